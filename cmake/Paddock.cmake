@@ -1,0 +1,38 @@
+# paddock_add_library(name SOURCES ... DEPS ...): one module = one static library.
+set(PADDOCK_WARNINGS -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor)
+if(PADDOCK_WERROR)
+  list(APPEND PADDOCK_WARNINGS -Werror)
+endif()
+
+function(paddock_add_library name)
+  cmake_parse_arguments(A "" "" "SOURCES;DEPS" ${ARGN})
+  add_library(${name} STATIC ${A_SOURCES})
+  target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR}/src)
+  target_compile_options(${name} PRIVATE ${PADDOCK_WARNINGS})
+  target_link_libraries(${name} PUBLIC ${A_DEPS})
+endfunction()
+
+# paddock_add_test(name SOURCES ... DEPS ...): a GoogleTest binary registered with CTest.
+function(paddock_add_test name)
+  if(NOT PADDOCK_TESTS)
+    return()
+  endif()
+  cmake_parse_arguments(A "" "" "SOURCES;DEPS" ${ARGN})
+  add_executable(${name} ${A_SOURCES})
+  target_compile_options(${name} PRIVATE ${PADDOCK_WARNINGS})
+  target_link_libraries(${name} PRIVATE ${A_DEPS} GTest::gtest GTest::gmock GTest::gtest_main)
+  add_test(NAME ${name} COMMAND ${name})
+  set_tests_properties(${name} PROPERTIES TIMEOUT 300)
+endfunction()
+
+# paddock_add_fuzzer(name SOURCES ... DEPS ...): a libFuzzer target, built only with PADDOCK_FUZZ.
+function(paddock_add_fuzzer name)
+  if(NOT PADDOCK_FUZZ)
+    return()
+  endif()
+  cmake_parse_arguments(A "" "" "SOURCES;DEPS" ${ARGN})
+  add_executable(${name} ${A_SOURCES})
+  target_compile_options(${name} PRIVATE -fsanitize=fuzzer,address,undefined)
+  target_link_options(${name} PRIVATE -fsanitize=fuzzer,address,undefined)
+  target_link_libraries(${name} PRIVATE ${A_DEPS})
+endfunction()

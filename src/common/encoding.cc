@@ -1,0 +1,122 @@
+#include "common/encoding.h"
+
+#include <openssl/rand.h>
+
+#include <cstdlib>
+
+namespace paddock {
+
+std::string HexEncode(std::string_view bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.resize(bytes.size() * 2);
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    auto b = static_cast<unsigned char>(bytes[i]);
+    out[2 * i] = kDigits[b >> 4];
+    out[2 * i + 1] = kDigits[b & 15];
+  }
+  return out;
+}
+
+namespace {
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+constexpr char kB64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+}  // namespace
+
+StatusOr<std::string> HexDecode(std::string_view hex) {
+  if (hex.size() % 2 != 0) return InvalidArgument("odd-length hex string");
+  std::string out(hex.size() / 2, '\0');
+  for (size_t i = 0; i < out.size(); ++i) {
+    int hi = HexValue(hex[2 * i]), lo = HexValue(hex[2 * i + 1]);
+    if (hi < 0 || lo < 0) return InvalidArgument("invalid hex digit");
+    out[i] = static_cast<char>(hi * 16 + lo);
+  }
+  return out;
+}
+
+std::string Base64UrlEncode(std::string_view bytes) {
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  uint32_t acc = 0;
+  int bits = 0;
+  for (unsigned char c : bytes) {
+    acc = (acc << 8) | c;
+    bits += 8;
+    while (bits >= 6) {
+      bits -= 6;
+      out.push_back(kB64[(acc >> bits) & 63]);
+    }
+  }
+  if (bits > 0) out.push_back(kB64[(acc << (6 - bits)) & 63]);
+  return out;
+}
+
+StatusOr<std::string> Base64UrlDecode(std::string_view text) {
+  std::string out;
+  uint32_t acc = 0;
+  int bits = 0;
+  for (char c : text) {
+    const char* p = c ? std::char_traits<char>::find(kB64, 64, c) : nullptr;
+    if (p == nullptr) return InvalidArgument("invalid base64url character");
+    acc = (acc << 6) | static_cast<uint32_t>(p - kB64);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<char>((acc >> bits) & 0xFF));
+    }
+  }
+  return out;
+}
+
+std::string RandomBytes(size_t n) {
+  std::string out(n, '\0');
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(out.data()), static_cast<int>(n)) != 1) std::abort();
+  return out;
+}
+
+std::string RandomUuid() {
+  std::string b = RandomBytes(16);
+  b[6] = static_cast<char>((b[6] & 0x0F) | 0x40);
+  b[8] = static_cast<char>((b[8] & 0x3F) | 0x80);
+  std::string h = HexEncode(b);
+  return h.substr(0, 8) + "-" + h.substr(8, 4) + "-" + h.substr(12, 4) + "-" + h.substr(16, 4) + "-" + h.substr(20);
+}
+
+std::string RandomString(size_t n, std::string_view alphabet) {
+  std::string r = RandomBytes(n);
+  std::string out(n, '\0');
+  for (size_t i = 0; i < n; ++i) out[i] = alphabet[static_cast<unsigned char>(r[i]) % alphabet.size()];
+  return out;
+}
+
+bool IsValidUtf8(std::string_view s) {
+  size_t i = 0;
+  const size_t n = s.size();
+  while (i < n) {
+    auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) { ++i; continue; }
+    int len;
+    uint32_t cp;
+    if ((c & 0xE0) == 0xC0) { len = 2; cp = c & 0x1F; }
+    else if ((c & 0xF0) == 0xE0) { len = 3; cp = c & 0x0F; }
+    else if ((c & 0xF8) == 0xF0) { len = 4; cp = c & 0x07; }
+    else return false;
+    if (i + len > n) return false;
+    for (int k = 1; k < len; ++k) {
+      auto cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000)) return false;
+    if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    i += len;
+  }
+  return true;
+}
+
+}  // namespace paddock

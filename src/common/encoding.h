@@ -1,0 +1,27 @@
+// Byte encodings and randomness used across modules.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+
+namespace paddock {
+
+std::string HexEncode(std::string_view bytes);
+StatusOr<std::string> HexDecode(std::string_view hex);
+std::string Base64UrlEncode(std::string_view bytes);  // no padding
+StatusOr<std::string> Base64UrlDecode(std::string_view text);
+
+// Cryptographically secure random bytes (OpenSSL RAND_bytes).
+std::string RandomBytes(size_t n);
+// A random RFC 4122 version-4 UUID, lowercase ("0f8fad5b-d9cb-469f-a165-70867728950e").
+std::string RandomUuid();
+// `n` random characters from `alphabet`.
+std::string RandomString(size_t n, std::string_view alphabet);
+
+// Whether `s` is well-formed UTF-8 (no overlongs, no surrogates, <= U+10FFFF).
+bool IsValidUtf8(std::string_view s);
+
+}  // namespace paddock

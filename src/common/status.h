@@ -1,0 +1,119 @@
+// Status and StatusOr<T>: how every fallible call across a module boundary reports failure.
+//
+// A Status carries a code from a fixed set (below), a message a user can act on, and optionally
+// the AWS error type that the API front reports for it ("ClusterNotFoundException"). When no AWS
+// type is set, aws/errors.cc maps the code to a default one.
+//
+//   StatusOr<Cluster> c = clusters.Get(...);
+//   if (!c.ok()) return c.status();
+//   ASSIGN_OR_RETURN(auto cluster, clusters.Get(...));
+#pragma once
+
+#include <cassert>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+
+namespace paddock {
+
+enum class StatusCode {
+  kOk = 0,
+  kInvalidArgument,     // The request is malformed or a value is out of range (caller's fault).
+  kNotFound,            // A named resource does not exist in the caller's scope.
+  kAlreadyExists,       // A resource that must be new exists.
+  kFailedPrecondition,  // The resource is in a state that does not allow the operation.
+  kPermissionDenied,    // Authenticated, but not allowed.
+  kUnauthenticated,     // The request's credentials are missing or wrong.
+  kResourceExhausted,   // A rate limit or quota was hit.
+  kAborted,             // A concurrency conflict; retrying may succeed.
+  kUnavailable,         // The service is shutting down or a dependency is unreachable.
+  kDataLoss,            // Stored data is corrupt.
+  kInternal,            // A bug or an unexpected failure of a dependency.
+};
+
+std::string_view StatusCodeName(StatusCode code);
+
+class [[nodiscard]] Status {
+ public:
+  Status() = default;
+  Status(StatusCode code, std::string message, std::string aws_type = {})
+      : code_(code), message_(std::move(message)), aws_type_(std::move(aws_type)) {}
+
+  static Status Ok() { return Status(); }
+
+  bool ok() const { return code_ == StatusCode::kOk; }
+  StatusCode code() const { return code_; }
+  const std::string& message() const { return message_; }
+  // The AWS error type to report, or empty for the code's default.
+  const std::string& aws_type() const { return aws_type_; }
+
+  std::string ToString() const;
+
+  // Marks an intentionally ignored status.
+  void IgnoreError() const {}
+
+ private:
+  StatusCode code_ = StatusCode::kOk;
+  std::string message_;
+  std::string aws_type_;
+};
+
+inline Status OkStatus() { return Status(); }
+inline Status InvalidArgument(std::string m, std::string t = {}) { return {StatusCode::kInvalidArgument, std::move(m), std::move(t)}; }
+inline Status NotFound(std::string m, std::string t = {}) { return {StatusCode::kNotFound, std::move(m), std::move(t)}; }
+inline Status AlreadyExists(std::string m, std::string t = {}) { return {StatusCode::kAlreadyExists, std::move(m), std::move(t)}; }
+inline Status FailedPrecondition(std::string m, std::string t = {}) { return {StatusCode::kFailedPrecondition, std::move(m), std::move(t)}; }
+inline Status PermissionDenied(std::string m, std::string t = {}) { return {StatusCode::kPermissionDenied, std::move(m), std::move(t)}; }
+inline Status Unauthenticated(std::string m, std::string t = {}) { return {StatusCode::kUnauthenticated, std::move(m), std::move(t)}; }
+inline Status ResourceExhausted(std::string m, std::string t = {}) { return {StatusCode::kResourceExhausted, std::move(m), std::move(t)}; }
+inline Status Aborted(std::string m, std::string t = {}) { return {StatusCode::kAborted, std::move(m), std::move(t)}; }
+inline Status Unavailable(std::string m, std::string t = {}) { return {StatusCode::kUnavailable, std::move(m), std::move(t)}; }
+inline Status DataLoss(std::string m, std::string t = {}) { return {StatusCode::kDataLoss, std::move(m), std::move(t)}; }
+inline Status Internal(std::string m, std::string t = {}) { return {StatusCode::kInternal, std::move(m), std::move(t)}; }
+
+template <typename T>
+class [[nodiscard]] StatusOr {
+ public:
+  StatusOr(Status s) : v_(std::move(s)) { assert(!std::get<Status>(v_).ok()); }  // NOLINT
+  StatusOr(T value) : v_(std::move(value)) {}                                  // NOLINT
+  template <typename U, typename = std::enable_if_t<std::is_convertible_v<U&&, T> &&
+                                                    !std::is_same_v<std::decay_t<U>, Status> &&
+                                                    !std::is_same_v<std::decay_t<U>, T>>>
+  StatusOr(U&& value) : v_(T(std::forward<U>(value))) {}  // NOLINT
+
+  bool ok() const { return std::holds_alternative<T>(v_); }
+  Status status() const { return ok() ? Status() : std::get<Status>(v_); }
+
+  T& value() & { return std::get<T>(v_); }
+  const T& value() const& { return std::get<T>(v_); }
+  T&& value() && { return std::get<T>(std::move(v_)); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+  T&& operator*() && { return std::move(*this).value(); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+
+ private:
+  std::variant<Status, T> v_;
+};
+
+}  // namespace paddock
+
+#define PADDOCK_CONCAT_INNER(a, b) a##b
+#define PADDOCK_CONCAT(a, b) PADDOCK_CONCAT_INNER(a, b)
+
+#define RETURN_IF_ERROR(expr)                         \
+  do {                                                \
+    ::paddock::Status _st = (expr);                   \
+    if (!_st.ok()) return _st;                        \
+  } while (0)
+
+#define ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
+  auto tmp = (expr);                          \
+  if (!tmp.ok()) return tmp.status();         \
+  lhs = std::move(tmp).value()
+
+#define ASSIGN_OR_RETURN(lhs, expr) \
+  ASSIGN_OR_RETURN_IMPL(PADDOCK_CONCAT(_status_or_, __LINE__), lhs, expr)

@@ -1,0 +1,55 @@
+// An HTTP/1.1 server: keep-alive, a request-size limit, per-connection timeouts and a graceful
+// stop. Connections are served by a few I/O threads; handlers run on a separate pool of worker
+// threads, so a handler may block (on a durable store commit, say) without stalling I/O, and
+// many blocked handlers let the store batch their commits.
+//
+//   http::Server server(options, [&](const http::Request& req) { return Handle(req); });
+//   ASSIGN_OR_RETURN(uint16_t port, server.Start());  // options.port 0 binds an ephemeral port
+//   ...
+//   server.Stop();  // stops accepting; in-flight requests finish and are answered
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "common/status.h"
+#include "http/message.h"
+
+namespace paddock::http {
+
+using Handler = std::function<Response(const Request&)>;
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  uint16_t port = 0;                     // 0: pick an ephemeral port
+  size_t max_body_bytes = 1 << 20;       // larger bodies get 413 and the connection is closed
+  size_t max_header_bytes = 16 << 10;    // larger headers get 431
+  std::chrono::milliseconds read_timeout{30'000};  // to receive a whole request once it starts
+  std::chrono::milliseconds idle_timeout{60'000};  // keep-alive idle time before close
+  int io_threads = 1;
+  int worker_threads = 32;
+};
+
+class Server {
+ public:
+  Server(ServerOptions options, Handler handler);
+  ~Server();  // Stops if running.
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Binds and starts serving. Returns the bound port.
+  StatusOr<uint16_t> Start();
+
+  // Graceful stop: closes the listener, lets in-flight requests finish and sends their
+  // responses, closes idle connections, then joins all threads. Idempotent.
+  void Stop();
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace paddock::http

@@ -1,0 +1,47 @@
+// Every table in the store, with the version that introduced it. Migrations create tables in
+// version order; the store records the applied version, so a newer binary upgrades an older
+// state directory and an older binary refuses a newer one.
+//
+// Key and value layouts are documented where the owning module defines its records.
+#pragma once
+
+#include <span>
+#include <string_view>
+
+namespace paddock::store {
+
+struct TableDef {
+  std::string_view name;
+  int since_version;
+};
+
+// The current schema version.
+inline constexpr int kSchemaVersion = 1;
+
+inline constexpr TableDef kTables[] = {
+    // iam/: accounts and access keys.
+    {"accounts", 1},          // (account) -> Account
+    {"access_keys", 1},       // (access_key_id) -> AccessKey
+    {"account_keys", 1},      // (account, access_key_id) -> ""            index
+    // ecs/cluster
+    {"clusters", 1},          // (account, region, name) -> Cluster
+    {"clusters_by_arn", 1},   // (account, region, arn) -> name            list order, as AWS
+    // ecs/taskdef
+    {"taskdefs", 1},          // (account, region, family, revision) -> TaskDefinition JSON
+    {"taskdef_families", 1},  // (account, region, family) -> Family counters
+    {"taskdef_by_status", 1},  // (account, region, status, family, revision) -> ""   index
+    {"taskdef_family_by_status", 1},  // (account, region, ACTIVE|INACTIVE, family) -> ""   index
+    {"taskdef_deleting", 1},  // (account, region, family, revision) -> ""  reaper work list
+    // ecs/ tags, through each resource's owner
+    {"tags", 1},              // (account, region, resource arn, key) -> value
+    // aws/ idempotency and misc.
+    {"meta", 1},              // (name) -> value   e.g. the pagination-token key
+};
+
+inline bool IsKnownTable(std::string_view name) {
+  for (const auto& t : kTables)
+    if (t.name == name) return true;
+  return false;
+}
+
+}  // namespace paddock::store
