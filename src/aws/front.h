@@ -1,0 +1,61 @@
+// The API front: turns HTTP requests into service calls and service results into AWS responses.
+//
+//   ApiFront front(options, clock, resolver);
+//   front.AddJsonService(&ecs);
+//   http::Server server(http_options, [&](const http::Request& r) { return front.Handle(r); });
+//
+// For a JSON 1.1 request it: picks the service by the X-Amz-Target prefix; verifies SigV4;
+// applies the action's throttle bucket (when rate limits are on); parses the body (UTF-8,
+// bounded nesting) and validates it against the model; calls the service; and answers with
+// application/x-amz-json-1.1, an x-amzn-RequestId header and, on error,
+// {"__type": ..., "message": ...} with x-amzn-ErrorType and AWS's status code.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "aws/credentials.h"
+#include "aws/service.h"
+#include "aws/sigv4.h"
+#include "aws/throttle.h"
+#include "common/clock.h"
+#include "common/status.h"
+#include "http/message.h"
+
+namespace paddock::aws {
+
+struct FrontOptions {
+  VerifierOptions auth;
+  bool rate_limits = false;  // --api-rate-limits=aws
+};
+
+class ApiFront {
+ public:
+  ApiFront(FrontOptions options, const Clock& clock, CredentialResolver& resolver);
+  ~ApiFront();
+
+  // REQUIRES: called before serving; `service` outlives the front.
+  void AddJsonService(JsonService* service);
+
+  // Thread-safe.
+  http::Response Handle(const http::Request& req);
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The AWS error type and HTTP status for a failed Status: its aws_type() when set, otherwise
+// the default for its code (kInvalidArgument -> InvalidParameterException 400, kInternal ->
+// ServerException 500, ...).
+struct AwsError {
+  std::string type;
+  int http_status;
+};
+AwsError AwsErrorFor(const Status& status);
+
+// A JSON 1.1 error response.
+http::Response JsonErrorResponse(const Status& status, std::string_view request_id);
+
+}  // namespace paddock::aws

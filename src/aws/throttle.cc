@@ -1,0 +1,30 @@
+#include "aws/throttle.h"
+
+#include <algorithm>
+#include <chrono>
+
+namespace paddock::aws {
+
+bool Throttler::TryAcquire(const Scope& scope, std::string_view group, BucketSpec spec) {
+  const TimePoint now = clock_.Now();
+  std::lock_guard lock(mu_);
+  auto key = std::forward_as_tuple(scope.account.str(), scope.region.str(), group);
+  auto it = buckets_.find(key);
+  if (it == buckets_.end()) {
+    it = buckets_
+             .emplace(std::tuple<std::string, std::string, std::string>(scope.account.str(), scope.region.str(),
+                                                                       std::string(group)),
+                      Bucket{spec.burst, now})
+             .first;
+  } else if (now > it->second.last) {
+    double elapsed = std::chrono::duration<double>(now - it->second.last).count();
+    it->second.tokens = std::min(spec.burst, it->second.tokens + elapsed * spec.refill_per_second);
+    it->second.last = now;
+  }
+  // A tiny epsilon absorbs floating-point drift so that exactly `refill` tokens per second pass.
+  if (it->second.tokens < 1.0 - 1e-9) return false;
+  it->second.tokens -= 1.0;
+  return true;
+}
+
+}  // namespace paddock::aws
