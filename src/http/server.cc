@@ -1,0 +1,555 @@
+// The server is built from three parts:
+//   - ServerCore owns the io_context, its I/O threads, the listener (on its own strand), the worker
+//     pool that runs handlers, and the registry of live sessions that Stop() walks.
+//   - Session is one accepted connection. All its state is touched only on its strand, except
+//     request_/response_, which a worker owns while the session is in Phase::kHandling.
+//   - Responses are serialized by hand into a per-connection buffer and written with one gather
+//     write; Beast is used for parsing only.
+#include "http/server.h"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <charconv>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <string_view>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/string.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/status.hpp>
+#include <boost/beast/http/string_body.hpp>
+
+namespace paddock::http {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using tcp = asio::ip::tcp;
+using error_code = boost::system::error_code;
+
+constexpr std::string_view kJsonContentType = "application/x-amz-json-1.1";
+constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+constexpr size_t kIdleReadSize = 8192;
+// After an error response the connection is closed; the rest of the client's request is read
+// and discarded for a bounded time first, so that closing with unread input (which sends a TCP
+// reset) does not destroy the response before the client reads it.
+constexpr std::chrono::milliseconds kMaxDrainTime{1000};
+constexpr size_t kMaxDrainBytes = 1 << 20;
+
+void AppendJsonString(std::string& out, std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out += '"';
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          out += "\\u00";
+          out += kHex[(c >> 4) & 0xf];
+          out += kHex[c & 0xf];
+        } else {
+          out += c;
+        }
+    }
+  }
+  out += '"';
+}
+
+Response ErrorResponse(int status, std::string_view type, std::string_view message) {
+  Response resp;
+  resp.status = status;
+  resp.headers.push_back({"Content-Type", std::string(kJsonContentType)});
+  resp.body = R"({"__type":)";
+  AppendJsonString(resp.body, type);
+  resp.body += R"(,"message":)";
+  AppendJsonString(resp.body, message);
+  resp.body += '}';
+  return resp;
+}
+
+void AppendDecimal(std::string& out, uint64_t v) {
+  char buf[20];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
+  out.append(buf, end);
+}
+
+std::string HostPort(std::string_view host, uint16_t port) {
+  std::string out;
+  if (host.find(':') != std::string_view::npos) {
+    out += '[';
+    out += host;
+    out += ']';
+  } else {
+    out += host;
+  }
+  out += ':';
+  AppendDecimal(out, port);
+  return out;
+}
+
+bool IsParseError(const error_code& ec) {
+  return ec.category() == bhttp::make_error_code(bhttp::error::bad_method).category();
+}
+
+class Session;
+
+class ServerCore {
+ public:
+  ServerCore(ServerOptions options, Handler handler)
+      : options_(std::move(options)),
+        handler_(std::move(handler)),
+        ioc_(std::max(1, options_.io_threads)),
+        acceptor_(asio::make_strand(ioc_)),
+        accept_retry_(acceptor_.get_executor()) {}
+  ~ServerCore() { Stop(); }
+
+  StatusOr<uint16_t> Start();
+  // REQUIRES: not called from an I/O thread or a handler.
+  void Stop();
+
+  // For sessions.
+  const ServerOptions& options() const { return options_; }
+  const Handler& handler() const { return handler_; }
+  asio::io_context& ioc() { return ioc_; }
+  asio::thread_pool& workers() { return *workers_; }
+  bool stopping() const { return stopping_.load(std::memory_order_acquire); }
+  // Returns false if the server is stopping; the session must then be dropped.
+  bool Register(const std::shared_ptr<Session>& session);
+  void Unregister(Session* session);
+
+ private:
+  void Accept();
+  void OnAccept(error_code ec, tcp::socket socket);
+
+  const ServerOptions options_;
+  const Handler handler_;
+  asio::io_context ioc_;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_;
+  tcp::acceptor acceptor_;           // used only on its strand
+  asio::steady_timer accept_retry_;  // on the acceptor's strand
+  std::optional<asio::thread_pool> workers_;
+  std::vector<std::thread> io_threads_;
+
+  std::mutex lifecycle_mu_;  // serializes Start and Stop
+  bool started_ = false;     // GUARDED_BY(lifecycle_mu_)
+  bool stopped_ = false;     // GUARDED_BY(lifecycle_mu_)
+
+  std::mutex sessions_mu_;
+  std::atomic<bool> stopping_{false};  // set under sessions_mu_, so no session registers after it
+  std::unordered_map<Session*, std::weak_ptr<Session>> sessions_;  // GUARDED_BY(sessions_mu_)
+};
+
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(ServerCore& server, tcp::socket socket, std::string remote_address)
+      : server_(server), stream_(std::move(socket)) {
+    request_.remote_address = std::move(remote_address);
+  }
+  ~Session() { server_.Unregister(this); }
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  asio::any_io_executor executor() { return stream_.get_executor(); }
+
+  void Start() {
+    asio::dispatch(executor(), [self = shared_from_this()] { self->WaitForRequest(); });
+  }
+
+  // Called on the strand when the server stops: a connection between requests, or one whose
+  // request is still arriving, is closed now; one whose request is being handled closes after
+  // its response is written.
+  void Shutdown() {
+    if (phase_ == Phase::kIdle || phase_ == Phase::kReading || phase_ == Phase::kDraining) Close();
+  }
+
+ private:
+  enum class Phase { kIdle, kReading, kHandling, kWriting, kDraining, kClosed };
+
+  void WaitForRequest();
+  void OnIdleRead(error_code ec, size_t n);
+  void ReadHeader();
+  void OnHeader(error_code ec);
+  void ReadBody();
+  void OnBody(error_code ec);
+  void OnReadError(error_code ec);
+  void Dispatch();
+  void RunHandler();  // on a worker thread
+  void OnHandled();
+  void Fail(Response resp);
+  void WriteResponse(bool keep_alive, bool drain_after);
+  void OnWrite(error_code ec, bool keep_alive, bool drain_after);
+  void Drain();
+  void Close();
+
+  ServerCore& server_;
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;  // reused across requests; may hold the start of a pipelined one
+  std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  Phase phase_ = Phase::kIdle;
+  bool keep_alive_requested_ = false;
+  bool head_request_ = false;
+  unsigned version_ = 11;
+  size_t drained_ = 0;
+  Request request_;    // owned by the worker while kHandling
+  Response response_;  // written by the worker while kHandling
+  std::string head_;   // serialized status line and headers; reused
+};
+
+void Session::WaitForRequest() {
+  if (server_.stopping()) return Close();
+  if (buffer_.size() > 0) return ReadHeader();  // a pipelined request is already here
+  phase_ = Phase::kIdle;
+  stream_.expires_after(server_.options().idle_timeout);
+  stream_.async_read_some(buffer_.prepare(kIdleReadSize),
+                          [self = shared_from_this()](error_code ec, size_t n) { self->OnIdleRead(ec, n); });
+}
+
+void Session::OnIdleRead(error_code ec, size_t n) {
+  if (phase_ == Phase::kClosed) return;
+  if (ec) return Close();
+  buffer_.commit(n);
+  ReadHeader();
+}
+
+void Session::ReadHeader() {
+  phase_ = Phase::kReading;
+  const ServerOptions& opts = server_.options();
+  parser_.emplace();
+  parser_->body_limit(opts.max_body_bytes);
+  parser_->header_limit(static_cast<uint32_t>(std::min<size_t>(opts.max_header_bytes, UINT32_MAX)));
+  stream_.expires_after(opts.read_timeout);  // covers the whole request
+  bhttp::async_read_header(stream_, buffer_, *parser_,
+                           [self = shared_from_this()](error_code ec, size_t) { self->OnHeader(ec); });
+}
+
+void Session::OnHeader(error_code ec) {
+  if (phase_ == Phase::kClosed) return;
+  if (ec) return OnReadError(ec);
+  if (parser_->is_done()) return Dispatch();
+  if (beast::iequals(parser_->get()[bhttp::field::expect], "100-continue")) {
+    asio::async_write(stream_, asio::buffer(kContinue.data(), kContinue.size()),
+                      [self = shared_from_this()](error_code write_ec, size_t) {
+                        if (self->phase_ == Phase::kClosed) return;
+                        if (write_ec) return self->Close();
+                        self->ReadBody();
+                      });
+    return;
+  }
+  ReadBody();
+}
+
+void Session::ReadBody() {
+  bhttp::async_read(stream_, buffer_, *parser_,
+                    [self = shared_from_this()](error_code ec, size_t) { self->OnBody(ec); });
+}
+
+void Session::OnBody(error_code ec) {
+  if (phase_ == Phase::kClosed) return;
+  if (ec) return OnReadError(ec);
+  Dispatch();
+}
+
+void Session::OnReadError(error_code ec) {
+  const ServerOptions& opts = server_.options();
+  if (ec == bhttp::error::body_limit) {
+    return Fail(ErrorResponse(413, "SerializationException",
+                              "Request body exceeds the maximum size of " +
+                                  std::to_string(opts.max_body_bytes) + " bytes"));
+  }
+  if (ec == bhttp::error::header_limit) {
+    return Fail(ErrorResponse(431, "SerializationException",
+                              "Request header exceeds the maximum size of " +
+                                  std::to_string(opts.max_header_bytes) + " bytes"));
+  }
+  // end_of_stream and partial_message mean the peer went away; timeouts close the socket.
+  if (IsParseError(ec) && ec != bhttp::error::end_of_stream && ec != bhttp::error::partial_message) {
+    return Fail(ErrorResponse(400, "SerializationException", "Malformed HTTP request: " + ec.message()));
+  }
+  Close();
+}
+
+void Session::Dispatch() {
+  phase_ = Phase::kHandling;
+  auto& msg = parser_->get();
+  keep_alive_requested_ = parser_->keep_alive();
+  head_request_ = msg.method() == bhttp::verb::head;
+  version_ = msg.version();
+  request_.method.assign(msg.method_string());
+  request_.target.assign(msg.target());
+  request_.headers.clear();
+  for (const auto& field : msg) {
+    request_.headers.push_back({std::string(field.name_string()), std::string(field.value())});
+  }
+  request_.body = std::move(msg.body());
+  parser_.reset();
+  // The work guard keeps the I/O threads running (Stop waits for them) until the response is
+  // back on the strand.
+  asio::post(server_.workers(),
+             [self = shared_from_this(), work = asio::make_work_guard(server_.ioc())]() mutable {
+               self->RunHandler();
+               auto ex = self->executor();
+               asio::post(ex, [session = std::move(self)] { session->OnHandled(); });
+             });
+}
+
+void Session::RunHandler() {
+  try {
+    response_ = server_.handler()(request_);
+  } catch (const std::exception& e) {
+    response_ = ErrorResponse(500, "InternalFailure", e.what());
+  } catch (...) {
+    response_ = ErrorResponse(500, "InternalFailure", "unknown exception in request handler");
+  }
+}
+
+void Session::OnHandled() {
+  bool keep_alive = keep_alive_requested_ && !server_.stopping() &&
+                    !EqualsIgnoreCase(response_.GetHeader("Connection"), "close");
+  WriteResponse(keep_alive, /*drain_after=*/false);
+}
+
+void Session::Fail(Response resp) {
+  response_ = std::move(resp);
+  head_request_ = false;
+  version_ = 11;
+  WriteResponse(/*keep_alive=*/false, /*drain_after=*/true);
+}
+
+void Session::WriteResponse(bool keep_alive, bool drain_after) {
+  phase_ = Phase::kWriting;
+  int status = response_.status;
+  if (status < 100 || status > 999) status = 500;
+  std::string_view reason = bhttp::obsolete_reason(bhttp::int_to_status(static_cast<unsigned>(status)));
+  if (reason.empty() || reason.front() == '<') reason = "Unknown";
+
+  head_.clear();
+  head_ += "HTTP/1.1 ";
+  AppendDecimal(head_, static_cast<uint64_t>(status));
+  head_ += ' ';
+  head_ += reason;
+  head_ += "\r\n";
+  for (const Header& h : response_.headers) {
+    if (EqualsIgnoreCase(h.name, "Content-Length") || EqualsIgnoreCase(h.name, "Connection") ||
+        EqualsIgnoreCase(h.name, "Transfer-Encoding")) {
+      continue;  // the server owns framing
+    }
+    if (h.name.empty() || h.name.find_first_of("\r\n: ") != std::string::npos ||
+        h.value.find_first_of("\r\n") != std::string::npos) {
+      continue;  // would corrupt the response
+    }
+    head_ += h.name;
+    head_ += ": ";
+    head_ += h.value;
+    head_ += "\r\n";
+  }
+  bool bodiless = status < 200 || status == 204 || status == 304;
+  if (!bodiless) {
+    head_ += "Content-Length: ";
+    AppendDecimal(head_, response_.body.size());
+    head_ += "\r\n";
+  }
+  if (!keep_alive) {
+    head_ += "Connection: close\r\n";
+  } else if (version_ < 11) {
+    head_ += "Connection: keep-alive\r\n";
+  }
+  head_ += "\r\n";
+
+  std::array<asio::const_buffer, 2> buffers{asio::buffer(head_), asio::const_buffer()};
+  if (!bodiless && !head_request_) buffers[1] = asio::buffer(response_.body);
+  stream_.expires_after(server_.options().read_timeout);
+  asio::async_write(stream_, buffers,
+                    [self = shared_from_this(), keep_alive, drain_after](error_code ec, size_t) {
+                      self->OnWrite(ec, keep_alive, drain_after);
+                    });
+}
+
+void Session::OnWrite(error_code ec, bool keep_alive, bool drain_after) {
+  if (phase_ == Phase::kClosed) return;
+  if (ec) return Close();
+  response_ = Response();
+  request_.body = std::string();  // don't hold a large body while idle
+  if (drain_after) {
+    error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    phase_ = Phase::kDraining;
+    drained_ = 0;
+    stream_.expires_after(std::min<std::chrono::milliseconds>(kMaxDrainTime, server_.options().read_timeout));
+    return Drain();
+  }
+  if (!keep_alive) return Close();
+  WaitForRequest();
+}
+
+void Session::Drain() {
+  buffer_.consume(buffer_.size());
+  stream_.async_read_some(buffer_.prepare(kIdleReadSize), [self = shared_from_this()](error_code ec, size_t n) {
+    if (self->phase_ == Phase::kClosed) return;
+    self->drained_ += n;
+    if (ec || self->drained_ > kMaxDrainBytes) return self->Close();
+    self->buffer_.commit(n);
+    self->Drain();
+  });
+}
+
+void Session::Close() {
+  phase_ = Phase::kClosed;
+  error_code ignored;
+  stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
+  stream_.close();  // cancels pending operations and the timer
+}
+
+StatusOr<uint16_t> ServerCore::Start() {
+  std::lock_guard lock(lifecycle_mu_);
+  if (started_ || stopped_) return FailedPrecondition("the HTTP server was already started");
+  const std::string where = HostPort(options_.host, options_.port);
+
+  error_code ec;
+  tcp::resolver resolver(ioc_);
+  auto results = resolver.resolve(options_.host, std::to_string(options_.port),
+                                  tcp::resolver::passive | tcp::resolver::numeric_service, ec);
+  if (ec || results.empty()) {
+    return Unavailable("cannot resolve the listen address " + where + ": " +
+                       (ec ? ec.message() : std::string("no addresses")));
+  }
+  tcp::endpoint endpoint = results.begin()->endpoint();
+
+  auto fail = [&](std::string message) {
+    error_code ignored;
+    acceptor_.close(ignored);
+    return Unavailable(std::move(message));
+  };
+  acceptor_.open(endpoint.protocol(), ec);
+  if (ec) return fail("cannot listen on " + where + ": " + ec.message());
+  acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
+  if (ec) return fail("cannot listen on " + where + ": " + ec.message());
+  acceptor_.bind(endpoint, ec);
+  if (ec == asio::error::address_in_use) return fail("address " + where + " is in use");
+  if (ec) return fail("cannot bind " + where + ": " + ec.message());
+  acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) return fail("cannot listen on " + where + ": " + ec.message());
+  uint16_t port = acceptor_.local_endpoint(ec).port();
+  if (ec) return fail("cannot listen on " + where + ": " + ec.message());
+
+  started_ = true;
+  workers_.emplace(static_cast<size_t>(std::max(1, options_.worker_threads)));
+  work_.emplace(ioc_.get_executor());
+  asio::post(acceptor_.get_executor(), [this] { Accept(); });
+  for (int i = 0; i < std::max(1, options_.io_threads); ++i) io_threads_.emplace_back([this] { ioc_.run(); });
+  return port;
+}
+
+void ServerCore::Accept() {
+  acceptor_.async_accept(asio::make_strand(ioc_),
+                         [this](error_code ec, tcp::socket socket) { OnAccept(ec, std::move(socket)); });
+}
+
+void ServerCore::OnAccept(error_code ec, tcp::socket socket) {
+  if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
+  if (ec) {
+    // Out of descriptors, say: back off instead of spinning.
+    accept_retry_.expires_after(std::chrono::milliseconds(50));
+    accept_retry_.async_wait([this](error_code timer_ec) {
+      if (!timer_ec && acceptor_.is_open()) Accept();
+    });
+    return;
+  }
+  error_code ignored;
+  socket.set_option(tcp::no_delay(true), ignored);
+  std::string remote;
+  tcp::endpoint peer = socket.remote_endpoint(ignored);
+  if (!ignored) remote = HostPort(peer.address().to_string(), peer.port());
+  auto session = std::make_shared<Session>(*this, std::move(socket), std::move(remote));
+  if (Register(session)) session->Start();
+  Accept();
+}
+
+bool ServerCore::Register(const std::shared_ptr<Session>& session) {
+  std::lock_guard lock(sessions_mu_);
+  if (stopping_.load(std::memory_order_relaxed)) return false;
+  sessions_.emplace(session.get(), session);
+  return true;
+}
+
+void ServerCore::Unregister(Session* session) {
+  std::lock_guard lock(sessions_mu_);
+  sessions_.erase(session);
+}
+
+void ServerCore::Stop() {
+  std::lock_guard lock(lifecycle_mu_);
+  if (!started_ || stopped_) {
+    stopped_ = true;
+    return;
+  }
+  stopped_ = true;
+
+  std::vector<std::shared_ptr<Session>> live;
+  {
+    std::lock_guard sessions_lock(sessions_mu_);
+    stopping_.store(true, std::memory_order_release);
+    live.reserve(sessions_.size());
+    for (auto& [ptr, weak] : sessions_) {
+      if (auto session = weak.lock()) live.push_back(std::move(session));
+    }
+  }
+  asio::post(acceptor_.get_executor(), [this] {
+    error_code ignored;
+    acceptor_.close(ignored);
+    accept_retry_.cancel();
+  });
+  for (auto& session : live) {
+    auto ex = session->executor();
+    asio::post(ex, [s = std::move(session)] { s->Shutdown(); });
+  }
+  live.clear();
+
+  // The I/O threads return once every session has closed; sessions with a request in a handler
+  // hold work until their response is written.
+  work_.reset();
+  for (auto& t : io_threads_) t.join();
+  io_threads_.clear();
+  workers_->join();
+}
+
+}  // namespace
+
+class Server::Impl : public ServerCore {
+ public:
+  using ServerCore::ServerCore;
+};
+
+Server::Server(ServerOptions options, Handler handler)
+    : impl_(std::make_unique<Impl>(std::move(options), std::move(handler))) {}
+
+Server::~Server() { Stop(); }
+
+StatusOr<uint16_t> Server::Start() { return impl_->Start(); }
+
+void Server::Stop() { impl_->Stop(); }
+
+}  // namespace paddock::http

@@ -45,6 +45,7 @@ class Server {
 
   // Graceful stop: closes the listener, lets in-flight requests finish and sends their
   // responses, closes idle connections, then joins all threads. Idempotent.
+  // REQUIRES: not called from a handler (it would wait for itself).
   void Stop();
 
  private:

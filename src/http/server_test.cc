@@ -1,0 +1,427 @@
+#include "http/server.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <latch>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "http/client.h"
+
+namespace paddock::http {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+Request Post(std::string target, std::string body = {}) {
+  Request req;
+  req.method = "POST";
+  req.target = std::move(target);
+  req.body = std::move(body);
+  return req;
+}
+
+// Echoes the body, and reports the method and path in headers.
+Response Echo(const Request& req) {
+  Response resp;
+  resp.SetHeader("X-Method", req.method);
+  resp.SetHeader("X-Path", std::string(req.Path()));
+  resp.SetHeader("X-Query", std::string(req.Query()));
+  resp.SetHeader("X-Test-Header", std::string(req.GetHeader("x-test-header")));
+  resp.body = req.body;
+  return resp;
+}
+
+// A connected POSIX socket with a receive timeout, for sending bytes no well-behaved client would.
+class RawConnection {
+ public:
+  explicit RawConnection(uint16_t port) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    timeval tv{10, 0};
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  }
+  ~RawConnection() { ::close(fd_); }
+  RawConnection(const RawConnection&) = delete;
+  RawConnection& operator=(const RawConnection&) = delete;
+
+  bool connected() const { return connected_; }
+
+  void Write(std::string_view bytes) {
+    while (!bytes.empty()) {
+      ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+      ASSERT_GT(n, 0);
+      bytes.remove_prefix(static_cast<size_t>(n));
+    }
+  }
+
+  // Everything the server sends until it closes the connection (or 10 s pass).
+  std::string ReadToEnd() {
+    std::string out;
+    char buf[4096];
+    while (true) {
+      ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
+      if (n <= 0) break;
+      out.append(buf, static_cast<size_t>(n));
+    }
+    return out;
+  }
+
+ private:
+  int fd_ = -1;
+  bool connected_ = false;
+};
+
+class ServerTest : public ::testing::Test {
+ protected:
+  void StartServer(Handler handler, ServerOptions options = {}) {
+    server_ = std::make_unique<Server>(std::move(options), std::move(handler));
+    StatusOr<uint16_t> port = server_->Start();
+    ASSERT_TRUE(port.ok()) << port.status().ToString();
+    port_ = *port;
+    ASSERT_NE(port_, 0);
+  }
+
+  std::unique_ptr<Server> server_;
+  uint16_t port_ = 0;
+};
+
+TEST_F(ServerTest, EchoesRequest) {
+  StartServer(Echo);
+  Client client("127.0.0.1", port_);
+  Request req = Post("/some/path?a=1&b=2", R"({"hello":"world"})");
+  req.headers.push_back({"X-Test-Header", "value"});
+  StatusOr<Response> resp = client.Send(req);
+  ASSERT_TRUE(resp.ok()) << resp.status().ToString();
+  EXPECT_EQ(resp->status, 200);
+  EXPECT_EQ(resp->body, R"({"hello":"world"})");
+  EXPECT_EQ(resp->GetHeader("X-Method"), "POST");
+  EXPECT_EQ(resp->GetHeader("X-Path"), "/some/path");
+  EXPECT_EQ(resp->GetHeader("X-Query"), "a=1&b=2");
+  EXPECT_EQ(resp->GetHeader("X-Test-Header"), "value");
+  EXPECT_EQ(resp->GetHeader("Content-Length"), "17");
+  EXPECT_EQ(resp->GetHeader("Connection"), "");
+}
+
+TEST_F(ServerTest, KeepAliveReusesConnection) {
+  std::mutex mu;
+  std::vector<std::string> peers;
+  StartServer([&](const Request& req) {
+    std::lock_guard lock(mu);
+    peers.push_back(req.remote_address);
+    return Response();
+  });
+  Client client("127.0.0.1", port_);
+  ASSERT_TRUE(client.Send(Post("/")).ok());
+  ASSERT_TRUE(client.Send(Post("/")).ok());
+  std::lock_guard lock(mu);
+  ASSERT_EQ(peers.size(), 2u);
+  EXPECT_THAT(peers[0], StartsWith("127.0.0.1:"));
+  EXPECT_EQ(peers[0], peers[1]);
+}
+
+TEST_F(ServerTest, BodyOverLimitGets413) {
+  std::atomic<int> calls{0};
+  ServerOptions options;
+  options.max_body_bytes = 1024;
+  StartServer(
+      [&](const Request&) {
+        ++calls;
+        return Response();
+      },
+      options);
+  Client client("127.0.0.1", port_);
+  ASSERT_TRUE(client.Send(Post("/", std::string(1024, 'a'))).ok());  // at the limit is fine
+  StatusOr<Response> resp = client.Send(Post("/", std::string(4096, 'a')));
+  ASSERT_TRUE(resp.ok()) << resp.status().ToString();
+  EXPECT_EQ(resp->status, 413);
+  EXPECT_EQ(resp->body,
+            R"({"__type":"SerializationException","message":"Request body exceeds the maximum size of 1024 bytes"})");
+  EXPECT_EQ(resp->GetHeader("Content-Type"), "application/x-amz-json-1.1");
+  EXPECT_EQ(resp->GetHeader("Connection"), "close");
+  EXPECT_EQ(calls.load(), 1);
+}
+
+TEST_F(ServerTest, HeaderOverLimitGets431) {
+  ServerOptions options;
+  options.max_header_bytes = 1024;
+  StartServer(Echo, options);
+  RawConnection conn(port_);
+  ASSERT_TRUE(conn.connected());
+  conn.Write("GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(2048, 'b') + "\r\n\r\n");
+  std::string out = conn.ReadToEnd();
+  EXPECT_THAT(out, StartsWith("HTTP/1.1 431 "));
+  EXPECT_THAT(out, HasSubstr("Connection: close\r\n"));
+}
+
+TEST_F(ServerTest, MalformedRequestLineGets400AndClose) {
+  std::atomic<int> calls{0};
+  StartServer([&](const Request&) {
+    ++calls;
+    return Response();
+  });
+  RawConnection conn(port_);
+  ASSERT_TRUE(conn.connected());
+  conn.Write("THIS IS NOT HTTP\r\n\r\n");
+  std::string out = conn.ReadToEnd();  // returns at EOF: the server closed
+  EXPECT_THAT(out, StartsWith("HTTP/1.1 400 Bad Request\r\n"));
+  EXPECT_THAT(out, HasSubstr("Connection: close\r\n"));
+  EXPECT_THAT(out, HasSubstr("SerializationException"));
+  EXPECT_EQ(calls.load(), 0);
+}
+
+TEST_F(ServerTest, HandlerExceptionGets500) {
+  StartServer([](const Request&) -> Response { throw std::runtime_error("boom \"quoted\""); });
+  Client client("127.0.0.1", port_);
+  StatusOr<Response> resp = client.Send(Post("/"));
+  ASSERT_TRUE(resp.ok()) << resp.status().ToString();
+  EXPECT_EQ(resp->status, 500);
+  EXPECT_EQ(resp->body, R"({"__type":"InternalFailure","message":"boom \"quoted\""})");
+  EXPECT_EQ(resp->GetHeader("Content-Type"), "application/x-amz-json-1.1");
+  // The connection survives a handler failure.
+  resp = client.Send(Post("/"));
+  ASSERT_TRUE(resp.ok()) << resp.status().ToString();
+  EXPECT_EQ(resp->status, 500);
+}
+
+TEST_F(ServerTest, Http10ClosesByDefault) {
+  StartServer(Echo);
+  RawConnection conn(port_);
+  ASSERT_TRUE(conn.connected());
+  conn.Write("GET /old HTTP/1.0\r\n\r\n");
+  std::string out = conn.ReadToEnd();
+  EXPECT_THAT(out, StartsWith("HTTP/1.1 200 OK\r\n"));
+  EXPECT_THAT(out, HasSubstr("Connection: close\r\n"));
+}
+
+TEST_F(ServerTest, PipelinedRequestsAreAnsweredInOrderAndConnectionCloseHonored) {
+  StartServer(Echo);
+  RawConnection conn(port_);
+  ASSERT_TRUE(conn.connected());
+  conn.Write(
+      "POST /1 HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nfirst"
+      "POST /2 HTTP/1.1\r\nHost: x\r\nContent-Length: 6\r\nConnection: close\r\n\r\nsecond");
+  std::string out = conn.ReadToEnd();
+  size_t first = out.find("\r\n\r\nfirst");
+  size_t second = out.find("\r\n\r\nsecond");
+  ASSERT_NE(first, std::string::npos) << out;
+  ASSERT_NE(second, std::string::npos) << out;
+  EXPECT_LT(first, second);
+  EXPECT_EQ(out.find("Connection: close"), out.rfind("Connection: close"));  // only on the last
+  EXPECT_GT(out.find("Connection: close"), first);
+}
+
+TEST_F(ServerTest, ExpectContinueIsAnswered) {
+  StartServer(Echo);
+  RawConnection conn(port_);
+  ASSERT_TRUE(conn.connected());
+  conn.Write("POST / HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 4\r\nConnection: close\r\n\r\n");
+  conn.Write("body");
+  std::string out = conn.ReadToEnd();
+  EXPECT_THAT(out, StartsWith("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n"));
+  EXPECT_THAT(out, ::testing::EndsWith("\r\n\r\nbody"));
+}
+
+TEST_F(ServerTest, StartFailsWhenPortInUse) {
+  StartServer(Echo);
+  ServerOptions options;
+  options.port = port_;
+  Server second(options, Echo);
+  StatusOr<uint16_t> port = second.Start();
+  ASSERT_FALSE(port.ok());
+  EXPECT_EQ(port.status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(port.status().message(), "address 127.0.0.1:" + std::to_string(port_) + " is in use");
+}
+
+TEST_F(ServerTest, GracefulStopLetsInFlightRequestFinish) {
+  std::latch entered(1);
+  std::latch release(1);
+  StartServer([&](const Request& req) {
+    Response resp;
+    if (req.Path() == "/slow") {
+      entered.count_down();
+      release.wait();
+      resp.body = "slow done";
+    }
+    return resp;
+  });
+
+  Client idle("127.0.0.1", port_);
+  ASSERT_TRUE(idle.Send(Post("/fast")).ok());  // leaves an idle kept-alive connection
+
+  std::promise<StatusOr<Response>> slow_result;
+  std::thread slow([&] {
+    Client client("127.0.0.1", port_);
+    slow_result.set_value(client.Send(Post("/slow")));
+  });
+  entered.wait();
+
+  std::future<void> stopped = std::async(std::launch::async, [&] { server_->Stop(); });
+  // Stop closes the listener at once; new connections are refused from then on.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (RawConnection(port_).connected()) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the listener was not closed";
+    std::this_thread::yield();
+  }
+  // ...but Stop waits for the request in the handler.
+  EXPECT_EQ(stopped.wait_for(std::chrono::milliseconds(50)), std::future_status::timeout);
+
+  release.count_down();
+  StatusOr<Response> resp = slow_result.get_future().get();
+  slow.join();
+  ASSERT_TRUE(resp.ok()) << resp.status().ToString();
+  EXPECT_EQ(resp->status, 200);
+  EXPECT_EQ(resp->body, "slow done");
+  EXPECT_EQ(resp->GetHeader("Connection"), "close");
+  ASSERT_EQ(stopped.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+
+  // The idle connection was closed, and reconnecting fails.
+  StatusOr<Response> after = idle.Send(Post("/fast"));
+  ASSERT_FALSE(after.ok());
+  EXPECT_EQ(after.status().code(), StatusCode::kUnavailable);
+}
+
+TEST_F(ServerTest, StopIsIdempotent) {
+  Server never_started(ServerOptions(), Echo);
+  never_started.Stop();
+  never_started.Stop();
+
+  StartServer(Echo);
+  Client client("127.0.0.1", port_);
+  ASSERT_TRUE(client.Send(Post("/")).ok());
+  server_->Stop();
+  server_->Stop();
+  EXPECT_FALSE(server_->Start().ok());
+  server_.reset();  // the destructor stops again
+}
+
+TEST_F(ServerTest, ConcurrentClients) {
+  ServerOptions options;
+  options.io_threads = 2;
+  options.worker_threads = 4;
+  StartServer(Echo, options);
+  constexpr int kThreads = 8;
+  constexpr int kRequests = 200;
+  std::atomic<int> ok{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      Client client("127.0.0.1", port_);
+      for (int i = 0; i < kRequests; ++i) {
+        std::string body = std::to_string(t) + "-" + std::to_string(i);
+        StatusOr<Response> resp = client.Send(Post("/", body));
+        if (resp.ok() && resp->status == 200 && resp->body == body) ++ok;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok.load(), kThreads * kRequests);
+}
+
+// A listening POSIX socket that answers each connection's first request and then closes it, as
+// a server whose keep-alive timeout just fired would.
+class OneShotServer {
+ public:
+  OneShotServer() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+    socklen_t len = sizeof(addr);
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+    ::listen(fd_, 8);
+  }
+  ~OneShotServer() { ::close(fd_); }
+
+  uint16_t port() const { return port_; }
+
+  // Serves `n` connections, one request each.
+  void Serve(int n) {
+    for (int i = 0; i < n; ++i) {
+      int conn = ::accept(fd_, nullptr, nullptr);
+      ASSERT_GE(conn, 0);
+      std::string in;
+      char buf[1024];
+      while (in.find("\r\n\r\n") == std::string::npos) {
+        ssize_t r = ::recv(conn, buf, sizeof(buf), 0);
+        if (r <= 0) break;
+        in.append(buf, static_cast<size_t>(r));
+      }
+      std::string out = "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\n" + std::to_string(i);
+      ::send(conn, out.data(), out.size(), MSG_NOSIGNAL);
+      ::close(conn);
+    }
+  }
+
+ private:
+  int fd_ = -1;
+  uint16_t port_ = 0;
+};
+
+TEST(ClientTest, ReconnectsWhenKeptAliveConnectionWasClosed) {
+  OneShotServer server;
+  std::thread serving([&] { server.Serve(2); });
+  Client client("127.0.0.1", server.port());
+  StatusOr<Response> first = client.Send(Post("/"));
+  StatusOr<Response> second = client.Send(Post("/"));
+  serving.join();
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_EQ(first->body, "0");
+  EXPECT_EQ(second->body, "1");
+}
+
+TEST(ClientTest, ConnectionRefusedIsUnavailable) {
+  // A bound socket that does not listen: connecting to its port is refused.
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  socklen_t len = sizeof(addr);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  Client client("127.0.0.1", ntohs(addr.sin_port));
+  StatusOr<Response> resp = client.Send(Post("/"));
+  ::close(fd);
+  ASSERT_FALSE(resp.ok());
+  EXPECT_EQ(resp.status().code(), StatusCode::kUnavailable);
+  EXPECT_THAT(resp.status().message(), HasSubstr("connecting to 127.0.0.1:"));
+}
+
+TEST(ClientTest, ReadTimeoutIsUnavailable) {
+  std::latch release(1);
+  Server server(ServerOptions(), [&](const Request&) {
+    release.wait();
+    return Response();
+  });
+  StatusOr<uint16_t> port = server.Start();
+  ASSERT_TRUE(port.ok());
+  Client client("127.0.0.1", *port, std::chrono::milliseconds(100));
+  StatusOr<Response> resp = client.Send(Post("/"));
+  release.count_down();
+  ASSERT_FALSE(resp.ok());
+  EXPECT_EQ(resp.status().code(), StatusCode::kUnavailable);
+  EXPECT_THAT(resp.status().message(), HasSubstr("timed out"));
+}
+
+}  // namespace
+}  // namespace paddock::http
