@@ -353,12 +353,7 @@ StatusOr<SigV4Authorization> ParseAuthorization(std::string_view header) {
   auth.date = scope[1];
   auth.region = scope[2];
   auth.service = scope[3];
-  if (scope[4] != kTerminator) {
-    return AuthError(kInvalidSignature,
-                     fmt::format("Credential should be scoped with a valid terminator: 'aws4_request', "
-                                 "not '{}'. ",
-                                 scope[4]));
-  }
+  auth.terminator = scope[4];
 
   std::string_view sh = *signed_headers;
   if (sh.empty()) {
@@ -474,13 +469,14 @@ Sha256Digest SigV4Verifier::Impl::SigningKey(std::string_view secret, std::strin
 StatusOr<VerifiedRequest> SigV4Verifier::Impl::Verify(const http::Request& req,
                                                       std::string_view expected_service) {
   if (!req.HasHeader("Authorization")) {
-    return AuthError("MissingAuthenticationTokenException", "Missing Authentication Token");
+    return AuthError("MissingAuthenticationTokenException", "Request is missing Authentication Token");
   }
   std::string_view header = req.GetHeader("Authorization");
   ASSIGN_OR_RETURN(SigV4Authorization auth, ParseAuthorization(header));
 
   if (!IsRegionName(auth.region)) {
-    return AuthError(kInvalidSignature, "Credential should be scoped to a valid region. ");
+    return AuthError(kInvalidSignature,
+                     fmt::format("Credential should be scoped to a valid region, not '{}'. ", auth.region));
   }
 
   if (options_.accept_any_credentials) {
@@ -527,20 +523,23 @@ StatusOr<VerifiedRequest> SigV4Verifier::Impl::Verify(const http::Request& req,
                                               JoinAuthorization(header)));
   }
 
-  if (std::string_view(amz_date).substr(0, 8) != auth.date) {
-    return AuthError(kInvalidSignature,
-                     fmt::format("Date in Credential scope does not match YYYYMMDD from ISO-8601 version of "
-                                 "date from HTTP: '{}' != '{}', from '{}'.",
-                                 auth.date, std::string_view(amz_date).substr(0, 8), amz_date));
-  }
+  // AWS reports every scope problem at once, each sentence followed by a space.
+  std::string scope_errors;
   if (auth.service != expected_service) {
-    return AuthError(kInvalidSignature,
-                     fmt::format("Credential should be scoped to correct service: '{}'. ", expected_service));
+    scope_errors += fmt::format("Credential should be scoped to correct service: '{}'. ", expected_service);
   }
-
-  ASSIGN_OR_RETURN(std::optional<Credential> credential, resolver_.Lookup(AccessKeyId(auth.access_key_id)));
-  if (!credential) {
-    return AuthError("UnrecognizedClientException", "The security token included in the request is invalid.");
+  if (auth.terminator != kTerminator) {
+    scope_errors += fmt::format("Credential should be scoped with a valid terminator: 'aws4_request', not '{}'. ",
+                                auth.terminator);
+  }
+  if (std::string_view(amz_date).substr(0, 8) != auth.date) {
+    scope_errors += fmt::format(
+        "Date in Credential scope does not match YYYYMMDD from ISO-8601 version of date from HTTP: '{}' != '{}', "
+        "from '{}'.",
+        auth.date, std::string_view(amz_date).substr(0, 8), amz_date);
+  }
+  if (!scope_errors.empty()) {
+    return AuthError(kInvalidSignature, std::move(scope_errors));
   }
 
   TimePoint now = clock_.Now();
@@ -557,6 +556,11 @@ StatusOr<VerifiedRequest> SigV4Verifier::Impl::Verify(const http::Request& req,
                                  FormatAmzDate(now + skew), FormatAmzDate(now), skew_min));
   }
 
+  ASSIGN_OR_RETURN(std::optional<Credential> credential, resolver_.Lookup(AccessKeyId(auth.access_key_id)));
+  if (!credential) {
+    return AuthError("UnrecognizedClientException", "The security token included in the request is invalid.");
+  }
+
   std::string body_hash = Sha256Hex(req.body);
   if (req.HasHeader("X-Amz-Content-Sha256")) {
     std::string_view claimed = req.GetHeader("X-Amz-Content-Sha256");
@@ -567,10 +571,15 @@ StatusOr<VerifiedRequest> SigV4Verifier::Impl::Verify(const http::Request& req,
   }
 
   Sha256Digest key = SigningKey(credential->secret_access_key, auth.date, auth.region, auth.service);
-  std::string expected =
-      ComputeSignature(req, auth.signed_headers, body_hash, amz_date, auth.date, auth.region, auth.service, key);
+  std::string cr = CanonicalRequest(req, auth.signed_headers, body_hash);
+  std::string sts = StringToSign(amz_date, auth.date, auth.region, auth.service, cr);
+  std::string expected = HexEncode(AsView(HmacSha256(AsView(key), sts)));
   if (!internal::ConstantTimeEquals(expected, auth.signature)) {
-    return AuthError(kInvalidSignature, std::string(kSignatureMismatch));
+    // Like AWS, show what was signed: it names nothing the caller did not send.
+    return AuthError(kInvalidSignature,
+                     fmt::format("{}\n\nThe Canonical String for this request should have been\n'{}'\n\n"
+                                 "The String-to-Sign should have been\n'{}'\n",
+                                 kSignatureMismatch, cr, sts));
   }
 
   VerifiedRequest out;

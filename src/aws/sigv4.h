@@ -25,6 +25,7 @@ struct SigV4Authorization {
   std::string date;     // scope date, YYYYMMDD
   std::string region;   // from the credential scope
   std::string service;  // from the credential scope
+  std::string terminator;  // the scope's last part; valid only when "aws4_request"
   std::vector<std::string> signed_headers;  // lowercase, in the order given
   std::string signature;                    // lowercase hex
 };
