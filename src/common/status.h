@@ -104,11 +104,12 @@ class [[nodiscard]] StatusOr {
 #define PADDOCK_CONCAT_INNER(a, b) a##b
 #define PADDOCK_CONCAT(a, b) PADDOCK_CONCAT_INNER(a, b)
 
-#define RETURN_IF_ERROR(expr)                         \
-  do {                                                \
-    ::paddock::Status _st = (expr);                   \
-    if (!_st.ok()) return _st;                        \
+#define RETURN_IF_ERROR_IMPL(st, expr) \
+  do {                                 \
+    ::paddock::Status st = (expr);     \
+    if (!st.ok()) return st;           \
   } while (0)
+#define RETURN_IF_ERROR(expr) RETURN_IF_ERROR_IMPL(PADDOCK_CONCAT(_status_, __COUNTER__), expr)
 
 #define ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
   auto tmp = (expr);                          \
@@ -116,4 +117,4 @@ class [[nodiscard]] StatusOr {
   lhs = std::move(tmp).value()
 
 #define ASSIGN_OR_RETURN(lhs, expr) \
-  ASSIGN_OR_RETURN_IMPL(PADDOCK_CONCAT(_status_or_, __LINE__), lhs, expr)
+  ASSIGN_OR_RETURN_IMPL(PADDOCK_CONCAT(_status_or_, __COUNTER__), lhs, expr)

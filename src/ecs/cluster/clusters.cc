@@ -1,0 +1,398 @@
+#include "ecs/cluster/clusters.h"
+
+#include <fmt/format.h>
+
+#include <boost/json.hpp>
+#include <set>
+
+#include "ecs/common/reap.h"
+#include "ecs/common/resource_arn.h"
+#include "store/key.h"
+
+namespace paddock::ecs::cluster {
+namespace json = boost::json;
+using store::Key;
+
+namespace {
+
+constexpr std::string_view kClusters = "clusters";
+constexpr std::string_view kTags = "tags";
+
+Status NotFoundError() { return NotFound("Cluster not found.", "ClusterNotFoundException"); }
+Status ParamError(std::string message) { return InvalidArgument(std::move(message), "InvalidParameterException"); }
+
+std::string ClusterKey(const Scope& s, std::string_view name) {
+  return Key().Str(s.account.str()).Str(s.region.str()).Str(name).Done();
+}
+
+bool IsClusterName(std::string_view s) {
+  if (s.empty() || s.size() > 255) return false;
+  for (char c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') return false;
+  return true;
+}
+
+StatusOr<json::object> ParseRecord(std::string_view text) {
+  boost::system::error_code ec;
+  json::value v = json::parse(text, ec);
+  if (ec || !v.is_object()) return DataLoss("corrupt cluster record");
+  return std::move(v.as_object());
+}
+
+Status ValidateSettings(const json::array& settings) {
+  for (const auto& s : settings) {
+    const auto& o = s.as_object();
+    auto value = o.find("value");
+    if (value == o.end() || !value->value().is_string()) continue;
+    std::string_view v = value->value().get_string();
+    if (v != "enabled" && v != "disabled" && v != "enhanced")
+      return ParamError(fmt::format(
+          "The value '{}' is not valid for the containerInsights setting. Valid values are enhanced, enabled and disabled.", v));
+  }
+  return OkStatus();
+}
+
+// Merges `updates` into `settings` by name.
+void MergeSettings(json::array& settings, const json::array& updates) {
+  for (const auto& u : updates) {
+    const auto& uo = u.as_object();
+    bool replaced = false;
+    for (auto& s : settings) {
+      if (s.as_object().at("name") == uo.at("name")) {
+        s = uo;
+        replaced = true;
+      }
+    }
+    if (!replaced) settings.push_back(uo);
+  }
+}
+
+Status ValidateCapacityProviders(const json::array& providers, const json::array& strategy) {
+  std::set<std::string> names;
+  for (const auto& p : providers) {
+    std::string name(p.as_string());
+    if (name != "FARGATE" && name != "FARGATE_SPOT")
+      return ParamError(fmt::format(
+          "The specified capacity provider '{}' does not exist. Specify a valid capacity provider and try again.", name));
+    names.insert(name);
+  }
+  int with_base = 0;
+  for (const auto& item : strategy) {
+    const auto& o = item.as_object();
+    std::string name(o.at("capacityProvider").as_string());
+    if (!names.count(name))
+      return ParamError(
+          "The specified capacity provider strategy cannot contain a capacity provider that is not associated with the "
+          "cluster. Associate the capacity provider with the cluster or specify a valid capacity provider and try "
+          "again.");
+    if (auto b = o.find("base"); b != o.end() && b->value().to_number<int64_t>() > 0) ++with_base;
+  }
+  if (with_base > 1)
+    return ParamError("A base value can be set for only one capacity provider in a capacity provider strategy.");
+  return OkStatus();
+}
+
+}  // namespace
+
+StatusOr<std::string> ClusterName(std::optional<std::string_view> ref, const Scope& caller, std::string_view action,
+                                  std::string_view caller_arn) {
+  if (!ref) return std::string("default");
+  std::string_view text = *ref;
+  if (text.substr(0, 4) == "arn:") {
+    ASSIGN_OR_RETURN(EcsResource r, ParseEcsResourceArn(text));
+    if (r.kind != ResourceKind::kCluster) return ParamError("The ARN provided is invalid.");
+    RETURN_IF_ERROR(CheckArnScope(r, caller, text, action, caller_arn));
+    text = text.substr(text.find("cluster/") + 8);
+  }
+  if (!IsClusterName(text))
+    return ParamError(fmt::format("Cluster must match ^[a-zA-Z0-9\\-_]{{1,255}}$, but was {}", text));
+  return std::string(text);
+}
+
+StatusOr<std::string> Clusters::Create(const Scope& scope, const json::object& input) {
+  std::string name = "default";
+  if (auto it = input.find("clusterName"); it != input.end()) name = std::string(it->value().as_string());
+  if (!IsClusterName(name))
+    return ParamError(fmt::format(
+        "Cluster name '{}' is invalid. Up to 255 letters (uppercase and lowercase), numbers, underscores, and hyphens are allowed.",
+        name));
+  Tags tags;
+  if (auto it = input.find("tags"); it != input.end()) {
+    for (const auto& t : it->value().as_array()) {
+      const auto& o = t.as_object();
+      auto v = o.find("value");
+      tags.push_back(Tag{std::string(o.at("key").as_string()),
+                         v != o.end() && v->value().is_string() ? std::string(v->value().get_string()) : ""});
+    }
+    RETURN_IF_ERROR(ValidateTags(tags));
+  }
+  json::array settings{json::object{{"name", "containerInsights"}, {"value", "disabled"}}};
+  if (auto it = input.find("settings"); it != input.end()) {
+    RETURN_IF_ERROR(ValidateSettings(it->value().as_array()));
+    MergeSettings(settings, it->value().as_array());
+  }
+  json::array providers, strategy;
+  if (auto it = input.find("capacityProviders"); it != input.end()) providers = it->value().as_array();
+  if (auto it = input.find("defaultCapacityProviderStrategy"); it != input.end()) strategy = it->value().as_array();
+  RETURN_IF_ERROR(ValidateCapacityProviders(providers, strategy));
+
+  const std::string arn = ClusterArn(scope, name);
+  json::object record;
+  record["clusterArn"] = arn;
+  record["clusterName"] = name;
+  if (auto it = input.find("configuration"); it != input.end()) record["configuration"] = it->value();
+  record["status"] = "ACTIVE";
+  record["settings"] = std::move(settings);
+  record["capacityProviders"] = std::move(providers);
+  record["defaultCapacityProviderStrategy"] = std::move(strategy);
+  if (auto it = input.find("serviceConnectDefaults"); it != input.end()) record["serviceConnectDefaults"] = it->value();
+
+  std::string out;
+  RETURN_IF_ERROR(store_.Write([&](store::WriteTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(auto existing, txn.Get(kClusters, ClusterKey(scope, name)));
+    Tags current_tags = tags;
+    if (existing) {
+      ASSIGN_OR_RETURN(json::object old, ParseRecord(*existing));
+      if (old.at("status") == "ACTIVE") {  // AWS returns the existing cluster unchanged
+        ASSIGN_OR_RETURN(current_tags, ReadTags(txn, scope, arn));
+        record = std::move(old);
+      } else {
+        RETURN_IF_ERROR(RemoveAllTags(txn, scope, arn));  // a re-created cluster starts afresh
+        existing.reset();
+      }
+    }
+    if (!existing) {
+      RETURN_IF_ERROR(txn.Put(kClusters, ClusterKey(scope, name), json::serialize(record)));
+      RETURN_IF_ERROR(PutTags(txn, scope, arn, tags));
+    }
+    json::object shown = record;
+    shown["registeredContainerInstancesCount"] = 0;
+    shown["runningTasksCount"] = 0;
+    shown["pendingTasksCount"] = 0;
+    shown["activeServicesCount"] = 0;
+    shown["statistics"] = json::array();
+    json::array tag_array;
+    for (const auto& t : current_tags) tag_array.push_back(json::object{{"key", t.key}, {"value", t.value}});
+    shown["tags"] = std::move(tag_array);
+    out = json::serialize(shown);
+    return OkStatus();
+  }));
+  return out;
+}
+
+StatusOr<DescribeResult> Clusters::Describe(const Scope& scope, const std::vector<std::string>& names,
+                                            const Include& include) {
+  DescribeResult result;
+  RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
+    for (const auto& name : names) {
+      ASSIGN_OR_RETURN(auto text, txn.Get(kClusters, ClusterKey(scope, name)));
+      if (!text) {
+        result.missing.push_back(ClusterArn(scope, name));
+        continue;
+      }
+      ASSIGN_OR_RETURN(json::object record, ParseRecord(*text));
+      ClusterUsage::Counts counts;
+      for (ClusterUsage* usage : usages_) {
+        ASSIGN_OR_RETURN(ClusterUsage::Counts c, usage->Count(txn, scope, name));
+        counts.registered_container_instances += c.registered_container_instances;
+        counts.running_tasks += c.running_tasks;
+        counts.pending_tasks += c.pending_tasks;
+        counts.active_services += c.active_services;
+        counts.draining_services += c.draining_services;
+      }
+      json::object shown;
+      shown["clusterArn"] = record["clusterArn"];
+      shown["clusterName"] = record["clusterName"];
+      if (include.configurations && record.contains("configuration")) shown["configuration"] = record["configuration"];
+      shown["status"] = record["status"];
+      shown["registeredContainerInstancesCount"] = counts.registered_container_instances;
+      shown["runningTasksCount"] = counts.running_tasks;
+      shown["pendingTasksCount"] = counts.pending_tasks;
+      shown["activeServicesCount"] = counts.active_services;
+      json::array stats;
+      if (include.statistics) {
+        auto stat = [&](const char* n, int64_t v) { stats.push_back(json::object{{"name", n}, {"value", std::to_string(v)}}); };
+        stat("runningEC2TasksCount", 0);
+        stat("runningFargateTasksCount", counts.running_tasks);
+        stat("pendingEC2TasksCount", 0);
+        stat("pendingFargateTasksCount", counts.pending_tasks);
+        stat("runningExternalTasksCount", 0);
+        stat("pendingExternalTasksCount", 0);
+        stat("activeEC2ServiceCount", 0);
+        stat("activeFargateServiceCount", counts.active_services);
+        stat("drainingEC2ServiceCount", 0);
+        stat("drainingFargateServiceCount", counts.draining_services);
+        stat("activeExternalServiceCount", 0);
+        stat("drainingExternalServiceCount", 0);
+      }
+      shown["statistics"] = std::move(stats);
+      json::array tag_array;
+      if (include.tags) {
+        ASSIGN_OR_RETURN(Tags tags, ReadTags(txn, scope, std::string(record["clusterArn"].as_string())));
+        for (const auto& t : tags) tag_array.push_back(json::object{{"key", t.key}, {"value", t.value}});
+      }
+      shown["tags"] = std::move(tag_array);
+      shown["settings"] = include.settings ? record["settings"] : json::array();
+      shown["capacityProviders"] = record["capacityProviders"];
+      shown["defaultCapacityProviderStrategy"] = record["defaultCapacityProviderStrategy"];
+      if (include.attachments) shown["attachments"] = json::array();
+      if (record.contains("serviceConnectDefaults")) shown["serviceConnectDefaults"] = record["serviceConnectDefaults"];
+      result.clusters.push_back(json::serialize(shown));
+    }
+    return OkStatus();
+  }));
+  return result;
+}
+
+StatusOr<Page> Clusters::List(const Scope& scope, size_t limit, const std::string& after) {
+  store::Range range = store::PrefixRange(Key().Str(scope.account.str()).Str(scope.region.str()).Done());
+  if (!after.empty()) range.begin = store::KeySuccessor(after);
+  Page page;
+  RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
+    // INACTIVE clusters are skipped; keep reading until the page is full or the range ends.
+    while (page.arns.size() < limit) {
+      ASSIGN_OR_RETURN(auto rows, txn.Scan(kClusters, range, limit + 1));
+      for (size_t i = 0; i < rows.size(); ++i) {
+        ASSIGN_OR_RETURN(json::object record, ParseRecord(rows[i].value));
+        if (record.at("status") != "ACTIVE") continue;
+        if (page.arns.size() == limit) {
+          page.next = rows[i - 1].key;
+          return OkStatus();
+        }
+        page.arns.emplace_back(record.at("clusterArn").as_string());
+        page.next = rows[i].key;
+      }
+      if (rows.size() < limit + 1) {
+        page.next.clear();
+        return OkStatus();
+      }
+      range.begin = store::KeySuccessor(rows.back().key);
+    }
+    // Full page: is there anything ACTIVE after it?
+    store::Range rest{store::KeySuccessor(page.next), range.end};
+    while (true) {
+      ASSIGN_OR_RETURN(auto rows, txn.Scan(kClusters, rest, 100));
+      for (const auto& row : rows) {
+        ASSIGN_OR_RETURN(json::object record, ParseRecord(row.value));
+        if (record.at("status") == "ACTIVE") return OkStatus();
+      }
+      if (rows.size() < 100) {
+        page.next.clear();
+        return OkStatus();
+      }
+      rest.begin = store::KeySuccessor(rows.back().key);
+    }
+  }));
+  return page;
+}
+
+StatusOr<std::string> Clusters::Mutate(const Scope& scope, std::string_view name,
+                                       const std::function<Status(json::object&)>& change) {
+  std::string out;
+  RETURN_IF_ERROR(store_.Write([&](store::WriteTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(auto text, txn.Get(kClusters, ClusterKey(scope, name)));
+    if (!text) return NotFoundError();
+    ASSIGN_OR_RETURN(json::object record, ParseRecord(*text));
+    RETURN_IF_ERROR(change(record));
+    std::string serialized = json::serialize(record);
+    if (serialized != *text) RETURN_IF_ERROR(txn.Put(kClusters, ClusterKey(scope, name), serialized));
+    return OkStatus();
+  }));
+  // Report it as DescribeClusters does with every include.
+  ASSIGN_OR_RETURN(DescribeResult d, Describe(scope, {std::string(name)}, Include{false, true, true, false, false}));
+  if (d.clusters.empty()) return NotFoundError();
+  return d.clusters.front();
+}
+
+StatusOr<std::string> Clusters::Delete(const Scope& scope, std::string_view name) {
+  RETURN_IF_ERROR(store_.Write([&](store::WriteTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(auto text, txn.Get(kClusters, ClusterKey(scope, name)));
+    if (!text) return NotFoundError();
+    ASSIGN_OR_RETURN(json::object record, ParseRecord(*text));
+    if (record.at("status") != "ACTIVE") return OkStatus();  // repeating a delete returns it again
+    // The check and the status change share one transaction, so nothing lands in between.
+    for (ClusterUsage* usage : usages_) {
+      ASSIGN_OR_RETURN(ClusterUsage::Counts c, usage->Count(txn, scope, name));
+      if (c.active_services + c.draining_services > 0)
+        return FailedPrecondition("The Cluster cannot be deleted while Services are active.",
+                                  "ClusterContainsServicesException");
+      if (c.running_tasks + c.pending_tasks > 0)
+        return FailedPrecondition("The Cluster cannot be deleted while Tasks are active.", "ClusterContainsTasksException");
+      if (c.registered_container_instances > 0)
+        return FailedPrecondition("The Cluster cannot be deleted while Container Instances are active or draining.",
+                                  "ClusterContainsContainerInstancesException");
+    }
+    record["status"] = "INACTIVE";
+    return txn.Put(kClusters, ClusterKey(scope, name), json::serialize(record));
+  }));
+  ASSIGN_OR_RETURN(DescribeResult d, Describe(scope, {std::string(name)}, Include{false, true, true, false, false}));
+  if (d.clusters.empty()) return NotFoundError();
+  return d.clusters.front();
+}
+
+StatusOr<std::string> Clusters::Update(const Scope& scope, std::string_view name, const json::object& input) {
+  if (auto it = input.find("settings"); it != input.end()) RETURN_IF_ERROR(ValidateSettings(it->value().as_array()));
+  return Mutate(scope, name, [&](json::object& record) -> Status {
+    if (record.at("status") != "ACTIVE") return NotFoundError();
+    if (auto it = input.find("settings"); it != input.end()) MergeSettings(record["settings"].as_array(), it->value().as_array());
+    if (auto it = input.find("configuration"); it != input.end()) record["configuration"] = it->value();
+    if (auto it = input.find("serviceConnectDefaults"); it != input.end()) record["serviceConnectDefaults"] = it->value();
+    return OkStatus();
+  });
+}
+
+StatusOr<std::string> Clusters::UpdateSettings(const Scope& scope, std::string_view name, const json::array& settings) {
+  RETURN_IF_ERROR(ValidateSettings(settings));
+  return Mutate(scope, name, [&](json::object& record) -> Status {
+    if (record.at("status") != "ACTIVE") return NotFoundError();
+    MergeSettings(record["settings"].as_array(), settings);
+    return OkStatus();
+  });
+}
+
+StatusOr<std::string> Clusters::PutCapacityProviders(const Scope& scope, std::string_view name,
+                                                     const json::array& providers, const json::array& strategy) {
+  RETURN_IF_ERROR(ValidateCapacityProviders(providers, strategy));
+  return Mutate(scope, name, [&](json::object& record) -> Status {
+    if (record.at("status") != "ACTIVE") return NotFoundError();
+    record["capacityProviders"] = providers;
+    record["defaultCapacityProviderStrategy"] = strategy;
+    return OkStatus();
+  });
+}
+
+Status Clusters::TagResource(const Scope& scope, std::string_view name, const Tags& tags) {
+  RETURN_IF_ERROR(ValidateTags(tags));
+  return store_.Write([&](store::WriteTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(auto text, txn.Get(kClusters, ClusterKey(scope, name)));
+    if (!text) return NotFoundError();
+    return PutTags(txn, scope, ClusterArn(scope, name), tags);
+  });
+}
+
+Status Clusters::UntagResource(const Scope& scope, std::string_view name, const std::vector<std::string>& keys) {
+  return store_.Write([&](store::WriteTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(auto text, txn.Get(kClusters, ClusterKey(scope, name)));
+    if (!text) return NotFoundError();
+    return RemoveTags(txn, scope, ClusterArn(scope, name), keys);
+  });
+}
+
+StatusOr<Tags> Clusters::ListTags(const Scope& scope, std::string_view name) {
+  Tags out;
+  RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(auto text, txn.Get(kClusters, ClusterKey(scope, name)));
+    if (!text) return NotFoundError();
+    ASSIGN_OR_RETURN(out, ReadTags(txn, scope, ClusterArn(scope, name)));
+    return OkStatus();
+  }));
+  return out;
+}
+
+Status Clusters::ReapAccount(const AccountId& account) {
+  RETURN_IF_ERROR(ReapAccountRows(store_, kClusters, account));
+  // Tags of every ECS resource of the account go with it; the tags table is keyed by account.
+  return ReapAccountRows(store_, kTags, account);
+}
+
+}  // namespace paddock::ecs::cluster

@@ -1,0 +1,99 @@
+// ecs/cluster: the one owner of cluster records.
+//
+//   Clusters clusters(store);
+//   ASSIGN_OR_RETURN(std::string c, clusters.Create(scope, input));   // the Cluster JSON
+//
+// Records (store/schema.h):
+//   clusters (account, region, name) -> the stored Cluster JSON: clusterArn, clusterName,
+//            status, settings, configuration, capacityProviders, defaultCapacityProviderStrategy,
+//            serviceConnectDefaults. Counts and statistics are computed when described.
+// Tags live in the shared tags table, written only through this owner.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/json/object.hpp>
+
+#include "common/ids.h"
+#include "common/status.h"
+#include "ecs/common/tags.h"
+#include "store/store.h"
+
+namespace paddock::ecs::cluster {
+
+// What else lives in a cluster. Tasks, services and container instances (later modules)
+// register one each, so DeleteCluster refuses a cluster that still holds them and
+// DescribeClusters reports their counts.
+class ClusterUsage {
+ public:
+  virtual ~ClusterUsage() = default;
+  struct Counts {
+    int64_t registered_container_instances = 0;
+    int64_t running_tasks = 0;
+    int64_t pending_tasks = 0;
+    int64_t active_services = 0;
+    int64_t draining_services = 0;
+  };
+  virtual StatusOr<Counts> Count(store::ReadTxn& txn, const Scope& scope, std::string_view cluster) = 0;
+};
+
+struct Include {
+  bool attachments = false;
+  bool configurations = false;
+  bool settings = false;
+  bool statistics = false;
+  bool tags = false;
+};
+
+struct DescribeResult {
+  std::vector<std::string> clusters;  // serialized Cluster JSON
+  std::vector<std::string> missing;   // ARNs of clusters that do not exist
+};
+
+struct Page {
+  std::vector<std::string> arns;
+  std::string next;  // position of the next page, empty when done
+};
+
+// Parses a cluster reference (a name or an ARN in the caller's scope) into a name. Omitted
+// means "default", as in AWS.
+StatusOr<std::string> ClusterName(std::optional<std::string_view> ref, const Scope& caller, std::string_view action,
+                                  std::string_view caller_arn);
+
+class Clusters {
+ public:
+  explicit Clusters(store::Store& store) : store_(store) {}
+
+  // REQUIRES: called before serving.
+  void AddUsage(ClusterUsage* usage) { usages_.push_back(usage); }
+
+  // Creates the cluster, or returns the existing ACTIVE one of that name unchanged.
+  StatusOr<std::string> Create(const Scope& scope, const boost::json::object& input);
+  StatusOr<DescribeResult> Describe(const Scope& scope, const std::vector<std::string>& names, const Include& include);
+  StatusOr<Page> List(const Scope& scope, size_t limit, const std::string& after);
+  // ACTIVE -> INACTIVE (still describable); refuses a cluster that holds tasks, services or
+  // container instances. Repeating it returns the INACTIVE cluster.
+  StatusOr<std::string> Delete(const Scope& scope, std::string_view name);
+  // UpdateCluster: settings, configuration, serviceConnectDefaults.
+  StatusOr<std::string> Update(const Scope& scope, std::string_view name, const boost::json::object& input);
+  StatusOr<std::string> UpdateSettings(const Scope& scope, std::string_view name, const boost::json::array& settings);
+  StatusOr<std::string> PutCapacityProviders(const Scope& scope, std::string_view name,
+                                             const boost::json::array& providers, const boost::json::array& strategy);
+
+  Status TagResource(const Scope& scope, std::string_view name, const Tags& tags);
+  Status UntagResource(const Scope& scope, std::string_view name, const std::vector<std::string>& keys);
+  StatusOr<Tags> ListTags(const Scope& scope, std::string_view name);
+
+  Status ReapAccount(const AccountId& account);
+
+ private:
+  StatusOr<std::string> Mutate(const Scope& scope, std::string_view name,
+                               const std::function<Status(boost::json::object&)>& change);
+  store::Store& store_;
+  std::vector<ClusterUsage*> usages_;
+};
+
+}  // namespace paddock::ecs::cluster

@@ -1,0 +1,190 @@
+#include "iam/accounts.h"
+
+#include <boost/json.hpp>
+#include <fmt/format.h>
+
+#include "common/encoding.h"
+#include "store/key.h"
+
+namespace paddock::iam {
+namespace json = boost::json;
+using store::Key;
+
+namespace {
+
+constexpr std::string_view kAccounts = "accounts";
+constexpr std::string_view kAccessKeys = "access_keys";
+constexpr std::string_view kAccountKeys = "account_keys";
+constexpr auto kCacheTtl = std::chrono::seconds(1);
+
+std::string EncodeAccount(const Account& a) {
+  return json::serialize(json::object{
+      {"id", a.id.str()}, {"name", a.name}, {"createdAt", EpochMillis(a.created_at)}});
+}
+
+StatusOr<Account> DecodeAccount(std::string_view text) {
+  boost::system::error_code ec;
+  json::value v = json::parse(text, ec);
+  if (ec || !v.is_object()) return DataLoss("corrupt account record");
+  const auto& o = v.as_object();
+  Account a;
+  a.id = AccountId(std::string(o.at("id").as_string()));
+  a.name = std::string(o.at("name").as_string());
+  a.created_at = FromEpochMillis(o.at("createdAt").to_number<int64_t>());
+  return a;
+}
+
+std::string EncodeKey(const AccessKey& k) {
+  return json::serialize(json::object{{"id", k.id.str()},
+                                      {"secret", k.secret},
+                                      {"account", k.account.str()},
+                                      {"principalArn", k.principal_arn},
+                                      {"createdAt", EpochMillis(k.created_at)}});
+}
+
+StatusOr<AccessKey> DecodeKey(std::string_view text) {
+  boost::system::error_code ec;
+  json::value v = json::parse(text, ec);
+  if (ec || !v.is_object()) return DataLoss("corrupt access key record");
+  const auto& o = v.as_object();
+  AccessKey k;
+  k.id = AccessKeyId(std::string(o.at("id").as_string()));
+  k.secret = std::string(o.at("secret").as_string());
+  k.account = AccountId(std::string(o.at("account").as_string()));
+  k.principal_arn = std::string(o.at("principalArn").as_string());
+  k.created_at = FromEpochMillis(o.at("createdAt").to_number<int64_t>());
+  return k;
+}
+
+}  // namespace
+
+std::string RootArn(const AccountId& account) { return fmt::format("arn:aws:iam::{}:root", account.str()); }
+
+StatusOr<Account> Accounts::CreateAccount(std::optional<AccountId> id, std::string name) {
+  if (id && !IsAccountId(id->str()))
+    return InvalidArgument(fmt::format("Invalid account id '{}': an account id is 12 digits.", id->str()));
+  Account account;
+  account.name = std::move(name);
+  account.created_at = clock_.Now();
+  Status s = store_.Write([&](store::WriteTxn& txn) -> Status {
+    for (int attempt = 0; attempt < 16; ++attempt) {
+      account.id = id ? *id : AccountId(RandomString(1, "123456789") + RandomString(11, "0123456789"));
+      ASSIGN_OR_RETURN(auto existing, txn.Get(kAccounts, Key().Str(account.id.str()).Done()));
+      if (!existing) return txn.Put(kAccounts, Key().Str(account.id.str()).Done(), EncodeAccount(account));
+      if (id) return AlreadyExists(fmt::format("Account {} already exists.", id->str()));
+    }
+    return Internal("could not pick an unused account id");
+  });
+  if (!s.ok()) return s;
+  return account;
+}
+
+StatusOr<std::optional<Account>> Accounts::GetAccount(const AccountId& id) {
+  std::optional<Account> out;
+  RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(auto v, txn.Get(kAccounts, Key().Str(id.str()).Done()));
+    if (v) {
+      ASSIGN_OR_RETURN(out, DecodeAccount(*v));
+    }
+    return OkStatus();
+  }));
+  return out;
+}
+
+StatusOr<std::vector<Account>> Accounts::ListAccounts() {
+  std::vector<Account> out;
+  RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
+    std::string begin;
+    while (true) {
+      ASSIGN_OR_RETURN(auto rows, txn.Scan(kAccounts, {begin, ""}, 500));
+      for (auto& row : rows) {
+        ASSIGN_OR_RETURN(Account a, DecodeAccount(row.value));
+        out.push_back(std::move(a));
+      }
+      if (rows.size() < 500) return OkStatus();
+      begin = store::KeySuccessor(rows.back().key);
+    }
+  }));
+  return out;
+}
+
+StatusOr<AccessKey> Accounts::CreateAccessKey(const AccountId& account) {
+  AccessKey key;
+  key.account = account;
+  key.principal_arn = RootArn(account);
+  key.created_at = clock_.Now();
+  key.secret = RandomString(40, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/");
+  Status s = store_.Write([&](store::WriteTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(auto acct, txn.Get(kAccounts, Key().Str(account.str()).Done()));
+    if (!acct) return NotFound(fmt::format("Account {} does not exist.", account.str()));
+    key.id = AccessKeyId("AKIA" + RandomString(16, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"));
+    RETURN_IF_ERROR(txn.Put(kAccessKeys, Key().Str(key.id.str()).Done(), EncodeKey(key)));
+    return txn.Put(kAccountKeys, Key().Str(account.str()).Str(key.id.str()).Done(), "");
+  });
+  if (!s.ok()) return s;
+  return key;
+}
+
+StatusOr<std::vector<AccessKey>> Accounts::ListAccessKeys(const AccountId& account) {
+  std::vector<AccessKey> out;
+  RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(auto rows, txn.Scan(kAccountKeys, store::PrefixRange(Key().Str(account.str()).Done()), 10'000));
+    for (const auto& row : rows) {
+      store::KeyReader r(row.key);
+      ASSIGN_OR_RETURN(std::string acct, r.Str());
+      ASSIGN_OR_RETURN(std::string id, r.Str());
+      ASSIGN_OR_RETURN(auto v, txn.Get(kAccessKeys, Key().Str(id).Done()));
+      if (!v) continue;
+      ASSIGN_OR_RETURN(AccessKey k, DecodeKey(*v));
+      out.push_back(std::move(k));
+    }
+    return OkStatus();
+  }));
+  return out;
+}
+
+Status Accounts::DeleteAccount(const AccountId& id, const std::vector<AccountReaper*>& reapers) {
+  ASSIGN_OR_RETURN(auto account, GetAccount(id));
+  if (!account) return NotFound(fmt::format("Account {} does not exist.", id.str()));
+  for (AccountReaper* reaper : reapers) {
+    Status s = reaper->ReapAccount(id);
+    if (!s.ok()) return Status(s.code(), fmt::format("reaping {}: {}", reaper->Name(), s.message()));
+  }
+  ASSIGN_OR_RETURN(auto keys, ListAccessKeys(id));
+  RETURN_IF_ERROR(store_.Write([&](store::WriteTxn& txn) -> Status {
+    for (const auto& k : keys) {
+      RETURN_IF_ERROR(txn.Delete(kAccessKeys, Key().Str(k.id.str()).Done()));
+      RETURN_IF_ERROR(txn.Delete(kAccountKeys, Key().Str(id.str()).Str(k.id.str()).Done()));
+    }
+    return txn.Delete(kAccounts, Key().Str(id.str()).Done());
+  }));
+  std::lock_guard lock(mu_);
+  for (const auto& k : keys) cache_.erase(k.id.str());
+  return OkStatus();
+}
+
+StatusOr<std::optional<aws::Credential>> Accounts::Lookup(const AccessKeyId& id) {
+  TimePoint now = clock_.Now();
+  {
+    std::lock_guard lock(mu_);
+    auto it = cache_.find(id.str());
+    if (it != cache_.end() && now - it->second.fetched < kCacheTtl) return std::optional(it->second.credential);
+  }
+  std::optional<aws::Credential> out;
+  RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(auto v, txn.Get(kAccessKeys, Key().Str(id.str()).Done()));
+    if (!v) return OkStatus();
+    ASSIGN_OR_RETURN(AccessKey k, DecodeKey(*v));
+    out = aws::Credential{k.secret, aws::Principal{k.account, k.principal_arn, k.id}};
+    return OkStatus();
+  }));
+  std::lock_guard lock(mu_);
+  if (out) {
+    cache_[id.str()] = Cached{*out, now};
+  } else {
+    cache_.erase(id.str());
+  }
+  return out;
+}
+
+}  // namespace paddock::iam

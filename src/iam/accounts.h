@@ -1,0 +1,80 @@
+// Accounts and access keys: who may call Paddock, and which account each key acts for.
+//
+//   Accounts accounts(store, clock);
+//   ASSIGN_OR_RETURN(Account a, accounts.CreateAccount(std::nullopt, "dev"));
+//   ASSIGN_OR_RETURN(AccessKey k, accounts.CreateAccessKey(a.id));
+//
+// Accounts implements aws::CredentialResolver, so the API front authenticates requests against
+// the keys stored here. Other processes (`paddock admin`) may change keys while a server runs:
+// lookups cache a found key for at most one second and never cache a miss.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "aws/credentials.h"
+#include "common/clock.h"
+#include "common/ids.h"
+#include "common/status.h"
+#include "store/store.h"
+
+namespace paddock::iam {
+
+struct Account {
+  AccountId id;
+  std::string name;
+  TimePoint created_at;
+};
+
+struct AccessKey {
+  AccessKeyId id;
+  std::string secret;
+  AccountId account;
+  std::string principal_arn;
+  TimePoint created_at;
+};
+
+// Removes every record of one account that a module owns. Each owner of account-scoped records
+// registers one, so deleting an account reaps everything (clusters, task definitions, tags, ...).
+class AccountReaper {
+ public:
+  virtual ~AccountReaper() = default;
+  virtual std::string_view Name() const = 0;
+  virtual Status ReapAccount(const AccountId& account) = 0;
+};
+
+class Accounts final : public aws::CredentialResolver {
+ public:
+  Accounts(store::Store& store, const Clock& clock) : store_(store), clock_(clock) {}
+
+  // Creates an account; `id` nullopt picks a random unused 12-digit id.
+  StatusOr<Account> CreateAccount(std::optional<AccountId> id, std::string name);
+  StatusOr<std::optional<Account>> GetAccount(const AccountId& id);
+  StatusOr<std::vector<Account>> ListAccounts();
+  StatusOr<AccessKey> CreateAccessKey(const AccountId& account);
+  StatusOr<std::vector<AccessKey>> ListAccessKeys(const AccountId& account);
+  // Runs every reaper, then removes the account and its keys.
+  Status DeleteAccount(const AccountId& id, const std::vector<AccountReaper*>& reapers);
+
+  StatusOr<std::optional<aws::Credential>> Lookup(const AccessKeyId& id) override;
+
+ private:
+  store::Store& store_;
+  const Clock& clock_;
+  struct Cached {
+    aws::Credential credential;
+    TimePoint fetched;
+  };
+  std::mutex mu_;
+  std::map<std::string, Cached> cache_;  // GUARDED_BY(mu_)
+};
+
+// The ARN a root principal of `account` is reported as ("arn:aws:iam::123456789012:root").
+std::string RootArn(const AccountId& account);
+
+}  // namespace paddock::iam

@@ -1,0 +1,69 @@
+#include "iam/accounts.h"
+
+#include <gtest/gtest.h>
+
+#include "common/testing/fake_clock.h"
+#include "ecs/testing/temp_store.h"
+
+namespace paddock::iam {
+namespace {
+
+class RecordingReaper : public AccountReaper {
+ public:
+  std::string_view Name() const override { return "recording"; }
+  Status ReapAccount(const AccountId& a) override {
+    reaped.push_back(a.str());
+    return OkStatus();
+  }
+  std::vector<std::string> reaped;
+};
+
+TEST(AccountsTest, CreateLookupAndDelete) {
+  paddock::testing::TempStore store;
+  paddock::testing::FakeClock clock;
+  Accounts accounts(*store, clock);
+  auto a = accounts.CreateAccount(std::nullopt, "dev");
+  ASSERT_TRUE(a.ok());
+  EXPECT_TRUE(IsAccountId(a->id.str()));
+  auto k = accounts.CreateAccessKey(a->id);
+  ASSERT_TRUE(k.ok());
+  EXPECT_EQ(k->id.str().substr(0, 4), "AKIA");
+  EXPECT_EQ(k->secret.size(), 40u);
+  auto cred = accounts.Lookup(k->id);
+  ASSERT_TRUE(cred.ok() && cred->has_value());
+  EXPECT_EQ((*cred)->secret_access_key, k->secret);
+  EXPECT_EQ((*cred)->principal.account, a->id);
+  EXPECT_EQ((*cred)->principal.arn, "arn:aws:iam::" + a->id.str() + ":root");
+
+  RecordingReaper reaper;
+  ASSERT_TRUE(accounts.DeleteAccount(a->id, {&reaper}).ok());
+  EXPECT_EQ(reaper.reaped, std::vector<std::string>{a->id.str()});
+  EXPECT_FALSE(accounts.Lookup(k->id)->has_value());
+  EXPECT_TRUE(accounts.ListAccounts()->empty());
+}
+
+TEST(AccountsTest, ExplicitIdsAreCheckedAndUnique) {
+  paddock::testing::TempStore store;
+  paddock::testing::FakeClock clock;
+  Accounts accounts(*store, clock);
+  EXPECT_FALSE(accounts.CreateAccount(AccountId("123"), "x").ok());
+  ASSERT_TRUE(accounts.CreateAccount(AccountId("111122223333"), "x").ok());
+  EXPECT_EQ(accounts.CreateAccount(AccountId("111122223333"), "y").status().code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(accounts.CreateAccessKey(AccountId("999999999999")).status().code(), StatusCode::kNotFound);
+}
+
+TEST(AccountsTest, KeysCreatedElsewhereAreSeenAndDeletedKeysExpireFromTheCache) {
+  paddock::testing::TempStore store;
+  paddock::testing::FakeClock clock;
+  Accounts server(*store, clock), admin(*store, clock);  // two handles on one store, as two processes
+  auto a = admin.CreateAccount(std::nullopt, "x");
+  auto k = admin.CreateAccessKey(a->id);
+  ASSERT_TRUE(server.Lookup(k->id)->has_value());
+  ASSERT_TRUE(admin.DeleteAccount(a->id, {}).ok());
+  EXPECT_TRUE(server.Lookup(k->id)->has_value());  // cached for up to a second
+  clock.Advance(std::chrono::seconds(2));
+  EXPECT_FALSE(server.Lookup(k->id)->has_value());
+}
+
+}  // namespace
+}  // namespace paddock::iam
