@@ -1,0 +1,249 @@
+#include "cli/node.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "aws/front.h"
+#include "aws/model.h"
+#include "aws/models/models.h"
+#include "aws/pagination.h"
+#include "common/encoding.h"
+#include "ecs/api/ecs_service.h"
+#include "ecs/cluster/clusters.h"
+#include "ecs/taskdef/taskdefs.h"
+#include "http/server.h"
+#include "store/key.h"
+#include "store/sqlite/sqlite_store.h"
+
+namespace paddock::cli {
+namespace fs = std::filesystem;
+
+namespace {
+
+// The account reapers of the ECS owners.
+class ClusterReaper final : public iam::AccountReaper {
+ public:
+  explicit ClusterReaper(ecs::cluster::Clusters& c) : c_(c) {}
+  std::string_view Name() const override { return "clusters"; }
+  Status ReapAccount(const AccountId& a) override { return c_.ReapAccount(a); }
+
+ private:
+  ecs::cluster::Clusters& c_;
+};
+
+class TaskDefinitionReaper final : public iam::AccountReaper {
+ public:
+  explicit TaskDefinitionReaper(ecs::taskdef::TaskDefinitions& t) : t_(t) {}
+  std::string_view Name() const override { return "task definitions"; }
+  Status ReapAccount(const AccountId& a) override { return t_.ReapAccount(a); }
+
+ private:
+  ecs::taskdef::TaskDefinitions& t_;
+};
+
+// The key that authenticates pagination tokens: made once per state directory and kept.
+StatusOr<std::string> TokenKey(store::Store& store) {
+  const std::string key = store::Key().Str("pagination-token-key").Done();
+  std::string out;
+  RETURN_IF_ERROR(store.Write([&](store::WriteTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(auto existing, txn.Get("meta", key));
+    if (existing) {
+      out = *existing;
+      return OkStatus();
+    }
+    out = RandomBytes(32);
+    return txn.Put("meta", key, out);
+  }));
+  return out;
+}
+
+}  // namespace
+
+class Node::Impl {
+ public:
+  ServerConfig config;
+  std::unique_ptr<store::SqliteStore> store;
+  std::unique_ptr<iam::Accounts> accounts;
+  std::unique_ptr<ecs::cluster::Clusters> clusters;
+  std::unique_ptr<ecs::taskdef::TaskDefinitions> task_definitions;
+  std::unique_ptr<ClusterReaper> cluster_reaper;
+  std::unique_ptr<TaskDefinitionReaper> taskdef_reaper;
+  std::unique_ptr<aws::ServiceModel> ecs_model;
+  std::unique_ptr<ecs::api::EcsService> ecs;
+  std::unique_ptr<aws::ApiFront> front;
+  std::unique_ptr<http::Server> server;
+};
+
+Node::Node(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Node::~Node() { Stop(); }
+
+StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
+  RETURN_IF_ERROR(ValidateConfig(config));
+  auto impl = std::make_unique<Impl>();
+  impl->config = config;
+  std::error_code ec;
+  fs::create_directories(config.state_dir, ec);
+  if (ec) return Unavailable(fmt::format("cannot create state directory {}: {}", config.state_dir, ec.message()));
+  store::SqliteOptions options;
+  options.path = (fs::path(config.state_dir) / "paddock.db").string();
+  ASSIGN_OR_RETURN(impl->store, store::SqliteStore::Open(options));
+  impl->accounts = std::make_unique<iam::Accounts>(*impl->store, SystemClock::Get());
+  impl->clusters = std::make_unique<ecs::cluster::Clusters>(*impl->store);
+  impl->task_definitions = std::make_unique<ecs::taskdef::TaskDefinitions>(*impl->store);
+  impl->cluster_reaper = std::make_unique<ClusterReaper>(*impl->clusters);
+  impl->taskdef_reaper = std::make_unique<TaskDefinitionReaper>(*impl->task_definitions);
+  ASSIGN_OR_RETURN(impl->ecs_model, aws::ServiceModel::Parse(aws::EcsModelJson()));
+  ASSIGN_OR_RETURN(std::string token_key, TokenKey(*impl->store));
+  impl->ecs = std::make_unique<ecs::api::EcsService>(
+      *impl->ecs_model, ecs::api::Owners{impl->clusters.get(), impl->task_definitions.get()},
+      aws::TokenCodec(std::move(token_key)));
+  aws::FrontOptions front_options;
+  front_options.auth.accept_any_credentials = config.accept_any_credentials;
+  front_options.auth.default_account = AccountId(config.default_account);
+  front_options.rate_limits = config.api_rate_limits == "aws";
+  impl->front = std::make_unique<aws::ApiFront>(front_options, SystemClock::Get(), *impl->accounts);
+  impl->front->AddJsonService(impl->ecs.get());
+  return std::unique_ptr<Node>(new Node(std::move(impl)));
+}
+
+StatusOr<uint16_t> Node::Start() {
+  ASSIGN_OR_RETURN(auto host_port, SplitListen(impl_->config.listen));
+  http::ServerOptions options;
+  options.host = host_port.first;
+  options.port = host_port.second;
+  options.io_threads = 2;
+  options.worker_threads = 64;
+  aws::ApiFront* front = impl_->front.get();
+  impl_->server = std::make_unique<http::Server>(options, [front](const http::Request& r) { return front->Handle(r); });
+  return impl_->server->Start();
+}
+
+void Node::Stop() {
+  if (!impl_) return;
+  if (impl_->server) impl_->server->Stop();
+  if (impl_->store) impl_->store->Close();
+}
+
+iam::Accounts& Node::accounts() { return *impl_->accounts; }
+
+std::vector<iam::AccountReaper*> Node::reapers() {
+  return {impl_->taskdef_reaper.get(), impl_->cluster_reaper.get()};
+}
+
+std::vector<std::string> Node::ImplementedEcsActions() const { return impl_->ecs->ImplementedActions(); }
+
+namespace {
+
+// Replaces (or appends) the INI section `[section]` of `path` with `body`, keeping the rest.
+Status UpsertIniSection(const fs::path& path, const std::string& section, const std::string& body) {
+  std::string existing;
+  {
+    std::ifstream in(path);
+    if (in) existing.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  std::string out;
+  bool skipping = false;
+  size_t pos = 0;
+  while (pos < existing.size()) {
+    size_t eol = existing.find('\n', pos);
+    std::string line = existing.substr(pos, eol == std::string::npos ? std::string::npos : eol - pos);
+    pos = eol == std::string::npos ? existing.size() : eol + 1;
+    std::string trimmed = line;
+    while (!trimmed.empty() && (trimmed.back() == ' ' || trimmed.back() == '\r')) trimmed.pop_back();
+    if (!trimmed.empty() && trimmed.front() == '[') skipping = trimmed == "[" + section + "]";
+    if (!skipping) out += line + "\n";
+  }
+  if (!out.empty() && out.back() != '\n') out += "\n";
+  if (!out.empty() && out.substr(out.size() >= 2 ? out.size() - 2 : 0) != "\n\n") out += "\n";
+  out += "[" + section + "]\n" + body;
+  std::error_code ec;
+  fs::create_directories(path.parent_path(), ec);
+  fs::path tmp = path;
+  tmp += ".tmp";
+  {
+    std::ofstream o(tmp, std::ios::trunc);
+    if (!o) return Unavailable(fmt::format("cannot write {}", tmp.string()));
+    o << out;
+  }
+  fs::permissions(tmp, fs::perms::owner_read | fs::perms::owner_write, ec);
+  fs::rename(tmp, path, ec);
+  if (ec) return Unavailable(fmt::format("cannot write {}: {}", path.string(), ec.message()));
+  return OkStatus();
+}
+
+}  // namespace
+
+StatusOr<BootstrapResult> Bootstrap(Node& node, const ServerConfig& config, const std::string& endpoint,
+                                    bool update_home) {
+  BootstrapResult r;
+  const fs::path dir = fs::absolute(config.state_dir);
+  r.credentials_path = (dir / "credentials").string();
+  r.config_path = (dir / "config").string();
+  iam::Accounts& accounts = node.accounts();
+
+  // Reuse the key in .paddock/credentials while it is still valid; otherwise make one.
+  std::string key_id, secret;
+  {
+    std::ifstream in(r.credentials_path);
+    std::string line;
+    while (std::getline(in, line)) {
+      auto value = [&](std::string_view name) -> std::optional<std::string> {
+        if (line.rfind(name, 0) != 0) return std::nullopt;
+        size_t eq = line.find('=');
+        if (eq == std::string::npos) return std::nullopt;
+        std::string v = line.substr(eq + 1);
+        while (!v.empty() && v.front() == ' ') v.erase(v.begin());
+        return v;
+      };
+      if (auto v = value("aws_access_key_id")) key_id = *v;
+      if (auto v = value("aws_secret_access_key")) secret = *v;
+    }
+  }
+  if (!key_id.empty()) {
+    ASSIGN_OR_RETURN(auto cred, accounts.Lookup(AccessKeyId(key_id)));
+    if (cred && cred->secret_access_key == secret) {
+      r.account = cred->principal.account.str();
+    } else {
+      key_id.clear();
+    }
+  }
+  if (key_id.empty()) {
+    ASSIGN_OR_RETURN(auto all, accounts.ListAccounts());
+    iam::Account account;
+    if (all.empty()) {
+      ASSIGN_OR_RETURN(account, accounts.CreateAccount(std::nullopt, "paddock"));
+      r.notes.push_back(fmt::format("created account {}", account.id.str()));
+    } else {
+      account = all.front();
+    }
+    ASSIGN_OR_RETURN(iam::AccessKey key, accounts.CreateAccessKey(account.id));
+    r.notes.push_back(fmt::format("created access key {}", key.id.str()));
+    key_id = key.id.str();
+    secret = key.secret;
+    r.account = account.id.str();
+  }
+  r.access_key_id = key_id;
+
+  const std::string cred_body = fmt::format("aws_access_key_id = {}\naws_secret_access_key = {}\n", key_id, secret);
+  const std::string config_body =
+      fmt::format("region = {}\noutput = json\nendpoint_url = {}\n", config.region, endpoint);
+  RETURN_IF_ERROR(UpsertIniSection(r.credentials_path, "paddock", cred_body));
+  RETURN_IF_ERROR(UpsertIniSection(r.config_path, "profile paddock", config_body));
+  if (update_home) {
+    const char* home = std::getenv("HOME");
+    const char* cred_env = std::getenv("AWS_SHARED_CREDENTIALS_FILE");
+    const char* config_env = std::getenv("AWS_CONFIG_FILE");
+    if (home != nullptr || (cred_env != nullptr && config_env != nullptr)) {
+      fs::path home_cred = cred_env ? fs::path(cred_env) : fs::path(home) / ".aws" / "credentials";
+      fs::path home_config = config_env ? fs::path(config_env) : fs::path(home) / ".aws" / "config";
+      RETURN_IF_ERROR(UpsertIniSection(home_cred, "paddock", cred_body));
+      RETURN_IF_ERROR(UpsertIniSection(home_config, "profile paddock", config_body));
+      r.notes.push_back(fmt::format("profile 'paddock' written to {} and {}", home_cred.string(), home_config.string()));
+    }
+  }
+  return r;
+}
+
+}  // namespace paddock::cli

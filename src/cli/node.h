@@ -1,0 +1,54 @@
+// A Paddock node: the store, the owners, the API front and the HTTP server, wired together.
+// `paddock server` and `paddock up` run one; tests start one in-process on port 0.
+//
+//   ASSIGN_OR_RETURN(auto node, Node::Open(config));
+//   ASSIGN_OR_RETURN(uint16_t port, node->Start());
+//   node->Stop();   // graceful: in-flight requests finish, the store closes cleanly
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/config.h"
+#include "common/status.h"
+#include "iam/accounts.h"
+
+namespace paddock::cli {
+
+class Node {
+ public:
+  // Opens (creating) the state directory and its store; does not listen yet.
+  static StatusOr<std::unique_ptr<Node>> Open(const ServerConfig& config);
+  ~Node();
+
+  StatusOr<uint16_t> Start();
+  void Stop();
+
+  iam::Accounts& accounts();
+  // The reapers `DeleteAccount` must run: every owner of account-scoped records.
+  std::vector<iam::AccountReaper*> reapers();
+  // The actions the ECS adapter implements.
+  std::vector<std::string> ImplementedEcsActions() const;
+
+  class Impl;
+
+ private:
+  explicit Node(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Creates an account and key on first start and writes .paddock/credentials and
+// .paddock/config (profile "paddock", with the endpoint URL); with `update_home` also adds
+// the profile to the user's AWS config files, so `--profile paddock` works with no set-up.
+struct BootstrapResult {
+  std::string account;
+  std::string access_key_id;
+  std::string credentials_path;
+  std::string config_path;
+  std::vector<std::string> notes;
+};
+StatusOr<BootstrapResult> Bootstrap(Node& node, const ServerConfig& config, const std::string& endpoint,
+                                    bool update_home);
+
+}  // namespace paddock::cli

@@ -1,0 +1,71 @@
+// The ECS adapter: decodes each ECS action's validated input, calls the resource's owner, and
+// encodes the owner's answer in the action's output shape. It holds no state of its own and is
+// never used as an internal API: other modules call the owners directly.
+//
+//   EcsService ecs(model, owners, token_codec);
+//   front.AddJsonService(&ecs);
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "aws/model.h"
+#include "aws/pagination.h"
+#include "aws/service.h"
+#include "ecs/cluster/clusters.h"
+#include "ecs/taskdef/taskdefs.h"
+
+namespace paddock::ecs::api {
+
+struct Owners {
+  cluster::Clusters* clusters;
+  taskdef::TaskDefinitions* task_definitions;
+};
+
+class EcsService final : public aws::JsonService {
+ public:
+  EcsService(const aws::ServiceModel& model, Owners owners, aws::TokenCodec tokens);
+
+  std::string_view TargetPrefix() const override { return "AmazonEC2ContainerServiceV20141113"; }
+  std::string_view SigningName() const override { return "ecs"; }
+  const aws::ServiceModel& Model() const override { return model_; }
+  bool Implements(std::string_view action) const override;
+  std::optional<aws::ThrottleGroup> ThrottleGroupFor(std::string_view action) const override;
+  StatusOr<std::string> Call(const aws::CallContext& ctx, boost::json::object& input) override;
+
+  // The actions this adapter implements, sorted (for docs/api-coverage.md).
+  std::vector<std::string> ImplementedActions() const;
+
+ private:
+  using Handler = StatusOr<std::string> (EcsService::*)(const aws::CallContext&, boost::json::object&);
+
+  StatusOr<std::string> CreateCluster(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> DescribeClusters(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> ListClusters(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> DeleteCluster(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> UpdateCluster(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> UpdateClusterSettings(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> PutClusterCapacityProviders(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> RegisterTaskDefinition(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> DescribeTaskDefinition(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> ListTaskDefinitions(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> ListTaskDefinitionFamilies(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> DeregisterTaskDefinition(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> DeleteTaskDefinitions(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> TagResource(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> UntagResource(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> ListTagsForResource(const aws::CallContext&, boost::json::object&);
+
+  const aws::ServiceModel& model_;
+  Owners owners_;
+  aws::TokenCodec tokens_;
+  std::map<std::string, Handler, std::less<>> handlers_;
+};
+
+// AWS's ECS throttle bucket for `action` (the documented table), or nullopt for actions AWS
+// does not throttle by bucket.
+std::optional<aws::ThrottleGroup> EcsThrottleGroup(std::string_view action);
+
+}  // namespace paddock::ecs::api
