@@ -1,0 +1,92 @@
+#include "cli/node.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "aws/sigv4.h"
+#include "cli/config.h"
+#include "common/clock.h"
+#include "http/client.h"
+
+namespace paddock::cli {
+namespace {
+namespace fs = std::filesystem;
+
+std::string TempDir() {
+  std::string tmpl = (fs::temp_directory_path() / "paddock-node-XXXXXX").string();
+  return mkdtemp(tmpl.data());
+}
+
+TEST(ConfigTest, FileValuesAndValidation) {
+  std::string dir = TempDir();
+  std::string path = dir + "/paddock.toml";
+  std::ofstream(path) << "listen = \"127.0.0.1:0\"\nstate_dir = \"/tmp/x\"\naccept_any_credentials = true\n"
+                         "default_account = \"111122223333\"\napi_rate_limits = \"aws\"\n";
+  ServerConfig c;
+  ASSERT_TRUE(LoadConfigFile(path, c).ok());
+  EXPECT_EQ(c.listen, "127.0.0.1:0");
+  EXPECT_EQ(c.state_dir, "/tmp/x");
+  EXPECT_TRUE(c.accept_any_credentials);
+  EXPECT_EQ(c.default_account, "111122223333");
+  EXPECT_EQ(c.api_rate_limits, "aws");
+  EXPECT_TRUE(ValidateConfig(c).ok());
+
+  std::ofstream(path) << "nonsense = 1\n";
+  EXPECT_FALSE(LoadConfigFile(path, c).ok());
+  c.api_rate_limits = "sometimes";
+  EXPECT_FALSE(ValidateConfig(c).ok());
+  c.api_rate_limits = "off";
+  c.listen = "nohost";
+  EXPECT_FALSE(ValidateConfig(c).ok());
+  fs::remove_all(dir);
+}
+
+TEST(NodeTest, ServesSignedRequestsAndBootstrapsAProfile) {
+  std::string dir = TempDir();
+  ServerConfig config;
+  config.listen = "127.0.0.1:0";
+  config.state_dir = dir + "/state";
+  auto node = Node::Open(config);
+  ASSERT_TRUE(node.ok()) << node.status().ToString();
+  auto port = (*node)->Start();
+  ASSERT_TRUE(port.ok());
+  auto boot = Bootstrap(**node, config, "http://127.0.0.1:" + std::to_string(*port), /*update_home=*/false);
+  ASSERT_TRUE(boot.ok()) << boot.status().ToString();
+  EXPECT_TRUE(fs::exists(boot->credentials_path));
+  EXPECT_TRUE(fs::exists(boot->config_path));
+
+  auto cred = (*node)->accounts().Lookup(AccessKeyId(boot->access_key_id));
+  ASSERT_TRUE(cred.ok() && cred->has_value());
+  http::Client client("127.0.0.1", *port);
+  auto call = [&](std::string secret) {
+    http::Request req;
+    req.method = "POST";
+    req.target = "/";
+    req.headers = {{"Content-Type", "application/x-amz-json-1.1"},
+                   {"X-Amz-Target", "AmazonEC2ContainerServiceV20141113.ListClusters"},
+                   {"Host", "127.0.0.1:" + std::to_string(*port)}};
+    req.body = "{}";
+    aws::SignRequest(req, {boot->access_key_id, secret}, "us-east-1", "ecs", SystemClock::Get().Now());
+    return client.Send(req);
+  };
+  auto ok = call((*cred)->secret_access_key);
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->status, 200) << ok->body;
+  EXPECT_EQ(ok->body, "{\"clusterArns\":[]}");
+  auto bad = call("wrong");
+  ASSERT_TRUE(bad.ok());
+  EXPECT_EQ(bad->status, 400);
+  EXPECT_EQ(bad->GetHeader("x-amzn-ErrorType"), "InvalidSignatureException");
+
+  // A second bootstrap reuses the key it wrote.
+  auto again = Bootstrap(**node, config, "http://127.0.0.1:" + std::to_string(*port), false);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->access_key_id, boot->access_key_id);
+  (*node)->Stop();
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace paddock::cli
