@@ -1,31 +1,47 @@
 # cmake -DINPUT=model.json -DOUTPUT=out.cc -DFUNCTION=EcsModelJson -P embed.cmake
 #
 # Writes a C++ source defining `std::string_view paddock::aws::<FUNCTION>()` that returns the
-# file's bytes. The text is split into raw-string chunks well under the 64 KB literal limit that
-# compilers may impose; adjacent literals concatenate into one array.
+# file's bytes. The text is split into separate literals well under the 64 KB that compilers are
+# required to support, and joined once on first use.
+get_filename_component(input_name ${INPUT} NAME)
 file(READ ${INPUT} content HEX)
 string(LENGTH "${content}" hex_len)
 set(chunk_hex 32000)  # 16000 bytes per literal
 set(body "")
 set(offset 0)
+set(index 0)
 while(offset LESS hex_len)
   string(SUBSTRING "${content}" ${offset} ${chunk_hex} chunk)
   # Hex pairs become \x escapes: safe for any byte, no delimiter clashes.
   string(REGEX REPLACE "([0-9a-f][0-9a-f])" "\\\\x\\1" chunk "${chunk}")
-  string(APPEND body "    \"${chunk}\"\n")
+  string(APPEND body "constexpr char kChunk${index}[] = \"${chunk}\";\n")
+  string(APPEND chunks "kChunk${index}, ")
+  string(APPEND sizes "sizeof(kChunk${index}) - 1, ")
   math(EXPR offset "${offset} + ${chunk_hex}")
+  math(EXPR index "${index} + 1")
 endwhile()
 file(WRITE ${OUTPUT}.tmp
-"// Generated from ${INPUT} by embed.cmake. Do not edit.
+"// Generated from ${input_name} by embed.cmake. Do not edit.
 #include \"aws/models/models.h\"
+
+#include <cstddef>
+#include <string>
 
 namespace paddock::aws {
 namespace {
-constexpr char kData[] =
-${body};
+${body}
+constexpr const char* kChunks[] = {${chunks}};
+constexpr std::size_t kSizes[] = {${sizes}};
 }  // namespace
 
-std::string_view ${FUNCTION}() { return std::string_view(kData, sizeof(kData) - 1); }
+std::string_view ${FUNCTION}() {
+  static const std::string* text = [] {
+    auto* s = new std::string();
+    for (std::size_t i = 0; i < sizeof(kChunks) / sizeof(kChunks[0]); ++i) s->append(kChunks[i], kSizes[i]);
+    return s;
+  }();
+  return *text;
+}
 
 }  // namespace paddock::aws
 ")
