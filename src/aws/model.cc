@@ -58,6 +58,7 @@ struct PathElem {
 
 class Path {
  public:
+  Path() { elems_.reserve(8); }
   void PushName(std::string_view n) { elems_.push_back({n, 0, false}); }
   void PushIndex(size_t i) { elems_.push_back({{}, i, true}); }
   void Pop() { elems_.pop_back(); }
