@@ -101,7 +101,15 @@ http::Response JsonErrorResponse(const Status& status, std::string_view request_
   AwsError error = AwsErrorFor(status);
   json::object body;
   body["__type"] = error.type;
-  body["message"] = status.message();
+  if (IsValidUtf8(status.message())) {
+    body["message"] = status.message();
+  } else {
+    // Messages may quote request bytes (an Authorization header, a target); keep the body valid JSON.
+    std::string message = status.message();
+    for (char& c : message)
+      if (static_cast<unsigned char>(c) >= 0x80) c = '?';
+    body["message"] = message;
+  }
   http::Response resp = JsonResponse(error.http_status, json::serialize(body), request_id);
   resp.headers.push_back({"x-amzn-ErrorType", std::move(error.type)});
   return resp;

@@ -240,5 +240,10 @@ TEST(JsonErrorResponseTest, EscapesMessage) {
   EXPECT_EQ(r.GetHeader("x-amzn-ErrorType"), "InvalidParameterException");
 }
 
+TEST(JsonErrorResponseTest, KeepsBodyValidUtf8) {
+  http::Response r = JsonErrorResponse(Unauthenticated("Authorization=\xff\xfe", "IncompleteSignatureException"), "rid");
+  EXPECT_EQ(r.body, R"({"__type":"IncompleteSignatureException","message":"Authorization=??"})");
+}
+
 }  // namespace
 }  // namespace paddock::aws
