@@ -1,0 +1,305 @@
+#include "store/sqlite/internal/connection.h"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <utility>
+
+#include <fmt/format.h>
+
+namespace paddock::store::sqlite_internal {
+namespace {
+
+constexpr int kBusyTimeoutMs = 10'000;
+
+constexpr const char* kControlSql[kControlCount] = {
+    "BEGIN", "BEGIN IMMEDIATE", "SAVEPOINT w", "RELEASE w", "ROLLBACK TO w", "COMMIT", "ROLLBACK",
+};
+
+int TableIndex(std::string_view table) {
+  for (size_t i = 0; i < std::size(kTables); ++i)
+    if (kTables[i].name == table) return static_cast<int>(i);
+  return -1;
+}
+
+// Resets a statement when it goes out of scope, so no statement stays active between calls (an
+// active statement would block COMMIT, RELEASE and ROLLBACK TO).
+class ResetOnExit {
+ public:
+  explicit ResetOnExit(sqlite3_stmt* s) : s_(s) {}
+  ~ResetOnExit() { sqlite3_reset(s_); }
+  ResetOnExit(const ResetOnExit&) = delete;
+  ResetOnExit& operator=(const ResetOnExit&) = delete;
+
+ private:
+  sqlite3_stmt* s_;
+};
+
+// Binds `bytes` as a BLOB, never as NULL: a null data pointer would bind NULL, so an empty blob
+// gets a non-null one.
+int BindBlob(sqlite3_stmt* s, int index, std::string_view bytes) {
+  const char* data = bytes.empty() ? "" : bytes.data();
+  return sqlite3_bind_blob64(s, index, data, bytes.size(), SQLITE_STATIC);
+}
+
+std::string ColumnBytes(sqlite3_stmt* s, int column) {
+  const void* data = sqlite3_column_blob(s, column);
+  int size = sqlite3_column_bytes(s, column);
+  if (data == nullptr || size <= 0) return {};
+  return std::string(static_cast<const char*>(data), static_cast<size_t>(size));
+}
+
+Status Exec(sqlite3* db, const std::string& sql) {
+  int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) return SqliteError(rc, db, sql);
+  return OkStatus();
+}
+
+}  // namespace
+
+std::string StatementSql(std::string_view table, Op op) {
+  std::string t = fmt::format("\"t_{}\"", table);
+  switch (op) {
+    case Op::kGet:
+      return fmt::format("SELECT v FROM {} WHERE k = ?1", t);
+    case Op::kPut:
+      return fmt::format(
+          "INSERT INTO {}(k, v) VALUES (?1, ?2) ON CONFLICT(k) DO UPDATE SET v = excluded.v", t);
+    case Op::kDelete:
+      return fmt::format("DELETE FROM {} WHERE k = ?1", t);
+    case Op::kScanForward:
+      return fmt::format("SELECT k, v FROM {} WHERE k >= ?1 AND k < ?2 ORDER BY k ASC LIMIT ?3", t);
+    case Op::kScanForwardToEnd:
+      return fmt::format("SELECT k, v FROM {} WHERE k >= ?1 ORDER BY k ASC LIMIT ?3", t);
+    case Op::kScanBackward:
+      return fmt::format("SELECT k, v FROM {} WHERE k >= ?1 AND k < ?2 ORDER BY k DESC LIMIT ?3", t);
+    case Op::kScanBackwardToEnd:
+      return fmt::format("SELECT k, v FROM {} WHERE k >= ?1 ORDER BY k DESC LIMIT ?3", t);
+  }
+  return {};
+}
+
+Status SqliteError(int rc, sqlite3* db, std::string_view what) {
+  std::string msg = fmt::format("sqlite: {}: {} (code {})", what,
+                                db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc), rc);
+  switch (rc & 0xFF) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return Unavailable(std::move(msg));
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+      return DataLoss(std::move(msg));
+    case SQLITE_FULL:
+      return ResourceExhausted(std::move(msg));
+    default:
+      return Internal(std::move(msg));
+  }
+}
+
+StatusOr<int> SchemaVersion(sqlite3* db) {
+  sqlite3_stmt* s = nullptr;
+  // The table may not exist yet; check first, since a SELECT from it would not prepare.
+  int rc = sqlite3_prepare_v2(
+      db, "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'schema_version'", -1, &s,
+      nullptr);
+  if (rc != SQLITE_OK) return SqliteError(rc, db, "look for schema_version");
+  rc = sqlite3_step(s);
+  sqlite3_finalize(s);
+  if (rc == SQLITE_DONE) return 0;
+  if (rc != SQLITE_ROW) return SqliteError(rc, db, "look for schema_version");
+
+  rc = sqlite3_prepare_v2(db, "SELECT version FROM schema_version WHERE id = 0", -1, &s, nullptr);
+  if (rc != SQLITE_OK) return SqliteError(rc, db, "read schema_version");
+  rc = sqlite3_step(s);
+  int version = rc == SQLITE_ROW ? sqlite3_column_int(s, 0) : 0;
+  sqlite3_finalize(s);
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) return SqliteError(rc, db, "read schema_version");
+  return version;
+}
+
+Status Migrate(sqlite3* db, std::span<const TableDef> tables, int target_version) {
+  RETURN_IF_ERROR(Exec(db, "BEGIN IMMEDIATE"));
+  Status s = [&]() -> Status {
+    ASSIGN_OR_RETURN(int stored, SchemaVersion(db));
+    if (stored > target_version) {
+      const char* file = sqlite3_db_filename(db, "main");
+      return FailedPrecondition(fmt::format(
+          "store {} has schema version {}, newer than the {} this Paddock build supports; run a "
+          "newer Paddock or point it at another state directory",
+          file != nullptr ? file : "?", stored, target_version));
+    }
+    if (stored == target_version) return OkStatus();
+    RETURN_IF_ERROR(Exec(db,
+                         "CREATE TABLE IF NOT EXISTS schema_version("
+                         "id INTEGER PRIMARY KEY CHECK (id = 0), version INTEGER NOT NULL)"));
+    for (const TableDef& t : tables) {
+      if (t.since_version <= stored) continue;
+      RETURN_IF_ERROR(Exec(db, fmt::format("CREATE TABLE IF NOT EXISTS \"t_{}\"("
+                                           "k BLOB PRIMARY KEY, v BLOB NOT NULL) WITHOUT ROWID",
+                                           t.name)));
+    }
+    return Exec(db, fmt::format("INSERT INTO schema_version(id, version) VALUES (0, {}) "
+                                "ON CONFLICT(id) DO UPDATE SET version = excluded.version",
+                                target_version));
+  }();
+  if (!s.ok()) {
+    Exec(db, "ROLLBACK").IgnoreError();
+    return s;
+  }
+  return Exec(db, "COMMIT");
+}
+
+StatusOr<std::unique_ptr<Connection>> Connection::Open(const std::string& path, Mode mode,
+                                                      bool durable) {
+  int flags = SQLITE_OPEN_NOMUTEX;
+  flags |= mode == Mode::kReadWrite ? (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) : SQLITE_OPEN_READONLY;
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
+  if (rc != SQLITE_OK) {
+    Status s = SqliteError(rc, db, fmt::format("open {}", path));
+    sqlite3_close_v2(db);
+    return s;
+  }
+  std::unique_ptr<Connection> conn(new Connection(db));
+  sqlite3_extended_result_codes(db, 1);
+  sqlite3_busy_timeout(db, kBusyTimeoutMs);
+  RETURN_IF_ERROR(Exec(db, "PRAGMA foreign_keys = OFF"));
+  if (mode == Mode::kReadWrite) {
+    // journal_mode answers with the mode in effect, which is not WAL if the switch failed.
+    std::string journal_mode;
+    rc = sqlite3_exec(
+        db, "PRAGMA journal_mode = WAL",
+        [](void* out, int n, char** values, char**) {
+          if (n > 0 && values[0] != nullptr) *static_cast<std::string*>(out) = values[0];
+          return 0;
+        },
+        &journal_mode, nullptr);
+    if (rc != SQLITE_OK) return SqliteError(rc, db, "PRAGMA journal_mode = WAL");
+    if (journal_mode != "wal")
+      return Internal(fmt::format("sqlite: {} stays in journal mode '{}', not WAL", path, journal_mode));
+    RETURN_IF_ERROR(Exec(db, durable ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = OFF"));
+
+  }
+  for (int i = 0; i < kControlCount; ++i) {
+    rc = sqlite3_prepare_v3(db, kControlSql[i], -1, SQLITE_PREPARE_PERSISTENT, &conn->control_[i],
+                            nullptr);
+    if (rc != SQLITE_OK) return SqliteError(rc, db, kControlSql[i]);
+  }
+  return conn;
+}
+
+Connection::Connection(sqlite3* db) : db_(db), statements_(std::size(kTables) * kOpCount, nullptr) {}
+
+Connection::~Connection() {
+  for (sqlite3_stmt* s : control_) sqlite3_finalize(s);
+  for (sqlite3_stmt* s : statements_) sqlite3_finalize(s);
+  sqlite3_close_v2(db_);
+}
+
+Status Connection::Run(Control c) {
+  sqlite3_stmt* s = control_[static_cast<int>(c)];
+  ResetOnExit reset(s);
+  int rc = sqlite3_step(s);
+  if (rc != SQLITE_DONE) return SqliteError(rc, db_, kControlSql[static_cast<int>(c)]);
+  return OkStatus();
+}
+
+Status Connection::Execute(const std::string& sql) { return Exec(db_, sql); }
+
+Status Connection::Checkpoint() {
+  int rc = sqlite3_wal_checkpoint_v2(db_, "main", SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+  if (rc != SQLITE_OK) return SqliteError(rc, db_, "wal checkpoint");
+  return OkStatus();
+}
+
+void Connection::OnCommit(std::function<void(int wal_pages)> fn) {
+  on_commit_ = std::move(fn);
+  sqlite3_wal_hook(
+      db_,
+      [](void* self, sqlite3*, const char*, int pages) {
+        static_cast<Connection*>(self)->on_commit_(pages);
+        return SQLITE_OK;
+      },
+      this);
+}
+
+bool Connection::InAutocommit() const { return sqlite3_get_autocommit(db_) != 0; }
+
+StatusOr<sqlite3_stmt*> Connection::Statement(std::string_view table, Op op) {
+  int t = TableIndex(table);
+  if (t < 0) return Internal(fmt::format("store table '{}' is not declared in store/schema.h", table));
+  sqlite3_stmt*& s = statements_[static_cast<size_t>(t) * kOpCount + static_cast<size_t>(op)];
+  if (s == nullptr) {
+    std::string sql = StatementSql(table, op);
+    int rc = sqlite3_prepare_v3(db_, sql.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &s, nullptr);
+    if (rc != SQLITE_OK) {
+      s = nullptr;
+      return SqliteError(rc, db_, sql);
+    }
+  }
+  return s;
+}
+
+Status Txn::Fail(Status s) {
+  last_error_ = s;
+  return s;
+}
+
+Status Txn::TakeLastError() { return std::exchange(last_error_, OkStatus()); }
+
+StatusOr<std::optional<std::string>> Txn::Get(std::string_view table, std::string_view key) {
+  ASSIGN_OR_RETURN(sqlite3_stmt* s, conn_.Statement(table, Op::kGet));
+  ResetOnExit reset(s);
+  int rc = BindBlob(s, 1, key);
+  if (rc != SQLITE_OK) return Fail(SqliteError(rc, conn_.db(), "bind key"));
+  rc = sqlite3_step(s);
+  if (rc == SQLITE_DONE) return std::optional<std::string>();
+  if (rc != SQLITE_ROW) return Fail(SqliteError(rc, conn_.db(), fmt::format("get from {}", table)));
+  return std::optional<std::string>(ColumnBytes(s, 0));
+}
+
+StatusOr<std::vector<Row>> Txn::Scan(std::string_view table, const Range& range, size_t limit,
+                                     Direction dir) {
+  bool to_end = range.end.empty();
+  Op op = dir == Direction::kForward ? (to_end ? Op::kScanForwardToEnd : Op::kScanForward)
+                                     : (to_end ? Op::kScanBackwardToEnd : Op::kScanBackward);
+  ASSIGN_OR_RETURN(sqlite3_stmt* s, conn_.Statement(table, op));
+  std::vector<Row> rows;
+  if (limit == 0) return rows;
+  ResetOnExit reset(s);
+  int rc = BindBlob(s, 1, range.begin);
+  if (rc == SQLITE_OK && !to_end) rc = BindBlob(s, 2, range.end);
+  constexpr uint64_t kMaxLimit = static_cast<uint64_t>(std::numeric_limits<sqlite3_int64>::max());
+  if (rc == SQLITE_OK)
+    rc = sqlite3_bind_int64(s, 3, static_cast<sqlite3_int64>(std::min<uint64_t>(limit, kMaxLimit)));
+  if (rc != SQLITE_OK) return Fail(SqliteError(rc, conn_.db(), "bind scan range"));
+  while ((rc = sqlite3_step(s)) == SQLITE_ROW) rows.push_back(Row{ColumnBytes(s, 0), ColumnBytes(s, 1)});
+  if (rc != SQLITE_DONE) return Fail(SqliteError(rc, conn_.db(), fmt::format("scan {}", table)));
+  return rows;
+}
+
+Status Txn::Put(std::string_view table, std::string_view key, std::string_view value) {
+  ASSIGN_OR_RETURN(sqlite3_stmt* s, conn_.Statement(table, Op::kPut));
+  ResetOnExit reset(s);
+  int rc = BindBlob(s, 1, key);
+  if (rc == SQLITE_OK) rc = BindBlob(s, 2, value);
+  if (rc != SQLITE_OK) return Fail(SqliteError(rc, conn_.db(), "bind put"));
+  rc = sqlite3_step(s);
+  if (rc != SQLITE_DONE) return Fail(SqliteError(rc, conn_.db(), fmt::format("put into {}", table)));
+  return OkStatus();
+}
+
+Status Txn::Delete(std::string_view table, std::string_view key) {
+  ASSIGN_OR_RETURN(sqlite3_stmt* s, conn_.Statement(table, Op::kDelete));
+  ResetOnExit reset(s);
+  int rc = BindBlob(s, 1, key);
+  if (rc != SQLITE_OK) return Fail(SqliteError(rc, conn_.db(), "bind key"));
+  rc = sqlite3_step(s);
+  if (rc != SQLITE_DONE) return Fail(SqliteError(rc, conn_.db(), fmt::format("delete from {}", table)));
+  return OkStatus();
+}
+
+}  // namespace paddock::store::sqlite_internal

@@ -1,0 +1,103 @@
+// Private to store/sqlite: one SQLite connection with its prepared-statement cache, the
+// transaction object closures run against, and the schema migration.
+#pragma once
+
+#include <array>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "store/schema.h"
+#include "store/store.h"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace paddock::store::sqlite_internal {
+
+// Per-table statements.
+enum class Op { kGet, kPut, kDelete, kScanForward, kScanForwardToEnd, kScanBackward, kScanBackwardToEnd };
+inline constexpr int kOpCount = 7;
+
+// Transaction-control statements.
+enum class Control { kBegin, kBeginImmediate, kSavepoint, kRelease, kRollbackTo, kCommit, kRollback };
+inline constexpr int kControlCount = 7;
+
+// The SQL of `op` on `table` (table name without the "t_" prefix). Parameters: ?1 key or range
+// begin, ?2 value or range end, ?3 limit.
+std::string StatementSql(std::string_view table, Op op);
+
+// A Status for SQLite result code `rc` from doing `what` on `db` (which may be null).
+Status SqliteError(int rc, sqlite3* db, std::string_view what);
+
+// Brings the database to `target_version`: creates every table of `tables` whose since_version is
+// above the recorded version, and records target_version, in one transaction. Fails with
+// kFailedPrecondition if the recorded version is above target_version.
+Status Migrate(sqlite3* db, std::span<const TableDef> tables, int target_version);
+
+// The version recorded by Migrate, or 0 for a database it never ran on.
+StatusOr<int> SchemaVersion(sqlite3* db);
+
+enum class Mode { kReadWrite, kReadOnly };
+
+// One connection. Not thread-safe: used by one thread at a time.
+class Connection {
+ public:
+  // kReadWrite creates the file if needed and puts it in WAL mode; `durable` selects
+  // synchronous=FULL over OFF.
+  static StatusOr<std::unique_ptr<Connection>> Open(const std::string& path, Mode mode, bool durable);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  sqlite3* db() const { return db_; }
+
+  Status Run(Control c);
+  Status Execute(const std::string& sql);
+  // A PASSIVE checkpoint: copies what it can of the WAL into the database without blocking.
+  Status Checkpoint();
+  // Calls fn after each commit with the WAL's size in pages. Replaces SQLite's autocheckpoint.
+  void OnCommit(std::function<void(int wal_pages)> fn);
+  // True when no transaction is open (SQLite rolls back by itself after some errors).
+  bool InAutocommit() const;
+
+  // The cached statement for `op` on `table`, reset and ready to bind.
+  // kInternal for a table not in kTables.
+  StatusOr<sqlite3_stmt*> Statement(std::string_view table, Op op);
+
+ private:
+  explicit Connection(sqlite3* db);
+
+  sqlite3* db_;
+  std::array<sqlite3_stmt*, kControlCount> control_{};
+  std::vector<sqlite3_stmt*> statements_;  // [table index * kOpCount + op], prepared lazily
+  std::function<void(int)> on_commit_;
+};
+
+// The transaction a closure sees: every call runs on `conn` inside whatever transaction the
+// caller opened.
+class Txn final : public WriteTxn {
+ public:
+  explicit Txn(Connection& conn) : conn_(conn) {}
+
+  StatusOr<std::optional<std::string>> Get(std::string_view table, std::string_view key) override;
+  StatusOr<std::vector<Row>> Scan(std::string_view table, const Range& range, size_t limit,
+                                  Direction dir) override;
+  Status Put(std::string_view table, std::string_view key, std::string_view value) override;
+  Status Delete(std::string_view table, std::string_view key) override;
+
+  // The last SQLite failure seen by this Txn (OK if none), then forgets it.
+  Status TakeLastError();
+
+ private:
+  Status Fail(Status s);
+
+  Connection& conn_;
+  Status last_error_;
+};
+
+}  // namespace paddock::store::sqlite_internal

@@ -1,0 +1,109 @@
+// SqliteStore: the Store on one SQLite database file, for single-node Paddock.
+//
+// Each table of store/schema.h is a real SQLite table `t_<name>(k BLOB PRIMARY KEY, v BLOB NOT
+// NULL) WITHOUT ROWID`, so a Scan is a B-tree range search. The database runs in WAL mode: reads
+// use a pool of read-only connections and never wait for the writer.
+//
+// Writes are group-committed. Write() queues its closure and blocks; one writer thread owns the
+// only write connection and runs every queued closure (up to max_batch) inside one transaction,
+// each under its own savepoint, then commits once. A closure that fails is rolled back to its
+// savepoint and does not disturb the others; the batch shares one fsync, which is what lets many
+// concurrent writers each get a durable commit without each paying for a disk flush.
+//
+// Checkpoints (copying the WAL back into the database file, with its own fsyncs) run on a
+// background thread with its own connection, so commits do not stall behind them; only if the WAL
+// grows far past its usual size does the writer thread checkpoint itself, to bound it.
+//
+//   ASSIGN_OR_RETURN(auto store, SqliteStore::Open({.path = dir + "/state.db"}));
+//   RETURN_IF_ERROR(store->Write([&](WriteTxn& txn) { return txn.Put("meta", k, v); }));
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/status.h"
+#include "store/store.h"
+
+namespace paddock::store {
+
+namespace sqlite_internal {
+class Connection;
+}  // namespace sqlite_internal
+
+struct SqliteOptions {
+  // The database file; created if absent. Its directory must exist.
+  std::string path;
+  // true: synchronous=FULL, so a Write that returned OK was fsync'd and survives kill -9 and power
+  // loss. false: synchronous=OFF, for unit tests only.
+  bool durable = true;
+  // Read-only connections, i.e. Reads that can run at once; more wait for a free one.
+  int readers = 8;
+  // Most closures committed by one transaction.
+  size_t max_batch = 256;
+};
+
+class SqliteStore : public Store {
+ public:
+  // Opens (creating if needed) and migrates the database at options.path.
+  // Fails with kFailedPrecondition if the file was written by a newer schema version.
+  static StatusOr<std::unique_ptr<SqliteStore>> Open(const SqliteOptions& options);
+
+  ~SqliteStore() override;
+  SqliteStore(const SqliteStore&) = delete;
+  SqliteStore& operator=(const SqliteStore&) = delete;
+
+  Status Read(const std::function<Status(ReadTxn&)>& fn) override;
+  Status Write(const std::function<Status(WriteTxn&)>& fn) override;
+  // After Close, Read and Write return kUnavailable. Writes already queued are committed first;
+  // Reads in progress finish first. Safe to call more than once and from several threads.
+  void Close() override;
+
+ private:
+  struct PendingWrite;
+
+  SqliteStore(SqliteOptions options, std::unique_ptr<sqlite_internal::Connection> writer,
+              std::unique_ptr<sqlite_internal::Connection> checkpointer,
+              std::vector<std::unique_ptr<sqlite_internal::Connection>> readers);
+
+  void WriterLoop();
+  void CheckpointLoop();
+  // Runs `batch` in one transaction and sets each one's result.
+  void CommitBatch(const std::vector<PendingWrite*>& batch);
+
+  const SqliteOptions options_;
+
+  // Touched only by the writer thread once it runs (and by Close after joining it).
+  std::unique_ptr<sqlite_internal::Connection> writer_conn_;
+  std::thread writer_thread_;
+  std::thread::id writer_id_;  // set before any Write can run; never changes
+
+  std::mutex write_mu_;
+  std::condition_variable write_cv_;              // signals the writer: work queued or closing
+  std::deque<PendingWrite*> queue_;               // GUARDED_BY(write_mu_)
+  bool write_closed_ = false;                     // GUARDED_BY(write_mu_)
+
+  std::unique_ptr<sqlite_internal::Connection> checkpoint_conn_;  // checkpoint thread only
+  std::thread checkpoint_thread_;
+  std::mutex checkpoint_mu_;
+  std::condition_variable checkpoint_cv_;
+  bool checkpoint_wanted_ = false;  // GUARDED_BY(checkpoint_mu_)
+  bool checkpoint_stop_ = false;    // GUARDED_BY(checkpoint_mu_)
+  int wal_pages_ = 0;               // writer thread only: the WAL's size after the last commit
+
+  std::mutex read_mu_;
+  std::condition_variable read_cv_;               // a reader was returned
+  std::vector<sqlite_internal::Connection*> idle_readers_;  // GUARDED_BY(read_mu_)
+  int readers_in_use_ = 0;                        // GUARDED_BY(read_mu_)
+  bool read_closed_ = false;                      // GUARDED_BY(read_mu_)
+  std::vector<std::unique_ptr<sqlite_internal::Connection>> readers_;  // owned; closed by Close
+
+  std::once_flag close_once_;
+};
+
+}  // namespace paddock::store

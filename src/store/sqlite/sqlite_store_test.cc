@@ -1,0 +1,255 @@
+#include "store/sqlite/sqlite_store.h"
+
+#include <sqlite3.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "store/schema.h"
+#include "store/sqlite/internal/connection.h"
+#include "store/testing/store_conformance.h"
+
+namespace paddock::store {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::StoreConformanceTest;
+using testing::StoreFactory;
+using testing::TempDir;
+
+std::unique_ptr<Store> OpenOrNull(SqliteOptions options) {
+  auto s = SqliteStore::Open(options);
+  if (!s.ok()) {
+    ADD_FAILURE() << s.status().ToString();
+    return nullptr;
+  }
+  return std::move(s).value();
+}
+
+StoreFactory Factory(std::string name, SqliteOptions base) {
+  return StoreFactory{std::move(name), [base](const std::string& dir) {
+                        SqliteOptions o = base;
+                        o.path = dir + "/state.db";
+                        return OpenOrNull(o);
+                      }};
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Sqlite, StoreConformanceTest,
+    ::testing::Values(Factory("Fast", {.path = "", .durable = false}),
+                      Factory("Durable", {.path = "", .durable = true}),
+                      // One closure per transaction, one reader for everyone.
+                      Factory("NoBatchingOneReader",
+                              {.path = "", .durable = false, .readers = 1, .max_batch = 1})),
+    testing::StoreFactoryName);
+
+// A plain connection to the file, to look at what the store left there.
+class RawDb {
+ public:
+  explicit RawDb(const std::string& path) {
+    EXPECT_EQ(sqlite3_open(path.c_str(), &db_), SQLITE_OK);
+  }
+  ~RawDb() { sqlite3_close(db_); }
+  RawDb(const RawDb&) = delete;
+  RawDb& operator=(const RawDb&) = delete;
+  sqlite3* get() const { return db_; }
+
+  // The first column of every row of `sql`.
+  std::vector<std::string> Column(const std::string& sql, int column = 0) {
+    std::vector<std::string> out;
+    sqlite3_stmt* s = nullptr;
+    int rc = sqlite3_prepare_v2(db_, sql.c_str(), -1, &s, nullptr);
+    EXPECT_EQ(rc, SQLITE_OK) << sql << ": " << sqlite3_errmsg(db_);
+    if (rc != SQLITE_OK) return out;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+      const unsigned char* text = sqlite3_column_text(s, column);
+      out.emplace_back(text != nullptr ? reinterpret_cast<const char*>(text) : "");
+    }
+    EXPECT_EQ(rc, SQLITE_DONE) << sql << ": " << sqlite3_errmsg(db_);
+    sqlite3_finalize(s);
+    return out;
+  }
+  void Exec(const std::string& sql) {
+    EXPECT_EQ(sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
+        << sql << ": " << sqlite3_errmsg(db_);
+  }
+
+ private:
+  sqlite3* db_ = nullptr;
+};
+
+class SqliteStoreTest : public ::testing::Test {
+ protected:
+  std::string path() const { return tmp_.path() + "/state.db"; }
+  StatusOr<std::unique_ptr<SqliteStore>> Open() { return SqliteStore::Open({.path = path(), .durable = false}); }
+
+  TempDir tmp_;
+};
+
+TEST_F(SqliteStoreTest, CreatesEveryTableAndRecordsTheVersion) {
+  {
+    auto s = Open();
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+  }
+  RawDb db(path());
+  EXPECT_THAT(db.Column("SELECT version FROM schema_version"),
+              ::testing::ElementsAre(std::to_string(kSchemaVersion)));
+  EXPECT_THAT(db.Column("PRAGMA journal_mode"), ::testing::ElementsAre("wal"));
+  for (const TableDef& t : kTables) {
+    auto sql = db.Column(fmt::format("SELECT sql FROM sqlite_schema WHERE name = 't_{}'", t.name));
+    ASSERT_EQ(sql.size(), 1u) << t.name;
+    EXPECT_THAT(sql[0], HasSubstr("k BLOB PRIMARY KEY, v BLOB NOT NULL"));
+    EXPECT_THAT(sql[0], HasSubstr("WITHOUT ROWID"));
+  }
+}
+
+TEST_F(SqliteStoreTest, RefusesANewerSchemaVersion) {
+  {
+    auto s = Open();
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+  }
+  {
+    RawDb db(path());
+    db.Exec(fmt::format("UPDATE schema_version SET version = {}", kSchemaVersion + 1));
+  }
+  auto s = Open();
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(s.status().message(), HasSubstr("newer"));
+  EXPECT_THAT(s.status().message(), HasSubstr(std::to_string(kSchemaVersion + 1)));
+}
+
+TEST_F(SqliteStoreTest, MigrationCreatesOnlyTheNewTables) {
+  RawDb db(path());
+  const TableDef v1[] = {{"one", 1}};
+  const TableDef v2[] = {{"one", 1}, {"two", 2}, {"three", 2}};
+  ASSERT_TRUE(sqlite_internal::Migrate(db.get(), v1, 1).ok());
+  EXPECT_EQ(*sqlite_internal::SchemaVersion(db.get()), 1);
+  db.Exec("INSERT INTO t_one VALUES (x'01', x'02')");
+  // Re-running at the same version is a no-op.
+  ASSERT_TRUE(sqlite_internal::Migrate(db.get(), v1, 1).ok());
+
+  Status up = sqlite_internal::Migrate(db.get(), v2, 2);
+  ASSERT_TRUE(up.ok()) << up.ToString();
+  EXPECT_EQ(*sqlite_internal::SchemaVersion(db.get()), 2);
+  EXPECT_THAT(db.Column("SELECT name FROM sqlite_schema WHERE name LIKE 't_%' ORDER BY name"),
+              ::testing::ElementsAre("t_one", "t_three", "t_two"));
+  EXPECT_THAT(db.Column("SELECT count(*) FROM t_one"), ::testing::ElementsAre("1"));
+
+  Status down = sqlite_internal::Migrate(db.get(), v1, 1);
+  EXPECT_EQ(down.code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(*sqlite_internal::SchemaVersion(db.get()), 2);
+}
+
+TEST_F(SqliteStoreTest, ReopenAfterCloseKeepsData) {
+  for (int round = 0; round < 3; ++round) {
+    auto s = SqliteStore::Open({.path = path(), .durable = true});
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    SqliteStore& store = **s;
+    if (round > 0) {
+      std::optional<std::string> v;
+      ASSERT_TRUE(store.Read([&](ReadTxn& txn) -> Status {
+                    ASSIGN_OR_RETURN(v, txn.Get("meta", "round"));
+                    return OkStatus();
+                  }).ok());
+      EXPECT_EQ(v, std::to_string(round - 1));
+    }
+    ASSERT_TRUE(store.Write([&](WriteTxn& txn) {
+                  return txn.Put("meta", "round", std::to_string(round));
+                }).ok());
+    store.Close();
+  }
+}
+
+// Every scan statement must be a range search on the primary key, with no sort step.
+TEST_F(SqliteStoreTest, ScansSearchThePrimaryKey) {
+  {
+    auto s = Open();
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+  }
+  RawDb db(path());
+  using sqlite_internal::Op;
+  for (Op op : {Op::kGet, Op::kDelete, Op::kScanForward, Op::kScanForwardToEnd, Op::kScanBackward,
+                Op::kScanBackwardToEnd}) {
+    std::string sql = sqlite_internal::StatementSql("clusters", op);
+    auto plan = db.Column("EXPLAIN QUERY PLAN " + sql, 3);
+    ASSERT_FALSE(plan.empty()) << sql;
+    for (const auto& step : plan) {
+      EXPECT_THAT(step, HasSubstr("SEARCH t_clusters USING PRIMARY KEY")) << sql;
+      EXPECT_THAT(step, ::testing::Not(HasSubstr("TEMP B-TREE"))) << sql;
+    }
+  }
+}
+
+// Checkpoints keep the WAL from growing without bound under a steady stream of writes.
+TEST_F(SqliteStoreTest, WalStaysBounded) {
+  auto s = Open();
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  SqliteStore& store = **s;
+  constexpr int kWrites = 600;  // ~25 pages each: ~60 MiB of WAL without checkpoints
+  for (int i = 0; i < kWrites; ++i) {
+    ASSERT_TRUE(store.Write([&](WriteTxn& txn) -> Status {
+                  for (int j = 0; j < 10; ++j)
+                    RETURN_IF_ERROR(txn.Put("meta", fmt::format("{:06}/{}", i, j),
+                                            fmt::format("{:>8192}", i * 10 + j)));
+                  return OkStatus();
+                }).ok());
+  }
+  std::error_code ec;
+  auto wal_size = std::filesystem::file_size(path() + "-wal", ec);
+  ASSERT_FALSE(ec) << ec.message();
+  EXPECT_LT(wal_size, 40u << 20);
+  std::optional<std::string> last;
+  ASSERT_TRUE(store.Read([&](ReadTxn& txn) -> Status {
+                ASSIGN_OR_RETURN(last, txn.Get("meta", fmt::format("{:06}/9", kWrites - 1)));
+                return OkStatus();
+              }).ok());
+  EXPECT_EQ(last, fmt::format("{:>8192}", kWrites * 10 - 1));
+}
+
+TEST_F(SqliteStoreTest, WriteFromInsideAWriteFailsInsteadOfDeadlocking) {
+  auto s = Open();
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  SqliteStore& store = **s;
+  Status inner;
+  Status outer = store.Write([&](WriteTxn&) {
+    inner = store.Write([](WriteTxn&) { return OkStatus(); });
+    return OkStatus();
+  });
+  EXPECT_TRUE(outer.ok());
+  EXPECT_EQ(inner.code(), StatusCode::kInternal);
+}
+
+TEST_F(SqliteStoreTest, ClosedMessage) {
+  auto s = Open();
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  (*s)->Close();
+  Status w = (*s)->Write([](WriteTxn&) { return OkStatus(); });
+  EXPECT_EQ(w.code(), StatusCode::kUnavailable);
+  EXPECT_EQ(w.message(), "store is closed");
+}
+
+TEST_F(SqliteStoreTest, RejectsBadOptionsAndFiles) {
+  EXPECT_EQ(SqliteStore::Open({}).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(SqliteStore::Open({.path = path(), .readers = 0}).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(SqliteStore::Open({.path = path(), .max_batch = 0}).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_FALSE(SqliteStore::Open({.path = tmp_.path() + "/no/such/dir/state.db"}).ok());
+  {
+    std::ofstream garbage(path());
+    garbage << std::string(4096, 'x');
+  }
+  auto s = Open();
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kDataLoss) << s.status().ToString();
+}
+
+}  // namespace
+}  // namespace paddock::store
