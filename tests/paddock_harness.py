@@ -1,0 +1,477 @@
+"""Shared helpers for Paddock's multi-process tests (standard library unittest + boto3 only).
+
+- `Server`: starts `paddock server` (or `paddock up`) on port 0 in a state dir, parses the
+  listening line from stdout, stops it with SIGTERM (or SIGKILL) by PID.
+- `admin(...)`: runs `paddock admin --state-dir DIR ...` and returns the parsed JSON lines.
+- `ShapeValidator` / `validate_output`: STRICT validation of a raw JSON response body against
+  botocore's output shape (unknown keys, wrong types, missing required members, bad enums fail).
+- `ecs_client(...)`: a boto3 ECS client whose every successful response is validated from the
+  RAW HTTP body (botocore's parser silently drops unknown keys, so parsed dicts prove nothing).
+- `RawSigner`: signs raw requests with botocore's SigV4Auth, for hand-made bodies.
+- `PaddockTestCase`: a TestCase with one server, one account and one key per test class.
+"""
+
+import datetime
+import http.client
+import json
+import os
+import signal
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+import unittest
+from unittest import mock
+
+import boto3
+import botocore.auth
+import botocore.awsrequest
+import botocore.credentials
+import botocore.session
+from botocore.config import Config
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REGION = "us-east-1"
+TARGET_PREFIX = "AmazonEC2ContainerServiceV20141113"
+JSON_CT = "application/x-amz-json-1.1"
+
+
+def paddock_bin():
+    env = os.environ.get("PADDOCK_BIN")
+    if env:
+        return env
+    for rel in ("build/release/src/cli/paddock", "build/dev/src/cli/paddock"):
+        p = os.path.join(REPO, rel)
+        if os.path.exists(p):
+            return p
+    raise unittest.SkipTest("paddock binary not found; set PADDOCK_BIN")
+
+
+# ----------------------------------------------------------------------------------------------
+# processes
+
+
+class Server:
+    """One `paddock server` (or `paddock up`) process on 127.0.0.1:0."""
+
+    LISTEN_PREFIX = "paddock server listening on http://"
+
+    def __init__(self, state_dir, extra_args=(), mode="server", env=None, start_timeout=20):
+        self.state_dir = state_dir
+        self.extra_args = list(extra_args)
+        self.mode = mode
+        self.env = env
+        self.start_timeout = start_timeout
+        self.proc = None
+        self.port = None
+        self._log_path = None
+        self._drain = None
+
+    @property
+    def endpoint(self):
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self):
+        os.makedirs(self.state_dir, exist_ok=True)
+        self._log_path = os.path.join(
+            os.path.dirname(self.state_dir.rstrip("/")), f"server-{os.getpid()}-{time.monotonic_ns()}.log")
+        log = open(self._log_path, "wb")
+        args = [paddock_bin(), self.mode, "--listen", "127.0.0.1:0", "--state-dir", self.state_dir]
+        self.proc = subprocess.Popen(args + self.extra_args, stdout=subprocess.PIPE, stderr=log,
+                                     stdin=subprocess.DEVNULL, env=self.env)
+        log.close()
+        # Read lines until the listening line; a watchdog kills the process if it never comes.
+        timer = threading.Timer(self.start_timeout, self._kill_quietly)
+        timer.start()
+        lines = []
+        try:
+            while True:
+                line = self.proc.stdout.readline()
+                if not line:
+                    raise RuntimeError(f"paddock {self.mode} exited before listening: "
+                                       f"stdout={lines!r} stderr={self.log_tail()!r}")
+                text = line.decode("utf-8", "replace").strip()
+                lines.append(text)
+                # `server` prints "paddock server listening on http://H:P"; `up` prints a
+                # banner with "  endpoint     http://H:P".
+                if text.startswith(self.LISTEN_PREFIX) or (
+                        self.mode == "up" and text.startswith("endpoint") and "http://" in text):
+                    self.port = int(text.rsplit(":", 1)[1].strip().rstrip("/"))
+                    break
+        finally:
+            timer.cancel()
+        self.stdout_lines = lines
+        # Keep draining stdout so the server never blocks on a full pipe.
+        self._drain = threading.Thread(target=self._drain_stdout, daemon=True)
+        self._drain.start()
+        return self
+
+    def _drain_stdout(self):
+        try:
+            for line in self.proc.stdout:
+                self.stdout_lines.append(line.decode("utf-8", "replace").rstrip())
+        except (ValueError, OSError):
+            pass
+
+    def _kill_quietly(self):
+        try:
+            self.proc.kill()
+        except OSError:
+            pass
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def log_tail(self, n=4000):
+        try:
+            with open(self._log_path, "rb") as f:
+                return f.read()[-n:].decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    def stop(self, timeout=10):
+        """SIGTERM and wait (SIGKILL if it does not exit in time). Returns the exit code."""
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._close()
+        return self.proc.returncode
+
+    def kill(self):
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+        self._close()
+
+    def _close(self):
+        if self.proc.stdout:
+            try:
+                self.proc.stdout.close()
+            except OSError:
+                pass
+        if self._drain is not None:
+            self._drain.join(2)
+
+
+def admin(state_dir, *args, check=True):
+    """Runs `paddock admin --state-dir DIR ARGS`; returns a list of parsed JSON lines."""
+    r = subprocess.run([paddock_bin(), "admin", "--state-dir", state_dir, *args],
+                       capture_output=True, timeout=60)
+    if check and r.returncode != 0:
+        raise AssertionError(f"paddock admin {args} failed rc={r.returncode}: "
+                             f"{r.stdout.decode()!r} {r.stderr.decode()!r}")
+    out = []
+    for line in r.stdout.decode().splitlines():
+        line = line.strip()
+        if line:
+            out.append(json.loads(line))
+    return out if check else (r.returncode, out, r.stderr.decode())
+
+
+def create_account(state_dir, account_id=None, name=None):
+    args = ["create-account"]
+    if account_id:
+        args += ["--id", account_id]
+    if name:
+        args += ["--name", name]
+    acct = admin(state_dir, *args)[0]["account"]
+    key = admin(state_dir, "create-access-key", "--account", acct)[0]
+    return acct, key["accessKeyId"], key["secretAccessKey"]
+
+
+# ----------------------------------------------------------------------------------------------
+# strict shape validation
+
+_SESSION = botocore.session.get_session()
+ECS_MODEL = _SESSION.get_service_model("ecs")
+
+
+class ShapeValidator:
+    """Validates a JSON value (as it came off the wire) against a botocore shape, strictly."""
+
+    def __init__(self, check_enums=True):
+        self.check_enums = check_enums
+
+    def validate(self, value, shape, path="$"):
+        errors = []
+        self._v(value, shape, path, errors)
+        return errors
+
+    def _v(self, value, shape, path, errors):
+        t = shape.type_name
+        if value is None:
+            errors.append(f"{path}: null is not a valid {t} ({shape.name})")
+            return
+        if t == "structure":
+            if not isinstance(value, dict):
+                errors.append(f"{path}: expected object for {shape.name}, got {type(value).__name__}")
+                return
+            members = shape.members
+            for k, v in value.items():
+                if k not in members:
+                    errors.append(f"{path}: unknown member {k!r} in {shape.name}")
+                    continue
+                self._v(v, members[k], f"{path}.{k}", errors)
+            for req in shape.required_members:
+                if req not in value:
+                    errors.append(f"{path}: missing required member {req!r} of {shape.name}")
+            if shape.is_tagged_union and len(value) != 1:
+                errors.append(f"{path}: union {shape.name} must have exactly one member")
+        elif t == "list":
+            if not isinstance(value, list):
+                errors.append(f"{path}: expected list for {shape.name}, got {type(value).__name__}")
+                return
+            for i, item in enumerate(value):
+                self._v(item, shape.member, f"{path}[{i}]", errors)
+        elif t == "map":
+            if not isinstance(value, dict):
+                errors.append(f"{path}: expected map for {shape.name}, got {type(value).__name__}")
+                return
+            for k, v in value.items():
+                self._v(k, shape.key, f"{path}<key {k!r}>", errors)
+                self._v(v, shape.value, f"{path}[{k!r}]", errors)
+        elif t == "string":
+            if not isinstance(value, str):
+                errors.append(f"{path}: expected string for {shape.name}, got {type(value).__name__} {value!r}")
+                return
+            enum = shape.enum
+            if self.check_enums and enum and value not in enum:
+                errors.append(f"{path}: {value!r} is not in enum {shape.name} {list(enum)}")
+        elif t in ("integer", "long"):
+            if isinstance(value, bool) or not isinstance(value, int):
+                errors.append(f"{path}: expected {t} for {shape.name}, got {type(value).__name__} {value!r}")
+        elif t == "boolean":
+            if not isinstance(value, bool):
+                errors.append(f"{path}: expected boolean for {shape.name}, got {type(value).__name__} {value!r}")
+        elif t in ("double", "float"):
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                errors.append(f"{path}: expected {t} for {shape.name}, got {type(value).__name__} {value!r}")
+        elif t == "timestamp":
+            # JSON 1.1: epoch seconds as a number.
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                errors.append(f"{path}: expected epoch-seconds number for timestamp {shape.name}, "
+                              f"got {type(value).__name__} {value!r}")
+        elif t == "blob":
+            if not isinstance(value, str):
+                errors.append(f"{path}: expected base64 string for blob {shape.name}")
+        else:
+            errors.append(f"{path}: validator does not know shape type {t}")
+
+
+VALIDATOR = ShapeValidator()
+
+
+def validate_output(operation, body):
+    """Validates a raw response body (bytes, str or parsed dict) against the operation's output shape.
+    Returns a list of violation strings (empty = valid)."""
+    if isinstance(body, (bytes, bytearray)):
+        body = json.loads(body.decode("utf-8"))
+    elif isinstance(body, str):
+        body = json.loads(body)
+    shape = ECS_MODEL.operation_model(operation).output_shape
+    if shape is None:
+        return [] if body in ({}, None) else [f"{operation} has no output shape but body is {body!r}"]
+    return VALIDATOR.validate(body, shape)
+
+
+def validate_error_body(body):
+    """AWS JSON 1.1 error body: {"__type": str, "message": str?}, nothing else required."""
+    errs = []
+    if isinstance(body, (bytes, bytearray)):
+        try:
+            body = json.loads(body.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as e:
+            return [f"error body is not JSON: {e}: {body[:200]!r}"]
+    if not isinstance(body, dict):
+        return [f"error body is not an object: {body!r}"]
+    if not isinstance(body.get("__type"), str) or not body["__type"]:
+        errs.append(f"error body has no __type: {body!r}")
+    if "message" in body and not isinstance(body["message"], str):
+        errs.append(f"error message is not a string: {body!r}")
+    return errs
+
+
+class ShapeViolation(AssertionError):
+    pass
+
+
+class _RawCapture:
+    """before-parse hook: keeps the raw response and validates successful bodies strictly."""
+
+    def __init__(self):
+        self.last = None  # (operation, status, headers, body bytes)
+        self.validated = 0
+
+    def __call__(self, operation_model, response_dict, **kwargs):
+        op = operation_model.name
+        status = response_dict["status_code"]
+        body = response_dict["body"]
+        self.last = (op, status, dict(response_dict["headers"]), body)
+        if 200 <= status < 300:
+            try:
+                errs = validate_output(op, body)
+            except ValueError as e:
+                errs = [f"body is not JSON: {e}: {body[:300]!r}"]
+            if errs:
+                raise ShapeViolation(f"{op} response violates the botocore output shape:\n  " +
+                                     "\n  ".join(errs[:30]) + f"\nraw body: {body[:2000]!r}")
+            self.validated += 1
+        else:
+            errs = validate_error_body(body)
+            if errs:
+                raise ShapeViolation(f"{op} error response malformed: {errs}")
+
+
+def ecs_client(endpoint, key_id, secret, retries=1, validate=True, timeout=30, max_pool=10):
+    cfg = Config(retries={"max_attempts": retries, "mode": "standard"}, connect_timeout=timeout,
+                 read_timeout=timeout, max_pool_connections=max_pool)
+    c = boto3.session.Session().client(
+        "ecs", endpoint_url=endpoint, region_name=REGION, aws_access_key_id=key_id,
+        aws_secret_access_key=secret, config=cfg)
+    cap = _RawCapture()
+    if validate:
+        c.meta.events.register("before-parse.ecs.*", cap)
+    c.paddock_capture = cap
+    return c
+
+
+def raw_last_body(client):
+    """The last raw response body parsed as JSON."""
+    return json.loads(client.paddock_capture.last[3])
+
+
+# ----------------------------------------------------------------------------------------------
+# raw signed requests
+
+
+class RawSigner:
+    def __init__(self, key_id, secret, region=REGION, service="ecs"):
+        self.creds = botocore.credentials.Credentials(key_id, secret)
+        self.region = region
+        self.service = service
+
+    def headers(self, host, body, operation=None, target=None, extra=None, when=None,
+                content_type=JSON_CT, method="POST", path="/"):
+        """Returns headers (dict) for a SigV4-signed request. `when` (aware datetime) signs at
+        that time instead of now."""
+        h = {"Content-Type": content_type} if content_type else {}
+        if target is not None or operation is not None:
+            h["X-Amz-Target"] = target if target is not None else f"{TARGET_PREFIX}.{operation}"
+        if extra:
+            h.update(extra)
+        req = botocore.awsrequest.AWSRequest(method=method, url=f"http://{host}{path}", data=body,
+                                             headers=h)
+        auth = botocore.auth.SigV4Auth(self.creds, self.service, self.region)
+        if when is None:
+            auth.add_auth(req)
+        else:
+            fixed = when.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+            with mock.patch.object(botocore.auth, "get_current_datetime", lambda *a, **k: fixed):
+                auth.add_auth(req)
+        out = dict(req.headers.items())
+        out["Host"] = host
+        return out
+
+
+class RawConn:
+    """A keep-alive http.client connection that sends signed ECS JSON requests."""
+
+    def __init__(self, port, signer, timeout=30):
+        self.port = port
+        self.host = f"127.0.0.1:{port}"
+        self.signer = signer
+        self.timeout = timeout
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+
+    def call(self, operation, payload):
+        body = payload if isinstance(payload, (bytes, bytearray)) else json.dumps(payload).encode()
+        hdrs = self.signer.headers(self.host, body, operation=operation)
+        try:
+            self.conn.request("POST", "/", body=body, headers=hdrs)
+            r = self.conn.getresponse()
+            data = r.read()
+        except Exception:
+            self.close()
+            raise
+        if r.getheader("Connection", "").lower() == "close":
+            self.close()
+        return r.status, data
+
+    def close(self):
+        """Closes the socket; a later call reconnects."""
+        try:
+            self.conn.close()
+        except Exception:
+            pass
+
+
+def raw_request(port, method="POST", path="/", body=b"", headers=None, timeout=10):
+    """One request on a fresh connection; returns (status, headers dict lower-cased, body)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        conn.request(method, path, body=body, headers=headers or {})
+        r = conn.getresponse()
+        data = r.read()
+        return r.status, {k.lower(): v for k, v in r.getheaders()}, data
+    finally:
+        conn.close()
+
+
+# ----------------------------------------------------------------------------------------------
+# test cases
+
+
+def td_min(family, **extra):
+    """A minimal valid RegisterTaskDefinition request."""
+    req = {"family": family,
+           "containerDefinitions": [{"name": "app", "image": "public.ecr.aws/docker/library/busybox:1.36",
+                                     "memory": 64}]}
+    req.update(extra)
+    return req
+
+
+class PaddockTestCase(unittest.TestCase):
+    """One server + one account + one key per class (setUpClass); helpers for more."""
+
+    SERVER_ARGS = ()
+    ACCOUNT_ID = None
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.tmp = tempfile.mkdtemp(prefix="paddock-test-")
+        cls.addClassCleanup(shutil.rmtree, cls.tmp, ignore_errors=True)
+        cls.state_dir = os.path.join(cls.tmp, "state")
+        os.makedirs(cls.state_dir)
+        cls.account, cls.key_id, cls.secret = create_account(cls.state_dir, cls.ACCOUNT_ID, "main")
+        cls.server = Server(cls.state_dir, cls.SERVER_ARGS)
+        cls.server.start()
+        cls.addClassCleanup(cls.server.stop)
+        cls.ecs = ecs_client(cls.server.endpoint, cls.key_id, cls.secret)
+
+    def assertServerAlive(self):
+        self.assertTrue(self.server.alive(), f"server died: {self.server.log_tail()}")
+
+    def assertClientError(self, code, fn, *args, message=None, message_contains=None, status=400, **kwargs):
+        from botocore.exceptions import ClientError
+        with self.assertRaises(ClientError) as cm:
+            fn(*args, **kwargs)
+        err = cm.exception.response["Error"]
+        meta = cm.exception.response["ResponseMetadata"]
+        self.assertEqual(err["Code"], code, cm.exception.response)
+        if status is not None:
+            self.assertEqual(meta["HTTPStatusCode"], status, cm.exception.response)
+        if message is not None:
+            self.assertEqual(err.get("Message"), message)
+        if message_contains is not None:
+            self.assertIn(message_contains, err.get("Message", ""))
+        return cm.exception.response
