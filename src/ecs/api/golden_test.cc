@@ -85,7 +85,8 @@ TEST_P(GoldenTest, AnswersExactly) {
   const GoldenCase& c = GetParam();
   fs::path setup = c.base.string() + ".setup.json";
   if (fs::exists(setup)) {
-    for (const auto& step : json::parse(ReadFile(setup)).as_array()) {
+    const json::value steps = json::parse(ReadFile(setup));  // must outlive the loop
+    for (const auto& step : steps.as_array()) {
       auto resp = Send(std::string(step.at("action").as_string()), json::serialize(step.at("request")));
       ASSERT_EQ(resp.status, 200) << "setup step failed: " << resp.body;
     }

@@ -121,8 +121,12 @@ void SqliteStore::WriterLoop() {
       // Copies everything committed so far, as nothing else commits meanwhile; the next write
       // then starts the WAL over. A failure (e.g. a reader still on an old snapshot) only means
       // the WAL stays long for now.
-      writer_conn_->Checkpoint().IgnoreError();
-      wal_pages_ = 0;
+      // The background checkpoint never catches up while commits keep landing, so the writer
+      // checkpoints in RESTART mode between batches: it waits for a running checkpoint and for
+      // readers on old snapshots, and the next batch starts the WAL over. If it could not
+      // finish, it is tried again after the next batch.
+      StatusOr<bool> complete = writer_conn_->Checkpoint(/*restart=*/true);
+      if (complete.ok() && *complete) wal_pages_ = 0;
     } else if (wal_pages_ >= kCheckpointPages) {
       std::lock_guard lock(checkpoint_mu_);
       checkpoint_wanted_ = true;
@@ -140,7 +144,7 @@ void SqliteStore::CheckpointLoop() {
       checkpoint_wanted_ = false;
     }
     // Best effort: a checkpoint that cannot finish now is retried after a later commit.
-    checkpoint_conn_->Checkpoint().IgnoreError();
+    checkpoint_conn_->Checkpoint().status().IgnoreError();
   }
 }
 

@@ -209,10 +209,13 @@ Status Connection::Run(Control c) {
 
 Status Connection::Execute(const std::string& sql) { return Exec(db_, sql); }
 
-Status Connection::Checkpoint() {
-  int rc = sqlite3_wal_checkpoint_v2(db_, "main", SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+StatusOr<bool> Connection::Checkpoint(bool restart) {
+  int log_frames = 0, checkpointed = 0;
+  int rc = sqlite3_wal_checkpoint_v2(db_, "main", restart ? SQLITE_CHECKPOINT_RESTART : SQLITE_CHECKPOINT_PASSIVE,
+                                     &log_frames, &checkpointed);
+  if (rc == SQLITE_BUSY) return false;  // another checkpoint is running
   if (rc != SQLITE_OK) return SqliteError(rc, db_, "wal checkpoint");
-  return OkStatus();
+  return log_frames >= 0 && checkpointed == log_frames;
 }
 
 void Connection::OnCommit(std::function<void(int wal_pages)> fn) {

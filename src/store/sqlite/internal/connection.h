@@ -58,8 +58,10 @@ class Connection {
 
   Status Run(Control c);
   Status Execute(const std::string& sql);
-  // A PASSIVE checkpoint: copies what it can of the WAL into the database without blocking.
-  Status Checkpoint();
+  // Copies the WAL into the database. PASSIVE (restart=false) never waits; RESTART waits (up to
+  // the busy timeout) for other checkpoints and readers, so the next write starts the WAL over.
+  // Returns whether every frame was copied.
+  StatusOr<bool> Checkpoint(bool restart = false);
   // Calls fn after each commit with the WAL's size in pages. Replaces SQLite's autocheckpoint.
   void OnCommit(std::function<void(int wal_pages)> fn);
   // True when no transaction is open (SQLite rolls back by itself after some errors).
