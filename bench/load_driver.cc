@@ -1,8 +1,9 @@
 // paddock_load: a closed-loop load driver for any ECS-compatible endpoint (Paddock, moto, ...).
 //
-// Holds --connections keep-alive connections, one thread and one http::Client each. Every thread
-// sends one request, waits for the answer, and sends the next, so the offered load is whatever
-// the server sustains at that concurrency. Every request is signed afresh with SigV4 at the
+// Holds --connections keep-alive connections, multiplexed on --io-threads epoll threads (or, with
+// --io-threads 0, one blocking thread and http::Client each). Every connection sends one request,
+// waits for the answer, and sends the next, so the offered load is whatever the server sustains
+// at that concurrency. Every request is signed afresh with SigV4 at the
 // moment it is sent: nothing is cached, so a server that checks signatures, dates and payload
 // hashes sees exactly what the AWS SDKs would send. (Signing costs a few microseconds of CPU per
 // request; see docs/benchmarks.md.)
@@ -31,6 +32,7 @@
 #include <vector>
 
 #include "aws/sigv4.h"
+#include "epoll_conns.h"
 #include "common/clock.h"
 #include "common/status.h"
 #include "http/client.h"
@@ -78,6 +80,7 @@ struct Options {
   std::string secret_key = "test";
   std::string region = "us-east-1";
   int connections = 16;
+  int io_threads = 1;  // 0: one blocking thread per connection
   std::optional<std::chrono::milliseconds> duration;  // one of duration / requests
   std::optional<uint64_t> requests;
   Action action = Action::kDescribeTaskDefinition;
@@ -91,7 +94,7 @@ struct Options {
   if (!error.empty()) fmt::print(stderr, "paddock_load: {}\n\n", error);
   fmt::print(stderr,
              "usage: paddock_load --endpoint http://HOST:PORT [--access-key K --secret-key S] [--region us-east-1]\n"
-             "                    [--connections 16] [--duration 10s | --requests N]\n"
+             "                    [--connections 16] [--io-threads 1] [--duration 10s | --requests N]\n"
              "                    [--action describe-task-definition|register-task-definition|list-task-definitions|\n"
              "                              create-cluster|describe-clusters]\n"
              "                    [--family NAME] [--warmup N] [--prefill N] [--json]\n"
@@ -99,7 +102,9 @@ struct Options {
              "  --warmup N   send N untimed requests of the action first (describe-*: creates the family or\n"
              "               cluster first if it does not exist)\n"
              "  --prefill N  register N revisions of --family before measuring, on all connections\n"
-             "  --json       print one machine-readable JSON line instead of the table\n");
+             "  --json       print one machine-readable JSON line instead of the table\n"
+             "  --io-threads N  multiplex the connections on N epoll threads (default 1); 0 runs one\n"
+             "               blocking thread per connection\n");
   std::exit(2);
 }
 
@@ -163,6 +168,9 @@ Options ParseFlags(int argc, char** argv) {
     } else if (flag == "--connections") {
       o.connections = static_cast<int>(number());
       if (o.connections < 1 || o.connections > 1024) Usage("--connections must be 1..1024");
+    } else if (flag == "--io-threads") {
+      o.io_threads = static_cast<int>(number());
+      if (o.io_threads < 0 || o.io_threads > 64) Usage("--io-threads must be 0..64");
     } else if (flag == "--duration") {
       o.duration = ParseDuration(value);
       if (!o.duration || o.duration->count() == 0) Usage("--duration wants e.g. 10s, 500ms, 2m");
@@ -279,8 +287,34 @@ class Runner {
 
   // Runs `action` on every connection until `count` requests were sent or `deadline` passed.
   // Calls `progress(done)` about every 2 s from the calling thread when given.
+  // The request's bytes on the wire, signed now.
+  std::string Serialize(Action action, uint64_t seq) {
+    http::Request req;
+    req.method = "POST";
+    req.target = "/";
+    req.headers = {{"Host", host_header_},
+                   {"Content-Type", "application/x-amz-json-1.1"},
+                   {"X-Amz-Target", fmt::format("AmazonEC2ContainerServiceV20141113.{}", Info(action).target)}};
+    req.body = Body(action, o_.family, seq);
+    aws::SignRequest(req, {o_.access_key, o_.secret_key}, o_.region, "ecs", SystemClock::Get().Now());
+    std::string out = "POST / HTTP/1.1\r\n";
+    for (const auto& h : req.headers) out += h.name + ": " + h.value + "\r\n";
+    out += fmt::format("Content-Length: {}\r\n\r\n", req.body.size());
+    out += req.body;
+    return out;
+  }
+
+  static std::string ErrorTypeOf(int status, std::string_view body) {
+    if (status == 0) return "transport:UNAVAILABLE";
+    http::Response r;
+    r.status = status;
+    r.body = std::string(body);
+    return ErrorType(r);
+  }
+
   Result Drive(Action action, std::optional<uint64_t> count, std::optional<Clock::time_point> deadline,
                bool record_latency, bool print_progress, const char* label) {
+    if (o_.io_threads > 0) return DriveEpoll(action, count, deadline, record_latency, print_progress, label);
     std::atomic<uint64_t> next{0};
     std::atomic<uint64_t> done{0};
     std::atomic<bool> finished{false};
@@ -337,6 +371,76 @@ class Runner {
     total.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     finished.store(true);
     if (reporter.joinable()) reporter.join();
+    seq_base_ += next.load();
+    return total;
+  }
+
+  // Drive, with the connections multiplexed on --io-threads epoll threads.
+  Result DriveEpoll(Action action, std::optional<uint64_t> count, std::optional<Clock::time_point> deadline,
+                    bool record_latency, bool print_progress, const char* label) {
+    std::atomic<uint64_t> next{0};
+    std::atomic<uint64_t> done{0};
+    std::atomic<bool> finished{false};
+    std::mutex mu;
+    Result total;
+    std::optional<std::string> failure;
+    auto start = Clock::now();
+    std::vector<std::thread> threads;
+    const int n_threads = std::min(o_.io_threads, o_.connections);
+    for (int t = 0; t < n_threads; ++t) {
+      int share = o_.connections / n_threads + (t < o_.connections % n_threads ? 1 : 0);
+      threads.emplace_back([&, share] {
+        Result mine;
+        if (record_latency) mine.latencies_us.reserve(1 << 18);
+        EpollCallbacks cb;
+        cb.next_request = [&]() -> std::optional<std::string> {
+          uint64_t seq = next.fetch_add(1, std::memory_order_relaxed);
+          if (count && seq >= *count) return std::nullopt;
+          if (deadline && Clock::now() >= *deadline) return std::nullopt;
+          return Serialize(action, seq_base_ + seq);
+        };
+        cb.on_response = [&](int status, std::string_view body, std::chrono::nanoseconds latency) {
+          auto us = duration_cast<std::chrono::microseconds>(latency).count();
+          if (record_latency) mine.latencies_us.push_back(static_cast<uint32_t>(std::min<int64_t>(us, UINT32_MAX)));
+          if (status == 200) {
+            ++mine.ok;
+          } else {
+            ++mine.errors[ErrorTypeOf(status, body)];
+          }
+          done.fetch_add(1, std::memory_order_relaxed);
+        };
+        std::optional<std::string> err = RunEpollLoop({o_.host, o_.port, share}, cb);
+        std::lock_guard lock(mu);
+        if (err) failure = err;
+        total.ok += mine.ok;
+        for (auto& [k, v] : mine.errors) total.errors[k] += v;
+        total.latencies_us.insert(total.latencies_us.end(), mine.latencies_us.begin(), mine.latencies_us.end());
+      });
+    }
+    std::thread reporter;
+    if (print_progress) {
+      reporter = std::thread([&] {
+        uint64_t last = 0;
+        auto last_t = Clock::now();
+        while (!finished.load()) {
+          for (int i = 0; i < 20 && !finished.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+          if (finished.load()) break;
+          uint64_t d = done.load();
+          auto now = Clock::now();
+          double dt = std::chrono::duration<double>(now - last_t).count();
+          fmt::print(stderr, "{}: {}{} done, {:.0f}/s now, {:.0f} s elapsed\n", label, d,
+                     count ? fmt::format("/{}", *count) : std::string(), (d - last) / dt,
+                     std::chrono::duration<double>(now - start).count());
+          last = d;
+          last_t = now;
+        }
+      });
+    }
+    for (auto& th : threads) th.join();
+    total.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    finished.store(true);
+    if (reporter.joinable()) reporter.join();
+    if (failure) fmt::print(stderr, "paddock_load: {}\n", *failure);
     seq_base_ += next.load();
     return total;
   }

@@ -306,6 +306,11 @@ void Session::Dispatch() {
   }
   request_.body = std::move(msg.body());
   parser_.reset();
+  if (server_.options().run_inline && server_.options().run_inline(request_)) {
+    RunHandler();
+    OnHandled();
+    return;
+  }
   // The work guard keeps the I/O threads running (Stop waits for them) until the response is
   // back on the strand.
   asio::post(server_.workers(),

@@ -31,8 +31,9 @@ Status RunClosure(const std::function<Status(TxnT&)>& fn, TxnT& txn) {
 
 Status ClosedError() { return Unavailable("store is closed"); }
 
-// WAL size (4 KiB pages) at which the background thread checkpoints: SQLite's default.
-constexpr int kCheckpointPages = 1000;
+// WAL size (in 8 KiB pages, see connection.cc) at which the background thread checkpoints:
+// 4 MiB, SQLite's default.
+constexpr int kCheckpointPages = 500;
 // WAL size at which the writer checkpoints itself, because the background thread cannot keep up
 // (it only finishes when no commit lands meanwhile). Bounds the WAL at ~32 MiB plus one batch.
 constexpr int kWriterCheckpointPages = 8 * kCheckpointPages;

@@ -168,6 +168,10 @@ StatusOr<std::unique_ptr<Connection>> Connection::Open(const std::string& path, 
   sqlite3_busy_timeout(db, kBusyTimeoutMs);
   RETURN_IF_ERROR(Exec(db, "PRAGMA foreign_keys = OFF"));
   if (mode == Mode::kReadWrite) {
+    // 8 KiB pages keep a typical record (a 1-3 KiB task definition) inside its B-tree leaf
+    // instead of spilling into an overflow page of its own. Only a new, empty database takes
+    // it; it must precede the switch to WAL.
+    RETURN_IF_ERROR(Exec(db, "PRAGMA page_size = 8192"));
     // journal_mode answers with the mode in effect, which is not WAL if the switch failed.
     std::string journal_mode;
     rc = sqlite3_exec(
