@@ -118,9 +118,6 @@ class Admin(h.PaddockTestCase):
         self.assertEqual(self.ecs.list_tags_for_resource(resourceArn=bystander_cluster)["tags"],
                          [{"key": "keep", "value": "1"}])
 
-    # BUG (reported): `paddock admin create-account --id ""` exits 0 and creates an account with a
-    # RANDOM id instead of rejecting the empty id like any other malformed one.
-    @unittest.expectedFailure
     def test_empty_account_id_is_refused(self):
         before = h.admin(self.state_dir, "list-accounts")
         rc, out, _ = h.admin(self.state_dir, "create-account", "--id", "", check=False)

@@ -399,11 +399,7 @@ class ClusterConformance(h.PaddockTestCase):
         self.assertClientError("InvalidParameterException", self.ecs.tag_resource, resourceArn=arn,
                                tags=[{"key": "aws:reserved", "value": "x"}])
 
-    # BUG (reported): CreateCluster / RegisterTaskDefinition with a duplicated tag key
-    # ([{"key":"a","value":"1"},{"key":"a","value":"2"}]) answer 200 and echo BOTH tags in the
-    # response, but only a=2 is stored (ListTagsForResource / DescribeClusters include=TAGS).
-    # The response must describe what was stored (or the request must be rejected).
-    @unittest.expectedFailure
+    # A duplicated tag key is refused (InvalidParameterException) rather than half-stored.
     def test_duplicate_tag_keys_response_matches_stored_state(self):
         dup = [{"key": "a", "value": "1"}, {"key": "a", "value": "2"}]
         name = uniq("dup")
@@ -417,7 +413,7 @@ class ClusterConformance(h.PaddockTestCase):
         try:
             r = self.ecs.register_task_definition(**h.td_min(uniq("dup"), tags=dup))
         except ClientError as e:
-            self.assertEqual(e.response["Error"]["Code"], "ClientException")
+            self.assertEqual(e.response["Error"]["Code"], "InvalidParameterException")
         else:
             stored = self.ecs.list_tags_for_resource(resourceArn=r["taskDefinition"]["taskDefinitionArn"])["tags"]
             self.assertEqual(sorted_tags(r["tags"]), sorted_tags(stored))

@@ -140,7 +140,7 @@ int main(int argc, char** argv) {
   paddock::iam::Accounts& accounts = (*node)->accounts();
   if (create_account->parsed()) {
     std::optional<paddock::AccountId> id;
-    if (!account_id.empty()) id = paddock::AccountId(account_id);
+    if (create_account->count("--id") > 0) id = paddock::AccountId(account_id);
     auto a = accounts.CreateAccount(id, account_name);
     if (!a.ok()) return Fail(a.status());
     fmt::print("{{\"account\": \"{}\", \"name\": \"{}\"}}\n", a->id.str(), a->name);

@@ -296,6 +296,13 @@ StatusOr<TagTarget> ResolveTagTarget(const aws::CallContext& ctx, const json::ob
   return TagTarget{std::move(r), std::move(arn)};
 }
 
+// A task definition is tagged per revision: its ARN must name one.
+StatusOr<taskdef::Ref> TaskDefinitionTagRef(const aws::CallContext& ctx, const TagTarget& t) {
+  ASSIGN_OR_RETURN(taskdef::Ref ref, taskdef::ParseRef(t.arn, ctx.scope, ctx.action, ctx.principal.arn));
+  if (!ref.revision) return ParamError("The ARN provided is invalid.");
+  return ref;
+}
+
 Status UnsupportedTagTarget(const TagTarget& t) {
   return NotFound(fmt::format("The specified resource is not found: {}", t.arn), "ResourceNotFoundException");
 }
@@ -311,7 +318,7 @@ StatusOr<std::string> EcsService::TagResource(const aws::CallContext& ctx, json:
       return std::string("{}");
     }
     case ResourceKind::kTaskDefinition: {
-      ASSIGN_OR_RETURN(taskdef::Ref ref, taskdef::ParseRef(t.arn, ctx.scope, ctx.action, ctx.principal.arn));
+      ASSIGN_OR_RETURN(taskdef::Ref ref, TaskDefinitionTagRef(ctx, t));
       RETURN_IF_ERROR(owners_.task_definitions->TagResource(ctx.scope, ref, tags));
       return std::string("{}");
     }
@@ -331,7 +338,7 @@ StatusOr<std::string> EcsService::UntagResource(const aws::CallContext& ctx, jso
       return std::string("{}");
     }
     case ResourceKind::kTaskDefinition: {
-      ASSIGN_OR_RETURN(taskdef::Ref ref, taskdef::ParseRef(t.arn, ctx.scope, ctx.action, ctx.principal.arn));
+      ASSIGN_OR_RETURN(taskdef::Ref ref, TaskDefinitionTagRef(ctx, t));
       RETURN_IF_ERROR(owners_.task_definitions->UntagResource(ctx.scope, ref, keys));
       return std::string("{}");
     }
@@ -350,7 +357,7 @@ StatusOr<std::string> EcsService::ListTagsForResource(const aws::CallContext& ct
       break;
     }
     case ResourceKind::kTaskDefinition: {
-      ASSIGN_OR_RETURN(taskdef::Ref ref, taskdef::ParseRef(t.arn, ctx.scope, ctx.action, ctx.principal.arn));
+      ASSIGN_OR_RETURN(taskdef::Ref ref, TaskDefinitionTagRef(ctx, t));
       ASSIGN_OR_RETURN(tags, owners_.task_definitions->ListTags(ctx.scope, ref));
       break;
     }

@@ -67,6 +67,20 @@ void MergeSettings(json::array& settings, const json::array& updates) {
   }
 }
 
+// AWS reports every strategy item with its base and weight, defaulting both to 0.
+json::array NormalizeStrategy(const json::array& strategy) {
+  json::array out;
+  for (const auto& item : strategy) {
+    const auto& o = item.as_object();
+    json::object n;
+    n["capacityProvider"] = o.at("capacityProvider");
+    n["weight"] = o.contains("weight") ? o.at("weight") : json::value(0);
+    n["base"] = o.contains("base") ? o.at("base") : json::value(0);
+    out.push_back(std::move(n));
+  }
+  return out;
+}
+
 Status ValidateCapacityProviders(const json::array& providers, const json::array& strategy) {
   std::set<std::string> names;
   for (const auto& p : providers) {
@@ -133,7 +147,8 @@ StatusOr<std::string> Clusters::Create(const Scope& scope, const json::object& i
   }
   json::array providers, strategy;
   if (auto it = input.find("capacityProviders"); it != input.end()) providers = it->value().as_array();
-  if (auto it = input.find("defaultCapacityProviderStrategy"); it != input.end()) strategy = it->value().as_array();
+  if (auto it = input.find("defaultCapacityProviderStrategy"); it != input.end())
+    strategy = NormalizeStrategy(it->value().as_array());
   RETURN_IF_ERROR(ValidateCapacityProviders(providers, strategy));
 
   const std::string arn = ClusterArn(scope, name);
@@ -356,7 +371,7 @@ StatusOr<std::string> Clusters::PutCapacityProviders(const Scope& scope, std::st
   return Mutate(scope, name, [&](json::object& record) -> Status {
     if (record.at("status") != "ACTIVE") return NotFoundError();
     record["capacityProviders"] = providers;
-    record["defaultCapacityProviderStrategy"] = strategy;
+    record["defaultCapacityProviderStrategy"] = NormalizeStrategy(strategy);
     return OkStatus();
   });
 }

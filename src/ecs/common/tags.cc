@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
 #include "store/key.h"
@@ -68,6 +69,10 @@ Status ValidateTags(const Tags& tags) {
   keys.reserve(tags.size());
   for (const auto& t : tags) keys.push_back(t.key);
   RETURN_IF_ERROR(ValidateTagKeys(keys));
+  std::sort(keys.begin(), keys.end());
+  if (auto dup = std::adjacent_find(keys.begin(), keys.end()); dup != keys.end())
+    return InvalidArgument(fmt::format("The tag key '{}' appears more than once. Each tag key of a resource must be unique.", *dup),
+                           "InvalidParameterException");
   for (const auto& t : tags) {
     if (CodePoints(t.value) > 256)
       return InvalidArgument(fmt::format("Tag value for key '{}' must be at most 256 characters long.", t.key),

@@ -342,12 +342,12 @@ StatusOr<DeleteResult> TaskDefinitions::Delete(const Scope& scope, const std::ve
         continue;
       }
       if (!ref->revision) {
-        fail("The specified task definition identifier is invalid. Specify a revision (family:revision) or the full ARN.");
+        fail("The specified task definition identifier is invalid. Specify a valid name or ARN and try again.");
         continue;
       }
       ASSIGN_OR_RETURN(auto text_or, txn.Get(kTaskDefs, RevisionKey(scope, ref->family, *ref->revision)));
       if (!text_or) {
-        fail("The specified task definition does not exist. Specify a valid account, family, and revision and try again.");
+        fail("The specified task definition does not exist. Specify a valid account, family, revision and try again.");
         continue;
       }
       ASSIGN_OR_RETURN(json::object td, ParseRecord(*text_or));

@@ -325,7 +325,10 @@ StatusOr<Validated> ValidateRegister(json::object input) {
   if (fargate && uses_awslogs && GetString(input, "executionRoleArn") == nullptr)
     return ClientError("Fargate requires task definition to have execution role ARN to support log driver awslogs.");
 
-  if (awsvpc) Require(requires_attributes, required_seen, "ecs.capability.task-eni");
+  if (awsvpc) {
+    Require(requires_attributes, required_seen, "com.amazonaws.ecs.capability.docker-remote-api.1.18");
+    Require(requires_attributes, required_seen, "ecs.capability.task-eni");
+  }
   if (GetString(input, "taskRoleArn") != nullptr)
     Require(requires_attributes, required_seen, "com.amazonaws.ecs.capability.task-iam-role");
   if (GetString(input, "executionRoleArn") != nullptr && uses_awslogs)
