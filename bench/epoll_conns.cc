@@ -54,8 +54,9 @@ bool IEquals(std::string_view a, std::string_view b) {
   return true;
 }
 
-// If `in` holds a whole response, returns its length and sets status and body.
-std::optional<size_t> CompleteResponse(std::string_view in, int* status, std::string_view* body) {
+// If `in` holds a whole response, returns its length and sets status, body and whether the
+// server will close the connection after it.
+std::optional<size_t> CompleteResponse(std::string_view in, int* status, std::string_view* body, bool* close) {
   size_t end = in.find("\r\n\r\n");
   if (end == std::string_view::npos) return std::nullopt;
   std::string_view head = in.substr(0, end);
@@ -67,10 +68,12 @@ std::optional<size_t> CompleteResponse(std::string_view in, int* status, std::st
     size_t next = head.find("\r\n", pos + 2);
     std::string_view line = head.substr(pos + 2, (next == std::string_view::npos ? head.size() : next) - pos - 2);
     size_t colon = line.find(':');
-    if (colon != std::string_view::npos && IEquals(line.substr(0, colon), "content-length")) {
+    if (colon != std::string_view::npos) {
+      std::string_view name = line.substr(0, colon);
       std::string_view v = line.substr(colon + 1);
       while (!v.empty() && v.front() == ' ') v.remove_prefix(1);
-      std::from_chars(v.data(), v.data() + v.size(), length);
+      if (IEquals(name, "content-length")) std::from_chars(v.data(), v.data() + v.size(), length);
+      if (IEquals(name, "connection") && IEquals(v, "close")) *close = true;
     }
     pos = next;
   }
@@ -118,8 +121,10 @@ std::optional<std::string> RunEpollLoop(const EpollLoopOptions& o, const EpollCa
     return true;
   };
 
+  // Replaces the connection with a new one and starts its next request. A request still
+  // outstanding on the old one is reported as a transport error.
   auto fail = [&](Conn& c) -> std::optional<std::string> {
-    if (c.busy) cb.on_response(0, {}, Clock::now() - c.started);  // the outstanding request is lost
+    if (c.busy) cb.on_response(0, {}, Clock::now() - c.started);
     epoll_ctl(ep, EPOLL_CTL_DEL, c.fd, nullptr);
     close(c.fd);
     c.fd = Connect(o);
@@ -185,10 +190,12 @@ std::optional<std::string> RunEpollLoop(const EpollLoopOptions& o, const EpollCa
       }
       int status = 0;
       std::string_view body;
-      if (std::optional<size_t> len = c.busy ? CompleteResponse(c.in, &status, &body) : std::nullopt) {
+      bool close_after = false;
+      if (std::optional<size_t> len = c.busy ? CompleteResponse(c.in, &status, &body, &close_after) : std::nullopt) {
         cb.on_response(status, body, Clock::now() - c.started);
         c.in.erase(0, *len);
         c.busy = false;
+        broken = broken || close_after;  // the server closes after this response: reconnect
         if (!broken && !start_next(c)) broken = true;
         if (!broken) continue;
       }

@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <charconv>
 #include <chrono>
 #include <cstdint>
@@ -283,6 +284,50 @@ class Runner {
     std::map<std::string, uint64_t> errors;
     std::vector<uint32_t> latencies_us;  // every request, successful or not
     double seconds = 0;
+
+    void Merge(const Result& other) {
+      ok += other.ok;
+      for (const auto& [k, v] : other.errors) errors[k] += v;
+      latencies_us.insert(latencies_us.end(), other.latencies_us.begin(), other.latencies_us.end());
+    }
+  };
+
+  // Prints "<label>: N done, R/s now" to stderr about every 2 s while it lives (when enabled).
+  class Progress {
+   public:
+    Progress(bool enabled, const char* label, std::optional<uint64_t> count, const std::atomic<uint64_t>& done,
+             Clock::time_point start) {
+      if (!enabled) return;
+      thread_ = std::thread([=, this, &done] {
+        uint64_t last = 0;
+        auto last_t = Clock::now();
+        std::unique_lock lock(mu_);
+        while (!cv_.wait_for(lock, std::chrono::seconds(2), [&] { return stop_; })) {
+          uint64_t d = done.load();
+          auto now = Clock::now();
+          double dt = std::chrono::duration<double>(now - last_t).count();
+          fmt::print(stderr, "{}: {}{} done, {:.0f}/s now, {:.0f} s elapsed\n", label, d,
+                     count ? fmt::format("/{}", *count) : std::string(), (d - last) / dt,
+                     std::chrono::duration<double>(now - start).count());
+          last = d;
+          last_t = now;
+        }
+      });
+    }
+    ~Progress() {
+      {
+        std::lock_guard lock(mu_);
+        stop_ = true;
+      }
+      cv_.notify_all();
+      if (thread_.joinable()) thread_.join();
+    }
+
+   private:
+    std::mutex mu_;
+    std::condition_variable cv_;
+    bool stop_ = false;
+    std::thread thread_;
   };
 
   // Runs `action` on every connection until `count` requests were sent or `deadline` passed.
@@ -317,7 +362,6 @@ class Runner {
     if (o_.io_threads > 0) return DriveEpoll(action, count, deadline, record_latency, print_progress, label);
     std::atomic<uint64_t> next{0};
     std::atomic<uint64_t> done{0};
-    std::atomic<bool> finished{false};
     std::mutex mu;
     Result total;
     auto start = Clock::now();
@@ -343,34 +387,14 @@ class Runner {
           done.fetch_add(1, std::memory_order_relaxed);
         }
         std::lock_guard lock(mu);
-        total.ok += mine.ok;
-        for (auto& [k, v] : mine.errors) total.errors[k] += v;
-        total.latencies_us.insert(total.latencies_us.end(), mine.latencies_us.begin(), mine.latencies_us.end());
+        total.Merge(mine);
       });
     }
-    std::thread reporter;
-    if (print_progress) {
-      reporter = std::thread([&] {
-        uint64_t last = 0;
-        auto last_t = Clock::now();
-        while (!finished.load()) {
-          for (int i = 0; i < 20 && !finished.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-          if (finished.load()) break;
-          uint64_t d = done.load();
-          auto now = Clock::now();
-          double dt = std::chrono::duration<double>(now - last_t).count();
-          double elapsed = std::chrono::duration<double>(now - start).count();
-          fmt::print(stderr, "{}: {}{} done, {:.0f}/s now, {:.0f} s elapsed\n", label, d,
-                     count ? fmt::format("/{}", *count) : std::string(), (d - last) / dt, elapsed);
-          last = d;
-          last_t = now;
-        }
-      });
+    {
+      Progress progress(print_progress, label, count, done, start);
+      for (auto& th : threads) th.join();
+      total.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     }
-    for (auto& th : threads) th.join();
-    total.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    finished.store(true);
-    if (reporter.joinable()) reporter.join();
     seq_base_ += next.load();
     return total;
   }
@@ -380,7 +404,6 @@ class Runner {
                     bool record_latency, bool print_progress, const char* label) {
     std::atomic<uint64_t> next{0};
     std::atomic<uint64_t> done{0};
-    std::atomic<bool> finished{false};
     std::mutex mu;
     Result total;
     std::optional<std::string> failure;
@@ -412,34 +435,14 @@ class Runner {
         std::optional<std::string> err = RunEpollLoop({o_.host, o_.port, share}, cb);
         std::lock_guard lock(mu);
         if (err) failure = err;
-        total.ok += mine.ok;
-        for (auto& [k, v] : mine.errors) total.errors[k] += v;
-        total.latencies_us.insert(total.latencies_us.end(), mine.latencies_us.begin(), mine.latencies_us.end());
+        total.Merge(mine);
       });
     }
-    std::thread reporter;
-    if (print_progress) {
-      reporter = std::thread([&] {
-        uint64_t last = 0;
-        auto last_t = Clock::now();
-        while (!finished.load()) {
-          for (int i = 0; i < 20 && !finished.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-          if (finished.load()) break;
-          uint64_t d = done.load();
-          auto now = Clock::now();
-          double dt = std::chrono::duration<double>(now - last_t).count();
-          fmt::print(stderr, "{}: {}{} done, {:.0f}/s now, {:.0f} s elapsed\n", label, d,
-                     count ? fmt::format("/{}", *count) : std::string(), (d - last) / dt,
-                     std::chrono::duration<double>(now - start).count());
-          last = d;
-          last_t = now;
-        }
-      });
+    {
+      Progress progress(print_progress, label, count, done, start);
+      for (auto& th : threads) th.join();
+      total.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     }
-    for (auto& th : threads) th.join();
-    total.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    finished.store(true);
-    if (reporter.joinable()) reporter.join();
     if (failure) fmt::print(stderr, "paddock_load: {}\n", *failure);
     seq_base_ += next.load();
     return total;

@@ -22,26 +22,20 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The account reapers of the ECS owners.
-class ClusterReaper final : public iam::AccountReaper {
+// Adapts an owner with `Status ReapAccount(const AccountId&)` to iam::AccountReaper.
+template <typename Owner>
+class OwnerReaper final : public iam::AccountReaper {
  public:
-  explicit ClusterReaper(ecs::cluster::Clusters& c) : c_(c) {}
-  std::string_view Name() const override { return "clusters"; }
-  Status ReapAccount(const AccountId& a) override { return c_.ReapAccount(a); }
+  OwnerReaper(std::string_view name, Owner& owner) : name_(name), owner_(owner) {}
+  std::string_view Name() const override { return name_; }
+  Status ReapAccount(const AccountId& a) override { return owner_.ReapAccount(a); }
 
  private:
-  ecs::cluster::Clusters& c_;
+  std::string_view name_;
+  Owner& owner_;
 };
-
-class TaskDefinitionReaper final : public iam::AccountReaper {
- public:
-  explicit TaskDefinitionReaper(ecs::taskdef::TaskDefinitions& t) : t_(t) {}
-  std::string_view Name() const override { return "task definitions"; }
-  Status ReapAccount(const AccountId& a) override { return t_.ReapAccount(a); }
-
- private:
-  ecs::taskdef::TaskDefinitions& t_;
-};
+using ClusterReaper = OwnerReaper<ecs::cluster::Clusters>;
+using TaskDefinitionReaper = OwnerReaper<ecs::taskdef::TaskDefinitions>;
 
 // The key that authenticates pagination tokens: made once per state directory and kept.
 StatusOr<std::string> TokenKey(store::Store& store) {
@@ -92,8 +86,8 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   impl->accounts = std::make_unique<iam::Accounts>(*impl->store, SystemClock::Get());
   impl->clusters = std::make_unique<ecs::cluster::Clusters>(*impl->store);
   impl->task_definitions = std::make_unique<ecs::taskdef::TaskDefinitions>(*impl->store);
-  impl->cluster_reaper = std::make_unique<ClusterReaper>(*impl->clusters);
-  impl->taskdef_reaper = std::make_unique<TaskDefinitionReaper>(*impl->task_definitions);
+  impl->cluster_reaper = std::make_unique<ClusterReaper>("clusters", *impl->clusters);
+  impl->taskdef_reaper = std::make_unique<TaskDefinitionReaper>("task definitions", *impl->task_definitions);
   ASSIGN_OR_RETURN(impl->ecs_model, aws::ServiceModel::Parse(aws::EcsModelJson()));
   ASSIGN_OR_RETURN(std::string token_key, TokenKey(*impl->store));
   impl->ecs = std::make_unique<ecs::api::EcsService>(

@@ -9,13 +9,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "aws/front.h"
-#include "aws/models/models.h"
-#include "aws/sigv4.h"
-#include "common/testing/fake_clock.h"
-#include "ecs/api/ecs_service.h"
-#include "ecs/testing/temp_store.h"
-#include "iam/accounts.h"
+#include "ecs/api/testing/front_fixture.h"
+
 
 namespace paddock::ecs::api {
 namespace {
@@ -49,36 +44,8 @@ std::vector<GoldenCase> AllCases() {
 
 class GoldenTest : public ::testing::TestWithParam<GoldenCase> {
  protected:
-  GoldenTest() {
-    model_ = std::move(*aws::ServiceModel::Parse(aws::EcsModelJson()));
-    ecs_ = std::make_unique<EcsService>(*model_, Owners{&clusters_, &tds_}, aws::TokenCodec("golden-key"));
-    aws::FrontOptions options;
-    options.auth.accept_any_credentials = true;
-    options.auth.default_account = AccountId("123456789012");
-    front_ = std::make_unique<aws::ApiFront>(options, clock_, accounts_);
-    front_->AddJsonService(ecs_.get());
-  }
-
-  http::Response Send(const std::string& action, const std::string& body) {
-    http::Request req;
-    req.method = "POST";
-    req.target = "/";
-    req.headers = {{"Host", "ecs.us-east-1.amazonaws.com"},
-                   {"Content-Type", "application/x-amz-json-1.1"},
-                   {"X-Amz-Target", "AmazonEC2ContainerServiceV20141113." + action}};
-    req.body = body;
-    aws::SignRequest(req, {"123456789012", "secret"}, "us-east-1", "ecs", clock_.Now());
-    return front_->Handle(req);
-  }
-
-  paddock::testing::FakeClock clock_{TimePoint(std::chrono::seconds(1'780'000'000))};
-  paddock::testing::TempStore store_;
-  iam::Accounts accounts_{*store_, clock_};
-  cluster::Clusters clusters_{*store_};
-  taskdef::TaskDefinitions tds_{*store_};
-  std::unique_ptr<aws::ServiceModel> model_;
-  std::unique_ptr<EcsService> ecs_;
-  std::unique_ptr<aws::ApiFront> front_;
+  http::Response Send(const std::string& action, const std::string& body) { return front_.Send(action, body); }
+  testing::EcsFront front_;
 };
 
 TEST_P(GoldenTest, AnswersExactly) {

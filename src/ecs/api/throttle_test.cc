@@ -1,13 +1,8 @@
 // AWS's ECS buckets, exactly, through the real front with a fake clock.
 #include <gtest/gtest.h>
 
-#include "aws/front.h"
-#include "aws/models/models.h"
-#include "aws/sigv4.h"
-#include "common/testing/fake_clock.h"
 #include "ecs/api/ecs_service.h"
-#include "ecs/testing/temp_store.h"
-#include "iam/accounts.h"
+#include "ecs/api/testing/front_fixture.h"
 
 namespace paddock::ecs::api {
 namespace {
@@ -43,39 +38,14 @@ TEST(EcsThrottleTableTest, ActionsMapToAwsBuckets) {
 
 class FrontThrottleTest : public ::testing::Test {
  protected:
-  FrontThrottleTest() {
-    model_ = std::move(*aws::ServiceModel::Parse(aws::EcsModelJson()));
-    ecs_ = std::make_unique<EcsService>(*model_, Owners{&clusters_, &tds_}, aws::TokenCodec("k"));
-    aws::FrontOptions options;
-    options.auth.accept_any_credentials = true;
-    options.auth.default_account = AccountId("123456789012");
-    options.rate_limits = true;
-    front_ = std::make_unique<aws::ApiFront>(options, clock_, accounts_);
-    front_->AddJsonService(ecs_.get());
-  }
-
   int Call(std::string_view action, std::string body, std::string key = "123456789012") {
-    http::Request req;
-    req.method = "POST";
-    req.target = "/";
-    req.headers = {{"Host", "ecs.us-east-1.amazonaws.com"},
-                   {"Content-Type", "application/x-amz-json-1.1"},
-                   {"X-Amz-Target", "AmazonEC2ContainerServiceV20141113." + std::string(action)}};
-    req.body = std::move(body);
-    aws::SignRequest(req, {key, "secret"}, "us-east-1", "ecs", clock_.Now());
-    auto resp = front_->Handle(req);
+    http::Response resp = front_.Send(action, std::move(body), std::move(key));
     if (resp.status != 200) last_error_ = resp.body;
     return resp.status;
   }
 
-  paddock::testing::FakeClock clock_;
-  paddock::testing::TempStore store_;
-  iam::Accounts accounts_{*store_, clock_};
-  cluster::Clusters clusters_{*store_};
-  taskdef::TaskDefinitions tds_{*store_};
-  std::unique_ptr<aws::ServiceModel> model_;
-  std::unique_ptr<EcsService> ecs_;
-  std::unique_ptr<aws::ApiFront> front_;
+  testing::EcsFront front_{/*rate_limits=*/true};
+  paddock::testing::FakeClock& clock_ = front_.clock();
   std::string last_error_;
 };
 

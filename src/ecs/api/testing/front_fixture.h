@@ -1,0 +1,59 @@
+// The real API front over the real ECS adapter, owners and a temporary SQLite store, driven with
+// a fake clock and emulator-mode SigV4 — what the golden and throttling tests send requests to.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "aws/front.h"
+#include "aws/models/models.h"
+#include "aws/sigv4.h"
+#include "common/testing/fake_clock.h"
+#include "ecs/api/ecs_service.h"
+#include "ecs/testing/temp_store.h"
+#include "iam/accounts.h"
+
+namespace paddock::ecs::api::testing {
+
+class EcsFront {
+ public:
+  explicit EcsFront(bool rate_limits = false) {
+    model_ = std::move(*aws::ServiceModel::Parse(aws::EcsModelJson()));
+    ecs_ = std::make_unique<EcsService>(*model_, Owners{&clusters_, &tds_}, aws::TokenCodec("golden-key"));
+    aws::FrontOptions options;
+    options.auth.accept_any_credentials = true;
+    options.auth.default_account = AccountId("123456789012");
+    options.rate_limits = rate_limits;
+    front_ = std::make_unique<aws::ApiFront>(options, clock_, accounts_);
+    front_->AddJsonService(ecs_.get());
+  }
+
+  // Sends `action` with `body`, signed (emulator mode) with access key `key`, which is also the
+  // caller's account when it is 12 digits.
+  http::Response Send(std::string_view action, std::string body, std::string key = "123456789012") {
+    http::Request req;
+    req.method = "POST";
+    req.target = "/";
+    req.headers = {{"Host", "ecs.us-east-1.amazonaws.com"},
+                   {"Content-Type", "application/x-amz-json-1.1"},
+                   {"X-Amz-Target", "AmazonEC2ContainerServiceV20141113." + std::string(action)}};
+    req.body = std::move(body);
+    aws::SignRequest(req, {std::move(key), "secret"}, "us-east-1", "ecs", clock_.Now());
+    return front_->Handle(req);
+  }
+
+  paddock::testing::FakeClock& clock() { return clock_; }
+
+ private:
+  paddock::testing::FakeClock clock_{TimePoint(std::chrono::seconds(1'780'000'000))};
+  paddock::testing::TempStore store_;
+  iam::Accounts accounts_{*store_, clock_};
+  cluster::Clusters clusters_{*store_};
+  taskdef::TaskDefinitions tds_{*store_};
+  std::unique_ptr<aws::ServiceModel> model_;
+  std::unique_ptr<EcsService> ecs_;
+  std::unique_ptr<aws::ApiFront> front_;
+};
+
+}  // namespace paddock::ecs::api::testing
