@@ -25,7 +25,7 @@ inline constexpr TableDef kTables[] = {
     {"account_keys", 1},      // (account, access_key_id) -> ""            index
     // ecs/cluster
     {"clusters", 1},          // (account, region, name) -> Cluster
-    {"clusters_by_arn", 1},   // (account, region, arn) -> name            list order, as AWS
+    {"clusters_active", 1},   // (account, region, name) -> ""             index: ListClusters
     // ecs/taskdef
     {"taskdefs", 1},          // (account, region, family, revision) -> TaskDefinition JSON
     {"taskdef_families", 1},  // (account, region, family) -> Family counters

@@ -53,7 +53,7 @@ Result Run(const std::string& dir, int threads, double seconds, bool durable) {
         paddock::Status s = store.Write([&](WriteTxn& txn) -> paddock::Status {
           ASSIGN_OR_RETURN(auto old, txn.Get("clusters", key));
           RETURN_IF_ERROR(txn.Put("clusters", key, value));
-          return txn.Put("clusters_by_arn", key, value);
+          return txn.Put("clusters_active", key, value);
         });
         latencies[t].push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
         if (!s.ok()) ++failures;

@@ -16,6 +16,7 @@ using store::Key;
 namespace {
 
 constexpr std::string_view kClusters = "clusters";
+constexpr std::string_view kActive = "clusters_active";
 constexpr std::string_view kTags = "tags";
 
 Status NotFoundError() { return NotFound("Cluster not found.", "ClusterNotFoundException"); }
@@ -178,6 +179,7 @@ StatusOr<std::string> Clusters::Create(const Scope& scope, const json::object& i
     }
     if (!existing) {
       RETURN_IF_ERROR(txn.Put(kClusters, ClusterKey(scope, name), json::serialize(record)));
+      RETURN_IF_ERROR(txn.Put(kActive, ClusterKey(scope, name), ""));
       RETURN_IF_ERROR(PutTags(txn, scope, arn, tags));
     }
     json::object shown = record;
@@ -264,39 +266,18 @@ StatusOr<Page> Clusters::List(const Scope& scope, size_t limit, const std::strin
   if (!after.empty()) range.begin = store::KeySuccessor(after);
   Page page;
   RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
-    // INACTIVE clusters are skipped; keep reading until the page is full or the range ends.
-    while (page.arns.size() < limit) {
-      ASSIGN_OR_RETURN(auto rows, txn.Scan(kClusters, range, limit + 1));
-      for (size_t i = 0; i < rows.size(); ++i) {
-        ASSIGN_OR_RETURN(json::object record, ParseRecord(rows[i].value));
-        if (record.at("status") != "ACTIVE") continue;
-        if (page.arns.size() == limit) {
-          page.next = rows[i - 1].key;
-          return OkStatus();
-        }
-        page.arns.emplace_back(record.at("clusterArn").as_string());
-        page.next = rows[i].key;
-      }
-      if (rows.size() < limit + 1) {
-        page.next.clear();
-        return OkStatus();
-      }
-      range.begin = store::KeySuccessor(rows.back().key);
+    ASSIGN_OR_RETURN(auto rows, txn.Scan(kActive, range, limit + 1));
+    bool more = rows.size() > limit;
+    if (more) rows.pop_back();
+    for (const auto& row : rows) {
+      store::KeyReader r(row.key);
+      ASSIGN_OR_RETURN(std::string account, r.Str());
+      ASSIGN_OR_RETURN(std::string region, r.Str());
+      ASSIGN_OR_RETURN(std::string name, r.Str());
+      page.arns.push_back(ClusterArn(scope, name));
     }
-    // Full page: is there anything ACTIVE after it?
-    store::Range rest{store::KeySuccessor(page.next), range.end};
-    while (true) {
-      ASSIGN_OR_RETURN(auto rows, txn.Scan(kClusters, rest, 100));
-      for (const auto& row : rows) {
-        ASSIGN_OR_RETURN(json::object record, ParseRecord(row.value));
-        if (record.at("status") == "ACTIVE") return OkStatus();
-      }
-      if (rows.size() < 100) {
-        page.next.clear();
-        return OkStatus();
-      }
-      rest.begin = store::KeySuccessor(rows.back().key);
-    }
+    if (more) page.next = rows.back().key;
+    return OkStatus();
   }));
   return page;
 }
@@ -338,6 +319,7 @@ StatusOr<std::string> Clusters::Delete(const Scope& scope, std::string_view name
                                   "ClusterContainsContainerInstancesException");
     }
     record["status"] = "INACTIVE";
+    RETURN_IF_ERROR(txn.Delete(kActive, ClusterKey(scope, name)));
     return txn.Put(kClusters, ClusterKey(scope, name), json::serialize(record));
   }));
   ASSIGN_OR_RETURN(DescribeResult d, Describe(scope, {std::string(name)}, Include{false, true, true, false, false}));
@@ -406,6 +388,7 @@ StatusOr<Tags> Clusters::ListTags(const Scope& scope, std::string_view name) {
 
 Status Clusters::ReapAccount(const AccountId& account) {
   RETURN_IF_ERROR(ReapAccountRows(store_, kClusters, account));
+  RETURN_IF_ERROR(ReapAccountRows(store_, kActive, account));
   // Tags of every ECS resource of the account go with it; the tags table is keyed by account.
   return ReapAccountRows(store_, kTags, account);
 }
