@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <condition_variable>
 #include <filesystem>
+#include <mutex>
+#include <thread>
 #include <fstream>
 
 #include "aws/front.h"
@@ -68,6 +71,23 @@ class Node::Impl {
   std::unique_ptr<ecs::api::EcsService> ecs;
   std::unique_ptr<aws::ApiFront> front;
   std::unique_ptr<http::Server> server;
+
+  // The periodic reaper: removes DELETE_IN_PROGRESS task definitions once nothing references
+  // them (tasks and services that held them stop later than the delete call).
+  std::thread reaper;
+  std::mutex reaper_mu;
+  std::condition_variable reaper_cv;
+  bool reaper_stop = false;  // GUARDED_BY(reaper_mu)
+
+  void ReaperLoop() {
+    std::unique_lock lock(reaper_mu);
+    while (!reaper_cv.wait_for(lock, std::chrono::seconds(30), [&] { return reaper_stop; })) {
+      lock.unlock();
+      auto reaped = task_definitions->ReapAllDeleting();
+      if (!reaped.ok()) fmt::print(stderr, "paddock: task-definition reaper: {}\n", reaped.status().ToString());
+      lock.lock();
+    }
+  }
 };
 
 Node::Node(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -119,12 +139,20 @@ StatusOr<uint16_t> Node::Start() {
   };
   aws::ApiFront* front = impl_->front.get();
   impl_->server = std::make_unique<http::Server>(options, [front](const http::Request& r) { return front->Handle(r); });
-  return impl_->server->Start();
+  ASSIGN_OR_RETURN(uint16_t port, impl_->server->Start());
+  impl_->reaper = std::thread([impl = impl_.get()] { impl->ReaperLoop(); });
+  return port;
 }
 
 void Node::Stop() {
   if (!impl_) return;
   if (impl_->server) impl_->server->Stop();
+  {
+    std::lock_guard lock(impl_->reaper_mu);
+    impl_->reaper_stop = true;
+  }
+  impl_->reaper_cv.notify_all();
+  if (impl_->reaper.joinable()) impl_->reaper.join();
   if (impl_->store) impl_->store->Close();
 }
 

@@ -412,6 +412,28 @@ StatusOr<size_t> TaskDefinitions::ReapDeleting(const Scope& scope) {
   }
 }
 
+StatusOr<size_t> TaskDefinitions::ReapAllDeleting() {
+  size_t removed = 0;
+  std::string begin;
+  while (true) {
+    std::optional<Scope> scope;
+    RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
+      ASSIGN_OR_RETURN(auto rows, txn.Scan(kDeleting, {begin, ""}, 1));
+      if (rows.empty()) return OkStatus();
+      store::KeyReader r(rows[0].key);
+      ASSIGN_OR_RETURN(std::string account, r.Str());
+      ASSIGN_OR_RETURN(std::string region, r.Str());
+      scope = Scope{AccountId(std::move(account)), Region(std::move(region))};
+      return OkStatus();
+    }));
+    if (!scope) return removed;
+    ASSIGN_OR_RETURN(size_t n, ReapDeleting(*scope));
+    removed += n;
+    begin = store::PrefixRange(ScopeKey(*scope).Done()).end;  // the next scope
+    if (begin.empty()) return removed;
+  }
+}
+
 Status TaskDefinitions::TagResource(const Scope& scope, const Ref& ref, const Tags& tags) {
   RETURN_IF_ERROR(ValidateTags(tags));
   return store_.Write([&](store::WriteTxn& txn) -> Status {

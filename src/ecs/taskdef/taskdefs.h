@@ -133,6 +133,8 @@ class TaskDefinitions {
 
   // Removes DELETE_IN_PROGRESS revisions of `scope` that nothing references. Returns how many.
   StatusOr<size_t> ReapDeleting(const Scope& scope);
+  // ReapDeleting for every scope that has revisions waiting (the periodic reaper's pass).
+  StatusOr<size_t> ReapAllDeleting();
 
   Status TagResource(const Scope& scope, const Ref& ref, const Tags& tags);
   Status UntagResource(const Scope& scope, const Ref& ref, const std::vector<std::string>& keys);

@@ -183,6 +183,25 @@ TEST_F(TaskDefinitionsTest, DeleteOnlyInactiveAndRemovesWhenUnreferenced) {
   EXPECT_EQ(json::parse(next->task_definition).at("revision"), 3);
 }
 
+TEST_F(TaskDefinitionsTest, PeriodicReaperCoversEveryScope) {
+  struct Pin : ReferenceCheck {
+    bool pinned = true;
+    StatusOr<bool> IsReferenced(store::ReadTxn&, const Scope&, std::string_view, uint64_t) override { return pinned; }
+  } pin;
+  tds_.AddReferenceCheck(&pin);
+  for (const Scope& scope : {kScope, kOther}) {
+    ASSERT_TRUE(tds_.Register(scope, kCaller, Def("web"), kNow).ok());
+    ASSERT_TRUE(tds_.Deregister(scope, R("web", 1), kNow).ok());
+    ASSERT_TRUE(tds_.Delete(scope, {"web:1"}, kCaller, kNow).ok());
+  }
+  EXPECT_EQ(*tds_.ReapAllDeleting(), 0u);  // still referenced
+  pin.pinned = false;
+  EXPECT_EQ(*tds_.ReapAllDeleting(), 2u);
+  EXPECT_FALSE(tds_.Describe(kScope, R("web", 1), false).ok());
+  EXPECT_FALSE(tds_.Describe(kOther, R("web", 1), false).ok());
+  EXPECT_EQ(*tds_.ReapAllDeleting(), 0u);
+}
+
 TEST_F(TaskDefinitionsTest, TagsGoThroughTheOwner) {
   auto def = Def("web");
   def["tags"] = json::array{json::object{{"key", "team"}, {"value", "core"}}};
