@@ -56,6 +56,68 @@ StatusOr<json::value> ParseBody(std::string_view body) {
   return v;
 }
 
+bool IsFormEncoded(std::string_view ct) {
+  ct = ct.substr(0, ct.find(';'));
+  while (!ct.empty() && ct.back() == ' ') ct.remove_suffix(1);
+  return http::EqualsIgnoreCase(ct, "application/x-www-form-urlencoded");
+}
+
+int HexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Decodes application/x-www-form-urlencoded text ("a=1&b=x+y%21") into `out`.
+Status ParseForm(std::string_view text, QueryParams& out) {
+  auto decode = [](std::string_view in, std::string& dst) -> bool {
+    dst.clear();
+    for (size_t i = 0; i < in.size(); ++i) {
+      char c = in[i];
+      if (c == '+') {
+        dst += ' ';
+      } else if (c == '%') {
+        if (i + 2 >= in.size()) return false;  // "%" needs two hex digits
+        int hi = HexDigit(in[i + 1]), lo = HexDigit(in[i + 2]);
+        if (hi < 0 || lo < 0) return false;
+        dst += static_cast<char>(hi * 16 + lo);
+        i += 2;
+      } else {
+        dst += c;
+      }
+    }
+    return true;
+  };
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t amp = text.find('&', pos);
+    std::string_view pair = text.substr(pos, amp == std::string_view::npos ? std::string_view::npos : amp - pos);
+    if (!pair.empty()) {
+      size_t eq = pair.find('=');
+      std::string key, value;
+      if (!decode(pair.substr(0, eq), key) ||
+          !decode(eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1), value))
+        return InvalidArgument("The request's form parameters are not valid percent-encoding.", "MalformedQueryString");
+      if (!IsValidUtf8(key) || !IsValidUtf8(value))
+        return InvalidArgument("The request's form parameters are not valid UTF-8.", "MalformedQueryString");
+      out.emplace_back(std::move(key), std::move(value));
+    }
+    if (amp == std::string_view::npos) break;
+    pos = amp + 1;
+  }
+  return OkStatus();
+}
+
+http::Response XmlResponse(int status, std::string body, std::string_view request_id) {
+  http::Response resp;
+  resp.status = status;
+  resp.headers.push_back({"x-amzn-RequestId", std::string(request_id)});
+  resp.headers.push_back({"Content-Type", "text/xml"});
+  resp.body = std::move(body);
+  return resp;
+}
+
 http::Response JsonResponse(int status, std::string body, std::string_view request_id) {
   http::Response resp;
   resp.status = status;
@@ -121,9 +183,11 @@ class ApiFront::Impl {
       : options_(std::move(options)), clock_(clock), verifier_(clock, resolver, options_.auth), throttler_(clock) {}
 
   void AddJsonService(JsonService* service) { services_.push_back(service); }
+  void AddQueryService(QueryService* service) { query_services_.push_back(service); }
 
   http::Response Handle(const http::Request& req) {
     std::string request_id = RandomUuid();
+    if (IsQueryRequest(req)) return HandleQuery(req, request_id);
     StatusOr<std::string> body = Dispatch(req, request_id);
     if (!body.ok()) return JsonErrorResponse(body.status(), request_id);
     if (body->empty()) *body = "{}";
@@ -131,6 +195,86 @@ class ApiFront::Impl {
   }
 
  private:
+  static bool IsQueryRequest(const http::Request& req) {
+    if (req.method == "POST") return IsFormEncoded(req.GetHeader("Content-Type"));
+    if (req.method == "GET") {
+      std::string_view q = req.Query();
+      return q.starts_with("Action=") || q.find("&Action=") != std::string_view::npos;
+    }
+    return false;
+  }
+
+  QueryService* FindQueryService(std::string_view signing_name) const {
+    for (QueryService* s : query_services_)
+      if (s->SigningName() == signing_name) return s;
+    return nullptr;
+  }
+
+  http::Response HandleQuery(const http::Request& req, const std::string& request_id) {
+    QueryService* service = nullptr;
+    StatusOr<std::string> body = DispatchQuery(req, request_id, &service);
+    if (body.ok()) return XmlResponse(200, std::move(body).value(), request_id);
+    AwsError error = AwsErrorFor(body.status());
+    std::string xml = service != nullptr
+                          ? service->ErrorXml(error.type, body.status().message(), request_id)
+                          : QueryErrorXml(error.type, body.status().message(), request_id, error.http_status >= 500);
+    http::Response resp = XmlResponse(error.http_status, std::move(xml), request_id);
+    resp.headers.push_back({"x-amzn-ErrorType", std::move(error.type)});
+    return resp;
+  }
+
+  StatusOr<std::string> DispatchQuery(const http::Request& req, const std::string& request_id, QueryService** out) {
+    const TimePoint now = clock_.Now();
+    // The credential scope names the service: Query services share one endpoint.
+    std::string_view authorization = req.GetHeader("Authorization");
+    std::string signing_name;
+    if (!authorization.empty()) {
+      ASSIGN_OR_RETURN(SigV4Authorization auth, ParseAuthorization(authorization));
+      signing_name = auth.service;
+    }
+    QueryService* service = signing_name.empty() ? nullptr : FindQueryService(signing_name);
+    *out = service;
+    if (service == nullptr && !signing_name.empty())
+      return UnknownOperation(fmt::format("No service named '{}' is served by this endpoint.", signing_name.substr(0, 64)));
+    if (service == nullptr) {
+      // Unsigned: report it as the verifier would, in the generic XML form.
+      ASSIGN_OR_RETURN(VerifiedRequest unused, verifier_.Verify(req, "unknown"));
+      (void)unused;
+      return UnknownOperation("No service could be determined for this request.");
+    }
+    ASSIGN_OR_RETURN(VerifiedRequest who, verifier_.Verify(req, service->SigningName()));
+
+    QueryParams params;
+    RETURN_IF_ERROR(ParseForm(req.Query(), params));
+    if (req.method == "POST") RETURN_IF_ERROR(ParseForm(req.body, params));
+    std::optional<std::string_view> action = FindParam(params, "Action");
+    if (!action || action->empty())
+      return InvalidArgument("The request must contain the parameter Action.", "MissingAction");
+    if (!service->Implements(*action))
+      return InvalidArgument(fmt::format("Could not find operation {} for version {}.", action->substr(0, 128),
+                                         FindParam(params, "Version").value_or("NO_VERSION_SPECIFIED").substr(0, 32)),
+                             "InvalidAction");
+
+    CallContext ctx;
+    ctx.scope = Scope{who.principal.account, std::move(who.region)};
+    if (options_.rate_limits) {
+      if (std::optional<ThrottleGroup> group = service->ThrottleGroupFor(*action)) {
+        if (!throttler_.TryAcquire(ctx.scope, group->name, group->spec))
+          return ResourceExhausted("Rate exceeded", "Throttling");
+      }
+    }
+    ctx.principal = std::move(who.principal);
+    ctx.request_id = request_id;
+    ctx.action = std::string(*action);
+    ctx.now = now;
+    try {
+      return service->Call(ctx, params);
+    } catch (const std::exception& e) {
+      return Internal(fmt::format("An internal error occurred while processing {}: {}", ctx.action, e.what()),
+                      "InternalFailure");
+    }
+  }
+
   JsonService* FindService(std::string_view prefix) const {
     for (JsonService* s : services_)
       if (s->TargetPrefix() == prefix) return s;
@@ -200,12 +344,15 @@ class ApiFront::Impl {
   SigV4Verifier verifier_;
   Throttler throttler_;
   std::vector<JsonService*> services_;  // written only before serving
+  std::vector<QueryService*> query_services_;  // written only before serving
 };
 
 ApiFront::ApiFront(FrontOptions options, const Clock& clock, CredentialResolver& resolver)
     : impl_(std::make_unique<Impl>(std::move(options), clock, resolver)) {}
 
 ApiFront::~ApiFront() = default;
+
+void ApiFront::AddQueryService(QueryService* service) { impl_->AddQueryService(service); }
 
 void ApiFront::AddJsonService(JsonService* service) { impl_->AddJsonService(service); }
 

@@ -4,7 +4,9 @@
 //   front.AddJsonService(&ecs);
 //   http::Server server(http_options, [&](const http::Request& r) { return front.Handle(r); });
 //
-// For a JSON 1.1 request it: picks the service by the X-Amz-Target prefix; verifies SigV4;
+// A form-encoded request (Content-Type application/x-www-form-urlencoded, or a GET with
+// Action= in the query) is a Query-protocol call: it goes to the QueryService named by the SigV4
+// credential scope's service and is answered in XML. Otherwise, for a JSON 1.1 request it: picks the service by the X-Amz-Target prefix; verifies SigV4;
 // applies the action's throttle bucket (when rate limits are on); parses the body (UTF-8,
 // bounded nesting) and validates it against the model; calls the service; and answers with
 // application/x-amz-json-1.1, an x-amzn-RequestId header and, on error,
@@ -37,6 +39,8 @@ class ApiFront {
 
   // REQUIRES: called before serving; `service` outlives the front.
   void AddJsonService(JsonService* service);
+  // REQUIRES: called before serving; `service` outlives the front.
+  void AddQueryService(QueryService* service);
 
   // Thread-safe.
   http::Response Handle(const http::Request& req);

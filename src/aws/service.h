@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include <boost/json/fwd.hpp>
 
@@ -47,5 +49,36 @@ class JsonService {
   // Runs `action` on validated input; returns the serialized JSON response body.
   virtual StatusOr<std::string> Call(const CallContext& ctx, boost::json::object& input) = 0;
 };
+
+// A Query-protocol request's parameters ("Action", "Version", "Filter.1.Name", ...), decoded,
+// in the order they arrived.
+using QueryParams = std::vector<std::pair<std::string, std::string>>;
+
+// The value of the first parameter named `name`, or nullopt.
+std::optional<std::string_view> FindParam(const QueryParams& params, std::string_view name);
+
+// The Query protocol (IAM, STS, EC2): form-encoded parameters in, XML out. The front routes a
+// form-encoded request to the QueryService whose signing name is the SigV4 credential scope's
+// service, and does authentication and throttling as for JSON services; the service decodes
+// its own parameters (their flattening differs between IAM and EC2) and renders its own XML.
+class QueryService {
+ public:
+  virtual ~QueryService() = default;
+  // "iam", "sts", "ec2": the SigV4 signing name, which routes requests here.
+  virtual std::string_view SigningName() const = 0;
+  virtual bool Implements(std::string_view action) const = 0;
+  virtual std::optional<ThrottleGroup> ThrottleGroupFor(std::string_view action) const = 0;
+  // Runs ctx.action; returns the XML response body.
+  virtual StatusOr<std::string> Call(const CallContext& ctx, const QueryParams& params) = 0;
+  // The XML error body in this service's dialect (IAM and STS: <ErrorResponse>; EC2:
+  // <Response><Errors>). The default is the IAM/STS form.
+  virtual std::string ErrorXml(std::string_view code, std::string_view message, std::string_view request_id) const;
+};
+
+// <ErrorResponse><Error><Type>Sender|Receiver</Type><Code/><Message/></Error><RequestId/></ErrorResponse>
+std::string QueryErrorXml(std::string_view code, std::string_view message, std::string_view request_id,
+                          bool server_fault);
+// Escapes &, <, >, " and ' for XML text and attribute values.
+std::string XmlEscape(std::string_view text);
 
 }  // namespace paddock::aws
