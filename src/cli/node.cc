@@ -19,6 +19,7 @@
 #include "http/server.h"
 #include "store/key.h"
 #include "store/sqlite/sqlite_store.h"
+#include "vpc/ec2_service.h"
 
 namespace paddock::cli {
 namespace fs = std::filesystem;
@@ -69,6 +70,7 @@ class Node::Impl {
   std::unique_ptr<TaskDefinitionReaper> taskdef_reaper;
   std::unique_ptr<aws::ServiceModel> ecs_model;
   std::unique_ptr<ecs::api::EcsService> ecs;
+  std::unique_ptr<vpc::Ec2Service> ec2;
   std::unique_ptr<aws::ApiFront> front;
   std::unique_ptr<http::Server> server;
 
@@ -119,6 +121,8 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   front_options.rate_limits = config.api_rate_limits == "aws";
   impl->front = std::make_unique<aws::ApiFront>(front_options, SystemClock::Get(), *impl->accounts);
   impl->front->AddJsonService(impl->ecs.get());
+  impl->ec2 = std::make_unique<vpc::Ec2Service>(*impl->store);
+  impl->front->AddQueryService(impl->ec2.get());
   return std::unique_ptr<Node>(new Node(std::move(impl)));
 }
 

@@ -32,6 +32,9 @@ inline constexpr TableDef kTables[] = {
     {"taskdef_by_status", 1},  // (account, region, status, family, revision) -> ""   index
     {"taskdef_family_by_status", 1},  // (account, region, ACTIVE|INACTIVE, family) -> ""   index
     {"taskdef_deleting", 1},  // (account, region, family, revision) -> ""  reaper work list
+    // vpc/: IP addresses of the default VPC's subnets
+    {"ipam", 1},              // (account, region, subnet, ip) -> owner
+    {"ipam_subnets", 1},      // (account, region, subnet) -> "<cursor> <in use>"
     // ecs/ tags, through each resource's owner
     {"tags", 1},              // (account, region, resource arn, key) -> value
     // aws/ idempotency and misc.

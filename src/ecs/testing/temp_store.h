@@ -29,6 +29,7 @@ class TempStore {
   }
   store::Store& operator*() { return *store_; }
   store::Store* get() { return store_.get(); }
+  store::Store* operator->() { return store_.get(); }
   const std::string& dir() const { return dir_; }
 
  private:

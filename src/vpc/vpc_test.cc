@@ -1,0 +1,196 @@
+#include <gtest/gtest.h>
+#include <fmt/format.h>
+
+#include <set>
+#include <thread>
+
+#include "aws/front.h"
+#include "common/testing/fake_clock.h"
+#include "ecs/testing/temp_store.h"
+#include "vpc/default_vpc.h"
+#include "vpc/ec2_service.h"
+#include "vpc/ipam.h"
+
+namespace paddock::vpc {
+namespace {
+
+const Scope kScope{AccountId("123456789012"), Region("us-east-1")};
+const Scope kOther{AccountId("210987654321"), Region("us-east-1")};
+
+TEST(DefaultVpcTest, StableIdsAndAwsLayout) {
+  DefaultVpc a = DefaultVpcFor(kScope), b = DefaultVpcFor(kScope), c = DefaultVpcFor(kOther);
+  EXPECT_EQ(a.vpc_id, b.vpc_id);
+  EXPECT_NE(a.vpc_id, c.vpc_id);
+  EXPECT_EQ(a.vpc_id.size(), 21u);  // "vpc-" + 17 hex digits
+  ASSERT_EQ(a.subnets.size(), 3u);
+  EXPECT_EQ(a.subnets[0].Cidr(), "172.31.0.0/20");
+  EXPECT_EQ(a.subnets[1].Cidr(), "172.31.16.0/20");
+  EXPECT_EQ(a.subnets[2].Cidr(), "172.31.32.0/20");
+  EXPECT_EQ(a.subnets[0].az, "us-east-1a");
+  EXPECT_EQ(a.subnets[2].az_id, "use1-az3");
+  EXPECT_EQ(a.subnets[0].UsableCount(), 4091u);  // 4096 less AWS's five reserved addresses
+  EXPECT_EQ(Ipv4ToString(a.subnets[0].FirstUsable()), "172.31.0.4");
+  EXPECT_EQ(Ipv4ToString(a.subnets[0].LastUsable()), "172.31.15.254");
+  EXPECT_EQ(a.FindSubnet(a.subnets[1].id), &a.subnets[1]);
+  EXPECT_EQ(a.FindSubnet("subnet-nope"), nullptr);
+  uint32_t ip = 0;
+  EXPECT_TRUE(ParseIpv4("172.31.16.9", &ip));
+  EXPECT_TRUE(a.subnets[1].Contains(ip));
+  EXPECT_FALSE(ParseIpv4("172.31.16", &ip));
+  EXPECT_FALSE(ParseIpv4("172.31.16.256", &ip));
+}
+
+class IpamTest : public ::testing::Test {
+ protected:
+  StatusOr<uint32_t> Allocate(const Subnet& s, std::string owner) {
+    uint32_t out = 0;
+    Status st = store_->Write([&](store::WriteTxn& txn) -> Status {
+      ASSIGN_OR_RETURN(out, AllocateIp(txn, kScope, s, owner));
+      return OkStatus();
+    });
+    if (!st.ok()) return st;
+    return out;
+  }
+  Status Release(const Subnet& s, uint32_t ip) {
+    return store_->Write([&](store::WriteTxn& txn) { return ReleaseIp(txn, kScope, s, ip); });
+  }
+  uint32_t Available(const Subnet& s) {
+    uint32_t n = 0;
+    EXPECT_TRUE(store_->Read([&](store::ReadTxn& txn) -> Status {
+                  ASSIGN_OR_RETURN(n, AvailableIps(txn, kScope, s));
+                  return OkStatus();
+                }).ok());
+    return n;
+  }
+  // A /28: 16 addresses, 11 usable.
+  Subnet Small() {
+    Subnet s = DefaultVpcFor(kScope).subnets[0];
+    s.prefix_length = 28;
+    return s;
+  }
+  paddock::testing::TempStore store_;
+};
+
+TEST_F(IpamTest, NextFitSkipsReservedAndDoesNotReuseAtOnce) {
+  Subnet s = Small();
+  auto a = Allocate(s, "eni-a"), b = Allocate(s, "eni-b");
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(Ipv4ToString(*a), "172.31.0.4");
+  EXPECT_EQ(Ipv4ToString(*b), "172.31.0.5");
+  ASSERT_TRUE(Release(s, *a).ok());
+  ASSERT_TRUE(Release(s, *a).ok());  // a repeated release is harmless
+  auto c = Allocate(s, "eni-c");
+  EXPECT_EQ(Ipv4ToString(*c), "172.31.0.6");  // .4 is free again but not handed out yet
+  EXPECT_EQ(Available(s), 11u - 2u);
+}
+
+TEST_F(IpamTest, FillsWrapsAndReportsExhaustion) {
+  Subnet s = Small();
+  std::set<uint32_t> got;
+  for (int i = 0; i < 11; ++i) {
+    auto ip = Allocate(s, "eni-" + std::to_string(i));
+    ASSERT_TRUE(ip.ok()) << i << ip.status().ToString();
+    EXPECT_TRUE(got.insert(*ip).second);
+    EXPECT_GE(*ip, s.FirstUsable());
+    EXPECT_LE(*ip, s.LastUsable());
+  }
+  auto full = Allocate(s, "eni-x");
+  ASSERT_FALSE(full.ok());
+  EXPECT_EQ(full.status().code(), StatusCode::kResourceExhausted);
+  ASSERT_TRUE(Release(s, s.FirstUsable() + 3).ok());
+  auto again = Allocate(s, "eni-y");  // wraps around to the one free address
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, s.FirstUsable() + 3);
+  EXPECT_EQ(Available(s), 0u);
+}
+
+TEST_F(IpamTest, ConcurrentAllocationsNeverCollide) {
+  Subnet s = DefaultVpcFor(kScope).subnets[1];
+  std::mutex mu;
+  std::set<uint32_t> got;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 50; ++i) {
+        auto ip = Allocate(s, fmt::format("eni-{}-{}", t, i));
+        ASSERT_TRUE(ip.ok());
+        std::lock_guard lock(mu);
+        EXPECT_TRUE(got.insert(*ip).second) << Ipv4ToString(*ip);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(got.size(), 400u);
+  EXPECT_EQ(Available(s), 4091u - 400u);
+}
+
+// EC2's Query protocol through the real front, as boto3 sends it.
+class Ec2ServiceTest : public ::testing::Test {
+ protected:
+  Ec2ServiceTest() {
+    aws::FrontOptions options;
+    options.auth.accept_any_credentials = true;
+    options.auth.default_account = AccountId("123456789012");
+    front_ = std::make_unique<aws::ApiFront>(options, clock_, resolver_);
+    front_->AddQueryService(&ec2_);
+  }
+  http::Response Call(std::string body) {
+    http::Request req;
+    req.method = "POST";
+    req.target = "/";
+    req.headers = {{"Host", "localhost"}, {"Content-Type", "application/x-www-form-urlencoded; charset=utf-8"}};
+    req.body = std::move(body);
+    aws::SignRequest(req, {"123456789012", "x"}, "us-east-1", "ec2", clock_.Now());
+    return front_->Handle(req);
+  }
+  struct NoKeys : aws::CredentialResolver {
+    StatusOr<std::optional<aws::Credential>> Lookup(const AccessKeyId&) override { return std::optional<aws::Credential>(); }
+  } resolver_;
+  paddock::testing::FakeClock clock_;
+  paddock::testing::TempStore store_;
+  Ec2Service ec2_{*store_};
+  std::unique_ptr<aws::ApiFront> front_;
+  DefaultVpc vpc_ = DefaultVpcFor(kScope);
+};
+
+TEST_F(Ec2ServiceTest, DescribesTheDefaultVpc) {
+  http::Response r = Call("Action=DescribeVpcs&Version=2016-11-15");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_NE(r.body.find("<vpcId>" + vpc_.vpc_id + "</vpcId>"), std::string::npos);
+  EXPECT_NE(r.body.find("<cidrBlock>172.31.0.0/16</cidrBlock>"), std::string::npos);
+  EXPECT_NE(r.body.find("<isDefault>true</isDefault>"), std::string::npos);
+  http::Response filtered = Call("Action=DescribeVpcs&Version=2016-11-15&Filter.1.Name=is-default&Filter.1.Value.1=false");
+  EXPECT_EQ(filtered.body.find("<item>"), std::string::npos) << filtered.body;
+  http::Response missing = Call("Action=DescribeVpcs&Version=2016-11-15&VpcId.1=vpc-0123");
+  EXPECT_EQ(missing.status, 400);
+  EXPECT_NE(missing.body.find("<Code>InvalidVpcID.NotFound</Code>"), std::string::npos) << missing.body;
+  EXPECT_NE(missing.body.find("<Response><Errors>"), std::string::npos);
+}
+
+TEST_F(Ec2ServiceTest, DescribesSubnetsWithFilters) {
+  http::Response all = Call("Action=DescribeSubnets&Version=2016-11-15&Filter.1.Name=vpc-id&Filter.1.Value.1=" + vpc_.vpc_id);
+  ASSERT_EQ(all.status, 200) << all.body;
+  for (const auto& s : vpc_.subnets) EXPECT_NE(all.body.find("<subnetId>" + s.id + "</subnetId>"), std::string::npos);
+  EXPECT_NE(all.body.find("<availableIpAddressCount>4091</availableIpAddressCount>"), std::string::npos);
+  http::Response zone_b = Call("Action=DescribeSubnets&Version=2016-11-15&Filter.1.Name=availability-zone&Filter.1.Value.1=us-east-1b");
+  EXPECT_EQ(zone_b.body.find(vpc_.subnets[0].id), std::string::npos);
+  EXPECT_NE(zone_b.body.find(vpc_.subnets[1].id), std::string::npos);
+  http::Response by_id = Call("Action=DescribeSubnets&Version=2016-11-15&SubnetId.1=" + vpc_.subnets[2].id);
+  EXPECT_NE(by_id.body.find("<cidrBlock>172.31.32.0/20</cidrBlock>"), std::string::npos);
+  http::Response bad = Call("Action=DescribeSubnets&Version=2016-11-15&SubnetId.1=subnet-123");
+  EXPECT_NE(bad.body.find("<Code>InvalidSubnetID.NotFound</Code>"), std::string::npos);
+  http::Response bad_filter = Call("Action=DescribeSubnets&Version=2016-11-15&Filter.1.Name=color&Filter.1.Value.1=red");
+  EXPECT_EQ(bad_filter.status, 400);
+}
+
+TEST_F(Ec2ServiceTest, DescribesTheDefaultSecurityGroup) {
+  http::Response r = Call("Action=DescribeSecurityGroups&Version=2016-11-15&GroupName.1=default");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_NE(r.body.find("<groupId>" + vpc_.security_group_id + "</groupId>"), std::string::npos);
+  EXPECT_NE(r.body.find("<cidrIp>0.0.0.0/0</cidrIp>"), std::string::npos);
+  http::Response missing = Call("Action=DescribeSecurityGroups&Version=2016-11-15&GroupId.1=sg-123");
+  EXPECT_NE(missing.body.find("<Code>InvalidGroup.NotFound</Code>"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace paddock::vpc
