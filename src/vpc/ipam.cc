@@ -13,9 +13,8 @@ namespace {
 constexpr std::string_view kIpam = "ipam";
 constexpr std::string_view kSubnets = "ipam_subnets";
 
-std::string SubnetKey(const Scope& scope, const Subnet& subnet) {
-  return store::Key().Str(scope.account.str()).Str(scope.region.str()).Str(subnet.id).Done();
-}
+// The pool is the CIDR, not the (account, subnet id): see ipam.h.
+std::string SubnetKey(const Scope&, const Subnet& subnet) { return store::Key().Str(subnet.Cidr()).Done(); }
 
 struct SubnetState {
   uint32_t cursor = 0;  // the last address handed out (0: none yet)
@@ -69,7 +68,8 @@ StatusOr<uint32_t> AllocateIp(store::WriteTxn& txn, const Scope& scope, const Su
     }
     if (!found && rows.size() < kChunk && expect <= last) found = true;  // free after the run
     if (found) {
-      RETURN_IF_ERROR(txn.Put(kIpam, prefix + store::Key().U64(expect).Done(), owner));
+      RETURN_IF_ERROR(txn.Put(kIpam, prefix + store::Key().U64(expect).Done(),
+                              fmt::format("{} {} {}", scope.account.str(), scope.region.str(), owner)));
       st.cursor = expect;
       st.in_use += 1;
       RETURN_IF_ERROR(WriteState(txn, scope, subnet, st));

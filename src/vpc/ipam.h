@@ -9,9 +9,15 @@
 // out again until the subnet has wrapped around: a late packet for a stopped task does not reach
 // its successor. No address is ever held by two owners, across restarts too.
 //
+// The address pool is the subnet's CIDR, shared by every account and region: each account's
+// default VPC is 172.31.0.0/16 (as on AWS), but their tasks share the hosts' bridges, and the host
+// must reach every task at its own address. So the same CIDR in two accounts draws from one pool,
+// and a task's address is unique on the node whoever owns it. The caller's scope is recorded with
+// the owner.
+//
 // Records (store/schema.h):
-//   ipam         (account, region, subnet id, ip) -> owner
-//   ipam_subnets (account, region, subnet id) -> "<cursor> <in use>"
+//   ipam         (pool cidr, ip) -> "<account> <region> <owner>"
+//   ipam_subnets (pool cidr) -> "<cursor> <in use>"
 #pragma once
 
 #include <cstdint>
@@ -31,7 +37,7 @@ StatusOr<uint32_t> AllocateIp(store::WriteTxn& txn, const Scope& scope, const Su
 // Frees `ip`. Releasing an address that is not held is not an error (a retried release).
 Status ReleaseIp(store::WriteTxn& txn, const Scope& scope, const Subnet& subnet, uint32_t ip);
 
-// How many addresses of `subnet` are free.
+// How many addresses of `subnet`'s pool are free.
 StatusOr<uint32_t> AvailableIps(store::ReadTxn& txn, const Scope& scope, const Subnet& subnet);
 
 }  // namespace paddock::vpc

@@ -104,6 +104,19 @@ TEST_F(IpamTest, FillsWrapsAndReportsExhaustion) {
   EXPECT_EQ(Available(s), 0u);
 }
 
+TEST_F(IpamTest, AccountsShareTheNodesAddresses) {
+  // Both accounts' default VPCs are 172.31.0.0/16, but their tasks share the node's bridge.
+  Subnet mine = DefaultVpcFor(kScope).subnets[0], theirs = DefaultVpcFor(kOther).subnets[0];
+  ASSERT_NE(mine.id, theirs.id);
+  uint32_t a = 0, b = 0;
+  ASSERT_TRUE(store_->Write([&](store::WriteTxn& txn) -> Status {
+                ASSIGN_OR_RETURN(a, AllocateIp(txn, kScope, mine, "eni-mine"));
+                ASSIGN_OR_RETURN(b, AllocateIp(txn, kOther, theirs, "eni-theirs"));
+                return OkStatus();
+              }).ok());
+  EXPECT_NE(a, b);
+}
+
 TEST_F(IpamTest, ConcurrentAllocationsNeverCollide) {
   Subnet s = DefaultVpcFor(kScope).subnets[1];
   std::mutex mu;
