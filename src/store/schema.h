@@ -16,7 +16,7 @@ struct TableDef {
 };
 
 // The current schema version.
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 
 inline constexpr TableDef kTables[] = {
     // iam/: accounts and access keys.
@@ -33,10 +33,13 @@ inline constexpr TableDef kTables[] = {
     {"taskdef_family_by_status", 1},  // (account, region, ACTIVE|INACTIVE, family) -> ""   index
     {"taskdef_deleting", 1},  // (account, region, family, revision) -> ""  reaper work list
     // vpc/: IP addresses of the default VPC's subnets
-    {"ipam", 1},              // (account, region, subnet, ip) -> owner
-    {"ipam_subnets", 1},      // (account, region, subnet) -> "<cursor> <in use>"
+    {"ipam", 1},              // (pool cidr, ip) -> "<account> <region> <owner>"   node-wide
+    {"ipam_subnets", 1},      // (pool cidr) -> "<cursor> <in use>"
     // ecs/ tags, through each resource's owner
     {"tags", 1},              // (account, region, resource arn, key) -> value
+    // agent/images: the node's local image store (node-local, not per account)
+    {"images", 2},            // (reference "domain/path:tag") -> image record JSON
+    {"image_digests", 2},     // (repository, manifest digest, reference) -> ""  index: name@sha256:
     // aws/ idempotency and misc.
     {"meta", 1},              // (name) -> value   e.g. the pagination-token key
 };

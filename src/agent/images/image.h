@@ -1,0 +1,54 @@
+// The value types of the local image store: what an image is made of and what a runtime needs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "agent/images/digest.h"
+#include "common/clock.h"
+
+namespace paddock::agent::images {
+
+// The parts of an OCI image config a runtime acts on ("config" in the config blob).
+struct ImageConfig {
+  std::vector<std::string> entrypoint;
+  std::vector<std::string> cmd;
+  std::vector<std::string> env;  // "NAME=value"
+  std::string working_dir;
+  std::string user;
+  std::string architecture;      // "amd64"
+  std::string os;                // "linux"
+};
+
+struct Layer {
+  Digest digest;         // of the blob as stored (compressed or not)
+  Digest diff_id;        // of the uncompressed tar; names the unpacked directory
+  uint64_t size = 0;     // of the blob
+  std::string media_type;
+};
+
+// One name in the store and what it points at.
+struct ImageInfo {
+  std::string reference;  // canonical, "docker.io/library/busybox:latest"
+  Digest manifest_digest;
+  Digest config_digest;
+  std::vector<Layer> layers;  // base first, as in the manifest
+  uint64_t size = 0;          // sum of the layer blobs' sizes
+  TimePoint created_at;       // when this name was written
+};
+
+// What a runtime needs to start a container from an image.
+struct ResolvedImage {
+  std::string reference;
+  Digest manifest_digest;
+  ImageConfig config;
+  std::string config_json;  // the config blob, verbatim
+  // Unpacked layer directories, base first. overlayfs wants them the other way round: see LowerDir.
+  std::vector<std::string> layer_dirs;
+
+  // The overlayfs lowerdir= value: the layer directories top-to-bottom, ':'-separated.
+  std::string LowerDir() const;
+};
+
+}  // namespace paddock::agent::images

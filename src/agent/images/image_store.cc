@@ -1,0 +1,709 @@
+#include "agent/images/image_store.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "agent/images/internal/file_lock.h"
+#include "agent/images/internal/oci.h"
+#include "agent/images/internal/tar.h"
+#include "common/encoding.h"
+#include "store/key.h"
+
+namespace paddock::agent::images {
+namespace fs = std::filesystem;
+using internal::FileLock;
+using internal::StagedArchive;
+
+namespace {
+
+constexpr std::string_view kImages = "images";
+constexpr std::string_view kImageDigests = "image_digests";
+
+std::string RecordKey(std::string_view reference) { return store::Key().Str(reference).Done(); }
+std::string DigestKey(std::string_view repository, const Digest& manifest, std::string_view reference) {
+  return store::Key().Str(repository).Str(manifest.str()).Str(reference).Done();
+}
+
+// The key an image is stored under: name:tag, or name@digest when it has no tag.
+std::string StoredName(const Reference& r) {
+  if (!r.tag.empty()) return r.Tagged();
+  return r.String();
+}
+
+// Removes a directory tree when it goes out of scope, whatever happened.
+class ScopedDir {
+ public:
+  explicit ScopedDir(std::string path) : path_(std::move(path)) {}
+  ScopedDir(const ScopedDir&) = delete;
+  ScopedDir& operator=(const ScopedDir&) = delete;
+  ~ScopedDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+StatusOr<std::string> ReadFile(const std::string& path, size_t limit) {
+  std::error_code ec;
+  auto size = fs::file_size(path, ec);
+  if (ec) return NotFound(fmt::format("cannot read {}: {}", path, ec.message()));
+  if (size > limit) return InvalidArgument(fmt::format("{} is larger than {} bytes", path, limit));
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  if (!in && !in.eof()) return Internal(fmt::format("cannot read {}", path));
+  return std::move(out).str();
+}
+
+Status WriteFile(const std::string& path, std::string_view bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  out.close();
+  if (!out) return Internal(fmt::format("cannot write {}", path));
+  return OkStatus();
+}
+
+Status FsyncPath(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Internal(fmt::format("cannot open {}: {}", path, std::strerror(errno)));
+  int r = ::fsync(fd);
+  int e = errno;
+  ::close(fd);
+  if (r != 0) return Internal(fmt::format("fsync {}: {}", path, std::strerror(e)));
+  return OkStatus();
+}
+
+// A name an archive gives an image, as a canonical Reference.
+StatusOr<Reference> NameFromArchive(std::string_view name, std::string_view what) {
+  auto r = ParseReference(name);
+  if (!r.ok()) return InvalidArgument(fmt::format("{}: {}", what, r.status().message()));
+  return *r;
+}
+
+// Scans every row of `table` in key order, a page at a time, inside one snapshot.
+Status ScanAll(store::ReadTxn& txn, std::string_view table, const store::Range& range,
+               const std::function<Status(const store::Row&)>& fn) {
+  store::Range page = range;
+  while (true) {
+    ASSIGN_OR_RETURN(auto rows, txn.Scan(table, page, 512));
+    for (const auto& row : rows) RETURN_IF_ERROR(fn(row));
+    if (rows.size() < 512) return OkStatus();
+    page.begin = store::KeySuccessor(rows.back().key);
+  }
+}
+
+}  // namespace
+
+std::string ResolvedImage::LowerDir() const {
+  std::string out;
+  for (auto it = layer_dirs.rbegin(); it != layer_dirs.rend(); ++it) {
+    if (!out.empty()) out += ':';
+    out += *it;
+  }
+  return out;
+}
+
+// An import being prepared in a work directory: files to move into the store, then records.
+struct ImageStore::Pending {
+  struct Blob {
+    Digest digest;
+    std::string source;  // a file in the work directory (or staged archive) to rename into place
+  };
+  struct Unpacked {
+    Digest diff_id;
+    std::string dir;
+  };
+  std::string work;
+  std::vector<Blob> blobs;
+  std::vector<Unpacked> layers;
+  std::set<Digest> layers_seen;
+  std::vector<ImageInfo> images;
+  bool moved_a_name = false;  // a name that pointed at another image now points at this one
+  int counter = 0;
+
+  std::string WorkFile(std::string_view what) { return fmt::format("{}/{}-{}", work, what, counter++); }
+
+  StatusOr<Digest> AddGeneratedBlob(std::string_view bytes) {
+    std::string path = WorkFile("blob");
+    RETURN_IF_ERROR(WriteFile(path, bytes));
+    Digest d = Sha256Of(bytes);
+    blobs.push_back({d, path});
+    return d;
+  }
+};
+
+ImageStore::ImageStore(store::Store& store, std::string images_dir, Clock& clock)
+    : store_(store), dir_(std::move(images_dir)), clock_(clock) {}
+
+Status ImageStore::EnsureLayout() {
+  std::call_once(layout_once_, [&] {
+    std::error_code ec;
+    for (const char* sub : {"blobs/sha256", "layers", "tmp"}) {
+      fs::create_directories(fs::path(dir_) / sub, ec);
+      if (ec) {
+        layout_status_ = Unavailable(fmt::format("cannot create {}/{}: {}", dir_, sub, ec.message()));
+        return;
+      }
+    }
+    // Unpacking refuses to pass through symlinks, so the store's own path must have none.
+    auto canonical = fs::canonical(dir_, ec);
+    if (ec) {
+      layout_status_ = Unavailable(fmt::format("cannot resolve {}: {}", dir_, ec.message()));
+      return;
+    }
+    dir_ = canonical.string();
+  });
+  return layout_status_;
+}
+
+std::string ImageStore::BlobPath(const Digest& d) const { return fmt::format("{}/blobs/sha256/{}", dir_, d.hex()); }
+std::string ImageStore::LayerPath(const Digest& diff_id) const {
+  return fmt::format("{}/layers/{}", dir_, diff_id.hex());
+}
+
+StatusOr<std::string> ImageStore::MakeWorkDir() {
+  std::string path = fmt::format("{}/tmp/{}", dir_, HexEncode(RandomBytes(8)));
+  if (::mkdir(path.c_str(), 0700) != 0)
+    return Unavailable(fmt::format("cannot create {}: {}", path, std::strerror(errno)));
+  return path;
+}
+
+namespace {
+
+struct ArchiveImage {
+  std::vector<Reference> names;
+  std::string manifest_source;  // staged manifest file; empty when the manifest is generated
+  Digest manifest_digest;
+  const StagedArchive::File* config = nullptr;
+  struct LayerFile {
+    const StagedArchive::File* file;
+    std::string media_type;
+  };
+  std::vector<LayerFile> layers;
+};
+
+// The blob `d` of an OCI layout, checked against its digest and size.
+StatusOr<const StagedArchive::File*> OciBlob(const StagedArchive& ar, const oci::Descriptor& d, std::string_view what) {
+  auto f = ar.Find(fmt::format("blobs/sha256/{}", d.digest.hex()));
+  if (!f.ok()) return InvalidArgument(fmt::format("the archive lacks the {} blob {}", what, d.digest.str()));
+  if ((*f)->digest != d.digest)
+    return InvalidArgument(fmt::format("the {} blob {} does not match its digest (its content hashes to {}): the "
+                                       "archive is corrupt",
+                                       what, d.digest.str(), (*f)->digest.str()));
+  if ((*f)->size != d.size)
+    return InvalidArgument(fmt::format("the {} blob {} is {} bytes, not the {} its descriptor says: the archive is "
+                                       "corrupt",
+                                       what, d.digest.str(), (*f)->size, d.size));
+  return *f;
+}
+
+// In a docker save archive, a file named after a digest ("<hex>.json", "blobs/sha256/<hex>")
+// must hash to it.
+Status CheckNamedDigest(std::string_view name, const StagedArchive::File& f) {
+  std::string_view base = name.substr(name.rfind('/') == std::string_view::npos ? 0 : name.rfind('/') + 1);
+  if (base.ends_with(".json")) base.remove_suffix(5);
+  if (IsSha256Hex(base) && base != f.digest.hex())
+    return InvalidArgument(fmt::format("archive file '{}' does not match its digest (its content hashes to {}): the "
+                                       "archive is corrupt",
+                                       name, f.digest.str()));
+  return OkStatus();
+}
+
+// Names from an OCI index descriptor's annotations; see ImportOptions.
+StatusOr<std::vector<Reference>> OciNames(const oci::Descriptor& d, const ImportOptions& options) {
+  std::string name;
+  if (auto it = d.annotations.find("io.containerd.image.name"); it != d.annotations.end()) {
+    name = it->second;
+  } else if (auto ref = d.annotations.find("org.opencontainers.image.ref.name"); ref != d.annotations.end()) {
+    name = ref->second;
+    bool tag_only = name.find('/') == std::string::npos && name.find(':') == std::string::npos &&
+                    name.find('@') == std::string::npos;
+    if (tag_only && !options.name.empty()) {
+      if (!IsValidTag(name)) return InvalidArgument(fmt::format("index.json: '{}' is not a valid tag", name));
+      ASSIGN_OR_RETURN(Reference base, ParseReference(options.name));
+      name = base.Repository() + ":" + name;
+    }
+  } else if (!options.name.empty()) {
+    name = options.name;
+  } else {
+    return InvalidArgument(fmt::format("index.json: image {} has no name (no org.opencontainers.image.ref.name "
+                                       "annotation); give one with --name",
+                                       d.digest.str()));
+  }
+  ASSIGN_OR_RETURN(Reference r, NameFromArchive(name, "index.json"));
+  return std::vector<Reference>{r};
+}
+
+StatusOr<std::string> ReadStaged(const StagedArchive::File& f) { return ReadFile(f.path, oci::kMaxDocumentBytes); }
+
+StatusOr<std::vector<ArchiveImage>> ReadOciLayout(const StagedArchive& ar, const ImportOptions& options) {
+  ASSIGN_OR_RETURN(const StagedArchive::File* index_file, ar.Find("index.json"));
+  ASSIGN_OR_RETURN(std::string index_json, ReadStaged(*index_file));
+  ASSIGN_OR_RETURN(oci::Index index, oci::ParseIndex(index_json));
+  if (index.manifests.empty()) return InvalidArgument("index.json lists no images");
+  std::vector<ArchiveImage> out;
+  for (const oci::Descriptor& top : index.manifests) {
+    ArchiveImage image;
+    ASSIGN_OR_RETURN(image.names, OciNames(top, options));
+    oci::Descriptor desc = top;
+    if (oci::IsIndexMediaType(desc.media_type)) {
+      // A multi-platform image: take its linux/amd64 manifest.
+      ASSIGN_OR_RETURN(const StagedArchive::File* f, OciBlob(ar, desc, "image index"));
+      ASSIGN_OR_RETURN(std::string nested_json, ReadStaged(*f));
+      ASSIGN_OR_RETURN(oci::Index nested, oci::ParseIndex(nested_json));
+      const oci::Descriptor* pick = nullptr;
+      for (const auto& m : nested.manifests) {
+        if (!oci::IsManifestMediaType(m.media_type)) continue;
+        if ((m.platform_os.empty() || m.platform_os == "linux") &&
+            (m.platform_architecture.empty() || m.platform_architecture == "amd64")) {
+          pick = &m;
+          break;
+        }
+      }
+      if (pick == nullptr) return InvalidArgument(fmt::format("image {} has no linux/amd64 manifest", desc.digest.str()));
+      desc = *pick;
+    } else if (!desc.media_type.empty() && !oci::IsManifestMediaType(desc.media_type)) {
+      return InvalidArgument(fmt::format("index.json: unsupported media type '{}'", desc.media_type));
+    }
+    ASSIGN_OR_RETURN(const StagedArchive::File* manifest_file, OciBlob(ar, desc, "manifest"));
+    ASSIGN_OR_RETURN(std::string manifest_json, ReadStaged(*manifest_file));
+    ASSIGN_OR_RETURN(oci::Manifest manifest, oci::ParseManifest(manifest_json));
+    image.manifest_source = manifest_file->path;
+    image.manifest_digest = desc.digest;
+    ASSIGN_OR_RETURN(image.config, OciBlob(ar, manifest.config, "config"));
+    for (const auto& l : manifest.layers) {
+      ASSIGN_OR_RETURN(const StagedArchive::File* f, OciBlob(ar, l, "layer"));
+      image.layers.push_back({f, l.media_type});
+    }
+    out.push_back(std::move(image));
+  }
+  return out;
+}
+
+StatusOr<std::vector<ArchiveImage>> ReadDockerSave(const StagedArchive& ar, const ImportOptions& options) {
+  ASSIGN_OR_RETURN(const StagedArchive::File* manifest_file, ar.Find("manifest.json"));
+  ASSIGN_OR_RETURN(std::string manifest_json, ReadStaged(*manifest_file));
+  ASSIGN_OR_RETURN(auto entries, oci::ParseDockerSaveManifest(manifest_json));
+  if (entries.empty()) return InvalidArgument("manifest.json lists no images");
+  std::vector<ArchiveImage> out;
+  for (const auto& e : entries) {
+    ArchiveImage image;
+    std::vector<std::string> names = e.repo_tags;
+    if (names.empty()) {
+      if (options.name.empty())
+        return InvalidArgument(fmt::format("manifest.json: image {} has no RepoTags; give it a name with --name",
+                                           e.config));
+      names.push_back(options.name);
+    }
+    for (const auto& n : names) {
+      ASSIGN_OR_RETURN(Reference r, NameFromArchive(n, "manifest.json"));
+      image.names.push_back(std::move(r));
+    }
+    auto config = ar.Find(e.config);
+    if (!config.ok()) return InvalidArgument(fmt::format("the archive lacks the config file '{}'", e.config));
+    RETURN_IF_ERROR(CheckNamedDigest(e.config, **config));
+    image.config = *config;
+    for (const auto& path : e.layers) {
+      auto f = ar.Find(path);
+      if (!f.ok()) return InvalidArgument(fmt::format("the archive lacks the layer file '{}'", path));
+      RETURN_IF_ERROR(CheckNamedDigest(path, **f));
+      ASSIGN_OR_RETURN(bool gzip, internal::IsGzip((*f)->path));
+      image.layers.push_back({*f, std::string(gzip ? oci::kMediaTypeLayerGzip : oci::kMediaTypeLayerTar)});
+    }
+    out.push_back(std::move(image));
+  }
+  return out;
+}
+
+}  // namespace
+
+StatusOr<std::vector<std::string>> ImageStore::ImportArchive(const std::string& path, const ImportOptions& options) {
+  RETURN_IF_ERROR(EnsureLayout());
+  if (!fs::is_regular_file(path)) return NotFound(fmt::format("{}: no such file", path));
+  std::vector<std::string> names;
+  bool moved_a_name = false;
+  {
+    ASSIGN_OR_RETURN(FileLock lock, FileLock::Acquire(dir_ + "/lock", FileLock::Mode::kShared));
+    ASSIGN_OR_RETURN(std::string work_path, MakeWorkDir());
+    ScopedDir work(work_path);
+    std::string stage = work.path() + "/stage";
+    if (::mkdir(stage.c_str(), 0700) != 0) return Unavailable(fmt::format("cannot create {}", stage));
+    ASSIGN_OR_RETURN(StagedArchive ar, StagedArchive::Stage(path, stage));
+
+    std::vector<ArchiveImage> images;
+    if (ar.Has("index.json")) {
+      ASSIGN_OR_RETURN(images, ReadOciLayout(ar, options));
+    } else if (ar.Has("manifest.json")) {
+      ASSIGN_OR_RETURN(images, ReadDockerSave(ar, options));
+    } else {
+      return InvalidArgument(fmt::format(
+          "{} is neither an OCI image layout archive (index.json) nor a docker save archive (manifest.json)", path));
+    }
+
+    Pending pending;
+    pending.work = work.path();
+    std::map<Digest, Digest> diff_ids;  // blob digest -> diffID, computed once per blob
+    for (ArchiveImage& image : images) {
+      ASSIGN_OR_RETURN(std::string config_json, ReadStaged(*image.config));
+      ASSIGN_OR_RETURN(oci::ParsedConfig config, oci::ParseConfig(config_json));
+      if (config.diff_ids.size() != image.layers.size())
+        return InvalidArgument(fmt::format("image {} has {} layers but its config lists {} diff_ids: the archive is "
+                                           "corrupt",
+                                           image.names.front().String(), image.layers.size(), config.diff_ids.size()));
+      std::vector<Layer> layers;
+      uint64_t size = 0;
+      for (size_t i = 0; i < image.layers.size(); ++i) {
+        const StagedArchive::File& f = *image.layers[i].file;
+        auto known = diff_ids.find(f.digest);
+        if (known == diff_ids.end()) {
+          auto d = internal::UncompressedDigest(f.path);
+          if (!d.ok()) return InvalidArgument(fmt::format("layer {}: {}", f.digest.str(), d.status().message()));
+          known = diff_ids.emplace(f.digest, d->digest).first;
+        }
+        if (known->second != config.diff_ids[i])
+          return InvalidArgument(fmt::format("layer {} ({}) uncompresses to {}, not the config's diff_id {}: the "
+                                             "archive is corrupt",
+                                             i, f.digest.str(), known->second.str(), config.diff_ids[i].str()));
+        Layer layer{f.digest, known->second, f.size, image.layers[i].media_type};
+        size += f.size;
+        if (!fs::exists(LayerPath(layer.diff_id)) && pending.layers_seen.insert(layer.diff_id).second) {
+          std::string dir = pending.WorkFile("layer");
+          if (::mkdir(dir.c_str(), 0755) != 0) return Unavailable(fmt::format("cannot create {}", dir));
+          RETURN_IF_ERROR(internal::UnpackLayer(f.path, dir));
+          pending.layers.push_back({layer.diff_id, dir});
+        }
+        pending.blobs.push_back({f.digest, f.path});
+        layers.push_back(std::move(layer));
+      }
+      pending.blobs.push_back({image.config->digest, image.config->path});
+      Digest manifest_digest;
+      if (image.manifest_source.empty()) {
+        std::vector<oci::Descriptor> descs;
+        for (const auto& l : layers) descs.push_back({l.media_type, l.digest, l.size, {}, {}, {}});
+        std::string manifest = oci::EncodeManifest(
+            {std::string(oci::kMediaTypeConfig), image.config->digest, image.config->size, {}, {}, {}}, descs);
+        ASSIGN_OR_RETURN(manifest_digest, pending.AddGeneratedBlob(manifest));
+      } else {
+        manifest_digest = image.manifest_digest;
+        pending.blobs.push_back({manifest_digest, image.manifest_source});
+      }
+      for (const Reference& name : image.names) {
+        if (name.digest && *name.digest != manifest_digest)
+          return InvalidArgument(fmt::format("the archive names image {} '{}', which is another digest",
+                                             manifest_digest.str(), name.String()));
+        pending.images.push_back(
+            ImageInfo{StoredName(name), manifest_digest, image.config->digest, layers, size, clock_.Now()});
+      }
+    }
+    ASSIGN_OR_RETURN(names, Install(pending));
+    moved_a_name = pending.moved_a_name;
+  }
+  if (moved_a_name) CollectGarbageIfIdle();
+  return names;
+}
+
+StatusOr<std::string> ImageStore::ImportRootfs(const std::string& path, std::string_view reference,
+                                               const ImageConfig& config) {
+  ASSIGN_OR_RETURN(Reference ref, ParseReference(reference));
+  if (ref.digest) return InvalidArgument(fmt::format("name the image with a tag, not a digest: '{}'", reference));
+  RETURN_IF_ERROR(EnsureLayout());
+  std::error_code ec;
+  auto status = fs::status(path, ec);
+  if (ec || !(fs::is_directory(status) || fs::is_regular_file(status)))
+    return NotFound(fmt::format("{}: no such directory or tar file", path));
+  std::vector<std::string> names;
+  bool moved_a_name = false;
+  {
+    ASSIGN_OR_RETURN(FileLock lock, FileLock::Acquire(dir_ + "/lock", FileLock::Mode::kShared));
+    ASSIGN_OR_RETURN(std::string work_path, MakeWorkDir());
+    ScopedDir work(work_path);
+    Pending pending;
+    pending.work = work.path();
+    std::string layer_tar = pending.WorkFile("layer.tar");
+    if (fs::is_directory(status)) {
+      RETURN_IF_ERROR(internal::WriteTreeTar(path, layer_tar));
+    } else {
+      RETURN_IF_ERROR(internal::UncompressedDigest(path, layer_tar).status());
+    }
+    ASSIGN_OR_RETURN(FileDigest tar, Sha256OfFile(layer_tar));
+    Layer layer{tar.digest, tar.digest, tar.size, std::string(oci::kMediaTypeLayerTar)};
+    if (!fs::exists(LayerPath(layer.diff_id))) {
+      std::string dir = pending.WorkFile("layer");
+      if (::mkdir(dir.c_str(), 0755) != 0) return Unavailable(fmt::format("cannot create {}", dir));
+      RETURN_IF_ERROR(internal::UnpackLayer(layer_tar, dir));
+      pending.layers.push_back({layer.diff_id, dir});
+    }
+    pending.blobs.push_back({layer.digest, layer_tar});
+    ImageConfig full = config;
+    if (full.architecture.empty()) full.architecture = "amd64";
+    if (full.os.empty()) full.os = "linux";
+    std::string config_json = oci::EncodeConfig(full, {layer.diff_id});
+    ASSIGN_OR_RETURN(Digest config_digest, pending.AddGeneratedBlob(config_json));
+    std::string manifest = oci::EncodeManifest(
+        {std::string(oci::kMediaTypeConfig), config_digest, config_json.size(), {}, {}, {}},
+        {{layer.media_type, layer.digest, layer.size, {}, {}, {}}});
+    ASSIGN_OR_RETURN(Digest manifest_digest, pending.AddGeneratedBlob(manifest));
+    pending.images.push_back(ImageInfo{StoredName(ref), manifest_digest, config_digest, {layer}, layer.size, clock_.Now()});
+    ASSIGN_OR_RETURN(names, Install(pending));
+    moved_a_name = pending.moved_a_name;
+  }
+  if (moved_a_name) CollectGarbageIfIdle();
+  return names.front();
+}
+
+// REQUIRES: the shared lock is held, so no garbage collection runs until the records commit.
+StatusOr<std::vector<std::string>> ImageStore::Install(Pending& pending) {
+  for (const auto& blob : pending.blobs) {
+    std::string target = BlobPath(blob.digest);
+    if (fs::exists(target)) continue;
+    RETURN_IF_ERROR(FsyncPath(blob.source));
+    if (::rename(blob.source.c_str(), target.c_str()) != 0)
+      return Internal(fmt::format("cannot move blob into {}: {}", target, std::strerror(errno)));
+  }
+  for (const auto& layer : pending.layers) {
+    std::string target = LayerPath(layer.diff_id);
+    // Another import may have unpacked the same layer meanwhile; then its copy stays.
+    if (::rename(layer.dir.c_str(), target.c_str()) != 0 && errno != EEXIST && errno != ENOTEMPTY)
+      return Internal(fmt::format("cannot move layer into {}: {}", target, std::strerror(errno)));
+  }
+  // One syncfs makes the unpacked files and every directory entry above durable before the
+  // records that name them commit.
+  int dir_fd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd < 0) return Internal(fmt::format("cannot open {}: {}", dir_, std::strerror(errno)));
+  int synced = ::syncfs(dir_fd);
+  int sync_errno = errno;
+  ::close(dir_fd);
+  if (synced != 0) return Internal(fmt::format("syncfs {}: {}", dir_, std::strerror(sync_errno)));
+
+  std::vector<std::string> names;
+  bool moved = false;
+  RETURN_IF_ERROR(store_.Write([&](store::WriteTxn& txn) -> Status {
+    names.clear();
+    moved = false;
+    for (ImageInfo& image : pending.images) {
+      ASSIGN_OR_RETURN(Reference ref, ParseReference(image.reference));
+      ASSIGN_OR_RETURN(auto old, txn.Get(kImages, RecordKey(image.reference)));
+      if (old) {
+        ASSIGN_OR_RETURN(ImageInfo previous, oci::DecodeRecord(*old));
+        if (previous.manifest_digest == image.manifest_digest) {
+          image.created_at = previous.created_at;  // re-importing changes nothing
+        } else {
+          moved = true;
+          RETURN_IF_ERROR(txn.Delete(kImageDigests, DigestKey(ref.Repository(), previous.manifest_digest,
+                                                              image.reference)));
+        }
+      }
+      RETURN_IF_ERROR(txn.Put(kImages, RecordKey(image.reference), oci::EncodeRecord(image)));
+      RETURN_IF_ERROR(txn.Put(kImageDigests, DigestKey(ref.Repository(), image.manifest_digest, image.reference), ""));
+      names.push_back(image.reference);
+    }
+    return OkStatus();
+  }));
+  pending.moved_a_name = moved;
+  return names;
+}
+
+StatusOr<std::optional<ImageInfo>> ImageStore::Lookup(const Reference& ref) {
+  std::optional<ImageInfo> found;
+  RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
+    std::string name;
+    if (ref.digest) {
+      // name@digest (or name:tag@digest): any name of that repository on that manifest.
+      auto range = store::PrefixRange(store::Key().Str(ref.Repository()).Str(ref.digest->str()).Done());
+      RETURN_IF_ERROR(ScanAll(txn, kImageDigests, range, [&](const store::Row& row) -> Status {
+        store::KeyReader reader(row.key);
+        ASSIGN_OR_RETURN(std::string repo, reader.Str());
+        ASSIGN_OR_RETURN(std::string digest, reader.Str());
+        ASSIGN_OR_RETURN(std::string reference, reader.Str());
+        if (name.empty() && (ref.tag.empty() || reference == ref.Tagged())) name = reference;
+        return OkStatus();
+      }));
+      if (name.empty()) return OkStatus();
+    } else {
+      name = ref.Tagged();
+    }
+    ASSIGN_OR_RETURN(auto value, txn.Get(kImages, RecordKey(name)));
+    if (!value) return OkStatus();
+    ASSIGN_OR_RETURN(found, oci::DecodeRecord(*value));
+    return OkStatus();
+  }));
+  return found;
+}
+
+StatusOr<std::vector<ImageInfo>> ImageStore::List() {
+  std::vector<ImageInfo> out;
+  RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
+    out.clear();
+    return ScanAll(txn, kImages, store::Range{}, [&](const store::Row& row) -> Status {
+      ASSIGN_OR_RETURN(ImageInfo info, oci::DecodeRecord(row.value));
+      out.push_back(std::move(info));
+      return OkStatus();
+    });
+  }));
+  return out;
+}
+
+StatusOr<std::vector<std::string>> ImageStore::Remove(std::string_view reference) {
+  ASSIGN_OR_RETURN(Reference ref, ParseReference(reference));
+  std::vector<std::string> removed;
+  RETURN_IF_ERROR(store_.Write([&](store::WriteTxn& txn) -> Status {
+    removed.clear();
+    std::vector<std::string> names;
+    if (ref.digest) {
+      auto range = store::PrefixRange(store::Key().Str(ref.Repository()).Str(ref.digest->str()).Done());
+      RETURN_IF_ERROR(ScanAll(txn, kImageDigests, range, [&](const store::Row& row) -> Status {
+        store::KeyReader reader(row.key);
+        ASSIGN_OR_RETURN(std::string repo, reader.Str());
+        ASSIGN_OR_RETURN(std::string digest, reader.Str());
+        ASSIGN_OR_RETURN(std::string name, reader.Str());
+        if (ref.tag.empty() || name == ref.Tagged()) names.push_back(std::move(name));
+        return OkStatus();
+      }));
+    } else {
+      names.push_back(ref.Tagged());
+    }
+    for (const auto& name : names) {
+      ASSIGN_OR_RETURN(auto value, txn.Get(kImages, RecordKey(name)));
+      if (!value) continue;
+      ASSIGN_OR_RETURN(ImageInfo info, oci::DecodeRecord(*value));
+      ASSIGN_OR_RETURN(Reference stored, ParseReference(name));
+      RETURN_IF_ERROR(txn.Delete(kImages, RecordKey(name)));
+      RETURN_IF_ERROR(txn.Delete(kImageDigests, DigestKey(stored.Repository(), info.manifest_digest, name)));
+      removed.push_back(name);
+    }
+    if (removed.empty()) return NotFound(fmt::format("image {} not found in the local image store", ref.String()));
+    return OkStatus();
+  }));
+  if (Status gc = CollectGarbage(); !gc.ok())
+    return Internal(fmt::format("removed {}, but deleting its unused files failed (the next removal retries): {}",
+                                removed.front(), gc.message()));
+  return removed;
+}
+
+Status ImageStore::EnsureUnpacked(const Layer& layer) {
+  std::string target = LayerPath(layer.diff_id);
+  if (fs::exists(target)) return OkStatus();
+  ASSIGN_OR_RETURN(FileLock lock, FileLock::Acquire(dir_ + "/lock", FileLock::Mode::kShared));
+  if (fs::exists(target)) return OkStatus();
+  std::string blob = BlobPath(layer.digest);
+  auto digest = internal::UncompressedDigest(blob);
+  if (!digest.ok() || digest->digest != layer.diff_id)
+    return DataLoss(fmt::format("layer {} is missing or corrupt in {}; remove the image and import it again",
+                                layer.digest.str(), dir_));
+  ASSIGN_OR_RETURN(std::string work_path, MakeWorkDir());
+  ScopedDir work(work_path);
+  std::string dir = work.path() + "/layer";
+  if (::mkdir(dir.c_str(), 0755) != 0) return Unavailable(fmt::format("cannot create {}", dir));
+  RETURN_IF_ERROR(internal::UnpackLayer(blob, dir));
+  if (::rename(dir.c_str(), target.c_str()) != 0 && errno != EEXIST && errno != ENOTEMPTY)
+    return Internal(fmt::format("cannot move layer into {}: {}", target, std::strerror(errno)));
+  return OkStatus();
+}
+
+StatusOr<ResolvedImage> ImageStore::Resolve(std::string_view reference) {
+  ASSIGN_OR_RETURN(Reference ref, ParseReference(reference));
+  RETURN_IF_ERROR(EnsureLayout());
+  ASSIGN_OR_RETURN(std::optional<ImageInfo> info, Lookup(ref));
+  if (!info) return NotFound(fmt::format("image {} not found in the local image store", ref.String()));
+  ResolvedImage out;
+  out.reference = info->reference;
+  out.manifest_digest = info->manifest_digest;
+  auto config_json = ReadFile(BlobPath(info->config_digest), oci::kMaxDocumentBytes);
+  if (!config_json.ok() || Sha256Of(*config_json) != info->config_digest)
+    return DataLoss(fmt::format("the config blob {} of {} is missing or corrupt; remove the image and import it again",
+                                info->config_digest.str(), info->reference));
+  auto parsed = oci::ParseConfig(*config_json);
+  if (!parsed.ok()) return DataLoss(fmt::format("the config of {}: {}", info->reference, parsed.status().message()));
+  out.config = std::move(parsed->config);
+  out.config_json = std::move(*config_json);
+  for (const Layer& layer : info->layers) {
+    RETURN_IF_ERROR(EnsureUnpacked(layer));
+    out.layer_dirs.push_back(LayerPath(layer.diff_id));
+  }
+  return out;
+}
+
+StatusOr<ResolvedImage> ImageStore::ResolveOrPull(std::string_view reference, Puller& puller) {
+  ASSIGN_OR_RETURN(Reference ref, ParseReference(reference));
+  RETURN_IF_ERROR(EnsureLayout());
+  ASSIGN_OR_RETURN(std::optional<ImageInfo> info, Lookup(ref));
+  if (!info) {
+    std::string archive;
+    {
+      // Shared: garbage collection empties tmp/ only when no import holds the lock.
+      ASSIGN_OR_RETURN(FileLock lock, FileLock::Acquire(dir_ + "/lock", FileLock::Mode::kShared));
+      ASSIGN_OR_RETURN(std::string work_path, MakeWorkDir());
+      ScopedDir work(work_path);
+      archive = work.path() + "/pulled.tar";
+      RETURN_IF_ERROR(puller.Pull(ref, archive));
+      ImportOptions options;
+      options.name = ref.String();
+      RETURN_IF_ERROR(ImportArchive(archive, options).status());
+    }
+  }
+  return Resolve(reference);
+}
+
+Status ImageStore::CollectGarbage() {
+  RETURN_IF_ERROR(EnsureLayout());
+  ASSIGN_OR_RETURN(FileLock lock, FileLock::Acquire(dir_ + "/lock", FileLock::Mode::kExclusive));
+  return CollectGarbageLocked();
+}
+
+void ImageStore::CollectGarbageIfIdle() {
+  auto lock = FileLock::TryAcquire(dir_ + "/lock", FileLock::Mode::kExclusive);
+  if (lock.ok() && lock->has_value()) CollectGarbageLocked().IgnoreError();
+}
+
+Status ImageStore::CollectGarbageLocked() {
+  std::set<std::string> blobs, layers;
+  RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
+    blobs.clear();
+    layers.clear();
+    return ScanAll(txn, kImages, store::Range{}, [&](const store::Row& row) -> Status {
+      // A record that does not decode stops the collection: its files might be deleted otherwise.
+      ASSIGN_OR_RETURN(ImageInfo info, oci::DecodeRecord(row.value));
+      blobs.emplace(info.manifest_digest.hex());
+      blobs.emplace(info.config_digest.hex());
+      for (const auto& l : info.layers) {
+        blobs.emplace(l.digest.hex());
+        layers.emplace(l.diff_id.hex());
+      }
+      return OkStatus();
+    });
+  }));
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir_ + "/blobs/sha256", ec)) {
+    std::string name = e.path().filename().string();
+    if (IsSha256Hex(name) && !blobs.contains(name)) fs::remove(e.path(), ec);
+  }
+  if (ec) return Internal(fmt::format("cannot clean {}/blobs: {}", dir_, ec.message()));
+  for (const auto& e : fs::directory_iterator(dir_ + "/layers", ec)) {
+    std::string name = e.path().filename().string();
+    if (!IsSha256Hex(name) || layers.contains(name)) continue;
+    // Renamed away first, so a half-deleted tree never sits under a layer's name.
+    std::string doomed = fmt::format("{}/tmp/gc-{}", dir_, HexEncode(RandomBytes(8)));
+    if (::rename(e.path().c_str(), doomed.c_str()) != 0)
+      return Internal(fmt::format("cannot remove layer {}: {}", name, std::strerror(errno)));
+  }
+  if (ec) return Internal(fmt::format("cannot clean {}/layers: {}", dir_, ec.message()));
+  // Nothing in tmp/ belongs to a running import: they all hold the shared lock.
+  for (const auto& e : fs::directory_iterator(dir_ + "/tmp", ec)) fs::remove_all(e.path(), ec);
+  if (ec) return Internal(fmt::format("cannot clean {}/tmp: {}", dir_, ec.message()));
+  return OkStatus();
+}
+
+}  // namespace paddock::agent::images

@@ -1,0 +1,109 @@
+// agent/images: the node's content-addressed image store, in OCI layout under the state directory.
+//
+//   <images_dir>/blobs/sha256/<hex>     layers (tar or tar+gzip), configs, manifests
+//   <images_dir>/layers/<diff-id hex>/  each layer unpacked once, whiteouts in overlayfs form,
+//                                       ready to stack as overlayfs lowerdirs
+//   <images_dir>/tmp/                   work space of imports in progress
+//   <images_dir>/lock                   flock: imports and unpacks hold it shared, GC exclusive
+//
+// Names live in the Store, so `paddock image …` in one process and a server in another see the
+// same images at once. Images are node-local: not per account, no region.
+//
+//   ImageStore images(store, state_dir + "/images");
+//   ASSIGN_OR_RETURN(auto refs, images.ImportArchive("busybox.tar"));
+//   ASSIGN_OR_RETURN(ResolvedImage img, images.Resolve("busybox"));
+//   mount("overlay", ..., "lowerdir=" + img.LowerDir() + ",upperdir=...");
+//
+// Records (store/schema.h):
+//   images         (reference) -> {reference, manifestDigest, configDigest,
+//                                  layers: [{digest, diffId, size, mediaType}], size, createdAt}
+//   image_digests  (repository, manifest digest, reference) -> ""   for name@sha256:… lookups
+//
+// Crash safety: files are written and fsync'd before the transaction that names them commits;
+// files no record names (a crashed import's, or a removed image's) are deleted by the next
+// CollectGarbage, which every Remove runs after its transaction.
+#pragma once
+
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "agent/images/image.h"
+#include "agent/images/puller.h"
+#include "agent/images/reference.h"
+#include "common/clock.h"
+#include "common/status.h"
+#include "store/store.h"
+
+namespace paddock::agent::images {
+
+struct ImportOptions {
+  // The name for an archive image that carries none; when the archive names an image by a tag
+  // only (an OCI ref.name like "1.0"), the repository of this name gets that tag.
+  std::string name;
+};
+
+class ImageStore {
+ public:
+  ImageStore(store::Store& store, std::string images_dir, Clock& clock = SystemClock::Get());
+
+  // Imports every image of an OCI image-layout tar (index.json + blobs/) or a `docker save` tar
+  // (manifest.json + layer tars), either optionally gzip-compressed. Every blob is checked against
+  // its digest and every layer against the config's diff_ids before anything is named; a bad
+  // archive leaves nothing behind. Returns the canonical references written; a name that
+  // pointed elsewhere is moved (as `docker load` does). Re-importing is a no-op.
+  StatusOr<std::vector<std::string>> ImportArchive(const std::string& path, const ImportOptions& options = {});
+
+  // A one-layer image from a directory tree or a tar (optionally compressed), like `docker
+  // import`. A directory becomes a deterministic tar (see internal::WriteTreeTar), so the same
+  // tree and config give the same digests. The config is `config` with architecture amd64 and
+  // os linux unless set. Returns the canonical reference.
+  StatusOr<std::string> ImportRootfs(const std::string& path, std::string_view reference,
+                                     const ImageConfig& config = {});
+
+  // Every image, ordered by reference.
+  StatusOr<std::vector<ImageInfo>> List();
+
+  // Removes `reference` (name:tag), or with name@sha256:… every tag of that repository pointing
+  // at that manifest; then collects garbage. NotFound if nothing matched. Returns what was removed.
+  StatusOr<std::vector<std::string>> Remove(std::string_view reference);
+
+  // What a runtime needs to start `reference`: the config and the unpacked layers. A layer
+  // directory that has gone missing is unpacked again from its blob.
+  StatusOr<ResolvedImage> Resolve(std::string_view reference);
+
+  // Resolve, first pulling through `puller` when the store lacks the reference.
+  StatusOr<ResolvedImage> ResolveOrPull(std::string_view reference, Puller& puller);
+
+  // Deletes every blob and unpacked layer no image names, and what interrupted imports left in
+  // tmp/. Waits for imports in progress to finish.
+  Status CollectGarbage();
+
+  const std::string& images_dir() const { return dir_; }
+
+ private:
+  struct Pending;
+
+  Status EnsureLayout();
+  std::string BlobPath(const Digest& d) const;
+  std::string LayerPath(const Digest& diff_id) const;
+  StatusOr<std::string> MakeWorkDir();
+  // Moves the pending import's files into place, makes them durable and commits its records.
+  StatusOr<std::vector<std::string>> Install(Pending& pending);
+  StatusOr<std::optional<ImageInfo>> Lookup(const Reference& ref);
+  Status EnsureUnpacked(const Layer& layer);
+  // After an import moved a name: collect garbage unless someone holds the lock (then a later
+  // Remove or CollectGarbage does it). Never waits, so it is safe under a caller's shared lock.
+  void CollectGarbageIfIdle();
+  // REQUIRES: the exclusive lock is held.
+  Status CollectGarbageLocked();
+
+  store::Store& store_;
+  std::string dir_;
+  Clock& clock_;
+  std::once_flag layout_once_;
+  Status layout_status_;
+};
+
+}  // namespace paddock::agent::images

@@ -1,0 +1,564 @@
+#include "agent/images/image_store.h"
+
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "agent/images/digest.h"
+#include "agent/images/testing/tar_builder.h"
+#include "common/testing/fake_clock.h"
+#include "store/sqlite/sqlite_store.h"
+
+namespace paddock::agent::images {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::SizeIs;
+using testing::Gzip;
+using testing::TarBuilder;
+
+void WriteFile(const std::string& path, std::string_view bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Everything about a tree that an image must preserve, one line per entry, in path order.
+std::map<std::string, std::string> Snapshot(const std::string& root) {
+  std::map<std::string, std::string> out;
+  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
+    std::string rel = it->path().lexically_relative(root).string();
+    struct stat st;
+    EXPECT_EQ(::lstat(it->path().c_str(), &st), 0);
+    std::string line = fmt::format("mode={:o} uid={} gid={}", st.st_mode & 07777, st.st_uid, st.st_gid);
+    if (S_ISREG(st.st_mode)) {
+      line += fmt::format(" file mtime={} content={}", st.st_mtime, ReadFile(it->path()));
+    } else if (S_ISLNK(st.st_mode)) {
+      line = fmt::format("symlink -> {}", fs::read_symlink(it->path()).string());
+    } else if (S_ISDIR(st.st_mode)) {
+      char v[8] = {};
+      ssize_t n = ::lgetxattr(it->path().c_str(), "trusted.overlay.opaque", v, sizeof v);
+      line += n > 0 ? fmt::format(" dir opaque={}", std::string(v, static_cast<size_t>(n))) : " dir";
+    } else if (S_ISCHR(st.st_mode)) {
+      line += fmt::format(" chardev {}:{}", major(st.st_rdev), minor(st.st_rdev));
+    }
+    out[rel] = line;
+  }
+  return out;
+}
+
+size_t CountEntries(const std::string& dir) {
+  if (!fs::exists(dir)) return 0;
+  return static_cast<size_t>(std::distance(fs::directory_iterator(dir), fs::directory_iterator()));
+}
+
+std::string ConfigJson(const std::vector<std::string>& layer_tars, std::string_view cmd = "sh") {
+  std::string ids;
+  for (const auto& t : layer_tars) ids += (ids.empty() ? "\"" : ",\"") + Sha256Of(t).str() + "\"";
+  return fmt::format(R"({{"architecture":"amd64","os":"linux","config":{{"Cmd":["{}"],"Env":["PATH=/bin"],)"
+                     R"("WorkingDir":"/srv","User":"1000:1000","Entrypoint":["/bin/entry"]}},)"
+                     R"("rootfs":{{"type":"layers","diff_ids":[{}]}}}})",
+                     cmd, ids);
+}
+
+// A `docker save` archive (classic layout: <id>/layer.tar, <hex>.json, manifest.json).
+struct DockerImage {
+  std::vector<std::string> repo_tags;
+  std::vector<std::string> layers;  // uncompressed layer tars
+  std::string config;               // empty: ConfigJson(layers)
+};
+std::string DockerSave(const std::vector<DockerImage>& images) {
+  TarBuilder t;
+  std::string manifest = "[";
+  for (const auto& image : images) {
+    std::string config = image.config.empty() ? ConfigJson(image.layers) : image.config;
+    std::string config_name = std::string(Sha256Of(config).hex()) + ".json";
+    t.File(config_name, config);
+    std::string tags, layers;
+    for (const auto& tag : image.repo_tags) tags += (tags.empty() ? "\"" : ",\"") + tag + "\"";
+    for (const auto& l : image.layers) {
+      std::string id(Sha256Of(l).hex());
+      t.Dir(id).File(id + "/layer.tar", l).File(id + "/VERSION", "1.0");
+      layers += (layers.empty() ? "\"" : ",\"") + id + "/layer.tar\"";
+    }
+    if (manifest.size() > 1) manifest += ",";
+    manifest += fmt::format(R"({{"Config":"{}","RepoTags":[{}],"Layers":[{}]}})", config_name, tags, layers);
+  }
+  t.File("manifest.json", manifest + "]");
+  return t.Finish();
+}
+
+// An OCI image layout archive with one image. `layers` are blobs as stored (maybe gzipped);
+// `diff_tars` the uncompressed tars for the config.
+struct OciImage {
+  std::string ref_name;
+  std::vector<std::string> layers;
+  std::vector<std::string> diff_tars;
+  // Corruptions for tests.
+  bool drop_last_layer_blob = false;
+  bool tamper_first_layer = false;
+};
+std::string OciArchive(const OciImage& image) {
+  TarBuilder t;
+  t.File("oci-layout", R"({"imageLayoutVersion":"1.0.0"})").Dir("blobs").Dir("blobs/sha256");
+  std::string config = ConfigJson(image.diff_tars, "oci");
+  std::string layers;
+  for (size_t i = 0; i < image.layers.size(); ++i) {
+    const std::string& l = image.layers[i];
+    bool gz = l.size() > 2 && static_cast<unsigned char>(l[0]) == 0x1f;
+    layers += fmt::format(R"({}{{"mediaType":"application/vnd.oci.image.layer.v1.tar{}","digest":"{}","size":{}}})",
+                          i ? "," : "", gz ? "+gzip" : "", Sha256Of(l).str(), l.size());
+    if (image.drop_last_layer_blob && i + 1 == image.layers.size()) continue;
+    std::string content = l;
+    if (image.tamper_first_layer && i == 0) content[content.size() / 2] ^= 1;
+    t.File(fmt::format("blobs/sha256/{}", Sha256Of(l).hex()), content);
+  }
+  std::string manifest = fmt::format(
+      R"({{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json",)"
+      R"("config":{{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"{}","size":{}}},"layers":[{}]}})",
+      Sha256Of(config).str(), config.size(), layers);
+  t.File(fmt::format("blobs/sha256/{}", Sha256Of(config).hex()), config);
+  t.File(fmt::format("blobs/sha256/{}", Sha256Of(manifest).hex()), manifest);
+  std::string annotations =
+      image.ref_name.empty() ? "" : fmt::format(R"(,"annotations":{{"org.opencontainers.image.ref.name":"{}"}})", image.ref_name);
+  t.File("index.json", fmt::format(R"({{"schemaVersion":2,"manifests":[{{"mediaType":)"
+                                   R"("application/vnd.oci.image.manifest.v1+json","digest":"{}","size":{}{}}}]}})",
+                                   Sha256Of(manifest).str(), manifest.size(), annotations));
+  return t.Finish();
+}
+
+// Layer 1: a/keep, a/gone, opq/old, top. Layer 2 deletes a/gone, makes opq opaque, adds opq/new.
+std::string BaseLayer() {
+  return TarBuilder()
+      .Dir("a")
+      .File("a/keep", "keep")
+      .File("a/gone", "gone")
+      .Dir("opq")
+      .File("opq/old", "old")
+      .File("top", "#!/bin/sh\n", 0755)
+      .Finish();
+}
+std::string WhiteoutLayer() {
+  return TarBuilder()
+      .Dir("a")
+      .File("a/.wh.gone", "")
+      .Dir("opq")
+      .File("opq/.wh..wh..opq", "")
+      .File("opq/new", "new")
+      .Finish();
+}
+
+class ImageStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/paddock-images-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    root_ = fs::canonical(tmpl).string();
+    auto s = store::SqliteStore::Open({.path = root_ + "/paddock.db", .durable = false});
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    store_ = std::move(*s);
+    images_ = std::make_unique<ImageStore>(*store_, root_ + "/images", clock_);
+  }
+  void TearDown() override {
+    images_.reset();
+    store_->Close();
+    fs::remove_all(root_);
+  }
+
+  std::string Put(std::string_view name, std::string_view bytes) {
+    std::string p = root_ + "/" + std::string(name);
+    WriteFile(p, bytes);
+    return p;
+  }
+  std::string Images() const { return root_ + "/images"; }
+
+  // The store holds nothing: no names, no blobs, no layers, no work files.
+  void ExpectEmpty() {
+    auto list = images_->List();
+    ASSERT_TRUE(list.ok());
+    EXPECT_THAT(*list, IsEmpty());
+    EXPECT_EQ(CountEntries(Images() + "/blobs/sha256"), 0u);
+    EXPECT_EQ(CountEntries(Images() + "/layers"), 0u);
+    EXPECT_EQ(CountEntries(Images() + "/tmp"), 0u);
+  }
+
+  std::string root_;
+  paddock::testing::FakeClock clock_;
+  std::unique_ptr<store::SqliteStore> store_;
+  std::unique_ptr<ImageStore> images_;
+};
+
+TEST_F(ImageStoreTest, ImportRootfsRoundTripsATree) {
+  std::string src = root_ + "/rootfs";
+  fs::create_directories(src + "/bin");
+  fs::create_directories(src + "/etc/conf.d");
+  WriteFile(src + "/bin/busybox", "ELF pretend");
+  fs::permissions(src + "/bin/busybox", fs::perms(0755));
+  fs::create_symlink("busybox", src + "/bin/sh");
+  fs::create_symlink("/bin/busybox", src + "/bin/ls");
+  WriteFile(src + "/etc/hosts", "127.0.0.1 localhost\n");
+  fs::create_hard_link(src + "/etc/hosts", src + "/etc/hosts.bak");
+  WriteFile(src + "/etc/conf.d/app", "x=1\n");
+  fs::permissions(src + "/etc/conf.d/app", fs::perms(0600));
+  ASSERT_EQ(::chown((src + "/etc/conf.d/app").c_str(), 1000, 1001), 0);
+  fs::permissions(src + "/etc/conf.d", fs::perms(0750));
+
+  ImageConfig config;
+  config.cmd = {"sh", "-c", "echo hi"};
+  auto ref = images_->ImportRootfs(src, "busybox:test", config);
+  ASSERT_TRUE(ref.ok()) << ref.status().ToString();
+  EXPECT_EQ(*ref, "docker.io/library/busybox:test");
+
+  auto img = images_->Resolve("busybox:test");
+  ASSERT_TRUE(img.ok()) << img.status().ToString();
+  ASSERT_THAT(img->layer_dirs, SizeIs(1));
+  EXPECT_EQ(Snapshot(img->layer_dirs[0]), Snapshot(src));
+  struct stat a, b;
+  ASSERT_EQ(::stat((img->layer_dirs[0] + "/etc/hosts").c_str(), &a), 0);
+  ASSERT_EQ(::stat((img->layer_dirs[0] + "/etc/hosts.bak").c_str(), &b), 0);
+  EXPECT_EQ(a.st_ino, b.st_ino) << "hard links stay hard links";
+  EXPECT_THAT(img->config.cmd, ElementsAre("sh", "-c", "echo hi"));
+  EXPECT_EQ(img->config.architecture, "amd64");
+  EXPECT_EQ(img->config.os, "linux");
+  EXPECT_THAT(img->config_json, HasSubstr("\"diff_ids\""));
+  EXPECT_EQ(img->LowerDir(), img->layer_dirs[0]);
+
+  // The same tree and config give the same digests: re-importing changes nothing.
+  clock_.Advance(std::chrono::hours(1));
+  ASSERT_TRUE(images_->ImportRootfs(src, "busybox:test", config).ok());
+  auto again = images_->Resolve("docker.io/library/busybox:test");
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->manifest_digest, img->manifest_digest);
+  auto list = images_->List();
+  ASSERT_TRUE(list.ok());
+  ASSERT_THAT(*list, SizeIs(1));
+  EXPECT_EQ((*list)[0].created_at, paddock::testing::FakeClock().Now());
+  EXPECT_EQ(CountEntries(Images() + "/blobs/sha256"), 3u);  // layer, config, manifest
+
+  // The same image by digest.
+  auto by_digest = images_->Resolve("busybox@" + img->manifest_digest.str());
+  ASSERT_TRUE(by_digest.ok()) << by_digest.status().ToString();
+  EXPECT_EQ(by_digest->reference, "docker.io/library/busybox:test");
+  EXPECT_EQ(images_->Resolve("busybox@sha256:" + std::string(64, '0')).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(images_->Resolve("busybox").status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(ImageStoreTest, ImportRootfsFromTarAndGzipTar) {
+  std::string layer = TarBuilder().Dir("./bin").File("./bin/tool", "t", 0755, 7, 8).Symlink("./tool", "bin/tool").Finish();
+  auto plain = images_->ImportRootfs(Put("l.tar", layer), "localhost:5000/x:tar");
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  auto gz = images_->ImportRootfs(Put("l.tgz", TarBuilder().File("bin/tool", "t", 0755, 7, 8).Finish(Gzip(true))),
+                                  "localhost:5000/x:tgz");
+  ASSERT_TRUE(gz.ok()) << gz.status().ToString();
+  auto img = images_->Resolve("localhost:5000/x:tar");
+  ASSERT_TRUE(img.ok());
+  auto snap = Snapshot(img->layer_dirs[0]);
+  EXPECT_EQ(snap["bin/tool"], "mode=755 uid=7 gid=8 file mtime=1700000000 content=t");
+  EXPECT_EQ(snap["tool"], "symlink -> bin/tool");
+  EXPECT_TRUE(images_->Resolve("localhost:5000/x:tgz").ok());
+}
+
+TEST_F(ImageStoreTest, DockerSaveArchiveWithWhiteouts) {
+  std::string base = BaseLayer(), top = WhiteoutLayer();
+  auto refs = images_->ImportArchive(Put("save.tar", DockerSave({{{"app:1", "app:stable"}, {base, top}, ""}})));
+  ASSERT_TRUE(refs.ok()) << refs.status().ToString();
+  EXPECT_THAT(*refs, ElementsAre("docker.io/library/app:1", "docker.io/library/app:stable"));
+  auto img = images_->Resolve("app:1");
+  ASSERT_TRUE(img.ok()) << img.status().ToString();
+  ASSERT_THAT(img->layer_dirs, SizeIs(2));
+  EXPECT_EQ(img->layer_dirs[0], Images() + "/layers/" + std::string(Sha256Of(base).hex()));
+  EXPECT_EQ(img->LowerDir(), img->layer_dirs[1] + ":" + img->layer_dirs[0]);
+  auto lower = Snapshot(img->layer_dirs[0]);
+  EXPECT_EQ(lower["a/gone"], "mode=644 uid=0 gid=0 file mtime=1700000000 content=gone");
+  EXPECT_EQ(lower["top"], "mode=755 uid=0 gid=0 file mtime=1700000000 content=#!/bin/sh\n");
+  auto upper = Snapshot(img->layer_dirs[1]);
+  EXPECT_EQ(upper["a/gone"], "mode=0 uid=0 gid=0 chardev 0:0");
+  EXPECT_EQ(upper["opq"], "mode=755 uid=0 gid=0 dir opaque=y");
+  EXPECT_EQ(upper["opq/new"], "mode=644 uid=0 gid=0 file mtime=1700000000 content=new");
+  EXPECT_FALSE(upper.contains("a/.wh.gone"));
+  EXPECT_FALSE(upper.contains("opq/.wh..wh..opq"));
+  EXPECT_THAT(img->config.cmd, ElementsAre("sh"));
+  EXPECT_THAT(img->config.entrypoint, ElementsAre("/bin/entry"));
+  EXPECT_THAT(img->config.env, ElementsAre("PATH=/bin"));
+  EXPECT_EQ(img->config.working_dir, "/srv");
+  EXPECT_EQ(img->config.user, "1000:1000");
+  // Both tags name one image.
+  auto stable = images_->Resolve("app:stable");
+  ASSERT_TRUE(stable.ok());
+  EXPECT_EQ(stable->manifest_digest, img->manifest_digest);
+}
+
+TEST_F(ImageStoreTest, OciArchiveWithGzipLayersAndWhiteouts) {
+  std::string base = BaseLayer(), top = WhiteoutLayer();
+  // gzip output is deterministic enough here: one archive, digests computed from these bytes.
+  std::string base_gz = TarBuilder()
+                            .Dir("a")
+                            .File("a/keep", "keep")
+                            .File("a/gone", "gone")
+                            .Dir("opq")
+                            .File("opq/old", "old")
+                            .File("top", "#!/bin/sh\n", 0755)
+                            .Finish(Gzip(true));
+  auto refs = images_->ImportArchive(
+      Put("oci.tar", OciArchive({"localhost:5000/team/app:2", {base_gz, top}, {testing::Gunzip(base_gz), top}})));
+  ASSERT_TRUE(refs.ok()) << refs.status().ToString();
+  EXPECT_THAT(*refs, ElementsAre("localhost:5000/team/app:2"));
+  auto img = images_->Resolve("localhost:5000/team/app:2");
+  ASSERT_TRUE(img.ok()) << img.status().ToString();
+  ASSERT_THAT(img->layer_dirs, SizeIs(2));
+  // Unpacked directories are named by diffID (uncompressed), not by the gzip blob's digest.
+  EXPECT_EQ(img->layer_dirs[0], Images() + "/layers/" + std::string(Sha256Of(testing::Gunzip(base_gz)).hex()));
+  EXPECT_TRUE(fs::exists(Images() + "/blobs/sha256/" + std::string(Sha256Of(base_gz).hex())));
+  EXPECT_EQ(Snapshot(img->layer_dirs[0])["top"], "mode=755 uid=0 gid=0 file mtime=1700000000 content=#!/bin/sh\n");
+  auto upper = Snapshot(img->layer_dirs[1]);
+  EXPECT_EQ(upper["a/gone"], "mode=0 uid=0 gid=0 chardev 0:0");
+  EXPECT_EQ(upper["opq"], "mode=755 uid=0 gid=0 dir opaque=y");
+  EXPECT_THAT(img->config.cmd, ElementsAre("oci"));
+  auto list = images_->List();
+  ASSERT_TRUE(list.ok());
+  ASSERT_THAT(*list, SizeIs(1));
+  EXPECT_EQ((*list)[0].layers[0].media_type, "application/vnd.oci.image.layer.v1.tar+gzip");
+  EXPECT_EQ((*list)[0].size, base_gz.size() + top.size());
+
+  // An index naming the image by a tag only takes its repository from ImportOptions.
+  ImportOptions options;
+  options.name = "localhost:5000/other";
+  auto tagged = images_->ImportArchive(Put("oci2.tar", OciArchive({"v9", {top}, {top}})), options);
+  ASSERT_TRUE(tagged.ok()) << tagged.status().ToString();
+  EXPECT_THAT(*tagged, ElementsAre("localhost:5000/other:v9"));
+  auto unnamed = images_->ImportArchive(Put("oci3.tar", OciArchive({"", {top}, {top}})));
+  EXPECT_EQ(unnamed.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(unnamed.status().message(), HasSubstr("has no name"));
+}
+
+TEST_F(ImageStoreTest, SharedLayerIsStoredAndUnpackedOnce) {
+  std::string base = BaseLayer();
+  std::string x = TarBuilder().File("x", "x").Finish(), y = TarBuilder().File("y", "y").Finish();
+  ASSERT_TRUE(images_->ImportArchive(Put("a.tar", OciArchive({"a:1", {base, x}, {base, x}}))).ok());
+  struct stat before;
+  std::string keep = Images() + "/layers/" + std::string(Sha256Of(base).hex()) + "/a/keep";
+  ASSERT_EQ(::stat(keep.c_str(), &before), 0);
+  ASSERT_TRUE(images_->ImportArchive(Put("b.tar", DockerSave({{{"b:1"}, {base, y}, ""}}))).ok());
+  struct stat after;
+  ASSERT_EQ(::stat(keep.c_str(), &after), 0);
+  EXPECT_EQ(before.st_ino, after.st_ino) << "the shared layer was unpacked again";
+  EXPECT_EQ(CountEntries(Images() + "/layers"), 3u);
+  // base, x, y, and a config and a manifest for each image.
+  EXPECT_EQ(CountEntries(Images() + "/blobs/sha256"), 7u);
+  auto a = images_->Resolve("a:1");
+  auto b = images_->Resolve("b:1");
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->layer_dirs[0], b->layer_dirs[0]);
+}
+
+TEST_F(ImageStoreTest, RemoveKeepsSharedFilesUntilTheLastUserGoes) {
+  std::string base = BaseLayer();
+  std::string x = TarBuilder().File("x", "x").Finish(), y = TarBuilder().File("y", "y").Finish();
+  ASSERT_TRUE(images_->ImportArchive(Put("a.tar", OciArchive({"a:1", {base, x}, {base, x}}))).ok());
+  ASSERT_TRUE(images_->ImportArchive(Put("b.tar", DockerSave({{{"b:1"}, {base, y}, ""}}))).ok());
+  std::string base_dir = Images() + "/layers/" + std::string(Sha256Of(base).hex());
+  std::string x_dir = Images() + "/layers/" + std::string(Sha256Of(x).hex());
+
+  auto removed = images_->Remove("a:1");
+  ASSERT_TRUE(removed.ok()) << removed.status().ToString();
+  EXPECT_THAT(*removed, ElementsAre("docker.io/library/a:1"));
+  EXPECT_TRUE(fs::exists(base_dir));
+  EXPECT_FALSE(fs::exists(x_dir));
+  EXPECT_TRUE(fs::exists(Images() + "/blobs/sha256/" + std::string(Sha256Of(base).hex())));
+  EXPECT_FALSE(fs::exists(Images() + "/blobs/sha256/" + std::string(Sha256Of(x).hex())));
+  EXPECT_EQ(CountEntries(Images() + "/blobs/sha256"), 4u);  // base, y, b's config and manifest
+  auto b = images_->Resolve("b:1");
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_EQ(Snapshot(b->layer_dirs[0])["a/keep"], "mode=644 uid=0 gid=0 file mtime=1700000000 content=keep");
+
+  EXPECT_EQ(images_->Remove("a:1").status().code(), StatusCode::kNotFound);
+  ASSERT_TRUE(images_->Remove("docker.io/library/b:1").ok());
+  ExpectEmpty();
+}
+
+TEST_F(ImageStoreTest, RemoveByDigestRemovesEveryTagOfIt) {
+  std::string l = TarBuilder().File("f", "1").Finish();
+  ASSERT_TRUE(images_->ImportArchive(Put("s.tar", DockerSave({{{"app:1", "app:2"}, {l}, ""}}))).ok());
+  ASSERT_TRUE(images_->ImportRootfs(Put("o.tar", TarBuilder().File("g", "2").Finish()), "app:3").ok());
+  auto img = images_->Resolve("app:1");
+  ASSERT_TRUE(img.ok());
+  auto removed = images_->Remove("app@" + img->manifest_digest.str());
+  ASSERT_TRUE(removed.ok()) << removed.status().ToString();
+  EXPECT_THAT(*removed, ElementsAre("docker.io/library/app:1", "docker.io/library/app:2"));
+  auto list = images_->List();
+  ASSERT_TRUE(list.ok());
+  ASSERT_THAT(*list, SizeIs(1));
+  EXPECT_EQ((*list)[0].reference, "docker.io/library/app:3");
+}
+
+TEST_F(ImageStoreTest, ImportMovesANameAndCollectsWhatItLeft) {
+  std::string first = root_ + "/first", second = root_ + "/second";
+  fs::create_directories(first);
+  fs::create_directories(second);
+  WriteFile(first + "/v", "1");
+  WriteFile(second + "/v", "2");
+  auto one = images_->ImportRootfs(first, "app:latest");
+  ASSERT_TRUE(one.ok());
+  auto old = images_->Resolve("app");
+  ASSERT_TRUE(old.ok());
+  ASSERT_TRUE(images_->ImportRootfs(second, "app").ok());
+  auto now = images_->Resolve("app");
+  ASSERT_TRUE(now.ok());
+  EXPECT_NE(now->manifest_digest, old->manifest_digest);
+  EXPECT_FALSE(fs::exists(old->layer_dirs[0]));
+  EXPECT_EQ(images_->Resolve("app@" + old->manifest_digest.str()).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(CountEntries(Images() + "/blobs/sha256"), 3u);
+}
+
+TEST_F(ImageStoreTest, CorruptAndHostileArchivesAreRefusedAndLeaveNothing) {
+  std::string base = BaseLayer(), top = WhiteoutLayer();
+  std::string good_oci = OciArchive({"a:1", {base, top}, {base, top}});
+  std::string bad_diff_config = ConfigJson({base, base});
+  std::string truncated_layer = base.substr(0, 700);
+  struct Case {
+    std::string name;
+    std::string archive;
+    std::string message;
+  } cases[] = {
+      {"bad blob digest", OciArchive({"a:1", {base, top}, {base, top}, false, true}), "does not match its digest"},
+      {"missing blob", OciArchive({"a:1", {base, top}, {base, top}, true}), "lacks the layer blob"},
+      {"diff_id mismatch", DockerSave({{{"a:1"}, {base, top}, bad_diff_config}}), "not the config's diff_id"},
+      {"truncated archive", good_oci.substr(0, good_oci.size() / 2), "tar"},
+      {"truncated layer", DockerSave({{{"a:1"}, {truncated_layer}, ""}}), "layer"},
+      {"not an archive", std::string(4096, 'x'), "is not a tar archive"},
+      {"a tar of something else", TarBuilder().File("hello.txt", "hi").Finish(), "neither an OCI image layout"},
+      {"dot-dot entry",
+       DockerSave({{{"a:1"}, {BaseLayer(), TarBuilder().File("../../etc/passwd", "root::0:0::/:/bin/sh").Finish()}, ""}}),
+       "climbs out with '..'"},
+      {"absolute entry", DockerSave({{{"a:1"}, {TarBuilder().File("/etc/passwd", "x").Finish()}, ""}}),
+       "absolute path"},
+      {"write through a symlink",
+       DockerSave({{{"a:1"}, {TarBuilder().Symlink("esc", "/tmp").File("esc/paddock-pwned", "x").Finish()}, ""}}),
+       "esc/paddock-pwned"},
+      {"hard link through a symlink",
+       DockerSave({{{"a:1"}, {TarBuilder().Symlink("esc", "/etc").Hardlink("h", "esc/hostname").Finish()}, ""}}),
+       "cannot unpack 'h'"},
+      {"hard link out", DockerSave({{{"a:1"}, {TarBuilder().Hardlink("h", "../x").Finish()}, ""}}), "climbs out"},
+      {"archive entry out of the archive", TarBuilder().File("../manifest.json", "[]").Finish(), "climbs out"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto r = images_->ImportArchive(Put("bad.tar", c.archive));
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << r.status().ToString();
+    EXPECT_THAT(r.status().message(), HasSubstr(c.message));
+    ExpectEmpty();
+  }
+  EXPECT_FALSE(fs::exists("/tmp/paddock-pwned"));
+  // The same checks guard import-rootfs of a tar.
+  for (const std::string& layer : std::vector<std::string>{TarBuilder().File("../x", "x").Finish(), TarBuilder().File("/x", "x").Finish(),
+                            TarBuilder().Symlink("esc", "..").File("esc/x", "x").Finish(), truncated_layer}) {
+    auto r = images_->ImportRootfs(Put("bad-layer.tar", layer), "bad:1");
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << r.status().ToString();
+    ExpectEmpty();
+  }
+  EXPECT_EQ(images_->ImportRootfs(root_ + "/nope", "bad:1").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(images_->ImportRootfs(root_, "Bad:1").status().code(), StatusCode::kInvalidArgument);
+  // And a good archive still imports afterwards.
+  ASSERT_TRUE(images_->ImportArchive(Put("good.tar", good_oci)).ok());
+}
+
+TEST_F(ImageStoreTest, OverlayXattrsFromLayersAreDropped) {
+  // A layer cannot smuggle in overlayfs metadata of its own: only whiteouts create it.
+  std::string layer = TarBuilder().Dir("d").File("d/f", "f").Finish();
+  ASSERT_TRUE(images_->ImportRootfs(Put("l.tar", layer), "x:1").ok());
+  auto img = images_->Resolve("x:1");
+  ASSERT_TRUE(img.ok());
+  EXPECT_EQ(Snapshot(img->layer_dirs[0])["d"], "mode=755 uid=0 gid=0 dir");
+}
+
+TEST_F(ImageStoreTest, ResolveUnpacksAMissingLayerAgainAndReportsLostBlobs) {
+  ASSERT_TRUE(images_->ImportArchive(Put("s.tar", DockerSave({{{"app:1"}, {BaseLayer()}, ""}}))).ok());
+  auto img = images_->Resolve("app:1");
+  ASSERT_TRUE(img.ok());
+  auto before = Snapshot(img->layer_dirs[0]);
+  fs::remove_all(img->layer_dirs[0]);
+  auto again = images_->Resolve("app:1");
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(Snapshot(again->layer_dirs[0]), before);
+  fs::remove_all(img->layer_dirs[0]);
+  fs::remove(Images() + "/blobs/sha256/" + std::string(Sha256Of(BaseLayer()).hex()));
+  EXPECT_EQ(images_->Resolve("app:1").status().code(), StatusCode::kDataLoss);
+}
+
+TEST_F(ImageStoreTest, GarbageCollectionRemovesLeftoversOfInterruptedImports) {
+  ASSERT_TRUE(images_->ImportRootfs(Put("l.tar", TarBuilder().File("f", "f").Finish()), "x:1").ok());
+  // What a process killed mid-import leaves: a work dir, an unnamed blob and layer.
+  fs::create_directories(Images() + "/tmp/deadbeef/stage");
+  WriteFile(Images() + "/blobs/sha256/" + std::string(64, 'e'), "orphan");
+  fs::create_directories(Images() + "/layers/" + std::string(64, 'e') + "/etc");
+  ASSERT_TRUE(images_->CollectGarbage().ok());
+  EXPECT_EQ(CountEntries(Images() + "/tmp"), 0u);
+  EXPECT_EQ(CountEntries(Images() + "/blobs/sha256"), 3u);
+  EXPECT_EQ(CountEntries(Images() + "/layers"), 1u);
+  EXPECT_TRUE(images_->Resolve("x:1").ok());
+}
+
+TEST_F(ImageStoreTest, TwoStoresOnOneDirectorySeeEachOther) {
+  // As `paddock image` in one process and the server in another.
+  ImageStore other(*store_, root_ + "/images", clock_);
+  ASSERT_TRUE(other.ImportRootfs(Put("l.tar", TarBuilder().File("f", "f").Finish()), "x:1").ok());
+  EXPECT_TRUE(images_->Resolve("x:1").ok());
+  ASSERT_TRUE(images_->Remove("x:1").ok());
+  EXPECT_EQ(other.Resolve("x:1").status().code(), StatusCode::kNotFound);
+  ExpectEmpty();
+}
+
+class FakePuller final : public Puller {
+ public:
+  explicit FakePuller(std::string archive) : archive_(std::move(archive)) {}
+  Status Pull(const Reference& ref, const std::string& path) override {
+    ++pulls;
+    pulled.push_back(ref.String());
+    if (archive_.empty()) return Unavailable("pull access denied for nothing, repository does not exist");
+    WriteFile(path, archive_);
+    return OkStatus();
+  }
+  int pulls = 0;
+  std::vector<std::string> pulled;
+
+ private:
+  std::string archive_;
+};
+
+TEST_F(ImageStoreTest, ResolveOrPullImportsWhatThePullerFetchesOnce) {
+  std::string l = TarBuilder().File("f", "f").Finish();
+  FakePuller puller(OciArchive({"localhost:5000/app:1", {l}, {l}}));
+  auto img = images_->ResolveOrPull("localhost:5000/app:1", puller);
+  ASSERT_TRUE(img.ok()) << img.status().ToString();
+  EXPECT_EQ(img->reference, "localhost:5000/app:1");
+  ASSERT_TRUE(images_->ResolveOrPull("localhost:5000/app:1", puller).ok());
+  EXPECT_EQ(puller.pulls, 1);
+  EXPECT_THAT(puller.pulled, ElementsAre("localhost:5000/app:1"));
+  FakePuller failing("");
+  auto r = images_->ResolveOrPull("localhost:5000/missing:1", failing);
+  EXPECT_EQ(r.status().code(), StatusCode::kUnavailable);
+  EXPECT_THAT(r.status().message(), HasSubstr("pull access denied"));
+  EXPECT_EQ(CountEntries(Images() + "/tmp"), 0u);
+}
+
+}  // namespace
+}  // namespace paddock::agent::images

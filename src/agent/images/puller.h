@@ -1,0 +1,23 @@
+// The seam for fetching images from registries. Not implemented yet: a skopeo-backed Puller
+// (`skopeo copy docker://REF oci-archive:PATH:REF`) comes with the task runtime, and
+// ImageStore::ResolveOrPull imports whatever it writes.
+#pragma once
+
+#include <string>
+
+#include "agent/images/reference.h"
+#include "common/status.h"
+
+namespace paddock::agent::images {
+
+class Puller {
+ public:
+  virtual ~Puller() = default;
+  // Fetches `ref` from its registry and writes it to `archive_path` as an OCI image-layout tar
+  // (oci-archive) whose index.json names it `ref.String()` in the
+  // org.opencontainers.image.ref.name annotation. The message of a failure is what ECS reports
+  // after "CannotPullContainerError: ".
+  virtual Status Pull(const Reference& ref, const std::string& archive_path) = 0;
+};
+
+}  // namespace paddock::agent::images
