@@ -1,13 +1,17 @@
-// `paddock`: the one binary. Subcommands: server, up, admin.
+// `paddock`: the one binary. Subcommands: server, up, admin, image.
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <signal.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
+#include "agent/images/image_store.h"
 #include "cli/config.h"
 #include "cli/node.h"
+#include "store/sqlite/sqlite_store.h"
 
 namespace paddock::cli {
 namespace {
@@ -91,6 +95,107 @@ int RunServer(const ServerConfig& config, bool up) {
   return 0;
 }
 
+// `paddock image …`: the node's image store in <state-dir>/images, names in the state
+// directory's store, so it is safe while a server runs on the same directory.
+struct ImageCommands {
+  std::string state_dir = "./.paddock";
+  std::string path, name, cmd, entrypoint, working_dir, user;
+  std::vector<std::string> env, refs;
+  bool json = false;
+  CLI::App* import = nullptr;
+  CLI::App* import_rootfs = nullptr;
+  CLI::App* ls = nullptr;
+  CLI::App* rm = nullptr;
+};
+
+void AddImageCommands(CLI::App& app, ImageCommands& c) {
+  CLI::App* image = app.add_subcommand("image", "The node's local image store (safe while a server runs)");
+  image->require_subcommand(1);
+  image->add_option("--state-dir", c.state_dir, "State directory (default ./.paddock)");
+  c.import = image->add_subcommand("import", "Import an OCI image-layout archive or a `docker save` archive");
+  c.import->add_option("FILE", c.path, "The archive (tar, optionally gzip-compressed)")->required();
+  c.import->add_option("--name", c.name,
+                       "REPO[:TAG] for an image the archive does not name (or names by a tag only)");
+  c.import_rootfs = image->add_subcommand("import-rootfs", "Make a one-layer image from a directory tree or a tar");
+  c.import_rootfs->add_option("SOURCE", c.path, "A directory or a tar (optionally compressed)")->required();
+  c.import_rootfs->add_option("--name", c.name, "REPO[:TAG] (the tag defaults to latest)")->required();
+  c.import_rootfs->add_option("--cmd", c.cmd, R"(Default command: words ("httpd -f -p 80") or a JSON array)");
+  c.import_rootfs->add_option("--entrypoint", c.entrypoint, "Entrypoint: words or a JSON array");
+  c.import_rootfs->add_option("--env", c.env, "NAME=value (repeatable)");
+  c.import_rootfs->add_option("--workdir", c.working_dir, "Working directory");
+  c.import_rootfs->add_option("--user", c.user, "User (name, uid or uid:gid)");
+  c.ls = image->add_subcommand("ls", "List images");
+  c.ls->add_flag("--json", c.json, "One JSON object per line instead of a table");
+  c.rm = image->add_subcommand("rm", "Remove images by REPO:TAG or REPO@sha256:…, and the files no image uses");
+  c.rm->add_option("REF", c.refs, "Image references")->required();
+  for (CLI::App* sub : {c.import, c.import_rootfs, c.ls, c.rm}) sub->fallthrough();
+}
+
+std::string HumanSize(uint64_t bytes) {
+  if (bytes < 1000) return fmt::format("{}B", bytes);
+  if (bytes < 1000 * 1000) return fmt::format("{:.1f}kB", static_cast<double>(bytes) / 1e3);
+  if (bytes < 1000ull * 1000 * 1000) return fmt::format("{:.1f}MB", static_cast<double>(bytes) / 1e6);
+  return fmt::format("{:.2f}GB", static_cast<double>(bytes) / 1e9);
+}
+
+int RunImageCommand(const ImageCommands& c) {
+  namespace images = paddock::agent::images;
+  std::error_code ec;
+  std::filesystem::create_directories(c.state_dir, ec);
+  if (ec) return Fail(Unavailable(fmt::format("cannot create state directory {}: {}", c.state_dir, ec.message())));
+  // The same database file Node::Open uses.
+  auto store = paddock::store::SqliteStore::Open({.path = (std::filesystem::path(c.state_dir) / "paddock.db").string()});
+  if (!store.ok()) return Fail(store.status());
+  images::ImageStore image_store(**store, (std::filesystem::path(c.state_dir) / "images").string());
+  int rc = 0;
+  if (c.import->parsed()) {
+    auto refs = image_store.ImportArchive(c.path, images::ImportOptions{c.name});
+    if (!refs.ok()) return Fail(refs.status());
+    for (const auto& r : *refs) fmt::print("{{\"imported\": \"{}\"}}\n", r);
+  } else if (c.import_rootfs->parsed()) {
+    images::ImageConfig config;
+    config.env = c.env;
+    config.working_dir = c.working_dir;
+    config.user = c.user;
+    for (auto [text, out] : {std::pair{&c.cmd, &config.cmd}, std::pair{&c.entrypoint, &config.entrypoint}}) {
+      auto words = images::ParseCommand(*text);
+      if (!words.ok()) return Fail(words.status());
+      *out = std::move(*words);
+    }
+    auto ref = image_store.ImportRootfs(c.path, c.name, config);
+    if (!ref.ok()) return Fail(ref.status());
+    fmt::print("{{\"imported\": \"{}\"}}\n", *ref);
+  } else if (c.ls->parsed()) {
+    auto all = image_store.List();
+    if (!all.ok()) return Fail(all.status());
+    if (!c.json) fmt::print("{:<60} {:<12} {:>10} {}\n", "REFERENCE", "DIGEST", "SIZE", "CREATED");
+    for (const auto& i : *all) {
+      auto created = std::chrono::system_clock::to_time_t(i.created_at);
+      if (c.json) {
+        fmt::print(R"({{"reference": "{}", "manifestDigest": "{}", "configDigest": "{}", "layers": {}, "size": {}, )"
+                   R"("createdAt": "{:%Y-%m-%dT%H:%M:%SZ}"}})"
+                   "\n",
+                   i.reference, i.manifest_digest.str(), i.config_digest.str(), i.layers.size(), i.size,
+                   fmt::gmtime(created));
+      } else {
+        fmt::print("{:<60} {:<12} {:>10} {:%Y-%m-%d %H:%M:%S}\n", i.reference, i.manifest_digest.hex().substr(0, 12),
+                   HumanSize(i.size), fmt::gmtime(created));
+      }
+    }
+  } else if (c.rm->parsed()) {
+    for (const auto& ref : c.refs) {
+      auto removed = image_store.Remove(ref);
+      if (!removed.ok()) {
+        rc = Fail(removed.status());
+        continue;
+      }
+      for (const auto& r : *removed) fmt::print("{{\"removed\": \"{}\"}}\n", r);
+    }
+  }
+  (*store)->Close();
+  return rc;
+}
+
 }  // namespace
 }  // namespace paddock::cli
 
@@ -122,6 +227,9 @@ int main(int argc, char** argv) {
       admin->add_subcommand("delete-account", "Delete an account and every resource it owns, in every region");
   delete_account->add_option("--account", account_id, "12-digit account id")->required();
 
+  ImageCommands image_commands;
+  AddImageCommands(app, image_commands);
+
   CLI11_PARSE(app, argc, argv);
 
   if (server->parsed()) {
@@ -132,6 +240,7 @@ int main(int argc, char** argv) {
     if (auto s = ResolveConfig(up, up_config, up_config_file); !s.ok()) return Fail(s);
     return RunServer(up_config, /*up=*/true);
   }
+  if (app.got_subcommand("image")) return RunImageCommand(image_commands);
 
   ServerConfig admin_config;
   admin_config.state_dir = admin_state_dir;

@@ -44,6 +44,10 @@ struct ImportOptions {
   std::string name;
 };
 
+// A command as users write it for --cmd / --entrypoint: a JSON array of strings
+// ('["sh", "-c", "echo hi"]'), or words separated by spaces ("httpd -f -p 80").
+StatusOr<std::vector<std::string>> ParseCommand(std::string_view text);
+
 class ImageStore {
  public:
   ImageStore(store::Store& store, std::string images_dir, Clock& clock = SystemClock::Get());

@@ -7,9 +7,8 @@
 
 namespace paddock::agent::images::oci {
 namespace json = boost::json;
-namespace {
 
-StatusOr<json::value> Parse(std::string_view text, std::string_view what) {
+static StatusOr<json::value> Parse(std::string_view text, std::string_view what) {
   if (text.size() > kMaxDocumentBytes)
     return InvalidArgument(fmt::format("{} is larger than {} bytes", what, kMaxDocumentBytes));
   boost::system::error_code ec;
@@ -20,7 +19,9 @@ StatusOr<json::value> Parse(std::string_view text, std::string_view what) {
   return v;
 }
 
-std::string_view Str(const json::string& s) { return {s.data(), s.size()}; }
+static std::string_view Str(const json::string& s) { return {s.data(), s.size()}; }
+
+namespace {
 
 // The string member `key` of `o`: "" when absent, an error when not a string.
 StatusOr<std::string> OptString(const json::object& o, std::string_view key, std::string_view what) {
@@ -251,3 +252,30 @@ StatusOr<ImageInfo> DecodeRecord(std::string_view text) {
 }
 
 }  // namespace paddock::agent::images::oci
+
+namespace paddock::agent::images {
+
+StatusOr<std::vector<std::string>> ParseCommand(std::string_view text) {
+  size_t first = text.find_first_not_of(" \t\n");
+  std::vector<std::string> out;
+  if (first != std::string_view::npos && text[first] == '[') {
+    auto v = oci::Parse(text, "the command");
+    if (!v.ok() || !v->is_array())
+      return InvalidArgument(fmt::format("'{}' is not a JSON array of strings", text));
+    for (const auto& e : v->get_array()) {
+      if (!e.is_string()) return InvalidArgument(fmt::format("'{}' is not a JSON array of strings", text));
+      out.emplace_back(oci::Str(e.get_string()));
+    }
+    return out;
+  }
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find_first_of(" \t\n", start);
+    if (end == std::string_view::npos) end = text.size();
+    if (end > start) out.emplace_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace paddock::agent::images
