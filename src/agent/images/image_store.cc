@@ -434,7 +434,7 @@ StatusOr<std::string> ImageStore::ImportRootfs(const std::string& path, std::str
     pending.work = work.path();
     std::string layer_tar = pending.WorkFile("layer.tar");
     if (fs::is_directory(status)) {
-      RETURN_IF_ERROR(internal::WriteTreeTar(path, layer_tar));
+      RETURN_IF_ERROR(internal::WriteTreeTar(path, layer_tar, /*skip=*/dir_));
     } else {
       RETURN_IF_ERROR(internal::UncompressedDigest(path, layer_tar).status());
     }

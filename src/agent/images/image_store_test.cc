@@ -261,6 +261,27 @@ TEST_F(ImageStoreTest, ImportRootfsRoundTripsATree) {
   EXPECT_EQ(images_->Resolve("busybox").status().code(), StatusCode::kNotFound);
 }
 
+TEST_F(ImageStoreTest, ImportRootfsOfATreeHoldingTheStoreLeavesTheStoreOut) {
+  // `paddock image import-rootfs .` in the directory that holds .paddock/.
+  WriteFile(root_ + "/f", "f");
+  auto ref = images_->ImportRootfs(root_, "self:1");
+  ASSERT_TRUE(ref.ok()) << ref.status().ToString();
+  auto img = images_->Resolve("self:1");
+  ASSERT_TRUE(img.ok());
+  auto snap = Snapshot(img->layer_dirs[0]);
+  EXPECT_TRUE(snap.contains("f"));
+  EXPECT_TRUE(snap.contains("paddock.db"));
+  EXPECT_FALSE(snap.contains("images"));
+}
+
+TEST(ParseCommandTest, WordsOrJsonArray) {
+  EXPECT_THAT(*ParseCommand("httpd -f  -p 80"), ElementsAre("httpd", "-f", "-p", "80"));
+  EXPECT_THAT(*ParseCommand(R"( ["sh", "-c", "echo hi"])"), ElementsAre("sh", "-c", "echo hi"));
+  EXPECT_THAT(*ParseCommand(""), IsEmpty());
+  EXPECT_EQ(ParseCommand(R"(["sh", 1])").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseCommand("[not json").status().code(), StatusCode::kInvalidArgument);
+}
+
 TEST_F(ImageStoreTest, ImportRootfsFromTarAndGzipTar) {
   std::string layer = TarBuilder().Dir("./bin").File("./bin/tool", "t", 0755, 7, 8).Symlink("./tool", "bin/tool").Finish();
   auto plain = images_->ImportRootfs(Put("l.tar", layer), "localhost:5000/x:tar");

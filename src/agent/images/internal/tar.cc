@@ -384,8 +384,11 @@ Status UnpackLayer(const std::string& layer, const std::string& dir) {
 namespace {
 
 struct TreeWriter {
-  archive* out;
+  archive* out = nullptr;
   std::string root;
+  dev_t skip_dev = 0;
+  ino_t skip_ino = 0;
+  bool has_skip = false;
   std::unordered_map<std::string, std::string> first_link;  // "dev:ino" -> first path
   std::vector<char> buf = std::vector<char>(kBlockSize);
 
@@ -412,6 +415,7 @@ struct TreeWriter {
     struct stat st;
     if (::lstat(path.c_str(), &st) != 0) return InvalidArgument(fmt::format("cannot stat {}: {}", path, Errno()));
     if (S_ISSOCK(st.st_mode)) return OkStatus();
+    if (has_skip && S_ISDIR(st.st_mode) && st.st_dev == skip_dev && st.st_ino == skip_ino) return OkStatus();
     std::unique_ptr<archive_entry, EntryDeleter> entry(archive_entry_new());
     archive_entry_copy_stat(entry.get(), &st);
     archive_entry_copy_pathname(entry.get(), rel.c_str());
@@ -465,14 +469,22 @@ struct TreeWriter {
 
 }  // namespace
 
-Status WriteTreeTar(const std::string& dir, const std::string& out_path) {
+Status WriteTreeTar(const std::string& dir, const std::string& out_path, const std::string& skip) {
   WriteArchive out(archive_write_new());
   if (!out) return Internal("libarchive: out of memory");
   archive_write_set_format_pax_restricted(out.get());
   archive_write_add_filter_none(out.get());
   if (archive_write_open_filename(out.get(), out_path.c_str()) != ARCHIVE_OK)
     return Internal(fmt::format("cannot create {}: {}", out_path, ArchiveError(out.get())));
-  TreeWriter writer{out.get(), dir, {}};
+  TreeWriter writer;
+  writer.out = out.get();
+  writer.root = dir;
+  struct stat skip_st;
+  if (!skip.empty() && ::stat(skip.c_str(), &skip_st) == 0) {
+    writer.skip_dev = skip_st.st_dev;
+    writer.skip_ino = skip_st.st_ino;
+    writer.has_skip = true;
+  }
   RETURN_IF_ERROR(writer.Walk(""));
   if (archive_write_close(out.get()) != ARCHIVE_OK)
     return Internal(fmt::format("cannot finish {}: {}", out_path, ArchiveError(out.get())));

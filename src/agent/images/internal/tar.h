@@ -58,7 +58,8 @@ Status UnpackLayer(const std::string& layer, const std::string& dir);
 // Writes an uncompressed tar of the tree under `dir` to `out_path`, deterministically: entries in
 // byte order of their paths, numeric uid/gid and mode as on disk, mtime in whole seconds, no
 // user or group names, atime or ctime; hard links kept. The root itself is not an entry. Sockets
-// are skipped; extended attributes are not copied.
-Status WriteTreeTar(const std::string& dir, const std::string& out_path);
+// are skipped; extended attributes are not copied. The directory `skip` (the image store itself,
+// when the tree contains it) is left out, with everything under it.
+Status WriteTreeTar(const std::string& dir, const std::string& out_path, const std::string& skip = {});
 
 }  // namespace paddock::agent::images::internal
