@@ -503,12 +503,22 @@ TEST_F(ImageStoreTest, CorruptAndHostileArchivesAreRefusedAndLeaveNothing) {
 }
 
 TEST_F(ImageStoreTest, OverlayXattrsFromLayersAreDropped) {
-  // A layer cannot smuggle in overlayfs metadata of its own: only whiteouts create it.
-  std::string layer = TarBuilder().Dir("d").File("d/f", "f").Finish();
+  // A layer cannot smuggle in overlayfs metadata of its own: only whiteouts create it. Other
+  // extended attributes (file capabilities, user.*) are kept.
+  std::string layer = TarBuilder()
+                          .Dir("d")
+                          .Xattr("trusted.overlay.opaque", "y")
+                          .Xattr("user.keep", "1")
+                          .File("d/f", "f")
+                          .Xattr("trusted.overlay.redirect", "/etc")
+                          .Finish();
   ASSERT_TRUE(images_->ImportRootfs(Put("l.tar", layer), "x:1").ok());
   auto img = images_->Resolve("x:1");
   ASSERT_TRUE(img.ok());
   EXPECT_EQ(Snapshot(img->layer_dirs[0])["d"], "mode=755 uid=0 gid=0 dir");
+  char v[8];
+  EXPECT_EQ(::lgetxattr((img->layer_dirs[0] + "/d").c_str(), "user.keep", v, sizeof v), 1);
+  EXPECT_LT(::lgetxattr((img->layer_dirs[0] + "/d/f").c_str(), "trusted.overlay.redirect", v, sizeof v), 0);
 }
 
 TEST_F(ImageStoreTest, ResolveUnpacksAMissingLayerAgainAndReportsLostBlobs) {

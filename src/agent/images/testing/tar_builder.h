@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace paddock::agent::images::testing {
@@ -33,6 +34,11 @@ class TarBuilder {
   }
   TarBuilder& Hardlink(std::string_view path, std::string_view target) {
     return Add(path, AE_IFREG, 0644, {}, {}, target);
+  }
+  // An extended attribute on the entry added last.
+  TarBuilder& Xattr(std::string_view name, std::string_view value) {
+    entries_.back().xattrs.emplace_back(std::string(name), std::string(value));
+    return *this;
   }
   // A file whose header claims `claimed` bytes but whose data stops early (a truncated archive).
   std::string FinishTruncated(size_t keep) {
@@ -61,6 +67,7 @@ class TarBuilder {
       if (!e.symlink.empty()) archive_entry_copy_symlink(entry, e.symlink.c_str());
       if (!e.hardlink.empty()) archive_entry_copy_hardlink(entry, e.hardlink.c_str());
       archive_entry_set_size(entry, static_cast<la_int64_t>(e.content.size()));
+      for (const auto& [k, v] : e.xattrs) archive_entry_xattr_add_entry(entry, k.c_str(), v.data(), v.size());
       if (archive_write_header(a, entry) != ARCHIVE_OK) throw std::runtime_error(archive_error_string(a));
       if (!e.content.empty()) archive_write_data(a, e.content.data(), e.content.size());
       archive_entry_free(entry);
@@ -77,6 +84,7 @@ class TarBuilder {
     int mode;
     std::string content, symlink, hardlink;
     int uid = 0, gid = 0;
+    std::vector<std::pair<std::string, std::string>> xattrs = {};
   };
   TarBuilder& Add(std::string_view path, unsigned type, int mode, std::string_view content, std::string_view symlink,
                   std::string_view hardlink, int uid = 0, int gid = 0) {
