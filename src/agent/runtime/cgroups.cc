@@ -1,0 +1,136 @@
+#include "agent/runtime/cgroups.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/core.h>
+
+namespace paddock::agent::runtime {
+namespace {
+
+// mountinfo escapes space, tab, newline and backslash as \ooo.
+std::string Unescape(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\\' && i + 3 < s.size()) {
+      int v = (s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 + (s[i + 3] - '0');
+      out.push_back(static_cast<char>(v));
+      i += 3;
+    } else {
+      out.push_back(s[i]);
+    }
+  }
+  return out;
+}
+
+bool HasOption(std::string_view options, std::string_view want) {
+  size_t start = 0;
+  while (start <= options.size()) {
+    size_t comma = options.find(',', start);
+    if (comma == std::string_view::npos) comma = options.size();
+    if (options.substr(start, comma - start) == want) return true;
+    start = comma + 1;
+  }
+  return false;
+}
+
+std::string Join(const std::string& root, std::string_view path) {
+  std::string p(path);
+  while (!p.empty() && p.front() == '/') p.erase(0, 1);
+  return p.empty() ? root : root + "/" + p;
+}
+
+}  // namespace
+
+StatusOr<CgroupLayout> DetectCgroupLayout() {
+  std::ifstream in("/proc/self/mountinfo");
+  if (!in) return Internal("cannot read /proc/self/mountinfo");
+  CgroupLayout layout;
+  std::string v2_root;
+  std::string line;
+  while (std::getline(in, line)) {
+    // id parent maj:min root mount-point options [optional fields] - fstype source super-options
+    std::istringstream fields(line);
+    std::string id, parent, dev, root, mount_point, options, f;
+    fields >> id >> parent >> dev >> root >> mount_point >> options;
+    while (fields >> f && f != "-") {
+    }
+    std::string fstype, source, super_options;
+    fields >> fstype >> source >> super_options;
+    mount_point = Unescape(mount_point);
+    if (fstype == "cgroup") {
+      layout.mount_points.push_back(mount_point);
+      if (HasOption(super_options, "memory")) layout.memory_root = mount_point;
+    } else if (fstype == "cgroup2") {
+      layout.mount_points.push_back(mount_point);
+      if (mount_point == "/sys/fs/cgroup") v2_root = mount_point;
+    }
+  }
+  if (layout.memory_root.empty() && !v2_root.empty()) {
+    layout.unified = true;
+    layout.memory_root = v2_root;
+  }
+  if (layout.memory_root.empty()) {
+    return FailedPrecondition("no cgroup memory controller is mounted (see docs/runtime-notes.md)");
+  }
+  if (!layout.unified) {
+    layout.swap_accounting =
+        ::access((layout.memory_root + "/memory.memsw.limit_in_bytes").c_str(), F_OK) == 0;
+  } else {
+    // On v2, memory.swap.max exists in non-root cgroups whenever swap accounting is on; the root
+    // has no interface files, so look for swap itself.
+    std::ifstream swaps("/proc/swaps");
+    std::string header, entry;
+    std::getline(swaps, header);
+    layout.swap_accounting = static_cast<bool>(std::getline(swaps, entry));
+  }
+  return layout;
+}
+
+StatusOr<uint64_t> ReadOomKillCount(const CgroupLayout& layout, std::string_view path) {
+  std::string file =
+      Join(layout.memory_root, path) + (layout.unified ? "/memory.events" : "/memory.oom_control");
+  std::ifstream in(file);
+  if (!in) return NotFound(fmt::format("cannot read {}", file));
+  std::string key;
+  uint64_t value = 0;
+  while (in >> key >> value) {
+    if (key == "oom_kill") return value;
+  }
+  // Kernels before 4.13 have no oom_kill in v1's oom_control: no way to tell, so report none.
+  return uint64_t{0};
+}
+
+Status RemoveCgroup(const CgroupLayout& layout, std::string_view path) {
+  std::string failures;
+  for (const auto& mount_point : layout.mount_points) {
+    std::string dir = Join(mount_point, path);
+    if (dir == mount_point) continue;  // never the root
+    std::error_code ec;
+    if (!std::filesystem::exists(dir, ec)) continue;
+    // Children first: a cgroup directory only goes when empty of sub-cgroups (its files are not
+    // real files and rmdir ignores them).
+    std::vector<std::string> dirs;
+    for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
+         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+      if (it->is_directory(ec) && !it->is_symlink(ec)) dirs.push_back(it->path().string());
+    }
+    dirs.push_back(dir);
+    for (auto d = dirs.rbegin(); d != dirs.rend(); ++d) {
+      // Deeper paths come later in a pre-order walk, so reverse order is leaf-first.
+      if (::rmdir(d->c_str()) != 0 && errno != ENOENT) {
+        failures += fmt::format("{}: {}; ", *d, std::strerror(errno));
+      }
+    }
+  }
+  if (!failures.empty()) return FailedPrecondition("cannot remove cgroup: " + failures);
+  return OkStatus();
+}
+
+}  // namespace paddock::agent::runtime

@@ -1,0 +1,506 @@
+#include "agent/runtime/crun_runtime.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/core.h>
+
+#include "agent/runtime/internal/oci_config.h"
+
+namespace paddock::agent::runtime {
+namespace fs = std::filesystem;
+using internal::UniqueFd;
+
+namespace {
+
+// Overlay mount data must fit in one page (docs/runtime-notes.md, gotcha 14).
+constexpr size_t kMaxMountData = 4095;
+
+std::string ReadSmallFile(const std::string& path, size_t max = 64 * 1024) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {};
+  std::string s(max, '\0');
+  in.read(s.data(), static_cast<std::streamsize>(max));
+  s.resize(static_cast<size_t>(in.gcount()));
+  return s;
+}
+
+Status WriteFileAtomically(const std::string& path, std::string_view content) {
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out.write(content.data(), static_cast<std::streamsize>(content.size()));
+    if (!out) return Internal(fmt::format("cannot write {}", tmp));
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    return Internal(fmt::format("rename {}: {}", tmp, std::strerror(errno)));
+  }
+  return OkStatus();
+}
+
+std::string Trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\r')) s.pop_back();
+  return s;
+}
+
+// Unmounts the bundle's rootfs if it is a mount point. Lazily when busy: the container is gone
+// by now, so what holds it is a straggler (an exec'd process, a shell cd'd into it).
+void UnmountRootfs(const std::string& rootfs) {
+  if (::umount2(rootfs.c_str(), 0) != 0 && errno == EBUSY) ::umount2(rootfs.c_str(), MNT_DETACH);
+}
+
+bool IsAlive(ContainerStatus s) { return s != ContainerStatus::kStopped; }
+
+}  // namespace
+
+StatusOr<std::unique_ptr<CrunRuntime>> CrunRuntime::Open(CrunRuntimeOptions options) {
+  if (options.state_dir.empty() || options.state_dir.front() != '/') {
+    return InvalidArgument("runtime state_dir must be an absolute path");
+  }
+  if (options.cgroup_parent.empty() || options.cgroup_parent.front() != '/') {
+    return InvalidArgument("cgroup_parent must be absolute (\"/paddock/<instance>\")");
+  }
+  std::error_code ec;
+  fs::create_directories(options.state_dir + "/crun", ec);
+  fs::create_directories(options.state_dir + "/c", ec);
+  if (ec) return Internal(fmt::format("cannot create {}: {}", options.state_dir, ec.message()));
+
+  ASSIGN_OR_RETURN(CgroupLayout layout, DetectCgroupLayout());
+
+  auto version = internal::RunCaptured({options.crun_binary, "--version"}, std::chrono::seconds(5));
+  if (!version.ok() || version->exit_code != 0) {
+    return FailedPrecondition(fmt::format("cannot run '{} --version': {}", options.crun_binary,
+                                          version.ok() ? Trim(version->output)
+                                                       : version.status().message()));
+  }
+  if (::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) {
+    return Internal(fmt::format("prctl(PR_SET_CHILD_SUBREAPER): {}", std::strerror(errno)));
+  }
+  return std::unique_ptr<CrunRuntime>(new CrunRuntime(std::move(options), std::move(layout)));
+}
+
+CrunRuntime::CrunRuntime(CrunRuntimeOptions options, CgroupLayout layout)
+    : options_(std::move(options)),
+      crun_root_(options_.state_dir + "/crun"),
+      layout_(std::move(layout)) {}
+
+std::string CrunRuntime::BundleDir(const ContainerId& id) const {
+  return options_.state_dir + "/c/" + id.str();
+}
+
+std::vector<std::string> CrunRuntime::CrunArgv(std::initializer_list<std::string> args) const {
+  std::vector<std::string> argv{options_.crun_binary, "--root", crun_root_};
+  argv.insert(argv.end(), args);
+  return argv;
+}
+
+StatusOr<internal::RunResult> CrunRuntime::RunCrun(std::initializer_list<std::string> args) const {
+  return internal::RunCaptured(CrunArgv(args), options_.crun_timeout);
+}
+
+std::string CrunRuntime::CrunLogTail(const ContainerId& id) const {
+  std::string log = Trim(ReadSmallFile(BundleDir(id) + "/crun.log"));
+  size_t nl = log.rfind('\n');
+  return nl == std::string::npos ? log : log.substr(nl + 1);
+}
+
+std::string CrunRuntime::CgroupPathFromBundle(const ContainerId& id) const {
+  return Trim(ReadSmallFile(BundleDir(id) + "/cgroup"));
+}
+
+Status CrunRuntime::Create(const ContainerSpec& spec) {
+  const ContainerId& id = spec.id;
+  if (!IsValidContainerId(id.str())) {
+    return InvalidArgument(fmt::format("invalid container id '{}'", id.str()));
+  }
+  if (spec.lower_dirs.empty() == spec.rootfs_dir.empty()) {
+    return InvalidArgument("a container needs either lower_dirs or rootfs_dir, not both");
+  }
+  const std::string bundle = BundleDir(id);
+  const std::string cgroup_parent =
+      spec.cgroup_parent.empty() ? options_.cgroup_parent : spec.cgroup_parent;
+  internal::BundleOptions bundle_options{
+      .root_path = spec.lower_dirs.empty() ? spec.rootfs_dir : "rootfs",
+      .cgroups_path = cgroup_parent + "/" + id.str(),
+      .swap_accounting = layout_.swap_accounting,
+      .init_binary = options_.init_binary,
+  };
+  ASSIGN_OR_RETURN(std::string config, internal::BuildOciConfig(spec, bundle_options));
+
+  std::string mount_data;
+  if (!spec.lower_dirs.empty()) {
+    mount_data = "lowerdir=";
+    for (size_t i = 0; i < spec.lower_dirs.size(); ++i) {
+      const std::string& dir = spec.lower_dirs[i];
+      if (dir.empty() || dir.front() != '/' || dir.find_first_of(",:") != std::string::npos) {
+        return InvalidArgument(fmt::format("layer dir '{}' must be absolute, without ',' or ':'", dir));
+      }
+      mount_data += (i ? ":" : "") + dir;
+    }
+    mount_data += fmt::format(",upperdir={0}/upper,workdir={0}/work", bundle);
+    if (mount_data.size() > kMaxMountData) {
+      // TODO: fsconfig(2) with lowerdir+ (Linux ≥ 6.8) lifts the one-page limit for deep images.
+      return InvalidArgument(fmt::format("{} layers do not fit in one overlay mount",
+                                         spec.lower_dirs.size()));
+    }
+  }
+
+  {
+    std::lock_guard lock(mu_);
+    if (tracked_.count(id)) return AlreadyExists(fmt::format("container {} exists", id.str()));
+  }
+  // mkdir claims the id atomically, also against another runtime object on the same state dir.
+  if (::mkdir(bundle.c_str(), 0700) != 0) {
+    if (errno == EEXIST) return AlreadyExists(fmt::format("container {} exists", id.str()));
+    return Internal(fmt::format("mkdir {}: {}", bundle, std::strerror(errno)));
+  }
+  bool mounted = false;
+  auto fail = [&](Status s) -> Status {
+    if (mounted) UnmountRootfs(bundle + "/rootfs");
+    std::error_code ec;
+    fs::remove_all(bundle, ec);
+    return s;
+  };
+
+  if (!spec.lower_dirs.empty()) {
+    for (const char* sub : {"/upper", "/work", "/rootfs"}) {
+      if (::mkdir((bundle + sub).c_str(), 0755) != 0) {
+        return fail(Internal(fmt::format("mkdir {}{}: {}", bundle, sub, std::strerror(errno))));
+      }
+    }
+    if (::mount("overlay", (bundle + "/rootfs").c_str(), "overlay", 0, mount_data.c_str()) != 0) {
+      return fail(Internal(fmt::format("mounting the overlay rootfs ({}): {}", mount_data,
+                                       std::strerror(errno))));
+    }
+    mounted = true;
+  }
+  if (Status s = WriteFileAtomically(bundle + "/config.json", config); !s.ok()) return fail(s);
+  if (Status s = WriteFileAtomically(bundle + "/cgroup", bundle_options.cgroups_path + "\n");
+      !s.ok()) {
+    return fail(s);
+  }
+
+  auto open_log = [](const std::string& path) {
+    return path.empty() ? UniqueFd()
+                        : UniqueFd(::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640));
+  };
+  UniqueFd out = open_log(spec.stdout_path);
+  if (!spec.stdout_path.empty() && !out.valid()) {
+    return fail(Internal(fmt::format("open {}: {}", spec.stdout_path, std::strerror(errno))));
+  }
+  UniqueFd err_owned;
+  int err_fd = out.get();
+  if (spec.stderr_path != spec.stdout_path) {
+    err_owned = open_log(spec.stderr_path);
+    if (!spec.stderr_path.empty() && !err_owned.valid()) {
+      return fail(Internal(fmt::format("open {}: {}", spec.stderr_path, std::strerror(errno))));
+    }
+    err_fd = err_owned.get();
+  }
+
+  // The container inherits crun's stdio; crun's own messages go to crun.log instead.
+  auto child = internal::Spawn(
+      CrunArgv({"--log=file:" + bundle + "/crun.log", "create", "--bundle", bundle, "--pid-file",
+                bundle + "/pid", id.str()}),
+      internal::Stdio{-1, out.get(), err_fd});
+  if (!child.ok()) return fail(child.status());
+  auto exit = internal::WaitChild(*child, options_.crun_timeout);
+  if (!exit.ok() || !*exit || **exit != 0) {
+    internal::KillAndReap(*child);
+    std::string why = !exit.ok() ? exit.status().message()
+                      : !*exit   ? "timed out"
+                                 : CrunLogTail(id);
+    // crun may have got as far as its state and cgroup.
+    RunCrun({"delete", "--force", id.str()}).status().IgnoreError();
+    return fail(Internal(fmt::format("crun create {}: {}", id.str(), why)));
+  }
+
+  int pid = 0;
+  std::istringstream(ReadSmallFile(bundle + "/pid")) >> pid;
+  if (pid <= 0) {
+    RunCrun({"delete", "--force", id.str()}).status().IgnoreError();
+    return fail(Internal(fmt::format("crun create {} wrote no pid", id.str())));
+  }
+  std::lock_guard lock(mu_);
+  Tracked& t = tracked_[id];
+  t.status = ContainerStatus::kCreated;
+  t.pid = pid;
+  t.pidfd = internal::OpenPidfd(pid);
+  t.cgroup_path = bundle_options.cgroups_path;
+  return OkStatus();
+}
+
+Status CrunRuntime::Start(const ContainerId& id) {
+  {
+    std::lock_guard lock(mu_);
+    ASSIGN_OR_RETURN(Tracked * t, FindLocked(id));
+    RefreshLocked(id, *t);
+    if (t->status != ContainerStatus::kCreated) {
+      return FailedPrecondition(fmt::format("container {} is {}, not created", id.str(),
+                                            ContainerStatusName(t->status)));
+    }
+  }
+  ASSIGN_OR_RETURN(internal::RunResult r,
+                   RunCrun({"--log=file:" + BundleDir(id) + "/crun.log", "start", id.str()}));
+  if (r.exit_code != 0) {
+    return Internal(fmt::format("crun start {}: {}", id.str(), CrunLogTail(id)));
+  }
+  std::lock_guard lock(mu_);
+  auto it = tracked_.find(id);
+  if (it != tracked_.end() && it->second.status == ContainerStatus::kCreated) {
+    it->second.status = ContainerStatus::kRunning;
+  }
+  return OkStatus();
+}
+
+StatusOr<ExecResult> CrunRuntime::Exec(const ContainerId& id, const std::vector<std::string>& args,
+                                       std::chrono::milliseconds timeout) {
+  if (args.empty()) return InvalidArgument("exec needs a command");
+  uint64_t n = 0;
+  {
+    std::lock_guard lock(mu_);
+    ASSIGN_OR_RETURN(Tracked * t, FindLocked(id));
+    RefreshLocked(id, *t);
+    if (t->status != ContainerStatus::kRunning) {
+      return FailedPrecondition(fmt::format("container {} is {}, not running", id.str(),
+                                            ContainerStatusName(t->status)));
+    }
+    n = ++exec_counter_;
+  }
+  const std::string base = fmt::format("{}/exec-{}", BundleDir(id), n);
+  std::vector<std::string> argv =
+      CrunArgv({"--log=file:" + base + ".log", "exec", "--pid-file", base + ".pid", id.str()});
+  argv.insert(argv.end(), args.begin(), args.end());
+
+  ASSIGN_OR_RETURN(UniqueFd out, internal::MakeMemfd("paddock-exec"));
+  ASSIGN_OR_RETURN(internal::Child child, internal::Spawn(argv, internal::Stdio{-1, out.get(), out.get()}));
+  auto status = internal::WaitChild(child, timeout);
+  ExecResult result;
+  if (!status.ok() || !*status) {
+    // The command runs as a child of `crun exec` inside the container: kill it by the pid crun
+    // recorded, or it would outlive its health check. Its pidfd is taken while `crun exec`, its
+    // parent, still holds it, so the pid cannot have been reused.
+    int pid = 0;
+    std::istringstream(ReadSmallFile(base + ".pid")) >> pid;
+    UniqueFd command = pid > 0 ? internal::OpenPidfd(pid) : UniqueFd();
+    if (command.valid()) ::syscall(SYS_pidfd_send_signal, command.get(), SIGKILL, nullptr, 0);
+    internal::KillAndReap(child);
+    if (command.valid()) {
+      // With `crun exec` gone the command is reparented to us, the subreaper. Reap it: an
+      // unreaped zombie in the container's pid namespace would keep its PID 1 from ever
+      // finishing its exit.
+      internal::WaitPidfdReadable(command.get(), std::chrono::seconds(5));
+      internal::TryReap(pid).status().IgnoreError();
+    }
+    result.timed_out = true;
+  } else {
+    result.exit_code = **status;
+  }
+  result.output = internal::ReadMemfd(out.get(), kMaxExecOutput);
+  std::string crun_error = Trim(ReadSmallFile(base + ".log"));
+  ::unlink((base + ".pid").c_str());
+  ::unlink((base + ".log").c_str());
+  if (!result.timed_out && result.exit_code != 0 && !crun_error.empty()) {
+    // crun itself failed (the container went away, the command does not exist, …).
+    return Internal(fmt::format("crun exec {}: {}", id.str(), crun_error));
+  }
+  return result;
+}
+
+Status CrunRuntime::Kill(const ContainerId& id, int signal) {
+  {
+    std::lock_guard lock(mu_);
+    ASSIGN_OR_RETURN(Tracked * t, FindLocked(id));
+    RefreshLocked(id, *t);
+    if (!IsAlive(t->status)) return OkStatus();
+    if (t->pidfd.valid()) {
+      // What `crun kill` does, minus a fork: signal PID 1 through its pidfd (no pid-reuse race).
+      if (::syscall(SYS_pidfd_send_signal, t->pidfd.get(), signal, nullptr, 0) == 0 ||
+          errno == ESRCH) {
+        return OkStatus();
+      }
+      return Internal(fmt::format("signalling container {}: {}", id.str(), std::strerror(errno)));
+    }
+  }
+  ASSIGN_OR_RETURN(internal::RunResult r, RunCrun({"kill", id.str(), std::to_string(signal)}));
+  if (r.exit_code == 0) return OkStatus();
+  ASSIGN_OR_RETURN(ContainerState s, State(id));
+  if (s.status == ContainerStatus::kStopped) return OkStatus();
+  return Internal(fmt::format("crun kill {}: {}", id.str(), Trim(r.output)));
+}
+
+StatusOr<ContainerState> CrunRuntime::State(const ContainerId& id) {
+  std::lock_guard lock(mu_);
+  ASSIGN_OR_RETURN(Tracked * t, FindLocked(id));
+  RefreshLocked(id, *t);
+  return StateOf(id, *t);
+}
+
+StatusOr<ContainerState> CrunRuntime::Wait(const ContainerId& id, std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  UniqueFd pidfd;
+  {
+    std::lock_guard lock(mu_);
+    ASSIGN_OR_RETURN(Tracked * t, FindLocked(id));
+    RefreshLocked(id, *t);
+    if (!IsAlive(t->status)) return StateOf(id, *t);
+    if (t->pidfd.valid()) pidfd = UniqueFd(::fcntl(t->pidfd.get(), F_DUPFD_CLOEXEC, 0));
+  }
+  if (pidfd.valid()) {
+    internal::WaitPidfdReadable(pidfd.get(), timeout);
+    return State(id);
+  }
+  // No pidfd (could not be opened): poll, bounded by the deadline.
+  for (;;) {
+    ASSIGN_OR_RETURN(ContainerState s, State(id));
+    if (s.status == ContainerStatus::kStopped || std::chrono::steady_clock::now() >= deadline) {
+      return s;
+    }
+    ::usleep(10'000);
+  }
+}
+
+Status CrunRuntime::Delete(const ContainerId& id, ForceDelete force) {
+  const std::string bundle = BundleDir(id);
+  UniqueFd pidfd;
+  {
+    std::lock_guard lock(mu_);
+    auto t = FindLocked(id);
+    if (!t.ok()) {
+      if (t.status().code() != StatusCode::kNotFound) return t.status();
+      // Not known to crun: a create that crashed half-way may have left a bundle.
+      std::error_code ec;
+      if (!fs::exists(bundle, ec)) return t.status();
+      UnmountRootfs(bundle + "/rootfs");
+      fs::remove_all(bundle, ec);
+      return OkStatus();
+    }
+    RefreshLocked(id, **t);
+    if ((*t)->status == ContainerStatus::kRunning && force == ForceDelete::kNo) {
+      return FailedPrecondition(fmt::format("container {} is running", id.str()));
+    }
+    if (IsAlive((*t)->status) && (*t)->pidfd.valid()) {
+      ::syscall(SYS_pidfd_send_signal, (*t)->pidfd.get(), SIGKILL, nullptr, 0);
+      pidfd = UniqueFd(::fcntl((*t)->pidfd.get(), F_DUPFD_CLOEXEC, 0));
+    }
+  }
+  if (pidfd.valid()) {
+    // SIGKILL is prompt; the bound only guards against a process stuck in the kernel (D state).
+    internal::WaitPidfdReadable(pidfd.get(), std::chrono::seconds(10));
+    // Record exit code and OOM while the cgroup still exists.
+    State(id).status().IgnoreError();
+  }
+  ASSIGN_OR_RETURN(internal::RunResult r, RunCrun({"delete", "--force", id.str()}));
+  if (r.exit_code != 0) {
+    auto still = RunCrun({"state", id.str()});
+    if (still.ok() && still->exit_code == 0) {
+      return Internal(fmt::format("crun delete {}: {}", id.str(), Trim(r.output)));
+    }
+  }
+  UnmountRootfs(bundle + "/rootfs");
+  std::error_code ec;
+  fs::remove_all(bundle, ec);
+  std::lock_guard lock(mu_);
+  tracked_.erase(id);
+  if (ec) return Internal(fmt::format("removing {}: {}", bundle, ec.message()));
+  return OkStatus();
+}
+
+StatusOr<std::vector<ContainerState>> CrunRuntime::List() {
+  ASSIGN_OR_RETURN(internal::RunResult r, RunCrun({"list", "--format", "json"}));
+  if (r.exit_code != 0) return Internal(fmt::format("crun list: {}", Trim(r.output)));
+  ASSIGN_OR_RETURN(std::vector<internal::CrunState> listed, internal::ParseCrunList(r.output));
+  std::vector<ContainerState> out;
+  std::lock_guard lock(mu_);
+  for (const auto& c : listed) {
+    ContainerId id(c.id);
+    auto it = tracked_.find(id);
+    Tracked& t = it != tracked_.end() ? it->second : AdoptLocked(id, c.status, c.pid);
+    RefreshLocked(id, t);
+    out.push_back(StateOf(id, t));
+  }
+  return out;
+}
+
+StatusOr<CrunRuntime::Tracked*> CrunRuntime::FindLocked(const ContainerId& id) {
+  auto it = tracked_.find(id);
+  if (it != tracked_.end()) return &it->second;
+  if (!IsValidContainerId(id.str())) return NotFound(fmt::format("no container {}", id.str()));
+  ASSIGN_OR_RETURN(internal::RunResult r, RunCrun({"state", id.str()}));
+  if (r.exit_code != 0) return NotFound(fmt::format("no container {}", id.str()));
+  ASSIGN_OR_RETURN(internal::CrunState s, internal::ParseCrunState(r.output));
+  return &AdoptLocked(id, s.status, s.pid);
+}
+
+CrunRuntime::Tracked& CrunRuntime::AdoptLocked(const ContainerId& id, std::string_view crun_status,
+                                               int pid) {
+  Tracked& t = tracked_[id];
+  t.cgroup_path = CgroupPathFromBundle(id);
+  // A verdict written earlier (by this process or before a restart) is the truth.
+  std::istringstream exit_file(ReadSmallFile(BundleDir(id) + "/exit"));
+  std::string code;
+  int oom = 0;
+  if (exit_file >> code >> oom) {
+    t.status = ContainerStatus::kStopped;
+    if (code != "-") t.exit_code = std::atoi(code.c_str());
+    t.oom_killed = oom != 0;
+    return t;
+  }
+  if (crun_status != "stopped" && pid > 0) {
+    t.status = crun_status == "created" ? ContainerStatus::kCreated : ContainerStatus::kRunning;
+    t.pid = pid;
+    t.pidfd = internal::OpenPidfd(pid);
+  }
+  // Otherwise (stopped, or its pid is gone): RefreshLocked records it with no exit code.
+  return t;
+}
+
+void CrunRuntime::RefreshLocked(const ContainerId& id, Tracked& t) {
+  if (!IsAlive(t.status)) return;
+  if (t.pid > 0 && t.pidfd.valid()) {
+    auto reaped = internal::TryReap(t.pid);
+    if (reaped.ok()) {
+      if (!*reaped) return;  // our child, still running
+      t.exit_code = **reaped;
+    } else if (!internal::WaitPidfdReadable(t.pidfd.get(), std::chrono::milliseconds(0))) {
+      return;  // not our child (adopted after a restart) and, by its pidfd, still running
+    }
+  }
+  // Exited, or its pid was already gone when adopted. The exit code stays unknown unless reaped.
+  t.status = ContainerStatus::kStopped;
+  t.pid = 0;
+  t.pidfd.Reset();
+  auto kills = ReadOomKillCount(layout_, t.cgroup_path);
+  t.oom_killed = kills.ok() && *kills > 0;
+  WriteExitFile(id, t);
+}
+
+ContainerState CrunRuntime::StateOf(const ContainerId& id, const Tracked& t) const {
+  ContainerState s;
+  s.id = id;
+  s.status = t.status;
+  s.pid = t.pid;
+  s.exit_code = t.exit_code;
+  s.oom_killed = t.oom_killed;
+  return s;
+}
+
+void CrunRuntime::WriteExitFile(const ContainerId& id, const Tracked& t) const {
+  std::string content = fmt::format("{} {}\n", t.exit_code ? std::to_string(*t.exit_code) : "-",
+                                    t.oom_killed ? 1 : 0);
+  // Best effort: the bundle may already be gone (Delete of a crashed create).
+  WriteFileAtomically(BundleDir(id) + "/exit", content).IgnoreError();
+}
+
+}  // namespace paddock::agent::runtime

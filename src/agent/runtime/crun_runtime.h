@@ -1,0 +1,101 @@
+// CrunRuntime: the Runtime on Debian's `crun` (1.8) binary.
+//
+// State lives under options.state_dir:
+//   crun/            crun --root: this instance's crun state, apart from other crun users
+//   c/<id>/          the bundle: config.json, rootfs/ (the overlay mount point), upper/, work/,
+//                    pid (init's host pid), exit ("<code|-> <oom 0|1>" once known), crun.log
+//
+// Exit codes: the constructor makes this process a child subreaper, so each container's PID 1
+// (whose parent, `crun create`, exits at once) becomes this process's child, and its exit status
+// is collected by waitid(P_PID) for exactly that pid — never P_ALL, so other waiters in the
+// process keep theirs. The status and the OOM verdict (the cgroup's oom_kill counter, read before
+// `crun delete` removes it) go to c/<id>/exit. A container that dies while no CrunRuntime of this
+// process is its parent (the agent was restarted) is reported stopped with no exit code.
+//
+// REQUIRES: root; SIGCHLD not set to SIG_IGN (the kernel would then discard exit statuses).
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "agent/runtime/cgroups.h"
+#include "agent/runtime/internal/subprocess.h"
+#include "agent/runtime/runtime.h"
+
+namespace paddock::agent::runtime {
+
+struct CrunRuntimeOptions {
+  std::string state_dir;              // required, absolute; created if missing
+  std::string crun_binary = "crun";   // looked up in PATH when it has no '/'
+  // Containers' cgroups go to <cgroup_parent>/<id> in every hierarchy unless the spec names its
+  // own parent. Host-global: give each instance its own.
+  std::string cgroup_parent = "/paddock";
+  // tini or catatonit on the host, for initProcessEnabled. Empty: such containers are refused.
+  std::string init_binary;
+  // Bound on each crun invocation (create, start, kill, delete, state, list).
+  std::chrono::milliseconds crun_timeout = std::chrono::seconds(30);
+};
+
+class CrunRuntime final : public Runtime {
+ public:
+  // Checks crun and the cgroup layout, creates the state dirs, and makes this process a child
+  // subreaper. Containers already in state_dir are re-adopted lazily (List/State).
+  static StatusOr<std::unique_ptr<CrunRuntime>> Open(CrunRuntimeOptions options);
+
+  Status Create(const ContainerSpec& spec) override;
+  Status Start(const ContainerId& id) override;
+  StatusOr<ExecResult> Exec(const ContainerId& id, const std::vector<std::string>& args,
+                            std::chrono::milliseconds timeout) override;
+  Status Kill(const ContainerId& id, int signal) override;
+  StatusOr<ContainerState> State(const ContainerId& id) override;
+  StatusOr<ContainerState> Wait(const ContainerId& id, std::chrono::milliseconds timeout) override;
+  Status Delete(const ContainerId& id, ForceDelete force) override;
+  StatusOr<std::vector<ContainerState>> List() override;
+
+  const CgroupLayout& cgroup_layout() const { return layout_; }
+  // The bundle directory of `id` (exists between Create and Delete).
+  std::string BundleDir(const ContainerId& id) const;
+
+ private:
+  // What this object knows about one container. Exit facts, once learned, never change.
+  struct Tracked {
+    ContainerStatus status = ContainerStatus::kCreated;
+    int pid = 0;
+    internal::UniqueFd pidfd;  // invalid once stopped
+    std::string cgroup_path;
+    std::optional<int> exit_code;
+    bool oom_killed = false;
+  };
+
+  CrunRuntime(CrunRuntimeOptions options, CgroupLayout layout);
+
+  std::vector<std::string> CrunArgv(std::initializer_list<std::string> args) const;
+  StatusOr<internal::RunResult> RunCrun(std::initializer_list<std::string> args) const;
+  std::string CrunLogTail(const ContainerId& id) const;
+
+  // Brings `t` up to date: reaps its pid if it exited, records exit code and OOM.
+  // REQUIRES: mu_ held.
+  void RefreshLocked(const ContainerId& id, Tracked& t);
+  // The tracked record of `id`, adopting it from crun's state if this object has none.
+  // REQUIRES: mu_ held.
+  StatusOr<Tracked*> FindLocked(const ContainerId& id);
+  // Adopts `id` given crun's view of it. REQUIRES: mu_ held.
+  Tracked& AdoptLocked(const ContainerId& id, std::string_view crun_status, int pid);
+  ContainerState StateOf(const ContainerId& id, const Tracked& t) const;
+  void WriteExitFile(const ContainerId& id, const Tracked& t) const;
+  std::string CgroupPathFromBundle(const ContainerId& id) const;
+
+  const CrunRuntimeOptions options_;
+  const std::string crun_root_;
+  const CgroupLayout layout_;
+
+  std::mutex mu_;
+  std::map<ContainerId, Tracked> tracked_;  // GUARDED_BY(mu_)
+  uint64_t exec_counter_ = 0;               // GUARDED_BY(mu_)
+};
+
+}  // namespace paddock::agent::runtime

@@ -1,0 +1,37 @@
+// The OCI codec: a ContainerSpec as a runtime-spec config.json (as `crun spec` lays one out,
+// filled in), and crun's `state` / `list --format json` answers. The only Boost.JSON user here.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "agent/runtime/runtime.h"
+#include "common/status.h"
+
+namespace paddock::agent::runtime::internal {
+
+struct BundleOptions {
+  std::string root_path;     // root.path: "rootfs" (the overlay in the bundle) or an absolute dir
+  std::string cgroups_path;  // linux.cgroupsPath, absolute
+  bool swap_accounting = false;  // set memory.swap = memory.limit
+  std::string init_binary;   // host path of tini/catatonit, for init_process_enabled
+};
+
+// The container path the init binary is bind-mounted to.
+inline constexpr std::string_view kInitPath = "/dev/init";
+
+// config.json for `spec`. InvalidArgument for what the spec gets wrong (user, caps, ulimits, …);
+// FailedPrecondition for init_process_enabled without an init binary.
+StatusOr<std::string> BuildOciConfig(const ContainerSpec& spec, const BundleOptions& options);
+
+struct CrunState {
+  std::string id;
+  std::string status;  // "created", "running", "stopped", "paused"
+  int pid = 0;
+};
+
+StatusOr<CrunState> ParseCrunState(std::string_view json);
+StatusOr<std::vector<CrunState>> ParseCrunList(std::string_view json);
+
+}  // namespace paddock::agent::runtime::internal

@@ -1,0 +1,188 @@
+// agent/runtime: the seam between the agent and whatever runs containers.
+//
+// The agent resolves everything ECS-shaped (image config merged with the container definition,
+// volumes, the task's netns) into a ContainerSpec and drives each container through
+//
+//   Create ─> Start ─> (Exec health checks) ─> Kill(TERM) ─> Wait(stopTimeout) ─> Kill(KILL)
+//          ─> Wait ─> State (exit code, OOM) ─> Delete
+//
+//   CrunRuntime rt(CrunRuntimeOptions{.state_dir = state + "/runtime"});
+//   RETURN_IF_ERROR(rt.Create(spec));
+//   RETURN_IF_ERROR(rt.Start(spec.id));
+//   ASSIGN_OR_RETURN(ContainerState s, rt.Wait(spec.id, std::chrono::seconds(30)));
+//   if (s.status == ContainerStatus::kStopped && s.oom_killed) ... // OutOfMemoryError
+//
+// After an agent restart, List() returns every container this runtime's state holds, with the
+// same answers State() gives, so the agent can re-adopt the running ones and report the dead.
+//
+// Every call is bounded in time: nothing here waits forever on a container or a helper process.
+// Implementations are thread-safe; calls for different containers may run concurrently.
+// testing/fake_runtime.h is an in-memory Runtime for the agent's unit tests.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/ids.h"
+#include "common/status.h"
+
+namespace paddock::agent::runtime {
+
+// Host-global (cgroup paths and crun ids are shared by every user of the machine), so callers
+// put an instance prefix in it: "pdk-<instance>-<task>-<n>". [A-Za-z0-9_.-], 1..64 chars.
+using ContainerId = TypedString<struct ContainerIdTag>;
+
+// Whether `id` is acceptable as a ContainerId (see above).
+bool IsValidContainerId(std::string_view id);
+
+struct BindMount {
+  std::string source;       // host path (a task volume dir, a host path on EC2)
+  std::string destination;  // absolute path in the container
+  bool read_only = false;
+};
+
+struct TmpfsMount {
+  std::string destination;           // absolute path in the container
+  uint64_t size_bytes = 0;           // 0: the kernel's default (half of RAM)
+  std::vector<std::string> options;  // extra mount options as ECS passes them ("noexec", …)
+};
+
+// One rlimit. `name` is ECS's ulimit name: "nofile", "nproc", "core", "memlock", "stack", …
+struct Ulimit {
+  std::string name;
+  uint64_t soft = 0;
+  uint64_t hard = 0;
+};
+
+enum class NetworkMode {
+  kPrivate,  // a new, empty network namespace (only lo, down): containers with networkMode none
+  kJoin,     // join ContainerSpec::netns_path (awsvpc and bridge tasks; agent/net made it)
+  kHost,     // the agent's own network namespace (networkMode host)
+};
+
+struct ContainerSpec {
+  ContainerId id;
+
+  // The root filesystem: either overlayfs layers (top first, as images::Resolve orders them),
+  // which the runtime stacks under a per-container upper/work dir in its own state dir, or a
+  // plain directory used as-is (writes then land in it). Exactly one of the two is set.
+  std::vector<std::string> lower_dirs;
+  std::string rootfs_dir;
+  bool readonly_rootfs = false;
+
+  std::vector<std::string> args;  // entryPoint + command, already merged; args[0] non-empty
+  std::vector<std::string> env;   // "NAME=value"
+  std::string working_dir;        // empty: "/"
+  std::string user;               // "uid" or "uid:gid", numeric; empty: 0:0
+  std::string hostname;           // empty: the runtime leaves the container's uts name unset
+
+  NetworkMode network = NetworkMode::kPrivate;
+  std::string netns_path;  // with kJoin: "/run/netns/<name>"
+
+  std::vector<BindMount> binds;
+  std::vector<TmpfsMount> tmpfs;
+  uint64_t shm_size_bytes = 0;  // /dev/shm; 0: 64 MiB, Docker's default
+
+  // cgroup limits. 0 means "not set" for each.
+  uint64_t cpu_shares = 0;              // relative weight (ECS: the container's cpu units, ≥ 2)
+  uint64_t cpu_limit_units = 0;         // hard CPU cap in ECS units: 1024 = one full core
+  uint64_t memory_limit_bytes = 0;      // hard limit; exceeding it OOM-kills
+  uint64_t memory_reservation_bytes = 0;  // soft limit, reclaimed to under memory pressure
+
+  // Capability names with or without "CAP_" ("NET_ADMIN", "CAP_SYS_TIME", "ALL"), applied to
+  // Docker's default set: drop first, then add, as Docker does.
+  std::vector<std::string> cap_add;
+  std::vector<std::string> cap_drop;
+
+  // Runs an init (tini) as PID 1 that forwards signals and reaps zombies. Needs
+  // CrunRuntimeOptions::init_binary; Create fails with FailedPrecondition without one.
+  bool init_process_enabled = false;
+
+  std::vector<Ulimit> ulimits;  // none: the container inherits the agent's limits
+
+  // The container's stdout/stderr are these files, opened O_APPEND|O_CREAT (the same file for
+  // both is fine). Empty: /dev/null. They are written by the container directly, so they survive
+  // an agent restart. Not bounded here: rotation is the agent's job (truncate in place).
+  std::string stdout_path;
+  std::string stderr_path;
+
+  // The cgroup the container's cgroup goes under, absolute from each hierarchy's root
+  // ("/paddock/<instance>/<task>"); empty: the runtime's default parent. The runtime never
+  // writes the parent's limits (a task-level cgroup is the agent's).
+  std::string cgroup_parent;
+
+  // Free-form labels stored with the container (task ARN, container name).
+  std::map<std::string, std::string> annotations;
+};
+
+enum class ContainerStatus { kCreated, kRunning, kStopped };
+std::string_view ContainerStatusName(ContainerStatus s);
+
+struct ContainerState {
+  ContainerId id;
+  ContainerStatus status = ContainerStatus::kCreated;
+  int pid = 0;  // host pid of the container's init while created/running; 0 once stopped
+  // Set once stopped, when known: the exit status (128+N for signal N). Unknown when the process
+  // exited while no runtime object of this process was its parent (agent restarted meanwhile).
+  std::optional<int> exit_code;
+  // Once stopped: the kernel's OOM killer killed a process of the container's cgroup, PID 1
+  // (then exit_code is 137) or any other (then the container may even have exited 0).
+  bool oom_killed = false;
+};
+
+struct ExecResult {
+  int exit_code = -1;   // 128+N for signal N
+  bool timed_out = false;  // killed at the deadline; exit_code is then meaningless
+  std::string output;   // stdout and stderr interleaved, at most kMaxExecOutput bytes (the head)
+};
+inline constexpr size_t kMaxExecOutput = 64 * 1024;
+
+enum class ForceDelete : bool { kNo = false, kYes = true };
+
+class Runtime {
+ public:
+  virtual ~Runtime() = default;
+
+  // Prepares the container (rootfs, cgroup, namespaces) without running its command.
+  // AlreadyExists if the id is taken; InvalidArgument for a bad spec.
+  virtual Status Create(const ContainerSpec& spec) = 0;
+
+  // Runs the created container's command. When this returns OK the process is running (it may
+  // already have exited).
+  // REQUIRES: the container is created (FailedPrecondition otherwise).
+  virtual Status Start(const ContainerId& id) = 0;
+
+  // Runs `args` inside the running container (health checks: CMD-SHELL is {"sh","-c",…}), as the
+  // container's user, and waits at most `timeout`; on timeout the process is killed.
+  virtual StatusOr<ExecResult> Exec(const ContainerId& id, const std::vector<std::string>& args,
+                                    std::chrono::milliseconds timeout) = 0;
+
+  // Sends `signal` to the container's PID 1. Stopping is Kill(SIGTERM), Wait(stopTimeout),
+  // Kill(SIGKILL), Wait. OK (a no-op) when the container has already stopped.
+  virtual Status Kill(const ContainerId& id, int signal) = 0;
+
+  // The container's state now. NotFound for an unknown id.
+  virtual StatusOr<ContainerState> State(const ContainerId& id) = 0;
+
+  // Waits until the container has stopped or `timeout` passed, then returns State().
+  virtual StatusOr<ContainerState> Wait(const ContainerId& id, std::chrono::milliseconds timeout) = 0;
+
+  // Removes the container and everything the runtime made for it (its cgroup, rootfs mount,
+  // upper dir, bundle). A running container is refused (FailedPrecondition) unless `force`, which
+  // SIGKILLs it first. Read State() first: exit code and OOM are gone afterwards.
+  virtual Status Delete(const ContainerId& id, ForceDelete force) = 0;
+
+  // Every container this runtime holds, with its State().
+  virtual StatusOr<std::vector<ContainerState>> List() = 0;
+};
+
+// The cfs quota, in µs per kCpuPeriodUs, for `units` ECS cpu units (1024 = one core).
+inline constexpr uint64_t kCpuPeriodUs = 100'000;
+uint64_t CpuQuotaUs(uint64_t units);
+
+}  // namespace paddock::agent::runtime

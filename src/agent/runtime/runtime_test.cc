@@ -1,0 +1,366 @@
+// CrunRuntime against real containers. Needs root, crun and /bin/busybox (Debian busybox-static);
+// skips with the reason otherwise. Every wait is a bounded poll on state, never a sleep.
+#include "agent/runtime/crun_runtime.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <fmt/core.h>
+#include <gtest/gtest.h>
+
+#include "agent/runtime/internal/subprocess.h"
+
+namespace paddock::agent::runtime {
+namespace {
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using Clock = std::chrono::steady_clock;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+bool IsMounted(const std::string& path) {
+  std::ifstream in("/proc/self/mountinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.find(" " + path + " ") != std::string::npos) return true;
+  }
+  return false;
+}
+
+std::string SkipReason() {
+  if (::geteuid() != 0) return "needs root";
+  if (::access("/bin/busybox", X_OK) != 0) return "needs /bin/busybox (busybox-static)";
+  auto r = internal::RunCaptured({"crun", "--version"}, seconds(5));
+  if (!r.ok() || r->exit_code != 0) return "needs crun";
+  return {};
+}
+
+class CrunRuntimeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (std::string why = SkipReason(); !why.empty()) GTEST_SKIP() << why;
+    char tmpl[] = "/tmp/pdk-rt-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    layer_ = dir_ + "/layer";
+    // A busybox rootfs: the binary, the applets the cases use, and the mount points.
+    for (const char* d : {"bin", "etc", "proc", "sys", "dev", "tmp", "root"}) {
+      fs::create_directories(layer_ + "/" + d);
+    }
+    fs::copy_file("/bin/busybox", layer_ + "/bin/busybox");
+    for (const char* applet : {"sh", "echo", "id", "hostname", "pwd", "sleep", "tail", "true",
+                               "touch", "cat", "ls", "head", "wc"}) {
+      fs::create_symlink("busybox", layer_ + "/bin/" + applet);
+    }
+    std::ofstream(layer_ + "/etc/passwd") << "root:x:0:0:root:/root:/bin/sh\n";
+    std::ofstream(layer_ + "/etc/group") << "root:x:0:\n";
+    cgroup_parent_ = fmt::format("/pdk-rt-test-{}", ::getpid());
+    OpenRuntime();
+  }
+
+  void OpenRuntime() {
+    rt_.reset();
+    CrunRuntimeOptions options;
+    options.state_dir = dir_ + "/state";
+    options.cgroup_parent = cgroup_parent_;
+    auto rt = CrunRuntime::Open(options);
+    ASSERT_TRUE(rt.ok()) << rt.status().ToString();
+    rt_ = std::move(*rt);
+  }
+
+  void TearDown() override {
+    if (dir_.empty()) return;
+    if (rt_) {
+      if (auto all = rt_->List(); all.ok()) {
+        for (const auto& c : *all) EXPECT_TRUE(rt_->Delete(c.id, ForceDelete::kYes).ok()) << c.id.str();
+      }
+      RemoveCgroup(rt_->cgroup_layout(), cgroup_parent_).IgnoreError();
+    }
+    // Anything a failed case left mounted under the temp dir.
+    for (const auto& entry : fs::directory_iterator(dir_ + "/state/c")) {
+      ::umount2((entry.path().string() + "/rootfs").c_str(), MNT_DETACH);
+    }
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  ContainerSpec Spec(const std::string& name, std::vector<std::string> args) {
+    ContainerSpec spec;
+    spec.id = ContainerId(fmt::format("pdk-rt-{}-{}", ::getpid(), name));
+    spec.lower_dirs = {layer_};
+    spec.args = std::move(args);
+    spec.stdout_path = dir_ + "/" + name + ".out";
+    spec.stderr_path = dir_ + "/" + name + ".err";
+    return spec;
+  }
+
+  void Run(const ContainerSpec& spec) {
+    ASSERT_TRUE(rt_->Create(spec).ok()) << rt_->Create(spec).ToString();
+    Status s = rt_->Start(spec.id);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+
+  ContainerState WaitStopped(const ContainerId& id, milliseconds timeout = seconds(20)) {
+    auto s = rt_->Wait(id, timeout);
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    return s.ok() ? *s : ContainerState{};
+  }
+
+  // Polls the file until it holds `text` (bounded): how a case knows its shell has set a trap.
+  bool WaitForOutput(const std::string& path, std::string_view text, milliseconds timeout = seconds(10)) {
+    auto deadline = Clock::now() + timeout;
+    while (Clock::now() < deadline) {
+      if (ReadFile(path).find(text) != std::string::npos) return true;
+      ::usleep(2000);
+    }
+    return false;
+  }
+
+  std::string dir_, layer_, cgroup_parent_;
+  std::unique_ptr<CrunRuntime> rt_;
+};
+
+TEST_F(CrunRuntimeTest, ExitCodeAndLogs) {
+  ContainerSpec spec = Spec("exit3", {"sh", "-c", "echo hello; echo oops >&2; exit 3"});
+  Run(spec);
+  ContainerState s = WaitStopped(spec.id);
+  EXPECT_EQ(s.status, ContainerStatus::kStopped);
+  EXPECT_EQ(s.exit_code, 3);
+  EXPECT_FALSE(s.oom_killed);
+  EXPECT_EQ(s.pid, 0);
+  EXPECT_EQ(ReadFile(spec.stdout_path), "hello\n");
+  EXPECT_EQ(ReadFile(spec.stderr_path), "oops\n");
+  EXPECT_EQ(rt_->Create(spec).code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(rt_->Exec(spec.id, {"true"}, seconds(1)).status().code(), StatusCode::kFailedPrecondition);
+}
+
+TEST_F(CrunRuntimeTest, EnvCwdUserHostname) {
+  ContainerSpec spec = Spec("env", {"sh", "-c", "echo $X; pwd; id -u; id -g; hostname"});
+  spec.env = {"X=forty-two"};
+  spec.working_dir = "/tmp";
+  spec.user = "1000:1001";
+  spec.hostname = "box1";
+  spec.stderr_path = spec.stdout_path;
+  Run(spec);
+  EXPECT_EQ(WaitStopped(spec.id).exit_code, 0);
+  EXPECT_EQ(ReadFile(spec.stdout_path), "forty-two\n/tmp\n1000\n1001\nbox1\n");
+}
+
+TEST_F(CrunRuntimeTest, SigtermStopsATrappingContainerQuickly) {
+  // `sleep & wait` so the trap runs at once rather than after the current sleep.
+  ContainerSpec spec = Spec("term", {"sh", "-c",
+                                     "trap 'exit 0' TERM; echo ready; while true; do sleep 1 & wait $!; done"});
+  Run(spec);
+  ASSERT_TRUE(WaitForOutput(spec.stdout_path, "ready"));
+  EXPECT_EQ(rt_->State(spec.id)->status, ContainerStatus::kRunning);
+  auto start = Clock::now();
+  ASSERT_TRUE(rt_->Kill(spec.id, SIGTERM).ok());
+  ContainerState s = WaitStopped(spec.id, seconds(5));
+  auto took = Clock::now() - start;
+  EXPECT_EQ(s.status, ContainerStatus::kStopped);
+  EXPECT_EQ(s.exit_code, 0);
+  EXPECT_LT(took, seconds(1));
+  EXPECT_TRUE(rt_->Kill(spec.id, SIGKILL).ok());  // stopped: a no-op
+}
+
+TEST_F(CrunRuntimeTest, IgnoredSigtermThenSigkillIs137) {
+  ContainerSpec spec = Spec("stubborn", {"sh", "-c", "echo ready; while true; do sleep 1; done"});
+  Run(spec);
+  ASSERT_TRUE(WaitForOutput(spec.stdout_path, "ready"));
+  ASSERT_TRUE(rt_->Kill(spec.id, SIGTERM).ok());
+  // PID 1 without a handler ignores TERM: still running after the (short) stop timeout.
+  EXPECT_EQ(WaitStopped(spec.id, milliseconds(300)).status, ContainerStatus::kRunning);
+  EXPECT_EQ(rt_->Delete(spec.id, ForceDelete::kNo).code(), StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(rt_->Kill(spec.id, SIGKILL).ok());
+  ContainerState s = WaitStopped(spec.id, seconds(5));
+  EXPECT_EQ(s.status, ContainerStatus::kStopped);
+  EXPECT_EQ(s.exit_code, 137);
+  EXPECT_FALSE(s.oom_killed);
+}
+
+TEST_F(CrunRuntimeTest, ExecHealthChecks) {
+  ContainerSpec spec = Spec("exec", {"sh", "-c", "echo ready; while true; do sleep 1; done"});
+  spec.env = {"GREETING=hi"};
+  Run(spec);
+  auto ok = rt_->Exec(spec.id, {"sh", "-c", "exit 0"}, seconds(5));
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok->exit_code, 0);
+  EXPECT_FALSE(ok->timed_out);
+  auto bad = rt_->Exec(spec.id, {"sh", "-c", "exit 1"}, seconds(5));
+  ASSERT_TRUE(bad.ok()) << bad.status().ToString();
+  EXPECT_EQ(bad->exit_code, 1);
+  auto out = rt_->Exec(spec.id, {"sh", "-c", "echo $GREETING; echo err >&2"}, seconds(5));
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->output, "hi\nerr\n");  // the container's env; stdout and stderr together
+
+  auto start = Clock::now();
+  auto slow = rt_->Exec(spec.id, {"sleep", "30"}, milliseconds(200));
+  ASSERT_TRUE(slow.ok()) << slow.status().ToString();
+  EXPECT_TRUE(slow->timed_out);
+  EXPECT_LT(Clock::now() - start, seconds(3));
+  // The timed-out command was killed inside the container too.
+  auto ps = rt_->Exec(spec.id, {"sh", "-c", "for p in /proc/[0-9]*; do cat $p/comm; done"}, seconds(5));
+  ASSERT_TRUE(ps.ok());
+  EXPECT_EQ(std::count(ps->output.begin(), ps->output.end(), '\n') > 0, true);
+  EXPECT_EQ(ps->output.find("sleep\nsleep\n"), std::string::npos) << ps->output;
+}
+
+TEST_F(CrunRuntimeTest, MemoryLimitOomKillIsReported) {
+  ContainerSpec spec = Spec("oom", {"tail", "/dev/zero"});
+  spec.memory_limit_bytes = 16 << 20;
+  spec.memory_reservation_bytes = 8 << 20;
+  Run(spec);
+  ContainerState s = WaitStopped(spec.id, seconds(30));
+  EXPECT_EQ(s.status, ContainerStatus::kStopped);
+  EXPECT_EQ(s.exit_code, 137);
+  EXPECT_TRUE(s.oom_killed);
+  // The verdict survives into a new runtime object (it is in the bundle's exit file).
+  OpenRuntime();
+  auto again = rt_->State(spec.id);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->oom_killed);
+  EXPECT_EQ(again->exit_code, 137);
+}
+
+// The OOM killer takes `tail`, not PID 1: the container exits 0, and is still reported OOM-killed
+// (as Docker, and so ECS, report it).
+TEST_F(CrunRuntimeTest, OomKillOfAChildIsReportedToo) {
+  ContainerSpec spec = Spec("oomchild", {"sh", "-c", "head -c 67108864 /dev/zero | tail | wc -c; echo survived"});
+  spec.memory_limit_bytes = 16 << 20;
+  Run(spec);
+  ContainerState s = WaitStopped(spec.id, seconds(30));
+  EXPECT_EQ(s.exit_code, 0);
+  EXPECT_TRUE(s.oom_killed);
+  EXPECT_NE(ReadFile(spec.stdout_path).find("survived"), std::string::npos);
+}
+
+TEST_F(CrunRuntimeTest, ReadonlyRootfsRefusesWrites) {
+  ContainerSpec spec = Spec("ro", {"sh", "-c", "touch /x && echo wrote || echo refused"});
+  spec.readonly_rootfs = true;
+  spec.tmpfs = {{"/scratch", 1 << 20, {}}};
+  spec.stderr_path = dir_ + "/ro.err";
+  Run(spec);
+  EXPECT_EQ(WaitStopped(spec.id).exit_code, 0);
+  EXPECT_EQ(ReadFile(spec.stdout_path), "refused\n");
+  EXPECT_NE(ReadFile(spec.stderr_path).find("Read-only file system"), std::string::npos);
+}
+
+TEST_F(CrunRuntimeTest, OverlayKeepsWritesOutOfTheLowerLayer) {
+  ContainerSpec spec = Spec("overlay", {"sh", "-c", "echo data > /newfile; echo changed > /etc/passwd"});
+  std::string passwd_before = ReadFile(layer_ + "/etc/passwd");
+  Run(spec);
+  EXPECT_EQ(WaitStopped(spec.id).exit_code, 0);
+  EXPECT_FALSE(fs::exists(layer_ + "/newfile"));
+  EXPECT_EQ(ReadFile(layer_ + "/etc/passwd"), passwd_before);
+  std::string upper = rt_->BundleDir(spec.id) + "/upper";
+  EXPECT_EQ(ReadFile(upper + "/newfile"), "data\n");
+  EXPECT_EQ(ReadFile(upper + "/etc/passwd"), "changed\n");
+}
+
+TEST_F(CrunRuntimeTest, NewRuntimeObjectReadoptsRunningContainers) {
+  ContainerSpec spec = Spec("adopt", {"sh", "-c", "echo ready; while true; do sleep 1; done"});
+  Run(spec);
+  ASSERT_TRUE(WaitForOutput(spec.stdout_path, "ready"));
+  int pid = rt_->State(spec.id)->pid;
+  ASSERT_GT(pid, 0);
+
+  OpenRuntime();  // as after an agent restart, on the same state dir
+  auto listed = rt_->List();
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].id, spec.id);
+  EXPECT_EQ((*listed)[0].status, ContainerStatus::kRunning);
+  EXPECT_EQ((*listed)[0].pid, pid);
+  auto exec = rt_->Exec(spec.id, {"true"}, seconds(5));
+  ASSERT_TRUE(exec.ok());
+  EXPECT_EQ(exec->exit_code, 0);
+  ASSERT_TRUE(rt_->Kill(spec.id, SIGKILL).ok());
+  ContainerState s = WaitStopped(spec.id, seconds(5));
+  EXPECT_EQ(s.status, ContainerStatus::kStopped);
+  // Same process, so still its child: the code is known. (After a real restart it would not be.)
+  EXPECT_EQ(s.exit_code, 137);
+}
+
+TEST_F(CrunRuntimeTest, DeleteRemovesContainerMountCgroupAndBundle) {
+  ContainerSpec spec = Spec("del", {"sh", "-c", "echo ready; while true; do sleep 1; done"});
+  Run(spec);
+  ASSERT_TRUE(WaitForOutput(spec.stdout_path, "ready"));
+  std::string bundle = rt_->BundleDir(spec.id);
+  std::string cgroup = rt_->cgroup_layout().memory_root + cgroup_parent_ + "/" + spec.id.str();
+  ASSERT_TRUE(IsMounted(bundle + "/rootfs"));
+  ASSERT_TRUE(fs::exists(cgroup));
+
+  ASSERT_TRUE(rt_->Delete(spec.id, ForceDelete::kYes).ok());
+  EXPECT_FALSE(IsMounted(bundle + "/rootfs"));
+  EXPECT_FALSE(fs::exists(bundle));
+  EXPECT_FALSE(fs::exists(cgroup));
+  EXPECT_EQ(rt_->State(spec.id).status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(rt_->List()->empty());
+  EXPECT_EQ(rt_->Delete(spec.id, ForceDelete::kYes).code(), StatusCode::kNotFound);
+}
+
+TEST_F(CrunRuntimeTest, CreatedButNeverStartedCanBeDeleted) {
+  ContainerSpec spec = Spec("created", {"true"});
+  ASSERT_TRUE(rt_->Create(spec).ok());
+  auto s = rt_->State(spec.id);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->status, ContainerStatus::kCreated);
+  EXPECT_GT(s->pid, 0);
+  EXPECT_TRUE(rt_->Delete(spec.id, ForceDelete::kNo).ok());
+  EXPECT_FALSE(fs::exists(rt_->BundleDir(spec.id)));
+}
+
+TEST_F(CrunRuntimeTest, BadCommandFailsCreateAndLeavesNothing) {
+  ContainerSpec spec = Spec("nocmd", {"/bin/does-not-exist"});
+  Status s = rt_->Create(spec);
+  if (s.ok()) s = rt_->Start(spec.id);  // where crun notices depends on its version
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("does-not-exist"), std::string::npos) << s.ToString();
+  if (rt_->State(spec.id).ok()) {
+    ASSERT_TRUE(rt_->Delete(spec.id, ForceDelete::kYes).ok());
+  }
+  EXPECT_FALSE(fs::exists(rt_->BundleDir(spec.id)));
+}
+
+// Create + Start until the command runs, ~30 times: the number docs/runtime-notes.md records.
+TEST_F(CrunRuntimeTest, StartLatency) {
+  constexpr int kRuns = 30;
+  std::vector<double> start_ms, delete_ms;
+  for (int i = 0; i < kRuns; ++i) {
+    ContainerSpec spec = Spec(fmt::format("lat{}", i), {"true"});
+    auto t0 = Clock::now();
+    ASSERT_TRUE(rt_->Create(spec).ok());
+    ASSERT_TRUE(rt_->Start(spec.id).ok());
+    start_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+    ASSERT_EQ(WaitStopped(spec.id, seconds(10)).exit_code, 0);
+    auto t1 = Clock::now();
+    ASSERT_TRUE(rt_->Delete(spec.id, ForceDelete::kNo).ok());
+    delete_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t1).count());
+  }
+  auto pct = [](std::vector<double> v, double p) {
+    std::sort(v.begin(), v.end());
+    return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
+  };
+  std::cout << fmt::format("create+start: p50 {:.1f} ms, p99 {:.1f} ms, max {:.1f} ms ({} runs)\n",
+                           pct(start_ms, 0.5), pct(start_ms, 0.99), pct(start_ms, 1.0), kRuns)
+            << fmt::format("delete:       p50 {:.1f} ms, p99 {:.1f} ms\n", pct(delete_ms, 0.5),
+                           pct(delete_ms, 0.99));
+}
+
+}  // namespace
+}  // namespace paddock::agent::runtime
