@@ -20,7 +20,13 @@ std::string XmlEscape(std::string_view text) {
       case '>': out += "&gt;"; break;
       case '"': out += "&quot;"; break;
       case '\'': out += "&apos;"; break;
-      default: out += c;
+      default:
+        // XML 1.0 cannot carry C0 controls other than tab, LF and CR, even escaped.
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') {
+          out += '?';
+        } else {
+          out += c;
+        }
     }
   }
   return out;

@@ -518,7 +518,8 @@ StatusOr<VerifiedRequest> SigV4Verifier::Impl::Verify(const http::Request& req,
     VerifiedRequest out;
     out.region = Region(auth.region);
     auto found = resolver_.Lookup(AccessKeyId(auth.access_key_id));
-    if (found.ok() && found->has_value()) {
+    if (!found.ok()) return found.status();  // never guess the account when the lookup failed
+    if (found->has_value()) {
       out.principal = std::move(found->value().principal);
       return out;
     }

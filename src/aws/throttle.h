@@ -34,7 +34,10 @@ class Throttler {
   struct Bucket {
     double tokens;
     TimePoint last;
+    double burst;
   };
+  // Above this many buckets, idle or full ones are forgotten (they would start full anyway).
+  static constexpr size_t kMaxBuckets = 100'000;
   const Clock& clock_;
   std::mutex mu_;
   std::map<std::tuple<std::string, std::string, std::string>, Bucket, std::less<>> buckets_;  // GUARDED_BY(mu_)

@@ -71,7 +71,12 @@ int RunServer(const ServerConfig& config, bool up) {
   auto port = (*node)->Start();
   if (!port.ok()) return Fail(port.status());
   auto host_port = SplitListen(config.listen);
-  std::string host = host_port->first == "0.0.0.0" ? "127.0.0.1" : host_port->first;
+  // The address clients should use: a wildcard listen address is reached over loopback; an
+  // IPv6 literal goes in brackets.
+  std::string host = host_port->first;
+  if (host == "0.0.0.0") host = "127.0.0.1";
+  if (host == "::") host = "::1";
+  if (host.find(':') != std::string::npos) host = "[" + host + "]";
   std::string endpoint = fmt::format("http://{}:{}", host, *port);
   if (up) {
     auto boot = Bootstrap(**node, config, endpoint, /*update_home=*/true);

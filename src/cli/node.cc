@@ -2,11 +2,16 @@
 
 #include <fmt/format.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <condition_variable>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <thread>
-#include <fstream>
 
 #include "aws/front.h"
 #include "aws/model.h"
@@ -194,16 +199,25 @@ Status UpsertIniSection(const fs::path& path, const std::string& section, const 
   out += "[" + section + "]\n" + body;
   std::error_code ec;
   fs::create_directories(path.parent_path(), ec);
-  fs::path tmp = path;
-  tmp += ".tmp";
-  {
-    std::ofstream o(tmp, std::ios::trunc);
-    if (!o) return Unavailable(fmt::format("cannot write {}", tmp.string()));
-    o << out;
+  // A private temporary file (0600 from the start: it holds a secret), written in full and
+  // fsync'd before it replaces the user's file, so a failure never leaves a truncated one.
+  std::string tmp = path.string() + ".XXXXXX";
+  int fd = mkstemp(tmp.data());
+  if (fd < 0) return Unavailable(fmt::format("cannot write {}: {}", path.string(), std::strerror(errno)));
+  bool written = fchmod(fd, 0600) == 0;
+  for (size_t done = 0; written && done < out.size();) {
+    ssize_t n = write(fd, out.data() + done, out.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    written = n > 0;
+    if (written) done += static_cast<size_t>(n);
   }
-  fs::permissions(tmp, fs::perms::owner_read | fs::perms::owner_write, ec);
-  fs::rename(tmp, path, ec);
-  if (ec) return Unavailable(fmt::format("cannot write {}: {}", path.string(), ec.message()));
+  written = written && fsync(fd) == 0;
+  written = close(fd) == 0 && written;
+  if (!written || rename(tmp.c_str(), path.c_str()) != 0) {
+    std::string reason = std::strerror(errno);
+    unlink(tmp.c_str());
+    return Unavailable(fmt::format("cannot write {}: {}", path.string(), reason));
+  }
   return OkStatus();
 }
 

@@ -1,6 +1,7 @@
 #include "iam/accounts.h"
 
 #include <boost/json.hpp>
+#include <thread>
 #include <fmt/format.h>
 
 #include "common/encoding.h"
@@ -15,7 +16,6 @@ namespace {
 constexpr std::string_view kAccounts = "accounts";
 constexpr std::string_view kAccessKeys = "access_keys";
 constexpr std::string_view kAccountKeys = "account_keys";
-constexpr auto kCacheTtl = std::chrono::seconds(1);
 
 std::string EncodeAccount(const Account& a) {
   return json::serialize(json::object{
@@ -128,7 +128,14 @@ StatusOr<AccessKey> Accounts::CreateAccessKey(const AccountId& account) {
 StatusOr<std::vector<AccessKey>> Accounts::ListAccessKeys(const AccountId& account) {
   std::vector<AccessKey> out;
   RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
-    ASSIGN_OR_RETURN(auto rows, txn.Scan(kAccountKeys, store::PrefixRange(Key().Str(account.str()).Done()), 10'000));
+    store::Range range = store::PrefixRange(Key().Str(account.str()).Done());
+    std::vector<store::Row> rows;
+    while (true) {
+      ASSIGN_OR_RETURN(auto page, txn.Scan(kAccountKeys, range, 1000));
+      if (page.empty()) break;
+      range.begin = store::KeySuccessor(page.back().key);
+      for (auto& row : page) rows.push_back(std::move(row));
+    }
     for (const auto& row : rows) {
       store::KeyReader r(row.key);
       ASSIGN_OR_RETURN(std::string acct, r.Str());
@@ -143,23 +150,41 @@ StatusOr<std::vector<AccessKey>> Accounts::ListAccessKeys(const AccountId& accou
   return out;
 }
 
-Status Accounts::DeleteAccount(const AccountId& id, const std::vector<AccountReaper*>& reapers) {
-  ASSIGN_OR_RETURN(auto account, GetAccount(id));
-  if (!account) return NotFound(fmt::format("Account {} does not exist.", id.str()));
+Status Accounts::DeleteAccount(const AccountId& id, const std::vector<AccountReaper*>& reapers, Duration settle) {
+  // First the account and every key, in one transaction: from then on no request authenticates
+  // as the account (servers drop cached keys within kCacheTtl).
+  std::vector<std::string> key_ids;
+  RETURN_IF_ERROR(store_.Write([&](store::WriteTxn& txn) -> Status {
+    key_ids.clear();
+    ASSIGN_OR_RETURN(auto account, txn.Get(kAccounts, Key().Str(id.str()).Done()));
+    if (!account) return NotFound(fmt::format("Account {} does not exist.", id.str()));
+    const store::Range range = store::PrefixRange(Key().Str(id.str()).Done());
+    while (true) {
+      ASSIGN_OR_RETURN(auto rows, txn.Scan(kAccountKeys, range, 1000));
+      if (rows.empty()) break;
+      for (const auto& row : rows) {
+        store::KeyReader r(row.key);
+        ASSIGN_OR_RETURN(std::string acct, r.Str());
+        ASSIGN_OR_RETURN(std::string key_id, r.Str());
+        RETURN_IF_ERROR(txn.Delete(kAccessKeys, Key().Str(key_id).Done()));
+        RETURN_IF_ERROR(txn.Delete(kAccountKeys, row.key));
+        key_ids.push_back(std::move(key_id));
+      }
+    }
+    return txn.Delete(kAccounts, Key().Str(id.str()).Done());
+  }));
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& k : key_ids) cache_.erase(k);
+  }
+  // Then the resources. A server in another process may still accept a request with a key it
+  // cached just before the delete; waiting out the cache's lifetime first means the reapers see
+  // everything such a request could have written.
+  if (settle > Duration::zero()) std::this_thread::sleep_for(settle);
   for (AccountReaper* reaper : reapers) {
     Status s = reaper->ReapAccount(id);
     if (!s.ok()) return Status(s.code(), fmt::format("reaping {}: {}", reaper->Name(), s.message()));
   }
-  ASSIGN_OR_RETURN(auto keys, ListAccessKeys(id));
-  RETURN_IF_ERROR(store_.Write([&](store::WriteTxn& txn) -> Status {
-    for (const auto& k : keys) {
-      RETURN_IF_ERROR(txn.Delete(kAccessKeys, Key().Str(k.id.str()).Done()));
-      RETURN_IF_ERROR(txn.Delete(kAccountKeys, Key().Str(id.str()).Str(k.id.str()).Done()));
-    }
-    return txn.Delete(kAccounts, Key().Str(id.str()).Done());
-  }));
-  std::lock_guard lock(mu_);
-  for (const auto& k : keys) cache_.erase(k.id.str());
   return OkStatus();
 }
 

@@ -58,8 +58,14 @@ class Accounts final : public aws::CredentialResolver {
   StatusOr<std::vector<Account>> ListAccounts();
   StatusOr<AccessKey> CreateAccessKey(const AccountId& account);
   StatusOr<std::vector<AccessKey>> ListAccessKeys(const AccountId& account);
-  // Runs every reaper, then removes the account and its keys.
-  Status DeleteAccount(const AccountId& id, const std::vector<AccountReaper*>& reapers);
+  // Removes the account and all its keys in one transaction, waits `settle` (other processes'
+  // key caches expire), then runs every reaper. If a reaper fails, the account is already gone
+  // and running DeleteAccount's reapers again (ReapAccount) finishes the job.
+  Status DeleteAccount(const AccountId& id, const std::vector<AccountReaper*>& reapers,
+                       Duration settle = kCacheTtl);
+
+  // How long a found key may be served from the cache.
+  static constexpr Duration kCacheTtl = std::chrono::seconds(1);
 
   StatusOr<std::optional<aws::Credential>> Lookup(const AccessKeyId& id) override;
 

@@ -36,7 +36,7 @@ TEST(AccountsTest, CreateLookupAndDelete) {
   EXPECT_EQ((*cred)->principal.arn, "arn:aws:iam::" + a->id.str() + ":root");
 
   RecordingReaper reaper;
-  ASSERT_TRUE(accounts.DeleteAccount(a->id, {&reaper}).ok());
+  ASSERT_TRUE(accounts.DeleteAccount(a->id, {&reaper}, Duration::zero()).ok());
   EXPECT_EQ(reaper.reaped, std::vector<std::string>{a->id.str()});
   EXPECT_FALSE(accounts.Lookup(k->id)->has_value());
   EXPECT_TRUE(accounts.ListAccounts()->empty());
@@ -59,7 +59,7 @@ TEST(AccountsTest, KeysCreatedElsewhereAreSeenAndDeletedKeysExpireFromTheCache) 
   auto a = admin.CreateAccount(std::nullopt, "x");
   auto k = admin.CreateAccessKey(a->id);
   ASSERT_TRUE(server.Lookup(k->id)->has_value());
-  ASSERT_TRUE(admin.DeleteAccount(a->id, {}).ok());
+  ASSERT_TRUE(admin.DeleteAccount(a->id, {}, Duration::zero()).ok());
   EXPECT_TRUE(server.Lookup(k->id)->has_value());  // cached for up to a second
   clock.Advance(std::chrono::seconds(2));
   EXPECT_FALSE(server.Lookup(k->id)->has_value());

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <map>
 #include <set>
 
@@ -24,8 +25,10 @@ std::vector<std::string> ListParam(const aws::QueryParams& params, std::string_v
   const std::string prefix = std::string(name) + ".";
   for (const auto& [k, v] : params) {
     if (!k.starts_with(prefix)) continue;
-    int index = std::atoi(k.c_str() + prefix.size());
-    if (index > 0) by_index[index] = v;
+    int index = 0;
+    std::string_view digits = std::string_view(k).substr(prefix.size());
+    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
+    if (ec == std::errc() && end == digits.data() + digits.size() && index > 0) by_index[index] = v;
   }
   std::vector<std::string> out;
   for (auto& [i, v] : by_index) out.push_back(std::move(v));
@@ -40,13 +43,13 @@ StatusOr<Filters> ParseFilters(const aws::QueryParams& params) {
   std::map<int, std::set<std::string>> values;
   for (const auto& [k, v] : params) {
     if (!k.starts_with("Filter.")) continue;
-    const char* p = k.c_str() + 7;
-    char* end = nullptr;
-    long index = std::strtol(p, &end, 10);
-    if (index <= 0 || end == p) continue;
-    std::string_view rest(end);
-    if (rest == ".Name") names[static_cast<int>(index)] = v;
-    if (rest.starts_with(".Value.")) values[static_cast<int>(index)].insert(v);
+    std::string_view after = std::string_view(k).substr(7);
+    int index = 0;
+    auto [end, ec] = std::from_chars(after.data(), after.data() + after.size(), index);
+    if (ec != std::errc() || index <= 0) continue;
+    std::string_view rest(end, static_cast<size_t>(after.data() + after.size() - end));
+    if (rest == ".Name") names[index] = v;
+    if (rest.starts_with(".Value.")) values[index].insert(v);
   }
   Filters out;
   for (auto& [i, name] : names) out[name].insert(values[i].begin(), values[i].end());

@@ -43,6 +43,9 @@ StatusOr<json::object> ParseRecord(std::string_view text) {
 Status ValidateSettings(const json::array& settings) {
   for (const auto& s : settings) {
     const auto& o = s.as_object();
+    auto name = o.find("name");
+    if (name == o.end() || !name->value().is_string())
+      return ParamError("A cluster setting must have a name. The supported name is containerInsights.");
     auto value = o.find("value");
     if (value == o.end() || !value->value().is_string()) continue;
     std::string_view v = value->value().get_string();
@@ -59,7 +62,9 @@ void MergeSettings(json::array& settings, const json::array& updates) {
     const auto& uo = u.as_object();
     bool replaced = false;
     for (auto& s : settings) {
-      if (s.as_object().at("name") == uo.at("name")) {
+      const json::value* have = s.as_object().if_contains("name");
+      const json::value* want = uo.if_contains("name");
+      if (have != nullptr && want != nullptr && *have == *want) {
         s = uo;
         replaced = true;
       }
@@ -134,10 +139,13 @@ StatusOr<std::string> Clusters::Create(const Scope& scope, const json::object& i
   Tags tags;
   if (auto it = input.find("tags"); it != input.end()) {
     for (const auto& t : it->value().as_array()) {
+      // The model makes both members optional: a missing key is "" and fails ValidateTags.
       const auto& o = t.as_object();
-      auto v = o.find("value");
-      tags.push_back(Tag{std::string(o.at("key").as_string()),
-                         v != o.end() && v->value().is_string() ? std::string(v->value().get_string()) : ""});
+      auto text = [&](std::string_view member) {
+        const json::value* v = o.if_contains(member);
+        return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
+      };
+      tags.push_back(Tag{text("key"), text("value")});
     }
     RETURN_IF_ERROR(ValidateTags(tags));
   }
@@ -200,7 +208,13 @@ StatusOr<std::string> Clusters::Create(const Scope& scope, const json::object& i
 StatusOr<DescribeResult> Clusters::Describe(const Scope& scope, const std::vector<std::string>& names,
                                             const Include& include) {
   DescribeResult result;
-  RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
+  RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) { return DescribeIn(txn, scope, names, include, result); }));
+  return result;
+}
+
+Status Clusters::DescribeIn(store::ReadTxn& txn, const Scope& scope, const std::vector<std::string>& names,
+                            const Include& include, DescribeResult& result) {
+  {
     for (const auto& name : names) {
       ASSIGN_OR_RETURN(auto text, txn.Get(kClusters, ClusterKey(scope, name)));
       if (!text) {
@@ -257,8 +271,7 @@ StatusOr<DescribeResult> Clusters::Describe(const Scope& scope, const std::vecto
       result.clusters.push_back(json::serialize(shown));
     }
     return OkStatus();
-  }));
-  return result;
+  }
 }
 
 StatusOr<Page> Clusters::List(const Scope& scope, size_t limit, const std::string& after) {
@@ -292,20 +305,28 @@ StatusOr<std::string> Clusters::Mutate(const Scope& scope, std::string_view name
     RETURN_IF_ERROR(change(record));
     std::string serialized = json::serialize(record);
     if (serialized != *text) RETURN_IF_ERROR(txn.Put(kClusters, ClusterKey(scope, name), serialized));
-    return OkStatus();
+    return DescribeChanged(txn, scope, name, out);
   }));
-  // Report it as DescribeClusters does with every include.
-  ASSIGN_OR_RETURN(DescribeResult d, Describe(scope, {std::string(name)}, Include{false, true, true, false, false}));
+  return out;
+}
+
+// The answer of a cluster-changing action: the cluster as DescribeClusters shows it with
+// CONFIGURATIONS and SETTINGS, read in the changing transaction itself.
+Status Clusters::DescribeChanged(store::ReadTxn& txn, const Scope& scope, std::string_view name, std::string& out) {
+  DescribeResult d;
+  RETURN_IF_ERROR(DescribeIn(txn, scope, {std::string(name)}, Include{false, true, true, false, false}, d));
   if (d.clusters.empty()) return NotFoundError();
-  return d.clusters.front();
+  out = std::move(d.clusters.front());
+  return OkStatus();
 }
 
 StatusOr<std::string> Clusters::Delete(const Scope& scope, std::string_view name) {
+  std::string out;
   RETURN_IF_ERROR(store_.Write([&](store::WriteTxn& txn) -> Status {
     ASSIGN_OR_RETURN(auto text, txn.Get(kClusters, ClusterKey(scope, name)));
     if (!text) return NotFoundError();
     ASSIGN_OR_RETURN(json::object record, ParseRecord(*text));
-    if (record.at("status") != "ACTIVE") return OkStatus();  // repeating a delete returns it again
+    if (record.at("status") != "ACTIVE") return DescribeChanged(txn, scope, name, out);  // a repeat returns it again
     // The check and the status change share one transaction, so nothing lands in between.
     for (ClusterUsage* usage : usages_) {
       ASSIGN_OR_RETURN(ClusterUsage::Counts c, usage->Count(txn, scope, name));
@@ -320,11 +341,10 @@ StatusOr<std::string> Clusters::Delete(const Scope& scope, std::string_view name
     }
     record["status"] = "INACTIVE";
     RETURN_IF_ERROR(txn.Delete(kActive, ClusterKey(scope, name)));
-    return txn.Put(kClusters, ClusterKey(scope, name), json::serialize(record));
+    RETURN_IF_ERROR(txn.Put(kClusters, ClusterKey(scope, name), json::serialize(record)));
+    return DescribeChanged(txn, scope, name, out);
   }));
-  ASSIGN_OR_RETURN(DescribeResult d, Describe(scope, {std::string(name)}, Include{false, true, true, false, false}));
-  if (d.clusters.empty()) return NotFoundError();
-  return d.clusters.front();
+  return out;
 }
 
 StatusOr<std::string> Clusters::Update(const Scope& scope, std::string_view name, const json::object& input) {

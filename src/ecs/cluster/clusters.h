@@ -92,6 +92,9 @@ class Clusters {
  private:
   StatusOr<std::string> Mutate(const Scope& scope, std::string_view name,
                                const std::function<Status(boost::json::object&)>& change);
+  Status DescribeIn(store::ReadTxn& txn, const Scope& scope, const std::vector<std::string>& names,
+                    const Include& include, DescribeResult& result);
+  Status DescribeChanged(store::ReadTxn& txn, const Scope& scope, std::string_view name, std::string& out);
   store::Store& store_;
   std::vector<ClusterUsage*> usages_;
 };

@@ -373,14 +373,16 @@ StatusOr<DeleteResult> TaskDefinitions::Delete(const Scope& scope, const std::ve
 
 StatusOr<size_t> TaskDefinitions::ReapDeleting(const Scope& scope) {
   size_t removed = 0;
-  const store::Range range = store::PrefixRange(ScopeKey(scope).Done());
+  store::Range range = store::PrefixRange(ScopeKey(scope).Done());
   while (true) {
     size_t batch = 0;
     bool more = false;
+    std::string last_key;
     RETURN_IF_ERROR(store_.Write([&](store::WriteTxn& txn) -> Status {
       batch = 0;
       ASSIGN_OR_RETURN(auto rows, txn.Scan(kDeleting, range, 200));
       more = rows.size() == 200;
+      if (!rows.empty()) last_key = rows.back().key;
       for (const auto& row : rows) {
         store::KeyReader r(row.key);
         ASSIGN_OR_RETURN(std::string account, r.Str());
@@ -408,7 +410,8 @@ StatusOr<size_t> TaskDefinitions::ReapDeleting(const Scope& scope) {
       return OkStatus();
     }));
     removed += batch;
-    if (!more || batch == 0) return removed;
+    if (!more) return removed;
+    range.begin = store::KeySuccessor(last_key);  // still-referenced rows stay behind us
   }
 }
 

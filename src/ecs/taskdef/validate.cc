@@ -4,6 +4,7 @@
 
 #include <boost/json.hpp>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <map>
 #include <set>
@@ -71,11 +72,17 @@ void Require(json::array& attrs, std::set<std::string>& seen, std::string name) 
 
 }  // namespace
 
+// Task sizes beyond these are nonsense for any host (and would overflow an int): 1,024 vCPUs, 64 TiB.
+constexpr double kMaxCpuUnits = 1024.0 * 1024;
+constexpr double kMaxMemoryMib = 64.0 * 1024 * 1024;
+
 StatusOr<std::string> NormalizeCpu(std::string_view text) {
   double n = 0;
   std::string unit;
   if (!SplitQuantity(text, &n, &unit))
     return ClientError(fmt::format("Invalid 'cpu' setting for task. '{}' is not a number of CPU units or vCPU.", text));
+  if ((unit.empty() ? n : n * 1024) > kMaxCpuUnits)
+    return ClientError(fmt::format("Invalid 'cpu' setting for task. '{}' is larger than any supported task size.", text));
   if (unit.empty()) {
     if (n != std::floor(n)) return ClientError(fmt::format("Invalid 'cpu' setting for task. '{}' is not an integer.", text));
     return fmt::format("{}", static_cast<int64_t>(n));
@@ -89,6 +96,8 @@ StatusOr<std::string> NormalizeMemory(std::string_view text) {
   std::string unit;
   if (!SplitQuantity(text, &n, &unit))
     return ClientError(fmt::format("Invalid 'memory' setting for task. '{}' is not an amount of memory.", text));
+  if ((unit == "gb" || unit == "gib" ? n * 1024 : n) > kMaxMemoryMib)
+    return ClientError(fmt::format("Invalid 'memory' setting for task. '{}' is larger than any supported task size.", text));
   if (unit.empty() || unit == "mb" || unit == "mib") {
     if (n != std::floor(n)) return ClientError(fmt::format("Invalid 'memory' setting for task. '{}' is not an integer.", text));
     return fmt::format("{}", static_cast<int64_t>(n));
@@ -151,7 +160,8 @@ StatusOr<Validated> ValidateRegister(json::object input) {
     std::string_view field_name = field;
     ASSIGN_OR_RETURN(std::string normalized,
                      field_name == "cpu" ? NormalizeCpu(it->value().as_string()) : NormalizeMemory(it->value().as_string()));
-    int value = std::atoi(normalized.c_str());
+    int value = 0;  // the normalized text is a bounded decimal integer (see NormalizeCpu/NormalizeMemory)
+    std::from_chars(normalized.data(), normalized.data() + normalized.size(), value);
     if (value <= 0) return ClientError(fmt::format("Invalid '{}' setting for task. The value must be greater than 0.", field));
     (field_name == "cpu" ? task_cpu : task_mem) = value;
     it->value() = json::string(normalized);

@@ -32,6 +32,18 @@ TEST(NormalizeTest, MemoryForms) {
   EXPECT_FALSE(NormalizeMemory("2 TB").ok());
 }
 
+TEST(NormalizeTest, RefusesSizesThatWouldOverflow) {
+  EXPECT_FALSE(NormalizeCpu("4294967552").ok());
+  EXPECT_FALSE(NormalizeCpu("1e22").ok());
+  EXPECT_FALSE(NormalizeMemory("4294967808").ok());
+  EXPECT_FALSE(NormalizeMemory("99999999 GB").ok());
+  EXPECT_EQ(*NormalizeMemory("60 GB"), "61440");
+  // A huge value can no longer pass as a small Fargate size.
+  auto r = ValidateRegister(json::parse(R"({"family":"f","networkMode":"awsvpc","requiresCompatibilities":["FARGATE"],
+      "cpu":"4294967552","memory":"4294967808","containerDefinitions":[{"name":"a","image":"x"}]})").as_object());
+  EXPECT_FALSE(r.ok());
+}
+
 TEST(FargateSizeTest, MatchesAwsTable) {
   EXPECT_TRUE(IsFargateSize(256, 512));
   EXPECT_TRUE(IsFargateSize(256, 2048));

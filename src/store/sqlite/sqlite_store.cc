@@ -188,6 +188,10 @@ void SqliteStore::CommitBatch(const std::vector<PendingWrite*>& batch) {
       continue;
     }
     if (result.ok()) {
+      // A closure that ignored a failed Put or Delete must not commit the writes that did work.
+      if (Status ignored = txn.TakeLastError(); !ignored.ok()) result = ignored;
+    }
+    if (result.ok()) {
       Status s = conn.Run(Control::kRelease);
       if (s.ok()) {
         committing.push_back(w);
