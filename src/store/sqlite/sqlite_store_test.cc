@@ -92,6 +92,24 @@ class SqliteStoreTest : public ::testing::Test {
   TempDir tmp_;
 };
 
+// A closure that ignores a failed write and returns OK does not get its other writes committed.
+TEST_F(SqliteStoreTest, IgnoredWriteErrorFailsTheClosure) {
+  auto s = Open();
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  Status st = (*s)->Write([&](WriteTxn& txn) -> Status {
+    txn.Put("meta", "kept?", "no").IgnoreError();
+    txn.Put("no_such_table", "k", "v").IgnoreError();
+    return OkStatus();
+  });
+  EXPECT_FALSE(st.ok());
+  std::optional<std::string> v;
+  ASSERT_TRUE((*s)->Read([&](ReadTxn& txn) -> Status {
+                ASSIGN_OR_RETURN(v, txn.Get("meta", "kept?"));
+                return OkStatus();
+              }).ok());
+  EXPECT_FALSE(v.has_value());
+}
+
 TEST_F(SqliteStoreTest, CreatesEveryTableAndRecordsTheVersion) {
   {
     auto s = Open();

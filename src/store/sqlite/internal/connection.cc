@@ -257,8 +257,14 @@ Status Txn::Fail(Status s) {
 
 Status Txn::TakeLastError() { return std::exchange(last_error_, OkStatus()); }
 
+StatusOr<sqlite3_stmt*> Txn::Prepare(std::string_view table, Op op) {
+  StatusOr<sqlite3_stmt*> s = conn_.Statement(table, op);
+  if (!s.ok()) return Fail(s.status());
+  return s;
+}
+
 StatusOr<std::optional<std::string>> Txn::Get(std::string_view table, std::string_view key) {
-  ASSIGN_OR_RETURN(sqlite3_stmt* s, conn_.Statement(table, Op::kGet));
+  ASSIGN_OR_RETURN(sqlite3_stmt* s, Prepare(table, Op::kGet));
   ResetOnExit reset(s);
   int rc = BindBlob(s, 1, key);
   if (rc != SQLITE_OK) return Fail(SqliteError(rc, conn_.db(), "bind key"));
@@ -273,7 +279,7 @@ StatusOr<std::vector<Row>> Txn::Scan(std::string_view table, const Range& range,
   bool to_end = range.end.empty();
   Op op = dir == Direction::kForward ? (to_end ? Op::kScanForwardToEnd : Op::kScanForward)
                                      : (to_end ? Op::kScanBackwardToEnd : Op::kScanBackward);
-  ASSIGN_OR_RETURN(sqlite3_stmt* s, conn_.Statement(table, op));
+  ASSIGN_OR_RETURN(sqlite3_stmt* s, Prepare(table, op));
   std::vector<Row> rows;
   if (limit == 0) return rows;
   ResetOnExit reset(s);
@@ -289,7 +295,7 @@ StatusOr<std::vector<Row>> Txn::Scan(std::string_view table, const Range& range,
 }
 
 Status Txn::Put(std::string_view table, std::string_view key, std::string_view value) {
-  ASSIGN_OR_RETURN(sqlite3_stmt* s, conn_.Statement(table, Op::kPut));
+  ASSIGN_OR_RETURN(sqlite3_stmt* s, Prepare(table, Op::kPut));
   ResetOnExit reset(s);
   int rc = BindBlob(s, 1, key);
   if (rc == SQLITE_OK) rc = BindBlob(s, 2, value);
@@ -300,7 +306,7 @@ Status Txn::Put(std::string_view table, std::string_view key, std::string_view v
 }
 
 Status Txn::Delete(std::string_view table, std::string_view key) {
-  ASSIGN_OR_RETURN(sqlite3_stmt* s, conn_.Statement(table, Op::kDelete));
+  ASSIGN_OR_RETURN(sqlite3_stmt* s, Prepare(table, Op::kDelete));
   ResetOnExit reset(s);
   int rc = BindBlob(s, 1, key);
   if (rc != SQLITE_OK) return Fail(SqliteError(rc, conn_.db(), "bind key"));

@@ -97,6 +97,8 @@ class Txn final : public WriteTxn {
 
  private:
   Status Fail(Status s);
+  // The connection's cached statement; a failure is remembered like any other.
+  StatusOr<sqlite3_stmt*> Prepare(std::string_view table, Op op);
 
   Connection& conn_;
   Status last_error_;
