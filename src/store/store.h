@@ -63,8 +63,9 @@ class Store {
   virtual Status Read(const std::function<Status(ReadTxn&)>& fn) = 0;
 
   // Runs `fn` in a serializable read-write transaction, exactly once. If fn returns an error,
-  // none of its writes take effect and that error is returned. An OK return means the
-  // transaction is committed and durable: it survives kill -9 and power loss.
+  // none of its writes take effect and that error is returned; the same if fn returns OK after
+  // one of its operations failed (an ignored error does not commit a partial change). An OK
+  // return means the transaction is committed and durable: it survives kill -9 and power loss.
   // REQUIRES: fn does not call back into this Store.
   virtual Status Write(const std::function<Status(WriteTxn&)>& fn) = 0;
 
