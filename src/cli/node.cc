@@ -20,6 +20,7 @@
 #include "common/encoding.h"
 #include "ecs/api/ecs_service.h"
 #include "ecs/cluster/clusters.h"
+#include "ecs/task/tasks.h"
 #include "ecs/taskdef/taskdefs.h"
 #include "http/server.h"
 #include "store/key.h"
@@ -45,6 +46,10 @@ class OwnerReaper final : public iam::AccountReaper {
 };
 using ClusterReaper = OwnerReaper<ecs::cluster::Clusters>;
 using TaskDefinitionReaper = OwnerReaper<ecs::taskdef::TaskDefinitions>;
+using TaskReaper = OwnerReaper<ecs::task::Tasks>;
+
+// The agent that provides this node's Fargate capacity: tasks are assigned to it.
+constexpr std::string_view kFargateAgent = "fargate-local";
 
 // The key that authenticates pagination tokens: made once per state directory and kept.
 StatusOr<std::string> TokenKey(store::Store& store) {
@@ -71,16 +76,19 @@ class Node::Impl {
   std::unique_ptr<iam::Accounts> accounts;
   std::unique_ptr<ecs::cluster::Clusters> clusters;
   std::unique_ptr<ecs::taskdef::TaskDefinitions> task_definitions;
+  std::unique_ptr<ecs::task::Tasks> tasks;
   std::unique_ptr<ClusterReaper> cluster_reaper;
   std::unique_ptr<TaskDefinitionReaper> taskdef_reaper;
+  std::unique_ptr<TaskReaper> task_reaper;
   std::unique_ptr<aws::ServiceModel> ecs_model;
   std::unique_ptr<ecs::api::EcsService> ecs;
   std::unique_ptr<vpc::Ec2Service> ec2;
   std::unique_ptr<aws::ApiFront> front;
   std::unique_ptr<http::Server> server;
 
-  // The periodic reaper: removes DELETE_IN_PROGRESS task definitions once nothing references
-  // them (tasks and services that held them stop later than the delete call).
+  // The periodic reaper: removes STOPPED tasks an hour after they stopped, then
+  // DELETE_IN_PROGRESS task definitions once nothing references them (tasks and services that
+  // held them stop later than the delete call).
   std::thread reaper;
   std::mutex reaper_mu;
   std::condition_variable reaper_cv;
@@ -90,6 +98,8 @@ class Node::Impl {
     std::unique_lock lock(reaper_mu);
     while (!reaper_cv.wait_for(lock, std::chrono::seconds(30), [&] { return reaper_stop; })) {
       lock.unlock();
+      auto stopped = tasks->ReapStopped(SystemClock::Get().Now());
+      if (!stopped.ok()) fmt::print(stderr, "paddock: task reaper: {}\n", stopped.status().ToString());
       auto reaped = task_definitions->ReapAllDeleting();
       if (!reaped.ok()) fmt::print(stderr, "paddock: task-definition reaper: {}\n", reaped.status().ToString());
       lock.lock();
@@ -113,6 +123,11 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   impl->accounts = std::make_unique<iam::Accounts>(*impl->store, SystemClock::Get());
   impl->clusters = std::make_unique<ecs::cluster::Clusters>(*impl->store);
   impl->task_definitions = std::make_unique<ecs::taskdef::TaskDefinitions>(*impl->store);
+  impl->tasks = std::make_unique<ecs::task::Tasks>(*impl->store, *impl->task_definitions, *impl->clusters,
+                                                    std::string(kFargateAgent));
+  impl->task_definitions->AddReferenceCheck(impl->tasks->reference_check());
+  impl->clusters->AddUsage(impl->tasks->cluster_usage());
+  impl->task_reaper = std::make_unique<TaskReaper>("tasks", *impl->tasks);
   impl->cluster_reaper = std::make_unique<ClusterReaper>("clusters", *impl->clusters);
   impl->taskdef_reaper = std::make_unique<TaskDefinitionReaper>("task definitions", *impl->task_definitions);
   ASSIGN_OR_RETURN(impl->ecs_model, aws::ServiceModel::Parse(aws::EcsModelJson()));
@@ -168,7 +183,8 @@ void Node::Stop() {
 iam::Accounts& Node::accounts() { return *impl_->accounts; }
 
 std::vector<iam::AccountReaper*> Node::reapers() {
-  return {impl_->taskdef_reaper.get(), impl_->cluster_reaper.get()};
+  // Tasks first: they hold addresses in the node-wide pools and pin task definitions.
+  return {impl_->task_reaper.get(), impl_->taskdef_reaper.get(), impl_->cluster_reaper.get()};
 }
 
 std::vector<std::string> Node::ImplementedEcsActions() const { return impl_->ecs->ImplementedActions(); }

@@ -16,7 +16,7 @@ struct TableDef {
 };
 
 // The current schema version.
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 inline constexpr TableDef kTables[] = {
     // iam/: accounts and access keys.
@@ -32,6 +32,19 @@ inline constexpr TableDef kTables[] = {
     {"taskdef_by_status", 1},  // (account, region, status, family, revision) -> ""   index
     {"taskdef_family_by_status", 1},  // (account, region, ACTIVE|INACTIVE, family) -> ""   index
     {"taskdef_deleting", 1},  // (account, region, family, revision) -> ""  reaper work list
+    // ecs/task (docs/contracts/task.md)
+    {"tasks", 3},             // (account, region, cluster, id) -> Task JSON
+    {"task_launch", 3},       // (account, region, cluster, id) -> launch record (agent, ip, pinned definition)
+    {"task_by_status", 3},    // (account, region, cluster, desiredStatus, id) -> ""   index: ListTasks
+    {"task_by_family", 3},    // (account, region, cluster, family, desiredStatus, id) -> ""   index
+    {"task_by_started_by", 3},  // (account, region, cluster, startedBy, desiredStatus, id) -> ""   index
+    {"task_by_group", 3},     // (account, region, cluster, group, desiredStatus, id) -> ""   index: serviceName
+    {"task_by_launch_type", 3},  // (account, region, cluster, launchType, desiredStatus, id) -> ""   index
+    {"task_assignments", 3},  // (agent id, account, region, cluster, id) -> ""   the agent's tasks
+    {"task_refs", 3},         // (account, region, family, revision, cluster, id) -> ""   ReferenceCheck
+    {"task_counts", 3},       // (account, region, cluster) -> "<pending> <running>"   ClusterUsage
+    {"task_stopped", 3},      // (account, region, stoppedAt ms, cluster, id) -> ""   ReapStopped
+    {"task_tokens", 3},       // (account, region, clientToken) -> {request, arns, expires}
     // vpc/: IP addresses of the default VPC's subnets
     {"ipam", 1},              // (pool cidr, ip) -> "<account> <region> <owner>"   node-wide
     {"ipam_subnets", 1},      // (pool cidr) -> "<cursor> <in use>"

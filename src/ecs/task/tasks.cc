@@ -1,0 +1,953 @@
+#include "ecs/task/tasks.h"
+
+#include <fmt/format.h>
+
+#include <boost/json.hpp>
+#include <algorithm>
+#include <charconv>
+#include <fmt/ranges.h>
+#include <set>
+
+#include "common/encoding.h"
+#include "ecs/common/reap.h"
+#include "ecs/common/resource_arn.h"
+#include "ecs/taskdef/validate.h"
+#include "store/key.h"
+#include "vpc/default_vpc.h"
+#include "vpc/ipam.h"
+
+namespace paddock::ecs::task {
+namespace json = boost::json;
+using store::Key;
+
+namespace {
+
+constexpr std::string_view kTasks = "tasks";
+constexpr std::string_view kLaunch = "task_launch";
+constexpr std::string_view kByStatus = "task_by_status";
+constexpr std::string_view kByFamily = "task_by_family";
+constexpr std::string_view kByStartedBy = "task_by_started_by";
+constexpr std::string_view kByGroup = "task_by_group";
+constexpr std::string_view kByLaunchType = "task_by_launch_type";
+constexpr std::string_view kAssignments = "task_assignments";
+constexpr std::string_view kRefs = "task_refs";
+constexpr std::string_view kCounts = "task_counts";
+constexpr std::string_view kStopped = "task_stopped";
+constexpr std::string_view kTokens = "task_tokens";
+
+constexpr std::string_view kStoppedStatus = "STOPPED";
+constexpr auto kTokenLifetime = std::chrono::hours(8);
+constexpr auto kStoppedRetention = std::chrono::hours(1);
+constexpr std::string_view kPlatformVersion = "1.4.0";
+
+Status ParamError(std::string message) { return InvalidArgument(std::move(message), "InvalidParameterException"); }
+Status ClientError(std::string message) { return InvalidArgument(std::move(message), "ClientException"); }
+Status ClusterNotFound() { return NotFound("Cluster not found.", "ClusterNotFoundException"); }
+
+Key ScopeKey(const Scope& s) { return std::move(Key().Str(s.account.str()).Str(s.region.str())); }
+std::string TaskKey(const Scope& s, std::string_view cluster, std::string_view id) {
+  return ScopeKey(s).Str(cluster).Str(id).Done();
+}
+
+int Rank(std::string_view status) {
+  for (size_t i = 0; i < std::size(kLifecycle); ++i)
+    if (kLifecycle[i] == status) return static_cast<int>(i);
+  return -1;
+}
+
+// ClusterUsage's buckets: PROVISIONING..ACTIVATING are pending; RUNNING..DEPROVISIONING still
+// occupy the cluster and count as running; STOPPED counts as neither.
+enum class Bucket { kPending, kRunning, kNone };
+Bucket BucketOf(std::string_view last_status) {
+  int r = Rank(last_status);
+  if (r < 0 || r >= Rank(kStoppedStatus)) return Bucket::kNone;
+  return r < Rank("RUNNING") ? Bucket::kPending : Bucket::kRunning;
+}
+
+StatusOr<json::object> ParseObject(std::string_view text, std::string_view what) {
+  boost::system::error_code ec;
+  json::value v = json::parse(text, ec);
+  if (ec || !v.is_object()) return DataLoss(fmt::format("corrupt {} record", what));
+  return std::move(v.as_object());
+}
+
+std::string Str(const json::object& o, std::string_view key) {
+  auto it = o.find(key);
+  return (it != o.end() && it->value().is_string()) ? std::string(it->value().get_string()) : std::string();
+}
+
+// The launch record: what the task owner keeps beside the Task JSON.
+struct Launch {
+  std::string agent;
+  std::string family;
+  uint64_t revision = 0;
+  std::string definition;
+  std::string subnet_id;  // empty unless awsvpc
+  uint32_t ip = 0;
+  bool ip_held = false;
+
+  std::string Encode() const {
+    json::object o{{"agent", agent}, {"family", family}, {"revision", revision}, {"definition", definition},
+                   {"subnetId", subnet_id}, {"ip", ip}, {"ipHeld", ip_held}};
+    return json::serialize(o);
+  }
+  static StatusOr<Launch> Decode(std::string_view text) {
+    ASSIGN_OR_RETURN(json::object o, ParseObject(text, "task launch"));
+    Launch l;
+    l.agent = Str(o, "agent");
+    l.family = Str(o, "family");
+    l.definition = Str(o, "definition");
+    l.subnet_id = Str(o, "subnetId");
+    if (auto it = o.find("revision"); it != o.end() && it->value().is_number()) l.revision = it->value().to_number<uint64_t>();
+    if (auto it = o.find("ip"); it != o.end() && it->value().is_number()) l.ip = it->value().to_number<uint32_t>();
+    if (auto it = o.find("ipHeld"); it != o.end() && it->value().is_bool()) l.ip_held = it->value().get_bool();
+    return l;
+  }
+};
+
+// The secondary index rows of a task with the given desired status.
+std::vector<std::pair<std::string_view, std::string>> IndexRows(const Scope& s, std::string_view cluster,
+                                                                std::string_view id, const json::object& task,
+                                                                const Launch& launch, std::string_view desired) {
+  std::vector<std::pair<std::string_view, std::string>> rows;
+  rows.emplace_back(kByStatus, ScopeKey(s).Str(cluster).Str(desired).Str(id).Done());
+  rows.emplace_back(kByFamily, ScopeKey(s).Str(cluster).Str(launch.family).Str(desired).Str(id).Done());
+  if (std::string sb = Str(task, "startedBy"); !sb.empty())
+    rows.emplace_back(kByStartedBy, ScopeKey(s).Str(cluster).Str(sb).Str(desired).Str(id).Done());
+  rows.emplace_back(kByGroup, ScopeKey(s).Str(cluster).Str(Str(task, "group")).Str(desired).Str(id).Done());
+  rows.emplace_back(kByLaunchType, ScopeKey(s).Str(cluster).Str(Str(task, "launchType")).Str(desired).Str(id).Done());
+  return rows;
+}
+
+Status PutIndexes(store::WriteTxn& txn, const Scope& s, std::string_view cluster, std::string_view id,
+                  const json::object& task, const Launch& launch, std::string_view desired) {
+  for (const auto& [table, key] : IndexRows(s, cluster, id, task, launch, desired)) RETURN_IF_ERROR(txn.Put(table, key, ""));
+  return OkStatus();
+}
+Status DeleteIndexes(store::WriteTxn& txn, const Scope& s, std::string_view cluster, std::string_view id,
+                     const json::object& task, const Launch& launch, std::string_view desired) {
+  for (const auto& [table, key] : IndexRows(s, cluster, id, task, launch, desired)) RETURN_IF_ERROR(txn.Delete(table, key));
+  return OkStatus();
+}
+
+std::string RefKey(const Scope& s, std::string_view family, uint64_t revision, std::string_view cluster,
+                   std::string_view id) {
+  return ScopeKey(s).Str(family).U64(revision).Str(cluster).Str(id).Done();
+}
+std::string AssignmentKey(std::string_view agent, const Scope& s, std::string_view cluster, std::string_view id) {
+  return Key().Str(agent).Str(s.account.str()).Str(s.region.str()).Str(cluster).Str(id).Done();
+}
+std::string StoppedKey(const Scope& s, int64_t stopped_ms, std::string_view cluster, std::string_view id) {
+  return ScopeKey(s).U64(static_cast<uint64_t>(stopped_ms)).Str(cluster).Str(id).Done();
+}
+
+struct TaskCounts {
+  int64_t pending = 0;
+  int64_t running = 0;
+};
+
+StatusOr<TaskCounts> ReadCounts(store::ReadTxn& txn, const Scope& s, std::string_view cluster) {
+  ASSIGN_OR_RETURN(auto v, txn.Get(kCounts, ScopeKey(s).Str(cluster).Done()));
+  TaskCounts c;
+  if (!v) return c;
+  const char* p = v->data();
+  const char* end = v->data() + v->size();
+  for (int64_t* field : {&c.pending, &c.running}) {
+    while (p < end && *p == ' ') ++p;
+    auto [next, ec] = std::from_chars(p, end, *field);
+    if (ec != std::errc()) return DataLoss("corrupt task counts");
+    p = next;
+  }
+  return c;
+}
+
+// Moves a task between ClusterUsage buckets.
+Status Recount(store::WriteTxn& txn, const Scope& s, std::string_view cluster, Bucket from, Bucket to) {
+  if (from == to) return OkStatus();
+  ASSIGN_OR_RETURN(TaskCounts c, ReadCounts(txn, s, cluster));
+  auto field = [&](Bucket b) -> int64_t* {
+    return b == Bucket::kPending ? &c.pending : b == Bucket::kRunning ? &c.running : nullptr;
+  };
+  if (int64_t* f = field(from)) *f -= 1;
+  if (int64_t* f = field(to)) *f += 1;
+  const std::string key = ScopeKey(s).Str(cluster).Done();
+  if (c.pending == 0 && c.running == 0) return txn.Delete(kCounts, key);
+  return txn.Put(kCounts, key, fmt::format("{} {}", c.pending, c.running));
+}
+
+const vpc::Subnet* FindSubnet(const vpc::DefaultVpc& v, std::string_view id) { return v.FindSubnet(id); }
+
+// A parsed task ARN or id: its cluster (when the ARN names one) and id.
+struct TaskRef {
+  std::optional<std::string> cluster;
+  std::string id;
+};
+
+bool IsTaskId(std::string_view id) {
+  if (id.size() != 32) return false;
+  for (char c : id)
+    if (!std::isxdigit(static_cast<unsigned char>(c)) || std::isupper(static_cast<unsigned char>(c))) return false;
+  return true;
+}
+
+StatusOr<TaskRef> ParseTaskRef(std::string_view text, const Scope& caller, std::string_view action,
+                               std::string_view caller_arn) {
+  TaskRef ref;
+  std::string_view id = text;
+  if (text.substr(0, 4) == "arn:") {
+    ASSIGN_OR_RETURN(EcsResource r, ParseEcsResourceArn(text));
+    if (r.kind != ResourceKind::kTask) return ParamError("The ARN provided is invalid.");
+    RETURN_IF_ERROR(CheckArnScope(r, caller, text, action, caller_arn));
+    std::string_view rest = text.substr(text.find("task/") + 5);
+    size_t slash = rest.rfind('/');
+    if (slash != std::string_view::npos) {
+      ref.cluster = std::string(rest.substr(0, slash));
+      id = rest.substr(slash + 1);
+    } else {
+      id = rest;
+    }
+  }
+  if (!IsTaskId(id)) return ParamError(fmt::format("Invalid identifier: {}", text));
+  ref.id = std::string(id);
+  return ref;
+}
+
+std::string MacFor(uint32_t ip) {
+  // As agent/net assigns it to eth0: 02:70 and the four bytes of the address.
+  return fmt::format("02:70:{:02x}:{:02x}:{:02x}:{:02x}", ip >> 24, (ip >> 16) & 0xff, (ip >> 8) & 0xff, ip & 0xff);
+}
+
+std::string PrivateDnsName(const Scope& s, uint32_t ip) {
+  std::string dashed = vpc::Ipv4ToString(ip);
+  for (char& c : dashed)
+    if (c == '.') c = '-';
+  if (s.region.str() == "us-east-1") return fmt::format("ip-{}.ec2.internal", dashed);
+  return fmt::format("ip-{}.{}.compute.internal", dashed, s.region.str());
+}
+
+json::array TagsJson(const Tags& tags) {
+  json::array out;
+  for (const auto& t : tags) out.push_back(json::object{{"key", t.key}, {"value", t.value}});
+  return out;
+}
+
+StatusOr<std::string> Shown(store::ReadTxn& txn, const Scope& s, std::string_view record, bool include_tags) {
+  if (!include_tags) return std::string(record);
+  ASSIGN_OR_RETURN(json::object task, ParseObject(record, "task"));
+  ASSIGN_OR_RETURN(Tags tags, ReadTags(txn, s, Str(task, "taskArn")));
+  task["tags"] = TagsJson(tags);
+  return json::serialize(task);
+}
+
+// Parses an integer-valued cpu/memory string ("1024").
+std::optional<int> ToInt(std::string_view s) {
+  int v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+std::string TaskArn(const Scope& scope, std::string_view cluster, std::string_view id) {
+  return fmt::format("arn:aws:ecs:{}:{}:task/{}/{}", scope.region.str(), scope.account.str(), cluster, id);
+}
+
+StatusOr<std::string> TaskId(std::string_view ref, const Scope& caller, std::string_view action,
+                             std::string_view caller_arn) {
+  ASSIGN_OR_RETURN(TaskRef r, ParseTaskRef(ref, caller, action, caller_arn));
+  return r.id;
+}
+
+StatusOr<RunResult> Tasks::Run(const Scope& scope, std::string_view caller_arn, const RunRequest& req, TimePoint now) {
+  ASSIGN_OR_RETURN(std::string cluster, cluster::ClusterName(req.cluster, scope, "RunTask", caller_arn));
+  if (req.count < 1 || req.count > 10) return ParamError("count must be between 1 and 10.");
+  if (req.client_token) {
+    const std::string& t = *req.client_token;
+    bool ok = !t.empty() && t.size() <= 64;
+    for (char c : t) ok = ok && c >= 33 && c <= 126;
+    if (!ok) return ParamError("clientToken must be 1 to 64 characters in the range 33-126.");
+  }
+  if (req.launch_type && !req.capacity_providers.empty())
+    return ParamError("Specifying both a launch type and capacity provider strategy is not supported. Remove one and try again.");
+
+  // The cluster: it must exist and be ACTIVE.
+  ASSIGN_OR_RETURN(cluster::DescribeResult cd, clusters_.Describe(scope, {cluster}, cluster::Include{}));
+  if (cd.clusters.empty()) return ClusterNotFound();
+  ASSIGN_OR_RETURN(json::object cluster_json, ParseObject(cd.clusters.front(), "cluster"));
+  if (Str(cluster_json, "status") != "ACTIVE") return ClusterNotFound();
+
+  // Launch type and capacity provider. Only Fargate capacity exists so far: EC2 and EXTERNAL
+  // have no container instances, which AWS reports as below.
+  std::vector<std::string> providers = req.capacity_providers;
+  std::string launch_type;
+  if (req.launch_type) {
+    launch_type = *req.launch_type;
+  } else if (providers.empty()) {
+    if (auto it = cluster_json.find("defaultCapacityProviderStrategy"); it != cluster_json.end() && it->value().is_array())
+      for (const auto& item : it->value().as_array()) providers.push_back(Str(item.as_object(), "capacityProvider"));
+    if (providers.empty()) launch_type = "EC2";
+  }
+  std::string capacity_provider;
+  if (launch_type.empty()) {
+    std::set<std::string> associated;
+    if (auto it = cluster_json.find("capacityProviders"); it != cluster_json.end() && it->value().is_array())
+      for (const auto& p : it->value().as_array())
+        if (p.is_string()) associated.insert(std::string(p.get_string()));
+    for (const auto& p : providers) {
+      if (!associated.count(p))
+        return ParamError(
+            "The specified capacity provider strategy cannot contain a capacity provider that is not associated with "
+            "the cluster. Associate the capacity provider with the cluster or specify a valid capacity provider and "
+            "try again.");
+    }
+    capacity_provider = providers.front();
+    launch_type = "FARGATE";
+  }
+  if (launch_type != "FARGATE") return ParamError("No Container Instances were found in your cluster.");
+
+  if (req.platform_version && *req.platform_version != "LATEST" && *req.platform_version != kPlatformVersion)
+    return InvalidArgument("The specified platform does not exist.", "PlatformUnknownException");
+  if (req.enable_execute_command)
+    return InvalidArgument("ECS Exec (enableExecuteCommand) is not supported by Paddock yet.", "InvalidParameterException");
+  if (req.group && (req.group->empty() || req.group->size() > 255)) return ParamError("group must be 1 to 255 characters.");
+  if (req.started_by && req.started_by->size() > 128) return ParamError("startedBy must be at most 128 characters.");
+
+  // Resolve the task definition ONCE; everything below uses this pinned view.
+  ASSIGN_OR_RETURN(taskdef::Ref ref, taskdef::ParseRef(req.task_definition, scope, "RunTask", caller_arn));
+  ASSIGN_OR_RETURN(taskdef::LaunchView view, task_definitions_.ResolveForLaunch(scope, ref));
+  if (std::find(view.compatibilities.begin(), view.compatibilities.end(), "FARGATE") == view.compatibilities.end())
+    return ParamError("Task definition does not support launch_type FARGATE.");
+  ASSIGN_OR_RETURN(json::object definition, ParseObject(view.definition, "launch view"));
+  std::vector<std::pair<std::string, std::string>> containers;  // name, image
+  std::set<std::string> container_names;
+  if (auto it = definition.find("containerDefinitions"); it != definition.end() && it->value().is_array()) {
+    for (const auto& c : it->value().as_array()) {
+      containers.emplace_back(Str(c.as_object(), "name"), Str(c.as_object(), "image"));
+      container_names.insert(containers.back().first);
+    }
+  }
+
+  // Overrides: container names must exist; a task-level size must be a Fargate size.
+  json::object overrides{{"containerOverrides", json::array()}, {"inferenceAcceleratorOverrides", json::array()}};
+  std::string cpu = view.cpu, memory = view.memory;
+  if (req.overrides) {
+    for (const auto& [k, v] : *req.overrides) overrides[k] = v;
+    if (auto it = req.overrides->find("containerOverrides"); it != req.overrides->end() && it->value().is_array()) {
+      for (const auto& o : it->value().as_array()) {
+        std::string name = o.is_object() ? Str(o.as_object(), "name") : std::string();
+        if (!container_names.count(name))
+          return ParamError(fmt::format("Override for container named {} is not a container in the TaskDefinition.", name));
+      }
+    }
+    if (std::string c = Str(*req.overrides, "cpu"); !c.empty()) {
+      ASSIGN_OR_RETURN(cpu, taskdef::NormalizeCpu(c));
+    }
+    if (std::string m = Str(*req.overrides, "memory"); !m.empty()) {
+      ASSIGN_OR_RETURN(memory, taskdef::NormalizeMemory(m));
+    }
+    auto c = ToInt(cpu), m = ToInt(memory);
+    if (!c || !m || !taskdef::IsFargateSize(*c, *m))
+      return ClientError(fmt::format(
+          "No Fargate configuration exists for given values: {} CPU, {} memory. See the Amazon ECS documentation for "
+          "the valid values.",
+          cpu, memory));
+  }
+
+  // Network: awsvpc needs subnets of the caller's default VPC.
+  const vpc::DefaultVpc default_vpc = vpc::DefaultVpcFor(scope);
+  std::vector<const vpc::Subnet*> subnets;
+  json::object network_json;
+  if (view.network_mode == "awsvpc") {
+    if (!req.network_configuration)
+      return ParamError("Network Configuration must be provided when networkMode 'awsvpc' is specified.");
+    auto it = req.network_configuration->find("awsvpcConfiguration");
+    if (it == req.network_configuration->end() || !it->value().is_object())
+      return ParamError("Network Configuration must be provided when networkMode 'awsvpc' is specified.");
+    const json::object& awsvpc = it->value().as_object();
+    std::vector<std::string> ids;
+    if (auto s = awsvpc.find("subnets"); s != awsvpc.end() && s->value().is_array())
+      for (const auto& v : s->value().as_array())
+        if (v.is_string()) ids.emplace_back(v.get_string());
+    if (ids.empty()) return ParamError("subnets can not be empty.");
+    if (ids.size() > 16) return ParamError("At most 16 subnets can be specified.");
+    for (const auto& id : ids) {
+      const vpc::Subnet* sn = FindSubnet(default_vpc, id);
+      if (sn == nullptr)
+        return ParamError(fmt::format(
+            "Error retrieving subnet information for [{}]: The subnet ID '{}' does not exist (ECS)", id, id));
+      subnets.push_back(sn);
+    }
+    if (auto g = awsvpc.find("securityGroups"); g != awsvpc.end() && g->value().is_array()) {
+      for (const auto& v : g->value().as_array()) {
+        std::string_view sg = v.is_string() ? std::string_view(v.get_string()) : std::string_view();
+        if (sg != default_vpc.security_group_id)
+          return ParamError(fmt::format(
+              "Error retrieving security group information for [{}]: The security group '{}' does not exist (ECS)", sg, sg));
+      }
+    }
+    network_json = awsvpc;
+  }
+
+  // Tags: the caller's, the task definition's (propagateTags TASK_DEFINITION), ECS-managed ones.
+  RETURN_IF_ERROR(ValidateTags(req.tags));
+  Tags tags;
+  auto add_tag = [&](const Tag& t) {
+    for (auto& existing : tags)
+      if (existing.key == t.key) {
+        existing.value = t.value;
+        return;
+      }
+    tags.push_back(t);
+  };
+  if (req.propagate_tags == "TASK_DEFINITION") {
+    ASSIGN_OR_RETURN(Tags td_tags, task_definitions_.ListTags(scope, taskdef::Ref{view.family, view.revision}));
+    for (const auto& t : td_tags) add_tag(t);
+  }
+  for (const auto& t : req.tags) add_tag(t);
+  const std::string group = req.group.value_or("family:" + view.family);
+  if (req.enable_ecs_managed_tags) {
+    add_tag(Tag{"aws:ecs:clusterName", cluster});
+    if (group.starts_with("service:")) add_tag(Tag{"aws:ecs:serviceName", group.substr(8)});
+  }
+  if (tags.size() > kMaxTagsPerResource) return ParamError("The task would have more than 50 tags.");
+
+  // The request as the clientToken remembers it: a repeat must match it exactly.
+  json::object canonical{{"cluster", cluster},        {"taskDefinition", req.task_definition},
+                         {"count", req.count},        {"launchType", req.launch_type.value_or("")},
+                         {"group", req.group.value_or("")}, {"startedBy", req.started_by.value_or("")},
+                         {"platformVersion", req.platform_version.value_or("")},
+                         {"propagateTags", req.propagate_tags.value_or("")},
+                         {"managedTags", req.enable_ecs_managed_tags}, {"tags", TagsJson(req.tags)}};
+  json::array cp;
+  for (const auto& p : req.capacity_providers) cp.push_back(json::string(p));
+  canonical["capacityProviders"] = std::move(cp);
+  if (req.network_configuration) canonical["networkConfiguration"] = *req.network_configuration;
+  if (req.overrides) canonical["overrides"] = *req.overrides;
+  const std::string canonical_text = json::serialize(canonical);
+  const std::string cluster_arn = ClusterArn(scope, cluster);
+
+  RunResult result;
+  RETURN_IF_ERROR(store_.Write([&](store::WriteTxn& txn) -> Status {
+    result = RunResult{};
+    std::string token_key;
+    if (req.client_token) {
+      token_key = ScopeKey(scope).Str(*req.client_token).Done();
+      ASSIGN_OR_RETURN(auto existing, txn.Get(kTokens, token_key));
+      if (existing) {
+        ASSIGN_OR_RETURN(json::object tok, ParseObject(*existing, "client token"));
+        const int64_t expires = tok.at("expires").to_number<int64_t>();
+        if (EpochMillis(now) < expires) {
+          std::vector<std::string> arns;
+          for (const auto& a : tok.at("arns").as_array()) arns.emplace_back(a.as_string());
+          if (Str(tok, "request") != canonical_text)
+            return FailedPrecondition(
+                fmt::format("The RunTask request could not be processed due to conflicts. The provided clientToken is "
+                            "already in use with a different RunTask request. The resourceIds are the existing task "
+                            "ARNs which are already associated with the clientToken: [{}]",
+                            fmt::join(arns, ", ")),
+                "ConflictException");
+          for (const auto& arn : arns) {
+            ASSIGN_OR_RETURN(TaskRef r, ParseTaskRef(arn, scope, "RunTask", caller_arn));
+            ASSIGN_OR_RETURN(auto rec, txn.Get(kTasks, TaskKey(scope, r.cluster.value_or(cluster), r.id)));
+            if (!rec) continue;  // reaped after it stopped
+            ASSIGN_OR_RETURN(std::string shown, Shown(txn, scope, *rec, true));
+            result.tasks.push_back(std::move(shown));
+          }
+          return OkStatus();
+        }
+      }
+    }
+
+    json::array arns;
+    for (int64_t i = 0; i < req.count; ++i) {
+      const std::string id = HexEncode(RandomBytes(16));
+      const std::string arn = TaskArn(scope, cluster, id);
+      Launch launch{fargate_agent_, view.family, view.revision, view.definition, {}, 0, false};
+      const vpc::Subnet* subnet = nullptr;
+      const std::string eni = "eni-" + HexEncode(RandomBytes(9)).substr(0, 17);
+      for (size_t k = 0; k < subnets.size() && subnet == nullptr; ++k) {
+        const vpc::Subnet* candidate = subnets[(static_cast<size_t>(i) + k) % subnets.size()];
+        StatusOr<uint32_t> ip = vpc::AllocateIp(txn, scope, *candidate, arn);
+        if (ip.ok()) {
+          subnet = candidate;
+          launch.ip = *ip;
+          launch.ip_held = true;
+          launch.subnet_id = candidate->id;
+        } else if (ip.status().code() != StatusCode::kResourceExhausted) {
+          return ip.status();
+        }
+      }
+      if (!subnets.empty() && subnet == nullptr) {
+        result.failures.push_back({arn, "RESOURCE:ENI", "No free IP address in the requested subnets."});
+        continue;
+      }
+      const std::string attachment_id = RandomUuid();
+
+      json::object task;
+      json::array attachments;
+      if (subnet != nullptr) {
+        json::array details{
+            json::object{{"name", "subnetId"}, {"value", subnet->id}},
+            json::object{{"name", "networkInterfaceId"}, {"value", eni}},
+            json::object{{"name", "macAddress"}, {"value", MacFor(launch.ip)}},
+            json::object{{"name", "privateDnsName"}, {"value", PrivateDnsName(scope, launch.ip)}},
+            json::object{{"name", "privateIPv4Address"}, {"value", vpc::Ipv4ToString(launch.ip)}},
+        };
+        attachments.push_back(json::object{
+            {"id", attachment_id}, {"type", "ElasticNetworkInterface"}, {"status", "PRECREATED"}, {"details", details}});
+      }
+      task["attachments"] = std::move(attachments);
+      task["attributes"] = json::array{json::object{{"name", "ecs.cpu-architecture"}, {"value", "x86_64"}}};
+      if (subnet != nullptr) task["availabilityZone"] = subnet->az;
+      if (!capacity_provider.empty()) task["capacityProviderName"] = capacity_provider;
+      task["clusterArn"] = cluster_arn;
+      json::array cs;
+      for (const auto& [name, image] : containers) {
+        json::object c{{"containerArn", fmt::format("arn:aws:ecs:{}:{}:container/{}/{}/{}", scope.region.str(),
+                                                    scope.account.str(), cluster, id, RandomUuid())},
+                       {"taskArn", arn},
+                       {"name", name},
+                       {"image", image},
+                       {"lastStatus", "PENDING"},
+                       {"networkBindings", json::array()},
+                       {"healthStatus", "UNKNOWN"}};
+        json::array nis;
+        if (subnet != nullptr)
+          nis.push_back(json::object{{"attachmentId", attachment_id}, {"privateIpv4Address", vpc::Ipv4ToString(launch.ip)}});
+        c["networkInterfaces"] = std::move(nis);
+        cs.push_back(std::move(c));
+      }
+      task["containers"] = std::move(cs);
+      task["cpu"] = cpu;
+      task["createdAt"] = EpochSeconds(now);
+      task["desiredStatus"] = "RUNNING";
+      task["enableExecuteCommand"] = false;
+      task["group"] = group;
+      task["healthStatus"] = "UNKNOWN";
+      task["lastStatus"] = "PROVISIONING";
+      task["launchType"] = launch_type;
+      task["memory"] = memory;
+      task["overrides"] = overrides;
+      task["platformVersion"] = kPlatformVersion;
+      task["platformFamily"] = "Linux";
+      if (req.started_by) task["startedBy"] = *req.started_by;
+      task["taskArn"] = arn;
+      task["taskDefinitionArn"] = view.arn;
+      task["version"] = 1;
+      task["ephemeralStorage"] = json::object{{"sizeInGiB", 20}};
+      task["fargateEphemeralStorage"] = json::object{{"sizeInGiB", 20}};
+
+      RETURN_IF_ERROR(txn.Put(kTasks, TaskKey(scope, cluster, id), json::serialize(task)));
+      RETURN_IF_ERROR(txn.Put(kLaunch, TaskKey(scope, cluster, id), launch.Encode()));
+      RETURN_IF_ERROR(PutIndexes(txn, scope, cluster, id, task, launch, "RUNNING"));
+      RETURN_IF_ERROR(txn.Put(kAssignments, AssignmentKey(launch.agent, scope, cluster, id), ""));
+      RETURN_IF_ERROR(txn.Put(kRefs, RefKey(scope, view.family, view.revision, cluster, id), ""));
+      RETURN_IF_ERROR(Recount(txn, scope, cluster, Bucket::kNone, Bucket::kPending));
+      RETURN_IF_ERROR(PutTags(txn, scope, arn, tags));
+      task["tags"] = TagsJson(tags);
+      result.tasks.push_back(json::serialize(task));
+      arns.push_back(json::string(arn));
+    }
+    if (req.client_token) {
+      json::object tok{{"request", canonical_text},
+                       {"arns", std::move(arns)},
+                       {"expires", EpochMillis(now + kTokenLifetime)}};
+      RETURN_IF_ERROR(txn.Put(kTokens, token_key, json::serialize(tok)));
+    }
+    return OkStatus();
+  }));
+  return result;
+}
+
+StatusOr<DescribeResult> Tasks::Describe(const Scope& scope, std::optional<std::string_view> cluster_ref,
+                                         const std::vector<std::string>& refs, bool include_tags,
+                                         std::string_view caller_arn) {
+  ASSIGN_OR_RETURN(std::string cluster, cluster::ClusterName(cluster_ref, scope, "DescribeTasks", caller_arn));
+  if (refs.empty()) return ParamError("Tasks cannot be empty.");
+  if (refs.size() > 100) return ParamError("Tasks cannot contain more than 100 elements.");
+  ASSIGN_OR_RETURN(cluster::DescribeResult cd, clusters_.Describe(scope, {cluster}, cluster::Include{}));
+  if (cd.clusters.empty()) return ClusterNotFound();
+  DescribeResult result;
+  RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
+    for (const auto& text : refs) {
+      auto r = ParseTaskRef(text, scope, "DescribeTasks", caller_arn);
+      if (!r.ok()) {
+        if (r.status().aws_type() == "AccessDeniedException") return r.status();
+        result.failures.push_back({text, "MISSING", {}});
+        continue;
+      }
+      std::optional<std::string> rec;
+      if (!r->cluster || *r->cluster == cluster) {
+        ASSIGN_OR_RETURN(rec, txn.Get(kTasks, TaskKey(scope, cluster, r->id)));
+      }
+      if (!rec) {
+        result.failures.push_back({text.substr(0, 4) == "arn:" ? text : TaskArn(scope, cluster, r->id), "MISSING", {}});
+        continue;
+      }
+      ASSIGN_OR_RETURN(std::string shown, Shown(txn, scope, *rec, include_tags));
+      result.tasks.push_back(std::move(shown));
+    }
+    return OkStatus();
+  }));
+  return result;
+}
+
+StatusOr<Page> Tasks::List(const Scope& scope, const ListQuery& q, std::string_view caller_arn) {
+  ASSIGN_OR_RETURN(std::string cluster, cluster::ClusterName(q.cluster, scope, "ListTasks", caller_arn));
+  ASSIGN_OR_RETURN(cluster::DescribeResult cd, clusters_.Describe(scope, {cluster}, cluster::Include{}));
+  if (cd.clusters.empty()) return ClusterNotFound();
+  if (q.family && q.service_name)
+    return ParamError("You cannot specify both family and serviceName in the same request.");
+
+  // The most selective index answers; the other filters are checked on each candidate.
+  std::string_view table = kByStatus;
+  Key prefix = ScopeKey(scope).Str(cluster);
+  int skip = 4;  // key parts before the id: account, region, cluster, [value,] status
+  if (q.service_name) {
+    table = kByGroup;
+    prefix.Str("service:" + *q.service_name);
+    ++skip;
+  } else if (q.family) {
+    table = kByFamily;
+    prefix.Str(*q.family);
+    ++skip;
+  } else if (q.started_by) {
+    table = kByStartedBy;
+    prefix.Str(*q.started_by);
+    ++skip;
+  } else if (q.launch_type) {
+    table = kByLaunchType;
+    prefix.Str(*q.launch_type);
+    ++skip;
+  }
+  prefix.Str(q.desired_status);
+  store::Range range = store::PrefixRange(prefix.Done());
+  if (!q.after.empty()) {
+    if (q.after < range.begin || (!range.end.empty() && q.after >= range.end))
+      return ParamError("The specified nextToken is invalid.");
+    range.begin = store::KeySuccessor(q.after);
+  }
+  const bool post_filter = (q.started_by && table != kByStartedBy) || (q.launch_type && table != kByLaunchType) ||
+                           (q.family && table != kByFamily);
+  Page page;
+  RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
+    std::string last_key;
+    while (true) {
+      ASSIGN_OR_RETURN(auto rows, txn.Scan(table, range, q.limit + 1));
+      for (const auto& row : rows) {
+        store::KeyReader r(row.key);
+        for (int i = 0; i < skip; ++i) {
+          ASSIGN_OR_RETURN(std::string part, r.Str());
+        }
+        ASSIGN_OR_RETURN(std::string id, r.Str());
+        if (post_filter) {
+          ASSIGN_OR_RETURN(auto rec, txn.Get(kTasks, TaskKey(scope, cluster, id)));
+          if (!rec) continue;
+          ASSIGN_OR_RETURN(json::object task, ParseObject(*rec, "task"));
+          if (q.started_by && Str(task, "startedBy") != *q.started_by) continue;
+          if (q.launch_type && Str(task, "launchType") != *q.launch_type) continue;
+          if (q.family) {
+            ASSIGN_OR_RETURN(auto l, txn.Get(kLaunch, TaskKey(scope, cluster, id)));
+            if (!l) continue;
+            ASSIGN_OR_RETURN(Launch launch, Launch::Decode(*l));
+            if (launch.family != *q.family) continue;
+          }
+        }
+        if (page.arns.size() == q.limit) {
+          page.next = last_key;
+          return OkStatus();
+        }
+        page.arns.push_back(TaskArn(scope, cluster, id));
+        last_key = row.key;
+      }
+      if (rows.size() < q.limit + 1) return OkStatus();
+      range.begin = store::KeySuccessor(rows.back().key);
+    }
+  }));
+  return page;
+}
+
+StatusOr<std::string> Tasks::Stop(const Scope& scope, std::optional<std::string_view> cluster_ref, std::string_view task_ref,
+                                  std::optional<std::string> reason, std::string_view caller_arn, TimePoint now) {
+  ASSIGN_OR_RETURN(std::string cluster, cluster::ClusterName(cluster_ref, scope, "StopTask", caller_arn));
+  ASSIGN_OR_RETURN(cluster::DescribeResult cd, clusters_.Describe(scope, {cluster}, cluster::Include{}));
+  if (cd.clusters.empty()) return ClusterNotFound();
+  ASSIGN_OR_RETURN(TaskRef ref, ParseTaskRef(task_ref, scope, "StopTask", caller_arn));
+  if (ref.cluster && *ref.cluster != cluster) return ParamError("The referenced task was not found.");
+  if (reason && reason->size() > 1024) reason->resize(1024);
+  std::string out;
+  RETURN_IF_ERROR(store_.Write([&](store::WriteTxn& txn) -> Status {
+    const std::string key = TaskKey(scope, cluster, ref.id);
+    ASSIGN_OR_RETURN(auto rec, txn.Get(kTasks, key));
+    if (!rec) return ParamError("The referenced task was not found.");
+    ASSIGN_OR_RETURN(json::object task, ParseObject(*rec, "task"));
+    if (Str(task, "desiredStatus") == kStoppedStatus) {  // already stopping: unchanged
+      ASSIGN_OR_RETURN(out, Shown(txn, scope, *rec, true));
+      return OkStatus();
+    }
+    ASSIGN_OR_RETURN(auto l, txn.Get(kLaunch, key));
+    if (!l) return DataLoss("task launch record is missing");
+    ASSIGN_OR_RETURN(Launch launch, Launch::Decode(*l));
+    RETURN_IF_ERROR(DeleteIndexes(txn, scope, cluster, ref.id, task, launch, Str(task, "desiredStatus")));
+    task["desiredStatus"] = kStoppedStatus;
+    task["stopCode"] = "UserInitiated";
+    task["stoppedReason"] = reason && !reason->empty() ? *reason : std::string("Task stopped by user");
+    if (!task.contains("stoppingAt")) task["stoppingAt"] = EpochSeconds(now);
+    task["version"] = task["version"].to_number<int64_t>() + 1;
+    RETURN_IF_ERROR(PutIndexes(txn, scope, cluster, ref.id, task, launch, kStoppedStatus));
+    std::string text = json::serialize(task);
+    RETURN_IF_ERROR(txn.Put(kTasks, key, text));
+    ASSIGN_OR_RETURN(out, Shown(txn, scope, text, true));
+    return OkStatus();
+  }));
+  return out;
+}
+
+StatusOr<std::vector<LaunchSpec>> Tasks::Assignments(std::string_view agent_id) {
+  std::vector<LaunchSpec> specs;
+  RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
+    store::Range range = store::PrefixRange(Key().Str(agent_id).Done());
+    while (true) {
+      ASSIGN_OR_RETURN(auto rows, txn.Scan(kAssignments, range, 500));
+      for (const auto& row : rows) {
+        store::KeyReader r(row.key);
+        ASSIGN_OR_RETURN(std::string agent, r.Str());
+        ASSIGN_OR_RETURN(std::string account, r.Str());
+        ASSIGN_OR_RETURN(std::string region, r.Str());
+        ASSIGN_OR_RETURN(std::string cluster, r.Str());
+        ASSIGN_OR_RETURN(std::string id, r.Str());
+        Scope scope{AccountId(account), Region(region)};
+        ASSIGN_OR_RETURN(auto rec, txn.Get(kTasks, TaskKey(scope, cluster, id)));
+        ASSIGN_OR_RETURN(auto l, txn.Get(kLaunch, TaskKey(scope, cluster, id)));
+        if (!rec || !l) return DataLoss("an assignment names a task that does not exist");
+        ASSIGN_OR_RETURN(json::object task, ParseObject(*rec, "task"));
+        ASSIGN_OR_RETURN(Launch launch, Launch::Decode(*l));
+        LaunchSpec spec;
+        spec.scope = scope;
+        spec.cluster = cluster;
+        spec.task_arn = Str(task, "taskArn");
+        spec.task_definition_arn = Str(task, "taskDefinitionArn");
+        spec.definition = launch.definition;
+        spec.overrides = json::serialize(task["overrides"]);
+        spec.desired_status = Str(task, "desiredStatus");
+        spec.last_status = Str(task, "lastStatus");
+        spec.cpu = Str(task, "cpu");
+        spec.memory = Str(task, "memory");
+        if (launch.ip_held) {
+          const vpc::DefaultVpc v = vpc::DefaultVpcFor(scope);
+          const vpc::Subnet* sn = v.FindSubnet(launch.subnet_id);
+          if (sn == nullptr) return DataLoss("a task's subnet is not in its default VPC");
+          spec.network = LaunchSpec::Network{launch.subnet_id, vpc::Ipv4ToString(launch.ip), sn->prefix_length,
+                                             vpc::Ipv4ToString(sn->network + 1)};
+        }
+        specs.push_back(std::move(spec));
+      }
+      if (rows.size() < 500) return OkStatus();
+      range.begin = store::KeySuccessor(rows.back().key);
+    }
+  }));
+  return specs;
+}
+
+Status Tasks::ReportState(std::string_view agent_id, std::string_view task_arn, const TaskStateChange& change,
+                          TimePoint now) {
+  ASSIGN_OR_RETURN(EcsResource res, ParseEcsResourceArn(task_arn));
+  if (res.kind != ResourceKind::kTask) return ParamError("The ARN provided is invalid.");
+  const Scope scope = res.scope;
+  std::string_view rest = std::string_view(task_arn).substr(task_arn.find("task/") + 5);
+  size_t slash = rest.rfind('/');
+  if (slash == std::string_view::npos) return ParamError("The ARN provided is invalid.");
+  const std::string cluster(rest.substr(0, slash));
+  const std::string id(rest.substr(slash + 1));
+  const int new_rank = Rank(change.last_status);
+  if (new_rank < 0) return ParamError(fmt::format("Unknown task status: {}", change.last_status));
+
+  return store_.Write([&](store::WriteTxn& txn) -> Status {
+    const std::string key = TaskKey(scope, cluster, id);
+    ASSIGN_OR_RETURN(auto l, txn.Get(kLaunch, key));
+    ASSIGN_OR_RETURN(auto rec, txn.Get(kTasks, key));
+    if (!l || !rec) return NotFound("The referenced task was not found.", "InvalidParameterException");
+    ASSIGN_OR_RETURN(Launch launch, Launch::Decode(*l));
+    if (launch.agent != agent_id)
+      return PermissionDenied(fmt::format("Agent {} does not own task {}.", agent_id, task_arn), "AccessDeniedException");
+    ASSIGN_OR_RETURN(json::object task, ParseObject(*rec, "task"));
+    const std::string old_status = Str(task, "lastStatus");
+    const int old_rank = Rank(old_status);
+    if (new_rank < old_rank || old_status == kStoppedStatus) return OkStatus();  // late report: ignored
+
+    const double t = EpochSeconds(now);
+    auto set_once = [&](std::string_view field, double value) {
+      if (!task.contains(field)) task[field] = value;
+    };
+    if (change.pull_started_at) set_once("pullStartedAt", EpochSeconds(*change.pull_started_at));
+    if (change.pull_stopped_at) set_once("pullStoppedAt", EpochSeconds(*change.pull_stopped_at));
+    if (new_rank >= Rank("RUNNING") && old_rank < Rank("RUNNING") && new_rank < Rank(kStoppedStatus)) {
+      set_once("startedAt", t);
+      set_once("connectivityAt", t);
+      task["connectivity"] = "CONNECTED";
+    }
+    if (new_rank >= Rank("DEACTIVATING")) set_once("stoppingAt", t);
+    if (new_rank >= Rank("DEPROVISIONING"))
+      set_once("executionStoppedAt", change.execution_stopped_at ? EpochSeconds(*change.execution_stopped_at) : t);
+    if (change.stopped_reason) task["stoppedReason"] = *change.stopped_reason;
+    if (change.stop_code) task["stopCode"] = *change.stop_code;
+    task["lastStatus"] = change.last_status;
+
+    std::string attachment_status = new_rank >= Rank(kStoppedStatus) ? "DELETED"
+                                    : new_rank >= Rank("DEACTIVATING") ? "DETACHING"
+                                    : new_rank >= Rank("RUNNING")      ? "ATTACHED"
+                                    : new_rank >= Rank("PENDING")      ? "ATTACHING"
+                                                                       : "PRECREATED";
+    for (auto& a : task["attachments"].as_array()) a.as_object()["status"] = attachment_status;
+
+    for (auto& cv : task["containers"].as_array()) {
+      json::object& c = cv.as_object();
+      const std::string name = Str(c, "name");
+      bool reported = false;
+      for (const auto& cc : change.containers) {
+        if (cc.name != name) continue;
+        reported = true;
+        if (Str(c, "lastStatus") == kStoppedStatus) continue;  // containers too are monotonic
+        c["lastStatus"] = cc.last_status;
+        if (cc.exit_code) c["exitCode"] = *cc.exit_code;
+        if (cc.reason) c["reason"] = *cc.reason;
+        if (cc.runtime_id) c["runtimeId"] = *cc.runtime_id;
+      }
+      if (!reported && change.last_status == "RUNNING" && Str(c, "lastStatus") == "PENDING") c["lastStatus"] = "RUNNING";
+      if (change.last_status == kStoppedStatus) c["lastStatus"] = kStoppedStatus;
+    }
+
+    RETURN_IF_ERROR(Recount(txn, scope, cluster, BucketOf(old_status), BucketOf(change.last_status)));
+    if (change.last_status == kStoppedStatus) {
+      task["stoppedAt"] = t;
+      const std::string desired = Str(task, "desiredStatus");
+      if (desired != kStoppedStatus) {
+        RETURN_IF_ERROR(DeleteIndexes(txn, scope, cluster, id, task, launch, desired));
+        task["desiredStatus"] = kStoppedStatus;
+        RETURN_IF_ERROR(PutIndexes(txn, scope, cluster, id, task, launch, kStoppedStatus));
+      }
+      if (launch.ip_held) {
+        const vpc::DefaultVpc v = vpc::DefaultVpcFor(scope);
+        if (const vpc::Subnet* sn = v.FindSubnet(launch.subnet_id)) RETURN_IF_ERROR(vpc::ReleaseIp(txn, scope, *sn, launch.ip));
+        launch.ip_held = false;
+        RETURN_IF_ERROR(txn.Put(kLaunch, key, launch.Encode()));
+      }
+      RETURN_IF_ERROR(txn.Delete(kAssignments, AssignmentKey(launch.agent, scope, cluster, id)));
+      RETURN_IF_ERROR(txn.Delete(kRefs, RefKey(scope, launch.family, launch.revision, cluster, id)));
+      RETURN_IF_ERROR(txn.Put(kStopped, StoppedKey(scope, EpochMillis(now), cluster, id), ""));
+    }
+    task["version"] = task["version"].to_number<int64_t>() + 1;
+    return txn.Put(kTasks, key, json::serialize(task));
+  });
+}
+
+StatusOr<size_t> Tasks::ReapStopped(TimePoint now) {
+  const int64_t cutoff = EpochMillis(now - kStoppedRetention);
+  size_t removed = 0;
+  std::string begin;
+  while (true) {
+    std::optional<Scope> scope;
+    RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
+      ASSIGN_OR_RETURN(auto rows, txn.Scan(kStopped, {begin, ""}, 1));
+      if (rows.empty()) return OkStatus();
+      store::KeyReader r(rows[0].key);
+      ASSIGN_OR_RETURN(std::string account, r.Str());
+      ASSIGN_OR_RETURN(std::string region, r.Str());
+      scope = Scope{AccountId(std::move(account)), Region(std::move(region))};
+      return OkStatus();
+    }));
+    if (!scope) return removed;
+    // This scope's rows stopped before the cutoff, oldest first, in batches.
+    const std::string scope_prefix = ScopeKey(*scope).Done();
+    const store::Range due{scope_prefix, ScopeKey(*scope).U64(static_cast<uint64_t>(cutoff) + 1).Done()};
+    while (true) {
+      size_t batch = 0;
+      RETURN_IF_ERROR(store_.Write([&](store::WriteTxn& txn) -> Status {
+        batch = 0;
+        ASSIGN_OR_RETURN(auto rows, txn.Scan(kStopped, due, 200));
+        for (const auto& row : rows) {
+          store::KeyReader r(row.key);
+          ASSIGN_OR_RETURN(std::string account, r.Str());
+          ASSIGN_OR_RETURN(std::string region, r.Str());
+          ASSIGN_OR_RETURN(uint64_t stopped_ms, r.U64());
+          (void)stopped_ms;
+          ASSIGN_OR_RETURN(std::string cluster, r.Str());
+          ASSIGN_OR_RETURN(std::string id, r.Str());
+          const std::string key = TaskKey(*scope, cluster, id);
+          ASSIGN_OR_RETURN(auto rec, txn.Get(kTasks, key));
+          ASSIGN_OR_RETURN(auto l, txn.Get(kLaunch, key));
+          if (rec && l) {
+            ASSIGN_OR_RETURN(json::object task, ParseObject(*rec, "task"));
+            ASSIGN_OR_RETURN(Launch launch, Launch::Decode(*l));
+            RETURN_IF_ERROR(DeleteIndexes(txn, *scope, cluster, id, task, launch, Str(task, "desiredStatus")));
+            RETURN_IF_ERROR(RemoveAllTags(txn, *scope, Str(task, "taskArn")));
+          }
+          RETURN_IF_ERROR(txn.Delete(kTasks, key));
+          RETURN_IF_ERROR(txn.Delete(kLaunch, key));
+          RETURN_IF_ERROR(txn.Delete(kStopped, row.key));
+          ++batch;
+        }
+        return OkStatus();
+      }));
+      removed += batch;
+      if (batch < 200) break;
+    }
+    begin = store::PrefixRange(scope_prefix).end;
+    if (begin.empty()) return removed;
+  }
+}
+
+Status Tasks::ReapAccount(const AccountId& account) {
+  // First release what the account's tasks hold outside its own key space: addresses (the pools
+  // are node-wide) and agent assignments (keyed by agent). Then drop the account's rows.
+  const store::Range range = store::PrefixRange(Key().Str(account.str()).Done());
+  std::string begin = range.begin;
+  while (true) {
+    size_t seen = 0;
+    RETURN_IF_ERROR(store_.Write([&](store::WriteTxn& txn) -> Status {
+      ASSIGN_OR_RETURN(auto rows, txn.Scan(kLaunch, {begin, range.end}, 200));
+      seen = rows.size();
+      for (const auto& row : rows) {
+        store::KeyReader r(row.key);
+        ASSIGN_OR_RETURN(std::string acct, r.Str());
+        ASSIGN_OR_RETURN(std::string region, r.Str());
+        ASSIGN_OR_RETURN(std::string cluster, r.Str());
+        ASSIGN_OR_RETURN(std::string id, r.Str());
+        const Scope scope{AccountId(acct), Region(region)};
+        ASSIGN_OR_RETURN(Launch launch, Launch::Decode(row.value));
+        if (launch.ip_held) {
+          const vpc::DefaultVpc v = vpc::DefaultVpcFor(scope);
+          if (const vpc::Subnet* sn = v.FindSubnet(launch.subnet_id)) RETURN_IF_ERROR(vpc::ReleaseIp(txn, scope, *sn, launch.ip));
+          launch.ip_held = false;
+          RETURN_IF_ERROR(txn.Put(kLaunch, row.key, launch.Encode()));
+        }
+        RETURN_IF_ERROR(txn.Delete(kAssignments, AssignmentKey(launch.agent, scope, cluster, id)));
+      }
+      if (!rows.empty()) begin = store::KeySuccessor(rows.back().key);
+      return OkStatus();
+    }));
+    if (seen < 200) break;
+  }
+  for (std::string_view table : {kTasks, kLaunch, kByStatus, kByFamily, kByStartedBy, kByGroup, kByLaunchType, kRefs,
+                                 kCounts, kStopped, kTokens})
+    RETURN_IF_ERROR(ReapAccountRows(store_, table, account));
+  return OkStatus();
+}
+
+StatusOr<bool> Tasks::Refs::IsReferenced(store::ReadTxn& txn, const Scope& scope, std::string_view family,
+                                         uint64_t revision) {
+  ASSIGN_OR_RETURN(auto rows, txn.Scan(kRefs, store::PrefixRange(ScopeKey(scope).Str(family).U64(revision).Done()), 1));
+  return !rows.empty();
+}
+
+StatusOr<cluster::ClusterUsage::Counts> Tasks::Usage::Count(store::ReadTxn& txn, const Scope& scope,
+                                                            std::string_view cluster) {
+  ASSIGN_OR_RETURN(TaskCounts c, ReadCounts(txn, scope, cluster));
+  cluster::ClusterUsage::Counts out;
+  out.pending_tasks = c.pending;
+  out.running_tasks = c.running;
+  return out;
+}
+
+}  // namespace paddock::ecs::task

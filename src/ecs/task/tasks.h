@@ -1,0 +1,199 @@
+// ecs/task: the one owner of task records.
+//
+// Only this module writes task records, their indexes, their tags, their agent assignments and
+// the IP addresses they hold. Run resolves the task definition once (TaskDefinitions::
+// ResolveForLaunch) and then, in ONE store transaction, allocates each task's address, writes the
+// task records, every index row, the agent assignment, the tags and the clientToken record, so
+// an interrupted or refused run leaves nothing behind. The agent side (Assignments, ReportState)
+// is used in-process by the node agent; state reports are accepted only from the task's agent
+// and are monotonic over the ECS lifecycle.
+//
+// Tasks do not run yet: nothing consumes Assignments until the agent lands, and RunTask is not
+// exposed on the API until then (docs/contracts/task.md).
+//
+//   Tasks tasks(store, task_definitions, clusters, "fargate-local");
+//   ASSIGN_OR_RETURN(RunResult r, tasks.Run(scope, caller_arn, request, now));
+//
+// Records (store/schema.h):
+//   tasks             (account, region, cluster, id) -> the Task JSON as DescribeTasks returns it
+//                     (without tags, which live in the shared tags table)
+//   task_launch       (account, region, cluster, id) -> the launch record: agent, subnet, ip,
+//                     pinned definition, family, revision (never leaves this module as stored)
+//   task_by_status    (account, region, cluster, desiredStatus, id) -> ""
+//   task_by_family    (account, region, cluster, family, desiredStatus, id) -> ""
+//   task_by_started_by(account, region, cluster, startedBy, desiredStatus, id) -> ""
+//   task_by_group     (account, region, cluster, group, desiredStatus, id) -> ""  (serviceName)
+//   task_by_launch_type (account, region, cluster, launchType, desiredStatus, id) -> ""
+//   task_assignments  (agent id, account, region, cluster, id) -> ""
+//   task_refs         (account, region, family, revision, cluster, id) -> ""  non-STOPPED tasks
+//   task_counts       (account, region, cluster) -> "<pending> <running>"
+//   task_stopped      (account, region, stoppedAt ms, cluster, id) -> ""      ReapStopped's list
+//   task_tokens       (account, region, clientToken) -> {request, arns, expires}
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/json/object.hpp>
+
+#include "common/clock.h"
+#include "common/ids.h"
+#include "common/status.h"
+#include "ecs/cluster/clusters.h"
+#include "ecs/common/tags.h"
+#include "ecs/taskdef/taskdefs.h"
+#include "store/store.h"
+
+namespace paddock::ecs::task {
+
+// The lifecycle, in order. Reports never move a task backwards.
+inline constexpr std::string_view kLifecycle[] = {"PROVISIONING", "PENDING",  "ACTIVATING",     "RUNNING",
+                                                  "DEACTIVATING", "STOPPING", "DEPROVISIONING", "STOPPED"};
+
+struct RunRequest {
+  std::optional<std::string> cluster;  // name or ARN; omitted: "default"
+  std::string task_definition;         // family, family:revision or ARN
+  int64_t count = 1;
+  std::optional<std::string> launch_type;                  // FARGATE | EC2 | EXTERNAL
+  std::vector<std::string> capacity_providers;             // capacityProviderStrategy's names
+  std::optional<boost::json::object> network_configuration;  // {"awsvpcConfiguration": {...}}
+  std::optional<boost::json::object> overrides;            // TaskOverride
+  std::optional<std::string> group;
+  std::optional<std::string> started_by;
+  std::optional<std::string> platform_version;
+  Tags tags;
+  std::optional<std::string> propagate_tags;  // TASK_DEFINITION | SERVICE | NONE
+  bool enable_ecs_managed_tags = false;
+  bool enable_execute_command = false;
+  std::optional<std::string> client_token;
+};
+
+struct RunResult {
+  std::vector<std::string> tasks;  // serialized Task JSON (with tags)
+  struct Failure {
+    std::string arn;
+    std::string reason;
+    std::string detail;
+  };
+  std::vector<Failure> failures;
+};
+
+struct DescribeResult {
+  std::vector<std::string> tasks;  // serialized Task JSON
+  std::vector<RunResult::Failure> failures;  // reason MISSING
+};
+
+struct ListQuery {
+  std::optional<std::string> cluster;
+  std::optional<std::string> family;
+  std::optional<std::string> started_by;
+  std::optional<std::string> service_name;
+  std::string desired_status = "RUNNING";  // RUNNING | PENDING | STOPPED
+  std::optional<std::string> launch_type;
+  size_t limit = 100;
+  std::string after;  // position from a previous page, or empty
+};
+
+struct Page {
+  std::vector<std::string> arns;
+  std::string next;  // empty when done
+};
+
+// What the agent needs to start a task: a narrow projection, never the stored record.
+struct LaunchSpec {
+  Scope scope;
+  std::string cluster;
+  std::string task_arn;
+  std::string task_definition_arn;
+  std::string definition;  // the pinned containers and volumes, serialized
+  std::string overrides;   // TaskOverride, serialized
+  std::string desired_status;
+  std::string last_status;
+  std::string cpu;
+  std::string memory;
+  struct Network {
+    std::string subnet_id;
+    std::string ip;  // dotted quad
+    int prefix_length = 0;
+    std::string gateway;
+  };
+  std::optional<Network> network;
+};
+
+struct ContainerStateChange {
+  std::string name;
+  std::string last_status;
+  std::optional<int64_t> exit_code;
+  std::optional<std::string> reason;
+  std::optional<std::string> runtime_id;
+};
+
+struct TaskStateChange {
+  std::string last_status;
+  std::vector<ContainerStateChange> containers;
+  std::optional<std::string> stopped_reason;
+  std::optional<std::string> stop_code;
+  std::optional<TimePoint> pull_started_at;
+  std::optional<TimePoint> pull_stopped_at;
+  std::optional<TimePoint> execution_stopped_at;
+};
+
+// Parses a task reference (an id or a task ARN of the caller's scope) into the 32-hex id.
+StatusOr<std::string> TaskId(std::string_view ref, const Scope& caller, std::string_view action,
+                             std::string_view caller_arn);
+
+std::string TaskArn(const Scope& scope, std::string_view cluster, std::string_view id);
+
+class Tasks {
+ public:
+  // `fargate_agent` is the id of the agent that provides Fargate capacity on this node.
+  Tasks(store::Store& store, taskdef::TaskDefinitions& task_definitions, cluster::Clusters& clusters,
+        std::string fargate_agent)
+      : store_(store), task_definitions_(task_definitions), clusters_(clusters), fargate_agent_(std::move(fargate_agent)) {}
+
+  StatusOr<RunResult> Run(const Scope& scope, std::string_view caller_arn, const RunRequest& request, TimePoint now);
+  StatusOr<DescribeResult> Describe(const Scope& scope, std::optional<std::string_view> cluster,
+                                    const std::vector<std::string>& refs, bool include_tags, std::string_view caller_arn);
+  StatusOr<Page> List(const Scope& scope, const ListQuery& q, std::string_view caller_arn);
+  // Sets desiredStatus STOPPED (stopCode UserInitiated). Repeating it returns the task unchanged.
+  StatusOr<std::string> Stop(const Scope& scope, std::optional<std::string_view> cluster, std::string_view task,
+                             std::optional<std::string> reason, std::string_view caller_arn, TimePoint now);
+
+  // The agent side.
+  StatusOr<std::vector<LaunchSpec>> Assignments(std::string_view agent_id);
+  // Applies an agent's report. Only the owning agent may report (AccessDeniedException); a report
+  // that would move the task backwards is ignored (OK, nothing changes). STOPPED releases the
+  // address and the assignment in the same transaction.
+  Status ReportState(std::string_view agent_id, std::string_view task_arn, const TaskStateChange& change, TimePoint now);
+
+  // Removes STOPPED tasks stopped more than an hour before `now`. Returns how many.
+  StatusOr<size_t> ReapStopped(TimePoint now);
+  // Removes every task of the account, releasing the addresses they hold.
+  Status ReapAccount(const AccountId& account);
+
+  taskdef::ReferenceCheck* reference_check() { return &refs_; }
+  cluster::ClusterUsage* cluster_usage() { return &usage_; }
+
+ private:
+  class Refs final : public taskdef::ReferenceCheck {
+   public:
+    StatusOr<bool> IsReferenced(store::ReadTxn& txn, const Scope& scope, std::string_view family,
+                                uint64_t revision) override;
+  };
+  class Usage final : public cluster::ClusterUsage {
+   public:
+    StatusOr<Counts> Count(store::ReadTxn& txn, const Scope& scope, std::string_view cluster) override;
+  };
+
+  store::Store& store_;
+  taskdef::TaskDefinitions& task_definitions_;
+  cluster::Clusters& clusters_;
+  std::string fargate_agent_;
+  Refs refs_;
+  Usage usage_;
+};
+
+}  // namespace paddock::ecs::task
