@@ -378,6 +378,14 @@ StatusOr<std::string> Clusters::PutCapacityProviders(const Scope& scope, std::st
   });
 }
 
+Status Clusters::CheckActive(store::ReadTxn& txn, const Scope& scope, std::string_view name) {
+  ASSIGN_OR_RETURN(auto text, txn.Get(kClusters, ClusterKey(scope, name)));
+  if (!text) return NotFoundError();
+  ASSIGN_OR_RETURN(json::object record, ParseRecord(*text));
+  if (record.at("status") != "ACTIVE") return NotFoundError();
+  return OkStatus();
+}
+
 Status Clusters::TagResource(const Scope& scope, std::string_view name, const Tags& tags) {
   RETURN_IF_ERROR(ValidateTags(tags));
   return store_.Write([&](store::WriteTxn& txn) -> Status {

@@ -83,6 +83,11 @@ class Clusters {
   StatusOr<std::string> PutCapacityProviders(const Scope& scope, std::string_view name,
                                              const boost::json::array& providers, const boost::json::array& strategy);
 
+  // Inside a caller's transaction: OK when the cluster exists and is ACTIVE, else
+  // ClusterNotFoundException. Launches call it in their own transaction, so a concurrent
+  // DeleteCluster either sees their tasks or refuses them.
+  Status CheckActive(store::ReadTxn& txn, const Scope& scope, std::string_view name);
+
   Status TagResource(const Scope& scope, std::string_view name, const Tags& tags);
   Status UntagResource(const Scope& scope, std::string_view name, const std::vector<std::string>& keys);
   StatusOr<Tags> ListTags(const Scope& scope, std::string_view name);

@@ -430,6 +430,8 @@ StatusOr<RunResult> Tasks::Run(const Scope& scope, std::string_view caller_arn, 
   RunResult result;
   RETURN_IF_ERROR(store_.Write([&](store::WriteTxn& txn) -> Status {
     result = RunResult{};
+    // Again inside the transaction: a DeleteCluster that committed since the check above wins.
+    RETURN_IF_ERROR(clusters_.CheckActive(txn, scope, cluster));
     std::string token_key;
     if (req.client_token) {
       token_key = ScopeKey(scope).Str(*req.client_token).Done();
