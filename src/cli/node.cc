@@ -13,6 +13,9 @@
 #include <mutex>
 #include <thread>
 
+#include "agent/agent.h"
+#include "agent/images/image_store.h"
+#include "agent/runtime/crun_runtime.h"
 #include "aws/front.h"
 #include "aws/model.h"
 #include "aws/models/models.h"
@@ -67,6 +70,14 @@ StatusOr<std::string> TokenKey(store::Store& store) {
   return out;
 }
 
+// The instance tag in this node's container ids and cgroups: a hash of the state directory, so
+// that nodes on one host never share one and a restarted node finds its own again.
+std::string InstanceTag(const std::string& state_dir) {
+  uint32_t h = 2166136261u;  // FNV-1a
+  for (unsigned char c : fs::absolute(state_dir).lexically_normal().string()) h = (h ^ c) * 16777619u;
+  return fmt::format("{:08x}", h);
+}
+
 }  // namespace
 
 class Node::Impl {
@@ -85,6 +96,38 @@ class Node::Impl {
   std::unique_ptr<vpc::Ec2Service> ec2;
   std::unique_ptr<aws::ApiFront> front;
   std::unique_ptr<http::Server> server;
+  // The Fargate agent: made by Start (not Open, which `paddock admin` uses too), stopped before
+  // the store closes.
+  std::unique_ptr<agent::images::ImageStore> images;
+  std::unique_ptr<agent::runtime::CrunRuntime> runtime;
+  std::unique_ptr<agent::Agent> agent;
+
+  // Starts the agent; without root or crun the server still serves, and tasks stay PROVISIONING.
+  void StartAgent() {
+    const fs::path state = fs::absolute(config.state_dir);
+    const std::string instance = InstanceTag(config.state_dir);
+    images = std::make_unique<agent::images::ImageStore>(*store, (state / "images").string());
+    agent::runtime::CrunRuntimeOptions options;
+    options.state_dir = (state / "containers").string();
+    options.cgroup_parent = "/paddock/" + instance;
+    auto rt = agent::runtime::CrunRuntime::Open(options);
+    if (!rt.ok()) {
+      fmt::print(stderr, "paddock: warning: tasks will not run (no container runtime): {}\n", rt.status().ToString());
+      return;
+    }
+    runtime = std::move(*rt);
+    agent::AgentOptions agent_options;
+    agent_options.agent_id = std::string(kFargateAgent);
+    agent_options.instance = instance;
+    agent = std::make_unique<agent::Agent>(*tasks, *images, *runtime, std::move(agent_options));
+    Status s = agent->Start();
+    if (!s.ok()) {
+      fmt::print(stderr, "paddock: warning: tasks will not run: {}\n", s.ToString());
+      agent.reset();
+      return;
+    }
+    tasks->SetChangeListener([a = agent.get()] { a->Notify(); });
+  }
 
   // The periodic reaper: removes STOPPED tasks an hour after they stopped, then
   // DELETE_IN_PROGRESS task definitions once nothing references them (tasks and services that
@@ -133,7 +176,7 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   ASSIGN_OR_RETURN(impl->ecs_model, aws::ServiceModel::Parse(aws::EcsModelJson()));
   ASSIGN_OR_RETURN(std::string token_key, TokenKey(*impl->store));
   impl->ecs = std::make_unique<ecs::api::EcsService>(
-      *impl->ecs_model, ecs::api::Owners{impl->clusters.get(), impl->task_definitions.get()},
+      *impl->ecs_model, ecs::api::Owners{impl->clusters.get(), impl->task_definitions.get(), impl->tasks.get()},
       aws::TokenCodec(std::move(token_key)));
   aws::FrontOptions front_options;
   front_options.auth.accept_any_credentials = config.accept_any_credentials;
@@ -164,6 +207,7 @@ StatusOr<uint16_t> Node::Start() {
   aws::ApiFront* front = impl_->front.get();
   impl_->server = std::make_unique<http::Server>(options, [front](const http::Request& r) { return front->Handle(r); });
   ASSIGN_OR_RETURN(uint16_t port, impl_->server->Start());
+  impl_->StartAgent();
   impl_->reaper = std::thread([impl = impl_.get()] { impl->ReaperLoop(); });
   return port;
 }
@@ -177,6 +221,10 @@ void Node::Stop() {
   }
   impl_->reaper_cv.notify_all();
   if (impl_->reaper.joinable()) impl_->reaper.join();
+  if (impl_->agent) {
+    impl_->tasks->SetChangeListener(nullptr);
+    impl_->agent->Stop();
+  }
   if (impl_->store) impl_->store->Close();
 }
 

@@ -94,6 +94,10 @@ EcsService::EcsService(const aws::ServiceModel& model, Owners owners, aws::Token
       {"ListTaskDefinitionFamilies", &EcsService::ListTaskDefinitionFamilies},
       {"DeregisterTaskDefinition", &EcsService::DeregisterTaskDefinition},
       {"DeleteTaskDefinitions", &EcsService::DeleteTaskDefinitions},
+      {"RunTask", &EcsService::RunTask},
+      {"DescribeTasks", &EcsService::DescribeTasks},
+      {"ListTasks", &EcsService::ListTasks},
+      {"StopTask", &EcsService::StopTask},
       {"TagResource", &EcsService::TagResource},
       {"UntagResource", &EcsService::UntagResource},
       {"ListTagsForResource", &EcsService::ListTagsForResource},
@@ -279,6 +283,104 @@ StatusOr<std::string> EcsService::DeleteTaskDefinitions(const aws::CallContext& 
     failures.push_back(std::move(o));
   }
   return "{\"taskDefinitions\":" + JoinArray(r.task_definitions) + ",\"failures\":" + json::serialize(failures) + "}";
+}
+
+// ---- Tasks ----
+
+namespace {
+std::optional<json::object> OptObject(const json::object& in, std::string_view key) {
+  auto it = in.find(key);
+  if (it == in.end() || !it->value().is_object()) return std::nullopt;
+  return it->value().get_object();
+}
+
+std::optional<std::string> OptOwned(const json::object& in, std::string_view key) {
+  auto v = OptString(in, key);
+  return v ? std::optional<std::string>(*v) : std::nullopt;
+}
+
+bool Bool(const json::object& in, std::string_view key) {
+  auto it = in.find(key);
+  return it != in.end() && it->value().is_bool() && it->value().get_bool();
+}
+
+json::array EncodeFailures(const std::vector<task::RunResult::Failure>& failures) {
+  json::array out;
+  for (const auto& f : failures) {
+    json::object o{{"arn", f.arn}, {"reason", f.reason}};
+    if (!f.detail.empty()) o["detail"] = f.detail;
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+}  // namespace
+
+StatusOr<std::string> EcsService::RunTask(const aws::CallContext& ctx, json::object& in) {
+  task::RunRequest r;
+  r.cluster = OptOwned(in, "cluster");
+  r.task_definition = String(in, "taskDefinition");
+  if (auto it = in.find("count"); it != in.end() && it->value().is_number()) r.count = it->value().to_number<int64_t>();
+  r.launch_type = OptOwned(in, "launchType");
+  if (auto it = in.find("capacityProviderStrategy"); it != in.end() && it->value().is_array())
+    for (const auto& item : it->value().get_array())
+      if (item.is_object()) r.capacity_providers.push_back(String(item.get_object(), "capacityProvider"));
+  r.network_configuration = OptObject(in, "networkConfiguration");
+  r.overrides = OptObject(in, "overrides");
+  r.group = OptOwned(in, "group");
+  r.started_by = OptOwned(in, "startedBy");
+  r.platform_version = OptOwned(in, "platformVersion");
+  r.tags = DecodeTags(in, "tags");
+  r.propagate_tags = OptOwned(in, "propagateTags");
+  r.enable_ecs_managed_tags = Bool(in, "enableECSManagedTags");
+  r.enable_execute_command = Bool(in, "enableExecuteCommand");
+  r.client_token = OptOwned(in, "clientToken");
+  ASSIGN_OR_RETURN(task::RunResult res, owners_.tasks->Run(ctx.scope, ctx.principal.arn, r, ctx.now));
+  return "{\"tasks\":" + JoinArray(res.tasks) + ",\"failures\":" + json::serialize(EncodeFailures(res.failures)) + "}";
+}
+
+StatusOr<std::string> EcsService::DescribeTasks(const aws::CallContext& ctx, json::object& in) {
+  std::vector<std::string> refs = Strings(in, "tasks");
+  if (refs.empty()) return ParamError("Tasks cannot be empty.");
+  if (refs.size() > 100) return ParamError("The tasks list can contain at most 100 entries.");
+  bool include_tags = false;
+  for (const auto& f : Strings(in, "include"))
+    if (f == "TAGS") include_tags = true;
+  auto cluster = OptString(in, "cluster");
+  ASSIGN_OR_RETURN(task::DescribeResult r,
+                   owners_.tasks->Describe(ctx.scope, cluster, refs, include_tags, ctx.principal.arn));
+  return "{\"tasks\":" + JoinArray(r.tasks) + ",\"failures\":" + json::serialize(EncodeFailures(r.failures)) + "}";
+}
+
+StatusOr<std::string> EcsService::ListTasks(const aws::CallContext& ctx, json::object& in) {
+  task::ListQuery q;
+  ASSIGN_OR_RETURN(q.limit, PageSize(in));
+  q.cluster = OptOwned(in, "cluster");
+  q.family = OptOwned(in, "family");
+  q.started_by = OptOwned(in, "startedBy");
+  q.service_name = OptOwned(in, "serviceName");
+  if (auto s = OptString(in, "desiredStatus")) q.desired_status = std::string(*s);
+  q.launch_type = OptOwned(in, "launchType");
+  const std::string context =
+      TokenContext(ctx, fmt::format("{}|{}|{}|{}|{}|{}", q.cluster.value_or(""), q.family.value_or(""),
+                                    q.started_by.value_or(""), q.service_name.value_or(""), q.desired_status,
+                                    q.launch_type.value_or("")));
+  if (auto token = OptString(in, "nextToken")) {
+    ASSIGN_OR_RETURN(q.after, tokens_.Decode(context, *token));
+  }
+  ASSIGN_OR_RETURN(task::Page page, owners_.tasks->List(ctx.scope, q, ctx.principal.arn));
+  json::object out;
+  json::array arns;
+  for (auto& a : page.arns) arns.push_back(json::string(a));
+  out["taskArns"] = std::move(arns);
+  if (!page.next.empty()) out["nextToken"] = tokens_.Encode(context, page.next);
+  return json::serialize(out);
+}
+
+StatusOr<std::string> EcsService::StopTask(const aws::CallContext& ctx, json::object& in) {
+  auto cluster = OptString(in, "cluster");
+  ASSIGN_OR_RETURN(std::string t, owners_.tasks->Stop(ctx.scope, cluster, String(in, "task"), OptOwned(in, "reason"),
+                                                      ctx.principal.arn, ctx.now));
+  return "{\"task\":" + t + "}";
 }
 
 // ---- Tags: routed by the ARN's resource type to that resource's owner ----

@@ -15,6 +15,7 @@
 #include "aws/pagination.h"
 #include "aws/service.h"
 #include "ecs/cluster/clusters.h"
+#include "ecs/task/tasks.h"
 #include "ecs/taskdef/taskdefs.h"
 
 namespace paddock::ecs::api {
@@ -22,6 +23,7 @@ namespace paddock::ecs::api {
 struct Owners {
   cluster::Clusters* clusters;
   taskdef::TaskDefinitions* task_definitions;
+  task::Tasks* tasks;
 };
 
 class EcsService final : public aws::JsonService {
@@ -54,6 +56,10 @@ class EcsService final : public aws::JsonService {
   StatusOr<std::string> ListTaskDefinitionFamilies(const aws::CallContext&, boost::json::object&);
   StatusOr<std::string> DeregisterTaskDefinition(const aws::CallContext&, boost::json::object&);
   StatusOr<std::string> DeleteTaskDefinitions(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> RunTask(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> DescribeTasks(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> ListTasks(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> StopTask(const aws::CallContext&, boost::json::object&);
   StatusOr<std::string> TagResource(const aws::CallContext&, boost::json::object&);
   StatusOr<std::string> UntagResource(const aws::CallContext&, boost::json::object&);
   StatusOr<std::string> ListTagsForResource(const aws::CallContext&, boost::json::object&);

@@ -559,6 +559,7 @@ StatusOr<RunResult> Tasks::Run(const Scope& scope, std::string_view caller_arn, 
     }
     return OkStatus();
   }));
+  if (!result.tasks.empty()) NotifyChange();
   return result;
 }
 
@@ -703,7 +704,18 @@ StatusOr<std::string> Tasks::Stop(const Scope& scope, std::optional<std::string_
     ASSIGN_OR_RETURN(out, Shown(txn, scope, text, true));
     return OkStatus();
   }));
+  NotifyChange();
   return out;
+}
+
+void Tasks::SetChangeListener(std::function<void()> listener) {
+  std::lock_guard lock(listener_mu_);
+  listener_ = std::move(listener);
+}
+
+void Tasks::NotifyChange() {
+  std::lock_guard lock(listener_mu_);
+  if (listener_) listener_();
 }
 
 StatusOr<std::vector<LaunchSpec>> Tasks::Assignments(std::string_view agent_id) {

@@ -8,8 +8,8 @@
 // is used in-process by the node agent; state reports are accepted only from the task's agent
 // and are monotonic over the ECS lifecycle.
 //
-// Tasks do not run yet: nothing consumes Assignments until the agent lands, and RunTask is not
-// exposed on the API until then (docs/contracts/task.md).
+// The node agent (agent/agent.h) consumes Assignments and reports every transition; it learns of
+// new work through SetChangeListener (docs/contracts/task.md).
 //
 //   Tasks tasks(store, task_definitions, clusters, "fargate-local");
 //   ASSIGN_OR_RETURN(RunResult r, tasks.Run(scope, caller_arn, request, now));
@@ -32,6 +32,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -174,6 +176,11 @@ class Tasks {
   // Removes every task of the account, releasing the addresses they hold.
   Status ReapAccount(const AccountId& account);
 
+  // `listener` is called (on the caller's thread, after the commit) whenever Run or Stop changed
+  // what Assignments returns, so an in-process agent can act at once instead of at its next poll.
+  // It must be cheap and must not call back into Tasks. Set it before serving requests.
+  void SetChangeListener(std::function<void()> listener);
+
   taskdef::ReferenceCheck* reference_check() { return &refs_; }
   cluster::ClusterUsage* cluster_usage() { return &usage_; }
 
@@ -194,6 +201,10 @@ class Tasks {
   std::string fargate_agent_;
   Refs refs_;
   Usage usage_;
+  std::mutex listener_mu_;
+  std::function<void()> listener_;  // GUARDED_BY(listener_mu_)
+
+  void NotifyChange();
 };
 
 }  // namespace paddock::ecs::task

@@ -11,6 +11,7 @@
 #include "aws/sigv4.h"
 #include "common/testing/fake_clock.h"
 #include "ecs/api/ecs_service.h"
+#include "ecs/task/tasks.h"
 #include "ecs/testing/temp_store.h"
 #include "iam/accounts.h"
 
@@ -20,7 +21,7 @@ class EcsFront {
  public:
   explicit EcsFront(bool rate_limits = false) {
     model_ = std::move(*aws::ServiceModel::Parse(aws::EcsModelJson()));
-    ecs_ = std::make_unique<EcsService>(*model_, Owners{&clusters_, &tds_}, aws::TokenCodec("golden-key"));
+    ecs_ = std::make_unique<EcsService>(*model_, Owners{&clusters_, &tds_, &tasks_}, aws::TokenCodec("golden-key"));
     aws::FrontOptions options;
     options.auth.accept_any_credentials = true;
     options.auth.default_account = AccountId("123456789012");
@@ -51,6 +52,7 @@ class EcsFront {
   iam::Accounts accounts_{*store_, clock_};
   cluster::Clusters clusters_{*store_};
   taskdef::TaskDefinitions tds_{*store_};
+  task::Tasks tasks_{*store_, tds_, clusters_, "fargate-local"};
   std::unique_ptr<aws::ServiceModel> model_;
   std::unique_ptr<EcsService> ecs_;
   std::unique_ptr<aws::ApiFront> front_;

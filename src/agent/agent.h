@@ -1,0 +1,108 @@
+// agent: the in-process node agent that runs the tasks the task owner assigns to it.
+//
+// One loop thread wakes when Tasks runs or stops something (Tasks::SetChangeListener → Notify)
+// and at least every `poll_interval`; it reads Tasks::Assignments(agent_id) and gives each new
+// task a driver thread of its own, which takes it through
+//
+//   PENDING (images resolved from the local store) → ACTIVATING (bridge, task netns) →
+//   containers created and started → RUNNING → (an essential container exits, or desiredStatus
+//   STOPPED) → DEACTIVATING → STOPPING (SIGTERM, SIGKILL after stopTimeout) → containers deleted →
+//   task netns deleted → DEPROVISIONING → STOPPED (with each container's exit code)
+//
+// reporting every transition through Tasks::ReportState. Every wait is bounded.
+//
+//   Agent agent(tasks, images, runtime, AgentOptions{.agent_id = "fargate-local", .instance = "1a2b3c4d"});
+//   RETURN_IF_ERROR(agent.Start());
+//   ...
+//   agent.Stop();  // before the store closes
+//
+// Names. Container ids are "pdk-<instance>-<task id>-<index>"; the task netns is agent/net's
+// "<netns_prefix><task id>". Both are derived from the task alone, so a task found assigned but
+// without a driver (the agent was restarted) can be cleaned up by name.
+//
+// TODO(re-adoption): Stop() leaves running containers and their netns in place. A task the new
+// agent finds already past PROVISIONING is torn down (containers force-deleted, netns deleted)
+// and reported STOPPED, not re-adopted.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "agent/images/image_store.h"
+#include "agent/net/net.h"
+#include "agent/runtime/runtime.h"
+#include "common/clock.h"
+#include "common/status.h"
+#include "ecs/task/tasks.h"
+
+namespace paddock::agent {
+
+struct AgentOptions {
+  std::string agent_id = "fargate-local";
+  // Goes into every container id so that several nodes on one host never share one. 1 to 8
+  // characters from [a-z0-9].
+  std::string instance;
+  net::NetworkOptions network;
+  std::chrono::milliseconds poll_interval = std::chrono::seconds(1);
+  // How often a running task's containers are checked for exits.
+  std::chrono::milliseconds monitor_interval = std::chrono::milliseconds(200);
+  // SIGTERM → SIGKILL when a container definition sets no stopTimeout; ECS's default.
+  std::chrono::seconds default_stop_timeout = std::chrono::seconds(30);
+  // Upper bound on any container's stopTimeout (ECS caps it at 120 s).
+  std::chrono::seconds max_stop_timeout = std::chrono::seconds(120);
+};
+
+class Agent {
+ public:
+  Agent(ecs::task::Tasks& tasks, images::ImageStore& images, runtime::Runtime& runtime, AgentOptions options,
+        Clock& clock = SystemClock::Get());
+  ~Agent();
+
+  Agent(const Agent&) = delete;
+  Agent& operator=(const Agent&) = delete;
+
+  // Starts the loop thread. REQUIRES: not started.
+  Status Start();
+  // Stops the loop and every driver (promptly: drivers abandon their task where they are) and
+  // joins them. Containers keep running. Idempotent.
+  void Stop();
+  // Wakes the loop: something was assigned or stopped.
+  void Notify();
+
+ private:
+  class Driver;
+
+  void Loop();
+  // net::EnsureBridge once per agent (again after a failure), on the first task that needs it.
+  Status EnsureBridge();
+  // One pass: start drivers for new assignments, pass stop requests, join finished drivers.
+  void Reconcile();
+
+  ecs::task::Tasks& tasks_;
+  images::ImageStore& images_;
+  runtime::Runtime& runtime_;
+  const AgentOptions options_;
+  Clock& clock_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;     // GUARDED_BY(mu_)
+  bool notified_ = false;  // GUARDED_BY(mu_)
+  std::thread loop_;
+
+  // Touched by the loop thread only (and by Stop after the loop has been joined).
+  std::map<std::string, std::unique_ptr<Driver>> drivers_;  // by task ARN
+  // Tasks whose driver reported STOPPED: not driven again while Assignments still lists them.
+  std::set<std::string> finished_;
+
+  std::mutex bridge_mu_;
+  bool bridge_ready_ = false;  // GUARDED_BY(bridge_mu_)
+};
+
+}  // namespace paddock::agent

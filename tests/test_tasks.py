@@ -1,0 +1,139 @@
+"""Tasks end to end: RunTask on the in-process Fargate agent runs a busybox httpd from the local
+image store in its own awsvpc namespace, reachable at its IP from the host; StopTask takes it down;
+an essential container that exits on its own stops its task. Needs root, crun and busybox-static."""
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+import unittest
+import urllib.request
+
+import boto3
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import paddock_harness as h  # noqa: E402
+from test_images import BUSYBOX, busybox_rootfs, image  # noqa: E402
+
+PAGE = "hello from a paddock task\n"
+
+
+def skip_reason():
+    if os.geteuid() != 0:
+        return "needs root (containers and network namespaces)"
+    if shutil.which("crun") is None:
+        return "needs crun"
+    if not os.path.exists(BUSYBOX):
+        return "needs /bin/busybox (busybox-static)"
+    return None
+
+
+@unittest.skipIf(skip_reason() is not None, skip_reason() or "")
+class Tasks(h.PaddockTestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        root = busybox_rootfs(os.path.join(cls.tmp, "bb-rootfs"))
+        os.makedirs(os.path.join(root, "www"))
+        with open(os.path.join(root, "www", "index.html"), "w") as f:
+            f.write(PAGE)
+        image(cls.state_dir, "import-rootfs", root, "--name", "busybox:test",
+              "--cmd", "httpd -f -p 8080 -h /www")
+        cls.ec2 = boto3.client("ec2", endpoint_url=cls.server.endpoint, region_name=h.REGION,
+                               aws_access_key_id=cls.key_id, aws_secret_access_key=cls.secret)
+        cls.subnet = cls.ec2.describe_subnets()["Subnets"][0]["SubnetId"]
+        cls.ecs.create_cluster(clusterName="tasks")
+        cls.task_ids = []
+
+    def register(self, family, command=None):
+        container = {"name": "web", "image": "busybox:test", "essential": True, "stopTimeout": 2}
+        if command is not None:
+            container["command"] = command
+        return self.ecs.register_task_definition(
+            family=family, networkMode="awsvpc", requiresCompatibilities=["FARGATE"], cpu="256",
+            memory="512", containerDefinitions=[container])["taskDefinition"]["taskDefinitionArn"]
+
+    def run_one(self, td):
+        r = self.ecs.run_task(cluster="tasks", taskDefinition=td, launchType="FARGATE",
+                              networkConfiguration={"awsvpcConfiguration": {"subnets": [self.subnet]}})
+        self.assertEqual(r["failures"], [])
+        arn = r["tasks"][0]["taskArn"]
+        self.task_ids.append(arn.rsplit("/", 1)[1])
+        return arn
+
+    def wait_for(self, arn, status, timeout=30):
+        deadline = time.monotonic() + timeout
+        while True:
+            r = self.ecs.describe_tasks(cluster="tasks", tasks=[arn])
+            self.assertEqual(r["failures"], [])
+            task = r["tasks"][0]
+            if task["lastStatus"] == status:
+                return task
+            if task["lastStatus"] == "STOPPED" or time.monotonic() > deadline:
+                self.fail(f"task did not reach {status}: {task} {self.server.log_tail()}")
+            time.sleep(0.05)
+
+    def test_1_httpd_runs_serves_its_page_and_stops(self):
+        td = self.register("tasks-web")
+        started = time.monotonic()
+        arn = self.run_one(td)
+        task = self.wait_for(arn, "RUNNING")
+        elapsed = time.monotonic() - started
+        print(f"\nRunTask -> RUNNING: {elapsed * 1000:.0f} ms", file=sys.stderr)
+        self.assertEqual(task["containers"][0]["lastStatus"], "RUNNING")
+        details = {d["name"]: d["value"] for d in task["attachments"][0]["details"]}
+        ip = details["privateIPv4Address"]
+        body = None
+        deadline = time.monotonic() + 10
+        while body is None:
+            try:
+                with urllib.request.urlopen(f"http://{ip}:8080/", timeout=2) as resp:
+                    body = resp.read().decode()
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+        self.assertEqual(body, PAGE)
+
+        self.ecs.stop_task(cluster="tasks", task=arn, reason="test done")
+        task = self.wait_for(arn, "STOPPED")
+        self.assertEqual(task["stopCode"], "UserInitiated")
+        self.assertEqual(task["stoppedReason"], "test done")
+        self.assertIn("exitCode", task["containers"][0])
+        self.assertEqual(task["containers"][0]["lastStatus"], "STOPPED")
+        listed = self.ecs.list_tasks(cluster="tasks", desiredStatus="STOPPED")["taskArns"]
+        self.assertIn(arn, listed)
+        self.assertNotIn(arn, self.ecs.list_tasks(cluster="tasks")["taskArns"])
+
+    def test_2_an_essential_container_exiting_stops_its_task(self):
+        td = self.register("tasks-exit3", command=["sh", "-c", "exit 3"])
+        arn = self.run_one(td)
+        task = self.wait_for(arn, "STOPPED")
+        self.assertEqual(task["stopCode"], "EssentialContainerExited")
+        self.assertEqual(task["stoppedReason"], "Essential container in task exited")
+        self.assertEqual(task["containers"][0]["exitCode"], 3)
+
+    def test_3_an_image_not_in_the_store_fails_the_task(self):
+        r = self.ecs.register_task_definition(
+            family="tasks-missing", networkMode="awsvpc", requiresCompatibilities=["FARGATE"], cpu="256",
+            memory="512", containerDefinitions=[{"name": "x", "image": "nothere:1"}])
+        arn = self.run_one(r["taskDefinition"]["taskDefinitionArn"])
+        task = self.wait_for(arn, "STOPPED")
+        self.assertEqual(task["stopCode"], "TaskFailedToStart")
+        self.assertTrue(task["stoppedReason"].startswith("CannotPullContainerError: nothere:1 not found"),
+                        task["stoppedReason"])
+
+    def test_9_nothing_is_left_behind(self):
+        # Runs last (by name): every task of this class is STOPPED, so its namespace is gone.
+        out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True).stdout
+        for task_id in self.task_ids:
+            self.assertNotIn(f"pdk-{task_id}", out)
+        containers = os.path.join(self.state_dir, "containers", "c")
+        if os.path.isdir(containers):
+            self.assertEqual(os.listdir(containers), [])
+
+
+if __name__ == "__main__":
+    unittest.main()
