@@ -1,6 +1,8 @@
 // Removing every record of an account from a table whose keys start with the account.
 #pragma once
 
+#include <optional>
+#include <string>
 #include <string_view>
 
 #include "common/ids.h"
@@ -12,5 +14,12 @@ namespace paddock::ecs {
 // Deletes every row of `table` whose key starts with Key().Str(account), in batches of
 // transactions, so an account with millions of records is reaped without one huge transaction.
 Status ReapAccountRows(store::Store& store, std::string_view table, const AccountId& account);
+
+// The first (account, region) with a row in `table` at or after `begin`, for tables keyed by
+// (account, region, ...): how the periodic reapers visit every scope with work, one at a time.
+// nullopt when there is none. The next call's `begin` is NextScopeBegin(scope).
+StatusOr<std::optional<Scope>> NextScope(store::Store& store, std::string_view table, std::string_view begin);
+// Where the scope after `scope` starts; empty when `scope` is the last possible one.
+std::string NextScopeBegin(const Scope& scope);
 
 }  // namespace paddock::ecs

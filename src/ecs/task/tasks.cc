@@ -861,16 +861,7 @@ StatusOr<size_t> Tasks::ReapStopped(TimePoint now) {
   size_t removed = 0;
   std::string begin;
   while (true) {
-    std::optional<Scope> scope;
-    RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
-      ASSIGN_OR_RETURN(auto rows, txn.Scan(kStopped, {begin, ""}, 1));
-      if (rows.empty()) return OkStatus();
-      store::KeyReader r(rows[0].key);
-      ASSIGN_OR_RETURN(std::string account, r.Str());
-      ASSIGN_OR_RETURN(std::string region, r.Str());
-      scope = Scope{AccountId(std::move(account)), Region(std::move(region))};
-      return OkStatus();
-    }));
+    ASSIGN_OR_RETURN(std::optional<Scope> scope, NextScope(store_, kStopped, begin));
     if (!scope) return removed;
     // This scope's rows stopped before the cutoff, oldest first, in batches.
     const std::string scope_prefix = ScopeKey(*scope).Done();
@@ -907,7 +898,7 @@ StatusOr<size_t> Tasks::ReapStopped(TimePoint now) {
       removed += batch;
       if (batch < 200) break;
     }
-    begin = store::PrefixRange(scope_prefix).end;
+    begin = NextScopeBegin(*scope);
     if (begin.empty()) return removed;
   }
 }

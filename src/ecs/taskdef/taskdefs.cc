@@ -419,20 +419,11 @@ StatusOr<size_t> TaskDefinitions::ReapAllDeleting() {
   size_t removed = 0;
   std::string begin;
   while (true) {
-    std::optional<Scope> scope;
-    RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
-      ASSIGN_OR_RETURN(auto rows, txn.Scan(kDeleting, {begin, ""}, 1));
-      if (rows.empty()) return OkStatus();
-      store::KeyReader r(rows[0].key);
-      ASSIGN_OR_RETURN(std::string account, r.Str());
-      ASSIGN_OR_RETURN(std::string region, r.Str());
-      scope = Scope{AccountId(std::move(account)), Region(std::move(region))};
-      return OkStatus();
-    }));
+    ASSIGN_OR_RETURN(std::optional<Scope> scope, NextScope(store_, kDeleting, begin));
     if (!scope) return removed;
     ASSIGN_OR_RETURN(size_t n, ReapDeleting(*scope));
     removed += n;
-    begin = store::PrefixRange(ScopeKey(*scope).Done()).end;  // the next scope
+    begin = NextScopeBegin(*scope);
     if (begin.empty()) return removed;
   }
 }
