@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Many concurrently running tasks on one node: starts --tasks busybox tasks (RunTask count=10 at
+a time), waits until all are RUNNING, reports the time that took and the Paddock process's memory
+per running task (VmRSS growth / tasks; the containers' own memory is charged to their cgroups, not
+to Paddock), then stops them all and times how long until every one is STOPPED.
+Needs root, crun and busybox-static.
+
+    sudo python3 bench/many_tasks_bench.py [--tasks 200]
+"""
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+os.environ.setdefault("PADDOCK_BIN", os.path.join(ROOT, "build/release/src/cli/paddock"))
+
+import paddock_harness as h  # noqa: E402
+from test_images import busybox_rootfs, image  # noqa: E402
+
+
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def statuses(ecs, arns):
+    out = {}
+    for i in range(0, len(arns), 100):
+        for t in ecs.describe_tasks(tasks=arns[i:i + 100])["tasks"]:
+            out[t["taskArn"]] = t["lastStatus"]
+    return out
+
+
+def wait_all(ecs, arns, status, deadline_s):
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        s = statuses(ecs, arns)
+        if all(v == status for v in s.values()) and len(s) == len(arns):
+            return
+        bad = [a for a, v in s.items() if v == "STOPPED" and status != "STOPPED"]
+        if bad:
+            raise RuntimeError(f"{len(bad)} tasks stopped early")
+        time.sleep(0.05)
+    raise RuntimeError(f"not all tasks reached {status} in {deadline_s} s")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tasks", type=int, default=200)
+    args = parser.parse_args()
+    tmp = tempfile.mkdtemp(prefix="paddock-many-tasks-")
+    server = None
+    try:
+        state = os.path.join(tmp, "state")
+        os.makedirs(state)
+        _, key, secret = h.create_account(state)
+        root = os.path.join(tmp, "rootfs")
+        busybox_rootfs(root)
+        os.symlink("busybox", os.path.join(root, "bin", "sleep"))
+        image(state, "import-rootfs", root, "--name", "busybox:bench",
+              "--cmd", '["/bin/sh","-c","trap \'exit 0\' TERM; sleep 3600 & wait"]')
+        server = h.Server(state)
+        server.start()
+        ecs = h.ecs_client(server.endpoint, key, secret, validate=False)
+        import boto3
+        ec2 = boto3.client("ec2", endpoint_url=server.endpoint, region_name=h.REGION,
+                           aws_access_key_id=key, aws_secret_access_key=secret)
+        subnets = [s["SubnetId"] for s in ec2.describe_subnets()["Subnets"]]
+        ecs.create_cluster()
+        ecs.register_task_definition(
+            family="many", networkMode="awsvpc", requiresCompatibilities=["FARGATE"], cpu="256", memory="512",
+            containerDefinitions=[{"name": "c", "image": "busybox:bench", "stopTimeout": 5}])
+        before = rss_kib(server.proc.pid)
+        t0 = time.monotonic()
+        arns = []
+        while len(arns) < args.tasks:
+            n = min(10, args.tasks - len(arns))
+            r = ecs.run_task(taskDefinition="many", launchType="FARGATE", count=n,
+                             networkConfiguration={"awsvpcConfiguration": {"subnets": subnets}})
+            if r["failures"]:
+                raise RuntimeError(f"RunTask failures: {r['failures']}")
+            arns += [t["taskArn"] for t in r["tasks"]]
+        wait_all(ecs, arns, "RUNNING", 300)
+        t1 = time.monotonic()
+        after = rss_kib(server.proc.pid)
+        print(f"{len(arns)} tasks RUNNING in {t1 - t0:.1f} s ({len(arns) / (t1 - t0):.1f} tasks/s)")
+        print(f"paddock RSS {before / 1024:.1f} MiB -> {after / 1024:.1f} MiB: "
+              f"{(after - before) / len(arns):.0f} KiB per running task")
+        t2 = time.monotonic()
+        for arn in arns:
+            ecs.stop_task(task=arn)
+        wait_all(ecs, arns, "STOPPED", 300)
+        t3 = time.monotonic()
+        print(f"all {len(arns)} STOPPED {t3 - t2:.1f} s after the first StopTask")
+    finally:
+        if server is not None:
+            server.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
