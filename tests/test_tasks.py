@@ -125,6 +125,33 @@ class Tasks(h.PaddockTestCase):
         self.assertTrue(task["stoppedReason"].startswith("CannotPullContainerError: nothere:1 not found"),
                         task["stoppedReason"])
 
+    def logs(self, *args):
+        return subprocess.run([h.paddock_bin(), "logs", "--state-dir", self.state_dir, *args],
+                              capture_output=True, text=True, timeout=30)
+
+    def test_4_logs_capture_stdout_and_stderr(self):
+        td = self.register("tasks-logs", command=["sh", "-c", "echo hello-stdout; echo hello-stderr >&2; exit 0"])
+        arn = self.run_one(td)
+        self.wait_for(arn, "STOPPED")
+        task_id = arn.rsplit("/", 1)[1]
+        for ref in (task_id, arn):
+            r = self.logs(ref)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(r.stdout, "hello-stdout\nhello-stderr\n")
+        r = self.logs(task_id, "--container", "web")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("hello-stdout\n", r.stdout)
+        self.assertIn("hello-stderr\n", r.stdout)
+        r = self.logs(task_id, "--follow")  # the task is STOPPED: prints and returns
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("hello-stderr\n", r.stdout)
+        r = self.logs(task_id, "--container", "nope")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("no container named nope", r.stderr)
+        r = self.logs("0123456789abcdef0123456789abcdef")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("no logs for task", r.stderr)
+
     def test_9_nothing_is_left_behind(self):
         # Runs last (by name): every task of this class is STOPPED, so its namespace is gone.
         out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True).stdout

@@ -1,5 +1,7 @@
 #include "agent/agent.h"
 
+#include "agent/logs.h"
+
 #include <arpa/inet.h>
 #include <fmt/format.h>
 
@@ -210,6 +212,11 @@ class Agent::Driver {
   bool Report(std::string_view status) { return Report(Change(status)); }
 
   void Launch() {
+    if (!agent_.options_.logs_dir.empty()) {
+      std::vector<std::string> names;
+      for (const auto& c : containers_) names.push_back(c.name);
+      if (Status s = WriteLogIndex(LogDir(), names); !s.ok()) Log(spec_.task_arn, "creating the log directory", s);
+    }
     const TimePoint pull_started = agent_.clock_.Now();
     TaskStateChange pending = Change("PENDING");
     pending.pull_started_at = pull_started;
@@ -321,7 +328,20 @@ class Agent::Driver {
     if (uint64_t cpu = value("cpu"); cpu >= 2) cs.cpu_shares = cpu;
     cs.cpu_limit_units = task_cpu;
     cs.annotations = {{"com.amazonaws.ecs.task-arn", spec_.task_arn}, {"com.amazonaws.ecs.container-name", c.name}};
+    if (!agent_.options_.logs_dir.empty()) cs.stdout_path = cs.stderr_path = LogPath(c).string();
     return cs;
+  }
+
+  std::filesystem::path LogDir() const { return std::filesystem::path(agent_.options_.logs_dir) / task_id_; }
+  std::filesystem::path LogPath(const Container& c) const { return LogDir() / (c.name + ".log"); }
+
+  // Bounds each container's log (see agent/logs.h for why copy-truncate, not rename).
+  void RotateLogs() {
+    if (agent_.options_.logs_dir.empty()) return;
+    for (const auto& c : containers_) {
+      auto r = RotateLog(LogPath(c), agent_.options_.max_log_bytes);
+      if (!r.ok()) Log(spec_.task_arn, fmt::format("rotating the log of {}", c.name), r.status());
+    }
   }
 
   void Monitor() {
@@ -344,6 +364,7 @@ class Agent::Driver {
         essential_exited = essential_exited || c.essential;
         change.containers.push_back(ContainerChange(c.name, kStopped, c.exit_code, c.reason));
       }
+      RotateLogs();
       if (essential_exited) return Teardown("EssentialContainerExited", "Essential container in task exited");
       if (!change.containers.empty()) Report(std::move(change));
       Pause(agent_.options_.monitor_interval);
@@ -406,6 +427,11 @@ class Agent::Driver {
       }
     }
     Report("DEPROVISIONING");
+    if (!agent_.options_.logs_dir.empty()) {
+      RotateLogs();
+      // `paddock logs --follow` stops at this marker; RemoveExpiredLogs ages the directory out by it.
+      if (Status s = MarkLogsStopped(LogDir()); !s.ok()) Log(spec_.task_arn, "marking the logs stopped", s);
+    }
     TaskStateChange stopped = Change(kStopped);
     for (const auto& c : containers_) stopped.containers.push_back(ContainerChange(c.name, kStopped, c.exit_code, c.reason));
     if (Report(std::move(stopped))) reported_stopped_ = true;
@@ -508,6 +534,10 @@ void Agent::Reconcile() {
     drivers_.emplace(std::move(arn), std::make_unique<Driver>(*this, std::move(spec)));
   }
   std::erase_if(finished_, [&](const std::string& arn) { return !listed.count(arn); });
+  // Logs of stopped tasks: removed keep_logs after their STOPPED marker, i.e. about when
+  // ReapStopped removes the task record (hooking the reaper itself would put file-system work in
+  // the task owner; this keeps it in the agent, which wrote the files).
+  if (!options_.logs_dir.empty()) RemoveExpiredLogs(options_.logs_dir, options_.keep_logs);
 }
 
 }  // namespace paddock::agent

@@ -56,6 +56,15 @@ struct AgentOptions {
   std::chrono::seconds default_stop_timeout = std::chrono::seconds(30);
   // Upper bound on any container's stopTimeout (ECS caps it at 120 s).
   std::chrono::seconds max_stop_timeout = std::chrono::seconds(120);
+  // Container logs go to <logs_dir>/<task id>/<container name>.log (stdout and stderr in one
+  // file; see agent/logs.h). Empty: /dev/null.
+  std::string logs_dir;
+  // Each container's log is rotated (copy to .1, truncate) when it grows past this; checked
+  // every monitor_interval.
+  uint64_t max_log_bytes = 10 * 1024 * 1024;
+  // A stopped task's log directory is removed this long after its STOPPED marker (the same hour
+  // the task record is kept for before ReapStopped removes it).
+  std::chrono::seconds keep_logs = std::chrono::hours(1);
 };
 
 class Agent {

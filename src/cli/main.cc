@@ -1,4 +1,4 @@
-// `paddock`: the one binary. Subcommands: server, up, admin, image.
+// `paddock`: the one binary. Subcommands: server, up, admin, image, logs.
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <signal.h>
@@ -6,7 +6,9 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <thread>
 
 #include "agent/images/image_store.h"
 #include "cli/config.h"
@@ -201,6 +203,105 @@ int RunImageCommand(const ImageCommands& c) {
   return rc;
 }
 
+// `paddock logs TASK`: reads <state-dir>/logs/<task id>/ as the agent writes it (agent/logs.h);
+// no store is opened, so it is safe while a server runs.
+struct LogsCommand {
+  std::string state_dir = "./.paddock";
+  std::string task, container;
+  bool follow = false;
+  CLI::App* cmd = nullptr;
+};
+
+void AddLogsCommand(CLI::App& app, LogsCommand& c) {
+  c.cmd = app.add_subcommand("logs", "Print a task's container logs (stdout and stderr interleaved)");
+  c.cmd->add_option("TASK", c.task, "Task id or task ARN")->required();
+  c.cmd->add_option("--container", c.container, "Only this container (default: all, in definition order)");
+  c.cmd->add_flag("-f,--follow", c.follow, "Keep printing what is appended until the task has stopped");
+  c.cmd->add_option("--state-dir", c.state_dir, "State directory (default ./.paddock)");
+}
+
+// Copies `path` from `offset` to stdout; returns the bytes copied. A file shorter than `offset`
+// was rotated (truncated): it is read again from 0.
+uint64_t CopyFrom(const std::filesystem::path& path, uint64_t& offset) {
+  std::error_code ec;
+  uint64_t size = std::filesystem::file_size(path, ec);
+  if (ec) return 0;
+  if (size < offset) offset = 0;
+  if (size == offset) return 0;
+  std::ifstream in(path, std::ios::binary);
+  in.seekg(static_cast<std::streamoff>(offset));
+  char buf[64 * 1024];
+  uint64_t copied = 0;
+  while (in && copied < size - offset) {
+    in.read(buf, static_cast<std::streamsize>(std::min<uint64_t>(sizeof(buf), size - offset - copied)));
+    std::streamsize n = in.gcount();
+    if (n <= 0) break;
+    std::fwrite(buf, 1, static_cast<size_t>(n), stdout);
+    copied += static_cast<uint64_t>(n);
+  }
+  offset += copied;
+  return copied;
+}
+
+int RunLogsCommand(const LogsCommand& c) {
+  namespace fs = std::filesystem;
+  const std::string id = c.task.substr(c.task.rfind('/') + 1);
+  const fs::path dir = fs::path(c.state_dir) / "logs" / id;
+  std::error_code ec;
+  if (id.empty() || id.find("..") != std::string::npos || !fs::is_directory(dir, ec))
+    return Fail(NotFound(fmt::format("no logs for task {} in {} (unknown task, or it never started, or its "
+                                     "logs were removed an hour after it stopped)",
+                                     c.task, c.state_dir)));
+  std::vector<std::string> names;
+  {
+    std::ifstream in(dir / "containers");
+    for (std::string line; std::getline(in, line);)
+      if (!line.empty()) names.push_back(line);
+  }
+  if (!c.container.empty()) {
+    if (std::find(names.begin(), names.end(), c.container) == names.end())
+      return Fail(NotFound(fmt::format("task {} has no container named {}", c.task, c.container)));
+    names = {c.container};
+  }
+  const bool headers = names.size() > 1;
+  std::vector<uint64_t> offsets(names.size(), 0);
+  size_t last = names.size();  // whose output was printed last
+  auto header = [&](size_t i) {
+    if (headers) fmt::print("{}==> {} <==\n", last == names.size() ? "" : "\n", names[i]);
+    last = i;
+  };
+  // What is there now: each container's rotated part (.1), then its current file.
+  for (size_t i = 0; i < names.size(); ++i) {
+    header(i);
+    const fs::path log = dir / (names[i] + ".log");
+    uint64_t old_offset = 0;
+    CopyFrom(fs::path(log.string() + ".1"), old_offset);
+    CopyFrom(log, offsets[i]);
+  }
+  std::fflush(stdout);
+  // Following: what is appended, with a header whenever another container's output comes next.
+  auto pass = [&]() {
+    uint64_t total = 0;
+    for (size_t i = 0; i < names.size(); ++i) {
+      const fs::path log = dir / (names[i] + ".log");
+      std::error_code e;
+      uint64_t size = fs::file_size(log, e);
+      if (e || size == offsets[i]) continue;
+      if (last != i) header(i);
+      total += CopyFrom(log, offsets[i]);
+    }
+    std::fflush(stdout);
+    return total;
+  };
+  if (!c.follow) return 0;
+  while (true) {
+    const bool stopped = fs::exists(dir / "STOPPED", ec);
+    uint64_t n = pass();
+    if (stopped && n == 0) return 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
 }  // namespace
 }  // namespace paddock::cli
 
@@ -234,6 +335,8 @@ int main(int argc, char** argv) {
 
   ImageCommands image_commands;
   AddImageCommands(app, image_commands);
+  LogsCommand logs_command;
+  AddLogsCommand(app, logs_command);
 
   CLI11_PARSE(app, argc, argv);
 
@@ -246,6 +349,7 @@ int main(int argc, char** argv) {
     return RunServer(up_config, /*up=*/true);
   }
   if (app.got_subcommand("image")) return RunImageCommand(image_commands);
+  if (logs_command.cmd->parsed()) return RunLogsCommand(logs_command);
 
   ServerConfig admin_config;
   admin_config.state_dir = admin_state_dir;

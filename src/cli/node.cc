@@ -119,6 +119,7 @@ class Node::Impl {
     agent::AgentOptions agent_options;
     agent_options.agent_id = std::string(kFargateAgent);
     agent_options.instance = instance;
+    agent_options.logs_dir = (state / "logs").string();
     agent = std::make_unique<agent::Agent>(*tasks, *images, *runtime, std::move(agent_options));
     Status s = agent->Start();
     if (!s.ok()) {
