@@ -386,6 +386,11 @@ Status Clusters::CheckActive(store::ReadTxn& txn, const Scope& scope, std::strin
   return OkStatus();
 }
 
+Status Clusters::CheckExists(store::ReadTxn& txn, const Scope& scope, std::string_view name) {
+  ASSIGN_OR_RETURN(auto text, txn.Get(kClusters, ClusterKey(scope, name)));
+  return text ? OkStatus() : NotFoundError();
+}
+
 Status Clusters::TagResource(const Scope& scope, std::string_view name, const Tags& tags) {
   RETURN_IF_ERROR(ValidateTags(tags));
   return store_.Write([&](store::WriteTxn& txn) -> Status {

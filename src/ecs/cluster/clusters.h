@@ -87,6 +87,9 @@ class Clusters {
   // ClusterNotFoundException. Launches call it in their own transaction, so a concurrent
   // DeleteCluster either sees their tasks or refuses them.
   Status CheckActive(store::ReadTxn& txn, const Scope& scope, std::string_view name);
+  // Inside a caller's transaction: OK when the cluster exists (ACTIVE or INACTIVE), else
+  // ClusterNotFoundException. For actions that read a cluster's contents.
+  Status CheckExists(store::ReadTxn& txn, const Scope& scope, std::string_view name);
 
   Status TagResource(const Scope& scope, std::string_view name, const Tags& tags);
   Status UntagResource(const Scope& scope, std::string_view name, const std::vector<std::string>& keys);

@@ -569,10 +569,9 @@ StatusOr<DescribeResult> Tasks::Describe(const Scope& scope, std::optional<std::
   ASSIGN_OR_RETURN(std::string cluster, cluster::ClusterName(cluster_ref, scope, "DescribeTasks", caller_arn));
   if (refs.empty()) return ParamError("Tasks cannot be empty.");
   if (refs.size() > 100) return ParamError("Tasks cannot contain more than 100 elements.");
-  ASSIGN_OR_RETURN(cluster::DescribeResult cd, clusters_.Describe(scope, {cluster}, cluster::Include{}));
-  if (cd.clusters.empty()) return ClusterNotFound();
   DescribeResult result;
   RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
+    RETURN_IF_ERROR(clusters_.CheckExists(txn, scope, cluster));
     for (const auto& text : refs) {
       auto r = ParseTaskRef(text, scope, "DescribeTasks", caller_arn);
       if (!r.ok()) {
@@ -598,8 +597,6 @@ StatusOr<DescribeResult> Tasks::Describe(const Scope& scope, std::optional<std::
 
 StatusOr<Page> Tasks::List(const Scope& scope, const ListQuery& q, std::string_view caller_arn) {
   ASSIGN_OR_RETURN(std::string cluster, cluster::ClusterName(q.cluster, scope, "ListTasks", caller_arn));
-  ASSIGN_OR_RETURN(cluster::DescribeResult cd, clusters_.Describe(scope, {cluster}, cluster::Include{}));
-  if (cd.clusters.empty()) return ClusterNotFound();
   if (q.family && q.service_name)
     return ParamError("You cannot specify both family and serviceName in the same request.");
 
@@ -635,6 +632,7 @@ StatusOr<Page> Tasks::List(const Scope& scope, const ListQuery& q, std::string_v
                            (q.family && table != kByFamily);
   Page page;
   RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
+    RETURN_IF_ERROR(clusters_.CheckExists(txn, scope, cluster));
     std::string last_key;
     while (true) {
       ASSIGN_OR_RETURN(auto rows, txn.Scan(table, range, q.limit + 1));
@@ -674,13 +672,12 @@ StatusOr<Page> Tasks::List(const Scope& scope, const ListQuery& q, std::string_v
 StatusOr<std::string> Tasks::Stop(const Scope& scope, std::optional<std::string_view> cluster_ref, std::string_view task_ref,
                                   std::optional<std::string> reason, std::string_view caller_arn, TimePoint now) {
   ASSIGN_OR_RETURN(std::string cluster, cluster::ClusterName(cluster_ref, scope, "StopTask", caller_arn));
-  ASSIGN_OR_RETURN(cluster::DescribeResult cd, clusters_.Describe(scope, {cluster}, cluster::Include{}));
-  if (cd.clusters.empty()) return ClusterNotFound();
   ASSIGN_OR_RETURN(TaskRef ref, ParseTaskRef(task_ref, scope, "StopTask", caller_arn));
   if (ref.cluster && *ref.cluster != cluster) return ParamError("The referenced task was not found.");
   if (reason && reason->size() > 1024) reason->resize(1024);
   std::string out;
   RETURN_IF_ERROR(store_.Write([&](store::WriteTxn& txn) -> Status {
+    RETURN_IF_ERROR(clusters_.CheckExists(txn, scope, cluster));
     const std::string key = TaskKey(scope, cluster, ref.id);
     ASSIGN_OR_RETURN(auto rec, txn.Get(kTasks, key));
     if (!rec) return ParamError("The referenced task was not found.");
