@@ -4,6 +4,7 @@
 
 #include <boost/json.hpp>
 
+#include "ecs/common/records.h"
 #include "ecs/common/resource_arn.h"
 
 namespace paddock::ecs::api {
@@ -11,7 +12,6 @@ namespace json = boost::json;
 
 namespace {
 
-Status ParamError(std::string message) { return InvalidArgument(std::move(message), "InvalidParameterException"); }
 
 std::optional<std::string_view> OptString(const json::object& in, std::string_view key) {
   auto it = in.find(key);

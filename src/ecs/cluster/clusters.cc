@@ -6,6 +6,7 @@
 #include <set>
 
 #include "ecs/common/reap.h"
+#include "ecs/common/records.h"
 #include "ecs/common/resource_arn.h"
 #include "store/key.h"
 
@@ -19,8 +20,6 @@ constexpr std::string_view kClusters = "clusters";
 constexpr std::string_view kActive = "clusters_active";
 constexpr std::string_view kTags = "tags";
 
-Status NotFoundError() { return NotFound("Cluster not found.", "ClusterNotFoundException"); }
-Status ParamError(std::string message) { return InvalidArgument(std::move(message), "InvalidParameterException"); }
 
 std::string ClusterKey(const Scope& s, std::string_view name) {
   return Key().Str(s.account.str()).Str(s.region.str()).Str(name).Done();
@@ -33,12 +32,6 @@ bool IsClusterName(std::string_view s) {
   return true;
 }
 
-StatusOr<json::object> ParseRecord(std::string_view text) {
-  boost::system::error_code ec;
-  json::value v = json::parse(text, ec);
-  if (ec || !v.is_object()) return DataLoss("corrupt cluster record");
-  return std::move(v.as_object());
-}
 
 Status ValidateSettings(const json::array& settings) {
   for (const auto& s : settings) {
@@ -176,7 +169,7 @@ StatusOr<std::string> Clusters::Create(const Scope& scope, const json::object& i
     ASSIGN_OR_RETURN(auto existing, txn.Get(kClusters, ClusterKey(scope, name)));
     Tags current_tags = tags;
     if (existing) {
-      ASSIGN_OR_RETURN(json::object old, ParseRecord(*existing));
+      ASSIGN_OR_RETURN(json::object old, ParseRecordObject(*existing, "cluster"));
       if (old.at("status") == "ACTIVE") {  // AWS returns the existing cluster unchanged
         ASSIGN_OR_RETURN(current_tags, ReadTags(txn, scope, arn));
         record = std::move(old);
@@ -221,7 +214,7 @@ Status Clusters::DescribeIn(store::ReadTxn& txn, const Scope& scope, const std::
         result.missing.push_back(ClusterArn(scope, name));
         continue;
       }
-      ASSIGN_OR_RETURN(json::object record, ParseRecord(*text));
+      ASSIGN_OR_RETURN(json::object record, ParseRecordObject(*text, "cluster"));
       ClusterUsage::Counts counts;
       for (ClusterUsage* usage : usages_) {
         ASSIGN_OR_RETURN(ClusterUsage::Counts c, usage->Count(txn, scope, name));
@@ -300,8 +293,8 @@ StatusOr<std::string> Clusters::Mutate(const Scope& scope, std::string_view name
   std::string out;
   RETURN_IF_ERROR(store_.Write([&](store::WriteTxn& txn) -> Status {
     ASSIGN_OR_RETURN(auto text, txn.Get(kClusters, ClusterKey(scope, name)));
-    if (!text) return NotFoundError();
-    ASSIGN_OR_RETURN(json::object record, ParseRecord(*text));
+    if (!text) return ClusterNotFoundError();
+    ASSIGN_OR_RETURN(json::object record, ParseRecordObject(*text, "cluster"));
     RETURN_IF_ERROR(change(record));
     std::string serialized = json::serialize(record);
     if (serialized != *text) RETURN_IF_ERROR(txn.Put(kClusters, ClusterKey(scope, name), serialized));
@@ -315,7 +308,7 @@ StatusOr<std::string> Clusters::Mutate(const Scope& scope, std::string_view name
 Status Clusters::DescribeChanged(store::ReadTxn& txn, const Scope& scope, std::string_view name, std::string& out) {
   DescribeResult d;
   RETURN_IF_ERROR(DescribeIn(txn, scope, {std::string(name)}, Include{false, true, true, false, false}, d));
-  if (d.clusters.empty()) return NotFoundError();
+  if (d.clusters.empty()) return ClusterNotFoundError();
   out = std::move(d.clusters.front());
   return OkStatus();
 }
@@ -324,8 +317,8 @@ StatusOr<std::string> Clusters::Delete(const Scope& scope, std::string_view name
   std::string out;
   RETURN_IF_ERROR(store_.Write([&](store::WriteTxn& txn) -> Status {
     ASSIGN_OR_RETURN(auto text, txn.Get(kClusters, ClusterKey(scope, name)));
-    if (!text) return NotFoundError();
-    ASSIGN_OR_RETURN(json::object record, ParseRecord(*text));
+    if (!text) return ClusterNotFoundError();
+    ASSIGN_OR_RETURN(json::object record, ParseRecordObject(*text, "cluster"));
     if (record.at("status") != "ACTIVE") return DescribeChanged(txn, scope, name, out);  // a repeat returns it again
     // The check and the status change share one transaction, so nothing lands in between.
     for (ClusterUsage* usage : usages_) {
@@ -350,7 +343,7 @@ StatusOr<std::string> Clusters::Delete(const Scope& scope, std::string_view name
 StatusOr<std::string> Clusters::Update(const Scope& scope, std::string_view name, const json::object& input) {
   if (auto it = input.find("settings"); it != input.end()) RETURN_IF_ERROR(ValidateSettings(it->value().as_array()));
   return Mutate(scope, name, [&](json::object& record) -> Status {
-    if (record.at("status") != "ACTIVE") return NotFoundError();
+    if (record.at("status") != "ACTIVE") return ClusterNotFoundError();
     if (auto it = input.find("settings"); it != input.end()) MergeSettings(record["settings"].as_array(), it->value().as_array());
     if (auto it = input.find("configuration"); it != input.end()) record["configuration"] = it->value();
     if (auto it = input.find("serviceConnectDefaults"); it != input.end()) record["serviceConnectDefaults"] = it->value();
@@ -361,7 +354,7 @@ StatusOr<std::string> Clusters::Update(const Scope& scope, std::string_view name
 StatusOr<std::string> Clusters::UpdateSettings(const Scope& scope, std::string_view name, const json::array& settings) {
   RETURN_IF_ERROR(ValidateSettings(settings));
   return Mutate(scope, name, [&](json::object& record) -> Status {
-    if (record.at("status") != "ACTIVE") return NotFoundError();
+    if (record.at("status") != "ACTIVE") return ClusterNotFoundError();
     MergeSettings(record["settings"].as_array(), settings);
     return OkStatus();
   });
@@ -371,7 +364,7 @@ StatusOr<std::string> Clusters::PutCapacityProviders(const Scope& scope, std::st
                                                      const json::array& providers, const json::array& strategy) {
   RETURN_IF_ERROR(ValidateCapacityProviders(providers, strategy));
   return Mutate(scope, name, [&](json::object& record) -> Status {
-    if (record.at("status") != "ACTIVE") return NotFoundError();
+    if (record.at("status") != "ACTIVE") return ClusterNotFoundError();
     record["capacityProviders"] = providers;
     record["defaultCapacityProviderStrategy"] = NormalizeStrategy(strategy);
     return OkStatus();
@@ -380,22 +373,22 @@ StatusOr<std::string> Clusters::PutCapacityProviders(const Scope& scope, std::st
 
 Status Clusters::CheckActive(store::ReadTxn& txn, const Scope& scope, std::string_view name) {
   ASSIGN_OR_RETURN(auto text, txn.Get(kClusters, ClusterKey(scope, name)));
-  if (!text) return NotFoundError();
-  ASSIGN_OR_RETURN(json::object record, ParseRecord(*text));
-  if (record.at("status") != "ACTIVE") return NotFoundError();
+  if (!text) return ClusterNotFoundError();
+  ASSIGN_OR_RETURN(json::object record, ParseRecordObject(*text, "cluster"));
+  if (record.at("status") != "ACTIVE") return ClusterNotFoundError();
   return OkStatus();
 }
 
 Status Clusters::CheckExists(store::ReadTxn& txn, const Scope& scope, std::string_view name) {
   ASSIGN_OR_RETURN(auto text, txn.Get(kClusters, ClusterKey(scope, name)));
-  return text ? OkStatus() : NotFoundError();
+  return text ? OkStatus() : ClusterNotFoundError();
 }
 
 Status Clusters::TagResource(const Scope& scope, std::string_view name, const Tags& tags) {
   RETURN_IF_ERROR(ValidateTags(tags));
   return store_.Write([&](store::WriteTxn& txn) -> Status {
     ASSIGN_OR_RETURN(auto text, txn.Get(kClusters, ClusterKey(scope, name)));
-    if (!text) return NotFoundError();
+    if (!text) return ClusterNotFoundError();
     return PutTags(txn, scope, ClusterArn(scope, name), tags);
   });
 }
@@ -403,7 +396,7 @@ Status Clusters::TagResource(const Scope& scope, std::string_view name, const Ta
 Status Clusters::UntagResource(const Scope& scope, std::string_view name, const std::vector<std::string>& keys) {
   return store_.Write([&](store::WriteTxn& txn) -> Status {
     ASSIGN_OR_RETURN(auto text, txn.Get(kClusters, ClusterKey(scope, name)));
-    if (!text) return NotFoundError();
+    if (!text) return ClusterNotFoundError();
     return RemoveTags(txn, scope, ClusterArn(scope, name), keys);
   });
 }
@@ -412,7 +405,7 @@ StatusOr<Tags> Clusters::ListTags(const Scope& scope, std::string_view name) {
   Tags out;
   RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
     ASSIGN_OR_RETURN(auto text, txn.Get(kClusters, ClusterKey(scope, name)));
-    if (!text) return NotFoundError();
+    if (!text) return ClusterNotFoundError();
     ASSIGN_OR_RETURN(out, ReadTags(txn, scope, ClusterArn(scope, name)));
     return OkStatus();
   }));

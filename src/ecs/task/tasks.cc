@@ -10,6 +10,7 @@
 
 #include "common/encoding.h"
 #include "ecs/common/reap.h"
+#include "ecs/common/records.h"
 #include "ecs/common/resource_arn.h"
 #include "ecs/taskdef/validate.h"
 #include "store/key.h"
@@ -40,11 +41,7 @@ constexpr auto kTokenLifetime = std::chrono::hours(8);
 constexpr auto kStoppedRetention = std::chrono::hours(1);
 constexpr std::string_view kPlatformVersion = "1.4.0";
 
-Status ParamError(std::string message) { return InvalidArgument(std::move(message), "InvalidParameterException"); }
-Status ClientError(std::string message) { return InvalidArgument(std::move(message), "ClientException"); }
-Status ClusterNotFound() { return NotFound("Cluster not found.", "ClusterNotFoundException"); }
 
-Key ScopeKey(const Scope& s) { return std::move(Key().Str(s.account.str()).Str(s.region.str())); }
 std::string TaskKey(const Scope& s, std::string_view cluster, std::string_view id) {
   return ScopeKey(s).Str(cluster).Str(id).Done();
 }
@@ -64,12 +61,6 @@ Bucket BucketOf(std::string_view last_status) {
   return r < Rank("RUNNING") ? Bucket::kPending : Bucket::kRunning;
 }
 
-StatusOr<json::object> ParseObject(std::string_view text, std::string_view what) {
-  boost::system::error_code ec;
-  json::value v = json::parse(text, ec);
-  if (ec || !v.is_object()) return DataLoss(fmt::format("corrupt {} record", what));
-  return std::move(v.as_object());
-}
 
 std::string Str(const json::object& o, std::string_view key) {
   auto it = o.find(key);
@@ -92,7 +83,7 @@ struct Launch {
     return json::serialize(o);
   }
   static StatusOr<Launch> Decode(std::string_view text) {
-    ASSIGN_OR_RETURN(json::object o, ParseObject(text, "task launch"));
+    ASSIGN_OR_RETURN(json::object o, ParseRecordObject(text, "task launch"));
     Launch l;
     l.agent = Str(o, "agent");
     l.family = Str(o, "family");
@@ -233,7 +224,7 @@ json::array TagsJson(const Tags& tags) {
 
 StatusOr<std::string> Shown(store::ReadTxn& txn, const Scope& s, std::string_view record, bool include_tags) {
   if (!include_tags) return std::string(record);
-  ASSIGN_OR_RETURN(json::object task, ParseObject(record, "task"));
+  ASSIGN_OR_RETURN(json::object task, ParseRecordObject(record, "task"));
   ASSIGN_OR_RETURN(Tags tags, ReadTags(txn, s, Str(task, "taskArn")));
   task["tags"] = TagsJson(tags);
   return json::serialize(task);
@@ -273,9 +264,9 @@ StatusOr<RunResult> Tasks::Run(const Scope& scope, std::string_view caller_arn, 
 
   // The cluster: it must exist and be ACTIVE.
   ASSIGN_OR_RETURN(cluster::DescribeResult cd, clusters_.Describe(scope, {cluster}, cluster::Include{}));
-  if (cd.clusters.empty()) return ClusterNotFound();
-  ASSIGN_OR_RETURN(json::object cluster_json, ParseObject(cd.clusters.front(), "cluster"));
-  if (Str(cluster_json, "status") != "ACTIVE") return ClusterNotFound();
+  if (cd.clusters.empty()) return ClusterNotFoundError();
+  ASSIGN_OR_RETURN(json::object cluster_json, ParseRecordObject(cd.clusters.front(), "cluster"));
+  if (Str(cluster_json, "status") != "ACTIVE") return ClusterNotFoundError();
 
   // Launch type and capacity provider. Only Fargate capacity exists so far: EC2 and EXTERNAL
   // have no container instances, which AWS reports as below.
@@ -318,7 +309,7 @@ StatusOr<RunResult> Tasks::Run(const Scope& scope, std::string_view caller_arn, 
   ASSIGN_OR_RETURN(taskdef::LaunchView view, task_definitions_.ResolveForLaunch(scope, ref));
   if (std::find(view.compatibilities.begin(), view.compatibilities.end(), "FARGATE") == view.compatibilities.end())
     return ParamError("Task definition does not support launch_type FARGATE.");
-  ASSIGN_OR_RETURN(json::object definition, ParseObject(view.definition, "launch view"));
+  ASSIGN_OR_RETURN(json::object definition, ParseRecordObject(view.definition, "launch view"));
   std::vector<std::pair<std::string, std::string>> containers;  // name, image
   std::set<std::string> container_names;
   if (auto it = definition.find("containerDefinitions"); it != definition.end() && it->value().is_array()) {
@@ -437,7 +428,7 @@ StatusOr<RunResult> Tasks::Run(const Scope& scope, std::string_view caller_arn, 
       token_key = ScopeKey(scope).Str(*req.client_token).Done();
       ASSIGN_OR_RETURN(auto existing, txn.Get(kTokens, token_key));
       if (existing) {
-        ASSIGN_OR_RETURN(json::object tok, ParseObject(*existing, "client token"));
+        ASSIGN_OR_RETURN(json::object tok, ParseRecordObject(*existing, "client token"));
         const int64_t expires = tok.at("expires").to_number<int64_t>();
         if (EpochMillis(now) < expires) {
           std::vector<std::string> arns;
@@ -645,7 +636,7 @@ StatusOr<Page> Tasks::List(const Scope& scope, const ListQuery& q, std::string_v
         if (post_filter) {
           ASSIGN_OR_RETURN(auto rec, txn.Get(kTasks, TaskKey(scope, cluster, id)));
           if (!rec) continue;
-          ASSIGN_OR_RETURN(json::object task, ParseObject(*rec, "task"));
+          ASSIGN_OR_RETURN(json::object task, ParseRecordObject(*rec, "task"));
           if (q.started_by && Str(task, "startedBy") != *q.started_by) continue;
           if (q.launch_type && Str(task, "launchType") != *q.launch_type) continue;
           if (q.family) {
@@ -681,7 +672,7 @@ StatusOr<std::string> Tasks::Stop(const Scope& scope, std::optional<std::string_
     const std::string key = TaskKey(scope, cluster, ref.id);
     ASSIGN_OR_RETURN(auto rec, txn.Get(kTasks, key));
     if (!rec) return ParamError("The referenced task was not found.");
-    ASSIGN_OR_RETURN(json::object task, ParseObject(*rec, "task"));
+    ASSIGN_OR_RETURN(json::object task, ParseRecordObject(*rec, "task"));
     if (Str(task, "desiredStatus") == kStoppedStatus) {  // already stopping: unchanged
       ASSIGN_OR_RETURN(out, Shown(txn, scope, *rec, true));
       return OkStatus();
@@ -732,7 +723,7 @@ StatusOr<std::vector<LaunchSpec>> Tasks::Assignments(std::string_view agent_id) 
         ASSIGN_OR_RETURN(auto rec, txn.Get(kTasks, TaskKey(scope, cluster, id)));
         ASSIGN_OR_RETURN(auto l, txn.Get(kLaunch, TaskKey(scope, cluster, id)));
         if (!rec || !l) return DataLoss("an assignment names a task that does not exist");
-        ASSIGN_OR_RETURN(json::object task, ParseObject(*rec, "task"));
+        ASSIGN_OR_RETURN(json::object task, ParseRecordObject(*rec, "task"));
         ASSIGN_OR_RETURN(Launch launch, Launch::Decode(*l));
         LaunchSpec spec;
         spec.scope = scope;
@@ -782,7 +773,7 @@ Status Tasks::ReportState(std::string_view agent_id, std::string_view task_arn, 
     ASSIGN_OR_RETURN(Launch launch, Launch::Decode(*l));
     if (launch.agent != agent_id)
       return PermissionDenied(fmt::format("Agent {} does not own task {}.", agent_id, task_arn), "AccessDeniedException");
-    ASSIGN_OR_RETURN(json::object task, ParseObject(*rec, "task"));
+    ASSIGN_OR_RETURN(json::object task, ParseRecordObject(*rec, "task"));
     const std::string old_status = Str(task, "lastStatus");
     const int old_rank = Rank(old_status);
     if (new_rank < old_rank || old_status == kStoppedStatus) return OkStatus();  // late report: ignored
@@ -880,7 +871,7 @@ StatusOr<size_t> Tasks::ReapStopped(TimePoint now) {
           ASSIGN_OR_RETURN(auto rec, txn.Get(kTasks, key));
           ASSIGN_OR_RETURN(auto l, txn.Get(kLaunch, key));
           if (rec && l) {
-            ASSIGN_OR_RETURN(json::object task, ParseObject(*rec, "task"));
+            ASSIGN_OR_RETURN(json::object task, ParseRecordObject(*rec, "task"));
             ASSIGN_OR_RETURN(Launch launch, Launch::Decode(*l));
             RETURN_IF_ERROR(DeleteIndexes(txn, *scope, cluster, id, task, launch, Str(task, "desiredStatus")));
             RETURN_IF_ERROR(RemoveAllTags(txn, *scope, Str(task, "taskArn")));

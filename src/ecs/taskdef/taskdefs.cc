@@ -6,6 +6,7 @@
 #include <charconv>
 
 #include "ecs/common/reap.h"
+#include "ecs/common/records.h"
 #include "ecs/common/resource_arn.h"
 #include "ecs/taskdef/validate.h"
 #include "store/key.h"
@@ -26,10 +27,7 @@ constexpr std::string_view kActive = "ACTIVE";
 constexpr std::string_view kInactive = "INACTIVE";
 constexpr std::string_view kDeleteInProgress = "DELETE_IN_PROGRESS";
 
-Status ClientError(std::string message) { return InvalidArgument(std::move(message), "ClientException"); }
-Status ParamError(std::string message) { return InvalidArgument(std::move(message), "InvalidParameterException"); }
 
-Key ScopeKey(const Scope& s) { return std::move(Key().Str(s.account.str()).Str(s.region.str())); }
 
 std::string RevisionKey(const Scope& s, std::string_view family, uint64_t rev) {
   return ScopeKey(s).Str(family).U64(rev).Done();
@@ -90,12 +88,6 @@ Status WriteCounters(store::WriteTxn& txn, const Scope& scope, std::string_view 
   return txn.Put(kFamilies, FamilyKey(scope, family), EncodeCounters(after));
 }
 
-StatusOr<json::object> ParseRecord(std::string_view text) {
-  boost::system::error_code ec;
-  json::value v = json::parse(text, ec);
-  if (ec || !v.is_object()) return DataLoss("corrupt task definition record");
-  return std::move(v.as_object());
-}
 
 std::string_view RecordStatus(const json::object& td) {
   auto it = td.find("status");
@@ -305,7 +297,7 @@ StatusOr<std::string> TaskDefinitions::Deregister(const Scope& scope, const Ref&
   std::string out;
   RETURN_IF_ERROR(store_.Write([&](store::WriteTxn& txn) -> Status {
     ASSIGN_OR_RETURN(Loaded l, Load(txn, scope, ref, kDoesNotExist));
-    ASSIGN_OR_RETURN(json::object td, ParseRecord(l.text));
+    ASSIGN_OR_RETURN(json::object td, ParseRecordObject(l.text, "task definition"));
     std::string_view status = RecordStatus(td);
     if (status != kActive) {  // repeating a deregister returns the revision unchanged, as AWS does
       out = std::move(l.text);
@@ -350,7 +342,7 @@ StatusOr<DeleteResult> TaskDefinitions::Delete(const Scope& scope, const std::ve
         fail("The specified task definition does not exist. Specify a valid account, family, revision and try again.");
         continue;
       }
-      ASSIGN_OR_RETURN(json::object td, ParseRecord(*text_or));
+      ASSIGN_OR_RETURN(json::object td, ParseRecordObject(*text_or, "task definition"));
       std::string_view status = RecordStatus(td);
       if (status == kActive) {
         fail("The specified task definition is still in ACTIVE status. Please deregister the target and try again.");
@@ -457,7 +449,7 @@ StatusOr<LaunchView> TaskDefinitions::ResolveForLaunch(const Scope& scope, const
   LaunchView view;
   RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
     ASSIGN_OR_RETURN(Loaded l, Load(txn, scope, ref, kUnableToDescribe));
-    ASSIGN_OR_RETURN(json::object td, ParseRecord(l.text));
+    ASSIGN_OR_RETURN(json::object td, ParseRecordObject(l.text, "task definition"));
     std::string_view status = RecordStatus(td);
     if (status != kActive)
       return ClientError(fmt::format("TaskDefinition is inactive: {}", TaskDefinitionArn(scope, ref.family, l.revision)));

@@ -1,5 +1,7 @@
 #include "ecs/taskdef/validate.h"
 
+#include "ecs/common/records.h"
+
 #include <fmt/format.h>
 
 #include <boost/json.hpp>
@@ -14,7 +16,6 @@ namespace json = boost::json;
 
 namespace {
 
-Status ClientError(std::string message) { return InvalidArgument(std::move(message), "ClientException"); }
 
 bool IsNameChars(std::string_view s, size_t max) {
   if (s.empty() || s.size() > max) return false;
