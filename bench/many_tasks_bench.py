@@ -8,18 +8,9 @@ Needs root, crun and busybox-static.
     sudo python3 bench/many_tasks_bench.py [--tasks 200]
 """
 import argparse
-import os
-import shutil
-import sys
-import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "tests"))
-os.environ.setdefault("PADDOCK_BIN", os.path.join(ROOT, "build/release/src/cli/paddock"))
-
-import paddock_harness as h  # noqa: E402
-from test_images import busybox_rootfs, image  # noqa: E402
+from task_bench_node import BenchNode
 
 
 def rss_kib(pid):
@@ -55,41 +46,16 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--tasks", type=int, default=200)
     args = parser.parse_args()
-    tmp = tempfile.mkdtemp(prefix="paddock-many-tasks-")
-    server = None
-    try:
-        state = os.path.join(tmp, "state")
-        os.makedirs(state)
-        _, key, secret = h.create_account(state)
-        root = os.path.join(tmp, "rootfs")
-        busybox_rootfs(root)
-        os.symlink("busybox", os.path.join(root, "bin", "sleep"))
-        image(state, "import-rootfs", root, "--name", "busybox:bench",
-              "--cmd", '["/bin/sh","-c","trap \'exit 0\' TERM; sleep 3600 & wait"]')
-        server = h.Server(state)
-        server.start()
-        ecs = h.ecs_client(server.endpoint, key, secret, validate=False)
-        import boto3
-        ec2 = boto3.client("ec2", endpoint_url=server.endpoint, region_name=h.REGION,
-                           aws_access_key_id=key, aws_secret_access_key=secret)
-        subnets = [s["SubnetId"] for s in ec2.describe_subnets()["Subnets"]]
-        ecs.create_cluster()
-        ecs.register_task_definition(
-            family="many", networkMode="awsvpc", requiresCompatibilities=["FARGATE"], cpu="256", memory="512",
-            containerDefinitions=[{"name": "c", "image": "busybox:bench", "stopTimeout": 5}])
-        before = rss_kib(server.proc.pid)
+    with BenchNode(family="many") as node:
+        ecs = node.ecs
+        before = rss_kib(node.server.proc.pid)
         t0 = time.monotonic()
         arns = []
         while len(arns) < args.tasks:
-            n = min(10, args.tasks - len(arns))
-            r = ecs.run_task(taskDefinition="many", launchType="FARGATE", count=n,
-                             networkConfiguration={"awsvpcConfiguration": {"subnets": subnets}})
-            if r["failures"]:
-                raise RuntimeError(f"RunTask failures: {r['failures']}")
-            arns += [t["taskArn"] for t in r["tasks"]]
+            arns += node.run(count=min(10, args.tasks - len(arns)))
         wait_all(ecs, arns, "RUNNING", 300)
         t1 = time.monotonic()
-        after = rss_kib(server.proc.pid)
+        after = rss_kib(node.server.proc.pid)
         print(f"{len(arns)} tasks RUNNING in {t1 - t0:.1f} s ({len(arns) / (t1 - t0):.1f} tasks/s)")
         print(f"paddock RSS {before / 1024:.1f} MiB -> {after / 1024:.1f} MiB: "
               f"{(after - before) / len(arns):.0f} KiB per running task")
@@ -99,10 +65,6 @@ def main():
         wait_all(ecs, arns, "STOPPED", 300)
         t3 = time.monotonic()
         print(f"all {len(arns)} STOPPED {t3 - t2:.1f} s after the first StopTask")
-    finally:
-        if server is not None:
-            server.stop()
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
