@@ -398,11 +398,8 @@ StatusOr<TagTarget> ResolveTagTarget(const aws::CallContext& ctx, const json::ob
   return TagTarget{std::move(r), std::move(arn)};
 }
 
-// A task definition is tagged per revision: its ARN must name one.
 StatusOr<taskdef::Ref> TaskDefinitionTagRef(const aws::CallContext& ctx, const TagTarget& t) {
-  ASSIGN_OR_RETURN(taskdef::Ref ref, taskdef::ParseRef(t.arn, ctx.scope, ctx.action, ctx.principal.arn));
-  if (!ref.revision) return ParamError("The ARN provided is invalid.");
-  return ref;
+  return taskdef::ParseRef(t.arn, ctx.scope, ctx.action, ctx.principal.arn);
 }
 
 Status UnsupportedTagTarget(const TagTarget& t) {

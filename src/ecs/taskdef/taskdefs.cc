@@ -420,7 +420,15 @@ StatusOr<size_t> TaskDefinitions::ReapAllDeleting() {
   }
 }
 
+namespace {
+// Tags belong to one revision: a reference without one names no taggable resource.
+Status RequireRevision(const Ref& ref) {
+  return ref.revision ? OkStatus() : ParamError("The ARN provided is invalid.");
+}
+}  // namespace
+
 Status TaskDefinitions::TagResource(const Scope& scope, const Ref& ref, const Tags& tags) {
+  RETURN_IF_ERROR(RequireRevision(ref));
   RETURN_IF_ERROR(ValidateTags(tags));
   return store_.Write([&](store::WriteTxn& txn) -> Status {
     ASSIGN_OR_RETURN(Loaded l, Load(txn, scope, ref, kDoesNotExist));
@@ -429,6 +437,7 @@ Status TaskDefinitions::TagResource(const Scope& scope, const Ref& ref, const Ta
 }
 
 Status TaskDefinitions::UntagResource(const Scope& scope, const Ref& ref, const std::vector<std::string>& keys) {
+  RETURN_IF_ERROR(RequireRevision(ref));
   return store_.Write([&](store::WriteTxn& txn) -> Status {
     ASSIGN_OR_RETURN(Loaded l, Load(txn, scope, ref, kDoesNotExist));
     return RemoveTags(txn, scope, TaskDefinitionArn(scope, ref.family, l.revision), keys);
@@ -436,6 +445,7 @@ Status TaskDefinitions::UntagResource(const Scope& scope, const Ref& ref, const 
 }
 
 StatusOr<Tags> TaskDefinitions::ListTags(const Scope& scope, const Ref& ref) {
+  RETURN_IF_ERROR(RequireRevision(ref));
   Tags out;
   RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
     ASSIGN_OR_RETURN(Loaded l, Load(txn, scope, ref, kDoesNotExist));

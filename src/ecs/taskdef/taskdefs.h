@@ -136,6 +136,7 @@ class TaskDefinitions {
   // ReapDeleting for every scope that has revisions waiting (the periodic reaper's pass).
   StatusOr<size_t> ReapAllDeleting();
 
+  // Tags are per revision: a Ref without one is InvalidParameterException.
   Status TagResource(const Scope& scope, const Ref& ref, const Tags& tags);
   Status UntagResource(const Scope& scope, const Ref& ref, const std::vector<std::string>& keys);
   StatusOr<Tags> ListTags(const Scope& scope, const Ref& ref);

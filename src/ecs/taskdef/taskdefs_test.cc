@@ -213,6 +213,7 @@ TEST_F(TaskDefinitionsTest, TagsGoThroughTheOwner) {
   ASSERT_TRUE(tds_.UntagResource(kScope, R("web", 1), {"team"}).ok());
   EXPECT_EQ(*tds_.ListTags(kScope, R("web", 1)), (Tags{{"env", "prod"}}));
   EXPECT_FALSE(tds_.TagResource(kScope, R("nope", 1), {{"a", "b"}}).ok());
+  EXPECT_EQ(tds_.ListTags(kScope, R("web")).status().aws_type(), "InvalidParameterException");  // no revision
   Tags too_many;
   for (int i = 0; i < 50; ++i) too_many.push_back({"k" + std::to_string(i), "v"});
   EXPECT_FALSE(tds_.TagResource(kScope, R("web", 1), too_many).ok());  // 1 existing + 50 > 50
