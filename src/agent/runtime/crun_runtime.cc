@@ -20,7 +20,7 @@
 
 namespace paddock::agent::runtime {
 namespace fs = std::filesystem;
-using internal::UniqueFd;
+using subprocess::UniqueFd;
 
 namespace {
 
@@ -78,7 +78,7 @@ StatusOr<std::unique_ptr<CrunRuntime>> CrunRuntime::Open(CrunRuntimeOptions opti
 
   ASSIGN_OR_RETURN(CgroupLayout layout, DetectCgroupLayout());
 
-  auto version = internal::RunCaptured({options.crun_binary, "--version"}, std::chrono::seconds(5));
+  auto version = subprocess::RunCaptured({options.crun_binary, "--version"}, std::chrono::seconds(5));
   if (!version.ok() || version->exit_code != 0) {
     return FailedPrecondition(fmt::format("cannot run '{} --version': {}", options.crun_binary,
                                           version.ok() ? Trim(version->output)
@@ -105,8 +105,8 @@ std::vector<std::string> CrunRuntime::CrunArgv(std::initializer_list<std::string
   return argv;
 }
 
-StatusOr<internal::RunResult> CrunRuntime::RunCrun(std::initializer_list<std::string> args) const {
-  return internal::RunCaptured(CrunArgv(args), options_.crun_timeout);
+StatusOr<subprocess::RunResult> CrunRuntime::RunCrun(std::initializer_list<std::string> args) const {
+  return subprocess::RunCaptured(CrunArgv(args), options_.crun_timeout);
 }
 
 std::string CrunRuntime::CrunLogTail(const ContainerId& id) const {
@@ -210,14 +210,14 @@ Status CrunRuntime::Create(const ContainerSpec& spec) {
   }
 
   // The container inherits crun's stdio; crun's own messages go to crun.log instead.
-  auto child = internal::Spawn(
+  auto child = subprocess::Spawn(
       CrunArgv({"--log=file:" + bundle + "/crun.log", "create", "--bundle", bundle, "--pid-file",
                 bundle + "/pid", id.str()}),
-      internal::Stdio{-1, out.get(), err_fd});
+      subprocess::Stdio{-1, out.get(), err_fd});
   if (!child.ok()) return fail(child.status());
-  auto exit = internal::WaitChild(*child, options_.crun_timeout);
+  auto exit = subprocess::WaitChild(*child, options_.crun_timeout);
   if (!exit.ok() || !*exit || **exit != 0) {
-    internal::KillAndReap(*child);
+    subprocess::KillAndReap(*child);
     std::string why = !exit.ok() ? exit.status().message()
                       : !*exit   ? "timed out"
                                  : CrunLogTail(id);
@@ -236,7 +236,7 @@ Status CrunRuntime::Create(const ContainerSpec& spec) {
   Tracked& t = tracked_[id];
   t.status = ContainerStatus::kCreated;
   t.pid = pid;
-  t.pidfd = internal::OpenPidfd(pid);
+  t.pidfd = subprocess::OpenPidfd(pid);
   t.cgroup_path = bundle_options.cgroups_path;
   return OkStatus();
 }
@@ -251,7 +251,7 @@ Status CrunRuntime::Start(const ContainerId& id) {
                                             ContainerStatusName(t->status)));
     }
   }
-  ASSIGN_OR_RETURN(internal::RunResult r,
+  ASSIGN_OR_RETURN(subprocess::RunResult r,
                    RunCrun({"--log=file:" + BundleDir(id) + "/crun.log", "start", id.str()}));
   if (r.exit_code != 0) {
     return Internal(fmt::format("crun start {}: {}", id.str(), CrunLogTail(id)));
@@ -283,9 +283,9 @@ StatusOr<ExecResult> CrunRuntime::Exec(const ContainerId& id, const std::vector<
       CrunArgv({"--log=file:" + base + ".log", "exec", "--pid-file", base + ".pid", id.str()});
   argv.insert(argv.end(), args.begin(), args.end());
 
-  ASSIGN_OR_RETURN(UniqueFd out, internal::MakeMemfd("paddock-exec"));
-  ASSIGN_OR_RETURN(internal::Child child, internal::Spawn(argv, internal::Stdio{-1, out.get(), out.get()}));
-  auto status = internal::WaitChild(child, timeout);
+  ASSIGN_OR_RETURN(UniqueFd out, subprocess::MakeMemfd("paddock-exec"));
+  ASSIGN_OR_RETURN(subprocess::Child child, subprocess::Spawn(argv, subprocess::Stdio{-1, out.get(), out.get()}));
+  auto status = subprocess::WaitChild(child, timeout);
   ExecResult result;
   if (!status.ok() || !*status) {
     // The command runs as a child of `crun exec` inside the container: kill it by the pid crun
@@ -293,21 +293,21 @@ StatusOr<ExecResult> CrunRuntime::Exec(const ContainerId& id, const std::vector<
     // parent, still holds it, so the pid cannot have been reused.
     int pid = 0;
     std::istringstream(ReadSmallFile(base + ".pid")) >> pid;
-    UniqueFd command = pid > 0 ? internal::OpenPidfd(pid) : UniqueFd();
+    UniqueFd command = pid > 0 ? subprocess::OpenPidfd(pid) : UniqueFd();
     if (command.valid()) ::syscall(SYS_pidfd_send_signal, command.get(), SIGKILL, nullptr, 0);
-    internal::KillAndReap(child);
+    subprocess::KillAndReap(child);
     if (command.valid()) {
       // With `crun exec` gone the command is reparented to us, the subreaper. Reap it: an
       // unreaped zombie in the container's pid namespace would keep its PID 1 from ever
       // finishing its exit.
-      internal::WaitPidfdReadable(command.get(), std::chrono::seconds(5));
-      internal::TryReap(pid).status().IgnoreError();
+      subprocess::WaitPidfdReadable(command.get(), std::chrono::seconds(5));
+      subprocess::TryReap(pid).status().IgnoreError();
     }
     result.timed_out = true;
   } else {
     result.exit_code = **status;
   }
-  result.output = internal::ReadMemfd(out.get(), kMaxExecOutput);
+  result.output = subprocess::ReadMemfd(out.get(), kMaxExecOutput);
   std::string crun_error = Trim(ReadSmallFile(base + ".log"));
   ::unlink((base + ".pid").c_str());
   ::unlink((base + ".log").c_str());
@@ -333,7 +333,7 @@ Status CrunRuntime::Kill(const ContainerId& id, int signal) {
       return Internal(fmt::format("signalling container {}: {}", id.str(), std::strerror(errno)));
     }
   }
-  ASSIGN_OR_RETURN(internal::RunResult r, RunCrun({"kill", id.str(), std::to_string(signal)}));
+  ASSIGN_OR_RETURN(subprocess::RunResult r, RunCrun({"kill", id.str(), std::to_string(signal)}));
   if (r.exit_code == 0) return OkStatus();
   ASSIGN_OR_RETURN(ContainerState s, State(id));
   if (s.status == ContainerStatus::kStopped) return OkStatus();
@@ -358,7 +358,7 @@ StatusOr<ContainerState> CrunRuntime::Wait(const ContainerId& id, std::chrono::m
     if (t->pidfd.valid()) pidfd = UniqueFd(::fcntl(t->pidfd.get(), F_DUPFD_CLOEXEC, 0));
   }
   if (pidfd.valid()) {
-    internal::WaitPidfdReadable(pidfd.get(), timeout);
+    subprocess::WaitPidfdReadable(pidfd.get(), timeout);
     return State(id);
   }
   // No pidfd (could not be opened): poll, bounded by the deadline.
@@ -397,11 +397,11 @@ Status CrunRuntime::Delete(const ContainerId& id, ForceDelete force) {
   }
   if (pidfd.valid()) {
     // SIGKILL is prompt; the bound only guards against a process stuck in the kernel (D state).
-    internal::WaitPidfdReadable(pidfd.get(), std::chrono::seconds(10));
+    subprocess::WaitPidfdReadable(pidfd.get(), std::chrono::seconds(10));
     // Record exit code and OOM while the cgroup still exists.
     State(id).status().IgnoreError();
   }
-  ASSIGN_OR_RETURN(internal::RunResult r, RunCrun({"delete", "--force", id.str()}));
+  ASSIGN_OR_RETURN(subprocess::RunResult r, RunCrun({"delete", "--force", id.str()}));
   if (r.exit_code != 0) {
     auto still = RunCrun({"state", id.str()});
     if (still.ok() && still->exit_code == 0) {
@@ -418,7 +418,7 @@ Status CrunRuntime::Delete(const ContainerId& id, ForceDelete force) {
 }
 
 StatusOr<std::vector<ContainerState>> CrunRuntime::List() {
-  ASSIGN_OR_RETURN(internal::RunResult r, RunCrun({"list", "--format", "json"}));
+  ASSIGN_OR_RETURN(subprocess::RunResult r, RunCrun({"list", "--format", "json"}));
   if (r.exit_code != 0) return Internal(fmt::format("crun list: {}", Trim(r.output)));
   ASSIGN_OR_RETURN(std::vector<internal::CrunState> listed, internal::ParseCrunList(r.output));
   std::vector<ContainerState> out;
@@ -437,7 +437,7 @@ StatusOr<CrunRuntime::Tracked*> CrunRuntime::FindLocked(const ContainerId& id) {
   auto it = tracked_.find(id);
   if (it != tracked_.end()) return &it->second;
   if (!IsValidContainerId(id.str())) return NotFound(fmt::format("no container {}", id.str()));
-  ASSIGN_OR_RETURN(internal::RunResult r, RunCrun({"state", id.str()}));
+  ASSIGN_OR_RETURN(subprocess::RunResult r, RunCrun({"state", id.str()}));
   if (r.exit_code != 0) return NotFound(fmt::format("no container {}", id.str()));
   ASSIGN_OR_RETURN(internal::CrunState s, internal::ParseCrunState(r.output));
   return &AdoptLocked(id, s.status, s.pid);
@@ -460,7 +460,7 @@ CrunRuntime::Tracked& CrunRuntime::AdoptLocked(const ContainerId& id, std::strin
   if (crun_status != "stopped" && pid > 0) {
     t.status = crun_status == "created" ? ContainerStatus::kCreated : ContainerStatus::kRunning;
     t.pid = pid;
-    t.pidfd = internal::OpenPidfd(pid);
+    t.pidfd = subprocess::OpenPidfd(pid);
   }
   // Otherwise (stopped, or its pid is gone): RefreshLocked records it with no exit code.
   return t;
@@ -469,11 +469,11 @@ CrunRuntime::Tracked& CrunRuntime::AdoptLocked(const ContainerId& id, std::strin
 void CrunRuntime::RefreshLocked(const ContainerId& id, Tracked& t) {
   if (!IsAlive(t.status)) return;
   if (t.pid > 0 && t.pidfd.valid()) {
-    auto reaped = internal::TryReap(t.pid);
+    auto reaped = subprocess::TryReap(t.pid);
     if (reaped.ok()) {
       if (!*reaped) return;  // our child, still running
       t.exit_code = **reaped;
-    } else if (!internal::WaitPidfdReadable(t.pidfd.get(), std::chrono::milliseconds(0))) {
+    } else if (!subprocess::WaitPidfdReadable(t.pidfd.get(), std::chrono::milliseconds(0))) {
       return;  // not our child (adopted after a restart) and, by its pidfd, still running
     }
   }

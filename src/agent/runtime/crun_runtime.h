@@ -23,7 +23,7 @@
 #include <string>
 
 #include "agent/runtime/cgroups.h"
-#include "agent/runtime/internal/subprocess.h"
+#include "common/subprocess.h"
 #include "agent/runtime/runtime.h"
 
 namespace paddock::agent::runtime {
@@ -65,7 +65,7 @@ class CrunRuntime final : public Runtime {
   struct Tracked {
     ContainerStatus status = ContainerStatus::kCreated;
     int pid = 0;
-    internal::UniqueFd pidfd;  // invalid once stopped
+    subprocess::UniqueFd pidfd;  // invalid once stopped
     std::string cgroup_path;
     std::optional<int> exit_code;
     bool oom_killed = false;
@@ -74,7 +74,7 @@ class CrunRuntime final : public Runtime {
   CrunRuntime(CrunRuntimeOptions options, CgroupLayout layout);
 
   std::vector<std::string> CrunArgv(std::initializer_list<std::string> args) const;
-  StatusOr<internal::RunResult> RunCrun(std::initializer_list<std::string> args) const;
+  StatusOr<subprocess::RunResult> RunCrun(std::initializer_list<std::string> args) const;
   std::string CrunLogTail(const ContainerId& id) const;
 
   // Brings `t` up to date: reaps its pid if it exited, records exit code and OOM.

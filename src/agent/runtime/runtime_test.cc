@@ -17,7 +17,7 @@
 #include <fmt/core.h>
 #include <gtest/gtest.h>
 
-#include "agent/runtime/internal/subprocess.h"
+#include "common/subprocess.h"
 
 namespace paddock::agent::runtime {
 namespace {
@@ -45,7 +45,7 @@ bool IsMounted(const std::string& path) {
 std::string SkipReason() {
   if (::geteuid() != 0) return "needs root";
   if (::access("/bin/busybox", X_OK) != 0) return "needs /bin/busybox (busybox-static)";
-  auto r = internal::RunCaptured({"crun", "--version"}, seconds(5));
+  auto r = subprocess::RunCaptured({"crun", "--version"}, seconds(5));
   if (!r.ok() || r->exit_code != 0) return "needs crun";
   return {};
 }

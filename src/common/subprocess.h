@@ -1,4 +1,4 @@
-// Starting helper processes (crun) with chosen stdio and waiting for them with a deadline.
+// Starting helper processes (crun, ip) with chosen stdio and waiting for them with a deadline.
 //
 //   ASSIGN_OR_RETURN(RunResult r, RunCaptured({"crun", "--root", root, "delete", id}, 10s));
 //   if (r.exit_code != 0) return Internal("crun delete: " + r.output);
@@ -19,7 +19,7 @@
 
 #include "common/status.h"
 
-namespace paddock::agent::runtime::internal {
+namespace paddock::subprocess {
 
 // An owned file descriptor.
 class UniqueFd {
@@ -89,4 +89,4 @@ StatusOr<RunResult> RunCaptured(const std::vector<std::string>& argv,
 StatusOr<UniqueFd> MakeMemfd(const char* name);
 std::string ReadMemfd(int fd, size_t max);
 
-}  // namespace paddock::agent::runtime::internal
+}  // namespace paddock::subprocess

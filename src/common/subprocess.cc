@@ -1,4 +1,4 @@
-#include "agent/runtime/internal/subprocess.h"
+#include "common/subprocess.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -16,7 +16,7 @@
 
 extern char** environ;
 
-namespace paddock::agent::runtime::internal {
+namespace paddock::subprocess {
 
 UniqueFd& UniqueFd::operator=(UniqueFd&& o) noexcept {
   if (this != &o) {
@@ -172,4 +172,4 @@ StatusOr<RunResult> RunCaptured(const std::vector<std::string>& argv,
   return r;
 }
 
-}  // namespace paddock::agent::runtime::internal
+}  // namespace paddock::subprocess
