@@ -1,5 +1,7 @@
 #include "agent/agent.h"
 
+#include "agent/container_spec.h"
+#include "agent/fields.h"
 #include "agent/logs.h"
 
 #include <arpa/inet.h>
@@ -24,27 +26,6 @@ namespace {
 
 constexpr std::string_view kStopped = "STOPPED";
 
-std::string Str(const json::object& o, std::string_view key) {
-  auto it = o.find(key);
-  return (it != o.end() && it->value().is_string()) ? std::string(it->value().get_string()) : std::string();
-}
-
-std::optional<int64_t> Int(const json::object& o, std::string_view key) {
-  auto it = o.find(key);
-  if (it == o.end() || !it->value().is_number()) return std::nullopt;
-  return it->value().to_number<int64_t>();
-}
-
-std::vector<std::string> Strings(const json::object& o, std::string_view key, bool* present = nullptr) {
-  std::vector<std::string> out;
-  auto it = o.find(key);
-  if (present) *present = it != o.end() && it->value().is_array();
-  if (it == o.end() || !it->value().is_array()) return out;
-  for (const auto& v : it->value().get_array())
-    if (v.is_string()) out.emplace_back(v.get_string());
-  return out;
-}
-
 uint64_t ParseUnits(std::string_view text) {
   uint64_t v = 0;
   auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
@@ -55,27 +36,6 @@ std::optional<uint32_t> ParseIp(const std::string& text) {
   in_addr a{};
   if (inet_pton(AF_INET, text.c_str(), &a) != 1) return std::nullopt;
   return ntohl(a.s_addr);
-}
-
-// "NAME=value" entries, later ones replacing earlier ones of the same name, order kept.
-void SetEnv(std::vector<std::string>& env, std::string_view name, std::string_view value) {
-  std::string entry = fmt::format("{}={}", name, value);
-  for (auto& e : env) {
-    if (e.size() > name.size() && e.compare(0, name.size(), name) == 0 && e[name.size()] == '=') {
-      e = std::move(entry);
-      return;
-    }
-  }
-  env.push_back(std::move(entry));
-}
-
-void MergeEnvironment(std::vector<std::string>& env, const json::object& o) {
-  auto it = o.find("environment");
-  if (it == o.end() || !it->value().is_array()) return;
-  for (const auto& kv : it->value().get_array()) {
-    if (!kv.is_object()) continue;
-    SetEnv(env, Str(kv.get_object(), "name"), Str(kv.get_object(), "value"));
-  }
 }
 
 TaskStateChange Change(std::string_view status) {
@@ -175,8 +135,7 @@ class Agent::Driver {
       c.definition = cv.get_object();
       c.name = Str(c.definition, "name");
       c.image = Str(c.definition, "image");
-      if (auto e = c.definition.find("essential"); e != c.definition.end() && e->value().is_bool())
-        c.essential = e->value().get_bool();
+      c.essential = Bool(c.definition, "essential").value_or(true);
       c.id = runtime::ContainerId(fmt::format("pdk-{}-{}-{}", agent_.options_.instance, task_id_, index++));
       auto timeout = Int(c.definition, "stopTimeout");
       c.stop_timeout = timeout && *timeout > 0 ? std::chrono::seconds(*timeout) : agent_.options_.default_stop_timeout;
@@ -280,56 +239,12 @@ class Agent::Driver {
   }
 
   runtime::ContainerSpec SpecFor(const Container& c) {
-    const images::ImageConfig& img = c.resolved->config;
-    runtime::ContainerSpec cs;
-    cs.id = c.id;
-    cs.lower_dirs.assign(c.resolved->layer_dirs.rbegin(), c.resolved->layer_dirs.rend());  // top first
-    if (auto r = c.definition.find("readonlyRootFilesystem"); r != c.definition.end() && r->value().is_bool())
-      cs.readonly_rootfs = r->value().get_bool();
-    // As Docker merges them: an entryPoint of the definition replaces the image's and drops its Cmd.
-    bool has_entrypoint = false, has_command = false, has_override_command = false;
-    std::vector<std::string> entrypoint = Strings(c.definition, "entryPoint", &has_entrypoint);
-    std::vector<std::string> command = Strings(c.definition, "command", &has_command);
-    std::vector<std::string> override_command = Strings(c.overrides, "command", &has_override_command);
-    if (has_override_command) {
-      command = std::move(override_command);
-      has_command = true;
-    }
-    if (!has_entrypoint || entrypoint.empty()) {
-      entrypoint = img.entrypoint;
-      if (!has_command || command.empty()) command = img.cmd;
-    }
-    cs.args = std::move(entrypoint);
-    cs.args.insert(cs.args.end(), command.begin(), command.end());
-    cs.env = img.env;
-    MergeEnvironment(cs.env, c.definition);
-    MergeEnvironment(cs.env, c.overrides);
-    cs.working_dir = Str(c.definition, "workingDirectory");
-    if (cs.working_dir.empty()) cs.working_dir = img.working_dir;
-    cs.user = Str(c.definition, "user");
-    if (cs.user.empty()) cs.user = img.user;
-    if (network_) {
-      cs.network = runtime::NetworkMode::kJoin;
-      cs.netns_path = network_->netns_path;
-    }
-    // Limits: the container's own, else the task's (no task-level cgroup yet, so each container
-    // is capped at the task's size rather than all of them together).
-    const uint64_t task_memory = ParseUnits(spec_.memory);
-    const uint64_t task_cpu = ParseUnits(spec_.cpu);
-    auto value = [&](std::string_view key) -> uint64_t {
-      auto v = Int(c.overrides, key);
-      if (!v) v = Int(c.definition, key);
-      return v && *v > 0 ? static_cast<uint64_t>(*v) : 0;
-    };
-    uint64_t memory = value("memory");
-    if (memory == 0) memory = task_memory;
-    cs.memory_limit_bytes = memory * 1024 * 1024;
-    cs.memory_reservation_bytes = value("memoryReservation") * 1024 * 1024;
-    if (uint64_t cpu = value("cpu"); cpu >= 2) cs.cpu_shares = cpu;
-    cs.cpu_limit_units = task_cpu;
-    cs.annotations = {{"com.amazonaws.ecs.task-arn", spec_.task_arn}, {"com.amazonaws.ecs.container-name", c.name}};
-    if (!agent_.options_.logs_dir.empty()) cs.stdout_path = cs.stderr_path = LogPath(c).string();
-    return cs;
+    TaskContext task{.task_arn = spec_.task_arn,
+                     .cpu_units = ParseUnits(spec_.cpu),
+                     .memory_mib = ParseUnits(spec_.memory),
+                     .netns_path = network_ ? network_->netns_path : std::string()};
+    std::string log_path = agent_.options_.logs_dir.empty() ? std::string() : LogPath(c).string();
+    return BuildContainerSpec(ContainerInput{c.id, c.definition, c.overrides, *c.resolved, log_path}, task);
   }
 
   std::filesystem::path LogDir() const { return std::filesystem::path(agent_.options_.logs_dir) / task_id_; }

@@ -1,0 +1,61 @@
+// agent/fields: reading the members of a pinned task definition (JSON as ECS stores it) without
+// ceremony. A missing member or one of another type reads as empty / nullopt: the definition was
+// validated when it was registered, so the agent only needs to be safe, not to diagnose.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/json/object.hpp>
+
+namespace paddock::agent {
+
+inline std::string Str(const boost::json::object& o, std::string_view key) {
+  auto it = o.find(key);
+  return (it != o.end() && it->value().is_string()) ? std::string(it->value().get_string()) : std::string();
+}
+
+inline std::optional<int64_t> Int(const boost::json::object& o, std::string_view key) {
+  auto it = o.find(key);
+  if (it == o.end() || !it->value().is_number()) return std::nullopt;
+  return it->value().to_number<int64_t>();
+}
+
+inline std::optional<bool> Bool(const boost::json::object& o, std::string_view key) {
+  auto it = o.find(key);
+  if (it == o.end() || !it->value().is_bool()) return std::nullopt;
+  return it->value().get_bool();
+}
+
+// An array of strings; non-strings are skipped. `present` tells an absent member from [].
+inline std::vector<std::string> Strings(const boost::json::object& o, std::string_view key, bool* present = nullptr) {
+  std::vector<std::string> out;
+  auto it = o.find(key);
+  if (present) *present = it != o.end() && it->value().is_array();
+  if (it == o.end() || !it->value().is_array()) return out;
+  for (const auto& v : it->value().get_array())
+    if (v.is_string()) out.emplace_back(v.get_string());
+  return out;
+}
+
+// A nested object, or an empty one.
+inline const boost::json::object& Obj(const boost::json::object& o, std::string_view key) {
+  static const boost::json::object kEmpty;
+  auto it = o.find(key);
+  return (it != o.end() && it->value().is_object()) ? it->value().get_object() : kEmpty;
+}
+
+// A nested array of objects (non-objects skipped), as pointers into `o`.
+inline std::vector<const boost::json::object*> Objects(const boost::json::object& o, std::string_view key) {
+  std::vector<const boost::json::object*> out;
+  auto it = o.find(key);
+  if (it == o.end() || !it->value().is_array()) return out;
+  for (const auto& v : it->value().get_array())
+    if (v.is_object()) out.push_back(&v.get_object());
+  return out;
+}
+
+}  // namespace paddock::agent
