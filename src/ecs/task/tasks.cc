@@ -794,6 +794,7 @@ Status Tasks::ReportState(std::string_view agent_id, std::string_view task_arn, 
       set_once("executionStoppedAt", change.execution_stopped_at ? EpochSeconds(*change.execution_stopped_at) : t);
     if (change.stopped_reason) task["stoppedReason"] = *change.stopped_reason;
     if (change.stop_code) task["stopCode"] = *change.stop_code;
+    if (change.health_status) task["healthStatus"] = *change.health_status;
     task["lastStatus"] = change.last_status;
 
     std::string attachment_status = new_rank >= Rank(kStoppedStatus) ? "DELETED"
@@ -815,6 +816,8 @@ Status Tasks::ReportState(std::string_view agent_id, std::string_view task_arn, 
         if (cc.exit_code) c["exitCode"] = *cc.exit_code;
         if (cc.reason) c["reason"] = *cc.reason;
         if (cc.runtime_id) c["runtimeId"] = *cc.runtime_id;
+        if (cc.health_status) c["healthStatus"] = *cc.health_status;
+        if (cc.image_digest) c["imageDigest"] = *cc.image_digest;
       }
       if (!reported && change.last_status == "RUNNING" && Str(c, "lastStatus") == "PENDING") c["lastStatus"] = "RUNNING";
       if (change.last_status == kStoppedStatus) c["lastStatus"] = kStoppedStatus;

@@ -131,6 +131,8 @@ struct ContainerStateChange {
   std::optional<int64_t> exit_code;
   std::optional<std::string> reason;
   std::optional<std::string> runtime_id;
+  std::optional<std::string> health_status;  // HEALTHY | UNHEALTHY | UNKNOWN
+  std::optional<std::string> image_digest;   // "sha256:…" of the manifest the container runs
 };
 
 struct TaskStateChange {
@@ -141,6 +143,7 @@ struct TaskStateChange {
   std::optional<TimePoint> pull_started_at;
   std::optional<TimePoint> pull_stopped_at;
   std::optional<TimePoint> execution_stopped_at;
+  std::optional<std::string> health_status;  // the task's, aggregated by the agent from its containers
 };
 
 // Parses a task reference (an id or a task ARN of the caller's scope) into the 32-hex id.

@@ -270,11 +270,38 @@ TEST_F(TasksTest, ReportsAreMonotonicAndOnlyFromTheOwner) {
   ASSERT_TRUE(Report(arn, "PENDING").ok());  // backwards: ignored
   EXPECT_EQ(DescribeOne(arn).at("lastStatus"), "RUNNING");
 
+  // Health moves while RUNNING, both ways: a same-status report carries it.
+  TaskStateChange healthy;
+  healthy.last_status = "RUNNING";
+  healthy.health_status = "HEALTHY";
+  ContainerStateChange app;
+  app.name = "app";
+  app.last_status = "RUNNING";
+  app.health_status = "HEALTHY";
+  app.image_digest = "sha256:" + std::string(64, 'a');
+  healthy.containers.push_back(app);
+  ASSERT_TRUE(tasks_.ReportState(kAgent, arn, healthy, clock_.Now()).ok());
+  t = DescribeOne(arn);
+  EXPECT_EQ(t.at("healthStatus"), "HEALTHY");
+  EXPECT_EQ(t.at("containers").at(0).at("healthStatus"), "HEALTHY");
+  EXPECT_EQ(t.at("containers").at(0).at("imageDigest"), json::value(*app.image_digest));
+  healthy.health_status = "UNHEALTHY";
+  healthy.containers[0].health_status = "UNHEALTHY";
+  ASSERT_TRUE(tasks_.ReportState(kAgent, arn, healthy, clock_.Now()).ok());
+  t = DescribeOne(arn);
+  EXPECT_EQ(t.at("healthStatus"), "UNHEALTHY");
+  EXPECT_EQ(t.at("containers").at(0).at("healthStatus"), "UNHEALTHY");
+
   TaskStateChange stopped;
   stopped.last_status = "STOPPED";
   stopped.stop_code = "EssentialContainerExited";
   stopped.stopped_reason = "Essential container in task exited";
-  stopped.containers.push_back(ContainerStateChange{"app", "STOPPED", 3, std::string("exited"), std::nullopt});
+  ContainerStateChange exited;
+  exited.name = "app";
+  exited.last_status = "STOPPED";
+  exited.exit_code = 3;
+  exited.reason = "exited";
+  stopped.containers.push_back(exited);
   clock_.Advance(std::chrono::seconds(1));
   ASSERT_TRUE(tasks_.ReportState(kAgent, arn, stopped, clock_.Now()).ok());
   const int64_t version = DescribeOne(arn).at("version").as_int64();
