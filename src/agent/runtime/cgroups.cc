@@ -67,6 +67,7 @@ StatusOr<CgroupLayout> DetectCgroupLayout() {
     if (fstype == "cgroup") {
       layout.mount_points.push_back(mount_point);
       if (HasOption(super_options, "memory")) layout.memory_root = mount_point;
+      if (HasOption(super_options, "cpu")) layout.cpu_root = mount_point;
     } else if (fstype == "cgroup2") {
       layout.mount_points.push_back(mount_point);
       if (mount_point == "/sys/fs/cgroup") v2_root = mount_point;
@@ -75,6 +76,7 @@ StatusOr<CgroupLayout> DetectCgroupLayout() {
   if (layout.memory_root.empty() && !v2_root.empty()) {
     layout.unified = true;
     layout.memory_root = v2_root;
+    layout.cpu_root = v2_root;
   }
   if (layout.memory_root.empty()) {
     return FailedPrecondition("no cgroup memory controller is mounted (see docs/runtime-notes.md)");
@@ -105,6 +107,73 @@ StatusOr<uint64_t> ReadOomKillCount(const CgroupLayout& layout, std::string_view
   }
   // Kernels before 4.13 have no oom_kill in v1's oom_control: no way to tell, so report none.
   return uint64_t{0};
+}
+
+namespace {
+
+Status WriteCgroupFile(const std::string& file, std::string_view value) {
+  std::ofstream out(file);
+  out << value;
+  out.flush();
+  if (!out) return Internal(fmt::format("cannot write '{}' to {}", value, file));
+  return OkStatus();
+}
+
+Status MakeCgroupDir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Internal(fmt::format("cannot create cgroup {}: {}", dir, ec.message()));
+  return OkStatus();
+}
+
+}  // namespace
+
+Status CreateCgroupWithLimits(const CgroupLayout& layout, std::string_view path, uint64_t memory_limit_bytes,
+                              uint64_t cpu_quota_us, uint64_t cpu_period_us) {
+  if (path.empty() || path.front() != '/' || path == "/" || path.find("..") != std::string_view::npos) {
+    return InvalidArgument(fmt::format("cgroup path '{}' must be absolute, below the root", path));
+  }
+  if (layout.unified) {
+    // Controllers reach a cgroup only through every ancestor's subtree_control.
+    std::string dir = layout.memory_root;
+    std::string_view rest = path.substr(1);
+    while (!rest.empty()) {
+      RETURN_IF_ERROR(WriteCgroupFile(dir + "/cgroup.subtree_control", "+cpu +memory"));
+      size_t slash = rest.find('/');
+      dir += "/" + std::string(rest.substr(0, slash));
+      rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
+      RETURN_IF_ERROR(MakeCgroupDir(dir));
+    }
+    if (memory_limit_bytes) {
+      RETURN_IF_ERROR(WriteCgroupFile(dir + "/memory.max", std::to_string(memory_limit_bytes)));
+      if (layout.swap_accounting) RETURN_IF_ERROR(WriteCgroupFile(dir + "/memory.swap.max", "0"));
+    }
+    if (cpu_quota_us) {
+      RETURN_IF_ERROR(WriteCgroupFile(dir + "/cpu.max", fmt::format("{} {}", cpu_quota_us, cpu_period_us)));
+    }
+    return OkStatus();
+  }
+  const std::string memory_dir = Join(layout.memory_root, path);
+  RETURN_IF_ERROR(MakeCgroupDir(memory_dir));
+  if (memory_limit_bytes) {
+    RETURN_IF_ERROR(WriteCgroupFile(memory_dir + "/memory.limit_in_bytes", std::to_string(memory_limit_bytes)));
+    // memsw ≥ limit is enforced by the kernel: written after the limit it may equal it.
+    if (layout.swap_accounting) {
+      RETURN_IF_ERROR(
+          WriteCgroupFile(memory_dir + "/memory.memsw.limit_in_bytes", std::to_string(memory_limit_bytes)));
+    }
+  }
+  if (layout.cpu_root.empty()) {
+    if (cpu_quota_us) return FailedPrecondition("no cpu cgroup controller is mounted");
+    return OkStatus();
+  }
+  const std::string cpu_dir = Join(layout.cpu_root, path);
+  RETURN_IF_ERROR(MakeCgroupDir(cpu_dir));
+  if (cpu_quota_us) {
+    RETURN_IF_ERROR(WriteCgroupFile(cpu_dir + "/cpu.cfs_period_us", std::to_string(cpu_period_us)));
+    RETURN_IF_ERROR(WriteCgroupFile(cpu_dir + "/cpu.cfs_quota_us", std::to_string(cpu_quota_us)));
+  }
+  return OkStatus();
 }
 
 Status RemoveCgroup(const CgroupLayout& layout, std::string_view path) {

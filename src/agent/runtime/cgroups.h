@@ -23,6 +23,8 @@ struct CgroupLayout {
   bool unified = false;
   // The mount point of the memory controller: the v1 memory hierarchy, or the v2 root.
   std::string memory_root;
+  // The mount point of the cpu controller: the v1 cpu hierarchy, or the v2 root. Empty: none.
+  std::string cpu_root;
   // Every cgroup mount point (each v1 hierarchy and any cgroup2), where crun makes directories.
   std::vector<std::string> mount_points;
   // The host has swap accounting (v1 memory.memsw.*): then memory.swap = limit makes the
@@ -37,6 +39,15 @@ StatusOr<CgroupLayout> DetectCgroupLayout();
 // root): v1 memory.oom_control's oom_kill, v2 memory.events' oom_kill. NotFound if the cgroup
 // is gone (after crun delete).
 StatusOr<uint64_t> ReadOomKillCount(const CgroupLayout& layout, std::string_view path);
+
+// Makes cgroup `path` (and its missing parents) in the memory and cpu hierarchies and writes
+// limits that bound everything under it together; a 0 leaves that limit unset. v1: memory
+// .limit_in_bytes (and memory.memsw.limit_in_bytes = the same with swap accounting, so swap does
+// not extend it), cpu.cfs_period_us / cpu.cfs_quota_us. v2: cpu and memory enabled in every
+// ancestor's cgroup.subtree_control, then memory.max (memory.swap.max 0 with swap), cpu.max.
+// crun makes the other hierarchies' directories when it puts a container under it.
+Status CreateCgroupWithLimits(const CgroupLayout& layout, std::string_view path, uint64_t memory_limit_bytes,
+                              uint64_t cpu_quota_us, uint64_t cpu_period_us);
 
 // Removes cgroup `path` from every hierarchy, leaf-first through its empty subdirectories.
 // Missing directories are fine; a cgroup that still has processes is left (and reported).

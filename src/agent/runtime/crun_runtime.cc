@@ -84,6 +84,9 @@ StatusOr<std::unique_ptr<CrunRuntime>> CrunRuntime::Open(CrunRuntimeOptions opti
                                           version.ok() ? Trim(version->output)
                                                        : version.status().message()));
   }
+  if (!options.init_binary.empty() && ::access(options.init_binary.c_str(), X_OK) != 0) {
+    options.init_binary.clear();  // initProcessEnabled containers are refused (see the header)
+  }
   if (::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) {
     return Internal(fmt::format("prctl(PR_SET_CHILD_SUBREAPER): {}", std::strerror(errno)));
   }
@@ -431,6 +434,20 @@ StatusOr<std::vector<ContainerState>> CrunRuntime::List() {
     out.push_back(StateOf(id, t));
   }
   return out;
+}
+
+StatusOr<std::string> CrunRuntime::CreateGroup(std::string_view name, const GroupLimits& limits) {
+  if (!IsValidContainerId(name)) return InvalidArgument(fmt::format("invalid cgroup name '{}'", name));
+  std::string path = options_.cgroup_parent + "/" + std::string(name);
+  RETURN_IF_ERROR(CreateCgroupWithLimits(layout_, path, limits.memory_limit_bytes,
+                                         limits.cpu_limit_units ? CpuQuotaUs(limits.cpu_limit_units) : 0,
+                                         kCpuPeriodUs));
+  return path;
+}
+
+Status CrunRuntime::DeleteGroup(std::string_view name) {
+  if (!IsValidContainerId(name)) return InvalidArgument(fmt::format("invalid cgroup name '{}'", name));
+  return RemoveCgroup(layout_, options_.cgroup_parent + "/" + std::string(name));
 }
 
 StatusOr<CrunRuntime::Tracked*> CrunRuntime::FindLocked(const ContainerId& id) {

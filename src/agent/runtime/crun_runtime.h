@@ -28,14 +28,20 @@
 
 namespace paddock::agent::runtime {
 
+// Debian `tini`'s statically linked build: it runs in any image, with or without a libc.
+inline constexpr std::string_view kDefaultInitBinary = "/usr/bin/tini-static";
+
 struct CrunRuntimeOptions {
   std::string state_dir;              // required, absolute; created if missing
   std::string crun_binary = "crun";   // looked up in PATH when it has no '/'
   // Containers' cgroups go to <cgroup_parent>/<id> in every hierarchy unless the spec names its
   // own parent. Host-global: give each instance its own.
   std::string cgroup_parent = "/paddock";
-  // tini or catatonit on the host, for initProcessEnabled. Empty: such containers are refused.
-  std::string init_binary;
+  // A static tini or catatonit on the host, for initProcessEnabled: bind-mounted into the
+  // container and run as its PID 1 (crun 1.8 has no built-in init). The default is Debian tini's
+  // static build (scripts/setup installs it). Empty, or missing on the host when Open runs: such
+  // containers are refused (FailedPrecondition).
+  std::string init_binary = std::string(kDefaultInitBinary);
   // Bound on each crun invocation (create, start, kill, delete, state, list).
   std::chrono::milliseconds crun_timeout = std::chrono::seconds(30);
 };
@@ -55,6 +61,11 @@ class CrunRuntime final : public Runtime {
   StatusOr<ContainerState> Wait(const ContainerId& id, std::chrono::milliseconds timeout) override;
   Status Delete(const ContainerId& id, ForceDelete force) override;
   StatusOr<std::vector<ContainerState>> List() override;
+  // <cgroup_parent>/<name> with its limits written (CreateCgroupWithLimits) in the memory and cpu
+  // hierarchies; crun adds it to the others when the first container goes under it.
+  StatusOr<std::string> CreateGroup(std::string_view name, const GroupLimits& limits) override;
+  // RemoveCgroup of it in every hierarchy.
+  Status DeleteGroup(std::string_view name) override;
 
   const CgroupLayout& cgroup_layout() const { return layout_; }
   // The bundle directory of `id` (exists between Create and Delete).

@@ -144,6 +144,12 @@ inline constexpr size_t kMaxExecOutput = 64 * 1024;
 
 enum class ForceDelete : bool { kNo = false, kYes = true };
 
+// What a group of containers (a task) may use together. 0: not limited.
+struct GroupLimits {
+  uint64_t cpu_limit_units = 0;     // hard CPU cap in ECS units, for all of them (1024 = one core)
+  uint64_t memory_limit_bytes = 0;  // hard memory limit, for all of them; exceeding it OOM-kills
+};
+
 class Runtime {
  public:
   virtual ~Runtime() = default;
@@ -179,6 +185,24 @@ class Runtime {
 
   // Every container this runtime holds, with its State().
   virtual StatusOr<std::vector<ContainerState>> List() = 0;
+
+  // A cgroup that bounds several containers together (a task's): makes it under the runtime's
+  // parent with `limits` and returns its path, to be put in each container's
+  // ContainerSpec::cgroup_parent. The containers keep their own limits inside it. `name` follows
+  // the ContainerId rules (InvalidArgument otherwise) and is host-global the same way. Calling it
+  // again for the same name is fine (the limits are written again). This default, for runtimes
+  // without cgroups, makes nothing and returns "" (the runtime's default parent).
+  virtual StatusOr<std::string> CreateGroup(std::string_view name, const GroupLimits& limits) {
+    (void)name;
+    (void)limits;
+    return std::string();
+  }
+  // Removes the group `name` made; call once every container in it is deleted. A missing group
+  // is fine (so it works by name after a restart).
+  virtual Status DeleteGroup(std::string_view name) {
+    (void)name;
+    return OkStatus();
+  }
 };
 
 // The cfs quota, in µs per kCpuPeriodUs, for `units` ECS cpu units (1024 = one core).

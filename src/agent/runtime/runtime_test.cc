@@ -64,7 +64,7 @@ class CrunRuntimeTest : public ::testing::Test {
     }
     fs::copy_file("/bin/busybox", layer_ + "/bin/busybox");
     for (const char* applet : {"sh", "echo", "id", "hostname", "pwd", "sleep", "tail", "true",
-                               "touch", "cat", "ls", "head", "wc"}) {
+                               "touch", "cat", "ls", "head", "wc", "chown", "grep"}) {
       fs::create_symlink("busybox", layer_ + "/bin/" + applet);
     }
     std::ofstream(layer_ + "/etc/passwd") << "root:x:0:0:root:/root:/bin/sh\n";
@@ -335,6 +335,108 @@ TEST_F(CrunRuntimeTest, BadCommandFailsCreateAndLeavesNothing) {
     ASSERT_TRUE(rt_->Delete(spec.id, ForceDelete::kYes).ok());
   }
   EXPECT_FALSE(fs::exists(rt_->BundleDir(spec.id)));
+}
+
+// Binds (a shared dir, read-only and read-write, and a single file), tmpfs with size and options,
+// /dev/shm's size: what the agent's volumes, /etc/hosts and linuxParameters become.
+TEST_F(CrunRuntimeTest, BindsTmpfsAndShm) {
+  fs::create_directories(dir_ + "/vol");
+  std::ofstream(dir_ + "/hosts") << "10.9.8.7 db.internal\n";
+  ContainerSpec writer = Spec("writer", {"sh", "-c", "echo shared > /data/f && cat /etc/hosts"});
+  writer.binds = {{dir_ + "/vol", "/data", false}, {dir_ + "/hosts", "/etc/hosts", true}};
+  Run(writer);
+  EXPECT_EQ(WaitStopped(writer.id).exit_code, 0);
+  EXPECT_EQ(ReadFile(writer.stdout_path), "10.9.8.7 db.internal\n");
+  EXPECT_EQ(ReadFile(dir_ + "/vol/f"), "shared\n");
+
+  ContainerSpec reader = Spec("reader", {"sh", "-c",
+      "cat /data/f; touch /data/g || echo ro-data; echo x >> /etc/hosts || echo ro-hosts; "
+      "grep -E ' /scratch | /dev/shm ' /proc/mounts"});
+  reader.binds = {{dir_ + "/vol", "/data", true}, {dir_ + "/hosts", "/etc/hosts", true}};
+  reader.tmpfs = {{"/scratch", 2 << 20, {"noexec"}}};
+  reader.shm_size_bytes = 8 << 20;
+  Run(reader);
+  EXPECT_EQ(WaitStopped(reader.id).exit_code, 0);
+  std::string out = ReadFile(reader.stdout_path);
+  EXPECT_EQ(out.rfind("shared\nro-data\nro-hosts\n", 0), 0u) << out;
+  EXPECT_NE(out.find("tmpfs /scratch tmpfs rw,nosuid,nodev,noexec,relatime,size=2048k"), std::string::npos) << out;
+  EXPECT_NE(out.find("/dev/shm tmpfs rw,nosuid,nodev,noexec,relatime,size=8192k"), std::string::npos) << out;
+  EXPECT_FALSE(fs::exists(dir_ + "/vol/g"));
+  EXPECT_EQ(ReadFile(dir_ + "/hosts"), "10.9.8.7 db.internal\n");
+}
+
+// A dropped capability is gone (chown needs CAP_CHOWN as root); the default set keeps it.
+TEST_F(CrunRuntimeTest, DroppedCapabilityIsGone) {
+  ContainerSpec with = Spec("caps", {"sh", "-c", "touch /tmp/f && chown 1000 /tmp/f && echo chowned"});
+  Run(with);
+  EXPECT_EQ(WaitStopped(with.id).exit_code, 0);
+  EXPECT_EQ(ReadFile(with.stdout_path), "chowned\n");
+  ContainerSpec without = Spec("nocaps", {"sh", "-c", "touch /tmp/f && chown 1000 /tmp/f && echo chowned"});
+  without.cap_drop = {"CHOWN"};
+  Run(without);
+  EXPECT_NE(WaitStopped(without.id).exit_code, 0);
+  EXPECT_EQ(ReadFile(without.stdout_path), "");
+  EXPECT_NE(ReadFile(without.stderr_path).find("Operation not permitted"), std::string::npos);
+}
+
+TEST_F(CrunRuntimeTest, InitProcessIsTiniAndUlimitsApply) {
+  if (::access(std::string(kDefaultInitBinary).c_str(), X_OK) != 0) {
+    GTEST_SKIP() << "needs " << kDefaultInitBinary << " (Debian tini; scripts/setup installs it)";
+  }
+  ContainerSpec spec = Spec("init", {"sh", "-c", "cat /proc/1/cmdline | tr '\\0' ' '; echo; ulimit -n; ulimit -Hn"});
+  fs::create_symlink("busybox", layer_ + "/bin/tr");
+  spec.init_process_enabled = true;
+  spec.ulimits = {{"nofile", 1234, 2345}};
+  Run(spec);
+  EXPECT_EQ(WaitStopped(spec.id).exit_code, 0);
+  EXPECT_EQ(ReadFile(spec.stdout_path), "/dev/init -- sh -c " + spec.args[2] + " \n1234\n2345\n");
+  // TERM reaches the command through tini: a trapping shell stops at once.
+  ContainerSpec term = Spec("initterm", {"sh", "-c", "trap 'exit 7' TERM; echo ready; while true; do sleep 1 & wait $!; done"});
+  term.init_process_enabled = true;
+  Run(term);
+  ASSERT_TRUE(WaitForOutput(term.stdout_path, "ready"));
+  ASSERT_TRUE(rt_->Kill(term.id, SIGTERM).ok());
+  EXPECT_EQ(WaitStopped(term.id, seconds(5)).exit_code, 7);
+}
+
+// A group (the task's cgroup) bounds its containers together: two containers that each fit the
+// group's memory but not both at once; the second allocation is OOM-killed. The group's limits
+// are in its own cgroup files, the containers' cgroups are below it, and DeleteGroup removes it.
+TEST_F(CrunRuntimeTest, GroupBoundsItsContainersTogether) {
+  GroupLimits limits;
+  limits.memory_limit_bytes = 48 << 20;
+  limits.cpu_limit_units = 512;
+  auto group = rt_->CreateGroup("task1", limits);
+  ASSERT_TRUE(group.ok()) << group.status().ToString();
+  EXPECT_EQ(*group, cgroup_parent_ + "/task1");
+  const CgroupLayout& layout = rt_->cgroup_layout();
+  if (!layout.unified) {
+    EXPECT_EQ(ReadFile(layout.memory_root + *group + "/memory.limit_in_bytes"), std::to_string(48 << 20) + "\n");
+    EXPECT_EQ(ReadFile(layout.cpu_root + *group + "/cpu.cfs_quota_us"), "50000\n");
+  }
+  EXPECT_EQ(rt_->CreateGroup("../x", limits).status().code(), StatusCode::kInvalidArgument);
+
+  fs::create_directories(dir_ + "/vol");
+  // a holds 32 MiB (tail buffers its one endless line) until told to go; b then wants 32 MiB more.
+  ContainerSpec a = Spec("ga", {"sh", "-c", "(head -c 33554432 /dev/zero; touch /v/held; sleep 30) | tail | wc -c"});
+  ContainerSpec b = Spec("gb", {"sh", "-c", "while [ ! -e /v/held ]; do sleep 0.05; done; head -c 33554432 /dev/zero | tail | wc -c"});
+  for (ContainerSpec* c : {&a, &b}) {
+    c->cgroup_parent = *group;
+    c->memory_limit_bytes = 40 << 20;  // each fits alone
+    c->binds = {{dir_ + "/vol", "/v", false}};
+  }
+  Run(a);
+  Run(b);
+  ContainerState sb = WaitStopped(b.id, seconds(30));
+  ASSERT_TRUE(rt_->Kill(a.id, SIGKILL).ok());
+  ContainerState sa = WaitStopped(a.id, seconds(10));
+  EXPECT_TRUE(sa.oom_killed || sb.oom_killed) << ReadFile(a.stdout_path) << ReadFile(b.stdout_path);
+  EXPECT_TRUE(fs::exists(layout.memory_root + *group + "/" + a.id.str()));
+  ASSERT_TRUE(rt_->Delete(a.id, ForceDelete::kYes).ok());
+  ASSERT_TRUE(rt_->Delete(b.id, ForceDelete::kYes).ok());
+  ASSERT_TRUE(rt_->DeleteGroup("task1").ok());
+  for (const auto& mount_point : layout.mount_points) EXPECT_FALSE(fs::exists(mount_point + *group)) << mount_point;
+  EXPECT_TRUE(rt_->DeleteGroup("task1").ok());  // gone: fine
 }
 
 // Create + Start until the command runs, ~30 times: the number docs/runtime-notes.md records.

@@ -145,10 +145,9 @@ StatusOr<std::string> BuildOciConfig(const ContainerSpec& spec, const BundleOpti
   std::vector<std::string> init_mounts;
   if (spec.init_process_enabled) {
     if (options.init_binary.empty()) {
-      // TODO(issue 3): ship tini (Debian `tini`, /usr/bin/tini-static) from scripts/setup and
-      // default CrunRuntimeOptions::init_binary to it.
       return FailedPrecondition(
-          "initProcessEnabled needs an init binary (tini or catatonit) and none is configured");
+          "initProcessEnabled needs an init binary and none is installed (scripts/setup installs "
+          "Debian's tini: /usr/bin/tini-static)");
     }
     args.insert(args.begin(), {std::string(kInitPath), "--"});
   }
