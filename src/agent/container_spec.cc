@@ -2,7 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
+#include <functional>
+#include <optional>
+#include <set>
+#include <utility>
 
 #include "agent/fields.h"
 
@@ -27,7 +32,151 @@ void MergeEnvironment(std::vector<std::string>& env, const json::object& o) {
   for (const json::object* kv : Objects(o, "environment")) SetEnv(env, Str(*kv, "name"), Str(*kv, "value"));
 }
 
+constexpr uint64_t kMiB = 1024 * 1024;
+
+uint64_t NonNegative(std::optional<int64_t> v) { return v && *v > 0 ? static_cast<uint64_t>(*v) : 0; }
+
+const json::object* FindContainer(const json::array* definitions, std::string_view name) {
+  if (!definitions) return nullptr;
+  for (const auto& v : *definitions)
+    if (v.is_object() && Str(v.get_object(), "name") == name) return &v.get_object();
+  return nullptr;
+}
+
+// The container's mountPoints, then (recursively, as Docker's --volumes-from copies every mount of
+// its source) those of its volumesFrom sources; a volumesFrom readOnly makes them all read-only.
+// `seen` stops a cycle (CheckSupported refuses one; this only has to be safe).
+void CollectMounts(const json::object& def, const TaskContext& task, bool force_read_only,
+                   std::vector<std::string>& seen, std::vector<runtime::BindMount>& out) {
+  seen.push_back(Str(def, "name"));
+  for (const json::object* mp : Objects(def, "mountPoints")) {
+    auto dir = task.volumes.find(Str(*mp, "sourceVolume"));
+    std::string path = Str(*mp, "containerPath");
+    if (dir == task.volumes.end() || path.empty()) continue;
+    bool read_only = force_read_only || Bool(*mp, "readOnly").value_or(false);
+    // A later mount of the same path replaces an earlier one (the container's own come first).
+    auto same = std::find_if(out.begin(), out.end(), [&](const auto& b) { return b.destination == path; });
+    if (same != out.end()) continue;
+    out.push_back(runtime::BindMount{dir->second, path, read_only});
+  }
+  for (const json::object* vf : Objects(def, "volumesFrom")) {
+    std::string source = Str(*vf, "sourceContainer");
+    if (std::find(seen.begin(), seen.end(), source) != seen.end()) continue;
+    const json::object* other = FindContainer(task.container_definitions, source);
+    if (!other) continue;
+    CollectMounts(*other, task, force_read_only || Bool(*vf, "readOnly").value_or(false), seen, out);
+  }
+}
+
+size_t Depth(std::string_view path) { return static_cast<size_t>(std::count(path.begin(), path.end(), '/')); }
+
+bool IsAbsolute(std::string_view path) { return !path.empty() && path.front() == '/'; }
+
 }  // namespace
+
+Status CheckSupported(const json::object& task_definition, const json::object& overrides) {
+  std::set<std::string> volumes;
+  for (const json::object* v : Objects(task_definition, "volumes")) {
+    std::string name = Str(*v, "name");
+    if (name.empty()) return InvalidArgument("a volume has no name");
+    auto unsupported = [&](std::string_view what) {
+      return FailedPrecondition(fmt::format("volume '{}': {} are not supported", name, what));
+    };
+    if (v->contains("efsVolumeConfiguration")) return unsupported("Amazon EFS volumes (efsVolumeConfiguration)");
+    if (v->contains("fsxWindowsFileServerVolumeConfiguration"))
+      return unsupported("FSx for Windows File Server volumes (fsxWindowsFileServerVolumeConfiguration)");
+    if (Bool(*v, "configuredAtLaunch").value_or(false)) return unsupported("volumes configured at launch (configuredAtLaunch)");
+    if (!Str(Obj(*v, "host"), "sourcePath").empty()) {
+      return FailedPrecondition(fmt::format(
+          "volume '{}': bind mounts of a host path (host.sourcePath '{}') are not supported on Fargate; use a volume "
+          "without sourcePath for a task-scoped directory",
+          name, Str(Obj(*v, "host"), "sourcePath")));
+    }
+    if (auto dv = v->find("dockerVolumeConfiguration"); dv != v->end() && dv->value().is_object()) {
+      const json::object& d = dv->value().get_object();
+      std::string scope = Str(d, "scope"), driver = Str(d, "driver");
+      if (!scope.empty() && scope != "task")
+        return unsupported(fmt::format("Docker volumes of scope '{}' (only scope 'task')", scope));
+      if (!driver.empty() && driver != "local")
+        return unsupported(fmt::format("Docker volume drivers other than 'local' (driver '{}')", driver));
+    }
+    volumes.insert(std::move(name));
+  }
+
+  std::map<std::string, const json::object*> containers;
+  for (const json::object* c : Objects(task_definition, "containerDefinitions")) containers[Str(*c, "name")] = c;
+  std::vector<const json::object*> container_overrides = Objects(overrides, "containerOverrides");
+  for (const auto& [name, c] : containers) {
+    auto refuse = [&](std::string_view what) { return FailedPrecondition(fmt::format("container '{}': {}", name, what)); };
+    std::vector<const json::object*> env_files = Objects(*c, "environmentFiles");
+    for (const json::object* o : container_overrides)
+      if (Str(*o, "name") == name)
+        for (const json::object* f : Objects(*o, "environmentFiles")) env_files.push_back(f);
+    if (!env_files.empty()) {
+      return refuse(fmt::format(
+          "failed to download env files: environmentFiles from Amazon S3 ({}) cannot be fetched: Paddock has no S3 "
+          "yet; put the variables in environment instead",
+          Str(*env_files.front(), "value")));
+    }
+    if (auto secrets = Objects(*c, "secrets"); !secrets.empty()) {
+      return refuse(fmt::format(
+          "unable to pull secrets: secrets from SSM Parameter Store or Secrets Manager (valueFrom '{}') are not "
+          "supported yet",
+          Str(*secrets.front(), "valueFrom")));
+    }
+    if (c->contains("repositoryCredentials")) {
+      return refuse("private registry authentication (repositoryCredentials) is not supported yet");
+    }
+    if (std::string driver = Str(Obj(*c, "logConfiguration"), "logDriver"); !driver.empty() && driver != "json-file") {
+      return refuse(fmt::format(
+          "failed to initialize logging driver: log driver '{}' is not supported yet (a container's output is kept "
+          "on the node: paddock logs TASK)",
+          driver));
+    }
+    const json::object& lp = Obj(*c, "linuxParameters");
+    if (auto devices = Objects(lp, "devices"); !devices.empty()) {
+      return refuse("host devices (linuxParameters.devices) are not supported on Fargate");
+    }
+    for (const json::object* t : Objects(lp, "tmpfs")) {
+      if (!IsAbsolute(Str(*t, "containerPath")))
+        return InvalidArgument(fmt::format("container '{}': tmpfs containerPath '{}' must be absolute", name,
+                                           Str(*t, "containerPath")));
+    }
+    for (const json::object* mp : Objects(*c, "mountPoints")) {
+      std::string source = Str(*mp, "sourceVolume");
+      if (!volumes.count(source))
+        return InvalidArgument(fmt::format("container '{}': mountPoints: no volume named '{}' in the task", name, source));
+      if (!IsAbsolute(Str(*mp, "containerPath")))
+        return InvalidArgument(fmt::format("container '{}': mountPoints: containerPath '{}' must be absolute", name,
+                                           Str(*mp, "containerPath")));
+    }
+    for (const json::object* vf : Objects(*c, "volumesFrom")) {
+      std::string source = Str(*vf, "sourceContainer");
+      if (!containers.count(source) || source == name)
+        return InvalidArgument(
+            fmt::format("container '{}': volumesFrom: no other container named '{}' in the task", name, source));
+    }
+  }
+  // volumesFrom must not loop (a → b → a).
+  std::map<std::string, int> state;  // 0 new, 1 on the path, 2 done
+  std::function<bool(const std::string&)> loops = [&](const std::string& n) {
+    if (state[n] == 1) return true;
+    if (state[n] == 2) return false;
+    state[n] = 1;
+    for (const json::object* vf : Objects(*containers[n], "volumesFrom"))
+      if (loops(Str(*vf, "sourceContainer"))) return true;
+    state[n] = 2;
+    return false;
+  };
+  for (const auto& [name, c] : containers)
+    if (loops(name)) return InvalidArgument(fmt::format("container '{}': volumesFrom forms a cycle", name));
+  return OkStatus();
+}
+
+std::string HostnameOf(const json::object& definition, const TaskContext& task) {
+  std::string own = Str(definition, "hostname");
+  return own.empty() ? task.hostname : own;
+}
 
 runtime::ContainerSpec BuildContainerSpec(const ContainerInput& in, const TaskContext& task) {
   const images::ImageConfig& img = in.image.config;
@@ -62,19 +211,54 @@ runtime::ContainerSpec BuildContainerSpec(const ContainerInput& in, const TaskCo
     cs.network = runtime::NetworkMode::kJoin;
     cs.netns_path = task.netns_path;
   }
-  // Limits: the container's own, else the task's (no task-level cgroup yet, so each container
-  // is capped at the task's size rather than all of them together).
+  cs.hostname = HostnameOf(def, task);
+
+  // Limits: the container's own. The task's cpu and memory bound all containers together in the
+  // task's cgroup; without one, each container is capped at the task's size itself.
   auto value = [&](std::string_view key) -> uint64_t {
     auto v = Int(in.overrides, key);
     if (!v) v = Int(def, key);
-    return v && *v > 0 ? static_cast<uint64_t>(*v) : 0;
+    return NonNegative(v);
   };
   uint64_t memory = value("memory");
-  if (memory == 0) memory = task.memory_mib;
-  cs.memory_limit_bytes = memory * 1024 * 1024;
-  cs.memory_reservation_bytes = value("memoryReservation") * 1024 * 1024;
+  if (memory == 0 && task.cgroup_parent.empty()) memory = task.memory_mib;
+  cs.memory_limit_bytes = memory * kMiB;
+  cs.memory_reservation_bytes = value("memoryReservation") * kMiB;
   if (uint64_t cpu = value("cpu"); cpu >= 2) cs.cpu_shares = cpu;
-  cs.cpu_limit_units = task.cpu_units;
+  if (task.cgroup_parent.empty()) cs.cpu_limit_units = task.cpu_units;
+  cs.cgroup_parent = task.cgroup_parent;
+
+  // Mounts: the generated /etc files (read-only with a read-only root, as Docker binds them),
+  // then the task volumes of mountPoints and volumesFrom, parents before children.
+  if (auto files = task.etc_files.find(Str(def, "name")); files != task.etc_files.end()) {
+    for (const auto& [source, destination] : {std::pair{files->second.hosts, "/etc/hosts"},
+                                              std::pair{files->second.resolv_conf, "/etc/resolv.conf"},
+                                              std::pair{files->second.hostname, "/etc/hostname"}}) {
+      if (!source.empty()) cs.binds.push_back(runtime::BindMount{source, destination, cs.readonly_rootfs});
+    }
+  }
+  std::vector<std::string> seen;
+  std::vector<runtime::BindMount> volume_binds;
+  CollectMounts(def, task, false, seen, volume_binds);
+  std::stable_sort(volume_binds.begin(), volume_binds.end(),
+                   [](const auto& a, const auto& b) { return Depth(a.destination) < Depth(b.destination); });
+  cs.binds.insert(cs.binds.end(), volume_binds.begin(), volume_binds.end());
+
+  // linuxParameters and ulimits.
+  const json::object& lp = Obj(def, "linuxParameters");
+  const json::object& caps = Obj(lp, "capabilities");
+  cs.cap_add = Strings(caps, "add");
+  cs.cap_drop = Strings(caps, "drop");
+  cs.init_process_enabled = Bool(lp, "initProcessEnabled").value_or(false);
+  cs.shm_size_bytes = NonNegative(Int(lp, "sharedMemorySize")) * kMiB;
+  for (const json::object* t : Objects(lp, "tmpfs")) {
+    cs.tmpfs.push_back(runtime::TmpfsMount{Str(*t, "containerPath"), NonNegative(Int(*t, "size")) * kMiB,
+                                           Strings(*t, "mountOptions")});
+  }
+  for (const json::object* u : Objects(def, "ulimits")) {
+    cs.ulimits.push_back(runtime::Ulimit{Str(*u, "name"), NonNegative(Int(*u, "softLimit")),
+                                         NonNegative(Int(*u, "hardLimit"))});
+  }
   cs.annotations = {{"com.amazonaws.ecs.task-arn", task.task_arn},
                     {"com.amazonaws.ecs.container-name", Str(def, "name")}};
   cs.stdout_path = cs.stderr_path = in.log_path;

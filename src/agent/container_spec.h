@@ -2,18 +2,32 @@
 // its resolved image) into the runtime's ContainerSpec. Pure: no files, no processes, so every
 // ECS-to-OCI rule here is unit-tested without a runtime (container_spec_test.cc).
 //
+//   RETURN_IF_ERROR(CheckSupported(task_definition, overrides));  // once per task, before anything
 //   runtime::ContainerSpec cs = BuildContainerSpec(ContainerInput{...}, task_context);
+//
+// What the whole task contributes (its cgroup, hostname, volumes' directories, the generated
+// /etc files) comes in TaskContext; agent/task_files makes those and fills it (ApplyTaskFiles).
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 
+#include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 
 #include "agent/images/image.h"
 #include "agent/runtime/runtime.h"
+#include "common/status.h"
 
 namespace paddock::agent {
+
+// Host paths of the files generated for one container, bound over its /etc ones. Empty: not bound.
+struct EtcFiles {
+  std::string hosts;
+  std::string resolv_conf;
+  std::string hostname;
+};
 
 // What the whole task contributes to each of its containers.
 struct TaskContext {
@@ -21,6 +35,16 @@ struct TaskContext {
   uint64_t cpu_units = 0;   // the task's cpu ("256" → 256); 0: not set
   uint64_t memory_mib = 0;  // the task's memory in MiB; 0: not set
   std::string netns_path;   // the task's network namespace; empty: a private one
+  // The task's cgroup (Runtime::CreateGroup), which carries the task's cpu and memory for all its
+  // containers together. Empty: none, and each container is capped at the task's size itself.
+  std::string cgroup_parent{};
+  // The uts name of containers whose definition sets no hostname (awsvpc: the ENI's private DNS
+  // name). Empty: unset.
+  std::string hostname{};
+  std::map<std::string, std::string> volumes{};  // task volume name → its host directory
+  std::map<std::string, EtcFiles> etc_files{};   // by container name
+  // The task's containerDefinitions, for volumesFrom. Null: volumesFrom is ignored.
+  const boost::json::array* container_definitions = nullptr;
 };
 
 struct ContainerInput {
@@ -31,6 +55,18 @@ struct ContainerInput {
   std::string log_path;  // stdout and stderr; empty: /dev/null
 };
 
+// The task definition (and its overrides) asks for nothing this agent cannot provide:
+// FailedPrecondition naming the container or volume and the option otherwise (S3 environment
+// files, SSM/Secrets Manager secrets, log drivers, EFS/FSx/shared Docker volumes, host source
+// paths, devices), InvalidArgument for a reference that does not resolve (a mountPoint's
+// sourceVolume, a volumesFrom sourceContainer, a relative containerPath). The message is what
+// follows "ResourceInitializationError: " in the task's stoppedReason.
+Status CheckSupported(const boost::json::object& task_definition, const boost::json::object& overrides);
+
+// The container's hostname: its definition's, else the task's.
+std::string HostnameOf(const boost::json::object& definition, const TaskContext& task);
+
+// REQUIRES: CheckSupported passed for the task (references that do not resolve are skipped here).
 runtime::ContainerSpec BuildContainerSpec(const ContainerInput& in, const TaskContext& task);
 
 }  // namespace paddock::agent

@@ -1,0 +1,192 @@
+// task_files: the generated /etc files, the volume directories and the task group, in a temp dir
+// with the fake runtime (which records groups).
+#include "agent/task_files.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <boost/json.hpp>
+
+namespace paddock::agent {
+namespace {
+namespace fs = std::filesystem;
+namespace json = boost::json;
+
+std::string Read(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+json::object Obj(std::string_view text) { return json::parse(text).as_object(); }
+
+// Records groups; everything else is unused here.
+class GroupRecorder final : public runtime::Runtime {
+ public:
+  Status Create(const runtime::ContainerSpec&) override { return Internal("unused"); }
+  Status Start(const runtime::ContainerId&) override { return Internal("unused"); }
+  StatusOr<runtime::ExecResult> Exec(const runtime::ContainerId&, const std::vector<std::string>&,
+                                     std::chrono::milliseconds) override {
+    return Internal("unused");
+  }
+  Status Kill(const runtime::ContainerId&, int) override { return Internal("unused"); }
+  StatusOr<runtime::ContainerState> State(const runtime::ContainerId&) override { return Internal("unused"); }
+  StatusOr<runtime::ContainerState> Wait(const runtime::ContainerId&, std::chrono::milliseconds) override {
+    return Internal("unused");
+  }
+  Status Delete(const runtime::ContainerId&, runtime::ForceDelete) override { return Internal("unused"); }
+  StatusOr<std::vector<runtime::ContainerState>> List() override { return Internal("unused"); }
+  StatusOr<std::string> CreateGroup(std::string_view name, const runtime::GroupLimits& limits) override {
+    if (fail_create) return Internal("no cgroups here");
+    groups[std::string(name)] = limits;
+    return "/paddock/i/" + std::string(name);
+  }
+  Status DeleteGroup(std::string_view name) override {
+    groups.erase(std::string(name));
+    return OkStatus();
+  }
+  std::map<std::string, runtime::GroupLimits> groups;
+  bool fail_create = false;
+};
+
+class TaskFilesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("paddock-task-files-test-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    options_.tasks_dir = (dir_ / "tasks").string();
+    options_.host_resolv_conf = (dir_ / "resolv.conf").string();
+    std::ofstream(options_.host_resolv_conf) << "# host\nnameserver 127.0.0.53\nnameserver 10.255.255.53\n"
+                                                "search corp.example\noptions edns0\n";
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  StatusOr<TaskFiles> Prepare(const json::object& definition, std::string ip = "10.0.1.5") {
+    return PrepareTask(rt_, options_,
+                       TaskFilesInput{.task_id = "0123abcd",
+                                      .task_arn = "arn:aws:ecs:eu-west-1:123456789012:task/c/0123abcd",
+                                      .definition = definition,
+                                      .overrides = overrides_,
+                                      .ip = std::move(ip),
+                                      .cpu_units = 256,
+                                      .memory_mib = 512});
+  }
+
+  fs::path dir_;
+  TaskFilesOptions options_;
+  GroupRecorder rt_;
+  json::object overrides_;
+};
+
+TEST(TaskFilesText, DnsNamesHostsAndResolvConf) {
+  EXPECT_EQ(PrivateDnsName("10.0.1.5", "us-east-1"), "ip-10-0-1-5.ec2.internal");
+  EXPECT_EQ(PrivateDnsName("10.0.1.5", "eu-west-1"), "ip-10-0-1-5.eu-west-1.compute.internal");
+  json::object def = Obj(R"({"name":"a","extraHosts":[{"hostname":"db","ipAddress":"10.1.1.1"},
+                                                      {"hostname":"cache.internal","ipAddress":"10.1.1.2"}]})");
+  EXPECT_EQ(HostsFile("10.0.1.5", "ip-10-0-1-5.ec2.internal", def),
+            "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\nfe00::0\tip6-localnet\n"
+            "ff00::0\tip6-mcastprefix\nff02::1\tip6-allnodes\nff02::2\tip6-allrouters\n"
+            "10.0.1.5\tip-10-0-1-5.ec2.internal ip-10-0-1-5\n10.1.1.1\tdb\n10.1.1.2\tcache.internal\n");
+  EXPECT_EQ(HostsFile("", "", Obj(R"({"name":"a"})")).find("10."), std::string::npos);  // no address: no own line
+
+  const std::string host = "nameserver 127.0.0.53\nnameserver ::1\n  nameserver 10.255.255.53 \nsearch corp\n";
+  EXPECT_EQ(ResolvConf(Obj(R"({"name":"a"})"), host, "ec2.internal"),
+            "nameserver 10.255.255.53\nsearch ec2.internal\n");  // loopback resolvers dropped
+  EXPECT_EQ(ResolvConf(Obj(R"({"name":"a","dnsServers":["1.1.1.1","8.8.8.8"],"dnsSearchDomains":["a.b","c.d"]})"),
+                       host, "ec2.internal"),
+            "nameserver 1.1.1.1\nnameserver 8.8.8.8\nsearch a.b c.d\n");
+  EXPECT_EQ(ResolvConf(Obj(R"({"name":"a"})"), "nameserver 127.0.0.1\n", ""),
+            "nameserver 169.254.169.253\n");  // nothing usable: the VPC resolver
+}
+
+TEST_F(TaskFilesTest, WritesEtcFilesVolumesAndTheGroupAndCleansUpByName) {
+  json::object def = Obj(R"({"volumes":[{"name":"shared"},{"name":"scratch","dockerVolumeConfiguration":{"scope":"task"}}],
+      "containerDefinitions":[
+        {"name":"web","extraHosts":[{"hostname":"db","ipAddress":"10.1.1.1"}],"dnsServers":["10.0.0.2"]},
+        {"name":"side","hostname":"sidecar"}]})");
+  auto files = Prepare(def);
+  ASSERT_TRUE(files.ok()) << files.status().ToString();
+  const fs::path task = dir_ / "tasks" / "0123abcd";
+  EXPECT_EQ(files->dir, task.string());
+  EXPECT_EQ(files->hostname, "ip-10-0-1-5.eu-west-1.compute.internal");
+  EXPECT_EQ(files->cgroup_parent, "/paddock/i/0123abcd");
+  ASSERT_EQ(rt_.groups.count("0123abcd"), 1u);
+  EXPECT_EQ(rt_.groups["0123abcd"].cpu_limit_units, 256u);
+  EXPECT_EQ(rt_.groups["0123abcd"].memory_limit_bytes, 512u << 20);
+
+  const EtcFiles& web = files->etc_files.at("web");
+  EXPECT_EQ(web.hosts, (task / "etc" / "web" / "hosts").string());
+  EXPECT_NE(Read(web.hosts).find("10.0.1.5\tip-10-0-1-5.eu-west-1.compute.internal ip-10-0-1-5\n10.1.1.1\tdb\n"),
+            std::string::npos);
+  EXPECT_EQ(Read(web.resolv_conf), "nameserver 10.0.0.2\nsearch eu-west-1.compute.internal\n");
+  EXPECT_EQ(Read(web.hostname), "ip-10-0-1-5.eu-west-1.compute.internal\n");
+  const EtcFiles& side = files->etc_files.at("side");
+  EXPECT_EQ(Read(side.hostname), "sidecar\n");
+  EXPECT_NE(Read(side.hosts).find("10.0.1.5\tsidecar\n"), std::string::npos);
+  EXPECT_EQ(Read(side.resolv_conf), "nameserver 10.255.255.53\nsearch eu-west-1.compute.internal\n");
+
+  ASSERT_EQ(files->volumes.size(), 2u);
+  EXPECT_EQ(files->volumes.at("shared"), (task / "volumes" / "shared").string());
+  EXPECT_TRUE(fs::is_directory(files->volumes.at("scratch")));
+  struct stat st {};
+  ASSERT_EQ(::stat(files->volumes.at("shared").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0755u);
+  EXPECT_TRUE(fs::is_empty(files->volumes.at("shared")));
+
+  TaskContext ctx;
+  ApplyTaskFiles(*files, ctx);
+  EXPECT_EQ(ctx.cgroup_parent, "/paddock/i/0123abcd");
+  EXPECT_EQ(ctx.hostname, files->hostname);
+  EXPECT_EQ(ctx.volumes, files->volumes);
+  ASSERT_NE(ctx.container_definitions, nullptr);
+  EXPECT_EQ(ctx.container_definitions->size(), 2u);
+  EXPECT_EQ(ctx.etc_files.at("web").resolv_conf, web.resolv_conf);
+
+  ASSERT_TRUE(CleanUpTask(rt_, options_, "0123abcd").ok());
+  EXPECT_FALSE(fs::exists(task));
+  EXPECT_TRUE(rt_.groups.empty());
+  EXPECT_TRUE(CleanUpTask(rt_, options_, "0123abcd").ok());  // again: nothing to do
+  EXPECT_EQ(CleanUpTask(rt_, options_, "../x").code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(TaskFilesTest, RefusalsLeaveNothingBehind) {
+  auto refused = Prepare(Obj(R"({"containerDefinitions":[{"name":"a","secrets":[{"name":"S","valueFrom":"x"}]}]})"));
+  EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_FALSE(fs::exists(dir_ / "tasks" / "0123abcd"));
+  EXPECT_TRUE(rt_.groups.empty());
+
+  rt_.fail_create = true;  // fails after the files are written: they go again
+  refused = Prepare(Obj(R"({"volumes":[{"name":"v"}],"containerDefinitions":[{"name":"a"}]})"));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("the task's cgroup: no cgroups here"), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir_ / "tasks" / "0123abcd"));
+
+  options_.tasks_dir.clear();  // no directory: volumes cannot be made
+  rt_.fail_create = false;
+  refused = Prepare(Obj(R"({"volumes":[{"name":"v"}],"containerDefinitions":[{"name":"a"}]})"));
+  EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
+  auto plain = Prepare(Obj(R"({"containerDefinitions":[{"name":"a"}]})"));
+  ASSERT_TRUE(plain.ok());
+  EXPECT_TRUE(plain->etc_files.empty());
+  EXPECT_EQ(plain->cgroup_parent, "/paddock/i/0123abcd");
+}
+
+TEST_F(TaskFilesTest, WithoutAnAddressThereIsNoTaskHostname) {
+  auto files = Prepare(Obj(R"({"containerDefinitions":[{"name":"a"}]})"), "");
+  ASSERT_TRUE(files.ok());
+  EXPECT_EQ(files->hostname, "");
+  EXPECT_TRUE(files->etc_files.at("a").hostname.empty());
+  EXPECT_EQ(Read(files->etc_files.at("a").resolv_conf), "nameserver 10.255.255.53\n");
+}
+
+}  // namespace
+}  // namespace paddock::agent
