@@ -637,24 +637,67 @@ StatusOr<ResolvedImage> ImageStore::Resolve(std::string_view reference) {
 }
 
 StatusOr<ResolvedImage> ImageStore::ResolveOrPull(std::string_view reference, Puller& puller) {
-  ASSIGN_OR_RETURN(Reference ref, ParseReference(reference));
+  auto parsed = ParseReference(reference);
+  if (!parsed.ok()) return InvalidArgument(fmt::format("invalid reference format: {}", parsed.status().message()));
+  const Reference& ref = *parsed;
   RETURN_IF_ERROR(EnsureLayout());
   ASSIGN_OR_RETURN(std::optional<ImageInfo> info, Lookup(ref));
   if (!info) {
-    std::string archive;
+    const std::string key = ref.String();
+    std::shared_ptr<PullFlight> flight;
+    bool leader = false;
     {
-      // Shared: garbage collection empties tmp/ only when no import holds the lock.
-      ASSIGN_OR_RETURN(FileLock lock, FileLock::Acquire(dir_ + "/lock", FileLock::Mode::kShared));
-      ASSIGN_OR_RETURN(std::string work_path, MakeWorkDir());
-      ScopedDir work(work_path);
-      archive = work.path() + "/pulled.tar";
-      RETURN_IF_ERROR(puller.Pull(ref, archive));
-      ImportOptions options;
-      options.name = ref.String();
-      RETURN_IF_ERROR(ImportArchive(archive, options).status());
+      std::lock_guard lock(flights_mu_);
+      auto [it, inserted] = flights_.try_emplace(key);
+      if (inserted) it->second = std::make_shared<PullFlight>();
+      flight = it->second;
+      leader = inserted;
     }
+    Status status;
+    if (leader) {
+      status = PullAndImport(ref, puller);
+      {
+        std::lock_guard lock(flights_mu_);
+        flights_.erase(key);
+      }
+      std::lock_guard lock(flight->mu);
+      flight->done = true;
+      flight->status = status;
+      flight->cv.notify_all();
+    } else {
+      std::unique_lock lock(flight->mu);
+      flight->cv.wait(lock, [&] { return flight->done; });
+      status = flight->status;
+    }
+    RETURN_IF_ERROR(status);
   }
   return Resolve(reference);
+}
+
+StatusOr<ResolvedImage> ImageStore::ResolveOrPull(std::string_view reference) {
+  if (puller_ != nullptr) return ResolveOrPull(reference, *puller_);
+  auto r = Resolve(reference);
+  if (r.status().code() == StatusCode::kNotFound)
+    return NotFound(fmt::format("{}: not found in the local image store, and this node does not pull from registries",
+                                reference));
+  return r;
+}
+
+Status ImageStore::PullAndImport(const Reference& ref, Puller& puller) {
+  // Shared: garbage collection empties tmp/ only when no import holds the lock.
+  ASSIGN_OR_RETURN(FileLock lock, FileLock::Acquire(dir_ + "/lock", FileLock::Mode::kShared));
+  ASSIGN_OR_RETURN(std::string work_path, MakeWorkDir());
+  ScopedDir work(work_path);
+  const std::string archive = work.path() + "/pulled.tar";
+  RETURN_IF_ERROR(puller.Pull(ref, archive));
+  ImportOptions options;
+  options.name = ref.String();
+  auto imported = ImportArchive(archive, options);
+  if (!imported.ok())
+    return Status(imported.status().code(),
+                  fmt::format("ref pull has been retried 1 time(s): the pulled image {} cannot be stored: {}",
+                              ref.String(), imported.status().message()));
+  return OkStatus();
 }
 
 Status ImageStore::CollectGarbage() {

@@ -24,6 +24,9 @@
 // CollectGarbage, which every Remove runs after its transaction.
 #pragma once
 
+#include <condition_variable>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -77,8 +80,17 @@ class ImageStore {
   // directory that has gone missing is unpacked again from its blob.
   StatusOr<ResolvedImage> Resolve(std::string_view reference);
 
-  // Resolve, first pulling through `puller` when the store lacks the reference.
+  // Resolve, first pulling through `puller` when the store lacks the reference. Concurrent calls
+  // for one reference in this process share one pull and its outcome (other processes on the
+  // state directory may pull it too; the import is content-addressed, so that only costs time).
+  // Errors read as ECS's after "CannotPullContainerError: ": the puller's, an invalid reference
+  // ("invalid reference format: …"), or a pulled archive the store refuses.
   StatusOr<ResolvedImage> ResolveOrPull(std::string_view reference, Puller& puller);
+  // The same through the puller set with SetPuller; without one, a reference not in the store is
+  // NotFound ("REF: not found in the local image store, and this node does not pull").
+  StatusOr<ResolvedImage> ResolveOrPull(std::string_view reference);
+  // REQUIRES: called before any ResolveOrPull; `puller` outlives this store (nullptr: none).
+  void SetPuller(Puller* puller) { puller_ = puller; }
 
   // Deletes every blob and unpacked layer no image names, and what interrupted imports left in
   // tmp/. Waits for imports in progress to finish.
@@ -103,11 +115,24 @@ class ImageStore {
   // REQUIRES: the exclusive lock is held.
   Status CollectGarbageLocked();
 
+  // One pull in flight, shared by every ResolveOrPull of its reference.
+  struct PullFlight {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;  // GUARDED_BY(mu)
+    Status status;      // GUARDED_BY(mu)
+  };
+  // Pulls `ref` into tmp/ and imports it.
+  Status PullAndImport(const Reference& ref, Puller& puller);
+
   store::Store& store_;
   std::string dir_;
   Clock& clock_;
   std::once_flag layout_once_;
   Status layout_status_;
+  Puller* puller_ = nullptr;
+  std::mutex flights_mu_;
+  std::map<std::string, std::shared_ptr<PullFlight>> flights_;  // GUARDED_BY(flights_mu_), by reference
 };
 
 }  // namespace paddock::agent::images

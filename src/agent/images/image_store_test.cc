@@ -12,6 +12,9 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <thread>
+#include <condition_variable>
+#include <mutex>
 
 #include "agent/images/digest.h"
 #include "agent/images/testing/tar_builder.h"
@@ -589,6 +592,107 @@ TEST_F(ImageStoreTest, ResolveOrPullImportsWhatThePullerFetchesOnce) {
   EXPECT_EQ(r.status().code(), StatusCode::kUnavailable);
   EXPECT_THAT(r.status().message(), HasSubstr("pull access denied"));
   EXPECT_EQ(CountEntries(Images() + "/tmp"), 0u);
+}
+
+// Blocks every Pull until Release, counting them.
+class GatedPuller final : public Puller {
+ public:
+  GatedPuller(std::string archive, Status failure) : archive_(std::move(archive)), failure_(std::move(failure)) {}
+  Status Pull(const Reference&, const std::string& path) override {
+    std::unique_lock lock(mu_);
+    ++pulls_;
+    cv_.notify_all();
+    cv_.wait(lock, [&] { return released_; });
+    if (!failure_.ok()) return failure_;
+    WriteFile(path, archive_);
+    return OkStatus();
+  }
+  void WaitForPulls(int n) {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return pulls_ >= n; });
+  }
+  void Release() {
+    std::lock_guard lock(mu_);
+    released_ = true;
+    cv_.notify_all();
+  }
+  int pulls() {
+    std::lock_guard lock(mu_);
+    return pulls_;
+  }
+
+ private:
+  std::string archive_;
+  Status failure_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int pulls_ = 0;
+  bool released_ = false;
+};
+
+TEST_F(ImageStoreTest, ConcurrentResolveOrPullOfOneReferenceSharesOnePull) {
+  std::string l = TarBuilder().File("f", "f").Finish();
+  GatedPuller puller(OciArchive({"localhost:5000/app:1", {l}, {l}}), OkStatus());
+  std::vector<StatusOr<ResolvedImage>> results(4, Internal("not run"));
+  std::vector<std::thread> threads;
+  threads.emplace_back([&] { results[0] = images_->ResolveOrPull("localhost:5000/app:1", puller); });
+  puller.WaitForPulls(1);  // the first is pulling; the others join it
+  for (size_t i = 1; i < results.size(); ++i)
+    threads.emplace_back([&, i] { results[i] = images_->ResolveOrPull("localhost:5000/app:1", puller); });
+  // The joiners are blocked on the flight, not on a second Pull (which would bump the count).
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  puller.Release();
+  for (auto& t : threads) t.join();
+  for (const auto& r : results) {
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->reference, "localhost:5000/app:1");
+  }
+  EXPECT_EQ(puller.pulls(), 1);
+}
+
+TEST_F(ImageStoreTest, ConcurrentResolveOrPullShareAFailureAndLeaveNothing) {
+  GatedPuller puller("", NotFound("pull image manifest has been retried 1 time(s): failed to resolve ref x: x: not found"));
+  std::vector<Status> results(3);
+  std::vector<std::thread> threads;
+  threads.emplace_back([&] { results[0] = images_->ResolveOrPull("localhost:5000/x:1", puller).status(); });
+  puller.WaitForPulls(1);
+  for (size_t i = 1; i < results.size(); ++i)
+    threads.emplace_back([&, i] { results[i] = images_->ResolveOrPull("localhost:5000/x:1", puller).status(); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  puller.Release();
+  for (auto& t : threads) t.join();
+  for (const auto& s : results) {
+    EXPECT_EQ(s.code(), StatusCode::kNotFound);
+    EXPECT_THAT(s.message(), HasSubstr("failed to resolve ref x: x: not found"));
+  }
+  EXPECT_EQ(puller.pulls(), 1);
+  EXPECT_EQ(CountEntries(Images() + "/tmp"), 0u);
+  // A later call pulls again (a failure is not remembered).
+  GatedPuller again("", Unavailable("down"));
+  again.Release();
+  EXPECT_EQ(images_->ResolveOrPull("localhost:5000/x:1", again).status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(again.pulls(), 1);
+}
+
+TEST_F(ImageStoreTest, ResolveOrPullWithoutAPullerOrWithABadArchiveSaysWhy) {
+  auto none = images_->ResolveOrPull("nothere:1");
+  EXPECT_EQ(none.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(none.status().message(),
+            "nothere:1: not found in the local image store, and this node does not pull from registries");
+  auto bad = images_->ResolveOrPull("Not A Reference");
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  FakePuller garbage("this is not a tar");
+  images_->SetPuller(&garbage);
+  auto r = images_->ResolveOrPull("localhost:5000/garbage:1");
+  EXPECT_EQ(garbage.pulls, 1);
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(r.status().message(),
+              ::testing::StartsWith("ref pull has been retried 1 time(s): the pulled image localhost:5000/garbage:1 "
+                                    "cannot be stored: "));
+  auto invalid = images_->ResolveOrPull("has space:1");
+  EXPECT_THAT(invalid.status().message(), ::testing::StartsWith("invalid reference format: "));
+  images_->SetPuller(nullptr);
+  ExpectEmpty();
 }
 
 }  // namespace

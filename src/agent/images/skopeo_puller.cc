@@ -1,0 +1,257 @@
+#include "agent/images/skopeo_puller.h"
+
+#include <arpa/inet.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <initializer_list>
+
+namespace paddock::agent::images {
+namespace {
+
+// What ECS (Fargate's containerd-based agent) puts before its reasons. Paddock tries once.
+constexpr std::string_view kManifestPrefix = "pull image manifest has been retried 1 time(s): ";
+constexpr std::string_view kCopyPrefix = "ref pull has been retried 1 time(s): failed to copy: ";
+constexpr std::string_view kAccessDenied = "pull access denied, repository does not exist or may require authorization: ";
+// skopeo's detail is cut here so that a reason stays readable (ECS keeps 1024 characters).
+constexpr size_t kMaxDetail = 600;
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
+bool ContainsAny(std::string_view haystack, std::initializer_list<std::string_view> needles) {
+  for (std::string_view n : needles)
+    if (haystack.find(n) != std::string_view::npos) return true;
+  return false;
+}
+
+std::string Cut(std::string s) {
+  if (s.size() > kMaxDetail) s = s.substr(0, kMaxDetail) + "…";
+  return s;
+}
+
+// The name skopeo is given: docker://repo:tag, or docker://repo@digest (skopeo takes one of them).
+std::string SourceName(const Reference& ref) {
+  return ref.digest ? ref.Repository() + "@" + ref.digest->str() : ref.Tagged();
+}
+
+std::string ResolvePrefix(const Reference& ref) {
+  return fmt::format("{}failed to resolve ref {}: ", kManifestPrefix, ref.String());
+}
+
+// Unquotes the body of a Go-quoted string (logrus's msg="…"), up to its closing quote.
+std::string GoUnquote(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (c == '"') break;
+    if (c == '\\' && i + 1 < s.size()) {
+      char e = s[++i];
+      switch (e) {
+        case 'n': out += '\n'; break;
+        case 't': out += '\t'; break;
+        case '"': out += '"'; break;
+        case '\\': out += '\\'; break;
+        default: out += '\\'; out += e; break;
+      }
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+}  // namespace
+
+std::string SkopeoOptions::HostArch() {
+#if defined(__x86_64__)
+  return "amd64";
+#elif defined(__aarch64__)
+  return "arm64";
+#elif defined(__i386__)
+  return "386";
+#elif defined(__powerpc64__) && defined(__LITTLE_ENDIAN__)
+  return "ppc64le";
+#elif defined(__s390x__)
+  return "s390x";
+#else
+  return "amd64";
+#endif
+}
+
+bool IsInsecureRegistry(std::string_view domain, const SkopeoOptions& options) {
+  for (const std::string& r : options.insecure_registries)
+    if (r == domain) return true;
+  if (!options.insecure_loopback) return false;
+  std::string_view host = domain;
+  if (host.starts_with('[')) {
+    host = host.substr(1, host.find(']') == std::string_view::npos ? host.size() - 1 : host.find(']') - 1);
+    return host == "::1";
+  }
+  if (size_t colon = host.find(':'); colon != std::string_view::npos) host = host.substr(0, colon);
+  if (host == "localhost") return true;
+  in_addr a{};
+  std::string h(host);
+  return inet_pton(AF_INET, h.c_str(), &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
+}
+
+std::vector<std::string> SkopeoCopyArgs(const Reference& ref, const std::string& archive_path,
+                                        const SkopeoOptions& options) {
+  std::vector<std::string> args = {options.skopeo, "--override-os", options.os, "--override-arch", options.arch,
+                                   "copy", "--quiet"};
+  if (IsInsecureRegistry(ref.domain, options)) args.push_back("--src-tls-verify=false");
+  if (options.auth_file.empty()) {
+    args.push_back("--src-no-creds");
+  } else {
+    args.push_back("--src-authfile");
+    args.push_back(options.auth_file);
+  }
+  // A digest names the manifest as the registry serves it: skopeo must not rewrite it (into OCI
+  // form), or the digest the task asked for would name nothing in the store.
+  if (ref.digest) args.push_back("--preserve-digests");
+  args.push_back("docker://" + SourceName(ref));
+  args.push_back("oci-archive:" + archive_path);
+  return args;
+}
+
+std::string SkopeoErrorDetail(std::string_view text) {
+  std::string_view last_fatal, last_line;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    std::string_view line = Trim(text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos));
+    if (!line.empty()) {
+      last_line = line;
+      if (line.find("level=fatal") != std::string_view::npos || line.find("level=error") != std::string_view::npos)
+        last_fatal = line;
+    }
+    if (nl == std::string_view::npos) break;
+    pos = nl + 1;
+  }
+  std::string_view line = last_fatal.empty() ? last_line : last_fatal;
+  if (size_t m = line.find("msg=\""); m != std::string_view::npos) return GoUnquote(line.substr(m + 5));
+  return std::string(line);
+}
+
+Status PullFailure(const Reference& ref, std::string_view skopeo_stderr, const SkopeoOptions& options) {
+  std::string detail = SkopeoErrorDetail(skopeo_stderr);
+  if (detail.empty()) detail = "skopeo failed without a message";
+  const std::string lower = Lower(detail);
+  if (ContainsAny(lower, {"no image found in manifest list", "no image found in image index"})) {
+    return NotFound(fmt::format("{}image Manifest does not contain descriptor matching platform '{}/{}' ({})",
+                                kManifestPrefix, options.os, options.arch, Cut(detail)));
+  }
+  // skopeo: "initializing source docker://REF: WHAT" when the manifest could not be had; anything
+  // later (blobs, writing the archive) is the copy.
+  constexpr std::string_view kInit = "initializing source ";
+  size_t at = detail.find(kInit);
+  if (at == std::string::npos) return Unavailable(fmt::format("{}{}", kCopyPrefix, Cut(detail)));
+  size_t sep = detail.find(": ", at + kInit.size());
+  std::string inner = sep == std::string::npos ? detail : detail.substr(sep + 2);
+  const std::string li = Lower(inner);
+  const std::string resolve = ResolvePrefix(ref);
+
+  constexpr std::string_view kPing = "pinging container registry ";
+  if (li.starts_with(kPing) ||
+      ContainsAny(li, {"dial tcp", "connection refused", "no such host", "i/o timeout", "connection reset",
+                       "tls:", "x509:", "server gave http response to https client", "network is unreachable",
+                       "no route to host"})) {
+    // containerd: failed to do request: Head "https://host/v2/…": dial tcp …: connect: connection refused
+    std::string request = inner;
+    if (li.starts_with(kPing)) {
+      size_t colon = inner.find(": ", kPing.size());
+      if (colon != std::string::npos) request = inner.substr(colon + 2);
+    }
+    return Unavailable(fmt::format("{}failed to do request: {}", resolve, Cut(request)));
+  }
+  if (ContainsAny(li, {"manifest unknown", "name unknown", "not found", "404"})) {
+    return NotFound(fmt::format("{}{}: not found ({})", resolve, ref.String(), Cut(inner)));
+  }
+  if (ContainsAny(li, {"unauthorized", "authentication required", "denied", "insufficient_scope", "401", "403"})) {
+    return PermissionDenied(fmt::format("{}{}{}", resolve, kAccessDenied, Cut(inner)));
+  }
+  return Unavailable(resolve + Cut(inner));
+}
+
+SkopeoPuller::SkopeoPuller(SkopeoOptions options)
+    : options_(std::move(options)), shutdown_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+
+SkopeoPuller::~SkopeoPuller() = default;
+
+void SkopeoPuller::Shutdown() {
+  if (!shutdown_fd_.valid()) return;
+  uint64_t one = 1;
+  // The counter only grows; a full counter (never, in practice) is still readable.
+  [[maybe_unused]] ssize_t n = ::write(shutdown_fd_.get(), &one, sizeof one);
+}
+
+Status SkopeoPuller::Pull(const Reference& ref, const std::string& archive_path) {
+  const std::string resolve = ResolvePrefix(ref);
+  auto shut_down = [&] {
+    return Aborted(fmt::format("{}pull abandoned: the node is shutting down", resolve));
+  };
+  if (!shutdown_fd_.valid()) return Internal(fmt::format("{}cannot create an eventfd", resolve));
+  if (archive_path.find(':') != std::string::npos)
+    return Internal(fmt::format("{}the work path {} contains ':', which skopeo cannot take", resolve, archive_path));
+  pollfd sd{shutdown_fd_.get(), POLLIN, 0};
+  if (::poll(&sd, 1, 0) > 0) return shut_down();
+
+  ASSIGN_OR_RETURN(subprocess::UniqueFd err, subprocess::MakeMemfd("paddock-skopeo"));
+  auto child = subprocess::Spawn(SkopeoCopyArgs(ref, archive_path, options_), subprocess::Stdio{-1, -1, err.get()});
+  if (!child.ok()) return Unavailable(fmt::format("{}cannot run skopeo: {}", resolve, child.status().message()));
+
+  const auto deadline = std::chrono::steady_clock::now() + options_.timeout;
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      subprocess::KillAndReap(*child);
+      return Unavailable(fmt::format("{}context deadline exceeded (skopeo did not finish within {:g} s)", kCopyPrefix,
+                                     options_.timeout.count() / 1000.0));
+    }
+    pollfd fds[2] = {{child->pidfd.get(), POLLIN, 0}, {shutdown_fd_.get(), POLLIN, 0}};
+    int n = ::poll(fds, 2, static_cast<int>(std::min<int64_t>(left.count(), 60'000)));
+    if (n < 0 && errno != EINTR) {
+      int e = errno;
+      subprocess::KillAndReap(*child);
+      return Internal(fmt::format("{}poll: {}", resolve, std::strerror(e)));
+    }
+    if (n > 0 && (fds[1].revents & POLLIN)) {
+      subprocess::KillAndReap(*child);
+      return shut_down();
+    }
+    if (n > 0 && fds[0].revents != 0) break;
+  }
+  auto exit = subprocess::WaitChild(*child, std::chrono::seconds(5));
+  if (!exit.ok() || !*exit) {
+    subprocess::KillAndReap(*child);
+    return Internal(fmt::format("{}skopeo could not be waited for", resolve));
+  }
+  std::string stderr_text = subprocess::ReadMemfd(err.get(), 64 * 1024);
+  if (**exit != 0) {
+    if (Trim(stderr_text).empty()) stderr_text = fmt::format("skopeo exited with status {}", **exit);
+    return PullFailure(ref, stderr_text, options_);
+  }
+  struct stat st {};
+  if (::stat(archive_path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+    return Internal(fmt::format("{}skopeo succeeded but wrote no {}", kCopyPrefix, archive_path));
+  return OkStatus();
+}
+
+}  // namespace paddock::agent::images

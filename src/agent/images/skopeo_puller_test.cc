@@ -1,0 +1,265 @@
+#include "agent/images/skopeo_puller.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+namespace paddock::agent::images {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::Contains;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
+
+Reference Ref(std::string_view text) {
+  auto r = ParseReference(text);
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  return r.ok() ? *r : Reference{};
+}
+
+// A line as skopeo (logrus) writes it.
+std::string Fatal(std::string_view msg) {
+  std::string quoted;
+  for (char c : msg) {
+    if (c == '"' || c == '\\') quoted += '\\';
+    quoted += c;
+  }
+  return "time=\"2026-11-30T11:43:18Z\" level=fatal msg=\"" + quoted + "\"\n";
+}
+
+TEST(SkopeoPullerTest, InsecureRegistriesAreTheListedOnesAndLoopback) {
+  SkopeoOptions o;
+  o.insecure_registries = {"registry.lan:5000"};
+  EXPECT_TRUE(IsInsecureRegistry("registry.lan:5000", o));
+  EXPECT_FALSE(IsInsecureRegistry("registry.lan", o));
+  EXPECT_FALSE(IsInsecureRegistry("registry.lan:5001", o));
+  EXPECT_TRUE(IsInsecureRegistry("localhost", o));
+  EXPECT_TRUE(IsInsecureRegistry("localhost:5000", o));
+  EXPECT_TRUE(IsInsecureRegistry("127.0.0.1:5000", o));
+  EXPECT_TRUE(IsInsecureRegistry("127.9.8.7", o));
+  EXPECT_TRUE(IsInsecureRegistry("[::1]:5000", o));
+  EXPECT_FALSE(IsInsecureRegistry("128.0.0.1:5000", o));
+  EXPECT_FALSE(IsInsecureRegistry("localhost.example.com", o));
+  EXPECT_FALSE(IsInsecureRegistry("docker.io", o));
+  o.insecure_loopback = false;
+  EXPECT_FALSE(IsInsecureRegistry("127.0.0.1:5000", o));
+  EXPECT_TRUE(IsInsecureRegistry("registry.lan:5000", o));
+}
+
+TEST(SkopeoPullerTest, CopyArguments) {
+  SkopeoOptions o;
+  o.arch = "amd64";
+  EXPECT_THAT(SkopeoCopyArgs(Ref("busybox"), "/s/tmp/x/pulled.tar", o),
+              ElementsAre("skopeo", "--override-os", "linux", "--override-arch", "amd64", "copy", "--quiet",
+                          "--src-no-creds", "docker://docker.io/library/busybox:latest",
+                          "oci-archive:/s/tmp/x/pulled.tar"));
+  EXPECT_THAT(SkopeoCopyArgs(Ref("127.0.0.1:5000/busybox:1"), "/a.tar", o),
+              ElementsAre("skopeo", "--override-os", "linux", "--override-arch", "amd64", "copy", "--quiet",
+                          "--src-tls-verify=false", "--src-no-creds", "docker://127.0.0.1:5000/busybox:1",
+                          "oci-archive:/a.tar"));
+  const std::string digest = "sha256:" + std::string(64, 'a');
+  o.auth_file = "/etc/paddock/auth.json";
+  o.skopeo = "/opt/skopeo";
+  auto args = SkopeoCopyArgs(Ref("quay.io/a/b:1@" + digest), "/a.tar", o);
+  EXPECT_EQ(args.front(), "/opt/skopeo");
+  EXPECT_THAT(args, Contains("--preserve-digests"));
+  EXPECT_THAT(args, Contains("docker://quay.io/a/b@" + digest));  // skopeo takes a tag or a digest
+  EXPECT_THAT(args, Not(Contains("--src-no-creds")));
+  EXPECT_THAT(args, Not(Contains("--src-tls-verify=false")));
+  auto at = std::find(args.begin(), args.end(), "--src-authfile");
+  ASSERT_NE(at, args.end());
+  EXPECT_EQ(*(at + 1), "/etc/paddock/auth.json");
+}
+
+TEST(SkopeoPullerTest, ErrorDetailIsTheFatalMessageUnquoted) {
+  EXPECT_EQ(SkopeoErrorDetail("time=\"x\" level=warning msg=\"ignored\"\n" +
+                              Fatal("a \"quoted\" word\\and more") + "\n"),
+            "a \"quoted\" word\\and more");
+  EXPECT_EQ(SkopeoErrorDetail("Error: something plain\n\n"), "Error: something plain");
+  EXPECT_EQ(SkopeoErrorDetail(""), "");
+}
+
+TEST(SkopeoPullerTest, NotFoundReadsAsEcsReportsIt) {
+  Reference r = Ref("127.0.0.1:5000/busybox:nope");
+  Status s = PullFailure(r,
+                         Fatal("initializing source docker://127.0.0.1:5000/busybox:nope: reading manifest nope in "
+                               "127.0.0.1:5000/busybox: manifest unknown: manifest unknown"),
+                         SkopeoOptions{});
+  EXPECT_EQ(s.code(), StatusCode::kNotFound);
+  EXPECT_EQ(s.message(),
+            "pull image manifest has been retried 1 time(s): failed to resolve ref 127.0.0.1:5000/busybox:nope: "
+            "127.0.0.1:5000/busybox:nope: not found (reading manifest nope in 127.0.0.1:5000/busybox: manifest "
+            "unknown: manifest unknown)");
+}
+
+TEST(SkopeoPullerTest, AuthorizationFailuresReadAsPullAccessDenied) {
+  Reference r = Ref("127.0.0.1:5000/busybox:1");
+  Status s = PullFailure(r,
+                         Fatal("initializing source docker://127.0.0.1:5000/busybox:1: reading manifest 1 in "
+                               "127.0.0.1:5000/busybox: unauthorized: authentication required"),
+                         SkopeoOptions{});
+  EXPECT_EQ(s.code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(s.message(),
+            "pull image manifest has been retried 1 time(s): failed to resolve ref 127.0.0.1:5000/busybox:1: pull "
+            "access denied, repository does not exist or may require authorization: reading manifest 1 in "
+            "127.0.0.1:5000/busybox: unauthorized: authentication required");
+  // Docker Hub answers a repository that does not exist the same way.
+  Status hub = PullFailure(Ref("me/private"),
+                           Fatal("initializing source docker://me/private:latest: reading manifest latest in "
+                                 "docker.io/me/private: requested access to the resource is denied"),
+                           SkopeoOptions{});
+  EXPECT_EQ(hub.code(), StatusCode::kPermissionDenied);
+  EXPECT_THAT(hub.message(), StartsWith("pull image manifest has been retried 1 time(s): failed to resolve ref "
+                                        "docker.io/me/private:latest: pull access denied"));
+}
+
+TEST(SkopeoPullerTest, UnreachableRegistriesReadAsFailedRequests) {
+  Reference r = Ref("127.0.0.1:1/busybox:1");
+  Status refused = PullFailure(r,
+                               Fatal("initializing source docker://127.0.0.1:1/busybox:1: pinging container registry "
+                                     "127.0.0.1:1: Get \"http://127.0.0.1:1/v2/\": dial tcp 127.0.0.1:1: connect: "
+                                     "connection refused"),
+                               SkopeoOptions{});
+  EXPECT_EQ(refused.code(), StatusCode::kUnavailable);
+  EXPECT_EQ(refused.message(),
+            "pull image manifest has been retried 1 time(s): failed to resolve ref 127.0.0.1:1/busybox:1: failed to "
+            "do request: Get \"http://127.0.0.1:1/v2/\": dial tcp 127.0.0.1:1: connect: connection refused");
+  Status dns = PullFailure(Ref("nothere:1"),
+                           Fatal("initializing source docker://nothere:1: pinging container registry "
+                                 "registry-1.docker.io: Get \"https://registry-1.docker.io/v2/\": dial tcp: lookup "
+                                 "registry-1.docker.io on 10.0.0.53:53: no such host"),
+                           SkopeoOptions{});
+  EXPECT_EQ(dns.code(), StatusCode::kUnavailable);
+  EXPECT_EQ(dns.message(),
+            "pull image manifest has been retried 1 time(s): failed to resolve ref docker.io/library/nothere:1: "
+            "failed to do request: Get \"https://registry-1.docker.io/v2/\": dial tcp: lookup registry-1.docker.io "
+            "on 10.0.0.53:53: no such host");
+  // A plain-HTTP registry not listed as insecure.
+  Status tls = PullFailure(Ref("registry.lan:5000/x:1"),
+                           Fatal("initializing source docker://registry.lan:5000/x:1: pinging container registry "
+                                 "registry.lan:5000: Get \"https://registry.lan:5000/v2/\": http: server gave HTTP "
+                                 "response to HTTPS client"),
+                           SkopeoOptions{});
+  EXPECT_EQ(tls.code(), StatusCode::kUnavailable);
+  EXPECT_THAT(tls.message(), HasSubstr("failed to do request: Get \"https://registry.lan:5000/v2/\": http: server "
+                                       "gave HTTP response to HTTPS client"));
+}
+
+TEST(SkopeoPullerTest, PlatformAndCopyFailures) {
+  SkopeoOptions o;
+  o.arch = "amd64";
+  Status platform = PullFailure(Ref("x.io/a:1"),
+                                Fatal("choosing an image from manifest list docker://x.io/a:1: no image found in "
+                                      "manifest list for architecture amd64, variant \"\", OS linux"),
+                                o);
+  EXPECT_EQ(platform.code(), StatusCode::kNotFound);
+  EXPECT_THAT(platform.message(), StartsWith("pull image manifest has been retried 1 time(s): image Manifest does "
+                                             "not contain descriptor matching platform 'linux/amd64' (choosing"));
+  Status copy = PullFailure(Ref("x.io/a:1"), Fatal("writing blob: happened to fail: connection reset by peer"), o);
+  EXPECT_EQ(copy.code(), StatusCode::kUnavailable);
+  EXPECT_EQ(copy.message(),
+            "ref pull has been retried 1 time(s): failed to copy: writing blob: happened to fail: connection reset by "
+            "peer");
+  Status other = PullFailure(Ref("x.io/a:1"), Fatal("initializing source docker://x.io/a:1: something new"), o);
+  EXPECT_EQ(other.message(),
+            "pull image manifest has been retried 1 time(s): failed to resolve ref x.io/a:1: something new");
+  EXPECT_THAT(PullFailure(Ref("x.io/a:1"), "", o).message(), HasSubstr("skopeo failed without a message"));
+  std::string long_detail(5000, 'x');
+  EXPECT_LT(PullFailure(Ref("x.io/a:1"), Fatal(long_detail), o).message().size(), 1024u);
+}
+
+// SkopeoPuller against a stand-in skopeo script: no network.
+class SkopeoPullerProcessTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/skopeo-puller-test-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // A fake skopeo running `body` (sh) with the real one's arguments; $last is the destination.
+  std::string Script(std::string_view body) {
+    std::string path = dir_ + "/skopeo";
+    std::ofstream(path) << "#!/bin/sh\nfor last; do :; done\n" << body << "\n";
+    ::chmod(path.c_str(), 0755);
+    return path;
+  }
+  SkopeoOptions Options(std::string_view body) {
+    SkopeoOptions o;
+    o.skopeo = Script(body);
+    o.timeout = std::chrono::seconds(20);
+    return o;
+  }
+
+  std::string dir_;
+};
+
+TEST_F(SkopeoPullerProcessTest, WritesTheArchiveWhereAsked) {
+  SkopeoPuller puller(Options(R"(echo "$@" > "${last#oci-archive:}")"));
+  std::string archive = dir_ + "/pulled.tar";
+  ASSERT_TRUE(puller.Pull(Ref("127.0.0.1:5000/busybox:1"), archive).ok());
+  std::ifstream in(archive);
+  std::string args((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(args, HasSubstr("copy --quiet --src-tls-verify=false --src-no-creds docker://127.0.0.1:5000/busybox:1"));
+}
+
+TEST_F(SkopeoPullerProcessTest, MapsAFailureAndNoticesAMissingArchive) {
+  SkopeoPuller failing(Options(
+      R"(echo 'time="t" level=fatal msg="initializing source docker://x.io/a:1: reading manifest 1 in x.io/a: manifest unknown"' >&2; exit 1)"));
+  Status s = failing.Pull(Ref("x.io/a:1"), dir_ + "/a.tar");
+  EXPECT_EQ(s.code(), StatusCode::kNotFound);
+  EXPECT_THAT(s.message(), HasSubstr("failed to resolve ref x.io/a:1: x.io/a:1: not found"));
+
+  SkopeoPuller silent(Options("exit 0"));
+  EXPECT_EQ(silent.Pull(Ref("x.io/a:1"), dir_ + "/b.tar").code(), StatusCode::kInternal);
+
+  SkopeoOptions missing;
+  missing.skopeo = dir_ + "/no-such-skopeo";
+  Status m = SkopeoPuller(missing).Pull(Ref("x.io/a:1"), dir_ + "/c.tar");
+  EXPECT_EQ(m.code(), StatusCode::kUnavailable);
+  EXPECT_THAT(m.message(), HasSubstr("cannot run skopeo"));
+}
+
+TEST_F(SkopeoPullerProcessTest, ATimeoutKillsSkopeo) {
+  SkopeoOptions o = Options("exec sleep 30");
+  o.timeout = std::chrono::milliseconds(200);
+  SkopeoPuller puller(o);
+  auto start = std::chrono::steady_clock::now();
+  Status s = puller.Pull(Ref("x.io/a:1"), dir_ + "/a.tar");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable);
+  EXPECT_EQ(s.message(),
+            "ref pull has been retried 1 time(s): failed to copy: context deadline exceeded (skopeo did not finish "
+            "within 0.2 s)");
+}
+
+TEST_F(SkopeoPullerProcessTest, ShutdownAbandonsPullsInFlightAndLater) {
+  const std::string started = dir_ + "/started";
+  SkopeoPuller puller(Options("touch " + started + "; exec sleep 30"));
+  Status s;
+  std::thread t([&] { s = puller.Pull(Ref("x.io/a:1"), dir_ + "/a.tar"); });
+  auto start = std::chrono::steady_clock::now();
+  while (!fs::exists(started) && std::chrono::steady_clock::now() - start < std::chrono::seconds(10))
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_TRUE(fs::exists(started));
+  puller.Shutdown();
+  t.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_EQ(s.code(), StatusCode::kAborted);
+  EXPECT_THAT(s.message(), HasSubstr("the node is shutting down"));
+  EXPECT_EQ(puller.Pull(Ref("x.io/a:1"), dir_ + "/b.tar").code(), StatusCode::kAborted);
+}
+
+}  // namespace
+}  // namespace paddock::agent::images
