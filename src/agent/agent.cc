@@ -181,16 +181,12 @@ class Agent::Driver {
     pending.pull_started_at = pull_started;
     if (!Report(std::move(pending))) return;
     for (auto& c : containers_) {
-      auto r = agent_.images_.Resolve(c.image);
+      // From the store, else pulled (images/skopeo_puller.h); the message is ECS's text after the prefix.
+      auto r = agent_.images_.ResolveOrPull(c.image);
       if (!r.ok()) {
-        std::string reason =
-            r.status().code() == StatusCode::kNotFound
-                ? fmt::format("CannotPullContainerError: {} not found in the local image store (pulling from "
-                              "registries is not implemented yet)",
-                              c.image)
-                : fmt::format("CannotPullContainerError: {}: {}", c.image, r.status().message());
-        c.reason = reason;
-        Teardown("TaskFailedToStart", reason);
+        if (r.status().code() == StatusCode::kAborted) return;  // the node is stopping: abandoned where it is
+        c.reason = fmt::format("CannotPullContainerError: {}", r.status().message());
+        Teardown("TaskFailedToStart", *c.reason);
         return;
       }
       c.resolved = std::move(*r);

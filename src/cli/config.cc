@@ -9,6 +9,40 @@
 
 namespace paddock::cli {
 
+namespace {
+
+Status LoadImages(const std::string& path, const toml::table& table, ImagesConfig& images) {
+  for (const auto& [key, node] : table) {
+    std::string_view k = key.str();
+    auto bad = [&](std::string_view what) {
+      return InvalidArgument(fmt::format("config file {}: 'images.{}' must be {}", path, k, what));
+    };
+    if (k == "insecure_registries") {
+      const toml::array* list = node.as_array();
+      if (list == nullptr) return bad("an array of strings");
+      images.insecure_registries.clear();
+      for (const auto& item : *list) {
+        if (!item.is_string()) return bad("an array of strings");
+        images.insecure_registries.push_back(item.as_string()->get());
+      }
+    } else if (k == "insecure_loopback") {
+      if (!node.is_boolean()) return bad("true or false");
+      images.insecure_loopback = node.as_boolean()->get();
+    } else if (k == "pull_timeout_seconds") {
+      if (!node.is_integer()) return bad("an integer");
+      images.pull_timeout_seconds = node.as_integer()->get();
+    } else if (k == "auth_file") {
+      if (!node.is_string()) return bad("a string");
+      images.auth_file = node.as_string()->get();
+    } else {
+      return InvalidArgument(fmt::format("config file {}: unknown key 'images.{}'", path, k));
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
 Status LoadConfigFile(const std::string& path, ServerConfig& config) {
   toml::table table;
   try {
@@ -36,6 +70,9 @@ Status LoadConfigFile(const std::string& path, ServerConfig& config) {
     } else if (k == "accept_any_credentials") {
       if (!node.is_boolean()) return InvalidArgument(fmt::format("config file {}: '{}' must be true or false", path, k));
       config.accept_any_credentials = node.as_boolean()->get();
+    } else if (k == "images") {
+      if (!node.is_table()) return InvalidArgument(fmt::format("config file {}: 'images' must be a table ([images])", path));
+      RETURN_IF_ERROR(LoadImages(path, *node.as_table(), config.images));
     } else {
       return InvalidArgument(fmt::format("config file {}: unknown key '{}'", path, k));
     }
@@ -63,6 +100,13 @@ Status ValidateConfig(const ServerConfig& config) {
   if (!IsAccountId(config.default_account))
     return InvalidArgument(fmt::format("--default-account '{}' is not a 12-digit account id", config.default_account));
   if (!IsRegionName(config.region)) return InvalidArgument(fmt::format("--region '{}' is not a region name", config.region));
+  if (config.images.pull_timeout_seconds < 1 || config.images.pull_timeout_seconds > 86400)
+    return InvalidArgument(fmt::format("images.pull_timeout_seconds must be 1 to 86400, not {}",
+                                       config.images.pull_timeout_seconds));
+  for (const std::string& r : config.images.insecure_registries) {
+    if (r.empty() || r.find_first_of("/ ") != std::string::npos)
+      return InvalidArgument(fmt::format("images.insecure_registries: '{}' is not HOST or HOST:PORT (no scheme, no path)", r));
+  }
   return OkStatus();
 }
 

@@ -6,13 +6,29 @@
 //   accept_any_credentials = false
 //   default_account = "000000000000"
 //   api_rate_limits = "off"        # or "aws"
+//
+//   [images]                       # pulling task images from registries (skopeo)
+//   insecure_registries = ["registry.lan:5000"]  # plain HTTP / unchecked TLS; loopback ones always
+//   insecure_loopback = true       # localhost, 127.0.0.0/8, [::1] need no listing (as in Docker)
+//   pull_timeout_seconds = 300     # one pull, start to finish; then CannotPullContainerError
+//   auth_file = ""                 # containers-auth.json for every pull; "" = anonymous
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 
 namespace paddock::cli {
+
+// The [images] table: how the node's agent pulls images (agent/images/skopeo_puller.h).
+struct ImagesConfig {
+  std::vector<std::string> insecure_registries;  // "host" or "host:port", as in image names
+  bool insecure_loopback = true;
+  int64_t pull_timeout_seconds = 300;
+  std::string auth_file;
+};
 
 struct ServerConfig {
   std::string listen = "127.0.0.1:4566";
@@ -21,11 +37,13 @@ struct ServerConfig {
   std::string default_account = "000000000000";
   std::string api_rate_limits = "off";  // "aws" | "off"
   std::string region = "us-east-1";     // the region written into the AWS profile
+  ImagesConfig images;
 };
 
 // Reads the keys above from a TOML file into `config`; unknown keys are an error.
 Status LoadConfigFile(const std::string& path, ServerConfig& config);
-// Checks values (listen is HOST:PORT, api_rate_limits is aws|off, default_account 12 digits).
+// Checks values (listen is HOST:PORT, api_rate_limits is aws|off, default_account 12 digits,
+// pull_timeout_seconds 1..86400, insecure_registries are bare HOST[:PORT]).
 Status ValidateConfig(const ServerConfig& config);
 // Splits "HOST:PORT".
 StatusOr<std::pair<std::string, uint16_t>> SplitListen(const std::string& listen);

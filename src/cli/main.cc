@@ -26,7 +26,9 @@ int Fail(const Status& s) {
 // Adds the server flags; each overrides the config file.
 void AddServerFlags(CLI::App* cmd, ServerConfig& c, std::string& config_file) {
   cmd->add_option("--config", config_file, "TOML file with any of: listen, state_dir, accept_any_credentials, "
-                                           "default_account, api_rate_limits, region (flags override it)");
+                                           "default_account, api_rate_limits, region, and an [images] table "
+                                           "(insecure_registries, insecure_loopback, pull_timeout_seconds, "
+                                           "auth_file); flags override it");
   cmd->add_option("--listen", c.listen, "HOST:PORT to serve the AWS APIs on (default 127.0.0.1:4566; port 0 picks one)");
   cmd->add_option("--state-dir", c.state_dir, "Directory holding the store and generated credentials (default ./.paddock)");
   cmd->add_flag("--accept-any-credentials", c.accept_any_credentials,
@@ -53,6 +55,7 @@ Status ResolveConfig(CLI::App* cmd, ServerConfig& c, const std::string& config_f
   if (!explicitly("--default-account")) c.default_account = from_file.default_account;
   if (!explicitly("--api-rate-limits")) c.api_rate_limits = from_file.api_rate_limits;
   if (!explicitly("--region")) c.region = from_file.region;
+  c.images = from_file.images;  // file only: no flags
   return ValidateConfig(c);
 }
 

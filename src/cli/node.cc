@@ -15,6 +15,7 @@
 
 #include "agent/agent.h"
 #include "agent/images/image_store.h"
+#include "agent/images/skopeo_puller.h"
 #include "agent/runtime/crun_runtime.h"
 #include "aws/front.h"
 #include "aws/model.h"
@@ -98,6 +99,7 @@ class Node::Impl {
   std::unique_ptr<http::Server> server;
   // The Fargate agent: made by Start (not Open, which `paddock admin` uses too), stopped before
   // the store closes.
+  std::unique_ptr<agent::images::SkopeoPuller> puller;  // images of tasks not in `images`
   std::unique_ptr<agent::images::ImageStore> images;
   std::unique_ptr<agent::runtime::CrunRuntime> runtime;
   std::unique_ptr<agent::Agent> agent;
@@ -107,6 +109,13 @@ class Node::Impl {
     const fs::path state = fs::absolute(config.state_dir);
     const std::string instance = InstanceTag(config.state_dir);
     images = std::make_unique<agent::images::ImageStore>(*store, (state / "images").string());
+    agent::images::SkopeoOptions pull;
+    pull.insecure_registries = config.images.insecure_registries;
+    pull.insecure_loopback = config.images.insecure_loopback;
+    pull.timeout = std::chrono::seconds(config.images.pull_timeout_seconds);
+    pull.auth_file = config.images.auth_file;
+    puller = std::make_unique<agent::images::SkopeoPuller>(std::move(pull));
+    images->SetPuller(puller.get());
     agent::runtime::CrunRuntimeOptions options;
     options.state_dir = (state / "containers").string();
     options.cgroup_parent = "/paddock/" + instance;
@@ -224,6 +233,7 @@ void Node::Stop() {
   if (impl_->reaper.joinable()) impl_->reaper.join();
   if (impl_->agent) {
     impl_->tasks->SetChangeListener(nullptr);
+    if (impl_->puller) impl_->puller->Shutdown();  // drivers pulling return at once (task left PENDING)
     impl_->agent->Stop();
   }
   if (impl_->store) impl_->store->Close();

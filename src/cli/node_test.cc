@@ -43,6 +43,39 @@ TEST(ConfigTest, FileValuesAndValidation) {
   fs::remove_all(dir);
 }
 
+TEST(ConfigTest, ImagesTable) {
+  std::string dir = TempDir();
+  std::string path = dir + "/paddock.toml";
+  ServerConfig defaults;
+  EXPECT_TRUE(defaults.images.insecure_registries.empty());
+  EXPECT_TRUE(defaults.images.insecure_loopback);
+  EXPECT_EQ(defaults.images.pull_timeout_seconds, 300);
+  std::ofstream(path) << "listen = \"127.0.0.1:0\"\n[images]\ninsecure_registries = [\"registry.lan:5000\", \"r2\"]\n"
+                         "insecure_loopback = false\npull_timeout_seconds = 30\nauth_file = \"/etc/auth.json\"\n";
+  ServerConfig c;
+  ASSERT_TRUE(LoadConfigFile(path, c).ok());
+  EXPECT_EQ(c.images.insecure_registries, (std::vector<std::string>{"registry.lan:5000", "r2"}));
+  EXPECT_FALSE(c.images.insecure_loopback);
+  EXPECT_EQ(c.images.pull_timeout_seconds, 30);
+  EXPECT_EQ(c.images.auth_file, "/etc/auth.json");
+  EXPECT_TRUE(ValidateConfig(c).ok());
+
+  for (const char* bad : {"[images]\npull = 1\n", "[images]\ninsecure_registries = \"x\"\n",
+                          "[images]\ninsecure_registries = [1]\n", "[images]\npull_timeout_seconds = \"5\"\n",
+                          "images = 3\n"}) {
+    std::ofstream(path) << bad;
+    ServerConfig b;
+    EXPECT_FALSE(LoadConfigFile(path, b).ok()) << bad;
+  }
+  ServerConfig v;
+  v.images.pull_timeout_seconds = 0;
+  EXPECT_FALSE(ValidateConfig(v).ok());
+  v.images.pull_timeout_seconds = 10;
+  v.images.insecure_registries = {"http://registry.lan:5000"};
+  EXPECT_FALSE(ValidateConfig(v).ok());
+  fs::remove_all(dir);
+}
+
 TEST(NodeTest, ServesSignedRequestsAndBootstrapsAProfile) {
   std::string dir = TempDir();
   ServerConfig config;

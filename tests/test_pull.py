@@ -1,0 +1,338 @@
+"""Pulling task images from a registry: a real Debian docker-registry on 127.0.0.1 (plain HTTP,
+filesystem storage in a temp dir) holding a busybox image pushed with skopeo. RunTask of an image
+the store lacks pulls it (skopeo) and runs it; a missing tag, an unreachable registry, a registry
+that wants credentials and a node that refuses plain HTTP stop the task with ECS's
+CannotPullContainerError text. Needs root, crun, skopeo, docker-registry and busybox-static."""
+
+import concurrent.futures
+import hashlib
+import io
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tarfile
+import time
+import unittest
+import urllib.error
+import urllib.request
+
+import boto3
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import paddock_harness as h  # noqa: E402
+from test_images import BUSYBOX, busybox_rootfs, image  # noqa: E402
+
+PAGE = "hello from a pulled image\n"
+PULL_PREFIX = "CannotPullContainerError: pull image manifest has been retried 1 time(s): failed to resolve ref "
+
+
+def skip_reason():
+    if os.geteuid() != 0:
+        return "needs root (containers and network namespaces)"
+    for tool in ("crun", "skopeo", "docker-registry"):
+        if shutil.which(tool) is None:
+            return f"needs {tool}"
+    if not os.path.exists(BUSYBOX):
+        return "needs /bin/busybox (busybox-static)"
+    return None
+
+
+def free_port():
+    """A loopback port nothing listens on (bound once to port 0, then released)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def bcrypt_htpasswd(user, password):
+    """An htpasswd line the registry accepts (bcrypt, from glibc's crypt), or None."""
+    try:
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            import crypt
+        hashed = crypt.crypt(password, crypt.mksalt(crypt.METHOD_BLOWFISH))
+    except Exception:  # noqa: BLE001 - no crypt module or no bcrypt in libcrypt
+        return None
+    return f"{user}:{hashed}\n" if hashed and hashed.startswith("$2") else None
+
+
+class Registry:
+    """One `docker-registry serve` on 127.0.0.1:<free port>, stopped by its PID."""
+
+    def __init__(self, workdir, storage, htpasswd=None, start_timeout=10):
+        os.makedirs(workdir, exist_ok=True)
+        self.port = free_port()
+        self.log_path = os.path.join(workdir, "registry.log")
+        config = ["version: 0.1", "log:", "  level: error", "storage:", "  filesystem:",
+                  f"    rootdirectory: {storage}", "http:", f"  addr: 127.0.0.1:{self.port}"]
+        if htpasswd:
+            path = os.path.join(workdir, "htpasswd")
+            with open(path, "w") as f:
+                f.write(htpasswd)
+            config += ["auth:", "  htpasswd:", "    realm: paddock-test", f"    path: {path}"]
+        config_path = os.path.join(workdir, "config.yml")
+        with open(config_path, "w") as f:
+            f.write("\n".join(config) + "\n")
+        with open(self.log_path, "wb") as log:
+            self.proc = subprocess.Popen(["docker-registry", "serve", config_path], stdin=subprocess.DEVNULL,
+                                         stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + start_timeout
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{self.port}/v2/", timeout=1).close()
+                break
+            except urllib.error.HTTPError:
+                break  # 401 from an authenticating registry: it answers
+            except OSError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    self.stop()
+                    raise RuntimeError(f"docker-registry did not start: {self.log()}")
+                time.sleep(0.02)
+
+    @property
+    def host(self):
+        return f"127.0.0.1:{self.port}"
+
+    def log(self):
+        with open(self.log_path, errors="replace") as f:
+            return f.read()
+
+    def stop(self):
+        if self.proc.poll() is None:
+            os.kill(self.proc.pid, 15)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.kill(self.proc.pid, 9)
+                self.proc.wait(timeout=10)
+
+
+def oci_layout(path, rootfs, cmd):
+    """An OCI image layout at `path`: one uncompressed layer of the tree `rootfs`, config with Cmd."""
+    blobs = os.path.join(path, "blobs", "sha256")
+    os.makedirs(blobs)
+
+    def blob(data):
+        digest = hashlib.sha256(data).hexdigest()
+        with open(os.path.join(blobs, digest), "wb") as f:
+            f.write(data)
+        return {"digest": "sha256:" + digest, "size": len(data)}
+
+    layer = io.BytesIO()
+    with tarfile.open(fileobj=layer, mode="w", format=tarfile.PAX_FORMAT) as t:
+        for name in sorted(os.listdir(rootfs)):
+            t.add(os.path.join(rootfs, name), arcname=name)
+    layer_bytes = layer.getvalue()
+    config = json.dumps({"architecture": "amd64", "os": "linux", "config": {"Cmd": cmd},
+                         "rootfs": {"type": "layers",
+                                    "diff_ids": ["sha256:" + hashlib.sha256(layer_bytes).hexdigest()]}}).encode()
+    manifest = json.dumps({
+        "schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "config": {"mediaType": "application/vnd.oci.image.config.v1+json", **blob(config)},
+        "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar", **blob(layer_bytes)}]}).encode()
+    with open(os.path.join(path, "index.json"), "w") as f:
+        json.dump({"schemaVersion": 2, "manifests": [
+            {"mediaType": "application/vnd.oci.image.manifest.v1+json", **blob(manifest)}]}, f)
+    with open(os.path.join(path, "oci-layout"), "w") as f:
+        json.dump({"imageLayoutVersion": "1.0.0"}, f)
+
+
+def push(layout, ref):
+    subprocess.run(["skopeo", "copy", "--quiet", "--dest-tls-verify=false", "--dest-no-creds",
+                    f"oci:{layout}", f"docker://{ref}"], check=True, capture_output=True, timeout=60)
+
+
+@unittest.skipIf(skip_reason() is not None, skip_reason() or "")
+class Pull(h.PaddockTestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        root = busybox_rootfs(os.path.join(cls.tmp, "bb-rootfs"))
+        os.makedirs(os.path.join(root, "www"))
+        with open(os.path.join(root, "www", "index.html"), "w") as f:
+            f.write(PAGE)
+        cls.layout = os.path.join(cls.tmp, "layout")
+        oci_layout(cls.layout, root, ["httpd", "-f", "-p", "8080", "-h", "/www"])
+        cls.storage = os.path.join(cls.tmp, "registry-storage")
+        cls.registry = Registry(os.path.join(cls.tmp, "registry"), cls.storage)
+        cls.addClassCleanup(cls.registry.stop)
+        for tag in ("1", "2", "3"):
+            push(cls.layout, f"{cls.registry.host}/busybox:{tag}")
+        # Another image (same layer, another config) for the pull by digest.
+        cls.other_layout = os.path.join(cls.tmp, "other-layout")
+        oci_layout(cls.other_layout, root, ["sh", "-c", "exit 0"])
+        push(cls.other_layout, f"{cls.registry.host}/other:1")
+        cls.ec2 = boto3.client("ec2", endpoint_url=cls.server.endpoint, region_name=h.REGION,
+                               aws_access_key_id=cls.key_id, aws_secret_access_key=cls.secret)
+        cls.subnet = cls.ec2.describe_subnets()["Subnets"][0]["SubnetId"]
+        cls.ecs.create_cluster(clusterName="pull")
+        cls.families = 0
+
+    def register(self, image, command=None, ecs=None):
+        Pull.families += 1
+        container = {"name": "app", "image": image, "essential": True, "stopTimeout": 2}
+        if command is not None:
+            container["command"] = command
+        return (ecs or self.ecs).register_task_definition(
+            family=f"pull-{Pull.families}", networkMode="awsvpc", requiresCompatibilities=["FARGATE"], cpu="256",
+            memory="512", containerDefinitions=[container])["taskDefinition"]["taskDefinitionArn"]
+
+    def run_one(self, td, ecs=None, subnet=None):
+        r = (ecs or self.ecs).run_task(
+            cluster="pull", taskDefinition=td, launchType="FARGATE",
+            networkConfiguration={"awsvpcConfiguration": {"subnets": [subnet or self.subnet]}})
+        self.assertEqual(r["failures"], [])
+        return r["tasks"][0]["taskArn"]
+
+    def wait_for(self, arn, status, timeout=60, ecs=None):
+        deadline = time.monotonic() + timeout
+        while True:
+            task = (ecs or self.ecs).describe_tasks(cluster="pull", tasks=[arn])["tasks"][0]
+            if task["lastStatus"] == status:
+                return task
+            if task["lastStatus"] == "STOPPED" or time.monotonic() > deadline:
+                self.fail(f"task did not reach {status}: {task} {self.server.log_tail()}")
+            time.sleep(0.05)
+
+    def listed(self):
+        return {i["reference"] for i in image(self.state_dir, "ls", "--json")[1]}
+
+    def blob_gets(self):
+        """GETs of each blob the registry served, by digest."""
+        counts = {}
+        for line in self.registry.log().splitlines():
+            if '"GET /v2/busybox/blobs/sha256:' in line:
+                digest = line.split("/blobs/", 1)[1].split(" ", 1)[0]
+                counts[digest] = counts.get(digest, 0) + 1
+        return counts
+
+    def assertPullFailure(self, image_ref, expected_prefix, ecs=None, subnet=None):
+        arn = self.run_one(self.register(image_ref, ecs=ecs), ecs=ecs, subnet=subnet)
+        task = self.wait_for(arn, "STOPPED", ecs=ecs)
+        self.assertEqual(task["stopCode"], "TaskFailedToStart")
+        reason = task["stoppedReason"]
+        self.assertTrue(reason.startswith(expected_prefix), reason)
+        # The container carries the same reason, as ECS reports it.
+        self.assertEqual(task["containers"][0]["reason"], reason)
+        self.assertEqual(task["containers"][0]["lastStatus"], "STOPPED")
+        self.assertNotIn("exitCode", task["containers"][0])
+        return reason
+
+    def test_1_a_task_pulls_its_image_runs_and_serves(self):
+        ref = f"{self.registry.host}/busybox:1"
+        self.assertNotIn(ref, self.listed())
+        arn = self.run_one(self.register(ref))
+        task = self.wait_for(arn, "RUNNING")
+        self.assertIn(ref, self.listed())
+        self.assertLessEqual(task["pullStartedAt"], task["pullStoppedAt"])
+        details = {d["name"]: d["value"] for d in task["attachments"][0]["details"]}
+        ip = details["privateIPv4Address"]
+        body = None
+        deadline = time.monotonic() + 10
+        while body is None:
+            try:
+                with urllib.request.urlopen(f"http://{ip}:8080/", timeout=2) as resp:
+                    body = resp.read().decode()
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+        self.assertEqual(body, PAGE)
+        self.ecs.stop_task(cluster="pull", task=arn, reason="test done")
+        self.wait_for(arn, "STOPPED")
+        # A second task of the same image runs from the store: nothing more is fetched.
+        before = self.blob_gets()
+        arn = self.run_one(self.register(ref, command=["sh", "-c", "exit 0"]))
+        task = self.wait_for(arn, "STOPPED")
+        self.assertEqual(task["containers"][0]["exitCode"], 0)
+        self.assertEqual(self.blob_gets(), before)
+
+    def test_2_concurrent_tasks_of_one_new_image_fetch_it_once(self):
+        ref = f"{self.registry.host}/busybox:2"
+        before = self.blob_gets()
+        td = self.register(ref, command=["sh", "-c", "exit 0"])
+        with concurrent.futures.ThreadPoolExecutor(4) as pool:
+            arns = list(pool.map(lambda _: self.run_one(td), range(4)))
+        for arn in arns:
+            task = self.wait_for(arn, "STOPPED")
+            self.assertEqual(task["stopCode"], "EssentialContainerExited", task)
+            self.assertEqual(task["containers"][0]["exitCode"], 0)
+        self.assertIn(ref, self.listed())
+        fetched = {d: n - before.get(d, 0) for d, n in self.blob_gets().items() if n != before.get(d, 0)}
+        # Tag 2 is the same image as tag 1 (already stored) or new blobs: never any blob twice.
+        self.assertTrue(all(n == 1 for n in fetched.values()), fetched)
+
+    def test_3_a_missing_tag_stops_the_task_with_cannot_pull(self):
+        ref = f"{self.registry.host}/busybox:nope"
+        reason = self.assertPullFailure(ref, f"{PULL_PREFIX}{ref}: {ref}: not found (")
+        self.assertIn("manifest unknown", reason)  # skopeo's own words at the end
+        missing_repo = f"{self.registry.host}/nothing-here:1"
+        self.assertPullFailure(missing_repo, f"{PULL_PREFIX}{missing_repo}: {missing_repo}: not found (")
+        self.assertNotIn(ref, self.listed())
+
+    def test_4_an_unreachable_registry_stops_the_task_with_cannot_pull(self):
+        port = free_port()
+        ref = f"127.0.0.1:{port}/busybox:1"
+        self.assertPullFailure(
+            ref, f'{PULL_PREFIX}{ref}: failed to do request: Get "http://127.0.0.1:{port}/v2/": dial tcp '
+                 f'127.0.0.1:{port}: connect: connection refused')
+
+    def test_5_a_registry_wanting_credentials_stops_the_task_with_pull_access_denied(self):
+        htpasswd = bcrypt_htpasswd("someone", "secret")
+        if htpasswd is None:
+            self.skipTest("no bcrypt crypt() to write an htpasswd file")
+        locked = Registry(os.path.join(self.tmp, "registry-auth"), self.storage, htpasswd=htpasswd)
+        self.addCleanup(locked.stop)
+        ref = f"{locked.host}/busybox:1"
+        reason = self.assertPullFailure(
+            ref, f"{PULL_PREFIX}{ref}: pull access denied, repository does not exist or may require authorization: ")
+        self.assertIn("authentication required", reason)
+
+    def test_6_a_node_that_refuses_plain_http_says_so(self):
+        # A second node whose config turns loopback's exemption off: it talks HTTPS to the registry.
+        config = os.path.join(self.tmp, "strict.toml")
+        with open(config, "w") as f:
+            f.write("[images]\ninsecure_loopback = false\npull_timeout_seconds = 30\n")
+        state = os.path.join(self.tmp, "strict-state")
+        os.makedirs(state)
+        _, key_id, secret = h.create_account(state, None, "strict")
+        server = h.Server(state, ["--config", config])
+        server.start()
+        self.addCleanup(server.stop)
+        ecs = h.ecs_client(server.endpoint, key_id, secret)
+        ec2 = boto3.client("ec2", endpoint_url=server.endpoint, region_name=h.REGION,
+                           aws_access_key_id=key_id, aws_secret_access_key=secret)
+        subnet = ec2.describe_subnets()["Subnets"][0]["SubnetId"]
+        ecs.create_cluster(clusterName="pull")
+        ref = f"{self.registry.host}/busybox:3"
+        reason = self.assertPullFailure(
+            ref, f'{PULL_PREFIX}{ref}: failed to do request: Get "https://{self.registry.host}/v2/": ',
+            ecs=ecs, subnet=subnet)
+        self.assertIn("server gave HTTP response to HTTPS client", reason)
+
+    def test_7_an_image_named_by_digest_is_pulled_by_that_digest(self):
+        out = subprocess.run(["skopeo", "inspect", "--tls-verify=false", "--no-creds",
+                              f"docker://{self.registry.host}/other:1"],
+                             check=True, capture_output=True, text=True, timeout=60).stdout
+        digest = json.loads(out)["Digest"]
+        stored = lambda: {i["manifestDigest"] for i in image(self.state_dir, "ls", "--json")[1]}  # noqa: E731
+        self.assertNotIn(digest, stored())
+        ref = f"{self.registry.host}/other@{digest}"
+        arn = self.run_one(self.register(ref))
+        task = self.wait_for(arn, "STOPPED")
+        self.assertEqual(task["stopCode"], "EssentialContainerExited", task)
+        self.assertEqual(task["containers"][0]["exitCode"], 0)  # the image's own Cmd ran
+        self.assertEqual(task["containers"][0].get("imageDigest"), digest)
+        self.assertIn(digest, stored())  # kept under the registry's digest
+        # A digest the repository lacks.
+        absent = f"{self.registry.host}/other@sha256:{'0' * 64}"
+        self.assertPullFailure(absent, f"{PULL_PREFIX}{absent}: {absent}: not found (")
+
+
+if __name__ == "__main__":
+    unittest.main()
