@@ -16,7 +16,7 @@ struct TableDef {
 };
 
 // The current schema version.
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 inline constexpr TableDef kTables[] = {
     // iam/: accounts and access keys.
@@ -45,6 +45,11 @@ inline constexpr TableDef kTables[] = {
     {"task_counts", 3},       // (account, region, cluster) -> "<pending> <running>"   ClusterUsage
     {"task_stopped", 3},      // (account, region, stoppedAt ms, cluster, id) -> ""   ReapStopped
     {"task_tokens", 3},       // (account, region, clientToken) -> {request, arns, expires}
+    // ecs/instance (docs/contracts/container-instance.md)
+    {"container_instances", 4},        // (account, region, cluster, id) -> ContainerInstance JSON
+    {"container_instance_counts", 4},  // (account, region, cluster) -> "<ACTIVE + DRAINING>"   ClusterUsage
+    {"container_instance_tasks", 4},   // (account, region, cluster, id, task id) -> reservation   Reserve/Release
+    {"container_instance_inactive", 4},  // (account, region, deregisteredAt ms, cluster, id) -> ""   ReapInactive
     // vpc/: IP addresses of the default VPC's subnets
     {"ipam", 1},              // (pool cidr, ip) -> "<account> <region> <owner>"   node-wide
     {"ipam_subnets", 1},      // (pool cidr) -> "<cursor> <in use>"

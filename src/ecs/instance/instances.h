@@ -1,0 +1,244 @@
+// ecs/instance: the one owner of container instances (docs/contracts/container-instance.md).
+//
+//   ContainerInstances instances(store, clusters);
+//   ASSIGN_OR_RETURN(std::string ci, instances.Register(scope, request, now));   // ContainerInstance JSON
+//
+// Only this module writes container-instance records, their attributes, their tags, their
+// resource reservations and the per-cluster count. The task owner places tasks through the seam
+// at the bottom (Candidates / Reserve / MarkRunning / Release), each inside ITS OWN write
+// transaction, so a launch and the resources it takes commit together or not at all.
+//
+// Records (store/schema.h):
+//   container_instances        (account, region, cluster, id) -> the ContainerInstance JSON as
+//                              described, without agentConnected, tags and healthStatus (computed)
+//   container_instance_counts  (account, region, cluster) -> "<ACTIVE + DRAINING instances>"
+//   container_instance_tasks   (account, region, cluster, id, task id) -> reservation JSON
+//                              {cpu, memory, ports, udpPorts, state: PENDING|RUNNING}
+//   container_instance_inactive(account, region, deregisteredAt ms, cluster, id) -> ""  ReapInactive
+// Heartbeats are kept in memory only: after a restart every instance reads agentConnected=false
+// until its agent calls again (as on AWS, where the agent reconnects).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+
+#include "common/clock.h"
+#include "common/ids.h"
+#include "common/status.h"
+#include "ecs/cluster/clusters.h"
+#include "ecs/common/tags.h"
+#include "ecs/instance/query.h"
+#include "store/store.h"
+
+namespace paddock::ecs::instance {
+
+// An agent is connected while its last call (registration or Heartbeat) is at most this old.
+inline constexpr std::chrono::seconds kAgentTimeout{60};
+// INACTIVE (deregistered) instances stay describable this long, then ReapInactive removes them.
+inline constexpr std::chrono::hours kInactiveRetention{1};
+// Custom attributes (names not starting with "ecs." or "com.amazonaws.ecs.") per instance.
+inline constexpr size_t kMaxCustomAttributes = 10;
+
+// A container instance reference as the caller wrote it: an id, or an ARN (whose cluster, when it
+// names one, must be the request's cluster).
+struct InstanceRef {
+  std::string text;                    // as given, for failures[]
+  std::optional<std::string> cluster;  // from the ARN
+  std::string id;
+};
+
+// Parses an id or a container-instance ARN of the caller's scope (another account's ARN is
+// AccessDeniedException, another region's or another resource's InvalidParameterException).
+StatusOr<InstanceRef> ParseInstanceRef(std::string_view text, const Scope& caller, std::string_view action,
+                                       std::string_view caller_arn);
+
+std::string ContainerInstanceArn(const Scope& scope, std::string_view cluster, std::string_view id);
+
+struct Attribute {
+  std::string name;
+  std::optional<std::string> value;
+  bool operator==(const Attribute&) const = default;
+};
+// AWS's rules: name 1-128 of letters, digits, - _ / \ .; value 1-128 of those, @ : and spaces, not
+// starting or ending with a space. InvalidParameterException otherwise.
+Status ValidateAttribute(const Attribute& a);
+
+struct RegisterRequest {
+  std::string cluster;                                   // a name
+  std::optional<std::string> identity_document;          // EC2 instance identity document (JSON)
+  std::optional<boost::json::array> total_resources;     // Resource list
+  std::optional<boost::json::object> version_info;       // VersionInfo
+  std::optional<InstanceRef> container_instance;         // re-registration
+  std::vector<Attribute> attributes;
+  Tags tags;
+};
+
+struct Include {
+  bool tags = false;
+  bool health = false;  // CONTAINER_INSTANCE_HEALTH
+};
+
+struct Failure {
+  std::string arn;
+  std::string reason;
+  std::string detail;
+};
+
+struct DescribeResult {
+  std::vector<std::string> instances;  // serialized ContainerInstance JSON
+  std::vector<Failure> failures;
+};
+
+struct ListQuery {
+  std::string cluster;
+  std::optional<std::string> status;  // ACTIVE | DRAINING | REGISTERING | DEREGISTERING | REGISTRATION_FAILED
+  std::optional<std::string> filter;  // cluster query language
+  size_t limit = 100;
+  std::string after;
+};
+
+struct Page {
+  std::vector<std::string> items;
+  std::string next;  // empty when done
+};
+
+// One attribute of PutAttributes / DeleteAttributes, and of ListAttributes' answer.
+struct TargetedAttribute {
+  Attribute attribute;
+  InstanceRef target;
+};
+struct ListedAttribute {
+  Attribute attribute;
+  std::string target_arn;
+};
+
+struct AttributeQuery {
+  std::string cluster;
+  std::optional<std::string> name;
+  std::optional<std::string> value;
+  size_t limit = 100;
+  std::string after;
+};
+
+struct AttributePage {
+  std::vector<ListedAttribute> attributes;
+  std::string next;
+};
+
+// What a task asks of an instance. Ports are host ports.
+struct Demand {
+  int64_t cpu = 0;     // CPU units (1024 = one core)
+  int64_t memory = 0;  // MiB
+  std::vector<int64_t> tcp_ports;
+  std::vector<int64_t> udp_ports;
+};
+
+// An ACTIVE instance a task could be placed on, as placement sees it.
+struct Candidate {
+  std::string id;
+  std::string arn;
+  int64_t remaining_cpu = 0;
+  int64_t remaining_memory = 0;
+  std::vector<std::string> used_tcp_ports;  // remainingResources PORTS: reserved and in use
+  std::vector<std::string> used_udp_ports;
+  Facts facts;  // attributes, ec2InstanceId, counts, registeredAt, agentConnected: for Query::Matches
+};
+
+class ContainerInstances {
+ public:
+  // `random_hex(n)` gives n lowercase hex digits: ids and generated EC2 instance ids.
+  using HexSource = std::function<std::string(size_t)>;
+  ContainerInstances(store::Store& store, cluster::Clusters& clusters, HexSource random_hex = nullptr);
+
+  // RegisterContainerInstance: a new ACTIVE instance in an ACTIVE cluster, or (with
+  // container_instance) the same instance with its resources, versions and attributes replaced.
+  // Either way the agent counts as connected from `now`.
+  StatusOr<std::string> Register(const Scope& scope, const RegisterRequest& request, TimePoint now);
+  StatusOr<DescribeResult> Describe(const Scope& scope, std::string_view cluster, const std::vector<InstanceRef>& refs,
+                                    const Include& include, TimePoint now);
+  StatusOr<Page> List(const Scope& scope, const ListQuery& q, TimePoint now);
+  // ACTIVE|DRAINING -> INACTIVE. Refused while tasks hold resources on it unless `force`.
+  StatusOr<std::string> Deregister(const Scope& scope, std::string_view cluster, const InstanceRef& ref, bool force,
+                                   TimePoint now);
+  StatusOr<DescribeResult> UpdateState(const Scope& scope, std::string_view cluster, const std::vector<InstanceRef>& refs,
+                                       std::string_view status, TimePoint now);
+  // UpdateContainerAgent: Paddock ships no agent updates. MissingVersionException without an
+  // agentVersion, NoUpdateAvailableException otherwise.
+  StatusOr<std::string> UpdateAgent(const Scope& scope, std::string_view cluster, const InstanceRef& ref, TimePoint now);
+
+  // PutAttributes / DeleteAttributes: all or nothing, one transaction. Answers the attributes with
+  // their targets' full ARNs.
+  StatusOr<std::vector<ListedAttribute>> PutAttributes(const Scope& scope, std::string_view cluster,
+                                                       const std::vector<TargetedAttribute>& attributes);
+  StatusOr<std::vector<ListedAttribute>> DeleteAttributes(const Scope& scope, std::string_view cluster,
+                                                          const std::vector<TargetedAttribute>& attributes);
+  StatusOr<AttributePage> ListAttributes(const Scope& scope, const AttributeQuery& q);
+
+  // The agent side: the instance's agent is alive at `now`. NotFound for unknown or INACTIVE.
+  Status Heartbeat(const Scope& scope, std::string_view cluster, std::string_view id, TimePoint now);
+
+  Status TagResource(const Scope& scope, std::string_view cluster, std::string_view id, const Tags& tags);
+  Status UntagResource(const Scope& scope, std::string_view cluster, std::string_view id,
+                       const std::vector<std::string>& keys);
+  StatusOr<Tags> ListTags(const Scope& scope, std::string_view cluster, std::string_view id);
+
+  // ---- The placement seam, inside the caller's transaction ----
+  // ACTIVE instances of the cluster, in id order.
+  StatusOr<std::vector<Candidate>> Candidates(store::ReadTxn& txn, const Scope& scope, std::string_view cluster,
+                                              TimePoint now);
+  // Takes `demand` from the ACTIVE instance for `task_id` (counted as pending). Repeating it for
+  // the same task is a no-op. Refusals are FailedPrecondition whose aws_type is the ECS placement
+  // failure reason: "RESOURCE:CPU", "RESOURCE:MEMORY", "RESOURCE:PORTS", "RESOURCE:PORTS_UDP",
+  // or "INACTIVE" (not ACTIVE: draining or deregistered); NotFound "MISSING" for no such instance.
+  Status Reserve(store::WriteTxn& txn, const Scope& scope, std::string_view cluster, std::string_view id,
+                 std::string_view task_id, const Demand& demand);
+  // The task's reservation moves from pending to running. No-op when already running.
+  Status MarkRunning(store::WriteTxn& txn, const Scope& scope, std::string_view cluster, std::string_view id,
+                     std::string_view task_id);
+  // Gives the reservation back (also on a deregistered instance). No-op when there is none.
+  Status Release(store::WriteTxn& txn, const Scope& scope, std::string_view cluster, std::string_view id,
+                 std::string_view task_id);
+
+  // Removes INACTIVE instances deregistered more than kInactiveRetention before `now`.
+  StatusOr<size_t> ReapInactive(TimePoint now);
+  // Removes every instance of the account (its tags go with the cluster reaper's tag sweep too).
+  Status ReapAccount(const AccountId& account);
+
+  cluster::ClusterUsage* cluster_usage() { return &usage_; }
+
+ private:
+  class Usage final : public cluster::ClusterUsage {
+   public:
+    StatusOr<Counts> Count(store::ReadTxn& txn, const Scope& scope, std::string_view cluster) override;
+  };
+
+  bool Connected(const std::string& key, TimePoint now);
+  std::optional<TimePoint> LastHeartbeat(const std::string& key);
+  void SetHeartbeat(const std::string& key, std::optional<TimePoint> t);
+  StatusOr<std::string> Render(store::ReadTxn& txn, const Scope& scope, const boost::json::object& record,
+                               const Include& include, TimePoint now);
+  // Finds the instance of `ref` in `cluster`; nullopt (not an error) when there is none.
+  StatusOr<std::optional<boost::json::object>> Find(store::ReadTxn& txn, const Scope& scope, std::string_view cluster,
+                                                    const InstanceRef& ref);
+  Status Save(store::WriteTxn& txn, const Scope& scope, std::string_view cluster, boost::json::object& record);
+  Status AddCount(store::WriteTxn& txn, const Scope& scope, std::string_view cluster, int64_t delta);
+
+  store::Store& store_;
+  cluster::Clusters& clusters_;
+  HexSource random_hex_;
+  Usage usage_;
+  std::mutex mu_;
+  std::map<std::string, TimePoint> heartbeats_;  // GUARDED_BY(mu_), by record key
+};
+
+}  // namespace paddock::ecs::instance
