@@ -24,6 +24,7 @@
 #include "common/encoding.h"
 #include "ecs/api/ecs_service.h"
 #include "ecs/cluster/clusters.h"
+#include "ecs/instance/instances.h"
 #include "ecs/task/tasks.h"
 #include "ecs/taskdef/taskdefs.h"
 #include "http/server.h"
@@ -51,6 +52,7 @@ class OwnerReaper final : public iam::AccountReaper {
 using ClusterReaper = OwnerReaper<ecs::cluster::Clusters>;
 using TaskDefinitionReaper = OwnerReaper<ecs::taskdef::TaskDefinitions>;
 using TaskReaper = OwnerReaper<ecs::task::Tasks>;
+using ContainerInstanceReaper = OwnerReaper<ecs::instance::ContainerInstances>;
 
 // The agent that provides this node's Fargate capacity: tasks are assigned to it.
 constexpr std::string_view kFargateAgent = "fargate-local";
@@ -89,9 +91,11 @@ class Node::Impl {
   std::unique_ptr<ecs::cluster::Clusters> clusters;
   std::unique_ptr<ecs::taskdef::TaskDefinitions> task_definitions;
   std::unique_ptr<ecs::task::Tasks> tasks;
+  std::unique_ptr<ecs::instance::ContainerInstances> container_instances;
   std::unique_ptr<ClusterReaper> cluster_reaper;
   std::unique_ptr<TaskDefinitionReaper> taskdef_reaper;
   std::unique_ptr<TaskReaper> task_reaper;
+  std::unique_ptr<ContainerInstanceReaper> container_instance_reaper;
   std::unique_ptr<aws::ServiceModel> ecs_model;
   std::unique_ptr<ecs::api::EcsService> ecs;
   std::unique_ptr<vpc::Ec2Service> ec2;
@@ -141,7 +145,8 @@ class Node::Impl {
 
   // The periodic reaper: removes STOPPED tasks an hour after they stopped, then
   // DELETE_IN_PROGRESS task definitions once nothing references them (tasks and services that
-  // held them stop later than the delete call).
+  // held them stop later than the delete call), then container instances an hour after they were
+  // deregistered.
   std::thread reaper;
   std::mutex reaper_mu;
   std::condition_variable reaper_cv;
@@ -155,6 +160,8 @@ class Node::Impl {
       if (!stopped.ok()) fmt::print(stderr, "paddock: task reaper: {}\n", stopped.status().ToString());
       auto reaped = task_definitions->ReapAllDeleting();
       if (!reaped.ok()) fmt::print(stderr, "paddock: task-definition reaper: {}\n", reaped.status().ToString());
+      auto inactive = container_instances->ReapInactive(SystemClock::Get().Now());
+      if (!inactive.ok()) fmt::print(stderr, "paddock: container-instance reaper: {}\n", inactive.status().ToString());
       lock.lock();
     }
   }
@@ -180,13 +187,18 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
                                                     std::string(kFargateAgent));
   impl->task_definitions->AddReferenceCheck(impl->tasks->reference_check());
   impl->clusters->AddUsage(impl->tasks->cluster_usage());
+  impl->container_instances = std::make_unique<ecs::instance::ContainerInstances>(*impl->store, *impl->clusters);
+  impl->clusters->AddUsage(impl->container_instances->cluster_usage());
+  impl->container_instance_reaper =
+      std::make_unique<ContainerInstanceReaper>("container instances", *impl->container_instances);
   impl->task_reaper = std::make_unique<TaskReaper>("tasks", *impl->tasks);
   impl->cluster_reaper = std::make_unique<ClusterReaper>("clusters", *impl->clusters);
   impl->taskdef_reaper = std::make_unique<TaskDefinitionReaper>("task definitions", *impl->task_definitions);
   ASSIGN_OR_RETURN(impl->ecs_model, aws::ServiceModel::Parse(aws::EcsModelJson()));
   ASSIGN_OR_RETURN(std::string token_key, TokenKey(*impl->store));
   impl->ecs = std::make_unique<ecs::api::EcsService>(
-      *impl->ecs_model, ecs::api::Owners{impl->clusters.get(), impl->task_definitions.get(), impl->tasks.get()},
+      *impl->ecs_model, ecs::api::Owners{impl->clusters.get(), impl->task_definitions.get(), impl->tasks.get(),
+                                          impl->container_instances.get()},
       aws::TokenCodec(std::move(token_key)));
   aws::FrontOptions front_options;
   front_options.auth.accept_any_credentials = config.accept_any_credentials;
@@ -243,7 +255,8 @@ iam::Accounts& Node::accounts() { return *impl_->accounts; }
 
 std::vector<iam::AccountReaper*> Node::reapers() {
   // Tasks first: they hold addresses in the node-wide pools and pin task definitions.
-  return {impl_->task_reaper.get(), impl_->taskdef_reaper.get(), impl_->cluster_reaper.get()};
+  return {impl_->task_reaper.get(), impl_->container_instance_reaper.get(), impl_->taskdef_reaper.get(),
+          impl_->cluster_reaper.get()};
 }
 
 std::vector<std::string> Node::ImplementedEcsActions() const { return impl_->ecs->ImplementedActions(); }

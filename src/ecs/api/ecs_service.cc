@@ -98,6 +98,15 @@ EcsService::EcsService(const aws::ServiceModel& model, Owners owners, aws::Token
       {"DescribeTasks", &EcsService::DescribeTasks},
       {"ListTasks", &EcsService::ListTasks},
       {"StopTask", &EcsService::StopTask},
+      {"RegisterContainerInstance", &EcsService::RegisterContainerInstance},
+      {"DescribeContainerInstances", &EcsService::DescribeContainerInstances},
+      {"ListContainerInstances", &EcsService::ListContainerInstances},
+      {"DeregisterContainerInstance", &EcsService::DeregisterContainerInstance},
+      {"UpdateContainerInstancesState", &EcsService::UpdateContainerInstancesState},
+      {"UpdateContainerAgent", &EcsService::UpdateContainerAgent},
+      {"PutAttributes", &EcsService::PutAttributes},
+      {"DeleteAttributes", &EcsService::DeleteAttributes},
+      {"ListAttributes", &EcsService::ListAttributes},
       {"TagResource", &EcsService::TagResource},
       {"UntagResource", &EcsService::UntagResource},
       {"ListTagsForResource", &EcsService::ListTagsForResource},
@@ -383,6 +392,187 @@ StatusOr<std::string> EcsService::StopTask(const aws::CallContext& ctx, json::ob
   return "{\"task\":" + t + "}";
 }
 
+// ---- Container instances ----
+
+namespace {
+StatusOr<std::vector<instance::InstanceRef>> InstanceRefs(const aws::CallContext& ctx, const json::object& in,
+                                                          size_t max) {
+  std::vector<std::string> texts = Strings(in, "containerInstances");
+  if (texts.empty()) return ParamError("Container instances cannot be empty.");
+  if (texts.size() > max) return ParamError(fmt::format("The containerInstances list can contain at most {} entries.", max));
+  std::vector<instance::InstanceRef> refs;
+  for (const auto& t : texts) {
+    ASSIGN_OR_RETURN(instance::InstanceRef r, instance::ParseInstanceRef(t, ctx.scope, ctx.action, ctx.principal.arn));
+    refs.push_back(std::move(r));
+  }
+  return refs;
+}
+
+json::array EncodeInstanceFailures(const std::vector<instance::Failure>& failures) {
+  json::array out;
+  for (const auto& f : failures) {
+    json::object o{{"arn", f.arn}, {"reason", f.reason}};
+    if (!f.detail.empty()) o["detail"] = f.detail;
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+json::array EncodeAttributes(const std::vector<instance::ListedAttribute>& attributes) {
+  json::array out;
+  for (const auto& a : attributes) {
+    json::object o{{"name", a.attribute.name}};
+    if (a.attribute.value) o["value"] = *a.attribute.value;
+    o["targetType"] = "container-instance";
+    o["targetId"] = a.target_arn;
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+// PutAttributes / DeleteAttributes input: 1-10 attributes, each naming its container instance.
+StatusOr<std::vector<instance::TargetedAttribute>> DecodeTargetedAttributes(const aws::CallContext& ctx,
+                                                                            const json::object& in) {
+  std::vector<instance::TargetedAttribute> out;
+  auto it = in.find("attributes");
+  if (it == in.end() || !it->value().is_array() || it->value().get_array().empty())
+    return ParamError("Attributes cannot be empty.");
+  if (it->value().get_array().size() > 10) return ParamError("You can specify up to 10 attributes in a single call.");
+  for (const auto& v : it->value().get_array()) {
+    const auto& o = v.as_object();
+    instance::TargetedAttribute a;
+    a.attribute.name = String(o, "name");
+    if (auto value = OptString(o, "value")) a.attribute.value = std::string(*value);
+    std::string target = String(o, "targetId");
+    if (target.empty())
+      return ParamError(fmt::format("Attribute '{}' needs a targetId: the ID or full ARN of a container instance.",
+                                    a.attribute.name));
+    if (target.substr(0, 4) != "arn:" && !OptString(o, "targetType"))
+      return ParamError("targetType is required when targetId is not a full ARN.");
+    ASSIGN_OR_RETURN(a.target, instance::ParseInstanceRef(target, ctx.scope, ctx.action, ctx.principal.arn));
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+}  // namespace
+
+StatusOr<std::string> EcsService::RegisterContainerInstance(const aws::CallContext& ctx, json::object& in) {
+  instance::RegisterRequest r;
+  ASSIGN_OR_RETURN(r.cluster, cluster::ClusterName(OptString(in, "cluster"), ctx.scope, ctx.action, ctx.principal.arn));
+  r.identity_document = OptOwned(in, "instanceIdentityDocument");
+  if (auto it = in.find("totalResources"); it != in.end() && it->value().is_array()) r.total_resources = it->value().get_array();
+  r.version_info = OptObject(in, "versionInfo");
+  if (auto arn = OptString(in, "containerInstanceArn")) {
+    ASSIGN_OR_RETURN(instance::InstanceRef ref, instance::ParseInstanceRef(*arn, ctx.scope, ctx.action, ctx.principal.arn));
+    r.container_instance = std::move(ref);
+  }
+  if (auto it = in.find("attributes"); it != in.end() && it->value().is_array())
+    for (const auto& a : it->value().get_array()) {
+      const auto& o = a.as_object();
+      instance::Attribute attr{String(o, "name"), std::nullopt};
+      if (auto value = OptString(o, "value")) attr.value = std::string(*value);
+      r.attributes.push_back(std::move(attr));
+    }
+  r.tags = DecodeTags(in, "tags");
+  ASSIGN_OR_RETURN(std::string ci, owners_.container_instances->Register(ctx.scope, r, ctx.now));
+  return "{\"containerInstance\":" + ci + "}";
+}
+
+StatusOr<std::string> EcsService::DescribeContainerInstances(const aws::CallContext& ctx, json::object& in) {
+  ASSIGN_OR_RETURN(std::string name, cluster::ClusterName(OptString(in, "cluster"), ctx.scope, ctx.action, ctx.principal.arn));
+  ASSIGN_OR_RETURN(auto refs, InstanceRefs(ctx, in, 100));
+  instance::Include include;
+  for (const auto& f : Strings(in, "include")) {
+    if (f == "TAGS") include.tags = true;
+    if (f == "CONTAINER_INSTANCE_HEALTH") include.health = true;
+  }
+  ASSIGN_OR_RETURN(instance::DescribeResult r,
+                   owners_.container_instances->Describe(ctx.scope, name, refs, include, ctx.now));
+  return "{\"containerInstances\":" + JoinArray(r.instances) +
+         ",\"failures\":" + json::serialize(EncodeInstanceFailures(r.failures)) + "}";
+}
+
+StatusOr<std::string> EcsService::ListContainerInstances(const aws::CallContext& ctx, json::object& in) {
+  instance::ListQuery q;
+  ASSIGN_OR_RETURN(q.cluster, cluster::ClusterName(OptString(in, "cluster"), ctx.scope, ctx.action, ctx.principal.arn));
+  ASSIGN_OR_RETURN(q.limit, PageSize(in));
+  q.status = OptOwned(in, "status");
+  q.filter = OptOwned(in, "filter");
+  const std::string context =
+      TokenContext(ctx, fmt::format("{}|{}|{}", q.cluster, q.status.value_or(""), q.filter.value_or("")));
+  if (auto token = OptString(in, "nextToken")) {
+    ASSIGN_OR_RETURN(q.after, tokens_.Decode(context, *token));
+  }
+  ASSIGN_OR_RETURN(instance::Page page, owners_.container_instances->List(ctx.scope, q, ctx.now));
+  json::object out;
+  json::array arns;
+  for (auto& a : page.items) arns.push_back(json::string(a));
+  out["containerInstanceArns"] = std::move(arns);
+  if (!page.next.empty()) out["nextToken"] = tokens_.Encode(context, page.next);
+  return json::serialize(out);
+}
+
+StatusOr<std::string> EcsService::DeregisterContainerInstance(const aws::CallContext& ctx, json::object& in) {
+  ASSIGN_OR_RETURN(std::string name, cluster::ClusterName(OptString(in, "cluster"), ctx.scope, ctx.action, ctx.principal.arn));
+  ASSIGN_OR_RETURN(instance::InstanceRef ref,
+                   instance::ParseInstanceRef(String(in, "containerInstance"), ctx.scope, ctx.action, ctx.principal.arn));
+  ASSIGN_OR_RETURN(std::string ci,
+                   owners_.container_instances->Deregister(ctx.scope, name, ref, Bool(in, "force"), ctx.now));
+  return "{\"containerInstance\":" + ci + "}";
+}
+
+StatusOr<std::string> EcsService::UpdateContainerInstancesState(const aws::CallContext& ctx, json::object& in) {
+  ASSIGN_OR_RETURN(std::string name, cluster::ClusterName(OptString(in, "cluster"), ctx.scope, ctx.action, ctx.principal.arn));
+  ASSIGN_OR_RETURN(auto refs, InstanceRefs(ctx, in, 10));
+  ASSIGN_OR_RETURN(instance::DescribeResult r,
+                   owners_.container_instances->UpdateState(ctx.scope, name, refs, String(in, "status"), ctx.now));
+  return "{\"containerInstances\":" + JoinArray(r.instances) +
+         ",\"failures\":" + json::serialize(EncodeInstanceFailures(r.failures)) + "}";
+}
+
+StatusOr<std::string> EcsService::UpdateContainerAgent(const aws::CallContext& ctx, json::object& in) {
+  ASSIGN_OR_RETURN(std::string name, cluster::ClusterName(OptString(in, "cluster"), ctx.scope, ctx.action, ctx.principal.arn));
+  ASSIGN_OR_RETURN(instance::InstanceRef ref,
+                   instance::ParseInstanceRef(String(in, "containerInstance"), ctx.scope, ctx.action, ctx.principal.arn));
+  ASSIGN_OR_RETURN(std::string ci, owners_.container_instances->UpdateAgent(ctx.scope, name, ref, ctx.now));
+  return "{\"containerInstance\":" + ci + "}";
+}
+
+StatusOr<std::string> EcsService::PutAttributes(const aws::CallContext& ctx, json::object& in) {
+  ASSIGN_OR_RETURN(std::string name, cluster::ClusterName(OptString(in, "cluster"), ctx.scope, ctx.action, ctx.principal.arn));
+  ASSIGN_OR_RETURN(auto attributes, DecodeTargetedAttributes(ctx, in));
+  ASSIGN_OR_RETURN(auto put, owners_.container_instances->PutAttributes(ctx.scope, name, attributes));
+  return "{\"attributes\":" + json::serialize(EncodeAttributes(put)) + "}";
+}
+
+StatusOr<std::string> EcsService::DeleteAttributes(const aws::CallContext& ctx, json::object& in) {
+  ASSIGN_OR_RETURN(std::string name, cluster::ClusterName(OptString(in, "cluster"), ctx.scope, ctx.action, ctx.principal.arn));
+  ASSIGN_OR_RETURN(auto attributes, DecodeTargetedAttributes(ctx, in));
+  ASSIGN_OR_RETURN(auto deleted, owners_.container_instances->DeleteAttributes(ctx.scope, name, attributes));
+  return "{\"attributes\":" + json::serialize(EncodeAttributes(deleted)) + "}";
+}
+
+StatusOr<std::string> EcsService::ListAttributes(const aws::CallContext& ctx, json::object& in) {
+  instance::AttributeQuery q;
+  ASSIGN_OR_RETURN(q.cluster, cluster::ClusterName(OptString(in, "cluster"), ctx.scope, ctx.action, ctx.principal.arn));
+  ASSIGN_OR_RETURN(q.limit, PageSize(in));
+  if (String(in, "targetType") != "container-instance")
+    return ParamError("targetType must be container-instance.");
+  q.name = OptOwned(in, "attributeName");
+  q.value = OptOwned(in, "attributeValue");
+  if (q.value && !q.name) return ParamError("attributeValue can be given only with attributeName.");
+  const std::string context =
+      TokenContext(ctx, fmt::format("{}|{}|{}|{}", q.cluster, q.name.value_or(""), q.value ? "1" : "0", q.value.value_or("")));
+  if (auto token = OptString(in, "nextToken")) {
+    ASSIGN_OR_RETURN(q.after, tokens_.Decode(context, *token));
+  }
+  ASSIGN_OR_RETURN(instance::AttributePage page, owners_.container_instances->ListAttributes(ctx.scope, q));
+  json::object out;
+  out["attributes"] = EncodeAttributes(page.attributes);
+  if (!page.next.empty()) out["nextToken"] = tokens_.Encode(context, page.next);
+  return json::serialize(out);
+}
+
 // ---- Tags: routed by the ARN's resource type to that resource's owner ----
 
 namespace {
@@ -405,6 +595,13 @@ StatusOr<taskdef::Ref> TaskDefinitionTagRef(const aws::CallContext& ctx, const T
 Status UnsupportedTagTarget(const TagTarget& t) {
   return NotFound(fmt::format("The specified resource is not found: {}", t.arn), "ResourceNotFoundException");
 }
+
+// A container instance's ARN must name its cluster (container-instance/<cluster>/<id>).
+StatusOr<instance::InstanceRef> InstanceTagRef(const aws::CallContext& ctx, const TagTarget& t) {
+  ASSIGN_OR_RETURN(instance::InstanceRef ref, instance::ParseInstanceRef(t.arn, ctx.scope, ctx.action, ctx.principal.arn));
+  if (!ref.cluster) return UnsupportedTagTarget(t);
+  return ref;
+}
 }  // namespace
 
 StatusOr<std::string> EcsService::TagResource(const aws::CallContext& ctx, json::object& in) {
@@ -419,6 +616,11 @@ StatusOr<std::string> EcsService::TagResource(const aws::CallContext& ctx, json:
     case ResourceKind::kTaskDefinition: {
       ASSIGN_OR_RETURN(taskdef::Ref ref, TaskDefinitionTagRef(ctx, t));
       RETURN_IF_ERROR(owners_.task_definitions->TagResource(ctx.scope, ref, tags));
+      return std::string("{}");
+    }
+    case ResourceKind::kContainerInstance: {
+      ASSIGN_OR_RETURN(instance::InstanceRef ref, InstanceTagRef(ctx, t));
+      RETURN_IF_ERROR(owners_.container_instances->TagResource(ctx.scope, *ref.cluster, ref.id, tags));
       return std::string("{}");
     }
     default:
@@ -441,6 +643,11 @@ StatusOr<std::string> EcsService::UntagResource(const aws::CallContext& ctx, jso
       RETURN_IF_ERROR(owners_.task_definitions->UntagResource(ctx.scope, ref, keys));
       return std::string("{}");
     }
+    case ResourceKind::kContainerInstance: {
+      ASSIGN_OR_RETURN(instance::InstanceRef ref, InstanceTagRef(ctx, t));
+      RETURN_IF_ERROR(owners_.container_instances->UntagResource(ctx.scope, *ref.cluster, ref.id, keys));
+      return std::string("{}");
+    }
     default:
       return UnsupportedTagTarget(t);
   }
@@ -458,6 +665,11 @@ StatusOr<std::string> EcsService::ListTagsForResource(const aws::CallContext& ct
     case ResourceKind::kTaskDefinition: {
       ASSIGN_OR_RETURN(taskdef::Ref ref, TaskDefinitionTagRef(ctx, t));
       ASSIGN_OR_RETURN(tags, owners_.task_definitions->ListTags(ctx.scope, ref));
+      break;
+    }
+    case ResourceKind::kContainerInstance: {
+      ASSIGN_OR_RETURN(instance::InstanceRef ref, InstanceTagRef(ctx, t));
+      ASSIGN_OR_RETURN(tags, owners_.container_instances->ListTags(ctx.scope, *ref.cluster, ref.id));
       break;
     }
     default:

@@ -15,6 +15,7 @@
 #include "aws/pagination.h"
 #include "aws/service.h"
 #include "ecs/cluster/clusters.h"
+#include "ecs/instance/instances.h"
 #include "ecs/task/tasks.h"
 #include "ecs/taskdef/taskdefs.h"
 
@@ -24,6 +25,7 @@ struct Owners {
   cluster::Clusters* clusters;
   taskdef::TaskDefinitions* task_definitions;
   task::Tasks* tasks;
+  instance::ContainerInstances* container_instances;
 };
 
 class EcsService final : public aws::JsonService {
@@ -60,6 +62,15 @@ class EcsService final : public aws::JsonService {
   StatusOr<std::string> DescribeTasks(const aws::CallContext&, boost::json::object&);
   StatusOr<std::string> ListTasks(const aws::CallContext&, boost::json::object&);
   StatusOr<std::string> StopTask(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> RegisterContainerInstance(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> DescribeContainerInstances(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> ListContainerInstances(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> DeregisterContainerInstance(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> UpdateContainerInstancesState(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> UpdateContainerAgent(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> PutAttributes(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> DeleteAttributes(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> ListAttributes(const aws::CallContext&, boost::json::object&);
   StatusOr<std::string> TagResource(const aws::CallContext&, boost::json::object&);
   StatusOr<std::string> UntagResource(const aws::CallContext&, boost::json::object&);
   StatusOr<std::string> ListTagsForResource(const aws::CallContext&, boost::json::object&);

@@ -2,6 +2,8 @@
 // a fake clock and emulator-mode SigV4 — what the golden and throttling tests send requests to.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <memory>
 #include <string>
 #include <string_view>
@@ -21,7 +23,9 @@ class EcsFront {
  public:
   explicit EcsFront(bool rate_limits = false) {
     model_ = std::move(*aws::ServiceModel::Parse(aws::EcsModelJson()));
-    ecs_ = std::make_unique<EcsService>(*model_, Owners{&clusters_, &tds_, &tasks_}, aws::TokenCodec("golden-key"));
+    clusters_.AddUsage(instances_.cluster_usage());
+    ecs_ = std::make_unique<EcsService>(*model_, Owners{&clusters_, &tds_, &tasks_, &instances_},
+                                        aws::TokenCodec("golden-key"));
     aws::FrontOptions options;
     options.auth.accept_any_credentials = true;
     options.auth.default_account = AccountId("123456789012");
@@ -53,6 +57,10 @@ class EcsFront {
   cluster::Clusters clusters_{*store_};
   taskdef::TaskDefinitions tds_{*store_};
   task::Tasks tasks_{*store_, tds_, clusters_, "fargate-local"};
+  // Deterministic ids, so golden answers can name them: 00..01, 00..02, ... (32 or 17 digits).
+  uint64_t next_hex_ = 0;
+  instance::ContainerInstances instances_{*store_, clusters_,
+                                          [this](size_t n) { return fmt::format("{:0{}x}", ++next_hex_, n); }};
   std::unique_ptr<aws::ServiceModel> model_;
   std::unique_ptr<EcsService> ecs_;
   std::unique_ptr<aws::ApiFront> front_;
