@@ -250,8 +250,26 @@ StatusOr<std::string> TaskId(std::string_view ref, const Scope& caller, std::str
   return r.id;
 }
 
-StatusOr<RunResult> Tasks::Run(const Scope& scope, std::string_view caller_arn, const RunRequest& req, TimePoint now) {
-  ASSIGN_OR_RETURN(std::string cluster, cluster::ClusterName(req.cluster, scope, "RunTask", caller_arn));
+struct Tasks::RunPlan {
+  std::string cluster;
+  std::string cluster_arn;
+  std::string launch_type;        // FARGATE
+  std::string capacity_provider;  // the strategy's first provider, when one chose it
+  taskdef::LaunchView view;       // the pinned revision
+  std::vector<std::pair<std::string, std::string>> containers;  // name, image
+  json::object overrides;         // TaskOverride as the task reports it
+  std::string cpu;                // the task's size after overrides
+  std::string memory;
+  std::vector<vpc::Subnet> subnets;  // awsvpc: the requested subnets, in order
+  Tags tags;                      // the caller's, propagated and managed ones
+  std::string group;
+  std::optional<std::string> started_by;
+  std::string canonical;          // the request as a clientToken remembers it
+};
+
+StatusOr<Tasks::RunPlan> Tasks::PlanRun(const Scope& scope, std::string_view caller_arn, const RunRequest& req) {
+  RunPlan plan;
+  ASSIGN_OR_RETURN(plan.cluster, cluster::ClusterName(req.cluster, scope, "RunTask", caller_arn));
   if (req.count < 1 || req.count > 10) return ParamError("count must be between 1 and 10.");
   if (req.client_token) {
     const std::string& t = *req.client_token;
@@ -263,7 +281,7 @@ StatusOr<RunResult> Tasks::Run(const Scope& scope, std::string_view caller_arn, 
     return ParamError("Specifying both a launch type and capacity provider strategy is not supported. Remove one and try again.");
 
   // The cluster: it must exist and be ACTIVE.
-  ASSIGN_OR_RETURN(cluster::DescribeResult cd, clusters_.Describe(scope, {cluster}, cluster::Include{}));
+  ASSIGN_OR_RETURN(cluster::DescribeResult cd, clusters_.Describe(scope, {plan.cluster}, cluster::Include{}));
   if (cd.clusters.empty()) return ClusterNotFoundError();
   ASSIGN_OR_RETURN(json::object cluster_json, ParseRecordObject(cd.clusters.front(), "cluster"));
   if (Str(cluster_json, "status") != "ACTIVE") return ClusterNotFoundError();
@@ -271,16 +289,14 @@ StatusOr<RunResult> Tasks::Run(const Scope& scope, std::string_view caller_arn, 
   // Launch type and capacity provider. Only Fargate capacity exists so far: EC2 and EXTERNAL
   // have no container instances, which AWS reports as below.
   std::vector<std::string> providers = req.capacity_providers;
-  std::string launch_type;
-  if (req.launch_type) {
-    launch_type = *req.launch_type;
+    if (req.launch_type) {
+    plan.launch_type = *req.launch_type;
   } else if (providers.empty()) {
     if (auto it = cluster_json.find("defaultCapacityProviderStrategy"); it != cluster_json.end() && it->value().is_array())
       for (const auto& item : it->value().as_array()) providers.push_back(Str(item.as_object(), "capacityProvider"));
-    if (providers.empty()) launch_type = "EC2";
+    if (providers.empty()) plan.launch_type = "EC2";
   }
-  std::string capacity_provider;
-  if (launch_type.empty()) {
+    if (plan.launch_type.empty()) {
     std::set<std::string> associated;
     if (auto it = cluster_json.find("capacityProviders"); it != cluster_json.end() && it->value().is_array())
       for (const auto& p : it->value().as_array())
@@ -292,10 +308,10 @@ StatusOr<RunResult> Tasks::Run(const Scope& scope, std::string_view caller_arn, 
             "the cluster. Associate the capacity provider with the cluster or specify a valid capacity provider and "
             "try again.");
     }
-    capacity_provider = providers.front();
-    launch_type = "FARGATE";
+    plan.capacity_provider = providers.front();
+    plan.launch_type = "FARGATE";
   }
-  if (launch_type != "FARGATE") return ParamError("No Container Instances were found in your cluster.");
+  if (plan.launch_type != "FARGATE") return ParamError("No Container Instances were found in your cluster.");
 
   if (req.platform_version && *req.platform_version != "LATEST" && *req.platform_version != kPlatformVersion)
     return InvalidArgument("The specified platform does not exist.", "PlatformUnknownException");
@@ -306,24 +322,24 @@ StatusOr<RunResult> Tasks::Run(const Scope& scope, std::string_view caller_arn, 
 
   // Resolve the task definition ONCE; everything below uses this pinned view.
   ASSIGN_OR_RETURN(taskdef::Ref ref, taskdef::ParseRef(req.task_definition, scope, "RunTask", caller_arn));
-  ASSIGN_OR_RETURN(taskdef::LaunchView view, task_definitions_.ResolveForLaunch(scope, ref));
-  if (std::find(view.compatibilities.begin(), view.compatibilities.end(), "FARGATE") == view.compatibilities.end())
+  ASSIGN_OR_RETURN(plan.view, task_definitions_.ResolveForLaunch(scope, ref));
+  if (std::find(plan.view.compatibilities.begin(), plan.view.compatibilities.end(), "FARGATE") == plan.view.compatibilities.end())
     return ParamError("Task definition does not support launch_type FARGATE.");
-  ASSIGN_OR_RETURN(json::object definition, ParseRecordObject(view.definition, "launch view"));
-  std::vector<std::pair<std::string, std::string>> containers;  // name, image
-  std::set<std::string> container_names;
+  ASSIGN_OR_RETURN(json::object definition, ParseRecordObject(plan.view.definition, "launch view"));
+    std::set<std::string> container_names;
   if (auto it = definition.find("containerDefinitions"); it != definition.end() && it->value().is_array()) {
     for (const auto& c : it->value().as_array()) {
-      containers.emplace_back(Str(c.as_object(), "name"), Str(c.as_object(), "image"));
-      container_names.insert(containers.back().first);
+      plan.containers.emplace_back(Str(c.as_object(), "name"), Str(c.as_object(), "image"));
+      container_names.insert(plan.containers.back().first);
     }
   }
 
   // Overrides: container names must exist; a task-level size must be a Fargate size.
-  json::object overrides{{"containerOverrides", json::array()}, {"inferenceAcceleratorOverrides", json::array()}};
-  std::string cpu = view.cpu, memory = view.memory;
+  plan.overrides = json::object{{"containerOverrides", json::array()}, {"inferenceAcceleratorOverrides", json::array()}};
+  plan.cpu = plan.view.cpu;
+  plan.memory = plan.view.memory;
   if (req.overrides) {
-    for (const auto& [k, v] : *req.overrides) overrides[k] = v;
+    for (const auto& [k, v] : *req.overrides) plan.overrides[k] = v;
     if (auto it = req.overrides->find("containerOverrides"); it != req.overrides->end() && it->value().is_array()) {
       for (const auto& o : it->value().as_array()) {
         std::string name = o.is_object() ? Str(o.as_object(), "name") : std::string();
@@ -332,24 +348,23 @@ StatusOr<RunResult> Tasks::Run(const Scope& scope, std::string_view caller_arn, 
       }
     }
     if (std::string c = Str(*req.overrides, "cpu"); !c.empty()) {
-      ASSIGN_OR_RETURN(cpu, taskdef::NormalizeCpu(c));
+      ASSIGN_OR_RETURN(plan.cpu, taskdef::NormalizeCpu(c));
     }
     if (std::string m = Str(*req.overrides, "memory"); !m.empty()) {
-      ASSIGN_OR_RETURN(memory, taskdef::NormalizeMemory(m));
+      ASSIGN_OR_RETURN(plan.memory, taskdef::NormalizeMemory(m));
     }
-    auto c = ToInt(cpu), m = ToInt(memory);
+    auto c = ToInt(plan.cpu), m = ToInt(plan.memory);
     if (!c || !m || !taskdef::IsFargateSize(*c, *m))
       return ClientError(fmt::format(
           "No Fargate configuration exists for given values: {} CPU, {} memory. See the Amazon ECS documentation for "
           "the valid values.",
-          cpu, memory));
+          plan.cpu, plan.memory));
   }
 
   // Network: awsvpc needs subnets of the caller's default VPC.
   const vpc::DefaultVpc default_vpc = vpc::DefaultVpcFor(scope);
-  std::vector<const vpc::Subnet*> subnets;
-  json::object network_json;
-  if (view.network_mode == "awsvpc") {
+    json::object network_json;
+  if (plan.view.network_mode == "awsvpc") {
     if (!req.network_configuration)
       return ParamError("Network Configuration must be provided when networkMode 'awsvpc' is specified.");
     auto it = req.network_configuration->find("awsvpcConfiguration");
@@ -367,7 +382,7 @@ StatusOr<RunResult> Tasks::Run(const Scope& scope, std::string_view caller_arn, 
       if (sn == nullptr)
         return ParamError(fmt::format(
             "Error retrieving subnet information for [{}]: The subnet ID '{}' does not exist (ECS)", id, id));
-      subnets.push_back(sn);
+      plan.subnets.push_back(*sn);
     }
     if (auto g = awsvpc.find("securityGroups"); g != awsvpc.end() && g->value().is_array()) {
       for (const auto& v : g->value().as_array()) {
@@ -382,29 +397,28 @@ StatusOr<RunResult> Tasks::Run(const Scope& scope, std::string_view caller_arn, 
 
   // Tags: the caller's, the task definition's (propagateTags TASK_DEFINITION), ECS-managed ones.
   RETURN_IF_ERROR(ValidateTags(req.tags));
-  Tags tags;
-  auto add_tag = [&](const Tag& t) {
-    for (auto& existing : tags)
+    auto add_tag = [&](const Tag& t) {
+    for (auto& existing : plan.tags)
       if (existing.key == t.key) {
         existing.value = t.value;
         return;
       }
-    tags.push_back(t);
+    plan.tags.push_back(t);
   };
   if (req.propagate_tags == "TASK_DEFINITION") {
-    ASSIGN_OR_RETURN(Tags td_tags, task_definitions_.ListTags(scope, taskdef::Ref{view.family, view.revision}));
+    ASSIGN_OR_RETURN(Tags td_tags, task_definitions_.ListTags(scope, taskdef::Ref{plan.view.family, plan.view.revision}));
     for (const auto& t : td_tags) add_tag(t);
   }
   for (const auto& t : req.tags) add_tag(t);
-  const std::string group = req.group.value_or("family:" + view.family);
+  plan.group = req.group.value_or("family:" + plan.view.family);
   if (req.enable_ecs_managed_tags) {
-    add_tag(Tag{"aws:ecs:clusterName", cluster});
-    if (group.starts_with("service:")) add_tag(Tag{"aws:ecs:serviceName", group.substr(8)});
+    add_tag(Tag{"aws:ecs:clusterName", plan.cluster});
+    if (plan.group.starts_with("service:")) add_tag(Tag{"aws:ecs:serviceName", plan.group.substr(8)});
   }
-  if (tags.size() > kMaxTagsPerResource) return ParamError("The task would have more than 50 tags.");
+  if (plan.tags.size() > kMaxTagsPerResource) return ParamError("The task would have more than 50 tags.");
 
   // The request as the clientToken remembers it: a repeat must match it exactly.
-  json::object canonical{{"cluster", cluster},        {"taskDefinition", req.task_definition},
+  json::object canonical{{"cluster", plan.cluster},        {"taskDefinition", req.task_definition},
                          {"count", req.count},        {"launchType", req.launch_type.value_or("")},
                          {"group", req.group.value_or("")}, {"startedBy", req.started_by.value_or("")},
                          {"platformVersion", req.platform_version.value_or("")},
@@ -415,14 +429,113 @@ StatusOr<RunResult> Tasks::Run(const Scope& scope, std::string_view caller_arn, 
   canonical["capacityProviders"] = std::move(cp);
   if (req.network_configuration) canonical["networkConfiguration"] = *req.network_configuration;
   if (req.overrides) canonical["overrides"] = *req.overrides;
-  const std::string canonical_text = json::serialize(canonical);
-  const std::string cluster_arn = ClusterArn(scope, cluster);
+  plan.canonical = json::serialize(canonical);
+  plan.cluster_arn = ClusterArn(scope, plan.cluster);
 
+  plan.started_by = req.started_by;
+  return plan;
+}
+
+// Writes task `index` of a run: its address, record, indexes, assignment, reference, count and
+// tags. Returns its ARN, or "" when it went to failures[] instead.
+StatusOr<std::string> Tasks::PutTask(store::WriteTxn& txn, const Scope& scope, const RunPlan& plan, size_t index,
+                                     TimePoint now, RunResult& result) {
+  const std::string id = HexEncode(RandomBytes(16));
+  const std::string arn = TaskArn(scope, plan.cluster, id);
+  Launch launch{fargate_agent_, plan.view.family, plan.view.revision, plan.view.definition, {}, 0, false};
+  const vpc::Subnet* subnet = nullptr;
+  const std::string eni = "eni-" + HexEncode(RandomBytes(9)).substr(0, 17);
+  for (size_t k = 0; k < plan.subnets.size() && subnet == nullptr; ++k) {
+    const vpc::Subnet* candidate = &plan.subnets[(index + k) % plan.subnets.size()];
+    StatusOr<uint32_t> ip = vpc::AllocateIp(txn, scope, *candidate, arn);
+    if (ip.ok()) {
+      subnet = candidate;
+      launch.ip = *ip;
+      launch.ip_held = true;
+      launch.subnet_id = candidate->id;
+    } else if (ip.status().code() != StatusCode::kResourceExhausted) {
+      return ip.status();
+    }
+  }
+  if (!plan.subnets.empty() && subnet == nullptr) {
+    result.failures.push_back({arn, "RESOURCE:ENI", "No free IP address in the requested subnets."});
+    return std::string();
+  }
+  const std::string attachment_id = RandomUuid();
+
+  json::object task;
+  json::array attachments;
+  if (subnet != nullptr) {
+    json::array details{
+        json::object{{"name", "subnetId"}, {"value", subnet->id}},
+        json::object{{"name", "networkInterfaceId"}, {"value", eni}},
+        json::object{{"name", "macAddress"}, {"value", MacFor(launch.ip)}},
+        json::object{{"name", "privateDnsName"}, {"value", PrivateDnsName(scope, launch.ip)}},
+        json::object{{"name", "privateIPv4Address"}, {"value", vpc::Ipv4ToString(launch.ip)}},
+    };
+    attachments.push_back(json::object{
+        {"id", attachment_id}, {"type", "ElasticNetworkInterface"}, {"status", "PRECREATED"}, {"details", details}});
+  }
+  task["attachments"] = std::move(attachments);
+  task["attributes"] = json::array{json::object{{"name", "ecs.cpu-architecture"}, {"value", "x86_64"}}};
+  if (subnet != nullptr) task["availabilityZone"] = subnet->az;
+  if (!plan.capacity_provider.empty()) task["capacityProviderName"] = plan.capacity_provider;
+  task["clusterArn"] = plan.cluster_arn;
+  json::array cs;
+  for (const auto& [name, image] : plan.containers) {
+    json::object c{{"containerArn", fmt::format("arn:aws:ecs:{}:{}:container/{}/{}/{}", scope.region.str(),
+                                                scope.account.str(), plan.cluster, id, RandomUuid())},
+                   {"taskArn", arn},
+                   {"name", name},
+                   {"image", image},
+                   {"lastStatus", "PENDING"},
+                   {"networkBindings", json::array()},
+                   {"healthStatus", "UNKNOWN"}};
+    json::array nis;
+    if (subnet != nullptr)
+      nis.push_back(json::object{{"attachmentId", attachment_id}, {"privateIpv4Address", vpc::Ipv4ToString(launch.ip)}});
+    c["networkInterfaces"] = std::move(nis);
+    cs.push_back(std::move(c));
+  }
+  task["containers"] = std::move(cs);
+  task["cpu"] = plan.cpu;
+  task["createdAt"] = EpochSeconds(now);
+  task["desiredStatus"] = "RUNNING";
+  task["enableExecuteCommand"] = false;
+  task["group"] = plan.group;
+  task["healthStatus"] = "UNKNOWN";
+  task["lastStatus"] = "PROVISIONING";
+  task["launchType"] = plan.launch_type;
+  task["memory"] = plan.memory;
+  task["overrides"] = plan.overrides;
+  task["platformVersion"] = kPlatformVersion;
+  task["platformFamily"] = "Linux";
+  if (plan.started_by) task["startedBy"] = *plan.started_by;
+  task["taskArn"] = arn;
+  task["taskDefinitionArn"] = plan.view.arn;
+  task["version"] = 1;
+  task["ephemeralStorage"] = json::object{{"sizeInGiB", 20}};
+  task["fargateEphemeralStorage"] = json::object{{"sizeInGiB", 20}};
+
+  RETURN_IF_ERROR(txn.Put(kTasks, TaskKey(scope, plan.cluster, id), json::serialize(task)));
+  RETURN_IF_ERROR(txn.Put(kLaunch, TaskKey(scope, plan.cluster, id), launch.Encode()));
+  RETURN_IF_ERROR(PutIndexes(txn, scope, plan.cluster, id, task, launch, "RUNNING"));
+  RETURN_IF_ERROR(txn.Put(kAssignments, AssignmentKey(launch.agent, scope, plan.cluster, id), ""));
+  RETURN_IF_ERROR(txn.Put(kRefs, RefKey(scope, plan.view.family, plan.view.revision, plan.cluster, id), ""));
+  RETURN_IF_ERROR(Recount(txn, scope, plan.cluster, Bucket::kNone, Bucket::kPending));
+  RETURN_IF_ERROR(PutTags(txn, scope, arn, plan.tags));
+  task["tags"] = TagsJson(plan.tags);
+  result.tasks.push_back(json::serialize(task));
+  return arn;
+}
+
+StatusOr<RunResult> Tasks::Run(const Scope& scope, std::string_view caller_arn, const RunRequest& req, TimePoint now) {
+  ASSIGN_OR_RETURN(const RunPlan plan, PlanRun(scope, caller_arn, req));
   RunResult result;
   RETURN_IF_ERROR(store_.Write([&](store::WriteTxn& txn) -> Status {
     result = RunResult{};
     // Again inside the transaction: a DeleteCluster that committed since the check above wins.
-    RETURN_IF_ERROR(clusters_.CheckActive(txn, scope, cluster));
+    RETURN_IF_ERROR(clusters_.CheckActive(txn, scope, plan.cluster));
     std::string token_key;
     if (req.client_token) {
       token_key = ScopeKey(scope).Str(*req.client_token).Done();
@@ -433,7 +546,7 @@ StatusOr<RunResult> Tasks::Run(const Scope& scope, std::string_view caller_arn, 
         if (EpochMillis(now) < expires) {
           std::vector<std::string> arns;
           for (const auto& a : tok.at("arns").as_array()) arns.emplace_back(a.as_string());
-          if (Str(tok, "request") != canonical_text)
+          if (Str(tok, "request") != plan.canonical)
             return FailedPrecondition(
                 fmt::format("The RunTask request could not be processed due to conflicts. The provided clientToken is "
                             "already in use with a different RunTask request. The resourceIds are the existing task "
@@ -442,7 +555,7 @@ StatusOr<RunResult> Tasks::Run(const Scope& scope, std::string_view caller_arn, 
                 "ConflictException");
           for (const auto& arn : arns) {
             ASSIGN_OR_RETURN(TaskRef r, ParseTaskRef(arn, scope, "RunTask", caller_arn));
-            ASSIGN_OR_RETURN(auto rec, txn.Get(kTasks, TaskKey(scope, r.cluster.value_or(cluster), r.id)));
+            ASSIGN_OR_RETURN(auto rec, txn.Get(kTasks, TaskKey(scope, r.cluster.value_or(plan.cluster), r.id)));
             if (!rec) continue;  // reaped after it stopped
             ASSIGN_OR_RETURN(std::string shown, Shown(txn, scope, *rec, true));
             result.tasks.push_back(std::move(shown));
@@ -454,96 +567,11 @@ StatusOr<RunResult> Tasks::Run(const Scope& scope, std::string_view caller_arn, 
 
     json::array arns;
     for (int64_t i = 0; i < req.count; ++i) {
-      const std::string id = HexEncode(RandomBytes(16));
-      const std::string arn = TaskArn(scope, cluster, id);
-      Launch launch{fargate_agent_, view.family, view.revision, view.definition, {}, 0, false};
-      const vpc::Subnet* subnet = nullptr;
-      const std::string eni = "eni-" + HexEncode(RandomBytes(9)).substr(0, 17);
-      for (size_t k = 0; k < subnets.size() && subnet == nullptr; ++k) {
-        const vpc::Subnet* candidate = subnets[(static_cast<size_t>(i) + k) % subnets.size()];
-        StatusOr<uint32_t> ip = vpc::AllocateIp(txn, scope, *candidate, arn);
-        if (ip.ok()) {
-          subnet = candidate;
-          launch.ip = *ip;
-          launch.ip_held = true;
-          launch.subnet_id = candidate->id;
-        } else if (ip.status().code() != StatusCode::kResourceExhausted) {
-          return ip.status();
-        }
-      }
-      if (!subnets.empty() && subnet == nullptr) {
-        result.failures.push_back({arn, "RESOURCE:ENI", "No free IP address in the requested subnets."});
-        continue;
-      }
-      const std::string attachment_id = RandomUuid();
-
-      json::object task;
-      json::array attachments;
-      if (subnet != nullptr) {
-        json::array details{
-            json::object{{"name", "subnetId"}, {"value", subnet->id}},
-            json::object{{"name", "networkInterfaceId"}, {"value", eni}},
-            json::object{{"name", "macAddress"}, {"value", MacFor(launch.ip)}},
-            json::object{{"name", "privateDnsName"}, {"value", PrivateDnsName(scope, launch.ip)}},
-            json::object{{"name", "privateIPv4Address"}, {"value", vpc::Ipv4ToString(launch.ip)}},
-        };
-        attachments.push_back(json::object{
-            {"id", attachment_id}, {"type", "ElasticNetworkInterface"}, {"status", "PRECREATED"}, {"details", details}});
-      }
-      task["attachments"] = std::move(attachments);
-      task["attributes"] = json::array{json::object{{"name", "ecs.cpu-architecture"}, {"value", "x86_64"}}};
-      if (subnet != nullptr) task["availabilityZone"] = subnet->az;
-      if (!capacity_provider.empty()) task["capacityProviderName"] = capacity_provider;
-      task["clusterArn"] = cluster_arn;
-      json::array cs;
-      for (const auto& [name, image] : containers) {
-        json::object c{{"containerArn", fmt::format("arn:aws:ecs:{}:{}:container/{}/{}/{}", scope.region.str(),
-                                                    scope.account.str(), cluster, id, RandomUuid())},
-                       {"taskArn", arn},
-                       {"name", name},
-                       {"image", image},
-                       {"lastStatus", "PENDING"},
-                       {"networkBindings", json::array()},
-                       {"healthStatus", "UNKNOWN"}};
-        json::array nis;
-        if (subnet != nullptr)
-          nis.push_back(json::object{{"attachmentId", attachment_id}, {"privateIpv4Address", vpc::Ipv4ToString(launch.ip)}});
-        c["networkInterfaces"] = std::move(nis);
-        cs.push_back(std::move(c));
-      }
-      task["containers"] = std::move(cs);
-      task["cpu"] = cpu;
-      task["createdAt"] = EpochSeconds(now);
-      task["desiredStatus"] = "RUNNING";
-      task["enableExecuteCommand"] = false;
-      task["group"] = group;
-      task["healthStatus"] = "UNKNOWN";
-      task["lastStatus"] = "PROVISIONING";
-      task["launchType"] = launch_type;
-      task["memory"] = memory;
-      task["overrides"] = overrides;
-      task["platformVersion"] = kPlatformVersion;
-      task["platformFamily"] = "Linux";
-      if (req.started_by) task["startedBy"] = *req.started_by;
-      task["taskArn"] = arn;
-      task["taskDefinitionArn"] = view.arn;
-      task["version"] = 1;
-      task["ephemeralStorage"] = json::object{{"sizeInGiB", 20}};
-      task["fargateEphemeralStorage"] = json::object{{"sizeInGiB", 20}};
-
-      RETURN_IF_ERROR(txn.Put(kTasks, TaskKey(scope, cluster, id), json::serialize(task)));
-      RETURN_IF_ERROR(txn.Put(kLaunch, TaskKey(scope, cluster, id), launch.Encode()));
-      RETURN_IF_ERROR(PutIndexes(txn, scope, cluster, id, task, launch, "RUNNING"));
-      RETURN_IF_ERROR(txn.Put(kAssignments, AssignmentKey(launch.agent, scope, cluster, id), ""));
-      RETURN_IF_ERROR(txn.Put(kRefs, RefKey(scope, view.family, view.revision, cluster, id), ""));
-      RETURN_IF_ERROR(Recount(txn, scope, cluster, Bucket::kNone, Bucket::kPending));
-      RETURN_IF_ERROR(PutTags(txn, scope, arn, tags));
-      task["tags"] = TagsJson(tags);
-      result.tasks.push_back(json::serialize(task));
-      arns.push_back(json::string(arn));
+      ASSIGN_OR_RETURN(std::string arn, PutTask(txn, scope, plan, static_cast<size_t>(i), now, result));
+      if (!arn.empty()) arns.push_back(json::string(arn));
     }
     if (req.client_token) {
-      json::object tok{{"request", canonical_text},
+      json::object tok{{"request", plan.canonical},
                        {"arns", std::move(arns)},
                        {"expires", EpochMillis(now + kTokenLifetime)}};
       RETURN_IF_ERROR(txn.Put(kTokens, token_key, json::serialize(tok)));

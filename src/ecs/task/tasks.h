@@ -198,6 +198,13 @@ class Tasks {
     StatusOr<Counts> Count(store::ReadTxn& txn, const Scope& scope, std::string_view cluster) override;
   };
 
+  // Everything RunTask decides before its transaction: the validated request and the pinned
+  // revision (tasks.cc).
+  struct RunPlan;
+  StatusOr<RunPlan> PlanRun(const Scope& scope, std::string_view caller_arn, const RunRequest& req);
+  StatusOr<std::string> PutTask(store::WriteTxn& txn, const Scope& scope, const RunPlan& plan, size_t index,
+                                TimePoint now, RunResult& result);
+
   store::Store& store_;
   taskdef::TaskDefinitions& task_definitions_;
   cluster::Clusters& clusters_;
