@@ -167,6 +167,20 @@ TEST_F(InstancesTest, AgentConnectedFollowsHeartbeats) {
   EXPECT_EQ(instances_.Heartbeat(kScope, "prod", std::string(32, 'f'), clock_.Now()).code(), StatusCode::kNotFound);
 }
 
+TEST_F(InstancesTest, ARestartKeepsRecordsButForgetsHeartbeats) {
+  std::string id = Register();
+  ContainerInstances restarted(*store_, clusters_);  // a new process over the same store
+  auto d = restarted.Describe(kScope, "prod", {Ref(id)}, {}, clock_.Now());
+  ASSERT_TRUE(d.ok());
+  ASSERT_EQ(d->instances.size(), 1u);
+  json::object ci = json::parse(d->instances[0]).as_object();
+  EXPECT_EQ(ci.at("status"), "ACTIVE");
+  EXPECT_EQ(ci.at("agentConnected"), false);
+  ASSERT_TRUE(restarted.Heartbeat(kScope, "prod", id, clock_.Now()).ok());
+  ci = json::parse(restarted.Describe(kScope, "prod", {Ref(id)}, {}, clock_.Now())->instances[0]).as_object();
+  EXPECT_EQ(ci.at("agentConnected"), true);
+}
+
 TEST_F(InstancesTest, ReRegistrationKeepsIdentityCustomAttributesAndReservations) {
   std::string id = Register();
   ASSERT_TRUE(instances_.PutAttributes(kScope, "prod", {{{"team", "core"}, Ref(id)}}).ok());
@@ -394,6 +408,11 @@ TEST_F(InstancesTest, UpdateAgentHasNoUpdateAndTagsRoundTrip) {
   std::string with = Register(r);
   EXPECT_EQ(instances_.UpdateAgent(kScope, "prod", Ref(with), clock_.Now()).status().aws_type(),
             "NoUpdateAvailableException");
+  EXPECT_EQ(instances_.UpdateAgent(kScope, "prod", Ref(std::string(32, 'e')), clock_.Now()).status().aws_type(),
+            "InvalidParameterException");
+  ASSERT_TRUE(instances_.Deregister(kScope, "prod", Ref(without), false, clock_.Now()).ok());
+  EXPECT_EQ(instances_.UpdateAgent(kScope, "prod", Ref(without), clock_.Now()).status().aws_type(),
+            "InvalidParameterException");
 
   ASSERT_TRUE(instances_.TagResource(kScope, "prod", with, {{"env", "prod"}}).ok());
   EXPECT_EQ(*instances_.ListTags(kScope, "prod", with), (Tags{{"env", "prod"}}));
