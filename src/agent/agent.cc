@@ -3,6 +3,7 @@
 #include "agent/container_spec.h"
 #include "agent/fields.h"
 #include "agent/logs.h"
+#include "agent/task_files.h"
 
 #include <arpa/inet.h>
 #include <fmt/format.h>
@@ -213,6 +214,8 @@ class Agent::Driver {
       if (!s.ok()) return Teardown("TaskFailedToStart", fmt::format("ResourceInitializationError: {}", s.message()));
     }
 
+    if (!PrepareTaskFiles()) return;  // hosts, resolv.conf, volumes, the task's cgroup
+
     for (auto& c : containers_) {
       if (abandoned()) return;
       if (stop_requested()) return Teardown(std::nullopt, std::nullopt);
@@ -234,11 +237,39 @@ class Agent::Driver {
     Monitor();
   }
 
+  // The task's /etc files, volume directories and cgroup (agent/task_files.h), kept for SpecFor.
+  // False: refused or failed, and the task is torn down (ResourceInitializationError).
+  bool PrepareTaskFiles() {
+    boost::system::error_code ec;
+    json::value def = json::parse(spec_.definition, ec);
+    if (ec || !def.is_object()) def = json::object();
+    TaskFilesInput in{.task_id = task_id_,
+                      .task_arn = spec_.task_arn,
+                      .definition = def.get_object(),
+                      .overrides = overrides_,
+                      .ip = spec_.network ? spec_.network->ip : std::string(),
+                      .cpu_units = ParseUnits(spec_.cpu),
+                      .memory_mib = ParseUnits(spec_.memory)};
+    auto files = PrepareTask(agent_.runtime_, TaskFilesOpts(), in);
+    if (!files.ok()) {
+      Teardown("TaskFailedToStart", fmt::format("ResourceInitializationError: {}", files.status().message()));
+      return false;
+    }
+    task_files_ = std::move(*files);
+    return true;
+  }
+  TaskFilesOptions TaskFilesOpts() const {
+    TaskFilesOptions o;
+    o.tasks_dir = agent_.options_.tasks_dir;
+    return o;
+  }
+
   runtime::ContainerSpec SpecFor(const Container& c) {
     TaskContext task{.task_arn = spec_.task_arn,
                      .cpu_units = ParseUnits(spec_.cpu),
                      .memory_mib = ParseUnits(spec_.memory),
                      .netns_path = network_ ? network_->netns_path : std::string()};
+    ApplyTaskFiles(task_files_, task);
     std::string log_path = agent_.options_.logs_dir.empty() ? std::string() : LogPath(c).string();
     return BuildContainerSpec(ContainerInput{c.id, c.definition, c.overrides, *c.resolved, log_path}, task);
   }
@@ -324,6 +355,8 @@ class Agent::Driver {
       Status s = agent_.runtime_.Delete(c.id, runtime::ForceDelete::kYes);
       if (!s.ok() && s.code() != StatusCode::kNotFound) Log(spec_.task_arn, fmt::format("deleting container {}", c.name), s);
     }
+    if (Status s = CleanUpTask(agent_.runtime_, TaskFilesOpts(), task_id_); !s.ok())
+      Log(spec_.task_arn, "removing the task's files and cgroup", s);
     if (spec_.network) {
       std::optional<net::TaskNetwork> tn = network_;
       if (!tn) {
@@ -354,6 +387,7 @@ class Agent::Driver {
   json::object overrides_;
   std::vector<Container> containers_;  // touched by the driver thread only
   std::optional<net::TaskNetwork> network_;
+  TaskFiles task_files_;  // from PrepareTaskFiles
 
   std::mutex mu_;
   std::condition_variable cv_;

@@ -59,6 +59,10 @@ struct AgentOptions {
   // Container logs go to <logs_dir>/<task id>/<container name>.log (stdout and stderr in one
   // file; see agent/logs.h). Empty: /dev/null.
   std::string logs_dir;
+  // Each task's generated /etc files (hosts, resolv.conf, hostname) and volume directories go to
+  // <tasks_dir>/<task id>/ (agent/task_files.h), removed when the task stops. Empty: no /etc files,
+  // and a task with volumes fails to start.
+  std::string tasks_dir;
   // Each container's log is rotated (copy to .1, truncate) when it grows past this; checked
   // every monitor_interval.
   uint64_t max_log_bytes = 10 * 1024 * 1024;

@@ -133,6 +133,7 @@ class Node::Impl {
     agent_options.agent_id = std::string(kFargateAgent);
     agent_options.instance = instance;
     agent_options.logs_dir = (state / "logs").string();
+    agent_options.tasks_dir = (state / "tasks").string();
     agent = std::make_unique<agent::Agent>(*tasks, *images, *runtime, std::move(agent_options));
     Status s = agent->Start();
     if (!s.ok()) {

@@ -26,8 +26,8 @@ std::string Member(const json::object& o, std::string_view key) {
 // The value of a spread field on a candidate; "" when it lacks the attribute.
 std::string SpreadValue(const Candidate& c, std::string_view field) {
   if (field == "instanceId" || field == "host") return c.id;
-  auto it = c.attributes.find(field.substr(std::string_view("attribute:").size()));
-  return it == c.attributes.end() ? std::string() : it->second;
+  auto it = c.facts.attributes.find(field.substr(std::string_view("attribute:").size()));
+  return it == c.facts.attributes.end() ? std::string() : it->second;
 }
 
 bool HasPort(const std::set<int>& taken, const std::vector<int>& wanted) {
@@ -36,10 +36,10 @@ bool HasPort(const std::set<int>& taken, const std::vector<int>& wanted) {
 
 // Why `c` cannot take a task now, or nullopt. Resources first, then constraints, as ECS checks.
 std::optional<std::string> Reject(const Candidate& c, const Demand& d, const std::vector<Constraint>& constraints) {
-  if (!c.agent_connected) return "AGENT";
+  if (!c.facts.agent_connected) return "AGENT";
   for (const auto& [name, value] : d.attributes) {
-    auto it = c.attributes.find(name);
-    if (it == c.attributes.end() || (value && it->second != *value)) return "ATTRIBUTE";
+    auto it = c.facts.attributes.find(name);
+    if (it == c.facts.attributes.end() || (value && it->second != *value)) return "ATTRIBUTE";
   }
   if (c.cpu < d.cpu) return "RESOURCE:CPU";
   if (c.memory < d.memory) return "RESOURCE:MEMORY";
@@ -48,7 +48,7 @@ std::optional<std::string> Reject(const Candidate& c, const Demand& d, const std
   for (const auto& k : constraints) {
     if (k.type == Constraint::Type::kDistinctInstance && c.group_tasks > 0)
       return "DistinctInstance placement constraint unsatisfied.";
-    if (k.type == Constraint::Type::kMemberOf && !k.member_of(c)) return "MemberOf placement constraint unsatisfied.";
+    if (k.type == Constraint::Type::kMemberOf && !k.member_of->Matches(c.facts)) return "MemberOf placement constraint unsatisfied.";
   }
   return std::nullopt;
 }
@@ -90,7 +90,7 @@ StatusOr<std::vector<Strategy>> ParseStrategies(const json::array& strategies) {
   return out;
 }
 
-StatusOr<std::vector<Constraint>> ParseConstraints(const json::array& constraints, const CompileExpression& compile) {
+StatusOr<std::vector<Constraint>> ParseConstraints(const json::array& constraints) {
   if (constraints.size() > kMaxConstraints)
     return ParamError(fmt::format("The number of placement constraints exceeds the limit of {}.", kMaxConstraints));
   std::vector<Constraint> out;
@@ -106,7 +106,8 @@ StatusOr<std::vector<Constraint>> ParseConstraints(const json::array& constraint
     } else if (type == "memberOf") {
       k.type = Constraint::Type::kMemberOf;
       if (expression.empty()) return ParamError("A memberOf placement constraint requires an expression.");
-      ASSIGN_OR_RETURN(k.member_of, compile(expression));
+      ASSIGN_OR_RETURN(instance::Query query, instance::Query::Parse(expression));
+      k.member_of = std::make_shared<const instance::Query>(std::move(query));
     } else {
       return ParamError(fmt::format("Invalid placement constraint type '{}'.", type));
     }

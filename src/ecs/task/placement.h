@@ -18,13 +18,14 @@
 //
 //   std::vector<Candidate> cands = ...;              // remaining resources, attributes, group counts
 //   ASSIGN_OR_RETURN(auto strategies, ParseStrategies(request_strategies));
-//   ASSIGN_OR_RETURN(auto constraints, ParseConstraints(request_constraints, compile_member_of));
+//   ASSIGN_OR_RETURN(auto constraints, ParseConstraints(request_constraints));
 //   Outcome out = Place(cands, demand, count, strategies, constraints, rng);
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <random>
 #include <set>
@@ -35,15 +36,16 @@
 #include <boost/json/array.hpp>
 
 #include "common/status.h"
+#include "ecs/instance/query.h"
 
 namespace paddock::ecs::task::placement {
 
 struct Candidate {
   std::string arn;  // the container instance's ARN: what failures name
   std::string id;   // its id: the value of spread's instanceId / host
-  std::map<std::string, std::string, std::less<>> attributes;  // name → value ("" when valueless)
-  bool active = true;          // status ACTIVE; DRAINING and the rest never receive tasks
-  bool agent_connected = true;
+  // Attributes (name → value, "" when valueless), agentConnected and the rest memberOf can ask.
+  instance::Facts facts;
+  bool active = true;  // status ACTIVE; DRAINING and the rest never receive tasks
   int64_t cpu = 0;     // remaining CPU units
   int64_t memory = 0;  // remaining MiB
   std::set<int> tcp_ports;  // host ports in use
@@ -70,19 +72,15 @@ struct Strategy {
 struct Constraint {
   enum class Type { kDistinctInstance, kMemberOf };
   Type type = Type::kDistinctInstance;
-  std::string expression;                            // memberOf's, as given
-  std::function<bool(const Candidate&)> member_of;  // memberOf's compiled expression
+  std::string expression;                         // memberOf's, as given
+  std::shared_ptr<const instance::Query> member_of;  // memberOf's, parsed
 };
 
-// Compiles a memberOf expression (ECS's cluster query language) into a predicate, or refuses it
-// with InvalidParameterException.
-using CompileExpression = std::function<StatusOr<std::function<bool(const Candidate&)>>(std::string_view)>;
-
 // RunTask's / CreateService's placementStrategy (at most 5) and placementConstraints (at most
-// 10), validated with AWS's messages (InvalidParameterException).
+// 10; memberOf in ECS's cluster query language), validated with AWS's messages
+// (InvalidParameterException).
 StatusOr<std::vector<Strategy>> ParseStrategies(const boost::json::array& strategies);
-StatusOr<std::vector<Constraint>> ParseConstraints(const boost::json::array& constraints,
-                                                   const CompileExpression& compile);
+StatusOr<std::vector<Constraint>> ParseConstraints(const boost::json::array& constraints);
 
 struct Failure {
   std::string arn;
