@@ -13,6 +13,7 @@
 #include "ecs/common/records.h"
 #include "ecs/common/resource_arn.h"
 #include "ecs/taskdef/validate.h"
+#include "ecs/task/placement.h"
 #include "store/key.h"
 #include "vpc/default_vpc.h"
 #include "vpc/ipam.h"
@@ -76,10 +77,12 @@ struct Launch {
   std::string subnet_id;  // empty unless awsvpc
   uint32_t ip = 0;
   bool ip_held = false;
+  std::string instance;   // EC2: the container instance's id, whose resources the task holds
 
   std::string Encode() const {
     json::object o{{"agent", agent}, {"family", family}, {"revision", revision}, {"definition", definition},
                    {"subnetId", subnet_id}, {"ip", ip}, {"ipHeld", ip_held}};
+    if (!instance.empty()) o["instance"] = instance;
     return json::serialize(o);
   }
   static StatusOr<Launch> Decode(std::string_view text) {
@@ -89,6 +92,7 @@ struct Launch {
     l.family = Str(o, "family");
     l.definition = Str(o, "definition");
     l.subnet_id = Str(o, "subnetId");
+    l.instance = Str(o, "instance");
     if (auto it = o.find("revision"); it != o.end() && it->value().is_number()) l.revision = it->value().to_number<uint64_t>();
     if (auto it = o.find("ip"); it != o.end() && it->value().is_number()) l.ip = it->value().to_number<uint32_t>();
     if (auto it = o.find("ipHeld"); it != o.end() && it->value().is_bool()) l.ip_held = it->value().get_bool();
@@ -238,6 +242,56 @@ std::optional<int> ToInt(std::string_view s) {
   return v;
 }
 
+int64_t IntOf(const json::object& o, std::string_view key) {
+  auto it = o.find(key);
+  return (it != o.end() && it->value().is_number()) ? it->value().to_number<int64_t>() : 0;
+}
+
+// What one EC2 task reserves on its container instance, as ECS counts it: the task-level cpu and
+// memory when set (by the revision or an override), else the sum over its containers — memory
+// being each container's hard limit, else its soft one — and, in bridge and host mode, the fixed
+// host ports of its port mappings (hostPort 0 or omitted in bridge mode is dynamic: nothing
+// reserved). `overrides` is the task's TaskOverride.
+placement::Demand Ec2Demand(std::string_view task_cpu, std::string_view task_memory, std::string_view network_mode,
+                            const json::object& definition, const json::object& overrides) {
+  placement::Demand d;
+  int64_t cpu_sum = 0, memory_sum = 0;
+  auto it = definition.find("containerDefinitions");
+  if (it != definition.end() && it->value().is_array()) {
+    for (const auto& cv : it->value().as_array()) {
+      if (!cv.is_object()) continue;
+      const json::object& c = cv.as_object();
+      const json::object* o = nullptr;
+      if (auto co = overrides.find("containerOverrides"); co != overrides.end() && co->value().is_array())
+        for (const auto& ov : co->value().as_array())
+          if (ov.is_object() && Str(ov.as_object(), "name") == Str(c, "name")) o = &ov.as_object();
+      auto value = [&](std::string_view key) {
+        int64_t v = o ? IntOf(*o, key) : 0;
+        return v > 0 ? v : IntOf(c, key);
+      };
+      cpu_sum += value("cpu");
+      const int64_t hard = value("memory");
+      memory_sum += hard > 0 ? hard : value("memoryReservation");
+      if (network_mode != "bridge" && network_mode != "host") continue;
+      if (auto pm = c.find("portMappings"); pm != c.end() && pm->value().is_array()) {
+        for (const auto& mv : pm->value().as_array()) {
+          if (!mv.is_object()) continue;
+          const json::object& m = mv.as_object();
+          int64_t host = IntOf(m, "hostPort");
+          if (network_mode == "host" && host == 0) host = IntOf(m, "containerPort");
+          if (host <= 0) continue;
+          (Str(m, "protocol") == "udp" ? d.udp_ports : d.tcp_ports).push_back(static_cast<int>(host));
+        }
+      }
+    }
+  }
+  auto task_cpu_value = ToInt(task_cpu);
+  auto task_memory_value = ToInt(task_memory);
+  d.cpu = task_cpu_value ? *task_cpu_value : cpu_sum;
+  d.memory = task_memory_value ? *task_memory_value : memory_sum;
+  return d;
+}
+
 }  // namespace
 
 std::string TaskArn(const Scope& scope, std::string_view cluster, std::string_view id) {
@@ -265,11 +319,31 @@ struct Tasks::RunPlan {
   std::string group;
   std::optional<std::string> started_by;
   std::string canonical;          // the request as a clientToken remembers it
+  int64_t count = 1;
+  std::optional<std::string> client_token;
+  std::string action;             // RunTask | StartTask, for messages
+  // EC2: what each task takes of an instance, and how instances are chosen (RunTask) or which
+  // ones (StartTask: one task each, no strategies).
+  bool ec2 = false;
+  placement::Demand demand;
+  std::vector<placement::Strategy> strategies;
+  std::vector<placement::Constraint> constraints;
+  std::vector<instance::InstanceRef> targets;
 };
 
-StatusOr<Tasks::RunPlan> Tasks::PlanRun(const Scope& scope, std::string_view caller_arn, const RunRequest& req) {
+// An EC2 task's container instance, chosen by placement or named by StartTask.
+struct Tasks::Target {
+  std::string id;
+  std::string arn;
+  std::string zone;  // its ecs.availability-zone
+};
+
+StatusOr<Tasks::RunPlan> Tasks::PlanRun(const Scope& scope, std::string_view caller_arn, const RunRequest& req,
+                                        std::string_view action) {
   RunPlan plan;
-  ASSIGN_OR_RETURN(plan.cluster, cluster::ClusterName(req.cluster, scope, "RunTask", caller_arn));
+  plan.count = req.count;
+  plan.client_token = req.client_token;
+  ASSIGN_OR_RETURN(plan.cluster, cluster::ClusterName(req.cluster, scope, action, caller_arn));
   if (req.count < 1 || req.count > 10) return ParamError("count must be between 1 and 10.");
   if (req.client_token) {
     const std::string& t = *req.client_token;
@@ -286,17 +360,17 @@ StatusOr<Tasks::RunPlan> Tasks::PlanRun(const Scope& scope, std::string_view cal
   ASSIGN_OR_RETURN(json::object cluster_json, ParseRecordObject(cd.clusters.front(), "cluster"));
   if (Str(cluster_json, "status") != "ACTIVE") return ClusterNotFoundError();
 
-  // Launch type and capacity provider. Only Fargate capacity exists so far: EC2 and EXTERNAL
-  // have no container instances, which AWS reports as below.
+  // Launch type and capacity provider: FARGATE (the node's Fargate agent) or EC2 (the cluster's
+  // container instances). EXTERNAL instances do not exist, which AWS reports as below.
   std::vector<std::string> providers = req.capacity_providers;
-    if (req.launch_type) {
+  if (req.launch_type) {
     plan.launch_type = *req.launch_type;
   } else if (providers.empty()) {
     if (auto it = cluster_json.find("defaultCapacityProviderStrategy"); it != cluster_json.end() && it->value().is_array())
       for (const auto& item : it->value().as_array()) providers.push_back(Str(item.as_object(), "capacityProvider"));
     if (providers.empty()) plan.launch_type = "EC2";
   }
-    if (plan.launch_type.empty()) {
+  if (plan.launch_type.empty()) {
     std::set<std::string> associated;
     if (auto it = cluster_json.find("capacityProviders"); it != cluster_json.end() && it->value().is_array())
       for (const auto& p : it->value().as_array())
@@ -311,7 +385,12 @@ StatusOr<Tasks::RunPlan> Tasks::PlanRun(const Scope& scope, std::string_view cal
     plan.capacity_provider = providers.front();
     plan.launch_type = "FARGATE";
   }
-  if (plan.launch_type != "FARGATE") return ParamError("No Container Instances were found in your cluster.");
+  plan.ec2 = plan.launch_type == "EC2" && instances_ != nullptr;
+  if (plan.launch_type != "FARGATE" && !plan.ec2) return ParamError("No Container Instances were found in your cluster.");
+  if (!plan.ec2 && req.placement_constraints && !req.placement_constraints->empty())
+    return ParamError("Placement constraints are not supported with FARGATE launch type.");
+  if (!plan.ec2 && req.placement_strategy && !req.placement_strategy->empty())
+    return ParamError("Placement strategies are not supported with FARGATE launch type.");
 
   if (req.platform_version && *req.platform_version != "LATEST" && *req.platform_version != kPlatformVersion)
     return InvalidArgument("The specified platform does not exist.", "PlatformUnknownException");
@@ -321,12 +400,13 @@ StatusOr<Tasks::RunPlan> Tasks::PlanRun(const Scope& scope, std::string_view cal
   if (req.started_by && req.started_by->size() > 128) return ParamError("startedBy must be at most 128 characters.");
 
   // Resolve the task definition ONCE; everything below uses this pinned view.
-  ASSIGN_OR_RETURN(taskdef::Ref ref, taskdef::ParseRef(req.task_definition, scope, "RunTask", caller_arn));
+  ASSIGN_OR_RETURN(taskdef::Ref ref, taskdef::ParseRef(req.task_definition, scope, action, caller_arn));
   ASSIGN_OR_RETURN(plan.view, task_definitions_.ResolveForLaunch(scope, ref));
-  if (std::find(plan.view.compatibilities.begin(), plan.view.compatibilities.end(), "FARGATE") == plan.view.compatibilities.end())
-    return ParamError("Task definition does not support launch_type FARGATE.");
+  const auto& compat = plan.view.compatibilities;
+  if (std::find(compat.begin(), compat.end(), plan.launch_type) == compat.end())
+    return ParamError(fmt::format("Task definition does not support launch_type {}.", plan.launch_type));
   ASSIGN_OR_RETURN(json::object definition, ParseRecordObject(plan.view.definition, "launch view"));
-    std::set<std::string> container_names;
+  std::set<std::string> container_names;
   if (auto it = definition.find("containerDefinitions"); it != definition.end() && it->value().is_array()) {
     for (const auto& c : it->value().as_array()) {
       plan.containers.emplace_back(Str(c.as_object(), "name"), Str(c.as_object(), "image"));
@@ -334,7 +414,7 @@ StatusOr<Tasks::RunPlan> Tasks::PlanRun(const Scope& scope, std::string_view cal
     }
   }
 
-  // Overrides: container names must exist; a task-level size must be a Fargate size.
+  // Overrides: container names must exist; on Fargate a task-level size must be a Fargate size.
   plan.overrides = json::object{{"containerOverrides", json::array()}, {"inferenceAcceleratorOverrides", json::array()}};
   plan.cpu = plan.view.cpu;
   plan.memory = plan.view.memory;
@@ -354,7 +434,7 @@ StatusOr<Tasks::RunPlan> Tasks::PlanRun(const Scope& scope, std::string_view cal
       ASSIGN_OR_RETURN(plan.memory, taskdef::NormalizeMemory(m));
     }
     auto c = ToInt(plan.cpu), m = ToInt(plan.memory);
-    if (!c || !m || !taskdef::IsFargateSize(*c, *m))
+    if (!plan.ec2 && (!c || !m || !taskdef::IsFargateSize(*c, *m)))
       return ClientError(fmt::format(
           "No Fargate configuration exists for given values: {} CPU, {} memory. See the Amazon ECS documentation for "
           "the valid values.",
@@ -363,7 +443,8 @@ StatusOr<Tasks::RunPlan> Tasks::PlanRun(const Scope& scope, std::string_view cal
 
   // Network: awsvpc needs subnets of the caller's default VPC.
   const vpc::DefaultVpc default_vpc = vpc::DefaultVpcFor(scope);
-    json::object network_json;
+  if (plan.view.network_mode != "awsvpc" && req.network_configuration)
+    return ParamError("Network Configuration is not valid for the given networkMode of this task definition.");
   if (plan.view.network_mode == "awsvpc") {
     if (!req.network_configuration)
       return ParamError("Network Configuration must be provided when networkMode 'awsvpc' is specified.");
@@ -392,12 +473,27 @@ StatusOr<Tasks::RunPlan> Tasks::PlanRun(const Scope& scope, std::string_view cal
               "Error retrieving security group information for [{}]: The security group '{}' does not exist (ECS)", sg, sg));
       }
     }
-    network_json = awsvpc;
+  }
+
+  if (plan.ec2) {
+    plan.demand = Ec2Demand(plan.cpu, plan.memory, plan.view.network_mode, definition, plan.overrides);
+    plan.demand.attributes = plan.view.requires_attributes;
+    if (req.placement_strategy) {
+      ASSIGN_OR_RETURN(plan.strategies, placement::ParseStrategies(*req.placement_strategy));
+    }
+    json::array constraints = req.placement_constraints.value_or(json::array());
+    if (!plan.view.placement_constraints.empty()) {  // the revision's memberOf constraints apply too
+      boost::system::error_code ec;
+      json::value registered = json::parse(plan.view.placement_constraints, ec);
+      if (!ec && registered.is_array())
+        for (const auto& c : registered.as_array()) constraints.push_back(c);
+    }
+    ASSIGN_OR_RETURN(plan.constraints, placement::ParseConstraints(constraints));
   }
 
   // Tags: the caller's, the task definition's (propagateTags TASK_DEFINITION), ECS-managed ones.
   RETURN_IF_ERROR(ValidateTags(req.tags));
-    auto add_tag = [&](const Tag& t) {
+  auto add_tag = [&](const Tag& t) {
     for (auto& existing : plan.tags)
       if (existing.key == t.key) {
         existing.value = t.value;
@@ -429,20 +525,36 @@ StatusOr<Tasks::RunPlan> Tasks::PlanRun(const Scope& scope, std::string_view cal
   canonical["capacityProviders"] = std::move(cp);
   if (req.network_configuration) canonical["networkConfiguration"] = *req.network_configuration;
   if (req.overrides) canonical["overrides"] = *req.overrides;
+  if (req.placement_constraints) canonical["placementConstraints"] = *req.placement_constraints;
+  if (req.placement_strategy) canonical["placementStrategy"] = *req.placement_strategy;
   plan.canonical = json::serialize(canonical);
   plan.cluster_arn = ClusterArn(scope, plan.cluster);
 
   plan.started_by = req.started_by;
+  plan.action = std::string(action);
   return plan;
 }
 
 // Writes task `index` of a run: its address, record, indexes, assignment, reference, count and
 // tags. Returns its ARN, or "" when it went to failures[] instead.
 StatusOr<std::string> Tasks::PutTask(store::WriteTxn& txn, const Scope& scope, const RunPlan& plan, size_t index,
-                                     TimePoint now, RunResult& result) {
+                                     const Target* target, TimePoint now, RunResult& result) {
   const std::string id = HexEncode(RandomBytes(16));
   const std::string arn = TaskArn(scope, plan.cluster, id);
-  Launch launch{fargate_agent_, plan.view.family, plan.view.revision, plan.view.definition, {}, 0, false};
+  Launch launch{fargate_agent_, plan.view.family, plan.view.revision, plan.view.definition, {}, 0, false, {}};
+  if (target != nullptr) {  // EC2: the instance's resources first; a refusal is this task's failure
+    launch.agent = InstanceAgentId(target->arn);
+    launch.instance = target->id;
+    instance::Demand d{plan.demand.cpu, plan.demand.memory, {}, {}};
+    d.tcp_ports.assign(plan.demand.tcp_ports.begin(), plan.demand.tcp_ports.end());
+    d.udp_ports.assign(plan.demand.udp_ports.begin(), plan.demand.udp_ports.end());
+    Status reserved = instances_->Reserve(txn, scope, plan.cluster, target->id, id, d);
+    if (reserved.code() == StatusCode::kFailedPrecondition || reserved.code() == StatusCode::kNotFound) {
+      result.failures.push_back({target->arn, std::string(reserved.aws_type()), ""});
+      return std::string();
+    }
+    RETURN_IF_ERROR(reserved);
+  }
   const vpc::Subnet* subnet = nullptr;
   const std::string eni = "eni-" + HexEncode(RandomBytes(9)).substr(0, 17);
   for (size_t k = 0; k < plan.subnets.size() && subnet == nullptr; ++k) {
@@ -458,6 +570,7 @@ StatusOr<std::string> Tasks::PutTask(store::WriteTxn& txn, const Scope& scope, c
     }
   }
   if (!plan.subnets.empty() && subnet == nullptr) {
+    if (target != nullptr) RETURN_IF_ERROR(instances_->Release(txn, scope, plan.cluster, target->id, id));
     result.failures.push_back({arn, "RESOURCE:ENI", "No free IP address in the requested subnets."});
     return std::string();
   }
@@ -478,9 +591,14 @@ StatusOr<std::string> Tasks::PutTask(store::WriteTxn& txn, const Scope& scope, c
   }
   task["attachments"] = std::move(attachments);
   task["attributes"] = json::array{json::object{{"name", "ecs.cpu-architecture"}, {"value", "x86_64"}}};
-  if (subnet != nullptr) task["availabilityZone"] = subnet->az;
+  if (subnet != nullptr) {
+    task["availabilityZone"] = subnet->az;
+  } else if (target != nullptr && !target->zone.empty()) {
+    task["availabilityZone"] = target->zone;
+  }
   if (!plan.capacity_provider.empty()) task["capacityProviderName"] = plan.capacity_provider;
   task["clusterArn"] = plan.cluster_arn;
+  if (target != nullptr) task["containerInstanceArn"] = target->arn;
   json::array cs;
   for (const auto& [name, image] : plan.containers) {
     json::object c{{"containerArn", fmt::format("arn:aws:ecs:{}:{}:container/{}/{}/{}", scope.region.str(),
@@ -508,14 +626,16 @@ StatusOr<std::string> Tasks::PutTask(store::WriteTxn& txn, const Scope& scope, c
   task["launchType"] = plan.launch_type;
   task["memory"] = plan.memory;
   task["overrides"] = plan.overrides;
-  task["platformVersion"] = kPlatformVersion;
-  task["platformFamily"] = "Linux";
+  if (target == nullptr) {  // Fargate's own fields; EC2 tasks have none of them
+    task["platformVersion"] = kPlatformVersion;
+    task["platformFamily"] = "Linux";
+    task["ephemeralStorage"] = json::object{{"sizeInGiB", 20}};
+    task["fargateEphemeralStorage"] = json::object{{"sizeInGiB", 20}};
+  }
   if (plan.started_by) task["startedBy"] = *plan.started_by;
   task["taskArn"] = arn;
   task["taskDefinitionArn"] = plan.view.arn;
   task["version"] = 1;
-  task["ephemeralStorage"] = json::object{{"sizeInGiB", 20}};
-  task["fargateEphemeralStorage"] = json::object{{"sizeInGiB", 20}};
 
   RETURN_IF_ERROR(txn.Put(kTasks, TaskKey(scope, plan.cluster, id), json::serialize(task)));
   RETURN_IF_ERROR(txn.Put(kLaunch, TaskKey(scope, plan.cluster, id), launch.Encode()));
@@ -530,15 +650,123 @@ StatusOr<std::string> Tasks::PutTask(store::WriteTxn& txn, const Scope& scope, c
 }
 
 StatusOr<RunResult> Tasks::Run(const Scope& scope, std::string_view caller_arn, const RunRequest& req, TimePoint now) {
-  ASSIGN_OR_RETURN(const RunPlan plan, PlanRun(scope, caller_arn, req));
+  ASSIGN_OR_RETURN(const RunPlan plan, PlanRun(scope, caller_arn, req, "RunTask"));
+  return Commit(scope, caller_arn, plan, now);
+}
+
+StatusOr<RunResult> Tasks::Start(const Scope& scope, std::string_view caller_arn, const StartRequest& req,
+                                 TimePoint now) {
+  if (instances_ == nullptr) return ParamError("No Container Instances were found in your cluster.");
+  if (req.container_instances.empty()) return ParamError("containerInstances can not be empty.");
+  if (req.container_instances.size() > 10) return ParamError("containerInstances can have at most 10 items.");
+  std::vector<instance::InstanceRef> targets;
+  for (const auto& text : req.container_instances) {
+    ASSIGN_OR_RETURN(instance::InstanceRef ref, instance::ParseInstanceRef(text, scope, "StartTask", caller_arn));
+    targets.push_back(std::move(ref));
+  }
+  RunRequest run = req.run;
+  run.launch_type = "EC2";
+  run.capacity_providers.clear();
+  run.count = static_cast<int64_t>(targets.size());
+  run.placement_constraints.reset();
+  run.placement_strategy.reset();
+  ASSIGN_OR_RETURN(RunPlan plan, PlanRun(scope, caller_arn, run, "StartTask"));
+  for (const auto& t : targets)
+    if (t.cluster && *t.cluster != plan.cluster) return ParamError(fmt::format("Invalid identifier: {}", t.text));
+  plan.targets = std::move(targets);
+  return Commit(scope, caller_arn, plan, now);
+}
+
+// The non-STOPPED tasks of `group` in the cluster, per container instance id: spread and
+// distinctInstance count them.
+StatusOr<std::map<std::string, int64_t>> Tasks::GroupTasksPerInstance(store::ReadTxn& txn, const Scope& scope,
+                                                                      std::string_view cluster, std::string_view group) {
+  std::map<std::string, int64_t> counts;
+  const store::Range range = store::PrefixRange(ScopeKey(scope).Str(cluster).Str(group).Str("RUNNING").Done());
+  std::string begin = range.begin;
+  while (true) {
+    ASSIGN_OR_RETURN(auto rows, txn.Scan(kByGroup, store::Range{begin, range.end}, 500));
+    for (const auto& row : rows) {
+      store::KeyReader r(row.key);
+      for (int i = 0; i < 5; ++i) {  // account, region, cluster, group, desired status
+        ASSIGN_OR_RETURN(std::string part, r.Str());
+      }
+      ASSIGN_OR_RETURN(std::string id, r.Str());
+      ASSIGN_OR_RETURN(auto l, txn.Get(kLaunch, TaskKey(scope, cluster, id)));
+      if (!l) continue;
+      ASSIGN_OR_RETURN(Launch launch, Launch::Decode(*l));
+      if (!launch.instance.empty()) ++counts[launch.instance];
+    }
+    if (rows.size() < 500) return counts;
+    begin = store::KeySuccessor(rows.back().key);
+  }
+}
+
+// Where each EC2 task of the run goes: RunTask places them (placement.h) on the cluster's ACTIVE
+// instances, adding the instances' reasons to result.failures for the tasks that fit nowhere;
+// StartTask takes the named instances, and `refused` holds the failure of each one that is
+// missing or disconnected (in request order: Commit reports it in the task's turn).
+StatusOr<std::vector<std::optional<Tasks::Target>>> Tasks::Place(
+    store::WriteTxn& txn, const Scope& scope, const RunPlan& plan, TimePoint now, RunResult& result,
+    std::vector<std::optional<RunResult::Failure>>& refused) {
+  std::vector<std::optional<Target>> where(static_cast<size_t>(plan.count));
+  refused.assign(where.size(), std::nullopt);
+  ASSIGN_OR_RETURN(std::vector<instance::Candidate> cands, instances_->Candidates(txn, scope, plan.cluster, now));
+  auto zone_of = [](const instance::Candidate& c) {
+    auto it = c.facts.attributes.find("ecs.availability-zone");
+    return it == c.facts.attributes.end() ? std::string() : it->second;
+  };
+  if (!plan.targets.empty()) {  // StartTask: the named instances; Reserve judges each
+    for (size_t i = 0; i < plan.targets.size(); ++i) {
+      const instance::InstanceRef& ref = plan.targets[i];
+      auto c = std::find_if(cands.begin(), cands.end(), [&](const auto& x) { return x.id == ref.id; });
+      if (c == cands.end()) {
+        refused[i] = RunResult::Failure{instance::ContainerInstanceArn(scope, plan.cluster, ref.id), "MISSING", ""};
+        continue;
+      }
+      if (!c->facts.agent_connected) {
+        refused[i] = RunResult::Failure{c->arn, "AGENT", ""};
+        continue;
+      }
+      where[i] = Target{c->id, c->arn, zone_of(*c)};
+    }
+    return where;
+  }
+  if (cands.empty()) return ParamError("No Container Instances were found in your cluster.");
+  ASSIGN_OR_RETURN(auto group_counts, GroupTasksPerInstance(txn, scope, plan.cluster, plan.group));
+  std::vector<placement::Candidate> pc;
+  for (const auto& c : cands) {
+    placement::Candidate p;
+    p.arn = c.arn;
+    p.id = c.id;
+    p.facts = c.facts;
+    p.cpu = c.remaining_cpu;
+    p.memory = c.remaining_memory;
+    for (const auto& port : c.used_tcp_ports)
+      if (auto v = ToInt(port)) p.tcp_ports.insert(*v);
+    for (const auto& port : c.used_udp_ports)
+      if (auto v = ToInt(port)) p.udp_ports.insert(*v);
+    if (auto it = group_counts.find(c.id); it != group_counts.end()) p.group_tasks = it->second;
+    pc.push_back(std::move(p));
+  }
+  std::mt19937_64 rng(std::random_device{}());
+  placement::Outcome out =
+      placement::Place(pc, plan.demand, static_cast<int>(plan.count), plan.strategies, plan.constraints, rng);
+  for (size_t i = 0; i < out.placed.size(); ++i)
+    if (out.placed[i]) where[i] = Target{cands[*out.placed[i]].id, cands[*out.placed[i]].arn, zone_of(cands[*out.placed[i]])};
+  for (const auto& f : out.failures) result.failures.push_back({f.arn, f.reason, ""});
+  return where;
+}
+
+StatusOr<RunResult> Tasks::Commit(const Scope& scope, std::string_view caller_arn, const RunPlan& plan, TimePoint now) {
   RunResult result;
   RETURN_IF_ERROR(store_.Write([&](store::WriteTxn& txn) -> Status {
     result = RunResult{};
     // Again inside the transaction: a DeleteCluster that committed since the check above wins.
     RETURN_IF_ERROR(clusters_.CheckActive(txn, scope, plan.cluster));
     std::string token_key;
-    if (req.client_token) {
-      token_key = ScopeKey(scope).Str(*req.client_token).Done();
+    if (plan.client_token) {
+      token_key = ScopeKey(scope).Str(*plan.client_token).Done();
       ASSIGN_OR_RETURN(auto existing, txn.Get(kTokens, token_key));
       if (existing) {
         ASSIGN_OR_RETURN(json::object tok, ParseRecordObject(*existing, "client token"));
@@ -548,13 +776,13 @@ StatusOr<RunResult> Tasks::Run(const Scope& scope, std::string_view caller_arn, 
           for (const auto& a : tok.at("arns").as_array()) arns.emplace_back(a.as_string());
           if (Str(tok, "request") != plan.canonical)
             return FailedPrecondition(
-                fmt::format("The RunTask request could not be processed due to conflicts. The provided clientToken is "
-                            "already in use with a different RunTask request. The resourceIds are the existing task "
+                fmt::format("The {} request could not be processed due to conflicts. The provided clientToken is "
+                            "already in use with a different {} request. The resourceIds are the existing task "
                             "ARNs which are already associated with the clientToken: [{}]",
-                            fmt::join(arns, ", ")),
+                            plan.action, plan.action, fmt::join(arns, ", ")),
                 "ConflictException");
           for (const auto& arn : arns) {
-            ASSIGN_OR_RETURN(TaskRef r, ParseTaskRef(arn, scope, "RunTask", caller_arn));
+            ASSIGN_OR_RETURN(TaskRef r, ParseTaskRef(arn, scope, plan.action, caller_arn));
             ASSIGN_OR_RETURN(auto rec, txn.Get(kTasks, TaskKey(scope, r.cluster.value_or(plan.cluster), r.id)));
             if (!rec) continue;  // reaped after it stopped
             ASSIGN_OR_RETURN(std::string shown, Shown(txn, scope, *rec, true));
@@ -565,12 +793,21 @@ StatusOr<RunResult> Tasks::Run(const Scope& scope, std::string_view caller_arn, 
       }
     }
 
+    std::vector<std::optional<Target>> where;
+    std::vector<std::optional<RunResult::Failure>> refused;
+    if (plan.ec2) {
+      ASSIGN_OR_RETURN(where, Place(txn, scope, plan, now, result, refused));
+    }
     json::array arns;
-    for (int64_t i = 0; i < req.count; ++i) {
-      ASSIGN_OR_RETURN(std::string arn, PutTask(txn, scope, plan, static_cast<size_t>(i), now, result));
+    for (size_t i = 0; i < static_cast<size_t>(plan.count); ++i) {
+      if (plan.ec2 && !where[i]) {  // placement's failures are in result.failures already
+        if (refused[i]) result.failures.push_back(*refused[i]);
+        continue;
+      }
+      ASSIGN_OR_RETURN(std::string arn, PutTask(txn, scope, plan, i, plan.ec2 ? &*where[i] : nullptr, now, result));
       if (!arn.empty()) arns.push_back(json::string(arn));
     }
-    if (req.client_token) {
+    if (plan.client_token) {
       json::object tok{{"request", plan.canonical},
                        {"arns", std::move(arns)},
                        {"expires", EpochMillis(now + kTokenLifetime)}};
@@ -647,8 +884,15 @@ StatusOr<Page> Tasks::List(const Scope& scope, const ListQuery& q, std::string_v
       return ParamError("The specified nextToken is invalid.");
     range.begin = store::KeySuccessor(q.after);
   }
+  std::optional<std::string> instance_id;
+  if (q.container_instance) {
+    ASSIGN_OR_RETURN(instance::InstanceRef ref,
+                     instance::ParseInstanceRef(*q.container_instance, scope, "ListTasks", caller_arn));
+    if (ref.cluster && *ref.cluster != cluster) return Page{};
+    instance_id = ref.id;
+  }
   const bool post_filter = (q.started_by && table != kByStartedBy) || (q.launch_type && table != kByLaunchType) ||
-                           (q.family && table != kByFamily);
+                           (q.family && table != kByFamily) || instance_id;
   Page page;
   RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
     RETURN_IF_ERROR(clusters_.CheckExists(txn, scope, cluster));
@@ -667,11 +911,12 @@ StatusOr<Page> Tasks::List(const Scope& scope, const ListQuery& q, std::string_v
           ASSIGN_OR_RETURN(json::object task, ParseRecordObject(*rec, "task"));
           if (q.started_by && Str(task, "startedBy") != *q.started_by) continue;
           if (q.launch_type && Str(task, "launchType") != *q.launch_type) continue;
-          if (q.family) {
+          if (q.family || instance_id) {
             ASSIGN_OR_RETURN(auto l, txn.Get(kLaunch, TaskKey(scope, cluster, id)));
             if (!l) continue;
             ASSIGN_OR_RETURN(Launch launch, Launch::Decode(*l));
-            if (launch.family != *q.family) continue;
+            if (q.family && launch.family != *q.family) continue;
+            if (instance_id && launch.instance != *instance_id) continue;
           }
         }
         if (page.arns.size() == q.limit) {
@@ -852,6 +1097,12 @@ Status Tasks::ReportState(std::string_view agent_id, std::string_view task_arn, 
     }
 
     RETURN_IF_ERROR(Recount(txn, scope, cluster, BucketOf(old_status), BucketOf(change.last_status)));
+    // EC2: the instance counts the task as running from RUNNING and gets its resources back at STOPPED.
+    if (!launch.instance.empty() && instances_ != nullptr) {
+      if (new_rank >= Rank("RUNNING") && old_rank < Rank("RUNNING"))
+        RETURN_IF_ERROR(instances_->MarkRunning(txn, scope, cluster, launch.instance, id));
+      if (change.last_status == kStoppedStatus) RETURN_IF_ERROR(instances_->Release(txn, scope, cluster, launch.instance, id));
+    }
     if (change.last_status == kStoppedStatus) {
       task["stoppedAt"] = t;
       const std::string desired = Str(task, "desiredStatus");

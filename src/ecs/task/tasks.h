@@ -33,12 +33,14 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 
 #include "common/clock.h"
@@ -46,6 +48,7 @@
 #include "common/status.h"
 #include "ecs/cluster/clusters.h"
 #include "ecs/common/tags.h"
+#include "ecs/instance/instances.h"
 #include "ecs/taskdef/taskdefs.h"
 #include "store/store.h"
 
@@ -71,6 +74,16 @@ struct RunRequest {
   bool enable_ecs_managed_tags = false;
   bool enable_execute_command = false;
   std::optional<std::string> client_token;
+  // EC2 only: PlacementConstraint and PlacementStrategy lists as the request gave them.
+  std::optional<boost::json::array> placement_constraints;
+  std::optional<boost::json::array> placement_strategy;
+};
+
+// StartTask: RunTask's fields that apply (launch type EC2, no count or placement), onto the named
+// container instances, one task each.
+struct StartRequest {
+  RunRequest run;                             // launch_type, count and placement are ignored
+  std::vector<std::string> container_instances;  // 1-10 ids or ARNs
 };
 
 struct RunResult {
@@ -95,6 +108,7 @@ struct ListQuery {
   std::optional<std::string> service_name;
   std::string desired_status = "RUNNING";  // RUNNING | PENDING | STOPPED
   std::optional<std::string> launch_type;
+  std::optional<std::string> container_instance;  // id or ARN
   size_t limit = 100;
   std::string after;  // position from a previous page, or empty
 };
@@ -152,14 +166,27 @@ StatusOr<std::string> TaskId(std::string_view ref, const Scope& caller, std::str
 
 std::string TaskArn(const Scope& scope, std::string_view cluster, std::string_view id);
 
+// The agent id an EC2 task is assigned to: its container instance's ARN. (Fargate tasks go to the
+// node's Fargate agent, `fargate_agent`.)
+inline std::string InstanceAgentId(std::string_view container_instance_arn) { return std::string(container_instance_arn); }
+
 class Tasks {
  public:
   // `fargate_agent` is the id of the agent that provides Fargate capacity on this node.
+  // `instances`, when given, makes the EC2 launch type available: tasks are placed on the
+  // cluster's container instances (ecs/task/placement.h), their resources reserved through it.
   Tasks(store::Store& store, taskdef::TaskDefinitions& task_definitions, cluster::Clusters& clusters,
-        std::string fargate_agent)
-      : store_(store), task_definitions_(task_definitions), clusters_(clusters), fargate_agent_(std::move(fargate_agent)) {}
+        std::string fargate_agent, instance::ContainerInstances* instances = nullptr)
+      : store_(store),
+        task_definitions_(task_definitions),
+        clusters_(clusters),
+        fargate_agent_(std::move(fargate_agent)),
+        instances_(instances) {}
 
   StatusOr<RunResult> Run(const Scope& scope, std::string_view caller_arn, const RunRequest& request, TimePoint now);
+  // StartTask: one EC2 task on each named container instance; an instance that cannot take it
+  // (missing, not ACTIVE, short of resources) is a failures[] entry, not an exception.
+  StatusOr<RunResult> Start(const Scope& scope, std::string_view caller_arn, const StartRequest& request, TimePoint now);
   StatusOr<DescribeResult> Describe(const Scope& scope, std::optional<std::string_view> cluster,
                                     const std::vector<std::string>& refs, bool include_tags, std::string_view caller_arn);
   StatusOr<Page> List(const Scope& scope, const ListQuery& q, std::string_view caller_arn);
@@ -201,14 +228,24 @@ class Tasks {
   // Everything RunTask decides before its transaction: the validated request and the pinned
   // revision (tasks.cc).
   struct RunPlan;
-  StatusOr<RunPlan> PlanRun(const Scope& scope, std::string_view caller_arn, const RunRequest& req);
+  struct Target;
+  StatusOr<RunPlan> PlanRun(const Scope& scope, std::string_view caller_arn, const RunRequest& req,
+                            std::string_view action);
+  // The run's transaction: clientToken, placement, then PutTask for each task.
+  StatusOr<RunResult> Commit(const Scope& scope, std::string_view caller_arn, const RunPlan& plan, TimePoint now);
+  StatusOr<std::vector<std::optional<Target>>> Place(store::WriteTxn& txn, const Scope& scope, const RunPlan& plan,
+                                                     TimePoint now, RunResult& result,
+                                                     std::vector<std::optional<RunResult::Failure>>& refused);
+  StatusOr<std::map<std::string, int64_t>> GroupTasksPerInstance(store::ReadTxn& txn, const Scope& scope,
+                                                                 std::string_view cluster, std::string_view group);
   StatusOr<std::string> PutTask(store::WriteTxn& txn, const Scope& scope, const RunPlan& plan, size_t index,
-                                TimePoint now, RunResult& result);
+                                const Target* target, TimePoint now, RunResult& result);
 
   store::Store& store_;
   taskdef::TaskDefinitions& task_definitions_;
   cluster::Clusters& clusters_;
   std::string fargate_agent_;
+  instance::ContainerInstances* instances_;  // null: no EC2 launch type
   Refs refs_;
   Usage usage_;
   std::mutex listener_mu_;

@@ -478,9 +478,21 @@ StatusOr<LaunchView> TaskDefinitions::ResolveForLaunch(const Scope& scope, const
     if (auto it = td.find("compatibilities"); it != td.end())
       for (const auto& c : it->value().as_array()) view.compatibilities.emplace_back(c.as_string());
     json::object def;
-    for (std::string_view key : {"containerDefinitions", "volumes"})
+    for (std::string_view key : {"networkMode", "containerDefinitions", "volumes"})
       if (auto it = td.find(key); it != td.end()) def[key] = it->value();
     view.definition = json::serialize(def);
+    if (auto it = td.find("requiresAttributes"); it != td.end() && it->value().is_array()) {
+      for (const auto& a : it->value().as_array()) {
+        if (!a.is_object()) continue;
+        const json::object& o = a.as_object();
+        std::optional<std::string> value;
+        if (auto v = o.find("value"); v != o.end() && v->value().is_string()) value = std::string(v->value().get_string());
+        auto n = o.find("name");
+        if (n != o.end() && n->value().is_string()) view.requires_attributes.emplace_back(n->value().get_string(), value);
+      }
+    }
+    if (auto it = td.find("placementConstraints"); it != td.end() && it->value().is_array())
+      view.placement_constraints = json::serialize(it->value());
     return OkStatus();
   }));
   return view;

@@ -1,0 +1,274 @@
+// The EC2 launch type through the task owner: placement on container instances, reservations
+// taken in the run's transaction and given back at STOPPED, StartTask, ListTasks by instance.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+#include <fmt/format.h>
+
+#include <set>
+
+#include "common/testing/fake_clock.h"
+#include "ecs/instance/instances.h"
+#include "ecs/task/tasks.h"
+#include "ecs/testing/temp_store.h"
+
+namespace paddock::ecs::task {
+namespace {
+namespace json = boost::json;
+
+const Scope kScope{AccountId("123456789012"), Region("us-east-1")};
+constexpr std::string_view kCaller = "arn:aws:iam::123456789012:root";
+
+json::object Obj(std::string_view text) { return json::parse(text).as_object(); }
+
+json::array Resources(int64_t cpu, int64_t memory) {
+  return json::array{json::object{{"name", "CPU"}, {"type", "INTEGER"}, {"integerValue", cpu}},
+                     json::object{{"name", "MEMORY"}, {"type", "INTEGER"}, {"integerValue", memory}}};
+}
+
+int64_t Remaining(const json::object& ci, std::string_view name) {
+  for (const auto& r : ci.at("remainingResources").as_array())
+    if (r.at("name").as_string() == name && r.as_object().contains("integerValue")) return r.at("integerValue").as_int64();
+  return -1;
+}
+
+class Ec2Test : public ::testing::Test {
+ protected:
+  Ec2Test() {
+    tds_.AddReferenceCheck(tasks_.reference_check());
+    clusters_.AddUsage(tasks_.cluster_usage());
+    clusters_.AddUsage(instances_.cluster_usage());
+    EXPECT_TRUE(clusters_.Create(kScope, Obj(R"({"clusterName":"default"})")).ok());
+    // bridge mode, a fixed host port: one task per instance at most.
+    EXPECT_TRUE(tds_.Register(kScope, kCaller, Obj(R"({"family":"web","networkMode":"bridge",
+        "requiresCompatibilities":["EC2"],"containerDefinitions":[{"name":"app","image":"busybox","cpu":256,
+        "memory":512,"portMappings":[{"containerPort":80,"hostPort":8080}]}]})"), clock_.Now()).ok());
+    // no ports, sized by its containers: 256 cpu, 256 MiB (memoryReservation when no hard limit)
+    EXPECT_TRUE(tds_.Register(kScope, kCaller, Obj(R"({"family":"worker","networkMode":"bridge",
+        "containerDefinitions":[{"name":"w","image":"busybox","cpu":128,"memoryReservation":128},
+        {"name":"x","image":"busybox","cpu":128,"memory":128,"essential":false}]})"), clock_.Now()).ok());
+    EXPECT_TRUE(tds_.Register(kScope, kCaller, Obj(R"({"family":"fargate","networkMode":"awsvpc",
+        "requiresCompatibilities":["FARGATE"],"cpu":"256","memory":"512",
+        "containerDefinitions":[{"name":"app","image":"busybox"}]})"), clock_.Now()).ok());
+  }
+
+  // Registers an instance of `cpu` units and `memory` MiB in zone `zone`; returns its ARN.
+  std::string AddInstance(int64_t cpu, int64_t memory, std::string zone = "us-east-1a",
+                          std::vector<instance::Attribute> attributes = {}) {
+    instance::RegisterRequest r;
+    r.cluster = "default";
+    r.total_resources = Resources(cpu, memory);
+    r.identity_document = fmt::format(R"({{"availabilityZone":"{}","instanceType":"m5.large"}})", zone);
+    r.attributes = std::move(attributes);
+    // What an agent that runs memoryReservation containers announces (the worker family needs it).
+    r.attributes.push_back({"com.amazonaws.ecs.capability.docker-remote-api.1.21", std::nullopt});
+    auto s = instances_.Register(kScope, r, clock_.Now());
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    return s.ok() ? std::string(json::parse(*s).at("containerInstanceArn").as_string()) : std::string();
+  }
+
+  static std::string IdOf(const std::string& arn) { return arn.substr(arn.rfind('/') + 1); }
+
+  json::object Instance(const std::string& arn) {
+    auto d = instances_.Describe(kScope, "default", {instance::InstanceRef{arn, std::nullopt, IdOf(arn)}}, {}, clock_.Now());
+    EXPECT_TRUE(d.ok() && d->instances.size() == 1);
+    return d.ok() && !d->instances.empty() ? Obj(d->instances[0]) : json::object();
+  }
+
+  RunRequest Req(std::string td, int64_t count = 1) {
+    RunRequest r;
+    r.task_definition = std::move(td);
+    r.count = count;
+    r.launch_type = "EC2";
+    return r;
+  }
+
+  StatusOr<RunResult> Run(const RunRequest& r) { return tasks_.Run(kScope, kCaller, r, clock_.Now()); }
+
+  Status Report(const std::string& task_arn, const std::string& agent, std::string status) {
+    TaskStateChange c;
+    c.last_status = std::move(status);
+    return tasks_.ReportState(agent, task_arn, c, clock_.Now());
+  }
+
+  paddock::testing::TempStore store_;
+  paddock::testing::FakeClock clock_;
+  taskdef::TaskDefinitions tds_{*store_};
+  cluster::Clusters clusters_{*store_};
+  instance::ContainerInstances instances_{*store_, clusters_};
+  Tasks tasks_{*store_, tds_, clusters_, "fargate-local", &instances_};
+};
+
+TEST_F(Ec2Test, TasksArePlacedReservedAndGiveTheirResourcesBackWhenStopped) {
+  const std::string a = AddInstance(1024, 1024), b = AddInstance(1024, 4096);
+  auto r = Run(Req("web", 3));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  // One per instance (host port 8080), the third fails on both with RESOURCE:PORTS.
+  ASSERT_EQ(r->tasks.size(), 2u);
+  std::set<std::string> used;
+  for (const auto& text : r->tasks) {
+    json::object t = Obj(text);
+    EXPECT_EQ(t.at("launchType"), "EC2");
+    EXPECT_FALSE(t.contains("platformVersion"));
+    EXPECT_FALSE(t.contains("ephemeralStorage"));
+    EXPECT_EQ(t.at("availabilityZone"), "us-east-1a");
+    used.insert(std::string(t.at("containerInstanceArn").as_string()));
+  }
+  EXPECT_EQ(used, (std::set<std::string>{a, b}));
+  ASSERT_EQ(r->failures.size(), 2u);
+  for (const auto& f : r->failures) EXPECT_EQ(f.reason, "RESOURCE:PORTS") << f.arn;
+
+  for (const std::string& arn : {a, b}) {
+    json::object ci = Instance(arn);
+    EXPECT_EQ(Remaining(ci, "CPU"), 1024 - 256) << arn;
+    EXPECT_EQ(ci.at("pendingTasksCount"), 1);
+  }
+  EXPECT_EQ(Remaining(Instance(a), "MEMORY"), 1024 - 512);
+
+  // Each task is assigned to its instance's agent; only that agent may report it.
+  json::object ta = Obj(r->tasks[0]);
+  const std::string task_arn(ta.at("taskArn").as_string());
+  const std::string agent = InstanceAgentId(std::string(ta.at("containerInstanceArn").as_string()));
+  auto assigned = tasks_.Assignments(agent);
+  ASSERT_TRUE(assigned.ok());
+  ASSERT_EQ(assigned->size(), 1u);
+  EXPECT_EQ(assigned->at(0).task_arn, task_arn);
+  EXPECT_EQ(Report(task_arn, "fargate-local", "RUNNING").aws_type(), "AccessDeniedException");
+
+  ASSERT_TRUE(Report(task_arn, agent, "RUNNING").ok());
+  const std::string ci_arn(ta.at("containerInstanceArn").as_string());
+  EXPECT_EQ(Instance(ci_arn).at("runningTasksCount"), 1);
+  ASSERT_TRUE(Report(task_arn, agent, "STOPPED").ok());
+  json::object freed = Instance(ci_arn);
+  EXPECT_EQ(Remaining(freed, "CPU"), 1024);
+  EXPECT_EQ(freed.at("runningTasksCount"), 0);
+  // The freed port takes a new task on that instance.
+  auto again = Run(Req("web"));
+  ASSERT_TRUE(again.ok());
+  ASSERT_EQ(again->tasks.size(), 1u);
+  EXPECT_EQ(Obj(again->tasks[0]).at("containerInstanceArn"), json::value(ci_arn));
+}
+
+TEST_F(Ec2Test, ContainersSizeATaskWithoutTaskLevelCpuAndMemory) {
+  const std::string a = AddInstance(1024, 1024);
+  const std::string bare = [&] {  // an instance whose agent does not announce docker-remote-api 1.21
+    instance::RegisterRequest r;
+    r.cluster = "default";
+    r.total_resources = Resources(4096, 4096);
+    auto s = instances_.Register(kScope, r, clock_.Now());
+    EXPECT_TRUE(s.ok());
+    return s.ok() ? std::string(json::parse(*s).at("containerInstanceArn").as_string()) : std::string();
+  }();
+  auto r = Run(Req("worker", 4));  // 256 cpu / 256 MiB each: exactly four fit
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->tasks.size(), 4u);
+  EXPECT_TRUE(r->failures.empty());
+  EXPECT_EQ(Remaining(Instance(a), "CPU"), 0);
+  EXPECT_EQ(Remaining(Instance(a), "MEMORY"), 0);
+  r = Run(Req("worker"));
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->tasks.empty());
+  ASSERT_EQ(r->failures.size(), 2u);
+  EXPECT_EQ(r->failures[0].reason, bare < a ? "ATTRIBUTE" : "RESOURCE:CPU");
+  EXPECT_EQ(r->failures[1].reason, bare < a ? "RESOURCE:CPU" : "ATTRIBUTE");
+}
+
+TEST_F(Ec2Test, RefusalsWriteNothing) {
+  auto r = Run(Req("web"));
+  EXPECT_EQ(r.status().aws_type(), "InvalidParameterException");
+  EXPECT_EQ(r.status().message(), "No Container Instances were found in your cluster.");
+  AddInstance(1024, 1024);
+  RunRequest on_fargate = Req("web");  // EC2-only (bridge mode)
+  on_fargate.launch_type = "FARGATE";
+  EXPECT_EQ(Run(on_fargate).status().message(), "Task definition does not support launch_type FARGATE.");
+  r = Run(Req("fargate"));  // Fargate definitions list EC2 too (as on AWS), but awsvpc needs subnets
+  EXPECT_EQ(r.status().message(), "Network Configuration must be provided when networkMode 'awsvpc' is specified.");
+  RunRequest net = Req("web");
+  net.network_configuration = Obj(R"({"awsvpcConfiguration":{"subnets":["subnet-1"]}})");
+  EXPECT_EQ(Run(net).status().message(),
+            "Network Configuration is not valid for the given networkMode of this task definition.");
+  RunRequest bad = Req("web");
+  bad.placement_strategy = json::parse(R"([{"type":"binpack","field":"disk"}])").as_array();
+  EXPECT_EQ(Run(bad).status().aws_type(), "InvalidParameterException");
+  RunRequest fargate;
+  fargate.task_definition = "fargate";
+  fargate.launch_type = "FARGATE";
+  fargate.network_configuration = Obj(R"({"awsvpcConfiguration":{"subnets":["subnet-x"]}})");
+  fargate.placement_constraints = json::parse(R"([{"type":"distinctInstance"}])").as_array();
+  EXPECT_EQ(Run(fargate).status().message(), "Placement constraints are not supported with FARGATE launch type.");
+  ListQuery all;
+  auto listed = tasks_.List(kScope, all, kCaller);
+  ASSERT_TRUE(listed.ok());
+  EXPECT_TRUE(listed->arns.empty());
+}
+
+TEST_F(Ec2Test, ConstraintsAndStrategies) {
+  const std::string a = AddInstance(4096, 4096, "us-east-1a", {{"stack", "blue"}});
+  const std::string b = AddInstance(4096, 4096, "us-east-1b", {{"stack", "green"}});
+  const std::string c = AddInstance(4096, 4096, "us-east-1b", {{"stack", "green"}});
+  RunRequest member = Req("worker", 4);
+  member.placement_constraints = json::parse(R"([{"type":"memberOf","expression":"attribute:stack == green"}])").as_array();
+  member.placement_strategy = json::parse(R"([{"type":"spread","field":"instanceId"}])").as_array();
+  auto r = Run(member);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->tasks.size(), 4u);
+  std::map<std::string, int> per;
+  for (const auto& t : r->tasks) ++per[std::string(Obj(t).at("containerInstanceArn").as_string())];
+  EXPECT_EQ(per, (std::map<std::string, int>{{b, 2}, {c, 2}}));
+
+  RunRequest distinct = Req("worker", 4);
+  distinct.group = "one-each";
+  distinct.placement_constraints = json::parse(R"([{"type":"distinctInstance"}])").as_array();
+  r = Run(distinct);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->tasks.size(), 3u);
+  ASSERT_FALSE(r->failures.empty());
+  EXPECT_EQ(r->failures[0].reason, "DistinctInstance placement constraint unsatisfied.");
+
+  // DRAINING instances take no new tasks.
+  auto drained = instances_.UpdateState(kScope, "default",
+                                        {instance::InstanceRef{a, std::nullopt, IdOf(a)}, instance::InstanceRef{b, std::nullopt, IdOf(b)}},
+                                        "DRAINING", clock_.Now());
+  ASSERT_TRUE(drained.ok());
+  r = Run(Req("worker", 2));
+  ASSERT_TRUE(r.ok());
+  for (const auto& t : r->tasks) EXPECT_EQ(Obj(t).at("containerInstanceArn"), json::value(c));
+}
+
+TEST_F(Ec2Test, StartTaskOnNamedInstancesAndListByInstance) {
+  const std::string a = AddInstance(1024, 1024), b = AddInstance(1024, 1024);
+  StartRequest s;
+  s.run.task_definition = "web";
+  s.run.started_by = "me";
+  s.container_instances = {IdOf(a), a, "0123456789abcdef0123456789abcdef"};
+  auto r = tasks_.Start(kScope, kCaller, s, clock_.Now());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  // The first lands on a; the second wants a's port 8080 again; the third instance does not exist.
+  ASSERT_EQ(r->tasks.size(), 1u);
+  ASSERT_EQ(r->failures.size(), 2u);
+  EXPECT_EQ(r->failures[0].arn, a);
+  EXPECT_EQ(r->failures[0].reason, "RESOURCE:PORTS");
+  EXPECT_EQ(r->failures[1].reason, "MISSING");
+  const std::string started(Obj(r->tasks[0]).at("taskArn").as_string());
+
+  auto other = Run(Req("worker"));
+  ASSERT_TRUE(other.ok());
+  ListQuery on_a;
+  on_a.container_instance = a;
+  auto listed = tasks_.List(kScope, on_a, kCaller);
+  ASSERT_TRUE(listed.ok());
+  std::set<std::string> want{started};
+  if (Obj(other->tasks.at(0)).at("containerInstanceArn").as_string() == a)
+    want.insert(std::string(Obj(other->tasks[0]).at("taskArn").as_string()));
+  EXPECT_EQ(std::set<std::string>(listed->arns.begin(), listed->arns.end()), want);
+  ListQuery on_b;
+  on_b.container_instance = IdOf(b);
+  listed = tasks_.List(kScope, on_b, kCaller);
+  ASSERT_TRUE(listed.ok());
+  EXPECT_EQ(listed->arns.size(), 2 - want.size());
+  s.container_instances = {};
+  EXPECT_EQ(tasks_.Start(kScope, kCaller, s, clock_.Now()).status().aws_type(), "InvalidParameterException");
+}
+
+}  // namespace
+}  // namespace paddock::ecs::task
