@@ -12,6 +12,7 @@
 #include <atomic>
 #include <charconv>
 #include <csignal>
+#include <future>
 #include <optional>
 #include <vector>
 
@@ -60,6 +61,73 @@ void Log(std::string_view task_arn, std::string_view what, const Status& s) {
   fmt::print(stderr, "paddock: agent: task {}: {}: {}\n", task_arn, what, s.ToString());
 }
 
+// Position in ecs::task::kLifecycle; -1 for an unknown status.
+int Rank(std::string_view status) {
+  for (size_t i = 0; i < std::size(ecs::task::kLifecycle); ++i)
+    if (ecs::task::kLifecycle[i] == status) return static_cast<int>(i);
+  return -1;
+}
+
+constexpr std::string_view kOomReason = "OutOfMemoryError: Container killed due to memory usage";
+// Only a container started by an earlier agent (before a restart) can end without its status.
+constexpr std::string_view kUnknownExit = "the container's exit code is unknown: it was started before the agent restarted";
+constexpr std::string_view kHealthy = "HEALTHY";
+constexpr std::string_view kUnhealthy = "UNHEALTHY";
+constexpr std::string_view kUnknown = "UNKNOWN";
+
+// A container definition's healthCheck, with Docker's and ECS's defaults.
+struct HealthCheck {
+  std::vector<std::string> args;  // what runtime::Exec runs
+  std::chrono::seconds interval{30};
+  std::chrono::seconds timeout{5};
+  int retries = 3;
+  std::chrono::seconds start_period{0};
+};
+
+// ["CMD", args...] runs args; ["CMD-SHELL", "cmd"] runs /bin/sh -c cmd (as Docker does); ["NONE"],
+// an empty command or an unknown first word: no health check.
+std::optional<HealthCheck> ParseHealthCheck(const json::object& def) {
+  const json::object& hc = Obj(def, "healthCheck");
+  if (hc.empty()) return std::nullopt;
+  std::vector<std::string> command = Strings(hc, "command");
+  HealthCheck out;
+  if (command.size() >= 2 && command[0] == "CMD") {
+    out.args.assign(command.begin() + 1, command.end());
+  } else if (command.size() >= 2 && command[0] == "CMD-SHELL") {
+    std::string joined = command[1];
+    for (size_t i = 2; i < command.size(); ++i) joined += " " + command[i];
+    out.args = {"/bin/sh", "-c", std::move(joined)};
+  } else {
+    return std::nullopt;
+  }
+  auto seconds = [&](std::string_view key, int64_t def_value, int64_t min_value) {
+    int64_t v = Int(hc, key).value_or(def_value);
+    return std::chrono::seconds(std::max(v, min_value));
+  };
+  out.interval = seconds("interval", 30, 1);
+  out.timeout = seconds("timeout", 5, 1);
+  out.retries = static_cast<int>(std::max<int64_t>(Int(hc, "retries").value_or(3), 1));
+  out.start_period = seconds("startPeriod", 0, 0);
+  return out;
+}
+
+struct RestartPolicy {
+  bool enabled = false;
+  std::vector<int64_t> ignored_exit_codes;
+  std::chrono::seconds attempt_period{300};
+};
+
+RestartPolicy ParseRestartPolicy(const json::object& def) {
+  const json::object& rp = Obj(def, "restartPolicy");
+  RestartPolicy out;
+  out.enabled = Bool(rp, "enabled").value_or(false);
+  if (auto it = rp.find("ignoredExitCodes"); it != rp.end() && it->value().is_array())
+    for (const auto& v : it->value().get_array())
+      if (v.is_number()) out.ignored_exit_codes.push_back(v.to_number<int64_t>());
+  if (auto p = Int(rp, "restartAttemptPeriod")) out.attempt_period = std::chrono::seconds(*p);
+  return out;
+}
+
 }  // namespace
 
 // Drives one task from PROVISIONING to STOPPED on a thread of its own.
@@ -97,10 +165,27 @@ class Agent::Driver {
     json::object overrides;  // its containerOverrides entry, if any
     std::chrono::seconds stop_timeout{0};
     std::optional<images::ResolvedImage> resolved;
+    std::vector<std::pair<std::string, std::string>> depends_on;  // (containerName, condition)
+    // How long dependants wait on this container for COMPLETE, SUCCESS or HEALTHY once it started.
+    std::chrono::seconds start_timeout{0};
+    std::optional<HealthCheck> health_check;
+    RestartPolicy restart;
     bool created = false;
-    bool stopped = false;
+    bool started = false;  // Start succeeded once: it ran (it may have exited since)
+    bool stopped = false;  // for good: exited and not restarted, or never to start
     std::optional<int> exit_code;
     std::optional<std::string> reason;
+    TimePoint started_at;  // of the first start
+    std::optional<TimePoint> last_restart_at;
+    int restart_count = 0;
+    // Health (only with a health_check): UNKNOWN until a check passes or `retries` fail in a row
+    // after the start period.
+    std::string health = std::string(kUnknown);
+    int failures = 0;
+    TimePoint run_started_at;  // of the current run: the start period counts from here
+    TimePoint next_check;
+    TimePoint check_started_at;
+    std::future<StatusOr<runtime::ExecResult>> check;  // in flight, if valid()
   };
 
   void Run() {
@@ -109,8 +194,7 @@ class Agent::Driver {
       Log(spec_.task_arn, "bad launch spec", s);
       Teardown("TaskFailedToStart", fmt::format("ResourceInitializationError: {}", s.message()));
     } else if (spec_.last_status != "PROVISIONING") {
-      // Started by an earlier agent: not re-adopted (see agent.h); cleaned up by name.
-      Teardown("TaskFailedToStart", "Task stopped: the agent restarted and re-adopting running tasks is not implemented yet");
+      Readopt();  // started by an earlier agent (see agent.h)
     } else if (spec_.desired_status == kStopped) {
       Teardown(std::nullopt, std::nullopt);
     } else {
@@ -141,6 +225,13 @@ class Agent::Driver {
       auto timeout = Int(c.definition, "stopTimeout");
       c.stop_timeout = timeout && *timeout > 0 ? std::chrono::seconds(*timeout) : agent_.options_.default_stop_timeout;
       c.stop_timeout = std::min(c.stop_timeout, agent_.options_.max_stop_timeout);
+      auto start_timeout = Int(c.definition, "startTimeout");
+      c.start_timeout = start_timeout && *start_timeout > 0 ? std::chrono::seconds(*start_timeout)
+                                                            : agent_.options_.default_start_timeout;
+      for (const json::object* d : Objects(c.definition, "dependsOn"))
+        c.depends_on.emplace_back(Str(*d, "containerName"), Str(*d, "condition"));
+      c.health_check = ParseHealthCheck(c.definition);
+      c.restart = ParseRestartPolicy(c.definition);
       if (auto co = overrides_.find("containerOverrides"); co != overrides_.end() && co->value().is_array())
         for (const auto& o : co->value().get_array())
           if (o.is_object() && Str(o.get_object(), "name") == c.name) c.overrides = o.get_object();
@@ -157,6 +248,11 @@ class Agent::Driver {
   bool stop_requested() {
     std::lock_guard lock(mu_);
     return stop_requested_ || abandon_;
+  }
+  void SleepUnlessAbandoned(std::chrono::milliseconds d) {
+    if (d.count() <= 0) return;
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, d, [&] { return abandon_; });
   }
   // Sleeps up to `d`, returning early on a stop request or abandon.
   void Pause(std::chrono::milliseconds d) {
@@ -198,7 +294,7 @@ class Agent::Driver {
     activating.pull_stopped_at = agent_.clock_.Now();
     if (!Report(std::move(activating))) return;
 
-    if (spec_.network) {
+    if (spec_.network && agent_.options_.task_networks) {
       Status s = agent_.EnsureBridge();
       if (s.ok()) {
         auto ip = ParseIp(spec_.network->ip);
@@ -215,26 +311,7 @@ class Agent::Driver {
     }
 
     if (!PrepareTaskFiles()) return;  // hosts, resolv.conf, volumes, the task's cgroup
-
-    for (auto& c : containers_) {
-      if (abandoned()) return;
-      if (stop_requested()) return Teardown(std::nullopt, std::nullopt);
-      runtime::ContainerSpec cs = SpecFor(c);
-      Status s = agent_.runtime_.Create(cs);
-      if (s.ok()) {
-        c.created = true;
-        s = agent_.runtime_.Start(c.id);
-      }
-      if (!s.ok()) {
-        c.reason = fmt::format("CannotStartContainerError: {}", s.message());
-        return Teardown("TaskFailedToStart", *c.reason);
-      }
-    }
-    TaskStateChange running = Change("RUNNING");
-    for (const auto& c : containers_)
-      running.containers.push_back(ContainerChange(c.name, "RUNNING", std::nullopt, std::nullopt, c.id.str()));
-    if (!Report(std::move(running))) return;
-    Monitor();
+    Supervise();
   }
 
   // The task's /etc files, volume directories and cgroup (agent/task_files.h), kept for SpecFor.
@@ -265,10 +342,11 @@ class Agent::Driver {
   }
 
   runtime::ContainerSpec SpecFor(const Container& c) {
-    TaskContext task{.task_arn = spec_.task_arn,
-                     .cpu_units = ParseUnits(spec_.cpu),
-                     .memory_mib = ParseUnits(spec_.memory),
-                     .netns_path = network_ ? network_->netns_path : std::string()};
+    TaskContext task;
+    task.task_arn = spec_.task_arn;
+    task.cpu_units = ParseUnits(spec_.cpu);
+    task.memory_mib = ParseUnits(spec_.memory);
+    task.netns_path = network_ ? network_->netns_path : std::string();
     ApplyTaskFiles(task_files_, task);
     std::string log_path = agent_.options_.logs_dir.empty() ? std::string() : LogPath(c).string();
     return BuildContainerSpec(ContainerInput{c.id, c.definition, c.overrides, *c.resolved, log_path}, task);
@@ -286,29 +364,270 @@ class Agent::Driver {
     }
   }
 
-  void Monitor() {
+  Container* Find(std::string_view name) {
+    for (auto& c : containers_)
+      if (c.name == name) return &c;
+    return nullptr;
+  }
+
+  // Creates and starts `c` (again, after a restart: same id). Sets `reason` on failure.
+  Status CreateAndStart(Container& c) {
+    Status s = agent_.runtime_.Create(SpecFor(c));
+    if (s.ok()) {
+      c.created = true;
+      s = agent_.runtime_.Start(c.id);
+    }
+    if (!s.ok()) return s;
+    const TimePoint now = agent_.clock_.Now();
+    if (!c.started) c.started_at = now;
+    c.started = true;
+    c.run_started_at = now;
+    c.health = std::string(kUnknown);
+    c.failures = 0;
+    if (c.health_check) c.next_check = now + c.health_check->interval;
+    return OkStatus();
+  }
+
+  ContainerStateChange RunningChange(const Container& c) {
+    ContainerStateChange cc = ContainerChange(c.name, "RUNNING", std::nullopt, std::nullopt, c.id.str());
+    if (c.resolved) cc.image_digest = c.resolved->manifest_digest.str();
+    if (c.health_check) cc.health_status = c.health;
+    return cc;
+  }
+
+  // Whether `c` may start now: nullopt to wait, "" to start, else why it never will (ECS's
+  // dependency graph texts: the dependency is named, then the target).
+  std::optional<std::string> DependencyVerdict(const Container& c, TimePoint now) {
+    bool waiting = false;
+    for (const auto& [name, condition] : c.depends_on) {
+      const Container* d = Find(name);
+      if (!d || d == &c) continue;  // registration refuses these
+      const bool exited = d->stopped;
+      auto never = [&](std::string_view why) {
+        return fmt::format("dependency graph: failed to resolve container ordering dependency [{}] for target [{}] {}",
+                           d->name, c.name, why);
+      };
+      if (!d->started) {
+        if (exited) return never("because dependency will never start");
+        waiting = true;
+        continue;
+      }
+      if (condition == "START") continue;
+      if (condition == "SUCCESS" && exited && d->exit_code != 0) return never("as dependency did not exit successfully.");
+      if (condition == "HEALTHY" && exited) return never("as dependency stopped before it became HEALTHY.");
+      bool satisfied = condition == "COMPLETE"  ? exited
+                       : condition == "SUCCESS" ? exited && d->exit_code == 0
+                       : condition == "HEALTHY" ? d->health == kHealthy
+                                                : true;
+      if (satisfied) continue;
+      if (now >= d->started_at + d->start_timeout)
+        return fmt::format("dependency graph: container ordering dependency [{}] for target [{}] has timed out.", d->name,
+                           c.name);
+      waiting = true;
+    }
+    if (waiting) return std::nullopt;
+    return std::string();
+  }
+
+  // ECS's task health: the essential containers with health checks (else the non-essential ones
+  // with health checks) decide — any UNHEALTHY, else any UNKNOWN, else HEALTHY; none: UNKNOWN.
+  std::string TaskHealth() const {
+    for (bool essential : {true, false}) {
+      bool any = false, unknown = false;
+      for (const auto& c : containers_) {
+        if (c.essential != essential || !c.health_check) continue;
+        any = true;
+        if (c.health == kUnhealthy) return std::string(kUnhealthy);
+        if (c.health != kHealthy) unknown = true;
+      }
+      if (any) return std::string(unknown ? kUnknown : kHealthy);
+    }
+    return std::string(kUnknown);
+  }
+
+  // ECS's restart rule (its agent's restart tracker): enabled, the task not stopping, the exit
+  // code known and not ignored, and the container ran for restartAttemptPeriod since its first
+  // start or its last restart. Not for re-adopted containers (no `resolved`; see Readopt).
+  bool ShouldRestart(const Container& c, TimePoint now) {
+    if (!c.restart.enabled || stop_requested() || !c.exit_code || !c.resolved) return false;
+    for (int64_t code : c.restart.ignored_exit_codes)
+      if (code == *c.exit_code) return false;
+    TimePoint since = c.last_restart_at.value_or(c.started_at);
+    return now - since >= c.restart.attempt_period;
+  }
+
+  // Collects a finished health check of `c`. Returns whether the container's health changed.
+  bool CollectHealth(Container& c) {
+    if (!c.health_check || !c.check.valid() || c.check.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
+      return false;
+    const std::string before = c.health;
+    auto r = c.check.get();
+    if (r.ok() && !r->timed_out && r->exit_code == 0) {
+      c.failures = 0;
+      c.health = std::string(kHealthy);
+    } else if (c.check_started_at >= c.run_started_at + c.health_check->start_period) {
+      // A failure during the start period does not count (a pass does).
+      if (++c.failures >= c.health_check->retries) c.health = std::string(kUnhealthy);
+    }
+    return c.health != before;
+  }
+
+  // Starts the next health check of `c` when it is due: `interval` after the last one started
+  // (the first: after the container started), once the last one is collected.
+  void LaunchHealthCheck(Container& c, TimePoint now) {
+    if (!c.health_check || c.check.valid() || now < c.next_check) return;
+    c.check_started_at = now;
+    c.next_check = now + c.health_check->interval;
+    runtime::Runtime& rt = agent_.runtime_;
+    c.check = std::async(std::launch::async, [&rt, id = c.id, args = c.health_check->args,
+                                              timeout = c.health_check->timeout] {
+      return rt.Exec(id, args, std::chrono::duration_cast<std::chrono::milliseconds>(timeout));
+    });
+  }
+
+  // Waits for every health check in flight (each is bounded by its timeout).
+  void DrainChecks() {
+    for (auto& c : containers_)
+      if (c.check.valid()) c.check.wait();
+  }
+
+  // Starts the containers in dependency order, then watches them until the task stops: exits
+  // (restarted under a restart policy, else reported; an essential one stops the task), health
+  // checks, log rotation. RUNNING is reported once no container waits to start any more.
+  // A task an earlier agent left behind. RUNNING (and still wanted): its containers are found by
+  // name and watched again without restarting anything; those that died meanwhile are reported
+  // by Supervise as any exit (an essential one stops the task). Caught mid-launch: failed and
+  // torn down. Caught mid-teardown, or stopped meanwhile: torn down.
+  void Readopt() {
+    if (spec_.desired_status == kStopped || Rank(spec_.last_status) > Rank("RUNNING"))
+      return Teardown(std::nullopt, std::nullopt);
+    if (spec_.last_status != "RUNNING")
+      return Teardown("TaskFailedToStart", "Task stopped: the agent restarted while the task was starting");
+    // No restart policy applies to re-adopted containers: the task files a restart needs (SpecFor:
+    // /etc files, volumes, cgroup) are not rebuilt, and without `resolved` ShouldRestart says no.
+    const TimePoint now = agent_.clock_.Now();
+    TaskStateChange change = Change("RUNNING");
+    bool essential_gone = false;
+    for (auto& c : containers_) {
+      auto st = agent_.runtime_.State(c.id);
+      if (!st.ok()) {
+        // Never created (a dependency it waited on failed: already reported STOPPED) or removed.
+        c.stopped = true;
+        c.reason = "CannotInspectContainerError: the container was not found after the agent restarted";
+        change.containers.push_back(ContainerChange(c.name, kStopped, std::nullopt, c.reason));
+        essential_gone = essential_gone || c.essential;
+        continue;
+      }
+      c.created = true;
+      c.started = true;
+      // When it really started is unknown: counted from now (health start period, restart period).
+      c.started_at = c.run_started_at = now;
+      if (c.health_check) c.next_check = now + c.health_check->interval;
+    }
+    if (essential_gone) {
+      Report(std::move(change));
+      return Teardown("EssentialContainerExited", "Essential container in task exited");
+    }
+    if (!change.containers.empty()) Report(std::move(change));
+    fmt::print(stderr, "paddock: agent: task {}: re-adopted after an agent restart\n", spec_.task_arn);
+    Supervise(/*running=*/true);
+  }
+
+  void Supervise(bool running = false) {
+    std::string task_health = TaskHealth();
     while (true) {
-      if (abandoned()) return;
+      if (abandoned()) return DrainChecks();
       if (stop_requested()) return Teardown(std::nullopt, std::nullopt);
-      TaskStateChange change = Change("RUNNING");
-      bool essential_exited = false;
+      const TimePoint now = agent_.clock_.Now();
+      TaskStateChange change = Change(running ? "RUNNING" : "ACTIVATING");
+      std::optional<std::string> essential_exit;  // the stop code, when an essential container is done
+
       for (auto& c : containers_) {
-        if (c.stopped) continue;
+        if (!c.started || c.stopped) continue;
         auto st = agent_.runtime_.State(c.id);
         if (st.ok() && st->status != runtime::ContainerStatus::kStopped) continue;
-        c.stopped = true;
         if (st.ok()) {
           c.exit_code = st->exit_code;
-          if (st->oom_killed) c.reason = "OutOfMemoryError: Container killed due to memory usage";
+          c.reason = st->oom_killed ? std::optional<std::string>(kOomReason)
+                     : !st->exit_code
+                         ? std::optional<std::string>(kUnknownExit)
+                         : std::nullopt;
         } else {
+          c.exit_code.reset();
           c.reason = fmt::format("the container's state is lost: {}", st.status().message());
         }
-        essential_exited = essential_exited || c.essential;
+        if (st.ok() && ShouldRestart(c, now)) {
+          if (c.check.valid()) c.check.wait();
+          c.check = {};
+          Status s = agent_.runtime_.Delete(c.id, runtime::ForceDelete::kYes);
+          if (s.ok() || s.code() == StatusCode::kNotFound) s = CreateAndStart(c);
+          if (s.ok()) {
+            c.last_restart_at = now;
+            ++c.restart_count;
+            fmt::print(stderr, "paddock: agent: task {}: container {} exited ({}); restarted (restart {})\n",
+                       spec_.task_arn, c.name, *c.exit_code, c.restart_count);
+            c.exit_code.reset();
+            c.reason.reset();
+            if (c.health_check) change.containers.push_back(RunningChange(c));
+            continue;
+          }
+          c.reason = fmt::format("CannotStartContainerError: restarting after exit code {}: {}", *c.exit_code, s.message());
+        }
+        c.stopped = true;
         change.containers.push_back(ContainerChange(c.name, kStopped, c.exit_code, c.reason));
+        if (c.essential && !essential_exit) essential_exit = "EssentialContainerExited";
       }
+      if (essential_exit) {
+        Report(std::move(change));
+        if (stop_requested()) return Teardown(std::nullopt, std::nullopt);  // StopTask's code stands
+        return Teardown(*essential_exit, "Essential container in task exited");
+      }
+
+      for (auto& c : containers_)
+        if (c.started && !c.stopped && CollectHealth(c)) change.containers.push_back(RunningChange(c));
+
+      bool waiting = false;
+      for (auto& c : containers_) {
+        if (c.started || c.stopped) continue;
+        auto verdict = DependencyVerdict(c, now);
+        if (!verdict) {
+          waiting = true;
+          continue;
+        }
+        if (verdict->empty()) {
+          Status s = CreateAndStart(c);
+          if (!s.ok()) {
+            c.reason = fmt::format("CannotStartContainerError: {}", s.message());
+            Report(std::move(change));
+            return Teardown("TaskFailedToStart", *c.reason);
+          }
+          change.containers.push_back(RunningChange(c));
+          continue;
+        }
+        // Never to start: the container is done; an essential one fails the task.
+        c.stopped = true;
+        c.reason = fmt::format("CannotStartContainerError: {}", *verdict);
+        change.containers.push_back(ContainerChange(c.name, kStopped, std::nullopt, c.reason));
+        if (c.essential) {
+          Report(std::move(change));
+          return Teardown("TaskFailedToStart", *c.reason);
+        }
+      }
+
+      std::string health = TaskHealth();
+      if (health != task_health || (!running && !waiting)) change.health_status = health;
+      task_health = health;
+      if (!running && !waiting) {
+        running = true;
+        change.last_status = "RUNNING";
+        if (!Report(std::move(change))) return DrainChecks();
+      } else if (!change.containers.empty() || change.health_status) {
+        Report(std::move(change));
+      }
+      // After the report: a check started now implies every earlier result is reported.
+      for (auto& c : containers_)
+        if (c.started && !c.stopped) LaunchHealthCheck(c, now);
       RotateLogs();
-      if (essential_exited) return Teardown("EssentialContainerExited", "Essential container in task exited");
-      if (!change.containers.empty()) Report(std::move(change));
       Pause(agent_.options_.monitor_interval);
     }
   }
@@ -322,8 +641,9 @@ class Agent::Driver {
     deactivating.stop_code = std::move(stop_code);
     if (!Report(std::move(deactivating))) return;
     Report("STOPPING");
-    // SIGTERM every live container, then SIGKILL each one still alive at its stopTimeout.
-    const auto start = std::chrono::steady_clock::now();
+    // SIGTERM every live container, then SIGKILL each one still alive at its stopTimeout (measured
+    // on the agent's clock, so tests drive it).
+    const TimePoint start = agent_.clock_.Now();
     for (auto& c : containers_) {
       auto st = agent_.runtime_.State(c.id);
       if (!st.ok() || st->status == runtime::ContainerStatus::kStopped) continue;
@@ -333,31 +653,41 @@ class Agent::Driver {
     for (auto& c : containers_) {
       if (!c.created) continue;
       while (true) {
-        if (abandoned()) return;
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(start + c.stop_timeout -
-                                                                          std::chrono::steady_clock::now());
+        if (abandoned()) return DrainChecks();
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(start + c.stop_timeout - agent_.clock_.Now());
+        if (left.count() <= 0) break;
         auto slice = std::min(left, agent_.options_.monitor_interval);
-        auto st = agent_.runtime_.Wait(c.id, std::max(slice, std::chrono::milliseconds(0)));
-        if (!st.ok() || st->status == runtime::ContainerStatus::kStopped || left.count() <= 0) break;
+        const auto asked = std::chrono::steady_clock::now();
+        auto st = agent_.runtime_.Wait(c.id, slice);
+        if (!st.ok() || st->status != runtime::ContainerStatus::kRunning) break;  // created only: nothing to wait for
+        // A runtime whose Wait returns early (the fake) must not make this spin.
+        SleepUnlessAbandoned(slice - std::chrono::duration_cast<std::chrono::milliseconds>(
+                                         std::chrono::steady_clock::now() - asked));
       }
       auto st = agent_.runtime_.State(c.id);
+      bool killed = false;
       if (st.ok() && st->status == runtime::ContainerStatus::kRunning) {
-        agent_.runtime_.Kill(c.id, SIGKILL).IgnoreError();
+        killed = agent_.runtime_.Kill(c.id, SIGKILL).ok();
         st = agent_.runtime_.Wait(c.id, std::chrono::seconds(5));
       }
       if (st.ok() && st->status == runtime::ContainerStatus::kStopped && !c.stopped) {
         c.stopped = true;
         c.exit_code = st->exit_code;
-        if (st->oom_killed) c.reason = "OutOfMemoryError: Container killed due to memory usage";
+        // A container started by an earlier agent is no child of this one, so the runtime cannot
+        // tell its exit status; a SIGKILL it did not survive is 137 all the same.
+        if (!c.exit_code && killed) c.exit_code = 128 + SIGKILL;
+        if (!c.exit_code) c.reason = std::string(kUnknownExit);
+        if (st->oom_killed) c.reason = std::string(kOomReason);
       }
     }
+    DrainChecks();
     for (auto& c : containers_) {
       Status s = agent_.runtime_.Delete(c.id, runtime::ForceDelete::kYes);
       if (!s.ok() && s.code() != StatusCode::kNotFound) Log(spec_.task_arn, fmt::format("deleting container {}", c.name), s);
     }
     if (Status s = CleanUpTask(agent_.runtime_, TaskFilesOpts(), task_id_); !s.ok())
       Log(spec_.task_arn, "removing the task's files and cgroup", s);
-    if (spec_.network) {
+    if (spec_.network && agent_.options_.task_networks) {
       std::optional<net::TaskNetwork> tn = network_;
       if (!tn) {
         if (auto ip = ParseIp(spec_.network->ip)) {

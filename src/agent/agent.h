@@ -20,9 +20,21 @@
 // "<netns_prefix><task id>". Both are derived from the task alone, so a task found assigned but
 // without a driver (the agent was restarted) can be cleaned up by name.
 //
-// TODO(re-adoption): Stop() leaves running containers and their netns in place. A task the new
-// agent finds already past PROVISIONING is torn down (containers force-deleted, netns deleted)
-// and reported STOPPED, not re-adopted.
+// Agent restart. Stop() leaves running containers and their netns in place. The next agent
+// re-adopts what it finds: a RUNNING task whose desiredStatus is still RUNNING is watched again
+// (containers found by id, nothing restarted; one that died meanwhile is reported STOPPED with its
+// exit code, or a reason saying it is unknown, and an essential one stops the task; one missing
+// is reported gone and an essential one stops the task). A task caught mid-launch (PENDING,
+// ACTIVATING) is torn down as TaskFailedToStart; one caught mid-teardown, or stopped meanwhile,
+// is torn down with the stop code it has. Re-adopted containers' start times are unknown, so
+// health start periods count from the re-adoption; their restart policies no longer apply (a
+// restart needs the task's files and cgroup, which are not rebuilt).
+//
+// Container semantics (docs/contracts/task.md): containers start in dependsOn order (START,
+// COMPLETE, SUCCESS, HEALTHY; bounded by the dependency's startTimeout); health checks run
+// through Runtime::Exec on their own threads and are reported (container and task healthStatus)
+// with RUNNING reports; restartPolicy restarts an exited container in place (same id: deleted,
+// created and started again); every exit is reported with its exitCode (OOM: its reason).
 #pragma once
 
 #include <chrono>
@@ -49,6 +61,9 @@ struct AgentOptions {
   // characters from [a-z0-9].
   std::string instance;
   net::NetworkOptions network;
+  // false: awsvpc tasks get no bridge and no netns (their containers get a private one). For the
+  // agent's unit tests, which run on FakeRuntime without root.
+  bool task_networks = true;
   std::chrono::milliseconds poll_interval = std::chrono::seconds(1);
   // How often a running task's containers are checked for exits.
   std::chrono::milliseconds monitor_interval = std::chrono::milliseconds(200);
@@ -56,6 +71,9 @@ struct AgentOptions {
   std::chrono::seconds default_stop_timeout = std::chrono::seconds(30);
   // Upper bound on any container's stopTimeout (ECS caps it at 120 s).
   std::chrono::seconds max_stop_timeout = std::chrono::seconds(120);
+  // How long a container's dependants wait for it to COMPLETE, SUCCEED or become HEALTHY when its
+  // definition sets no startTimeout (Fargate's default: 3 minutes).
+  std::chrono::seconds default_start_timeout = std::chrono::minutes(3);
   // Container logs go to <logs_dir>/<task id>/<container name>.log (stdout and stderr in one
   // file; see agent/logs.h). Empty: /dev/null.
   std::string logs_dir;

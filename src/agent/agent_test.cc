@@ -1,0 +1,451 @@
+// The agent's container semantics (dependsOn, health checks, restart policies, exit and stop
+// codes, stopTimeout, OOM, imageDigest) over a real Tasks on a temp-dir store, a real ImageStore
+// and FakeRuntime + FakeClock: containers exit when the test says, time moves when the test
+// advances it. Waits are bounded polls of the task as DescribeTasks shows it, or of what the
+// runtime was asked; no sleeps.
+#include "agent/agent.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <boost/json.hpp>
+#include <chrono>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <functional>
+#include <future>
+#include <thread>
+
+#include "agent/runtime/testing/fake_runtime.h"
+#include "common/testing/fake_clock.h"
+#include "ecs/cluster/clusters.h"
+#include "ecs/taskdef/taskdefs.h"
+#include "ecs/task/tasks.h"
+#include "ecs/testing/temp_store.h"
+#include "vpc/default_vpc.h"
+
+namespace paddock::agent {
+namespace {
+namespace json = boost::json;
+namespace fs = std::filesystem;
+using runtime::ContainerId;
+using runtime::ContainerStatus;
+using runtime::ExecResult;
+
+const Scope kScope{AccountId("123456789012"), Region("us-east-1")};
+constexpr std::string_view kCaller = "arn:aws:iam::123456789012:root";
+constexpr std::string_view kAgentId = "fargate-local";
+constexpr std::string_view kImage = "busybox:agenttest";
+
+json::object Parse(std::string_view text) { return json::parse(text).as_object(); }
+
+std::string Str(const json::object& o, std::string_view key) {
+  auto it = o.find(key);
+  return it != o.end() && it->value().is_string() ? std::string(it->value().get_string()) : std::string();
+}
+
+class AgentTest : public ::testing::Test {
+ protected:
+  AgentTest() {
+    EXPECT_TRUE(clusters_.Create(kScope, Parse(R"({"clusterName":"default"})")).ok());
+    fs::path rootfs = fs::path(store_.dir()) / "rootfs";
+    fs::create_directories(rootfs / "bin");
+    std::ofstream(rootfs / "bin" / "sh") << "not really a shell\n";
+    images::ImageConfig config;
+    config.cmd = {"/bin/sh"};
+    auto ref = images_.ImportRootfs(rootfs.string(), kImage, config);
+    EXPECT_TRUE(ref.ok()) << ref.status().ToString();
+    auto resolved = images_.Resolve(kImage);
+    EXPECT_TRUE(resolved.ok());
+    if (resolved.ok()) digest_ = resolved->manifest_digest.str();
+  }
+  ~AgentTest() override {
+    if (agent_) agent_->Stop();
+    tasks_.SetChangeListener(nullptr);
+  }
+
+  void StartAgent() {
+    AgentOptions o;
+    o.instance = "t1";
+    o.task_networks = false;
+    o.poll_interval = std::chrono::milliseconds(20);
+    o.monitor_interval = std::chrono::milliseconds(1);
+    agent_ = std::make_unique<Agent>(tasks_, images_, rt_, o, clock_);
+    tasks_.SetChangeListener([this] { agent_->Notify(); });
+    ASSERT_TRUE(agent_->Start().ok());
+  }
+
+  // As a node restart does: the agent goes (containers stay), a new one comes over the same
+  // store and runtime.
+  void RestartAgent() {
+    tasks_.SetChangeListener(nullptr);
+    agent_->Stop();
+    agent_.reset();
+  }
+
+  // Registers a Fargate task definition with these containerDefinitions (a JSON array) and runs
+  // one task of it; returns its ARN.
+  std::string Run(std::string_view containers) {
+    std::string family = fmt::format("f{}", ++families_);
+    auto def = Parse(fmt::format(
+        R"({{"family":"{}","networkMode":"awsvpc","requiresCompatibilities":["FARGATE"],"cpu":"256",)"
+        R"("memory":"512","containerDefinitions":{}}})",
+        family, containers));
+    auto reg = tds_.Register(kScope, kCaller, std::move(def), clock_.Now());
+    EXPECT_TRUE(reg.ok()) << reg.status().ToString();
+    ecs::task::RunRequest r;
+    r.task_definition = family;
+    r.launch_type = "FARGATE";
+    r.network_configuration = json::object{
+        {"awsvpcConfiguration", json::object{{"subnets", json::array{json::string(vpc::DefaultVpcFor(kScope).subnets[0].id)}}}}};
+    auto res = tasks_.Run(kScope, kCaller, r, clock_.Now());
+    EXPECT_TRUE(res.ok()) << res.status().ToString();
+    if (!res.ok() || res->tasks.empty()) return {};
+    return Str(Parse(res->tasks[0]), "taskArn");
+  }
+
+  ContainerId Id(const std::string& arn, int index) {
+    return ContainerId(fmt::format("pdk-t1-{}-{}", arn.substr(arn.rfind('/') + 1), index));
+  }
+
+  json::object Describe(const std::string& arn) {
+    auto d = tasks_.Describe(kScope, std::nullopt, {arn}, false, kCaller);
+    EXPECT_TRUE(d.ok() && d->tasks.size() == 1);
+    return d.ok() && d->tasks.size() == 1 ? Parse(d->tasks[0]) : json::object();
+  }
+
+  static json::object Container(const json::object& task, std::string_view name) {
+    for (const auto& c : task.at("containers").as_array())
+      if (c.as_object().at("name").as_string() == name) return c.as_object();
+    ADD_FAILURE() << "no container " << name;
+    return {};
+  }
+
+  // Polls `done` until it holds (10 s real time at most).
+  bool WaitUntil(const std::function<bool()>& done) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!done()) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::yield();
+    }
+    return true;
+  }
+  json::object WaitTask(const std::string& arn, const std::function<bool(const json::object&)>& done) {
+    json::object last;
+    bool ok = WaitUntil([&] {
+      last = Describe(arn);
+      return done(last);
+    });
+    EXPECT_TRUE(ok) << "gave up waiting; the task is " << json::serialize(last);
+    return last;
+  }
+  json::object WaitStatus(const std::string& arn, std::string_view status) {
+    return WaitTask(arn, [&](const json::object& t) { return Str(t, "lastStatus") == status; });
+  }
+  bool Exists(const ContainerId& id) { return rt_.State(id).ok(); }
+  bool Running(const ContainerId& id) {
+    auto st = rt_.State(id);
+    return st.ok() && st->status == ContainerStatus::kRunning;
+  }
+  size_t Execs() { return rt_.execs().size(); }
+
+  paddock::testing::TempStore store_;
+  paddock::testing::FakeClock clock_;
+  ecs::taskdef::TaskDefinitions tds_{*store_};
+  ecs::cluster::Clusters clusters_{*store_};
+  ecs::task::Tasks tasks_{*store_, tds_, clusters_, std::string(kAgentId)};
+  images::ImageStore images_{*store_, store_.dir() + "/images", clock_};
+  runtime::FakeRuntime rt_;
+  std::unique_ptr<Agent> agent_;
+  std::string digest_;
+  int families_ = 0;
+};
+
+TEST_F(AgentTest, DependsOnSuccessStartsTheAppAfterTheInitContainerExitsZero) {
+  StartAgent();
+  std::string arn = Run(R"([{"name":"init","image":"busybox:agenttest","essential":false},
+      {"name":"app","image":"busybox:agenttest","dependsOn":[{"containerName":"init","condition":"SUCCESS"}]}])");
+  // The app waits for its dependency; the task is not RUNNING while a container waits to start.
+  json::object t = WaitTask(arn, [](const json::object& x) { return Str(Container(x, "init"), "lastStatus") == "RUNNING"; });
+  EXPECT_FALSE(Exists(Id(arn, 1)));
+  EXPECT_EQ(Str(t, "lastStatus"), "ACTIVATING");
+  EXPECT_EQ(Str(Container(t, "init"), "lastStatus"), "RUNNING");
+  EXPECT_EQ(Str(Container(t, "init"), "imageDigest"), digest_);
+
+  rt_.Exit(Id(arn, 0), 0);
+  t = WaitStatus(arn, "RUNNING");
+  EXPECT_TRUE(Running(Id(arn, 1)));
+  EXPECT_EQ(Str(Container(t, "init"), "lastStatus"), "STOPPED");
+  EXPECT_EQ(Container(t, "init").at("exitCode"), 0);
+  EXPECT_EQ(Str(Container(t, "app"), "lastStatus"), "RUNNING");
+  EXPECT_EQ(Str(Container(t, "app"), "imageDigest"), digest_);
+  EXPECT_EQ(Str(Container(t, "app"), "runtimeId"), Id(arn, 1).str());
+
+  // The init container's exit (non-essential) does not stop the task; the app's does.
+  rt_.Exit(Id(arn, 1), 0);
+  t = WaitStatus(arn, "STOPPED");
+  EXPECT_EQ(Str(t, "stopCode"), "EssentialContainerExited");
+  EXPECT_EQ(Str(t, "stoppedReason"), "Essential container in task exited");
+}
+
+TEST_F(AgentTest, StartAndCompleteConditionsOrderTheStarts) {
+  StartAgent();
+  std::string arn = Run(R"([{"name":"app","image":"busybox:agenttest",
+        "dependsOn":[{"containerName":"side","condition":"START"},{"containerName":"setup","condition":"COMPLETE"}]},
+      {"name":"side","image":"busybox:agenttest","essential":false},
+      {"name":"setup","image":"busybox:agenttest","essential":false}])");
+  ASSERT_TRUE(WaitUntil([&] { return Running(Id(arn, 1)) && Running(Id(arn, 2)); }));
+  EXPECT_FALSE(Exists(Id(arn, 0)));
+  rt_.Exit(Id(arn, 2), 5);  // COMPLETE: any exit code
+  json::object t = WaitStatus(arn, "RUNNING");
+  EXPECT_TRUE(Running(Id(arn, 0)));
+  EXPECT_EQ(Container(t, "setup").at("exitCode"), 5);
+  EXPECT_EQ(Str(Container(t, "side"), "lastStatus"), "RUNNING");
+}
+
+TEST_F(AgentTest, DependsOnSuccessWithANonZeroExitFailsTheTask) {
+  StartAgent();
+  std::string arn = Run(R"([{"name":"init","image":"busybox:agenttest","essential":false},
+      {"name":"app","image":"busybox:agenttest","dependsOn":[{"containerName":"init","condition":"SUCCESS"}]}])");
+  ASSERT_TRUE(WaitUntil([&] { return Running(Id(arn, 0)); }));
+  rt_.Exit(Id(arn, 0), 2);
+  json::object t = WaitStatus(arn, "STOPPED");
+  EXPECT_EQ(Str(t, "stopCode"), "TaskFailedToStart");
+  EXPECT_EQ(Str(t, "stoppedReason"),
+            "CannotStartContainerError: dependency graph: failed to resolve container ordering dependency [init] for "
+            "target [app] as dependency did not exit successfully.");
+  EXPECT_EQ(Container(t, "init").at("exitCode"), 2);
+  EXPECT_FALSE(Container(t, "app").contains("exitCode"));  // it never ran
+  EXPECT_EQ(Str(Container(t, "app"), "reason"), Str(t, "stoppedReason"));
+  EXPECT_FALSE(Exists(Id(arn, 0)));
+}
+
+TEST_F(AgentTest, HealthyDependencyWaitsForTheFirstPassingCheck) {
+  StartAgent();
+  std::string arn = Run(R"([{"name":"db","image":"busybox:agenttest",
+        "healthCheck":{"command":["CMD-SHELL","pg_isready || exit 1"],"interval":10}},
+      {"name":"app","image":"busybox:agenttest","dependsOn":[{"containerName":"db","condition":"HEALTHY"}]}])");
+  ASSERT_TRUE(WaitUntil([&] { return Running(Id(arn, 0)); }));
+  json::object t = Describe(arn);
+  EXPECT_EQ(Str(Container(t, "db"), "healthStatus"), "UNKNOWN");
+  EXPECT_EQ(Execs(), 0u);  // the first check runs `interval` after the start
+  clock_.Advance(std::chrono::seconds(10));
+  t = WaitStatus(arn, "RUNNING");
+  ASSERT_EQ(Execs(), 1u);
+  EXPECT_EQ(rt_.execs()[0].first, Id(arn, 0));
+  EXPECT_EQ(rt_.execs()[0].second, (std::vector<std::string>{"/bin/sh", "-c", "pg_isready || exit 1"}));
+  EXPECT_EQ(Str(Container(t, "db"), "healthStatus"), "HEALTHY");
+  // The task's health: its essential containers with health checks (db) are all HEALTHY.
+  EXPECT_EQ(Str(t, "healthStatus"), "HEALTHY");
+  EXPECT_TRUE(Running(Id(arn, 1)));
+}
+
+TEST_F(AgentTest, HealthyDependencyNeverReachedTimesOutAndFailsTheTask) {
+  rt_.SetExecHandler([](const ContainerId&, const std::vector<std::string>&) -> StatusOr<ExecResult> {
+    ExecResult r;
+    r.exit_code = 1;
+    return r;
+  });
+  StartAgent();
+  std::string arn = Run(R"([{"name":"db","image":"busybox:agenttest","startTimeout":30,
+        "healthCheck":{"command":["CMD","check"],"interval":5,"retries":1}},
+      {"name":"app","image":"busybox:agenttest","dependsOn":[{"containerName":"db","condition":"HEALTHY"}]}])");
+  ASSERT_TRUE(WaitUntil([&] { return Running(Id(arn, 0)); }));
+  clock_.Advance(std::chrono::seconds(5));
+  ASSERT_TRUE(WaitUntil([&] { return Execs() == 1; }));
+  clock_.Advance(std::chrono::seconds(5));
+  ASSERT_TRUE(WaitUntil([&] { return Execs() == 2; }));
+  json::object t = Describe(arn);
+  EXPECT_EQ(Str(Container(t, "db"), "healthStatus"), "UNHEALTHY");
+  EXPECT_EQ(Str(t, "lastStatus"), "ACTIVATING");  // UNHEALTHY may still turn HEALTHY: wait for startTimeout
+  EXPECT_FALSE(Exists(Id(arn, 1)));
+  clock_.Advance(std::chrono::seconds(20));
+  t = WaitStatus(arn, "STOPPED");
+  EXPECT_EQ(Str(t, "stopCode"), "TaskFailedToStart");
+  EXPECT_EQ(Str(t, "stoppedReason"),
+            "CannotStartContainerError: dependency graph: container ordering dependency [db] for target [app] has timed "
+            "out.");
+}
+
+TEST_F(AgentTest, HealthCheckCountsFailuresAfterTheStartPeriodAndAStandaloneTaskKeepsRunning) {
+  std::atomic<bool> pass{false};
+  rt_.SetExecHandler([&](const ContainerId&, const std::vector<std::string>&) -> StatusOr<ExecResult> {
+    ExecResult r;
+    r.exit_code = pass ? 0 : 1;
+    return r;
+  });
+  StartAgent();
+  std::string arn = Run(R"([{"name":"app","image":"busybox:agenttest",
+        "healthCheck":{"command":["CMD","/bin/check","--quick"],"interval":5,"retries":2,"startPeriod":12}},
+      {"name":"side","image":"busybox:agenttest","essential":false,
+        "healthCheck":{"command":["CMD","true"],"interval":1000}}])");
+  json::object t = WaitStatus(arn, "RUNNING");
+  EXPECT_EQ(Str(t, "healthStatus"), "UNKNOWN");
+  // Checks at 5 s and 10 s fail inside the start period and do not count; 15 s counts once.
+  for (size_t n = 1; n <= 4; ++n) {
+    clock_.Advance(std::chrono::seconds(5));
+    ASSERT_TRUE(WaitUntil([&] { return Execs() == n; }));  // check n started: n-1 is reported
+    t = Describe(arn);
+    EXPECT_EQ(Str(Container(t, "app"), "healthStatus"), "UNKNOWN") << "after check " << n - 1;
+  }
+  EXPECT_EQ(rt_.execs()[0].second, (std::vector<std::string>{"/bin/check", "--quick"}));
+  // The second counted failure (20 s) makes it UNHEALTHY, and the task with it; a task run on
+  // its own keeps running (no service replaces it).
+  clock_.Advance(std::chrono::seconds(5));
+  ASSERT_TRUE(WaitUntil([&] { return Execs() == 5; }));
+  t = Describe(arn);
+  EXPECT_EQ(Str(Container(t, "app"), "healthStatus"), "UNHEALTHY");
+  EXPECT_EQ(Str(t, "healthStatus"), "UNHEALTHY");
+  EXPECT_EQ(Str(t, "lastStatus"), "RUNNING");
+  // The non-essential container's own health does not decide the task's.
+  EXPECT_EQ(Str(Container(t, "side"), "healthStatus"), "UNKNOWN");
+  pass = true;
+  clock_.Advance(std::chrono::seconds(5));
+  t = WaitTask(arn, [](const json::object& x) { return Str(x, "healthStatus") == "HEALTHY"; });
+  EXPECT_EQ(Str(Container(t, "app"), "healthStatus"), "HEALTHY");
+}
+
+TEST_F(AgentTest, RestartPolicyRestartsInPlaceAfterTheAttemptPeriod) {
+  StartAgent();
+  std::string arn = Run(R"([{"name":"app","image":"busybox:agenttest",
+        "restartPolicy":{"enabled":true,"ignoredExitCodes":[7],"restartAttemptPeriod":60}}])");
+  WaitStatus(arn, "RUNNING");
+  const ContainerId id = Id(arn, 0);
+  const int first_pid = rt_.State(id)->pid;
+  clock_.Advance(std::chrono::seconds(60));
+  rt_.Exit(id, 1);
+  // Restarted under the same id (a new process), and the essential container's exit does not
+  // stop the task.
+  ASSERT_TRUE(WaitUntil([&] {
+    auto st = rt_.State(id);
+    return st.ok() && st->status == ContainerStatus::kRunning && st->pid != first_pid;
+  }));
+  json::object t = Describe(arn);
+  EXPECT_EQ(Str(t, "lastStatus"), "RUNNING");
+  EXPECT_EQ(Str(Container(t, "app"), "lastStatus"), "RUNNING");
+  // 59 s after that restart is too soon: the next exit is final.
+  clock_.Advance(std::chrono::seconds(59));
+  rt_.Exit(id, 2);
+  t = WaitStatus(arn, "STOPPED");
+  EXPECT_EQ(Str(t, "stopCode"), "EssentialContainerExited");
+  EXPECT_EQ(Container(t, "app").at("exitCode"), 2);
+}
+
+TEST_F(AgentTest, RestartPolicyIgnoresListedExitCodesAndEarlyExits) {
+  StartAgent();
+  const std::string def = R"([{"name":"app","image":"busybox:agenttest",
+        "restartPolicy":{"enabled":true,"ignoredExitCodes":[7]}}])";
+  std::string ignored = Run(def);
+  std::string early = Run(def);
+  WaitStatus(ignored, "RUNNING");
+  WaitStatus(early, "RUNNING");
+  rt_.Exit(Id(early, 0), 1);  // ran less than the default 300 s
+  json::object t = WaitStatus(early, "STOPPED");
+  EXPECT_EQ(Container(t, "app").at("exitCode"), 1);
+  clock_.Advance(std::chrono::seconds(300));
+  rt_.Exit(Id(ignored, 0), 7);
+  t = WaitStatus(ignored, "STOPPED");
+  EXPECT_EQ(Container(t, "app").at("exitCode"), 7);
+  EXPECT_EQ(Str(t, "stopCode"), "EssentialContainerExited");
+}
+
+TEST_F(AgentTest, StopTimeoutSendsSigkillOnlyAfterTheContainersStopTimeout) {
+  StartAgent();
+  std::string arn = Run(R"([{"name":"app","image":"busybox:agenttest","stopTimeout":10}])");
+  WaitStatus(arn, "RUNNING");
+  const ContainerId id = Id(arn, 0);
+  rt_.SetIgnoresSigterm(id, true);
+  ASSERT_TRUE(tasks_.Stop(kScope, std::nullopt, arn, std::nullopt, kCaller, clock_.Now()).ok());
+  auto sent = [&](int sig) {
+    for (const auto& [cid, s] : rt_.signals())
+      if (cid == id && s == sig) return true;
+    return false;
+  };
+  ASSERT_TRUE(WaitUntil([&] { return sent(SIGTERM); }));
+  EXPECT_FALSE(sent(SIGKILL));  // the clock has not moved: no stopTimeout has passed
+  clock_.Advance(std::chrono::seconds(10));
+  json::object t = WaitStatus(arn, "STOPPED");
+  EXPECT_TRUE(sent(SIGKILL));
+  EXPECT_EQ(Str(t, "stopCode"), "UserInitiated");
+  EXPECT_EQ(Container(t, "app").at("exitCode"), 137);
+}
+
+TEST_F(AgentTest, OomKillAndNonEssentialExitCodes) {
+  StartAgent();
+  std::string arn = Run(R"([{"name":"app","image":"busybox:agenttest"},
+      {"name":"side","image":"busybox:agenttest","essential":false}])");
+  WaitStatus(arn, "RUNNING");
+  rt_.Exit(Id(arn, 1), 128 + SIGINT);
+  json::object t = WaitTask(arn, [](const json::object& x) { return Str(Container(x, "side"), "lastStatus") == "STOPPED"; });
+  EXPECT_EQ(Container(t, "side").at("exitCode"), 130);
+  EXPECT_EQ(Str(t, "lastStatus"), "RUNNING");
+  rt_.Exit(Id(arn, 0), 137, /*oom_killed=*/true);
+  t = WaitStatus(arn, "STOPPED");
+  EXPECT_EQ(Str(t, "stopCode"), "EssentialContainerExited");
+  EXPECT_EQ(Container(t, "app").at("exitCode"), 137);
+  EXPECT_EQ(Str(Container(t, "app"), "reason"), "OutOfMemoryError: Container killed due to memory usage");
+  EXPECT_FALSE(Exists(Id(arn, 0)));
+  EXPECT_FALSE(Exists(Id(arn, 1)));
+}
+
+TEST_F(AgentTest, AgentRestartReadoptsARunningTaskWithoutRestartingIt) {
+  StartAgent();
+  std::string arn = Run(R"([{"name":"app","image":"busybox:agenttest"},
+      {"name":"lost","image":"busybox:agenttest","essential":false},
+      {"name":"done","image":"busybox:agenttest","essential":false}])");
+  WaitStatus(arn, "RUNNING");
+  const int app_pid = rt_.State(Id(arn, 0))->pid;
+  RestartAgent();
+  rt_.ExitUnknown(Id(arn, 1));  // died with no one to see its exit code
+  rt_.Exit(Id(arn, 2), 4);
+  StartAgent();
+  json::object t = WaitTask(arn, [](const json::object& x) {
+    return Str(Container(x, "lost"), "lastStatus") == "STOPPED" && Str(Container(x, "done"), "lastStatus") == "STOPPED";
+  });
+  EXPECT_EQ(Str(Container(t, "lost"), "reason"),
+            "the container's exit code is unknown: it was started before the agent restarted");
+  EXPECT_FALSE(Container(t, "lost").contains("exitCode"));
+  EXPECT_EQ(Container(t, "done").at("exitCode"), 4);
+  EXPECT_EQ(Str(t, "lastStatus"), "RUNNING");
+  EXPECT_EQ(rt_.State(Id(arn, 0))->pid, app_pid);  // the same process: not restarted
+  // Watched again: stopping works as for any task.
+  ASSERT_TRUE(tasks_.Stop(kScope, std::nullopt, arn, std::nullopt, kCaller, clock_.Now()).ok());
+  t = WaitStatus(arn, "STOPPED");
+  EXPECT_EQ(Str(t, "stopCode"), "UserInitiated");
+  EXPECT_EQ(Container(t, "app").at("exitCode"), 0);  // FakeRuntime: SIGTERM ends it with 0
+  EXPECT_FALSE(Exists(Id(arn, 0)));
+}
+
+TEST_F(AgentTest, AgentRestartStopsATaskWhoseEssentialContainerDiedMeanwhile) {
+  StartAgent();
+  // Its restart policy no longer applies once re-adopted (the task's files are not rebuilt).
+  std::string arn = Run(R"([{"name":"app","image":"busybox:agenttest",
+        "restartPolicy":{"enabled":true,"restartAttemptPeriod":60}}])");
+  WaitStatus(arn, "RUNNING");
+  RestartAgent();
+  clock_.Advance(std::chrono::seconds(120));
+  rt_.Exit(Id(arn, 0), 3);
+  StartAgent();
+  json::object t = WaitStatus(arn, "STOPPED");
+  EXPECT_EQ(Str(t, "stopCode"), "EssentialContainerExited");
+  EXPECT_EQ(Container(t, "app").at("exitCode"), 3);
+  EXPECT_FALSE(Exists(Id(arn, 0)));
+}
+
+TEST_F(AgentTest, AgentRestartTearsDownATaskCaughtMidLaunch) {
+  StartAgent();
+  std::string arn = Run(R"([{"name":"init","image":"busybox:agenttest","essential":false},
+      {"name":"app","image":"busybox:agenttest","dependsOn":[{"containerName":"init","condition":"SUCCESS"}]}])");
+  WaitTask(arn, [](const json::object& x) { return Str(Container(x, "init"), "lastStatus") == "RUNNING"; });
+  RestartAgent();
+  StartAgent();
+  json::object t = WaitStatus(arn, "STOPPED");
+  EXPECT_EQ(Str(t, "stopCode"), "TaskFailedToStart");
+  EXPECT_EQ(Str(t, "stoppedReason"), "Task stopped: the agent restarted while the task was starting");
+  EXPECT_FALSE(Exists(Id(arn, 0)));
+  EXPECT_FALSE(Exists(Id(arn, 1)));
+}
+
+}  // namespace
+}  // namespace paddock::agent
