@@ -114,8 +114,11 @@ bool IsInsecureRegistry(std::string_view domain, const SkopeoOptions& options) {
 
 std::vector<std::string> SkopeoCopyArgs(const Reference& ref, const std::string& archive_path,
                                         const SkopeoOptions& options) {
-  std::vector<std::string> args = {options.skopeo, "--override-os", options.os, "--override-arch", options.arch,
-                                   "copy", "--quiet"};
+  // skopeo stages the image in TMPDIR (else /var/tmp) before writing the archive: keep that next
+  // to the archive, in the store's tmp/, which garbage collection empties after a crash.
+  std::string dir = archive_path.substr(0, archive_path.rfind('/') == std::string::npos ? 0 : archive_path.rfind('/'));
+  std::vector<std::string> args = {"env", "TMPDIR=" + (dir.empty() ? std::string(".") : dir), options.skopeo,
+                                   "--override-os", options.os, "--override-arch", options.arch, "copy", "--quiet"};
   if (IsInsecureRegistry(ref.domain, options)) args.push_back("--src-tls-verify=false");
   if (options.auth_file.empty()) {
     args.push_back("--src-no-creds");
@@ -244,6 +247,8 @@ Status SkopeoPuller::Pull(const Reference& ref, const std::string& archive_path)
     return Internal(fmt::format("{}skopeo could not be waited for", resolve));
   }
   std::string stderr_text = subprocess::ReadMemfd(err.get(), 64 * 1024);
+  if (**exit == 126 || **exit == 127)  // from env: no skopeo to run
+    return Unavailable(fmt::format("{}cannot run skopeo: {}", resolve, Cut(std::string(Trim(stderr_text)))));
   if (**exit != 0) {
     if (Trim(stderr_text).empty()) stderr_text = fmt::format("skopeo exited with status {}", **exit);
     return PullFailure(ref, stderr_text, options_);

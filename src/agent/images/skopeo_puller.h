@@ -1,7 +1,8 @@
 // agent/images: the Puller that fetches images from registries with skopeo (Debian's package):
 //
-//   skopeo --override-os linux --override-arch amd64 copy --quiet [--src-tls-verify=false]
-//          (--src-no-creds | --src-authfile FILE) [--preserve-digests] docker://REF oci-archive:PATH
+//   env TMPDIR=<dir of PATH> skopeo --override-os linux --override-arch amd64 copy --quiet
+//       [--src-tls-verify=false] (--src-no-creds | --src-authfile FILE) [--preserve-digests]
+//       docker://REF oci-archive:PATH
 //
 // bounded by a timeout, killed on Shutdown. Failures come back in the words ECS (Fargate,
 // containerd) uses after "CannotPullContainerError: ", with skopeo's own detail at the end:

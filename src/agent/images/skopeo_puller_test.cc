@@ -60,18 +60,18 @@ TEST(SkopeoPullerTest, CopyArguments) {
   SkopeoOptions o;
   o.arch = "amd64";
   EXPECT_THAT(SkopeoCopyArgs(Ref("busybox"), "/s/tmp/x/pulled.tar", o),
-              ElementsAre("skopeo", "--override-os", "linux", "--override-arch", "amd64", "copy", "--quiet",
-                          "--src-no-creds", "docker://docker.io/library/busybox:latest",
+              ElementsAre("env", "TMPDIR=/s/tmp/x", "skopeo", "--override-os", "linux", "--override-arch", "amd64",
+                          "copy", "--quiet", "--src-no-creds", "docker://docker.io/library/busybox:latest",
                           "oci-archive:/s/tmp/x/pulled.tar"));
-  EXPECT_THAT(SkopeoCopyArgs(Ref("127.0.0.1:5000/busybox:1"), "/a.tar", o),
-              ElementsAre("skopeo", "--override-os", "linux", "--override-arch", "amd64", "copy", "--quiet",
-                          "--src-tls-verify=false", "--src-no-creds", "docker://127.0.0.1:5000/busybox:1",
-                          "oci-archive:/a.tar"));
+  EXPECT_THAT(SkopeoCopyArgs(Ref("127.0.0.1:5000/busybox:1"), "/w/a.tar", o),
+              ElementsAre("env", "TMPDIR=/w", "skopeo", "--override-os", "linux", "--override-arch", "amd64", "copy",
+                          "--quiet", "--src-tls-verify=false", "--src-no-creds", "docker://127.0.0.1:5000/busybox:1",
+                          "oci-archive:/w/a.tar"));
   const std::string digest = "sha256:" + std::string(64, 'a');
   o.auth_file = "/etc/paddock/auth.json";
   o.skopeo = "/opt/skopeo";
   auto args = SkopeoCopyArgs(Ref("quay.io/a/b:1@" + digest), "/a.tar", o);
-  EXPECT_EQ(args.front(), "/opt/skopeo");
+  EXPECT_EQ(args[2], "/opt/skopeo");
   EXPECT_THAT(args, Contains("--preserve-digests"));
   EXPECT_THAT(args, Contains("docker://quay.io/a/b@" + digest));  // skopeo takes a tag or a digest
   EXPECT_THAT(args, Not(Contains("--src-no-creds")));
@@ -206,11 +206,12 @@ class SkopeoPullerProcessTest : public ::testing::Test {
 };
 
 TEST_F(SkopeoPullerProcessTest, WritesTheArchiveWhereAsked) {
-  SkopeoPuller puller(Options(R"(echo "$@" > "${last#oci-archive:}")"));
+  SkopeoPuller puller(Options(R"(echo "$TMPDIR $@" > "${last#oci-archive:}")"));
   std::string archive = dir_ + "/pulled.tar";
   ASSERT_TRUE(puller.Pull(Ref("127.0.0.1:5000/busybox:1"), archive).ok());
   std::ifstream in(archive);
   std::string args((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(args, StartsWith(dir_ + " --override-os"));  // skopeo stages in the archive's directory
   EXPECT_THAT(args, HasSubstr("copy --quiet --src-tls-verify=false --src-no-creds docker://127.0.0.1:5000/busybox:1"));
 }
 
