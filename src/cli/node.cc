@@ -184,11 +184,11 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   impl->accounts = std::make_unique<iam::Accounts>(*impl->store, SystemClock::Get());
   impl->clusters = std::make_unique<ecs::cluster::Clusters>(*impl->store);
   impl->task_definitions = std::make_unique<ecs::taskdef::TaskDefinitions>(*impl->store);
+  impl->container_instances = std::make_unique<ecs::instance::ContainerInstances>(*impl->store, *impl->clusters);
   impl->tasks = std::make_unique<ecs::task::Tasks>(*impl->store, *impl->task_definitions, *impl->clusters,
-                                                    std::string(kFargateAgent));
+                                                    std::string(kFargateAgent), impl->container_instances.get());
   impl->task_definitions->AddReferenceCheck(impl->tasks->reference_check());
   impl->clusters->AddUsage(impl->tasks->cluster_usage());
-  impl->container_instances = std::make_unique<ecs::instance::ContainerInstances>(*impl->store, *impl->clusters);
   impl->clusters->AddUsage(impl->container_instances->cluster_usage());
   impl->container_instance_reaper =
       std::make_unique<ContainerInstanceReaper>("container instances", *impl->container_instances);

@@ -95,6 +95,7 @@ EcsService::EcsService(const aws::ServiceModel& model, Owners owners, aws::Token
       {"DeregisterTaskDefinition", &EcsService::DeregisterTaskDefinition},
       {"DeleteTaskDefinitions", &EcsService::DeleteTaskDefinitions},
       {"RunTask", &EcsService::RunTask},
+      {"StartTask", &EcsService::StartTask},
       {"DescribeTasks", &EcsService::DescribeTasks},
       {"ListTasks", &EcsService::ListTasks},
       {"StopTask", &EcsService::StopTask},
@@ -303,6 +304,12 @@ std::optional<json::object> OptObject(const json::object& in, std::string_view k
   return it->value().get_object();
 }
 
+std::optional<json::array> OptArray(const json::object& in, std::string_view key) {
+  auto it = in.find(key);
+  if (it == in.end() || !it->value().is_array()) return std::nullopt;
+  return it->value().get_array();
+}
+
 std::optional<std::string> OptOwned(const json::object& in, std::string_view key) {
   auto v = OptString(in, key);
   return v ? std::optional<std::string>(*v) : std::nullopt;
@@ -322,29 +329,49 @@ json::array EncodeFailures(const std::vector<task::RunResult::Failure>& failures
   }
   return out;
 }
-}  // namespace
 
-StatusOr<std::string> EcsService::RunTask(const aws::CallContext& ctx, json::object& in) {
+// The members RunTask and StartTask share.
+task::RunRequest DecodeLaunch(const json::object& in) {
   task::RunRequest r;
   r.cluster = OptOwned(in, "cluster");
   r.task_definition = String(in, "taskDefinition");
+  r.network_configuration = OptObject(in, "networkConfiguration");
+  r.overrides = OptObject(in, "overrides");
+  r.group = OptOwned(in, "group");
+  r.started_by = OptOwned(in, "startedBy");
+  r.tags = DecodeTags(in, "tags");
+  r.propagate_tags = OptOwned(in, "propagateTags");
+  r.enable_ecs_managed_tags = Bool(in, "enableECSManagedTags");
+  r.enable_execute_command = Bool(in, "enableExecuteCommand");
+  return r;
+}
+
+std::string EncodeRunResult(const task::RunResult& res) {
+  return "{\"tasks\":" + JoinArray(res.tasks) + ",\"failures\":" + json::serialize(EncodeFailures(res.failures)) + "}";
+}
+}  // namespace
+
+StatusOr<std::string> EcsService::RunTask(const aws::CallContext& ctx, json::object& in) {
+  task::RunRequest r = DecodeLaunch(in);
   if (auto it = in.find("count"); it != in.end() && it->value().is_number()) r.count = it->value().to_number<int64_t>();
   r.launch_type = OptOwned(in, "launchType");
   if (auto it = in.find("capacityProviderStrategy"); it != in.end() && it->value().is_array())
     for (const auto& item : it->value().get_array())
       if (item.is_object()) r.capacity_providers.push_back(String(item.get_object(), "capacityProvider"));
-  r.network_configuration = OptObject(in, "networkConfiguration");
-  r.overrides = OptObject(in, "overrides");
-  r.group = OptOwned(in, "group");
-  r.started_by = OptOwned(in, "startedBy");
   r.platform_version = OptOwned(in, "platformVersion");
-  r.tags = DecodeTags(in, "tags");
-  r.propagate_tags = OptOwned(in, "propagateTags");
-  r.enable_ecs_managed_tags = Bool(in, "enableECSManagedTags");
-  r.enable_execute_command = Bool(in, "enableExecuteCommand");
   r.client_token = OptOwned(in, "clientToken");
+  r.placement_constraints = OptArray(in, "placementConstraints");
+  r.placement_strategy = OptArray(in, "placementStrategy");
   ASSIGN_OR_RETURN(task::RunResult res, owners_.tasks->Run(ctx.scope, ctx.principal.arn, r, ctx.now));
-  return "{\"tasks\":" + JoinArray(res.tasks) + ",\"failures\":" + json::serialize(EncodeFailures(res.failures)) + "}";
+  return EncodeRunResult(res);
+}
+
+StatusOr<std::string> EcsService::StartTask(const aws::CallContext& ctx, json::object& in) {
+  task::StartRequest r;
+  r.run = DecodeLaunch(in);
+  r.container_instances = Strings(in, "containerInstances");
+  ASSIGN_OR_RETURN(task::RunResult res, owners_.tasks->Start(ctx.scope, ctx.principal.arn, r, ctx.now));
+  return EncodeRunResult(res);
 }
 
 StatusOr<std::string> EcsService::DescribeTasks(const aws::CallContext& ctx, json::object& in) {
@@ -369,10 +396,11 @@ StatusOr<std::string> EcsService::ListTasks(const aws::CallContext& ctx, json::o
   q.service_name = OptOwned(in, "serviceName");
   if (auto s = OptString(in, "desiredStatus")) q.desired_status = std::string(*s);
   q.launch_type = OptOwned(in, "launchType");
+  q.container_instance = OptOwned(in, "containerInstance");
   const std::string context =
-      TokenContext(ctx, fmt::format("{}|{}|{}|{}|{}|{}", q.cluster.value_or(""), q.family.value_or(""),
+      TokenContext(ctx, fmt::format("{}|{}|{}|{}|{}|{}|{}", q.cluster.value_or(""), q.family.value_or(""),
                                     q.started_by.value_or(""), q.service_name.value_or(""), q.desired_status,
-                                    q.launch_type.value_or("")));
+                                    q.launch_type.value_or(""), q.container_instance.value_or("")));
   if (auto token = OptString(in, "nextToken")) {
     ASSIGN_OR_RETURN(q.after, tokens_.Decode(context, *token));
   }

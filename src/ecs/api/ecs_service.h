@@ -59,6 +59,7 @@ class EcsService final : public aws::JsonService {
   StatusOr<std::string> DeregisterTaskDefinition(const aws::CallContext&, boost::json::object&);
   StatusOr<std::string> DeleteTaskDefinitions(const aws::CallContext&, boost::json::object&);
   StatusOr<std::string> RunTask(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> StartTask(const aws::CallContext&, boost::json::object&);
   StatusOr<std::string> DescribeTasks(const aws::CallContext&, boost::json::object&);
   StatusOr<std::string> ListTasks(const aws::CallContext&, boost::json::object&);
   StatusOr<std::string> StopTask(const aws::CallContext&, boost::json::object&);

@@ -56,11 +56,11 @@ class EcsFront {
   iam::Accounts accounts_{*store_, clock_};
   cluster::Clusters clusters_{*store_};
   taskdef::TaskDefinitions tds_{*store_};
-  task::Tasks tasks_{*store_, tds_, clusters_, "fargate-local"};
   // Deterministic ids, so golden answers can name them: 00..01, 00..02, ... (32 or 17 digits).
   uint64_t next_hex_ = 0;
   instance::ContainerInstances instances_{*store_, clusters_,
                                           [this](size_t n) { return fmt::format("{:0{}x}", ++next_hex_, n); }};
+  task::Tasks tasks_{*store_, tds_, clusters_, "fargate-local", &instances_};
   std::unique_ptr<aws::ServiceModel> model_;
   std::unique_ptr<EcsService> ecs_;
   std::unique_ptr<aws::ApiFront> front_;
