@@ -632,6 +632,92 @@ class Agent::Driver {
     }
   }
 
+  // Records how a container ended (Teardown's part of what Supervise does for exits).
+  void RecordStop(Container& c, const runtime::ContainerState& st, bool killed) {
+    if (c.stopped) return;
+    c.stopped = true;
+    c.exit_code = st.exit_code;
+    // A container started by an earlier agent is no child of this one, so the runtime cannot tell
+    // its exit status; a SIGKILL it did not survive is 137 all the same.
+    if (!c.exit_code && killed) c.exit_code = 128 + SIGKILL;
+    if (!c.exit_code) c.reason = std::string(kUnknownExit);
+    if (st.oom_killed) c.reason = std::string(kOomReason);
+  }
+
+  // Stops every live container in the reverse of the dependsOn order (ECS: "When a dependency is
+  // defined for container startup, for container shutdown it is reversed"): a container gets
+  // SIGTERM once every container that depends on it has stopped, and SIGKILL if it is still alive
+  // its stopTimeout later (on the agent's clock, so tests drive it). A dependency cycle (refused at
+  // registration) cannot hold it up: when nothing is stopping, every container left gets SIGTERM.
+  // False if abandoned.
+  bool StopContainers() {
+    const size_t n = containers_.size();
+    std::vector<bool> done(n, false);
+    std::vector<std::optional<TimePoint>> termed(n);
+    auto dependants_done = [&](size_t i) {
+      for (size_t j = 0; j < n; ++j)
+        for (const auto& dep : containers_[j].depends_on)
+          if (j != i && dep.first == containers_[i].name && !done[j]) return false;
+      return true;
+    };
+    while (true) {
+      if (abandoned()) return false;
+      const TimePoint now = agent_.clock_.Now();
+      // Settle what has ended (or never ran: created only, or not there at all).
+      for (size_t i = 0; i < n; ++i) {
+        if (done[i]) continue;
+        Container& c = containers_[i];
+        auto st = agent_.runtime_.State(c.id);
+        if (!st.ok()) {
+          done[i] = true;
+          continue;
+        }
+        c.created = true;
+        if (st->status == runtime::ContainerStatus::kRunning) continue;
+        if (st->status == runtime::ContainerStatus::kStopped) RecordStop(c, *st, false);
+        done[i] = true;
+      }
+      std::optional<size_t> watch;  // a stopping container to wait on
+      bool any_left = false;
+      for (size_t i = 0; i < n; ++i) {
+        if (done[i]) continue;
+        any_left = true;
+        Container& c = containers_[i];
+        if (!termed[i] && dependants_done(i)) {
+          agent_.runtime_.Kill(c.id, SIGTERM).IgnoreError();
+          termed[i] = now;
+        }
+        if (termed[i] && now >= *termed[i] + c.stop_timeout) {
+          bool killed = agent_.runtime_.Kill(c.id, SIGKILL).ok();
+          auto st = agent_.runtime_.Wait(c.id, std::chrono::seconds(5));
+          if (st.ok() && st->status == runtime::ContainerStatus::kStopped) RecordStop(c, *st, killed);
+          done[i] = true;
+          continue;
+        }
+        if (termed[i] && !watch) watch = i;
+      }
+      if (!any_left) return true;
+      if (!watch) {
+        for (size_t i = 0; i < n; ++i)
+          if (!done[i] && !termed[i]) {
+            agent_.runtime_.Kill(containers_[i].id, SIGTERM).IgnoreError();
+            termed[i] = now;
+          }
+        continue;
+      }
+      // Wait on one stopping container (a real runtime returns as soon as it exits), at most
+      // until its deadline or one monitor interval.
+      const Container& w = containers_[*watch];
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*termed[*watch] + w.stop_timeout - now);
+      auto slice = std::clamp(left, std::chrono::milliseconds(0), agent_.options_.monitor_interval);
+      const auto asked = std::chrono::steady_clock::now();
+      (void)agent_.runtime_.Wait(w.id, slice);
+      // A runtime whose Wait returns early (the fake) must not make this spin.
+      SleepUnlessAbandoned(slice - std::chrono::duration_cast<std::chrono::milliseconds>(
+                                       std::chrono::steady_clock::now() - asked));
+    }
+  }
+
   // Stops whatever runs, removes what was made and reports the task down to STOPPED. A nullopt
   // stop code keeps what StopTask recorded. Safe on a task that was never (or partly) started:
   // everything is found by name and what is missing is skipped.
@@ -641,45 +727,7 @@ class Agent::Driver {
     deactivating.stop_code = std::move(stop_code);
     if (!Report(std::move(deactivating))) return;
     Report("STOPPING");
-    // SIGTERM every live container, then SIGKILL each one still alive at its stopTimeout (measured
-    // on the agent's clock, so tests drive it).
-    const TimePoint start = agent_.clock_.Now();
-    for (auto& c : containers_) {
-      auto st = agent_.runtime_.State(c.id);
-      if (!st.ok() || st->status == runtime::ContainerStatus::kStopped) continue;
-      c.created = true;
-      if (st->status == runtime::ContainerStatus::kRunning) agent_.runtime_.Kill(c.id, SIGTERM).IgnoreError();
-    }
-    for (auto& c : containers_) {
-      if (!c.created) continue;
-      while (true) {
-        if (abandoned()) return DrainChecks();
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(start + c.stop_timeout - agent_.clock_.Now());
-        if (left.count() <= 0) break;
-        auto slice = std::min(left, agent_.options_.monitor_interval);
-        const auto asked = std::chrono::steady_clock::now();
-        auto st = agent_.runtime_.Wait(c.id, slice);
-        if (!st.ok() || st->status != runtime::ContainerStatus::kRunning) break;  // created only: nothing to wait for
-        // A runtime whose Wait returns early (the fake) must not make this spin.
-        SleepUnlessAbandoned(slice - std::chrono::duration_cast<std::chrono::milliseconds>(
-                                         std::chrono::steady_clock::now() - asked));
-      }
-      auto st = agent_.runtime_.State(c.id);
-      bool killed = false;
-      if (st.ok() && st->status == runtime::ContainerStatus::kRunning) {
-        killed = agent_.runtime_.Kill(c.id, SIGKILL).ok();
-        st = agent_.runtime_.Wait(c.id, std::chrono::seconds(5));
-      }
-      if (st.ok() && st->status == runtime::ContainerStatus::kStopped && !c.stopped) {
-        c.stopped = true;
-        c.exit_code = st->exit_code;
-        // A container started by an earlier agent is no child of this one, so the runtime cannot
-        // tell its exit status; a SIGKILL it did not survive is 137 all the same.
-        if (!c.exit_code && killed) c.exit_code = 128 + SIGKILL;
-        if (!c.exit_code) c.reason = std::string(kUnknownExit);
-        if (st->oom_killed) c.reason = std::string(kOomReason);
-      }
-    }
+    if (!StopContainers()) return DrainChecks();  // abandoned
     DrainChecks();
     for (auto& c : containers_) {
       Status s = agent_.runtime_.Delete(c.id, runtime::ForceDelete::kYes);

@@ -371,6 +371,26 @@ TEST_F(AgentTest, StopTimeoutSendsSigkillOnlyAfterTheContainersStopTimeout) {
   EXPECT_EQ(Container(t, "app").at("exitCode"), 137);
 }
 
+TEST_F(AgentTest, ShutdownIsTheReverseOfTheDependencyOrder) {
+  StartAgent();
+  std::string arn = Run(R"([{"name":"db","image":"busybox:agenttest"},
+      {"name":"app","image":"busybox:agenttest","stopTimeout":10,
+        "dependsOn":[{"containerName":"db","condition":"START"}]}])");
+  WaitStatus(arn, "RUNNING");
+  const ContainerId db = Id(arn, 0), app = Id(arn, 1);
+  rt_.SetIgnoresSigterm(app, true);
+  ASSERT_TRUE(tasks_.Stop(kScope, std::nullopt, arn, std::nullopt, kCaller, clock_.Now()).ok());
+  ASSERT_TRUE(WaitUntil([&] { return !rt_.signals().empty(); }));
+  // db waits for its dependant: only app got SIGTERM, and nothing moves until app's stopTimeout.
+  EXPECT_EQ(rt_.signals(), (std::vector<std::pair<ContainerId, int>>{{app, SIGTERM}}));
+  EXPECT_TRUE(Running(db));
+  clock_.Advance(std::chrono::seconds(10));
+  json::object t = WaitStatus(arn, "STOPPED");
+  EXPECT_EQ(rt_.signals(), (std::vector<std::pair<ContainerId, int>>{{app, SIGTERM}, {app, SIGKILL}, {db, SIGTERM}}));
+  EXPECT_EQ(Container(t, "app").at("exitCode"), 137);
+  EXPECT_EQ(Container(t, "db").at("exitCode"), 0);
+}
+
 TEST_F(AgentTest, OomKillAndNonEssentialExitCodes) {
   StartAgent();
   std::string arn = Run(R"([{"name":"app","image":"busybox:agenttest"},
