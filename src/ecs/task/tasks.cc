@@ -1091,6 +1091,15 @@ Status Tasks::ReportState(std::string_view agent_id, std::string_view task_arn, 
         if (cc.runtime_id) c["runtimeId"] = *cc.runtime_id;
         if (cc.health_status) c["healthStatus"] = *cc.health_status;
         if (cc.image_digest) c["imageDigest"] = *cc.image_digest;
+        if (cc.network_bindings) {
+          json::array bindings;
+          for (const auto& b : *cc.network_bindings)
+            bindings.push_back(json::object{{"bindIP", b.bind_ip},
+                                            {"containerPort", b.container_port},
+                                            {"hostPort", b.host_port},
+                                            {"protocol", b.protocol}});
+          c["networkBindings"] = std::move(bindings);
+        }
       }
       if (!reported && change.last_status == "RUNNING" && Str(c, "lastStatus") == "PENDING") c["lastStatus"] = "RUNNING";
       if (change.last_status == kStoppedStatus) c["lastStatus"] = kStoppedStatus;

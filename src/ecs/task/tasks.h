@@ -139,6 +139,14 @@ struct LaunchSpec {
   std::optional<Network> network;
 };
 
+// A published port, as ECS's NetworkBinding: awsvpc reports hostPort = containerPort.
+struct NetworkBinding {
+  std::string bind_ip = "0.0.0.0";
+  int64_t container_port = 0;
+  int64_t host_port = 0;
+  std::string protocol = "tcp";
+};
+
 struct ContainerStateChange {
   std::string name;
   std::string last_status;
@@ -147,6 +155,7 @@ struct ContainerStateChange {
   std::optional<std::string> runtime_id;
   std::optional<std::string> health_status;  // HEALTHY | UNHEALTHY | UNKNOWN
   std::optional<std::string> image_digest;   // "sha256:…" of the manifest the container runs
+  std::optional<std::vector<NetworkBinding>> network_bindings;  // replaces the container's when set
 };
 
 struct TaskStateChange {

@@ -279,12 +279,15 @@ TEST_F(TasksTest, ReportsAreMonotonicAndOnlyFromTheOwner) {
   app.last_status = "RUNNING";
   app.health_status = "HEALTHY";
   app.image_digest = "sha256:" + std::string(64, 'a');
+  app.network_bindings = std::vector<NetworkBinding>{{"0.0.0.0", 80, 49153, "tcp"}};
   healthy.containers.push_back(app);
   ASSERT_TRUE(tasks_.ReportState(kAgent, arn, healthy, clock_.Now()).ok());
   t = DescribeOne(arn);
   EXPECT_EQ(t.at("healthStatus"), "HEALTHY");
   EXPECT_EQ(t.at("containers").at(0).at("healthStatus"), "HEALTHY");
   EXPECT_EQ(t.at("containers").at(0).at("imageDigest"), json::value(*app.image_digest));
+  EXPECT_EQ(t.at("containers").at(0).at("networkBindings"),
+            json::parse(R"([{"bindIP":"0.0.0.0","containerPort":80,"hostPort":49153,"protocol":"tcp"}])"));
   healthy.health_status = "UNHEALTHY";
   healthy.containers[0].health_status = "UNHEALTHY";
   ASSERT_TRUE(tasks_.ReportState(kAgent, arn, healthy, clock_.Now()).ok());
