@@ -1,7 +1,8 @@
 """ECS container semantics on real containers (crun, busybox-static): dependsOn (an init container
-that must succeed before the app starts), health checks (HEALTHY, UNHEALTHY), restart policies,
+that writes a file to a task volume and must succeed before the app, which reads it, starts), health checks (HEALTHY, UNHEALTHY), restart policies,
 stopTimeout (SIGKILL after it: 137), OOM kills (137 + OutOfMemoryError), the exit code of a
-non-essential container, and each container's imageDigest. Needs root, crun and busybox-static.
+non-essential container, each container's imageDigest, and re-adoption of a running task when the
+node restarts. Needs root, crun and busybox-static.
 Each test takes a few seconds: intervals and timeouts are the shortest the agent accepts."""
 
 import os
@@ -60,14 +61,15 @@ class _TaskCase(h.PaddockTestCase):
     def connect(cls):
         cls.ecs = h.ecs_client(cls.server.endpoint, cls.key_id, cls.secret)
 
-    def run_task(self, containers):
+    def run_task(self, containers, volumes=()):
         # sleep as PID 1 ignores SIGTERM: without a short stopTimeout every cleanup waits 30 s.
         for c in containers:
             c.setdefault("stopTimeout", 1)
         type(self).families += 1
         td = self.ecs.register_task_definition(
             family=f"{type(self).__name__.lower()}-{self.families}", networkMode="awsvpc", requiresCompatibilities=["FARGATE"],
-            cpu="256", memory="512", containerDefinitions=containers)["taskDefinition"]["taskDefinitionArn"]
+            cpu="256", memory="512", containerDefinitions=containers,
+            volumes=list(volumes))["taskDefinition"]["taskDefinitionArn"]
         r = self.ecs.run_task(cluster="semantics", taskDefinition=td, launchType="FARGATE",
                               networkConfiguration={"awsvpcConfiguration": {"subnets": [self.subnet]}})
         self.assertEqual(r["failures"], [])
@@ -108,11 +110,14 @@ class _TaskCase(h.PaddockTestCase):
 class TaskSemantics(_TaskCase):
 
     def test_depends_on_success_runs_the_init_container_first(self):
+        shared = [{"sourceVolume": "shared", "containerPath": "/shared"}]
         arn = self.run_task([
-            {"name": "init", "image": IMAGE, "essential": False,
-             "command": ["sh", "-c", "sleep 1; echo init done; exit 0"]},
-            {"name": "app", "image": IMAGE, "dependsOn": [{"containerName": "init", "condition": "SUCCESS"}]},
-        ])
+            {"name": "init", "image": IMAGE, "essential": False, "mountPoints": shared,
+             "command": ["sh", "-c", "sleep 1; echo written by init > /shared/flag; exit 0"]},
+            {"name": "app", "image": IMAGE, "mountPoints": shared,
+             "command": ["sh", "-c", "cat /shared/flag; sleep 3600"],
+             "dependsOn": [{"containerName": "init", "condition": "SUCCESS"}]},
+        ], volumes=[{"name": "shared"}])
         # While the init container runs, the app waits and the task is not RUNNING yet.
         task = self.wait_until(arn, lambda t: container(t, "init")["lastStatus"] == "RUNNING", "init RUNNING")
         self.assertEqual(container(task, "app")["lastStatus"], "PENDING")
@@ -124,6 +129,13 @@ class TaskSemantics(_TaskCase):
         self.assertEqual(app["lastStatus"], "RUNNING")
         self.assertEqual(app["imageDigest"], self.digest)
         self.assertEqual(init["imageDigest"], self.digest)
+        # The app started after the init container had written its file.
+        log = os.path.join(self.state_dir, "logs", arn.rsplit("/", 1)[1], "app.log")
+        deadline = time.monotonic() + 10
+        while not (os.path.exists(log) and os.path.getsize(log) > 0) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        with open(log) as f:
+            self.assertEqual(f.read(), "written by init\n")
 
     def test_depends_on_success_with_a_failing_init_fails_the_task(self):
         arn = self.run_task([

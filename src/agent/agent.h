@@ -5,8 +5,9 @@
 // task a driver thread of its own, which takes it through
 //
 //   PENDING (images resolved from the local store) → ACTIVATING (bridge, task netns) →
-//   containers created and started → RUNNING → (an essential container exits, or desiredStatus
-//   STOPPED) → DEACTIVATING → STOPPING (SIGTERM, SIGKILL after stopTimeout) → containers deleted →
+//   containers created and started in dependsOn order → RUNNING (health checks, restarts) →
+//   (an essential container exits for good, or desiredStatus STOPPED) → DEACTIVATING → STOPPING
+//   (SIGTERM in reverse dependsOn order, SIGKILL after stopTimeout) → containers deleted →
 //   task netns deleted → DEPROVISIONING → STOPPED (with each container's exit code)
 //
 // reporting every transition through Tasks::ReportState. Every wait is bounded.
