@@ -334,6 +334,24 @@ class Pull(h.PaddockTestCase):
         absent = f"{self.registry.host}/other@sha256:{'0' * 64}"
         self.assertPullFailure(absent, f"{PULL_PREFIX}{absent}: {absent}: not found (")
 
+    def test_8_paddock_image_pull_fetches_as_a_task_would(self):
+        ref = f"{self.registry.host}/other:1"
+        rc, out, _, err = image(self.state_dir, "pull", ref)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(out[0]["pulled"], ref)
+        self.assertRegex(out[0]["manifestDigest"], r"^sha256:[0-9a-f]{64}$")
+        self.assertIn(ref, self.listed())
+        before = self.blob_gets()
+        self.assertEqual(image(self.state_dir, "pull", ref)[0], 0)  # already stored: nothing fetched
+        self.assertEqual(self.blob_gets(), before)
+        missing = f"{self.registry.host}/other:nope"
+        rc, out, _, err = image(self.state_dir, "pull", missing, check=False)
+        self.assertEqual(rc, 1)
+        self.assertEqual(out, [])
+        self.assertIn(f"CannotPullContainerError: pull image manifest has been retried 1 time(s): failed to resolve "
+                      f"ref {missing}: {missing}: not found (", err)
+        self.assertNotIn(missing, self.listed())
+
 
 if __name__ == "__main__":
     unittest.main()

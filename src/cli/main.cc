@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "agent/images/image_store.h"
+#include "agent/images/skopeo_puller.h"
 #include "cli/config.h"
 #include "cli/node.h"
 #include "store/sqlite/sqlite_store.h"
@@ -112,7 +113,11 @@ struct ImageCommands {
   std::string path, name, cmd, entrypoint, working_dir, user;
   std::vector<std::string> env, refs;
   bool json = false;
+  std::vector<std::string> insecure_registries;
+  int64_t pull_timeout_seconds = 300;
+  std::string auth_file;
   CLI::App* import = nullptr;
+  CLI::App* pull = nullptr;
   CLI::App* import_rootfs = nullptr;
   CLI::App* ls = nullptr;
   CLI::App* rm = nullptr;
@@ -134,11 +139,19 @@ void AddImageCommands(CLI::App& app, ImageCommands& c) {
   c.import_rootfs->add_option("--env", c.env, "NAME=value (repeatable)");
   c.import_rootfs->add_option("--workdir", c.working_dir, "Working directory");
   c.import_rootfs->add_option("--user", c.user, "User (name, uid or uid:gid)");
+  c.pull = image->add_subcommand("pull", "Pull an image from its registry with skopeo, unless the store has it "
+                                         "(as a task would; rm it first to fetch a moved tag again)");
+  c.pull->add_option("REF", c.name, "Image reference (busybox, registry:5000/app:1, repo@sha256:…)")->required();
+  c.pull->add_option("--insecure-registry", c.insecure_registries,
+                     "HOST[:PORT] to pull over plain HTTP (repeatable; loopback registries always are)");
+  c.pull->add_option("--timeout", c.pull_timeout_seconds, "Seconds before the pull is abandoned (default 300)")
+      ->check(CLI::Range(1, 86400));
+  c.pull->add_option("--auth-file", c.auth_file, "containers-auth.json with registry credentials (default: anonymous)");
   c.ls = image->add_subcommand("ls", "List images");
   c.ls->add_flag("--json", c.json, "One JSON object per line instead of a table");
   c.rm = image->add_subcommand("rm", "Remove images by REPO:TAG or REPO@sha256:…, and the files no image uses");
   c.rm->add_option("REF", c.refs, "Image references")->required();
-  for (CLI::App* sub : {c.import, c.import_rootfs, c.ls, c.rm}) sub->fallthrough();
+  for (CLI::App* sub : {c.import, c.import_rootfs, c.pull, c.ls, c.rm}) sub->fallthrough();
 }
 
 std::string HumanSize(uint64_t bytes) {
@@ -175,6 +188,20 @@ int RunImageCommand(const ImageCommands& c) {
     auto ref = image_store.ImportRootfs(c.path, c.name, config);
     if (!ref.ok()) return Fail(ref.status());
     fmt::print("{{\"imported\": \"{}\"}}\n", *ref);
+  } else if (c.pull->parsed()) {
+    images::SkopeoOptions options;
+    options.insecure_registries = c.insecure_registries;
+    options.timeout = std::chrono::seconds(c.pull_timeout_seconds);
+    options.auth_file = c.auth_file;
+    images::SkopeoPuller puller(std::move(options));
+    auto img = image_store.ResolveOrPull(c.name, puller);
+    if (!img.ok()) {
+      // The text a task would stop with.
+      fmt::print(stderr, "paddock: CannotPullContainerError: {}\n", img.status().message());
+      rc = 1;
+    } else {
+      fmt::print("{{\"pulled\": \"{}\", \"manifestDigest\": \"{}\"}}\n", img->reference, img->manifest_digest.str());
+    }
   } else if (c.ls->parsed()) {
     auto all = image_store.List();
     if (!all.ok()) return Fail(all.status());
