@@ -3,17 +3,24 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
 #include <net/if.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
 #include <cstring>
 #include <mutex>
+#include <optional>
 
 #include <fmt/format.h>
 
+#include "agent/net/internal/address_book.h"
 #include "agent/net/internal/command.h"
+#include "agent/net/internal/iptables.h"
+#include "agent/net/internal/util.h"
 
 namespace paddock::agent::net {
 namespace {
@@ -22,6 +29,7 @@ constexpr std::string_view kNetnsDir = "/var/run/netns";
 constexpr size_t kMaxIfName = 15;  // IFNAMSIZ - 1
 constexpr size_t kMaxPrefix = 7;
 constexpr size_t kMaxTaskId = 64;
+constexpr size_t kMaxChainPrefix = 16;
 
 // `ip netns add` creates and bind-mounts the namespace directory on first use, and two of them
 // racing there can fail; creations in this process take turns (each takes a few ms).
@@ -46,12 +54,30 @@ Status ValidateIfName(std::string_view what, std::string_view name) {
   return OkStatus();
 }
 
+}  // namespace
+
+namespace internal {
+
 Status ValidateOptions(const NetworkOptions& options) {
   RETURN_IF_ERROR(ValidateIfName("bridge", options.bridge));
+  RETURN_IF_ERROR(ValidateIfName("bridge-mode bridge", options.bridge_mode_bridge));
+  if (options.bridge == options.bridge_mode_bridge) {
+    return InvalidArgument(fmt::format("the bridge-mode bridge must differ from the bridge ({})", options.bridge));
+  }
   const std::string& p = options.netns_prefix;
   if (p.empty() || p.size() > kMaxPrefix || !AllNameChars(p, true) || p[0] == '.') {
     return InvalidArgument(fmt::format(
         "netns prefix '{}' must be 1-{} characters of [A-Za-z0-9_.-], not starting with '.'", p, kMaxPrefix));
+  }
+  const std::string& c = options.chain_prefix;
+  if (c.empty() || c.size() > kMaxChainPrefix ||
+      !std::all_of(c.begin(), c.end(), [](char ch) { return (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_'; })) {
+    return InvalidArgument(fmt::format("chain prefix '{}' must be 1-{} characters of [A-Z0-9_]", c, kMaxChainPrefix));
+  }
+  if ((options.dynamic_port_first == 0) != (options.dynamic_port_last == 0) ||
+      options.dynamic_port_first > options.dynamic_port_last) {
+    return InvalidArgument(fmt::format("dynamic host port range {}-{} must be both 0 or first <= last",
+                                       options.dynamic_port_first, options.dynamic_port_last));
   }
   return OkStatus();
 }
@@ -66,11 +92,6 @@ Status ValidateTaskId(std::string_view task_id) {
 std::string Ipv4(uint32_t ip) {
   return fmt::format("{}.{}.{}.{}", ip >> 24, (ip >> 16) & 0xff, (ip >> 8) & 0xff, ip & 0xff);
 }
-
-struct Cidr {
-  uint32_t ip = 0;
-  int prefix_length = 0;
-};
 
 StatusOr<Cidr> ParseCidr(std::string_view text) {
   size_t slash = text.find('/');
@@ -88,6 +109,16 @@ StatusOr<Cidr> ParseCidr(std::string_view text) {
   cidr.ip = ntohl(addr.s_addr);
   return cidr;
 }
+
+}  // namespace internal
+
+namespace {
+
+using internal::Cidr;
+using internal::Ipv4;
+using internal::ParseCidr;
+using internal::ValidateOptions;
+using internal::ValidateTaskId;
 
 uint64_t Fnv1a64(std::string_view s) {
   uint64_t h = 0xcbf29ce484222325ULL;
@@ -152,16 +183,12 @@ Status Dismantle(std::string_view what, const std::string& netns_name, const std
   return s;
 }
 
-}  // namespace
-
-Status EnsureBridge(const NetworkOptions& options) {
-  RETURN_IF_ERROR(ValidateOptions(options));
+// Creates `br` unless it exists, gives it its fixed MAC address and `cidrs`, and brings it up.
+Status SetUpBridge(const std::string& br, const std::vector<Cidr>& cidrs) {
   std::string addresses;
-  for (const std::string& text : options.gateway_cidrs) {
-    ASSIGN_OR_RETURN(Cidr cidr, ParseCidr(text));
-    addresses += fmt::format("addr replace {}/{} dev {}\n", Ipv4(cidr.ip), cidr.prefix_length, options.bridge);
+  for (const Cidr& cidr : cidrs) {
+    addresses += fmt::format("addr replace {}/{} dev {}\n", Ipv4(cidr.ip), cidr.prefix_length, br);
   }
-  const std::string& br = options.bridge;
   // A locally administered address derived from the bridge's name: fixed across restarts.
   std::string mac = Mac(0x02, 0x62, static_cast<uint32_t>(Fnv1a64(br)));
   std::string setup = fmt::format("link set dev {} address {}\n{}link set dev {} up\n", br, mac, addresses, br);
@@ -177,6 +204,18 @@ Status EnsureBridge(const NetworkOptions& options) {
     return IpBatch(what, "", false, setup);
   }
   return s;
+}
+
+}  // namespace
+
+Status EnsureBridge(const NetworkOptions& options) {
+  RETURN_IF_ERROR(ValidateOptions(options));
+  std::vector<Cidr> cidrs;
+  for (const std::string& text : options.gateway_cidrs) {
+    ASSIGN_OR_RETURN(Cidr cidr, ParseCidr(text));
+    cidrs.push_back(cidr);
+  }
+  return SetUpBridge(options.bridge, cidrs);
 }
 
 StatusOr<TaskNetwork> TaskNetworkFor(const NetworkOptions& options, std::string_view task_id, uint32_t ip) {
@@ -197,8 +236,11 @@ std::string TaskIdOfNamespace(const NetworkOptions& options, std::string_view ne
   return std::string(netns_name.substr(options.netns_prefix.size()));
 }
 
-StatusOr<TaskNetwork> CreateTaskNetwork(const NetworkOptions& options, std::string_view task_id, uint32_t ip,
-                                        int prefix_length, uint32_t gateway) {
+namespace {
+
+// CreateTaskNetwork on bridge `bridge`.
+StatusOr<TaskNetwork> CreateOn(const NetworkOptions& options, const std::string& bridge, std::string_view ensure,
+                               std::string_view task_id, uint32_t ip, int prefix_length, uint32_t gateway) {
   ASSIGN_OR_RETURN(TaskNetwork tn, TaskNetworkFor(options, task_id, ip));
   std::string what = fmt::format("creating the network of task {}", task_id);
   if (prefix_length < 1 || prefix_length > 30) {
@@ -207,8 +249,8 @@ StatusOr<TaskNetwork> CreateTaskNetwork(const NetworkOptions& options, std::stri
   if (ip == 0 || gateway == 0 || ip == gateway) {
     return InvalidArgument(fmt::format("{}: bad address {} or gateway {}", what, Ipv4(ip), Ipv4(gateway)));
   }
-  if (!InterfaceExists(options.bridge) || !IsBridge(options.bridge)) {
-    return FailedPrecondition(fmt::format("{}: bridge {} does not exist (EnsureBridge first)", what, options.bridge));
+  if (!InterfaceExists(bridge) || !IsBridge(bridge)) {
+    return FailedPrecondition(fmt::format("{}: bridge {} does not exist ({} first)", what, bridge, ensure));
   }
 
   std::lock_guard<std::mutex> lock(create_mutex);
@@ -228,7 +270,7 @@ StatusOr<TaskNetwork> CreateTaskNetwork(const NetworkOptions& options, std::stri
       "link add {h} type veth peer name eth0 address {mac} netns {ns}\n"
       "link set dev {h} master {br} up\n",
       fmt::arg("ns", tn.netns_name), fmt::arg("h", tn.host_veth), fmt::arg("mac", tn.mac_address),
-      fmt::arg("br", options.bridge));
+      fmt::arg("br", bridge));
   std::string task_lines = fmt::format(
       "addr add {ip}/{len} dev eth0\n"
       "link set dev lo up\n"
@@ -244,6 +286,13 @@ StatusOr<TaskNetwork> CreateTaskNetwork(const NetworkOptions& options, std::stri
     return s;
   }
   return tn;
+}
+
+}  // namespace
+
+StatusOr<TaskNetwork> CreateTaskNetwork(const NetworkOptions& options, std::string_view task_id, uint32_t ip,
+                                        int prefix_length, uint32_t gateway) {
+  return CreateOn(options, options.bridge, "EnsureBridge", task_id, ip, prefix_length, gateway);
 }
 
 Status DeleteTaskNetwork(const NetworkOptions& options, const TaskNetwork& network) {
@@ -279,6 +328,236 @@ StatusOr<std::vector<std::string>> ListTaskNamespaces(const NetworkOptions& opti
   if (err != 0) return Internal(fmt::format("listing {}: {}", kNetnsDir, std::strerror(err)));
   std::sort(names.begin(), names.end());
   return names;
+}
+
+
+// --- Firewall and bridge mode ---
+
+namespace {
+
+using internal::ChainName;
+using internal::Position;
+
+// Whether FORWARD could drop bridged or routed task traffic: a policy other than ACCEPT, or rules
+// of someone else in it (Docker's, firewalld's), or our chain there already (keep it up to date).
+StatusOr<bool> ForwardingNeeded(const std::string& chain) {
+  ASSIGN_OR_RETURN(std::string policy, internal::ChainPolicy("filter", "FORWARD"));
+  if (policy != "ACCEPT") return true;
+  ASSIGN_OR_RETURN(std::vector<std::string> rules, internal::ChainRules("filter", "FORWARD"));
+  for (const std::string& rule : rules) {
+    if (rule != fmt::format("-A FORWARD -j {}", chain)) return true;
+  }
+  return !rules.empty();
+}
+
+Status InstallForwardRules(const std::string& chain, const std::vector<std::vector<std::string>>& rules) {
+  RETURN_IF_ERROR(internal::EnsureChain("filter", chain));
+  RETURN_IF_ERROR(internal::EnsureRule("filter", "FORWARD", {"-j", chain}, Position::kFirst));
+  for (const auto& rule : rules) RETURN_IF_ERROR(internal::EnsureRule("filter", chain, rule, Position::kLast));
+  return OkStatus();
+}
+
+// Fails when an interface other than `bridge` has an IPv4 network overlapping `cidr`'s.
+Status CheckNoOverlap(const std::string& bridge, const Cidr& cidr) {
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) return Internal(fmt::format("getifaddrs: {}", std::strerror(errno)));
+  Status result = OkStatus();
+  for (ifaddrs* ifa = list; ifa != nullptr && result.ok(); ifa = ifa->ifa_next) {
+    if (ifa->ifa_addr == nullptr || ifa->ifa_netmask == nullptr || ifa->ifa_addr->sa_family != AF_INET) continue;
+    if (bridge == ifa->ifa_name) continue;
+    uint32_t addr = ntohl(reinterpret_cast<sockaddr_in*>(ifa->ifa_addr)->sin_addr.s_addr);
+    uint32_t mask = ntohl(reinterpret_cast<sockaddr_in*>(ifa->ifa_netmask)->sin_addr.s_addr);
+    if ((addr & cidr.mask()) == (cidr.ip & cidr.mask()) || (cidr.ip & mask) == (addr & mask)) {
+      result = FailedPrecondition(fmt::format(
+          "the bridge-mode network {}/{} overlaps {}'s address {} (set another bridge-mode gateway CIDR)",
+          Ipv4(cidr.ip & cidr.mask()), cidr.prefix_length, ifa->ifa_name, Ipv4(addr)));
+    }
+  }
+  freeifaddrs(list);
+  return result;
+}
+
+Status WriteSysctl(const std::string& path, std::string_view value) {
+  int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return Internal(fmt::format("opening {}: {}", path, std::strerror(errno)));
+  ssize_t n = write(fd, value.data(), value.size());
+  int err = errno;
+  close(fd);
+  if (n != static_cast<ssize_t>(value.size())) return Internal(fmt::format("writing {}: {}", path, std::strerror(err)));
+  return OkStatus();
+}
+
+StatusOr<internal::AddressBook> BookFor(const NetworkOptions& options) {
+  if (options.state_dir.empty()) {
+    return FailedPrecondition("bridge mode needs a state directory for its addresses (NetworkOptions::state_dir)");
+  }
+  ASSIGN_OR_RETURN(Cidr cidr, ParseCidr(options.bridge_mode_gateway_cidr));
+  return internal::AddressBook(options.state_dir, cidr.ip, cidr.prefix_length);
+}
+
+bool HasWord(const std::string& rule, const std::string& word) {
+  std::vector<std::string> words = internal::SplitRule(rule);
+  return std::find(words.begin(), words.end(), word) != words.end();
+}
+
+// The chains this module makes, with the built-in chains that jump to them.
+struct OwnChain {
+  const char* table;
+  const char* suffix;
+  std::vector<const char*> from;
+};
+const std::vector<OwnChain>& OwnChains() {
+  static const std::vector<OwnChain> chains = {
+      {"nat", "DNAT", {"PREROUTING", "OUTPUT"}},
+      {"nat", "PORTS", {}},
+      {"nat", "POSTROUTING", {"POSTROUTING"}},
+      {"filter", "FORWARD", {"FORWARD"}},
+      {"raw", "PREROUTING", {"PREROUTING"}},
+  };
+  return chains;
+}
+
+}  // namespace
+
+Status EnsureForwarding(const NetworkOptions& options) {
+  RETURN_IF_ERROR(ValidateOptions(options));
+  if (internal::IptablesBinary().empty()) return OkStatus();
+  std::string chain = ChainName(options, "FORWARD");
+  ASSIGN_OR_RETURN(bool needed, ForwardingNeeded(chain));
+  if (!needed) return OkStatus();
+  const std::string& br = options.bridge;
+  return InstallForwardRules(chain, {{"-i", br, "-j", "ACCEPT"}, {"-o", br, "-j", "ACCEPT"}});
+}
+
+Status EnsureBridgeNetwork(const NetworkOptions& options) {
+  RETURN_IF_ERROR(ValidateOptions(options));
+  ASSIGN_OR_RETURN(Cidr cidr, ParseCidr(options.bridge_mode_gateway_cidr));
+  const std::string& br = options.bridge_mode_bridge;
+  if (internal::IptablesBinary().empty()) {
+    return FailedPrecondition("bridge network mode needs iptables (NAT and published ports), and it is not installed");
+  }
+  RETURN_IF_ERROR(CheckNoOverlap(br, cidr));
+  RETURN_IF_ERROR(SetUpBridge(br, {cidr}));
+  // The host's connections to 127.0.0.1:<published port> are DNATed to a task: their source,
+  // 127.0.0.1, must be routable out of the bridge until MASQUERADE rewrites it.
+  RETURN_IF_ERROR(WriteSysctl(fmt::format("/proc/sys/net/ipv4/conf/{}/route_localnet", br), "1"));
+
+  std::string subnet = fmt::format("{}/{}", Ipv4(cidr.ip & cidr.mask()), cidr.prefix_length);
+  std::string dnat = ChainName(options, "DNAT");
+  std::string post = ChainName(options, "POSTROUTING");
+  RETURN_IF_ERROR(internal::EnsureChain("nat", dnat));
+  RETURN_IF_ERROR(internal::EnsureChain("nat", ChainName(options, "PORTS")));
+  RETURN_IF_ERROR(internal::EnsureChain("nat", post));
+  for (const char* from : {"PREROUTING", "OUTPUT"}) {
+    RETURN_IF_ERROR(
+        internal::EnsureRule("nat", from, {"-m", "addrtype", "--dst-type", "LOCAL", "-j", dnat}, Position::kLast));
+  }
+  RETURN_IF_ERROR(internal::EnsureRule("nat", "POSTROUTING", {"-j", post}, Position::kLast));
+  RETURN_IF_ERROR(internal::EnsureRule("nat", post, {"-s", subnet, "!", "-o", br, "-j", "MASQUERADE"}, Position::kLast));
+  RETURN_IF_ERROR(internal::EnsureRule("nat", post, {"-s", "127.0.0.0/8", "-o", br, "-j", "MASQUERADE"}, Position::kLast));
+  RETURN_IF_ERROR(internal::EnsureRule(
+      "nat", post, {"-s", subnet, "-o", br, "-m", "conntrack", "--ctstate", "DNAT", "-j", "MASQUERADE"}, Position::kLast));
+
+  RETURN_IF_ERROR(InstallForwardRules(
+      ChainName(options, "FORWARD"),
+      {{"-i", br, "-j", "ACCEPT"}, {"-o", br, "-m", "conntrack", "--ctstate", "RELATED,ESTABLISHED,DNAT", "-j", "ACCEPT"}}));
+
+  std::string raw = ChainName(options, "PREROUTING");
+  RETURN_IF_ERROR(internal::EnsureChain("raw", raw));
+  RETURN_IF_ERROR(internal::EnsureRule("raw", "PREROUTING", {"-j", raw}, Position::kFirst));
+  return internal::EnsureRule("raw", raw, {"-i", br, "-d", "127.0.0.0/8", "-j", "DROP"}, Position::kLast);
+}
+
+Status RemoveBridgeNetwork(const NetworkOptions& options) {
+  RETURN_IF_ERROR(ValidateOptions(options));
+  const std::string& br = options.bridge_mode_bridge;
+  if (!internal::IptablesBinary().empty()) {
+    for (const auto& [table, suffix] : std::vector<std::pair<std::string, std::string>>{
+             {"nat", "POSTROUTING"}, {"filter", "FORWARD"}, {"raw", "PREROUTING"}}) {
+      std::string chain = ChainName(options, suffix);
+      StatusOr<std::vector<std::string>> rules = internal::ChainRules(table, chain);
+      if (!rules.ok() && rules.status().code() == StatusCode::kNotFound) continue;
+      if (!rules.ok()) return rules.status();
+      std::vector<std::string> mine;
+      for (const std::string& rule : *rules) {
+        if (HasWord(rule, br)) mine.push_back(rule);
+      }
+      RETURN_IF_ERROR(internal::DeleteRules(table, chain, mine));
+    }
+  }
+  if (InterfaceExists(br)) {
+    if (!IsBridge(br)) return FailedPrecondition(fmt::format("removing bridge {}: it is not a bridge", br));
+    Status s = IpBatch(fmt::format("removing bridge {}", br), "", false, fmt::format("link del dev {}\n", br));
+    if (!s.ok() && InterfaceExists(br)) return s;
+  }
+  return OkStatus();
+}
+
+Status RemoveChains(const NetworkOptions& options) {
+  RETURN_IF_ERROR(ValidateOptions(options));
+  if (internal::IptablesBinary().empty()) return OkStatus();
+  for (const OwnChain& own : OwnChains()) {
+    std::string chain = ChainName(options, own.suffix);
+    for (const char* from : own.from) {
+      ASSIGN_OR_RETURN(std::vector<std::string> rules, internal::ChainRules(own.table, from));
+      std::vector<std::string> jumps;
+      for (const std::string& rule : rules) {
+        std::vector<std::string> words = internal::SplitRule(rule);
+        auto j = std::find(words.begin(), words.end(), "-j");
+        if (j != words.end() && j + 1 != words.end() && *(j + 1) == chain) jumps.push_back(rule);
+      }
+      RETURN_IF_ERROR(internal::DeleteRules(own.table, from, jumps));
+    }
+    if (internal::ChainRules(own.table, chain).ok()) {
+      std::string what = fmt::format("removing iptables chain {} of table {}", chain, own.table);
+      RETURN_IF_ERROR(internal::Iptables(what, {"-t", own.table, "-F", chain}));
+      RETURN_IF_ERROR(internal::Iptables(what, {"-t", own.table, "-X", chain}));
+    }
+  }
+  return OkStatus();
+}
+
+StatusOr<TaskNetwork> CreateBridgeTaskNetwork(const NetworkOptions& options, std::string_view task_id) {
+  RETURN_IF_ERROR(ValidateOptions(options));
+  RETURN_IF_ERROR(ValidateTaskId(task_id));
+  ASSIGN_OR_RETURN(Cidr cidr, ParseCidr(options.bridge_mode_gateway_cidr));
+  ASSIGN_OR_RETURN(internal::AddressBook book, BookFor(options));
+  const std::string& br = options.bridge_mode_bridge;
+  if (!InterfaceExists(br) || !IsBridge(br)) {
+    return FailedPrecondition(fmt::format("creating the network of task {}: bridge {} does not exist "
+                                          "(EnsureBridgeNetwork first)",
+                                          task_id, br));
+  }
+  ASSIGN_OR_RETURN(internal::AddressBook::Allocation a, book.Allocate(task_id));
+  StatusOr<TaskNetwork> tn = CreateOn(options, br, "EnsureBridgeNetwork", task_id, a.ip, cidr.prefix_length, cidr.ip);
+  if (!tn.ok() && a.is_new) {
+    Status undo = book.Release(task_id);
+    if (!undo.ok()) return Status(tn.status().code(), fmt::format("{}; {}", tn.status().message(), undo.message()));
+  }
+  return tn;
+}
+
+StatusOr<TaskNetwork> BridgeTaskNetworkFor(const NetworkOptions& options, std::string_view task_id) {
+  RETURN_IF_ERROR(ValidateOptions(options));
+  RETURN_IF_ERROR(ValidateTaskId(task_id));
+  ASSIGN_OR_RETURN(internal::AddressBook book, BookFor(options));
+  ASSIGN_OR_RETURN(std::optional<uint32_t> ip, book.Find(task_id));
+  if (!ip) return NotFound(fmt::format("task {} holds no bridge-mode address", task_id));
+  return TaskNetworkFor(options, task_id, *ip);
+}
+
+Status DeleteBridgeTaskNetwork(const NetworkOptions& options, std::string_view task_id) {
+  ASSIGN_OR_RETURN(TaskNetwork tn, TaskNetworkFor(options, task_id, 0));
+  ASSIGN_OR_RETURN(internal::AddressBook book, BookFor(options));
+  RETURN_IF_ERROR(DeleteTaskNetwork(options, tn));
+  // Freed only once nothing of the task's network is left to collide with the next holder.
+  return book.Release(task_id);
+}
+
+StatusOr<std::map<std::string, uint32_t>> ListBridgeAddresses(const NetworkOptions& options) {
+  RETURN_IF_ERROR(ValidateOptions(options));
+  ASSIGN_OR_RETURN(internal::AddressBook book, BookFor(options));
+  return book.List();
 }
 
 }  // namespace paddock::agent::net

@@ -1,6 +1,9 @@
 // Tests of agent/net against the real kernel: they need root and iproute2 (else they skip).
 // Each run owns a bridge "pdkt<pid>", a prefix "p<pid in base 36>-" and the range
-// 10.254.<pid % 200>.0/24, and only ever sends traffic to namespaces it created.
+// 10.254.<pid % 200>.0/24, and only ever sends traffic to namespaces it created. Bridge mode and
+// ports add a bridge "pdkb<pid>" on 10.253.<pid % 200>.0/24, iptables chains "PDKT<pid>-*" (never
+// a running Paddock's PADDOCK-*) and host ports below the kernel's ephemeral range (20000-23999,
+// by pid), so other programs' ephemeral ports are never taken by a test's DNAT rule.
 #include "agent/net/net.h"
 
 #include <arpa/inet.h>
@@ -14,6 +17,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <fcntl.h>
 #include <fstream>
 #include <set>
 #include <thread>
@@ -22,7 +26,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "agent/net/internal/address_book.h"
 #include "agent/net/internal/command.h"
+#include "agent/net/internal/iptables.h"
 
 extern char** environ;
 
@@ -32,6 +38,17 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
+
+PortMapping Map(uint16_t container_port, uint16_t host_port = 0, Protocol protocol = Protocol::kTcp,
+                std::string host_ip = "") {
+  PortMapping m;
+  m.container_port = container_port;
+  m.host_port = host_port;
+  m.protocol = protocol;
+  m.host_ip = std::move(host_ip);
+  return m;
+}
 
 uint32_t Ip(int a, int b, int c, int d) {
   return (static_cast<uint32_t>(a) << 24) | (static_cast<uint32_t>(b) << 16) | (static_cast<uint32_t>(c) << 8) |
@@ -177,6 +194,17 @@ class NetTest : public ::testing::Test {
     subnet_ = static_cast<int>(pid % 200);
     options_.gateway_cidrs = {fmt::format("10.254.{}.1/24", subnet_)};
     gateway_ = Ip(10, 254, subnet_, 1);
+    options_.bridge_mode_bridge = fmt::format("pdkb{}", pid);
+    options_.bridge_mode_gateway_cidr = fmt::format("10.253.{}.1/24", subnet_);
+    bridge_gateway_ = Ip(10, 253, subnet_, 1);
+    options_.chain_prefix = fmt::format("PDKT{}", pid);
+    options_.state_dir = fmt::format("/tmp/pdk-net-test-{}-state", pid);
+    dirs_.push_back(options_.state_dir);
+    // Host ports of this run: 20 dynamic ones and 4 for static mappings, below 32768.
+    unsigned k = pid % 150;
+    options_.dynamic_port_first = static_cast<uint16_t>(20000 + 20 * k);
+    options_.dynamic_port_last = static_cast<uint16_t>(20000 + 20 * k + 19);
+    static_port_ = static_cast<uint16_t>(23000 + 4 * k);
     ready_ = true;
   }
 
@@ -202,9 +230,22 @@ class NetTest : public ::testing::Test {
       Exec({internal::IpBinary(), "link", "del", "dev", link});
     }
     Exec({internal::IpBinary(), "link", "del", "dev", options_.bridge});
+    if (!internal::IptablesBinary().empty()) {
+      Status s = RemoveBridgeNetwork(options_);
+      EXPECT_TRUE(s.ok()) << s.ToString();
+      s = RemoveChains(options_);
+      EXPECT_TRUE(s.ok()) << s.ToString();
+      // Nothing of this run is left in any table.
+      for (const char* table : {"nat", "filter", "raw"}) {
+        EXPECT_THAT(Exec({"iptables", "-w", "-t", table, "-S"}).out, Not(HasSubstr(options_.chain_prefix))) << table;
+      }
+    }
+    Exec({internal::IpBinary(), "link", "del", "dev", options_.bridge_mode_bridge});
+    std::filesystem::remove(fmt::format("/run/lock/{}-ports.lock", options_.chain_prefix));
     for (const std::string& dir : dirs_) std::filesystem::remove_all(dir);
     EXPECT_THAT(NetnsList(options_.netns_prefix), IsEmpty());
     EXPECT_THAT(WithPrefix(HostLinks(), options_.netns_prefix), IsEmpty());
+    EXPECT_THAT(HostLinks(), Not(::testing::Contains(options_.bridge_mode_bridge)));
   }
 
   TaskNetwork MustCreate(std::string_view task_id, int host) {
@@ -219,8 +260,13 @@ class NetTest : public ::testing::Test {
     std::filesystem::create_directories(dir);
     dirs_.push_back(dir);
     std::ofstream(dir + "/index.html") << text << "\n";
-    std::vector<std::string> argv = {internal::IpBinary(), "netns", "exec", netns, busybox_, "httpd", "-f",
-                                     "-p",                 "8080",  "-h",   dir};
+    StartInNetns(netns, {busybox_, "httpd", "-f", "-p", "8080", "-h", dir});
+  }
+
+  // Runs `command` inside `netns` until the test ends.
+  void StartInNetns(const std::string& netns, const std::vector<std::string>& command) {
+    std::vector<std::string> argv = {internal::IpBinary(), "netns", "exec", netns};
+    argv.insert(argv.end(), command.begin(), command.end());
     std::vector<char*> args;
     for (std::string& a : argv) args.push_back(a.data());
     args.push_back(nullptr);
@@ -247,9 +293,60 @@ class NetTest : public ::testing::Test {
     return !busybox_.empty();
   }
 
+  bool RequireIptables() { return !internal::IptablesBinary().empty(); }
+
+  // The body a one-shot HTTP server of this process, listening on `ip`, sent to a wget run in
+  // `netns`; "" when wget got nothing.
+  std::string HostAnswersFrom(const std::string& netns, uint32_t ip) {
+    int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (listener < 0) return "";
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(ip);
+    addr.sin_port = 0;
+    socklen_t len = sizeof addr;
+    if (bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || listen(listener, 1) != 0 ||
+        getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+      close(listener);
+      return "";
+    }
+    std::thread server([listener] {
+      int conn = accept(listener, nullptr, nullptr);
+      if (conn < 0) return;
+      char buf[1024];
+      ssize_t ignored = read(conn, buf, sizeof buf);
+      (void)ignored;
+      std::string answer = "HTTP/1.0 200 OK\r\nContent-Length: 10\r\n\r\nthe host!\n";
+      ignored = write(conn, answer.data(), answer.size());
+      close(conn);
+    });
+    std::string body = WgetFrom(netns, ip, ntohs(addr.sin_port));
+    if (body.empty()) shutdown(listener, SHUT_RDWR);  // unblocks accept if wget never connected
+    server.join();
+    close(listener);
+    return body;
+  }
+
+  // The rules of the whole nat table that carry `comment`.
+  std::vector<std::string> NatRulesWith(const std::string& comment) {
+    std::vector<std::string> out;
+    std::string all = Exec({"iptables", "-w", "-t", "nat", "-S"}).out;
+    size_t pos = 0;
+    while (pos < all.size()) {
+      size_t eol = all.find('\n', pos);
+      if (eol == std::string::npos) eol = all.size();
+      std::string line = all.substr(pos, eol - pos);
+      if (line.find("--comment " + comment + " ") != std::string::npos) out.push_back(line);
+      pos = eol + 1;
+    }
+    return out;
+  }
+
   NetworkOptions options_;
   int subnet_ = 0;
   uint32_t gateway_ = 0;
+  uint32_t bridge_gateway_ = 0;
+  uint16_t static_port_ = 0;
   bool ready_ = false;
   std::string busybox_;
   std::vector<pid_t> children_;
@@ -337,31 +434,7 @@ TEST_F(NetTest, HostReachesTasksAndTasksReachEachOtherAndTheHost) {
   EXPECT_THAT(WgetFrom(b.netns_name, a.ip, 8080), HasSubstr("page of task a"));
 
   // Task -> host, at the gateway address: a one-shot HTTP answer from this process.
-  int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  ASSERT_GE(listener, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(gateway_);
-  addr.sin_port = 0;
-  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  ASSERT_EQ(listen(listener, 1), 0);
-  socklen_t len = sizeof addr;
-  ASSERT_EQ(getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
-  std::thread server([listener] {
-    int conn = accept(listener, nullptr, nullptr);
-    if (conn < 0) return;
-    char buf[1024];
-    ssize_t ignored = read(conn, buf, sizeof buf);
-    (void)ignored;
-    std::string answer = "HTTP/1.0 200 OK\r\nContent-Length: 10\r\n\r\nthe host!\n";
-    ignored = write(conn, answer.data(), answer.size());
-    close(conn);
-  });
-  std::string body = WgetFrom(a.netns_name, gateway_, ntohs(addr.sin_port));
-  if (body.empty()) shutdown(listener, SHUT_RDWR);  // unblocks accept if wget never connected
-  server.join();
-  close(listener);
-  EXPECT_EQ(body, "the host!\n");
+  EXPECT_EQ(HostAnswersFrom(a.netns_name, gateway_), "the host!\n");
 }
 
 TEST_F(NetTest, DeleteRemovesNamespaceAndVethAndIsIdempotent) {
@@ -442,6 +515,294 @@ TEST_F(NetTest, ListTaskNamespacesSeesExactlyThisInstancesNamespaces) {
   EXPECT_THAT(*listed, ElementsAre(b.netns_name));
 }
 
+// --- Bridge mode and ports ---
+
+TEST_F(NetTest, BridgeModeTasksGetAddressesOnTheirOwnBridgeAndReachTheHost) {
+  if (!RequireIptables()) GTEST_SKIP() << "needs iptables";
+  if (!RequireBusybox()) GTEST_SKIP() << "needs busybox (busybox-static) for wget";
+  ASSERT_TRUE(EnsureBridgeNetwork(options_).ok());
+  Status again = EnsureBridgeNetwork(options_);
+  ASSERT_TRUE(again.ok()) << again.ToString();
+  // One set of rules, not two.
+  std::string post = Exec({"iptables", "-w", "-t", "nat", "-S", options_.chain_prefix + "-POSTROUTING"}).out;
+  EXPECT_EQ(std::count(post.begin(), post.end(), '\n'), 4) << post;  // -N and three MASQUERADE rules
+  EXPECT_THAT(post, HasSubstr(fmt::format("-s 10.253.{}.0/24 ! -o {} -j MASQUERADE", subnet_, options_.bridge_mode_bridge)));
+  std::ifstream localnet(fmt::format("/proc/sys/net/ipv4/conf/{}/route_localnet", options_.bridge_mode_bridge));
+  std::string value;
+  localnet >> value;
+  EXPECT_EQ(value, "1");
+  EXPECT_THAT(Exec({"iptables", "-w", "-t", "raw", "-S", options_.chain_prefix + "-PREROUTING"}).out,
+              HasSubstr(fmt::format("-A {}-PREROUTING -d 127.0.0.0/8 -i {} -j DROP", options_.chain_prefix,
+                                    options_.bridge_mode_bridge)));
+  std::string forward = Exec({"iptables", "-w", "-S", options_.chain_prefix + "-FORWARD"}).out;
+  EXPECT_THAT(forward, HasSubstr(fmt::format("-i {} -j ACCEPT", options_.bridge_mode_bridge)));
+  EXPECT_THAT(Exec({"iptables", "-w", "-S", "FORWARD"}).out, HasSubstr("-j " + options_.chain_prefix + "-FORWARD"));
+
+  StatusOr<TaskNetwork> a = CreateBridgeTaskNetwork(options_, "task-a");
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  StatusOr<TaskNetwork> b = CreateBridgeTaskNetwork(options_, "task-b");
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_EQ(a->ip, Ip(10, 253, subnet_, 2));
+  EXPECT_EQ(b->ip, Ip(10, 253, subnet_, 3));
+  EXPECT_EQ(a->netns_name, options_.netns_prefix + "task-a");
+  EXPECT_THAT(IpOut({"-n", a->netns_name, "-o", "-4", "addr", "show", "dev", "eth0"}),
+              HasSubstr(fmt::format("inet 10.253.{}.2/24", subnet_)));
+  EXPECT_THAT(IpOut({"-n", a->netns_name, "route", "show", "default"}),
+              HasSubstr(fmt::format("default via {} dev eth0", IpText(bridge_gateway_))));
+  EXPECT_THAT(IpOut({"-o", "link", "show", "dev", a->host_veth}), HasSubstr("master " + options_.bridge_mode_bridge));
+  EXPECT_EQ(HostAnswersFrom(a->netns_name, bridge_gateway_), "the host!\n");
+
+  // A repeated create fails and keeps the task's address; re-adoption finds it.
+  StatusOr<TaskNetwork> dup = CreateBridgeTaskNetwork(options_, "task-a");
+  EXPECT_EQ(dup.status().code(), StatusCode::kAlreadyExists) << dup.status().ToString();
+  StatusOr<TaskNetwork> readopted = BridgeTaskNetworkFor(options_, "task-a");
+  ASSERT_TRUE(readopted.ok()) << readopted.status().ToString();
+  EXPECT_EQ(readopted->ip, a->ip);
+  EXPECT_EQ(readopted->host_veth, a->host_veth);
+  StatusOr<std::map<std::string, uint32_t>> held = ListBridgeAddresses(options_);
+  ASSERT_TRUE(held.ok());
+  EXPECT_EQ(*held, (std::map<std::string, uint32_t>{{"task-a", a->ip}, {"task-b", b->ip}}));
+
+  ASSERT_TRUE(DeleteBridgeTaskNetwork(options_, "task-a").ok());
+  Status s = DeleteBridgeTaskNetwork(options_, "task-a");
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_THAT(NetnsList(options_.netns_prefix), ElementsAre(b->netns_name));
+  EXPECT_EQ(BridgeTaskNetworkFor(options_, "task-a").status().code(), StatusCode::kNotFound);
+  // The freed address is not handed out again at once.
+  StatusOr<TaskNetwork> c = CreateBridgeTaskNetwork(options_, "task-c");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->ip, Ip(10, 253, subnet_, 4));
+}
+
+TEST_F(NetTest, BridgeNetworkRefusesASubnetAnotherInterfaceUses) {
+  if (!RequireIptables()) GTEST_SKIP() << "needs iptables";
+  ASSERT_TRUE(EnsureBridge(options_).ok());
+  NetworkOptions clash = options_;
+  clash.bridge_mode_gateway_cidr = fmt::format("10.254.{}.129/25", subnet_);  // inside paddock0's /24
+  Status s = EnsureBridgeNetwork(clash);
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition) << s.ToString();
+  EXPECT_THAT(s.message(), HasSubstr(options_.bridge));
+  EXPECT_THAT(HostLinks(), Not(::testing::Contains(options_.bridge_mode_bridge)));
+}
+
+TEST_F(NetTest, PublishedTcpPortsReachTheTaskFromLoopbackTheBridgeAddressAndOtherTasks) {
+  if (!RequireIptables()) GTEST_SKIP() << "needs iptables";
+  if (!RequireBusybox()) GTEST_SKIP() << "needs busybox (busybox-static) for httpd and wget";
+  ASSERT_TRUE(EnsureBridgeNetwork(options_).ok());
+  StatusOr<TaskNetwork> a = CreateBridgeTaskNetwork(options_, "task-a");
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  StatusOr<TaskNetwork> b = CreateBridgeTaskNetwork(options_, "task-b");
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  StartHttpd(a->netns_name, "page of task a");
+
+  StatusOr<std::vector<NetworkBinding>> bindings = PublishPorts(
+      options_, *a, {Map(8080, static_port_), Map(8080)});
+  ASSERT_TRUE(bindings.ok()) << bindings.status().ToString();
+  ASSERT_EQ(bindings->size(), 2u);
+  EXPECT_EQ((*bindings)[0], (NetworkBinding{.bind_ip = "0.0.0.0", .container_port = 8080, .host_port = static_port_,
+                                            .protocol = Protocol::kTcp}));
+  uint16_t dynamic = (*bindings)[1].host_port;
+  EXPECT_GE(dynamic, options_.dynamic_port_first);
+  EXPECT_LE(dynamic, options_.dynamic_port_last);
+  EXPECT_EQ((*bindings)[1].bind_ip, "0.0.0.0");
+
+  EXPECT_THAT(HttpGet(Ip(127, 0, 0, 1), static_port_), HasSubstr("page of task a"));
+  EXPECT_THAT(HttpGet(Ip(127, 0, 0, 1), dynamic), HasSubstr("page of task a"));
+  EXPECT_THAT(HttpGet(bridge_gateway_, static_port_), HasSubstr("page of task a"));
+  EXPECT_THAT(HttpGet(bridge_gateway_, dynamic), HasSubstr("page of task a"));
+  // Another bridge-mode task, through the host's address (hairpin).
+  EXPECT_THAT(WgetFrom(b->netns_name, bridge_gateway_, static_port_), HasSubstr("page of task a"));
+
+  // Each rule names its task.
+  std::vector<std::string> rules = NatRulesWith(a->netns_name);
+  ASSERT_EQ(rules.size(), 2u);
+  EXPECT_THAT(rules[0], HasSubstr(fmt::format("--dport {} ", static_port_)));
+  EXPECT_THAT(rules[0], HasSubstr(fmt::format("--to-destination {}:8080", IpText(a->ip))));
+  StatusOr<std::vector<PublishedPort>> listed = ListPublished(options_);
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  ASSERT_EQ(listed->size(), 2u);
+  EXPECT_EQ((*listed)[0].task_id, "task-a");
+  EXPECT_EQ((*listed)[0].container_ip, a->ip);
+
+  ASSERT_TRUE(UnpublishPorts(options_, "task-a").ok());
+  EXPECT_THAT(NatRulesWith(a->netns_name), IsEmpty());
+  listed = ListPublished(options_);
+  ASSERT_TRUE(listed.ok());
+  EXPECT_THAT(*listed, IsEmpty());
+  EXPECT_EQ(ConnectWithRetry(Ip(127, 0, 0, 1), static_port_, std::chrono::milliseconds(0)), -1);
+  Status s = UnpublishPorts(options_, "task-a");
+  EXPECT_TRUE(s.ok()) << s.ToString();
+}
+
+TEST_F(NetTest, PublishedUdpPortReachesTheTask) {
+  if (!RequireIptables()) GTEST_SKIP() << "needs iptables";
+  if (access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "needs /usr/bin/python3 for a UDP echo server";
+  ASSERT_TRUE(EnsureBridgeNetwork(options_).ok());
+  StatusOr<TaskNetwork> a = CreateBridgeTaskNetwork(options_, "task-a");
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  StartInNetns(a->netns_name, {"/usr/bin/python3", "-c",
+                               "import socket\n"
+                               "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+                               "s.bind(('0.0.0.0', 5353))\n"
+                               "while True:\n"
+                               "    d, a = s.recvfrom(2048)\n"
+                               "    s.sendto(b'echo:' + d, a)\n"});
+  StatusOr<std::vector<NetworkBinding>> bindings =
+      PublishPorts(options_, *a, {Map(5353, 0, Protocol::kUdp)});
+  ASSERT_TRUE(bindings.ok()) << bindings.status().ToString();
+  ASSERT_EQ(bindings->size(), 1u);
+  EXPECT_EQ((*bindings)[0].protocol, Protocol::kUdp);
+  EXPECT_EQ(ProtocolName((*bindings)[0].protocol), "udp");
+  uint16_t port = (*bindings)[0].host_port;
+  EXPECT_THAT(NatRulesWith(a->netns_name), ElementsAre(HasSubstr("-p udp -m udp --dport " + std::to_string(port))));
+
+  for (uint32_t target : {Ip(127, 0, 0, 1), bridge_gateway_}) {
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    ASSERT_GE(fd, 0);
+    timeval tv{.tv_sec = 0, .tv_usec = 100 * 1000};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    addr.sin_addr.s_addr = htonl(target);
+    std::string answer;
+    // The server may not be up yet: datagrams are resent until one is answered (5 s at most).
+    for (int attempt = 0; attempt < 50 && answer.empty(); ++attempt) {
+      if (sendto(fd, "ping", 4, 0, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 4) continue;
+      char buf[64];
+      ssize_t n = recv(fd, buf, sizeof buf, 0);
+      if (n > 0) answer.assign(buf, static_cast<size_t>(n));
+    }
+    close(fd);
+    EXPECT_EQ(answer, "echo:ping") << IpText(target);
+  }
+  ASSERT_TRUE(UnpublishPorts(options_, "task-a").ok());
+  EXPECT_THAT(NatRulesWith(a->netns_name), IsEmpty());
+}
+
+TEST_F(NetTest, DynamicPortsNeverCollideWithOtherTasksOrTheHost) {
+  if (!RequireIptables()) GTEST_SKIP() << "needs iptables";
+  ASSERT_TRUE(EnsureBridgeNetwork(options_).ok());
+  // A narrow range: 4 ports, one of them held by a listener of this process.
+  options_.dynamic_port_last = static_cast<uint16_t>(options_.dynamic_port_first + 3);
+  int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(options_.dynamic_port_first + 1));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(listen(listener, 1), 0);
+
+  // No namespace needed: rules to addresses nobody answers at.
+  StatusOr<TaskNetwork> a = TaskNetworkFor(options_, "task-a", Ip(10, 253, subnet_, 2));
+  StatusOr<TaskNetwork> b = TaskNetworkFor(options_, "task-b", Ip(10, 253, subnet_, 3));
+  StatusOr<TaskNetwork> c = TaskNetworkFor(options_, "task-c", Ip(10, 253, subnet_, 4));
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  auto pa = PublishPorts(options_, *a, {Map(80), Map(443)});
+  ASSERT_TRUE(pa.ok()) << pa.status().ToString();
+  auto pb = PublishPorts(options_, *b, {Map(80)});
+  ASSERT_TRUE(pb.ok()) << pb.status().ToString();
+  std::set<uint16_t> ports = {(*pa)[0].host_port, (*pa)[1].host_port, (*pb)[0].host_port};
+  EXPECT_EQ(ports.size(), 3u);
+  EXPECT_EQ(ports.count(static_cast<uint16_t>(options_.dynamic_port_first + 1)), 0u);  // in use on the host
+  for (uint16_t p : ports) {
+    EXPECT_GE(p, options_.dynamic_port_first);
+    EXPECT_LE(p, options_.dynamic_port_last);
+  }
+  // The range is used up: nothing is handed out twice, and nothing of the failed call remains.
+  auto pc = PublishPorts(options_, *c, {Map(80)});
+  EXPECT_EQ(pc.status().code(), StatusCode::kResourceExhausted) << pc.status().ToString();
+  // UDP is a port space of its own.
+  auto pc_udp = PublishPorts(options_, *c, {Map(53, 0, Protocol::kUdp)});
+  ASSERT_TRUE(pc_udp.ok()) << pc_udp.status().ToString();
+  // A static port another task published; all or nothing: the first mapping's rule is not left.
+  auto taken = PublishPorts(options_, *c,
+                            {Map(81, static_port_),
+                             Map(80, (*pa)[0].host_port)});
+  EXPECT_EQ(taken.status().code(), StatusCode::kAlreadyExists) << taken.status().ToString();
+  EXPECT_THAT(taken.status().message(), HasSubstr(a->netns_name));
+  // A static port in use on the host.
+  auto busy = PublishPorts(options_, *c,
+                           {Map(80, static_cast<uint16_t>(options_.dynamic_port_first + 1))});
+  EXPECT_EQ(busy.status().code(), StatusCode::kAlreadyExists) << busy.status().ToString();
+  EXPECT_THAT(busy.status().message(), HasSubstr("in use on the host"));
+  EXPECT_THAT(NatRulesWith(c->netns_name), ElementsAre(HasSubstr("-p udp")));
+
+  // Freed ports can be had again.
+  ASSERT_TRUE(UnpublishPorts(options_, "task-b").ok());
+  pc = PublishPorts(options_, *c, {Map(80)});
+  ASSERT_TRUE(pc.ok()) << pc.status().ToString();
+  EXPECT_EQ((*pc)[0].host_port, (*pb)[0].host_port);
+  close(listener);
+
+  // What an agent finds after a restart: the rules, by task.
+  StatusOr<std::vector<PublishedPort>> listed = ListPublished(options_);
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  std::vector<std::string> owners;
+  for (const PublishedPort& p : *listed) owners.push_back(p.task_id);
+  EXPECT_THAT(owners, ElementsAre("task-a", "task-a", "task-c", "task-c"));
+}
+
+TEST_F(NetTest, HostModeReservesPortsAgainstOtherTasks) {
+  if (!RequireIptables()) GTEST_SKIP() << "needs iptables";
+  ASSERT_TRUE(EnsureBridgeNetwork(options_).ok());
+  uint16_t port = static_port_;
+  auto reserved = ReserveHostPorts(options_, "task-h", {Map(port)});
+  ASSERT_TRUE(reserved.ok()) << reserved.status().ToString();
+  EXPECT_THAT(*reserved, ElementsAre(NetworkBinding{.bind_ip = "0.0.0.0", .container_port = port, .host_port = port,
+                                                    .protocol = Protocol::kTcp}));
+  // The reservation does not steer traffic: the port stays bindable for the task's container.
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  close(fd);
+
+  // Another host-mode task, or a bridge-mode task's static mapping, cannot have it.
+  auto again = ReserveHostPorts(options_, "task-i", {Map(port, port)});
+  EXPECT_EQ(again.status().code(), StatusCode::kAlreadyExists) << again.status().ToString();
+  StatusOr<TaskNetwork> a = TaskNetworkFor(options_, "task-a", Ip(10, 253, subnet_, 2));
+  ASSERT_TRUE(a.ok());
+  auto published = PublishPorts(options_, *a, {Map(80, port)});
+  EXPECT_EQ(published.status().code(), StatusCode::kAlreadyExists) << published.status().ToString();
+  // hostPort must be empty or containerPort in host mode.
+  auto mismatch = ReserveHostPorts(options_, "task-i", {Map(80, 8080)});
+  EXPECT_EQ(mismatch.status().code(), StatusCode::kInvalidArgument);
+
+  StatusOr<std::vector<PublishedPort>> listed = ListPublished(options_);
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].task_id, "task-h");
+  EXPECT_EQ((*listed)[0].container_ip, 0u);
+  EXPECT_EQ((*listed)[0].binding.host_port, port);
+
+  ASSERT_TRUE(UnpublishPorts(options_, "task-h").ok());
+  EXPECT_THAT(NatRulesWith(options_.netns_prefix + "task-h"), IsEmpty());
+  again = ReserveHostPorts(options_, "task-i", {Map(port)});
+  EXPECT_TRUE(again.ok()) << again.status().ToString();
+}
+
+TEST_F(NetTest, ForwardingRulesOnlyWhenForwardCouldDrop) {
+  if (!RequireIptables()) GTEST_SKIP() << "needs iptables";
+  std::string forward = Exec({"iptables", "-w", "-S", "FORWARD"}).out;
+  if (forward != "-P FORWARD ACCEPT\n") GTEST_SKIP() << "FORWARD is not an empty ACCEPT chain here: " << forward;
+  ASSERT_TRUE(EnsureBridge(options_).ok());
+  Status s = EnsureForwarding(options_);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  // Nothing could drop the bridge's traffic: nothing added.
+  EXPECT_EQ(Exec({"iptables", "-w", "-S", "FORWARD"}).out, "-P FORWARD ACCEPT\n");
+  // Once our chain is there (as under a DROP policy), it gets the awsvpc bridge's rules, once.
+  ASSERT_TRUE(EnsureBridgeNetwork(options_).ok());
+  ASSERT_TRUE(EnsureForwarding(options_).ok());
+  ASSERT_TRUE(EnsureForwarding(options_).ok());
+  std::string chain = Exec({"iptables", "-w", "-S", options_.chain_prefix + "-FORWARD"}).out;
+  EXPECT_THAT(chain, HasSubstr(fmt::format("-A {}-FORWARD -i {} -j ACCEPT\n", options_.chain_prefix, options_.bridge)));
+  EXPECT_THAT(chain, HasSubstr(fmt::format("-A {}-FORWARD -o {} -j ACCEPT\n", options_.chain_prefix, options_.bridge)));
+  EXPECT_EQ(chain.find(fmt::format("-i {} -j", options_.bridge)), chain.rfind(fmt::format("-i {} -j", options_.bridge)));
+}
+
 // No root needed below: names and validation only.
 
 TEST(NetNamesTest, NamesFitIfnamsizAndAreStable) {
@@ -500,6 +861,117 @@ TEST(NetNamesTest, DeleteRefusesNamesOfOtherInstances) {
   foreign.netns_name = "pq-sometask";  // ours, but the veth is not
   s = DeleteTaskNetwork(options, foreign);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+}
+
+TEST(AddressBookTest, SurvivesReopenNeverHandsOutAnAddressTwiceAndGoesRoundRobin) {
+  std::string dir = fmt::format("/tmp/pdk-addressbook-test-{}", getpid());
+  std::filesystem::remove_all(dir);
+  {
+    internal::AddressBook book(dir, Ip(10, 9, 0, 1), 29);  // .2-.6 usable, .1 the gateway
+    auto a = book.Allocate("task-a");
+    auto b = book.Allocate("task-b");
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ(a->ip, Ip(10, 9, 0, 2));
+    EXPECT_TRUE(a->is_new);
+    EXPECT_EQ(b->ip, Ip(10, 9, 0, 3));
+  }
+  internal::AddressBook reopened(dir, Ip(10, 9, 0, 1), 29);
+  auto a = reopened.Allocate("task-a");
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->ip, Ip(10, 9, 0, 2));
+  EXPECT_FALSE(a->is_new);
+  ASSERT_TRUE(reopened.Release("task-a").ok());
+  ASSERT_TRUE(reopened.Release("task-a").ok());
+  EXPECT_EQ(*reopened.Find("task-a"), std::nullopt);
+  // Round robin: .4, .5, .6, then the freed .2; then nothing.
+  std::vector<uint32_t> got;
+  for (std::string t : {"c", "d", "e", "f"}) {
+    auto r = reopened.Allocate(t);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    got.push_back(r->ip);
+  }
+  EXPECT_THAT(got, ElementsAre(Ip(10, 9, 0, 4), Ip(10, 9, 0, 5), Ip(10, 9, 0, 6), Ip(10, 9, 0, 2)));
+  EXPECT_EQ(reopened.Allocate("g").status().code(), StatusCode::kResourceExhausted);
+  auto listed = reopened.List();
+  ASSERT_TRUE(listed.ok());
+  EXPECT_EQ(listed->size(), 5u);
+  EXPECT_EQ(listed->at("task-b"), Ip(10, 9, 0, 3));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(AddressBookTest, ConcurrentAllocatorsOnOneFileTakeTurns) {
+  std::string dir = fmt::format("/tmp/pdk-addressbook-test-{}-c", getpid());
+  std::filesystem::remove_all(dir);
+  std::vector<std::thread> threads;
+  std::vector<uint32_t> ips(40);
+  for (int i = 0; i < 40; ++i) {
+    threads.emplace_back([&, i] {
+      internal::AddressBook book(dir, Ip(10, 9, 0, 1), 24);  // each its own open file, as two processes
+      auto r = book.Allocate(fmt::format("task-{}", i));
+      ips[static_cast<size_t>(i)] = r.ok() ? r->ip : 0;
+    });
+  }
+  for (auto& t : threads) t.join();
+  std::set<uint32_t> distinct(ips.begin(), ips.end());
+  EXPECT_EQ(distinct.size(), 40u);
+  EXPECT_EQ(distinct.count(0u), 0u);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(AddressBookTest, ACorruptFileIsAnErrorNotAFreshStart) {
+  std::string dir = fmt::format("/tmp/pdk-addressbook-test-{}-x", getpid());
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/bridge-addresses") << "10.9.0.2 task-a\n10.9.0.2 task-b\n";
+  internal::AddressBook book(dir, Ip(10, 9, 0, 1), 24);
+  EXPECT_EQ(book.Allocate("task-c").status().code(), StatusCode::kDataLoss);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(PortsTest, DynamicRangeIsTheKernelsEphemeralRangeUnlessSet) {
+  NetworkOptions options;
+  std::ifstream in("/proc/sys/net/ipv4/ip_local_port_range");
+  unsigned first = 0, last = 0;
+  if (in >> first >> last) {
+    EXPECT_EQ(DynamicHostPortRange(options), (std::pair<uint16_t, uint16_t>(first, last)));
+  } else {
+    EXPECT_EQ(DynamicHostPortRange(options), (std::pair<uint16_t, uint16_t>(49153, 65535)));
+  }
+  options.dynamic_port_first = 50000;
+  options.dynamic_port_last = 50010;
+  EXPECT_EQ(DynamicHostPortRange(options), (std::pair<uint16_t, uint16_t>(50000, 50010)));
+}
+
+TEST(PortsTest, RefusesBadMappingsBeforeTouchingTheSystem) {
+  NetworkOptions options;
+  options.chain_prefix = "PDKNOSUCHCHAIN";
+  TaskNetwork tn{.netns_name = "pdk-t", .netns_path = {}, .host_veth = {}, .mac_address = {}, .ip = Ip(172, 17, 0, 2)};
+  EXPECT_EQ(ReserveHostPorts(options, "t", {Map(0)}).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(ReserveHostPorts(options, "t", {Map(80, 81)}).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(ReserveHostPorts(options, "t",
+                             {Map(80, 0, Protocol::kTcp, "nope")})
+                .status()
+                .code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(ReserveHostPorts(options, "t", {Map(80), Map(80)})
+                .status()
+                .code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(ReserveHostPorts(options, "bad id", {Map(80)}).status().code(),
+            StatusCode::kInvalidArgument);
+  tn.ip = 0;
+  EXPECT_EQ(PublishPorts(options, tn, {Map(80)}).status().code(), StatusCode::kInvalidArgument);
+  NetworkOptions bad = options;
+  bad.chain_prefix = "paddock";  // lower case
+  EXPECT_EQ(UnpublishPorts(bad, "t").code(), StatusCode::kInvalidArgument);
+  bad.chain_prefix = "PADDOCK";
+  bad.dynamic_port_first = 100;  // last unset
+  EXPECT_EQ(ListPublished(bad).status().code(), StatusCode::kInvalidArgument);
+  NetworkOptions no_state = options;
+  EXPECT_EQ(CreateBridgeTaskNetwork(no_state, "t").status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(internal::SplitRule(R"(-A X -m comment --comment "a b" -j DNAT)"),
+            (std::vector<std::string>{"-A", "X", "-m", "comment", "--comment", "a b", "-j", "DNAT"}));
 }
 
 TEST(CommandTest, CapturesOutputErrorAndExitCode) {
