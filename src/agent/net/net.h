@@ -64,9 +64,11 @@
 //                               loopback connections to published ports) and for DNATed
 //                               connections from the bridge back into it (a task reaching a
 //                               published port by a host address: hairpin)
-//   filter PADDOCK-FORWARD      inserted first in FORWARD: accepts the bridges' traffic when the
-//                               FORWARD chain could drop it (policy not ACCEPT, or rules of
-//                               another firewall, e.g. Docker's -P FORWARD DROP with br_netfilter)
+//   filter PADDOCK-FORWARD      inserted first in FORWARD: accepts the bridge-mode bridge's
+//                               outgoing and intra-bridge traffic and what enters it as a reply or
+//                               DNATed (always), and the awsvpc bridge's traffic (EnsureForwarding,
+//                               only when FORWARD could drop it: policy not ACCEPT, or another
+//                               firewall's rules, e.g. Docker's -P FORWARD DROP with br_netfilter)
 //   raw    PADDOCK-PREROUTING   drops packets for 127.0.0.0/8 arriving on a bridge-mode bridge:
 //                               that bridge has route_localnet=1 (needed for the loopback DNAT),
 //                               which would otherwise let tasks reach the host's loopback services
@@ -246,7 +248,8 @@ StatusOr<std::map<std::string, uint32_t>> ListBridgeAddresses(const NetworkOptio
 // kInvalidArgument: a bad mapping (port 0, a host_ip that is not IPv4), or one host port and
 // protocol twice; kAlreadyExists: a static host port published or reserved by any task, or in
 // use on the host (the message names which); kResourceExhausted: no free dynamic port.
-// A repeated call for a task adds rules beside the first call's: UnpublishPorts first.
+// Several calls for one task (e.g. one per container) add to its rules; a host port it holds
+// already counts as taken.
 StatusOr<std::vector<NetworkBinding>> PublishPorts(const NetworkOptions& options, const TaskNetwork& network,
                                                    const std::vector<PortMapping>& mappings);
 

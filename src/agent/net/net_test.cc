@@ -729,6 +729,16 @@ TEST_F(NetTest, DynamicPortsNeverCollideWithOtherTasksOrTheHost) {
   EXPECT_THAT(busy.status().message(), HasSubstr("in use on the host"));
   EXPECT_THAT(NatRulesWith(c->netns_name), ElementsAre(HasSubstr("-p udp")));
 
+  // A second call for a task (another container) adds to its rules, and a port it holds counts.
+  auto second = PublishPorts(options_, *a, {Map(8443, static_port_)});
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  auto twice = PublishPorts(options_, *a, {Map(8443, static_port_)});
+  EXPECT_EQ(twice.status().code(), StatusCode::kAlreadyExists) << twice.status().ToString();
+  EXPECT_EQ(NatRulesWith(a->netns_name).size(), 3u);
+  ASSERT_TRUE(UnpublishPorts(options_, "task-a").ok());
+  pa = PublishPorts(options_, *a, {Map(80, (*pa)[0].host_port), Map(443, (*pa)[1].host_port)});
+  ASSERT_TRUE(pa.ok()) << pa.status().ToString();
+
   // Freed ports can be had again.
   ASSERT_TRUE(UnpublishPorts(options_, "task-b").ok());
   pc = PublishPorts(options_, *c, {Map(80)});

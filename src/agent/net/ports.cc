@@ -212,9 +212,9 @@ StatusOr<std::vector<NetworkBinding>> Claim(const NetworkOptions& options, const
 
   ASSIGN_OR_RETURN(subprocess::UniqueFd lock, LockPorts(options));
   ASSIGN_OR_RETURN(auto existing, ReadRules(options));
-  std::map<std::string, std::string> taken;  // "port/proto" -> owner
+  // "port/proto" -> the task holding it; this call's static ports are kept from its dynamic ones.
+  std::map<std::string, std::string> taken;
   for (const auto& [chain, rule] : existing) taken.emplace(Key(rule.protocol, rule.host_port), rule.owner);
-  for (const std::string& key : in_call) taken.emplace(key, owner);
 
   Range range = DynamicRange(options);
   std::lock_guard<std::mutex> cursor_lock(cursor_mutex);
@@ -228,7 +228,7 @@ StatusOr<std::vector<NetworkBinding>> Claim(const NetworkOptions& options, const
     uint16_t host_port = host_mode ? m.container_port : m.host_port;
     if (host_port != 0) {
       auto holder = taken.find(Key(m.protocol, host_port));
-      if (holder != taken.end() && holder->second != owner) {
+      if (holder != taken.end()) {
         return AlreadyExists(fmt::format("{}: host port {} is already {} by task {}", what, Key(m.protocol, host_port),
                                          host_mode ? "reserved" : "published", holder->second));
       }
@@ -241,7 +241,7 @@ StatusOr<std::vector<NetworkBinding>> Claim(const NetworkOptions& options, const
       uint32_t start = (cursor >= range.first && cursor < range.last) ? cursor + 1u - range.first : 0;
       for (uint32_t n = 0; n < size && host_port == 0; ++n) {
         auto port = static_cast<uint16_t>(range.first + (start + n) % size);
-        if (taken.count(Key(m.protocol, port))) continue;
+        if (taken.count(Key(m.protocol, port)) || in_call.count(Key(m.protocol, port))) continue;
         ASSIGN_OR_RETURN(bool free, PortFree(m.protocol, host_ips[i], port));
         if (free) host_port = port;
       }
