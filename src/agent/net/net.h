@@ -244,7 +244,8 @@ StatusOr<std::map<std::string, uint32_t>> ListBridgeAddresses(const NetworkOptio
 // Publishes `mappings` of the bridge-mode task `network` (from CreateBridgeTaskNetwork or
 // BridgeTaskNetworkFor): a DNAT rule per mapping from hostPort (chosen when 0) on the host's
 // addresses (or host_ip) to the task's address and containerPort. All or nothing: on failure no
-// rule of this call remains. Returns one binding per mapping, in order, as ECS reports them.
+// rule of this call remains. Returns one binding per mapping, in order, as ECS's agent submits
+// them (IPv4 only: its default is ECS_EXCLUDE_IPV6_PORTBINDING=true).
 // kInvalidArgument: a bad mapping (port 0, a host_ip that is not IPv4), or one host port and
 // protocol twice; kAlreadyExists: a static host port published or reserved by any task, or in
 // use on the host (the message names which); kResourceExhausted: no free dynamic port.
@@ -256,7 +257,8 @@ StatusOr<std::vector<NetworkBinding>> PublishPorts(const NetworkOptions& options
 // Host mode: checks each mapping's port (host_port, which must be 0 or container_port) is free on
 // the host and not published or reserved by another task, and records it for the task (a
 // PADDOCK-PORTS rule). All or nothing; errors as PublishPorts. The bindings have
-// hostPort = containerPort, as ECS reports host-mode tasks'.
+// hostPort = containerPort; they are for the agent's own use (task metadata): ECS's agent
+// submits no networkBindings for host (or awsvpc) tasks.
 StatusOr<std::vector<NetworkBinding>> ReserveHostPorts(const NetworkOptions& options, std::string_view task_id,
                                                        const std::vector<PortMapping>& mappings);
 
