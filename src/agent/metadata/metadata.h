@@ -1,0 +1,262 @@
+// agent/metadata: ECS's task metadata endpoint (versions 4 and 3) for the node's tasks.
+//
+// Every container of a task gets ECS_CONTAINER_METADATA_URI_V4=http://169.254.170.2/v4/<id> (and
+// ECS_CONTAINER_METADATA_URI=…/v3/<id>), where <id> is random and unguessable, one per container.
+// GET on it answers, as AWS does:
+//
+//   ${URI}             the container's metadata          (RenderContainer)
+//   ${URI}/task        the task's, with every container  (RenderTask)
+//   ${URI}/stats       the container's Docker-style stats (RenderStats over ReadCgroupSample)
+//   ${URI}/task/stats  {DockerId: stats or null} for every container of the task
+//
+// The documents are rendered on each request from what the agent knows now: the Task JSON as
+// DescribeTasks returns it plus per-container runtime facts (TaskFacts), through a provider the
+// agent registers. Field names and shapes follow the ECS agent's TMDS responses
+// (docs/contracts/task.md, row "Task metadata endpoint", lists what is left out and why).
+//
+//   MetadataService service(MetadataServiceOptions{.bridge = "paddock0"});
+//   RETURN_IF_ERROR(net::EnsureBridge(network));  // the bridge must exist: Start adds the address
+//   RETURN_IF_ERROR(service.Start());             // 169.254.170.2/32 on the bridge, listens on :80
+//   ContainerEndpoint ep = service.RegisterContainer(task_arn, "web", provider, task_ip);
+//   for (std::string& e : ep.Env()) spec.env.push_back(std::move(e));
+//   ...
+//   service.UnregisterTask(task_arn);             // when the task is torn down
+//
+// Reachability. Tasks' default route goes via their subnet's gateway on the bridge, so a packet
+// for 169.254.170.2 reaches the host, which owns that address (a /32 on the bridge) and answers
+// from it. Verified from inside a task namespace by metadata_netns_test.
+//
+// Authorization. A request names a container by its id; an unknown id is 404. When a container
+// was registered with its task's IP, requests from any other source address are 404 too (AWS
+// tells tasks apart by source address the same way), so another task cannot read it even with
+// the id.
+//
+// Thread safety: MetadataService is thread-safe. The renderers are pure functions.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+#include "agent/runtime/cgroups.h"
+#include "common/clock.h"
+#include "common/status.h"
+#include "http/message.h"
+
+namespace paddock::http {
+class Server;
+}
+
+namespace paddock::agent::metadata {
+
+// What the runtime knows about one container, beyond the task record.
+struct ContainerFacts {
+  std::string name;       // the container definition's name (the Task JSON's containers[].name)
+  std::string docker_id;  // the runtime's container id; empty: not created yet (left out of /task)
+  int pid = 0;            // host pid of the container's init; 0 when not running
+  std::optional<TimePoint> created_at;
+  std::optional<TimePoint> started_at;
+  std::optional<TimePoint> finished_at;
+  int64_t cpu_units = 0;    // the definition's cpu (Limits.CPU; below 2 reads as 2, as ECS's agent)
+  int64_t memory_mib = 0;   // the definition's memory (hard limit; Limits.Memory), 0 when unset
+  std::string image_id;     // "sha256:…": the image config's digest (Docker's image ID), if known
+  std::string log_driver;   // logConfiguration.logDriver; empty: none
+  std::map<std::string, std::string> log_options;
+  std::map<std::string, std::string> docker_labels;  // the definition's dockerLabels
+  std::optional<int> restart_count;                   // with a restartPolicy: restarts so far
+  // The container's cgroup, absolute from each hierarchy's root. Empty: read from
+  // /proc/<pid>/cgroup (then stats need a running container).
+  std::string cgroup_path;
+};
+
+// What a provider returns: the task now.
+struct TaskFacts {
+  std::string task_json;  // the Task, serialized as DescribeTasks returns it
+  std::vector<ContainerFacts> containers;
+  // awsvpc: eth0's subnet prefix length and the subnet's gateway (LaunchSpec::Network). 0/empty:
+  // IPv4SubnetCIDRBlock and SubnetGatewayIpv4Address are left out.
+  int prefix_length = 0;
+  std::string gateway;
+  std::vector<std::string> dns_servers;  // the task's resolv.conf nameservers
+  std::vector<std::string> dns_search;   // and its search list
+  // EphemeralStorageMetrics.Utilized (MiB): the containers' writable layers together. Unset: the
+  // block is left out (Reserved alone would mislead).
+  std::optional<int64_t> ephemeral_utilized_mib;
+};
+
+// Called on every request for a task's document; must be cheap and must not call back into the
+// service. An error answers 500.
+using TaskProvider = std::function<StatusOr<TaskFacts>()>;
+
+enum class Version { kV3, kV4 };
+
+// RFC 3339 with nanoseconds, trailing zeros trimmed, 'Z': Go's time.Time JSON, as the ECS agent
+// writes timestamps ("2020-10-02T00:15:07.620912337Z").
+std::string FormatTime(TimePoint t);
+
+// The container document (${URI}) for `container_name` of `task` (a parsed Task JSON).
+// NotFound when the task has no such container or the facts have none for it.
+StatusOr<boost::json::object> RenderContainer(const boost::json::object& task, const TaskFacts& facts,
+                                              std::string_view container_name, Version version = Version::kV4);
+
+// The task document (${URI}/task): the task's fields and every created container's document.
+boost::json::object RenderTask(const boost::json::object& task, const TaskFacts& facts, Version version = Version::kV4);
+
+// JSON text the way Go's encoding/json writes these documents: compact, members in insertion
+// order, numbers without exponents (0.25, not 2.5E-1).
+std::string Serialize(const boost::json::value& v);
+
+// ---- Stats -------------------------------------------------------------------------------------
+
+struct NetDevCounters {
+  uint64_t rx_bytes = 0, rx_packets = 0, rx_errors = 0, rx_dropped = 0;
+  uint64_t tx_bytes = 0, tx_packets = 0, tx_errors = 0, tx_dropped = 0;
+};
+
+struct BlkioEntry {
+  uint64_t major = 0, minor = 0;
+  std::string op;  // v1: "Read", "Write", "Sync", "Async", "Discard", "Total"; v2: "read", "write"
+  uint64_t value = 0;
+};
+
+// One reading of a container's counters (the cgroup, /proc/stat and the task netns's net/dev).
+struct CgroupSample {
+  TimePoint read;
+  uint64_t cpu_total_ns = 0, cpu_user_ns = 0, cpu_kernel_ns = 0;
+  std::vector<uint64_t> cpu_percpu_ns;  // v1 only (cpuacct.usage_percpu)
+  uint64_t system_cpu_ns = 0;           // /proc/stat's first seven cpu fields, in ns
+  uint32_t online_cpus = 0;
+  uint64_t throttling_periods = 0, throttled_periods = 0, throttled_time_ns = 0;
+  uint64_t memory_usage = 0;
+  std::optional<uint64_t> memory_max_usage;  // v1 only (memory.max_usage_in_bytes)
+  std::optional<uint64_t> memory_failcnt;    // v1 only
+  uint64_t memory_limit = 0;                 // unlimited reads as the host's MemTotal, as Docker
+  std::vector<std::pair<std::string, uint64_t>> memory_stat;  // memory.stat, in file order
+  std::optional<uint64_t> pids_current;
+  std::vector<BlkioEntry> io_service_bytes, io_serviced;
+  std::optional<std::map<std::string, NetDevCounters>> networks;  // by interface, lo left out
+};
+
+// Where the counters live. FromLayout fills the roots from the host's cgroup mounts.
+struct StatsSources {
+  runtime::CgroupLayout layout;
+  std::string cpuacct_root;  // v1: the cpuacct hierarchy (cpuacct.*); v2: the root
+  std::string pids_root;     // empty: no pids controller
+  std::string blkio_root;    // empty: no blkio / io controller
+  std::string proc_root = "/proc";
+
+  static StatsSources FromLayout(const runtime::CgroupLayout& layout);
+};
+
+// Reads the counters of cgroup `cgroup_path` in every hierarchy (when empty: each controller's
+// own path from /proc/<pid>/cgroup) and, with a pid, the interfaces of its network namespace
+// (/proc/<pid>/net/dev). NotFound when the memory cgroup is gone (the container was deleted) or
+// is the root.
+StatusOr<CgroupSample> ReadCgroupSample(const StatsSources& sources, std::string_view cgroup_path, int pid,
+                                        TimePoint now);
+
+// Docker's container stats document (GET /containers/{id}/stats?stream=false) with ECS's
+// network_rate_stats: precpu_stats and preread from `previous` (zeros and 0001-01-01 without).
+// v3 leaves out networks and network_rate_stats, as ECS's v3 endpoint does.
+boost::json::object RenderStats(const CgroupSample& current, const CgroupSample* previous, std::string_view docker_id,
+                                std::string_view name, Version version = Version::kV4);
+
+// ---- The service -------------------------------------------------------------------------------
+
+struct MetadataServiceOptions {
+  // Where to listen and what the URIs name. AWS's address and port by default.
+  std::string host = "169.254.170.2";
+  uint16_t port = 80;  // 0: an ephemeral port (tests); the URIs then carry it
+  // When set, Start adds host/32 to this interface (the tasks' bridge) first, if it lacks it.
+  // The interface must exist (FailedPrecondition otherwise).
+  std::string bridge;
+  // Requests must come from the task IP a container was registered with (when it was).
+  bool check_source = true;
+  int worker_threads = 4;
+  // Secret bytes (at least 16) the ids are derived from: HMAC-SHA256(key, "<task ARN>\n<container
+  // name>"), so that an agent restarted on the same state registers a re-adopted container under
+  // the id already in its environment. Empty: random ids (a restarted agent cannot serve the
+  // containers it re-adopts).
+  std::string id_key;
+  // Empty: StatsSources::FromLayout(DetectCgroupLayout()) at Start; no cgroups then stats are null.
+  std::optional<StatsSources> stats_sources;
+};
+
+struct ContainerEndpoint {
+  std::string id;
+  std::string v4_uri;  // "http://169.254.170.2/v4/<id>"
+  std::string v3_uri;  // "http://169.254.170.2/v3/<id>"
+  // {"ECS_CONTAINER_METADATA_URI_V4=…", "ECS_CONTAINER_METADATA_URI=…"}
+  std::vector<std::string> Env() const;
+};
+
+class MetadataService {
+ public:
+  explicit MetadataService(MetadataServiceOptions options);
+  ~MetadataService();  // Stops.
+  MetadataService(const MetadataService&) = delete;
+  MetadataService& operator=(const MetadataService&) = delete;
+
+  // Adds the address (with options.bridge) and starts listening. REQUIRES: not started.
+  Status Start();
+  // Stops listening (in-flight requests finish). Leaves the address on the bridge. Idempotent.
+  void Stop();
+  // The bound port (after Start).
+  uint16_t port() const { return port_; }
+
+  // Registers one container of a task: the returned URIs answer for it from now on. `provider`
+  // replaces the task's previous one. `task_ip` (dotted quad): requests must come from it when
+  // options.check_source; empty: from anywhere. Registering the same container again gives it a
+  // second id; both answer until UnregisterTask.
+  // REQUIRES: started (the URIs carry the bound port when it is not 80).
+  ContainerEndpoint RegisterContainer(std::string_view task_arn, std::string_view container_name, TaskProvider provider,
+                                      std::string_view task_ip = {});
+  // Forgets every container of the task (their URIs answer 404) and the task's stats history,
+  // and waits for requests already calling the task's provider: once it returns, the provider
+  // is never called again (so whatever it captured may go).
+  // REQUIRES: not called from a provider.
+  void UnregisterTask(std::string_view task_arn);
+
+  // The request handler, exposed for tests.
+  http::Response Handle(const http::Request& request);
+
+ private:
+  struct Entry {
+    std::string task_arn;
+    std::string container_name;
+    std::string source_ip;
+  };
+  struct TaskEntry {
+    TaskProvider provider;
+    std::vector<std::string> ids;
+    std::map<std::string, CgroupSample> last_samples;  // by docker id
+    int in_flight = 0;  // requests using `provider` now
+  };
+
+  std::string BaseUri() const;
+  http::Response Serve(const Entry& entry, std::string_view rest, Version version, TaskEntry& task);
+  // The stats document of one container, or null when it has none (not running, cgroup gone).
+  boost::json::value StatsFor(TaskEntry& task, const ContainerFacts& c, Version version);
+
+  const MetadataServiceOptions options_;
+  std::optional<StatsSources> sources_;  // set by Start
+  std::unique_ptr<http::Server> server_;
+  uint16_t port_ = 0;
+
+  std::mutex mu_;
+  std::condition_variable idle_;                                // a task's in_flight fell
+  std::map<std::string, Entry> by_id_;                          // GUARDED_BY(mu_)
+  std::map<std::string, std::shared_ptr<TaskEntry>> by_task_;  // GUARDED_BY(mu_), and their fields
+};
+
+}  // namespace paddock::agent::metadata

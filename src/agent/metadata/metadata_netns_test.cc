@@ -1,0 +1,143 @@
+// The metadata endpoint as a task reaches it: from inside a task namespace made by agent/net
+// (veth on the bridge, default route via the subnet's gateway) to 169.254.170.2 on the host.
+// Root only; skips otherwise.
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+
+#include <fmt/core.h>
+
+#include "agent/metadata/metadata.h"
+#include "agent/net/net.h"
+#include "common/subprocess.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace paddock::agent::metadata {
+namespace {
+
+constexpr uint32_t Ip(uint32_t a, uint32_t b, uint32_t c, uint32_t d) { return a << 24 | b << 16 | c << 8 | d; }
+
+subprocess::RunResult RunCmd(const std::vector<std::string>& argv) {
+  StatusOr<subprocess::RunResult> r = subprocess::RunCaptured(argv, std::chrono::seconds(20));
+  if (r.ok()) return *r;
+  subprocess::RunResult failed;
+  failed.output = r.status().ToString();
+  return failed;
+}
+
+// GET `uri` from inside namespace `netns` (or from the host when empty): "<status> <body>".
+std::string Fetch(const std::string& netns, const std::string& uri) {
+  std::vector<std::string> argv;
+  if (!netns.empty()) argv = {"ip", "netns", "exec", netns};
+  for (const char* a : {"curl", "-s", "-m", "10", "-w", "\n%{http_code}", uri.c_str()}) argv.emplace_back(a);
+  subprocess::RunResult r = RunCmd(argv);
+  size_t nl = r.output.rfind('\n');
+  if (r.exit_code != 0 || nl == std::string::npos) return fmt::format("curl failed ({}): {}", r.exit_code, r.output);
+  return r.output.substr(nl + 1) + " " + r.output.substr(0, nl);
+}
+
+class MetadataNetnsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root: makes a bridge and task namespaces";
+    if (RunCmd({"ip", "-V"}).exit_code != 0) GTEST_SKIP() << "needs iproute2's ip";
+    if (RunCmd({"curl", "--version"}).exit_code != 0) GTEST_SKIP() << "needs curl";
+    const unsigned pid = static_cast<unsigned>(getpid());
+    network_.bridge = fmt::format("pdkmd{}", pid % 100000);
+    network_.netns_prefix = fmt::format("m{}-", pid % 100000);
+    subnet_ = pid % 200 + 20;
+    network_.gateway_cidrs = {fmt::format("10.253.{}.1/24", subnet_)};
+    Status bridge = net::EnsureBridge(network_);
+    if (!bridge.ok()) GTEST_SKIP() << "root, but cannot make a bridge here: " << bridge.ToString();
+    ready_ = true;
+
+    MetadataServiceOptions o;  // AWS's address, on our bridge; an ephemeral port beside any agent's :80
+    o.port = 0;
+    o.bridge = network_.bridge;
+    service_ = std::make_unique<MetadataService>(o);
+    Status started = service_->Start();
+    ASSERT_TRUE(started.ok()) << started.ToString();
+  }
+
+  void TearDown() override {
+    if (service_) service_->Stop();
+    if (!ready_) return;
+    for (const auto& tn : networks_) EXPECT_TRUE(net::DeleteTaskNetwork(network_, tn).ok());
+    RunCmd({"ip", "link", "del", network_.bridge});
+  }
+
+  net::TaskNetwork Task(const std::string& id, uint32_t host) {
+    StatusOr<net::TaskNetwork> tn = net::CreateTaskNetwork(network_, id, Ip(10, 253, subnet_, host), 24,
+                                                           Ip(10, 253, subnet_, 1));
+    EXPECT_TRUE(tn.ok()) << tn.status().ToString();
+    if (!tn.ok()) return {};
+    networks_.push_back(*tn);
+    return *tn;
+  }
+
+  static TaskProvider Provider(const std::string& ip) {
+    return [ip]() -> StatusOr<TaskFacts> {
+      TaskFacts f;
+      f.task_json = fmt::format(
+          R"({{"taskArn":"arn:aws:ecs:us-east-1:123456789012:task/default/t1","clusterArn":"arn:aws:ecs:us-east-1:)"
+          R"(123456789012:cluster/default","launchType":"FARGATE","desiredStatus":"RUNNING","lastStatus":"RUNNING",)"
+          R"("taskDefinitionArn":"arn:aws:ecs:us-east-1:123456789012:task-definition/web:1","containers":[)"
+          R"({{"name":"web","image":"busybox","lastStatus":"RUNNING","networkInterfaces":[{{"privateIpv4Address":"{}"}}]}}]}})",
+          ip);
+      ContainerFacts web;
+      web.name = "web";
+      web.docker_id = "pdk-test-t1-0";
+      f.containers.push_back(web);
+      return f;
+    };
+  }
+
+  net::NetworkOptions network_;
+  uint32_t subnet_ = 0;
+  bool ready_ = false;
+  std::unique_ptr<MetadataService> service_;
+  std::vector<net::TaskNetwork> networks_;
+};
+
+TEST_F(MetadataNetnsTest, ATaskReachesItsOwnMetadataAt169_254_170_2AndNoOneElseDoes) {
+  net::TaskNetwork t1 = Task("t1", 5);
+  net::TaskNetwork t2 = Task("t2", 6);
+  const std::string ip1 = fmt::format("10.253.{}.5", subnet_);
+  ContainerEndpoint ep = service_->RegisterContainer("arn:aws:ecs:us-east-1:123456789012:task/default/t1", "web",
+                                                     Provider(ip1), ip1);
+  EXPECT_THAT(ep.v4_uri, ::testing::StartsWith("http://169.254.170.2:"));
+
+  // The task itself: 200 and its document.
+  std::string got = Fetch(t1.netns_name, ep.v4_uri);
+  EXPECT_THAT(got, ::testing::StartsWith("200 {\"DockerId\":\"pdk-test-t1-0\",\"Name\":\"web\""));
+  EXPECT_THAT(Fetch(t1.netns_name, ep.v4_uri + "/task"), ::testing::HasSubstr("\"TaskARN\""));
+  // Another task that learned the URI, and the host itself: not found.
+  EXPECT_EQ(Fetch(t2.netns_name, ep.v4_uri), "404 \"Not found\"");
+  EXPECT_EQ(Fetch("", ep.v4_uri), "404 \"Not found\"");
+  // A guessed id from the task: not found.
+  EXPECT_EQ(Fetch(t1.netns_name, fmt::format("http://169.254.170.2:{}/v4/{}", service_->port(),
+                                             std::string(32, '0'))),
+            "404 \"Not found\"");
+}
+
+TEST_F(MetadataNetnsTest, StartIsIdempotentAboutTheAddress) {
+  subprocess::RunResult shown = RunCmd({"ip", "-o", "-4", "addr", "show", "dev", network_.bridge});
+  EXPECT_THAT(shown.output, ::testing::HasSubstr(" 169.254.170.2/32 "));
+  MetadataServiceOptions o;
+  o.port = 0;
+  o.bridge = network_.bridge;
+  MetadataService second(o);  // the address is there already: kept, not added twice
+  ASSERT_TRUE(second.Start().ok());
+  shown = RunCmd({"ip", "-o", "-4", "addr", "show", "dev", network_.bridge});
+  size_t first = shown.output.find("169.254.170.2/32");
+  EXPECT_EQ(shown.output.find("169.254.170.2/32", first + 1), std::string::npos);
+  MetadataServiceOptions missing;
+  missing.port = 0;
+  missing.bridge = "pdkmd-none";
+  EXPECT_EQ(MetadataService(missing).Start().code(), StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace paddock::agent::metadata
