@@ -3,11 +3,13 @@
 #include "http/client.h"
 
 #include <array>
+#include <atomic>
 #include <charconv>
 #include <optional>
 #include <utility>
 
 #include <boost/asio/connect.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/write.hpp>
@@ -55,6 +57,7 @@ class Client::Impl {
   }
 
   StatusOr<Response> Send(const Request& req) {
+    if (cancelled_.load()) return Unavailable("cancelled");
     BuildHead(req);
     const bool head_request = req.method == "HEAD";
     for (int attempt = 0;; ++attempt) {
@@ -131,7 +134,17 @@ class Client::Impl {
   void Run() {
     ioc_.restart();
     ioc_.run();
+    if (cancelled_.load()) Disconnect();
   }
+
+ public:
+  void Cancel() {
+    cancelled_.store(true);
+    // Runs on the thread inside Send's Run (or at the next Run, which then fails at once).
+    asio::post(ioc_, [this] { stream_.cancel(); });
+  }
+
+ private:
 
   Status Failure(std::string_view what, const error_code& ec) const {
     std::string message(what);
@@ -178,6 +191,7 @@ class Client::Impl {
   beast::flat_buffer buffer_;
   std::string head_;  // reused
   bool connected_ = false;
+  std::atomic<bool> cancelled_{false};
   std::optional<tcp::resolver::results_type> endpoints_;
 };
 
@@ -187,5 +201,7 @@ Client::Client(std::string host, uint16_t port, std::chrono::milliseconds timeou
 Client::~Client() = default;
 
 StatusOr<Response> Client::Send(const Request& req) { return impl_->Send(req); }
+
+void Client::Cancel() { impl_->Cancel(); }
 
 }  // namespace paddock::http

@@ -27,6 +27,10 @@ class Client {
   // connection errors and timeouts.
   StatusOr<Response> Send(const Request& req);
 
+  // From any thread: makes a Send in progress, and every later one, fail at once with
+  // kUnavailable "cancelled". For a long-poll that must stop promptly.
+  void Cancel();
+
  private:
   class Impl;
   std::unique_ptr<Impl> impl_;
