@@ -322,7 +322,7 @@ ContainerInstances::ContainerInstances(store::Store& store, cluster::Clusters& c
 
 bool ContainerInstances::Connected(const std::string& key, TimePoint now) {
   auto t = LastHeartbeat(key);
-  return t && now - *t <= kAgentTimeout;
+  return t && now - *t <= agent_timeout_;
 }
 
 std::optional<TimePoint> ContainerInstances::LastHeartbeat(const std::string& key) {

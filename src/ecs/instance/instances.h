@@ -184,6 +184,10 @@ class ContainerInstances {
                                                           const std::vector<TargetedAttribute>& attributes);
   StatusOr<AttributePage> ListAttributes(const Scope& scope, const AttributeQuery& q);
 
+  // agentConnected holds while the last heartbeat is at most this old (default kAgentTimeout).
+  // Set before serving (tests shorten it).
+  void SetAgentTimeout(std::chrono::milliseconds timeout) { agent_timeout_ = timeout; }
+
   // The agent side: the instance's agent is alive at `now`. NotFound for unknown or INACTIVE.
   Status Heartbeat(const Scope& scope, std::string_view cluster, std::string_view id, TimePoint now);
 
@@ -239,6 +243,7 @@ class ContainerInstances {
   Usage usage_;
   std::mutex mu_;
   std::map<std::string, TimePoint> heartbeats_;  // GUARDED_BY(mu_), by record key
+  std::chrono::milliseconds agent_timeout_ = kAgentTimeout;
 };
 
 }  // namespace paddock::ecs::instance
