@@ -111,6 +111,10 @@ EcsService::EcsService(const aws::ServiceModel& model, Owners owners, aws::Token
       {"TagResource", &EcsService::TagResource},
       {"UntagResource", &EcsService::UntagResource},
       {"ListTagsForResource", &EcsService::ListTagsForResource},
+      {"SubmitTaskStateChange", &EcsService::SubmitTaskStateChange},
+      {"SubmitContainerStateChange", &EcsService::SubmitContainerStateChange},
+      {"SubmitAttachmentStateChanges", &EcsService::SubmitAttachmentStateChanges},
+      {"DiscoverPollEndpoint", &EcsService::DiscoverPollEndpoint},
   };
 }
 
@@ -704,6 +708,166 @@ StatusOr<std::string> EcsService::ListTagsForResource(const aws::CallContext& ct
       return UnsupportedTagTarget(t);
   }
   return "{\"tags\":" + json::serialize(EncodeTags(tags)) + "}";
+}
+
+// ---- The agent's actions ----
+//
+// ECS documents these as used only by its container agent. The reporting agent is the task's
+// container instance: the caller's account must own the task (another account's ARN is
+// AccessDeniedException), the report is applied as that instance's agent's (ReportState: never
+// backwards), and a task without a container instance (Fargate, run by the node's own agent) is
+// AccessDeniedException. Paddock's own agents report through ReportTaskState
+// (agent/remote/agent_service.h), which also carries stopCode and health.
+
+namespace {
+struct ReportedTask {
+  std::string arn;
+  std::string agent_id;
+  std::string last_status;
+};
+
+StatusOr<ReportedTask> FindReportedTask(task::Tasks& tasks, const aws::CallContext& ctx, const json::object& in) {
+  ASSIGN_OR_RETURN(std::string cluster,
+                   cluster::ClusterName(OptString(in, "cluster"), ctx.scope, ctx.action, ctx.principal.arn));
+  std::string ref = String(in, "task");
+  if (ref.empty()) return ParamError("task is required.");
+  ASSIGN_OR_RETURN(std::string id, task::TaskId(ref, ctx.scope, ctx.action, ctx.principal.arn));
+  ReportedTask out;
+  out.arn = task::TaskArn(ctx.scope, cluster, id);
+  ASSIGN_OR_RETURN(task::DescribeResult d, tasks.Describe(ctx.scope, cluster, {out.arn}, false, ctx.principal.arn));
+  if (d.tasks.empty()) return ParamError("The referenced task was not found.");
+  json::value t = json::parse(d.tasks.front());
+  const json::object& o = t.as_object();
+  auto instance = OptString(o, "containerInstanceArn");
+  if (!instance)
+    return PermissionDenied(fmt::format("Task {} has no container instance: only the node's own agent reports it.", out.arn),
+                            "AccessDeniedException");
+  out.agent_id = task::InstanceAgentId(*instance);
+  out.last_status = String(o, "lastStatus");
+  return out;
+}
+
+std::optional<TimePoint> OptTime(const json::object& in, std::string_view key) {
+  auto it = in.find(key);
+  if (it == in.end() || !it->value().is_number()) return std::nullopt;
+  return TimePoint(std::chrono::duration_cast<TimePoint::duration>(
+      std::chrono::duration<double>(it->value().to_number<double>())));
+}
+
+Status CheckContainerStatus(std::string_view status) {
+  if (status == "PENDING" || status == "RUNNING" || status == "STOPPED") return OkStatus();
+  return ParamError(fmt::format("Unknown container status: {}", status));
+}
+
+task::ContainerStateChange DecodeContainerChange(const json::object& o) {
+  task::ContainerStateChange c;
+  c.name = String(o, "containerName");
+  c.last_status = String(o, "status");
+  if (auto it = o.find("exitCode"); it != o.end() && it->value().is_number()) c.exit_code = it->value().to_number<int64_t>();
+  c.reason = OptOwned(o, "reason");
+  c.runtime_id = OptOwned(o, "runtimeId");
+  c.image_digest = OptOwned(o, "imageDigest");
+  if (auto it = o.find("networkBindings"); it != o.end() && it->value().is_array()) {
+    std::vector<task::NetworkBinding> bindings;
+    for (const auto& v : it->value().get_array()) {
+      const json::object& b = v.as_object();
+      task::NetworkBinding nb;
+      if (auto ip = OptString(b, "bindIP")) nb.bind_ip = std::string(*ip);
+      if (auto p = b.find("containerPort"); p != b.end() && p->value().is_number())
+        nb.container_port = p->value().to_number<int64_t>();
+      if (auto p = b.find("hostPort"); p != b.end() && p->value().is_number()) nb.host_port = p->value().to_number<int64_t>();
+      if (auto p = OptString(b, "protocol")) nb.protocol = std::string(*p);
+      bindings.push_back(std::move(nb));
+    }
+    c.network_bindings = std::move(bindings);
+  }
+  return c;
+}
+
+constexpr std::string_view kAcknowledged = R"({"acknowledgment":"ACK"})";
+}  // namespace
+
+StatusOr<std::string> EcsService::SubmitTaskStateChange(const aws::CallContext& ctx, json::object& in) {
+  ASSIGN_OR_RETURN(ReportedTask t, FindReportedTask(*owners_.tasks, ctx, in));
+  task::TaskStateChange change;
+  // Without a status the report changes only containers: the task stays where it is.
+  change.last_status = OptString(in, "status") ? String(in, "status") : t.last_status;
+  change.stopped_reason = OptOwned(in, "reason");
+  change.pull_started_at = OptTime(in, "pullStartedAt");
+  change.pull_stopped_at = OptTime(in, "pullStoppedAt");
+  change.execution_stopped_at = OptTime(in, "executionStoppedAt");
+  if (auto it = in.find("containers"); it != in.end() && it->value().is_array()) {
+    for (const auto& v : it->value().get_array()) {
+      task::ContainerStateChange c = DecodeContainerChange(v.as_object());
+      if (c.name.empty()) return ParamError("containerName is required for each container.");
+      RETURN_IF_ERROR(CheckContainerStatus(c.last_status));
+      change.containers.push_back(std::move(c));
+    }
+  }
+  // attachments and managedAgents are accepted and not recorded: Paddock's agent attaches the
+  // task's interface itself, and the task's attachment status follows its lastStatus.
+  RETURN_IF_ERROR(owners_.tasks->ReportState(t.agent_id, t.arn, change, ctx.now));
+  return std::string(kAcknowledged);
+}
+
+StatusOr<std::string> EcsService::SubmitContainerStateChange(const aws::CallContext& ctx, json::object& in) {
+  ASSIGN_OR_RETURN(ReportedTask t, FindReportedTask(*owners_.tasks, ctx, in));
+  task::ContainerStateChange c = DecodeContainerChange(in);
+  if (c.name.empty()) return ParamError("containerName is required.");
+  RETURN_IF_ERROR(CheckContainerStatus(c.last_status));
+  task::TaskStateChange change;
+  change.last_status = t.last_status;  // the task stays where it is
+  change.containers.push_back(std::move(c));
+  RETURN_IF_ERROR(owners_.tasks->ReportState(t.agent_id, t.arn, change, ctx.now));
+  return std::string(kAcknowledged);
+}
+
+StatusOr<std::string> EcsService::SubmitAttachmentStateChanges(const aws::CallContext& ctx, json::object& in) {
+  ASSIGN_OR_RETURN(std::string cluster,
+                   cluster::ClusterName(OptString(in, "cluster"), ctx.scope, ctx.action, ctx.principal.arn));
+  ASSIGN_OR_RETURN(cluster::DescribeResult d, owners_.clusters->Describe(ctx.scope, {cluster}, cluster::Include{}));
+  if (d.clusters.empty()) return NotFound("Cluster not found.", "ClusterNotFoundException");
+  auto it = in.find("attachments");
+  if (it == in.end() || !it->value().is_array() || it->value().get_array().empty())
+    return ParamError("Attachments cannot be empty.");
+  for (const auto& v : it->value().get_array()) {
+    // arn:aws:ecs:REGION:ACCOUNT:attachment/ID, of the caller's account and region.
+    std::string arn = String(v.as_object(), "attachmentArn");
+    std::vector<std::string_view> parts;  // arn, aws, ecs, region, account, resource
+    size_t pos = 0;
+    for (size_t colon; parts.size() < 5 && (colon = arn.find(':', pos)) != std::string::npos; pos = colon + 1)
+      parts.push_back(std::string_view(arn).substr(pos, colon - pos));
+    if (parts.size() != 5 || parts[0] != "arn" || parts[2] != "ecs" ||
+        std::string_view(arn).substr(pos).rfind("attachment/", 0) != 0)
+      return ParamError(fmt::format("Invalid attachment ARN: {}", arn));
+    const EcsResource r{ResourceKind::kCluster, Scope{AccountId(std::string(parts[4])), Region(std::string(parts[3]))}, ""};
+    RETURN_IF_ERROR(CheckArnScope(r, ctx.scope, arn, ctx.action, ctx.principal.arn));
+  }
+  // Accepted and not recorded: a task's attachment status follows the task (ReportState).
+  return std::string(kAcknowledged);
+}
+
+void EcsService::SetEndpoint(std::string url) {
+  std::lock_guard lock(endpoint_mu_);
+  endpoint_ = std::move(url);
+}
+
+StatusOr<std::string> EcsService::DiscoverPollEndpoint(const aws::CallContext& ctx, json::object& in) {
+  if (auto c = OptString(in, "cluster")) {
+    ASSIGN_OR_RETURN(std::string name, cluster::ClusterName(*c, ctx.scope, ctx.action, ctx.principal.arn));
+    (void)name;
+  }
+  if (auto ci = OptString(in, "containerInstance")) {
+    ASSIGN_OR_RETURN(instance::InstanceRef ref, instance::ParseInstanceRef(*ci, ctx.scope, ctx.action, ctx.principal.arn));
+    (void)ref;
+  }
+  std::string url;
+  {
+    std::lock_guard lock(endpoint_mu_);
+    url = endpoint_;
+  }
+  if (url.empty()) return Unavailable("The endpoint is not known yet.", "ServerException");
+  return json::serialize(json::object{{"endpoint", url}, {"telemetryEndpoint", url}, {"serviceConnectEndpoint", url}});
 }
 
 }  // namespace paddock::ecs::api

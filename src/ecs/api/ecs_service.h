@@ -8,6 +8,7 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 
@@ -42,6 +43,10 @@ class EcsService final : public aws::JsonService {
   // The actions this adapter implements, sorted (for docs/api-coverage.md).
   std::vector<std::string> ImplementedActions() const;
 
+  // The URL DiscoverPollEndpoint answers (endpoint, telemetryEndpoint, serviceConnectEndpoint):
+  // the server's own, once it knows its port. Thread-safe.
+  void SetEndpoint(std::string url);
+
  private:
   using Handler = StatusOr<std::string> (EcsService::*)(const aws::CallContext&, boost::json::object&);
 
@@ -75,11 +80,18 @@ class EcsService final : public aws::JsonService {
   StatusOr<std::string> TagResource(const aws::CallContext&, boost::json::object&);
   StatusOr<std::string> UntagResource(const aws::CallContext&, boost::json::object&);
   StatusOr<std::string> ListTagsForResource(const aws::CallContext&, boost::json::object&);
+  // The agent's actions (docs/contracts/container-instance.md, docs/agent-protocol.md).
+  StatusOr<std::string> SubmitTaskStateChange(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> SubmitContainerStateChange(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> SubmitAttachmentStateChanges(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> DiscoverPollEndpoint(const aws::CallContext&, boost::json::object&);
 
   const aws::ServiceModel& model_;
   Owners owners_;
   aws::TokenCodec tokens_;
   std::map<std::string, Handler, std::less<>> handlers_;
+  std::mutex endpoint_mu_;
+  std::string endpoint_;  // GUARDED_BY(endpoint_mu_)
 };
 
 // AWS's ECS throttle bucket for `action` (the documented table), or nullopt for actions AWS

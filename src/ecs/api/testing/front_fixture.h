@@ -26,6 +26,7 @@ class EcsFront {
     clusters_.AddUsage(instances_.cluster_usage());
     ecs_ = std::make_unique<EcsService>(*model_, Owners{&clusters_, &tds_, &tasks_, &instances_},
                                         aws::TokenCodec("golden-key"));
+    ecs_->SetEndpoint("http://127.0.0.1:4566");
     aws::FrontOptions options;
     options.auth.accept_any_credentials = true;
     options.auth.default_account = AccountId("123456789012");
