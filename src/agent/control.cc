@@ -1,0 +1,113 @@
+#include "agent/control.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace paddock::agent {
+
+std::string AssignmentsVersion(const std::vector<ecs::task::LaunchSpec>& specs) {
+  std::vector<std::string> items;
+  items.reserve(specs.size());
+  for (const auto& s : specs) items.push_back(s.task_arn + "\n" + s.desired_status + "\n");
+  std::sort(items.begin(), items.end());
+  uint64_t h = 14695981039346656037ull;  // FNV-1a 64
+  for (const auto& item : items)
+    for (unsigned char c : item) h = (h ^ c) * 1099511628211ull;
+  return fmt::format("{}-{:016x}", specs.size(), h);
+}
+
+InProcessControl::InProcessControl(ecs::task::Tasks& tasks, ecs::instance::ContainerInstances* instances,
+                                   InProcessOptions options)
+    : tasks_(tasks), instances_(instances), options_(options) {
+  tasks_.SetChangeListener([this] { OnChange(); });
+}
+
+InProcessControl::~InProcessControl() {
+  tasks_.SetChangeListener(nullptr);
+  Shutdown();
+}
+
+StatusOr<std::vector<ecs::task::LaunchSpec>> InProcessControl::Assignments(std::string_view agent_id) {
+  return tasks_.Assignments(agent_id);
+}
+
+Status InProcessControl::Report(std::string_view agent_id, std::string_view task_arn,
+                                const ecs::task::TaskStateChange& change, TimePoint now) {
+  return tasks_.ReportState(agent_id, task_arn, change, now);
+}
+
+uint64_t InProcessControl::Watch(std::string_view agent_id, std::function<void()> wake) {
+  std::lock_guard lock(mu_);
+  uint64_t id = next_watch_++;
+  watchers_[id] = Watcher{std::string(agent_id), std::move(wake)};
+  return id;
+}
+
+void InProcessControl::Unwatch(uint64_t handle) {
+  std::lock_guard lock(mu_);
+  watchers_.erase(handle);
+}
+
+void InProcessControl::OnChange() {
+  // Tasks does not say whose assignments changed: every watcher and waiter looks again (an
+  // Agent's Reconcile and a waiter's version check are cheap).
+  std::vector<std::function<void()>> wakes;
+  {
+    std::lock_guard lock(mu_);
+    ++generation_;
+    for (const auto& [id, w] : watchers_) wakes.push_back(w.wake);
+  }
+  cv_.notify_all();
+  for (const auto& wake : wakes) wake();
+}
+
+StatusOr<AssignmentSet> InProcessControl::Poll(std::string_view agent_id, std::string_view known_version,
+                                               TimePoint deadline) {
+  AssignmentSet out;
+  std::unique_lock lock(mu_);
+  const bool may_wait = !shutdown_ && waiters_ < options_.max_waiters && !known_version.empty();
+  if (may_wait) ++waiters_;
+  out.busy = !may_wait && !known_version.empty();
+  for (;;) {
+    uint64_t seen = generation_;
+    lock.unlock();
+    auto specs = tasks_.Assignments(agent_id);
+    lock.lock();
+    if (!specs.ok()) {
+      if (may_wait) --waiters_;
+      return specs.status();
+    }
+    out.tasks = std::move(*specs);
+    out.version = AssignmentsVersion(out.tasks);
+    if (!may_wait || out.version != known_version || shutdown_) break;
+    // Sleep until something changes (a change between the read and here bumped generation_).
+    if (!cv_.wait_until(lock, deadline, [&] { return shutdown_ || generation_ != seen; })) {
+      break;  // the deadline passed with nothing changed: what was read is still current
+    }
+  }
+  if (may_wait) --waiters_;
+  if (shutdown_) out.busy = true;
+  return out;
+}
+
+Status InProcessControl::Heartbeat(const Scope& scope, std::string_view cluster, std::string_view instance_id,
+                                   TimePoint now) {
+  if (instances_ == nullptr) return OkStatus();
+  return instances_->Heartbeat(scope, cluster, instance_id, now);
+}
+
+void InProcessControl::Shutdown() {
+  {
+    std::lock_guard lock(mu_);
+    shutdown_ = true;
+  }
+  cv_.notify_all();
+}
+
+size_t InProcessControl::waiters() {
+  std::lock_guard lock(mu_);
+  return waiters_;
+}
+
+}  // namespace paddock::agent

@@ -1,0 +1,125 @@
+// agent/control: the seam between a node agent and the control plane.
+//
+// An Agent learns its work and reports its progress only through a Control, so the same agent
+// runs inside the server (InProcessControl: straight onto ecs/task's Tasks and ecs/instance's
+// ContainerInstances) or as `paddock agent` in another process or on another host
+// (agent/remote/remote_control.h: the same calls over HTTP with SigV4,
+// docs/agent-protocol.md).
+//
+//   InProcessControl control(tasks, &instances);   // becomes Tasks' one change listener
+//   auto watch = control.Watch("fargate-local", [&] { agent.Notify(); });
+//   ASSIGN_OR_RETURN(auto specs, control.Assignments("fargate-local"));
+//   RETURN_IF_ERROR(control.Report("fargate-local", arn, change, now));
+//   ...
+//   control.Unwatch(watch);
+//   control.Shutdown();   // releases every long-poll waiter (before the HTTP server stops)
+//
+// Agent ids: the in-process Fargate agent is "fargate-local"; an EC2 agent is its container
+// instance's ARN (ecs::task::InstanceAgentId).
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/ids.h"
+#include "common/status.h"
+#include "ecs/instance/instances.h"
+#include "ecs/task/tasks.h"
+
+namespace paddock::agent {
+
+// A digest of what an agent must act on in its assignments: each task's ARN and desiredStatus.
+// Two answers with the same version ask the same of the agent (the agent's own lastStatus
+// reports do not change it).
+std::string AssignmentsVersion(const std::vector<ecs::task::LaunchSpec>& specs);
+
+class Control {
+ public:
+  virtual ~Control() = default;
+  // The tasks assigned to `agent_id`, now.
+  virtual StatusOr<std::vector<ecs::task::LaunchSpec>> Assignments(std::string_view agent_id) = 0;
+  // Applies the agent's report of one task (ecs::task::Tasks::ReportState's rules: only the
+  // task's agent may report, never backwards). `now` is the agent's clock; a remote control
+  // plane stamps the report with its own.
+  virtual Status Report(std::string_view agent_id, std::string_view task_arn,
+                        const ecs::task::TaskStateChange& change, TimePoint now) = 0;
+  // `wake` is called (cheaply, from any thread) whenever `agent_id`'s assignments may have
+  // changed. Returns a handle for Unwatch.
+  virtual uint64_t Watch(std::string_view agent_id, std::function<void()> wake) = 0;
+  virtual void Unwatch(uint64_t handle) = 0;
+};
+
+// The answer to a (long-)poll.
+struct AssignmentSet {
+  std::vector<ecs::task::LaunchSpec> tasks;
+  std::string version;  // AssignmentsVersion(tasks)
+  // No wait slot was free (or the control plane is shutting down), so the answer came at once
+  // though nothing changed: the caller should pause before it polls again.
+  bool busy = false;
+};
+
+struct InProcessOptions {
+  // Long-polls waiting at once; more callers are answered at once (AssignmentSet::waited false)
+  // so that waiting agents can never take every HTTP worker thread.
+  size_t max_waiters = 16;
+};
+
+class InProcessControl final : public Control {
+ public:
+  // Installs itself as `tasks`' change listener (the one slot) and fans changes out to watchers
+  // and long-poll waiters. `instances` may be null (no heartbeats).
+  InProcessControl(ecs::task::Tasks& tasks, ecs::instance::ContainerInstances* instances,
+                   InProcessOptions options = {});
+  ~InProcessControl() override;  // removes the listener
+  InProcessControl(const InProcessControl&) = delete;
+  InProcessControl& operator=(const InProcessControl&) = delete;
+
+  StatusOr<std::vector<ecs::task::LaunchSpec>> Assignments(std::string_view agent_id) override;
+  Status Report(std::string_view agent_id, std::string_view task_arn, const ecs::task::TaskStateChange& change,
+                TimePoint now) override;
+  uint64_t Watch(std::string_view agent_id, std::function<void()> wake) override;
+  void Unwatch(uint64_t handle) override;
+
+  // The long-poll: answers at once when the assignments' version differs from `known_version`
+  // (empty: always differs), otherwise waits until it does, `deadline` passes, or Shutdown.
+  // `deadline` is on the system clock.
+  StatusOr<AssignmentSet> Poll(std::string_view agent_id, std::string_view known_version, TimePoint deadline);
+
+  // The container instance's agent is alive at `now` (ContainerInstances::Heartbeat).
+  Status Heartbeat(const Scope& scope, std::string_view cluster, std::string_view instance_id, TimePoint now);
+
+  // Wakes every waiter and makes later Polls answer at once. Idempotent.
+  void Shutdown();
+
+  // Waiters now, for tests.
+  size_t waiters();
+
+ private:
+  void OnChange();
+
+  ecs::task::Tasks& tasks_;
+  ecs::instance::ContainerInstances* instances_;
+  const InProcessOptions options_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  uint64_t generation_ = 0;  // GUARDED_BY(mu_): bumped by every change
+  size_t waiters_ = 0;       // GUARDED_BY(mu_)
+  bool shutdown_ = false;    // GUARDED_BY(mu_)
+  uint64_t next_watch_ = 1;  // GUARDED_BY(mu_)
+  struct Watcher {
+    std::string agent_id;
+    std::function<void()> wake;
+  };
+  std::map<uint64_t, Watcher> watchers_;  // GUARDED_BY(mu_)
+};
+
+}  // namespace paddock::agent

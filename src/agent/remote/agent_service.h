@@ -1,0 +1,68 @@
+// agent/remote/agent_service: the control plane's side of the Paddock agent protocol
+// (docs/agent-protocol.md) — the calls a remote agent needs that ECS's public API cannot carry.
+// A JSON 1.1 service under its own X-Amz-Target prefix, "PaddockAgentV20261130", signed with
+// SigV4 for the "ecs" signing name, so the front authenticates it like any ECS call:
+//
+//   PollAssignments  {cluster, containerInstance, knownVersion?, waitSeconds?}
+//                    -> {tasks: [LaunchSpec], version, busy}
+//       The long-poll: answers at once when the instance's assignments' version differs from
+//       knownVersion, else when they change or after min(waitSeconds, max_wait). Counts as the
+//       instance's heartbeat (agentConnected). At most InProcessOptions::max_waiters wait at once;
+//       others are answered at once with busy=true.
+//   ReportTaskState  {cluster, containerInstance, task, status, reason?, stopCode?,
+//                     healthStatus?, pullStartedAt?, pullStoppedAt?, executionStoppedAt?,
+//                     containers?: [{containerName, status, exitCode?, reason?, runtimeId?,
+//                     healthStatus?, imageDigest?, networkBindings?}]} -> {acknowledgment}
+//       SubmitTaskStateChange's members plus what ECS's public shapes lack (stopCode, task and
+//       container healthStatus). The reporting agent is the named container instance: the task
+//       must be assigned to it (AccessDeniedException otherwise); reports never move a task
+//       backwards (ecs::task::Tasks::ReportState). Also a heartbeat.
+//
+// Both take the container instance as an id or an ARN of the caller's own account and region
+// (another account's: AccessDeniedException); an unknown or deregistered instance is
+// InvalidParameterException.
+//
+//   AgentService agents(control, {.max_wait = std::chrono::seconds(20)});
+//   front.AddJsonService(&agents);
+#pragma once
+
+#include <chrono>
+#include <memory>
+
+#include "agent/control.h"
+#include "aws/service.h"
+
+namespace paddock::agent::remote {
+
+inline constexpr std::string_view kAgentTargetPrefix = "PaddockAgentV20261130";
+
+struct AgentServiceOptions {
+  // Upper bound on one long-poll's wait (the agent asks for at most this too).
+  std::chrono::milliseconds max_wait = std::chrono::seconds(20);
+};
+
+class AgentService final : public aws::JsonService {
+ public:
+  AgentService(InProcessControl& control, AgentServiceOptions options = {});
+  ~AgentService() override;
+
+  std::string_view TargetPrefix() const override { return kAgentTargetPrefix; }
+  std::string_view SigningName() const override { return "ecs"; }
+  const aws::ServiceModel& Model() const override { return *model_; }
+  bool Implements(std::string_view action) const override;
+  std::optional<aws::ThrottleGroup> ThrottleGroupFor(std::string_view) const override { return std::nullopt; }
+  StatusOr<std::string> Call(const aws::CallContext& ctx, boost::json::object& input) override;
+
+ private:
+  StatusOr<std::string> PollAssignments(const aws::CallContext& ctx, boost::json::object& in);
+  StatusOr<std::string> ReportTaskState(const aws::CallContext& ctx, boost::json::object& in);
+
+  InProcessControl& control_;
+  const AgentServiceOptions options_;
+  std::unique_ptr<aws::ServiceModel> model_;
+};
+
+// The protocol's model (botocore's service JSON form), for the service and its tests.
+std::string_view AgentModelJson();
+
+}  // namespace paddock::agent::remote

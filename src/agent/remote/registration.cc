@@ -1,0 +1,58 @@
+#include "agent/remote/registration.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include <boost/json.hpp>
+
+namespace paddock::agent::remote {
+namespace json = boost::json;
+
+HostResources DetectHost() {
+  HostResources h;
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  h.cpu = (cores > 0 ? cores : 1) * 1024;
+  std::ifstream in("/proc/meminfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("MemTotal:", 0) != 0) continue;
+    std::istringstream fields(line.substr(9));
+    int64_t kib = 0;
+    fields >> kib;
+    h.memory = std::max<int64_t>(0, kib / 1024 - kMemoryReserveMiB);
+  }
+  return h;
+}
+
+std::vector<std::string> AgentAttributeNames() {
+  std::vector<std::string> out;
+  for (int minor = 17; minor <= 44; ++minor)
+    out.push_back(fmt::format("com.amazonaws.ecs.capability.docker-remote-api.1.{}", minor));
+  return out;
+}
+
+json::object RegistrationRequest(const std::string& cluster, const HostResources& host,
+                                 const std::vector<std::string>& ports,
+                                 const std::optional<std::string>& container_instance_arn) {
+  json::array port_set;
+  for (const auto& p : ports) port_set.push_back(json::string(p));
+  json::array resources{
+      json::object{{"name", "CPU"}, {"type", "INTEGER"}, {"integerValue", host.cpu}},
+      json::object{{"name", "MEMORY"}, {"type", "INTEGER"}, {"integerValue", host.memory}},
+      json::object{{"name", "PORTS"}, {"type", "STRINGSET"}, {"stringSetValue", std::move(port_set)}},
+      json::object{{"name", "PORTS_UDP"}, {"type", "STRINGSET"}, {"stringSetValue", json::array{}}},
+  };
+  json::array attributes;
+  for (const auto& name : AgentAttributeNames()) attributes.push_back(json::object{{"name", name}});
+  json::object out{{"cluster", cluster},
+                   {"totalResources", std::move(resources)},
+                   {"versionInfo", json::object{{"agentVersion", std::string(kAgentVersion)}, {"agentHash", "paddock"}}},
+                   {"attributes", std::move(attributes)}};
+  if (container_instance_arn) out["containerInstanceArn"] = *container_instance_arn;
+  return out;
+}
+
+}  // namespace paddock::agent::remote

@@ -1,0 +1,40 @@
+// agent/remote/registration: what an EC2 container instance's agent tells RegisterContainerInstance
+// about its host — the same for `paddock agent` and for the server's in-process EC2 instances.
+//
+//   HostResources host = DetectHost();                 // cores x 1024, MemTotal - reserve
+//   boost::json::object request = RegistrationRequest("prod", host, {"22", "4566"}, stored_arn);
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/json/object.hpp>
+
+namespace paddock::agent::remote {
+
+// The agent version reported in versionInfo.agentVersion.
+inline constexpr std::string_view kAgentVersion = "1.0.0";
+// Memory kept back for the host itself when MEMORY is not given.
+inline constexpr int64_t kMemoryReserveMiB = 256;
+
+struct HostResources {
+  int64_t cpu = 0;     // CPU units: online cores x 1024
+  int64_t memory = 0;  // MiB: /proc/meminfo MemTotal minus kMemoryReserveMiB
+};
+HostResources DetectHost();
+
+// The attributes the Paddock agent honestly has, beyond the ones the control plane adds to every
+// instance (ecs.capability.task-eni, ecs.capability.container-health-check, ecs.os-type, ...):
+// com.amazonaws.ecs.capability.docker-remote-api.1.17 … 1.44 (the task-definition features of
+// those API versions that the agent supports; docs/contracts/container-instance.md).
+std::vector<std::string> AgentAttributeNames();
+
+// RegisterContainerInstance's body: cluster, totalResources (CPU, MEMORY, PORTS = `ports`,
+// PORTS_UDP empty), versionInfo and attributes, and containerInstanceArn when re-registering.
+boost::json::object RegistrationRequest(const std::string& cluster, const HostResources& host,
+                                        const std::vector<std::string>& ports,
+                                        const std::optional<std::string>& container_instance_arn);
+
+}  // namespace paddock::agent::remote

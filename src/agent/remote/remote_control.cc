@@ -1,0 +1,209 @@
+#include "agent/remote/remote_control.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+
+#include <boost/json.hpp>
+
+#include "agent/remote/agent_service.h"
+#include "agent/remote/wire.h"
+
+namespace paddock::agent::remote {
+namespace json = boost::json;
+
+StatusOr<std::pair<std::string, uint16_t>> ParseEndpoint(std::string_view url) {
+  std::string_view rest = url;
+  if (rest.starts_with("http://")) rest.remove_prefix(7);
+  else if (rest.find("://") != std::string_view::npos)
+    return InvalidArgument(fmt::format("endpoint '{}': only http:// is supported", url));
+  if (size_t slash = rest.find('/'); slash != std::string_view::npos) rest = rest.substr(0, slash);
+  size_t colon = rest.rfind(':');
+  if (colon == std::string_view::npos || colon == 0)
+    return InvalidArgument(fmt::format("endpoint '{}' must be http://HOST:PORT", url));
+  std::string_view host = rest.substr(0, colon);
+  if (host.starts_with('[') && host.ends_with(']')) host = host.substr(1, host.size() - 2);
+  std::string_view port_text = rest.substr(colon + 1);
+  unsigned port = 0;
+  auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (ec != std::errc() || end != port_text.data() + port_text.size() || port == 0 || port > 65535)
+    return InvalidArgument(fmt::format("endpoint '{}' has no valid port", url));
+  return std::make_pair(std::string(host), static_cast<uint16_t>(port));
+}
+
+JsonClient::JsonClient(ClientOptions options)
+    : options_(std::move(options)), http_(options_.host, options_.port, options_.timeout) {}
+
+StatusOr<json::value> JsonClient::Call(std::string_view target, const json::object& body) {
+  http::Request req;
+  req.method = "POST";
+  req.target = "/";
+  std::string host = options_.host.find(':') != std::string::npos ? "[" + options_.host + "]" : options_.host;
+  req.headers = {{"Host", fmt::format("{}:{}", host, options_.port)},
+                 {"Content-Type", "application/x-amz-json-1.1"},
+                 {"X-Amz-Target", std::string(target)}};
+  req.body = json::serialize(body);
+  aws::SignRequest(req, options_.credentials, options_.region, "ecs", SystemClock::Get().Now());
+  ASSIGN_OR_RETURN(http::Response resp, http_.Send(req));
+  boost::system::error_code ec;
+  json::value v = json::parse(resp.body, ec);
+  if (resp.status != 200) {
+    std::string type(resp.GetHeader("x-amzn-ErrorType"));
+    std::string message = resp.body;
+    if (!ec && v.is_object()) {
+      const json::object& o = v.get_object();
+      if (auto* t = o.if_contains("__type"); t && t->is_string() && type.empty()) type = t->get_string();
+      if (auto* m = o.if_contains("message"); m && m->is_string()) message = m->get_string();
+    }
+    if (size_t colon = type.find(':'); colon != std::string::npos) type.resize(colon);
+    StatusCode code = resp.status >= 500 ? StatusCode::kUnavailable : StatusCode::kFailedPrecondition;
+    if (type == "AccessDeniedException") code = StatusCode::kPermissionDenied;
+    if (type == "InvalidParameterException" || type == "ClientException") code = StatusCode::kInvalidArgument;
+    return Status(code, message, type);
+  }
+  if (ec) return DataLoss(fmt::format("{}: the answer is not JSON", target));
+  return v;
+}
+
+RemoteControl::RemoteControl(ClientOptions client, std::string cluster, std::string instance_arn,
+                             RemoteOptions options)
+    : cluster_(std::move(cluster)),
+      instance_arn_(std::move(instance_arn)),
+      options_(options),
+      poll_client_([&] {
+        ClientOptions c = client;
+        c.timeout = std::max<std::chrono::milliseconds>(c.timeout, options.poll_wait + std::chrono::seconds(10));
+        return c;
+      }()),
+      report_client_(client) {}
+
+RemoteControl::~RemoteControl() { Stop(); }
+
+Status RemoteControl::Start() {
+  thread_ = std::thread([this] { PollLoop(); });
+  return OkStatus();
+}
+
+void RemoteControl::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  poll_client_.Cancel();
+  if (thread_.joinable()) thread_.join();
+}
+
+void RemoteControl::Pause(std::chrono::milliseconds d) {
+  std::unique_lock lock(mu_);
+  cv_.wait_for(lock, d, [&] { return stop_; });
+}
+
+bool RemoteControl::WaitForFirstPoll(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mu_);
+  return cv_.wait_for(lock, timeout, [&] { return stop_ || latest_.has_value(); }) && latest_.has_value();
+}
+
+void RemoteControl::PollLoop() {
+  for (;;) {
+    std::string known;
+    {
+      std::lock_guard lock(mu_);
+      if (stop_) return;
+      known = version_;
+    }
+    json::object body{{"cluster", cluster_}, {"containerInstance", instance_arn_}};
+    if (!known.empty()) body["knownVersion"] = known;
+    body["waitSeconds"] = options_.poll_wait.count();
+    auto answer = poll_client_.Call(fmt::format("{}.PollAssignments", kAgentTargetPrefix), body);
+    if (!answer.ok() || !answer->is_object()) {
+      {
+        std::lock_guard lock(mu_);
+        if (stop_) return;
+      }
+      fmt::print(stderr, "paddock: agent: polling for assignments: {}\n",
+                 answer.ok() ? std::string("not an object") : answer.status().ToString());
+      Pause(options_.retry_pause);
+      continue;
+    }
+    const json::object& o = answer->get_object();
+    std::vector<ecs::task::LaunchSpec> specs;
+    bool bad = false;
+    if (auto* tasks = o.if_contains("tasks"); tasks && tasks->is_array()) {
+      for (const auto& t : tasks->get_array()) {
+        auto spec = t.is_object() ? DecodeLaunchSpec(t.get_object()) : StatusOr<ecs::task::LaunchSpec>(DataLoss("task"));
+        if (!spec.ok()) {
+          bad = true;
+          break;
+        }
+        specs.push_back(std::move(*spec));
+      }
+    }
+    if (bad) {
+      fmt::print(stderr, "paddock: agent: an assignment could not be read\n");
+      Pause(options_.retry_pause);
+      continue;
+    }
+    std::string version;
+    if (auto* v = o.if_contains("version"); v && v->is_string()) version = v->get_string();
+    const bool busy = o.if_contains("busy") && o.at("busy").is_bool() && o.at("busy").get_bool();
+    std::vector<std::function<void()>> wakes;
+    {
+      std::lock_guard lock(mu_);
+      // The agent's own reports change lastStatus without changing the version: keep the freshest.
+      latest_ = std::move(specs);
+      if (version != version_) {
+        version_ = version;
+        for (const auto& [id, w] : watchers_) wakes.push_back(w);
+      }
+    }
+    cv_.notify_all();
+    for (const auto& w : wakes) w();
+    if (busy) Pause(options_.busy_pause);
+  }
+}
+
+StatusOr<std::vector<ecs::task::LaunchSpec>> RemoteControl::Assignments(std::string_view agent_id) {
+  if (agent_id != instance_arn_)
+    return InvalidArgument(fmt::format("this control serves agent {}, not {}", instance_arn_, agent_id));
+  std::lock_guard lock(mu_);
+  if (!latest_) return Unavailable("no answer from the control plane yet");
+  return *latest_;
+}
+
+Status RemoteControl::Report(std::string_view agent_id, std::string_view task_arn,
+                             const ecs::task::TaskStateChange& change, TimePoint) {
+  if (agent_id != instance_arn_)
+    return InvalidArgument(fmt::format("this control serves agent {}, not {}", instance_arn_, agent_id));
+  json::object body{{"cluster", cluster_}, {"containerInstance", instance_arn_}, {"task", task_arn}};
+  EncodeStateChange(change, body);
+  const std::string target = fmt::format("{}.ReportTaskState", kAgentTargetPrefix);
+  Status last;
+  for (int attempt = 0; attempt < std::max(1, options_.report_attempts); ++attempt) {
+    if (attempt > 0) Pause(options_.retry_pause);
+    StatusOr<json::value> answer = [&] {
+      std::lock_guard lock(report_mu_);
+      return report_client_.Call(target, body);
+    }();
+    if (answer.ok()) return OkStatus();
+    last = answer.status();
+    if (last.code() != StatusCode::kUnavailable) return last;  // an answer, not a lost call
+    std::lock_guard lock(mu_);
+    if (stop_) break;
+  }
+  return last;
+}
+
+uint64_t RemoteControl::Watch(std::string_view, std::function<void()> wake) {
+  std::lock_guard lock(mu_);
+  uint64_t id = next_watch_++;
+  watchers_[id] = std::move(wake);
+  return id;
+}
+
+void RemoteControl::Unwatch(uint64_t handle) {
+  std::lock_guard lock(mu_);
+  watchers_.erase(handle);
+}
+
+}  // namespace paddock::agent::remote

@@ -1,0 +1,115 @@
+// agent/remote/remote_control: a Control for an agent in another process or on another host —
+// `paddock agent` (docs/agent-protocol.md). It speaks the Paddock agent protocol
+// (agent/remote/agent_service.h) over HTTP with SigV4, signed with the agent's own credentials.
+//
+//   JsonClient client({.host = "10.0.0.1", .port = 4566, .region = "us-east-1", .credentials = creds});
+//   RemoteControl control(client_options, "prod", instance_arn);
+//   RETURN_IF_ERROR(control.Start());         // the long-poll thread
+//   Agent agent(control, images, runtime, {.agent_id = instance_arn, ...});
+//   ...
+//   control.Stop();                            // cancels the poll in flight
+//
+// One thread long-polls PollAssignments (waitSeconds = RemoteOptions::poll_wait) and keeps the
+// latest answer; Assignments returns it without a round trip, and a changed answer wakes the
+// watchers (Agent::Notify) at once. Every poll is also the instance's heartbeat. On a transport
+// error or an AWS error the thread pauses `retry_pause` and asks again; a busy answer (the server
+// had no free wait slot) pauses `busy_pause`. Reports go out on their own connection, retried on
+// transport errors (never on an AWS error, which the caller sees).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <boost/json/value.hpp>
+
+#include "agent/control.h"
+#include "aws/sigv4.h"
+#include "http/client.h"
+
+namespace paddock::agent::remote {
+
+struct ClientOptions {
+  std::string host = "127.0.0.1";
+  uint16_t port = 4566;
+  std::string region = "us-east-1";
+  aws::SigningCredentials credentials;
+  std::chrono::milliseconds timeout = std::chrono::seconds(30);  // above the longest long-poll
+};
+
+// "http://HOST:PORT[/]" → host and port (no TLS: the endpoint is Paddock's own).
+StatusOr<std::pair<std::string, uint16_t>> ParseEndpoint(std::string_view url);
+
+// One keep-alive connection making SigV4-signed JSON 1.1 calls. Not thread-safe (one caller at a
+// time), except Cancel.
+class JsonClient {
+ public:
+  explicit JsonClient(ClientOptions options);
+  // `target` is "Prefix.Action". An error answer becomes a Status with the AWS error type
+  // (aws_type) and message; a transport failure is kUnavailable.
+  StatusOr<boost::json::value> Call(std::string_view target, const boost::json::object& body);
+  void Cancel() { http_.Cancel(); }
+
+ private:
+  ClientOptions options_;
+  http::Client http_;
+};
+
+struct RemoteOptions {
+  std::chrono::seconds poll_wait{20};
+  std::chrono::milliseconds busy_pause{1000};
+  std::chrono::milliseconds retry_pause{1000};
+  int report_attempts = 5;  // on transport errors, retry_pause apart
+};
+
+class RemoteControl final : public Control {
+ public:
+  // `cluster` is the cluster's name; `instance_arn` the registered container instance's ARN
+  // (which is also the agent id its tasks are assigned to).
+  RemoteControl(ClientOptions client, std::string cluster, std::string instance_arn, RemoteOptions options = {});
+  ~RemoteControl() override;
+
+  // Starts the poll thread. REQUIRES: not started.
+  Status Start();
+  // Cancels the poll in flight and joins. Idempotent.
+  void Stop();
+
+  // The last answer of PollAssignments (Unavailable before the first one arrived).
+  StatusOr<std::vector<ecs::task::LaunchSpec>> Assignments(std::string_view agent_id) override;
+  Status Report(std::string_view agent_id, std::string_view task_arn, const ecs::task::TaskStateChange& change,
+                TimePoint now) override;
+  uint64_t Watch(std::string_view agent_id, std::function<void()> wake) override;
+  void Unwatch(uint64_t handle) override;
+
+  // Blocks until the first poll answered or `timeout` passed; returns whether it did.
+  bool WaitForFirstPoll(std::chrono::milliseconds timeout);
+
+ private:
+  void PollLoop();
+  void Pause(std::chrono::milliseconds d);
+
+  const std::string cluster_;
+  const std::string instance_arn_;
+  const RemoteOptions options_;
+  JsonClient poll_client_;
+  std::mutex report_mu_;
+  JsonClient report_client_;  // GUARDED_BY(report_mu_)
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;                                      // GUARDED_BY(mu_)
+  std::optional<std::vector<ecs::task::LaunchSpec>> latest_;  // GUARDED_BY(mu_)
+  std::string version_;                                    // GUARDED_BY(mu_)
+  uint64_t next_watch_ = 1;                                // GUARDED_BY(mu_)
+  std::map<uint64_t, std::function<void()>> watchers_;     // GUARDED_BY(mu_)
+  std::thread thread_;
+};
+
+}  // namespace paddock::agent::remote

@@ -1,0 +1,163 @@
+#include "agent/remote/wire.h"
+
+#include <cmath>
+
+#include <boost/json.hpp>
+
+namespace paddock::agent::remote {
+namespace json = boost::json;
+
+namespace {
+
+std::string Str(const json::object& o, std::string_view key) {
+  auto it = o.find(key);
+  return it != o.end() && it->value().is_string() ? std::string(it->value().get_string()) : std::string();
+}
+
+std::optional<std::string> OptStr(const json::object& o, std::string_view key) {
+  auto it = o.find(key);
+  if (it == o.end() || !it->value().is_string()) return std::nullopt;
+  return std::string(it->value().get_string());
+}
+
+std::optional<int64_t> OptInt(const json::object& o, std::string_view key) {
+  auto it = o.find(key);
+  if (it == o.end() || !it->value().is_number()) return std::nullopt;
+  return it->value().to_number<int64_t>();
+}
+
+double Seconds(TimePoint t) {
+  return std::chrono::duration<double>(t.time_since_epoch()).count();
+}
+
+std::optional<TimePoint> OptTime(const json::object& o, std::string_view key) {
+  auto it = o.find(key);
+  if (it == o.end() || !it->value().is_number()) return std::nullopt;
+  double s = it->value().to_number<double>();
+  return TimePoint(std::chrono::duration_cast<TimePoint::duration>(std::chrono::duration<double>(s)));
+}
+
+}  // namespace
+
+std::optional<std::vector<ecs::task::NetworkBinding>> DecodeNetworkBindings(const json::object& o) {
+  auto it = o.find("networkBindings");
+  if (it == o.end() || !it->value().is_array()) return std::nullopt;
+  std::vector<ecs::task::NetworkBinding> out;
+  for (const auto& v : it->value().get_array()) {
+    if (!v.is_object()) continue;
+    const json::object& b = v.get_object();
+    ecs::task::NetworkBinding nb;
+    if (auto ip = OptStr(b, "bindIP")) nb.bind_ip = *ip;
+    nb.container_port = OptInt(b, "containerPort").value_or(0);
+    nb.host_port = OptInt(b, "hostPort").value_or(0);
+    if (auto p = OptStr(b, "protocol")) nb.protocol = *p;
+    out.push_back(std::move(nb));
+  }
+  return out;
+}
+
+json::object EncodeLaunchSpec(const ecs::task::LaunchSpec& spec) {
+  json::object o;
+  o["account"] = spec.scope.account.str();
+  o["region"] = spec.scope.region.str();
+  o["cluster"] = spec.cluster;
+  o["taskArn"] = spec.task_arn;
+  o["taskDefinitionArn"] = spec.task_definition_arn;
+  o["definition"] = spec.definition;
+  o["overrides"] = spec.overrides;
+  o["desiredStatus"] = spec.desired_status;
+  o["lastStatus"] = spec.last_status;
+  o["cpu"] = spec.cpu;
+  o["memory"] = spec.memory;
+  if (spec.network) {
+    o["network"] = json::object{{"subnetId", spec.network->subnet_id},
+                                {"ip", spec.network->ip},
+                                {"prefixLength", spec.network->prefix_length},
+                                {"gateway", spec.network->gateway}};
+  }
+  return o;
+}
+
+StatusOr<ecs::task::LaunchSpec> DecodeLaunchSpec(const json::object& o) {
+  ecs::task::LaunchSpec spec;
+  spec.scope = Scope{AccountId(Str(o, "account")), Region(Str(o, "region"))};
+  spec.cluster = Str(o, "cluster");
+  spec.task_arn = Str(o, "taskArn");
+  spec.task_definition_arn = Str(o, "taskDefinitionArn");
+  spec.definition = Str(o, "definition");
+  spec.overrides = Str(o, "overrides");
+  spec.desired_status = Str(o, "desiredStatus");
+  spec.last_status = Str(o, "lastStatus");
+  spec.cpu = Str(o, "cpu");
+  spec.memory = Str(o, "memory");
+  if (spec.task_arn.empty() || spec.definition.empty())
+    return DataLoss("an assignment without taskArn or definition");
+  if (auto it = o.find("network"); it != o.end() && it->value().is_object()) {
+    const json::object& n = it->value().get_object();
+    ecs::task::LaunchSpec::Network net;
+    net.subnet_id = Str(n, "subnetId");
+    net.ip = Str(n, "ip");
+    net.prefix_length = static_cast<int>(OptInt(n, "prefixLength").value_or(0));
+    net.gateway = Str(n, "gateway");
+    spec.network = std::move(net);
+  }
+  return spec;
+}
+
+void EncodeStateChange(const ecs::task::TaskStateChange& change, json::object& out) {
+  out["status"] = change.last_status;
+  if (change.stopped_reason) out["reason"] = *change.stopped_reason;
+  if (change.stop_code) out["stopCode"] = *change.stop_code;
+  if (change.health_status) out["healthStatus"] = *change.health_status;
+  if (change.pull_started_at) out["pullStartedAt"] = Seconds(*change.pull_started_at);
+  if (change.pull_stopped_at) out["pullStoppedAt"] = Seconds(*change.pull_stopped_at);
+  if (change.execution_stopped_at) out["executionStoppedAt"] = Seconds(*change.execution_stopped_at);
+  json::array containers;
+  for (const auto& c : change.containers) {
+    json::object o{{"containerName", c.name}, {"status", c.last_status}};
+    if (c.exit_code) o["exitCode"] = *c.exit_code;
+    if (c.reason) o["reason"] = *c.reason;
+    if (c.runtime_id) o["runtimeId"] = *c.runtime_id;
+    if (c.health_status) o["healthStatus"] = *c.health_status;
+    if (c.image_digest) o["imageDigest"] = *c.image_digest;
+    if (c.network_bindings) {
+      json::array bindings;
+      for (const auto& b : *c.network_bindings)
+        bindings.push_back(json::object{{"bindIP", b.bind_ip}, {"containerPort", b.container_port},
+                                        {"hostPort", b.host_port}, {"protocol", b.protocol}});
+      o["networkBindings"] = std::move(bindings);
+    }
+    containers.push_back(std::move(o));
+  }
+  if (!containers.empty()) out["containers"] = std::move(containers);
+}
+
+ecs::task::TaskStateChange DecodeStateChange(const json::object& in) {
+  ecs::task::TaskStateChange change;
+  change.last_status = Str(in, "status");
+  change.stopped_reason = OptStr(in, "reason");
+  change.stop_code = OptStr(in, "stopCode");
+  change.health_status = OptStr(in, "healthStatus");
+  change.pull_started_at = OptTime(in, "pullStartedAt");
+  change.pull_stopped_at = OptTime(in, "pullStoppedAt");
+  change.execution_stopped_at = OptTime(in, "executionStoppedAt");
+  if (auto it = in.find("containers"); it != in.end() && it->value().is_array()) {
+    for (const auto& v : it->value().get_array()) {
+      if (!v.is_object()) continue;
+      const json::object& o = v.get_object();
+      ecs::task::ContainerStateChange c;
+      c.name = Str(o, "containerName");
+      c.last_status = Str(o, "status");
+      c.exit_code = OptInt(o, "exitCode");
+      c.reason = OptStr(o, "reason");
+      c.runtime_id = OptStr(o, "runtimeId");
+      c.health_status = OptStr(o, "healthStatus");
+      c.image_digest = OptStr(o, "imageDigest");
+      c.network_bindings = DecodeNetworkBindings(o);
+      change.containers.push_back(std::move(c));
+    }
+  }
+  return change;
+}
+
+}  // namespace paddock::agent::remote

@@ -1,0 +1,31 @@
+// agent/remote/wire: the JSON forms of what travels between a remote agent and the control plane
+// (docs/agent-protocol.md). Both ends use these, so they cannot drift apart.
+//
+//   LaunchSpec    -> {"account", "region", "cluster", "taskArn", "taskDefinitionArn",
+//                     "definition" (the pinned containers and volumes, serialized JSON, as a
+//                     string), "overrides" (string), "desiredStatus", "lastStatus", "cpu",
+//                     "memory", "network": {"subnetId", "ip", "prefixLength", "gateway"}}
+//   TaskStateChange -> ReportTaskState's members: "status", "reason", "stopCode",
+//                     "healthStatus", "pullStartedAt", "pullStoppedAt", "executionStoppedAt"
+//                     (epoch seconds), "containers": [{"containerName", "status", "exitCode",
+//                     "reason", "runtimeId", "healthStatus", "imageDigest"}]
+#pragma once
+
+#include <boost/json/object.hpp>
+
+#include "common/status.h"
+#include "ecs/task/tasks.h"
+
+namespace paddock::agent::remote {
+
+boost::json::object EncodeLaunchSpec(const ecs::task::LaunchSpec& spec);
+StatusOr<ecs::task::LaunchSpec> DecodeLaunchSpec(const boost::json::object& o);
+
+// Adds the change's members to `out` (which already holds cluster, containerInstance, task).
+void EncodeStateChange(const ecs::task::TaskStateChange& change, boost::json::object& out);
+// Reads ReportTaskState's validated input.
+ecs::task::TaskStateChange DecodeStateChange(const boost::json::object& in);
+// A container's "networkBindings" (ECS's NetworkBinding shape), when present.
+std::optional<std::vector<ecs::task::NetworkBinding>> DecodeNetworkBindings(const boost::json::object& container);
+
+}  // namespace paddock::agent::remote
