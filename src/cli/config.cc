@@ -41,6 +41,30 @@ Status LoadImages(const std::string& path, const toml::table& table, ImagesConfi
   return OkStatus();
 }
 
+Status LoadEc2Instances(const std::string& path, const toml::node& node, std::vector<Ec2InstanceConfig>& out) {
+  const toml::array* list = node.as_array();
+  if (list == nullptr) return InvalidArgument(fmt::format("config file {}: 'ec2_instance' must be [[ec2_instance]] tables", path));
+  out.clear();
+  for (const auto& item : *list) {
+    const toml::table* t = item.as_table();
+    if (t == nullptr) return InvalidArgument(fmt::format("config file {}: 'ec2_instance' must be [[ec2_instance]] tables", path));
+    Ec2InstanceConfig e;
+    for (const auto& [key, value] : *t) {
+      std::string_view k = key.str();
+      if (k == "cluster" && value.is_string()) {
+        e.cluster = value.as_string()->get();
+      } else if ((k == "cpu" || k == "memory") && value.is_integer()) {
+        (k == "cpu" ? e.cpu : e.memory) = value.as_integer()->get();
+      } else {
+        return InvalidArgument(fmt::format("config file {}: 'ec2_instance.{}' is unknown or of the wrong type "
+                                           "(cluster: a string; cpu, memory: integers)", path, k));
+      }
+    }
+    out.push_back(std::move(e));
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 Status LoadConfigFile(const std::string& path, ServerConfig& config) {
@@ -73,6 +97,11 @@ Status LoadConfigFile(const std::string& path, ServerConfig& config) {
     } else if (k == "images") {
       if (!node.is_table()) return InvalidArgument(fmt::format("config file {}: 'images' must be a table ([images])", path));
       RETURN_IF_ERROR(LoadImages(path, *node.as_table(), config.images));
+    } else if (k == "agent_long_polls" || k == "agent_timeout_seconds") {
+      if (!node.is_integer()) return InvalidArgument(fmt::format("config file {}: '{}' must be an integer", path, k));
+      (k == "agent_long_polls" ? config.agent_long_polls : config.agent_timeout_seconds) = node.as_integer()->get();
+    } else if (k == "ec2_instance") {
+      RETURN_IF_ERROR(LoadEc2Instances(path, node, config.ec2_instances));
     } else {
       return InvalidArgument(fmt::format("config file {}: unknown key '{}'", path, k));
     }
@@ -103,6 +132,14 @@ Status ValidateConfig(const ServerConfig& config) {
   if (config.images.pull_timeout_seconds < 1 || config.images.pull_timeout_seconds > 86400)
     return InvalidArgument(fmt::format("images.pull_timeout_seconds must be 1 to 86400, not {}",
                                        config.images.pull_timeout_seconds));
+  if (config.agent_long_polls < 0 || config.agent_long_polls > 1024)
+    return InvalidArgument(fmt::format("agent_long_polls must be 0 to 1024, not {}", config.agent_long_polls));
+  if (config.agent_timeout_seconds < 3 || config.agent_timeout_seconds > 3600)
+    return InvalidArgument(fmt::format("agent_timeout_seconds must be 3 to 3600, not {}", config.agent_timeout_seconds));
+  for (const auto& e : config.ec2_instances) {
+    if (e.cluster.empty()) return InvalidArgument("ec2_instance: cluster is required");
+    if (e.cpu < 0 || e.memory < 0) return InvalidArgument("ec2_instance: cpu and memory must not be negative");
+  }
   for (const std::string& r : config.images.insecure_registries) {
     if (r.empty() || r.find_first_of("/ ") != std::string::npos)
       return InvalidArgument(fmt::format("images.insecure_registries: '{}' is not HOST or HOST:PORT (no scheme, no path)", r));

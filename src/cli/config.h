@@ -12,6 +12,14 @@
 //   insecure_loopback = true       # localhost, 127.0.0.0/8, [::1] need no listing (as in Docker)
 //   pull_timeout_seconds = 300     # one pull, start to finish; then CannotPullContainerError
 //   auth_file = ""                 # containers-auth.json for every pull; "" = anonymous
+//
+//   agent_long_polls = 16          # agents waiting in PollAssignments at once (docs/agent-protocol.md)
+//   agent_timeout_seconds = 60     # agentConnected: last heartbeat at most this old
+//
+//   [[ec2_instance]]               # an in-process EC2 container instance (repeatable)
+//   cluster = "prod"               # registered once the cluster exists, in the first account
+//   cpu = 2048                     # CPU units; default cores x 1024
+//   memory = 3072                  # MiB; default MemTotal minus 256 MiB
 #pragma once
 
 #include <cstdint>
@@ -30,6 +38,13 @@ struct ImagesConfig {
   std::string auth_file;
 };
 
+// One [[ec2_instance]]: a container instance whose agent runs inside the server.
+struct Ec2InstanceConfig {
+  std::string cluster;
+  int64_t cpu = 0;     // 0: cores x 1024
+  int64_t memory = 0;  // 0: MemTotal minus the reserve
+};
+
 struct ServerConfig {
   std::string listen = "127.0.0.1:4566";
   std::string state_dir = "./.paddock";
@@ -38,6 +53,9 @@ struct ServerConfig {
   std::string api_rate_limits = "off";  // "aws" | "off"
   std::string region = "us-east-1";     // the region written into the AWS profile
   ImagesConfig images;
+  int64_t agent_long_polls = 16;
+  int64_t agent_timeout_seconds = 60;
+  std::vector<Ec2InstanceConfig> ec2_instances;
 };
 
 // Reads the keys above from a TOML file into `config`; unknown keys are an error.

@@ -11,11 +11,17 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <thread>
 
+#include <boost/json.hpp>
+
 #include "agent/agent.h"
+#include "agent/control.h"
 #include "agent/images/image_store.h"
 #include "agent/images/skopeo_puller.h"
+#include "agent/remote/agent_service.h"
+#include "agent/remote/registration.h"
 #include "agent/runtime/crun_runtime.h"
 #include "aws/front.h"
 #include "aws/model.h"
@@ -92,6 +98,10 @@ class Node::Impl {
   std::unique_ptr<ecs::taskdef::TaskDefinitions> task_definitions;
   std::unique_ptr<ecs::task::Tasks> tasks;
   std::unique_ptr<ecs::instance::ContainerInstances> container_instances;
+  // Agents' side of the control plane: Tasks' change listener, long-poll waiters, and the
+  // Paddock agent protocol's service (docs/agent-protocol.md).
+  std::unique_ptr<agent::InProcessControl> control;
+  std::unique_ptr<agent::remote::AgentService> agent_service;
   std::unique_ptr<ClusterReaper> cluster_reaper;
   std::unique_ptr<TaskDefinitionReaper> taskdef_reaper;
   std::unique_ptr<TaskReaper> task_reaper;
@@ -107,6 +117,20 @@ class Node::Impl {
   std::unique_ptr<agent::images::ImageStore> images;
   std::unique_ptr<agent::runtime::CrunRuntime> runtime;
   std::unique_ptr<agent::Agent> agent;
+  uint64_t agent_watch = 0;
+
+  // In-process EC2 container instances ([[ec2_instance]]): registered once their cluster exists
+  // (in the first account), then each runs an Agent for its instance ARN; the loop heartbeats.
+  struct Ec2Instance {
+    Ec2InstanceConfig config;
+    std::optional<Scope> scope;
+    std::string id;   // container instance id, once registered
+    std::string arn;
+    std::unique_ptr<agent::Agent> agent;
+    uint64_t watch = 0;
+  };
+  std::vector<Ec2Instance> ec2_instances;
+  std::thread ec2_loop;
 
   // Starts the agent; without root or crun the server still serves, and tasks stay PROVISIONING.
   void StartAgent() {
@@ -141,7 +165,89 @@ class Node::Impl {
       agent.reset();
       return;
     }
-    tasks->SetChangeListener([a = agent.get()] { a->Notify(); });
+    agent_watch = control->Watch(kFargateAgent, [a = agent.get()] { a->Notify(); });
+  }
+
+  // The meta key keeping an in-process instance's ARN, so a restarted server re-registers it.
+  static std::string Ec2MetaKey(size_t index, const Ec2InstanceConfig& c) {
+    return store::Key().Str("ec2-instance").Str(std::to_string(index)).Str(c.cluster).Done();
+  }
+
+  // One attempt to register instance `index` (re-registering its stored ARN when there is one).
+  Status RegisterEc2(size_t index) {
+    Ec2Instance& e = ec2_instances[index];
+    ASSIGN_OR_RETURN(auto all, accounts->ListAccounts());
+    if (all.empty()) return FailedPrecondition("no account yet");
+    const Scope scope{all.front().id, Region(config.region)};
+    agent::remote::HostResources host = agent::remote::DetectHost();
+    if (e.config.cpu > 0) host.cpu = e.config.cpu;
+    if (e.config.memory > 0) host.memory = e.config.memory;
+    std::optional<std::string> stored;
+    const std::string meta_key = Ec2MetaKey(index, e.config);
+    RETURN_IF_ERROR(store->Read([&](store::ReadTxn& txn) -> Status {
+      ASSIGN_OR_RETURN(stored, txn.Get("meta", meta_key));
+      return OkStatus();
+    }));
+    ecs::instance::RegisterRequest r;
+    r.cluster = e.config.cluster;
+    boost::json::object body = agent::remote::RegistrationRequest(e.config.cluster, host, {}, std::nullopt);
+    r.total_resources = body.at("totalResources").as_array();
+    r.version_info = body.at("versionInfo").as_object();
+    for (const auto& a : body.at("attributes").as_array())
+      r.attributes.push_back({std::string(a.at("name").as_string()), std::nullopt});
+    if (stored) {
+      auto ref = ecs::instance::ParseInstanceRef(*stored, scope, "RegisterContainerInstance", "");
+      if (ref.ok()) r.container_instance = *ref;
+    }
+    auto ci = container_instances->Register(scope, r, SystemClock::Get().Now());
+    if (!ci.ok() && r.container_instance) {  // deregistered meanwhile: a new instance
+      r.container_instance.reset();
+      ci = container_instances->Register(scope, r, SystemClock::Get().Now());
+    }
+    if (!ci.ok()) return ci.status();
+    boost::json::value v = boost::json::parse(*ci);
+    e.arn = std::string(v.at("containerInstanceArn").as_string());
+    e.id = e.arn.substr(e.arn.rfind('/') + 1);
+    e.scope = scope;
+    RETURN_IF_ERROR(store->Write([&](store::WriteTxn& txn) { return txn.Put("meta", meta_key, e.arn); }));
+    agent::AgentOptions o;
+    o.agent_id = ecs::task::InstanceAgentId(e.arn);
+    o.instance = InstanceTag(config.state_dir);
+    o.logs_dir = (fs::absolute(config.state_dir) / "logs").string();
+    o.tasks_dir = (fs::absolute(config.state_dir) / "tasks").string();
+    e.agent = std::make_unique<agent::Agent>(*tasks, *images, *runtime, std::move(o));
+    RETURN_IF_ERROR(e.agent->Start());
+    e.watch = control->Watch(e.arn, [a = e.agent.get()] { a->Notify(); });
+    fmt::print(stderr, "paddock: in-process EC2 container instance {}\n", e.arn);
+    return OkStatus();
+  }
+
+  void Ec2Loop() {
+    const auto period = std::min<std::chrono::milliseconds>(std::chrono::seconds(5),
+                                                            std::chrono::seconds(config.agent_timeout_seconds) / 3);
+    std::unique_lock lock(reaper_mu);
+    do {
+      lock.unlock();
+      for (size_t i = 0; i < ec2_instances.size(); ++i) {
+        Ec2Instance& e = ec2_instances[i];
+        if (!e.agent) {
+          if (Status s = RegisterEc2(i); !s.ok() && e.agent) e.agent.reset();
+        } else {
+          control->Heartbeat(*e.scope, e.config.cluster, e.id, SystemClock::Get().Now()).IgnoreError();
+        }
+      }
+      lock.lock();
+    } while (!reaper_cv.wait_for(lock, period, [&] { return reaper_stop; }));
+  }
+
+  void StartEc2Instances() {
+    if (config.ec2_instances.empty()) return;
+    if (!runtime) {
+      fmt::print(stderr, "paddock: warning: [[ec2_instance]] ignored: no container runtime\n");
+      return;
+    }
+    for (const auto& c : config.ec2_instances) ec2_instances.push_back(Ec2Instance{c, std::nullopt, "", "", nullptr, 0});
+    ec2_loop = std::thread([this] { Ec2Loop(); });
   }
 
   // The periodic reaper: removes STOPPED tasks an hour after they stopped, then
@@ -187,6 +293,14 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   impl->container_instances = std::make_unique<ecs::instance::ContainerInstances>(*impl->store, *impl->clusters);
   impl->tasks = std::make_unique<ecs::task::Tasks>(*impl->store, *impl->task_definitions, *impl->clusters,
                                                     std::string(kFargateAgent), impl->container_instances.get());
+  impl->container_instances->SetAgentTimeout(std::chrono::seconds(config.agent_timeout_seconds));
+  impl->control = std::make_unique<agent::InProcessControl>(
+      *impl->tasks, impl->container_instances.get(),
+      agent::InProcessOptions{.max_waiters = static_cast<size_t>(config.agent_long_polls)});
+  // A long-poll returns in time to keep its instance connected.
+  impl->agent_service = std::make_unique<agent::remote::AgentService>(
+      *impl->control, agent::remote::AgentServiceOptions{.max_wait = std::min<std::chrono::milliseconds>(
+                          std::chrono::seconds(20), std::chrono::seconds(config.agent_timeout_seconds) / 3)});
   impl->task_definitions->AddReferenceCheck(impl->tasks->reference_check());
   impl->clusters->AddUsage(impl->tasks->cluster_usage());
   impl->clusters->AddUsage(impl->container_instances->cluster_usage());
@@ -207,6 +321,7 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   front_options.rate_limits = config.api_rate_limits == "aws";
   impl->front = std::make_unique<aws::ApiFront>(front_options, SystemClock::Get(), *impl->accounts);
   impl->front->AddJsonService(impl->ecs.get());
+  impl->front->AddJsonService(impl->agent_service.get());
   impl->ec2 = std::make_unique<vpc::Ec2Service>(*impl->store);
   impl->front->AddQueryService(impl->ec2.get());
   return std::unique_ptr<Node>(new Node(std::move(impl)));
@@ -230,13 +345,22 @@ StatusOr<uint16_t> Node::Start() {
   aws::ApiFront* front = impl_->front.get();
   impl_->server = std::make_unique<http::Server>(options, [front](const http::Request& r) { return front->Handle(r); });
   ASSIGN_OR_RETURN(uint16_t port, impl_->server->Start());
+  // DiscoverPollEndpoint's answer: this server, reachable at its listen address (a wildcard
+  // listen answers loopback; agents on other hosts are given --endpoint anyway).
+  std::string host = host_port.first;
+  if (host == "0.0.0.0" || host.empty()) host = "127.0.0.1";
+  if (host == "::") host = "::1";
+  if (host.find(':') != std::string::npos) host = "[" + host + "]";
+  impl_->ecs->SetEndpoint(fmt::format("http://{}:{}", host, port));
   impl_->StartAgent();
+  impl_->StartEc2Instances();
   impl_->reaper = std::thread([impl = impl_.get()] { impl->ReaperLoop(); });
   return port;
 }
 
 void Node::Stop() {
   if (!impl_) return;
+  if (impl_->control) impl_->control->Shutdown();  // long-polls answer now, so the server can stop
   if (impl_->server) impl_->server->Stop();
   {
     std::lock_guard lock(impl_->reaper_mu);
@@ -244,9 +368,15 @@ void Node::Stop() {
   }
   impl_->reaper_cv.notify_all();
   if (impl_->reaper.joinable()) impl_->reaper.join();
+  if (impl_->ec2_loop.joinable()) impl_->ec2_loop.join();
+  if (impl_->puller) impl_->puller->Shutdown();  // drivers pulling return at once (task left PENDING)
+  for (auto& e : impl_->ec2_instances) {
+    if (!e.agent) continue;
+    impl_->control->Unwatch(e.watch);
+    e.agent->Stop();
+  }
   if (impl_->agent) {
-    impl_->tasks->SetChangeListener(nullptr);
-    if (impl_->puller) impl_->puller->Shutdown();  // drivers pulling return at once (task left PENDING)
+    impl_->control->Unwatch(impl_->agent_watch);
     impl_->agent->Stop();
   }
   if (impl_->store) impl_->store->Close();

@@ -1,0 +1,282 @@
+// The Paddock agent protocol against a real in-process server (Node on port 0): RemoteControl's
+// long-poll, reports and their authorization, the poll bound, and ECS's own agent actions
+// (SubmitTaskStateChange, SubmitContainerStateChange) on a real EC2 task. No containers run: the
+// test plays the agent.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+#include <chrono>
+#include <atomic>
+#include <condition_variable>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+
+#include "agent/remote/agent_service.h"
+#include "agent/remote/registration.h"
+#include "agent/remote/remote_control.h"
+#include "cli/config.h"
+#include "cli/node.h"
+
+namespace paddock::cli {
+namespace {
+namespace fs = std::filesystem;
+namespace json = boost::json;
+using agent::remote::ClientOptions;
+using agent::remote::JsonClient;
+using agent::remote::RemoteControl;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+constexpr std::string_view kEcs = "AmazonEC2ContainerServiceV20141113.";
+
+class RemoteAgentTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (fs::temp_directory_path() / "paddock-remote-XXXXXX").string();
+    dir_ = mkdtemp(tmpl.data());
+    ServerConfig config;
+    config.listen = "127.0.0.1:0";
+    config.state_dir = dir_ + "/state";
+    config.agent_long_polls = 1;
+    auto node = Node::Open(config);
+    ASSERT_TRUE(node.ok()) << node.status().ToString();
+    node_ = std::move(*node);
+    auto port = node_->Start();
+    ASSERT_TRUE(port.ok());
+    auto boot = Bootstrap(*node_, config, "http://127.0.0.1:" + std::to_string(*port), false);
+    ASSERT_TRUE(boot.ok()) << boot.status().ToString();
+    auto cred = node_->accounts().Lookup(AccessKeyId(boot->access_key_id));
+    ASSERT_TRUE(cred.ok() && cred->has_value());
+    options_.port = *port;
+    options_.credentials = {boot->access_key_id, (*cred)->secret_access_key};
+    client_ = std::make_unique<JsonClient>(options_);
+
+    Ecs("CreateCluster", {{"clusterName", "ec2"}});
+    instance_arn_ = Register();
+    other_arn_ = Register();
+    Ecs("RegisterTaskDefinition",
+        json::parse(R"({"family": "web", "networkMode": "bridge", "requiresCompatibilities": ["EC2"],
+                        "containerDefinitions": [{"name": "web", "image": "busybox", "memory": 64}]})")
+            .as_object());
+  }
+
+  void TearDown() override {
+    if (node_) node_->Stop();
+    fs::remove_all(dir_);
+  }
+
+  json::object Ecs(std::string_view action, const json::object& body) {
+    auto r = client_->Call(std::string(kEcs) + std::string(action), body);
+    EXPECT_TRUE(r.ok()) << action << ": " << r.status().ToString();
+    return r.ok() ? r->as_object() : json::object{};
+  }
+
+  std::string Register() {
+    agent::remote::HostResources host{2048, 2048};
+    json::object ci = Ecs("RegisterContainerInstance", agent::remote::RegistrationRequest("ec2", host, {"22"}, std::nullopt));
+    return std::string(ci["containerInstance"].as_object()["containerInstanceArn"].as_string());
+  }
+
+  std::string StartTask(const std::string& instance) {
+    json::object r = Ecs("StartTask", {{"cluster", "ec2"}, {"taskDefinition", "web"},
+                                       {"containerInstances", json::array{json::string(instance)}}});
+    return std::string(r["tasks"].as_array().at(0).as_object()["taskArn"].as_string());
+  }
+
+  json::object Describe(const std::string& arn) {
+    json::object r = Ecs("DescribeTasks", {{"cluster", "ec2"}, {"tasks", json::array{json::string(arn)}}});
+    return r["tasks"].as_array().at(0).as_object();
+  }
+
+  std::string dir_;
+  std::unique_ptr<Node> node_;
+  ClientOptions options_;
+  std::unique_ptr<JsonClient> client_;
+  std::string instance_arn_, other_arn_;
+};
+
+TEST_F(RemoteAgentTest, LongPollDeliversAssignmentsAtOnceAndReportsMoveTheTask) {
+  const std::string first = StartTask(instance_arn_);
+  RemoteControl control(options_, "ec2", instance_arn_);
+  std::mutex mu;
+  std::condition_variable cv;
+  int wakes = 0;
+  control.Watch(instance_arn_, [&] {
+    std::lock_guard lock(mu);
+    ++wakes;
+    cv.notify_all();
+  });
+  ASSERT_TRUE(control.Start().ok());
+  ASSERT_TRUE(control.WaitForFirstPoll(seconds(5)));
+  auto specs = control.Assignments(instance_arn_);
+  ASSERT_TRUE(specs.ok());
+  ASSERT_EQ(specs->size(), 1u);
+  EXPECT_EQ((*specs)[0].task_arn, first);
+  EXPECT_EQ((*specs)[0].desired_status, "RUNNING");
+  EXPECT_FALSE((*specs)[0].definition.empty());
+
+  // A second task reaches the waiting poll long before its 20 s are up.
+  int seen = 0;
+  {
+    std::lock_guard lock(mu);
+    seen = wakes;
+  }
+  const auto started = std::chrono::steady_clock::now();
+  const std::string second = StartTask(instance_arn_);
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, seconds(5), [&] { return wakes > seen; }));
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - started, seconds(5));
+  specs = control.Assignments(instance_arn_);
+  ASSERT_TRUE(specs.ok());
+  EXPECT_EQ(specs->size(), 2u);
+
+  // The owning agent's reports move the task; a backwards one is ignored.
+  ecs::task::TaskStateChange running;
+  running.last_status = "RUNNING";
+  ecs::task::ContainerStateChange web;
+  web.name = "web";
+  web.last_status = "RUNNING";
+  web.runtime_id = "pdk-x-1";
+  web.health_status = "HEALTHY";
+  running.containers.push_back(web);
+  ASSERT_TRUE(control.Report(instance_arn_, first, running, SystemClock::Get().Now()).ok());
+  json::object t = Describe(first);
+  EXPECT_EQ(t["lastStatus"].as_string(), "RUNNING");
+  EXPECT_EQ(t["containers"].as_array()[0].as_object()["runtimeId"].as_string(), "pdk-x-1");
+  EXPECT_EQ(t["containers"].as_array()[0].as_object()["healthStatus"].as_string(), "HEALTHY");
+  ecs::task::TaskStateChange pending;
+  pending.last_status = "PENDING";
+  ASSERT_TRUE(control.Report(instance_arn_, first, pending, SystemClock::Get().Now()).ok());
+  EXPECT_EQ(Describe(first)["lastStatus"].as_string(), "RUNNING");
+
+  // Another instance's agent may not report it.
+  RemoteControl other(options_, "ec2", other_arn_);
+  Status denied = other.Report(other_arn_, first, running, SystemClock::Get().Now());
+  EXPECT_EQ(denied.code(), StatusCode::kPermissionDenied) << denied.ToString();
+  EXPECT_EQ(denied.aws_type(), "AccessDeniedException");
+
+  // StopTask reaches the agent at once too; STOPPED with a stop code releases the assignment.
+  {
+    std::lock_guard lock(mu);
+    seen = wakes;
+  }
+  Ecs("StopTask", {{"cluster", "ec2"}, {"task", first}});
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, seconds(5), [&] { return wakes > seen; }));
+  }
+  specs = control.Assignments(instance_arn_);
+  ASSERT_TRUE(specs.ok());
+  for (const auto& s : *specs) {
+    if (s.task_arn == first) {
+      EXPECT_EQ(s.desired_status, "STOPPED");
+    }
+  }
+  ecs::task::TaskStateChange stopped;
+  stopped.last_status = "STOPPED";
+  stopped.stop_code = "EssentialContainerExited";
+  stopped.stopped_reason = "Essential container in task exited";
+  ecs::task::ContainerStateChange exited;
+  exited.name = "web";
+  exited.last_status = "STOPPED";
+  exited.exit_code = 3;
+  stopped.containers.push_back(exited);
+  ASSERT_TRUE(control.Report(instance_arn_, first, stopped, SystemClock::Get().Now()).ok());
+  t = Describe(first);
+  EXPECT_EQ(t["lastStatus"].as_string(), "STOPPED");
+  EXPECT_EQ(t["containers"].as_array()[0].as_object()["exitCode"].as_int64(), 3);
+
+  // The instance is connected: its polls are heartbeats.
+  json::object ci = Ecs("DescribeContainerInstances",
+                        {{"cluster", "ec2"}, {"containerInstances", json::array{json::string(instance_arn_)}}});
+  EXPECT_TRUE(ci["containerInstances"].as_array()[0].as_object()["agentConnected"].as_bool());
+  control.Stop();
+}
+
+TEST_F(RemoteAgentTest, StopCancelsAWaitingPollPromptly) {
+  RemoteControl control(options_, "ec2", instance_arn_);
+  ASSERT_TRUE(control.Start().ok());
+  ASSERT_TRUE(control.WaitForFirstPoll(seconds(5)));
+  // The second poll now waits (nothing changes); Stop must not wait for its 20 s.
+  std::this_thread::sleep_for(milliseconds(200));  // let the second poll reach the server
+  const auto started = std::chrono::steady_clock::now();
+  control.Stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - started, seconds(3));
+}
+
+TEST_F(RemoteAgentTest, ExcessLongPollsAreAnsweredAtOnce) {
+  // agent_long_polls = 1: one agent waits, the next is answered at once with busy=true.
+  const std::string target = std::string(agent::remote::kAgentTargetPrefix) + ".PollAssignments";
+  json::object first = client_->Call(target, {{"cluster", "ec2"}, {"containerInstance", instance_arn_}})->as_object();
+  const std::string version(first["version"].as_string());
+  // The waiter polls until it holds the one slot (a 20 s wait), and stops once released.
+  std::atomic<bool> done{false};
+  std::thread waiter([&] {
+    JsonClient c(options_);
+    while (!done.load()) {
+      auto r = c.Call(target, {{"cluster", "ec2"}, {"containerInstance", instance_arn_}, {"knownVersion", version},
+                               {"waitSeconds", 20}});
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      if (r->as_object()["busy"].as_bool()) std::this_thread::sleep_for(milliseconds(10));
+    }
+  });
+  bool busy = false;
+  for (int i = 0; i < 20 && !busy; ++i) {
+    if (i > 0) std::this_thread::sleep_for(milliseconds(50));  // lets the waiter take the slot
+    const auto started = std::chrono::steady_clock::now();
+    auto r = client_->Call(target, {{"cluster", "ec2"}, {"containerInstance", other_arn_}, {"knownVersion", version},
+                                    {"waitSeconds", 1}});
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    busy = r->as_object()["busy"].as_bool();
+    if (busy) {
+      EXPECT_LT(std::chrono::steady_clock::now() - started, milliseconds(900));
+    }
+  }
+  EXPECT_TRUE(busy);
+  done = true;
+  StartTask(instance_arn_);  // releases the waiter
+  waiter.join();
+
+  // Another account's instance ARN is refused.
+  auto denied = client_->Call(
+      target, {{"cluster", "ec2"},
+               {"containerInstance", "arn:aws:ecs:us-east-1:210987654321:container-instance/ec2/0123456789abcdef0123456789abcdef"}});
+  EXPECT_EQ(denied.status().aws_type(), "AccessDeniedException");
+}
+
+TEST_F(RemoteAgentTest, EcsAgentActionsReportAsTheTasksInstance) {
+  const std::string arn = StartTask(instance_arn_);
+  json::object body = json::parse(R"({"cluster": "ec2", "status": "RUNNING", "pullStartedAt": 1780000000,
+                                      "containers": [{"containerName": "web", "status": "RUNNING", "runtimeId": "abc"}]})")
+                          .as_object();
+  body["task"] = arn;
+  EXPECT_EQ(Ecs("SubmitTaskStateChange", body)["acknowledgment"].as_string(), "ACK");
+  json::object t = Describe(arn);
+  EXPECT_EQ(t["lastStatus"].as_string(), "RUNNING");
+  EXPECT_EQ(t["containers"].as_array()[0].as_object()["runtimeId"].as_string(), "abc");
+  EXPECT_EQ(t["pullStartedAt"].as_double(), 1780000000.0);
+
+  body["status"] = "PENDING";  // backwards: acknowledged, ignored
+  EXPECT_EQ(Ecs("SubmitTaskStateChange", body)["acknowledgment"].as_string(), "ACK");
+  EXPECT_EQ(Describe(arn)["lastStatus"].as_string(), "RUNNING");
+
+  json::object container{{"cluster", "ec2"}, {"task", arn}, {"containerName", "web"}, {"status", "STOPPED"},
+                         {"exitCode", 7}, {"reason", "done"}};
+  EXPECT_EQ(Ecs("SubmitContainerStateChange", container)["acknowledgment"].as_string(), "ACK");
+  t = Describe(arn);
+  EXPECT_EQ(t["lastStatus"].as_string(), "RUNNING");  // a container report leaves the task where it is
+  EXPECT_EQ(t["containers"].as_array()[0].as_object()["exitCode"].as_int64(), 7);
+
+  container["status"] = "EXPLODED";
+  auto bad = client_->Call(std::string(kEcs) + "SubmitContainerStateChange", container);
+  EXPECT_EQ(bad.status().aws_type(), "InvalidParameterException");
+
+  json::object endpoint = Ecs("DiscoverPollEndpoint", {{"cluster", "ec2"}});
+  EXPECT_EQ(endpoint["endpoint"].as_string(), "http://127.0.0.1:" + std::to_string(options_.port));
+}
+
+}  // namespace
+}  // namespace paddock::cli
