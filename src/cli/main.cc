@@ -29,7 +29,8 @@ void AddServerFlags(CLI::App* cmd, ServerConfig& c, std::string& config_file) {
   cmd->add_option("--config", config_file, "TOML file with any of: listen, state_dir, accept_any_credentials, "
                                            "default_account, api_rate_limits, region, and an [images] table "
                                            "(insecure_registries, insecure_loopback, pull_timeout_seconds, "
-                                           "auth_file); flags override it");
+                                           "auth_file), agent_long_polls, agent_timeout_seconds and "
+                                           "[[ec2_instance]] tables (cluster, cpu, memory); flags override it");
   cmd->add_option("--listen", c.listen, "HOST:PORT to serve the AWS APIs on (default 127.0.0.1:4566; port 0 picks one)");
   cmd->add_option("--state-dir", c.state_dir, "Directory holding the store and generated credentials (default ./.paddock)");
   cmd->add_flag("--accept-any-credentials", c.accept_any_credentials,
@@ -57,6 +58,9 @@ Status ResolveConfig(CLI::App* cmd, ServerConfig& c, const std::string& config_f
   if (!explicitly("--api-rate-limits")) c.api_rate_limits = from_file.api_rate_limits;
   if (!explicitly("--region")) c.region = from_file.region;
   c.images = from_file.images;  // file only: no flags
+  c.agent_long_polls = from_file.agent_long_polls;
+  c.agent_timeout_seconds = from_file.agent_timeout_seconds;
+  c.ec2_instances = from_file.ec2_instances;
   return ValidateConfig(c);
 }
 

@@ -76,6 +76,41 @@ TEST(ConfigTest, ImagesTable) {
   fs::remove_all(dir);
 }
 
+TEST(ConfigTest, AgentSettingsAndEc2Instances) {
+  std::string dir = TempDir();
+  std::string path = dir + "/paddock.toml";
+  ServerConfig defaults;
+  EXPECT_EQ(defaults.agent_long_polls, 16);
+  EXPECT_EQ(defaults.agent_timeout_seconds, 60);
+  EXPECT_TRUE(defaults.ec2_instances.empty());
+  std::ofstream(path) << "agent_long_polls = 4\nagent_timeout_seconds = 6\n"
+                         "[[ec2_instance]]\ncluster = \"a\"\n[[ec2_instance]]\ncluster = \"b\"\ncpu = 2048\nmemory = 1024\n";
+  ServerConfig c;
+  ASSERT_TRUE(LoadConfigFile(path, c).ok());
+  EXPECT_EQ(c.agent_long_polls, 4);
+  EXPECT_EQ(c.agent_timeout_seconds, 6);
+  ASSERT_EQ(c.ec2_instances.size(), 2u);
+  EXPECT_EQ(c.ec2_instances[0].cluster, "a");
+  EXPECT_EQ(c.ec2_instances[0].cpu, 0);
+  EXPECT_EQ(c.ec2_instances[1].cluster, "b");
+  EXPECT_EQ(c.ec2_instances[1].cpu, 2048);
+  EXPECT_EQ(c.ec2_instances[1].memory, 1024);
+  EXPECT_TRUE(ValidateConfig(c).ok());
+  for (const char* bad : {"[[ec2_instance]]\ncpu = 1\ncluster = 3\n", "[[ec2_instance]]\nzone = \"x\"\n",
+                          "ec2_instance = 1\n", "agent_long_polls = \"8\"\n"}) {
+    std::ofstream(path) << bad;
+    ServerConfig b;
+    EXPECT_FALSE(LoadConfigFile(path, b).ok()) << bad;
+  }
+  ServerConfig v;
+  v.agent_timeout_seconds = 1;
+  EXPECT_FALSE(ValidateConfig(v).ok());
+  v.agent_timeout_seconds = 60;
+  v.ec2_instances.push_back({});
+  EXPECT_FALSE(ValidateConfig(v).ok());  // no cluster
+  fs::remove_all(dir);
+}
+
 TEST(NodeTest, ServesSignedRequestsAndBootstrapsAProfile) {
   std::string dir = TempDir();
   ServerConfig config;
