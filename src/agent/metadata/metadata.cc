@@ -539,6 +539,36 @@ json::object RenderTask(const json::object& task, const TaskFacts& facts, Versio
   return d;
 }
 
+ContainerFacts FactsFromDefinition(const json::object& definition) {
+  ContainerFacts f;
+  f.name = Str(definition, "name");
+  f.cpu_units = static_cast<int64_t>(Num(definition, "cpu").value_or(0));
+  f.memory_mib = static_cast<int64_t>(Num(definition, "memory").value_or(0));
+  const json::object& log = Obj(definition, "logConfiguration");
+  f.log_driver = Str(log, "logDriver");
+  for (const auto& [k, v] : Obj(log, "options"))
+    if (v.is_string()) f.log_options[std::string(k)] = std::string(v.get_string());
+  for (const auto& [k, v] : Obj(definition, "dockerLabels"))
+    if (v.is_string()) f.docker_labels[std::string(k)] = std::string(v.get_string());
+  return f;
+}
+
+void ParseResolvConf(std::string_view text, TaskFacts& facts) {
+  std::istringstream in{std::string(text)};
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream f(line);
+    std::string key, value;
+    if (!(f >> key)) continue;
+    if (key == "nameserver" && f >> value) {
+      facts.dns_servers.push_back(value);
+    } else if (key == "search") {
+      facts.dns_search.clear();  // the last search line wins, as in the resolver
+      while (f >> value) facts.dns_search.push_back(value);
+    }
+  }
+}
+
 std::string Serialize(const json::value& v) {
   std::string out;
   Write(v, out);

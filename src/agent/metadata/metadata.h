@@ -94,6 +94,15 @@ struct TaskFacts {
   std::optional<int64_t> ephemeral_utilized_mib;
 };
 
+// The facts a container definition (as the pinned task definition holds it) gives: name, cpu,
+// memory (the hard limit), logConfiguration and dockerLabels. The runtime's (docker_id, pid,
+// times, image_id, cgroup_path) are the caller's to add.
+ContainerFacts FactsFromDefinition(const boost::json::object& container_definition);
+
+// The nameservers and search list of a resolv.conf (the task's, as agent/task_files writes it),
+// into facts.dns_servers and facts.dns_search.
+void ParseResolvConf(std::string_view text, TaskFacts& facts);
+
 // Called on every request for a task's document; must be cheap and must not call back into the
 // service. An error answers 500.
 using TaskProvider = std::function<StatusOr<TaskFacts>()>;

@@ -1,11 +1,13 @@
 // The metadata endpoint as a task reaches it: from inside a task namespace made by agent/net
 // (veth on the bridge, default route via the subnet's gateway) to 169.254.170.2 on the host.
 // Root only; skips otherwise.
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <string>
 
+#include <boost/json/parse.hpp>
 #include <fmt/core.h>
 
 #include "agent/metadata/metadata.h"
@@ -120,6 +122,45 @@ TEST_F(MetadataNetnsTest, ATaskReachesItsOwnMetadataAt169_254_170_2AndNoOneElseD
   EXPECT_EQ(Fetch(t1.netns_name, fmt::format("http://169.254.170.2:{}/v4/{}", service_->port(),
                                              std::string(32, '0'))),
             "404 \"Not found\"");
+}
+
+// /stats reads the interfaces of the task's namespace through the container's pid: here a
+// process started inside the namespace stands in for the container's init.
+TEST_F(MetadataNetnsTest, StatsNetworksAreTheTaskNamespaces) {
+  net::TaskNetwork t1 = Task("t1", 5);
+  const std::string ip1 = fmt::format("10.253.{}.5", subnet_);
+  int fds[2];
+  ASSERT_EQ(pipe2(fds, O_CLOEXEC), 0);
+  subprocess::UniqueFd read_end(fds[0]), write_end(fds[1]);
+  subprocess::Stdio stdio;
+  stdio.out = write_end.get();
+  StatusOr<subprocess::Child> child = subprocess::Spawn(
+      {"ip", "netns", "exec", t1.netns_name, "sh", "-c", "echo ready; exec sleep 60"}, stdio);
+  ASSERT_TRUE(child.ok()) << child.status().ToString();
+  write_end.Reset();
+  char buf[6] = {};
+  ASSERT_EQ(read(read_end.get(), buf, 5), 5);  // it is inside the namespace now
+  EXPECT_STREQ(buf, "ready");
+
+  const int pid = child->pid;
+  ContainerEndpoint ep = service_->RegisterContainer(
+      "arn:aws:ecs:us-east-1:123456789012:task/default/t1", "web",
+      [base = Provider(ip1), pid]() -> StatusOr<TaskFacts> {
+        ASSIGN_OR_RETURN(TaskFacts f, base());
+        f.containers[0].pid = pid;  // its cgroups are read from /proc/<pid>/cgroup
+        return f;
+      },
+      ip1);
+  EXPECT_THAT(Fetch(t1.netns_name, ep.v4_uri), ::testing::StartsWith("200 "));  // some traffic on eth0
+  std::string stats = Fetch(t1.netns_name, ep.v4_uri + "/stats");
+  subprocess::KillAndReap(*child);
+  ASSERT_THAT(stats, ::testing::StartsWith("200 "));
+  boost::json::object doc = boost::json::parse(stats.substr(4)).as_object();
+  const boost::json::object& networks = doc.at("networks").as_object();
+  ASSERT_EQ(networks.size(), 1u) << stats;  // eth0 alone: not the host's interfaces, lo left out
+  EXPECT_GT(networks.at("eth0").at("rx_bytes").to_number<uint64_t>(), 0u);
+  EXPECT_GT(networks.at("eth0").at("tx_bytes").to_number<uint64_t>(), 0u);
+  EXPECT_GT(doc.at("memory_stats").at("usage").to_number<uint64_t>(), 0u);
 }
 
 TEST_F(MetadataNetnsTest, StartIsIdempotentAboutTheAddress) {

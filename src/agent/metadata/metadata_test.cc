@@ -206,6 +206,28 @@ TEST(RenderTest, Ec2TaskNamesTheClusterByNameAndLeavesOutWhatItLacks) {
   EXPECT_EQ(doc.at("Containers").at(0).at("Labels").at("com.amazonaws.ecs.cluster"), "default");
 }
 
+TEST(RenderTest, FactsFromADefinitionAndAResolvConf) {
+  ContainerFacts f = FactsFromDefinition(Parse(
+      R"({"name":"web","image":"busybox","cpu":128,"memory":256,"memoryReservation":64,)"
+      R"("logConfiguration":{"logDriver":"json-file","options":{"max-size":"10m"}},"dockerLabels":{"team":"blue"}})"));
+  EXPECT_EQ(f.name, "web");
+  EXPECT_EQ(f.cpu_units, 128);
+  EXPECT_EQ(f.memory_mib, 256);
+  EXPECT_EQ(f.log_driver, "json-file");
+  EXPECT_EQ(f.log_options, (std::map<std::string, std::string>{{"max-size", "10m"}}));
+  EXPECT_EQ(f.docker_labels, (std::map<std::string, std::string>{{"team", "blue"}}));
+  ContainerFacts bare = FactsFromDefinition(Parse(R"({"name":"x","image":"busybox","memoryReservation":64})"));
+  EXPECT_EQ(bare.memory_mib, 0);  // only a soft limit: Limits.Memory 0, as the ECS agent
+  EXPECT_TRUE(bare.log_driver.empty());
+
+  TaskFacts t;
+  ParseResolvConf("# generated\nnameserver 169.254.169.253\nnameserver 10.0.0.2\nsearch a.internal b.internal\n"
+                  "options ndots:2\n",
+                  t);
+  EXPECT_THAT(t.dns_servers, ::testing::ElementsAre("169.254.169.253", "10.0.0.2"));
+  EXPECT_THAT(t.dns_search, ::testing::ElementsAre("a.internal", "b.internal"));
+}
+
 // ---- Stats -------------------------------------------------------------------------------------
 
 class TempDir {
