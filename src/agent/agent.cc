@@ -166,7 +166,8 @@ class Agent::Driver {
     std::chrono::seconds stop_timeout{0};
     std::optional<images::ResolvedImage> resolved;
     std::vector<std::pair<std::string, std::string>> depends_on;  // (containerName, condition)
-    // How long dependants wait on this container for COMPLETE, SUCCESS or HEALTHY once it started.
+    // How long dependants wait on this container for COMPLETE, SUCCESS or HEALTHY once it started;
+    // 0: as long as the task lives.
     std::chrono::seconds start_timeout{0};
     std::optional<HealthCheck> health_check;
     RestartPolicy restart;
@@ -415,12 +416,13 @@ class Agent::Driver {
       if (condition == "START") continue;
       if (condition == "SUCCESS" && exited && d->exit_code != 0) return never("as dependency did not exit successfully.");
       if (condition == "HEALTHY" && exited) return never("as dependency stopped before it became HEALTHY.");
+      if (condition == "HEALTHY" && !d->health_check) return never("as dependency has no health check.");
       bool satisfied = condition == "COMPLETE"  ? exited
                        : condition == "SUCCESS" ? exited && d->exit_code == 0
                        : condition == "HEALTHY" ? d->health == kHealthy
                                                 : true;
       if (satisfied) continue;
-      if (now >= d->started_at + d->start_timeout)
+      if (d->start_timeout.count() > 0 && now >= d->started_at + d->start_timeout)
         return fmt::format("dependency graph: container ordering dependency [{}] for target [{}] has timed out.", d->name,
                            c.name);
       waiting = true;

@@ -32,7 +32,7 @@
 // restart needs the task's files and cgroup, which are not rebuilt).
 //
 // Container semantics (docs/contracts/task.md): containers start in dependsOn order (START,
-// COMPLETE, SUCCESS, HEALTHY; bounded by the dependency's startTimeout); health checks run
+// COMPLETE, SUCCESS, HEALTHY; bounded by the dependency's startTimeout, if it has one); health checks run
 // through Runtime::Exec on their own threads and are reported (container and task healthStatus)
 // with RUNNING reports; restartPolicy restarts an exited container in place (same id: deleted,
 // created and started again); every exit is reported with its exitCode (OOM: its reason).
@@ -73,8 +73,9 @@ struct AgentOptions {
   // Upper bound on any container's stopTimeout (ECS caps it at 120 s).
   std::chrono::seconds max_stop_timeout = std::chrono::seconds(120);
   // How long a container's dependants wait for it to COMPLETE, SUCCEED or become HEALTHY when its
-  // definition sets no startTimeout (Fargate's default: 3 minutes).
-  std::chrono::seconds default_start_timeout = std::chrono::minutes(3);
+  // definition sets no startTimeout. 0, ECS's way: as long as the task lives (StopTask ends the
+  // wait; ECS recommends setting startTimeout for that reason).
+  std::chrono::seconds default_start_timeout = std::chrono::seconds(0);
   // Container logs go to <logs_dir>/<task id>/<container name>.log (stdout and stderr in one
   // file; see agent/logs.h). Empty: /dev/null.
   std::string logs_dir;

@@ -268,6 +268,32 @@ TEST_F(AgentTest, HealthyDependencyNeverReachedTimesOutAndFailsTheTask) {
             "out.");
 }
 
+TEST_F(AgentTest, WithoutAStartTimeoutADependencyIsWaitedOnAsLongAsTheTaskLives) {
+  StartAgent();
+  // init's health check is only a marker: its first run (1 h in) proves a pass after the advance.
+  std::string arn = Run(R"([{"name":"init","image":"busybox:agenttest","essential":false,
+        "healthCheck":{"command":["CMD","true"],"interval":3600}},
+      {"name":"app","image":"busybox:agenttest","dependsOn":[{"containerName":"init","condition":"SUCCESS"}]}])");
+  ASSERT_TRUE(WaitUntil([&] { return Running(Id(arn, 0)); }));
+  clock_.Advance(std::chrono::hours(1));
+  ASSERT_TRUE(WaitUntil([&] { return Execs() == 1; }));
+  EXPECT_EQ(Str(Describe(arn), "lastStatus"), "ACTIVATING");
+  EXPECT_FALSE(Exists(Id(arn, 1)));
+  rt_.Exit(Id(arn, 0), 0);
+  WaitStatus(arn, "RUNNING");
+}
+
+TEST_F(AgentTest, HealthyDependencyWithoutAHealthCheckFailsTheTask) {
+  StartAgent();
+  std::string arn = Run(R"([{"name":"db","image":"busybox:agenttest"},
+      {"name":"app","image":"busybox:agenttest","dependsOn":[{"containerName":"db","condition":"HEALTHY"}]}])");
+  json::object t = WaitStatus(arn, "STOPPED");
+  EXPECT_EQ(Str(t, "stopCode"), "TaskFailedToStart");
+  EXPECT_EQ(Str(t, "stoppedReason"),
+            "CannotStartContainerError: dependency graph: failed to resolve container ordering dependency [db] for "
+            "target [app] as dependency has no health check.");
+}
+
 TEST_F(AgentTest, HealthCheckCountsFailuresAfterTheStartPeriodAndAStandaloneTaskKeepsRunning) {
   std::atomic<bool> pass{false};
   rt_.SetExecHandler([&](const ContainerId&, const std::vector<std::string>&) -> StatusOr<ExecResult> {
@@ -465,6 +491,28 @@ TEST_F(AgentTest, AgentRestartTearsDownATaskCaughtMidLaunch) {
   EXPECT_EQ(Str(t, "stoppedReason"), "Task stopped: the agent restarted while the task was starting");
   EXPECT_FALSE(Exists(Id(arn, 0)));
   EXPECT_FALSE(Exists(Id(arn, 1)));
+}
+
+TEST_F(AgentTest, AgentRestartFinishesATaskCaughtMidTeardown) {
+  StartAgent();
+  std::string arn = Run(R"([{"name":"app","image":"busybox:agenttest","stopTimeout":10}])");
+  WaitStatus(arn, "RUNNING");
+  const ContainerId id = Id(arn, 0);
+  rt_.SetIgnoresSigterm(id, true);
+  ASSERT_TRUE(tasks_.Stop(kScope, std::nullopt, arn, std::string("bye"), kCaller, clock_.Now()).ok());
+  WaitStatus(arn, "STOPPING");
+  RestartAgent();  // the SIGKILL at stopTimeout was never sent
+  EXPECT_TRUE(Running(id));
+  StartAgent();
+  // The new agent stops it afresh: SIGTERM again, SIGKILL stopTimeout after that.
+  ASSERT_TRUE(WaitUntil([&] { return rt_.signals().size() == 2; }));
+  EXPECT_EQ(rt_.signals(), (std::vector<std::pair<ContainerId, int>>{{id, SIGTERM}, {id, SIGTERM}}));
+  clock_.Advance(std::chrono::seconds(10));
+  json::object t = WaitStatus(arn, "STOPPED");
+  EXPECT_EQ(Str(t, "stopCode"), "UserInitiated");
+  EXPECT_EQ(Str(t, "stoppedReason"), "bye");
+  EXPECT_EQ(Container(t, "app").at("exitCode"), 137);
+  EXPECT_FALSE(Exists(id));
 }
 
 }  // namespace
