@@ -456,6 +456,17 @@ json::object ZeroCpuStats() {
       {"throttling_data", json::object{{"periods", 0}, {"throttled_periods", 0}, {"throttled_time", 0}}}};
 }
 
+// iproute2's ip where Debian puts it (the agent may run without /usr/sbin in PATH), as agent/net.
+const std::string& IpBinary() {
+  static const std::string path = [] {
+    for (const char* candidate : {"/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"}) {
+      if (access(candidate, X_OK) == 0) return std::string(candidate);
+    }
+    return std::string("ip");
+  }();
+  return path;
+}
+
 }  // namespace
 
 // ---- Documents ---------------------------------------------------------------------------------
@@ -666,7 +677,9 @@ StatusOr<CgroupSample> ReadCgroupSample(const StatsSources& sources, std::string
     if (const std::string blkio = path_of("blkio"); !sources.blkio_root.empty() && !blkio.empty()) {
       const std::string dir = JoinPath(sources.blkio_root, blkio);
       s.io_service_bytes = ReadBlkioV1(dir + "/blkio.io_service_bytes_recursive");
-      if (s.io_service_bytes.empty()) s.io_service_bytes = ReadBlkioV1(dir + "/blkio.throttle.io_service_bytes_recursive");
+      if (s.io_service_bytes.empty()) {
+        s.io_service_bytes = ReadBlkioV1(dir + "/blkio.throttle.io_service_bytes_recursive");
+      }
       s.io_serviced = ReadBlkioV1(dir + "/blkio.io_serviced_recursive");
       if (s.io_serviced.empty()) s.io_serviced = ReadBlkioV1(dir + "/blkio.throttle.io_serviced_recursive");
     }
@@ -713,8 +726,9 @@ json::object RenderStats(const CgroupSample& current, const CgroupSample* previo
   if (version == Version::kV4 && s.networks) {
     json::object nets;
     for (const auto& [ifname, n] : *s.networks) {
-      nets[ifname] = json::object{{"rx_bytes", n.rx_bytes},   {"rx_packets", n.rx_packets}, {"rx_errors", n.rx_errors},
-                                  {"rx_dropped", n.rx_dropped}, {"tx_bytes", n.tx_bytes},   {"tx_packets", n.tx_packets},
+      nets[ifname] = json::object{{"rx_bytes", n.rx_bytes},     {"rx_packets", n.rx_packets},
+                                  {"rx_errors", n.rx_errors},   {"rx_dropped", n.rx_dropped},
+                                  {"tx_bytes", n.tx_bytes},     {"tx_packets", n.tx_packets},
                                   {"tx_errors", n.tx_errors},   {"tx_dropped", n.tx_dropped}};
     }
     d["networks"] = std::move(nets);
@@ -750,15 +764,17 @@ MetadataService::~MetadataService() { Stop(); }
 Status MetadataService::Start() {
   if (server_) return FailedPrecondition("the metadata service is already started");
   if (!options_.bridge.empty()) {
+    const std::string address = options_.host + "/32";
     ASSIGN_OR_RETURN(subprocess::RunResult shown,
-                     subprocess::RunCaptured({"ip", "-o", "-4", "addr", "show", "dev", options_.bridge},
+                     subprocess::RunCaptured({IpBinary(), "-o", "-4", "addr", "show", "dev", options_.bridge},
                                              std::chrono::seconds(10)));
     if (shown.exit_code != 0) {
-      return FailedPrecondition(fmt::format("no interface {} for the metadata address: {}", options_.bridge, shown.output));
+      return FailedPrecondition(
+          fmt::format("no interface {} for the metadata address: {}", options_.bridge, shown.output));
     }
-    if (shown.output.find(" " + options_.host + "/32 ") == std::string::npos) {
+    if (shown.output.find(" " + address + " ") == std::string::npos) {
       ASSIGN_OR_RETURN(subprocess::RunResult added,
-                       subprocess::RunCaptured({"ip", "addr", "replace", options_.host + "/32", "dev", options_.bridge},
+                       subprocess::RunCaptured({IpBinary(), "addr", "replace", address, "dev", options_.bridge},
                                                std::chrono::seconds(10)));
       if (added.exit_code != 0) {
         return Internal(fmt::format("cannot add {}/32 to {}: {}", options_.host, options_.bridge, added.output));

@@ -86,7 +86,8 @@ class MetadataNetnsTest : public ::testing::Test {
           R"({{"taskArn":"arn:aws:ecs:us-east-1:123456789012:task/default/t1","clusterArn":"arn:aws:ecs:us-east-1:)"
           R"(123456789012:cluster/default","launchType":"FARGATE","desiredStatus":"RUNNING","lastStatus":"RUNNING",)"
           R"("taskDefinitionArn":"arn:aws:ecs:us-east-1:123456789012:task-definition/web:1","containers":[)"
-          R"({{"name":"web","image":"busybox","lastStatus":"RUNNING","networkInterfaces":[{{"privateIpv4Address":"{}"}}]}}]}})",
+          R"({{"name":"web","image":"busybox","lastStatus":"RUNNING",)"
+          R"("networkInterfaces":[{{"privateIpv4Address":"{}"}}]}}]}})",
           ip);
       ContainerFacts web;
       web.name = "web";
