@@ -262,7 +262,7 @@ class Agent::Driver {
   }
 
   bool Report(TaskStateChange change) {
-    Status s = agent_.tasks_.ReportState(agent_.options_.agent_id, spec_.task_arn, change, agent_.clock_.Now());
+    Status s = agent_.control_.Report(agent_.options_.agent_id, spec_.task_arn, change, agent_.clock_.Now());
     if (!s.ok()) Log(spec_.task_arn, fmt::format("reporting {}", change.last_status), s);
     return s.ok();
   }
@@ -371,15 +371,15 @@ class Agent::Driver {
     return nullptr;
   }
 
-  // Creates and starts `c` (again, after a restart: same id). Sets `reason` on failure.
-  Status CreateAndStart(Container& c) {
+  // Creates and starts `c` (again, after a restart: same id). `now` is read before the start, so
+  // whoever sees the container running sees its times set from a clock reading no later.
+  Status CreateAndStart(Container& c, TimePoint now) {
     Status s = agent_.runtime_.Create(SpecFor(c));
     if (s.ok()) {
       c.created = true;
       s = agent_.runtime_.Start(c.id);
     }
     if (!s.ok()) return s;
-    const TimePoint now = agent_.clock_.Now();
     if (!c.started) c.started_at = now;
     c.started = true;
     c.run_started_at = now;
@@ -562,7 +562,7 @@ class Agent::Driver {
           if (c.check.valid()) c.check.wait();
           c.check = {};
           Status s = agent_.runtime_.Delete(c.id, runtime::ForceDelete::kYes);
-          if (s.ok() || s.code() == StatusCode::kNotFound) s = CreateAndStart(c);
+          if (s.ok() || s.code() == StatusCode::kNotFound) s = CreateAndStart(c, now);
           if (s.ok()) {
             c.last_restart_at = now;
             ++c.restart_count;
@@ -597,7 +597,7 @@ class Agent::Driver {
           continue;
         }
         if (verdict->empty()) {
-          Status s = CreateAndStart(c);
+          Status s = CreateAndStart(c, now);
           if (!s.ok()) {
             c.reason = fmt::format("CannotStartContainerError: {}", s.message());
             Report(std::move(change));
@@ -778,9 +778,18 @@ class Agent::Driver {
   std::thread thread_;  // last: started once everything above is constructed
 };
 
+Agent::Agent(Control& control, images::ImageStore& images, runtime::Runtime& runtime, AgentOptions options,
+             Clock& clock)
+    : control_(control), images_(images), runtime_(runtime), options_(std::move(options)), clock_(clock) {}
+
 Agent::Agent(ecs::task::Tasks& tasks, images::ImageStore& images, runtime::Runtime& runtime, AgentOptions options,
              Clock& clock)
-    : tasks_(tasks), images_(images), runtime_(runtime), options_(std::move(options)), clock_(clock) {}
+    : owned_control_(std::make_unique<TasksControl>(tasks)),
+      control_(*owned_control_),
+      images_(images),
+      runtime_(runtime),
+      options_(std::move(options)),
+      clock_(clock) {}
 
 Agent::~Agent() { Stop(); }
 
@@ -841,7 +850,7 @@ void Agent::Reconcile() {
     if (it->second->reported_stopped()) finished_.insert(it->first);
     it = drivers_.erase(it);  // joins the finished thread
   }
-  auto assigned = tasks_.Assignments(options_.agent_id);
+  auto assigned = control_.Assignments(options_.agent_id);
   if (!assigned.ok()) {
     fmt::print(stderr, "paddock: agent: reading assignments: {}\n", assigned.status().ToString());
     return;

@@ -1,8 +1,9 @@
-// agent: the in-process node agent that runs the tasks the task owner assigns to it.
+// agent: the node agent that runs the tasks the task owner assigns to it — inside the server, or
+// in `paddock agent` (cli/agent_command.h) over the agent protocol.
 //
-// One loop thread wakes when Tasks runs or stops something (Tasks::SetChangeListener → Notify)
-// and at least every `poll_interval`; it reads Tasks::Assignments(agent_id) and gives each new
-// task a driver thread of its own, which takes it through
+// One loop thread wakes when its Control says the assignments may have changed (Control::Watch →
+// Notify) and at least every `poll_interval`; it reads Control::Assignments(agent_id) and gives
+// each new task a driver thread of its own, which takes it through
 //
 //   PENDING (images resolved from the local store) → ACTIVATING (bridge, task netns) →
 //   containers created and started in dependsOn order → RUNNING (health checks, restarts) →
@@ -10,9 +11,9 @@
 //   (SIGTERM in reverse dependsOn order, SIGKILL after stopTimeout) → containers deleted →
 //   task netns deleted → DEPROVISIONING → STOPPED (with each container's exit code)
 //
-// reporting every transition through Tasks::ReportState. Every wait is bounded.
+// reporting every transition through Control::Report (agent/control.h). Every wait is bounded.
 //
-//   Agent agent(tasks, images, runtime, AgentOptions{.agent_id = "fargate-local", .instance = "1a2b3c4d"});
+//   Agent agent(control, images, runtime, AgentOptions{.agent_id = "fargate-local", .instance = "1a2b3c4d"});
 //   RETURN_IF_ERROR(agent.Start());
 //   ...
 //   agent.Stop();  // before the store closes
@@ -47,6 +48,7 @@
 #include <string>
 #include <thread>
 
+#include "agent/control.h"
 #include "agent/images/image_store.h"
 #include "agent/net/net.h"
 #include "agent/runtime/runtime.h"
@@ -93,6 +95,13 @@ struct AgentOptions {
 
 class Agent {
  public:
+  // Learns its work from `control` and reports through it (agent/control.h): InProcessControl in
+  // the server, agent/remote's RemoteControl in `paddock agent`. Whoever owns `control` wakes the
+  // agent (Control::Watch → Notify).
+  Agent(Control& control, images::ImageStore& images, runtime::Runtime& runtime, AgentOptions options,
+        Clock& clock = SystemClock::Get());
+  // Over `tasks` directly (a TasksControl of its own); the caller wakes it
+  // (Tasks::SetChangeListener → Notify). For the agent's unit tests.
   Agent(ecs::task::Tasks& tasks, images::ImageStore& images, runtime::Runtime& runtime, AgentOptions options,
         Clock& clock = SystemClock::Get());
   ~Agent();
@@ -117,7 +126,8 @@ class Agent {
   // One pass: start drivers for new assignments, pass stop requests, join finished drivers.
   void Reconcile();
 
-  ecs::task::Tasks& tasks_;
+  std::unique_ptr<Control> owned_control_;  // the Tasks& constructor's TasksControl
+  Control& control_;
   images::ImageStore& images_;
   runtime::Runtime& runtime_;
   const AgentOptions options_;

@@ -57,6 +57,26 @@ class Control {
   virtual void Unwatch(uint64_t handle) = 0;
 };
 
+// Tasks straight through, with no change fan-out: Watch does nothing, so whoever owns the Tasks
+// wakes its agent (Tasks::SetChangeListener → Agent::Notify). For the agent's unit tests (and
+// Agent's Tasks& constructor).
+class TasksControl final : public Control {
+ public:
+  explicit TasksControl(ecs::task::Tasks& tasks) : tasks_(tasks) {}
+  StatusOr<std::vector<ecs::task::LaunchSpec>> Assignments(std::string_view agent_id) override {
+    return tasks_.Assignments(agent_id);
+  }
+  Status Report(std::string_view agent_id, std::string_view task_arn, const ecs::task::TaskStateChange& change,
+                TimePoint now) override {
+    return tasks_.ReportState(agent_id, task_arn, change, now);
+  }
+  uint64_t Watch(std::string_view, std::function<void()>) override { return 0; }
+  void Unwatch(uint64_t) override {}
+
+ private:
+  ecs::task::Tasks& tasks_;
+};
+
 // The answer to a (long-)poll.
 struct AssignmentSet {
   std::vector<ecs::task::LaunchSpec> tasks;

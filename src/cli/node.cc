@@ -158,7 +158,7 @@ class Node::Impl {
     agent_options.instance = instance;
     agent_options.logs_dir = (state / "logs").string();
     agent_options.tasks_dir = (state / "tasks").string();
-    agent = std::make_unique<agent::Agent>(*tasks, *images, *runtime, std::move(agent_options));
+    agent = std::make_unique<agent::Agent>(*control, *images, *runtime, std::move(agent_options));
     Status s = agent->Start();
     if (!s.ok()) {
       fmt::print(stderr, "paddock: warning: tasks will not run: {}\n", s.ToString());
@@ -215,7 +215,7 @@ class Node::Impl {
     o.instance = InstanceTag(config.state_dir);
     o.logs_dir = (fs::absolute(config.state_dir) / "logs").string();
     o.tasks_dir = (fs::absolute(config.state_dir) / "tasks").string();
-    e.agent = std::make_unique<agent::Agent>(*tasks, *images, *runtime, std::move(o));
+    e.agent = std::make_unique<agent::Agent>(*control, *images, *runtime, std::move(o));
     RETURN_IF_ERROR(e.agent->Start());
     e.watch = control->Watch(e.arn, [a = e.agent.get()] { a->Notify(); });
     fmt::print(stderr, "paddock: in-process EC2 container instance {}\n", e.arn);
