@@ -1,4 +1,4 @@
-// `paddock`: the one binary. Subcommands: server, up, admin, image, logs.
+// `paddock`: the one binary. Subcommands: server, up, agent, admin, image, logs.
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <signal.h>
@@ -12,6 +12,7 @@
 
 #include "agent/images/image_store.h"
 #include "agent/images/skopeo_puller.h"
+#include "cli/agent_command.h"
 #include "cli/config.h"
 #include "cli/node.h"
 #include "store/sqlite/sqlite_store.h"
@@ -367,6 +368,8 @@ int main(int argc, char** argv) {
       admin->add_subcommand("delete-account", "Delete an account and every resource it owns, in every region");
   delete_account->add_option("--account", account_id, "12-digit account id")->required();
 
+  AgentCommand agent_command;
+  AddAgentCommand(app, agent_command);
   ImageCommands image_commands;
   AddImageCommands(app, image_commands);
   LogsCommand logs_command;
@@ -383,6 +386,7 @@ int main(int argc, char** argv) {
     return RunServer(up_config, /*up=*/true);
   }
   if (app.got_subcommand("image")) return RunImageCommand(image_commands);
+  if (agent_command.cmd->parsed()) return RunAgentCommand(agent_command);
   if (logs_command.cmd->parsed()) return RunLogsCommand(logs_command);
 
   ServerConfig admin_config;

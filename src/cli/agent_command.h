@@ -1,0 +1,37 @@
+// `paddock agent`: a node agent in its own process (or on its own host) that registers as an EC2
+// container instance of a Paddock server and runs the tasks placed on it, over the Paddock agent
+// protocol (docs/agent-protocol.md).
+//
+//   paddock agent --endpoint http://10.0.0.1:4566 --cluster prod [--state-dir ./.paddock-agent]
+//                 [--credentials FILE] [--profile paddock] [--region us-east-1]
+//
+// Its state directory holds its own store (image names, like a server's: `paddock image ...
+// --state-dir DIR` manages its images), images, container state, logs, task files and
+// instance.json (the cluster and containerInstanceArn it registered as, so a restarted agent
+// re-registers as the same instance). Container ids, cgroups and network namespaces carry names
+// of their own ("pda-" namespaces, an instance tag from the state directory), so an agent never
+// touches the tasks of a server's in-process agent on the same host.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+namespace paddock::cli {
+
+struct AgentCommand {
+  CLI::App* cmd = nullptr;
+  std::string endpoint;
+  std::string cluster = "default";
+  std::string state_dir = "./.paddock-agent";
+  std::string credentials_file;  // default: $AWS_SHARED_CREDENTIALS_FILE, then ~/.aws/credentials
+  std::string profile = "paddock";
+  std::string region = "us-east-1";
+  int64_t cpu = 0;     // 0: cores x 1024
+  int64_t memory = 0;  // 0: MemTotal minus the reserve
+  int poll_wait_seconds = 20;
+};
+
+void AddAgentCommand(CLI::App& app, AgentCommand& c);
+int RunAgentCommand(const AgentCommand& c);
+
+}  // namespace paddock::cli

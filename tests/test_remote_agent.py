@@ -1,0 +1,273 @@
+"""`paddock agent` as a second process: it registers as an EC2 container instance with its own
+credentials and state directory, runs the EC2 task placed on it (RunTask -> RUNNING at once
+through the assignment long-poll, served at its awsvpc IP, StopTask -> STOPPED), keeps
+agentConnected true while it runs and false after kill -9, and a kill -9 loses no task: the
+restarted agent re-registers as the same instance, and the task still stops normally
+(docs/agent-protocol.md, docs/contracts/container-instance.md). ECS's own SubmitTaskStateChange
+refuses a Fargate task (only the node's agent reports those). Needs root, crun and busybox-static.
+"""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+import urllib.request
+
+import boto3
+from botocore.exceptions import ClientError
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import paddock_harness as h  # noqa: E402
+from test_images import BUSYBOX, busybox_rootfs, image  # noqa: E402
+
+PAGE = "hello from a remote paddock agent\n"
+AGENT_TIMEOUT = 6  # agent_timeout_seconds: agentConnected goes false this long after the last poll
+# (and the server caps one long-poll at a third of it: 2 s)
+
+
+def skip_reason():
+    if os.geteuid() != 0:
+        return "needs root (containers and network namespaces)"
+    if shutil.which("crun") is None:
+        return "needs crun"
+    if not os.path.exists(BUSYBOX):
+        return "needs /bin/busybox (busybox-static)"
+    return None
+
+
+class AgentProcess:
+    """One `paddock agent` process; its first stdout line names the instance it registered as."""
+
+    PREFIX = "paddock agent registered as "
+
+    def __init__(self, args, log_path):
+        self.args = args
+        self.log_path = log_path
+        self.proc = None
+        self.arn = None
+
+    def start(self, timeout=20):
+        log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen([h.paddock_bin(), "agent", *self.args], stdout=subprocess.PIPE, stderr=log,
+                                     stdin=subprocess.DEVNULL)
+        log.close()
+        timer = threading.Timer(timeout, self.proc.kill)
+        timer.start()
+        try:
+            line = self.proc.stdout.readline().decode().strip()
+        finally:
+            timer.cancel()
+        if not line.startswith(self.PREFIX):
+            raise AssertionError(f"paddock agent did not register: {line!r} {self.log_tail()!r}")
+        self.arn = line[len(self.PREFIX):]
+        return self
+
+    def log_tail(self, n=3000):
+        try:
+            with open(self.log_path, "rb") as f:
+                return f.read()[-n:].decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    def kill(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait()
+        self.proc.stdout.close()
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self.proc:
+            self.proc.stdout.close()
+
+
+@unittest.skipIf(skip_reason() is not None, skip_reason() or "")
+class RemoteAgent(h.PaddockTestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        cls.config_dir = tempfile.mkdtemp(prefix="paddock-remote-config-")
+        config = os.path.join(cls.config_dir, "paddock.toml")
+        with open(config, "w") as f:
+            f.write(f"agent_timeout_seconds = {AGENT_TIMEOUT}\n")
+        cls.SERVER_ARGS = ("--config", config)
+        super().setUpClass()
+        cls.addClassCleanup(shutil.rmtree, cls.config_dir, ignore_errors=True)
+        # The agent's own key (same account) in its own credentials file.
+        key = h.admin(cls.state_dir, "create-access-key", "--account", cls.account)[0]
+        cls.agent_key = key["accessKeyId"]
+        cls.creds = os.path.join(cls.tmp, "agent-credentials")
+        with open(cls.creds, "w") as f:
+            f.write(f"[agent]\naws_access_key_id = {key['accessKeyId']}\n"
+                    f"aws_secret_access_key = {key['secretAccessKey']}\n")
+        # The image lives in the AGENT's state directory, not the server's.
+        cls.agent_dir = os.path.join(cls.tmp, "agent")
+        os.makedirs(cls.agent_dir)
+        root = busybox_rootfs(os.path.join(cls.tmp, "bb-rootfs"))
+        os.makedirs(os.path.join(root, "www"))
+        with open(os.path.join(root, "www", "index.html"), "w") as f:
+            f.write(PAGE)
+        image(cls.agent_dir, "import-rootfs", root, "--name", "busybox:remote", "--cmd", "httpd -f -p 8080 -h /www")
+        cls.ec2 = boto3.client("ec2", endpoint_url=cls.server.endpoint, region_name=h.REGION,
+                               aws_access_key_id=cls.key_id, aws_secret_access_key=cls.secret)
+        cls.subnet = cls.ec2.describe_subnets()["Subnets"][0]["SubnetId"]
+        cls.ecs.create_cluster(clusterName="remote")
+        cls.agent = cls.start_agent()
+        cls.addClassCleanup(cls.cleanup)
+        cls.td = cls.ecs.register_task_definition(
+            family="remote-web", networkMode="awsvpc", requiresCompatibilities=["EC2"], cpu="256", memory="128",
+            containerDefinitions=[{"name": "web", "image": "busybox:remote", "essential": True, "stopTimeout": 2}],
+        )["taskDefinition"]["taskDefinitionArn"]
+
+    @classmethod
+    def start_agent(cls):
+        return AgentProcess(["--endpoint", cls.server.endpoint, "--cluster", "remote", "--state-dir", cls.agent_dir,
+                             "--credentials", cls.creds, "--profile", "agent"],
+                            os.path.join(cls.tmp, "agent.log")).start()
+
+    @classmethod
+    def cleanup(cls):
+        # Stop what still runs while an agent is there to tear it down, then the agent.
+        try:
+            if cls.agent.proc.poll() is not None:
+                cls.agent = cls.start_agent()
+            arns = cls.ecs.list_tasks(cluster="remote")["taskArns"]
+            for arn in arns:
+                cls.ecs.stop_task(cluster="remote", task=arn)
+            deadline = time.monotonic() + 30
+            while arns and time.monotonic() < deadline:
+                tasks = cls.ecs.describe_tasks(cluster="remote", tasks=arns)["tasks"]
+                if all(t["lastStatus"] == "STOPPED" for t in tasks):
+                    break
+                time.sleep(0.1)
+        finally:
+            cls.agent.stop()
+
+    def instance(self):
+        r = self.ecs.describe_container_instances(cluster="remote", containerInstances=[self.agent.arn])
+        self.assertEqual(r["failures"], [])
+        return r["containerInstances"][0]
+
+    def wait_for(self, arn, status, timeout=30):
+        deadline = time.monotonic() + timeout
+        while True:
+            task = self.ecs.describe_tasks(cluster="remote", tasks=[arn])["tasks"][0]
+            if task["lastStatus"] == status:
+                return task
+            if task["lastStatus"] == "STOPPED" or time.monotonic() > deadline:
+                self.fail(f"task did not reach {status}: {task}\nagent: {self.agent.log_tail()}")
+            time.sleep(0.05)
+
+    def wait_connected(self, want, timeout):
+        deadline = time.monotonic() + timeout
+        while self.instance()["agentConnected"] != want:
+            if time.monotonic() > deadline:
+                self.fail(f"agentConnected did not become {want}: {self.instance()}")
+            time.sleep(0.2)
+
+    def run_web(self):
+        started = time.monotonic()
+        r = self.ecs.run_task(cluster="remote", taskDefinition=self.td, launchType="EC2",
+                              networkConfiguration={"awsvpcConfiguration": {"subnets": [self.subnet]}})
+        self.assertEqual(r["failures"], [])
+        arn = r["tasks"][0]["taskArn"]
+        self.assertEqual(r["tasks"][0]["containerInstanceArn"], self.agent.arn)
+        task = self.wait_for(arn, "RUNNING")
+        return arn, task, time.monotonic() - started
+
+    def get_page(self, ip, timeout=10):
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://{ip}:8080/", timeout=2) as resp:
+                    return resp.read().decode()
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+
+    def test_1_registers_as_an_ec2_instance_with_honest_resources_and_attributes(self):
+        ci = self.instance()
+        self.assertEqual(ci["status"], "ACTIVE")
+        self.assertTrue(ci["agentConnected"])
+        resources = {r["name"]: r for r in ci["registeredResources"]}
+        self.assertEqual(resources["CPU"]["integerValue"], os.cpu_count() * 1024)
+        with open("/proc/meminfo") as f:
+            mem_kib = int(next(l for l in f if l.startswith("MemTotal:")).split()[1])
+        self.assertEqual(resources["MEMORY"]["integerValue"], mem_kib // 1024 - 256)
+        self.assertEqual(resources["PORTS"]["stringSetValue"], ["22"])
+        names = {a["name"] for a in ci["attributes"]}
+        for minor in (17, 44):
+            self.assertIn(f"com.amazonaws.ecs.capability.docker-remote-api.1.{minor}", names)
+        self.assertIn("ecs.capability.task-eni", names)
+        self.assertEqual(ci["versionInfo"]["agentVersion"], "1.0.0")
+
+    def test_2_an_ec2_task_runs_at_once_serves_at_its_ip_and_stops(self):
+        arn, task, elapsed = self.run_web()
+        print(f"\nRunTask (EC2, remote agent) -> RUNNING: {elapsed * 1000:.0f} ms", file=sys.stderr)
+        # The waiting long-poll hands the task over at once; were it answered only when its 2 s wait
+        # ran out, this would take about a second on average and up to 2 s.
+        self.assertLess(elapsed, 1.5)
+        details = {d["name"]: d["value"] for d in task["attachments"][0]["details"]}
+        self.assertEqual(self.get_page(details["privateIPv4Address"]), PAGE)
+        self.ecs.stop_task(cluster="remote", task=arn, reason="remote test done")
+        task = self.wait_for(arn, "STOPPED")
+        self.assertEqual(task["stopCode"], "UserInitiated")
+        self.assertEqual(task["containers"][0]["lastStatus"], "STOPPED")
+        self.assertIn("exitCode", task["containers"][0])
+        # The reservation went back with the task.
+        remaining = {r["name"]: r for r in self.instance()["remainingResources"]}
+        self.assertEqual(remaining["CPU"]["integerValue"], os.cpu_count() * 1024)
+
+    def test_3_kill_9_of_the_agent_loses_no_task(self):
+        arn, task, _ = self.run_web()
+        ip = {d["name"]: d["value"] for d in task["attachments"][0]["details"]}["privateIPv4Address"]
+        self.wait_connected(True, 5)
+        self.agent.kill()
+        # Disconnected once its last poll is older than the timeout.
+        self.wait_connected(False, AGENT_TIMEOUT + 5)
+        # The task is not lost: still RUNNING, still assigned, still serving.
+        task = self.ecs.describe_tasks(cluster="remote", tasks=[arn])["tasks"][0]
+        self.assertEqual(task["lastStatus"], "RUNNING")
+        self.assertEqual(task["desiredStatus"], "RUNNING")
+        self.assertEqual(self.get_page(ip), PAGE)
+        # The restarted agent is the same instance (instance.json) and is connected again.
+        arn_before = self.agent.arn
+        type(self).agent = self.start_agent()
+        self.assertEqual(self.agent.arn, arn_before)
+        self.wait_connected(True, 5)
+        listed = self.ecs.list_container_instances(cluster="remote")["containerInstanceArns"]
+        self.assertEqual(listed, [arn_before])
+        # ...and the task it had still stops normally.
+        self.ecs.stop_task(cluster="remote", task=arn)
+        task = self.wait_for(arn, "STOPPED")
+        self.assertEqual(task["stopCode"], "UserInitiated")
+
+    def test_4_ecs_submit_task_state_change_refuses_a_fargate_task(self):
+        fargate_td = self.ecs.register_task_definition(
+            family="remote-fargate", networkMode="awsvpc", requiresCompatibilities=["FARGATE"], cpu="256",
+            memory="512", containerDefinitions=[{"name": "web", "image": "busybox:remote", "essential": True}],
+        )["taskDefinition"]["taskDefinitionArn"]
+        r = self.ecs.run_task(cluster="remote", taskDefinition=fargate_td, launchType="FARGATE",
+                              networkConfiguration={"awsvpcConfiguration": {"subnets": [self.subnet]}})
+        arn = r["tasks"][0]["taskArn"]
+        with self.assertRaises(ClientError) as cm:
+            self.ecs.submit_task_state_change(cluster="remote", task=arn, status="RUNNING")
+        self.assertEqual(cm.exception.response["Error"]["Code"], "AccessDeniedException")
+        self.assertNotEqual(self.ecs.describe_tasks(cluster="remote", tasks=[arn])["tasks"][0]["lastStatus"], "RUNNING")
+        self.ecs.stop_task(cluster="remote", task=arn)
+
+
+if __name__ == "__main__":
+    unittest.main()
