@@ -4,7 +4,10 @@ through the assignment long-poll, served at its awsvpc IP, StopTask -> STOPPED),
 agentConnected true while it runs and false after kill -9, and a kill -9 loses no task: the
 restarted agent re-registers as the same instance, and the task still stops normally
 (docs/agent-protocol.md, docs/contracts/container-instance.md). ECS's own SubmitTaskStateChange
-refuses a Fargate task (only the node's agent reports those). Needs root, crun and busybox-static.
+refuses a Fargate task (only the node's agent reports those). And [[ec2_instance]]: an EC2
+container instance whose agent runs inside the server, registered once its cluster exists, runs EC2
+tasks end to end and is the same instance after a server restart. Needs root, crun and
+busybox-static.
 """
 
 import os
@@ -267,6 +270,91 @@ class RemoteAgent(h.PaddockTestCase):
         self.assertEqual(cm.exception.response["Error"]["Code"], "AccessDeniedException")
         self.assertNotEqual(self.ecs.describe_tasks(cluster="remote", tasks=[arn])["tasks"][0]["lastStatus"], "RUNNING")
         self.ecs.stop_task(cluster="remote", task=arn)
+
+
+@unittest.skipIf(skip_reason() is not None, skip_reason() or "")
+class InProcessEc2Instance(h.PaddockTestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        cls.config_dir = tempfile.mkdtemp(prefix="paddock-inproc-config-")
+        config = os.path.join(cls.config_dir, "paddock.toml")
+        with open(config, "w") as f:
+            f.write(f"agent_timeout_seconds = {AGENT_TIMEOUT}\n"
+                    "[[ec2_instance]]\ncluster = \"inproc\"\ncpu = 1024\nmemory = 600\n")
+        cls.SERVER_ARGS = ("--config", config)
+        super().setUpClass()
+        cls.addClassCleanup(shutil.rmtree, cls.config_dir, ignore_errors=True)
+        root = busybox_rootfs(os.path.join(cls.tmp, "bb-rootfs"))
+        os.makedirs(os.path.join(root, "www"))
+        with open(os.path.join(root, "www", "index.html"), "w") as f:
+            f.write(PAGE)
+        image(cls.state_dir, "import-rootfs", root, "--name", "busybox:inproc", "--cmd", "httpd -f -p 8080 -h /www")
+        cls.ec2 = boto3.client("ec2", endpoint_url=cls.server.endpoint, region_name=h.REGION,
+                               aws_access_key_id=cls.key_id, aws_secret_access_key=cls.secret)
+        cls.subnet = cls.ec2.describe_subnets()["Subnets"][0]["SubnetId"]
+
+    def wait_instance(self, timeout=15):
+        deadline = time.monotonic() + timeout
+        while True:
+            arns = self.ecs.list_container_instances(cluster="inproc")["containerInstanceArns"]
+            if arns:
+                ci = self.ecs.describe_container_instances(cluster="inproc", containerInstances=arns)
+                if ci["containerInstances"][0]["agentConnected"]:
+                    return ci["containerInstances"][0]
+            if time.monotonic() > deadline:
+                self.fail(f"no connected in-process instance: {arns} {self.server.log_tail()}")
+            time.sleep(0.2)
+
+    def wait_for(self, arn, status, timeout=30):
+        deadline = time.monotonic() + timeout
+        while True:
+            task = self.ecs.describe_tasks(cluster="inproc", tasks=[arn])["tasks"][0]
+            if task["lastStatus"] == status:
+                return task
+            if task["lastStatus"] == "STOPPED" or time.monotonic() > deadline:
+                self.fail(f"task did not reach {status}: {task} {self.server.log_tail()}")
+            time.sleep(0.05)
+
+    def test_registers_once_the_cluster_exists_and_runs_ec2_tasks(self):
+        # Registration waits for the cluster (it is the user's to create).
+        self.ecs.create_cluster(clusterName="inproc")
+        ci = self.wait_instance()
+        resources = {r["name"]: r for r in ci["registeredResources"]}
+        self.assertEqual(resources["CPU"]["integerValue"], 1024)
+        self.assertEqual(resources["MEMORY"]["integerValue"], 600)
+        td = self.ecs.register_task_definition(
+            family="inproc-web", networkMode="awsvpc", requiresCompatibilities=["EC2"], cpu="256", memory="128",
+            containerDefinitions=[{"name": "web", "image": "busybox:inproc", "essential": True, "stopTimeout": 2}],
+        )["taskDefinition"]["taskDefinitionArn"]
+        r = self.ecs.run_task(cluster="inproc", taskDefinition=td, launchType="EC2",
+                              networkConfiguration={"awsvpcConfiguration": {"subnets": [self.subnet]}})
+        self.assertEqual(r["failures"], [])
+        arn = r["tasks"][0]["taskArn"]
+        self.assertEqual(r["tasks"][0]["containerInstanceArn"], ci["containerInstanceArn"])
+        task = self.wait_for(arn, "RUNNING")
+        ip = {d["name"]: d["value"] for d in task["attachments"][0]["details"]}["privateIPv4Address"]
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://{ip}:8080/", timeout=2) as resp:
+                    self.assertEqual(resp.read().decode(), PAGE)
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+        self.ecs.stop_task(cluster="inproc", task=arn)
+        self.assertEqual(self.wait_for(arn, "STOPPED")["stopCode"], "UserInitiated")
+
+        # A restarted server re-registers the same instance rather than adding one.
+        self.server.stop()
+        self.server.start()
+        type(self).ecs = h.ecs_client(self.server.endpoint, self.key_id, self.secret)
+        again = self.wait_instance()
+        self.assertEqual(again["containerInstanceArn"], ci["containerInstanceArn"])
+        self.assertEqual(self.ecs.list_container_instances(cluster="inproc")["containerInstanceArns"],
+                         [ci["containerInstanceArn"]])
 
 
 if __name__ == "__main__":
