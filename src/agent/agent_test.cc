@@ -10,6 +10,10 @@
 
 #include <boost/json.hpp>
 #include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
@@ -294,13 +298,41 @@ TEST_F(AgentTest, HealthyDependencyWithoutAHealthCheckFailsTheTask) {
             "target [app] as dependency has no health check.");
 }
 
+// Holds each exec until the test releases it, so a test can look at the task while check n is
+// in flight (n-1 collected and reported, n not yet). Shared with the handler, which may outlive
+// the test body; everything is released when the gate goes.
+struct ExecGate {
+  struct State {
+    std::mutex mu;
+    std::condition_variable cv;
+    size_t calls = 0;
+    size_t released = 0;
+    bool pass = false;
+  };
+  std::shared_ptr<State> state = std::make_shared<State>();
+
+  runtime::FakeRuntime::ExecHandler Handler() {
+    return [st = state](const ContainerId&, const std::vector<std::string>&) -> StatusOr<ExecResult> {
+      std::unique_lock lock(st->mu);
+      const size_t me = ++st->calls;
+      st->cv.wait(lock, [&] { return st->released >= me; });
+      ExecResult r;
+      r.exit_code = st->pass ? 0 : 1;
+      return r;
+    };
+  }
+  void Release(size_t n, std::optional<bool> pass = std::nullopt) {
+    std::lock_guard lock(state->mu);
+    state->released = std::max(state->released, n);
+    if (pass) state->pass = *pass;
+    state->cv.notify_all();
+  }
+  ~ExecGate() { Release(SIZE_MAX); }
+};
+
 TEST_F(AgentTest, HealthCheckCountsFailuresAfterTheStartPeriodAndAStandaloneTaskKeepsRunning) {
-  std::atomic<bool> pass{false};
-  rt_.SetExecHandler([&](const ContainerId&, const std::vector<std::string>&) -> StatusOr<ExecResult> {
-    ExecResult r;
-    r.exit_code = pass ? 0 : 1;
-    return r;
-  });
+  ExecGate gate;
+  rt_.SetExecHandler(gate.Handler());
   StartAgent();
   std::string arn = Run(R"([{"name":"app","image":"busybox:agenttest",
         "healthCheck":{"command":["CMD","/bin/check","--quick"],"interval":5,"retries":2,"startPeriod":12}},
@@ -311,9 +343,11 @@ TEST_F(AgentTest, HealthCheckCountsFailuresAfterTheStartPeriodAndAStandaloneTask
   // Checks at 5 s and 10 s fail inside the start period and do not count; 15 s counts once.
   for (size_t n = 1; n <= 4; ++n) {
     clock_.Advance(std::chrono::seconds(5));
-    ASSERT_TRUE(WaitUntil([&] { return Execs() == n; }));  // check n started: n-1 is reported
+    // Check n started (it waits at the gate): n-1 is collected and reported.
+    ASSERT_TRUE(WaitUntil([&] { return Execs() == n; }));
     t = Describe(arn);
     EXPECT_EQ(Str(Container(t, "app"), "healthStatus"), "UNKNOWN") << "after check " << n - 1;
+    gate.Release(n);
   }
   EXPECT_EQ(rt_.execs()[0].second, (std::vector<std::string>{"/bin/check", "--quick"}));
   // The second counted failure (20 s) makes it UNHEALTHY, and the task with it; a task run on
@@ -326,8 +360,7 @@ TEST_F(AgentTest, HealthCheckCountsFailuresAfterTheStartPeriodAndAStandaloneTask
   EXPECT_EQ(Str(t, "lastStatus"), "RUNNING");
   // The non-essential container's own health does not decide the task's.
   EXPECT_EQ(Str(Container(t, "side"), "healthStatus"), "UNKNOWN");
-  pass = true;
-  clock_.Advance(std::chrono::seconds(5));
+  gate.Release(SIZE_MAX, /*pass=*/true);  // check 5 (at 25 s) passes
   t = WaitTask(arn, [](const json::object& x) { return Str(x, "healthStatus") == "HEALTHY"; });
   EXPECT_EQ(Str(Container(t, "app"), "healthStatus"), "HEALTHY");
 }
@@ -501,6 +534,7 @@ TEST_F(AgentTest, AgentRestartFinishesATaskCaughtMidTeardown) {
   rt_.SetIgnoresSigterm(id, true);
   ASSERT_TRUE(tasks_.Stop(kScope, std::nullopt, arn, std::string("bye"), kCaller, clock_.Now()).ok());
   WaitStatus(arn, "STOPPING");
+  ASSERT_TRUE(WaitUntil([&] { return rt_.signals().size() == 1; }));  // SIGTERM sent
   RestartAgent();  // the SIGKILL at stopTimeout was never sent
   EXPECT_TRUE(Running(id));
   StartAgent();
