@@ -128,6 +128,7 @@ class Node::Impl {
     std::string arn;
     std::unique_ptr<agent::Agent> agent;
     uint64_t watch = 0;
+    std::string last_error;  // the last registration failure, printed once
   };
   std::vector<Ec2Instance> ec2_instances;
   std::thread ec2_loop;
@@ -231,7 +232,15 @@ class Node::Impl {
       for (size_t i = 0; i < ec2_instances.size(); ++i) {
         Ec2Instance& e = ec2_instances[i];
         if (!e.agent) {
-          if (Status s = RegisterEc2(i); !s.ok() && e.agent) e.agent.reset();
+          Status s = RegisterEc2(i);
+          if (!s.ok()) {
+            e.agent.reset();
+            // A missing cluster (or account) is expected until the user creates it: said once.
+            std::string said = s.ToString();
+            if (said != e.last_error) fmt::print(stderr, "paddock: [[ec2_instance]] {}: not registered yet: {}\n",
+                                                 e.config.cluster, said);
+            e.last_error = std::move(said);
+          }
         } else {
           control->Heartbeat(*e.scope, e.config.cluster, e.id, SystemClock::Get().Now()).IgnoreError();
         }
@@ -246,7 +255,7 @@ class Node::Impl {
       fmt::print(stderr, "paddock: warning: [[ec2_instance]] ignored: no container runtime\n");
       return;
     }
-    for (const auto& c : config.ec2_instances) ec2_instances.push_back(Ec2Instance{c, std::nullopt, "", "", nullptr, 0});
+    for (const auto& c : config.ec2_instances) ec2_instances.push_back(Ec2Instance{c, std::nullopt, "", "", nullptr, 0, ""});
     ec2_loop = std::thread([this] { Ec2Loop(); });
   }
 
