@@ -60,6 +60,26 @@ Status CheckArnScope(const EcsResource& resource, const Scope& caller, std::stri
   return OkStatus();
 }
 
+StatusOr<ClusterScopedRef> ParseClusterScopedRef(std::string_view text, ResourceKind kind,
+                                                 bool (*is_id)(std::string_view), const Scope& caller,
+                                                 std::string_view action, std::string_view caller_arn) {
+  ClusterScopedRef ref;
+  std::string id(text);
+  if (text.substr(0, 4) == "arn:") {
+    auto invalid = [] { return InvalidArgument("The ARN provided is invalid.", "InvalidParameterException"); };
+    StatusOr<EcsResource> r = ParseEcsResourceArn(text);
+    if (!r.ok()) return r.status();
+    if (r->kind != kind) return invalid();
+    RETURN_IF_ERROR(CheckArnScope(*r, caller, text, action, caller_arn));
+    const size_t slash = r->id.rfind('/');
+    if (slash != std::string::npos) ref.cluster = r->id.substr(0, slash);
+    id = slash == std::string::npos ? r->id : r->id.substr(slash + 1);
+  }
+  if (!is_id(id)) return InvalidArgument(fmt::format("Invalid identifier: {}", text), "InvalidParameterException");
+  ref.id = std::move(id);
+  return ref;
+}
+
 std::string ClusterArn(const Scope& scope, std::string_view name) {
   return fmt::format("arn:aws:ecs:{}:{}:cluster/{}", scope.region.str(), scope.account.str(), name);
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -41,6 +42,19 @@ StatusOr<EcsResource> ParseEcsResourceArn(std::string_view arn);
 // neither case is anything read or written.
 Status CheckArnScope(const EcsResource& resource, const Scope& caller, std::string_view arn,
                      std::string_view action, std::string_view caller_arn);
+
+// A reference to a resource that lives in a cluster (a task, a container instance), as a caller
+// writes it: the bare id, or an ARN of the caller's scope — in the long form
+// ".../<kind>/<cluster>/<id>", whose cluster is returned, or the old ".../<kind>/<id>". An ARN of
+// another kind is "The ARN provided is invalid."; an id `is_id` refuses is "Invalid identifier: X"
+// (both InvalidParameterException); the scope is checked as CheckArnScope does.
+struct ClusterScopedRef {
+  std::optional<std::string> cluster;
+  std::string id;
+};
+StatusOr<ClusterScopedRef> ParseClusterScopedRef(std::string_view text, ResourceKind kind,
+                                                 bool (*is_id)(std::string_view), const Scope& caller,
+                                                 std::string_view action, std::string_view caller_arn);
 
 std::string ClusterArn(const Scope& scope, std::string_view name);
 std::string TaskDefinitionArn(const Scope& scope, std::string_view family, uint64_t revision);

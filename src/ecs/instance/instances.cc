@@ -273,25 +273,9 @@ std::string ContainerInstanceArn(const Scope& scope, std::string_view cluster, s
 
 StatusOr<InstanceRef> ParseInstanceRef(std::string_view text, const Scope& caller, std::string_view action,
                                        std::string_view caller_arn) {
-  InstanceRef ref;
-  ref.text = std::string(text);
-  std::string_view id = text;
-  if (text.substr(0, 4) == "arn:") {
-    ASSIGN_OR_RETURN(EcsResource r, ParseEcsResourceArn(text));
-    if (r.kind != ResourceKind::kContainerInstance) return ParamError("The ARN provided is invalid.");
-    RETURN_IF_ERROR(CheckArnScope(r, caller, text, action, caller_arn));
-    std::string_view rest = text.substr(text.find("container-instance/") + 19);
-    size_t slash = rest.rfind('/');
-    if (slash != std::string_view::npos) {
-      ref.cluster = std::string(rest.substr(0, slash));
-      id = rest.substr(slash + 1);
-    } else {
-      id = rest;
-    }
-  }
-  if (!IsInstanceId(id)) return ParamError(fmt::format("Invalid identifier: {}", text));
-  ref.id = std::string(id);
-  return ref;
+  ASSIGN_OR_RETURN(ClusterScopedRef r,
+                   ParseClusterScopedRef(text, ResourceKind::kContainerInstance, IsInstanceId, caller, action, caller_arn));
+  return InstanceRef{std::string(text), std::move(r.cluster), std::move(r.id)};
 }
 
 Status ValidateAttribute(const Attribute& a) {

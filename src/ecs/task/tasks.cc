@@ -187,24 +187,9 @@ bool IsTaskId(std::string_view id) {
 
 StatusOr<TaskRef> ParseTaskRef(std::string_view text, const Scope& caller, std::string_view action,
                                std::string_view caller_arn) {
-  TaskRef ref;
-  std::string_view id = text;
-  if (text.substr(0, 4) == "arn:") {
-    ASSIGN_OR_RETURN(EcsResource r, ParseEcsResourceArn(text));
-    if (r.kind != ResourceKind::kTask) return ParamError("The ARN provided is invalid.");
-    RETURN_IF_ERROR(CheckArnScope(r, caller, text, action, caller_arn));
-    std::string_view rest = text.substr(text.find("task/") + 5);
-    size_t slash = rest.rfind('/');
-    if (slash != std::string_view::npos) {
-      ref.cluster = std::string(rest.substr(0, slash));
-      id = rest.substr(slash + 1);
-    } else {
-      id = rest;
-    }
-  }
-  if (!IsTaskId(id)) return ParamError(fmt::format("Invalid identifier: {}", text));
-  ref.id = std::string(id);
-  return ref;
+  ASSIGN_OR_RETURN(ClusterScopedRef r,
+                   ParseClusterScopedRef(text, ResourceKind::kTask, IsTaskId, caller, action, caller_arn));
+  return TaskRef{std::move(r.cluster), std::move(r.id)};
 }
 
 std::string MacFor(uint32_t ip) {
