@@ -7,7 +7,6 @@ Needs root, crun, busybox-static and Debian's tini (scripts/setup)."""
 
 import glob
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -17,22 +16,15 @@ import boto3
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import paddock_harness as h  # noqa: E402
-from test_images import BUSYBOX, busybox_rootfs, image  # noqa: E402
+import task_harness as th  # noqa: E402
+from test_images import busybox_rootfs, image  # noqa: E402
 
 TINI = "/usr/bin/tini-static"
 APPLETS = ("grep", "touch", "sleep", "head", "tail", "wc", "chown", "ping", "hostname", "tr", "id", "dd")
 
 
 def skip_reason():
-    if os.geteuid() != 0:
-        return "needs root (containers and network namespaces)"
-    if shutil.which("crun") is None:
-        return "needs crun"
-    if not os.path.exists(BUSYBOX):
-        return "needs /bin/busybox (busybox-static)"
-    if not os.path.exists(TINI):
-        return f"needs {TINI} (Debian tini; scripts/setup installs it)"
-    return None
+    return th.skip_reason(files=(TINI,))
 
 
 @unittest.skipIf(skip_reason() is not None, skip_reason() or "")

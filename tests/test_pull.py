@@ -9,7 +9,6 @@ import hashlib
 import io
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -23,21 +22,15 @@ import boto3
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import paddock_harness as h  # noqa: E402
-from test_images import BUSYBOX, busybox_rootfs, image  # noqa: E402
+import task_harness as th  # noqa: E402
+from test_images import busybox_rootfs, image  # noqa: E402
 
 PAGE = "hello from a pulled image\n"
 PULL_PREFIX = "CannotPullContainerError: pull image manifest has been retried 1 time(s): failed to resolve ref "
 
 
 def skip_reason():
-    if os.geteuid() != 0:
-        return "needs root (containers and network namespaces)"
-    for tool in ("crun", "skopeo", "docker-registry"):
-        if shutil.which(tool) is None:
-            return f"needs {tool}"
-    if not os.path.exists(BUSYBOX):
-        return "needs /bin/busybox (busybox-static)"
-    return None
+    return th.skip_reason(tools=("crun", "skopeo", "docker-registry"))
 
 
 def free_port():
@@ -190,14 +183,7 @@ class Pull(h.PaddockTestCase):
         return r["tasks"][0]["taskArn"]
 
     def wait_for(self, arn, status, timeout=60, ecs=None):
-        deadline = time.monotonic() + timeout
-        while True:
-            task = (ecs or self.ecs).describe_tasks(cluster="pull", tasks=[arn])["tasks"][0]
-            if task["lastStatus"] == status:
-                return task
-            if task["lastStatus"] == "STOPPED" or time.monotonic() > deadline:
-                self.fail(f"task did not reach {status}: {task} {self.server.log_tail()}")
-            time.sleep(0.05)
+        return th.wait_for_status(self, ecs or self.ecs, "pull", arn, status, timeout, self.server.log_tail)
 
     def listed(self):
         return {i["reference"] for i in image(self.state_dir, "ls", "--json")[1]}
@@ -230,19 +216,7 @@ class Pull(h.PaddockTestCase):
         task = self.wait_for(arn, "RUNNING")
         self.assertIn(ref, self.listed())
         self.assertLessEqual(task["pullStartedAt"], task["pullStoppedAt"])
-        details = {d["name"]: d["value"] for d in task["attachments"][0]["details"]}
-        ip = details["privateIPv4Address"]
-        body = None
-        deadline = time.monotonic() + 10
-        while body is None:
-            try:
-                with urllib.request.urlopen(f"http://{ip}:8080/", timeout=2) as resp:
-                    body = resp.read().decode()
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.05)
-        self.assertEqual(body, PAGE)
+        self.assertEqual(th.fetch(f"http://{th.task_ip(task)}:8080/"), PAGE)
         self.ecs.stop_task(cluster="pull", task=arn, reason="test done")
         self.wait_for(arn, "STOPPED")
         # A second task of the same image runs from the store: nothing more is fetched.

@@ -19,14 +19,14 @@ import tempfile
 import threading
 import time
 import unittest
-import urllib.request
 
 import boto3
 from botocore.exceptions import ClientError
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import paddock_harness as h  # noqa: E402
-from test_images import BUSYBOX, busybox_rootfs, image  # noqa: E402
+import task_harness as th  # noqa: E402
+from test_images import busybox_rootfs, image  # noqa: E402
 
 PAGE = "hello from a remote paddock agent\n"
 AGENT_TIMEOUT = 6  # agent_timeout_seconds: agentConnected goes false this long after the last poll
@@ -34,13 +34,7 @@ AGENT_TIMEOUT = 6  # agent_timeout_seconds: agentConnected goes false this long 
 
 
 def skip_reason():
-    if os.geteuid() != 0:
-        return "needs root (containers and network namespaces)"
-    if shutil.which("crun") is None:
-        return "needs crun"
-    if not os.path.exists(BUSYBOX):
-        return "needs /bin/busybox (busybox-static)"
-    return None
+    return th.skip_reason()
 
 
 class AgentProcess:
@@ -163,14 +157,8 @@ class RemoteAgent(h.PaddockTestCase):
         return r["containerInstances"][0]
 
     def wait_for(self, arn, status, timeout=30):
-        deadline = time.monotonic() + timeout
-        while True:
-            task = self.ecs.describe_tasks(cluster="remote", tasks=[arn])["tasks"][0]
-            if task["lastStatus"] == status:
-                return task
-            if task["lastStatus"] == "STOPPED" or time.monotonic() > deadline:
-                self.fail(f"task did not reach {status}: {task}\nagent: {self.agent.log_tail()}")
-            time.sleep(0.05)
+        return th.wait_for_status(self, self.ecs, "remote", arn, status, timeout,
+                                  lambda: f"\nagent: {self.agent.log_tail()}")
 
     def wait_connected(self, want, timeout):
         deadline = time.monotonic() + timeout
@@ -190,15 +178,7 @@ class RemoteAgent(h.PaddockTestCase):
         return arn, task, time.monotonic() - started
 
     def get_page(self, ip, timeout=10):
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://{ip}:8080/", timeout=2) as resp:
-                    return resp.read().decode()
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.05)
+        return th.fetch(f"http://{ip}:8080/", timeout)
 
     def test_1_registers_as_an_ec2_instance_with_honest_resources_and_attributes(self):
         ci = self.instance()
@@ -307,14 +287,7 @@ class InProcessEc2Instance(h.PaddockTestCase):
             time.sleep(0.2)
 
     def wait_for(self, arn, status, timeout=30):
-        deadline = time.monotonic() + timeout
-        while True:
-            task = self.ecs.describe_tasks(cluster="inproc", tasks=[arn])["tasks"][0]
-            if task["lastStatus"] == status:
-                return task
-            if task["lastStatus"] == "STOPPED" or time.monotonic() > deadline:
-                self.fail(f"task did not reach {status}: {task} {self.server.log_tail()}")
-            time.sleep(0.05)
+        return th.wait_for_status(self, self.ecs, "inproc", arn, status, timeout, self.server.log_tail)
 
     def test_registers_once_the_cluster_exists_and_runs_ec2_tasks(self):
         # Registration waits for the cluster (it is the user's to create).
@@ -333,17 +306,7 @@ class InProcessEc2Instance(h.PaddockTestCase):
         arn = r["tasks"][0]["taskArn"]
         self.assertEqual(r["tasks"][0]["containerInstanceArn"], ci["containerInstanceArn"])
         task = self.wait_for(arn, "RUNNING")
-        ip = {d["name"]: d["value"] for d in task["attachments"][0]["details"]}["privateIPv4Address"]
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://{ip}:8080/", timeout=2) as resp:
-                    self.assertEqual(resp.read().decode(), PAGE)
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.05)
+        self.assertEqual(th.fetch(f"http://{th.task_ip(task)}:8080/"), PAGE)
         self.ecs.stop_task(cluster="inproc", task=arn)
         self.assertEqual(self.wait_for(arn, "STOPPED")["stopCode"], "UserInitiated")
 

@@ -10,32 +10,24 @@ import sys
 import tempfile
 import time
 import unittest
-import urllib.request
 
 import boto3
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import paddock_harness as h  # noqa: E402
+import task_harness as th  # noqa: E402
 from test_images import busybox_rootfs, image  # noqa: E402
-from test_tasks import skip_reason  # noqa: E402
+from task_harness import skip_reason  # noqa: E402
 
 PAGE = "still here\n"
 
 
 def ip_of(task):
-    return {d["name"]: d["value"] for d in task["attachments"][0]["details"]}["privateIPv4Address"]
+    return th.task_ip(task)
 
 
 def fetch(ip, timeout=10):
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            with urllib.request.urlopen(f"http://{ip}:8080/", timeout=2) as resp:
-                return resp.read().decode()
-        except OSError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
+    return th.fetch(f"http://{ip}:8080/", timeout)
 
 
 @unittest.skipIf(skip_reason() is not None, skip_reason() or "")

@@ -6,7 +6,6 @@ node restarts. Needs root, crun and busybox-static.
 Each test takes a few seconds: intervals and timeouts are the shortest the agent accepts."""
 
 import os
-import shutil
 import sys
 import time
 import unittest
@@ -15,20 +14,15 @@ import boto3
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import paddock_harness as h  # noqa: E402
-from test_images import BUSYBOX, busybox_rootfs, image  # noqa: E402
+import task_harness as th  # noqa: E402
+from test_images import busybox_rootfs, image  # noqa: E402
 
 IMAGE = "busybox:semantics"
 OOM_REASON = "OutOfMemoryError: Container killed due to memory usage"
 
 
 def skip_reason():
-    if os.geteuid() != 0:
-        return "needs root (containers and network namespaces)"
-    if shutil.which("crun") is None:
-        return "needs crun"
-    if not os.path.exists(BUSYBOX):
-        return "needs /bin/busybox (busybox-static)"
-    return None
+    return th.skip_reason()
 
 
 def container(task, name):

@@ -3,30 +3,20 @@ image store in its own awsvpc namespace, reachable at its IP from the host; Stop
 an essential container that exits on its own stops its task. Needs root, crun and busybox-static."""
 
 import os
-import shutil
 import subprocess
 import sys
 import time
 import unittest
-import urllib.request
 
 import boto3
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import paddock_harness as h  # noqa: E402
-from test_images import BUSYBOX, busybox_rootfs, image  # noqa: E402
+import task_harness as th  # noqa: E402
+from task_harness import skip_reason  # noqa: E402,F401 (others import it from here)
+from test_images import busybox_rootfs, image  # noqa: E402
 
 PAGE = "hello from a paddock task\n"
-
-
-def skip_reason():
-    if os.geteuid() != 0:
-        return "needs root (containers and network namespaces)"
-    if shutil.which("crun") is None:
-        return "needs crun"
-    if not os.path.exists(BUSYBOX):
-        return "needs /bin/busybox (busybox-static)"
-    return None
 
 
 @unittest.skipIf(skip_reason() is not None, skip_reason() or "")
@@ -64,16 +54,7 @@ class Tasks(h.PaddockTestCase):
         return arn
 
     def wait_for(self, arn, status, timeout=30):
-        deadline = time.monotonic() + timeout
-        while True:
-            r = self.ecs.describe_tasks(cluster="tasks", tasks=[arn])
-            self.assertEqual(r["failures"], [])
-            task = r["tasks"][0]
-            if task["lastStatus"] == status:
-                return task
-            if task["lastStatus"] == "STOPPED" or time.monotonic() > deadline:
-                self.fail(f"task did not reach {status}: {task} {self.server.log_tail()}")
-            time.sleep(0.05)
+        return th.wait_for_status(self, self.ecs, "tasks", arn, status, timeout, self.server.log_tail)
 
     def test_1_httpd_runs_serves_its_page_and_stops(self):
         td = self.register("tasks-web")
@@ -83,19 +64,7 @@ class Tasks(h.PaddockTestCase):
         elapsed = time.monotonic() - started
         print(f"\nRunTask -> RUNNING: {elapsed * 1000:.0f} ms", file=sys.stderr)
         self.assertEqual(task["containers"][0]["lastStatus"], "RUNNING")
-        details = {d["name"]: d["value"] for d in task["attachments"][0]["details"]}
-        ip = details["privateIPv4Address"]
-        body = None
-        deadline = time.monotonic() + 10
-        while body is None:
-            try:
-                with urllib.request.urlopen(f"http://{ip}:8080/", timeout=2) as resp:
-                    body = resp.read().decode()
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.05)
-        self.assertEqual(body, PAGE)
+        self.assertEqual(th.fetch(f"http://{th.task_ip(task)}:8080/"), PAGE)
 
         self.ecs.stop_task(cluster="tasks", task=arn, reason="test done")
         task = self.wait_for(arn, "STOPPED")

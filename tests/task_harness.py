@@ -1,0 +1,56 @@
+"""What the tests that run real tasks share: whether this machine can run them, waiting for a task to
+reach a status, a task's address, and fetching a page a task serves."""
+
+import os
+import shutil
+import time
+import urllib.request
+
+BUSYBOX = "/bin/busybox"
+
+
+def skip_reason(tools=("crun",), files=()):
+    """Why real tasks cannot run here (None when they can): root, the tools on PATH, busybox-static
+    and any other files the test needs."""
+    if os.geteuid() != 0:
+        return "needs root (containers and network namespaces)"
+    for tool in tools:
+        if shutil.which(tool) is None:
+            return f"needs {tool}"
+    for path in (BUSYBOX, *files):
+        if not os.path.exists(path):
+            return f"needs {path}"
+    return None
+
+
+def wait_for_status(test, ecs, cluster, arn, status, timeout=30, context=lambda: ""):
+    """Polls DescribeTasks until the task's lastStatus is `status` and returns the task; fails `test`
+    (with `context()` appended) if it stops first or the timeout passes."""
+    deadline = time.monotonic() + timeout
+    while True:
+        r = ecs.describe_tasks(cluster=cluster, tasks=[arn])
+        test.assertEqual(r["failures"], [])
+        task = r["tasks"][0]
+        if task["lastStatus"] == status:
+            return task
+        if task["lastStatus"] == "STOPPED" or time.monotonic() > deadline:
+            test.fail(f"task did not reach {status}: {task} {context()}")
+        time.sleep(0.05)
+
+
+def task_ip(task):
+    """The private IPv4 address of an awsvpc task's ENI."""
+    return {d["name"]: d["value"] for d in task["attachments"][0]["details"]}["privateIPv4Address"]
+
+
+def fetch(url, timeout=10):
+    """GETs `url`, retrying while nothing answers yet (a container that has just started)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as resp:
+                return resp.read().decode()
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
