@@ -3,16 +3,22 @@ registered with RegisterContainerInstance take RunTask's tasks by placement stra
 their resources are reserved and shown in DescribeContainerInstances, what does not fit is a
 failures[] entry naming the instance and the reason, StartTask targets named instances, and
 ListTasks filters by containerInstance. Every answer is validated strictly against botocore's
-output shapes by the harness. No agent serves these instances, so the tasks stay PROVISIONING:
-this is the control plane's half; tests/test_tasks.py runs real containers."""
+output shapes by the harness. In Ec2Placement no agent serves the instances, so the tasks stay PROVISIONING:
+this is the control plane's half. Ec2Capacity runs real tasks on in-process EC2 instances until
+their resources run out, and checks nothing leaks."""
 
 import json
 import os
+import shutil
 import sys
+import tempfile
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import paddock_harness as h  # noqa: E402
+import task_harness as th  # noqa: E402
+from test_images import busybox_rootfs, image  # noqa: E402
 
 CAPABILITIES = [{"name": "com.amazonaws.ecs.capability.docker-remote-api.1.21"}]
 
@@ -119,3 +125,68 @@ class Ec2Placement(h.PaddockTestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+@unittest.skipIf(th.skip_reason() is not None, th.skip_reason() or "")
+class Ec2Capacity(h.PaddockTestCase):
+    """Two in-process EC2 instances (`[[ec2_instance]]`) run real tasks until their resources run out:
+    the rest are failures[] with RESOURCE:* reasons, and once everything stopped every instance has
+    all its resources back — nothing leaks — and takes the same load again."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.config_dir = tempfile.mkdtemp(prefix="paddock-capacity-config-")
+        config = os.path.join(cls.config_dir, "paddock.toml")
+        with open(config, "w") as f:
+            f.write("[[ec2_instance]]\ncluster = \"cap\"\ncpu = 2048\nmemory = 512\n"
+                    "[[ec2_instance]]\ncluster = \"cap\"\ncpu = 2048\nmemory = 256\n")
+        cls.SERVER_ARGS = ("--config", config)
+        super().setUpClass()
+        cls.addClassCleanup(shutil.rmtree, cls.config_dir, ignore_errors=True)
+        root = busybox_rootfs(os.path.join(cls.tmp, "bb-rootfs"))
+        image(cls.state_dir, "import-rootfs", root, "--name", "busybox:cap", "--cmd", "httpd -f -p 8080 -h /")
+        cls.ecs.create_cluster(clusterName="cap")
+        cls.ecs.register_task_definition(
+            family="cap", networkMode="none", requiresCompatibilities=["EC2"], cpu="256", memory="128",
+            containerDefinitions=[{"name": "s", "image": "busybox:cap", "stopTimeout": 1}])
+
+    def instances(self, timeout=15):
+        deadline = time.monotonic() + timeout
+        while True:
+            arns = self.ecs.list_container_instances(cluster="cap")["containerInstanceArns"]
+            if len(arns) == 2:
+                cis = self.ecs.describe_container_instances(cluster="cap", containerInstances=arns)["containerInstances"]
+                if all(ci["agentConnected"] for ci in cis):
+                    return {ci["containerInstanceArn"]: ci for ci in cis}
+            if time.monotonic() > deadline:
+                self.fail(f"instances not connected: {arns} {self.server.log_tail()}")
+            time.sleep(0.1)
+
+    def fill(self):
+        # 256 cpu / 128 MiB each: 4 fit the first (memory 512), 2 the second (memory 256).
+        r = self.ecs.run_task(cluster="cap", taskDefinition="cap", launchType="EC2", count=10)
+        self.assertEqual(len(r["tasks"]), 6, r["failures"])
+        self.assertEqual({f["reason"] for f in r["failures"]}, {"RESOURCE:MEMORY"})
+        arns = [t["taskArn"] for t in r["tasks"]]
+        for arn in arns:
+            th.wait_for_status(self, self.ecs, "cap", arn, "RUNNING", context=self.server.log_tail)
+        more = self.ecs.run_task(cluster="cap", taskDefinition="cap", launchType="EC2", count=1)
+        self.assertEqual(more["tasks"], [])
+        return arns
+
+    def test_fill_stop_and_fill_again(self):
+        registered = self.instances()
+        for _ in range(2):
+            arns = self.fill()
+            for ci in self.instances().values():
+                self.assertEqual(remaining(ci, "MEMORY")["integerValue"], 0)
+            for arn in arns:
+                self.ecs.stop_task(cluster="cap", task=arn)
+            for arn in arns:
+                th.wait_for_status(self, self.ecs, "cap", arn, "STOPPED", context=self.server.log_tail)
+            for arn, ci in self.instances().items():
+                for name in ("CPU", "MEMORY"):
+                    self.assertEqual(remaining(ci, name)["integerValue"],
+                                     remaining(registered[arn], name)["integerValue"], name)
+                self.assertEqual(ci["runningTasksCount"], 0)
+                self.assertEqual(ci["pendingTasksCount"], 0)
