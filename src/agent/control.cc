@@ -6,6 +6,13 @@
 
 namespace paddock::agent {
 
+StatusOr<std::string> DescribeOne(ecs::task::Tasks& tasks, const ecs::task::LaunchSpec& spec) {
+  ASSIGN_OR_RETURN(ecs::task::DescribeResult r,
+                   tasks.Describe(spec.scope, spec.cluster, {spec.task_arn}, /*include_tags=*/false, ""));
+  if (r.tasks.empty()) return NotFound(fmt::format("task {} not found", spec.task_arn));
+  return std::move(r.tasks.front());
+}
+
 std::string AssignmentsVersion(const std::vector<ecs::task::LaunchSpec>& specs) {
   std::vector<std::string> items;
   items.reserve(specs.size());

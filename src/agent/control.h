@@ -55,7 +55,14 @@ class Control {
   // changed. Returns a handle for Unwatch.
   virtual uint64_t Watch(std::string_view agent_id, std::function<void()> wake) = 0;
   virtual void Unwatch(uint64_t handle) = 0;
+  // The task `spec` names as DescribeTasks returns it now (one serialized Task, without tags): for
+  // the task metadata endpoint (agent/metadata), which renders it on every request. NotFound when
+  // the task is gone.
+  virtual StatusOr<std::string> DescribeTask(const ecs::task::LaunchSpec& spec) = 0;
 };
+
+// Tasks::Describe of the one task `spec` names (TasksControl's and InProcessControl's DescribeTask).
+StatusOr<std::string> DescribeOne(ecs::task::Tasks& tasks, const ecs::task::LaunchSpec& spec);
 
 // Tasks straight through, with no change fan-out: Watch does nothing, so whoever owns the Tasks
 // wakes its agent (Tasks::SetChangeListener → Agent::Notify). For the agent's unit tests (and
@@ -72,6 +79,7 @@ class TasksControl final : public Control {
   }
   uint64_t Watch(std::string_view, std::function<void()>) override { return 0; }
   void Unwatch(uint64_t) override {}
+  StatusOr<std::string> DescribeTask(const ecs::task::LaunchSpec& spec) override { return DescribeOne(tasks_, spec); }
 
  private:
   ecs::task::Tasks& tasks_;
@@ -107,6 +115,7 @@ class InProcessControl final : public Control {
                 TimePoint now) override;
   uint64_t Watch(std::string_view agent_id, std::function<void()> wake) override;
   void Unwatch(uint64_t handle) override;
+  StatusOr<std::string> DescribeTask(const ecs::task::LaunchSpec& spec) override { return DescribeOne(tasks_, spec); }
 
   // The long-poll: answers at once when the assignments' version differs from `known_version`
   // (empty: always differs), otherwise waits until it does, `deadline` passes, or Shutdown.

@@ -75,7 +75,8 @@ RemoteControl::RemoteControl(ClientOptions client, std::string cluster, std::str
         c.timeout = std::max<std::chrono::milliseconds>(c.timeout, options.poll_wait + std::chrono::seconds(10));
         return c;
       }()),
-      report_client_(client) {}
+      report_client_(client),
+      describe_client_(client) {}
 
 RemoteControl::~RemoteControl() { Stop(); }
 
@@ -192,6 +193,19 @@ Status RemoteControl::Report(std::string_view agent_id, std::string_view task_ar
     if (stop_) break;
   }
   return last;
+}
+
+StatusOr<std::string> RemoteControl::DescribeTask(const ecs::task::LaunchSpec& spec) {
+  json::object body{{"cluster", spec.cluster.empty() ? cluster_ : spec.cluster}, {"tasks", json::array{spec.task_arn}}};
+  StatusOr<json::value> answer = [&] {
+    std::lock_guard lock(describe_mu_);
+    return describe_client_.Call("AmazonEC2ContainerServiceV20141113.DescribeTasks", body);
+  }();
+  if (!answer.ok()) return answer.status();
+  const json::value* tasks = answer->is_object() ? answer->get_object().if_contains("tasks") : nullptr;
+  if (!tasks || !tasks->is_array() || tasks->get_array().empty() || !tasks->get_array()[0].is_object())
+    return NotFound(fmt::format("task {} not found", spec.task_arn));
+  return json::serialize(tasks->get_array()[0]);
 }
 
 uint64_t RemoteControl::Watch(std::string_view, std::function<void()> wake) {

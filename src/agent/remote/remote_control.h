@@ -87,6 +87,9 @@ class RemoteControl final : public Control {
                 TimePoint now) override;
   uint64_t Watch(std::string_view agent_id, std::function<void()> wake) override;
   void Unwatch(uint64_t handle) override;
+  // ECS's DescribeTasks with the agent's credentials (one round trip per call, on a connection of
+  // its own), for the task metadata endpoint.
+  StatusOr<std::string> DescribeTask(const ecs::task::LaunchSpec& spec) override;
 
   // Blocks until the first poll answered or `timeout` passed; returns whether it did.
   bool WaitForFirstPoll(std::chrono::milliseconds timeout);
@@ -101,6 +104,8 @@ class RemoteControl final : public Control {
   JsonClient poll_client_;
   std::mutex report_mu_;
   JsonClient report_client_;  // GUARDED_BY(report_mu_)
+  std::mutex describe_mu_;
+  JsonClient describe_client_;  // GUARDED_BY(describe_mu_)
 
   std::mutex mu_;
   std::condition_variable cv_;
