@@ -2,17 +2,21 @@
 
 #include "agent/container_spec.h"
 #include "agent/fields.h"
+#include "agent/images/digest.h"
 #include "agent/logs.h"
 #include "agent/task_files.h"
 
 #include <arpa/inet.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <charconv>
 #include <csignal>
+#include <fstream>
 #include <future>
+#include <sstream>
 #include <optional>
 #include <vector>
 
@@ -38,6 +42,40 @@ std::optional<uint32_t> ParseIp(const std::string& text) {
   in_addr a{};
   if (inet_pton(AF_INET, text.c_str(), &a) != 1) return std::nullopt;
   return ntohl(a.s_addr);
+}
+
+std::string IpText(uint32_t ip) {
+  return fmt::format("{}.{}.{}.{}", ip >> 24, (ip >> 16) & 0xff, (ip >> 8) & 0xff, ip & 0xff);
+}
+
+// The task definition's networkMode. Without one: awsvpc when the task has an address (Fargate),
+// else bridge (ECS's default for EC2 on Linux).
+enum class NetMode { kAwsvpc, kBridge, kHost, kNone };
+
+NetMode ParseNetMode(const json::object& definition, bool has_address) {
+  std::string mode = Str(definition, "networkMode");
+  if (mode == "bridge") return NetMode::kBridge;
+  if (mode == "host") return NetMode::kHost;
+  if (mode == "none") return NetMode::kNone;
+  if (mode == "awsvpc") return NetMode::kAwsvpc;
+  return has_address ? NetMode::kAwsvpc : NetMode::kBridge;
+}
+
+// A container definition's portMappings: hostPort missing means 0 (dynamic), protocol tcp.
+std::vector<net::PortMapping> MappingsOf(const json::object& definition) {
+  std::vector<net::PortMapping> out;
+  for (const json::object* m : Objects(definition, "portMappings")) {
+    net::PortMapping pm;
+    pm.container_port = static_cast<uint16_t>(std::clamp<int64_t>(Int(*m, "containerPort").value_or(0), 0, 65535));
+    pm.host_port = static_cast<uint16_t>(std::clamp<int64_t>(Int(*m, "hostPort").value_or(0), 0, 65535));
+    pm.protocol = Str(*m, "protocol") == "udp" ? net::Protocol::kUdp : net::Protocol::kTcp;
+    out.push_back(pm);
+  }
+  return out;
+}
+
+ecs::task::NetworkBinding ToEcs(const net::NetworkBinding& b) {
+  return ecs::task::NetworkBinding{b.bind_ip, b.container_port, b.host_port, std::string(net::ProtocolName(b.protocol))};
 }
 
 TaskStateChange Change(std::string_view status) {
@@ -140,6 +178,8 @@ class Agent::Driver {
   ~Driver() {
     Abandon();
     if (thread_.joinable()) thread_.join();
+    // The provider captures this driver: no call of it may outlive it.
+    if (agent_.options_.metadata) agent_.options_.metadata->UnregisterTask(spec_.task_arn);
   }
 
   void RequestStop() {
@@ -171,6 +211,10 @@ class Agent::Driver {
     std::chrono::seconds start_timeout{0};
     std::optional<HealthCheck> health_check;
     RestartPolicy restart;
+    std::vector<net::PortMapping> mappings;  // its portMappings
+    // Reported with its RUNNING change (bridge: the published ports; awsvpc: hostPort =
+    // containerPort at the task's address). Unset: none reported (host, none).
+    std::optional<std::vector<ecs::task::NetworkBinding>> bindings;
     bool created = false;
     bool started = false;  // Start succeeded once: it ran (it may have exited since)
     bool stopped = false;  // for good: exited and not restarted, or never to start
@@ -209,6 +253,7 @@ class Agent::Driver {
     boost::system::error_code ec;
     json::value def = json::parse(spec_.definition, ec);
     if (ec || !def.is_object()) return InvalidArgument("the task's definition is not a JSON object");
+    mode_ = ParseNetMode(def.get_object(), spec_.network.has_value());
     json::value ov = json::parse(spec_.overrides.empty() ? "{}" : spec_.overrides, ec);
     if (ec || !ov.is_object()) ov = json::object();
     overrides_ = ov.get_object();
@@ -233,6 +278,7 @@ class Agent::Driver {
         c.depends_on.emplace_back(Str(*d, "containerName"), Str(*d, "condition"));
       c.health_check = ParseHealthCheck(c.definition);
       c.restart = ParseRestartPolicy(c.definition);
+      c.mappings = MappingsOf(c.definition);
       if (auto co = overrides_.find("containerOverrides"); co != overrides_.end() && co->value().is_array())
         for (const auto& o : co->value().get_array())
           if (o.is_object() && Str(o.get_object(), "name") == c.name) c.overrides = o.get_object();
@@ -295,24 +341,84 @@ class Agent::Driver {
     activating.pull_stopped_at = agent_.clock_.Now();
     if (!Report(std::move(activating))) return;
 
-    if (spec_.network && agent_.options_.task_networks) {
-      Status s = agent_.EnsureBridge();
-      if (s.ok()) {
-        auto ip = ParseIp(spec_.network->ip);
-        auto gw = ParseIp(spec_.network->gateway);
-        if (!ip || !gw) {
-          s = InvalidArgument(fmt::format("bad task address {} / gateway {}", spec_.network->ip, spec_.network->gateway));
-        } else {
-          auto tn = net::CreateTaskNetwork(agent_.options_.network, task_id_, *ip, spec_.network->prefix_length, *gw);
-          if (tn.ok()) network_ = std::move(*tn);
-          s = tn.status();
-        }
-      }
-      if (!s.ok()) return Teardown("TaskFailedToStart", fmt::format("ResourceInitializationError: {}", s.message()));
-    }
-
+    if (!SetUpNetwork()) return;
     if (!PrepareTaskFiles()) return;  // hosts, resolv.conf, volumes, the task's cgroup
     Supervise();
+  }
+
+  // The task's network by its mode: awsvpc, its netns at its address on the bridge; bridge, a netns
+  // on the bridge-mode bridge and each container's portMappings published (agent/net); host, the
+  // ports reserved; none, nothing. Sets task_ip_ and each container's bindings. False: failed, and
+  // the task is torn down (ResourceInitializationError; CannotStartContainerError for ports).
+  bool SetUpNetwork() {
+    const net::NetworkOptions& options = agent_.options_.network;
+    if (mode_ == NetMode::kAwsvpc && spec_.network) {
+      task_ip_ = spec_.network->ip;
+      // ECS's agent submits none for awsvpc (DescribeTasks shows []); Paddock reports where each
+      // port is served: the task's address, hostPort = containerPort (docs/contracts/task.md).
+      for (auto& c : containers_) {
+        c.bindings.emplace();
+        for (const auto& m : c.mappings)
+          c.bindings->push_back(ecs::task::NetworkBinding{task_ip_, m.container_port, m.container_port,
+                                                          std::string(net::ProtocolName(m.protocol))});
+      }
+    }
+    if (!agent_.options_.task_networks) return true;
+    auto fail = [&](std::string_view prefix, const Status& s) {
+      Teardown("TaskFailedToStart", fmt::format("{}: {}", prefix, s.message()));
+      return false;
+    };
+    constexpr std::string_view kInit = "ResourceInitializationError";
+    constexpr std::string_view kPorts = "CannotStartContainerError";
+    switch (mode_) {
+      case NetMode::kAwsvpc: {
+        if (!spec_.network) return true;
+        Status s = agent_.EnsureBridge();
+        if (s.ok()) {
+          auto ip = ParseIp(spec_.network->ip);
+          auto gw = ParseIp(spec_.network->gateway);
+          if (!ip || !gw) {
+            s = InvalidArgument(fmt::format("bad task address {} / gateway {}", spec_.network->ip, spec_.network->gateway));
+          } else {
+            auto tn = net::CreateTaskNetwork(options, task_id_, *ip, spec_.network->prefix_length, *gw);
+            if (tn.ok()) network_ = std::move(*tn);
+            s = tn.status();
+          }
+        }
+        if (!s.ok()) return fail(kInit, s);
+        {
+          std::lock_guard l(facts_mu_);
+          facts_.prefix_length = spec_.network->prefix_length;
+          facts_.gateway = spec_.network->gateway;
+        }
+        return true;
+      }
+      case NetMode::kBridge: {
+        Status s = agent_.EnsureBridgeNetwork();
+        if (!s.ok()) return fail(kInit, s);
+        auto tn = net::CreateBridgeTaskNetwork(options, task_id_);
+        if (!tn.ok()) return fail(kInit, tn.status());
+        network_ = std::move(*tn);
+        task_ip_ = IpText(network_->ip);
+        for (auto& c : containers_) {
+          auto b = net::PublishPorts(options, *network_, c.mappings);
+          if (!b.ok()) return fail(kPorts, b.status());
+          c.bindings.emplace();
+          for (const auto& x : *b) c.bindings->push_back(ToEcs(x));
+        }
+        return true;
+      }
+      case NetMode::kHost: {
+        std::vector<net::PortMapping> all;
+        for (const auto& c : containers_) all.insert(all.end(), c.mappings.begin(), c.mappings.end());
+        auto r = net::ReserveHostPorts(options, task_id_, all);
+        if (!r.ok()) return fail(kPorts, r.status());
+        return true;  // ECS's agent submits no networkBindings for host tasks
+      }
+      case NetMode::kNone:
+        return true;
+    }
+    return true;
   }
 
   // The task's /etc files, volume directories and cgroup (agent/task_files.h), kept for SpecFor.
@@ -325,7 +431,7 @@ class Agent::Driver {
                       .task_arn = spec_.task_arn,
                       .definition = def.get_object(),
                       .overrides = overrides_,
-                      .ip = spec_.network ? spec_.network->ip : std::string(),
+                      .ip = task_ip_,
                       .cpu_units = ParseUnits(spec_.cpu),
                       .memory_mib = ParseUnits(spec_.memory)};
     auto files = PrepareTask(agent_.runtime_, TaskFilesOpts(), in);
@@ -334,6 +440,13 @@ class Agent::Driver {
       return false;
     }
     task_files_ = std::move(*files);
+    if (agent_.options_.metadata && !task_files_.etc_files.empty()) {
+      std::ifstream resolv(task_files_.etc_files.begin()->second.resolv_conf);
+      std::stringstream text;
+      text << resolv.rdbuf();
+      std::lock_guard l(facts_mu_);
+      metadata::ParseResolvConf(text.str(), facts_);
+    }
     return true;
   }
   TaskFilesOptions TaskFilesOpts() const {
@@ -350,7 +463,70 @@ class Agent::Driver {
     task.netns_path = network_ ? network_->netns_path : std::string();
     ApplyTaskFiles(task_files_, task);
     std::string log_path = agent_.options_.logs_dir.empty() ? std::string() : LogPath(c).string();
-    return BuildContainerSpec(ContainerInput{c.id, c.definition, c.overrides, *c.resolved, log_path}, task);
+    runtime::ContainerSpec spec =
+        BuildContainerSpec(ContainerInput{c.id, c.definition, c.overrides, *c.resolved, log_path}, task);
+    if (mode_ == NetMode::kHost && agent_.options_.task_networks) {
+      spec.network = runtime::NetworkMode::kHost;
+      spec.netns_path.clear();
+    }
+    for (std::string& e : MetadataEnv(c)) spec.env.push_back(std::move(e));
+    return spec;
+  }
+
+  // ---- The task metadata endpoint (agent/metadata) ----
+
+  // Tasks with a network path to 169.254.170.2 are served: not networkMode none.
+  bool ServesMetadata() const { return agent_.options_.metadata != nullptr && mode_ != NetMode::kNone; }
+
+  // The container's endpoint environment, registering it on first use (again after a restart:
+  // the service's id_key gives it the id it had).
+  std::vector<std::string> MetadataEnv(const Container& c) {
+    if (!ServesMetadata()) return {};
+    auto [it, fresh] = endpoints_.try_emplace(c.name);
+    if (fresh) {
+      // Host-mode containers share the host's addresses: no source check for them.
+      std::string source = mode_ == NetMode::kHost ? std::string() : task_ip_;
+      it->second = agent_.options_.metadata->RegisterContainer(spec_.task_arn, c.name, [this] { return MetadataFacts(); },
+                                                               source);
+    }
+    return it->second.Env();
+  }
+
+  // The provider: the task as DescribeTasks shows it now, with what the runtime knows.
+  StatusOr<metadata::TaskFacts> MetadataFacts() {
+    ASSIGN_OR_RETURN(std::string task_json, agent_.control_.DescribeTask(spec_));
+    metadata::TaskFacts f;
+    {
+      std::lock_guard l(facts_mu_);
+      f = facts_;
+    }
+    f.task_json = std::move(task_json);
+    for (auto& c : f.containers) {
+      if (c.finished_at) continue;
+      auto st = agent_.runtime_.State(runtime::ContainerId(c.docker_id));
+      c.pid = st.ok() && st->status == runtime::ContainerStatus::kRunning ? st->pid : 0;
+    }
+    return f;
+  }
+
+  // After each (re)start and at re-adoption.
+  void RecordFacts(const Container& c, TimePoint now) {
+    if (!ServesMetadata()) return;
+    metadata::ContainerFacts f = metadata::FactsFromDefinition(c.definition);
+    f.docker_id = c.id.str();
+    f.created_at = f.started_at = now;
+    if (c.resolved) f.image_id = images::Sha256Of(c.resolved->config_json).str();
+    if (c.restart.enabled) f.restart_count = c.restart_count;
+    std::lock_guard l(facts_mu_);
+    std::erase_if(facts_.containers, [&](const metadata::ContainerFacts& x) { return x.name == c.name; });
+    facts_.containers.push_back(std::move(f));
+  }
+
+  void RecordFinished(const Container& c, TimePoint now) {
+    if (!ServesMetadata()) return;
+    std::lock_guard l(facts_mu_);
+    for (auto& f : facts_.containers)
+      if (f.name == c.name && !f.finished_at) f.finished_at = now;
   }
 
   std::filesystem::path LogDir() const { return std::filesystem::path(agent_.options_.logs_dir) / task_id_; }
@@ -383,6 +559,7 @@ class Agent::Driver {
     if (!c.started) c.started_at = now;
     c.started = true;
     c.run_started_at = now;
+    RecordFacts(c, now);
     c.health = std::string(kUnknown);
     c.failures = 0;
     if (c.health_check) c.next_check = now + c.health_check->interval;
@@ -393,6 +570,7 @@ class Agent::Driver {
     ContainerStateChange cc = ContainerChange(c.name, "RUNNING", std::nullopt, std::nullopt, c.id.str());
     if (c.resolved) cc.image_digest = c.resolved->manifest_digest.str();
     if (c.health_check) cc.health_status = c.health;
+    cc.network_bindings = c.bindings;
     return cc;
   }
 
@@ -508,6 +686,7 @@ class Agent::Driver {
     // No restart policy applies to re-adopted containers: the task files a restart needs (SpecFor:
     // /etc files, volumes, cgroup) are not rebuilt, and without `resolved` ShouldRestart says no.
     const TimePoint now = agent_.clock_.Now();
+    ReadoptNetwork();
     TaskStateChange change = Change("RUNNING");
     bool essential_gone = false;
     for (auto& c : containers_) {
@@ -524,6 +703,8 @@ class Agent::Driver {
       c.started = true;
       // When it really started is unknown: counted from now (health start period, restart period).
       c.started_at = c.run_started_at = now;
+      RecordFacts(c, now);
+      MetadataEnv(c);  // registered again, under the id in its environment
       if (c.health_check) c.next_check = now + c.health_check->interval;
     }
     if (essential_gone) {
@@ -533,6 +714,31 @@ class Agent::Driver {
     if (!change.containers.empty()) Report(std::move(change));
     fmt::print(stderr, "paddock: agent: task {}: re-adopted after an agent restart\n", spec_.task_arn);
     Supervise(/*running=*/true);
+  }
+
+  // What a re-adopted task's network was: its address (for the metadata endpoint's source check)
+  // and, for bridge mode, its namespace record. Its published ports are still in place.
+  void ReadoptNetwork() {
+    if (mode_ == NetMode::kAwsvpc && spec_.network) {
+      task_ip_ = spec_.network->ip;
+      std::lock_guard l(facts_mu_);
+      facts_.prefix_length = spec_.network->prefix_length;
+      facts_.gateway = spec_.network->gateway;
+    } else if (mode_ == NetMode::kBridge && agent_.options_.task_networks) {
+      auto tn = net::BridgeTaskNetworkFor(agent_.options_.network, task_id_);
+      if (tn.ok()) {
+        network_ = std::move(*tn);
+        task_ip_ = IpText(network_->ip);
+      }
+    }
+    if (ServesMetadata() && !agent_.options_.tasks_dir.empty()) {
+      std::ifstream resolv(std::filesystem::path(agent_.options_.tasks_dir) / task_id_ / "etc" /
+                           containers_.front().name / "resolv.conf");
+      std::stringstream text;
+      text << resolv.rdbuf();
+      std::lock_guard l(facts_mu_);
+      metadata::ParseResolvConf(text.str(), facts_);
+    }
   }
 
   void Supervise(bool running = false) {
@@ -566,6 +772,7 @@ class Agent::Driver {
           if (s.ok()) {
             c.last_restart_at = now;
             ++c.restart_count;
+            RecordFacts(c, now);
             fmt::print(stderr, "paddock: agent: task {}: container {} exited ({}); restarted (restart {})\n",
                        spec_.task_arn, c.name, *c.exit_code, c.restart_count);
             c.exit_code.reset();
@@ -576,6 +783,7 @@ class Agent::Driver {
           c.reason = fmt::format("CannotStartContainerError: restarting after exit code {}: {}", *c.exit_code, s.message());
         }
         c.stopped = true;
+        RecordFinished(c, now);
         change.containers.push_back(ContainerChange(c.name, kStopped, c.exit_code, c.reason));
         if (c.essential && !essential_exit) essential_exit = "EssentialContainerExited";
       }
@@ -638,6 +846,7 @@ class Agent::Driver {
   void RecordStop(Container& c, const runtime::ContainerState& st, bool killed) {
     if (c.stopped) return;
     c.stopped = true;
+    RecordFinished(c, agent_.clock_.Now());
     c.exit_code = st.exit_code;
     // A container started by an earlier agent is no child of this one, so the runtime cannot tell
     // its exit status; a SIGKILL it did not survive is 137 all the same.
@@ -735,9 +944,19 @@ class Agent::Driver {
       Status s = agent_.runtime_.Delete(c.id, runtime::ForceDelete::kYes);
       if (!s.ok() && s.code() != StatusCode::kNotFound) Log(spec_.task_arn, fmt::format("deleting container {}", c.name), s);
     }
+    if (agent_.options_.metadata) agent_.options_.metadata->UnregisterTask(spec_.task_arn);
     if (Status s = CleanUpTask(agent_.runtime_, TaskFilesOpts(), task_id_); !s.ok())
       Log(spec_.task_arn, "removing the task's files and cgroup", s);
-    if (spec_.network && agent_.options_.task_networks) {
+    if ((mode_ == NetMode::kBridge || mode_ == NetMode::kHost) && agent_.options_.task_networks) {
+      // By task id, so also for a task whose launch failed half-way or that an earlier agent ran.
+      if (Status s = net::UnpublishPorts(agent_.options_.network, task_id_); !s.ok())
+        Log(spec_.task_arn, "removing the task's published ports", s);
+      if (mode_ == NetMode::kBridge) {
+        if (Status s = net::DeleteBridgeTaskNetwork(agent_.options_.network, task_id_); !s.ok())
+          Log(spec_.task_arn, "deleting the task network", s);
+      }
+    }
+    if (mode_ == NetMode::kAwsvpc && spec_.network && agent_.options_.task_networks) {
       std::optional<net::TaskNetwork> tn = network_;
       if (!tn) {
         if (auto ip = ParseIp(spec_.network->ip)) {
@@ -767,7 +986,14 @@ class Agent::Driver {
   json::object overrides_;
   std::vector<Container> containers_;  // touched by the driver thread only
   std::optional<net::TaskNetwork> network_;
+  NetMode mode_ = NetMode::kNone;  // from Parse
+  std::string task_ip_;            // awsvpc: its address; bridge: its bridge-mode address
   TaskFiles task_files_;  // from PrepareTaskFiles
+
+  // The metadata endpoint's view (read by the provider on the service's threads).
+  std::mutex facts_mu_;
+  metadata::TaskFacts facts_;  // GUARDED_BY(facts_mu_); task_json is filled per request
+  std::map<std::string, metadata::ContainerEndpoint> endpoints_;  // by container name; driver thread only
 
   std::mutex mu_;
   std::condition_variable cv_;
@@ -825,9 +1051,114 @@ Status Agent::EnsureBridge() {
   std::lock_guard lock(bridge_mu_);
   if (!bridge_ready_) {
     RETURN_IF_ERROR(net::EnsureBridge(options_.network));
+    RETURN_IF_ERROR(net::EnsureForwarding(options_.network));
     bridge_ready_ = true;
   }
   return OkStatus();
+}
+
+Status Agent::EnsureBridgeNetwork() {
+  std::lock_guard lock(bridge_mu_);
+  if (!bridge_network_ready_) {
+    RETURN_IF_ERROR(net::EnsureBridgeNetwork(options_.network));
+    bridge_network_ready_ = true;
+  }
+  return OkStatus();
+}
+
+std::string NetnsPrefixFor(std::string_view instance, std::string_view agent_id) {
+  uint32_t h = 2166136261u;  // FNV-1a
+  for (unsigned char c : instance) h = (h ^ c) * 16777619u;
+  h = (h ^ '/') * 16777619u;
+  for (unsigned char c : agent_id) h = (h ^ c) * 16777619u;
+  return fmt::format("p{:05x}-", h & 0xfffffu);
+}
+
+namespace {
+
+// <state_dir>/metadata.key: 32 random bytes, made on first use.
+StatusOr<std::string> MetadataKey(const std::string& state_dir) {
+  const std::filesystem::path path = std::filesystem::path(state_dir) / "metadata.key";
+  {
+    std::ifstream in(path, std::ios::binary);
+    std::string key((std::istreambuf_iterator<char>(in)), {});
+    if (key.size() >= 32) return key;
+  }
+  std::ifstream random("/dev/urandom", std::ios::binary);
+  std::string key(32, '\0');
+  if (!random.read(key.data(), static_cast<std::streamsize>(key.size()))) return Unavailable("cannot read /dev/urandom");
+  const std::string tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    std::filesystem::permissions(tmp, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+    out << key;
+    if (!out.flush()) return Unavailable(fmt::format("cannot write {}", tmp));
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) return Unavailable(fmt::format("cannot write {}: {}", path.string(), ec.message()));
+  return key;
+}
+
+}  // namespace
+
+std::unique_ptr<metadata::MetadataService> StartMetadataService(const net::NetworkOptions& network,
+                                                                 const std::string& state_dir) {
+  if (geteuid() != 0) return nullptr;
+  auto warn = [](const Status& s) {
+    fmt::print(stderr, "paddock: warning: no task metadata endpoint: {}\n", s.ToString());
+    return nullptr;
+  };
+  if (Status s = net::EnsureBridge(network); !s.ok()) return warn(s);
+  auto key = MetadataKey(state_dir);
+  if (!key.ok()) return warn(key.status());
+  metadata::MetadataServiceOptions o;
+  o.bridge = network.bridge;
+  o.id_key = *key;
+  auto service = std::make_unique<metadata::MetadataService>(o);
+  Status s = service->Start();
+  if (!s.ok()) {
+    // Port 80 of the address is another Paddock's on this host (or refused): any port will do.
+    o.port = 0;
+    service = std::make_unique<metadata::MetadataService>(o);
+    if (Status again = service->Start(); !again.ok()) return warn(again);
+    fmt::print(stderr, "paddock: task metadata endpoint on {}:{} ({}:80: {})\n", o.host, service->port(), o.host,
+               s.message());
+  }
+  return service;
+}
+
+void Agent::CleanUpLeftovers(const std::set<std::string>& assigned) {
+  if (!options_.task_networks) return;
+  const net::NetworkOptions& o = options_.network;
+  auto log = [](std::string_view what, const std::string& id, const Status& s) {
+    if (!s.ok()) fmt::print(stderr, "paddock: agent: leftover of task {}: {}: {}\n", id, what, s.ToString());
+  };
+  std::set<std::string> namespaces;
+  if (auto ns = net::ListTaskNamespaces(o); ns.ok())
+    for (const auto& n : *ns) namespaces.insert(net::TaskIdOfNamespace(o, n));
+  if (auto published = net::ListPublished(o); published.ok()) {
+    std::set<std::string> done;
+    for (const auto& p : *published)
+      if (!assigned.count(p.task_id) && done.insert(p.task_id).second)
+        log("removing its published ports", p.task_id, net::UnpublishPorts(o, p.task_id));
+  }
+  // The address file may be shared with other agents of the host: only addresses whose namespace
+  // is under this agent's prefix are this agent's.
+  if (!o.state_dir.empty()) {
+    if (auto held = net::ListBridgeAddresses(o); held.ok()) {
+      for (const auto& [id, ip] : *held) {
+        if (assigned.count(id) || !namespaces.count(id)) continue;
+        log("deleting its bridge-mode network", id, net::DeleteBridgeTaskNetwork(o, id));
+        namespaces.erase(id);
+      }
+    }
+  }
+  for (const auto& id : namespaces) {
+    if (id.empty() || assigned.count(id)) continue;
+    auto tn = net::TaskNetworkFor(o, id, 0);
+    log("deleting its network", id, tn.ok() ? net::DeleteTaskNetwork(o, *tn) : tn.status());
+  }
 }
 
 void Agent::Loop() {
@@ -854,6 +1185,12 @@ void Agent::Reconcile() {
   if (!assigned.ok()) {
     fmt::print(stderr, "paddock: agent: reading assignments: {}\n", assigned.status().ToString());
     return;
+  }
+  if (!leftovers_checked_) {
+    std::set<std::string> ids;
+    for (const auto& spec : *assigned) ids.insert(spec.task_arn.substr(spec.task_arn.rfind('/') + 1));
+    CleanUpLeftovers(ids);
+    leftovers_checked_ = true;
   }
   std::set<std::string> listed;
   for (auto& spec : *assigned) {

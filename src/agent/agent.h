@@ -5,7 +5,7 @@
 // Notify) and at least every `poll_interval`; it reads Control::Assignments(agent_id) and gives
 // each new task a driver thread of its own, which takes it through
 //
-//   PENDING (images resolved from the local store) → ACTIVATING (bridge, task netns) →
+//   PENDING (images resolved from the local store) → ACTIVATING (the task's network) →
 //   containers created and started in dependsOn order → RUNNING (health checks, restarts) →
 //   (an essential container exits for good, or desiredStatus STOPPED) → DEACTIVATING → STOPPING
 //   (SIGTERM in reverse dependsOn order, SIGKILL after stopTimeout) → containers deleted →
@@ -32,6 +32,15 @@
 // health start periods count from the re-adoption; their restart policies no longer apply (a
 // restart needs the task's files and cgroup, which are not rebuilt).
 //
+// Network modes (docs/contracts/task.md, Networking): awsvpc — a netns at the task's address
+// (agent/net CreateTaskNetwork), networkBindings hostPort = containerPort at that address; bridge —
+// a netns on the bridge-mode bridge and each container's portMappings published
+// (CreateBridgeTaskNetwork, PublishPorts), the bindings reported with the container's RUNNING
+// change; host — the host's namespace, ports reserved (ReserveHostPorts), no bindings; none — a
+// private namespace. Teardown removes them by task id. With AgentOptions::metadata every container
+// of a task with a network gets the task metadata endpoint, whose documents are the Task as
+// Control::DescribeTask answers plus what the agent knows of its containers.
+//
 // Container semantics (docs/contracts/task.md): containers start in dependsOn order (START,
 // COMPLETE, SUCCESS, HEALTHY; bounded by the dependency's startTimeout, if it has one); health checks run
 // through Runtime::Exec on their own threads and are reported (container and task healthStatus)
@@ -50,6 +59,7 @@
 
 #include "agent/control.h"
 #include "agent/images/image_store.h"
+#include "agent/metadata/metadata.h"
 #include "agent/net/net.h"
 #include "agent/runtime/runtime.h"
 #include "common/clock.h"
@@ -63,10 +73,18 @@ struct AgentOptions {
   // Goes into every container id so that several nodes on one host never share one. 1 to 8
   // characters from [a-z0-9].
   std::string instance;
+  // Its netns_prefix must be this agent's alone (NetnsPrefixFor): at start the agent removes the
+  // published ports, bridge-mode addresses and namespaces under it that belong to no task assigned
+  // to it. state_dir: where bridge-mode addresses are allocated (shared by every agent of the host:
+  // they share the bridge-mode bridge).
   net::NetworkOptions network;
-  // false: awsvpc tasks get no bridge and no netns (their containers get a private one). For the
-  // agent's unit tests, which run on FakeRuntime without root.
+  // false: tasks get no bridge, no netns, no published or reserved ports (their containers get a
+  // private namespace). For the agent's unit tests, which run on FakeRuntime without root.
   bool task_networks = true;
+  // The task metadata endpoint (agent/metadata): every container of a task with a network
+  // (awsvpc, bridge, host) is registered and gets ECS_CONTAINER_METADATA_URI_V4 (and _URI).
+  // Null: no endpoint. Must outlive the agent.
+  metadata::MetadataService* metadata = nullptr;
   std::chrono::milliseconds poll_interval = std::chrono::seconds(1);
   // How often a running task's containers are checked for exits.
   std::chrono::milliseconds monitor_interval = std::chrono::milliseconds(200);
@@ -92,6 +110,26 @@ struct AgentOptions {
   // the task record is kept for before ReapStopped removes it).
   std::chrono::seconds keep_logs = std::chrono::hours(1);
 };
+
+// A netns_prefix (7 characters: "p", 5 hex digits, "-") of the agent `agent_id` of the node or
+// `paddock agent` tagged `instance`: distinct agents on one host get distinct prefixes (but for a
+// 1-in-2^20 collision), so the leftover cleanup of one never touches another's tasks.
+std::string NetnsPrefixFor(std::string_view instance, std::string_view agent_id);
+
+// Where every agent of this host keeps bridge-mode addresses (NetworkOptions::state_dir): one
+// file for the host, because all agents share the bridge-mode bridge and its network (an
+// allocator per agent would hand two tasks one address). Under /run: the addresses die with the
+// namespaces and rules at a reboot.
+inline constexpr std::string_view kHostNetStateDir = "/run/paddock/net";
+
+// The task metadata endpoint for the agents of a node or of `paddock agent`: as root only (else
+// nullptr). Adds 169.254.170.2 to `network.bridge` (made if missing) and listens on port 80, or,
+// when another Paddock on this host holds that port, on an ephemeral port of the same address
+// (the containers' URIs carry it). The id key is kept in <state_dir>/metadata.key (0600) so a
+// restarted agent serves the containers it re-adopts under the ids they have. Any failure is
+// logged and answers nullptr: tasks then run without the endpoint.
+std::unique_ptr<metadata::MetadataService> StartMetadataService(const net::NetworkOptions& network,
+                                                                 const std::string& state_dir);
 
 class Agent {
  public:
@@ -121,8 +159,14 @@ class Agent {
   class Driver;
 
   void Loop();
-  // net::EnsureBridge once per agent (again after a failure), on the first task that needs it.
+  // net::EnsureBridge (and EnsureForwarding) once per agent (again after a failure), on the first
+  // task that needs it.
   Status EnsureBridge();
+  // net::EnsureBridgeNetwork once per agent, on the first bridge-mode task.
+  Status EnsureBridgeNetwork();
+  // Once, after the first answer of Assignments: removes the published ports, bridge addresses and
+  // namespaces under this agent's netns_prefix of tasks not in `assigned` (task ids).
+  void CleanUpLeftovers(const std::set<std::string>& assigned);
   // One pass: start drivers for new assignments, pass stop requests, join finished drivers.
   void Reconcile();
 
@@ -143,9 +187,11 @@ class Agent {
   std::map<std::string, std::unique_ptr<Driver>> drivers_;  // by task ARN
   // Tasks whose driver reported STOPPED: not driven again while Assignments still lists them.
   std::set<std::string> finished_;
+  bool leftovers_checked_ = false;
 
   std::mutex bridge_mu_;
-  bool bridge_ready_ = false;  // GUARDED_BY(bridge_mu_)
+  bool bridge_ready_ = false;         // GUARDED_BY(bridge_mu_)
+  bool bridge_network_ready_ = false;  // GUARDED_BY(bridge_mu_)
 };
 
 }  // namespace paddock::agent

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
@@ -21,12 +22,14 @@
 #include <future>
 #include <thread>
 
+#include "agent/metadata/metadata.h"
 #include "agent/runtime/testing/fake_runtime.h"
 #include "common/testing/fake_clock.h"
 #include "ecs/cluster/clusters.h"
 #include "ecs/taskdef/taskdefs.h"
 #include "ecs/task/tasks.h"
 #include "ecs/testing/temp_store.h"
+#include "http/client.h"
 #include "vpc/default_vpc.h"
 
 namespace paddock::agent {
@@ -69,8 +72,9 @@ class AgentTest : public ::testing::Test {
     tasks_.SetChangeListener(nullptr);
   }
 
-  void StartAgent() {
+  void StartAgent(metadata::MetadataService* metadata = nullptr) {
     AgentOptions o;
+    o.metadata = metadata;
     o.instance = "t1";
     o.task_networks = false;
     o.poll_interval = std::chrono::milliseconds(20);
@@ -547,6 +551,83 @@ TEST_F(AgentTest, AgentRestartFinishesATaskCaughtMidTeardown) {
   EXPECT_EQ(Str(t, "stoppedReason"), "bye");
   EXPECT_EQ(Container(t, "app").at("exitCode"), 137);
   EXPECT_FALSE(Exists(id));
+}
+
+}  // namespace
+}  // namespace paddock::agent
+
+namespace paddock::agent {
+namespace {
+
+// awsvpc: every portMapping is reported with the RUNNING change, at the task's address with
+// hostPort = containerPort (docs/contracts/task.md, Networking).
+TEST_F(AgentTest, AwsvpcContainersReportNetworkBindingsAtTheTaskAddress) {
+  StartAgent();
+  const std::string arn = Run(R"([{"name":"web","image":"busybox:agenttest","portMappings":[
+      {"containerPort":8080},{"containerPort":53,"protocol":"udp"}]},
+      {"name":"side","image":"busybox:agenttest"}])");
+  json::object task = WaitStatus(arn, "RUNNING");
+  json::object web = Container(task, "web");
+  const std::string ip(web.at("networkInterfaces").as_array()[0].as_object().at("privateIpv4Address").as_string());
+  ASSERT_FALSE(ip.empty());
+  EXPECT_EQ(json::serialize(web.at("networkBindings")),
+            json::serialize(json::array{
+                json::object{{"bindIP", ip}, {"containerPort", 8080}, {"hostPort", 8080}, {"protocol", "tcp"}},
+                json::object{{"bindIP", ip}, {"containerPort", 53}, {"hostPort", 53}, {"protocol", "udp"}}}));
+  EXPECT_TRUE(Container(task, "side").at("networkBindings").as_array().empty());
+}
+
+// The metadata endpoint serves every container of the task: each gets its URI in its
+// environment, and ${URI}/task renders the task as DescribeTasks shows it now; once the task is
+// torn down the URI answers 404.
+TEST_F(AgentTest, MetadataEndpointServesEveryContainerTheTaskAsDescribeTasksShowsIt) {
+  metadata::MetadataServiceOptions mo;
+  mo.host = "127.0.0.1";
+  mo.port = 0;
+  mo.check_source = false;
+  mo.id_key = std::string(32, 'k');
+  metadata::MetadataService service(mo);
+  ASSERT_TRUE(service.Start().ok());
+  StartAgent(&service);
+  const std::string arn = Run(R"([{"name":"web","image":"busybox:agenttest"},
+                                  {"name":"side","image":"busybox:agenttest","essential":false}])");
+  WaitStatus(arn, "RUNNING");
+  http::Client client("127.0.0.1", service.port(), std::chrono::seconds(10));
+  auto get = [&](const std::string& uri) -> http::Response {
+    http::Request req;
+    req.method = "GET";
+    req.target = uri.substr(uri.find('/', std::string_view("http://").size()));
+    auto r = client.Send(req);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : http::Response{};
+  };
+  std::string uri;
+  for (int i : {0, 1}) {
+    auto spec = rt_.SpecOf(Id(arn, i));
+    ASSERT_TRUE(spec.has_value());
+    std::string mine;
+    for (const auto& e : spec->env)
+      if (e.starts_with("ECS_CONTAINER_METADATA_URI_V4=")) mine = e.substr(e.find('=') + 1);
+    ASSERT_FALSE(mine.empty()) << "container " << i << " has no ECS_CONTAINER_METADATA_URI_V4";
+    if (i == 0) uri = mine;
+    EXPECT_EQ(get(mine).status, 200);
+  }
+  http::Response r = get(uri + "/task");
+  ASSERT_EQ(r.status, 200) << r.body;
+  json::object doc = json::parse(r.body).as_object();
+  EXPECT_EQ(doc.at("TaskARN").as_string(), arn);
+  EXPECT_EQ(doc.at("Cluster").as_string(), Str(Describe(arn), "clusterArn"));
+  EXPECT_EQ(doc.at("KnownStatus").as_string(), "RUNNING");
+  std::set<std::string> names;
+  for (const auto& c : doc.at("Containers").as_array()) {
+    names.insert(std::string(c.as_object().at("Name").as_string()));
+    EXPECT_TRUE(std::string(c.as_object().at("DockerId").as_string()).starts_with("pdk-t1-"));
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"web", "side"}));
+
+  ASSERT_TRUE(tasks_.Stop(kScope, std::nullopt, arn, std::nullopt, kCaller, clock_.Now()).ok());
+  WaitStatus(arn, "STOPPED");
+  EXPECT_EQ(get(uri + "/task").status, 404);
 }
 
 }  // namespace

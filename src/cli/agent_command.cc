@@ -183,10 +183,14 @@ int RunAgentCommand(const AgentCommand& c) {
   agent::remote::RemoteOptions remote_options;
   remote_options.poll_wait = std::chrono::seconds(c.poll_wait_seconds);
   agent::remote::RemoteControl control(client, c.cluster, arn, remote_options);
+  std::unique_ptr<agent::metadata::MetadataService> metadata =
+      agent::StartMetadataService(agent::net::NetworkOptions{}, state.string());
   agent::AgentOptions options;
   options.agent_id = ecs::task::InstanceAgentId(arn);
   options.instance = tag;
-  options.network.netns_prefix = "pda-";
+  options.network.netns_prefix = agent::NetnsPrefixFor(tag, options.agent_id);
+  options.network.state_dir = std::string(agent::kHostNetStateDir);
+  options.metadata = metadata.get();
   options.logs_dir = (state / "logs").string();
   options.tasks_dir = (state / "tasks").string();
   agent::Agent agent(control, images, **runtime, std::move(options));
@@ -205,6 +209,7 @@ int RunAgentCommand(const AgentCommand& c) {
   std::fflush(stdout);
   puller.Shutdown();
   agent.Stop();
+  if (metadata) metadata->Stop();
   control.Unwatch(watch);
   control.Stop();
   (*store)->Close();

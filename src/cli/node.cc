@@ -116,6 +116,8 @@ class Node::Impl {
   std::unique_ptr<agent::images::SkopeoPuller> puller;  // images of tasks not in `images`
   std::unique_ptr<agent::images::ImageStore> images;
   std::unique_ptr<agent::runtime::CrunRuntime> runtime;
+  // The task metadata endpoint of every agent below (null: not root, or it could not start).
+  std::unique_ptr<agent::metadata::MetadataService> metadata;
   std::unique_ptr<agent::Agent> agent;
   uint64_t agent_watch = 0;
 
@@ -154,9 +156,13 @@ class Node::Impl {
       return;
     }
     runtime = std::move(*rt);
+    metadata = agent::StartMetadataService(agent::net::NetworkOptions{}, state.string());
     agent::AgentOptions agent_options;
     agent_options.agent_id = std::string(kFargateAgent);
     agent_options.instance = instance;
+    agent_options.network.netns_prefix = agent::NetnsPrefixFor(instance, agent_options.agent_id);
+    agent_options.network.state_dir = std::string(agent::kHostNetStateDir);
+    agent_options.metadata = metadata.get();
     agent_options.logs_dir = (state / "logs").string();
     agent_options.tasks_dir = (state / "tasks").string();
     agent = std::make_unique<agent::Agent>(*control, *images, *runtime, std::move(agent_options));
@@ -214,6 +220,9 @@ class Node::Impl {
     agent::AgentOptions o;
     o.agent_id = ecs::task::InstanceAgentId(e.arn);
     o.instance = InstanceTag(config.state_dir);
+    o.network.netns_prefix = agent::NetnsPrefixFor(o.instance, o.agent_id);
+    o.network.state_dir = std::string(agent::kHostNetStateDir);
+    o.metadata = metadata.get();
     o.logs_dir = (fs::absolute(config.state_dir) / "logs").string();
     o.tasks_dir = (fs::absolute(config.state_dir) / "tasks").string();
     e.agent = std::make_unique<agent::Agent>(*control, *images, *runtime, std::move(o));
@@ -388,6 +397,7 @@ void Node::Stop() {
     impl_->control->Unwatch(impl_->agent_watch);
     impl_->agent->Stop();
   }
+  if (impl_->metadata) impl_->metadata->Stop();  // after the agents, whose drivers it serves
   if (impl_->store) impl_->store->Close();
 }
 

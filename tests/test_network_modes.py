@@ -1,0 +1,239 @@
+"""Network modes and the task metadata endpoint end to end (docs/contracts/task.md, Networking and
+Task metadata endpoint rows). On an in-process EC2 container instance ([[ec2_instance]]): bridge-mode
+tasks with a dynamic and a static host port serve busybox httpd at 127.0.0.1:<hostPort> as
+DescribeTasks' networkBindings say; a second task wanting the static port is not placed
+(RESOURCE:PORTS); a host-mode task serves on a host port and reports no networkBindings; after
+StopTask nothing of them is left (no iptables rule naming the task, no netns). On Fargate (awsvpc):
+networkBindings at the task's address with hostPort = containerPort, and a container reads
+$ECS_CONTAINER_METADATA_URI_V4/task with busybox wget: its TaskARN, Cluster, container names and
+IPv4Addresses match DescribeTasks. Needs root, crun and busybox-static."""
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import urllib.request
+
+import boto3
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import paddock_harness as h  # noqa: E402
+from test_images import BUSYBOX, busybox_rootfs, image  # noqa: E402
+
+PAGE = "hello from a paddock network mode\n"
+
+
+def skip_reason():
+    if os.geteuid() != 0:
+        return "needs root (containers, namespaces, iptables)"
+    if shutil.which("crun") is None:
+        return "needs crun"
+    if shutil.which("iptables") is None:
+        return "needs iptables"
+    if not os.path.exists(BUSYBOX):
+        return "needs /bin/busybox (busybox-static)"
+    return None
+
+
+def free_port():
+    """A TCP port nothing listens on now (the kernel's choice for port 0)."""
+    with socket.socket() as s:
+        s.bind(("0.0.0.0", 0))
+        return s.getsockname()[1]
+
+
+def fetch(url, timeout=10):
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as resp:
+                return resp.read().decode()
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
+def nat_rules():
+    return subprocess.run(["iptables", "-w", "-t", "nat", "-S"], capture_output=True, text=True, check=True).stdout
+
+
+def netns_list():
+    return subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True).stdout
+
+
+@unittest.skipIf(skip_reason() is not None, skip_reason() or "")
+class NetworkModes(h.PaddockTestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        cls.config_dir = tempfile.mkdtemp(prefix="paddock-netmodes-config-")
+        config = os.path.join(cls.config_dir, "paddock.toml")
+        with open(config, "w") as f:
+            f.write("[[ec2_instance]]\ncluster = \"netmodes\"\ncpu = 4096\nmemory = 2048\n")
+        cls.SERVER_ARGS = ("--config", config)
+        super().setUpClass()
+        cls.addClassCleanup(shutil.rmtree, cls.config_dir, ignore_errors=True)
+        root = busybox_rootfs(os.path.join(cls.tmp, "bb-rootfs"))
+        for applet in ("wget", "sleep"):
+            os.symlink("busybox", os.path.join(root, "bin", applet))
+        os.makedirs(os.path.join(root, "www"))
+        with open(os.path.join(root, "www", "index.html"), "w") as f:
+            f.write(PAGE)
+        image(cls.state_dir, "import-rootfs", root, "--name", "busybox:net", "--cmd", "httpd -f -p 8080 -h /www")
+        cls.ec2 = boto3.client("ec2", endpoint_url=cls.server.endpoint, region_name=h.REGION,
+                               aws_access_key_id=cls.key_id, aws_secret_access_key=cls.secret)
+        cls.subnet = cls.ec2.describe_subnets()["Subnets"][0]["SubnetId"]
+        cls.ecs.create_cluster(clusterName="netmodes")
+        cls.wait_instance()
+
+    @classmethod
+    def wait_instance(cls, timeout=15):
+        deadline = time.monotonic() + timeout
+        while True:
+            arns = cls.ecs.list_container_instances(cluster="netmodes")["containerInstanceArns"]
+            if arns:
+                ci = cls.ecs.describe_container_instances(cluster="netmodes", containerInstances=arns)
+                if ci["containerInstances"][0]["agentConnected"]:
+                    return
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no in-process instance: {cls.server.log_tail()}")
+            time.sleep(0.1)
+
+    def wait_for(self, cluster, arn, status, timeout=30):
+        deadline = time.monotonic() + timeout
+        while True:
+            task = self.ecs.describe_tasks(cluster=cluster, tasks=[arn])["tasks"][0]
+            if task["lastStatus"] == status:
+                return task
+            if task["lastStatus"] == "STOPPED" or time.monotonic() > deadline:
+                self.fail(f"task did not reach {status}: {task} {self.server.log_tail()}")
+            time.sleep(0.05)
+
+    def register(self, family, mode, container, compat="EC2", cpu="256", memory="128"):
+        container.setdefault("image", "busybox:net")
+        container.setdefault("essential", True)
+        container.setdefault("stopTimeout", 2)
+        return self.ecs.register_task_definition(
+            family=family, networkMode=mode, requiresCompatibilities=[compat], cpu=cpu, memory=memory,
+            containerDefinitions=[container])["taskDefinition"]["taskDefinitionArn"]
+
+    def run_ec2(self, td):
+        r = self.ecs.run_task(cluster="netmodes", taskDefinition=td, launchType="EC2")
+        self.assertEqual(r["failures"], [])
+        return r["tasks"][0]["taskArn"]
+
+    def stop_and_check_gone(self, arn, cluster="netmodes"):
+        self.ecs.stop_task(cluster=cluster, task=arn)
+        self.wait_for(cluster, arn, "STOPPED")
+        task_id = arn.rsplit("/", 1)[1]
+        self.assertNotIn(task_id, nat_rules())
+        self.assertNotIn(task_id, netns_list())
+
+    def test_bridge_dynamic_and_static_host_ports(self):
+        static = free_port()
+        dyn_td = self.register("nm-bridge-dyn", "bridge", {"name": "web", "portMappings": [{"containerPort": 8080}]})
+        static_td = self.register("nm-bridge-static", "bridge", {
+            "name": "web", "portMappings": [{"containerPort": 8080, "hostPort": static, "protocol": "tcp"}]})
+        dyn = self.run_ec2(dyn_td)
+        fixed = self.run_ec2(static_td)
+        for arn, want_port in ((dyn, None), (fixed, static)):
+            task = self.wait_for("netmodes", arn, "RUNNING")
+            bindings = task["containers"][0]["networkBindings"]
+            self.assertEqual(len(bindings), 1, task)
+            b = bindings[0]
+            self.assertEqual((b["bindIP"], b["containerPort"], b["protocol"]), ("0.0.0.0", 8080, "tcp"))
+            if want_port is None:
+                self.assertGreater(b["hostPort"], 0)
+                self.assertNotEqual(b["hostPort"], 8080)
+            else:
+                self.assertEqual(b["hostPort"], want_port)
+            self.assertEqual(fetch(f"http://127.0.0.1:{b['hostPort']}/"), PAGE)
+            self.assertIn(arn.rsplit("/", 1)[1], nat_rules())
+
+        # The static port is the instance's now: a second task wanting it is not placed.
+        r = self.ecs.run_task(cluster="netmodes", taskDefinition=static_td, launchType="EC2")
+        self.assertEqual(r["tasks"], [])
+        self.assertEqual([f["reason"] for f in r["failures"]], ["RESOURCE:PORTS"])
+
+        for arn in (dyn, fixed):
+            self.stop_and_check_gone(arn)
+        with self.assertRaises(OSError):
+            urllib.request.urlopen(f"http://127.0.0.1:{static}/", timeout=2)
+
+    def test_a_static_host_port_in_use_on_the_host_fails_the_task(self):
+        with socket.socket() as taken:
+            taken.bind(("0.0.0.0", 0))
+            taken.listen()
+            port = taken.getsockname()[1]
+            td = self.register("nm-bridge-taken", "bridge", {
+                "name": "web", "portMappings": [{"containerPort": 8080, "hostPort": port}]})
+            arn = self.run_ec2(td)
+            task = self.wait_for("netmodes", arn, "STOPPED")
+        self.assertEqual(task["stopCode"], "TaskFailedToStart")
+        self.assertTrue(task["stoppedReason"].startswith("CannotStartContainerError: "), task["stoppedReason"])
+        task_id = arn.rsplit("/", 1)[1]
+        self.assertNotIn(task_id, nat_rules())
+        self.assertNotIn(task_id, netns_list())
+
+    def test_host_mode_serves_on_a_host_port(self):
+        port = free_port()
+        td = self.register("nm-host", "host", {
+            "name": "web", "command": ["httpd", "-f", "-p", str(port), "-h", "/www"],
+            "portMappings": [{"containerPort": port, "hostPort": port}]})
+        arn = self.run_ec2(td)
+        task = self.wait_for("netmodes", arn, "RUNNING")
+        self.assertEqual(task["containers"][0]["networkBindings"], [])  # ECS's agent submits none for host
+        self.assertEqual(fetch(f"http://127.0.0.1:{port}/"), PAGE)
+        self.assertIn(arn.rsplit("/", 1)[1], nat_rules())  # the reservation
+        self.stop_and_check_gone(arn)
+
+    def test_fargate_bindings_and_metadata_endpoint(self):
+        probe = ('until t=$(wget -q -O - "$ECS_CONTAINER_METADATA_URI_V4/task") && '
+                 'case "$t" in *DockerId*) true;; *) false;; esac; do sleep 0.2; done; '
+                 'echo; echo "$t"; echo METADATA-END; sleep 3600')
+        td = self.ecs.register_task_definition(
+            family="nm-fargate", networkMode="awsvpc", requiresCompatibilities=["FARGATE"], cpu="256",
+            memory="512", containerDefinitions=[
+                {"name": "web", "image": "busybox:net", "essential": True, "stopTimeout": 2,
+                 "portMappings": [{"containerPort": 8080}]},
+                {"name": "probe", "image": "busybox:net", "essential": False, "stopTimeout": 2,
+                 "command": ["sh", "-c", probe]}])["taskDefinition"]["taskDefinitionArn"]
+        r = self.ecs.run_task(cluster="netmodes", taskDefinition=td, launchType="FARGATE",
+                              networkConfiguration={"awsvpcConfiguration": {"subnets": [self.subnet]}})
+        self.assertEqual(r["failures"], [])
+        arn = r["tasks"][0]["taskArn"]
+        task = self.wait_for("netmodes", arn, "RUNNING")
+        ip = {d["name"]: d["value"] for d in task["attachments"][0]["details"]}["privateIPv4Address"]
+        web = next(c for c in task["containers"] if c["name"] == "web")
+        self.assertEqual(web["networkBindings"],
+                         [{"bindIP": ip, "containerPort": 8080, "hostPort": 8080, "protocol": "tcp"}])
+        self.assertEqual(fetch(f"http://{ip}:8080/"), PAGE)
+
+        deadline = time.monotonic() + 30
+        while True:
+            out = subprocess.run([h.paddock_bin(), "logs", "--state-dir", self.state_dir, arn.rsplit("/", 1)[1],
+                                  "--container", "probe"], capture_output=True, text=True, timeout=30).stdout
+            if "METADATA-END" in out:
+                break
+            if time.monotonic() > deadline:
+                self.fail(f"the probe printed no metadata: {out!r} {self.server.log_tail()}")
+            time.sleep(0.2)
+        lines = [line for line in out.splitlines() if line.startswith("{")]
+        self.assertTrue(lines, out)
+        doc = json.loads(lines[-1])
+        self.assertEqual(doc["TaskARN"], arn)
+        self.assertEqual(doc["Cluster"], task["clusterArn"])  # Fargate: the ARN, as AWS
+        self.assertEqual(sorted(c["Name"] for c in doc["Containers"]), ["probe", "web"])
+        for c in doc["Containers"]:
+            self.assertEqual(c["Networks"][0]["IPv4Addresses"], [ip], c)
+        self.stop_and_check_gone(arn)
+
+
+if __name__ == "__main__":
+    unittest.main()
