@@ -6,7 +6,10 @@ DescribeTasks' networkBindings say; a second task wanting the static port is not
 StopTask nothing of them is left (no iptables rule naming the task, no netns). On Fargate (awsvpc):
 networkBindings at the task's address with hostPort = containerPort, and a container reads
 $ECS_CONTAINER_METADATA_URI_V4/task with busybox wget: its TaskARN, Cluster, container names and
-IPv4Addresses match DescribeTasks. Needs root, crun and busybox-static."""
+IPv4Addresses match DescribeTasks. On `paddock agent`: a bridge-mode task's published port and its
+metadata (Task from DescribeTasks with the agent's credentials; Ports from its networkBindings); after
+kill -9 and a new agent the task is re-adopted and still served, and a leftover namespace under the
+agent's prefix is removed (another prefix's is not). Needs root, crun, iptables and busybox-static."""
 
 import json
 import os
@@ -194,8 +197,9 @@ class NetworkModes(h.PaddockTestCase):
         self.stop_and_check_gone(arn)
 
     def test_fargate_bindings_and_metadata_endpoint(self):
+        # Until the probe's own facts are in (they are recorded once its start returns).
         probe = ('until t=$(wget -q -O - "$ECS_CONTAINER_METADATA_URI_V4/task") && '
-                 'case "$t" in *DockerId*) true;; *) false;; esac; do sleep 0.2; done; '
+                 'case "$t" in *\'"Name":"probe"\'*) true;; *) false;; esac; do sleep 0.2; done; '
                  'echo; echo "$t"; echo METADATA-END; sleep 3600')
         td = self.ecs.register_task_definition(
             family="nm-fargate", networkMode="awsvpc", requiresCompatibilities=["FARGATE"], cpu="256",
@@ -233,6 +237,108 @@ class NetworkModes(h.PaddockTestCase):
         for c in doc["Containers"]:
             self.assertEqual(c["Networks"][0]["IPv4Addresses"], [ip], c)
         self.stop_and_check_gone(arn)
+
+
+@unittest.skipIf(skip_reason() is not None, skip_reason() or "")
+class RemoteAgentBridge(h.PaddockTestCase):
+    """`paddock agent`: a bridge-mode task's port published on the host, and its metadata endpoint,
+    whose Task comes from DescribeTasks with the agent's credentials."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        from test_remote_agent import AgentProcess
+        key = h.admin(cls.state_dir, "create-access-key", "--account", cls.account)[0]
+        creds = os.path.join(cls.tmp, "agent-credentials")
+        with open(creds, "w") as f:
+            f.write(f"[agent]\naws_access_key_id = {key['accessKeyId']}\n"
+                    f"aws_secret_access_key = {key['secretAccessKey']}\n")
+        cls.agent_dir = os.path.join(cls.tmp, "agent")
+        os.makedirs(cls.agent_dir)
+        root = busybox_rootfs(os.path.join(cls.tmp, "bb-rootfs"))
+        for applet in ("wget", "sleep"):
+            os.symlink("busybox", os.path.join(root, "bin", applet))
+        os.makedirs(os.path.join(root, "www"))
+        with open(os.path.join(root, "www", "index.html"), "w") as f:
+            f.write(PAGE)
+        image(cls.agent_dir, "import-rootfs", root, "--name", "busybox:net", "--cmd", "httpd -f -p 8080 -h /www")
+        cls.ecs.create_cluster(clusterName="remote-net")
+        cls.agent_args = ["--endpoint", cls.server.endpoint, "--cluster", "remote-net", "--state-dir", cls.agent_dir,
+                          "--credentials", creds, "--profile", "agent"]
+        cls.agent_process = AgentProcess
+        cls.agent = AgentProcess(cls.agent_args, os.path.join(cls.tmp, "agent.log")).start()
+        cls.addClassCleanup(lambda: cls.agent.stop())
+
+    def wait_for(self, arn, status, timeout=30):
+        deadline = time.monotonic() + timeout
+        while True:
+            task = self.ecs.describe_tasks(cluster="remote-net", tasks=[arn])["tasks"][0]
+            if task["lastStatus"] == status:
+                return task
+            if task["lastStatus"] == "STOPPED" or time.monotonic() > deadline:
+                self.fail(f"task did not reach {status}: {task}\nagent: {self.agent.log_tail()}")
+            time.sleep(0.05)
+
+    def test_bridge_task_port_and_metadata(self):
+        # The probe waits for Ports: the bindings arrive with the container's RUNNING report, after
+        # the container has started.
+        probe = ('until t=$(wget -q -O - "$ECS_CONTAINER_METADATA_URI_V4/task") && '
+                 'case "$t" in *HostPort*) true;; *) false;; esac; do sleep 0.2; done; '
+                 'echo; echo "$t"; echo METADATA-END; exec httpd -f -p 8080 -h /www')
+        td = self.ecs.register_task_definition(
+            family="rn-bridge", networkMode="bridge", requiresCompatibilities=["EC2"], cpu="256", memory="128",
+            containerDefinitions=[{"name": "web", "image": "busybox:net", "essential": True, "stopTimeout": 2,
+                                   "command": ["sh", "-c", probe],
+                                   "portMappings": [{"containerPort": 8080}]}])["taskDefinition"]["taskDefinitionArn"]
+        r = self.ecs.run_task(cluster="remote-net", taskDefinition=td, launchType="EC2")
+        self.assertEqual(r["failures"], [])
+        arn = r["tasks"][0]["taskArn"]
+        task = self.wait_for(arn, "RUNNING")
+        b = task["containers"][0]["networkBindings"]
+        self.assertEqual(len(b), 1, task)
+        self.assertEqual(fetch(f"http://127.0.0.1:{b[0]['hostPort']}/"), PAGE)
+
+        deadline = time.monotonic() + 30
+        while True:
+            out = subprocess.run([h.paddock_bin(), "logs", "--state-dir", self.agent_dir, arn.rsplit("/", 1)[1]],
+                                 capture_output=True, text=True, timeout=30).stdout
+            if "METADATA-END" in out:
+                break
+            if time.monotonic() > deadline:
+                self.fail(f"no metadata printed: {out!r}\nagent: {self.agent.log_tail()}")
+            time.sleep(0.2)
+        doc = json.loads([line for line in out.splitlines() if line.startswith("{")][-1])
+        self.assertEqual(doc["TaskARN"], arn)
+        self.assertEqual(doc["Cluster"], "remote-net")  # EC2: the name, as AWS
+        self.assertEqual([c["Name"] for c in doc["Containers"]], ["web"])
+        self.assertEqual(doc["Containers"][0]["Ports"],
+                         [{"ContainerPort": 8080, "Protocol": "tcp", "HostPort": b[0]["hostPort"], "HostIp": "0.0.0.0"}])
+
+        # kill -9 and a new agent: the task is re-adopted (its published port keeps serving), and
+        # a leftover namespace under this agent's prefix is removed at start; another prefix's is not.
+        task_id = arn.rsplit("/", 1)[1]
+        ns = next(line.split()[0] for line in netns_list().splitlines() if task_id in line)
+        prefix = ns[:-len(task_id)]
+        orphan, other = prefix + "0" * 32, "q0000z-" + "0" * 32
+        for name in (orphan, other):
+            subprocess.run(["ip", "netns", "add", name], check=True)
+            self.addCleanup(subprocess.run, ["ip", "netns", "delete", name], capture_output=True)
+        self.agent.kill()
+        type(self).agent = self.agent_process(self.agent_args, os.path.join(self.tmp, "agent.log")).start()
+        deadline = time.monotonic() + 20
+        while orphan in netns_list():
+            if time.monotonic() > deadline:
+                self.fail(f"the leftover namespace {orphan} is still there\nagent: {self.agent.log_tail()}")
+            time.sleep(0.1)
+        self.assertIn(other, netns_list())
+        self.assertIn(ns, netns_list())
+        self.assertEqual(fetch(f"http://127.0.0.1:{b[0]['hostPort']}/"), PAGE)
+        self.assertEqual(self.wait_for(arn, "RUNNING")["lastStatus"], "RUNNING")
+
+        self.ecs.stop_task(cluster="remote-net", task=arn)
+        self.wait_for(arn, "STOPPED")
+        self.assertNotIn(task_id, nat_rules())
+        self.assertNotIn(task_id, netns_list())
 
 
 if __name__ == "__main__":
