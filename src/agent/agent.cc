@@ -16,8 +16,8 @@
 #include <csignal>
 #include <fstream>
 #include <future>
-#include <sstream>
 #include <optional>
+#include <sstream>
 #include <vector>
 
 #include <boost/json.hpp>
@@ -354,6 +354,11 @@ class Agent::Driver {
     const net::NetworkOptions& options = agent_.options_.network;
     if (mode_ == NetMode::kAwsvpc && spec_.network) {
       task_ip_ = spec_.network->ip;
+      {
+        std::lock_guard l(facts_mu_);
+        facts_.prefix_length = spec_.network->prefix_length;
+        facts_.gateway = spec_.network->gateway;
+      }
       // ECS's agent submits none for awsvpc (DescribeTasks shows []); Paddock reports where each
       // port is served: the task's address, hostPort = containerPort (docs/contracts/task.md).
       for (auto& c : containers_) {
@@ -386,11 +391,6 @@ class Agent::Driver {
           }
         }
         if (!s.ok()) return fail(kInit, s);
-        {
-          std::lock_guard l(facts_mu_);
-          facts_.prefix_length = spec_.network->prefix_length;
-          facts_.gateway = spec_.network->gateway;
-        }
         return true;
       }
       case NetMode::kBridge: {
