@@ -62,6 +62,19 @@ def fetch(url, timeout=10):
             time.sleep(0.05)
 
 
+def stop_all(ecs, cluster, timeout=30):
+    """Stops every task of `cluster` and waits for STOPPED, so that a failed test leaves nothing
+    running (a class cleanup: it runs while the server and agent are still up)."""
+    arns = ecs.list_tasks(cluster=cluster)["taskArns"]
+    for arn in arns:
+        ecs.stop_task(cluster=cluster, task=arn)
+    deadline = time.monotonic() + timeout
+    while arns and time.monotonic() < deadline:
+        if all(t["lastStatus"] == "STOPPED" for t in ecs.describe_tasks(cluster=cluster, tasks=arns)["tasks"]):
+            return
+        time.sleep(0.1)
+
+
 def nat_rules():
     return subprocess.run(["iptables", "-w", "-t", "nat", "-S"], capture_output=True, text=True, check=True).stdout
 
@@ -93,6 +106,7 @@ class NetworkModes(h.PaddockTestCase):
                                aws_access_key_id=cls.key_id, aws_secret_access_key=cls.secret)
         cls.subnet = cls.ec2.describe_subnets()["Subnets"][0]["SubnetId"]
         cls.ecs.create_cluster(clusterName="netmodes")
+        cls.addClassCleanup(lambda: stop_all(cls.ecs, "netmodes"))
         cls.wait_instance()
 
     @classmethod
@@ -268,6 +282,7 @@ class RemoteAgentBridge(h.PaddockTestCase):
         cls.agent_process = AgentProcess
         cls.agent = AgentProcess(cls.agent_args, os.path.join(cls.tmp, "agent.log")).start()
         cls.addClassCleanup(lambda: cls.agent.stop())
+        cls.addClassCleanup(lambda: stop_all(cls.ecs, "remote-net"))
 
     def wait_for(self, arn, status, timeout=30):
         deadline = time.monotonic() + timeout
