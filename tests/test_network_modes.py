@@ -8,8 +8,9 @@ networkBindings at the task's address with hostPort = containerPort, and a conta
 $ECS_CONTAINER_METADATA_URI_V4/task with busybox wget: its TaskARN, Cluster, container names and
 IPv4Addresses match DescribeTasks. On `paddock agent`: a bridge-mode task's published port and its
 metadata (Task from DescribeTasks with the agent's credentials; Ports from its networkBindings); after
-kill -9 and a new agent the task is re-adopted and still served, and a leftover namespace under the
-agent's prefix is removed (another prefix's is not). Needs root, crun, iptables and busybox-static."""
+kill -9 and a new agent the task is re-adopted and still served, and the leftovers of a task the
+agent does not have under its prefix (published port, bridge address, namespaces) are removed
+(another prefix's namespace is not). Needs root, crun, iptables and busybox-static."""
 
 import json
 import os
@@ -21,6 +22,7 @@ import tempfile
 import time
 import unittest
 import urllib.request
+import uuid
 
 import boto3
 
@@ -330,21 +332,36 @@ class RemoteAgentBridge(h.PaddockTestCase):
                          [{"ContainerPort": 8080, "Protocol": "tcp", "HostPort": b[0]["hostPort"], "HostIp": "0.0.0.0"}])
 
         # kill -9 and a new agent: the task is re-adopted (its published port keeps serving), and
-        # a leftover namespace under this agent's prefix is removed at start; another prefix's is not.
+        # the leftovers of a task it does not have under its prefix — a published port, a bridge
+        # address with its namespace, a bare namespace — are removed at start; another prefix's
+        # namespace is not.
         task_id = arn.rsplit("/", 1)[1]
         ns = next(line.split()[0] for line in netns_list().splitlines() if task_id in line)
         prefix = ns[:-len(task_id)]
-        orphan, other = prefix + "0" * 32, "q0000z-" + "0" * 32
-        for name in (orphan, other):
+        gone_id, bare_id = uuid.uuid4().hex, uuid.uuid4().hex
+        gone, bare, other = prefix + gone_id, prefix + bare_id, "q0000z-" + uuid.uuid4().hex
+        for name in (gone, bare, other):
             subprocess.run(["ip", "netns", "add", name], check=True)
             self.addCleanup(subprocess.run, ["ip", "netns", "delete", name], capture_output=True)
+        rule = next(line for line in nat_rules().splitlines() if task_id in line and "DNAT" in line)
+        rule = rule.replace(task_id, gone_id).replace(f"--dport {b[0]['hostPort']} ", f"--dport {free_port()} ")
+        subprocess.run(["iptables", "-w", "-t", "nat", *rule.split()], check=True)
+        self.addCleanup(subprocess.run, ["iptables", "-w", "-t", "nat", "-D", *rule.split()[1:]], capture_output=True)
+        book = "/run/paddock/net/bridge-addresses"
+        subprocess.run(["flock", book + ".lock", "sh", "-c", f"echo '172.17.255.250 {gone_id}' >> {book}"], check=True)
+        self.addCleanup(subprocess.run, ["flock", book + ".lock", "sed", "-i", f"/ {gone_id}$/d", book])
+
         self.agent.kill()
         type(self).agent = self.agent_process(self.agent_args, os.path.join(self.tmp, "agent.log")).start()
         deadline = time.monotonic() + 20
-        while orphan in netns_list():
+        while bare in netns_list():
             if time.monotonic() > deadline:
-                self.fail(f"the leftover namespace {orphan} is still there\nagent: {self.agent.log_tail()}")
+                self.fail(f"the leftover namespace {bare} is still there\nagent: {self.agent.log_tail()}")
             time.sleep(0.1)
+        self.assertNotIn(gone, netns_list())
+        self.assertNotIn(gone_id, nat_rules())
+        with open(book) as f:
+            self.assertNotIn(gone_id, f.read())
         self.assertIn(other, netns_list())
         self.assertIn(ns, netns_list())
         self.assertEqual(fetch(f"http://127.0.0.1:{b[0]['hostPort']}/"), PAGE)
