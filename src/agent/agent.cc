@@ -400,6 +400,7 @@ class Agent::Driver {
         if (!tn.ok()) return fail(kInit, tn.status());
         network_ = std::move(*tn);
         task_ip_ = IpText(network_->ip);
+        SetMetadataNetwork("bridge", task_ip_);
         for (auto& c : containers_) {
           auto b = net::PublishPorts(options, *network_, c.mappings);
           if (!b.ok()) return fail(kPorts, b.status());
@@ -413,6 +414,7 @@ class Agent::Driver {
         for (const auto& c : containers_) all.insert(all.end(), c.mappings.begin(), c.mappings.end());
         auto r = net::ReserveHostPorts(options, task_id_, all);
         if (!r.ok()) return fail(kPorts, r.status());
+        SetMetadataNetwork("host", "");
         return true;  // ECS's agent submits no networkBindings for host tasks
       }
       case NetMode::kNone:
@@ -718,6 +720,13 @@ class Agent::Driver {
 
   // What a re-adopted task's network was: its address (for the metadata endpoint's source check)
   // and, for bridge mode, its namespace record. Its published ports are still in place.
+  // What the metadata documents show as a bridge or host task's Networks entry.
+  void SetMetadataNetwork(std::string mode, std::string ip) {
+    std::lock_guard l(facts_mu_);
+    facts_.network_mode = std::move(mode);
+    facts_.ipv4 = std::move(ip);
+  }
+
   void ReadoptNetwork() {
     if (mode_ == NetMode::kAwsvpc && spec_.network) {
       task_ip_ = spec_.network->ip;
@@ -729,7 +738,10 @@ class Agent::Driver {
       if (tn.ok()) {
         network_ = std::move(*tn);
         task_ip_ = IpText(network_->ip);
+        SetMetadataNetwork("bridge", task_ip_);
       }
+    } else if (mode_ == NetMode::kHost) {
+      SetMetadataNetwork("host", "");
     }
     if (ServesMetadata() && !agent_.options_.tasks_dir.empty()) {
       std::ifstream resolv(std::filesystem::path(agent_.options_.tasks_dir) / task_id_ / "etc" /

@@ -199,6 +199,10 @@ json::object ContainerDocument(const json::object& task, const TaskFacts& facts,
       }
     }
     d["Networks"] = json::array{std::move(n)};
+  } else if (!facts.network_mode.empty()) {  // bridge and host tasks, as the ECS agent shows them
+    json::object n{{"NetworkMode", facts.network_mode}};
+    if (!facts.ipv4.empty()) n["IPv4Addresses"] = json::array{json::value(facts.ipv4)};
+    d["Networks"] = json::array{std::move(n)};
   }
   if (v4 && f.restart_count) d["RestartCount"] = *f.restart_count;
   return d;

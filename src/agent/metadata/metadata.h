@@ -87,6 +87,10 @@ struct TaskFacts {
   // IPv4SubnetCIDRBlock and SubnetGatewayIpv4Address are left out.
   int prefix_length = 0;
   std::string gateway;
+  // Tasks without an ENI: "bridge" (with the task's address on the bridge-mode bridge) or "host"
+  // (no address of its own). Empty for awsvpc, whose address comes from the Task JSON.
+  std::string network_mode;
+  std::string ipv4;
   std::vector<std::string> dns_servers;  // the task's resolv.conf nameservers
   std::vector<std::string> dns_search;   // and its search list
   // EphemeralStorageMetrics.Utilized (MiB): the containers' writable layers together. Unset: the

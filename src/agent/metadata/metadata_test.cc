@@ -206,6 +206,24 @@ TEST(RenderTest, Ec2TaskNamesTheClusterByNameAndLeavesOutWhatItLacks) {
   EXPECT_EQ(doc.at("Containers").at(0).at("Labels").at("com.amazonaws.ecs.cluster"), "default");
 }
 
+TEST(RenderTest, BridgeAndHostTasksShowTheirNetworkModeWithoutAnEni) {
+  json::object task = Parse(TaskJson());
+  task["launchType"] = "EC2";
+  task["attachments"] = json::array();
+  for (auto& c : task["containers"].as_array()) c.as_object()["networkInterfaces"] = json::array();
+  TaskFacts facts = Facts();
+  facts.network_mode = "bridge";
+  facts.ipv4 = "172.17.0.9";
+  StatusOr<json::object> doc = RenderContainer(task, facts, "web");
+  ASSERT_TRUE(doc.ok()) << doc.status().ToString();
+  EXPECT_EQ(doc->at("Networks"), json::parse(R"([{"NetworkMode":"bridge","IPv4Addresses":["172.17.0.9"]}])"));
+  facts.network_mode = "host";
+  facts.ipv4.clear();
+  doc = RenderContainer(task, facts, "web");
+  ASSERT_TRUE(doc.ok());
+  EXPECT_EQ(doc->at("Networks"), json::parse(R"([{"NetworkMode":"host"}])"));
+}
+
 TEST(RenderTest, FactsFromADefinitionAndAResolvConf) {
   ContainerFacts f = FactsFromDefinition(Parse(
       R"({"name":"web","image":"busybox","cpu":128,"memory":256,"memoryReservation":64,)"
