@@ -934,8 +934,9 @@ class Agent::Driver {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*termed[*watch] + w.stop_timeout - now);
       auto slice = std::clamp(left, std::chrono::milliseconds(0), agent_.options_.monitor_interval);
       const auto asked = std::chrono::steady_clock::now();
-      (void)agent_.runtime_.Wait(w.id, slice);
-      // A runtime whose Wait returns early (the fake) must not make this spin.
+      auto waited = agent_.runtime_.Wait(w.id, slice);
+      if (waited.ok() && waited->status == runtime::ContainerStatus::kStopped) continue;  // settled above
+      // Still running: a runtime whose Wait returns early (the fake) must not make this spin.
       SleepUnlessAbandoned(slice - std::chrono::duration_cast<std::chrono::milliseconds>(
                                        std::chrono::steady_clock::now() - asked));
     }
