@@ -190,3 +190,20 @@ class Ec2Capacity(h.PaddockTestCase):
                                      remaining(registered[arn], name)["integerValue"], name)
                 self.assertEqual(ci["runningTasksCount"], 0)
                 self.assertEqual(ci["pendingTasksCount"], 0)
+
+    def test_host_path_volumes_bind_the_instances_directory(self):
+        self.instances()
+        host_dir = os.path.join(self.tmp, "host-data")
+        td = self.ecs.register_task_definition(
+            family="cap-host", networkMode="none", requiresCompatibilities=["EC2"], cpu="128", memory="64",
+            volumes=[{"name": "data", "host": {"sourcePath": host_dir}}],
+            containerDefinitions=[{"name": "w", "image": "busybox:cap", "command": ["sh", "-c", "echo hi > /data/out"],
+                                   "mountPoints": [{"sourceVolume": "data", "containerPath": "/data"}]}],
+        )["taskDefinition"]["taskDefinitionArn"]
+        r = self.ecs.run_task(cluster="cap", taskDefinition=td, launchType="EC2")
+        self.assertEqual(r["failures"], [])
+        task = th.wait_for_status(self, self.ecs, "cap", r["tasks"][0]["taskArn"], "STOPPED",
+                                  context=self.server.log_tail)
+        self.assertEqual(task["containers"][0].get("exitCode"), 0, task)
+        with open(os.path.join(host_dir, "out")) as f:
+            self.assertEqual(f.read(), "hi\n")

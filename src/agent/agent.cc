@@ -454,6 +454,7 @@ class Agent::Driver {
   TaskFilesOptions TaskFilesOpts() const {
     TaskFilesOptions o;
     o.tasks_dir = agent_.options_.tasks_dir;
+    o.host_paths = agent_.options_.host_paths;
     return o;
   }
 

@@ -57,6 +57,7 @@
 #include <string>
 #include <thread>
 
+#include "agent/container_spec.h"
 #include "agent/control.h"
 #include "agent/images/image_store.h"
 #include "agent/metadata/metadata.h"
@@ -81,6 +82,9 @@ struct AgentOptions {
   // false: tasks get no bridge, no netns, no published or reserved ports (their containers get a
   // private namespace). For the agent's unit tests, which run on FakeRuntime without root.
   bool task_networks = true;
+  // kAllowed for an EC2 container instance's agent: volumes with host.sourcePath bind-mount that
+  // path of this host. Fargate's agent refuses them (ResourceInitializationError), as AWS does.
+  HostPaths host_paths = HostPaths::kRefused;
   // The task metadata endpoint (agent/metadata): every container of a task with a network
   // (awsvpc, bridge, host) is registered and gets ECS_CONTAINER_METADATA_URI_V4 (and _URI).
   // Null: no endpoint. Must outlive the agent.

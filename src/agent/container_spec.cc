@@ -74,7 +74,7 @@ bool IsAbsolute(std::string_view path) { return !path.empty() && path.front() ==
 
 }  // namespace
 
-Status CheckSupported(const json::object& task_definition, const json::object& overrides) {
+Status CheckSupported(const json::object& task_definition, const json::object& overrides, HostPaths host_paths) {
   std::set<std::string> volumes;
   for (const json::object* v : Objects(task_definition, "volumes")) {
     std::string name = Str(*v, "name");
@@ -86,7 +86,12 @@ Status CheckSupported(const json::object& task_definition, const json::object& o
     if (v->contains("fsxWindowsFileServerVolumeConfiguration"))
       return unsupported("FSx for Windows File Server volumes (fsxWindowsFileServerVolumeConfiguration)");
     if (Bool(*v, "configuredAtLaunch").value_or(false)) return unsupported("volumes configured at launch (configuredAtLaunch)");
-    if (!Str(Obj(*v, "host"), "sourcePath").empty()) {
+    if (std::string source = Str(Obj(*v, "host"), "sourcePath"); !source.empty()) {
+      if (host_paths == HostPaths::kAllowed) {
+        if (!IsAbsolute(source)) return unsupported(fmt::format("host paths that are not absolute ('{}')", source));
+        volumes.insert(std::move(name));
+        continue;
+      }
       return FailedPrecondition(fmt::format(
           "volume '{}': bind mounts of a host path (host.sourcePath '{}') are not supported on Fargate; use a volume "
           "without sourcePath for a task-scoped directory",

@@ -61,7 +61,11 @@ struct ContainerInput {
 // paths, devices), InvalidArgument for a reference that does not resolve (a mountPoint's
 // sourceVolume, a volumesFrom sourceContainer, a relative containerPath). The message is what
 // follows "ResourceInitializationError: " in the task's stoppedReason.
-Status CheckSupported(const boost::json::object& task_definition, const boost::json::object& overrides);
+// `host_paths`: the agent is an EC2 container instance's, whose tasks may bind-mount host paths
+// (volumes with host.sourcePath); on Fargate they are refused, as AWS refuses them.
+enum class HostPaths : bool { kRefused = false, kAllowed = true };
+Status CheckSupported(const boost::json::object& task_definition, const boost::json::object& overrides,
+                      HostPaths host_paths = HostPaths::kRefused);
 
 // The container's hostname: its definition's, else the task's.
 std::string HostnameOf(const boost::json::object& definition, const TaskContext& task);

@@ -66,7 +66,7 @@ std::string RegionOf(std::string_view arn) {
 }
 
 Status Write(runtime::Runtime& runtime, const TaskFilesOptions& options, const TaskFilesInput& in, TaskFiles& out) {
-  RETURN_IF_ERROR(CheckSupported(in.definition, in.overrides));
+  RETURN_IF_ERROR(CheckSupported(in.definition, in.overrides, options.host_paths));
   if (!IsTaskId(in.task_id)) return InvalidArgument(fmt::format("bad task id '{}'", in.task_id));
   std::string region = RegionOf(in.task_arn);
   if (!in.ip.empty()) out.hostname = PrivateDnsName(in.ip, region);
@@ -105,6 +105,12 @@ Status Write(runtime::Runtime& runtime, const TaskFilesOptions& options, const T
       std::string name = Str(*v, "name");
       if (name.find('/') != std::string::npos || name == "." || name == "..") {
         return InvalidArgument(fmt::format("bad volume name '{}'", name));
+      }
+      if (std::string source = Str(Obj(*v, "host"), "sourcePath"); !source.empty()) {
+        fs::create_directories(source, ec);  // CheckSupported allowed it: an EC2 instance's host path
+        if (ec) return Internal(fmt::format("cannot create host path {}: {}", source, ec.message()));
+        out.volumes[name] = source;
+        continue;
       }
       const fs::path vol = dir / "volumes" / name;
       fs::create_directories(vol, ec);

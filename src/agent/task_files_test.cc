@@ -3,6 +3,8 @@
 #include "agent/task_files.h"
 
 #include <gtest/gtest.h>
+
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -178,6 +180,30 @@ TEST_F(TaskFilesTest, RefusalsLeaveNothingBehind) {
   ASSERT_TRUE(plain.ok());
   EXPECT_TRUE(plain->etc_files.empty());
   EXPECT_EQ(plain->cgroup_parent, "/paddock/i/0123abcd");
+}
+
+TEST_F(TaskFilesTest, HostPathsBindOnEc2InstancesOnlyAndAreNeverRemoved) {
+  const fs::path host = dir_ / "host" / "srv";
+  const json::object def = Obj(fmt::format(R"({{"volumes":[{{"name":"h","host":{{"sourcePath":"{}"}}}}],)"
+                                           R"("containerDefinitions":[{{"name":"a","mountPoints":)"
+                                           R"([{{"sourceVolume":"h","containerPath":"/data"}}]}}]}})",
+                                           host.string()));
+  auto fargate = Prepare(def);  // the default: refused, as on Fargate
+  EXPECT_EQ(fargate.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_FALSE(fs::exists(host));
+
+  options_.host_paths = HostPaths::kAllowed;
+  auto ec2 = Prepare(def);
+  ASSERT_TRUE(ec2.ok()) << ec2.status().ToString();
+  EXPECT_EQ(ec2->volumes.at("h"), host.string());
+  EXPECT_TRUE(fs::is_directory(host));  // created when missing, as the ECS agent does
+  std::ofstream(host / "kept") << "x";
+  ASSERT_TRUE(CleanUpTask(rt_, options_, "0123abcd").ok());
+  EXPECT_FALSE(fs::exists(dir_ / "tasks" / "0123abcd"));
+  EXPECT_TRUE(fs::exists(host / "kept"));  // the host's, not the task's
+
+  auto relative = Prepare(Obj(R"({"volumes":[{"name":"h","host":{"sourcePath":"srv"}}],"containerDefinitions":[]})"));
+  EXPECT_EQ(relative.status().code(), StatusCode::kFailedPrecondition);
 }
 
 TEST_F(TaskFilesTest, WithoutAnAddressThereIsNoTaskHostname) {

@@ -193,6 +193,7 @@ int RunAgentCommand(const AgentCommand& c) {
   options.metadata = metadata.get();
   options.logs_dir = (state / "logs").string();
   options.tasks_dir = (state / "tasks").string();
+  options.host_paths = agent::HostPaths::kAllowed;  // an EC2 instance: its tasks may bind host paths
   agent::Agent agent(control, images, **runtime, std::move(options));
   const uint64_t watch = control.Watch(arn, [&agent] { agent.Notify(); });
   if (Status s = control.Start(); !s.ok()) return Fail("control", s);

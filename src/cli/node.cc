@@ -225,6 +225,7 @@ class Node::Impl {
     o.metadata = metadata.get();
     o.logs_dir = (fs::absolute(config.state_dir) / "logs").string();
     o.tasks_dir = (fs::absolute(config.state_dir) / "tasks").string();
+    o.host_paths = agent::HostPaths::kAllowed;  // an EC2 instance: its tasks may bind host paths
     e.agent = std::make_unique<agent::Agent>(*control, *images, *runtime, std::move(o));
     RETURN_IF_ERROR(e.agent->Start());
     e.watch = control->Watch(e.arn, [a = e.agent.get()] { a->Notify(); });
