@@ -211,6 +211,7 @@ int RunAgentCommand(const AgentCommand& c) {
   puller.Shutdown();
   agent.Stop();
   if (metadata) metadata->Stop();
+  (*runtime)->RemoveEmptyCgroups();  // running tasks' stay for re-adoption
   control.Unwatch(watch);
   control.Stop();
   (*store)->Close();

@@ -399,6 +399,7 @@ void Node::Stop() {
     impl_->agent->Stop();
   }
   if (impl_->metadata) impl_->metadata->Stop();  // after the agents, whose drivers it serves
+  if (impl_->runtime) impl_->runtime->RemoveEmptyCgroups();  // running tasks' stay for re-adoption
   if (impl_->store) impl_->store->Close();
 }
 

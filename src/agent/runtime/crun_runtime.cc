@@ -450,6 +450,11 @@ Status CrunRuntime::DeleteGroup(std::string_view name) {
   return RemoveCgroup(layout_, options_.cgroup_parent + "/" + std::string(name));
 }
 
+void CrunRuntime::RemoveEmptyCgroups() {
+  // RemoveCgroup goes leaf-first and reports the busy ones, which are meant to stay.
+  RemoveCgroup(layout_, options_.cgroup_parent).IgnoreError();
+}
+
 StatusOr<CrunRuntime::Tracked*> CrunRuntime::FindLocked(const ContainerId& id) {
   auto it = tracked_.find(id);
   if (it != tracked_.end()) return &it->second;

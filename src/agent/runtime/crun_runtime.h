@@ -66,6 +66,11 @@ class CrunRuntime final : public Runtime {
   StatusOr<std::string> CreateGroup(std::string_view name, const GroupLimits& limits) override;
   // RemoveCgroup of it in every hierarchy.
   Status DeleteGroup(std::string_view name) override;
+  // Removes the empty cgroup directories under cgroup_parent, itself included, in every hierarchy
+  // (rmdir only: a cgroup with a process in it, or above one, stays). For a node that stops, so
+  // that its per-instance directory does not outlive it when nothing runs; never while its
+  // agents may create groups.
+  void RemoveEmptyCgroups();
 
   const CgroupLayout& cgroup_layout() const { return layout_; }
   // The bundle directory of `id` (exists between Create and Delete).

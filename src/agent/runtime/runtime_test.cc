@@ -17,6 +17,8 @@
 #include <fmt/core.h>
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "common/subprocess.h"
 
 namespace paddock::agent::runtime {
@@ -437,6 +439,41 @@ TEST_F(CrunRuntimeTest, GroupBoundsItsContainersTogether) {
   ASSERT_TRUE(rt_->DeleteGroup("task1").ok());
   for (const auto& mount_point : layout.mount_points) EXPECT_FALSE(fs::exists(mount_point + *group)) << mount_point;
   EXPECT_TRUE(rt_->DeleteGroup("task1").ok());  // gone: fine
+}
+
+TEST_F(CrunRuntimeTest, RemoveEmptyCgroupsKeepsBusyOnes) {
+  GroupLimits limits;
+  limits.memory_limit_bytes = 64 << 20;
+  auto busy = rt_->CreateGroup("busy", limits);
+  auto idle = rt_->CreateGroup("idle", limits);
+  ASSERT_TRUE(busy.ok() && idle.ok());
+  ContainerSpec c = Spec("rm", {"sleep", "30"});
+  c.cgroup_parent = *busy;
+  Run(c);
+  const CgroupLayout& layout = rt_->cgroup_layout();
+  rt_->RemoveEmptyCgroups();
+  EXPECT_FALSE(fs::exists(layout.memory_root + *idle));
+  EXPECT_TRUE(fs::exists(layout.memory_root + *busy + "/" + c.id.str()));
+  auto st = rt_->State(c.id);
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->status, ContainerStatus::kRunning);
+  ASSERT_TRUE(rt_->Delete(c.id, ForceDelete::kYes).ok());
+  // Now nothing is left of the runtime's parent. The kernel lets go of a just-emptied cgroup
+  // asynchronously (rmdir is EBUSY for a moment after its last process died), so allow a bounded retry.
+  const auto deadline = std::chrono::steady_clock::now() + seconds(2);
+  while (true) {
+    rt_->RemoveEmptyCgroups();
+    if (!fs::exists(layout.memory_root + cgroup_parent_) || std::chrono::steady_clock::now() > deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  for (const auto& mount_point : layout.mount_points) {
+    std::string left;
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(mount_point + cgroup_parent_, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+      if (it->is_directory()) left += it->path().string() + " ";
+    EXPECT_FALSE(fs::exists(mount_point + cgroup_parent_)) << mount_point << ": " << left;
+  }
 }
 
 // Create + Start until the command runs, ~30 times: the number docs/runtime-notes.md records.
