@@ -58,6 +58,17 @@ class TaskRestarts(unittest.TestCase):
                            aws_access_key_id=self.key_id, aws_secret_access_key=self.secret)
         self.subnet = ec2.describe_subnets()["Subnets"][0]["SubnetId"]
 
+    def _stop_all_tasks(self):
+        # A failed assertion must not leave containers running (a stopped server leaves them for
+        # re-adoption): stop what is left through the server that runs now.
+        if self.server is None or not self.server.alive():
+            return
+        arns = self.ecs.list_tasks(cluster="restarts")["taskArns"]
+        for arn in arns:
+            self.ecs.stop_task(cluster="restarts", task=arn)
+        if arns:
+            self.wait_all(arns, "STOPPED")
+
     def run_tasks(self, td, n):
         r = self.ecs.run_task(cluster="restarts", taskDefinition=td, launchType="FARGATE", count=n,
                               networkConfiguration={"awsvpcConfiguration": {"subnets": [self.subnet]}})
@@ -78,6 +89,7 @@ class TaskRestarts(unittest.TestCase):
     def test_sigkill_of_the_server_loses_no_task_and_reuses_no_address(self):
         self.start()
         self.ecs.create_cluster(clusterName="restarts")
+        self.addCleanup(self._stop_all_tasks)  # runs before _stop_server
         td = self.ecs.register_task_definition(
             family="restarts", networkMode="awsvpc", requiresCompatibilities=["FARGATE"], cpu="256", memory="512",
             containerDefinitions=[{"name": "web", "image": "busybox:restart", "stopTimeout": 2}],
