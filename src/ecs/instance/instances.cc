@@ -891,43 +891,15 @@ Status ContainerInstances::Release(store::WriteTxn& txn, const Scope& scope, std
 // ---- Reapers ----
 
 StatusOr<size_t> ContainerInstances::ReapInactive(TimePoint now) {
-  const int64_t cutoff = EpochMillis(now - kInactiveRetention);
-  size_t removed = 0;
-  std::string begin;
-  while (true) {
-    ASSIGN_OR_RETURN(std::optional<Scope> scope, NextScope(store_, kInactive, begin));
-    if (!scope) return removed;
-    const store::Range due{ScopeKey(*scope).Done(), ScopeKey(*scope).U64(static_cast<uint64_t>(cutoff) + 1).Done()};
-    while (true) {
-      size_t batch = 0;
-      RETURN_IF_ERROR(store_.Write([&](store::WriteTxn& txn) -> Status {
-        batch = 0;
-        ASSIGN_OR_RETURN(auto rows, txn.Scan(kInactive, due, 200));
-        for (const auto& row : rows) {
-          store::KeyReader r(row.key);
-          for (int i = 0; i < 2; ++i) {
-            ASSIGN_OR_RETURN(std::string skip, r.Str());
-          }
-          ASSIGN_OR_RETURN(uint64_t ms, r.U64());
-          (void)ms;
-          ASSIGN_OR_RETURN(std::string cluster, r.Str());
-          ASSIGN_OR_RETURN(std::string id, r.Str());
-          const std::string key = InstanceKey(*scope, cluster, id);
-          RETURN_IF_ERROR(txn.Delete(kInstances, key));
-          RETURN_IF_ERROR(RemoveAllTags(txn, *scope, ContainerInstanceArn(*scope, cluster, id)));
-          ASSIGN_OR_RETURN(auto held, txn.Scan(kReservations, store::PrefixRange(key), 100000));
-          for (const auto& h : held) RETURN_IF_ERROR(txn.Delete(kReservations, h.key));
-          RETURN_IF_ERROR(txn.Delete(kInactive, row.key));
-          ++batch;
-        }
-        return OkStatus();
-      }));
-      removed += batch;
-      if (batch < 200) break;
-    }
-    begin = NextScopeBegin(*scope);
-    if (begin.empty()) return removed;
-  }
+  return ReapDue(store_, kInactive, EpochMillis(now - kInactiveRetention),
+                 [&](store::WriteTxn& txn, const Scope& scope, const std::string& cluster, const std::string& id) -> Status {
+                   const std::string key = InstanceKey(scope, cluster, id);
+                   RETURN_IF_ERROR(txn.Delete(kInstances, key));
+                   RETURN_IF_ERROR(RemoveAllTags(txn, scope, ContainerInstanceArn(scope, cluster, id)));
+                   ASSIGN_OR_RETURN(auto held, txn.Scan(kReservations, store::PrefixRange(key), 100000));
+                   for (const auto& h : held) RETURN_IF_ERROR(txn.Delete(kReservations, h.key));
+                   return OkStatus();
+                 });
 }
 
 Status ContainerInstances::ReapAccount(const AccountId& account) {

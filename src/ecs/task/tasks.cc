@@ -1121,50 +1121,20 @@ Status Tasks::ReportState(std::string_view agent_id, std::string_view task_arn, 
 }
 
 StatusOr<size_t> Tasks::ReapStopped(TimePoint now) {
-  const int64_t cutoff = EpochMillis(now - kStoppedRetention);
-  size_t removed = 0;
-  std::string begin;
-  while (true) {
-    ASSIGN_OR_RETURN(std::optional<Scope> scope, NextScope(store_, kStopped, begin));
-    if (!scope) return removed;
-    // This scope's rows stopped before the cutoff, oldest first, in batches.
-    const std::string scope_prefix = ScopeKey(*scope).Done();
-    const store::Range due{scope_prefix, ScopeKey(*scope).U64(static_cast<uint64_t>(cutoff) + 1).Done()};
-    while (true) {
-      size_t batch = 0;
-      RETURN_IF_ERROR(store_.Write([&](store::WriteTxn& txn) -> Status {
-        batch = 0;
-        ASSIGN_OR_RETURN(auto rows, txn.Scan(kStopped, due, 200));
-        for (const auto& row : rows) {
-          store::KeyReader r(row.key);
-          ASSIGN_OR_RETURN(std::string account, r.Str());
-          ASSIGN_OR_RETURN(std::string region, r.Str());
-          ASSIGN_OR_RETURN(uint64_t stopped_ms, r.U64());
-          (void)stopped_ms;
-          ASSIGN_OR_RETURN(std::string cluster, r.Str());
-          ASSIGN_OR_RETURN(std::string id, r.Str());
-          const std::string key = TaskKey(*scope, cluster, id);
-          ASSIGN_OR_RETURN(auto rec, txn.Get(kTasks, key));
-          ASSIGN_OR_RETURN(auto l, txn.Get(kLaunch, key));
-          if (rec && l) {
-            ASSIGN_OR_RETURN(json::object task, ParseRecordObject(*rec, "task"));
-            ASSIGN_OR_RETURN(Launch launch, Launch::Decode(*l));
-            RETURN_IF_ERROR(DeleteIndexes(txn, *scope, cluster, id, task, launch, Str(task, "desiredStatus")));
-            RETURN_IF_ERROR(RemoveAllTags(txn, *scope, Str(task, "taskArn")));
-          }
-          RETURN_IF_ERROR(txn.Delete(kTasks, key));
-          RETURN_IF_ERROR(txn.Delete(kLaunch, key));
-          RETURN_IF_ERROR(txn.Delete(kStopped, row.key));
-          ++batch;
-        }
-        return OkStatus();
-      }));
-      removed += batch;
-      if (batch < 200) break;
-    }
-    begin = NextScopeBegin(*scope);
-    if (begin.empty()) return removed;
-  }
+  return ReapDue(store_, kStopped, EpochMillis(now - kStoppedRetention),
+                 [&](store::WriteTxn& txn, const Scope& scope, const std::string& cluster, const std::string& id) -> Status {
+                   const std::string key = TaskKey(scope, cluster, id);
+                   ASSIGN_OR_RETURN(auto rec, txn.Get(kTasks, key));
+                   ASSIGN_OR_RETURN(auto l, txn.Get(kLaunch, key));
+                   if (rec && l) {
+                     ASSIGN_OR_RETURN(json::object task, ParseRecordObject(*rec, "task"));
+                     ASSIGN_OR_RETURN(Launch launch, Launch::Decode(*l));
+                     RETURN_IF_ERROR(DeleteIndexes(txn, scope, cluster, id, task, launch, Str(task, "desiredStatus")));
+                     RETURN_IF_ERROR(RemoveAllTags(txn, scope, Str(task, "taskArn")));
+                   }
+                   RETURN_IF_ERROR(txn.Delete(kTasks, key));
+                   return txn.Delete(kLaunch, key);
+                 });
 }
 
 Status Tasks::ReapAccount(const AccountId& account) {
