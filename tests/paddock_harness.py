@@ -444,6 +444,7 @@ class PaddockTestCase(unittest.TestCase):
 
     SERVER_ARGS = ()
     ACCOUNT_ID = None
+    CONFIG = None  # the text of a paddock.toml the server is started with (--config), if any
 
     @classmethod
     def setUpClass(cls):
@@ -453,7 +454,13 @@ class PaddockTestCase(unittest.TestCase):
         cls.state_dir = os.path.join(cls.tmp, "state")
         os.makedirs(cls.state_dir)
         cls.account, cls.key_id, cls.secret = create_account(cls.state_dir, cls.ACCOUNT_ID, "main")
-        cls.server = Server(cls.state_dir, cls.SERVER_ARGS)
+        args = tuple(cls.SERVER_ARGS)
+        if cls.CONFIG is not None:
+            config = os.path.join(cls.tmp, "paddock.toml")
+            with open(config, "w") as f:
+                f.write(cls.CONFIG)
+            args += ("--config", config)
+        cls.server = Server(cls.state_dir, args)
         cls.server.start()
         cls.addClassCleanup(cls.server.stop)
         cls.ecs = ecs_client(cls.server.endpoint, cls.key_id, cls.secret)

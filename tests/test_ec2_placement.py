@@ -9,9 +9,7 @@ their resources run out, and checks nothing leaks."""
 
 import json
 import os
-import shutil
 import sys
-import tempfile
 import time
 import unittest
 
@@ -133,16 +131,12 @@ class Ec2Capacity(h.PaddockTestCase):
     the rest are failures[] with RESOURCE:* reasons, and once everything stopped every instance has
     all its resources back — nothing leaks — and takes the same load again."""
 
+    CONFIG = ("[[ec2_instance]]\ncluster = \"cap\"\ncpu = 2048\nmemory = 512\n"
+              "[[ec2_instance]]\ncluster = \"cap\"\ncpu = 2048\nmemory = 256\n")
+
     @classmethod
     def setUpClass(cls):
-        cls.config_dir = tempfile.mkdtemp(prefix="paddock-capacity-config-")
-        config = os.path.join(cls.config_dir, "paddock.toml")
-        with open(config, "w") as f:
-            f.write("[[ec2_instance]]\ncluster = \"cap\"\ncpu = 2048\nmemory = 512\n"
-                    "[[ec2_instance]]\ncluster = \"cap\"\ncpu = 2048\nmemory = 256\n")
-        cls.SERVER_ARGS = ("--config", config)
         super().setUpClass()
-        cls.addClassCleanup(shutil.rmtree, cls.config_dir, ignore_errors=True)
         root = busybox_rootfs(os.path.join(cls.tmp, "bb-rootfs"))
         image(cls.state_dir, "import-rootfs", root, "--name", "busybox:cap", "--cmd", "httpd -f -p 8080 -h /")
         cls.ecs.create_cluster(clusterName="cap")

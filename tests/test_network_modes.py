@@ -14,11 +14,9 @@ agent does not have under its prefix (published port, bridge address, namespaces
 
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
 import urllib.request
@@ -28,21 +26,14 @@ import boto3
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import paddock_harness as h  # noqa: E402
-from test_images import BUSYBOX, busybox_rootfs, image  # noqa: E402
+import task_harness as th  # noqa: E402
+from test_images import busybox_rootfs, image  # noqa: E402
 
 PAGE = "hello from a paddock network mode\n"
 
 
 def skip_reason():
-    if os.geteuid() != 0:
-        return "needs root (containers, namespaces, iptables)"
-    if shutil.which("crun") is None:
-        return "needs crun"
-    if shutil.which("iptables") is None:
-        return "needs iptables"
-    if not os.path.exists(BUSYBOX):
-        return "needs /bin/busybox (busybox-static)"
-    return None
+    return th.skip_reason(tools=("crun", "iptables"))
 
 
 def free_port():
@@ -52,16 +43,7 @@ def free_port():
         return s.getsockname()[1]
 
 
-def fetch(url, timeout=10):
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            with urllib.request.urlopen(url, timeout=2) as resp:
-                return resp.read().decode()
-        except OSError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
+fetch = th.fetch
 
 
 def stop_all(ecs, cluster, timeout=30):
@@ -88,15 +70,11 @@ def netns_list():
 @unittest.skipIf(skip_reason() is not None, skip_reason() or "")
 class NetworkModes(h.PaddockTestCase):
 
+    CONFIG = "[[ec2_instance]]\ncluster = \"netmodes\"\ncpu = 4096\nmemory = 2048\n"
+
     @classmethod
     def setUpClass(cls):
-        cls.config_dir = tempfile.mkdtemp(prefix="paddock-netmodes-config-")
-        config = os.path.join(cls.config_dir, "paddock.toml")
-        with open(config, "w") as f:
-            f.write("[[ec2_instance]]\ncluster = \"netmodes\"\ncpu = 4096\nmemory = 2048\n")
-        cls.SERVER_ARGS = ("--config", config)
         super().setUpClass()
-        cls.addClassCleanup(shutil.rmtree, cls.config_dir, ignore_errors=True)
         root = busybox_rootfs(os.path.join(cls.tmp, "bb-rootfs"))
         for applet in ("wget", "sleep"):
             os.symlink("busybox", os.path.join(root, "bin", applet))

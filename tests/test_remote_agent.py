@@ -11,11 +11,9 @@ busybox-static.
 """
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import unittest
@@ -92,15 +90,11 @@ class AgentProcess:
 @unittest.skipIf(skip_reason() is not None, skip_reason() or "")
 class RemoteAgent(h.PaddockTestCase):
 
+    CONFIG = f"agent_timeout_seconds = {AGENT_TIMEOUT}\n"
+
     @classmethod
     def setUpClass(cls):
-        cls.config_dir = tempfile.mkdtemp(prefix="paddock-remote-config-")
-        config = os.path.join(cls.config_dir, "paddock.toml")
-        with open(config, "w") as f:
-            f.write(f"agent_timeout_seconds = {AGENT_TIMEOUT}\n")
-        cls.SERVER_ARGS = ("--config", config)
         super().setUpClass()
-        cls.addClassCleanup(shutil.rmtree, cls.config_dir, ignore_errors=True)
         # The agent's own key (same account) in its own credentials file.
         key = h.admin(cls.state_dir, "create-access-key", "--account", cls.account)[0]
         cls.agent_key = key["accessKeyId"]
@@ -255,16 +249,12 @@ class RemoteAgent(h.PaddockTestCase):
 @unittest.skipIf(skip_reason() is not None, skip_reason() or "")
 class InProcessEc2Instance(h.PaddockTestCase):
 
+    CONFIG = (f"agent_timeout_seconds = {AGENT_TIMEOUT}\n"
+              "[[ec2_instance]]\ncluster = \"inproc\"\ncpu = 1024\nmemory = 600\n")
+
     @classmethod
     def setUpClass(cls):
-        cls.config_dir = tempfile.mkdtemp(prefix="paddock-inproc-config-")
-        config = os.path.join(cls.config_dir, "paddock.toml")
-        with open(config, "w") as f:
-            f.write(f"agent_timeout_seconds = {AGENT_TIMEOUT}\n"
-                    "[[ec2_instance]]\ncluster = \"inproc\"\ncpu = 1024\nmemory = 600\n")
-        cls.SERVER_ARGS = ("--config", config)
         super().setUpClass()
-        cls.addClassCleanup(shutil.rmtree, cls.config_dir, ignore_errors=True)
         root = busybox_rootfs(os.path.join(cls.tmp, "bb-rootfs"))
         os.makedirs(os.path.join(root, "www"))
         with open(os.path.join(root, "www", "index.html"), "w") as f:
