@@ -474,5 +474,31 @@ TEST(QueryTest, ParsesTheCommonFormsAndRefusesTheRest) {
   EXPECT_EQ(*ParseQueryDate("1970-01-01T01:00:00+01:00"), 0.0);
 }
 
+// =~ runs a backtracking regex inside placement's write transaction: patterns that can take
+// exponential (or high-degree polynomial) time are refused, and over-long values never match.
+TEST(QueryTest, MatchPatternsAreBounded) {
+  for (std::string_view bad : {"attribute:x =~ '(a|a)*b'", "attribute:x =~ '(a*)+b'", "attribute:x =~ '(ab){2,}'",
+                               "attribute:x =~ '(a)\\1'", "attribute:x =~ 'a*a*a*a*b'", "ec2InstanceId !~ '(i-.)*'"}) {
+    auto q = Query::Parse(bad);
+    EXPECT_FALSE(q.ok()) << bad;
+    if (!q.ok()) {
+      EXPECT_EQ(q.status().aws_type(), "InvalidParameterException") << bad;
+    }
+  }
+  Facts f;
+  f.attributes = {{"x", "t2.small"}, {"long", std::string(200, 'a')}};
+  for (std::string_view good : {"attribute:x =~ 't2.*'", "attribute:x =~ '(t2|m5)\\.[a-z]+'", "attribute:x =~ 't[0-9*+]?.s.*'"}) {
+    auto q = Query::Parse(good);
+    ASSERT_TRUE(q.ok()) << good << ": " << q.status().ToString();
+    EXPECT_TRUE(q->Matches(f)) << good;
+  }
+  auto q = Query::Parse("attribute:long =~ 'a*'");
+  ASSERT_TRUE(q.ok());
+  EXPECT_FALSE(q->Matches(f));
+  q = Query::Parse("attribute:long !~ 'a*'");
+  ASSERT_TRUE(q.ok());
+  EXPECT_TRUE(q->Matches(f));
+}
+
 }  // namespace
 }  // namespace paddock::ecs::instance

@@ -18,6 +18,49 @@ enum class Subject { kAttribute, kEc2InstanceId, kRunningTasksCount, kRegistered
 
 Status Invalid(std::string_view why) { return ParamError(fmt::format("The filter expression is invalid: {}", why)); }
 
+constexpr size_t kMaxMatchedValue = 128;
+constexpr int kMaxQuantifiers = 3;
+
+// =~ patterns run on std::regex, which backtracks: a repeated group ("(a|a)*", "(a*)*") or a
+// back-reference can take exponential time, and many quantifiers polynomial time of a high
+// degree, inside the placement's write transaction. Refused here: repeated groups,
+// back-references, more than kMaxQuantifiers quantifiers.
+Status CheckPattern(std::string_view p) {
+  int quantifiers = 0;
+  bool in_class = false;
+  char prev = 0;  // the previous significant character outside a class
+  for (size_t i = 0; i < p.size(); ++i) {
+    const char c = p[i];
+    if (c == '\\') {
+      if (i + 1 < p.size() && p[i + 1] >= '1' && p[i + 1] <= '9' && !in_class)
+        return Invalid(fmt::format("'{}' has a back-reference.", p));
+      ++i;
+      prev = 'x';
+      continue;
+    }
+    if (in_class) {
+      if (c == ']') {
+        in_class = false;
+        prev = ']';
+      }
+      continue;
+    }
+    if (c == '[') {
+      in_class = true;
+      continue;
+    }
+    const bool quantifier = c == '*' || c == '+' || (c == '?' && prev != '(') ||
+                            (c == '{' && i + 1 < p.size() && p[i + 1] >= '0' && p[i + 1] <= '9');
+    if (quantifier) {
+      if (prev == ')') return Invalid(fmt::format("'{}' repeats a group.", p));
+      if (++quantifiers > kMaxQuantifiers)
+        return Invalid(fmt::format("'{}' has more than {} quantifiers.", p, kMaxQuantifiers));
+    }
+    prev = c;
+  }
+  return OkStatus();
+}
+
 std::optional<double> Number(std::string_view s) {
   if (s.empty()) return std::nullopt;
   double v = 0;
@@ -142,8 +185,10 @@ struct Query::Node {
       case Op::kGe: return compare(0) >= 0;
       case Op::kLt: return compare(0) < 0;
       case Op::kLe: return compare(0) <= 0;
-      case Op::kMatch: return std::regex_match(*value, *regex);
-      case Op::kNotMatch: return !std::regex_match(*value, *regex);
+      // std::regex backtracks: with CheckPattern's bound on the pattern, a bound on the value
+      // bounds the work (128 is AWS's limit on an attribute value; longer ones never match).
+      case Op::kMatch: return value->size() <= kMaxMatchedValue && std::regex_match(*value, *regex);
+      case Op::kNotMatch: return value->size() > kMaxMatchedValue || !std::regex_match(*value, *regex);
       case Op::kIn:
       case Op::kNotIn: {
         bool found = false;
@@ -364,6 +409,7 @@ class Parser {
       for (const auto& a : n->args)
         if (!Number(a)) return Invalid(fmt::format("runningTasksCount compares with numbers, not '{}'.", a));
     if (n->op == Op::kMatch || n->op == Op::kNotMatch) {
+      RETURN_IF_ERROR(CheckPattern(n->args[0]));
       try {
         n->regex.emplace(n->args[0], std::regex::ECMAScript);
       } catch (const std::regex_error&) {
