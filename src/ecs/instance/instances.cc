@@ -850,11 +850,13 @@ Status ContainerInstances::MarkRunning(store::WriteTxn& txn, const Scope& scope,
                                        std::string_view id, std::string_view task_id) {
   const std::string rkey = ScopeKey(scope).Str(cluster).Str(id).Str(task_id).Done();
   ASSIGN_OR_RETURN(auto text, txn.Get(kReservations, rkey));
-  if (!text) return NotFound("The task holds no reservation on the container instance.");
+  // None (reaped with its deregistered instance): nothing to move, as Release has nothing to give
+  // back. An error here would refuse the task's every later report, STOPPED included.
+  if (!text) return OkStatus();
   ASSIGN_OR_RETURN(Reservation r, Reservation::Decode(*text));
   if (r.state == "RUNNING") return OkStatus();
   ASSIGN_OR_RETURN(auto rec, txn.Get(kInstances, InstanceKey(scope, cluster, id)));
-  if (!rec) return NotFound(std::string(kNotFoundMessage), "MISSING");
+  if (!rec) return OkStatus();
   ASSIGN_OR_RETURN(json::object record, ParseRecordObject(*rec, "container instance"));
   record["pendingTasksCount"] = std::max<int64_t>(0, Int(record, "pendingTasksCount") - 1);
   record["runningTasksCount"] = Int(record, "runningTasksCount") + 1;

@@ -206,7 +206,8 @@ class ContainerInstances {
   // or "INACTIVE" (not ACTIVE: draining or deregistered); NotFound "MISSING" for no such instance.
   Status Reserve(store::WriteTxn& txn, const Scope& scope, std::string_view cluster, std::string_view id,
                  std::string_view task_id, const Demand& demand);
-  // The task's reservation moves from pending to running. No-op when already running.
+  // The task's reservation moves from pending to running. No-op when already running, and when
+  // there is no reservation or no instance (reaped after a forced deregistration).
   Status MarkRunning(store::WriteTxn& txn, const Scope& scope, std::string_view cluster, std::string_view id,
                      std::string_view task_id);
   // Gives the reservation back (also on a deregistered instance). No-op when there is none.

@@ -270,5 +270,73 @@ TEST_F(Ec2Test, StartTaskOnNamedInstancesAndListByInstance) {
   EXPECT_EQ(tasks_.Start(kScope, kCaller, s, clock_.Now()).status().aws_type(), "InvalidParameterException");
 }
 
+// A forced deregistration leaves the instance's tasks; once the reaper has removed the instance
+// and its reservations, the task's agent can still report it RUNNING and STOPPED (its address and
+// assignment go back), rather than every report failing on the missing reservation.
+TEST_F(Ec2Test, ReportsOfATaskWhoseInstanceWasReapedStillApply) {
+  const std::string a = AddInstance(1024, 1024);
+  auto r = Run(Req("worker"));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->tasks.size(), 1u);
+  const std::string task_arn(Obj(r->tasks[0]).at("taskArn").as_string());
+  const std::string agent = InstanceAgentId(a);
+  ASSERT_TRUE(instances_.Deregister(kScope, "default", instance::InstanceRef{a, std::nullopt, IdOf(a)}, true,
+                                    clock_.Now()).ok());
+  clock_.Advance(instance::kInactiveRetention + std::chrono::minutes(1));
+  auto reaped = instances_.ReapInactive(clock_.Now());
+  ASSERT_TRUE(reaped.ok());
+  ASSERT_EQ(*reaped, 1u);
+
+  Status running = Report(task_arn, agent, "RUNNING");
+  EXPECT_TRUE(running.ok()) << running.ToString();
+  Status stopped = Report(task_arn, agent, "STOPPED");
+  EXPECT_TRUE(stopped.ok()) << stopped.ToString();
+  auto d = tasks_.Describe(kScope, "default", {task_arn}, false, kCaller);
+  ASSERT_TRUE(d.ok());
+  ASSERT_EQ(d->tasks.size(), 1u);
+  EXPECT_EQ(Obj(d->tasks[0]).at("lastStatus"), "STOPPED");
+  auto assigned = tasks_.Assignments(agent);
+  ASSERT_TRUE(assigned.ok());
+  EXPECT_TRUE(assigned->empty());
+}
+
+// A container's status never goes back: a late PENDING report after RUNNING changes nothing.
+TEST_F(Ec2Test, ContainerReportsAreMonotonic) {
+  const std::string a = AddInstance(1024, 1024);
+  auto r = Run(Req("worker"));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->tasks.size(), 1u);
+  const std::string task_arn(Obj(r->tasks[0]).at("taskArn").as_string());
+  const std::string agent = InstanceAgentId(a);
+  TaskStateChange running;
+  running.last_status = "RUNNING";
+  ContainerStateChange running_w;
+  running_w.name = "w";
+  running_w.last_status = "RUNNING";
+  running_w.runtime_id = "rt-1";
+  running.containers.push_back(running_w);
+  ASSERT_TRUE(tasks_.ReportState(agent, task_arn, running, clock_.Now()).ok());
+  TaskStateChange late;
+  late.last_status = "RUNNING";  // as SubmitContainerStateChange reports: the task where it is
+  ContainerStateChange late_w;
+  late_w.name = "w";
+  late_w.last_status = "PENDING";
+  late_w.runtime_id = "rt-0";
+  late.containers.push_back(late_w);
+  ASSERT_TRUE(tasks_.ReportState(agent, task_arn, late, clock_.Now()).ok());
+  auto d = tasks_.Describe(kScope, "default", {task_arn}, false, kCaller);
+  ASSERT_TRUE(d.ok());
+  ASSERT_EQ(d->tasks.size(), 1u);
+  const json::object task = Obj(d->tasks[0]);
+  int seen = 0;
+  for (const auto& c : task.at("containers").as_array()) {
+    if (c.at("name") != "w") continue;
+    ++seen;
+    EXPECT_EQ(c.at("lastStatus"), "RUNNING");
+    EXPECT_EQ(c.at("runtimeId"), "rt-1");
+  }
+  EXPECT_EQ(seen, 1);
+}
+
 }  // namespace
 }  // namespace paddock::ecs::task

@@ -1069,7 +1069,8 @@ Status Tasks::ReportState(std::string_view agent_id, std::string_view task_arn, 
       for (const auto& cc : change.containers) {
         if (cc.name != name) continue;
         reported = true;
-        if (Str(c, "lastStatus") == kStoppedStatus) continue;  // containers too are monotonic
+        // Containers too are monotonic (PENDING, RUNNING, STOPPED): a late report is ignored.
+        if (Str(c, "lastStatus") == kStoppedStatus || Rank(cc.last_status) < Rank(Str(c, "lastStatus"))) continue;
         c["lastStatus"] = cc.last_status;
         if (cc.exit_code) c["exitCode"] = *cc.exit_code;
         if (cc.reason) c["reason"] = *cc.reason;
