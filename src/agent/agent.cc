@@ -1,5 +1,9 @@
 #include "agent/agent.h"
 
+#include <cstring>
+
+#include <fcntl.h>
+
 #include "agent/container_spec.h"
 #include "agent/fields.h"
 #include "agent/images/digest.h"
@@ -1103,10 +1107,13 @@ StatusOr<std::string> MetadataKey(const std::string& state_dir) {
   if (!random.read(key.data(), static_cast<std::streamsize>(key.size()))) return Unavailable("cannot read /dev/urandom");
   const std::string tmp = path.string() + ".tmp";
   {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    std::filesystem::permissions(tmp, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
-    out << key;
-    if (!out.flush()) return Unavailable(fmt::format("cannot write {}", tmp));
+    // Created 0600 from the start, never through a link: nobody gets a handle on the key.
+    ::unlink(tmp.c_str());
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) return Unavailable(fmt::format("cannot create {}: {}", tmp, std::strerror(errno)));
+    const bool written = ::write(fd, key.data(), key.size()) == static_cast<ssize_t>(key.size()) && ::fsync(fd) == 0;
+    ::close(fd);
+    if (!written) return Unavailable(fmt::format("cannot write {}", tmp));
   }
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
