@@ -142,6 +142,16 @@ Status CheckSupported(const json::object& task_definition, const json::object& o
     if (auto devices = Objects(lp, "devices"); !devices.empty()) {
       return refuse("host devices (linuxParameters.devices) are not supported on Fargate");
     }
+    if (host_paths == HostPaths::kRefused) {
+      // Fargate adds no capability but SYS_PTRACE (AWS's rule). Without a user namespace any other
+      // (SYS_ADMIN, NET_ADMIN, ALL, ...) would be the host's; EC2 instances are their owners' to grant.
+      for (const std::string& cap : Strings(Obj(lp, "capabilities"), "add")) {
+        std::string bare = cap.rfind("CAP_", 0) == 0 ? cap.substr(4) : cap;
+        if (bare != "SYS_PTRACE")
+          return refuse(fmt::format(
+              "linuxParameters.capabilities.add '{}' is not supported on Fargate (only SYS_PTRACE is)", cap));
+      }
+    }
     for (const json::object* t : Objects(lp, "tmpfs")) {
       if (!IsAbsolute(Str(*t, "containerPath")))
         return InvalidArgument(fmt::format("container '{}': tmpfs containerPath '{}' must be absolute", name,

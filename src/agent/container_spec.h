@@ -61,8 +61,9 @@ struct ContainerInput {
 // paths, devices), InvalidArgument for a reference that does not resolve (a mountPoint's
 // sourceVolume, a volumesFrom sourceContainer, a relative containerPath). The message is what
 // follows "ResourceInitializationError: " in the task's stoppedReason.
-// `host_paths`: the agent is an EC2 container instance's, whose tasks may bind-mount host paths
-// (volumes with host.sourcePath); on Fargate they are refused, as AWS refuses them.
+// `host_paths`: kAllowed when the agent is an EC2 container instance's, whose tasks may bind-mount
+// host paths (volumes with host.sourcePath) and add any capability; on Fargate (kRefused) both are
+// refused as AWS refuses them: no sourcePath, no capability added but SYS_PTRACE.
 enum class HostPaths : bool { kRefused = false, kAllowed = true };
 Status CheckSupported(const boost::json::object& task_definition, const boost::json::object& overrides,
                       HostPaths host_paths = HostPaths::kRefused);

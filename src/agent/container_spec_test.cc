@@ -207,6 +207,11 @@ TEST(CheckSupportedTest, RefusesWhatItCannotProvide) {
             "volume 'h': bind mounts of a host path (host.sourcePath '/srv') are not supported on Fargate; use a "
             "volume without sourcePath for a task-scoped directory");
   EXPECT_NE(Refusal(R"({"volumes":[{"name":"s","dockerVolumeConfiguration":{"scope":"shared"}}],"containerDefinitions":[]})"), "");
+  EXPECT_EQ(Refusal(R"({"containerDefinitions":[{"name":"a","linuxParameters":{"capabilities":{"add":["SYS_ADMIN"]}}}]})"),
+            "container 'a': linuxParameters.capabilities.add 'SYS_ADMIN' is not supported on Fargate (only SYS_PTRACE is)");
+  EXPECT_EQ(Refusal(R"({"containerDefinitions":[{"name":"a","linuxParameters":{"capabilities":{"add":["SYS_PTRACE"],"drop":["ALL"]}}}]})"), "");
+  EXPECT_TRUE(CheckSupported(Obj(R"({"containerDefinitions":[{"name":"a","linuxParameters":{"capabilities":{"add":["NET_ADMIN"]}}}]})"),
+                             Obj("{}"), HostPaths::kAllowed).ok());  // an EC2 instance's owner may grant it
   EXPECT_NE(Refusal(R"({"volumes":[{"name":"s","dockerVolumeConfiguration":{"driver":"rexray"}}],"containerDefinitions":[]})"), "");
 }
 
