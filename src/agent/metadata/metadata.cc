@@ -833,7 +833,7 @@ ContainerEndpoint MetadataService::RegisterContainer(std::string_view task_arn, 
   by_id_[ep.id] = Entry{std::string(task_arn), std::string(container_name), std::string(task_ip)};
   std::shared_ptr<TaskEntry>& t = by_task_[std::string(task_arn)];
   if (!t) t = std::make_shared<TaskEntry>();
-  t->provider = std::move(provider);
+  t->provider = std::make_shared<const TaskProvider>(std::move(provider));
   if (std::find(t->ids.begin(), t->ids.end(), ep.id) == t->ids.end()) t->ids.push_back(ep.id);
   return ep;
 }
@@ -902,6 +902,7 @@ http::Response MetadataService::Handle(const http::Request& request) {
 
   Entry entry;
   std::shared_ptr<TaskEntry> task;
+  std::shared_ptr<const TaskProvider> provider;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = by_id_.find(id);
@@ -912,9 +913,10 @@ http::Response MetadataService::Handle(const http::Request& request) {
       return JsonResponse(404, "Not found");
     }
     task = by_task_.at(entry.task_arn);
+    provider = task->provider;
     ++task->in_flight;
   }
-  http::Response response = Serve(entry, rest, version, *task);
+  http::Response response = Serve(entry, rest, version, *task, *provider);
   {
     std::lock_guard<std::mutex> lock(mu_);
     --task->in_flight;
@@ -923,8 +925,9 @@ http::Response MetadataService::Handle(const http::Request& request) {
   return response;
 }
 
-http::Response MetadataService::Serve(const Entry& entry, std::string_view rest, Version version, TaskEntry& task) {
-  StatusOr<TaskFacts> facts = task.provider();
+http::Response MetadataService::Serve(const Entry& entry, std::string_view rest, Version version, TaskEntry& task,
+                                      const TaskProvider& provider) {
+  StatusOr<TaskFacts> facts = provider();
   if (!facts.ok()) return JsonResponse(500, json::value(json::string(facts.status().message())));
   boost::system::error_code ec;
   json::value parsed = json::parse(facts->task_json, ec);

@@ -250,14 +250,17 @@ class MetadataService {
     std::string source_ip;
   };
   struct TaskEntry {
-    TaskProvider provider;
+    // Replaced by each RegisterContainer; a request calls the one it copied under mu_, so a
+    // registration while a request is in the provider never destroys the function being called.
+    std::shared_ptr<const TaskProvider> provider;
     std::vector<std::string> ids;
     std::map<std::string, CgroupSample> last_samples;  // by docker id
     int in_flight = 0;  // requests using `provider` now
   };
 
   std::string BaseUri() const;
-  http::Response Serve(const Entry& entry, std::string_view rest, Version version, TaskEntry& task);
+  http::Response Serve(const Entry& entry, std::string_view rest, Version version, TaskEntry& task,
+                       const TaskProvider& provider);
   // The stats document of one container, or null when it has none (not running, cgroup gone).
   boost::json::value StatsFor(TaskEntry& task, const ContainerFacts& c, Version version);
 

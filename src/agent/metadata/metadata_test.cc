@@ -4,8 +4,9 @@
 
 #include <atomic>
 #include <filesystem>
-#include <future>
 #include <fstream>
+#include <future>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -653,6 +654,43 @@ TEST_F(ServiceTest, UnregisterTaskWaitsForRequestsInItsProvider) {
   EXPECT_EQ(request.get(), 200);  // the request that was in flight is answered
   EXPECT_EQ(Send(PathOf(ep.v4_uri)).status, 404);
   EXPECT_FALSE(called_after);
+}
+
+// The agent registers a task's containers one by one as they start, each time with a provider:
+// one registered while a request of an earlier container is inside the task's provider must not
+// destroy the function being called (nor what it captured) under that request.
+TEST_F(ServiceTest, RegisteringWhileARequestIsInTheProviderKeepsThatProviderAlive) {
+  // Static: the provider reaches them without going through its own (possibly freed) closure.
+  static std::promise<void> entered;
+  static std::shared_future<void> released;
+  static std::weak_ptr<int> watched;
+  static std::atomic<bool> alive_after{false};
+  entered = std::promise<void>();
+  std::promise<void> release;
+  released = release.get_future().share();
+  auto token = std::make_shared<int>(1);
+  watched = token;
+  TaskProvider first = [token]() -> StatusOr<TaskFacts> {
+    entered.set_value();
+    released.wait();
+    alive_after = !watched.expired();
+    return Facts();
+  };
+  token.reset();
+  ContainerEndpoint web = service_->RegisterContainer(kTaskArn, "web", std::move(first));
+  std::future<int> request = std::async(std::launch::async, [&] {
+    http::Client c("127.0.0.1", service_->port());
+    StatusOr<http::Response> r = c.Send(Get(PathOf(web.v4_uri)));
+    return r.ok() ? r->status : -1;
+  });
+  entered.get_future().wait();
+  ContainerEndpoint side = service_->RegisterContainer(kTaskArn, "side", Provider());  // the next container starts
+  release.set_value();
+  EXPECT_EQ(request.get(), 200);
+  EXPECT_TRUE(alive_after);         // what the first provider captured lived until it returned
+  EXPECT_TRUE(watched.expired());   // and went once it was replaced and no request used it
+  EXPECT_EQ(Send(PathOf(side.v4_uri)).status, 200);
+  EXPECT_EQ(provider_calls_, 1);    // the new provider answers from now on
 }
 
 // With an id key, a container's id depends only on the key, its task and its name: an agent
