@@ -589,6 +589,16 @@ TEST_F(AgentTest, MetadataEndpointServesEveryContainerTheTaskAsDescribeTasksShow
   metadata::MetadataService service(mo);
   ASSERT_TRUE(service.Start().ok());
   StartAgent(&service);
+  // The agent goes before `service` does, however the test ends: a driver unregisters its task
+  // from the service when it is destroyed, which the fixture would otherwise do after `service`
+  // is gone (TSan: use of a destroyed mutex).
+  struct StopAgentFirst {
+    std::unique_ptr<Agent>& agent;
+    ~StopAgentFirst() {
+      if (agent) agent->Stop();
+      agent.reset();
+    }
+  } stop_agent_first{agent_};
   const std::string arn = Run(R"([{"name":"web","image":"busybox:agenttest"},
                                   {"name":"side","image":"busybox:agenttest","essential":false}])");
   WaitStatus(arn, "RUNNING");
