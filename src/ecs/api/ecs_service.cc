@@ -65,6 +65,13 @@ std::string TokenContext(const aws::CallContext& ctx, std::string_view filters) 
   return fmt::format("{}|{}|{}|{}", ctx.action, ctx.scope.account.str(), ctx.scope.region.str(), filters);
 }
 
+json::array StringArray(const std::vector<std::string>& items) {
+  json::array out;
+  out.reserve(items.size());
+  for (const auto& i : items) out.push_back(json::string(i));
+  return out;
+}
+
 // Joins serialized JSON values into an array without re-parsing them.
 std::string JoinArray(const std::vector<std::string>& items) {
   std::string out = "[";
@@ -166,20 +173,25 @@ StatusOr<std::string> EcsService::DescribeClusters(const aws::CallContext& ctx, 
   return "{\"clusters\":" + JoinArray(r.clusters) + ",\"failures\":" + json::serialize(failures) + "}";
 }
 
+StatusOr<std::string> EcsService::PageStart(const std::string& context, const json::object& in) {
+  if (auto token = OptString(in, "nextToken")) return tokens_.Decode(context, *token);
+  return std::string();
+}
+
+std::string EcsService::EncodePage(const std::string& context, std::string_view member, json::value items,
+                                   const std::string& next) {
+  json::object out;
+  out[member] = std::move(items);
+  if (!next.empty()) out["nextToken"] = tokens_.Encode(context, next);
+  return json::serialize(out);
+}
+
 StatusOr<std::string> EcsService::ListClusters(const aws::CallContext& ctx, json::object& in) {
   ASSIGN_OR_RETURN(size_t limit, PageSize(in));
-  std::string after;
   const std::string context = TokenContext(ctx, "");
-  if (auto token = OptString(in, "nextToken")) {
-    ASSIGN_OR_RETURN(after, tokens_.Decode(context, *token));
-  }
+  ASSIGN_OR_RETURN(std::string after, PageStart(context, in));
   ASSIGN_OR_RETURN(cluster::Page page, owners_.clusters->List(ctx.scope, limit, after));
-  json::object out;
-  json::array arns;
-  for (auto& a : page.arns) arns.push_back(json::string(a));
-  out["clusterArns"] = std::move(arns);
-  if (!page.next.empty()) out["nextToken"] = tokens_.Encode(context, page.next);
-  return json::serialize(out);
+  return EncodePage(context, "clusterArns", StringArray(page.arns), page.next);
 }
 
 StatusOr<std::string> EcsService::DeleteCluster(const aws::CallContext& ctx, json::object& in) {
@@ -243,16 +255,9 @@ StatusOr<std::string> EcsService::ListTaskDefinitions(const aws::CallContext& ct
   if (auto s = OptString(in, "sort")) q.descending = *s == "DESC";
   const std::string context =
       TokenContext(ctx, fmt::format("{}|{}|{}", q.family.value_or(""), q.status, q.descending ? "DESC" : "ASC"));
-  if (auto token = OptString(in, "nextToken")) {
-    ASSIGN_OR_RETURN(q.after, tokens_.Decode(context, *token));
-  }
+  ASSIGN_OR_RETURN(q.after, PageStart(context, in));
   ASSIGN_OR_RETURN(taskdef::Page page, owners_.task_definitions->List(ctx.scope, q));
-  json::object out;
-  json::array arns;
-  for (auto& a : page.items) arns.push_back(json::string(a));
-  out["taskDefinitionArns"] = std::move(arns);
-  if (!page.next.empty()) out["nextToken"] = tokens_.Encode(context, page.next);
-  return json::serialize(out);
+  return EncodePage(context, "taskDefinitionArns", StringArray(page.items), page.next);
 }
 
 StatusOr<std::string> EcsService::ListTaskDefinitionFamilies(const aws::CallContext& ctx, json::object& in) {
@@ -262,16 +267,9 @@ StatusOr<std::string> EcsService::ListTaskDefinitionFamilies(const aws::CallCont
   // AWS: without a status, both ACTIVE and INACTIVE families are listed.
   q.status = OptString(in, "status") ? String(in, "status") : "ALL";
   const std::string context = TokenContext(ctx, fmt::format("{}|{}", q.prefix, q.status));
-  if (auto token = OptString(in, "nextToken")) {
-    ASSIGN_OR_RETURN(q.after, tokens_.Decode(context, *token));
-  }
+  ASSIGN_OR_RETURN(q.after, PageStart(context, in));
   ASSIGN_OR_RETURN(taskdef::Page page, owners_.task_definitions->ListFamilies(ctx.scope, q));
-  json::object out;
-  json::array families;
-  for (auto& f : page.items) families.push_back(json::string(f));
-  out["families"] = std::move(families);
-  if (!page.next.empty()) out["nextToken"] = tokens_.Encode(context, page.next);
-  return json::serialize(out);
+  return EncodePage(context, "families", StringArray(page.items), page.next);
 }
 
 StatusOr<std::string> EcsService::DeregisterTaskDefinition(const aws::CallContext& ctx, json::object& in) {
@@ -405,16 +403,9 @@ StatusOr<std::string> EcsService::ListTasks(const aws::CallContext& ctx, json::o
       TokenContext(ctx, fmt::format("{}|{}|{}|{}|{}|{}|{}", q.cluster.value_or(""), q.family.value_or(""),
                                     q.started_by.value_or(""), q.service_name.value_or(""), q.desired_status,
                                     q.launch_type.value_or(""), q.container_instance.value_or("")));
-  if (auto token = OptString(in, "nextToken")) {
-    ASSIGN_OR_RETURN(q.after, tokens_.Decode(context, *token));
-  }
+  ASSIGN_OR_RETURN(q.after, PageStart(context, in));
   ASSIGN_OR_RETURN(task::Page page, owners_.tasks->List(ctx.scope, q, ctx.principal.arn));
-  json::object out;
-  json::array arns;
-  for (auto& a : page.arns) arns.push_back(json::string(a));
-  out["taskArns"] = std::move(arns);
-  if (!page.next.empty()) out["nextToken"] = tokens_.Encode(context, page.next);
-  return json::serialize(out);
+  return EncodePage(context, "taskArns", StringArray(page.arns), page.next);
 }
 
 StatusOr<std::string> EcsService::StopTask(const aws::CallContext& ctx, json::object& in) {
@@ -532,16 +523,9 @@ StatusOr<std::string> EcsService::ListContainerInstances(const aws::CallContext&
   q.filter = OptOwned(in, "filter");
   const std::string context =
       TokenContext(ctx, fmt::format("{}|{}|{}", q.cluster, q.status.value_or(""), q.filter.value_or("")));
-  if (auto token = OptString(in, "nextToken")) {
-    ASSIGN_OR_RETURN(q.after, tokens_.Decode(context, *token));
-  }
+  ASSIGN_OR_RETURN(q.after, PageStart(context, in));
   ASSIGN_OR_RETURN(instance::Page page, owners_.container_instances->List(ctx.scope, q, ctx.now));
-  json::object out;
-  json::array arns;
-  for (auto& a : page.items) arns.push_back(json::string(a));
-  out["containerInstanceArns"] = std::move(arns);
-  if (!page.next.empty()) out["nextToken"] = tokens_.Encode(context, page.next);
-  return json::serialize(out);
+  return EncodePage(context, "containerInstanceArns", StringArray(page.items), page.next);
 }
 
 StatusOr<std::string> EcsService::DeregisterContainerInstance(const aws::CallContext& ctx, json::object& in) {
@@ -595,14 +579,9 @@ StatusOr<std::string> EcsService::ListAttributes(const aws::CallContext& ctx, js
   if (q.value && !q.name) return ParamError("attributeValue can be given only with attributeName.");
   const std::string context =
       TokenContext(ctx, fmt::format("{}|{}|{}|{}", q.cluster, q.name.value_or(""), q.value ? "1" : "0", q.value.value_or("")));
-  if (auto token = OptString(in, "nextToken")) {
-    ASSIGN_OR_RETURN(q.after, tokens_.Decode(context, *token));
-  }
+  ASSIGN_OR_RETURN(q.after, PageStart(context, in));
   ASSIGN_OR_RETURN(instance::AttributePage page, owners_.container_instances->ListAttributes(ctx.scope, q));
-  json::object out;
-  out["attributes"] = EncodeAttributes(page.attributes);
-  if (!page.next.empty()) out["nextToken"] = tokens_.Encode(context, page.next);
-  return json::serialize(out);
+  return EncodePage(context, "attributes", EncodeAttributes(page.attributes), page.next);
 }
 
 // ---- Tags: routed by the ARN's resource type to that resource's owner ----

@@ -88,6 +88,13 @@ class EcsService final : public aws::JsonService {
 
   const aws::ServiceModel& model_;
   Owners owners_;
+  // A list action's page position: where the request's nextToken (sealed with `context`: the
+  // action, the caller's scope and the filters) says to go on; empty without one.
+  StatusOr<std::string> PageStart(const std::string& context, const boost::json::object& in);
+  // {"<member>": items, "nextToken": ...} with the next position sealed for PageStart.
+  std::string EncodePage(const std::string& context, std::string_view member, boost::json::value items,
+                         const std::string& next);
+
   aws::TokenCodec tokens_;
   std::map<std::string, Handler, std::less<>> handlers_;
   std::mutex endpoint_mu_;
