@@ -379,6 +379,26 @@ Status Clusters::CheckActive(store::ReadTxn& txn, const Scope& scope, std::strin
   return OkStatus();
 }
 
+StatusOr<Clusters::LaunchSettings> Clusters::ForLaunch(const Scope& scope, std::string_view name) {
+  LaunchSettings out;
+  RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(auto text, txn.Get(kClusters, ClusterKey(scope, name)));
+    if (!text) return ClusterNotFoundError();
+    ASSIGN_OR_RETURN(json::object record, ParseRecordObject(*text, "cluster"));
+    if (record.at("status") != "ACTIVE") return ClusterNotFoundError();
+    if (auto it = record.find("capacityProviders"); it != record.end() && it->value().is_array())
+      for (const auto& p : it->value().get_array())
+        if (p.is_string()) out.capacity_providers.emplace_back(p.get_string());
+    if (auto it = record.find("defaultCapacityProviderStrategy"); it != record.end() && it->value().is_array())
+      for (const auto& item : it->value().get_array())
+        if (item.is_object())
+          if (auto p = item.get_object().find("capacityProvider"); p != item.get_object().end() && p->value().is_string())
+            out.default_strategy.emplace_back(p->value().get_string());
+    return OkStatus();
+  }));
+  return out;
+}
+
 Status Clusters::CheckExists(store::ReadTxn& txn, const Scope& scope, std::string_view name) {
   ASSIGN_OR_RETURN(auto text, txn.Get(kClusters, ClusterKey(scope, name)));
   return text ? OkStatus() : ClusterNotFoundError();

@@ -91,6 +91,14 @@ class Clusters {
   // ClusterNotFoundException. For actions that read a cluster's contents.
   Status CheckExists(store::ReadTxn& txn, const Scope& scope, std::string_view name);
 
+  // What RunTask needs of an ACTIVE cluster (else ClusterNotFoundException), read straight from
+  // its record: no usage counts, no rendering. Launches still CheckActive in their transaction.
+  struct LaunchSettings {
+    std::vector<std::string> capacity_providers;  // associated with the cluster
+    std::vector<std::string> default_strategy;    // defaultCapacityProviderStrategy's providers, in order
+  };
+  StatusOr<LaunchSettings> ForLaunch(const Scope& scope, std::string_view name);
+
   Status TagResource(const Scope& scope, std::string_view name, const Tags& tags);
   Status UntagResource(const Scope& scope, std::string_view name, const std::vector<std::string>& keys);
   StatusOr<Tags> ListTags(const Scope& scope, std::string_view name);

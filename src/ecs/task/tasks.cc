@@ -340,10 +340,7 @@ StatusOr<Tasks::RunPlan> Tasks::PlanRun(const Scope& scope, std::string_view cal
     return ParamError("Specifying both a launch type and capacity provider strategy is not supported. Remove one and try again.");
 
   // The cluster: it must exist and be ACTIVE.
-  ASSIGN_OR_RETURN(cluster::DescribeResult cd, clusters_.Describe(scope, {plan.cluster}, cluster::Include{}));
-  if (cd.clusters.empty()) return ClusterNotFoundError();
-  ASSIGN_OR_RETURN(json::object cluster_json, ParseRecordObject(cd.clusters.front(), "cluster"));
-  if (Str(cluster_json, "status") != "ACTIVE") return ClusterNotFoundError();
+  ASSIGN_OR_RETURN(cluster::Clusters::LaunchSettings cluster_settings, clusters_.ForLaunch(scope, plan.cluster));
 
   // Launch type and capacity provider: FARGATE (the node's Fargate agent) or EC2 (the cluster's
   // container instances). EXTERNAL instances do not exist, which AWS reports as below.
@@ -351,15 +348,12 @@ StatusOr<Tasks::RunPlan> Tasks::PlanRun(const Scope& scope, std::string_view cal
   if (req.launch_type) {
     plan.launch_type = *req.launch_type;
   } else if (providers.empty()) {
-    if (auto it = cluster_json.find("defaultCapacityProviderStrategy"); it != cluster_json.end() && it->value().is_array())
-      for (const auto& item : it->value().as_array()) providers.push_back(Str(item.as_object(), "capacityProvider"));
+    providers = cluster_settings.default_strategy;
     if (providers.empty()) plan.launch_type = "EC2";
   }
   if (plan.launch_type.empty()) {
-    std::set<std::string> associated;
-    if (auto it = cluster_json.find("capacityProviders"); it != cluster_json.end() && it->value().is_array())
-      for (const auto& p : it->value().as_array())
-        if (p.is_string()) associated.insert(std::string(p.get_string()));
+    const std::set<std::string> associated(cluster_settings.capacity_providers.begin(),
+                                           cluster_settings.capacity_providers.end());
     for (const auto& p : providers) {
       if (!associated.count(p))
         return ParamError(
@@ -718,7 +712,18 @@ StatusOr<std::vector<std::optional<Tasks::Target>>> Tasks::Place(
     return where;
   }
   if (cands.empty()) return ParamError("No Container Instances were found in your cluster.");
-  ASSIGN_OR_RETURN(auto group_counts, GroupTasksPerInstance(txn, scope, plan.cluster, plan.group));
+  // Only spread and distinctInstance look at where the group's tasks are: the scan costs a read
+  // per running task of the group, which a plain run does not pay.
+  std::map<std::string, int64_t> group_counts;
+  const bool by_group =
+      std::any_of(plan.strategies.begin(), plan.strategies.end(),
+                  [](const placement::Strategy& s) { return s.type == placement::Strategy::Type::kSpread; }) ||
+      std::any_of(plan.constraints.begin(), plan.constraints.end(), [](const placement::Constraint& c) {
+        return c.type == placement::Constraint::Type::kDistinctInstance;
+      });
+  if (by_group) {
+    ASSIGN_OR_RETURN(group_counts, GroupTasksPerInstance(txn, scope, plan.cluster, plan.group));
+  }
   std::vector<placement::Candidate> pc;
   for (const auto& c : cands) {
     placement::Candidate p;
@@ -1094,9 +1099,11 @@ Status Tasks::ReportState(std::string_view agent_id, std::string_view task_arn, 
     RETURN_IF_ERROR(Recount(txn, scope, cluster, BucketOf(old_status), BucketOf(change.last_status)));
     // EC2: the instance counts the task as running from RUNNING and gets its resources back at STOPPED.
     if (!launch.instance.empty() && instances_ != nullptr) {
-      if (new_rank >= Rank("RUNNING") && old_rank < Rank("RUNNING"))
+      if (change.last_status == kStoppedStatus) {
+        RETURN_IF_ERROR(instances_->Release(txn, scope, cluster, launch.instance, id));
+      } else if (new_rank >= Rank("RUNNING") && old_rank < Rank("RUNNING")) {
         RETURN_IF_ERROR(instances_->MarkRunning(txn, scope, cluster, launch.instance, id));
-      if (change.last_status == kStoppedStatus) RETURN_IF_ERROR(instances_->Release(txn, scope, cluster, launch.instance, id));
+      }
     }
     if (change.last_status == kStoppedStatus) {
       task["stoppedAt"] = t;

@@ -247,6 +247,28 @@ TEST_F(TasksTest, ClientTokenIsIdempotentForEightHours) {
   EXPECT_EQ(list->arns.size(), 4u);
 }
 
+TEST_F(TasksTest, CapacityProviderStrategiesUseTheClustersProviders) {
+  RunRequest strategy = Req();
+  strategy.launch_type.reset();
+  strategy.capacity_providers = {"FARGATE"};
+  auto not_associated = tasks_.Run(kScope, kCaller, strategy, clock_.Now());
+  EXPECT_EQ(not_associated.status().aws_type(), "InvalidParameterException");
+  EXPECT_NE(not_associated.status().message().find("not associated with the cluster"), std::string::npos);
+
+  ASSERT_TRUE(clusters_
+                  .PutCapacityProviders(kScope, "default", json::array{"FARGATE", "FARGATE_SPOT"},
+                                        json::parse(R"([{"capacityProvider":"FARGATE_SPOT","weight":1}])").as_array())
+                  .ok());
+  EXPECT_EQ(RunOk(strategy)[0].at("capacityProviderName"), "FARGATE");
+  RunRequest by_default = Req();  // no launch type, no strategy: the cluster's default strategy
+  by_default.launch_type.reset();
+  json::object t = RunOk(by_default)[0];
+  EXPECT_EQ(t.at("capacityProviderName"), "FARGATE_SPOT");
+  EXPECT_EQ(t.at("launchType"), "FARGATE");
+  RunRequest explicit_type = Req();  // a launch type names no provider
+  EXPECT_FALSE(RunOk(explicit_type)[0].contains("capacityProviderName"));
+}
+
 TEST_F(TasksTest, ReportsAreMonotonicAndOnlyFromTheOwner) {
   std::string arn(RunOk(Req())[0].at("taskArn").as_string());
   auto denied = Report(arn, "RUNNING", "some-other-agent");
