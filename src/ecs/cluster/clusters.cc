@@ -221,6 +221,8 @@ Status Clusters::DescribeIn(store::ReadTxn& txn, const Scope& scope, const std::
         counts.registered_container_instances += c.registered_container_instances;
         counts.running_tasks += c.running_tasks;
         counts.pending_tasks += c.pending_tasks;
+        counts.running_ec2_tasks += c.running_ec2_tasks;
+        counts.pending_ec2_tasks += c.pending_ec2_tasks;
         counts.active_services += c.active_services;
         counts.draining_services += c.draining_services;
       }
@@ -236,10 +238,10 @@ Status Clusters::DescribeIn(store::ReadTxn& txn, const Scope& scope, const std::
       json::array stats;
       if (include.statistics) {
         auto stat = [&](const char* n, int64_t v) { stats.push_back(json::object{{"name", n}, {"value", std::to_string(v)}}); };
-        stat("runningEC2TasksCount", 0);
-        stat("runningFargateTasksCount", counts.running_tasks);
-        stat("pendingEC2TasksCount", 0);
-        stat("pendingFargateTasksCount", counts.pending_tasks);
+        stat("runningEC2TasksCount", counts.running_ec2_tasks);
+        stat("runningFargateTasksCount", counts.running_tasks - counts.running_ec2_tasks);
+        stat("pendingEC2TasksCount", counts.pending_ec2_tasks);
+        stat("pendingFargateTasksCount", counts.pending_tasks - counts.pending_ec2_tasks);
         stat("runningExternalTasksCount", 0);
         stat("pendingExternalTasksCount", 0);
         stat("activeEC2ServiceCount", 0);

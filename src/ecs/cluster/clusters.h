@@ -34,6 +34,8 @@ class ClusterUsage {
     int64_t registered_container_instances = 0;
     int64_t running_tasks = 0;
     int64_t pending_tasks = 0;
+    int64_t running_ec2_tasks = 0;  // the part of the two above on container instances
+    int64_t pending_ec2_tasks = 0;
     int64_t active_services = 0;
     int64_t draining_services = 0;
   };

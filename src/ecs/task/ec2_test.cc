@@ -118,6 +118,20 @@ TEST_F(Ec2Test, TasksArePlacedReservedAndGiveTheirResourcesBackWhenStopped) {
   ASSERT_EQ(r->failures.size(), 2u);
   for (const auto& f : r->failures) EXPECT_EQ(f.reason, "RESOURCE:PORTS") << f.arn;
 
+  // DescribeClusters' statistics tell EC2 tasks from Fargate ones.
+  auto statistic = [&](std::string_view name) -> std::string {
+    cluster::Include include;
+    include.statistics = true;
+    auto d = clusters_.Describe(kScope, {"default"}, include);
+    EXPECT_TRUE(d.ok() && d->clusters.size() == 1);
+    const json::object c = Obj(d->clusters.at(0));
+    for (const auto& st : c.at("statistics").as_array())
+      if (st.at("name").as_string() == name) return std::string(st.at("value").as_string());
+    return "?";
+  };
+  EXPECT_EQ(statistic("pendingEC2TasksCount"), "2");
+  EXPECT_EQ(statistic("pendingFargateTasksCount"), "0");
+
   for (const std::string& arn : {a, b}) {
     json::object ci = Instance(arn);
     EXPECT_EQ(Remaining(ci, "CPU"), 1024 - 256) << arn;
@@ -138,6 +152,9 @@ TEST_F(Ec2Test, TasksArePlacedReservedAndGiveTheirResourcesBackWhenStopped) {
   ASSERT_TRUE(Report(task_arn, agent, "RUNNING").ok());
   const std::string ci_arn(ta.at("containerInstanceArn").as_string());
   EXPECT_EQ(Instance(ci_arn).at("runningTasksCount"), 1);
+  EXPECT_EQ(statistic("runningEC2TasksCount"), "1");
+  EXPECT_EQ(statistic("pendingEC2TasksCount"), "1");
+  EXPECT_EQ(statistic("runningFargateTasksCount"), "0");
   ASSERT_TRUE(Report(task_arn, agent, "STOPPED").ok());
   json::object freed = Instance(ci_arn);
   EXPECT_EQ(Remaining(freed, "CPU"), 1024);

@@ -136,9 +136,14 @@ std::string StoppedKey(const Scope& s, int64_t stopped_ms, std::string_view clus
   return ScopeKey(s).U64(static_cast<uint64_t>(stopped_ms)).Str(cluster).Str(id).Done();
 }
 
+// A cluster's task_counts row, "<pending> <running> <pending EC2> <running EC2>": the EC2 counts
+// are the part of the first two on container instances (rows written before EC2 existed have
+// only the first two).
 struct TaskCounts {
   int64_t pending = 0;
   int64_t running = 0;
+  int64_t ec2_pending = 0;
+  int64_t ec2_running = 0;
 };
 
 StatusOr<TaskCounts> ReadCounts(store::ReadTxn& txn, const Scope& s, std::string_view cluster) {
@@ -147,8 +152,9 @@ StatusOr<TaskCounts> ReadCounts(store::ReadTxn& txn, const Scope& s, std::string
   if (!v) return c;
   const char* p = v->data();
   const char* end = v->data() + v->size();
-  for (int64_t* field : {&c.pending, &c.running}) {
+  for (int64_t* field : {&c.pending, &c.running, &c.ec2_pending, &c.ec2_running}) {
     while (p < end && *p == ' ') ++p;
+    if (p == end && field == &c.ec2_pending) break;  // an old two-field row
     auto [next, ec] = std::from_chars(p, end, *field);
     if (ec != std::errc()) return DataLoss("corrupt task counts");
     p = next;
@@ -156,18 +162,24 @@ StatusOr<TaskCounts> ReadCounts(store::ReadTxn& txn, const Scope& s, std::string
   return c;
 }
 
+enum class OnInstance : bool { kNo = false, kYes = true };  // an EC2 task
+
 // Moves a task between ClusterUsage buckets.
-Status Recount(store::WriteTxn& txn, const Scope& s, std::string_view cluster, Bucket from, Bucket to) {
+Status Recount(store::WriteTxn& txn, const Scope& s, std::string_view cluster, OnInstance ec2, Bucket from,
+               Bucket to) {
   if (from == to) return OkStatus();
   ASSIGN_OR_RETURN(TaskCounts c, ReadCounts(txn, s, cluster));
-  auto field = [&](Bucket b) -> int64_t* {
-    return b == Bucket::kPending ? &c.pending : b == Bucket::kRunning ? &c.running : nullptr;
+  auto move = [&](Bucket b, int64_t delta) {
+    int64_t* total = b == Bucket::kPending ? &c.pending : b == Bucket::kRunning ? &c.running : nullptr;
+    int64_t* part = b == Bucket::kPending ? &c.ec2_pending : b == Bucket::kRunning ? &c.ec2_running : nullptr;
+    if (total) *total += delta;
+    if (part && ec2 == OnInstance::kYes) *part += delta;
   };
-  if (int64_t* f = field(from)) *f -= 1;
-  if (int64_t* f = field(to)) *f += 1;
+  move(from, -1);
+  move(to, +1);
   const std::string key = ScopeKey(s).Str(cluster).Done();
   if (c.pending == 0 && c.running == 0) return txn.Delete(kCounts, key);
-  return txn.Put(kCounts, key, fmt::format("{} {}", c.pending, c.running));
+  return txn.Put(kCounts, key, fmt::format("{} {} {} {}", c.pending, c.running, c.ec2_pending, c.ec2_running));
 }
 
 const vpc::Subnet* FindSubnet(const vpc::DefaultVpc& v, std::string_view id) { return v.FindSubnet(id); }
@@ -621,7 +633,7 @@ StatusOr<std::string> Tasks::PutTask(store::WriteTxn& txn, const Scope& scope, c
   RETURN_IF_ERROR(PutIndexes(txn, scope, plan.cluster, id, task, launch, "RUNNING"));
   RETURN_IF_ERROR(txn.Put(kAssignments, AssignmentKey(launch.agent, scope, plan.cluster, id), ""));
   RETURN_IF_ERROR(txn.Put(kRefs, RefKey(scope, plan.view.family, plan.view.revision, plan.cluster, id), ""));
-  RETURN_IF_ERROR(Recount(txn, scope, plan.cluster, Bucket::kNone, Bucket::kPending));
+  RETURN_IF_ERROR(Recount(txn, scope, plan.cluster, OnInstance(target != nullptr), Bucket::kNone, Bucket::kPending));
   RETURN_IF_ERROR(PutTags(txn, scope, arn, plan.tags));
   task["tags"] = TagsJson(plan.tags);
   result.tasks.push_back(json::serialize(task));
@@ -1096,7 +1108,8 @@ Status Tasks::ReportState(std::string_view agent_id, std::string_view task_arn, 
       if (change.last_status == kStoppedStatus) c["lastStatus"] = kStoppedStatus;
     }
 
-    RETURN_IF_ERROR(Recount(txn, scope, cluster, BucketOf(old_status), BucketOf(change.last_status)));
+    RETURN_IF_ERROR(Recount(txn, scope, cluster, OnInstance(!launch.instance.empty()), BucketOf(old_status),
+                            BucketOf(change.last_status)));
     // EC2: the instance counts the task as running from RUNNING and gets its resources back at STOPPED.
     if (!launch.instance.empty() && instances_ != nullptr) {
       if (change.last_status == kStoppedStatus) {
@@ -1194,6 +1207,8 @@ StatusOr<cluster::ClusterUsage::Counts> Tasks::Usage::Count(store::ReadTxn& txn,
   cluster::ClusterUsage::Counts out;
   out.pending_tasks = c.pending;
   out.running_tasks = c.running;
+  out.pending_ec2_tasks = c.ec2_pending;
+  out.running_ec2_tasks = c.ec2_running;
   return out;
 }
 
