@@ -1,5 +1,7 @@
 #include "agent/metadata/metadata.h"
 
+#include "agent/net/net.h"
+
 #include <arpa/inet.h>
 #include <unistd.h>
 
@@ -17,7 +19,6 @@
 #include <openssl/hmac.h>
 
 #include "common/encoding.h"
-#include "common/subprocess.h"
 #include "http/server.h"
 
 namespace paddock::agent::metadata {
@@ -460,17 +461,6 @@ json::object ZeroCpuStats() {
       {"throttling_data", json::object{{"periods", 0}, {"throttled_periods", 0}, {"throttled_time", 0}}}};
 }
 
-// iproute2's ip where Debian puts it (the agent may run without /usr/sbin in PATH), as agent/net.
-const std::string& IpBinary() {
-  static const std::string path = [] {
-    for (const char* candidate : {"/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"}) {
-      if (access(candidate, X_OK) == 0) return std::string(candidate);
-    }
-    return std::string("ip");
-  }();
-  return path;
-}
-
 }  // namespace
 
 // ---- Documents ---------------------------------------------------------------------------------
@@ -767,24 +757,7 @@ MetadataService::~MetadataService() { Stop(); }
 
 Status MetadataService::Start() {
   if (server_) return FailedPrecondition("the metadata service is already started");
-  if (!options_.bridge.empty()) {
-    const std::string address = options_.host + "/32";
-    ASSIGN_OR_RETURN(subprocess::RunResult shown,
-                     subprocess::RunCaptured({IpBinary(), "-o", "-4", "addr", "show", "dev", options_.bridge},
-                                             std::chrono::seconds(10)));
-    if (shown.exit_code != 0) {
-      return FailedPrecondition(
-          fmt::format("no interface {} for the metadata address: {}", options_.bridge, shown.output));
-    }
-    if (shown.output.find(" " + address + " ") == std::string::npos) {
-      ASSIGN_OR_RETURN(subprocess::RunResult added,
-                       subprocess::RunCaptured({IpBinary(), "addr", "replace", address, "dev", options_.bridge},
-                                               std::chrono::seconds(10)));
-      if (added.exit_code != 0) {
-        return Internal(fmt::format("cannot add {}/32 to {}: {}", options_.host, options_.bridge, added.output));
-      }
-    }
-  }
+  if (!options_.bridge.empty()) RETURN_IF_ERROR(net::EnsureInterfaceAddress(options_.bridge, options_.host + "/32"));
   if (options_.stats_sources) {
     sources_ = options_.stats_sources;
   } else if (StatusOr<runtime::CgroupLayout> layout = runtime::DetectCgroupLayout(); layout.ok()) {

@@ -208,6 +208,18 @@ Status SetUpBridge(const std::string& br, const std::vector<Cidr>& cidrs) {
 
 }  // namespace
 
+Status EnsureInterfaceAddress(std::string_view interface, std::string_view cidr) {
+  if (interface.empty() || interface.find('/') != std::string_view::npos ||
+      ::access(fmt::format("/sys/class/net/{}", interface).c_str(), F_OK) != 0)
+    return FailedPrecondition(fmt::format("no interface {} for the address {}", interface, cidr));
+  ASSIGN_OR_RETURN(internal::CommandResult r,
+                   internal::RunCommand({internal::IpBinary(), "addr", "replace", std::string(cidr), "dev",
+                                         std::string(interface)},
+                                        ""));
+  if (r.exit_code != 0) return Internal(fmt::format("cannot add {} to {}: {}", cidr, interface, r.err));
+  return OkStatus();
+}
+
 Status EnsureBridge(const NetworkOptions& options) {
   RETURN_IF_ERROR(ValidateOptions(options));
   std::vector<Cidr> cidrs;

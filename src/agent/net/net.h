@@ -172,6 +172,11 @@ struct TaskNetwork {
 // of that name exists and is not a bridge.
 Status EnsureBridge(const NetworkOptions& options);
 
+// Gives `interface` the address `cidr` ("169.254.170.2/32") unless it has it already; idempotent.
+// kFailedPrecondition when there is no such interface, kInternal (quoting iproute2) when the
+// kernel refuses. For the task metadata endpoint's address on the tasks' bridge.
+Status EnsureInterfaceAddress(std::string_view interface, std::string_view cidr);
+
 // Creates task `task_id`'s namespace, its veth pair (the host end on the bridge; eth0 inside,
 // with `ip`/`prefix_length`, up, as is lo) and its default route via `gateway`. On failure
 // nothing of it is left behind. Fails with kAlreadyExists when the task's namespace or host veth
