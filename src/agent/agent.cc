@@ -1084,6 +1084,20 @@ Status Agent::EnsureBridgeNetwork() {
   return OkStatus();
 }
 
+AgentOptions NodeAgentOptions(std::string agent_id, std::string instance, const std::string& state_dir,
+                              metadata::MetadataService* metadata, HostPaths host_paths) {
+  AgentOptions o;
+  o.network.netns_prefix = NetnsPrefixFor(instance, agent_id);
+  o.network.state_dir = std::string(kHostNetStateDir);
+  o.agent_id = std::move(agent_id);
+  o.instance = std::move(instance);
+  o.metadata = metadata;
+  o.logs_dir = (std::filesystem::path(state_dir) / "logs").string();
+  o.tasks_dir = (std::filesystem::path(state_dir) / "tasks").string();
+  o.host_paths = host_paths;
+  return o;
+}
+
 std::string NetnsPrefixFor(std::string_view instance, std::string_view agent_id) {
   uint32_t h = 2166136261u;  // FNV-1a
   for (unsigned char c : instance) h = (h ^ c) * 16777619u;

@@ -126,6 +126,12 @@ std::string NetnsPrefixFor(std::string_view instance, std::string_view agent_id)
 // namespaces and rules at a reboot.
 inline constexpr std::string_view kHostNetStateDir = "/run/paddock/net";
 
+// The options of a node's (or `paddock agent`'s) agent `agent_id`: named by the node's `instance`
+// tag, its own netns prefix (NetnsPrefixFor), the host's bridge-mode address book, logs and task
+// files under `state_dir`, `metadata` (null: no endpoint), and what its tasks may do on the host.
+AgentOptions NodeAgentOptions(std::string agent_id, std::string instance, const std::string& state_dir,
+                              metadata::MetadataService* metadata, HostPaths host_paths);
+
 // The task metadata endpoint for the agents of a node or of `paddock agent`: as root only (else
 // nullptr). Adds 169.254.170.2 to `network.bridge` (made if missing) and listens on port 80, or,
 // when another Paddock on this host holds that port, on an ephemeral port of the same address

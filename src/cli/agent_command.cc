@@ -185,16 +185,10 @@ int RunAgentCommand(const AgentCommand& c) {
   agent::remote::RemoteControl control(client, c.cluster, arn, remote_options);
   std::unique_ptr<agent::metadata::MetadataService> metadata =
       agent::StartMetadataService(agent::net::NetworkOptions{}, state.string());
-  agent::AgentOptions options;
-  options.agent_id = ecs::task::InstanceAgentId(arn);
-  options.instance = tag;
-  options.network.netns_prefix = agent::NetnsPrefixFor(tag, options.agent_id);
-  options.network.state_dir = std::string(agent::kHostNetStateDir);
-  options.metadata = metadata.get();
-  options.logs_dir = (state / "logs").string();
-  options.tasks_dir = (state / "tasks").string();
-  options.host_paths = agent::HostPaths::kAllowed;  // an EC2 instance: its tasks may bind host paths
-  agent::Agent agent(control, images, **runtime, std::move(options));
+  // An EC2 instance: its tasks may bind host paths and add capabilities.
+  agent::Agent agent(control, images, **runtime,
+                     agent::NodeAgentOptions(ecs::task::InstanceAgentId(arn), tag, state.string(), metadata.get(),
+                                             agent::HostPaths::kAllowed));
   const uint64_t watch = control.Watch(arn, [&agent] { agent.Notify(); });
   if (Status s = control.Start(); !s.ok()) return Fail("control", s);
   if (Status s = agent.Start(); !s.ok()) {

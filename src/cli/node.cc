@@ -157,15 +157,9 @@ class Node::Impl {
     }
     runtime = std::move(*rt);
     metadata = agent::StartMetadataService(agent::net::NetworkOptions{}, state.string());
-    agent::AgentOptions agent_options;
-    agent_options.agent_id = std::string(kFargateAgent);
-    agent_options.instance = instance;
-    agent_options.network.netns_prefix = agent::NetnsPrefixFor(instance, agent_options.agent_id);
-    agent_options.network.state_dir = std::string(agent::kHostNetStateDir);
-    agent_options.metadata = metadata.get();
-    agent_options.logs_dir = (state / "logs").string();
-    agent_options.tasks_dir = (state / "tasks").string();
-    agent = std::make_unique<agent::Agent>(*control, *images, *runtime, std::move(agent_options));
+    agent = std::make_unique<agent::Agent>(*control, *images, *runtime,
+                                           agent::NodeAgentOptions(std::string(kFargateAgent), instance, state.string(),
+                                                                   metadata.get(), agent::HostPaths::kRefused));
     Status s = agent->Start();
     if (!s.ok()) {
       fmt::print(stderr, "paddock: warning: tasks will not run: {}\n", s.ToString());
@@ -217,16 +211,11 @@ class Node::Impl {
     e.id = e.arn.substr(e.arn.rfind('/') + 1);
     e.scope = scope;
     RETURN_IF_ERROR(store->Write([&](store::WriteTxn& txn) { return txn.Put("meta", meta_key, e.arn); }));
-    agent::AgentOptions o;
-    o.agent_id = ecs::task::InstanceAgentId(e.arn);
-    o.instance = InstanceTag(config.state_dir);
-    o.network.netns_prefix = agent::NetnsPrefixFor(o.instance, o.agent_id);
-    o.network.state_dir = std::string(agent::kHostNetStateDir);
-    o.metadata = metadata.get();
-    o.logs_dir = (fs::absolute(config.state_dir) / "logs").string();
-    o.tasks_dir = (fs::absolute(config.state_dir) / "tasks").string();
-    o.host_paths = agent::HostPaths::kAllowed;  // an EC2 instance: its tasks may bind host paths
-    e.agent = std::make_unique<agent::Agent>(*control, *images, *runtime, std::move(o));
+    // An EC2 instance: its tasks may bind host paths and add capabilities.
+    e.agent = std::make_unique<agent::Agent>(
+        *control, *images, *runtime,
+        agent::NodeAgentOptions(ecs::task::InstanceAgentId(e.arn), InstanceTag(config.state_dir),
+                                fs::absolute(config.state_dir).string(), metadata.get(), agent::HostPaths::kAllowed));
     RETURN_IF_ERROR(e.agent->Start());
     e.watch = control->Watch(e.arn, [a = e.agent.get()] { a->Notify(); });
     fmt::print(stderr, "paddock: in-process EC2 container instance {}\n", e.arn);
