@@ -23,6 +23,14 @@ def skip_reason(tools=("crun",), files=()):
     return None
 
 
+def httpd_image(state_dir, work_dir, name, page, applets=()):
+    """Imports `name` into the store at `state_dir`: busybox serving `page` on port 8080 with httpd."""
+    from test_images import busybox_rootfs, image
+    root = busybox_rootfs(os.path.join(work_dir, "bb-rootfs-" + name.replace(":", "-").replace("/", "-")),
+                          applets, page)
+    image(state_dir, "import-rootfs", root, "--name", name, "--cmd", "httpd -f -p 8080 -h /www")
+
+
 def wait_for_status(test, ecs, cluster, arn, status, timeout=30, context=lambda: ""):
     """Polls DescribeTasks until the task's lastStatus is `status` and returns the task; fails `test`
     (with `context()` appended) if it stops first or the timeout passes."""

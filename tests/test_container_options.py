@@ -33,9 +33,7 @@ class ContainerOptions(h.PaddockTestCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        root = busybox_rootfs(os.path.join(cls.tmp, "bb-rootfs"))
-        for applet in APPLETS:
-            os.symlink("busybox", os.path.join(root, "bin", applet))
+        root = busybox_rootfs(os.path.join(cls.tmp, "bb-rootfs"), applets=APPLETS)
         os.makedirs(os.path.join(root, "tmp"))
         image(cls.state_dir, "import-rootfs", root, "--name", "bb:opts", "--cmd", "sh")
         cls.ec2 = boto3.client("ec2", endpoint_url=cls.server.endpoint, region_name=h.REGION,

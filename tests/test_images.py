@@ -29,15 +29,20 @@ def image(state_dir, *args, check=True):
     return r.returncode, lines, out, err
 
 
-def busybox_rootfs(path):
-    """A minimal rootfs: /bin/busybox plus a few applet symlinks and an /etc."""
+def busybox_rootfs(path, applets=(), page=None):
+    """A minimal rootfs: /bin/busybox plus a few applet symlinks (and `applets`) and an /etc; with
+    `page`, /www/index.html holding it (for `httpd -h /www`)."""
     os.makedirs(os.path.join(path, "bin"))
     os.makedirs(os.path.join(path, "etc"))
     shutil.copy2(BUSYBOX, os.path.join(path, "bin", "busybox"))
-    for applet in ("sh", "echo", "ls", "httpd", "cat"):
+    for applet in ("sh", "echo", "ls", "httpd", "cat", *applets):
         os.symlink("busybox", os.path.join(path, "bin", applet))
     with open(os.path.join(path, "etc", "passwd"), "w") as f:
         f.write("root:x:0:0:root:/root:/bin/sh\n")
+    if page is not None:
+        os.makedirs(os.path.join(path, "www"))
+        with open(os.path.join(path, "www", "index.html"), "w") as f:
+            f.write(page)
     return path
 
 

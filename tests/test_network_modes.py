@@ -27,7 +27,6 @@ import boto3
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import paddock_harness as h  # noqa: E402
 import task_harness as th  # noqa: E402
-from test_images import busybox_rootfs, image  # noqa: E402
 
 PAGE = "hello from a paddock network mode\n"
 
@@ -75,13 +74,7 @@ class NetworkModes(h.PaddockTestCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        root = busybox_rootfs(os.path.join(cls.tmp, "bb-rootfs"))
-        for applet in ("wget", "sleep"):
-            os.symlink("busybox", os.path.join(root, "bin", applet))
-        os.makedirs(os.path.join(root, "www"))
-        with open(os.path.join(root, "www", "index.html"), "w") as f:
-            f.write(PAGE)
-        image(cls.state_dir, "import-rootfs", root, "--name", "busybox:net", "--cmd", "httpd -f -p 8080 -h /www")
+        th.httpd_image(cls.state_dir, cls.tmp, "busybox:net", PAGE, applets=("wget", "sleep"))
         cls.ec2 = boto3.client("ec2", endpoint_url=cls.server.endpoint, region_name=h.REGION,
                                aws_access_key_id=cls.key_id, aws_secret_access_key=cls.secret)
         cls.subnet = cls.ec2.describe_subnets()["Subnets"][0]["SubnetId"]
@@ -249,13 +242,7 @@ class RemoteAgentBridge(h.PaddockTestCase):
                     f"aws_secret_access_key = {key['secretAccessKey']}\n")
         cls.agent_dir = os.path.join(cls.tmp, "agent")
         os.makedirs(cls.agent_dir)
-        root = busybox_rootfs(os.path.join(cls.tmp, "bb-rootfs"))
-        for applet in ("wget", "sleep"):
-            os.symlink("busybox", os.path.join(root, "bin", applet))
-        os.makedirs(os.path.join(root, "www"))
-        with open(os.path.join(root, "www", "index.html"), "w") as f:
-            f.write(PAGE)
-        image(cls.agent_dir, "import-rootfs", root, "--name", "busybox:net", "--cmd", "httpd -f -p 8080 -h /www")
+        th.httpd_image(cls.agent_dir, cls.tmp, "busybox:net", PAGE, applets=("wget", "sleep"))
         cls.ecs.create_cluster(clusterName="remote-net")
         cls.agent_args = ["--endpoint", cls.server.endpoint, "--cluster", "remote-net", "--state-dir", cls.agent_dir,
                           "--credentials", creds, "--profile", "agent"]

@@ -145,10 +145,7 @@ class Pull(h.PaddockTestCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        root = busybox_rootfs(os.path.join(cls.tmp, "bb-rootfs"))
-        os.makedirs(os.path.join(root, "www"))
-        with open(os.path.join(root, "www", "index.html"), "w") as f:
-            f.write(PAGE)
+        root = busybox_rootfs(os.path.join(cls.tmp, "bb-rootfs"), page=PAGE)
         cls.layout = os.path.join(cls.tmp, "layout")
         oci_layout(cls.layout, root, ["httpd", "-f", "-p", "8080", "-h", "/www"])
         cls.storage = os.path.join(cls.tmp, "registry-storage")

@@ -24,7 +24,6 @@ from botocore.exceptions import ClientError
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import paddock_harness as h  # noqa: E402
 import task_harness as th  # noqa: E402
-from test_images import busybox_rootfs, image  # noqa: E402
 
 PAGE = "hello from a remote paddock agent\n"
 AGENT_TIMEOUT = 6  # agent_timeout_seconds: agentConnected goes false this long after the last poll
@@ -105,11 +104,7 @@ class RemoteAgent(h.PaddockTestCase):
         # The image lives in the AGENT's state directory, not the server's.
         cls.agent_dir = os.path.join(cls.tmp, "agent")
         os.makedirs(cls.agent_dir)
-        root = busybox_rootfs(os.path.join(cls.tmp, "bb-rootfs"))
-        os.makedirs(os.path.join(root, "www"))
-        with open(os.path.join(root, "www", "index.html"), "w") as f:
-            f.write(PAGE)
-        image(cls.agent_dir, "import-rootfs", root, "--name", "busybox:remote", "--cmd", "httpd -f -p 8080 -h /www")
+        th.httpd_image(cls.agent_dir, cls.tmp, "busybox:remote", PAGE)
         cls.ec2 = boto3.client("ec2", endpoint_url=cls.server.endpoint, region_name=h.REGION,
                                aws_access_key_id=cls.key_id, aws_secret_access_key=cls.secret)
         cls.subnet = cls.ec2.describe_subnets()["Subnets"][0]["SubnetId"]
@@ -255,11 +250,7 @@ class InProcessEc2Instance(h.PaddockTestCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        root = busybox_rootfs(os.path.join(cls.tmp, "bb-rootfs"))
-        os.makedirs(os.path.join(root, "www"))
-        with open(os.path.join(root, "www", "index.html"), "w") as f:
-            f.write(PAGE)
-        image(cls.state_dir, "import-rootfs", root, "--name", "busybox:inproc", "--cmd", "httpd -f -p 8080 -h /www")
+        th.httpd_image(cls.state_dir, cls.tmp, "busybox:inproc", PAGE)
         cls.ec2 = boto3.client("ec2", endpoint_url=cls.server.endpoint, region_name=h.REGION,
                                aws_access_key_id=cls.key_id, aws_secret_access_key=cls.secret)
         cls.subnet = cls.ec2.describe_subnets()["Subnets"][0]["SubnetId"]

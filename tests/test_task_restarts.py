@@ -16,7 +16,6 @@ import boto3
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import paddock_harness as h  # noqa: E402
 import task_harness as th  # noqa: E402
-from test_images import busybox_rootfs, image  # noqa: E402
 from task_harness import skip_reason  # noqa: E402
 
 PAGE = "still here\n"
@@ -39,11 +38,7 @@ class TaskRestarts(unittest.TestCase):
         self.state = os.path.join(self.tmp, "state")
         os.makedirs(self.state)
         self.account, self.key_id, self.secret = h.create_account(self.state)
-        root = busybox_rootfs(os.path.join(self.tmp, "bb-rootfs"))
-        os.makedirs(os.path.join(root, "www"))
-        with open(os.path.join(root, "www", "index.html"), "w") as f:
-            f.write(PAGE)
-        image(self.state, "import-rootfs", root, "--name", "busybox:restart", "--cmd", "httpd -f -p 8080 -h /www")
+        th.httpd_image(self.state, self.tmp, "busybox:restart", PAGE)
         self.server = None
         self.addCleanup(self._stop_server)
 

@@ -38,9 +38,7 @@ class _TaskCase(h.PaddockTestCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        root = busybox_rootfs(os.path.join(cls.tmp, "bb-rootfs"))
-        for applet in ("sleep", "dd", "false", "true", "test"):
-            os.symlink("busybox", os.path.join(root, "bin", applet))
+        root = busybox_rootfs(os.path.join(cls.tmp, "bb-rootfs"), applets=("sleep", "dd", "false", "true", "test"))
         image(cls.state_dir, "import-rootfs", root, "--name", IMAGE, "--cmd", "sleep 3600")
         cls.digest = next(i["manifestDigest"] for i in image(cls.state_dir, "ls", "--json")[1]
                           if i["reference"].endswith("/" + IMAGE))

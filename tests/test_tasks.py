@@ -13,8 +13,7 @@ import boto3
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import paddock_harness as h  # noqa: E402
 import task_harness as th  # noqa: E402
-from task_harness import skip_reason  # noqa: E402,F401 (others import it from here)
-from test_images import busybox_rootfs, image  # noqa: E402
+from task_harness import skip_reason  # noqa: E402
 
 PAGE = "hello from a paddock task\n"
 
@@ -25,12 +24,7 @@ class Tasks(h.PaddockTestCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        root = busybox_rootfs(os.path.join(cls.tmp, "bb-rootfs"))
-        os.makedirs(os.path.join(root, "www"))
-        with open(os.path.join(root, "www", "index.html"), "w") as f:
-            f.write(PAGE)
-        image(cls.state_dir, "import-rootfs", root, "--name", "busybox:test",
-              "--cmd", "httpd -f -p 8080 -h /www")
+        th.httpd_image(cls.state_dir, cls.tmp, "busybox:test", PAGE)
         cls.ec2 = boto3.client("ec2", endpoint_url=cls.server.endpoint, region_name=h.REGION,
                                aws_access_key_id=cls.key_id, aws_secret_access_key=cls.secret)
         cls.subnet = cls.ec2.describe_subnets()["Subnets"][0]["SubnetId"]
