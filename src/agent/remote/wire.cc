@@ -4,6 +4,8 @@
 
 #include <boost/json.hpp>
 
+#include "ecs/task/state_json.h"
+
 namespace paddock::agent::remote {
 namespace json = boost::json;
 
@@ -38,23 +40,6 @@ std::optional<TimePoint> OptTime(const json::object& o, std::string_view key) {
 }
 
 }  // namespace
-
-std::optional<std::vector<ecs::task::NetworkBinding>> DecodeNetworkBindings(const json::object& o) {
-  auto it = o.find("networkBindings");
-  if (it == o.end() || !it->value().is_array()) return std::nullopt;
-  std::vector<ecs::task::NetworkBinding> out;
-  for (const auto& v : it->value().get_array()) {
-    if (!v.is_object()) continue;
-    const json::object& b = v.get_object();
-    ecs::task::NetworkBinding nb;
-    if (auto ip = OptStr(b, "bindIP")) nb.bind_ip = *ip;
-    nb.container_port = OptInt(b, "containerPort").value_or(0);
-    nb.host_port = OptInt(b, "hostPort").value_or(0);
-    if (auto p = OptStr(b, "protocol")) nb.protocol = *p;
-    out.push_back(std::move(nb));
-  }
-  return out;
-}
 
 json::object EncodeLaunchSpec(const ecs::task::LaunchSpec& spec) {
   json::object o;
@@ -113,22 +98,7 @@ void EncodeStateChange(const ecs::task::TaskStateChange& change, json::object& o
   if (change.pull_stopped_at) out["pullStoppedAt"] = Seconds(*change.pull_stopped_at);
   if (change.execution_stopped_at) out["executionStoppedAt"] = Seconds(*change.execution_stopped_at);
   json::array containers;
-  for (const auto& c : change.containers) {
-    json::object o{{"containerName", c.name}, {"status", c.last_status}};
-    if (c.exit_code) o["exitCode"] = *c.exit_code;
-    if (c.reason) o["reason"] = *c.reason;
-    if (c.runtime_id) o["runtimeId"] = *c.runtime_id;
-    if (c.health_status) o["healthStatus"] = *c.health_status;
-    if (c.image_digest) o["imageDigest"] = *c.image_digest;
-    if (c.network_bindings) {
-      json::array bindings;
-      for (const auto& b : *c.network_bindings)
-        bindings.push_back(json::object{{"bindIP", b.bind_ip}, {"containerPort", b.container_port},
-                                        {"hostPort", b.host_port}, {"protocol", b.protocol}});
-      o["networkBindings"] = std::move(bindings);
-    }
-    containers.push_back(std::move(o));
-  }
+  for (const auto& c : change.containers) containers.push_back(ecs::task::ContainerChangeJson(c));
   if (!containers.empty()) out["containers"] = std::move(containers);
 }
 
@@ -143,18 +113,7 @@ ecs::task::TaskStateChange DecodeStateChange(const json::object& in) {
   change.execution_stopped_at = OptTime(in, "executionStoppedAt");
   if (auto it = in.find("containers"); it != in.end() && it->value().is_array()) {
     for (const auto& v : it->value().get_array()) {
-      if (!v.is_object()) continue;
-      const json::object& o = v.get_object();
-      ecs::task::ContainerStateChange c;
-      c.name = Str(o, "containerName");
-      c.last_status = Str(o, "status");
-      c.exit_code = OptInt(o, "exitCode");
-      c.reason = OptStr(o, "reason");
-      c.runtime_id = OptStr(o, "runtimeId");
-      c.health_status = OptStr(o, "healthStatus");
-      c.image_digest = OptStr(o, "imageDigest");
-      c.network_bindings = DecodeNetworkBindings(o);
-      change.containers.push_back(std::move(c));
+      if (v.is_object()) change.containers.push_back(ecs::task::ContainerChangeFromJson(v.get_object()));
     }
   }
   return change;

@@ -1,5 +1,7 @@
 #include "ecs/api/ecs_service.h"
 
+#include "ecs/task/state_json.h"
+
 #include <fmt/format.h>
 
 #include <boost/json.hpp>
@@ -738,30 +740,6 @@ Status CheckContainerStatus(std::string_view status) {
   return ParamError(fmt::format("Unknown container status: {}", status));
 }
 
-task::ContainerStateChange DecodeContainerChange(const json::object& o) {
-  task::ContainerStateChange c;
-  c.name = String(o, "containerName");
-  c.last_status = String(o, "status");
-  if (auto it = o.find("exitCode"); it != o.end() && it->value().is_number()) c.exit_code = it->value().to_number<int64_t>();
-  c.reason = OptOwned(o, "reason");
-  c.runtime_id = OptOwned(o, "runtimeId");
-  c.image_digest = OptOwned(o, "imageDigest");
-  if (auto it = o.find("networkBindings"); it != o.end() && it->value().is_array()) {
-    std::vector<task::NetworkBinding> bindings;
-    for (const auto& v : it->value().get_array()) {
-      const json::object& b = v.as_object();
-      task::NetworkBinding nb;
-      if (auto ip = OptString(b, "bindIP")) nb.bind_ip = std::string(*ip);
-      if (auto p = b.find("containerPort"); p != b.end() && p->value().is_number())
-        nb.container_port = p->value().to_number<int64_t>();
-      if (auto p = b.find("hostPort"); p != b.end() && p->value().is_number()) nb.host_port = p->value().to_number<int64_t>();
-      if (auto p = OptString(b, "protocol")) nb.protocol = std::string(*p);
-      bindings.push_back(std::move(nb));
-    }
-    c.network_bindings = std::move(bindings);
-  }
-  return c;
-}
 
 constexpr std::string_view kAcknowledged = R"({"acknowledgment":"ACK"})";
 }  // namespace
@@ -777,7 +755,7 @@ StatusOr<std::string> EcsService::SubmitTaskStateChange(const aws::CallContext& 
   change.execution_stopped_at = OptTime(in, "executionStoppedAt");
   if (auto it = in.find("containers"); it != in.end() && it->value().is_array()) {
     for (const auto& v : it->value().get_array()) {
-      task::ContainerStateChange c = DecodeContainerChange(v.as_object());
+      task::ContainerStateChange c = task::ContainerChangeFromJson(v.as_object());
       if (c.name.empty()) return ParamError("containerName is required for each container.");
       RETURN_IF_ERROR(CheckContainerStatus(c.last_status));
       change.containers.push_back(std::move(c));
@@ -791,7 +769,7 @@ StatusOr<std::string> EcsService::SubmitTaskStateChange(const aws::CallContext& 
 
 StatusOr<std::string> EcsService::SubmitContainerStateChange(const aws::CallContext& ctx, json::object& in) {
   ASSIGN_OR_RETURN(ReportedTask t, FindReportedTask(*owners_.tasks, ctx, in));
-  task::ContainerStateChange c = DecodeContainerChange(in);
+  task::ContainerStateChange c = task::ContainerChangeFromJson(in);
   if (c.name.empty()) return ParamError("containerName is required.");
   RETURN_IF_ERROR(CheckContainerStatus(c.last_status));
   task::TaskStateChange change;
@@ -804,8 +782,7 @@ StatusOr<std::string> EcsService::SubmitContainerStateChange(const aws::CallCont
 StatusOr<std::string> EcsService::SubmitAttachmentStateChanges(const aws::CallContext& ctx, json::object& in) {
   ASSIGN_OR_RETURN(std::string cluster,
                    cluster::ClusterName(OptString(in, "cluster"), ctx.scope, ctx.action, ctx.principal.arn));
-  ASSIGN_OR_RETURN(cluster::DescribeResult d, owners_.clusters->Describe(ctx.scope, {cluster}, cluster::Include{}));
-  if (d.clusters.empty()) return NotFound("Cluster not found.", "ClusterNotFoundException");
+  RETURN_IF_ERROR(owners_.clusters->CheckExists(ctx.scope, cluster));
   auto it = in.find("attachments");
   if (it == in.end() || !it->value().is_array() || it->value().get_array().empty())
     return ParamError("Attachments cannot be empty.");

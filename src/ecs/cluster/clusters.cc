@@ -401,6 +401,10 @@ StatusOr<Clusters::LaunchSettings> Clusters::ForLaunch(const Scope& scope, std::
   return out;
 }
 
+Status Clusters::CheckExists(const Scope& scope, std::string_view name) {
+  return store_.Read([&](store::ReadTxn& txn) { return CheckExists(txn, scope, name); });
+}
+
 Status Clusters::CheckExists(store::ReadTxn& txn, const Scope& scope, std::string_view name) {
   ASSIGN_OR_RETURN(auto text, txn.Get(kClusters, ClusterKey(scope, name)));
   return text ? OkStatus() : ClusterNotFoundError();

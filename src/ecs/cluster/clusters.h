@@ -92,6 +92,8 @@ class Clusters {
   // Inside a caller's transaction: OK when the cluster exists (ACTIVE or INACTIVE), else
   // ClusterNotFoundException. For actions that read a cluster's contents.
   Status CheckExists(store::ReadTxn& txn, const Scope& scope, std::string_view name);
+  // The same in a read transaction of its own.
+  Status CheckExists(const Scope& scope, std::string_view name);
 
   // What RunTask needs of an ACTIVE cluster (else ClusterNotFoundException), read straight from
   // its record: no usage counts, no rendering. Launches still CheckActive in their transaction.

@@ -14,6 +14,7 @@
 #include "ecs/common/resource_arn.h"
 #include "ecs/taskdef/validate.h"
 #include "ecs/task/placement.h"
+#include "ecs/task/state_json.h"
 #include "store/key.h"
 #include "vpc/default_vpc.h"
 #include "vpc/ipam.h"
@@ -1096,11 +1097,7 @@ Status Tasks::ReportState(std::string_view agent_id, std::string_view task_arn, 
         if (cc.image_digest) c["imageDigest"] = *cc.image_digest;
         if (cc.network_bindings) {
           json::array bindings;
-          for (const auto& b : *cc.network_bindings)
-            bindings.push_back(json::object{{"bindIP", b.bind_ip},
-                                            {"containerPort", b.container_port},
-                                            {"hostPort", b.host_port},
-                                            {"protocol", b.protocol}});
+          for (const auto& b : *cc.network_bindings) bindings.push_back(NetworkBindingJson(b));
           c["networkBindings"] = std::move(bindings);
         }
       }
