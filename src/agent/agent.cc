@@ -458,7 +458,7 @@ class Agent::Driver {
   TaskFilesOptions TaskFilesOpts() const {
     TaskFilesOptions o;
     o.tasks_dir = agent_.options_.tasks_dir;
-    o.host_paths = agent_.options_.host_paths;
+    o.host_access = agent_.options_.host_access;
     return o;
   }
 
@@ -1085,7 +1085,7 @@ Status Agent::EnsureBridgeNetwork() {
 }
 
 AgentOptions NodeAgentOptions(std::string agent_id, std::string instance, const std::string& state_dir,
-                              metadata::MetadataService* metadata, HostPaths host_paths) {
+                              metadata::MetadataService* metadata, HostAccess host_access) {
   AgentOptions o;
   o.network.netns_prefix = NetnsPrefixFor(instance, agent_id);
   o.network.state_dir = std::string(kHostNetStateDir);
@@ -1094,7 +1094,7 @@ AgentOptions NodeAgentOptions(std::string agent_id, std::string instance, const 
   o.metadata = metadata;
   o.logs_dir = (std::filesystem::path(state_dir) / "logs").string();
   o.tasks_dir = (std::filesystem::path(state_dir) / "tasks").string();
-  o.host_paths = host_paths;
+  o.host_access = host_access;
   return o;
 }
 

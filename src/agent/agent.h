@@ -82,9 +82,10 @@ struct AgentOptions {
   // false: tasks get no bridge, no netns, no published or reserved ports (their containers get a
   // private namespace). For the agent's unit tests, which run on FakeRuntime without root.
   bool task_networks = true;
-  // kAllowed for an EC2 container instance's agent: volumes with host.sourcePath bind-mount that
-  // path of this host. Fargate's agent refuses them (ResourceInitializationError), as AWS does.
-  HostPaths host_paths = HostPaths::kRefused;
+  // kEc2Instance for an EC2 container instance's agent: host.sourcePath volumes bind that path of
+  // this host and any capability may be added. Fargate's agent refuses both but SYS_PTRACE
+  // (ResourceInitializationError), as AWS does (agent/container_spec.h CheckSupported).
+  HostAccess host_access = HostAccess::kFargate;
   // The task metadata endpoint (agent/metadata): every container of a task with a network
   // (awsvpc, bridge, host) is registered and gets ECS_CONTAINER_METADATA_URI_V4 (and _URI).
   // Null: no endpoint. Must outlive the agent.
@@ -130,7 +131,7 @@ inline constexpr std::string_view kHostNetStateDir = "/run/paddock/net";
 // tag, its own netns prefix (NetnsPrefixFor), the host's bridge-mode address book, logs and task
 // files under `state_dir`, `metadata` (null: no endpoint), and what its tasks may do on the host.
 AgentOptions NodeAgentOptions(std::string agent_id, std::string instance, const std::string& state_dir,
-                              metadata::MetadataService* metadata, HostPaths host_paths);
+                              metadata::MetadataService* metadata, HostAccess host_access);
 
 // The task metadata endpoint for the agents of a node or of `paddock agent`: as root only (else
 // nullptr). Adds 169.254.170.2 to `network.bridge` (made if missing) and listens on port 80, or,

@@ -74,7 +74,7 @@ bool IsAbsolute(std::string_view path) { return !path.empty() && path.front() ==
 
 }  // namespace
 
-Status CheckSupported(const json::object& task_definition, const json::object& overrides, HostPaths host_paths) {
+Status CheckSupported(const json::object& task_definition, const json::object& overrides, HostAccess host_access) {
   std::set<std::string> volumes;
   for (const json::object* v : Objects(task_definition, "volumes")) {
     std::string name = Str(*v, "name");
@@ -87,7 +87,7 @@ Status CheckSupported(const json::object& task_definition, const json::object& o
       return unsupported("FSx for Windows File Server volumes (fsxWindowsFileServerVolumeConfiguration)");
     if (Bool(*v, "configuredAtLaunch").value_or(false)) return unsupported("volumes configured at launch (configuredAtLaunch)");
     if (std::string source = Str(Obj(*v, "host"), "sourcePath"); !source.empty()) {
-      if (host_paths == HostPaths::kAllowed) {
+      if (host_access == HostAccess::kEc2Instance) {
         if (!IsAbsolute(source)) return unsupported(fmt::format("host paths that are not absolute ('{}')", source));
         volumes.insert(std::move(name));
         continue;
@@ -142,7 +142,7 @@ Status CheckSupported(const json::object& task_definition, const json::object& o
     if (auto devices = Objects(lp, "devices"); !devices.empty()) {
       return refuse("host devices (linuxParameters.devices) are not supported on Fargate");
     }
-    if (host_paths == HostPaths::kRefused) {
+    if (host_access == HostAccess::kFargate) {
       // Fargate adds no capability but SYS_PTRACE (AWS's rule). Without a user namespace any other
       // (SYS_ADMIN, NET_ADMIN, ALL, ...) would be the host's; EC2 instances are their owners' to grant.
       for (const std::string& cap : Strings(Obj(lp, "capabilities"), "add")) {

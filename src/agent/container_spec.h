@@ -61,12 +61,12 @@ struct ContainerInput {
 // paths, devices), InvalidArgument for a reference that does not resolve (a mountPoint's
 // sourceVolume, a volumesFrom sourceContainer, a relative containerPath). The message is what
 // follows "ResourceInitializationError: " in the task's stoppedReason.
-// `host_paths`: kAllowed when the agent is an EC2 container instance's, whose tasks may bind-mount
-// host paths (volumes with host.sourcePath) and add any capability; on Fargate (kRefused) both are
+// `host_access`: kEc2Instance when the agent is an EC2 container instance's, whose tasks may bind-mount
+// host paths (volumes with host.sourcePath) and add any capability; on Fargate (kFargate) both are
 // refused as AWS refuses them: no sourcePath, no capability added but SYS_PTRACE.
-enum class HostPaths : bool { kRefused = false, kAllowed = true };
+enum class HostAccess : bool { kFargate = false, kEc2Instance = true };
 Status CheckSupported(const boost::json::object& task_definition, const boost::json::object& overrides,
-                      HostPaths host_paths = HostPaths::kRefused);
+                      HostAccess host_access = HostAccess::kFargate);
 
 // The container's hostname: its definition's, else the task's.
 std::string HostnameOf(const boost::json::object& definition, const TaskContext& task);

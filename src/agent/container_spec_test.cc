@@ -211,7 +211,7 @@ TEST(CheckSupportedTest, RefusesWhatItCannotProvide) {
             "container 'a': linuxParameters.capabilities.add 'SYS_ADMIN' is not supported on Fargate (only SYS_PTRACE is)");
   EXPECT_EQ(Refusal(R"({"containerDefinitions":[{"name":"a","linuxParameters":{"capabilities":{"add":["SYS_PTRACE"],"drop":["ALL"]}}}]})"), "");
   EXPECT_TRUE(CheckSupported(Obj(R"({"containerDefinitions":[{"name":"a","linuxParameters":{"capabilities":{"add":["NET_ADMIN"]}}}]})"),
-                             Obj("{}"), HostPaths::kAllowed).ok());  // an EC2 instance's owner may grant it
+                             Obj("{}"), HostAccess::kEc2Instance).ok());  // an EC2 instance's owner may grant it
   EXPECT_NE(Refusal(R"({"volumes":[{"name":"s","dockerVolumeConfiguration":{"driver":"rexray"}}],"containerDefinitions":[]})"), "");
 }
 

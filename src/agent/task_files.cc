@@ -66,7 +66,7 @@ std::string RegionOf(std::string_view arn) {
 }
 
 Status Write(runtime::Runtime& runtime, const TaskFilesOptions& options, const TaskFilesInput& in, TaskFiles& out) {
-  RETURN_IF_ERROR(CheckSupported(in.definition, in.overrides, options.host_paths));
+  RETURN_IF_ERROR(CheckSupported(in.definition, in.overrides, options.host_access));
   if (!IsTaskId(in.task_id)) return InvalidArgument(fmt::format("bad task id '{}'", in.task_id));
   std::string region = RegionOf(in.task_arn);
   if (!in.ip.empty()) out.hostname = PrivateDnsName(in.ip, region);

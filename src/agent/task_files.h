@@ -46,7 +46,7 @@ struct TaskFilesOptions {
   std::string host_resolv_conf = "/etc/resolv.conf";
   // An EC2 instance's agent: volumes with host.sourcePath bind that host path (created when
   // missing, as the ECS agent does, and never removed); refused otherwise.
-  HostPaths host_paths = HostPaths::kRefused;
+  HostAccess host_access = HostAccess::kFargate;
 };
 
 struct TaskFilesInput {

@@ -192,7 +192,7 @@ TEST_F(TaskFilesTest, HostPathsBindOnEc2InstancesOnlyAndAreNeverRemoved) {
   EXPECT_EQ(fargate.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_FALSE(fs::exists(host));
 
-  options_.host_paths = HostPaths::kAllowed;
+  options_.host_access = HostAccess::kEc2Instance;
   auto ec2 = Prepare(def);
   ASSERT_TRUE(ec2.ok()) << ec2.status().ToString();
   EXPECT_EQ(ec2->volumes.at("h"), host.string());

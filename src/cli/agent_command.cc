@@ -188,7 +188,7 @@ int RunAgentCommand(const AgentCommand& c) {
   // An EC2 instance: its tasks may bind host paths and add capabilities.
   agent::Agent agent(control, images, **runtime,
                      agent::NodeAgentOptions(ecs::task::InstanceAgentId(arn), tag, state.string(), metadata.get(),
-                                             agent::HostPaths::kAllowed));
+                                             agent::HostAccess::kEc2Instance));
   const uint64_t watch = control.Watch(arn, [&agent] { agent.Notify(); });
   if (Status s = control.Start(); !s.ok()) return Fail("control", s);
   if (Status s = agent.Start(); !s.ok()) {

@@ -159,7 +159,7 @@ class Node::Impl {
     metadata = agent::StartMetadataService(agent::net::NetworkOptions{}, state.string());
     agent = std::make_unique<agent::Agent>(*control, *images, *runtime,
                                            agent::NodeAgentOptions(std::string(kFargateAgent), instance, state.string(),
-                                                                   metadata.get(), agent::HostPaths::kRefused));
+                                                                   metadata.get(), agent::HostAccess::kFargate));
     Status s = agent->Start();
     if (!s.ok()) {
       fmt::print(stderr, "paddock: warning: tasks will not run: {}\n", s.ToString());
@@ -215,7 +215,7 @@ class Node::Impl {
     e.agent = std::make_unique<agent::Agent>(
         *control, *images, *runtime,
         agent::NodeAgentOptions(ecs::task::InstanceAgentId(e.arn), InstanceTag(config.state_dir),
-                                fs::absolute(config.state_dir).string(), metadata.get(), agent::HostPaths::kAllowed));
+                                fs::absolute(config.state_dir).string(), metadata.get(), agent::HostAccess::kEc2Instance));
     RETURN_IF_ERROR(e.agent->Start());
     e.watch = control->Watch(e.arn, [a = e.agent.get()] { a->Notify(); });
     fmt::print(stderr, "paddock: in-process EC2 container instance {}\n", e.arn);
