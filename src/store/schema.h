@@ -42,7 +42,7 @@ inline constexpr TableDef kTables[] = {
     {"task_by_launch_type", 3},  // (account, region, cluster, launchType, desiredStatus, id) -> ""   index
     {"task_assignments", 3},  // (agent id, account, region, cluster, id) -> ""   the agent's tasks
     {"task_refs", 3},         // (account, region, family, revision, cluster, id) -> ""   ReferenceCheck
-    {"task_counts", 3},       // (account, region, cluster) -> "<pending> <running>"   ClusterUsage
+    {"task_counts", 3},       // (account, region, cluster) -> "<pending> <running> [<pending EC2> <running EC2>]"   ClusterUsage
     {"task_stopped", 3},      // (account, region, stoppedAt ms, cluster, id) -> ""   ReapStopped
     {"task_tokens", 3},       // (account, region, clientToken) -> {request, arns, expires}
     // ecs/instance (docs/contracts/container-instance.md)

@@ -26,7 +26,7 @@
 //   task_by_launch_type (account, region, cluster, launchType, desiredStatus, id) -> ""
 //   task_assignments  (agent id, account, region, cluster, id) -> ""
 //   task_refs         (account, region, family, revision, cluster, id) -> ""  non-STOPPED tasks
-//   task_counts       (account, region, cluster) -> "<pending> <running>"
+//   task_counts       (account, region, cluster) -> "<pending> <running> <pending EC2> <running EC2>"
 //   task_stopped      (account, region, stoppedAt ms, cluster, id) -> ""      ReapStopped's list
 //   task_tokens       (account, region, clientToken) -> {request, arns, expires}
 #pragma once
