@@ -62,6 +62,19 @@ json::array EncodeTags(const Tags& tags) {
   return out;
 }
 
+// ECS's Failure shape ({arn, reason, detail?}) for any owner's failure records.
+template <typename Failure>
+json::array EncodeFailures(const std::vector<Failure>& failures) {
+  json::array out;
+  out.reserve(failures.size());
+  for (const auto& f : failures) {
+    json::object o{{"arn", f.arn}, {"reason", f.reason}};
+    if (!f.detail.empty()) o["detail"] = f.detail;
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
 // A list-action token is bound to the action, the caller's scope and the filters.
 std::string TokenContext(const aws::CallContext& ctx, std::string_view filters) {
   return fmt::format("{}|{}|{}|{}", ctx.action, ctx.scope.account.str(), ctx.scope.region.str(), filters);
@@ -290,13 +303,8 @@ StatusOr<std::string> EcsService::DeleteTaskDefinitions(const aws::CallContext& 
   // Revisions nothing references are removed now; the rest stay DELETE_IN_PROGRESS until free.
   auto reaped = owners_.task_definitions->ReapDeleting(ctx.scope);
   if (!reaped.ok()) reaped.status().IgnoreError();  // retried by the next delete or the reaper
-  json::array failures;
-  for (const auto& f : r.failures) {
-    json::object o{{"arn", f.arn}, {"reason", f.reason}};
-    if (!f.detail.empty()) o["detail"] = f.detail;
-    failures.push_back(std::move(o));
-  }
-  return "{\"taskDefinitions\":" + JoinArray(r.task_definitions) + ",\"failures\":" + json::serialize(failures) + "}";
+  return "{\"taskDefinitions\":" + JoinArray(r.task_definitions) + ",\"failures\":" +
+         json::serialize(EncodeFailures(r.failures)) + "}";
 }
 
 // ---- Tasks ----
@@ -322,16 +330,6 @@ std::optional<std::string> OptOwned(const json::object& in, std::string_view key
 bool Bool(const json::object& in, std::string_view key) {
   auto it = in.find(key);
   return it != in.end() && it->value().is_bool() && it->value().get_bool();
-}
-
-json::array EncodeFailures(const std::vector<task::RunResult::Failure>& failures) {
-  json::array out;
-  for (const auto& f : failures) {
-    json::object o{{"arn", f.arn}, {"reason", f.reason}};
-    if (!f.detail.empty()) o["detail"] = f.detail;
-    out.push_back(std::move(o));
-  }
-  return out;
 }
 
 // The members RunTask and StartTask share.
@@ -433,16 +431,6 @@ StatusOr<std::vector<instance::InstanceRef>> InstanceRefs(const aws::CallContext
   return refs;
 }
 
-json::array EncodeInstanceFailures(const std::vector<instance::Failure>& failures) {
-  json::array out;
-  for (const auto& f : failures) {
-    json::object o{{"arn", f.arn}, {"reason", f.reason}};
-    if (!f.detail.empty()) o["detail"] = f.detail;
-    out.push_back(std::move(o));
-  }
-  return out;
-}
-
 json::array EncodeAttributes(const std::vector<instance::ListedAttribute>& attributes) {
   json::array out;
   for (const auto& a : attributes) {
@@ -514,7 +502,7 @@ StatusOr<std::string> EcsService::DescribeContainerInstances(const aws::CallCont
   ASSIGN_OR_RETURN(instance::DescribeResult r,
                    owners_.container_instances->Describe(ctx.scope, name, refs, include, ctx.now));
   return "{\"containerInstances\":" + JoinArray(r.instances) +
-         ",\"failures\":" + json::serialize(EncodeInstanceFailures(r.failures)) + "}";
+         ",\"failures\":" + json::serialize(EncodeFailures(r.failures)) + "}";
 }
 
 StatusOr<std::string> EcsService::ListContainerInstances(const aws::CallContext& ctx, json::object& in) {
@@ -545,7 +533,7 @@ StatusOr<std::string> EcsService::UpdateContainerInstancesState(const aws::CallC
   ASSIGN_OR_RETURN(instance::DescribeResult r,
                    owners_.container_instances->UpdateState(ctx.scope, name, refs, String(in, "status"), ctx.now));
   return "{\"containerInstances\":" + JoinArray(r.instances) +
-         ",\"failures\":" + json::serialize(EncodeInstanceFailures(r.failures)) + "}";
+         ",\"failures\":" + json::serialize(EncodeFailures(r.failures)) + "}";
 }
 
 StatusOr<std::string> EcsService::UpdateContainerAgent(const aws::CallContext& ctx, json::object& in) {
