@@ -5,7 +5,7 @@
 #include <fcntl.h>
 
 #include "agent/container_spec.h"
-#include "agent/fields.h"
+#include "common/json_fields.h"
 #include "agent/images/digest.h"
 #include "agent/logs.h"
 #include "agent/task_files.h"
@@ -27,6 +27,12 @@
 #include <boost/json.hpp>
 
 namespace paddock::agent {
+using json_fields::Str;
+using json_fields::Int;
+using json_fields::Bool;
+using json_fields::Strings;
+using json_fields::Obj;
+using json_fields::Objects;
 namespace json = boost::json;
 using ecs::task::ContainerStateChange;
 using ecs::task::LaunchSpec;

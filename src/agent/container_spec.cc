@@ -9,9 +9,15 @@
 #include <set>
 #include <utility>
 
-#include "agent/fields.h"
+#include "common/json_fields.h"
 
 namespace paddock::agent {
+using json_fields::Str;
+using json_fields::Int;
+using json_fields::Bool;
+using json_fields::Strings;
+using json_fields::Obj;
+using json_fields::Objects;
 namespace json = boost::json;
 
 namespace {

@@ -9,9 +9,13 @@
 
 #include <fmt/format.h>
 
-#include "agent/fields.h"
+#include "common/json_fields.h"
 
 namespace paddock::agent {
+using json_fields::Str;
+using json_fields::Strings;
+using json_fields::Obj;
+using json_fields::Objects;
 namespace fs = std::filesystem;
 namespace json = boost::json;
 

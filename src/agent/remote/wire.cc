@@ -4,29 +4,16 @@
 
 #include <boost/json.hpp>
 
+#include "common/json_fields.h"
 #include "ecs/task/state_json.h"
 
 namespace paddock::agent::remote {
 namespace json = boost::json;
+using json_fields::Str;
+using json_fields::OptStr;
+using json_fields::Int;
 
 namespace {
-
-std::string Str(const json::object& o, std::string_view key) {
-  auto it = o.find(key);
-  return it != o.end() && it->value().is_string() ? std::string(it->value().get_string()) : std::string();
-}
-
-std::optional<std::string> OptStr(const json::object& o, std::string_view key) {
-  auto it = o.find(key);
-  if (it == o.end() || !it->value().is_string()) return std::nullopt;
-  return std::string(it->value().get_string());
-}
-
-std::optional<int64_t> OptInt(const json::object& o, std::string_view key) {
-  auto it = o.find(key);
-  if (it == o.end() || !it->value().is_number()) return std::nullopt;
-  return it->value().to_number<int64_t>();
-}
 
 double Seconds(TimePoint t) {
   return std::chrono::duration<double>(t.time_since_epoch()).count();
@@ -82,7 +69,7 @@ StatusOr<ecs::task::LaunchSpec> DecodeLaunchSpec(const json::object& o) {
     ecs::task::LaunchSpec::Network net;
     net.subnet_id = Str(n, "subnetId");
     net.ip = Str(n, "ip");
-    net.prefix_length = static_cast<int>(OptInt(n, "prefixLength").value_or(0));
+    net.prefix_length = static_cast<int>(Int(n, "prefixLength").value_or(0));
     net.gateway = Str(n, "gateway");
     spec.network = std::move(net);
   }

@@ -2,24 +2,13 @@
 
 #include <boost/json.hpp>
 
+#include "common/json_fields.h"
+
 namespace paddock::ecs::task {
 namespace json = boost::json;
 
-namespace {
-
-std::optional<std::string> OptStr(const json::object& o, std::string_view key) {
-  auto it = o.find(key);
-  if (it == o.end() || !it->value().is_string()) return std::nullopt;
-  return std::string(it->value().get_string());
-}
-
-std::optional<int64_t> OptInt(const json::object& o, std::string_view key) {
-  auto it = o.find(key);
-  if (it == o.end() || !it->value().is_number()) return std::nullopt;
-  return it->value().to_number<int64_t>();
-}
-
-}  // namespace
+using json_fields::OptStr;
+using json_fields::Int;
 
 json::object NetworkBindingJson(const NetworkBinding& b) {
   return json::object{
@@ -45,7 +34,7 @@ ContainerStateChange ContainerChangeFromJson(const json::object& o) {
   ContainerStateChange c;
   c.name = OptStr(o, "containerName").value_or("");
   c.last_status = OptStr(o, "status").value_or("");
-  c.exit_code = OptInt(o, "exitCode");
+  c.exit_code = Int(o, "exitCode");
   c.reason = OptStr(o, "reason");
   c.runtime_id = OptStr(o, "runtimeId");
   c.health_status = OptStr(o, "healthStatus");
@@ -57,8 +46,8 @@ ContainerStateChange ContainerChangeFromJson(const json::object& o) {
       const json::object& b = v.get_object();
       NetworkBinding nb;
       if (auto ip = OptStr(b, "bindIP")) nb.bind_ip = *ip;
-      nb.container_port = OptInt(b, "containerPort").value_or(0);
-      nb.host_port = OptInt(b, "hostPort").value_or(0);
+      nb.container_port = Int(b, "containerPort").value_or(0);
+      nb.host_port = Int(b, "hostPort").value_or(0);
       if (auto p = OptStr(b, "protocol")) nb.protocol = *p;
       bindings.push_back(std::move(nb));
     }

@@ -1,6 +1,6 @@
-// agent/fields: reading the members of a pinned task definition (JSON as ECS stores it) without
-// ceremony. A missing member or one of another type reads as empty / nullopt: the definition was
-// validated when it was registered, so the agent only needs to be safe, not to diagnose.
+// common/json_fields: reading members of JSON that was validated elsewhere (a pinned task
+// definition, a wire message checked by the API model) without ceremony. A missing member or one
+// of another type reads as empty / nullopt: the reader only needs to be safe, not to diagnose.
 #pragma once
 
 #include <cstdint>
@@ -11,11 +11,18 @@
 
 #include <boost/json/object.hpp>
 
-namespace paddock::agent {
+namespace paddock::json_fields {
 
 inline std::string Str(const boost::json::object& o, std::string_view key) {
   auto it = o.find(key);
   return (it != o.end() && it->value().is_string()) ? std::string(it->value().get_string()) : std::string();
+}
+
+// A string member, or nullopt (absent, or not a string).
+inline std::optional<std::string> OptStr(const boost::json::object& o, std::string_view key) {
+  auto it = o.find(key);
+  if (it == o.end() || !it->value().is_string()) return std::nullopt;
+  return std::string(it->value().get_string());
 }
 
 inline std::optional<int64_t> Int(const boost::json::object& o, std::string_view key) {
@@ -58,4 +65,4 @@ inline std::vector<const boost::json::object*> Objects(const boost::json::object
   return out;
 }
 
-}  // namespace paddock::agent
+}  // namespace paddock::json_fields
