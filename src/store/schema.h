@@ -16,7 +16,7 @@ struct TableDef {
 };
 
 // The current schema version.
-inline constexpr int kSchemaVersion = 4;
+inline constexpr int kSchemaVersion = 5;
 
 inline constexpr TableDef kTables[] = {
     // iam/: accounts and access keys.
@@ -50,6 +50,16 @@ inline constexpr TableDef kTables[] = {
     {"container_instance_counts", 4},  // (account, region, cluster) -> "<ACTIVE + DRAINING>"   ClusterUsage
     {"container_instance_tasks", 4},   // (account, region, cluster, id, task id) -> reservation   Reserve/Release
     {"container_instance_inactive", 4},  // (account, region, deregisteredAt ms, cluster, id) -> ""   ReapInactive
+    // ecs/service (docs/contracts/service.md)
+    {"services", 5},              // (account, region, cluster, name) -> service record JSON
+    {"service_by_status", 5},     // (account, region, cluster, status, name) -> ""   index: ListServices
+    {"service_inactive", 5},      // (account, region, inactiveAt ms, cluster, name) -> ""   ReapInactive
+    {"service_refs", 5},          // (account, region, family, revision, cluster, name) -> ""   ReferenceCheck
+    {"service_tokens", 5},        // (account, region, cluster, name) -> {clientToken, request}   idempotency
+    {"service_deployments", 5},   // (account, region, cluster, service, id) -> ServiceDeployment JSON
+    {"service_revisions", 5},     // (account, region, cluster, service, id) -> ServiceRevision JSON
+    // sched/
+    {"scheduler_lease", 5},       // ("scheduler") -> "<holder> <epoch> <expires ms>"
     // vpc/: IP addresses of the default VPC's subnets
     {"ipam", 1},              // (pool cidr, ip) -> "<account> <region> <owner>"   node-wide
     {"ipam_subnets", 1},      // (pool cidr) -> "<cursor> <in use>"

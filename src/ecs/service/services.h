@@ -1,0 +1,146 @@
+// ecs/service: the one owner of service records (docs/contracts/service.md).
+//
+// Only this module writes services, their deployments, task sets, events, service deployments,
+// service revisions, their indexes and their tags. The API actions (CreateService, UpdateService,
+// DeleteService, DescribeServices, ListServices, ListServicesByNamespace, the task-set actions and
+// the service-deployment actions) validate, resolve the task definition once and write in one
+// transaction. The scheduler (sched/) never touches the record directly: it reads and writes the
+// typed projection in state.h through LoadState / StoreState, inside transactions that also carry
+// its launches and its lease check.
+//
+//   Services services(store, task_definitions, clusters);
+//   ASSIGN_OR_RETURN(std::string svc, services.Create(scope, caller_arn, input, now));  // Service JSON
+//
+// Records (store/schema.h):
+//   services         (account, region, cluster, name) -> the service record (JSON: the Service
+//                    shape's stored members + events + the scheduler's private members + version)
+//   service_by_status (account, region, cluster, status, name) -> ""   ListServices: ACTIVE/DRAINING
+//   service_inactive (account, region, inactiveAt ms, cluster, name) -> ""   ReapInactive's list
+//   service_refs     (account, region, family, revision, cluster, name) -> ""   ReferenceCheck
+//   service_tokens   (account, region, cluster, name) -> {clientToken, request hash}   CreateService idempotency
+//   service_deployments (account, region, cluster, service, createdAt ms, id) -> ServiceDeployment JSON
+//   service_revisions (account, region, cluster, service, id) -> ServiceRevision JSON
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/json/object.hpp>
+
+#include "common/clock.h"
+#include "common/ids.h"
+#include "common/status.h"
+#include "ecs/cluster/clusters.h"
+#include "ecs/common/tags.h"
+#include "ecs/service/state.h"
+#include "ecs/taskdef/taskdefs.h"
+#include "store/store.h"
+
+namespace paddock::ecs::service {
+
+// Configurable limits (AWS's defaults; docs/contracts/service.md).
+struct Quotas {
+  int64_t services_per_cluster = 5000;
+  int64_t tasks_per_service = 5000;
+  int64_t task_sets_per_service = 5;
+};
+
+struct DescribeResult {
+  std::vector<std::string> services;  // serialized Service JSON
+  struct Failure {
+    std::string arn;
+    std::string reason;  // MISSING
+    std::string detail;
+  };
+  std::vector<Failure> failures;
+};
+
+struct ListQuery {
+  std::optional<std::string> cluster;
+  std::optional<std::string> launch_type;
+  std::optional<std::string> scheduling_strategy;
+  size_t limit = 10;  // ListServices' default page
+  std::string after;
+};
+
+struct Page {
+  std::vector<std::string> arns;
+  std::string next;  // empty when done
+};
+
+class Services {
+ public:
+  Services(store::Store& store, taskdef::TaskDefinitions& task_definitions, cluster::Clusters& clusters,
+           Quotas quotas = {})
+      : store_(store), task_definitions_(task_definitions), clusters_(clusters), quotas_(quotas) {}
+
+  // ---- The API (each validated against botocore's input shape first) ----
+  StatusOr<std::string> Create(const Scope& scope, std::string_view caller_arn, const boost::json::object& input,
+                               TimePoint now);
+  StatusOr<std::string> Update(const Scope& scope, std::string_view caller_arn, const boost::json::object& input,
+                               TimePoint now);
+  StatusOr<std::string> Delete(const Scope& scope, std::string_view caller_arn, const boost::json::object& input,
+                               TimePoint now);
+  StatusOr<DescribeResult> Describe(const Scope& scope, std::string_view caller_arn, const boost::json::object& input);
+  StatusOr<Page> List(const Scope& scope, std::string_view caller_arn, const ListQuery& q);
+
+  Status TagResource(const Scope& scope, std::string_view arn, const Tags& tags);
+  Status UntagResource(const Scope& scope, std::string_view arn, const std::vector<std::string>& keys);
+  StatusOr<Tags> ListTags(const Scope& scope, std::string_view arn);
+
+  // ---- The scheduler's side ----
+  // The typed state of one service (nullopt when there is no record). INACTIVE services load too.
+  StatusOr<std::optional<ServiceState>> LoadState(store::ReadTxn& txn, const ServiceKey& key);
+  // Writes the scheduler-owned parts of `state` back: status (DRAINING -> INACTIVE only),
+  // desired_count (DAEMON only), deployments, new_events. Fails with kAborted (writing nothing)
+  // when the record's version is no longer state.version.
+  Status StoreState(store::WriteTxn& txn, const ServiceState& state, TimePoint now);
+  // Up to `limit` service keys after `after` (a position from the previous call; empty: from the
+  // start), across every account: the scheduler's resync walks them in pages.
+  struct KeyPage {
+    std::vector<ServiceKey> keys;
+    std::string next;  // empty when done
+  };
+  StatusOr<KeyPage> ListAllKeys(store::ReadTxn& txn, size_t limit, const std::string& after);
+
+  // Called after the commit of every API change to a service (create, update, delete, task-set
+  // changes, a stopped deployment), so the scheduler can act at once. Set before serving; cheap;
+  // must not call back into Services.
+  void SetChangeListener(std::function<void(const ServiceKey&)> listener);
+
+  // Removes INACTIVE services that became INACTIVE more than an hour before `now`.
+  StatusOr<size_t> ReapInactive(TimePoint now);
+  Status ReapAccount(const AccountId& account);
+
+  taskdef::ReferenceCheck* reference_check() { return &refs_; }
+  cluster::ClusterUsage* cluster_usage() { return &usage_; }
+
+ private:
+  class Refs final : public taskdef::ReferenceCheck {
+   public:
+    StatusOr<bool> IsReferenced(store::ReadTxn& txn, const Scope& scope, std::string_view family,
+                                uint64_t revision) override;
+  };
+  class Usage final : public cluster::ClusterUsage {
+   public:
+    StatusOr<Counts> Count(store::ReadTxn& txn, const Scope& scope, std::string_view cluster) override;
+  };
+
+  void NotifyChange(const ServiceKey& key);
+
+  store::Store& store_;
+  taskdef::TaskDefinitions& task_definitions_;
+  cluster::Clusters& clusters_;
+  Quotas quotas_;
+  Refs refs_;
+  Usage usage_;
+  std::mutex listener_mu_;
+  std::function<void(const ServiceKey&)> listener_;  // GUARDED_BY(listener_mu_)
+};
+
+}  // namespace paddock::ecs::service

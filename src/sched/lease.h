@@ -1,0 +1,49 @@
+// sched/lease: the scheduler's leader lease, kept in the store, with a fencing epoch.
+//
+// One scheduler at a time holds the lease. Acquiring it when it is free or expired bumps the
+// epoch; every scheduler write runs CheckFence in its own transaction, so a deposed leader's late
+// write (its epoch is no longer the lease's, or its lease has expired) is refused with
+// kFailedPrecondition and changes nothing.
+//
+//   Lease lease(store, "server-1", std::chrono::seconds(10));
+//   ASSIGN_OR_RETURN(std::optional<uint64_t> epoch, lease.TryAcquire(clock.Now()));
+//   if (epoch) store.Write([&](WriteTxn& txn) { RETURN_IF_ERROR(lease.CheckFence(txn, *epoch, now)); ... });
+//
+// Record (store/schema.h): scheduler_lease ("scheduler") -> "<holder> <epoch> <expires ms>".
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "store/store.h"
+
+namespace paddock::sched {
+
+class Lease {
+ public:
+  Lease(store::Store& store, std::string holder, std::chrono::milliseconds ttl)
+      : store_(store), holder_(std::move(holder)), ttl_(ttl) {}
+
+  // Takes the lease if it is free, expired or already ours, and extends it to now + ttl. Returns
+  // the epoch this holder writes with (unchanged while it keeps renewing in time; bumped when it
+  // takes the lease over), or nullopt when another holder's lease is still live.
+  StatusOr<std::optional<uint64_t>> TryAcquire(TimePoint now);
+  // Gives the lease up (if ours), so another server can take over at once.
+  Status Release();
+  // Inside a caller's transaction: OK when `epoch` is the lease's current epoch, the holder is
+  // us and the lease has not expired at `now`; else kFailedPrecondition.
+  Status CheckFence(store::ReadTxn& txn, uint64_t epoch, TimePoint now) const;
+
+  const std::string& holder() const { return holder_; }
+
+ private:
+  store::Store& store_;
+  std::string holder_;
+  std::chrono::milliseconds ttl_;
+};
+
+}  // namespace paddock::sched
