@@ -89,6 +89,11 @@ struct Decision {
 // next pass observes (a launch that placed nothing comes back through RecordPlacementFailure).
 Decision Decide(service::ServiceState& state, const Observed& observed);
 
+// A launch of `deployment_id` started these tasks (32-hex ids): adds ECS's "has started N tasks"
+// event and counts them as pending. The caller stores the state in the launch's own transaction.
+void RecordLaunched(service::ServiceState& state, const std::string& deployment_id,
+                    const std::vector<std::string>& task_ids, const Observed& observed);
+
 // A launch of `deployment_id` could not be placed (`reason` as RunTask's failures give it, e.g.
 // "RESOURCE:MEMORY"): counts a breaker failure, adds ECS's "was unable to place a task" event
 // (deduplicated) and backs off.

@@ -64,6 +64,10 @@ struct Deployment {
   std::string stability_status;    // STEADY_STATE | STABILIZING
   TimePoint stability_status_at{};
 
+  // StopServiceDeployment (ROLLBACK) asked for this deployment to be rolled back; the scheduler
+  // does so at its next pass, as the circuit breaker would.
+  bool rollback_requested = false;
+
   // Scheduler-private (never rendered).
   bool breaker_settled = false;    // one of its tasks has been healthy: failures no longer count
   int64_t launch_failures = 0;     // consecutive tasks that stopped before RUNNING (backoff)
@@ -98,12 +102,17 @@ struct ServiceState {
   // ECS controller: PRIMARY first, then ACTIVE ones newest first. EXTERNAL: the task sets.
   std::vector<Deployment> deployments;
 
+  // The most recent deployment that reached COMPLETED, kept (with its id) after it leaves
+  // deployments[], so a rollback can make it PRIMARY again. Scheduler-maintained.
+  std::optional<Deployment> last_completed;
+
   // StoreState prepends these to events[] (in order: the last one becomes the newest) and keeps
   // the newest 100, giving an event without an id a fresh UUID. LoadState returns it empty.
   std::vector<Event> new_events;
 
   // The record's version when loaded; StoreState refuses (kAborted) a state whose record has
-  // since been written by anyone else, and bumps it.
+  // since been written by anyone else, and writes version + 1 (the caller may store the same
+  // state again after bumping its copy).
   uint64_t version = 0;
 };
 
