@@ -32,6 +32,8 @@
 
 namespace paddock::sched {
 
+namespace service = ecs::service;
+
 // One task of the service (group "service:<name>"), as the task owner reports it.
 struct TaskView {
   std::string id;          // 32 hex

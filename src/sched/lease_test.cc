@@ -1,0 +1,110 @@
+#include "sched/lease.h"
+
+#include <gtest/gtest.h>
+
+#include "common/testing/fake_clock.h"
+#include "ecs/testing/temp_store.h"
+
+namespace paddock::sched {
+namespace {
+
+using std::chrono::seconds;
+
+constexpr std::string_view kTable = "services";  // any table the fenced write touches
+
+// One fenced write, as the scheduler makes them: the lease check and the change in one transaction.
+Status FencedPut(store::Store& store, const Lease& lease, uint64_t epoch, TimePoint now, const std::string& value) {
+  return store.Write([&](store::WriteTxn& txn) -> Status {
+    RETURN_IF_ERROR(txn.Put(kTable, "k", value));  // before the check: a refusal must undo it
+    return lease.CheckFence(txn, epoch, now);
+  });
+}
+
+std::optional<std::string> Read(store::Store& store) {
+  std::optional<std::string> out;
+  Status s = store.Read([&](store::ReadTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(out, txn.Get(kTable, "k"));
+    return OkStatus();
+  });
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  return out;
+}
+
+std::optional<uint64_t> Acquire(Lease& lease, TimePoint now) {
+  auto r = lease.TryAcquire(now);
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  return r.ok() ? *r : std::nullopt;
+}
+
+TEST(LeaseTest, OneHolderAtATimeAndTheDeposedOneIsFenced) {
+  testing::TempStore store;
+  testing::FakeClock clock;
+  Lease a(*store, "server-a", seconds(10));
+  Lease b(*store, "server-b", seconds(10));
+
+  EXPECT_EQ(Acquire(a, clock.Now()), 1u);
+  clock.Advance(seconds(5));
+  EXPECT_EQ(Acquire(a, clock.Now()), 1u) << "a renewal in time keeps the epoch";
+  EXPECT_EQ(Acquire(b, clock.Now()), std::nullopt) << "a's lease is live";
+  ASSERT_TRUE(FencedPut(*store, a, 1, clock.Now(), "a1").ok());
+  EXPECT_EQ(Read(*store), "a1");
+
+  // a's renewal at +5 s holds until +15 s; b may not take it a millisecond before.
+  clock.Advance(seconds(10) - std::chrono::milliseconds(1));
+  EXPECT_EQ(Acquire(b, clock.Now()), std::nullopt);
+  clock.Advance(std::chrono::milliseconds(1));
+  EXPECT_EQ(Acquire(b, clock.Now()), 2u) << "expired: b takes over with a new epoch";
+
+  Status late = FencedPut(*store, a, 1, clock.Now(), "a-late");
+  EXPECT_EQ(late.code(), StatusCode::kFailedPrecondition) << late.ToString();
+  EXPECT_EQ(Read(*store), "a1") << "the refused write changed nothing";
+  EXPECT_EQ(Acquire(a, clock.Now()), std::nullopt) << "b holds it now";
+  EXPECT_TRUE(FencedPut(*store, b, 2, clock.Now(), "b2").ok());
+  EXPECT_EQ(Read(*store), "b2");
+  EXPECT_EQ(FencedPut(*store, b, 1, clock.Now(), "b-wrong-epoch").code(), StatusCode::kFailedPrecondition);
+
+  // Release hands it over at once, with a higher epoch.
+  ASSERT_TRUE(b.Release().ok());
+  EXPECT_EQ(FencedPut(*store, b, 2, clock.Now(), "b-after-release").code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(Acquire(a, clock.Now()), 3u);
+  EXPECT_EQ(Acquire(b, clock.Now()), std::nullopt);
+  ASSERT_TRUE(b.Release().ok()) << "releasing someone else's lease is a no-op";
+  EXPECT_TRUE(FencedPut(*store, a, 3, clock.Now(), "a3").ok());
+  EXPECT_EQ(Read(*store), "a3");
+}
+
+TEST(LeaseTest, AnExpiredFenceIsRefusedEvenWithoutANewHolder) {
+  testing::TempStore store;
+  testing::FakeClock clock;
+  Lease a(*store, "server-a", seconds(10));
+  ASSERT_EQ(Acquire(a, clock.Now()), 1u);
+  clock.Advance(seconds(10));
+  EXPECT_EQ(FencedPut(*store, a, 1, clock.Now(), "late").code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(Read(*store), std::nullopt);
+  // Retaking its own expired lease starts a new epoch: writes planned under the old one stay fenced.
+  EXPECT_EQ(Acquire(a, clock.Now()), 2u);
+  EXPECT_EQ(FencedPut(*store, a, 1, clock.Now(), "old").code(), StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(FencedPut(*store, a, 2, clock.Now(), "new").ok());
+}
+
+TEST(LeaseTest, NoLeaseRecordRefusesTheFence) {
+  testing::TempStore store;
+  Lease a(*store, "server-a", seconds(10));
+  EXPECT_EQ(FencedPut(*store, a, 1, TimePoint(seconds(1'780'000'000)), "x").code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(Read(*store), std::nullopt);
+  EXPECT_TRUE(a.Release().ok());
+}
+
+TEST(LeaseTest, AHolderNameWithSpacesRoundTrips) {
+  testing::TempStore store;
+  testing::FakeClock clock;
+  Lease a(*store, "node 1 (eu)", seconds(10));
+  Lease b(*store, "node 1", seconds(10));
+  EXPECT_EQ(Acquire(a, clock.Now()), 1u);
+  EXPECT_EQ(Acquire(a, clock.Now()), 1u);
+  EXPECT_EQ(Acquire(b, clock.Now()), std::nullopt);
+  EXPECT_TRUE(FencedPut(*store, a, 1, clock.Now(), "ok").ok());
+}
+
+}  // namespace
+}  // namespace paddock::sched
