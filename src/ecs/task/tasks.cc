@@ -79,11 +79,13 @@ struct Launch {
   uint32_t ip = 0;
   bool ip_held = false;
   std::string instance;   // EC2: the container instance's id, whose resources the task holds
+  bool health_checks = false;  // an essential container has a healthCheck (GroupTasks)
 
   std::string Encode() const {
     json::object o{{"agent", agent}, {"family", family}, {"revision", revision}, {"definition", definition},
                    {"subnetId", subnet_id}, {"ip", ip}, {"ipHeld", ip_held}};
     if (!instance.empty()) o["instance"] = instance;
+    if (health_checks) o["healthChecks"] = true;
     return json::serialize(o);
   }
   static StatusOr<Launch> Decode(std::string_view text) {
@@ -97,6 +99,7 @@ struct Launch {
     if (auto it = o.find("revision"); it != o.end() && it->value().is_number()) l.revision = it->value().to_number<uint64_t>();
     if (auto it = o.find("ip"); it != o.end() && it->value().is_number()) l.ip = it->value().to_number<uint32_t>();
     if (auto it = o.find("ipHeld"); it != o.end() && it->value().is_bool()) l.ip_held = it->value().get_bool();
+    if (auto it = o.find("healthChecks"); it != o.end() && it->value().is_bool()) l.health_checks = it->value().get_bool();
     return l;
   }
 };
@@ -327,6 +330,7 @@ struct Tasks::RunPlan {
   std::vector<placement::Strategy> strategies;
   std::vector<placement::Constraint> constraints;
   std::vector<instance::InstanceRef> targets;
+  std::function<Status(store::WriteTxn&, const std::vector<std::string>&)> in_txn;  // RunRequest::in_txn
 };
 
 // An EC2 task's container instance, chosen by placement or named by StartTask.
@@ -393,7 +397,8 @@ StatusOr<Tasks::RunPlan> Tasks::PlanRun(const Scope& scope, std::string_view cal
 
   // Resolve the task definition ONCE; everything below uses this pinned view.
   ASSIGN_OR_RETURN(taskdef::Ref ref, taskdef::ParseRef(req.task_definition, scope, action, caller_arn));
-  ASSIGN_OR_RETURN(plan.view, task_definitions_.ResolveForLaunch(scope, ref));
+  ASSIGN_OR_RETURN(plan.view, task_definitions_.ResolveForLaunch(scope, ref, req.inactive_revision));
+  plan.in_txn = req.in_txn;
   const auto& compat = plan.view.compatibilities;
   if (std::find(compat.begin(), compat.end(), plan.launch_type) == compat.end())
     return ParamError(fmt::format("Task definition does not support launch_type {}.", plan.launch_type));
@@ -533,7 +538,8 @@ StatusOr<std::string> Tasks::PutTask(store::WriteTxn& txn, const Scope& scope, c
                                      const Target* target, TimePoint now, RunResult& result) {
   const std::string id = HexEncode(RandomBytes(16));
   const std::string arn = TaskArn(scope, plan.cluster, id);
-  Launch launch{fargate_agent_, plan.view.family, plan.view.revision, plan.view.definition, {}, 0, false, {}};
+  Launch launch{fargate_agent_, plan.view.family, plan.view.revision, plan.view.definition, {}, 0, false, {},
+                plan.view.health_checks};
   if (target != nullptr) {  // EC2: the instance's resources first; a refusal is this task's failure
     launch.agent = InstanceAgentId(target->arn);
     launch.instance = target->id;
@@ -810,6 +816,11 @@ StatusOr<RunResult> Tasks::Commit(const Scope& scope, std::string_view caller_ar
       ASSIGN_OR_RETURN(std::string arn, PutTask(txn, scope, plan, i, plan.ec2 ? &*where[i] : nullptr, now, result));
       if (!arn.empty()) arns.push_back(json::string(arn));
     }
+    if (plan.in_txn) {
+      std::vector<std::string> launched;
+      for (const auto& a : arns) launched.emplace_back(a.as_string());
+      RETURN_IF_ERROR(plan.in_txn(txn, launched));
+    }
     if (plan.client_token) {
       json::object tok{{"request", plan.canonical},
                        {"arns", std::move(arns)},
@@ -937,7 +948,8 @@ StatusOr<Page> Tasks::List(const Scope& scope, const ListQuery& q, std::string_v
 }
 
 StatusOr<std::string> Tasks::Stop(const Scope& scope, std::optional<std::string_view> cluster_ref, std::string_view task_ref,
-                                  std::optional<std::string> reason, std::string_view caller_arn, TimePoint now) {
+                                  std::optional<std::string> reason, std::string_view caller_arn, TimePoint now,
+                                  const StopOptions& options) {
   ASSIGN_OR_RETURN(std::string cluster, cluster::ClusterName(cluster_ref, scope, "StopTask", caller_arn));
   ASSIGN_OR_RETURN(TaskRef ref, ParseTaskRef(task_ref, scope, "StopTask", caller_arn));
   if (ref.cluster && *ref.cluster != cluster) return ParamError("The referenced task was not found.");
@@ -951,14 +963,14 @@ StatusOr<std::string> Tasks::Stop(const Scope& scope, std::optional<std::string_
     ASSIGN_OR_RETURN(json::object task, ParseRecordObject(*rec, "task"));
     if (Str(task, "desiredStatus") == kStoppedStatus) {  // already stopping: unchanged
       ASSIGN_OR_RETURN(out, Shown(txn, scope, *rec, true));
-      return OkStatus();
+      return options.in_txn ? options.in_txn(txn) : OkStatus();
     }
     ASSIGN_OR_RETURN(auto l, txn.Get(kLaunch, key));
     if (!l) return DataLoss("task launch record is missing");
     ASSIGN_OR_RETURN(Launch launch, Launch::Decode(*l));
     RETURN_IF_ERROR(DeleteIndexes(txn, scope, cluster, ref.id, task, launch, Str(task, "desiredStatus")));
     task["desiredStatus"] = kStoppedStatus;
-    task["stopCode"] = "UserInitiated";
+    task["stopCode"] = options.stop_code;
     task["stoppedReason"] = reason && !reason->empty() ? *reason : std::string("Task stopped by user");
     if (!task.contains("stoppingAt")) task["stoppingAt"] = EpochSeconds(now);
     task["version"] = task["version"].to_number<int64_t>() + 1;
@@ -966,10 +978,56 @@ StatusOr<std::string> Tasks::Stop(const Scope& scope, std::optional<std::string_
     std::string text = json::serialize(task);
     RETURN_IF_ERROR(txn.Put(kTasks, key, text));
     ASSIGN_OR_RETURN(out, Shown(txn, scope, text, true));
-    return OkStatus();
+    return options.in_txn ? options.in_txn(txn) : OkStatus();
   }));
   NotifyChange();
   return out;
+}
+
+StatusOr<std::vector<GroupTask>> Tasks::GroupTasks(store::ReadTxn& txn, const Scope& scope, std::string_view cluster,
+                                                   std::string_view group) {
+  std::vector<GroupTask> out;
+  store::Range range = store::PrefixRange(ScopeKey(scope).Str(cluster).Str(group).Done());
+  auto seconds = [](const json::object& o, std::string_view key) -> std::optional<TimePoint> {
+    auto it = o.find(key);
+    if (it == o.end() || !it->value().is_number()) return std::nullopt;
+    return FromEpochMillis(static_cast<int64_t>(it->value().to_number<double>() * 1000));
+  };
+  while (true) {
+    ASSIGN_OR_RETURN(auto rows, txn.Scan(kByGroup, range, 500));
+    for (const auto& row : rows) {
+      store::KeyReader r(row.key);
+      for (int i = 0; i < 5; ++i) RETURN_IF_ERROR(r.Str().status());  // account, region, cluster, group, desired
+      ASSIGN_OR_RETURN(std::string id, r.Str());
+      const std::string key = TaskKey(scope, cluster, id);
+      ASSIGN_OR_RETURN(auto rec, txn.Get(kTasks, key));
+      ASSIGN_OR_RETURN(auto l, txn.Get(kLaunch, key));
+      if (!rec || !l) continue;  // reaped in between index and record: gone
+      ASSIGN_OR_RETURN(json::object task, ParseRecordObject(*rec, "task"));
+      ASSIGN_OR_RETURN(Launch launch, Launch::Decode(*l));
+      GroupTask t;
+      t.id = id;
+      t.started_by = Str(task, "startedBy");
+      t.last_status = Str(task, "lastStatus");
+      t.desired_status = Str(task, "desiredStatus");
+      t.health_status = Str(task, "healthStatus");
+      t.health_checks = launch.health_checks;
+      t.started_at = seconds(task, "startedAt");
+      t.stopped_at = seconds(task, "stoppedAt");
+      t.stop_code = Str(task, "stopCode");
+      t.stopped_reason = Str(task, "stoppedReason");
+      t.container_instance_arn = Str(task, "containerInstanceArn");
+      t.created_at = seconds(task, "createdAt").value_or(TimePoint{});
+      out.push_back(std::move(t));
+    }
+    if (rows.size() < 500) return out;
+    range.begin = store::KeySuccessor(rows.back().key);
+  }
+}
+
+void Tasks::SetGroupListener(GroupListener listener) {
+  std::lock_guard lock(listener_mu_);
+  group_listener_ = std::move(listener);
 }
 
 void Tasks::SetChangeListener(std::function<void()> listener) {
@@ -1041,7 +1099,9 @@ Status Tasks::ReportState(std::string_view agent_id, std::string_view task_arn, 
   const int new_rank = Rank(change.last_status);
   if (new_rank < 0) return ParamError(fmt::format("Unknown task status: {}", change.last_status));
 
-  return store_.Write([&](store::WriteTxn& txn) -> Status {
+  std::string group;  // set when the report changed a task of a group
+  Status written = store_.Write([&](store::WriteTxn& txn) -> Status {
+    group.clear();
     const std::string key = TaskKey(scope, cluster, id);
     ASSIGN_OR_RETURN(auto l, txn.Get(kLaunch, key));
     ASSIGN_OR_RETURN(auto rec, txn.Get(kTasks, key));
@@ -1134,8 +1194,14 @@ Status Tasks::ReportState(std::string_view agent_id, std::string_view task_arn, 
       RETURN_IF_ERROR(txn.Put(kStopped, StoppedKey(scope, EpochMillis(now), cluster, id), ""));
     }
     task["version"] = task["version"].to_number<int64_t>() + 1;
+    group = Str(task, "group");
     return txn.Put(kTasks, key, json::serialize(task));
   });
+  if (written.ok() && !group.empty()) {
+    std::lock_guard lock(listener_mu_);
+    if (group_listener_) group_listener_(scope, cluster, group);
+  }
+  return written;
 }
 
 StatusOr<size_t> Tasks::ReapStopped(TimePoint now) {

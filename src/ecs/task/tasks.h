@@ -77,6 +77,34 @@ struct RunRequest {
   // EC2 only: PlacementConstraint and PlacementStrategy lists as the request gave them.
   std::optional<boost::json::array> placement_constraints;
   std::optional<boost::json::array> placement_strategy;
+  // A service's launch (sched/): the pinned revision may have become INACTIVE since the service
+  // pinned it; `in_txn` runs at the end of the run's transaction with the new tasks' ARNs, so the
+  // caller's own records (and its lease check) commit together with the launch, or neither does.
+  taskdef::InactiveRevision inactive_revision = taskdef::InactiveRevision::kRefuse;
+  std::function<Status(store::WriteTxn&, const std::vector<std::string>& task_arns)> in_txn;
+};
+
+// How a stop is recorded: StopTask's is a user's; the service scheduler passes its own code and a
+// callback that runs inside the stop's transaction (its lease check and its own records).
+struct StopOptions {
+  std::string stop_code = "UserInitiated";
+  std::function<Status(store::WriteTxn&)> in_txn;
+};
+
+// A task of a service (group "service:<name>"), as the service scheduler observes it.
+struct GroupTask {
+  std::string id;
+  std::string started_by;
+  std::string last_status;
+  std::string desired_status;
+  std::string health_status;
+  bool health_checks = false;  // an essential container of its pinned definition has a healthCheck
+  std::optional<TimePoint> started_at;
+  std::optional<TimePoint> stopped_at;
+  std::string stop_code;
+  std::string stopped_reason;
+  std::string container_instance_arn;
+  TimePoint created_at{};
 };
 
 // StartTask: RunTask's fields that apply (launch type EC2, no count or placement), onto the named
@@ -201,7 +229,19 @@ class Tasks {
   StatusOr<Page> List(const Scope& scope, const ListQuery& q, std::string_view caller_arn);
   // Sets desiredStatus STOPPED (stopCode UserInitiated). Repeating it returns the task unchanged.
   StatusOr<std::string> Stop(const Scope& scope, std::optional<std::string_view> cluster, std::string_view task,
-                             std::optional<std::string> reason, std::string_view caller_arn, TimePoint now);
+                             std::optional<std::string> reason, std::string_view caller_arn, TimePoint now,
+                             const StopOptions& options = {});
+
+  // Every task of `group` in the cluster that is not yet reaped (STOPPED ones included), read in
+  // the caller's transaction: what the service scheduler plans from.
+  StatusOr<std::vector<GroupTask>> GroupTasks(store::ReadTxn& txn, const Scope& scope, std::string_view cluster,
+                                              std::string_view group);
+
+  // `listener` is called (after the commit) when an agent's report changed a task that belongs to
+  // a group, with the task's scope, cluster and group, so the service scheduler can act at once.
+  // Cheap; must not call back into Tasks. Set before serving.
+  using GroupListener = std::function<void(const Scope&, const std::string& cluster, const std::string& group)>;
+  void SetGroupListener(GroupListener listener);
 
   // The agent side.
   StatusOr<std::vector<LaunchSpec>> Assignments(std::string_view agent_id);
@@ -259,6 +299,7 @@ class Tasks {
   Usage usage_;
   std::mutex listener_mu_;
   std::function<void()> listener_;  // GUARDED_BY(listener_mu_)
+  GroupListener group_listener_;    // GUARDED_BY(listener_mu_)
 
   void NotifyChange();
 };

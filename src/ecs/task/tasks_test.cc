@@ -596,6 +596,76 @@ TEST_F(TasksTest, ConcurrentRunsNeverShareAnAddress) {
 }
 
 // The Task JSON this owner produces, through DescribeTasks' output shape in botocore.
+// The service scheduler's seams: launches whose in-transaction callback refuses leave nothing;
+// GroupTasks sees a group's tasks in every state; its stops carry their own code; reports of a
+// group's task reach the group listener; a pinned INACTIVE revision still launches when allowed.
+TEST_F(TasksTest, SchedulerSeams) {
+  RunRequest r = Req();
+  r.group = "service:web";
+  r.started_by = "ecs-svc/1";
+  r.in_txn = [](store::WriteTxn&, const std::vector<std::string>&) -> Status {
+    return FailedPrecondition("deposed");
+  };
+  const uint32_t free_at_start = Available(0) + Available(1);
+  auto refused = tasks_.Run(kScope, kCaller, r, clock_.Now());
+  ASSERT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
+  auto group_of = [&] {
+    std::vector<GroupTask> out;
+    EXPECT_TRUE(store_->Read([&](store::ReadTxn& txn) -> Status {
+      ASSIGN_OR_RETURN(out, tasks_.GroupTasks(txn, kScope, "default", "service:web"));
+      return OkStatus();
+    }).ok());
+    return out;
+  };
+  EXPECT_TRUE(group_of().empty());
+  EXPECT_EQ(Available(0) + Available(1), free_at_start);  // the refused launch held no address
+
+  std::vector<std::string> seen;
+  r.in_txn = [&](store::WriteTxn&, const std::vector<std::string>& arns) -> Status {
+    seen = arns;
+    return OkStatus();
+  };
+  auto ran = RunOk(r);
+  ASSERT_EQ(ran.size(), 1u);
+  const std::string arn(ran[0].at("taskArn").as_string());
+  EXPECT_EQ(seen, std::vector<std::string>{arn});
+
+  std::vector<std::string> woke;
+  tasks_.SetGroupListener([&](const Scope&, const std::string& cluster, const std::string& group) {
+    woke.push_back(cluster + "/" + group);
+  });
+  ASSERT_TRUE(Report(arn, "RUNNING").ok());
+  EXPECT_EQ(woke, std::vector<std::string>{"default/service:web"});
+  auto g = group_of();
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].started_by, "ecs-svc/1");
+  EXPECT_EQ(g[0].last_status, "RUNNING");
+  EXPECT_TRUE(g[0].started_at.has_value());
+  EXPECT_FALSE(g[0].health_checks);
+
+  bool stopped_in_txn = false;
+  StopOptions opts;
+  opts.stop_code = "ServiceSchedulerInitiated";
+  opts.in_txn = [&](store::WriteTxn&) -> Status {
+    stopped_in_txn = true;
+    return OkStatus();
+  };
+  ASSERT_TRUE(tasks_.Stop(kScope, std::nullopt, arn, "Scaling activity", kCaller, clock_.Now(), opts).ok());
+  EXPECT_TRUE(stopped_in_txn);
+  EXPECT_EQ(DescribeOne(arn).at("stopCode"), "ServiceSchedulerInitiated");
+  ASSERT_TRUE(Report(arn, "STOPPED").ok());
+  g = group_of();
+  ASSERT_EQ(g.size(), 1u);  // STOPPED tasks stay visible until reaped
+  EXPECT_EQ(g[0].last_status, "STOPPED");
+  EXPECT_TRUE(g[0].stopped_at.has_value());
+
+  ASSERT_TRUE(tds_.Deregister(kScope, taskdef::Ref{"web", 1}, clock_.Now()).ok());
+  RunRequest pinned = Req("web:1");
+  EXPECT_FALSE(tasks_.Run(kScope, kCaller, pinned, clock_.Now()).ok());
+  pinned.inactive_revision = taskdef::InactiveRevision::kAllow;
+  EXPECT_EQ(RunOk(pinned).size(), 1u);
+}
+
 TEST_F(TasksTest, TaskJsonMatchesBotocoresShape) {
   RunRequest r = Req("web", 2);
   r.tags = {Tag{"k", "v"}};

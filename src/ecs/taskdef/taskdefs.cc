@@ -455,13 +455,13 @@ StatusOr<Tags> TaskDefinitions::ListTags(const Scope& scope, const Ref& ref) {
   return out;
 }
 
-StatusOr<LaunchView> TaskDefinitions::ResolveForLaunch(const Scope& scope, const Ref& ref) {
+StatusOr<LaunchView> TaskDefinitions::ResolveForLaunch(const Scope& scope, const Ref& ref, InactiveRevision inactive) {
   LaunchView view;
   RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
     ASSIGN_OR_RETURN(Loaded l, Load(txn, scope, ref, kUnableToDescribe));
     ASSIGN_OR_RETURN(json::object td, ParseRecordObject(l.text, "task definition"));
     std::string_view status = RecordStatus(td);
-    if (status != kActive)
+    if (status != kActive && inactive == InactiveRevision::kRefuse)
       return ClientError(fmt::format("TaskDefinition is inactive: {}", TaskDefinitionArn(scope, ref.family, l.revision)));
     auto str = [&](std::string_view key) {
       auto it = td.find(key);
@@ -481,6 +481,15 @@ StatusOr<LaunchView> TaskDefinitions::ResolveForLaunch(const Scope& scope, const
     for (std::string_view key : {"networkMode", "containerDefinitions", "volumes"})
       if (auto it = td.find(key); it != td.end()) def[key] = it->value();
     view.definition = json::serialize(def);
+    if (auto it = td.find("containerDefinitions"); it != td.end() && it->value().is_array()) {
+      for (const auto& c : it->value().as_array()) {
+        if (!c.is_object()) continue;
+        const json::object& o = c.as_object();
+        auto essential = o.find("essential");
+        const bool is_essential = essential == o.end() || !essential->value().is_bool() || essential->value().get_bool();
+        if (is_essential && o.contains("healthCheck")) view.health_checks = true;
+      }
+    }
     if (auto it = td.find("requiresAttributes"); it != td.end() && it->value().is_array()) {
       for (const auto& a : it->value().as_array()) {
         if (!a.is_object()) continue;

@@ -101,7 +101,14 @@ struct LaunchView {
   // revision's placementConstraints (memberOf only), serialized as registered.
   std::vector<std::pair<std::string, std::optional<std::string>>> requires_attributes;
   std::string placement_constraints;
+  // An essential container defines a healthCheck: a service counts the task healthy only when it
+  // reports HEALTHY.
+  bool health_checks = false;
 };
+
+// Whether a launch may use an INACTIVE revision: only a service's launches of the revision it
+// pinned before the revision was deregistered.
+enum class InactiveRevision { kRefuse, kAllow };
 
 // Whether anything (a task, a service) still uses a revision. Tasks and services register one
 // each, so a revision in DELETE_IN_PROGRESS is removed only once nothing references it.
@@ -145,8 +152,10 @@ class TaskDefinitions {
   Status UntagResource(const Scope& scope, const Ref& ref, const std::vector<std::string>& keys);
   StatusOr<Tags> ListTags(const Scope& scope, const Ref& ref);
 
-  // The pinned view a launch uses. An INACTIVE or deleting revision cannot start new tasks.
-  StatusOr<LaunchView> ResolveForLaunch(const Scope& scope, const Ref& ref);
+  // The pinned view a launch uses. An INACTIVE or deleting revision cannot start new tasks,
+  // unless `inactive` is kAllow (a service's pinned revision).
+  StatusOr<LaunchView> ResolveForLaunch(const Scope& scope, const Ref& ref,
+                                        InactiveRevision inactive = InactiveRevision::kRefuse);
 
   // Removes every task definition and tag of the account (seed gap 7).
   Status ReapAccount(const AccountId& account);
