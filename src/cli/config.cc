@@ -65,6 +65,21 @@ Status LoadEc2Instances(const std::string& path, const toml::node& node, std::ve
   return OkStatus();
 }
 
+// A table of integer settings: `fields` maps each key to where it goes.
+Status LoadIntegers(const std::string& path, std::string_view table_name, const toml::table& table,
+                    std::initializer_list<std::pair<std::string_view, int64_t*>> fields) {
+  for (const auto& [key, node] : table) {
+    int64_t* target = nullptr;
+    for (const auto& [name, where] : fields)
+      if (name == key.str()) target = where;
+    if (target == nullptr) return InvalidArgument(fmt::format("config file {}: unknown key '{}.{}'", path, table_name, key.str()));
+    if (!node.is_integer())
+      return InvalidArgument(fmt::format("config file {}: '{}.{}' must be an integer", path, table_name, key.str()));
+    *target = node.as_integer()->get();
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 Status LoadConfigFile(const std::string& path, ServerConfig& config) {
@@ -102,6 +117,18 @@ Status LoadConfigFile(const std::string& path, ServerConfig& config) {
       (k == "agent_long_polls" ? config.agent_long_polls : config.agent_timeout_seconds) = node.as_integer()->get();
     } else if (k == "ec2_instance") {
       RETURN_IF_ERROR(LoadEc2Instances(path, node, config.ec2_instances));
+    } else if (k == "scheduler" && node.is_table()) {
+      SchedulerConfig& c = config.scheduler;
+      RETURN_IF_ERROR(LoadIntegers(path, k, *node.as_table(),
+                                   {{"settle_seconds", &c.settle_seconds},
+                                    {"resync_seconds", &c.resync_seconds},
+                                    {"backoff_base_seconds", &c.backoff_base_seconds},
+                                    {"backoff_cap_seconds", &c.backoff_cap_seconds},
+                                    {"lease_seconds", &c.lease_seconds}}));
+    } else if (k == "quotas" && node.is_table()) {
+      RETURN_IF_ERROR(LoadIntegers(path, k, *node.as_table(),
+                                   {{"services_per_cluster", &config.quotas.services_per_cluster},
+                                    {"tasks_per_service", &config.quotas.tasks_per_service}}));
     } else {
       return InvalidArgument(fmt::format("config file {}: unknown key '{}'", path, k));
     }
@@ -134,6 +161,17 @@ Status ValidateConfig(const ServerConfig& config) {
                                        config.images.pull_timeout_seconds));
   if (config.agent_long_polls < 0 || config.agent_long_polls > 1024)
     return InvalidArgument(fmt::format("agent_long_polls must be 0 to 1024, not {}", config.agent_long_polls));
+  const SchedulerConfig& sc = config.scheduler;
+  if (sc.settle_seconds < 0 || sc.settle_seconds > 3600)
+    return InvalidArgument(fmt::format("scheduler.settle_seconds must be 0 to 3600, not {}", sc.settle_seconds));
+  if (sc.resync_seconds < 1 || sc.resync_seconds > 3600)
+    return InvalidArgument(fmt::format("scheduler.resync_seconds must be 1 to 3600, not {}", sc.resync_seconds));
+  if (sc.backoff_base_seconds < 1 || sc.backoff_cap_seconds < sc.backoff_base_seconds || sc.backoff_cap_seconds > 86400)
+    return InvalidArgument("scheduler.backoff_base_seconds must be at least 1 and at most backoff_cap_seconds (at most 86400)");
+  if (sc.lease_seconds < 3 || sc.lease_seconds > 600)
+    return InvalidArgument(fmt::format("scheduler.lease_seconds must be 3 to 600, not {}", sc.lease_seconds));
+  if (config.quotas.services_per_cluster < 1 || config.quotas.tasks_per_service < 1)
+    return InvalidArgument("quotas.services_per_cluster and quotas.tasks_per_service must be at least 1");
   if (config.agent_timeout_seconds < 3 || config.agent_timeout_seconds > 3600)
     return InvalidArgument(fmt::format("agent_timeout_seconds must be 3 to 3600, not {}", config.agent_timeout_seconds));
   for (const auto& e : config.ec2_instances) {

@@ -16,6 +16,17 @@
 //   agent_long_polls = 16          # agents waiting in PollAssignments at once (docs/agent-protocol.md)
 //   agent_timeout_seconds = 60     # agentConnected: last heartbeat at most this old
 //
+//   [scheduler]                    # the service scheduler (docs/contracts/service.md)
+//   settle_seconds = 0             # RUNNING time before a task without health checks is healthy (AWS: 40)
+//   resync_seconds = 10            # the periodic full pass over every service
+//   backoff_base_seconds = 10      # first delay after a service's tasks fail to start; doubles
+//   backoff_cap_seconds = 900      # the longest delay (AWS: 15 minutes)
+//   lease_seconds = 10             # the leader lease's time to live
+//
+//   [quotas]                       # AWS's service quotas, adjustable as on AWS
+//   services_per_cluster = 5000
+//   tasks_per_service = 5000
+//
 //   [[ec2_instance]]               # an in-process EC2 container instance (repeatable)
 //   cluster = "prod"               # registered once the cluster exists, in the first account
 //   cpu = 2048                     # CPU units; default cores x 1024
@@ -45,6 +56,21 @@ struct Ec2InstanceConfig {
   int64_t memory = 0;  // 0: MemTotal minus the reserve
 };
 
+// The [scheduler] table (sched/scheduler.h), in seconds.
+struct SchedulerConfig {
+  int64_t settle_seconds = 0;
+  int64_t resync_seconds = 10;
+  int64_t backoff_base_seconds = 10;
+  int64_t backoff_cap_seconds = 900;
+  int64_t lease_seconds = 10;
+};
+
+// The [quotas] table (ecs/service/services.h Quotas).
+struct QuotasConfig {
+  int64_t services_per_cluster = 5000;
+  int64_t tasks_per_service = 5000;
+};
+
 struct ServerConfig {
   std::string listen = "127.0.0.1:4566";
   std::string state_dir = "./.paddock";
@@ -56,6 +82,8 @@ struct ServerConfig {
   int64_t agent_long_polls = 16;
   int64_t agent_timeout_seconds = 60;
   std::vector<Ec2InstanceConfig> ec2_instances;
+  SchedulerConfig scheduler;
+  QuotasConfig quotas;
 };
 
 // Reads the keys above from a TOML file into `config`; unknown keys are an error.

@@ -111,6 +111,40 @@ TEST(ConfigTest, AgentSettingsAndEc2Instances) {
   fs::remove_all(dir);
 }
 
+TEST(ConfigTest, SchedulerAndQuotas) {
+  std::string dir = TempDir();
+  std::string path = dir + "/paddock.toml";
+  ServerConfig defaults;
+  EXPECT_EQ(defaults.scheduler.settle_seconds, 0);
+  EXPECT_EQ(defaults.scheduler.backoff_cap_seconds, 900);
+  EXPECT_EQ(defaults.quotas.services_per_cluster, 5000);
+  std::ofstream(path) << "[scheduler]\nsettle_seconds = 40\nresync_seconds = 2\nbackoff_base_seconds = 1\n"
+                         "backoff_cap_seconds = 4\n[quotas]\ntasks_per_service = 7\n";
+  ServerConfig c;
+  ASSERT_TRUE(LoadConfigFile(path, c).ok());
+  EXPECT_EQ(c.scheduler.settle_seconds, 40);
+  EXPECT_EQ(c.scheduler.resync_seconds, 2);
+  EXPECT_EQ(c.scheduler.backoff_base_seconds, 1);
+  EXPECT_EQ(c.scheduler.backoff_cap_seconds, 4);
+  EXPECT_EQ(c.quotas.tasks_per_service, 7);
+  EXPECT_EQ(c.quotas.services_per_cluster, 5000);
+  EXPECT_TRUE(ValidateConfig(c).ok());
+  for (const char* bad : {"[scheduler]\nsettle = 1\n", "[scheduler]\nsettle_seconds = \"1\"\n", "scheduler = 1\n",
+                          "[quotas]\nservices = 1\n"}) {
+    std::ofstream(path) << bad;
+    ServerConfig b;
+    EXPECT_FALSE(LoadConfigFile(path, b).ok()) << bad;
+  }
+  ServerConfig v;
+  v.scheduler.backoff_base_seconds = 10;
+  v.scheduler.backoff_cap_seconds = 5;
+  EXPECT_FALSE(ValidateConfig(v).ok());
+  v = ServerConfig{};
+  v.quotas.tasks_per_service = 0;
+  EXPECT_FALSE(ValidateConfig(v).ok());
+  fs::remove_all(dir);
+}
+
 TEST(NodeTest, ServesSignedRequestsAndBootstrapsAProfile) {
   std::string dir = TempDir();
   ServerConfig config;
