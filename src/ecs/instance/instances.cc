@@ -490,6 +490,7 @@ StatusOr<std::string> ContainerInstances::Register(const Scope& scope, const Reg
     ASSIGN_OR_RETURN(out, Render(txn, scope, record, Include{!request.tags.empty(), false}, now));
     return OkStatus();
   }));
+  NotifyChange(scope, request.cluster);
   return out;
 }
 
@@ -571,6 +572,7 @@ StatusOr<std::string> ContainerInstances::Deregister(const Scope& scope, std::st
     ASSIGN_OR_RETURN(out, Render(txn, scope, *record, Include{}, now));
     return OkStatus();
   }));
+  NotifyChange(scope, cluster);
   return out;
 }
 
@@ -603,6 +605,7 @@ StatusOr<DescribeResult> ContainerInstances::UpdateState(const Scope& scope, std
     }
     return OkStatus();
   }));
+  NotifyChange(scope, cluster);
   return result;
 }
 

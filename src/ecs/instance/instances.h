@@ -221,12 +221,23 @@ class ContainerInstances {
 
   cluster::ClusterUsage* cluster_usage() { return &usage_; }
 
+  // `listener` is called after a commit that changed which instances of a cluster are ACTIVE
+  // (register, deregister, UpdateContainerInstancesState), so the service scheduler can place
+  // DAEMON tasks and replace tasks on draining instances at once. Set before serving; cheap.
+  void SetChangeListener(std::function<void(const Scope&, const std::string& cluster)> listener) {
+    listener_ = std::move(listener);
+  }
+
  private:
   class Usage final : public cluster::ClusterUsage {
    public:
     StatusOr<Counts> Count(store::ReadTxn& txn, const Scope& scope, std::string_view cluster) override;
   };
 
+  void NotifyChange(const Scope& scope, std::string_view cluster) {
+    if (listener_) listener_(scope, std::string(cluster));
+  }
+  std::function<void(const Scope&, const std::string&)> listener_;  // set before serving
   bool Connected(const std::string& key, TimePoint now);
   std::optional<TimePoint> LastHeartbeat(const std::string& key);
   void SetHeartbeat(const std::string& key, std::optional<TimePoint> t);
