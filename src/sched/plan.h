@@ -10,15 +10,55 @@
 //   Decision d = Decide(state, obs);
 //   // launch d.launches, stop d.stops, then Services::StoreState(state) if d.state_changed
 //
-// The rules (docs/contracts/service.md):
-// - A task counts as healthy when it is RUNNING, not being stopped, has been RUNNING for `settle`,
-//   and — when its definition has essential health checks — reports HEALTHY.
-// - Total (tasks not STOPPED, being stopped or not) never exceeds floor(desired × maximumPercent /
-//   100); healthy tasks never drop below ceil(desired × minimumHealthyPercent / 100) by a stop the
-//   scheduler makes. Launches first, then stops of old tasks as far as the lower bound allows.
-// - Circuit breaker: threshold min(200, max(3, ceil(0.5 × desired))); failures are launch
-//   failures, tasks stopped before RUNNING and tasks stopped for failed health checks, counted
-//   until one task of the deployment is healthy.
+// The rules (docs/contracts/service.md; AWS sources in /work/notes/issue4-research.md):
+// - Tasks belong to the deployment (task set) whose id is their startedBy; a live task of none is
+//   left over and stopped like an old one. Live = not STOPPED. A task being stopped (desired
+//   STOPPED) counts toward the total but never as healthy. Healthy = RUNNING, desired RUNNING,
+//   RUNNING for `settle`, and HEALTHY when its definition has essential health checks.
+// - Health checks: an UNHEALTHY task is left alone within healthCheckGracePeriodSeconds of its
+//   start, then stopped ("Task failed container health checks"; event "(task …) failed container
+//   health checks.") and counted as a breaker failure.
+// - REPLICA rolling update: upper = floor(D × maximumPercent / 100), lower = ceil(D ×
+//   minimumHealthyPercent / 100). The PRIMARY launches min(D − its tasks not being stopped,
+//   upper − total); old tasks (ACTIVE deployments', left-over ones) that are pending or unhealthy
+//   are stopped freely, healthy ones while the healthy total stays ≥ lower; the PRIMARY beyond D
+//   is scaled in (not healthy first, newest first), healthy ones within the lower bound. When
+//   neither bound leaves room, old tasks remain and nothing is under way, the "unable to stop or
+//   start tasks" event is written. Scheduler stops give "Scaling activity initiated by
+//   (deployment <the task's own deployment>)", also for DeleteService (our choice: AWS scales the
+//   service in to 0). Stops of RUNNING tasks are listed in one "has stopped N running tasks" event.
+// - A task on a DRAINING container instance (TaskView::on_draining_instance) is an old task: the
+//   PRIMARY launches its replacement within maximumPercent, then it is stopped within the lower
+//   bound; the rollout is not complete while one is left.
+// - An ACTIVE deployment without a live task leaves deployments[]. Its desired count is the number
+//   of tasks the scheduler still keeps of it.
+// - The PRIMARY alone, running == desired, nothing pending, every live task healthy: rollout
+//   COMPLETED ("deployment completed." then "has reached a steady state."), last_completed = a copy.
+//   The steady-state event is written again only after the service left that state (for the ECS
+//   controller, Deployment::stability_status is the scheduler's private marker of it).
+// - Circuit breaker: failures = tasks stopped before RUNNING not by the scheduler or a user, tasks
+//   stopped for failed health checks, and RecordPlacementFailure calls, counted from the observed
+//   tasks (a high-water mark, so passes repeated on the same tasks count nothing twice) until a
+//   task of the deployment is healthy (then failed_tasks resets to 0 and stops being evaluated).
+//   At min(200, max(3, ceil(0.5 × D))) with the breaker on: FAILED, no more launches; with
+//   rollback, last_completed becomes PRIMARY again with its own id, IN_PROGRESS, desired D, and the
+//   failed one drains as ACTIVE; without it the FAILED PRIMARY stays and old tasks are kept.
+//   Deployment::rollback_requested rolls back the same way, whatever the rollback option.
+// - Backoff: the n-th consecutive failed start (or placement failure) of a deployment holds its
+//   launches until now + min(cap, base × 2^(n−1)) (Decision::wake_at); a task of it reaching
+//   RUNNING after those failures resets the count; "is unable to consistently start tasks
+//   successfully." is written when the count grows.
+// - Repeated events (deadlock, backoff, placement failure) are not written again while the newest
+//   stored event (ServiceState::newest_event) is the same message and younger than 6 hours.
+// - DRAINING service: every live task is stopped; with none left the service is INACTIVE.
+// - DAEMON: D = the ACTIVE instances; tasks on DRAINING or vanished instances are stopped; each
+//   ACTIVE instance gets one task of the PRIMARY (Launch with container_instance_arn, count 1), once
+//   nothing else is left on it; a new deployment stops the old task of an instance first (within
+//   the lower bound; maximumPercent is 100) and launches there when it is gone.
+// - EXTERNAL: every task set reaches ComputedDesiredCount(D, scale) on its own (no rolling
+//   bounds; a DRAINING one goes to 0 and leaves the list when empty); stabilityStatus is
+//   STEADY_STATE when running == desired, nothing pending or under way and all tasks healthy, else
+//   STABILIZING (stabilityStatusAt when it changes). No rolloutState, no breaker.
 #pragma once
 
 #include <chrono>
@@ -47,6 +87,9 @@ struct TaskView {
   std::string stop_code;      // e.g. EssentialContainerExited, TaskFailedToStart
   std::string stopped_reason;
   std::string container_instance_arn;  // EC2 tasks
+  // Its container instance is DRAINING (or gone): the task is replaced as an old deployment's
+  // would be — a replacement first within maximumPercent, then the stop within the lower bound.
+  bool on_draining_instance = false;
   TimePoint created_at{};
 };
 
@@ -99,13 +142,18 @@ void RecordLaunched(service::ServiceState& state, const std::string& deployment_
 // A launch of `deployment_id` could not be placed (`reason` as RunTask's failures give it, e.g.
 // "RESOURCE:MEMORY"): counts a breaker failure, adds ECS's "was unable to place a task" event
 // (deduplicated) and backs off.
+// `instance_arn` names the closest-matching instance the reason is about (RunTask's failure arn);
+// with it the event carries ECS's "The closest matching (container-instance …)" sentence.
 void RecordPlacementFailure(service::ServiceState& state, const std::string& deployment_id, const std::string& reason,
-                            const Observed& observed);
+                            const Observed& observed, const std::string& instance_arn = "");
 
 // Event texts, exactly as ECS writes them.
 std::string ServiceEventPrefix(const std::string& service_name);  // "(service NAME)"
 
 // The circuit breaker's failure threshold for a deployment of `desired` tasks.
 int64_t BreakerThreshold(int64_t desired);
+
+// A task set's computedDesiredCount: desired × scale% / 100, always rounded up (1.2 → 2).
+int64_t ComputedDesiredCount(int64_t desired, double scale_percent);
 
 }  // namespace paddock::sched

@@ -61,7 +61,9 @@ struct Deployment {
   // Task sets only.
   double scale_percent = 0;        // scale.value (unit PERCENT)
   std::string external_id;
-  std::string stability_status;    // STEADY_STATE | STABILIZING
+  std::string stability_status;    // STEADY_STATE | STABILIZING. ECS controller: the scheduler's
+                                   // private marker (never rendered) that the steady-state event
+                                   // was written for this PRIMARY
   TimePoint stability_status_at{};
 
   // StopServiceDeployment (ROLLBACK) asked for this deployment to be rolled back; the scheduler
@@ -109,6 +111,10 @@ struct ServiceState {
   // StoreState prepends these to events[] (in order: the last one becomes the newest) and keeps
   // the newest 100, giving an event without an id a fresh UUID. LoadState returns it empty.
   std::vector<Event> new_events;
+
+  // The newest event already stored (events[0]), as LoadState found it: the scheduler does not
+  // repeat an identical event within 6 hours (ECS's console rule for repeated messages).
+  std::optional<Event> newest_event;
 
   // The record's version when loaded; StoreState refuses (kAborted) a state whose record has
   // since been written by anyone else, and writes version + 1 (the caller may store the same
