@@ -408,6 +408,35 @@ TEST(PlanTest, ATaskOnADrainingInstanceIsReplacedFirstThenStoppedWithinTheLowerB
   EXPECT_EQ(e.stops[0].reason, "Scaling activity initiated by (deployment " + kNew + ")");
 }
 
+TEST(PlanTest, LeftOverTasksOfNoDeploymentAreStopped) {
+  ServiceState s = Service(1, 0, 200);
+  Decision d = Decide(s, Obs(kT0 + hours(1), {Running("a", kNew), Running("stray", "ecs-svc/9")}));
+  EXPECT_EQ(Stopped(d), (std::set<std::string>{"stray"}));
+  EXPECT_EQ(d.stops[0].reason, "Scaling activity initiated by (deployment ecs-svc/9)");
+  EXPECT_NE(s.deployments[0].rollout_state, "COMPLETED") << "not while a stray task is live";
+}
+
+TEST(PlanTest, WithoutACompletedDeploymentTheBreakerStallsTheRollout) {
+  ServiceState s = Service(1);
+  s.circuit_breaker = true;
+  s.rollback = true;
+  TimePoint now = kT0 + hours(1);
+  std::vector<TaskView> tasks = {FailedStart("f1", kNew, now), FailedStart("f2", kNew, now),
+                                 FailedStart("f3", kNew, now)};
+  Decision d = Decide(s, Obs(now, tasks));
+  ASSERT_EQ(s.deployments.size(), 1u);
+  EXPECT_EQ(s.deployments[0].rollout_state, "FAILED");
+  EXPECT_EQ(s.deployments[0].status, "PRIMARY");
+  EXPECT_TRUE(d.launches.empty());
+  EXPECT_FALSE(d.wake_at) << "a FAILED deployment launches nothing, so no backoff wake-up";
+  EXPECT_THAT(Messages(s), ::testing::Contains("(service web) (deployment " + kNew +
+                                               ") deployment failed: tasks failed to start."));
+  Store(s);
+  Decision again = Decide(s, Obs(now + hours(1), tasks));
+  EXPECT_TRUE(again.launches.empty());
+  EXPECT_FALSE(again.state_changed);
+}
+
 // Simulates a crash-looping image: every launched task stops before RUNNING.
 struct CrashLoop {
   ServiceState s;
@@ -674,6 +703,21 @@ TEST(PlanTest, DaemonRunsOneTaskPerActiveInstance) {
   Decision f = Decide(s, o);
   EXPECT_EQ(Stopped(f), (std::set<std::string>{"z"}));
   EXPECT_TRUE(f.launches.empty());
+
+  // Converged: completed once, then idle passes change nothing.
+  o.tasks.pop_back();
+  o.now += seconds(1);
+  Store(s);
+  Decision g = Decide(s, o);
+  EXPECT_EQ(s.deployments[0].rollout_state, "COMPLETED");
+  EXPECT_EQ(s.deployments[0].running_count, 2);
+  EXPECT_EQ(s.deployments[0].desired_count, 2);
+  EXPECT_THAT(Messages(s), ElementsAre("(service web) (deployment " + kNew + ") deployment completed.",
+                                       "(service web) has reached a steady state."));
+  Store(s);
+  o.now += hours(1);
+  EXPECT_FALSE(Decide(s, o).state_changed);
+  EXPECT_THAT(Messages(s), IsEmpty());
 }
 
 TEST(PlanTest, DaemonDeploymentReplacesInstanceByInstance) {
@@ -750,12 +794,17 @@ TEST(PlanTest, TaskSetsReachTheirComputedDesiredCountIndependently) {
 struct Bounds {
   int64_t min_healthy;
   int64_t max;
+  int settle_seconds = 0;  // RUNNING time before a task counts as healthy
 };
+void PrintTo(const Bounds& b, std::ostream* os) {
+  *os << fmt::format("min {} max {} settle {}s", b.min_healthy, b.max, b.settle_seconds);
+}
 
 class RolloutSimulation : public ::testing::TestWithParam<Bounds> {};
 
 TEST_P(RolloutSimulation, StaysWithinTheBoundsAndCompletes) {
-  const auto [min_healthy, max] = GetParam();
+  const auto [min_healthy, max, settle_seconds] = GetParam();
+  const seconds settle(settle_seconds);
   const int64_t desired = 10;
   const int64_t lower = (desired * min_healthy + 99) / 100, upper = desired * max / 100;
   ServiceState s = Rollout(desired, min_healthy, max);
@@ -765,7 +814,9 @@ TEST_P(RolloutSimulation, StaysWithinTheBoundsAndCompletes) {
   int next = 0;
   auto healthy = [&] {
     int64_t n = 0;
-    for (const auto& t : tasks) n += t.last_status == "RUNNING" && t.desired_status == "RUNNING" ? 1 : 0;
+    for (const auto& t : tasks) {
+      n += t.last_status == "RUNNING" && t.desired_status == "RUNNING" && now - *t.started_at >= settle ? 1 : 0;
+    }
     return n;
   };
   auto total = [&] {
@@ -775,8 +826,21 @@ TEST_P(RolloutSimulation, StaysWithinTheBoundsAndCompletes) {
   };
 
   int step = 0;
+  std::optional<TimePoint> wake;
+  bool woke = false;  // a pass ran only because the plan asked for it
   for (; step < 100 && s.deployments[0].rollout_state != "COMPLETED"; ++step) {
-    now += seconds(1);
+    // The next pass: on the next event (a task changing state), else when the plan asked to wake.
+    bool events = false;
+    for (const auto& t : tasks) {
+      events = events || (t.last_status != "STOPPED" && (t.desired_status == "STOPPED" || t.last_status == "PENDING"));
+    }
+    if (step > 0 && !events) {
+      ASSERT_TRUE(wake.has_value()) << "stalled at step " << step;
+      now = *wake;
+      woke = true;
+    } else {
+      now += seconds(1);
+    }
     // The world moves one step: stops land, launches run.
     for (auto& t : tasks) {
       if (t.last_status == "STOPPED") continue;
@@ -789,7 +853,9 @@ TEST_P(RolloutSimulation, StaysWithinTheBoundsAndCompletes) {
       }
     }
     Observed o = Obs(now, tasks);
+    o.settle = settle;
     Decision d = Decide(s, o);
+    wake = d.wake_at;
     for (const auto& st : d.stops) {
       bool found = false;
       for (auto& t : tasks) {
@@ -826,13 +892,16 @@ TEST_P(RolloutSimulation, StaysWithinTheBoundsAndCompletes) {
   EXPECT_EQ(fresh, desired);
   EXPECT_EQ(old, 0);
   EXPECT_EQ(s.last_completed->id, kNew);
+  EXPECT_EQ(woke, settle_seconds > 0) << "settling tasks are waited for through wake_at";
 }
 
 INSTANTIATE_TEST_SUITE_P(Bounds, RolloutSimulation,
                          ::testing::Values(Bounds{100, 200}, Bounds{50, 100}, Bounds{0, 100}, Bounds{100, 150},
-                                           Bounds{75, 125}),
+                                           Bounds{75, 125}, Bounds{100, 200, 5}, Bounds{50, 100, 5},
+                                           Bounds{75, 125, 5}),
                          [](const ::testing::TestParamInfo<Bounds>& p) {
-                           return fmt::format("Min{}Max{}", p.param.min_healthy, p.param.max);
+                           return fmt::format("Min{}Max{}Settle{}", p.param.min_healthy, p.param.max,
+                                              p.param.settle_seconds);
                          });
 
 }  // namespace
