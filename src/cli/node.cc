@@ -31,6 +31,7 @@
 #include "ecs/api/ecs_service.h"
 #include "ecs/cluster/clusters.h"
 #include "ecs/instance/instances.h"
+#include "ecs/service/services.h"
 #include "ecs/task/tasks.h"
 #include "ecs/taskdef/taskdefs.h"
 #include "http/server.h"
@@ -59,6 +60,7 @@ using ClusterReaper = OwnerReaper<ecs::cluster::Clusters>;
 using TaskDefinitionReaper = OwnerReaper<ecs::taskdef::TaskDefinitions>;
 using TaskReaper = OwnerReaper<ecs::task::Tasks>;
 using ContainerInstanceReaper = OwnerReaper<ecs::instance::ContainerInstances>;
+using ServiceReaper = OwnerReaper<ecs::service::Services>;
 
 // The agent that provides this node's Fargate capacity: tasks are assigned to it.
 constexpr std::string_view kFargateAgent = "fargate-local";
@@ -98,6 +100,7 @@ class Node::Impl {
   std::unique_ptr<ecs::taskdef::TaskDefinitions> task_definitions;
   std::unique_ptr<ecs::task::Tasks> tasks;
   std::unique_ptr<ecs::instance::ContainerInstances> container_instances;
+  std::unique_ptr<ecs::service::Services> services;
   // Agents' side of the control plane: Tasks' change listener, long-poll waiters, and the
   // Paddock agent protocol's service (docs/agent-protocol.md).
   std::unique_ptr<agent::InProcessControl> control;
@@ -106,6 +109,7 @@ class Node::Impl {
   std::unique_ptr<TaskDefinitionReaper> taskdef_reaper;
   std::unique_ptr<TaskReaper> task_reaper;
   std::unique_ptr<ContainerInstanceReaper> container_instance_reaper;
+  std::unique_ptr<ServiceReaper> service_reaper;
   std::unique_ptr<aws::ServiceModel> ecs_model;
   std::unique_ptr<ecs::api::EcsService> ecs;
   std::unique_ptr<vpc::Ec2Service> ec2;
@@ -277,6 +281,8 @@ class Node::Impl {
       if (!reaped.ok()) fmt::print(stderr, "paddock: task-definition reaper: {}\n", reaped.status().ToString());
       auto inactive = container_instances->ReapInactive(SystemClock::Get().Now());
       if (!inactive.ok()) fmt::print(stderr, "paddock: container-instance reaper: {}\n", inactive.status().ToString());
+      auto services_reaped = services->ReapInactive(SystemClock::Get().Now());
+      if (!services_reaped.ok()) fmt::print(stderr, "paddock: service reaper: {}\n", services_reaped.status().ToString());
       lock.lock();
     }
   }
@@ -309,7 +315,11 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   impl->agent_service = std::make_unique<agent::remote::AgentService>(
       *impl->control, agent::remote::AgentServiceOptions{.max_wait = std::min<std::chrono::milliseconds>(
                           std::chrono::seconds(20), std::chrono::seconds(config.agent_timeout_seconds) / 3)});
+  impl->services = std::make_unique<ecs::service::Services>(*impl->store, *impl->task_definitions, *impl->clusters);
   impl->task_definitions->AddReferenceCheck(impl->tasks->reference_check());
+  impl->task_definitions->AddReferenceCheck(impl->services->reference_check());
+  impl->clusters->AddUsage(impl->services->cluster_usage());
+  impl->service_reaper = std::make_unique<ServiceReaper>("services", *impl->services);
   impl->clusters->AddUsage(impl->tasks->cluster_usage());
   impl->clusters->AddUsage(impl->container_instances->cluster_usage());
   impl->container_instance_reaper =
@@ -321,7 +331,7 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   ASSIGN_OR_RETURN(std::string token_key, TokenKey(*impl->store));
   impl->ecs = std::make_unique<ecs::api::EcsService>(
       *impl->ecs_model, ecs::api::Owners{impl->clusters.get(), impl->task_definitions.get(), impl->tasks.get(),
-                                          impl->container_instances.get()},
+                                          impl->container_instances.get(), impl->services.get()},
       aws::TokenCodec(std::move(token_key)));
   aws::FrontOptions front_options;
   front_options.auth.accept_any_credentials = config.accept_any_credentials;
@@ -396,8 +406,8 @@ iam::Accounts& Node::accounts() { return *impl_->accounts; }
 
 std::vector<iam::AccountReaper*> Node::reapers() {
   // Tasks first: they hold addresses in the node-wide pools and pin task definitions.
-  return {impl_->task_reaper.get(), impl_->container_instance_reaper.get(), impl_->taskdef_reaper.get(),
-          impl_->cluster_reaper.get()};
+  return {impl_->task_reaper.get(), impl_->service_reaper.get(), impl_->container_instance_reaper.get(),
+          impl_->taskdef_reaper.get(), impl_->cluster_reaper.get()};
 }
 
 std::vector<std::string> Node::ImplementedEcsActions() const { return impl_->ecs->ImplementedActions(); }

@@ -130,6 +130,16 @@ EcsService::EcsService(const aws::ServiceModel& model, Owners owners, aws::Token
       {"PutAttributes", &EcsService::PutAttributes},
       {"DeleteAttributes", &EcsService::DeleteAttributes},
       {"ListAttributes", &EcsService::ListAttributes},
+      {"CreateService", &EcsService::CreateService},
+      {"UpdateService", &EcsService::UpdateService},
+      {"DeleteService", &EcsService::DeleteService},
+      {"DescribeServices", &EcsService::DescribeServices},
+      {"ListServices", &EcsService::ListServices},
+      {"ListServicesByNamespace", &EcsService::ListServicesByNamespace},
+      {"ListServiceDeployments", &EcsService::ListServiceDeployments},
+      {"DescribeServiceDeployments", &EcsService::DescribeServiceDeployments},
+      {"DescribeServiceRevisions", &EcsService::DescribeServiceRevisions},
+      {"StopServiceDeployment", &EcsService::StopServiceDeployment},
       {"TagResource", &EcsService::TagResource},
       {"UntagResource", &EcsService::UntagResource},
       {"ListTagsForResource", &EcsService::ListTagsForResource},
@@ -624,6 +634,9 @@ StatusOr<std::string> EcsService::TagResource(const aws::CallContext& ctx, json:
       RETURN_IF_ERROR(owners_.container_instances->TagResource(ctx.scope, *ref.cluster, ref.id, tags));
       return std::string("{}");
     }
+    case ResourceKind::kService:
+      RETURN_IF_ERROR(owners_.services->TagResource(ctx.scope, t.arn, tags));
+      return std::string("{}");
     default:
       return UnsupportedTagTarget(t);
   }
@@ -649,6 +662,9 @@ StatusOr<std::string> EcsService::UntagResource(const aws::CallContext& ctx, jso
       RETURN_IF_ERROR(owners_.container_instances->UntagResource(ctx.scope, *ref.cluster, ref.id, keys));
       return std::string("{}");
     }
+    case ResourceKind::kService:
+      RETURN_IF_ERROR(owners_.services->UntagResource(ctx.scope, t.arn, keys));
+      return std::string("{}");
     default:
       return UnsupportedTagTarget(t);
   }
@@ -671,6 +687,10 @@ StatusOr<std::string> EcsService::ListTagsForResource(const aws::CallContext& ct
     case ResourceKind::kContainerInstance: {
       ASSIGN_OR_RETURN(instance::InstanceRef ref, InstanceTagRef(ctx, t));
       ASSIGN_OR_RETURN(tags, owners_.container_instances->ListTags(ctx.scope, *ref.cluster, ref.id));
+      break;
+    }
+    case ResourceKind::kService: {
+      ASSIGN_OR_RETURN(tags, owners_.services->ListTags(ctx.scope, t.arn));
       break;
     }
     default:

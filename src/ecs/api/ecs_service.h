@@ -17,6 +17,7 @@
 #include "aws/service.h"
 #include "ecs/cluster/clusters.h"
 #include "ecs/instance/instances.h"
+#include "ecs/service/services.h"
 #include "ecs/task/tasks.h"
 #include "ecs/taskdef/taskdefs.h"
 
@@ -27,6 +28,7 @@ struct Owners {
   taskdef::TaskDefinitions* task_definitions;
   task::Tasks* tasks;
   instance::ContainerInstances* container_instances;
+  service::Services* services;
 };
 
 class EcsService final : public aws::JsonService {
@@ -77,6 +79,17 @@ class EcsService final : public aws::JsonService {
   StatusOr<std::string> PutAttributes(const aws::CallContext&, boost::json::object&);
   StatusOr<std::string> DeleteAttributes(const aws::CallContext&, boost::json::object&);
   StatusOr<std::string> ListAttributes(const aws::CallContext&, boost::json::object&);
+  // Services (service_actions.cc; docs/contracts/service.md).
+  StatusOr<std::string> CreateService(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> UpdateService(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> DeleteService(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> DescribeServices(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> ListServices(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> ListServicesByNamespace(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> ListServiceDeployments(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> DescribeServiceDeployments(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> DescribeServiceRevisions(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> StopServiceDeployment(const aws::CallContext&, boost::json::object&);
   StatusOr<std::string> TagResource(const aws::CallContext&, boost::json::object&);
   StatusOr<std::string> UntagResource(const aws::CallContext&, boost::json::object&);
   StatusOr<std::string> ListTagsForResource(const aws::CallContext&, boost::json::object&);

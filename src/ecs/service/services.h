@@ -18,7 +18,7 @@
 //   service_inactive (account, region, inactiveAt ms, cluster, name) -> ""   ReapInactive's list
 //   service_refs     (account, region, family, revision, cluster, name) -> ""   ReferenceCheck
 //   service_tokens   (account, region, cluster, name) -> {clientToken, request hash}   CreateService idempotency
-//   service_deployments (account, region, cluster, service, createdAt ms, id) -> ServiceDeployment JSON
+//   service_deployments (account, region, cluster, service, id) -> ServiceDeployment JSON
 //   service_revisions (account, region, cluster, service, id) -> ServiceRevision JSON
 #pragma once
 
@@ -73,6 +73,28 @@ struct Page {
   std::string next;  // empty when done
 };
 
+// ListServiceDeployments' query (the service by name or ARN; `cluster` as in every action).
+struct DeploymentQuery {
+  std::optional<std::string> cluster;
+  std::string service;
+  std::vector<std::string> statuses;  // empty: every status
+  std::optional<TimePoint> created_after;
+  std::optional<TimePoint> created_before;
+  size_t limit = 20;  // ListServiceDeployments' default page
+  std::string after;
+};
+
+struct ItemPage {
+  std::vector<std::string> items;  // serialized JSON (ServiceDeploymentBrief, ...)
+  std::string next;                // empty when done
+};
+
+// DescribeServiceDeployments / DescribeServiceRevisions.
+struct DescribedItems {
+  std::vector<std::string> items;  // serialized ServiceDeployment / ServiceRevision JSON
+  std::vector<DescribeResult::Failure> failures;
+};
+
 class Services {
  public:
   Services(store::Store& store, taskdef::TaskDefinitions& task_definitions, cluster::Clusters& clusters,
@@ -88,6 +110,23 @@ class Services {
                                TimePoint now);
   StatusOr<DescribeResult> Describe(const Scope& scope, std::string_view caller_arn, const boost::json::object& input);
   StatusOr<Page> List(const Scope& scope, std::string_view caller_arn, const ListQuery& q);
+  // ListServicesByNamespace: Paddock has no Cloud Map namespaces yet, so every namespace is
+  // NamespaceNotFoundException (docs/contracts/service.md).
+  StatusOr<Page> ListByNamespace(const Scope& scope, std::string_view caller_arn, const boost::json::object& input);
+
+  // ---- Service deployments and revisions (service_deployments.cc) ----
+  StatusOr<ItemPage> ListServiceDeployments(const Scope& scope, std::string_view caller_arn, const DeploymentQuery& q);
+  StatusOr<DescribedItems> DescribeServiceDeployments(const Scope& scope, std::string_view caller_arn,
+                                                      const std::vector<std::string>& arns);
+  StatusOr<DescribedItems> DescribeServiceRevisions(const Scope& scope, std::string_view caller_arn,
+                                                    const std::vector<std::string>& arns);
+  // StopServiceDeployment (stopType ROLLBACK): returns the service deployment's ARN.
+  StatusOr<std::string> StopServiceDeployment(const Scope& scope, std::string_view caller_arn,
+                                              const boost::json::object& input, TimePoint now);
+
+  // Tests: deterministic ids. `gen(n, alphabet)` returns n characters of `alphabet`; unset:
+  // cryptographically random. Set before serving.
+  void SetIdGenerator(std::function<std::string(size_t, std::string_view)> gen) { id_gen_ = std::move(gen); }
 
   Status TagResource(const Scope& scope, std::string_view arn, const Tags& tags);
   Status UntagResource(const Scope& scope, std::string_view arn, const std::vector<std::string>& keys);
@@ -133,6 +172,24 @@ class Services {
 
   void NotifyChange(const ServiceKey& key);
 
+  // services.cc: what Create and Update decide before their transaction.
+  struct Cluster;  // internal/resolved.h
+  struct Launch;
+  StatusOr<Cluster> ClusterFor(const Scope& scope, std::string_view name);
+  StatusOr<Launch> ResolveLaunch(const Scope& scope, const Cluster& cluster, const boost::json::object& in,
+                                 const std::optional<taskdef::LaunchView>& view, std::string_view network_mode,
+                                 const std::vector<std::string>& compatibilities, std::string_view scheduling,
+                                 bool external_controller);
+  std::string NewId(size_t n, std::string_view alphabet);
+  // A new PRIMARY deployment with its ServiceDeployment and ServiceRevision, written in `txn`;
+  // `record` gets the deployment in front (the previous PRIMARY becomes ACTIVE).
+  Status StartDeployment(store::WriteTxn& txn, const Scope& scope, const std::string& cluster, boost::json::object& record,
+                         const std::string& task_definition, const LaunchConfig& launch,
+                         const std::vector<std::pair<std::string, std::string>>& containers, TimePoint now);
+  // StoreState's upkeep of ServiceDeployment records when rollout states change.
+  Status SyncServiceDeployments(store::WriteTxn& txn, const ServiceState& state, const boost::json::object& old_record,
+                                TimePoint now);
+
   store::Store& store_;
   taskdef::TaskDefinitions& task_definitions_;
   cluster::Clusters& clusters_;
@@ -141,6 +198,7 @@ class Services {
   Usage usage_;
   std::mutex listener_mu_;
   std::function<void(const ServiceKey&)> listener_;  // GUARDED_BY(listener_mu_)
+  std::function<std::string(size_t, std::string_view)> id_gen_;
 };
 
 }  // namespace paddock::ecs::service

@@ -24,7 +24,14 @@ class EcsFront {
   explicit EcsFront(bool rate_limits = false) {
     model_ = std::move(*aws::ServiceModel::Parse(aws::EcsModelJson()));
     clusters_.AddUsage(instances_.cluster_usage());
-    ecs_ = std::make_unique<EcsService>(*model_, Owners{&clusters_, &tds_, &tasks_, &instances_},
+    clusters_.AddUsage(services_.cluster_usage());
+    tds_.AddReferenceCheck(services_.reference_check());
+    services_.SetIdGenerator([this](size_t n, std::string_view alphabet) {
+      std::string id = fmt::format("{:0{}d}", ++next_service_id_, n);
+      for (char& c : id) c = alphabet[static_cast<size_t>(c - '0') % alphabet.size()];
+      return id;
+    });
+    ecs_ = std::make_unique<EcsService>(*model_, Owners{&clusters_, &tds_, &tasks_, &instances_, &services_},
                                         aws::TokenCodec("golden-key"));
     ecs_->SetEndpoint("http://127.0.0.1:4566");
     aws::FrontOptions options;
@@ -62,6 +69,9 @@ class EcsFront {
   instance::ContainerInstances instances_{*store_, clusters_,
                                           [this](size_t n) { return fmt::format("{:0{}x}", ++next_hex_, n); }};
   task::Tasks tasks_{*store_, tds_, clusters_, "fargate-local", &instances_};
+  // Services' ids (deployments, service deployments, revisions) from one counter, too.
+  uint64_t next_service_id_ = 0;
+  service::Services services_{*store_, tds_, clusters_};
   std::unique_ptr<aws::ServiceModel> model_;
   std::unique_ptr<EcsService> ecs_;
   std::unique_ptr<aws::ApiFront> front_;

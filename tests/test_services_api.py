@@ -1,0 +1,241 @@
+"""ECS services through the API (docs/contracts/service.md), boto3 against a real server: create,
+describe, list, update, delete, tags, idempotency, the service-deployment actions and their errors,
+with every answer validated strictly against botocore's output shapes by the harness (raw body).
+No containers run: the services are scaled to 0, or their tasks target EC2 in a cluster without
+container instances, so nothing can be placed."""
+
+import os
+import re
+import sys
+import unittest
+
+import boto3
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import paddock_harness as h  # noqa: E402
+
+DEPLOYMENT_ID = re.compile(r"^ecs-svc/\d{19}$")
+
+
+class ServicesApi(h.PaddockTestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.ec2 = boto3.client("ec2", endpoint_url=cls.server.endpoint, region_name=h.REGION,
+                               aws_access_key_id=cls.key_id, aws_secret_access_key=cls.secret)
+        cls.subnet = cls.ec2.describe_subnets()["Subnets"][0]["SubnetId"]
+        cls.ecs.create_cluster(clusterName="svc")
+        cls.td1 = cls.register("svc-web", "nginx:1")
+        cls.td2 = cls.register("svc-web", "nginx:2")
+        cls.bridge = cls.ecs.register_task_definition(**h.td_min("svc-bridge"))["taskDefinition"]["taskDefinitionArn"]
+
+    @classmethod
+    def register(cls, family, image):
+        return cls.ecs.register_task_definition(
+            family=family, networkMode="awsvpc", requiresCompatibilities=["FARGATE"], cpu="256", memory="512",
+            containerDefinitions=[{"name": "app", "image": image}])["taskDefinition"]["taskDefinitionArn"]
+
+    def network(self, **extra):
+        cfg = {"subnets": [self.subnet]}
+        cfg.update(extra)
+        return {"awsvpcConfiguration": cfg}
+
+    def create(self, name, **kw):
+        """CreateService in "svc" (FARGATE, web:1, desiredCount 0) with `kw` over that; None drops a member."""
+        args = dict(cluster="svc", serviceName=name, taskDefinition=self.td1, desiredCount=0, launchType="FARGATE",
+                    networkConfiguration=self.network())
+        args.update(kw)
+        args = {k: v for k, v in args.items() if v is not None}
+        return self.ecs.create_service(**args)["service"]
+
+    def describe(self, *names, **kw):
+        return self.ecs.describe_services(cluster="svc", services=list(names), **kw)
+
+    def arn(self, name, cluster="svc"):
+        return f"arn:aws:ecs:{h.REGION}:{self.account}:service/{cluster}/{name}"
+
+    # ---- CreateService / DescribeServices ----
+
+    def test_create_and_describe(self):
+        s = self.create("web", tags=[{"key": "team", "value": "core"}], propagateTags="SERVICE",
+                        healthCheckGracePeriodSeconds=15,
+                        deploymentConfiguration={"maximumPercent": 150, "minimumHealthyPercent": 50,
+                                                 "deploymentCircuitBreaker": {"enable": True, "rollback": True}})
+        self.assertEqual(s["serviceArn"], self.arn("web"))
+        self.assertEqual(s["status"], "ACTIVE")
+        self.assertEqual(s["desiredCount"], 0)
+        self.assertEqual(s["launchType"], "FARGATE")
+        self.assertEqual(s["platformVersion"], "LATEST")
+        self.assertEqual(s["taskDefinition"], self.td1)
+        self.assertEqual(s["tags"], [{"key": "team", "value": "core"}])
+        self.assertEqual(s["deploymentConfiguration"]["maximumPercent"], 150)
+        self.assertEqual(s["deploymentConfiguration"]["deploymentCircuitBreaker"], {"enable": True, "rollback": True})
+        self.assertEqual(s["events"], [])
+        self.assertEqual(len(s["deployments"]), 1)
+        d = s["deployments"][0]
+        self.assertRegex(d["id"], DEPLOYMENT_ID)
+        self.assertEqual(d["status"], "PRIMARY")
+        self.assertEqual(d["rolloutState"], "IN_PROGRESS")
+        self.assertEqual(d["rolloutStateReason"], f"ECS deployment {d['id']} in progress.")
+        self.assertEqual(d["platformVersion"], "1.4.0")
+        self.assertTrue(s["createdBy"].startswith("arn:aws:iam::"))
+        self.assertRegex(s["currentServiceDeployment"],
+                         rf"^arn:aws:ecs:{h.REGION}:{self.account}:service-deployment/svc/web/[A-Za-z0-9_-]{{21}}$")
+
+        described = self.describe("web", self.arn("web"), "nope", include=["TAGS"])
+        self.assertEqual(len(described["services"]), 2)
+        self.assertEqual(described["services"][0]["tags"], [{"key": "team", "value": "core"}])
+        self.assertEqual(described["failures"], [{"arn": self.arn("nope"), "reason": "MISSING"}])
+        self.assertNotIn("tags", self.describe("web")["services"][0])
+
+    def test_create_refuses_bad_input(self):
+        self.assertClientError("InvalidParameterException", self.create, "bad name!", message_contains="is invalid")
+        self.assertClientError("InvalidParameterException", self.create, "x", desiredCount=-1,
+                               message_contains="desiredCount")
+        self.assertClientError("InvalidParameterException", self.create, "x", schedulingStrategy="DAEMON",
+                               message="The daemon scheduling strategy does not support a desired count for services. "
+                                       "Remove the desired count value and try again")
+        self.assertClientError(
+            "InvalidParameterException", self.create, "x",
+            capacityProviderStrategy=[{"capacityProvider": "FARGATE"}],
+            message="Specifying both a launch type and capacity provider strategy is not supported. Remove one and try again.")
+        self.assertClientError("InvalidParameterException", self.create, "x",
+                               deploymentController={"type": "CODE_DEPLOY"}, message_contains="CODE_DEPLOY")
+        self.assertClientError("InvalidParameterException", self.create, "x", networkConfiguration=None,
+                               message="Network Configuration must be provided when networkMode 'awsvpc' is specified.")
+        self.assertClientError("InvalidParameterException", self.create, "x", taskDefinition=self.bridge,
+                               launchType="EC2",
+                               message="Network Configuration is not valid for the given networkMode of this task definition.")
+        self.assertClientError("InvalidParameterException", self.create, "x",
+                               deploymentConfiguration={"minimumHealthyPercent": 120},
+                               message_contains="minimumHealthyPercent")
+        self.assertClientError("ClusterNotFoundException", self.create, "x", cluster="nope")
+        self.assertClientError("PlatformUnknownException", self.create, "x", platformVersion="0.1.0")
+        self.assertClientError("InvalidParameterException", self.create, "x",
+                               placementStrategy=[{"type": "random"}],
+                               message="Placement strategies are not supported with FARGATE launch type.")
+        self.assertEqual(self.describe("x")["failures"][0]["reason"], "MISSING")
+
+    def test_inactive_revision_is_refused(self):
+        td = self.register("svc-old", "nginx:old")
+        self.ecs.deregister_task_definition(taskDefinition=td)
+        self.assertClientError("ClientException", self.create, "old", taskDefinition=td,
+                               message_contains="TaskDefinition is inactive")
+
+    def test_idempotency_and_names_in_use(self):
+        first = self.create("idem", clientToken="token-1")
+        again = self.create("idem", clientToken="token-1")
+        self.assertEqual(again["deployments"][0]["id"], first["deployments"][0]["id"])
+        self.assertClientError("InvalidParameterException", self.create, "idem", clientToken="token-2",
+                               message="Creation of service was not idempotent.")
+        self.assertClientError("InvalidParameterException", self.create, "idem",
+                               message="Creation of service was not idempotent.")
+        self.ecs.delete_service(cluster="svc", service="idem")
+        self.assertClientError("InvalidParameterException", self.create, "idem",
+                               message="Unable to Start a service that is still Draining.")
+
+    # ---- ListServices ----
+
+    def test_list_pages_and_filters(self):
+        self.ecs.create_cluster(clusterName="listing")
+        for i in range(5):
+            self.create(f"l{i}", cluster="listing")
+        self.create("l-ec2", cluster="listing", taskDefinition=self.bridge, launchType="EC2", networkConfiguration=None)
+        page = self.ecs.list_services(cluster="listing", maxResults=4)
+        self.assertEqual(len(page["serviceArns"]), 4)
+        rest = self.ecs.list_services(cluster="listing", maxResults=4, nextToken=page["nextToken"])
+        self.assertEqual(len(rest["serviceArns"]), 2)
+        self.assertNotIn("nextToken", rest)
+        everything = []
+        for p in self.ecs.get_paginator("list_services").paginate(cluster="listing", PaginationConfig={"PageSize": 2}):
+            everything += p["serviceArns"]
+        self.assertEqual(len(everything), 6)
+        self.assertIn(self.arn("l0", "listing"), everything)
+        self.assertEqual(self.ecs.list_services(cluster="listing", launchType="EC2")["serviceArns"],
+                         [self.arn("l-ec2", "listing")])
+        self.assertEqual(self.ecs.list_services(cluster="listing", schedulingStrategy="DAEMON")["serviceArns"], [])
+        self.assertEqual(len(self.ecs.list_services(cluster="listing")["serviceArns"]), 6)  # default page 10
+        self.assertClientError("InvalidParameterException", self.ecs.list_services, cluster="listing",
+                               nextToken="garbage")
+        self.assertClientError("ClusterNotFoundException", self.ecs.list_services, cluster="nope")
+
+    # ---- UpdateService ----
+
+    def test_update_starts_deployments_only_when_needed(self):
+        s = self.create("upd")
+        first = s["deployments"][0]["id"]
+        scaled = self.ecs.update_service(cluster="svc", service="upd", desiredCount=0,
+                                         deploymentConfiguration={"minimumHealthyPercent": 50})["service"]
+        self.assertEqual([d["id"] for d in scaled["deployments"]], [first])
+        self.assertEqual(scaled["deploymentConfiguration"]["minimumHealthyPercent"], 50)
+        self.assertEqual(scaled["deploymentConfiguration"]["maximumPercent"], 200)
+        moved = self.ecs.update_service(cluster="svc", service=self.arn("upd"), taskDefinition=self.td2)["service"]
+        self.assertEqual([d["status"] for d in moved["deployments"]], ["PRIMARY", "ACTIVE"])
+        self.assertEqual(moved["deployments"][0]["taskDefinition"], self.td2)
+        self.assertEqual(moved["deployments"][1]["id"], first)
+        self.assertEqual(moved["taskDefinition"], self.td2)
+        self.assertEqual(len(moved["currentServiceRevisions"]), 2)
+        # The new PRIMARY is there at once for every describe after the update.
+        again = self.describe("upd")["services"][0]
+        self.assertEqual([d["id"] for d in again["deployments"]], [d["id"] for d in moved["deployments"]])
+        forced = self.ecs.update_service(cluster="svc", service="upd", forceNewDeployment=True)["service"]
+        self.assertEqual(len(forced["deployments"]), 3)
+        self.assertEqual(forced["deployments"][0]["taskDefinition"], self.td2)
+
+    def test_update_errors(self):
+        self.assertClientError("ServiceNotFoundException", self.ecs.update_service, cluster="svc", service="nope",
+                               desiredCount=1, message="Service not found.")
+        self.assertClientError("ClusterNotFoundException", self.ecs.update_service, cluster="nope", service="x")
+        self.create("upd-err")
+        td = self.register("svc-gone", "nginx:gone")
+        self.ecs.deregister_task_definition(taskDefinition=td)
+        self.assertClientError("ClientException", self.ecs.update_service, cluster="svc", service="upd-err",
+                               taskDefinition=td, message_contains="TaskDefinition is inactive")
+        self.ecs.delete_service(cluster="svc", service="upd-err")
+        self.assertClientError("ServiceNotActiveException", self.ecs.update_service, cluster="svc",
+                               service="upd-err", desiredCount=1, message="Service was not ACTIVE.")
+
+    # ---- DeleteService ----
+
+    def test_delete(self):
+        # An EC2 service in a cluster without container instances: nothing can be placed.
+        self.create("del", taskDefinition=self.bridge, launchType="EC2", networkConfiguration=None, desiredCount=2)
+        self.assertClientError("InvalidParameterException", self.ecs.delete_service, cluster="svc", service="del",
+                               message="The service cannot be stopped while it is scaled above 0.")
+        d = self.ecs.delete_service(cluster="svc", service="del", force=True)["service"]
+        self.assertEqual(d["status"], "DRAINING")
+        self.assertEqual(d["desiredCount"], 0)
+        self.assertTrue(all(x["desiredCount"] == 0 for x in d["deployments"]))
+        again = self.ecs.delete_service(cluster="svc", service="del")["service"]
+        self.assertIn(again["status"], ("DRAINING", "INACTIVE"))
+        self.assertClientError("ServiceNotFoundException", self.ecs.delete_service, cluster="svc", service="nope")
+
+    def test_delete_cluster_with_services_is_refused(self):
+        self.ecs.create_cluster(clusterName="busy")
+        self.create("b", cluster="busy")
+        self.assertEqual(self.ecs.describe_clusters(clusters=["busy"])["clusters"][0]["activeServicesCount"], 1)
+        self.assertClientError("ClusterContainsServicesException", self.ecs.delete_cluster, cluster="busy",
+                               message="The Cluster cannot be deleted while Services are active.")
+
+    # ---- Tags ----
+
+    def test_tags(self):
+        self.create("tagged")
+        arn = self.arn("tagged")
+        self.ecs.tag_resource(resourceArn=arn, tags=[{"key": "a", "value": "1"}, {"key": "b", "value": "2"}])
+        self.ecs.untag_resource(resourceArn=arn, tagKeys=["a"])
+        self.assertEqual(self.ecs.list_tags_for_resource(resourceArn=arn)["tags"], [{"key": "b", "value": "2"}])
+        self.assertClientError("ServiceNotFoundException", self.ecs.tag_resource, resourceArn=self.arn("none"),
+                               tags=[{"key": "a", "value": "1"}])
+
+    # ---- Other accounts ----
+
+    def test_other_account_arn_is_denied(self):
+        other = f"arn:aws:ecs:{h.REGION}:999999999999:service/svc/web"
+        self.assertClientError("AccessDeniedException", self.describe, other)
+        self.assertClientError("AccessDeniedException", self.ecs.update_service, cluster="svc", service=other)
+
+
+if __name__ == "__main__":
+    unittest.main()
