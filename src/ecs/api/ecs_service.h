@@ -90,6 +90,12 @@ class EcsService final : public aws::JsonService {
   StatusOr<std::string> DescribeServiceDeployments(const aws::CallContext&, boost::json::object&);
   StatusOr<std::string> DescribeServiceRevisions(const aws::CallContext&, boost::json::object&);
   StatusOr<std::string> StopServiceDeployment(const aws::CallContext&, boost::json::object&);
+  // Task sets (task_set_actions.cc).
+  StatusOr<std::string> CreateTaskSet(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> UpdateTaskSet(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> DeleteTaskSet(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> UpdateServicePrimaryTaskSet(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> DescribeTaskSets(const aws::CallContext&, boost::json::object&);
   StatusOr<std::string> TagResource(const aws::CallContext&, boost::json::object&);
   StatusOr<std::string> UntagResource(const aws::CallContext&, boost::json::object&);
   StatusOr<std::string> ListTagsForResource(const aws::CallContext&, boost::json::object&);

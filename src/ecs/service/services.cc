@@ -720,6 +720,9 @@ StatusOr<std::string> Services::Update(const Scope& scope, std::string_view call
         if (d.is_object() && Str(d.get_object(), "status") == "PRIMARY" && !external) {
           d.get_object()["desiredCount"] = *desired;
           d.get_object()["updatedAtMs"] = Ms(now);
+        } else if (d.is_object() && external && Str(d.get_object(), "status") != "DRAINING") {  // task_sets.cc
+          Deployment set = DecodeDeployment(d.get_object());
+          d.get_object()["desiredCount"] = TaskSetDesiredCount(*desired, set.scale_percent);
         }
       record["deployments"] = std::move(deployments);
     }

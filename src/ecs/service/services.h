@@ -124,6 +124,33 @@ class Services {
   StatusOr<std::string> StopServiceDeployment(const Scope& scope, std::string_view caller_arn,
                                               const boost::json::object& input, TimePoint now);
 
+  // ---- Task sets (task_sets.cc) ----
+  // Services whose deploymentController is EXTERNAL only. Each set is an entry of the record's
+  // deployments (ServiceState.deployments: desired_count = computedDesiredCount). Create, Update,
+  // Delete and UpdateServicePrimaryTaskSet return the TaskSet JSON and commit in one transaction,
+  // then NotifyChange. DescribeTaskSets' items are TaskSet JSON; unknown sets are MISSING failures.
+  StatusOr<std::string> CreateTaskSet(const Scope& scope, std::string_view caller_arn, const boost::json::object& input,
+                                      TimePoint now);
+  StatusOr<std::string> UpdateTaskSet(const Scope& scope, std::string_view caller_arn, const boost::json::object& input,
+                                      TimePoint now);
+  StatusOr<std::string> DeleteTaskSet(const Scope& scope, std::string_view caller_arn, const boost::json::object& input,
+                                      TimePoint now);
+  StatusOr<std::string> UpdateServicePrimaryTaskSet(const Scope& scope, std::string_view caller_arn,
+                                                    const boost::json::object& input, TimePoint now);
+  StatusOr<DescribedItems> DescribeTaskSets(const Scope& scope, std::string_view caller_arn,
+                                            const boost::json::object& input);
+  // computedDesiredCount: desired × scale% / 100, always rounded up (1.2 -> 2).
+  static int64_t TaskSetDesiredCount(int64_t desired, double scale_percent);
+
+ private:
+  // Update, Delete, UpdateServicePrimaryTaskSet: the set named by input[member], changed by
+  // `change` (true: write) in one transaction.
+  StatusOr<std::string> ChangeTaskSet(
+      const Scope& scope, std::string_view caller_arn, const boost::json::object& input, std::string_view action,
+      std::string_view member,
+      const std::function<StatusOr<bool>(boost::json::object&, std::vector<Deployment>&, Deployment&)>& change);
+
+ public:
   // Tests: deterministic ids. `gen(n, alphabet)` returns n characters of `alphabet`; unset:
   // cryptographically random. Set before serving.
   void SetIdGenerator(std::function<std::string(size_t, std::string_view)> gen) { id_gen_ = std::move(gen); }
