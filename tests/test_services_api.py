@@ -218,6 +218,103 @@ class ServicesApi(h.PaddockTestCase):
         self.assertClientError("ClusterContainsServicesException", self.ecs.delete_cluster, cluster="busy",
                                message="The Cluster cannot be deleted while Services are active.")
 
+    # ---- DAEMON and EXTERNAL ----
+
+    def test_daemon_and_external_services(self):
+        d = self.create("daemon", schedulingStrategy="DAEMON", desiredCount=None, taskDefinition=self.bridge,
+                        launchType="EC2", networkConfiguration=None)
+        self.assertEqual(d["schedulingStrategy"], "DAEMON")
+        self.assertEqual(d["deploymentConfiguration"]["maximumPercent"], 100)
+        self.assertEqual(d["deploymentConfiguration"]["minimumHealthyPercent"], 0)
+        self.assertClientError("InvalidParameterException", self.create, "daemon-f", schedulingStrategy="DAEMON",
+                               desiredCount=None,
+                               message="The daemon scheduling strategy does not support the FARGATE launch type. "
+                                       "Change the launch type and try again")
+        self.assertClientError("InvalidParameterException", self.create, "daemon-s", schedulingStrategy="DAEMON",
+                               desiredCount=None, taskDefinition=self.bridge, launchType="EC2",
+                               networkConfiguration=None, placementStrategy=[{"type": "spread", "field": "host"}],
+                               message="The daemon scheduling strategy does not support placement strategies.")
+        self.ecs.delete_service(cluster="svc", service="daemon")  # DAEMON needs no force
+        x = self.create("external", deploymentController={"type": "EXTERNAL"}, taskDefinition=None)
+        self.assertEqual(x["deploymentController"], {"type": "EXTERNAL"})
+        self.assertEqual(x["deployments"], [])
+        self.assertEqual(x["taskSets"], [])
+        self.assertNotIn("taskDefinition", x)
+        self.assertClientError("InvalidParameterException", self.ecs.update_service, cluster="svc",
+                               service="external", taskDefinition=self.td2, message_contains="EXTERNAL")
+
+    # ---- Capacity providers ----
+
+    def test_cluster_default_strategy_applies_without_launch_type(self):
+        self.ecs.create_cluster(clusterName="cp", capacityProviders=["FARGATE", "FARGATE_SPOT"],
+                                defaultCapacityProviderStrategy=[{"capacityProvider": "FARGATE_SPOT", "weight": 1}])
+        s = self.create("cp", cluster="cp", launchType=None)
+        self.assertNotIn("launchType", s)
+        self.assertEqual(s["capacityProviderStrategy"], [{"capacityProvider": "FARGATE_SPOT", "weight": 1, "base": 0}])
+        self.assertEqual(s["deployments"][0]["capacityProviderStrategy"], s["capacityProviderStrategy"])
+        self.assertClientError("InvalidParameterException", self.create, "cp2", cluster="svc", launchType=None,
+                               capacityProviderStrategy=[{"capacityProvider": "FARGATE"}],
+                               message_contains="not associated with the cluster")
+
+    # ---- Service deployments and revisions ----
+
+    def test_service_deployments_and_revisions(self):
+        s = self.create("sd", desiredCount=0)
+        first = s["currentServiceDeployment"]
+        moved = self.ecs.update_service(cluster="svc", service="sd", taskDefinition=self.td2)["service"]
+        second = moved["currentServiceDeployment"]
+        self.assertNotEqual(first, second)
+        listed = self.ecs.list_service_deployments(cluster="svc", service="sd")["serviceDeployments"]
+        self.assertEqual([x["serviceDeploymentArn"] for x in listed], [second, first])  # newest first
+        self.assertEqual([x["status"] for x in listed], ["IN_PROGRESS", "STOPPED"])
+        self.assertEqual(self.ecs.list_service_deployments(cluster="svc", service="sd", status=["STOPPED"])
+                         ["serviceDeployments"][0]["serviceDeploymentArn"], first)
+        page = self.ecs.list_service_deployments(cluster="svc", service="sd", maxResults=1)
+        self.assertEqual(len(page["serviceDeployments"]), 1)
+        rest = self.ecs.list_service_deployments(cluster="svc", service="sd", maxResults=1, nextToken=page["nextToken"])
+        self.assertEqual(rest["serviceDeployments"][0]["serviceDeploymentArn"], first)
+        self.assertNotIn("nextToken", rest)
+        missing = second[:-3] + "zzz"
+        d = self.ecs.describe_service_deployments(serviceDeploymentArns=[second, missing])
+        self.assertEqual(d["failures"], [{"arn": missing, "reason": "MISSING"}])
+        sd = d["serviceDeployments"][0]
+        self.assertEqual(sd["status"], "IN_PROGRESS")
+        self.assertEqual(sd["serviceArn"], self.arn("sd"))
+        self.assertEqual(len(sd["sourceServiceRevisions"]), 1)
+        target = sd["targetServiceRevision"]["arn"]
+        self.assertRegex(target, rf"^arn:aws:ecs:{h.REGION}:{self.account}:service-revision/svc/sd/\d{{19}}$")
+        r = self.ecs.describe_service_revisions(serviceRevisionArns=[target, sd["sourceServiceRevisions"][0]["arn"]])
+        self.assertEqual(r["failures"], [])
+        self.assertEqual([x["taskDefinition"] for x in r["serviceRevisions"]], [self.td2, self.td1])
+        self.assertEqual(r["serviceRevisions"][0]["containerImages"], [{"containerName": "app", "image": "nginx:2"}])
+        self.assertClientError("ServiceNotFoundException", self.ecs.list_service_deployments, cluster="svc",
+                               service="nope")
+        self.assertClientError("InvalidParameterException", self.ecs.describe_service_revisions,
+                               serviceRevisionArns=["arn:aws:ecs:us-east-1:123:nonsense"])
+
+    def test_stop_service_deployment(self):
+        s = self.create("stop")
+        arn = s["currentServiceDeployment"]
+        self.assertClientError("InvalidParameterException", self.ecs.stop_service_deployment,
+                               serviceDeploymentArn=arn, stopType="ABORT", message_contains="ROLLBACK")
+        self.assertEqual(self.ecs.stop_service_deployment(serviceDeploymentArn=arn, stopType="ROLLBACK")
+                         ["serviceDeploymentArn"], arn)
+        got = self.ecs.describe_service_deployments(serviceDeploymentArns=[arn])["serviceDeployments"][0]
+        self.assertEqual(got["status"], "ROLLBACK_REQUESTED")
+        # A newer deployment stops the old one: a finished deployment cannot be stopped.
+        self.ecs.update_service(cluster="svc", service="stop", forceNewDeployment=True)
+        self.assertEqual(self.ecs.describe_service_deployments(serviceDeploymentArns=[arn])
+                         ["serviceDeployments"][0]["status"], "STOPPED")
+        self.assertClientError("ConflictException", self.ecs.stop_service_deployment, serviceDeploymentArn=arn,
+                               stopType="ROLLBACK")
+        self.assertClientError("ServiceDeploymentNotFoundException", self.ecs.stop_service_deployment,
+                               serviceDeploymentArn=arn[:-3] + "zzz", stopType="ROLLBACK")
+
+    # ---- ListServicesByNamespace ----
+
+    def test_list_services_by_namespace_has_no_namespaces(self):
+        self.assertClientError("NamespaceNotFoundException", self.ecs.list_services_by_namespace, namespace="ns")
+
     # ---- Tags ----
 
     def test_tags(self):
@@ -235,6 +332,33 @@ class ServicesApi(h.PaddockTestCase):
         other = f"arn:aws:ecs:{h.REGION}:999999999999:service/svc/web"
         self.assertClientError("AccessDeniedException", self.describe, other)
         self.assertClientError("AccessDeniedException", self.ecs.update_service, cluster="svc", service=other)
+
+
+class ServicesRestart(h.PaddockTestCase):
+    """Every service change is one durable transaction: a restarted server shows the same service."""
+
+    def test_a_restart_keeps_services_their_deployments_and_tags(self):
+        ec2 = boto3.client("ec2", endpoint_url=self.server.endpoint, region_name=h.REGION,
+                           aws_access_key_id=self.key_id, aws_secret_access_key=self.secret)
+        subnet = ec2.describe_subnets()["Subnets"][0]["SubnetId"]
+        td = self.ecs.register_task_definition(
+            family="r", networkMode="awsvpc", requiresCompatibilities=["FARGATE"], cpu="256", memory="512",
+            containerDefinitions=[{"name": "app", "image": "nginx"}])["taskDefinition"]["taskDefinitionArn"]
+        self.ecs.create_cluster(clusterName="r")
+        self.ecs.create_service(cluster="r", serviceName="r", taskDefinition=td, desiredCount=0, launchType="FARGATE",
+                                networkConfiguration={"awsvpcConfiguration": {"subnets": [subnet]}},
+                                tags=[{"key": "k", "value": "v"}])
+        before = self.ecs.update_service(cluster="r", service="r", forceNewDeployment=True)["service"]
+        self.server.stop()
+        restarted = h.Server(self.state_dir)
+        restarted.start()
+        self.addCleanup(restarted.stop)
+        ecs = h.ecs_client(restarted.endpoint, self.key_id, self.secret)
+        after = ecs.describe_services(cluster="r", services=["r"], include=["TAGS"])["services"][0]
+        self.assertEqual([d["id"] for d in after["deployments"]], [d["id"] for d in before["deployments"]])
+        self.assertEqual(after["tags"], [{"key": "k", "value": "v"}])
+        self.assertEqual(after["currentServiceDeployment"], before["currentServiceDeployment"])
+        self.assertEqual(ecs.list_services(cluster="r")["serviceArns"], [before["serviceArn"]])
 
 
 if __name__ == "__main__":
