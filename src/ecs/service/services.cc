@@ -833,7 +833,9 @@ StatusOr<DescribeResult> Services::Describe(const Scope& scope, std::string_view
 
 StatusOr<Page> Services::List(const Scope& scope, std::string_view caller_arn, const ListQuery& q) {
   ASSIGN_OR_RETURN(std::string cluster_name, cluster::ClusterName(q.cluster, scope, "ListServices", caller_arn));
-  store::Range range = store::PrefixRange(ScopeKey(scope).Str(cluster_name).Done());
+  // ACTIVE only: "the service is no longer visible … in the ListServices API operation" once
+  // DRAINING (DeleteService's doc).
+  store::Range range = store::PrefixRange(ScopeKey(scope).Str(cluster_name).Str("ACTIVE").Done());
   if (!q.after.empty()) range.begin = store::KeySuccessor(q.after);
   const bool filtered = q.launch_type || q.scheduling_strategy;
   Page page;

@@ -95,11 +95,12 @@ CASES = {
                  {"action": "DeleteService", "request": {"cluster": "prod", "service": "web"}}],
         {"cluster": "prod", "service": "web", "desiredCount": 1},
         err("ServiceNotActiveException", "Service was not ACTIVE.")),
-    ("ListServices", "active_and_draining"): (
+    ("ListServices", "draining_not_listed"): (
         SETUP + [{"action": "CreateService", "request": create_req("b", desiredCount=0)},
                  {"action": "CreateService", "request": create_req("a", desiredCount=0)},
-                 {"action": "DeleteService", "request": {"cluster": "prod", "service": "a"}}],
-        {"cluster": "prod"}, {"serviceArns": [svc_arn("b"), svc_arn("a")]}),
+                 {"action": "CreateService", "request": create_req("c", desiredCount=0)},
+                 {"action": "DeleteService", "request": {"cluster": "prod", "service": "b"}}],
+        {"cluster": "prod"}, {"serviceArns": [svc_arn("a"), svc_arn("c")]}),
 }
 
 for (action, case), (setup, request, response) in CASES.items():
