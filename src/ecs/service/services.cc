@@ -978,6 +978,24 @@ Status Services::StoreState(store::WriteTxn& txn, const ServiceState& state, Tim
   }
   record["version"] = version + 1;
   RETURN_IF_ERROR(SyncServiceDeployments(txn, state, *current, now));
+  if (status != "INACTIVE" && Str(record, "status") == "INACTIVE") {
+    // The service is gone: a service deployment still under way ends with it.
+    const store::Range children = store::PrefixRange(ScopeKey(key.scope).Str(key.cluster).Str(key.name).Done());
+    ASSIGN_OR_RETURN(auto rows, txn.Scan(kDeployments, children, 1000));
+    for (const auto& row : rows) {
+      ASSIGN_OR_RETURN(json::object sd, ParseRecordObject(row.value, "service deployment"));
+      const std::string st = Str(sd, "status");
+      if (st != "PENDING" && st != "IN_PROGRESS" && st != "STOP_REQUESTED" && st != "ROLLBACK_REQUESTED" &&
+          st != "ROLLBACK_IN_PROGRESS")
+        continue;
+      sd["status"] = "STOPPED";
+      sd["statusReason"] = "The service was deleted.";
+      sd["stoppedAt"] = Seconds(Ms(now));
+      sd["finishedAt"] = Seconds(Ms(now));
+      sd["updatedAt"] = Seconds(Ms(now));
+      RETURN_IF_ERROR(txn.Put(kDeployments, row.key, json::serialize(sd)));
+    }
+  }
   return WriteRecord(txn, key.scope, key.cluster, key.name, current, record);
 }
 

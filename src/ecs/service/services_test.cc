@@ -466,6 +466,14 @@ TEST_F(ServicesTest, DrainingToInactiveThenReapedAfterAnHour) {
   st.deployments.clear();
   ASSERT_TRUE(Store(st).ok());
   EXPECT_EQ(Describe("web")->at("status"), "INACTIVE");
+  // Its service deployment, still under way, ended with it.
+  DeploymentQuery q;
+  q.cluster = "prod";
+  q.service = "web";
+  auto listed = services_.ListServiceDeployments(kScope, kCaller, q);
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->items.size(), 1u);
+  EXPECT_EQ(json::parse(listed->items[0]).at("status"), "STOPPED");
   EXPECT_TRUE(ListNames().empty());
   EXPECT_FALSE(Referenced("web", 1));
   ExpectError(Update(json::object{{"service", "web"}, {"desiredCount", 1}}).status(), "ServiceNotActiveException", "");
