@@ -315,6 +315,46 @@ class ServicesApi(h.PaddockTestCase):
     def test_list_services_by_namespace_has_no_namespaces(self):
         self.assertClientError("NamespaceNotFoundException", self.ecs.list_services_by_namespace, namespace="ns")
 
+    def test_stored_members_round_trip(self):
+        lb = [{"targetGroupArn": f"arn:aws:elasticloadbalancing:{h.REGION}:{self.account}:targetgroup/tg/0123456789abcdef",
+               "containerName": "app", "containerPort": 80}]
+        reg = [{"registryArn": f"arn:aws:servicediscovery:{h.REGION}:{self.account}:service/srv-0123456789abcdef"}]
+        s = self.create("stored", taskDefinition=self.bridge, launchType="EC2", networkConfiguration=None,
+                        loadBalancers=lb, serviceRegistries=reg, role="ecsServiceRole",
+                        placementConstraints=[{"type": "distinctInstance"}],
+                        placementStrategy=[{"type": "spread", "field": "attribute:ecs.availability-zone"}],
+                        enableECSManagedTags=True, propagateTags="TASK_DEFINITION",
+                        availabilityZoneRebalancing="DISABLED")
+        self.assertEqual(s["loadBalancers"], lb)
+        self.assertEqual(s["serviceRegistries"], reg)
+        self.assertEqual(s["roleArn"], f"arn:aws:iam::{self.account}:role/ecsServiceRole")
+        self.assertEqual(s["placementConstraints"], [{"type": "distinctInstance"}])
+        self.assertEqual(s["availabilityZoneRebalancing"], "DISABLED")
+        self.assertNotIn("platformVersion", s)
+        first = s["deployments"][0]["id"]
+        # Placement is no deployment; load balancers are.
+        u = self.ecs.update_service(cluster="svc", service="stored", placementConstraints=[],
+                                    placementStrategy=[{"type": "binpack", "field": "memory"}])["service"]
+        self.assertEqual(u["placementConstraints"], [])
+        self.assertEqual(u["placementStrategy"], [{"type": "binpack", "field": "memory"}])
+        self.assertEqual([d["id"] for d in u["deployments"]], [first])
+        u = self.ecs.update_service(cluster="svc", service="stored", loadBalancers=[])["service"]
+        self.assertEqual(u["loadBalancers"], [])
+        self.assertEqual(len(u["deployments"]), 2)
+        self.assertClientError("InvalidParameterException", self.create, "exec", enableExecuteCommand=True,
+                               message_contains="enableExecuteCommand")
+        self.assertClientError("InvalidParameterException", self.create, "sc",
+                               serviceConnectConfiguration={"enabled": True, "namespace": "ns"},
+                               message_contains="Service Connect")
+
+    def test_request_limits(self):
+        self.assertClientError("InvalidParameterException", self.describe, *[f"s{i}" for i in range(11)])
+        self.assertClientError("InvalidParameterException", self.ecs.list_services, cluster="svc", maxResults=101)
+        self.assertClientError("ClusterNotFoundException", self.ecs.delete_service, cluster="nope", service="x")
+        self.assertClientError("ClusterNotFoundException", self.ecs.describe_services, cluster="nope", services=["x"])
+        self.assertClientError("InvalidParameterException", self.ecs.describe_service_deployments,
+                               serviceDeploymentArns=[f"x{i}" for i in range(21)])
+
     # ---- Tags ----
 
     def test_tags(self):
