@@ -218,9 +218,9 @@ StatusOr<std::string> Services::StopServiceDeployment(const Scope& scope, std::s
     if (!current) return NotFound(fmt::format("The service deployment {} does not exist.", arn),
                                   "ServiceDeploymentNotFoundException");
     json::object record = *current;
-    json::array deployments = json_fields::Objects(record, "deployments").empty()
-                                  ? json::array()
-                                  : record.at("deployments").get_array();
+    json::array deployments;
+    if (auto it = record.find("deployments"); it != record.end() && it->value().is_array())
+      deployments = it->value().get_array();
     for (auto& d : deployments)
       if (d.is_object() && Str(d.get_object(), "serviceDeploymentId") == ref.id) d.get_object()["rollbackRequested"] = true;
     record["deployments"] = std::move(deployments);

@@ -794,8 +794,7 @@ StatusOr<std::string> Services::Delete(const Scope& scope, std::string_view call
 StatusOr<DescribeResult> Services::Describe(const Scope& scope, std::string_view caller_arn, const json::object& in) {
   ASSIGN_OR_RETURN(std::string cluster_name, cluster::ClusterName(json_fields::OptStr(in, "cluster"), scope,
                                                                   "DescribeServices", caller_arn));
-  bool present = false;
-  std::vector<std::string> refs = json_fields::Strings(in, "services", &present);
+  std::vector<std::string> refs = json_fields::Strings(in, "services");
   if (refs.empty()) return ParamError("Services cannot be empty.");
   if (refs.size() > 10) return ParamError("The services list can contain at most 10 entries.");
   bool include_tags = false;
@@ -1023,11 +1022,6 @@ Status Services::SyncServiceDeployments(store::WriteTxn& txn, const ServiceState
       o["failureCount"] = failures;
     }
   };
-  const bool rolling_back_somewhere = std::any_of(state.deployments.begin(), state.deployments.end(), [&](const auto& d) {
-    return d.status == "PRIMARY" && d.rollout_state == "IN_PROGRESS" && state.last_completed &&
-           d.id == state.last_completed->id;
-  });
-  (void)rolling_back_somewhere;
   for (const auto& d : state.deployments) {
     auto it = before.find(d.id);
     const std::string old_state = it == before.end() ? std::string() : it->second.rollout_state;

@@ -103,6 +103,45 @@ CASES = {
         {"cluster": "prod"}, {"serviceArns": [svc_arn("a"), svc_arn("c")]}),
 }
 
+SD = f"arn:aws:ecs:{R}:{ACCT}:service-deployment/prod/web/{urlsafe(2)}"
+REV = f"arn:aws:ecs:{R}:{ACCT}:service-revision/prod/web/{digits(3)}"
+WITH_SERVICE = SETUP + [{"action": "CreateService", "request": create_req()}]
+DC = {"deploymentCircuitBreaker": {"enable": False, "rollback": False}, "maximumPercent": 200,
+      "minimumHealthyPercent": 100, "strategy": "ROLLING"}
+CASES.update({
+    ("DescribeServiceDeployments", "first_deployment_and_missing"): (
+        WITH_SERVICE, {"serviceDeploymentArns": [SD, SD[:-1] + "Z"]},
+        {"serviceDeployments": [{
+            "serviceDeploymentArn": SD, "serviceArn": svc_arn("web"), "clusterArn": f"arn:aws:ecs:{R}:{ACCT}:cluster/prod",
+            "createdAt": NOW, "startedAt": NOW, "updatedAt": NOW, "sourceServiceRevisions": [],
+            "targetServiceRevision": {"arn": REV, "requestedTaskCount": 2, "runningTaskCount": 0, "pendingTaskCount": 0},
+            "status": "IN_PROGRESS", "deploymentConfiguration": DC,
+            "deploymentCircuitBreaker": {"status": "DISABLED", "failureCount": 0, "threshold": 3},
+            "alarms": {"status": "DISABLED"}}],
+         "failures": [{"arn": SD[:-1] + "Z", "reason": "MISSING"}]}),
+    ("DescribeServiceRevisions", "first_revision"): (
+        WITH_SERVICE, {"serviceRevisionArns": [REV]},
+        {"serviceRevisions": [{
+            "serviceRevisionArn": REV, "serviceArn": svc_arn("web"), "clusterArn": f"arn:aws:ecs:{R}:{ACCT}:cluster/prod",
+            "taskDefinition": TD, "launchType": "EC2", "loadBalancers": [], "serviceRegistries": [],
+            "containerImages": [{"containerName": "app", "image": "nginx"}], "guardDutyEnabled": False,
+            "createdAt": NOW}], "failures": []}),
+    ("StopServiceDeployment", "abort_refused"): (
+        WITH_SERVICE, {"serviceDeploymentArn": SD, "stopType": "ABORT"},
+        err("InvalidParameterException", "The stop type ABORT is not supported. The only valid stop type is ROLLBACK.")),
+    ("StopServiceDeployment", "rollback_requested"): (
+        WITH_SERVICE, {"serviceDeploymentArn": SD, "stopType": "ROLLBACK"}, {"serviceDeploymentArn": SD}),
+    ("ListServiceDeployments", "newest_first"): (
+        WITH_SERVICE + [{"action": "UpdateService", "request": {"cluster": "prod", "service": "web",
+                                                                 "forceNewDeployment": True}}],
+        {"cluster": "prod", "service": "web", "status": ["STOPPED"]},
+        {"serviceDeployments": [{
+            "serviceDeploymentArn": SD, "serviceArn": svc_arn("web"), "clusterArn": f"arn:aws:ecs:{R}:{ACCT}:cluster/prod",
+            "startedAt": NOW, "createdAt": NOW, "finishedAt": NOW, "status": "STOPPED",
+            "statusReason": "Service deployment stopped: a newer service deployment started.",
+            "targetServiceRevisionArn": REV}]}),
+})
+
 for (action, case), (setup, request, response) in CASES.items():
     d = os.path.join(OUT, action)
     os.makedirs(d, exist_ok=True)
