@@ -4,8 +4,10 @@ with every answer validated strictly against botocore's output shapes by the har
 No containers run: the services are scaled to 0, or their tasks target EC2 in a cluster without
 container instances, so nothing can be placed."""
 
+import json
 import os
 import re
+import subprocess
 import sys
 import unittest
 
@@ -13,6 +15,8 @@ import boto3
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import paddock_harness as h  # noqa: E402
+from test_conformance import CLI_V1, CLI_V2, _cli_env  # noqa: E402
+from test_container_instances import _StrictCliOutput  # noqa: E402
 
 DEPLOYMENT_ID = re.compile(r"^ecs-svc/\d{19}$")
 
@@ -355,6 +359,25 @@ class ServicesApi(h.PaddockTestCase):
         self.assertClientError("InvalidParameterException", self.ecs.describe_service_deployments,
                                serviceDeploymentArns=[f"x{i}" for i in range(21)])
 
+    def test_delete_account_removes_its_services(self):
+        acct = "246813579024"
+        _, key, secret = h.create_account(self.state_dir, acct, "doomed")
+        doomed = h.ecs_client(self.server.endpoint, key, secret)
+        doomed.create_cluster(clusterName="svc")
+        td = doomed.register_task_definition(**h.td_min("svc-doomed"))["taskDefinition"]["taskDefinitionArn"]
+        made = doomed.create_service(cluster="svc", serviceName="web", taskDefinition=td, desiredCount=0,
+                                     launchType="EC2")["service"]
+        mine = self.create("bystander")
+        h.admin(self.state_dir, "delete-account", "--account", acct)
+        _, key2, secret2 = h.create_account(self.state_dir, acct, "reborn")
+        reborn = h.ecs_client(self.server.endpoint, key2, secret2)
+        reborn.create_cluster(clusterName="svc")
+        d = reborn.describe_services(cluster="svc", services=["web"])
+        self.assertEqual(d["failures"], [{"arn": made["serviceArn"], "reason": "MISSING"}])
+        self.assertEqual(reborn.list_services(cluster="svc")["serviceArns"], [])
+        self.assertEqual(self.describe("bystander")["services"][0]["serviceArn"], mine["serviceArn"])
+
+
     # ---- Tags ----
 
     def test_tags(self):
@@ -372,6 +395,69 @@ class ServicesApi(h.PaddockTestCase):
         other = f"arn:aws:ecs:{h.REGION}:999999999999:service/svc/web"
         self.assertClientError("AccessDeniedException", self.describe, other)
         self.assertClientError("AccessDeniedException", self.ecs.update_service, cluster="svc", service=other)
+
+
+class _CliServices:
+    """The AWS CLI's service commands against the server; their parsed output validated against the
+    output shapes (timestamps as the CLI prints them)."""
+    CLI = None
+
+    @classmethod
+    def setUpClass(cls):
+        if cls.CLI is CLI_V2 and not os.path.exists(CLI_V2[0]):
+            raise unittest.SkipTest("AWS CLI v2 (/usr/bin/aws) is not installed")
+        super().setUpClass()
+        cls.home = os.path.join(cls.tmp, "home")
+        os.makedirs(cls.home, exist_ok=True)
+
+    def aws(self, operation, *args, expect_rc=0):
+        r = subprocess.run(self.CLI + ["--endpoint-url", self.server.endpoint, "--output", "json", "ecs",
+                                       operation, *args],
+                           env=_cli_env(self.home, self.key_id, self.secret), capture_output=True, text=True,
+                           timeout=120)
+        if expect_rc is None:
+            self.assertNotEqual(r.returncode, 0, f"aws ecs {operation} {args}: {r.stdout}")
+            return r
+        self.assertEqual(r.returncode, expect_rc, f"aws ecs {operation} {args}: {r.stdout}\n{r.stderr}")
+        out = json.loads(r.stdout) if r.stdout.strip() else {}
+        name = "".join(p.capitalize() for p in operation.split("-"))
+        shape = h.ECS_MODEL.operation_model(name).output_shape
+        errors = _StrictCliOutput().validate(out, shape) if shape is not None else []
+        self.assertEqual(errors, [], f"aws ecs {operation}: output violates {name}'s shape")
+        return out
+
+    def test_cli_flow(self):
+        self.aws("create-cluster", "--cluster-name", "cli-svc")
+        td = self.aws("register-task-definition", "--family", "cli-svc", "--container-definitions",
+                      json.dumps([{"name": "app", "image": "nginx", "memory": 64}]))["taskDefinition"]
+        s = self.aws("create-service", "--cluster", "cli-svc", "--service-name", "web", "--task-definition",
+                     "cli-svc", "--desired-count", "0", "--launch-type", "EC2", "--tags", "key=a,value=1")["service"]
+        self.assertEqual(s["taskDefinition"], td["taskDefinitionArn"])
+        d = self.aws("describe-services", "--cluster", "cli-svc", "--services", "web", "--include", "TAGS")
+        self.assertEqual(d["services"][0]["tags"], [{"key": "a", "value": "1"}])
+        self.assertEqual(self.aws("list-services", "--cluster", "cli-svc")["serviceArns"], [s["serviceArn"]])
+        u = self.aws("update-service", "--cluster", "cli-svc", "--service", "web", "--force-new-deployment")["service"]
+        self.assertEqual(len(u["deployments"]), 2)
+        if self.DEPLOYMENT_COMMANDS:
+            sds = self.aws("list-service-deployments", "--cluster", "cli-svc", "--service", "web")["serviceDeployments"]
+            self.assertEqual(len(sds), 2)
+            self.aws("describe-service-deployments", "--service-deployment-arns", sds[0]["serviceDeploymentArn"])
+            self.aws("describe-service-revisions", "--service-revision-arns", sds[0]["targetServiceRevisionArn"])
+        g = self.aws("delete-service", "--cluster", "cli-svc", "--service", "web")["service"]
+        self.assertEqual(g["status"], "DRAINING")
+        r = self.aws("update-service", "--cluster", "cli-svc", "--service", "web", "--desired-count", "1",
+                     expect_rc=None)
+        self.assertIn("ServiceNotActiveException", r.stderr)
+
+
+class CliV1Services(_CliServices, h.PaddockTestCase):
+    CLI = CLI_V1
+    DEPLOYMENT_COMMANDS = True
+
+
+class CliV2Services(_CliServices, h.PaddockTestCase):
+    CLI = CLI_V2
+    DEPLOYMENT_COMMANDS = False  # the installed v2 (2.9) predates the service-deployment commands
 
 
 class ServicesRestart(h.PaddockTestCase):
