@@ -1,0 +1,362 @@
+#include "sched/scheduler.h"
+
+#include <time.h>
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace paddock::sched {
+namespace {
+
+using ecs::service::Deployment;
+using ecs::service::ServiceKey;
+using ecs::service::ServiceState;
+
+constexpr int64_t kMaxRunCount = 10;  // RunTask's count limit: larger launches go in batches
+constexpr size_t kResyncPage = 200;
+
+double ThreadCpuMillis() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
+
+std::string IdOfArn(std::string_view arn) {
+  size_t slash = arn.rfind('/');
+  return std::string(slash == std::string_view::npos ? arn : arn.substr(slash + 1));
+}
+
+const Deployment* FindDeployment(const ServiceState& state, const std::string& id) {
+  for (const auto& d : state.deployments)
+    if (d.id == id) return &d;
+  return nullptr;
+}
+
+// The RunTask a deployment's launch amounts to: its pinned revision and launch configuration,
+// the service's placement and tag settings, group "service:<name>" and startedBy the deployment.
+ecs::task::RunRequest LaunchRequest(const ServiceState& state, const Deployment& d, int64_t count) {
+  ecs::task::RunRequest r;
+  r.cluster = state.key.cluster;
+  r.task_definition = d.task_definition;
+  r.count = count;
+  r.launch_type = d.launch.launch_type;
+  if (d.launch.capacity_provider_strategy)
+    for (const auto& item : *d.launch.capacity_provider_strategy)
+      if (item.is_object())
+        if (auto it = item.as_object().find("capacityProvider"); it != item.as_object().end() && it->value().is_string())
+          r.capacity_providers.emplace_back(it->value().get_string());
+  r.network_configuration = d.launch.network_configuration;
+  r.platform_version = d.launch.platform_version;
+  r.group = "service:" + state.key.name;
+  r.started_by = d.id;
+  if (state.propagate_tags == "SERVICE") {
+    r.tags = state.tags;
+  } else if (state.propagate_tags == "TASK_DEFINITION") {
+    r.propagate_tags = "TASK_DEFINITION";
+  }
+  r.enable_ecs_managed_tags = state.enable_ecs_managed_tags;
+  r.enable_execute_command = state.enable_execute_command;
+  r.placement_constraints = state.placement_constraints;
+  r.placement_strategy = state.placement_strategy;
+  r.inactive_revision = ecs::taskdef::InactiveRevision::kAllow;
+  return r;
+}
+
+// The lease refused the write (sched/lease.h): this scheduler is no longer the leader.
+bool Fenced(const Status& s) {
+  return s.code() == StatusCode::kFailedPrecondition && s.message().starts_with("scheduler lease:");
+}
+
+}  // namespace
+
+Scheduler::Scheduler(store::Store& store, ecs::service::Services& services, ecs::task::Tasks& tasks,
+                     ecs::instance::ContainerInstances* instances, const Clock& clock, SchedulerOptions options)
+    : store_(store),
+      services_(services),
+      tasks_(tasks),
+      instances_(instances),
+      clock_(clock),
+      options_(std::move(options)),
+      lease_(store, options_.holder, options_.lease_ttl) {}
+
+Scheduler::~Scheduler() { Stop(); }
+
+std::string Scheduler::KeyString(const ServiceKey& key) {
+  return fmt::format("{}\x1f{}\x1f{}\x1f{}", key.scope.account.str(), key.scope.region.str(), key.cluster, key.name);
+}
+
+void Scheduler::Wake(const ServiceKey& key) {
+  {
+    std::lock_guard lock(mu_);
+    dirty_.emplace(KeyString(key), key);
+  }
+  cv_.notify_one();
+}
+
+void Scheduler::WakeAll() {
+  {
+    std::lock_guard lock(mu_);
+    resync_requested_ = true;
+  }
+  cv_.notify_one();
+}
+
+void Scheduler::AddTimer(TimePoint at, const ServiceKey& key) {
+  std::lock_guard lock(mu_);
+  auto [begin, end] = timers_.equal_range(at);
+  for (auto it = begin; it != end; ++it)
+    if (it->second == key) return;
+  timers_.emplace(at, key);
+}
+
+StatusOr<std::optional<uint64_t>> Scheduler::Lead() { return lease_.TryAcquire(clock_.Now()); }
+
+Observed Scheduler::Observe(TimePoint now, const std::vector<ecs::task::GroupTask>& tasks,
+                            const std::vector<InstanceView>& instances) const {
+  Observed obs;
+  obs.now = now;
+  obs.settle = options_.settle;
+  obs.backoff_base = options_.backoff_base;
+  obs.backoff_cap = options_.backoff_cap;
+  obs.instances = instances;
+  obs.tasks.reserve(tasks.size());
+  for (const auto& t : tasks) {
+    TaskView v;
+    v.id = t.id;
+    v.started_by = t.started_by;
+    v.last_status = t.last_status;
+    v.desired_status = t.desired_status;
+    v.health_status = t.health_status;
+    v.has_health_checks = t.health_checks;
+    v.started_at = t.started_at;
+    v.stopped_at = t.stopped_at;
+    v.stop_code = t.stop_code;
+    v.stopped_reason = t.stopped_reason;
+    v.container_instance_arn = t.container_instance_arn;
+    v.on_draining_instance =
+        !t.container_instance_arn.empty() &&
+        std::none_of(instances.begin(), instances.end(), [&](const InstanceView& i) { return i.arn == t.container_instance_arn; });
+    v.created_at = t.created_at;
+    obs.tasks.push_back(std::move(v));
+  }
+  return obs;
+}
+
+Status Scheduler::Pass(const ServiceKey& key, uint64_t epoch) {
+  const TimePoint now = clock_.Now();
+  std::optional<ServiceState> state;
+  std::vector<ecs::task::GroupTask> tasks;
+  std::vector<InstanceView> instances;
+  RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(state, services_.LoadState(txn, key));
+    if (!state || state->status == "INACTIVE") return OkStatus();
+    ASSIGN_OR_RETURN(tasks, tasks_.GroupTasks(txn, key.scope, key.cluster, "service:" + key.name));
+    const bool on_instances = std::any_of(tasks.begin(), tasks.end(), [](const ecs::task::GroupTask& t) {
+      return !t.container_instance_arn.empty() && t.last_status != "STOPPED";
+    });
+    if ((state->scheduling_strategy == "DAEMON" || on_instances) && instances_ != nullptr) {
+      ASSIGN_OR_RETURN(auto candidates, instances_->Candidates(txn, key.scope, key.cluster, now));
+      for (const auto& c : candidates) instances.push_back(InstanceView{c.arn, "ACTIVE"});
+    }
+    return OkStatus();
+  }));
+  if (!state || state->status == "INACTIVE") return OkStatus();
+  const Observed observed = Observe(now, tasks, instances);
+  Decision decision = Decide(*state, observed);
+  if (decision.wake_at) AddTimer(*decision.wake_at, key);
+  return Execute(*state, decision, observed, epoch);
+}
+
+Status Scheduler::Execute(ServiceState& state, const Decision& decision, const Observed& observed, uint64_t epoch) {
+  const ServiceKey& key = state.key;
+  auto fence = [&](store::WriteTxn& txn) { return lease_.CheckFence(txn, epoch, clock_.Now()); };
+  bool dirty = decision.state_changed;
+
+  for (const sched::Stop& stop : decision.stops) {
+    ecs::task::StopOptions options;
+    options.stop_code = "ServiceSchedulerInitiated";
+    options.in_txn = fence;
+    auto stopped = tasks_.Stop(key.scope, key.cluster, stop.task_id, stop.reason, state.arn, observed.now, options);
+    if (!stopped.ok()) {
+      if (Fenced(stopped.status())) return stopped.status();
+      // The task is gone (reaped) or the cluster is: the next pass sees what is left.
+      fmt::print(stderr, "paddock: scheduler: {} stop {}: {}\n", state.arn, stop.task_id, stopped.status().ToString());
+    }
+  }
+
+  for (const Launch& launch : decision.launches) {
+    for (int64_t left = launch.count; left > 0;) {
+      const Deployment* d = FindDeployment(state, launch.deployment_id);
+      if (d == nullptr) break;
+      const int64_t n = launch.container_instance_arn.empty() ? std::min(left, kMaxRunCount) : 1;
+      ecs::task::RunRequest request = LaunchRequest(state, *d, n);
+      ServiceState next;
+      request.in_txn = [&](store::WriteTxn& txn, const std::vector<std::string>& arns) -> Status {
+        RETURN_IF_ERROR(fence(txn));
+        next = state;
+        std::vector<std::string> ids;
+        for (const auto& arn : arns) ids.push_back(IdOfArn(arn));
+        if (!ids.empty()) RecordLaunched(next, launch.deployment_id, ids, observed);
+        return services_.StoreState(txn, next, observed.now);
+      };
+      auto launch_now = [&]() -> StatusOr<ecs::task::RunResult> {
+        if (launch.container_instance_arn.empty()) return tasks_.Run(key.scope, state.arn, request, observed.now);
+        ecs::task::StartRequest start;  // DAEMON: onto the instance the plan chose
+        start.run = std::move(request);
+        start.container_instances = {launch.container_instance_arn};
+        return tasks_.Start(key.scope, state.arn, start, observed.now);
+      };
+      StatusOr<ecs::task::RunResult> ran = launch_now();
+      if (!ran.ok()) {
+        const Status& s = ran.status();
+        if (Fenced(s) || s.code() == StatusCode::kAborted) return s;
+        // The launch itself was refused (the cluster went away, the revision is being deleted, …):
+        // ECS reports it as an event and tries again later.
+        RecordPlacementFailure(state, launch.deployment_id, std::string(s.message()), observed);
+        dirty = true;
+        break;
+      }
+      state = std::move(next);
+      state.new_events.clear();
+      ++state.version;
+      dirty = false;
+      if (ran->tasks.empty()) {
+        RecordPlacementFailure(state, launch.deployment_id,
+                               ran->failures.empty() ? std::string("RESOURCE") : ran->failures.front().reason,
+                               observed, ran->failures.empty() ? std::string() : ran->failures.front().arn);
+        dirty = true;
+        break;
+      }
+      left -= n;
+    }
+  }
+
+  // A launch that failed backs its deployment off: look again when the backoff ends.
+  for (const auto& d : state.deployments)
+    if (d.next_launch_at > observed.now) AddTimer(d.next_launch_at, key);
+  if (!dirty) return OkStatus();
+  return store_.Write([&](store::WriteTxn& txn) -> Status {
+    RETURN_IF_ERROR(fence(txn));
+    return services_.StoreState(txn, state, observed.now);
+  });
+}
+
+StatusOr<size_t> Scheduler::Resync(uint64_t epoch) {
+  size_t seen = 0;
+  std::string after;
+  do {
+    ecs::service::Services::KeyPage page;
+    RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
+      ASSIGN_OR_RETURN(page, services_.ListAllKeys(txn, kResyncPage, after));
+      return OkStatus();
+    }));
+    for (const auto& key : page.keys) {
+      ++seen;
+      Status s = Pass(key, epoch);
+      if (Fenced(s)) return s;
+      if (s.code() == StatusCode::kAborted) {
+        Wake(key);
+      } else if (!s.ok()) {
+        fmt::print(stderr, "paddock: scheduler: {}/{}: {}\n", key.cluster, key.name, s.ToString());
+      }
+    }
+    after = page.next;
+  } while (!after.empty());
+  return seen;
+}
+
+void Scheduler::Start() {
+  std::lock_guard lock(mu_);
+  if (thread_.joinable()) return;
+  stopping_ = false;
+  thread_ = std::thread([this] { Loop(); });
+}
+
+void Scheduler::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    if (!thread_.joinable()) return;
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+void Scheduler::Loop() {
+  using steady = std::chrono::steady_clock;
+  // The epoch we write with while `leading` (a plain pair: g++ 12 misreads an optional here).
+  uint64_t epoch = 0;
+  bool leading = false;
+  steady::time_point next_lease = steady::now();
+  steady::time_point next_resync = steady::now();
+  while (true) {
+    if (steady::now() >= next_lease) {
+      auto led = Lead();
+      const bool had = leading;
+      leading = led.ok() && led->has_value();
+      if (leading) epoch = **led;
+      if (!led.ok()) fmt::print(stderr, "paddock: scheduler lease: {}\n", led.status().ToString());
+      if (leading && !had) next_resync = steady::now();  // a new leader looks at everything first
+      next_lease = steady::now() + options_.lease_ttl / 3;
+    }
+    if (leading && steady::now() >= next_resync) {
+      const double cpu0 = ThreadCpuMillis();
+      auto n = Resync(epoch);
+      if (!n.ok()) {
+        if (Fenced(n.status())) leading = false;
+        fmt::print(stderr, "paddock: scheduler resync: {}\n", n.status().ToString());
+      } else if (*n >= 1000) {
+        fmt::print(stderr, "paddock: scheduler resync: {} services, {:.1f} ms CPU\n", *n, ThreadCpuMillis() - cpu0);
+      }
+      next_resync = steady::now() + options_.resync_interval;
+    }
+
+    std::vector<ServiceKey> batch;
+    {
+      std::lock_guard lock(mu_);
+      if (resync_requested_) next_resync = steady::now();
+      resync_requested_ = false;
+      for (auto& [k, key] : dirty_) batch.push_back(std::move(key));
+      dirty_.clear();
+      const TimePoint now = clock_.Now();
+      while (!timers_.empty() && timers_.begin()->first <= now) {
+        batch.push_back(timers_.begin()->second);
+        timers_.erase(timers_.begin());
+      }
+    }
+    if (leading) {
+      for (const auto& key : batch) {
+        Status s = Pass(key, epoch);
+        if (Fenced(s)) {
+          leading = false;
+          next_lease = steady::now();
+          break;
+        }
+        if (s.code() == StatusCode::kAborted) {
+          Wake(key);
+        } else if (!s.ok()) {
+          fmt::print(stderr, "paddock: scheduler: {}/{}: {}\n", key.cluster, key.name, s.ToString());
+        }
+      }
+    }
+
+    std::unique_lock lock(mu_);
+    if (stopping_) break;
+    steady::time_point until = std::min(next_lease, leading ? next_resync : next_lease);
+    if (!timers_.empty()) {
+      auto in = std::chrono::duration_cast<steady::duration>(timers_.begin()->first - clock_.Now());
+      until = std::min(until, steady::now() + std::max(in, steady::duration::zero()));
+    }
+    cv_.wait_until(lock, until, [&] { return stopping_ || resync_requested_ || !dirty_.empty(); });
+    if (stopping_) break;
+  }
+  if (leading) {
+    Status released = lease_.Release();
+    if (!released.ok()) fmt::print(stderr, "paddock: scheduler lease: {}\n", released.ToString());
+  }
+}
+
+}  // namespace paddock::sched

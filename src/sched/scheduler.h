@@ -1,0 +1,106 @@
+// sched/scheduler: the service scheduler — it keeps every service's tasks where its deployments
+// want them (docs/contracts/service.md).
+//
+// A pass over one service reads the service's state (ecs/service) and its tasks (ecs/task) in one
+// read transaction, asks sched/plan what to do, and carries it out: each stop and each launch is
+// its own store transaction, and the service's new state (counts, events, rollout) commits in the
+// same transaction as the launch it describes. Every one of those transactions first checks the
+// leader lease's fencing epoch (sched/lease), so a deposed scheduler's late write changes nothing.
+// Because a pass plans from the tasks that exist, not from what an earlier pass meant to do, a
+// crash between two transactions loses or doubles nothing: the next pass sees what committed.
+//
+// Passes run on one thread: when a service changes (API), when one of its tasks reports (agent),
+// when a wake time the plan asked for comes, and in a periodic full resync that catches anything
+// missed. An idle, converged service is read but not rewritten.
+//
+//   Scheduler scheduler(store, services, tasks, &instances, clock, options);
+//   services.SetChangeListener([&](const ServiceKey& k) { scheduler.Wake(k); });
+//   scheduler.Start();
+//   ...
+//   scheduler.Stop();
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "ecs/instance/instances.h"
+#include "ecs/service/services.h"
+#include "ecs/task/tasks.h"
+#include "sched/lease.h"
+#include "sched/plan.h"
+#include "store/store.h"
+
+namespace paddock::sched {
+
+struct SchedulerOptions {
+  std::string holder = "paddock";  // this server's name in the lease
+  std::chrono::milliseconds lease_ttl{10000};
+  std::chrono::milliseconds resync_interval{10000};
+  std::chrono::milliseconds settle{0};  // AWS waits 40 s; see docs/contracts/service.md
+  std::chrono::milliseconds backoff_base{10000};
+  std::chrono::milliseconds backoff_cap{15 * 60 * 1000};
+};
+
+class Scheduler {
+ public:
+  // `instances` may be null (no EC2: DAEMON services find no instances).
+  Scheduler(store::Store& store, ecs::service::Services& services, ecs::task::Tasks& tasks,
+            ecs::instance::ContainerInstances* instances, const Clock& clock, SchedulerOptions options);
+  ~Scheduler();
+
+  // Starts the scheduler's thread: it takes the lease when it can and then runs passes.
+  void Start();
+  // Stops the thread (a pass in progress finishes) and gives the lease up.
+  void Stop();
+
+  // Asks for a pass over `key` soon. Thread-safe and cheap (listeners call it).
+  void Wake(const ecs::service::ServiceKey& key);
+
+  // Asks for a full resync soon (a container instance came, went or started draining: DAEMON
+  // services and tasks on draining instances need a look). Thread-safe and cheap.
+  void WakeAll();
+
+  // For tests and the thread: take or renew the lease; the epoch when we hold it.
+  StatusOr<std::optional<uint64_t>> Lead();
+  // One pass over one service with `epoch` as the fence. kFailedPrecondition: fenced out;
+  // kAborted: the service changed under the pass (run it again).
+  Status Pass(const ecs::service::ServiceKey& key, uint64_t epoch);
+  // A pass over every service. Returns how many services it looked at.
+  StatusOr<size_t> Resync(uint64_t epoch);
+
+ private:
+  void Loop();
+  void AddTimer(TimePoint at, const ecs::service::ServiceKey& key);
+  Status Execute(ecs::service::ServiceState& state, const Decision& decision, const Observed& observed,
+                 uint64_t epoch);
+  Observed Observe(TimePoint now, const std::vector<ecs::task::GroupTask>& tasks,
+                   const std::vector<InstanceView>& instances) const;
+  static std::string KeyString(const ecs::service::ServiceKey& key);
+
+  store::Store& store_;
+  ecs::service::Services& services_;
+  ecs::task::Tasks& tasks_;
+  ecs::instance::ContainerInstances* instances_;
+  const Clock& clock_;
+  SchedulerOptions options_;
+  Lease lease_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;                                       // GUARDED_BY(mu_)
+  bool resync_requested_ = false;                               // GUARDED_BY(mu_)
+  std::map<std::string, ecs::service::ServiceKey> dirty_;       // GUARDED_BY(mu_)
+  std::multimap<TimePoint, ecs::service::ServiceKey> timers_;   // GUARDED_BY(mu_)
+  std::thread thread_;
+};
+
+}  // namespace paddock::sched

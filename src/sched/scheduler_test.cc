@@ -1,0 +1,130 @@
+#include "sched/scheduler.h"
+
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+
+#include "common/testing/fake_clock.h"
+#include "ecs/testing/temp_store.h"
+#include "vpc/default_vpc.h"
+
+namespace paddock::sched {
+namespace {
+namespace json = boost::json;
+using namespace std::chrono_literals;
+
+const Scope kScope{AccountId("123456789012"), Region("us-east-1")};
+constexpr std::string_view kCaller = "arn:aws:iam::123456789012:root";
+constexpr std::string_view kAgent = "fargate-local";
+
+json::object Obj(std::string_view text) { return json::parse(text).as_object(); }
+
+// Two schedulers (two servers) over one store and one fake clock, with the real owners.
+class SchedulerTest : public ::testing::Test {
+ protected:
+  SchedulerTest() {
+    tds_.AddReferenceCheck(tasks_.reference_check());
+    tds_.AddReferenceCheck(services_.reference_check());
+    clusters_.AddUsage(tasks_.cluster_usage());
+    clusters_.AddUsage(services_.cluster_usage());
+    EXPECT_TRUE(clusters_.Create(kScope, Obj(R"({"clusterName":"default"})")).ok());
+    EXPECT_TRUE(tds_.Register(kScope, kCaller,
+                              Obj(R"({"family":"web","networkMode":"awsvpc","requiresCompatibilities":["FARGATE"],)"
+                                  R"("cpu":"256","memory":"512","containerDefinitions":[{"name":"app","image":"nginx"}]})"),
+                              clock_.Now())
+                    .ok());
+  }
+
+  SchedulerOptions Options(std::string holder) {
+    SchedulerOptions o;
+    o.holder = std::move(holder);
+    o.lease_ttl = 10s;
+    return o;
+  }
+
+  void CreateService(int desired) {
+    const std::string subnet = vpc::DefaultVpcFor(kScope).subnets[0].id;
+    auto created = services_.Create(
+        kScope, kCaller,
+        Obj(R"({"serviceName":"api","taskDefinition":"web","launchType":"FARGATE","desiredCount":)" +
+            std::to_string(desired) + R"(,"networkConfiguration":{"awsvpcConfiguration":{"subnets":[")" + subnet +
+            R"("]}}})"),
+        clock_.Now());
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+  }
+
+  std::vector<ecs::task::GroupTask> Tasks() {
+    std::vector<ecs::task::GroupTask> out;
+    EXPECT_TRUE(store_->Read([&](store::ReadTxn& txn) -> Status {
+      ASSIGN_OR_RETURN(out, tasks_.GroupTasks(txn, kScope, "default", "service:api"));
+      return OkStatus();
+    }).ok());
+    return out;
+  }
+
+  ecs::service::ServiceState State() {
+    std::optional<ecs::service::ServiceState> s;
+    EXPECT_TRUE(store_->Read([&](store::ReadTxn& txn) -> Status {
+      ASSIGN_OR_RETURN(s, services_.LoadState(txn, key_));
+      return OkStatus();
+    }).ok());
+    return s.value_or(ecs::service::ServiceState{});
+  }
+
+  paddock::testing::TempStore store_;
+  paddock::testing::FakeClock clock_;
+  ecs::taskdef::TaskDefinitions tds_{*store_};
+  ecs::cluster::Clusters clusters_{*store_};
+  ecs::task::Tasks tasks_{*store_, tds_, clusters_, std::string(kAgent)};
+  ecs::service::Services services_{*store_, tds_, clusters_};
+  const ecs::service::ServiceKey key_{kScope, "default", "api"};
+};
+
+TEST_F(SchedulerTest, LaunchesOnceAndRecordsTheLaunchWithIt) {
+  CreateService(2);
+  Scheduler a(*store_, services_, tasks_, nullptr, clock_, Options("a"));
+  auto epoch = a.Lead();
+  ASSERT_TRUE(epoch.ok() && epoch->has_value());
+  ASSERT_TRUE(a.Pass(key_, **epoch).ok());
+  auto tasks = Tasks();
+  ASSERT_EQ(tasks.size(), 2u);
+  const auto state = State();
+  ASSERT_EQ(state.deployments.size(), 1u);
+  EXPECT_EQ(tasks[0].started_by, state.deployments[0].id);
+  EXPECT_EQ(state.deployments[0].pending_count, 2);
+  // A second pass over the same tasks launches nothing more: it plans from what exists.
+  ASSERT_TRUE(a.Pass(key_, **epoch).ok());
+  EXPECT_EQ(Tasks().size(), 2u);
+}
+
+TEST_F(SchedulerTest, ADeposedLeadersLateWritesChangeNothing) {
+  CreateService(1);
+  Scheduler a(*store_, services_, tasks_, nullptr, clock_, Options("a"));
+  Scheduler b(*store_, services_, tasks_, nullptr, clock_, Options("b"));
+  auto ea = a.Lead();
+  ASSERT_TRUE(ea.ok() && ea->has_value());
+  auto eb = b.Lead();
+  ASSERT_TRUE(eb.ok());
+  EXPECT_FALSE(eb->has_value());  // a's lease is live
+  ASSERT_TRUE(a.Pass(key_, **ea).ok());
+  ASSERT_EQ(Tasks().size(), 1u);
+
+  clock_.Advance(11s);  // a stalls past its lease; b takes over with a higher epoch
+  eb = b.Lead();
+  ASSERT_TRUE(eb.ok() && eb->has_value());
+  EXPECT_GT(**eb, **ea);
+
+  auto updated = services_.Update(kScope, kCaller, Obj(R"({"service":"api","desiredCount":3})"), clock_.Now());
+  ASSERT_TRUE(updated.ok()) << updated.status().ToString();
+  const uint64_t version = State().version;
+  Status late = a.Pass(key_, **ea);
+  EXPECT_EQ(late.code(), StatusCode::kFailedPrecondition) << late.ToString();
+  EXPECT_EQ(Tasks().size(), 1u);          // a's launch did not commit
+  EXPECT_EQ(State().version, version);    // nor did its state
+
+  ASSERT_TRUE(b.Pass(key_, **eb).ok());
+  EXPECT_EQ(Tasks().size(), 3u);
+}
+
+}  // namespace
+}  // namespace paddock::sched
