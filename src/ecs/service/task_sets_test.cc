@@ -90,6 +90,7 @@ class TaskSetsTest : public ::testing::Test {
 TEST_F(TaskSetsTest, CreateMakesAnActiveStabilizingSetWithScaleZeroByDefault) {
   CreateService("ext", "EXTERNAL", 3);
   const int before = notified_;
+  const uint64_t version = State().version;
   auto set = Create(R"("externalId":"deploy-1")");
   ASSERT_TRUE(set.ok()) << set.status().ToString();
   const std::string id = std::string(set->at("id").as_string());
@@ -117,6 +118,12 @@ TEST_F(TaskSetsTest, CreateMakesAnActiveStabilizingSetWithScaleZeroByDefault) {
   EXPECT_EQ(s.deployments[0].status, "ACTIVE");
   EXPECT_EQ(s.deployments[0].external_id, "deploy-1");
   EXPECT_EQ(s.deployments[0].desired_count, 0);
+  EXPECT_EQ(s.version, version + 1);
+  // The pinned revision is referenced (DeleteTaskDefinitions waits for the set).
+  EXPECT_TRUE(store_->Read([&](store::ReadTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(bool referenced, services_.reference_check()->IsReferenced(txn, kScope, "web", 1));
+    return referenced ? OkStatus() : NotFound("not referenced");
+  }).ok());
 }
 
 TEST_F(TaskSetsTest, ComputedDesiredCountAlwaysRoundsUp) {
@@ -164,6 +171,14 @@ TEST_F(TaskSetsTest, BadInputChangesNothing) {
   EXPECT_EQ(e.message(), "Network Configuration must be provided when networkMode 'awsvpc' is specified.");
   // Both a launch type and a strategy.
   auto r = Create(R"("capacityProviderStrategy":[{"capacityProvider":"FARGATE"}])");
+  EXPECT_EQ(r.status().aws_type(), "InvalidParameterException");
+  // Six load balancers.
+  std::string lbs;
+  for (int i = 0; i < 6; ++i)
+    lbs += fmt::format(R"({}{{"targetGroupArn":"arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/t{}/1",)"
+                       R"("containerName":"app","containerPort":80}})",
+                       i ? "," : "", i);
+  r = Create(R"("loadBalancers":[)" + lbs + "]");
   EXPECT_EQ(r.status().aws_type(), "InvalidParameterException");
   // Scale out of range.
   r = Create(R"("scale":{"value":100.5,"unit":"PERCENT"})");
@@ -224,6 +239,9 @@ TEST_F(TaskSetsTest, UpdateTaskSetRescales) {
   auto set = Create("");
   ASSERT_TRUE(set.ok());
   const std::string id(set->at("id").as_string());
+  ServiceState steady = State();  // the scheduler found it steady
+  steady.deployments[0].stability_status = "STEADY_STATE";
+  ASSERT_TRUE(store_->Write([&](store::WriteTxn& txn) { return services_.StoreState(txn, steady, clock_.Now()); }).ok());
   clock_.Advance(5s);
   const int before = notified_;
   Status e;
@@ -236,6 +254,7 @@ TEST_F(TaskSetsTest, UpdateTaskSetRescales) {
   EXPECT_EQ(updated.at("computedDesiredCount").as_int64(), 3);  // 2.4 -> 3
   EXPECT_GT(updated.at("updatedAt").to_number<double>(), updated.at("createdAt").to_number<double>());
   EXPECT_EQ(State().deployments[0].desired_count, 3);
+  EXPECT_EQ(updated.at("stabilityStatus").as_string(), "STABILIZING");  // a new count to reach
   EXPECT_EQ(notified_, before + 1);
   // Out of range: refused, unchanged.
   Call(&Services::UpdateTaskSet,
@@ -325,6 +344,16 @@ TEST_F(TaskSetsTest, UpdateServicePrimaryTaskSetSwapsThePrimary) {
   ASSERT_EQ(s.deployments.size(), 2u);
   EXPECT_EQ(s.deployments[0].status, "ACTIVE");
   EXPECT_EQ(s.deployments[1].status, "PRIMARY");
+  // Naming the primary again changes nothing.
+  EXPECT_EQ(primary(*b).at("status").as_string(), "PRIMARY");
+  EXPECT_EQ(State().version, s.version);
+  // The primary set's launch members became the service's.
+  auto svc = services_.Describe(kScope, kCaller, Obj(R"({"services":["ext"]})"));
+  ASSERT_TRUE(svc.ok());
+  json::object service = json::parse(svc->services[0]).as_object();
+  EXPECT_EQ(service.at("launchType").as_string(), "FARGATE");
+  EXPECT_EQ(service.at("networkConfiguration").as_object().at("awsvpcConfiguration").as_object().at("subnets"),
+            json::array{json::string(subnet_)});
 }
 
 TEST_F(TaskSetsTest, DescribeTaskSetsByIdOrArnWithMissingAndTags) {
