@@ -6,6 +6,7 @@
 #include <boost/json.hpp>
 
 #include "common/testing/fake_clock.h"
+#include "ecs/service/internal/record.h"
 #include "ecs/service/services.h"
 #include "ecs/testing/temp_store.h"
 #include "vpc/default_vpc.h"
@@ -322,6 +323,35 @@ TEST_F(TaskSetsTest, DeleteOfAnUnscaledSetNeedsNoForce) {
        fmt::format(R"({{"cluster":"default","service":"ext","taskSet":"{}"}})", set->at("id").as_string()), &e);
   ASSERT_TRUE(e.ok()) << e.ToString();
   EXPECT_EQ(State().deployments[0].status, "DRAINING");
+}
+
+TEST_F(TaskSetsTest, ExtrasOfSetsTheSchedulerRemovedArePruned) {
+  CreateService("ext", "EXTERNAL", 1);
+  auto a = Create(R"("tags":[{"key":"k","value":"v"}])");
+  ASSERT_TRUE(a.ok());
+  const std::string a_id(a->at("id").as_string());
+  ASSERT_TRUE(services_.DeleteTaskSet(kScope, kCaller,
+                                      Obj(fmt::format(R"({{"cluster":"default","service":"ext","taskSet":"{}"}})", a_id)),
+                                      clock_.Now())
+                  .ok());
+  ServiceState s = State();  // the scheduler found no task of the DRAINING set and removed it
+  s.deployments.clear();
+  ASSERT_TRUE(store_->Write([&](store::WriteTxn& txn) { return services_.StoreState(txn, s, clock_.Now()); }).ok());
+  auto extras = [&] {
+    json::object out;
+    EXPECT_TRUE(store_->Read([&](store::ReadTxn& txn) -> Status {
+      ASSIGN_OR_RETURN(auto record, internal::LoadRecord(txn, kScope, "default", "ext"));
+      if (record && record->contains("taskSetExtras")) out = record->at("taskSetExtras").as_object();
+      return OkStatus();
+    }).ok());
+    return out;
+  };
+  EXPECT_TRUE(extras().contains(a_id));  // StoreState leaves them alone
+  auto b = Create("");
+  ASSERT_TRUE(b.ok());
+  json::object now = extras();
+  EXPECT_FALSE(now.contains(a_id));
+  EXPECT_TRUE(now.contains(b->at("id").as_string()));
 }
 
 TEST_F(TaskSetsTest, UpdateServicePrimaryTaskSetSwapsThePrimary) {
