@@ -998,6 +998,14 @@ Status Services::StoreState(store::WriteTxn& txn, const ServiceState& state, Tim
   return WriteRecord(txn, key.scope, key.cluster, key.name, current, record);
 }
 
+// The scheduler's changes, as the deployment APIs tell them (docs/contracts/service.md):
+// - a deployment's rollout COMPLETED: its service deployment SUCCESSFUL, and the ones rolling back
+//   to it ROLLBACK_SUCCESSFUL;
+// - a PRIMARY that became ACTIVE here was rolled back from (only a rollback changes the PRIMARY
+//   outside the API): ROLLBACK_IN_PROGRESS, with the revision it returns to;
+// - a PRIMARY that FAILED and stayed PRIMARY, or whose requested rollback was dropped without one,
+//   had nothing to return to: ROLLBACK_FAILED when a rollback was configured or asked for, else
+//   STOPPED.
 Status Services::SyncServiceDeployments(store::WriteTxn& txn, const ServiceState& state, const json::object& old_record,
                                         TimePoint now) {
   std::map<std::string, Deployment> before;
@@ -1005,77 +1013,88 @@ Status Services::SyncServiceDeployments(store::WriteTxn& txn, const ServiceState
     Deployment d = DecodeDeployment(*o);
     before.emplace(d.id, std::move(d));
   }
+  const ServiceKey& key = state.key;
+  const double at = Seconds(Ms(now));
   auto update = [&](const std::string& sd_id, const std::function<void(json::object&)>& change) -> Status {
     if (sd_id.empty()) return OkStatus();
-    const std::string k = ChildKey(state.key.scope, state.key.cluster, state.key.name, sd_id);
+    const std::string k = ChildKey(key.scope, key.cluster, key.name, sd_id);
     ASSIGN_OR_RETURN(auto text, txn.Get(kDeployments, k));
     if (!text) return OkStatus();
     ASSIGN_OR_RETURN(json::object sd, ParseRecordObject(*text, "service deployment"));
     change(sd);
-    sd["updatedAt"] = Seconds(Ms(now));
+    sd["updatedAt"] = at;
     return txn.Put(kDeployments, k, json::serialize(sd));
   };
-  auto set_breaker = [](json::object& sd, std::string_view status, int64_t failures) {
+  auto breaker = [](json::object& sd, std::string_view status, int64_t failures) {
     if (auto cb = sd.find("deploymentCircuitBreaker"); cb != sd.end() && cb->value().is_object()) {
       json::object& o = cb->value().get_object();
       if (Str(o, "status") != "DISABLED") o["status"] = status;
       o["failureCount"] = failures;
     }
   };
+  auto under_way = [](const json::object& sd) {
+    const std::string st = Str(sd, "status");
+    return st == "PENDING" || st == "IN_PROGRESS" || st == "ROLLBACK_REQUESTED" || st == "STOP_REQUESTED";
+  };
+  const Deployment* primary = state.deployments.empty() || state.deployments[0].status != "PRIMARY"
+                                  ? nullptr
+                                  : &state.deployments[0];
   for (const auto& d : state.deployments) {
     auto it = before.find(d.id);
-    const std::string old_state = it == before.end() ? std::string() : it->second.rollout_state;
-    if (old_state == d.rollout_state) continue;
-    if (d.rollout_state == "COMPLETED") {
+    if (it == before.end()) continue;  // the rollback target coming back: its own record is finished
+    const Deployment& was = it->second;
+    const bool failed_now = d.rollout_state == "FAILED" && was.rollout_state != "FAILED";
+    if (was.status == "PRIMARY" && d.status != "PRIMARY" && primary != nullptr) {
+      // Rolled back from (by the breaker or on request).
+      const std::string reason = d.rollout_state == "FAILED" ? d.rollout_state_reason
+                                                             : std::string("Service deployment rollback requested.");
+      const std::string target = ServiceRevisionArn(key.scope, key.cluster, key.name, primary->service_revision_id);
       RETURN_IF_ERROR(update(d.service_deployment_id, [&](json::object& sd) {
-        const std::string st = Str(sd, "status");
-        if (st == "IN_PROGRESS" || st == "PENDING") {
-          sd["status"] = "SUCCESSFUL";
-          sd["statusReason"] = "Service deployment completed.";
-          sd["finishedAt"] = Seconds(Ms(now));
-          set_breaker(sd, "MONITORING_COMPLETE", d.failed_tasks);
+        if (!under_way(sd)) return;
+        sd["status"] = "ROLLBACK_IN_PROGRESS";
+        sd["statusReason"] = reason;
+        sd["rollback"] = json::object{{"reason", reason}, {"startedAt", at}, {"serviceRevisionArn", target}};
+        if (d.rollout_state == "FAILED") breaker(sd, "TRIGGERED", d.failed_tasks);
+      }));
+      continue;
+    }
+    const bool request_dropped = was.rollback_requested && !d.rollback_requested && d.status == "PRIMARY";
+    if (failed_now || request_dropped) {
+      RETURN_IF_ERROR(update(d.service_deployment_id, [&](json::object& sd) {
+        if (!under_way(sd)) return;
+        const bool asked = Str(sd, "status") == "ROLLBACK_REQUESTED" || request_dropped;
+        if (failed_now) breaker(sd, "TRIGGERED", d.failed_tasks);
+        if (asked || (failed_now && state.rollback)) {
+          sd["status"] = "ROLLBACK_FAILED";
+          sd["statusReason"] = "There is no completed service deployment to roll back to.";
+        } else {
+          sd["status"] = "STOPPED";
+          sd["statusReason"] = d.rollout_state_reason;
+          sd["stoppedAt"] = at;
         }
+        sd["finishedAt"] = at;
+      }));
+      continue;
+    }
+    if (d.rollout_state == "COMPLETED" && was.rollout_state != "COMPLETED") {
+      RETURN_IF_ERROR(update(d.service_deployment_id, [&](json::object& sd) {
+        if (Str(sd, "status") != "IN_PROGRESS" && Str(sd, "status") != "PENDING") return;
+        sd["status"] = "SUCCESSFUL";
+        sd["statusReason"] = "Service deployment completed.";
+        sd["finishedAt"] = at;
+        breaker(sd, "MONITORING_COMPLETE", d.failed_tasks);
       }));
       // A rollback to this deployment finished: the service deployments rolling back succeeded.
-      ASSIGN_OR_RETURN(auto rows, txn.Scan(kDeployments,
-                                           store::PrefixRange(ScopeKey(state.key.scope)
-                                                                  .Str(state.key.cluster)
-                                                                  .Str(state.key.name)
-                                                                  .Done()),
-                                           1000));
+      const store::Range children = store::PrefixRange(ScopeKey(key.scope).Str(key.cluster).Str(key.name).Done());
+      ASSIGN_OR_RETURN(auto rows, txn.Scan(kDeployments, children, 1000));
       for (const auto& row : rows) {
         ASSIGN_OR_RETURN(json::object sd, ParseRecordObject(row.value, "service deployment"));
         if (Str(sd, "status") != "ROLLBACK_IN_PROGRESS") continue;
         sd["status"] = "ROLLBACK_SUCCESSFUL";
-        sd["finishedAt"] = Seconds(Ms(now));
-        sd["updatedAt"] = Seconds(Ms(now));
+        sd["finishedAt"] = at;
+        sd["updatedAt"] = at;
         RETURN_IF_ERROR(txn.Put(kDeployments, row.key, json::serialize(sd)));
       }
-    } else if (d.rollout_state == "FAILED") {
-      const bool can_roll_back = state.last_completed.has_value() && state.last_completed->id != d.id;
-      RETURN_IF_ERROR(update(d.service_deployment_id, [&](json::object& sd) {
-        const std::string st = Str(sd, "status");
-        const bool asked = st == "ROLLBACK_REQUESTED" || d.rollback_requested;
-        set_breaker(sd, "TRIGGERED", d.failed_tasks);
-        if ((state.rollback || asked) && can_roll_back) {
-          sd["status"] = "ROLLBACK_IN_PROGRESS";
-          sd["statusReason"] = d.rollout_state_reason;
-          sd["rollback"] = json::object{
-              {"reason", d.rollout_state_reason},
-              {"startedAt", Seconds(Ms(now))},
-              {"serviceRevisionArn", ServiceRevisionArn(state.key.scope, state.key.cluster, state.key.name,
-                                                        state.last_completed->service_revision_id)}};
-        } else if (asked) {
-          sd["status"] = "ROLLBACK_FAILED";
-          sd["statusReason"] = "There is no completed service deployment to roll back to.";
-          sd["finishedAt"] = Seconds(Ms(now));
-        } else {
-          sd["status"] = "STOPPED";
-          sd["statusReason"] = d.rollout_state_reason;
-          sd["stoppedAt"] = Seconds(Ms(now));
-          sd["finishedAt"] = Seconds(Ms(now));
-        }
-      }));
     }
   }
   return OkStatus();

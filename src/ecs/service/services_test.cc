@@ -585,33 +585,47 @@ TEST_F(ServicesTest, RolloutStatesKeepTheServiceDeploymentsTrue) {
   EXPECT_EQ(sd.at("targetServiceRevision").at("runningTaskCount"), 1);
   EXPECT_EQ(Describe("web")->at("deployments").as_array()[0].at("rolloutState"), "COMPLETED");
 
-  // A second deployment fails with rollback on: its service deployment rolls back, and succeeds
-  // when the old one completes again.
+  // A second deployment fails with rollback on. As sched/plan does it in one pass: the failed one
+  // becomes ACTIVE and the last completed one PRIMARY again, IN_PROGRESS with its own id.
   auto moved = Update(json::object{{"service", "web"}, {"taskDefinition", "web:2"}});
   ASSERT_TRUE(moved.ok());
   const std::string second_sd(moved->at("currentServiceDeployment").as_string());
   EXPECT_EQ(ServiceDeploymentOf(first_sd).at("status"), "SUCCESSFUL");  // finished ones stay finished
   st = Load("web");
+  ASSERT_EQ(st.deployments.size(), 2u);
   st.deployments[0].rollout_state = "FAILED";
   st.deployments[0].rollout_state_reason = "ECS deployment circuit breaker: tasks failed to start.";
   st.deployments[0].failed_tasks = 3;
-  ASSERT_TRUE(Store(st).ok());
-  sd = ServiceDeploymentOf(second_sd);
-  EXPECT_EQ(sd.at("status"), "ROLLBACK_IN_PROGRESS");
-  EXPECT_EQ(sd.at("deploymentCircuitBreaker").at("status"), "TRIGGERED");
-  EXPECT_EQ(sd.at("deploymentCircuitBreaker").at("failureCount"), 3);
-  EXPECT_EQ(sd.at("rollback").at("serviceRevisionArn"),
-            ServiceDeploymentOf(first_sd).at("targetServiceRevision").at("arn"));
-  st = Load("web");
   std::swap(st.deployments[0], st.deployments[1]);
   st.deployments[0].status = "PRIMARY";
   st.deployments[0].rollout_state = "IN_PROGRESS";
   st.deployments[1].status = "ACTIVE";
   ASSERT_TRUE(Store(st).ok());
+  sd = ServiceDeploymentOf(second_sd);
+  EXPECT_EQ(sd.at("status"), "ROLLBACK_IN_PROGRESS");
+  EXPECT_EQ(sd.at("deploymentCircuitBreaker").at("status"), "TRIGGERED");
+  EXPECT_EQ(sd.at("deploymentCircuitBreaker").at("failureCount"), 3);
+  EXPECT_EQ(sd.at("rollback").at("reason"), "ECS deployment circuit breaker: tasks failed to start.");
+  EXPECT_EQ(sd.at("rollback").at("serviceRevisionArn"),
+            ServiceDeploymentOf(first_sd).at("targetServiceRevision").at("arn"));
+  EXPECT_EQ(ServiceDeploymentOf(first_sd).at("status"), "SUCCESSFUL");
   st = Load("web");
   st.deployments[0].rollout_state = "COMPLETED";
   ASSERT_TRUE(Store(st).ok());
   EXPECT_EQ(ServiceDeploymentOf(second_sd).at("status"), "ROLLBACK_SUCCESSFUL");
+  EXPECT_EQ(ServiceDeploymentOf(first_sd).at("status"), "SUCCESSFUL");
+}
+
+TEST_F(ServicesTest, FailedWithRollbackButNothingToReturnToIsRollbackFailed) {
+  auto s = Create(Request("web", {{"desiredCount", 1},
+                                  {"deploymentConfiguration",
+                                   json::object{{"deploymentCircuitBreaker",
+                                                 json::object{{"enable", true}, {"rollback", true}}}}}}));
+  ASSERT_TRUE(s.ok());
+  ServiceState st = Load("web");
+  st.deployments[0].rollout_state = "FAILED";
+  ASSERT_TRUE(Store(st).ok());
+  EXPECT_EQ(ServiceDeployment(*s).at("status"), "ROLLBACK_FAILED");
 }
 
 TEST_F(ServicesTest, FailedWithoutRollbackStopsTheServiceDeployment) {
@@ -647,14 +661,45 @@ TEST_F(ServicesTest, StopServiceDeploymentRequestsARollback) {
   EXPECT_EQ(changes_.size(), 1u);
   EXPECT_EQ(ServiceDeploymentOf(arn).at("status"), "ROLLBACK_REQUESTED");
   EXPECT_TRUE(Load("web").deployments[0].rollback_requested);
-  // No completed deployment to go back to: the rollback fails.
+  // No completed deployment to go back to: the scheduler drops the request, and the rollback fails.
   ServiceState st = Load("web");
-  st.deployments[0].rollout_state = "FAILED";
+  st.deployments[0].rollback_requested = false;
   ASSERT_TRUE(Store(st).ok());
   EXPECT_EQ(ServiceDeploymentOf(arn).at("status"), "ROLLBACK_FAILED");
   ExpectError(services_.StopServiceDeployment(kScope, kCaller, json::object{{"serviceDeploymentArn", arn}}, clock_.Now())
                   .status(),
               "ConflictException", "");
+}
+
+TEST_F(ServicesTest, StopServiceDeploymentRollsBackToTheCompletedOne) {
+  ASSERT_TRUE(Create(Request("web", {{"desiredCount", 1}})).ok());
+  ServiceState st = Load("web");
+  st.deployments[0].rollout_state = "COMPLETED";
+  st.last_completed = st.deployments[0];
+  ASSERT_TRUE(Store(st).ok());
+  auto moved = Update(json::object{{"service", "web"}, {"taskDefinition", "web:2"}});
+  ASSERT_TRUE(moved.ok());
+  const std::string arn(moved->at("currentServiceDeployment").as_string());
+  ASSERT_TRUE(services_.StopServiceDeployment(kScope, kCaller,
+                                              json::object{{"serviceDeploymentArn", arn}, {"stopType", "ROLLBACK"}},
+                                              clock_.Now())
+                  .ok());
+  // The scheduler's rollback (sched/plan): the old PRIMARY ACTIVE, the completed one PRIMARY again.
+  st = Load("web");
+  ASSERT_TRUE(st.deployments[0].rollback_requested);
+  st.deployments[0].rollback_requested = false;
+  std::swap(st.deployments[0], st.deployments[1]);
+  st.deployments[0].status = "PRIMARY";
+  st.deployments[0].rollout_state = "IN_PROGRESS";
+  st.deployments[1].status = "ACTIVE";
+  ASSERT_TRUE(Store(st).ok());
+  json::object sd = ServiceDeploymentOf(arn);
+  EXPECT_EQ(sd.at("status"), "ROLLBACK_IN_PROGRESS");
+  EXPECT_EQ(sd.at("rollback").at("reason"), "Service deployment rollback requested.");
+  st = Load("web");
+  st.deployments[0].rollout_state = "COMPLETED";
+  ASSERT_TRUE(Store(st).ok());
+  EXPECT_EQ(ServiceDeploymentOf(arn).at("status"), "ROLLBACK_SUCCESSFUL");
 }
 
 TEST_F(ServicesTest, ListServiceDeploymentsNewestFirstWithFiltersAndPages) {
