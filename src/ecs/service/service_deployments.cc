@@ -84,6 +84,12 @@ json::object Live(json::object sd, const std::optional<json::object>& record) {
     for (auto& s : it->value().get_array())
       if (s.is_object()) Refresh(s.get_object(), deployments);
   if (auto cb = sd.find("deploymentCircuitBreaker"); cb != sd.end() && cb->value().is_object()) {
+    // The threshold follows the service's desired count while the deployment runs (sched/plan's
+    // BreakerThreshold).
+    if (Str(sd, "status") == "IN_PROGRESS") {
+      const int64_t desired = json_fields::Int(*record, "desiredCount").value_or(0);
+      cb->value().get_object()["threshold"] = std::min<int64_t>(200, std::max<int64_t>(3, (desired + 1) / 2));
+    }
     for (const auto& d : deployments)
       if (sd.contains("serviceDeploymentArn") && Str(sd, "serviceDeploymentArn").ends_with("/" + d.service_deployment_id) &&
           Str(sd, "status") == "IN_PROGRESS")

@@ -573,6 +573,10 @@ TEST_F(ServicesTest, RolloutStatesKeepTheServiceDeploymentsTrue) {
   ASSERT_TRUE(s.ok());
   const std::string first_sd(s->at("currentServiceDeployment").as_string());
   EXPECT_EQ(ServiceDeploymentOf(first_sd).at("deploymentCircuitBreaker").at("status"), "MONITORING");
+  EXPECT_EQ(ServiceDeploymentOf(first_sd).at("deploymentCircuitBreaker").at("threshold"), 3);
+  ASSERT_TRUE(Update(json::object{{"service", "web"}, {"desiredCount", 25}}).ok());
+  EXPECT_EQ(ServiceDeploymentOf(first_sd).at("deploymentCircuitBreaker").at("threshold"), 13);  // ceil(25 / 2)
+  ASSERT_TRUE(Update(json::object{{"service", "web"}, {"desiredCount", 1}}).ok());
   ServiceState st = Load("web");
   st.deployments[0].rollout_state = "COMPLETED";
   st.deployments[0].rollout_state_reason = fmt::format("ECS deployment {} completed.", st.deployments[0].id);
