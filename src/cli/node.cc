@@ -32,6 +32,7 @@
 #include "ecs/cluster/clusters.h"
 #include "ecs/instance/instances.h"
 #include "ecs/service/services.h"
+#include "sched/scheduler.h"
 #include "ecs/task/tasks.h"
 #include "ecs/taskdef/taskdefs.h"
 #include "http/server.h"
@@ -101,6 +102,8 @@ class Node::Impl {
   std::unique_ptr<ecs::task::Tasks> tasks;
   std::unique_ptr<ecs::instance::ContainerInstances> container_instances;
   std::unique_ptr<ecs::service::Services> services;
+  // The service scheduler: made by Open, started by Start (not by `paddock admin`).
+  std::unique_ptr<sched::Scheduler> scheduler;
   // Agents' side of the control plane: Tasks' change listener, long-poll waiters, and the
   // Paddock agent protocol's service (docs/agent-protocol.md).
   std::unique_ptr<agent::InProcessControl> control;
@@ -315,7 +318,25 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   impl->agent_service = std::make_unique<agent::remote::AgentService>(
       *impl->control, agent::remote::AgentServiceOptions{.max_wait = std::min<std::chrono::milliseconds>(
                           std::chrono::seconds(20), std::chrono::seconds(config.agent_timeout_seconds) / 3)});
-  impl->services = std::make_unique<ecs::service::Services>(*impl->store, *impl->task_definitions, *impl->clusters);
+  impl->services = std::make_unique<ecs::service::Services>(
+      *impl->store, *impl->task_definitions, *impl->clusters,
+      ecs::service::Quotas{.services_per_cluster = config.quotas.services_per_cluster,
+                           .tasks_per_service = config.quotas.tasks_per_service});
+  {
+    const SchedulerConfig& sc = config.scheduler;
+    sched::SchedulerOptions so;
+    // Unique per process: a restarted server is a new holder and waits out the old lease.
+    char host[256] = {};
+    gethostname(host, sizeof(host) - 1);
+    so.holder = fmt::format("{}:{}:{}", host, getpid(), RandomString(8, "0123456789abcdef"));
+    so.lease_ttl = std::chrono::seconds(sc.lease_seconds);
+    so.resync_interval = std::chrono::seconds(sc.resync_seconds);
+    so.settle = std::chrono::seconds(sc.settle_seconds);
+    so.backoff_base = std::chrono::seconds(sc.backoff_base_seconds);
+    so.backoff_cap = std::chrono::seconds(sc.backoff_cap_seconds);
+    impl->scheduler = std::make_unique<sched::Scheduler>(*impl->store, *impl->services, *impl->tasks,
+                                                         impl->container_instances.get(), SystemClock::Get(), so);
+  }
   impl->task_definitions->AddReferenceCheck(impl->tasks->reference_check());
   impl->task_definitions->AddReferenceCheck(impl->services->reference_check());
   impl->clusters->AddUsage(impl->services->cluster_usage());
@@ -373,6 +394,13 @@ StatusOr<uint16_t> Node::Start() {
   impl_->StartAgent();
   impl_->StartEc2Instances();
   impl_->reaper = std::thread([impl = impl_.get()] { impl->ReaperLoop(); });
+  sched::Scheduler* scheduler = impl_->scheduler.get();
+  impl_->services->SetChangeListener([scheduler](const ecs::service::ServiceKey& key) { scheduler->Wake(key); });
+  impl_->tasks->SetGroupListener([scheduler](const Scope& scope, const std::string& cluster, const std::string& group) {
+    if (group.starts_with("service:")) scheduler->Wake(ecs::service::ServiceKey{scope, cluster, group.substr(8)});
+  });
+  impl_->container_instances->SetChangeListener([scheduler](const Scope&, const std::string&) { scheduler->WakeAll(); });
+  scheduler->Start();
   return port;
 }
 
@@ -380,6 +408,7 @@ void Node::Stop() {
   if (!impl_) return;
   if (impl_->control) impl_->control->Shutdown();  // long-polls answer now, so the server can stop
   if (impl_->server) impl_->server->Stop();
+  if (impl_->scheduler) impl_->scheduler->Stop();  // no launch after the API has stopped
   {
     std::lock_guard lock(impl_->reaper_mu);
     impl_->reaper_stop = true;
@@ -405,8 +434,9 @@ void Node::Stop() {
 iam::Accounts& Node::accounts() { return *impl_->accounts; }
 
 std::vector<iam::AccountReaper*> Node::reapers() {
-  // Tasks first: they hold addresses in the node-wide pools and pin task definitions.
-  return {impl_->task_reaper.get(), impl_->service_reaper.get(), impl_->container_instance_reaper.get(),
+  // Services first (nothing relaunches their tasks), then tasks: they hold addresses in the
+  // node-wide pools and pin task definitions.
+  return {impl_->service_reaper.get(), impl_->task_reaper.get(), impl_->container_instance_reaper.get(),
           impl_->taskdef_reaper.get(), impl_->cluster_reaper.get()};
 }
 

@@ -1120,7 +1120,10 @@ Status Tasks::ReportState(std::string_view agent_id, std::string_view task_arn, 
     };
     if (change.pull_started_at) set_once("pullStartedAt", EpochSeconds(*change.pull_started_at));
     if (change.pull_stopped_at) set_once("pullStoppedAt", EpochSeconds(*change.pull_stopped_at));
-    if (new_rank >= Rank("RUNNING") && old_rank < Rank("RUNNING") && new_rank < Rank(kStoppedStatus)) {
+    // startedAt only when the task really reached RUNNING: a task torn down before it ran (the
+    // agent reports DEACTIVATING … STOPPED straight from PENDING) never started, and the service
+    // scheduler counts it as a failed start.
+    if (change.last_status == "RUNNING" && old_rank < Rank("RUNNING")) {
       set_once("startedAt", t);
       set_once("connectivityAt", t);
       task["connectivity"] = "CONNECTED";

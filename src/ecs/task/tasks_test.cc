@@ -659,6 +659,16 @@ TEST_F(TasksTest, SchedulerSeams) {
   EXPECT_EQ(g[0].last_status, "STOPPED");
   EXPECT_TRUE(g[0].stopped_at.has_value());
 
+  // A task torn down before it ran never started: no startedAt, so the scheduler counts it as a
+  // failed start.
+  const std::string failed(RunOk(r)[0].at("taskArn").as_string());
+  for (const char* status : {"PENDING", "DEACTIVATING", "STOPPED"}) ASSERT_TRUE(Report(failed, status).ok());
+  EXPECT_FALSE(DescribeOne(failed).contains("startedAt"));
+  for (const auto& t : group_of())
+    if (t.id == failed.substr(failed.rfind('/') + 1)) {
+      EXPECT_FALSE(t.started_at.has_value());
+    }
+
   ASSERT_TRUE(tds_.Deregister(kScope, taskdef::Ref{"web", 1}, clock_.Now()).ok());
   RunRequest pinned = Req("web:1");
   EXPECT_FALSE(tasks_.Run(kScope, kCaller, pinned, clock_.Now()).ok());
