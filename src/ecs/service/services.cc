@@ -594,161 +594,180 @@ StatusOr<std::string> Services::Update(const Scope& scope, std::string_view call
     ASSIGN_OR_RETURN(view, task_definitions_.ResolveForLaunch(scope, tref));
   }
 
-  // Optimistic: read, decide, then write only if the record has not moved on (else again).
-  for (int attempt = 0; attempt < 5; ++attempt) {
-    std::optional<json::object> current;
-    RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
-      ASSIGN_OR_RETURN(current, LoadRecord(txn, scope, cluster_name, ref.name));
-      return OkStatus();
-    }));
-    if (!current) return ServiceNotFound();
-    if (Str(*current, "status") != "ACTIVE") return ServiceNotActive();
-    json::object record = *current;
-    const std::string scheduling = Str(record, "schedulingStrategy");
-    const bool daemon = scheduling == "DAEMON";
-    const std::string controller = Str(json_fields::Obj(record, "deploymentController"), "type");
-    const bool external = controller == "EXTERNAL";
-    if (auto dc = OptObject(in, "deploymentController"); dc && Str(*dc, "type") != controller)
-      return ParamError(fmt::format("Updating the deployment controller from {} to {} is not supported by Paddock.",
-                                    controller, Str(*dc, "type")));
-
-    const bool force = json_fields::Bool(in, "forceNewDeployment").value_or(false);
-    if (external) {
-      for (std::string_view member : {"taskDefinition", "networkConfiguration", "capacityProviderStrategy",
-                                       "platformVersion", "loadBalancers", "serviceRegistries"})
-        if (in.contains(member))
-          return ParamError(fmt::format(
-              "{} cannot be updated for a service that uses the EXTERNAL deployment controller: create a task set "
-              "instead.",
-              member));
-      if (force) return ParamError("forceNewDeployment is not supported for a service that uses the EXTERNAL deployment controller.");
-    }
-
-    // The current PRIMARY's definition (it may since have become INACTIVE: the service keeps it).
-    std::string current_td = Str(record, "taskDefinition");
-    for (const json::object* d : json_fields::Objects(record, "deployments"))
-      if (Str(*d, "status") == "PRIMARY") current_td = Str(*d, "taskDefinition");
+  // The current PRIMARY's definition: what a change of launch or network is checked against when
+  // the update names no new one (it may be INACTIVE by now: the service keeps it).
+  struct Facts {
+    std::string arn;
     std::string network_mode;
     std::vector<std::string> compat;
     std::vector<std::pair<std::string, std::string>> containers;
-    size_t definition_constraints = 0;
-    std::string target_td = current_td;
+    size_t constraints = 0;
+  };
+  auto primary_definition = [](const json::object& record) {
+    std::string td = Str(record, "taskDefinition");
+    for (const json::object* d : json_fields::Objects(record, "deployments"))
+      if (Str(*d, "status") == "PRIMARY") td = Str(*d, "taskDefinition");
+    return td;
+  };
+  // Every decision is made on the record as the write transaction reads it, so a concurrent
+  // change (another update, the scheduler's StoreState) is never lost or refused; only a change of
+  // the PRIMARY's definition in between (a rollback) makes it read that definition again.
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    Facts facts;
     if (view) {
-      target_td = view->arn;
-      network_mode = view->network_mode;
-      compat = view->compatibilities;
-      containers = ContainersOf(view->definition);
+      facts.arn = view->arn;
+      facts.network_mode = view->network_mode;
+      facts.compat = view->compatibilities;
+      facts.containers = ContainersOf(view->definition);
       if (!view->placement_constraints.empty()) {
         boost::system::error_code ec;
         json::value v = json::parse(view->placement_constraints, ec);
-        if (!ec && v.is_array()) definition_constraints = v.get_array().size();
+        if (!ec && v.is_array()) facts.constraints = v.get_array().size();
       }
-    } else if (!current_td.empty()) {
-      ASSIGN_OR_RETURN(taskdef::Ref tref, taskdef::ParseRef(current_td, scope, "UpdateService", caller_arn));
-      ASSIGN_OR_RETURN(taskdef::Described described, task_definitions_.Describe(scope, tref, false));
-      ASSIGN_OR_RETURN(json::object td, ParseRecordObject(described.task_definition, "task definition"));
-      network_mode = Str(td, "networkMode");
-      compat = json_fields::Strings(td, "compatibilities");
-      json::object def;
-      def["containerDefinitions"] = OptArray(td, "containerDefinitions").value_or(json::array());
-      containers = ContainersOf(json::serialize(def));
-      definition_constraints = OptArray(td, "placementConstraints").value_or(json::array()).size();
-    }
-
-    // The launch configuration: the service's, with the update's members over it.
-    json::object launch_in = EncodeLaunch(DecodeLaunch(record));
-    if (auto cps = OptArray(in, "capacityProviderStrategy"); cps && !cps->empty()) {
-      launch_in.erase("launchType");
-      launch_in["capacityProviderStrategy"] = *cps;
-      if (!in.contains("platformVersion") && !launch_in.contains("platformVersion")) launch_in["platformVersion"] = "LATEST";
-    }
-    if (auto pv = json_fields::OptStr(in, "platformVersion")) launch_in["platformVersion"] = *pv;
-    if (auto nc = OptObject(in, "networkConfiguration")) launch_in["networkConfiguration"] = *nc;
-    Launch launch;
-    if (!external) {
-      ASSIGN_OR_RETURN(launch, ResolveLaunch(scope, cluster, launch_in, view, network_mode, compat, scheduling, false));
     } else {
-      launch.service = DecodeLaunch(record);
-      launch.type = launch.service.launch_type.value_or("FARGATE");
-    }
-    const bool launch_changed = json::serialize(EncodeLaunch(launch.service)) != json::serialize(EncodeLaunch(DecodeLaunch(record)));
-
-    // placement (never a new deployment), deployment configuration, counts and flags.
-    std::optional<json::array> constraints = OptArray(in, "placementConstraints");
-    std::optional<json::array> strategies = OptArray(in, "placementStrategy");
-    RETURN_IF_ERROR(ValidatePlacement(constraints ? constraints : OptArray(record, "placementConstraints"),
-                                      strategies ? strategies : OptArray(record, "placementStrategy"),
-                                      definition_constraints, launch.type == "FARGATE", daemon));
-    if (constraints) record["placementConstraints"] = *constraints;
-    if (strategies) record["placementStrategy"] = *strategies;
-    if (auto it = in.find("deploymentConfiguration"); it != in.end() && it->value().is_object()) {
-      const json::object current_dc = json_fields::Obj(record, "deploymentConfiguration");
-      ASSIGN_OR_RETURN(json::object dc, DeploymentConfiguration(&current_dc, &it->value().get_object(), scheduling));
-      record["deploymentConfiguration"] = std::move(dc);
-    }
-    std::optional<int64_t> desired = OptInt(in, "desiredCount");
-    if (desired && daemon)
-      return ParamError(
-          "The daemon scheduling strategy does not support a desired count for services. Remove the desired count "
-          "value and try again");
-    if (desired) {
-      RETURN_IF_ERROR(CheckDesiredCount(*desired, quotas_.tasks_per_service));
-      record["desiredCount"] = *desired;
-    }
-    if (auto g = OptInt(in, "healthCheckGracePeriodSeconds")) record["healthCheckGracePeriodSeconds"] = *g;
-    if (auto p = json_fields::OptStr(in, "propagateTags")) record["propagateTags"] = *p;
-    if (auto m = json_fields::Bool(in, "enableECSManagedTags")) record["enableECSManagedTags"] = *m;
-    if (auto az = json_fields::OptStr(in, "availabilityZoneRebalancing")) record["availabilityZoneRebalancing"] = *az;
-    bool registries_changed = false;
-    for (std::string_view member : {"loadBalancers", "serviceRegistries"}) {
-      if (auto a = OptArray(in, member)) {
-        if (json::serialize(*a) != json::serialize(OptArray(record, member).value_or(json::array())))
-          registries_changed = true;
-        record[member] = *a;
+      std::optional<json::object> snapshot;
+      RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
+        ASSIGN_OR_RETURN(snapshot, LoadRecord(txn, scope, cluster_name, ref.name));
+        return OkStatus();
+      }));
+      if (!snapshot) return ServiceNotFound();
+      if (Str(*snapshot, "status") != "ACTIVE") return ServiceNotActive();
+      facts.arn = primary_definition(*snapshot);
+      if (!facts.arn.empty()) {
+        ASSIGN_OR_RETURN(taskdef::Ref tref, taskdef::ParseRef(facts.arn, scope, "UpdateService", caller_arn));
+        ASSIGN_OR_RETURN(taskdef::Described described, task_definitions_.Describe(scope, tref, false));
+        ASSIGN_OR_RETURN(json::object td, ParseRecordObject(described.task_definition, "task definition"));
+        facts.network_mode = Str(td, "networkMode");
+        facts.compat = json_fields::Strings(td, "compatibilities");
+        json::object def;
+        def["containerDefinitions"] = OptArray(td, "containerDefinitions").value_or(json::array());
+        facts.containers = ContainersOf(json::serialize(def));
+        facts.constraints = OptArray(td, "placementConstraints").value_or(json::array()).size();
       }
     }
-
-    const bool new_deployment = !external && (force || target_td != current_td || launch_changed || registries_changed);
-    if (!external) {
-      for (std::string_view k : {"launchType", "capacityProviderStrategy", "platformVersion", "networkConfiguration"})
-        record.erase(k);
-      for (const auto& [k, v] : EncodeLaunch(launch.service)) record[k] = v;
-    }
-    if (desired && !new_deployment) {  // a scale: the PRIMARY (or, EXTERNAL, nothing: task sets follow the service)
-      json::array deployments = OptArray(record, "deployments").value_or(json::array());
-      for (auto& d : deployments)
-        if (d.is_object() && Str(d.get_object(), "status") == "PRIMARY" && !external) {
-          d.get_object()["desiredCount"] = *desired;
-          d.get_object()["updatedAtMs"] = Ms(now);
-        } else if (d.is_object() && external && Str(d.get_object(), "status") != "DRAINING") {  // task_sets.cc
-          Deployment set = DecodeDeployment(d.get_object());
-          d.get_object()["desiredCount"] = TaskSetDesiredCount(*desired, set.scale_percent);
-        }
-      record["deployments"] = std::move(deployments);
-    }
-    const uint64_t version = static_cast<uint64_t>(json_fields::Int(*current, "version").value_or(0));
-    record["version"] = version + 1;
 
     std::string out;
-    bool moved_on = false;
+    bool definition_moved = false;
     RETURN_IF_ERROR(store_.Write([&](store::WriteTxn& txn) -> Status {
       ASSIGN_OR_RETURN(auto again, LoadRecord(txn, scope, cluster_name, ref.name));
       if (!again) return ServiceNotFound();
-      if (static_cast<uint64_t>(json_fields::Int(*again, "version").value_or(0)) != version) {
-        moved_on = true;
+      if (Str(*again, "status") != "ACTIVE") return ServiceNotActive();
+      const std::string current_td = primary_definition(*again);
+      if (!view && current_td != facts.arn) {
+        definition_moved = true;
         return OkStatus();
       }
+      json::object record = *again;
+      const std::string scheduling = Str(record, "schedulingStrategy");
+      const bool daemon = scheduling == "DAEMON";
+      const std::string controller = Str(json_fields::Obj(record, "deploymentController"), "type");
+      const bool external = controller == "EXTERNAL";
+      if (auto dc = OptObject(in, "deploymentController"); dc && Str(*dc, "type") != controller)
+        return ParamError(fmt::format("Updating the deployment controller from {} to {} is not supported by Paddock.",
+                                      controller, Str(*dc, "type")));
+
+      const bool force = json_fields::Bool(in, "forceNewDeployment").value_or(false);
+      if (external) {
+        for (std::string_view member : {"taskDefinition", "networkConfiguration", "capacityProviderStrategy",
+                                         "platformVersion", "loadBalancers", "serviceRegistries"})
+          if (in.contains(member))
+            return ParamError(fmt::format(
+                "{} cannot be updated for a service that uses the EXTERNAL deployment controller: create a task set "
+                "instead.",
+                member));
+        if (force) return ParamError("forceNewDeployment is not supported for a service that uses the EXTERNAL deployment controller.");
+      }
+
+      const std::string& network_mode = facts.network_mode;
+      const std::vector<std::string>& compat = facts.compat;
+      const std::vector<std::pair<std::string, std::string>>& containers = facts.containers;
+      const size_t definition_constraints = facts.constraints;
+      const std::string target_td = view ? view->arn : current_td;
+
+      // The launch configuration: the service's, with the update's members over it.
+      json::object launch_in = EncodeLaunch(DecodeLaunch(record));
+      if (auto cps = OptArray(in, "capacityProviderStrategy"); cps && !cps->empty()) {
+        launch_in.erase("launchType");
+        launch_in["capacityProviderStrategy"] = *cps;
+        if (!in.contains("platformVersion") && !launch_in.contains("platformVersion")) launch_in["platformVersion"] = "LATEST";
+      }
+      if (auto pv = json_fields::OptStr(in, "platformVersion")) launch_in["platformVersion"] = *pv;
+      if (auto nc = OptObject(in, "networkConfiguration")) launch_in["networkConfiguration"] = *nc;
+      Launch launch;
+      if (!external) {
+        ASSIGN_OR_RETURN(launch, ResolveLaunch(scope, cluster, launch_in, view, network_mode, compat, scheduling, false));
+      } else {
+        launch.service = DecodeLaunch(record);
+        launch.type = launch.service.launch_type.value_or("FARGATE");
+      }
+      const bool launch_changed = json::serialize(EncodeLaunch(launch.service)) != json::serialize(EncodeLaunch(DecodeLaunch(record)));
+
+      // placement (never a new deployment), deployment configuration, counts and flags.
+      std::optional<json::array> constraints = OptArray(in, "placementConstraints");
+      std::optional<json::array> strategies = OptArray(in, "placementStrategy");
+      RETURN_IF_ERROR(ValidatePlacement(constraints ? constraints : OptArray(record, "placementConstraints"),
+                                        strategies ? strategies : OptArray(record, "placementStrategy"),
+                                        definition_constraints, launch.type == "FARGATE", daemon));
+      if (constraints) record["placementConstraints"] = *constraints;
+      if (strategies) record["placementStrategy"] = *strategies;
+      if (auto it = in.find("deploymentConfiguration"); it != in.end() && it->value().is_object()) {
+        const json::object current_dc = json_fields::Obj(record, "deploymentConfiguration");
+        ASSIGN_OR_RETURN(json::object dc, DeploymentConfiguration(&current_dc, &it->value().get_object(), scheduling));
+        record["deploymentConfiguration"] = std::move(dc);
+      }
+      std::optional<int64_t> desired = OptInt(in, "desiredCount");
+      if (desired && daemon)
+        return ParamError(
+            "The daemon scheduling strategy does not support a desired count for services. Remove the desired count "
+            "value and try again");
+      if (desired) {
+        RETURN_IF_ERROR(CheckDesiredCount(*desired, quotas_.tasks_per_service));
+        record["desiredCount"] = *desired;
+      }
+      if (auto g = OptInt(in, "healthCheckGracePeriodSeconds")) record["healthCheckGracePeriodSeconds"] = *g;
+      if (auto p = json_fields::OptStr(in, "propagateTags")) record["propagateTags"] = *p;
+      if (auto m = json_fields::Bool(in, "enableECSManagedTags")) record["enableECSManagedTags"] = *m;
+      if (auto az = json_fields::OptStr(in, "availabilityZoneRebalancing")) record["availabilityZoneRebalancing"] = *az;
+      bool registries_changed = false;
+      for (std::string_view member : {"loadBalancers", "serviceRegistries"}) {
+        if (auto a = OptArray(in, member)) {
+          if (json::serialize(*a) != json::serialize(OptArray(record, member).value_or(json::array())))
+            registries_changed = true;
+          record[member] = *a;
+        }
+      }
+
+      const bool new_deployment = !external && (force || target_td != current_td || launch_changed || registries_changed);
+      if (!external) {
+        for (std::string_view k : {"launchType", "capacityProviderStrategy", "platformVersion", "networkConfiguration"})
+          record.erase(k);
+        for (const auto& [k, v] : EncodeLaunch(launch.service)) record[k] = v;
+      }
+      if (desired && !new_deployment) {  // a scale: the PRIMARY (or, EXTERNAL, nothing: task sets follow the service)
+        json::array deployments = OptArray(record, "deployments").value_or(json::array());
+        for (auto& d : deployments)
+          if (d.is_object() && Str(d.get_object(), "status") == "PRIMARY" && !external) {
+            d.get_object()["desiredCount"] = *desired;
+            d.get_object()["updatedAtMs"] = Ms(now);
+          } else if (d.is_object() && external && Str(d.get_object(), "status") != "DRAINING") {  // task_sets.cc
+            Deployment set = DecodeDeployment(d.get_object());
+            d.get_object()["desiredCount"] = TaskSetDesiredCount(*desired, set.scale_percent);
+          }
+        record["deployments"] = std::move(deployments);
+      }
+      const uint64_t version = static_cast<uint64_t>(json_fields::Int(*again, "version").value_or(0));
+      record["version"] = version + 1;
       if (new_deployment)
         RETURN_IF_ERROR(StartDeployment(txn, scope, cluster_name, record, target_td, launch.deployment, containers, now));
       RETURN_IF_ERROR(WriteRecord(txn, scope, cluster_name, ref.name, again, record));
       out = json::serialize(RenderService(record, nullptr));
       return OkStatus();
     }));
-    if (moved_on) continue;
+    if (definition_moved) continue;
     NotifyChange(ServiceKey{scope, cluster_name, ref.name});
     return out;
   }
-  return Aborted("The service is being changed by another request; try again.", "ServerException");
+  return Aborted("The service's task definition kept changing during the update; try again.", "ServerException");
 }
 
 StatusOr<std::string> Services::Delete(const Scope& scope, std::string_view caller_arn, const json::object& in,

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <boost/json.hpp>
+#include <thread>
 #include <fmt/format.h>
 
 #include "common/testing/fake_clock.h"
@@ -403,6 +405,37 @@ TEST_F(ServicesTest, UpdateStartsADeploymentOnlyForWhatNeedsOne) {
   ExpectError(Update(json::object{{"service", "web"}, {"placementStrategy", json::array{json::object{{"type", "random"}}}}})
                   .status(),
               "InvalidParameterException", "FARGATE");
+}
+
+TEST_F(ServicesTest, ConcurrentUpdatesAreEachAppliedOnce) {
+  ASSERT_TRUE(Create(Request("web")).ok());
+  constexpr int kPerThread = 10;
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; ++i) {
+        json::object in{{"cluster", "prod"}, {"service", "web"}};
+        if (t % 2 == 0) in["forceNewDeployment"] = true;
+        else in["desiredCount"] = i;
+        auto r = services_.Update(kScope, kCaller, in, clock_.Now());
+        if (!r.ok()) {
+          ++failures;
+          ADD_FAILURE() << r.status().ToString();
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+  ServiceState st = Load("web");
+  EXPECT_EQ(st.version, 1u + 4u * kPerThread);  // every update read the latest record and bumped it once
+  EXPECT_EQ(st.deployments.size(), 1u + 2u * kPerThread);  // one new deployment per forced update
+  DeploymentQuery q;
+  q.cluster = "prod";
+  q.service = "web";
+  q.limit = 100;
+  EXPECT_EQ(services_.ListServiceDeployments(kScope, kCaller, q)->items.size(), 1u + 2u * kPerThread);
 }
 
 TEST_F(ServicesTest, UpdateRefusesInactiveRevisionsButAPinnedOneStays) {
