@@ -14,12 +14,14 @@
 // Records (store/schema.h):
 //   services         (account, region, cluster, name) -> the service record (JSON: the Service
 //                    shape's stored members + events + the scheduler's private members + version)
-//   service_by_status (account, region, cluster, status, name) -> ""   ListServices: ACTIVE/DRAINING
+//   service_by_status (account, region, cluster, status, name) -> ""   ACTIVE (ListServices) and
+//                    DRAINING (with ACTIVE: ClusterUsage, the services-per-cluster quota)
 //   service_inactive (account, region, inactiveAt ms, cluster, name) -> ""   ReapInactive's list
 //   service_refs     (account, region, family, revision, cluster, name) -> ""   ReferenceCheck
 //   service_tokens   (account, region, cluster, name) -> {clientToken, request hash}   CreateService idempotency
 //   service_deployments (account, region, cluster, service, id) -> ServiceDeployment JSON
 //   service_revisions (account, region, cluster, service, id) -> ServiceRevision JSON
+// The record's members and the index upkeep: internal/record.h.
 #pragma once
 
 #include <cstdint>
