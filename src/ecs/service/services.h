@@ -18,7 +18,7 @@
 //                    DRAINING (with ACTIVE: ClusterUsage, the services-per-cluster quota)
 //   service_inactive (account, region, inactiveAt ms, cluster, name) -> ""   ReapInactive's list
 //   service_refs     (account, region, family, revision, cluster, name) -> ""   ReferenceCheck
-//   service_tokens   (account, region, cluster, name) -> {clientToken, request hash}   CreateService idempotency
+//   service_tokens   (account, region, cluster, name) -> {clientToken, request}   CreateService idempotency
 //   service_deployments (account, region, cluster, service, id) -> ServiceDeployment JSON
 //   service_revisions (account, region, cluster, service, id) -> ServiceRevision JSON
 // The record's members and the index upkeep: internal/record.h.
