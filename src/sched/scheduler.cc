@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "ecs/task/placement.h"
+
 namespace paddock::sched {
 namespace {
 
@@ -159,7 +161,19 @@ Status Scheduler::Pass(const ServiceKey& key, uint64_t epoch) {
     });
     if ((state->scheduling_strategy == "DAEMON" || on_instances) && instances_ != nullptr) {
       ASSIGN_OR_RETURN(auto candidates, instances_->Candidates(txn, key.scope, key.cluster, now));
-      for (const auto& c : candidates) instances.push_back(InstanceView{c.arn, "ACTIVE"});
+      // A DAEMON service runs on the ACTIVE instances its memberOf constraints admit; an
+      // instance that stops matching loses its task.
+      std::vector<ecs::task::placement::Constraint> constraints;
+      if (state->scheduling_strategy == "DAEMON" && state->placement_constraints) {
+        ASSIGN_OR_RETURN(constraints, ecs::task::placement::ParseConstraints(*state->placement_constraints));
+      }
+      for (const auto& c : candidates) {
+        const bool admitted = std::all_of(constraints.begin(), constraints.end(), [&](const auto& k) {
+          return k.type != ecs::task::placement::Constraint::Type::kMemberOf || !k.member_of ||
+                 k.member_of->Matches(c.facts);
+        });
+        if (admitted) instances.push_back(InstanceView{c.arn, "ACTIVE"});
+      }
     }
     return OkStatus();
   }));

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
+#include <set>
 
 #include "common/testing/fake_clock.h"
 #include "ecs/testing/temp_store.h"
@@ -71,11 +72,24 @@ class SchedulerTest : public ::testing::Test {
     return s.value_or(ecs::service::ServiceState{});
   }
 
+  // An EC2 container instance with `attributes`; its ARN.
+  std::string AddInstance(std::vector<ecs::instance::Attribute> attributes) {
+    ecs::instance::RegisterRequest r;
+    r.cluster = "default";
+    r.total_resources = json::array{json::object{{"name", "CPU"}, {"type", "INTEGER"}, {"integerValue", 2048}},
+                                    json::object{{"name", "MEMORY"}, {"type", "INTEGER"}, {"integerValue", 2048}}};
+    r.attributes = std::move(attributes);
+    auto s = instances_.Register(kScope, r, clock_.Now());
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    return s.ok() ? std::string(json::parse(*s).at("containerInstanceArn").as_string()) : std::string();
+  }
+
   paddock::testing::TempStore store_;
   paddock::testing::FakeClock clock_;
   ecs::taskdef::TaskDefinitions tds_{*store_};
   ecs::cluster::Clusters clusters_{*store_};
-  ecs::task::Tasks tasks_{*store_, tds_, clusters_, std::string(kAgent)};
+  ecs::instance::ContainerInstances instances_{*store_, clusters_};
+  ecs::task::Tasks tasks_{*store_, tds_, clusters_, std::string(kAgent), &instances_};
   ecs::service::Services services_{*store_, tds_, clusters_};
   const ecs::service::ServiceKey key_{kScope, "default", "api"};
 };
@@ -124,6 +138,42 @@ TEST_F(SchedulerTest, ADeposedLeadersLateWritesChangeNothing) {
 
   ASSERT_TRUE(b.Pass(key_, **eb).ok());
   EXPECT_EQ(Tasks().size(), 3u);
+}
+
+// DAEMON: one task on each ACTIVE instance its memberOf constraint admits; an instance that
+// starts draining loses its task.
+TEST_F(SchedulerTest, DaemonRunsOnTheInstancesItsConstraintAdmits) {
+  ASSERT_TRUE(tds_.Register(kScope, kCaller,
+                            Obj(R"({"family":"agent","networkMode":"bridge","requiresCompatibilities":["EC2"],)"
+                                R"("containerDefinitions":[{"name":"a","image":"busybox","cpu":128,"memory":128}]})"),
+                            clock_.Now())
+                  .ok());
+  const std::string edge1 = AddInstance({{"role", std::string("edge")}});
+  const std::string edge2 = AddInstance({{"role", std::string("edge")}});
+  AddInstance({{"role", std::string("db")}});
+  auto created = services_.Create(kScope, kCaller,
+                                  Obj(R"({"serviceName":"api","taskDefinition":"agent","launchType":"EC2",)"
+                                      R"("schedulingStrategy":"DAEMON","placementConstraints":)"
+                                      R"([{"type":"memberOf","expression":"attribute:role == edge"}]})"),
+                                  clock_.Now());
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  Scheduler a(*store_, services_, tasks_, &instances_, clock_, Options("a"));
+  auto epoch = a.Lead();
+  ASSERT_TRUE(epoch.ok() && epoch->has_value());
+  ASSERT_TRUE(a.Pass(key_, **epoch).ok());
+  std::set<std::string> on;
+  for (const auto& t : Tasks()) on.insert(t.container_instance_arn);
+  EXPECT_EQ(on, (std::set<std::string>{edge1, edge2}));
+  EXPECT_EQ(State().desired_count, 2);
+
+  const std::string id2 = edge2.substr(edge2.rfind('/') + 1);
+  ASSERT_TRUE(instances_.UpdateState(kScope, "default", {ecs::instance::InstanceRef{edge2, std::nullopt, id2}},
+                                     "DRAINING", clock_.Now())
+                  .ok());
+  ASSERT_TRUE(a.Pass(key_, **epoch).ok());
+  for (const auto& t : Tasks())
+    EXPECT_EQ(t.desired_status, t.container_instance_arn == edge2 ? "STOPPED" : "RUNNING") << t.container_instance_arn;
+  EXPECT_EQ(State().desired_count, 1);
 }
 
 }  // namespace
