@@ -75,6 +75,9 @@ class Admin(h.PaddockTestCase):
         c.register_task_definition(**h.td_min("doomed"))
         c.deregister_task_definition(taskDefinition="doomed:2")
         c.tag_resource(resourceArn=cl, tags=[{"key": "u", "value": "2"}])
+        # A service (EC2, nothing to place it on: no task runs) with tags and a service deployment.
+        svc = c.create_service(cluster="doomed", serviceName="svc", taskDefinition=td_arn, desiredCount=0,
+                               launchType="EC2", tags=[{"key": "t", "value": "1"}])["service"]["serviceArn"]
         # A bystander account keeps its things.
         bystander_cluster = self.ecs.create_cluster(clusterName="doomed",
                                                     tags=[{"key": "keep", "value": "1"}])["cluster"]["clusterArn"]
@@ -107,9 +110,15 @@ class Admin(h.PaddockTestCase):
         self.assertEqual(cm.exception.response["Error"]["Code"], "ClientException")
         with self.assertRaises(ClientError):
             c2.list_tags_for_resource(resourceArn=cl)
-        # Recreated resources start clean: no old tags, revisions from 1.
+        # Recreated resources start clean: no old tags, revisions from 1, no services.
         c2.create_cluster(clusterName="doomed")
         self.assertEqual(c2.list_tags_for_resource(resourceArn=cl)["tags"], [])
+        self.assertEqual(c2.list_services(cluster="doomed")["serviceArns"], [])
+        d = c2.describe_services(cluster="doomed", services=[svc])
+        self.assertEqual((d["services"], [f["reason"] for f in d["failures"]]), ([], ["MISSING"]))
+        with self.assertRaises(ClientError) as cm:
+            c2.list_service_deployments(cluster="doomed", service="svc")
+        self.assertEqual(cm.exception.response["Error"]["Code"], "ServiceNotFoundException")
         again = c2.register_task_definition(**h.td_min("doomed"))["taskDefinition"]
         self.assertEqual(again["revision"], 1)
         self.assertEqual(c2.list_tags_for_resource(resourceArn=td_arn)["tags"], [])
