@@ -123,7 +123,11 @@ class ServiceWaiters(ServiceMixin, h.PaddockTestCase):
 
     def test_aws_cli_wait_services_stable(self):
         td1 = self.register("wcli", 1)
-        td2 = self.register("wcli", 2)
+        # The new revision turns HEALTHY about 3 s after it starts, so the rollout is still under way
+        # at the CLI's first poll: it has to wait (botocore's 15 s delay) and poll again.
+        td2 = self.register("wcli", 2, command=[
+            "/bin/sh", "-c", "trap 'exit 0' TERM; (sleep 3; : > /ready) & httpd -f -p 8080 -h /www & wait"],
+            container={"healthCheck": {"command": ["CMD-SHELL", "test -f /ready"], "interval": 1, "retries": 3}})
         self.create("wcli", td1, 2)
         self.wait_steady("wcli", 2)
         new_id = self.ecs.update_service(cluster=self.CLUSTER, service="wcli",
@@ -139,6 +143,7 @@ class ServiceWaiters(ServiceMixin, h.PaddockTestCase):
         elapsed = time.monotonic() - started
         self.assertEqual(r.returncode, 0, f"stdout={r.stdout!r} stderr={r.stderr!r}")
         self.assertEqual(r.stdout, "")
+        self.assertGreater(elapsed, 14, "the first poll already saw the rollout finished: the CLI never waited")
         svc = self.describe("wcli")
         self.assertTrue(is_steady(svc, 2, new_id), svc["deployments"])
         self.assertEqual({t["taskDefinitionArn"] for t in self.tasks("wcli")}, {td2})
