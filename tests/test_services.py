@@ -4,7 +4,8 @@ maximumPercent at every moment of a rolling update (a sampler thread watches the
 trips the deployment circuit breaker on a revision whose container cannot start and rolls back to the
 last COMPLETED deployment, replaces every task on forceNewDeployment, drains and deletes a service,
 runs DAEMON services on in-process EC2 instances and moves REPLICA tasks off a DRAINING instance,
-runs EXTERNAL task sets side by side, and finishes a rollout cut by kill -9 of the server. Every
+runs EXTERNAL task sets side by side, backs off failed starts as [scheduler] configures, and finishes
+a rollout cut by kill -9 of the server. Every
 answer is validated strictly against botocore's output shapes by the harness. Needs root, crun and
 busybox-static.
 
@@ -681,6 +682,36 @@ class Services(ServiceMixin, h.PaddockTestCase):
         self.assertEqual((d["id"], d["status"]), (a["id"], "DRAINING"))
         self.wait_service("ext", lambda s: {ts["id"] for ts in s.get("taskSets", [])} == {b["id"]}, "without set A")
         self.assertEqual(len(self.tasks("ext")), 2)
+
+    # ---- 8 -------------------------------------------------------------------------------------
+
+    def test_8_failed_starts_back_off_as_configured(self):
+        # No circuit breaker: tasks that never reach RUNNING are retried with a growing delay —
+        # here [scheduler] backoff_base_seconds = 1 doubling to backoff_cap_seconds = 4 (AWS: about
+        # 10 s up to 15 minutes) — and the service says it cannot start tasks consistently.
+        bad = self.register("backoff", 1, command=["/bin/no-such-command"])
+        self.create("backoff", bad, 1)
+        deadline = time.monotonic() + 25
+        while True:
+            failed = sorted((t for t in self.tasks("backoff", "STOPPED") if t["lastStatus"] == "STOPPED"),
+                            key=lambda t: t["createdAt"])
+            if len(failed) >= 5 or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        created = [t["createdAt"].timestamp() for t in failed]
+        gaps = [round(b - a, 2) for a, b in zip(created, created[1:])]
+        self.assertGreaterEqual(len(failed), 5, f"launch times {created} (gaps {gaps}): the configured backoff "
+                                                f"(1 s doubling to 4 s) allows 5 attempts in ~12 s")
+        for t in failed:
+            self.assertEqual(t["stopCode"], "TaskFailedToStart")
+            self.assertNotIn("startedAt", t)
+        self.assertTrue(all(g >= 0.9 for g in gaps), f"each retry waits at least the base delay: {gaps}")
+        self.assertTrue(all(g <= 6 for g in gaps), f"no retry waits much more than the cap: {gaps}")
+        self.assertGreater(gaps[2], gaps[0], f"the delay grows: {gaps}")
+        svc = self.describe("backoff")
+        self.assertIsNotNone(index_of(messages(svc), r"\(service backoff\) is unable to consistently start tasks successfully\."),
+                             messages(svc))
+        self.assertEqual(svc["deployments"][0]["rolloutState"], "IN_PROGRESS", "no breaker: it keeps trying")
 
     # ---- the end -------------------------------------------------------------------------------
 
