@@ -51,17 +51,15 @@ Status ResolveConfig(CLI::App* cmd, ServerConfig& c, const std::string& config_f
   if (config_file.empty()) return ValidateConfig(c);
   ServerConfig from_file;
   RETURN_IF_ERROR(LoadConfigFile(config_file, from_file));
+  // Everything comes from the file (file-only tables included), except what a flag set explicitly.
   auto explicitly = [&](const char* flag) { return cmd->count(flag) > 0; };
-  if (!explicitly("--listen")) c.listen = from_file.listen;
-  if (!explicitly("--state-dir")) c.state_dir = from_file.state_dir;
-  if (!explicitly("--accept-any-credentials")) c.accept_any_credentials = from_file.accept_any_credentials;
-  if (!explicitly("--default-account")) c.default_account = from_file.default_account;
-  if (!explicitly("--api-rate-limits")) c.api_rate_limits = from_file.api_rate_limits;
-  if (!explicitly("--region")) c.region = from_file.region;
-  c.images = from_file.images;  // file only: no flags
-  c.agent_long_polls = from_file.agent_long_polls;
-  c.agent_timeout_seconds = from_file.agent_timeout_seconds;
-  c.ec2_instances = from_file.ec2_instances;
+  if (explicitly("--listen")) from_file.listen = c.listen;
+  if (explicitly("--state-dir")) from_file.state_dir = c.state_dir;
+  if (explicitly("--accept-any-credentials")) from_file.accept_any_credentials = c.accept_any_credentials;
+  if (explicitly("--default-account")) from_file.default_account = c.default_account;
+  if (explicitly("--api-rate-limits")) from_file.api_rate_limits = c.api_rate_limits;
+  if (explicitly("--region")) from_file.region = c.region;
+  c = std::move(from_file);
   return ValidateConfig(c);
 }
 
