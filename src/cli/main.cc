@@ -30,8 +30,11 @@ void AddServerFlags(CLI::App* cmd, ServerConfig& c, std::string& config_file) {
   cmd->add_option("--config", config_file, "TOML file with any of: listen, state_dir, accept_any_credentials, "
                                            "default_account, api_rate_limits, region, and an [images] table "
                                            "(insecure_registries, insecure_loopback, pull_timeout_seconds, "
-                                           "auth_file), agent_long_polls, agent_timeout_seconds and "
-                                           "[[ec2_instance]] tables (cluster, cpu, memory); flags override it");
+                                           "auth_file), agent_long_polls, agent_timeout_seconds, "
+                                           "[[ec2_instance]] tables (cluster, cpu, memory), a [scheduler] table "
+                                           "(settle_seconds, resync_seconds, backoff_base_seconds, "
+                                           "backoff_cap_seconds, lease_seconds) and a [quotas] table "
+                                           "(services_per_cluster, tasks_per_service); flags override it");
   cmd->add_option("--listen", c.listen, "HOST:PORT to serve the AWS APIs on (default 127.0.0.1:4566; port 0 picks one)");
   cmd->add_option("--state-dir", c.state_dir, "Directory holding the store and generated credentials (default ./.paddock)");
   cmd->add_flag("--accept-any-credentials", c.accept_any_credentials,
