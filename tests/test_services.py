@@ -525,9 +525,14 @@ class Services(ServiceMixin, h.PaddockTestCase):
         self.assertIsNotNone(index_of(messages(svc), rf"\(service cbx\) \(deployment {d2}\) deployment failed: tasks failed to start\."))
         self.assertIsNone(index_of(messages(svc), r"\(service cbx\) rolling back to deployment .*"))
         # A FAILED deployment launches nothing more: wait out more than the backoff cap (4 s).
-        count = len([t for t in self.tasks("cbx", "STOPPED") if t["startedBy"] == d2])
+        def d2_tasks():
+            return {t["taskArn"]: t for t in self.tasks("cbx", "STOPPED") + self.tasks("cbx") if t["startedBy"] == d2}
+        seen_failed_at = time.time()
+        before = d2_tasks()
         time.sleep(6)
-        self.assertEqual(len([t for t in self.tasks("cbx", "STOPPED") + self.tasks("cbx") if t["startedBy"] == d2]), count)
+        after = d2_tasks()
+        late = [(task_id(a), t["createdAt"].timestamp() - seen_failed_at) for a, t in after.items() if a not in before]
+        self.assertEqual(late, [], "tasks launched by the FAILED deployment after it failed (s after)")
         # A good revision deploys again.
         d3 = self.ecs.update_service(cluster=self.CLUSTER, service="cbx", taskDefinition=good)["service"]["deployments"][0]["id"]
         self.wait_steady("cbx", 2, d3)
