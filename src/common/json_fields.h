@@ -55,6 +55,18 @@ inline const boost::json::object& Obj(const boost::json::object& o, std::string_
   return (it != o.end() && it->value().is_object()) ? it->value().get_object() : kEmpty;
 }
 
+// A nested array or object, copied, or nullopt when absent or of another type.
+inline std::optional<boost::json::array> OptArray(const boost::json::object& o, std::string_view key) {
+  auto it = o.find(key);
+  if (it == o.end() || !it->value().is_array()) return std::nullopt;
+  return it->value().get_array();
+}
+inline std::optional<boost::json::object> OptObject(const boost::json::object& o, std::string_view key) {
+  auto it = o.find(key);
+  if (it == o.end() || !it->value().is_object()) return std::nullopt;
+  return it->value().get_object();
+}
+
 // A nested array of objects (non-objects skipped), as pointers into `o`.
 inline std::vector<const boost::json::object*> Objects(const boost::json::object& o, std::string_view key) {
   std::vector<const boost::json::object*> out;

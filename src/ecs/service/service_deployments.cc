@@ -10,12 +10,15 @@
 #include "common/json_fields.h"
 #include "ecs/common/records.h"
 #include "ecs/common/resource_arn.h"
+#include "ecs/service/internal/common.h"
 #include "ecs/service/internal/record.h"
 #include "ecs/service/services.h"
 #include "store/key.h"
 
 namespace paddock::ecs::service {
 namespace json = boost::json;
+using json_fields::OptArray;
+using json_fields::OptObject;
 using json_fields::Str;
 using namespace internal;  // NOLINT: the record codec is this module's own
 
@@ -110,9 +113,9 @@ StatusOr<ItemPage> Services::ListServiceDeployments(const Scope& scope, std::str
   ItemPage page;
   RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
     RETURN_IF_ERROR(clusters_.CheckExists(txn, scope, cluster_name));
-    if (ref.cluster && *ref.cluster != cluster_name) return NotFound("Service not found.", "ServiceNotFoundException");
+    if (ref.cluster && *ref.cluster != cluster_name) return ServiceNotFound();
     ASSIGN_OR_RETURN(auto record, LoadRecord(txn, scope, cluster_name, ref.id));
-    if (!record) return NotFound("Service not found.", "ServiceNotFoundException");
+    if (!record) return ServiceNotFound();
     const store::Range range = store::PrefixRange(ScopeKey(scope).Str(cluster_name).Str(ref.id).Done());
     std::vector<std::pair<std::string, json::object>> items;  // (position, brief)
     store::Range r = range;

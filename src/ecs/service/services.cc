@@ -13,6 +13,7 @@
 #include "ecs/common/reap.h"
 #include "ecs/common/records.h"
 #include "ecs/common/resource_arn.h"
+#include "ecs/service/internal/common.h"
 #include "ecs/service/internal/record.h"
 #include "ecs/service/internal/resolved.h"
 #include "ecs/task/placement.h"
@@ -21,6 +22,8 @@
 
 namespace paddock::ecs::service {
 namespace json = boost::json;
+using json_fields::OptArray;
+using json_fields::OptObject;
 using json_fields::Str;
 using namespace internal;  // NOLINT: the record codec is this module's own
 
@@ -32,51 +35,8 @@ constexpr std::string_view kUrlSafe = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmno
 constexpr std::string_view kFargatePlatform = "1.4.0";
 constexpr int64_t kMaxGrace = 2147483647;
 
-Status ServiceNotFound() { return NotFound("Service not found.", "ServiceNotFoundException"); }
-Status ServiceNotActive() { return FailedPrecondition("Service was not ACTIVE.", "ServiceNotActiveException"); }
-
-bool IsServiceName(std::string_view s) {
-  if (s.empty() || s.size() > 255) return false;
-  for (char c : s)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') return false;
-  return true;
-}
 
 std::optional<int64_t> OptInt(const json::object& o, std::string_view key) { return json_fields::Int(o, key); }
-std::optional<json::array> OptArray(const json::object& o, std::string_view key) {
-  auto it = o.find(key);
-  if (it == o.end() || !it->value().is_array()) return std::nullopt;
-  return it->value().get_array();
-}
-std::optional<json::object> OptObject(const json::object& o, std::string_view key) {
-  auto it = o.find(key);
-  if (it == o.end() || !it->value().is_object()) return std::nullopt;
-  return it->value().get_object();
-}
-
-// The request with every object's members sorted: what a clientToken remembers.
-json::value Canonical(const json::value& v) {
-  if (v.is_object()) {
-    std::vector<std::pair<std::string, json::value>> members;
-    for (const auto& [k, val] : v.get_object()) members.emplace_back(std::string(k), Canonical(val));
-    std::sort(members.begin(), members.end(), [](auto& a, auto& b) { return a.first < b.first; });
-    json::object out;
-    for (auto& [k, val] : members) out[k] = std::move(val);
-    return out;
-  }
-  if (v.is_array()) {
-    json::array out;
-    for (const auto& e : v.get_array()) out.push_back(Canonical(e));
-    return out;
-  }
-  return v;
-}
-
-Tags DecodeTags(const json::object& in) {
-  Tags tags;
-  for (const json::object* t : json_fields::Objects(in, "tags")) tags.push_back(Tag{Str(*t, "key"), Str(*t, "value")});
-  return tags;
-}
 
 // A service reference (name or ARN) in the request's cluster.
 struct ServiceRef {

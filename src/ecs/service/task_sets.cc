@@ -14,12 +14,15 @@
 #include "common/json_fields.h"
 #include "ecs/common/records.h"
 #include "ecs/common/resource_arn.h"
+#include "ecs/service/internal/common.h"
 #include "ecs/service/internal/record.h"
 #include "ecs/service/internal/resolved.h"
 #include "ecs/service/services.h"
 
 namespace paddock::ecs::service {
 namespace json = boost::json;
+using json_fields::OptArray;
+using json_fields::OptObject;
 using json_fields::Str;
 using namespace internal;  // NOLINT: the record codec is this module's own
 
@@ -28,8 +31,6 @@ namespace {
 constexpr std::string_view kDigits = "0123456789";
 constexpr std::string_view kExtras = "taskSetExtras";
 
-Status ServiceNotFound() { return NotFound("Service not found.", "ServiceNotFoundException"); }
-Status ServiceNotActive() { return FailedPrecondition("Service was not ACTIVE.", "ServiceNotActiveException"); }
 Status NotExternal() {
   // AWS's text (InvalidParameterException), as users report it for CreateTaskSet.
   return ParamError(
@@ -37,42 +38,12 @@ Status NotExternal() {
 }
 Status TaskSetNotFound() { return NotFound("The specified task set does not exist.", "TaskSetNotFoundException"); }
 
-bool IsServiceName(std::string_view s) {
-  if (s.empty() || s.size() > 255) return false;
-  for (char c : s)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') return false;
-  return true;
-}
-
 // "ecs-svc/" followed by 1-19 digits.
 bool IsTaskSetId(std::string_view s) {
   if (!s.starts_with("ecs-svc/") || s.size() == 8 || s.size() > 8 + 19) return false;
   return std::all_of(s.begin() + 8, s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-// The request with every object's members sorted: what a clientToken remembers.
-json::value Canonical(const json::value& v) {
-  if (v.is_object()) {
-    std::vector<std::pair<std::string, json::value>> members;
-    for (const auto& [k, val] : v.get_object()) members.emplace_back(std::string(k), Canonical(val));
-    std::sort(members.begin(), members.end(), [](auto& a, auto& b) { return a.first < b.first; });
-    json::object out;
-    for (auto& [k, val] : members) out[k] = std::move(val);
-    return out;
-  }
-  if (v.is_array()) {
-    json::array out;
-    for (const auto& e : v.get_array()) out.push_back(Canonical(e));
-    return out;
-  }
-  return v;
-}
-
-std::optional<json::array> OptArray(const json::object& o, std::string_view key) {
-  auto it = o.find(key);
-  if (it == o.end() || !it->value().is_array()) return std::nullopt;
-  return it->value().get_array();
-}
 
 // The service the request names, in its cluster.
 struct Target {
@@ -126,12 +97,6 @@ StatusOr<double> ScaleOf(const json::object& in) {
   if (!(value >= 0 && value <= 100))
     return ParamError(fmt::format("The scale value must be between 0 and 100, but was {}.", value));
   return value;
-}
-
-Tags DecodeTags(const json::object& in) {
-  Tags tags;
-  for (const json::object* t : json_fields::Objects(in, "tags")) tags.push_back(Tag{Str(*t, "key"), Str(*t, "value")});
-  return tags;
 }
 
 std::vector<Deployment> SetsOf(const json::object& record) {

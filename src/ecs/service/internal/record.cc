@@ -12,6 +12,8 @@
 
 namespace paddock::ecs::service::internal {
 namespace json = boost::json;
+using json_fields::OptArray;
+using json_fields::OptObject;
 using json_fields::Str;
 
 namespace {
@@ -23,16 +25,6 @@ int64_t IntOr(const json::object& o, std::string_view key, int64_t def = 0) {
 bool BoolOr(const json::object& o, std::string_view key, bool def = false) {
   auto it = o.find(key);
   return (it != o.end() && it->value().is_bool()) ? it->value().get_bool() : def;
-}
-std::optional<json::array> OptArray(const json::object& o, std::string_view key) {
-  auto it = o.find(key);
-  if (it == o.end() || !it->value().is_array()) return std::nullopt;
-  return it->value().get_array();
-}
-std::optional<json::object> OptObject(const json::object& o, std::string_view key) {
-  auto it = o.find(key);
-  if (it == o.end() || !it->value().is_object()) return std::nullopt;
-  return it->value().get_object();
 }
 
 // "arn:aws:ecs:R:A:service/C/N" -> "arn:aws:ecs:R:A:<kind>/C/N/<id>".

@@ -1,0 +1,28 @@
+// ecs/service/internal/common: what the service owner's translation units (services.cc,
+// service_deployments.cc, task_sets.cc, record.cc) share besides the record codec: its errors,
+// the name rule, and the canonical form a clientToken remembers. Not an API.
+#pragma once
+
+#include <string_view>
+
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+#include "common/status.h"
+#include "ecs/common/tags.h"
+
+namespace paddock::ecs::service::internal {
+
+inline Status ServiceNotFound() { return NotFound("Service not found.", "ServiceNotFoundException"); }
+inline Status ServiceNotActive() { return FailedPrecondition("Service was not ACTIVE.", "ServiceNotActiveException"); }
+
+// 1-255 letters, digits, hyphens and underscores.
+bool IsServiceName(std::string_view s);
+
+// `v` with every object's members sorted by name: what a clientToken remembers of a request.
+boost::json::value Canonical(const boost::json::value& v);
+
+// The request's `tags` ([{key, value}], validated by the model).
+Tags DecodeTags(const boost::json::object& in);
+
+}  // namespace paddock::ecs::service::internal
