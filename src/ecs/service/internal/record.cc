@@ -187,6 +187,25 @@ ServiceState StateFromRecord(const ServiceKey& key, const json::object& record, 
   return s;
 }
 
+namespace {
+
+// The launch members a Deployment and a TaskSet render alike: a strategy or a launch type, the
+// platform (Linux whenever a version is set) and the network configuration.
+void RenderLaunch(const LaunchConfig& l, json::object& o) {
+  if (l.capacity_provider_strategy && !l.capacity_provider_strategy->empty()) {
+    o["capacityProviderStrategy"] = *l.capacity_provider_strategy;
+  } else if (l.launch_type) {
+    o["launchType"] = *l.launch_type;
+  }
+  if (l.platform_version) {
+    o["platformVersion"] = *l.platform_version;
+    o["platformFamily"] = "Linux";
+  }
+  if (l.network_configuration) o["networkConfiguration"] = *l.network_configuration;
+}
+
+}  // namespace
+
 json::object RenderDeployment(const Deployment& d, bool ecs_controller) {
   json::object o;
   o["id"] = d.id;
@@ -198,13 +217,7 @@ json::object RenderDeployment(const Deployment& d, bool ecs_controller) {
   o["failedTasks"] = d.failed_tasks;
   o["createdAt"] = Seconds(Ms(d.created_at));
   o["updatedAt"] = Seconds(Ms(d.updated_at));
-  if (d.launch.capacity_provider_strategy && !d.launch.capacity_provider_strategy->empty())
-    o["capacityProviderStrategy"] = *d.launch.capacity_provider_strategy;
-  else if (d.launch.launch_type)
-    o["launchType"] = *d.launch.launch_type;
-  if (d.launch.platform_version) o["platformVersion"] = *d.launch.platform_version;
-  if (d.launch.platform_version) o["platformFamily"] = "Linux";
-  if (d.launch.network_configuration) o["networkConfiguration"] = *d.launch.network_configuration;
+  RenderLaunch(d.launch, o);
   if (ecs_controller && !d.rollout_state.empty()) {
     o["rolloutState"] = d.rollout_state;
     o["rolloutStateReason"] = d.rollout_state_reason;
@@ -226,17 +239,11 @@ json::object RenderTaskSet(const json::object& record, const Deployment& d) {
   o["runningCount"] = d.running_count;
   o["createdAt"] = Seconds(Ms(d.created_at));
   o["updatedAt"] = Seconds(Ms(d.updated_at));
-  if (d.launch.capacity_provider_strategy && !d.launch.capacity_provider_strategy->empty())
-    o["capacityProviderStrategy"] = *d.launch.capacity_provider_strategy;
-  else if (d.launch.launch_type)
-    o["launchType"] = *d.launch.launch_type;
-  if (d.launch.platform_version) o["platformVersion"] = *d.launch.platform_version;
-  if (d.launch.network_configuration) o["networkConfiguration"] = *d.launch.network_configuration;
+  RenderLaunch(d.launch, o);
   // A set's loadBalancers and serviceRegistries: the record's taskSetExtras (task_sets.cc).
   const json::object& extras = json_fields::Obj(json_fields::Obj(record, "taskSetExtras"), d.id);
   o["loadBalancers"] = OptArray(extras, "loadBalancers").value_or(json::array());
   o["serviceRegistries"] = OptArray(extras, "serviceRegistries").value_or(json::array());
-  if (d.launch.platform_version) o["platformFamily"] = "Linux";
   o["scale"] = json::object{{"value", d.scale_percent}, {"unit", "PERCENT"}};
   o["stabilityStatus"] = d.stability_status.empty() ? std::string("STABILIZING") : d.stability_status;
   o["stabilityStatusAt"] = Seconds(Ms(d.stability_status_at));
