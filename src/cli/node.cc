@@ -368,6 +368,13 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
 
 StatusOr<uint16_t> Node::Start() {
   ASSIGN_OR_RETURN(auto host_port, SplitListen(impl_->config.listen));
+  // The scheduler's cues, set before anything can call the owners.
+  sched::Scheduler* scheduler = impl_->scheduler.get();
+  impl_->services->SetChangeListener([scheduler](const ecs::service::ServiceKey& key) { scheduler->Wake(key); });
+  impl_->tasks->SetGroupListener([scheduler](const Scope& scope, const std::string& cluster, const std::string& group) {
+    if (group.starts_with("service:")) scheduler->Wake(ecs::service::ServiceKey{scope, cluster, group.substr(8)});
+  });
+  impl_->container_instances->SetChangeListener([scheduler](const Scope&, const std::string&) { scheduler->WakeAll(); });
   http::ServerOptions options;
   options.host = host_port.first;
   options.port = host_port.second;
@@ -394,13 +401,7 @@ StatusOr<uint16_t> Node::Start() {
   impl_->StartAgent();
   impl_->StartEc2Instances();
   impl_->reaper = std::thread([impl = impl_.get()] { impl->ReaperLoop(); });
-  sched::Scheduler* scheduler = impl_->scheduler.get();
-  impl_->services->SetChangeListener([scheduler](const ecs::service::ServiceKey& key) { scheduler->Wake(key); });
-  impl_->tasks->SetGroupListener([scheduler](const Scope& scope, const std::string& cluster, const std::string& group) {
-    if (group.starts_with("service:")) scheduler->Wake(ecs::service::ServiceKey{scope, cluster, group.substr(8)});
-  });
-  impl_->container_instances->SetChangeListener([scheduler](const Scope&, const std::string&) { scheduler->WakeAll(); });
-  scheduler->Start();
+  impl_->scheduler->Start();
   return port;
 }
 
