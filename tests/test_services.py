@@ -515,6 +515,13 @@ class Services(ServiceMixin, h.PaddockTestCase):
         bad = self.register("cbx", 2, command=["/bin/no-such-command"])
         d2 = self.ecs.update_service(cluster=self.CLUSTER, service="cbx", taskDefinition=bad)["service"]["deployments"][0]["id"]
         svc = self.wait_service("cbx", lambda s: s["deployments"][0].get("rolloutState") == "FAILED", "FAILED", 60)
+        seen_failed_at = time.time()
+
+        def d2_tasks():
+            # RUNNING first: a task moves only from the RUNNING list to the STOPPED one, so every
+            # task that exists when this starts is in one of the two.
+            return {t["taskArn"]: t for t in self.tasks("cbx") + self.tasks("cbx", "STOPPED") if t["startedBy"] == d2}
+        before = d2_tasks()
         dep = svc["deployments"][0]
         self.assertEqual((dep["id"], dep["status"]), (d2, "PRIMARY"))
         self.assertEqual(dep["rolloutStateReason"], "ECS deployment circuit breaker: tasks failed to start.")
@@ -525,14 +532,11 @@ class Services(ServiceMixin, h.PaddockTestCase):
         self.assertIsNotNone(index_of(messages(svc), rf"\(service cbx\) \(deployment {d2}\) deployment failed: tasks failed to start\."))
         self.assertIsNone(index_of(messages(svc), r"\(service cbx\) rolling back to deployment .*"))
         # A FAILED deployment launches nothing more: wait out more than the backoff cap (4 s).
-        def d2_tasks():
-            return {t["taskArn"]: t for t in self.tasks("cbx", "STOPPED") + self.tasks("cbx") if t["startedBy"] == d2}
-        seen_failed_at = time.time()
-        before = d2_tasks()
         time.sleep(6)
         after = d2_tasks()
         late = [(task_id(a), t["createdAt"].timestamp() - seen_failed_at) for a, t in after.items() if a not in before]
-        self.assertEqual(late, [], "tasks launched by the FAILED deployment after it failed (s after)")
+        self.assertEqual(late, [], "tasks launched by the FAILED deployment after it was seen FAILED "
+                                   "(id, createdAt - the time FAILED was seen)")
         # A good revision deploys again.
         d3 = self.ecs.update_service(cluster=self.CLUSTER, service="cbx", taskDefinition=good)["service"]["deployments"][0]["id"]
         self.wait_steady("cbx", 2, d3)
