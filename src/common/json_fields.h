@@ -55,16 +55,17 @@ inline const boost::json::object& Obj(const boost::json::object& o, std::string_
   return (it != o.end() && it->value().is_object()) ? it->value().get_object() : kEmpty;
 }
 
-// A nested array or object, copied, or nullopt when absent or of another type.
+// A nested array or object, copied onto the default heap (so it outlives `o` even when `o` was
+// parsed into a short-lived memory resource), or nullopt when absent or of another type.
 inline std::optional<boost::json::array> OptArray(const boost::json::object& o, std::string_view key) {
   auto it = o.find(key);
   if (it == o.end() || !it->value().is_array()) return std::nullopt;
-  return it->value().get_array();
+  return boost::json::array(it->value().get_array(), boost::json::storage_ptr());
 }
 inline std::optional<boost::json::object> OptObject(const boost::json::object& o, std::string_view key) {
   auto it = o.find(key);
   if (it == o.end() || !it->value().is_object()) return std::nullopt;
-  return it->value().get_object();
+  return boost::json::object(it->value().get_object(), boost::json::storage_ptr());
 }
 
 // A nested array of objects (non-objects skipped), as pointers into `o`.

@@ -147,41 +147,50 @@ Observed Scheduler::Observe(TimePoint now, const std::vector<ecs::task::GroupTas
   return obs;
 }
 
+StatusOr<std::optional<Scheduler::Snapshot>> Scheduler::Read(store::ReadTxn& txn, const ServiceKey& key,
+                                                               TimePoint now) {
+  ASSIGN_OR_RETURN(std::optional<ServiceState> state, services_.LoadState(txn, key));
+  if (!state || state->status == "INACTIVE") return std::optional<Snapshot>();
+  ASSIGN_OR_RETURN(std::vector<ecs::task::GroupTask> tasks,
+                   tasks_.GroupTasks(txn, key.scope, key.cluster, "service:" + key.name));
+  std::vector<InstanceView> instances;
+  const bool on_instances = std::any_of(tasks.begin(), tasks.end(), [](const ecs::task::GroupTask& t) {
+    return !t.container_instance_arn.empty() && t.last_status != "STOPPED";
+  });
+  if ((state->scheduling_strategy == "DAEMON" || on_instances) && instances_ != nullptr) {
+    ASSIGN_OR_RETURN(auto candidates, instances_->Candidates(txn, key.scope, key.cluster, now));
+    // A DAEMON service runs on the ACTIVE instances its memberOf constraints admit; an
+    // instance that stops matching loses its task.
+    std::vector<ecs::task::placement::Constraint> constraints;
+    if (state->scheduling_strategy == "DAEMON" && state->placement_constraints) {
+      ASSIGN_OR_RETURN(constraints, ecs::task::placement::ParseConstraints(*state->placement_constraints));
+    }
+    for (const auto& c : candidates) {
+      const bool admitted = std::all_of(constraints.begin(), constraints.end(), [&](const auto& k) {
+        return k.type != ecs::task::placement::Constraint::Type::kMemberOf || !k.member_of ||
+               k.member_of->Matches(c.facts);
+      });
+      if (admitted) instances.push_back(InstanceView{c.arn, "ACTIVE"});
+    }
+  }
+  return std::optional<Snapshot>(Snapshot{std::move(*state), Observe(now, tasks, instances)});
+}
+
+Status Scheduler::Act(Snapshot& snapshot, uint64_t epoch) {
+  Decision decision = Decide(snapshot.state, snapshot.observed);
+  if (decision.wake_at) AddTimer(*decision.wake_at, snapshot.state.key);
+  if (!decision.state_changed && decision.launches.empty() && decision.stops.empty()) return OkStatus();
+  return Execute(snapshot.state, decision, snapshot.observed, epoch);
+}
+
 Status Scheduler::Pass(const ServiceKey& key, uint64_t epoch) {
   const TimePoint now = clock_.Now();
-  std::optional<ServiceState> state;
-  std::vector<ecs::task::GroupTask> tasks;
-  std::vector<InstanceView> instances;
+  std::optional<Snapshot> snapshot;
   RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
-    ASSIGN_OR_RETURN(state, services_.LoadState(txn, key));
-    if (!state || state->status == "INACTIVE") return OkStatus();
-    ASSIGN_OR_RETURN(tasks, tasks_.GroupTasks(txn, key.scope, key.cluster, "service:" + key.name));
-    const bool on_instances = std::any_of(tasks.begin(), tasks.end(), [](const ecs::task::GroupTask& t) {
-      return !t.container_instance_arn.empty() && t.last_status != "STOPPED";
-    });
-    if ((state->scheduling_strategy == "DAEMON" || on_instances) && instances_ != nullptr) {
-      ASSIGN_OR_RETURN(auto candidates, instances_->Candidates(txn, key.scope, key.cluster, now));
-      // A DAEMON service runs on the ACTIVE instances its memberOf constraints admit; an
-      // instance that stops matching loses its task.
-      std::vector<ecs::task::placement::Constraint> constraints;
-      if (state->scheduling_strategy == "DAEMON" && state->placement_constraints) {
-        ASSIGN_OR_RETURN(constraints, ecs::task::placement::ParseConstraints(*state->placement_constraints));
-      }
-      for (const auto& c : candidates) {
-        const bool admitted = std::all_of(constraints.begin(), constraints.end(), [&](const auto& k) {
-          return k.type != ecs::task::placement::Constraint::Type::kMemberOf || !k.member_of ||
-                 k.member_of->Matches(c.facts);
-        });
-        if (admitted) instances.push_back(InstanceView{c.arn, "ACTIVE"});
-      }
-    }
+    ASSIGN_OR_RETURN(snapshot, Read(txn, key, now));
     return OkStatus();
   }));
-  if (!state || state->status == "INACTIVE") return OkStatus();
-  const Observed observed = Observe(now, tasks, instances);
-  Decision decision = Decide(*state, observed);
-  if (decision.wake_at) AddTimer(*decision.wake_at, key);
-  return Execute(*state, decision, observed, epoch);
+  return snapshot ? Act(*snapshot, epoch) : OkStatus();
 }
 
 Status Scheduler::Execute(ServiceState& state, const Decision& decision, const Observed& observed, uint64_t epoch) {
@@ -262,22 +271,32 @@ StatusOr<size_t> Scheduler::Resync(uint64_t epoch) {
   size_t seen = 0;
   std::string after;
   do {
-    ecs::service::Services::KeyPage page;
+    // A page of services and their tasks in one read transaction; then each acts on its own.
+    const TimePoint now = clock_.Now();
+    std::string next;
+    std::vector<Snapshot> snapshots;
     RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
-      ASSIGN_OR_RETURN(page, services_.ListAllKeys(txn, kResyncPage, after));
+      snapshots.clear();
+      ASSIGN_OR_RETURN(ecs::service::Services::KeyPage page, services_.ListAllKeys(txn, kResyncPage, after));
+      seen += page.keys.size();
+      next = page.next;
+      for (const auto& key : page.keys) {
+        ASSIGN_OR_RETURN(std::optional<Snapshot> snapshot, Read(txn, key, now));
+        if (snapshot) snapshots.push_back(std::move(*snapshot));
+      }
       return OkStatus();
     }));
-    for (const auto& key : page.keys) {
-      ++seen;
-      Status s = Pass(key, epoch);
+    for (auto& snapshot : snapshots) {
+      Status s = Act(snapshot, epoch);
       if (Fenced(s)) return s;
       if (s.code() == StatusCode::kAborted) {
-        Wake(key);
+        Wake(snapshot.state.key);
       } else if (!s.ok()) {
-        fmt::print(stderr, "paddock: scheduler: {}/{}: {}\n", key.cluster, key.name, s.ToString());
+        fmt::print(stderr, "paddock: scheduler: {}/{}: {}\n", snapshot.state.key.cluster, snapshot.state.key.name,
+                   s.ToString());
       }
     }
-    after = page.next;
+    after = next;
   } while (!after.empty());
   return seen;
 }

@@ -78,6 +78,16 @@ class Scheduler {
   StatusOr<size_t> Resync(uint64_t epoch);
 
  private:
+  // A service and what its tasks (and, for DAEMON or EC2 tasks, the cluster's instances) are
+  // doing, read in one transaction.
+  struct Snapshot {
+    ecs::service::ServiceState state;
+    Observed observed;
+  };
+  // nullopt: no such service, or INACTIVE (nothing to do).
+  StatusOr<std::optional<Snapshot>> Read(store::ReadTxn& txn, const ecs::service::ServiceKey& key, TimePoint now);
+  // Decides and carries the decision out (nothing to write for an idle, converged service).
+  Status Act(Snapshot& snapshot, uint64_t epoch);
   void Loop();
   void AddTimer(TimePoint at, const ecs::service::ServiceKey& key);
   Status Execute(ecs::service::ServiceState& state, const Decision& decision, const Observed& observed,

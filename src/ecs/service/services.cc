@@ -909,9 +909,21 @@ StatusOr<Tags> Services::ListTags(const Scope& scope, std::string_view arn) {
 // ---- The scheduler's side ----
 
 StatusOr<std::optional<ServiceState>> Services::LoadState(store::ReadTxn& txn, const ServiceKey& key) {
-  ASSIGN_OR_RETURN(auto record, LoadRecord(txn, key.scope, key.cluster, key.name));
-  if (!record) return std::optional<ServiceState>();
-  ASSIGN_OR_RETURN(Tags tags, ReadTags(txn, key.scope, Str(*record, "serviceArn")));
+  ASSIGN_OR_RETURN(auto text, txn.Get(kServices, RecordKey(key.scope, key.cluster, key.name)));
+  if (!text) return std::optional<ServiceState>();
+  // The scheduler loads every service on each resync: the record is parsed into a buffer freed at
+  // once (StateFromRecord copies what it keeps onto the heap).
+  alignas(std::max_align_t) unsigned char buffer[16384];
+  json::monotonic_resource arena(buffer, sizeof(buffer));
+  boost::system::error_code ec;
+  json::value parsed = json::parse(*text, ec, &arena);
+  if (ec || !parsed.is_object()) return DataLoss("the service record is not a JSON object");
+  const json::object* record = &parsed.get_object();
+  // The service's tags matter to the scheduler only when they propagate to its tasks.
+  Tags tags;
+  if (Str(*record, "propagateTags") == "SERVICE") {
+    ASSIGN_OR_RETURN(tags, ReadTags(txn, key.scope, Str(*record, "serviceArn")));
+  }
   return std::optional<ServiceState>(StateFromRecord(key, *record, std::move(tags)));
 }
 

@@ -824,6 +824,9 @@ TEST_F(ServicesTest, TagsThroughTheOwner) {
   auto tags = services_.ListTags(kScope, arn);
   ASSERT_TRUE(tags.ok());
   EXPECT_EQ(*tags, (Tags{Tag{"b", "2"}}));
+  // The scheduler's state carries them only when they propagate to tasks.
+  EXPECT_EQ(Load("web").tags, Tags{});
+  ASSERT_TRUE(Update(json::object{{"service", "web"}, {"propagateTags", "SERVICE"}}).ok());
   EXPECT_EQ(Load("web").tags, (Tags{Tag{"b", "2"}}));
   ExpectError(services_.TagResource(kScope, "arn:aws:ecs:us-east-1:123456789012:service/prod/nope", {Tag{"a", "1"}}),
               "ServiceNotFoundException", "");

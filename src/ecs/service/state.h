@@ -99,7 +99,7 @@ struct ServiceState {
   std::string propagate_tags = "NONE";  // NONE | SERVICE | TASK_DEFINITION
   bool enable_ecs_managed_tags = false;
   bool enable_execute_command = false;
-  Tags tags;  // the service's own (for propagateTags SERVICE)
+  Tags tags;  // the service's own when propagateTags is SERVICE (LoadState reads them only then)
 
   // ECS controller: PRIMARY first, then ACTIVE ones newest first. EXTERNAL: the task sets.
   std::vector<Deployment> deployments;

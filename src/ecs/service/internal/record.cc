@@ -179,7 +179,8 @@ ServiceState StateFromRecord(const ServiceKey& key, const json::object& record, 
   s.enable_execute_command = BoolOr(record, "enableExecuteCommand");
   s.tags = std::move(tags);
   for (const json::object* d : json_fields::Objects(record, "deployments")) s.deployments.push_back(DecodeDeployment(*d));
-  if (auto lc = OptObject(record, "lastCompleted")) s.last_completed = DecodeDeployment(*lc);
+  if (auto it = record.find("lastCompleted"); it != record.end() && it->value().is_object())
+    s.last_completed = DecodeDeployment(it->value().get_object());
   if (auto events = json_fields::Objects(record, "events"); !events.empty())
     s.newest_event = Event{Str(*events[0], "id"), FromEpochMillis(IntOr(*events[0], "createdAtMs")),
                            Str(*events[0], "message")};
