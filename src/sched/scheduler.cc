@@ -114,7 +114,18 @@ void Scheduler::AddTimer(TimePoint at, const ServiceKey& key) {
   timers_.emplace(at, key);
 }
 
-StatusOr<std::optional<uint64_t>> Scheduler::Lead() { return lease_.TryAcquire(clock_.Now()); }
+StatusOr<std::optional<uint64_t>> Scheduler::Lead() {
+  auto led = lease_.TryAcquire(clock_.Now());
+  if (led.ok() && led->has_value()) renewed_at_ = std::chrono::steady_clock::now();
+  return led;
+}
+
+Status Scheduler::KeepLease(uint64_t epoch) {
+  if (std::chrono::steady_clock::now() - renewed_at_ < options_.lease_ttl / 3) return OkStatus();
+  ASSIGN_OR_RETURN(std::optional<uint64_t> led, Lead());
+  if (!led || *led != epoch) return FailedPrecondition("scheduler lease: lost during a resync");
+  return OkStatus();
+}
 
 Observed Scheduler::Observe(TimePoint now, const std::vector<ecs::task::GroupTask>& tasks,
                             const std::vector<InstanceView>& instances) const {
@@ -153,6 +164,9 @@ StatusOr<std::optional<Scheduler::Snapshot>> Scheduler::Read(store::ReadTxn& txn
   if (!state || state->status == "INACTIVE") return std::optional<Snapshot>();
   ASSIGN_OR_RETURN(std::vector<ecs::task::GroupTask> tasks,
                    tasks_.GroupTasks(txn, key.scope, key.cluster, "service:" + key.name));
+  // The service's tasks are the ones its deployments started: a one-off RunTask that merely uses
+  // the group "service:<name>" is not the scheduler's to count or stop.
+  std::erase_if(tasks, [](const ecs::task::GroupTask& t) { return !t.started_by.starts_with("ecs-svc/"); });
   std::vector<InstanceView> instances;
   const bool on_instances = std::any_of(tasks.begin(), tasks.end(), [](const ecs::task::GroupTask& t) {
     return !t.container_instance_arn.empty() && t.last_status != "STOPPED";
@@ -246,7 +260,7 @@ Status Scheduler::Execute(ServiceState& state, const Decision& decision, const O
       state.new_events.clear();
       ++state.version;
       dirty = false;
-      if (ran->tasks.empty()) {
+      if (!ran->failures.empty()) {  // some or all of the batch found no place
         RecordPlacementFailure(state, launch.deployment_id,
                                ran->failures.empty() ? std::string("RESOURCE") : ran->failures.front().reason,
                                observed, ran->failures.empty() ? std::string() : ran->failures.front().arn);
@@ -271,34 +285,50 @@ StatusOr<size_t> Scheduler::Resync(uint64_t epoch) {
   size_t seen = 0;
   std::string after;
   do {
-    // A page of services and their tasks in one read transaction; then each acts on its own.
+    // A page of services and their tasks in one read transaction, to find the few that need
+    // anything; each of those then runs a pass of its own on a fresh read, so no stop or launch
+    // acts on what the page read a while ago.
     const TimePoint now = clock_.Now();
     std::string next;
-    std::vector<Snapshot> snapshots;
+    std::vector<ServiceKey> busy;
     RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
-      snapshots.clear();
+      busy.clear();
       ASSIGN_OR_RETURN(ecs::service::Services::KeyPage page, services_.ListAllKeys(txn, kResyncPage, after));
       seen += page.keys.size();
       next = page.next;
       for (const auto& key : page.keys) {
-        ASSIGN_OR_RETURN(std::optional<Snapshot> snapshot, Read(txn, key, now));
-        if (snapshot) snapshots.push_back(std::move(*snapshot));
+        auto snapshot = Read(txn, key, now);
+        if (!snapshot.ok()) {  // one unreadable service does not stop the others' resync
+          fmt::print(stderr, "paddock: scheduler: {}/{}: {}\n", key.cluster, key.name, snapshot.status().ToString());
+          continue;
+        }
+        if (!*snapshot) continue;
+        Decision decision = Decide((*snapshot)->state, (*snapshot)->observed);
+        if (decision.wake_at) AddTimer(*decision.wake_at, key);
+        if (decision.state_changed || !decision.launches.empty() || !decision.stops.empty()) busy.push_back(key);
       }
       return OkStatus();
     }));
-    for (auto& snapshot : snapshots) {
-      Status s = Act(snapshot, epoch);
+    for (const auto& key : busy) {
+      if (stopping()) return seen;
+      RETURN_IF_ERROR(KeepLease(epoch));  // a long resync renews the lease as it goes
+      Status s = Pass(key, epoch);
       if (Fenced(s)) return s;
       if (s.code() == StatusCode::kAborted) {
-        Wake(snapshot.state.key);
+        Wake(key);
       } else if (!s.ok()) {
-        fmt::print(stderr, "paddock: scheduler: {}/{}: {}\n", snapshot.state.key.cluster, snapshot.state.key.name,
-                   s.ToString());
+        fmt::print(stderr, "paddock: scheduler: {}/{}: {}\n", key.cluster, key.name, s.ToString());
       }
     }
+    if (stopping()) return seen;
     after = next;
   } while (!after.empty());
   return seen;
+}
+
+bool Scheduler::stopping() {
+  std::lock_guard lock(mu_);
+  return stopping_;
 }
 
 void Scheduler::Start() {
@@ -362,6 +392,7 @@ void Scheduler::Loop() {
     }
     if (leading) {
       for (const auto& key : batch) {
+        if (stopping()) break;
         Status s = Pass(key, epoch);
         if (Fenced(s)) {
           leading = false;

@@ -89,6 +89,10 @@ class Scheduler {
   // Decides and carries the decision out (nothing to write for an idle, converged service).
   Status Act(Snapshot& snapshot, uint64_t epoch);
   void Loop();
+  bool stopping();
+  // Renews the lease when a third of its life has passed since the last renewal; kFailedPrecondition
+  // ("scheduler lease: …") when it is no longer ours at `epoch`. Scheduler thread only.
+  Status KeepLease(uint64_t epoch);
   void AddTimer(TimePoint at, const ecs::service::ServiceKey& key);
   Status Execute(ecs::service::ServiceState& state, const Decision& decision, const Observed& observed,
                  uint64_t epoch);
@@ -111,6 +115,7 @@ class Scheduler {
   std::map<std::string, ecs::service::ServiceKey> dirty_;       // GUARDED_BY(mu_)
   std::multimap<TimePoint, ecs::service::ServiceKey> timers_;   // GUARDED_BY(mu_)
   std::thread thread_;
+  std::chrono::steady_clock::time_point renewed_at_{};  // the last successful Lead (scheduler thread)
 };
 
 }  // namespace paddock::sched

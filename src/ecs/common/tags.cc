@@ -60,6 +60,17 @@ Status ValidateTagKeys(const std::vector<std::string>& keys) {
   return OkStatus();
 }
 
+namespace {
+
+// Tags whose key starts with "aws:" (ECS's managed tags) do not count toward the 50.
+size_t UserTagCount(const std::map<std::string, std::string>& tags) {
+  size_t n = 0;
+  for (const auto& [key, value] : tags) n += key.starts_with("aws:") ? 0 : 1;
+  return n;
+}
+
+}  // namespace
+
 Status ValidateTags(const Tags& tags) {
   if (tags.size() > kMaxTagsPerResource)
     return InvalidArgument(fmt::format("Too many tags: {}. A resource can have at most {} tags.", tags.size(),
@@ -85,7 +96,8 @@ Status ValidateTags(const Tags& tags) {
 }
 
 StatusOr<Tags> ReadTags(store::ReadTxn& txn, const Scope& scope, std::string_view arn) {
-  ASSIGN_OR_RETURN(auto rows, txn.Scan(kTags, store::PrefixRange(TagPrefix(scope, arn)), kMaxTagsPerResource + 1));
+  // 50 of the caller's plus the few "aws:" ones ECS adds (managed tags), which do not count.
+  ASSIGN_OR_RETURN(auto rows, txn.Scan(kTags, store::PrefixRange(TagPrefix(scope, arn)), kMaxTagsPerResource + 10));
   Tags out;
   out.reserve(rows.size());
   for (auto& row : rows) {
@@ -105,9 +117,9 @@ Status PutTags(store::WriteTxn& txn, const Scope& scope, std::string_view arn, c
   std::map<std::string, std::string> merged;
   for (auto& t : existing) merged[t.key] = t.value;
   for (auto& t : tags) merged[t.key] = t.value;
-  if (merged.size() > kMaxTagsPerResource)
+  if (UserTagCount(merged) > kMaxTagsPerResource)
     return InvalidArgument(fmt::format("The resource {} would have {} tags; a resource can have at most {} tags.", arn,
-                                       merged.size(), kMaxTagsPerResource),
+                                       UserTagCount(merged), kMaxTagsPerResource),
                            "InvalidParameterException");
   std::string prefix = TagPrefix(scope, arn);
   for (const auto& t : tags) RETURN_IF_ERROR(txn.Put(kTags, prefix + store::Key().Str(t.key).Done(), t.value));

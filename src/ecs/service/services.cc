@@ -38,6 +38,26 @@ constexpr int64_t kMaxGrace = 2147483647;
 
 std::optional<int64_t> OptInt(const json::object& o, std::string_view key) { return json_fields::Int(o, key); }
 
+// Calls `change` on every service deployment of the service whose status is in `statuses`, page
+// by page (a long-lived service has many), and writes each of them back.
+Status UpdateServiceDeployments(store::WriteTxn& txn, const Scope& scope, std::string_view cluster,
+                                std::string_view name, std::initializer_list<std::string_view> statuses,
+                                const std::function<void(json::object&)>& change) {
+  store::Range range = store::PrefixRange(ScopeKey(scope).Str(cluster).Str(name).Done());
+  while (true) {
+    ASSIGN_OR_RETURN(auto rows, txn.Scan(kDeployments, range, 500));
+    for (const auto& row : rows) {
+      ASSIGN_OR_RETURN(json::object sd, ParseRecordObject(row.value, "service deployment"));
+      const std::string st = Str(sd, "status");
+      if (std::find(statuses.begin(), statuses.end(), st) == statuses.end()) continue;
+      change(sd);
+      RETURN_IF_ERROR(txn.Put(kDeployments, row.key, json::serialize(sd)));
+    }
+    if (rows.size() < 500) return OkStatus();
+    range.begin = store::KeySuccessor(rows.back().key);
+  }
+}
+
 // A service reference (name or ARN) in the request's cluster.
 struct ServiceRef {
   std::string name;
@@ -332,6 +352,15 @@ Status Services::StartDeployment(store::WriteTxn& txn, const Scope& scope, const
     }
     deployments.push_back(EncodeDeployment(old));
   }
+  // A rollback still under way is abandoned too, also when the deployment it rolls back from has
+  // already left the list.
+  RETURN_IF_ERROR(UpdateServiceDeployments(txn, scope, cluster, name, {"ROLLBACK_IN_PROGRESS"}, [&](json::object& sd) {
+    sd["status"] = "STOPPED";
+    sd["statusReason"] = "Service deployment stopped: a newer service deployment started.";
+    sd["stoppedAt"] = Seconds(Ms(now));
+    sd["finishedAt"] = Seconds(Ms(now));
+    sd["updatedAt"] = Seconds(Ms(now));
+  }));
   deployments.insert(deployments.begin(), EncodeDeployment(d));
   record["deployments"] = std::move(deployments);
   record["taskDefinition"] = task_definition;
@@ -970,21 +999,16 @@ Status Services::StoreState(store::WriteTxn& txn, const ServiceState& state, Tim
   RETURN_IF_ERROR(SyncServiceDeployments(txn, state, *current, now));
   if (status != "INACTIVE" && Str(record, "status") == "INACTIVE") {
     // The service is gone: a service deployment still under way ends with it.
-    const store::Range children = store::PrefixRange(ScopeKey(key.scope).Str(key.cluster).Str(key.name).Done());
-    ASSIGN_OR_RETURN(auto rows, txn.Scan(kDeployments, children, 1000));
-    for (const auto& row : rows) {
-      ASSIGN_OR_RETURN(json::object sd, ParseRecordObject(row.value, "service deployment"));
-      const std::string st = Str(sd, "status");
-      if (st != "PENDING" && st != "IN_PROGRESS" && st != "STOP_REQUESTED" && st != "ROLLBACK_REQUESTED" &&
-          st != "ROLLBACK_IN_PROGRESS")
-        continue;
-      sd["status"] = "STOPPED";
-      sd["statusReason"] = "The service was deleted.";
-      sd["stoppedAt"] = Seconds(Ms(now));
-      sd["finishedAt"] = Seconds(Ms(now));
-      sd["updatedAt"] = Seconds(Ms(now));
-      RETURN_IF_ERROR(txn.Put(kDeployments, row.key, json::serialize(sd)));
-    }
+    RETURN_IF_ERROR(UpdateServiceDeployments(
+        txn, key.scope, key.cluster, key.name,
+        {"PENDING", "IN_PROGRESS", "STOP_REQUESTED", "ROLLBACK_REQUESTED", "ROLLBACK_IN_PROGRESS"},
+        [&](json::object& sd) {
+          sd["status"] = "STOPPED";
+          sd["statusReason"] = "The service was deleted.";
+          sd["stoppedAt"] = Seconds(Ms(now));
+          sd["finishedAt"] = Seconds(Ms(now));
+          sd["updatedAt"] = Seconds(Ms(now));
+        }));
   }
   return WriteRecord(txn, key.scope, key.cluster, key.name, current, record);
 }
@@ -1075,17 +1099,15 @@ Status Services::SyncServiceDeployments(store::WriteTxn& txn, const ServiceState
         sd["finishedAt"] = at;
         breaker(sd, "MONITORING_COMPLETE", d.failed_tasks);
       }));
-      // A rollback to this deployment finished: the service deployments rolling back succeeded.
-      const store::Range children = store::PrefixRange(ScopeKey(key.scope).Str(key.cluster).Str(key.name).Done());
-      ASSIGN_OR_RETURN(auto rows, txn.Scan(kDeployments, children, 1000));
-      for (const auto& row : rows) {
-        ASSIGN_OR_RETURN(json::object sd, ParseRecordObject(row.value, "service deployment"));
-        if (Str(sd, "status") != "ROLLBACK_IN_PROGRESS") continue;
-        sd["status"] = "ROLLBACK_SUCCESSFUL";
-        sd["finishedAt"] = at;
-        sd["updatedAt"] = at;
-        RETURN_IF_ERROR(txn.Put(kDeployments, row.key, json::serialize(sd)));
-      }
+      // A rollback to this deployment finished: the service deployment rolling back succeeded.
+      // (Only the rollback's target can complete while one is in progress: a newer deployment
+      // stops the rollback — StartDeployment.)
+      RETURN_IF_ERROR(UpdateServiceDeployments(txn, key.scope, key.cluster, key.name, {"ROLLBACK_IN_PROGRESS"},
+                                               [&](json::object& sd) {
+                                                 sd["status"] = "ROLLBACK_SUCCESSFUL";
+                                                 sd["finishedAt"] = at;
+                                                 sd["updatedAt"] = at;
+                                               }));
     }
   }
   return OkStatus();

@@ -508,7 +508,10 @@ StatusOr<Tasks::RunPlan> Tasks::PlanRun(const Scope& scope, std::string_view cal
     add_tag(Tag{"aws:ecs:clusterName", plan.cluster});
     if (plan.group.starts_with("service:")) add_tag(Tag{"aws:ecs:serviceName", plan.group.substr(8)});
   }
-  if (plan.tags.size() > kMaxTagsPerResource) return ParamError("The task would have more than 50 tags.");
+  // ECS's own "aws:" tags do not count toward the 50.
+  if (std::count_if(plan.tags.begin(), plan.tags.end(), [](const Tag& t) { return !t.key.starts_with("aws:"); }) >
+      static_cast<std::ptrdiff_t>(kMaxTagsPerResource))
+    return ParamError("The task would have more than 50 tags.");
 
   // The request as the clientToken remembers it: a repeat must match it exactly.
   json::object canonical{{"cluster", plan.cluster},        {"taskDefinition", req.task_definition},

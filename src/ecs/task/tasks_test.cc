@@ -676,6 +676,23 @@ TEST_F(TasksTest, SchedulerSeams) {
   EXPECT_EQ(RunOk(pinned).size(), 1u);
 }
 
+// ECS's managed "aws:" tags do not count toward the 50: a service with 50 tags propagated still
+// launches, and its tasks carry all 52.
+TEST_F(TasksTest, ManagedTagsDoNotCountTowardTheLimit) {
+  RunRequest r = Req();
+  r.group = "service:api";
+  r.enable_ecs_managed_tags = true;
+  for (int i = 0; i < 50; ++i) r.tags.push_back(Tag{fmt::format("k{}", i), "v"});
+  auto ran = RunOk(r);
+  ASSERT_EQ(ran.size(), 1u);
+  EXPECT_EQ(ran[0].at("tags").as_array().size(), 52u);
+  auto d = tasks_.Describe(kScope, std::nullopt, {std::string(ran[0].at("taskArn").as_string())}, true, kCaller);
+  ASSERT_TRUE(d.ok() && d->tasks.size() == 1);
+  EXPECT_EQ(Obj(d->tasks[0]).at("tags").as_array().size(), 52u);
+  r.tags.push_back(Tag{"k50", "v"});
+  EXPECT_EQ(tasks_.Run(kScope, kCaller, r, clock_.Now()).status().aws_type(), "InvalidParameterException");
+}
+
 TEST_F(TasksTest, TaskJsonMatchesBotocoresShape) {
   RunRequest r = Req("web", 2);
   r.tags = {Tag{"k", "v"}};
