@@ -140,6 +140,28 @@ TEST_F(SchedulerTest, ADeposedLeadersLateWritesChangeNothing) {
   EXPECT_EQ(Tasks().size(), 3u);
 }
 
+// A one-off task that merely uses the group "service:api" is not the scheduler's: it is neither
+// counted nor stopped.
+TEST_F(SchedulerTest, AOneOffTaskInTheServicesGroupIsLeftAlone) {
+  CreateService(1);
+  ecs::task::RunRequest r;
+  r.task_definition = "web";
+  r.launch_type = "FARGATE";
+  r.group = "service:api";
+  r.network_configuration = json::object{
+      {"awsvpcConfiguration", json::object{{"subnets", json::array{json::string(vpc::DefaultVpcFor(kScope).subnets[0].id)}}}}};
+  auto one_off = tasks_.Run(kScope, kCaller, r, clock_.Now());
+  ASSERT_TRUE(one_off.ok()) << one_off.status().ToString();
+  Scheduler a(*store_, services_, tasks_, nullptr, clock_, Options("a"));
+  auto epoch = a.Lead();
+  ASSERT_TRUE(epoch.ok() && epoch->has_value());
+  ASSERT_TRUE(a.Pass(key_, **epoch).ok());
+  auto tasks = Tasks();
+  ASSERT_EQ(tasks.size(), 2u);  // the one-off and the service's own
+  for (const auto& t : tasks) EXPECT_EQ(t.desired_status, "RUNNING") << t.id;
+  EXPECT_EQ(State().deployments[0].pending_count, 1);
+}
+
 // DAEMON: one task on each ACTIVE instance its memberOf constraint admits; an instance that
 // starts draining loses its task.
 TEST_F(SchedulerTest, DaemonRunsOnTheInstancesItsConstraintAdmits) {
