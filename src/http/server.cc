@@ -52,9 +52,11 @@ constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 constexpr size_t kIdleReadSize = 8192;
 // After an error response the connection is closed; the rest of the client's request is read
 // and discarded for a bounded time first, so that closing with unread input (which sends a TCP
-// reset) does not destroy the response before the client reads it.
+// reset) does not destroy the response before the client reads it. The byte bound covers a body
+// several times the 1 MiB limit (a 2 MiB body left ~50 KiB unread with a 1 MiB bound, and the reset
+// then lost the 413 now and then); the time bound keeps a slow sender from holding the session.
 constexpr std::chrono::milliseconds kMaxDrainTime{1000};
-constexpr size_t kMaxDrainBytes = 1 << 20;
+constexpr size_t kMaxDrainBytes = 8 << 20;
 
 void AppendJsonString(std::string& out, std::string_view s) {
   static constexpr char kHex[] = "0123456789abcdef";
