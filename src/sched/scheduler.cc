@@ -161,7 +161,15 @@ Observed Scheduler::Observe(TimePoint now, const std::vector<ecs::task::GroupTas
 StatusOr<std::optional<Scheduler::Snapshot>> Scheduler::Read(store::ReadTxn& txn, const ServiceKey& key,
                                                                TimePoint now) {
   ASSIGN_OR_RETURN(std::optional<ServiceState> state, services_.LoadState(txn, key));
-  if (!state || state->status == "INACTIVE") return std::optional<Snapshot>();
+  if (!state) return std::optional<Snapshot>();
+  return Observe(txn, std::move(*state), now);
+}
+
+StatusOr<std::optional<Scheduler::Snapshot>> Scheduler::Observe(store::ReadTxn& txn, ServiceState loaded,
+                                                                  TimePoint now) {
+  const ServiceKey key = loaded.key;
+  std::optional<ServiceState> state(std::move(loaded));
+  if (state->status == "INACTIVE") return std::optional<Snapshot>();
   ASSIGN_OR_RETURN(std::vector<ecs::task::GroupTask> tasks,
                    tasks_.GroupTasks(txn, key.scope, key.cluster, "service:" + key.name));
   // The service's tasks are the ones its deployments started: a one-off RunTask that merely uses
@@ -296,8 +304,11 @@ StatusOr<size_t> Scheduler::Resync(uint64_t epoch) {
       ASSIGN_OR_RETURN(ecs::service::Services::KeyPage page, services_.ListAllKeys(txn, kResyncPage, after));
       seen += page.keys.size();
       next = page.next;
-      for (const auto& key : page.keys) {
-        auto snapshot = Read(txn, key, now);
+      for (size_t i = 0; i < page.keys.size(); ++i) {
+        const ServiceKey& key = page.keys[i];
+        auto state = services_.StateOf(txn, key, page.records[i]);  // the page read it already
+        auto snapshot = state.ok() ? Observe(txn, std::move(*state), now)
+                                   : StatusOr<std::optional<Snapshot>>(state.status());
         if (!snapshot.ok()) {  // one unreadable service does not stop the others' resync
           fmt::print(stderr, "paddock: scheduler: {}/{}: {}\n", key.cluster, key.name, snapshot.status().ToString());
           continue;

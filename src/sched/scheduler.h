@@ -86,6 +86,8 @@ class Scheduler {
   };
   // nullopt: no such service, or INACTIVE (nothing to do).
   StatusOr<std::optional<Snapshot>> Read(store::ReadTxn& txn, const ecs::service::ServiceKey& key, TimePoint now);
+  // The same from a state already loaded (nullopt when INACTIVE).
+  StatusOr<std::optional<Snapshot>> Observe(store::ReadTxn& txn, ecs::service::ServiceState state, TimePoint now);
   // Decides and carries the decision out (nothing to write for an idle, converged service).
   Status Act(Snapshot& snapshot, uint64_t epoch);
   void Loop();

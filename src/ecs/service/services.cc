@@ -940,12 +940,17 @@ StatusOr<Tags> Services::ListTags(const Scope& scope, std::string_view arn) {
 StatusOr<std::optional<ServiceState>> Services::LoadState(store::ReadTxn& txn, const ServiceKey& key) {
   ASSIGN_OR_RETURN(auto text, txn.Get(kServices, RecordKey(key.scope, key.cluster, key.name)));
   if (!text) return std::optional<ServiceState>();
+  ASSIGN_OR_RETURN(ServiceState state, StateOf(txn, key, *text));
+  return std::optional<ServiceState>(std::move(state));
+}
+
+StatusOr<ServiceState> Services::StateOf(store::ReadTxn& txn, const ServiceKey& key, std::string_view text) {
   // The scheduler loads every service on each resync: the record is parsed into a buffer freed at
   // once (StateFromRecord copies what it keeps onto the heap).
   alignas(std::max_align_t) unsigned char buffer[16384];
   json::monotonic_resource arena(buffer, sizeof(buffer));
   boost::system::error_code ec;
-  json::value parsed = json::parse(*text, ec, &arena);
+  json::value parsed = json::parse(text, ec, &arena);
   if (ec || !parsed.is_object()) return DataLoss("the service record is not a JSON object");
   const json::object* record = &parsed.get_object();
   // The service's tags matter to the scheduler only when they propagate to its tasks.
@@ -953,7 +958,7 @@ StatusOr<std::optional<ServiceState>> Services::LoadState(store::ReadTxn& txn, c
   if (Str(*record, "propagateTags") == "SERVICE") {
     ASSIGN_OR_RETURN(tags, ReadTags(txn, key.scope, Str(*record, "serviceArn")));
   }
-  return std::optional<ServiceState>(StateFromRecord(key, *record, std::move(tags)));
+  return StateFromRecord(key, *record, std::move(tags));
 }
 
 Status Services::StoreState(store::WriteTxn& txn, const ServiceState& state, TimePoint now) {
@@ -1126,6 +1131,7 @@ StatusOr<Services::KeyPage> Services::ListAllKeys(store::ReadTxn& txn, size_t li
     ASSIGN_OR_RETURN(std::string cluster, r.Str());
     ASSIGN_OR_RETURN(std::string name, r.Str());
     page.keys.push_back(ServiceKey{Scope{AccountId(account), Region(region)}, cluster, name});
+    page.records.push_back(row.value);
   }
   if (more) page.next = rows.back().key;
   return page;

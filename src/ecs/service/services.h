@@ -172,9 +172,12 @@ class Services {
   // start), across every account: the scheduler's resync walks them in pages.
   struct KeyPage {
     std::vector<ServiceKey> keys;
-    std::string next;  // empty when done
+    std::vector<std::string> records;  // keys[i]'s stored record, for StateOf (read once)
+    std::string next;                  // empty when done
   };
   StatusOr<KeyPage> ListAllKeys(store::ReadTxn& txn, size_t limit, const std::string& after);
+  // LoadState on a record already read (a KeyPage's): nullopt never, errors for a corrupt record.
+  StatusOr<ServiceState> StateOf(store::ReadTxn& txn, const ServiceKey& key, std::string_view record);
 
   // Called after the commit of every API change to a service (create, update, delete, task-set
   // changes, a stopped deployment), so the scheduler can act at once. Set before serving; cheap;
