@@ -99,6 +99,7 @@ class Node::Impl {
   std::unique_ptr<iam::Accounts> accounts;
   std::unique_ptr<ecs::cluster::Clusters> clusters;
   std::unique_ptr<ecs::taskdef::TaskDefinitions> task_definitions;
+  std::unique_ptr<ecs::task::FargateCapacity> fargate;  // what Fargate tasks may reserve (config [fargate])
   std::unique_ptr<ecs::task::Tasks> tasks;
   std::unique_ptr<ecs::instance::ContainerInstances> container_instances;
   std::unique_ptr<ecs::service::Services> services;
@@ -308,8 +309,11 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   impl->clusters = std::make_unique<ecs::cluster::Clusters>(*impl->store);
   impl->task_definitions = std::make_unique<ecs::taskdef::TaskDefinitions>(*impl->store);
   impl->container_instances = std::make_unique<ecs::instance::ContainerInstances>(*impl->store, *impl->clusters);
+  const agent::remote::HostResources machine = agent::remote::DetectHost();
+  impl->fargate = std::make_unique<ecs::task::FargateCapacity>(FargateLimitsFor(config, machine.cpu, machine.memory));
   impl->tasks = std::make_unique<ecs::task::Tasks>(*impl->store, *impl->task_definitions, *impl->clusters,
-                                                    std::string(kFargateAgent), impl->container_instances.get());
+                                                    std::string(kFargateAgent), impl->container_instances.get(),
+                                                    impl->fargate.get());
   impl->container_instances->SetAgentTimeout(std::chrono::seconds(config.agent_timeout_seconds));
   impl->control = std::make_unique<agent::InProcessControl>(
       *impl->tasks, impl->container_instances.get(),

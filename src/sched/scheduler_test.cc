@@ -111,6 +111,42 @@ TEST_F(SchedulerTest, LaunchesOnceAndRecordsTheLaunchWithIt) {
   EXPECT_EQ(Tasks().size(), 2u);
 }
 
+TEST_F(SchedulerTest, AServiceThatDoesNotFitTheNodesFargateCapacityGetsEcssEventAndBacksOff) {
+  // Room for two tasks of 256/512: a service of three starts two, says why the third waits, and
+  // starts it once one of the two has stopped and the backoff is over.
+  ecs::task::FargateCapacity capacity({.cpu = 512, .memory = 1024, .vcpus_per_account = 4000});
+  ecs::task::Tasks limited(*store_, tds_, clusters_, std::string(kAgent), &instances_, &capacity);
+  CreateService(3);
+  Scheduler a(*store_, services_, limited, nullptr, clock_, Options("a"));
+  auto epoch = a.Lead();
+  ASSERT_TRUE(epoch.ok() && epoch->has_value());
+  ASSERT_TRUE(a.Pass(key_, **epoch).ok());
+  auto tasks = Tasks();
+  ASSERT_EQ(tasks.size(), 2u);
+  auto state = State();
+  ASSERT_TRUE(state.newest_event.has_value());
+  EXPECT_EQ(state.newest_event->message,
+            "(service api) was unable to place a task. Reason: Capacity is unavailable at this time. Please try again "
+            "later or in a different availability zone. For more information, see the Troubleshooting section of the "
+            "Amazon ECS Developer Guide.");
+  ASSERT_EQ(state.deployments.size(), 1u);
+  EXPECT_EQ(state.deployments[0].launch_failures, 1);
+
+  ecs::task::TaskStateChange stopped;
+  stopped.last_status = "STOPPED";
+  const std::string arn = "arn:aws:ecs:us-east-1:123456789012:task/default/" + tasks[0].id;
+  ASSERT_TRUE(limited.ReportState(kAgent, arn, stopped, clock_.Now()).ok());
+  ASSERT_TRUE(a.Pass(key_, **epoch).ok());
+  EXPECT_EQ(Tasks().size(), 2u) << "backing off";
+  clock_.Advance(11s);  // past the 10 s backoff (and the lease: lead again)
+  epoch = a.Lead();
+  ASSERT_TRUE(epoch.ok() && epoch->has_value());
+  ASSERT_TRUE(a.Pass(key_, **epoch).ok());
+  size_t live = 0;
+  for (const auto& t : Tasks()) live += t.desired_status != "STOPPED";
+  EXPECT_EQ(live, 2u) << "one replaces the stopped task; the third still does not fit";
+}
+
 TEST_F(SchedulerTest, ADeposedLeadersLateWritesChangeNothing) {
   CreateService(1);
   Scheduler a(*store_, services_, tasks_, nullptr, clock_, Options("a"));

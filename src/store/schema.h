@@ -16,7 +16,7 @@ struct TableDef {
 };
 
 // The current schema version.
-inline constexpr int kSchemaVersion = 5;
+inline constexpr int kSchemaVersion = 6;
 
 inline constexpr TableDef kTables[] = {
     // iam/: accounts and access keys.
@@ -45,6 +45,10 @@ inline constexpr TableDef kTables[] = {
     {"task_counts", 3},       // (account, region, cluster) -> "<pending> <running> [<pending EC2> <running EC2>]"   ClusterUsage
     {"task_stopped", 3},      // (account, region, stoppedAt ms, cluster, id) -> ""   ReapStopped
     {"task_tokens", 3},       // (account, region, clientToken) -> {request, arns, expires}
+    // ecs/task: the node's Fargate capacity (ecs/task/fargate_capacity.h)
+    {"fargate_reservations", 6},   // (account, region, cluster, task id) -> "<cpu> <memory>"   a task's reservation
+    {"fargate_node_usage", 6},     // ("node") -> "<cpu> <memory>"   reserved on this node
+    {"fargate_account_usage", 6},  // (account) -> "<cpu>"   reserved by the account: the vCPU quota's count
     // ecs/instance (docs/contracts/container-instance.md)
     {"container_instances", 4},        // (account, region, cluster, id) -> ContainerInstance JSON
     {"container_instance_counts", 4},  // (account, region, cluster) -> "<ACTIVE + DRAINING>"   ClusterUsage

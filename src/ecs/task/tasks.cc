@@ -556,6 +556,16 @@ StatusOr<std::string> Tasks::PutTask(store::WriteTxn& txn, const Scope& scope, c
     }
     RETURN_IF_ERROR(reserved);
   }
+  // Fargate: the node's capacity and the account's vCPU quota; a refusal is this task's failure.
+  const bool fargate_reserved = target == nullptr && fargate_ != nullptr;
+  if (fargate_reserved) {
+    const FargateDemand demand{ToInt(plan.cpu).value_or(0), ToInt(plan.memory).value_or(0)};
+    ASSIGN_OR_RETURN(Admission admitted, fargate_->Reserve(txn, scope, plan.cluster, id, demand));
+    if (admitted != Admission::kAdmitted) {  // ECS names no resource: the arn is left out
+      result.failures.push_back({"", std::string(FailureReason(admitted)), ""});
+      return std::string();
+    }
+  }
   const vpc::Subnet* subnet = nullptr;
   const std::string eni = "eni-" + HexEncode(RandomBytes(9)).substr(0, 17);
   for (size_t k = 0; k < plan.subnets.size() && subnet == nullptr; ++k) {
@@ -572,6 +582,7 @@ StatusOr<std::string> Tasks::PutTask(store::WriteTxn& txn, const Scope& scope, c
   }
   if (!plan.subnets.empty() && subnet == nullptr) {
     if (target != nullptr) RETURN_IF_ERROR(instances_->Release(txn, scope, plan.cluster, target->id, id));
+    if (fargate_reserved) RETURN_IF_ERROR(fargate_->Release(txn, scope, plan.cluster, id));
     result.failures.push_back({arn, "RESOURCE:ENI", "No free IP address in the requested subnets."});
     return std::string();
   }
@@ -1183,6 +1194,9 @@ Status Tasks::ReportState(std::string_view agent_id, std::string_view task_arn, 
     }
     if (change.last_status == kStoppedStatus) {
       task["stoppedAt"] = t;
+      // A Fargate task's share of the node is free once its containers are down (a no-op for a
+      // task that holds none).
+      if (launch.instance.empty() && fargate_ != nullptr) RETURN_IF_ERROR(fargate_->Release(txn, scope, cluster, id));
       const std::string desired = Str(task, "desiredStatus");
       if (desired != kStoppedStatus) {
         RETURN_IF_ERROR(DeleteIndexes(txn, scope, cluster, id, task, launch, desired));
@@ -1258,6 +1272,7 @@ Status Tasks::ReapAccount(const AccountId& account) {
     }));
     if (seen < 200) break;
   }
+  if (fargate_ != nullptr) RETURN_IF_ERROR(fargate_->ReapAccount(store_, account));  // node-wide totals too
   for (std::string_view table : {kTasks, kLaunch, kByStatus, kByFamily, kByStartedBy, kByGroup, kByLaunchType, kRefs,
                                  kCounts, kStopped, kTokens})
     RETURN_IF_ERROR(ReapAccountRows(store_, table, account));
