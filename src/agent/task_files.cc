@@ -111,7 +111,7 @@ Status Write(runtime::Runtime& runtime, const TaskFilesOptions& options, const T
         return InvalidArgument(fmt::format("bad volume name '{}'", name));
       }
       if (std::string source = Str(Obj(*v, "host"), "sourcePath"); !source.empty()) {
-        fs::create_directories(source, ec);  // CheckSupported allowed it: an EC2 instance's host path
+        fs::create_directories(source, ec);  // CheckSupported allowed it: host access is allowed here
         if (ec) return Internal(fmt::format("cannot create host path {}: {}", source, ec.message()));
         out.volumes[name] = source;
         continue;

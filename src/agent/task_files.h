@@ -44,9 +44,10 @@ struct TaskFilesOptions {
   std::string tasks_dir;
   // The host's resolver configuration, for nameservers when a container sets no dnsServers.
   std::string host_resolv_conf = "/etc/resolv.conf";
-  // An EC2 instance's agent: volumes with host.sourcePath bind that host path (created when
-  // missing, as the ECS agent does, and never removed); refused otherwise.
-  HostAccess host_access = HostAccess::kFargate;
+  // kAllowed (an instance whose operator allowed host access): volumes with host.sourcePath bind
+  // that host path (created when missing, as the ECS agent does, and never removed); refused
+  // otherwise.
+  HostAccess host_access = HostAccess::kRefused;
 };
 
 struct TaskFilesInput {
