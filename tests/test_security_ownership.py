@@ -225,7 +225,7 @@ class HostLevelGrants(h.PaddockTestCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        root = busybox_rootfs(os.path.join(cls.tmp, "bb-rootfs"), applets=("id", "grep"))
+        root = busybox_rootfs(os.path.join(cls.tmp, "bb-rootfs"), applets=("id", "grep", "readlink"))
         image(cls.state_dir, "import-rootfs", root, "--name", "busybox:own", "--cmd", "sh")
         cls.scratch = os.path.join(cls.tmp, "scratch")
         os.makedirs(cls.scratch)
@@ -289,26 +289,57 @@ class HostLevelGrants(h.PaddockTestCase):
         os.remove(os.path.join(self.scratch, "PWNED"))
         self.assertIn("uid=0", written)
 
+    def test_3b_privileged_and_host_namespaces_are_honoured_where_allowed(self):
+        self.instance("open")
+        probe = ("grep CapEff /proc/self/status; readlink /proc/self/ns/pid; readlink /proc/self/ns/ipc; "
+                 f"readlink /proc/self/ns/pid > /host{self.scratch}/ns")
+        self.ecs.register_task_definition(
+            family="hostns", networkMode="none", requiresCompatibilities=["EC2"], pidMode="host", ipcMode="host",
+            volumes=[{"name": "h", "host": {"sourcePath": "/"}}],
+            containerDefinitions=[{"name": "c", "image": "busybox:own", "memory": 64, "privileged": True,
+                                   "mountPoints": [{"sourceVolume": "h", "containerPath": "/host"}],
+                                   "command": ["sh", "-c", probe]}])
+        r = self.ecs.run_task(cluster="open", taskDefinition="hostns", launchType="EC2")
+        self.assertEqual(r["failures"], [])
+        task = th.wait_for_status(self, self.ecs, "open", r["tasks"][0]["taskArn"], "STOPPED",
+                                  context=self.server.log_tail)
+        self.assertEqual(task["containers"][0].get("exitCode"), 0, task)
+        with open(os.path.join(self.scratch, "ns")) as f:
+            pid_ns = f.read().strip()
+        os.remove(os.path.join(self.scratch, "ns"))
+        self.assertEqual(pid_ns, os.readlink("/proc/self/ns/pid"))  # the host's PID namespace
+        out = subprocess.run([h.paddock_bin(), "logs", "--state-dir", self.state_dir, task["taskArn"].rsplit("/", 1)[1]],
+                             capture_output=True, text=True, timeout=30).stdout
+        cap_eff = int(out.split("CapEff:")[1].split()[0], 16)
+        self.assertTrue(cap_eff & (1 << 21), out)  # CAP_SYS_ADMIN: privileged
+        self.assertIn(os.readlink("/proc/self/ns/ipc"), out)  # the host's IPC namespace
+
     def test_4_the_agent_refuses_by_its_own_option_when_the_attribute_is_forged(self):
         ci = self.instance("locked")
         # The account puts the attributes on its own instance: placement is satisfied...
         self.ecs.put_attributes(cluster="locked", attributes=[
             {"name": HOST_ACCESS, "targetType": "container-instance", "targetId": ci["containerInstanceArn"]}])
+        self.ecs.register_task_definition(
+            family="pidhost", networkMode="none", requiresCompatibilities=["EC2"], pidMode="host",
+            containerDefinitions=[{"name": "c", "image": "busybox:own", "memory": 64, "command": ["true"]}])
+        tasks = {}
         try:
-            r = self.ecs.run_task(cluster="locked", taskDefinition="esc", launchType="EC2")
-            self.assertEqual(r["failures"], [])
-            task = th.wait_for_status(self, self.ecs, "locked", r["tasks"][0]["taskArn"], "STOPPED",
-                                      context=self.server.log_tail)
+            for family in ("esc", "pidhost"):
+                r = self.ecs.run_task(cluster="locked", taskDefinition=family, launchType="EC2")
+                self.assertEqual(r["failures"], [])
+                tasks[family] = th.wait_for_status(self, self.ecs, "locked", r["tasks"][0]["taskArn"], "STOPPED",
+                                                   context=self.server.log_tail)
         finally:
             self.ecs.delete_attributes(cluster="locked", attributes=[
                 {"name": HOST_ACCESS, "targetType": "container-instance", "targetId": ci["containerInstanceArn"]}])
         # ...and the agent, which knows its operator's option, refuses.
-        self.assertEqual(task["stopCode"], "TaskFailedToStart", task)
-        self.assertEqual(task["stoppedReason"],
-                         "ResourceInitializationError: volume 'h' binds the host path '/': host-level access is not "
-                         "allowed on this container instance (its operator allows it with host_access = true in "
-                         "[[ec2_instance]] or paddock agent --allow-host-access; Fargate never does)")
-        self.assertNotIn("exitCode", task["containers"][0])
+        suffix = (": host-level access is not allowed on this container instance (its operator allows it with "
+                  "host_access = true in [[ec2_instance]] or paddock agent --allow-host-access; Fargate never does)")
+        for family, what in (("esc", "volume 'h' binds the host path '/'"), ("pidhost", "pidMode 'host'")):
+            task = tasks[family]
+            self.assertEqual(task["stopCode"], "TaskFailedToStart", task)
+            self.assertEqual(task["stoppedReason"], "ResourceInitializationError: " + what + suffix)
+            self.assertNotIn("exitCode", task["containers"][0])
         self.assertFalse(os.path.exists(os.path.join(self.scratch, "PWNED")))
 
     def test_5_a_service_of_grants_on_the_locked_instance_gets_ecs_event(self):
@@ -494,17 +525,16 @@ class ProfileNeverOverwritten(unittest.TestCase):
 
     def test_the_second_paddock_gets_its_own_profile(self):
         first = self.up("proj-a")
-        self.assertEqual(banner(self, first, "profile"), "paddock")
         key_a, _ = first_profile_key(os.path.join(first.state_dir, "credentials"))
         self.assertEqual(self.ini("credentials")["paddock"]["aws_access_key_id"], key_a)
 
-        second = self.up("proj-b")
-        self.assertEqual(banner(self, second, "profile"), "paddock-proj-b")
-        wait_until(self, "the note", lambda: any("belongs to another Paddock" in line for line in second.stdout_lines))
+        second = self.up("proj-b")  # its files are written before it prints its endpoint
         key_b, _ = first_profile_key(os.path.join(second.state_dir, "credentials"))
         creds, config = self.ini("credentials"), self.ini("config")
         self.assertEqual(creds["paddock"]["aws_access_key_id"], key_a)  # untouched
         self.assertEqual(config["profile paddock"]["endpoint_url"], first.endpoint)
+        self.assertEqual(banner(self, second, "profile"), "paddock-proj-b")
+        wait_until(self, "the note", lambda: any("belongs to another Paddock" in line for line in second.stdout_lines))
         self.assertEqual(creds["paddock-proj-b"]["aws_access_key_id"], key_b)
         self.assertEqual(config["profile paddock-proj-b"]["endpoint_url"], second.endpoint)
         # The state directory's own files hold the same one profile.

@@ -231,6 +231,10 @@ runtime::ContainerSpec BuildContainerSpec(const ContainerInput& in, const TaskCo
     cs.netns_path = task.netns_path;
   }
   cs.hostname = HostnameOf(def, task);
+  // Host-level grants: CheckSupported refused them unless the instance allows host access.
+  cs.privileged = Bool(def, "privileged").value_or(false);
+  cs.host_pid = task.host_pid;
+  cs.host_ipc = task.host_ipc;
 
   // Limits: the container's own. The task's cpu and memory bound all containers together in the
   // task's cgroup; without one, each container is capped at the task's size itself.

@@ -45,6 +45,9 @@ struct TaskContext {
   std::map<std::string, EtcFiles> etc_files{};   // by container name
   // The task's containerDefinitions, for volumesFrom. Null: volumesFrom is ignored.
   const boost::json::array* container_definitions = nullptr;
+  // pidMode / ipcMode "host" (host-level grants: CheckSupported let them through).
+  bool host_pid = false;
+  bool host_ipc = false;
 };
 
 struct ContainerInput {

@@ -162,6 +162,20 @@ TEST_F(ContainerSpecTest, LinuxParametersAndUlimits) {
   EXPECT_TRUE(cs.ulimits.empty());
 }
 
+// Host-level grants reach the runtime as they are (CheckSupported decided whether they may).
+TEST_F(ContainerSpecTest, PrivilegedAndHostNamespacesReachTheRuntime) {
+  runtime::ContainerSpec cs = Build(Obj(R"({"name":"web"})"));
+  EXPECT_FALSE(cs.privileged);
+  EXPECT_FALSE(cs.host_pid);
+  EXPECT_FALSE(cs.host_ipc);
+  task_.host_pid = true;
+  task_.host_ipc = true;
+  cs = Build(Obj(R"({"name":"web","privileged":true})"));
+  EXPECT_TRUE(cs.privileged);
+  EXPECT_TRUE(cs.host_pid);
+  EXPECT_TRUE(cs.host_ipc);
+}
+
 // The message CheckSupported gives for a task definition (empty: OK).
 std::string Refusal(std::string_view definition, std::string_view overrides = "{}") {
   Status s = CheckSupported(Obj(definition), Obj(overrides));

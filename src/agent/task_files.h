@@ -67,6 +67,8 @@ struct TaskFiles {
   std::map<std::string, std::string> volumes;  // name → host directory
   std::map<std::string, EtcFiles> etc_files;   // by container name
   boost::json::array container_definitions;    // for volumesFrom
+  bool host_pid = false;                        // pidMode "host"
+  bool host_ipc = false;                        // ipcMode "host"
 };
 
 // ip-a-b-c-d.ec2.internal in us-east-1, ip-a-b-c-d.<region>.compute.internal elsewhere.

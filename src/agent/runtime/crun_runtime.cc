@@ -24,6 +24,18 @@ using subprocess::UniqueFd;
 
 namespace {
 
+// This process's capability bounding set, bit n = capability n: what a privileged container can
+// be given (crun inherits it; one capability beyond it fails the container's capset).
+uint64_t BoundingCaps() {
+  static const uint64_t caps = [] {
+    uint64_t out = 0;
+    for (int n = 0; n < 64; ++n)
+      if (prctl(PR_CAPBSET_READ, n, 0, 0, 0) == 1) out |= uint64_t{1} << n;
+    return out;
+  }();
+  return caps;
+}
+
 // Overlay mount data must fit in one page (docs/runtime-notes.md, gotcha 14).
 constexpr size_t kMaxMountData = 4095;
 
@@ -138,6 +150,7 @@ Status CrunRuntime::Create(const ContainerSpec& spec) {
       .cgroups_path = cgroup_parent + "/" + id.str(),
       .swap_accounting = layout_.swap_accounting,
       .init_binary = options_.init_binary,
+      .bounding_caps = BoundingCaps(),
   };
   ASSIGN_OR_RETURN(std::string config, internal::BuildOciConfig(spec, bundle_options));
 

@@ -155,6 +155,63 @@ TEST(OciConfig, HostNetworkHasNoNetworkNamespace) {
   for (const auto& n : c["linux"].at("namespaces").as_array()) EXPECT_NE(n.at("type"), "network");
 }
 
+// Host-level grants (only for tasks on an instance whose operator allowed host access).
+TEST(OciConfig, PrivilegedIsDockersPrivileged) {
+  ContainerSpec spec = BasicSpec();
+  json::object plain = Build(spec);
+  EXPECT_EQ(plain["process"].at("noNewPrivileges"), true);
+  EXPECT_FALSE(plain["linux"].at("maskedPaths").as_array().empty());
+  spec.privileged = true;
+  spec.cap_drop = {"ALL"};  // ignored, as Docker ignores it with --privileged
+  json::object c = Build(spec);
+  EXPECT_EQ(c["process"].at("capabilities").at("bounding").as_array().size(), 41u);
+  EXPECT_EQ(c["process"].at("capabilities").at("effective").as_array().size(), 41u);
+  EXPECT_EQ(c["process"].at("noNewPrivileges"), false);
+  BundleOptions limited = Options();
+  limited.bounding_caps = (uint64_t{1} << 41) - 1 - (uint64_t{1} << 24);  // no CAP_SYS_RESOURCE
+  auto bounded = json::parse(*BuildOciConfig(spec, limited)).as_object();
+  EXPECT_EQ(bounded["process"].at("capabilities").at("bounding").as_array().size(), 40u);
+  EXPECT_FALSE(Contains(bounded["process"].at("capabilities").at("bounding"), "CAP_SYS_RESOURCE"));
+  EXPECT_TRUE(Contains(bounded["process"].at("capabilities").at("bounding"), "CAP_SYS_ADMIN"));
+  EXPECT_TRUE(c["linux"].at("maskedPaths").as_array().empty());
+  EXPECT_TRUE(c["linux"].at("readonlyPaths").as_array().empty());
+  EXPECT_EQ(c["linux"].at("resources").at("devices").as_array(),
+            (json::array{json::object{{"allow", true}, {"access", "rwm"}}}));
+  for (const auto& m : c["mounts"].as_array()) {
+    if (m.at("destination") == "/dev") {
+      EXPECT_EQ(m.at("type"), "bind");
+      EXPECT_EQ(m.at("source"), "/dev");
+    }
+    if (m.at("destination") == "/sys" || m.at("destination") == "/sys/fs/cgroup") {
+      EXPECT_TRUE(Contains(m.at("options"), "rw"));
+    }
+  }
+  EXPECT_EQ(plain["linux"].at("resources").at("devices").as_array(),
+            (json::array{json::object{{"allow", false}, {"access", "rwm"}}}));
+}
+
+TEST(OciConfig, HostPidAndIpcJoinTheHostsNamespaces) {
+  ContainerSpec spec = BasicSpec();
+  auto types = [](json::object& c) {
+    std::vector<std::string> out;
+    for (const auto& n : c["linux"].at("namespaces").as_array()) out.emplace_back(n.at("type").as_string());
+    return out;
+  };
+  json::object plain = Build(spec);
+  EXPECT_TRUE(Contains(json::value_from(types(plain)), "pid"));
+  EXPECT_TRUE(Contains(json::value_from(types(plain)), "ipc"));
+  spec.host_pid = true;
+  spec.host_ipc = true;
+  json::object c = Build(spec);
+  EXPECT_FALSE(Contains(json::value_from(types(c)), "pid"));
+  EXPECT_FALSE(Contains(json::value_from(types(c)), "ipc"));
+  for (const auto& m : c["mounts"].as_array()) {
+    if (m.at("destination") == "/dev/shm") {
+      EXPECT_EQ(m.at("source"), "/dev/shm");
+    }
+  }
+}
+
 TEST(OciConfig, CapabilitiesAll) {
   ContainerSpec spec = BasicSpec();
   spec.cap_drop = {"ALL"};

@@ -99,6 +99,16 @@ struct ContainerSpec {
   std::vector<std::string> cap_add;
   std::vector<std::string> cap_drop;
 
+  // Host-level grants (ecs/taskdef/host_grants.h), set only for a task the agent let through,
+  // that is on a container instance whose operator allowed host access. `privileged` is Docker's
+  // --privileged: every capability (cap_add/cap_drop ignored), the host's devices, /sys and the
+  // cgroup fs writable, no masked or read-only /proc paths, no no_new_privs. `host_pid` and
+  // `host_ipc` join the host's PID / IPC namespace (pidMode / ipcMode "host"; with host_ipc the
+  // host's /dev/shm, as Docker binds it).
+  bool privileged = false;
+  bool host_pid = false;
+  bool host_ipc = false;
+
   // Runs an init (tini) as PID 1 that forwards signals and reaps zombies. Needs
   // CrunRuntimeOptions::init_binary; Create fails with FailedPrecondition without one.
   bool init_process_enabled = false;

@@ -2,6 +2,7 @@
 // filled in), and crun's `state` / `list --format json` answers. The only Boost.JSON user here.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +17,10 @@ struct BundleOptions {
   std::string cgroups_path;  // linux.cgroupsPath, absolute
   bool swap_accounting = false;  // set memory.swap = memory.limit
   std::string init_binary;   // host path of tini/catatonit, for init_process_enabled
+  // The runtime's own capability bounding set (CapBnd, bit n = capability n): a privileged
+  // container gets every capability in it, as Docker's --privileged does (asking for one the
+  // runtime lacks fails the whole capset).
+  uint64_t bounding_caps = ~uint64_t{0};
 };
 
 // The container path the init binary is bind-mounted to.
