@@ -225,7 +225,7 @@ class HostLevelGrants(h.PaddockTestCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        root = busybox_rootfs(os.path.join(cls.tmp, "bb-rootfs"), applets=("id", "grep", "readlink"))
+        root = busybox_rootfs(os.path.join(cls.tmp, "bb-rootfs"), applets=("id", "grep", "readlink", "head", "wc"))
         image(cls.state_dir, "import-rootfs", root, "--name", "busybox:own", "--cmd", "sh")
         cls.scratch = os.path.join(cls.tmp, "scratch")
         os.makedirs(cls.scratch)
@@ -243,6 +243,13 @@ class HostLevelGrants(h.PaddockTestCase):
         cls.ecs.register_task_definition(
             family="hostnet", networkMode="host", requiresCompatibilities=["EC2"],
             containerDefinitions=[{"name": "c", "image": "busybox:own", "memory": 64, "command": ["true"]}])
+        cls.ecs.register_task_definition(
+            family="dev", networkMode="none", requiresCompatibilities=["EC2"],
+            containerDefinitions=[{"name": "c", "image": "busybox:own", "memory": 64,
+                                   "command": ["sh", "-c", "head -c 3 /dev/myzero | wc -c"],
+                                   "linuxParameters": {"devices": [{"hostPath": "/dev/zero",
+                                                                    "containerPath": "/dev/myzero",
+                                                                    "permissions": ["read"]}]}}])
 
     def instance(self, cluster):
         def connected():
@@ -268,7 +275,7 @@ class HostLevelGrants(h.PaddockTestCase):
 
     def test_2_placement_refuses_grants_on_the_locked_instance(self):
         ci = self.instance("locked")
-        for family in ("esc", "caps", "priv", "hostnet"):
+        for family in ("esc", "caps", "priv", "hostnet", "dev"):
             r = self.ecs.run_task(cluster="locked", taskDefinition=family, launchType="EC2")
             self.assertEqual(r["tasks"], [], family)
             self.assertEqual(r["failures"], [{"arn": ci["containerInstanceArn"], "reason": "ATTRIBUTE"}], family)
@@ -289,7 +296,7 @@ class HostLevelGrants(h.PaddockTestCase):
         os.remove(os.path.join(self.scratch, "PWNED"))
         self.assertIn("uid=0", written)
 
-    def test_3b_privileged_and_host_namespaces_are_honoured_where_allowed(self):
+    def test_3b_privileged_host_namespaces_and_devices_are_honoured_where_allowed(self):
         self.instance("open")
         probe = ("grep CapEff /proc/self/status; readlink /proc/self/ns/pid; readlink /proc/self/ns/ipc; "
                  f"readlink /proc/self/ns/pid > /host{self.scratch}/ns")
@@ -313,6 +320,16 @@ class HostLevelGrants(h.PaddockTestCase):
         cap_eff = int(out.split("CapEff:")[1].split()[0], 16)
         self.assertTrue(cap_eff & (1 << 21), out)  # CAP_SYS_ADMIN: privileged
         self.assertIn(os.readlink("/proc/self/ns/ipc"), out)  # the host's IPC namespace
+
+        # A host device, read through its container path.
+        r = self.ecs.run_task(cluster="open", taskDefinition="dev", launchType="EC2")
+        self.assertEqual(r["failures"], [])
+        task = th.wait_for_status(self, self.ecs, "open", r["tasks"][0]["taskArn"], "STOPPED",
+                                  context=self.server.log_tail)
+        self.assertEqual(task["containers"][0].get("exitCode"), 0, task)
+        out = subprocess.run([h.paddock_bin(), "logs", "--state-dir", self.state_dir, task["taskArn"].rsplit("/", 1)[1]],
+                             capture_output=True, text=True, timeout=30).stdout
+        self.assertEqual(out.strip(), "3")
 
     def test_4_the_agent_refuses_by_its_own_option_when_the_attribute_is_forged(self):
         ci = self.instance("locked")

@@ -153,8 +153,11 @@ Status CheckSupported(const json::object& task_definition, const json::object& o
       if (Str(*o, "name") == name)
         if (Status s = ecs::taskdef::CheckEnvironmentNames(*o, name); !s.ok()) return InvalidArgument(s.message());
     const json::object& lp = Obj(*c, "linuxParameters");
-    if (auto devices = Objects(lp, "devices"); !devices.empty()) {
-      return refuse("host devices (linuxParameters.devices) are not supported yet");
+    for (const json::object* d : Objects(lp, "devices")) {  // host access: allowed above
+      if (!IsAbsolute(Str(*d, "hostPath")))
+        return InvalidArgument(fmt::format("container '{}': device hostPath '{}' must be absolute", name, Str(*d, "hostPath")));
+      if (std::string to = Str(*d, "containerPath"); !to.empty() && !IsAbsolute(to))
+        return InvalidArgument(fmt::format("container '{}': device containerPath '{}' must be absolute", name, to));
     }
     for (const json::object* t : Objects(lp, "tmpfs")) {
       if (!IsAbsolute(Str(*t, "containerPath")))
@@ -270,6 +273,18 @@ runtime::ContainerSpec BuildContainerSpec(const ContainerInput& in, const TaskCo
   // linuxParameters and ulimits.
   const json::object& lp = Obj(def, "linuxParameters");
   const json::object& caps = Obj(lp, "capabilities");
+  for (const json::object* d : Objects(lp, "devices")) {  // host access: CheckSupported allowed them
+    runtime::Device dev{Str(*d, "hostPath"), Str(*d, "containerPath")};
+    bool given = false;
+    std::vector<std::string> permissions = Strings(*d, "permissions", &given);
+    if (given && !permissions.empty()) {
+      auto has = [&](std::string_view p) { return std::find(permissions.begin(), permissions.end(), p) != permissions.end(); };
+      dev.read = has("read");
+      dev.write = has("write");
+      dev.mknod = has("mknod");
+    }
+    cs.devices.push_back(std::move(dev));
+  }
   cs.cap_add = Strings(caps, "add");
   cs.cap_drop = Strings(caps, "drop");
   cs.init_process_enabled = Bool(lp, "initProcessEnabled").value_or(false);

@@ -170,10 +170,18 @@ TEST_F(ContainerSpecTest, PrivilegedAndHostNamespacesReachTheRuntime) {
   EXPECT_FALSE(cs.host_ipc);
   task_.host_pid = true;
   task_.host_ipc = true;
-  cs = Build(Obj(R"({"name":"web","privileged":true})"));
+  cs = Build(Obj(R"({"name":"web","privileged":true,"linuxParameters":{"devices":[
+      {"hostPath":"/dev/fuse"},{"hostPath":"/dev/kmsg","containerPath":"/dev/k","permissions":["read"]}]}})"));
   EXPECT_TRUE(cs.privileged);
   EXPECT_TRUE(cs.host_pid);
   EXPECT_TRUE(cs.host_ipc);
+  ASSERT_EQ(cs.devices.size(), 2u);
+  EXPECT_EQ(cs.devices[0].host_path, "/dev/fuse");
+  EXPECT_EQ(cs.devices[0].container_path, "");
+  EXPECT_TRUE(cs.devices[0].read && cs.devices[0].write && cs.devices[0].mknod);  // none given: all
+  EXPECT_EQ(cs.devices[1].container_path, "/dev/k");
+  EXPECT_TRUE(cs.devices[1].read);
+  EXPECT_FALSE(cs.devices[1].write || cs.devices[1].mknod);
 }
 
 // The message CheckSupported gives for a task definition (empty: OK).
@@ -212,10 +220,13 @@ TEST(CheckSupportedTest, RefusesWhatItCannotProvide) {
             "container's output is kept on the node: paddock logs TASK)");
   EXPECT_NE(Refusal(R"({"containerDefinitions":[{"name":"a","repositoryCredentials":{"credentialsParameter":"x"}}]})"), "");
   EXPECT_NE(Refusal(R"({"containerDefinitions":[{"name":"a","linuxParameters":{"devices":[{"hostPath":"/dev/fuse"}]}}]})"), "");
-  EXPECT_EQ(CheckSupported(Obj(R"({"containerDefinitions":[{"name":"a","linuxParameters":{"devices":[{"hostPath":"/dev/fuse"}]}}]})"),
+  EXPECT_TRUE(CheckSupported(Obj(R"({"containerDefinitions":[{"name":"a","linuxParameters":{"devices":[{"hostPath":"/dev/fuse"}]}}]})"),
+                             Obj("{}"), HostAccess::kAllowed)
+                  .ok());
+  EXPECT_EQ(CheckSupported(Obj(R"({"containerDefinitions":[{"name":"a","linuxParameters":{"devices":[{"hostPath":"fuse"}]}}]})"),
                            Obj("{}"), HostAccess::kAllowed)
                 .message(),
-            "container 'a': host devices (linuxParameters.devices) are not supported yet");
+            "container 'a': device hostPath 'fuse' must be absolute");
   EXPECT_EQ(Refusal(R"({"volumes":[{"name":"e","efsVolumeConfiguration":{"fileSystemId":"fs-1"}}],
                        "containerDefinitions":[{"name":"a"}]})"),
             "volume 'e': Amazon EFS volumes (efsVolumeConfiguration) are not supported");

@@ -15,6 +15,7 @@ namespace {
 namespace json = boost::json;
 using internal::BuildOciConfig;
 using internal::BundleOptions;
+using internal::DeviceNode;
 
 ContainerSpec BasicSpec() {
   ContainerSpec spec;
@@ -188,6 +189,25 @@ TEST(OciConfig, PrivilegedIsDockersPrivileged) {
   }
   EXPECT_EQ(plain["linux"].at("resources").at("devices").as_array(),
             (json::array{json::object{{"allow", false}, {"access", "rwm"}}}));
+}
+
+TEST(OciConfig, DevicesAreCreatedAndAllowed) {
+  ContainerSpec spec = BasicSpec();
+  BundleOptions options = Options();
+  options.devices = {DeviceNode{"/dev/fuse", 'c', 10, 229, 0666, "rwm"}, DeviceNode{"/dev/k", 'c', 1, 11, 0644, "r"}};
+  auto c = json::parse(*BuildOciConfig(spec, options)).as_object();
+  const auto& nodes = c["linux"].at("devices").as_array();
+  ASSERT_EQ(nodes.size(), 2u);
+  EXPECT_EQ(nodes[0].at("path"), "/dev/fuse");
+  EXPECT_EQ(nodes[0].at("type"), "c");
+  EXPECT_EQ(nodes[0].at("major"), 10);
+  EXPECT_EQ(nodes[0].at("minor"), 229);
+  const auto& rules = c["linux"].at("resources").at("devices").as_array();
+  ASSERT_EQ(rules.size(), 3u);  // deny all, then each device
+  EXPECT_EQ(rules[0].at("allow"), false);
+  EXPECT_EQ(rules[2].at("access"), "r");
+  EXPECT_EQ(rules[2].at("minor"), 11);
+  EXPECT_FALSE(Build(spec)["linux"].as_object().contains("devices"));
 }
 
 TEST(OciConfig, HostPidAndIpcJoinTheHostsNamespaces) {

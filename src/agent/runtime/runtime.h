@@ -52,6 +52,13 @@ struct TmpfsMount {
   std::vector<std::string> options;  // extra mount options as ECS passes them ("noexec", …)
 };
 
+// A host device given to the container (ECS linuxParameters.devices; a host-level grant).
+struct Device {
+  std::string host_path;       // e.g. /dev/fuse: must be a character or block device
+  std::string container_path;  // empty: the host path
+  bool read = true, write = true, mknod = true;  // ECS permissions; all three when none is given
+};
+
 // One rlimit. `name` is ECS's ulimit name: "nofile", "nproc", "core", "memlock", "stack", …
 struct Ulimit {
   std::string name;
@@ -108,6 +115,7 @@ struct ContainerSpec {
   bool privileged = false;
   bool host_pid = false;
   bool host_ipc = false;
+  std::vector<Device> devices;  // created in the container and allowed by its device cgroup
 
   // Runs an init (tini) as PID 1 that forwards signals and reaps zombies. Needs
   // CrunRuntimeOptions::init_binary; Create fails with FailedPrecondition without one.

@@ -245,8 +245,16 @@ StatusOr<std::string> BuildOciConfig(const ContainerSpec& spec, const BundleOpti
       break;
   }
 
-  json::object resources{
-      {"devices", json::array{json::object{{"allow", spec.privileged}, {"access", "rwm"}}}}};
+  json::array device_rules{json::object{{"allow", spec.privileged}, {"access", "rwm"}}};
+  json::array device_nodes;
+  for (const DeviceNode& d : options.devices) {
+    RETURN_IF_ERROR(CheckAbsolute("device containerPath", d.path));
+    device_nodes.push_back(json::object{{"path", d.path}, {"type", std::string(1, d.type)}, {"major", d.major},
+                                        {"minor", d.minor}, {"fileMode", d.file_mode}, {"uid", 0}, {"gid", 0}});
+    device_rules.push_back(json::object{{"allow", true}, {"type", std::string(1, d.type)}, {"major", d.major},
+                                        {"minor", d.minor}, {"access", d.access}});
+  }
+  json::object resources{{"devices", std::move(device_rules)}};
   json::object memory;
   if (spec.memory_limit_bytes) {
     memory["limit"] = spec.memory_limit_bytes;
@@ -271,6 +279,7 @@ StatusOr<std::string> BuildOciConfig(const ContainerSpec& spec, const BundleOpti
                                   "/proc/sched_debug", "/sys/firmware", "/proc/scsi"}},
       {"readonlyPaths", json::array{"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys",
                                     "/proc/sysrq-trigger"}}};
+  if (!device_nodes.empty()) linux_section["devices"] = std::move(device_nodes);
   if (spec.privileged) {  // as Docker's --privileged: nothing of /proc hidden or read-only
     linux_section["maskedPaths"] = json::array();
     linux_section["readonlyPaths"] = json::array();
