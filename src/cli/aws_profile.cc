@@ -110,10 +110,16 @@ std::string StateDirProfileName(const std::string& state_dir) {
 
 std::string ChooseProfileName(const ProfileFiles& home, const std::string& state_dir, const std::string& endpoint,
                               const std::string& key_id) {
-  if (Usable(home, "paddock", endpoint, key_id)) return "paddock";
-  std::string named = StateDirProfileName(state_dir);
-  if (Usable(home, named, endpoint, key_id)) return named;
-  return fmt::format("{}-{:08x}", named, PathHash(fs::absolute(state_dir).lexically_normal().string()));
+  const std::string named = StateDirProfileName(state_dir);
+  const std::string candidates[] = {
+      "paddock", named, fmt::format("{}-{:08x}", named, PathHash(fs::absolute(state_dir).lexically_normal().string()))};
+  // The name that already holds this server's key first: a restart keeps its name even when an
+  // earlier choice has become free since.
+  for (const std::string& name : candidates)
+    if (IniValue(home.credentials, name, "aws_access_key_id") == key_id) return name;
+  for (const std::string& name : candidates)
+    if (Usable(home, name, endpoint, key_id)) return name;
+  return candidates[2];
 }
 
 }  // namespace paddock::cli

@@ -5,7 +5,8 @@
 // another Paddock (another access key, or another endpoint with no key of ours); then it is named
 // after the state directory, "paddock-<dir>" (the directory's name, or its parent's when it is the
 // default ".paddock"), and when that is taken too, "paddock-<dir>-<8 hex digits of the path>".
-// A profile of this server's own key is reused whatever its endpoint (the same server on a new port).
+// A profile holding this server's own key is reused whatever its endpoint (the same server on a
+// new port), before any other name: a restart keeps the name it had.
 //
 //   ProfileFiles home = HomeProfileFiles();                    // AWS_SHARED_CREDENTIALS_FILE, ...
 //   std::string name = ChooseProfileName(home, state_dir, endpoint, key_id);

@@ -184,6 +184,13 @@ TEST_F(ProfileNameTest, PaddockUnlessAnotherPaddockHasIt) {
   std::string hashed = ChooseProfileName(home_, state, "http://127.0.0.1:4566", "AKIATHEIRS");
   EXPECT_TRUE(hashed.starts_with("paddock-proj-a-")) << hashed;
   EXPECT_EQ(hashed.size(), std::string("paddock-proj-a-").size() + 8);
+  // A name holding the key is kept, even where an earlier candidate is free now.
+  EXPECT_EQ(ChooseProfileName(home_, state, "http://127.0.0.1:5000", "AKIATHIRD"), "paddock-proj-a");
+}
+
+TEST_F(ProfileNameTest, ARestartKeepsItsNameWhenPaddockBecameFree) {
+  Profile("paddock-s", "AKIAOURS", "http://127.0.0.1:4566");
+  EXPECT_EQ(ChooseProfileName(home_, dir_ + "/s", "http://127.0.0.1:4567", "AKIAOURS"), "paddock-s");
 }
 
 TEST_F(ProfileNameTest, ASectionWithoutOurKeyIsTaken) {
