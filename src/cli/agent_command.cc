@@ -128,6 +128,9 @@ void AddAgentCommand(CLI::App& app, AgentCommand& c) {
   c.cmd->add_option("--memory", c.memory, "MiB to offer (default MemTotal minus 256)")->check(CLI::Range(0, 1 << 30));
   c.cmd->add_option("--poll-wait", c.poll_wait_seconds, "Seconds one assignment long-poll may wait (1-20, default 20)")
       ->check(CLI::Range(1, 20));
+  c.cmd->add_flag("--allow-host-access", c.allow_host_access,
+                  "Let this instance's tasks reach the host: host.sourcePath volumes, added capabilities, privileged, "
+                  "host pid/ipc/network namespaces (default: refused, as placement failures ATTRIBUTE)");
 }
 
 int RunAgentCommand(const AgentCommand& c) {
@@ -158,13 +161,14 @@ int RunAgentCommand(const AgentCommand& c) {
   std::optional<Identity> stored = LoadIdentity(identity_path);
   std::optional<std::string> previous;
   if (stored && stored->cluster == c.cluster) previous = stored->arn;
+  const agent::HostAccess host_access = c.allow_host_access ? agent::HostAccess::kAllowed : agent::HostAccess::kRefused;
   agent::remote::JsonClient api(client);
   const std::string register_target = "AmazonEC2ContainerServiceV20141113.RegisterContainerInstance";
-  auto registered = api.Call(register_target, agent::remote::RegistrationRequest(c.cluster, host, {"22"}, previous));
+  auto registered = api.Call(register_target, agent::remote::RegistrationRequest(c.cluster, host, {"22"}, previous, host_access));
   if (!registered.ok() && previous) {
     fmt::print(stderr, "paddock agent: {} cannot be registered again ({}); registering a new instance\n", *previous,
                registered.status().message());
-    registered = api.Call(register_target, agent::remote::RegistrationRequest(c.cluster, host, {"22"}, std::nullopt));
+    registered = api.Call(register_target, agent::remote::RegistrationRequest(c.cluster, host, {"22"}, std::nullopt, host_access));
   }
   if (!registered.ok()) return Fail("RegisterContainerInstance", registered.status());
   const std::string arn(registered->at("containerInstance").at("containerInstanceArn").as_string());
@@ -185,10 +189,10 @@ int RunAgentCommand(const AgentCommand& c) {
   agent::remote::RemoteControl control(client, c.cluster, arn, remote_options);
   std::unique_ptr<agent::metadata::MetadataService> metadata =
       agent::StartMetadataService(agent::net::NetworkOptions{}, state.string());
-  // An EC2 instance: its tasks may bind host paths and add capabilities.
+  // Host-level grants as its operator set them (--allow-host-access), whatever placement decided.
   agent::Agent agent(control, images, **runtime,
                      agent::NodeAgentOptions(ecs::task::InstanceAgentId(arn), tag, state.string(), metadata.get(),
-                                             agent::HostAccess::kEc2Instance));
+                                             host_access));
   const uint64_t watch = control.Watch(arn, [&agent] { agent.Notify(); });
   if (Status s = control.Start(); !s.ok()) return Fail("control", s);
   if (Status s = agent.Start(); !s.ok()) {

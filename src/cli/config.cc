@@ -51,13 +51,16 @@ Status LoadEc2Instances(const std::string& path, const toml::node& node, std::ve
     Ec2InstanceConfig e;
     for (const auto& [key, value] : *t) {
       std::string_view k = key.str();
-      if (k == "cluster" && value.is_string()) {
-        e.cluster = value.as_string()->get();
+      if ((k == "cluster" || k == "account") && value.is_string()) {
+        (k == "cluster" ? e.cluster : e.account) = value.as_string()->get();
+      } else if (k == "host_access" && value.is_boolean()) {
+        e.host_access = value.as_boolean()->get();
       } else if ((k == "cpu" || k == "memory") && value.is_integer()) {
         (k == "cpu" ? e.cpu : e.memory) = value.as_integer()->get();
       } else {
         return InvalidArgument(fmt::format("config file {}: 'ec2_instance.{}' is unknown or of the wrong type "
-                                           "(cluster: a string; cpu, memory: integers)", path, k));
+                                           "(cluster, account: strings; host_access: true or false; cpu, memory: "
+                                           "integers)", path, k));
       }
     }
     out.push_back(std::move(e));
@@ -212,6 +215,9 @@ Status ValidateConfig(const ServerConfig& config) {
   for (const auto& e : config.ec2_instances) {
     if (e.cluster.empty()) return InvalidArgument("ec2_instance: cluster is required");
     if (e.cpu < 0 || e.memory < 0) return InvalidArgument("ec2_instance: cpu and memory must not be negative");
+    if (!e.account.empty() && !IsAccountId(e.account))
+      return InvalidArgument(fmt::format("ec2_instance '{}': account '{}' is not a 12-digit account id", e.cluster,
+                                         e.account));
   }
   for (const std::string& r : config.images.insecure_registries) {
     if (r.empty() || r.find_first_of("/ ") != std::string::npos)

@@ -34,7 +34,10 @@
 //   overcommit = 1.0               # Fargate tasks may reserve this many times cpu and memory
 //
 //   [[ec2_instance]]               # an in-process EC2 container instance (repeatable)
-//   cluster = "prod"               # registered once the cluster exists, in the first account
+//   cluster = "prod"               # registered once the cluster exists in its account
+//   account = "123456789012"       # the owner; default: the account `paddock up` bootstrapped
+//                                  # (with accept_any_credentials: default_account)
+//   host_access = false            # true: its tasks may bind host paths, add capabilities, ...
 //   cpu = 2048                     # CPU units; default cores x 1024
 //   memory = 3072                  # MiB; default MemTotal minus 256 MiB
 #pragma once
@@ -59,6 +62,12 @@ struct ImagesConfig {
 // One [[ec2_instance]]: a container instance whose agent runs inside the server.
 struct Ec2InstanceConfig {
   std::string cluster;
+  // The account it registers in (12 digits). Empty: the owner default (cli/ec2_owner.h), never
+  // "the first account".
+  std::string account;
+  // Whether its tasks may have host-level grants (ecs/taskdef/host_grants.h): host paths, added
+  // capabilities, devices, privileged, host pid/ipc/network namespaces. Off by default.
+  bool host_access = false;
   int64_t cpu = 0;     // 0: cores x 1024
   int64_t memory = 0;  // 0: MemTotal minus the reserve
 };
@@ -106,8 +115,9 @@ struct ServerConfig {
 
 // Reads the keys above from a TOML file into `config`; unknown keys are an error.
 Status LoadConfigFile(const std::string& path, ServerConfig& config);
-// Checks values (listen is HOST:PORT, api_rate_limits is aws|off, default_account 12 digits,
-// pull_timeout_seconds 1..86400, insecure_registries are bare HOST[:PORT]).
+// Checks values (listen is HOST:PORT, api_rate_limits is aws|off, default_account and every
+// ec2_instance account 12 digits, pull_timeout_seconds 1..86400, insecure_registries are bare
+// HOST[:PORT]).
 Status ValidateConfig(const ServerConfig& config);
 // What the node's Fargate tasks may reserve ([fargate], [quotas]) on a host of `host_cpu` CPU units
 // and `host_memory` MiB (agent/remote DetectHost): the configured or the host's cpu and memory,

@@ -12,6 +12,7 @@
 #include "ecs/common/reap.h"
 #include "ecs/common/records.h"
 #include "ecs/common/resource_arn.h"
+#include "ecs/taskdef/container_values.h"
 #include "ecs/taskdef/validate.h"
 #include "ecs/task/placement.h"
 #include "ecs/task/state_json.h"
@@ -422,6 +423,7 @@ StatusOr<Tasks::RunPlan> Tasks::PlanRun(const Scope& scope, std::string_view cal
         std::string name = o.is_object() ? Str(o.as_object(), "name") : std::string();
         if (!container_names.count(name))
           return ParamError(fmt::format("Override for container named {} is not a container in the TaskDefinition.", name));
+        RETURN_IF_ERROR(taskdef::CheckEnvironmentNames(o.as_object(), name));  // no forged variables
       }
     }
     if (std::string c = Str(*req.overrides, "cpu"); !c.empty()) {
@@ -738,6 +740,10 @@ StatusOr<std::vector<std::optional<Tasks::Target>>> Tasks::Place(
       }
       if (!c->facts.agent_connected) {
         refused[i] = RunResult::Failure{c->arn, "AGENT", ""};
+        continue;
+      }
+      if (!placement::HasRequiredAttributes(c->facts, plan.demand)) {  // e.g. host access (host_grants.h)
+        refused[i] = RunResult::Failure{c->arn, "ATTRIBUTE", ""};
         continue;
       }
       where[i] = Target{c->id, c->arn, zone_of(*c)};
