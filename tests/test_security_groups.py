@@ -510,5 +510,59 @@ class TaskSecurityGroups(h.PaddockTestCase):
         self.assertNotEqual(mine["taskArn"].split(":")[4], theirs["taskArn"].split(":")[4])
 
 
+@unittest.skipIf(skip_reason() is not None, skip_reason() or "")
+@unittest.skipIf(not os.environ.get("PADDOCK_OLD_BIN"),
+                 "set PADDOCK_OLD_BIN to a paddock built before schema 6 (node-wide address pools)")
+class LegacyStateUpgrade(unittest.TestCase):
+    """A state directory written by a Paddock before per-VPC pools keeps working: its running task
+    keeps its address (re-adopted), the address counts in its VPC's pool, a new task gets another
+    one, and stopping the old task releases it."""
+
+    def test_old_state_directory(self):
+        import shutil
+        import tempfile
+        tmp = tempfile.mkdtemp(prefix="paddock-sg-upgrade-")
+        self.addCleanup(shutil.rmtree, tmp, ignore_errors=True)
+        state = os.path.join(tmp, "state")
+        os.makedirs(state)
+        # Everything before the upgrade with the old binary: a newer one would write schema 6.
+        old_bin, real = os.environ["PADDOCK_OLD_BIN"], h.paddock_bin
+        h.paddock_bin = lambda: old_bin
+        try:
+            account, key, secret = h.create_account(state)
+            th.httpd_image(state, tmp, "busybox:old", "old\n")
+            old = h.Server(state).start()
+        finally:
+            h.paddock_bin = real
+        ecs = h.ecs_client(old.endpoint, key, secret)
+        ec2 = boto3.client("ec2", endpoint_url=old.endpoint, region_name=h.REGION, aws_access_key_id=key,
+                           aws_secret_access_key=secret)
+        subnet = sorted(ec2.describe_subnets()["Subnets"], key=lambda x: x["CidrBlock"])[0]["SubnetId"]
+        ecs.create_cluster(clusterName="up")
+        td = ecs.register_task_definition(
+            family="up", networkMode="awsvpc", requiresCompatibilities=["FARGATE"], cpu="256", memory="512",
+            containerDefinitions=[{"name": "web", "image": "busybox:old", "stopTimeout": 2}])["taskDefinition"]
+        net = {"awsvpcConfiguration": {"subnets": [subnet]}}
+        first = ecs.run_task(cluster="up", taskDefinition="up", launchType="FARGATE", networkConfiguration=net)["tasks"][0]
+        th.wait_for_status(self, ecs, "up", first["taskArn"], "RUNNING", 30, old.log_tail)
+        old.stop()  # the task keeps running, for the new server's agent to re-adopt
+
+        new = h.Server(state).start()
+        self.addCleanup(new.stop)
+        ecs = h.ecs_client(new.endpoint, key, secret)
+        ec2 = ec2_client(new.endpoint, key, secret)
+        ip = th.task_ip(ecs.describe_tasks(cluster="up", tasks=[first["taskArn"]])["tasks"][0])
+        self.assertEqual(ip, th.task_ip(first))
+        count = lambda: next(x for x in ec2.describe_subnets()["Subnets"] if x["SubnetId"] == subnet)["AvailableIpAddressCount"]
+        self.assertEqual(count(), 4090)
+        second = ecs.run_task(cluster="up", taskDefinition=td["taskDefinitionArn"], launchType="FARGATE",
+                              networkConfiguration=net)["tasks"][0]
+        self.assertNotEqual(th.task_ip(second), ip)
+        for arn in (first["taskArn"], second["taskArn"]):
+            ecs.stop_task(cluster="up", task=arn)
+            th.wait_for_status(self, ecs, "up", arn, "STOPPED", 30, new.log_tail)
+        self.assertEqual(count(), 4091)
+
+
 if __name__ == "__main__":
     unittest.main()
