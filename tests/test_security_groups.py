@@ -512,7 +512,7 @@ class TaskSecurityGroups(h.PaddockTestCase):
 
 @unittest.skipIf(skip_reason() is not None, skip_reason() or "")
 @unittest.skipIf(not os.environ.get("PADDOCK_OLD_BIN"),
-                 "set PADDOCK_OLD_BIN to a paddock built before schema 6 (node-wide address pools)")
+                 "set PADDOCK_OLD_BIN to a paddock built before schema 7 (node-wide address pools)")
 class LegacyStateUpgrade(unittest.TestCase):
     """A state directory written by a Paddock before per-VPC pools keeps working: its running task
     keeps its address (re-adopted), the address counts in its VPC's pool, a new task gets another
@@ -525,7 +525,7 @@ class LegacyStateUpgrade(unittest.TestCase):
         self.addCleanup(shutil.rmtree, tmp, ignore_errors=True)
         state = os.path.join(tmp, "state")
         os.makedirs(state)
-        # Everything before the upgrade with the old binary: a newer one would write schema 6.
+        # Everything before the upgrade with the old binary: a newer one would write schema 7.
         old_bin, real = os.environ["PADDOCK_OLD_BIN"], h.paddock_bin
         h.paddock_bin = lambda: old_bin
         try:

@@ -310,7 +310,7 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   store::SqliteOptions options;
   options.path = (fs::path(config.state_dir) / "paddock.db").string();
   ASSIGN_OR_RETURN(impl->store, store::SqliteStore::Open(options));
-  // A state directory from before per-VPC address pools (schema 6): move its addresses over.
+  // A state directory from before per-VPC address pools (schema 7): move its addresses over.
   RETURN_IF_ERROR(vpc::UpgradeLegacyIpam(*impl->store));
   impl->accounts = std::make_unique<iam::Accounts>(*impl->store, SystemClock::Get());
   impl->clusters = std::make_unique<ecs::cluster::Clusters>(*impl->store);

@@ -64,7 +64,7 @@ struct HeldAddress {
 // Every address held in the scope's VPC, by subnet then address.
 StatusOr<std::vector<HeldAddress>> HeldAddresses(store::ReadTxn& txn, const Scope& scope);
 
-// Moves the address records of a state directory written before schema 6 (one node-wide pool per
+// Moves the address records of a state directory written before schema 7 (one node-wide pool per
 // subnet CIDR, tables `ipam` and `ipam_subnets`) into each VPC's pools, with the VPC's default
 // group (the only group a task could have then). Each VPC's cursor starts where the node-wide
 // one was. Idempotent and cheap when there is nothing to move: run it at every start, before

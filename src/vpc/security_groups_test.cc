@@ -619,7 +619,7 @@ TEST_F(SecurityGroupsTest, ReapAccountRemovesGroupsAndAddresses) {
 }
 
 TEST_F(SecurityGroupsTest, UpgradeMovesLegacyAddressesIntoEachVpc) {
-  // A state directory from before schema 6: node-wide pools by CIDR.
+  // A state directory from before schema 7: node-wide pools by CIDR.
   const Subnet mine = vpc_.subnets[0], theirs = DefaultVpcFor(kOther).subnets[1];
   const uint32_t a = mine.FirstUsable() + 7, b = theirs.FirstUsable() + 2;
   ASSERT_TRUE(store_->Write([&](store::WriteTxn& txn) -> Status {

@@ -18,8 +18,8 @@ namespace paddock::vpc::internal {
 inline constexpr std::string_view kAddresses = "vpc_addresses";     // (account, region, subnet, ip)
 inline constexpr std::string_view kPools = "vpc_address_pools";     // (account, region, subnet)
 inline constexpr std::string_view kNodeAddresses = "node_addresses";  // (ip, account, region)
-inline constexpr std::string_view kLegacyAddresses = "ipam";        // (pool cidr, ip), before schema 6
-inline constexpr std::string_view kLegacyPools = "ipam_subnets";    // (pool cidr), before schema 6
+inline constexpr std::string_view kLegacyAddresses = "ipam";        // (pool cidr, ip), before schema 7
+inline constexpr std::string_view kLegacyPools = "ipam_subnets";    // (pool cidr), before schema 7
 
 // Security groups (vpc/security_groups.h).
 inline constexpr std::string_view kGroups = "security_groups";         // (account, region, group)
