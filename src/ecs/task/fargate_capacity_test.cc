@@ -255,7 +255,7 @@ TEST_F(FargateCapacityTest, ATaskRefusedForItsAddressOrARefusedRunHoldsNothing) 
   // (RESOURCE:ENI) and gives its reservation back in the same transaction.
   const vpc::Subnet subnet = vpc::DefaultVpcFor(kA).subnets[0];
   ASSERT_TRUE(store_->Write([&](store::WriteTxn& txn) -> Status {
-    for (uint32_t i = 0; i < subnet.UsableCount(); ++i) RETURN_IF_ERROR(vpc::AllocateIp(txn, kA, subnet, "filler").status());
+    for (uint32_t i = 0; i < subnet.UsableCount(); ++i) RETURN_IF_ERROR(vpc::AllocateIp(txn, kA, subnet, "filler", {}).status());
     return OkStatus();
   }).ok());
   RunResult r = Run(kA, Req(kA, "small", 2));
