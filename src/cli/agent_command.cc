@@ -16,6 +16,7 @@
 #include "agent/remote/registration.h"
 #include "agent/remote/remote_control.h"
 #include "agent/runtime/crun_runtime.h"
+#include "common/private_files.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace paddock::cli {
@@ -144,9 +145,7 @@ int RunAgentCommand(const AgentCommand& c) {
   agent::remote::ClientOptions client{host_port->first, host_port->second, c.region, *creds};
 
   const fs::path state = fs::absolute(c.state_dir);
-  std::error_code ec;
-  fs::create_directories(state, ec);
-  if (ec) return Fail("state directory", Unavailable(ec.message()));
+  if (Status s = MakePrivateDir(state.string()); !s.ok()) return Fail("state directory", s);
   auto store = store::SqliteStore::Open({.path = (state / "paddock.db").string()});
   if (!store.ok()) return Fail("store", store.status());
 

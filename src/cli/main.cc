@@ -15,6 +15,7 @@
 #include "cli/agent_command.h"
 #include "cli/config.h"
 #include "cli/node.h"
+#include "common/private_files.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace paddock::cli {
@@ -169,9 +170,7 @@ std::string HumanSize(uint64_t bytes) {
 
 int RunImageCommand(const ImageCommands& c) {
   namespace images = paddock::agent::images;
-  std::error_code ec;
-  std::filesystem::create_directories(c.state_dir, ec);
-  if (ec) return Fail(Unavailable(fmt::format("cannot create state directory {}: {}", c.state_dir, ec.message())));
+  if (Status s = paddock::MakePrivateDir(c.state_dir); !s.ok()) return Fail(s);
   // The same database file Node::Open uses.
   auto store = paddock::store::SqliteStore::Open({.path = (std::filesystem::path(c.state_dir) / "paddock.db").string()});
   if (!store.ok()) return Fail(store.status());

@@ -28,6 +28,7 @@
 #include "aws/models/models.h"
 #include "aws/pagination.h"
 #include "common/encoding.h"
+#include "common/private_files.h"
 #include "ecs/api/ecs_service.h"
 #include "ecs/cluster/clusters.h"
 #include "ecs/instance/instances.h"
@@ -298,9 +299,8 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   RETURN_IF_ERROR(ValidateConfig(config));
   auto impl = std::make_unique<Impl>();
   impl->config = config;
-  std::error_code ec;
-  fs::create_directories(config.state_dir, ec);
-  if (ec) return Unavailable(fmt::format("cannot create state directory {}: {}", config.state_dir, ec.message()));
+  // 0700: the store holds every tenant's secrets (common/private_files.h).
+  RETURN_IF_ERROR(MakePrivateDir(config.state_dir));
   store::SqliteOptions options;
   options.path = (fs::path(config.state_dir) / "paddock.db").string();
   ASSIGN_OR_RETURN(impl->store, store::SqliteStore::Open(options));
