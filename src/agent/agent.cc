@@ -465,6 +465,7 @@ class Agent::Driver {
     TaskFilesOptions o;
     o.tasks_dir = agent_.options_.tasks_dir;
     o.host_access = agent_.options_.host_access;
+    o.pids_per_task = agent_.options_.pids_per_task;
     return o;
   }
 

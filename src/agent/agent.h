@@ -69,6 +69,9 @@
 
 namespace paddock::agent {
 
+// Most processes and threads one task may have alive at once, unless the node says otherwise.
+inline constexpr uint64_t kDefaultPidsPerTask = 4096;
+
 struct AgentOptions {
   std::string agent_id = "fargate-local";
   // Goes into every container id so that several nodes on one host never share one. 1 to 8
@@ -114,6 +117,9 @@ struct AgentOptions {
   // A stopped task's log directory is removed this long after its STOPPED marker (the same hour
   // the task record is kept for before ReapStopped removes it).
   std::chrono::seconds keep_logs = std::chrono::hours(1);
+  // The task cgroup's pids.max (agent/task_files.h): a fork loop exhausts its own task's share
+  // and no one else's. 0: no bound. Containers' ulimits nproc (RLIMIT_NPROC) apply within it.
+  uint64_t pids_per_task = kDefaultPidsPerTask;
 };
 
 // A netns_prefix (7 characters: "p", 5 hex digits, "-") of the agent `agent_id` of the node or

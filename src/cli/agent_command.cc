@@ -129,6 +129,12 @@ void AddAgentCommand(CLI::App& app, AgentCommand& c) {
   c.cmd->add_option("--memory", c.memory, "MiB to offer (default MemTotal minus 256)")->check(CLI::Range(0, 1 << 30));
   c.cmd->add_option("--poll-wait", c.poll_wait_seconds, "Seconds one assignment long-poll may wait (1-20, default 20)")
       ->check(CLI::Range(1, 20));
+  c.cmd->add_option("--pids-per-task", c.pids_per_task,
+                    "Processes and threads one task may have at once (its cgroup's pids.max; default 4096, 0: no bound)")
+      ->check(CLI::Range(uint64_t{0}, uint64_t{4194304}));
+  c.cmd->add_option("--max-unpacked-bytes", c.max_unpacked_bytes,
+                    "Refuse an image whose pull would unpack more than this many bytes (default 20 GiB)")
+      ->check(CLI::Range(uint64_t{1}, UINT64_MAX));
 }
 
 int RunAgentCommand(const AgentCommand& c) {
@@ -185,9 +191,10 @@ int RunAgentCommand(const AgentCommand& c) {
   std::unique_ptr<agent::metadata::MetadataService> metadata =
       agent::StartMetadataService(agent::net::NetworkOptions{}, state.string());
   // An EC2 instance: its tasks may bind host paths and add capabilities.
-  agent::Agent agent(control, images, **runtime,
-                     agent::NodeAgentOptions(ecs::task::InstanceAgentId(arn), tag, state.string(), metadata.get(),
-                                             agent::HostAccess::kEc2Instance));
+  agent::AgentOptions agent_options = agent::NodeAgentOptions(ecs::task::InstanceAgentId(arn), tag, state.string(),
+                                                              metadata.get(), agent::HostAccess::kEc2Instance);
+  agent_options.pids_per_task = c.pids_per_task;
+  agent::Agent agent(control, images, **runtime, std::move(agent_options));
   const uint64_t watch = control.Watch(arn, [&agent] { agent.Notify(); });
   if (Status s = control.Start(); !s.ok()) return Fail("control", s);
   if (Status s = agent.Start(); !s.ok()) {

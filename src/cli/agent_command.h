@@ -29,6 +29,8 @@ struct AgentCommand {
   int64_t cpu = 0;     // 0: cores x 1024
   int64_t memory = 0;  // 0: MemTotal minus the reserve
   int poll_wait_seconds = 20;
+  uint64_t pids_per_task = 4096;  // agent::kDefaultPidsPerTask; 0: no bound
+  uint64_t max_unpacked_bytes = uint64_t{20} << 30;  // images::kDefaultMaxUnpackedBytes
 };
 
 void AddAgentCommand(CLI::App& app, AgentCommand& c);

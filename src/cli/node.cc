@@ -91,6 +91,12 @@ std::string InstanceTag(const std::string& state_dir) {
   return fmt::format("{:08x}", h);
 }
 
+// The node's [agent] limits on top of an agent's options.
+agent::AgentOptions WithNodeLimits(agent::AgentOptions options, const ServerConfig& config) {
+  options.pids_per_task = static_cast<uint64_t>(config.agent.pids_per_task);
+  return options;
+}
+
 }  // namespace
 
 class Node::Impl {
@@ -165,9 +171,11 @@ class Node::Impl {
     }
     runtime = std::move(*rt);
     metadata = agent::StartMetadataService(agent::net::NetworkOptions{}, state.string());
-    agent = std::make_unique<agent::Agent>(*control, *images, *runtime,
-                                           agent::NodeAgentOptions(std::string(kFargateAgent), instance, state.string(),
-                                                                   metadata.get(), agent::HostAccess::kFargate));
+    agent = std::make_unique<agent::Agent>(
+        *control, *images, *runtime,
+        WithNodeLimits(agent::NodeAgentOptions(std::string(kFargateAgent), instance, state.string(), metadata.get(),
+                                               agent::HostAccess::kFargate),
+                       config));
     Status s = agent->Start();
     if (!s.ok()) {
       fmt::print(stderr, "paddock: warning: tasks will not run: {}\n", s.ToString());
@@ -222,8 +230,10 @@ class Node::Impl {
     // An EC2 instance: its tasks may bind host paths and add capabilities.
     e.agent = std::make_unique<agent::Agent>(
         *control, *images, *runtime,
-        agent::NodeAgentOptions(ecs::task::InstanceAgentId(e.arn), InstanceTag(config.state_dir),
-                                fs::absolute(config.state_dir).string(), metadata.get(), agent::HostAccess::kEc2Instance));
+        WithNodeLimits(agent::NodeAgentOptions(ecs::task::InstanceAgentId(e.arn), InstanceTag(config.state_dir),
+                                               fs::absolute(config.state_dir).string(), metadata.get(),
+                                               agent::HostAccess::kEc2Instance),
+                       config));
     RETURN_IF_ERROR(e.agent->Start());
     e.watch = control->Watch(e.arn, [a = e.agent.get()] { a->Notify(); });
     fmt::print(stderr, "paddock: in-process EC2 container instance {}\n", e.arn);
