@@ -177,7 +177,10 @@ int RunAgentCommand(const AgentCommand& c) {
 
   const std::string tag = AgentTag(c.state_dir);
   agent::images::ImageStore images(**store, (state / "images").string());
-  agent::images::SkopeoPuller puller(agent::images::SkopeoOptions{});
+  images.SetMaxUnpackedBytes(c.max_unpacked_bytes);
+  agent::images::SkopeoOptions pull;
+  pull.max_bytes = c.max_unpacked_bytes;
+  agent::images::SkopeoPuller puller(std::move(pull));
   images.SetPuller(&puller);
   agent::runtime::CrunRuntimeOptions runtime_options;
   runtime_options.state_dir = (state / "containers").string();

@@ -124,6 +124,7 @@ struct ImageCommands {
   int64_t pull_timeout_seconds = 300;
   std::string auth_file;
   CLI::App* import = nullptr;
+  uint64_t max_unpacked_bytes = paddock::agent::images::kDefaultMaxUnpackedBytes;
   CLI::App* pull = nullptr;
   CLI::App* import_rootfs = nullptr;
   CLI::App* ls = nullptr;
@@ -135,6 +136,10 @@ void AddImageCommands(CLI::App& app, ImageCommands& c) {
   image->require_subcommand(1);
   image->add_option("--state-dir", c.state_dir, "State directory (default ./.paddock)");
   c.import = image->add_subcommand("import", "Import an OCI image-layout archive or a `docker save` archive");
+  image->add_option("--max-unpacked-bytes", c.max_unpacked_bytes,
+                    "Refuse an import or pull that would unpack more than this many bytes (default 20 GiB; a "
+                    "server's is its images.max_unpacked_bytes)")
+      ->check(CLI::Range(uint64_t{1}, UINT64_MAX));
   c.import->add_option("FILE", c.path, "The archive (tar, optionally gzip-compressed)")->required();
   c.import->add_option("--name", c.name,
                        "REPO[:TAG] for an image the archive does not name (or names by a tag only)");
@@ -176,6 +181,7 @@ int RunImageCommand(const ImageCommands& c) {
   if (!store.ok()) return Fail(store.status());
   images::ImageStore image_store(**store, (std::filesystem::path(c.state_dir) / "images").string());
   int rc = 0;
+  image_store.SetMaxUnpackedBytes(c.max_unpacked_bytes);
   if (c.import->parsed()) {
     auto refs = image_store.ImportArchive(c.path, images::ImportOptions{c.name});
     if (!refs.ok()) return Fail(refs.status());
@@ -199,6 +205,7 @@ int RunImageCommand(const ImageCommands& c) {
     options.timeout = std::chrono::seconds(c.pull_timeout_seconds);
     options.auth_file = c.auth_file;
     images::SkopeoPuller puller(std::move(options));
+    options.max_bytes = c.max_unpacked_bytes;
     auto img = image_store.ResolveOrPull(c.name, puller);
     if (!img.ok()) {
       // The text a task would stop with.

@@ -154,7 +154,9 @@ class Node::Impl {
     const fs::path state = fs::absolute(config.state_dir);
     const std::string instance = InstanceTag(config.state_dir);
     images = std::make_unique<agent::images::ImageStore>(*store, (state / "images").string());
+    images->SetMaxUnpackedBytes(static_cast<uint64_t>(config.images.max_unpacked_bytes));
     agent::images::SkopeoOptions pull;
+    pull.max_bytes = static_cast<uint64_t>(config.images.max_unpacked_bytes);
     pull.insecure_registries = config.images.insecure_registries;
     pull.insecure_loopback = config.images.insecure_loopback;
     pull.timeout = std::chrono::seconds(config.images.pull_timeout_seconds);
