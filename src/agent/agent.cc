@@ -465,6 +465,7 @@ class Agent::Driver {
     TaskFilesOptions o;
     o.tasks_dir = agent_.options_.tasks_dir;
     o.host_access = agent_.options_.host_access;
+    o.pids_per_task = agent_.options_.pids_per_task;
     return o;
   }
 
@@ -475,7 +476,7 @@ class Agent::Driver {
     task.memory_mib = ParseUnits(spec_.memory);
     task.netns_path = network_ ? network_->netns_path : std::string();
     ApplyTaskFiles(task_files_, task);
-    std::string log_path = agent_.options_.logs_dir.empty() ? std::string() : LogPath(c).string();
+    std::string log_path = agent_.log_pump_ ? FifoPath(c).string() : std::string();
     runtime::ContainerSpec spec =
         BuildContainerSpec(ContainerInput{c.id, c.definition, c.overrides, *c.resolved, log_path}, task);
     if (mode_ == NetMode::kHost && agent_.options_.task_networks) {
@@ -544,13 +545,24 @@ class Agent::Driver {
 
   std::filesystem::path LogDir() const { return std::filesystem::path(agent_.options_.logs_dir) / task_id_; }
   std::filesystem::path LogPath(const Container& c) const { return LogDir() / (c.name + ".log"); }
+  // The container's stdout and stderr (agent/logs.h).
+  std::filesystem::path FifoPath(const Container& c) const { return LogDir() / (c.name + ".fifo"); }
 
-  // Bounds each container's log (see agent/logs.h for why copy-truncate, not rename).
-  void RotateLogs() {
-    if (agent_.options_.logs_dir.empty()) return;
+  // Starts pumping `c`'s FIFO into its log (again after a restart of the agent: a no-op when it
+  // is pumped already).
+  Status AttachLog(const Container& c) {
+    if (!agent_.log_pump_) return OkStatus();
+    return agent_.log_pump_->Attach(FifoPath(c), LogPath(c));
+  }
+  // Once the containers are deleted: what is left in their FIFOs goes to their logs, and the
+  // FIFOs go. A FIFO this agent never attached (the task was started by an earlier agent) is
+  // attached first, so its leftovers are not lost.
+  void DetachLogs() {
+    if (!agent_.log_pump_) return;
     for (const auto& c : containers_) {
-      auto r = RotateLog(LogPath(c), agent_.options_.max_log_bytes);
-      if (!r.ok()) Log(spec_.task_arn, fmt::format("rotating the log of {}", c.name), r.status());
+      std::error_code ec;
+      if (std::filesystem::exists(FifoPath(c), ec)) AttachLog(c).IgnoreError();
+      agent_.log_pump_->Detach(FifoPath(c));
     }
   }
 
@@ -563,6 +575,8 @@ class Agent::Driver {
   // Creates and starts `c` (again, after a restart: same id). `now` is read before the start, so
   // whoever sees the container running sees its times set from a clock reading no later.
   Status CreateAndStart(Container& c, TimePoint now) {
+    // Before Create: the container opens its FIFO as it is created.
+    if (Status s = AttachLog(c); !s.ok()) return Status(s.code(), fmt::format("its log: {}", s.message()));
     Status s = agent_.runtime_.Create(SpecFor(c));
     if (s.ok()) {
       c.created = true;
@@ -686,7 +700,7 @@ class Agent::Driver {
 
   // Starts the containers in dependency order, then watches them until the task stops: exits
   // (restarted under a restart policy, else reported; an essential one stops the task), health
-  // checks, log rotation. RUNNING is reported once no container waits to start any more.
+  // checks. RUNNING is reported once no container waits to start any more.
   // A task an earlier agent left behind. RUNNING (and still wanted): its containers are found by
   // name and watched again without restarting anything; those that died meanwhile are reported
   // by Supervise as any exit (an essential one stops the task). Caught mid-launch: failed and
@@ -714,6 +728,8 @@ class Agent::Driver {
       }
       c.created = true;
       c.started = true;
+      // Its output waits in its FIFO (or blocks it, once full) until the pump reads it again.
+      if (Status s = AttachLog(c); !s.ok()) Log(spec_.task_arn, fmt::format("re-attaching the log of {}", c.name), s);
       // When it really started is unknown: counted from now (health start period, restart period).
       c.started_at = c.run_started_at = now;
       RecordFacts(c, now);
@@ -860,7 +876,6 @@ class Agent::Driver {
       // After the report: a check started now implies every earlier result is reported.
       for (auto& c : containers_)
         if (c.started && !c.stopped) LaunchHealthCheck(c, now);
-      RotateLogs();
       Pause(agent_.options_.monitor_interval);
     }
   }
@@ -995,7 +1010,7 @@ class Agent::Driver {
     }
     Report("DEPROVISIONING");
     if (!agent_.options_.logs_dir.empty()) {
-      RotateLogs();
+      DetachLogs();
       // `paddock logs --follow` stops at this marker; RemoveExpiredLogs ages the directory out by it.
       if (Status s = MarkLogsStopped(LogDir()); !s.ok()) Log(spec_.task_arn, "marking the logs stopped", s);
     }
@@ -1048,6 +1063,12 @@ Status Agent::Start() {
       !std::all_of(options_.instance.begin(), options_.instance.end(),
                    [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }))
     return InvalidArgument(fmt::format("agent instance '{}' must be 1 to 8 of [a-z0-9]", options_.instance));
+  if (!options_.logs_dir.empty()) {
+    LogPump::Options pump;
+    pump.max_bytes = options_.max_log_bytes;
+    log_pump_ = std::make_unique<LogPump>(pump);
+    RETURN_IF_ERROR(log_pump_->Start());
+  }
   loop_ = std::thread([this] { Loop(); });
   return OkStatus();
 }
@@ -1061,6 +1082,8 @@ void Agent::Stop() {
   if (loop_.joinable()) loop_.join();
   for (auto& [arn, d] : drivers_) d->Abandon();
   drivers_.clear();  // joins each
+  // After the drivers: none attaches or detaches any more. Running containers keep their FIFOs.
+  if (log_pump_) log_pump_->Stop();
 }
 
 void Agent::Notify() {

@@ -22,6 +22,10 @@
 // "<netns_prefix><task id>". Both are derived from the task alone, so a task found assigned but
 // without a driver (the agent was restarted) can be cleaned up by name.
 //
+// Logs (agent/logs.h): each container's stdout and stderr is a FIFO in the task's log directory,
+// which the agent's one LogPump thread moves into the container's log file, rotating it by
+// rename so that it never passes max_log_bytes. A re-adopted container's FIFO is attached again.
+//
 // Agent restart. Stop() leaves running containers and their netns in place. The next agent
 // re-adopts what it finds: a RUNNING task whose desiredStatus is still RUNNING is watched again
 // (containers found by id, nothing restarted; one that died meanwhile is reported STOPPED with its
@@ -60,6 +64,7 @@
 #include "agent/container_spec.h"
 #include "agent/control.h"
 #include "agent/images/image_store.h"
+#include "agent/logs.h"
 #include "agent/metadata/metadata.h"
 #include "agent/net/net.h"
 #include "agent/runtime/runtime.h"
@@ -68,6 +73,9 @@
 #include "ecs/task/tasks.h"
 
 namespace paddock::agent {
+
+// Most processes and threads one task may have alive at once, unless the node says otherwise.
+inline constexpr uint64_t kDefaultPidsPerTask = 4096;
 
 struct AgentOptions {
   std::string agent_id = "fargate-local";
@@ -103,18 +111,21 @@ struct AgentOptions {
   // wait; ECS recommends setting startTimeout for that reason).
   std::chrono::seconds default_start_timeout = std::chrono::seconds(0);
   // Container logs go to <logs_dir>/<task id>/<container name>.log (stdout and stderr in one
-  // file; see agent/logs.h). Empty: /dev/null.
+  // file), through a FIFO the agent's LogPump owns (agent/logs.h). Empty: /dev/null.
   std::string logs_dir;
   // Each task's generated /etc files (hosts, resolv.conf, hostname) and volume directories go to
   // <tasks_dir>/<task id>/ (agent/task_files.h), removed when the task stops. Empty: no /etc files,
   // and a task with volumes fails to start.
   std::string tasks_dir;
-  // Each container's log is rotated (copy to .1, truncate) when it grows past this; checked
-  // every monitor_interval.
+  // Each container's log is rotated (renamed to .1) before it would grow past this, by the pump
+  // as it writes: a container's logs never take more than twice this on disk.
   uint64_t max_log_bytes = 10 * 1024 * 1024;
   // A stopped task's log directory is removed this long after its STOPPED marker (the same hour
   // the task record is kept for before ReapStopped removes it).
   std::chrono::seconds keep_logs = std::chrono::hours(1);
+  // The task cgroup's pids.max (agent/task_files.h): a fork loop exhausts its own task's share
+  // and no one else's. 0: no bound. Containers' ulimits nproc (RLIMIT_NPROC) apply within it.
+  uint64_t pids_per_task = kDefaultPidsPerTask;
 };
 
 // A netns_prefix (7 characters: "p", 5 hex digits, "-") of the agent `agent_id` of the node or
@@ -188,6 +199,9 @@ class Agent {
   runtime::Runtime& runtime_;
   const AgentOptions options_;
   Clock& clock_;
+  // Moves every container's output from its FIFO to its log file (with logs_dir; made by Start,
+  // stopped by Stop after the drivers). Drivers attach and detach their containers.
+  std::unique_ptr<LogPump> log_pump_;
 
   std::mutex mu_;
   std::condition_variable cv_;

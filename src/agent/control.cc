@@ -26,7 +26,7 @@ std::string AssignmentsVersion(const std::vector<ecs::task::LaunchSpec>& specs) 
 
 InProcessControl::InProcessControl(ecs::task::Tasks& tasks, ecs::instance::ContainerInstances* instances,
                                    InProcessOptions options)
-    : tasks_(tasks), instances_(instances), options_(options) {
+    : tasks_(tasks), instances_(instances), options_(options), slots_(options.max_waiters) {
   tasks_.SetChangeListener([this] { OnChange(); });
 }
 
@@ -69,31 +69,41 @@ void InProcessControl::OnChange() {
   for (const auto& wake : wakes) wake();
 }
 
-StatusOr<AssignmentSet> InProcessControl::Poll(std::string_view agent_id, std::string_view known_version,
-                                               TimePoint deadline) {
+StatusOr<AssignmentSet> InProcessControl::Poll(std::string_view agent_id, const AccountId& account,
+                                               std::string_view known_version, TimePoint deadline) {
   AssignmentSet out;
   std::unique_lock lock(mu_);
-  const bool may_wait = !shutdown_ && waiters_ < options_.max_waiters && !known_version.empty();
-  if (may_wait) ++waiters_;
-  out.busy = !may_wait && !known_version.empty();
+  std::optional<uint64_t> ticket;
+  if (!shutdown_ && !known_version.empty()) {
+    ticket = slots_.Admit(account.str(), agent_id);
+    // The poll whose slot this one took (if any) must look again: it answers at once.
+    cv_.notify_all();
+  }
+  out.busy = !ticket && !known_version.empty();
   for (;;) {
     uint64_t seen = generation_;
     lock.unlock();
     auto specs = tasks_.Assignments(agent_id);
     lock.lock();
     if (!specs.ok()) {
-      if (may_wait) --waiters_;
+      if (ticket) slots_.Release(*ticket);
       return specs.status();
     }
     out.tasks = std::move(*specs);
     out.version = AssignmentsVersion(out.tasks);
-    if (!may_wait || out.version != known_version || shutdown_) break;
-    // Sleep until something changes (a change between the read and here bumped generation_).
-    if (!cv_.wait_until(lock, deadline, [&] { return shutdown_ || generation_ != seen; })) {
+    if (!ticket || out.version != known_version || shutdown_ || slots_.Lost(*ticket)) break;
+    // Sleep until something changes (a change between the read and here bumped generation_), or
+    // a later poll takes this one's slot.
+    if (!cv_.wait_until(lock, deadline,
+                        [&] { return shutdown_ || generation_ != seen || slots_.Lost(*ticket).has_value(); })) {
       break;  // the deadline passed with nothing changed: what was read is still current
     }
   }
-  if (may_wait) --waiters_;
+  if (ticket) {
+    // Cut short for another poll: its agent should pause before polling again.
+    if (slots_.Lost(*ticket) && out.version == known_version) out.busy = true;
+    slots_.Release(*ticket);
+  }
   if (shutdown_) out.busy = true;
   return out;
 }
@@ -114,7 +124,12 @@ void InProcessControl::Shutdown() {
 
 size_t InProcessControl::waiters() {
   std::lock_guard lock(mu_);
-  return waiters_;
+  return slots_.held();
+}
+
+size_t InProcessControl::waiters(const AccountId& account) {
+  std::lock_guard lock(mu_);
+  return slots_.held(account.str());
 }
 
 }  // namespace paddock::agent

@@ -28,6 +28,7 @@
 #include <string_view>
 #include <vector>
 
+#include "agent/poll_slots.h"
 #include "common/clock.h"
 #include "common/ids.h"
 #include "common/status.h"
@@ -95,8 +96,9 @@ struct AssignmentSet {
 };
 
 struct InProcessOptions {
-  // Long-polls waiting at once; more callers are answered at once (AssignmentSet::waited false)
-  // so that waiting agents can never take every HTTP worker thread.
+  // Long-polls waiting at once; more callers are answered at once (AssignmentSet::busy) so that
+  // waiting agents can never take every HTTP worker thread. Shared between instances and
+  // accounts as agent/poll_slots.h says.
   size_t max_waiters = 16;
 };
 
@@ -117,10 +119,13 @@ class InProcessControl final : public Control {
   void Unwatch(uint64_t handle) override;
   StatusOr<std::string> DescribeTask(const ecs::task::LaunchSpec& spec) override { return DescribeOne(tasks_, spec); }
 
-  // The long-poll: answers at once when the assignments' version differs from `known_version`
-  // (empty: always differs), otherwise waits until it does, `deadline` passes, or Shutdown.
-  // `deadline` is on the system clock.
-  StatusOr<AssignmentSet> Poll(std::string_view agent_id, std::string_view known_version, TimePoint deadline);
+  // The long-poll of the agent `agent_id` (a container instance's, of `account`): answers at once
+  // when the assignments' version differs from `known_version` (empty: always differs),
+  // otherwise waits until it does, `deadline` passes, or Shutdown — if it gets a wait slot
+  // (PollSlots: one per instance, a fair share per account). Without one, or when a later poll
+  // takes its slot, it is answered at once with busy set. `deadline` is on the system clock.
+  StatusOr<AssignmentSet> Poll(std::string_view agent_id, const AccountId& account, std::string_view known_version,
+                               TimePoint deadline);
 
   // The container instance's agent is alive at `now` (ContainerInstances::Heartbeat).
   Status Heartbeat(const Scope& scope, std::string_view cluster, std::string_view instance_id, TimePoint now);
@@ -128,8 +133,9 @@ class InProcessControl final : public Control {
   // Wakes every waiter and makes later Polls answer at once. Idempotent.
   void Shutdown();
 
-  // Waiters now, for tests.
+  // Waiters now (in all, and of `account`), for tests.
   size_t waiters();
+  size_t waiters(const AccountId& account);
 
  private:
   void OnChange();
@@ -141,7 +147,7 @@ class InProcessControl final : public Control {
   std::mutex mu_;
   std::condition_variable cv_;
   uint64_t generation_ = 0;  // GUARDED_BY(mu_): bumped by every change
-  size_t waiters_ = 0;       // GUARDED_BY(mu_)
+  PollSlots slots_;          // GUARDED_BY(mu_)
   bool shutdown_ = false;    // GUARDED_BY(mu_)
   uint64_t next_watch_ = 1;  // GUARDED_BY(mu_)
   struct Watcher {

@@ -1,12 +1,17 @@
 // InProcessControl over a real (empty) Tasks: the assignments' version, the long-poll's answers
-// (at once on a different version, at the deadline on the same one), its bound and Shutdown.
+// (at once on a different version, at the deadline on the same one), its bound, its fair sharing
+// (PollSlots' policy, and one account's flood of polls never keeping another's instance from
+// waiting) and Shutdown.
 // Wake-ups on a real change are proven against a real server in cli/remote_agent_test.cc.
 #include "agent/control.h"
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "ecs/cluster/clusters.h"
 #include "ecs/taskdef/taskdefs.h"
@@ -15,6 +20,8 @@
 namespace paddock::agent {
 namespace {
 using std::chrono::milliseconds;
+
+const AccountId kAccount("111111111111");
 
 ecs::task::LaunchSpec Spec(std::string arn, std::string desired, std::string last = "PENDING") {
   ecs::task::LaunchSpec s;
@@ -44,16 +51,16 @@ class InProcessControlTest : public ::testing::Test {
 TEST_F(InProcessControlTest, PollAnswersAtOnceOnANewVersionAndAtTheDeadlineOtherwise) {
   InProcessControl control(tasks_, nullptr);
   const auto far = SystemClock::Get().Now() + std::chrono::seconds(30);
-  auto first = control.Poll("agent-1", "", far);  // no version known: at once
+  auto first = control.Poll("agent-1", kAccount, "", far);  // no version known: at once
   ASSERT_TRUE(first.ok());
   EXPECT_TRUE(first->tasks.empty());
   EXPECT_FALSE(first->busy);
-  auto other = control.Poll("agent-1", "stale-version", far);  // a different version: at once
+  auto other = control.Poll("agent-1", kAccount, "stale-version", far);  // a different version: at once
   ASSERT_TRUE(other.ok());
   EXPECT_EQ(other->version, first->version);
 
   const auto started = std::chrono::steady_clock::now();
-  auto waited = control.Poll("agent-1", first->version, SystemClock::Get().Now() + milliseconds(200));
+  auto waited = control.Poll("agent-1", kAccount, first->version, SystemClock::Get().Now() + milliseconds(200));
   ASSERT_TRUE(waited.ok());
   EXPECT_GE(std::chrono::steady_clock::now() - started, milliseconds(200));
   EXPECT_FALSE(waited->busy);
@@ -64,14 +71,14 @@ TEST_F(InProcessControlTest, WaitersAreBoundedAndShutdownReleasesThem) {
   InProcessControl control(tasks_, nullptr, InProcessOptions{.max_waiters = 1});
   const std::string version = AssignmentsVersion({});
   std::thread waiter([&] {
-    auto r = control.Poll("agent-1", version, SystemClock::Get().Now() + std::chrono::seconds(30));
+    auto r = control.Poll("agent-1", kAccount, version, SystemClock::Get().Now() + std::chrono::seconds(30));
     EXPECT_TRUE(r.ok());
     EXPECT_TRUE(r->busy);  // released by Shutdown, not by a change
   });
   while (control.waiters() == 0) std::this_thread::yield();
   // The one slot is taken: the next caller is answered at once, marked busy.
   const auto started = std::chrono::steady_clock::now();
-  auto busy = control.Poll("agent-2", version, SystemClock::Get().Now() + std::chrono::seconds(30));
+  auto busy = control.Poll("agent-2", kAccount, version, SystemClock::Get().Now() + std::chrono::seconds(30));
   ASSERT_TRUE(busy.ok());
   EXPECT_TRUE(busy->busy);
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
@@ -80,9 +87,125 @@ TEST_F(InProcessControlTest, WaitersAreBoundedAndShutdownReleasesThem) {
   waiter.join();
   EXPECT_EQ(control.waiters(), 0u);
   // After Shutdown nobody waits.
-  auto after = control.Poll("agent-1", version, SystemClock::Get().Now() + std::chrono::seconds(30));
+  auto after = control.Poll("agent-1", kAccount, version, SystemClock::Get().Now() + std::chrono::seconds(30));
   ASSERT_TRUE(after.ok());
   EXPECT_TRUE(after->busy);
+}
+
+// The attack of finding 13 in small: one account's instances hold every slot; another account's
+// instance still gets one (the flood's oldest poll answers at once, busy) and waits for its own
+// deadline; the flood's next polls are refused while the other account holds its share.
+TEST_F(InProcessControlTest, OneAccountsFloodNeverKeepsAnotherAccountsInstanceFromWaiting) {
+  const AccountId kAttacker("222222222222");
+  InProcessControl control(tasks_, nullptr, InProcessOptions{.max_waiters = 4});
+  const std::string version = AssignmentsVersion({});
+  const auto far = SystemClock::Get().Now() + std::chrono::seconds(30);
+  std::atomic<int> busy_answers{0};
+  std::vector<std::thread> flood;
+  for (int i = 0; i < 4; ++i) {
+    flood.emplace_back([&, i] {
+      auto r = control.Poll("attacker-" + std::to_string(i), kAttacker, version, far);
+      EXPECT_TRUE(r.ok());
+      if (r->busy) ++busy_answers;
+    });
+  }
+  while (control.waiters(kAttacker) < 4) std::this_thread::yield();
+  // Every slot is the attacker's: another poll of the attacker is refused at once.
+  auto refused = control.Poll("attacker-9", kAttacker, version, far);
+  ASSERT_TRUE(refused.ok());
+  EXPECT_TRUE(refused->busy);
+
+  const auto started = std::chrono::steady_clock::now();
+  std::thread victim([&] {
+    auto r = control.Poll("victim-1", kAccount, version, SystemClock::Get().Now() + milliseconds(300));
+    ASSERT_TRUE(r.ok());
+    EXPECT_FALSE(r->busy);  // it waited, and nothing changed
+    EXPECT_GE(std::chrono::steady_clock::now() - started, milliseconds(300));
+  });
+  while (control.waiters(kAccount) == 0) std::this_thread::yield();
+  EXPECT_EQ(control.waiters(kAttacker), 3u);
+  // The attacker is over its share (2 of 4) while the victim waits: refused again.
+  auto again = control.Poll("attacker-8", kAttacker, version, far);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->busy);
+  victim.join();
+  control.Shutdown();
+  for (auto& t : flood) t.join();
+  EXPECT_EQ(busy_answers.load(), 4);  // one cut short for the victim, three released by Shutdown
+  EXPECT_EQ(control.waiters(), 0u);
+}
+
+// A newer poll of the same instance takes the older one's slot: the older answers at once.
+TEST_F(InProcessControlTest, ANewerPollOfAnInstanceAnswersTheOlderOne) {
+  InProcessControl control(tasks_, nullptr, InProcessOptions{.max_waiters = 4});
+  const std::string version = AssignmentsVersion({});
+  std::thread older([&] {
+    auto r = control.Poll("agent-1", kAccount, version, SystemClock::Get().Now() + std::chrono::seconds(30));
+    ASSERT_TRUE(r.ok());
+    EXPECT_TRUE(r->busy);
+  });
+  while (control.waiters() == 0) std::this_thread::yield();
+  auto newer = control.Poll("agent-1", kAccount, version, SystemClock::Get().Now() + milliseconds(100));
+  older.join();  // answered before the newer one's deadline passed
+  ASSERT_TRUE(newer.ok());
+  EXPECT_FALSE(newer->busy);
+  EXPECT_EQ(control.waiters(), 0u);
+}
+
+TEST(PollSlotsTest, OneSlotPerInstance) {
+  PollSlots slots(4);
+  auto t1 = slots.Admit("a", "i1");
+  auto t2 = slots.Admit("a", "i1");
+  ASSERT_TRUE(t1 && t2);
+  EXPECT_EQ(slots.Lost(*t1), PollSlots::Loss::kSuperseded);
+  EXPECT_FALSE(slots.Lost(*t2));
+  EXPECT_EQ(slots.held(), 1u);
+  slots.Release(*t1);
+  EXPECT_EQ(slots.held(), 1u);  // releasing a lost ticket frees nothing more
+  slots.Release(*t2);
+  EXPECT_EQ(slots.held(), 0u);
+}
+
+TEST(PollSlotsTest, AnAccountAloneMayUseEverySlot) {
+  PollSlots slots(3);
+  for (std::string i : {"i1", "i2", "i3"}) EXPECT_TRUE(slots.Admit("a", i));
+  EXPECT_FALSE(slots.Admit("a", "i4"));
+  EXPECT_EQ(slots.held("a"), 3u);
+}
+
+TEST(PollSlotsTest, AnotherAccountTakesItsShareFromTheRichestOldestFirst) {
+  PollSlots slots(4);
+  std::vector<uint64_t> a;
+  for (std::string i : {"i1", "i2", "i3", "i4"}) a.push_back(*slots.Admit("a", i));
+  auto b1 = slots.Admit("b", "j1");
+  ASSERT_TRUE(b1);
+  EXPECT_EQ(slots.Lost(a[0]), PollSlots::Loss::kFairShare);  // the oldest
+  EXPECT_FALSE(slots.Lost(a[1]));
+  auto b2 = slots.Admit("b", "j2");  // b holds 1 of its 2
+  ASSERT_TRUE(b2);
+  EXPECT_EQ(slots.Lost(a[1]), PollSlots::Loss::kFairShare);
+  EXPECT_FALSE(slots.Admit("b", "j3"));  // b holds its share
+  EXPECT_FALSE(slots.Admit("a", "i5"));  // so does a
+  EXPECT_EQ(slots.held("a"), 2u);
+  EXPECT_EQ(slots.held("b"), 2u);
+  // A third account: share max(1, 4/3) = 1, and a and b each hold 2, so one gives one up.
+  EXPECT_TRUE(slots.Admit("c", "k1"));
+  EXPECT_EQ(slots.held(), 4u);
+  EXPECT_EQ(slots.held("c"), 1u);
+}
+
+TEST(PollSlotsTest, NoChurnWhenEveryAccountIsAtItsShare) {
+  PollSlots slots(2);
+  ASSERT_TRUE(slots.Admit("a", "i1"));
+  ASSERT_TRUE(slots.Admit("b", "j1"));
+  EXPECT_FALSE(slots.Admit("c", "k1"));  // share 1 each: nobody is over it
+  EXPECT_EQ(slots.held("a"), 1u);
+  EXPECT_EQ(slots.held("b"), 1u);
+}
+
+TEST(PollSlotsTest, NoSlotsMeansNobodyWaits) {
+  PollSlots slots(0);
+  EXPECT_FALSE(slots.Admit("a", "i1"));
 }
 
 TEST_F(InProcessControlTest, WatchersAndReportsGoToTasks) {

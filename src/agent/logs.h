@@ -1,36 +1,120 @@
-// agent/logs: per-container log files under <state-dir>/logs/<task id>/.
+// agent/logs: per-container logs under <state-dir>/logs/<task id>/, owned by the agent.
 //
-//   <name>.log     the container's stdout and stderr, interleaved (crun writes both to one fd
-//                  opened O_APPEND), written by the container directly
-//   <name>.log.1   the previous part, after one rotation (at most one kept)
+//   <name>.fifo    the container's stdout and stderr: a FIFO the container holds open O_RDWR
+//                  (so it never gets SIGPIPE or EPIPE, even while no agent reads), both streams
+//                  interleaved in write order
+//   <name>.log     what the agent's LogPump moved out of the FIFO: the latest part
+//   <name>.log.1   the part before (at most one kept)
 //   containers     the task's container names in definition order, one a line (for `paddock logs`)
 //   STOPPED        written when the agent has reported the task STOPPED; its mtime is when
 //
-// Bounded by truncate-copy: a rename would not bound anything, since the container keeps
-// writing through its open fd to the renamed inode. Instead RotateLog copies the file to `.1`
-// and truncates the original to 0; the container's fd is O_APPEND, so its next write lands at
-// the new end (offset 0) and no hole is left. Lines written between the copy and the truncate
-// are lost (a window of one copy of at most `max_bytes`), the usual copytruncate trade-off. Disk
-// use per container is at most about 2 × max_bytes plus what is written between two checks.
+// The bound holds whatever the writer's speed: the container never touches a log file, so the
+// pump can rotate by rename — before a write would take <name>.log past `max_bytes`, it renames
+// <name>.log over <name>.log.1 and opens a new <name>.log. Each file stays ≤ max_bytes, so a
+// container's logs take at most 2 × max_bytes of disk at every moment (its FIFO buffers another
+// MiB in memory). A writer faster than the pump (or the disk) is slowed down: its writes block
+// once the FIFO is full, as they would on any pipe. Nothing is lost to rotation.
+//
+// An agent restart: the container keeps writing into its FIFO until the pipe is full (then its
+// writes block until an agent reads again — the trade-off of owning the pipe); the next agent
+// re-attaches the FIFO when it re-adopts the task, and the pump resumes where the log file ends.
+// The directory and its files are private to root (0700 / 0600): container output is the
+// tenant's.
+//
+//   LogPump pump(LogPump::Options{.max_bytes = 10 << 20});
+//   RETURN_IF_ERROR(pump.Start());
+//   RETURN_IF_ERROR(pump.Attach(dir / "web.fifo", dir / "web.log"));  // before the container is created
+//   spec.stdout_path = spec.stderr_path = (dir / "web.fifo").string();
+//   ... the container runs, exits, is deleted ...
+//   pump.Detach(dir / "web.fifo");   // what is left in the FIFO goes to the log; the FIFO goes
+//   pump.Stop();
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <map>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/status.h"
+#include "common/subprocess.h"
 
 namespace paddock::agent {
 
 inline constexpr uint64_t kDefaultMaxLogBytes = 10 * 1024 * 1024;
 
-// When `path` is larger than max_bytes: copies it over `path`.1 and truncates it to 0. Returns
-// whether it rotated. A missing file is not an error (false).
-StatusOr<bool> RotateLog(const std::filesystem::path& path, uint64_t max_bytes);
+// Moves what containers write into their FIFOs to their log files, on one thread (an epoll loop)
+// for every container of an agent, with splice(2) (no copy through user space). Thread-safe.
+class LogPump {
+ public:
+  struct Options {
+    // Each log file is rotated before it would grow past this (see the header). 0: never.
+    uint64_t max_bytes = kDefaultMaxLogBytes;
+    // The FIFOs' pipe buffer (F_SETPIPE_SZ): what a container can write while no agent reads.
+    size_t pipe_bytes = 1 << 20;
+  };
 
-// Writes `dir`/containers (names one a line), creating `dir`.
+  explicit LogPump(Options options);
+  ~LogPump();  // Stop()
+  LogPump(const LogPump&) = delete;
+  LogPump& operator=(const LogPump&) = delete;
+
+  // Starts the pump's thread. REQUIRES: not started.
+  Status Start();
+  // Stops the thread and closes every FIFO and log it holds; FIFOs stay on disk for the next
+  // agent (containers keep writing into them). Idempotent.
+  void Stop();
+
+  // Pumps the FIFO `fifo` (made 0600 when missing) into the log file `log` (0600, appended to),
+  // from now on. Its directory must exist. Calling it again for an attached FIFO does nothing.
+  // The pump holds the FIFO open read-write, so it never sees end-of-file: containers may come
+  // and go (restarts) until Detach.
+  Status Attach(const std::filesystem::path& fifo, const std::filesystem::path& log);
+
+  // Moves what is left in `fifo` into its log, stops pumping it and removes it. Call once no
+  // container writes to it any more (every container using it is deleted). A FIFO not attached:
+  // only removed.
+  void Detach(const std::filesystem::path& fifo);
+
+  // Bytes moved into log files since Start, for tests and statistics.
+  uint64_t bytes_pumped();
+
+ private:
+  struct Source {
+    std::string fifo;
+    std::string log;
+    subprocess::UniqueFd fifo_fd;
+    subprocess::UniqueFd log_fd;
+    uint64_t size = 0;  // of the current log file: where the next byte goes
+    bool splice = true;         // false once the log's file system refused splice(2)
+    bool write_failed = false;  // reported once
+  };
+
+  void Loop();
+  // Reads what `source` holds (at most `max_reads` reads) into its log. REQUIRES: mu_ held.
+  void DrainLocked(Source& source, size_t max_reads);
+  // Appends bytes to the log, rotating before it would pass max_bytes. REQUIRES: mu_ held.
+  void WriteLocked(Source& source, const char* data, size_t n);
+  Status RotateLocked(Source& source);
+
+  const Options options_;
+  subprocess::UniqueFd epoll_fd_;
+  subprocess::UniqueFd wake_fd_;  // an eventfd: Stop
+  std::thread thread_;
+
+  std::mutex mu_;
+  bool stopping_ = false;                            // GUARDED_BY(mu_)
+  uint64_t next_id_ = 1;                             // GUARDED_BY(mu_)
+  std::map<uint64_t, Source> sources_;               // GUARDED_BY(mu_), by id (the epoll data)
+  std::map<std::string, uint64_t> ids_;              // GUARDED_BY(mu_), FIFO path → id
+  std::vector<char> buffer_;                         // GUARDED_BY(mu_)
+  uint64_t bytes_pumped_ = 0;                        // GUARDED_BY(mu_)
+};
+
+// Writes `dir`/containers (names one a line), creating `dir` (0700).
 Status WriteLogIndex(const std::filesystem::path& dir, const std::vector<std::string>& names);
 // Writes `dir`/STOPPED.
 Status MarkLogsStopped(const std::filesystem::path& dir);

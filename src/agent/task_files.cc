@@ -3,6 +3,8 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -10,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "common/json_fields.h"
+#include "common/private_files.h"
 
 namespace paddock::agent {
 using json_fields::Str;
@@ -84,10 +87,13 @@ Status Write(runtime::Runtime& runtime, const TaskFilesOptions& options, const T
     if (!volumes.empty()) return FailedPrecondition("task volumes need the agent's tasks directory, and none is configured");
   } else {
     const fs::path dir = fs::path(options.tasks_dir) / in.task_id;
-    out.dir = dir.string();
     std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec) return Internal(fmt::format("cannot create {}: {}", dir.string(), ec.message()));
+    RETURN_IF_ERROR(MakePrivateDir(options.tasks_dir));
+    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+      return Internal(fmt::format("cannot create {}: {}", dir.string(), std::strerror(errno)));
+    out.dir = dir.string();
+    // An existing one (a retried launch) is tightened too: mkdir's mode is not applied to it.
+    if (::chmod(dir.c_str(), 0700) != 0) return Internal(fmt::format("chmod {}: {}", dir.string(), std::strerror(errno)));
     std::string search = in.ip.empty() ? std::string() : RegionDomain(region);
     std::string host_resolv = ReadText(options.host_resolv_conf);
     for (const json::object* c : containers) {
@@ -129,7 +135,8 @@ Status Write(runtime::Runtime& runtime, const TaskFilesOptions& options, const T
   runtime::GroupLimits limits;
   limits.cpu_limit_units = in.cpu_units;
   limits.memory_limit_bytes = in.memory_mib * 1024 * 1024;
-  if (limits.cpu_limit_units || limits.memory_limit_bytes) {
+  limits.pids_max = options.pids_per_task;
+  if (limits.cpu_limit_units || limits.memory_limit_bytes || limits.pids_max) {
     auto group = runtime.CreateGroup(in.task_id, limits);
     if (!group.ok()) return Status(group.status().code(), fmt::format("the task's cgroup: {}", group.status().message()));
     out.cgroup_parent = std::move(*group);

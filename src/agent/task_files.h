@@ -21,6 +21,12 @@
 //   filesystem is read-only. A container's edits stay its own.
 // - Task volumes (no host.sourcePath, or dockerVolumeConfiguration scope "task" with the local
 //   driver): an empty directory, root 0755, shared by the task's containers, removed with the task.
+// - Private: <tasks_dir> and each <task id> directory are 0700 root, so no local user reaches a
+//   task's files — above all a setuid file a container made in its volume (containers mount
+//   their volumes nosuid,nodev besides; agent/container_spec.h). Containers are not affected:
+//   their binds are resolved by the runtime, as root.
+// - The task's cgroup is always made when there is a limit: cpu and memory from the task's size,
+//   and TaskFilesOptions::pids_per_task.
 #pragma once
 
 #include <cstdint>
@@ -48,6 +54,9 @@ struct TaskFilesOptions {
   // that host path (created when missing, as the ECS agent does, and never removed); refused
   // otherwise.
   HostAccess host_access = HostAccess::kRefused;
+  // The task's cgroup bounds its processes and threads to this many (GroupLimits::pids_max);
+  // 0: no bound.
+  uint64_t pids_per_task = 0;
 };
 
 struct TaskFilesInput {

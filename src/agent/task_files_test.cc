@@ -66,6 +66,7 @@ class TaskFilesTest : public ::testing::Test {
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     options_.tasks_dir = (dir_ / "tasks").string();
+    options_.pids_per_task = 4096;
     options_.host_resolv_conf = (dir_ / "resolv.conf").string();
     std::ofstream(options_.host_resolv_conf) << "# host\nnameserver 127.0.0.53\nnameserver 10.255.255.53\n"
                                                 "search corp.example\noptions edns0\n";
@@ -124,6 +125,13 @@ TEST_F(TaskFilesTest, WritesEtcFilesVolumesAndTheGroupAndCleansUpByName) {
   ASSERT_EQ(rt_.groups.count("0123abcd"), 1u);
   EXPECT_EQ(rt_.groups["0123abcd"].cpu_limit_units, 256u);
   EXPECT_EQ(rt_.groups["0123abcd"].memory_limit_bytes, 512u << 20);
+  EXPECT_EQ(rt_.groups["0123abcd"].pids_max, 4096u);
+  // Private: nobody but root reaches the task's files (a setuid file a container left in a volume).
+  for (const fs::path& d : {dir_ / "tasks", task}) {
+    struct stat dst {};
+    ASSERT_EQ(::stat(d.c_str(), &dst), 0);
+    EXPECT_EQ(dst.st_mode & 07777, 0700u) << d;
+  }
 
   const EtcFiles& web = files->etc_files.at("web");
   EXPECT_EQ(web.hosts, (task / "etc" / "web" / "hosts").string());
@@ -180,6 +188,30 @@ TEST_F(TaskFilesTest, RefusalsLeaveNothingBehind) {
   ASSERT_TRUE(plain.ok());
   EXPECT_TRUE(plain->etc_files.empty());
   EXPECT_EQ(plain->cgroup_parent, "/paddock/i/0123abcd");
+}
+
+// A task without a size still gets its group, for the pids bound alone; with no bound and no
+// size, none.
+TEST_F(TaskFilesTest, EveryTaskGetsItsPidsBound) {
+  const json::object definition = Obj(R"({"containerDefinitions":[{"name":"a"}]})");
+  TaskFilesInput in{.task_id = "0123abcd",
+                    .task_arn = "arn:aws:ecs:eu-west-1:123456789012:task/c/0123abcd",
+                    .definition = definition,
+                    .overrides = overrides_,
+                    .ip = "",
+                    .cpu_units = 0,
+                    .memory_mib = 0};
+  auto sized_not = PrepareTask(rt_, options_, in);
+  ASSERT_TRUE(sized_not.ok()) << sized_not.status().ToString();
+  ASSERT_EQ(rt_.groups.count("0123abcd"), 1u);
+  EXPECT_EQ(rt_.groups["0123abcd"].pids_max, 4096u);
+  EXPECT_EQ(rt_.groups["0123abcd"].cpu_limit_units, 0u);
+  ASSERT_TRUE(CleanUpTask(rt_, options_, "0123abcd").ok());
+  options_.pids_per_task = 0;
+  auto unbounded = PrepareTask(rt_, options_, in);
+  ASSERT_TRUE(unbounded.ok());
+  EXPECT_TRUE(rt_.groups.empty());
+  EXPECT_EQ(unbounded->cgroup_parent, "");
 }
 
 TEST_F(TaskFilesTest, HostPathsBindOnlyWhereHostAccessIsAllowedAndAreNeverRemoved) {

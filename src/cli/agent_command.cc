@@ -16,6 +16,7 @@
 #include "agent/remote/registration.h"
 #include "agent/remote/remote_control.h"
 #include "agent/runtime/crun_runtime.h"
+#include "common/private_files.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace paddock::cli {
@@ -131,6 +132,12 @@ void AddAgentCommand(CLI::App& app, AgentCommand& c) {
   c.cmd->add_flag("--allow-host-access", c.allow_host_access,
                   "Let this instance's tasks reach the host: host.sourcePath volumes, added capabilities, privileged, "
                   "host pid/ipc/network namespaces (default: refused, as placement failures ATTRIBUTE)");
+  c.cmd->add_option("--pids-per-task", c.pids_per_task,
+                    "Processes and threads one task may have at once (its cgroup's pids.max; default 4096, 0: no bound)")
+      ->check(CLI::Range(uint64_t{0}, uint64_t{4194304}));
+  c.cmd->add_option("--max-unpacked-bytes", c.max_unpacked_bytes,
+                    "Refuse an image whose pull would unpack more than this many bytes (default 20 GiB)")
+      ->check(CLI::Range(uint64_t{1}, UINT64_MAX));
 }
 
 int RunAgentCommand(const AgentCommand& c) {
@@ -147,9 +154,7 @@ int RunAgentCommand(const AgentCommand& c) {
   agent::remote::ClientOptions client{host_port->first, host_port->second, c.region, *creds};
 
   const fs::path state = fs::absolute(c.state_dir);
-  std::error_code ec;
-  fs::create_directories(state, ec);
-  if (ec) return Fail("state directory", Unavailable(ec.message()));
+  if (Status s = MakePrivateDir(state.string()); !s.ok()) return Fail("state directory", s);
   auto store = store::SqliteStore::Open({.path = (state / "paddock.db").string()});
   if (!store.ok()) return Fail("store", store.status());
 
@@ -176,7 +181,10 @@ int RunAgentCommand(const AgentCommand& c) {
 
   const std::string tag = AgentTag(c.state_dir);
   agent::images::ImageStore images(**store, (state / "images").string());
-  agent::images::SkopeoPuller puller(agent::images::SkopeoOptions{});
+  images.SetMaxUnpackedBytes(c.max_unpacked_bytes);
+  agent::images::SkopeoOptions pull;
+  pull.max_bytes = c.max_unpacked_bytes;
+  agent::images::SkopeoPuller puller(std::move(pull));
   images.SetPuller(&puller);
   agent::runtime::CrunRuntimeOptions runtime_options;
   runtime_options.state_dir = (state / "containers").string();
@@ -190,9 +198,10 @@ int RunAgentCommand(const AgentCommand& c) {
   std::unique_ptr<agent::metadata::MetadataService> metadata =
       agent::StartMetadataService(agent::net::NetworkOptions{}, state.string());
   // Host-level grants as its operator set them (--allow-host-access), whatever placement decided.
-  agent::Agent agent(control, images, **runtime,
-                     agent::NodeAgentOptions(ecs::task::InstanceAgentId(arn), tag, state.string(), metadata.get(),
-                                             host_access));
+  agent::AgentOptions agent_options = agent::NodeAgentOptions(ecs::task::InstanceAgentId(arn), tag, state.string(),
+                                                              metadata.get(), host_access);
+  agent_options.pids_per_task = c.pids_per_task;
+  agent::Agent agent(control, images, **runtime, std::move(agent_options));
   const uint64_t watch = control.Watch(arn, [&agent] { agent.Notify(); });
   if (Status s = control.Start(); !s.ok()) return Fail("control", s);
   if (Status s = agent.Start(); !s.ok()) {

@@ -35,6 +35,8 @@ struct AgentCommand {
   int64_t memory = 0;  // 0: MemTotal minus the reserve
   int poll_wait_seconds = 20;
   bool allow_host_access = false;
+  uint64_t pids_per_task = 4096;  // agent::kDefaultPidsPerTask; 0: no bound
+  uint64_t max_unpacked_bytes = uint64_t{20} << 30;  // images::kDefaultMaxUnpackedBytes
 };
 
 void AddAgentCommand(CLI::App& app, AgentCommand& c);

@@ -34,6 +34,9 @@ Status LoadImages(const std::string& path, const toml::table& table, ImagesConfi
     } else if (k == "auth_file") {
       if (!node.is_string()) return bad("a string");
       images.auth_file = node.as_string()->get();
+    } else if (k == "max_unpacked_bytes") {
+      if (!node.is_integer()) return bad("an integer");
+      images.max_unpacked_bytes = node.as_integer()->get();
     } else {
       return InvalidArgument(fmt::format("config file {}: unknown key 'images.{}'", path, k));
     }
@@ -144,6 +147,8 @@ Status LoadConfigFile(const std::string& path, ServerConfig& config) {
                                     {"backoff_base_seconds", &c.backoff_base_seconds},
                                     {"backoff_cap_seconds", &c.backoff_cap_seconds},
                                     {"lease_seconds", &c.lease_seconds}}));
+    } else if (k == "agent" && node.is_table()) {
+      RETURN_IF_ERROR(LoadIntegers(path, k, *node.as_table(), {{"pids_per_task", &config.agent.pids_per_task}}));
     } else if (k == "quotas" && node.is_table()) {
       RETURN_IF_ERROR(LoadIntegers(path, k, *node.as_table(),
                                    {{"services_per_cluster", &config.quotas.services_per_cluster},
@@ -189,6 +194,13 @@ Status ValidateConfig(const ServerConfig& config) {
   if (config.images.pull_timeout_seconds < 1 || config.images.pull_timeout_seconds > 86400)
     return InvalidArgument(fmt::format("images.pull_timeout_seconds must be 1 to 86400, not {}",
                                        config.images.pull_timeout_seconds));
+  if (config.images.max_unpacked_bytes < 1)
+    return InvalidArgument(fmt::format("images.max_unpacked_bytes must be at least 1, not {}",
+                                       config.images.max_unpacked_bytes));
+  // pid_max's ceiling (PID_MAX_LIMIT on 64-bit): a larger bound would be no bound.
+  if (config.agent.pids_per_task < 0 || config.agent.pids_per_task > 4194304)
+    return InvalidArgument(fmt::format("agent.pids_per_task must be 0 (no bound) to 4194304, not {}",
+                                       config.agent.pids_per_task));
   if (config.agent_long_polls < 0 || config.agent_long_polls > 1024)
     return InvalidArgument(fmt::format("agent_long_polls must be 0 to 1024, not {}", config.agent_long_polls));
   const SchedulerConfig& sc = config.scheduler;

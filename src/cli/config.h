@@ -12,6 +12,10 @@
 //   insecure_loopback = true       # localhost, 127.0.0.0/8, [::1] need no listing (as in Docker)
 //   pull_timeout_seconds = 300     # one pull, start to finish; then CannotPullContainerError
 //   auth_file = ""                 # containers-auth.json for every pull; "" = anonymous
+//   max_unpacked_bytes = 21474836480  # an image unpacking past this (or the free space) is refused
+//
+//   [agent]                        # the node's agents: limits on each task
+//   pids_per_task = 4096           # processes and threads a task may have at once; 0 = no bound
 //
 //   agent_long_polls = 16          # agents waiting in PollAssignments at once (docs/agent-protocol.md)
 //   agent_timeout_seconds = 60     # agentConnected: last heartbeat at most this old
@@ -57,6 +61,13 @@ struct ImagesConfig {
   bool insecure_loopback = true;
   int64_t pull_timeout_seconds = 300;
   std::string auth_file;
+  // No import or pull may unpack more than this (agent/images ImageStoreOptions).
+  int64_t max_unpacked_bytes = int64_t{20} << 30;
+};
+
+// The [agent] table: limits the node's agents put on each task (agent/agent.h AgentOptions).
+struct AgentLimitsConfig {
+  int64_t pids_per_task = 4096;  // 0: no bound
 };
 
 // One [[ec2_instance]]: a container instance whose agent runs inside the server.
@@ -105,6 +116,7 @@ struct ServerConfig {
   std::string api_rate_limits = "off";  // "aws" | "off"
   std::string region = "us-east-1";     // the region written into the AWS profile
   ImagesConfig images;
+  AgentLimitsConfig agent;
   int64_t agent_long_polls = 16;
   int64_t agent_timeout_seconds = 60;
   std::vector<Ec2InstanceConfig> ec2_instances;

@@ -2,6 +2,7 @@
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -15,6 +16,7 @@
 #include "cli/agent_command.h"
 #include "cli/config.h"
 #include "cli/node.h"
+#include "common/private_files.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace paddock::cli {
@@ -127,6 +129,7 @@ struct ImageCommands {
   std::vector<std::string> insecure_registries;
   int64_t pull_timeout_seconds = 300;
   std::string auth_file;
+  uint64_t max_unpacked_bytes = paddock::agent::images::kDefaultMaxUnpackedBytes;
   CLI::App* import = nullptr;
   CLI::App* pull = nullptr;
   CLI::App* import_rootfs = nullptr;
@@ -138,6 +141,10 @@ void AddImageCommands(CLI::App& app, ImageCommands& c) {
   CLI::App* image = app.add_subcommand("image", "The node's local image store (safe while a server runs)");
   image->require_subcommand(1);
   image->add_option("--state-dir", c.state_dir, "State directory (default ./.paddock)");
+  image->add_option("--max-unpacked-bytes", c.max_unpacked_bytes,
+                    "Refuse an import or pull that would unpack more than this many bytes (default 20 GiB; a "
+                    "server's is its images.max_unpacked_bytes)")
+      ->check(CLI::Range(uint64_t{1}, UINT64_MAX));
   c.import = image->add_subcommand("import", "Import an OCI image-layout archive or a `docker save` archive");
   c.import->add_option("FILE", c.path, "The archive (tar, optionally gzip-compressed)")->required();
   c.import->add_option("--name", c.name,
@@ -174,13 +181,12 @@ std::string HumanSize(uint64_t bytes) {
 
 int RunImageCommand(const ImageCommands& c) {
   namespace images = paddock::agent::images;
-  std::error_code ec;
-  std::filesystem::create_directories(c.state_dir, ec);
-  if (ec) return Fail(Unavailable(fmt::format("cannot create state directory {}: {}", c.state_dir, ec.message())));
+  if (Status s = paddock::MakePrivateDir(c.state_dir); !s.ok()) return Fail(s);
   // The same database file Node::Open uses.
   auto store = paddock::store::SqliteStore::Open({.path = (std::filesystem::path(c.state_dir) / "paddock.db").string()});
   if (!store.ok()) return Fail(store.status());
   images::ImageStore image_store(**store, (std::filesystem::path(c.state_dir) / "images").string());
+  image_store.SetMaxUnpackedBytes(c.max_unpacked_bytes);
   int rc = 0;
   if (c.import->parsed()) {
     auto refs = image_store.ImportArchive(c.path, images::ImportOptions{c.name});
@@ -204,6 +210,7 @@ int RunImageCommand(const ImageCommands& c) {
     options.insecure_registries = c.insecure_registries;
     options.timeout = std::chrono::seconds(c.pull_timeout_seconds);
     options.auth_file = c.auth_file;
+    options.max_bytes = c.max_unpacked_bytes;
     images::SkopeoPuller puller(std::move(options));
     auto img = image_store.ResolveOrPull(c.name, puller);
     if (!img.ok()) {
@@ -261,26 +268,49 @@ void AddLogsCommand(CLI::App& app, LogsCommand& c) {
   c.cmd->add_option("--state-dir", c.state_dir, "State directory (default ./.paddock)");
 }
 
-// Copies `path` from `offset` to stdout; returns the bytes copied. A file shorter than `offset`
-// was rotated (truncated): it is read again from 0.
+// Copies `path` from `offset` to stdout; returns the bytes copied.
 uint64_t CopyFrom(const std::filesystem::path& path, uint64_t& offset) {
-  std::error_code ec;
-  uint64_t size = std::filesystem::file_size(path, ec);
-  if (ec) return 0;
-  if (size < offset) offset = 0;
-  if (size == offset) return 0;
   std::ifstream in(path, std::ios::binary);
+  if (!in) return 0;
   in.seekg(static_cast<std::streamoff>(offset));
   char buf[64 * 1024];
   uint64_t copied = 0;
-  while (in && copied < size - offset) {
-    in.read(buf, static_cast<std::streamsize>(std::min<uint64_t>(sizeof(buf), size - offset - copied)));
+  while (in) {
+    in.read(buf, sizeof(buf));
     std::streamsize n = in.gcount();
     if (n <= 0) break;
     std::fwrite(buf, 1, static_cast<size_t>(n), stdout);
     copied += static_cast<uint64_t>(n);
   }
   offset += copied;
+  return copied;
+}
+
+// The inode of `path`, 0 when it is missing.
+uint64_t InodeOf(const std::filesystem::path& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_ino) : 0;
+}
+
+// Where `paddock logs --follow` is in one container's log: the file (by inode) and the offset.
+// The agent rotates by renaming <name>.log to <name>.log.1 and starting a new <name>.log
+// (agent/logs.h), so a new inode under the name means: finish the old file (now .1), then read
+// the new one from its start.
+struct LogCursor {
+  uint64_t inode = 0;
+  uint64_t offset = 0;
+};
+
+// Prints what `cursor`'s container appended since the last call; returns the bytes printed.
+uint64_t Follow(const std::filesystem::path& log, LogCursor& cursor) {
+  uint64_t copied = 0;
+  const uint64_t inode = InodeOf(log);
+  if (inode != cursor.inode) {
+    const std::filesystem::path old = log.string() + ".1";
+    if (cursor.inode != 0 && InodeOf(old) == cursor.inode) copied += CopyFrom(old, cursor.offset);
+    cursor = LogCursor{inode, 0};
+  }
+  if (inode != 0) copied += CopyFrom(log, cursor.offset);
   return copied;
 }
 
@@ -305,7 +335,7 @@ int RunLogsCommand(const LogsCommand& c) {
     names = {c.container};
   }
   const bool headers = names.size() > 1;
-  std::vector<uint64_t> offsets(names.size(), 0);
+  std::vector<LogCursor> cursors(names.size());
   size_t last = names.size();  // whose output was printed last
   auto header = [&](size_t i) {
     if (headers) fmt::print("{}==> {} <==\n", last == names.size() ? "" : "\n", names[i]);
@@ -315,9 +345,10 @@ int RunLogsCommand(const LogsCommand& c) {
   for (size_t i = 0; i < names.size(); ++i) {
     header(i);
     const fs::path log = dir / (names[i] + ".log");
+    cursors[i].inode = InodeOf(log);
     uint64_t old_offset = 0;
     CopyFrom(fs::path(log.string() + ".1"), old_offset);
-    CopyFrom(log, offsets[i]);
+    CopyFrom(log, cursors[i].offset);
   }
   std::fflush(stdout);
   // Following: what is appended, with a header whenever another container's output comes next.
@@ -327,9 +358,9 @@ int RunLogsCommand(const LogsCommand& c) {
       const fs::path log = dir / (names[i] + ".log");
       std::error_code e;
       uint64_t size = fs::file_size(log, e);
-      if (e || size == offsets[i]) continue;
+      if (!e && size == cursors[i].offset && InodeOf(log) == cursors[i].inode) continue;
       if (last != i) header(i);
-      total += CopyFrom(log, offsets[i]);
+      total += Follow(log, cursors[i]);
     }
     std::fflush(stdout);
     return total;

@@ -30,6 +30,7 @@
 #include "cli/aws_profile.h"
 #include "cli/node_owner.h"
 #include "common/encoding.h"
+#include "common/private_files.h"
 #include "ecs/api/ecs_service.h"
 #include "ecs/cluster/clusters.h"
 #include "ecs/instance/instances.h"
@@ -95,6 +96,12 @@ std::string InstanceTag(const std::string& state_dir) {
   return fmt::format("{:08x}", h);
 }
 
+// The node's [agent] limits on top of an agent's options.
+agent::AgentOptions WithNodeLimits(agent::AgentOptions options, const ServerConfig& config) {
+  options.pids_per_task = static_cast<uint64_t>(config.agent.pids_per_task);
+  return options;
+}
+
 }  // namespace
 
 class Node::Impl {
@@ -158,7 +165,9 @@ class Node::Impl {
     const fs::path state = fs::absolute(config.state_dir);
     const std::string instance = InstanceTag(config.state_dir);
     images = std::make_unique<agent::images::ImageStore>(*store, (state / "images").string());
+    images->SetMaxUnpackedBytes(static_cast<uint64_t>(config.images.max_unpacked_bytes));
     agent::images::SkopeoOptions pull;
+    pull.max_bytes = static_cast<uint64_t>(config.images.max_unpacked_bytes);
     pull.insecure_registries = config.images.insecure_registries;
     pull.insecure_loopback = config.images.insecure_loopback;
     pull.timeout = std::chrono::seconds(config.images.pull_timeout_seconds);
@@ -175,9 +184,11 @@ class Node::Impl {
     }
     runtime = std::move(*rt);
     metadata = agent::StartMetadataService(agent::net::NetworkOptions{}, state.string());
-    agent = std::make_unique<agent::Agent>(*control, *images, *runtime,
-                                           agent::NodeAgentOptions(std::string(kFargateAgent), instance, state.string(),
-                                                                   metadata.get(), agent::HostAccess::kRefused));
+    agent = std::make_unique<agent::Agent>(
+        *control, *images, *runtime,
+        WithNodeLimits(agent::NodeAgentOptions(std::string(kFargateAgent), instance, state.string(), metadata.get(),
+                                               agent::HostAccess::kRefused),
+                       config));
     Status s = agent->Start();
     if (!s.ok()) {
       fmt::print(stderr, "paddock: warning: tasks will not run: {}\n", s.ToString());
@@ -235,8 +246,10 @@ class Node::Impl {
     // Host-level grants as its operator set them (host_access), whatever placement decided.
     e.agent = std::make_unique<agent::Agent>(
         *control, *images, *runtime,
-        agent::NodeAgentOptions(ecs::task::InstanceAgentId(e.arn), InstanceTag(config.state_dir),
-                                fs::absolute(config.state_dir).string(), metadata.get(), host_access));
+        WithNodeLimits(agent::NodeAgentOptions(ecs::task::InstanceAgentId(e.arn), InstanceTag(config.state_dir),
+                                               fs::absolute(config.state_dir).string(), metadata.get(),
+                                               host_access),
+                       config));
     RETURN_IF_ERROR(e.agent->Start());
     e.watch = control->Watch(e.arn, [a = e.agent.get()] { a->Notify(); });
     fmt::print(stderr, "paddock: in-process EC2 container instance {}{}\n", e.arn,
@@ -313,9 +326,8 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   RETURN_IF_ERROR(ValidateConfig(config));
   auto impl = std::make_unique<Impl>();
   impl->config = config;
-  std::error_code ec;
-  fs::create_directories(config.state_dir, ec);
-  if (ec) return Unavailable(fmt::format("cannot create state directory {}: {}", config.state_dir, ec.message()));
+  // 0700: the store holds every tenant's secrets (common/private_files.h).
+  RETURN_IF_ERROR(MakePrivateDir(config.state_dir));
   store::SqliteOptions options;
   options.path = (fs::path(config.state_dir) / "paddock.db").string();
   ASSIGN_OR_RETURN(impl->store, store::SqliteStore::Open(options));

@@ -77,6 +77,39 @@ TEST(ConfigTest, ImagesTable) {
   fs::remove_all(dir);
 }
 
+// The limits of issue 9: [images] max_unpacked_bytes and [agent] pids_per_task, their defaults
+// (20 GiB, 4,096) and their ranges.
+TEST(ConfigTest, ImageAndTaskLimits) {
+  std::string dir = TempDir();
+  std::string path = dir + "/paddock.toml";
+  ServerConfig defaults;
+  EXPECT_EQ(defaults.images.max_unpacked_bytes, int64_t{20} << 30);
+  EXPECT_EQ(defaults.agent.pids_per_task, 4096);
+  std::ofstream(path) << "[images]\nmax_unpacked_bytes = 8388608\n[agent]\npids_per_task = 64\n";
+  ServerConfig c;
+  ASSERT_TRUE(LoadConfigFile(path, c).ok());
+  EXPECT_EQ(c.images.max_unpacked_bytes, 8388608);
+  EXPECT_EQ(c.agent.pids_per_task, 64);
+  EXPECT_TRUE(ValidateConfig(c).ok());
+  c.agent.pids_per_task = 0;  // no bound
+  EXPECT_TRUE(ValidateConfig(c).ok());
+  for (const char* bad : {"[agent]\npids_per_task = \"64\"\n", "[agent]\nnproc = 1\n",
+                          "[images]\nmax_unpacked_bytes = \"1G\"\n"}) {
+    std::ofstream(path) << bad;
+    ServerConfig b;
+    EXPECT_FALSE(LoadConfigFile(path, b).ok()) << bad;
+  }
+  ServerConfig v;
+  v.agent.pids_per_task = -1;
+  EXPECT_FALSE(ValidateConfig(v).ok());
+  v.agent.pids_per_task = 4194305;
+  EXPECT_FALSE(ValidateConfig(v).ok());
+  v.agent.pids_per_task = 1;
+  v.images.max_unpacked_bytes = 0;
+  EXPECT_FALSE(ValidateConfig(v).ok());
+  fs::remove_all(dir);
+}
+
 TEST(ConfigTest, AgentSettingsAndEc2Instances) {
   std::string dir = TempDir();
   std::string path = dir + "/paddock.toml";

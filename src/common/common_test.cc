@@ -1,6 +1,12 @@
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include "common/arn.h"
+#include "common/private_files.h"
 #include "common/encoding.h"
 #include "common/ids.h"
 #include "common/status.h"
@@ -25,6 +31,40 @@ TEST(StatusTest, AssignOrReturnPropagatesErrors) {
   Status s = UseHalf(3, &v);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(s.message(), "odd");
+}
+
+TEST(PrivateFilesTest, DirectoriesAre0700AndFilesLoseGroupAndOtherBits) {
+  namespace fs = std::filesystem;
+  std::string tmpl = (fs::temp_directory_path() / "paddock-private-XXXXXX").string();
+  ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+  const fs::path root = tmpl;
+  auto mode = [](const fs::path& p) {
+    struct stat st {};
+    EXPECT_EQ(::lstat(p.c_str(), &st), 0) << p;
+    return st.st_mode & 07777;
+  };
+  const mode_t old_umask = ::umask(0);
+  ASSERT_TRUE(MakePrivateDir((root / "a" / "state").string()).ok());
+  ::umask(old_umask);
+  EXPECT_EQ(mode(root / "a" / "state"), 0700u);
+  fs::create_directories(root / "loose");
+  fs::permissions(root / "loose", fs::perms(0755));
+  ASSERT_TRUE(MakePrivateDir((root / "loose").string()).ok());
+  EXPECT_EQ(mode(root / "loose"), 0700u);  // tightened
+  std::ofstream(root / "f") << "secret";
+  fs::permissions(root / "f", fs::perms(0644));
+  ASSERT_TRUE(TightenPrivateFile((root / "f").string()).ok());
+  EXPECT_EQ(mode(root / "f"), 0600u);
+  EXPECT_TRUE(TightenPrivateFile((root / "missing").string()).ok());
+  // A symlink planted in place of the file is not followed.
+  std::ofstream(root / "target") << "x";
+  fs::permissions(root / "target", fs::perms(0644));
+  fs::create_symlink(root / "target", root / "link");
+  ASSERT_TRUE(TightenPrivateFile((root / "link").string()).ok());
+  EXPECT_EQ(mode(root / "target"), 0644u);
+  std::ofstream(root / "file-not-dir") << "x";
+  EXPECT_FALSE(MakePrivateDir((root / "file-not-dir").string()).ok());
+  fs::remove_all(root);
 }
 
 TEST(ArnTest, ParsesAllParts) {

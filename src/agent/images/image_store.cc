@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -17,10 +18,12 @@
 #include "agent/images/internal/oci.h"
 #include "agent/images/internal/tar.h"
 #include "common/encoding.h"
+#include "common/private_files.h"
 #include "store/key.h"
 
 namespace paddock::agent::images {
 namespace fs = std::filesystem;
+using internal::ByteBudget;
 using internal::FileLock;
 using internal::StagedArchive;
 
@@ -93,6 +96,13 @@ StatusOr<Reference> NameFromArchive(std::string_view name, std::string_view what
   return *r;
 }
 
+// A failed unpack of the layer `diff_id`: a bound reached reads as containerd's "failed to extract
+// layer" (what ECS reports after "CannotPullContainerError: "); the rest as it came.
+Status WithLayer(Status s, const Digest& diff_id) {
+  if (s.code() != StatusCode::kResourceExhausted) return s;
+  return ResourceExhausted(fmt::format("failed to extract layer {}: {}", diff_id.str(), s.message()));
+}
+
 // Scans every row of `table` in key order, a page at a time, inside one snapshot.
 Status ScanAll(store::ReadTxn& txn, std::string_view table, const store::Range& range,
                const std::function<Status(const store::Row&)>& fn) {
@@ -151,6 +161,11 @@ ImageStore::ImageStore(store::Store& store, std::string images_dir, Clock& clock
 Status ImageStore::EnsureLayout() {
   std::call_once(layout_once_, [&] {
     std::error_code ec;
+    // 0700 before anything is unpacked under it: layers keep their setuid bits (see the header).
+    if (Status s = MakePrivateDir(dir_); !s.ok()) {
+      layout_status_ = s;
+      return;
+    }
     for (const char* sub : {"blobs/sha256", "layers", "tmp"}) {
       fs::create_directories(fs::path(dir_) / sub, ec);
       if (ec) {
@@ -168,6 +183,24 @@ Status ImageStore::EnsureLayout() {
   });
   return layout_status_;
 }
+
+namespace {
+
+// A budget for one import into `dir`: `max_unpacked`, and the free space of `dir` less a reserve.
+ByteBudget NewBudget(const std::string& dir, uint64_t max_unpacked) {
+  struct statvfs fs_stat {};
+  uint64_t free = 0;
+  if (::statvfs(dir.c_str(), &fs_stat) == 0) {
+    const uint64_t available = static_cast<uint64_t>(fs_stat.f_bavail) * fs_stat.f_frsize;
+    const uint64_t total = static_cast<uint64_t>(fs_stat.f_blocks) * fs_stat.f_frsize;
+    // Room kept for the store, logs and the tasks' own writes: an image never takes the last of it.
+    const uint64_t reserve = std::min<uint64_t>(uint64_t{256} << 20, total / 20);
+    free = available > reserve ? available - reserve : 0;
+  }
+  return ByteBudget(max_unpacked, free, dir);
+}
+
+}  // namespace
 
 std::string ImageStore::BlobPath(const Digest& d) const { return fmt::format("{}/blobs/sha256/{}", dir_, d.hex()); }
 std::string ImageStore::LayerPath(const Digest& diff_id) const {
@@ -341,7 +374,8 @@ StatusOr<std::vector<std::string>> ImageStore::ImportArchive(const std::string& 
     ScopedDir work(work_path);
     std::string stage = work.path() + "/stage";
     if (::mkdir(stage.c_str(), 0700) != 0) return Unavailable(fmt::format("cannot create {}", stage));
-    ASSIGN_OR_RETURN(StagedArchive ar, StagedArchive::Stage(path, stage));
+    ByteBudget budget = NewBudget(dir_, max_unpacked_bytes_);
+    ASSIGN_OR_RETURN(StagedArchive ar, StagedArchive::Stage(path, stage, budget));
 
     std::vector<ArchiveImage> images;
     if (ar.Has("index.json")) {
@@ -369,8 +403,16 @@ StatusOr<std::vector<std::string>> ImageStore::ImportArchive(const std::string& 
         const StagedArchive::File& f = *image.layers[i].file;
         auto known = diff_ids.find(f.digest);
         if (known == diff_ids.end()) {
-          auto d = internal::UncompressedDigest(f.path);
-          if (!d.ok()) return InvalidArgument(fmt::format("layer {}: {}", f.digest.str(), d.status().message()));
+          // A dry run on a copy of the budget: a layer that would unpack past the bound is refused
+          // here, having written nothing.
+          ByteBudget probe = budget;
+          auto d = internal::UncompressedDigest(f.path, {}, &probe);
+          if (!d.ok()) {
+            StatusCode code = d.status().code() == StatusCode::kResourceExhausted ? StatusCode::kResourceExhausted
+                                                                                  : StatusCode::kInvalidArgument;
+            std::string_view what = code == StatusCode::kResourceExhausted ? "failed to extract layer " : "layer ";
+            return Status(code, fmt::format("{}{}: {}", what, f.digest.str(), d.status().message()));
+          }
           known = diff_ids.emplace(f.digest, d->digest).first;
         }
         if (known->second != config.diff_ids[i])
@@ -382,7 +424,7 @@ StatusOr<std::vector<std::string>> ImageStore::ImportArchive(const std::string& 
         if (!fs::exists(LayerPath(layer.diff_id)) && pending.layers_seen.insert(layer.diff_id).second) {
           std::string dir = pending.WorkFile("layer");
           if (::mkdir(dir.c_str(), 0755) != 0) return Unavailable(fmt::format("cannot create {}", dir));
-          RETURN_IF_ERROR(internal::UnpackLayer(f.path, dir));
+          RETURN_IF_ERROR(WithLayer(internal::UnpackLayer(f.path, dir, budget), layer.diff_id));
           pending.layers.push_back({layer.diff_id, dir});
         }
         pending.blobs.push_back({f.digest, f.path});
@@ -433,17 +475,20 @@ StatusOr<std::string> ImageStore::ImportRootfs(const std::string& path, std::str
     Pending pending;
     pending.work = work.path();
     std::string layer_tar = pending.WorkFile("layer.tar");
+    ByteBudget budget = NewBudget(dir_, max_unpacked_bytes_);
     if (fs::is_directory(status)) {
       RETURN_IF_ERROR(internal::WriteTreeTar(path, layer_tar, /*skip=*/dir_));
+      // The operator's own tree, counted once written (its size is what its unpacking costs too).
+      RETURN_IF_ERROR(budget.Staged(fs::file_size(layer_tar, ec)));
     } else {
-      RETURN_IF_ERROR(internal::UncompressedDigest(path, layer_tar).status());
+      RETURN_IF_ERROR(internal::UncompressedDigest(path, layer_tar, &budget).status());
     }
     ASSIGN_OR_RETURN(FileDigest tar, Sha256OfFile(layer_tar));
     Layer layer{tar.digest, tar.digest, tar.size, std::string(oci::kMediaTypeLayerTar)};
     if (!fs::exists(LayerPath(layer.diff_id))) {
       std::string dir = pending.WorkFile("layer");
       if (::mkdir(dir.c_str(), 0755) != 0) return Unavailable(fmt::format("cannot create {}", dir));
-      RETURN_IF_ERROR(internal::UnpackLayer(layer_tar, dir));
+      RETURN_IF_ERROR(WithLayer(internal::UnpackLayer(layer_tar, dir, budget), layer.diff_id));
       pending.layers.push_back({layer.diff_id, dir});
     }
     pending.blobs.push_back({layer.digest, layer_tar});
@@ -607,7 +652,8 @@ Status ImageStore::EnsureUnpacked(const Layer& layer) {
   ScopedDir work(work_path);
   std::string dir = work.path() + "/layer";
   if (::mkdir(dir.c_str(), 0755) != 0) return Unavailable(fmt::format("cannot create {}", dir));
-  RETURN_IF_ERROR(internal::UnpackLayer(blob, dir));
+  ByteBudget budget = NewBudget(dir_, max_unpacked_bytes_);
+  RETURN_IF_ERROR(WithLayer(internal::UnpackLayer(blob, dir, budget), layer.diff_id));
   if (::rename(dir.c_str(), target.c_str()) != 0 && errno != EEXIST && errno != ENOTEMPTY)
     return Internal(fmt::format("cannot move layer into {}: {}", target, std::strerror(errno)));
   return OkStatus();

@@ -19,6 +19,15 @@
 //                                  layers: [{digest, diffId, size, mediaType}], size, createdAt}
 //   image_digests  (repository, manifest digest, reference) -> ""   for name@sha256:… lookups
 //
+// Bounds: an import (or a pull's import) writes at most `max_unpacked_bytes` of unpacked layers
+// (and as much of staged archive files), and never more than the state directory's free space
+// less a reserve (min(256 MiB, 5% of the filesystem)); the bytes are counted as they come out of
+// the decompressor (internal::ByteBudget), so a gzip bomb stops at the bound, not after. Past a
+// bound the import fails with ResourceExhausted and leaves nothing: no blob, no layer, no record.
+//
+// Privacy: <images_dir> is 0700 (made so, and tightened when looser): unpacked layers keep their
+// setuid bits, and no local user may reach one through the state directory.
+//
 // Crash safety: files are written and fsync'd before the transaction that names them commits;
 // files no record names (a crashed import's, or a removed image's) are deleted by the next
 // CollectGarbage, which every Remove runs after its transaction.
@@ -51,9 +60,16 @@ struct ImportOptions {
 // ('["sh", "-c", "echo hi"]'), or words separated by spaces ("httpd -f -p 80").
 StatusOr<std::vector<std::string>> ParseCommand(std::string_view text);
 
+// The bound on what one import may unpack, unless the node says otherwise (images.max_unpacked_bytes).
+inline constexpr uint64_t kDefaultMaxUnpackedBytes = uint64_t{20} << 30;
+
 class ImageStore {
  public:
   ImageStore(store::Store& store, std::string images_dir, Clock& clock = SystemClock::Get());
+
+  // The bound on the unpacked layers one import may write (see the header). REQUIRES: called
+  // before any import.
+  void SetMaxUnpackedBytes(uint64_t bytes) { max_unpacked_bytes_ = bytes; }
 
   // Imports every image of an OCI image-layout tar (index.json + blobs/) or a `docker save` tar
   // (manifest.json + layer tars), either optionally gzip-compressed. Every blob is checked against
@@ -131,6 +147,7 @@ class ImageStore {
   std::once_flag layout_once_;
   Status layout_status_;
   Puller* puller_ = nullptr;
+  uint64_t max_unpacked_bytes_ = kDefaultMaxUnpackedBytes;
   std::mutex flights_mu_;
   std::map<std::string, std::shared_ptr<PullFlight>> flights_;  // GUARDED_BY(flights_mu_), by reference
 };

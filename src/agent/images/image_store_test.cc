@@ -505,6 +505,50 @@ TEST_F(ImageStoreTest, CorruptAndHostileArchivesAreRefusedAndLeaveNothing) {
   ASSERT_TRUE(images_->ImportArchive(Put("good.tar", good_oci)).ok());
 }
 
+// Finding 10: an archive that expands past the node's bound — a gzip bomb of a layer, a bomb of
+// an archive, a tar for import-rootfs — is refused while it is read (ResourceExhausted, the bound
+// named), and leaves nothing: no blob, no layer, no record. Counted as written, not as claimed.
+TEST_F(ImageStoreTest, ImagesThatUnpackPastTheBoundAreRefusedAndLeaveNothing) {
+  constexpr uint64_t kBound = 4 << 20;
+  images_->SetMaxUnpackedBytes(kBound);
+  // 32 MiB of zeros: a few dozen KiB gzipped.
+  const std::string zeros(32 << 20, '\0');
+  const std::string plain = TarBuilder().File("zeros", zeros).Finish();
+  const std::string bomb = TarBuilder().File("zeros", zeros).Finish(Gzip(true));
+  ASSERT_LT(bomb.size(), kBound / 16);
+  struct Case {
+    std::string name;
+    std::string archive;
+    std::string message;
+  } cases[] = {
+      {"a gzip bomb of a layer", OciArchive({"bomb:1", {bomb}, {plain}}),
+       "the image unpacks to more than 4 MiB, this node's limit (images.max_unpacked_bytes = 4194304)"},
+      {"a bomb of an archive", std::string(TarBuilder()
+                                               .File("manifest.json", "[]")
+                                               .File("big", zeros)
+                                               .Finish(Gzip(true))),
+       "the image archive holds more than 4 MiB"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto r = images_->ImportArchive(Put("bomb.tar", c.archive));
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted) << r.status().ToString();
+    EXPECT_THAT(r.status().message(), HasSubstr(c.message));
+    ExpectEmpty();
+  }
+  auto layer = images_->ImportArchive(Put("bomb.tar", cases[0].archive));
+  EXPECT_THAT(layer.status().message(), HasSubstr("failed to extract layer sha256:"));
+  auto rootfs = images_->ImportRootfs(Put("bomb-layer.tar.gz", bomb), "bomb:2");
+  EXPECT_EQ(rootfs.status().code(), StatusCode::kResourceExhausted) << rootfs.status().ToString();
+  ExpectEmpty();
+  // What fits still imports, and the images directory is private (layers keep setuid bits).
+  ASSERT_TRUE(images_->ImportArchive(Put("good.tar", OciArchive({"a:1", {BaseLayer()}, {BaseLayer()}}))).ok());
+  struct stat st;
+  ASSERT_EQ(::stat(Images().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+}
+
 TEST_F(ImageStoreTest, OverlayXattrsFromLayersAreDropped) {
   // A layer cannot smuggle in overlayfs metadata of its own: only whiteouts create it. Other
   // extended attributes (file capabilities, user.*) are kept.

@@ -12,10 +12,26 @@
 #include <cctype>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <initializer_list>
 
 namespace paddock::agent::images {
 namespace {
+
+// How often a running pull's disk use is checked against SkopeoOptions::max_bytes.
+constexpr std::chrono::milliseconds kSizeCheckInterval{250};
+
+// Bytes in the regular files under `dir` (skopeo's archive and staging area).
+uint64_t BytesUnder(const std::string& dir) {
+  uint64_t total = 0;
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    std::error_code e2;
+    if (it->is_regular_file(e2)) total += it->file_size(e2);
+  }
+  return total;
+}
 
 // What ECS (Fargate's containerd-based agent) puts before its reasons. Paddock tries once.
 constexpr std::string_view kManifestPrefix = "pull image manifest has been retried 1 time(s): ";
@@ -217,6 +233,9 @@ Status SkopeoPuller::Pull(const Reference& ref, const std::string& archive_path)
   if (::poll(&sd, 1, 0) > 0) return shut_down();
 
   ASSIGN_OR_RETURN(subprocess::UniqueFd err, subprocess::MakeMemfd("paddock-skopeo"));
+  // Where skopeo writes (SkopeoCopyArgs puts its TMPDIR there too).
+  const std::string dir =
+      archive_path.substr(0, archive_path.rfind('/') == std::string::npos ? 0 : archive_path.rfind('/'));
   auto child = subprocess::Spawn(SkopeoCopyArgs(ref, archive_path, options_), subprocess::Stdio{-1, -1, err.get()});
   if (!child.ok()) return Unavailable(fmt::format("{}cannot run skopeo: {}", resolve, child.status().message()));
 
@@ -229,7 +248,8 @@ Status SkopeoPuller::Pull(const Reference& ref, const std::string& archive_path)
                                      options_.timeout.count() / 1000.0));
     }
     pollfd fds[2] = {{child->pidfd.get(), POLLIN, 0}, {shutdown_fd_.get(), POLLIN, 0}};
-    int n = ::poll(fds, 2, static_cast<int>(std::min<int64_t>(left.count(), 60'000)));
+    const int64_t slice = options_.max_bytes ? kSizeCheckInterval.count() : 60'000;
+    int n = ::poll(fds, 2, static_cast<int>(std::min<int64_t>(left.count(), slice)));
     if (n < 0 && errno != EINTR) {
       int e = errno;
       subprocess::KillAndReap(*child);
@@ -240,6 +260,12 @@ Status SkopeoPuller::Pull(const Reference& ref, const std::string& archive_path)
       return shut_down();
     }
     if (n > 0 && fds[0].revents != 0) break;
+    if (options_.max_bytes && BytesUnder(dir) > options_.max_bytes) {
+      subprocess::KillAndReap(*child);
+      return ResourceExhausted(fmt::format("{}the image's blobs take more than {} bytes, this node's limit "
+                                           "(images.max_unpacked_bytes)",
+                                           kCopyPrefix, options_.max_bytes));
+    }
   }
   auto exit = subprocess::WaitChild(*child, std::chrono::seconds(5));
   if (!exit.ok() || !*exit) {

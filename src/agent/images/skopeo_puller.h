@@ -48,6 +48,12 @@ struct SkopeoOptions {
   std::chrono::milliseconds timeout = std::chrono::minutes(5);
   // A containers-auth.json for --src-authfile; empty: anonymous (--src-no-creds).
   std::string auth_file;
+  // Most bytes skopeo may write (the archive and its staging, in the archive's directory),
+  // checked every 250 ms while it runs: past it skopeo is killed and the pull fails with
+  // ResourceExhausted, so a registry serving endless blobs cannot fill the disk. 0: no bound.
+  // The node sets its images.max_unpacked_bytes (compressed blobs are never larger than what
+  // they unpack to, give or take a header).
+  uint64_t max_bytes = 0;
   // The platform picked from multi-platform images: the host's.
   std::string os = "linux";
   std::string arch = HostArch();

@@ -111,7 +111,9 @@ StatusOr<std::string> AgentService::PollAssignments(const aws::CallContext& ctx,
   if (auto it = in.find("waitSeconds"); it != in.end() && it->value().is_number())
     wait = std::min(wait, std::chrono::milliseconds(it->value().to_number<int64_t>() * 1000));
   const TimePoint deadline = SystemClock::Get().Now() + wait;
-  ASSIGN_OR_RETURN(AssignmentSet set, control_.Poll(caller.agent_id, Str(in, "knownVersion"), deadline));
+  // Wait slots are shared per instance and per account (agent/poll_slots.h).
+  ASSIGN_OR_RETURN(AssignmentSet set,
+                   control_.Poll(caller.agent_id, ctx.scope.account, Str(in, "knownVersion"), deadline));
   // The instance was alive all along: its heartbeat is as of the answer, not only the question.
   control_.Heartbeat(ctx.scope, caller.cluster, caller.id, SystemClock::Get().Now()).IgnoreError();
   json::array tasks;

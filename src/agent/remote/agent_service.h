@@ -7,8 +7,9 @@
 //                    -> {tasks: [LaunchSpec], version, busy}
 //       The long-poll: answers at once when the instance's assignments' version differs from
 //       knownVersion, else when they change or after min(waitSeconds, max_wait). Counts as the
-//       instance's heartbeat (agentConnected). At most InProcessOptions::max_waiters wait at once;
-//       others are answered at once with busy=true.
+//       instance's heartbeat (agentConnected). At most InProcessOptions::max_waiters wait at once,
+//       shared fairly (agent/poll_slots.h: one per instance, a fair share per account); others —
+//       and a waiting poll whose slot a later one took — are answered at once with busy=true.
 //   ReportTaskState  {cluster, containerInstance, task, status, reason?, stopCode?,
 //                     healthStatus?, pullStartedAt?, pullStoppedAt?, executionStoppedAt?,
 //                     containers?: [{containerName, status, exitCode?, reason?, runtimeId?,

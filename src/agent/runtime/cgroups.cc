@@ -68,6 +68,7 @@ StatusOr<CgroupLayout> DetectCgroupLayout() {
       layout.mount_points.push_back(mount_point);
       if (HasOption(super_options, "memory")) layout.memory_root = mount_point;
       if (HasOption(super_options, "cpu")) layout.cpu_root = mount_point;
+      if (HasOption(super_options, "pids")) layout.pids_root = mount_point;
     } else if (fstype == "cgroup2") {
       layout.mount_points.push_back(mount_point);
       if (mount_point == "/sys/fs/cgroup") v2_root = mount_point;
@@ -77,6 +78,7 @@ StatusOr<CgroupLayout> DetectCgroupLayout() {
     layout.unified = true;
     layout.memory_root = v2_root;
     layout.cpu_root = v2_root;
+    layout.pids_root = v2_root;
   }
   if (layout.memory_root.empty()) {
     return FailedPrecondition("no cgroup memory controller is mounted (see docs/runtime-notes.md)");
@@ -128,50 +130,64 @@ Status MakeCgroupDir(const std::string& dir) {
 
 }  // namespace
 
-Status CreateCgroupWithLimits(const CgroupLayout& layout, std::string_view path, uint64_t memory_limit_bytes,
-                              uint64_t cpu_quota_us, uint64_t cpu_period_us) {
+Status CreateCgroupWithLimits(const CgroupLayout& layout, std::string_view path, const CgroupLimits& limits) {
   if (path.empty() || path.front() != '/' || path == "/" || path.find("..") != std::string_view::npos) {
     return InvalidArgument(fmt::format("cgroup path '{}' must be absolute, below the root", path));
   }
+  if (limits.pids_max && layout.pids_root.empty()) {
+    return FailedPrecondition("no pids cgroup controller is mounted (set the node's pids_per_task to 0 to run "
+                              "tasks without a process limit)");
+  }
   if (layout.unified) {
     // Controllers reach a cgroup only through every ancestor's subtree_control.
+    const std::string controllers = limits.pids_max ? "+cpu +memory +pids" : "+cpu +memory";
     std::string dir = layout.memory_root;
     std::string_view rest = path.substr(1);
     while (!rest.empty()) {
-      RETURN_IF_ERROR(WriteCgroupFile(dir + "/cgroup.subtree_control", "+cpu +memory"));
+      RETURN_IF_ERROR(WriteCgroupFile(dir + "/cgroup.subtree_control", controllers));
       size_t slash = rest.find('/');
       dir += "/" + std::string(rest.substr(0, slash));
       rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
       RETURN_IF_ERROR(MakeCgroupDir(dir));
     }
-    if (memory_limit_bytes) {
-      RETURN_IF_ERROR(WriteCgroupFile(dir + "/memory.max", std::to_string(memory_limit_bytes)));
+    if (limits.memory_limit_bytes) {
+      RETURN_IF_ERROR(WriteCgroupFile(dir + "/memory.max", std::to_string(limits.memory_limit_bytes)));
       if (layout.swap_accounting) RETURN_IF_ERROR(WriteCgroupFile(dir + "/memory.swap.max", "0"));
     }
-    if (cpu_quota_us) {
-      RETURN_IF_ERROR(WriteCgroupFile(dir + "/cpu.max", fmt::format("{} {}", cpu_quota_us, cpu_period_us)));
+    if (limits.cpu_quota_us) {
+      RETURN_IF_ERROR(
+          WriteCgroupFile(dir + "/cpu.max", fmt::format("{} {}", limits.cpu_quota_us, limits.cpu_period_us)));
     }
+    if (limits.pids_max) RETURN_IF_ERROR(WriteCgroupFile(dir + "/pids.max", std::to_string(limits.pids_max)));
     return OkStatus();
   }
   const std::string memory_dir = Join(layout.memory_root, path);
   RETURN_IF_ERROR(MakeCgroupDir(memory_dir));
-  if (memory_limit_bytes) {
-    RETURN_IF_ERROR(WriteCgroupFile(memory_dir + "/memory.limit_in_bytes", std::to_string(memory_limit_bytes)));
+  if (limits.memory_limit_bytes) {
+    RETURN_IF_ERROR(
+        WriteCgroupFile(memory_dir + "/memory.limit_in_bytes", std::to_string(limits.memory_limit_bytes)));
     // memsw ≥ limit is enforced by the kernel: written after the limit it may equal it.
     if (layout.swap_accounting) {
       RETURN_IF_ERROR(
-          WriteCgroupFile(memory_dir + "/memory.memsw.limit_in_bytes", std::to_string(memory_limit_bytes)));
+          WriteCgroupFile(memory_dir + "/memory.memsw.limit_in_bytes", std::to_string(limits.memory_limit_bytes)));
     }
   }
+  if (limits.pids_max) {
+    // Written before any container goes under it: there is no moment when the task's processes
+    // are unbounded.
+    const std::string pids_dir = Join(layout.pids_root, path);
+    RETURN_IF_ERROR(MakeCgroupDir(pids_dir));
+    RETURN_IF_ERROR(WriteCgroupFile(pids_dir + "/pids.max", std::to_string(limits.pids_max)));
+  }
   if (layout.cpu_root.empty()) {
-    if (cpu_quota_us) return FailedPrecondition("no cpu cgroup controller is mounted");
+    if (limits.cpu_quota_us) return FailedPrecondition("no cpu cgroup controller is mounted");
     return OkStatus();
   }
   const std::string cpu_dir = Join(layout.cpu_root, path);
   RETURN_IF_ERROR(MakeCgroupDir(cpu_dir));
-  if (cpu_quota_us) {
-    RETURN_IF_ERROR(WriteCgroupFile(cpu_dir + "/cpu.cfs_period_us", std::to_string(cpu_period_us)));
-    RETURN_IF_ERROR(WriteCgroupFile(cpu_dir + "/cpu.cfs_quota_us", std::to_string(cpu_quota_us)));
+  if (limits.cpu_quota_us) {
+    RETURN_IF_ERROR(WriteCgroupFile(cpu_dir + "/cpu.cfs_period_us", std::to_string(limits.cpu_period_us)));
+    RETURN_IF_ERROR(WriteCgroupFile(cpu_dir + "/cpu.cfs_quota_us", std::to_string(limits.cpu_quota_us)));
   }
   return OkStatus();
 }

@@ -5,8 +5,10 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -18,6 +20,7 @@
 #include <fmt/core.h>
 
 #include "agent/runtime/internal/oci_config.h"
+#include "common/private_files.h"
 
 namespace paddock::agent::runtime {
 namespace fs = std::filesystem;
@@ -75,6 +78,32 @@ void UnmountRootfs(const std::string& rootfs) {
 
 bool IsAlive(ContainerStatus s) { return s != ContainerStatus::kStopped; }
 
+// Makes the root mount of the created (not yet started) container `pid` nosuid,nodev (and ro
+// again when `read_only`). crun 1.8 bind-mounts the rootfs onto itself and remounts that bind
+// with only the flags the OCI root asks for, which drop the overlay's own nosuid,nodev, and the
+// OCI root has no mount options. So the agent remounts it from inside the container's mount
+// namespace, before its command runs. A forked child does it: setns(CLONE_NEWNS) needs a process
+// whose file-system context is its own, and the child calls only async-signal-safe syscalls.
+Status HardenRootMount(int pid, bool read_only) {
+  const std::string ns = fmt::format("/proc/{}/ns/mnt", pid);
+  const unsigned long flags = MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV | (read_only ? MS_RDONLY : 0);
+  const pid_t child = ::fork();
+  if (child < 0) return Internal(fmt::format("fork: {}", std::strerror(errno)));
+  if (child == 0) {
+    const int fd = ::open(ns.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || ::setns(fd, CLONE_NEWNS) != 0) ::_exit(1);
+    ::_exit(::mount(nullptr, "/", nullptr, flags, nullptr) == 0 ? 0 : 2);
+  }
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0) {
+    if (errno != EINTR) return Internal(fmt::format("waitpid: {}", std::strerror(errno)));
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    return Internal(fmt::format("cannot remount the container's root nosuid,nodev (step {})",
+                                WIFEXITED(status) ? WEXITSTATUS(status) : -1));
+  return OkStatus();
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<CrunRuntime>> CrunRuntime::Open(CrunRuntimeOptions options) {
@@ -84,6 +113,8 @@ StatusOr<std::unique_ptr<CrunRuntime>> CrunRuntime::Open(CrunRuntimeOptions opti
   if (options.cgroup_parent.empty() || options.cgroup_parent.front() != '/') {
     return InvalidArgument("cgroup_parent must be absolute (\"/paddock/<instance>\")");
   }
+  // Private: bundles hold the containers' configs (their environment) and their upper dirs.
+  if (Status s = MakePrivateDir(options.state_dir); !s.ok()) return Internal(s.message());
   std::error_code ec;
   fs::create_directories(options.state_dir + "/crun", ec);
   fs::create_directories(options.state_dir + "/c", ec);
@@ -209,7 +240,10 @@ Status CrunRuntime::Create(const ContainerSpec& spec) {
         return fail(Internal(fmt::format("mkdir {}{}: {}", bundle, sub, std::strerror(errno))));
       }
     }
-    if (::mount("overlay", (bundle + "/rootfs").c_str(), "overlay", 0, mount_data.c_str()) != 0) {
+    // nosuid,nodev: a setuid file or device node of an image (or one the container makes in its
+    // upper dir) is inert through this mount for anyone on the host; the container's own view of
+    // it gets the same flags from HardenRootMount.
+    if (::mount("overlay", (bundle + "/rootfs").c_str(), "overlay", MS_NOSUID | MS_NODEV, mount_data.c_str()) != 0) {
       return fail(Internal(fmt::format("mounting the overlay rootfs ({}): {}", mount_data,
                                        std::strerror(errno))));
     }
@@ -222,8 +256,13 @@ Status CrunRuntime::Create(const ContainerSpec& spec) {
   }
 
   auto open_log = [](const std::string& path) {
-    return path.empty() ? UniqueFd()
-                        : UniqueFd(::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640));
+    if (path.empty()) return UniqueFd();
+    struct stat st;
+    // A FIFO (the agent's log pump reads it) is opened read-write: the container is then a reader
+    // too, so its writes never fail with EPIPE or SIGPIPE while nobody else reads (they block
+    // once the pipe is full), and the open never waits for a reader.
+    if (::stat(path.c_str(), &st) == 0 && S_ISFIFO(st.st_mode)) return UniqueFd(::open(path.c_str(), O_RDWR | O_CLOEXEC));
+    return UniqueFd(::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600));
   };
   UniqueFd out = open_log(spec.stdout_path);
   if (!spec.stdout_path.empty() && !out.valid()) {
@@ -261,6 +300,10 @@ Status CrunRuntime::Create(const ContainerSpec& spec) {
   if (pid <= 0) {
     RunCrun({"delete", "--force", id.str()}).status().IgnoreError();
     return fail(Internal(fmt::format("crun create {} wrote no pid", id.str())));
+  }
+  if (Status s = HardenRootMount(pid, spec.readonly_rootfs); !s.ok()) {
+    RunCrun({"delete", "--force", id.str()}).status().IgnoreError();
+    return fail(Internal(fmt::format("crun create {}: {}", id.str(), s.message())));
   }
   std::lock_guard lock(mu_);
   Tracked& t = tracked_[id];
@@ -466,9 +509,12 @@ StatusOr<std::vector<ContainerState>> CrunRuntime::List() {
 StatusOr<std::string> CrunRuntime::CreateGroup(std::string_view name, const GroupLimits& limits) {
   if (!IsValidContainerId(name)) return InvalidArgument(fmt::format("invalid cgroup name '{}'", name));
   std::string path = options_.cgroup_parent + "/" + std::string(name);
-  RETURN_IF_ERROR(CreateCgroupWithLimits(layout_, path, limits.memory_limit_bytes,
-                                         limits.cpu_limit_units ? CpuQuotaUs(limits.cpu_limit_units) : 0,
-                                         kCpuPeriodUs));
+  CgroupLimits cgroup;
+  cgroup.memory_limit_bytes = limits.memory_limit_bytes;
+  cgroup.cpu_quota_us = limits.cpu_limit_units ? CpuQuotaUs(limits.cpu_limit_units) : 0;
+  cgroup.cpu_period_us = kCpuPeriodUs;
+  cgroup.pids_max = limits.pids_max;
+  RETURN_IF_ERROR(CreateCgroupWithLimits(layout_, path, cgroup));
   return path;
 }
 

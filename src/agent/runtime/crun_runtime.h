@@ -61,8 +61,8 @@ class CrunRuntime final : public Runtime {
   StatusOr<ContainerState> Wait(const ContainerId& id, std::chrono::milliseconds timeout) override;
   Status Delete(const ContainerId& id, ForceDelete force) override;
   StatusOr<std::vector<ContainerState>> List() override;
-  // <cgroup_parent>/<name> with its limits written (CreateCgroupWithLimits) in the memory and cpu
-  // hierarchies; crun adds it to the others when the first container goes under it.
+  // <cgroup_parent>/<name> with its limits written (CreateCgroupWithLimits) in the memory, cpu and
+  // pids hierarchies; crun adds it to the others when the first container goes under it.
   StatusOr<std::string> CreateGroup(std::string_view name, const GroupLimits& limits) override;
   // RemoveCgroup of it in every hierarchy.
   Status DeleteGroup(std::string_view name) override;

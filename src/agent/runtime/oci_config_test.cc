@@ -135,6 +135,9 @@ TEST(OciConfig, EveryField) {
       EXPECT_EQ(m.at("type"), "bind");
       EXPECT_EQ(m.at("source"), "/host/data");
       EXPECT_TRUE(Contains(m.at("options"), "ro"));
+      // A setuid file or a device node left in a volume is inert (docs/security.md).
+      EXPECT_TRUE(Contains(m.at("options"), "nosuid"));
+      EXPECT_TRUE(Contains(m.at("options"), "nodev"));
     }
     if (m.at("destination") == "/scratch") {
       saw_tmpfs = true;

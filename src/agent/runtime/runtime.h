@@ -76,8 +76,9 @@ struct ContainerSpec {
   ContainerId id;
 
   // The root filesystem: either overlayfs layers (top first, as images::Resolve orders them),
-  // which the runtime stacks under a per-container upper/work dir in its own state dir, or a
-  // plain directory used as-is (writes then land in it). Exactly one of the two is set.
+  // which the runtime stacks under a per-container upper/work dir in its own state dir (mounted
+  // nosuid,nodev), or a plain directory used as-is (writes then land in it). Exactly one of the
+  // two is set.
   std::vector<std::string> lower_dirs;
   std::string rootfs_dir;
   bool readonly_rootfs = false;
@@ -91,7 +92,7 @@ struct ContainerSpec {
   NetworkMode network = NetworkMode::kPrivate;
   std::string netns_path;  // with kJoin: "/run/netns/<name>"
 
-  std::vector<BindMount> binds;
+  std::vector<BindMount> binds;  // mounted nosuid,nodev
   std::vector<TmpfsMount> tmpfs;
   uint64_t shm_size_bytes = 0;  // /dev/shm; 0: 64 MiB, Docker's default
 
@@ -123,9 +124,10 @@ struct ContainerSpec {
 
   std::vector<Ulimit> ulimits;  // none: the container inherits the agent's limits
 
-  // The container's stdout/stderr are these files, opened O_APPEND|O_CREAT (the same file for
-  // both is fine). Empty: /dev/null. They are written by the container directly, so they survive
-  // an agent restart. Not bounded here: rotation is the agent's job (truncate in place).
+  // The container's stdout/stderr (the same path for both is fine). A FIFO is opened O_RDWR (the
+  // agent's log pump reads it: agent/logs.h; the container never gets EPIPE, its writes block
+  // when the pipe is full); anything else is a file opened O_APPEND|O_CREAT (0600), written by
+  // the container directly. Empty: /dev/null. Either way it outlives an agent restart.
   std::string stdout_path;
   std::string stderr_path;
 
@@ -166,6 +168,9 @@ enum class ForceDelete : bool { kNo = false, kYes = true };
 struct GroupLimits {
   uint64_t cpu_limit_units = 0;     // hard CPU cap in ECS units, for all of them (1024 = one core)
   uint64_t memory_limit_bytes = 0;  // hard memory limit, for all of them; exceeding it OOM-kills
+  // Most processes and threads of all of them alive at once (the pids controller): past it fork
+  // and clone fail with EAGAIN in this group only, so a fork loop cannot take the host's PIDs.
+  uint64_t pids_max = 0;
 };
 
 class Runtime {

@@ -2,8 +2,10 @@
 // skips with the reason otherwise. Every wait is a bounded poll on state, never a sleep.
 #include "agent/runtime/crun_runtime.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/mount.h>
 #include <unistd.h>
 
@@ -12,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include <fmt/core.h>
@@ -161,6 +164,64 @@ TEST_F(CrunRuntimeTest, EnvCwdUserHostname) {
   Run(spec);
   EXPECT_EQ(WaitStopped(spec.id).exit_code, 0);
   EXPECT_EQ(ReadFile(spec.stdout_path), "forty-two\n/tmp\n1000\n1001\nbox1\n");
+}
+
+// The root (an overlay of image layers) and binds (task volumes) are nosuid,nodev as the
+// container sees them — a read-only root stays read-only — so nothing setuid in an image or a
+// volume gains privileges (docs/security.md). The host's overlay mount is nosuid,nodev too.
+TEST_F(CrunRuntimeTest, RootAndBindsAreMountedNosuidNodev) {
+  fs::create_directories(dir_ + "/vol");
+  for (bool read_only : {false, true}) {
+    SCOPED_TRACE(read_only ? "read-only root" : "read-write root");
+    ContainerSpec spec = Spec(read_only ? "mnt-ro" : "mnt-rw", {"cat", "/proc/self/mountinfo"});
+    spec.readonly_rootfs = read_only;
+    spec.binds = {{dir_ + "/vol", "/v", false}};
+    Run(spec);
+    std::string host_view = ReadFile("/proc/self/mountinfo");
+    EXPECT_EQ(WaitStopped(spec.id).exit_code, 0);
+    std::map<std::string, std::string> options;  // mount point -> per-mount options
+    std::istringstream lines(ReadFile(spec.stdout_path));
+    for (std::string line; std::getline(lines, line);) {
+      std::istringstream f(line);
+      std::string id, parent, dev, root, point, opts;
+      f >> id >> parent >> dev >> root >> point >> opts;
+      options[point] = "," + opts + ",";
+    }
+    for (const char* point : {"/", "/v"}) {
+      ASSERT_TRUE(options.count(point)) << point;
+      EXPECT_NE(options[point].find(",nosuid,"), std::string::npos) << point << options[point];
+      EXPECT_NE(options[point].find(",nodev,"), std::string::npos) << point << options[point];
+    }
+    EXPECT_NE(options["/"].find(read_only ? ",ro," : ",rw,"), std::string::npos) << options["/"];
+    const std::string rootfs = rt_->BundleDir(spec.id) + "/rootfs ";
+    const size_t at = host_view.find(rootfs);
+    ASSERT_NE(at, std::string::npos);
+    EXPECT_NE(host_view.substr(at, host_view.find('\n', at) - at).find("nosuid,nodev"), std::string::npos);
+    ASSERT_TRUE(rt_->Delete(spec.id, ForceDelete::kNo).ok());
+  }
+}
+
+// stdout/stderr as a FIFO (the agent's log pump reads it): opened read-write, so the container
+// starts and writes with no reader at all, never gets EPIPE, and what it wrote waits in the pipe.
+TEST_F(CrunRuntimeTest, AFifoForOutputNeedsNoReader) {
+  const std::string fifo = dir_ + "/out.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  ContainerSpec spec = Spec("fifo", {"sh", "-c", "echo one; echo two >&2; sleep 2"});
+  spec.stdout_path = spec.stderr_path = fifo;
+  Run(spec);
+  // Only now a reader: the lines wait in the pipe the container holds.
+  const int fd = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(fd, 0);
+  std::string got;
+  for (auto deadline = Clock::now() + seconds(5); got.size() < 8 && Clock::now() < deadline;) {
+    char buf[64];
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n > 0) got.append(buf, static_cast<size_t>(n));
+    else ::usleep(2000);
+  }
+  ::close(fd);
+  EXPECT_EQ(got, "one\ntwo\n");
+  EXPECT_EQ(WaitStopped(spec.id).exit_code, 0);
 }
 
 TEST_F(CrunRuntimeTest, SigtermStopsATrappingContainerQuickly) {
@@ -417,6 +478,19 @@ TEST_F(CrunRuntimeTest, GroupBoundsItsContainersTogether) {
     EXPECT_EQ(ReadFile(layout.cpu_root + *group + "/cpu.cfs_quota_us"), "50000\n");
   }
   EXPECT_EQ(rt_->CreateGroup("../x", limits).status().code(), StatusCode::kInvalidArgument);
+  // A pids bound lands in the pids hierarchy (v1) or the group's pids.max (v2).
+  GroupLimits pids;
+  pids.pids_max = 32;
+  auto counted = rt_->CreateGroup("task2", pids);
+  ASSERT_TRUE(counted.ok()) << counted.status().ToString();
+  EXPECT_EQ(ReadFile(layout.pids_root + *counted + "/pids.max"), "32\n");
+  ContainerSpec forks = Spec("forks", {"sh", "-c", "(i=0; while [ $i -lt 64 ]; do sleep 5 & i=$((i+1)); done) 2>&1; echo done"});
+  forks.cgroup_parent = *counted;
+  Run(forks);
+  EXPECT_EQ(WaitStopped(forks.id, seconds(30)).status, ContainerStatus::kStopped);
+  EXPECT_NE(ReadFile(forks.stdout_path).find("can't fork"), std::string::npos) << ReadFile(forks.stdout_path);
+  ASSERT_TRUE(rt_->Delete(forks.id, ForceDelete::kYes).ok());
+  ASSERT_TRUE(rt_->DeleteGroup("task2").ok());
 
   fs::create_directories(dir_ + "/vol");
   // a holds 32 MiB (tail buffers its one endless line) until told to go; b then wants 32 MiB more.

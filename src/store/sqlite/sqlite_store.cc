@@ -1,10 +1,16 @@
 #include "store/sqlite/sqlite_store.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <exception>
 #include <utility>
 
 #include <fmt/format.h>
 
+#include "common/private_files.h"
 #include "store/schema.h"
 #include "store/sqlite/internal/connection.h"
 
@@ -38,6 +44,17 @@ constexpr int kCheckpointPages = 500;
 // (it only finishes when no commit lands meanwhile). Bounds the WAL at ~32 MiB plus one batch.
 constexpr int kWriterCheckpointPages = 8 * kCheckpointPages;
 
+// The database holds every tenant's secrets: it is made 0600 before SQLite opens it (SQLite then
+// gives its -wal and -shm files the database file's mode), and the three are tightened when an
+// older Paddock made them looser.
+Status MakeDatabaseFilesPrivate(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return Unavailable(fmt::format("cannot open {}: {}", path, std::strerror(errno)));
+  ::close(fd);
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) RETURN_IF_ERROR(TightenPrivateFile(path + suffix));
+  return OkStatus();
+}
+
 }  // namespace
 
 struct SqliteStore::PendingWrite {
@@ -53,6 +70,7 @@ StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const SqliteOptions& op
   if (options.readers < 1) return InvalidArgument("SqliteOptions.readers must be at least 1");
   if (options.max_batch < 1) return InvalidArgument("SqliteOptions.max_batch must be at least 1");
 
+  RETURN_IF_ERROR(MakeDatabaseFilesPrivate(options.path));
   ASSIGN_OR_RETURN(auto writer, Connection::Open(options.path, Mode::kReadWrite, options.durable));
   RETURN_IF_ERROR(sqlite_internal::Migrate(writer->db(), kTables, kSchemaVersion));
   RETURN_IF_ERROR(writer->Execute("PRAGMA wal_autocheckpoint = 0"));

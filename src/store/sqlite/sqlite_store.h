@@ -37,7 +37,8 @@ class Connection;
 }  // namespace sqlite_internal
 
 struct SqliteOptions {
-  // The database file; created if absent. Its directory must exist.
+  // The database file; created if absent (mode 0600; it and its -wal and -shm files are tightened
+  // to owner-only when found looser). Its directory must exist.
   std::string path;
   // true: synchronous=FULL, so a Write that returned OK was fsync'd and survives kill -9 and power
   // loss. false: synchronous=OFF, for unit tests only.

@@ -1,6 +1,7 @@
 #include "store/sqlite/sqlite_store.h"
 
 #include <sqlite3.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -183,6 +184,36 @@ TEST_F(SqliteStoreTest, ReopenAfterCloseKeepsData) {
                 }).ok());
     store.Close();
   }
+}
+
+// The store holds every tenant's secrets: the database and its WAL and SHM are 0600 as created,
+// whatever the umask, and tightened on open when an older Paddock left them readable (finding 4).
+TEST_F(SqliteStoreTest, DatabaseFilesAreOwnerOnly) {
+  auto mode = [](const std::string& p) {
+    struct stat st {};
+    EXPECT_EQ(::stat(p.c_str(), &st), 0) << p;
+    return st.st_mode & 07777;
+  };
+  const mode_t old_umask = ::umask(0);
+  {
+    auto s = Open();
+    ::umask(old_umask);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    ASSERT_TRUE((*s)->Write([](WriteTxn& txn) { return txn.Put("meta", "k", "secret"); }).ok());
+    for (const char* suffix : {"", "-wal", "-shm"}) EXPECT_EQ(mode(path() + suffix), 0600u) << suffix;
+    (*s)->Close();
+  }
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    if (std::filesystem::exists(path() + suffix)) ::chmod((path() + suffix).c_str(), 0644);
+  }
+  auto again = Open();
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    if (std::filesystem::exists(path() + suffix)) {
+      EXPECT_EQ(mode(path() + suffix), 0600u) << suffix;
+    }
+  }
+  (*again)->Close();
 }
 
 // Every scan statement must be a range search on the primary key, with no sort step.

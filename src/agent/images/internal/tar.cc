@@ -171,7 +171,10 @@ void StripOverlayXattrs(archive_entry* entry) {
   for (const auto& x : keep) archive_entry_xattr_add_entry(entry, x.name.c_str(), x.value.data(), x.value.size());
 }
 
-Status CopyData(archive* in, archive* out, std::string_view what) {
+// The tar header every entry costs, counted so that entries without data are not free.
+constexpr uint64_t kEntryOverhead = 512;
+
+Status CopyData(archive* in, archive* out, std::string_view what, ByteBudget& budget) {
   const void* buf;
   size_t size;
   la_int64_t offset;
@@ -179,12 +182,55 @@ Status CopyData(archive* in, archive* out, std::string_view what) {
     int r = archive_read_data_block(in, &buf, &size, &offset);
     if (r == ARCHIVE_EOF) return OkStatus();
     if (r < ARCHIVE_WARN) return InvalidArgument(fmt::format("{}: {}", what, ArchiveError(in)));
+    // Counted before the write: the bytes past the bound never reach the disk.
+    RETURN_IF_ERROR(budget.Unpacked(size));
     if (archive_write_data_block(out, buf, size, offset) < ARCHIVE_WARN)
       return InvalidArgument(fmt::format("{}: {}", what, ArchiveError(out)));
   }
 }
 
 }  // namespace
+
+ByteBudget::ByteBudget(uint64_t max_unpacked, uint64_t free_bytes, std::string dir)
+    : max_unpacked_(max_unpacked), free_bytes_(free_bytes), dir_(std::move(dir)) {}
+
+ByteBudget ByteBudget::Unlimited() { return ByteBudget(UINT64_MAX, UINT64_MAX, ""); }
+
+Status ByteBudget::Unpacked(uint64_t n) {
+  unpacked_ += n;
+  return Check();
+}
+
+Status ByteBudget::Staged(uint64_t n) {
+  staged_ += n;
+  return Check();
+}
+
+Status ByteBudget::Check() const {
+  if (unpacked_ > max_unpacked_)
+    return ResourceExhausted(fmt::format("the image unpacks to more than {}, this node's limit (images.max_unpacked_bytes "
+                                         "= {})",
+                                         HumanBytes(max_unpacked_), max_unpacked_));
+  if (staged_ > max_unpacked_)
+    return ResourceExhausted(fmt::format("the image archive holds more than {}, this node's limit "
+                                         "(images.max_unpacked_bytes = {})",
+                                         HumanBytes(max_unpacked_), max_unpacked_));
+  if (unpacked_ + staged_ > free_bytes_)
+    return ResourceExhausted(fmt::format("no space left on device: the image needs more than the {} free in {}",
+                                         HumanBytes(free_bytes_), dir_));
+  return OkStatus();
+}
+
+std::string HumanBytes(uint64_t bytes) {
+  constexpr std::string_view kUnits[] = {"KiB", "MiB", "GiB", "TiB"};
+  if (bytes < 1024) return fmt::format("{} bytes", bytes);
+  double v = static_cast<double>(bytes);
+  size_t unit = 0;
+  for (v /= 1024; v >= 1024 && unit + 1 < std::size(kUnits); v /= 1024) ++unit;
+  // Whole numbers print whole ("20 GiB"); others with one decimal ("1.5 MiB").
+  if (v == static_cast<double>(static_cast<uint64_t>(v))) return fmt::format("{} {}", static_cast<uint64_t>(v), kUnits[unit]);
+  return fmt::format("{:.1f} {}", v, kUnits[unit]);
+}
 
 StatusOr<std::string> SafeRelative(std::string_view path) {
   if (!path.empty() && path.front() == '/')
@@ -205,7 +251,8 @@ StatusOr<std::string> SafeRelative(std::string_view path) {
   return out;
 }
 
-StatusOr<StagedArchive> StagedArchive::Stage(const std::string& path, const std::string& stage_dir) {
+StatusOr<StagedArchive> StagedArchive::Stage(const std::string& path, const std::string& stage_dir,
+                                             ByteBudget& budget) {
   ASSIGN_OR_RETURN(ReadArchive a, OpenRead(path, /*raw=*/false));
   StagedArchive staged;
   size_t counter = 0;
@@ -244,6 +291,7 @@ StatusOr<StagedArchive> StagedArchive::Stage(const std::string& path, const std:
         s = InvalidArgument(fmt::format("{}: entry '{}': {}", path, name, ArchiveError(a.get())));
         break;
       }
+      if (s = budget.Staged(static_cast<uint64_t>(n)); !s.ok()) break;
       hash.Update(buf.data(), static_cast<size_t>(n));
       file.size += static_cast<uint64_t>(n);
       if (std::fwrite(buf.data(), 1, static_cast<size_t>(n), f) != static_cast<size_t>(n)) {
@@ -272,7 +320,7 @@ StatusOr<const StagedArchive::File*> StagedArchive::Find(std::string_view name) 
   return NotFound(fmt::format("the archive has no file '{}'", name));
 }
 
-StatusOr<FileDigest> UncompressedDigest(const std::string& path, const std::string& out_path) {
+StatusOr<FileDigest> UncompressedDigest(const std::string& path, const std::string& out_path, ByteBudget* budget) {
   ASSIGN_OR_RETURN(ReadArchive a, OpenRead(path, /*raw=*/true));
   ASSIGN_OR_RETURN(archive_entry * entry, NextHeader(a.get(), path));
   if (entry == nullptr) return InvalidArgument(fmt::format("{} is empty", path));
@@ -291,6 +339,10 @@ StatusOr<FileDigest> UncompressedDigest(const std::string& path, const std::stri
     if (n < 0) {
       s = InvalidArgument(fmt::format("{} is corrupt: {}", path, ArchiveError(a.get())));
       break;
+    }
+    if (budget != nullptr) {
+      s = out != nullptr ? budget->Staged(static_cast<uint64_t>(n)) : budget->Unpacked(static_cast<uint64_t>(n));
+      if (!s.ok()) break;
     }
     hash.Update(buf.data(), static_cast<size_t>(n));
     result.size += static_cast<uint64_t>(n);
@@ -314,7 +366,7 @@ StatusOr<bool> IsGzip(const std::string& path) {
   return n == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
 }
 
-Status UnpackLayer(const std::string& layer, const std::string& dir) {
+Status UnpackLayer(const std::string& layer, const std::string& dir, ByteBudget& budget) {
   ASSIGN_OR_RETURN(ReadArchive in, OpenRead(layer, /*raw=*/false));
   WriteArchive out(archive_write_disk_new());
   if (!out) return Internal("libarchive: out of memory");
@@ -333,6 +385,7 @@ Status UnpackLayer(const std::string& layer, const std::string& dir) {
     if (raw_name == nullptr) return InvalidArgument("layer: an entry has an unreadable name");
     ASSIGN_OR_RETURN(std::string rel, SafeRelative(raw_name));
     if (rel.empty()) continue;  // the root directory itself
+    RETURN_IF_ERROR(budget.Unpacked(kEntryOverhead));
     std::string_view parent, base;
     SplitParent(rel, parent, base);
     if (base == kOpaqueMarker) {
@@ -355,7 +408,8 @@ Status UnpackLayer(const std::string& layer, const std::string& dir) {
     StripOverlayXattrs(entry);
     if (archive_write_header(out.get(), entry) < ARCHIVE_WARN)
       return InvalidArgument(fmt::format("layer: cannot unpack '{}': {}", rel, ArchiveError(out.get())));
-    if (archive_entry_size(entry) > 0) RETURN_IF_ERROR(CopyData(in.get(), out.get(), fmt::format("layer: '{}'", rel)));
+    if (archive_entry_size(entry) > 0)
+      RETURN_IF_ERROR(CopyData(in.get(), out.get(), fmt::format("layer: '{}'", rel), budget));
     if (archive_write_finish_entry(out.get()) < ARCHIVE_WARN)
       return InvalidArgument(fmt::format("layer: cannot unpack '{}': {}", rel, ArchiveError(out.get())));
   }

@@ -3,8 +3,12 @@
 //
 // All input is untrusted. A path that is absolute, climbs out with "..", or reaches through a
 // symlink is refused with InvalidArgument naming the entry; so is a truncated or corrupt stream.
+// What an archive may write is bounded by a ByteBudget, counted as the bytes come out of the
+// decompressor — never from sizes an archive or a manifest claims — so a gzip bomb stops within
+// one block of its bound.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
@@ -13,6 +17,43 @@
 #include "common/status.h"
 
 namespace paddock::agent::images::internal {
+
+// What one import may still write under the images directory.
+//
+// Two kinds of bytes are counted: a layer's unpacked content (its uncompressed tar stream: data
+// plus 512 bytes of header per entry, so a million empty files count too) and the files copied
+// out of an image archive before they are verified (staged blobs). Each kind may reach
+// `max_unpacked`; both together may reach `free_bytes` (the state directory's free space, less
+// a reserve, when the import began). Past either bound the call that counted fails with
+// ResourceExhausted, and the import leaves nothing behind (ImageStore's work directory goes).
+//
+// Copyable: a copy counts on its own, so a dry run (hashing a layer before unpacking it) can
+// prove a layer fits without spending the real budget.
+class ByteBudget {
+ public:
+  ByteBudget(uint64_t max_unpacked, uint64_t free_bytes, std::string dir);
+  // No bound (tests, and reading what is already stored).
+  static ByteBudget Unlimited();
+
+  // Counts `n` more bytes of unpacked layer content.
+  Status Unpacked(uint64_t n);
+  // Counts `n` more bytes copied out of an archive.
+  Status Staged(uint64_t n);
+
+  uint64_t unpacked() const { return unpacked_; }
+
+ private:
+  Status Check() const;
+
+  uint64_t max_unpacked_;
+  uint64_t free_bytes_;
+  std::string dir_;
+  uint64_t unpacked_ = 0;
+  uint64_t staged_ = 0;
+};
+
+// "20 GiB", "8 MiB", "512 bytes": a byte count as the messages above give it.
+std::string HumanBytes(uint64_t bytes);
 
 // `path` as a clean relative path: no leading "/", no ".." component, "." and empty components
 // dropped ("./a//b/" -> "a/b"; "./" -> ""). InvalidArgument for absolute paths and "..".
@@ -28,8 +69,8 @@ class StagedArchive {
     uint64_t size = 0;
   };
 
-  // REQUIRES: stage_dir exists and is empty.
-  static StatusOr<StagedArchive> Stage(const std::string& archive, const std::string& stage_dir);
+  // REQUIRES: stage_dir exists and is empty. Every byte written counts as Staged in `budget`.
+  static StatusOr<StagedArchive> Stage(const std::string& archive, const std::string& stage_dir, ByteBudget& budget);
 
   // The file at `name` inside the archive, following the archive's own symlinks and hard links.
   // NotFound when the archive has no such file.
@@ -42,8 +83,11 @@ class StagedArchive {
 };
 
 // SHA-256 and size of the uncompressed bytes of a possibly compressed stream (a layer's diffID),
-// optionally also writing those bytes to `out_path`.
-StatusOr<FileDigest> UncompressedDigest(const std::string& path, const std::string& out_path = {});
+// optionally also writing those bytes to `out_path`. Every uncompressed byte counts in `budget`:
+// as Staged when written to `out_path`, else as Unpacked (pass a copy for a dry run). Null: no
+// bound (a stored blob being checked).
+StatusOr<FileDigest> UncompressedDigest(const std::string& path, const std::string& out_path = {},
+                                        ByteBudget* budget = nullptr);
 
 // Whether the file starts with the gzip magic number.
 StatusOr<bool> IsGzip(const std::string& path);
@@ -52,8 +96,10 @@ StatusOr<bool> IsGzip(const std::string& path);
 // `dir`, preserving ownership, modes, times, xattrs, hard links, symlinks and devices. OCI
 // whiteouts become overlayfs whiteouts: ".wh.NAME" a 0:0 character device NAME, ".wh..wh..opq"
 // the xattr trusted.overlay.opaque=y on its directory. Entries' own trusted.overlay.* xattrs are
-// dropped. REQUIRES: `dir` is a canonical path (no symlinks in it). Needs root (mknod, chown).
-Status UnpackLayer(const std::string& layer, const std::string& dir);
+// dropped. Each entry counts 512 bytes plus its data in `budget` (Unpacked) as it is written; past
+// the bound the unpack stops (the caller removes `dir`). REQUIRES: `dir` is a canonical path (no
+// symlinks in it). Needs root (mknod, chown).
+Status UnpackLayer(const std::string& layer, const std::string& dir, ByteBudget& budget);
 
 // Writes an uncompressed tar of the tree under `dir` to `out_path`, deterministically: entries in
 // byte order of their paths, numeric uid/gid and mode as on disk, mtime in whole seconds, no

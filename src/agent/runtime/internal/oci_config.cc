@@ -220,11 +220,13 @@ StatusOr<std::string> BuildOciConfig(const ContainerSpec& spec, const BundleOpti
   for (const auto& b : spec.binds) {
     RETURN_IF_ERROR(CheckAbsolute("bind mount source", b.source));
     RETURN_IF_ERROR(CheckAbsolute("containerPath", b.destination));
+    // nosuid,nodev: whatever a container leaves in a volume (a setuid-root copy of a shell, a
+    // device node) is inert there, for this container and any other that mounts it.
     mounts.push_back(Mount(b.destination, "bind", b.source,
-                           {"rbind", "rprivate", b.read_only ? "ro" : "rw"}));
+                           {"rbind", "rprivate", "nosuid", "nodev", b.read_only ? "ro" : "rw"}));
   }
   if (spec.init_process_enabled) {
-    mounts.push_back(Mount(kInitPath, "bind", options.init_binary, {"bind", "ro"}));
+    mounts.push_back(Mount(kInitPath, "bind", options.init_binary, {"bind", "nosuid", "nodev", "ro"}));
   }
 
   // linux
