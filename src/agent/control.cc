@@ -88,8 +88,11 @@ StatusOr<AssignmentSet> InProcessControl::Poll(std::string_view agent_id, std::s
     out.tasks = std::move(*specs);
     out.version = AssignmentsVersion(out.tasks);
     if (!may_wait || out.version != known_version || shutdown_) break;
-    // Sleep until something changes (a change between the read and here bumped generation_).
-    if (!cv_.wait_until(lock, deadline, [&] { return shutdown_ || generation_ != seen; })) {
+    // Sleep until something changes (a change between the read and here bumped generation_), or
+    // until it is time to read again for another process's changes.
+    const TimePoint recheck = SystemClock::Get().Now() + options_.recheck;
+    if (!cv_.wait_until(lock, std::min(deadline, recheck), [&] { return shutdown_ || generation_ != seen; }) &&
+        recheck >= deadline) {
       break;  // the deadline passed with nothing changed: what was read is still current
     }
   }

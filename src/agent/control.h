@@ -98,6 +98,9 @@ struct InProcessOptions {
   // Long-polls waiting at once; more callers are answered at once (AssignmentSet::waited false)
   // so that waiting agents can never take every HTTP worker thread.
   size_t max_waiters = 16;
+  // A waiting poll also reads the assignments again this often: changes another process makes on
+  // the same store (`paddock admin delete-account` stopping an account's tasks) reach no listener.
+  std::chrono::milliseconds recheck = std::chrono::seconds(2);
 };
 
 class InProcessControl final : public Control {
