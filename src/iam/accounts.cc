@@ -200,7 +200,7 @@ StatusOr<std::optional<aws::Credential>> Accounts::Lookup(const AccessKeyId& id)
     ASSIGN_OR_RETURN(auto v, txn.Get(kAccessKeys, Key().Str(id.str()).Done()));
     if (!v) return OkStatus();
     ASSIGN_OR_RETURN(AccessKey k, DecodeKey(*v));
-    out = aws::Credential{k.secret, aws::Principal{k.account, k.principal_arn, k.id}};
+    out = aws::Credential{k.secret, aws::Principal{k.account, k.principal_arn, k.id, {}}};
     return OkStatus();
   }));
   std::lock_guard lock(mu_);
