@@ -129,8 +129,15 @@ class TaskStoppedOnlyWhenItsContainersAreGone(LifecycleCase):
         self.assertEqual(r["failures"], [])
         arn = r["tasks"][0]["taskArn"]
         task = th.wait_for_status(self, self.ecs, "lc-ec2", arn, "RUNNING", 30, self.server.log_tail)
-        self.addCleanup(self.ecs.stop_task, cluster="lc-ec2", task=arn)
+        self.addCleanup(self.stop, arn)
         return arn, arn.rsplit("/", 1)[1], th.task_ip(task)
+
+    def stop(self, arn):
+        """Stops the task and waits until its agent has torn it down (the server stops after the
+        class: nothing may be left running)."""
+        self.ecs.stop_task(cluster="lc-ec2", task=arn)
+        wait_until(lambda: self.ecs.describe_tasks(cluster="lc-ec2", tasks=[arn])["tasks"][0]["lastStatus"] == "STOPPED",
+                   30, f"{arn} to stop")
 
     def test_an_accounts_own_key_cannot_report_its_ec2_task_stopped(self):
         arn, task_id, ip = self.run_web()
