@@ -1298,10 +1298,9 @@ void Agent::Reconcile() {
   for (const auto& arn : listed) keep.insert(arn.substr(arn.rfind('/') + 1));
   for (const auto& [arn, d] : drivers_) keep.insert(arn.substr(arn.rfind('/') + 1));
   const TimePoint now = clock_.Now();
-  if (!leftovers_checked_ || !last_sweep_ || now - *last_sweep_ >= options_.sweep_interval) {
+  if (!last_sweep_ || now - *last_sweep_ >= options_.sweep_interval) {
     const size_t left = Sweep(keep);
     CleanUpLeftovers(keep);  // networks of unlisted tasks, once their containers are gone
-    leftovers_checked_ = true;
     last_sweep_ = now;
     idle_ = listed.empty() && drivers_.empty() && left == 0;
   } else if (!listed.empty() || !drivers_.empty()) {

@@ -193,8 +193,9 @@ class Agent {
   Status EnsureBridge();
   // net::EnsureBridgeNetwork once per agent, on the first bridge-mode task.
   Status EnsureBridgeNetwork();
-  // Once, after the first answer of Assignments: removes the published ports, bridge addresses and
-  // namespaces under this agent's netns_prefix of tasks not in `assigned` (task ids).
+  // With every sweep (the first answer of Assignments, then every sweep_interval): removes the
+  // published ports, bridge addresses and namespaces under this agent's netns_prefix of tasks not
+  // in `assigned` (task ids: those listed or driven).
   void CleanUpLeftovers(const std::set<std::string>& assigned);
   // One pass: start drivers for new assignments, pass stop requests, join finished drivers.
   void Reconcile();
@@ -219,8 +220,7 @@ class Agent {
   std::map<std::string, std::unique_ptr<Driver>> drivers_;  // by task ARN
   // Tasks whose driver reported STOPPED: not driven again while Assignments still lists them.
   std::set<std::string> finished_;
-  bool leftovers_checked_ = false;
-  std::optional<TimePoint> last_sweep_;
+  std::optional<TimePoint> last_sweep_;  // none yet: the first pass sweeps
   std::atomic<bool> idle_{false};
 
   std::mutex bridge_mu_;

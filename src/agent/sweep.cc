@@ -2,10 +2,9 @@
 
 namespace paddock::agent {
 
-std::map<std::string, std::vector<runtime::ContainerId>> PlanSweep(const std::vector<runtime::ContainerState>& containers,
-                                                                   std::string_view owner,
-                                                                   const std::set<std::string>& keep) {
-  std::map<std::string, std::vector<runtime::ContainerId>> out;
+SweepPlan PlanSweep(const std::vector<runtime::ContainerState>& containers, std::string_view owner,
+                    const std::set<std::string>& keep) {
+  SweepPlan out;
   if (owner.empty()) return out;  // an agent without an owner label recognises nothing as its own
   for (const auto& c : containers) {
     auto o = c.annotations.find(std::string(kOwnerAnnotation));

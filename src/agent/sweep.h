@@ -8,8 +8,7 @@
 // periodically removes those of its own whose task is neither assigned to it nor driven by it:
 // containers first, then the task's network, then its files (agent.cc, Agent::Sweep).
 //
-//   std::map<std::string, std::vector<std::string>> gone =
-//       PlanSweep(runtime.List(), "fargate-local", /*keep=*/{"<task id>", ...});
+//   SweepPlan gone = PlanSweep(*runtime.List(), "fargate-local", /*keep=*/{"<task id>", ...});
 //
 // Several agents may share one runtime (the server's Fargate agent and its [[ec2_instance]]
 // agents share a crun root and an instance tag): a container is only ever removed by the agent
@@ -32,8 +31,8 @@ inline constexpr std::string_view kTaskAnnotation = "io.paddock.task-id";
 
 // The containers to remove, by task id: those annotated as `owner`'s whose task id is not in
 // `keep` (the tasks assigned to the agent or driven by it). Pure.
-std::map<std::string, std::vector<runtime::ContainerId>> PlanSweep(const std::vector<runtime::ContainerState>& containers,
-                                                                   std::string_view owner,
-                                                                   const std::set<std::string>& keep);
+using SweepPlan = std::map<std::string, std::vector<runtime::ContainerId>>;
+SweepPlan PlanSweep(const std::vector<runtime::ContainerState>& containers, std::string_view owner,
+                    const std::set<std::string>& keep);
 
 }  // namespace paddock::agent

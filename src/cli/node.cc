@@ -339,8 +339,9 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
       agent::InProcessOptions{.max_waiters = static_cast<size_t>(config.agent_long_polls)});
   // A long-poll returns in time to keep its instance connected.
   impl->agent_service = std::make_unique<agent::remote::AgentService>(
-      *impl->control, *impl->container_instances, agent::remote::AgentServiceOptions{.max_wait = std::min<std::chrono::milliseconds>(
-                          std::chrono::seconds(20), std::chrono::seconds(config.agent_timeout_seconds) / 3)});
+      *impl->control, *impl->container_instances,
+      agent::remote::AgentServiceOptions{.max_wait = std::min<std::chrono::milliseconds>(
+          std::chrono::seconds(20), std::chrono::seconds(config.agent_timeout_seconds) / 3)});
   impl->services = std::make_unique<ecs::service::Services>(
       *impl->store, *impl->task_definitions, *impl->clusters,
       ecs::service::Quotas{.services_per_cluster = config.quotas.services_per_cluster,

@@ -1133,7 +1133,7 @@ Status Tasks::ReportState(std::string_view agent_id, std::string_view task_arn, 
       return txn.Put(kStopped, StoppedKey(scope, EpochMillis(now), cluster, id), "");
     };
     if (old_status == kStoppedStatus) {
-      // Recorded STOPPED without its agent's word (docs/contracts/task.md, "Agent reports"): the
+      // Recorded STOPPED without its agent's word (docs/contracts/task.md, "Stopped means gone"): the
       // agent tears it down, and its STOPPED is the confirmation that releases what it held.
       if (change.last_status == kStoppedStatus && assigned) return release_held();
       return OkStatus();  // late report: ignored
