@@ -31,7 +31,9 @@ import boto3  # noqa: E402
 import paddock_harness as h  # noqa: E402
 from test_images import busybox_rootfs, image  # noqa: E402
 
-CONFIG = "[scheduler]\nsettle_seconds = 0\nresync_seconds = 2\nbackoff_base_seconds = 1\nbackoff_cap_seconds = 4\n"
+# The node's Fargate capacity (the host's by default) must not throttle the rollout being measured.
+CONFIG = ("[scheduler]\nsettle_seconds = 0\nresync_seconds = 2\nbackoff_base_seconds = 1\nbackoff_cap_seconds = 4\n"
+          "[fargate]\novercommit = 100\n")
 CMD = ["/bin/sh", "-c", "trap 'exit 0' TERM; sleep 3600 & wait"]
 
 

@@ -36,7 +36,12 @@ class BenchNode:
             os.symlink("busybox", os.path.join(root, "bin", "sleep"))
             image(state, "import-rootfs", root, "--name", "busybox:bench",
                   "--cmd", '["/bin/sh","-c","trap \'exit 0\' TERM; sleep 3600 & wait"]')
-            self.server = h.Server(state)
+            # Admission still runs for every task, but the host's Fargate capacity (default 1024
+            # per core) must not refuse the hundreds of small tasks the benchmarks start.
+            config = os.path.join(self.tmp, "paddock.toml")
+            with open(config, "w") as f:
+                f.write("[fargate]\novercommit = 100\n")
+            self.server = h.Server(state, ("--config", config))
             self.server.start()
             self.ecs = h.ecs_client(self.server.endpoint, key, secret, validate=False)
             ec2 = boto3.client("ec2", endpoint_url=self.server.endpoint, region_name=h.REGION,

@@ -1,8 +1,9 @@
 """Container options end to end on the in-process Fargate agent with real containers: task volumes
 shared between containers (mountPoints, readOnly, volumesFrom), the generated /etc/hosts,
-resolv.conf and hostname (extraHosts, dnsServers, dnsSearchDomains, the ENI's private DNS name),
-linuxParameters (capabilities, initProcessEnabled, tmpfs, sharedMemorySize), ulimits, the task's
-memory bounding its containers together, and what the agent refuses (ResourceInitializationError).
+resolv.conf and hostname (the ENI's private DNS name), linuxParameters (capabilities,
+initProcessEnabled, tmpfs), ulimits, the task's memory bounding its containers together, and what
+the agent refuses (ResourceInitializationError). What Fargate does not take (extraHosts, dnsServers,
+dnsSearchDomains, sharedMemorySize) runs on an in-process EC2 instance, in bridge mode.
 Needs root, crun, busybox-static and Debian's tini (scripts/setup)."""
 
 import glob
@@ -29,6 +30,9 @@ def skip_reason():
 
 @unittest.skipIf(skip_reason() is not None, skip_reason() or "")
 class ContainerOptions(h.PaddockTestCase):
+
+    ACCOUNT_ID = "210000000005"  # the EC2 instance's owner (a plain `paddock server` has no bootstrap account)
+    CONFIG = "[[ec2_instance]]\ncluster = \"opts\"\naccount = \"210000000005\"\ncpu = 1024\nmemory = 512\n"
 
     @classmethod
     def setUpClass(cls):
@@ -116,11 +120,8 @@ class ContainerOptions(h.PaddockTestCase):
                  "ping -c 1 -W 1 127.0.0.1 >/dev/null 2>&1 && echo pinged || echo ping-refused")
         arn = self.run_task("opts-probe", [{
             "name": "probe", "command": ["sh", "-c", probe],
-            "extraHosts": [{"hostname": "db.internal", "ipAddress": "10.99.0.7"}],
-            "dnsServers": ["10.99.0.2"], "dnsSearchDomains": ["corp.example"],
             "linuxParameters": {"capabilities": {"drop": ["CHOWN", "NET_RAW"]}, "initProcessEnabled": True,
-                                "tmpfs": [{"containerPath": "/scratch", "size": 4, "mountOptions": ["noexec"]}],
-                                "sharedMemorySize": 32},
+                                "tmpfs": [{"containerPath": "/scratch", "size": 4, "mountOptions": ["noexec"]}]},
             "ulimits": [{"name": "nofile", "softLimit": 1234, "hardLimit": 2345}]}])
         plain = self.run_task("opts-plain", [{"name": "plain", "command": ["sh", "-c", probe]}])
         task = self.wait_stopped(arn)
@@ -131,22 +132,19 @@ class ContainerOptions(h.PaddockTestCase):
 
         hosts, resolv, hostname, cmdline, ulimits, mounts, caps = self.logs(arn, "probe").split("==\n")
         self.assertIn("127.0.0.1\tlocalhost\n", hosts)
-        self.assertIn(f"{ip}\t{dns_name} {dns_name.split('.')[0]}\n", hosts)
-        self.assertTrue(hosts.endswith("10.99.0.7\tdb.internal\n"), hosts)
-        self.assertEqual(resolv, "nameserver 10.99.0.2\nsearch corp.example\n")
+        self.assertTrue(hosts.endswith(f"{ip}\t{dns_name} {dns_name.split('.')[0]}\n"), hosts)
+        self.assertIn("search ", resolv)
         self.assertEqual(hostname, f"{dns_name}\n{dns_name}\n")
         self.assertTrue(cmdline.startswith("/dev/init -- sh -c "), cmdline)
         self.assertEqual(ulimits, "1234\n2345\n")
         self.assertIn("tmpfs /scratch tmpfs rw,nosuid,nodev,noexec,relatime,size=4096k", mounts)
-        self.assertIn("/dev/shm tmpfs rw,nosuid,nodev,noexec,relatime,size=32768k", mounts)
+        self.assertIn("/dev/shm tmpfs rw,nosuid,nodev,noexec,relatime,size=65536k", mounts)
         self.assertEqual(caps, "chown: /tmp/f: Operation not permitted\nchown-refused\nping-refused\n")
 
         # The same probe without the options: defaults (Docker's caps, sh as PID 1, the host's
         # resolvers minus loopback ones, the region's search domain).
         self.assertEqual(self.exit_codes(plain_task)["plain"], 0, plain_task)
         hosts, resolv, hostname, cmdline, _, mounts, caps = self.logs(plain, "plain").split("==\n")
-        self.assertNotIn("db.internal", hosts)
-        self.assertNotIn("10.99.0.2", resolv)
         self.assertIn("search ", resolv)
         self.assertTrue(cmdline.startswith("sh -c "), cmdline)
         self.assertNotIn("/scratch", mounts)
@@ -176,9 +174,6 @@ class ContainerOptions(h.PaddockTestCase):
               "environmentFiles": [{"value": "arn:aws:s3:::bucket/app.env", "type": "s3"}]}, [],
              "ResourceInitializationError: container 'a': failed to download env files: environmentFiles from "
              "Amazon S3 (arn:aws:s3:::bucket/app.env) cannot be fetched"),
-            ({"name": "a", "command": ["true"]}, [{"name": "h", "host": {"sourcePath": "/srv"}}],
-             "ResourceInitializationError: volume 'h': bind mounts of a host path (host.sourcePath '/srv') are "
-             "not supported on Fargate"),
             ({"name": "a", "command": ["true"]}, [{"name": "e", "efsVolumeConfiguration": {"fileSystemId": "fs-1"}}],
              "ResourceInitializationError: volume 'e': Amazon EFS volumes (efsVolumeConfiguration) are not "
              "supported"),
@@ -189,6 +184,33 @@ class ContainerOptions(h.PaddockTestCase):
             self.assertEqual(task["stopCode"], "TaskFailedToStart", task)
             self.assertTrue(task["stoppedReason"].startswith(reason), task["stoppedReason"])
             self.assertNotIn("exitCode", task["containers"][0])  # never started
+
+    def test_5_etc_files_and_shm_on_an_ec2_instance(self):
+        # Fargate refuses these options at registration (and awsvpc refuses extraHosts and
+        # dnsServers): they are an EC2 task's, here in bridge mode on the in-process instance.
+        deadline = time.monotonic() + 15
+        while not self.ecs.list_container_instances(cluster="opts")["containerInstanceArns"]:
+            if time.monotonic() > deadline:
+                self.fail(f"the in-process instance did not register: {self.server.log_tail()}")
+            time.sleep(0.1)
+        probe = "cat /etc/hosts; echo ==; cat /etc/resolv.conf; echo ==; grep ' /dev/shm ' /proc/mounts"
+        td = self.ecs.register_task_definition(
+            family="opts-etc", networkMode="bridge", requiresCompatibilities=["EC2"], containerDefinitions=[{
+                "name": "probe", "image": "bb:opts", "memory": 64, "stopTimeout": 2, "command": ["sh", "-c", probe],
+                "extraHosts": [{"hostname": "db.internal", "ipAddress": "10.99.0.7"}],
+                "dnsServers": ["10.99.0.2"], "dnsSearchDomains": ["corp.example"],
+                "linuxParameters": {"sharedMemorySize": 32}}])["taskDefinition"]["taskDefinitionArn"]
+        r = self.ecs.run_task(cluster="opts", taskDefinition=td, launchType="EC2")
+        self.assertEqual(r["failures"], [])
+        arn = r["tasks"][0]["taskArn"]
+        self.task_ids.append(arn.rsplit("/", 1)[1])
+        task = self.wait_stopped(arn)
+        self.assertEqual(self.exit_codes(task)["probe"], 0, task)
+        hosts, resolv, mounts = self.logs(arn, "probe").split("==\n")
+        self.assertIn("127.0.0.1\tlocalhost\n", hosts)
+        self.assertTrue(hosts.endswith("10.99.0.7\tdb.internal\n"), hosts)
+        self.assertEqual(resolv, "nameserver 10.99.0.2\nsearch corp.example\n")
+        self.assertIn("/dev/shm tmpfs rw,nosuid,nodev,noexec,relatime,size=32768k", mounts)
 
     def test_9_nothing_is_left_behind(self):
         # Runs last (by name): every task of this class is STOPPED.

@@ -131,8 +131,13 @@ class Ec2Capacity(h.PaddockTestCase):
     the rest are failures[] with RESOURCE:* reasons, and once everything stopped every instance has
     all its resources back — nothing leaks — and takes the same load again."""
 
-    CONFIG = ("[[ec2_instance]]\ncluster = \"cap\"\ncpu = 2048\nmemory = 512\n"
-              "[[ec2_instance]]\ncluster = \"cap\"\ncpu = 2048\nmemory = 256\n")
+    # Owned by the test's account (a plain `paddock server` has no bootstrap account); host access
+    # for the host-path volume below.
+    ACCOUNT_ID = "210000000004"
+    CONFIG = ("[[ec2_instance]]\ncluster = \"cap\"\naccount = \"210000000004\"\nhost_access = true\n"
+              "cpu = 2048\nmemory = 512\n"
+              "[[ec2_instance]]\ncluster = \"cap\"\naccount = \"210000000004\"\nhost_access = true\n"
+              "cpu = 2048\nmemory = 256\n")
 
     @classmethod
     def setUpClass(cls):

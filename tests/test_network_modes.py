@@ -69,7 +69,11 @@ def netns_list():
 @unittest.skipIf(skip_reason() is not None, skip_reason() or "")
 class NetworkModes(h.PaddockTestCase):
 
-    CONFIG = "[[ec2_instance]]\ncluster = \"netmodes\"\ncpu = 4096\nmemory = 2048\n"
+    # The instance belongs to the test's account (a plain `paddock server` has no bootstrap account)
+    # and allows host access: host-mode tasks share the node's network namespace.
+    ACCOUNT_ID = "210000000001"
+    CONFIG = ("[[ec2_instance]]\ncluster = \"netmodes\"\naccount = \"210000000001\"\nhost_access = true\n"
+              "cpu = 4096\nmemory = 2048\n")
 
     @classmethod
     def setUpClass(cls):

@@ -244,8 +244,9 @@ class RemoteAgent(h.PaddockTestCase):
 @unittest.skipIf(skip_reason() is not None, skip_reason() or "")
 class InProcessEc2Instance(h.PaddockTestCase):
 
+    ACCOUNT_ID = "210000000003"  # the instance's owner (a plain `paddock server` has no bootstrap account)
     CONFIG = (f"agent_timeout_seconds = {AGENT_TIMEOUT}\n"
-              "[[ec2_instance]]\ncluster = \"inproc\"\ncpu = 1024\nmemory = 600\n")
+              "[[ec2_instance]]\ncluster = \"inproc\"\naccount = \"210000000003\"\ncpu = 1024\nmemory = 600\n")
 
     @classmethod
     def setUpClass(cls):

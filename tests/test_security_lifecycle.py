@@ -103,7 +103,8 @@ class LifecycleCase(h.PaddockTestCase):
 class TaskStoppedOnlyWhenItsContainersAreGone(LifecycleCase):
     """Finding 8 and the agent's reconcile, on the server's in-process EC2 instance."""
 
-    CONFIG = '[[ec2_instance]]\ncluster = "lc-ec2"\ncpu = 1024\nmemory = 600\n'
+    ACCOUNT_ID = "210000000091"  # the instance's owner (a plain `paddock server` has no bootstrap account)
+    CONFIG = '[[ec2_instance]]\ncluster = "lc-ec2"\naccount = "210000000091"\ncpu = 1024\nmemory = 600\n'
 
     @classmethod
     def setUpClass(cls):

@@ -738,8 +738,11 @@ class DaemonServices(ServiceMixin, h.PaddockTestCase):
     """Two in-process EC2 container instances in one cluster."""
 
     CLUSTER = "daemon"
-    CONFIG = SCHEDULER_CONFIG + ("[[ec2_instance]]\ncluster = \"daemon\"\ncpu = 2048\nmemory = 1024\n"
-                                 "[[ec2_instance]]\ncluster = \"daemon\"\ncpu = 2048\nmemory = 1024\n")
+    ACCOUNT_ID = "210000000002"  # the instances' owner (a plain `paddock server` has no bootstrap account)
+    CONFIG = SCHEDULER_CONFIG + ("[[ec2_instance]]\ncluster = \"daemon\"\naccount = \"210000000002\"\ncpu = 2048\n"
+                                 "memory = 1024\n"
+                                 "[[ec2_instance]]\ncluster = \"daemon\"\naccount = \"210000000002\"\ncpu = 2048\n"
+                                 "memory = 1024\n")
 
     @classmethod
     def setUpClass(cls):

@@ -92,10 +92,11 @@ struct AgentOptions {
   // false: tasks get no bridge, no netns, no published or reserved ports (their containers get a
   // private namespace). For the agent's unit tests, which run on FakeRuntime without root.
   bool task_networks = true;
-  // kEc2Instance for an EC2 container instance's agent: host.sourcePath volumes bind that path of
-  // this host and any capability may be added. Fargate's agent refuses both but SYS_PTRACE
-  // (ResourceInitializationError), as AWS does (agent/container_spec.h CheckSupported).
-  HostAccess host_access = HostAccess::kFargate;
+  // kAllowed only for a container instance whose operator allowed host-level grants: then
+  // host.sourcePath volumes bind that path of this host, any capability may be added, and so on
+  // (ecs/taskdef/host_grants.h). Otherwise, and always for Fargate's agent, a task asking for one
+  // fails with ResourceInitializationError (agent/container_spec.h CheckSupported).
+  HostAccess host_access = HostAccess::kRefused;
   // The task metadata endpoint (agent/metadata): every container of a task with a network
   // (awsvpc, bridge, host) is registered and gets ECS_CONTAINER_METADATA_URI_V4 (and _URI).
   // Null: no endpoint. Must outlive the agent.

@@ -10,6 +10,8 @@
 #include <utility>
 
 #include "common/json_fields.h"
+#include "ecs/taskdef/container_values.h"
+#include "ecs/taskdef/host_grants.h"
 
 namespace paddock::agent {
 using json_fields::Str;
@@ -81,6 +83,14 @@ bool IsAbsolute(std::string_view path) { return !path.empty() && path.front() ==
 }  // namespace
 
 Status CheckSupported(const json::object& task_definition, const json::object& overrides, HostAccess host_access) {
+  if (host_access == HostAccess::kRefused) {
+    std::vector<ecs::taskdef::HostGrant> grants = ecs::taskdef::HostGrantsOf(task_definition);
+    if (!grants.empty())
+      return FailedPrecondition(fmt::format(
+          "{}: host-level access is not allowed on this container instance (its operator allows it with "
+          "host_access = true in [[ec2_instance]] or paddock agent --allow-host-access; Fargate never does)",
+          grants.front().text));
+  }
   std::set<std::string> volumes;
   for (const json::object* v : Objects(task_definition, "volumes")) {
     std::string name = Str(*v, "name");
@@ -92,16 +102,10 @@ Status CheckSupported(const json::object& task_definition, const json::object& o
     if (v->contains("fsxWindowsFileServerVolumeConfiguration"))
       return unsupported("FSx for Windows File Server volumes (fsxWindowsFileServerVolumeConfiguration)");
     if (Bool(*v, "configuredAtLaunch").value_or(false)) return unsupported("volumes configured at launch (configuredAtLaunch)");
-    if (std::string source = Str(Obj(*v, "host"), "sourcePath"); !source.empty()) {
-      if (host_access == HostAccess::kEc2Instance) {
-        if (!IsAbsolute(source)) return unsupported(fmt::format("host paths that are not absolute ('{}')", source));
-        volumes.insert(std::move(name));
-        continue;
-      }
-      return FailedPrecondition(fmt::format(
-          "volume '{}': bind mounts of a host path (host.sourcePath '{}') are not supported on Fargate; use a volume "
-          "without sourcePath for a task-scoped directory",
-          name, Str(Obj(*v, "host"), "sourcePath")));
+    if (std::string source = Str(Obj(*v, "host"), "sourcePath"); !source.empty()) {  // host access: allowed above
+      if (!IsAbsolute(source)) return unsupported(fmt::format("host paths that are not absolute ('{}')", source));
+      volumes.insert(std::move(name));
+      continue;
     }
     if (auto dv = v->find("dockerVolumeConfiguration"); dv != v->end() && dv->value().is_object()) {
       const json::object& d = dv->value().get_object();
@@ -144,19 +148,16 @@ Status CheckSupported(const json::object& task_definition, const json::object& o
           "on the node: paddock logs TASK)",
           driver));
     }
+    if (Status s = ecs::taskdef::CheckContainerValues(*c); !s.ok()) return InvalidArgument(s.message());
+    for (const json::object* o : container_overrides)
+      if (Str(*o, "name") == name)
+        if (Status s = ecs::taskdef::CheckEnvironmentNames(*o, name); !s.ok()) return InvalidArgument(s.message());
     const json::object& lp = Obj(*c, "linuxParameters");
-    if (auto devices = Objects(lp, "devices"); !devices.empty()) {
-      return refuse("host devices (linuxParameters.devices) are not supported on Fargate");
-    }
-    if (host_access == HostAccess::kFargate) {
-      // Fargate adds no capability but SYS_PTRACE (AWS's rule). Without a user namespace any other
-      // (SYS_ADMIN, NET_ADMIN, ALL, ...) would be the host's; EC2 instances are their owners' to grant.
-      for (const std::string& cap : Strings(Obj(lp, "capabilities"), "add")) {
-        std::string bare = cap.rfind("CAP_", 0) == 0 ? cap.substr(4) : cap;
-        if (bare != "SYS_PTRACE")
-          return refuse(fmt::format(
-              "linuxParameters.capabilities.add '{}' is not supported on Fargate (only SYS_PTRACE is)", cap));
-      }
+    for (const json::object* d : Objects(lp, "devices")) {  // host access: allowed above
+      if (!IsAbsolute(Str(*d, "hostPath")))
+        return InvalidArgument(fmt::format("container '{}': device hostPath '{}' must be absolute", name, Str(*d, "hostPath")));
+      if (std::string to = Str(*d, "containerPath"); !to.empty() && !IsAbsolute(to))
+        return InvalidArgument(fmt::format("container '{}': device containerPath '{}' must be absolute", name, to));
     }
     for (const json::object* t : Objects(lp, "tmpfs")) {
       if (!IsAbsolute(Str(*t, "containerPath")))
@@ -233,6 +234,10 @@ runtime::ContainerSpec BuildContainerSpec(const ContainerInput& in, const TaskCo
     cs.netns_path = task.netns_path;
   }
   cs.hostname = HostnameOf(def, task);
+  // Host-level grants: CheckSupported refused them unless the instance allows host access.
+  cs.privileged = Bool(def, "privileged").value_or(false);
+  cs.host_pid = task.host_pid;
+  cs.host_ipc = task.host_ipc;
 
   // Limits: the container's own. The task's cpu and memory bound all containers together in the
   // task's cgroup; without one, each container is capped at the task's size itself.
@@ -268,6 +273,18 @@ runtime::ContainerSpec BuildContainerSpec(const ContainerInput& in, const TaskCo
   // linuxParameters and ulimits.
   const json::object& lp = Obj(def, "linuxParameters");
   const json::object& caps = Obj(lp, "capabilities");
+  for (const json::object* d : Objects(lp, "devices")) {  // host access: CheckSupported allowed them
+    runtime::Device dev{Str(*d, "hostPath"), Str(*d, "containerPath")};
+    bool given = false;
+    std::vector<std::string> permissions = Strings(*d, "permissions", &given);
+    if (given && !permissions.empty()) {
+      auto has = [&](std::string_view p) { return std::find(permissions.begin(), permissions.end(), p) != permissions.end(); };
+      dev.read = has("read");
+      dev.write = has("write");
+      dev.mknod = has("mknod");
+    }
+    cs.devices.push_back(std::move(dev));
+  }
   cs.cap_add = Strings(caps, "add");
   cs.cap_drop = Strings(caps, "drop");
   cs.init_process_enabled = Bool(lp, "initProcessEnabled").value_or(false);

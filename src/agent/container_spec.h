@@ -45,6 +45,9 @@ struct TaskContext {
   std::map<std::string, EtcFiles> etc_files{};   // by container name
   // The task's containerDefinitions, for volumesFrom. Null: volumesFrom is ignored.
   const boost::json::array* container_definitions = nullptr;
+  // pidMode / ipcMode "host" (host-level grants: CheckSupported let them through).
+  bool host_pid = false;
+  bool host_ipc = false;
 };
 
 struct ContainerInput {
@@ -55,18 +58,24 @@ struct ContainerInput {
   std::string log_path;  // stdout and stderr; empty: /dev/null
 };
 
+// Whether the container instance this agent runs for lets tasks reach its host: host.sourcePath
+// volumes, capabilities added beyond SYS_PTRACE, devices, privileged, pidMode/ipcMode/networkMode
+// "host" (ecs/taskdef/host_grants.h). The instance's operator decides ([[ec2_instance]]
+// host_access, `paddock agent --allow-host-access`); off by default, and never on Fargate.
+enum class HostAccess : bool { kRefused = false, kAllowed = true };
+
 // The task definition (and its overrides) asks for nothing this agent cannot provide:
-// FailedPrecondition naming the container or volume and the option otherwise (S3 environment
-// files, SSM/Secrets Manager secrets, log drivers, EFS/FSx/shared Docker volumes, host source
-// paths, devices), InvalidArgument for a reference that does not resolve (a mountPoint's
-// sourceVolume, a volumesFrom sourceContainer, a relative containerPath). The message is what
-// follows "ResourceInitializationError: " in the task's stoppedReason.
-// `host_access`: kEc2Instance when the agent is an EC2 container instance's, whose tasks may bind-mount
-// host paths (volumes with host.sourcePath) and add any capability; on Fargate (kFargate) both are
-// refused as AWS refuses them: no sourcePath, no capability added but SYS_PTRACE.
-enum class HostAccess : bool { kFargate = false, kEc2Instance = true };
+// FailedPrecondition naming the container or volume and the option otherwise (a host-level grant
+// where `host_access` is kRefused, S3 environment files, SSM/Secrets Manager secrets, log drivers,
+// EFS/FSx/shared Docker volumes, devices), InvalidArgument for a reference that does not resolve (a
+// mountPoint's sourceVolume, a volumesFrom sourceContainer, a relative containerPath) or a value
+// the registration checks refuse (ecs/taskdef/container_values.h: definitions stored before those
+// checks). The message is what follows "ResourceInitializationError: " in the task's stoppedReason.
+// Placement already keeps tasks with grants off instances without the host-access attribute; this
+// is the agent's own check, by its instance's option, for what reaches it anyway (a definition
+// registered before the attribute existed, an attribute a tenant put on its own instance).
 Status CheckSupported(const boost::json::object& task_definition, const boost::json::object& overrides,
-                      HostAccess host_access = HostAccess::kFargate);
+                      HostAccess host_access = HostAccess::kRefused);
 
 // The container's hostname: its definition's, else the task's.
 std::string HostnameOf(const boost::json::object& definition, const TaskContext& task);

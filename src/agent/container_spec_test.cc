@@ -162,6 +162,28 @@ TEST_F(ContainerSpecTest, LinuxParametersAndUlimits) {
   EXPECT_TRUE(cs.ulimits.empty());
 }
 
+// Host-level grants reach the runtime as they are (CheckSupported decided whether they may).
+TEST_F(ContainerSpecTest, PrivilegedAndHostNamespacesReachTheRuntime) {
+  runtime::ContainerSpec cs = Build(Obj(R"({"name":"web"})"));
+  EXPECT_FALSE(cs.privileged);
+  EXPECT_FALSE(cs.host_pid);
+  EXPECT_FALSE(cs.host_ipc);
+  task_.host_pid = true;
+  task_.host_ipc = true;
+  cs = Build(Obj(R"({"name":"web","privileged":true,"linuxParameters":{"devices":[
+      {"hostPath":"/dev/fuse"},{"hostPath":"/dev/kmsg","containerPath":"/dev/k","permissions":["read"]}]}})"));
+  EXPECT_TRUE(cs.privileged);
+  EXPECT_TRUE(cs.host_pid);
+  EXPECT_TRUE(cs.host_ipc);
+  ASSERT_EQ(cs.devices.size(), 2u);
+  EXPECT_EQ(cs.devices[0].host_path, "/dev/fuse");
+  EXPECT_EQ(cs.devices[0].container_path, "");
+  EXPECT_TRUE(cs.devices[0].read && cs.devices[0].write && cs.devices[0].mknod);  // none given: all
+  EXPECT_EQ(cs.devices[1].container_path, "/dev/k");
+  EXPECT_TRUE(cs.devices[1].read);
+  EXPECT_FALSE(cs.devices[1].write || cs.devices[1].mknod);
+}
+
 // The message CheckSupported gives for a task definition (empty: OK).
 std::string Refusal(std::string_view definition, std::string_view overrides = "{}") {
   Status s = CheckSupported(Obj(definition), Obj(overrides));
@@ -198,21 +220,67 @@ TEST(CheckSupportedTest, RefusesWhatItCannotProvide) {
             "container's output is kept on the node: paddock logs TASK)");
   EXPECT_NE(Refusal(R"({"containerDefinitions":[{"name":"a","repositoryCredentials":{"credentialsParameter":"x"}}]})"), "");
   EXPECT_NE(Refusal(R"({"containerDefinitions":[{"name":"a","linuxParameters":{"devices":[{"hostPath":"/dev/fuse"}]}}]})"), "");
+  EXPECT_TRUE(CheckSupported(Obj(R"({"containerDefinitions":[{"name":"a","linuxParameters":{"devices":[{"hostPath":"/dev/fuse"}]}}]})"),
+                             Obj("{}"), HostAccess::kAllowed)
+                  .ok());
+  EXPECT_EQ(CheckSupported(Obj(R"({"containerDefinitions":[{"name":"a","linuxParameters":{"devices":[{"hostPath":"fuse"}]}}]})"),
+                           Obj("{}"), HostAccess::kAllowed)
+                .message(),
+            "container 'a': device hostPath 'fuse' must be absolute");
   EXPECT_EQ(Refusal(R"({"volumes":[{"name":"e","efsVolumeConfiguration":{"fileSystemId":"fs-1"}}],
                        "containerDefinitions":[{"name":"a"}]})"),
             "volume 'e': Amazon EFS volumes (efsVolumeConfiguration) are not supported");
   EXPECT_NE(Refusal(R"({"volumes":[{"name":"f","fsxWindowsFileServerVolumeConfiguration":{}}],"containerDefinitions":[]})"), "");
   EXPECT_NE(Refusal(R"({"volumes":[{"name":"c","configuredAtLaunch":true}],"containerDefinitions":[]})"), "");
-  EXPECT_EQ(Refusal(R"({"volumes":[{"name":"h","host":{"sourcePath":"/srv"}}],"containerDefinitions":[]})"),
-            "volume 'h': bind mounts of a host path (host.sourcePath '/srv') are not supported on Fargate; use a "
-            "volume without sourcePath for a task-scoped directory");
   EXPECT_NE(Refusal(R"({"volumes":[{"name":"s","dockerVolumeConfiguration":{"scope":"shared"}}],"containerDefinitions":[]})"), "");
-  EXPECT_EQ(Refusal(R"({"containerDefinitions":[{"name":"a","linuxParameters":{"capabilities":{"add":["SYS_ADMIN"]}}}]})"),
-            "container 'a': linuxParameters.capabilities.add 'SYS_ADMIN' is not supported on Fargate (only SYS_PTRACE is)");
   EXPECT_EQ(Refusal(R"({"containerDefinitions":[{"name":"a","linuxParameters":{"capabilities":{"add":["SYS_PTRACE"],"drop":["ALL"]}}}]})"), "");
-  EXPECT_TRUE(CheckSupported(Obj(R"({"containerDefinitions":[{"name":"a","linuxParameters":{"capabilities":{"add":["NET_ADMIN"]}}}]})"),
-                             Obj("{}"), HostAccess::kEc2Instance).ok());  // an EC2 instance's owner may grant it
   EXPECT_NE(Refusal(R"({"volumes":[{"name":"s","dockerVolumeConfiguration":{"driver":"rexray"}}],"containerDefinitions":[]})"), "");
+}
+
+// Host-level grants run only where the instance's operator allowed them (HostAccess), whatever
+// the instance's kind: the agent's own check behind placement's attribute check.
+TEST(CheckSupportedTest, HostLevelGrantsOnlyWhereHostAccessIsAllowed) {
+  const std::string suffix =
+      ": host-level access is not allowed on this container instance (its operator allows it with host_access = "
+      "true in [[ec2_instance]] or paddock agent --allow-host-access; Fargate never does)";
+  const std::pair<std::string, std::string> grants[] = {
+      {R"({"volumes":[{"name":"h","host":{"sourcePath":"/"}}],
+           "containerDefinitions":[{"name":"a","mountPoints":[{"sourceVolume":"h","containerPath":"/host"}]}]})",
+       "volume 'h' binds the host path '/'"},
+      {R"({"containerDefinitions":[{"name":"a","linuxParameters":{"capabilities":{"add":["SYS_ADMIN"]}}}]})",
+       "container 'a' adds the capability SYS_ADMIN"},
+      {R"({"containerDefinitions":[{"name":"a","linuxParameters":{"capabilities":{"add":["ALL"]}}}]})",
+       "container 'a' adds the capability ALL"},
+      {R"({"containerDefinitions":[{"name":"a","privileged":true}]})", "container 'a' is privileged"},
+      {R"({"pidMode":"host","containerDefinitions":[{"name":"a"}]})", "pidMode 'host'"},
+      {R"({"ipcMode":"host","containerDefinitions":[{"name":"a"}]})", "ipcMode 'host'"},
+      {R"({"networkMode":"host","containerDefinitions":[{"name":"a"}]})", "networkMode 'host'"},
+      {R"({"containerDefinitions":[{"name":"a","linuxParameters":{"devices":[{"hostPath":"/dev/kmsg"}]}}]})",
+       "container 'a' maps the host device '/dev/kmsg'"},
+  };
+  for (const auto& [def, what] : grants) {
+    Status refused = CheckSupported(Obj(def), Obj("{}"), HostAccess::kRefused);
+    EXPECT_EQ(refused.code(), StatusCode::kFailedPrecondition) << def;
+    EXPECT_EQ(refused.message(), what + suffix) << def;
+  }
+  for (int i : {0, 1, 2, 4, 5, 6}) {
+    EXPECT_TRUE(CheckSupported(Obj(grants[i].first), Obj("{}"), HostAccess::kAllowed).ok()) << grants[i].first;
+  }
+  EXPECT_EQ(CheckSupported(Obj(R"({"volumes":[{"name":"h","host":{"sourcePath":"srv"}}],"containerDefinitions":[]})"),
+                           Obj("{}"), HostAccess::kAllowed)
+                .message(),
+            "volume 'h': host paths that are not absolute ('srv') are not supported");
+}
+
+// Definitions stored before registration checked these values are refused at launch.
+TEST(CheckSupportedTest, RefusesValuesThatWouldForgeFileLinesOrVariables) {
+  EXPECT_EQ(Refusal(R"({"containerDefinitions":[{"name":"a","dnsServers":["8.8.8.8\nnameserver 6.6.6.6"]}]})"),
+            "Invalid dnsServers entry for container 'a': '8.8.8.8\\x0anameserver 6.6.6.6' is not an IPv4 or IPv6 "
+            "address.");
+  EXPECT_NE(Refusal(R"({"containerDefinitions":[{"name":"a","environment":[{"name":"A=B","value":"1"}]}]})"), "");
+  EXPECT_NE(Refusal(R"({"containerDefinitions":[{"name":"a"}]})",
+                    R"({"containerOverrides":[{"name":"a","environment":[{"name":"LD_PRELOAD=/x","value":"1"}]}]})"),
+            "");
 }
 
 TEST(CheckSupportedTest, RefusesReferencesThatDoNotResolve) {

@@ -76,6 +76,8 @@ Status Write(runtime::Runtime& runtime, const TaskFilesOptions& options, const T
   if (!in.ip.empty()) out.hostname = PrivateDnsName(in.ip, region);
   std::vector<const json::object*> containers = Objects(in.definition, "containerDefinitions");
   for (const json::object* c : containers) out.container_definitions.push_back(*c);
+  out.host_pid = Str(in.definition, "pidMode") == "host";  // CheckSupported allowed them
+  out.host_ipc = Str(in.definition, "ipcMode") == "host";
   std::vector<const json::object*> volumes = Objects(in.definition, "volumes");
 
   if (options.tasks_dir.empty()) {
@@ -111,7 +113,7 @@ Status Write(runtime::Runtime& runtime, const TaskFilesOptions& options, const T
         return InvalidArgument(fmt::format("bad volume name '{}'", name));
       }
       if (std::string source = Str(Obj(*v, "host"), "sourcePath"); !source.empty()) {
-        fs::create_directories(source, ec);  // CheckSupported allowed it: an EC2 instance's host path
+        fs::create_directories(source, ec);  // CheckSupported allowed it: host access is allowed here
         if (ec) return Internal(fmt::format("cannot create host path {}: {}", source, ec.message()));
         out.volumes[name] = source;
         continue;
@@ -202,6 +204,8 @@ void ApplyTaskFiles(const TaskFiles& files, TaskContext& task) {
   task.volumes = files.volumes;
   task.etc_files = files.etc_files;
   task.container_definitions = &files.container_definitions;
+  task.host_pid = files.host_pid;
+  task.host_ipc = files.host_ipc;
 }
 
 Status CleanUpTask(runtime::Runtime& runtime, const TaskFilesOptions& options, std::string_view task_id) {

@@ -44,9 +44,10 @@ struct TaskFilesOptions {
   std::string tasks_dir;
   // The host's resolver configuration, for nameservers when a container sets no dnsServers.
   std::string host_resolv_conf = "/etc/resolv.conf";
-  // An EC2 instance's agent: volumes with host.sourcePath bind that host path (created when
-  // missing, as the ECS agent does, and never removed); refused otherwise.
-  HostAccess host_access = HostAccess::kFargate;
+  // kAllowed (an instance whose operator allowed host access): volumes with host.sourcePath bind
+  // that host path (created when missing, as the ECS agent does, and never removed); refused
+  // otherwise.
+  HostAccess host_access = HostAccess::kRefused;
 };
 
 struct TaskFilesInput {
@@ -66,6 +67,8 @@ struct TaskFiles {
   std::map<std::string, std::string> volumes;  // name → host directory
   std::map<std::string, EtcFiles> etc_files;   // by container name
   boost::json::array container_definitions;    // for volumesFrom
+  bool host_pid = false;                        // pidMode "host"
+  bool host_ipc = false;                        // ipcMode "host"
 };
 
 // ip-a-b-c-d.ec2.internal in us-east-1, ip-a-b-c-d.<region>.compute.internal elsewhere.

@@ -182,17 +182,17 @@ TEST_F(TaskFilesTest, RefusalsLeaveNothingBehind) {
   EXPECT_EQ(plain->cgroup_parent, "/paddock/i/0123abcd");
 }
 
-TEST_F(TaskFilesTest, HostPathsBindOnEc2InstancesOnlyAndAreNeverRemoved) {
+TEST_F(TaskFilesTest, HostPathsBindOnlyWhereHostAccessIsAllowedAndAreNeverRemoved) {
   const fs::path host = dir_ / "host" / "srv";
   const json::object def = Obj(fmt::format(R"({{"volumes":[{{"name":"h","host":{{"sourcePath":"{}"}}}}],)"
                                            R"("containerDefinitions":[{{"name":"a","mountPoints":)"
                                            R"([{{"sourceVolume":"h","containerPath":"/data"}}]}}]}})",
                                            host.string()));
-  auto fargate = Prepare(def);  // the default: refused, as on Fargate
+  auto fargate = Prepare(def);  // the default: refused (and always on Fargate)
   EXPECT_EQ(fargate.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_FALSE(fs::exists(host));
 
-  options_.host_access = HostAccess::kEc2Instance;
+  options_.host_access = HostAccess::kAllowed;
   auto ec2 = Prepare(def);
   ASSERT_TRUE(ec2.ok()) << ec2.status().ToString();
   EXPECT_EQ(ec2->volumes.at("h"), host.string());

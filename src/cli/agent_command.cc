@@ -142,14 +142,15 @@ constexpr std::string_view kRegisterAgent = "PaddockAgentV20261130.RegisterAgent
 // credential. Returns the instance and its credential, saved in `path`. `*unrecognised` tells
 // whether the control plane refused the stored credential as unknown (revoked).
 StatusOr<Identity> Register(const AgentCommand& c, agent::remote::ClientOptions client,
-                            const agent::remote::HostResources& host, const fs::path& path, bool* unrecognised) {
+                            const agent::remote::HostResources& host, agent::HostAccess host_access,
+                            const fs::path& path, bool* unrecognised) {
   *unrecognised = false;
   std::optional<Identity> stored = LoadIdentity(path);
   if (stored && stored->cluster != c.cluster) stored.reset();
   if (stored && stored->credentials) {
     client.credentials = *stored->credentials;
     agent::remote::JsonClient as_agent(client);
-    auto again = as_agent.Call(kRegisterAgent, agent::remote::RegistrationRequest(c.cluster, host, {"22"}, stored->arn));
+    auto again = as_agent.Call(kRegisterAgent, agent::remote::RegistrationRequest(c.cluster, host, {"22"}, stored->arn, host_access));
     if (again.ok()) return *stored;
     // Not reached: keep the identity rather than make a second instance.
     if (again.status().code() == StatusCode::kUnavailable) return again.status();
@@ -164,11 +165,11 @@ StatusOr<Identity> Register(const AgentCommand& c, agent::remote::ClientOptions 
   // An instance.json without credentials (an older Paddock's): the account binds that instance.
   std::optional<std::string> previous;
   if (stored) previous = stored->arn;
-  auto registered = api.Call(kRegisterAgent, agent::remote::RegistrationRequest(c.cluster, host, {"22"}, previous));
+  auto registered = api.Call(kRegisterAgent, agent::remote::RegistrationRequest(c.cluster, host, {"22"}, previous, host_access));
   if (!registered.ok() && previous) {
     fmt::print(stderr, "paddock agent: {} cannot be registered again ({}); registering a new instance\n", *previous,
                registered.status().message());
-    registered = api.Call(kRegisterAgent, agent::remote::RegistrationRequest(c.cluster, host, {"22"}, std::nullopt));
+    registered = api.Call(kRegisterAgent, agent::remote::RegistrationRequest(c.cluster, host, {"22"}, std::nullopt, host_access));
   }
   if (!registered.ok()) return registered.status();
   const json::object& o = registered->as_object();
@@ -220,6 +221,9 @@ void AddAgentCommand(CLI::App& app, AgentCommand& c) {
   c.cmd->add_option("--memory", c.memory, "MiB to offer (default MemTotal minus 256)")->check(CLI::Range(0, 1 << 30));
   c.cmd->add_option("--poll-wait", c.poll_wait_seconds, "Seconds one assignment long-poll may wait (1-20, default 20)")
       ->check(CLI::Range(1, 20));
+  c.cmd->add_flag("--allow-host-access", c.allow_host_access,
+                  "Let this instance's tasks reach the host: host.sourcePath volumes, added capabilities, privileged, "
+                  "host pid/ipc/network namespaces (default: refused, as placement failures ATTRIBUTE)");
 }
 
 int RunAgentCommand(const AgentCommand& c) {
@@ -245,9 +249,11 @@ int RunAgentCommand(const AgentCommand& c) {
   agent::remote::HostResources host = agent::remote::DetectHost();
   if (c.cpu > 0) host.cpu = c.cpu;
   if (c.memory > 0) host.memory = c.memory;
+  // Host-level grants as its operator set them (--allow-host-access), whatever placement decided.
+  const agent::HostAccess host_access = c.allow_host_access ? agent::HostAccess::kAllowed : agent::HostAccess::kRefused;
   bool unrecognised = false;
   std::optional<Identity> previous = LoadIdentity(state / "instance.json");
-  auto identity = Register(c, client, host, state / "instance.json", &unrecognised);
+  auto identity = Register(c, client, host, host_access, state / "instance.json", &unrecognised);
   const std::string tag = AgentTag(c.state_dir);
   if (!identity.ok() && (!unrecognised || !previous)) return Fail("RegisterAgent", identity.status());
   agent::images::ImageStore images(**store, (state / "images").string());
@@ -267,7 +273,7 @@ int RunAgentCommand(const AgentCommand& c) {
                        "stopping what it still runs\n", previous->arn, identity.status().message());
     NothingAssigned nothing;
     agent::AgentOptions o = agent::NodeAgentOptions(ecs::task::InstanceAgentId(previous->arn), tag, state.string(),
-                                                    nullptr, agent::HostAccess::kEc2Instance);
+                                                    nullptr, host_access);
     o.container_owner = tag;
     agent::Agent orphan_sweeper(nothing, images, **runtime, std::move(o));
     if (Status s = orphan_sweeper.Start(); !s.ok()) return Fail("agent", s);
@@ -287,9 +293,8 @@ int RunAgentCommand(const AgentCommand& c) {
   agent::remote::RemoteControl control(client, c.cluster, arn, remote_options);
   std::unique_ptr<agent::metadata::MetadataService> metadata =
       agent::StartMetadataService(agent::net::NetworkOptions{}, state.string());
-  // An EC2 instance: its tasks may bind host paths and add capabilities.
   agent::AgentOptions agent_options = agent::NodeAgentOptions(ecs::task::InstanceAgentId(arn), tag, state.string(),
-                                                              metadata.get(), agent::HostAccess::kEc2Instance);
+                                                              metadata.get(), host_access);
   // The runtime is this agent's alone: every container in it is its own, whichever instance it
   // was registered as when it made it.
   agent_options.container_owner = tag;

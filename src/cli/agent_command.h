@@ -3,7 +3,12 @@
 // protocol (docs/agent-protocol.md).
 //
 //   paddock agent --endpoint http://10.0.0.1:4566 --cluster prod [--state-dir ./.paddock-agent]
-//                 [--credentials FILE] [--profile paddock] [--region us-east-1]
+//                 [--credentials FILE] [--profile paddock] [--region us-east-1] [--allow-host-access]
+//
+// --allow-host-access lets the instance's tasks have host-level grants (host paths, added
+// capabilities, devices, privileged, host pid/ipc/network namespaces; ecs/taskdef/host_grants.h):
+// it advertises the attributes placement requires for them, and its agent runs them. Off by
+// default: such tasks are refused by placement (ATTRIBUTE) and, should one reach it, by the agent.
 //
 // Its state directory holds its own store (image names, like a server's: `paddock image ...
 // --state-dir DIR` manages its images), images, container state, logs, task files and
@@ -29,6 +34,7 @@ struct AgentCommand {
   int64_t cpu = 0;     // 0: cores x 1024
   int64_t memory = 0;  // 0: MemTotal minus the reserve
   int poll_wait_seconds = 20;
+  bool allow_host_access = false;
 };
 
 void AddAgentCommand(CLI::App& app, AgentCommand& c);

@@ -51,16 +51,35 @@ Status LoadEc2Instances(const std::string& path, const toml::node& node, std::ve
     Ec2InstanceConfig e;
     for (const auto& [key, value] : *t) {
       std::string_view k = key.str();
-      if (k == "cluster" && value.is_string()) {
-        e.cluster = value.as_string()->get();
+      if ((k == "cluster" || k == "account") && value.is_string()) {
+        (k == "cluster" ? e.cluster : e.account) = value.as_string()->get();
+      } else if (k == "host_access" && value.is_boolean()) {
+        e.host_access = value.as_boolean()->get();
       } else if ((k == "cpu" || k == "memory") && value.is_integer()) {
         (k == "cpu" ? e.cpu : e.memory) = value.as_integer()->get();
       } else {
         return InvalidArgument(fmt::format("config file {}: 'ec2_instance.{}' is unknown or of the wrong type "
-                                           "(cluster: a string; cpu, memory: integers)", path, k));
+                                           "(cluster, account: strings; host_access: true or false; cpu, memory: "
+                                           "integers)", path, k));
       }
     }
     out.push_back(std::move(e));
+  }
+  return OkStatus();
+}
+
+// The [fargate] table: cpu and memory are integers, overcommit a number (1 or 1.5).
+Status LoadFargate(const std::string& path, const toml::table& table, FargateConfig& out) {
+  for (const auto& [key, node] : table) {
+    std::string_view k = key.str();
+    if ((k == "cpu" || k == "memory") && node.is_integer()) {
+      (k == "cpu" ? out.cpu : out.memory) = node.as_integer()->get();
+    } else if (k == "overcommit" && (node.is_floating_point() || node.is_integer())) {
+      out.overcommit = node.is_integer() ? static_cast<double>(node.as_integer()->get()) : node.as_floating_point()->get();
+    } else {
+      return InvalidArgument(fmt::format("config file {}: 'fargate.{}' is unknown or of the wrong type "
+                                         "(cpu, memory: integers; overcommit: a number)", path, k));
+    }
   }
   return OkStatus();
 }
@@ -128,12 +147,23 @@ Status LoadConfigFile(const std::string& path, ServerConfig& config) {
     } else if (k == "quotas" && node.is_table()) {
       RETURN_IF_ERROR(LoadIntegers(path, k, *node.as_table(),
                                    {{"services_per_cluster", &config.quotas.services_per_cluster},
-                                    {"tasks_per_service", &config.quotas.tasks_per_service}}));
+                                    {"tasks_per_service", &config.quotas.tasks_per_service},
+                                    {"fargate_vcpus_per_account", &config.quotas.fargate_vcpus_per_account}}));
+    } else if (k == "fargate" && node.is_table()) {
+      RETURN_IF_ERROR(LoadFargate(path, *node.as_table(), config.fargate));
     } else {
       return InvalidArgument(fmt::format("config file {}: unknown key '{}'", path, k));
     }
   }
   return OkStatus();
+}
+
+ecs::task::FargateLimits FargateLimitsFor(const ServerConfig& config, int64_t host_cpu, int64_t host_memory) {
+  const FargateConfig& f = config.fargate;
+  auto times = [&](int64_t v) { return static_cast<int64_t>(static_cast<double>(v) * f.overcommit); };
+  return ecs::task::FargateLimits{.cpu = times(f.cpu > 0 ? f.cpu : host_cpu),
+                                  .memory = times(f.memory > 0 ? f.memory : host_memory),
+                                  .vcpus_per_account = config.quotas.fargate_vcpus_per_account};
 }
 
 StatusOr<std::pair<std::string, uint16_t>> SplitListen(const std::string& listen) {
@@ -172,11 +202,22 @@ Status ValidateConfig(const ServerConfig& config) {
     return InvalidArgument(fmt::format("scheduler.lease_seconds must be 3 to 600, not {}", sc.lease_seconds));
   if (config.quotas.services_per_cluster < 1 || config.quotas.tasks_per_service < 1)
     return InvalidArgument("quotas.services_per_cluster and quotas.tasks_per_service must be at least 1");
+  if (config.quotas.fargate_vcpus_per_account < 1 || config.quotas.fargate_vcpus_per_account > 1000000)
+    return InvalidArgument(fmt::format("quotas.fargate_vcpus_per_account must be 1 to 1000000, not {}",
+                                       config.quotas.fargate_vcpus_per_account));
+  if (config.fargate.cpu < 0 || config.fargate.memory < 0)
+    return InvalidArgument("fargate.cpu and fargate.memory must not be negative (0: the host's)");
+  if (!(config.fargate.overcommit > 0 && config.fargate.overcommit <= 100))
+    return InvalidArgument(fmt::format("fargate.overcommit must be more than 0 and at most 100, not {}",
+                                       config.fargate.overcommit));
   if (config.agent_timeout_seconds < 3 || config.agent_timeout_seconds > 3600)
     return InvalidArgument(fmt::format("agent_timeout_seconds must be 3 to 3600, not {}", config.agent_timeout_seconds));
   for (const auto& e : config.ec2_instances) {
     if (e.cluster.empty()) return InvalidArgument("ec2_instance: cluster is required");
     if (e.cpu < 0 || e.memory < 0) return InvalidArgument("ec2_instance: cpu and memory must not be negative");
+    if (!e.account.empty() && !IsAccountId(e.account))
+      return InvalidArgument(fmt::format("ec2_instance '{}': account '{}' is not a 12-digit account id", e.cluster,
+                                         e.account));
   }
   for (const std::string& r : config.images.insecure_registries) {
     if (r.empty() || r.find_first_of("/ ") != std::string::npos)

@@ -26,9 +26,18 @@
 //   [quotas]                       # AWS's service quotas, adjustable as on AWS
 //   services_per_cluster = 5000
 //   tasks_per_service = 5000
+//   fargate_vcpus_per_account = 4000  # vCPUs of an account's non-STOPPED Fargate tasks, all regions
+//
+//   [fargate]                      # the node's Fargate capacity (ecs/task/fargate_capacity.h)
+//   cpu = 2048                     # CPU units; default cores x 1024
+//   memory = 3840                  # MiB; default MemTotal minus 256 MiB
+//   overcommit = 1.0               # Fargate tasks may reserve this many times cpu and memory
 //
 //   [[ec2_instance]]               # an in-process EC2 container instance (repeatable)
-//   cluster = "prod"               # registered once the cluster exists, in the first account
+//   cluster = "prod"               # registered once the cluster exists in its account
+//   account = "123456789012"       # the owner; default: the account `paddock up` bootstrapped
+//                                  # (with accept_any_credentials: default_account)
+//   host_access = false            # true: its tasks may bind host paths, add capabilities, ...
 //   cpu = 2048                     # CPU units; default cores x 1024
 //   memory = 3072                  # MiB; default MemTotal minus 256 MiB
 #pragma once
@@ -38,6 +47,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "ecs/task/fargate_capacity.h"
 
 namespace paddock::cli {
 
@@ -52,6 +62,12 @@ struct ImagesConfig {
 // One [[ec2_instance]]: a container instance whose agent runs inside the server.
 struct Ec2InstanceConfig {
   std::string cluster;
+  // The account it registers in (12 digits). Empty: the owner default (cli/ec2_owner.h), never
+  // "the first account".
+  std::string account;
+  // Whether its tasks may have host-level grants (ecs/taskdef/host_grants.h): host paths, added
+  // capabilities, devices, privileged, host pid/ipc/network namespaces. Off by default.
+  bool host_access = false;
   int64_t cpu = 0;     // 0: cores x 1024
   int64_t memory = 0;  // 0: MemTotal minus the reserve
 };
@@ -65,10 +81,20 @@ struct SchedulerConfig {
   int64_t lease_seconds = 10;
 };
 
-// The [quotas] table (ecs/service/services.h Quotas).
+// The [quotas] table (ecs/service/services.h Quotas; the Fargate one: ecs/task/fargate_capacity.h).
 struct QuotasConfig {
   int64_t services_per_cluster = 5000;
   int64_t tasks_per_service = 5000;
+  // Generous by default: the node's capacity is what bounds a lone account. AWS starts new
+  // accounts at 6 per Region and raises the quota with use.
+  int64_t fargate_vcpus_per_account = 4000;
+};
+
+// The [fargate] table: what the node's Fargate tasks may reserve, in total, of this host.
+struct FargateConfig {
+  int64_t cpu = 0;          // CPU units; 0: cores x 1024
+  int64_t memory = 0;       // MiB; 0: MemTotal minus the reserve
+  double overcommit = 1.0;  // admitted = cpu (memory) x overcommit
 };
 
 struct ServerConfig {
@@ -84,13 +110,19 @@ struct ServerConfig {
   std::vector<Ec2InstanceConfig> ec2_instances;
   SchedulerConfig scheduler;
   QuotasConfig quotas;
+  FargateConfig fargate;
 };
 
 // Reads the keys above from a TOML file into `config`; unknown keys are an error.
 Status LoadConfigFile(const std::string& path, ServerConfig& config);
-// Checks values (listen is HOST:PORT, api_rate_limits is aws|off, default_account 12 digits,
-// pull_timeout_seconds 1..86400, insecure_registries are bare HOST[:PORT]).
+// Checks values (listen is HOST:PORT, api_rate_limits is aws|off, default_account and every
+// ec2_instance account 12 digits, pull_timeout_seconds 1..86400, insecure_registries are bare
+// HOST[:PORT]).
 Status ValidateConfig(const ServerConfig& config);
+// What the node's Fargate tasks may reserve ([fargate], [quotas]) on a host of `host_cpu` CPU units
+// and `host_memory` MiB (agent/remote DetectHost): the configured or the host's cpu and memory,
+// each times overcommit (rounded down), and the per-account vCPU quota.
+ecs::task::FargateLimits FargateLimitsFor(const ServerConfig& config, int64_t host_cpu, int64_t host_memory);
 // Splits "HOST:PORT".
 StatusOr<std::pair<std::string, uint16_t>> SplitListen(const std::string& listen);
 

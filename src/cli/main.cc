@@ -81,6 +81,9 @@ int RunServer(const ServerConfig& config, bool up) {
   sigset_t signals = BlockStopSignals();
   auto node = Node::Open(config);
   if (!node.ok()) return Fail(node.status());
+  if (up) {  // before Start: in-process EC2 instances default to this account (cli/node_owner.h)
+    if (auto me = (*node)->BootstrapAccount(); !me.ok()) return Fail(me.status());
+  }
   auto port = (*node)->Start();
   if (!port.ok()) return Fail(port.status());
   auto host_port = SplitListen(config.listen);
@@ -98,9 +101,11 @@ int RunServer(const ServerConfig& config, bool up) {
     fmt::print("  endpoint     {}\n", endpoint);
     fmt::print("  state        {}\n", config.state_dir);
     fmt::print("  account      {}\n", boot->account);
-    fmt::print("  credentials  {} (profile 'paddock'; config in {})\n", boot->credentials_path, boot->config_path);
+    fmt::print("  profile      {}\n", boot->profile);
+    fmt::print("  credentials  {} (profile '{}'; config in {})\n", boot->credentials_path, boot->profile,
+               boot->config_path);
     for (const auto& note : boot->notes) fmt::print("  note         {}\n", note);
-    fmt::print("\nTry:\n  aws --profile paddock ecs list-clusters\n\nCtrl-C stops it.\n");
+    fmt::print("\nTry:\n  aws --profile {} ecs list-clusters\n\nCtrl-C stops it.\n", boot->profile);
   } else {
     fmt::print("paddock server listening on {}\n", endpoint);
   }

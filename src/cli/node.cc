@@ -27,6 +27,8 @@
 #include "aws/model.h"
 #include "aws/models/models.h"
 #include "aws/pagination.h"
+#include "cli/aws_profile.h"
+#include "cli/node_owner.h"
 #include "common/encoding.h"
 #include "ecs/api/ecs_service.h"
 #include "ecs/cluster/clusters.h"
@@ -39,6 +41,8 @@
 #include "store/key.h"
 #include "store/sqlite/sqlite_store.h"
 #include "vpc/ec2_service.h"
+#include "vpc/ipam.h"
+#include "vpc/security_groups.h"
 
 namespace paddock::cli {
 namespace fs = std::filesystem;
@@ -62,6 +66,7 @@ using TaskDefinitionReaper = OwnerReaper<ecs::taskdef::TaskDefinitions>;
 using TaskReaper = OwnerReaper<ecs::task::Tasks>;
 using ContainerInstanceReaper = OwnerReaper<ecs::instance::ContainerInstances>;
 using ServiceReaper = OwnerReaper<ecs::service::Services>;
+using SecurityGroupReaper = OwnerReaper<vpc::SecurityGroups>;
 
 // Who signed a request: an account's access key (iam::Accounts), or a container instance's agent
 // credential (ecs/instance/agent_identity.h; docs/agent-protocol.md, "Identity"), told apart by
@@ -121,6 +126,7 @@ class Node::Impl {
   std::unique_ptr<NodeCredentials> credentials;  // accounts' keys and agents' credentials
   std::unique_ptr<ecs::cluster::Clusters> clusters;
   std::unique_ptr<ecs::taskdef::TaskDefinitions> task_definitions;
+  std::unique_ptr<ecs::task::FargateCapacity> fargate;  // what Fargate tasks may reserve (config [fargate])
   std::unique_ptr<ecs::task::Tasks> tasks;
   std::unique_ptr<ecs::instance::ContainerInstances> container_instances;
   std::unique_ptr<ecs::service::Services> services;
@@ -135,6 +141,9 @@ class Node::Impl {
   std::unique_ptr<TaskReaper> task_reaper;
   std::unique_ptr<ContainerInstanceReaper> container_instance_reaper;
   std::unique_ptr<ServiceReaper> service_reaper;
+  // vpc/: security groups and the network policy of each VPC (with the tasks' addresses).
+  std::unique_ptr<vpc::SecurityGroups> security_groups;
+  std::unique_ptr<SecurityGroupReaper> security_group_reaper;
   std::unique_ptr<aws::ServiceModel> ecs_model;
   std::unique_ptr<ecs::api::EcsService> ecs;
   std::unique_ptr<vpc::Ec2Service> ec2;
@@ -151,7 +160,8 @@ class Node::Impl {
   uint64_t agent_watch = 0;
 
   // In-process EC2 container instances ([[ec2_instance]]): registered once their cluster exists
-  // (in the first account), then each runs an Agent for its instance ARN; the loop heartbeats.
+  // in their owner's account (cli/node_owner.h), then each runs an Agent for its instance ARN;
+  // the loop heartbeats.
   struct Ec2Instance {
     Ec2InstanceConfig config;
     std::optional<Scope> scope;
@@ -163,6 +173,7 @@ class Node::Impl {
   };
   std::vector<Ec2Instance> ec2_instances;
   std::thread ec2_loop;
+  std::optional<BootstrapIdentity> bootstrap_identity;  // Node::BootstrapAccount's, once made
 
   // Starts the agent; without root or crun the server still serves, and tasks stay PROVISIONING.
   void StartAgent() {
@@ -188,7 +199,7 @@ class Node::Impl {
     metadata = agent::StartMetadataService(agent::net::NetworkOptions{}, state.string());
     agent = std::make_unique<agent::Agent>(*control, *images, *runtime,
                                            agent::NodeAgentOptions(std::string(kFargateAgent), instance, state.string(),
-                                                                   metadata.get(), agent::HostAccess::kFargate));
+                                                                   metadata.get(), agent::HostAccess::kRefused));
     Status s = agent->Start();
     if (!s.ok()) {
       fmt::print(stderr, "paddock: warning: tasks will not run: {}\n", s.ToString());
@@ -198,22 +209,25 @@ class Node::Impl {
     agent_watch = control->Watch(kFargateAgent, [a = agent.get()] { a->Notify(); });
   }
 
-  // The meta key keeping an in-process instance's ARN, so a restarted server re-registers it.
-  static std::string Ec2MetaKey(size_t index, const Ec2InstanceConfig& c) {
-    return store::Key().Str("ec2-instance").Str(std::to_string(index)).Str(c.cluster).Done();
+  // The meta key keeping an in-process instance's ARN, so a restarted server re-registers it. By
+  // owner: an instance whose configured account changed registers anew in the new account.
+  static std::string Ec2MetaKey(size_t index, const Ec2InstanceConfig& c, const AccountId& owner) {
+    return store::Key().Str("ec2-instance").Str(std::to_string(index)).Str(c.cluster).Str(owner.str()).Done();
   }
 
-  // One attempt to register instance `index` (re-registering its stored ARN when there is one).
+  // One attempt to register instance `index` (re-registering its stored ARN when there is one), in
+  // its owner's account only.
   Status RegisterEc2(size_t index) {
     Ec2Instance& e = ec2_instances[index];
-    ASSIGN_OR_RETURN(auto all, accounts->ListAccounts());
-    if (all.empty()) return FailedPrecondition("no account yet");
-    const Scope scope{all.front().id, Region(config.region)};
+    ASSIGN_OR_RETURN(std::optional<AccountId> bootstrap, RecordedBootstrapAccount(*store, *accounts));
+    ASSIGN_OR_RETURN(AccountId owner, Ec2Owner(e.config, config, bootstrap));
+    const Scope scope{owner, Region(config.region)};
+    const agent::HostAccess host_access = e.config.host_access ? agent::HostAccess::kAllowed : agent::HostAccess::kRefused;
     agent::remote::HostResources host = agent::remote::DetectHost();
     if (e.config.cpu > 0) host.cpu = e.config.cpu;
     if (e.config.memory > 0) host.memory = e.config.memory;
     std::optional<std::string> stored;
-    const std::string meta_key = Ec2MetaKey(index, e.config);
+    const std::string meta_key = Ec2MetaKey(index, e.config, owner);
     RETURN_IF_ERROR(store->Read([&](store::ReadTxn& txn) -> Status {
       ASSIGN_OR_RETURN(stored, txn.Get("meta", meta_key));
       return OkStatus();
@@ -221,7 +235,7 @@ class Node::Impl {
     ecs::instance::RegisterRequest r;
     r.cluster = e.config.cluster;
     r.agent = ecs::instance::AgentKind::kInProcess;  // no credential: only this server speaks for it
-    boost::json::object body = agent::remote::RegistrationRequest(e.config.cluster, host, {}, std::nullopt);
+    boost::json::object body = agent::remote::RegistrationRequest(e.config.cluster, host, {}, std::nullopt, host_access);
     r.total_resources = body.at("totalResources").as_array();
     r.version_info = body.at("versionInfo").as_object();
     for (const auto& a : body.at("attributes").as_array())
@@ -241,14 +255,15 @@ class Node::Impl {
     e.id = e.arn.substr(e.arn.rfind('/') + 1);
     e.scope = scope;
     RETURN_IF_ERROR(store->Write([&](store::WriteTxn& txn) { return txn.Put("meta", meta_key, e.arn); }));
-    // An EC2 instance: its tasks may bind host paths and add capabilities.
+    // Host-level grants as its operator set them (host_access), whatever placement decided.
     e.agent = std::make_unique<agent::Agent>(
         *control, *images, *runtime,
         agent::NodeAgentOptions(ecs::task::InstanceAgentId(e.arn), InstanceTag(config.state_dir),
-                                fs::absolute(config.state_dir).string(), metadata.get(), agent::HostAccess::kEc2Instance));
+                                fs::absolute(config.state_dir).string(), metadata.get(), host_access));
     RETURN_IF_ERROR(e.agent->Start());
     e.watch = control->Watch(e.arn, [a = e.agent.get()] { a->Notify(); });
-    fmt::print(stderr, "paddock: in-process EC2 container instance {}\n", e.arn);
+    fmt::print(stderr, "paddock: in-process EC2 container instance {}{}\n", e.arn,
+               e.config.host_access ? " (host access allowed)" : "");
     return OkStatus();
   }
 
@@ -264,7 +279,7 @@ class Node::Impl {
           Status s = RegisterEc2(i);
           if (!s.ok()) {
             e.agent.reset();
-            // A missing cluster (or account) is expected until the user creates it: said once.
+            // A missing cluster (or owner) is expected until the user creates it: said once.
             std::string said = s.ToString();
             if (said != e.last_error) fmt::print(stderr, "paddock: [[ec2_instance]] {}: not registered yet: {}\n",
                                                  e.config.cluster, said);
@@ -327,12 +342,17 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   store::SqliteOptions options;
   options.path = (fs::path(config.state_dir) / "paddock.db").string();
   ASSIGN_OR_RETURN(impl->store, store::SqliteStore::Open(options));
+  // A state directory from before per-VPC address pools (schema 7): move its addresses over.
+  RETURN_IF_ERROR(vpc::UpgradeLegacyIpam(*impl->store));
   impl->accounts = std::make_unique<iam::Accounts>(*impl->store, SystemClock::Get());
   impl->clusters = std::make_unique<ecs::cluster::Clusters>(*impl->store);
   impl->task_definitions = std::make_unique<ecs::taskdef::TaskDefinitions>(*impl->store);
   impl->container_instances = std::make_unique<ecs::instance::ContainerInstances>(*impl->store, *impl->clusters);
+  const agent::remote::HostResources machine = agent::remote::DetectHost();
+  impl->fargate = std::make_unique<ecs::task::FargateCapacity>(FargateLimitsFor(config, machine.cpu, machine.memory));
   impl->tasks = std::make_unique<ecs::task::Tasks>(*impl->store, *impl->task_definitions, *impl->clusters,
-                                                    std::string(kFargateAgent), impl->container_instances.get());
+                                                    std::string(kFargateAgent), impl->container_instances.get(),
+                                                    impl->fargate.get());
   impl->container_instances->SetAgentTimeout(std::chrono::seconds(config.agent_timeout_seconds));
   impl->control = std::make_unique<agent::InProcessControl>(
       *impl->tasks, impl->container_instances.get(),
@@ -372,12 +392,14 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   impl->task_reaper = std::make_unique<TaskReaper>("tasks", *impl->tasks);
   impl->cluster_reaper = std::make_unique<ClusterReaper>("clusters", *impl->clusters);
   impl->taskdef_reaper = std::make_unique<TaskDefinitionReaper>("task definitions", *impl->task_definitions);
+  impl->security_groups = std::make_unique<vpc::SecurityGroups>(*impl->store);
+  impl->security_group_reaper = std::make_unique<SecurityGroupReaper>("security groups", *impl->security_groups);
   ASSIGN_OR_RETURN(impl->ecs_model, aws::ServiceModel::Parse(aws::EcsModelJson()));
   ASSIGN_OR_RETURN(std::string token_key, TokenKey(*impl->store));
   impl->ecs = std::make_unique<ecs::api::EcsService>(
       *impl->ecs_model, ecs::api::Owners{impl->clusters.get(), impl->task_definitions.get(), impl->tasks.get(),
                                           impl->container_instances.get(), impl->services.get()},
-      aws::TokenCodec(std::move(token_key)));
+      aws::TokenCodec(token_key));
   aws::FrontOptions front_options;
   front_options.auth.accept_any_credentials = config.accept_any_credentials;
   front_options.auth.default_account = AccountId(config.default_account);
@@ -386,7 +408,7 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   impl->front = std::make_unique<aws::ApiFront>(front_options, SystemClock::Get(), *impl->credentials);
   impl->front->AddJsonService(impl->ecs.get());
   impl->front->AddJsonService(impl->agent_service.get());
-  impl->ec2 = std::make_unique<vpc::Ec2Service>(*impl->store);
+  impl->ec2 = std::make_unique<vpc::Ec2Service>(*impl->store, *impl->security_groups, aws::TokenCodec(token_key));
   impl->front->AddQueryService(impl->ec2.get());
   return std::unique_ptr<Node>(new Node(std::move(impl)));
 }
@@ -400,6 +422,10 @@ StatusOr<uint16_t> Node::Start() {
     if (group.starts_with("service:")) scheduler->Wake(ecs::service::ServiceKey{scope, cluster, group.substr(8)});
   });
   impl_->container_instances->SetChangeListener([scheduler](const Scope&, const std::string&) { scheduler->WakeAll(); });
+  // A VPC's network policy changes with its tasks' addresses too (vpc/security_groups.h). Its
+  // listener (SecurityGroups::SetChangeListener) is where the agents will be woken to apply it.
+  vpc::SecurityGroups* security_groups = impl_->security_groups.get();
+  impl_->tasks->SetAddressListener([security_groups](const Scope& scope) { security_groups->NotifyPolicyChanged(scope); });
   http::ServerOptions options;
   options.host = host_port.first;
   options.port = host_port.second;
@@ -462,21 +488,34 @@ store::Store& Node::store() { return *impl_->store; }
 ecs::service::Services& Node::services() { return *impl_->services; }
 ecs::task::Tasks& Node::tasks() { return *impl_->tasks; }
 
+StatusOr<BootstrapIdentity> Node::BootstrapAccount() {
+  if (!impl_->bootstrap_identity) {
+    const std::string credentials = (fs::absolute(impl_->config.state_dir) / "credentials").string();
+    ASSIGN_OR_RETURN(impl_->bootstrap_identity, EnsureBootstrapAccount(*impl_->accounts, *impl_->store, credentials));
+  }
+  return *impl_->bootstrap_identity;
+}
+
 std::vector<iam::AccountReaper*> Node::reapers() {
-  // Services first (nothing relaunches their tasks), then tasks: they hold addresses in the
-  // node-wide pools and pin task definitions.
-  return {impl_->service_reaper.get(), impl_->task_reaper.get(), impl_->container_instance_reaper.get(),
-          impl_->taskdef_reaper.get(), impl_->cluster_reaper.get()};
+  // Services first (nothing relaunches their tasks), then tasks: they hold addresses (and with
+  // them group memberships) and pin task definitions; then the security groups.
+  return {impl_->service_reaper.get(),         impl_->task_reaper.get(),
+          impl_->security_group_reaper.get(),  impl_->container_instance_reaper.get(),
+          impl_->taskdef_reaper.get(),         impl_->cluster_reaper.get()};
 }
 
 std::vector<std::string> Node::ImplementedEcsActions() const { return impl_->ecs->ImplementedActions(); }
 
 namespace {
 
+// kSection: the rest of the file stays (the user's ~/.aws files); kWholeFile: the file holds only
+// this section (the state directory's own files, which Paddock alone writes).
+enum class IniScope { kSection, kWholeFile };
+
 // Replaces (or appends) the INI section `[section]` of `path` with `body`, keeping the rest.
-Status UpsertIniSection(const fs::path& path, const std::string& section, const std::string& body) {
+Status UpsertIniSection(const fs::path& path, const std::string& section, const std::string& body, IniScope scope) {
   std::string existing;
-  {
+  if (scope == IniScope::kSection) {
     std::ifstream in(path);
     if (in) existing.assign(std::istreambuf_iterator<char>(in), {});
   }
@@ -527,67 +566,32 @@ StatusOr<BootstrapResult> Bootstrap(Node& node, const ServerConfig& config, cons
   const fs::path dir = fs::absolute(config.state_dir);
   r.credentials_path = (dir / "credentials").string();
   r.config_path = (dir / "config").string();
-  iam::Accounts& accounts = node.accounts();
 
-  // Reuse the key in .paddock/credentials while it is still valid; otherwise make one.
-  std::string key_id, secret;
-  {
-    std::ifstream in(r.credentials_path);
-    std::string line;
-    while (std::getline(in, line)) {
-      auto value = [&](std::string_view name) -> std::optional<std::string> {
-        if (line.rfind(name, 0) != 0) return std::nullopt;
-        size_t eq = line.find('=');
-        if (eq == std::string::npos) return std::nullopt;
-        std::string v = line.substr(eq + 1);
-        while (!v.empty() && v.front() == ' ') v.erase(v.begin());
-        return v;
-      };
-      if (auto v = value("aws_access_key_id")) key_id = *v;
-      if (auto v = value("aws_secret_access_key")) secret = *v;
-    }
-  }
-  if (!key_id.empty()) {
-    ASSIGN_OR_RETURN(auto cred, accounts.Lookup(AccessKeyId(key_id)));
-    if (cred && cred->secret_access_key == secret) {
-      r.account = cred->principal.account.str();
-    } else {
-      key_id.clear();
-    }
-  }
-  if (key_id.empty()) {
-    ASSIGN_OR_RETURN(auto all, accounts.ListAccounts());
-    iam::Account account;
-    if (all.empty()) {
-      ASSIGN_OR_RETURN(account, accounts.CreateAccount(std::nullopt, "paddock"));
-      r.notes.push_back(fmt::format("created account {}", account.id.str()));
-    } else {
-      account = all.front();
-    }
-    ASSIGN_OR_RETURN(iam::AccessKey key, accounts.CreateAccessKey(account.id));
-    r.notes.push_back(fmt::format("created access key {}", key.id.str()));
-    key_id = key.id.str();
-    secret = key.secret;
-    r.account = account.id.str();
-  }
-  r.access_key_id = key_id;
+  // The recorded bootstrap account and a valid key of it (cli/node_owner.h).
+  ASSIGN_OR_RETURN(BootstrapIdentity me, node.BootstrapAccount());
+  r.account = me.account.str();
+  r.access_key_id = me.access_key_id;
+  r.notes = me.notes;
 
-  const std::string cred_body = fmt::format("aws_access_key_id = {}\naws_secret_access_key = {}\n", key_id, secret);
+  // The profile's name: "paddock", unless the user's files hold another Paddock's (aws_profile.h).
+  std::optional<ProfileFiles> home = update_home ? HomeProfileFiles() : std::nullopt;
+  r.profile = home ? ChooseProfileName(*home, config.state_dir, endpoint, me.access_key_id) : "paddock";
+
+  const std::string cred_body =
+      fmt::format("aws_access_key_id = {}\naws_secret_access_key = {}\n", me.access_key_id, me.secret_access_key);
   const std::string config_body =
       fmt::format("region = {}\noutput = json\nendpoint_url = {}\n", config.region, endpoint);
-  RETURN_IF_ERROR(UpsertIniSection(r.credentials_path, "paddock", cred_body));
-  RETURN_IF_ERROR(UpsertIniSection(r.config_path, "profile paddock", config_body));
-  if (update_home) {
-    const char* home = std::getenv("HOME");
-    const char* cred_env = std::getenv("AWS_SHARED_CREDENTIALS_FILE");
-    const char* config_env = std::getenv("AWS_CONFIG_FILE");
-    if (home != nullptr || (cred_env != nullptr && config_env != nullptr)) {
-      fs::path home_cred = cred_env ? fs::path(cred_env) : fs::path(home) / ".aws" / "credentials";
-      fs::path home_config = config_env ? fs::path(config_env) : fs::path(home) / ".aws" / "config";
-      RETURN_IF_ERROR(UpsertIniSection(home_cred, "paddock", cred_body));
-      RETURN_IF_ERROR(UpsertIniSection(home_config, "profile paddock", config_body));
-      r.notes.push_back(fmt::format("profile 'paddock' written to {} and {}", home_cred.string(), home_config.string()));
-    }
+  // The state directory's own files hold this one profile, under the same name as in ~/.aws.
+  RETURN_IF_ERROR(UpsertIniSection(r.credentials_path, r.profile, cred_body, IniScope::kWholeFile));
+  RETURN_IF_ERROR(UpsertIniSection(r.config_path, "profile " + r.profile, config_body, IniScope::kWholeFile));
+  if (home) {
+    RETURN_IF_ERROR(UpsertIniSection(home->credentials, r.profile, cred_body, IniScope::kSection));
+    RETURN_IF_ERROR(UpsertIniSection(home->config, "profile " + r.profile, config_body, IniScope::kSection));
+    r.notes.push_back(fmt::format("profile '{}' written to {} and {}", r.profile, home->credentials, home->config));
+    if (r.profile != "paddock")
+      r.notes.push_back(fmt::format("profile 'paddock' in {} belongs to another Paddock and was left as it is; "
+                                    "this server's profile is '{}'",
+                                    home->credentials, r.profile));
   }
   return r;
 }

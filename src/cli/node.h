@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/config.h"
+#include "cli/node_owner.h"
 #include "common/status.h"
 #include "iam/accounts.h"
 
@@ -30,6 +31,10 @@ class Node {
   void Stop();
 
   iam::Accounts& accounts();
+  // `paddock up`'s account and key (cli/node_owner.h EnsureBootstrapAccount), made or found on the
+  // first call and kept. `paddock up` calls it before Start, so in-process EC2 instances without
+  // an `account` key find their owner at once.
+  StatusOr<BootstrapIdentity> BootstrapAccount();
   // The reapers `DeleteAccount` must run: every owner of account-scoped records.
   std::vector<iam::AccountReaper*> reapers();
   // What `paddock admin delete-account` drives (cli/account_deletion.h).
@@ -46,12 +51,16 @@ class Node {
   std::unique_ptr<Impl> impl_;
 };
 
-// Creates an account and key on first start and writes .paddock/credentials and
-// .paddock/config (profile "paddock", with the endpoint URL); with `update_home` also adds
-// the profile to the user's AWS config files, so `--profile paddock` works with no set-up.
+// Creates an account and key on first start (Node::BootstrapAccount) and writes
+// .paddock/credentials and .paddock/config (one profile, with the endpoint URL); with
+// `update_home` also adds the profile to the user's AWS files ($AWS_SHARED_CREDENTIALS_FILE /
+// $AWS_CONFIG_FILE, else ~/.aws), so `--profile <profile>` works with no set-up. The profile is
+// "paddock" unless those files hold another Paddock's "paddock" profile, which is never
+// overwritten: then it is named after the state directory (cli/aws_profile.h), and a note says so.
 struct BootstrapResult {
   std::string account;
   std::string access_key_id;
+  std::string profile;
   std::string credentials_path;
   std::string config_path;
   std::vector<std::string> notes;

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include "aws/sigv4.h"
 #include "cli/config.h"
@@ -108,6 +109,46 @@ TEST(ConfigTest, AgentSettingsAndEc2Instances) {
   v.agent_timeout_seconds = 60;
   v.ec2_instances.push_back({});
   EXPECT_FALSE(ValidateConfig(v).ok());  // no cluster
+  fs::remove_all(dir);
+}
+
+TEST(ConfigTest, FargateCapacityAndQuota) {
+  std::string dir = TempDir();
+  std::string path = dir + "/paddock.toml";
+  ServerConfig defaults;
+  EXPECT_EQ(defaults.quotas.fargate_vcpus_per_account, 4000);
+  // The host's resources by default.
+  ecs::task::FargateLimits host = FargateLimitsFor(defaults, 2048, 23000);
+  EXPECT_EQ(host.cpu, 2048);
+  EXPECT_EQ(host.memory, 23000);
+  EXPECT_EQ(host.vcpus_per_account, 4000);
+  std::ofstream(path) << "[fargate]\ncpu = 1024\nmemory = 2048\novercommit = 1.5\n[quotas]\nfargate_vcpus_per_account = 2\n";
+  ServerConfig c;
+  ASSERT_TRUE(LoadConfigFile(path, c).ok());
+  EXPECT_TRUE(ValidateConfig(c).ok());
+  ecs::task::FargateLimits l = FargateLimitsFor(c, 2048, 23000);
+  EXPECT_EQ(l.cpu, 1536);
+  EXPECT_EQ(l.memory, 3072);
+  EXPECT_EQ(l.vcpus_per_account, 2);
+  std::ofstream(path) << "[fargate]\novercommit = 2\n";
+  ServerConfig whole;
+  ASSERT_TRUE(LoadConfigFile(path, whole).ok());
+  EXPECT_EQ(FargateLimitsFor(whole, 2048, 1000).cpu, 4096);
+  EXPECT_EQ(FargateLimitsFor(whole, 2048, 1000).memory, 2000);
+  for (const char* bad : {"[fargate]\ncpu = \"1\"\n", "[fargate]\nzone = 1\n", "[fargate]\novercommit = \"2\"\n",
+                          "fargate = 1\n"}) {
+    std::ofstream(path) << bad;
+    ServerConfig b;
+    EXPECT_FALSE(LoadConfigFile(path, b).ok()) << bad;
+  }
+  for (auto change : std::vector<std::function<void(ServerConfig&)>>{
+           [](ServerConfig& v) { v.fargate.cpu = -1; }, [](ServerConfig& v) { v.fargate.overcommit = 0; },
+           [](ServerConfig& v) { v.fargate.overcommit = 101; },
+           [](ServerConfig& v) { v.quotas.fargate_vcpus_per_account = 0; }}) {
+    ServerConfig v;
+    change(v);
+    EXPECT_FALSE(ValidateConfig(v).ok());
+  }
   fs::remove_all(dir);
 }
 

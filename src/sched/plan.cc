@@ -599,18 +599,36 @@ void RecordLaunched(service::ServiceState& state, const std::string& deployment_
        fmt::format("{} has started {} tasks: {}.", ServiceEventPrefix(state.key.name), task_ids.size(), TaskList(task_ids)));
 }
 
-void RecordPlacementFailure(service::ServiceState& state, const std::string& deployment_id, const std::string& reason,
-                            const Observed& observed, const std::string& instance_arn) {
+namespace {
+
+// A launch that found no place: a breaker failure, and the deployment backs off.
+void CountPlacementFailure(service::ServiceState& state, const std::string& deployment_id, const Observed& observed) {
   if (Deployment* d = Find(state, deployment_id)) {
     if (!d->breaker_settled) ++d->failed_tasks;
     ++d->launch_failures;
     d->next_launch_at = observed.now + BackoffDelay(observed, d->launch_failures);
     d->updated_at = observed.now;
   }
+}
+
+}  // namespace
+
+void RecordPlacementFailure(service::ServiceState& state, const std::string& deployment_id, const std::string& reason,
+                            const Observed& observed, const std::string& instance_arn) {
+  CountPlacementFailure(state, deployment_id, observed);
   EmitDeduplicated(state, observed.now,
                    fmt::format("{} was unable to place a task because no container instance met all of its "
                                "requirements.{}",
                                ServiceEventPrefix(state.key.name), ClosestMatch(reason, instance_arn)));
+}
+
+void RecordLaunchRefused(service::ServiceState& state, const std::string& deployment_id, const std::string& reason,
+                         const Observed& observed) {
+  CountPlacementFailure(state, deployment_id, observed);
+  EmitDeduplicated(state, observed.now,
+                   fmt::format("{} was unable to place a task. Reason: {}. For more information, see the "
+                               "Troubleshooting section of the Amazon ECS Developer Guide.",
+                               ServiceEventPrefix(state.key.name), reason));
 }
 
 }  // namespace paddock::sched

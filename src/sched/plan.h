@@ -146,6 +146,12 @@ void RecordLaunched(service::ServiceState& state, const std::string& deployment_
 // with it the event carries ECS's "The closest matching (container-instance …)" sentence.
 void RecordPlacementFailure(service::ServiceState& state, const std::string& deployment_id, const std::string& reason,
                             const Observed& observed, const std::string& instance_arn = "");
+// A launch of `deployment_id` was refused for a reason RunTask states as a sentence naming no
+// instance (Fargate's: no capacity, the account's vCPU quota): counted and backed off as a
+// placement failure, with ECS's event "(service x) was unable to place a task. Reason: <reason>.
+// For more information, see the Troubleshooting section of the Amazon ECS Developer Guide."
+void RecordLaunchRefused(service::ServiceState& state, const std::string& deployment_id, const std::string& reason,
+                         const Observed& observed);
 
 // Event texts, exactly as ECS writes them.
 std::string ServiceEventPrefix(const std::string& service_name);  // "(service NAME)"

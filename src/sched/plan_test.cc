@@ -648,6 +648,29 @@ TEST(PlanTest, PlacementFailuresWriteOneEventCountForTheBreakerAndBackOff) {
                                           "all of its requirements."));
 }
 
+TEST(PlanTest, FargateRefusalsWriteEcssReasonEventCountAndBackOff) {
+  ServiceState s = Service(1);
+  Observed o = Obs(kT0, {});
+  RecordLaunchRefused(s, kNew,
+                      "Capacity is unavailable at this time. Please try again later or in a different availability zone",
+                      o);
+  RecordLaunchRefused(s, kNew,
+                      "Capacity is unavailable at this time. Please try again later or in a different availability zone",
+                      o);
+  RecordLaunchRefused(s, kNew, "You\u2019ve reached the limit on the number of vCPUs you can run concurrently", o);
+  EXPECT_THAT(Messages(s),
+              ElementsAre("(service web) was unable to place a task. Reason: Capacity is unavailable at this time. "
+                          "Please try again later or in a different availability zone. For more information, see the "
+                          "Troubleshooting section of the Amazon ECS Developer Guide.",
+                          "(service web) was unable to place a task. Reason: You\u2019ve reached the limit on the "
+                          "number of vCPUs you can run concurrently. For more information, see the Troubleshooting "
+                          "section of the Amazon ECS Developer Guide."));
+  EXPECT_EQ(s.deployments[0].failed_tasks, 3);
+  EXPECT_EQ(s.deployments[0].launch_failures, 3);
+  EXPECT_EQ(s.deployments[0].next_launch_at, kT0 + seconds(40));
+  EXPECT_TRUE(Decide(s, Obs(kT0 + seconds(1), {})).launches.empty()) << "backing off";
+}
+
 TEST(PlanTest, ADrainingServiceStopsEveryTaskThenBecomesInactive) {
   ServiceState s = Rollout(0);
   s.status = "DRAINING";

@@ -269,9 +269,12 @@ Status Scheduler::Execute(ServiceState& state, const Decision& decision, const O
       ++state.version;
       dirty = false;
       if (!ran->failures.empty()) {  // some or all of the batch found no place
-        RecordPlacementFailure(state, launch.deployment_id,
-                               ran->failures.empty() ? std::string("RESOURCE") : ran->failures.front().reason,
-                               observed, ran->failures.empty() ? std::string() : ran->failures.front().arn);
+        const ecs::task::RunResult::Failure& f = ran->failures.front();
+        if (ecs::task::IsFargateAdmissionReason(f.reason)) {  // the node's capacity or the account's quota
+          RecordLaunchRefused(state, launch.deployment_id, f.reason, observed);
+        } else {
+          RecordPlacementFailure(state, launch.deployment_id, f.reason, observed, f.arn);
+        }
         dirty = true;
         break;
       }

@@ -8,6 +8,7 @@
 #include "common/testing/fake_clock.h"
 #include "ecs/testing/temp_store.h"
 #include "vpc/default_vpc.h"
+#include "vpc/security_groups.h"
 
 namespace paddock::sched {
 namespace {
@@ -111,6 +112,42 @@ TEST_F(SchedulerTest, LaunchesOnceAndRecordsTheLaunchWithIt) {
   EXPECT_EQ(Tasks().size(), 2u);
 }
 
+TEST_F(SchedulerTest, AServiceThatDoesNotFitTheNodesFargateCapacityGetsEcssEventAndBacksOff) {
+  // Room for two tasks of 256/512: a service of three starts two, says why the third waits, and
+  // starts it once one of the two has stopped and the backoff is over.
+  ecs::task::FargateCapacity capacity({.cpu = 512, .memory = 1024, .vcpus_per_account = 4000});
+  ecs::task::Tasks limited(*store_, tds_, clusters_, std::string(kAgent), &instances_, &capacity);
+  CreateService(3);
+  Scheduler a(*store_, services_, limited, nullptr, clock_, Options("a"));
+  auto epoch = a.Lead();
+  ASSERT_TRUE(epoch.ok() && epoch->has_value());
+  ASSERT_TRUE(a.Pass(key_, **epoch).ok());
+  auto tasks = Tasks();
+  ASSERT_EQ(tasks.size(), 2u);
+  auto state = State();
+  ASSERT_TRUE(state.newest_event.has_value());
+  EXPECT_EQ(state.newest_event->message,
+            "(service api) was unable to place a task. Reason: Capacity is unavailable at this time. Please try again "
+            "later or in a different availability zone. For more information, see the Troubleshooting section of the "
+            "Amazon ECS Developer Guide.");
+  ASSERT_EQ(state.deployments.size(), 1u);
+  EXPECT_EQ(state.deployments[0].launch_failures, 1);
+
+  ecs::task::TaskStateChange stopped;
+  stopped.last_status = "STOPPED";
+  const std::string arn = "arn:aws:ecs:us-east-1:123456789012:task/default/" + tasks[0].id;
+  ASSERT_TRUE(limited.ReportState(kAgent, arn, stopped, clock_.Now()).ok());
+  ASSERT_TRUE(a.Pass(key_, **epoch).ok());
+  EXPECT_EQ(Tasks().size(), 2u) << "backing off";
+  clock_.Advance(11s);  // past the 10 s backoff (and the lease: lead again)
+  epoch = a.Lead();
+  ASSERT_TRUE(epoch.ok() && epoch->has_value());
+  ASSERT_TRUE(a.Pass(key_, **epoch).ok());
+  size_t live = 0;
+  for (const auto& t : Tasks()) live += t.desired_status != "STOPPED";
+  EXPECT_EQ(live, 2u) << "one replaces the stopped task; the third still does not fit";
+}
+
 TEST_F(SchedulerTest, ADeposedLeadersLateWritesChangeNothing) {
   CreateService(1);
   Scheduler a(*store_, services_, tasks_, nullptr, clock_, Options("a"));
@@ -196,6 +233,38 @@ TEST_F(SchedulerTest, DaemonRunsOnTheInstancesItsConstraintAdmits) {
   for (const auto& t : Tasks())
     EXPECT_EQ(t.desired_status, t.container_instance_arn == edge2 ? "STOPPED" : "RUNNING") << t.container_instance_arn;
   EXPECT_EQ(State().desired_count, 1);
+}
+
+// A service's awsvpcConfiguration.securityGroups must be groups of the caller's VPC, and its tasks
+// are launched into them (vpc/security_groups.h).
+TEST_F(SchedulerTest, AServicesTasksGetItsSecurityGroups) {
+  vpc::SecurityGroups groups(*store_);
+  auto web = groups.Create(kScope, vpc::CreateRequest{"web", "web tier", std::nullopt, {}});
+  ASSERT_TRUE(web.ok());
+  const std::string subnet = vpc::DefaultVpcFor(kScope).subnets[0].id;
+  auto service = [&](const std::string& name, const std::string& group) {
+    return services_.Create(kScope, kCaller,
+                            Obj(R"({"serviceName":")" + name + R"(","taskDefinition":"web","launchType":"FARGATE",)"
+                                R"("desiredCount":2,"networkConfiguration":{"awsvpcConfiguration":{"subnets":[")" +
+                                subnet + R"("],"securityGroups":[")" + group + R"("]}}})"),
+                            clock_.Now());
+  };
+  auto missing = service("nope", "sg-0123456789abcdef0");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().aws_type(), "InvalidParameterException");
+  EXPECT_EQ(missing.status().message(),
+            "Error retrieving security group information for [sg-0123456789abcdef0]: The security group "
+            "'sg-0123456789abcdef0' does not exist (ECS)");
+  ASSERT_TRUE(service("api", web->id).ok());
+  Scheduler a(*store_, services_, tasks_, nullptr, clock_, Options("a"));
+  auto epoch = a.Lead();
+  ASSERT_TRUE(epoch.ok() && epoch->has_value());
+  ASSERT_TRUE(a.Pass(key_, **epoch).ok());
+  ASSERT_EQ(Tasks().size(), 2u);
+  auto policy = groups.PolicyFor(kScope);
+  ASSERT_TRUE(policy.ok());
+  ASSERT_EQ(policy->members.size(), 2u);
+  for (const auto& m : policy->members) EXPECT_EQ(m.groups, std::vector<std::string>{web->id});
 }
 
 }  // namespace

@@ -16,7 +16,7 @@ struct TableDef {
 };
 
 // The current schema version.
-inline constexpr int kSchemaVersion = 6;
+inline constexpr int kSchemaVersion = 8;
 
 inline constexpr TableDef kTables[] = {
     // iam/: accounts and access keys.
@@ -45,13 +45,17 @@ inline constexpr TableDef kTables[] = {
     {"task_counts", 3},       // (account, region, cluster) -> "<pending> <running> [<pending EC2> <running EC2>]"   ClusterUsage
     {"task_stopped", 3},      // (account, region, stoppedAt ms, cluster, id) -> ""   ReapStopped
     {"task_tokens", 3},       // (account, region, clientToken) -> {request, arns, expires}
+    // ecs/task: the node's Fargate capacity (ecs/task/fargate_capacity.h)
+    {"fargate_reservations", 6},   // (account, region, cluster, task id) -> "<cpu> <memory>"   a task's reservation
+    {"fargate_node_usage", 6},     // ("node") -> "<cpu> <memory>"   reserved on this node
+    {"fargate_account_usage", 6},  // (account) -> "<cpu>"   reserved by the account: the vCPU quota's count
     // ecs/instance (docs/contracts/container-instance.md)
     {"container_instances", 4},        // (account, region, cluster, id) -> ContainerInstance JSON
     {"container_instance_counts", 4},  // (account, region, cluster) -> "<ACTIVE + DRAINING>"   ClusterUsage
     {"container_instance_tasks", 4},   // (account, region, cluster, id, task id) -> reservation   Reserve/Release
     {"container_instance_inactive", 4},  // (account, region, deregisteredAt ms, cluster, id) -> ""   ReapInactive
-    {"container_instance_agents", 6},  // (account, region, cluster, id) -> {kind, accessKeyId?}   agent binding
-    {"agent_credentials", 6},          // (access key id) -> {account, region, cluster, id, secret}   node-wide
+    {"container_instance_agents", 8},  // (account, region, cluster, id) -> {kind, accessKeyId?}   agent binding
+    {"agent_credentials", 8},          // (access key id) -> {account, region, cluster, id, secret}   node-wide
     // ecs/service (docs/contracts/service.md)
     {"services", 5},              // (account, region, cluster, name) -> service record JSON
     {"service_by_status", 5},     // (account, region, cluster, status, name) -> ""   index: ListServices
@@ -62,9 +66,18 @@ inline constexpr TableDef kTables[] = {
     {"service_revisions", 5},     // (account, region, cluster, service, id) -> ServiceRevision JSON
     // sched/
     {"scheduler_lease", 5},       // ("scheduler") -> "<holder> <epoch> <expires ms>"
-    // vpc/: IP addresses of the default VPC's subnets
-    {"ipam", 1},              // (pool cidr, ip) -> "<account> <region> <owner>"   node-wide
-    {"ipam_subnets", 1},      // (pool cidr) -> "<cursor> <in use>"
+    // vpc/: IP addresses of the default VPC's subnets (vpc/ipam.h)
+    {"ipam", 1},              // legacy (pool cidr, ip) -> "<account> <region> <owner>"; moved by vpc::UpgradeLegacyIpam (schema 7)
+    {"ipam_subnets", 1},      // legacy (pool cidr) -> "<cursor> <in use>"; emptied by vpc::UpgradeLegacyIpam
+    {"vpc_addresses", 7},     // (account, region, subnet id, ip) -> "<owner> <group id>,<group id>…"
+    {"vpc_address_pools", 7},  // (account, region, subnet id) -> "<cursor> <in use>"
+    {"node_addresses", 7},    // (ip, account, region) -> ""   index: which VPCs of this store hold an address
+    // vpc/: security groups (vpc/security_groups.h)
+    {"security_groups", 7},         // (account, region, group id) -> group record JSON (rules included)
+    {"security_group_names", 7},    // (account, region, vpc id, name) -> group id   user groups only
+    {"security_group_rules", 7},    // (account, region, rule id) -> group id
+    {"security_group_refs", 7},     // (account, region, referenced group, referencing group, rule id) -> ""
+    {"security_group_members", 7},  // (account, region, group id, ip) -> owner   the interfaces in a group
     // ecs/ tags, through each resource's owner
     {"tags", 1},              // (account, region, resource arn, key) -> value
     // agent/images: the node's local image store (node-local, not per account)

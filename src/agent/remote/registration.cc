@@ -8,6 +8,8 @@
 
 #include <boost/json.hpp>
 
+#include "ecs/taskdef/host_grants.h"
+
 namespace paddock::agent::remote {
 namespace json = boost::json;
 
@@ -27,16 +29,20 @@ HostResources DetectHost() {
   return h;
 }
 
-std::vector<std::string> AgentAttributeNames() {
+std::vector<std::string> AgentAttributeNames(HostAccess host_access) {
   std::vector<std::string> out;
   for (int minor = 17; minor <= 44; ++minor)
     out.push_back(fmt::format("com.amazonaws.ecs.capability.docker-remote-api.1.{}", minor));
+  if (host_access == HostAccess::kAllowed) {  // as the ECS agent with ECS_DISABLE_PRIVILEGED=false
+    out.emplace_back(ecs::taskdef::kHostAccessAttribute);
+    out.emplace_back(ecs::taskdef::kPrivilegedAttribute);
+  }
   return out;
 }
 
 json::object RegistrationRequest(const std::string& cluster, const HostResources& host,
                                  const std::vector<std::string>& ports,
-                                 const std::optional<std::string>& container_instance_arn) {
+                                 const std::optional<std::string>& container_instance_arn, HostAccess host_access) {
   json::array port_set;
   for (const auto& p : ports) port_set.push_back(json::string(p));
   json::array resources{
@@ -46,7 +52,7 @@ json::object RegistrationRequest(const std::string& cluster, const HostResources
       json::object{{"name", "PORTS_UDP"}, {"type", "STRINGSET"}, {"stringSetValue", json::array{}}},
   };
   json::array attributes;
-  for (const auto& name : AgentAttributeNames()) attributes.push_back(json::object{{"name", name}});
+  for (const auto& name : AgentAttributeNames(host_access)) attributes.push_back(json::object{{"name", name}});
   json::object out{{"cluster", cluster},
                    {"totalResources", std::move(resources)},
                    {"versionInfo", json::object{{"agentVersion", std::string(kAgentVersion)}, {"agentHash", "paddock"}}},

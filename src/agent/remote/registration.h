@@ -12,6 +12,8 @@
 
 #include <boost/json/object.hpp>
 
+#include "agent/container_spec.h"
+
 namespace paddock::agent::remote {
 
 // The agent version reported in versionInfo.agentVersion.
@@ -28,13 +30,17 @@ HostResources DetectHost();
 // The attributes the Paddock agent honestly has, beyond the ones the control plane adds to every
 // instance (ecs.capability.task-eni, ecs.capability.container-health-check, ecs.os-type, ...):
 // com.amazonaws.ecs.capability.docker-remote-api.1.17 … 1.44 (the task-definition features of
-// those API versions that the agent supports; docs/contracts/container-instance.md).
-std::vector<std::string> AgentAttributeNames();
+// those API versions that the agent supports; docs/contracts/container-instance.md), and, only
+// when its operator allowed host access, ecs.capability.paddock.host-access and
+// com.amazonaws.ecs.capability.privileged-container (ecs/taskdef/host_grants.h).
+std::vector<std::string> AgentAttributeNames(HostAccess host_access = HostAccess::kRefused);
 
 // RegisterContainerInstance's body: cluster, totalResources (CPU, MEMORY, PORTS = `ports`,
-// PORTS_UDP empty), versionInfo and attributes, and containerInstanceArn when re-registering.
+// PORTS_UDP empty), versionInfo and attributes (AgentAttributeNames(host_access)), and
+// containerInstanceArn when re-registering.
 boost::json::object RegistrationRequest(const std::string& cluster, const HostResources& host,
                                         const std::vector<std::string>& ports,
-                                        const std::optional<std::string>& container_instance_arn);
+                                        const std::optional<std::string>& container_instance_arn,
+                                        HostAccess host_access = HostAccess::kRefused);
 
 }  // namespace paddock::agent::remote

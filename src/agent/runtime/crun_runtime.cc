@@ -6,6 +6,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -23,6 +24,18 @@ namespace fs = std::filesystem;
 using subprocess::UniqueFd;
 
 namespace {
+
+// This process's capability bounding set, bit n = capability n: what a privileged container can
+// be given (crun inherits it; one capability beyond it fails the container's capset).
+uint64_t BoundingCaps() {
+  static const uint64_t caps = [] {
+    uint64_t out = 0;
+    for (int n = 0; n < 64; ++n)
+      if (prctl(PR_CAPBSET_READ, n, 0, 0, 0) == 1) out |= uint64_t{1} << n;
+    return out;
+  }();
+  return caps;
+}
 
 // Overlay mount data must fit in one page (docs/runtime-notes.md, gotcha 14).
 constexpr size_t kMaxMountData = 4095;
@@ -133,11 +146,25 @@ Status CrunRuntime::Create(const ContainerSpec& spec) {
   const std::string bundle = BundleDir(id);
   const std::string cgroup_parent =
       spec.cgroup_parent.empty() ? options_.cgroup_parent : spec.cgroup_parent;
+  // Devices (a host-level grant): what the host has at each path, for the container's node and
+  // its device cgroup rule.
+  std::vector<internal::DeviceNode> devices;
+  for (const Device& d : spec.devices) {
+    struct stat st {};
+    if (::stat(d.host_path.c_str(), &st) != 0 || !(S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)))
+      return FailedPrecondition(fmt::format("device '{}' is not a character or block device on this host", d.host_path));
+    std::string access = std::string(d.read ? "r" : "") + (d.write ? "w" : "") + (d.mknod ? "m" : "");
+    devices.push_back(internal::DeviceNode{d.container_path.empty() ? d.host_path : d.container_path,
+                                           S_ISCHR(st.st_mode) ? 'c' : 'b', major(st.st_rdev), minor(st.st_rdev),
+                                           st.st_mode & 07777, access});
+  }
   internal::BundleOptions bundle_options{
       .root_path = spec.lower_dirs.empty() ? spec.rootfs_dir : "rootfs",
       .cgroups_path = cgroup_parent + "/" + id.str(),
       .swap_accounting = layout_.swap_accounting,
       .init_binary = options_.init_binary,
+      .bounding_caps = BoundingCaps(),
+      .devices = std::move(devices),
   };
   ASSIGN_OR_RETURN(std::string config, internal::BuildOciConfig(spec, bundle_options));
 

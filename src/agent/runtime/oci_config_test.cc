@@ -15,6 +15,7 @@ namespace {
 namespace json = boost::json;
 using internal::BuildOciConfig;
 using internal::BundleOptions;
+using internal::DeviceNode;
 
 ContainerSpec BasicSpec() {
   ContainerSpec spec;
@@ -153,6 +154,82 @@ TEST(OciConfig, HostNetworkHasNoNetworkNamespace) {
   spec.network = NetworkMode::kHost;
   json::object c = Build(spec);
   for (const auto& n : c["linux"].at("namespaces").as_array()) EXPECT_NE(n.at("type"), "network");
+}
+
+// Host-level grants (only for tasks on an instance whose operator allowed host access).
+TEST(OciConfig, PrivilegedIsDockersPrivileged) {
+  ContainerSpec spec = BasicSpec();
+  json::object plain = Build(spec);
+  EXPECT_EQ(plain["process"].at("noNewPrivileges"), true);
+  EXPECT_FALSE(plain["linux"].at("maskedPaths").as_array().empty());
+  spec.privileged = true;
+  spec.cap_drop = {"ALL"};  // ignored, as Docker ignores it with --privileged
+  json::object c = Build(spec);
+  EXPECT_EQ(c["process"].at("capabilities").at("bounding").as_array().size(), 41u);
+  EXPECT_EQ(c["process"].at("capabilities").at("effective").as_array().size(), 41u);
+  EXPECT_EQ(c["process"].at("noNewPrivileges"), false);
+  BundleOptions limited = Options();
+  limited.bounding_caps = (uint64_t{1} << 41) - 1 - (uint64_t{1} << 24);  // no CAP_SYS_RESOURCE
+  auto bounded = json::parse(*BuildOciConfig(spec, limited)).as_object();
+  EXPECT_EQ(bounded["process"].at("capabilities").at("bounding").as_array().size(), 40u);
+  EXPECT_FALSE(Contains(bounded["process"].at("capabilities").at("bounding"), "CAP_SYS_RESOURCE"));
+  EXPECT_TRUE(Contains(bounded["process"].at("capabilities").at("bounding"), "CAP_SYS_ADMIN"));
+  EXPECT_TRUE(c["linux"].at("maskedPaths").as_array().empty());
+  EXPECT_TRUE(c["linux"].at("readonlyPaths").as_array().empty());
+  EXPECT_EQ(c["linux"].at("resources").at("devices").as_array(),
+            (json::array{json::object{{"allow", true}, {"access", "rwm"}}}));
+  for (const auto& m : c["mounts"].as_array()) {
+    if (m.at("destination") == "/dev") {
+      EXPECT_EQ(m.at("type"), "bind");
+      EXPECT_EQ(m.at("source"), "/dev");
+    }
+    if (m.at("destination") == "/sys" || m.at("destination") == "/sys/fs/cgroup") {
+      EXPECT_TRUE(Contains(m.at("options"), "rw"));
+    }
+  }
+  EXPECT_EQ(plain["linux"].at("resources").at("devices").as_array(),
+            (json::array{json::object{{"allow", false}, {"access", "rwm"}}}));
+}
+
+TEST(OciConfig, DevicesAreCreatedAndAllowed) {
+  ContainerSpec spec = BasicSpec();
+  BundleOptions options = Options();
+  options.devices = {DeviceNode{"/dev/fuse", 'c', 10, 229, 0666, "rwm"}, DeviceNode{"/dev/k", 'c', 1, 11, 0644, "r"}};
+  auto c = json::parse(*BuildOciConfig(spec, options)).as_object();
+  const auto& nodes = c["linux"].at("devices").as_array();
+  ASSERT_EQ(nodes.size(), 2u);
+  EXPECT_EQ(nodes[0].at("path"), "/dev/fuse");
+  EXPECT_EQ(nodes[0].at("type"), "c");
+  EXPECT_EQ(nodes[0].at("major"), 10);
+  EXPECT_EQ(nodes[0].at("minor"), 229);
+  const auto& rules = c["linux"].at("resources").at("devices").as_array();
+  ASSERT_EQ(rules.size(), 3u);  // deny all, then each device
+  EXPECT_EQ(rules[0].at("allow"), false);
+  EXPECT_EQ(rules[2].at("access"), "r");
+  EXPECT_EQ(rules[2].at("minor"), 11);
+  EXPECT_FALSE(Build(spec)["linux"].as_object().contains("devices"));
+}
+
+TEST(OciConfig, HostPidAndIpcJoinTheHostsNamespaces) {
+  ContainerSpec spec = BasicSpec();
+  auto types = [](json::object& c) {
+    std::vector<std::string> out;
+    for (const auto& n : c["linux"].at("namespaces").as_array()) out.emplace_back(n.at("type").as_string());
+    return out;
+  };
+  json::object plain = Build(spec);
+  EXPECT_TRUE(Contains(json::value_from(types(plain)), "pid"));
+  EXPECT_TRUE(Contains(json::value_from(types(plain)), "ipc"));
+  spec.host_pid = true;
+  spec.host_ipc = true;
+  json::object c = Build(spec);
+  EXPECT_FALSE(Contains(json::value_from(types(c)), "pid"));
+  EXPECT_FALSE(Contains(json::value_from(types(c)), "ipc"));
+  for (const auto& m : c["mounts"].as_array()) {
+    if (m.at("destination") == "/dev/shm") {
+      EXPECT_EQ(m.at("source"), "/dev/shm");
+    }
+  }
 }
 
 TEST(OciConfig, CapabilitiesAll) {

@@ -52,6 +52,13 @@ struct TmpfsMount {
   std::vector<std::string> options;  // extra mount options as ECS passes them ("noexec", …)
 };
 
+// A host device given to the container (ECS linuxParameters.devices; a host-level grant).
+struct Device {
+  std::string host_path;       // e.g. /dev/fuse: must be a character or block device
+  std::string container_path;  // empty: the host path
+  bool read = true, write = true, mknod = true;  // ECS permissions; all three when none is given
+};
+
 // One rlimit. `name` is ECS's ulimit name: "nofile", "nproc", "core", "memlock", "stack", …
 struct Ulimit {
   std::string name;
@@ -98,6 +105,17 @@ struct ContainerSpec {
   // Docker's default set: drop first, then add, as Docker does.
   std::vector<std::string> cap_add;
   std::vector<std::string> cap_drop;
+
+  // Host-level grants (ecs/taskdef/host_grants.h), set only for a task the agent let through,
+  // that is on a container instance whose operator allowed host access. `privileged` is Docker's
+  // --privileged: every capability (cap_add/cap_drop ignored), the host's devices, /sys and the
+  // cgroup fs writable, no masked or read-only /proc paths, no no_new_privs. `host_pid` and
+  // `host_ipc` join the host's PID / IPC namespace (pidMode / ipcMode "host"; with host_ipc the
+  // host's /dev/shm, as Docker binds it).
+  bool privileged = false;
+  bool host_pid = false;
+  bool host_ipc = false;
+  std::vector<Device> devices;  // created in the container and allowed by its device cgroup
 
   // Runs an init (tini) as PID 1 that forwards signals and reaps zombies. Needs
   // CrunRuntimeOptions::init_binary; Create fails with FailedPrecondition without one.

@@ -62,13 +62,16 @@ json::array EncodeTags(const Tags& tags) {
   return out;
 }
 
-// ECS's Failure shape ({arn, reason, detail?}) for any owner's failure records.
+// ECS's Failure shape ({arn?, reason, detail?}) for any owner's failure records. A failure that
+// names no resource (Fargate's capacity and vCPU-quota refusals) has no arn, as on AWS.
 template <typename Failure>
 json::array EncodeFailures(const std::vector<Failure>& failures) {
   json::array out;
   out.reserve(failures.size());
   for (const auto& f : failures) {
-    json::object o{{"arn", f.arn}, {"reason", f.reason}};
+    json::object o;
+    if (!f.arn.empty()) o["arn"] = f.arn;
+    o["reason"] = f.reason;
     if (!f.detail.empty()) o["detail"] = f.detail;
     out.push_back(std::move(o));
   }

@@ -37,10 +37,7 @@ bool HasPort(const std::set<int>& taken, const std::vector<int>& wanted) {
 // Why `c` cannot take a task now, or nullopt. Resources first, then constraints, as ECS checks.
 std::optional<std::string> Reject(const Candidate& c, const Demand& d, const std::vector<Constraint>& constraints) {
   if (!c.facts.agent_connected) return "AGENT";
-  for (const auto& [name, value] : d.attributes) {
-    auto it = c.facts.attributes.find(name);
-    if (it == c.facts.attributes.end() || (value && it->second != *value)) return "ATTRIBUTE";
-  }
+  if (!HasRequiredAttributes(c.facts, d)) return "ATTRIBUTE";
   if (c.cpu < d.cpu) return "RESOURCE:CPU";
   if (c.memory < d.memory) return "RESOURCE:MEMORY";
   if (HasPort(c.tcp_ports, d.tcp_ports)) return "RESOURCE:PORTS";
@@ -54,6 +51,14 @@ std::optional<std::string> Reject(const Candidate& c, const Demand& d, const std
 }
 
 }  // namespace
+
+bool HasRequiredAttributes(const instance::Facts& facts, const Demand& demand) {
+  for (const auto& [name, value] : demand.attributes) {
+    auto it = facts.attributes.find(name);
+    if (it == facts.attributes.end() || (value && it->second != *value)) return false;
+  }
+  return true;
+}
 
 StatusOr<std::vector<Strategy>> ParseStrategies(const json::array& strategies) {
   if (strategies.size() > kMaxStrategies)

@@ -93,6 +93,10 @@ struct Outcome {
   std::vector<Failure> failures;              // distinct (arn, reason), in the order met
 };
 
+// Whether an instance with `facts` has every attribute `demand` requires (requiresAttributes):
+// RunTask's placement and StartTask's named instances both answer ATTRIBUTE when it has not.
+bool HasRequiredAttributes(const instance::Facts& facts, const Demand& demand);
+
 // Places `count` tasks on `candidates`, taking their resources (cpu, memory, ports, group_tasks
 // are updated for every task placed). `rng` breaks ties and serves the random strategy.
 Outcome Place(std::vector<Candidate>& candidates, const Demand& demand, int count,

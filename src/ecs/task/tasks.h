@@ -29,6 +29,7 @@
 //   task_counts       (account, region, cluster) -> "<pending> <running> <pending EC2> <running EC2>"
 //   task_stopped      (account, region, stoppedAt ms, cluster, id) -> ""      ReapStopped's list
 //   task_tokens       (account, region, clientToken) -> {request, arns, expires}
+// and, through FargateCapacity (fargate_capacity.h), each Fargate task's reservation of the node.
 #pragma once
 
 #include <cstdint>
@@ -49,6 +50,7 @@
 #include "ecs/cluster/clusters.h"
 #include "ecs/common/tags.h"
 #include "ecs/instance/instances.h"
+#include "ecs/task/fargate_capacity.h"
 #include "ecs/taskdef/taskdefs.h"
 #include "store/store.h"
 
@@ -212,13 +214,18 @@ class Tasks {
   // `fargate_agent` is the id of the agent that provides Fargate capacity on this node.
   // `instances`, when given, makes the EC2 launch type available: tasks are placed on the
   // cluster's container instances (ecs/task/placement.h), their resources reserved through it.
+  // `fargate`, when given, is the node's Fargate capacity: each FARGATE task reserves its cpu and
+  // memory there in the run's transaction (a task that does not fit is a failures[] entry) and
+  // gives them back at STOPPED; without it Fargate admits everything.
   Tasks(store::Store& store, taskdef::TaskDefinitions& task_definitions, cluster::Clusters& clusters,
-        std::string fargate_agent, instance::ContainerInstances* instances = nullptr)
+        std::string fargate_agent, instance::ContainerInstances* instances = nullptr,
+        FargateCapacity* fargate = nullptr)
       : store_(store),
         task_definitions_(task_definitions),
         clusters_(clusters),
         fargate_agent_(std::move(fargate_agent)),
-        instances_(instances) {}
+        instances_(instances),
+        fargate_(fargate) {}
 
   StatusOr<RunResult> Run(const Scope& scope, std::string_view caller_arn, const RunRequest& request, TimePoint now);
   // StartTask: one EC2 task on each named container instance; an instance that cannot take it
@@ -247,7 +254,8 @@ class Tasks {
   StatusOr<std::vector<LaunchSpec>> Assignments(std::string_view agent_id);
   // Applies an agent's report. Only the owning agent may report (AccessDeniedException); a report
   // that would move the task backwards is ignored (OK, nothing changes). STOPPED releases the
-  // address and the assignment in the same transaction.
+  // address, the assignment and the task's resources (its instance's or the node's Fargate
+  // capacity) in the same transaction.
   Status ReportState(std::string_view agent_id, std::string_view task_arn, const TaskStateChange& change, TimePoint now);
 
   // Removes STOPPED tasks stopped more than an hour before `now`. Returns how many.
@@ -265,7 +273,8 @@ class Tasks {
   // and returns those not yet confirmed gone. Idempotent: call it until it returns none.
   StatusOr<std::vector<Unconfirmed>> StopAccount(const AccountId& account, std::string_view reason, TimePoint now);
   enum class ReapMode { kConfirmedOnly, kForce };
-  // Removes every task of the account. Its addresses and assignments are released first; with
+  // Removes every task of the account. Its addresses, Fargate capacity and assignments are
+  // released first; with
   // kConfirmedOnly only where that is safe — a task no agent has started (PROVISIONING: its
   // agent's first report is then refused, the assignment being its lease) or one whose agent
   // confirmed it STOPPED — and any other task makes it FailedPrecondition, having removed nothing
@@ -277,6 +286,10 @@ class Tasks {
   // what Assignments returns, so an in-process agent can act at once instead of at its next poll.
   // It must be cheap and must not call back into Tasks. Set it before serving requests.
   void SetChangeListener(std::function<void()> listener);
+  // `listener` is called (after the commit) when Run allocated or a report released addresses in
+  // the scope's VPC: its network policy changed (vpc::SecurityGroups::NotifyPolicyChanged). Same
+  // rules as above.
+  void SetAddressListener(std::function<void(const Scope&)> listener);
 
   taskdef::ReferenceCheck* reference_check() { return &refs_; }
   cluster::ClusterUsage* cluster_usage() { return &usage_; }
@@ -313,13 +326,16 @@ class Tasks {
   cluster::Clusters& clusters_;
   std::string fargate_agent_;
   instance::ContainerInstances* instances_;  // null: no EC2 launch type
+  FargateCapacity* fargate_;                 // null: Fargate tasks are not admitted against a capacity
   Refs refs_;
   Usage usage_;
   std::mutex listener_mu_;
   std::function<void()> listener_;  // GUARDED_BY(listener_mu_)
   GroupListener group_listener_;    // GUARDED_BY(listener_mu_)
+  std::function<void(const Scope&)> address_listener_;  // GUARDED_BY(listener_mu_)
 
   void NotifyChange();
+  void NotifyAddresses(const Scope& scope);
 };
 
 }  // namespace paddock::ecs::task

@@ -478,7 +478,8 @@ StatusOr<LaunchView> TaskDefinitions::ResolveForLaunch(const Scope& scope, const
     if (auto it = td.find("compatibilities"); it != td.end())
       for (const auto& c : it->value().as_array()) view.compatibilities.emplace_back(c.as_string());
     json::object def;
-    for (std::string_view key : {"networkMode", "containerDefinitions", "volumes"})
+    // pidMode and ipcMode: the agent honours (or, without host access, refuses) "host".
+    for (std::string_view key : {"networkMode", "pidMode", "ipcMode", "containerDefinitions", "volumes"})
       if (auto it = td.find(key); it != td.end()) def[key] = it->value();
     view.definition = json::serialize(def);
     if (auto it = td.find("containerDefinitions"); it != td.end() && it->value().is_array()) {

@@ -96,7 +96,7 @@ struct LaunchView {
   std::string cpu;
   std::string memory;
   std::vector<std::string> compatibilities;
-  std::string definition;  // networkMode, the containers and volumes, serialized, for the agent
+  std::string definition;  // networkMode, pidMode, ipcMode, the containers and volumes, serialized, for the agent
   // For placement on container instances: requiresAttributes (name, value when given) and the
   // revision's placementConstraints (memberOf only), serialized as registered.
   std::vector<std::pair<std::string, std::optional<std::string>>> requires_attributes;

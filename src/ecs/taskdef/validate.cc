@@ -1,6 +1,9 @@
 #include "ecs/taskdef/validate.h"
 
 #include "ecs/common/records.h"
+#include "ecs/taskdef/container_values.h"
+#include "ecs/taskdef/fargate.h"
+#include "ecs/taskdef/host_grants.h"
 
 #include <fmt/format.h>
 
@@ -65,6 +68,11 @@ std::optional<int64_t> GetInt(const json::object& o, std::string_view key) {
 bool GetBool(const json::object& o, std::string_view key, bool dflt) {
   auto it = o.find(key);
   return (it != o.end() && it->value().is_bool()) ? it->value().get_bool() : dflt;
+}
+
+bool NonEmptyList(const json::object& o, std::string_view key) {
+  auto it = o.find(key);
+  return it != o.end() && it->value().is_array() && !it->value().get_array().empty();
 }
 
 void Require(json::array& attrs, std::set<std::string>& seen, std::string name) {
@@ -225,6 +233,16 @@ StatusOr<Validated> ValidateRegister(json::object input) {
     if (reservation) reservation_sum += *reservation;
     if (awsvpc && cd.find("hostname") != cd.end())
       return ClientError("hostname is not supported on container when networkMode=awsvpc.");
+    // Under awsvpc the task's network is its interface's, not Docker's per container (AWS's texts).
+    if (awsvpc && NonEmptyList(cd, "extraHosts"))
+      return ClientError("Extra hosts are not supported on container when networkMode=awsvpc.");
+    if (awsvpc && NonEmptyList(cd, "dnsServers"))
+      return ClientError("DNS servers are not supported on container when networkMode=awsvpc.");
+    if (awsvpc && NonEmptyList(cd, "links")) return ClientError("Links are not supported when networkMode=awsvpc.");
+    if (awsvpc && GetBool(cd, "disableNetworking", false))
+      return ClientError("Disable Networking is not supported on container when networkMode=awsvpc.");
+    // Values the agent writes into /etc files and the environment (finding 11).
+    RETURN_IF_ERROR(CheckContainerValues(cd));
     if (cd.find("secrets") != cd.end() && !cd.at("secrets").as_array().empty() &&
         GetString(input, "executionRoleArn") == nullptr)
       return ClientError("When you are specifying container secrets, you must also specify a value for 'executionRoleArn'.");
@@ -332,6 +350,13 @@ StatusOr<Validated> ValidateRegister(json::object input) {
         return ClientError(fmt::format("Circular dependency detected in 'dependsOn' involving container '{}'.", n));
   }
 
+  // What Fargate does not give (fargate.h), with AWS's texts.
+  if (fargate) RETURN_IF_ERROR(CheckFargateOptions(input));
+
+  // Host-level grants run only where an operator allowed them (host_grants.h).
+  for (std::string& name : HostGrantAttributes(HostGrantsOf(input)))
+    Require(requires_attributes, required_seen, std::move(name));
+
   // Fargate needs an execution role to ship awslogs.
   if (fargate && uses_awslogs && GetString(input, "executionRoleArn") == nullptr)
     return ClientError("Fargate requires task definition to have execution role ARN to support log driver awslogs.");
@@ -346,7 +371,11 @@ StatusOr<Validated> ValidateRegister(json::object input) {
     Require(requires_attributes, required_seen, "ecs.capability.execution-role-awslogs");
 
   // Launch types this definition can run on, as AWS computes them.
-  bool fargate_ok = awsvpc && task_cpu && task_mem && IsFargateSize(*task_cpu, *task_mem);
+  // FARGATE only for a definition Fargate can run as registered (nothing dropped at launch).
+  const json::string* pid_mode = GetString(input, "pidMode");
+  bool fargate_ok = awsvpc && task_cpu && task_mem && IsFargateSize(*task_cpu, *task_mem) &&
+                    input.find("ipcMode") == input.end() && (pid_mode == nullptr || *pid_mode != "host") &&
+                    CheckFargateOptions(input).ok();
   out.compatibilities.push_back("EC2");
   if (!awsvpc) out.compatibilities.insert(out.compatibilities.begin(), "EXTERNAL");
   if (fargate_ok) out.compatibilities.push_back("FARGATE");

@@ -17,7 +17,8 @@ constexpr std::string_view kDefaultPath =
     "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 constexpr uint64_t kDefaultShmBytes = 64ull << 20;
 
-// Every capability of Linux 6.x, for "ALL" and for validating names.
+// Every capability of Linux 6.x, in capability-number order (CAP_CHOWN is 0), for "ALL", for
+// privileged containers and for validating names.
 constexpr std::array<std::string_view, 41> kAllCaps = {
     "CAP_CHOWN",           "CAP_DAC_OVERRIDE",   "CAP_DAC_READ_SEARCH", "CAP_FOWNER",
     "CAP_FSETID",          "CAP_KILL",           "CAP_SETGID",          "CAP_SETUID",
@@ -152,7 +153,13 @@ StatusOr<std::string> BuildOciConfig(const ContainerSpec& spec, const BundleOpti
     args.insert(args.begin(), {std::string(kInitPath), "--"});
   }
 
-  ASSIGN_OR_RETURN(std::vector<std::string> caps, Capabilities(spec));
+  std::vector<std::string> caps;
+  if (spec.privileged) {
+    for (size_t n = 0; n < kAllCaps.size(); ++n)  // kAllCaps is in capability-number order
+      if (options.bounding_caps & (uint64_t{1} << n)) caps.emplace_back(kAllCaps[n]);
+  } else {
+    ASSIGN_OR_RETURN(caps, Capabilities(spec));
+  }
   json::object capabilities{{"bounding", Strings(caps)},
                             {"effective", Strings(caps)},
                             {"permitted", Strings(caps)},
@@ -183,20 +190,25 @@ StatusOr<std::string> BuildOciConfig(const ContainerSpec& spec, const BundleOpti
                        {"cwd", cwd},
                        {"capabilities", capabilities},
                        {"rlimits", rlimits},
-                       {"noNewPrivileges", true}};
+                       {"noNewPrivileges", !spec.privileged}};
 
   // mounts: crun spec's defaults, then the spec's own.
   uint64_t shm = spec.shm_size_bytes ? spec.shm_size_bytes : kDefaultShmBytes;
+  // Privileged: the host's /dev (its devices) under the container's own devpts, and /sys and the
+  // cgroup fs writable; host IPC: the host's /dev/shm.
+  const std::string_view sys_mode = spec.privileged ? "rw" : "ro";
   json::array mounts{
       Mount("/proc", "proc", "proc", {}),
-      Mount("/dev", "tmpfs", "tmpfs", {"nosuid", "strictatime", "mode=755", "size=65536k"}),
+      spec.privileged ? Mount("/dev", "bind", "/dev", {"rbind", "rslave", "nosuid"})
+                      : Mount("/dev", "tmpfs", "tmpfs", {"nosuid", "strictatime", "mode=755", "size=65536k"}),
       Mount("/dev/pts", "devpts", "devpts",
             {"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", "gid=5"}),
-      Mount("/dev/shm", "tmpfs", "shm",
-            {"nosuid", "noexec", "nodev", "mode=1777", fmt::format("size={}", shm)}),
+      spec.host_ipc ? Mount("/dev/shm", "bind", "/dev/shm", {"rbind", "rslave"})
+                    : Mount("/dev/shm", "tmpfs", "shm",
+                            {"nosuid", "noexec", "nodev", "mode=1777", fmt::format("size={}", shm)}),
       Mount("/dev/mqueue", "mqueue", "mqueue", {"nosuid", "noexec", "nodev"}),
-      Mount("/sys", "sysfs", "sysfs", {"nosuid", "noexec", "nodev", "ro"}),
-      Mount("/sys/fs/cgroup", "cgroup", "cgroup", {"nosuid", "noexec", "nodev", "relatime", "ro"}),
+      Mount("/sys", "sysfs", "sysfs", {"nosuid", "noexec", "nodev", std::string(sys_mode)}),
+      Mount("/sys/fs/cgroup", "cgroup", "cgroup", {"nosuid", "noexec", "nodev", "relatime", std::string(sys_mode)}),
   };
   for (const auto& t : spec.tmpfs) {
     RETURN_IF_ERROR(CheckAbsolute("tmpfs containerPath", t.destination));
@@ -216,8 +228,11 @@ StatusOr<std::string> BuildOciConfig(const ContainerSpec& spec, const BundleOpti
   }
 
   // linux
-  json::array namespaces{json::object{{"type", "pid"}}, json::object{{"type", "ipc"}},
-                         json::object{{"type", "uts"}}, json::object{{"type", "mount"}}};
+  json::array namespaces;
+  if (!spec.host_pid) namespaces.push_back(json::object{{"type", "pid"}});
+  if (!spec.host_ipc) namespaces.push_back(json::object{{"type", "ipc"}});
+  namespaces.push_back(json::object{{"type", "uts"}});
+  namespaces.push_back(json::object{{"type", "mount"}});
   switch (spec.network) {
     case NetworkMode::kPrivate:
       namespaces.push_back(json::object{{"type", "network"}});
@@ -230,8 +245,16 @@ StatusOr<std::string> BuildOciConfig(const ContainerSpec& spec, const BundleOpti
       break;
   }
 
-  json::object resources{
-      {"devices", json::array{json::object{{"allow", false}, {"access", "rwm"}}}}};
+  json::array device_rules{json::object{{"allow", spec.privileged}, {"access", "rwm"}}};
+  json::array device_nodes;
+  for (const DeviceNode& d : options.devices) {
+    RETURN_IF_ERROR(CheckAbsolute("device containerPath", d.path));
+    device_nodes.push_back(json::object{{"path", d.path}, {"type", std::string(1, d.type)}, {"major", d.major},
+                                        {"minor", d.minor}, {"fileMode", d.file_mode}, {"uid", 0}, {"gid", 0}});
+    device_rules.push_back(json::object{{"allow", true}, {"type", std::string(1, d.type)}, {"major", d.major},
+                                        {"minor", d.minor}, {"access", d.access}});
+  }
+  json::object resources{{"devices", std::move(device_rules)}};
   json::object memory;
   if (spec.memory_limit_bytes) {
     memory["limit"] = spec.memory_limit_bytes;
@@ -256,6 +279,11 @@ StatusOr<std::string> BuildOciConfig(const ContainerSpec& spec, const BundleOpti
                                   "/proc/sched_debug", "/sys/firmware", "/proc/scsi"}},
       {"readonlyPaths", json::array{"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys",
                                     "/proc/sysrq-trigger"}}};
+  if (!device_nodes.empty()) linux_section["devices"] = std::move(device_nodes);
+  if (spec.privileged) {  // as Docker's --privileged: nothing of /proc hidden or read-only
+    linux_section["maskedPaths"] = json::array();
+    linux_section["readonlyPaths"] = json::array();
+  }
 
   json::object annotations;
   for (const auto& [k, v] : spec.annotations) annotations[k] = v;

@@ -68,7 +68,9 @@ class EcsFront {
   uint64_t next_hex_ = 0;
   instance::ContainerInstances instances_{*store_, clusters_,
                                           [this](size_t n) { return fmt::format("{:0{}x}", ++next_hex_, n); }};
-  task::Tasks tasks_{*store_, tds_, clusters_, "fargate-local", &instances_};
+  // A small node: 2 vCPUs and 4 GiB for Fargate, 1 vCPU per account (RunTask's refusal cases).
+  task::FargateCapacity fargate_{task::FargateLimits{.cpu = 2048, .memory = 4096, .vcpus_per_account = 1}};
+  task::Tasks tasks_{*store_, tds_, clusters_, "fargate-local", &instances_, &fargate_};
   // Services' ids (deployments, service deployments, revisions) from one counter, too.
   uint64_t next_service_id_ = 0;
   service::Services services_{*store_, tds_, clusters_};

@@ -1,0 +1,391 @@
+// The node's Fargate capacity and the accounts' vCPU quota, through Tasks (docs/contracts/task.md,
+// "Fargate capacity"): what RunTask admits and refuses, and that every path by which a task stops
+// gives its reservation back exactly once.
+#include "ecs/task/fargate_capacity.h"
+
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+
+#include "common/testing/fake_clock.h"
+#include "ecs/task/tasks.h"
+#include "ecs/testing/temp_store.h"
+#include "store/sqlite/sqlite_store.h"
+#include "vpc/default_vpc.h"
+#include "vpc/ipam.h"
+
+namespace paddock::ecs::task {
+namespace {
+namespace json = boost::json;
+
+const Scope kA{AccountId("123456789012"), Region("us-east-1")};
+const Scope kAWest{AccountId("123456789012"), Region("us-west-2")};
+const Scope kB{AccountId("210987654321"), Region("us-east-1")};
+constexpr std::string_view kAgent = "fargate-local";
+
+std::string CallerOf(const Scope& s) { return fmt::format("arn:aws:iam::{}:root", s.account.str()); }
+
+json::object Def(std::string_view family, std::string_view cpu, std::string_view memory) {
+  return json::parse(fmt::format(R"({{"family":"{}","networkMode":"awsvpc","requiresCompatibilities":["FARGATE"],)"
+                                 R"("cpu":"{}","memory":"{}","containerDefinitions":[{{"name":"app","image":"nginx"}}]}})",
+                                 family, cpu, memory))
+      .as_object();
+}
+
+// A Tasks over a store that can be closed and opened again (a restart), with the node's Fargate
+// capacity set to `limits`.
+class FargateCapacityTest : public ::testing::Test {
+ protected:
+  explicit FargateCapacityTest(FargateLimits limits = {.cpu = 1024, .memory = 2048, .vcpus_per_account = 4000})
+      : limits_(limits) {
+    dir_ = tmp_.dir() + "/node";
+    std::filesystem::create_directories(dir_);
+    Open();
+    for (const Scope& s : {kA, kAWest, kB}) {
+      EXPECT_TRUE(node_->clusters.Create(s, json::parse(R"({"clusterName":"default"})").as_object()).ok());
+      EXPECT_TRUE(node_->tds.Register(s, CallerOf(s), Def("small", "256", "512"), clock_.Now()).ok());
+      EXPECT_TRUE(node_->tds.Register(s, CallerOf(s), Def("big", "4096", "8192"), clock_.Now()).ok());
+      EXPECT_TRUE(node_->tds.Register(s, CallerOf(s), Def("wide", "1024", "2048"), clock_.Now()).ok());
+    }
+  }
+
+  // Everything a node builds on its store: a restart is Close() then Open().
+  struct Node {
+    explicit Node(store::Store& s, FargateLimits limits)
+        : tds(s), clusters(s), capacity(limits), tasks(s, tds, clusters, std::string(kAgent), nullptr, &capacity) {
+      clusters.AddUsage(tasks.cluster_usage());
+    }
+    taskdef::TaskDefinitions tds;
+    cluster::Clusters clusters;
+    FargateCapacity capacity;
+    Tasks tasks;
+  };
+
+  void Open() {
+    store::SqliteOptions options;
+    options.path = dir_ + "/state.db";
+    options.durable = false;
+    auto s = store::SqliteStore::Open(options);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    store_ = std::move(*s);
+    node_ = std::make_unique<Node>(*store_, limits_);
+  }
+  void Close() {
+    node_.reset();
+    store_->Close();
+    store_.reset();
+  }
+
+  RunRequest Req(const Scope& s, std::string td, int64_t count = 1) {
+    RunRequest r;
+    r.task_definition = std::move(td);
+    r.count = count;
+    r.launch_type = "FARGATE";
+    r.network_configuration =
+        json::object{{"awsvpcConfiguration", json::object{{"subnets", json::array{json::string(
+                                                                          vpc::DefaultVpcFor(s).subnets[0].id)}}}}};
+    return r;
+  }
+
+  RunResult Run(const Scope& s, const RunRequest& r) {
+    auto res = node_->tasks.Run(s, CallerOf(s), r, clock_.Now());
+    EXPECT_TRUE(res.ok()) << res.status().ToString();
+    return res.ok() ? *res : RunResult{};
+  }
+
+  std::vector<std::string> Arns(const RunResult& r) {
+    std::vector<std::string> out;
+    for (const auto& t : r.tasks) out.emplace_back(json::parse(t).at("taskArn").as_string());
+    return out;
+  }
+
+  Status Report(const std::string& arn, std::string status) {
+    TaskStateChange c;
+    c.last_status = std::move(status);
+    return node_->tasks.ReportState(kAgent, arn, c, clock_.Now());
+  }
+
+  FargateUsage NodeUsage() {
+    FargateUsage u;
+    EXPECT_TRUE(store_->Read([&](store::ReadTxn& txn) -> Status {
+      ASSIGN_OR_RETURN(u, node_->capacity.NodeUsage(txn));
+      return OkStatus();
+    }).ok());
+    return u;
+  }
+  int64_t AccountCpu(const Scope& s) {
+    int64_t cpu = -1;
+    EXPECT_TRUE(store_->Read([&](store::ReadTxn& txn) -> Status {
+      ASSIGN_OR_RETURN(cpu, node_->capacity.AccountCpu(txn, s.account));
+      return OkStatus();
+    }).ok());
+    return cpu;
+  }
+  size_t Rows(std::string_view table) {
+    size_t n = 0;
+    EXPECT_TRUE(store_->Read([&](store::ReadTxn& txn) -> Status {
+      ASSIGN_OR_RETURN(auto rows, txn.Scan(table, store::Range{"", ""}, 100000));
+      n = rows.size();
+      return OkStatus();
+    }).ok());
+    return n;
+  }
+  // The node and every account are back to nothing reserved, and no record is left over.
+  void ExpectWhole() {
+    EXPECT_EQ(NodeUsage(), FargateUsage{});
+    EXPECT_EQ(AccountCpu(kA), 0);
+    EXPECT_EQ(AccountCpu(kB), 0);
+    EXPECT_EQ(Rows("fargate_reservations"), 0u);
+    EXPECT_EQ(Rows("fargate_node_usage"), 0u);
+    EXPECT_EQ(Rows("fargate_account_usage"), 0u);
+  }
+
+  paddock::testing::TempStore tmp_;  // only its directory: the node's store is opened below
+  std::string dir_;
+  FargateLimits limits_;
+  paddock::testing::FakeClock clock_;
+  std::unique_ptr<store::SqliteStore> store_;
+  std::unique_ptr<Node> node_;
+};
+
+TEST_F(FargateCapacityTest, TheRunThatDoesNotFitGetsEcssFailureAndTheRestOfTheRunStarts) {
+  // 1024 CPU units / 2048 MiB: four tasks of 256/512 fit; a run of five places four.
+  RunResult r = Run(kA, Req(kA, "small", 5));
+  EXPECT_EQ(r.tasks.size(), 4u);
+  ASSERT_EQ(r.failures.size(), 1u);
+  EXPECT_EQ(r.failures[0].arn, "") << "ECS names no resource for a Fargate capacity failure";
+  EXPECT_EQ(r.failures[0].reason,
+            "Capacity is unavailable at this time. Please try again later or in a different availability zone");
+  EXPECT_EQ(r.failures[0].detail, "");
+  EXPECT_EQ(NodeUsage(), (FargateUsage{1024, 2048}));
+  EXPECT_EQ(AccountCpu(kA), 1024);
+
+  // The node is full: nothing more, of any account, until a task stops.
+  RunResult more = Run(kB, Req(kB, "small", 1));
+  EXPECT_TRUE(more.tasks.empty());
+  ASSERT_EQ(more.failures.size(), 1u);
+  EXPECT_EQ(more.failures[0].reason, kCapacityUnavailableReason);
+  // The refused runs wrote nothing: no task, no address.
+  auto listed = node_->tasks.List(kB, ListQuery{}, CallerOf(kB));
+  ASSERT_TRUE(listed.ok());
+  EXPECT_TRUE(listed->arns.empty());
+
+  // The finding's run: ten tasks of 4 vCPU / 8 GiB on a 1-vCPU node: every one refused.
+  RunResult big = Run(kB, Req(kB, "big", 10));
+  EXPECT_TRUE(big.tasks.empty());
+  EXPECT_EQ(big.failures.size(), 10u);
+
+  ASSERT_TRUE(Report(Arns(r)[0], "STOPPED").ok());
+  EXPECT_EQ(NodeUsage(), (FargateUsage{768, 1536}));
+  EXPECT_EQ(Run(kB, Req(kB, "small", 1)).tasks.size(), 1u);
+}
+
+TEST_F(FargateCapacityTest, MemoryAloneCanRefuse) {
+  // 1024 cpu fits exactly; the memory is the whole node's too, so a second task of any size does not.
+  EXPECT_EQ(Run(kA, Req(kA, "wide", 1)).tasks.size(), 1u);
+  RunRequest small = Req(kA, "small", 1);
+  RunResult r = Run(kA, small);
+  EXPECT_TRUE(r.tasks.empty());
+  ASSERT_EQ(r.failures.size(), 1u);
+  EXPECT_EQ(r.failures[0].reason, kCapacityUnavailableReason);
+}
+
+TEST_F(FargateCapacityTest, ReservationsFollowTheOverriddenSize) {
+  RunRequest r = Req(kA, "small", 1);
+  r.overrides = json::parse(R"({"cpu":"512","memory":"1024"})").as_object();
+  EXPECT_EQ(Run(kA, r).tasks.size(), 1u);
+  EXPECT_EQ(NodeUsage(), (FargateUsage{512, 1024}));
+  EXPECT_EQ(AccountCpu(kA), 512);
+}
+
+TEST_F(FargateCapacityTest, EveryStopPathReleasesExactlyOnce) {
+  // The agent reports each task down, whatever led to it: a StopTask before the agent took it, a
+  // task that failed to start, an essential container's exit, a service's scale-in (a Stop with
+  // the scheduler's options). Each reaches ReportState(STOPPED) once; late or repeated reports
+  // change nothing.
+  auto arns = Arns(Run(kA, Req(kA, "small", 4)));
+  ASSERT_EQ(arns.size(), 4u);
+
+  // StopTask while still PROVISIONING: nothing is given back until the agent reports STOPPED.
+  ASSERT_TRUE(node_->tasks.Stop(kA, std::nullopt, arns[0], std::nullopt, CallerOf(kA), clock_.Now()).ok());
+  EXPECT_EQ(NodeUsage(), (FargateUsage{1024, 2048}));
+  ASSERT_TRUE(Report(arns[0], "STOPPED").ok());
+  EXPECT_EQ(NodeUsage(), (FargateUsage{768, 1536}));
+
+  // A failed start: PENDING then STOPPED.
+  ASSERT_TRUE(Report(arns[1], "PENDING").ok());
+  TaskStateChange failed;
+  failed.last_status = "STOPPED";
+  failed.stop_code = "TaskFailedToStart";
+  ASSERT_TRUE(node_->tasks.ReportState(kAgent, arns[1], failed, clock_.Now()).ok());
+  EXPECT_EQ(NodeUsage(), (FargateUsage{512, 1024}));
+
+  // A running task the service scheduler scales in.
+  ASSERT_TRUE(Report(arns[2], "RUNNING").ok());
+  StopOptions scale_in{.stop_code = "ServiceSchedulerInitiated", .in_txn = nullptr};
+  ASSERT_TRUE(node_->tasks.Stop(kA, std::nullopt, arns[2], "Scaling activity", CallerOf(kA), clock_.Now(), scale_in).ok());
+  EXPECT_EQ(NodeUsage(), (FargateUsage{512, 1024})) << "still running until its containers are down";
+  for (const char* s : {"DEACTIVATING", "STOPPING", "DEPROVISIONING"}) ASSERT_TRUE(Report(arns[2], s).ok());
+  EXPECT_EQ(NodeUsage(), (FargateUsage{512, 1024}));
+  ASSERT_TRUE(Report(arns[2], "STOPPED").ok());
+  EXPECT_EQ(NodeUsage(), (FargateUsage{256, 512}));
+
+  // Repeated and late reports give nothing back twice.
+  ASSERT_TRUE(Report(arns[2], "STOPPED").ok());
+  ASSERT_TRUE(Report(arns[0], "RUNNING").ok());
+  EXPECT_EQ(NodeUsage(), (FargateUsage{256, 512}));
+  EXPECT_EQ(AccountCpu(kA), 256);
+
+  // An essential container exits on its own.
+  ASSERT_TRUE(Report(arns[3], "RUNNING").ok());
+  TaskStateChange exited;
+  exited.last_status = "STOPPED";
+  exited.stop_code = "EssentialContainerExited";
+  ASSERT_TRUE(node_->tasks.ReportState(kAgent, arns[3], exited, clock_.Now()).ok());
+  ExpectWhole();
+}
+
+TEST_F(FargateCapacityTest, ATaskRefusedForItsAddressOrARefusedRunHoldsNothing) {
+  // Every address of A's first subnet taken: the task is admitted, then finds no address
+  // (RESOURCE:ENI) and gives its reservation back in the same transaction.
+  const vpc::Subnet subnet = vpc::DefaultVpcFor(kA).subnets[0];
+  ASSERT_TRUE(store_->Write([&](store::WriteTxn& txn) -> Status {
+    for (uint32_t i = 0; i < subnet.UsableCount(); ++i) RETURN_IF_ERROR(vpc::AllocateIp(txn, kA, subnet, "filler", {}).status());
+    return OkStatus();
+  }).ok());
+  RunResult r = Run(kA, Req(kA, "small", 2));
+  EXPECT_TRUE(r.tasks.empty());
+  ASSERT_EQ(r.failures.size(), 2u);
+  EXPECT_EQ(r.failures[0].reason, "RESOURCE:ENI");
+  ExpectWhole();
+  // A run refused with an error (unknown cluster) writes nothing either.
+  RunRequest unknown = Req(kB, "small", 1);
+  unknown.cluster = "nope";
+  EXPECT_FALSE(node_->tasks.Run(kB, CallerOf(kB), unknown, clock_.Now()).ok());
+  ExpectWhole();
+}
+
+TEST_F(FargateCapacityTest, ManyRunsAndStopsLeaveTheCapacityWhole) {
+  // 200 rounds of runs of 1-5 tasks of two accounts, stopped in a scrambled order, some with
+  // StopTask first: afterwards nothing is reserved and the node takes a full load again.
+  std::vector<std::string> live;
+  for (int round = 0; round < 200; ++round) {
+    const Scope& s = round % 3 == 0 ? kB : kA;
+    RunResult r = Run(s, Req(s, "small", 1 + round % 5));
+    for (const auto& arn : Arns(r)) live.push_back(arn);
+    while (live.size() > static_cast<size_t>(round % 4)) {
+      const std::string arn = live[static_cast<size_t>(round * 7) % live.size()];
+      live.erase(std::find(live.begin(), live.end(), arn));
+      if (round % 2 == 0) {
+        const Scope& owner = arn.find(kB.account.str()) != std::string::npos ? kB : kA;
+        ASSERT_TRUE(node_->tasks.Stop(owner, std::nullopt, arn, std::nullopt, CallerOf(owner), clock_.Now()).ok());
+      }
+      ASSERT_TRUE(Report(arn, "RUNNING").ok());
+      ASSERT_TRUE(Report(arn, "STOPPED").ok());
+    }
+  }
+  for (const auto& arn : live) ASSERT_TRUE(Report(arn, "STOPPED").ok());
+  ExpectWhole();
+  EXPECT_EQ(Run(kA, Req(kA, "small", 4)).tasks.size(), 4u);
+}
+
+TEST_F(FargateCapacityTest, ReservationsSurviveARestart) {
+  auto arns = Arns(Run(kA, Req(kA, "small", 3)));
+  ASSERT_EQ(arns.size(), 3u);
+  Close();
+  Open();
+  EXPECT_EQ(NodeUsage(), (FargateUsage{768, 1536}));
+  EXPECT_EQ(AccountCpu(kA), 768);
+  RunResult r = Run(kA, Req(kA, "small", 2));
+  EXPECT_EQ(r.tasks.size(), 1u) << "one more fits after the restart, not two";
+  for (const auto& arn : Arns(r)) arns.push_back(arn);
+  for (const auto& arn : arns) ASSERT_TRUE(Report(arn, "STOPPED").ok());
+  ExpectWhole();
+}
+
+TEST_F(FargateCapacityTest, DeletingAnAccountGivesItsReservationsBack) {
+  auto a = Arns(Run(kA, Req(kA, "small", 2)));
+  auto west = Arns(Run(kAWest, Req(kAWest, "small", 1)));
+  auto b = Arns(Run(kB, Req(kB, "small", 1)));
+  EXPECT_EQ(AccountCpu(kA), 768) << "one count for the account over its regions";
+  ASSERT_TRUE(node_->tasks.ReapAccount(kA.account).ok());
+  EXPECT_EQ(NodeUsage(), (FargateUsage{256, 512}));
+  EXPECT_EQ(AccountCpu(kA), 0);
+  EXPECT_EQ(AccountCpu(kB), 256);
+  ASSERT_TRUE(Report(b[0], "STOPPED").ok());
+  ExpectWhole();
+}
+
+TEST_F(FargateCapacityTest, ClientTokenRepeatsReserveNothingMore) {
+  RunRequest r = Req(kA, "small", 2);
+  r.client_token = "again";
+  EXPECT_EQ(Run(kA, r).tasks.size(), 2u);
+  EXPECT_EQ(Run(kA, r).tasks.size(), 2u);
+  EXPECT_EQ(NodeUsage(), (FargateUsage{512, 1024}));
+}
+
+// The quota: 1 vCPU per account on a node of 2 vCPUs / 4 GiB.
+class FargateQuotaTest : public FargateCapacityTest {
+ protected:
+  FargateQuotaTest() : FargateCapacityTest({.cpu = 2048, .memory = 4096, .vcpus_per_account = 1}) {}
+};
+
+TEST_F(FargateQuotaTest, EachAccountIsBoundedByItsQuotaAndCannotStarveAnother) {
+  RunResult a = Run(kA, Req(kA, "small", 5));
+  EXPECT_EQ(a.tasks.size(), 4u);
+  ASSERT_EQ(a.failures.size(), 1u);
+  EXPECT_EQ(a.failures[0].arn, "");
+  EXPECT_EQ(a.failures[0].reason, "You\u2019ve reached the limit on the number of vCPUs you can run concurrently");
+  // Another region of the same account counts against the same quota.
+  RunResult west = Run(kAWest, Req(kAWest, "small", 1));
+  ASSERT_EQ(west.failures.size(), 1u);
+  EXPECT_EQ(west.failures[0].reason, kVcpuLimitReachedReason);
+  // B still gets its whole quota: A could not take the node.
+  EXPECT_EQ(Run(kB, Req(kB, "small", 4)).tasks.size(), 4u);
+  EXPECT_EQ(AccountCpu(kA), 1024);
+  EXPECT_EQ(AccountCpu(kB), 1024);
+  // A task larger than the quota never fits.
+  RunResult wide = Run(kB, Req(kB, "big", 1));
+  ASSERT_EQ(wide.failures.size(), 1u);
+  EXPECT_EQ(wide.failures[0].reason, kVcpuLimitReachedReason);
+  // Stopping one of A's tasks gives A room again.
+  ASSERT_TRUE(Report(Arns(a)[0], "STOPPED").ok());
+  EXPECT_EQ(Run(kA, Req(kA, "small", 1)).tasks.size(), 1u);
+}
+
+TEST(FargateCapacityUnit, ReserveChecksTheQuotaThenTheNodeAndReleaseIsIdempotent) {
+  paddock::testing::TempStore store;
+  FargateCapacity capacity({.cpu = 1024, .memory = 1024, .vcpus_per_account = 1});
+  auto write = [&](auto fn) { return store->Write([&](store::WriteTxn& txn) -> Status { return fn(txn); }); };
+  ASSERT_TRUE(write([&](store::WriteTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(Admission a, capacity.Reserve(txn, kA, "c", "t1", {512, 512}));
+    EXPECT_EQ(a, Admission::kAdmitted);
+    ASSIGN_OR_RETURN(a, capacity.Reserve(txn, kA, "c", "t1", {512, 512}));  // repeated: no-op
+    EXPECT_EQ(a, Admission::kAdmitted);
+    ASSIGN_OR_RETURN(a, capacity.Reserve(txn, kB, "c", "t2", {512, 1024}));  // memory: 512 left
+    EXPECT_EQ(a, Admission::kCapacityUnavailable);
+    ASSIGN_OR_RETURN(a, capacity.Reserve(txn, kA, "c", "t3", {1024, 1}));  // over A's 1 vCPU
+    EXPECT_EQ(a, Admission::kVcpuLimitReached);
+    EXPECT_FALSE(capacity.Reserve(txn, kA, "c", "t4", {-1, 0}).ok());
+    ASSIGN_OR_RETURN(FargateUsage u, capacity.NodeUsage(txn));
+    EXPECT_EQ(u, (FargateUsage{512, 512}));
+    RETURN_IF_ERROR(capacity.Release(txn, kA, "c", "t1"));
+    RETURN_IF_ERROR(capacity.Release(txn, kA, "c", "t1"));  // nothing left to give
+    RETURN_IF_ERROR(capacity.Release(txn, kB, "c", "never"));
+    ASSIGN_OR_RETURN(u, capacity.NodeUsage(txn));
+    EXPECT_EQ(u, FargateUsage{});
+    return OkStatus();
+  }).ok());
+  EXPECT_EQ(FailureReason(Admission::kAdmitted), "");
+  EXPECT_TRUE(IsFargateAdmissionReason(FailureReason(Admission::kCapacityUnavailable)));
+  EXPECT_TRUE(IsFargateAdmissionReason(FailureReason(Admission::kVcpuLimitReached)));
+  EXPECT_FALSE(IsFargateAdmissionReason("RESOURCE:MEMORY"));
+}
+
+}  // namespace
+}  // namespace paddock::ecs::task
