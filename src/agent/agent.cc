@@ -8,6 +8,7 @@
 #include "common/json_fields.h"
 #include "agent/images/digest.h"
 #include "agent/logs.h"
+#include "agent/sweep.h"
 #include "agent/task_files.h"
 
 #include <arpa/inet.h>
@@ -197,6 +198,14 @@ class Agent::Driver {
     stop_requested_ = true;
     cv_.notify_all();
   }
+  // The control plane no longer lists the task: it is torn down like a stopped one, and nothing
+  // is reported (there is no record left to report to, or it is no longer this agent's).
+  void Orphan() {
+    std::lock_guard lock(mu_);
+    orphaned_ = true;
+    stop_requested_ = true;
+    cv_.notify_all();
+  }
   void Abandon() {
     std::lock_guard lock(mu_);
     abandon_ = true;
@@ -318,6 +327,10 @@ class Agent::Driver {
   }
 
   bool Report(TaskStateChange change) {
+    {
+      std::lock_guard lock(mu_);
+      if (orphaned_) return true;
+    }
     Status s = agent_.control_.Report(agent_.options_.agent_id, spec_.task_arn, change, agent_.clock_.Now());
     if (!s.ok()) Log(spec_.task_arn, fmt::format("reporting {}", change.last_status), s);
     return s.ok();
@@ -484,6 +497,9 @@ class Agent::Driver {
       spec.netns_path.clear();
     }
     for (std::string& e : MetadataEnv(c)) spec.env.push_back(std::move(e));
+    // How this agent's sweep recognises the container as its own (agent/sweep.h).
+    spec.annotations[std::string(kOwnerAnnotation)] = agent_.options_.container_owner;
+    spec.annotations[std::string(kTaskAnnotation)] = task_id_;
     return spec;
   }
 
@@ -1038,6 +1054,7 @@ class Agent::Driver {
   std::condition_variable cv_;
   bool stop_requested_ = false;  // GUARDED_BY(mu_)
   bool abandon_ = false;         // GUARDED_BY(mu_)
+  bool orphaned_ = false;        // GUARDED_BY(mu_)
   std::atomic<bool> done_{false};
   std::atomic<bool> reported_stopped_{false};
   std::thread thread_;  // last: started once everything above is constructed
@@ -1118,6 +1135,7 @@ AgentOptions NodeAgentOptions(std::string agent_id, std::string instance, const 
   AgentOptions o;
   o.network.netns_prefix = NetnsPrefixFor(instance, agent_id);
   o.network.state_dir = std::string(kHostNetStateDir);
+  o.container_owner = agent_id;
   o.agent_id = std::move(agent_id);
   o.instance = std::move(instance);
   o.metadata = metadata;
@@ -1225,6 +1243,36 @@ void Agent::CleanUpLeftovers(const std::set<std::string>& assigned) {
   }
 }
 
+size_t Agent::Sweep(const std::set<std::string>& keep) {
+  if (options_.container_owner.empty()) return 0;
+  auto containers = runtime_.List();
+  if (!containers.ok()) {
+    fmt::print(stderr, "paddock: agent: listing containers: {}\n", containers.status().ToString());
+    return 0;
+  }
+  const auto plan = PlanSweep(*containers, options_.container_owner, keep);
+  TaskFilesOptions files;
+  files.tasks_dir = options_.tasks_dir;
+  files.host_access = options_.host_access;
+  for (const auto& [task_id, ids] : plan) {
+    fmt::print(stderr, "paddock: agent: task {} is not assigned to this agent: removing its {} container(s)\n", task_id,
+               ids.size());
+    for (const auto& id : ids) {
+      Status s = runtime_.Delete(id, runtime::ForceDelete::kYes);
+      if (!s.ok() && s.code() != StatusCode::kNotFound)
+        fmt::print(stderr, "paddock: agent: leftover container {}: {}\n", id.str(), s.ToString());
+    }
+  }
+  // The networks go next (CleanUpLeftovers, called by Reconcile after this), then the files.
+  for (const auto& [task_id, ids] : plan) {
+    if (Status s = CleanUpTask(runtime_, files, task_id); !s.ok())
+      fmt::print(stderr, "paddock: agent: leftover task {}: removing its files: {}\n", task_id, s.ToString());
+    if (!options_.logs_dir.empty())
+      MarkLogsStopped(std::filesystem::path(options_.logs_dir) / task_id).IgnoreError();
+  }
+  return plan.size();
+}
+
 void Agent::Loop() {
   std::unique_lock lock(mu_);
   while (!stop_) {
@@ -1250,25 +1298,37 @@ void Agent::Reconcile() {
     fmt::print(stderr, "paddock: agent: reading assignments: {}\n", assigned.status().ToString());
     return;
   }
-  if (!leftovers_checked_) {
-    std::set<std::string> ids;
-    for (const auto& spec : *assigned) ids.insert(spec.task_arn.substr(spec.task_arn.rfind('/') + 1));
-    CleanUpLeftovers(ids);
-    leftovers_checked_ = true;
-  }
   std::set<std::string> listed;
   for (auto& spec : *assigned) {
     listed.insert(spec.task_arn);
     if (finished_.count(spec.task_arn)) continue;
     auto it = drivers_.find(spec.task_arn);
     if (it != drivers_.end()) {
-      if (spec.desired_status == kStopped) it->second->RequestStop();
+      // A task whose record says STOPPED while its driver runs was stopped behind the agent's
+      // back: its containers go too, and the STOPPED report confirms it.
+      if (spec.desired_status == kStopped || spec.last_status == kStopped) it->second->RequestStop();
       continue;
     }
     std::string arn = spec.task_arn;
     drivers_.emplace(std::move(arn), std::make_unique<Driver>(*this, std::move(spec)));
   }
+  // What the control plane no longer lists does not run here (agent.h, "Reconciling").
+  for (auto& [arn, d] : drivers_)
+    if (!listed.count(arn)) d->Orphan();
   std::erase_if(finished_, [&](const std::string& arn) { return !listed.count(arn); });
+  // Leftovers: at the first answer, then every sweep_interval.
+  std::set<std::string> keep;
+  for (const auto& arn : listed) keep.insert(arn.substr(arn.rfind('/') + 1));
+  for (const auto& [arn, d] : drivers_) keep.insert(arn.substr(arn.rfind('/') + 1));
+  const TimePoint now = clock_.Now();
+  if (!last_sweep_ || now - *last_sweep_ >= options_.sweep_interval) {
+    const size_t left = Sweep(keep);
+    CleanUpLeftovers(keep);  // networks of unlisted tasks, once their containers are gone
+    last_sweep_ = now;
+    idle_ = listed.empty() && drivers_.empty() && left == 0;
+  } else if (!listed.empty() || !drivers_.empty()) {
+    idle_ = false;
+  }
   // Logs of stopped tasks: removed keep_logs after their STOPPED marker, i.e. about when
   // ReapStopped removes the task record (hooking the reaper itself would put file-system work in
   // the task owner; this keeps it in the agent, which wrote the files).

@@ -26,6 +26,14 @@
 // which the agent's one LogPump thread moves into the container's log file, rotating it by
 // rename so that it never passes max_log_bytes. A re-adopted container's FIFO is attached again.
 //
+// Reconciling (agent/sweep.h). What the control plane no longer lists does not run: a driver
+// whose task disappears from Assignments (its account deleted, its record reaped) tears the task
+// down without reporting; a task listed with lastStatus STOPPED while its containers run (marked
+// so behind the agent's back) is torn down and reported STOPPED again, which is the confirmation
+// that releases its address (ecs::task::Tasks::ReportState). Every `sweep_interval`, and at
+// start, containers labelled as this agent's whose task is neither listed nor driven are removed
+// (containers, then the network, then the task's files).
+//
 // Agent restart. Stop() leaves running containers and their netns in place. The next agent
 // re-adopts what it finds: a RUNNING task whose desiredStatus is still RUNNING is watched again
 // (containers found by id, nothing restarted; one that died meanwhile is reported STOPPED with its
@@ -52,11 +60,13 @@
 // created and started again); every exit is reported with its exitCode (OOM: its reason).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -100,6 +110,12 @@ struct AgentOptions {
   // Null: no endpoint. Must outlive the agent.
   metadata::MetadataService* metadata = nullptr;
   std::chrono::milliseconds poll_interval = std::chrono::seconds(1);
+  // The io.paddock.agent annotation of every container this agent creates: the agent removes
+  // leftovers carrying it (agent/sweep.h). Unique among the agents sharing a runtime, and stable
+  // across restarts; NodeAgentOptions sets the agent id. Empty: no sweep.
+  std::string container_owner;
+  // How often leftover containers are looked for (one runtime List each time).
+  std::chrono::milliseconds sweep_interval = std::chrono::seconds(5);
   // How often a running task's containers are checked for exits.
   std::chrono::milliseconds monitor_interval = std::chrono::milliseconds(200);
   // SIGTERM → SIGKILL when a container definition sets no stopTimeout; ECS's default.
@@ -177,6 +193,8 @@ class Agent {
   void Stop();
   // Wakes the loop: something was assigned or stopped.
   void Notify();
+  // True once a pass found nothing to do: no task listed, none driven, no leftover container.
+  bool Idle() const { return idle_.load(); }
 
  private:
   class Driver;
@@ -187,11 +205,15 @@ class Agent {
   Status EnsureBridge();
   // net::EnsureBridgeNetwork once per agent, on the first bridge-mode task.
   Status EnsureBridgeNetwork();
-  // Once, after the first answer of Assignments: removes the published ports, bridge addresses and
-  // namespaces under this agent's netns_prefix of tasks not in `assigned` (task ids).
+  // With every sweep (the first answer of Assignments, then every sweep_interval): removes the
+  // published ports, bridge addresses and namespaces under this agent's netns_prefix of tasks not
+  // in `assigned` (task ids: those listed or driven).
   void CleanUpLeftovers(const std::set<std::string>& assigned);
   // One pass: start drivers for new assignments, pass stop requests, join finished drivers.
   void Reconcile();
+  // Removes this agent's containers of tasks not in `keep`, then their networks and files.
+  // Returns how many tasks' leftovers it found.
+  size_t Sweep(const std::set<std::string>& keep);
 
   std::unique_ptr<Control> owned_control_;  // the Tasks& constructor's TasksControl
   Control& control_;
@@ -213,7 +235,8 @@ class Agent {
   std::map<std::string, std::unique_ptr<Driver>> drivers_;  // by task ARN
   // Tasks whose driver reported STOPPED: not driven again while Assignments still lists them.
   std::set<std::string> finished_;
-  bool leftovers_checked_ = false;
+  std::optional<TimePoint> last_sweep_;  // none yet: the first pass sweeps
+  std::atomic<bool> idle_{false};
 
   std::mutex bridge_mu_;
   bool bridge_ready_ = false;         // GUARDED_BY(bridge_mu_)

@@ -25,12 +25,15 @@
 #include "agent/metadata/metadata.h"
 #include "agent/runtime/testing/fake_runtime.h"
 #include "common/testing/fake_clock.h"
+#include "agent/sweep.h"
 #include "ecs/cluster/clusters.h"
+#include "ecs/common/records.h"
 #include "ecs/taskdef/taskdefs.h"
 #include "ecs/task/tasks.h"
 #include "ecs/testing/temp_store.h"
 #include "http/client.h"
 #include "vpc/default_vpc.h"
+#include "vpc/ipam.h"
 
 namespace paddock::agent {
 namespace {
@@ -79,6 +82,7 @@ class AgentTest : public ::testing::Test {
     o.task_networks = false;
     o.poll_interval = std::chrono::milliseconds(20);
     o.monitor_interval = std::chrono::milliseconds(1);
+    o.container_owner = owner_;
     agent_ = std::make_unique<Agent>(tasks_, images_, rt_, o, clock_);
     tasks_.SetChangeListener([this] { agent_->Notify(); });
     ASSERT_TRUE(agent_->Start().ok());
@@ -168,6 +172,7 @@ class AgentTest : public ::testing::Test {
   std::unique_ptr<Agent> agent_;
   std::string digest_;
   int families_ = 0;
+  std::string owner_;  // AgentOptions::container_owner: empty, no sweep
 };
 
 TEST_F(AgentTest, DependsOnSuccessStartsTheAppAfterTheInitContainerExitsZero) {
@@ -638,6 +643,84 @@ TEST_F(AgentTest, MetadataEndpointServesEveryContainerTheTaskAsDescribeTasksShow
   ASSERT_TRUE(tasks_.Stop(kScope, std::nullopt, arn, std::nullopt, kCaller, clock_.Now()).ok());
   WaitStatus(arn, "STOPPED");
   EXPECT_EQ(get(uri + "/task").status, 404);
+}
+
+}  // namespace
+}  // namespace paddock::agent
+
+// agent.h, "Reconciling": what the control plane no longer lists, or lists as STOPPED, does not
+// keep running, and leftovers labelled as the agent's are swept.
+namespace paddock::agent {
+namespace {
+
+TEST_F(AgentTest, ATaskNoLongerAssignedIsTornDownWithoutAReport) {
+  StartAgent();
+  std::string arn = Run(R"([{"name":"app","image":"busybox:agenttest"}])");
+  WaitStatus(arn, "RUNNING");
+  // Its account's records are gone (a forced delete-account): the agent finds it unassigned.
+  ASSERT_TRUE(tasks_.ReapAccount(kScope.account, ecs::task::Tasks::ReapMode::kForce).ok());
+  EXPECT_TRUE(WaitUntil([&] { return !Exists(Id(arn, 0)); }));
+}
+
+TEST_F(AgentTest, ATaskRecordedStoppedBehindItsBackIsTornDownBeforeItsAddressIsReleased) {
+  StartAgent();
+  const vpc::Subnet subnet = vpc::DefaultVpcFor(kScope).subnets[0];
+  auto available = [&] {
+    uint32_t n = 0;
+    EXPECT_TRUE(store_->Read([&](store::ReadTxn& txn) -> Status {
+      ASSIGN_OR_RETURN(n, vpc::AvailableIps(txn, kScope, subnet));
+      return OkStatus();
+    }).ok());
+    return n;
+  };
+  const uint32_t before = available();
+  std::string arn = Run(R"([{"name":"app","image":"busybox:agenttest"}])");
+  WaitStatus(arn, "RUNNING");
+  ASSERT_EQ(available(), before - 1);
+  const std::string key = ecs::ScopeKey(kScope).Str("default").Str(arn.substr(arn.rfind('/') + 1)).Done();
+  ASSERT_TRUE(store_->Write([&](store::WriteTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(auto rec, txn.Get("tasks", key));
+    json::object t = Parse(*rec);
+    t["lastStatus"] = "STOPPED";
+    return txn.Put("tasks", key, json::serialize(t));
+  }).ok());
+  // Never the address back while the container exists (read in that order: the agent deletes,
+  // then reports).
+  EXPECT_TRUE(WaitUntil([&] {
+    const bool released = available() == before;
+    const bool exists = Exists(Id(arn, 0));
+    EXPECT_FALSE(released && exists) << "the address went back while the container ran";
+    return released && !exists;
+  }));
+  EXPECT_TRUE(tasks_.Assignments(std::string(kAgentId))->empty());
+}
+
+TEST_F(AgentTest, LeftoverContainersLabelledAsTheAgentsAreSweptOthersAreNot) {
+  auto leftover = [&](std::string id, std::string owner, std::string task) {
+    runtime::ContainerSpec spec;
+    spec.id = ContainerId(std::move(id));
+    spec.rootfs_dir = "/";
+    spec.args = {"/bin/sh"};
+    spec.annotations = {{std::string(kOwnerAnnotation), std::move(owner)},
+                        {std::string(kTaskAnnotation), std::move(task)}};
+    EXPECT_TRUE(rt_.Create(spec).ok());
+    EXPECT_TRUE(rt_.Start(spec.id).ok());
+    return spec.id;
+  };
+  const std::string gone_task(32, 'a'), later_task(32, 'b'), other_task(32, 'c');
+  const ContainerId gone = leftover("pdk-t1-" + gone_task + "-0", std::string(kAgentId), gone_task);
+  const ContainerId others = leftover("pdk-t1-" + other_task + "-0", "arn:another-agent", other_task);
+  owner_ = std::string(kAgentId);
+  StartAgent();
+  EXPECT_TRUE(WaitUntil([&] { return !Exists(gone); }));  // at start
+  std::string arn = Run(R"([{"name":"app","image":"busybox:agenttest"}])");
+  WaitStatus(arn, "RUNNING");
+  const ContainerId later = leftover("pdk-t1-" + later_task + "-0", std::string(kAgentId), later_task);
+  clock_.Advance(std::chrono::seconds(6));  // the next sweep is due
+  EXPECT_TRUE(WaitUntil([&] { return !Exists(later); }));
+  EXPECT_TRUE(Running(Id(arn, 0)));  // its own task's container stays
+  EXPECT_TRUE(Running(others));      // another agent's is not its to remove
+  EXPECT_EQ(rt_.SpecOf(Id(arn, 0))->annotations.at(std::string(kOwnerAnnotation)), kAgentId);
 }
 
 }  // namespace

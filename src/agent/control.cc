@@ -92,10 +92,12 @@ StatusOr<AssignmentSet> InProcessControl::Poll(std::string_view agent_id, const 
     out.tasks = std::move(*specs);
     out.version = AssignmentsVersion(out.tasks);
     if (!ticket || out.version != known_version || shutdown_ || slots_.Lost(*ticket)) break;
-    // Sleep until something changes (a change between the read and here bumped generation_), or
-    // a later poll takes this one's slot.
-    if (!cv_.wait_until(lock, deadline,
-                        [&] { return shutdown_ || generation_ != seen || slots_.Lost(*ticket).has_value(); })) {
+    // Sleep until something changes (a change between the read and here bumped generation_), a
+    // later poll takes this one's slot, or it is time to read again for another process's changes.
+    const TimePoint recheck = SystemClock::Get().Now() + options_.recheck;
+    if (!cv_.wait_until(lock, std::min(deadline, recheck),
+                        [&] { return shutdown_ || generation_ != seen || slots_.Lost(*ticket).has_value(); }) &&
+        recheck >= deadline) {
       break;  // the deadline passed with nothing changed: what was read is still current
     }
   }

@@ -100,6 +100,9 @@ struct InProcessOptions {
   // waiting agents can never take every HTTP worker thread. Shared between instances and
   // accounts as agent/poll_slots.h says.
   size_t max_waiters = 16;
+  // A waiting poll also reads the assignments again this often: changes another process makes on
+  // the same store (`paddock admin delete-account` stopping an account's tasks) reach no listener.
+  std::chrono::milliseconds recheck = std::chrono::seconds(2);
 };
 
 class InProcessControl final : public Control {

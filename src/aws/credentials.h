@@ -14,6 +14,11 @@ struct Principal {
   AccountId account;
   std::string arn;  // "arn:aws:iam::123456789012:root" or a user's ARN
   AccessKeyId access_key_id;
+  // Set when the caller is a container instance's agent (its own credential, issued when the
+  // agent registered; docs/agent-protocol.md, "Identity"): that instance's ARN. Such a principal
+  // may call only the actions a service lists in AgentMay, and each of those only for its own
+  // instance and the tasks assigned to it. Empty for an account's own keys.
+  std::string agent_of;
 };
 
 // A secret access key and what it authenticates as.

@@ -24,6 +24,16 @@ Status UnknownOperation(std::string message) {
 
 Status Serialization(std::string message) { return InvalidArgument(std::move(message), "SerializationException"); }
 
+// A container instance's agent credential is good for the agent's own calls only
+// (JsonService::AgentMay); anything else is refused as IAM refuses an action no policy allows.
+Status AgentMayCall(const Principal& who, bool allowed, std::string_view service, std::string_view action) {
+  if (who.agent_of.empty() || allowed) return OkStatus();
+  return PermissionDenied(fmt::format("User: {} is not authorized to perform: {}:{} on resource: * because no "
+                                      "identity-based policy allows the {}:{} action",
+                                      who.arn, service, action.substr(0, 128), service, action.substr(0, 128)),
+                          "AccessDeniedException");
+}
+
 bool AcceptableContentType(std::string_view ct) {
   ct = ct.substr(0, ct.find(';'));
   while (!ct.empty() && ct.back() == ' ') ct.remove_suffix(1);
@@ -255,6 +265,7 @@ class ApiFront::Impl {
                                          FindParam(params, "Version").value_or("NO_VERSION_SPECIFIED").substr(0, 32)),
                              "InvalidAction");
 
+    RETURN_IF_ERROR(AgentMayCall(who.principal, service->AgentMay(*action), service->SigningName(), *action));
     CallContext ctx;
     ctx.scope = Scope{who.principal.account, std::move(who.region)};
     if (options_.rate_limits) {
@@ -313,6 +324,7 @@ class ApiFront::Impl {
                                           req.GetHeader("Content-Type").substr(0, 128), kJsonContentType));
     }
 
+    RETURN_IF_ERROR(AgentMayCall(who.principal, service->AgentMay(action), service->SigningName(), action));
     CallContext ctx;
     ctx.scope = Scope{who.principal.account, std::move(who.region)};
     if (options_.rate_limits) {

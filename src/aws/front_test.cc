@@ -24,8 +24,14 @@ class MapResolver : public CredentialResolver {
   MapResolver() {
     Credential c;
     c.secret_access_key = "secret";
-    c.principal = {AccountId("123456789012"), "arn:aws:iam::123456789012:user/alice", AccessKeyId("AKIDALICE")};
+    c.principal = {AccountId("123456789012"), "arn:aws:iam::123456789012:user/alice", AccessKeyId("AKIDALICE"), {}};
     creds_["AKIDALICE"] = c;
+    // A container instance's agent credential (docs/agent-protocol.md, "Identity").
+    c.principal = {AccountId("123456789012"),
+                   "arn:aws:sts::123456789012:assumed-role/paddock-container-instance/0123",
+                   AccessKeyId("ASIAAGENT"),
+                   "arn:aws:ecs:eu-west-1:123456789012:container-instance/prod/0123"};
+    creds_["ASIAAGENT"] = c;
   }
   StatusOr<std::optional<Credential>> Lookup(const AccessKeyId& id) override {
     auto it = creds_.find(id.str());
@@ -44,6 +50,7 @@ class FakeEcs : public JsonService {
   std::string_view SigningName() const override { return "ecs"; }
   const ServiceModel& Model() const override { return EcsServiceModel(); }
   bool Implements(std::string_view action) const override { return action != "CreateDaemon"; }
+  bool AgentMay(std::string_view action) const override { return action == "DescribeClusters"; }
   std::optional<ThrottleGroup> ThrottleGroupFor(std::string_view action) const override {
     if (action == "ListClusters") return ThrottleGroup{"ecs:cluster-read", {2, 1}};
     return std::nullopt;
@@ -114,6 +121,19 @@ TEST_F(ApiFrontTest, SuccessfulCall) {
   EXPECT_EQ(ecs_.last_ctx.principal.arn, "arn:aws:iam::123456789012:user/alice");
   EXPECT_EQ(ecs_.last_ctx.request_id, r.GetHeader("x-amzn-RequestId"));
   EXPECT_EQ(ecs_.last_ctx.now, clock_.Now());
+}
+
+TEST_F(ApiFrontTest, AnAgentCredentialCallsOnlyWhatTheServiceOpensToAgents) {
+  http::Response denied = front_->Handle(Request("ListClusters", "{}", "ASIAAGENT"));
+  ExpectError(denied, 400, "AccessDeniedException",
+              "User: arn:aws:sts::123456789012:assumed-role/paddock-container-instance/0123 is not authorized to "
+              "perform: ecs:ListClusters on resource: * because no identity-based policy allows the ecs:ListClusters "
+              "action");
+  http::Response allowed = front_->Handle(Request("DescribeClusters", "{}", "ASIAAGENT"));
+  EXPECT_EQ(allowed.status, 200) << allowed.body;
+  EXPECT_EQ(ecs_.last_ctx.principal.agent_of, "arn:aws:ecs:eu-west-1:123456789012:container-instance/prod/0123");
+  // An account's key is not limited by it.
+  EXPECT_EQ(front_->Handle(Request("ListClusters", "{}")).status, 200);
 }
 
 TEST_F(ApiFrontTest, EmptyBodyIsEmptyInput) {

@@ -17,7 +17,7 @@ class OneKey : public CredentialResolver {
     if (id.str() != "AKIDQUERY") return std::optional<Credential>();
     Credential c;
     c.secret_access_key = "secret";
-    c.principal = {AccountId("123456789012"), "arn:aws:iam::123456789012:root", id};
+    c.principal = {AccountId("123456789012"), "arn:aws:iam::123456789012:root", id, {}};
     return std::optional(c);
   }
 };

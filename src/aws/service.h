@@ -48,6 +48,13 @@ class JsonService {
   virtual std::optional<ThrottleGroup> ThrottleGroupFor(std::string_view action) const = 0;
   // Runs `action` on validated input; returns the serialized JSON response body.
   virtual StatusOr<std::string> Call(const CallContext& ctx, boost::json::object& input) = 0;
+  // Whether a container instance's agent (Principal::agent_of set) may call `action` at all; the
+  // front refuses every other action of such a principal with AccessDeniedException. The action
+  // itself still checks that the instance or task is the agent's own.
+  virtual bool AgentMay(std::string_view action) const {
+    (void)action;
+    return false;
+  }
 };
 
 // A Query-protocol request's parameters ("Action", "Version", "Filter.1.Name", ...), decoded,
@@ -70,6 +77,12 @@ class QueryService {
   virtual std::optional<ThrottleGroup> ThrottleGroupFor(std::string_view action) const = 0;
   // Runs ctx.action; returns the XML response body.
   virtual StatusOr<std::string> Call(const CallContext& ctx, const QueryParams& params) = 0;
+  // As JsonService::AgentMay: no Query action is open to a container instance's agent unless a
+  // service says so.
+  virtual bool AgentMay(std::string_view action) const {
+    (void)action;
+    return false;
+  }
   // The XML error body in this service's dialect (IAM and STS: <ErrorResponse>; EC2:
   // <Response><Errors>). The default is the IAM/STS form.
   virtual std::string ErrorXml(std::string_view code, std::string_view message, std::string_view request_id) const;

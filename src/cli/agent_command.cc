@@ -1,12 +1,18 @@
 #include "cli/agent_command.h"
 
 #include <fmt/format.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include <boost/json.hpp>
 
@@ -79,9 +85,13 @@ std::string AgentTag(const std::string& state_dir) {
   return fmt::format("a{:07x}", h & 0x0fffffffu);
 }
 
+// <state-dir>/instance.json: the instance this agent is, and its agent credential (issued by
+// RegisterAgent; docs/agent-protocol.md, "Identity"). Absent credentials: written by an older
+// Paddock (the instance is bound on the next registration).
 struct Identity {
   std::string cluster;
   std::string arn;
+  std::optional<aws::SigningCredentials> credentials;
 };
 
 std::optional<Identity> LoadIdentity(const fs::path& path) {
@@ -95,21 +105,102 @@ std::optional<Identity> LoadIdentity(const fs::path& path) {
   auto* cluster = o.if_contains("cluster");
   auto* arn = o.if_contains("containerInstanceArn");
   if (!cluster || !arn || !cluster->is_string() || !arn->is_string()) return std::nullopt;
-  return Identity{std::string(cluster->get_string()), std::string(arn->get_string())};
+  Identity id{std::string(cluster->get_string()), std::string(arn->get_string()), std::nullopt};
+  if (auto* c = o.if_contains("credentials"); c && c->is_object()) {
+    auto* key = c->get_object().if_contains("accessKeyId");
+    auto* secret = c->get_object().if_contains("secretAccessKey");
+    if (key && secret && key->is_string() && secret->is_string())
+      id.credentials = aws::SigningCredentials{std::string(key->get_string()), std::string(secret->get_string())};
+  }
+  return id;
 }
 
+// Written 0600 from the start (it holds the agent's secret), in full and fsync'd before it
+// replaces the old file.
 Status SaveIdentity(const fs::path& path, const Identity& id) {
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << json::serialize(json::object{{"cluster", id.cluster}, {"containerInstanceArn", id.arn}}) << "\n";
-    if (!out.flush()) return Unavailable(fmt::format("cannot write {}", tmp.string()));
-  }
+  json::object o{{"cluster", id.cluster}, {"containerInstanceArn", id.arn}};
+  if (id.credentials)
+    o["credentials"] = json::object{{"accessKeyId", id.credentials->access_key_id},
+                                    {"secretAccessKey", id.credentials->secret_access_key}};
+  const std::string text = json::serialize(o) + "\n";
+  const std::string tmp = path.string() + ".tmp";
+  ::unlink(tmp.c_str());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return Unavailable(fmt::format("cannot create {}: {}", tmp, std::strerror(errno)));
+  const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) && ::fsync(fd) == 0;
+  ::close(fd);
+  if (!written) return Unavailable(fmt::format("cannot write {}", tmp));
   std::error_code ec;
   fs::rename(tmp, path, ec);
   if (ec) return Unavailable(fmt::format("cannot write {}: {}", path.string(), ec.message()));
   return OkStatus();
 }
+
+constexpr std::string_view kRegisterAgent = "PaddockAgentV20261130.RegisterAgent";
+
+// Registers this agent: again as the stored instance with its own credential when there is one,
+// else (none, or no longer accepted) with the account's key, which makes the instance's
+// credential. Returns the instance and its credential, saved in `path`. `*unrecognised` tells
+// whether the control plane refused the stored credential as unknown (revoked).
+StatusOr<Identity> Register(const AgentCommand& c, agent::remote::ClientOptions client,
+                            const agent::remote::HostResources& host, agent::HostAccess host_access,
+                            const fs::path& path, bool* unrecognised) {
+  *unrecognised = false;
+  std::optional<Identity> stored = LoadIdentity(path);
+  if (stored && stored->cluster != c.cluster) stored.reset();
+  if (stored && stored->credentials) {
+    client.credentials = *stored->credentials;
+    agent::remote::JsonClient as_agent(client);
+    auto again = as_agent.Call(kRegisterAgent, agent::remote::RegistrationRequest(c.cluster, host, {"22"}, stored->arn, host_access));
+    if (again.ok()) return *stored;
+    // Not reached: keep the identity rather than make a second instance.
+    if (again.status().code() == StatusCode::kUnavailable) return again.status();
+    *unrecognised = again.status().aws_type() == "UnrecognizedClientException" ||
+                    again.status().aws_type() == "AccessDeniedException";
+    fmt::print(stderr, "paddock agent: {} cannot be registered again with its credential ({}); registering a new instance\n",
+               stored->arn, again.status().message());
+    stored.reset();
+  }
+  ASSIGN_OR_RETURN(client.credentials, ResolveCredentials(c));
+  agent::remote::JsonClient api(client);
+  // An instance.json without credentials (an older Paddock's): the account binds that instance.
+  std::optional<std::string> previous;
+  if (stored) previous = stored->arn;
+  auto registered = api.Call(kRegisterAgent, agent::remote::RegistrationRequest(c.cluster, host, {"22"}, previous, host_access));
+  if (!registered.ok() && previous) {
+    fmt::print(stderr, "paddock agent: {} cannot be registered again ({}); registering a new instance\n", *previous,
+               registered.status().message());
+    registered = api.Call(kRegisterAgent, agent::remote::RegistrationRequest(c.cluster, host, {"22"}, std::nullopt, host_access));
+  }
+  if (!registered.ok()) return registered.status();
+  const json::object& o = registered->as_object();
+  const json::value* creds = o.if_contains("credentials");
+  if (creds == nullptr || !creds->is_object())
+    return DataLoss("RegisterAgent answered no credentials for the new instance");
+  Identity id;
+  id.cluster = c.cluster;
+  id.arn = std::string(o.at("containerInstance").at("containerInstanceArn").as_string());
+  id.credentials = aws::SigningCredentials{std::string(creds->at("accessKeyId").as_string()),
+                                           std::string(creds->at("secretAccessKey").as_string())};
+  RETURN_IF_ERROR(SaveIdentity(path, id));
+  return id;
+}
+
+// The control of an agent the control plane no longer recognises: nothing is assigned to it.
+class NothingAssigned final : public agent::Control {
+ public:
+  StatusOr<std::vector<ecs::task::LaunchSpec>> Assignments(std::string_view) override {
+    return std::vector<ecs::task::LaunchSpec>{};
+  }
+  Status Report(std::string_view, std::string_view, const ecs::task::TaskStateChange&, TimePoint) override {
+    return PermissionDenied("this agent is no longer recognised by the control plane");
+  }
+  uint64_t Watch(std::string_view, std::function<void()>) override { return 0; }
+  void Unwatch(uint64_t) override {}
+  StatusOr<std::string> DescribeTask(const ecs::task::LaunchSpec& spec) override {
+    return NotFound(fmt::format("task {} not found", spec.task_arn));
+  }
+};
 
 }  // namespace
 
@@ -121,8 +212,10 @@ void AddAgentCommand(CLI::App& app, AgentCommand& c) {
   c.cmd->add_option("--state-dir", c.state_dir,
                     "The agent's own directory: store, images, containers, logs, instance.json (default ./.paddock-agent)");
   c.cmd->add_option("--credentials", c.credentials_file,
-                    "AWS credentials file (default: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, then "
-                    "AWS_SHARED_CREDENTIALS_FILE, then ~/.aws/credentials)");
+                    "AWS credentials file with the account's key, used to register a new instance only (default: "
+                    "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, then AWS_SHARED_CREDENTIALS_FILE, then "
+                    "~/.aws/credentials); afterwards the agent signs with its instance's own credential "
+                    "(instance.json)");
   c.cmd->add_option("--profile", c.profile, "Profile in the credentials file (default paddock)");
   c.cmd->add_option("--region", c.region, "Region to sign for (default us-east-1)");
   c.cmd->add_option("--cpu", c.cpu, "CPU units to offer (default cores x 1024)")->check(CLI::Range(0, 1 << 24));
@@ -149,37 +242,25 @@ int RunAgentCommand(const AgentCommand& c) {
 
   auto host_port = agent::remote::ParseEndpoint(c.endpoint);
   if (!host_port.ok()) return Fail("--endpoint", host_port.status());
-  auto creds = ResolveCredentials(c);
-  if (!creds.ok()) return Fail("credentials", creds.status());
-  agent::remote::ClientOptions client{host_port->first, host_port->second, c.region, *creds};
+  agent::remote::ClientOptions client{host_port->first, host_port->second, c.region, {}};
 
   const fs::path state = fs::absolute(c.state_dir);
   if (Status s = MakePrivateDir(state.string()); !s.ok()) return Fail("state directory", s);
   auto store = store::SqliteStore::Open({.path = (state / "paddock.db").string()});
   if (!store.ok()) return Fail("store", store.status());
 
-  // Register (again, as the stored instance, when there is one for this cluster).
+  // Register (again, as the stored instance, when there is one for this cluster); from then on
+  // every call is signed with the instance's own agent credential.
   agent::remote::HostResources host = agent::remote::DetectHost();
   if (c.cpu > 0) host.cpu = c.cpu;
   if (c.memory > 0) host.memory = c.memory;
-  const fs::path identity_path = state / "instance.json";
-  std::optional<Identity> stored = LoadIdentity(identity_path);
-  std::optional<std::string> previous;
-  if (stored && stored->cluster == c.cluster) previous = stored->arn;
+  // Host-level grants as its operator set them (--allow-host-access), whatever placement decided.
   const agent::HostAccess host_access = c.allow_host_access ? agent::HostAccess::kAllowed : agent::HostAccess::kRefused;
-  agent::remote::JsonClient api(client);
-  const std::string register_target = "AmazonEC2ContainerServiceV20141113.RegisterContainerInstance";
-  auto registered = api.Call(register_target, agent::remote::RegistrationRequest(c.cluster, host, {"22"}, previous, host_access));
-  if (!registered.ok() && previous) {
-    fmt::print(stderr, "paddock agent: {} cannot be registered again ({}); registering a new instance\n", *previous,
-               registered.status().message());
-    registered = api.Call(register_target, agent::remote::RegistrationRequest(c.cluster, host, {"22"}, std::nullopt, host_access));
-  }
-  if (!registered.ok()) return Fail("RegisterContainerInstance", registered.status());
-  const std::string arn(registered->at("containerInstance").at("containerInstanceArn").as_string());
-  if (Status s = SaveIdentity(identity_path, Identity{c.cluster, arn}); !s.ok()) return Fail("instance.json", s);
-
+  bool unrecognised = false;
+  std::optional<Identity> previous = LoadIdentity(state / "instance.json");
+  auto identity = Register(c, client, host, host_access, state / "instance.json", &unrecognised);
   const std::string tag = AgentTag(c.state_dir);
+  if (!identity.ok() && (!unrecognised || !previous)) return Fail("RegisterAgent", identity.status());
   agent::images::ImageStore images(**store, (state / "images").string());
   images.SetMaxUnpackedBytes(c.max_unpacked_bytes);
   agent::images::SkopeoOptions pull;
@@ -192,6 +273,29 @@ int RunAgentCommand(const AgentCommand& c) {
   auto runtime = agent::runtime::CrunRuntime::Open(runtime_options);
   if (!runtime.ok()) return Fail("container runtime", runtime.status());
 
+  if (!identity.ok()) {
+    // The control plane no longer knows the instance this agent was (its account deleted, or
+    // it deregistered, while the agent was down) and no new one could be registered: nothing is
+    // assigned to it, so what it still runs goes (agent.h, "Reconciling"), then it exits.
+    fmt::print(stderr, "paddock agent: {} is no longer recognised and no new instance could be registered ({}); "
+                       "stopping what it still runs\n", previous->arn, identity.status().message());
+    NothingAssigned nothing;
+    agent::AgentOptions o = agent::NodeAgentOptions(ecs::task::InstanceAgentId(previous->arn), tag, state.string(),
+                                                    nullptr, host_access);
+    o.container_owner = tag;
+    agent::Agent orphan_sweeper(nothing, images, **runtime, std::move(o));
+    if (Status s = orphan_sweeper.Start(); !s.ok()) return Fail("agent", s);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(180);
+    while (!orphan_sweeper.Idle() && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    orphan_sweeper.Stop();
+    (*runtime)->RemoveEmptyCgroups();
+    (*store)->Close();
+    return Fail("RegisterAgent", identity.status());
+  }
+  const std::string arn = identity->arn;
+  client.credentials = *identity->credentials;
+
   agent::remote::RemoteOptions remote_options;
   remote_options.poll_wait = std::chrono::seconds(c.poll_wait_seconds);
   agent::remote::RemoteControl control(client, c.cluster, arn, remote_options);
@@ -201,6 +305,9 @@ int RunAgentCommand(const AgentCommand& c) {
   agent::AgentOptions agent_options = agent::NodeAgentOptions(ecs::task::InstanceAgentId(arn), tag, state.string(),
                                                               metadata.get(), host_access);
   agent_options.pids_per_task = c.pids_per_task;
+  // The runtime is this agent's alone: every container in it is its own, whichever instance it
+  // was registered as when it made it.
+  agent_options.container_owner = tag;
   agent::Agent agent(control, images, **runtime, std::move(agent_options));
   const uint64_t watch = control.Watch(arn, [&agent] { agent.Notify(); });
   if (Status s = control.Start(); !s.ok()) return Fail("control", s);
@@ -212,8 +319,23 @@ int RunAgentCommand(const AgentCommand& c) {
   std::fflush(stdout);
 
   int sig = 0;
-  sigwait(&signals, &sig);
-  fmt::print("paddock agent: {} received, stopping (tasks keep running)\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+  std::optional<std::chrono::steady_clock::time_point> revoked_at;
+  for (;;) {
+    const timespec second{1, 0};
+    sig = sigtimedwait(&signals, nullptr, &second);
+    if (sig > 0) break;
+    if (!control.Revoked()) continue;
+    // Nothing is assigned to a revoked agent: it stops what it runs, then exits (bounded by the
+    // longest stop timeout).
+    if (!revoked_at) revoked_at = std::chrono::steady_clock::now();
+    if (agent.Idle() || std::chrono::steady_clock::now() - *revoked_at > std::chrono::seconds(180)) break;
+  }
+  if (sig > 0) {
+    fmt::print("paddock agent: {} received, stopping (tasks keep running)\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+  } else {
+    fmt::print("paddock agent: {} is no longer accepted by the control plane (deregistered, or its account "
+               "deleted); its tasks are stopped. Exiting\n", arn);
+  }
   std::fflush(stdout);
   puller.Shutdown();
   agent.Stop();
@@ -222,7 +344,7 @@ int RunAgentCommand(const AgentCommand& c) {
   control.Unwatch(watch);
   control.Stop();
   (*store)->Close();
-  return 0;
+  return sig > 0 ? 0 : 1;
 }
 
 }  // namespace paddock::cli

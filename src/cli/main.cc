@@ -13,6 +13,7 @@
 
 #include "agent/images/image_store.h"
 #include "agent/images/skopeo_puller.h"
+#include "cli/account_deletion.h"
 #include "cli/agent_command.h"
 #include "cli/config.h"
 #include "cli/node.h"
@@ -401,9 +402,18 @@ int main(int argc, char** argv) {
   CLI::App* create_key = admin->add_subcommand("create-access-key", "Create an access key for an account");
   create_key->add_option("--account", account_id, "12-digit account id")->required();
   admin->add_subcommand("list-accounts", "List accounts");
-  CLI::App* delete_account =
-      admin->add_subcommand("delete-account", "Delete an account and every resource it owns, in every region");
+  CLI::App* delete_account = admin->add_subcommand(
+      "delete-account", "Delete an account and every resource it owns, in every region: its keys at once, then its "
+                        "services and tasks are stopped, and once their agents confirm every container gone, its records");
   delete_account->add_option("--account", account_id, "12-digit account id")->required();
+  int64_t delete_timeout = 300;
+  bool delete_force = false;
+  delete_account->add_option("--timeout", delete_timeout,
+                             "Seconds to wait for the agents to stop the account's tasks (default 300)")
+      ->check(CLI::Range(0, 86400));
+  delete_account->add_flag("--force", delete_force,
+                           "Remove the records even when tasks are still running (no server, or the timeout passed); "
+                           "agents remove such containers when they next reconcile");
 
   AgentCommand agent_command;
   AddAgentCommand(app, agent_command);
@@ -445,10 +455,21 @@ int main(int argc, char** argv) {
   } else if (admin->got_subcommand("list-accounts")) {
     auto all = accounts.ListAccounts();
     if (!all.ok()) return Fail(all.status());
-    for (const auto& a : *all) fmt::print("{{\"account\": \"{}\", \"name\": \"{}\"}}\n", a.id.str(), a.name);
+    for (const auto& a : *all)
+      fmt::print("{{\"account\": \"{}\", \"name\": \"{}\"{}}}\n", a.id.str(), a.name, a.deleting ? ", \"deleting\": true" : "");
   } else if (delete_account->parsed()) {
-    auto s = accounts.DeleteAccount(paddock::AccountId(account_id), (*node)->reapers());
-    if (!s.ok()) return Fail(s);
+    AccountDeletionOptions options;
+    options.timeout = std::chrono::seconds(delete_timeout);
+    options.force = delete_force;
+    options.progress = [](const std::string& line) {
+      fmt::print(stderr, "paddock: {}\n", line);
+      std::fflush(stderr);
+    };
+    auto s = DeleteAccount(**node, paddock::AccountId(account_id), options);
+    if (!s.ok()) {
+      (*node)->Stop();
+      return Fail(s);
+    }
     fmt::print("{{\"deleted\": \"{}\"}}\n", account_id);
   }
   (*node)->Stop();

@@ -69,6 +69,27 @@ using ContainerInstanceReaper = OwnerReaper<ecs::instance::ContainerInstances>;
 using ServiceReaper = OwnerReaper<ecs::service::Services>;
 using SecurityGroupReaper = OwnerReaper<vpc::SecurityGroups>;
 
+// Who signed a request: an account's access key (iam::Accounts), or a container instance's agent
+// credential (ecs/instance/agent_identity.h; docs/agent-protocol.md, "Identity"), told apart by
+// the access key id's prefix.
+class NodeCredentials final : public aws::CredentialResolver {
+ public:
+  NodeCredentials(iam::Accounts& accounts, ecs::instance::AgentIdentities& agents)
+      : accounts_(accounts), agents_(agents) {}
+  StatusOr<std::optional<aws::Credential>> Lookup(const AccessKeyId& id) override {
+    if (!id.str().starts_with(ecs::instance::kAgentKeyPrefix)) return accounts_.Lookup(id);
+    ASSIGN_OR_RETURN(auto agent, agents_.Lookup(id.str()));
+    if (!agent) return std::optional<aws::Credential>();
+    return std::optional<aws::Credential>(aws::Credential{
+        agent->secret, aws::Principal{agent->scope.account, ecs::instance::AgentPrincipalArn(agent->scope, agent->id),
+                                      id, agent->instance_arn}});
+  }
+
+ private:
+  iam::Accounts& accounts_;
+  ecs::instance::AgentIdentities& agents_;
+};
+
 // The agent that provides this node's Fargate capacity: tasks are assigned to it.
 constexpr std::string_view kFargateAgent = "fargate-local";
 
@@ -109,6 +130,7 @@ class Node::Impl {
   ServerConfig config;
   std::unique_ptr<store::SqliteStore> store;
   std::unique_ptr<iam::Accounts> accounts;
+  std::unique_ptr<NodeCredentials> credentials;  // accounts' keys and agents' credentials
   std::unique_ptr<ecs::cluster::Clusters> clusters;
   std::unique_ptr<ecs::taskdef::TaskDefinitions> task_definitions;
   std::unique_ptr<ecs::task::FargateCapacity> fargate;  // what Fargate tasks may reserve (config [fargate])
@@ -223,6 +245,7 @@ class Node::Impl {
     }));
     ecs::instance::RegisterRequest r;
     r.cluster = e.config.cluster;
+    r.agent = ecs::instance::AgentKind::kInProcess;  // no credential: only this server speaks for it
     boost::json::object body = agent::remote::RegistrationRequest(e.config.cluster, host, {}, std::nullopt, host_access);
     r.total_resources = body.at("totalResources").as_array();
     r.version_info = body.at("versionInfo").as_object();
@@ -348,8 +371,9 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
       agent::InProcessOptions{.max_waiters = static_cast<size_t>(config.agent_long_polls)});
   // A long-poll returns in time to keep its instance connected.
   impl->agent_service = std::make_unique<agent::remote::AgentService>(
-      *impl->control, agent::remote::AgentServiceOptions{.max_wait = std::min<std::chrono::milliseconds>(
-                          std::chrono::seconds(20), std::chrono::seconds(config.agent_timeout_seconds) / 3)});
+      *impl->control, *impl->container_instances,
+      agent::remote::AgentServiceOptions{.max_wait = std::min<std::chrono::milliseconds>(
+          std::chrono::seconds(20), std::chrono::seconds(config.agent_timeout_seconds) / 3)});
   impl->services = std::make_unique<ecs::service::Services>(
       *impl->store, *impl->task_definitions, *impl->clusters,
       ecs::service::Quotas{.services_per_cluster = config.quotas.services_per_cluster,
@@ -392,7 +416,8 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   front_options.auth.accept_any_credentials = config.accept_any_credentials;
   front_options.auth.default_account = AccountId(config.default_account);
   front_options.rate_limits = config.api_rate_limits == "aws";
-  impl->front = std::make_unique<aws::ApiFront>(front_options, SystemClock::Get(), *impl->accounts);
+  impl->credentials = std::make_unique<NodeCredentials>(*impl->accounts, impl->container_instances->agents());
+  impl->front = std::make_unique<aws::ApiFront>(front_options, SystemClock::Get(), *impl->credentials);
   impl->front->AddJsonService(impl->ecs.get());
   impl->front->AddJsonService(impl->agent_service.get());
   impl->ec2 = std::make_unique<vpc::Ec2Service>(*impl->store, *impl->security_groups, aws::TokenCodec(token_key));
@@ -471,6 +496,9 @@ void Node::Stop() {
 }
 
 iam::Accounts& Node::accounts() { return *impl_->accounts; }
+store::Store& Node::store() { return *impl_->store; }
+ecs::service::Services& Node::services() { return *impl_->services; }
+ecs::task::Tasks& Node::tasks() { return *impl_->tasks; }
 
 StatusOr<BootstrapIdentity> Node::BootstrapAccount() {
   if (!impl_->bootstrap_identity) {

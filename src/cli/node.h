@@ -15,6 +15,10 @@
 #include "common/status.h"
 #include "iam/accounts.h"
 
+namespace paddock::store { class Store; }
+namespace paddock::ecs::service { class Services; }
+namespace paddock::ecs::task { class Tasks; }
+
 namespace paddock::cli {
 
 class Node {
@@ -33,6 +37,10 @@ class Node {
   StatusOr<BootstrapIdentity> BootstrapAccount();
   // The reapers `DeleteAccount` must run: every owner of account-scoped records.
   std::vector<iam::AccountReaper*> reapers();
+  // What `paddock admin delete-account` drives (cli/account_deletion.h).
+  store::Store& store();
+  ecs::service::Services& services();
+  ecs::task::Tasks& tasks();
   // The actions the ECS adapter implements.
   std::vector<std::string> ImplementedEcsActions() const;
 

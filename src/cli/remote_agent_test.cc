@@ -1,7 +1,8 @@
 // The Paddock agent protocol against a real in-process server (Node on port 0): RemoteControl's
-// long-poll, reports and their authorization, the poll bound, and ECS's own agent actions
-// (SubmitTaskStateChange, SubmitContainerStateChange) on a real EC2 task. No containers run: the
-// test plays the agent.
+// long-poll, reports and their authorization, the poll bound, ECS's own agent actions
+// (SubmitTaskStateChange, SubmitContainerStateChange) on a real EC2 task, and the agent identity
+// (docs/agent-protocol.md, "Identity"): each instance's own credential, the only one its calls are
+// accepted from. No containers run: the test plays the agent.
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
@@ -53,8 +54,8 @@ class RemoteAgentTest : public ::testing::Test {
     client_ = std::make_unique<JsonClient>(options_);
 
     Ecs("CreateCluster", {{"clusterName", "ec2"}});
-    instance_arn_ = Register();
-    other_arn_ = Register();
+    instance_arn_ = Register(&agent_);
+    other_arn_ = Register(&other_agent_);
     Ecs("RegisterTaskDefinition",
         json::parse(R"({"family": "web", "networkMode": "bridge", "requiresCompatibilities": ["EC2"],
                         "containerDefinitions": [{"name": "web", "image": "busybox", "memory": 64}]})")
@@ -72,10 +73,19 @@ class RemoteAgentTest : public ::testing::Test {
     return r.ok() ? r->as_object() : json::object{};
   }
 
-  std::string Register() {
+  // Registers an instance as `paddock agent` does (RegisterAgent with the account's key); `as`
+  // gets the client options that sign with its own agent credential.
+  std::string Register(ClientOptions* as) {
     agent::remote::HostResources host{2048, 2048};
-    json::object ci = Ecs("RegisterContainerInstance", agent::remote::RegistrationRequest("ec2", host, {"22"}, std::nullopt));
-    return std::string(ci["containerInstance"].as_object()["containerInstanceArn"].as_string());
+    auto r = client_->Call(std::string(agent::remote::kAgentTargetPrefix) + ".RegisterAgent",
+                           agent::remote::RegistrationRequest("ec2", host, {"22"}, std::nullopt));
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    if (!r.ok()) return {};
+    json::object o = r->as_object();
+    *as = options_;
+    as->credentials = {std::string(o["credentials"].as_object()["accessKeyId"].as_string()),
+                       std::string(o["credentials"].as_object()["secretAccessKey"].as_string())};
+    return std::string(o["containerInstance"].as_object()["containerInstanceArn"].as_string());
   }
 
   std::string StartTask(const std::string& instance) {
@@ -94,11 +104,12 @@ class RemoteAgentTest : public ::testing::Test {
   ClientOptions options_;
   std::unique_ptr<JsonClient> client_;
   std::string instance_arn_, other_arn_;
+  ClientOptions agent_, other_agent_;  // signing with each instance's agent credential
 };
 
 TEST_F(RemoteAgentTest, LongPollDeliversAssignmentsAtOnceAndReportsMoveTheTask) {
   const std::string first = StartTask(instance_arn_);
-  RemoteControl control(options_, "ec2", instance_arn_);
+  RemoteControl control(agent_, "ec2", instance_arn_);
   std::mutex mu;
   std::condition_variable cv;
   int wakes = 0;
@@ -153,7 +164,7 @@ TEST_F(RemoteAgentTest, LongPollDeliversAssignmentsAtOnceAndReportsMoveTheTask) 
   EXPECT_EQ(Describe(first)["lastStatus"].as_string(), "RUNNING");
 
   // Another instance's agent may not report it.
-  RemoteControl other(options_, "ec2", other_arn_);
+  RemoteControl other(other_agent_, "ec2", other_arn_);
   Status denied = other.Report(other_arn_, first, running, SystemClock::Get().Now());
   EXPECT_EQ(denied.code(), StatusCode::kPermissionDenied) << denied.ToString();
   EXPECT_EQ(denied.aws_type(), "AccessDeniedException");
@@ -197,7 +208,7 @@ TEST_F(RemoteAgentTest, LongPollDeliversAssignmentsAtOnceAndReportsMoveTheTask) 
 }
 
 TEST_F(RemoteAgentTest, StopCancelsAWaitingPollPromptly) {
-  RemoteControl control(options_, "ec2", instance_arn_);
+  RemoteControl control(agent_, "ec2", instance_arn_);
   ASSERT_TRUE(control.Start().ok());
   ASSERT_TRUE(control.WaitForFirstPoll(seconds(5)));
   // The second poll now waits (nothing changes); Stop must not wait for its 20 s.
@@ -210,12 +221,13 @@ TEST_F(RemoteAgentTest, StopCancelsAWaitingPollPromptly) {
 TEST_F(RemoteAgentTest, ExcessLongPollsAreAnsweredAtOnce) {
   // agent_long_polls = 1: one agent waits, the next is answered at once with busy=true.
   const std::string target = std::string(agent::remote::kAgentTargetPrefix) + ".PollAssignments";
-  json::object first = client_->Call(target, {{"cluster", "ec2"}, {"containerInstance", instance_arn_}})->as_object();
+  JsonClient first_agent(agent_), other_agent(other_agent_);
+  json::object first = first_agent.Call(target, {{"cluster", "ec2"}, {"containerInstance", instance_arn_}})->as_object();
   const std::string version(first["version"].as_string());
   // The waiter polls until it holds the one slot (a 20 s wait), and stops once released.
   std::atomic<bool> done{false};
   std::thread waiter([&] {
-    JsonClient c(options_);
+    JsonClient c(agent_);
     while (!done.load()) {
       auto r = c.Call(target, {{"cluster", "ec2"}, {"containerInstance", instance_arn_}, {"knownVersion", version},
                                {"waitSeconds", 20}});
@@ -227,8 +239,8 @@ TEST_F(RemoteAgentTest, ExcessLongPollsAreAnsweredAtOnce) {
   for (int i = 0; i < 20 && !busy; ++i) {
     if (i > 0) std::this_thread::sleep_for(milliseconds(50));  // lets the waiter take the slot
     const auto started = std::chrono::steady_clock::now();
-    auto r = client_->Call(target, {{"cluster", "ec2"}, {"containerInstance", other_arn_}, {"knownVersion", version},
-                                    {"waitSeconds", 1}});
+    auto r = other_agent.Call(target, {{"cluster", "ec2"}, {"containerInstance", other_arn_}, {"knownVersion", version},
+                                       {"waitSeconds", 1}});
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     busy = r->as_object()["busy"].as_bool();
     if (busy) {
@@ -241,7 +253,7 @@ TEST_F(RemoteAgentTest, ExcessLongPollsAreAnsweredAtOnce) {
   waiter.join();
 
   // Another account's instance ARN is refused.
-  auto denied = client_->Call(
+  auto denied = other_agent.Call(
       target, {{"cluster", "ec2"},
                {"containerInstance", "arn:aws:ecs:us-east-1:210987654321:container-instance/ec2/0123456789abcdef0123456789abcdef"}});
   EXPECT_EQ(denied.status().aws_type(), "AccessDeniedException");
@@ -249,33 +261,98 @@ TEST_F(RemoteAgentTest, ExcessLongPollsAreAnsweredAtOnce) {
 
 TEST_F(RemoteAgentTest, EcsAgentActionsReportAsTheTasksInstance) {
   const std::string arn = StartTask(instance_arn_);
+  JsonClient as_agent(agent_);
+  auto Agent = [&](std::string_view action, const json::object& in) {
+    auto r = as_agent.Call(std::string(kEcs) + std::string(action), in);
+    EXPECT_TRUE(r.ok()) << action << ": " << r.status().ToString();
+    return r.ok() ? r->as_object() : json::object{};
+  };
   json::object body = json::parse(R"({"cluster": "ec2", "status": "RUNNING", "pullStartedAt": 1780000000,
                                       "containers": [{"containerName": "web", "status": "RUNNING", "runtimeId": "abc"}]})")
                           .as_object();
   body["task"] = arn;
-  EXPECT_EQ(Ecs("SubmitTaskStateChange", body)["acknowledgment"].as_string(), "ACK");
+  EXPECT_EQ(Agent("SubmitTaskStateChange", body)["acknowledgment"].as_string(), "ACK");
   json::object t = Describe(arn);
   EXPECT_EQ(t["lastStatus"].as_string(), "RUNNING");
   EXPECT_EQ(t["containers"].as_array()[0].as_object()["runtimeId"].as_string(), "abc");
   EXPECT_EQ(t["pullStartedAt"].as_double(), 1780000000.0);
 
   body["status"] = "PENDING";  // backwards: acknowledged, ignored
-  EXPECT_EQ(Ecs("SubmitTaskStateChange", body)["acknowledgment"].as_string(), "ACK");
+  EXPECT_EQ(Agent("SubmitTaskStateChange", body)["acknowledgment"].as_string(), "ACK");
   EXPECT_EQ(Describe(arn)["lastStatus"].as_string(), "RUNNING");
 
   json::object container{{"cluster", "ec2"}, {"task", arn}, {"containerName", "web"}, {"status", "STOPPED"},
                          {"exitCode", 7}, {"reason", "done"}};
-  EXPECT_EQ(Ecs("SubmitContainerStateChange", container)["acknowledgment"].as_string(), "ACK");
+  EXPECT_EQ(Agent("SubmitContainerStateChange", container)["acknowledgment"].as_string(), "ACK");
   t = Describe(arn);
   EXPECT_EQ(t["lastStatus"].as_string(), "RUNNING");  // a container report leaves the task where it is
   EXPECT_EQ(t["containers"].as_array()[0].as_object()["exitCode"].as_int64(), 7);
 
   container["status"] = "EXPLODED";
-  auto bad = client_->Call(std::string(kEcs) + "SubmitContainerStateChange", container);
+  auto bad = as_agent.Call(std::string(kEcs) + "SubmitContainerStateChange", container);
   EXPECT_EQ(bad.status().aws_type(), "InvalidParameterException");
 
-  json::object endpoint = Ecs("DiscoverPollEndpoint", {{"cluster", "ec2"}});
+  json::object endpoint = Agent("DiscoverPollEndpoint", {{"cluster", "ec2"}});
   EXPECT_EQ(endpoint["endpoint"].as_string(), "http://127.0.0.1:" + std::to_string(options_.port));
+
+  // Its own task is the agent's to describe (the metadata endpoint); another instance's is MISSING.
+  const std::string elsewhere = StartTask(other_arn_);
+  json::object d = Agent("DescribeTasks", {{"cluster", "ec2"}, {"tasks", json::array{json::string(arn), json::string(elsewhere)}}});
+  ASSERT_EQ(d["tasks"].as_array().size(), 1u);
+  EXPECT_EQ(d["tasks"].as_array()[0].as_object()["taskArn"].as_string(), arn);
+  EXPECT_EQ(d["failures"].as_array()[0].as_object()["reason"].as_string(), "MISSING");
+}
+
+// Finding 8 (docs/agent-protocol.md, "Identity"): an account's own key cannot report for its
+// tasks, poll an instance's assignments, or re-register an agent's instance; an agent's
+// credential is good for nothing but its own instance, and deregistering the instance revokes it.
+TEST_F(RemoteAgentTest, OnlyTheInstancesOwnCredentialSpeaksForItsAgent) {
+  const std::string arn = StartTask(instance_arn_);
+  const std::string agent_target = std::string(agent::remote::kAgentTargetPrefix);
+  json::object stopped{{"cluster", "ec2"}, {"containerInstance", instance_arn_}, {"task", arn}, {"status", "STOPPED"},
+                       {"reason", "faked by a tenant key"}};
+  for (const auto& [target, body] :
+       std::vector<std::pair<std::string, json::object>>{
+           {agent_target + ".ReportTaskState", stopped},
+           {agent_target + ".PollAssignments", {{"cluster", "ec2"}, {"containerInstance", instance_arn_}}},
+           {std::string(kEcs) + "SubmitTaskStateChange", {{"cluster", "ec2"}, {"task", arn}, {"status", "STOPPED"}}},
+           {std::string(kEcs) + "SubmitContainerStateChange",
+            {{"cluster", "ec2"}, {"task", arn}, {"containerName", "web"}, {"status", "STOPPED"}}},
+           {agent_target + ".RegisterAgent", {{"cluster", "ec2"}, {"containerInstanceArn", instance_arn_}}},
+           {std::string(kEcs) + "RegisterContainerInstance", {{"cluster", "ec2"}, {"containerInstanceArn", instance_arn_}}},
+       }) {
+    auto denied = client_->Call(target, body);  // the account's own key
+    EXPECT_EQ(denied.status().aws_type(), "AccessDeniedException") << target << ": " << denied.status().ToString();
+  }
+  // Another instance's agent credential is no better.
+  JsonClient other(other_agent_);
+  EXPECT_EQ(other.Call(agent_target + ".ReportTaskState", stopped).status().aws_type(), "AccessDeniedException");
+  EXPECT_EQ(other.Call(std::string(kEcs) + "SubmitTaskStateChange", {{"cluster", "ec2"}, {"task", arn}, {"status", "STOPPED"}})
+                .status()
+                .aws_type(),
+            "AccessDeniedException");
+  EXPECT_EQ(Describe(arn)["lastStatus"].as_string(), "PROVISIONING");
+
+  // The agent's credential does nothing but the agent's calls.
+  JsonClient as_agent(agent_);
+  EXPECT_EQ(as_agent.Call(std::string(kEcs) + "ListClusters", {}).status().aws_type(), "AccessDeniedException");
+  EXPECT_EQ(as_agent.Call(std::string(kEcs) + "StopTask", {{"cluster", "ec2"}, {"task", arn}}).status().aws_type(),
+            "AccessDeniedException");
+  EXPECT_EQ(as_agent.Call(std::string(kEcs) + "RegisterContainerInstance", {{"cluster", "ec2"}}).status().aws_type(),
+            "AccessDeniedException");  // no new instances
+  // ...and re-registers its own instance, keeping its credential.
+  auto again = as_agent.Call(agent_target + ".RegisterAgent",
+                             agent::remote::RegistrationRequest("ec2", {2048, 2048}, {"22"}, instance_arn_));
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_FALSE(again->as_object().contains("credentials"));
+  EXPECT_TRUE(as_agent.Call(agent_target + ".ReportTaskState",
+                            {{"cluster", "ec2"}, {"containerInstance", instance_arn_}, {"task", arn}, {"status", "PENDING"}})
+                  .ok());
+
+  // Deregistering the instance revokes its credential at once.
+  Ecs("DeregisterContainerInstance", {{"cluster", "ec2"}, {"containerInstance", instance_arn_}, {"force", true}});
+  auto revoked = as_agent.Call(agent_target + ".PollAssignments", {{"cluster", "ec2"}, {"containerInstance", instance_arn_}});
+  EXPECT_EQ(revoked.status().aws_type(), "UnrecognizedClientException") << revoked.status().ToString();
 }
 
 }  // namespace

@@ -18,8 +18,9 @@ constexpr std::string_view kAccessKeys = "access_keys";
 constexpr std::string_view kAccountKeys = "account_keys";
 
 std::string EncodeAccount(const Account& a) {
-  return json::serialize(json::object{
-      {"id", a.id.str()}, {"name", a.name}, {"createdAt", EpochMillis(a.created_at)}});
+  json::object o{{"id", a.id.str()}, {"name", a.name}, {"createdAt", EpochMillis(a.created_at)}};
+  if (a.deleting) o["deleting"] = true;
+  return json::serialize(o);
 }
 
 StatusOr<Account> DecodeAccount(std::string_view text) {
@@ -31,6 +32,8 @@ StatusOr<Account> DecodeAccount(std::string_view text) {
   a.id = AccountId(std::string(o.at("id").as_string()));
   a.name = std::string(o.at("name").as_string());
   a.created_at = FromEpochMillis(o.at("createdAt").to_number<int64_t>());
+  const json::value* deleting = o.if_contains("deleting");
+  a.deleting = deleting != nullptr && deleting->is_bool() && deleting->get_bool();
   return a;
 }
 
@@ -117,6 +120,8 @@ StatusOr<AccessKey> Accounts::CreateAccessKey(const AccountId& account) {
   Status s = store_.Write([&](store::WriteTxn& txn) -> Status {
     ASSIGN_OR_RETURN(auto acct, txn.Get(kAccounts, Key().Str(account.str()).Done()));
     if (!acct) return NotFound(fmt::format("Account {} does not exist.", account.str()));
+    ASSIGN_OR_RETURN(Account a, DecodeAccount(*acct));
+    if (a.deleting) return FailedPrecondition(fmt::format("Account {} is being deleted.", account.str()));
     key.id = AccessKeyId("AKIA" + RandomString(16, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"));
     RETURN_IF_ERROR(txn.Put(kAccessKeys, Key().Str(key.id.str()).Done(), EncodeKey(key)));
     return txn.Put(kAccountKeys, Key().Str(account.str()).Str(key.id.str()).Done(), "");
@@ -151,13 +156,21 @@ StatusOr<std::vector<AccessKey>> Accounts::ListAccessKeys(const AccountId& accou
 }
 
 Status Accounts::DeleteAccount(const AccountId& id, const std::vector<AccountReaper*>& reapers, Duration settle) {
-  // First the account and every key, in one transaction: from then on no request authenticates
-  // as the account (servers drop cached keys within kCacheTtl).
+  RETURN_IF_ERROR(BeginDeletion(id));
+  // A server in another process may still accept a request with a key it cached just before the
+  // delete; waiting out the cache's lifetime first means the reapers see everything such a
+  // request could have written.
+  if (settle > Duration::zero()) std::this_thread::sleep_for(settle);
+  return FinishDeletion(id, reapers);
+}
+
+Status Accounts::BeginDeletion(const AccountId& id) {
   std::vector<std::string> key_ids;
   RETURN_IF_ERROR(store_.Write([&](store::WriteTxn& txn) -> Status {
     key_ids.clear();
     ASSIGN_OR_RETURN(auto account, txn.Get(kAccounts, Key().Str(id.str()).Done()));
     if (!account) return NotFound(fmt::format("Account {} does not exist.", id.str()));
+    ASSIGN_OR_RETURN(Account a, DecodeAccount(*account));
     const store::Range range = store::PrefixRange(Key().Str(id.str()).Done());
     while (true) {
       ASSIGN_OR_RETURN(auto rows, txn.Scan(kAccountKeys, range, 1000));
@@ -171,21 +184,20 @@ Status Accounts::DeleteAccount(const AccountId& id, const std::vector<AccountRea
         key_ids.push_back(std::move(key_id));
       }
     }
-    return txn.Delete(kAccounts, Key().Str(id.str()).Done());
+    a.deleting = true;
+    return txn.Put(kAccounts, Key().Str(id.str()).Done(), EncodeAccount(a));
   }));
-  {
-    std::lock_guard lock(mu_);
-    for (const auto& k : key_ids) cache_.erase(k);
-  }
-  // Then the resources. A server in another process may still accept a request with a key it
-  // cached just before the delete; waiting out the cache's lifetime first means the reapers see
-  // everything such a request could have written.
-  if (settle > Duration::zero()) std::this_thread::sleep_for(settle);
+  std::lock_guard lock(mu_);
+  for (const auto& k : key_ids) cache_.erase(k);
+  return OkStatus();
+}
+
+Status Accounts::FinishDeletion(const AccountId& id, const std::vector<AccountReaper*>& reapers) {
   for (AccountReaper* reaper : reapers) {
     Status s = reaper->ReapAccount(id);
     if (!s.ok()) return Status(s.code(), fmt::format("reaping {}: {}", reaper->Name(), s.message()));
   }
-  return OkStatus();
+  return store_.Write([&](store::WriteTxn& txn) { return txn.Delete(kAccounts, Key().Str(id.str()).Done()); });
 }
 
 StatusOr<std::optional<aws::Credential>> Accounts::Lookup(const AccessKeyId& id) {
@@ -200,7 +212,7 @@ StatusOr<std::optional<aws::Credential>> Accounts::Lookup(const AccessKeyId& id)
     ASSIGN_OR_RETURN(auto v, txn.Get(kAccessKeys, Key().Str(id.str()).Done()));
     if (!v) return OkStatus();
     ASSIGN_OR_RETURN(AccessKey k, DecodeKey(*v));
-    out = aws::Credential{k.secret, aws::Principal{k.account, k.principal_arn, k.id}};
+    out = aws::Credential{k.secret, aws::Principal{k.account, k.principal_arn, k.id, {}}};
     return OkStatus();
   }));
   std::lock_guard lock(mu_);

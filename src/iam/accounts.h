@@ -29,6 +29,8 @@ struct Account {
   AccountId id;
   std::string name;
   TimePoint created_at;
+  // BeginDeletion ran: the account has no keys, gets none, and its resources are being stopped.
+  bool deleting = false;
 };
 
 struct AccessKey {
@@ -56,11 +58,20 @@ class Accounts final : public aws::CredentialResolver {
   StatusOr<Account> CreateAccount(std::optional<AccountId> id, std::string name);
   StatusOr<std::optional<Account>> GetAccount(const AccountId& id);
   StatusOr<std::vector<Account>> ListAccounts();
+  // Refused (FailedPrecondition) for an account being deleted.
   StatusOr<AccessKey> CreateAccessKey(const AccountId& account);
   StatusOr<std::vector<AccessKey>> ListAccessKeys(const AccountId& account);
-  // Removes the account and all its keys in one transaction, waits `settle` (other processes'
-  // key caches expire), then runs every reaper. If a reaper fails, the account is already gone
-  // and running DeleteAccount's reapers again (ReapAccount) finishes the job.
+  // Deleting an account, in two steps (`paddock admin delete-account` stops what the account
+  // runs between them: cli/account_deletion.h).
+  // 1. Marks the account deleting and removes all its keys, in one transaction: from then on no
+  //    request authenticates as the account (other processes drop cached keys within kCacheTtl).
+  //    Again on an account already deleting: OK. NotFound for no such account.
+  Status BeginDeletion(const AccountId& id);
+  // 2. Runs every reaper, then removes the account record. If a reaper fails, the account stays
+  //    (deleting), and running both steps again finishes the job.
+  Status FinishDeletion(const AccountId& id, const std::vector<AccountReaper*>& reapers);
+  // Both, with `settle` between them (the caches' lifetime, so the reapers see everything a
+  // request with a cached key could still have written). For an account with nothing running.
   Status DeleteAccount(const AccountId& id, const std::vector<AccountReaper*>& reapers,
                        Duration settle = kCacheTtl);
 

@@ -42,6 +42,36 @@ TEST(AccountsTest, CreateLookupAndDelete) {
   EXPECT_TRUE(accounts.ListAccounts()->empty());
 }
 
+class FailingReaper : public AccountReaper {
+ public:
+  std::string_view Name() const override { return "failing"; }
+  Status ReapAccount(const AccountId&) override { return FailedPrecondition("a task still runs"); }
+};
+
+// `paddock admin delete-account` (cli/account_deletion.h): the keys go first; the account stays,
+// marked deleting and refusing new keys, until every reaper has run.
+TEST(AccountsTest, DeletionInTwoStepsKeepsTheAccountUntilItsRecordsAreReaped) {
+  paddock::testing::TempStore store;
+  paddock::testing::FakeClock clock;
+  Accounts accounts(*store, clock);
+  auto a = accounts.CreateAccount(std::nullopt, "doomed");
+  auto k = accounts.CreateAccessKey(a->id);
+  ASSERT_TRUE(accounts.BeginDeletion(a->id).ok());
+  ASSERT_TRUE(accounts.BeginDeletion(a->id).ok());  // again: fine
+  EXPECT_FALSE(accounts.Lookup(k->id)->has_value());
+  EXPECT_EQ(accounts.CreateAccessKey(a->id).status().code(), StatusCode::kFailedPrecondition);
+  ASSERT_EQ(accounts.ListAccounts()->size(), 1u);
+  EXPECT_TRUE(accounts.ListAccounts()->front().deleting);
+  FailingReaper failing;
+  EXPECT_EQ(accounts.FinishDeletion(a->id, {&failing}).code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(accounts.ListAccounts()->size(), 1u);  // kept: running it again finishes the job
+  RecordingReaper reaper;
+  ASSERT_TRUE(accounts.FinishDeletion(a->id, {&reaper}).ok());
+  EXPECT_EQ(reaper.reaped, std::vector<std::string>{a->id.str()});
+  EXPECT_TRUE(accounts.ListAccounts()->empty());
+  EXPECT_EQ(accounts.BeginDeletion(a->id).code(), StatusCode::kNotFound);
+}
+
 TEST(AccountsTest, ExplicitIdsAreCheckedAndUnique) {
   paddock::testing::TempStore store;
   paddock::testing::FakeClock clock;

@@ -52,6 +52,16 @@ StatusOr<std::optional<Record>> Load(store::ReadTxn& txn) {
 
 }  // namespace
 
+StatusOr<std::optional<std::string>> Lease::LiveHolder(store::Store& store, TimePoint now) {
+  std::optional<std::string> out;
+  RETURN_IF_ERROR(store.Read([&](store::ReadTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(std::optional<Record> cur, Load(txn));
+    if (cur && EpochMillis(now) < cur->expires_ms) out = cur->holder;
+    return OkStatus();
+  }));
+  return out;
+}
+
 StatusOr<std::optional<uint64_t>> Lease::TryAcquire(TimePoint now) {
   const int64_t now_ms = EpochMillis(now);
   std::optional<uint64_t> acquired;

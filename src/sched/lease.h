@@ -40,6 +40,10 @@ class Lease {
 
   const std::string& holder() const { return holder_; }
 
+  // Whoever holds a live lease at `now` (nullopt: nobody): whether a server runs its scheduler on
+  // this store — how `paddock admin` tells a running server (whose agents stop tasks) from none.
+  static StatusOr<std::optional<std::string>> LiveHolder(store::Store& store, TimePoint now);
+
  private:
   store::Store& store_;
   std::string holder_;

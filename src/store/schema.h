@@ -16,7 +16,7 @@ struct TableDef {
 };
 
 // The current schema version.
-inline constexpr int kSchemaVersion = 7;
+inline constexpr int kSchemaVersion = 8;
 
 inline constexpr TableDef kTables[] = {
     // iam/: accounts and access keys.
@@ -54,6 +54,8 @@ inline constexpr TableDef kTables[] = {
     {"container_instance_counts", 4},  // (account, region, cluster) -> "<ACTIVE + DRAINING>"   ClusterUsage
     {"container_instance_tasks", 4},   // (account, region, cluster, id, task id) -> reservation   Reserve/Release
     {"container_instance_inactive", 4},  // (account, region, deregisteredAt ms, cluster, id) -> ""   ReapInactive
+    {"container_instance_agents", 8},  // (account, region, cluster, id) -> {kind, accessKeyId?}   agent binding
+    {"agent_credentials", 8},          // (access key id) -> {account, region, cluster, id, secret}   node-wide
     // ecs/service (docs/contracts/service.md)
     {"services", 5},              // (account, region, cluster, name) -> service record JSON
     {"service_by_status", 5},     // (account, region, cluster, status, name) -> ""   index: ListServices

@@ -7,6 +7,7 @@
 #include "agent/remote/wire.h"
 #include "aws/model.h"
 #include "ecs/cluster/clusters.h"
+#include "ecs/common/resource_arn.h"
 #include "ecs/instance/instances.h"
 
 namespace paddock::agent::remote {
@@ -22,7 +23,9 @@ std::string_view AgentModelJson() {
     "PollAssignments": {"name": "PollAssignments", "input": {"shape": "PollAssignmentsRequest"},
                         "output": {"shape": "PollAssignmentsResponse"}},
     "ReportTaskState": {"name": "ReportTaskState", "input": {"shape": "ReportTaskStateRequest"},
-                        "output": {"shape": "ReportTaskStateResponse"}}
+                        "output": {"shape": "ReportTaskStateResponse"}},
+    "RegisterAgent": {"name": "RegisterAgent", "input": {"shape": "RegisterAgentRequest"},
+                      "output": {"shape": "RegisterAgentResponse"}}
   },
   "shapes": {
     "String": {"type": "string"},
@@ -51,7 +54,26 @@ std::string_view AgentModelJson() {
                   "healthStatus": {"shape": "String"}, "pullStartedAt": {"shape": "Timestamp"},
                   "pullStoppedAt": {"shape": "Timestamp"}, "executionStoppedAt": {"shape": "Timestamp"},
                   "containers": {"shape": "ReportedContainers"}}},
-    "ReportTaskStateResponse": {"type": "structure", "members": {"acknowledgment": {"shape": "String"}}}
+    "ReportTaskStateResponse": {"type": "structure", "members": {"acknowledgment": {"shape": "String"}}},
+    "Double": {"type": "double"},
+    "Long": {"type": "long"},
+    "StringList": {"type": "list", "member": {"shape": "String"}},
+    "Resource": {"type": "structure",
+      "members": {"name": {"shape": "String"}, "type": {"shape": "String"}, "doubleValue": {"shape": "Double"},
+                  "longValue": {"shape": "Long"}, "integerValue": {"shape": "BoxedInteger"},
+                  "stringSetValue": {"shape": "StringList"}}},
+    "Resources": {"type": "list", "member": {"shape": "Resource"}},
+    "VersionInfo": {"type": "structure",
+      "members": {"agentVersion": {"shape": "String"}, "agentHash": {"shape": "String"},
+                  "dockerVersion": {"shape": "String"}}},
+    "Attribute": {"type": "structure", "required": ["name"],
+      "members": {"name": {"shape": "String"}, "value": {"shape": "String"}}},
+    "Attributes": {"type": "list", "member": {"shape": "Attribute"}},
+    "RegisterAgentRequest": {"type": "structure", "required": ["cluster"],
+      "members": {"cluster": {"shape": "String"}, "containerInstanceArn": {"shape": "String"},
+                  "totalResources": {"shape": "Resources"}, "versionInfo": {"shape": "VersionInfo"},
+                  "attributes": {"shape": "Attributes"}}},
+    "RegisterAgentResponse": {"type": "structure", "members": {}}
   }
 })json";
   return kModel;
@@ -79,14 +101,18 @@ StatusOr<Caller> ResolveCaller(const aws::CallContext& ctx, const json::object& 
   if (ref.cluster && *ref.cluster != c.cluster)
     return InvalidArgument("The container instance does not belong to the cluster.", "InvalidParameterException");
   c.id = ref.id;
-  c.agent_id = ecs::task::InstanceAgentId(ecs::instance::ContainerInstanceArn(ctx.scope, c.cluster, c.id));
+  const std::string arn = ecs::instance::ContainerInstanceArn(ctx.scope, c.cluster, c.id);
+  // Only the instance's own agent credential speaks for it (docs/agent-protocol.md, "Identity").
+  if (ctx.principal.agent_of != arn) return ecs::NotAuthorized(ctx.principal.arn, ctx.action, arn);
+  c.agent_id = ecs::task::InstanceAgentId(arn);
   return c;
 }
 
 }  // namespace
 
-AgentService::AgentService(InProcessControl& control, AgentServiceOptions options)
-    : control_(control), options_(options) {
+AgentService::AgentService(InProcessControl& control, ecs::instance::ContainerInstances& instances,
+                           AgentServiceOptions options)
+    : control_(control), instances_(instances), options_(options) {
   auto model = aws::ServiceModel::Parse(AgentModelJson());
   if (!model.ok()) std::abort();  // the embedded model is a constant: a parse failure is a build bug
   model_ = std::move(*model);
@@ -95,12 +121,13 @@ AgentService::AgentService(InProcessControl& control, AgentServiceOptions option
 AgentService::~AgentService() = default;
 
 bool AgentService::Implements(std::string_view action) const {
-  return action == "PollAssignments" || action == "ReportTaskState";
+  return action == "PollAssignments" || action == "ReportTaskState" || action == "RegisterAgent";
 }
 
 StatusOr<std::string> AgentService::Call(const aws::CallContext& ctx, json::object& input) {
   if (ctx.action == "PollAssignments") return PollAssignments(ctx, input);
   if (ctx.action == "ReportTaskState") return ReportTaskState(ctx, input);
+  if (ctx.action == "RegisterAgent") return RegisterAgent(ctx, input);
   return InvalidArgument("", "UnknownOperationException");
 }
 
@@ -129,6 +156,34 @@ StatusOr<std::string> AgentService::ReportTaskState(const aws::CallContext& ctx,
   ecs::task::TaskStateChange change = DecodeStateChange(in);
   RETURN_IF_ERROR(control_.Report(caller.agent_id, ecs::task::TaskArn(ctx.scope, caller.cluster, id), change, ctx.now));
   return std::string(R"({"acknowledgment":"ACK"})");
+}
+
+StatusOr<std::string> AgentService::RegisterAgent(const aws::CallContext& ctx, json::object& in) {
+  ecs::instance::RegisterRequest r;
+  ASSIGN_OR_RETURN(r.cluster, ecs::cluster::ClusterName(Str(in, "cluster"), ctx.scope, ctx.action, ctx.principal.arn));
+  if (auto it = in.find("containerInstanceArn"); it != in.end() && it->value().is_string()) {
+    ASSIGN_OR_RETURN(ecs::instance::InstanceRef ref, ecs::instance::ParseInstanceRef(it->value().get_string(), ctx.scope,
+                                                                                    ctx.action, ctx.principal.arn));
+    r.container_instance = std::move(ref);
+  }
+  if (auto it = in.find("totalResources"); it != in.end() && it->value().is_array())
+    r.total_resources = it->value().get_array();
+  if (auto it = in.find("versionInfo"); it != in.end() && it->value().is_object())
+    r.version_info = it->value().get_object();
+  if (auto it = in.find("attributes"); it != in.end() && it->value().is_array())
+    for (const auto& a : it->value().get_array()) {
+      ecs::instance::Attribute attr{Str(a.as_object(), "name"), std::nullopt};
+      if (auto* v = a.as_object().if_contains("value"); v != nullptr && v->is_string()) attr.value = std::string(v->get_string());
+      r.attributes.push_back(std::move(attr));
+    }
+  r.agent = ecs::instance::AgentKind::kRemote;
+  r.caller_agent = ctx.principal.agent_of;
+  std::optional<ecs::instance::AgentCredential> issued;
+  ASSIGN_OR_RETURN(std::string ci, instances_.Register(ctx.scope, r, ctx.now, &issued));
+  json::object out{{"containerInstance", json::parse(ci)}};
+  if (issued)
+    out["credentials"] = json::object{{"accessKeyId", issued->access_key_id}, {"secretAccessKey", issued->secret_access_key}};
+  return json::serialize(out);
 }
 
 }  // namespace paddock::agent::remote

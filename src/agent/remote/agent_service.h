@@ -19,11 +19,20 @@
 //       must be assigned to it (AccessDeniedException otherwise); reports never move a task
 //       backwards (ecs::task::Tasks::ReportState). Also a heartbeat.
 //
-// Both take the container instance as an id or an ARN of the caller's own account and region
-// (another account's: AccessDeniedException); an unknown or deregistered instance is
-// InvalidParameterException.
+//   RegisterAgent    {cluster, containerInstanceArn?, totalResources?, versionInfo?, attributes?}
+//                    -> {containerInstance, credentials?: {accessKeyId, secretAccessKey}}
+//       RegisterContainerInstance's members, for `paddock agent`: a new instance (signed with an
+//       account's key) is registered together with its agent credential, returned once; the
+//       instance's own agent credential re-registers it (no new credential). An account's key
+//       naming an instance registered through ECS's public API binds it the same way.
 //
-//   AgentService agents(control, {.max_wait = std::chrono::seconds(20)});
+// Identity (docs/agent-protocol.md): PollAssignments and ReportTaskState are accepted only when
+// signed with the named instance's own agent credential (Principal::agent_of); an account's key,
+// or another instance's credential, is AccessDeniedException. Both take the container instance as
+// an id or an ARN of the caller's own account and region (another account's: AccessDeniedException);
+// an unknown or deregistered instance is InvalidParameterException.
+//
+//   AgentService agents(control, &instances, {.max_wait = std::chrono::seconds(20)});
 //   front.AddJsonService(&agents);
 #pragma once
 
@@ -32,6 +41,7 @@
 
 #include "agent/control.h"
 #include "aws/service.h"
+#include "ecs/instance/instances.h"
 
 namespace paddock::agent::remote {
 
@@ -44,7 +54,8 @@ struct AgentServiceOptions {
 
 class AgentService final : public aws::JsonService {
  public:
-  AgentService(InProcessControl& control, AgentServiceOptions options = {});
+  AgentService(InProcessControl& control, ecs::instance::ContainerInstances& instances,
+               AgentServiceOptions options = {});
   ~AgentService() override;
 
   std::string_view TargetPrefix() const override { return kAgentTargetPrefix; }
@@ -53,12 +64,16 @@ class AgentService final : public aws::JsonService {
   bool Implements(std::string_view action) const override;
   std::optional<aws::ThrottleGroup> ThrottleGroupFor(std::string_view) const override { return std::nullopt; }
   StatusOr<std::string> Call(const aws::CallContext& ctx, boost::json::object& input) override;
+  // Every call of this service is an agent's (RegisterAgent also an account key's).
+  bool AgentMay(std::string_view) const override { return true; }
 
  private:
   StatusOr<std::string> PollAssignments(const aws::CallContext& ctx, boost::json::object& in);
   StatusOr<std::string> ReportTaskState(const aws::CallContext& ctx, boost::json::object& in);
+  StatusOr<std::string> RegisterAgent(const aws::CallContext& ctx, boost::json::object& in);
 
   InProcessControl& control_;
+  ecs::instance::ContainerInstances& instances_;
   const AgentServiceOptions options_;
   std::unique_ptr<aws::ServiceModel> model_;
 };

@@ -105,7 +105,13 @@ bool RemoteControl::WaitForFirstPoll(std::chrono::milliseconds timeout) {
   return cv_.wait_for(lock, timeout, [&] { return stop_ || latest_.has_value(); }) && latest_.has_value();
 }
 
+bool RemoteControl::Revoked() {
+  std::lock_guard lock(mu_);
+  return revoked_;
+}
+
 void RemoteControl::PollLoop() {
+  int refused = 0;  // polls in a row whose credential was not accepted
   for (;;) {
     std::string known;
     {
@@ -124,9 +130,27 @@ void RemoteControl::PollLoop() {
       }
       fmt::print(stderr, "paddock: agent: polling for assignments: {}\n",
                  answer.ok() ? std::string("not an object") : answer.status().ToString());
+      const std::string type = answer.ok() ? std::string() : answer.status().aws_type();
+      refused = type == "UnrecognizedClientException" || type == "AccessDeniedException" ? refused + 1 : 0;
+      if (refused >= std::max(1, options_.revoked_after)) {
+        std::vector<std::function<void()>> wakes;
+        {
+          std::lock_guard lock(mu_);
+          revoked_ = true;
+          latest_.emplace();  // nothing is assigned to a revoked agent
+          version_ = "revoked";
+          for (const auto& [id, w] : watchers_) wakes.push_back(w);
+        }
+        cv_.notify_all();
+        for (const auto& w : wakes) w();
+        fmt::print(stderr, "paddock: agent: the control plane no longer accepts this instance's credential "
+                           "(deregistered, or its account deleted): stopping its tasks\n");
+        return;
+      }
       Pause(options_.retry_pause);
       continue;
     }
+    refused = 0;
     const json::object& o = answer->get_object();
     std::vector<ecs::task::LaunchSpec> specs;
     bool bad = false;

@@ -15,6 +15,13 @@
 // error or an AWS error the thread pauses `retry_pause` and asks again; a busy answer (the server
 // had no free wait slot) pauses `busy_pause`. Reports go out on their own connection, retried on
 // transport errors (never on an AWS error, which the caller sees).
+//
+// Revocation. The client signs with the instance's agent credential. When the control plane no
+// longer accepts it (`revoked_after` polls in a row answered UnrecognizedClientException or
+// AccessDeniedException: the instance was deregistered or its account deleted), nothing is
+// assigned to this agent any more: Assignments answers an empty list (so the agent stops
+// everything it runs, agent.h "Reconciling"), the watchers are woken, polling ends and Revoked()
+// turns true.
 #pragma once
 
 #include <atomic>
@@ -67,6 +74,7 @@ struct RemoteOptions {
   std::chrono::milliseconds busy_pause{1000};
   std::chrono::milliseconds retry_pause{1000};
   int report_attempts = 5;  // on transport errors, retry_pause apart
+  int revoked_after = 3;    // refused polls in a row (retry_pause apart) that mean revocation
 };
 
 class RemoteControl final : public Control {
@@ -93,6 +101,8 @@ class RemoteControl final : public Control {
 
   // Blocks until the first poll answered or `timeout` passed; returns whether it did.
   bool WaitForFirstPoll(std::chrono::milliseconds timeout);
+  // The control plane no longer accepts this agent's credential (see above).
+  bool Revoked();
 
  private:
   void PollLoop();
@@ -112,6 +122,7 @@ class RemoteControl final : public Control {
   bool stop_ = false;                                      // GUARDED_BY(mu_)
   std::optional<std::vector<ecs::task::LaunchSpec>> latest_;  // GUARDED_BY(mu_)
   std::string version_;                                    // GUARDED_BY(mu_)
+  bool revoked_ = false;                                   // GUARDED_BY(mu_)
   uint64_t next_watch_ = 1;                                // GUARDED_BY(mu_)
   std::map<uint64_t, std::function<void()>> watchers_;     // GUARDED_BY(mu_)
   std::thread thread_;

@@ -502,6 +502,7 @@ StatusOr<std::vector<ContainerState>> CrunRuntime::List() {
     Tracked& t = it != tracked_.end() ? it->second : AdoptLocked(id, c.status, c.pid);
     RefreshLocked(id, t);
     out.push_back(StateOf(id, t));
+    out.back().annotations = internal::ParseAnnotations(ReadSmallFile(BundleDir(id) + "/config.json", 4 << 20));
   }
   return out;
 }

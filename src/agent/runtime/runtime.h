@@ -153,6 +153,9 @@ struct ContainerState {
   // Once stopped: the kernel's OOM killer killed a process of the container's cgroup, PID 1
   // (then exit_code is 137) or any other (then the container may even have exited 0).
   bool oom_killed = false;
+  // ContainerSpec::annotations, as stored with the container: filled by List() only (how an
+  // agent recognises its own containers among those of a runtime it shares).
+  std::map<std::string, std::string> annotations;
 };
 
 struct ExecResult {

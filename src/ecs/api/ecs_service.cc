@@ -160,6 +160,12 @@ EcsService::EcsService(const aws::ServiceModel& model, Owners owners, aws::Token
 
 bool EcsService::Implements(std::string_view action) const { return handlers_.find(action) != handlers_.end(); }
 
+bool EcsService::AgentMay(std::string_view action) const {
+  return action == "RegisterContainerInstance" || action == "SubmitTaskStateChange" ||
+         action == "SubmitContainerStateChange" || action == "SubmitAttachmentStateChanges" ||
+         action == "DiscoverPollEndpoint" || action == "DescribeTasks";
+}
+
 std::vector<std::string> EcsService::ImplementedActions() const {
   std::vector<std::string> out;
   for (const auto& [name, handler] : handlers_) out.push_back(name);
@@ -404,6 +410,19 @@ StatusOr<std::string> EcsService::DescribeTasks(const aws::CallContext& ctx, jso
   auto cluster = OptString(in, "cluster");
   ASSIGN_OR_RETURN(task::DescribeResult r,
                    owners_.tasks->Describe(ctx.scope, cluster, refs, include_tags, ctx.principal.arn));
+  if (!ctx.principal.agent_of.empty()) {
+    // A container instance's agent sees only the tasks assigned to it; the others are MISSING to it.
+    std::vector<std::string> own;
+    for (auto& t : r.tasks) {
+      json::value v = json::parse(t);
+      if (String(v.as_object(), "containerInstanceArn") == ctx.principal.agent_of) {
+        own.push_back(std::move(t));
+      } else {
+        r.failures.push_back({String(v.as_object(), "taskArn"), "MISSING", {}});
+      }
+    }
+    r.tasks = std::move(own);
+  }
   return "{\"tasks\":" + JoinArray(r.tasks) + ",\"failures\":" + json::serialize(EncodeFailures(r.failures)) + "}";
 }
 
@@ -505,6 +524,7 @@ StatusOr<std::string> EcsService::RegisterContainerInstance(const aws::CallConte
       r.attributes.push_back(std::move(attr));
     }
   r.tags = DecodeTags(in, "tags");
+  r.caller_agent = ctx.principal.agent_of;
   ASSIGN_OR_RETURN(std::string ci, owners_.container_instances->Register(ctx.scope, r, ctx.now));
   return "{\"containerInstance\":" + ci + "}";
 }
@@ -710,11 +730,11 @@ StatusOr<std::string> EcsService::ListTagsForResource(const aws::CallContext& ct
 // ---- The agent's actions ----
 //
 // ECS documents these as used only by its container agent. The reporting agent is the task's
-// container instance: the caller's account must own the task (another account's ARN is
-// AccessDeniedException), the report is applied as that instance's agent's (ReportState: never
-// backwards), and a task without a container instance (Fargate, run by the node's own agent) is
-// AccessDeniedException. Paddock's own agents report through ReportTaskState
-// (agent/remote/agent_service.h), which also carries stopCode and health.
+// container instance, and only its agent credential may report (docs/agent-protocol.md,
+// "Identity"): an account's own key is AccessDeniedException, as is another account's ARN and a
+// task without a container instance (Fargate, run by the node's own agent). The report is applied
+// as that instance's agent's (ReportState: never backwards). Paddock's own agents report through
+// ReportTaskState (agent/remote/agent_service.h), which also carries stopCode and health.
 
 namespace {
 struct ReportedTask {
@@ -739,6 +759,7 @@ StatusOr<ReportedTask> FindReportedTask(task::Tasks& tasks, const aws::CallConte
   if (!instance)
     return PermissionDenied(fmt::format("Task {} has no container instance: only the node's own agent reports it.", out.arn),
                             "AccessDeniedException");
+  if (ctx.principal.agent_of != *instance) return NotAuthorized(ctx.principal.arn, ctx.action, out.arn);
   out.agent_id = task::InstanceAgentId(*instance);
   out.last_status = String(o, "lastStatus");
   return out;

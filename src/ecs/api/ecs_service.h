@@ -41,6 +41,11 @@ class EcsService final : public aws::JsonService {
   bool Implements(std::string_view action) const override;
   std::optional<aws::ThrottleGroup> ThrottleGroupFor(std::string_view action) const override;
   StatusOr<std::string> Call(const aws::CallContext& ctx, boost::json::object& input) override;
+  // What an EC2 instance role lets ECS's agent do, for a container instance's agent credential:
+  // RegisterContainerInstance (its own instance again), Submit*StateChange (its own tasks),
+  // SubmitAttachmentStateChanges, DiscoverPollEndpoint, and DescribeTasks (its own tasks only:
+  // the task metadata endpoint's documents).
+  bool AgentMay(std::string_view action) const override;
 
   // The actions this adapter implements, sorted (for docs/api-coverage.md).
   std::vector<std::string> ImplementedActions() const;

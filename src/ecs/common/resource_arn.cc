@@ -60,6 +60,13 @@ Status CheckArnScope(const EcsResource& resource, const Scope& caller, std::stri
   return OkStatus();
 }
 
+Status NotAuthorized(std::string_view caller_arn, std::string_view action, std::string_view resource) {
+  return PermissionDenied(fmt::format("User: {} is not authorized to perform: ecs:{} on resource: {} because no "
+                                      "identity-based policy allows the ecs:{} action",
+                                      caller_arn, action, resource, action),
+                          "AccessDeniedException");
+}
+
 StatusOr<ClusterScopedRef> ParseClusterScopedRef(std::string_view text, ResourceKind kind,
                                                  bool (*is_id)(std::string_view), const Scope& caller,
                                                  std::string_view action, std::string_view caller_arn) {

@@ -43,6 +43,11 @@ StatusOr<EcsResource> ParseEcsResourceArn(std::string_view arn);
 Status CheckArnScope(const EcsResource& resource, const Scope& caller, std::string_view arn,
                      std::string_view action, std::string_view caller_arn);
 
+// AccessDeniedException in IAM's words for a call no identity-based policy allows: a container
+// instance's agent acting on what is not its own, or an account's key making an agent's call
+// (docs/agent-protocol.md, "Identity").
+Status NotAuthorized(std::string_view caller_arn, std::string_view action, std::string_view resource);
+
 // A reference to a resource that lives in a cluster (a task, a container instance), as a caller
 // writes it: the bare id, or an ARN of the caller's scope — in the long form
 // ".../<kind>/<cluster>/<id>", whose cluster is returned, or the old ".../<kind>/<id>". An ARN of

@@ -35,6 +35,10 @@ std::string InstanceKey(const Scope& s, std::string_view cluster, std::string_vi
   return ScopeKey(s).Str(cluster).Str(id).Done();
 }
 std::string ClusterPrefix(const Scope& s, std::string_view cluster) { return ScopeKey(s).Str(cluster).Done(); }
+std::string RootArnOf(const Scope& s) { return fmt::format("arn:aws:iam::{}:root", s.account.str()); }
+std::string ClusterPrefixArn(const Scope& s, std::string_view cluster) {
+  return fmt::format("arn:aws:ecs:{}:{}:container-instance/{}/*", s.region.str(), s.account.str(), cluster);
+}
 
 bool IsHex(std::string_view s) {
   for (char c : s)
@@ -300,7 +304,7 @@ Status ValidateAttribute(const Attribute& a) {
 // ---- The owner ----
 
 ContainerInstances::ContainerInstances(store::Store& store, cluster::Clusters& clusters, HexSource random_hex)
-    : store_(store), clusters_(clusters), random_hex_(std::move(random_hex)) {
+    : store_(store), clusters_(clusters), random_hex_(std::move(random_hex)), agents_(store) {
   if (!random_hex_) random_hex_ = [](size_t n) { return HexEncode(RandomBytes((n + 1) / 2)).substr(0, n); };
 }
 
@@ -389,7 +393,8 @@ StatusOr<cluster::ClusterUsage::Counts> ContainerInstances::Usage::Count(store::
   return c;
 }
 
-StatusOr<std::string> ContainerInstances::Register(const Scope& scope, const RegisterRequest& request, TimePoint now) {
+StatusOr<std::string> ContainerInstances::Register(const Scope& scope, const RegisterRequest& request, TimePoint now,
+                                                   std::optional<AgentCredential>* issued) {
   // Everything the input decides, before the transaction.
   std::string ec2_id, zone = scope.region.str() + "a", instance_type = "paddock", ami;
   if (request.identity_document) {
@@ -430,6 +435,11 @@ StatusOr<std::string> ContainerInstances::Register(const Scope& scope, const Reg
     RETURN_IF_ERROR(clusters_.CheckActive(txn, scope, request.cluster));
     json::object record;
     AttributeMap attributes = ecs_attributes;
+    if (issued != nullptr) issued->reset();
+    // What the registration does to the instance's agent binding (agent_identity.h), decided
+    // below once the instance is known; applied after its record is written.
+    std::optional<AgentKind> bind;
+    const std::string caller = request.caller_agent.empty() ? RootArnOf(scope) : request.caller_agent;
     if (request.container_instance) {
       const InstanceRef& ref = *request.container_instance;
       ASSIGN_OR_RETURN(auto existing, Find(txn, scope, request.cluster, ref));
@@ -437,6 +447,14 @@ StatusOr<std::string> ContainerInstances::Register(const Scope& scope, const Reg
       record = std::move(*existing);
       if (Str(record, "status") == "INACTIVE")
         return ClientError(fmt::format("Container instance {} is inactive.", ref.id));
+      const std::string arn = Str(record, "containerInstanceArn");
+      ASSIGN_OR_RETURN(AgentKind kind, agents_.KindOf(txn, scope, request.cluster, ref.id));
+      const bool own_agent = !request.caller_agent.empty() && request.caller_agent == arn;
+      const bool allowed = kind == AgentKind::kRemote      ? own_agent
+                           : kind == AgentKind::kInProcess ? request.agent == AgentKind::kInProcess
+                                                           : request.caller_agent.empty();
+      if (!allowed) return NotAuthorized(caller, "RegisterContainerInstance", arn);
+      if (kind == AgentKind::kNone && request.agent != AgentKind::kNone) bind = request.agent;
       // Custom attributes (PutAttributes) survive the agent's re-registration.
       for (auto& [name, value] : ReadAttributes(record))
         if (IsCustom(name)) attributes[name] = value;
@@ -463,6 +481,10 @@ StatusOr<std::string> ContainerInstances::Register(const Scope& scope, const Reg
       record["versionInfo"] = version_info;
       key = prefix;
     } else {
+      // An agent's credential re-registers its own instance; it never makes new ones.
+      if (!request.caller_agent.empty())
+        return NotAuthorized(caller, "RegisterContainerInstance", ClusterPrefixArn(scope, request.cluster));
+      if (request.agent != AgentKind::kNone) bind = request.agent;
       const std::string id = random_hex_(32);
       if (ec2_id.empty()) ec2_id = "i-" + random_hex_(17);
       record["containerInstanceArn"] = ContainerInstanceArn(scope, request.cluster, id);
@@ -485,6 +507,12 @@ StatusOr<std::string> ContainerInstances::Register(const Scope& scope, const Reg
     RETURN_IF_ERROR(Save(txn, scope, request.cluster, record));
     const std::string arn = Str(record, "containerInstanceArn");
     RETURN_IF_ERROR(PutTags(txn, scope, arn, request.tags));
+    if (bind == AgentKind::kInProcess) {
+      RETURN_IF_ERROR(agents_.BindInProcess(txn, scope, request.cluster, arn.substr(arn.rfind('/') + 1)));
+    } else if (bind == AgentKind::kRemote) {
+      ASSIGN_OR_RETURN(AgentCredential c, agents_.Issue(txn, scope, request.cluster, arn.substr(arn.rfind('/') + 1)));
+      if (issued != nullptr) *issued = std::move(c);
+    }
     // The agent that registers is connected; the answer shows it so.
     SetHeartbeat(key, now);
     ASSIGN_OR_RETURN(out, Render(txn, scope, record, Include{!request.tags.empty(), false}, now));
@@ -567,6 +595,8 @@ StatusOr<std::string> ContainerInstances::Deregister(const Scope& scope, std::st
       RETURN_IF_ERROR(AddCount(txn, scope, cluster, -1));
       RETURN_IF_ERROR(txn.Put(kInactive, ScopeKey(scope).U64(static_cast<uint64_t>(EpochMillis(now))).Str(cluster).Str(ref.id).Done(), ""));
       RETURN_IF_ERROR(Save(txn, scope, cluster, *record));
+      // Its agent's credential authenticates nothing from this commit on.
+      RETURN_IF_ERROR(agents_.Revoke(txn, scope, cluster, ref.id));
       SetHeartbeat(InstanceKey(scope, cluster, ref.id), std::nullopt);
     }
     ASSIGN_OR_RETURN(out, Render(txn, scope, *record, Include{}, now));
@@ -908,6 +938,7 @@ StatusOr<size_t> ContainerInstances::ReapInactive(TimePoint now) {
 }
 
 Status ContainerInstances::ReapAccount(const AccountId& account) {
+  RETURN_IF_ERROR(agents_.ReapAccount(account));  // first: no credential outlives its instance
   for (std::string_view table : {kInstances, kCounts, kReservations, kInactive})
     RETURN_IF_ERROR(ReapAccountRows(store_, table, account));
   const std::string prefix = Key().Str(account.str()).Done();

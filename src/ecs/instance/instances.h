@@ -37,6 +37,7 @@
 #include "common/status.h"
 #include "ecs/cluster/clusters.h"
 #include "ecs/common/tags.h"
+#include "ecs/instance/agent_identity.h"
 #include "ecs/instance/query.h"
 #include "store/store.h"
 
@@ -81,6 +82,12 @@ struct RegisterRequest {
   std::optional<InstanceRef> container_instance;         // re-registration
   std::vector<Attribute> attributes;
   Tags tags;
+  // Who runs the instance's agent (agent_identity.h). kNone: ECS's public API. kInProcess: the
+  // server's own [[ec2_instance]]. kRemote: `paddock agent` (RegisterAgent), whose new
+  // registration gets a credential of its own.
+  AgentKind agent = AgentKind::kNone;
+  // The caller's Principal::agent_of: set when an agent credential signed the request.
+  std::string caller_agent;
 };
 
 struct Include {
@@ -163,11 +170,18 @@ class ContainerInstances {
   // RegisterContainerInstance: a new ACTIVE instance in an ACTIVE cluster, or (with
   // container_instance) the same instance with its resources, versions and attributes replaced.
   // Either way the agent counts as connected from `now`.
-  StatusOr<std::string> Register(const Scope& scope, const RegisterRequest& request, TimePoint now);
+  // Who may (AccessDeniedException otherwise): a new instance, an account's key (never an agent
+  // credential); again, an instance bound to a remote agent only its own credential, one bound to
+  // the server's agent only the server (request.agent kInProcess), an unbound one the account
+  // (and request.agent kRemote then binds it). With request.agent kRemote, a new or newly bound
+  // instance's credential is made in the same transaction and returned in `*issued`.
+  StatusOr<std::string> Register(const Scope& scope, const RegisterRequest& request, TimePoint now,
+                                 std::optional<AgentCredential>* issued = nullptr);
   StatusOr<DescribeResult> Describe(const Scope& scope, std::string_view cluster, const std::vector<InstanceRef>& refs,
                                     const Include& include, TimePoint now);
   StatusOr<Page> List(const Scope& scope, const ListQuery& q, TimePoint now);
-  // ACTIVE|DRAINING -> INACTIVE. Refused while tasks hold resources on it unless `force`.
+  // ACTIVE|DRAINING -> INACTIVE. Refused while tasks hold resources on it unless `force`. Revokes
+  // the instance's agent credential in the same transaction.
   StatusOr<std::string> Deregister(const Scope& scope, std::string_view cluster, const InstanceRef& ref, bool force,
                                    TimePoint now);
   StatusOr<DescribeResult> UpdateState(const Scope& scope, std::string_view cluster, const std::vector<InstanceRef>& refs,
@@ -220,6 +234,8 @@ class ContainerInstances {
   Status ReapAccount(const AccountId& account);
 
   cluster::ClusterUsage* cluster_usage() { return &usage_; }
+  // The instances' agent bindings and credentials (the front's resolver looks agent keys up here).
+  AgentIdentities& agents() { return agents_; }
 
   // `listener` is called after a commit that changed which instances of a cluster are ACTIVE
   // (register, deregister, UpdateContainerInstancesState), so the service scheduler can place
@@ -253,6 +269,7 @@ class ContainerInstances {
   cluster::Clusters& clusters_;
   HexSource random_hex_;
   Usage usage_;
+  AgentIdentities agents_;
   std::mutex mu_;
   std::map<std::string, TimePoint> heartbeats_;  // GUARDED_BY(mu_), by record key
   std::chrono::milliseconds agent_timeout_ = kAgentTimeout;

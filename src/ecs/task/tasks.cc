@@ -1155,7 +1155,37 @@ Status Tasks::ReportState(std::string_view agent_id, std::string_view task_arn, 
     ASSIGN_OR_RETURN(json::object task, ParseRecordObject(*rec, "task"));
     const std::string old_status = Str(task, "lastStatus");
     const int old_rank = Rank(old_status);
-    if (new_rank < old_rank || old_status == kStoppedStatus) return OkStatus();  // late report: ignored
+    // What a stopped task held (its address, assignment, reservation and definition reference)
+    // goes back only on its agent's STOPPED: the agent reports it once the containers are gone.
+    const std::string assignment_key = AssignmentKey(launch.agent, scope, cluster, id);
+    ASSIGN_OR_RETURN(auto assigned, txn.Get(kAssignments, assignment_key));
+    auto release_held = [&]() -> Status {
+      if (!launch.instance.empty() && instances_ != nullptr)
+        RETURN_IF_ERROR(instances_->Release(txn, scope, cluster, launch.instance, id));
+      // A Fargate task's share of the node (a no-op for a task that holds none).
+      if (launch.instance.empty() && fargate_ != nullptr) RETURN_IF_ERROR(fargate_->Release(txn, scope, cluster, id));
+      if (launch.ip_held) {
+        const vpc::DefaultVpc v = vpc::DefaultVpcFor(scope);
+        if (const vpc::Subnet* sn = v.FindSubnet(launch.subnet_id)) RETURN_IF_ERROR(vpc::ReleaseIp(txn, scope, *sn, launch.ip));
+        launch.ip_held = false;
+        released = true;
+        RETURN_IF_ERROR(txn.Put(kLaunch, key, launch.Encode()));
+      }
+      RETURN_IF_ERROR(txn.Delete(kAssignments, assignment_key));
+      RETURN_IF_ERROR(txn.Delete(kRefs, RefKey(scope, launch.family, launch.revision, cluster, id)));
+      return txn.Put(kStopped, StoppedKey(scope, EpochMillis(now), cluster, id), "");
+    };
+    if (old_status == kStoppedStatus) {
+      // Recorded STOPPED without its agent's word (docs/contracts/task.md, "Stopped means gone"): the
+      // agent tears it down, and its STOPPED is the confirmation that releases what it held.
+      if (change.last_status == kStoppedStatus && assigned) return release_held();
+      return OkStatus();  // late report: ignored
+    }
+    // The assignment is the agent's lease: once it is gone (the account is being deleted) the agent
+    // may still confirm the task STOPPED, but not move it on.
+    if (!assigned && change.last_status != kStoppedStatus)
+      return PermissionDenied(fmt::format("Agent {} does not own task {}.", agent_id, task_arn), "AccessDeniedException");
+    if (new_rank < old_rank) return OkStatus();  // late report: ignored
 
     const double t = EpochSeconds(now);
     auto set_once = [&](std::string_view field, double value) {
@@ -1213,35 +1243,21 @@ Status Tasks::ReportState(std::string_view agent_id, std::string_view task_arn, 
 
     RETURN_IF_ERROR(Recount(txn, scope, cluster, OnInstance(!launch.instance.empty()), BucketOf(old_status),
                             BucketOf(change.last_status)));
-    // EC2: the instance counts the task as running from RUNNING and gets its resources back at STOPPED.
-    if (!launch.instance.empty() && instances_ != nullptr) {
-      if (change.last_status == kStoppedStatus) {
-        RETURN_IF_ERROR(instances_->Release(txn, scope, cluster, launch.instance, id));
-      } else if (new_rank >= Rank("RUNNING") && old_rank < Rank("RUNNING")) {
-        RETURN_IF_ERROR(instances_->MarkRunning(txn, scope, cluster, launch.instance, id));
-      }
+    // EC2: the instance counts the task as running from RUNNING and gets its resources back at
+    // STOPPED (release_held).
+    if (!launch.instance.empty() && instances_ != nullptr && change.last_status != kStoppedStatus &&
+        new_rank >= Rank("RUNNING") && old_rank < Rank("RUNNING")) {
+      RETURN_IF_ERROR(instances_->MarkRunning(txn, scope, cluster, launch.instance, id));
     }
     if (change.last_status == kStoppedStatus) {
       task["stoppedAt"] = t;
-      // A Fargate task's share of the node is free once its containers are down (a no-op for a
-      // task that holds none).
-      if (launch.instance.empty() && fargate_ != nullptr) RETURN_IF_ERROR(fargate_->Release(txn, scope, cluster, id));
       const std::string desired = Str(task, "desiredStatus");
       if (desired != kStoppedStatus) {
         RETURN_IF_ERROR(DeleteIndexes(txn, scope, cluster, id, task, launch, desired));
         task["desiredStatus"] = kStoppedStatus;
         RETURN_IF_ERROR(PutIndexes(txn, scope, cluster, id, task, launch, kStoppedStatus));
       }
-      if (launch.ip_held) {
-        const vpc::DefaultVpc v = vpc::DefaultVpcFor(scope);
-        if (const vpc::Subnet* sn = v.FindSubnet(launch.subnet_id)) RETURN_IF_ERROR(vpc::ReleaseIp(txn, scope, *sn, launch.ip));
-        launch.ip_held = false;
-        released = true;
-        RETURN_IF_ERROR(txn.Put(kLaunch, key, launch.Encode()));
-      }
-      RETURN_IF_ERROR(txn.Delete(kAssignments, AssignmentKey(launch.agent, scope, cluster, id)));
-      RETURN_IF_ERROR(txn.Delete(kRefs, RefKey(scope, launch.family, launch.revision, cluster, id)));
-      RETURN_IF_ERROR(txn.Put(kStopped, StoppedKey(scope, EpochMillis(now), cluster, id), ""));
+      RETURN_IF_ERROR(release_held());
     }
     task["version"] = task["version"].to_number<int64_t>() + 1;
     group = Str(task, "group");
@@ -1272,9 +1288,57 @@ StatusOr<size_t> Tasks::ReapStopped(TimePoint now) {
                  });
 }
 
-Status Tasks::ReapAccount(const AccountId& account) {
+StatusOr<std::vector<Tasks::Unconfirmed>> Tasks::StopAccount(const AccountId& account, std::string_view reason,
+                                                              TimePoint now) {
+  struct Found {
+    Scope scope;
+    std::string cluster, id, agent, desired, last;
+    bool assigned = false;
+  };
+  std::vector<Found> found;
+  RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
+    found.clear();
+    store::Range range = store::PrefixRange(Key().Str(account.str()).Done());
+    while (true) {
+      ASSIGN_OR_RETURN(auto rows, txn.Scan(kLaunch, range, 500));
+      for (const auto& row : rows) {
+        store::KeyReader r(row.key);
+        Found f;
+        ASSIGN_OR_RETURN(std::string acct, r.Str());
+        ASSIGN_OR_RETURN(std::string region, r.Str());
+        ASSIGN_OR_RETURN(f.cluster, r.Str());
+        ASSIGN_OR_RETURN(f.id, r.Str());
+        f.scope = Scope{AccountId(acct), Region(region)};
+        ASSIGN_OR_RETURN(Launch launch, Launch::Decode(row.value));
+        f.agent = launch.agent;
+        ASSIGN_OR_RETURN(auto rec, txn.Get(kTasks, row.key));
+        if (!rec) continue;
+        ASSIGN_OR_RETURN(json::object task, ParseRecordObject(*rec, "task"));
+        f.desired = Str(task, "desiredStatus");
+        f.last = Str(task, "lastStatus");
+        ASSIGN_OR_RETURN(auto a, txn.Get(kAssignments, AssignmentKey(launch.agent, f.scope, f.cluster, f.id)));
+        f.assigned = a.has_value();
+        found.push_back(std::move(f));
+      }
+      if (rows.size() < 500) return OkStatus();
+      range.begin = store::KeySuccessor(rows.back().key);
+    }
+  }));
+  std::vector<Unconfirmed> out;
+  for (const Found& f : found) {
+    if (f.desired != kStoppedStatus) {
+      auto stopped = Stop(f.scope, f.cluster, f.id, std::string(reason), "", now);
+      if (!stopped.ok() && stopped.status().code() != StatusCode::kInvalidArgument) return stopped.status();
+    }
+    if (f.last != kStoppedStatus || f.assigned) out.push_back({TaskArn(f.scope, f.cluster, f.id), f.agent, f.last});
+  }
+  return out;
+}
+
+Status Tasks::ReapAccount(const AccountId& account, ReapMode mode) {
   // First release what the account's tasks hold outside its own key space: addresses (the pools
-  // are node-wide) and agent assignments (keyed by agent). Then drop the account's rows.
+  // are node-wide) and agent assignments (keyed by agent), each only once no container can be
+  // left (see the declaration). Then drop the account's rows.
   const store::Range range = store::PrefixRange(Key().Str(account.str()).Done());
   std::string begin = range.begin;
   while (true) {
@@ -1290,6 +1354,15 @@ Status Tasks::ReapAccount(const AccountId& account) {
         ASSIGN_OR_RETURN(std::string id, r.Str());
         const Scope scope{AccountId(acct), Region(region)};
         ASSIGN_OR_RETURN(Launch launch, Launch::Decode(row.value));
+        ASSIGN_OR_RETURN(auto assigned, txn.Get(kAssignments, AssignmentKey(launch.agent, scope, cluster, id)));
+        if (assigned && mode == ReapMode::kConfirmedOnly) {
+          ASSIGN_OR_RETURN(auto rec, txn.Get(kTasks, row.key));
+          ASSIGN_OR_RETURN(json::object task, ParseRecordObject(rec.value_or("{}"), "task"));
+          const std::string last = Str(task, "lastStatus");
+          if (last != "PROVISIONING")
+            return FailedPrecondition(fmt::format("task {} ({}) is held by agent {}, which has not confirmed it stopped",
+                                                  TaskArn(scope, cluster, id), last, launch.agent));
+        }
         if (launch.ip_held) {
           const vpc::DefaultVpc v = vpc::DefaultVpcFor(scope);
           if (const vpc::Subnet* sn = v.FindSubnet(launch.subnet_id)) RETURN_IF_ERROR(vpc::ReleaseIp(txn, scope, *sn, launch.ip));

@@ -260,8 +260,27 @@ class Tasks {
 
   // Removes STOPPED tasks stopped more than an hour before `now`. Returns how many.
   StatusOr<size_t> ReapStopped(TimePoint now);
-  // Removes every task of the account, releasing the addresses and Fargate capacity they hold.
-  Status ReapAccount(const AccountId& account);
+
+  // ---- Account deletion (`paddock admin delete-account`, cli/account_deletion.h) ----
+  // A task its agent has not confirmed gone: not STOPPED yet, or recorded STOPPED while its agent
+  // still holds it.
+  struct Unconfirmed {
+    std::string arn;
+    std::string agent;  // the agent id it is assigned to
+    std::string last_status;
+  };
+  // Asks every task of the account to stop, as StopTask does (stopCode UserInitiated, `reason`),
+  // and returns those not yet confirmed gone. Idempotent: call it until it returns none.
+  StatusOr<std::vector<Unconfirmed>> StopAccount(const AccountId& account, std::string_view reason, TimePoint now);
+  enum class ReapMode { kConfirmedOnly, kForce };
+  // Removes every task of the account. Its addresses, Fargate capacity and assignments are
+  // released first; with
+  // kConfirmedOnly only where that is safe — a task no agent has started (PROVISIONING: its
+  // agent's first report is then refused, the assignment being its lease) or one whose agent
+  // confirmed it STOPPED — and any other task makes it FailedPrecondition, having removed nothing
+  // of that task. kForce releases everything (the operator's choice: an agent that still runs a
+  // container of it removes it once the task is no longer assigned to it).
+  Status ReapAccount(const AccountId& account, ReapMode mode = ReapMode::kConfirmedOnly);
 
   // `listener` is called (on the caller's thread, after the commit) whenever Run or Stop changed
   // what Assignments returns, so an in-process agent can act at once instead of at its next poll.

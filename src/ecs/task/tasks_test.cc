@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "common/testing/fake_clock.h"
+#include "ecs/common/records.h"
 #include "ecs/testing/temp_store.h"
 #include "vpc/default_vpc.h"
 #include "vpc/ipam.h"
@@ -544,6 +545,58 @@ TEST_F(TasksTest, ReapAccountRemovesTasksAndReleasesAddresses) {
     }
     return OkStatus();
   }).ok());
+}
+
+// docs/contracts/task.md, "Agent reports": what a task holds goes back only on its agent's STOPPED,
+// which the agent sends once the containers are gone — also when the record was marked STOPPED
+// behind the agent's back.
+TEST_F(TasksTest, ARecordMarkedStoppedBehindTheAgentsBackKeepsItsAddressUntilTheAgentConfirms) {
+  const uint32_t before = Available(0) + Available(1);
+  std::string arn(RunOk(Req())[0].at("taskArn").as_string());
+  ASSERT_TRUE(Report(arn, "PENDING").ok());
+  ASSERT_TRUE(Report(arn, "RUNNING").ok());
+  // The forgery: the stored record says STOPPED, nothing else changed.
+  const std::string key = ScopeKey(kScope).Str("default").Str(arn.substr(arn.rfind('/') + 1)).Done();
+  ASSERT_TRUE(store_->Write([&](store::WriteTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(auto rec, txn.Get("tasks", key));
+    json::object t = Obj(*rec);
+    t["lastStatus"] = "STOPPED";
+    return txn.Put("tasks", key, json::serialize(t));
+  }).ok());
+  EXPECT_EQ(Available(0) + Available(1), before - 1);
+  ASSERT_EQ(tasks_.Assignments(kAgent)->size(), 1u);  // still the agent's: it tears the task down
+  ASSERT_TRUE(Report(arn, "DEACTIVATING").ok());         // acknowledged, changes nothing
+  EXPECT_EQ(Available(0) + Available(1), before - 1);
+  ASSERT_TRUE(Report(arn, "STOPPED").ok());              // the agent's confirmation
+  EXPECT_EQ(Available(0) + Available(1), before);
+  EXPECT_TRUE(tasks_.Assignments(kAgent)->empty());
+}
+
+TEST_F(TasksTest, AccountDeletionWaitsForTheAgentsConfirmationAndReleasesUnstartedTasksAtOnce) {
+  const uint32_t before = Available(0) + Available(1);
+  auto run = RunOk(Req("web", 2));
+  const std::string started(run[0].at("taskArn").as_string()), unstarted(run[1].at("taskArn").as_string());
+  ASSERT_TRUE(Report(started, "PENDING").ok());
+  ASSERT_TRUE(Report(started, "RUNNING").ok());
+
+  auto left = tasks_.StopAccount(kScope.account, "account deleted", clock_.Now());
+  ASSERT_TRUE(left.ok()) << left.status().ToString();
+  ASSERT_EQ(left->size(), 2u);
+  for (const auto& arn : {started, unstarted}) EXPECT_EQ(DescribeOne(arn).at("desiredStatus"), "STOPPED");
+  // The started task's agent has not confirmed: nothing is reaped, no address goes back.
+  Status refused = tasks_.ReapAccount(kScope.account);
+  EXPECT_EQ(refused.code(), StatusCode::kFailedPrecondition) << refused.ToString();
+  EXPECT_EQ(Available(0) + Available(1), before - 2);
+  ASSERT_TRUE(Report(started, "STOPPED").ok());
+  left = tasks_.StopAccount(kScope.account, "account deleted", clock_.Now());
+  ASSERT_TRUE(left.ok());
+  ASSERT_EQ(left->size(), 1u);
+  EXPECT_EQ((*left)[0].last_status, "PROVISIONING");
+  // The unstarted one has no container: released at once, and its agent may no longer start it.
+  ASSERT_TRUE(tasks_.ReapAccount(kScope.account).ok());
+  EXPECT_EQ(Available(0) + Available(1), before);
+  EXPECT_FALSE(Report(unstarted, "PENDING").ok());
+  EXPECT_TRUE(tasks_.Assignments(kAgent)->empty());
 }
 
 TEST_F(TasksTest, StoppedTasksAreReapedAfterAnHour) {

@@ -341,4 +341,15 @@ StatusOr<std::vector<CrunState>> ParseCrunList(std::string_view text) {
   return out;
 }
 
+std::map<std::string, std::string> ParseAnnotations(std::string_view config_json) {
+  std::map<std::string, std::string> out;
+  auto v = Parse(config_json);
+  if (!v.ok() || !v->is_object()) return out;
+  const json::value* a = v->get_object().if_contains("annotations");
+  if (a == nullptr || !a->is_object()) return out;
+  for (const auto& [k, val] : a->get_object())
+    if (val.is_string()) out.emplace(std::string(k), std::string(val.get_string()));
+  return out;
+}
+
 }  // namespace paddock::agent::runtime::internal

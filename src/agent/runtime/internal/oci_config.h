@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,5 +49,9 @@ struct CrunState {
 
 StatusOr<CrunState> ParseCrunState(std::string_view json);
 StatusOr<std::vector<CrunState>> ParseCrunList(std::string_view json);
+
+// The "annotations" of a config.json (ContainerSpec::annotations as BuildOciConfig wrote them);
+// empty when there are none or the text is not a config.
+std::map<std::string, std::string> ParseAnnotations(std::string_view config_json);
 
 }  // namespace paddock::agent::runtime::internal

@@ -40,6 +40,7 @@ class FakeRuntime final : public Runtime {
     Container& c = containers_[spec.id];
     c.spec = spec;
     c.state.id = spec.id;
+    c.state.annotations = spec.annotations;
     c.state.pid = next_pid_++;
     return OkStatus();
   }
