@@ -23,6 +23,7 @@
 #include "agent/remote/agent_service.h"
 #include "agent/remote/registration.h"
 #include "agent/runtime/crun_runtime.h"
+#include "cli/node_network.h"
 #include "aws/front.h"
 #include "aws/model.h"
 #include "aws/models/models.h"
@@ -311,9 +312,16 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   impl->tasks = std::make_unique<ecs::task::Tasks>(*impl->store, *impl->task_definitions, *impl->clusters,
                                                     std::string(kFargateAgent), impl->container_instances.get());
   impl->container_instances->SetAgentTimeout(std::chrono::seconds(config.agent_timeout_seconds));
+  // The node identity names its agents' VPC namespaces on a host (cli/node_network.h).
+  ASSIGN_OR_RETURN(std::string network_identity, NetworkIdentity(*impl->store));
   impl->control = std::make_unique<agent::InProcessControl>(
       *impl->tasks, impl->container_instances.get(),
-      agent::InProcessOptions{.max_waiters = static_cast<size_t>(config.agent_long_polls)});
+      agent::InProcessOptions{.max_waiters = static_cast<size_t>(config.agent_long_polls),
+                              .network_identity = network_identity});
+  // The security groups agents enforce. STAND-IN (every task in its VPC's default group) until
+  // vpc/'s SecurityGroups::PolicyFor is merged (issue 9, branch i9-sg).
+  impl->control->SetNetworkPolicyProvider(
+      [store = impl->store.get()](const Scope& scope) { return DefaultGroupPolicy(*store, scope); });
   // A long-poll returns in time to keep its instance connected.
   impl->agent_service = std::make_unique<agent::remote::AgentService>(
       *impl->control, agent::remote::AgentServiceOptions{.max_wait = std::min<std::chrono::milliseconds>(

@@ -22,7 +22,9 @@ std::string_view AgentModelJson() {
     "PollAssignments": {"name": "PollAssignments", "input": {"shape": "PollAssignmentsRequest"},
                         "output": {"shape": "PollAssignmentsResponse"}},
     "ReportTaskState": {"name": "ReportTaskState", "input": {"shape": "ReportTaskStateRequest"},
-                        "output": {"shape": "ReportTaskStateResponse"}}
+                        "output": {"shape": "ReportTaskStateResponse"}},
+    "GetNetworkPolicy": {"name": "GetNetworkPolicy", "input": {"shape": "GetNetworkPolicyRequest"},
+                         "output": {"shape": "GetNetworkPolicyResponse"}}
   },
   "shapes": {
     "String": {"type": "string"},
@@ -51,7 +53,11 @@ std::string_view AgentModelJson() {
                   "healthStatus": {"shape": "String"}, "pullStartedAt": {"shape": "Timestamp"},
                   "pullStoppedAt": {"shape": "Timestamp"}, "executionStoppedAt": {"shape": "Timestamp"},
                   "containers": {"shape": "ReportedContainers"}}},
-    "ReportTaskStateResponse": {"type": "structure", "members": {"acknowledgment": {"shape": "String"}}}
+    "ReportTaskStateResponse": {"type": "structure", "members": {"acknowledgment": {"shape": "String"}}},
+    "GetNetworkPolicyRequest": {"type": "structure", "required": ["cluster", "containerInstance"],
+      "members": {"cluster": {"shape": "String"}, "containerInstance": {"shape": "String"},
+                  "vpcId": {"shape": "String"}}},
+    "GetNetworkPolicyResponse": {"type": "structure", "members": {}}
   }
 })json";
   return kModel;
@@ -95,12 +101,13 @@ AgentService::AgentService(InProcessControl& control, AgentServiceOptions option
 AgentService::~AgentService() = default;
 
 bool AgentService::Implements(std::string_view action) const {
-  return action == "PollAssignments" || action == "ReportTaskState";
+  return action == "PollAssignments" || action == "ReportTaskState" || action == "GetNetworkPolicy";
 }
 
 StatusOr<std::string> AgentService::Call(const aws::CallContext& ctx, json::object& input) {
   if (ctx.action == "PollAssignments") return PollAssignments(ctx, input);
   if (ctx.action == "ReportTaskState") return ReportTaskState(ctx, input);
+  if (ctx.action == "GetNetworkPolicy") return GetNetworkPolicy(ctx, input);
   return InvalidArgument("", "UnknownOperationException");
 }
 
@@ -116,7 +123,8 @@ StatusOr<std::string> AgentService::PollAssignments(const aws::CallContext& ctx,
   control_.Heartbeat(ctx.scope, caller.cluster, caller.id, SystemClock::Get().Now()).IgnoreError();
   json::array tasks;
   for (const auto& spec : set.tasks) tasks.push_back(EncodeLaunchSpec(spec));
-  json::object out{{"tasks", std::move(tasks)}, {"version", set.version}, {"busy", set.busy}};
+  json::object out{{"tasks", std::move(tasks)}, {"version", set.version}, {"busy", set.busy},
+                   {"networkIdentity", control_.NetworkIdentity()}};
   return json::serialize(out);
 }
 
@@ -127,6 +135,17 @@ StatusOr<std::string> AgentService::ReportTaskState(const aws::CallContext& ctx,
   ecs::task::TaskStateChange change = DecodeStateChange(in);
   RETURN_IF_ERROR(control_.Report(caller.agent_id, ecs::task::TaskArn(ctx.scope, caller.cluster, id), change, ctx.now));
   return std::string(R"({"acknowledgment":"ACK"})");
+}
+
+StatusOr<std::string> AgentService::GetNetworkPolicy(const aws::CallContext& ctx, json::object& in) {
+  ASSIGN_OR_RETURN(Caller caller, ResolveCaller(ctx, in));
+  // An unknown or deregistered instance is refused here, as by the other calls.
+  RETURN_IF_ERROR(control_.Heartbeat(ctx.scope, caller.cluster, caller.id, ctx.now));
+  ASSIGN_OR_RETURN(vpc::VpcPolicy policy, control_.NetworkPolicyForAgent(caller.agent_id, ctx.scope));
+  // The caller's own VPC only: its account's, as the scope says.
+  if (const std::string asked = Str(in, "vpcId"); !asked.empty() && asked != policy.vpc_id)
+    return PermissionDenied("The container instance has no task in this VPC.", "AccessDeniedException");
+  return json::serialize(json::object{{"policy", EncodeVpcPolicy(policy)}});
 }
 
 }  // namespace paddock::agent::remote

@@ -17,8 +17,14 @@
 //       container healthStatus). The reporting agent is the named container instance: the task
 //       must be assigned to it (AccessDeniedException otherwise); reports never move a task
 //       backwards (ecs::task::Tasks::ReportState). Also a heartbeat.
+//   GetNetworkPolicy {cluster, containerInstance, vpcId?} -> {policy: VpcPolicy (wire.h)}
+//       The network policy of the caller's VPC (its account's default VPC in the signing region),
+//       which the agent enforces for its awsvpc tasks (agent/net). Only for an instance that has a
+//       task of that account and region assigned (AccessDeniedException otherwise). Also a
+//       heartbeat.
+//   PollAssignments' answer carries "networkIdentity" too (Control::NetworkIdentity).
 //
-// Both take the container instance as an id or an ARN of the caller's own account and region
+// All take the container instance as an id or an ARN of the caller's own account and region
 // (another account's: AccessDeniedException); an unknown or deregistered instance is
 // InvalidParameterException.
 //
@@ -56,6 +62,7 @@ class AgentService final : public aws::JsonService {
  private:
   StatusOr<std::string> PollAssignments(const aws::CallContext& ctx, boost::json::object& in);
   StatusOr<std::string> ReportTaskState(const aws::CallContext& ctx, boost::json::object& in);
+  StatusOr<std::string> GetNetworkPolicy(const aws::CallContext& ctx, boost::json::object& in);
 
   InProcessControl& control_;
   const AgentServiceOptions options_;
