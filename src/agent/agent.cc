@@ -1078,6 +1078,8 @@ void Agent::Stop() {
   if (loop_.joinable()) loop_.join();
   for (auto& [arn, d] : drivers_) d->Abandon();
   drivers_.clear();  // joins each
+  // Running tasks keep theirs; a VPC namespace left lingering would have no pass to remove it.
+  if (options_.task_networks) vpcs_->RemoveUnused();
 }
 
 void Agent::Notify() {

@@ -174,6 +174,19 @@ void VpcNetworks::Refresh() {
   }
 }
 
+void VpcNetworks::RemoveUnused() {
+  std::vector<std::string> names;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [key, v] : vpcs_)
+      if (v.tasks.empty() && v.network) names.push_back(v.network->netns_name);
+  }
+  for (const std::string& name : names) {
+    if (auto gone = net::RemoveVpcNetworkIfUnused(options_.network, name); !gone.ok())
+      Log(fmt::format("removing the VPC namespace {}", name), gone.status());
+  }
+}
+
 std::set<std::string> VpcNetworks::Namespaces() {
   std::set<std::string> out;
   std::lock_guard lock(mu_);

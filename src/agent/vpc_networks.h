@@ -76,6 +76,10 @@ class VpcNetworks {
   // One pass; see above. Failures are logged (once per distinct failure) and retried next pass.
   void Refresh();
 
+  // Removes, at once, the VPC namespaces this agent has no task in any more and no other agent
+  // uses (the agent is stopping: no pass will come to remove them after their linger).
+  void RemoveUnused();
+
   // The VPC namespaces this agent has tasks in now (for tests).
   std::set<std::string> Namespaces();
 
