@@ -1263,6 +1263,7 @@ void Agent::Reconcile() {
     leftovers_checked_ = true;
   }
   std::set<std::string> listed;
+  std::set<Scope> new_vpcs;  // of awsvpc tasks about to start
   for (auto& spec : *assigned) {
     listed.insert(spec.task_arn);
     if (finished_.count(spec.task_arn)) continue;
@@ -1271,9 +1272,15 @@ void Agent::Reconcile() {
       if (spec.desired_status == kStopped) it->second->RequestStop();
       continue;
     }
+    if (spec.network && spec.last_status == "PROVISIONING" && spec.desired_status != kStopped)
+      new_vpcs.insert(spec.scope);
     std::string arn = spec.task_arn;
     drivers_.emplace(std::move(arn), std::make_unique<Driver>(*this, std::move(spec)));
   }
+  // While the new drivers resolve their images: their VPCs' namespaces and policies (which list
+  // them), off the drivers' path to RUNNING.
+  if (options_.task_networks)
+    for (const Scope& scope : new_vpcs) vpcs_->Prepare(scope);
   std::erase_if(finished_, [&](const std::string& arn) { return !listed.count(arn); });
   // Security-group changes reach running tasks within a pass (agent/vpc_networks.h).
   if (options_.task_networks) vpcs_->Refresh();

@@ -1,11 +1,13 @@
 #include "agent/vpc_networks.h"
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "agent/net/net.h"
+#include "common/netns.h"
 
 namespace paddock::agent {
 namespace {
@@ -42,14 +44,48 @@ StatusOr<std::pair<net::FetchedPolicy, net::VpcNetwork>> VpcNetworks::Fetch(cons
   return std::make_pair(std::move(fetched), std::move(vpc));
 }
 
-std::string VpcNetworks::Serve(const net::VpcNetwork& vpc, std::string_view task_id) {
+std::string VpcNetworks::Serve(const Scope& scope, const net::VpcNetwork& vpc, std::string_view task_id) {
   if (options_.metadata == nullptr) return {};
+  const uint64_t id = netns::NamespaceId(vpc.netns_path);
+  {
+    std::lock_guard lock(mu_);
+    if (id != 0 && vpcs_[KeyOf(scope)].served_ns == id) return vpc.netns_name;
+  }
+  // A new namespace (or none served yet): ServeNetwork moves a listener of the old one over.
   Status s = options_.metadata->ServeNetwork(vpc.netns_name, vpc.netns_path);
   if (!s.ok()) {
     Log(fmt::format("task {}: no task metadata endpoint in {}", task_id, vpc.netns_name), s);
     return {};
   }
+  bool extra = false;
+  {
+    std::lock_guard lock(mu_);
+    Vpc& v = vpcs_[KeyOf(scope)];
+    if (v.served_ns == id) {
+      extra = true;  // another task of the VPC was served meanwhile
+    } else {
+      extra = v.served_ns != 0;  // the old namespace's reference, now the new one's
+      v.served_ns = id;
+    }
+  }
+  if (extra) options_.metadata->ReleaseNetwork(vpc.netns_name);
   return vpc.netns_name;
+}
+
+void VpcNetworks::Unserve(const net::VpcNetwork& vpc, uint64_t served_ns) {
+  if (options_.metadata != nullptr && served_ns != 0) options_.metadata->ReleaseNetwork(vpc.netns_name);
+}
+
+void VpcNetworks::Prepare(const Scope& scope) {
+  auto fetched = Fetch(scope);
+  if (!fetched.ok()) return;
+  if (!net::PrepareVpcNetwork(options_.network, fetched->second, fetched->first).ok()) return;
+  std::lock_guard lock(mu_);
+  Vpc& v = vpcs_[KeyOf(scope)];
+  v.scope = scope;
+  v.network = fetched->second;
+  // Counted from now when no task comes (its launch failed first): removed after the linger.
+  if (v.tasks.empty() && !v.empty_since) v.empty_since = std::chrono::steady_clock::now();
 }
 
 StatusOr<VpcNetworks::Attachment> VpcNetworks::Attach(const ecs::task::LaunchSpec& spec, std::string_view task_id,
@@ -66,13 +102,12 @@ StatusOr<VpcNetworks::Attachment> VpcNetworks::Attach(const ecs::task::LaunchSpe
                "paddock: agent: task {}: another VPC's task on this host has the address {}: the host reaches this "
                "task only through the edge, not by its address\n",
                task_id, Ipv4(ip));
-  Attachment a{tn, Serve(vpc, task_id)};
+  Attachment a{tn, Serve(spec.scope, vpc, task_id)};
   std::lock_guard lock(mu_);
   Vpc& v = vpcs_[KeyOf(spec.scope)];
   v.scope = spec.scope;
   v.network = vpc;
   v.tasks.insert(std::string(task_id));
-  if (!a.metadata_network.empty()) v.served.insert(std::string(task_id));
   v.empty_since.reset();
   return a;
 }
@@ -91,29 +126,24 @@ StatusOr<VpcNetworks::Attachment> VpcNetworks::Readopt(const ecs::task::LaunchSp
   if (StatusOr<net::Applied> a = net::ApplyVpcPolicy(options_.network, vpc, policy); !a.ok())
     Log(fmt::format("task {}: applying the policy of {}", task_id, vpc.ref.vpc_id), a.status());
   ASSIGN_OR_RETURN(net::TaskNetwork tn, net::TaskNetworkFor(options_.network, task_id, ip, &vpc));
-  Attachment a{tn, Serve(vpc, task_id)};
+  Attachment a{tn, Serve(spec.scope, vpc, task_id)};
   std::lock_guard lock(mu_);
-  Vpc& v = vpcs_[KeyOf(spec.scope)];
-  v.network = vpc;
-  if (!a.metadata_network.empty()) v.served.insert(std::string(task_id));
+  vpcs_[KeyOf(spec.scope)].network = vpc;
   return a;
 }
 
 Status VpcNetworks::Detach(const Scope& scope, std::string_view task_id, const std::optional<net::TaskNetwork>& network) {
   std::optional<net::VpcNetwork> vpc;
-  bool served = false;
   {
     std::lock_guard lock(mu_);
     auto it = vpcs_.find(KeyOf(scope));
     if (it != vpcs_.end()) {
       Vpc& v = it->second;
       vpc = v.network;
-      served = v.served.erase(std::string(task_id)) > 0;
       v.tasks.erase(std::string(task_id));
       if (v.tasks.empty()) v.empty_since = std::chrono::steady_clock::now();
     }
   }
-  if (served && vpc) options_.metadata->ReleaseNetwork(vpc->netns_name);
   net::TaskNetwork tn;
   if (network) {
     tn = *network;
@@ -154,16 +184,27 @@ void VpcNetworks::Refresh() {
       } else {
         s = fetched.status();
       }
-    } else if (w.network) {
-      // Gone when no agent has a task in it any more; else another agent of the host still does.
-      s = net::RemoveVpcNetworkIfUnused(options_.network, w.network->netns_name).status();
+    } else {
+      // The entry goes (unless a task came meanwhile): first its metadata listener, then the
+      // namespace when no agent has a task in it any more (else another agent still does).
+      uint64_t served = 0;
+      {
+        std::lock_guard lock(mu_);
+        auto it = vpcs_.find(w.key);
+        if (it == vpcs_.end() || !it->second.tasks.empty()) continue;
+        served = std::exchange(it->second.served_ns, 0);
+      }
+      if (w.network) {
+        Unserve(*w.network, served);
+        s = net::RemoveVpcNetworkIfUnused(options_.network, w.network->netns_name).status();
+      }
     }
     std::lock_guard lock(mu_);
     auto it = vpcs_.find(w.key);
     if (it == vpcs_.end()) continue;
     Vpc& v = it->second;
     if (w.busy && w.network && !v.network) v.network = w.network;
-    if (!w.busy && s.ok() && v.tasks.empty()) {
+    if (!w.busy && s.ok() && v.tasks.empty() && v.served_ns == 0) {
       vpcs_.erase(it);
       continue;
     }
@@ -175,15 +216,16 @@ void VpcNetworks::Refresh() {
 }
 
 void VpcNetworks::RemoveUnused() {
-  std::vector<std::string> names;
+  std::vector<std::pair<net::VpcNetwork, uint64_t>> idle;
   {
     std::lock_guard lock(mu_);
-    for (const auto& [key, v] : vpcs_)
-      if (v.tasks.empty() && v.network) names.push_back(v.network->netns_name);
+    for (auto& [key, v] : vpcs_)
+      if (v.tasks.empty() && v.network) idle.emplace_back(*v.network, std::exchange(v.served_ns, 0));
   }
-  for (const std::string& name : names) {
-    if (auto gone = net::RemoveVpcNetworkIfUnused(options_.network, name); !gone.ok())
-      Log(fmt::format("removing the VPC namespace {}", name), gone.status());
+  for (const auto& [vpc, served] : idle) {
+    Unserve(vpc, served);
+    if (auto gone = net::RemoveVpcNetworkIfUnused(options_.network, vpc.netns_name); !gone.ok())
+      Log(fmt::format("removing the VPC namespace {}", vpc.netns_name), gone.status());
   }
 }
 

@@ -59,6 +59,11 @@ class VpcNetworks {
   VpcNetworks(Control& control, Options options);
   ~VpcNetworks();
 
+  // For a task just assigned: makes its VPC's namespace if needed and applies the VPC's policy
+  // now (net::PrepareVpcNetwork), while the task's driver resolves its images, so that Attach
+  // usually finds both done. Failures are left for Attach to meet (and report).
+  void Prepare(const Scope& scope);
+
   // Makes the network of a task about to start in its VPC (see above) and serves the metadata
   // endpoint there. Errors: Control::NetworkPolicy's (the control plane unreachable), agent/net's
   // CreateTaskNetwork's; nothing of the task is left then.
@@ -88,15 +93,20 @@ class VpcNetworks {
     Scope scope;
     std::optional<net::VpcNetwork> network;  // known once a policy named the VPC
     std::set<std::string> tasks;             // task ids attached
-    std::set<std::string> served;            // of those, with a metadata ServeNetwork
+    // The namespace (netns::NamespaceId) this agent serves the metadata endpoint in (one
+    // ServeNetwork, kept while the entry lingers: tasks coming and going do not restart it); 0: none.
+    uint64_t served_ns = 0;
     std::optional<std::chrono::steady_clock::time_point> empty_since;
     std::string last_error;  // logged once
   };
 
   // The policy of `scope`'s VPC and the VPC's names, fetched now.
   StatusOr<std::pair<net::FetchedPolicy, net::VpcNetwork>> Fetch(const Scope& scope);
-  // Serves the metadata endpoint in `vpc` for `task_id`; returns the network name ("" when not).
-  std::string Serve(const net::VpcNetwork& vpc, std::string_view task_id);
+  // Serves the metadata endpoint in `vpc` (of `scope`) unless it is served there already;
+  // returns the network name ("" when it cannot be).
+  std::string Serve(const Scope& scope, const net::VpcNetwork& vpc, std::string_view task_id);
+  // Stops serving it for an entry that is going (REQUIRES: `served_ns` taken out of the entry).
+  void Unserve(const net::VpcNetwork& vpc, uint64_t served_ns);
   static std::string KeyOf(const Scope& scope);
 
   Control& control_;

@@ -287,6 +287,11 @@ enum class Applied {
 // kInternal (quoting nft) when the kernel refuses it. A failure leaves the previous table.
 StatusOr<Applied> ApplyVpcPolicy(const NetworkOptions& options, const VpcNetwork& vpc, const FetchedPolicy& fetched);
 
+// Makes VPC `vpc`'s router namespace unless it exists, and applies `fetched` there as
+// ApplyVpcPolicy does: ahead of CreateTaskNetwork (the agent does it when a task is assigned,
+// while the task's images are resolved), which then finds both done.
+StatusOr<Applied> PrepareVpcNetwork(const NetworkOptions& options, const VpcNetwork& vpc, const FetchedPolicy& fetched);
+
 // Creates task `task_id`'s network in VPC `vpc`: the VPC router namespace if it does not exist
 // yet, `fetched`'s policy applied there (ApplyVpcPolicy: it must list the task's address, or its
 // traffic is dropped), the task's namespace with eth0 (`ip`/`prefix_length`, the MAC derived from

@@ -64,8 +64,9 @@ std::string IpText(uint32_t ip) {
   return fmt::format("{}.{}.{}.{}", ip >> 24, (ip >> 16) & 0xff, (ip >> 8) & 0xff, ip & 0xff);
 }
 
-internal::CommandResult Exec(const std::vector<std::string>& argv, std::string_view input = {}) {
-  StatusOr<internal::CommandResult> r = internal::RunCommand(argv, input);
+internal::CommandResult Exec(const std::vector<std::string>& argv, std::string_view input = {},
+                             std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+  StatusOr<internal::CommandResult> r = internal::RunCommand(argv, input, timeout);
   if (!r.ok()) return {.exit_code = -1, .out = {}, .err = r.status().ToString()};
   return *r;
 }
@@ -383,8 +384,10 @@ class NetTest : public ::testing::Test {
 
   // `ip netns exec netns busybox wget -q -O - http://ip:port/`: the body, or "" on failure.
   std::string WgetFrom(const std::string& netns, uint32_t ip, uint16_t port) {
+    // A refused connection waits for the timeout (busybox wget's -T crashes): 3 s is plenty here.
     internal::CommandResult r = Exec({internal::IpBinary(), "netns", "exec", netns, busybox_, "wget", "-q", "-O", "-",
-                                     fmt::format("http://{}:{}/", IpText(ip), port)});
+                                     fmt::format("http://{}:{}/", IpText(ip), port)},
+                                    {}, std::chrono::seconds(3));
     return r.exit_code == 0 ? r.out : "";
   }
 

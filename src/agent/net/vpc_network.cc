@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 
 #include "agent/net/internal/command.h"
+#include "agent/net/internal/rtnl.h"
 #include "agent/net/internal/util.h"
 #include "agent/net/net.h"
 #include "common/netns.h"
@@ -338,6 +339,14 @@ StatusOr<Applied> ApplyVpcPolicy(const NetworkOptions& options, const VpcNetwork
   return ApplyLocked(vpc, fetched);
 }
 
+StatusOr<Applied> PrepareVpcNetwork(const NetworkOptions& options, const VpcNetwork& vpc, const FetchedPolicy& fetched) {
+  RETURN_IF_ERROR(CheckVpc(options, vpc));
+  std::lock_guard<std::mutex> in_process(internal::CreateMutex());
+  ASSIGN_OR_RETURN(subprocess::UniqueFd lock, LockVpcs(options));
+  RETURN_IF_ERROR(EnsureVpcLocked(options, vpc).status());
+  return ApplyLocked(vpc, fetched);
+}
+
 StatusOr<TaskNetwork> CreateTaskNetwork(const NetworkOptions& options, const VpcNetwork& vpc,
                                         const FetchedPolicy& fetched, std::string_view task_id, uint32_t ip,
                                         int prefix_length, uint32_t gateway) {
@@ -368,26 +377,24 @@ StatusOr<TaskNetwork> CreateTaskNetwork(const NetworkOptions& options, const Vpc
                                      "task whose id hashes alike)",
                                      what, tn.host_veth, vpc.netns_name));
   }
-  // Both ends are born where they live, under their final names: nothing appears on the host.
-  std::string host_lines = fmt::format(
-      "netns add {ns}\n"
-      "link add {v} netns {vpc} type veth peer name eth0 address {mac} netns {ns}\n",
-      fmt::arg("ns", tn.netns_name), fmt::arg("v", tn.host_veth), fmt::arg("vpc", vpc.netns_name),
-      fmt::arg("mac", tn.mac_address));
+  // One `ip` run inside the VPC namespace makes the task's namespace and the veth pair, both ends
+  // born where they live under their final names (nothing appears on the host), and routes; a
+  // second one, inside the task's namespace, sets up eth0. (`ip netns add` returns to the
+  // namespace it was run in.)
   std::string vpc_lines = fmt::format(
+      "netns add {ns}\n"
+      "link add {v} type veth peer name eth0 address {mac} netns {ns}\n"
       "link set dev {v} up\n"
       "route add {ip}/32 dev {v}\n"
       "addr replace {gw}/32 dev lo\n"
       "route replace unreachable {net}/{len}\n",
-      fmt::arg("v", tn.host_veth), fmt::arg("ip", Ipv4(ip)), fmt::arg("gw", Ipv4(gateway)),
-      fmt::arg("net", Ipv4(ip & mask)), fmt::arg("len", prefix_length));
-  Status s = IpBatch(what, false, host_lines);
-  if (s.ok()) {
-    s = netns::InNetworkNamespace(vpc.netns_path, [&]() -> Status {
-      RETURN_IF_ERROR(NoProxyDelay(tn.host_veth));
-      return IpBatch(what, false, vpc_lines);
-    });
-  }
+      fmt::arg("ns", tn.netns_name), fmt::arg("v", tn.host_veth), fmt::arg("mac", tn.mac_address),
+      fmt::arg("ip", Ipv4(ip)), fmt::arg("gw", Ipv4(gateway)), fmt::arg("net", Ipv4(ip & mask)),
+      fmt::arg("len", prefix_length));
+  Status s = netns::InNetworkNamespace(vpc.netns_path, [&]() -> Status {
+    RETURN_IF_ERROR(IpBatch(what, false, vpc_lines));
+    return NoProxyDelay(tn.host_veth);
+  });
   if (s.ok()) s = IpBatchIn(what, tn.netns_path, internal::TaskNamespaceLines(ip, prefix_length, gateway));
   if (!s.ok()) {
     std::string undo_what = fmt::format("undoing the network of task {}", task_id);
@@ -403,9 +410,7 @@ StatusOr<TaskNetwork> CreateTaskNetwork(const NetworkOptions& options, const Vpc
   }
   // The node's way in. Another VPC's task of this host may hold the address already: its route
   // stays, and this task is reached from the host only through the edge (none yet).
-  StatusOr<internal::CommandResult> route = internal::RunCommand(
-      {internal::IpBinary(), "route", "add", fmt::format("{}/32", Ipv4(ip)), "dev", vpc.transit}, "");
-  tn.host_route = route.ok() && route->exit_code == 0;
+  tn.host_route = internal::AddDeviceRoute(ip, vpc.transit).ok();
   return tn;
 }
 
@@ -438,30 +443,35 @@ Status DeleteTaskNetwork(const NetworkOptions& options, const TaskNetwork& netwo
       }
     }
   }
-  std::string host_lines;
   if (!vpc_netns.empty() && NetnsExists(vpc_netns)) {
     uint32_t ip = network.ip;
-    bool veth = false;
+    // One `ip` run inside the VPC namespace deletes the veth (eth0 goes with it) and the task's
+    // namespace; what is gone already is skipped.
     RETURN_IF_ERROR(netns::InNetworkNamespace(NetnsPath(vpc_netns), [&]() -> Status {
-      veth = InterfaceExists(network.host_veth);
-      if (ip == 0) {
-        std::vector<uint32_t> routed = HostRoutesVia(network.host_veth);
-        if (!routed.empty()) ip = routed.front();
+      std::string lines;
+      if (InterfaceExists(network.host_veth)) {
+        if (ip == 0) {
+          std::vector<uint32_t> routed = HostRoutesVia(network.host_veth);
+          if (!routed.empty()) ip = routed.front();
+        }
+        lines += fmt::format("link del dev {}\n", network.host_veth);
       }
-      if (!veth) return OkStatus();
-      return IpBatch(what, false, fmt::format("link del dev {}\n", network.host_veth));
+      if (NetnsExists(network.netns_name)) lines += fmt::format("netns del {}\n", network.netns_name);
+      if (lines.empty()) return OkStatus();
+      Status s = IpBatch(what, /*force=*/true, lines);
+      // Another caller deleting the same things at the same time is not a failure.
+      if (!s.ok() && !InterfaceExists(network.host_veth) && !NetnsExists(network.netns_name)) return OkStatus();
+      return s;
     }));
     // Only the route through this VPC's transit: another VPC's task may hold the address.
     if (ip != 0) {
-      std::vector<uint32_t> routed = HostRoutesVia(vpc_netns);
-      if (std::find(routed.begin(), routed.end(), ip) != routed.end())
-        host_lines += fmt::format("route del {}/32 dev {}\n", Ipv4(ip), vpc_netns);
+      Status s = internal::DeleteDeviceRoute(ip, vpc_netns);
+      if (!s.ok() && s.code() != StatusCode::kNotFound) return s;
     }
+    return OkStatus();
   }
-  if (NetnsExists(network.netns_name)) host_lines += fmt::format("netns del {}\n", network.netns_name);
-  if (host_lines.empty()) return OkStatus();
-  Status s = IpBatch(what, /*force=*/true, host_lines);
-  // Another caller deleting the same things at the same time is not a failure.
+  if (!NetnsExists(network.netns_name)) return OkStatus();
+  Status s = IpBatch(what, /*force=*/true, fmt::format("netns del {}\n", network.netns_name));
   if (!s.ok() && !NetnsExists(network.netns_name)) return OkStatus();
   return s;
 }
