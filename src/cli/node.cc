@@ -40,6 +40,8 @@
 #include "store/key.h"
 #include "store/sqlite/sqlite_store.h"
 #include "vpc/ec2_service.h"
+#include "vpc/ipam.h"
+#include "vpc/security_groups.h"
 
 namespace paddock::cli {
 namespace fs = std::filesystem;
@@ -63,6 +65,7 @@ using TaskDefinitionReaper = OwnerReaper<ecs::taskdef::TaskDefinitions>;
 using TaskReaper = OwnerReaper<ecs::task::Tasks>;
 using ContainerInstanceReaper = OwnerReaper<ecs::instance::ContainerInstances>;
 using ServiceReaper = OwnerReaper<ecs::service::Services>;
+using SecurityGroupReaper = OwnerReaper<vpc::SecurityGroups>;
 
 // The agent that provides this node's Fargate capacity: tasks are assigned to it.
 constexpr std::string_view kFargateAgent = "fargate-local";
@@ -114,6 +117,9 @@ class Node::Impl {
   std::unique_ptr<TaskReaper> task_reaper;
   std::unique_ptr<ContainerInstanceReaper> container_instance_reaper;
   std::unique_ptr<ServiceReaper> service_reaper;
+  // vpc/: security groups and the network policy of each VPC (with the tasks' addresses).
+  std::unique_ptr<vpc::SecurityGroups> security_groups;
+  std::unique_ptr<SecurityGroupReaper> security_group_reaper;
   std::unique_ptr<aws::ServiceModel> ecs_model;
   std::unique_ptr<ecs::api::EcsService> ecs;
   std::unique_ptr<vpc::Ec2Service> ec2;
@@ -305,6 +311,8 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   store::SqliteOptions options;
   options.path = (fs::path(config.state_dir) / "paddock.db").string();
   ASSIGN_OR_RETURN(impl->store, store::SqliteStore::Open(options));
+  // A state directory from before per-VPC address pools (schema 7): move its addresses over.
+  RETURN_IF_ERROR(vpc::UpgradeLegacyIpam(*impl->store));
   impl->accounts = std::make_unique<iam::Accounts>(*impl->store, SystemClock::Get());
   impl->clusters = std::make_unique<ecs::cluster::Clusters>(*impl->store);
   impl->task_definitions = std::make_unique<ecs::taskdef::TaskDefinitions>(*impl->store);
@@ -356,12 +364,14 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   impl->task_reaper = std::make_unique<TaskReaper>("tasks", *impl->tasks);
   impl->cluster_reaper = std::make_unique<ClusterReaper>("clusters", *impl->clusters);
   impl->taskdef_reaper = std::make_unique<TaskDefinitionReaper>("task definitions", *impl->task_definitions);
+  impl->security_groups = std::make_unique<vpc::SecurityGroups>(*impl->store);
+  impl->security_group_reaper = std::make_unique<SecurityGroupReaper>("security groups", *impl->security_groups);
   ASSIGN_OR_RETURN(impl->ecs_model, aws::ServiceModel::Parse(aws::EcsModelJson()));
   ASSIGN_OR_RETURN(std::string token_key, TokenKey(*impl->store));
   impl->ecs = std::make_unique<ecs::api::EcsService>(
       *impl->ecs_model, ecs::api::Owners{impl->clusters.get(), impl->task_definitions.get(), impl->tasks.get(),
                                           impl->container_instances.get(), impl->services.get()},
-      aws::TokenCodec(std::move(token_key)));
+      aws::TokenCodec(token_key));
   aws::FrontOptions front_options;
   front_options.auth.accept_any_credentials = config.accept_any_credentials;
   front_options.auth.default_account = AccountId(config.default_account);
@@ -369,7 +379,7 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   impl->front = std::make_unique<aws::ApiFront>(front_options, SystemClock::Get(), *impl->accounts);
   impl->front->AddJsonService(impl->ecs.get());
   impl->front->AddJsonService(impl->agent_service.get());
-  impl->ec2 = std::make_unique<vpc::Ec2Service>(*impl->store);
+  impl->ec2 = std::make_unique<vpc::Ec2Service>(*impl->store, *impl->security_groups, aws::TokenCodec(token_key));
   impl->front->AddQueryService(impl->ec2.get());
   return std::unique_ptr<Node>(new Node(std::move(impl)));
 }
@@ -383,6 +393,10 @@ StatusOr<uint16_t> Node::Start() {
     if (group.starts_with("service:")) scheduler->Wake(ecs::service::ServiceKey{scope, cluster, group.substr(8)});
   });
   impl_->container_instances->SetChangeListener([scheduler](const Scope&, const std::string&) { scheduler->WakeAll(); });
+  // A VPC's network policy changes with its tasks' addresses too (vpc/security_groups.h). Its
+  // listener (SecurityGroups::SetChangeListener) is where the agents will be woken to apply it.
+  vpc::SecurityGroups* security_groups = impl_->security_groups.get();
+  impl_->tasks->SetAddressListener([security_groups](const Scope& scope) { security_groups->NotifyPolicyChanged(scope); });
   http::ServerOptions options;
   options.host = host_port.first;
   options.port = host_port.second;
@@ -443,10 +457,11 @@ void Node::Stop() {
 iam::Accounts& Node::accounts() { return *impl_->accounts; }
 
 std::vector<iam::AccountReaper*> Node::reapers() {
-  // Services first (nothing relaunches their tasks), then tasks: they hold addresses in the
-  // node-wide pools and pin task definitions.
-  return {impl_->service_reaper.get(), impl_->task_reaper.get(), impl_->container_instance_reaper.get(),
-          impl_->taskdef_reaper.get(), impl_->cluster_reaper.get()};
+  // Services first (nothing relaunches their tasks), then tasks: they hold addresses (and with
+  // them group memberships) and pin task definitions; then the security groups.
+  return {impl_->service_reaper.get(),         impl_->task_reaper.get(),
+          impl_->security_group_reaper.get(),  impl_->container_instance_reaper.get(),
+          impl_->taskdef_reaper.get(),         impl_->cluster_reaper.get()};
 }
 
 std::vector<std::string> Node::ImplementedEcsActions() const { return impl_->ecs->ImplementedActions(); }

@@ -8,6 +8,7 @@
 #include "common/testing/fake_clock.h"
 #include "ecs/testing/temp_store.h"
 #include "vpc/default_vpc.h"
+#include "vpc/security_groups.h"
 
 namespace paddock::sched {
 namespace {
@@ -196,6 +197,38 @@ TEST_F(SchedulerTest, DaemonRunsOnTheInstancesItsConstraintAdmits) {
   for (const auto& t : Tasks())
     EXPECT_EQ(t.desired_status, t.container_instance_arn == edge2 ? "STOPPED" : "RUNNING") << t.container_instance_arn;
   EXPECT_EQ(State().desired_count, 1);
+}
+
+// A service's awsvpcConfiguration.securityGroups must be groups of the caller's VPC, and its tasks
+// are launched into them (vpc/security_groups.h).
+TEST_F(SchedulerTest, AServicesTasksGetItsSecurityGroups) {
+  vpc::SecurityGroups groups(*store_);
+  auto web = groups.Create(kScope, vpc::CreateRequest{"web", "web tier", std::nullopt, {}});
+  ASSERT_TRUE(web.ok());
+  const std::string subnet = vpc::DefaultVpcFor(kScope).subnets[0].id;
+  auto service = [&](const std::string& name, const std::string& group) {
+    return services_.Create(kScope, kCaller,
+                            Obj(R"({"serviceName":")" + name + R"(","taskDefinition":"web","launchType":"FARGATE",)"
+                                R"("desiredCount":2,"networkConfiguration":{"awsvpcConfiguration":{"subnets":[")" +
+                                subnet + R"("],"securityGroups":[")" + group + R"("]}}})"),
+                            clock_.Now());
+  };
+  auto missing = service("nope", "sg-0123456789abcdef0");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().aws_type(), "InvalidParameterException");
+  EXPECT_EQ(missing.status().message(),
+            "Error retrieving security group information for [sg-0123456789abcdef0]: The security group "
+            "'sg-0123456789abcdef0' does not exist (ECS)");
+  ASSERT_TRUE(service("api", web->id).ok());
+  Scheduler a(*store_, services_, tasks_, nullptr, clock_, Options("a"));
+  auto epoch = a.Lead();
+  ASSERT_TRUE(epoch.ok() && epoch->has_value());
+  ASSERT_TRUE(a.Pass(key_, **epoch).ok());
+  ASSERT_EQ(Tasks().size(), 2u);
+  auto policy = groups.PolicyFor(kScope);
+  ASSERT_TRUE(policy.ok());
+  ASSERT_EQ(policy->members.size(), 2u);
+  for (const auto& m : policy->members) EXPECT_EQ(m.groups, std::vector<std::string>{web->id});
 }
 
 }  // namespace

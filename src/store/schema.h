@@ -16,7 +16,7 @@ struct TableDef {
 };
 
 // The current schema version.
-inline constexpr int kSchemaVersion = 5;
+inline constexpr int kSchemaVersion = 7;
 
 inline constexpr TableDef kTables[] = {
     // iam/: accounts and access keys.
@@ -60,9 +60,18 @@ inline constexpr TableDef kTables[] = {
     {"service_revisions", 5},     // (account, region, cluster, service, id) -> ServiceRevision JSON
     // sched/
     {"scheduler_lease", 5},       // ("scheduler") -> "<holder> <epoch> <expires ms>"
-    // vpc/: IP addresses of the default VPC's subnets
-    {"ipam", 1},              // (pool cidr, ip) -> "<account> <region> <owner>"   node-wide
-    {"ipam_subnets", 1},      // (pool cidr) -> "<cursor> <in use>"
+    // vpc/: IP addresses of the default VPC's subnets (vpc/ipam.h)
+    {"ipam", 1},              // legacy (pool cidr, ip) -> "<account> <region> <owner>"; moved by vpc::UpgradeLegacyIpam (schema 7)
+    {"ipam_subnets", 1},      // legacy (pool cidr) -> "<cursor> <in use>"; emptied by vpc::UpgradeLegacyIpam
+    {"vpc_addresses", 7},     // (account, region, subnet id, ip) -> "<owner> <group id>,<group id>…"
+    {"vpc_address_pools", 7},  // (account, region, subnet id) -> "<cursor> <in use>"
+    {"node_addresses", 7},    // (ip, account, region) -> ""   index: which VPCs of this store hold an address
+    // vpc/: security groups (vpc/security_groups.h)
+    {"security_groups", 7},         // (account, region, group id) -> group record JSON (rules included)
+    {"security_group_names", 7},    // (account, region, vpc id, name) -> group id   user groups only
+    {"security_group_rules", 7},    // (account, region, rule id) -> group id
+    {"security_group_refs", 7},     // (account, region, referenced group, referencing group, rule id) -> ""
+    {"security_group_members", 7},  // (account, region, group id, ip) -> owner   the interfaces in a group
     // ecs/ tags, through each resource's owner
     {"tags", 1},              // (account, region, resource arn, key) -> value
     // agent/images: the node's local image store (node-local, not per account)

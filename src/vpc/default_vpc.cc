@@ -10,15 +10,6 @@
 namespace paddock::vpc {
 namespace {
 
-// A stable 17-hex-digit id from the scope and a label, in EC2's id form.
-std::string StableId(std::string_view prefix, const Scope& scope, std::string_view label) {
-  std::string input = fmt::format("{}|{}|{}", scope.account.str(), scope.region.str(), label);
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(input.data()), input.size(), digest);
-  std::string hex = HexEncode(std::string_view(reinterpret_cast<const char*>(digest), sizeof(digest)));
-  return fmt::format("{}-0{}", prefix, hex.substr(0, 16));
-}
-
 // "us-east-1" -> "use1", "eu-west-2" -> "euw2", "ap-southeast-1" -> "aps1".
 std::string ZoneIdPrefix(std::string_view region) {
   std::string out;
@@ -32,6 +23,14 @@ std::string ZoneIdPrefix(std::string_view region) {
 }
 
 }  // namespace
+
+std::string StableId(std::string_view prefix, const Scope& scope, std::string_view label) {
+  std::string input = fmt::format("{}|{}|{}", scope.account.str(), scope.region.str(), label);
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(input.data()), input.size(), digest);
+  std::string hex = HexEncode(std::string_view(reinterpret_cast<const char*>(digest), sizeof(digest)));
+  return fmt::format("{}-0{}", prefix, hex.substr(0, 16));
+}
 
 std::string Ipv4ToString(uint32_t ip) {
   return fmt::format("{}.{}.{}.{}", ip >> 24, (ip >> 16) & 255, (ip >> 8) & 255, ip & 255);

@@ -44,6 +44,10 @@ struct DefaultVpc {
 
 DefaultVpc DefaultVpcFor(const Scope& scope);
 
+// A stable EC2-style id ("<prefix>-0" + 16 hex digits) for `label` in the scope: the same inputs
+// always give the same id, and different scopes different ids.
+std::string StableId(std::string_view prefix, const Scope& scope, std::string_view label);
+
 std::string Ipv4ToString(uint32_t ip);
 // Parses dotted-quad IPv4; false on anything else.
 bool ParseIpv4(std::string_view text, uint32_t* ip);

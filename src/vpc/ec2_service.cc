@@ -8,81 +8,36 @@
 #include <set>
 
 #include "vpc/default_vpc.h"
+#include "vpc/internal/ec2_query.h"
 #include "vpc/ipam.h"
 
 namespace paddock::vpc {
+
+using internal::CheckFilterNames;
+using internal::Ec2Error;
+using internal::Filters;
+using internal::ListParam;
+using internal::Matches;
+using internal::ParseFilters;
+using internal::Response;
+
 namespace {
 
-constexpr std::string_view kXmlns = "http://ec2.amazonaws.com/doc/2016-11-15/";
-
-Status Ec2Error(std::string code, std::string message) {
-  return InvalidArgument(std::move(message), std::move(code));
-}
-
-// EC2's list parameters: "VpcId.1", "VpcId.2", ... in index order.
-std::vector<std::string> ListParam(const aws::QueryParams& params, std::string_view name) {
-  std::map<int, std::string> by_index;
-  const std::string prefix = std::string(name) + ".";
-  for (const auto& [k, v] : params) {
-    if (!k.starts_with(prefix)) continue;
-    int index = 0;
-    std::string_view digits = std::string_view(k).substr(prefix.size());
-    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
-    if (ec == std::errc() && end == digits.data() + digits.size() && index > 0) by_index[index] = v;
-  }
-  std::vector<std::string> out;
-  for (auto& [i, v] : by_index) out.push_back(std::move(v));
-  return out;
-}
-
-// "Filter.N.Name" / "Filter.N.Value.M" -> name -> accepted values.
-using Filters = std::map<std::string, std::set<std::string>>;
-
-StatusOr<Filters> ParseFilters(const aws::QueryParams& params) {
-  std::map<int, std::string> names;
-  std::map<int, std::set<std::string>> values;
-  for (const auto& [k, v] : params) {
-    if (!k.starts_with("Filter.")) continue;
-    std::string_view after = std::string_view(k).substr(7);
-    int index = 0;
-    auto [end, ec] = std::from_chars(after.data(), after.data() + after.size(), index);
-    if (ec != std::errc() || index <= 0) continue;
-    std::string_view rest(end, static_cast<size_t>(after.data() + after.size() - end));
-    if (rest == ".Name") names[index] = v;
-    if (rest.starts_with(".Value.")) values[index].insert(v);
-  }
-  Filters out;
-  for (auto& [i, name] : names) out[name].insert(values[i].begin(), values[i].end());
-  return out;
-}
-
-// Whether an item with these attribute values passes every filter. A filter on an attribute the
-// item does not list is an error, as EC2 reports an unknown filter name.
-StatusOr<bool> Matches(const Filters& filters, const std::map<std::string, std::string>& attributes) {
-  for (const auto& [name, accepted] : filters) {
-    auto it = attributes.find(name);
-    if (it == attributes.end())
-      return Ec2Error("InvalidParameterValue", fmt::format("The filter '{}' is invalid", name));
-    if (!accepted.count(it->second)) return false;
-  }
-  return true;
-}
-
-
-std::string Response(std::string_view action, std::string_view request_id, std::string_view body) {
-  return fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<{0}Response xmlns=\"{1}\"><requestId>{2}</requestId>{3}</{0}Response>",
-                     action, kXmlns, request_id, body);
-}
+constexpr std::string_view kActions[] = {
+    "DescribeVpcs",          "DescribeSubnets",         "DescribeSecurityGroups",        "DescribeSecurityGroupRules",
+    "CreateSecurityGroup",   "DeleteSecurityGroup",     "AuthorizeSecurityGroupIngress", "AuthorizeSecurityGroupEgress",
+    "RevokeSecurityGroupIngress", "RevokeSecurityGroupEgress"};
 
 }  // namespace
 
 bool Ec2Service::Implements(std::string_view action) const {
-  return action == "DescribeVpcs" || action == "DescribeSubnets" || action == "DescribeSecurityGroups";
+  return std::find(std::begin(kActions), std::end(kActions), action) != std::end(kActions);
 }
 
-std::optional<aws::ThrottleGroup> Ec2Service::ThrottleGroupFor(std::string_view) const {
-  // EC2's describe actions share a generous per-account bucket.
-  return aws::ThrottleGroup{"ec2:describe", aws::BucketSpec{100, 20}};
+std::optional<aws::ThrottleGroup> Ec2Service::ThrottleGroupFor(std::string_view action) const {
+  // EC2's buckets: describes share a generous one, changes (mutating actions) a smaller one.
+  if (action.starts_with("Describe")) return aws::ThrottleGroup{"ec2:describe", aws::BucketSpec{100, 20}};
+  return aws::ThrottleGroup{"ec2:modify", aws::BucketSpec{50, 5}};
 }
 
 std::string Ec2Service::ErrorXml(std::string_view code, std::string_view message, std::string_view request_id) const {
@@ -93,23 +48,36 @@ std::string Ec2Service::ErrorXml(std::string_view code, std::string_view message
 }
 
 StatusOr<std::string> Ec2Service::Call(const aws::CallContext& ctx, const aws::QueryParams& params) {
-  if (ctx.action == "DescribeVpcs") return DescribeVpcs(ctx, params);
-  if (ctx.action == "DescribeSubnets") return DescribeSubnets(ctx, params);
-  return DescribeSecurityGroups(ctx, params);
+  const std::string_view a = ctx.action;
+  if (a == "DescribeVpcs") return DescribeVpcs(ctx, params);
+  if (a == "DescribeSubnets") return DescribeSubnets(ctx, params);
+  if (a == "DescribeSecurityGroups") return DescribeSecurityGroups(ctx, params);
+  if (a == "DescribeSecurityGroupRules") return DescribeSecurityGroupRules(ctx, params);
+  // EC2 answers a DryRun of a change it would make with DryRunOperation (HTTP 412 there).
+  if (internal::BoolParam(params, "DryRun"))
+    return FailedPrecondition("Request would have succeeded, but DryRun flag is set.", "DryRunOperation");
+  if (a == "CreateSecurityGroup") return CreateSecurityGroup(ctx, params);
+  if (a == "DeleteSecurityGroup") return DeleteSecurityGroup(ctx, params);
+  if (a == "AuthorizeSecurityGroupIngress") return AuthorizeRules(ctx, params, RuleDirection::kIngress);
+  if (a == "AuthorizeSecurityGroupEgress") return AuthorizeRules(ctx, params, RuleDirection::kEgress);
+  if (a == "RevokeSecurityGroupIngress") return RevokeRules(ctx, params, RuleDirection::kIngress);
+  return RevokeRules(ctx, params, RuleDirection::kEgress);
 }
 
 StatusOr<std::string> Ec2Service::DescribeVpcs(const aws::CallContext& ctx, const aws::QueryParams& params) {
   const DefaultVpc vpc = DefaultVpcFor(ctx.scope);
   for (const auto& id : ListParam(params, "VpcId"))
     if (id != vpc.vpc_id) return Ec2Error("InvalidVpcID.NotFound", fmt::format("The vpc ID '{}' does not exist", id));
-  ASSIGN_OR_RETURN(Filters filters, ParseFilters(params));
-  ASSIGN_OR_RETURN(bool match, Matches(filters, {{"vpc-id", vpc.vpc_id},
-                                                 {"cidr", vpc.cidr},
-                                                 {"cidr-block-association.cidr-block", vpc.cidr},
-                                                 {"is-default", "true"},
-                                                 {"state", "available"},
-                                                 {"owner-id", ctx.scope.account.str()},
-                                                 {"dhcp-options-id", vpc.dhcp_options_id}}));
+  const Filters filters = ParseFilters(params);
+  RETURN_IF_ERROR(CheckFilterNames(filters, {"vpc-id", "cidr", "cidr-block-association.cidr-block", "is-default", "state",
+                                             "owner-id", "dhcp-options-id"}));
+  const bool match = Matches(filters, {{"vpc-id", vpc.vpc_id},
+                                       {"cidr", vpc.cidr},
+                                       {"cidr-block-association.cidr-block", vpc.cidr},
+                                       {"is-default", "true"},
+                                       {"state", "available"},
+                                       {"owner-id", ctx.scope.account.str()},
+                                       {"dhcp-options-id", vpc.dhcp_options_id}});
   std::string items;
   if (match) {
     items = fmt::format(
@@ -129,20 +97,22 @@ StatusOr<std::string> Ec2Service::DescribeSubnets(const aws::CallContext& ctx, c
   for (const auto& id : ids)
     if (vpc.FindSubnet(id) == nullptr)
       return Ec2Error("InvalidSubnetID.NotFound", fmt::format("The subnet ID '{}' does not exist", id));
-  ASSIGN_OR_RETURN(Filters filters, ParseFilters(params));
+  const Filters filters = ParseFilters(params);
+  RETURN_IF_ERROR(CheckFilterNames(filters, {"subnet-id", "vpc-id", "availability-zone", "availability-zone-id",
+                                             "cidr-block", "default-for-az", "state", "owner-id"}));
   std::string items;
   RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
     for (const Subnet& s : vpc.subnets) {
       if (!ids.empty() && std::find(ids.begin(), ids.end(), s.id) == ids.end()) continue;
-      ASSIGN_OR_RETURN(bool match, Matches(filters, {{"subnet-id", s.id},
-                                                     {"vpc-id", vpc.vpc_id},
-                                                     {"availability-zone", s.az},
-                                                     {"availability-zone-id", s.az_id},
-                                                     {"cidr-block", s.Cidr()},
-                                                     {"default-for-az", "true"},
-                                                     {"state", "available"},
-                                                     {"owner-id", ctx.scope.account.str()}}));
-      if (!match) continue;
+      if (!Matches(filters, {{"subnet-id", s.id},
+                             {"vpc-id", vpc.vpc_id},
+                             {"availability-zone", s.az},
+                             {"availability-zone-id", s.az_id},
+                             {"cidr-block", s.Cidr()},
+                             {"default-for-az", "true"},
+                             {"state", "available"},
+                             {"owner-id", ctx.scope.account.str()}}))
+        continue;
       ASSIGN_OR_RETURN(uint32_t available, AvailableIps(txn, ctx.scope, s));
       items += fmt::format(
           "<item><subnetId>{}</subnetId><subnetArn>{}</subnetArn><state>available</state><ownerId>{}</ownerId>"
@@ -156,37 +126,6 @@ StatusOr<std::string> Ec2Service::DescribeSubnets(const aws::CallContext& ctx, c
     return OkStatus();
   }));
   return Response("DescribeSubnets", ctx.request_id, "<subnetSet>" + items + "</subnetSet>");
-}
-
-StatusOr<std::string> Ec2Service::DescribeSecurityGroups(const aws::CallContext& ctx, const aws::QueryParams& params) {
-  const DefaultVpc vpc = DefaultVpcFor(ctx.scope);
-  for (const auto& id : ListParam(params, "GroupId"))
-    if (id != vpc.security_group_id)
-      return Ec2Error("InvalidGroup.NotFound", fmt::format("The security group '{}' does not exist", id));
-  for (const auto& name : ListParam(params, "GroupName"))
-    if (name != "default")
-      return Ec2Error("InvalidGroup.NotFound",
-                      fmt::format("The security group '{}' does not exist in default VPC '{}'", name, vpc.vpc_id));
-  ASSIGN_OR_RETURN(Filters filters, ParseFilters(params));
-  ASSIGN_OR_RETURN(bool match, Matches(filters, {{"group-id", vpc.security_group_id},
-                                                 {"group-name", "default"},
-                                                 {"vpc-id", vpc.vpc_id},
-                                                 {"description", "default VPC security group"},
-                                                 {"owner-id", ctx.scope.account.str()}}));
-  std::string items;
-  if (match) {
-    // AWS's default group: all traffic from members of the group in, all traffic out.
-    items = fmt::format(
-        "<item><ownerId>{0}</ownerId><groupId>{1}</groupId><groupName>default</groupName>"
-        "<groupDescription>default VPC security group</groupDescription><vpcId>{2}</vpcId>"
-        "<securityGroupArn>{3}</securityGroupArn>"
-        "<ipPermissions><item><ipProtocol>-1</ipProtocol><groups><item><userId>{0}</userId><groupId>{1}</groupId></item>"
-        "</groups><ipRanges/><ipv6Ranges/><prefixListIds/></item></ipPermissions>"
-        "<ipPermissionsEgress><item><ipProtocol>-1</ipProtocol><groups/><ipRanges><item><cidrIp>0.0.0.0/0</cidrIp></item>"
-        "</ipRanges><ipv6Ranges/><prefixListIds/></item></ipPermissionsEgress><tagSet/></item>",
-        ctx.scope.account.str(), vpc.security_group_id, vpc.vpc_id, vpc.security_group_arn);
-  }
-  return Response("DescribeSecurityGroups", ctx.request_id, "<securityGroupInfo>" + items + "</securityGroupInfo>");
 }
 
 }  // namespace paddock::vpc

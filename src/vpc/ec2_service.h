@@ -1,8 +1,10 @@
-// The slice of EC2 that deployers read before they run a task: DescribeVpcs, DescribeSubnets and
-// DescribeSecurityGroups of the built-in default VPC, in EC2's Query protocol and XML shapes
-// (read-only; filters by id, vpc-id and the common attributes).
+// The slice of EC2 that deployers use around their tasks, in EC2's Query protocol and XML shapes:
+// DescribeVpcs and DescribeSubnets of the built-in default VPC (read-only), and security groups —
+// CreateSecurityGroup, DeleteSecurityGroup, Authorize/RevokeSecurityGroupIngress/Egress,
+// DescribeSecurityGroups, DescribeSecurityGroupRules — through vpc::SecurityGroups. This file
+// and its two sources are the wire codec: parameters in, XML out; the owner sees typed values.
 //
-//   vpc::Ec2Service ec2(store);
+//   vpc::Ec2Service ec2(store, security_groups, aws::TokenCodec(key));
 //   front.AddQueryService(&ec2);
 #pragma once
 
@@ -10,14 +12,18 @@
 #include <string>
 #include <string_view>
 
+#include "aws/pagination.h"
 #include "aws/service.h"
 #include "store/store.h"
+#include "vpc/security_groups.h"
 
 namespace paddock::vpc {
 
 class Ec2Service final : public aws::QueryService {
  public:
-  explicit Ec2Service(store::Store& store) : store_(store) {}
+  // `tokens` signs DescribeSecurityGroups/DescribeSecurityGroupRules' NextToken.
+  Ec2Service(store::Store& store, SecurityGroups& groups, aws::TokenCodec tokens)
+      : store_(store), groups_(groups), tokens_(std::move(tokens)) {}
 
   std::string_view SigningName() const override { return "ec2"; }
   bool Implements(std::string_view action) const override;
@@ -29,9 +35,17 @@ class Ec2Service final : public aws::QueryService {
  private:
   StatusOr<std::string> DescribeVpcs(const aws::CallContext& ctx, const aws::QueryParams& params);
   StatusOr<std::string> DescribeSubnets(const aws::CallContext& ctx, const aws::QueryParams& params);
+  // ec2_security_groups.cc
+  StatusOr<std::string> CreateSecurityGroup(const aws::CallContext& ctx, const aws::QueryParams& params);
+  StatusOr<std::string> DeleteSecurityGroup(const aws::CallContext& ctx, const aws::QueryParams& params);
+  StatusOr<std::string> AuthorizeRules(const aws::CallContext& ctx, const aws::QueryParams& params, RuleDirection d);
+  StatusOr<std::string> RevokeRules(const aws::CallContext& ctx, const aws::QueryParams& params, RuleDirection d);
   StatusOr<std::string> DescribeSecurityGroups(const aws::CallContext& ctx, const aws::QueryParams& params);
+  StatusOr<std::string> DescribeSecurityGroupRules(const aws::CallContext& ctx, const aws::QueryParams& params);
 
   store::Store& store_;
+  SecurityGroups& groups_;
+  aws::TokenCodec tokens_;
 };
 
 }  // namespace paddock::vpc

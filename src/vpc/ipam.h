@@ -1,27 +1,35 @@
 // IP address management for the default VPC's subnets, in the store, inside the caller's
-// transaction: the address, the placement and the task record commit together or not at all.
+// transaction: the address, its security groups, the placement and the task record commit
+// together or not at all.
 //
-//   ASSIGN_OR_RETURN(uint32_t ip, AllocateIp(txn, scope, subnet, "eni-0123"));
+//   ASSIGN_OR_RETURN(uint32_t ip, AllocateIp(txn, scope, subnet, task_arn, {"sg-0123…"}));
 //   ...
 //   RETURN_IF_ERROR(ReleaseIp(txn, scope, subnet, ip));
 //
-// Allocation is next-fit from the last address handed out, so a released address is not handed
-// out again until the subnet has wrapped around: a late packet for a stopped task does not reach
-// its successor. No address is ever held by two owners, across restarts too.
+// Each VPC has its own pools: every account's default VPC is 172.31.0.0/16 (as on AWS), and the
+// same address may be held in two VPCs at once, as their networks are separate (the agent gives
+// each VPC its own network; docs/contracts/default-vpc.md). Within a subnet of one VPC no address
+// is ever held by two owners, across restarts too.
 //
-// The address pool is the subnet's CIDR, shared by every account and region: each account's
-// default VPC is 172.31.0.0/16 (as on AWS), but their tasks share the hosts' bridges, and the host
-// must reach every task at its own address. So the same CIDR in two accounts draws from one pool,
-// and a task's address is unique on the node whoever owns it. The caller's scope is recorded with
-// the owner.
+// Allocation is next-fit from the last address handed out in that subnet of that VPC, so a
+// released address is not handed out again until the subnet has wrapped around: a late packet
+// for a stopped task does not reach its successor. A VPC's first cursor is a hash of the VPC and
+// subnet, so VPCs start in different places. Among the VPC's free addresses, one that no other
+// VPC of this store holds is preferred (the agent routes each task's /32 from the node into its
+// VPC, which works only for addresses unique on the node); when there is none, any free address of
+// the VPC is taken, and that task is not reachable from the node by its address.
 //
-// Records (store/schema.h):
-//   ipam         (pool cidr, ip) -> "<account> <region> <owner>"
-//   ipam_subnets (pool cidr) -> "<cursor> <in use>"
+// Records (store/schema.h; keys in vpc/internal/tables.h):
+//   vpc_addresses          (account, region, subnet id, ip) -> "<owner> <group>,<group>…"
+//   vpc_address_pools      (account, region, subnet id) -> "<cursor> <in use>"
+//   node_addresses         (ip, account, region) -> ""                  which VPCs hold an address
+//   security_group_members (account, region, group id, ip) -> owner     (with vpc/security_groups)
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/ids.h"
 #include "common/status.h"
@@ -30,14 +38,37 @@
 
 namespace paddock::vpc {
 
-// The next free address of `subnet`, recorded as held by `owner`. When the subnet is full, fails
-// with kResourceExhausted.
-StatusOr<uint32_t> AllocateIp(store::WriteTxn& txn, const Scope& scope, const Subnet& subnet, std::string_view owner);
+// The next free address of `subnet` in the scope's VPC, recorded as held by `owner` with the
+// security groups `groups` (ids of the scope's VPC; empty: its default group, as an interface
+// without groups gets on AWS; duplicates are dropped). A group that does not exist fails with
+// InvalidGroup.NotFound and allocates nothing. A full subnet fails with kResourceExhausted.
+// The change alters the VPC's policy: the caller tells SecurityGroups::NotifyPolicyChanged after
+// its commit.
+StatusOr<uint32_t> AllocateIp(store::WriteTxn& txn, const Scope& scope, const Subnet& subnet, std::string_view owner,
+                              const std::vector<std::string>& groups);
 
-// Frees `ip`. Releasing an address that is not held is not an error (a retried release).
+// Frees `ip` (and its group memberships). Releasing an address that is not held is not an error
+// (a retried release).
 Status ReleaseIp(store::WriteTxn& txn, const Scope& scope, const Subnet& subnet, uint32_t ip);
 
-// How many addresses of `subnet`'s pool are free.
+// How many addresses of `subnet` are free in the scope's VPC.
 StatusOr<uint32_t> AvailableIps(store::ReadTxn& txn, const Scope& scope, const Subnet& subnet);
+
+// One interface of a VPC: an address and its groups.
+struct HeldAddress {
+  uint32_t ip = 0;
+  std::string owner;
+  std::vector<std::string> groups;
+};
+
+// Every address held in the scope's VPC, by subnet then address.
+StatusOr<std::vector<HeldAddress>> HeldAddresses(store::ReadTxn& txn, const Scope& scope);
+
+// Moves the address records of a state directory written before schema 7 (one node-wide pool per
+// subnet CIDR, tables `ipam` and `ipam_subnets`) into each VPC's pools, with the VPC's default
+// group (the only group a task could have then). Each VPC's cursor starts where the node-wide
+// one was. Idempotent and cheap when there is nothing to move: run it at every start, before
+// serving. One transaction.
+Status UpgradeLegacyIpam(store::Store& store);
 
 }  // namespace paddock::vpc

@@ -10,6 +10,7 @@
 #include "vpc/default_vpc.h"
 #include "vpc/ec2_service.h"
 #include "vpc/ipam.h"
+#include "vpc/security_groups.h"
 
 namespace paddock::vpc {
 namespace {
@@ -45,7 +46,7 @@ class IpamTest : public ::testing::Test {
   StatusOr<uint32_t> Allocate(const Subnet& s, std::string owner) {
     uint32_t out = 0;
     Status st = store_->Write([&](store::WriteTxn& txn) -> Status {
-      ASSIGN_OR_RETURN(out, AllocateIp(txn, kScope, s, owner));
+      ASSIGN_OR_RETURN(out, AllocateIp(txn, kScope, s, owner, {}));
       return OkStatus();
     });
     if (!st.ok()) return st;
@@ -71,17 +72,37 @@ class IpamTest : public ::testing::Test {
   paddock::testing::TempStore store_;
 };
 
+// The address after `ip` in the subnet, wrapping around past the last usable one.
+uint32_t NextIn(const Subnet& s, uint32_t ip) { return ip == s.LastUsable() ? s.FirstUsable() : ip + 1; }
+
 TEST_F(IpamTest, NextFitSkipsReservedAndDoesNotReuseAtOnce) {
   Subnet s = Small();
   auto a = Allocate(s, "eni-a"), b = Allocate(s, "eni-b");
   ASSERT_TRUE(a.ok() && b.ok());
-  EXPECT_EQ(Ipv4ToString(*a), "172.31.0.4");
-  EXPECT_EQ(Ipv4ToString(*b), "172.31.0.5");
+  EXPECT_GE(*a, s.FirstUsable());  // .0-.3 and .15 are AWS's
+  EXPECT_LE(*a, s.LastUsable());
+  EXPECT_EQ(*b, NextIn(s, *a));
   ASSERT_TRUE(Release(s, *a).ok());
   ASSERT_TRUE(Release(s, *a).ok());  // a repeated release is harmless
   auto c = Allocate(s, "eni-c");
-  EXPECT_EQ(Ipv4ToString(*c), "172.31.0.6");  // .4 is free again but not handed out yet
+  EXPECT_EQ(*c, NextIn(s, *b));  // a's address is free again but not handed out yet
   EXPECT_EQ(Available(s), 11u - 2u);
+}
+
+TEST_F(IpamTest, EachVpcStartsAtItsOwnPlace) {
+  // The first cursor is a hash of the VPC and subnet: VPCs do not all start at .4.
+  std::set<uint32_t> firsts;
+  for (int i = 0; i < 8; ++i) {
+    const Scope scope{AccountId(fmt::format("1000000000{:02}", i)), Region("us-east-1")};
+    const Subnet s = DefaultVpcFor(scope).subnets[0];
+    uint32_t ip = 0;
+    ASSERT_TRUE(store_->Write([&](store::WriteTxn& txn) -> Status {
+                  ASSIGN_OR_RETURN(ip, AllocateIp(txn, scope, s, "eni", {}));
+                  return OkStatus();
+                }).ok());
+    firsts.insert(ip);
+  }
+  EXPECT_GE(firsts.size(), 7u);
 }
 
 TEST_F(IpamTest, FillsWrapsAndReportsExhaustion) {
@@ -104,17 +125,43 @@ TEST_F(IpamTest, FillsWrapsAndReportsExhaustion) {
   EXPECT_EQ(Available(s), 0u);
 }
 
-TEST_F(IpamTest, AccountsShareTheNodesAddresses) {
-  // Both accounts' default VPCs are 172.31.0.0/16, but their tasks share the node's bridge.
-  Subnet mine = DefaultVpcFor(kScope).subnets[0], theirs = DefaultVpcFor(kOther).subnets[0];
+TEST_F(IpamTest, EachVpcHasItsOwnPoolAndPrefersAddressesNoOtherVpcHolds) {
+  // Both accounts' default VPCs are 172.31.0.0/16; each has its own pool of a subnet's addresses.
+  Subnet mine = Small(), theirs = DefaultVpcFor(kOther).subnets[0];
+  theirs.prefix_length = 28;
   ASSERT_NE(mine.id, theirs.id);
-  uint32_t a = 0, b = 0;
-  ASSERT_TRUE(store_->Write([&](store::WriteTxn& txn) -> Status {
-                ASSIGN_OR_RETURN(a, AllocateIp(txn, kScope, mine, "eni-mine"));
-                ASSIGN_OR_RETURN(b, AllocateIp(txn, kOther, theirs, "eni-theirs"));
+  auto allocate = [&](const Scope& scope, const Subnet& s) {
+    uint32_t ip = 0;
+    EXPECT_TRUE(store_->Write([&](store::WriteTxn& txn) -> Status {
+                  ASSIGN_OR_RETURN(ip, AllocateIp(txn, scope, s, "eni", {}));
+                  return OkStatus();
+                }).ok());
+    return ip;
+  };
+  // While the other VPC has addresses no one holds, it gets those: addresses stay unique on the
+  // node as long as they can.
+  std::set<uint32_t> mine_held;
+  for (int i = 0; i < 6; ++i) mine_held.insert(allocate(kScope, mine));
+  for (int i = 0; i < 5; ++i) EXPECT_FALSE(mine_held.count(allocate(kOther, theirs)));
+  // Then it takes addresses my VPC holds: the pools are separate, so both fill up.
+  std::set<uint32_t> theirs_late;
+  for (int i = 0; i < 6; ++i) theirs_late.insert(allocate(kOther, theirs));
+  EXPECT_EQ(theirs_late, mine_held);
+  EXPECT_EQ(Available(mine), 11u - 6u);
+  uint32_t n = 0;
+  ASSERT_TRUE(store_->Read([&](store::ReadTxn& txn) -> Status {
+                ASSIGN_OR_RETURN(n, AvailableIps(txn, kOther, theirs));
                 return OkStatus();
               }).ok());
-  EXPECT_NE(a, b);
+  EXPECT_EQ(n, 0u);
+  // Releasing in one VPC leaves the other's holder of the same address alone.
+  ASSERT_TRUE(Release(mine, *mine_held.begin()).ok());
+  std::vector<HeldAddress> held;
+  ASSERT_TRUE(store_->Read([&](store::ReadTxn& txn) -> Status {
+                ASSIGN_OR_RETURN(held, HeldAddresses(txn, kOther));
+                return OkStatus();
+              }).ok());
+  EXPECT_EQ(held.size(), 11u);
 }
 
 TEST_F(IpamTest, ConcurrentAllocationsNeverCollide) {
@@ -161,7 +208,8 @@ class Ec2ServiceTest : public ::testing::Test {
   } resolver_;
   paddock::testing::FakeClock clock_;
   paddock::testing::TempStore store_;
-  Ec2Service ec2_{*store_};
+  SecurityGroups groups_{*store_};
+  Ec2Service ec2_{*store_, groups_, aws::TokenCodec("test-key")};
   std::unique_ptr<aws::ApiFront> front_;
   DefaultVpc vpc_ = DefaultVpcFor(kScope);
 };
@@ -201,8 +249,10 @@ TEST_F(Ec2ServiceTest, DescribesTheDefaultSecurityGroup) {
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_NE(r.body.find("<groupId>" + vpc_.security_group_id + "</groupId>"), std::string::npos);
   EXPECT_NE(r.body.find("<cidrIp>0.0.0.0/0</cidrIp>"), std::string::npos);
-  http::Response missing = Call("Action=DescribeSecurityGroups&Version=2016-11-15&GroupId.1=sg-123");
+  http::Response missing = Call("Action=DescribeSecurityGroups&Version=2016-11-15&GroupId.1=sg-0123456789abcdef0");
   EXPECT_NE(missing.body.find("<Code>InvalidGroup.NotFound</Code>"), std::string::npos);
+  http::Response malformed = Call("Action=DescribeSecurityGroups&Version=2016-11-15&GroupId.1=sg-123");
+  EXPECT_NE(malformed.body.find("<Code>InvalidGroupId.Malformed</Code>"), std::string::npos);
 }
 
 }  // namespace

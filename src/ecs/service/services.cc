@@ -19,6 +19,7 @@
 #include "ecs/task/placement.h"
 #include "store/key.h"
 #include "vpc/default_vpc.h"
+#include "vpc/security_groups.h"
 
 namespace paddock::ecs::service {
 namespace json = boost::json;
@@ -280,12 +281,18 @@ StatusOr<Services::Launch> Services::ResolveLaunch(const Scope& scope, const Clu
       if (default_vpc.FindSubnet(id) == nullptr)
         return ParamError(fmt::format(
             "Error retrieving subnet information for [{}]: The subnet ID '{}' does not exist (ECS)", id, id));
+    // Groups of the caller's VPC (vpc/security_groups.h); the service's tasks get them.
     std::vector<std::string> groups = json_fields::Strings(awsvpc, "securityGroups");
-    if (groups.size() > 5) return ParamError("At most 5 security groups can be specified.");
-    for (const auto& sg : groups)
-      if (sg != default_vpc.security_group_id)
-        return ParamError(fmt::format(
-            "Error retrieving security group information for [{}]: The security group '{}' does not exist (ECS)", sg, sg));
+    if (groups.size() > vpc::kMaxGroupsPerInterface) return ParamError("At most 5 security groups can be specified.");
+    std::vector<std::string> missing;
+    RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
+      ASSIGN_OR_RETURN(missing, vpc::MissingGroups(txn, scope, groups));
+      return OkStatus();
+    }));
+    if (!missing.empty())
+      return ParamError(fmt::format(
+          "Error retrieving security group information for [{0}]: The security group '{0}' does not exist (ECS)",
+          missing.front()));
     if (!awsvpc.contains("assignPublicIp")) awsvpc["assignPublicIp"] = "DISABLED";
     json::object normalized;
     normalized["awsvpcConfiguration"] = std::move(awsvpc);

@@ -18,6 +18,7 @@
 #include "store/key.h"
 #include "vpc/default_vpc.h"
 #include "vpc/ipam.h"
+#include "vpc/security_groups.h"
 
 namespace paddock::ecs::task {
 namespace json = boost::json;
@@ -316,6 +317,7 @@ struct Tasks::RunPlan {
   std::string cpu;                // the task's size after overrides
   std::string memory;
   std::vector<vpc::Subnet> subnets;  // awsvpc: the requested subnets, in order
+  std::vector<std::string> security_groups;  // awsvpc: the interface's groups (default: the VPC's)
   Tags tags;                      // the caller's, propagated and managed ones
   std::string group;
   std::optional<std::string> started_by;
@@ -462,14 +464,22 @@ StatusOr<Tasks::RunPlan> Tasks::PlanRun(const Scope& scope, std::string_view cal
             "Error retrieving subnet information for [{}]: The subnet ID '{}' does not exist (ECS)", id, id));
       plan.subnets.push_back(*sn);
     }
-    if (auto g = awsvpc.find("securityGroups"); g != awsvpc.end() && g->value().is_array()) {
-      for (const auto& v : g->value().as_array()) {
-        std::string_view sg = v.is_string() ? std::string_view(v.get_string()) : std::string_view();
-        if (sg != default_vpc.security_group_id)
-          return ParamError(fmt::format(
-              "Error retrieving security group information for [{}]: The security group '{}' does not exist (ECS)", sg, sg));
-      }
-    }
+    // Security groups of the caller's VPC (vpc/security_groups.h); none: the VPC's default group.
+    if (auto g = awsvpc.find("securityGroups"); g != awsvpc.end() && g->value().is_array())
+      for (const auto& v : g->value().as_array())
+        plan.security_groups.emplace_back(v.is_string() ? std::string_view(v.get_string()) : std::string_view());
+    if (plan.security_groups.size() > vpc::kMaxGroupsPerInterface)
+      return ParamError("At most 5 security groups can be specified.");
+    std::vector<std::string> missing;
+    RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
+      ASSIGN_OR_RETURN(missing, vpc::MissingGroups(txn, scope, plan.security_groups));
+      return OkStatus();
+    }));
+    if (!missing.empty())
+      return ParamError(fmt::format(
+          "Error retrieving security group information for [{0}]: The security group '{0}' does not exist (ECS)",
+          missing.front()));
+    if (plan.security_groups.empty()) plan.security_groups.push_back(default_vpc.security_group_id);
   }
 
   if (plan.ec2) {
@@ -560,7 +570,7 @@ StatusOr<std::string> Tasks::PutTask(store::WriteTxn& txn, const Scope& scope, c
   const std::string eni = "eni-" + HexEncode(RandomBytes(9)).substr(0, 17);
   for (size_t k = 0; k < plan.subnets.size() && subnet == nullptr; ++k) {
     const vpc::Subnet* candidate = &plan.subnets[(index + k) % plan.subnets.size()];
-    StatusOr<uint32_t> ip = vpc::AllocateIp(txn, scope, *candidate, arn);
+    StatusOr<uint32_t> ip = vpc::AllocateIp(txn, scope, *candidate, arn, plan.security_groups);
     if (ip.ok()) {
       subnet = candidate;
       launch.ip = *ip;
@@ -833,6 +843,7 @@ StatusOr<RunResult> Tasks::Commit(const Scope& scope, std::string_view caller_ar
     return OkStatus();
   }));
   if (!result.tasks.empty()) NotifyChange();
+  if (!result.tasks.empty() && !plan.subnets.empty()) NotifyAddresses(scope);
   return result;
 }
 
@@ -1038,6 +1049,16 @@ void Tasks::SetChangeListener(std::function<void()> listener) {
   listener_ = std::move(listener);
 }
 
+void Tasks::SetAddressListener(std::function<void(const Scope&)> listener) {
+  std::lock_guard lock(listener_mu_);
+  address_listener_ = std::move(listener);
+}
+
+void Tasks::NotifyAddresses(const Scope& scope) {
+  std::lock_guard lock(listener_mu_);
+  if (address_listener_) address_listener_(scope);
+}
+
 void Tasks::NotifyChange() {
   std::lock_guard lock(listener_mu_);
   if (listener_) listener_();
@@ -1103,8 +1124,10 @@ Status Tasks::ReportState(std::string_view agent_id, std::string_view task_arn, 
   if (new_rank < 0) return ParamError(fmt::format("Unknown task status: {}", change.last_status));
 
   std::string group;  // set when the report changed a task of a group
+  bool released = false;  // the report released the task's address
   Status written = store_.Write([&](store::WriteTxn& txn) -> Status {
     group.clear();
+    released = false;
     const std::string key = TaskKey(scope, cluster, id);
     ASSIGN_OR_RETURN(auto l, txn.Get(kLaunch, key));
     ASSIGN_OR_RETURN(auto rec, txn.Get(kTasks, key));
@@ -1193,6 +1216,7 @@ Status Tasks::ReportState(std::string_view agent_id, std::string_view task_arn, 
         const vpc::DefaultVpc v = vpc::DefaultVpcFor(scope);
         if (const vpc::Subnet* sn = v.FindSubnet(launch.subnet_id)) RETURN_IF_ERROR(vpc::ReleaseIp(txn, scope, *sn, launch.ip));
         launch.ip_held = false;
+        released = true;
         RETURN_IF_ERROR(txn.Put(kLaunch, key, launch.Encode()));
       }
       RETURN_IF_ERROR(txn.Delete(kAssignments, AssignmentKey(launch.agent, scope, cluster, id)));
@@ -1207,6 +1231,7 @@ Status Tasks::ReportState(std::string_view agent_id, std::string_view task_arn, 
     std::lock_guard lock(listener_mu_);
     if (group_listener_) group_listener_(scope, cluster, group);
   }
+  if (written.ok() && released) NotifyAddresses(scope);
   return written;
 }
 

@@ -259,6 +259,10 @@ class Tasks {
   // what Assignments returns, so an in-process agent can act at once instead of at its next poll.
   // It must be cheap and must not call back into Tasks. Set it before serving requests.
   void SetChangeListener(std::function<void()> listener);
+  // `listener` is called (after the commit) when Run allocated or a report released addresses in
+  // the scope's VPC: its network policy changed (vpc::SecurityGroups::NotifyPolicyChanged). Same
+  // rules as above.
+  void SetAddressListener(std::function<void(const Scope&)> listener);
 
   taskdef::ReferenceCheck* reference_check() { return &refs_; }
   cluster::ClusterUsage* cluster_usage() { return &usage_; }
@@ -300,8 +304,10 @@ class Tasks {
   std::mutex listener_mu_;
   std::function<void()> listener_;  // GUARDED_BY(listener_mu_)
   GroupListener group_listener_;    // GUARDED_BY(listener_mu_)
+  std::function<void(const Scope&)> address_listener_;  // GUARDED_BY(listener_mu_)
 
   void NotifyChange();
+  void NotifyAddresses(const Scope& scope);
 };
 
 }  // namespace paddock::ecs::task
