@@ -358,9 +358,13 @@ class NetworkIsolation(h.PaddockTestCase):
         self.assertFalse(reachable())  # web's group has no inbound rule
         permission = {"IpProtocol": "tcp", "FromPort": 8080, "ToPort": 8080, "UserIdGroupPairs": [{"GroupId": client_sg}]}
         ec2.authorize_security_group_ingress(GroupId=web_sg, IpPermissions=[permission])
-        self.assertLess(within_a_second(True), 1.0)
+        authorized = within_a_second(True)
         ec2.revoke_security_group_ingress(GroupId=web_sg, IpPermissions=[permission])
-        self.assertLess(within_a_second(False), 1.0)
+        revoked = within_a_second(False)
+        print(f"\nsecurity group rule in force on running tasks: authorize {authorized * 1000:.0f} ms, "
+              f"revoke {revoked * 1000:.0f} ms", file=sys.stderr)
+        self.assertLess(authorized, 1.0)
+        self.assertLess(revoked, 1.0)
 
 
 if __name__ == "__main__":

@@ -326,10 +326,6 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
       *impl->tasks, impl->container_instances.get(),
       agent::InProcessOptions{.max_waiters = static_cast<size_t>(config.agent_long_polls),
                               .network_identity = network_identity});
-  // The security groups agents enforce. STAND-IN (every task in its VPC's default group) until
-  // vpc/'s SecurityGroups::PolicyFor is merged (issue 9, branch i9-sg).
-  impl->control->SetNetworkPolicyProvider(
-      [store = impl->store.get()](const Scope& scope) { return DefaultGroupPolicy(*store, scope); });
   // A long-poll returns in time to keep its instance connected.
   impl->agent_service = std::make_unique<agent::remote::AgentService>(
       *impl->control, agent::remote::AgentServiceOptions{.max_wait = std::min<std::chrono::milliseconds>(
@@ -365,6 +361,9 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   impl->cluster_reaper = std::make_unique<ClusterReaper>("clusters", *impl->clusters);
   impl->taskdef_reaper = std::make_unique<TaskDefinitionReaper>("task definitions", *impl->task_definitions);
   impl->security_groups = std::make_unique<vpc::SecurityGroups>(*impl->store);
+  // The security groups the agents enforce (agent/vpc_networks.h).
+  impl->control->SetNetworkPolicyProvider(
+      [groups = impl->security_groups.get()](const Scope& scope) { return groups->PolicyFor(scope); });
   impl->security_group_reaper = std::make_unique<SecurityGroupReaper>("security groups", *impl->security_groups);
   ASSIGN_OR_RETURN(impl->ecs_model, aws::ServiceModel::Parse(aws::EcsModelJson()));
   ASSIGN_OR_RETURN(std::string token_key, TokenKey(*impl->store));
@@ -393,10 +392,13 @@ StatusOr<uint16_t> Node::Start() {
     if (group.starts_with("service:")) scheduler->Wake(ecs::service::ServiceKey{scope, cluster, group.substr(8)});
   });
   impl_->container_instances->SetChangeListener([scheduler](const Scope&, const std::string&) { scheduler->WakeAll(); });
-  // A VPC's network policy changes with its tasks' addresses too (vpc/security_groups.h). Its
-  // listener (SecurityGroups::SetChangeListener) is where the agents will be woken to apply it.
+  // A VPC's network policy changes with its groups and its tasks' addresses
+  // (vpc/security_groups.h): the in-process agents apply it at once; `paddock agent`s on their
+  // next pass (at most a second later).
   vpc::SecurityGroups* security_groups = impl_->security_groups.get();
   impl_->tasks->SetAddressListener([security_groups](const Scope& scope) { security_groups->NotifyPolicyChanged(scope); });
+  agent::InProcessControl* control = impl_->control.get();
+  security_groups->SetChangeListener([control](const Scope&) { control->NotifyAll(); });
   http::ServerOptions options;
   options.host = host_port.first;
   options.port = host_port.second;
