@@ -369,3 +369,64 @@ class NetworkIsolation(h.PaddockTestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+@unittest.skipIf(skip_reason() is not None, skip_reason() or "")
+class RemoteAgentSharesTheVpc(h.PaddockTestCase):
+    """A `paddock agent` of the server on the same host puts its awsvpc tasks in the same VPC
+    namespace as the server's own agents (it learns the node's identity from its polls and the
+    policy with GetNetworkPolicy): its EC2 task and a Fargate task of the account reach each other
+    in the default group, the host reaches it, and its metadata endpoint answers."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        from test_remote_agent import AgentProcess
+        key = h.admin(cls.state_dir, "create-access-key", "--account", cls.account)[0]
+        creds = os.path.join(cls.tmp, "agent-credentials")
+        with open(creds, "w") as f:
+            f.write(f"[agent]\naws_access_key_id = {key['accessKeyId']}\n"
+                    f"aws_secret_access_key = {key['secretAccessKey']}\n")
+        agent_dir = os.path.join(cls.tmp, "agent")
+        os.makedirs(agent_dir)
+        th.httpd_image(cls.state_dir, cls.tmp, "busybox:sec", PAGE)
+        os.makedirs(os.path.join(cls.tmp, "agent-rootfs"))
+        th.httpd_image(agent_dir, os.path.join(cls.tmp, "agent-rootfs"), "busybox:sec", PAGE)
+        cls.ecs.create_cluster(clusterName="remote-sec")
+        cls.ecs.create_cluster(clusterName="default")
+        cls.agent = AgentProcess(["--endpoint", cls.server.endpoint, "--cluster", "remote-sec", "--state-dir",
+                                  agent_dir, "--credentials", creds, "--profile", "agent"],
+                                 os.path.join(cls.tmp, "agent.log")).start()
+        cls.addClassCleanup(lambda: cls.agent.stop())
+        cls.addClassCleanup(stop_all, cls.ecs, "remote-sec")
+        cls.addClassCleanup(stop_all, cls.ecs)
+        ec2 = boto3.client("ec2", endpoint_url=cls.server.endpoint, region_name=h.REGION,
+                           aws_access_key_id=cls.key_id, aws_secret_access_key=cls.secret)
+        cls.subnet = sorted(ec2.describe_subnets()["Subnets"], key=lambda s: s["CidrBlock"])[-1]["SubnetId"]
+        for compat in ("EC2", "FARGATE"):
+            cls.ecs.register_task_definition(
+                family=f"web-{compat.lower()}", networkMode="awsvpc", requiresCompatibilities=[compat], cpu="256",
+                memory="512", containerDefinitions=[{"name": "web", "image": "busybox:sec", "essential": True,
+                                                     "stopTimeout": 1, "portMappings": [{"containerPort": 8080}]}])
+
+    def run_web(self, cluster, compat):
+        r = self.ecs.run_task(cluster=cluster, taskDefinition=f"web-{compat.lower()}", launchType=compat,
+                              networkConfiguration={"awsvpcConfiguration": {"subnets": [self.subnet]}})
+        self.assertEqual(r["failures"], [])
+        arn = r["tasks"][0]["taskArn"]
+        self.addCleanup(stop_and_wait, self.ecs, [arn], cluster)
+        task = th.wait_for_status(self, self.ecs, cluster, arn, "RUNNING",
+                                  context=lambda: self.server.log_tail() + self.agent.log_tail())
+        ip = th.task_ip(task)
+        self.assertEqual(th.fetch(f"http://{ip}:8080/"), PAGE)  # the host reaches it
+        return arn, ip, netns_of(arn)
+
+    def test_remote_and_server_tasks_share_the_vpc(self):
+        _, remote_ip, remote = self.run_web("remote-sec", "EC2")
+        _, local_ip, local = self.run_web("default", "FARGATE")
+        get = b"GET / HTTP/1.0\r\n\r\n"
+        self.assertIn(PAGE.encode(), tcp_from(local, remote_ip, 8080, get))
+        self.assertIn(PAGE.encode(), tcp_from(remote, local_ip, 8080, get))
+        # The remote agent's own metadata listener, in the shared VPC namespace.
+        answer = tcp_from(remote, "169.254.170.2", 80, b"GET /v4/unknown HTTP/1.0\r\n\r\n")
+        self.assertIn(b"404", answer)
