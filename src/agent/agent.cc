@@ -1162,8 +1162,7 @@ StatusOr<std::string> MetadataKey(const std::string& state_dir) {
 
 }  // namespace
 
-std::unique_ptr<metadata::MetadataService> StartMetadataService(const net::NetworkOptions& network,
-                                                                 const std::string& state_dir) {
+std::unique_ptr<metadata::MetadataService> StartMetadataService(const std::string& state_dir) {
   if (geteuid() != 0) return nullptr;
   auto warn = [](const Status& s) {
     fmt::print(stderr, "paddock: warning: no task metadata endpoint: {}\n", s.ToString());
@@ -1186,10 +1185,6 @@ std::unique_ptr<metadata::MetadataService> StartMetadataService(const net::Netwo
     fmt::print(stderr, "paddock: task metadata endpoint on {}:{} ({}:80: {})\n", o.host, service->port(), o.host,
                s.message());
   }
-  // The host firewall keeps bridge-mode tasks off the host but for this port.
-  if (Status open = net::AllowHostMetadataPort(network, service->port()); !open.ok())
-    fmt::print(stderr, "paddock: warning: bridge-mode tasks cannot reach the task metadata endpoint: {}\n",
-               open.ToString());
   return service;
 }
 

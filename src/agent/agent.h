@@ -141,12 +141,12 @@ AgentOptions NodeAgentOptions(std::string agent_id, std::string instance, const 
 // The task metadata endpoint for the agents of a node or of `paddock agent`: as root only (else
 // nullptr). For bridge- and host-mode tasks, adds 169.254.170.2 to the host's lo and listens on
 // port 80, or, when another Paddock on this host holds that port, on an ephemeral port of the
-// same address (the containers' URIs carry it), and opens that port to the bridge-mode bridge in
-// the host firewall; awsvpc tasks are served in their VPC namespaces (VpcNetworks). The id key is kept in <state_dir>/metadata.key (0600) so a
+// same address (the containers' URIs carry it); the host firewall lets bridge-mode tasks reach
+// it (a listener bound to that address); awsvpc tasks are served in their VPC namespaces
+// (VpcNetworks). The id key is kept in <state_dir>/metadata.key (0600) so a
 // restarted agent serves the containers it re-adopts under the ids they have. Any failure is
 // logged and answers nullptr: tasks then run without the endpoint.
-std::unique_ptr<metadata::MetadataService> StartMetadataService(const net::NetworkOptions& network,
-                                                                 const std::string& state_dir);
+std::unique_ptr<metadata::MetadataService> StartMetadataService(const std::string& state_dir);
 
 class Agent {
  public:

@@ -184,7 +184,7 @@ int RunAgentCommand(const AgentCommand& c) {
   remote_options.poll_wait = std::chrono::seconds(c.poll_wait_seconds);
   agent::remote::RemoteControl control(client, c.cluster, arn, remote_options);
   std::unique_ptr<agent::metadata::MetadataService> metadata =
-      agent::StartMetadataService(agent::net::NetworkOptions{}, state.string());
+      agent::StartMetadataService(state.string());
   // An EC2 instance: its tasks may bind host paths and add capabilities.
   agent::Agent agent(control, images, **runtime,
                      agent::NodeAgentOptions(ecs::task::InstanceAgentId(arn), tag, state.string(), metadata.get(),

@@ -170,7 +170,7 @@ class Node::Impl {
       return;
     }
     runtime = std::move(*rt);
-    metadata = agent::StartMetadataService(agent::net::NetworkOptions{}, state.string());
+    metadata = agent::StartMetadataService(state.string());
     agent = std::make_unique<agent::Agent>(*control, *images, *runtime,
                                            agent::NodeAgentOptions(std::string(kFargateAgent), instance, state.string(),
                                                                    metadata.get(), agent::HostAccess::kFargate));

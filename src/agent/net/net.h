@@ -51,7 +51,8 @@
 // task is not reachable from the host by plain IP: TaskNetwork::host_route is false). The host
 // firewall (EnsureHostFirewall, an nftables table named after chain_prefix) keeps tasks off the
 // node: from a transit or the bridge-mode bridge, the host accepts only replies (and, from the
-// bridge, the metadata endpoint's ports, AllowHostMetadataPort); it forwards nothing into a
+// bridge, TCP to a listener bound to 169.254.170.2 itself: the metadata endpoint, never a service
+// bound to 0.0.0.0); it forwards nothing into a
 // transit but replies (no packet from one VPC, a bridge-mode task or another machine enters a
 // VPC), and nothing from a transit to the bridge-mode bridge but DNATed (published) connections.
 //
@@ -341,13 +342,8 @@ StatusOr<std::vector<std::string>> ListVpcNamespaces(const NetworkOptions& optio
 StatusOr<bool> RemoveVpcNetworkIfUnused(const NetworkOptions& options, std::string_view netns_name);
 
 // Installs (or brings up to date) the host's firewall table (see above), `inet <chain prefix in
-// lower case>`, keeping its metadata ports. Idempotent; one nft transaction. kFailedPrecondition
-// when nft is missing.
+// lower case>`. Idempotent; one nft transaction. kFailedPrecondition when nft is missing.
 Status EnsureHostFirewall(const NetworkOptions& options);
-
-// Lets bridge-mode tasks reach the host's task metadata endpoint on `port` (of
-// kMetadataAddress). Idempotent; ports are never removed (other processes may serve them).
-Status AllowHostMetadataPort(const NetworkOptions& options, uint16_t port);
 
 // Deletes the host firewall table. For tests (with a test-only chain prefix).
 Status RemoveHostFirewall(const NetworkOptions& options);

@@ -525,24 +525,25 @@ Status RunNft(std::string_view what, const std::string& script) {
 }
 
 // The table, made or brought up to date in one transaction: its chains are emptied and filled
-// again, its set of metadata ports is kept.
+// again. (A set of ports kept in an earlier version is deleted with it.)
 std::string HostFirewallScript(const NetworkOptions& options) {
   const std::string t = HostFirewallTable(options);
   const std::string transits = options.vpc_prefix + "*";
   const std::string& br = options.bridge_mode_bridge;
   return fmt::format(
       "add table inet {t}\n"
-      "add set inet {t} metadata_ports {{ type inet_service; }}\n"
       "add chain inet {t} input {{ type filter hook input priority filter; policy accept; }}\n"
       "add chain inet {t} forward {{ type filter hook forward priority filter; policy accept; }}\n"
       "flush chain inet {t} input\n"
       "flush chain inet {t} forward\n"
       // Tasks never reach the node: from a VPC transit or the bridge-mode bridge only replies to
-      // the node's own connections, and the metadata endpoint, are let in.
+      // the node's own connections are let in, and from the bridge the task metadata endpoint:
+      // a listener bound to its address itself (`socket wildcard 0`), never one bound to every
+      // address (0.0.0.0:22 answers at that address too). Only metadata services bind it.
       "add rule inet {t} input iifname \"{tr}\" ct state established,related accept\n"
       "add rule inet {t} input iifname \"{tr}\" drop\n"
       "add rule inet {t} input iifname \"{br}\" ct state established,related accept\n"
-      "add rule inet {t} input iifname \"{br}\" ip daddr {md} tcp dport @metadata_ports accept\n"
+      "add rule inet {t} input iifname \"{br}\" ip daddr {md} meta l4proto tcp socket wildcard 0 accept\n"
       "add rule inet {t} input iifname \"{br}\" drop\n"
       // Nothing enters a VPC through the node but replies: not another VPC, not a bridge-mode task,
       // not another machine.
@@ -559,13 +560,6 @@ std::string HostFirewallScript(const NetworkOptions& options) {
 Status EnsureHostFirewall(const NetworkOptions& options) {
   RETURN_IF_ERROR(ValidateOptions(options));
   return RunNft("installing the host firewall", HostFirewallScript(options));
-}
-
-Status AllowHostMetadataPort(const NetworkOptions& options, uint16_t port) {
-  RETURN_IF_ERROR(ValidateOptions(options));
-  return RunNft("opening the task metadata port",
-                HostFirewallScript(options) +
-                    fmt::format("add element inet {} metadata_ports {{ {} }}\n", HostFirewallTable(options), port));
 }
 
 Status RemoveHostFirewall(const NetworkOptions& options) {
