@@ -57,8 +57,9 @@ class Server:
 
     LISTEN_PREFIX = "paddock server listening on http://"
 
-    def __init__(self, state_dir, extra_args=(), mode="server", env=None, start_timeout=20):
+    def __init__(self, state_dir, extra_args=(), mode="server", env=None, start_timeout=20, listen="127.0.0.1:0"):
         self.state_dir = state_dir
+        self.listen = listen  # the endpoint below is still 127.0.0.1:<port> (0.0.0.0 includes it)
         self.extra_args = list(extra_args)
         self.mode = mode
         self.env = env
@@ -77,7 +78,7 @@ class Server:
         self._log_path = os.path.join(
             os.path.dirname(self.state_dir.rstrip("/")), f"server-{os.getpid()}-{time.monotonic_ns()}.log")
         log = open(self._log_path, "wb")
-        args = [paddock_bin(), self.mode, "--listen", "127.0.0.1:0", "--state-dir", self.state_dir]
+        args = [paddock_bin(), self.mode, "--listen", self.listen, "--state-dir", self.state_dir]
         self.proc = subprocess.Popen(args + self.extra_args, stdout=subprocess.PIPE, stderr=log,
                                      stdin=subprocess.DEVNULL, env=self.env)
         log.close()
@@ -443,6 +444,7 @@ class PaddockTestCase(unittest.TestCase):
     """One server + one account + one key per class (setUpClass); helpers for more."""
 
     SERVER_ARGS = ()
+    LISTEN = "127.0.0.1:0"  # the server's --listen
     ACCOUNT_ID = None
     CONFIG = None  # the text of a paddock.toml the server is started with (--config), if any
 
@@ -460,7 +462,7 @@ class PaddockTestCase(unittest.TestCase):
             with open(config, "w") as f:
                 f.write(cls.CONFIG)
             args += ("--config", config)
-        cls.server = Server(cls.state_dir, args)
+        cls.server = Server(cls.state_dir, args, listen=cls.LISTEN)
         cls.server.start()
         cls.addClassCleanup(cls.server.stop)
         cls.ecs = ecs_client(cls.server.endpoint, cls.key_id, cls.secret)

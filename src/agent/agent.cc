@@ -10,6 +10,7 @@
 #include "agent/logs.h"
 #include "agent/sweep.h"
 #include "agent/task_files.h"
+#include "agent/vpc_networks.h"
 
 #include <arpa/inet.h>
 #include <fmt/format.h>
@@ -401,16 +402,20 @@ class Agent::Driver {
     switch (mode_) {
       case NetMode::kAwsvpc: {
         if (!spec_.network) return true;
-        Status s = agent_.EnsureBridge();
+        Status s = agent_.EnsureHostNetwork();
         if (s.ok()) {
           auto ip = ParseIp(spec_.network->ip);
           auto gw = ParseIp(spec_.network->gateway);
           if (!ip || !gw) {
             s = InvalidArgument(fmt::format("bad task address {} / gateway {}", spec_.network->ip, spec_.network->gateway));
           } else {
-            auto tn = net::CreateTaskNetwork(options, task_id_, *ip, spec_.network->prefix_length, *gw);
-            if (tn.ok()) network_ = std::move(*tn);
-            s = tn.status();
+            // In its VPC's router namespace, with the VPC's security groups in force (agent/vpc_networks.h).
+            auto a = agent_.vpcs_->Attach(spec_, task_id_, *ip, spec_.network->prefix_length, *gw);
+            if (a.ok()) {
+              network_ = std::move(a->network);
+              metadata_network_ = std::move(a->metadata_network);
+            }
+            s = a.status();
           }
         }
         if (!s.ok()) return fail(kInit, s);
@@ -517,7 +522,7 @@ class Agent::Driver {
       // Host-mode containers share the host's addresses: no source check for them.
       std::string source = mode_ == NetMode::kHost ? std::string() : task_ip_;
       it->second = agent_.options_.metadata->RegisterContainer(spec_.task_arn, c.name, [this] { return MetadataFacts(); },
-                                                               source);
+                                                               source, metadata_network_);
     }
     return it->second.Env();
   }
@@ -773,6 +778,15 @@ class Agent::Driver {
   void ReadoptNetwork() {
     if (mode_ == NetMode::kAwsvpc && spec_.network) {
       task_ip_ = spec_.network->ip;
+      if (auto ip = ParseIp(task_ip_); ip && agent_.options_.task_networks) {
+        auto a = agent_.vpcs_->Readopt(spec_, task_id_, *ip);
+        if (a.ok()) {
+          network_ = std::move(a->network);
+          metadata_network_ = std::move(a->metadata_network);
+        } else {
+          Log(spec_.task_arn, "re-adopting the task's VPC network (its policy is retried every pass)", a.status());
+        }
+      }
       std::lock_guard l(facts_mu_);
       facts_.prefix_length = spec_.network->prefix_length;
       facts_.gateway = spec_.network->gateway;
@@ -1012,17 +1026,9 @@ class Agent::Driver {
       }
     }
     if (mode_ == NetMode::kAwsvpc && spec_.network && agent_.options_.task_networks) {
-      std::optional<net::TaskNetwork> tn = network_;
-      if (!tn) {
-        if (auto ip = ParseIp(spec_.network->ip)) {
-          auto computed = net::TaskNetworkFor(agent_.options_.network, task_id_, *ip);
-          if (computed.ok()) tn = std::move(*computed);
-        }
-      }
-      if (tn) {
-        Status s = net::DeleteTaskNetwork(agent_.options_.network, *tn);
-        if (!s.ok()) Log(spec_.task_arn, "deleting the task network", s);
-      }
+      // By task id when network_ is unset (a launch that failed half-way, a task an earlier agent ran).
+      if (Status s = agent_.vpcs_->Detach(spec_.scope, task_id_, network_); !s.ok())
+        Log(spec_.task_arn, "deleting the task network", s);
     }
     Report("DEPROVISIONING");
     if (!agent_.options_.logs_dir.empty()) {
@@ -1041,6 +1047,7 @@ class Agent::Driver {
   json::object overrides_;
   std::vector<Container> containers_;  // touched by the driver thread only
   std::optional<net::TaskNetwork> network_;
+  std::string metadata_network_;   // awsvpc: the metadata endpoint's listener (VpcNetworks)
   NetMode mode_ = NetMode::kNone;  // from Parse
   std::string task_ip_;            // awsvpc: its address; bridge: its bridge-mode address
   TaskFiles task_files_;  // from PrepareTaskFiles
@@ -1062,7 +1069,12 @@ class Agent::Driver {
 
 Agent::Agent(Control& control, images::ImageStore& images, runtime::Runtime& runtime, AgentOptions options,
              Clock& clock)
-    : control_(control), images_(images), runtime_(runtime), options_(std::move(options)), clock_(clock) {}
+    : control_(control),
+      images_(images),
+      runtime_(runtime),
+      options_(std::move(options)),
+      clock_(clock),
+      vpcs_(std::make_unique<VpcNetworks>(control_, VpcOptions(options_))) {}
 
 Agent::Agent(ecs::task::Tasks& tasks, images::ImageStore& images, runtime::Runtime& runtime, AgentOptions options,
              Clock& clock)
@@ -1071,9 +1083,14 @@ Agent::Agent(ecs::task::Tasks& tasks, images::ImageStore& images, runtime::Runti
       images_(images),
       runtime_(runtime),
       options_(std::move(options)),
-      clock_(clock) {}
+      clock_(clock),
+      vpcs_(std::make_unique<VpcNetworks>(control_, VpcOptions(options_))) {}
 
 Agent::~Agent() { Stop(); }
+
+VpcNetworks::Options Agent::VpcOptions(const AgentOptions& o) {
+  return VpcNetworks::Options{.agent_id = o.agent_id, .network = o.network, .metadata = o.metadata, .linger = o.vpc_linger};
+}
 
 Status Agent::Start() {
   if (options_.instance.empty() || options_.instance.size() > 8 ||
@@ -1101,6 +1118,8 @@ void Agent::Stop() {
   drivers_.clear();  // joins each
   // After the drivers: none attaches or detaches any more. Running containers keep their FIFOs.
   if (log_pump_) log_pump_->Stop();
+  // Running tasks keep theirs; a VPC namespace left lingering would have no pass to remove it.
+  if (options_.task_networks) vpcs_->RemoveUnused();
 }
 
 void Agent::Notify() {
@@ -1111,10 +1130,10 @@ void Agent::Notify() {
   cv_.notify_all();
 }
 
-Status Agent::EnsureBridge() {
+Status Agent::EnsureHostNetwork() {
   std::lock_guard lock(bridge_mu_);
   if (!bridge_ready_) {
-    RETURN_IF_ERROR(net::EnsureBridge(options_.network));
+    RETURN_IF_ERROR(net::EnsureHostFirewall(options_.network));
     RETURN_IF_ERROR(net::EnsureForwarding(options_.network));
     bridge_ready_ = true;
   }
@@ -1184,18 +1203,18 @@ StatusOr<std::string> MetadataKey(const std::string& state_dir) {
 
 }  // namespace
 
-std::unique_ptr<metadata::MetadataService> StartMetadataService(const net::NetworkOptions& network,
-                                                                 const std::string& state_dir) {
+std::unique_ptr<metadata::MetadataService> StartMetadataService(const std::string& state_dir) {
   if (geteuid() != 0) return nullptr;
   auto warn = [](const Status& s) {
     fmt::print(stderr, "paddock: warning: no task metadata endpoint: {}\n", s.ToString());
     return nullptr;
   };
-  if (Status s = net::EnsureBridge(network); !s.ok()) return warn(s);
   auto key = MetadataKey(state_dir);
   if (!key.ok()) return warn(key.status());
   metadata::MetadataServiceOptions o;
-  o.bridge = network.bridge;
+  // For bridge- and host-mode tasks, which reach the host; awsvpc tasks are served inside their
+  // VPC namespaces (MetadataService::ServeNetwork).
+  o.interface = "lo";
   o.id_key = *key;
   auto service = std::make_unique<metadata::MetadataService>(o);
   Status s = service->Start();
@@ -1238,9 +1257,18 @@ void Agent::CleanUpLeftovers(const std::set<std::string>& assigned) {
   }
   for (const auto& id : namespaces) {
     if (id.empty() || assigned.count(id)) continue;
+    // Its veth and host route are found in whichever VPC namespace holds them.
     auto tn = net::TaskNetworkFor(o, id, 0);
     log("deleting its network", id, tn.ok() ? net::DeleteTaskNetwork(o, *tn) : tn.status());
   }
+  // VPC namespaces no agent of the host has a task in any more (after a crash, or left lingering):
+  // at the first pass only. Later, a namespace without tasks may be one an agent has just prepared
+  // for a task still resolving its images (with its policy and metadata listener); VpcNetworks
+  // removes its own once they have lingered.
+  if (last_sweep_) return;
+  if (auto vpcs = net::ListVpcNamespaces(o); vpcs.ok())
+    for (const auto& name : *vpcs)
+      if (auto gone = net::RemoveVpcNetworkIfUnused(o, name); !gone.ok()) log("removing the VPC namespace", name, gone.status());
 }
 
 size_t Agent::Sweep(const std::set<std::string>& keep) {
@@ -1299,6 +1327,7 @@ void Agent::Reconcile() {
     return;
   }
   std::set<std::string> listed;
+  std::set<Scope> new_vpcs;  // of awsvpc tasks about to start
   for (auto& spec : *assigned) {
     listed.insert(spec.task_arn);
     if (finished_.count(spec.task_arn)) continue;
@@ -1309,12 +1338,20 @@ void Agent::Reconcile() {
       if (spec.desired_status == kStopped || spec.last_status == kStopped) it->second->RequestStop();
       continue;
     }
+    if (spec.network && spec.last_status == "PROVISIONING" && spec.desired_status != kStopped)
+      new_vpcs.insert(spec.scope);
     std::string arn = spec.task_arn;
     drivers_.emplace(std::move(arn), std::make_unique<Driver>(*this, std::move(spec)));
   }
   // What the control plane no longer lists does not run here (agent.h, "Reconciling").
   for (auto& [arn, d] : drivers_)
     if (!listed.count(arn)) d->Orphan();
+  // While the new drivers resolve their images: their VPCs' namespaces and policies (which list
+  // them), off the drivers' path to RUNNING.
+  if (options_.task_networks)
+    for (const Scope& scope : new_vpcs) vpcs_->Prepare(scope);
+  // Security-group changes reach running tasks within a pass (agent/vpc_networks.h).
+  if (options_.task_networks) vpcs_->Refresh();
   std::erase_if(finished_, [&](const std::string& arn) { return !listed.count(arn); });
   // Leftovers: at the first answer, then every sweep_interval.
   std::set<std::string> keep;

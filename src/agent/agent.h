@@ -44,8 +44,10 @@
 // health start periods count from the re-adoption; their restart policies no longer apply (a
 // restart needs the task's files and cgroup, which are not rebuilt).
 //
-// Network modes (docs/contracts/task.md, Networking): awsvpc — a netns at the task's address
-// (agent/net CreateTaskNetwork), networkBindings hostPort = containerPort at that address; bridge —
+// Network modes (docs/contracts/task.md, Networking): awsvpc — a netns at the task's address,
+// attached to its VPC's router namespace with the VPC's security groups in force before the
+// containers start, re-applied whenever the VPC's policy changes (agent/vpc_networks.h),
+// networkBindings hostPort = containerPort at that address; bridge —
 // a netns on the bridge-mode bridge and each container's portMappings published
 // (CreateBridgeTaskNetwork, PublishPorts), the bindings reported with the container's RUNNING
 // change; host — the host's namespace, ports reserved (ReserveHostPorts), no bindings; none — a
@@ -78,6 +80,7 @@
 #include "agent/metadata/metadata.h"
 #include "agent/net/net.h"
 #include "agent/runtime/runtime.h"
+#include "agent/vpc_networks.h"
 #include "common/clock.h"
 #include "common/status.h"
 #include "ecs/task/tasks.h"
@@ -116,6 +119,8 @@ struct AgentOptions {
   std::string container_owner;
   // How often leftover containers are looked for (one runtime List each time).
   std::chrono::milliseconds sweep_interval = std::chrono::seconds(5);
+  // How long a VPC router namespace outlives the agent's last task in it (VpcNetworks::Options).
+  std::chrono::milliseconds vpc_linger = std::chrono::seconds(30);
   // How often a running task's containers are checked for exits.
   std::chrono::milliseconds monitor_interval = std::chrono::milliseconds(200);
   // SIGTERM → SIGKILL when a container definition sets no stopTimeout; ECS's default.
@@ -162,13 +167,14 @@ AgentOptions NodeAgentOptions(std::string agent_id, std::string instance, const 
                               metadata::MetadataService* metadata, HostAccess host_access);
 
 // The task metadata endpoint for the agents of a node or of `paddock agent`: as root only (else
-// nullptr). Adds 169.254.170.2 to `network.bridge` (made if missing) and listens on port 80, or,
-// when another Paddock on this host holds that port, on an ephemeral port of the same address
-// (the containers' URIs carry it). The id key is kept in <state_dir>/metadata.key (0600) so a
+// nullptr). For bridge- and host-mode tasks, adds 169.254.170.2 to the host's lo and listens on
+// port 80, or, when another Paddock on this host holds that port, on an ephemeral port of the
+// same address (the containers' URIs carry it); the host firewall lets bridge-mode tasks reach
+// it (a listener bound to that address); awsvpc tasks are served in their VPC namespaces
+// (VpcNetworks). The id key is kept in <state_dir>/metadata.key (0600) so a
 // restarted agent serves the containers it re-adopts under the ids they have. Any failure is
 // logged and answers nullptr: tasks then run without the endpoint.
-std::unique_ptr<metadata::MetadataService> StartMetadataService(const net::NetworkOptions& network,
-                                                                 const std::string& state_dir);
+std::unique_ptr<metadata::MetadataService> StartMetadataService(const std::string& state_dir);
 
 class Agent {
  public:
@@ -200,14 +206,16 @@ class Agent {
   class Driver;
 
   void Loop();
-  // net::EnsureBridge (and EnsureForwarding) once per agent (again after a failure), on the first
-  // task that needs it.
-  Status EnsureBridge();
+  // net::EnsureHostFirewall (and EnsureForwarding) once per agent (again after a failure), on the
+  // first awsvpc task.
+  Status EnsureHostNetwork();
+  static VpcNetworks::Options VpcOptions(const AgentOptions& options);
   // net::EnsureBridgeNetwork once per agent, on the first bridge-mode task.
   Status EnsureBridgeNetwork();
   // With every sweep (the first answer of Assignments, then every sweep_interval): removes the
   // published ports, bridge addresses and namespaces under this agent's netns_prefix of tasks not
-  // in `assigned` (task ids: those listed or driven).
+  // in `assigned` (task ids: those listed or driven); at the first sweep, also the host's VPC
+  // namespaces that hold no task.
   void CleanUpLeftovers(const std::set<std::string>& assigned);
   // One pass: start drivers for new assignments, pass stop requests, join finished drivers.
   void Reconcile();
@@ -237,6 +245,9 @@ class Agent {
   std::set<std::string> finished_;
   std::optional<TimePoint> last_sweep_;  // none yet: the first pass sweeps
   std::atomic<bool> idle_{false};
+
+  // The VPCs of the agent's awsvpc tasks (their namespaces, policies, metadata listeners).
+  std::unique_ptr<VpcNetworks> vpcs_;
 
   std::mutex bridge_mu_;
   bool bridge_ready_ = false;         // GUARDED_BY(bridge_mu_)

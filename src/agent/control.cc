@@ -13,6 +13,10 @@ StatusOr<std::string> DescribeOne(ecs::task::Tasks& tasks, const ecs::task::Laun
   return std::move(r.tasks.front());
 }
 
+StatusOr<vpc::VpcPolicy> Control::NetworkPolicy(std::string_view agent_id, const Scope&) {
+  return Unavailable(fmt::format("no network policies for agent {} here", agent_id));
+}
+
 std::string AssignmentsVersion(const std::vector<ecs::task::LaunchSpec>& specs) {
   std::vector<std::string> items;
   items.reserve(specs.size());
@@ -55,6 +59,34 @@ void InProcessControl::Unwatch(uint64_t handle) {
   std::lock_guard lock(mu_);
   watchers_.erase(handle);
 }
+
+void InProcessControl::SetNetworkPolicyProvider(NetworkPolicyProvider provider) {
+  auto p = std::make_shared<const NetworkPolicyProvider>(std::move(provider));
+  std::lock_guard lock(mu_);
+  policy_provider_ = std::move(p);
+}
+
+StatusOr<vpc::VpcPolicy> InProcessControl::NetworkPolicy(std::string_view, const Scope& scope) {
+  std::shared_ptr<const NetworkPolicyProvider> provider;
+  {
+    std::lock_guard lock(mu_);
+    provider = policy_provider_;
+  }
+  if (!provider || !*provider) return Unavailable("this node has no network policies (no provider set)");
+  return (*provider)(scope);
+}
+
+StatusOr<vpc::VpcPolicy> InProcessControl::NetworkPolicyForAgent(std::string_view agent_id, const Scope& scope) {
+  ASSIGN_OR_RETURN(std::vector<ecs::task::LaunchSpec> specs, tasks_.Assignments(agent_id));
+  const bool serves = std::any_of(specs.begin(), specs.end(), [&](const ecs::task::LaunchSpec& s) {
+    return s.scope.account == scope.account && s.scope.region == scope.region;
+  });
+  if (!serves)
+    return PermissionDenied("The container instance has no task in this VPC.", "AccessDeniedException");
+  return NetworkPolicy(agent_id, scope);
+}
+
+void InProcessControl::NotifyAll() { OnChange(); }
 
 void InProcessControl::OnChange() {
   // Tasks does not say whose assignments changed: every watcher and waiter looks again (an

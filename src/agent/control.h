@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -34,6 +35,7 @@
 #include "common/status.h"
 #include "ecs/instance/instances.h"
 #include "ecs/task/tasks.h"
+#include "vpc/policy.h"
 
 namespace paddock::agent {
 
@@ -60,6 +62,17 @@ class Control {
   // the task metadata endpoint (agent/metadata), which renders it on every request. NotFound when
   // the task is gone.
   virtual StatusOr<std::string> DescribeTask(const ecs::task::LaunchSpec& spec) = 0;
+  // The network policy of the VPC of `scope` (its default VPC) as agent `agent_id` enforces it
+  // for its awsvpc tasks: which of the VPC's task addresses are in which security groups, and the
+  // groups' rules (vpc/policy.h). Every task assigned to the agent whose address the VPC has
+  // handed out is among the members. The agent asks before it attaches a task and on every pass.
+  // By default (and in the agent's unit tests, which make no task networks) unavailable.
+  virtual StatusOr<vpc::VpcPolicy> NetworkPolicy(std::string_view agent_id, const Scope& scope);
+  // The control plane's node identity: the same for every agent of one server (or of servers
+  // sharing one store), different for another server. Names the VPC router namespaces on a host
+  // (agent/net VpcRef::node), so the agents of one server share them and two servers never do.
+  // Empty while unknown (RemoteControl before its first poll answer).
+  virtual std::string NetworkIdentity() { return {}; }
 };
 
 // Tasks::Describe of the one task `spec` names (TasksControl's and InProcessControl's DescribeTask).
@@ -103,7 +116,13 @@ struct InProcessOptions {
   // A waiting poll also reads the assignments again this often: changes another process makes on
   // the same store (`paddock admin delete-account` stopping an account's tasks) reach no listener.
   std::chrono::milliseconds recheck = std::chrono::seconds(2);
+  // NetworkIdentity(): the node's (kept in its store, so that its agents and `paddock agent`s
+  // on one host share VPC namespaces, and a restarted server finds its own).
+  std::string network_identity;
 };
+
+// Computes a VPC's policy (vpc/: SecurityGroups::PolicyFor) for InProcessControl.
+using NetworkPolicyProvider = std::function<StatusOr<vpc::VpcPolicy>(const Scope& scope)>;
 
 class InProcessControl final : public Control {
  public:
@@ -121,6 +140,20 @@ class InProcessControl final : public Control {
   uint64_t Watch(std::string_view agent_id, std::function<void()> wake) override;
   void Unwatch(uint64_t handle) override;
   StatusOr<std::string> DescribeTask(const ecs::task::LaunchSpec& spec) override { return DescribeOne(tasks_, spec); }
+  // The provider's answer (Unavailable until one is set).
+  StatusOr<vpc::VpcPolicy> NetworkPolicy(std::string_view agent_id, const Scope& scope) override;
+  std::string NetworkIdentity() override { return options_.network_identity; }
+
+  // Sets what NetworkPolicy answers with (the node sets it once, before agents start; may be
+  // called again, e.g. to replace a stand-in).
+  void SetNetworkPolicyProvider(NetworkPolicyProvider provider);
+  // For the agent protocol's GetNetworkPolicy: the policy, when `agent_id` has a task in `scope`
+  // assigned to it (PermissionDenied otherwise: an instance learns only the VPCs it serves).
+  StatusOr<vpc::VpcPolicy> NetworkPolicyForAgent(std::string_view agent_id, const Scope& scope);
+  // Wakes every watcher now (their agents re-read policies at once): for a change of security
+  // groups or of their members. Remote agents learn it on their next pass (at most one
+  // poll_interval later).
+  void NotifyAll();
 
   // The long-poll of the agent `agent_id` (a container instance's, of `account`): answers at once
   // when the assignments' version differs from `known_version` (empty: always differs),
@@ -158,6 +191,7 @@ class InProcessControl final : public Control {
     std::function<void()> wake;
   };
   std::map<uint64_t, Watcher> watchers_;  // GUARDED_BY(mu_)
+  std::shared_ptr<const NetworkPolicyProvider> policy_provider_;  // GUARDED_BY(mu_)
 };
 
 }  // namespace paddock::agent

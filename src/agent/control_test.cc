@@ -68,7 +68,7 @@ TEST_F(InProcessControlTest, PollAnswersAtOnceOnANewVersionAndAtTheDeadlineOther
 }
 
 TEST_F(InProcessControlTest, WaitersAreBoundedAndShutdownReleasesThem) {
-  InProcessControl control(tasks_, nullptr, InProcessOptions{.max_waiters = 1});
+  InProcessControl control(tasks_, nullptr, InProcessOptions{.max_waiters = 1, .network_identity = {}});
   const std::string version = AssignmentsVersion({});
   std::thread waiter([&] {
     auto r = control.Poll("agent-1", kAccount, version, SystemClock::Get().Now() + std::chrono::seconds(30));

@@ -300,7 +300,7 @@ int RunAgentCommand(const AgentCommand& c) {
   remote_options.poll_wait = std::chrono::seconds(c.poll_wait_seconds);
   agent::remote::RemoteControl control(client, c.cluster, arn, remote_options);
   std::unique_ptr<agent::metadata::MetadataService> metadata =
-      agent::StartMetadataService(agent::net::NetworkOptions{}, state.string());
+      agent::StartMetadataService(state.string());
   // Host-level grants as its operator set them (--allow-host-access), whatever placement decided.
   agent::AgentOptions agent_options = agent::NodeAgentOptions(ecs::task::InstanceAgentId(arn), tag, state.string(),
                                                               metadata.get(), host_access);

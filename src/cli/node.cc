@@ -23,6 +23,7 @@
 #include "agent/remote/agent_service.h"
 #include "agent/remote/registration.h"
 #include "agent/runtime/crun_runtime.h"
+#include "cli/node_network.h"
 #include "aws/front.h"
 #include "aws/model.h"
 #include "aws/models/models.h"
@@ -205,7 +206,7 @@ class Node::Impl {
       return;
     }
     runtime = std::move(*rt);
-    metadata = agent::StartMetadataService(agent::net::NetworkOptions{}, state.string());
+    metadata = agent::StartMetadataService(state.string());
     agent = std::make_unique<agent::Agent>(
         *control, *images, *runtime,
         WithNodeLimits(agent::NodeAgentOptions(std::string(kFargateAgent), instance, state.string(), metadata.get(),
@@ -366,9 +367,12 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
                                                     std::string(kFargateAgent), impl->container_instances.get(),
                                                     impl->fargate.get());
   impl->container_instances->SetAgentTimeout(std::chrono::seconds(config.agent_timeout_seconds));
+  // The node identity names its agents' VPC namespaces on a host (cli/node_network.h).
+  ASSIGN_OR_RETURN(std::string network_identity, NetworkIdentity(*impl->store));
   impl->control = std::make_unique<agent::InProcessControl>(
       *impl->tasks, impl->container_instances.get(),
-      agent::InProcessOptions{.max_waiters = static_cast<size_t>(config.agent_long_polls)});
+      agent::InProcessOptions{.max_waiters = static_cast<size_t>(config.agent_long_polls),
+                              .network_identity = network_identity});
   // A long-poll returns in time to keep its instance connected.
   impl->agent_service = std::make_unique<agent::remote::AgentService>(
       *impl->control, *impl->container_instances,
@@ -405,6 +409,9 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   impl->cluster_reaper = std::make_unique<ClusterReaper>("clusters", *impl->clusters);
   impl->taskdef_reaper = std::make_unique<TaskDefinitionReaper>("task definitions", *impl->task_definitions);
   impl->security_groups = std::make_unique<vpc::SecurityGroups>(*impl->store);
+  // The security groups the agents enforce (agent/vpc_networks.h).
+  impl->control->SetNetworkPolicyProvider(
+      [groups = impl->security_groups.get()](const Scope& scope) { return groups->PolicyFor(scope); });
   impl->security_group_reaper = std::make_unique<SecurityGroupReaper>("security groups", *impl->security_groups);
   ASSIGN_OR_RETURN(impl->ecs_model, aws::ServiceModel::Parse(aws::EcsModelJson()));
   ASSIGN_OR_RETURN(std::string token_key, TokenKey(*impl->store));
@@ -434,10 +441,13 @@ StatusOr<uint16_t> Node::Start() {
     if (group.starts_with("service:")) scheduler->Wake(ecs::service::ServiceKey{scope, cluster, group.substr(8)});
   });
   impl_->container_instances->SetChangeListener([scheduler](const Scope&, const std::string&) { scheduler->WakeAll(); });
-  // A VPC's network policy changes with its tasks' addresses too (vpc/security_groups.h). Its
-  // listener (SecurityGroups::SetChangeListener) is where the agents will be woken to apply it.
+  // A VPC's network policy changes with its groups and its tasks' addresses
+  // (vpc/security_groups.h): the in-process agents apply it at once; `paddock agent`s on their
+  // next pass (at most a second later).
   vpc::SecurityGroups* security_groups = impl_->security_groups.get();
   impl_->tasks->SetAddressListener([security_groups](const Scope& scope) { security_groups->NotifyPolicyChanged(scope); });
+  agent::InProcessControl* control = impl_->control.get();
+  security_groups->SetChangeListener([control](const Scope&) { control->NotifyAll(); });
   http::ServerOptions options;
   options.host = host_port.first;
   options.port = host_port.second;

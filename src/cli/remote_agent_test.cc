@@ -207,6 +207,41 @@ TEST_F(RemoteAgentTest, LongPollDeliversAssignmentsAtOnceAndReportsMoveTheTask) 
   control.Stop();
 }
 
+// GetNetworkPolicy: an instance learns the policy of the VPC it has tasks in, and the node's
+// network identity with its polls (both name its VPC namespaces, shared with the node's agents).
+TEST_F(RemoteAgentTest, AnInstanceGetsThePolicyOfTheVpcItServesOnly) {
+  const std::string task = StartTask(instance_arn_);
+  RemoteControl control(options_, "ec2", instance_arn_);
+  EXPECT_EQ(control.NetworkIdentity(), "");  // not before the first poll
+  ASSERT_TRUE(control.Start().ok());
+  ASSERT_TRUE(control.WaitForFirstPoll(seconds(5)));
+  const std::string identity = control.NetworkIdentity();
+  EXPECT_EQ(identity.size(), 16u);
+  auto specs = control.Assignments(instance_arn_);
+  ASSERT_TRUE(specs.ok());
+  ASSERT_EQ(specs->size(), 1u);
+  auto policy = control.NetworkPolicy(instance_arn_, (*specs)[0].scope);
+  ASSERT_TRUE(policy.ok()) << policy.status().ToString();
+  EXPECT_TRUE(policy->vpc_id.starts_with("vpc-"));
+  EXPECT_FALSE(policy->version.empty());
+  ASSERT_FALSE(policy->groups.empty());  // the default group, at least
+
+  // An instance with no task in the VPC learns nothing of it.
+  RemoteControl other(options_, "ec2", other_arn_);
+  ASSERT_TRUE(other.Start().ok());
+  ASSERT_TRUE(other.WaitForFirstPoll(seconds(5)));
+  EXPECT_EQ(other.NetworkIdentity(), identity);  // one node, one identity
+  auto denied = other.NetworkPolicy(other_arn_, (*specs)[0].scope);
+  EXPECT_EQ(denied.status().code(), StatusCode::kPermissionDenied) << denied.status().ToString();
+  EXPECT_EQ(denied.status().aws_type(), "AccessDeniedException");
+  // A VPC id that is not the caller's own is refused too.
+  auto foreign = client_->Call("PaddockAgentV20261130.GetNetworkPolicy",
+                               {{"cluster", "ec2"}, {"containerInstance", instance_arn_}, {"vpcId", "vpc-0123456789abcdef0"}});
+  EXPECT_EQ(foreign.status().code(), StatusCode::kPermissionDenied) << foreign.status().ToString();
+  other.Stop();
+  control.Stop();
+}
+
 TEST_F(RemoteAgentTest, StopCancelsAWaitingPollPromptly) {
   RemoteControl control(agent_, "ec2", instance_arn_);
   ASSERT_TRUE(control.Start().ok());

@@ -7,8 +7,13 @@
 //     write; Beast is used for parsing only.
 #include "http/server.h"
 
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
+#include <cerrno>
+#include <cstring>
 #include <atomic>
 #include <charconv>
 #include <exception>
@@ -37,6 +42,8 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/status.hpp>
 #include <boost/beast/http/string_body.hpp>
+
+#include "common/netns.h"
 
 namespace paddock::http {
 namespace {
@@ -450,7 +457,19 @@ StatusOr<uint16_t> ServerCore::Start() {
     acceptor_.close(ignored);
     return Unavailable(std::move(message));
   };
-  acceptor_.open(endpoint.protocol(), ec);
+  if (options_.netns_path.empty()) {
+    acceptor_.open(endpoint.protocol(), ec);
+  } else {
+    int fd = -1;
+    Status made = netns::InNetworkNamespace(options_.netns_path, [&]() -> Status {
+      fd = ::socket(endpoint.protocol().family(), SOCK_STREAM | SOCK_CLOEXEC, 0);
+      if (fd < 0) return Unavailable(std::strerror(errno));
+      return OkStatus();
+    });
+    if (!made.ok()) return fail("cannot listen on " + where + " in " + options_.netns_path + ": " + made.message());
+    acceptor_.assign(endpoint.protocol(), fd, ec);
+    if (ec) ::close(fd);
+  }
   if (ec) return fail("cannot listen on " + where + ": " + ec.message());
   acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
   if (ec) return fail("cannot listen on " + where + ": " + ec.message());

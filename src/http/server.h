@@ -35,6 +35,10 @@ struct ServerOptions {
   // handed to a worker: for handlers that never block (reads from the store's WAL snapshot), it
   // saves two thread hand-offs per request. Empty: every request goes to a worker.
   std::function<bool(const Request&)> run_inline;
+  // Non-empty: the listening socket is made inside this network namespace (a /var/run/netns/<name>
+  // path; common/netns.h), so `host` is an address of that namespace. The server's threads stay
+  // where they are: a socket belongs to the namespace it was made in.
+  std::string netns_path;
 };
 
 class Server {

@@ -1,5 +1,7 @@
 #include "agent/metadata/metadata.h"
 
+#include "common/netns.h"
+
 #include "agent/net/net.h"
 
 #include <arpa/inet.h>
@@ -757,7 +759,8 @@ MetadataService::~MetadataService() { Stop(); }
 
 Status MetadataService::Start() {
   if (server_) return FailedPrecondition("the metadata service is already started");
-  if (!options_.bridge.empty()) RETURN_IF_ERROR(net::EnsureInterfaceAddress(options_.bridge, options_.host + "/32"));
+  if (!options_.interface.empty())
+    RETURN_IF_ERROR(net::EnsureInterfaceAddress(options_.interface, options_.host + "/32"));
   if (options_.stats_sources) {
     sources_ = options_.stats_sources;
   } else if (StatusOr<runtime::CgroupLayout> layout = runtime::DetectCgroupLayout(); layout.ok()) {
@@ -780,15 +783,87 @@ Status MetadataService::Start() {
 }
 
 void MetadataService::Stop() {
+  std::map<std::string, Listener, std::less<>> networks;
+  {
+    std::lock_guard<std::mutex> lock(listeners_mu_);
+    networks.swap(networks_);
+  }
+  for (auto& [name, l] : networks) l.server->Stop();
   if (server_) server_->Stop();
 }
 
-std::string MetadataService::BaseUri() const {
-  return port_ == 80 ? "http://" + options_.host : fmt::format("http://{}:{}", options_.host, port_);
+Status MetadataService::ServeNetwork(std::string_view network, const std::string& netns_path) {
+  if (!server_) return FailedPrecondition("the metadata service is not started");
+  if (network.empty()) return InvalidArgument("a served network needs a name");
+  const uint64_t id = netns::NamespaceId(netns_path);
+  if (id == 0) return NotFound(fmt::format("no network namespace {}", netns_path));
+  std::unique_ptr<http::Server> stale;
+  std::lock_guard<std::mutex> lock(listeners_mu_);
+  auto it = networks_.find(network);
+  if (it != networks_.end() && it->second.netns_id == id) {
+    ++it->second.users;
+    return OkStatus();
+  }
+  http::ServerOptions so;
+  so.host = options_.host;
+  so.max_body_bytes = 4096;
+  so.io_threads = 1;
+  // One per VPC the node has tasks in: fewer threads than the host listener's.
+  so.worker_threads = std::min(2, options_.worker_threads);
+  so.netns_path = netns_path;
+  auto handler = [this, name = std::string(network)](const http::Request& r) { return Handle(r, name); };
+  Listener l;
+  StatusOr<uint16_t> port = Unavailable("not started");
+  // AWS's port, unless another process of the node serves this namespace on it already: then any
+  // port of the address will do (the containers' URIs carry it).
+  for (uint16_t want : {options_.network_port, uint16_t{0}}) {
+    so.port = want;
+    l.server = std::make_unique<http::Server>(so, handler);
+    port = l.server->Start();
+    if (port.ok() || want == 0) break;
+  }
+  if (!port.ok()) return port.status();
+  l.port = *port;
+  l.netns_id = id;
+  l.users = 1;
+  if (it != networks_.end()) {
+    // The namespace was made again: the old listener serves a namespace nobody can reach.
+    l.users += it->second.users;
+    stale = std::move(it->second.server);
+    it->second = std::move(l);
+  } else {
+    networks_.emplace(std::string(network), std::move(l));
+  }
+  if (stale) stale->Stop();
+  return OkStatus();
+}
+
+void MetadataService::ReleaseNetwork(std::string_view network) {
+  std::unique_ptr<http::Server> done;
+  {
+    std::lock_guard<std::mutex> lock(listeners_mu_);
+    auto it = networks_.find(network);
+    if (it == networks_.end() || --it->second.users > 0) return;
+    done = std::move(it->second.server);
+    networks_.erase(it);
+  }
+  done->Stop();
+}
+
+uint16_t MetadataService::PortOf(std::string_view network) {
+  if (network.empty()) return port_;
+  std::lock_guard<std::mutex> lock(listeners_mu_);
+  auto it = networks_.find(network);
+  return it == networks_.end() ? 0 : it->second.port;
+}
+
+std::string MetadataService::BaseUri(uint16_t port) const {
+  return port == 80 ? "http://" + options_.host : fmt::format("http://{}:{}", options_.host, port);
 }
 
 ContainerEndpoint MetadataService::RegisterContainer(std::string_view task_arn, std::string_view container_name,
-                                                     TaskProvider provider, std::string_view task_ip) {
+                                                     TaskProvider provider, std::string_view task_ip,
+                                                     std::string_view network) {
   ContainerEndpoint ep;
   if (options_.id_key.empty()) {
     ep.id = HexEncode(RandomBytes(16));
@@ -800,10 +875,12 @@ ContainerEndpoint MetadataService::RegisterContainer(std::string_view task_arn, 
          reinterpret_cast<const unsigned char*>(message.data()), message.size(), mac, &mac_len);
     ep.id = HexEncode(std::string_view(reinterpret_cast<const char*>(mac), 16));
   }
-  ep.v4_uri = BaseUri() + "/v4/" + ep.id;
-  ep.v3_uri = BaseUri() + "/v3/" + ep.id;
+  uint16_t port = PortOf(network);
+  if (port == 0) port = network.empty() ? options_.port : options_.network_port;  // not served (yet)
+  ep.v4_uri = BaseUri(port) + "/v4/" + ep.id;
+  ep.v3_uri = BaseUri(port) + "/v3/" + ep.id;
   std::lock_guard<std::mutex> lock(mu_);
-  by_id_[ep.id] = Entry{std::string(task_arn), std::string(container_name), std::string(task_ip)};
+  by_id_[ep.id] = Entry{std::string(task_arn), std::string(container_name), std::string(task_ip), std::string(network)};
   std::shared_ptr<TaskEntry>& t = by_task_[std::string(task_arn)];
   if (!t) t = std::make_shared<TaskEntry>();
   t->provider = std::make_shared<const TaskProvider>(std::move(provider));
@@ -854,7 +931,7 @@ std::string_view RemoteIp(std::string_view remote) {
 
 }  // namespace
 
-http::Response MetadataService::Handle(const http::Request& request) {
+http::Response MetadataService::Handle(const http::Request& request, std::string_view network) {
   if (request.method != "GET") return JsonResponse(405, "Method not allowed");
   // /v4/<id>, /v4/<id>/task, /v4/<id>/stats, /v4/<id>/task/stats (and /v3/…); a trailing '/' is fine.
   std::string_view path = request.Path();
@@ -881,7 +958,9 @@ http::Response MetadataService::Handle(const http::Request& request) {
     auto it = by_id_.find(id);
     if (it == by_id_.end()) return JsonResponse(404, "Not found");
     entry = it->second;
-    // Unknown id and foreign source answer alike, so neither tells the other apart.
+    // Unknown id, another network and a foreign source answer alike, so none tells the others
+    // apart. The network first: two VPCs may both have the source address.
+    if (entry.network != network) return JsonResponse(404, "Not found");
     if (options_.check_source && !entry.source_ip.empty() && RemoteIp(request.remote_address) != entry.source_ip) {
       return JsonResponse(404, "Not found");
     }

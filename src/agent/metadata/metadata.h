@@ -14,22 +14,27 @@
 // agent registers. Field names and shapes follow the ECS agent's TMDS responses
 // (docs/contracts/task.md, row "Task metadata endpoint", lists what is left out and why).
 //
-//   MetadataService service(MetadataServiceOptions{.bridge = "paddock0"});
-//   RETURN_IF_ERROR(net::EnsureBridge(network));  // the bridge must exist: Start adds the address
-//   RETURN_IF_ERROR(service.Start());             // 169.254.170.2/32 on the bridge, listens on :80
-//   ContainerEndpoint ep = service.RegisterContainer(task_arn, "web", provider, task_ip);
+//   MetadataService service(MetadataServiceOptions{.interface = "lo"});
+//   RETURN_IF_ERROR(service.Start());             // the host: 169.254.170.2/32 on lo, listens on :80
+//   RETURN_IF_ERROR(service.ServeNetwork(vpc.netns_name, vpc.netns_path));  // and in a VPC namespace
+//   ContainerEndpoint ep = service.RegisterContainer(task_arn, "web", provider, task_ip, vpc.netns_name);
 //   for (std::string& e : ep.Env()) spec.env.push_back(std::move(e));
 //   ...
 //   service.UnregisterTask(task_arn);             // when the task is torn down
+//   service.ReleaseNetwork(vpc.netns_name);       // once per ServeNetwork
 //
-// Reachability. Tasks' default route goes via their subnet's gateway on the bridge, so a packet
-// for 169.254.170.2 reaches the host, which owns that address (a /32 on the bridge) and answers
-// from it. Verified from inside a task namespace by metadata_netns_test.
+// Reachability. An awsvpc task's default route goes via its subnet's gateway, its VPC router
+// namespace (agent/net), which has 169.254.170.2 on lo: the service listens there, on a socket
+// made inside that namespace (ServeNetwork; one listener per VPC namespace, shared by every task
+// of the VPC this service serves). Bridge- and host-mode tasks reach the host, which has the
+// address on `interface`: the host listener (Start). Verified from inside a task namespace by
+// metadata_netns_test.
 //
-// Authorization. A request names a container by its id; an unknown id is 404. When a container
-// was registered with its task's IP, requests from any other source address are 404 too (AWS
-// tells tasks apart by source address the same way), so another task cannot read it even with
-// the id.
+// Authorization. A request names a container by its id; an unknown id is 404. A container is
+// served only by the listener of the network it was registered with (its VPC namespace, or the
+// host), and, when it was registered with its task's IP, only to requests from that address:
+// others are 404 too (AWS tells tasks apart by source address the same way), so another task
+// cannot read it even with the id, not even a task of another VPC that has the same address.
 //
 // Thread safety: MetadataService is thread-safe. The renderers are pure functions.
 #pragma once
@@ -190,9 +195,11 @@ struct MetadataServiceOptions {
   // Where to listen and what the URIs name. AWS's address and port by default.
   std::string host = "169.254.170.2";
   uint16_t port = 80;  // 0: an ephemeral port (tests); the URIs then carry it
-  // When set, Start adds host/32 to this interface (the tasks' bridge) first, if it lacks it.
+  // The port tried first in each served network (ServeNetwork), then an ephemeral one.
+  uint16_t network_port = 80;
+  // When set, Start adds host/32 to this interface of the host (lo) first, if it lacks it.
   // The interface must exist (FailedPrecondition otherwise).
-  std::string bridge;
+  std::string interface;
   // Requests must come from the task IP a container was registered with (when it was).
   bool check_source = true;
   int worker_threads = 4;
@@ -220,34 +227,55 @@ class MetadataService {
   MetadataService(const MetadataService&) = delete;
   MetadataService& operator=(const MetadataService&) = delete;
 
-  // Adds the address (with options.bridge) and starts listening. REQUIRES: not started.
+  // Adds the address (with options.interface) and starts the host listener. REQUIRES: not
+  // started.
   Status Start();
-  // Stops listening (in-flight requests finish). Leaves the address on the bridge. Idempotent.
+  // Stops every listener (in-flight requests finish). Leaves the address. Idempotent.
   void Stop();
-  // The bound port (after Start).
+  // The host listener's port (after Start).
   uint16_t port() const { return port_; }
 
-  // Registers one container of a task: the returned URIs answer for it from now on. `provider`
-  // replaces the task's previous one. `task_ip` (dotted quad): requests must come from it when
-  // options.check_source; empty: from anywhere. Registering the same container again gives it a
-  // second id; both answer until UnregisterTask.
-  // REQUIRES: started (the URIs carry the bound port when it is not 80).
+  // Serves the endpoint inside network namespace `netns_path` too, as network `network` (a VPC
+  // router namespace's name), on options.network_port there, or on an ephemeral port when that is taken
+  // (another process of the node serves that namespace). Counted: the listener stays until as
+  // many ReleaseNetwork calls. When the namespace at `netns_path` is not the one the listener was
+  // made in (removed and made again meanwhile), a new listener replaces the old one.
+  // REQUIRES: started.
+  Status ServeNetwork(std::string_view network, const std::string& netns_path);
+  // One ServeNetwork less; the last one stops that listener (and lets its namespace go).
+  void ReleaseNetwork(std::string_view network);
+  // The port of `network`'s listener ("" for the host's); 0 when it has none.
+  uint16_t PortOf(std::string_view network);
+
+  // Registers one container of a task: the returned URIs answer for it from now on, on the
+  // listener of `network` ("" for the host's). `provider` replaces the task's previous one.
+  // `task_ip` (dotted quad): requests must come from it when options.check_source; empty: from
+  // anywhere. Registering the same container again gives it a second id; both answer until
+  // UnregisterTask.
+  // REQUIRES: started, and `network` served (the URIs carry its port when it is not 80).
   ContainerEndpoint RegisterContainer(std::string_view task_arn, std::string_view container_name, TaskProvider provider,
-                                      std::string_view task_ip = {});
+                                      std::string_view task_ip = {}, std::string_view network = {});
   // Forgets every container of the task (their URIs answer 404) and the task's stats history,
   // and waits for requests already calling the task's provider: once it returns, the provider
   // is never called again (so whatever it captured may go).
   // REQUIRES: not called from a provider.
   void UnregisterTask(std::string_view task_arn);
 
-  // The request handler, exposed for tests.
-  http::Response Handle(const http::Request& request);
+  // The request handler of `network`'s listener ("": the host's), exposed for tests.
+  http::Response Handle(const http::Request& request, std::string_view network = {});
 
  private:
   struct Entry {
     std::string task_arn;
     std::string container_name;
     std::string source_ip;
+    std::string network;
+  };
+  struct Listener {
+    std::unique_ptr<http::Server> server;
+    uint16_t port = 0;
+    uint64_t netns_id = 0;  // the namespace it listens in (netns::NamespaceId)
+    int users = 0;
   };
   struct TaskEntry {
     // Replaced by each RegisterContainer; a request calls the one it copied under mu_, so a
@@ -258,7 +286,7 @@ class MetadataService {
     int in_flight = 0;  // requests using `provider` now
   };
 
-  std::string BaseUri() const;
+  std::string BaseUri(uint16_t port) const;
   http::Response Serve(const Entry& entry, std::string_view rest, Version version, TaskEntry& task,
                        const TaskProvider& provider);
   // The stats document of one container, or null when it has none (not running, cgroup gone).
@@ -268,6 +296,9 @@ class MetadataService {
   std::optional<StatsSources> sources_;  // set by Start
   std::unique_ptr<http::Server> server_;
   uint16_t port_ = 0;
+
+  std::mutex listeners_mu_;  // never held while mu_ is, nor by a handler
+  std::map<std::string, Listener, std::less<>> networks_;  // GUARDED_BY(listeners_mu_)
 
   std::mutex mu_;
   std::condition_variable idle_;                                // a task's in_flight fell

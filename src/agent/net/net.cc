@@ -26,14 +26,11 @@ namespace paddock::agent::net {
 namespace {
 
 constexpr std::string_view kNetnsDir = "/var/run/netns";
-constexpr size_t kMaxIfName = 15;  // IFNAMSIZ - 1
+constexpr size_t kMaxIfName = internal::kMaxIfName;
 constexpr size_t kMaxPrefix = 7;
 constexpr size_t kMaxTaskId = 64;
 constexpr size_t kMaxChainPrefix = 16;
 
-// `ip netns add` creates and bind-mounts the namespace directory on first use, and two of them
-// racing there can fail; creations in this process take turns (each takes a few ms).
-std::mutex create_mutex;
 
 bool IsNameChar(char c, bool allow_dot) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
@@ -59,16 +56,23 @@ Status ValidateIfName(std::string_view what, std::string_view name) {
 namespace internal {
 
 Status ValidateOptions(const NetworkOptions& options) {
-  RETURN_IF_ERROR(ValidateIfName("bridge", options.bridge));
   RETURN_IF_ERROR(ValidateIfName("bridge-mode bridge", options.bridge_mode_bridge));
-  if (options.bridge == options.bridge_mode_bridge) {
-    return InvalidArgument(fmt::format("the bridge-mode bridge must differ from the bridge ({})", options.bridge));
+  for (const auto& [what, p] : {std::pair<const char*, const std::string&>{"netns prefix", options.netns_prefix},
+                                {"VPC prefix", options.vpc_prefix}}) {
+    if (p.empty() || p.size() > kMaxPrefix || !AllNameChars(p, true) || p[0] == '.') {
+      return InvalidArgument(fmt::format(
+          "{} '{}' must be 1-{} characters of [A-Za-z0-9_.-], not starting with '.'", what, p, kMaxPrefix));
+    }
   }
-  const std::string& p = options.netns_prefix;
-  if (p.empty() || p.size() > kMaxPrefix || !AllNameChars(p, true) || p[0] == '.') {
-    return InvalidArgument(fmt::format(
-        "netns prefix '{}' must be 1-{} characters of [A-Za-z0-9_.-], not starting with '.'", p, kMaxPrefix));
+  if (options.netns_prefix.starts_with(options.vpc_prefix) || options.vpc_prefix.starts_with(options.netns_prefix)) {
+    return InvalidArgument(fmt::format("the netns prefix '{}' and the VPC prefix '{}' must not start one another",
+                                       options.netns_prefix, options.vpc_prefix));
   }
+  if (options.bridge_mode_bridge.starts_with(options.vpc_prefix)) {
+    return InvalidArgument(fmt::format("the bridge-mode bridge '{}' must not start with the VPC prefix '{}'",
+                                       options.bridge_mode_bridge, options.vpc_prefix));
+  }
+  for (const std::string& g : options.gateway_cidrs) RETURN_IF_ERROR(ParseCidr(g).status());
   const std::string& c = options.chain_prefix;
   if (c.empty() || c.size() > kMaxChainPrefix ||
       !std::all_of(c.begin(), c.end(), [](char ch) { return (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_'; })) {
@@ -112,13 +116,7 @@ StatusOr<Cidr> ParseCidr(std::string_view text) {
 
 }  // namespace internal
 
-namespace {
-
-using internal::Cidr;
-using internal::Ipv4;
-using internal::ParseCidr;
-using internal::ValidateOptions;
-using internal::ValidateTaskId;
+namespace internal {
 
 uint64_t Fnv1a64(std::string_view s) {
   uint64_t h = 0xcbf29ce484222325ULL;
@@ -141,34 +139,59 @@ bool NetnsExists(std::string_view name) {
   return lstat(NetnsPath(name).c_str(), &st) == 0;
 }
 
-// Looked up in the calling thread's network namespace (the host's), not through /sys.
 bool InterfaceExists(const std::string& name) { return if_nametoindex(name.c_str()) != 0; }
 
-bool IsBridge(const std::string& name) {
-  struct stat st;
-  return stat(fmt::format("/sys/class/net/{}/bridge", name).c_str(), &st) == 0;
-}
-
-// iproute2's complaint in one line.
 std::string OneLine(std::string text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
   std::replace(text.begin(), text.end(), '\n', ' ');
   return text.empty() ? "(no message)" : text;
 }
 
-// Runs `ip [-n netns] [-force] -batch -` with `lines`. Fails (quoting ip's stderr) when ip cannot
-// be run or a command failed.
-Status IpBatch(std::string_view what, const std::string& netns, bool force, const std::string& lines) {
-  std::vector<std::string> argv = {internal::IpBinary()};
-  if (!netns.empty()) argv.insert(argv.end(), {"-n", netns});
+Status IpBatch(std::string_view what, bool force, const std::string& lines) {
+  std::vector<std::string> argv = {IpBinary()};
   if (force) argv.push_back("-force");
   argv.insert(argv.end(), {"-batch", "-"});
-  StatusOr<internal::CommandResult> r = internal::RunCommand(argv, lines);
+  StatusOr<CommandResult> r = RunCommand(argv, lines);
   if (!r.ok()) return Status(r.status().code(), fmt::format("{}: {}", what, r.status().message()));
   if (r->exit_code != 0) {
     return Internal(fmt::format("{}: ip exited with {}: {}", what, r->exit_code, OneLine(r->err)));
   }
   return OkStatus();
+}
+
+Status WriteSysctl(const std::string& path, std::string_view value) {
+  int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return Internal(fmt::format("opening {}: {}", path, std::strerror(errno)));
+  ssize_t n = write(fd, value.data(), value.size());
+  int err = errno;
+  close(fd);
+  if (n != static_cast<ssize_t>(value.size())) return Internal(fmt::format("writing {}: {}", path, std::strerror(err)));
+  return OkStatus();
+}
+
+std::string VethName(const NetworkOptions& options, std::string_view task_id) {
+  std::string hash = fmt::format("{:016x}", Fnv1a64(task_id));
+  return options.netns_prefix + hash.substr(0, kMaxIfName - options.netns_prefix.size());
+}
+
+}  // namespace internal
+
+namespace {
+
+using internal::Cidr;
+using internal::InterfaceExists;
+using internal::IpBatch;
+using internal::Ipv4;
+using internal::Mac;
+using internal::NetnsExists;
+using internal::NetnsPath;
+using internal::ParseCidr;
+using internal::ValidateOptions;
+using internal::ValidateTaskId;
+
+bool IsBridge(const std::string& name) {
+  struct stat st;
+  return stat(fmt::format("/sys/class/net/{}/bridge", name).c_str(), &st) == 0;
 }
 
 // Deletes the host veth (both ends go) and then the namespace, skipping what does not exist.
@@ -177,7 +200,7 @@ Status Dismantle(std::string_view what, const std::string& netns_name, const std
   if (InterfaceExists(host_veth)) lines += fmt::format("link del dev {}\n", host_veth);
   if (NetnsExists(netns_name)) lines += fmt::format("netns del {}\n", netns_name);
   if (lines.empty()) return OkStatus();
-  Status s = IpBatch(what, "", /*force=*/true, lines);
+  Status s = IpBatch(what, /*force=*/true, lines);
   // Another caller deleting the same things at the same time is not a failure.
   if (!s.ok() && !InterfaceExists(host_veth) && !NetnsExists(netns_name)) return OkStatus();
   return s;
@@ -190,18 +213,18 @@ Status SetUpBridge(const std::string& br, const std::vector<Cidr>& cidrs) {
     addresses += fmt::format("addr replace {}/{} dev {}\n", Ipv4(cidr.ip), cidr.prefix_length, br);
   }
   // A locally administered address derived from the bridge's name: fixed across restarts.
-  std::string mac = Mac(0x02, 0x62, static_cast<uint32_t>(Fnv1a64(br)));
+  std::string mac = Mac(0x02, 0x62, static_cast<uint32_t>(internal::Fnv1a64(br)));
   std::string setup = fmt::format("link set dev {} address {}\n{}link set dev {} up\n", br, mac, addresses, br);
   std::string what = fmt::format("setting up bridge {}", br);
 
   if (InterfaceExists(br)) {
     if (!IsBridge(br)) return FailedPrecondition(fmt::format("{}: an interface of that name exists and is not a bridge", what));
-    return IpBatch(what, "", false, setup);
+    return IpBatch(what, false, setup);
   }
-  Status s = IpBatch(what, "", false, fmt::format("link add name {} type bridge\n", br) + setup);
+  Status s = IpBatch(what, false, fmt::format("link add name {} type bridge\n", br) + setup);
   if (!s.ok() && InterfaceExists(br) && IsBridge(br)) {
     // Someone else created it between our check and our add; finish the setup on theirs.
-    return IpBatch(what, "", false, setup);
+    return IpBatch(what, false, setup);
   }
   return s;
 }
@@ -220,26 +243,17 @@ Status EnsureInterfaceAddress(std::string_view interface, std::string_view cidr)
   return OkStatus();
 }
 
-Status EnsureBridge(const NetworkOptions& options) {
-  RETURN_IF_ERROR(ValidateOptions(options));
-  std::vector<Cidr> cidrs;
-  for (const std::string& text : options.gateway_cidrs) {
-    ASSIGN_OR_RETURN(Cidr cidr, ParseCidr(text));
-    cidrs.push_back(cidr);
-  }
-  return SetUpBridge(options.bridge, cidrs);
-}
-
-StatusOr<TaskNetwork> TaskNetworkFor(const NetworkOptions& options, std::string_view task_id, uint32_t ip) {
+StatusOr<TaskNetwork> TaskNetworkFor(const NetworkOptions& options, std::string_view task_id, uint32_t ip,
+                                     const VpcNetwork* vpc) {
   RETURN_IF_ERROR(ValidateOptions(options));
   RETURN_IF_ERROR(ValidateTaskId(task_id));
   TaskNetwork tn;
   tn.netns_name = options.netns_prefix + std::string(task_id);
   tn.netns_path = NetnsPath(tn.netns_name);
-  std::string hash = fmt::format("{:016x}", Fnv1a64(task_id));
-  tn.host_veth = options.netns_prefix + hash.substr(0, kMaxIfName - options.netns_prefix.size());
+  tn.host_veth = internal::VethName(options, task_id);
   tn.mac_address = Mac(0x02, 0x70, ip);
   tn.ip = ip;
+  if (vpc != nullptr) tn.vpc_netns = vpc->netns_name;
   return tn;
 }
 
@@ -250,7 +264,8 @@ std::string TaskIdOfNamespace(const NetworkOptions& options, std::string_view ne
 
 namespace {
 
-// CreateTaskNetwork on bridge `bridge`.
+// A bridge-mode task's network: its namespace and veth pair on `bridge` (see
+// CreateBridgeTaskNetwork).
 StatusOr<TaskNetwork> CreateOn(const NetworkOptions& options, const std::string& bridge, std::string_view ensure,
                                std::string_view task_id, uint32_t ip, int prefix_length, uint32_t gateway) {
   ASSIGN_OR_RETURN(TaskNetwork tn, TaskNetworkFor(options, task_id, ip));
@@ -265,7 +280,7 @@ StatusOr<TaskNetwork> CreateOn(const NetworkOptions& options, const std::string&
     return FailedPrecondition(fmt::format("{}: bridge {} does not exist ({} first)", what, bridge, ensure));
   }
 
-  std::lock_guard<std::mutex> lock(create_mutex);
+  std::lock_guard<std::mutex> lock(internal::CreateMutex());
   // Checked first so that the undo below only ever removes what this call made.
   if (NetnsExists(tn.netns_name)) {
     return AlreadyExists(fmt::format("{}: network namespace {} already exists", what, tn.netns_name));
@@ -283,15 +298,8 @@ StatusOr<TaskNetwork> CreateOn(const NetworkOptions& options, const std::string&
       "link set dev {h} master {br} up\n",
       fmt::arg("ns", tn.netns_name), fmt::arg("h", tn.host_veth), fmt::arg("mac", tn.mac_address),
       fmt::arg("br", bridge));
-  std::string task_lines = fmt::format(
-      "addr add {ip}/{len} dev eth0\n"
-      "link set dev lo up\n"
-      "link set dev eth0 up\n"
-      "route add default via {gw}\n",
-      fmt::arg("ip", Ipv4(ip)), fmt::arg("len", prefix_length), fmt::arg("gw", Ipv4(gateway)));
-
-  Status s = IpBatch(what, "", false, host_lines);
-  if (s.ok()) s = IpBatch(what, tn.netns_name, false, task_lines);
+  Status s = IpBatch(what, false, host_lines);
+  if (s.ok()) s = internal::IpBatchIn(what, tn.netns_path, internal::TaskNamespaceLines(ip, prefix_length, gateway));
   if (!s.ok()) {
     Status undo = Dismantle(fmt::format("undoing the network of task {}", task_id), tn.netns_name, tn.host_veth);
     if (!undo.ok()) return Status(s.code(), fmt::format("{}; {}", s.message(), undo.message()));
@@ -302,25 +310,13 @@ StatusOr<TaskNetwork> CreateOn(const NetworkOptions& options, const std::string&
 
 }  // namespace
 
-StatusOr<TaskNetwork> CreateTaskNetwork(const NetworkOptions& options, std::string_view task_id, uint32_t ip,
-                                        int prefix_length, uint32_t gateway) {
-  return CreateOn(options, options.bridge, "EnsureBridge", task_id, ip, prefix_length, gateway);
+namespace internal {
+
+Status DeleteBridgeVeth(std::string_view what, const std::string& netns_name, const std::string& host_veth) {
+  return Dismantle(what, netns_name, host_veth);
 }
 
-Status DeleteTaskNetwork(const NetworkOptions& options, const TaskNetwork& network) {
-  RETURN_IF_ERROR(ValidateOptions(options));
-  std::string what = fmt::format("deleting network namespace {}", network.netns_name);
-  std::string task_id = TaskIdOfNamespace(options, network.netns_name);
-  if (!ValidateTaskId(task_id).ok()) {
-    return InvalidArgument(fmt::format("{}: not a name this instance makes (prefix {})", what, options.netns_prefix));
-  }
-  RETURN_IF_ERROR(ValidateIfName("host veth", network.host_veth));
-  if (!network.host_veth.starts_with(options.netns_prefix)) {
-    return InvalidArgument(fmt::format("{}: host veth {} does not start with prefix {}", what, network.host_veth,
-                                       options.netns_prefix));
-  }
-  return Dismantle(what, network.netns_name, network.host_veth);
-}
+}  // namespace internal
 
 StatusOr<std::vector<std::string>> ListTaskNamespaces(const NetworkOptions& options) {
   RETURN_IF_ERROR(ValidateOptions(options));
@@ -389,15 +385,6 @@ Status CheckNoOverlap(const std::string& bridge, const Cidr& cidr) {
   return result;
 }
 
-Status WriteSysctl(const std::string& path, std::string_view value) {
-  int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return Internal(fmt::format("opening {}: {}", path, std::strerror(errno)));
-  ssize_t n = write(fd, value.data(), value.size());
-  int err = errno;
-  close(fd);
-  if (n != static_cast<ssize_t>(value.size())) return Internal(fmt::format("writing {}: {}", path, std::strerror(err)));
-  return OkStatus();
-}
 
 StatusOr<internal::AddressBook> BookFor(const NetworkOptions& options) {
   if (options.state_dir.empty()) {
@@ -437,8 +424,12 @@ Status EnsureForwarding(const NetworkOptions& options) {
   std::string chain = ChainName(options, "FORWARD");
   ASSIGN_OR_RETURN(bool needed, ForwardingNeeded(chain));
   if (!needed) return OkStatus();
-  const std::string& br = options.bridge;
-  return InstallForwardRules(chain, {{"-i", br, "-j", "ACCEPT"}, {"-o", br, "-j", "ACCEPT"}});
+  // What VPC tasks send beyond the node, and its replies; the host firewall decides the rest
+  // (EnsureHostFirewall), and an ACCEPT here never overrides its drops.
+  const std::string transits = options.vpc_prefix + "+";
+  return InstallForwardRules(chain, {{"-i", transits, "-j", "ACCEPT"},
+                                     {"-o", transits, "-m", "conntrack", "--ctstate", "RELATED,ESTABLISHED", "-j",
+                                      "ACCEPT"}});
 }
 
 Status EnsureBridgeNetwork(const NetworkOptions& options) {
@@ -452,7 +443,7 @@ Status EnsureBridgeNetwork(const NetworkOptions& options) {
   RETURN_IF_ERROR(SetUpBridge(br, {cidr}));
   // The host's connections to 127.0.0.1:<published port> are DNATed to a task: their source,
   // 127.0.0.1, must be routable out of the bridge until MASQUERADE rewrites it.
-  RETURN_IF_ERROR(WriteSysctl(fmt::format("/proc/sys/net/ipv4/conf/{}/route_localnet", br), "1"));
+  RETURN_IF_ERROR(internal::WriteSysctl(fmt::format("/proc/sys/net/ipv4/conf/{}/route_localnet", br), "1"));
 
   std::string subnet = fmt::format("{}/{}", Ipv4(cidr.ip & cidr.mask()), cidr.prefix_length);
   std::string dnat = ChainName(options, "DNAT");
@@ -477,7 +468,8 @@ Status EnsureBridgeNetwork(const NetworkOptions& options) {
   std::string raw = ChainName(options, "PREROUTING");
   RETURN_IF_ERROR(internal::EnsureChain("raw", raw));
   RETURN_IF_ERROR(internal::EnsureRule("raw", "PREROUTING", {"-j", raw}, Position::kFirst));
-  return internal::EnsureRule("raw", raw, {"-i", br, "-d", "127.0.0.0/8", "-j", "DROP"}, Position::kLast);
+  RETURN_IF_ERROR(internal::EnsureRule("raw", raw, {"-i", br, "-d", "127.0.0.0/8", "-j", "DROP"}, Position::kLast));
+  return EnsureHostFirewall(options);
 }
 
 Status RemoveBridgeNetwork(const NetworkOptions& options) {
@@ -499,7 +491,7 @@ Status RemoveBridgeNetwork(const NetworkOptions& options) {
   }
   if (InterfaceExists(br)) {
     if (!IsBridge(br)) return FailedPrecondition(fmt::format("removing bridge {}: it is not a bridge", br));
-    Status s = IpBatch(fmt::format("removing bridge {}", br), "", false, fmt::format("link del dev {}\n", br));
+    Status s = IpBatch(fmt::format("removing bridge {}", br), false, fmt::format("link del dev {}\n", br));
     if (!s.ok() && InterfaceExists(br)) return s;
   }
   return OkStatus();

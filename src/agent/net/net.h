@@ -1,28 +1,80 @@
-// agent/net: the host side of ECS's awsvpc network mode. Each task gets a network namespace of
-// its own with one interface, `eth0`, whose other end (the host veth) is a port of the node's
-// bridge; the bridge carries the gateway address (.1, AWS's router address) of every subnet it
-// serves, so the host reaches each task at its IP and tasks reach each other and the host.
+// agent/net: the host side of ECS's network modes. For awsvpc, each account's VPC is a network of
+// its own on the node: a "VPC router namespace" per VPC, which routes between the VPC's tasks and
+// enforces its security groups with nftables, and which the node reaches through a transit link.
+// Tasks of two VPCs share no L2 segment and no route, even with equal addresses.
 //
-//   NetworkOptions options;                                   // bridge paddock0, 172.31.{0,16,32}.1/20
-//   RETURN_IF_ERROR(EnsureBridge(options));                   // at agent start; idempotent
-//   ASSIGN_OR_RETURN(TaskNetwork tn, CreateTaskNetwork(options, task_id, ip, 20, gateway));
+//   host namespace                 VPC router namespace <vpc_prefix><hash>     task namespaces
+//   <transit> 169.254.1.1/32  ===  transit0 169.254.1.2/32                      eth0 172.31.0.7/20
+//   route 172.31.0.7/32 dev        lo: 172.31.{0,16,32}.1/32 (the gateways),    default via 172.31.0.1
+//         <transit>                    169.254.170.2/32 (task metadata)
+//                                  <veth of task> ========================== eth0
+//                                  route 172.31.0.7/32 dev <veth of task>
+//                                  nftables table inet paddock_vpc: the VPC's security groups
+//
+//   NetworkOptions options;                                       // VPC prefix "pdv-", ...
+//   RETURN_IF_ERROR(EnsureHostFirewall(options));                 // at agent start; idempotent
+//   ASSIGN_OR_RETURN(VpcNetwork vpc, VpcNetworkFor(options, {.vpc_id = "vpc-0a1b…", .node = id}));
+//   FetchedPolicy p{policy, MonotonicNanos()};                    // the VPC's, listing the new task
+//   ASSIGN_OR_RETURN(TaskNetwork tn, CreateTaskNetwork(options, vpc, p, task_id, ip, 20, gateway));
 //   ... containers join tn.netns_path (OCI linux.namespaces[network].path) ...
-//   RETURN_IF_ERROR(DeleteTaskNetwork(options, tn));          // idempotent
+//   RETURN_IF_ERROR(ApplyVpcPolicy(options, vpc, later).status()); // when the policy changes
+//   RETURN_IF_ERROR(DeleteTaskNetwork(options, tn));               // idempotent
+//   ASSIGN_OR_RETURN(bool gone, RemoveVpcNetworkIfUnused(options, vpc.netns_name));
 //
-// After an agent restart, ListTaskNamespaces finds the namespaces this instance made (by their
-// prefix): those of tasks still running are re-adopted (TaskNetworkFor recomputes the record),
-// the others deleted.
+// The VPC router namespace. Made by the first CreateTaskNetwork of the VPC on the host, under a
+// host-wide lock (/run/lock/<vpc_prefix>vpc.lock, which every create and removal takes), with
+// ip_forward=1, strict rp_filter (a task cannot send from an address that is not routed to its
+// own veth), proxy_arp with no delay (it answers a task's ARP for the gateway and for its
+// neighbours with its own MAC: every packet between two tasks is routed through it and passes
+// its forward hook; no bridge, no ARP between tasks), IPv6 off, the gateways and 169.254.170.2 on
+// lo, and the transit veth pair (the same link-local pair in every VPC: routes are by device).
+// Its name hashes the VPC id with the node identity (VpcRef::node, the control plane's): agents
+// of one server on one host share a VPC's namespace, so their tasks reach each other as on one
+// network; two servers on one host never do. The host end of the transit carries, as its ifalias,
+// which (node, VPC) the namespace is for (a hash collision is refused, never shared) and which
+// policy was applied last. RemoveVpcNetworkIfUnused removes a namespace that has no task veth
+// left (the agent does it once the VPC has had no task of its for a while, so that a VPC whose
+// tasks come and go does not pay for a new namespace every time).
+//
+// Security groups (vpc/policy.h) compile to one table (CompileVpcPolicy, a pure function), applied
+// in one nft transaction that replaces the previous table: tracked connections survive, as EC2's
+// do when a rule is revoked. The forward hook: replies pass; from the transit (the node itself,
+// trusted like the future edge) everything passes; a packet from a task passes when its source is
+// a member of the VPC and the sender's groups' egress rules allow it, and, unless it leaves by
+// the transit, the receiver's groups' ingress rules allow it; anything else is dropped. The input
+// hook (the router itself): only TCP to 169.254.170.2 (the task metadata endpoint; nothing else
+// listens in the namespace) and replies. Two agents of one host may apply policies of one VPC:
+// ApplyVpcPolicy never replaces a policy with one whose fetch began earlier (FetchedPolicy).
+//
+// The host. The node reaches each task by a host route <ip>/32 dev <transit> (the README's
+// `curl http://$IP:8080/`), added unless another VPC's transit holds that /32 already (then the
+// task is not reachable from the host by plain IP: TaskNetwork::host_route is false). The host
+// firewall (EnsureHostFirewall, an nftables table named after chain_prefix) keeps tasks off the
+// node: from a transit or the bridge-mode bridge, the host accepts only replies (and, from the
+// bridge, TCP to a listener bound to 169.254.170.2 itself: the metadata endpoint, never a service
+// bound to 0.0.0.0); it forwards nothing into a
+// transit but replies (no packet from one VPC, a bridge-mode task or another machine enters a
+// VPC), and nothing from a transit to the bridge-mode bridge but DNATed (published) connections.
+//
+// After an agent restart, ListTaskNamespaces finds the task namespaces this instance made (by
+// netns_prefix): those of tasks still running are re-adopted (TaskNetworkFor recomputes the
+// record), the others deleted (DeleteTaskNetwork finds a task's veth in whichever VPC namespace
+// holds it, with its host route). ListVpcNamespaces lists the host's VPC namespaces, so that the
+// agent can remove those left empty.
 //
 // Addresses come from vpc/ipam; this module does not choose them. The plumbing is done by
-// iproute2 (`ip -batch -`, two runs per task); its stderr is quoted in every error.
+// iproute2 (`ip -batch -`, run inside a namespace by a thread that joined it: common/netns.h) and
+// nft (`nft -f -`); their stderr is quoted in every error.
 //
-// Names. The namespace is `<netns_prefix><task id>`. Interface names must fit in 15 characters
-// (IFNAMSIZ), so the host veth is `<netns_prefix>` followed by hex digits of a hash of the task
-// id, as many as fit. The prefix is at most 7 characters, leaving at least 8 hex digits (32 bits;
-// 11 digits, 44 bits, with the default "pdk-"). Should two live tasks' names collide anyway, the
-// second create fails with kAlreadyExists; it never touches the other task's interface.
-// eth0's MAC address is derived from the task's IP (02:70:<the four bytes of the IP>), so it is
-// stable across re-adoption, like an ENI's.
+// Names. The task namespace is `<netns_prefix><task id>`. Interface names must fit in 15
+// characters (IFNAMSIZ), so the task's veth (in the VPC namespace, or on the bridge-mode bridge)
+// is `<netns_prefix>` followed by hex digits of a hash of the task id, as many as fit. The prefix
+// is at most 7 characters, leaving at least 8 hex digits (32 bits; 11 digits, 44 bits, with the
+// default "pdk-"). Should two live tasks' names collide anyway, the second create fails with
+// kAlreadyExists; it never touches the other task's interface. The VPC namespace and the host end
+// of its transit are both `<vpc_prefix>` + hex digits of a hash of (node, VPC id). eth0's MAC
+// address is derived from the task's IP (02:70:<the four bytes of the IP>), so it is stable
+// across re-adoption, like an ENI's.
 //
 // Bridge mode (ECS networkMode "bridge", Docker's docker0 model). Each bridge-mode task gets a
 // namespace of its own (same names as above) on a second bridge, `paddock1`, whose network
@@ -66,9 +118,10 @@
 //                               published port by a host address: hairpin)
 //   filter PADDOCK-FORWARD      inserted first in FORWARD: accepts the bridge-mode bridge's
 //                               outgoing and intra-bridge traffic and what enters it as a reply or
-//                               DNATed (always), and the awsvpc bridge's traffic (EnsureForwarding,
-//                               only when FORWARD could drop it: policy not ACCEPT, or another
-//                               firewall's rules, e.g. Docker's -P FORWARD DROP with br_netfilter)
+//                               DNATed (always), and the VPC transits' outgoing traffic and its
+//                               replies (EnsureForwarding, only when FORWARD could drop it: policy
+//                               not ACCEPT, or another firewall's rules, e.g. Docker's -P FORWARD
+//                               DROP with br_netfilter)
 //   raw    PADDOCK-PREROUTING   drops packets for 127.0.0.0/8 arriving on a bridge-mode bridge:
 //                               that bridge has route_localnet=1 (needed for the loopback DNAT),
 //                               which would otherwise let tasks reach the host's loopback services
@@ -88,7 +141,7 @@
 // one port. Port ranges (containerPortRange) are not supported.
 //
 // Thread safety: every function may be called from any thread. Calls for the same task must not
-// run concurrently.
+// run concurrently; calls for one VPC may (the host-wide lock orders them).
 #pragma once
 
 #include <cstdint>
@@ -99,18 +152,31 @@
 #include <vector>
 
 #include "common/status.h"
+#include "vpc/policy.h"
 
 namespace paddock::agent::net {
 
+// The address every VPC router namespace (and, for bridge- and host-mode tasks, the host) serves
+// the task metadata endpoint on.
+inline constexpr std::string_view kMetadataAddress = "169.254.170.2";
+// The transit pair: the host's end and the VPC router's end carry these in every VPC.
+inline constexpr std::string_view kTransitHostAddress = "169.254.1.1";
+inline constexpr std::string_view kTransitVpcAddress = "169.254.1.2";
+// The VPC router's end of the transit, and the nftables table in the VPC router namespace.
+inline constexpr std::string_view kTransitInside = "transit0";
+inline constexpr std::string_view kVpcTable = "paddock_vpc";
+
 struct NetworkOptions {
-  // The bridge every task's host veth is a port of. At most 15 characters.
-  std::string bridge = "paddock0";
-  // The address the bridge carries in each subnet it serves: the subnet's .1 and its length.
+  // The gateway of each subnet (its .1; the length is ignored): the VPC router namespace carries
+  // each as a /32, so that tasks' default routes reach it. A task's own gateway is added too.
   std::vector<std::string> gateway_cidrs = {"172.31.0.1/20", "172.31.16.1/20", "172.31.32.1/20"};
-  // Starts the name of every namespace and host veth this instance makes, so that several
+  // Starts the name of every task namespace and task veth this instance makes, so that several
   // instances (and tests) on one machine never see or touch each other's. 1 to 7 characters
   // from [A-Za-z0-9_.-].
   std::string netns_prefix = "pdk-";
+  // Starts the name of every VPC router namespace and transit: shared by every agent of the host
+  // (tests use their own). 1 to 7 characters as netns_prefix; neither may start the other.
+  std::string vpc_prefix = "pdv-";
 
   // Bridge mode: the second bridge and the address it carries (its network's .1 and length;
   // tasks get the rest). Must not overlap another interface's network.
@@ -160,61 +226,149 @@ struct PublishedPort {
 struct TaskNetwork {
   std::string netns_name;   // "pdk-<task id>"
   std::string netns_path;   // "/var/run/netns/pdk-<task id>": what containers join
-  std::string host_veth;    // "pdk-1a2b3c4d5e6" (the bridge port)
+  // eth0's peer, "pdk-1a2b3c4d5e6": in the VPC router namespace (awsvpc) or a port of the
+  // bridge-mode bridge.
+  std::string host_veth;
   std::string mac_address;  // eth0's, "02:70:ac:1f:00:05"
   uint32_t ip = 0;          // eth0's IPv4 address, host order
+  // awsvpc: the VPC router namespace holding host_veth ("pdv-…"); empty for bridge mode, and for
+  // a record of unknown VPC (DeleteTaskNetwork then looks in every VPC namespace).
+  std::string vpc_netns;
+  // awsvpc, from CreateTaskNetwork: whether the host has its route to `ip` (false when another
+  // VPC's task on this host holds that address).
+  bool host_route = false;
 };
 
-// Creates the bridge if it does not exist, gives it a fixed MAC address (else the kernel would
-// take the lowest of its ports', and tasks' ARP entries for the gateway would go stale as tasks
-// come and go), adds each gateway address it lacks and brings it up. Safe to call again, and
-// when the bridge was left by an earlier run. Fails with kFailedPrecondition when an interface
-// of that name exists and is not a bridge.
-Status EnsureBridge(const NetworkOptions& options);
+// Which VPC, and whose: the VPC id and the node identity of the control plane that runs it
+// (agent::Control::NetworkIdentity), so that two Paddock servers on one host never share a VPC
+// namespace while the agents of one server do.
+struct VpcRef {
+  std::string vpc_id;  // "vpc-0a1b…": [A-Za-z0-9-]{1,64}
+  std::string node;    // [A-Za-z0-9-]{1,64}
+};
 
-// Gives `interface` the address `cidr` ("169.254.170.2/32") unless it has it already; idempotent.
-// kFailedPrecondition when there is no such interface, kInternal (quoting iproute2) when the
-// kernel refuses. For the task metadata endpoint's address on the tasks' bridge.
-Status EnsureInterfaceAddress(std::string_view interface, std::string_view cidr);
+// A VPC router namespace's names (VpcNetworkFor computes them; nothing needs to exist).
+struct VpcNetwork {
+  VpcRef ref;
+  std::string netns_name;  // "pdv-1a2b3c4d5e6"
+  std::string netns_path;  // "/var/run/netns/pdv-1a2b3c4d5e6"
+  std::string transit;     // the host's end of the transit: the same name as the namespace
+};
 
-// Creates task `task_id`'s namespace, its veth pair (the host end on the bridge; eth0 inside,
-// with `ip`/`prefix_length`, up, as is lo) and its default route via `gateway`. On failure
-// nothing of it is left behind. Fails with kAlreadyExists when the task's namespace or host veth
-// exists already (a repeated call), kFailedPrecondition when the bridge is missing,
-// kInvalidArgument for a task id outside [A-Za-z0-9_-]{1,64} or bad addresses, and kInternal
-// (quoting iproute2) when the kernel refuses a step, e.g. a gateway outside eth0's subnet.
-StatusOr<TaskNetwork> CreateTaskNetwork(const NetworkOptions& options, std::string_view task_id, uint32_t ip,
+// A VPC's policy as an agent fetched it. `fetched_at` is when the fetch began
+// (CLOCK_MONOTONIC, which every process of the host shares), so that of two agents applying
+// policies to one VPC namespace, the one that asked later wins and an answer that was already
+// stale when it arrived never replaces a newer one.
+struct FetchedPolicy {
+  vpc::VpcPolicy policy;
+  int64_t fetched_at = 0;
+};
+
+// CLOCK_MONOTONIC now, in nanoseconds: FetchedPolicy::fetched_at.
+int64_t MonotonicNanos();
+
+// The names VPC `ref` has on this host under `options`. kInvalidArgument for ids outside
+// [A-Za-z0-9-]{1,64}.
+StatusOr<VpcNetwork> VpcNetworkFor(const NetworkOptions& options, const VpcRef& ref);
+
+// The nftables script that replaces the VPC router's table with `policy` (see above): pure, for
+// ApplyVpcPolicy and golden tests. kInvalidArgument for an address, CIDR, protocol, port range
+// or group id it cannot express (the VPC's owner validates them first, so this means a bug).
+StatusOr<std::string> CompileVpcPolicy(const vpc::VpcPolicy& policy);
+
+enum class Applied {
+  kApplied,     // the table now enforces the policy
+  kUnchanged,   // it did already (same version, applied by anyone)
+  kSuperseded,  // a policy whose fetch began later is in place: left alone
+};
+
+// Replaces the table of the VPC's router namespace with `fetched.policy`'s, in one transaction,
+// unless it is in place already or superseded (see FetchedPolicy). kNotFound when the namespace
+// does not exist (CreateTaskNetwork makes it); kInvalidArgument when the policy does not compile;
+// kInternal (quoting nft) when the kernel refuses it. A failure leaves the previous table.
+StatusOr<Applied> ApplyVpcPolicy(const NetworkOptions& options, const VpcNetwork& vpc, const FetchedPolicy& fetched);
+
+// Makes VPC `vpc`'s router namespace unless it exists, and applies `fetched` there as
+// ApplyVpcPolicy does: ahead of CreateTaskNetwork (the agent does it when a task is assigned,
+// while the task's images are resolved), which then finds both done.
+StatusOr<Applied> PrepareVpcNetwork(const NetworkOptions& options, const VpcNetwork& vpc, const FetchedPolicy& fetched);
+
+// Creates task `task_id`'s network in VPC `vpc`: the VPC router namespace if it does not exist
+// yet, `fetched`'s policy applied there (ApplyVpcPolicy: it must list the task's address, or its
+// traffic is dropped), the task's namespace with eth0 (`ip`/`prefix_length`, the MAC derived from
+// `ip`, up, as is lo, default route via `gateway`), its peer in the VPC namespace with the route
+// to `ip`, and the host's route to `ip` when no other VPC holds it. The policy is in place before
+// the task's veth exists, so the task is never reachable without its rules. On failure nothing
+// of the task is left behind (the VPC namespace may stay). Fails with kAlreadyExists when the
+// task's namespace or veth exists already (a repeated call) or the VPC's namespace name is taken
+// by another VPC (a hash collision), kInvalidArgument for a task id outside
+// [A-Za-z0-9_-]{1,64} or bad addresses, and kInternal (quoting iproute2 or nft) when the kernel
+// refuses a step, e.g. a gateway outside eth0's subnet.
+StatusOr<TaskNetwork> CreateTaskNetwork(const NetworkOptions& options, const VpcNetwork& vpc,
+                                        const FetchedPolicy& fetched, std::string_view task_id, uint32_t ip,
                                         int prefix_length, uint32_t gateway);
 
-// Deletes the host veth (which takes eth0 with it) and then the namespace. What is already gone
-// is skipped, so a repeated call succeeds. The host veth goes first and explicitly: the kernel
-// dismantles a deleted namespace asynchronously, and its veth would otherwise linger (and block
-// a reused name) for a while. Processes still inside the namespace keep it alive but cut off.
-// Refuses (kInvalidArgument) names that do not start with the instance's prefix.
+// Deletes the task's veth (which takes eth0 with it; in the VPC namespace `network.vpc_netns`, or
+// whichever VPC namespace of the host holds it when that is empty, or on the bridge-mode bridge),
+// its host route (only one through that VPC's transit), and then its namespace. What is already
+// gone is skipped, so a repeated call succeeds. The veth goes first and explicitly: the kernel
+// dismantles a deleted namespace asynchronously, and its veth would otherwise linger (and block a
+// reused name) for a while. Processes still inside the namespace keep it alive but cut off. The
+// VPC namespace stays (RemoveVpcNetworkIfUnused). Refuses (kInvalidArgument) names that do not
+// start with the instance's prefix.
 Status DeleteTaskNetwork(const NetworkOptions& options, const TaskNetwork& network);
 
 // The names of the namespaces under /var/run/netns that start with the instance's prefix,
 // sorted. No namespace directory at all is an empty list.
 StatusOr<std::vector<std::string>> ListTaskNamespaces(const NetworkOptions& options);
 
-// The names and address CreateTaskNetwork uses for `task_id` and `ip`, without touching the
-// system: for re-adopting a task after a restart, or for cleaning up after a crashed create.
-StatusOr<TaskNetwork> TaskNetworkFor(const NetworkOptions& options, std::string_view task_id, uint32_t ip);
+// The names and address CreateTaskNetwork uses for `task_id` and `ip` (in `vpc`, when given),
+// without touching the system: for re-adopting a task after a restart, or for cleaning up after
+// a crashed create.
+StatusOr<TaskNetwork> TaskNetworkFor(const NetworkOptions& options, std::string_view task_id, uint32_t ip,
+                                     const VpcNetwork* vpc = nullptr);
 
 // The task id of a namespace name from ListTaskNamespaces; empty when `netns_name` does not
 // start with the prefix.
 std::string TaskIdOfNamespace(const NetworkOptions& options, std::string_view netns_name);
 
-// Adds PADDOCK-FORWARD's ACCEPT rules for `options.bridge` when FORWARD could drop its traffic
-// (see Ports above); nothing when FORWARD is an empty ACCEPT chain. No iptables binary: nothing.
-// Idempotent. The agent calls it after EnsureBridge. (EnsureBridgeNetwork does it for its bridge.)
+// The VPC router namespaces of the host (every agent's, names starting with vpc_prefix), sorted.
+StatusOr<std::vector<std::string>> ListVpcNamespaces(const NetworkOptions& options);
+
+// Removes VPC router namespace `netns_name` (with its transit, its host routes and its table)
+// when no task veth is left in it, under the host-wide lock. Returns whether it is gone (also
+// when it was not there). Sockets still open in it (a metadata listener) keep the namespace
+// alive, cut off, until they close.
+StatusOr<bool> RemoveVpcNetworkIfUnused(const NetworkOptions& options, std::string_view netns_name);
+
+// Installs (or brings up to date) the host's firewall table (see above), `inet <chain prefix in
+// lower case>`. Idempotent; one nft transaction. kFailedPrecondition when nft is missing.
+Status EnsureHostFirewall(const NetworkOptions& options);
+
+// Deletes the host firewall table. For tests (with a test-only chain prefix).
+Status RemoveHostFirewall(const NetworkOptions& options);
+
+// The host firewall table's name: chain_prefix in lower case ("paddock").
+std::string HostFirewallTable(const NetworkOptions& options);
+
+// Gives `interface` the address `cidr` ("169.254.170.2/32") unless it has it already; idempotent.
+// kFailedPrecondition when there is no such interface, kInternal (quoting iproute2) when the
+// kernel refuses. For the host's task metadata endpoint address (on lo).
+Status EnsureInterfaceAddress(std::string_view interface, std::string_view cidr);
+
+// Adds PADDOCK-FORWARD's ACCEPT rules for the VPC transits (what leaves by them, and its
+// replies) when FORWARD could drop their traffic (see Ports above); nothing when FORWARD is an
+// empty ACCEPT chain. No iptables binary: nothing. Idempotent. (EnsureBridgeNetwork does it for
+// its bridge.)
 Status EnsureForwarding(const NetworkOptions& options);
 
 // --- Bridge mode ---
 
-// Creates the bridge-mode bridge as EnsureBridge does (fixed MAC, its address, up), sets its
-// route_localnet, and installs the chains, jumps and per-bridge rules described above; what
-// exists already is kept. Fails with kFailedPrecondition when another interface carries an
+// Creates the bridge-mode bridge unless it exists, gives it a fixed MAC address (else the kernel
+// would take the lowest of its ports', and tasks' ARP entries for the gateway would go stale as
+// tasks come and go), its address, brings it up, sets its route_localnet, and installs the
+// chains, jumps and per-bridge rules described above and the host firewall
+// (EnsureHostFirewall); what exists already is kept. Fails with kFailedPrecondition when another interface carries an
 // address in the bridge's network (e.g. Docker's docker0 on 172.17.0.0/16: choose another
 // bridge_mode_gateway_cidr), or when iptables is missing.
 Status EnsureBridgeNetwork(const NetworkOptions& options);

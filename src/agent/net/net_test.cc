@@ -1,6 +1,8 @@
 // Tests of agent/net against the real kernel: they need root and iproute2 (else they skip).
-// Each run owns a bridge "pdkt<pid>", a prefix "p<pid in base 36>-" and the range
-// 10.254.<pid % 200>.0/24, and only ever sends traffic to namespaces it created. Bridge mode and
+// Each run owns a task prefix "p<pid in base 36>-", a VPC prefix "v<pid in base 36>-" (VPC
+// namespaces, transits, the lock /run/lock/<it>vpc.lock), the host firewall table "pdkt<pid>" and
+// the range 10.254.<pid % 200>.0/24 (every VPC of the run uses it, as every account's default VPC
+// uses 172.31.0.0/16), and only ever sends traffic to namespaces it created. Bridge mode and
 // ports add a bridge "pdkb<pid>" on 10.253.<pid % 200>.0/24, iptables chains "PDKT<pid>-*" (never
 // a running Paddock's PADDOCK-*) and host ports below the kernel's ephemeral range (20000-23999,
 // by pid), so other programs' ephemeral ports are never taken by a test's DNAT rule.
@@ -18,6 +20,8 @@
 #include <chrono>
 #include <filesystem>
 #include <fcntl.h>
+#include <ifaddrs.h>
+#include <sstream>
 #include <fstream>
 #include <set>
 #include <thread>
@@ -29,6 +33,7 @@
 #include "agent/net/internal/address_book.h"
 #include "agent/net/internal/command.h"
 #include "agent/net/internal/iptables.h"
+#include "common/netns.h"
 
 extern char** environ;
 
@@ -59,8 +64,9 @@ std::string IpText(uint32_t ip) {
   return fmt::format("{}.{}.{}.{}", ip >> 24, (ip >> 16) & 0xff, (ip >> 8) & 0xff, ip & 0xff);
 }
 
-internal::CommandResult Exec(const std::vector<std::string>& argv, std::string_view input = {}) {
-  StatusOr<internal::CommandResult> r = internal::RunCommand(argv, input);
+internal::CommandResult Exec(const std::vector<std::string>& argv, std::string_view input = {},
+                             std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+  StatusOr<internal::CommandResult> r = internal::RunCommand(argv, input, timeout);
   if (!r.ok()) return {.exit_code = -1, .out = {}, .err = r.status().ToString()};
   return *r;
 }
@@ -189,8 +195,9 @@ class NetTest : public ::testing::Test {
     static const std::string cannot = CannotMakeNetworks();
     if (!cannot.empty()) GTEST_SKIP() << "root, but cannot make namespaces and bridges here: " << cannot;
     unsigned pid = static_cast<unsigned>(getpid());
-    options_.bridge = fmt::format("pdkt{}", pid);
     options_.netns_prefix = fmt::format("p{:0>5}-", Base36(pid));
+    options_.vpc_prefix = fmt::format("v{:0>5}-", Base36(pid));
+    node_ = fmt::format("node-{}", pid);
     subnet_ = static_cast<int>(pid % 200);
     options_.gateway_cidrs = {fmt::format("10.254.{}.1/24", subnet_)};
     gateway_ = Ip(10, 254, subnet_, 1);
@@ -210,6 +217,9 @@ class NetTest : public ::testing::Test {
 
   void TearDown() override {
     if (!ready_) return;
+    for (int fd : listeners_) shutdown(fd, SHUT_RDWR);
+    for (std::thread& t : threads_) t.join();
+    for (int fd : listeners_) close(fd);
     for (pid_t child : children_) {
       kill(child, SIGKILL);
       waitpid(child, nullptr, 0);
@@ -229,7 +239,24 @@ class NetTest : public ::testing::Test {
     for (const std::string& link : WithPrefix(HostLinks(), options_.netns_prefix)) {
       Exec({internal::IpBinary(), "link", "del", "dev", link});
     }
-    Exec({internal::IpBinary(), "link", "del", "dev", options_.bridge});
+    // With their tasks gone, the VPC namespaces can go.
+    StatusOr<std::vector<std::string>> vpcs = ListVpcNamespaces(options_);
+    if (vpcs.ok()) {
+      for (const std::string& vpc : *vpcs) {
+        StatusOr<bool> gone = RemoveVpcNetworkIfUnused(options_, vpc);
+        EXPECT_TRUE(gone.ok() && *gone) << vpc << ": " << gone.status().ToString();
+        Exec({internal::IpBinary(), "link", "del", "dev", vpc});
+        Exec({internal::IpBinary(), "netns", "del", vpc});
+      }
+    }
+    if (!internal::NftBinary().empty()) {
+      Status s = RemoveHostFirewall(options_);
+      EXPECT_TRUE(s.ok()) << s.ToString();
+      EXPECT_THAT(Exec({internal::NftBinary(), "list", "tables"}).out, Not(HasSubstr(HostFirewallTable(options_))));
+    }
+    std::filesystem::remove(fmt::format("/run/lock/{}vpc.lock", options_.vpc_prefix));
+    EXPECT_THAT(NetnsList(options_.vpc_prefix), IsEmpty());
+    EXPECT_THAT(WithPrefix(HostLinks(), options_.vpc_prefix), IsEmpty());
     if (!internal::IptablesBinary().empty()) {
       Status s = RemoveBridgeNetwork(options_);
       EXPECT_TRUE(s.ok()) << s.ToString();
@@ -248,10 +275,90 @@ class NetTest : public ::testing::Test {
     EXPECT_THAT(HostLinks(), Not(::testing::Contains(options_.bridge_mode_bridge)));
   }
 
-  TaskNetwork MustCreate(std::string_view task_id, int host) {
-    StatusOr<TaskNetwork> tn = CreateTaskNetwork(options_, task_id, Ip(10, 254, subnet_, host), 24, gateway_);
+  // VPC `id` of this run's node.
+  VpcNetwork Vpc(const std::string& id) {
+    StatusOr<VpcNetwork> vpc = VpcNetworkFor(options_, {id, node_});
+    EXPECT_TRUE(vpc.ok()) << vpc.status().ToString();
+    return vpc.ok() ? *vpc : VpcNetwork{};
+  }
+
+  // A policy of `vpc` fetched now: `hosts` (last bytes of this run's range) in one default group
+  // (inbound from its members, everything outbound) unless `groups` and `members` say otherwise.
+  FetchedPolicy Policy(const VpcNetwork& vpc, std::string version, const std::vector<int>& hosts,
+                       std::vector<vpc::PolicyGroup> groups = {}, std::vector<vpc::PolicyMember> members = {}) {
+    FetchedPolicy p;
+    p.fetched_at = MonotonicNanos();
+    p.policy.vpc_id = vpc.ref.vpc_id;
+    p.policy.version = std::move(version);
+    if (groups.empty()) {
+      vpc::PolicyRule in{.protocol = "-1", .from_port = -1, .to_port = -1, .cidrs = {}, .groups = {"sg-default"}};
+      vpc::PolicyRule out{.protocol = "-1", .from_port = -1, .to_port = -1, .cidrs = {"0.0.0.0/0"}, .groups = {}};
+      groups = {vpc::PolicyGroup{"sg-default", {in}, {out}}};
+    }
+    p.policy.groups = std::move(groups);
+    for (int h : hosts) p.policy.members.push_back({IpText(Ip(10, 254, subnet_, h)), {"sg-default"}});
+    for (auto& m : members) p.policy.members.push_back(std::move(m));
+    return p;
+  }
+
+  TaskNetwork MustCreate(const VpcNetwork& vpc, const FetchedPolicy& policy, std::string_view task_id, int host) {
+    StatusOr<TaskNetwork> tn =
+        CreateTaskNetwork(options_, vpc, policy, task_id, Ip(10, 254, subnet_, host), 24, gateway_);
     EXPECT_TRUE(tn.ok()) << tn.status().ToString();
     return tn.ok() ? *tn : TaskNetwork{};
+  }
+
+  // A file of the namespace at `netns_path` (a /proc/sys value), trimmed.
+  std::string ReadIn(const std::string& netns_path, const std::string& file) {
+    std::string value;
+    Status s = netns::InNetworkNamespace(netns_path, [&] {
+      std::ifstream in(file);
+      in >> value;
+      return OkStatus();
+    });
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    return value;
+  }
+
+  // Whether one ping from `netns` (from `source`, when set) to `ip` is answered within a second.
+  bool Pings(const std::string& netns, uint32_t ip, std::string source = "") {
+    std::vector<std::string> argv = {internal::IpBinary(), "netns", "exec", netns, busybox_, "ping", "-c", "1", "-W", "1"};
+    if (!source.empty()) argv.insert(argv.end(), {"-I", source});
+    argv.push_back(IpText(ip));
+    return Exec(argv).exit_code == 0;
+  }
+
+  // Whether `nc` in `netns` connects to ip:port within a second and gets the host listener's
+  // greeting (StartHostListener).
+  bool ConnectsFrom(const std::string& netns, uint32_t ip, uint16_t port) {
+    internal::CommandResult r = Exec({internal::IpBinary(), "netns", "exec", netns, busybox_, "nc", "-w", "1",
+                                     IpText(ip), std::to_string(port)});
+    return r.out.find("greetings from the host") != std::string::npos;
+  }
+
+  // A listener of this process on 0.0.0.0 (every address of the host), greeting whoever connects,
+  // until the test ends. Returns its port.
+  uint16_t StartHostListener() {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    EXPECT_GE(fd, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    socklen_t len = sizeof addr;
+    EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    EXPECT_EQ(listen(fd, 16), 0);
+    EXPECT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+    listeners_.push_back(fd);
+    threads_.emplace_back([fd] {
+      for (;;) {
+        int conn = accept(fd, nullptr, nullptr);
+        if (conn < 0) return;  // shut down by TearDown
+        std::string hello = "greetings from the host\n";
+        ssize_t ignored = write(conn, hello.data(), hello.size());
+        (void)ignored;
+        close(conn);
+      }
+    });
+    return ntohs(addr.sin_port);
   }
 
   // Starts busybox httpd on :8080 inside `netns`, serving a page that says `text`.
@@ -277,15 +384,11 @@ class NetTest : public ::testing::Test {
 
   // `ip netns exec netns busybox wget -q -O - http://ip:port/`: the body, or "" on failure.
   std::string WgetFrom(const std::string& netns, uint32_t ip, uint16_t port) {
+    // A refused connection waits for the timeout (busybox wget's -T crashes): 3 s is plenty here.
     internal::CommandResult r = Exec({internal::IpBinary(), "netns", "exec", netns, busybox_, "wget", "-q", "-O", "-",
-                                     fmt::format("http://{}:{}/", IpText(ip), port)});
+                                     fmt::format("http://{}:{}/", IpText(ip), port)},
+                                    {}, std::chrono::seconds(3));
     return r.exit_code == 0 ? r.out : "";
-  }
-
-  std::string BridgeMac() {
-    std::string link = IpOut({"-o", "link", "show", "dev", options_.bridge});
-    size_t at = link.find("link/ether ");
-    return at == std::string::npos ? "" : link.substr(at + 11, 17);
   }
 
   bool RequireBusybox() {
@@ -296,8 +399,8 @@ class NetTest : public ::testing::Test {
   bool RequireIptables() { return !internal::IptablesBinary().empty(); }
 
   // The body a one-shot HTTP server of this process, listening on `ip`, sent to a wget run in
-  // `netns`; "" when wget got nothing.
-  std::string HostAnswersFrom(const std::string& netns, uint32_t ip) {
+  // `netns` to `target` (default: `ip`); "" when wget got nothing.
+  std::string HostAnswersFrom(const std::string& netns, uint32_t ip, uint32_t target = 0) {
     int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (listener < 0) return "";
     sockaddr_in addr{};
@@ -320,7 +423,7 @@ class NetTest : public ::testing::Test {
       ignored = write(conn, answer.data(), answer.size());
       close(conn);
     });
-    std::string body = WgetFrom(netns, ip, ntohs(addr.sin_port));
+    std::string body = WgetFrom(netns, target != 0 ? target : ip, ntohs(addr.sin_port));
     if (body.empty()) shutdown(listener, SHUT_RDWR);  // unblocks accept if wget never connected
     server.join();
     close(listener);
@@ -343,6 +446,9 @@ class NetTest : public ::testing::Test {
   }
 
   NetworkOptions options_;
+  std::string node_;
+  std::vector<int> listeners_;
+  std::vector<std::thread> threads_;
   int subnet_ = 0;
   uint32_t gateway_ = 0;
   uint32_t bridge_gateway_ = 0;
@@ -353,161 +459,393 @@ class NetTest : public ::testing::Test {
   std::vector<std::string> dirs_;
 };
 
-TEST_F(NetTest, EnsureBridgeTwiceIsFine) {
-  ASSERT_TRUE(EnsureBridge(options_).ok());
-  std::string mac_before = BridgeMac();
-  EXPECT_THAT(mac_before, ::testing::StartsWith("02:62:"));
-  Status again = EnsureBridge(options_);
-  ASSERT_TRUE(again.ok()) << again.ToString();
-  std::string link = IpOut({"-d", "-o", "link", "show", "dev", options_.bridge});
-  EXPECT_THAT(link, HasSubstr(" bridge "));
-  EXPECT_THAT(link, HasSubstr(",UP"));
-  EXPECT_EQ(BridgeMac(), mac_before);
-  std::string addrs = IpOut({"-o", "-4", "addr", "show", "dev", options_.bridge});
-  EXPECT_THAT(addrs, HasSubstr(fmt::format("inet 10.254.{}.1/24", subnet_)));
-  // One address, not two.
-  EXPECT_EQ(addrs.find("inet "), addrs.rfind("inet ")) << addrs;
-}
+// --- VPCs (awsvpc) ---
 
-TEST_F(NetTest, EnsureBridgeRefusesAnInterfaceThatIsNotABridge) {
-  std::string not_bridge = options_.netns_prefix + "nb";
-  ASSERT_EQ(Exec({internal::IpBinary(), "link", "add", not_bridge, "type", "veth", "peer", "name",
-                 options_.netns_prefix + "nc"})
-                .exit_code,
-            0);
-  NetworkOptions options = options_;
-  options.bridge = not_bridge;
-  Status s = EnsureBridge(options);
-  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition) << s.ToString();
-  EXPECT_THAT(s.message(), HasSubstr("not a bridge"));
-}
-
-TEST_F(NetTest, TaskNetworksGetTheirAddressesMacsAndRoutes) {
-  ASSERT_TRUE(EnsureBridge(options_).ok());
-  std::string bridge_mac = BridgeMac();
-  TaskNetwork a = MustCreate("task-a", 10);
-  TaskNetwork b = MustCreate("task-b", 11);
+TEST_F(NetTest, TheFirstTaskMakesItsVpcRouterNamespace) {
+  VpcNetwork vpc = Vpc("vpc-0aaaa");
+  EXPECT_TRUE(vpc.netns_name.starts_with(options_.vpc_prefix));
+  EXPECT_EQ(vpc.transit, vpc.netns_name);
+  TaskNetwork a = MustCreate(vpc, Policy(vpc, "v1", {10}), "task-a", 10);
   ASSERT_FALSE(a.netns_name.empty());
-  ASSERT_FALSE(b.netns_name.empty());
-  // Ports coming and going do not change the gateway's MAC address.
-  EXPECT_EQ(BridgeMac(), bridge_mac);
+  EXPECT_EQ(a.vpc_netns, vpc.netns_name);
+  EXPECT_TRUE(a.host_route);
+  EXPECT_THAT(NetnsList(options_.vpc_prefix), ElementsAre(vpc.netns_name));
 
+  // The router: forwarding, strict reverse-path filtering, proxy ARP without delay, no IPv6.
+  const std::string& v = vpc.netns_path;
+  EXPECT_EQ(ReadIn(v, "/proc/sys/net/ipv4/ip_forward"), "1");
+  EXPECT_EQ(ReadIn(v, "/proc/sys/net/ipv4/conf/all/rp_filter"), "1");
+  EXPECT_EQ(ReadIn(v, "/proc/sys/net/ipv4/conf/all/proxy_arp"), "1");
+  EXPECT_EQ(ReadIn(v, fmt::format("/proc/sys/net/ipv4/neigh/{}/proxy_delay", a.host_veth)), "0");
+  EXPECT_EQ(ReadIn(v, "/proc/sys/net/ipv4/neigh/transit0/proxy_delay"), "0");
+  EXPECT_EQ(ReadIn(v, "/proc/sys/net/ipv6/conf/all/disable_ipv6"), "1");
+  std::string lo = IpOut({"-n", vpc.netns_name, "-o", "-4", "addr", "show", "dev", "lo"});
+  EXPECT_THAT(lo, HasSubstr(fmt::format("inet {}/32", IpText(gateway_))));
+  EXPECT_THAT(lo, HasSubstr("inet 169.254.170.2/32"));
+  EXPECT_THAT(IpOut({"-n", vpc.netns_name, "-o", "-4", "addr", "show", "dev", "transit0"}),
+              HasSubstr("inet 169.254.1.2/32"));
+  std::string routes = IpOut({"-n", vpc.netns_name, "route", "show"});
+  EXPECT_THAT(routes, HasSubstr("default via 169.254.1.1 dev transit0 onlink"));
+  EXPECT_THAT(routes, HasSubstr(fmt::format("{} dev {}", IpText(a.ip), a.host_veth)));
+  EXPECT_THAT(routes, HasSubstr(fmt::format("unreachable 10.254.{}.0/24", subnet_)));
+  // The host: the transit's end with 169.254.1.1 and the route to the task; the task's veth is not
+  // on the host at all.
+  EXPECT_THAT(IpOut({"-o", "-4", "addr", "show", "dev", vpc.transit}), HasSubstr("inet 169.254.1.1/32"));
+  EXPECT_THAT(IpOut({"route", "show", "exact", IpText(a.ip) + "/32"}), HasSubstr("dev " + vpc.transit));
+  EXPECT_THAT(HostLinks(), Not(::testing::Contains(a.host_veth)));
+  EXPECT_THAT(IpOut({"-n", vpc.netns_name, "-o", "link", "show", "dev", a.host_veth}), HasSubstr(",UP"));
+  // Its table.
+  EXPECT_THAT(IpOut({"netns", "exec", vpc.netns_name, internal::NftBinary(), "list", "table", "inet", "paddock_vpc"}),
+              HasSubstr("policy drop"));
+
+  // The task: eth0 with its address and MAC, default route via the gateway.
   EXPECT_EQ(a.netns_name, options_.netns_prefix + "task-a");
   EXPECT_EQ(a.netns_path, "/var/run/netns/" + a.netns_name);
-  EXPECT_EQ(access(a.netns_path.c_str(), F_OK), 0);
-  EXPECT_EQ(a.ip, Ip(10, 254, subnet_, 10));
   EXPECT_EQ(a.mac_address, fmt::format("02:70:0a:fe:{:02x}:0a", subnet_));
-  EXPECT_EQ(b.mac_address, fmt::format("02:70:0a:fe:{:02x}:0b", subnet_));
-  EXPECT_NE(a.host_veth, b.host_veth);
+  std::string link = IpOut({"-n", a.netns_name, "-o", "link", "show", "dev", "eth0"});
+  EXPECT_THAT(link, HasSubstr("link/ether " + a.mac_address));
+  EXPECT_THAT(link, HasSubstr(",UP"));
+  EXPECT_THAT(IpOut({"-n", a.netns_name, "-o", "-4", "addr", "show", "dev", "eth0"}),
+              HasSubstr(fmt::format("inet {}/24", IpText(a.ip))));
+  EXPECT_THAT(IpOut({"-n", a.netns_name, "route", "show", "default"}),
+              HasSubstr(fmt::format("default via {} dev eth0", IpText(gateway_))));
 
-  for (const TaskNetwork* tn : {&a, &b}) {
-    std::string link = IpOut({"-n", tn->netns_name, "-o", "link", "show", "dev", "eth0"});
-    EXPECT_THAT(link, HasSubstr("link/ether " + tn->mac_address));
-    EXPECT_THAT(link, HasSubstr(",UP"));
-    EXPECT_THAT(IpOut({"-n", tn->netns_name, "-o", "-4", "addr", "show", "dev", "eth0"}),
-                HasSubstr(fmt::format("inet {}/24", IpText(tn->ip))));
-    EXPECT_THAT(IpOut({"-n", tn->netns_name, "-o", "link", "show", "dev", "lo"}), HasSubstr(",UP"));
-    EXPECT_THAT(IpOut({"-n", tn->netns_name, "route", "show", "default"}),
-                HasSubstr(fmt::format("default via {} dev eth0", IpText(gateway_))));
-    // The host end is a port of the bridge, and up.
-    std::string host = IpOut({"-o", "link", "show", "dev", tn->host_veth});
-    EXPECT_THAT(host, HasSubstr("master " + options_.bridge));
-    EXPECT_THAT(host, HasSubstr(",UP"));
-  }
+  // A second task of the VPC joins the same namespace.
+  TaskNetwork b = MustCreate(vpc, Policy(vpc, "v2", {10, 11}), "task-b", 11);
+  EXPECT_EQ(b.vpc_netns, vpc.netns_name);
+  EXPECT_THAT(NetnsList(options_.vpc_prefix), ElementsAre(vpc.netns_name));
 }
 
-TEST_F(NetTest, HostReachesTasksAndTasksReachEachOtherAndTheHost) {
-  if (!RequireBusybox()) GTEST_SKIP() << "needs busybox (busybox-static) for httpd and wget";
-  ASSERT_TRUE(EnsureBridge(options_).ok());
-  TaskNetwork a = MustCreate("task-a", 10);
-  TaskNetwork b = MustCreate("task-b", 11);
+TEST_F(NetTest, TasksOfAVpcReachEachOtherOnlyThroughItsRouter) {
+  if (!RequireBusybox()) GTEST_SKIP() << "needs busybox (busybox-static) for httpd, wget and ping";
+  VpcNetwork vpc = Vpc("vpc-0aaaa");
+  TaskNetwork a = MustCreate(vpc, Policy(vpc, "v1", {10}), "task-a", 10);
+  TaskNetwork b = MustCreate(vpc, Policy(vpc, "v2", {10, 11}), "task-b", 11);
   ASSERT_FALSE(a.netns_name.empty());
   ASSERT_FALSE(b.netns_name.empty());
   StartHttpd(a.netns_name, "page of task a");
   StartHttpd(b.netns_name, "page of task b");
 
-  // Host -> each task, from this process.
+  // Host -> each task (the README's curl), task -> task both ways.
   EXPECT_THAT(HttpGet(a.ip, 8080), HasSubstr("page of task a"));
   EXPECT_THAT(HttpGet(b.ip, 8080), HasSubstr("page of task b"));
-  // Task -> task, both ways.
   EXPECT_THAT(WgetFrom(a.netns_name, b.ip, 8080), HasSubstr("page of task b"));
   EXPECT_THAT(WgetFrom(b.netns_name, a.ip, 8080), HasSubstr("page of task a"));
+  // Routed, not bridged: a knows b by the router's MAC, and the packet's TTL went down by one.
+  std::string router_mac = IpOut({"-n", vpc.netns_name, "-o", "link", "show", "dev", a.host_veth});
+  std::string neigh = IpOut({"-n", a.netns_name, "neigh", "show", IpText(b.ip)});
+  EXPECT_THAT(neigh, Not(HasSubstr(b.mac_address)));
+  EXPECT_THAT(router_mac, HasSubstr(neigh.substr(neigh.find("lladdr ") + 7, 17)));
+  internal::CommandResult ping =
+      Exec({internal::IpBinary(), "netns", "exec", a.netns_name, busybox_, "ping", "-c", "1", "-W", "2", IpText(b.ip)});
+  EXPECT_THAT(ping.out, HasSubstr("ttl=63"));
 
-  // Task -> host, at the gateway address: a one-shot HTTP answer from this process.
-  EXPECT_EQ(HostAnswersFrom(a.netns_name, gateway_), "the host!\n");
+  // A task cannot take a neighbour's address: the router drops what comes from an address that
+  // is not routed to the sender's own veth (strict rp_filter).
+  ASSERT_EQ(Exec({internal::IpBinary(), "-n", a.netns_name, "addr", "add", IpText(Ip(10, 254, subnet_, 12)) + "/32",
+                 "dev", "eth0"})
+                .exit_code,
+            0);
+  EXPECT_TRUE(Pings(a.netns_name, b.ip));
+  EXPECT_FALSE(Pings(a.netns_name, b.ip, IpText(Ip(10, 254, subnet_, 12))));
+  // An address of the subnet that no task holds is unreachable, not sent on to the node.
+  EXPECT_FALSE(Pings(a.netns_name, Ip(10, 254, subnet_, 99)));
 }
 
-TEST_F(NetTest, DeleteRemovesNamespaceAndVethAndIsIdempotent) {
-  ASSERT_TRUE(EnsureBridge(options_).ok());
-  TaskNetwork a = MustCreate("task-a", 10);
+TEST_F(NetTest, TwoVpcsWithTheSameAddressesShareNothing) {
+  if (!RequireBusybox()) GTEST_SKIP() << "needs busybox (busybox-static) for httpd, wget and ping";
+  VpcNetwork one = Vpc("vpc-0aaaa");
+  VpcNetwork two = Vpc("vpc-0bbbb");
+  ASSERT_NE(one.netns_name, two.netns_name);
+  TaskNetwork a = MustCreate(one, Policy(one, "v1", {10}), "task-a", 10);
+  TaskNetwork b = MustCreate(one, Policy(one, "v2", {10, 11}), "task-b", 11);
+  // The attacker's VPC: the same subnet; x even has a's address.
+  TaskNetwork x = MustCreate(two, Policy(two, "v1", {10}), "task-x", 10);
+  TaskNetwork y = MustCreate(two, Policy(two, "v2", {10, 12}), "task-y", 12);
+  ASSERT_FALSE(x.netns_name.empty());
+  EXPECT_FALSE(x.host_route);  // the host's route to .10 is a's
+  EXPECT_TRUE(y.host_route);
+  StartHttpd(a.netns_name, "page of task a");
+  StartHttpd(b.netns_name, "page of task b");
+  StartHttpd(x.netns_name, "page of task x");
+  StartHttpd(y.netns_name, "page of task y");
+  // The host reaches a (it has .10's route), b and y; this also waits for their servers.
+  EXPECT_THAT(HttpGet(a.ip, 8080), HasSubstr("page of task a"));
+  EXPECT_THAT(HttpGet(b.ip, 8080), HasSubstr("page of task b"));
+  EXPECT_THAT(HttpGet(y.ip, 8080), HasSubstr("page of task y"));
+
+  // Inside each VPC, tasks reach each other; .10 is x in x's VPC and a in a's.
+  EXPECT_THAT(WgetFrom(y.netns_name, x.ip, 8080), HasSubstr("page of task x"));
+  EXPECT_THAT(WgetFrom(x.netns_name, y.ip, 8080), HasSubstr("page of task y"));
+  EXPECT_THAT(WgetFrom(b.netns_name, a.ip, 8080), HasSubstr("page of task a"));
+  // Across them, not one packet: not by TCP, not by ping, not at the address both have.
+  EXPECT_EQ(WgetFrom(x.netns_name, b.ip, 8080), "");
+  EXPECT_FALSE(Pings(x.netns_name, b.ip));
+  EXPECT_EQ(WgetFrom(b.netns_name, y.ip, 8080), "");
+  EXPECT_FALSE(Pings(a.netns_name, y.ip));
+  EXPECT_FALSE(Pings(b.netns_name, Ip(10, 254, subnet_, 12)));
+}
+
+TEST_F(NetTest, SecurityGroupsDecideAndChangesReachRunningTasks) {
+  if (!RequireBusybox()) GTEST_SKIP() << "needs busybox (busybox-static) for httpd and wget";
+  VpcNetwork vpc = Vpc("vpc-0aaaa");
+  auto rule = [](std::string protocol, int32_t from, int32_t to, std::vector<std::string> cidrs,
+                 std::vector<std::string> groups) {
+    return vpc::PolicyRule{.protocol = std::move(protocol), .from_port = from, .to_port = to,
+                           .cidrs = std::move(cidrs), .groups = std::move(groups)};
+  };
+  const std::string all_out_cidr = "0.0.0.0/0";
+  // web admits tcp 8080 from the clients; clients and others admit nothing.
+  auto groups = [&](bool others_allowed) {
+    std::vector<std::string> sources = {"sg-client"};
+    if (others_allowed) sources.push_back("sg-other");
+    return std::vector<vpc::PolicyGroup>{
+        {"sg-client", {}, {rule("-1", -1, -1, {all_out_cidr}, {})}},
+        {"sg-other", {}, {rule("-1", -1, -1, {all_out_cidr}, {})}},
+        {"sg-web", {rule("tcp", 8080, 8080, {}, sources)}, {rule("-1", -1, -1, {all_out_cidr}, {})}}};
+  };
+  auto members = [&](int count) {
+    std::vector<vpc::PolicyMember> m = {{IpText(Ip(10, 254, subnet_, 10)), {"sg-web"}},
+                                        {IpText(Ip(10, 254, subnet_, 11)), {"sg-client"}},
+                                        {IpText(Ip(10, 254, subnet_, 12)), {"sg-other"}}};
+    m.resize(static_cast<size_t>(count));
+    return m;
+  };
+  TaskNetwork web = MustCreate(vpc, Policy(vpc, "v1", {}, groups(false), members(1)), "task-web", 10);
+  TaskNetwork client = MustCreate(vpc, Policy(vpc, "v2", {}, groups(false), members(2)), "task-client", 11);
+  TaskNetwork other = MustCreate(vpc, Policy(vpc, "v3", {}, groups(false), members(3)), "task-other", 12);
+  StartHttpd(web.netns_name, "page of web");
+  StartHttpd(client.netns_name, "page of client");
+
+  EXPECT_THAT(WgetFrom(client.netns_name, web.ip, 8080), HasSubstr("page of web"));
+  EXPECT_EQ(WgetFrom(other.netns_name, web.ip, 8080), "");     // not in sg-client
+  EXPECT_EQ(WgetFrom(web.netns_name, client.ip, 8080), "");    // the client admits nothing
+  // The node is trusted (the future edge): it reaches every task.
+  EXPECT_THAT(HttpGet(client.ip, 8080), HasSubstr("page of client"));
+
+  // Authorize: on the running tasks, with the next apply.
+  StatusOr<Applied> applied = ApplyVpcPolicy(options_, vpc, Policy(vpc, "v4", {}, groups(true), members(3)));
+  ASSERT_TRUE(applied.ok()) << applied.status().ToString();
+  EXPECT_EQ(*applied, Applied::kApplied);
+  EXPECT_THAT(WgetFrom(other.netns_name, web.ip, 8080), HasSubstr("page of web"));
+  // Revoke.
+  applied = ApplyVpcPolicy(options_, vpc, Policy(vpc, "v5", {}, groups(false), members(3)));
+  ASSERT_TRUE(applied.ok()) << applied.status().ToString();
+  EXPECT_EQ(WgetFrom(other.netns_name, web.ip, 8080), "");
+  // A member's egress decides too: a client that may send nothing reaches nobody.
+  std::vector<vpc::PolicyGroup> mute = groups(false);
+  mute[0].egress.clear();
+  applied = ApplyVpcPolicy(options_, vpc, Policy(vpc, "v6", {}, mute, members(3)));
+  ASSERT_TRUE(applied.ok()) << applied.status().ToString();
+  EXPECT_EQ(WgetFrom(client.netns_name, web.ip, 8080), "");
+  // A task the policy does not list is cut off both ways (its rules do not exist yet).
+  applied = ApplyVpcPolicy(options_, vpc, Policy(vpc, "v7", {}, groups(true), members(2)));
+  ASSERT_TRUE(applied.ok()) << applied.status().ToString();
+  EXPECT_EQ(WgetFrom(other.netns_name, web.ip, 8080), "");
+}
+
+TEST_F(NetTest, TasksCannotReachTheNode) {
+  if (!RequireBusybox()) GTEST_SKIP() << "needs busybox (busybox-static) for nc";
+  ASSERT_TRUE(EnsureHostFirewall(options_).ok());
+  VpcNetwork vpc = Vpc("vpc-0aaaa");
+  TaskNetwork a = MustCreate(vpc, Policy(vpc, "v1", {10}), "task-a", 10);
   ASSERT_FALSE(a.netns_name.empty());
+  uint16_t port = StartHostListener();
+  // The host's own connection works (the probe's control).
+  int fd = ConnectWithRetry(Ip(127, 0, 0, 1), port);
+  ASSERT_GE(fd, 0);
+  close(fd);
+
+  // Through the gateway, the transit's host address, and every address of the host.
+  std::vector<uint32_t> targets = {gateway_, Ip(169, 254, 1, 1)};
+  ifaddrs* list = nullptr;
+  ASSERT_EQ(getifaddrs(&list), 0);
+  for (ifaddrs* i = list; i != nullptr; i = i->ifa_next) {
+    if (i->ifa_addr == nullptr || i->ifa_addr->sa_family != AF_INET) continue;
+    uint32_t ip = ntohl(reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr.s_addr);
+    if ((ip >> 24) != 127) targets.push_back(ip);
+  }
+  freeifaddrs(list);
+  for (uint32_t target : targets) EXPECT_FALSE(ConnectsFrom(a.netns_name, target, port)) << IpText(target);
+
+  // What the router serves on purpose: TCP to the metadata address, inside the VPC namespace.
+  int md = -1;
+  uint16_t md_port = 0;
+  ASSERT_TRUE(netns::InNetworkNamespace(vpc.netns_path, [&] {
+                md = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+                return OkStatus();
+              }).ok());
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(Ip(169, 254, 170, 2));
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(bind(md, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(listen(md, 4), 0);
+  ASSERT_EQ(getsockname(md, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  md_port = ntohs(addr.sin_port);
+  listeners_.push_back(md);
+  threads_.emplace_back([md] {
+    for (;;) {
+      int conn = accept(md, nullptr, nullptr);
+      if (conn < 0) return;
+      std::string hello = "greetings from the host\n";  // the probe's word for "reached"
+      ssize_t ignored = write(conn, hello.data(), hello.size());
+      (void)ignored;
+      close(conn);
+    }
+  });
+  EXPECT_TRUE(ConnectsFrom(a.netns_name, Ip(169, 254, 170, 2), md_port));
+}
+
+TEST_F(NetTest, ApplyNeverReplacesAPolicyWithAnEarlierFetch) {
+  VpcNetwork vpc = Vpc("vpc-0aaaa");
+  FetchedPolicy first = Policy(vpc, "v1", {10});
+  FetchedPolicy second = Policy(vpc, "v2", {10, 11});
+  EXPECT_EQ(ApplyVpcPolicy(options_, vpc, first).status().code(), StatusCode::kNotFound);  // no namespace yet
+  TaskNetwork b = MustCreate(vpc, second, "task-b", 11);
+  ASSERT_FALSE(b.netns_name.empty());
+  auto table = [&] {
+    return IpOut({"netns", "exec", vpc.netns_name, internal::NftBinary(), "list", "set", "inet", "paddock_vpc", "members"});
+  };
+  EXPECT_THAT(table(), HasSubstr(IpText(Ip(10, 254, subnet_, 11))));
+  StatusOr<Applied> a = ApplyVpcPolicy(options_, vpc, first);  // asked before v2 was
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(*a, Applied::kSuperseded);
+  EXPECT_THAT(table(), HasSubstr(IpText(Ip(10, 254, subnet_, 11))));
+  a = ApplyVpcPolicy(options_, vpc, Policy(vpc, "v2", {10, 11}));
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(*a, Applied::kUnchanged);
+  FetchedPolicy third = Policy(vpc, "v3", {10, 11, 12});  // asked after everything above
+  a = ApplyVpcPolicy(options_, vpc, third);
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(*a, Applied::kApplied);
+  EXPECT_THAT(table(), HasSubstr(IpText(Ip(10, 254, subnet_, 12))));
+  // A policy that does not compile leaves the table as it was.
+  FetchedPolicy bad = Policy(vpc, "v4", {10});
+  bad.policy.members.push_back({"10.254.0.300", {"sg-default"}});
+  EXPECT_EQ(ApplyVpcPolicy(options_, vpc, bad).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(table(), HasSubstr(IpText(Ip(10, 254, subnet_, 12))));
+}
+
+TEST_F(NetTest, ANamespaceNameOfAnotherVpcIsNeverShared) {
+  VpcNetwork vpc = Vpc("vpc-0aaaa");
+  TaskNetwork a = MustCreate(vpc, Policy(vpc, "v1", {10}), "task-a", 10);
+  ASSERT_FALSE(a.netns_name.empty());
+  // As if another VPC's names hashed alike: its record says so.
+  ASSERT_EQ(Exec({internal::IpBinary(), "link", "set", "dev", vpc.transit, "alias",
+                 "paddock-vpc " + node_ + " vpc-0other 0 -"})
+                .exit_code,
+            0);
+  StatusOr<TaskNetwork> b =
+      CreateTaskNetwork(options_, vpc, Policy(vpc, "v2", {10, 11}), "task-b", Ip(10, 254, subnet_, 11), 24, gateway_);
+  EXPECT_EQ(b.status().code(), StatusCode::kAlreadyExists) << b.status().ToString();
   EXPECT_THAT(NetnsList(options_.netns_prefix), ElementsAre(a.netns_name));
-  EXPECT_THAT(WithPrefix(HostLinks(), options_.netns_prefix), ElementsAre(a.host_veth));
+}
+
+TEST_F(NetTest, DeleteRemovesTheTaskItsRoutesAndAtLastItsVpc) {
+  VpcNetwork vpc = Vpc("vpc-0aaaa");
+  TaskNetwork a = MustCreate(vpc, Policy(vpc, "v1", {10}), "task-a", 10);
+  TaskNetwork b = MustCreate(vpc, Policy(vpc, "v2", {10, 11}), "task-b", 11);
+  ASSERT_FALSE(b.netns_name.empty());
+  EXPECT_THAT(NetnsList(options_.netns_prefix), ElementsAre(a.netns_name, b.netns_name));
 
   Status s = DeleteTaskNetwork(options_, a);
   ASSERT_TRUE(s.ok()) << s.ToString();
-  EXPECT_THAT(NetnsList(options_.netns_prefix), IsEmpty());
-  EXPECT_THAT(WithPrefix(HostLinks(), options_.netns_prefix), IsEmpty());
-  EXPECT_NE(access(a.netns_path.c_str(), F_OK), 0);
-
+  EXPECT_THAT(NetnsList(options_.netns_prefix), ElementsAre(b.netns_name));
+  EXPECT_THAT(IpOut({"-n", vpc.netns_name, "-o", "link", "show"}), Not(HasSubstr(a.host_veth)));
+  EXPECT_EQ(IpOut({"route", "show", "exact", IpText(a.ip) + "/32"}), "");
   s = DeleteTaskNetwork(options_, a);
   EXPECT_TRUE(s.ok()) << s.ToString();
-  // The names are free again at once: the same task id can be set up again.
-  TaskNetwork again = MustCreate("task-a", 10);
+  // The names are free again at once.
+  TaskNetwork again = MustCreate(vpc, Policy(vpc, "v3", {10, 11}), "task-a", 10);
   EXPECT_EQ(again.host_veth, a.host_veth);
+
+  // A VPC namespace in use stays.
+  StatusOr<bool> gone = RemoveVpcNetworkIfUnused(options_, vpc.netns_name);
+  ASSERT_TRUE(gone.ok());
+  EXPECT_FALSE(*gone);
+  // After a crash the agent knows only the task id: its veth and host route are found.
+  StatusOr<TaskNetwork> by_id = TaskNetworkFor(options_, "task-b", 0);
+  ASSERT_TRUE(by_id.ok());
+  ASSERT_TRUE(DeleteTaskNetwork(options_, *by_id).ok());
+  EXPECT_EQ(IpOut({"route", "show", "exact", IpText(b.ip) + "/32"}), "");
+  ASSERT_TRUE(DeleteTaskNetwork(options_, again).ok());
+  gone = RemoveVpcNetworkIfUnused(options_, vpc.netns_name);
+  ASSERT_TRUE(gone.ok()) << gone.status().ToString();
+  EXPECT_TRUE(*gone);
+  EXPECT_THAT(NetnsList(options_.vpc_prefix), IsEmpty());
+  EXPECT_THAT(WithPrefix(HostLinks(), options_.vpc_prefix), IsEmpty());
+  gone = RemoveVpcNetworkIfUnused(options_, vpc.netns_name);
+  EXPECT_TRUE(gone.ok() && *gone);
 }
 
 TEST_F(NetTest, DuplicateTaskIdFailsAndLeavesTheFirstIntact) {
-  ASSERT_TRUE(EnsureBridge(options_).ok());
-  TaskNetwork a = MustCreate("task-a", 10);
+  VpcNetwork vpc = Vpc("vpc-0aaaa");
+  TaskNetwork a = MustCreate(vpc, Policy(vpc, "v1", {10}), "task-a", 10);
   ASSERT_FALSE(a.netns_name.empty());
-  StatusOr<TaskNetwork> dup = CreateTaskNetwork(options_, "task-a", Ip(10, 254, subnet_, 12), 24, gateway_);
+  StatusOr<TaskNetwork> dup =
+      CreateTaskNetwork(options_, vpc, Policy(vpc, "v2", {10, 12}), "task-a", Ip(10, 254, subnet_, 12), 24, gateway_);
   ASSERT_FALSE(dup.ok());
   EXPECT_EQ(dup.status().code(), StatusCode::kAlreadyExists) << dup.status().ToString();
   EXPECT_THAT(NetnsList(options_.netns_prefix), ElementsAre(a.netns_name));
-  EXPECT_THAT(WithPrefix(HostLinks(), options_.netns_prefix), ElementsAre(a.host_veth));
   EXPECT_THAT(IpOut({"-n", a.netns_name, "-o", "-4", "addr", "show", "dev", "eth0"}),
               HasSubstr(fmt::format("inet {}/24", IpText(a.ip))));
 }
 
-TEST_F(NetTest, FailureHalfwayLeavesNothingBehind) {
-  ASSERT_TRUE(EnsureBridge(options_).ok());
-  // The kernel refuses a default route via a gateway outside eth0's subnet: the last step fails
-  // after the namespace and the veth pair exist.
+TEST_F(NetTest, FailureHalfwayLeavesNothingOfTheTask) {
+  VpcNetwork vpc = Vpc("vpc-0aaaa");
+  TaskNetwork a = MustCreate(vpc, Policy(vpc, "v1", {10}), "task-a", 10);
+  ASSERT_FALSE(a.netns_name.empty());
+  // The router already routes .20 elsewhere: the task's route cannot be added, after its
+  // namespace and veth pair exist.
+  ASSERT_EQ(Exec({internal::IpBinary(), "-n", vpc.netns_name, "route", "add", IpText(Ip(10, 254, subnet_, 20)) + "/32",
+                 "dev", a.host_veth})
+                .exit_code,
+            0);
   StatusOr<TaskNetwork> bad =
-      CreateTaskNetwork(options_, "task-bad", Ip(10, 254, subnet_, 20), 24, Ip(10, 253, subnet_, 1));
+      CreateTaskNetwork(options_, vpc, Policy(vpc, "v2", {10, 20}), "task-bad", Ip(10, 254, subnet_, 20), 24, gateway_);
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), StatusCode::kInternal);
   EXPECT_THAT(bad.status().message(), HasSubstr("task-bad"));
-  EXPECT_THAT(bad.status().message(), HasSubstr("Nexthop has invalid gateway"));  // iproute2's stderr
-  EXPECT_THAT(NetnsList(options_.netns_prefix), IsEmpty());
-  EXPECT_THAT(WithPrefix(HostLinks(), options_.netns_prefix), IsEmpty());
-}
-
-TEST_F(NetTest, MissingBridgeIsAPreconditionAndCreatesNothing) {
-  StatusOr<TaskNetwork> tn = CreateTaskNetwork(options_, "task-a", Ip(10, 254, subnet_, 10), 24, gateway_);
-  ASSERT_FALSE(tn.ok());
-  EXPECT_EQ(tn.status().code(), StatusCode::kFailedPrecondition) << tn.status().ToString();
-  EXPECT_THAT(NetnsList(options_.netns_prefix), IsEmpty());
+  EXPECT_THAT(bad.status().message(), HasSubstr("File exists"));  // iproute2's stderr
+  EXPECT_THAT(NetnsList(options_.netns_prefix), ElementsAre(a.netns_name));
+  StatusOr<TaskNetwork> names = TaskNetworkFor(options_, "task-bad", 0);
+  EXPECT_THAT(IpOut({"-n", vpc.netns_name, "-o", "link", "show"}), Not(HasSubstr(names->host_veth)));
+  // Bad addresses are refused before anything is made.
+  EXPECT_EQ(CreateTaskNetwork(options_, vpc, Policy(vpc, "v3", {10}), "task-c", Ip(10, 254, subnet_, 21), 24,
+                              Ip(10, 253, subnet_, 1))
+                .status()
+                .code(),
+            StatusCode::kInvalidArgument);
+  // So is a policy that does not compile, and nothing of the task is made.
+  FetchedPolicy broken = Policy(vpc, "v4", {10, 22});
+  broken.policy.groups[0].ingress[0].protocol = "gre";
+  EXPECT_EQ(CreateTaskNetwork(options_, vpc, broken, "task-d", Ip(10, 254, subnet_, 22), 24, gateway_).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_THAT(NetnsList(options_.netns_prefix), ElementsAre(a.netns_name));
 }
 
 TEST_F(NetTest, ListTaskNamespacesSeesExactlyThisInstancesNamespaces) {
   StatusOr<std::vector<std::string>> listed = ListTaskNamespaces(options_);
   ASSERT_TRUE(listed.ok());
   EXPECT_THAT(*listed, IsEmpty());
-  ASSERT_TRUE(EnsureBridge(options_).ok());
-  TaskNetwork b = MustCreate("task-b", 11);
-  TaskNetwork a = MustCreate("task-a", 10);
+  VpcNetwork vpc = Vpc("vpc-0aaaa");
+  TaskNetwork b = MustCreate(vpc, Policy(vpc, "v1", {11}), "task-b", 11);
+  TaskNetwork a = MustCreate(vpc, Policy(vpc, "v2", {10, 11}), "task-a", 10);
   listed = ListTaskNamespaces(options_);
   ASSERT_TRUE(listed.ok());
   EXPECT_THAT(*listed, ElementsAre(a.netns_name, b.netns_name));
   EXPECT_EQ(TaskIdOfNamespace(options_, (*listed)[0]), "task-a");
+  StatusOr<std::vector<std::string>> vpcs = ListVpcNamespaces(options_);
+  ASSERT_TRUE(vpcs.ok());
+  EXPECT_THAT(*vpcs, ElementsAre(vpc.netns_name));
   // Re-adoption: the record is recomputed from the name alone.
-  StatusOr<TaskNetwork> readopted = TaskNetworkFor(options_, "task-a", a.ip);
+  StatusOr<TaskNetwork> readopted = TaskNetworkFor(options_, "task-a", a.ip, &vpc);
   ASSERT_TRUE(readopted.ok());
   EXPECT_EQ(readopted->host_veth, a.host_veth);
   EXPECT_EQ(readopted->netns_path, a.netns_path);
   EXPECT_EQ(readopted->mac_address, a.mac_address);
+  EXPECT_EQ(readopted->vpc_netns, a.vpc_netns);
 
   ASSERT_TRUE(DeleteTaskNetwork(options_, a).ok());
   listed = ListTaskNamespaces(options_);
@@ -515,9 +853,41 @@ TEST_F(NetTest, ListTaskNamespacesSeesExactlyThisInstancesNamespaces) {
   EXPECT_THAT(*listed, ElementsAre(b.netns_name));
 }
 
+TEST_F(NetTest, CompiledGoldensLoadIntoTheKernel) {
+  if (internal::NftBinary().empty()) GTEST_SKIP() << "needs nftables' nft";
+  std::string ns = options_.vpc_prefix + "golden";
+  ASSERT_EQ(Exec({internal::IpBinary(), "netns", "add", ns}).exit_code, 0);
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(PADDOCK_GOLDEN_DIR) + "/policy")) {
+    std::ifstream in(entry.path());
+    std::stringstream script;
+    script << in.rdbuf();
+    // Twice: the second replaces the first's table.
+    for (int i = 0; i < 2; ++i) {
+      internal::CommandResult r =
+          Exec({internal::IpBinary(), "netns", "exec", ns, internal::NftBinary(), "-f", "-"}, script.str());
+      EXPECT_EQ(r.exit_code, 0) << entry.path() << ": " << r.err;
+    }
+  }
+  Exec({internal::IpBinary(), "netns", "del", ns});
+}
+
+TEST_F(NetTest, HostFirewallIsIdempotent) {
+  if (internal::NftBinary().empty()) GTEST_SKIP() << "needs nftables' nft";
+  ASSERT_TRUE(EnsureHostFirewall(options_).ok());
+  ASSERT_TRUE(EnsureHostFirewall(options_).ok());
+  std::string table = Exec({internal::NftBinary(), "list", "table", "inet", HostFirewallTable(options_)}).out;
+  EXPECT_THAT(table, HasSubstr(fmt::format("iifname \"{}*\" drop", options_.vpc_prefix)));
+  EXPECT_THAT(table, HasSubstr(fmt::format("iifname \"{}\" drop", options_.bridge_mode_bridge)));
+  EXPECT_THAT(table, HasSubstr("socket wildcard 0 accept"));
+  // Once, not twice.
+  size_t first = table.find(fmt::format("oifname \"{}*\" drop", options_.vpc_prefix));
+  ASSERT_NE(first, std::string::npos);
+  EXPECT_EQ(table.find(fmt::format("oifname \"{}*\" drop", options_.vpc_prefix), first + 1), std::string::npos);
+}
+
 // --- Bridge mode and ports ---
 
-TEST_F(NetTest, BridgeModeTasksGetAddressesOnTheirOwnBridgeAndReachTheHost) {
+TEST_F(NetTest, BridgeModeTasksGetAddressesOnTheirOwnBridgeButNotTheHost) {
   if (!RequireIptables()) GTEST_SKIP() << "needs iptables";
   if (!RequireBusybox()) GTEST_SKIP() << "needs busybox (busybox-static) for wget";
   ASSERT_TRUE(EnsureBridgeNetwork(options_).ok());
@@ -550,7 +920,13 @@ TEST_F(NetTest, BridgeModeTasksGetAddressesOnTheirOwnBridgeAndReachTheHost) {
   EXPECT_THAT(IpOut({"-n", a->netns_name, "route", "show", "default"}),
               HasSubstr(fmt::format("default via {} dev eth0", IpText(bridge_gateway_))));
   EXPECT_THAT(IpOut({"-o", "link", "show", "dev", a->host_veth}), HasSubstr("master " + options_.bridge_mode_bridge));
-  EXPECT_EQ(HostAnswersFrom(a->netns_name, bridge_gateway_), "the host!\n");
+  // Tasks cannot reach the node (the host firewall): not at the bridge's address; but a listener
+  // bound to the metadata address itself (the task metadata endpoint) answers, and one bound to
+  // every address does not, even there.
+  EXPECT_EQ(HostAnswersFrom(a->netns_name, bridge_gateway_), "");
+  ASSERT_TRUE(EnsureInterfaceAddress("lo", "169.254.170.2/32").ok());
+  EXPECT_EQ(HostAnswersFrom(a->netns_name, Ip(169, 254, 170, 2)), "the host!\n");
+  EXPECT_EQ(HostAnswersFrom(a->netns_name, 0, Ip(169, 254, 170, 2)), "");
 
   // A repeated create fails and keeps the task's address; re-adoption finds it.
   StatusOr<TaskNetwork> dup = CreateBridgeTaskNetwork(options_, "task-a");
@@ -576,12 +952,16 @@ TEST_F(NetTest, BridgeModeTasksGetAddressesOnTheirOwnBridgeAndReachTheHost) {
 
 TEST_F(NetTest, BridgeNetworkRefusesASubnetAnotherInterfaceUses) {
   if (!RequireIptables()) GTEST_SKIP() << "needs iptables";
-  ASSERT_TRUE(EnsureBridge(options_).ok());
+  std::string other = options_.netns_prefix + "x";
+  ASSERT_EQ(Exec({internal::IpBinary(), "link", "add", other, "type", "veth", "peer", "name", options_.netns_prefix + "y"})
+                .exit_code,
+            0);
+  ASSERT_EQ(Exec({internal::IpBinary(), "addr", "add", fmt::format("10.254.{}.1/24", subnet_), "dev", other}).exit_code, 0);
   NetworkOptions clash = options_;
-  clash.bridge_mode_gateway_cidr = fmt::format("10.254.{}.129/25", subnet_);  // inside paddock0's /24
+  clash.bridge_mode_gateway_cidr = fmt::format("10.254.{}.129/25", subnet_);  // inside the other's /24
   Status s = EnsureBridgeNetwork(clash);
   EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition) << s.ToString();
-  EXPECT_THAT(s.message(), HasSubstr(options_.bridge));
+  EXPECT_THAT(s.message(), HasSubstr(other));
   EXPECT_THAT(HostLinks(), Not(::testing::Contains(options_.bridge_mode_bridge)));
 }
 
@@ -798,19 +1178,20 @@ TEST_F(NetTest, ForwardingRulesOnlyWhenForwardCouldDrop) {
   if (!RequireIptables()) GTEST_SKIP() << "needs iptables";
   std::string forward = Exec({"iptables", "-w", "-S", "FORWARD"}).out;
   if (forward != "-P FORWARD ACCEPT\n") GTEST_SKIP() << "FORWARD is not an empty ACCEPT chain here: " << forward;
-  ASSERT_TRUE(EnsureBridge(options_).ok());
   Status s = EnsureForwarding(options_);
   ASSERT_TRUE(s.ok()) << s.ToString();
-  // Nothing could drop the bridge's traffic: nothing added.
+  // Nothing could drop the transits' traffic: nothing added.
   EXPECT_EQ(Exec({"iptables", "-w", "-S", "FORWARD"}).out, "-P FORWARD ACCEPT\n");
-  // Once our chain is there (as under a DROP policy), it gets the awsvpc bridge's rules, once.
+  // Once our chain is there (as under a DROP policy), it gets the transits' rules, once.
   ASSERT_TRUE(EnsureBridgeNetwork(options_).ok());
   ASSERT_TRUE(EnsureForwarding(options_).ok());
   ASSERT_TRUE(EnsureForwarding(options_).ok());
   std::string chain = Exec({"iptables", "-w", "-S", options_.chain_prefix + "-FORWARD"}).out;
-  EXPECT_THAT(chain, HasSubstr(fmt::format("-A {}-FORWARD -i {} -j ACCEPT\n", options_.chain_prefix, options_.bridge)));
-  EXPECT_THAT(chain, HasSubstr(fmt::format("-A {}-FORWARD -o {} -j ACCEPT\n", options_.chain_prefix, options_.bridge)));
-  EXPECT_EQ(chain.find(fmt::format("-i {} -j", options_.bridge)), chain.rfind(fmt::format("-i {} -j", options_.bridge)));
+  std::string in = fmt::format("-A {}-FORWARD -i {}+ -j ACCEPT\n", options_.chain_prefix, options_.vpc_prefix);
+  EXPECT_THAT(chain, HasSubstr(in));
+  EXPECT_THAT(chain, HasSubstr(fmt::format("-A {}-FORWARD -o {}+ -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n",
+                                           options_.chain_prefix, options_.vpc_prefix)));
+  EXPECT_EQ(chain.find(in), chain.rfind(in));
 }
 
 // No root needed below: names and validation only.
@@ -835,29 +1216,64 @@ TEST(NetNamesTest, NamesFitIfnamsizAndAreStable) {
   EXPECT_EQ(TaskIdOfNamespace(options, "other-ns"), "");
 }
 
+TEST(NetNamesTest, VpcNamesFitIfnamsizAndDependOnTheNode) {
+  NetworkOptions options;
+  std::set<std::string> names;
+  for (int i = 0; i < 1000; ++i) {
+    StatusOr<VpcNetwork> vpc = VpcNetworkFor(options, {fmt::format("vpc-{:017x}", i), "0123456789abcdef"});
+    ASSERT_TRUE(vpc.ok()) << vpc.status().ToString();
+    EXPECT_EQ(vpc->netns_name.size(), 15u);
+    EXPECT_TRUE(vpc->netns_name.starts_with("pdv-"));
+    EXPECT_EQ(vpc->transit, vpc->netns_name);
+    EXPECT_EQ(vpc->netns_path, "/var/run/netns/" + vpc->netns_name);
+    names.insert(vpc->netns_name);
+  }
+  EXPECT_EQ(names.size(), 1000u);
+  // The same VPC of another server is another namespace; of the same server, the same one.
+  EXPECT_NE(VpcNetworkFor(options, {"vpc-1", "node-a"})->netns_name, VpcNetworkFor(options, {"vpc-1", "node-b"})->netns_name);
+  EXPECT_EQ(VpcNetworkFor(options, {"vpc-1", "node-a"})->netns_name, VpcNetworkFor(options, {"vpc-1", "node-a"})->netns_name);
+}
+
 TEST(NetNamesTest, RefusesBadInputBeforeTouchingTheSystem) {
   NetworkOptions options;
+  StatusOr<VpcNetwork> vpc = VpcNetworkFor(options, {"vpc-1", "node"});
+  ASSERT_TRUE(vpc.ok());
+  FetchedPolicy policy;
   for (std::string_view bad : {"", "a/b", "a b", "x\nnetns del victim", "..", "a.b",
                                "0123456789012345678901234567890123456789012345678901234567890123456789"}) {
-    StatusOr<TaskNetwork> tn = CreateTaskNetwork(options, bad, Ip(172, 31, 0, 5), 20, Ip(172, 31, 0, 1));
+    StatusOr<TaskNetwork> tn = CreateTaskNetwork(options, *vpc, policy, bad, Ip(172, 31, 0, 5), 20, Ip(172, 31, 0, 1));
     EXPECT_EQ(tn.status().code(), StatusCode::kInvalidArgument) << "task id '" << bad << "'";
   }
+  for (std::string bad : std::vector<std::string>{"", "vpc 1", "vpc\n1", "vpc/1", std::string(65, 'a')}) {
+    EXPECT_EQ(VpcNetworkFor(options, {bad, "node"}).status().code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_EQ(VpcNetworkFor(options, {"vpc-1", bad}).status().code(), StatusCode::kInvalidArgument) << bad;
+  }
+  // A VPC record whose names are not the ones its ids give is refused: nothing else is touched.
+  VpcNetwork forged = *vpc;
+  forged.netns_name = "pdk-victim";
+  EXPECT_EQ(CreateTaskNetwork(options, forged, policy, "t", Ip(172, 31, 0, 5), 20, Ip(172, 31, 0, 1)).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(ApplyVpcPolicy(options, forged, policy).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(RemoveVpcNetworkIfUnused(options, "pdk-victim").status().code(), StatusCode::kInvalidArgument);
   NetworkOptions long_prefix = options;
   long_prefix.netns_prefix = "toolong-";
   EXPECT_EQ(TaskNetworkFor(long_prefix, "t", 1).status().code(), StatusCode::kInvalidArgument);
   NetworkOptions no_prefix = options;
   no_prefix.netns_prefix = "";
   EXPECT_EQ(ListTaskNamespaces(no_prefix).status().code(), StatusCode::kInvalidArgument);
+  NetworkOptions same_prefix = options;
+  same_prefix.vpc_prefix = "pdk-";
+  EXPECT_EQ(ListVpcNamespaces(same_prefix).status().code(), StatusCode::kInvalidArgument);
   NetworkOptions bad_bridge = options;
-  bad_bridge.bridge = "paddock0\nlink del eth0";
-  EXPECT_EQ(EnsureBridge(bad_bridge).code(), StatusCode::kInvalidArgument);
+  bad_bridge.bridge_mode_bridge = "paddock1\nlink del eth0";
+  EXPECT_EQ(EnsureBridgeNetwork(bad_bridge).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(EnsureHostFirewall(bad_bridge).code(), StatusCode::kInvalidArgument);
   for (std::string cidr : {"172.31.0.1", "172.31.0.1/33", "172.31.0.1/0", "172.31.0/20", "x/20", "172.31.0.1/20x"}) {
     NetworkOptions bad_gateway = options;
-    bad_gateway.bridge = "pdk-unused0";
     bad_gateway.gateway_cidrs = {cidr};
-    EXPECT_EQ(EnsureBridge(bad_gateway).code(), StatusCode::kInvalidArgument) << cidr;
+    EXPECT_EQ(VpcNetworkFor(bad_gateway, {"vpc-1", "node"}).status().code(), StatusCode::kInvalidArgument) << cidr;
   }
-  EXPECT_EQ(CreateTaskNetwork(options, "t", Ip(172, 31, 0, 5), 31, Ip(172, 31, 0, 1)).status().code(),
+  EXPECT_EQ(CreateTaskNetwork(options, *vpc, policy, "t", Ip(172, 31, 0, 5), 31, Ip(172, 31, 0, 1)).status().code(),
             StatusCode::kInvalidArgument);
 }
 
@@ -865,7 +1281,7 @@ TEST(NetNamesTest, DeleteRefusesNamesOfOtherInstances) {
   NetworkOptions options;
   options.netns_prefix = "pq-";
   TaskNetwork foreign{.netns_name = "pdk-sometask", .netns_path = "/var/run/netns/pdk-sometask",
-                      .host_veth = "pdk-0123456789a", .mac_address = {}, .ip = 0};
+                      .host_veth = "pdk-0123456789a", .mac_address = {}, .ip = 0, .vpc_netns = {}, .host_route = false};
   Status s = DeleteTaskNetwork(options, foreign);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
   foreign.netns_name = "pq-sometask";  // ours, but the veth is not
@@ -954,7 +1370,8 @@ TEST(PortsTest, DynamicRangeIsTheKernelsEphemeralRangeUnlessSet) {
 TEST(PortsTest, RefusesBadMappingsBeforeTouchingTheSystem) {
   NetworkOptions options;
   options.chain_prefix = "PDKNOSUCHCHAIN";
-  TaskNetwork tn{.netns_name = "pdk-t", .netns_path = {}, .host_veth = {}, .mac_address = {}, .ip = Ip(172, 17, 0, 2)};
+  TaskNetwork tn{.netns_name = "pdk-t", .netns_path = {}, .host_veth = {}, .mac_address = {}, .ip = Ip(172, 17, 0, 2),
+                 .vpc_netns = {}, .host_route = false};
   EXPECT_EQ(ReserveHostPorts(options, "t", {Map(0)}).status().code(),
             StatusCode::kInvalidArgument);
   EXPECT_EQ(ReserveHostPorts(options, "t", {Map(80, 81)}).status().code(),

@@ -25,7 +25,9 @@ std::string_view AgentModelJson() {
     "ReportTaskState": {"name": "ReportTaskState", "input": {"shape": "ReportTaskStateRequest"},
                         "output": {"shape": "ReportTaskStateResponse"}},
     "RegisterAgent": {"name": "RegisterAgent", "input": {"shape": "RegisterAgentRequest"},
-                      "output": {"shape": "RegisterAgentResponse"}}
+                      "output": {"shape": "RegisterAgentResponse"}},
+    "GetNetworkPolicy": {"name": "GetNetworkPolicy", "input": {"shape": "GetNetworkPolicyRequest"},
+                         "output": {"shape": "GetNetworkPolicyResponse"}}
   },
   "shapes": {
     "String": {"type": "string"},
@@ -73,7 +75,11 @@ std::string_view AgentModelJson() {
       "members": {"cluster": {"shape": "String"}, "containerInstanceArn": {"shape": "String"},
                   "totalResources": {"shape": "Resources"}, "versionInfo": {"shape": "VersionInfo"},
                   "attributes": {"shape": "Attributes"}}},
-    "RegisterAgentResponse": {"type": "structure", "members": {}}
+    "RegisterAgentResponse": {"type": "structure", "members": {}},
+    "GetNetworkPolicyRequest": {"type": "structure", "required": ["cluster", "containerInstance"],
+      "members": {"cluster": {"shape": "String"}, "containerInstance": {"shape": "String"},
+                  "vpcId": {"shape": "String"}}},
+    "GetNetworkPolicyResponse": {"type": "structure", "members": {}}
   }
 })json";
   return kModel;
@@ -121,13 +127,15 @@ AgentService::AgentService(InProcessControl& control, ecs::instance::ContainerIn
 AgentService::~AgentService() = default;
 
 bool AgentService::Implements(std::string_view action) const {
-  return action == "PollAssignments" || action == "ReportTaskState" || action == "RegisterAgent";
+  return action == "PollAssignments" || action == "ReportTaskState" || action == "RegisterAgent" ||
+         action == "GetNetworkPolicy";
 }
 
 StatusOr<std::string> AgentService::Call(const aws::CallContext& ctx, json::object& input) {
   if (ctx.action == "PollAssignments") return PollAssignments(ctx, input);
   if (ctx.action == "ReportTaskState") return ReportTaskState(ctx, input);
   if (ctx.action == "RegisterAgent") return RegisterAgent(ctx, input);
+  if (ctx.action == "GetNetworkPolicy") return GetNetworkPolicy(ctx, input);
   return InvalidArgument("", "UnknownOperationException");
 }
 
@@ -145,7 +153,8 @@ StatusOr<std::string> AgentService::PollAssignments(const aws::CallContext& ctx,
   control_.Heartbeat(ctx.scope, caller.cluster, caller.id, SystemClock::Get().Now()).IgnoreError();
   json::array tasks;
   for (const auto& spec : set.tasks) tasks.push_back(EncodeLaunchSpec(spec));
-  json::object out{{"tasks", std::move(tasks)}, {"version", set.version}, {"busy", set.busy}};
+  json::object out{{"tasks", std::move(tasks)}, {"version", set.version}, {"busy", set.busy},
+                   {"networkIdentity", control_.NetworkIdentity()}};
   return json::serialize(out);
 }
 
@@ -184,6 +193,17 @@ StatusOr<std::string> AgentService::RegisterAgent(const aws::CallContext& ctx, j
   if (issued)
     out["credentials"] = json::object{{"accessKeyId", issued->access_key_id}, {"secretAccessKey", issued->secret_access_key}};
   return json::serialize(out);
+}
+
+StatusOr<std::string> AgentService::GetNetworkPolicy(const aws::CallContext& ctx, json::object& in) {
+  ASSIGN_OR_RETURN(Caller caller, ResolveCaller(ctx, in));
+  // An unknown or deregistered instance is refused here, as by the other calls.
+  RETURN_IF_ERROR(control_.Heartbeat(ctx.scope, caller.cluster, caller.id, ctx.now));
+  ASSIGN_OR_RETURN(vpc::VpcPolicy policy, control_.NetworkPolicyForAgent(caller.agent_id, ctx.scope));
+  // The caller's own VPC only: its account's, as the scope says.
+  if (const std::string asked = Str(in, "vpcId"); !asked.empty() && asked != policy.vpc_id)
+    return PermissionDenied("The container instance has no task in this VPC.", "AccessDeniedException");
+  return json::serialize(json::object{{"policy", EncodeVpcPolicy(policy)}});
 }
 
 }  // namespace paddock::agent::remote

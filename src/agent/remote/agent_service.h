@@ -18,6 +18,12 @@
 //       container healthStatus). The reporting agent is the named container instance: the task
 //       must be assigned to it (AccessDeniedException otherwise); reports never move a task
 //       backwards (ecs::task::Tasks::ReportState). Also a heartbeat.
+//   GetNetworkPolicy {cluster, containerInstance, vpcId?} -> {policy: VpcPolicy (wire.h)}
+//       The network policy of the caller's VPC (its account's default VPC in the signing region),
+//       which the agent enforces for its awsvpc tasks (agent/net). Only for an instance that has a
+//       task of that account and region assigned (AccessDeniedException otherwise). Also a
+//       heartbeat.
+//   PollAssignments' answer carries "networkIdentity" too (Control::NetworkIdentity).
 //
 //   RegisterAgent    {cluster, containerInstanceArn?, totalResources?, versionInfo?, attributes?}
 //                    -> {containerInstance, credentials?: {accessKeyId, secretAccessKey}}
@@ -26,9 +32,9 @@
 //       instance's own agent credential re-registers it (no new credential). An account's key
 //       naming an instance registered through ECS's public API binds it the same way.
 //
-// Identity (docs/agent-protocol.md): PollAssignments and ReportTaskState are accepted only when
-// signed with the named instance's own agent credential (Principal::agent_of); an account's key,
-// or another instance's credential, is AccessDeniedException. Both take the container instance as
+// Identity (docs/agent-protocol.md): PollAssignments, ReportTaskState and GetNetworkPolicy are
+// accepted only when signed with the named instance's own agent credential (Principal::agent_of);
+// an account's key, or another instance's credential, is AccessDeniedException. All take the container instance as
 // an id or an ARN of the caller's own account and region (another account's: AccessDeniedException);
 // an unknown or deregistered instance is InvalidParameterException.
 //
@@ -71,6 +77,7 @@ class AgentService final : public aws::JsonService {
   StatusOr<std::string> PollAssignments(const aws::CallContext& ctx, boost::json::object& in);
   StatusOr<std::string> ReportTaskState(const aws::CallContext& ctx, boost::json::object& in);
   StatusOr<std::string> RegisterAgent(const aws::CallContext& ctx, boost::json::object& in);
+  StatusOr<std::string> GetNetworkPolicy(const aws::CallContext& ctx, boost::json::object& in);
 
   InProcessControl& control_;
   ecs::instance::ContainerInstances& instances_;

@@ -76,7 +76,8 @@ RemoteControl::RemoteControl(ClientOptions client, std::string cluster, std::str
         return c;
       }()),
       report_client_(client),
-      describe_client_(client) {}
+      describe_client_(client),
+      policy_client_(client) {}
 
 RemoteControl::~RemoteControl() { Stop(); }
 
@@ -175,6 +176,7 @@ void RemoteControl::PollLoop() {
     std::vector<std::function<void()>> wakes;
     {
       std::lock_guard lock(mu_);
+      if (auto* n = o.if_contains("networkIdentity"); n && n->is_string()) network_identity_ = n->get_string();
       // The agent's own reports change lastStatus without changing the version: keep the freshest.
       latest_ = std::move(specs);
       if (version != version_) {
@@ -230,6 +232,25 @@ StatusOr<std::string> RemoteControl::DescribeTask(const ecs::task::LaunchSpec& s
   if (!tasks || !tasks->is_array() || tasks->get_array().empty() || !tasks->get_array()[0].is_object())
     return NotFound(fmt::format("task {} not found", spec.task_arn));
   return json::serialize(tasks->get_array()[0]);
+}
+
+StatusOr<vpc::VpcPolicy> RemoteControl::NetworkPolicy(std::string_view agent_id, const Scope&) {
+  if (agent_id != instance_arn_)
+    return InvalidArgument(fmt::format("this control serves agent {}, not {}", instance_arn_, agent_id));
+  json::object body{{"cluster", cluster_}, {"containerInstance", instance_arn_}};
+  StatusOr<json::value> answer = [&] {
+    std::lock_guard lock(policy_mu_);
+    return policy_client_.Call(fmt::format("{}.GetNetworkPolicy", kAgentTargetPrefix), body);
+  }();
+  if (!answer.ok()) return answer.status();
+  const json::value* policy = answer->is_object() ? answer->get_object().if_contains("policy") : nullptr;
+  if (policy == nullptr || !policy->is_object()) return DataLoss("GetNetworkPolicy: the answer has no policy");
+  return DecodeVpcPolicy(policy->get_object());
+}
+
+std::string RemoteControl::NetworkIdentity() {
+  std::lock_guard lock(mu_);
+  return network_identity_;
 }
 
 uint64_t RemoteControl::Watch(std::string_view, std::function<void()> wake) {

@@ -98,6 +98,11 @@ class RemoteControl final : public Control {
   // ECS's DescribeTasks with the agent's credentials (one round trip per call, on a connection of
   // its own), for the task metadata endpoint.
   StatusOr<std::string> DescribeTask(const ecs::task::LaunchSpec& spec) override;
+  // GetNetworkPolicy (one round trip per call, on a connection of its own; `scope` must be the
+  // agent's own account and region, the signing ones).
+  StatusOr<vpc::VpcPolicy> NetworkPolicy(std::string_view agent_id, const Scope& scope) override;
+  // From the last PollAssignments answer.
+  std::string NetworkIdentity() override;
 
   // Blocks until the first poll answered or `timeout` passed; returns whether it did.
   bool WaitForFirstPoll(std::chrono::milliseconds timeout);
@@ -116,6 +121,8 @@ class RemoteControl final : public Control {
   JsonClient report_client_;  // GUARDED_BY(report_mu_)
   std::mutex describe_mu_;
   JsonClient describe_client_;  // GUARDED_BY(describe_mu_)
+  std::mutex policy_mu_;
+  JsonClient policy_client_;  // GUARDED_BY(policy_mu_)
 
   std::mutex mu_;
   std::condition_variable cv_;
@@ -123,6 +130,7 @@ class RemoteControl final : public Control {
   std::optional<std::vector<ecs::task::LaunchSpec>> latest_;  // GUARDED_BY(mu_)
   std::string version_;                                    // GUARDED_BY(mu_)
   bool revoked_ = false;                                   // GUARDED_BY(mu_)
+  std::string network_identity_;                           // GUARDED_BY(mu_)
   uint64_t next_watch_ = 1;                                // GUARDED_BY(mu_)
   std::map<uint64_t, std::function<void()>> watchers_;     // GUARDED_BY(mu_)
   std::thread thread_;

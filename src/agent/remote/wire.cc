@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include <boost/json.hpp>
 
 #include "common/json_fields.h"
@@ -104,6 +106,105 @@ ecs::task::TaskStateChange DecodeStateChange(const json::object& in) {
     }
   }
   return change;
+}
+
+namespace {
+
+json::array Strings(const std::vector<std::string>& items) {
+  json::array a;
+  for (const std::string& s : items) a.emplace_back(s);
+  return a;
+}
+
+json::object EncodeRule(const vpc::PolicyRule& r) {
+  return json::object{{"protocol", r.protocol}, {"fromPort", r.from_port}, {"toPort", r.to_port},
+                      {"cidrs", Strings(r.cidrs)}, {"groups", Strings(r.groups)}};
+}
+
+StatusOr<std::vector<std::string>> DecodeStrings(const json::object& o, std::string_view key) {
+  std::vector<std::string> out;
+  const json::value* v = o.if_contains(key);
+  if (v == nullptr) return out;
+  if (!v->is_array()) return DataLoss(fmt::format("policy: {} is not a list", key));
+  for (const json::value& item : v->get_array()) {
+    if (!item.is_string()) return DataLoss(fmt::format("policy: {} holds a non-string", key));
+    out.emplace_back(item.get_string());
+  }
+  return out;
+}
+
+StatusOr<std::vector<const json::object*>> DecodeObjects(const json::object& o, std::string_view key) {
+  std::vector<const json::object*> out;
+  const json::value* v = o.if_contains(key);
+  if (v == nullptr) return out;
+  if (!v->is_array()) return DataLoss(fmt::format("policy: {} is not a list", key));
+  for (const json::value& item : v->get_array()) {
+    if (!item.is_object()) return DataLoss(fmt::format("policy: {} holds a non-object", key));
+    out.push_back(&item.get_object());
+  }
+  return out;
+}
+
+StatusOr<vpc::PolicyRule> DecodeRule(const json::object& o) {
+  vpc::PolicyRule r;
+  r.protocol = Str(o, "protocol");
+  auto port = [&](std::string_view key) -> StatusOr<int32_t> {
+    std::optional<int64_t> v = Int(o, key);
+    if (!v) return -1;
+    if (*v < -1 || *v > 65535) return DataLoss(fmt::format("policy: {} {} is out of range", key, *v));
+    return static_cast<int32_t>(*v);
+  };
+  ASSIGN_OR_RETURN(r.from_port, port("fromPort"));
+  ASSIGN_OR_RETURN(r.to_port, port("toPort"));
+  ASSIGN_OR_RETURN(r.cidrs, DecodeStrings(o, "cidrs"));
+  ASSIGN_OR_RETURN(r.groups, DecodeStrings(o, "groups"));
+  return r;
+}
+
+}  // namespace
+
+json::object EncodeVpcPolicy(const vpc::VpcPolicy& policy) {
+  json::array groups;
+  for (const vpc::PolicyGroup& g : policy.groups) {
+    json::array ingress, egress;
+    for (const vpc::PolicyRule& r : g.ingress) ingress.push_back(EncodeRule(r));
+    for (const vpc::PolicyRule& r : g.egress) egress.push_back(EncodeRule(r));
+    groups.push_back(json::object{{"groupId", g.group_id}, {"ingress", std::move(ingress)}, {"egress", std::move(egress)}});
+  }
+  json::array members;
+  for (const vpc::PolicyMember& m : policy.members) members.push_back(json::object{{"ip", m.ip}, {"groups", Strings(m.groups)}});
+  return json::object{{"vpcId", policy.vpc_id}, {"version", policy.version}, {"groups", std::move(groups)},
+                      {"members", std::move(members)}};
+}
+
+StatusOr<vpc::VpcPolicy> DecodeVpcPolicy(const json::object& o) {
+  vpc::VpcPolicy p;
+  p.vpc_id = Str(o, "vpcId");
+  p.version = Str(o, "version");
+  ASSIGN_OR_RETURN(std::vector<const json::object*> groups, DecodeObjects(o, "groups"));
+  for (const json::object* g : groups) {
+    vpc::PolicyGroup group;
+    group.group_id = Str(*g, "groupId");
+    ASSIGN_OR_RETURN(std::vector<const json::object*> ingress, DecodeObjects(*g, "ingress"));
+    for (const json::object* r : ingress) {
+      ASSIGN_OR_RETURN(vpc::PolicyRule rule, DecodeRule(*r));
+      group.ingress.push_back(std::move(rule));
+    }
+    ASSIGN_OR_RETURN(std::vector<const json::object*> egress, DecodeObjects(*g, "egress"));
+    for (const json::object* r : egress) {
+      ASSIGN_OR_RETURN(vpc::PolicyRule rule, DecodeRule(*r));
+      group.egress.push_back(std::move(rule));
+    }
+    p.groups.push_back(std::move(group));
+  }
+  ASSIGN_OR_RETURN(std::vector<const json::object*> members, DecodeObjects(o, "members"));
+  for (const json::object* m : members) {
+    vpc::PolicyMember member;
+    member.ip = Str(*m, "ip");
+    ASSIGN_OR_RETURN(member.groups, DecodeStrings(*m, "groups"));
+    p.members.push_back(std::move(member));
+  }
+  return p;
 }
 
 }  // namespace paddock::agent::remote

@@ -9,12 +9,16 @@
 //                     "healthStatus", "pullStartedAt", "pullStoppedAt", "executionStoppedAt"
 //                     (epoch seconds), "containers": [{"containerName", "status", "exitCode",
 //                     "reason", "runtimeId", "healthStatus", "imageDigest"}]
+//   VpcPolicy     -> {"vpcId", "version", "groups": [{"groupId", "ingress": [Rule], "egress": [Rule]}],
+//                     "members": [{"ip", "groups": [group id]}]}, Rule = {"protocol", "fromPort",
+//                     "toPort", "cidrs": [CIDR], "groups": [group id]}
 #pragma once
 
 #include <boost/json/object.hpp>
 
 #include "common/status.h"
 #include "ecs/task/tasks.h"
+#include "vpc/policy.h"
 
 namespace paddock::agent::remote {
 
@@ -25,6 +29,10 @@ StatusOr<ecs::task::LaunchSpec> DecodeLaunchSpec(const boost::json::object& o);
 void EncodeStateChange(const ecs::task::TaskStateChange& change, boost::json::object& out);
 // Reads ReportTaskState's validated input.
 ecs::task::TaskStateChange DecodeStateChange(const boost::json::object& in);
+boost::json::object EncodeVpcPolicy(const vpc::VpcPolicy& policy);
+// DataLoss when a member has the wrong type (the answer is the control plane's, not a user's).
+StatusOr<vpc::VpcPolicy> DecodeVpcPolicy(const boost::json::object& o);
+
 // A container's "networkBindings" (ECS's NetworkBinding shape), when present.
 std::optional<std::vector<ecs::task::NetworkBinding>> DecodeNetworkBindings(const boost::json::object& container);
 

@@ -65,4 +65,14 @@ const std::string& IpBinary() {
   return path;
 }
 
+const std::string& NftBinary() {
+  static const std::string path = [] {
+    for (const char* candidate : {"/usr/sbin/nft", "/sbin/nft", "/usr/bin/nft", "/bin/nft"}) {
+      if (access(candidate, X_OK) == 0) return std::string(candidate);
+    }
+    return std::string();
+  }();
+  return path;
+}
+
 }  // namespace paddock::agent::net::internal

@@ -35,4 +35,7 @@ StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv, std::st
 // the lookup to PATH.
 const std::string& IpBinary();
 
+// The absolute path of nftables' `nft` (as IpBinary), or "" when there is none.
+const std::string& NftBinary();
+
 }  // namespace paddock::agent::net::internal

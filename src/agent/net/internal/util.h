@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <string_view>
 
@@ -24,6 +25,36 @@ struct Cidr {
 };
 // "a.b.c.d/len" with len in 1-30.
 StatusOr<Cidr> ParseCidr(std::string_view text);
+
+inline constexpr size_t kMaxIfName = 15;  // IFNAMSIZ - 1
+
+uint64_t Fnv1a64(std::string_view s);
+// "b0:b1:<the four bytes of rest>"
+std::string Mac(uint8_t b0, uint8_t b1, uint32_t rest);
+// "/var/run/netns/<name>"
+std::string NetnsPath(std::string_view name);
+bool NetnsExists(std::string_view name);
+// Looked up in the calling thread's network namespace, not through /sys.
+bool InterfaceExists(const std::string& name);
+// iproute2's complaint in one line.
+std::string OneLine(std::string text);
+// Runs `ip [-force] -batch -` with `lines` in the calling thread's namespace. Fails (quoting ip's
+// stderr) when ip cannot be run or a command failed.
+Status IpBatch(std::string_view what, bool force, const std::string& lines);
+// The same inside the namespace at `netns_path` (common/netns.h: no remount of /sys).
+Status IpBatchIn(std::string_view what, const std::string& netns_path, const std::string& lines);
+// Writes `value` to a /proc/sys file (of the calling thread's namespace).
+Status WriteSysctl(const std::string& path, std::string_view value);
+// The task's veth: <netns_prefix> + hex digits of a hash of the task id, 15 characters.
+std::string VethName(const NetworkOptions& options, std::string_view task_id);
+// The `ip -batch` lines that give a task namespace's eth0 its address, bring it and lo up and
+// route by `gateway`.
+std::string TaskNamespaceLines(uint32_t ip, int prefix_length, uint32_t gateway);
+// Creates in this process take turns: `ip netns add` creates and bind-mounts the namespace
+// directory on first use, and two of them racing there can fail (each takes a few ms).
+std::mutex& CreateMutex();
+// Bridge mode's Dismantle: the host veth (both ends go), then the namespace, what exists.
+Status DeleteBridgeVeth(std::string_view what, const std::string& netns_name, const std::string& host_veth);
 
 }  // namespace paddock::agent::net::internal
 
