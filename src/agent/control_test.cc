@@ -19,6 +19,12 @@
 
 namespace paddock::agent {
 namespace {
+
+InProcessOptions WithWaiters(size_t max_waiters) {
+  InProcessOptions o;
+  o.max_waiters = max_waiters;
+  return o;
+}
 using std::chrono::milliseconds;
 
 const AccountId kAccount("111111111111");
@@ -68,7 +74,7 @@ TEST_F(InProcessControlTest, PollAnswersAtOnceOnANewVersionAndAtTheDeadlineOther
 }
 
 TEST_F(InProcessControlTest, WaitersAreBoundedAndShutdownReleasesThem) {
-  InProcessControl control(tasks_, nullptr, InProcessOptions{.max_waiters = 1, .network_identity = {}});
+  InProcessControl control(tasks_, nullptr, WithWaiters(1));
   const std::string version = AssignmentsVersion({});
   std::thread waiter([&] {
     auto r = control.Poll("agent-1", kAccount, version, SystemClock::Get().Now() + std::chrono::seconds(30));
@@ -97,7 +103,7 @@ TEST_F(InProcessControlTest, WaitersAreBoundedAndShutdownReleasesThem) {
 // deadline; the flood's next polls are refused while the other account holds its share.
 TEST_F(InProcessControlTest, OneAccountsFloodNeverKeepsAnotherAccountsInstanceFromWaiting) {
   const AccountId kAttacker("222222222222");
-  InProcessControl control(tasks_, nullptr, InProcessOptions{.max_waiters = 4});
+  InProcessControl control(tasks_, nullptr, WithWaiters(4));
   const std::string version = AssignmentsVersion({});
   const auto far = SystemClock::Get().Now() + std::chrono::seconds(30);
   std::atomic<int> busy_answers{0};
@@ -137,7 +143,7 @@ TEST_F(InProcessControlTest, OneAccountsFloodNeverKeepsAnotherAccountsInstanceFr
 
 // A newer poll of the same instance takes the older one's slot: the older answers at once.
 TEST_F(InProcessControlTest, ANewerPollOfAnInstanceAnswersTheOlderOne) {
-  InProcessControl control(tasks_, nullptr, InProcessOptions{.max_waiters = 4});
+  InProcessControl control(tasks_, nullptr, WithWaiters(4));
   const std::string version = AssignmentsVersion({});
   std::thread older([&] {
     auto r = control.Poll("agent-1", kAccount, version, SystemClock::Get().Now() + std::chrono::seconds(30));

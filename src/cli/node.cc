@@ -369,10 +369,11 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   impl->container_instances->SetAgentTimeout(std::chrono::seconds(config.agent_timeout_seconds));
   // The node identity names its agents' VPC namespaces on a host (cli/node_network.h).
   ASSIGN_OR_RETURN(std::string network_identity, NetworkIdentity(*impl->store));
-  impl->control = std::make_unique<agent::InProcessControl>(
-      *impl->tasks, impl->container_instances.get(),
-      agent::InProcessOptions{.max_waiters = static_cast<size_t>(config.agent_long_polls),
-                              .network_identity = network_identity});
+  agent::InProcessOptions control_options;
+  control_options.max_waiters = static_cast<size_t>(config.agent_long_polls);
+  control_options.network_identity = network_identity;
+  impl->control =
+      std::make_unique<agent::InProcessControl>(*impl->tasks, impl->container_instances.get(), control_options);
   // A long-poll returns in time to keep its instance connected.
   impl->agent_service = std::make_unique<agent::remote::AgentService>(
       *impl->control, *impl->container_instances,

@@ -211,7 +211,7 @@ TEST_F(RemoteAgentTest, LongPollDeliversAssignmentsAtOnceAndReportsMoveTheTask) 
 // network identity with its polls (both name its VPC namespaces, shared with the node's agents).
 TEST_F(RemoteAgentTest, AnInstanceGetsThePolicyOfTheVpcItServesOnly) {
   const std::string task = StartTask(instance_arn_);
-  RemoteControl control(options_, "ec2", instance_arn_);
+  RemoteControl control(agent_, "ec2", instance_arn_);
   EXPECT_EQ(control.NetworkIdentity(), "");  // not before the first poll
   ASSERT_TRUE(control.Start().ok());
   ASSERT_TRUE(control.WaitForFirstPoll(seconds(5)));
@@ -227,7 +227,7 @@ TEST_F(RemoteAgentTest, AnInstanceGetsThePolicyOfTheVpcItServesOnly) {
   ASSERT_FALSE(policy->groups.empty());  // the default group, at least
 
   // An instance with no task in the VPC learns nothing of it.
-  RemoteControl other(options_, "ec2", other_arn_);
+  RemoteControl other(other_agent_, "ec2", other_arn_);
   ASSERT_TRUE(other.Start().ok());
   ASSERT_TRUE(other.WaitForFirstPoll(seconds(5)));
   EXPECT_EQ(other.NetworkIdentity(), identity);  // one node, one identity
@@ -235,9 +235,14 @@ TEST_F(RemoteAgentTest, AnInstanceGetsThePolicyOfTheVpcItServesOnly) {
   EXPECT_EQ(denied.status().code(), StatusCode::kPermissionDenied) << denied.status().ToString();
   EXPECT_EQ(denied.status().aws_type(), "AccessDeniedException");
   // A VPC id that is not the caller's own is refused too.
-  auto foreign = client_->Call("PaddockAgentV20261130.GetNetworkPolicy",
+  JsonClient as_agent(agent_);
+  auto foreign = as_agent.Call("PaddockAgentV20261130.GetNetworkPolicy",
                                {{"cluster", "ec2"}, {"containerInstance", instance_arn_}, {"vpcId", "vpc-0123456789abcdef0"}});
   EXPECT_EQ(foreign.status().code(), StatusCode::kPermissionDenied) << foreign.status().ToString();
+  // The account's own key is not the instance's agent: refused even for its own VPC.
+  auto by_key = client_->Call("PaddockAgentV20261130.GetNetworkPolicy",
+                              {{"cluster", "ec2"}, {"containerInstance", instance_arn_}});
+  EXPECT_EQ(by_key.status().aws_type(), "AccessDeniedException") << by_key.status().ToString();
   other.Stop();
   control.Stop();
 }
