@@ -512,18 +512,21 @@ class LongPolls(h.PaddockTestCase):
 
     CONFIG = "agent_timeout_seconds = 30\n"  # a long-poll waits at most 10 s
 
-    def register(self, ecs, cluster):
-        doc = json.dumps({"availabilityZone": "us-east-1a", "instanceType": "m5.large"})
-        return ecs.register_container_instance(
-            cluster=cluster, instanceIdentityDocument=doc, totalResources=total(),
-            attributes=[{"name": "com.amazonaws.ecs.capability.docker-remote-api.1.21"}],
-        )["containerInstance"]["containerInstanceArn"]
+    def register(self, account_signer, cluster):
+        """Registers a container instance as `paddock agent` does (RegisterAgent, signed with the
+        account's key) and returns its ARN and a signer with the instance's own agent credential:
+        only that credential may poll for it (docs/agent-protocol.md, "Identity")."""
+        answer = self.call(account_signer, "RegisterAgent", {
+            "cluster": cluster, "totalResources": total(),
+            "attributes": [{"name": "com.amazonaws.ecs.capability.docker-remote-api.1.21"}]})
+        creds = answer["credentials"]
+        return (answer["containerInstance"]["containerInstanceArn"],
+                h.RawSigner(creds["accessKeyId"], creds["secretAccessKey"]))
 
-    def poll(self, signer, cluster, instance, version, wait=20, timeout=40):
-        body = json.dumps({"cluster": cluster, "containerInstance": instance, "knownVersion": version,
-                           "waitSeconds": wait}).encode()
+    def call(self, signer, action, doc, timeout=40):
+        body = json.dumps(doc).encode()
         host = f"127.0.0.1:{self.server.port}"
-        headers = signer.headers(host, body, target=f"{AGENT_TARGET}.PollAssignments")
+        headers = signer.headers(host, body, target=f"{AGENT_TARGET}.{action}")
         conn = http.client.HTTPConnection("127.0.0.1", self.server.port, timeout=timeout)
         try:
             conn.request("POST", "/", body=body, headers=headers)
@@ -534,21 +537,23 @@ class LongPolls(h.PaddockTestCase):
         self.assertEqual(r.status, 200, data)
         return json.loads(data)
 
+    def poll(self, signer, cluster, instance, version, wait=20, timeout=40):
+        return self.call(signer, "PollAssignments", {"cluster": cluster, "containerInstance": instance,
+                                                      "knownVersion": version, "waitSeconds": wait}, timeout)
+
     def test_one_accounts_flood_never_keeps_another_accounts_instance_from_waiting(self):
-        attacker = h.RawSigner(self.key_id, self.secret)
         self.ecs.create_cluster(clusterName="lp")
-        instances = [self.register(self.ecs, "lp") for _ in range(20)]
+        instances = [self.register(h.RawSigner(self.key_id, self.secret), "lp") for _ in range(20)]
         victim_account, victim_key, victim_secret = h.create_account(self.state_dir, None, "victim")
         victim_ecs = h.ecs_client(self.server.endpoint, victim_key, victim_secret)
-        victim = h.RawSigner(victim_key, victim_secret)
         victim_ecs.create_cluster(clusterName="lp")
-        mine = self.register(victim_ecs, "lp")
+        mine, victim = self.register(h.RawSigner(victim_key, victim_secret), "lp")
         version = self.poll(victim, "lp", mine, "", wait=0)["version"]  # no version known: at once
 
         # 80 polls of the attacker's 20 instances at once: at most 16 wait, the rest come back busy.
         pool = concurrent.futures.ThreadPoolExecutor(80)
         self.addCleanup(pool.shutdown, wait=False)
-        flood = [pool.submit(self.poll, attacker, "lp", instances[i % 20], version) for i in range(80)]
+        flood = [pool.submit(self.poll, instances[i % 20][1], "lp", instances[i % 20][0], version) for i in range(80)]
         deadline = time.monotonic() + 10
         while sum(f.done() for f in flood) < 64:
             self.assertLess(time.monotonic(), deadline, "the flood's refused polls never came back")
