@@ -145,10 +145,16 @@ class BoundsSampler(threading.Thread):
         now = time.monotonic()
         self.samples.append((now, healthy, live, revisions))
         if healthy < self.low or live > self.high:
+            # What the scheduler said, and how the tasks that died meanwhile ended: a violation
+            # explains itself in the failure message.
+            events = self.ecs.describe_services(cluster=self.cluster, services=[self.service])["services"]
             self.violations.append({
                 "healthy": healthy, "live": live, "low": self.low, "high": self.high,
                 "tasks": [(task_id(t["taskArn"]), t["taskDefinitionArn"].rsplit(":", 1)[1], t["lastStatus"],
-                           t["desiredStatus"]) for t in tasks if t["lastStatus"] != "STOPPED"]})
+                           t["desiredStatus"]) for t in tasks if t["lastStatus"] != "STOPPED"],
+                "stopped": [(task_id(t["taskArn"]), t["taskDefinitionArn"].rsplit(":", 1)[1], t.get("stopCode"),
+                             t.get("stoppedReason")) for t in tasks if t["lastStatus"] == "STOPPED"],
+                "events": [e["message"] for e in events[0]["events"][:6]] if events else []})
 
     def run(self):
         while not self._halt.is_set():
