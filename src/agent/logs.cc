@@ -141,7 +141,9 @@ void LogPump::Loop() {
     if (stopping_) return;
     for (int i = 0; i < n; ++i) {
       // A source detached since epoll_wait returned is simply gone from the map.
-      auto it = sources_.find(events[i].data.u64);
+      // epoll_event is packed on x86-64: copy the id out rather than bind a reference to it.
+      const uint64_t id = events[i].data.u64;
+      auto it = sources_.find(id);
       if (it != sources_.end()) DrainLocked(it->second, kReadsPerTurn);
     }
   }
