@@ -655,9 +655,8 @@ TEST_F(SecurityGroupsTest, UpgradeMovesLegacyAddressesIntoEachVpc) {
   EXPECT_EQ(groups_.PolicyFor(kScope)->members.size(), 1u);
 }
 
-TEST_F(SecurityGroupsTest, PolicyForIsCheapWithHundredsOfTasks) {
-  // A busy VPC: 20 groups of 10 rules, 400 tasks in two groups each. PolicyFor runs once a second
-  // per VPC on each node agent; print what it costs here.
+TEST_F(SecurityGroupsTest, PolicyOfABusyVpcHasEveryGroupAndMember) {
+  // A busy VPC: 20 groups of 10 rules, 400 tasks in two groups each (its cost: vpc_policy_bench).
   std::vector<std::string> ids;
   for (int i = 0; i < 20; ++i) {
     SecurityGroup g = Create(fmt::format("g{}", i));
@@ -676,19 +675,11 @@ TEST_F(SecurityGroupsTest, PolicyForIsCheapWithHundredsOfTasks) {
                   return OkStatus();
                 }).ok());
   }
-  constexpr int kRuns = 50;
-  const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < kRuns; ++i) {
-    auto p = groups_.PolicyFor(kScope);
-    ASSERT_TRUE(p.ok());
-    ASSERT_EQ(p->members.size(), 400u);
-    ASSERT_EQ(p->groups.size(), 21u);
-  }
-  const double ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() / kRuns;
-  std::cout << fmt::format("PolicyFor: 21 groups, 201 rules, 400 members: {:.3f} ms per call\n", ms);
-  RecordProperty("policy_for_ms", fmt::format("{:.3f}", ms));
-  EXPECT_LT(ms, 100.0);  // a generous bound for slow CI; the contract doc records the measured value
+  auto p = groups_.PolicyFor(kScope);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->members.size(), 400u);
+  EXPECT_EQ(p->groups.size(), 21u);
+  for (const auto& m : p->members) EXPECT_EQ(m.groups.size(), 2u) << m.ip;
 }
 
 // ---- EC2's Query protocol through the real front, as boto3 sends it ----
