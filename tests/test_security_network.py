@@ -351,8 +351,8 @@ class NetworkIsolation(h.PaddockTestCase):
         def within_a_second(want):
             start = time.monotonic()
             while reachable() != want:
-                if time.monotonic() - start > 3:
-                    self.fail(f"reachable={want} not within 3 s")
+                if time.monotonic() - start > 3 * h.latency_scale():
+                    self.fail(f"reachable={want} not within {3 * h.latency_scale()} s")
             return time.monotonic() - start
 
         self.assertFalse(reachable())  # web's group has no inbound rule
@@ -363,8 +363,9 @@ class NetworkIsolation(h.PaddockTestCase):
         revoked = within_a_second(False)
         print(f"\nsecurity group rule in force on running tasks: authorize {authorized * 1000:.0f} ms, "
               f"revoke {revoked * 1000:.0f} ms", file=sys.stderr)
-        self.assertLess(authorized, 1.0)
-        self.assertLess(revoked, 1.0)
+        # The bound: 1 s on a release build (sanitizer builds get h.latency_scale() times it).
+        self.assertLess(authorized, 1.0 * h.latency_scale())
+        self.assertLess(revoked, 1.0 * h.latency_scale())
 
 
 if __name__ == "__main__":
