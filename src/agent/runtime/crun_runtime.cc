@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include <fmt/core.h>
 
@@ -82,25 +83,37 @@ bool IsAlive(ContainerStatus s) { return s != ContainerStatus::kStopped; }
 // again when `read_only`). crun 1.8 bind-mounts the rootfs onto itself and remounts that bind
 // with only the flags the OCI root asks for, which drop the overlay's own nosuid,nodev, and the
 // OCI root has no mount options. So the agent remounts it from inside the container's mount
-// namespace, before its command runs. A forked child does it: setns(CLONE_NEWNS) needs a process
-// whose file-system context is its own, and the child calls only async-signal-safe syscalls.
+// namespace, before its command runs. A short-lived thread does it: it first unshares its
+// file-system context (setns(CLONE_NEWNS) refuses a thread that shares it with others), then joins
+// the container's mount namespace — namespaces are per thread, so nothing else of the agent moves —
+// and ends there. No fork: a forked child of a multithreaded process (and under TSan, whose runtime
+// starts a thread in the child) cannot join a mount namespace either.
 Status HardenRootMount(int pid, bool read_only) {
   const std::string ns = fmt::format("/proc/{}/ns/mnt", pid);
   const unsigned long flags = MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV | (read_only ? MS_RDONLY : 0);
-  const pid_t child = ::fork();
-  if (child < 0) return Internal(fmt::format("fork: {}", std::strerror(errno)));
-  if (child == 0) {
+  std::string failed;  // written by the thread, read after join
+  std::thread worker([&] {
+    if (::unshare(CLONE_FS) != 0) {
+      failed = fmt::format("unshare(CLONE_FS): {}", std::strerror(errno));
+      return;
+    }
     const int fd = ::open(ns.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0 || ::setns(fd, CLONE_NEWNS) != 0) ::_exit(1);
-    ::_exit(::mount(nullptr, "/", nullptr, flags, nullptr) == 0 ? 0 : 2);
-  }
-  int status = 0;
-  while (::waitpid(child, &status, 0) < 0) {
-    if (errno != EINTR) return Internal(fmt::format("waitpid: {}", std::strerror(errno)));
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    return Internal(fmt::format("cannot remount the container's root nosuid,nodev (step {})",
-                                WIFEXITED(status) ? WEXITSTATUS(status) : -1));
+    if (fd < 0) {
+      failed = fmt::format("open {}: {}", ns, std::strerror(errno));
+      return;
+    }
+    const int joined = ::setns(fd, CLONE_NEWNS);
+    const int join_errno = errno;
+    ::close(fd);
+    if (joined != 0) {
+      failed = fmt::format("setns {}: {}", ns, std::strerror(join_errno));
+      return;
+    }
+    if (::mount(nullptr, "/", nullptr, flags, nullptr) != 0)
+      failed = fmt::format("mount -o remount,bind,nosuid,nodev /: {}", std::strerror(errno));
+  });
+  worker.join();
+  if (!failed.empty()) return Internal(fmt::format("cannot remount the container's root nosuid,nodev: {}", failed));
   return OkStatus();
 }
 
