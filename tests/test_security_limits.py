@@ -11,6 +11,8 @@ the attack, bounded and self-stopping, and asserts it fails:
 - Images: a gzip bomb is refused by `paddock image import` and by a registry pull (the task stops
   with CannotPullContainerError), as is an image bigger than the state directory's free space, and
   nothing is left behind.
+- Metadata connections: 300 idle connections from one task to its metadata endpoint cost the
+  server at most the per-address cap of descriptors, and another task is still answered.
 - Agent long-poll: 80 concurrent PollAssignments of one account's instances never keep another
   account's instance from waiting, and it is woken by its own assignment.
 - State directory: 0700, the store and its WAL 0600 (tightened on start); a setuid-root binary of an
@@ -43,7 +45,7 @@ import task_harness as th  # noqa: E402
 from test_images import busybox_rootfs, image  # noqa: E402
 
 IMAGE = "busybox:limits"
-APPLETS = ("sleep", "yes", "timeout", "dd", "cp", "chmod", "seq", "true", "id", "tail")
+APPLETS = ("sleep", "yes", "timeout", "dd", "cp", "chmod", "seq", "true", "id", "tail", "nc", "printf")
 # setpriv keeps root's capabilities until its own execve (whose path lookup they would pass): a
 # shell it starts makes the real attempt, with none.
 NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", "/bin/sh", "-c", 'exec "$0" "$@"']
@@ -335,6 +337,49 @@ class Logs(TaskCase):
         # Every tick, in order, none lost while the agent was away.
         self.assertGreater(len(ticks), 50)
         self.assertEqual(ticks, list(range(len(ticks))))
+
+
+def open_descriptors(pid):
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+# Asks the task's own metadata endpoint for its task document and prints the status line.
+ASK_METADATA = ('p=${ECS_CONTAINER_METADATA_URI_V4#http://169.254.170.2}; '
+                'printf "GET $p/task HTTP/1.0\\r\\n\\r\\n" | nc 169.254.170.2 80 | head -1')
+
+
+@unittest.skipIf(skip_reason() is not None, skip_reason() or "")
+class MetadataConnections(TaskCase):
+    """A task cannot spend the node process's descriptors through its metadata endpoint (found by
+    the issue 9 red team: 24 processes of one task held 20,000 idle connections, the server's
+    whole RLIMIT_NOFILE, and the agents failed to list containers, apply security groups and open
+    image blobs — another account's task stopped with CannotPullContainerError)."""
+
+    HOLDERS = 300
+
+    def test_one_task_holds_at_most_its_share_of_connections_and_others_are_still_served(self):
+        baseline = open_descriptors(self.server.proc.pid)
+        flood = self.run_one(self.register(
+            ["/bin/sh", "-c", f"for i in $(seq {self.HOLDERS}); do (sleep 40 | nc 169.254.170.2 80) & done; "
+                              "echo holders-started; exec sleep 40"]))
+        self.wait_for(flood, "RUNNING")
+        self.wait_for_log(flood, "holders-started")
+        # Every nc has connected (or been refused) well within this; sample all along.
+        most = baseline
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            most = max(most, open_descriptors(self.server.proc.pid))
+            time.sleep(0.05)
+        print(f"\n{self.HOLDERS} idle connections from one task: the server's descriptors went from {baseline} "
+              f"to at most {most}", file=sys.stderr)
+        # The cap (64 per address) plus what running a task costs the agent (FIFOs, pidfds, ...).
+        self.assertLess(most - baseline, 64 + 40, self.server.log_tail())
+        # Another task of the node still gets its metadata while the flood holds.
+        other = self.run_one(self.register(["/bin/sh", "-c", f"{ASK_METADATA}; exec sleep 30"]))
+        self.wait_for(other, "RUNNING")
+        self.assertIn("HTTP/1.1 200", self.wait_for_log(other, "HTTP/1.1"))
+        self.stop(flood)
+        self.stop(other)
 
 
 class _Hashing(io.RawIOBase):

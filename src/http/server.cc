@@ -146,8 +146,9 @@ class ServerCore {
   asio::io_context& ioc() { return ioc_; }
   asio::thread_pool& workers() { return *workers_; }
   bool stopping() const { return stopping_.load(std::memory_order_acquire); }
-  // Returns false if the server is stopping; the session must then be dropped.
-  bool Register(const std::shared_ptr<Session>& session);
+  // Returns false if the server is stopping or `peer` already holds
+  // options().max_connections_per_peer connections; the session must then be dropped.
+  bool Register(const std::shared_ptr<Session>& session, const std::string& peer);
   void Unregister(Session* session);
 
  private:
@@ -169,7 +170,13 @@ class ServerCore {
 
   std::mutex sessions_mu_;
   std::atomic<bool> stopping_{false};  // set under sessions_mu_, so no session registers after it
-  std::unordered_map<Session*, std::weak_ptr<Session>> sessions_;  // GUARDED_BY(sessions_mu_)
+  // Each live session with its peer's address, and how many sessions each address holds.
+  struct Live {
+    std::weak_ptr<Session> session;
+    std::string peer;
+  };
+  std::unordered_map<Session*, Live> sessions_;              // GUARDED_BY(sessions_mu_)
+  std::unordered_map<std::string, size_t> peer_sessions_;  // GUARDED_BY(sessions_mu_)
 };
 
 class Session : public std::enable_shared_from_this<Session> {
@@ -506,24 +513,40 @@ void ServerCore::OnAccept(error_code ec, tcp::socket socket) {
   }
   error_code ignored;
   socket.set_option(tcp::no_delay(true), ignored);
-  std::string remote;
+  std::string remote, address;
   tcp::endpoint peer = socket.remote_endpoint(ignored);
-  if (!ignored) remote = HostPort(peer.address().to_string(), peer.port());
+  if (!ignored) {
+    address = peer.address().to_string();
+    remote = HostPort(address, peer.port());
+  }
   auto session = std::make_shared<Session>(*this, std::move(socket), std::move(remote));
-  if (Register(session)) session->Start();
+  // Refused: the session (and its socket) is destroyed here, closing the connection at once.
+  if (Register(session, address)) session->Start();
   Accept();
 }
 
-bool ServerCore::Register(const std::shared_ptr<Session>& session) {
+bool ServerCore::Register(const std::shared_ptr<Session>& session, const std::string& peer) {
   std::lock_guard lock(sessions_mu_);
   if (stopping_.load(std::memory_order_relaxed)) return false;
-  sessions_.emplace(session.get(), session);
+  const size_t cap = options_.max_connections_per_peer;
+  if (cap > 0) {
+    size_t& held = peer_sessions_[peer];
+    if (held >= cap) return false;
+    ++held;
+  }
+  sessions_.emplace(session.get(), Live{session, peer});
   return true;
 }
 
 void ServerCore::Unregister(Session* session) {
   std::lock_guard lock(sessions_mu_);
-  sessions_.erase(session);
+  auto it = sessions_.find(session);
+  if (it == sessions_.end()) return;  // never registered (refused)
+  if (options_.max_connections_per_peer > 0) {
+    auto held = peer_sessions_.find(it->second.peer);
+    if (held != peer_sessions_.end() && --held->second == 0) peer_sessions_.erase(held);
+  }
+  sessions_.erase(it);
 }
 
 void ServerCore::Stop() {
@@ -539,8 +562,8 @@ void ServerCore::Stop() {
     std::lock_guard sessions_lock(sessions_mu_);
     stopping_.store(true, std::memory_order_release);
     live.reserve(sessions_.size());
-    for (auto& [ptr, weak] : sessions_) {
-      if (auto session = weak.lock()) live.push_back(std::move(session));
+    for (auto& [ptr, entry] : sessions_) {
+      if (auto session = entry.session.lock()) live.push_back(std::move(session));
     }
   }
   asio::post(acceptor_.get_executor(), [this] {

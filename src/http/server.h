@@ -31,6 +31,11 @@ struct ServerOptions {
   std::chrono::milliseconds idle_timeout{60'000};  // keep-alive idle time before close
   int io_threads = 1;
   int worker_threads = 32;
+  // 0: no bound. Otherwise a connection from a peer address that already holds this many is
+  // closed as soon as it is accepted. For endpoints served to tasks (task metadata): each
+  // connection is one of the node process's descriptors, which every agent shares, so a task
+  // must not be able to hold them all (docs/security.md, "Limits that hold").
+  size_t max_connections_per_peer = 0;
   // Requests for which this returns true run on the I/O thread that read them instead of being
   // handed to a worker: for handlers that never block (reads from the store's WAL snapshot), it
   // saves two thread hand-offs per request. Empty: every request goes to a worker.

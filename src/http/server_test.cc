@@ -48,10 +48,17 @@ Response Echo(const Request& req) {
 // A connected POSIX socket with a receive timeout, for sending bytes no well-behaved client would.
 class RawConnection {
  public:
-  explicit RawConnection(uint16_t port) {
+  // From `source` (a loopback address: 127.0.0.2 is another peer than 127.0.0.1), or any.
+  explicit RawConnection(uint16_t port, const char* source = nullptr) {
     fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
     timeval tv{10, 0};
     ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    if (source != nullptr) {
+      sockaddr_in from{};
+      from.sin_family = AF_INET;
+      ::inet_pton(AF_INET, source, &from.sin_addr);
+      ::bind(fd_, reinterpret_cast<sockaddr*>(&from), sizeof(from));
+    }
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(port);
@@ -333,6 +340,44 @@ TEST_F(ServerTest, ConcurrentClients) {
   }
   for (auto& t : threads) t.join();
   EXPECT_EQ(ok.load(), kThreads * kRequests);
+}
+
+// A peer over its connection cap is closed at once; its other connections, and other peers, are
+// served, and a closed connection frees its place. Endpoints served to tasks rely on it
+// (agent/metadata: one task must not hold every descriptor of the node's process).
+TEST_F(ServerTest, APeerOverItsConnectionCapIsClosedAtOnceAndOthersAreServed) {
+  ServerOptions options;
+  options.max_connections_per_peer = 3;
+  StartServer(Echo, options);
+  const std::string request = "GET /x HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n";
+  std::vector<std::unique_ptr<RawConnection>> held;
+  for (int i = 0; i < 3; ++i) {
+    held.push_back(std::make_unique<RawConnection>(port_, "127.0.0.1"));
+    ASSERT_TRUE(held.back()->connected());
+  }
+  // The kernel completes the handshake before the server accepts: the fourth connects, then is
+  // closed without an answer.
+  RawConnection over(port_, "127.0.0.1");
+  ASSERT_TRUE(over.connected());
+  over.Write(request);
+  EXPECT_EQ(over.ReadToEnd(), "");
+  // Another address is another peer.
+  RawConnection other(port_, "127.0.0.2");
+  ASSERT_TRUE(other.connected());
+  other.Write(request);
+  EXPECT_THAT(other.ReadToEnd(), ::testing::StartsWith("HTTP/1.1 200"));
+  // The held connections are served; once one is answered and closed, its place is free again.
+  held[0]->Write(request);
+  EXPECT_THAT(held[0]->ReadToEnd(), ::testing::StartsWith("HTTP/1.1 200"));
+  held[0].reset();
+  std::string answer;
+  for (int attempt = 0; attempt < 100 && answer.empty(); ++attempt) {
+    RawConnection again(port_, "127.0.0.1");
+    again.Write(request);
+    answer = again.ReadToEnd();
+    if (answer.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_THAT(answer, ::testing::StartsWith("HTTP/1.1 200"));
 }
 
 // A listening POSIX socket that answers each connection's first request and then closes it, as

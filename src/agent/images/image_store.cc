@@ -186,18 +186,27 @@ Status ImageStore::EnsureLayout() {
 
 namespace {
 
-// A budget for one import into `dir`: `max_unpacked`, and the free space of `dir` less a reserve.
+// A budget for one import into `dir`: `max_unpacked`, and the free space and free inodes of `dir`
+// less a reserve.
 ByteBudget NewBudget(const std::string& dir, uint64_t max_unpacked) {
   struct statvfs fs_stat {};
   uint64_t free = 0;
+  uint64_t free_inodes = 0;
   if (::statvfs(dir.c_str(), &fs_stat) == 0) {
     const uint64_t available = static_cast<uint64_t>(fs_stat.f_bavail) * fs_stat.f_frsize;
     const uint64_t total = static_cast<uint64_t>(fs_stat.f_blocks) * fs_stat.f_frsize;
     // Room kept for the store, logs and the tasks' own writes: an image never takes the last of it.
     const uint64_t reserve = std::min<uint64_t>(uint64_t{256} << 20, total / 20);
     free = available > reserve ? available - reserve : 0;
+    // The same for inodes; a file system that reports none (btrfs) has no fixed number of them.
+    if (fs_stat.f_files == 0) {
+      free_inodes = UINT64_MAX;
+    } else {
+      const uint64_t inode_reserve = std::min<uint64_t>(65536, fs_stat.f_files / 20);
+      free_inodes = fs_stat.f_favail > inode_reserve ? fs_stat.f_favail - inode_reserve : 0;
+    }
   }
-  return ByteBudget(max_unpacked, free, dir);
+  return ByteBudget(max_unpacked, free, dir, free_inodes);
 }
 
 }  // namespace

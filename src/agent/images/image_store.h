@@ -21,9 +21,11 @@
 //
 // Bounds: an import (or a pull's import) writes at most `max_unpacked_bytes` of unpacked layers
 // (and as much of staged archive files), and never more than the state directory's free space
-// less a reserve (min(256 MiB, 5% of the filesystem)); the bytes are counted as they come out of
-// the decompressor (internal::ByteBudget), so a gzip bomb stops at the bound, not after. Past a
-// bound the import fails with ResourceExhausted and leaves nothing: no blob, no layer, no record.
+// less a reserve (min(256 MiB, 5% of the filesystem)), nor makes more entries than the file
+// system's free inodes less a reserve (min(65,536, 5%)); the bytes are counted as they come out of
+// the decompressor, every entry as at least one 4 KiB block (internal::ByteBudget), so a gzip bomb
+// — of data, of empty files or of directories — stops at the bound, not after. Past a bound the
+// import fails with ResourceExhausted and leaves nothing: no blob, no layer, no record.
 //
 // Privacy: <images_dir> is 0700 (made so, and tightened when looser): unpacked layers keep their
 // setuid bits, and no local user may reach one through the state directory.

@@ -17,6 +17,7 @@
 #include <mutex>
 
 #include "agent/images/digest.h"
+#include "agent/images/internal/tar.h"
 #include "agent/images/testing/tar_builder.h"
 #include "common/testing/fake_clock.h"
 #include "store/sqlite/sqlite_store.h"
@@ -547,6 +548,45 @@ TEST_F(ImageStoreTest, ImagesThatUnpackPastTheBoundAreRefusedAndLeaveNothing) {
   struct stat st;
   ASSERT_EQ(::stat(Images().c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0700u);
+}
+
+// Entries are not free (red team, issue 9): a layer of empty directories takes a 4 KiB block
+// each, and used to be counted by its 512-byte tar headers — 200,000 of them, counted as 98 MiB,
+// took 789 MiB. Counted as a block each, 2,000 of them (8 MiB on disk, 1 MiB of headers) do not
+// fit a 4 MiB bound, and the refusal leaves nothing.
+TEST_F(ImageStoreTest, ALayerOfEmptyDirectoriesIsCountedAsTheBlocksItTakes) {
+  images_->SetMaxUnpackedBytes(4 << 20);
+  TarBuilder dirs;
+  for (int i = 0; i < 2000; ++i) dirs.Dir(fmt::format("d{}", i));
+  const std::string layer = dirs.Finish(Gzip(true));
+  auto r = images_->ImportArchive(Put("dirs.tar", OciArchive({"dirs:1", {layer}, {testing::Gunzip(layer)}})));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted) << r.status().ToString();
+  EXPECT_THAT(r.status().message(), HasSubstr("the image unpacks to more than 4 MiB"));
+  ExpectEmpty();
+  // 500 of them (2 MiB) fit.
+  TarBuilder fewer;
+  for (int i = 0; i < 500; ++i) fewer.Dir(fmt::format("d{}", i));
+  const std::string fewer_layer = fewer.Finish();
+  auto fit = images_->ImportArchive(Put("fewer.tar", OciArchive({"dirs:2", {fewer_layer}, {fewer_layer}})));
+  EXPECT_TRUE(fit.ok()) << fit.status().ToString();
+}
+
+// Every entry takes an inode, whatever its size: past the free inodes an import stops, so a layer
+// of millions of empty files cannot leave the node's file system without any.
+TEST(ByteBudgetTest, EveryEntryTakesAnInodeAndABlock) {
+  internal::ByteBudget budget(UINT64_MAX, UINT64_MAX, "/images", /*free_inodes=*/3);
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(budget.Entry().ok());
+  EXPECT_EQ(budget.unpacked(), 3u * 4096);
+  Status over = budget.Entry();
+  EXPECT_EQ(over.code(), StatusCode::kResourceExhausted);
+  EXPECT_THAT(over.message(), HasSubstr("no inodes left on device"));
+  EXPECT_THAT(over.message(), HasSubstr("/images"));
+  // Without a count of inodes (btrfs reports none) only bytes bound it.
+  internal::ByteBudget bytes(8192, UINT64_MAX, "/images");
+  EXPECT_TRUE(bytes.Entry().ok());
+  EXPECT_TRUE(bytes.Entry().ok());
+  EXPECT_EQ(bytes.Entry().code(), StatusCode::kResourceExhausted);
 }
 
 TEST_F(ImageStoreTest, OverlayXattrsFromLayersAreDropped) {

@@ -28,6 +28,13 @@ namespace json = boost::json;
 
 namespace {
 
+// Connections one address (one task's, in a VPC) may hold open to a metadata listener at once.
+// Every listener lives in the node's process, whose descriptors every agent shares: unbounded, one
+// task held 20,000 idle connections and the agents could no longer list containers, apply security
+// groups or open image blobs (tests/test_security_limits.py, MetadataConnections). A task's own
+// clients need a handful; the ECS agent likewise throttles the endpoint per task.
+constexpr size_t kMaxConnectionsPerPeer = 64;
+
 // ---- Reading the Task JSON (validated when written by ecs/task: only be safe here) ------------
 
 std::string Str(const json::object& o, std::string_view key) {
@@ -772,6 +779,7 @@ Status MetadataService::Start() {
   so.max_body_bytes = 4096;
   so.io_threads = 1;
   so.worker_threads = options_.worker_threads;
+  so.max_connections_per_peer = kMaxConnectionsPerPeer;
   server_ = std::make_unique<http::Server>(so, [this](const http::Request& r) { return Handle(r); });
   StatusOr<uint16_t> port = server_->Start();
   if (!port.ok()) {
@@ -810,6 +818,7 @@ Status MetadataService::ServeNetwork(std::string_view network, const std::string
   so.io_threads = 1;
   // One per VPC the node has tasks in: fewer threads than the host listener's.
   so.worker_threads = std::min(2, options_.worker_threads);
+  so.max_connections_per_peer = kMaxConnectionsPerPeer;
   so.netns_path = netns_path;
   auto handler = [this, name = std::string(network)](const http::Request& r) { return Handle(r, name); };
   Listener l;

@@ -20,21 +20,27 @@ namespace paddock::agent::images::internal {
 
 // What one import may still write under the images directory.
 //
-// Two kinds of bytes are counted: a layer's unpacked content (its uncompressed tar stream: data
-// plus 512 bytes of header per entry, so a million empty files count too) and the files copied
-// out of an image archive before they are verified (staged blobs). Each kind may reach
-// `max_unpacked`; both together may reach `free_bytes` (the state directory's free space, less
-// a reserve, when the import began). Past either bound the call that counted fails with
-// ResourceExhausted, and the import leaves nothing behind (ImageStore's work directory goes).
+// Two kinds of bytes are counted: a layer's unpacked content (its data plus one 4 KiB block per
+// entry: what an entry costs on disk at least — a directory takes a block, a file's last partial
+// block a whole one — so a million empty directories count as the 4 GiB they take, not as their
+// 512-byte tar headers) and the files copied out of an image archive before they are verified
+// (staged blobs). Each kind may reach `max_unpacked`; both together may reach `free_bytes` (the
+// state directory's free space, less a reserve, when the import began). Every entry also takes
+// an inode: at most `free_inodes` (the file system's free inodes, less a reserve) may be made, so
+// a layer of millions of empty files cannot leave the node's file system without inodes. Past
+// any bound the call that counted fails with ResourceExhausted, and the import leaves nothing
+// behind (ImageStore's work directory goes).
 //
 // Copyable: a copy counts on its own, so a dry run (hashing a layer before unpacking it) can
 // prove a layer fits without spending the real budget.
 class ByteBudget {
  public:
-  ByteBudget(uint64_t max_unpacked, uint64_t free_bytes, std::string dir);
+  ByteBudget(uint64_t max_unpacked, uint64_t free_bytes, std::string dir, uint64_t free_inodes = UINT64_MAX);
   // No bound (tests, and reading what is already stored).
   static ByteBudget Unlimited();
 
+  // Counts one more layer entry: an inode and kEntryBytes of unpacked content.
+  Status Entry();
   // Counts `n` more bytes of unpacked layer content.
   Status Unpacked(uint64_t n);
   // Counts `n` more bytes copied out of an archive.
@@ -48,8 +54,10 @@ class ByteBudget {
   uint64_t max_unpacked_;
   uint64_t free_bytes_;
   std::string dir_;
+  uint64_t free_inodes_;
   uint64_t unpacked_ = 0;
   uint64_t staged_ = 0;
+  uint64_t entries_ = 0;
 };
 
 // "20 GiB", "8 MiB", "512 bytes": a byte count as the messages above give it.
