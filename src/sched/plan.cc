@@ -114,7 +114,14 @@ class Pass {
           Replica();
         }
         UpdateCounts();
-        Complete();
+        if (!rolled_back_) {
+          Complete();
+        } else {
+          // The pass that rolls back stores the rollback as such (the target IN_PROGRESS, the
+          // failed deployment ACTIVE), which the owner turns into the service deployments'
+          // ROLLBACK_IN_PROGRESS; the next pass, right after, may complete it.
+          Wake(o_.now + milliseconds(1));
+        }
         RemoveDrainedDeployments();
       }
       EmitStopped();
@@ -377,6 +384,7 @@ class Pass {
     std::stable_sort(s_.deployments.begin() + 1, s_.deployments.end(),
                      [](const Deployment& a, const Deployment& b) { return a.created_at > b.created_at; });
     Emit(s_, o_.now, fmt::format("{} rolling back to deployment {}.", prefix_, target_id));
+    rolled_back_ = true;
   }
 
   // The rolling update: start PRIMARY tasks up to maximumPercent, stop old ones down to
@@ -577,6 +585,7 @@ class Pass {
   std::set<std::string> stopped_now_;
   std::set<std::string> health_stopped_;
   std::vector<std::string> stopped_running_;
+  bool rolled_back_ = false;  // this pass made the last COMPLETED deployment PRIMARY again
 };
 
 // The closest-match sentence ECS appends for a rejection reason, or "".

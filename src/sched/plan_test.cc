@@ -808,8 +808,22 @@ TEST(PlanTest, ACrashLoopWithDefaultSettingsFailsItsDeploymentAndRollsBack) {
   EXPECT_TRUE(trip.stops.empty()) << "the old tasks keep running throughout";
   EXPECT_TRUE(trip.launches.empty()) << "the rollback target still has its three tasks";
   EXPECT_THAT(Messages(s), ElementsAre("(service web) (deployment " + kNew + ") deployment failed: tasks failed to start.",
-                                       "(service web) rolling back to deployment " + kOld + ".",
-                                       "(service web) (deployment " + kOld + ") deployment completed.",
+                                       "(service web) rolling back to deployment " + kOld + "."));
+  ASSERT_EQ(s.deployments.size(), 2u);
+  EXPECT_EQ(s.deployments[0].id, kOld);
+  EXPECT_EQ(s.deployments[0].rollout_state, "IN_PROGRESS") << "the rollback is stored as under way first";
+  EXPECT_EQ(s.deployments[0].rollout_state_reason,
+            "ECS deployment circuit breaker: rolling back to deploymentId " + kOld + ".");
+  EXPECT_EQ(s.deployments[1].id, kNew);
+  EXPECT_EQ(s.deployments[1].status, "ACTIVE");
+  EXPECT_EQ(s.deployments[1].rollout_state, "FAILED");
+  EXPECT_EQ(s.deployments[1].failed_tasks, 3);
+  ASSERT_TRUE(trip.wake_at);
+  EXPECT_EQ(*trip.wake_at, now + seconds(5) + milliseconds(1)) << "and completed by the pass right after";
+  Store(s);
+
+  Decide(s, Obs(*trip.wake_at, tasks));
+  EXPECT_THAT(Messages(s), ElementsAre("(service web) (deployment " + kOld + ") deployment completed.",
                                        "(service web) has reached a steady state."));
   ASSERT_EQ(s.deployments.size(), 1u) << "the failed deployment has no task left: it leaves with the completion";
   EXPECT_EQ(s.deployments[0].id, kOld);

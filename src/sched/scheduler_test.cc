@@ -247,6 +247,12 @@ TEST_F(SchedulerTest, WithDefaultOptionsACrashLoopFailsItsDeploymentAndRollsBack
     ReportLive(/*exit=*/true);
     ASSERT_TRUE(a.Pass(key_, **epoch).ok());
   }
+  // The pass that rolled back stored the rollback under way; the next one (the plan asked for it
+  // at once) completes it.
+  ASSERT_EQ(State().deployments[0].id, first);
+  EXPECT_EQ(State().deployments[0].rollout_state, "IN_PROGRESS");
+  clock_.Advance(1ms);
+  ASSERT_TRUE(a.Pass(key_, **epoch).ok());
   const auto state = State();
   ASSERT_EQ(state.deployments.size(), 1u);
   EXPECT_EQ(state.deployments[0].id, first) << "rolled back to the COMPLETED deployment";
@@ -261,6 +267,14 @@ TEST_F(SchedulerTest, WithDefaultOptionsACrashLoopFailsItsDeploymentAndRollsBack
     }
   }
   EXPECT_GE(exited, 3u) << "the threshold for 2 tasks";
+  ecs::service::DeploymentQuery q;
+  q.cluster = "default";
+  q.service = "api";
+  auto sds = services_.ListServiceDeployments(kScope, kCaller, q);
+  ASSERT_TRUE(sds.ok()) << sds.status().ToString();
+  std::multiset<std::string> statuses;
+  for (const auto& item : sds->items) statuses.insert(std::string(json::parse(item).at("status").as_string()));
+  EXPECT_EQ(statuses, (std::multiset<std::string>{"ROLLBACK_SUCCESSFUL", "SUCCESSFUL"}));
 }
 
 // A one-off task that merely uses the group "service:api" is not the scheduler's: it is neither
