@@ -288,12 +288,9 @@ class Pass {
   void CountFailures(Deployment& d) {
     if (d.rollout_state == "IN_PROGRESS") CountBreakerFailures(d);
 
-    const TaskView* newest_started = nullptr;
-    TimePoint newest_start{};
+    const TaskView* newest_started = nullptr;  // the newest task (by creation) that reached RUNNING
     for (const auto& t : o_.tasks) {
-      if (!Of(t, d)) continue;
-      if (t.started_at && (!newest_started || t.created_at > newest_started->created_at)) newest_started = &t;
-      if (t.started_at && *t.started_at > newest_start) newest_start = *t.started_at;
+      if (Of(t, d) && t.started_at && (!newest_started || t.created_at > newest_started->created_at)) newest_started = &t;
     }
 
     // Backoff: failed starts after the newest task that reached RUNNING.
@@ -302,8 +299,11 @@ class Pass {
       if (Of(t, d) && FailedToStart(t) && (!newest_started || t.created_at > newest_started->created_at)) ++trailing;
     }
     TimePoint last_counted = d.next_launch_at - BackoffDelay(o_, d.launch_failures);
-    if (d.launch_failures > 0 && newest_started && newest_start > last_counted) {
-      // A task reached RUNNING after the failures counted so far: the throttle resets.
+    if (d.launch_failures > 0 && newest_started && newest_started->created_at > last_counted) {
+      // A task launched after the failures counted so far reached RUNNING: the throttle resets.
+      // (Not one launched before them: the tasks of a launch that only partly found room reach
+      // RUNNING one by one, and each would otherwise bring an immediate, equally refused retry —
+      // each a circuit-breaker failure.)
       d.launch_failures = trailing;
       d.next_launch_at = trailing > 0 ? o_.now + BackoffDelay(o_, trailing) : TimePoint{};
     } else if (trailing > d.launch_failures) {

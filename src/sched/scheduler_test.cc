@@ -174,6 +174,31 @@ TEST_F(SchedulerTest, AServiceThatDoesNotFitTheNodesFargateCapacityGetsEcssEvent
   EXPECT_EQ(live, 2u) << "one replaces the stopped task; the third still does not fit";
 }
 
+// Tasks of a launch that only partly found room reach RUNNING one by one; that is no sign the
+// room is back, so the backoff holds and no refused launch is retried meanwhile (each would be a
+// circuit-breaker failure: a service one task too big for the node would fail its deployment).
+TEST_F(SchedulerTest, TasksOfAPartlyPlacedLaunchReachingRunningDoNotResetTheBackoff) {
+  ecs::task::FargateCapacity capacity({.cpu = 512, .memory = 1024, .vcpus_per_account = 4000});
+  ecs::task::Tasks limited(*store_, tds_, clusters_, std::string(kAgent), &instances_, &capacity);
+  CreateService(3);
+  Scheduler a(*store_, services_, limited, nullptr, clock_, Options("a"));
+  auto epoch = a.Lead();
+  ASSERT_TRUE(epoch.ok() && epoch->has_value());
+  ASSERT_TRUE(a.Pass(key_, **epoch).ok());
+  ASSERT_EQ(State().deployments[0].failed_tasks, 1);
+  for (const auto& t : Tasks()) {
+    clock_.Advance(100ms);
+    ecs::task::TaskStateChange running;
+    running.last_status = "RUNNING";
+    ASSERT_TRUE(limited.ReportState(kAgent, "arn:aws:ecs:us-east-1:123456789012:task/default/" + t.id, running,
+                                    clock_.Now())
+                    .ok());
+    ASSERT_TRUE(a.Pass(key_, **epoch).ok());
+  }
+  EXPECT_EQ(State().deployments[0].failed_tasks, 1) << "no retry before the backoff ends";
+  EXPECT_EQ(State().deployments[0].launch_failures, 1);
+}
+
 TEST_F(SchedulerTest, ADeposedLeadersLateWritesChangeNothing) {
   CreateService(1);
   Scheduler a(*store_, services_, tasks_, nullptr, clock_, Options("a"));
