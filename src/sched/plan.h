@@ -57,9 +57,12 @@
 //   stays and old tasks are kept. Deployment::rollback_requested rolls back the same way,
 //   whatever the rollback option.
 // - Backoff: the n-th consecutive failed start (or placement failure) of a deployment holds its
-//   launches until now + min(cap, base × 2^(n−1)) (Decision::wake_at); a task of it reaching
-//   RUNNING after those failures resets the count; "is unable to consistently start tasks
-//   successfully." is written when the count grows.
+//   launches until now + min(cap, base × 2^(n−1)) (Decision::wake_at); a task of it launched
+//   after those failures reaching RUNNING resets the count (tasks that stop after RUNNING are not
+//   throttled, as on AWS); "is unable to consistently start tasks successfully." is written when
+//   the count grows.
+// - The pass that rolls back does not also complete the rollback target: it asks to run again at
+//   once (wake_at = now + 1 ms), so the rollback is stored as under way first.
 // - Repeated events (deadlock, backoff, placement failure) are not written again while the newest
 //   stored event (ServiceState::newest_event) is the same message and younger than 6 hours.
 // - DRAINING service: every live task is stopped; with none left the service is INACTIVE.
