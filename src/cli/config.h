@@ -21,7 +21,7 @@
 //   agent_timeout_seconds = 60     # agentConnected: last heartbeat at most this old
 //
 //   [scheduler]                    # the service scheduler (docs/contracts/service.md)
-//   settle_seconds = 0             # RUNNING time before a task without health checks is healthy (AWS: 40)
+//   settle_seconds = 40            # RUNNING time before a task without health checks is healthy (AWS's 40)
 //   resync_seconds = 10            # the periodic full pass over every service
 //   backoff_base_seconds = 10      # first delay after a service's tasks fail to start; doubles
 //   backoff_cap_seconds = 900      # the longest delay (AWS: 15 minutes)
@@ -85,7 +85,9 @@ struct Ec2InstanceConfig {
 
 // The [scheduler] table (sched/scheduler.h), in seconds.
 struct SchedulerConfig {
-  int64_t settle_seconds = 0;
+  // AWS's wait for tasks without health checks (sched::kDefaultSettle): a revision whose tasks exit
+  // within it fails its deployment instead of completing (issue 10).
+  int64_t settle_seconds = 40;
   int64_t resync_seconds = 10;
   int64_t backoff_base_seconds = 10;
   int64_t backoff_cap_seconds = 900;

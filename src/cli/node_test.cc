@@ -189,14 +189,14 @@ TEST(ConfigTest, SchedulerAndQuotas) {
   std::string dir = TempDir();
   std::string path = dir + "/paddock.toml";
   ServerConfig defaults;
-  EXPECT_EQ(defaults.scheduler.settle_seconds, 0);
+  EXPECT_EQ(defaults.scheduler.settle_seconds, 40);
   EXPECT_EQ(defaults.scheduler.backoff_cap_seconds, 900);
   EXPECT_EQ(defaults.quotas.services_per_cluster, 5000);
-  std::ofstream(path) << "[scheduler]\nsettle_seconds = 40\nresync_seconds = 2\nbackoff_base_seconds = 1\n"
+  std::ofstream(path) << "[scheduler]\nsettle_seconds = 0\nresync_seconds = 2\nbackoff_base_seconds = 1\n"
                          "backoff_cap_seconds = 4\n[quotas]\ntasks_per_service = 7\n";
   ServerConfig c;
   ASSERT_TRUE(LoadConfigFile(path, c).ok());
-  EXPECT_EQ(c.scheduler.settle_seconds, 40);
+  EXPECT_EQ(c.scheduler.settle_seconds, 0);
   EXPECT_EQ(c.scheduler.resync_seconds, 2);
   EXPECT_EQ(c.scheduler.backoff_base_seconds, 1);
   EXPECT_EQ(c.scheduler.backoff_cap_seconds, 4);

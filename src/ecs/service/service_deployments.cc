@@ -10,6 +10,7 @@
 #include "common/json_fields.h"
 #include "ecs/common/records.h"
 #include "ecs/common/resource_arn.h"
+#include "ecs/service/breaker.h"
 #include "ecs/service/internal/common.h"
 #include "ecs/service/internal/record.h"
 #include "ecs/service/services.h"
@@ -87,11 +88,14 @@ json::object Live(json::object sd, const std::optional<json::object>& record) {
     for (auto& s : it->value().get_array())
       if (s.is_object()) Refresh(s.get_object(), deployments);
   if (auto cb = sd.find("deploymentCircuitBreaker"); cb != sd.end() && cb->value().is_object()) {
-    // The threshold follows the service's desired count while the deployment runs (sched/plan's
-    // BreakerThreshold).
+    // The threshold follows the service's desired count (and breaker settings) while the
+    // deployment runs, as sched/plan evaluates it.
     if (Str(sd, "status") == "IN_PROGRESS") {
       const int64_t desired = json_fields::Int(*record, "desiredCount").value_or(0);
-      cb->value().get_object()["threshold"] = std::min<int64_t>(200, std::max<int64_t>(3, (desired + 1) / 2));
+      const StatusOr<CircuitBreakerSettings> settings = ParseCircuitBreaker(
+          json_fields::Obj(json_fields::Obj(*record, "deploymentConfiguration"), "deploymentCircuitBreaker"));
+      cb->value().get_object()["threshold"] =
+          FailureThreshold(desired, settings.ok() ? settings->threshold : FailureThresholdConfig{});
     }
     for (const auto& d : deployments)
       if (sd.contains("serviceDeploymentArn") && Str(sd, "serviceDeploymentArn").ends_with("/" + d.service_deployment_id) &&

@@ -13,6 +13,7 @@
 #include "ecs/common/reap.h"
 #include "ecs/common/records.h"
 #include "ecs/common/resource_arn.h"
+#include "ecs/service/breaker.h"
 #include "ecs/service/internal/common.h"
 #include "ecs/service/internal/record.h"
 #include "ecs/service/internal/resolved.h"
@@ -103,7 +104,17 @@ StatusOr<json::object> DeploymentConfiguration(const json::object* current, cons
     out["strategy"] = "ROLLING";
   }
   if (given != nullptr) {
-    for (const auto& [k, v] : *given) out[k] = v;
+    for (const auto& [k, v] : *given) {
+      json::value merged = v;
+      // A deploymentCircuitBreaker given without its optional members keeps the ones in force
+      // (AWS's UpdateService retains them; only enable and rollback are required).
+      if (k == "deploymentCircuitBreaker" && merged.is_object() && out.contains(k) && out[k].is_object()) {
+        for (std::string_view kept : {"resetOnHealthyTask", "thresholdConfiguration"})
+          if (!merged.get_object().contains(kept) && out[k].get_object().contains(kept))
+            merged.get_object()[kept] = out[k].get_object()[kept];
+      }
+      out[k] = std::move(merged);
+    }
     if (auto s = json_fields::OptStr(*given, "strategy"); s && *s != "ROLLING")
       return ParamError(fmt::format(
           "The deployment strategy {} is not supported by Paddock. Use ROLLING (the rolling update).", *s));
@@ -123,6 +134,7 @@ StatusOr<json::object> DeploymentConfiguration(const json::object* current, cons
   if (max < 100) return ParamError(fmt::format("maximumPercent must be at least 100, but was {}.", max));
   if (!out.contains("deploymentCircuitBreaker"))
     out["deploymentCircuitBreaker"] = json::object{{"enable", false}, {"rollback", false}};
+  RETURN_IF_ERROR(ParseCircuitBreaker(json_fields::Obj(out, "deploymentCircuitBreaker")).status());
   if (!out.contains("strategy")) out["strategy"] = "ROLLING";
   if (auto b = OptInt(out, "bakeTimeInMinutes"); b && (*b < 0 || *b > 1440))
     return ParamError("bakeTimeInMinutes must be between 0 and 1440.");
@@ -396,7 +408,9 @@ Status Services::StartDeployment(store::WriteTxn& txn, const Scope& scope, const
 
   // The ServiceDeployment: this deployment's progress, as the deployment APIs show it.
   const json::object& dc = json_fields::Obj(record, "deploymentConfiguration");
-  const bool breaker = json_fields::Bool(json_fields::Obj(dc, "deploymentCircuitBreaker"), "enable").value_or(false);
+  const StatusOr<CircuitBreakerSettings> cb = ParseCircuitBreaker(json_fields::Obj(dc, "deploymentCircuitBreaker"));
+  const CircuitBreakerSettings settings = cb.ok() ? *cb : CircuitBreakerSettings{};
+  const bool breaker = settings.enable;
   json::object sd;
   sd["serviceDeploymentArn"] = ServiceDeploymentArn(scope, cluster, name, d.service_deployment_id);
   sd["serviceArn"] = service_arn;
@@ -411,7 +425,7 @@ Status Services::StartDeployment(store::WriteTxn& txn, const Scope& scope, const
                                              {"pendingTaskCount", 0}};
   sd["status"] = "IN_PROGRESS";
   sd["deploymentConfiguration"] = dc;
-  const int64_t threshold = std::min<int64_t>(200, std::max<int64_t>(3, (d.desired_count + 1) / 2));
+  const int64_t threshold = FailureThreshold(d.desired_count, settings.threshold);
   sd["deploymentCircuitBreaker"] = json::object{
       {"status", breaker ? "MONITORING" : "DISABLED"}, {"failureCount", 0}, {"threshold", threshold}};
   if (auto alarms = OptObject(dc, "alarms")) {
