@@ -107,7 +107,9 @@ int RunServer(const ServerConfig& config, bool up) {
     fmt::print("  credentials  {} (profile '{}'; config in {})\n", boot->credentials_path, boot->profile,
                boot->config_path);
     for (const auto& note : boot->notes) fmt::print("  note         {}\n", note);
-    fmt::print("\nTry:\n  aws --profile {} ecs list-clusters\n\nCtrl-C stops it.\n", boot->profile);
+    // With --endpoint-url: Debian 12's AWS CLI (2.9) ignores the profile's endpoint_url.
+    fmt::print("\nTry:\n  aws --profile {} --endpoint-url {} ecs list-clusters\n\nCtrl-C stops it.\n", boot->profile,
+               endpoint);
   } else {
     fmt::print("paddock server listening on {}\n", endpoint);
   }
