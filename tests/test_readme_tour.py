@@ -70,6 +70,17 @@ tour_up() {
   done
   echo "paddock up did not start:" >&2; cat "server-$UPS.log" >&2; return 1
 }
+# What `paddock agent` does in the reader's third terminal, in the background.
+tour_agent() {
+  "$PADDOCK_BIN" agent "$@" > agent.log 2>&1 &
+  echo "$!" > agent.pid
+  for _ in $(seq 600); do
+    grep -q "^paddock agent registered as" agent.log && return 0
+    kill -0 "$(cat agent.pid)" 2>/dev/null || break
+    sleep 0.05
+  done
+  echo "paddock agent did not start:" >&2; cat agent.log >&2; return 1
+}
 '''
 
 
@@ -95,6 +106,7 @@ class ReadmeTour(unittest.TestCase):
         out = []
         for block in blocks:
             block = block.replace(README_ENDPOINT, f"127.0.0.1:{self.port}")
+            block = re.sub(rf"^{re.escape(README_BINARY)} agent\b", "tour_agent", block, flags=re.M)
             block = block.replace(README_BINARY, '"$PADDOCK_BIN"')
             block = re.sub(r"^scripts/up\b", "tour_up", block, flags=re.M)
             out.append(block)
@@ -118,8 +130,12 @@ class ReadmeTour(unittest.TestCase):
         self.assertEqual(r.returncode, 0, f"the tour failed after {took:.0f} s:\n--- stdout\n{r.stdout[-4000:]}\n"
                                           f"--- stderr\n{r.stderr[-6000:]}\n--- server\n{self.server_log()}")
         out = r.stdout
-        # Both curls (the Fargate task, an EC2 task's host port) got the page.
-        self.assertEqual(out.count("hello from paddock"), 2, out)
+        # Every curl (the Fargate task, an EC2 task's host port, the remote agent's task) got the page.
+        self.assertEqual(out.count("hello from paddock"), 3, out)
+        with open(os.path.join(self.work, "agent.log"), errors="replace") as f:
+            agent_log = f.read()
+        # The agent ran the server's image (it has its own store) and started without a false alarm.
+        self.assertNotIn("no answer from the control plane yet", agent_log)
         self.assertIn('"PRIMARY"', out)  # update-service showed the new deployment
         self.assertIn("has reached a steady state", out)
         # The endpoint came from the tour's own `aws` function: the profile's is not read by CLI 2.9.
@@ -128,7 +144,7 @@ class ReadmeTour(unittest.TestCase):
         self.assertEqual(out.count('{"imported": "docker.io/library/busybox:demo"}'), 2, out)
 
     def server_log(self):
-        logs = sorted(f for f in os.listdir(self.work) if f.startswith("server-"))
+        logs = sorted(f for f in os.listdir(self.work) if f.startswith("server-") or f == "agent.log")
         text = ""
         for name in logs:
             with open(os.path.join(self.work, name), errors="replace") as f:
@@ -136,13 +152,11 @@ class ReadmeTour(unittest.TestCase):
         return text
 
     def stop_everything(self):
-        """Removes what the tour started: its services and tasks (through the API, so their networks go
-        too), then the server."""
+        """Removes what the tour started: its services and tasks (through the API, while their agents
+        run, so their networks go too), then the agent and the server."""
         pid_file = os.path.join(self.work, "server.pid")
         if not os.path.exists(pid_file):
             return
-        with open(pid_file) as f:
-            pid = int(f.read())
         try:
             creds = {}
             with open(os.path.join(self.work, ".paddock", "credentials")) as f:
@@ -166,6 +180,14 @@ class ReadmeTour(unittest.TestCase):
                         break
                     time.sleep(0.2)
         finally:
+            self.kill_by_pid_file(os.path.join(self.work, "agent.pid"))
+            self.kill_by_pid_file(pid_file)
+
+    @staticmethod
+    def kill_by_pid_file(pid_file):
+        if os.path.exists(pid_file):
+            with open(pid_file) as f:
+                pid = int(f.read())
             try:
                 os.kill(pid, signal.SIGTERM)
                 for _ in range(200):

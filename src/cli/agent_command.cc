@@ -316,6 +316,9 @@ int RunAgentCommand(const AgentCommand& c) {
   agent::Agent agent(control, images, **runtime, std::move(agent_options));
   const uint64_t watch = control.Watch(arn, [&agent] { agent.Notify(); });
   if (Status s = control.Start(); !s.ok()) return Fail("control", s);
+  // The first poll is answered at once: the agent's first pass then has its assignments instead of
+  // logging "no answer from the control plane yet" (which read like a failure at every start).
+  control.WaitForFirstPoll(std::chrono::seconds(5));
   if (Status s = agent.Start(); !s.ok()) {
     control.Stop();
     return Fail("agent", s);
