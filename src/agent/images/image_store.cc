@@ -729,7 +729,8 @@ std::string WordMiss(const Reference& ref, const Status& failure, const PullCont
   }
   std::string text(failure.message());
   if (text.size() + 2 + note.size() > kMaxText) {
-    const size_t keep = kMaxText > note.size() + 5 ? kMaxText - note.size() - 5 : 0;
+    size_t keep = kMaxText > note.size() + 5 ? kMaxText - note.size() - 5 : 0;
+    while (keep > 0 && (static_cast<unsigned char>(text[keep]) & 0xC0) == 0x80) --keep;  // not inside a character
     text = text.substr(0, keep) + "…";
   }
   return text + "; " + note;

@@ -225,7 +225,9 @@ void SkopeoProgress::Line(std::string_view line) {
   id = id.substr(0, 12);  // bars show 12 hex digits
   if (id.empty()) return;
   std::string_view rest = Trim(line.substr(space));
-  Blob next = layers_[std::string(id)];
+  auto [it, added] = layers_.try_emplace(std::string(id));
+  if (added) changed_ = true;  // a layer started
+  Blob next = it->second;
   if (rest.starts_with("done") || rest.starts_with("skipped")) {
     next.finished = true;
     next.done = next.total;
@@ -242,7 +244,7 @@ void SkopeoProgress::Line(std::string_view line) {
       }
     }
   }
-  Blob& blob = layers_[std::string(id)];
+  Blob& blob = it->second;
   if (blob.done != next.done || blob.total != next.total || blob.finished != next.finished) changed_ = true;
   blob = next;
 }
