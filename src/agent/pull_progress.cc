@@ -59,8 +59,9 @@ void PullReporter::Update(const images::PullProgress& progress) {
   std::lock_guard lock(mu_);
   latest_ = progress;
   // A finished layer is always shown; bytes at most every kWriteEvery.
-  if (!file_.empty() && (progress.layers_done != layers_done_ || now - last_written_ >= kWriteEvery)) {
+  if (!file_.empty() && (!written_ || progress.layers_done != layers_done_ || now - last_written_ >= kWriteEvery)) {
     WriteFileAtomically(file_, Line(progress));
+    written_ = true;
     last_written_ = now;
     layers_done_ = progress.layers_done;
   }

@@ -49,6 +49,7 @@ class PullReporter {
   Clock& clock_;
   const TimePoint started_;
   std::mutex mu_;
+  bool written_ = false;    // GUARDED_BY(mu_): the file holds a line
   TimePoint last_written_;  // GUARDED_BY(mu_)
   TimePoint last_logged_;   // GUARDED_BY(mu_)
   size_t layers_done_ = 0;  // GUARDED_BY(mu_)
