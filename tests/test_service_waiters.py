@@ -13,11 +13,10 @@ import sys
 import time
 import unittest
 
-import boto3
-from botocore.exceptions import WaiterError
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import paddock_harness as h  # noqa: E402
+import boto3  # noqa: E402
+from botocore.exceptions import WaiterError  # noqa: E402
 import task_harness as th  # noqa: E402
 from test_services import SCHEDULER_CONFIG, ServiceMixin, import_service_image, is_steady  # noqa: E402
 

@@ -14,11 +14,10 @@ import subprocess
 import sys
 import unittest
 
-import boto3
-from botocore.exceptions import ClientError
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import paddock_harness as h  # noqa: E402
+import boto3  # noqa: E402
+from botocore.exceptions import ClientError  # noqa: E402
 from test_conformance import CLI_V1, CLI_V2, _cli_env  # noqa: E402
 from test_container_instances import _StrictCliOutput  # noqa: E402
 

@@ -19,6 +19,7 @@
 #include "agent/agent.h"
 #include "agent/images/image_store.h"
 #include "agent/images/skopeo_puller.h"
+#include "agent/remote/cluster_puller.h"
 #include "agent/remote/registration.h"
 #include "agent/remote/remote_control.h"
 #include "agent/runtime/crun_runtime.h"
@@ -266,7 +267,6 @@ int RunAgentCommand(const AgentCommand& c) {
   agent::images::SkopeoOptions pull;
   pull.max_bytes = c.max_unpacked_bytes;
   agent::images::SkopeoPuller puller(std::move(pull));
-  images.SetPuller(&puller);
   agent::runtime::CrunRuntimeOptions runtime_options;
   runtime_options.state_dir = (state / "containers").string();
   runtime_options.cgroup_parent = "/paddock/" + tag;
@@ -299,6 +299,11 @@ int RunAgentCommand(const AgentCommand& c) {
   agent::remote::RemoteOptions remote_options;
   remote_options.poll_wait = std::chrono::seconds(c.poll_wait_seconds);
   agent::remote::RemoteControl control(client, c.cluster, arn, remote_options);
+  // Images the agent's store lacks come from the cluster's image store (the server's registry)
+  // first, then from their own registries (agent/remote/cluster_puller.h).
+  agent::remote::ClusterPuller cluster_puller(
+      [&control](const std::string& reference) { return control.GetImageAccess(reference); }, puller);
+  images.SetPuller(&cluster_puller);
   std::unique_ptr<agent::metadata::MetadataService> metadata =
       agent::StartMetadataService(state.string());
   // Host-level grants as its operator set them (--allow-host-access), whatever placement decided.
@@ -311,6 +316,9 @@ int RunAgentCommand(const AgentCommand& c) {
   agent::Agent agent(control, images, **runtime, std::move(agent_options));
   const uint64_t watch = control.Watch(arn, [&agent] { agent.Notify(); });
   if (Status s = control.Start(); !s.ok()) return Fail("control", s);
+  // The first poll is answered at once: the agent's first pass then has its assignments instead of
+  // logging "no answer from the control plane yet" (which read like a failure at every start).
+  control.WaitForFirstPoll(std::chrono::seconds(5));
   if (Status s = agent.Start(); !s.ok()) {
     control.Stop();
     return Fail("agent", s);

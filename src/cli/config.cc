@@ -37,6 +37,12 @@ Status LoadImages(const std::string& path, const toml::table& table, ImagesConfi
     } else if (k == "max_unpacked_bytes") {
       if (!node.is_integer()) return bad("an integer");
       images.max_unpacked_bytes = node.as_integer()->get();
+    } else if (k == "cluster_registry") {
+      if (!node.is_boolean()) return bad("true or false");
+      images.cluster_registry = node.as_boolean()->get();
+    } else if (k == "cluster_registry_listen") {
+      if (!node.is_string()) return bad("a string, HOST:PORT");
+      images.cluster_registry_listen = node.as_string()->get();
     } else {
       return InvalidArgument(fmt::format("config file {}: unknown key 'images.{}'", path, k));
     }
@@ -230,6 +236,10 @@ Status ValidateConfig(const ServerConfig& config) {
     if (!e.account.empty() && !IsAccountId(e.account))
       return InvalidArgument(fmt::format("ec2_instance '{}': account '{}' is not a 12-digit account id", e.cluster,
                                          e.account));
+  }
+  if (!config.images.cluster_registry_listen.empty()) {
+    if (Status s = SplitListen(config.images.cluster_registry_listen).status(); !s.ok())
+      return InvalidArgument(fmt::format("images.cluster_registry_listen: {}", s.message()));
   }
   for (const std::string& r : config.images.insecure_registries) {
     if (r.empty() || r.find_first_of("/ ") != std::string::npos)

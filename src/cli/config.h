@@ -13,6 +13,8 @@
 //   pull_timeout_seconds = 300     # one pull, start to finish; then CannotPullContainerError
 //   auth_file = ""                 # containers-auth.json for every pull; "" = anonymous
 //   max_unpacked_bytes = 21474836480  # an image unpacking past this (or the free space) is refused
+//   cluster_registry = true        # serve the node's images to `paddock agent`s (docker-registry)
+//   cluster_registry_listen = ""   # its HOST:PORT; "": the API's host, a free port
 //
 //   [agent]                        # the node's agents: limits on each task
 //   pids_per_task = 4096           # processes and threads a task may have at once; 0 = no bound
@@ -63,6 +65,10 @@ struct ImagesConfig {
   std::string auth_file;
   // No import or pull may unpack more than this (agent/images ImageStoreOptions).
   int64_t max_unpacked_bytes = int64_t{20} << 30;
+  // The cluster's registry (registry/cluster_registry.h): `paddock agent`s pull the node's images
+  // from it. Off: they pull only from images' own registries.
+  bool cluster_registry = true;
+  std::string cluster_registry_listen;  // "HOST:PORT" (port 0: a free one); "": the API's host, a free port
 };
 
 // The [agent] table: limits the node's agents put on each task (agent/agent.h AgentOptions).

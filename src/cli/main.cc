@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -107,7 +109,9 @@ int RunServer(const ServerConfig& config, bool up) {
     fmt::print("  credentials  {} (profile '{}'; config in {})\n", boot->credentials_path, boot->profile,
                boot->config_path);
     for (const auto& note : boot->notes) fmt::print("  note         {}\n", note);
-    fmt::print("\nTry:\n  aws --profile {} ecs list-clusters\n\nCtrl-C stops it.\n", boot->profile);
+    // With --endpoint-url: Debian 12's AWS CLI (2.9) ignores the profile's endpoint_url.
+    fmt::print("\nTry:\n  aws --profile {} --endpoint-url {} ecs list-clusters\n\nCtrl-C stops it.\n", boot->profile,
+               endpoint);
   } else {
     fmt::print("paddock server listening on {}\n", endpoint);
   }
@@ -213,7 +217,26 @@ int RunImageCommand(const ImageCommands& c) {
     options.auth_file = c.auth_file;
     options.max_bytes = c.max_unpacked_bytes;
     images::SkopeoPuller puller(std::move(options));
-    auto img = image_store.ResolveOrPull(c.name, puller);
+    // Progress on stderr (stdout keeps its one JSON line): redrawn in place on a terminal, else a
+    // line per finished layer and every 2 s.
+    const bool tty = ::isatty(STDERR_FILENO) == 1;
+    bool shown = false;
+    size_t layers_shown = SIZE_MAX;
+    auto last_line = std::chrono::steady_clock::now();
+    auto show = [&](const images::PullProgress& p) {
+      const auto now = std::chrono::steady_clock::now();
+      const std::string line = fmt::format("pulling {}: {}", c.name, images::FormatPullProgress(p));
+      if (tty) {
+        fmt::print(stderr, "\r\x1b[K{}", line);
+      } else if (p.layers_done != layers_shown || now - last_line >= std::chrono::seconds(2)) {
+        fmt::print(stderr, "{}\n", line);
+        layers_shown = p.layers_done;
+        last_line = now;
+      }
+      shown = true;
+    };
+    auto img = image_store.ResolveOrPull(c.name, puller, show);
+    if (shown && tty) fmt::print(stderr, "\n");
     if (!img.ok()) {
       // The text a task would stop with.
       fmt::print(stderr, "paddock: CannotPullContainerError: {}\n", img.status().message());
@@ -315,6 +338,16 @@ uint64_t Follow(const std::filesystem::path& log, LogCursor& cursor) {
   return copied;
 }
 
+// Prints the task's pull progress line (<dir>/pull, agent/pull_progress.h) on stderr when it is
+// there and differs from `shown`; returns what is shown now.
+std::string ShowPullStatus(const std::filesystem::path& dir, const std::string& shown) {
+  std::ifstream in(dir / "pull");
+  std::string line;
+  if (!in || !std::getline(in, line) || line == shown) return line.empty() ? shown : line;
+  fmt::print(stderr, "paddock: {}\n", line);
+  return line;
+}
+
 int RunLogsCommand(const LogsCommand& c) {
   namespace fs = std::filesystem;
   const std::string id = c.task.substr(c.task.rfind('/') + 1);
@@ -352,6 +385,8 @@ int RunLogsCommand(const LogsCommand& c) {
     CopyFrom(log, cursors[i].offset);
   }
   std::fflush(stdout);
+  // While the task's image is pulled there is no output yet, only the pull's progress (agent/pull_progress.h).
+  std::string pull_status = ShowPullStatus(dir, "");
   // Following: what is appended, with a header whenever another container's output comes next.
   auto pass = [&]() {
     uint64_t total = 0;
@@ -369,6 +404,7 @@ int RunLogsCommand(const LogsCommand& c) {
   if (!c.follow) return 0;
   while (true) {
     const bool stopped = fs::exists(dir / "STOPPED", ec);
+    pull_status = ShowPullStatus(dir, pull_status);
     uint64_t n = pass();
     if (stopped && n == 0) return 0;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));

@@ -21,6 +21,7 @@
 #include "agent/images/image_store.h"
 #include "agent/images/skopeo_puller.h"
 #include "agent/remote/agent_service.h"
+#include "registry/cluster_registry.h"
 #include "agent/remote/registration.h"
 #include "agent/runtime/crun_runtime.h"
 #include "cli/node_network.h"
@@ -166,6 +167,9 @@ class Node::Impl {
   std::unique_ptr<agent::metadata::MetadataService> metadata;
   std::unique_ptr<agent::Agent> agent;
   uint64_t agent_watch = 0;
+  // The cluster's registry: `paddock agent`s pull this node's images from it (issue 10;
+  // registry/cluster_registry.h). Made by Start, runs from the first agent's ask.
+  std::unique_ptr<registry::ClusterRegistry> cluster_registry;
 
   // In-process EC2 container instances ([[ec2_instance]]): registered once their cluster exists
   // in their owner's account (cli/node_owner.h), then each runs an Agent for its instance ARN;
@@ -473,6 +477,20 @@ StatusOr<uint16_t> Node::Start() {
   if (host.find(':') != std::string::npos) host = "[" + host + "]";
   impl_->ecs->SetEndpoint(fmt::format("http://{}:{}", host, port));
   impl_->StartAgent();
+  if (impl_->config.images.cluster_registry && impl_->images) {
+    // One image store per cluster as users see it: the registry listens where the API does unless
+    // the config says otherwise (registry/cluster_registry.h).
+    registry::RegistryOptions ro;
+    ro.dir = (fs::absolute(impl_->config.state_dir) / "registry").string();
+    ro.listen_host = host_port.first;
+    if (!impl_->config.images.cluster_registry_listen.empty()) {
+      ASSIGN_OR_RETURN(auto listen, SplitListen(impl_->config.images.cluster_registry_listen));
+      ro.listen_host = listen.first;
+      ro.port = listen.second;
+    }
+    impl_->cluster_registry = std::make_unique<registry::ClusterRegistry>(std::move(ro));
+    impl_->agent_service->SetImageAccessProvider(registry::AccessProvider(*impl_->cluster_registry, *impl_->images));
+  }
   impl_->StartEc2Instances();
   impl_->reaper = std::thread([impl = impl_.get()] { impl->ReaperLoop(); });
   impl_->scheduler->Start();
@@ -492,6 +510,7 @@ void Node::Stop() {
   if (impl_->reaper.joinable()) impl_->reaper.join();
   if (impl_->ec2_loop.joinable()) impl_->ec2_loop.join();
   if (impl_->puller) impl_->puller->Shutdown();  // drivers pulling return at once (task left PENDING)
+  if (impl_->cluster_registry) impl_->cluster_registry->Stop();  // after the API: no grant is in flight
   for (auto& e : impl_->ec2_instances) {
     if (!e.agent) continue;
     impl_->control->Unwatch(e.watch);

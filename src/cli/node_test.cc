@@ -74,6 +74,19 @@ TEST(ConfigTest, ImagesTable) {
   v.images.pull_timeout_seconds = 10;
   v.images.insecure_registries = {"http://registry.lan:5000"};
   EXPECT_FALSE(ValidateConfig(v).ok());
+  v.images.insecure_registries.clear();
+
+  // The cluster's registry: on by default, where the API listens unless told.
+  EXPECT_TRUE(defaults.images.cluster_registry);
+  EXPECT_EQ(defaults.images.cluster_registry_listen, "");
+  std::ofstream(path) << "[images]\ncluster_registry = false\ncluster_registry_listen = \"0.0.0.0:5000\"\n";
+  ServerConfig r;
+  ASSERT_TRUE(LoadConfigFile(path, r).ok());
+  EXPECT_FALSE(r.images.cluster_registry);
+  EXPECT_EQ(r.images.cluster_registry_listen, "0.0.0.0:5000");
+  EXPECT_TRUE(ValidateConfig(r).ok());
+  v.images.cluster_registry_listen = "no-port";
+  EXPECT_FALSE(ValidateConfig(v).ok());
   fs::remove_all(dir);
 }
 
