@@ -22,6 +22,7 @@
 #include "agent/remote/registration.h"
 #include "agent/remote/remote_control.h"
 #include "agent/runtime/crun_runtime.h"
+#include "cli/state_lock.h"
 #include "common/private_files.h"
 #include "store/sqlite/sqlite_store.h"
 
@@ -246,6 +247,10 @@ int RunAgentCommand(const AgentCommand& c) {
 
   const fs::path state = fs::absolute(c.state_dir);
   if (Status s = MakePrivateDir(state.string()); !s.ok()) return Fail("state directory", s);
+  // Issue 10: one process per state directory (cli/state_lock.h) — never a server's, never a
+  // second agent's. Held until the process exits.
+  auto lock = StateDirLock::Acquire(state.string(), "agent");
+  if (!lock.ok()) return Fail("state directory", lock.status());
   auto store = store::SqliteStore::Open({.path = (state / "paddock.db").string()});
   if (!store.ok()) return Fail("store", store.status());
 
