@@ -10,6 +10,7 @@ busybox-static (tests/task_harness.py skip_reason); the others run anywhere.
 """
 
 import configparser
+import json
 import os
 import re
 import shutil
@@ -188,6 +189,17 @@ class NoRuntime(DevtoolCase):
         elapsed = time.monotonic() - started
         self.assertIn("terminal failure state", str(cm.exception))
         self.assertLess(elapsed, 2.5, "the waiter should fail on its first or second poll")
+        task = cm.exception.last_response["tasks"][0]
+        self.assertEqual(task["stopCode"], "TaskFailedToStart")
+        self.assertIn("this Paddock node cannot run containers", task["stoppedReason"])
+
+    def test_a_remote_agent_says_so_before_it_registers(self):
+        r = paddock(self.env, "agent", "--endpoint", self.server.endpoint, "--cluster", "c", "--state-dir",
+                    self.state("agent"), timeout=30)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("paddock agent: this host cannot run containers:", r.stderr)
+        self.assertRegex(r.stderr, r"FAIL +crun +'/nonexistent/crun' is not an installed program")
+        self.assertEqual(self.ecs.list_container_instances(cluster="c")["containerInstanceArns"], [])
 
     def test_doctor_fails_naming_the_fix(self):
         r = paddock(self.env, "doctor", "--state-dir", self.dir, "--listen", "127.0.0.1:0")
@@ -199,6 +211,58 @@ class NoRuntime(DevtoolCase):
         for name in ("root", "cgroups", "cgroup controllers", "crun", "overlayfs", "nftables", "iproute2", "iptables",
                      "ip_forward", "tini", "skopeo", "free disk", "api port"):
             self.assertRegex(r.stdout, rf"\n  (ok|warn|FAIL|skip) +{re.escape(name)} ", name)
+
+
+# Run inside `ip netns exec` by HiddenCgroups: a server there, one task, its state after at most 5 s.
+_IN_NETNS = r"""
+import json, os, sys, time
+sys.path.insert(0, sys.argv[1])
+import boto3, paddock_harness as h
+state = sys.argv[2]
+acct, key, secret = h.create_account(state)
+s = h.Server(state).start()
+try:
+    kw = dict(endpoint_url=s.endpoint, region_name=h.REGION, aws_access_key_id=key, aws_secret_access_key=secret)
+    ecs, ec2 = boto3.client("ecs", **kw), boto3.client("ec2", **kw)
+    ecs.create_cluster(clusterName="c")
+    ecs.register_task_definition(family="f", networkMode="awsvpc", requiresCompatibilities=["FARGATE"], cpu="256",
+                                 memory="512", containerDefinitions=[{"name": "web", "image": "busybox"}])
+    subnet = ec2.describe_subnets()["Subnets"][0]["SubnetId"]
+    arn = ecs.run_task(cluster="c", taskDefinition="f", launchType="FARGATE",
+                       networkConfiguration={"awsvpcConfiguration": {"subnets": [subnet]}})["tasks"][0]["taskArn"]
+    started = time.monotonic()
+    while True:
+        task = ecs.describe_tasks(cluster="c", tasks=[arn])["tasks"][0]
+        if task["lastStatus"] == "STOPPED" or time.monotonic() - started > 5:
+            break
+        time.sleep(0.05)
+    print(json.dumps({"task": task, "seconds": time.monotonic() - started, "stdout": s.stdout_lines}, default=str))
+finally:
+    s.stop()
+"""
+
+
+@unittest.skipIf(os.geteuid() != 0 or shutil.which("ip") is None, "needs root and iproute2 (ip netns)")
+class HiddenCgroups(DevtoolCase):
+    """The case from the first-run notes, for real: a server started under `ip netns exec`, which
+    remounts /sys and hides /sys/fs/cgroup. Its task used to sit in PROVISIONING for ever."""
+
+    def test_a_task_stops_at_once_and_the_fix_is_nsenter(self):
+        ns = f"pdk-devtool-{os.getpid()}"
+        subprocess.run(["ip", "netns", "add", ns], check=True)
+        self.addCleanup(subprocess.run, ["ip", "netns", "del", ns])
+        subprocess.run(["ip", "netns", "exec", ns, "ip", "link", "set", "lo", "up"], check=True)
+        r = subprocess.run(["ip", "netns", "exec", ns, sys.executable, "-c", _IN_NETNS, os.path.dirname(__file__),
+                            self.state()], capture_output=True, text=True, timeout=120, env=self.env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        got = json.loads(r.stdout.strip().splitlines()[-1])
+        task = got["task"]
+        self.assertEqual(task["lastStatus"], "STOPPED", task)
+        self.assertLess(got["seconds"], 1.0)
+        self.assertEqual(task["stopCode"], "TaskFailedToStart")
+        self.assertIn(f"`ip netns exec {ns}`", task["stoppedReason"])
+        self.assertIn(f"nsenter --net=/var/run/netns/{ns}", task["stoppedReason"])
+        self.assertIn("This host cannot run containers.", "\n".join(got["stdout"]))
 
 
 class Doctor(DevtoolCase):
@@ -458,14 +522,24 @@ class Stopping(DevtoolCase):
         server, ecs, ec2 = self.up(d)
         arn, task_id, vpc_ns = self.running_task(d, ecs, ec2)
         self.assertIsNotNone(vpc_ns)
+        # A service's task too: the scheduler stops first, so nothing replaces it while the server stops.
+        subnet = ec2.describe_subnets()["Subnets"][0]["SubnetId"]
+        ecs.create_service(cluster="dev", serviceName="svc", taskDefinition="devtool", desiredCount=1,
+                           launchType="FARGATE", networkConfiguration={"awsvpcConfiguration": {"subnets": [subnet]}})
+        deadline = time.monotonic() + 30
+        while not ecs.list_tasks(cluster="dev", serviceName="svc")["taskArns"] and time.monotonic() < deadline:
+            time.sleep(0.1)
+        service_task = ecs.list_tasks(cluster="dev", serviceName="svc")["taskArns"][0]
+        th.wait_for_status(self, ecs, "dev", service_task, "RUNNING")
         started = time.monotonic()
         server.proc.send_signal(signal.SIGINT)
         self.assertEqual(wait_exit(server, 60), 0)
         print(f"\nCtrl-C with one running task -> exited in {time.monotonic() - started:.1f} s", file=sys.stderr)
         out = "\n".join(server.stdout_lines)
         self.assertIn("paddock: SIGINT received, stopping the tasks, then the server", out)
-        self.assertIn("paddock: 1 task(s) stopped", out)
+        self.assertIn("paddock: 2 task(s) stopped", out)
         self.assertGone(d, task_id, vpc_ns)
+        self.assertGone(d, service_task.rsplit("/", 1)[1], None)
         task = self.described(d, arn)
         self.assertEqual((task["lastStatus"], task["stopCode"], task["stoppedReason"]),
                          ("STOPPED", "UserInitiated", UP_REASON))
