@@ -254,6 +254,16 @@ int RunDown(std::string state_dir, bool state_dir_given, int64_t timeout_seconds
   if (!holder.ok()) return Fail(holder.status());
   if (*holder && ((*holder)->role == "up" || (*holder)->role == "server")) {
     const LockHolder server = **holder;
+    // The pid is the lock holder's own word; make sure it names a paddock server in our pid
+    // namespace before signalling it (SIGUSR1 would end any other process).
+    std::ifstream cmdline(fmt::format("/proc/{}/cmdline", server.pid), std::ios::binary);
+    std::string argv0, argv1;
+    std::getline(cmdline, argv0, '\0');
+    std::getline(cmdline, argv1, '\0');
+    if (argv0.find("paddock") == std::string::npos || argv1 != server.role)
+      return Fail(FailedPrecondition(fmt::format("{} holds {} but pid {} is not it here (another pid namespace?): "
+                                                 "stop that server where it runs",
+                                                 DescribeHolder(server), state_dir, server.pid)));
     fmt::print("paddock down: asking {} to stop its tasks, then exit\n", DescribeHolder(server));
     std::fflush(stdout);
     if (::kill(server.pid, SIGUSR1) != 0)

@@ -87,6 +87,18 @@ Status WriteFileAtomically(const std::string& path, const std::string& text, mod
   return OkStatus();
 }
 
+// The records directory may be trusted: it and its parent are this user's and no one else may
+// write to them (in the /tmp fallback, another user could otherwise plant records naming their own
+// state directory, where `paddock image import` would then write).
+bool TrustedDir(const std::string& dir) {
+  for (const fs::path& p : {fs::path(dir), fs::path(dir).parent_path()}) {
+    struct stat st;
+    if (::lstat(p.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & 022) != 0)
+      return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string DescribeHolder(const LockHolder& h) {
@@ -150,11 +162,14 @@ Status StateDirLock::Publish(const std::string& endpoint) {
   // The record is a convenience (image and logs from any directory): failing to write it is said,
   // never fatal.
   const std::string dir = RunningServersDir();
+  const mode_t old_mask = ::umask(022);
   std::error_code ec;
   fs::create_directories(dir, ec);
-  struct stat st;
-  if (ec || ::stat(dir.c_str(), &st) != 0 || st.st_uid != ::geteuid())
-    return Unavailable(fmt::format("cannot record the running server in {}", dir));
+  ::umask(old_mask);
+  if (ec || !TrustedDir(dir))
+    return Unavailable(fmt::format("cannot record the running server in {} (it must be this user's, writable by "
+                                   "no one else)",
+                                   dir));
   const std::string path = fmt::format("{}/{}", dir, holder_.pid);
   RETURN_IF_ERROR(WriteFileAtomically(path, Serialize(holder_), 0644));
   record_ = path;
@@ -194,9 +209,7 @@ std::string RunningServersDir() {
 std::vector<LockHolder> RunningServers() {
   std::vector<LockHolder> out;
   const std::string dir = RunningServersDir();
-  struct stat st;
-  // Another user's directory could name any state directory: not ours to trust.
-  if (::stat(dir.c_str(), &st) != 0 || st.st_uid != ::geteuid()) return out;
+  if (!TrustedDir(dir)) return out;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
