@@ -136,8 +136,8 @@ void StopTasksBeforeExit(Node& node, const sigset_t& signals, std::string_view r
                "down` stops them now\n",
                r->interrupted ? "interrupted" : "gave up waiting", r->left.size(), DescribeTasks(r->left));
   else if (!r->left.empty())
-    fmt::print("paddock: {} task(s) of agents this server cannot reach now are marked to stop and will when their "
-               "agents next reach a server: {}\n",
+    fmt::print("paddock: {} task(s) are marked to stop but no agent here can confirm it now (a `paddock agent` stops "
+               "its tasks when it next reaches a server): {}\n",
                r->left.size(), DescribeTasks(r->left));
 }
 
