@@ -138,5 +138,27 @@ TEST_F(StateLockTest, RunningServersAndTheDefaultStateDirectory) {
   EXPECT_EQ(*DefaultStateDir(&note), "./.paddock");
 }
 
+TEST_F(StateLockTest, RecordsInADirectoryOthersCanWriteAreNotTrusted) {
+  // Another user planting a record naming their own state directory (where `paddock image import`
+  // would then write) needs a directory they can write to: such a directory is not read, nor written.
+  const std::string records = RunningServersDir();
+  fs::create_directories(records);
+  auto a = StateDirLock::Acquire(root_ + "/a", "server");
+  ASSERT_TRUE(a.ok());
+  for (const std::string& loose : {records, fs::path(records).parent_path().string()}) {
+    fs::permissions(loose, fs::perms::group_write | fs::perms::others_write, fs::perm_options::add);
+    Status published = (*a)->Publish("http://127.0.0.1:1");
+    EXPECT_FALSE(published.ok()) << loose;
+    EXPECT_NE(published.message().find("writable by no one else"), std::string::npos) << published.message();
+    std::ofstream(records + "/" + std::to_string(getpid())) << "pid=" << getpid() << "\nrole=server\nstate_dir=" << root_
+                                                          << "/a\n";
+    EXPECT_TRUE(RunningServers().empty()) << loose;
+    std::string note;
+    EXPECT_EQ(*DefaultStateDir(&note), "./.paddock") << loose;
+    fs::permissions(loose, fs::perms::group_write | fs::perms::others_write, fs::perm_options::remove);
+  }
+  EXPECT_EQ(RunningServers().size(), 1u);  // the same record, once the directory is tight again
+}
+
 }  // namespace
 }  // namespace paddock::cli
