@@ -609,8 +609,15 @@ std::vector<std::string> Node::ImplementedEcsActions() const { return impl_->ecs
 
 const std::vector<HostCheck>& Node::host_checks() const { return impl_->host_checks; }
 
-void Node::StopScheduler() {
+void Node::Quiesce() {
   if (impl_->scheduler) impl_->scheduler->Stop();
+  {
+    std::lock_guard lock(impl_->reaper_mu);
+    impl_->reaper_stop = true;
+  }
+  impl_->reaper_cv.notify_all();
+  if (impl_->reaper.joinable()) impl_->reaper.join();
+  if (impl_->ec2_loop.joinable()) impl_->ec2_loop.join();  // CanConfirm reads ec2_instances after this
 }
 
 bool Node::CanConfirm(std::string_view agent_id) const {

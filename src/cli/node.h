@@ -51,8 +51,10 @@ class Node {
   // containers cannot run, the Fargate agent is agent/no_runtime_agent.h's stand-in: every task
   // placed on it stops at once, its stoppedReason saying what is missing. Empty before Start.
   const std::vector<HostCheck>& host_checks() const;
-  // Stops the service scheduler (idempotent), so that no task stopped from now on is replaced.
-  void StopScheduler();
+  // Stops the service scheduler, the reaper and the in-process instances' registration loop
+  // (idempotent; Stop finishes the rest): from now on no task is launched or replaced and the
+  // node's set of agents is fixed, so that what is stopped stays stopped (cli/stop_tasks.h).
+  void Quiesce();
   // Whether this process can get the tasks of agent `agent_id` confirmed STOPPED: its own in-process
   // agents that run containers, and — while it serves the API — `paddock agent`s.
   bool CanConfirm(std::string_view agent_id) const;

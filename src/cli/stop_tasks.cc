@@ -16,7 +16,7 @@ std::string DescribeTasks(const std::vector<ecs::task::Tasks::Unconfirmed>& task
 }
 
 StatusOr<StopTasksResult> StopEveryTask(Node& node, const StopTasksOptions& options) {
-  node.StopScheduler();
+  node.Quiesce();
   StopTasksResult result;
   std::set<std::string> seen;
   const auto deadline = std::chrono::steady_clock::now() + options.timeout;

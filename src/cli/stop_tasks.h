@@ -3,9 +3,9 @@
 // what `paddock up` does at Ctrl-C (unless --keep-tasks) and `paddock down` does.
 //
 // It drives the task owner as `paddock admin delete-account` does (cli/account_deletion.h): the
-// scheduler is stopped first, so no service replaces what is stopped; then, every poll, every task
-// not yet asked is asked to stop (ecs::task::Tasks::StopAll: stopCode UserInitiated and `reason`,
-// as StopTask records it) and the tasks not yet confirmed are counted. It waits only for tasks
+// scheduler is stopped first (Node::Quiesce), so no service replaces what is stopped; then, every
+// poll, every task not yet asked is asked to stop (ecs::task::Tasks::StopAll: stopCode
+// UserInitiated and `reason`, as StopTask records it) and the tasks not yet confirmed are counted. It waits only for tasks
 // whose agent this process can hear from (Node::CanConfirm); the others stay asked to stop (their
 // records say desiredStatus STOPPED, never an orphan) and are returned, so the caller can say so.
 // Services are left as they are: a restarted server launches their tasks again.

@@ -1298,7 +1298,7 @@ StatusOr<std::vector<Tasks::Unconfirmed>> Tasks::StopAll(std::string_view reason
   return StopInRange(store::Range{}, reason, now);
 }
 
-StatusOr<std::vector<Tasks::Unconfirmed>> Tasks::StopInRange(const store::Range& all, std::string_view reason,
+StatusOr<std::vector<Tasks::Unconfirmed>> Tasks::StopInRange(const store::Range& scan, std::string_view reason,
                                                               TimePoint now) {
   struct Found {
     Scope scope;
@@ -1308,7 +1308,7 @@ StatusOr<std::vector<Tasks::Unconfirmed>> Tasks::StopInRange(const store::Range&
   std::vector<Found> found;
   RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
     found.clear();
-    store::Range range = all;
+    store::Range range = scan;
     while (true) {
       ASSIGN_OR_RETURN(auto rows, txn.Scan(kLaunch, range, 500));
       for (const auto& row : rows) {
