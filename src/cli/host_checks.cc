@@ -224,7 +224,10 @@ HostCheck CheckPort(HostProbe& probe, const HostCheckOptions& o) {
   const size_t colon = o.listen.rfind(':');
   std::string host = colon == std::string::npos ? o.listen : o.listen.substr(0, colon);
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  const int port = colon == std::string::npos ? -1 : std::atoi(o.listen.c_str() + colon + 1);
+  const std::string digits = colon == std::string::npos ? "" : o.listen.substr(colon + 1);
+  const bool numeric = !digits.empty() && digits.size() <= 5 &&
+                       std::all_of(digits.begin(), digits.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+  const int port = numeric ? std::atoi(digits.c_str()) : -1;
   if (port < 0 || port > 65535) return Failed("api port", fmt::format("'{}' is not HOST:PORT", o.listen), "pass --listen HOST:PORT", false);
   if (port == 0) return Pass("api port", "port 0: the server picks a free one", false);
   if (!o.listen_holder.empty()) return Pass("api port", fmt::format("{} is served by {}", o.listen, o.listen_holder), false);

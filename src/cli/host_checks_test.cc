@@ -224,6 +224,8 @@ TEST(HostChecksTest, ApiPortInUseOrServedByThisStateDirectory) {
   const HostCheck& port = Find(checks, "api port");
   EXPECT_EQ(port.state, CheckState::kFail);
   EXPECT_NE(port.fix.find("--listen 127.0.0.1:4567"), std::string::npos) << port.fix;
+  for (const char* bad : {"127.0.0.1", "127.0.0.1:http", "127.0.0.1:99999", "127.0.0.1:"})
+    EXPECT_EQ(Find(RunHostChecks(host, Options(bad), CheckSet::kAll), "api port").state, CheckState::kFail) << bad;
   checks = RunHostChecks(host, Options("127.0.0.1:4566", "paddock up (pid 42)"), CheckSet::kAll);
   EXPECT_EQ(Find(checks, "api port").state, CheckState::kPass);
   EXPECT_NE(Find(checks, "api port").detail.find("pid 42"), std::string::npos);

@@ -210,8 +210,8 @@ int RunDoctor(const std::string& state_dir, const std::string& listen) {
   auto holder = FindLockHolder(state_dir);
   if (holder.ok() && *holder && !(*holder)->endpoint.empty()) {
     // The port check passes when it is this directory's own server that listens there.
-    const std::string& e = (*holder)->endpoint;
-    if (e.size() > listen.size() && e.ends_with(listen.substr(listen.rfind(':'))))
+    const size_t colon = listen.rfind(':');
+    if (colon != std::string::npos && (*holder)->endpoint.ends_with(listen.substr(colon)))
       o.listen_holder = DescribeHolder(**holder);
   }
   SystemHostProbe probe;
