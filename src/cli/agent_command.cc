@@ -23,6 +23,8 @@
 #include "agent/remote/registration.h"
 #include "agent/remote/remote_control.h"
 #include "agent/runtime/crun_runtime.h"
+#include "cli/host_checks.h"
+#include "cli/state_lock.h"
 #include "common/private_files.h"
 #include "store/sqlite/sqlite_store.h"
 
@@ -247,6 +249,26 @@ int RunAgentCommand(const AgentCommand& c) {
 
   const fs::path state = fs::absolute(c.state_dir);
   if (Status s = MakePrivateDir(state.string()); !s.ok()) return Fail("state directory", s);
+  // Issue 10: one process per state directory (cli/state_lock.h) — never a server's, never a
+  // second agent's. Held until the process exits.
+  auto lock = StateDirLock::Acquire(state.string(), "agent");
+  if (!lock.ok()) return Fail("state directory", lock.status());
+  // Issue 10: a host that cannot run containers says what is missing, before it registers an
+  // instance no task could run on (cli/host_checks.h).
+  {
+    SystemHostProbe probe;
+    HostCheckOptions checks;
+    checks.state_dir = state.string();
+    checks.crun = CrunBinary();
+    const std::vector<HostCheck> found = RunHostChecks(probe, checks, CheckSet::kStart);
+    if (!CanRunContainers(found)) {
+      fmt::print(stderr, "paddock agent: this host cannot run containers:\n");
+      for (const HostCheck& check : found)
+        if (check.state == CheckState::kFail && check.blocks_tasks) fmt::print(stderr, "  {}\n", FormatCheck(check));
+      fmt::print(stderr, "`paddock doctor` runs every check.\n");
+      return 1;
+    }
+  }
   auto store = store::SqliteStore::Open({.path = (state / "paddock.db").string()});
   if (!store.ok()) return Fail("store", store.status());
 
@@ -270,6 +292,7 @@ int RunAgentCommand(const AgentCommand& c) {
   agent::runtime::CrunRuntimeOptions runtime_options;
   runtime_options.state_dir = (state / "containers").string();
   runtime_options.cgroup_parent = "/paddock/" + tag;
+  runtime_options.crun_binary = CrunBinary();
   auto runtime = agent::runtime::CrunRuntime::Open(runtime_options);
   if (!runtime.ok()) return Fail("container runtime", runtime.status());
 

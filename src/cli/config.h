@@ -123,6 +123,7 @@ struct ServerConfig {
   std::string default_account = "000000000000";
   std::string api_rate_limits = "off";  // "aws" | "off"
   std::string region = "us-east-1";     // the region written into the AWS profile
+  bool access_log = false;  // one line per API request on stdout (cli/access_log.h)
   ImagesConfig images;
   AgentLimitsConfig agent;
   int64_t agent_long_polls = 16;

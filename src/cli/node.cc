@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
@@ -17,6 +18,7 @@
 #include <boost/json.hpp>
 
 #include "agent/agent.h"
+#include "agent/no_runtime_agent.h"
 #include "agent/control.h"
 #include "agent/images/image_store.h"
 #include "agent/images/skopeo_puller.h"
@@ -29,7 +31,9 @@
 #include "aws/model.h"
 #include "aws/models/models.h"
 #include "aws/pagination.h"
+#include "cli/access_log.h"
 #include "cli/aws_profile.h"
+#include "cli/host_checks.h"
 #include "cli/node_owner.h"
 #include "common/encoding.h"
 #include "common/private_files.h"
@@ -170,6 +174,10 @@ class Node::Impl {
   // The cluster's registry: `paddock agent`s pull this node's images from it (issue 10;
   // registry/cluster_registry.h). Made by Start, runs from the first agent's ask.
   std::unique_ptr<registry::ClusterRegistry> cluster_registry;
+  // Issue 10: on a host that cannot run containers, the Fargate agent's stand-in (`agent` is
+  // null then), and what the host checks found (Node::host_checks).
+  std::unique_ptr<agent::NoRuntimeAgent> stand_in;
+  std::vector<HostCheck> host_checks;
 
   // In-process EC2 container instances ([[ec2_instance]]): registered once their cluster exists
   // in their owner's account (cli/node_owner.h), then each runs an Agent for its instance ARN;
@@ -187,7 +195,27 @@ class Node::Impl {
   std::thread ec2_loop;
   std::optional<BootstrapIdentity> bootstrap_identity;  // Node::BootstrapAccount's, once made
 
-  // Starts the agent; without root or crun the server still serves, and tasks stay PROVISIONING.
+  // The Fargate agent's stand-in when containers cannot run here: its tasks stop at once, saying
+  // why (agent/no_runtime_agent.h).
+  void StartStandIn() {
+    stand_in = std::make_unique<agent::NoRuntimeAgent>(
+        *control, std::string(kFargateAgent),
+        fmt::format("ResourceInitializationError: this Paddock node cannot run containers: {}. Run `paddock doctor` "
+                    "on its host",
+                    CannotRunSummary(host_checks)));
+    agent_watch = control->Watch(kFargateAgent, [a = stand_in.get()] { a->Notify(); });
+    stand_in->Start().IgnoreError();
+  }
+
+  // A failure the host checks did not foresee, recorded as one (it blocks tasks).
+  void RuntimeFailed(std::string_view what, const Status& s) {
+    host_checks.push_back(HostCheck{"container runtime", CheckState::kFail,
+                                    fmt::format("{}: {}", what, s.message().empty() ? s.ToString() : s.message()),
+                                    "run `paddock doctor`, and see docs/runtime-notes.md", true});
+  }
+
+  // Starts the agent: a real one when the host can run containers (cli/host_checks.h), else the
+  // stand-in, so that no task waits in PROVISIONING for an agent that cannot start it.
   void StartAgent() {
     const fs::path state = fs::absolute(config.state_dir);
     const std::string instance = InstanceTag(config.state_dir);
@@ -201,13 +229,20 @@ class Node::Impl {
     pull.auth_file = config.images.auth_file;
     puller = std::make_unique<agent::images::SkopeoPuller>(std::move(pull));
     images->SetPuller(puller.get());
+    SystemHostProbe probe;
+    HostCheckOptions checks;
+    checks.state_dir = state.string();
+    checks.crun = CrunBinary();
+    host_checks = RunHostChecks(probe, checks, CheckSet::kStart);
+    if (!CanRunContainers(host_checks)) return StartStandIn();
     agent::runtime::CrunRuntimeOptions options;
     options.state_dir = (state / "containers").string();
     options.cgroup_parent = "/paddock/" + instance;
+    options.crun_binary = checks.crun;
     auto rt = agent::runtime::CrunRuntime::Open(options);
     if (!rt.ok()) {
-      fmt::print(stderr, "paddock: warning: tasks will not run (no container runtime): {}\n", rt.status().ToString());
-      return;
+      RuntimeFailed("the container runtime did not start", rt.status());
+      return StartStandIn();
     }
     runtime = std::move(*rt);
     metadata = agent::StartMetadataService(state.string());
@@ -218,11 +253,49 @@ class Node::Impl {
                        config));
     Status s = agent->Start();
     if (!s.ok()) {
-      fmt::print(stderr, "paddock: warning: tasks will not run: {}\n", s.ToString());
+      RuntimeFailed("the agent did not start", s);
       agent.reset();
-      return;
+      return StartStandIn();
     }
     agent_watch = control->Watch(kFargateAgent, [a = agent.get()] { a->Notify(); });
+  }
+
+  // An agent for the in-process container instance `arn` (Node::StartAgentsOnly): as RegisterEc2
+  // makes one, without registering (the instance is there; only its tasks matter).
+  Status StartInstanceAgent(const std::string& arn) {
+    // arn:aws:ecs:<region>:<account>:container-instance/<cluster>/<id>
+    std::vector<std::string> parts;
+    size_t at = 0;
+    while (parts.size() < 5) {
+      const size_t colon = arn.find(':', at);
+      if (colon == std::string::npos) return InvalidArgument(fmt::format("'{}' is not a container instance ARN", arn));
+      parts.push_back(arn.substr(at, colon - at));
+      at = colon + 1;
+    }
+    const std::string resource = arn.substr(at);
+    const size_t slash = resource.find('/'), last = resource.rfind('/');
+    if (parts[2] != "ecs" || !resource.starts_with("container-instance/") || slash == last)
+      return InvalidArgument(fmt::format("'{}' is not a container instance ARN", arn));
+    const Scope scope{AccountId(parts[4]), Region(parts[3])};
+    const std::string cluster = resource.substr(slash + 1, last - slash - 1), id = resource.substr(last + 1);
+    ecs::instance::AgentKind kind = ecs::instance::AgentKind::kNone;
+    RETURN_IF_ERROR(store->Read([&](store::ReadTxn& txn) -> Status {
+      ASSIGN_OR_RETURN(kind, container_instances->agents().KindOf(txn, scope, cluster, id));
+      return OkStatus();
+    }));
+    if (kind != ecs::instance::AgentKind::kInProcess) return OkStatus();  // a `paddock agent`'s: not ours
+    Ec2Instance e{Ec2InstanceConfig{}, scope, id, arn, nullptr, 0, ""};
+    e.config.cluster = cluster;
+    e.agent = std::make_unique<agent::Agent>(
+        *control, *images, *runtime,
+        WithNodeLimits(agent::NodeAgentOptions(ecs::task::InstanceAgentId(arn), InstanceTag(config.state_dir),
+                                               fs::absolute(config.state_dir).string(), metadata.get(),
+                                               agent::HostAccess::kRefused),
+                       config));
+    RETURN_IF_ERROR(e.agent->Start());
+    e.watch = control->Watch(arn, [a = e.agent.get()] { a->Notify(); });
+    ec2_instances.push_back(std::move(e));
+    return OkStatus();
   }
 
   // The meta key keeping an in-process instance's ARN, so a restarted server re-registers it. By
@@ -428,6 +501,7 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   front_options.auth.accept_any_credentials = config.accept_any_credentials;
   front_options.auth.default_account = AccountId(config.default_account);
   front_options.rate_limits = config.api_rate_limits == "aws";
+  if (config.access_log) front_options.observer = StdoutAccessLog();
   impl->credentials = std::make_unique<NodeCredentials>(*impl->accounts, impl->container_instances->agents());
   impl->front = std::make_unique<aws::ApiFront>(front_options, SystemClock::Get(), *impl->credentials);
   impl->front->AddJsonService(impl->ecs.get());
@@ -520,6 +594,10 @@ void Node::Stop() {
     impl_->control->Unwatch(impl_->agent_watch);
     impl_->agent->Stop();
   }
+  if (impl_->stand_in) {
+    impl_->control->Unwatch(impl_->agent_watch);
+    impl_->stand_in->Stop();
+  }
   if (impl_->metadata) impl_->metadata->Stop();  // after the agents, whose drivers it serves
   if (impl_->runtime) impl_->runtime->RemoveEmptyCgroups();  // running tasks' stay for re-adoption
   if (impl_->store) impl_->store->Close();
@@ -547,6 +625,39 @@ std::vector<iam::AccountReaper*> Node::reapers() {
 }
 
 std::vector<std::string> Node::ImplementedEcsActions() const { return impl_->ecs->ImplementedActions(); }
+
+const std::vector<HostCheck>& Node::host_checks() const { return impl_->host_checks; }
+
+void Node::Quiesce() {
+  if (impl_->scheduler) impl_->scheduler->Stop();
+  {
+    std::lock_guard lock(impl_->reaper_mu);
+    impl_->reaper_stop = true;
+  }
+  impl_->reaper_cv.notify_all();
+  if (impl_->reaper.joinable()) impl_->reaper.join();
+  if (impl_->ec2_loop.joinable()) impl_->ec2_loop.join();  // CanConfirm reads ec2_instances after this
+}
+
+bool Node::CanConfirm(std::string_view agent_id) const {
+  if (agent_id == kFargateAgent) return impl_->agent != nullptr;
+  for (const auto& e : impl_->ec2_instances)
+    if (e.arn == agent_id) return e.agent != nullptr;
+  return impl_->server != nullptr;  // a `paddock agent` reports through the API
+}
+
+Status Node::StartAgentsOnly(const std::vector<std::string>& agent_ids) {
+  impl_->StartAgent();
+  if (!impl_->runtime) return OkStatus();  // the stand-in stops what no agent started; nothing else can
+  for (const std::string& id : agent_ids) {
+    if (id == kFargateAgent) continue;
+    if (std::any_of(impl_->ec2_instances.begin(), impl_->ec2_instances.end(),
+                    [&](const Impl::Ec2Instance& e) { return e.arn == id; }))
+      continue;
+    RETURN_IF_ERROR(impl_->StartInstanceAgent(id));
+  }
+  return OkStatus();
+}
 
 namespace {
 

@@ -1290,6 +1290,16 @@ StatusOr<size_t> Tasks::ReapStopped(TimePoint now) {
 
 StatusOr<std::vector<Tasks::Unconfirmed>> Tasks::StopAccount(const AccountId& account, std::string_view reason,
                                                               TimePoint now) {
+  return StopInRange(store::PrefixRange(Key().Str(account.str()).Done()), reason, now);
+}
+
+// Issue 10: `paddock down` and `paddock up`'s Ctrl-C stop every account's tasks the same way.
+StatusOr<std::vector<Tasks::Unconfirmed>> Tasks::StopAll(std::string_view reason, TimePoint now) {
+  return StopInRange(store::Range{}, reason, now);
+}
+
+StatusOr<std::vector<Tasks::Unconfirmed>> Tasks::StopInRange(const store::Range& scan, std::string_view reason,
+                                                              TimePoint now) {
   struct Found {
     Scope scope;
     std::string cluster, id, agent, desired, last;
@@ -1298,7 +1308,7 @@ StatusOr<std::vector<Tasks::Unconfirmed>> Tasks::StopAccount(const AccountId& ac
   std::vector<Found> found;
   RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
     found.clear();
-    store::Range range = store::PrefixRange(Key().Str(account.str()).Done());
+    store::Range range = scan;
     while (true) {
       ASSIGN_OR_RETURN(auto rows, txn.Scan(kLaunch, range, 500));
       for (const auto& row : rows) {

@@ -272,6 +272,8 @@ class Tasks {
   // Asks every task of the account to stop, as StopTask does (stopCode UserInitiated, `reason`),
   // and returns those not yet confirmed gone. Idempotent: call it until it returns none.
   StatusOr<std::vector<Unconfirmed>> StopAccount(const AccountId& account, std::string_view reason, TimePoint now);
+  // StopAccount for every account (`paddock down`, and `paddock up` at Ctrl-C: cli/stop_tasks.h).
+  StatusOr<std::vector<Unconfirmed>> StopAll(std::string_view reason, TimePoint now);
   enum class ReapMode { kConfirmedOnly, kForce };
   // Removes every task of the account. Its addresses, Fargate capacity and assignments are
   // released first; with
@@ -307,6 +309,9 @@ class Tasks {
 
   // Everything RunTask decides before its transaction: the validated request and the pinned
   // revision (tasks.cc).
+  // StopAccount and StopAll: every task whose launch record is in `range` (of kLaunch keys).
+  StatusOr<std::vector<Unconfirmed>> StopInRange(const store::Range& range, std::string_view reason, TimePoint now);
+
   struct RunPlan;
   struct Target;
   StatusOr<RunPlan> PlanRun(const Scope& scope, std::string_view caller_arn, const RunRequest& req,
