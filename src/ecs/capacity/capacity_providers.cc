@@ -160,6 +160,17 @@ std::string CapacityProviderArn(const Scope& scope, std::string_view name) {
   return fmt::format("arn:aws:ecs:{}:{}:capacity-provider/{}", scope.region.str(), scope.account.str(), name);
 }
 
+StatusOr<std::string> StrategyLaunchType(const std::vector<std::string>& providers) {
+  if (providers.empty()) return ParamError("The capacity provider strategy must contain at least one capacity provider.");
+  const size_t fargate = static_cast<size_t>(std::count_if(providers.begin(), providers.end(),
+                                                           [](const std::string& p) { return IsFargateProvider(p); }));
+  if (fargate != 0 && fargate != providers.size())
+    return ParamError(
+        "The specified capacity provider strategy cannot contain a mix of capacity providers using Auto Scaling groups "
+        "and Fargate providers. Specify one or the other and try again.");
+  return std::string(fargate != 0 ? "FARGATE" : "EC2");
+}
+
 std::string_view ProviderTypeText(ProviderType type) {
   switch (type) {
     case ProviderType::kFargate:

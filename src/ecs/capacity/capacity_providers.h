@@ -39,6 +39,11 @@ inline bool IsFargateProvider(std::string_view name) { return name == "FARGATE" 
 
 std::string CapacityProviderArn(const Scope& scope, std::string_view name);
 
+// The launch type of a capacity provider strategy's tasks: FARGATE when its providers are FARGATE
+// and FARGATE_SPOT, EC2 when they are Auto Scaling group providers; a mix of both is
+// InvalidParameterException (AWS's text), as is an empty list.
+StatusOr<std::string> StrategyLaunchType(const std::vector<std::string>& providers);
+
 // ManagedScaling, with AWS's defaults filled in (aws-cli's create-capacity-provider example).
 struct ManagedScaling {
   bool enabled = false;

@@ -10,6 +10,7 @@
 
 #include "common/encoding.h"
 #include "common/json_fields.h"
+#include "ecs/capacity/capacity_providers.h"
 #include "ecs/common/reap.h"
 #include "ecs/common/records.h"
 #include "ecs/common/resource_arn.h"
@@ -237,8 +238,10 @@ StatusOr<Services::Launch> Services::ResolveLaunch(const Scope& scope, const Clu
       if (OptInt(item.get_object(), "base").value_or(0) > 0) ++with_base;
     }
     if (with_base > 1) return ParamError("A base value can be set for only one capacity provider in a capacity provider strategy.");
+    std::vector<std::string> names;
+    for (const auto& item : normalized) names.push_back(Str(item.get_object(), "capacityProvider"));
+    ASSIGN_OR_RETURN(out.type, capacity::StrategyLaunchType(names));
     out.service.capacity_provider_strategy = normalized;
-    out.type = "FARGATE";  // Paddock's capacity providers are FARGATE and FARGATE_SPOT
   } else {
     if (*launch_type != "FARGATE" && *launch_type != "EC2")
       return ParamError(fmt::format("The {} launch type is not supported by Paddock. Use FARGATE or EC2.", *launch_type));
@@ -1190,6 +1193,41 @@ StatusOr<cluster::ClusterUsage::Counts> Services::Usage::Count(store::ReadTxn& t
     (status == "ACTIVE" ? out.active_services : out.draining_services) = n;
   }
   return out;
+}
+
+// A service of the cluster not yet INACTIVE whose strategy (its own, a deployment's or a task
+// set's) names `provider`.
+StatusOr<bool> Services::Usage::UsesCapacityProvider(store::ReadTxn& txn, const Scope& scope,
+                                                     std::string_view cluster, std::string_view provider) {
+  auto names = [&](const json::value* strategy) {
+    if (strategy == nullptr || !strategy->is_array()) return false;
+    for (const auto& item : strategy->get_array())
+      if (item.is_object() && Str(item.get_object(), "capacityProvider") == provider) return true;
+    return false;
+  };
+  for (std::string_view status : {"ACTIVE", "DRAINING"}) {
+    store::Range range = store::PrefixRange(ScopeKey(scope).Str(cluster).Str(status).Done());
+    while (true) {
+      ASSIGN_OR_RETURN(auto rows, txn.Scan(kByStatus, range, 500));
+      for (const auto& row : rows) {
+        store::KeyReader r(row.key);
+        std::string name;
+        for (int i = 0; i < 5; ++i) {  // account, region, cluster, status, name
+          ASSIGN_OR_RETURN(name, r.Str());
+        }
+        ASSIGN_OR_RETURN(auto text, txn.Get(kServices, RecordKey(scope, cluster, name)));
+        if (!text) continue;
+        ASSIGN_OR_RETURN(json::object record, ParseRecordObject(*text, "service"));
+        if (names(record.if_contains("capacityProviderStrategy"))) return true;
+        if (const json::value* ds = record.if_contains("deployments"); ds != nullptr && ds->is_array())
+          for (const auto& d : ds->get_array())
+            if (d.is_object() && names(d.get_object().if_contains("capacityProviderStrategy"))) return true;
+      }
+      if (rows.size() < 500) break;
+      range.begin = store::KeySuccessor(rows.back().key);
+    }
+  }
+  return false;
 }
 
 }  // namespace paddock::ecs::service

@@ -200,6 +200,8 @@ class Services {
   class Usage final : public cluster::ClusterUsage {
    public:
     StatusOr<Counts> Count(store::ReadTxn& txn, const Scope& scope, std::string_view cluster) override;
+    StatusOr<bool> UsesCapacityProvider(store::ReadTxn& txn, const Scope& scope, std::string_view cluster,
+                                        std::string_view provider) override;
   };
 
   void NotifyChange(const ServiceKey& key);

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "common/encoding.h"
+#include "ecs/capacity/capacity_providers.h"
 #include "ecs/common/reap.h"
 #include "ecs/common/records.h"
 #include "ecs/common/resource_arn.h"
@@ -382,7 +383,8 @@ StatusOr<Tasks::RunPlan> Tasks::PlanRun(const Scope& scope, std::string_view cal
             "try again.");
     }
     plan.capacity_provider = providers.front();
-    plan.launch_type = "FARGATE";
+    // An Auto Scaling group provider's tasks run on the cluster's container instances (EC2).
+    ASSIGN_OR_RETURN(plan.launch_type, capacity::StrategyLaunchType(providers));
   }
   plan.ec2 = plan.launch_type == "EC2" && instances_ != nullptr;
   if (plan.launch_type != "FARGATE" && !plan.ec2) return ParamError("No Container Instances were found in your cluster.");
@@ -1398,6 +1400,29 @@ StatusOr<cluster::ClusterUsage::Counts> Tasks::Usage::Count(store::ReadTxn& txn,
   out.pending_ec2_tasks = c.ec2_pending;
   out.running_ec2_tasks = c.ec2_running;
   return out;
+}
+
+// A task not yet told to stop, launched through `provider` (its capacityProviderName): the
+// cluster's tasks desired RUNNING, read one by one (PutClusterCapacityProviders' rare check).
+StatusOr<bool> Tasks::Usage::UsesCapacityProvider(store::ReadTxn& txn, const Scope& scope, std::string_view cluster,
+                                                  std::string_view provider) {
+  store::Range range = store::PrefixRange(ScopeKey(scope).Str(cluster).Str("RUNNING").Done());
+  while (true) {
+    ASSIGN_OR_RETURN(auto rows, txn.Scan(kByStatus, range, 500));
+    for (const auto& row : rows) {
+      store::KeyReader r(row.key);
+      std::string id;
+      for (int i = 0; i < 5; ++i) {  // account, region, cluster, desired status, id
+        ASSIGN_OR_RETURN(id, r.Str());
+      }
+      ASSIGN_OR_RETURN(auto text, txn.Get(kTasks, TaskKey(scope, cluster, id)));
+      if (!text) continue;
+      ASSIGN_OR_RETURN(json::object task, ParseRecordObject(*text, "task"));
+      if (Str(task, "capacityProviderName") == provider) return true;
+    }
+    if (rows.size() < 500) return false;
+    range.begin = store::KeySuccessor(rows.back().key);
+  }
 }
 
 }  // namespace paddock::ecs::task

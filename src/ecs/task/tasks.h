@@ -303,6 +303,8 @@ class Tasks {
   class Usage final : public cluster::ClusterUsage {
    public:
     StatusOr<Counts> Count(store::ReadTxn& txn, const Scope& scope, std::string_view cluster) override;
+    StatusOr<bool> UsesCapacityProvider(store::ReadTxn& txn, const Scope& scope, std::string_view cluster,
+                                        std::string_view provider) override;
   };
 
   // Everything RunTask decides before its transaction: the validated request and the pinned

@@ -226,6 +226,28 @@ case("PutClusterCapacityProviders", "unknown_provider",
      err("InvalidParameterException", "The specified capacity provider 'ghost' does not exist. Specify a valid capacity "
          "provider and try again."), setup=[{"action": "CreateCluster", "request": {"clusterName": "prod"}}])
 
+TD = {"action": "RegisterTaskDefinition",
+      "request": {"family": "web", "containerDefinitions": [{"name": "app", "image": "nginx", "memory": 64}]}}
+FLEET_CLUSTER = [create_cp("ec2-fleet"),
+                 {"action": "CreateCluster", "request": {"clusterName": "prod", "capacityProviders": ["ec2-fleet", "FARGATE"]}},
+                 TD]
+MIX = ("The specified capacity provider strategy cannot contain a mix of capacity providers using Auto Scaling groups and "
+       "Fargate providers. Specify one or the other and try again.")
+case("RunTask", "capacity_provider_strategy_mix",
+     {"cluster": "prod", "taskDefinition": "web",
+      "capacityProviderStrategy": [{"capacityProvider": "ec2-fleet", "weight": 1}, {"capacityProvider": "FARGATE", "weight": 1}]},
+     err("InvalidParameterException", MIX), setup=FLEET_CLUSTER)
+case("CreateService", "capacity_provider_strategy_mix",
+     {"cluster": "prod", "serviceName": "web", "taskDefinition": "web", "desiredCount": 1,
+      "capacityProviderStrategy": [{"capacityProvider": "FARGATE", "weight": 1}, {"capacityProvider": "ec2-fleet", "weight": 1}]},
+     err("InvalidParameterException", MIX), setup=FLEET_CLUSTER)
+case("PutClusterCapacityProviders", "in_use_by_a_service",
+     {"cluster": "prod", "capacityProviders": ["FARGATE"], "defaultCapacityProviderStrategy": []},
+     err("ResourceInUseException", "The specified capacity provider is in use and cannot be removed."),
+     setup=FLEET_CLUSTER + [{"action": "CreateService", "request": {
+         "cluster": "prod", "serviceName": "web", "taskDefinition": "web", "desiredCount": 0,
+         "capacityProviderStrategy": [{"capacityProvider": "ec2-fleet", "weight": 1}]}}])
+
 case("TagResource", "capacity_provider", {"resourceArn": cparn("ec2-fleet"), "tags": TAGS}, {},
      setup=[create_cp("ec2-fleet")])
 case("ListTagsForResource", "capacity_provider", {"resourceArn": cparn("ec2-fleet")}, {"tags": TAGS},
