@@ -267,4 +267,51 @@ StatusOr<std::string> EcsService::DescribeCapacityProviders(const aws::CallConte
   return json::serialize(out);
 }
 
+// ---- Task scale-in protection ----
+
+namespace {
+std::string ProtectionAnswer(const task::Tasks::ProtectionResult& r) {
+  json::array tasks;
+  for (const auto& t : r.tasks) {
+    json::object o{{"taskArn", t.arn}, {"protectionEnabled", t.enabled}};
+    if (t.expires_at) o["expirationDate"] = EpochSeconds(*t.expires_at);
+    tasks.push_back(std::move(o));
+  }
+  json::array failures;
+  for (const auto& f : r.failures) {
+    json::object o{{"arn", f.arn}, {"reason", f.reason}};
+    if (!f.detail.empty()) o["detail"] = f.detail;
+    failures.push_back(std::move(o));
+  }
+  return json::serialize(json::object{{"protectedTasks", std::move(tasks)}, {"failures", std::move(failures)}});
+}
+
+std::vector<std::string> TaskRefs(const json::object& in) {
+  std::vector<std::string> out;
+  if (const json::value* v = in.if_contains("tasks"); v != nullptr && v->is_array())
+    for (const auto& t : v->get_array())
+      if (t.is_string()) out.emplace_back(t.get_string());
+  return out;
+}
+}  // namespace
+
+StatusOr<std::string> EcsService::UpdateTaskProtection(const aws::CallContext& ctx, json::object& in) {
+  ASSIGN_OR_RETURN(std::string cluster,
+                   cluster::ClusterName(OptStr(in, "cluster").value_or(""), ctx.scope, ctx.action, ctx.principal.arn));
+  const json::value* enabled = in.if_contains("protectionEnabled");
+  ASSIGN_OR_RETURN(task::Tasks::ProtectionResult r,
+                   owners_.tasks->UpdateProtection(ctx.scope, cluster, TaskRefs(in),
+                                                   enabled != nullptr && enabled->is_bool() && enabled->get_bool(),
+                                                   OptInt(in, "expiresInMinutes"), ctx.principal.arn, ctx.now));
+  return ProtectionAnswer(r);
+}
+
+StatusOr<std::string> EcsService::GetTaskProtection(const aws::CallContext& ctx, json::object& in) {
+  ASSIGN_OR_RETURN(std::string cluster,
+                   cluster::ClusterName(OptStr(in, "cluster").value_or(""), ctx.scope, ctx.action, ctx.principal.arn));
+  ASSIGN_OR_RETURN(task::Tasks::ProtectionResult r,
+                   owners_.tasks->GetProtection(ctx.scope, cluster, TaskRefs(in), ctx.principal.arn, ctx.now));
+  return ProtectionAnswer(r);
+}
+
 }  // namespace paddock::ecs::api

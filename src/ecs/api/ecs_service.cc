@@ -163,6 +163,9 @@ EcsService::EcsService(const aws::ServiceModel& model, Owners owners, aws::Token
       {"UpdateCapacityProvider", &EcsService::UpdateCapacityProvider},
       {"DeleteCapacityProvider", &EcsService::DeleteCapacityProvider},
       {"DescribeCapacityProviders", &EcsService::DescribeCapacityProviders},
+      {"UpdateTaskProtection", &EcsService::UpdateTaskProtection},
+      {"GetTaskProtection", &EcsService::GetTaskProtection},
+      {"ContinueServiceDeployment", &EcsService::ContinueServiceDeployment},
   };
 }
 

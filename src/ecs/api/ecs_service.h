@@ -79,6 +79,9 @@ class EcsService final : public aws::JsonService {
   StatusOr<std::string> DescribeTasks(const aws::CallContext&, boost::json::object&);
   StatusOr<std::string> ListTasks(const aws::CallContext&, boost::json::object&);
   StatusOr<std::string> StopTask(const aws::CallContext&, boost::json::object&);
+  // Task scale-in protection (account_actions.cc).
+  StatusOr<std::string> UpdateTaskProtection(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> GetTaskProtection(const aws::CallContext&, boost::json::object&);
   StatusOr<std::string> RegisterContainerInstance(const aws::CallContext&, boost::json::object&);
   StatusOr<std::string> DescribeContainerInstances(const aws::CallContext&, boost::json::object&);
   StatusOr<std::string> ListContainerInstances(const aws::CallContext&, boost::json::object&);
@@ -99,6 +102,7 @@ class EcsService final : public aws::JsonService {
   StatusOr<std::string> DescribeServiceDeployments(const aws::CallContext&, boost::json::object&);
   StatusOr<std::string> DescribeServiceRevisions(const aws::CallContext&, boost::json::object&);
   StatusOr<std::string> StopServiceDeployment(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> ContinueServiceDeployment(const aws::CallContext&, boost::json::object&);
   // Task sets (task_set_actions.cc).
   StatusOr<std::string> CreateTaskSet(const aws::CallContext&, boost::json::object&);
   StatusOr<std::string> UpdateTaskSet(const aws::CallContext&, boost::json::object&);

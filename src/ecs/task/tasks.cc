@@ -40,6 +40,7 @@ constexpr std::string_view kRefs = "task_refs";
 constexpr std::string_view kCounts = "task_counts";
 constexpr std::string_view kStopped = "task_stopped";
 constexpr std::string_view kTokens = "task_tokens";
+constexpr std::string_view kProtection = "task_protection";  // scale-in protection (protection.cc)
 
 constexpr std::string_view kStoppedStatus = "STOPPED";
 constexpr auto kTokenLifetime = std::chrono::hours(8);
@@ -1051,6 +1052,8 @@ StatusOr<std::vector<GroupTask>> Tasks::GroupTasks(store::ReadTxn& txn, const Sc
       t.stopped_reason = Str(task, "stoppedReason");
       t.container_instance_arn = Str(task, "containerInstanceArn");
       t.created_at = seconds(task, "createdAt").value_or(TimePoint{});
+      ASSIGN_OR_RETURN(auto protection, txn.Get(kProtection, key));  // protection.cc
+      if (protection) t.protected_until = FromEpochMillis(std::stoll(*protection));
       out.push_back(std::move(t));
     }
     if (rows.size() < 500) return out;
@@ -1286,6 +1289,7 @@ StatusOr<size_t> Tasks::ReapStopped(TimePoint now) {
                      RETURN_IF_ERROR(RemoveAllTags(txn, scope, Str(task, "taskArn")));
                    }
                    RETURN_IF_ERROR(txn.Delete(kTasks, key));
+                   RETURN_IF_ERROR(txn.Delete(kProtection, key));
                    return txn.Delete(kLaunch, key);
                  });
 }
@@ -1380,7 +1384,7 @@ Status Tasks::ReapAccount(const AccountId& account, ReapMode mode) {
   }
   if (fargate_ != nullptr) RETURN_IF_ERROR(fargate_->ReapAccount(store_, account));  // node-wide totals too
   for (std::string_view table : {kTasks, kLaunch, kByStatus, kByFamily, kByStartedBy, kByGroup, kByLaunchType, kRefs,
-                                 kCounts, kStopped, kTokens})
+                                 kCounts, kStopped, kTokens, kProtection})
     RETURN_IF_ERROR(ReapAccountRows(store_, table, account));
   return OkStatus();
 }

@@ -256,6 +256,41 @@ case("TagResource", "capacity_provider_not_found", {"resourceArn": cparn("ghost"
      err("ResourceNotFoundException", f"The specified resource is not found: {cparn('ghost')}"))
 
 
+# ---------- Task scale-in protection ----------
+# A task of a service is needed for a protected answer: the golden fixture runs no scheduler, so
+# the positive cases are in tasks_test.cc (TasksTest.Protection*) and tests/test_ecs_ops.py.
+TASK_ID = "0123456789abcdef0123456789abcdef"
+TASK_ARN = f"arn:aws:ecs:{R}:{ACCT}:task/prod/{TASK_ID}"
+PROD = [{"action": "CreateCluster", "request": {"clusterName": "prod"}}]
+case("UpdateTaskProtection", "missing_task", {"cluster": "prod", "tasks": [TASK_ID], "protectionEnabled": True},
+     {"protectedTasks": [], "failures": [{"arn": TASK_ARN, "reason": "MISSING"}]}, setup=PROD)
+case("UpdateTaskProtection", "expires_out_of_range",
+     {"cluster": "prod", "tasks": [TASK_ID], "protectionEnabled": True, "expiresInMinutes": 2881},
+     err("InvalidParameterException", "expiresInMinutes must be between 1 and 2880."), setup=PROD)
+case("UpdateTaskProtection", "too_many_tasks", {"cluster": "prod", "tasks": [TASK_ID] * 11, "protectionEnabled": True},
+     err("InvalidParameterException", "Tasks cannot contain more than 10 elements."), setup=PROD)
+case("UpdateTaskProtection", "unknown_cluster", {"cluster": "ghost", "tasks": [TASK_ID], "protectionEnabled": False},
+     err("ClusterNotFoundException", "Cluster not found."))
+case("GetTaskProtection", "none_protected", {"cluster": "prod"}, {"protectedTasks": [], "failures": []}, setup=PROD)
+case("GetTaskProtection", "invalid_identifier", {"cluster": "prod", "tasks": ["nope"]},
+     err("InvalidParameterException", "Invalid identifier: nope"), setup=PROD)
+case("GetTaskProtection", "other_cluster_arn_is_missing", {"cluster": "prod", "tasks": [f"arn:aws:ecs:{R}:{ACCT}:task/dev/{TASK_ID}"]},
+     {"protectedTasks": [], "failures": [{"arn": f"arn:aws:ecs:{R}:{ACCT}:task/dev/{TASK_ID}", "reason": "MISSING"}]},
+     setup=PROD)
+
+# ---------- ContinueServiceDeployment ----------
+# The fixture's ids: the first CreateService's service deployment is AAAAAAAAAAAAAAAAAAAAC (gen_services.py).
+SD_ARN = f"arn:aws:ecs:{R}:{ACCT}:service-deployment/prod/web/AAAAAAAAAAAAAAAAAAAAC"
+SERVICE = PROD + [TD, {"action": "CreateService", "request": {"cluster": "prod", "serviceName": "web", "taskDefinition": "web",
+                                                              "desiredCount": 2, "launchType": "EC2"}}]
+case("ContinueServiceDeployment", "no_paused_hook", {"serviceDeploymentArn": SD_ARN, "hookId": "hook-1"},
+     err("InvalidParameterException", f"The service deployment {SD_ARN} is not paused at lifecycle hook hook-1: Paddock's "
+         "rolling deployments have no lifecycle hooks."), setup=SERVICE)
+GHOST_SD = f"arn:aws:ecs:{R}:{ACCT}:service-deployment/prod/web/ZZZZZZZZZZZZZZZZZZZZZ"
+case("ContinueServiceDeployment", "unknown_deployment", {"serviceDeploymentArn": GHOST_SD, "hookId": "hook-1", "action": "ROLLBACK"},
+     err("ServiceDeploymentNotFoundException", f"The service deployment {GHOST_SD} does not exist."))
+
+
 def main():
     n = 0
     for (action, name), (setup, request, response) in CASES.items():
