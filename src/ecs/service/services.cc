@@ -832,7 +832,11 @@ StatusOr<DescribeResult> Services::Describe(const Scope& scope, std::string_view
         ASSIGN_OR_RETURN(record, LoadRecord(txn, scope, cluster_name, p.name));
       }
       if (!record) {
-        std::string arn = p.given.starts_with("arn:") ? p.given : ServiceArn(scope, cluster_name, p.name);
+        // A name given comes back as service/<name>, without the cluster, as AWS reports it (a
+        // real answer quoted in aws-actions/amazon-ecs-deploy-task-definition#369); an ARN as given.
+        std::string arn = p.given.starts_with("arn:")
+                              ? p.given
+                              : fmt::format("arn:aws:ecs:{}:{}:service/{}", scope.region.str(), scope.account.str(), p.name);
         result.failures.push_back({std::move(arn), "MISSING", ""});
         continue;
       }
@@ -904,12 +908,21 @@ StatusOr<Page> Services::ListByNamespace(const Scope& scope, std::string_view ca
 // ---- Tags ----
 
 namespace {
-// A service ARN's (cluster, name); the old form without a cluster is not found.
+// TagResource and UntagResource name ResourceNotFoundException (not ServiceNotFoundException) in
+// their model for a resource that does not exist.
+Status TagTargetNotFound(std::string_view arn) {
+  return NotFound(fmt::format("The specified resource is not found: {}", arn), "ResourceNotFoundException");
+}
+
+// A service ARN's (cluster, name). A tagged service is named by its long ARN (service/<cluster>/<name>). AWS answers a short one
+// (service/<name>) with InvalidParameterException (TagResource's resourceArn documentation; the
+// text as boto/boto3#2473 and turbot/steampipe-plugin-aws#2388 quote it).
 StatusOr<std::pair<std::string, std::string>> TagTarget(const Scope& scope, std::string_view arn) {
   ASSIGN_OR_RETURN(EcsResource r, ParseEcsResourceArn(arn));
   const size_t slash = r.id.find('/');
-  if (r.kind != ResourceKind::kService || slash == std::string::npos || r.scope != scope)
-    return NotFound(fmt::format("The specified resource is not found: {}", arn), "ResourceNotFoundException");
+  if (r.kind == ResourceKind::kService && slash == std::string::npos)
+    return ParamError("Long arn format must be used for tagging operations");
+  if (r.kind != ResourceKind::kService || slash == std::string::npos || r.scope != scope) return TagTargetNotFound(arn);
   return std::make_pair(r.id.substr(0, slash), r.id.substr(slash + 1));
 }
 }  // namespace
@@ -919,7 +932,7 @@ Status Services::TagResource(const Scope& scope, std::string_view arn, const Tag
   ASSIGN_OR_RETURN(auto target, TagTarget(scope, arn));
   return store_.Write([&](store::WriteTxn& txn) -> Status {
     ASSIGN_OR_RETURN(auto record, LoadRecord(txn, scope, target.first, target.second));
-    if (!record || Str(*record, "status") == "INACTIVE") return ServiceNotFound();
+    if (!record || Str(*record, "status") == "INACTIVE") return TagTargetNotFound(arn);
     return PutTags(txn, scope, ServiceArn(scope, target.first, target.second), tags);
   });
 }
@@ -928,7 +941,7 @@ Status Services::UntagResource(const Scope& scope, std::string_view arn, const s
   ASSIGN_OR_RETURN(auto target, TagTarget(scope, arn));
   return store_.Write([&](store::WriteTxn& txn) -> Status {
     ASSIGN_OR_RETURN(auto record, LoadRecord(txn, scope, target.first, target.second));
-    if (!record || Str(*record, "status") == "INACTIVE") return ServiceNotFound();
+    if (!record || Str(*record, "status") == "INACTIVE") return TagTargetNotFound(arn);
     return RemoveTags(txn, scope, ServiceArn(scope, target.first, target.second), keys);
   });
 }
