@@ -257,6 +257,8 @@ class Node::Impl {
     boost::json::object body = agent::remote::RegistrationRequest(e.config.cluster, host, {}, std::nullopt, host_access);
     r.total_resources = body.at("totalResources").as_array();
     r.version_info = body.at("versionInfo").as_object();
+    // The node's address, for EC2's DescribeInstances (agent/remote/registration.h).
+    if (const auto* doc = body.if_contains("instanceIdentityDocument")) r.identity_document = std::string(doc->as_string());
     for (const auto& a : body.at("attributes").as_array())
       r.attributes.push_back({std::string(a.at("name").as_string()), std::nullopt});
     if (stored) {
@@ -444,6 +446,7 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   impl->front->AddJsonService(impl->ecs.get());
   impl->front->AddJsonService(impl->agent_service.get());
   impl->ec2 = std::make_unique<vpc::Ec2Service>(*impl->store, *impl->security_groups, aws::TokenCodec(token_key));
+  impl->ec2->SetInstanceSource(impl->container_instances->ec2_instances());  // DescribeInstances
   impl->front->AddQueryService(impl->ec2.get());
   return std::unique_ptr<Node>(new Node(std::move(impl)));
 }
