@@ -85,8 +85,8 @@ class ServiceWaiters(ServiceMixin, h.PaddockTestCase):
         self.assertLess(time.monotonic() - started, 5, "the MISSING acceptor ends the waiter on the first answer")
         failures = cm.exception.last_response["failures"]
         self.assertEqual([f["reason"] for f in failures], ["MISSING"])
-        self.assertEqual(failures[0]["arn"],
-                         f"arn:aws:ecs:{h.REGION}:{self.account}:service/{self.CLUSTER}/no-such-service")
+        # A name comes back as service/<name>, without the cluster, as AWS reports it (service.md).
+        self.assertEqual(failures[0]["arn"], f"arn:aws:ecs:{h.REGION}:{self.account}:service/no-such-service")
 
     def test_services_inactive_after_delete_and_tasks_stopped(self):
         td = self.register("winactive", 1)

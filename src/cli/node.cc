@@ -74,6 +74,8 @@ using TaskReaper = OwnerReaper<ecs::task::Tasks>;
 using ContainerInstanceReaper = OwnerReaper<ecs::instance::ContainerInstances>;
 using ServiceReaper = OwnerReaper<ecs::service::Services>;
 using SecurityGroupReaper = OwnerReaper<vpc::SecurityGroups>;
+using AccountSettingReaper = OwnerReaper<ecs::setting::AccountSettings>;
+using CapacityProviderReaper = OwnerReaper<ecs::capacity::CapacityProviders>;
 
 // Who signed a request: an account's access key (iam::Accounts), or a container instance's agent
 // credential (ecs/instance/agent_identity.h; docs/agent-protocol.md, "Identity"), told apart by
@@ -143,6 +145,11 @@ class Node::Impl {
   std::unique_ptr<ecs::task::Tasks> tasks;
   std::unique_ptr<ecs::instance::ContainerInstances> container_instances;
   std::unique_ptr<ecs::service::Services> services;
+  // Account settings and capacity providers (issue 10), with their account reapers.
+  std::unique_ptr<ecs::setting::AccountSettings> account_settings;
+  std::unique_ptr<ecs::capacity::CapacityProviders> capacity_providers;
+  std::unique_ptr<AccountSettingReaper> account_setting_reaper;
+  std::unique_ptr<CapacityProviderReaper> capacity_provider_reaper;
   // The service scheduler: made by Open, started by Start (not by `paddock admin`).
   std::unique_ptr<sched::Scheduler> scheduler;
   // Agents' side of the control plane: Tasks' change listener, long-poll waiters, and the
@@ -327,6 +334,8 @@ class Node::Impl {
     boost::json::object body = agent::remote::RegistrationRequest(e.config.cluster, host, {}, std::nullopt, host_access);
     r.total_resources = body.at("totalResources").as_array();
     r.version_info = body.at("versionInfo").as_object();
+    // The node's address, for EC2's DescribeInstances (agent/remote/registration.h).
+    if (const auto* doc = body.if_contains("instanceIdentityDocument")) r.identity_document = std::string(doc->as_string());
     for (const auto& a : body.at("attributes").as_array())
       r.attributes.push_back({std::string(a.at("name").as_string()), std::nullopt});
     if (stored) {
@@ -436,6 +445,13 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   RETURN_IF_ERROR(vpc::UpgradeLegacyIpam(*impl->store));
   impl->accounts = std::make_unique<iam::Accounts>(*impl->store, SystemClock::Get());
   impl->clusters = std::make_unique<ecs::cluster::Clusters>(*impl->store);
+  impl->account_settings = std::make_unique<ecs::setting::AccountSettings>(*impl->store);
+  impl->capacity_providers = std::make_unique<ecs::capacity::CapacityProviders>(*impl->store);
+  impl->clusters->SetAccountSettings(impl->account_settings.get());
+  impl->clusters->SetCapacityProviders(impl->capacity_providers.get());
+  impl->account_setting_reaper = std::make_unique<AccountSettingReaper>("account settings", *impl->account_settings);
+  impl->capacity_provider_reaper =
+      std::make_unique<CapacityProviderReaper>("capacity providers", *impl->capacity_providers);
   impl->task_definitions = std::make_unique<ecs::taskdef::TaskDefinitions>(*impl->store);
   impl->container_instances = std::make_unique<ecs::instance::ContainerInstances>(*impl->store, *impl->clusters);
   const agent::remote::HostResources machine = agent::remote::DetectHost();
@@ -495,7 +511,8 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   ASSIGN_OR_RETURN(std::string token_key, TokenKey(*impl->store));
   impl->ecs = std::make_unique<ecs::api::EcsService>(
       *impl->ecs_model, ecs::api::Owners{impl->clusters.get(), impl->task_definitions.get(), impl->tasks.get(),
-                                          impl->container_instances.get(), impl->services.get()},
+                                          impl->container_instances.get(), impl->services.get(),
+                                          impl->account_settings.get(), impl->capacity_providers.get()},
       aws::TokenCodec(token_key));
   aws::FrontOptions front_options;
   front_options.auth.accept_any_credentials = config.accept_any_credentials;
@@ -507,6 +524,7 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   impl->front->AddJsonService(impl->ecs.get());
   impl->front->AddJsonService(impl->agent_service.get());
   impl->ec2 = std::make_unique<vpc::Ec2Service>(*impl->store, *impl->security_groups, aws::TokenCodec(token_key));
+  impl->ec2->SetInstanceSource(impl->container_instances->ec2_instances());  // DescribeInstances
   impl->front->AddQueryService(impl->ec2.get());
   return std::unique_ptr<Node>(new Node(std::move(impl)));
 }
@@ -621,7 +639,8 @@ std::vector<iam::AccountReaper*> Node::reapers() {
   // them group memberships) and pin task definitions; then the security groups.
   return {impl_->service_reaper.get(),         impl_->task_reaper.get(),
           impl_->security_group_reaper.get(),  impl_->container_instance_reaper.get(),
-          impl_->taskdef_reaper.get(),         impl_->cluster_reaper.get()};
+          impl_->taskdef_reaper.get(),         impl_->cluster_reaper.get(),
+          impl_->capacity_provider_reaper.get(), impl_->account_setting_reaper.get()};
 }
 
 std::vector<std::string> Node::ImplementedEcsActions() const { return impl_->ecs->ImplementedActions(); }

@@ -76,7 +76,7 @@ class RemoteAgentTest : public ::testing::Test {
   // Registers an instance as `paddock agent` does (RegisterAgent with the account's key); `as`
   // gets the client options that sign with its own agent credential.
   std::string Register(ClientOptions* as) {
-    agent::remote::HostResources host{2048, 2048};
+    agent::remote::HostResources host{2048, 2048, ""};
     auto r = client_->Call(std::string(agent::remote::kAgentTargetPrefix) + ".RegisterAgent",
                            agent::remote::RegistrationRequest("ec2", host, {"22"}, std::nullopt));
     EXPECT_TRUE(r.ok()) << r.status().ToString();
@@ -407,7 +407,7 @@ TEST_F(RemoteAgentTest, OnlyTheInstancesOwnCredentialSpeaksForItsAgent) {
             "AccessDeniedException");  // no new instances
   // ...and re-registers its own instance, keeping its credential.
   auto again = as_agent.Call(agent_target + ".RegisterAgent",
-                             agent::remote::RegistrationRequest("ec2", {2048, 2048}, {"22"}, instance_arn_));
+                             agent::remote::RegistrationRequest("ec2", {2048, 2048, ""}, {"22"}, instance_arn_));
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   EXPECT_FALSE(again->as_object().contains("credentials"));
   EXPECT_TRUE(as_agent.Call(agent_target + ".ReportTaskState",

@@ -176,6 +176,13 @@ class Pass {
                         [&](const Deployment& d) { return d.id == t.started_by; });
   }
 
+  // Under scale-in protection now; a pass is due when it ends.
+  bool Protected(const TaskView& t) {
+    if (!t.protected_until || *t.protected_until <= o_.now) return false;
+    Wake(*t.protected_until);
+    return true;
+  }
+
   void Wake(TimePoint at) {
     if (at <= o_.now) return;
     if (!decision_.wake_at || at < *decision_.wake_at) decision_.wake_at = at;
@@ -406,6 +413,7 @@ class Pass {
     int64_t old_left = 0;
     for (const TaskView* t : StopOrder([&](const TaskView& x) { return !Kept(x, p); })) {
       if (failed && !Of(*t, p) && !t->on_draining_instance) continue;
+      if (Protected(*t)) continue;
       if (Healthy(*t)) {
         if (healthy - 1 < lower) {
           ++old_left;
@@ -420,6 +428,7 @@ class Pass {
     int64_t excess = KeptOf(p) - desired;
     for (const TaskView* t : StopOrder([&](const TaskView& x) { return Kept(x, p); })) {
       if (excess <= 0) break;
+      if (Protected(*t)) continue;
       if (Healthy(*t)) {
         if (healthy - 1 < lower) break;
         --healthy;

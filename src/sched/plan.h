@@ -29,6 +29,10 @@
 //   start tasks" event is written. Scheduler stops give "Scaling activity initiated by
 //   (deployment <the task's own deployment>)", also for DeleteService (our choice: AWS scales the
 //   service in to 0). Stops of RUNNING tasks are listed in one "has stopped N running tasks" event.
+// - Scale-in protection (TaskView::protected_until, issue 10): a protected task is skipped when
+//   REPLICA old tasks are stopped and when the PRIMARY is scaled in (another, unprotected task is
+//   stopped instead, if any); at its expiry the pass runs again. Failed health checks, DRAINING
+//   services, DAEMON and task sets stop it as before.
 // - A task on a DRAINING container instance (TaskView::on_draining_instance) is an old task: the
 //   PRIMARY launches its replacement within maximumPercent, then it is stopped within the lower
 //   bound; the rollout is not complete while one is left.
@@ -106,6 +110,9 @@ struct TaskView {
   // would be — a replacement first within maximumPercent, then the stop within the lower bound.
   bool on_draining_instance = false;
   TimePoint created_at{};
+  // Scale-in protection (UpdateTaskProtection): until then the REPLICA rollout neither scales the
+  // task in nor replaces it; it stays counted, and a pass is due when the protection ends.
+  std::optional<TimePoint> protected_until;
 };
 
 // A container instance a DAEMON service may run on (ACTIVE, in the service's cluster, meeting its

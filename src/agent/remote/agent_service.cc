@@ -77,7 +77,7 @@ std::string_view AgentModelJson() {
     "RegisterAgentRequest": {"type": "structure", "required": ["cluster"],
       "members": {"cluster": {"shape": "String"}, "containerInstanceArn": {"shape": "String"},
                   "totalResources": {"shape": "Resources"}, "versionInfo": {"shape": "VersionInfo"},
-                  "attributes": {"shape": "Attributes"}}},
+                  "attributes": {"shape": "Attributes"}, "instanceIdentityDocument": {"shape": "String"}}},
     "RegisterAgentResponse": {"type": "structure", "members": {}},
     "GetNetworkPolicyRequest": {"type": "structure", "required": ["cluster", "containerInstance"],
       "members": {"cluster": {"shape": "String"}, "containerInstance": {"shape": "String"},
@@ -187,6 +187,9 @@ StatusOr<std::string> AgentService::RegisterAgent(const aws::CallContext& ctx, j
     r.total_resources = it->value().get_array();
   if (auto it = in.find("versionInfo"); it != in.end() && it->value().is_object())
     r.version_info = it->value().get_object();
+  // The host's address (registration.h), answered by EC2's DescribeInstances.
+  if (auto it = in.find("instanceIdentityDocument"); it != in.end() && it->value().is_string())
+    r.identity_document = std::string(it->value().get_string());
   if (auto it = in.find("attributes"); it != in.end() && it->value().is_array())
     for (const auto& a : it->value().get_array()) {
       ecs::instance::Attribute attr{Str(a.as_object(), "name"), std::nullopt};

@@ -250,4 +250,22 @@ StatusOr<std::string> Services::StopServiceDeployment(const Scope& scope, std::s
   return arn;
 }
 
+StatusOr<std::string> Services::ContinueServiceDeployment(const Scope& scope, std::string_view caller_arn,
+                                                          std::string_view arn, std::string_view hook_id,
+                                                          std::string_view action) {
+  if (action != "CONTINUE" && action != "ROLLBACK")
+    return ParamError(fmt::format("The action {} is not valid. Valid actions are CONTINUE and ROLLBACK.", action));
+  ASSIGN_OR_RETURN(ChildRef ref, ParseChildArn(arn, "service-deployment", scope, "ContinueServiceDeployment", caller_arn));
+  RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(auto text, txn.Get(kDeployments, ChildKey(scope, ref.cluster, ref.service, ref.id)));
+    if (!text)
+      return NotFound(fmt::format("The service deployment {} does not exist.", arn), "ServiceDeploymentNotFoundException");
+    return OkStatus();
+  }));
+  return ParamError(fmt::format(
+      "The service deployment {} is not paused at lifecycle hook {}: Paddock's rolling deployments have no lifecycle "
+      "hooks.",
+      arn, hook_id));
+}
+
 }  // namespace paddock::ecs::service

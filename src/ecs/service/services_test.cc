@@ -520,7 +520,7 @@ TEST_F(ServicesTest, DrainingToInactiveThenReapedAfterAnHour) {
   ASSERT_TRUE(d.ok());
   EXPECT_TRUE(d->services.empty());
   ASSERT_EQ(d->failures.size(), 1u);
-  EXPECT_EQ(d->failures[0].arn, "arn:aws:ecs:us-east-1:123456789012:service/prod/web");
+  EXPECT_EQ(d->failures[0].arn, "arn:aws:ecs:us-east-1:123456789012:service/web") << "a name comes back without the cluster";
   EXPECT_EQ(d->failures[0].reason, "MISSING");
 }
 
@@ -900,7 +900,13 @@ TEST_F(ServicesTest, TagsThroughTheOwner) {
   ASSERT_TRUE(Update(json::object{{"service", "web"}, {"propagateTags", "SERVICE"}}).ok());
   EXPECT_EQ(Load("web").tags, (Tags{Tag{"b", "2"}}));
   ExpectError(services_.TagResource(kScope, "arn:aws:ecs:us-east-1:123456789012:service/prod/nope", {Tag{"a", "1"}}),
-              "ServiceNotFoundException", "");
+              "ResourceNotFoundException",
+              "The specified resource is not found: arn:aws:ecs:us-east-1:123456789012:service/prod/nope");
+  // The old short ARN cannot be tagged (AWS: "Long arn format must be used for tagging operations").
+  ExpectError(services_.TagResource(kScope, "arn:aws:ecs:us-east-1:123456789012:service/web", {Tag{"a", "1"}}),
+              "InvalidParameterException", "Long arn format must be used for tagging operations");
+  ExpectError(services_.ListTags(kScope, "arn:aws:ecs:us-east-1:123456789012:service/web").status(),
+              "InvalidParameterException", "Long arn format must be used for tagging operations");
 }
 
 TEST_F(ServicesTest, ListAllKeysWalksEveryAccountInPages) {

@@ -293,7 +293,9 @@ json::object RenderService(const json::object& record, const Tags* tags) {
     o["platformVersion"] = *pv;
     o["platformFamily"] = "Linux";
   }
-  if (ecs_controller) {
+  {
+    // The ECS controller's PRIMARY deployment; an EXTERNAL service's primary task set (AWS:
+    // DescribeServices "returns all fields specified for a primary task set").
     std::string td = primary != nullptr ? primary->task_definition : Str(record, "taskDefinition");
     if (!td.empty()) o["taskDefinition"] = td;
   }
