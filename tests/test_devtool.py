@@ -21,12 +21,12 @@ import tempfile
 import time
 import unittest
 
-import boto3
-import botocore.exceptions
-from botocore.config import Config
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import paddock_harness as h  # noqa: E402
+import paddock_harness as h  # noqa: E402  (first: it skips the module where boto3 is missing)
+
+import boto3  # noqa: E402
+import botocore.exceptions  # noqa: E402
+from botocore.config import Config  # noqa: E402
 import task_harness as th  # noqa: E402
 from task_harness import skip_reason  # noqa: E402
 

@@ -17,10 +17,10 @@ import time
 import unittest
 import urllib.parse
 
-import boto3
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import paddock_harness as h  # noqa: E402
+import paddock_harness as h  # noqa: E402  (first: it skips the module where boto3 is missing)
+
+import boto3  # noqa: E402
 import task_harness as th  # noqa: E402
 from test_services import ServiceMixin, import_service_image, index_of, is_steady, messages  # noqa: E402
 
