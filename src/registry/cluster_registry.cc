@@ -9,7 +9,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -62,24 +64,46 @@ StatusOr<uint16_t> FreePort(const std::string& host) {
   return ntohs(v6 ? reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port : reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
 }
 
-// Whether something accepts TCP connections at local `host`:`port`.
-bool Accepts(const std::string& host, uint16_t port) {
+// Whether a Distribution registry answers at local `host`:`port`: its /v2/ replies with the
+// Docker-Distribution-Api-Version header. A bare connect is not enough: another process may hold
+// the port the registry failed to bind, and a connect to a port nobody listens on can land on
+// itself (TCP simultaneous open, when the kernel picks that very port as the ephemeral one).
+bool ServesRegistry(const std::string& host, uint16_t port) {
   std::string bare = host.starts_with('[') ? host.substr(1, host.size() - 2) : host;
   const bool v6 = bare.find(':') != std::string::npos;
   subprocess::UniqueFd sock(::socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!sock.valid()) return false;
+  sockaddr_storage ss{};
+  socklen_t len = 0;
   if (v6) {
-    sockaddr_in6 a{};
-    a.sin6_family = AF_INET6;
-    a.sin6_port = htons(port);
-    ::inet_pton(AF_INET6, bare.c_str(), &a.sin6_addr);
-    return ::connect(sock.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
+    a->sin6_family = AF_INET6;
+    a->sin6_port = htons(port);
+    ::inet_pton(AF_INET6, bare.c_str(), &a->sin6_addr);
+    len = sizeof(sockaddr_in6);
+  } else {
+    auto* a = reinterpret_cast<sockaddr_in*>(&ss);
+    a->sin_family = AF_INET;
+    a->sin_port = htons(port);
+    ::inet_pton(AF_INET, bare.c_str(), &a->sin_addr);
+    len = sizeof(sockaddr_in);
   }
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  ::inet_pton(AF_INET, bare.c_str(), &a.sin_addr);
-  return ::connect(sock.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  if (::connect(sock.get(), reinterpret_cast<sockaddr*>(&ss), len) != 0) return false;
+  const std::string request = fmt::format("GET /v2/ HTTP/1.0\r\nHost: {}:{}\r\n\r\n", HostForUrl(bare), port);
+  if (::send(sock.get(), request.data(), request.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(request.size()))
+    return false;
+  std::string reply;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  char buf[2048];
+  while (reply.find("\r\n\r\n") == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+    pollfd p{.fd = sock.get(), .events = POLLIN, .revents = 0};
+    if (::poll(&p, 1, 100) <= 0) continue;
+    const ssize_t n = ::recv(sock.get(), buf, sizeof buf, 0);
+    if (n <= 0) break;
+    reply.append(buf, static_cast<size_t>(n));
+  }
+  for (char& c : reply) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return reply.starts_with("http/") && reply.find("\r\ndocker-distribution-api-version:") != std::string::npos;
 }
 
 std::string Tail(const std::string& path, size_t n) {
@@ -149,10 +173,24 @@ Status ClusterRegistry::StartLocked() {
       if (args.find(config_path) != std::string::npos) ::kill(old, SIGKILL);
     }
   }
-  uint16_t port = options_.port;
-  if (port == 0) {
-    ASSIGN_OR_RETURN(port, FreePort(options_.listen_host));
+  // A port picked here may be taken by another process before the registry binds it: then it
+  // exits saying so, and a fresh port is tried (twice more).
+  for (int attempt = 1;; ++attempt) {
+    uint16_t port = options_.port;
+    if (port == 0) {
+      ASSIGN_OR_RETURN(port, FreePort(options_.listen_host));
+    }
+    Status served = ServeOnLocked(config_path, port);
+    if (served.ok()) break;
+    const bool port_taken = served.message().find("address already in use") != std::string::npos;
+    if (!port_taken || options_.port != 0 || attempt == 3) return served;
   }
+  fmt::print(stderr, "paddock: the cluster's registry (docker-registry) serves the node's images to remote agents on {}\n",
+             address_);
+  return OkStatus();
+}
+
+Status ClusterRegistry::ServeOnLocked(const std::string& config_path, uint16_t port) {
   const std::string listen = fmt::format("{}:{}", HostForUrl(options_.listen_host), port);
   // Token auth only: every token is Paddock's (registry/token.h). The realm is never asked (tokens
   // come through the agent protocol); clients that try get this path's 404.
@@ -184,16 +222,14 @@ Status ClusterRegistry::StartLocked() {
   std::ofstream(options_.dir + "/registry.pid", std::ios::trunc) << child_->pid << "\n";
   const std::string local = LocalHost(options_.listen_host);
   const auto deadline = std::chrono::steady_clock::now() + options_.start_timeout;
-  while (!Accepts(local, port)) {
+  while (!ServesRegistry(local, port)) {
     auto exited = subprocess::WaitChild(*child_, std::chrono::milliseconds(20));
     if (!exited.ok() || *exited || std::chrono::steady_clock::now() > deadline) {
       StopLocked();
       return Unavailable(fmt::format("the cluster's registry did not start on {}: {}", listen, Tail(log_path, 600)));
     }
   }
-  address_ = fmt::format("{}:{}", HostForUrl(options_.listen_host), port);
-  fmt::print(stderr, "paddock: the cluster's registry (docker-registry) serves the node's images to remote agents on {}\n",
-             address_);
+  address_ = listen;
   return OkStatus();
 }
 

@@ -91,6 +91,8 @@ class ClusterRegistry {
   // REQUIRES: mu_ held.
   Status EnsureRunningLocked();
   Status StartLocked();
+  // Runs the registry on `port` and waits until it answers.
+  Status ServeOnLocked(const std::string& config_path, uint16_t port);
   void StopLocked();
   // Pushes the image `layout` lends to images/<hex>. REQUIRES: mu_ held.
   Status PushLocked(const agent::images::ImageStore::Layout& layout, const std::string& repository);
