@@ -228,6 +228,10 @@ void AddAgentCommand(CLI::App& app, AgentCommand& c) {
   c.cmd->add_option("--pids-per-task", c.pids_per_task,
                     "Processes and threads one task may have at once (its cgroup's pids.max; default 4096, 0: no bound)")
       ->check(CLI::Range(uint64_t{0}, uint64_t{4194304}));
+  c.cmd->add_option("--pids-per-node", c.pids_per_node,
+                    "Processes and threads all tasks may have together (default: pid_max less max(4096, 10%), "
+                    "0: no bound)")
+      ->check(CLI::Range(int64_t{0}, int64_t{4194304}));
   c.cmd->add_option("--max-unpacked-bytes", c.max_unpacked_bytes,
                     "Refuse an image whose pull would unpack more than this many bytes (default 20 GiB)")
       ->check(CLI::Range(uint64_t{1}, UINT64_MAX));
@@ -270,8 +274,12 @@ int RunAgentCommand(const AgentCommand& c) {
   agent::runtime::CrunRuntimeOptions runtime_options;
   runtime_options.state_dir = (state / "containers").string();
   runtime_options.cgroup_parent = "/paddock/" + tag;
+  runtime_options.node_pids_max =
+      c.pids_per_node < 0 ? agent::runtime::DefaultNodePidsMax() : static_cast<uint64_t>(c.pids_per_node);
   auto runtime = agent::runtime::CrunRuntime::Open(runtime_options);
   if (!runtime.ok()) return Fail("container runtime", runtime.status());
+  if (!(*runtime)->SeccompStatus().ok())  // its containers fail to start with this text, never run unconfined
+    fmt::print(stderr, "paddock agent: warning: tasks will not run: {}\n", (*runtime)->SeccompStatus().message());
 
   if (!identity.ok()) {
     // The control plane no longer knows the instance this agent was (its account deleted, or

@@ -148,7 +148,9 @@ Status LoadConfigFile(const std::string& path, ServerConfig& config) {
                                     {"backoff_cap_seconds", &c.backoff_cap_seconds},
                                     {"lease_seconds", &c.lease_seconds}}));
     } else if (k == "agent" && node.is_table()) {
-      RETURN_IF_ERROR(LoadIntegers(path, k, *node.as_table(), {{"pids_per_task", &config.agent.pids_per_task}}));
+      RETURN_IF_ERROR(LoadIntegers(path, k, *node.as_table(),
+                                   {{"pids_per_task", &config.agent.pids_per_task},
+                                    {"pids_per_node", &config.agent.pids_per_node}}));
     } else if (k == "quotas" && node.is_table()) {
       RETURN_IF_ERROR(LoadIntegers(path, k, *node.as_table(),
                                    {{"services_per_cluster", &config.quotas.services_per_cluster},
@@ -201,6 +203,9 @@ Status ValidateConfig(const ServerConfig& config) {
   if (config.agent.pids_per_task < 0 || config.agent.pids_per_task > 4194304)
     return InvalidArgument(fmt::format("agent.pids_per_task must be 0 (no bound) to 4194304, not {}",
                                        config.agent.pids_per_task));
+  if (config.agent.pids_per_node < -1 || config.agent.pids_per_node > 4194304)
+    return InvalidArgument(fmt::format("agent.pids_per_node must be 0 (no bound) to 4194304, not {}",
+                                       config.agent.pids_per_node));
   if (config.agent_long_polls < 0 || config.agent_long_polls > 1024)
     return InvalidArgument(fmt::format("agent_long_polls must be 0 to 1024, not {}", config.agent_long_polls));
   const SchedulerConfig& sc = config.scheduler;

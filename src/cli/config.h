@@ -16,6 +16,7 @@
 //
 //   [agent]                        # the node's agents: limits on each task
 //   pids_per_task = 4096           # processes and threads a task may have at once; 0 = no bound
+//   pids_per_node = 28672          # all tasks together; default pid_max less max(4096, 10%); 0 = no bound
 //
 //   agent_long_polls = 16          # agents waiting in PollAssignments at once (docs/agent-protocol.md)
 //   agent_timeout_seconds = 60     # agentConnected: last heartbeat at most this old
@@ -68,6 +69,9 @@ struct ImagesConfig {
 // The [agent] table: limits the node's agents put on each task (agent/agent.h AgentOptions).
 struct AgentLimitsConfig {
   int64_t pids_per_task = 4096;  // 0: no bound
+  // All the node's tasks together (the pids.max of /paddock/<instance>). -1: the host's pid_max
+  // less a reserve of max(4096, 10%) (runtime::DefaultNodePidsMax); 0: no bound.
+  int64_t pids_per_node = -1;
 };
 
 // One [[ec2_instance]]: a container instance whose agent runs inside the server.

@@ -200,12 +200,17 @@ class Node::Impl {
     agent::runtime::CrunRuntimeOptions options;
     options.state_dir = (state / "containers").string();
     options.cgroup_parent = "/paddock/" + instance;
+    // Every task of the node together (issue 9 hardening): the host keeps a reserve of PIDs.
+    options.node_pids_max = config.agent.pids_per_node < 0 ? agent::runtime::DefaultNodePidsMax()
+                                                            : static_cast<uint64_t>(config.agent.pids_per_node);
     auto rt = agent::runtime::CrunRuntime::Open(options);
     if (!rt.ok()) {
       fmt::print(stderr, "paddock: warning: tasks will not run (no container runtime): {}\n", rt.status().ToString());
       return;
     }
     runtime = std::move(*rt);
+    if (!runtime->SeccompStatus().ok())  // its containers fail to start with this text, never run unconfined
+      fmt::print(stderr, "paddock: warning: tasks will not run: {}\n", runtime->SeccompStatus().message());
     metadata = agent::StartMetadataService(state.string());
     agent = std::make_unique<agent::Agent>(
         *control, *images, *runtime,
