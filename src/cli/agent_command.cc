@@ -232,6 +232,12 @@ void AddAgentCommand(CLI::App& app, AgentCommand& c) {
                     "Processes and threads all tasks may have together (default: pid_max less max(4096, 10%), "
                     "0: no bound)")
       ->check(CLI::Range(int64_t{0}, int64_t{4194304}));
+  c.cmd->add_option("--flows-per-task", c.flows_per_task,
+                    "Connections one task address may have tracked at once (conntrack; default 4096, 0: no bound)")
+      ->check(CLI::Range(uint32_t{0}, uint32_t{1000000}));
+  c.cmd->add_option("--new-flows-per-second", c.new_flows_per_second,
+                    "New connections one task address may open per second (default 2000, 0: no bound)")
+      ->check(CLI::Range(uint32_t{0}, uint32_t{1000000}));
   c.cmd->add_option("--max-unpacked-bytes", c.max_unpacked_bytes,
                     "Refuse an image whose pull would unpack more than this many bytes (default 20 GiB)")
       ->check(CLI::Range(uint64_t{1}, UINT64_MAX));
@@ -313,6 +319,7 @@ int RunAgentCommand(const AgentCommand& c) {
   agent::AgentOptions agent_options = agent::NodeAgentOptions(ecs::task::InstanceAgentId(arn), tag, state.string(),
                                                               metadata.get(), host_access);
   agent_options.pids_per_task = c.pids_per_task;
+  agent_options.network.flow_limits = {.tracked_per_task = c.flows_per_task, .new_per_second = c.new_flows_per_second};
   // The runtime is this agent's alone: every container in it is its own, whichever instance it
   // was registered as when it made it.
   agent_options.container_owner = tag;

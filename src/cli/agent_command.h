@@ -37,6 +37,8 @@ struct AgentCommand {
   bool allow_host_access = false;
   uint64_t pids_per_task = 4096;  // agent::kDefaultPidsPerTask; 0: no bound
   int64_t pids_per_node = -1;     // -1: runtime::DefaultNodePidsMax(); 0: no bound
+  uint32_t flows_per_task = 4096;        // agent/net FlowLimits; 0: no bound
+  uint32_t new_flows_per_second = 2000;  // agent/net FlowLimits; 0: no bound
   uint64_t max_unpacked_bytes = uint64_t{20} << 30;  // images::kDefaultMaxUnpackedBytes
 };
 

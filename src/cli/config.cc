@@ -150,7 +150,9 @@ Status LoadConfigFile(const std::string& path, ServerConfig& config) {
     } else if (k == "agent" && node.is_table()) {
       RETURN_IF_ERROR(LoadIntegers(path, k, *node.as_table(),
                                    {{"pids_per_task", &config.agent.pids_per_task},
-                                    {"pids_per_node", &config.agent.pids_per_node}}));
+                                    {"pids_per_node", &config.agent.pids_per_node},
+                                    {"flows_per_task", &config.agent.flows_per_task},
+                                    {"new_flows_per_second", &config.agent.new_flows_per_second}}));
     } else if (k == "quotas" && node.is_table()) {
       RETURN_IF_ERROR(LoadIntegers(path, k, *node.as_table(),
                                    {{"services_per_cluster", &config.quotas.services_per_cluster},
@@ -206,6 +208,11 @@ Status ValidateConfig(const ServerConfig& config) {
   if (config.agent.pids_per_node < -1 || config.agent.pids_per_node > 4194304)
     return InvalidArgument(fmt::format("agent.pids_per_node must be 0 (no bound) to 4194304, not {}",
                                        config.agent.pids_per_node));
+  for (const auto& [name, value] : {std::pair<const char*, int64_t>{"flows_per_task", config.agent.flows_per_task},
+                                    {"new_flows_per_second", config.agent.new_flows_per_second}}) {
+    if (value < 0 || value > 1000000)
+      return InvalidArgument(fmt::format("agent.{} must be 0 (no bound) to 1000000, not {}", name, value));
+  }
   if (config.agent_long_polls < 0 || config.agent_long_polls > 1024)
     return InvalidArgument(fmt::format("agent_long_polls must be 0 to 1024, not {}", config.agent_long_polls));
   const SchedulerConfig& sc = config.scheduler;

@@ -17,6 +17,8 @@
 //   [agent]                        # the node's agents: limits on each task
 //   pids_per_task = 4096           # processes and threads a task may have at once; 0 = no bound
 //   pids_per_node = 28672          # all tasks together; default pid_max less max(4096, 10%); 0 = no bound
+//   flows_per_task = 4096          # tracked connections a task address may hold (conntrack); 0 = no bound
+//   new_flows_per_second = 2000    # new connections a task address may open per second; 0 = no bound
 //
 //   agent_long_polls = 16          # agents waiting in PollAssignments at once (docs/agent-protocol.md)
 //   agent_timeout_seconds = 60     # agentConnected: last heartbeat at most this old
@@ -72,6 +74,9 @@ struct AgentLimitsConfig {
   // All the node's tasks together (the pids.max of /paddock/<instance>). -1: the host's pid_max
   // less a reserve of max(4096, 10%) (runtime::DefaultNodePidsMax); 0: no bound.
   int64_t pids_per_node = -1;
+  // Each task address's share of the node's connection tracking (agent/net FlowLimits); 0: none.
+  int64_t flows_per_task = 4096;
+  int64_t new_flows_per_second = 2000;
 };
 
 // One [[ec2_instance]]: a container instance whose agent runs inside the server.

@@ -121,6 +121,8 @@ std::string InstanceTag(const std::string& state_dir) {
 // The node's [agent] limits on top of an agent's options.
 agent::AgentOptions WithNodeLimits(agent::AgentOptions options, const ServerConfig& config) {
   options.pids_per_task = static_cast<uint64_t>(config.agent.pids_per_task);
+  options.network.flow_limits.tracked_per_task = static_cast<uint32_t>(config.agent.flows_per_task);
+  options.network.flow_limits.new_per_second = static_cast<uint32_t>(config.agent.new_flows_per_second);
   return options;
 }
 

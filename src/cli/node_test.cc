@@ -77,6 +77,33 @@ TEST(ConfigTest, ImagesTable) {
   fs::remove_all(dir);
 }
 
+// The red team's follow-ups to issue 9: the node-wide process bound and each task's share of
+// connection tracking, their defaults and their ranges.
+TEST(ConfigTest, NodeProcessesAndTaskFlows) {
+  std::string dir = TempDir();
+  std::string path = dir + "/paddock.toml";
+  ServerConfig defaults;
+  EXPECT_EQ(defaults.agent.pids_per_node, -1);  // pid_max less the host's reserve
+  EXPECT_EQ(defaults.agent.flows_per_task, 4096);
+  EXPECT_EQ(defaults.agent.new_flows_per_second, 2000);
+  std::ofstream(path) << "[agent]\npids_per_node = 20000\nflows_per_task = 64\nnew_flows_per_second = 0\n";
+  ServerConfig c;
+  ASSERT_TRUE(LoadConfigFile(path, c).ok());
+  EXPECT_EQ(c.agent.pids_per_node, 20000);
+  EXPECT_EQ(c.agent.flows_per_task, 64);
+  EXPECT_EQ(c.agent.new_flows_per_second, 0);
+  EXPECT_TRUE(ValidateConfig(c).ok());
+  for (auto set : std::initializer_list<void (*)(ServerConfig&)>{
+           [](ServerConfig& v) { v.agent.pids_per_node = -2; }, [](ServerConfig& v) { v.agent.pids_per_node = 4194305; },
+           [](ServerConfig& v) { v.agent.flows_per_task = -1; },
+           [](ServerConfig& v) { v.agent.new_flows_per_second = 1000001; }}) {
+    ServerConfig v;
+    set(v);
+    EXPECT_FALSE(ValidateConfig(v).ok());
+  }
+  fs::remove_all(dir);
+}
+
 // The limits of issue 9: [images] max_unpacked_bytes and [agent] pids_per_task, their defaults
 // (20 GiB, 4,096) and their ranges.
 TEST(ConfigTest, ImageAndTaskLimits) {
