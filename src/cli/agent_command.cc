@@ -238,6 +238,9 @@ void AddAgentCommand(CLI::App& app, AgentCommand& c) {
   c.cmd->add_option("--new-flows-per-second", c.new_flows_per_second,
                     "New connections one task address may open per second (default 2000, 0: no bound)")
       ->check(CLI::Range(uint32_t{0}, uint32_t{1000000}));
+  c.cmd->add_option("--local-registry", c.local_registries,
+                    "A registry on this host's own addresses (HOST:PORT as in image names) that tasks may pull from; "
+                    "every other registry on a loopback, link-local or own address is refused (repeatable)");
   c.cmd->add_option("--max-unpacked-bytes", c.max_unpacked_bytes,
                     "Refuse an image whose pull would unpack more than this many bytes (default 20 GiB)")
       ->check(CLI::Range(uint64_t{1}, UINT64_MAX));
@@ -275,6 +278,7 @@ int RunAgentCommand(const AgentCommand& c) {
   images.SetMaxUnpackedBytes(c.max_unpacked_bytes);
   agent::images::SkopeoOptions pull;
   pull.max_bytes = c.max_unpacked_bytes;
+  pull.local_registries = c.local_registries;
   agent::images::SkopeoPuller puller(std::move(pull));
   images.SetPuller(&puller);
   agent::runtime::CrunRuntimeOptions runtime_options;

@@ -20,6 +20,7 @@
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
 namespace paddock::cli {
 
@@ -40,6 +41,7 @@ struct AgentCommand {
   uint32_t flows_per_task = 4096;        // agent/net FlowLimits; 0: no bound
   uint32_t new_flows_per_second = 2000;  // agent/net FlowLimits; 0: no bound
   uint64_t max_unpacked_bytes = uint64_t{20} << 30;  // images::kDefaultMaxUnpackedBytes
+  std::vector<std::string> local_registries;  // registries on this host's addresses tasks may pull from
 };
 
 void AddAgentCommand(CLI::App& app, AgentCommand& c);

@@ -17,13 +17,14 @@ Status LoadImages(const std::string& path, const toml::table& table, ImagesConfi
     auto bad = [&](std::string_view what) {
       return InvalidArgument(fmt::format("config file {}: 'images.{}' must be {}", path, k, what));
     };
-    if (k == "insecure_registries") {
+    if (k == "insecure_registries" || k == "local_registries") {
       const toml::array* list = node.as_array();
       if (list == nullptr) return bad("an array of strings");
-      images.insecure_registries.clear();
+      std::vector<std::string>& out = k == "insecure_registries" ? images.insecure_registries : images.local_registries;
+      out.clear();
       for (const auto& item : *list) {
         if (!item.is_string()) return bad("an array of strings");
-        images.insecure_registries.push_back(item.as_string()->get());
+        out.push_back(item.as_string()->get());
       }
     } else if (k == "insecure_loopback") {
       if (!node.is_boolean()) return bad("true or false");
@@ -243,9 +244,12 @@ Status ValidateConfig(const ServerConfig& config) {
       return InvalidArgument(fmt::format("ec2_instance '{}': account '{}' is not a 12-digit account id", e.cluster,
                                          e.account));
   }
-  for (const std::string& r : config.images.insecure_registries) {
-    if (r.empty() || r.find_first_of("/ ") != std::string::npos)
-      return InvalidArgument(fmt::format("images.insecure_registries: '{}' is not HOST or HOST:PORT (no scheme, no path)", r));
+  for (const auto& [name, list] : {std::pair{"insecure_registries", &config.images.insecure_registries},
+                                   std::pair{"local_registries", &config.images.local_registries}}) {
+    for (const std::string& r : *list) {
+      if (r.empty() || r.find_first_of("/ ") != std::string::npos)
+        return InvalidArgument(fmt::format("images.{}: '{}' is not HOST or HOST:PORT (no scheme, no path)", name, r));
+    }
   }
   return OkStatus();
 }

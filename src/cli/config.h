@@ -10,6 +10,7 @@
 //   [images]                       # pulling task images from registries (skopeo)
 //   insecure_registries = ["registry.lan:5000"]  # plain HTTP / unchecked TLS; loopback ones always
 //   insecure_loopback = true       # localhost, 127.0.0.0/8, [::1] need no listing (as in Docker)
+//   local_registries = ["127.0.0.1:5000"]  # registries on this node's own addresses tasks may pull from
 //   pull_timeout_seconds = 300     # one pull, start to finish; then CannotPullContainerError
 //   auth_file = ""                 # containers-auth.json for every pull; "" = anonymous
 //   max_unpacked_bytes = 21474836480  # an image unpacking past this (or the free space) is refused
@@ -62,6 +63,9 @@ namespace paddock::cli {
 struct ImagesConfig {
   std::vector<std::string> insecure_registries;  // "host" or "host:port", as in image names
   bool insecure_loopback = true;
+  // Registries on the node's own addresses (loopback, link-local, its interfaces', its tasks')
+  // that tasks may pull from, as in image names; every other one is refused (agent/images).
+  std::vector<std::string> local_registries;
   int64_t pull_timeout_seconds = 300;
   std::string auth_file;
   // No import or pull may unpack more than this (agent/images ImageStoreOptions).

@@ -212,6 +212,7 @@ int RunImageCommand(const ImageCommands& c) {
     options.timeout = std::chrono::seconds(c.pull_timeout_seconds);
     options.auth_file = c.auth_file;
     options.max_bytes = c.max_unpacked_bytes;
+    options.local = images::LocalRegistries::kAllowed;  // the operator's own pull, not a tenant's
     images::SkopeoPuller puller(std::move(options));
     auto img = image_store.ResolveOrPull(c.name, puller);
     if (!img.ok()) {

@@ -195,6 +195,7 @@ class Node::Impl {
     pull.max_bytes = static_cast<uint64_t>(config.images.max_unpacked_bytes);
     pull.insecure_registries = config.images.insecure_registries;
     pull.insecure_loopback = config.images.insecure_loopback;
+    pull.local_registries = config.images.local_registries;  // the others on the node's addresses are refused
     pull.timeout = std::chrono::seconds(config.images.pull_timeout_seconds);
     pull.auth_file = config.images.auth_file;
     puller = std::make_unique<agent::images::SkopeoPuller>(std::move(pull));

@@ -52,11 +52,14 @@ TEST(ConfigTest, ImagesTable) {
   EXPECT_TRUE(defaults.images.insecure_loopback);
   EXPECT_EQ(defaults.images.pull_timeout_seconds, 300);
   std::ofstream(path) << "listen = \"127.0.0.1:0\"\n[images]\ninsecure_registries = [\"registry.lan:5000\", \"r2\"]\n"
+                         "local_registries = [\"127.0.0.1:5000\"]\n"
                          "insecure_loopback = false\npull_timeout_seconds = 30\nauth_file = \"/etc/auth.json\"\n";
   ServerConfig c;
   ASSERT_TRUE(LoadConfigFile(path, c).ok());
   EXPECT_EQ(c.images.insecure_registries, (std::vector<std::string>{"registry.lan:5000", "r2"}));
   EXPECT_FALSE(c.images.insecure_loopback);
+  EXPECT_EQ(c.images.local_registries, (std::vector<std::string>{"127.0.0.1:5000"}));
+  EXPECT_TRUE(defaults.images.local_registries.empty());  // no registry on the node is reachable by default
   EXPECT_EQ(c.images.pull_timeout_seconds, 30);
   EXPECT_EQ(c.images.auth_file, "/etc/auth.json");
   EXPECT_TRUE(ValidateConfig(c).ok());
@@ -73,6 +76,9 @@ TEST(ConfigTest, ImagesTable) {
   EXPECT_FALSE(ValidateConfig(v).ok());
   v.images.pull_timeout_seconds = 10;
   v.images.insecure_registries = {"http://registry.lan:5000"};
+  EXPECT_FALSE(ValidateConfig(v).ok());
+  v.images.insecure_registries.clear();
+  v.images.local_registries = {"127.0.0.1:5000/v2"};
   EXPECT_FALSE(ValidateConfig(v).ok());
   fs::remove_all(dir);
 }
