@@ -570,9 +570,9 @@ std::map<std::string, std::string> ProbeAnswers(const std::string& output) {
 // (Docker's rules over Debian's podman profile) each is refused; a fork still works.
 TEST_F(CrunRuntimeTest, ContainersRunUnderTheDefaultSeccompProfile) {
   ASSERT_TRUE(rt_->SeccompStatus().ok()) << rt_->SeccompStatus().ToString();
-  fs::copy_file(PADDOCK_SECCOMP_PROBE, layer_ + "/bin/seccomp_probe");
+  fs::copy_file(PADDOCK_TASK_PROBE, layer_ + "/bin/task_probe");
   fs::create_symlink("busybox", layer_ + "/bin/unshare");
-  ContainerSpec spec = Spec("seccomp", {"sh", "-c", "seccomp_probe; unshare -U -r -n true && echo unshared"});
+  ContainerSpec spec = Spec("seccomp", {"sh", "-c", "task_probe; unshare -U -r -n true && echo unshared"});
   Run(spec);
   EXPECT_EQ(WaitStopped(spec.id).exit_code, 1);  // unshare failed
   const std::string out = ReadFile(spec.stdout_path);
@@ -589,7 +589,7 @@ TEST_F(CrunRuntimeTest, ContainersRunUnderTheDefaultSeccompProfile) {
 
   // The next container with those capabilities gets the filter crun compiled for the first one
   // (nothing to compile: start latency), and it holds the same.
-  ContainerSpec again = Spec("seccomp-again", {"seccomp_probe"});
+  ContainerSpec again = Spec("seccomp-again", {"task_probe"});
   ASSERT_TRUE(rt_->Create(again).ok());
   EXPECT_NE(ReadFile(rt_->BundleDir(again.id) + "/config.json").find(internal::kSeccompBpfAnnotation), std::string::npos);
   ASSERT_TRUE(rt_->Start(again.id).ok());
@@ -597,7 +597,7 @@ TEST_F(CrunRuntimeTest, ContainersRunUnderTheDefaultSeccompProfile) {
   EXPECT_EQ(ProbeAnswers(ReadFile(again.stdout_path)), a);
 
   // Added SYS_ADMIN (a host-level grant) widens it as Docker's profile does; privileged is unconfined.
-  ContainerSpec admin = Spec("seccomp-admin", {"seccomp_probe"});
+  ContainerSpec admin = Spec("seccomp-admin", {"task_probe"});
   admin.cap_add = {"SYS_ADMIN"};
   Run(admin);
   EXPECT_EQ(WaitStopped(admin.id).exit_code, 0);
@@ -605,7 +605,7 @@ TEST_F(CrunRuntimeTest, ContainersRunUnderTheDefaultSeccompProfile) {
   EXPECT_EQ(a["seccomp"], "2");
   EXPECT_EQ(a["unshare(CLONE_NEWUSER)"], "ok");
   EXPECT_EQ(a["keyctl(GET_KEYRING_ID, @u)"], "EPERM");  // never, as in Docker
-  ContainerSpec privileged = Spec("seccomp-priv", {"seccomp_probe"});
+  ContainerSpec privileged = Spec("seccomp-priv", {"task_probe"});
   privileged.privileged = true;
   Run(privileged);
   EXPECT_EQ(WaitStopped(privileged.id).exit_code, 0);

@@ -1,5 +1,8 @@
-// seccomp_probe: a statically linked program that runs in any image and tries, by raw syscall, what
-// the containers' seccomp profile must refuse, printing one line per attempt:
+// task_probe: a statically linked program that runs in any image and plays the hostile task of the
+// hardening tests.
+//
+// `task_probe` (no argument) tries, by raw syscall, what the containers' seccomp profile must
+// refuse, printing one line per attempt:
 //
 //   seccomp 2                        (/proc/self/status: 0 none, 2 a filter)
 //   unshare(CLONE_NEWUSER) EPERM     (or "ok")
@@ -10,18 +13,26 @@
 //   bpf(MAP_CREATE) EPERM
 //   fork ok                          (what every task needs)
 //
+// No libc wrappers for the calls under test: each is the raw syscall, so that nothing in between
+// changes what the kernel and the filter answer.
+//
+// `task_probe udp-spray IP COUNT` sends one UDP datagram to each of COUNT ports of IP (30000 up),
+// from one socket: COUNT new flows for the node's connection tracking, then exits ("sprayed N").
+//
 // The tests (agent/runtime runtime_test, tests/test_security_hardening.py) copy it into a
-// container's rootfs and read its output. No libc wrappers for the calls under test: each is the
-// raw syscall, so that nothing in between changes what the kernel and the filter answer.
+// container's rootfs and read its output.
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/bpf.h>
 #include <linux/perf_event.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -49,9 +60,29 @@ void Report(const char* what, long rc) {
   fflush(stdout);
 }
 
+int UdpSpray(const char* ip, int count) {
+  int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr;
+  memset(&addr, 0, sizeof addr);
+  addr.sin_family = AF_INET;
+  if (fd < 0 || inet_pton(AF_INET, ip, &addr.sin_addr) != 1) {
+    printf("cannot spray %s\n", ip);
+    return 2;
+  }
+  int sent = 0;
+  for (int i = 0; i < count && i < 30000; ++i) {
+    addr.sin_port = htons(static_cast<uint16_t>(30000 + i));
+    if (sendto(fd, "x", 1, 0, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 1) ++sent;
+  }
+  close(fd);
+  printf("sprayed %d\n", sent);
+  return 0;
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc == 4 && strcmp(argv[1], "udp-spray") == 0) return UdpSpray(argv[2], atoi(argv[3]));
   FILE* status = fopen("/proc/self/status", "r");
   char line[256];
   while (status != nullptr && fgets(line, sizeof line, status) != nullptr) {
