@@ -2,14 +2,15 @@
 """Rolling-update latency of a service of real busybox tasks on a local Paddock.
 
 Starts `paddock server` (release build unless PADDOCK_BIN says otherwise) on 127.0.0.1:0 in a temp
-state dir with [scheduler] settle_seconds = 0 (a RUNNING task counts as healthy at once, as tasks
-that are ready on start would with a health check), imports a busybox rootfs whose command exits
-promptly on SIGTERM, creates a Fargate service of --tasks tasks (default 10, the default 100 %/200 %
-bounds) and waits for its steady state. Then, --rounds times, UpdateService to the other of two
-revisions and time from the UpdateService call to the first DescribeServices that shows the new
-deployment PRIMARY with rolloutState COMPLETED (DescribeServices is polled every 5 ms), and on to the
-old deployment's last task STOPPED. Prints p50/p90/max; the target is rollout <= 5 s.
-Needs root, crun and busybox-static.
+state dir with the default [scheduler] settle_seconds (40 s, for tasks WITHOUT health checks), imports
+a busybox rootfs whose command exits promptly on SIGTERM, creates a Fargate service of --tasks tasks
+(default 10, the default 100 %/200 % bounds) whose container has a health check (`kill -0 1` every
+second: HEALTHY about a second after start; AWS's minimum interval is 5 s, Paddock accepts 1) and
+waits for its steady state. Then, --rounds times, UpdateService to the other of two revisions and
+time from the UpdateService call to the first DescribeServices that shows the new deployment PRIMARY
+with rolloutState COMPLETED (DescribeServices is polled every 5 ms), and on to the old deployment's
+last task STOPPED. Prints p50/p90/max; the target is rollout <= 5 s (issue 10: health-checked tasks
+are healthy once HEALTHY, with no settle wait). Needs root, crun and busybox-static.
 
     sudo python3 bench/service_rollout_bench.py [--tasks 10] [--rounds 10]
 """
@@ -32,8 +33,12 @@ import paddock_harness as h  # noqa: E402
 from test_images import busybox_rootfs, image  # noqa: E402
 
 # The node's Fargate capacity (the host's by default) must not throttle the rollout being measured.
+# (services_list_bench.py's tasks have no health check: it keeps settle 0.)
 CONFIG = ("[scheduler]\nsettle_seconds = 0\nresync_seconds = 2\nbackoff_base_seconds = 1\nbackoff_cap_seconds = 4\n"
           "[fargate]\novercommit = 100\n")
+# The rollout's: the default settle time (it must not matter for health-checked tasks).
+ROLLOUT_CONFIG = "[scheduler]\nresync_seconds = 2\n[fargate]\novercommit = 100\n"
+HEALTH_CHECK = {"command": ["CMD-SHELL", "kill -0 1"], "interval": 1, "timeout": 2, "retries": 3}
 CMD = ["/bin/sh", "-c", "trap 'exit 0' TERM; sleep 3600 & wait"]
 
 
@@ -72,11 +77,14 @@ class ServiceNode:
             self.__exit__(None, None, None)
             raise
 
-    def register(self, family, version):
+    def register(self, family, version, health_check=None):
+        container = {"name": "c", "image": "busybox:bench", "stopTimeout": 5,
+                     "environment": [{"name": "VERSION", "value": str(version)}]}
+        if health_check is not None:
+            container["healthCheck"] = health_check
         return self.ecs.register_task_definition(
             family=family, networkMode="awsvpc", requiresCompatibilities=["FARGATE"], cpu="256", memory="512",
-            containerDefinitions=[{"name": "c", "image": "busybox:bench", "stopTimeout": 5,
-                                   "environment": [{"name": "VERSION", "value": str(version)}]}],
+            containerDefinitions=[container],
         )["taskDefinition"]["taskDefinitionArn"]
 
     def network(self):
@@ -130,21 +138,31 @@ def completed(svc, dep_id, n):
     return (d[0]["id"] == dep_id and d[0].get("rolloutState") == "COMPLETED" and d[0]["runningCount"] == n)
 
 
+def check_healthy(ecs, n):
+    """Every RUNNING task reports HEALTHY: the rollout really went through the health checks."""
+    arns = [a for page in ecs.get_paginator("list_tasks").paginate(desiredStatus="RUNNING") for a in page["taskArns"]]
+    health = [t.get("healthStatus") for i in range(0, len(arns), 100)
+              for t in ecs.describe_tasks(tasks=arns[i:i + 100])["tasks"] if t["lastStatus"] == "RUNNING"]
+    if health.count("HEALTHY") < n:
+        raise RuntimeError(f"expected {n} HEALTHY tasks, got {health}")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--tasks", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=10)
     args = parser.parse_args()
     n = args.tasks
-    with ServiceNode() as node:
+    with ServiceNode(ROLLOUT_CONFIG) as node:
         ecs = node.ecs
-        tds = [node.register("bench", 1), node.register("bench", 2)]
+        tds = [node.register("bench", 1, HEALTH_CHECK), node.register("bench", 2, HEALTH_CHECK)]
         t0 = time.monotonic()
         svc = ecs.create_service(serviceName="bench", taskDefinition=tds[0], desiredCount=n, launchType="FARGATE",
                                  networkConfiguration=node.network())["service"]
         first = svc["deployments"][0]["id"]
         wait(ecs, lambda s: completed(s, first, n) and len(s["deployments"]) == 1, "stable")
         print(f"CreateService -> {n} tasks COMPLETED: {(time.monotonic() - t0) * 1000:.0f} ms")
+        check_healthy(ecs, n)
         rollout_ms, drained_ms = [], []
         for r in range(args.rounds):
             td = tds[(r + 1) % 2]
@@ -162,6 +180,7 @@ def main():
                     break
                 time.sleep(0.005)
             t2 = time.monotonic()
+            check_healthy(ecs, n)
             rollout_ms.append((t1 - t0) * 1000)
             drained_ms.append((t2 - t0) * 1000)
             print(f"round {r + 1:2}: COMPLETED {rollout_ms[-1]:7.0f} ms, old tasks STOPPED {drained_ms[-1]:7.0f} ms",

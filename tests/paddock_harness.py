@@ -18,18 +18,40 @@ import os
 import signal
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 import time
 import unittest
 from unittest import mock
 
-import boto3
-import botocore.auth
-import botocore.awsrequest
-import botocore.credentials
-import botocore.session
-from botocore.config import Config
+
+def _missing_clients():
+    """What this python3 lacks of what the tests drive the server with ("" when nothing)."""
+    missing = []
+    for name in ("boto3", "botocore"):
+        try:
+            module = __import__(name)
+        except ImportError:
+            missing.append(f"{name} (not installed)")
+            continue
+        if tuple(int(p) for p in module.__version__.split(".")[:2] if p.isdigit()) < (1, 40):
+            missing.append(f"{name} >= 1.40 (it has {module.__version__})")
+    return ", ".join(missing)
+
+
+# Every test module imports this one before boto3, so on a python3 without current clients (Debian
+# 12's own) each module is reported skipped, with what to do, rather than failing with a traceback.
+if _missing_clients():
+    raise unittest.SkipTest(f"{sys.executable} lacks {_missing_clients()}: scripts/python-env finds or makes a "
+                            "python3 that has them (scripts/test uses it)")
+
+import boto3  # noqa: E402
+import botocore.auth  # noqa: E402
+import botocore.awsrequest  # noqa: E402
+import botocore.credentials  # noqa: E402
+import botocore.session  # noqa: E402
+from botocore.config import Config  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REGION = "us-east-1"

@@ -78,6 +78,10 @@ class Admin(h.PaddockTestCase):
         # A service (EC2, nothing to place it on: no task runs) with tags and a service deployment.
         svc = c.create_service(cluster="doomed", serviceName="svc", taskDefinition=td_arn, desiredCount=0,
                                launchType="EC2", tags=[{"key": "t", "value": "1"}])["service"]["serviceArn"]
+        # An account setting and a capacity provider (issue 10's owners have account reapers too).
+        c.put_account_setting_default(name="containerInsights", value="enhanced")
+        c.create_capacity_provider(name="doomed-cp", autoScalingGroupProvider={"autoScalingGroupArn": "doomed-asg"},
+                                   tags=[{"key": "t", "value": "1"}])
         # A bystander account keeps its things.
         bystander_cluster = self.ecs.create_cluster(clusterName="doomed",
                                                     tags=[{"key": "keep", "value": "1"}])["cluster"]["clusterArn"]
@@ -122,6 +126,10 @@ class Admin(h.PaddockTestCase):
         again = c2.register_task_definition(**h.td_min("doomed"))["taskDefinition"]
         self.assertEqual(again["revision"], 1)
         self.assertEqual(c2.list_tags_for_resource(resourceArn=td_arn)["tags"], [])
+        self.assertEqual(c2.list_account_settings()["settings"], [])
+        cp = c2.describe_capacity_providers(capacityProviders=["doomed-cp"])
+        self.assertEqual((cp["capacityProviders"], [f["reason"] for f in cp["failures"]]), ([], ["MISSING"]))
+        c2.create_capacity_provider(name="doomed-cp", autoScalingGroupProvider={"autoScalingGroupArn": "doomed-asg"})
         # The old key is still dead; the bystander is untouched.
         self.assertEqual(key_rejected(), "UnrecognizedClientException")
         self.assertEqual(self.ecs.list_tags_for_resource(resourceArn=bystander_cluster)["tags"],

@@ -438,7 +438,7 @@ class ClusterConformance(h.PaddockTestCase):
 
     def test_unknown_operation(self):
         # An action in botocore's model that Paddock does not implement (docs/api-coverage.md).
-        resp = self.assertClientError("UnknownOperationException", self.ecs.describe_capacity_providers)
+        resp = self.assertClientError("UnknownOperationException", self.ecs.list_daemons)
         self.assertEqual(resp["ResponseMetadata"]["HTTPStatusCode"], 400)
 
 

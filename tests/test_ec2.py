@@ -5,9 +5,8 @@ import os
 import subprocess
 import sys
 
-from botocore.exceptions import ClientError
-
 import paddock_harness as h
+from botocore.exceptions import ClientError  # noqa: E402
 
 
 class DefaultVpc(h.PaddockTestCase):

@@ -22,10 +22,9 @@ import unittest
 import urllib.request
 import uuid
 
-import boto3
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import paddock_harness as h  # noqa: E402
+import boto3  # noqa: E402
 import task_harness as th  # noqa: E402
 
 PAGE = "hello from a paddock network mode\n"

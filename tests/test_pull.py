@@ -11,19 +11,21 @@ import hashlib
 import io
 import json
 import os
+import re
+import shutil
 import socket
 import subprocess
 import sys
 import tarfile
+import threading
 import time
 import unittest
 import urllib.error
 import urllib.request
 
-import boto3
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import paddock_harness as h  # noqa: E402
+import boto3  # noqa: E402
 import task_harness as th  # noqa: E402
 from test_images import busybox_rootfs, image  # noqa: E402
 
@@ -136,6 +138,53 @@ def oci_layout(path, rootfs, cmd):
         json.dump({"imageLayoutVersion": "1.0.0"}, f)
 
 
+class SlowProxy:
+    """A loopback TCP proxy to `port` that passes what the server sends back at about `rate` bytes a
+    second (what comes from the client goes at once): a slow registry, for pulls that take seconds."""
+
+    def __init__(self, port, rate, listen_port=0):
+        self.target, self.rate = port, rate
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", listen_port))
+        self.listener.listen(16)
+        self.port = self.listener.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(("127.0.0.1", self.target))
+            threading.Thread(target=self._pump, args=(client, upstream, None), daemon=True).start()
+            threading.Thread(target=self._pump, args=(upstream, client, self.rate), daemon=True).start()
+
+    @staticmethod
+    def _pump(src, dst, rate):
+        chunk = 16 * 1024
+        try:
+            while True:
+                data = src.recv(chunk)
+                if not data:
+                    break
+                dst.sendall(data)
+                if rate:
+                    time.sleep(len(data) / rate)  # the throttle itself
+        except OSError:
+            pass
+        finally:
+            for s in (src, dst):
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+                s.close()
+
+    def close(self):
+        self.listener.close()
+
+
 def push(layout, ref):
     subprocess.run(["skopeo", "copy", "--quiet", "--dest-tls-verify=false", "--dest-no-creds",
                     f"oci:{layout}", f"docker://{ref}"], check=True, capture_output=True, timeout=60)
@@ -149,10 +198,12 @@ class Pull(h.PaddockTestCase):
         # The node's loopback registries its tasks may pull from: the registry, the one that wants
         # credentials and a port where nothing listens (all chosen before the server starts).
         cls.registry_port, cls.locked_port, cls.unreachable_port = free_port(), free_port(), free_port()
-        listed = ", ".join(f'"127.0.0.1:{p}"' for p in (cls.registry_port, cls.locked_port, cls.unreachable_port))
+        cls.slow_port = free_port()  # test_9b's slow proxy to the registry
+        listed = ", ".join(f'"127.0.0.1:{p}"' for p in (cls.registry_port, cls.locked_port, cls.unreachable_port,
+                                                        cls.slow_port))
         cls.CONFIG = f"[images]\nlocal_registries = [{listed}]\n"
         super().setUpClass()
-        root = busybox_rootfs(os.path.join(cls.tmp, "bb-rootfs"), page=PAGE)
+        root = cls.rootfs = busybox_rootfs(os.path.join(cls.tmp, "bb-rootfs"), page=PAGE)
         cls.layout = os.path.join(cls.tmp, "layout")
         oci_layout(cls.layout, root, ["httpd", "-f", "-p", "8080", "-h", "/www"])
         cls.storage = os.path.join(cls.tmp, "registry-storage")
@@ -247,8 +298,10 @@ class Pull(h.PaddockTestCase):
 
     def test_3_a_missing_tag_stops_the_task_with_cannot_pull(self):
         ref = f"{self.registry.host}/busybox:nope"
-        reason = self.assertPullFailure(ref, f"{PULL_PREFIX}{ref}: {ref}: not found")
-        self.assertEqual(reason, f"{PULL_PREFIX}{ref}: {ref}: not found")  # ECS's words, nothing of the registry's
+        reason = self.assertPullFailure(ref, f"{PULL_PREFIX}{ref}: {ref}: not found; ")
+        # ECS's words and where the image is not, nothing of the registry's.
+        self.assertEqual(reason, f"{PULL_PREFIX}{ref}: {ref}: not found; {ref} is neither in this node's image store "
+                                 f"nor in its registry {self.registry.host}")
         missing_repo = f"{self.registry.host}/nothing-here:1"
         self.assertPullFailure(missing_repo, f"{PULL_PREFIX}{missing_repo}: {missing_repo}: not found")
         self.assertNotIn(ref, self.listed())
@@ -270,8 +323,9 @@ class Pull(h.PaddockTestCase):
         ref = f"{locked.host}/busybox:1"
         reason = self.assertPullFailure(
             ref, f"{PULL_PREFIX}{ref}: pull access denied, repository does not exist or may require authorization: ")
-        self.assertEqual(reason, f"{PULL_PREFIX}{ref}: pull access denied, repository does not exist or may require "
-                                 f"authorization: authentication required")
+        self.assertTrue(reason.startswith(f"{PULL_PREFIX}{ref}: pull access denied, repository does not exist or may "
+                                          f"require authorization: authentication required; "), reason)
+        self.assertNotIn("realm", reason)  # nothing of the registry's answer
 
     def test_6_a_node_that_refuses_plain_http_says_so(self):
         # A second node whose config turns loopback's exemption off: it talks HTTPS to the registry.
@@ -330,8 +384,78 @@ class Pull(h.PaddockTestCase):
         self.assertEqual(rc, 1)
         self.assertEqual(out, [])
         self.assertIn(f"CannotPullContainerError: pull image manifest has been retried 1 time(s): failed to resolve "
-                      f"ref {missing}: {missing}: not found\n", err)
+                      f"ref {missing}: {missing}: not found; ", err)
         self.assertNotIn(missing, self.listed())
+
+    def test_9_a_misspelled_name_says_it_is_neither_here_nor_in_the_registry(self):
+        local = f"{self.registry.host}/busybox:demo"
+        image(self.state_dir, "import-rootfs", self.rootfs, "--name", local, "--cmd", "httpd -f -p 8080 -h /www")
+        typo = f"{self.registry.host}/busybx:demo"
+        reason = self.assertPullFailure(typo, f"{PULL_PREFIX}{typo}: {typo}: not found; ")
+        self.assertTrue(reason.endswith(f"; {typo} is neither in this node's image store nor in its registry "
+                                        f"{self.registry.host} (did you mean {local}?)"), reason)
+        # A Docker Hub name: not here, and Docker Hub unreachable (offline) or refusing (no such repository).
+        image(self.state_dir, "import-rootfs", self.rootfs, "--name", "busybox:tourdemo")
+        reason = self.assertPullFailure("busybx:tourdemo", f"{PULL_PREFIX}docker.io/library/busybx:tourdemo: ")
+        self.assertRegex(reason, r"; docker\.io/library/busybx:tourdemo is (not in this node's image store, and its "
+                                 r"registry docker\.io (could not be reached|refused it)|neither in this node's image "
+                                 r"store nor in its registry docker\.io).* \(did you mean busybox:tourdemo\?\)$")
+        self.assertLessEqual(len(reason), 1024)
+        # paddock image pull says the same.
+        rc, _, _, err = image(self.state_dir, "pull", typo, check=False)
+        self.assertEqual(rc, 1)
+        self.assertIn(f"is neither in this node's image store nor in its registry {self.registry.host} (did you mean "
+                      f"{local}?)", err)
+
+    def test_9b_a_slow_pull_shows_its_progress(self):
+        # One 4 MiB layer of noise, served at 1 MiB/s: a pull of about 4 s.
+        root = os.path.join(self.tmp, "big-rootfs")
+        shutil.copytree(self.rootfs, root, symlinks=True)
+        with open(os.path.join(root, "noise"), "wb") as f:
+            f.write(os.urandom(4 << 20))
+        layout = os.path.join(self.tmp, "big-layout")
+        oci_layout(layout, root, ["sh", "-c", "exit 0"])
+        for tag in ("1", "2"):
+            push(layout, f"{self.registry.host}/big:{tag}")
+        proxy = SlowProxy(self.registry.port, 1 << 20, listen_port=self.slow_port)  # listed: on the node's loopback
+        self.addCleanup(proxy.close)
+
+        # paddock image pull: a progress line on stderr per finished layer and every 2 s; stdout as before.
+        ref = f"127.0.0.1:{proxy.port}/big:1"
+        rc, out, _, err = image(self.state_dir, "pull", ref)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(out[0]["pulled"], ref)
+        lines = [line for line in err.splitlines() if line.startswith(f"pulling {ref}: ")]
+        self.assertRegex(lines[0], r": (starting|0/1 layers?, [\d.]+ \w*B of [\d.]+ MiB)$")
+        last = re.search(r": 1/1 layer, (\d+\.\d MiB) of (\d+\.\d MiB)$", lines[-1])
+        self.assertTrue(last and last.group(1) == last.group(2), lines[-1])
+        # Bytes as they came, between the first and the last line.
+        self.assertTrue(any(re.search(r": 0/1 layer, [1-9][\d.]* MiB of \d", line) for line in lines), lines)
+
+        # A task in PENDING: `paddock logs` shows its pull on stderr (ECS's API shows none of it).
+        ref = f"127.0.0.1:{proxy.port}/big:2"
+        arn = self.run_one(self.register(ref))
+        task_id = arn.rsplit("/", 1)[1]
+        seen = []
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            status = self.ecs.describe_tasks(cluster="pull", tasks=[arn])["tasks"][0]["lastStatus"]
+            logs = subprocess.run([h.paddock_bin(), "logs", "--state-dir", self.state_dir, task_id],
+                                  capture_output=True, text=True, timeout=30)
+            if status == "PENDING" and re.search(r"0/1 layer, [1-9][\d.]* MiB of \d", logs.stderr):
+                seen.append(logs.stderr)
+                break
+            if status == "STOPPED":
+                break
+            time.sleep(0.1)
+        self.assertTrue(seen, "no pull progress while PENDING")
+        self.assertRegex(seen[0], rf"^paddock: pulling {re.escape(ref)} for container app: 0/1 layer, ")
+        task = self.wait_for(arn, "STOPPED")
+        self.assertEqual(task["stopCode"], "EssentialContainerExited", task)
+        # Once pulled, nothing of it is left.
+        logs = subprocess.run([h.paddock_bin(), "logs", "--state-dir", self.state_dir, task_id],
+                              capture_output=True, text=True, timeout=30)
+        self.assertNotIn("pulling", logs.stderr)
 
 
 if __name__ == "__main__":

@@ -13,10 +13,9 @@ import tempfile
 import time
 import unittest
 
-import boto3
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import paddock_harness as h  # noqa: E402
+import boto3  # noqa: E402
 import task_harness as th  # noqa: E402
 
 CAPACITY = "Capacity is unavailable at this time. Please try again later or in a different availability zone"

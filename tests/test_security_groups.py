@@ -13,13 +13,12 @@ import sys
 import unittest
 import xml.etree.ElementTree as ET
 
-import boto3
-import botocore.session
-from botocore.config import Config
-from botocore.exceptions import ClientError
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import paddock_harness as h  # noqa: E402
+import boto3  # noqa: E402
+import botocore.session  # noqa: E402
+from botocore.config import Config  # noqa: E402
+from botocore.exceptions import ClientError  # noqa: E402
 import task_harness as th  # noqa: E402
 from task_harness import skip_reason  # noqa: E402
 

@@ -31,11 +31,10 @@ import threading
 import time
 import unittest
 
-import boto3
-from botocore.exceptions import ClientError
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import paddock_harness as h  # noqa: E402
+import boto3  # noqa: E402
+from botocore.exceptions import ClientError  # noqa: E402
 import task_harness as th  # noqa: E402
 
 PAGE = "hello from a tenant\n"

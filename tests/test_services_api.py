@@ -14,11 +14,10 @@ import subprocess
 import sys
 import unittest
 
-import boto3
-from botocore.exceptions import ClientError
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import paddock_harness as h  # noqa: E402
+import boto3  # noqa: E402
+from botocore.exceptions import ClientError  # noqa: E402
 from test_conformance import CLI_V1, CLI_V2, _cli_env  # noqa: E402
 from test_container_instances import _StrictCliOutput  # noqa: E402
 
@@ -103,7 +102,9 @@ class ServicesApi(h.PaddockTestCase):
         described = self.describe("web", self.arn("web"), "nope", include=["TAGS"])
         self.assertEqual(len(described["services"]), 2)
         self.assertEqual(described["services"][0]["tags"], [{"key": "team", "value": "core"}])
-        self.assertEqual(described["failures"], [{"arn": self.arn("nope"), "reason": "MISSING"}])
+        # A missing name comes back as service/<name>, without the cluster, as on AWS.
+        self.assertEqual(described["failures"],
+                         [{"arn": f"arn:aws:ecs:{h.REGION}:{self.account}:service/nope", "reason": "MISSING"}])
         self.assertNotIn("tags", self.describe("web")["services"][0])
 
     def test_create_refuses_bad_input(self):
@@ -393,7 +394,7 @@ class ServicesApi(h.PaddockTestCase):
         _, key2, secret2 = h.create_account(self.state_dir, acct, "reborn")
         reborn = h.ecs_client(self.server.endpoint, key2, secret2)
         reborn.create_cluster(clusterName="svc")
-        d = reborn.describe_services(cluster="svc", services=["web"])
+        d = reborn.describe_services(cluster="svc", services=[made["serviceArn"]])
         self.assertEqual(d["failures"], [{"arn": made["serviceArn"], "reason": "MISSING"}])
         self.assertEqual(reborn.list_services(cluster="svc")["serviceArns"], [])
         self.assertEqual(self.describe("bystander")["services"][0]["serviceArn"], mine["serviceArn"])
@@ -407,8 +408,13 @@ class ServicesApi(h.PaddockTestCase):
         self.ecs.tag_resource(resourceArn=arn, tags=[{"key": "a", "value": "1"}, {"key": "b", "value": "2"}])
         self.ecs.untag_resource(resourceArn=arn, tagKeys=["a"])
         self.assertEqual(self.ecs.list_tags_for_resource(resourceArn=arn)["tags"], [{"key": "b", "value": "2"}])
-        self.assertClientError("ServiceNotFoundException", self.ecs.tag_resource, resourceArn=self.arn("none"),
+        # The model names ResourceNotFoundException for TagResource; a short ARN is refused.
+        self.assertClientError("ResourceNotFoundException", self.ecs.tag_resource, resourceArn=self.arn("none"),
                                tags=[{"key": "a", "value": "1"}])
+        short = f"arn:aws:ecs:{h.REGION}:{self.account}:service/tagged"
+        self.assertClientError("InvalidParameterException", self.ecs.tag_resource, resourceArn=short,
+                               tags=[{"key": "a", "value": "1"}],
+                               message="Long arn format must be used for tagging operations")
 
     # ---- Other accounts ----
 

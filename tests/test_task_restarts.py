@@ -11,10 +11,9 @@ import tempfile
 import time
 import unittest
 
-import boto3
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import paddock_harness as h  # noqa: E402
+import boto3  # noqa: E402
 import task_harness as th  # noqa: E402
 from task_harness import skip_reason  # noqa: E402
 

@@ -8,6 +8,7 @@
 #include "common/json_fields.h"
 #include "agent/images/digest.h"
 #include "agent/logs.h"
+#include "agent/pull_progress.h"
 #include "agent/sweep.h"
 #include "agent/task_files.h"
 #include "agent/vpc_networks.h"
@@ -350,7 +351,10 @@ class Agent::Driver {
     if (!Report(std::move(pending))) return;
     for (auto& c : containers_) {
       // From the store, else pulled (images/skopeo_puller.h); the message is ECS's text after the prefix.
-      auto r = agent_.images_.ResolveOrPull(c.image);
+      // A pull's progress shows in the task's log directory and the agent's log (agent/pull_progress.h).
+      PullReporter pull(spec_.task_arn, c.name, c.image,
+                        agent_.options_.logs_dir.empty() ? std::filesystem::path() : LogDir(), agent_.clock_);
+      auto r = agent_.images_.ResolveOrPull(c.image, pull.Fn());
       if (!r.ok()) {
         if (r.status().code() == StatusCode::kAborted) return;  // the node is stopping: abandoned where it is
         c.reason = fmt::format("CannotPullContainerError: {}", r.status().message());

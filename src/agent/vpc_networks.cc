@@ -152,7 +152,20 @@ Status VpcNetworks::Detach(const Scope& scope, std::string_view task_id, const s
     // its veth in whichever VPC namespace has it.
     ASSIGN_OR_RETURN(tn, net::TaskNetworkFor(options_.network, task_id, 0, vpc ? &*vpc : nullptr));
   }
-  return net::DeleteTaskNetwork(options_.network, tn);
+  RETURN_IF_ERROR(net::DeleteTaskNetwork(options_.network, tn));
+  if (!vpc) TrackUnattached(scope);
+  return OkStatus();
+}
+
+void VpcNetworks::TrackUnattached(const Scope& scope) {
+  auto fetched = Fetch(scope);
+  if (!fetched.ok()) return;  // as before: the next agent's first sweep removes an empty namespace
+  std::lock_guard lock(mu_);
+  Vpc& v = vpcs_[KeyOf(scope)];
+  if (v.network) return;
+  v.scope = scope;
+  v.network = fetched->second;
+  if (v.tasks.empty() && !v.empty_since) v.empty_since = std::chrono::steady_clock::now();
 }
 
 void VpcNetworks::Refresh() {

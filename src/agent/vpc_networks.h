@@ -76,6 +76,9 @@ class VpcNetworks {
   StatusOr<Attachment> Readopt(const ecs::task::LaunchSpec& spec, std::string_view task_id, uint32_t ip);
 
   // Deletes the task's network (`network`, else found by its id) and stops counting it. Idempotent.
+  // A task of a VPC this agent never attached a task in (one it found stopping when it started, as
+  // `paddock down` does) makes it track that VPC's namespace from then on, so that it goes with the
+  // agent's last task there like any other (after the linger, or at Stop).
   Status Detach(const Scope& scope, std::string_view task_id, const std::optional<net::TaskNetwork>& network);
 
   // One pass; see above. Failures are logged (once per distinct failure) and retried next pass.
@@ -102,6 +105,8 @@ class VpcNetworks {
 
   // The policy of `scope`'s VPC and the VPC's names, fetched now.
   StatusOr<std::pair<net::FetchedPolicy, net::VpcNetwork>> Fetch(const Scope& scope);
+  // Detach's tracking of a VPC it did not know (see there).
+  void TrackUnattached(const Scope& scope);
   // Serves the metadata endpoint in `vpc` (of `scope`) unless it is served there already;
   // returns the network name ("" when it cannot be).
   std::string Serve(const Scope& scope, const net::VpcNetwork& vpc, std::string_view task_id);

@@ -196,15 +196,28 @@ class ApiFront::Impl {
   void AddQueryService(QueryService* service) { query_services_.push_back(service); }
 
   http::Response Handle(const http::Request& req) {
+    if (!options_.observer) return Answer(req, nullptr);
+    const auto start = std::chrono::steady_clock::now();
+    RequestRecord record;
+    http::Response resp = Answer(req, &record);
+    record.http_status = resp.status;
+    if (resp.status >= 400) record.error = std::string(resp.GetHeader("x-amzn-ErrorType"));
+    record.latency = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start);
+    options_.observer(record);
+    return resp;
+  }
+
+ private:
+  // `record`, when given, learns the service, action and account as they become known.
+  http::Response Answer(const http::Request& req, RequestRecord* record) {
     std::string request_id = RandomUuid();
-    if (IsQueryRequest(req)) return HandleQuery(req, request_id);
-    StatusOr<std::string> body = Dispatch(req, request_id);
+    if (IsQueryRequest(req)) return HandleQuery(req, request_id, record);
+    StatusOr<std::string> body = Dispatch(req, request_id, record);
     if (!body.ok()) return JsonErrorResponse(body.status(), request_id);
     if (body->empty()) *body = "{}";
     return JsonResponse(200, std::move(body).value(), request_id);
   }
 
- private:
   static bool IsQueryRequest(const http::Request& req) {
     if (req.method == "POST") return IsFormEncoded(req.GetHeader("Content-Type"));
     if (req.method == "GET") {
@@ -220,9 +233,9 @@ class ApiFront::Impl {
     return nullptr;
   }
 
-  http::Response HandleQuery(const http::Request& req, const std::string& request_id) {
+  http::Response HandleQuery(const http::Request& req, const std::string& request_id, RequestRecord* record) {
     QueryService* service = nullptr;
-    StatusOr<std::string> body = DispatchQuery(req, request_id, &service);
+    StatusOr<std::string> body = DispatchQuery(req, request_id, &service, record);
     if (body.ok()) return XmlResponse(200, std::move(body).value(), request_id);
     AwsError error = AwsErrorFor(body.status());
     std::string xml = service != nullptr
@@ -233,7 +246,8 @@ class ApiFront::Impl {
     return resp;
   }
 
-  StatusOr<std::string> DispatchQuery(const http::Request& req, const std::string& request_id, QueryService** out) {
+  StatusOr<std::string> DispatchQuery(const http::Request& req, const std::string& request_id, QueryService** out,
+                                      RequestRecord* record) {
     const TimePoint now = clock_.Now();
     // The credential scope names the service: Query services share one endpoint.
     std::string_view authorization = req.GetHeader("Authorization");
@@ -252,12 +266,15 @@ class ApiFront::Impl {
       (void)unused;
       return UnknownOperation("No service could be determined for this request.");
     }
+    if (record) record->service = std::string(service->SigningName());
     ASSIGN_OR_RETURN(VerifiedRequest who, verifier_.Verify(req, service->SigningName()));
+    if (record) record->account = who.principal.account.str();
 
     QueryParams params;
     RETURN_IF_ERROR(ParseForm(req.Query(), params));
     if (req.method == "POST") RETURN_IF_ERROR(ParseForm(req.body, params));
     std::optional<std::string_view> action = FindParam(params, "Action");
+    if (record && action) record->action = std::string(action->substr(0, 128));
     if (!action || action->empty())
       return InvalidArgument("The request must contain the parameter Action.", "MissingAction");
     if (!service->Implements(*action))
@@ -292,7 +309,7 @@ class ApiFront::Impl {
     return nullptr;
   }
 
-  StatusOr<std::string> Dispatch(const http::Request& req, const std::string& request_id) {
+  StatusOr<std::string> Dispatch(const http::Request& req, const std::string& request_id, RequestRecord* record) {
     const TimePoint now = clock_.Now();
     if (req.method != "POST") {
       return UnknownOperation(
@@ -309,9 +326,14 @@ class ApiFront::Impl {
                                           target.substr(0, 256)));
     }
     std::string_view action = target.substr(dot + 1);
+    if (record) {
+      record->service = std::string(service->SigningName());
+      record->action = std::string(action.substr(0, 128));
+    }
 
     // AWS authenticates before it looks at the operation.
     ASSIGN_OR_RETURN(VerifiedRequest who, verifier_.Verify(req, service->SigningName()));
+    if (record) record->account = who.principal.account.str();
 
     if (!service->Model().HasOperation(action)) {
       return UnknownOperation(fmt::format("Unknown operation '{}'.", action.substr(0, 256)));

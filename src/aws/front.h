@@ -13,6 +13,8 @@
 // {"__type": ..., "message": ...} with x-amzn-ErrorType and AWS's status code.
 #pragma once
 
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,9 +29,22 @@
 
 namespace paddock::aws {
 
+// What the front saw of one request, for an access log (FrontOptions::observer).
+struct RequestRecord {
+  std::string service;  // the service's signing name ("ecs", "ec2"); empty when none was found
+  std::string action;   // empty when the request named none
+  std::string account;  // the caller's account; empty when it was not authenticated
+  int http_status = 0;
+  std::string error;    // the AWS error code; empty on success
+  std::chrono::microseconds latency{0};  // from Handle's start to its answer
+};
+
 struct FrontOptions {
   VerifierOptions auth;
   bool rate_limits = false;  // --api-rate-limits=aws
+  // Called once per request, on the request's thread, after its answer is made (`--access-log`,
+  // cli/access_log.h). Must be cheap and thread-safe. Optional.
+  std::function<void(const RequestRecord&)> observer;
 };
 
 class ApiFront {

@@ -19,9 +19,12 @@
 #include "agent/agent.h"
 #include "agent/images/image_store.h"
 #include "agent/images/skopeo_puller.h"
+#include "agent/remote/cluster_puller.h"
 #include "agent/remote/registration.h"
 #include "agent/remote/remote_control.h"
 #include "agent/runtime/crun_runtime.h"
+#include "cli/host_checks.h"
+#include "cli/state_lock.h"
 #include "common/private_files.h"
 #include "store/sqlite/sqlite_store.h"
 
@@ -259,6 +262,26 @@ int RunAgentCommand(const AgentCommand& c) {
 
   const fs::path state = fs::absolute(c.state_dir);
   if (Status s = MakePrivateDir(state.string()); !s.ok()) return Fail("state directory", s);
+  // Issue 10: one process per state directory (cli/state_lock.h) — never a server's, never a
+  // second agent's. Held until the process exits.
+  auto lock = StateDirLock::Acquire(state.string(), "agent");
+  if (!lock.ok()) return Fail("state directory", lock.status());
+  // Issue 10: a host that cannot run containers says what is missing, before it registers an
+  // instance no task could run on (cli/host_checks.h).
+  {
+    SystemHostProbe probe;
+    HostCheckOptions checks;
+    checks.state_dir = state.string();
+    checks.crun = CrunBinary();
+    const std::vector<HostCheck> found = RunHostChecks(probe, checks, CheckSet::kStart);
+    if (!CanRunContainers(found)) {
+      fmt::print(stderr, "paddock agent: this host cannot run containers:\n");
+      for (const HostCheck& check : found)
+        if (check.state == CheckState::kFail && check.blocks_tasks) fmt::print(stderr, "  {}\n", FormatCheck(check));
+      fmt::print(stderr, "`paddock doctor` runs every check.\n");
+      return 1;
+    }
+  }
   auto store = store::SqliteStore::Open({.path = (state / "paddock.db").string()});
   if (!store.ok()) return Fail("store", store.status());
 
@@ -280,10 +303,10 @@ int RunAgentCommand(const AgentCommand& c) {
   pull.max_bytes = c.max_unpacked_bytes;
   pull.local_registries = c.local_registries;
   agent::images::SkopeoPuller puller(std::move(pull));
-  images.SetPuller(&puller);
   agent::runtime::CrunRuntimeOptions runtime_options;
   runtime_options.state_dir = (state / "containers").string();
   runtime_options.cgroup_parent = "/paddock/" + tag;
+  runtime_options.crun_binary = CrunBinary();
   runtime_options.node_pids_max =
       c.pids_per_node < 0 ? agent::runtime::DefaultNodePidsMax() : static_cast<uint64_t>(c.pids_per_node);
   auto runtime = agent::runtime::CrunRuntime::Open(runtime_options);
@@ -317,6 +340,11 @@ int RunAgentCommand(const AgentCommand& c) {
   agent::remote::RemoteOptions remote_options;
   remote_options.poll_wait = std::chrono::seconds(c.poll_wait_seconds);
   agent::remote::RemoteControl control(client, c.cluster, arn, remote_options);
+  // Images the agent's store lacks come from the cluster's image store (the server's registry)
+  // first, then from their own registries (agent/remote/cluster_puller.h).
+  agent::remote::ClusterPuller cluster_puller(
+      [&control](const std::string& reference) { return control.GetImageAccess(reference); }, puller);
+  images.SetPuller(&cluster_puller);
   std::unique_ptr<agent::metadata::MetadataService> metadata =
       agent::StartMetadataService(state.string());
   // Host-level grants as its operator set them (--allow-host-access), whatever placement decided.
@@ -330,6 +358,9 @@ int RunAgentCommand(const AgentCommand& c) {
   agent::Agent agent(control, images, **runtime, std::move(agent_options));
   const uint64_t watch = control.Watch(arn, [&agent] { agent.Notify(); });
   if (Status s = control.Start(); !s.ok()) return Fail("control", s);
+  // The first poll is answered at once: the agent's first pass then has its assignments instead of
+  // logging "no answer from the control plane yet" (which read like a failure at every start).
+  control.WaitForFirstPoll(std::chrono::seconds(5));
   if (Status s = agent.Start(); !s.ok()) {
     control.Stop();
     return Fail("agent", s);

@@ -38,6 +38,12 @@ Status LoadImages(const std::string& path, const toml::table& table, ImagesConfi
     } else if (k == "max_unpacked_bytes") {
       if (!node.is_integer()) return bad("an integer");
       images.max_unpacked_bytes = node.as_integer()->get();
+    } else if (k == "cluster_registry") {
+      if (!node.is_boolean()) return bad("true or false");
+      images.cluster_registry = node.as_boolean()->get();
+    } else if (k == "cluster_registry_listen") {
+      if (!node.is_string()) return bad("a string, HOST:PORT");
+      images.cluster_registry_listen = node.as_string()->get();
     } else {
       return InvalidArgument(fmt::format("config file {}: unknown key 'images.{}'", path, k));
     }
@@ -129,9 +135,9 @@ Status LoadConfigFile(const std::string& path, ServerConfig& config) {
       RETURN_IF_ERROR(str(config.api_rate_limits));
     } else if (k == "region") {
       RETURN_IF_ERROR(str(config.region));
-    } else if (k == "accept_any_credentials") {
+    } else if (k == "accept_any_credentials" || k == "access_log") {  // access_log: issue 10
       if (!node.is_boolean()) return InvalidArgument(fmt::format("config file {}: '{}' must be true or false", path, k));
-      config.accept_any_credentials = node.as_boolean()->get();
+      (k == "access_log" ? config.access_log : config.accept_any_credentials) = node.as_boolean()->get();
     } else if (k == "images") {
       if (!node.is_table()) return InvalidArgument(fmt::format("config file {}: 'images' must be a table ([images])", path));
       RETURN_IF_ERROR(LoadImages(path, *node.as_table(), config.images));
@@ -243,6 +249,10 @@ Status ValidateConfig(const ServerConfig& config) {
     if (!e.account.empty() && !IsAccountId(e.account))
       return InvalidArgument(fmt::format("ec2_instance '{}': account '{}' is not a 12-digit account id", e.cluster,
                                          e.account));
+  }
+  if (!config.images.cluster_registry_listen.empty()) {
+    if (Status s = SplitListen(config.images.cluster_registry_listen).status(); !s.ok())
+      return InvalidArgument(fmt::format("images.cluster_registry_listen: {}", s.message()));
   }
   for (const auto& [name, list] : {std::pair{"insecure_registries", &config.images.insecure_registries},
                                    std::pair{"local_registries", &config.images.local_registries}}) {

@@ -14,6 +14,8 @@
 //   pull_timeout_seconds = 300     # one pull, start to finish; then CannotPullContainerError
 //   auth_file = ""                 # containers-auth.json for every pull; "" = anonymous
 //   max_unpacked_bytes = 21474836480  # an image unpacking past this (or the free space) is refused
+//   cluster_registry = true        # serve the node's images to `paddock agent`s (docker-registry)
+//   cluster_registry_listen = ""   # its HOST:PORT; "": the API's host, a free port
 //
 //   [agent]                        # the node's agents: limits on each task
 //   pids_per_task = 4096           # processes and threads a task may have at once; 0 = no bound
@@ -25,7 +27,7 @@
 //   agent_timeout_seconds = 60     # agentConnected: last heartbeat at most this old
 //
 //   [scheduler]                    # the service scheduler (docs/contracts/service.md)
-//   settle_seconds = 0             # RUNNING time before a task without health checks is healthy (AWS: 40)
+//   settle_seconds = 40            # RUNNING time before a task without health checks is healthy (AWS's 40)
 //   resync_seconds = 10            # the periodic full pass over every service
 //   backoff_base_seconds = 10      # first delay after a service's tasks fail to start; doubles
 //   backoff_cap_seconds = 900      # the longest delay (AWS: 15 minutes)
@@ -70,6 +72,10 @@ struct ImagesConfig {
   std::string auth_file;
   // No import or pull may unpack more than this (agent/images ImageStoreOptions).
   int64_t max_unpacked_bytes = int64_t{20} << 30;
+  // The cluster's registry (registry/cluster_registry.h): `paddock agent`s pull the node's images
+  // from it. Off: they pull only from images' own registries.
+  bool cluster_registry = true;
+  std::string cluster_registry_listen;  // "HOST:PORT" (port 0: a free one); "": the API's host, a free port
 };
 
 // The [agent] table: limits the node's agents put on each task (agent/agent.h AgentOptions).
@@ -98,7 +104,9 @@ struct Ec2InstanceConfig {
 
 // The [scheduler] table (sched/scheduler.h), in seconds.
 struct SchedulerConfig {
-  int64_t settle_seconds = 0;
+  // AWS's wait for tasks without health checks (sched::kDefaultSettle): a revision whose tasks exit
+  // within it fails its deployment instead of completing (issue 10).
+  int64_t settle_seconds = 40;
   int64_t resync_seconds = 10;
   int64_t backoff_base_seconds = 10;
   int64_t backoff_cap_seconds = 900;
@@ -128,6 +136,7 @@ struct ServerConfig {
   std::string default_account = "000000000000";
   std::string api_rate_limits = "off";  // "aws" | "off"
   std::string region = "us-east-1";     // the region written into the AWS profile
+  bool access_log = false;  // one line per API request on stdout (cli/access_log.h)
   ImagesConfig images;
   AgentLimitsConfig agent;
   int64_t agent_long_polls = 16;

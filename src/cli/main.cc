@@ -1,11 +1,16 @@
-// `paddock`: the one binary. Subcommands: server, up, agent, admin, image, logs.
+// `paddock`: the one binary. Subcommands: server, up, down, doctor, agent, admin, image, logs.
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <cstdio>
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -16,7 +21,10 @@
 #include "cli/account_deletion.h"
 #include "cli/agent_command.h"
 #include "cli/config.h"
+#include "cli/host_checks.h"
 #include "cli/node.h"
+#include "cli/state_lock.h"
+#include "cli/stop_tasks.h"
 #include "common/private_files.h"
 #include "store/sqlite/sqlite_store.h"
 
@@ -50,6 +58,9 @@ void AddServerFlags(CLI::App* cmd, ServerConfig& c, std::string& config_file) {
                   "(default off)")
       ->check(CLI::IsMember({"aws", "off"}));
   cmd->add_option("--region", c.region, "Region written into the generated AWS profile (default us-east-1)");
+  cmd->add_flag("--access-log", c.access_log,
+                "Print one line per API request: time, account, service.action, HTTP status, error code, latency "
+                "(default off)");
 }
 
 // Applies the config file first, then re-parses flags so explicit flags win.
@@ -65,22 +76,79 @@ Status ResolveConfig(CLI::App* cmd, ServerConfig& c, const std::string& config_f
   if (explicitly("--default-account")) from_file.default_account = c.default_account;
   if (explicitly("--api-rate-limits")) from_file.api_rate_limits = c.api_rate_limits;
   if (explicitly("--region")) from_file.region = c.region;
+  if (explicitly("--access-log")) from_file.access_log = c.access_log;
   c = std::move(from_file);
   return ValidateConfig(c);
 }
 
-// Blocks SIGINT and SIGTERM in every thread started after this, so only WaitForSignal sees them.
+// Blocks SIGINT, SIGTERM and SIGUSR1 (`paddock down`'s request) in every thread started after
+// this, so only RunServer's sigwait sees them.
 sigset_t BlockStopSignals() {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGUSR1);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   return set;
 }
 
-int RunServer(const ServerConfig& config, bool up) {
+constexpr std::string_view kDownReason = "Task stopped: paddock down";
+constexpr std::string_view kUpStoppedReason =
+    "Task stopped: paddock up was stopped (pass --keep-tasks to keep tasks running)";
+
+// The block a server prints at start when the host cannot run containers, or runs them less well
+// (cli/host_checks.h): every failure and warning, with its fix.
+void PrintHostBlock(const std::vector<HostCheck>& checks) {
+  std::vector<const HostCheck*> shown;
+  for (const HostCheck& c : checks)
+    if (c.state == CheckState::kFail || c.state == CheckState::kWarn) shown.push_back(&c);
+  if (shown.empty()) return;
+  if (!CanRunContainers(checks))
+    fmt::print("\nThis host cannot run containers. The API works, but every task stops at once (stopCode "
+               "TaskFailedToStart) until this is fixed:\n");
+  else
+    fmt::print("\nThis host runs containers, with warnings:\n");
+  for (const HostCheck* c : shown) fmt::print("  {}\n", FormatCheck(*c));
+  fmt::print("`paddock doctor` runs every check.\n");
+}
+
+// After a stop signal: stops every task and waits for the agents' word (cli/stop_tasks.h); a
+// second SIGINT or SIGTERM ends the wait and leaves the rest running.
+void StopTasksBeforeExit(Node& node, const sigset_t& signals, std::string_view reason) {
+  StopTasksOptions o;
+  o.reason = std::string(reason);
+  o.progress = [](const std::string& line) {
+    fmt::print("paddock: {} (Ctrl-C again to leave them running)\n", line);
+    std::fflush(stdout);
+  };
+  o.interrupted = [&signals] {
+    const timespec now{0, 0};
+    const int again = sigtimedwait(&signals, nullptr, &now);
+    return again == SIGINT || again == SIGTERM;
+  };
+  auto r = StopEveryTask(node, o);
+  if (!r.ok()) {
+    fmt::print("paddock: stopping the tasks: {}\n", r.status().ToString());
+    return;
+  }
+  fmt::print("paddock: {} task(s) stopped\n", r->confirmed);
+  if (r->interrupted || r->timed_out)
+    fmt::print("paddock: {}; {} task(s) left running: {}. The next start re-adopts them and stops them; `paddock "
+               "down` stops them now\n",
+               r->interrupted ? "interrupted" : "gave up waiting", r->left.size(), DescribeTasks(r->left));
+  else if (!r->left.empty())
+    fmt::print("paddock: {} task(s) are marked to stop but no agent here can confirm it now (a `paddock agent` stops "
+               "its tasks when it next reaches a server): {}\n",
+               r->left.size(), DescribeTasks(r->left));
+}
+
+int RunServer(const ServerConfig& config, bool up, bool keep_tasks) {
   sigset_t signals = BlockStopSignals();
+  // One server (or agent) per state directory (cli/state_lock.h), refused before anything opens.
+  if (Status s = paddock::MakePrivateDir(config.state_dir); !s.ok()) return Fail(s);
+  auto lock = StateDirLock::Acquire(config.state_dir, up ? "up" : "server");
+  if (!lock.ok()) return Fail(lock.status());
   auto node = Node::Open(config);
   if (!node.ok()) return Fail(node.status());
   if (up) {  // before Start: in-process EC2 instances default to this account (cli/node_owner.h)
@@ -107,16 +175,164 @@ int RunServer(const ServerConfig& config, bool up) {
     fmt::print("  credentials  {} (profile '{}'; config in {})\n", boot->credentials_path, boot->profile,
                boot->config_path);
     for (const auto& note : boot->notes) fmt::print("  note         {}\n", note);
-    fmt::print("\nTry:\n  aws --profile {} ecs list-clusters\n\nCtrl-C stops it.\n", boot->profile);
+    // With --endpoint-url: Debian 12's AWS CLI (2.9) ignores the profile's endpoint_url.
+    fmt::print("\nTry:\n  aws --profile {} --endpoint-url {} ecs list-clusters\n\n{}\n", boot->profile, endpoint,
+               keep_tasks ? "Ctrl-C stops it; its tasks keep running (--keep-tasks) until `paddock down`."
+                          : "Ctrl-C stops it and its tasks (--keep-tasks keeps them running).");
   } else {
     fmt::print("paddock server listening on {}\n", endpoint);
   }
+  if (Status s = (*lock)->Publish(endpoint); !s.ok()) fmt::print(stderr, "paddock: note: {}\n", s.message());
+  PrintHostBlock((*node)->host_checks());
   std::fflush(stdout);
   int sig = 0;
   sigwait(&signals, &sig);
-  fmt::print("paddock: {} received, stopping\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+  const std::string_view name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "SIGUSR1 (paddock down)";
+  // `paddock up` stops its tasks as a developer tool should, unless told to keep them; `paddock
+  // server` keeps them for the next start to re-adopt; `paddock down` asks for them to stop.
+  if (sig == SIGUSR1 || (up && !keep_tasks)) {
+    fmt::print("paddock: {} received, stopping the tasks, then the server\n", name);
+    std::fflush(stdout);
+    StopTasksBeforeExit(**node, signals, sig == SIGUSR1 ? kDownReason : kUpStoppedReason);
+  } else {
+    fmt::print("paddock: {} received, stopping (tasks keep running; the next start re-adopts them, `paddock down` "
+               "stops them)\n",
+               name);
+  }
   std::fflush(stdout);
   (*node)->Stop();
+  return 0;
+}
+
+// `paddock doctor`: every host check, one line each, and whether a server runs on the directory.
+int RunDoctor(const std::string& state_dir, const std::string& listen) {
+  HostCheckOptions o;
+  o.state_dir = state_dir;
+  o.listen = listen;
+  o.crun = CrunBinary();
+  auto holder = FindLockHolder(state_dir);
+  if (holder.ok() && *holder && !(*holder)->endpoint.empty()) {
+    // The port check passes when it is this directory's own server that listens there.
+    const size_t colon = listen.rfind(':');
+    if (colon != std::string::npos && (*holder)->endpoint.ends_with(listen.substr(colon)))
+      o.listen_holder = DescribeHolder(**holder);
+  }
+  SystemHostProbe probe;
+  const std::vector<HostCheck> checks = RunHostChecks(probe, o, CheckSet::kAll);
+  fmt::print("paddock doctor: this host, for state directory {}\n", state_dir);
+  int failed = 0;
+  for (const HostCheck& c : checks) {
+    fmt::print("  {}\n", FormatCheck(c));
+    if (c.state == CheckState::kFail) ++failed;
+  }
+  if (holder.ok() && *holder) fmt::print("{} runs on this state directory.\n", DescribeHolder(**holder));
+  if (failed == 0) {
+    fmt::print("Every check passed: this host can run Paddock's containers.\n");
+    return 0;
+  }
+  fmt::print("{} check(s) failed{}.\n", failed,
+             CanRunContainers(checks) ? "" : ": tasks cannot run here until the failures marked above are fixed");
+  return 1;
+}
+
+// `paddock down`: stops every task of the state directory and removes their networks — through
+// its running server (asked with SIGUSR1: it stops its tasks, then exits) or, when none runs,
+// here, with the node's own agents (cli/stop_tasks.h).
+int RunDown(std::string state_dir, bool state_dir_given, int64_t timeout_seconds) {
+  namespace fs = std::filesystem;
+  if (!state_dir_given) {
+    std::string note;
+    auto found = DefaultStateDir(&note);
+    if (!found.ok()) return Fail(found.status());
+    state_dir = *found;
+    if (!note.empty()) fmt::print(stderr, "paddock: {}\n", note);
+  }
+  std::error_code ec;
+  if (!fs::exists(fs::path(state_dir) / "paddock.db", ec)) {
+    fmt::print("paddock down: {} is not a Paddock state directory; nothing to stop\n", state_dir);
+    return 0;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds);
+  auto holder = FindLockHolder(state_dir);
+  if (!holder.ok()) return Fail(holder.status());
+  if (*holder && ((*holder)->role == "up" || (*holder)->role == "server")) {
+    const LockHolder server = **holder;
+    // The pid is the lock holder's own word; make sure it names a paddock server in our pid
+    // namespace before signalling it (SIGUSR1 would end any other process).
+    std::ifstream cmdline(fmt::format("/proc/{}/cmdline", server.pid), std::ios::binary);
+    std::string argv0, argv1;
+    std::getline(cmdline, argv0, '\0');
+    std::getline(cmdline, argv1, '\0');
+    if (argv0.find("paddock") == std::string::npos || argv1 != server.role)
+      return Fail(FailedPrecondition(fmt::format("{} holds {} but pid {} is not it here (another pid namespace?): "
+                                                 "stop that server where it runs",
+                                                 DescribeHolder(server), state_dir, server.pid)));
+    fmt::print("paddock down: asking {} to stop its tasks, then exit\n", DescribeHolder(server));
+    std::fflush(stdout);
+    if (::kill(server.pid, SIGUSR1) != 0)
+      return Fail(FailedPrecondition(fmt::format("cannot signal {}: {}", DescribeHolder(server), std::strerror(errno))));
+    auto next_report = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    for (;;) {
+      auto still = FindLockHolder(state_dir);
+      if (!still.ok()) return Fail(still.status());
+      if (!*still || (*still)->pid != server.pid) break;
+      if (std::chrono::steady_clock::now() >= deadline)
+        return Fail(Unavailable(fmt::format("{} did not exit within {} s; its output says what it waits for",
+                                            DescribeHolder(server), timeout_seconds)));
+      if (std::chrono::steady_clock::now() >= next_report) {
+        fmt::print("paddock down: waiting for pid {} (its tasks are stopping)\n", server.pid);
+        std::fflush(stdout);
+        next_report = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    fmt::print("paddock down: pid {} has stopped\n", server.pid);
+  }
+  // Here: what is left (no server ran, or it could not confirm every task).
+  auto lock = StateDirLock::Acquire(state_dir, "down");
+  if (!lock.ok()) return Fail(lock.status());
+  ServerConfig config;
+  config.state_dir = state_dir;
+  auto node = Node::Open(config);
+  if (!node.ok()) return Fail(node.status());
+  auto asked = (*node)->tasks().StopAll(kDownReason, paddock::SystemClock::Get().Now());
+  if (!asked.ok()) return Fail(asked.status());
+  if (asked->empty()) {
+    fmt::print("paddock down: no task is running in {}\n", state_dir);
+    (*node)->Stop();
+    return 0;
+  }
+  std::vector<std::string> agents;
+  for (const auto& t : *asked)
+    if (std::find(agents.begin(), agents.end(), t.agent) == agents.end()) agents.push_back(t.agent);
+  if (Status s = (*node)->StartAgentsOnly(agents); !s.ok()) {
+    (*node)->Stop();
+    return Fail(s);
+  }
+  StopTasksOptions o;
+  o.reason = std::string(kDownReason);
+  o.timeout = std::max<std::chrono::milliseconds>(
+      std::chrono::milliseconds(0),
+      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()));
+  o.progress = [](const std::string& line) {
+    fmt::print("paddock down: {}\n", line);
+    std::fflush(stdout);
+  };
+  auto r = StopEveryTask(**node, o);
+  (*node)->Stop();
+  if (!r.ok()) return Fail(r.status());
+  fmt::print("paddock down: {} task(s) stopped\n", r->confirmed);
+  if (r->timed_out)
+    return Fail(Unavailable(fmt::format("{} task(s) were not confirmed stopped within {} s: {}; run paddock down "
+                                        "again to keep waiting",
+                                        r->left.size(), timeout_seconds, DescribeTasks(r->left))));
+  if (!r->left.empty()) {
+    fmt::print("paddock down: {} task(s) are marked to stop but no agent here can stop them (`paddock agent`s, which "
+               "stop them when they next reach a server of this state directory; or this host cannot run "
+               "containers): {}\n",
+               r->left.size(), DescribeTasks(r->left));
+    return 1;
+  }
   return 0;
 }
 
@@ -136,12 +352,28 @@ struct ImageCommands {
   CLI::App* import_rootfs = nullptr;
   CLI::App* ls = nullptr;
   CLI::App* rm = nullptr;
+  CLI::App* image = nullptr;
 };
+
+// What `--state-dir` of `image` and `logs` says when it is not given: the running server's
+// (cli/state_lock.h DefaultStateDir), from any working directory.
+constexpr std::string_view kFoundStateDir =
+    "State directory (default: the running Paddock server's, from any directory; with none, ./.paddock)";
+
+// Replaces `state_dir` by the running server's when `cmd` was not given --state-dir.
+Status ResolveStateDir(const CLI::App* cmd, std::string& state_dir) {
+  if (cmd->count("--state-dir") > 0) return OkStatus();
+  std::string note;
+  ASSIGN_OR_RETURN(state_dir, DefaultStateDir(&note));
+  if (!note.empty()) fmt::print(stderr, "paddock: {}\n", note);
+  return OkStatus();
+}
 
 void AddImageCommands(CLI::App& app, ImageCommands& c) {
   CLI::App* image = app.add_subcommand("image", "The node's local image store (safe while a server runs)");
+  c.image = image;
   image->require_subcommand(1);
-  image->add_option("--state-dir", c.state_dir, "State directory (default ./.paddock)");
+  image->add_option("--state-dir", c.state_dir, std::string(kFoundStateDir));
   image->add_option("--max-unpacked-bytes", c.max_unpacked_bytes,
                     "Refuse an import or pull that would unpack more than this many bytes (default 20 GiB; a "
                     "server's is its images.max_unpacked_bytes)")
@@ -180,8 +412,9 @@ std::string HumanSize(uint64_t bytes) {
   return fmt::format("{:.2f}GB", static_cast<double>(bytes) / 1e9);
 }
 
-int RunImageCommand(const ImageCommands& c) {
+int RunImageCommand(ImageCommands& c) {
   namespace images = paddock::agent::images;
+  if (Status s = ResolveStateDir(c.image, c.state_dir); !s.ok()) return Fail(s);
   if (Status s = paddock::MakePrivateDir(c.state_dir); !s.ok()) return Fail(s);
   // The same database file Node::Open uses.
   auto store = paddock::store::SqliteStore::Open({.path = (std::filesystem::path(c.state_dir) / "paddock.db").string()});
@@ -214,7 +447,26 @@ int RunImageCommand(const ImageCommands& c) {
     options.max_bytes = c.max_unpacked_bytes;
     options.local = images::LocalRegistries::kAllowed;  // the operator's own pull, not a tenant's
     images::SkopeoPuller puller(std::move(options));
-    auto img = image_store.ResolveOrPull(c.name, puller);
+    // Progress on stderr (stdout keeps its one JSON line): redrawn in place on a terminal, else a
+    // line per finished layer and every 2 s.
+    const bool tty = ::isatty(STDERR_FILENO) == 1;
+    bool shown = false;
+    size_t layers_shown = SIZE_MAX;
+    auto last_line = std::chrono::steady_clock::now();
+    auto show = [&](const images::PullProgress& p) {
+      const auto now = std::chrono::steady_clock::now();
+      const std::string line = fmt::format("pulling {}: {}", c.name, images::FormatPullProgress(p));
+      if (tty) {
+        fmt::print(stderr, "\r\x1b[K{}", line);
+      } else if (p.layers_done != layers_shown || now - last_line >= std::chrono::seconds(2)) {
+        fmt::print(stderr, "{}\n", line);
+        layers_shown = p.layers_done;
+        last_line = now;
+      }
+      shown = true;
+    };
+    auto img = image_store.ResolveOrPull(c.name, puller, show);
+    if (shown && tty) fmt::print(stderr, "\n");
     if (!img.ok()) {
       // The text a task would stop with.
       fmt::print(stderr, "paddock: CannotPullContainerError: {}\n", img.status().message());
@@ -267,7 +519,7 @@ void AddLogsCommand(CLI::App& app, LogsCommand& c) {
   c.cmd->add_option("TASK", c.task, "Task id or task ARN")->required();
   c.cmd->add_option("--container", c.container, "Only this container (default: all, in definition order)");
   c.cmd->add_flag("-f,--follow", c.follow, "Keep printing what is appended until the task has stopped");
-  c.cmd->add_option("--state-dir", c.state_dir, "State directory (default ./.paddock)");
+  c.cmd->add_option("--state-dir", c.state_dir, std::string(kFoundStateDir));
 }
 
 // Copies `path` from `offset` to stdout; returns the bytes copied.
@@ -316,8 +568,19 @@ uint64_t Follow(const std::filesystem::path& log, LogCursor& cursor) {
   return copied;
 }
 
-int RunLogsCommand(const LogsCommand& c) {
+// Prints the task's pull progress line (<dir>/pull, agent/pull_progress.h) on stderr when it is
+// there and differs from `shown`; returns what is shown now.
+std::string ShowPullStatus(const std::filesystem::path& dir, const std::string& shown) {
+  std::ifstream in(dir / "pull");
+  std::string line;
+  if (!in || !std::getline(in, line) || line == shown) return line.empty() ? shown : line;
+  fmt::print(stderr, "paddock: {}\n", line);
+  return line;
+}
+
+int RunLogsCommand(LogsCommand& c) {
   namespace fs = std::filesystem;
+  if (Status s = ResolveStateDir(c.cmd, c.state_dir); !s.ok()) return Fail(s);
   const std::string id = c.task.substr(c.task.rfind('/') + 1);
   const fs::path dir = fs::path(c.state_dir) / "logs" / id;
   std::error_code ec;
@@ -353,6 +616,8 @@ int RunLogsCommand(const LogsCommand& c) {
     CopyFrom(log, cursors[i].offset);
   }
   std::fflush(stdout);
+  // While the task's image is pulled there is no output yet, only the pull's progress (agent/pull_progress.h).
+  std::string pull_status = ShowPullStatus(dir, "");
   // Following: what is appended, with a header whenever another container's output comes next.
   auto pass = [&]() {
     uint64_t total = 0;
@@ -370,6 +635,7 @@ int RunLogsCommand(const LogsCommand& c) {
   if (!c.follow) return 0;
   while (true) {
     const bool stopped = fs::exists(dir / "STOPPED", ec);
+    pull_status = ShowPullStatus(dir, pull_status);
     uint64_t n = pass();
     if (stopped && n == 0) return 0;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -391,6 +657,26 @@ int main(int argc, char** argv) {
   CLI::App* up = app.add_subcommand(
       "up", "Run every role in one process, creating an account, an access key and the AWS profile 'paddock' on first start");
   AddServerFlags(up, up_config, up_config_file);
+  bool keep_tasks = false;
+  up->add_flag("--keep-tasks", keep_tasks,
+               "At Ctrl-C (SIGINT, SIGTERM), leave the tasks running for the next start to re-adopt (default: "
+               "stop them; `paddock server` always keeps them)");
+
+  CLI::App* down = app.add_subcommand(
+      "down", "Stop every task of a state directory and remove their networks: through its running server (which "
+              "then exits), else here");
+  std::string down_state_dir = "./.paddock";
+  int64_t down_timeout = 300;
+  down->add_option("--state-dir", down_state_dir, std::string(kFoundStateDir));
+  down->add_option("--timeout", down_timeout, "Seconds to wait for the tasks to stop (default 300)")
+      ->check(CLI::Range(1, 86400));
+
+  CLI::App* doctor = app.add_subcommand(
+      "doctor", "Check that this host can run Paddock's containers: one line per check, with the fix; exit status 1 "
+                "when a check fails");
+  std::string doctor_state_dir = "./.paddock", doctor_listen = "127.0.0.1:4566";
+  doctor->add_option("--state-dir", doctor_state_dir, "State directory whose disk to check (default ./.paddock)");
+  doctor->add_option("--listen", doctor_listen, "The API's HOST:PORT to check (default 127.0.0.1:4566)");
 
   CLI::App* admin = app.add_subcommand("admin", "Operator commands on a state directory (safe while a server runs)");
   admin->require_subcommand(1);
@@ -427,12 +713,14 @@ int main(int argc, char** argv) {
 
   if (server->parsed()) {
     if (auto s = ResolveConfig(server, server_config, server_config_file); !s.ok()) return Fail(s);
-    return RunServer(server_config, /*up=*/false);
+    return RunServer(server_config, /*up=*/false, /*keep_tasks=*/true);
   }
   if (up->parsed()) {
     if (auto s = ResolveConfig(up, up_config, up_config_file); !s.ok()) return Fail(s);
-    return RunServer(up_config, /*up=*/true);
+    return RunServer(up_config, /*up=*/true, keep_tasks);
   }
+  if (down->parsed()) return RunDown(down_state_dir, down->count("--state-dir") > 0, down_timeout);
+  if (doctor->parsed()) return RunDoctor(doctor_state_dir, doctor_listen);
   if (app.got_subcommand("image")) return RunImageCommand(image_commands);
   if (agent_command.cmd->parsed()) return RunAgentCommand(agent_command);
   if (logs_command.cmd->parsed()) return RunLogsCommand(logs_command);

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
@@ -17,10 +18,12 @@
 #include <boost/json.hpp>
 
 #include "agent/agent.h"
+#include "agent/no_runtime_agent.h"
 #include "agent/control.h"
 #include "agent/images/image_store.h"
 #include "agent/images/skopeo_puller.h"
 #include "agent/remote/agent_service.h"
+#include "registry/cluster_registry.h"
 #include "agent/remote/registration.h"
 #include "agent/runtime/crun_runtime.h"
 #include "cli/node_network.h"
@@ -28,7 +31,9 @@
 #include "aws/model.h"
 #include "aws/models/models.h"
 #include "aws/pagination.h"
+#include "cli/access_log.h"
 #include "cli/aws_profile.h"
+#include "cli/host_checks.h"
 #include "cli/node_owner.h"
 #include "common/encoding.h"
 #include "common/private_files.h"
@@ -69,6 +74,8 @@ using TaskReaper = OwnerReaper<ecs::task::Tasks>;
 using ContainerInstanceReaper = OwnerReaper<ecs::instance::ContainerInstances>;
 using ServiceReaper = OwnerReaper<ecs::service::Services>;
 using SecurityGroupReaper = OwnerReaper<vpc::SecurityGroups>;
+using AccountSettingReaper = OwnerReaper<ecs::setting::AccountSettings>;
+using CapacityProviderReaper = OwnerReaper<ecs::capacity::CapacityProviders>;
 
 // Who signed a request: an account's access key (iam::Accounts), or a container instance's agent
 // credential (ecs/instance/agent_identity.h; docs/agent-protocol.md, "Identity"), told apart by
@@ -140,6 +147,11 @@ class Node::Impl {
   std::unique_ptr<ecs::task::Tasks> tasks;
   std::unique_ptr<ecs::instance::ContainerInstances> container_instances;
   std::unique_ptr<ecs::service::Services> services;
+  // Account settings and capacity providers (issue 10), with their account reapers.
+  std::unique_ptr<ecs::setting::AccountSettings> account_settings;
+  std::unique_ptr<ecs::capacity::CapacityProviders> capacity_providers;
+  std::unique_ptr<AccountSettingReaper> account_setting_reaper;
+  std::unique_ptr<CapacityProviderReaper> capacity_provider_reaper;
   // The service scheduler: made by Open, started by Start (not by `paddock admin`).
   std::unique_ptr<sched::Scheduler> scheduler;
   // Agents' side of the control plane: Tasks' change listener, long-poll waiters, and the
@@ -168,6 +180,13 @@ class Node::Impl {
   std::unique_ptr<agent::metadata::MetadataService> metadata;
   std::unique_ptr<agent::Agent> agent;
   uint64_t agent_watch = 0;
+  // The cluster's registry: `paddock agent`s pull this node's images from it (issue 10;
+  // registry/cluster_registry.h). Made by Start, runs from the first agent's ask.
+  std::unique_ptr<registry::ClusterRegistry> cluster_registry;
+  // Issue 10: on a host that cannot run containers, the Fargate agent's stand-in (`agent` is
+  // null then), and what the host checks found (Node::host_checks).
+  std::unique_ptr<agent::NoRuntimeAgent> stand_in;
+  std::vector<HostCheck> host_checks;
 
   // In-process EC2 container instances ([[ec2_instance]]): registered once their cluster exists
   // in their owner's account (cli/node_owner.h), then each runs an Agent for its instance ARN;
@@ -185,7 +204,27 @@ class Node::Impl {
   std::thread ec2_loop;
   std::optional<BootstrapIdentity> bootstrap_identity;  // Node::BootstrapAccount's, once made
 
-  // Starts the agent; without root or crun the server still serves, and tasks stay PROVISIONING.
+  // The Fargate agent's stand-in when containers cannot run here: its tasks stop at once, saying
+  // why (agent/no_runtime_agent.h).
+  void StartStandIn() {
+    stand_in = std::make_unique<agent::NoRuntimeAgent>(
+        *control, std::string(kFargateAgent),
+        fmt::format("ResourceInitializationError: this Paddock node cannot run containers: {}. Run `paddock doctor` "
+                    "on its host",
+                    CannotRunSummary(host_checks)));
+    agent_watch = control->Watch(kFargateAgent, [a = stand_in.get()] { a->Notify(); });
+    stand_in->Start().IgnoreError();
+  }
+
+  // A failure the host checks did not foresee, recorded as one (it blocks tasks).
+  void RuntimeFailed(std::string_view what, const Status& s) {
+    host_checks.push_back(HostCheck{"container runtime", CheckState::kFail,
+                                    fmt::format("{}: {}", what, s.message().empty() ? s.ToString() : s.message()),
+                                    "run `paddock doctor`, and see docs/runtime-notes.md", true});
+  }
+
+  // Starts the agent: a real one when the host can run containers (cli/host_checks.h), else the
+  // stand-in, so that no task waits in PROVISIONING for an agent that cannot start it.
   void StartAgent() {
     const fs::path state = fs::absolute(config.state_dir);
     const std::string instance = InstanceTag(config.state_dir);
@@ -200,16 +239,23 @@ class Node::Impl {
     pull.auth_file = config.images.auth_file;
     puller = std::make_unique<agent::images::SkopeoPuller>(std::move(pull));
     images->SetPuller(puller.get());
+    SystemHostProbe probe;
+    HostCheckOptions checks;
+    checks.state_dir = state.string();
+    checks.crun = CrunBinary();
+    host_checks = RunHostChecks(probe, checks, CheckSet::kStart);
+    if (!CanRunContainers(host_checks)) return StartStandIn();
     agent::runtime::CrunRuntimeOptions options;
     options.state_dir = (state / "containers").string();
     options.cgroup_parent = "/paddock/" + instance;
+    options.crun_binary = checks.crun;
     // Every task of the node together (issue 9 hardening): the host keeps a reserve of PIDs.
     options.node_pids_max = config.agent.pids_per_node < 0 ? agent::runtime::DefaultNodePidsMax()
                                                             : static_cast<uint64_t>(config.agent.pids_per_node);
     auto rt = agent::runtime::CrunRuntime::Open(options);
     if (!rt.ok()) {
-      fmt::print(stderr, "paddock: warning: tasks will not run (no container runtime): {}\n", rt.status().ToString());
-      return;
+      RuntimeFailed("the container runtime did not start", rt.status());
+      return StartStandIn();
     }
     runtime = std::move(*rt);
     if (!runtime->SeccompStatus().ok())  // its containers fail to start with this text, never run unconfined
@@ -222,11 +268,49 @@ class Node::Impl {
                        config));
     Status s = agent->Start();
     if (!s.ok()) {
-      fmt::print(stderr, "paddock: warning: tasks will not run: {}\n", s.ToString());
+      RuntimeFailed("the agent did not start", s);
       agent.reset();
-      return;
+      return StartStandIn();
     }
     agent_watch = control->Watch(kFargateAgent, [a = agent.get()] { a->Notify(); });
+  }
+
+  // An agent for the in-process container instance `arn` (Node::StartAgentsOnly): as RegisterEc2
+  // makes one, without registering (the instance is there; only its tasks matter).
+  Status StartInstanceAgent(const std::string& arn) {
+    // arn:aws:ecs:<region>:<account>:container-instance/<cluster>/<id>
+    std::vector<std::string> parts;
+    size_t at = 0;
+    while (parts.size() < 5) {
+      const size_t colon = arn.find(':', at);
+      if (colon == std::string::npos) return InvalidArgument(fmt::format("'{}' is not a container instance ARN", arn));
+      parts.push_back(arn.substr(at, colon - at));
+      at = colon + 1;
+    }
+    const std::string resource = arn.substr(at);
+    const size_t slash = resource.find('/'), last = resource.rfind('/');
+    if (parts[2] != "ecs" || !resource.starts_with("container-instance/") || slash == last)
+      return InvalidArgument(fmt::format("'{}' is not a container instance ARN", arn));
+    const Scope scope{AccountId(parts[4]), Region(parts[3])};
+    const std::string cluster = resource.substr(slash + 1, last - slash - 1), id = resource.substr(last + 1);
+    ecs::instance::AgentKind kind = ecs::instance::AgentKind::kNone;
+    RETURN_IF_ERROR(store->Read([&](store::ReadTxn& txn) -> Status {
+      ASSIGN_OR_RETURN(kind, container_instances->agents().KindOf(txn, scope, cluster, id));
+      return OkStatus();
+    }));
+    if (kind != ecs::instance::AgentKind::kInProcess) return OkStatus();  // a `paddock agent`'s: not ours
+    Ec2Instance e{Ec2InstanceConfig{}, scope, id, arn, nullptr, 0, ""};
+    e.config.cluster = cluster;
+    e.agent = std::make_unique<agent::Agent>(
+        *control, *images, *runtime,
+        WithNodeLimits(agent::NodeAgentOptions(ecs::task::InstanceAgentId(arn), InstanceTag(config.state_dir),
+                                               fs::absolute(config.state_dir).string(), metadata.get(),
+                                               agent::HostAccess::kRefused),
+                       config));
+    RETURN_IF_ERROR(e.agent->Start());
+    e.watch = control->Watch(arn, [a = e.agent.get()] { a->Notify(); });
+    ec2_instances.push_back(std::move(e));
+    return OkStatus();
   }
 
   // The meta key keeping an in-process instance's ARN, so a restarted server re-registers it. By
@@ -258,6 +342,8 @@ class Node::Impl {
     boost::json::object body = agent::remote::RegistrationRequest(e.config.cluster, host, {}, std::nullopt, host_access);
     r.total_resources = body.at("totalResources").as_array();
     r.version_info = body.at("versionInfo").as_object();
+    // The node's address, for EC2's DescribeInstances (agent/remote/registration.h).
+    if (const auto* doc = body.if_contains("instanceIdentityDocument")) r.identity_document = std::string(doc->as_string());
     for (const auto& a : body.at("attributes").as_array())
       r.attributes.push_back({std::string(a.at("name").as_string()), std::nullopt});
     if (stored) {
@@ -367,6 +453,13 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   RETURN_IF_ERROR(vpc::UpgradeLegacyIpam(*impl->store));
   impl->accounts = std::make_unique<iam::Accounts>(*impl->store, SystemClock::Get());
   impl->clusters = std::make_unique<ecs::cluster::Clusters>(*impl->store);
+  impl->account_settings = std::make_unique<ecs::setting::AccountSettings>(*impl->store);
+  impl->capacity_providers = std::make_unique<ecs::capacity::CapacityProviders>(*impl->store);
+  impl->clusters->SetAccountSettings(impl->account_settings.get());
+  impl->clusters->SetCapacityProviders(impl->capacity_providers.get());
+  impl->account_setting_reaper = std::make_unique<AccountSettingReaper>("account settings", *impl->account_settings);
+  impl->capacity_provider_reaper =
+      std::make_unique<CapacityProviderReaper>("capacity providers", *impl->capacity_providers);
   impl->task_definitions = std::make_unique<ecs::taskdef::TaskDefinitions>(*impl->store);
   impl->container_instances = std::make_unique<ecs::instance::ContainerInstances>(*impl->store, *impl->clusters);
   const agent::remote::HostResources machine = agent::remote::DetectHost();
@@ -426,17 +519,20 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   ASSIGN_OR_RETURN(std::string token_key, TokenKey(*impl->store));
   impl->ecs = std::make_unique<ecs::api::EcsService>(
       *impl->ecs_model, ecs::api::Owners{impl->clusters.get(), impl->task_definitions.get(), impl->tasks.get(),
-                                          impl->container_instances.get(), impl->services.get()},
+                                          impl->container_instances.get(), impl->services.get(),
+                                          impl->account_settings.get(), impl->capacity_providers.get()},
       aws::TokenCodec(token_key));
   aws::FrontOptions front_options;
   front_options.auth.accept_any_credentials = config.accept_any_credentials;
   front_options.auth.default_account = AccountId(config.default_account);
   front_options.rate_limits = config.api_rate_limits == "aws";
+  if (config.access_log) front_options.observer = StdoutAccessLog();
   impl->credentials = std::make_unique<NodeCredentials>(*impl->accounts, impl->container_instances->agents());
   impl->front = std::make_unique<aws::ApiFront>(front_options, SystemClock::Get(), *impl->credentials);
   impl->front->AddJsonService(impl->ecs.get());
   impl->front->AddJsonService(impl->agent_service.get());
   impl->ec2 = std::make_unique<vpc::Ec2Service>(*impl->store, *impl->security_groups, aws::TokenCodec(token_key));
+  impl->ec2->SetInstanceSource(impl->container_instances->ec2_instances());  // DescribeInstances
   impl->front->AddQueryService(impl->ec2.get());
   return std::unique_ptr<Node>(new Node(std::move(impl)));
 }
@@ -481,6 +577,20 @@ StatusOr<uint16_t> Node::Start() {
   if (host.find(':') != std::string::npos) host = "[" + host + "]";
   impl_->ecs->SetEndpoint(fmt::format("http://{}:{}", host, port));
   impl_->StartAgent();
+  if (impl_->config.images.cluster_registry && impl_->images) {
+    // One image store per cluster as users see it: the registry listens where the API does unless
+    // the config says otherwise (registry/cluster_registry.h).
+    registry::RegistryOptions ro;
+    ro.dir = (fs::absolute(impl_->config.state_dir) / "registry").string();
+    ro.listen_host = host_port.first;
+    if (!impl_->config.images.cluster_registry_listen.empty()) {
+      ASSIGN_OR_RETURN(auto listen, SplitListen(impl_->config.images.cluster_registry_listen));
+      ro.listen_host = listen.first;
+      ro.port = listen.second;
+    }
+    impl_->cluster_registry = std::make_unique<registry::ClusterRegistry>(std::move(ro));
+    impl_->agent_service->SetImageAccessProvider(registry::AccessProvider(*impl_->cluster_registry, *impl_->images));
+  }
   impl_->StartEc2Instances();
   impl_->reaper = std::thread([impl = impl_.get()] { impl->ReaperLoop(); });
   impl_->scheduler->Start();
@@ -500,6 +610,7 @@ void Node::Stop() {
   if (impl_->reaper.joinable()) impl_->reaper.join();
   if (impl_->ec2_loop.joinable()) impl_->ec2_loop.join();
   if (impl_->puller) impl_->puller->Shutdown();  // drivers pulling return at once (task left PENDING)
+  if (impl_->cluster_registry) impl_->cluster_registry->Stop();  // after the API: no grant is in flight
   for (auto& e : impl_->ec2_instances) {
     if (!e.agent) continue;
     impl_->control->Unwatch(e.watch);
@@ -508,6 +619,10 @@ void Node::Stop() {
   if (impl_->agent) {
     impl_->control->Unwatch(impl_->agent_watch);
     impl_->agent->Stop();
+  }
+  if (impl_->stand_in) {
+    impl_->control->Unwatch(impl_->agent_watch);
+    impl_->stand_in->Stop();
   }
   if (impl_->metadata) impl_->metadata->Stop();  // after the agents, whose drivers it serves
   if (impl_->runtime) impl_->runtime->RemoveEmptyCgroups();  // running tasks' stay for re-adoption
@@ -532,10 +647,44 @@ std::vector<iam::AccountReaper*> Node::reapers() {
   // them group memberships) and pin task definitions; then the security groups.
   return {impl_->service_reaper.get(),         impl_->task_reaper.get(),
           impl_->security_group_reaper.get(),  impl_->container_instance_reaper.get(),
-          impl_->taskdef_reaper.get(),         impl_->cluster_reaper.get()};
+          impl_->taskdef_reaper.get(),         impl_->cluster_reaper.get(),
+          impl_->capacity_provider_reaper.get(), impl_->account_setting_reaper.get()};
 }
 
 std::vector<std::string> Node::ImplementedEcsActions() const { return impl_->ecs->ImplementedActions(); }
+
+const std::vector<HostCheck>& Node::host_checks() const { return impl_->host_checks; }
+
+void Node::Quiesce() {
+  if (impl_->scheduler) impl_->scheduler->Stop();
+  {
+    std::lock_guard lock(impl_->reaper_mu);
+    impl_->reaper_stop = true;
+  }
+  impl_->reaper_cv.notify_all();
+  if (impl_->reaper.joinable()) impl_->reaper.join();
+  if (impl_->ec2_loop.joinable()) impl_->ec2_loop.join();  // CanConfirm reads ec2_instances after this
+}
+
+bool Node::CanConfirm(std::string_view agent_id) const {
+  if (agent_id == kFargateAgent) return impl_->agent != nullptr;
+  for (const auto& e : impl_->ec2_instances)
+    if (e.arn == agent_id) return e.agent != nullptr;
+  return impl_->server != nullptr;  // a `paddock agent` reports through the API
+}
+
+Status Node::StartAgentsOnly(const std::vector<std::string>& agent_ids) {
+  impl_->StartAgent();
+  if (!impl_->runtime) return OkStatus();  // the stand-in stops what no agent started; nothing else can
+  for (const std::string& id : agent_ids) {
+    if (id == kFargateAgent) continue;
+    if (std::any_of(impl_->ec2_instances.begin(), impl_->ec2_instances.end(),
+                    [&](const Impl::Ec2Instance& e) { return e.arn == id; }))
+      continue;
+    RETURN_IF_ERROR(impl_->StartInstanceAgent(id));
+  }
+  return OkStatus();
+}
 
 namespace {
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/config.h"
+#include "cli/host_checks.h"
 #include "cli/node_owner.h"
 #include "common/status.h"
 #include "iam/accounts.h"
@@ -43,6 +44,25 @@ class Node {
   ecs::task::Tasks& tasks();
   // The actions the ECS adapter implements.
   std::vector<std::string> ImplementedEcsActions() const;
+
+  // ---- Issue 10: a host that cannot run containers; stopping every task ----
+  // What the host checks (cli/host_checks.h) found when Start started the agents, with the
+  // container runtime's own failure appended when it could not start although they passed. When
+  // containers cannot run, the Fargate agent is agent/no_runtime_agent.h's stand-in: every task
+  // placed on it stops at once, its stoppedReason saying what is missing. Empty before Start.
+  const std::vector<HostCheck>& host_checks() const;
+  // Stops the service scheduler, the reaper and the in-process instances' registration loop
+  // (idempotent; Stop finishes the rest): from now on no task is launched or replaced and the
+  // node's set of agents is fixed, so that what is stopped stays stopped (cli/stop_tasks.h).
+  void Quiesce();
+  // Whether this process can get the tasks of agent `agent_id` confirmed STOPPED: its own in-process
+  // agents that run containers, and — while it serves the API — `paddock agent`s.
+  bool CanConfirm(std::string_view agent_id) const;
+  // `paddock down` with no server running: starts, without the API or the scheduler, this node's
+  // agents among `agent_ids` — the Fargate agent and in-process container instances (their ARNs);
+  // remote instances' ids are skipped — so that they re-adopt their tasks, stop those marked
+  // STOPPED and confirm it. REQUIRES: not started.
+  Status StartAgentsOnly(const std::vector<std::string>& agent_ids);
 
   class Impl;
 

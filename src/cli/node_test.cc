@@ -80,6 +80,19 @@ TEST(ConfigTest, ImagesTable) {
   v.images.insecure_registries.clear();
   v.images.local_registries = {"127.0.0.1:5000/v2"};
   EXPECT_FALSE(ValidateConfig(v).ok());
+  v.images.local_registries.clear();
+
+  // The cluster's registry: on by default, where the API listens unless told.
+  EXPECT_TRUE(defaults.images.cluster_registry);
+  EXPECT_EQ(defaults.images.cluster_registry_listen, "");
+  std::ofstream(path) << "[images]\ncluster_registry = false\ncluster_registry_listen = \"0.0.0.0:5000\"\n";
+  ServerConfig r;
+  ASSERT_TRUE(LoadConfigFile(path, r).ok());
+  EXPECT_FALSE(r.images.cluster_registry);
+  EXPECT_EQ(r.images.cluster_registry_listen, "0.0.0.0:5000");
+  EXPECT_TRUE(ValidateConfig(r).ok());
+  v.images.cluster_registry_listen = "no-port";
+  EXPECT_FALSE(ValidateConfig(v).ok());
   fs::remove_all(dir);
 }
 
@@ -222,14 +235,14 @@ TEST(ConfigTest, SchedulerAndQuotas) {
   std::string dir = TempDir();
   std::string path = dir + "/paddock.toml";
   ServerConfig defaults;
-  EXPECT_EQ(defaults.scheduler.settle_seconds, 0);
+  EXPECT_EQ(defaults.scheduler.settle_seconds, 40);
   EXPECT_EQ(defaults.scheduler.backoff_cap_seconds, 900);
   EXPECT_EQ(defaults.quotas.services_per_cluster, 5000);
-  std::ofstream(path) << "[scheduler]\nsettle_seconds = 40\nresync_seconds = 2\nbackoff_base_seconds = 1\n"
+  std::ofstream(path) << "[scheduler]\nsettle_seconds = 0\nresync_seconds = 2\nbackoff_base_seconds = 1\n"
                          "backoff_cap_seconds = 4\n[quotas]\ntasks_per_service = 7\n";
   ServerConfig c;
   ASSERT_TRUE(LoadConfigFile(path, c).ok());
-  EXPECT_EQ(c.scheduler.settle_seconds, 40);
+  EXPECT_EQ(c.scheduler.settle_seconds, 0);
   EXPECT_EQ(c.scheduler.resync_seconds, 2);
   EXPECT_EQ(c.scheduler.backoff_base_seconds, 1);
   EXPECT_EQ(c.scheduler.backoff_cap_seconds, 4);

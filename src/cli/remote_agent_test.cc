@@ -76,7 +76,7 @@ class RemoteAgentTest : public ::testing::Test {
   // Registers an instance as `paddock agent` does (RegisterAgent with the account's key); `as`
   // gets the client options that sign with its own agent credential.
   std::string Register(ClientOptions* as) {
-    agent::remote::HostResources host{2048, 2048};
+    agent::remote::HostResources host{2048, 2048, ""};
     auto r = client_->Call(std::string(agent::remote::kAgentTargetPrefix) + ".RegisterAgent",
                            agent::remote::RegistrationRequest("ec2", host, {"22"}, std::nullopt));
     EXPECT_TRUE(r.ok()) << r.status().ToString();
@@ -106,6 +106,31 @@ class RemoteAgentTest : public ::testing::Test {
   std::string instance_arn_, other_arn_;
   ClientOptions agent_, other_agent_;  // signing with each instance's agent credential
 };
+
+// GetImageAccess (docs/agent-protocol.md): only the instance's own credential, only for an image one
+// of its own tasks names; a name the server's store lacks is "not found" (the agent then pulls from
+// the image's own registry).
+TEST_F(RemoteAgentTest, AnInstanceGetsAccessOnlyToTheImagesOfItsOwnTasks) {
+  StartTask(instance_arn_);  // its container's image: busybox
+  RemoteControl control(agent_, "ec2", instance_arn_);
+  auto access = control.GetImageAccess("docker.io/library/busybox:latest");
+  ASSERT_TRUE(access.ok()) << access.status().ToString();
+  EXPECT_FALSE(access->found);  // the server's store has no busybox
+  EXPECT_TRUE(access->token.empty());
+  // An image no task of the instance names: refused, whatever the store holds.
+  auto other_image = control.GetImageAccess("docker.io/library/nginx:1.27");
+  EXPECT_EQ(other_image.status().aws_type(), "AccessDeniedException") << other_image.status().ToString();
+  EXPECT_EQ(other_image.status().message(), "The container instance has no task that uses this image.");
+  // Another instance (no task of its own) and the account's key: refused.
+  RemoteControl other(other_agent_, "ec2", other_arn_);
+  EXPECT_EQ(other.GetImageAccess("docker.io/library/busybox:latest").status().aws_type(), "AccessDeniedException");
+  auto as_account = client_->Call(std::string(agent::remote::kAgentTargetPrefix) + ".GetImageAccess",
+                                  {{"cluster", "ec2"}, {"containerInstance", instance_arn_},
+                                   {"image", "docker.io/library/busybox:latest"}});
+  EXPECT_EQ(as_account.status().aws_type(), "AccessDeniedException") << as_account.status().ToString();
+  // A malformed name.
+  EXPECT_EQ(control.GetImageAccess("Not An Image").status().aws_type(), "InvalidParameterException");
+}
 
 TEST_F(RemoteAgentTest, LongPollDeliversAssignmentsAtOnceAndReportsMoveTheTask) {
   const std::string first = StartTask(instance_arn_);
@@ -382,7 +407,7 @@ TEST_F(RemoteAgentTest, OnlyTheInstancesOwnCredentialSpeaksForItsAgent) {
             "AccessDeniedException");  // no new instances
   // ...and re-registers its own instance, keeping its credential.
   auto again = as_agent.Call(agent_target + ".RegisterAgent",
-                             agent::remote::RegistrationRequest("ec2", {2048, 2048}, {"22"}, instance_arn_));
+                             agent::remote::RegistrationRequest("ec2", {2048, 2048, ""}, {"22"}, instance_arn_));
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   EXPECT_FALSE(again->as_object().contains("credentials"));
   EXPECT_TRUE(as_agent.Call(agent_target + ".ReportTaskState",

@@ -70,9 +70,10 @@ void EmitDeduplicated(ServiceState& s, TimePoint now, std::string message) {
 
 // The state's scheduler-visible content, to tell whether a pass changed anything.
 std::string DeploymentFingerprint(const Deployment& d) {
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", d.id, d.status, d.desired_count, d.pending_count,
-                     d.running_count, d.failed_tasks, d.rollout_state, d.rollout_state_reason, d.stability_status,
-                     EpochMillis(d.stability_status_at), d.rollback_requested, d.breaker_settled, d.launch_failures,
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", d.id, d.status, d.desired_count,
+                     d.pending_count, d.running_count, d.failed_tasks, d.rollout_state, d.rollout_state_reason,
+                     d.stability_status, EpochMillis(d.stability_status_at), d.rollback_requested,
+                     EpochMillis(d.breaker_reset_at), d.breaker_unobserved, d.launch_failures,
                      EpochMillis(d.next_launch_at), EpochMillis(d.updated_at));
 }
 
@@ -113,8 +114,15 @@ class Pass {
           Replica();
         }
         UpdateCounts();
+        if (!rolled_back_) {
+          Complete();
+        } else {
+          // The pass that rolls back stores the rollback as such (the target IN_PROGRESS, the
+          // failed deployment ACTIVE), which the owner turns into the service deployments'
+          // ROLLBACK_IN_PROGRESS; the next pass, right after, may complete it.
+          Wake(o_.now + milliseconds(1));
+        }
         RemoveDrainedDeployments();
-        Complete();
       }
       EmitStopped();
     }
@@ -135,8 +143,24 @@ class Pass {
   bool Active(const TaskView& t) const { return IsLive(t) && !IsStopping(t) && !StoppedNow(t); }
   bool Healthy(const TaskView& t) const {
     if (!Active(t) || !IsRunning(t) || t.desired_status != "RUNNING" || !t.started_at) return false;
-    if (o_.now - *t.started_at < o_.settle) return false;
-    return !t.has_health_checks || t.health_status == "HEALTHY";
+    if (t.has_health_checks) return t.health_status == "HEALTHY";
+    return o_.now - *t.started_at >= o_.settle;
+  }
+  // When `t` became healthy, if the observation shows it is or was (the circuit breaker's reset).
+  // Without health checks: once it had run for `settle`, also if it has stopped since. With them:
+  // the moment a check first passed is not observed; its start stands in (see plan.h).
+  std::optional<TimePoint> BecameHealthyAt(const TaskView& t) const {
+    if (!t.started_at) return std::nullopt;
+    if (t.has_health_checks) return Healthy(t) ? t.started_at : std::nullopt;
+    const TimePoint end = t.stopped_at.value_or(o_.now);
+    if (end - *t.started_at < o_.settle) return std::nullopt;
+    return *t.started_at + o_.settle;
+  }
+  // A circuit-breaker failure: stopped on its own (before or after RUNNING), or for failed health
+  // checks (then its stop is the scheduler's own, recognised by its reason).
+  bool BreakerFailure(const TaskView& t) const {
+    if (t.stopped_reason == kHealthCheckReason || health_stopped_.count(t.id) > 0) return true;
+    return !IsLive(t) && !StoppedOnPurpose(t);
   }
   bool Of(const TaskView& t, const Deployment& d) const { return t.started_by == d.id; }
   // A PRIMARY task it keeps: one on a DRAINING instance is replaced like an old deployment's.
@@ -150,6 +174,13 @@ class Pass {
   bool Orphan(const TaskView& t) const {
     return std::none_of(s_.deployments.begin(), s_.deployments.end(),
                         [&](const Deployment& d) { return d.id == t.started_by; });
+  }
+
+  // Under scale-in protection now; a pass is due when it ends.
+  bool Protected(const TaskView& t) {
+    if (!t.protected_until || *t.protected_until <= o_.now) return false;
+    Wake(*t.protected_until);
+    return true;
   }
 
   void Wake(TimePoint at) {
@@ -217,8 +248,8 @@ class Pass {
   // stopped (and count as breaker failures); within it they are left alone.
   void StopFailedHealthChecks() {
     for (const auto& t : o_.tasks) {
-      // A RUNNING task becomes healthy once settled: worth a pass then.
-      if (Active(t) && IsRunning(t) && t.started_at) Wake(*t.started_at + o_.settle);
+      // A RUNNING task without health checks becomes healthy once settled: worth a pass then.
+      if (Active(t) && IsRunning(t) && t.started_at && !t.has_health_checks) Wake(*t.started_at + o_.settle);
       if (!Active(t) || !IsRunning(t) || !t.has_health_checks || t.health_status != "UNHEALTHY" || !t.started_at) {
         continue;
       }
@@ -258,29 +289,15 @@ class Pass {
     if (!any_live) s_.status = "INACTIVE";
   }
 
-  // Circuit-breaker failures and backoff, level-triggered from the observed tasks (so a pass run
-  // twice counts nothing twice) and kept as a high-water mark (stopped tasks are reaped).
+  // Circuit-breaker failures (while the deployment is IN_PROGRESS) and backoff, level-triggered
+  // from the observed tasks (so a pass run twice counts nothing twice) and kept as a high-water
+  // mark (stopped tasks are reaped after an hour).
   void CountFailures(Deployment& d) {
-    bool any_healthy = false;
-    int64_t breaker_failures = 0;
-    const TaskView* newest_started = nullptr;
-    TimePoint newest_start{};
+    if (d.rollout_state == "IN_PROGRESS") CountBreakerFailures(d);
+
+    const TaskView* newest_started = nullptr;  // the newest task (by creation) that reached RUNNING
     for (const auto& t : o_.tasks) {
-      if (!Of(t, d)) continue;
-      any_healthy = any_healthy || Healthy(t);
-      if (FailedToStart(t) || t.stopped_reason == kHealthCheckReason || health_stopped_.count(t.id)) ++breaker_failures;
-      if (t.started_at && (!newest_started || t.created_at > newest_started->created_at)) newest_started = &t;
-      if (t.started_at && *t.started_at > newest_start) newest_start = *t.started_at;
-    }
-    if (!d.breaker_settled) {
-      if (any_healthy) {
-        // "Once a service deployment has one or more successfully running tasks, the failed task
-        // count resets to zero and stops being evaluated." (Deployment.failedTasks)
-        d.breaker_settled = true;
-        d.failed_tasks = 0;
-      } else {
-        d.failed_tasks = std::max(d.failed_tasks, breaker_failures);
-      }
+      if (Of(t, d) && t.started_at && (!newest_started || t.created_at > newest_started->created_at)) newest_started = &t;
     }
 
     // Backoff: failed starts after the newest task that reached RUNNING.
@@ -289,8 +306,11 @@ class Pass {
       if (Of(t, d) && FailedToStart(t) && (!newest_started || t.created_at > newest_started->created_at)) ++trailing;
     }
     TimePoint last_counted = d.next_launch_at - BackoffDelay(o_, d.launch_failures);
-    if (d.launch_failures > 0 && newest_started && newest_start > last_counted) {
-      // A task reached RUNNING after the failures counted so far: the throttle resets.
+    if (d.launch_failures > 0 && newest_started && newest_started->created_at > last_counted) {
+      // A task launched after the failures counted so far reached RUNNING: the throttle resets.
+      // (Not one launched before them: the tasks of a launch that only partly found room reach
+      // RUNNING one by one, and each would otherwise bring an immediate, equally refused retry —
+      // each a circuit-breaker failure.)
       d.launch_failures = trailing;
       d.next_launch_at = trailing > 0 ? o_.now + BackoffDelay(o_, trailing) : TimePoint{};
     } else if (trailing > d.launch_failures) {
@@ -300,6 +320,29 @@ class Pass {
     }
   }
 
+  // The failures of `d` after its last reset; with resetOnHealthyTask, a task that became healthy
+  // since then resets the count first ("a task that reaches a healthy state resets the failure count
+  // to 0", DeploymentCircuitBreaker.resetOnHealthyTask).
+  void CountBreakerFailures(Deployment& d) {
+    bool reset = false;
+    if (s_.reset_on_healthy_task) {
+      for (const auto& t : o_.tasks) {
+        if (!Of(t, d)) continue;
+        if (auto at = BecameHealthyAt(t); at && *at > d.breaker_reset_at) {
+          d.breaker_reset_at = *at;
+          reset = true;
+        }
+      }
+    }
+    if (reset) d.breaker_unobserved = 0;
+    int64_t failures = d.breaker_unobserved;
+    for (const auto& t : o_.tasks) {
+      // One still being stopped has no stoppedAt yet: its stop comes after any reset seen so far.
+      if (Of(t, d) && BreakerFailure(t) && (!t.stopped_at || *t.stopped_at > d.breaker_reset_at)) ++failures;
+    }
+    d.failed_tasks = reset ? failures : std::max(d.failed_tasks, failures);
+  }
+
   void CircuitBreaker() {
     Deployment& p = s_.deployments[0];
     if (p.rollback_requested) {
@@ -307,8 +350,8 @@ class Pass {
       RollBack(/*by_breaker=*/false);
       return;
     }
-    if (!s_.circuit_breaker || p.rollout_state != "IN_PROGRESS" || p.breaker_settled ||
-        p.failed_tasks < BreakerThreshold(s_.desired_count)) {
+    if (!s_.circuit_breaker || p.rollout_state != "IN_PROGRESS" ||
+        p.failed_tasks < service::FailureThreshold(s_.desired_count, s_.failure_threshold)) {
       return;
     }
     p.rollout_state = "FAILED";
@@ -337,7 +380,8 @@ class Pass {
                    : fmt::format("ECS deployment {} in progress.", target_id);
     target.desired_count = s_.desired_count;
     target.failed_tasks = 0;
-    target.breaker_settled = false;
+    target.breaker_reset_at = o_.now;  // its tasks' earlier failures are not this rollout's
+    target.breaker_unobserved = 0;
     target.launch_failures = 0;
     target.next_launch_at = TimePoint{};
     target.rollback_requested = false;
@@ -347,6 +391,7 @@ class Pass {
     std::stable_sort(s_.deployments.begin() + 1, s_.deployments.end(),
                      [](const Deployment& a, const Deployment& b) { return a.created_at > b.created_at; });
     Emit(s_, o_.now, fmt::format("{} rolling back to deployment {}.", prefix_, target_id));
+    rolled_back_ = true;
   }
 
   // The rolling update: start PRIMARY tasks up to maximumPercent, stop old ones down to
@@ -368,6 +413,7 @@ class Pass {
     int64_t old_left = 0;
     for (const TaskView* t : StopOrder([&](const TaskView& x) { return !Kept(x, p); })) {
       if (failed && !Of(*t, p) && !t->on_draining_instance) continue;
+      if (Protected(*t)) continue;
       if (Healthy(*t)) {
         if (healthy - 1 < lower) {
           ++old_left;
@@ -382,6 +428,7 @@ class Pass {
     int64_t excess = KeptOf(p) - desired;
     for (const TaskView* t : StopOrder([&](const TaskView& x) { return Kept(x, p); })) {
       if (excess <= 0) break;
+      if (Protected(*t)) continue;
       if (Healthy(*t)) {
         if (healthy - 1 < lower) break;
         --healthy;
@@ -502,23 +549,26 @@ class Pass {
     }
   }
 
-  // An ACTIVE deployment with no task left is INACTIVE and leaves deployments[].
+  // An ACTIVE deployment with no task left is INACTIVE and leaves deployments[] — once the PRIMARY
+  // is no longer IN_PROGRESS (or the service is being deleted): until then services-stable's "one
+  // deployment" must not see the rollout as done.
   void RemoveDrainedDeployments() {
     if (s_.deployments.size() < 2) return;
+    if (s_.status != "DRAINING" && s_.deployments[0].rollout_state == "IN_PROGRESS") return;
     std::erase_if(s_.deployments, [&](const Deployment& d) {
       return d.status == "ACTIVE" && std::none_of(o_.tasks.begin(), o_.tasks.end(),
                                                   [&](const TaskView& t) { return IsLive(t) && Of(t, d); });
     });
   }
 
-  // The PRIMARY alone, at its desired count, every task healthy and nothing under way: the
-  // rollout COMPLETED and the service at a steady state.
+  // Only the PRIMARY's tasks left, at its desired count, every task healthy and nothing under way:
+  // the rollout COMPLETED and the service at a steady state.
   void Complete() {
     Deployment& p = s_.deployments[0];
-    bool converged = s_.deployments.size() == 1 && decision_.launches.empty() && decision_.stops.empty() &&
-                     p.running_count == p.desired_count && p.pending_count == 0;
+    bool converged = decision_.launches.empty() && decision_.stops.empty() && p.running_count == p.desired_count &&
+                     p.pending_count == 0;
     for (const auto& t : o_.tasks)
-      if (IsLive(t) && (!Healthy(t) || t.on_draining_instance)) converged = false;
+      if (IsLive(t) && (!Healthy(t) || t.on_draining_instance || !Of(t, p))) converged = false;
     if (!converged) {
       // The marker of an ECS-controller deployment (never rendered): steady-state already reported.
       p.stability_status.clear();
@@ -544,6 +594,7 @@ class Pass {
   std::set<std::string> stopped_now_;
   std::set<std::string> health_stopped_;
   std::vector<std::string> stopped_running_;
+  bool rolled_back_ = false;  // this pass made the last COMPLETED deployment PRIMARY again
 };
 
 // The closest-match sentence ECS appends for a rejection reason, or "".
@@ -579,7 +630,7 @@ Deployment* Find(ServiceState& s, const std::string& id) {
 
 std::string ServiceEventPrefix(const std::string& service_name) { return fmt::format("(service {})", service_name); }
 
-int64_t BreakerThreshold(int64_t desired) { return std::min<int64_t>(200, std::max<int64_t>(3, (desired + 1) / 2)); }
+int64_t BreakerThreshold(int64_t desired) { return service::FailureThreshold(desired, service::FailureThresholdConfig{}); }
 
 int64_t ComputedDesiredCount(int64_t desired, double scale_percent) {
   double exact = static_cast<double>(desired) * scale_percent / 100.0;
@@ -604,7 +655,10 @@ namespace {
 // A launch that found no place: a breaker failure, and the deployment backs off.
 void CountPlacementFailure(service::ServiceState& state, const std::string& deployment_id, const Observed& observed) {
   if (Deployment* d = Find(state, deployment_id)) {
-    if (!d->breaker_settled) ++d->failed_tasks;
+    if (d->rollout_state == "IN_PROGRESS") {
+      ++d->failed_tasks;
+      ++d->breaker_unobserved;
+    }
     ++d->launch_failures;
     d->next_launch_at = observed.now + BackoffDelay(observed, d->launch_failures);
     d->updated_at = observed.now;

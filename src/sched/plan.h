@@ -6,15 +6,17 @@
 // or network, so every rule is unit-tested by feeding it observations (plan_test.cc), including a
 // simulated rollout that checks minimumHealthyPercent and maximumPercent after every step.
 //
-//   Observed obs{.now = clock.Now(), .tasks = tasks_of_the_service, .settle = 0s};
+//   Observed obs{.now = clock.Now(), .tasks = tasks_of_the_service};  // settle: kDefaultSettle
 //   Decision d = Decide(state, obs);
 //   // launch d.launches, stop d.stops, then Services::StoreState(state) if d.state_changed
 //
 // The rules (docs/contracts/service.md; AWS sources in /work/notes/issue4-research.md):
 // - Tasks belong to the deployment (task set) whose id is their startedBy; a live task of none is
 //   left over and stopped like an old one. Live = not STOPPED. A task being stopped (desired
-//   STOPPED) counts toward the total but never as healthy. Healthy = RUNNING, desired RUNNING,
-//   RUNNING for `settle`, and HEALTHY when its definition has essential health checks.
+//   STOPPED) counts toward the total but never as healthy. Healthy = RUNNING, desired RUNNING, and
+//   HEALTHY when its definition has essential health checks (no further wait), else RUNNING for
+//   `settle` (AWS: "the service scheduler will wait for 40 seconds after a task reaches a RUNNING
+//   state", DeploymentConfiguration.minimumHealthyPercent).
 // - Health checks: an UNHEALTHY task is left alone within healthCheckGracePeriodSeconds of its
 //   start, then stopped ("Task failed container health checks"; event "(task …) failed container
 //   health checks.") and counted as a breaker failure.
@@ -27,27 +29,44 @@
 //   start tasks" event is written. Scheduler stops give "Scaling activity initiated by
 //   (deployment <the task's own deployment>)", also for DeleteService (our choice: AWS scales the
 //   service in to 0). Stops of RUNNING tasks are listed in one "has stopped N running tasks" event.
+// - Scale-in protection (TaskView::protected_until, issue 10): a protected task is skipped when
+//   REPLICA old tasks are stopped and when the PRIMARY is scaled in (another, unprotected task is
+//   stopped instead, if any); at its expiry the pass runs again. Failed health checks, DRAINING
+//   services, DAEMON and task sets stop it as before.
 // - A task on a DRAINING container instance (TaskView::on_draining_instance) is an old task: the
 //   PRIMARY launches its replacement within maximumPercent, then it is stopped within the lower
 //   bound; the rollout is not complete while one is left.
-// - An ACTIVE deployment without a live task leaves deployments[]. Its desired count is the number
-//   of tasks the scheduler still keeps of it.
-// - The PRIMARY alone, running == desired, nothing pending, every live task healthy: rollout
-//   COMPLETED ("deployment completed." then "has reached a steady state."), last_completed = a copy.
+// - An ACTIVE deployment without a live task leaves deployments[], but not while the PRIMARY is
+//   IN_PROGRESS: it stays listed until the PRIMARY completes or fails, so services-stable
+//   (one deployment, running == desired) waits for the new tasks to be healthy. Its desired count
+//   is the number of tasks the scheduler still keeps of it.
+// - Every live task the PRIMARY's, running == desired, nothing pending, every live task healthy:
+//   rollout COMPLETED ("deployment completed." then "has reached a steady state."), the drained
+//   ACTIVE deployments leave, last_completed = a copy.
 //   The steady-state event is written again only after the service left that state (for the ECS
 //   controller, Deployment::stability_status is the scheduler's private marker of it).
-// - Circuit breaker: failures = tasks stopped before RUNNING not by the scheduler or a user, tasks
-//   stopped for failed health checks, and RecordPlacementFailure calls, counted from the observed
-//   tasks (a high-water mark, so passes repeated on the same tasks count nothing twice) until a
-//   task of the deployment is healthy (then failed_tasks resets to 0 and stops being evaluated).
-//   At min(200, max(3, ceil(0.5 × D))) with the breaker on: FAILED, no more launches; with
-//   rollback, last_completed becomes PRIMARY again with its own id, IN_PROGRESS, desired D, and the
-//   failed one drains as ACTIVE; without it the FAILED PRIMARY stays and old tasks are kept.
-//   Deployment::rollback_requested rolls back the same way, whatever the rollback option.
+// - Circuit breaker, while a deployment is IN_PROGRESS: failures = its tasks that stopped on
+//   their own before it completed (before RUNNING, or after — an essential container that exits is
+//   a failure however long it ran), its tasks stopped for failed health checks, and
+//   RecordPlacementFailure calls. They are counted from the observed tasks (a high-water mark, so a
+//   pass repeated on the same tasks counts nothing twice) after Deployment::breaker_reset_at. With
+//   resetOnHealthyTask (the default), a task of the deployment becoming healthy resets the count
+//   to 0 and moves breaker_reset_at to when it did: started_at + settle without health checks;
+//   with them the moment is not observed and started_at stands in (earlier than the truth: a reset
+//   erases no failure that came after it, and may leave one that came while the checks ran).
+//   Without it every failure of the deployment counts. At the threshold (thresholdConfiguration;
+//   by default min(200, max(3, ceil(0.5 × D)))) with the breaker on: FAILED, no more launches;
+//   with rollback, last_completed becomes PRIMARY again with its own id, IN_PROGRESS, desired D,
+//   counting afresh from now, and the failed one drains as ACTIVE; without it the FAILED PRIMARY
+//   stays and old tasks are kept. Deployment::rollback_requested rolls back the same way,
+//   whatever the rollback option.
 // - Backoff: the n-th consecutive failed start (or placement failure) of a deployment holds its
-//   launches until now + min(cap, base × 2^(n−1)) (Decision::wake_at); a task of it reaching
-//   RUNNING after those failures resets the count; "is unable to consistently start tasks
-//   successfully." is written when the count grows.
+//   launches until now + min(cap, base × 2^(n−1)) (Decision::wake_at); a task of it launched
+//   after those failures reaching RUNNING resets the count (tasks that stop after RUNNING are not
+//   throttled, as on AWS); "is unable to consistently start tasks successfully." is written when
+//   the count grows.
+// - The pass that rolls back does not also complete the rollback target: it asks to run again at
+//   once (wake_at = now + 1 ms), so the rollback is stored as under way first.
 // - Repeated events (deadlock, backoff, placement failure) are not written again while the newest
 //   stored event (ServiceState::newest_event) is the same message and younger than 6 hours.
 // - DRAINING service: every live task is stopped; with none left the service is INACTIVE.
@@ -91,6 +110,9 @@ struct TaskView {
   // would be — a replacement first within maximumPercent, then the stop within the lower bound.
   bool on_draining_instance = false;
   TimePoint created_at{};
+  // Scale-in protection (UpdateTaskProtection): until then the REPLICA rollout neither scales the
+  // task in nor replaces it; it stays counted, and a pass is due when the protection ends.
+  std::optional<TimePoint> protected_until;
 };
 
 // A container instance a DAEMON service may run on (ACTIVE, in the service's cluster, meeting its
@@ -100,11 +122,15 @@ struct InstanceView {
   std::string status;  // ACTIVE | DRAINING
 };
 
+// How long a task without health checks must have been RUNNING to count as healthy: AWS's 40 s.
+// (Tasks with health checks are healthy once HEALTHY.)
+inline constexpr std::chrono::milliseconds kDefaultSettle{40000};
+
 struct Observed {
   TimePoint now{};
   std::vector<TaskView> tasks;          // every task of the service not yet reaped, STOPPED included
   std::vector<InstanceView> instances;  // DAEMON only
-  std::chrono::milliseconds settle{0};  // RUNNING time before a task without health checks is healthy
+  std::chrono::milliseconds settle = kDefaultSettle;  // RUNNING time before a task without health checks is healthy
   std::chrono::milliseconds backoff_base{10000};  // first delay after a task fails to start
   std::chrono::milliseconds backoff_cap{15 * 60 * 1000};
 };
@@ -156,7 +182,8 @@ void RecordLaunchRefused(service::ServiceState& state, const std::string& deploy
 // Event texts, exactly as ECS writes them.
 std::string ServiceEventPrefix(const std::string& service_name);  // "(service NAME)"
 
-// The circuit breaker's failure threshold for a deployment of `desired` tasks.
+// The circuit breaker's failure threshold for a deployment of `desired` tasks with the default
+// thresholdConfiguration (ecs::service::FailureThreshold gives it for any configuration).
 int64_t BreakerThreshold(int64_t desired);
 
 // A task set's computedDesiredCount: desired × scale% / 100, always rounded up (1.2 → 2).

@@ -57,7 +57,6 @@ ServiceState Rollout(int64_t desired, int64_t min_healthy = 100, int64_t max = 2
   Deployment old = Dep(kOld, "ACTIVE");
   old.rollout_state = "COMPLETED";
   old.rollout_state_reason = fmt::format("ECS deployment {} completed.", kOld);
-  old.breaker_settled = true;
   s.deployments.push_back(old);
   s.last_completed = old;
   s.last_completed->status = "PRIMARY";
@@ -89,6 +88,17 @@ TaskView FailedStart(const std::string& id, const std::string& dep, TimePoint cr
   t.stop_code = "TaskFailedToStart";
   t.stopped_reason = "Task failed to start";
   t.stopped_at = created + seconds(1);
+  return t;
+}
+
+// Reached RUNNING at `started`, then its essential container exited `after` later (a crash).
+TaskView Exited(const std::string& id, const std::string& dep, TimePoint started, seconds after) {
+  TaskView t = Task(id, dep, "STOPPED", started - seconds(1));
+  t.desired_status = "STOPPED";
+  t.started_at = started;
+  t.stopped_at = started + after;
+  t.stop_code = "EssentialContainerExited";
+  t.stopped_reason = "Essential container in task exited";
   return t;
 }
 
@@ -356,8 +366,10 @@ TEST(PlanTest, AConvergedServiceThatScalesReachesASteadyStateAgain) {
   tasks.push_back(Task("c", kNew, "PENDING", kT0 + hours(2)));
   Decide(s, Obs(kT0 + hours(2) + seconds(1), tasks));
   EXPECT_THAT(Messages(s), IsEmpty());
-  tasks.back() = Running("c", kNew, kT0 + hours(2));
+  tasks.back() = Running("c", kNew, kT0 + hours(2));  // RUNNING from kT0 + 2 h + 1 s
   Decide(s, Obs(kT0 + hours(2) + seconds(2), tasks));
+  EXPECT_THAT(Messages(s), IsEmpty()) << "c has not run for the settle time (40 s) yet";
+  Decide(s, Obs(kT0 + hours(2) + seconds(41), tasks));
   EXPECT_THAT(Messages(s), ElementsAre("(service web) has reached a steady state."))
       << "no second 'deployment completed'";
   EXPECT_EQ(s.deployments[0].rollout_state, "COMPLETED");
@@ -373,22 +385,29 @@ TEST(PlanTest, AConvergedServiceThatScalesReachesASteadyStateAgain) {
   EXPECT_EQ(in.stops[1].task_id, "c");
 }
 
-TEST(PlanTest, AStoppedTaskIsReplacedAndADrainedOldDeploymentLeavesTheList) {
+TEST(PlanTest, AStoppedTaskIsReplacedAndADrainedOldDeploymentStaysListedUntilTheRolloutCompletes) {
   ServiceState s = Rollout(2);
-  TaskView exited = Running("x", kNew);
-  exited.last_status = "STOPPED";
-  exited.desired_status = "STOPPED";
-  exited.stop_code = "EssentialContainerExited";
+  const TimePoint now = kT0 + hours(1);
+  TaskView exited = Exited("x", kNew, now - seconds(10), seconds(1));
   TaskView old_gone = Running("o", kOld);
   old_gone.last_status = "STOPPED";
   old_gone.desired_status = "STOPPED";
   old_gone.stopped_reason = "Scaling activity initiated by (deployment " + kOld + ")";
-  Decision d = Decide(s, Obs(kT0 + hours(1), {exited, old_gone, Running("y", kNew)}));
+  TaskView y = Running("y", kNew, now - seconds(11));  // RUNNING for 10 s: not healthy yet
+  Decision d = Decide(s, Obs(now, {exited, old_gone, y}));
   EXPECT_EQ(Launched(d, kNew), 1);
-  ASSERT_EQ(s.deployments.size(), 1u) << "the ACTIVE deployment has no live task left";
+  ASSERT_EQ(s.deployments.size(), 2u) << "no live task left, but listed while the PRIMARY is IN_PROGRESS";
+  EXPECT_EQ(s.deployments[1].id, kOld);
+  EXPECT_EQ(s.deployments[1].desired_count, 0);
+  EXPECT_EQ(s.deployments[0].failed_tasks, 1) << "it exited before the deployment completed";
+  EXPECT_EQ(s.deployments[0].launch_failures, 0) << "but it ran: no backoff (AWS's throttle counts failed starts)";
+
+  // The replacement runs: the rollout completes and the drained deployment leaves with it.
+  Store(s);
+  Decide(s, Obs(now + hours(1), {exited, old_gone, y, Running("z", kNew, now)}));
+  ASSERT_EQ(s.deployments.size(), 1u);
   EXPECT_EQ(s.deployments[0].id, kNew);
-  EXPECT_EQ(s.deployments[0].failed_tasks, 0) << "a task that ran and exited is no start failure";
-  EXPECT_EQ(s.deployments[0].launch_failures, 0);
+  EXPECT_EQ(s.deployments[0].rollout_state, "COMPLETED");
 }
 
 TEST(PlanTest, ATaskOnADrainingInstanceIsReplacedFirstThenStoppedWithinTheLowerBound) {
@@ -551,21 +570,95 @@ TEST(PlanTest, WithoutRollbackAFailedDeploymentStaysPrimaryAndLaunchesNothing) {
   EXPECT_EQ(Find(c.s, kOld)->desired_count, 2);
 }
 
-TEST(PlanTest, TheBreakerStopsCountingOnceATaskIsHealthy) {
-  ServiceState s = Service(2);
+// resetOnHealthyTask (default true, AWS's "consecutive" model): a task of the deployment that
+// becomes healthy resets the count to 0; failures after it count again until the deployment
+// completes.
+TEST(PlanTest, AHealthyTaskResetsTheFailureCountAndLaterFailuresCountAgain) {
+  ServiceState s = Service(4);  // threshold 3
+  s.circuit_breaker = true;
+  ASSERT_TRUE(s.reset_on_healthy_task) << "AWS's default";
+  TimePoint now = kT0 + hours(1);
+  std::vector<TaskView> tasks = {FailedStart("f1", kNew, now - seconds(100)), FailedStart("f2", kNew, now - seconds(90))};
+  Decide(s, Obs(now - seconds(80), tasks));
+  EXPECT_EQ(s.deployments[0].failed_tasks, 2);
+
+  // RUNNING since now - 60 s, without health checks: healthy since now - 20 s (the 40 s settle).
+  tasks.push_back(Running("ok", kNew, now - seconds(61)));
+  Decide(s, Obs(now, tasks));
+  EXPECT_EQ(s.deployments[0].failed_tasks, 0) << "the healthy task reset the count";
+  EXPECT_EQ(s.deployments[0].breaker_reset_at, now - seconds(20));
+
+  // Failures after it count again: two crashes (they ran, then exited) ...
+  tasks.push_back(Exited("c1", kNew, now + seconds(1), seconds(1)));
+  tasks.push_back(Exited("c2", kNew, now + seconds(2), seconds(1)));
+  Decide(s, Obs(now + seconds(5), tasks));
+  EXPECT_EQ(s.deployments[0].failed_tasks, 2);
+  ServiceState again = s;
+  Decide(again, Obs(now + seconds(6), tasks));
+  EXPECT_EQ(again.deployments[0].failed_tasks, 2) << "a pass over the same tasks counts nothing twice";
+
+  // ... until another task becomes healthy (RUNNING from now + 3 s: healthy at now + 43 s).
+  tasks.push_back(Running("ok2", kNew, now + seconds(2)));
+  Decide(s, Obs(now + seconds(45), tasks));
+  EXPECT_EQ(s.deployments[0].failed_tasks, 0);
+  EXPECT_EQ(s.deployments[0].breaker_reset_at, now + seconds(43));
+
+  // Three failures in a row now fail the deployment.
+  for (int i = 0; i < 3; ++i) tasks.push_back(FailedStart(fmt::format("g{}", i), kNew, now + seconds(50 + i)));
+  Decide(s, Obs(now + seconds(60), tasks));
+  EXPECT_EQ(s.deployments[0].failed_tasks, 3);
+  EXPECT_EQ(s.deployments[0].rollout_state, "FAILED");
+}
+
+TEST(PlanTest, WithoutResetOnHealthyTaskEveryFailureOfTheDeploymentCounts) {
+  ServiceState s = Service(4);
+  s.circuit_breaker = true;
+  s.reset_on_healthy_task = false;  // AWS's "cumulative" model
+  TimePoint now = kT0 + hours(1);
+  std::vector<TaskView> tasks = {FailedStart("f1", kNew, now - seconds(100)), FailedStart("f2", kNew, now - seconds(90)),
+                                 Running("ok", kNew, now - seconds(61))};
+  Decide(s, Obs(now, tasks));
+  EXPECT_EQ(s.deployments[0].failed_tasks, 2) << "the healthy task resets nothing";
+  EXPECT_EQ(s.deployments[0].rollout_state, "IN_PROGRESS");
+  tasks.push_back(Exited("c1", kNew, now + seconds(1), seconds(1)));
+  Decide(s, Obs(now + seconds(5), tasks));
+  EXPECT_EQ(s.deployments[0].failed_tasks, 3);
+  EXPECT_EQ(s.deployments[0].rollout_state, "FAILED");
+}
+
+// With health checks, the moment a check first passed is not observed: the task's start stands in
+// for it, so a reset erases the failures before that start and keeps the later ones.
+TEST(PlanTest, AHealthCheckedTaskResetsTheCountFromItsStart) {
+  ServiceState s = Service(4);
   s.circuit_breaker = true;
   TimePoint now = kT0 + hours(1);
-  std::vector<TaskView> tasks = {FailedStart("f1", kNew, now - seconds(50)), FailedStart("f2", kNew, now - seconds(40)),
-                                 Running("ok", kNew, now - seconds(30))};
+  TaskView ok = Running("ok", kNew, now - seconds(11));  // RUNNING since now - 10 s
+  ok.has_health_checks = true;
+  ok.health_status = "HEALTHY";
+  std::vector<TaskView> tasks = {FailedStart("before", kNew, now - seconds(30)), ok,
+                                 FailedStart("while-checking", kNew, now - seconds(8))};
   Decide(s, Obs(now, tasks));
-  EXPECT_TRUE(s.deployments[0].breaker_settled);
-  EXPECT_EQ(s.deployments[0].failed_tasks, 0) << "the failed count resets once a task runs healthy";
-  tasks.push_back(FailedStart("f3", kNew, now));
-  tasks.push_back(FailedStart("f4", kNew, now));
-  tasks.push_back(FailedStart("f5", kNew, now));
-  Decide(s, Obs(now + seconds(1), tasks));
-  EXPECT_EQ(s.deployments[0].failed_tasks, 0);
-  EXPECT_EQ(s.deployments[0].rollout_state, "IN_PROGRESS");
+  EXPECT_EQ(s.deployments[0].breaker_reset_at, now - seconds(10));
+  EXPECT_EQ(s.deployments[0].failed_tasks, 1) << "only the failure after its start is left";
+}
+
+TEST(PlanTest, TheThresholdConfigurationSetsHowManyFailuresFailADeployment) {
+  using service::FailureThreshold;
+  using service::FailureThresholdConfig;
+  using service::ThresholdType;
+  EXPECT_EQ(FailureThreshold(2, {ThresholdType::kBoundedPercent, 50}), 3) << "the default, bounded below by 3";
+  EXPECT_EQ(FailureThreshold(400, {ThresholdType::kBoundedPercent, 25}), 100);
+  EXPECT_EQ(FailureThreshold(1000, {ThresholdType::kBoundedPercent, 100}), 200) << "and above by 200";
+  EXPECT_EQ(FailureThreshold(1000, {ThresholdType::kUnboundedPercent, 50}), 500);
+  EXPECT_EQ(FailureThreshold(5, {ThresholdType::kUnboundedPercent, 10}), 1) << "rounded up";
+  EXPECT_EQ(FailureThreshold(0, {ThresholdType::kUnboundedPercent, 10}), 1) << "Paddock's floor of 1";
+  EXPECT_EQ(FailureThreshold(50, {ThresholdType::kCount, 7}), 7);
+
+  ServiceState s = Service(10);
+  s.circuit_breaker = true;
+  s.failure_threshold = {ThresholdType::kCount, 1};
+  Decide(s, Obs(kT0 + hours(1), {FailedStart("f", kNew, kT0 + hours(1) - seconds(5))}));
+  EXPECT_EQ(s.deployments[0].rollout_state, "FAILED") << "COUNT 1: the first failure";
 }
 
 TEST(PlanTest, ARollbackRequestRollsBackWithoutTheRollbackOption) {
@@ -688,6 +781,156 @@ TEST(PlanTest, ADrainingServiceStopsEveryTaskThenBecomesInactive) {
   EXPECT_TRUE(last.state_changed);
   EXPECT_TRUE(last.stops.empty());
   EXPECT_FALSE(Decide(s, Obs(kT0 + hours(2), {gone})).state_changed);
+}
+
+// --- Safe rollouts by default (issue 10) -----------------------------------------------------------
+
+// The default settings: tasks without health checks are healthy after 40 s RUNNING; a revision whose
+// essential container exits right after it starts (sh -c "exit 1") fails its deployment at the
+// threshold and, with rollback, the service returns to the last COMPLETED deployment. The old tasks
+// are never stopped (minimumHealthyPercent 100: the new ones never became healthy).
+TEST(PlanTest, ACrashLoopWithDefaultSettingsFailsItsDeploymentAndRollsBack) {
+  ServiceState s = Rollout(3);
+  s.circuit_breaker = true;
+  s.rollback = true;
+  TimePoint now = kT0 + hours(1);
+  std::vector<TaskView> tasks = {Running("o1", kOld), Running("o2", kOld), Running("o3", kOld)};
+  Observed first = Obs(now, tasks);
+  EXPECT_EQ(first.settle, seconds(40)) << "AWS's wait for tasks without health checks is the default";
+  Decision d = Decide(s, first);
+  EXPECT_EQ(Launched(d, kNew), 3) << "maximumPercent 200: all three new tasks at once";
+  EXPECT_TRUE(d.stops.empty());
+  Store(s);
+
+  // Each reaches RUNNING and exits a second later.
+  for (int i = 0; i < 3; ++i) tasks.push_back(Exited(fmt::format("n{}", i), kNew, now + seconds(1 + i), seconds(1)));
+  Decision trip = Decide(s, Obs(now + seconds(5), tasks));
+  EXPECT_TRUE(trip.stops.empty()) << "the old tasks keep running throughout";
+  EXPECT_TRUE(trip.launches.empty()) << "the rollback target still has its three tasks";
+  EXPECT_THAT(Messages(s), ElementsAre("(service web) (deployment " + kNew + ") deployment failed: tasks failed to start.",
+                                       "(service web) rolling back to deployment " + kOld + "."));
+  ASSERT_EQ(s.deployments.size(), 2u);
+  EXPECT_EQ(s.deployments[0].id, kOld);
+  EXPECT_EQ(s.deployments[0].rollout_state, "IN_PROGRESS") << "the rollback is stored as under way first";
+  EXPECT_EQ(s.deployments[0].rollout_state_reason,
+            "ECS deployment circuit breaker: rolling back to deploymentId " + kOld + ".");
+  EXPECT_EQ(s.deployments[1].id, kNew);
+  EXPECT_EQ(s.deployments[1].status, "ACTIVE");
+  EXPECT_EQ(s.deployments[1].rollout_state, "FAILED");
+  EXPECT_EQ(s.deployments[1].failed_tasks, 3);
+  ASSERT_TRUE(trip.wake_at);
+  EXPECT_EQ(*trip.wake_at, now + seconds(5) + milliseconds(1)) << "and completed by the pass right after";
+  Store(s);
+
+  Decide(s, Obs(*trip.wake_at, tasks));
+  EXPECT_THAT(Messages(s), ElementsAre("(service web) (deployment " + kOld + ") deployment completed.",
+                                       "(service web) has reached a steady state."));
+  ASSERT_EQ(s.deployments.size(), 1u) << "the failed deployment has no task left: it leaves with the completion";
+  EXPECT_EQ(s.deployments[0].id, kOld);
+  EXPECT_EQ(s.deployments[0].status, "PRIMARY");
+  EXPECT_EQ(s.deployments[0].rollout_state, "COMPLETED");
+  EXPECT_EQ(s.last_completed->id, kOld);
+}
+
+// Why the settle time is the default: with settle 0 a task is healthy the moment it is seen RUNNING,
+// so a pass that sees the crash-looping tasks up replaces the old ones with them and completes.
+TEST(PlanTest, WithoutASettleTimeACrashLoopSeenRunningCompletes) {
+  ServiceState s = Rollout(3);
+  s.circuit_breaker = true;
+  s.rollback = true;
+  TimePoint now = kT0 + hours(1);
+  std::vector<TaskView> tasks = {Running("o1", kOld), Running("o2", kOld), Running("o3", kOld),
+                                 Running("n1", kNew, now), Running("n2", kNew, now), Running("n3", kNew, now)};
+  Observed o = Obs(now + seconds(1), tasks);  // RUNNING for a moment, about to exit
+  o.settle = seconds(0);
+  Decision d = Decide(s, o);
+  EXPECT_EQ(Stopped(d), (std::set<std::string>{"o1", "o2", "o3"})) << "the old tasks go at once";
+  Observed with_default = Obs(now + seconds(1), tasks);
+  ServiceState safe = Rollout(3);
+  EXPECT_TRUE(Decide(safe, with_default).stops.empty()) << "with the default they stay";
+}
+
+// A task of the deployment that stops on its own before the deployment completes is a failure,
+// however long it ran; a stop by a user or by the scheduler is not. Once the deployment is
+// COMPLETED, stopped tasks are replaced and no longer counted.
+TEST(PlanTest, ATaskThatStopsBeforeTheDeploymentCompletesCountsAsAFailure) {
+  ServiceState s = Service(2);
+  s.circuit_breaker = true;
+  TimePoint now = kT0 + hours(1);
+  TaskView by_user = Exited("user", kNew, now - seconds(30), seconds(10));
+  by_user.stop_code = "UserInitiated";
+  by_user.stopped_reason = "Task stopped by user";
+  TaskView by_scheduler = Exited("scaled", kNew, now - seconds(30), seconds(10));
+  by_scheduler.stop_code = "ServiceSchedulerInitiated";
+  by_scheduler.stopped_reason = "Scaling activity initiated by (deployment " + kNew + ")";
+  TaskView crashed = Exited("crashed", kNew, now - seconds(30), seconds(20));  // RUNNING for 20 s
+  std::vector<TaskView> tasks = {by_user, by_scheduler, crashed, Running("a", kNew, now - seconds(6)),
+                                 Running("b", kNew, now - seconds(6))};
+  Decide(s, Obs(now, tasks));
+  EXPECT_EQ(s.deployments[0].failed_tasks, 1) << "only the crash";
+  EXPECT_EQ(s.deployments[0].launch_failures, 0) << "it had reached RUNNING: no start failure, no backoff";
+  EXPECT_EQ(s.deployments[0].rollout_state, "IN_PROGRESS");
+
+  Decide(s, Obs(now + seconds(40), tasks));  // a and b have run for 40 s
+  ASSERT_EQ(s.deployments[0].rollout_state, "COMPLETED");
+  tasks[3] = Exited("a", kNew, now - seconds(5), seconds(50));  // a exits after the completion
+  Decision d = Decide(s, Obs(now + seconds(50), tasks));
+  EXPECT_EQ(Launched(d, kNew), 1) << "replaced";
+  EXPECT_EQ(s.deployments[0].rollout_state, "COMPLETED");
+  EXPECT_EQ(s.deployments[0].failed_tasks, 0) << "no longer counted";
+}
+
+// Steady state needs the new tasks to have stayed up for the settle time: until then the rollout
+// is IN_PROGRESS and the drained old deployment stays listed (so services-stable — one deployment,
+// runningCount == desiredCount — does not return either), then both change in one pass.
+TEST(PlanTest, SettleTimeGatesTheSteadyStateAndTheOldDeploymentStaysListedUntilThen) {
+  ServiceState s = Rollout(2, 0, 100);  // minimumHealthyPercent 0: the old tasks went first
+  TimePoint now = kT0 + hours(1);
+  TaskView old_gone = Running("o", kOld);
+  old_gone.last_status = old_gone.desired_status = "STOPPED";
+  old_gone.stop_code = "ServiceSchedulerInitiated";
+  old_gone.stopped_at = now - seconds(20);
+  std::vector<TaskView> tasks = {old_gone, Running("n1", kNew, now - seconds(11)), Running("n2", kNew, now - seconds(11))};
+  Decision d = Decide(s, Obs(now, tasks));
+  EXPECT_EQ(s.deployments[0].rollout_state, "IN_PROGRESS");
+  ASSERT_EQ(s.deployments.size(), 2u) << "services-stable must not see one deployment yet";
+  EXPECT_EQ(s.deployments[0].running_count, 2);
+  ASSERT_TRUE(d.wake_at);
+  EXPECT_EQ(*d.wake_at, now + seconds(30)) << "when n1 and n2 have run for 40 s";
+  EXPECT_THAT(Messages(s), IsEmpty());
+
+  Decide(s, Obs(*d.wake_at, tasks));
+  EXPECT_EQ(s.deployments[0].rollout_state, "COMPLETED");
+  EXPECT_EQ(s.deployments.size(), 1u);
+  EXPECT_THAT(Messages(s), ElementsAre("(service web) (deployment " + kNew + ") deployment completed.",
+                                       "(service web) has reached a steady state."));
+}
+
+// Tasks with health checks are healthy once HEALTHY, with no settle wait: a rollout of them moves
+// on as soon as the checks pass. (UNKNOWN stays unhealthy however long it runs.)
+TEST(PlanTest, HealthCheckedTasksAreHealthyOnceHealthyWithoutTheSettleWait) {
+  TimePoint now = kT0 + hours(1);
+  auto checked = [&](const std::string& id, const std::string& health) {
+    TaskView t = Running(id, kNew, now - seconds(2));  // RUNNING for a second
+    t.has_health_checks = true;
+    t.health_status = health;
+    return t;
+  };
+  ServiceState s = Rollout(2);
+  Decision d = Decide(s, Obs(now, {Running("o1", kOld), Running("o2", kOld), checked("n1", "HEALTHY"),
+                                   checked("n2", "HEALTHY")}));
+  EXPECT_EQ(Stopped(d), (std::set<std::string>{"o1", "o2"})) << "the new tasks count as healthy at once";
+  EXPECT_FALSE(d.wake_at) << "nothing to wait for";
+  TaskView o1 = Running("o1", kOld), o2 = Running("o2", kOld);
+  o1.last_status = o1.desired_status = o2.last_status = o2.desired_status = "STOPPED";
+  Decide(s, Obs(now + seconds(1), {o1, o2, checked("n1", "HEALTHY"), checked("n2", "HEALTHY")}));
+  EXPECT_EQ(s.deployments[0].rollout_state, "COMPLETED");
+
+  ServiceState unknown = Rollout(2);
+  TaskView n1 = checked("n1", "UNKNOWN"), n2 = checked("n2", "UNKNOWN");
+  n1.started_at = n2.started_at = now - hours(1);
+  EXPECT_TRUE(Decide(unknown, Obs(now, {Running("o1", kOld), Running("o2", kOld), n1, n2})).stops.empty())
+      << "no settle fallback for a task whose checks never passed";
 }
 
 // --- DAEMON -----------------------------------------------------------------------------------

@@ -153,6 +153,7 @@ Observed Scheduler::Observe(TimePoint now, const std::vector<ecs::task::GroupTas
         !t.container_instance_arn.empty() &&
         std::none_of(instances.begin(), instances.end(), [&](const InstanceView& i) { return i.arn == t.container_instance_arn; });
     v.created_at = t.created_at;
+    v.protected_until = t.protected_until;
     obs.tasks.push_back(std::move(v));
   }
   return obs;

@@ -45,7 +45,9 @@ struct SchedulerOptions {
   std::string holder = "paddock";  // this server's name in the lease
   std::chrono::milliseconds lease_ttl{10000};
   std::chrono::milliseconds resync_interval{10000};
-  std::chrono::milliseconds settle{0};  // AWS waits 40 s; see docs/contracts/service.md
+  // RUNNING time before a task without health checks counts as healthy (AWS's 40 s; tasks with
+  // health checks are healthy once HEALTHY). See docs/contracts/service.md.
+  std::chrono::milliseconds settle = kDefaultSettle;
   std::chrono::milliseconds backoff_base{10000};
   std::chrono::milliseconds backoff_cap{15 * 60 * 1000};
 };

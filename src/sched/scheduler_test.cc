@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <boost/json.hpp>
 #include <set>
+#include <utility>
 
 #include "common/testing/fake_clock.h"
 #include "ecs/testing/temp_store.h"
@@ -85,6 +87,30 @@ class SchedulerTest : public ::testing::Test {
     return s.ok() ? std::string(json::parse(*s).at("containerInstanceArn").as_string()) : std::string();
   }
 
+  // The agent reports `id` RUNNING (and, with `exit`, its essential container exiting right after).
+  void Report(const std::string& id, bool exit) {
+    const std::string arn = "arn:aws:ecs:us-east-1:123456789012:task/default/" + id;
+    ecs::task::TaskStateChange running;
+    running.last_status = "RUNNING";
+    ASSERT_TRUE(tasks_.ReportState(kAgent, arn, running, clock_.Now()).ok());
+    if (!exit) return;
+    clock_.Advance(1s);
+    ecs::task::TaskStateChange stopped;
+    stopped.last_status = "STOPPED";
+    stopped.stop_code = "EssentialContainerExited";
+    stopped.stopped_reason = "Essential container in task exited";
+    ASSERT_TRUE(tasks_.ReportState(kAgent, arn, stopped, clock_.Now()).ok());
+  }
+
+  // The live tasks' ids, each reported as `exit` says; returns them.
+  std::vector<std::string> ReportLive(bool exit) {
+    std::vector<std::string> ids;
+    for (const auto& t : Tasks())
+      if (t.last_status != "STOPPED" && t.last_status != "RUNNING") ids.push_back(t.id);
+    for (const auto& id : ids) Report(id, exit);
+    return ids;
+  }
+
   paddock::testing::TempStore store_;
   paddock::testing::FakeClock clock_;
   ecs::taskdef::TaskDefinitions tds_{*store_};
@@ -148,6 +174,31 @@ TEST_F(SchedulerTest, AServiceThatDoesNotFitTheNodesFargateCapacityGetsEcssEvent
   EXPECT_EQ(live, 2u) << "one replaces the stopped task; the third still does not fit";
 }
 
+// Tasks of a launch that only partly found room reach RUNNING one by one; that is no sign the
+// room is back, so the backoff holds and no refused launch is retried meanwhile (each would be a
+// circuit-breaker failure: a service one task too big for the node would fail its deployment).
+TEST_F(SchedulerTest, TasksOfAPartlyPlacedLaunchReachingRunningDoNotResetTheBackoff) {
+  ecs::task::FargateCapacity capacity({.cpu = 512, .memory = 1024, .vcpus_per_account = 4000});
+  ecs::task::Tasks limited(*store_, tds_, clusters_, std::string(kAgent), &instances_, &capacity);
+  CreateService(3);
+  Scheduler a(*store_, services_, limited, nullptr, clock_, Options("a"));
+  auto epoch = a.Lead();
+  ASSERT_TRUE(epoch.ok() && epoch->has_value());
+  ASSERT_TRUE(a.Pass(key_, **epoch).ok());
+  ASSERT_EQ(State().deployments[0].failed_tasks, 1);
+  for (const auto& t : Tasks()) {
+    clock_.Advance(100ms);
+    ecs::task::TaskStateChange running;
+    running.last_status = "RUNNING";
+    ASSERT_TRUE(limited.ReportState(kAgent, "arn:aws:ecs:us-east-1:123456789012:task/default/" + t.id, running,
+                                    clock_.Now())
+                    .ok());
+    ASSERT_TRUE(a.Pass(key_, **epoch).ok());
+  }
+  EXPECT_EQ(State().deployments[0].failed_tasks, 1) << "no retry before the backoff ends";
+  EXPECT_EQ(State().deployments[0].launch_failures, 1);
+}
+
 TEST_F(SchedulerTest, ADeposedLeadersLateWritesChangeNothing) {
   CreateService(1);
   Scheduler a(*store_, services_, tasks_, nullptr, clock_, Options("a"));
@@ -175,6 +226,80 @@ TEST_F(SchedulerTest, ADeposedLeadersLateWritesChangeNothing) {
 
   ASSERT_TRUE(b.Pass(key_, **eb).ok());
   EXPECT_EQ(Tasks().size(), 3u);
+}
+
+// With the default options (settle 40 s) and real task records: the first revision completes once
+// its tasks have run for 40 s; a revision whose tasks reach RUNNING and exit at once fails its
+// deployment at the threshold and rolls back, and the old tasks were never stopped.
+TEST_F(SchedulerTest, WithDefaultOptionsACrashLoopFailsItsDeploymentAndRollsBack) {
+  const std::string subnet = vpc::DefaultVpcFor(kScope).subnets[0].id;
+  auto created = services_.Create(
+      kScope, kCaller,
+      Obj(R"({"serviceName":"api","taskDefinition":"web","launchType":"FARGATE","desiredCount":2,)"
+          R"("deploymentConfiguration":{"deploymentCircuitBreaker":{"enable":true,"rollback":true}},)"
+          R"("networkConfiguration":{"awsvpcConfiguration":{"subnets":[")" + subnet + R"("]}}})"),
+      clock_.Now());
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  SchedulerOptions options;
+  options.holder = "a";
+  EXPECT_EQ(options.settle, 40s);
+  Scheduler a(*store_, services_, tasks_, nullptr, clock_, options);
+  auto epoch = a.Lead();
+  ASSERT_TRUE(epoch.ok() && epoch->has_value());
+  ASSERT_TRUE(a.Pass(key_, **epoch).ok());
+  const std::vector<std::string> old_tasks = ReportLive(/*exit=*/false);
+  ASSERT_EQ(old_tasks.size(), 2u);
+  ASSERT_TRUE(a.Pass(key_, **epoch).ok());
+  EXPECT_EQ(State().deployments[0].rollout_state, "IN_PROGRESS") << "RUNNING, but not for 40 s yet";
+  clock_.Advance(40s);
+  epoch = a.Lead();
+  ASSERT_TRUE(epoch.ok() && epoch->has_value());
+  ASSERT_TRUE(a.Pass(key_, **epoch).ok());
+  const std::string first = State().deployments[0].id;
+  ASSERT_EQ(State().deployments[0].rollout_state, "COMPLETED");
+
+  // Revision 2 crash-loops: every task reaches RUNNING and exits a second later.
+  ASSERT_TRUE(tds_.Register(kScope, kCaller,
+                            Obj(R"({"family":"web","networkMode":"awsvpc","requiresCompatibilities":["FARGATE"],)"
+                                R"("cpu":"256","memory":"512","containerDefinitions":[{"name":"app","image":"nginx",)"
+                                R"("command":["sh","-c","exit 1"]}]})"),
+                            clock_.Now())
+                  .ok());
+  auto updated = services_.Update(kScope, kCaller, Obj(R"({"service":"api","taskDefinition":"web:2"})"), clock_.Now());
+  ASSERT_TRUE(updated.ok()) << updated.status().ToString();
+  for (int round = 0; round < 3 && State().deployments[0].id != first; ++round) {
+    ASSERT_TRUE(a.Pass(key_, **epoch).ok());
+    ReportLive(/*exit=*/true);
+    ASSERT_TRUE(a.Pass(key_, **epoch).ok());
+  }
+  // The pass that rolled back stored the rollback under way; the next one (the plan asked for it
+  // at once) completes it.
+  ASSERT_EQ(State().deployments[0].id, first);
+  EXPECT_EQ(State().deployments[0].rollout_state, "IN_PROGRESS");
+  clock_.Advance(1ms);
+  ASSERT_TRUE(a.Pass(key_, **epoch).ok());
+  const auto state = State();
+  ASSERT_EQ(state.deployments.size(), 1u);
+  EXPECT_EQ(state.deployments[0].id, first) << "rolled back to the COMPLETED deployment";
+  EXPECT_EQ(state.deployments[0].rollout_state, "COMPLETED");
+  size_t exited = 0;
+  for (const auto& t : Tasks()) {
+    if (std::find(old_tasks.begin(), old_tasks.end(), t.id) != old_tasks.end()) {
+      EXPECT_EQ(std::make_pair(t.last_status, t.desired_status), std::make_pair(std::string("RUNNING"), std::string("RUNNING")))
+          << "an old task was stopped";
+    } else {
+      exited += t.stop_code == "EssentialContainerExited" ? 1 : 0;
+    }
+  }
+  EXPECT_GE(exited, 3u) << "the threshold for 2 tasks";
+  ecs::service::DeploymentQuery q;
+  q.cluster = "default";
+  q.service = "api";
+  auto sds = services_.ListServiceDeployments(kScope, kCaller, q);
+  ASSERT_TRUE(sds.ok()) << sds.status().ToString();
+  std::multiset<std::string> statuses;
+  for (const auto& item : sds->items) statuses.insert(std::string(json::parse(item).at("status").as_string()));
+  EXPECT_EQ(statuses, (std::multiset<std::string>{"ROLLBACK_SUCCESSFUL", "SUCCESSFUL"}));
 }
 
 // A one-off task that merely uses the group "service:api" is not the scheduler's: it is neither

@@ -16,13 +16,19 @@ struct TableDef {
 };
 
 // The current schema version.
-inline constexpr int kSchemaVersion = 8;
+inline constexpr int kSchemaVersion = 9;
 
 inline constexpr TableDef kTables[] = {
     // iam/: accounts and access keys.
     {"accounts", 1},          // (account) -> Account
     {"access_keys", 1},       // (access_key_id) -> AccessKey
     {"account_keys", 1},      // (account, access_key_id) -> ""            index
+    // ecs/setting (docs/contracts/account-setting.md)
+    {"account_settings", 9},  // (account, region, principal arn, setting name) -> value
+    // ecs/capacity (docs/contracts/capacity-provider.md)
+    {"capacity_providers", 9},      // (account, region, name) -> CapacityProvider record JSON
+    {"capacity_provider_asgs", 9},  // (account, region, Auto Scaling group ARN or name) -> provider name
+    {"capacity_provider_clusters", 9},  // (account, region, provider, cluster) -> ""   associations
     // ecs/cluster
     {"clusters", 1},          // (account, region, name) -> Cluster
     {"clusters_active", 1},   // (account, region, name) -> ""             index: ListClusters
@@ -45,6 +51,7 @@ inline constexpr TableDef kTables[] = {
     {"task_counts", 3},       // (account, region, cluster) -> "<pending> <running> [<pending EC2> <running EC2>]"   ClusterUsage
     {"task_stopped", 3},      // (account, region, stoppedAt ms, cluster, id) -> ""   ReapStopped
     {"task_tokens", 3},       // (account, region, clientToken) -> {request, arns, expires}
+    {"task_protection", 9},   // (account, region, cluster, id) -> "<expires ms>"   scale-in protection
     // ecs/task: the node's Fargate capacity (ecs/task/fargate_capacity.h)
     {"fargate_reservations", 6},   // (account, region, cluster, task id) -> "<cpu> <memory>"   a task's reservation
     {"fargate_node_usage", 6},     // ("node") -> "<cpu> <memory>"   reserved on this node
@@ -56,6 +63,7 @@ inline constexpr TableDef kTables[] = {
     {"container_instance_inactive", 4},  // (account, region, deregisteredAt ms, cluster, id) -> ""   ReapInactive
     {"container_instance_agents", 8},  // (account, region, cluster, id) -> {kind, accessKeyId?}   agent binding
     {"agent_credentials", 8},          // (access key id) -> {account, region, cluster, id, secret}   node-wide
+    {"container_instance_ec2", 9},     // (account, region, ec2 instance id, cluster, id) -> {privateIp}   EC2 DescribeInstances
     // ecs/service (docs/contracts/service.md)
     {"services", 5},              // (account, region, cluster, name) -> service record JSON
     {"service_by_status", 5},     // (account, region, cluster, status, name) -> ""   index: ListServices

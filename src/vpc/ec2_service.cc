@@ -26,7 +26,7 @@ namespace {
 constexpr std::string_view kActions[] = {
     "DescribeVpcs",          "DescribeSubnets",         "DescribeSecurityGroups",        "DescribeSecurityGroupRules",
     "CreateSecurityGroup",   "DeleteSecurityGroup",     "AuthorizeSecurityGroupIngress", "AuthorizeSecurityGroupEgress",
-    "RevokeSecurityGroupIngress", "RevokeSecurityGroupEgress"};
+    "RevokeSecurityGroupIngress", "RevokeSecurityGroupEgress", "DescribeInstances"};
 
 }  // namespace
 
@@ -53,6 +53,7 @@ StatusOr<std::string> Ec2Service::Call(const aws::CallContext& ctx, const aws::Q
   if (a == "DescribeSubnets") return DescribeSubnets(ctx, params);
   if (a == "DescribeSecurityGroups") return DescribeSecurityGroups(ctx, params);
   if (a == "DescribeSecurityGroupRules") return DescribeSecurityGroupRules(ctx, params);
+  if (a == "DescribeInstances") return DescribeInstances(ctx, params);
   // EC2 answers a DryRun of a change it would make with DryRunOperation (HTTP 412 there).
   if (internal::BoolParam(params, "DryRun"))
     return FailedPrecondition("Request would have succeeded, but DryRun flag is set.", "DryRunOperation");

@@ -1,8 +1,9 @@
 // The slice of EC2 that deployers use around their tasks, in EC2's Query protocol and XML shapes:
 // DescribeVpcs and DescribeSubnets of the built-in default VPC (read-only), and security groups —
 // CreateSecurityGroup, DeleteSecurityGroup, Authorize/RevokeSecurityGroupIngress/Egress,
-// DescribeSecurityGroups, DescribeSecurityGroupRules — through vpc::SecurityGroups. This file
-// and its two sources are the wire codec: parameters in, XML out; the owner sees typed values.
+// DescribeSecurityGroups, DescribeSecurityGroupRules — through vpc::SecurityGroups, and
+// DescribeInstances of the container instances' hosts (ec2_instances.h). This file and its three
+// sources are the wire codec: parameters in, XML out; the owners see typed values.
 //
 //   vpc::Ec2Service ec2(store, security_groups, aws::TokenCodec(key));
 //   front.AddQueryService(&ec2);
@@ -15,6 +16,7 @@
 #include "aws/pagination.h"
 #include "aws/service.h"
 #include "store/store.h"
+#include "vpc/ec2_instances.h"
 #include "vpc/security_groups.h"
 
 namespace paddock::vpc {
@@ -31,6 +33,9 @@ class Ec2Service final : public aws::QueryService {
   StatusOr<std::string> Call(const aws::CallContext& ctx, const aws::QueryParams& params) override;
   // EC2's dialect: <Response><Errors><Error><Code/><Message/></Error></Errors><RequestID/></Response>.
   std::string ErrorXml(std::string_view code, std::string_view message, std::string_view request_id) const override;
+  // Where DescribeInstances finds its instances (the container instances' owner). REQUIRES: set
+  // before serving; without one no instance exists.
+  void SetInstanceSource(Ec2InstanceSource* instances) { instances_ = instances; }
 
  private:
   StatusOr<std::string> DescribeVpcs(const aws::CallContext& ctx, const aws::QueryParams& params);
@@ -42,10 +47,13 @@ class Ec2Service final : public aws::QueryService {
   StatusOr<std::string> RevokeRules(const aws::CallContext& ctx, const aws::QueryParams& params, RuleDirection d);
   StatusOr<std::string> DescribeSecurityGroups(const aws::CallContext& ctx, const aws::QueryParams& params);
   StatusOr<std::string> DescribeSecurityGroupRules(const aws::CallContext& ctx, const aws::QueryParams& params);
+  // ec2_describe_instances.cc
+  StatusOr<std::string> DescribeInstances(const aws::CallContext& ctx, const aws::QueryParams& params);
 
   store::Store& store_;
   SecurityGroups& groups_;
   aws::TokenCodec tokens_;
+  Ec2InstanceSource* instances_ = nullptr;
 };
 
 }  // namespace paddock::vpc

@@ -6,6 +6,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -691,7 +692,82 @@ StatusOr<ResolvedImage> ImageStore::Resolve(std::string_view reference) {
   return out;
 }
 
-StatusOr<ResolvedImage> ImageStore::ResolveOrPull(std::string_view reference, Puller& puller) {
+namespace {
+
+// Levenshtein distance (names are at most 255 characters).
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// A failed pull's text plus where the image is not (see ResolveOrPull in the header).
+std::string WordMiss(const Reference& ref, const Status& failure, const PullContext& context,
+                     const std::vector<std::string>& near) {
+  // With "CannotPullContainerError: " in front, a task's reason keeps ECS's 1024 characters.
+  constexpr size_t kMaxText = 1024 - 26;
+  const StatusCode code = failure.code();
+  if (context.looked_in.empty() ||
+      (code != StatusCode::kNotFound && code != StatusCode::kPermissionDenied && code != StatusCode::kUnavailable))
+    return std::string(failure.message());
+  const std::vector<std::string>& places = context.looked_in;
+  std::string note;
+  if (code == StatusCode::kNotFound) {
+    note = fmt::format("{} is neither in this node's image store", ref.String());
+    for (const auto& place : places) note += " nor in " + place;
+  } else {
+    note = fmt::format("{} is not in this node's image store", ref.String());
+    for (size_t i = 0; i + 1 < places.size(); ++i) note += ", nor in " + places[i];
+    note += ", and " + places.back() +
+            (code == StatusCode::kPermissionDenied ? " refused it (no such repository, or it needs credentials)"
+                                                   : " could not be reached or could not serve it");
+  }
+  if (!near.empty()) {
+    note += " (did you mean " + near[0];
+    for (size_t i = 1; i < near.size(); ++i) note += (i + 1 == near.size() ? " or " : ", ") + near[i];
+    note += "?)";
+  }
+  std::string text(failure.message());
+  if (text.size() + 2 + note.size() > kMaxText) {
+    size_t keep = kMaxText > note.size() + 5 ? kMaxText - note.size() - 5 : 0;
+    while (keep > 0 && (static_cast<unsigned char>(text[keep]) & 0xC0) == 0x80) --keep;  // not inside a character
+    text = text.substr(0, keep) + "…";
+  }
+  return text + "; " + note;
+}
+
+}  // namespace
+
+StatusOr<std::vector<std::string>> ImageStore::NearNames(std::string_view reference) {
+  ASSIGN_OR_RETURN(Reference asked, ParseReference(reference));
+  ASSIGN_OR_RETURN(std::vector<ImageInfo> all, List());
+  const std::string want = asked.Familiar();
+  // A typo: a few characters off, more for longer names.
+  const size_t bound = std::max<size_t>(2, want.size() / 6);
+  std::vector<std::pair<size_t, std::string>> near;
+  for (const ImageInfo& info : all) {
+    auto ref = ParseReference(info.reference);
+    if (!ref.ok()) continue;
+    const std::string name = ref->Familiar();
+    if (size_t d = EditDistance(want, name); d > 0 && d <= bound) near.emplace_back(d, name);
+  }
+  std::sort(near.begin(), near.end());
+  std::vector<std::string> out;
+  for (size_t i = 0; i < near.size() && i < 3; ++i) out.push_back(near[i].second);
+  return out;
+}
+
+StatusOr<ResolvedImage> ImageStore::ResolveOrPull(std::string_view reference, Puller& puller,
+                                                  const PullProgressFn& progress) {
   auto parsed = ParseReference(reference);
   if (!parsed.ok()) return InvalidArgument(fmt::format("invalid reference format: {}", parsed.status().message()));
   const Reference& ref = *parsed;
@@ -710,7 +786,11 @@ StatusOr<ResolvedImage> ImageStore::ResolveOrPull(std::string_view reference, Pu
     }
     Status status;
     if (leader) {
-      status = PullAndImport(ref, puller);
+      if (progress) {
+        std::lock_guard lock(flight->mu);
+        flight->watchers.push_back(progress);
+      }
+      status = PullAndImport(ref, puller, *flight);
       {
         std::lock_guard lock(flights_mu_);
         flights_.erase(key);
@@ -721,6 +801,7 @@ StatusOr<ResolvedImage> ImageStore::ResolveOrPull(std::string_view reference, Pu
       flight->cv.notify_all();
     } else {
       std::unique_lock lock(flight->mu);
+      if (progress) flight->watchers.push_back(progress);
       flight->cv.wait(lock, [&] { return flight->done; });
       status = flight->status;
     }
@@ -729,8 +810,8 @@ StatusOr<ResolvedImage> ImageStore::ResolveOrPull(std::string_view reference, Pu
   return Resolve(reference);
 }
 
-StatusOr<ResolvedImage> ImageStore::ResolveOrPull(std::string_view reference) {
-  if (puller_ != nullptr) return ResolveOrPull(reference, *puller_);
+StatusOr<ResolvedImage> ImageStore::ResolveOrPull(std::string_view reference, const PullProgressFn& progress) {
+  if (puller_ != nullptr) return ResolveOrPull(reference, *puller_, progress);
   auto r = Resolve(reference);
   if (r.status().code() == StatusCode::kNotFound)
     return NotFound(fmt::format("{}: not found in the local image store, and this node does not pull from registries",
@@ -738,13 +819,28 @@ StatusOr<ResolvedImage> ImageStore::ResolveOrPull(std::string_view reference) {
   return r;
 }
 
-Status ImageStore::PullAndImport(const Reference& ref, Puller& puller) {
+Status ImageStore::PullAndImport(const Reference& ref, Puller& puller, PullFlight& flight) {
   // Shared: garbage collection empties tmp/ only when no import holds the lock.
   ASSIGN_OR_RETURN(FileLock lock, FileLock::Acquire(dir_ + "/lock", FileLock::Mode::kShared));
   ASSIGN_OR_RETURN(std::string work_path, MakeWorkDir());
   ScopedDir work(work_path);
   const std::string archive = work.path() + "/pulled.tar";
-  RETURN_IF_ERROR(puller.Pull(ref, archive));
+  PullContext context;
+  context.progress = [&flight](const PullProgress& p) {
+    std::lock_guard l(flight.mu);
+    for (const auto& watcher : flight.watchers) watcher(p);
+  };
+  if (Status pulled = puller.Pull(ref, archive, context); !pulled.ok()) {
+    std::vector<std::string> near = context.near_names;
+    if (!context.looked_in.empty()) {
+      auto mine = NearNames(ref.String());
+      if (mine.ok())
+        for (auto& n : *mine)
+          if (std::find(near.begin(), near.end(), n) == near.end()) near.push_back(std::move(n));
+      if (near.size() > 3) near.resize(3);
+    }
+    return Status(pulled.code(), WordMiss(ref, pulled, context, near));
+  }
   ImportOptions options;
   options.name = ref.String();
   auto imported = ImportArchive(archive, options);
@@ -753,6 +849,35 @@ Status ImageStore::PullAndImport(const Reference& ref, Puller& puller) {
                   fmt::format("ref pull has been retried 1 time(s): the pulled image {} cannot be stored: {}",
                               ref.String(), imported.status().message()));
   return OkStatus();
+}
+
+Status ImageStore::WithLayout(std::string_view reference, const std::function<Status(const Layout&)>& use) {
+  ASSIGN_OR_RETURN(Reference ref, ParseReference(reference));
+  RETURN_IF_ERROR(EnsureLayout());
+  // Shared: no garbage collection deletes the blobs (or the layout in tmp/) while `use` reads them.
+  ASSIGN_OR_RETURN(FileLock lock, FileLock::Acquire(dir_ + "/lock", FileLock::Mode::kShared));
+  ASSIGN_OR_RETURN(std::optional<ImageInfo> info, Lookup(ref));
+  if (!info) return NotFound(fmt::format("image {} not found in the local image store", ref.String()));
+  ASSIGN_OR_RETURN(std::string manifest, ReadFile(BlobPath(info->manifest_digest), oci::kMaxDocumentBytes));
+  if (Sha256Of(manifest) != info->manifest_digest)
+    return DataLoss(fmt::format("the manifest blob {} of {} is missing or corrupt; remove the image and import it again",
+                                info->manifest_digest.str(), info->reference));
+  // The manifest's own media type (OCI for everything the store writes; a pulled Docker manifest
+  // kept by digest has its own).
+  ASSIGN_OR_RETURN(oci::Manifest parsed, oci::ParseManifest(manifest));
+  oci::Descriptor descriptor;
+  descriptor.media_type = parsed.media_type.empty() ? std::string(oci::kMediaTypeManifest) : parsed.media_type;
+  descriptor.digest = info->manifest_digest;
+  descriptor.size = manifest.size();
+  ASSIGN_OR_RETURN(std::string work_path, MakeWorkDir());
+  ScopedDir work(work_path);
+  for (const auto& [name, text] : {std::pair<std::string, std::string>{"oci-layout", R"({"imageLayoutVersion":"1.0.0"})"},
+                                   std::pair<std::string, std::string>{"index.json", oci::EncodeIndex(descriptor)}}) {
+    std::ofstream out(work.path() + "/" + name, std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out.flush()) return Internal(fmt::format("cannot write {}/{}", work.path(), name));
+  }
+  return use(Layout{work.path(), dir_ + "/blobs", *info});
 }
 
 Status ImageStore::CollectGarbage() {

@@ -36,6 +36,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -101,14 +102,35 @@ class ImageStore {
   // Resolve, first pulling through `puller` when the store lacks the reference. Concurrent calls
   // for one reference in this process share one pull and its outcome (other processes on the
   // state directory may pull it too; the import is content-addressed, so that only costs time).
+  // `progress` (may be empty) sees the pull's progress, also when the call joins another's pull.
   // Errors read as ECS's after "CannotPullContainerError: ": the puller's, an invalid reference
-  // ("invalid reference format: …"), or a pulled archive the store refuses.
-  StatusOr<ResolvedImage> ResolveOrPull(std::string_view reference, Puller& puller);
+  // ("invalid reference format: …"), or a pulled archive the store refuses. A miss — the puller
+  // says where it looked (PullContext::looked_in) — adds where the image is not, and the store's
+  // names close to it: "<ECS text>; docker.io/library/busybx:demo is neither in this node's image
+  // store nor in its registry docker.io (did you mean busybox:demo?)"; the ECS text is cut so
+  // that the whole stays within ECS's 1024 characters with the prefix.
+  StatusOr<ResolvedImage> ResolveOrPull(std::string_view reference, Puller& puller,
+                                        const PullProgressFn& progress = {});
   // The same through the puller set with SetPuller; without one, a reference not in the store is
   // NotFound ("REF: not found in the local image store, and this node does not pull").
-  StatusOr<ResolvedImage> ResolveOrPull(std::string_view reference);
+  StatusOr<ResolvedImage> ResolveOrPull(std::string_view reference, const PullProgressFn& progress = {});
   // REQUIRES: called before any ResolveOrPull; `puller` outlives this store (nullptr: none).
   void SetPuller(Puller* puller) { puller_ = puller; }
+
+  // The store's names closest to `reference` by edit distance (a typo's likely meaning), closest
+  // first, at most 3, in their familiar form ("busybox:demo" for docker.io/library/busybox:demo).
+  StatusOr<std::vector<std::string>> NearNames(std::string_view reference);
+
+  // `reference`'s image lent as an OCI image layout for reading (skopeo's oci: transport), for
+  // `use` only: `layout_dir` holds oci-layout and an index.json naming only its manifest; its blobs
+  // are the store's own, in `blob_dir` (skopeo's --src-shared-blob-dir). Garbage collection waits
+  // until `use` returns. NotFound when the store lacks the reference.
+  struct Layout {
+    std::string layout_dir;
+    std::string blob_dir;
+    ImageInfo image;
+  };
+  Status WithLayout(std::string_view reference, const std::function<Status(const Layout&)>& use);
 
   // Deletes every blob and unpacked layer no image names, and what interrupted imports left in
   // tmp/. Waits for imports in progress to finish.
@@ -139,9 +161,10 @@ class ImageStore {
     std::condition_variable cv;
     bool done = false;  // GUARDED_BY(mu)
     Status status;      // GUARDED_BY(mu)
+    std::vector<PullProgressFn> watchers;  // GUARDED_BY(mu): every caller's progress
   };
-  // Pulls `ref` into tmp/ and imports it.
-  Status PullAndImport(const Reference& ref, Puller& puller);
+  // Pulls `ref` into tmp/ and imports it; a miss is worded with where the image is not.
+  Status PullAndImport(const Reference& ref, Puller& puller, PullFlight& flight);
 
   store::Store& store_;
   std::string dir_;

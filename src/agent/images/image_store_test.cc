@@ -8,6 +8,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -648,15 +649,26 @@ TEST_F(ImageStoreTest, TwoStoresOnOneDirectorySeeEachOther) {
 class FakePuller final : public Puller {
  public:
   explicit FakePuller(std::string archive) : archive_(std::move(archive)) {}
-  Status Pull(const Reference& ref, const std::string& path) override {
+  Status Pull(const Reference& ref, const std::string& path, PullContext& context) override {
     ++pulls;
     pulled.push_back(ref.String());
+    for (const auto& p : progress) context.progress(p);
+    if (!failure.ok()) {
+      context.looked_in = looked_in;
+      context.near_names = near_names;
+      return failure;
+    }
     if (archive_.empty()) return Unavailable("pull access denied for nothing, repository does not exist");
     WriteFile(path, archive_);
     return OkStatus();
   }
   int pulls = 0;
   std::vector<std::string> pulled;
+  // What it shows and says when it fails.
+  std::vector<PullProgress> progress;
+  Status failure;
+  std::vector<std::string> looked_in;
+  std::vector<std::string> near_names;
 
  private:
   std::string archive_;
@@ -682,11 +694,12 @@ TEST_F(ImageStoreTest, ResolveOrPullImportsWhatThePullerFetchesOnce) {
 class GatedPuller final : public Puller {
  public:
   GatedPuller(std::string archive, Status failure) : archive_(std::move(archive)), failure_(std::move(failure)) {}
-  Status Pull(const Reference&, const std::string& path) override {
+  Status Pull(const Reference&, const std::string& path, PullContext& context) override {
     std::unique_lock lock(mu_);
     ++pulls_;
     cv_.notify_all();
     cv_.wait(lock, [&] { return released_; });
+    context.progress(PullProgress{1, 1, 10, 10});
     if (!failure_.ok()) return failure_;
     WriteFile(path, archive_);
     return OkStatus();
@@ -718,11 +731,13 @@ TEST_F(ImageStoreTest, ConcurrentResolveOrPullOfOneReferenceSharesOnePull) {
   std::string l = TarBuilder().File("f", "f").Finish();
   GatedPuller puller(OciArchive({"localhost:5000/app:1", {l}, {l}}), OkStatus());
   std::vector<StatusOr<ResolvedImage>> results(4, Internal("not run"));
+  std::vector<std::atomic<int>> shown(4);  // progress reports each caller saw
+  auto watch = [&](size_t i) { return [&shown, i](const PullProgress&) { ++shown[i]; }; };
   std::vector<std::thread> threads;
-  threads.emplace_back([&] { results[0] = images_->ResolveOrPull("localhost:5000/app:1", puller); });
+  threads.emplace_back([&] { results[0] = images_->ResolveOrPull("localhost:5000/app:1", puller, watch(0)); });
   puller.WaitForPulls(1);  // the first is pulling; the others join it
   for (size_t i = 1; i < results.size(); ++i)
-    threads.emplace_back([&, i] { results[i] = images_->ResolveOrPull("localhost:5000/app:1", puller); });
+    threads.emplace_back([&, i] { results[i] = images_->ResolveOrPull("localhost:5000/app:1", puller, watch(i)); });
   // The joiners are blocked on the flight, not on a second Pull (which would bump the count).
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   puller.Release();
@@ -732,6 +747,8 @@ TEST_F(ImageStoreTest, ConcurrentResolveOrPullOfOneReferenceSharesOnePull) {
     EXPECT_EQ(r->reference, "localhost:5000/app:1");
   }
   EXPECT_EQ(puller.pulls(), 1);
+  // The one pull's progress reached every caller, the joiners too.
+  for (const auto& n : shown) EXPECT_EQ(n.load(), 1);
 }
 
 TEST_F(ImageStoreTest, ConcurrentResolveOrPullShareAFailureAndLeaveNothing) {
@@ -777,6 +794,89 @@ TEST_F(ImageStoreTest, ResolveOrPullWithoutAPullerOrWithABadArchiveSaysWhy) {
   EXPECT_THAT(invalid.status().message(), ::testing::StartsWith("invalid reference format: "));
   images_->SetPuller(nullptr);
   ExpectEmpty();
+}
+
+TEST_F(ImageStoreTest, AMissSaysWhereTheImageIsNotAndWhatItProbablyMeant) {
+  ASSERT_TRUE(images_->ImportRootfs(Put("l.tar", TarBuilder().File("f", "f").Finish()), "busybox:demo").ok());
+  const std::string ecs =
+      "pull image manifest has been retried 1 time(s): failed to resolve ref docker.io/library/busybx:demo: "
+      "docker.io/library/busybx:demo: not found (manifest unknown)";
+  FakePuller missing("");
+  missing.failure = NotFound(ecs);
+  missing.looked_in = {"its registry docker.io"};
+  auto r = images_->ResolveOrPull("busybx:demo", missing);
+  EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
+  // ECS's text first (what deployers match), then where the image is not, and the near name.
+  EXPECT_EQ(std::string(r.status().message()), ecs + "; docker.io/library/busybx:demo is neither in this node's image store nor in "
+                                        "its registry docker.io (did you mean busybox:demo?)");
+
+  // Refused or unreachable: said so; the places asked before are listed; a puller's near names first.
+  FakePuller refused("");
+  refused.failure = PermissionDenied("pull image manifest has been retried 1 time(s): … pull access denied");
+  refused.looked_in = {"the cluster's image store", "its registry docker.io"};
+  refused.near_names = {"busybox:demo2"};
+  r = images_->ResolveOrPull("busybx:demo", refused);
+  EXPECT_EQ(r.status().code(), StatusCode::kPermissionDenied);
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("; docker.io/library/busybx:demo is not in this node's image store, nor in the cluster's image "
+                        "store, and its registry docker.io refused it (no such repository, or it needs credentials) "
+                        "(did you mean busybox:demo2 or busybox:demo?)"));
+  FakePuller down("");
+  down.failure = Unavailable("pull image manifest has been retried 1 time(s): … dial tcp: connection refused");
+  down.looked_in = {"its registry docker.io"};
+  EXPECT_THAT(images_->ResolveOrPull("far-away:1", down).status().message(),
+              ::testing::EndsWith("; docker.io/library/far-away:1 is not in this node's image store, and its registry "
+                                  "docker.io could not be reached or could not serve it"));
+
+  // Not a miss (found, but too big; or the puller says nothing of where it looked): its text alone.
+  FakePuller big("");
+  big.failure = ResourceExhausted("ref pull has been retried 1 time(s): failed to copy: too big");
+  big.looked_in = {"its registry docker.io"};
+  EXPECT_EQ(images_->ResolveOrPull("busybx:demo", big).status().message(),
+            "ref pull has been retried 1 time(s): failed to copy: too big");
+  FakePuller quiet("");
+  quiet.failure = NotFound("gone");
+  EXPECT_EQ(images_->ResolveOrPull("busybx:demo", quiet).status().message(), "gone");
+
+  // ECS keeps 1024 characters of a reason: the note is kept whole, ECS's text is cut.
+  FakePuller wordy("");
+  wordy.failure = NotFound(std::string(2000, 'x'));
+  wordy.looked_in = {"its registry docker.io"};
+  const std::string text(images_->ResolveOrPull("busybx:demo", wordy).status().message());
+  EXPECT_LE(std::string("CannotPullContainerError: ").size() + text.size(), 1024u);
+  EXPECT_THAT(text, ::testing::EndsWith("(did you mean busybox:demo?)"));
+}
+
+TEST_F(ImageStoreTest, NearNamesAreTheClosestFewInTheirFamiliarForm) {
+  for (const char* name : {"busybox:demo", "busybox:latest", "nginx:1.27", "localhost:5000/app:1"})
+    ASSERT_TRUE(images_->ImportRootfs(Put("l.tar", TarBuilder().File("f", "f").Finish()), name).ok());
+  EXPECT_THAT(*images_->NearNames("busybx:demo"), ElementsAre("busybox:demo"));
+  EXPECT_THAT(*images_->NearNames("docker.io/library/nginx:1.26"), ElementsAre("nginx:1.27"));
+  EXPECT_THAT(*images_->NearNames("localhost:5000/ap:1"), ElementsAre("localhost:5000/app:1"));
+  EXPECT_THAT(*images_->NearNames("postgres:16"), ::testing::IsEmpty());
+  EXPECT_THAT(*images_->NearNames("busybox:demo"), ::testing::IsEmpty());  // itself is no typo
+}
+
+TEST_F(ImageStoreTest, WithLayoutLendsAnOciLayoutOfTheStoresOwnBlobs) {
+  ASSERT_TRUE(images_->ImportRootfs(Put("l.tar", TarBuilder().File("f", "f").Finish()), "app:1").ok());
+  std::string layout_dir;
+  Status s = images_->WithLayout("app:1", [&](const ImageStore::Layout& layout) -> Status {
+    layout_dir = layout.layout_dir;
+    EXPECT_EQ(layout.image.reference, "docker.io/library/app:1");
+    EXPECT_EQ(layout.blob_dir, Images() + "/blobs");
+    std::ifstream in(layout.layout_dir + "/index.json");
+    std::string index((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_THAT(index, HasSubstr(layout.image.manifest_digest.str()));
+    EXPECT_THAT(index, HasSubstr("application/vnd.oci.image.manifest.v1+json"));
+    EXPECT_TRUE(fs::exists(layout.layout_dir + "/oci-layout"));
+    for (const Digest& d : {layout.image.manifest_digest, layout.image.config_digest, layout.image.layers[0].digest})
+      EXPECT_TRUE(fs::exists(layout.blob_dir + "/sha256/" + std::string(d.hex()))) << d.str();
+    return OkStatus();
+  });
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_FALSE(fs::exists(layout_dir));  // lent for `use` only
+  EXPECT_EQ(images_->WithLayout("nope:1", [](const ImageStore::Layout&) { return OkStatus(); }).code(),
+            StatusCode::kNotFound);
 }
 
 }  // namespace

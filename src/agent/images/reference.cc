@@ -82,6 +82,14 @@ std::string Reference::String() const {
   return out;
 }
 
+std::string Reference::Familiar() const {
+  std::string out = String();
+  constexpr std::string_view kLibrary = "docker.io/library/", kHub = "docker.io/";
+  if (out.starts_with(kLibrary) && path.find('/', 8) == std::string::npos) return out.substr(kLibrary.size());
+  if (out.starts_with(kHub)) return out.substr(kHub.size());
+  return out;
+}
+
 StatusOr<Reference> ParseReference(std::string_view text) {
   auto bad = [&](std::string_view why) {
     return InvalidArgument(fmt::format("invalid image reference '{}': {}", text, why));

@@ -35,6 +35,8 @@ struct Reference {
   std::string String() const;
   // domain/path:tag. REQUIRES: !tag.empty().
   std::string Tagged() const { return Repository() + ":" + tag; }
+  // As Docker shows it: String() without "docker.io/library/" or "docker.io/" ("busybox:demo").
+  std::string Familiar() const;
 };
 
 // Parses and normalizes `text`. InvalidArgument with the reason for anything else.

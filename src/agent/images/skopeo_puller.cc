@@ -1,9 +1,13 @@
 #include "agent/images/skopeo_puller.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -125,14 +129,24 @@ bool IsInsecureRegistry(std::string_view domain, const SkopeoOptions& options) {
 }
 
 std::vector<std::string> SkopeoCopyArgs(const Reference& ref, const std::string& archive_path,
-                                        const SkopeoOptions& options) {
+                                        const SkopeoOptions& options, const CopyFlags& flags) {
   // skopeo stages the image in TMPDIR (else /var/tmp) before writing the archive: keep that next
   // to the archive, in the store's tmp/, which garbage collection empties after a crash.
   std::string dir = archive_path.substr(0, archive_path.rfind('/') == std::string::npos ? 0 : archive_path.rfind('/'));
   std::vector<std::string> args = {"env", "TMPDIR=" + (dir.empty() ? std::string(".") : dir), options.skopeo,
-                                   "--override-os", options.os, "--override-arch", options.arch, "copy", "--quiet"};
-  if (IsInsecureRegistry(ref.domain, options)) args.push_back("--src-tls-verify=false");
-  if (options.auth_file.empty()) {
+                                   "--override-os", options.os, "--override-arch", options.arch, "copy"};
+  if (flags.quiet) args.push_back("--quiet");
+  const Reference& from = flags.source ? flags.source->from : ref;
+  if (flags.source ? flags.source->plain_http : IsInsecureRegistry(ref.domain, options))
+    args.push_back("--src-tls-verify=false");
+  if (flags.source) {
+    if (flags.source->registry_token.empty()) {
+      args.push_back("--src-no-creds");
+    } else {
+      args.push_back("--src-registry-token");
+      args.push_back(flags.source->registry_token);
+    }
+  } else if (options.auth_file.empty()) {
     args.push_back("--src-no-creds");
   } else {
     args.push_back("--src-authfile");
@@ -140,10 +154,105 @@ std::vector<std::string> SkopeoCopyArgs(const Reference& ref, const std::string&
   }
   // A digest names the manifest as the registry serves it: skopeo must not rewrite it (into OCI
   // form), or the digest the task asked for would name nothing in the store.
-  if (ref.digest) args.push_back("--preserve-digests");
-  args.push_back("docker://" + SourceName(ref));
+  if (from.digest) args.push_back("--preserve-digests");
+  args.push_back("docker://" + SourceName(from));
   args.push_back("oci-archive:" + archive_path);
   return args;
+}
+
+namespace {
+
+// "1.9MiB", "186.0b", "12.3 KiB", "1.2MB" → bytes; nullopt for anything else.
+std::optional<uint64_t> ParseSize(std::string_view text) {
+  text = Trim(text);
+  size_t i = 0;
+  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
+  if (i == 0) return std::nullopt;
+  const double number = std::strtod(std::string(text.substr(0, i)).c_str(), nullptr);
+  const std::string_view unit = Trim(text.substr(i));
+  static constexpr std::pair<std::string_view, double> kUnits[] = {
+      {"b", 1},          {"B", 1},          {"KiB", 1024.0},   {"MiB", 1048576.0}, {"GiB", 1073741824.0},
+      {"TiB", 1099511627776.0}, {"kB", 1e3}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}};
+  for (const auto& [name, factor] : kUnits)
+    if (unit == name) return static_cast<uint64_t>(number * factor + 0.5);
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool SkopeoProgress::Feed(std::string_view bytes) {
+  changed_ = false;
+  for (char c : bytes) {
+    switch (escape_) {
+      case Escape::kEsc:
+        escape_ = c == '[' ? Escape::kCsi : Escape::kNone;
+        continue;
+      case Escape::kCsi:
+        if (c >= 0x40 && c <= 0x7e) escape_ = Escape::kNone;  // the sequence's final byte
+        continue;
+      case Escape::kNone:
+        break;
+    }
+    if (c == '\x1b') {
+      escape_ = Escape::kEsc;
+    } else if (c == '\r' || c == '\n') {
+      Line(line_);
+      line_.clear();
+    } else if (line_.size() < 1024) {
+      line_ += c;
+    }
+  }
+  // A bar is redrawn in place: its latest state may not be followed by a line end yet.
+  if (!line_.empty()) Line(line_);
+  return changed_;
+}
+
+void SkopeoProgress::Line(std::string_view line) {
+  line = Trim(line);
+  constexpr std::string_view kBlob = "Copying blob ";
+  if (!line.starts_with(kBlob)) return;  // the config blob, "Writing manifest", …
+  line.remove_prefix(kBlob.size());
+  // A line still being drawn may end inside the id: only a complete one (a space after it) counts.
+  const size_t space = line.find(' ');
+  if (space == std::string_view::npos) return;
+  std::string_view id = line.substr(0, space);
+  if (id.starts_with("sha256:")) id.remove_prefix(7);
+  id = id.substr(0, 12);  // bars show 12 hex digits
+  if (id.empty()) return;
+  std::string_view rest = Trim(line.substr(space));
+  auto [it, added] = layers_.try_emplace(std::string(id));
+  if (added) changed_ = true;  // a layer started
+  Blob next = it->second;
+  if (rest.starts_with("done") || rest.starts_with("skipped")) {
+    next.finished = true;
+    next.done = next.total;
+  } else if (size_t bar = rest.rfind(']'); bar != std::string_view::npos) {
+    std::string_view counts = rest.substr(bar + 1);
+    if (size_t slash = counts.find(" / "); slash != std::string_view::npos) {
+      std::string_view second = counts.substr(slash + 3);
+      second = second.substr(0, second.find(' ') == std::string_view::npos ? second.size() : second.find(' '));
+      auto done = ParseSize(counts.substr(0, slash));
+      auto total = ParseSize(second);
+      if (done && total) {
+        next.done = *done;
+        next.total = *total;
+      }
+    }
+  }
+  Blob& blob = it->second;
+  if (blob.done != next.done || blob.total != next.total || blob.finished != next.finished) changed_ = true;
+  blob = next;
+}
+
+PullProgress SkopeoProgress::Current() const {
+  PullProgress p;
+  for (const auto& [id, blob] : layers_) {
+    ++p.layers_total;
+    if (blob.finished) ++p.layers_done;
+    p.bytes_done += blob.done;
+    p.bytes_total += blob.total;
+  }
+  return p;
 }
 
 std::string SkopeoErrorDetail(std::string_view text) {
@@ -305,7 +414,33 @@ void SkopeoPuller::Shutdown() {
   [[maybe_unused]] ssize_t n = ::write(shutdown_fd_.get(), &one, sizeof one);
 }
 
-Status SkopeoPuller::Pull(const Reference& ref, const std::string& archive_path) {
+namespace {
+
+// A pseudo-terminal for skopeo's stdout, wide enough that its bars keep their byte counts.
+struct Pty {
+  subprocess::UniqueFd master;
+  subprocess::UniqueFd slave;
+};
+
+std::optional<Pty> OpenPty() {
+  Pty pty{subprocess::UniqueFd(::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK)), {}};
+  if (!pty.master.valid() || ::grantpt(pty.master.get()) != 0 || ::unlockpt(pty.master.get()) != 0)
+    return std::nullopt;
+  char name[128];
+  if (::ptsname_r(pty.master.get(), name, sizeof name) != 0) return std::nullopt;
+  pty.slave = subprocess::UniqueFd(::open(name, O_RDWR | O_NOCTTY | O_CLOEXEC));
+  if (!pty.slave.valid()) return std::nullopt;
+  winsize size{};
+  size.ws_row = 50;
+  size.ws_col = 200;
+  ::ioctl(pty.master.get(), TIOCSWINSZ, &size);
+  return pty;
+}
+
+}  // namespace
+
+Status SkopeoPuller::Copy(const Reference& ref, const std::string& archive_path, const PullContext& context,
+                          CopyFlags flags, std::string* skopeo_stderr) {
   const std::string resolve = ResolvePrefix(ref);
   auto shut_down = [&] {
     return Aborted(fmt::format("{}pull abandoned: the node is shutting down", resolve));
@@ -315,17 +450,29 @@ Status SkopeoPuller::Pull(const Reference& ref, const std::string& archive_path)
     return Internal(fmt::format("{}the work path {} contains ':', which skopeo cannot take", resolve, archive_path));
   pollfd sd{shutdown_fd_.get(), POLLIN, 0};
   if (::poll(&sd, 1, 0) > 0) return shut_down();
-  if (Status s = CheckRegistryAddress(ref, options_, NodeAddresses::Read(options_.task_interface_prefixes)); !s.ok()) {
-    fmt::print(stderr, "paddock: pull of {} refused: {}\n", ref.String(), s.message());
-    return s;
-  }
 
   ASSIGN_OR_RETURN(subprocess::UniqueFd err, subprocess::MakeMemfd("paddock-skopeo"));
+  // Progress is read from skopeo's terminal output; without a caller for it, or a pty, it is quiet.
+  std::optional<Pty> pty;
+  if (context.progress) pty = OpenPty();
+  flags.quiet = !pty.has_value();
+  SkopeoProgress progress;
   // Where skopeo writes (SkopeoCopyArgs puts its TMPDIR there too).
   const std::string dir =
       archive_path.substr(0, archive_path.rfind('/') == std::string::npos ? 0 : archive_path.rfind('/'));
-  auto child = subprocess::Spawn(SkopeoCopyArgs(ref, archive_path, options_), subprocess::Stdio{-1, -1, err.get()});
+  auto child = subprocess::Spawn(SkopeoCopyArgs(ref, archive_path, options_, flags),
+                                 subprocess::Stdio{-1, pty ? pty->slave.get() : -1, err.get()});
   if (!child.ok()) return Unavailable(fmt::format("{}cannot run skopeo: {}", resolve, child.status().message()));
+  if (pty) pty->slave.Reset();  // the child holds it; the master reads EIO once the child is gone
+  auto drain = [&] {
+    if (!pty) return;
+    char buf[4096];
+    for (;;) {
+      ssize_t n = ::read(pty->master.get(), buf, sizeof buf);
+      if (n <= 0) break;  // EAGAIN (nothing yet) or EIO (skopeo has closed it)
+      if (progress.Feed(std::string_view(buf, static_cast<size_t>(n)))) context.progress(progress.Current());
+    }
+  };
 
   const auto deadline = std::chrono::steady_clock::now() + options_.timeout;
   for (;;) {
@@ -335,9 +482,10 @@ Status SkopeoPuller::Pull(const Reference& ref, const std::string& archive_path)
       return Unavailable(fmt::format("{}context deadline exceeded (skopeo did not finish within {:g} s)", kCopyPrefix,
                                      options_.timeout.count() / 1000.0));
     }
-    pollfd fds[2] = {{child->pidfd.get(), POLLIN, 0}, {shutdown_fd_.get(), POLLIN, 0}};
+    pollfd fds[3] = {{child->pidfd.get(), POLLIN, 0}, {shutdown_fd_.get(), POLLIN, 0},
+                     {pty ? pty->master.get() : -1, POLLIN, 0}};
     const int64_t slice = options_.max_bytes ? kSizeCheckInterval.count() : 60'000;
-    int n = ::poll(fds, 2, static_cast<int>(std::min<int64_t>(left.count(), slice)));
+    int n = ::poll(fds, pty ? 3 : 2, static_cast<int>(std::min<int64_t>(left.count(), slice)));
     if (n < 0 && errno != EINTR) {
       int e = errno;
       subprocess::KillAndReap(*child);
@@ -347,6 +495,13 @@ Status SkopeoPuller::Pull(const Reference& ref, const std::string& archive_path)
       subprocess::KillAndReap(*child);
       return shut_down();
     }
+    if (n > 0 && pty && fds[2].revents != 0) {
+      drain();
+      if ((fds[2].revents & (POLLHUP | POLLERR)) != 0 && (fds[0].revents == 0)) {
+        // Nothing more will come from the terminal: stop watching it (the child still runs).
+        pty.reset();
+      }
+    }
     if (n > 0 && fds[0].revents != 0) break;
     if (options_.max_bytes && BytesUnder(dir) > options_.max_bytes) {
       subprocess::KillAndReap(*child);
@@ -355,6 +510,7 @@ Status SkopeoPuller::Pull(const Reference& ref, const std::string& archive_path)
                                            kCopyPrefix, options_.max_bytes));
     }
   }
+  drain();  // what skopeo drew last
   auto exit = subprocess::WaitChild(*child, std::chrono::seconds(5));
   if (!exit.ok() || !*exit) {
     subprocess::KillAndReap(*child);
@@ -367,12 +523,44 @@ Status SkopeoPuller::Pull(const Reference& ref, const std::string& archive_path)
     // The whole story for the operator; the tenant gets PullFailure's fixed words.
     fmt::print(stderr, "paddock: pull of {} failed: skopeo exited with status {}: {}\n", ref.String(), **exit,
                ForLog(SkopeoErrorDetail(stderr_text)));
-    return PullFailure(ref, stderr_text, options_);
+    if (Trim(stderr_text).empty()) stderr_text = fmt::format("skopeo exited with status {}", **exit);
+    *skopeo_stderr = std::move(stderr_text);
+    return FailedPrecondition("skopeo failed");
   }
   struct stat st {};
   if (::stat(archive_path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
     return Internal(fmt::format("{}skopeo succeeded but wrote no {}", kCopyPrefix, archive_path));
   return OkStatus();
+}
+
+Status SkopeoPuller::Pull(const Reference& ref, const std::string& archive_path, PullContext& context) {
+  // The reference's own registry is the tenant's choice: never the node itself, unless listed. A
+  // refusal is no place the image was looked for (context.looked_in stays as it is).
+  if (Status s = CheckRegistryAddress(ref, options_, NodeAddresses::Read(options_.task_interface_prefixes)); !s.ok()) {
+    fmt::print(stderr, "paddock: pull of {} refused: {}\n", ref.String(), s.message());
+    return s;
+  }
+  std::string skopeo_stderr;
+  Status s = Copy(ref, archive_path, context, CopyFlags{}, &skopeo_stderr);
+  if (s.code() == StatusCode::kFailedPrecondition) s = PullFailure(ref, skopeo_stderr, options_);
+  if (s.code() == StatusCode::kNotFound || s.code() == StatusCode::kPermissionDenied ||
+      s.code() == StatusCode::kUnavailable)
+    context.looked_in.push_back(fmt::format("its registry {}", ref.domain));
+  return s;
+}
+
+Status SkopeoPuller::PullFrom(const Reference& ref, const PullSource& source, const std::string& archive_path,
+                              PullContext& context) {
+  std::string skopeo_stderr;
+  CopyFlags flags;
+  flags.source = &source;
+  Status s = Copy(ref, archive_path, context, flags, &skopeo_stderr);
+  if (s.code() != StatusCode::kFailedPrecondition) return s;
+  // Worded as a copy failure of `ref` (the source's own names mean nothing to the user).
+  Status mapped = PullFailure(source.from, skopeo_stderr, options_);
+  return Status(mapped.code() == StatusCode::kNotFound ? StatusCode::kNotFound : StatusCode::kUnavailable,
+                fmt::format("{}pulling {} from {} failed: {}", kCopyPrefix, ref.String(), source.described_as,
+                            ForLog(SkopeoErrorDetail(skopeo_stderr))));
 }
 
 }  // namespace paddock::agent::images

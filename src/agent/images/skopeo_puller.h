@@ -1,10 +1,13 @@
 // agent/images: the Puller that fetches images from registries with skopeo (Debian's package):
 //
-//   env TMPDIR=<dir of PATH> skopeo --override-os linux --override-arch amd64 copy --quiet
-//       [--src-tls-verify=false] (--src-no-creds | --src-authfile FILE) [--preserve-digests]
-//       docker://REF oci-archive:PATH
+//   env TMPDIR=<dir of PATH> skopeo --override-os linux --override-arch amd64 copy
+//       [--src-tls-verify=false] (--src-no-creds | --src-authfile FILE | --src-registry-token T)
+//       [--preserve-digests] docker://REF oci-archive:PATH
 //
-// bounded by a timeout, killed on Shutdown. Failures come back in the words ECS (Fargate,
+// bounded by a timeout, killed on Shutdown. Progress: skopeo's stdout is a pseudo-terminal, so it
+// draws its progress bars ("Copying blob 7ed53567ac7a [===>--] 1.2MiB / 3.4MiB"), which
+// SkopeoProgress reads into PullProgress for the caller; without a pty (none to be had) it runs
+// with --quiet and reports none. Failures of Pull come back in the words ECS (Fargate,
 // containerd) uses after "CannotPullContainerError: ", ended by a fixed phrase: nothing a registry
 // sends (an error body, a banner, a certificate's names) is ever copied into them, since the text
 // reaches the tenant as its task's stoppedReason. skopeo's own message goes to the node's log.
@@ -30,9 +33,13 @@
 // 127.0.0.0/8, [::1]) as Docker treats them. Everything else must speak TLS with a certificate
 // the host trusts. Credentials: none (anonymous pulls) unless `auth_file` names a
 // containers-auth.json (`skopeo login --authfile FILE …`); then every task on the node uses them.
+// PullFrom fetches an image from somewhere else than its own registry with a bearer token: the
+// cluster's registry (agent/remote/cluster_puller.h), the node's own docker-registry, so neither
+// the local-registry check nor the fixed phrases apply to it (its failures keep skopeo's message).
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -85,9 +92,47 @@ struct SkopeoOptions {
 // Whether `domain` (a Reference::domain) is pulled without TLS verification.
 bool IsInsecureRegistry(std::string_view domain, const SkopeoOptions& options);
 
-// The skopeo command line that pulls `ref` into `archive_path`.
+// Where PullFrom fetches an image from instead of its own registry.
+struct PullSource {
+  Reference from;              // what skopeo fetches, in that registry's names
+  std::string registry_token;  // a bearer token for it (--src-registry-token); empty: anonymous
+  bool plain_http = false;     // HTTP, or TLS without certificate checks
+  // How the source is named in messages ("the cluster's registry 10.0.0.1:5000").
+  std::string described_as;
+};
+
+// How a copy runs besides what SkopeoOptions say.
+struct CopyFlags {
+  bool quiet = true;  // --quiet: no progress output (none is read)
+  const PullSource* source = nullptr;  // fetch from here, not from the reference's registry
+};
+
+// The skopeo command line that pulls `ref` (or `flags.source->from`) into `archive_path`.
 std::vector<std::string> SkopeoCopyArgs(const Reference& ref, const std::string& archive_path,
-                                        const SkopeoOptions& options);
+                                        const SkopeoOptions& options, const CopyFlags& flags = {});
+
+// Reads skopeo's progress bars as it draws them on a terminal (mpb: lines redrawn after cursor
+// movements), into a PullProgress: a layer per "Copying blob ID" line, its bytes from "A / B", done
+// at "done" or "skipped". The config blob is not a layer. Bytes may come in any chunks.
+class SkopeoProgress {
+ public:
+  // Returns whether the progress changed.
+  bool Feed(std::string_view bytes);
+  PullProgress Current() const;
+
+ private:
+  void Line(std::string_view line);
+
+  struct Blob {
+    uint64_t done = 0;
+    uint64_t total = 0;
+    bool finished = false;
+  };
+  std::map<std::string, Blob> layers_;
+  std::string line_;
+  enum class Escape { kNone, kEsc, kCsi } escape_ = Escape::kNone;
+  bool changed_ = false;
+};
 
 // skopeo's message out of its stderr: the msg="…" of its last `level=fatal` line, unquoted, or
 // else the last non-empty line.
@@ -113,7 +158,18 @@ class SkopeoPuller final : public Puller {
   SkopeoPuller(const SkopeoPuller&) = delete;
   SkopeoPuller& operator=(const SkopeoPuller&) = delete;
 
-  Status Pull(const Reference& ref, const std::string& archive_path) override;
+  // Pulls `ref` from its own registry. On a failure about where the image is (NotFound,
+  // PermissionDenied, Unavailable) `context.looked_in` gets "its registry <domain>".
+  Status Pull(const Reference& ref, const std::string& archive_path, PullContext& context) override;
+  Status Pull(const Reference& ref, const std::string& archive_path) {
+    PullContext context;
+    return Pull(ref, archive_path, context);
+  }
+  // Pulls `ref`'s image from `source` instead (the archive is unnamed: the store names it `ref`).
+  // Failures read "ref pull has been retried 1 time(s): failed to copy: pulling R from
+  // <described_as> failed: <skopeo>" (not found there: NotFound "… R is not in <described_as>").
+  Status PullFrom(const Reference& ref, const PullSource& source, const std::string& archive_path,
+                  PullContext& context);
 
   // Kills every skopeo in flight (their Pull returns Aborted at once) and makes later Pulls fail
   // the same way. Idempotent.
@@ -122,6 +178,11 @@ class SkopeoPuller final : public Puller {
   const SkopeoOptions& options() const { return options_; }
 
  private:
+  // Runs skopeo as `flags` say; the failure is skopeo's stderr (FailedPrecondition) or already
+  // worded (timeout, size bound, shutdown, no skopeo).
+  Status Copy(const Reference& ref, const std::string& archive_path, const PullContext& context, CopyFlags flags,
+              std::string* skopeo_stderr);
+
   const SkopeoOptions options_;
   // An eventfd that becomes readable (and stays so) when Shutdown runs; every Pull waits on it
   // and on its skopeo together.

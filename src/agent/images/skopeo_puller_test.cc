@@ -388,5 +388,90 @@ TEST_F(SkopeoPullerProcessTest, ShutdownAbandonsPullsInFlightAndLater) {
   EXPECT_EQ(puller.Pull(Ref("x.io/a:1"), dir_ + "/b.tar").code(), StatusCode::kAborted);
 }
 
+// What skopeo 1.9 draws on a terminal (captured from a real pull under `script`), cut anywhere.
+TEST(SkopeoProgressTest, ReadsTheBarsSkopeoDraws) {
+  const std::string screen =
+      "Getting image source signatures\r\n"
+      "Copying blob 7ed53567ac7a [=============>------------] 1.0MiB / 1.9MiB\r\n"
+      "Copying blob 9a1b2c3d4e5f [>-------------------------] 12.0KiB / 3.0MiB\r"
+      "\x1b[2A\x1b[JCopying blob 7ed53567ac7a done  \r\n"
+      "Copying blob 9a1b2c3d4e5f [=====>--------------------] 1.5MiB / 3.0MiB\r\n";
+  SkopeoProgress p;
+  // Fed a few bytes at a time, as a pty hands them over; escape sequences split across reads too.
+  bool changed = false;
+  for (size_t i = 0; i < screen.size(); i += 7) changed |= p.Feed(std::string_view(screen).substr(i, 7));
+  EXPECT_TRUE(changed);
+  PullProgress now = p.Current();
+  EXPECT_EQ(now.layers_total, 2u);
+  EXPECT_EQ(now.layers_done, 1u);
+  EXPECT_EQ(now.bytes_total, 1992294u + 3145728u);  // 1.9 MiB as skopeo rounds it, and 3.0 MiB
+  EXPECT_EQ(now.bytes_done, 1992294u + 1572864u);
+  EXPECT_EQ(FormatPullProgress(now), "1/2 layers, 3.4 MiB of 4.9 MiB");
+  // The config blob is not a layer; "skipped" (already there) counts as done; nothing new: no change.
+  EXPECT_TRUE(p.Feed("Copying config 8312fd27fb [====] 186.0b / 186.0b\r\nCopying blob 9a1b2c3d4e5f skipped: "
+                     "already exists\r\n"));
+  EXPECT_EQ(p.Current().layers_done, 2u);
+  EXPECT_FALSE(p.Feed("Writing manifest to image destination\r\nStoring signatures\r\n"));
+  EXPECT_EQ(FormatPullProgress(PullProgress{}), "starting");
+}
+
+// A stand-in skopeo that draws bars when its stdout is a terminal, as skopeo does.
+TEST_F(SkopeoPullerProcessTest, ShowsProgressFromSkopeosTerminalOutput) {
+  SkopeoPuller puller(Options(
+      R"([ -t 1 ] || { echo "stdout is not a terminal" >&2; exit 1; }
+case " $* " in *" --quiet "*) echo "quiet on a terminal" >&2; exit 1;; esac
+printf 'Copying blob 7ed53567ac7a [==>----] 1.0MiB / 2.0MiB
+'
+printf '[1A[JCopying blob 7ed53567ac7a done  
+'
+printf 'Copying config 8312fd27fb done  
+'
+echo archive > "${last#oci-archive:}")"));
+  std::vector<PullProgress> seen;
+  PullContext context;
+  context.progress = [&](const PullProgress& p) { seen.push_back(p); };
+  Status s = puller.Pull(Ref("x.io/a:1"), dir_ + "/a.tar", context);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_FALSE(seen.empty());
+  EXPECT_EQ(seen.back(), (PullProgress{1, 1, 2097152, 2097152}));
+  // Without a progress callback it stays quiet (no terminal at all).
+  SkopeoPuller quiet(Options(R"(case " $* " in *" --quiet "*) ;; *) exit 1;; esac; echo a > "${last#oci-archive:}")"));
+  EXPECT_TRUE(quiet.Pull(Ref("x.io/a:1"), dir_ + "/b.tar").ok());
+}
+
+TEST_F(SkopeoPullerProcessTest, SaysWhereItLookedWhenTheImageIsMissing) {
+  SkopeoPuller failing(Options(
+      R"(echo 'time="t" level=fatal msg="initializing source docker://x.io/a:1: reading manifest 1 in x.io/a: manifest unknown"' >&2; exit 1)"));
+  PullContext context;
+  EXPECT_EQ(failing.Pull(Ref("x.io/a:1"), dir_ + "/a.tar", context).code(), StatusCode::kNotFound);
+  EXPECT_THAT(context.looked_in, ElementsAre("its registry x.io"));
+  // Found but too big is no miss.
+  SkopeoOptions o = Options("head -c 5000 /dev/zero > \"${last#oci-archive:}\"; exec sleep 30");
+  o.max_bytes = 1000;
+  PullContext big;
+  EXPECT_EQ(SkopeoPuller(o).Pull(Ref("x.io/a:1"), dir_ + "/b.tar", big).code(), StatusCode::kResourceExhausted);
+  EXPECT_TRUE(big.looked_in.empty());
+}
+
+TEST_F(SkopeoPullerProcessTest, PullFromFetchesAnotherNameWithATokenAndWordsFailuresForTheImage) {
+  PullSource source{Ref("10.0.0.1:5000/m/abc@sha256:" + std::string(64, 'a')), "TOKEN", true,
+                    "the cluster's registry 10.0.0.1:5000"};
+  SkopeoPuller puller(Options(R"(echo "$@" > "${last#oci-archive:}")"));
+  PullContext context;
+  const std::string archive = dir_ + "/a.tar";
+  ASSERT_TRUE(puller.PullFrom(Ref("busybox:demo"), source, archive, context).ok());
+  std::ifstream in(archive);
+  std::string args((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(args, HasSubstr("copy --quiet --src-tls-verify=false --src-registry-token TOKEN --preserve-digests "
+                              "docker://10.0.0.1:5000/m/abc@sha256:aaaa"));
+  SkopeoPuller failing(Options(
+      R"(echo 'time="t" level=fatal msg="initializing source docker://10.0.0.1:5000/m/abc: pinging container registry 10.0.0.1:5000: connection refused"' >&2; exit 1)"));
+  Status s = failing.PullFrom(Ref("busybox:demo"), source, dir_ + "/b.tar", context);
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable);
+  EXPECT_THAT(s.message(), StartsWith("ref pull has been retried 1 time(s): failed to copy: pulling "
+                                      "docker.io/library/busybox:demo from the cluster's registry 10.0.0.1:5000 "
+                                      "failed: initializing source"));
+}
+
 }  // namespace
 }  // namespace paddock::agent::images

@@ -4,6 +4,7 @@
 
 #include <boost/json.hpp>
 
+#include "agent/images/reference.h"
 #include "agent/remote/wire.h"
 #include "aws/model.h"
 #include "ecs/cluster/clusters.h"
@@ -27,7 +28,9 @@ std::string_view AgentModelJson() {
     "RegisterAgent": {"name": "RegisterAgent", "input": {"shape": "RegisterAgentRequest"},
                       "output": {"shape": "RegisterAgentResponse"}},
     "GetNetworkPolicy": {"name": "GetNetworkPolicy", "input": {"shape": "GetNetworkPolicyRequest"},
-                         "output": {"shape": "GetNetworkPolicyResponse"}}
+                         "output": {"shape": "GetNetworkPolicyResponse"}},
+    "GetImageAccess": {"name": "GetImageAccess", "input": {"shape": "GetImageAccessRequest"},
+                       "output": {"shape": "GetImageAccessResponse"}}
   },
   "shapes": {
     "String": {"type": "string"},
@@ -74,12 +77,16 @@ std::string_view AgentModelJson() {
     "RegisterAgentRequest": {"type": "structure", "required": ["cluster"],
       "members": {"cluster": {"shape": "String"}, "containerInstanceArn": {"shape": "String"},
                   "totalResources": {"shape": "Resources"}, "versionInfo": {"shape": "VersionInfo"},
-                  "attributes": {"shape": "Attributes"}}},
+                  "attributes": {"shape": "Attributes"}, "instanceIdentityDocument": {"shape": "String"}}},
     "RegisterAgentResponse": {"type": "structure", "members": {}},
     "GetNetworkPolicyRequest": {"type": "structure", "required": ["cluster", "containerInstance"],
       "members": {"cluster": {"shape": "String"}, "containerInstance": {"shape": "String"},
                   "vpcId": {"shape": "String"}}},
-    "GetNetworkPolicyResponse": {"type": "structure", "members": {}}
+    "GetNetworkPolicyResponse": {"type": "structure", "members": {}},
+    "GetImageAccessRequest": {"type": "structure", "required": ["cluster", "containerInstance", "image"],
+      "members": {"cluster": {"shape": "String"}, "containerInstance": {"shape": "String"},
+                  "image": {"shape": "String"}}},
+    "GetImageAccessResponse": {"type": "structure", "members": {}}
   }
 })json";
   return kModel;
@@ -128,7 +135,7 @@ AgentService::~AgentService() = default;
 
 bool AgentService::Implements(std::string_view action) const {
   return action == "PollAssignments" || action == "ReportTaskState" || action == "RegisterAgent" ||
-         action == "GetNetworkPolicy";
+         action == "GetNetworkPolicy" || action == "GetImageAccess";
 }
 
 StatusOr<std::string> AgentService::Call(const aws::CallContext& ctx, json::object& input) {
@@ -136,6 +143,7 @@ StatusOr<std::string> AgentService::Call(const aws::CallContext& ctx, json::obje
   if (ctx.action == "ReportTaskState") return ReportTaskState(ctx, input);
   if (ctx.action == "RegisterAgent") return RegisterAgent(ctx, input);
   if (ctx.action == "GetNetworkPolicy") return GetNetworkPolicy(ctx, input);
+  if (ctx.action == "GetImageAccess") return GetImageAccess(ctx, input);
   return InvalidArgument("", "UnknownOperationException");
 }
 
@@ -179,6 +187,9 @@ StatusOr<std::string> AgentService::RegisterAgent(const aws::CallContext& ctx, j
     r.total_resources = it->value().get_array();
   if (auto it = in.find("versionInfo"); it != in.end() && it->value().is_object())
     r.version_info = it->value().get_object();
+  // The host's address (registration.h), answered by EC2's DescribeInstances.
+  if (auto it = in.find("instanceIdentityDocument"); it != in.end() && it->value().is_string())
+    r.identity_document = std::string(it->value().get_string());
   if (auto it = in.find("attributes"); it != in.end() && it->value().is_array())
     for (const auto& a : it->value().get_array()) {
       ecs::instance::Attribute attr{Str(a.as_object(), "name"), std::nullopt};
@@ -204,6 +215,67 @@ StatusOr<std::string> AgentService::GetNetworkPolicy(const aws::CallContext& ctx
   if (const std::string asked = Str(in, "vpcId"); !asked.empty() && asked != policy.vpc_id)
     return PermissionDenied("The container instance has no task in this VPC.", "AccessDeniedException");
   return json::serialize(json::object{{"policy", EncodeVpcPolicy(policy)}});
+}
+
+namespace {
+
+// Whether a container of a task in `specs` names the image `canonical` (ParseReference's String()).
+bool AnyTaskNames(const std::vector<ecs::task::LaunchSpec>& specs, const std::string& canonical) {
+  for (const auto& spec : specs) {
+    boost::system::error_code ec;
+    json::value def = json::parse(spec.definition, ec);
+    if (ec || !def.is_object()) continue;
+    const json::value* containers = def.get_object().if_contains("containerDefinitions");
+    if (containers == nullptr || !containers->is_array()) continue;
+    for (const auto& c : containers->get_array()) {
+      if (!c.is_object()) continue;
+      auto ref = images::ParseReference(Str(c.get_object(), "image"));
+      if (ref.ok() && ref->String() == canonical) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+void AgentService::SetImageAccessProvider(ImageAccessProvider provider) {
+  std::lock_guard lock(image_access_mu_);
+  image_access_ = std::move(provider);
+}
+
+StatusOr<std::string> AgentService::GetImageAccess(const aws::CallContext& ctx, json::object& in) {
+  ASSIGN_OR_RETURN(Caller caller, ResolveCaller(ctx, in));
+  RETURN_IF_ERROR(control_.Heartbeat(ctx.scope, caller.cluster, caller.id, ctx.now));
+  auto ref = images::ParseReference(Str(in, "image"));
+  if (!ref.ok())
+    return InvalidArgument(fmt::format("invalid reference format: {}", ref.status().message()), "InvalidParameterException");
+  // Need to know: an instance gets only the images its own tasks run (what the server's own agents
+  // could run for it anyway), never a listing or anything else of the store.
+  ASSIGN_OR_RETURN(std::vector<ecs::task::LaunchSpec> assigned, control_.Assignments(caller.agent_id));
+  if (!AnyTaskNames(assigned, ref->String()))
+    return PermissionDenied("The container instance has no task that uses this image.", "AccessDeniedException");
+  ImageAccessProvider provider;
+  {
+    std::lock_guard lock(image_access_mu_);
+    provider = image_access_;
+  }
+  ImageAccess access;
+  if (provider) {
+    ASSIGN_OR_RETURN(access, provider(ref->String(), ecs::instance::ContainerInstanceArn(ctx.scope, caller.cluster, caller.id)));
+  }
+  json::object out{{"found", access.found}};
+  if (access.found) {
+    out["registry"] = access.registry;
+    out["repository"] = access.repository;
+    out["imageDigest"] = access.digest;
+    out["token"] = access.token;
+    out["expiresAt"] = std::chrono::duration<double>(access.expires_at.time_since_epoch()).count();
+  } else {
+    json::array near;
+    for (const auto& n : access.near_images) near.emplace_back(n);
+    out["nearImages"] = std::move(near);
+  }
+  return json::serialize(out);
 }
 
 }  // namespace paddock::agent::remote

@@ -23,6 +23,12 @@
 //       which the agent enforces for its awsvpc tasks (agent/net). Only for an instance that has a
 //       task of that account and region assigned (AccessDeniedException otherwise). Also a
 //       heartbeat.
+//   GetImageAccess   {cluster, containerInstance, image} -> {found, registry?, repository?,
+//                    imageDigest?, token?, expiresAt?, nearImages?}
+//       Where the cluster's image store serves `image` (the server's store, through its registry:
+//       registry/cluster_registry.h) with a pull token for it alone; found=false when the store has
+//       no such name (then nearImages). Only for an image a task assigned to the instance names
+//       (AccessDeniedException otherwise). Also a heartbeat.
 //   PollAssignments' answer carries "networkIdentity" too (Control::NetworkIdentity).
 //
 //   RegisterAgent    {cluster, containerInstanceArn?, totalResources?, versionInfo?, attributes?}
@@ -32,7 +38,8 @@
 //       instance's own agent credential re-registers it (no new credential). An account's key
 //       naming an instance registered through ECS's public API binds it the same way.
 //
-// Identity (docs/agent-protocol.md): PollAssignments, ReportTaskState and GetNetworkPolicy are
+// Identity (docs/agent-protocol.md): PollAssignments, ReportTaskState, GetNetworkPolicy and
+// GetImageAccess are
 // accepted only when signed with the named instance's own agent credential (Principal::agent_of);
 // an account's key, or another instance's credential, is AccessDeniedException. All take the container instance as
 // an id or an ARN of the caller's own account and region (another account's: AccessDeniedException);
@@ -43,7 +50,11 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
 
 #include "agent/control.h"
 #include "aws/service.h"
@@ -52,6 +63,23 @@
 namespace paddock::agent::remote {
 
 inline constexpr std::string_view kAgentTargetPrefix = "PaddockAgentV20261130";
+
+// GetImageAccess's answer: where the cluster's image store (its registry, registry/
+// cluster_registry.h) serves an image, or that it has none by that name.
+struct ImageAccess {
+  bool found = false;
+  std::string registry;    // "HOST:PORT" as the registry listens (a wildcard host: the agent's
+                           // endpoint host)
+  std::string repository;  // the image's repository there
+  std::string digest;      // its manifest digest: what the agent pulls ("sha256:…")
+  std::string token;       // a bearer token that pulls that repository only
+  TimePoint expires_at;
+  std::vector<std::string> near_images;  // not found: the store's names close to it
+};
+
+// Answers GetImageAccess for the canonical `reference`, on behalf of `subject` (the instance's ARN).
+using ImageAccessProvider = std::function<StatusOr<ImageAccess>(const std::string& reference,
+                                                               const std::string& subject)>;
 
 struct AgentServiceOptions {
   // Upper bound on one long-poll's wait (the agent asks for at most this too).
@@ -73,16 +101,23 @@ class AgentService final : public aws::JsonService {
   // Every call of this service is an agent's (RegisterAgent also an account key's).
   bool AgentMay(std::string_view) const override { return true; }
 
+  // What GetImageAccess answers with (the node sets it once it has its image store; until then, and
+  // without one, every image is "not found" and agents pull from images' own registries).
+  void SetImageAccessProvider(ImageAccessProvider provider);
+
  private:
   StatusOr<std::string> PollAssignments(const aws::CallContext& ctx, boost::json::object& in);
   StatusOr<std::string> ReportTaskState(const aws::CallContext& ctx, boost::json::object& in);
   StatusOr<std::string> RegisterAgent(const aws::CallContext& ctx, boost::json::object& in);
   StatusOr<std::string> GetNetworkPolicy(const aws::CallContext& ctx, boost::json::object& in);
+  StatusOr<std::string> GetImageAccess(const aws::CallContext& ctx, boost::json::object& in);
 
   InProcessControl& control_;
   ecs::instance::ContainerInstances& instances_;
   const AgentServiceOptions options_;
   std::unique_ptr<aws::ServiceModel> model_;
+  std::mutex image_access_mu_;
+  ImageAccessProvider image_access_;  // GUARDED_BY(image_access_mu_)
 };
 
 // The protocol's model (botocore's service JSON form), for the service and its tests.

@@ -1,6 +1,9 @@
 #include "agent/remote/registration.h"
 
+#include <arpa/inet.h>
 #include <fmt/format.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -13,8 +16,32 @@
 namespace paddock::agent::remote {
 namespace json = boost::json;
 
+namespace {
+// The source address the kernel picks for a packet to the internet: connecting a UDP socket only
+// looks the route up (nothing is sent). 192.0.2.1 is TEST-NET-1, never a real peer.
+std::string DefaultRouteAddress() {
+  int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return "";
+  sockaddr_in peer{};
+  peer.sin_family = AF_INET;
+  peer.sin_port = htons(9);
+  inet_pton(AF_INET, "192.0.2.1", &peer.sin_addr);
+  std::string out;
+  sockaddr_in self{};
+  socklen_t len = sizeof(self);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&peer), sizeof(peer)) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&self), &len) == 0) {
+    char text[INET_ADDRSTRLEN] = {};
+    if (inet_ntop(AF_INET, &self.sin_addr, text, sizeof(text)) != nullptr && self.sin_addr.s_addr != 0) out = text;
+  }
+  close(fd);
+  return out;
+}
+}  // namespace
+
 HostResources DetectHost() {
   HostResources h;
+  h.private_ip = DefaultRouteAddress();
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   h.cpu = (cores > 0 ? cores : 1) * 1024;
   std::ifstream in("/proc/meminfo");
@@ -57,6 +84,8 @@ json::object RegistrationRequest(const std::string& cluster, const HostResources
                    {"totalResources", std::move(resources)},
                    {"versionInfo", json::object{{"agentVersion", std::string(kAgentVersion)}, {"agentHash", "paddock"}}},
                    {"attributes", std::move(attributes)}};
+  if (!host.private_ip.empty())
+    out["instanceIdentityDocument"] = json::serialize(json::object{{"privateIp", host.private_ip}});
   if (container_instance_arn) out["containerInstanceArn"] = *container_instance_arn;
   return out;
 }

@@ -24,6 +24,10 @@ inline constexpr int64_t kMemoryReserveMiB = 256;
 struct HostResources {
   int64_t cpu = 0;     // CPU units: online cores x 1024
   int64_t memory = 0;  // MiB: /proc/meminfo MemTotal minus kMemoryReserveMiB
+  // The host's primary IPv4 address: the source address of its default route ("" without one).
+  // Registered as the instance identity document's privateIp, which EC2's DescribeInstances
+  // answers (Traefik reaches bridge- and host-mode tasks at it).
+  std::string private_ip;
 };
 HostResources DetectHost();
 
@@ -36,7 +40,8 @@ HostResources DetectHost();
 std::vector<std::string> AgentAttributeNames(HostAccess host_access = HostAccess::kRefused);
 
 // RegisterContainerInstance's body: cluster, totalResources (CPU, MEMORY, PORTS = `ports`,
-// PORTS_UDP empty), versionInfo and attributes (AgentAttributeNames(host_access)), and
+// PORTS_UDP empty), versionInfo and attributes (AgentAttributeNames(host_access)),
+// instanceIdentityDocument {"privateIp"} when the host's address is known, and
 // containerInstanceArn when re-registering.
 boost::json::object RegistrationRequest(const std::string& cluster, const HostResources& host,
                                         const std::vector<std::string>& ports,

@@ -77,7 +77,9 @@ RemoteControl::RemoteControl(ClientOptions client, std::string cluster, std::str
       }()),
       report_client_(client),
       describe_client_(client),
-      policy_client_(client) {}
+      policy_client_(client),
+      image_client_(client),
+      endpoint_host_(client.host) {}
 
 RemoteControl::~RemoteControl() { Stop(); }
 
@@ -246,6 +248,45 @@ StatusOr<vpc::VpcPolicy> RemoteControl::NetworkPolicy(std::string_view agent_id,
   const json::value* policy = answer->is_object() ? answer->get_object().if_contains("policy") : nullptr;
   if (policy == nullptr || !policy->is_object()) return DataLoss("GetNetworkPolicy: the answer has no policy");
   return DecodeVpcPolicy(policy->get_object());
+}
+
+StatusOr<ImageAccess> RemoteControl::GetImageAccess(const std::string& reference) {
+  json::object body{{"cluster", cluster_}, {"containerInstance", instance_arn_}, {"image", reference}};
+  StatusOr<json::value> answer = [&] {
+    std::lock_guard lock(image_mu_);
+    return image_client_.Call(fmt::format("{}.GetImageAccess", kAgentTargetPrefix), body);
+  }();
+  if (!answer.ok() && answer.status().aws_type() == "UnknownOperationException") return ImageAccess{};
+  if (!answer.ok()) return answer.status();
+  if (!answer->is_object()) return DataLoss("GetImageAccess: the answer is not an object");
+  const json::object& o = answer->get_object();
+  auto str = [&](std::string_view key) {
+    const json::value* v = o.if_contains(key);
+    return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
+  };
+  ImageAccess access;
+  const json::value* found = o.if_contains("found");
+  access.found = found != nullptr && found->is_bool() && found->get_bool();
+  if (const json::value* near = o.if_contains("nearImages"); near != nullptr && near->is_array())
+    for (const auto& n : near->get_array())
+      if (n.is_string()) access.near_images.emplace_back(n.get_string());
+  if (!access.found) return access;
+  access.registry = str("registry");
+  access.repository = str("repository");
+  access.digest = str("imageDigest");
+  access.token = str("token");
+  if (access.registry.empty() || access.repository.empty() || access.digest.empty())
+    return DataLoss("GetImageAccess: the answer lacks registry, repository or imageDigest");
+  // A registry listening on every address is reached where the server is.
+  const size_t colon = access.registry.rfind(':');
+  const std::string host = access.registry.substr(0, colon == std::string::npos ? 0 : colon);
+  if (host.empty() || host == "0.0.0.0" || host == "::" || host == "[::]") {
+    const std::string endpoint = endpoint_host_.find(':') != std::string::npos && !endpoint_host_.starts_with('[')
+                                     ? "[" + endpoint_host_ + "]"
+                                     : endpoint_host_;
+    access.registry = endpoint + access.registry.substr(colon == std::string::npos ? access.registry.size() : colon);
+  }
+  return access;
 }
 
 std::string RemoteControl::NetworkIdentity() {

@@ -38,6 +38,7 @@
 #include <boost/json/value.hpp>
 
 #include "agent/control.h"
+#include "agent/remote/agent_service.h"
 #include "aws/sigv4.h"
 #include "http/client.h"
 
@@ -103,6 +104,10 @@ class RemoteControl final : public Control {
   StatusOr<vpc::VpcPolicy> NetworkPolicy(std::string_view agent_id, const Scope& scope) override;
   // From the last PollAssignments answer.
   std::string NetworkIdentity() override;
+  // GetImageAccess (one round trip per call, on a connection of its own): where the cluster's image
+  // store serves `reference`, with a wildcard registry host (0.0.0.0, ::) replaced by the host this
+  // agent reaches the server at. A server without the call (UnknownOperationException): not found.
+  StatusOr<ImageAccess> GetImageAccess(const std::string& reference);
 
   // Blocks until the first poll answered or `timeout` passed; returns whether it did.
   bool WaitForFirstPoll(std::chrono::milliseconds timeout);
@@ -123,6 +128,9 @@ class RemoteControl final : public Control {
   JsonClient describe_client_;  // GUARDED_BY(describe_mu_)
   std::mutex policy_mu_;
   JsonClient policy_client_;  // GUARDED_BY(policy_mu_)
+  std::mutex image_mu_;
+  JsonClient image_client_;  // GUARDED_BY(image_mu_)
+  const std::string endpoint_host_;
 
   std::mutex mu_;
   std::condition_variable cv_;

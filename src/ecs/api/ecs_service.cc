@@ -155,6 +155,17 @@ EcsService::EcsService(const aws::ServiceModel& model, Owners owners, aws::Token
       {"SubmitContainerStateChange", &EcsService::SubmitContainerStateChange},
       {"SubmitAttachmentStateChanges", &EcsService::SubmitAttachmentStateChanges},
       {"DiscoverPollEndpoint", &EcsService::DiscoverPollEndpoint},
+      {"PutAccountSetting", &EcsService::PutAccountSetting},
+      {"PutAccountSettingDefault", &EcsService::PutAccountSettingDefault},
+      {"DeleteAccountSetting", &EcsService::DeleteAccountSetting},
+      {"ListAccountSettings", &EcsService::ListAccountSettings},
+      {"CreateCapacityProvider", &EcsService::CreateCapacityProvider},
+      {"UpdateCapacityProvider", &EcsService::UpdateCapacityProvider},
+      {"DeleteCapacityProvider", &EcsService::DeleteCapacityProvider},
+      {"DescribeCapacityProviders", &EcsService::DescribeCapacityProviders},
+      {"UpdateTaskProtection", &EcsService::UpdateTaskProtection},
+      {"GetTaskProtection", &EcsService::GetTaskProtection},
+      {"ContinueServiceDeployment", &EcsService::ContinueServiceDeployment},
   };
 }
 
@@ -185,7 +196,7 @@ StatusOr<std::string> EcsService::Call(const aws::CallContext& ctx, json::object
 // ---- Clusters ----
 
 StatusOr<std::string> EcsService::CreateCluster(const aws::CallContext& ctx, json::object& in) {
-  ASSIGN_OR_RETURN(std::string cluster, owners_.clusters->Create(ctx.scope, in));
+  ASSIGN_OR_RETURN(std::string cluster, owners_.clusters->Create(ctx.scope, in, ctx.principal.arn));
   return "{\"cluster\":" + cluster + "}";
 }
 
@@ -665,6 +676,10 @@ StatusOr<std::string> EcsService::TagResource(const aws::CallContext& ctx, json:
     case ResourceKind::kService:
       RETURN_IF_ERROR(owners_.services->TagResource(ctx.scope, t.arn, tags));
       return std::string("{}");
+    case ResourceKind::kCapacityProvider:
+      if (owners_.capacity_providers == nullptr) return UnsupportedTagTarget(t);
+      RETURN_IF_ERROR(owners_.capacity_providers->TagResource(ctx.scope, t.resource.id, tags));
+      return std::string("{}");
     default:
       return UnsupportedTagTarget(t);
   }
@@ -693,6 +708,10 @@ StatusOr<std::string> EcsService::UntagResource(const aws::CallContext& ctx, jso
     case ResourceKind::kService:
       RETURN_IF_ERROR(owners_.services->UntagResource(ctx.scope, t.arn, keys));
       return std::string("{}");
+    case ResourceKind::kCapacityProvider:
+      if (owners_.capacity_providers == nullptr) return UnsupportedTagTarget(t);
+      RETURN_IF_ERROR(owners_.capacity_providers->UntagResource(ctx.scope, t.resource.id, keys));
+      return std::string("{}");
     default:
       return UnsupportedTagTarget(t);
   }
@@ -719,6 +738,11 @@ StatusOr<std::string> EcsService::ListTagsForResource(const aws::CallContext& ct
     }
     case ResourceKind::kService: {
       ASSIGN_OR_RETURN(tags, owners_.services->ListTags(ctx.scope, t.arn));
+      break;
+    }
+    case ResourceKind::kCapacityProvider: {
+      if (owners_.capacity_providers == nullptr) return UnsupportedTagTarget(t);
+      ASSIGN_OR_RETURN(tags, owners_.capacity_providers->ListTags(ctx.scope, t.resource.id));
       break;
     }
     default:

@@ -15,9 +15,11 @@
 #include "aws/model.h"
 #include "aws/pagination.h"
 #include "aws/service.h"
+#include "ecs/capacity/capacity_providers.h"
 #include "ecs/cluster/clusters.h"
 #include "ecs/instance/instances.h"
 #include "ecs/service/services.h"
+#include "ecs/setting/account_settings.h"
 #include "ecs/task/tasks.h"
 #include "ecs/taskdef/taskdefs.h"
 
@@ -29,6 +31,8 @@ struct Owners {
   task::Tasks* tasks;
   instance::ContainerInstances* container_instances;
   service::Services* services;
+  setting::AccountSettings* account_settings;
+  capacity::CapacityProviders* capacity_providers;
 };
 
 class EcsService final : public aws::JsonService {
@@ -75,6 +79,9 @@ class EcsService final : public aws::JsonService {
   StatusOr<std::string> DescribeTasks(const aws::CallContext&, boost::json::object&);
   StatusOr<std::string> ListTasks(const aws::CallContext&, boost::json::object&);
   StatusOr<std::string> StopTask(const aws::CallContext&, boost::json::object&);
+  // Task scale-in protection (account_actions.cc).
+  StatusOr<std::string> UpdateTaskProtection(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> GetTaskProtection(const aws::CallContext&, boost::json::object&);
   StatusOr<std::string> RegisterContainerInstance(const aws::CallContext&, boost::json::object&);
   StatusOr<std::string> DescribeContainerInstances(const aws::CallContext&, boost::json::object&);
   StatusOr<std::string> ListContainerInstances(const aws::CallContext&, boost::json::object&);
@@ -95,12 +102,23 @@ class EcsService final : public aws::JsonService {
   StatusOr<std::string> DescribeServiceDeployments(const aws::CallContext&, boost::json::object&);
   StatusOr<std::string> DescribeServiceRevisions(const aws::CallContext&, boost::json::object&);
   StatusOr<std::string> StopServiceDeployment(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> ContinueServiceDeployment(const aws::CallContext&, boost::json::object&);
   // Task sets (task_set_actions.cc).
   StatusOr<std::string> CreateTaskSet(const aws::CallContext&, boost::json::object&);
   StatusOr<std::string> UpdateTaskSet(const aws::CallContext&, boost::json::object&);
   StatusOr<std::string> DeleteTaskSet(const aws::CallContext&, boost::json::object&);
   StatusOr<std::string> UpdateServicePrimaryTaskSet(const aws::CallContext&, boost::json::object&);
   StatusOr<std::string> DescribeTaskSets(const aws::CallContext&, boost::json::object&);
+  // Account settings and capacity providers (account_actions.cc).
+  StatusOr<std::string> PutAccountSetting(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> PutAccountSettingDefault(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> DeleteAccountSetting(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> ListAccountSettings(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> CreateCapacityProvider(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> UpdateCapacityProvider(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> DeleteCapacityProvider(const aws::CallContext&, boost::json::object&);
+  StatusOr<std::string> DescribeCapacityProviders(const aws::CallContext&, boost::json::object&);
+  Status RequireAccountOwners() const;
   StatusOr<std::string> TagResource(const aws::CallContext&, boost::json::object&);
   StatusOr<std::string> UntagResource(const aws::CallContext&, boost::json::object&);
   StatusOr<std::string> ListTagsForResource(const aws::CallContext&, boost::json::object&);

@@ -142,4 +142,15 @@ StatusOr<std::string> EcsService::StopServiceDeployment(const aws::CallContext& 
   return json::serialize(json::object{{"serviceDeploymentArn", arn}});
 }
 
+StatusOr<std::string> EcsService::ContinueServiceDeployment(const aws::CallContext& ctx, json::object& in) {
+  auto str = [&](std::string_view key) {
+    const json::value* v = in.if_contains(key);
+    return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
+  };
+  const std::string action = in.contains("action") ? str("action") : "CONTINUE";
+  ASSIGN_OR_RETURN(std::string arn, owners_.services->ContinueServiceDeployment(
+                                        ctx.scope, ctx.principal.arn, str("serviceDeploymentArn"), str("hookId"), action));
+  return json::serialize(json::object{{"serviceDeploymentArn", arn}});
+}
+
 }  // namespace paddock::ecs::api

@@ -80,11 +80,19 @@ json::array NormalizeStrategy(const json::array& strategy) {
   return out;
 }
 
-Status ValidateCapacityProviders(const json::array& providers, const json::array& strategy) {
+// AWS's quota "Capacity providers per cluster".
+constexpr size_t kMaxProvidersPerCluster = 20;
+
+// The form of a cluster's providers and strategy. Whether a provider exists is checked in the
+// changing transaction (Clusters::ChangeProviders); without an owner of capacity providers only
+// the built-in FARGATE and FARGATE_SPOT exist.
+Status ValidateCapacityProviders(const json::array& providers, const json::array& strategy, bool others_exist) {
   std::set<std::string> names;
+  if (providers.size() > kMaxProvidersPerCluster)
+    return ParamError("The maximum number of capacity providers per cluster has been exceeded.");
   for (const auto& p : providers) {
     std::string name(p.as_string());
-    if (name != "FARGATE" && name != "FARGATE_SPOT")
+    if (!others_exist && !capacity::IsFargateProvider(name))
       return ParamError(fmt::format(
           "The specified capacity provider '{}' does not exist. Specify a valid capacity provider and try again.", name));
     names.insert(name);
@@ -105,6 +113,15 @@ Status ValidateCapacityProviders(const json::array& providers, const json::array
   return OkStatus();
 }
 
+// The names in a cluster record's (or a request's) capacityProviders.
+std::vector<std::string> Names(const json::value* providers) {
+  std::vector<std::string> out;
+  if (providers != nullptr && providers->is_array())
+    for (const auto& p : providers->get_array())
+      if (p.is_string()) out.emplace_back(p.get_string());
+  return out;
+}
+
 }  // namespace
 
 StatusOr<std::string> ClusterName(std::optional<std::string_view> ref, const Scope& caller, std::string_view action,
@@ -122,7 +139,25 @@ StatusOr<std::string> ClusterName(std::optional<std::string_view> ref, const Sco
   return std::string(text);
 }
 
-StatusOr<std::string> Clusters::Create(const Scope& scope, const json::object& input) {
+Status Clusters::ChangeProviders(store::WriteTxn& txn, const Scope& scope, std::string_view cluster,
+                                 const std::vector<std::string>& before, const std::vector<std::string>& after) {
+  if (providers_ == nullptr) return OkStatus();
+  for (const auto& name : after) RETURN_IF_ERROR(providers_->CheckAssociable(txn, scope, cluster, name));
+  // "You can only disassociate an existing capacity provider from a cluster if it's not being
+  // used by any existing tasks." (PutClusterCapacityProviders)
+  for (const auto& name : before) {
+    if (std::find(after.begin(), after.end(), name) != after.end()) continue;
+    for (ClusterUsage* usage : usages_) {
+      ASSIGN_OR_RETURN(bool used, usage->UsesCapacityProvider(txn, scope, cluster, name));
+      if (used)
+        return FailedPrecondition("The specified capacity provider is in use and cannot be removed.",
+                                  "ResourceInUseException");
+    }
+  }
+  return providers_->Associate(txn, scope, cluster, before, after);
+}
+
+StatusOr<std::string> Clusters::Create(const Scope& scope, const json::object& input, std::string_view caller_arn) {
   std::string name = "default";
   if (auto it = input.find("clusterName"); it != input.end()) name = std::string(it->value().as_string());
   if (!IsClusterName(name))
@@ -147,11 +182,17 @@ StatusOr<std::string> Clusters::Create(const Scope& scope, const json::object& i
     RETURN_IF_ERROR(ValidateSettings(it->value().as_array()));
     MergeSettings(settings, it->value().as_array());
   }
+  // Without its own containerInsights setting a cluster takes the account setting's.
+  bool insights_given = false;
+  if (auto it = input.find("settings"); it != input.end())
+    for (const auto& st : it->value().as_array())
+      if (const json::value* n = st.as_object().if_contains("name"); n != nullptr && *n == "containerInsights")
+        insights_given = st.as_object().contains("value");
   json::array providers, strategy;
   if (auto it = input.find("capacityProviders"); it != input.end()) providers = it->value().as_array();
   if (auto it = input.find("defaultCapacityProviderStrategy"); it != input.end())
     strategy = NormalizeStrategy(it->value().as_array());
-  RETURN_IF_ERROR(ValidateCapacityProviders(providers, strategy));
+  RETURN_IF_ERROR(ValidateCapacityProviders(providers, strategy, providers_ != nullptr));
 
   const std::string arn = ClusterArn(scope, name);
   json::object record;
@@ -179,6 +220,12 @@ StatusOr<std::string> Clusters::Create(const Scope& scope, const json::object& i
       }
     }
     if (!existing) {
+      if (settings_ != nullptr && !insights_given) {
+        ASSIGN_OR_RETURN(setting::Setting insights,
+                         settings_->Effective(txn, scope, caller_arn, setting::SettingName::kContainerInsights));
+        record["settings"] = json::array{json::object{{"name", "containerInsights"}, {"value", insights.value}}};
+      }
+      RETURN_IF_ERROR(ChangeProviders(txn, scope, name, {}, Names(record.if_contains("capacityProviders"))));
       RETURN_IF_ERROR(txn.Put(kClusters, ClusterKey(scope, name), json::serialize(record)));
       RETURN_IF_ERROR(txn.Put(kActive, ClusterKey(scope, name), ""));
       RETURN_IF_ERROR(PutTags(txn, scope, arn, tags));
@@ -291,13 +338,13 @@ StatusOr<Page> Clusters::List(const Scope& scope, size_t limit, const std::strin
 }
 
 StatusOr<std::string> Clusters::Mutate(const Scope& scope, std::string_view name,
-                                       const std::function<Status(json::object&)>& change) {
+                                       const std::function<Status(store::WriteTxn&, json::object&)>& change) {
   std::string out;
   RETURN_IF_ERROR(store_.Write([&](store::WriteTxn& txn) -> Status {
     ASSIGN_OR_RETURN(auto text, txn.Get(kClusters, ClusterKey(scope, name)));
     if (!text) return ClusterNotFoundError();
     ASSIGN_OR_RETURN(json::object record, ParseRecordObject(*text, "cluster"));
-    RETURN_IF_ERROR(change(record));
+    RETURN_IF_ERROR(change(txn, record));
     std::string serialized = json::serialize(record);
     if (serialized != *text) RETURN_IF_ERROR(txn.Put(kClusters, ClusterKey(scope, name), serialized));
     return DescribeChanged(txn, scope, name, out);
@@ -335,6 +382,9 @@ StatusOr<std::string> Clusters::Delete(const Scope& scope, std::string_view name
                                   "ClusterContainsContainerInstancesException");
     }
     record["status"] = "INACTIVE";
+    // Deleting a cluster disassociates its capacity providers (DeleteCapacityProvider's note).
+    if (providers_ != nullptr)
+      RETURN_IF_ERROR(providers_->Associate(txn, scope, name, Names(record.if_contains("capacityProviders")), {}));
     RETURN_IF_ERROR(txn.Delete(kActive, ClusterKey(scope, name)));
     RETURN_IF_ERROR(txn.Put(kClusters, ClusterKey(scope, name), json::serialize(record)));
     return DescribeChanged(txn, scope, name, out);
@@ -344,7 +394,7 @@ StatusOr<std::string> Clusters::Delete(const Scope& scope, std::string_view name
 
 StatusOr<std::string> Clusters::Update(const Scope& scope, std::string_view name, const json::object& input) {
   if (auto it = input.find("settings"); it != input.end()) RETURN_IF_ERROR(ValidateSettings(it->value().as_array()));
-  return Mutate(scope, name, [&](json::object& record) -> Status {
+  return Mutate(scope, name, [&](store::WriteTxn&, json::object& record) -> Status {
     if (record.at("status") != "ACTIVE") return ClusterNotFoundError();
     if (auto it = input.find("settings"); it != input.end()) MergeSettings(record["settings"].as_array(), it->value().as_array());
     if (auto it = input.find("configuration"); it != input.end()) record["configuration"] = it->value();
@@ -355,7 +405,7 @@ StatusOr<std::string> Clusters::Update(const Scope& scope, std::string_view name
 
 StatusOr<std::string> Clusters::UpdateSettings(const Scope& scope, std::string_view name, const json::array& settings) {
   RETURN_IF_ERROR(ValidateSettings(settings));
-  return Mutate(scope, name, [&](json::object& record) -> Status {
+  return Mutate(scope, name, [&](store::WriteTxn&, json::object& record) -> Status {
     if (record.at("status") != "ACTIVE") return ClusterNotFoundError();
     MergeSettings(record["settings"].as_array(), settings);
     return OkStatus();
@@ -364,9 +414,12 @@ StatusOr<std::string> Clusters::UpdateSettings(const Scope& scope, std::string_v
 
 StatusOr<std::string> Clusters::PutCapacityProviders(const Scope& scope, std::string_view name,
                                                      const json::array& providers, const json::array& strategy) {
-  RETURN_IF_ERROR(ValidateCapacityProviders(providers, strategy));
-  return Mutate(scope, name, [&](json::object& record) -> Status {
+  RETURN_IF_ERROR(ValidateCapacityProviders(providers, strategy, providers_ != nullptr));
+  return Mutate(scope, name, [&](store::WriteTxn& txn, json::object& record) -> Status {
     if (record.at("status") != "ACTIVE") return ClusterNotFoundError();
+    const json::value providers_value(providers);
+    RETURN_IF_ERROR(ChangeProviders(txn, scope, name, Names(record.if_contains("capacityProviders")),
+                                    Names(&providers_value)));
     record["capacityProviders"] = providers;
     record["defaultCapacityProviderStrategy"] = NormalizeStrategy(strategy);
     return OkStatus();

@@ -19,7 +19,9 @@
 
 #include "common/ids.h"
 #include "common/status.h"
+#include "ecs/capacity/capacity_providers.h"
 #include "ecs/common/tags.h"
+#include "ecs/setting/account_settings.h"
 #include "store/store.h"
 
 namespace paddock::ecs::cluster {
@@ -40,6 +42,14 @@ class ClusterUsage {
     int64_t draining_services = 0;
   };
   virtual StatusOr<Counts> Count(store::ReadTxn& txn, const Scope& scope, std::string_view cluster) = 0;
+  // Whether something of the cluster that is not over yet (a task not STOPPED, a service's
+  // strategy) uses capacity provider `provider`: PutClusterCapacityProviders then refuses to
+  // remove it (ResourceInUseException).
+  virtual StatusOr<bool> UsesCapacityProvider(store::ReadTxn& txn, const Scope& scope, std::string_view cluster,
+                                              std::string_view provider) {
+    (void)txn, (void)scope, (void)cluster, (void)provider;
+    return false;
+  }
 };
 
 struct Include {
@@ -71,9 +81,16 @@ class Clusters {
 
   // REQUIRES: called before serving.
   void AddUsage(ClusterUsage* usage) { usages_.push_back(usage); }
+  // The account settings (containerInsights: a new cluster's default) and the capacity providers
+  // a cluster may be associated with. REQUIRES: set before serving. Without them a cluster's
+  // containerInsights defaults to disabled and only FARGATE and FARGATE_SPOT can be associated.
+  void SetAccountSettings(setting::AccountSettings* settings) { settings_ = settings; }
+  void SetCapacityProviders(capacity::CapacityProviders* providers) { providers_ = providers; }
 
-  // Creates the cluster, or returns the existing ACTIVE one of that name unchanged.
-  StatusOr<std::string> Create(const Scope& scope, const boost::json::object& input);
+  // Creates the cluster, or returns the existing ACTIVE one of that name unchanged. Without a
+  // containerInsights setting the cluster takes the one that applies to `caller_arn`
+  // (PutAccountSetting; empty: the root user).
+  StatusOr<std::string> Create(const Scope& scope, const boost::json::object& input, std::string_view caller_arn = {});
   StatusOr<DescribeResult> Describe(const Scope& scope, const std::vector<std::string>& names, const Include& include);
   StatusOr<Page> List(const Scope& scope, size_t limit, const std::string& after);
   // ACTIVE -> INACTIVE (still describable); refuses a cluster that holds tasks, services or
@@ -111,12 +128,17 @@ class Clusters {
 
  private:
   StatusOr<std::string> Mutate(const Scope& scope, std::string_view name,
-                               const std::function<Status(boost::json::object&)>& change);
+                               const std::function<Status(store::WriteTxn&, boost::json::object&)>& change);
+  // The capacity providers of a cluster change from `before` to `after`, in its transaction.
+  Status ChangeProviders(store::WriteTxn& txn, const Scope& scope, std::string_view cluster,
+                         const std::vector<std::string>& before, const std::vector<std::string>& after);
   Status DescribeIn(store::ReadTxn& txn, const Scope& scope, const std::vector<std::string>& names,
                     const Include& include, DescribeResult& result);
   Status DescribeChanged(store::ReadTxn& txn, const Scope& scope, std::string_view name, std::string& out);
   store::Store& store_;
   std::vector<ClusterUsage*> usages_;
+  setting::AccountSettings* settings_ = nullptr;
+  capacity::CapacityProviders* providers_ = nullptr;
 };
 
 }  // namespace paddock::ecs::cluster

@@ -122,6 +122,53 @@ TEST_F(ClustersTest, SettingsAndCapacityProviders) {
                                               json::parse(R"([{"capacityProvider":"FARGATE_SPOT"}])").as_array()).ok());
 }
 
+// A cluster created without a containerInsights setting takes the account setting that applies
+// to its creator: the principal's own, else the account default, else disabled.
+TEST_F(ClustersTest, ContainerInsightsDefaultsToTheAccountSetting) {
+  setting::AccountSettings settings(*store_);
+  clusters_.SetAccountSettings(&settings);
+  auto insights = [&](std::string_view name, std::string_view caller) {
+    auto c = clusters_.Create(kScope, Obj(fmt::format(R"({{"clusterName":"{}"}})", name)), caller);
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    return std::string(json::parse(*c).at("settings").at(0).at("value").as_string());
+  };
+  EXPECT_EQ(insights("plain", kCaller), "disabled");
+  ASSERT_TRUE(settings.PutDefault(kScope, kCaller, setting::SettingName::kContainerInsights, "enhanced").ok());
+  EXPECT_EQ(insights("by-default", kCaller), "enhanced");
+  constexpr std::string_view kAlice = "arn:aws:iam::123456789012:user/alice";
+  ASSERT_TRUE(settings.Put(kScope, kAlice, setting::SettingName::kContainerInsights, "enabled", std::nullopt).ok());
+  EXPECT_EQ(insights("alices", kAlice), "enabled");
+  // The request's own setting wins.
+  auto own = clusters_.Create(kScope, Obj(R"({"clusterName":"own","settings":[{"name":"containerInsights","value":"disabled"}]})"));
+  ASSERT_TRUE(own.ok());
+  EXPECT_EQ(json::parse(*own).at("settings").at(0).at("value"), "disabled");
+}
+
+// An Auto Scaling group provider can be associated once it exists, with one cluster at a time,
+// and deleting the cluster releases it.
+TEST_F(ClustersTest, AutoScalingGroupProvidersAreAssociatedThroughTheirOwner) {
+  capacity::CapacityProviders providers(*store_);
+  clusters_.SetCapacityProviders(&providers);
+  ASSERT_TRUE(clusters_.Create(kScope, Obj(R"({"clusterName":"a"})")).ok());
+  ASSERT_TRUE(clusters_.Create(kScope, Obj(R"({"clusterName":"b"})")).ok());
+  auto mine = json::parse(R"(["mine"])").as_array();
+  EXPECT_EQ(clusters_.PutCapacityProviders(kScope, "a", mine, json::array()).status().aws_type(),
+            "InvalidParameterException");
+  capacity::CreateRequest r;
+  r.name = "mine";
+  r.asg = capacity::AsgProvider{};
+  r.asg->auto_scaling_group_arn = "my-asg";
+  ASSERT_TRUE(providers.Create(kScope, r).ok());
+  auto put = clusters_.PutCapacityProviders(kScope, "a", mine,
+                                            json::parse(R"([{"capacityProvider":"mine","weight":1}])").as_array());
+  ASSERT_TRUE(put.ok()) << put.status().ToString();
+  EXPECT_EQ(clusters_.PutCapacityProviders(kScope, "b", mine, json::array()).status().aws_type(),
+            "InvalidParameterException");
+  EXPECT_EQ(providers.Delete(kScope, "mine")->update_status, "DELETE_FAILED");
+  ASSERT_TRUE(clusters_.Delete(kScope, "a").ok());
+  EXPECT_EQ(providers.Delete(kScope, "mine")->status, "INACTIVE");
+}
+
 TEST(ClusterNameTest, ParsesNamesAndArns) {
   EXPECT_EQ(*ClusterName(std::nullopt, kScope, "X", kCaller), "default");
   EXPECT_EQ(*ClusterName("arn:aws:ecs:us-east-1:123456789012:cluster/prod", kScope, "X", kCaller), "prod");

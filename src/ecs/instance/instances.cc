@@ -11,6 +11,7 @@
 #include "ecs/common/records.h"
 #include "ecs/common/resource_arn.h"
 #include "store/key.h"
+#include "vpc/default_vpc.h"
 
 namespace paddock::ecs::instance {
 namespace json = boost::json;
@@ -22,6 +23,7 @@ constexpr std::string_view kInstances = "container_instances";
 constexpr std::string_view kCounts = "container_instance_counts";
 constexpr std::string_view kReservations = "container_instance_tasks";
 constexpr std::string_view kInactive = "container_instance_inactive";
+constexpr std::string_view kEc2 = "container_instance_ec2";  // ec2_instances.cc
 
 constexpr std::string_view kNotFoundMessage = "The referenced container instance was not found.";
 
@@ -396,13 +398,16 @@ StatusOr<cluster::ClusterUsage::Counts> ContainerInstances::Usage::Count(store::
 StatusOr<std::string> ContainerInstances::Register(const Scope& scope, const RegisterRequest& request, TimePoint now,
                                                    std::optional<AgentCredential>* issued) {
   // Everything the input decides, before the transaction.
-  std::string ec2_id, zone = scope.region.str() + "a", instance_type = "paddock", ami;
+  std::string ec2_id, zone = scope.region.str() + "a", instance_type = "paddock", ami, private_ip;
   if (request.identity_document) {
     boost::system::error_code ec;
     json::value doc = json::parse(*request.identity_document, ec);
     if (ec || !doc.is_object()) return ParamError("The instance identity document is not a JSON document.");
     const auto& o = doc.get_object();
     ec2_id = Str(o, "instanceId");
+    // The host's address, which EC2's DescribeInstances answers as privateIpAddress.
+    uint32_t parsed = 0;
+    if (vpc::ParseIpv4(Str(o, "privateIp"), &parsed)) private_ip = Str(o, "privateIp");
     if (!Str(o, "availabilityZone").empty()) zone = Str(o, "availabilityZone");
     if (!Str(o, "instanceType").empty()) instance_type = Str(o, "instanceType");
     ami = Str(o, "imageId");
@@ -440,6 +445,7 @@ StatusOr<std::string> ContainerInstances::Register(const Scope& scope, const Reg
     // below once the instance is known; applied after its record is written.
     std::optional<AgentKind> bind;
     const std::string caller = request.caller_agent.empty() ? RootArnOf(scope) : request.caller_agent;
+    std::string previous_ec2_id;
     if (request.container_instance) {
       const InstanceRef& ref = *request.container_instance;
       ASSIGN_OR_RETURN(auto existing, Find(txn, scope, request.cluster, ref));
@@ -458,6 +464,7 @@ StatusOr<std::string> ContainerInstances::Register(const Scope& scope, const Reg
       // Custom attributes (PutAttributes) survive the agent's re-registration.
       for (auto& [name, value] : ReadAttributes(record))
         if (IsCustom(name)) attributes[name] = value;
+      previous_ec2_id = Str(record, "ec2InstanceId");
       if (!ec2_id.empty()) record["ec2InstanceId"] = ec2_id;
       // What the instance's tasks hold stays taken from the new totals.
       json::array remaining = resources;
@@ -506,6 +513,8 @@ StatusOr<std::string> ContainerInstances::Register(const Scope& scope, const Reg
     WriteAttributes(record, attributes);
     RETURN_IF_ERROR(Save(txn, scope, request.cluster, record));
     const std::string arn = Str(record, "containerInstanceArn");
+    RETURN_IF_ERROR(IndexEc2(txn, scope, request.cluster, arn.substr(arn.rfind('/') + 1), previous_ec2_id,
+                             Str(record, "ec2InstanceId"), private_ip));
     RETURN_IF_ERROR(PutTags(txn, scope, arn, request.tags));
     if (bind == AgentKind::kInProcess) {
       RETURN_IF_ERROR(agents_.BindInProcess(txn, scope, request.cluster, arn.substr(arn.rfind('/') + 1)));
@@ -929,6 +938,11 @@ StatusOr<size_t> ContainerInstances::ReapInactive(TimePoint now) {
   return ReapDue(store_, kInactive, EpochMillis(now - kInactiveRetention),
                  [&](store::WriteTxn& txn, const Scope& scope, const std::string& cluster, const std::string& id) -> Status {
                    const std::string key = InstanceKey(scope, cluster, id);
+                   ASSIGN_OR_RETURN(auto text, txn.Get(kInstances, key));
+                   if (text) {
+                     ASSIGN_OR_RETURN(json::object record, ParseRecordObject(*text, "container instance"));
+                     RETURN_IF_ERROR(txn.Delete(kEc2, ScopeKey(scope).Str(Str(record, "ec2InstanceId")).Str(cluster).Str(id).Done()));
+                   }
                    RETURN_IF_ERROR(txn.Delete(kInstances, key));
                    RETURN_IF_ERROR(RemoveAllTags(txn, scope, ContainerInstanceArn(scope, cluster, id)));
                    ASSIGN_OR_RETURN(auto held, txn.Scan(kReservations, store::PrefixRange(key), 100000));
@@ -939,7 +953,7 @@ StatusOr<size_t> ContainerInstances::ReapInactive(TimePoint now) {
 
 Status ContainerInstances::ReapAccount(const AccountId& account) {
   RETURN_IF_ERROR(agents_.ReapAccount(account));  // first: no credential outlives its instance
-  for (std::string_view table : {kInstances, kCounts, kReservations, kInactive})
+  for (std::string_view table : {kInstances, kCounts, kReservations, kInactive, kEc2})
     RETURN_IF_ERROR(ReapAccountRows(store_, table, account));
   const std::string prefix = Key().Str(account.str()).Done();
   std::lock_guard lock(mu_);

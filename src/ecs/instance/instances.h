@@ -15,6 +15,8 @@
 //   container_instance_tasks   (account, region, cluster, id, task id) -> reservation JSON
 //                              {cpu, memory, ports, udpPorts, state: PENDING|RUNNING}
 //   container_instance_inactive(account, region, deregisteredAt ms, cluster, id) -> ""  ReapInactive
+//   container_instance_ec2     (account, region, ec2InstanceId, cluster, id) -> {privateIp}: EC2's
+//                              DescribeInstances (ec2_instances.cc), until the instance is reaped
 // Heartbeats are kept in memory only: after a restart every instance reads agentConnected=false
 // until its agent calls again (as on AWS, where the agent reconnects).
 #pragma once
@@ -40,6 +42,7 @@
 #include "ecs/instance/agent_identity.h"
 #include "ecs/instance/query.h"
 #include "store/store.h"
+#include "vpc/ec2_instances.h"
 
 namespace paddock::ecs::instance {
 
@@ -236,6 +239,10 @@ class ContainerInstances {
   cluster::ClusterUsage* cluster_usage() { return &usage_; }
   // The instances' agent bindings and credentials (the front's resolver looks agent keys up here).
   AgentIdentities& agents() { return agents_; }
+  // The instances' hosts as EC2's DescribeInstances shows them (ec2_instances.cc): an ACTIVE or
+  // DRAINING instance is running, a deregistered one terminated until it is reaped; the private
+  // IP is the identity document's privateIp (what the registering agent reported).
+  vpc::Ec2InstanceSource* ec2_instances() { return &ec2_; }
 
   // `listener` is called after a commit that changed which instances of a cluster are ACTIVE
   // (register, deregister, UpdateContainerInstancesState), so the service scheduler can place
@@ -249,6 +256,20 @@ class ContainerInstances {
    public:
     StatusOr<Counts> Count(store::ReadTxn& txn, const Scope& scope, std::string_view cluster) override;
   };
+  class Ec2View final : public vpc::Ec2InstanceSource {
+   public:
+    explicit Ec2View(store::Store& store) : store_(store) {}
+    StatusOr<std::vector<vpc::Ec2Instance>> Find(const Scope& scope, const std::vector<std::string>& ids) override;
+    StatusOr<std::vector<vpc::Ec2Instance>> List(const Scope& scope, const std::string& after, size_t limit,
+                                                 bool* more) override;
+
+   private:
+    store::Store& store_;
+  };
+  // The EC2 index row of an instance: moved when its ec2InstanceId changes, its private IP kept
+  // unless a new one is reported. Inside the registration's transaction.
+  static Status IndexEc2(store::WriteTxn& txn, const Scope& scope, std::string_view cluster, std::string_view id,
+                         std::string_view previous_ec2_id, std::string_view ec2_id, std::string_view private_ip);
 
   void NotifyChange(const Scope& scope, std::string_view cluster) {
     if (listener_) listener_(scope, std::string(cluster));
@@ -269,6 +290,7 @@ class ContainerInstances {
   cluster::Clusters& clusters_;
   HexSource random_hex_;
   Usage usage_;
+  Ec2View ec2_{store_};
   AgentIdentities agents_;
   std::mutex mu_;
   std::map<std::string, TimePoint> heartbeats_;  // GUARDED_BY(mu_), by record key

@@ -10,6 +10,7 @@
 #include "common/json_fields.h"
 #include "ecs/common/records.h"
 #include "ecs/common/resource_arn.h"
+#include "ecs/service/breaker.h"
 #include "ecs/service/internal/common.h"
 #include "ecs/service/internal/record.h"
 #include "ecs/service/services.h"
@@ -87,11 +88,14 @@ json::object Live(json::object sd, const std::optional<json::object>& record) {
     for (auto& s : it->value().get_array())
       if (s.is_object()) Refresh(s.get_object(), deployments);
   if (auto cb = sd.find("deploymentCircuitBreaker"); cb != sd.end() && cb->value().is_object()) {
-    // The threshold follows the service's desired count while the deployment runs (sched/plan's
-    // BreakerThreshold).
+    // The threshold follows the service's desired count (and breaker settings) while the
+    // deployment runs, as sched/plan evaluates it.
     if (Str(sd, "status") == "IN_PROGRESS") {
       const int64_t desired = json_fields::Int(*record, "desiredCount").value_or(0);
-      cb->value().get_object()["threshold"] = std::min<int64_t>(200, std::max<int64_t>(3, (desired + 1) / 2));
+      const StatusOr<CircuitBreakerSettings> settings = ParseCircuitBreaker(
+          json_fields::Obj(json_fields::Obj(*record, "deploymentConfiguration"), "deploymentCircuitBreaker"));
+      cb->value().get_object()["threshold"] =
+          FailureThreshold(desired, settings.ok() ? settings->threshold : FailureThresholdConfig{});
     }
     for (const auto& d : deployments)
       if (sd.contains("serviceDeploymentArn") && Str(sd, "serviceDeploymentArn").ends_with("/" + d.service_deployment_id) &&
@@ -244,6 +248,24 @@ StatusOr<std::string> Services::StopServiceDeployment(const Scope& scope, std::s
   }));
   if (changed) NotifyChange(ServiceKey{scope, ref.cluster, ref.service});
   return arn;
+}
+
+StatusOr<std::string> Services::ContinueServiceDeployment(const Scope& scope, std::string_view caller_arn,
+                                                          std::string_view arn, std::string_view hook_id,
+                                                          std::string_view action) {
+  if (action != "CONTINUE" && action != "ROLLBACK")
+    return ParamError(fmt::format("The action {} is not valid. Valid actions are CONTINUE and ROLLBACK.", action));
+  ASSIGN_OR_RETURN(ChildRef ref, ParseChildArn(arn, "service-deployment", scope, "ContinueServiceDeployment", caller_arn));
+  RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(auto text, txn.Get(kDeployments, ChildKey(scope, ref.cluster, ref.service, ref.id)));
+    if (!text)
+      return NotFound(fmt::format("The service deployment {} does not exist.", arn), "ServiceDeploymentNotFoundException");
+    return OkStatus();
+  }));
+  return ParamError(fmt::format(
+      "The service deployment {} is not paused at lifecycle hook {}: Paddock's rolling deployments have no lifecycle "
+      "hooks.",
+      arn, hook_id));
 }
 
 }  // namespace paddock::ecs::service

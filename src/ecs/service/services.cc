@@ -10,9 +10,11 @@
 
 #include "common/encoding.h"
 #include "common/json_fields.h"
+#include "ecs/capacity/capacity_providers.h"
 #include "ecs/common/reap.h"
 #include "ecs/common/records.h"
 #include "ecs/common/resource_arn.h"
+#include "ecs/service/breaker.h"
 #include "ecs/service/internal/common.h"
 #include "ecs/service/internal/record.h"
 #include "ecs/service/internal/resolved.h"
@@ -103,7 +105,17 @@ StatusOr<json::object> DeploymentConfiguration(const json::object* current, cons
     out["strategy"] = "ROLLING";
   }
   if (given != nullptr) {
-    for (const auto& [k, v] : *given) out[k] = v;
+    for (const auto& [k, v] : *given) {
+      json::value merged = v;
+      // A deploymentCircuitBreaker given without its optional members keeps the ones in force
+      // (AWS's UpdateService retains them; only enable and rollback are required).
+      if (k == "deploymentCircuitBreaker" && merged.is_object() && out.contains(k) && out[k].is_object()) {
+        for (std::string_view kept : {"resetOnHealthyTask", "thresholdConfiguration"})
+          if (!merged.get_object().contains(kept) && out[k].get_object().contains(kept))
+            merged.get_object()[kept] = out[k].get_object()[kept];
+      }
+      out[k] = std::move(merged);
+    }
     if (auto s = json_fields::OptStr(*given, "strategy"); s && *s != "ROLLING")
       return ParamError(fmt::format(
           "The deployment strategy {} is not supported by Paddock. Use ROLLING (the rolling update).", *s));
@@ -123,6 +135,7 @@ StatusOr<json::object> DeploymentConfiguration(const json::object* current, cons
   if (max < 100) return ParamError(fmt::format("maximumPercent must be at least 100, but was {}.", max));
   if (!out.contains("deploymentCircuitBreaker"))
     out["deploymentCircuitBreaker"] = json::object{{"enable", false}, {"rollback", false}};
+  RETURN_IF_ERROR(ParseCircuitBreaker(json_fields::Obj(out, "deploymentCircuitBreaker")).status());
   if (!out.contains("strategy")) out["strategy"] = "ROLLING";
   if (auto b = OptInt(out, "bakeTimeInMinutes"); b && (*b < 0 || *b > 1440))
     return ParamError("bakeTimeInMinutes must be between 0 and 1440.");
@@ -237,8 +250,10 @@ StatusOr<Services::Launch> Services::ResolveLaunch(const Scope& scope, const Clu
       if (OptInt(item.get_object(), "base").value_or(0) > 0) ++with_base;
     }
     if (with_base > 1) return ParamError("A base value can be set for only one capacity provider in a capacity provider strategy.");
+    std::vector<std::string> names;
+    for (const auto& item : normalized) names.push_back(Str(item.get_object(), "capacityProvider"));
+    ASSIGN_OR_RETURN(out.type, capacity::StrategyLaunchType(names));
     out.service.capacity_provider_strategy = normalized;
-    out.type = "FARGATE";  // Paddock's capacity providers are FARGATE and FARGATE_SPOT
   } else {
     if (*launch_type != "FARGATE" && *launch_type != "EC2")
       return ParamError(fmt::format("The {} launch type is not supported by Paddock. Use FARGATE or EC2.", *launch_type));
@@ -396,7 +411,9 @@ Status Services::StartDeployment(store::WriteTxn& txn, const Scope& scope, const
 
   // The ServiceDeployment: this deployment's progress, as the deployment APIs show it.
   const json::object& dc = json_fields::Obj(record, "deploymentConfiguration");
-  const bool breaker = json_fields::Bool(json_fields::Obj(dc, "deploymentCircuitBreaker"), "enable").value_or(false);
+  const StatusOr<CircuitBreakerSettings> cb = ParseCircuitBreaker(json_fields::Obj(dc, "deploymentCircuitBreaker"));
+  const CircuitBreakerSettings settings = cb.ok() ? *cb : CircuitBreakerSettings{};
+  const bool breaker = settings.enable;
   json::object sd;
   sd["serviceDeploymentArn"] = ServiceDeploymentArn(scope, cluster, name, d.service_deployment_id);
   sd["serviceArn"] = service_arn;
@@ -411,7 +428,7 @@ Status Services::StartDeployment(store::WriteTxn& txn, const Scope& scope, const
                                              {"pendingTaskCount", 0}};
   sd["status"] = "IN_PROGRESS";
   sd["deploymentConfiguration"] = dc;
-  const int64_t threshold = std::min<int64_t>(200, std::max<int64_t>(3, (d.desired_count + 1) / 2));
+  const int64_t threshold = FailureThreshold(d.desired_count, settings.threshold);
   sd["deploymentCircuitBreaker"] = json::object{
       {"status", breaker ? "MONITORING" : "DISABLED"}, {"failureCount", 0}, {"threshold", threshold}};
   if (auto alarms = OptObject(dc, "alarms")) {
@@ -829,7 +846,11 @@ StatusOr<DescribeResult> Services::Describe(const Scope& scope, std::string_view
         ASSIGN_OR_RETURN(record, LoadRecord(txn, scope, cluster_name, p.name));
       }
       if (!record) {
-        std::string arn = p.given.starts_with("arn:") ? p.given : ServiceArn(scope, cluster_name, p.name);
+        // A name given comes back as service/<name>, without the cluster, as AWS reports it (a
+        // real answer quoted in aws-actions/amazon-ecs-deploy-task-definition#369); an ARN as given.
+        std::string arn = p.given.starts_with("arn:")
+                              ? p.given
+                              : fmt::format("arn:aws:ecs:{}:{}:service/{}", scope.region.str(), scope.account.str(), p.name);
         result.failures.push_back({std::move(arn), "MISSING", ""});
         continue;
       }
@@ -901,12 +922,21 @@ StatusOr<Page> Services::ListByNamespace(const Scope& scope, std::string_view ca
 // ---- Tags ----
 
 namespace {
-// A service ARN's (cluster, name); the old form without a cluster is not found.
+// TagResource and UntagResource name ResourceNotFoundException (not ServiceNotFoundException) in
+// their model for a resource that does not exist.
+Status TagTargetNotFound(std::string_view arn) {
+  return NotFound(fmt::format("The specified resource is not found: {}", arn), "ResourceNotFoundException");
+}
+
+// A service ARN's (cluster, name). A tagged service is named by its long ARN (service/<cluster>/<name>). AWS answers a short one
+// (service/<name>) with InvalidParameterException (TagResource's resourceArn documentation; the
+// text as boto/boto3#2473 and turbot/steampipe-plugin-aws#2388 quote it).
 StatusOr<std::pair<std::string, std::string>> TagTarget(const Scope& scope, std::string_view arn) {
   ASSIGN_OR_RETURN(EcsResource r, ParseEcsResourceArn(arn));
   const size_t slash = r.id.find('/');
-  if (r.kind != ResourceKind::kService || slash == std::string::npos || r.scope != scope)
-    return NotFound(fmt::format("The specified resource is not found: {}", arn), "ResourceNotFoundException");
+  if (r.kind == ResourceKind::kService && slash == std::string::npos)
+    return ParamError("Long arn format must be used for tagging operations");
+  if (r.kind != ResourceKind::kService || slash == std::string::npos || r.scope != scope) return TagTargetNotFound(arn);
   return std::make_pair(r.id.substr(0, slash), r.id.substr(slash + 1));
 }
 }  // namespace
@@ -916,7 +946,7 @@ Status Services::TagResource(const Scope& scope, std::string_view arn, const Tag
   ASSIGN_OR_RETURN(auto target, TagTarget(scope, arn));
   return store_.Write([&](store::WriteTxn& txn) -> Status {
     ASSIGN_OR_RETURN(auto record, LoadRecord(txn, scope, target.first, target.second));
-    if (!record || Str(*record, "status") == "INACTIVE") return ServiceNotFound();
+    if (!record || Str(*record, "status") == "INACTIVE") return TagTargetNotFound(arn);
     return PutTags(txn, scope, ServiceArn(scope, target.first, target.second), tags);
   });
 }
@@ -925,7 +955,7 @@ Status Services::UntagResource(const Scope& scope, std::string_view arn, const s
   ASSIGN_OR_RETURN(auto target, TagTarget(scope, arn));
   return store_.Write([&](store::WriteTxn& txn) -> Status {
     ASSIGN_OR_RETURN(auto record, LoadRecord(txn, scope, target.first, target.second));
-    if (!record || Str(*record, "status") == "INACTIVE") return ServiceNotFound();
+    if (!record || Str(*record, "status") == "INACTIVE") return TagTargetNotFound(arn);
     return RemoveTags(txn, scope, ServiceArn(scope, target.first, target.second), keys);
   });
 }
@@ -1190,6 +1220,41 @@ StatusOr<cluster::ClusterUsage::Counts> Services::Usage::Count(store::ReadTxn& t
     (status == "ACTIVE" ? out.active_services : out.draining_services) = n;
   }
   return out;
+}
+
+// A service of the cluster not yet INACTIVE whose strategy (its own, a deployment's or a task
+// set's) names `provider`.
+StatusOr<bool> Services::Usage::UsesCapacityProvider(store::ReadTxn& txn, const Scope& scope,
+                                                     std::string_view cluster, std::string_view provider) {
+  auto names = [&](const json::value* strategy) {
+    if (strategy == nullptr || !strategy->is_array()) return false;
+    for (const auto& item : strategy->get_array())
+      if (item.is_object() && Str(item.get_object(), "capacityProvider") == provider) return true;
+    return false;
+  };
+  for (std::string_view status : {"ACTIVE", "DRAINING"}) {
+    store::Range range = store::PrefixRange(ScopeKey(scope).Str(cluster).Str(status).Done());
+    while (true) {
+      ASSIGN_OR_RETURN(auto rows, txn.Scan(kByStatus, range, 500));
+      for (const auto& row : rows) {
+        store::KeyReader r(row.key);
+        std::string name;
+        for (int i = 0; i < 5; ++i) {  // account, region, cluster, status, name
+          ASSIGN_OR_RETURN(name, r.Str());
+        }
+        ASSIGN_OR_RETURN(auto text, txn.Get(kServices, RecordKey(scope, cluster, name)));
+        if (!text) continue;
+        ASSIGN_OR_RETURN(json::object record, ParseRecordObject(*text, "service"));
+        if (names(record.if_contains("capacityProviderStrategy"))) return true;
+        if (const json::value* ds = record.if_contains("deployments"); ds != nullptr && ds->is_array())
+          for (const auto& d : ds->get_array())
+            if (d.is_object() && names(d.get_object().if_contains("capacityProviderStrategy"))) return true;
+      }
+      if (rows.size() < 500) break;
+      range.begin = store::KeySuccessor(rows.back().key);
+    }
+  }
+  return false;
 }
 
 }  // namespace paddock::ecs::service

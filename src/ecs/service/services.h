@@ -125,6 +125,13 @@ class Services {
   // StopServiceDeployment (stopType ROLLBACK): returns the service deployment's ARN.
   StatusOr<std::string> StopServiceDeployment(const Scope& scope, std::string_view caller_arn,
                                               const boost::json::object& input, TimePoint now);
+  // ContinueServiceDeployment resumes (CONTINUE) or rolls back (ROLLBACK) a deployment paused at a
+  // PAUSE lifecycle hook. Paddock's deployments are ROLLING and take no lifecycle hooks
+  // (deploymentConfiguration.lifecycleHooks is refused), so none is ever paused: a service
+  // deployment of the caller's answers InvalidParameterException naming the hook, an unknown one
+  // ServiceDeploymentNotFoundException. Nothing changes.
+  StatusOr<std::string> ContinueServiceDeployment(const Scope& scope, std::string_view caller_arn, std::string_view arn,
+                                                  std::string_view hook_id, std::string_view action);
 
   // ---- Task sets (task_sets.cc) ----
   // Services whose deploymentController is EXTERNAL only. Each set is an entry of the record's
@@ -200,6 +207,8 @@ class Services {
   class Usage final : public cluster::ClusterUsage {
    public:
     StatusOr<Counts> Count(store::ReadTxn& txn, const Scope& scope, std::string_view cluster) override;
+    StatusOr<bool> UsesCapacityProvider(store::ReadTxn& txn, const Scope& scope, std::string_view cluster,
+                                        std::string_view provider) override;
   };
 
   void NotifyChange(const ServiceKey& key);

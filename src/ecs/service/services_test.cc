@@ -520,7 +520,7 @@ TEST_F(ServicesTest, DrainingToInactiveThenReapedAfterAnHour) {
   ASSERT_TRUE(d.ok());
   EXPECT_TRUE(d->services.empty());
   ASSERT_EQ(d->failures.size(), 1u);
-  EXPECT_EQ(d->failures[0].arn, "arn:aws:ecs:us-east-1:123456789012:service/prod/web");
+  EXPECT_EQ(d->failures[0].arn, "arn:aws:ecs:us-east-1:123456789012:service/web") << "a name comes back without the cluster";
   EXPECT_EQ(d->failures[0].reason, "MISSING");
 }
 
@@ -557,7 +557,8 @@ TEST_F(ServicesTest, StoreStateRefusesAStaleVersionAndBumpsIt) {
   EXPECT_EQ(st.deployments[0].desired_count, 3);
   st.deployments[0].running_count = 2;
   st.deployments[0].pending_count = 1;
-  st.deployments[0].breaker_settled = true;
+  st.deployments[0].breaker_reset_at = clock_.Now() + seconds(5);
+  st.deployments[0].breaker_unobserved = 1;
   st.deployments[0].launch_failures = 2;
   st.deployments[0].next_launch_at = clock_.Now() + seconds(30);
   st.last_completed = st.deployments[0];
@@ -567,7 +568,8 @@ TEST_F(ServicesTest, StoreStateRefusesAStaleVersionAndBumpsIt) {
   ASSERT_TRUE(Store(st).ok());
   ServiceState loaded = Load("web");
   EXPECT_EQ(loaded.version, 4u);
-  EXPECT_TRUE(loaded.deployments[0].breaker_settled);
+  EXPECT_EQ(loaded.deployments[0].breaker_reset_at, clock_.Now() + seconds(5));
+  EXPECT_EQ(loaded.deployments[0].breaker_unobserved, 1);
   EXPECT_EQ(loaded.deployments[0].launch_failures, 2);
   EXPECT_EQ(loaded.deployments[0].next_launch_at, clock_.Now() + seconds(30));
   ASSERT_TRUE(loaded.last_completed.has_value());
@@ -575,7 +577,8 @@ TEST_F(ServicesTest, StoreStateRefusesAStaleVersionAndBumpsIt) {
   auto shown = Describe("web");
   EXPECT_EQ(shown->at("runningCount"), 2);
   EXPECT_EQ(shown->at("pendingCount"), 1);
-  EXPECT_FALSE(shown->at("deployments").as_array()[0].as_object().contains("breakerSettled"));
+  EXPECT_FALSE(shown->at("deployments").as_array()[0].as_object().contains("breakerResetAtMs"));
+  EXPECT_FALSE(shown->at("deployments").as_array()[0].as_object().contains("breakerUnobserved"));
 }
 
 TEST_F(ServicesTest, EventsArePrependedWithIdsAndCappedAt100) {
@@ -596,6 +599,74 @@ TEST_F(ServicesTest, EventsArePrependedWithIdsAndCappedAt100) {
   EXPECT_EQ(events[99].at("message"), "event 50");
   EXPECT_EQ(events[0].at("id").as_string().size(), 36u);
   EXPECT_NE(events[0].at("id"), events[1].at("id"));
+}
+
+// AWS's configurable circuit breaker: resetOnHealthyTask and thresholdConfiguration are stored as
+// given, reach the scheduler's state, set the service deployment's threshold, survive an
+// UpdateService that gives deploymentCircuitBreaker without them (AWS retains them), and values the
+// model admits but AWS's semantics cannot (below 1, a bounded percentage above 100) are refused.
+TEST_F(ServicesTest, TheConfigurableCircuitBreakerIsStoredValidatedAndKept) {
+  auto breaker = [](json::object cb) { return json::object{{"deploymentCircuitBreaker", std::move(cb)}}; };
+  auto s = Create(Request("web", {{"desiredCount", 10},
+                                  {"deploymentConfiguration",
+                                   breaker({{"enable", true},
+                                            {"rollback", true},
+                                            {"resetOnHealthyTask", false},
+                                            {"thresholdConfiguration", {{"type", "COUNT"}, {"value", 2}}}})}}));
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  const json::object& cb = s->at("deploymentConfiguration").at("deploymentCircuitBreaker").as_object();
+  EXPECT_EQ(cb.at("resetOnHealthyTask"), false);
+  EXPECT_EQ(cb.at("thresholdConfiguration").at("type"), "COUNT");
+  ServiceState st = Load("web");
+  EXPECT_FALSE(st.reset_on_healthy_task);
+  EXPECT_EQ(st.failure_threshold.type, ThresholdType::kCount);
+  EXPECT_EQ(st.failure_threshold.value, 2);
+  EXPECT_EQ(ServiceDeployment(*s).at("deploymentCircuitBreaker").at("threshold"), 2);
+
+  // Given again without the optional members: they stay.
+  auto u = Update(json::object{{"service", "web"},
+                               {"deploymentConfiguration", breaker({{"enable", true}, {"rollback", false}})}});
+  ASSERT_TRUE(u.ok()) << u.status().ToString();
+  EXPECT_EQ(u->at("deploymentConfiguration").at("deploymentCircuitBreaker"),
+            (json::object{{"enable", true},
+                          {"rollback", false},
+                          {"resetOnHealthyTask", false},
+                          {"thresholdConfiguration", {{"type", "COUNT"}, {"value", 2}}}}));
+  EXPECT_FALSE(Load("web").rollback);
+
+  // A percentage of the desired count, unbounded.
+  u = Update(json::object{{"service", "web"},
+                          {"deploymentConfiguration",
+                           breaker({{"enable", true},
+                                    {"rollback", true},
+                                    {"thresholdConfiguration", {{"type", "UNBOUNDED_PERCENT"}, {"value", 10}}}})}});
+  ASSERT_TRUE(u.ok()) << u.status().ToString();
+  EXPECT_EQ(ServiceDeployment(*u).at("deploymentCircuitBreaker").at("threshold"), 1) << "10 % of 10";
+
+  // Defaults: the consecutive model and half the desired count within 3..200.
+  auto plain = Create(Request("plain", {{"desiredCount", 10}}));
+  ASSERT_TRUE(plain.ok());
+  EXPECT_TRUE(Load("plain").reset_on_healthy_task);
+  EXPECT_EQ(Load("plain").failure_threshold.type, ThresholdType::kBoundedPercent);
+  EXPECT_EQ(Load("plain").failure_threshold.value, 50);
+  EXPECT_EQ(ServiceDeployment(*plain).at("deploymentCircuitBreaker").at("threshold"), 5);
+
+  for (auto [type, value] : {std::pair{"COUNT", 0}, std::pair{"BOUNDED_PERCENT", 101}, std::pair{"UNBOUNDED_PERCENT", -5}}) {
+    auto bad = Create(Request("bad", {{"deploymentConfiguration",
+                                       breaker({{"enable", true},
+                                                {"rollback", true},
+                                                {"thresholdConfiguration", {{"type", type}, {"value", value}}}})}}));
+    ExpectError(bad.status(), "InvalidParameterException", "thresholdConfiguration.value must be");
+    EXPECT_FALSE(Describe("bad").has_value()) << "nothing written";
+  }
+  ExpectError(Update(json::object{{"service", "web"},
+                                  {"deploymentConfiguration",
+                                   breaker({{"enable", true},
+                                            {"rollback", true},
+                                            {"thresholdConfiguration", {{"type", "COUNT"}, {"value", 0}}}})}})
+                  .status(),
+              "InvalidParameterException", "must be at least 1, but was 0");
+  EXPECT_EQ(Load("web").failure_threshold.type, ThresholdType::kUnboundedPercent) << "the refused update changed nothing";
 }
 
 TEST_F(ServicesTest, RolloutStatesKeepTheServiceDeploymentsTrue) {
@@ -829,7 +900,13 @@ TEST_F(ServicesTest, TagsThroughTheOwner) {
   ASSERT_TRUE(Update(json::object{{"service", "web"}, {"propagateTags", "SERVICE"}}).ok());
   EXPECT_EQ(Load("web").tags, (Tags{Tag{"b", "2"}}));
   ExpectError(services_.TagResource(kScope, "arn:aws:ecs:us-east-1:123456789012:service/prod/nope", {Tag{"a", "1"}}),
-              "ServiceNotFoundException", "");
+              "ResourceNotFoundException",
+              "The specified resource is not found: arn:aws:ecs:us-east-1:123456789012:service/prod/nope");
+  // The old short ARN cannot be tagged (AWS: "Long arn format must be used for tagging operations").
+  ExpectError(services_.TagResource(kScope, "arn:aws:ecs:us-east-1:123456789012:service/web", {Tag{"a", "1"}}),
+              "InvalidParameterException", "Long arn format must be used for tagging operations");
+  ExpectError(services_.ListTags(kScope, "arn:aws:ecs:us-east-1:123456789012:service/web").status(),
+              "InvalidParameterException", "Long arn format must be used for tagging operations");
 }
 
 TEST_F(ServicesTest, ListAllKeysWalksEveryAccountInPages) {

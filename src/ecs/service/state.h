@@ -22,6 +22,7 @@
 #include "common/clock.h"
 #include "common/ids.h"
 #include "ecs/common/tags.h"
+#include "ecs/service/breaker.h"
 
 namespace paddock::ecs::service {
 
@@ -49,7 +50,7 @@ struct Deployment {
   int64_t desired_count = 0;    // task sets: computedDesiredCount
   int64_t pending_count = 0;    // scheduler-maintained from the tasks
   int64_t running_count = 0;
-  int64_t failed_tasks = 0;     // consecutive failures counted by the circuit breaker
+  int64_t failed_tasks = 0;     // failures the circuit breaker counts (since its last reset)
   std::string rollout_state;         // IN_PROGRESS | COMPLETED | FAILED (ECS controller only)
   std::string rollout_state_reason;  // "ECS deployment ecs-svc/… in progress." …
   TimePoint created_at{};
@@ -71,7 +72,10 @@ struct Deployment {
   bool rollback_requested = false;
 
   // Scheduler-private (never rendered).
-  bool breaker_settled = false;    // one of its tasks has been healthy: failures no longer count
+  // The circuit breaker counts failures after this time: when a task of the deployment last became
+  // healthy (with resetOnHealthyTask), or when a rollback made it PRIMARY again.
+  TimePoint breaker_reset_at{};
+  int64_t breaker_unobserved = 0;  // failures since then that no task shows (placements that failed)
   int64_t launch_failures = 0;     // consecutive tasks that stopped before RUNNING (backoff)
   TimePoint next_launch_at{};      // backoff: no launch before this
 };
@@ -93,6 +97,8 @@ struct ServiceState {
   int64_t maximum_percent = 200;
   bool circuit_breaker = false;
   bool rollback = false;
+  bool reset_on_healthy_task = true;      // deploymentCircuitBreaker.resetOnHealthyTask
+  FailureThresholdConfig failure_threshold;  // deploymentCircuitBreaker.thresholdConfiguration
   int64_t health_check_grace_seconds = 0;
   std::optional<boost::json::array> placement_constraints;  // the service's, as given
   std::optional<boost::json::array> placement_strategy;

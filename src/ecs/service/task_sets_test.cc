@@ -384,6 +384,10 @@ TEST_F(TaskSetsTest, UpdateServicePrimaryTaskSetSwapsThePrimary) {
   EXPECT_EQ(service.at("launchType").as_string(), "FARGATE");
   EXPECT_EQ(service.at("networkConfiguration").as_object().at("awsvpcConfiguration").as_object().at("subnets"),
             json::array{json::string(subnet_)});
+  // And its task definition (moto's test_update_service_primary_task_set; AWS: DescribeServices
+  // "returns all fields specified for a primary task set").
+  ASSERT_TRUE(service.contains("taskDefinition"));
+  EXPECT_EQ(service.at("taskDefinition"), b->at("taskDefinition"));
 }
 
 TEST_F(TaskSetsTest, DescribeTaskSetsByIdOrArnWithMissingAndTags) {

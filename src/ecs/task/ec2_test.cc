@@ -357,3 +357,55 @@ TEST_F(Ec2Test, ContainerReportsAreMonotonic) {
 
 }  // namespace
 }  // namespace paddock::ecs::task
+
+namespace paddock::ecs::task {
+namespace {
+
+// A strategy naming an Auto Scaling group capacity provider places on the cluster's container
+// instances (there is no Auto Scaling group): launch type EC2 and the provider's name; a strategy
+// mixing it with FARGATE is refused as AWS refuses it.
+TEST_F(Ec2Test, AnAutoScalingGroupProviderPlacesOnTheClustersInstances) {
+  capacity::CapacityProviders providers(*store_);
+  clusters_.SetCapacityProviders(&providers);
+  capacity::CreateRequest cp;
+  cp.name = "ec2-fleet";
+  cp.asg = capacity::AsgProvider{};
+  cp.asg->auto_scaling_group_arn = "fleet-asg";
+  ASSERT_TRUE(providers.Create(kScope, cp).ok());
+  ASSERT_TRUE(clusters_
+                  .PutCapacityProviders(kScope, "default", json::parse(R"(["ec2-fleet","FARGATE"])").as_array(),
+                                        json::parse(R"([{"capacityProvider":"ec2-fleet","weight":1}])").as_array())
+                  .ok());
+  const std::string a = AddInstance(1024, 1024);
+
+  RunRequest r = Req("worker");
+  r.launch_type.reset();
+  r.capacity_providers = {"ec2-fleet"};
+  auto run = Run(r);
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  ASSERT_EQ(run->tasks.size(), 1u);
+  json::object t = Obj(run->tasks[0]);
+  EXPECT_EQ(t.at("launchType"), "EC2");
+  EXPECT_EQ(t.at("capacityProviderName"), "ec2-fleet");
+  EXPECT_EQ(t.at("containerInstanceArn").as_string(), a);
+
+  // The cluster's default strategy does the same without a strategy or launch type.
+  RunRequest by_default = Req("worker");
+  by_default.launch_type.reset();
+  auto second = Run(by_default);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  ASSERT_EQ(second->tasks.size(), 1u);
+  EXPECT_EQ(Obj(second->tasks[0]).at("capacityProviderName"), "ec2-fleet");
+
+  RunRequest mixed = Req("worker");
+  mixed.launch_type.reset();
+  mixed.capacity_providers = {"ec2-fleet", "FARGATE"};
+  EXPECT_EQ(Run(mixed).status().aws_type(), "InvalidParameterException");
+
+  // The provider's tasks keep it associated.
+  auto removal = clusters_.PutCapacityProviders(kScope, "default", json::parse(R"(["FARGATE"])").as_array(), json::array());
+  EXPECT_EQ(removal.status().aws_type(), "ResourceInUseException");
+}
+
+}  // namespace
+}  // namespace paddock::ecs::task

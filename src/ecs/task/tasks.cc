@@ -9,6 +9,7 @@
 #include <set>
 
 #include "common/encoding.h"
+#include "ecs/capacity/capacity_providers.h"
 #include "ecs/common/reap.h"
 #include "ecs/common/records.h"
 #include "ecs/common/resource_arn.h"
@@ -39,6 +40,7 @@ constexpr std::string_view kRefs = "task_refs";
 constexpr std::string_view kCounts = "task_counts";
 constexpr std::string_view kStopped = "task_stopped";
 constexpr std::string_view kTokens = "task_tokens";
+constexpr std::string_view kProtection = "task_protection";  // scale-in protection (protection.cc)
 
 constexpr std::string_view kStoppedStatus = "STOPPED";
 constexpr auto kTokenLifetime = std::chrono::hours(8);
@@ -382,7 +384,8 @@ StatusOr<Tasks::RunPlan> Tasks::PlanRun(const Scope& scope, std::string_view cal
             "try again.");
     }
     plan.capacity_provider = providers.front();
-    plan.launch_type = "FARGATE";
+    // An Auto Scaling group provider's tasks run on the cluster's container instances (EC2).
+    ASSIGN_OR_RETURN(plan.launch_type, capacity::StrategyLaunchType(providers));
   }
   plan.ec2 = plan.launch_type == "EC2" && instances_ != nullptr;
   if (plan.launch_type != "FARGATE" && !plan.ec2) return ParamError("No Container Instances were found in your cluster.");
@@ -1049,6 +1052,8 @@ StatusOr<std::vector<GroupTask>> Tasks::GroupTasks(store::ReadTxn& txn, const Sc
       t.stopped_reason = Str(task, "stoppedReason");
       t.container_instance_arn = Str(task, "containerInstanceArn");
       t.created_at = seconds(task, "createdAt").value_or(TimePoint{});
+      ASSIGN_OR_RETURN(auto protection, txn.Get(kProtection, key));  // protection.cc
+      if (protection) t.protected_until = FromEpochMillis(std::stoll(*protection));
       out.push_back(std::move(t));
     }
     if (rows.size() < 500) return out;
@@ -1284,11 +1289,22 @@ StatusOr<size_t> Tasks::ReapStopped(TimePoint now) {
                      RETURN_IF_ERROR(RemoveAllTags(txn, scope, Str(task, "taskArn")));
                    }
                    RETURN_IF_ERROR(txn.Delete(kTasks, key));
+                   RETURN_IF_ERROR(txn.Delete(kProtection, key));
                    return txn.Delete(kLaunch, key);
                  });
 }
 
 StatusOr<std::vector<Tasks::Unconfirmed>> Tasks::StopAccount(const AccountId& account, std::string_view reason,
+                                                              TimePoint now) {
+  return StopInRange(store::PrefixRange(Key().Str(account.str()).Done()), reason, now);
+}
+
+// Issue 10: `paddock down` and `paddock up`'s Ctrl-C stop every account's tasks the same way.
+StatusOr<std::vector<Tasks::Unconfirmed>> Tasks::StopAll(std::string_view reason, TimePoint now) {
+  return StopInRange(store::Range{}, reason, now);
+}
+
+StatusOr<std::vector<Tasks::Unconfirmed>> Tasks::StopInRange(const store::Range& scan, std::string_view reason,
                                                               TimePoint now) {
   struct Found {
     Scope scope;
@@ -1298,7 +1314,7 @@ StatusOr<std::vector<Tasks::Unconfirmed>> Tasks::StopAccount(const AccountId& ac
   std::vector<Found> found;
   RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
     found.clear();
-    store::Range range = store::PrefixRange(Key().Str(account.str()).Done());
+    store::Range range = scan;
     while (true) {
       ASSIGN_OR_RETURN(auto rows, txn.Scan(kLaunch, range, 500));
       for (const auto& row : rows) {
@@ -1378,7 +1394,7 @@ Status Tasks::ReapAccount(const AccountId& account, ReapMode mode) {
   }
   if (fargate_ != nullptr) RETURN_IF_ERROR(fargate_->ReapAccount(store_, account));  // node-wide totals too
   for (std::string_view table : {kTasks, kLaunch, kByStatus, kByFamily, kByStartedBy, kByGroup, kByLaunchType, kRefs,
-                                 kCounts, kStopped, kTokens})
+                                 kCounts, kStopped, kTokens, kProtection})
     RETURN_IF_ERROR(ReapAccountRows(store_, table, account));
   return OkStatus();
 }
@@ -1398,6 +1414,29 @@ StatusOr<cluster::ClusterUsage::Counts> Tasks::Usage::Count(store::ReadTxn& txn,
   out.pending_ec2_tasks = c.ec2_pending;
   out.running_ec2_tasks = c.ec2_running;
   return out;
+}
+
+// A task not yet told to stop, launched through `provider` (its capacityProviderName): the
+// cluster's tasks desired RUNNING, read one by one (PutClusterCapacityProviders' rare check).
+StatusOr<bool> Tasks::Usage::UsesCapacityProvider(store::ReadTxn& txn, const Scope& scope, std::string_view cluster,
+                                                  std::string_view provider) {
+  store::Range range = store::PrefixRange(ScopeKey(scope).Str(cluster).Str("RUNNING").Done());
+  while (true) {
+    ASSIGN_OR_RETURN(auto rows, txn.Scan(kByStatus, range, 500));
+    for (const auto& row : rows) {
+      store::KeyReader r(row.key);
+      std::string id;
+      for (int i = 0; i < 5; ++i) {  // account, region, cluster, desired status, id
+        ASSIGN_OR_RETURN(id, r.Str());
+      }
+      ASSIGN_OR_RETURN(auto text, txn.Get(kTasks, TaskKey(scope, cluster, id)));
+      if (!text) continue;
+      ASSIGN_OR_RETURN(json::object task, ParseRecordObject(*text, "task"));
+      if (Str(task, "capacityProviderName") == provider) return true;
+    }
+    if (rows.size() < 500) return false;
+    range.begin = store::KeySuccessor(rows.back().key);
+  }
 }
 
 }  // namespace paddock::ecs::task

@@ -32,6 +32,7 @@
 // and, through FargateCapacity (fargate_capacity.h), each Fargate task's reservation of the node.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -107,6 +108,20 @@ struct GroupTask {
   std::string stopped_reason;
   std::string container_instance_arn;
   TimePoint created_at{};
+  // Scale-in protection (UpdateTaskProtection): until when the scheduler must not stop the task
+  // to scale in or to replace it; nullopt when not protected.
+  std::optional<TimePoint> protected_until;
+};
+
+// Task scale-in protection (protection.cc): the default and longest protection.
+inline constexpr std::chrono::minutes kDefaultProtection{120};
+inline constexpr int64_t kMaxProtectionMinutes = 2880;
+
+// A task's protection as UpdateTaskProtection and GetTaskProtection answer it.
+struct ProtectedTask {
+  std::string arn;
+  bool enabled = false;
+  std::optional<TimePoint> expires_at;  // when enabled
 };
 
 // StartTask: RunTask's fields that apply (launch type EC2, no count or placement), onto the named
@@ -239,6 +254,23 @@ class Tasks {
                              std::optional<std::string> reason, std::string_view caller_arn, TimePoint now,
                              const StopOptions& options = {});
 
+  // ---- Scale-in protection (protection.cc; docs/contracts/task.md) ----
+  struct ProtectionResult {
+    std::vector<ProtectedTask> tasks;
+    std::vector<RunResult::Failure> failures;  // MISSING; TASK_NOT_VALID for a task of no service or stopped
+  };
+  // UpdateTaskProtection: protects (for `expires_in_minutes`, 1..2880, default 120, counted from
+  // `now` again on every call) or unprotects each of 1..10 tasks of a service in the cluster.
+  StatusOr<ProtectionResult> UpdateProtection(const Scope& scope, std::string_view cluster,
+                                              const std::vector<std::string>& refs, bool enabled,
+                                              std::optional<int64_t> expires_in_minutes, std::string_view caller_arn,
+                                              TimePoint now);
+  // GetTaskProtection: each of the tasks (1..100); without any, the cluster's protected tasks. An
+  // expired protection reads as not protected.
+  StatusOr<ProtectionResult> GetProtection(const Scope& scope, std::string_view cluster,
+                                           const std::vector<std::string>& refs, std::string_view caller_arn,
+                                           TimePoint now);
+
   // Every task of `group` in the cluster that is not yet reaped (STOPPED ones included), read in
   // the caller's transaction: what the service scheduler plans from.
   StatusOr<std::vector<GroupTask>> GroupTasks(store::ReadTxn& txn, const Scope& scope, std::string_view cluster,
@@ -272,6 +304,8 @@ class Tasks {
   // Asks every task of the account to stop, as StopTask does (stopCode UserInitiated, `reason`),
   // and returns those not yet confirmed gone. Idempotent: call it until it returns none.
   StatusOr<std::vector<Unconfirmed>> StopAccount(const AccountId& account, std::string_view reason, TimePoint now);
+  // StopAccount for every account (`paddock down`, and `paddock up` at Ctrl-C: cli/stop_tasks.h).
+  StatusOr<std::vector<Unconfirmed>> StopAll(std::string_view reason, TimePoint now);
   enum class ReapMode { kConfirmedOnly, kForce };
   // Removes every task of the account. Its addresses, Fargate capacity and assignments are
   // released first; with
@@ -303,10 +337,15 @@ class Tasks {
   class Usage final : public cluster::ClusterUsage {
    public:
     StatusOr<Counts> Count(store::ReadTxn& txn, const Scope& scope, std::string_view cluster) override;
+    StatusOr<bool> UsesCapacityProvider(store::ReadTxn& txn, const Scope& scope, std::string_view cluster,
+                                        std::string_view provider) override;
   };
 
   // Everything RunTask decides before its transaction: the validated request and the pinned
   // revision (tasks.cc).
+  // StopAccount and StopAll: every task whose launch record is in `range` (of kLaunch keys).
+  StatusOr<std::vector<Unconfirmed>> StopInRange(const store::Range& range, std::string_view reason, TimePoint now);
+
   struct RunPlan;
   struct Target;
   StatusOr<RunPlan> PlanRun(const Scope& scope, std::string_view caller_arn, const RunRequest& req,

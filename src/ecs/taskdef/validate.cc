@@ -382,6 +382,14 @@ StatusOr<Validated> ValidateRegister(json::object input) {
   if (fargate && !fargate_ok) return ClientError("The task definition is not compatible with FARGATE.");
 
   if (input.find("volumes") == input.end()) input["volumes"] = json::array();
+  // AWS fills in an EFS volume's rootDirectory ("/", the file system's root) when it is omitted
+  // (CircleCI-Public/aws-ecs-orb#105; the state terraform-provider-aws#26793 reads back).
+  for (auto& v : input["volumes"].as_array()) {
+    if (!v.is_object()) continue;
+    json::value* efs = v.as_object().if_contains("efsVolumeConfiguration");
+    if (efs != nullptr && efs->is_object() && !efs->as_object().contains("rootDirectory"))
+      efs->as_object()["rootDirectory"] = "/";
+  }
   if (input.find("placementConstraints") == input.end()) input["placementConstraints"] = json::array();
 
   out.requires_attributes = std::move(requires_attributes);

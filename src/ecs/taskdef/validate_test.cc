@@ -144,3 +144,22 @@ TEST(ValidateRegisterTest, Tags) {
 
 }  // namespace
 }  // namespace paddock::ecs::taskdef
+
+namespace paddock::ecs::taskdef {
+namespace {
+
+// moto's test_register_task_definition__use_efs_root: AWS answers an EFS volume without
+// rootDirectory with "/".
+TEST(ValidateRegisterTest, EfsRootDirectoryDefaultsToTheRoot) {
+  auto r = ValidateRegister(json::parse(R"({"family":"efs","containerDefinitions":[{"name":"a","image":"x","memory":64}],
+      "volumes":[{"name":"v","efsVolumeConfiguration":{"fileSystemId":"fs-1"}},
+                 {"name":"w","efsVolumeConfiguration":{"fileSystemId":"fs-2","rootDirectory":"/data"}}]})")
+                                .as_object());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const auto& volumes = r->definition.at("volumes").as_array();
+  EXPECT_EQ(volumes[0].at("efsVolumeConfiguration").at("rootDirectory"), "/");
+  EXPECT_EQ(volumes[1].at("efsVolumeConfiguration").at("rootDirectory"), "/data");
+}
+
+}  // namespace
+}  // namespace paddock::ecs::taskdef

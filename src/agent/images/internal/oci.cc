@@ -176,6 +176,13 @@ std::string EncodeManifest(const Descriptor& config, const std::vector<Descripto
   return json::serialize(o);
 }
 
+std::string EncodeIndex(const Descriptor& manifest) {
+  json::object o;
+  o["schemaVersion"] = 2;
+  o["manifests"] = json::array{DescriptorJson(manifest)};
+  return json::serialize(o);
+}
+
 std::string EncodeConfig(const ImageConfig& config, const std::vector<Digest>& diff_ids) {
   json::object o;
   o["architecture"] = config.architecture.empty() ? "amd64" : config.architecture;

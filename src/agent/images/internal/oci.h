@@ -68,6 +68,8 @@ StatusOr<std::vector<DockerSaveImage>> ParseDockerSaveManifest(std::string_view 
 
 // An OCI image manifest for `config` and `layers`, serialized deterministically.
 std::string EncodeManifest(const Descriptor& config, const std::vector<Descriptor>& layers);
+// An image layout's index.json naming only `manifest`.
+std::string EncodeIndex(const Descriptor& manifest);
 // An OCI image config with `config`'s fields and rootfs.diff_ids, serialized deterministically.
 std::string EncodeConfig(const ImageConfig& config, const std::vector<Digest>& diff_ids);
 

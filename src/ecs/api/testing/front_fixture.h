@@ -24,6 +24,8 @@ class EcsFront {
   explicit EcsFront(bool rate_limits = false) {
     model_ = std::move(*aws::ServiceModel::Parse(aws::EcsModelJson()));
     clusters_.AddUsage(instances_.cluster_usage());
+    clusters_.SetAccountSettings(&settings_);
+    clusters_.SetCapacityProviders(&providers_);
     clusters_.AddUsage(services_.cluster_usage());
     tds_.AddReferenceCheck(services_.reference_check());
     services_.SetIdGenerator([this](size_t n, std::string_view alphabet) {
@@ -31,7 +33,7 @@ class EcsFront {
       for (char& c : id) c = alphabet[static_cast<size_t>(c - '0') % alphabet.size()];
       return id;
     });
-    ecs_ = std::make_unique<EcsService>(*model_, Owners{&clusters_, &tds_, &tasks_, &instances_, &services_},
+    ecs_ = std::make_unique<EcsService>(*model_, Owners{&clusters_, &tds_, &tasks_, &instances_, &services_, &settings_, &providers_},
                                         aws::TokenCodec("golden-key"));
     ecs_->SetEndpoint("http://127.0.0.1:4566");
     aws::FrontOptions options;
@@ -62,6 +64,8 @@ class EcsFront {
   paddock::testing::FakeClock clock_{TimePoint(std::chrono::seconds(1'780'000'000))};
   paddock::testing::TempStore store_;
   iam::Accounts accounts_{*store_, clock_};
+  setting::AccountSettings settings_{*store_};
+  capacity::CapacityProviders providers_{*store_};
   cluster::Clusters clusters_{*store_};
   taskdef::TaskDefinitions tds_{*store_};
   // Deterministic ids, so golden answers can name them: 00..01, 00..02, ... (32 or 17 digits).

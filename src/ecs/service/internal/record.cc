@@ -121,7 +121,8 @@ json::object EncodeDeployment(const Deployment& d) {
   o["stabilityStatus"] = d.stability_status;
   o["stabilityStatusAtMs"] = Ms(d.stability_status_at);
   o["rollbackRequested"] = d.rollback_requested;
-  o["breakerSettled"] = d.breaker_settled;
+  o["breakerResetAtMs"] = Ms(d.breaker_reset_at);
+  o["breakerUnobserved"] = d.breaker_unobserved;
   o["launchFailures"] = d.launch_failures;
   o["nextLaunchAtMs"] = Ms(d.next_launch_at);
   return o;
@@ -149,7 +150,8 @@ Deployment DecodeDeployment(const json::object& o) {
   d.stability_status = Str(o, "stabilityStatus");
   d.stability_status_at = FromEpochMillis(IntOr(o, "stabilityStatusAtMs"));
   d.rollback_requested = BoolOr(o, "rollbackRequested");
-  d.breaker_settled = BoolOr(o, "breakerSettled");
+  d.breaker_reset_at = FromEpochMillis(IntOr(o, "breakerResetAtMs"));
+  d.breaker_unobserved = IntOr(o, "breakerUnobserved");
   d.launch_failures = IntOr(o, "launchFailures");
   d.next_launch_at = FromEpochMillis(IntOr(o, "nextLaunchAtMs"));
   return d;
@@ -167,9 +169,13 @@ ServiceState StateFromRecord(const ServiceKey& key, const json::object& record, 
   const json::object& dc = json_fields::Obj(record, "deploymentConfiguration");
   s.minimum_healthy_percent = IntOr(dc, "minimumHealthyPercent", 100);
   s.maximum_percent = IntOr(dc, "maximumPercent", 200);
-  const json::object& cb = json_fields::Obj(dc, "deploymentCircuitBreaker");
-  s.circuit_breaker = BoolOr(cb, "enable");
-  s.rollback = BoolOr(cb, "rollback");
+  // Stored as validated (Services), so it parses; a record that somehow does not keeps the defaults.
+  const StatusOr<CircuitBreakerSettings> parsed = ParseCircuitBreaker(json_fields::Obj(dc, "deploymentCircuitBreaker"));
+  const CircuitBreakerSettings cb = parsed.ok() ? *parsed : CircuitBreakerSettings{};
+  s.circuit_breaker = cb.enable;
+  s.rollback = cb.rollback;
+  s.reset_on_healthy_task = cb.reset_on_healthy_task;
+  s.failure_threshold = cb.threshold;
   s.health_check_grace_seconds = IntOr(record, "healthCheckGracePeriodSeconds");
   s.placement_constraints = OptArray(record, "placementConstraints");
   s.placement_strategy = OptArray(record, "placementStrategy");
@@ -287,7 +293,9 @@ json::object RenderService(const json::object& record, const Tags* tags) {
     o["platformVersion"] = *pv;
     o["platformFamily"] = "Linux";
   }
-  if (ecs_controller) {
+  {
+    // The ECS controller's PRIMARY deployment; an EXTERNAL service's primary task set (AWS:
+    // DescribeServices "returns all fields specified for a primary task set").
     std::string td = primary != nullptr ? primary->task_definition : Str(record, "taskDefinition");
     if (!td.empty()) o["taskDefinition"] = td;
   }

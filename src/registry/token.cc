@@ -1,0 +1,204 @@
+#include "registry/token.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <openssl/bn.h>
+#include <openssl/ec.h>
+#include <openssl/ecdsa.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/sha.h>
+#include <openssl/x509.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <boost/json.hpp>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
+
+#include "common/encoding.h"
+
+namespace paddock::registry {
+namespace {
+
+struct BioFree {
+  void operator()(BIO* b) const { BIO_free(b); }
+};
+struct KeyFree {
+  void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); }
+};
+struct X509Free {
+  void operator()(X509* x) const { X509_free(x); }
+};
+struct MdCtxFree {
+  void operator()(EVP_MD_CTX* c) const { EVP_MD_CTX_free(c); }
+};
+struct SigFree {
+  void operator()(ECDSA_SIG* s) const { ECDSA_SIG_free(s); }
+};
+using KeyPtr = std::unique_ptr<EVP_PKEY, KeyFree>;
+
+StatusOr<std::string> ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound(fmt::format("cannot read {}", path));
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// Writes `text` to `path` with `mode` from its creation on (a key is never readable by others, not
+// even for a moment), replacing what was there.
+Status WriteFile(const std::string& path, std::string_view text, mode_t mode) {
+  const std::string tmp = path + ".tmp";
+  ::unlink(tmp.c_str());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+  if (fd < 0) return Unavailable(fmt::format("cannot create {}: {}", tmp, std::strerror(errno)));
+  const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) && ::fsync(fd) == 0;
+  ::close(fd);
+  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    ::unlink(tmp.c_str());
+    return Unavailable(fmt::format("cannot write {}", path));
+  }
+  return OkStatus();
+}
+
+std::string PemOf(const std::function<int(BIO*)>& write) {
+  std::unique_ptr<BIO, BioFree> bio(BIO_new(BIO_s_mem()));
+  if (!bio || write(bio.get()) != 1) return {};
+  char* data = nullptr;
+  long n = BIO_get_mem_data(bio.get(), &data);
+  return n > 0 ? std::string(data, static_cast<size_t>(n)) : std::string();
+}
+
+StatusOr<std::string> PublicDer(EVP_PKEY* key) {
+  unsigned char* der = nullptr;
+  const int n = i2d_PUBKEY(key, &der);
+  if (n <= 0) return Internal("cannot encode the token key's public part");
+  std::string out(reinterpret_cast<char*>(der), static_cast<size_t>(n));
+  OPENSSL_free(der);
+  return out;
+}
+
+// A self-signed certificate for `key`: what Distribution's rootcertbundle holds.
+StatusOr<std::string> SelfSignedCertificate(EVP_PKEY* key) {
+  std::unique_ptr<X509, X509Free> cert(X509_new());
+  if (!cert) return Internal("X509_new failed");
+  X509_set_version(cert.get(), 2);
+  ASN1_INTEGER_set(X509_get_serialNumber(cert.get()), 1);
+  X509_gmtime_adj(X509_getm_notBefore(cert.get()), -24L * 3600);
+  X509_gmtime_adj(X509_getm_notAfter(cert.get()), 100L * 365 * 24 * 3600);
+  X509_set_pubkey(cert.get(), key);
+  X509_NAME* name = X509_get_subject_name(cert.get());
+  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>("paddock registry tokens"),
+                             -1, -1, 0);
+  X509_set_issuer_name(cert.get(), name);
+  if (X509_sign(cert.get(), key, EVP_sha256()) == 0) return Internal("cannot sign the token certificate");
+  std::string pem = PemOf([&](BIO* b) { return PEM_write_bio_X509(b, cert.get()); });
+  if (pem.empty()) return Internal("cannot encode the token certificate");
+  return pem;
+}
+
+}  // namespace
+
+struct TokenSigner::Key {
+  KeyPtr pkey;
+};
+
+std::string LibtrustKeyId(std::string_view der_public_key) {
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(der_public_key.data()), der_public_key.size(), digest);
+  // RFC 4648 base32 of the first 240 bits (30 bytes: exactly 48 characters, no padding).
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+  std::string b32;
+  uint64_t buffer = 0;
+  int bits = 0;
+  for (int i = 0; i < 30; ++i) {
+    buffer = (buffer << 8) | digest[i];
+    bits += 8;
+    while (bits >= 5) {
+      b32 += kAlphabet[(buffer >> (bits - 5)) & 31];
+      bits -= 5;
+    }
+  }
+  std::string out;
+  for (size_t i = 0; i < b32.size(); i += 4) {
+    if (!out.empty()) out += ':';
+    out += b32.substr(i, 4);
+  }
+  return out;
+}
+
+TokenSigner::TokenSigner(std::unique_ptr<Key> key, std::string key_id, std::string certificate_path)
+    : key_(std::move(key)), key_id_(std::move(key_id)), certificate_path_(std::move(certificate_path)) {}
+TokenSigner::TokenSigner(TokenSigner&&) noexcept = default;
+TokenSigner& TokenSigner::operator=(TokenSigner&&) noexcept = default;
+TokenSigner::~TokenSigner() = default;
+
+StatusOr<TokenSigner> TokenSigner::LoadOrCreate(const std::string& dir) {
+  const std::string key_path = dir + "/token.key", cert_path = dir + "/token.crt";
+  auto key = std::make_unique<Key>();
+  auto pem = ReadAll(key_path);
+  if (pem.ok()) {
+    std::unique_ptr<BIO, BioFree> bio(BIO_new_mem_buf(pem->data(), static_cast<int>(pem->size())));
+    key->pkey.reset(PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr));
+    if (!key->pkey || EVP_PKEY_get_base_id(key->pkey.get()) != EVP_PKEY_EC)
+      return DataLoss(fmt::format("{} is not an EC private key; remove it (and token.crt) and restart", key_path));
+  } else {
+    key->pkey.reset(EVP_EC_gen("P-256"));
+    if (!key->pkey) return Internal("cannot generate the registry token key");
+    std::string text = PemOf([&](BIO* b) {
+      return PEM_write_bio_PrivateKey(b, key->pkey.get(), nullptr, nullptr, 0, nullptr, nullptr);
+    });
+    if (text.empty()) return Internal("cannot encode the registry token key");
+    ::unlink(cert_path.c_str());  // a certificate of an older key is made again below
+    RETURN_IF_ERROR(WriteFile(key_path, text, 0600));
+  }
+  // The certificate is public, but made from the key: again whenever it is missing.
+  if (!ReadAll(cert_path).ok()) {
+    ASSIGN_OR_RETURN(std::string cert, SelfSignedCertificate(key->pkey.get()));
+    RETURN_IF_ERROR(WriteFile(cert_path, cert, 0644));
+  }
+  ASSIGN_OR_RETURN(std::string der, PublicDer(key->pkey.get()));
+  return TokenSigner(std::move(key), LibtrustKeyId(der), cert_path);
+}
+
+StatusOr<std::string> TokenSigner::Mint(const TokenRequest& request, TimePoint now) const {
+  namespace json = boost::json;
+  const int64_t t = std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
+  json::array actions;
+  for (const auto& a : request.actions) actions.emplace_back(a);
+  const json::object header{{"typ", "JWT"}, {"alg", "ES256"}, {"kid", key_id_}};
+  const json::object claims{
+      {"iss", kTokenIssuer},
+      {"sub", request.subject},
+      {"aud", kTokenService},
+      {"exp", t + request.ttl.count()},
+      {"nbf", t - 60},
+      {"iat", t},
+      {"jti", RandomUuid()},
+      {"access", json::array{json::object{{"type", "repository"}, {"name", request.repository},
+                                          {"actions", std::move(actions)}}}}};
+  const std::string signing_input =
+      Base64UrlEncode(json::serialize(header)) + "." + Base64UrlEncode(json::serialize(claims));
+  std::unique_ptr<EVP_MD_CTX, MdCtxFree> ctx(EVP_MD_CTX_new());
+  size_t der_size = 0;
+  if (!ctx || EVP_DigestSignInit(ctx.get(), nullptr, EVP_sha256(), nullptr, key_->pkey.get()) != 1 ||
+      EVP_DigestSign(ctx.get(), nullptr, &der_size, reinterpret_cast<const unsigned char*>(signing_input.data()),
+                     signing_input.size()) != 1)
+    return Internal("cannot sign a registry token");
+  std::string der(der_size, '\0');
+  if (EVP_DigestSign(ctx.get(), reinterpret_cast<unsigned char*>(der.data()), &der_size,
+                     reinterpret_cast<const unsigned char*>(signing_input.data()), signing_input.size()) != 1)
+    return Internal("cannot sign a registry token");
+  // JWS wants r || s, 32 bytes each, not the DER ECDSA-Sig-Value OpenSSL makes.
+  const unsigned char* p = reinterpret_cast<const unsigned char*>(der.data());
+  std::unique_ptr<ECDSA_SIG, SigFree> sig(d2i_ECDSA_SIG(nullptr, &p, static_cast<long>(der_size)));
+  if (!sig) return Internal("cannot decode a registry token's signature");
+  unsigned char rs[64];
+  if (BN_bn2binpad(ECDSA_SIG_get0_r(sig.get()), rs, 32) != 32 || BN_bn2binpad(ECDSA_SIG_get0_s(sig.get()), rs + 32, 32) != 32)
+    return Internal("cannot encode a registry token's signature");
+  return signing_input + "." + Base64UrlEncode(std::string_view(reinterpret_cast<char*>(rs), sizeof rs));
+}
+
+}  // namespace paddock::registry
