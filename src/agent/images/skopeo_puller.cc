@@ -535,9 +535,14 @@ Status SkopeoPuller::Copy(const Reference& ref, const std::string& archive_path,
 
 Status SkopeoPuller::Pull(const Reference& ref, const std::string& archive_path, PullContext& context) {
   // The reference's own registry is the tenant's choice: never the node itself, unless listed. A
-  // refusal is no place the image was looked for (context.looked_in stays as it is).
+  // refusal is no place the image was looked for (context.looked_in stays as it is); a host that
+  // does not resolve is a registry that could not be reached, as skopeo would have found.
   if (Status s = CheckRegistryAddress(ref, options_, NodeAddresses::Read(options_.task_interface_prefixes)); !s.ok()) {
-    fmt::print(stderr, "paddock: pull of {} refused: {}\n", ref.String(), s.message());
+    if (s.code() == StatusCode::kPermissionDenied) {
+      fmt::print(stderr, "paddock: pull of {} refused: {}\n", ref.String(), s.message());
+    } else {
+      context.looked_in.push_back(fmt::format("its registry {}", ref.domain));
+    }
     return s;
   }
   std::string skopeo_stderr;

@@ -350,8 +350,16 @@ TEST_F(SkopeoPullerProcessTest, ALocalRegistryIsRefusedBeforeSkopeoRuns) {
   const std::string ran = dir_ + "/ran";
   SkopeoOptions o = Options("touch " + ran + "; exit 1");
   o.local = LocalRegistries::kRefusedUnlessListed;
-  Status s = SkopeoPuller(o).Pull(Ref("127.0.0.1:9998/x:y"), dir_ + "/a.tar");
+  PullContext refused;
+  Status s = SkopeoPuller(o).Pull(Ref("127.0.0.1:9998/x:y"), dir_ + "/a.tar", refused);
   EXPECT_EQ(s.code(), StatusCode::kPermissionDenied);
+  EXPECT_FALSE(fs::exists(ran));
+  EXPECT_TRUE(refused.looked_in.empty());  // the registry was not asked: no miss to word
+  // A host that does not resolve is a registry that could not be reached (and nothing ran).
+  PullContext unresolved;
+  EXPECT_EQ(SkopeoPuller(o).Pull(Ref("registry.invalid/x:y"), dir_ + "/a.tar", unresolved).code(),
+            StatusCode::kUnavailable);
+  EXPECT_THAT(unresolved.looked_in, ElementsAre("its registry registry.invalid"));
   EXPECT_FALSE(fs::exists(ran));
   o.local_registries = {"127.0.0.1:9998"};
   SkopeoPuller(o).Pull(Ref("127.0.0.1:9998/x:y"), dir_ + "/a.tar").IgnoreError();
