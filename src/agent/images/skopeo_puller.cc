@@ -276,16 +276,20 @@ std::string SkopeoErrorDetail(std::string_view text) {
 
 namespace {
 
-// The HTTP status skopeo says the registry answered with ("... status code 404 ...",
-// "StatusCode: 403", "unexpected http code: 500"): " (HTTP 404)", or "" when it says none. Only
-// three digits are taken from the registry's answer.
-std::string HttpStatus(std::string_view lower) {
-  for (std::string_view marker : {"status code ", "statuscode: ", "http code: ", "http status "}) {
-    size_t at = lower.find(marker);
+// The host:port of the request skopeo says failed (`Get "https://host:port/v2/…"`), lower case;
+// empty when it names none. A registry's redirect (blobs, manifests) or token realm sends skopeo to
+// hosts of the registry's choosing — the node's loopback included — and how such a request failed
+// must not reach the tenant (a port scanner), so only failures of requests to the registry itself
+// keep their network cause.
+std::string FailedRequestHost(std::string_view lower) {
+  for (std::string_view verb : {"get \"", "head \"", "post \""}) {
+    size_t at = lower.find(verb);
     if (at == std::string_view::npos) continue;
-    std::string_view digits = lower.substr(at + marker.size(), 3);
-    if (digits.size() == 3 && std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
-      return fmt::format(" (HTTP {})", digits);
+    std::string_view url = lower.substr(at + verb.size());
+    size_t scheme = url.find("://");
+    if (scheme == std::string_view::npos) return {};
+    url.remove_prefix(scheme + 3);
+    return std::string(url.substr(0, url.find_first_of("/\"")));
   }
   return {};
 }
@@ -335,6 +339,12 @@ Status PullFailure(const Reference& ref, std::string_view skopeo_stderr, const S
   const std::string detail = SkopeoErrorDetail(skopeo_stderr);
   const std::string lower = Lower(detail);
   const std::string host = RegistryHostOf(ref.domain);
+  // Where the registry is, as skopeo writes it in a URL (docker.io is registry-1.docker.io).
+  const std::string registry = Lower(ref.domain == "docker.io" ? host : ref.domain);
+  // A failure that is about the registry itself, not about a host it sent skopeo on to (a
+  // redirect, its token realm): only those say more than that the answer could not be used.
+  const bool at_registry =
+      FailedRequestHost(lower) == registry && lower.find("bearer token") == std::string::npos;
   if (ContainsAny(lower, {"no image found in manifest list", "no image found in image index"})) {
     return NotFound(fmt::format("{}image Manifest does not contain descriptor matching platform '{}/{}'",
                                 kManifestPrefix, options.os, options.arch));
@@ -346,7 +356,7 @@ Status PullFailure(const Reference& ref, std::string_view skopeo_stderr, const S
     std::string cause;
     if (detail.empty()) {
       cause = "skopeo failed without a message";
-    } else if (auto net = NetworkCause(lower, host)) {
+    } else if (auto net = NetworkCause(lower, host); net && at_registry) {
       cause = *net;
     } else if (ContainsAny(lower, {"no space left on device"})) {
       cause = "no space left on device";
@@ -357,9 +367,12 @@ Status PullFailure(const Reference& ref, std::string_view skopeo_stderr, const S
     } else {
       cause = "the registry's answer could not be used";
     }
-    return Unavailable(fmt::format("{}{}{}", kCopyPrefix, cause, HttpStatus(lower)));
+    return Unavailable(fmt::format("{}{}", kCopyPrefix, cause));
   }
   const std::string resolve = ResolvePrefix(ref);
+  if (!at_registry && NetworkCause(lower, host)) {
+    return Unavailable(fmt::format("{}the registry's answer could not be used", resolve));
+  }
   if (auto net = NetworkCause(lower, host)) {
     // containerd: failed to do request: Head "https://host/v2/…": dial tcp …: connect: connection refused
     const bool plain = lower.find("get \"http://") != std::string::npos;
@@ -375,7 +388,7 @@ Status PullFailure(const Reference& ref, std::string_view skopeo_stderr, const S
   if (ContainsAny(lower, {"denied", "insufficient_scope", "forbidden", "403"})) {
     return PermissionDenied(fmt::format("{}{}authorization failed", resolve, kAccessDenied));
   }
-  return Unavailable(fmt::format("{}the registry's answer could not be used{}", resolve, HttpStatus(lower)));
+  return Unavailable(fmt::format("{}the registry's answer could not be used", resolve));
 }
 
 Status CheckRegistryAddress(const Reference& ref, const SkopeoOptions& options, const NodeAddresses& node) {

@@ -167,7 +167,7 @@ TEST(SkopeoPullerTest, PlatformAndCopyFailures) {
   Status copy = PullFailure(Ref("x.io/a:1"), Fatal("writing blob: happened to fail: connection reset by peer"), o);
   EXPECT_EQ(copy.code(), StatusCode::kUnavailable);
   EXPECT_EQ(copy.message(),
-            "ref pull has been retried 1 time(s): failed to copy: read: connection reset by peer");
+            "ref pull has been retried 1 time(s): failed to copy: the registry's answer could not be used");
   Status other = PullFailure(Ref("x.io/a:1"), Fatal("initializing source docker://x.io/a:1: something new"), o);
   EXPECT_EQ(other.message(),
             "pull image manifest has been retried 1 time(s): failed to resolve ref x.io/a:1: the registry's answer could "
@@ -216,7 +216,40 @@ TEST(SkopeoPullerTest, NothingTheRegistrySaysReachesTheReason) {
   EXPECT_EQ(PullFailure(Ref("10.1.2.3:9998/x:y"), Fatal("reading blob: fetching blob: status code 503 x"),
                         SkopeoOptions{})
                 .message(),
-            "ref pull has been retried 1 time(s): failed to copy: the registry's answer could not be used (HTTP 503)");
+            "ref pull has been retried 1 time(s): failed to copy: the registry's answer could not be used");
+}
+
+// A registry sends skopeo on to hosts of its choosing (a redirect of a manifest or a blob, its
+// token realm), the node's loopback included: how such a request failed would make a port scanner
+// of the reason. Only failures of requests to the registry itself keep their cause.
+TEST(SkopeoPullerTest, HowARequestToAnotherHostFailedIsNotTold) {
+  const Reference r = Ref("registry.lan:5000/x:y");
+  for (const char* redirected : {
+           "initializing source docker://registry.lan:5000/x:y: reading manifest y in registry.lan:5000/x: Get "
+           "\"http://127.0.0.1:22/x\": net/http: HTTP/1.x transport connection broken: malformed HTTP response "
+           "\"SSH-2.0-OpenSSH_9.2\"",
+           "initializing source docker://registry.lan:5000/x:y: reading manifest y in registry.lan:5000/x: Get "
+           "\"http://127.0.0.1:23/x\": dial tcp 127.0.0.1:23: connect: connection refused",
+           "initializing source docker://registry.lan:5000/x:y: Requesting bearer token: Get \"http://127.0.0.1:25/t\": "
+           "dial tcp 127.0.0.1:25: connect: connection refused",
+       }) {
+    EXPECT_EQ(PullFailure(r, Fatal(redirected), SkopeoOptions{}).message(),
+              "pull image manifest has been retried 1 time(s): failed to resolve ref registry.lan:5000/x:y: the "
+              "registry's answer could not be used")
+        << redirected;
+  }
+  EXPECT_EQ(PullFailure(r, Fatal("reading blob sha256:00: fetching blob: Get \"http://127.0.0.1:24/b\": dial tcp "
+                                 "127.0.0.1:24: connect: connection refused"),
+                        SkopeoOptions{})
+                .message(),
+            "ref pull has been retried 1 time(s): failed to copy: the registry's answer could not be used");
+  // The registry's own refusal keeps its cause.
+  EXPECT_THAT(PullFailure(r, Fatal("initializing source docker://registry.lan:5000/x:y: pinging container registry "
+                                   "registry.lan:5000: Get \"https://registry.lan:5000/v2/\": dial tcp 10.0.0.5:5000: "
+                                   "connect: connection refused"),
+                          SkopeoOptions{})
+                  .message(),
+              HasSubstr("Get \"https://registry.lan:5000/v2/\": dial tcp: connect: connection refused"));
 }
 
 NodeAddresses Node() {
