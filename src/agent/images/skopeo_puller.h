@@ -17,7 +17,7 @@
 //       repository does not exist or may require authorization: authentication required
 //   pull image manifest has been retried 1 time(s): failed to resolve ref R: failed to do request:
 //       Get "https://host/v2/": dial tcp: connect: connection refused
-//   ref pull has been retried 1 time(s): failed to copy: a blob of the image was not found (HTTP 404)
+//   ref pull has been retried 1 time(s): failed to copy: a blob of the image was not found
 //
 //   SkopeoPuller puller(SkopeoOptions{.insecure_registries = {"registry.lan:5000"}});
 //   images.SetPuller(&puller);
@@ -139,8 +139,9 @@ class SkopeoProgress {
 std::string SkopeoErrorDetail(std::string_view stderr_text);
 
 // A failed pull of `ref` as ECS words it (the text after "CannotPullContainerError: "), from
-// skopeo's stderr: ECS's phrase for the kind of failure and a fixed phrase for its cause (an HTTP
-// status, at most, of what the registry said). The code says what kind: NotFound (no such tag or
+// skopeo's stderr: ECS's phrase for the kind of failure and a fixed phrase for its cause, chosen
+// by what skopeo says but never quoting it; a connection's cause only for requests to the
+// registry itself (not to where it redirected skopeo). The code says what kind: NotFound (no such tag or
 // repository), PermissionDenied (authorization), Unavailable (the registry could not be reached,
 // or anything else).
 Status PullFailure(const Reference& ref, std::string_view skopeo_stderr, const SkopeoOptions& options);
