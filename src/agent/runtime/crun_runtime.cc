@@ -261,9 +261,10 @@ Status CrunRuntime::Create(const ContainerSpec& spec) {
                                            st.st_mode & 07777, access});
   }
   // The seccomp filter depends only on the capabilities (the profile and the host are fixed).
-  std::string filter_key;
+  std::string filter_key;  // empty: no filter
   if (!spec.privileged) {
     ASSIGN_OR_RETURN(std::vector<std::string> caps, internal::EffectiveCapabilities(spec, BoundingCaps()));
+    filter_key = "caps:";
     for (const std::string& c : caps) filter_key += c + ",";
   }
   std::string cached_filter;

@@ -243,6 +243,18 @@ TEST(SeccompProfileTest, EveryContainerButAPrivilegedOneGetsTheFilterOfItsCapabi
   ASSERT_TRUE(config.ok());
   EXPECT_FALSE(json::parse(*config).at("linux").as_object().contains("seccomp"));
 
+  // A precompiled filter rides along as crun's annotation; a spec can never bring its own.
+  spec.privileged = false;
+  options.seccomp_bpf_base64 = "AAAA";
+  config = BuildOciConfig(spec, options);
+  ASSERT_TRUE(config.ok());
+  EXPECT_EQ(json::parse(*config).at("annotations").at(kSeccompBpfAnnotation), "AAAA");
+  EXPECT_TRUE(ParseAnnotations(*config).empty());
+  spec.annotations = {{std::string(kSeccompBpfAnnotation), "BBBB"}};
+  EXPECT_EQ(BuildOciConfig(spec, options).status().code(), StatusCode::kInvalidArgument);
+  spec.annotations.clear();
+  options.seccomp_bpf_base64.clear();
+
   options.seccomp = nullptr;
   spec.privileged = false;
   config = BuildOciConfig(spec, options);

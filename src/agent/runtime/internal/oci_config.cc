@@ -312,7 +312,12 @@ StatusOr<std::string> BuildOciConfig(const ContainerSpec& spec, const BundleOpti
   }
 
   json::object annotations;
-  for (const auto& [k, v] : spec.annotations) annotations[k] = v;
+  for (const auto& [k, v] : spec.annotations) {
+    // crun acts on its own annotations (a precompiled seccomp filter, kept groups, ...): none may
+    // come from a spec.
+    if (k.starts_with("run.oci.")) return InvalidArgument(fmt::format("annotation '{}' is crun's own", k));
+    annotations[k] = v;
+  }
   if (linux_section.contains("seccomp") && !options.seccomp_bpf_base64.empty())
     annotations[kSeccompBpfAnnotation] = options.seccomp_bpf_base64;
 
