@@ -209,7 +209,7 @@ class NoRuntime(DevtoolCase):
         self.assertIn(f"paddock server (pid {self.server.proc.pid}, {self.server.endpoint}) runs on this state "
                       "directory.", r.stdout)
         for name in ("root", "cgroups", "cgroup controllers", "crun", "overlayfs", "nftables", "iproute2", "iptables",
-                     "ip_forward", "tini", "skopeo", "free disk", "api port"):
+                     "ip_forward", "tini", "seccomp", "skopeo", "free disk", "api port"):
             self.assertRegex(r.stdout, rf"\n  (ok|warn|FAIL|skip) +{re.escape(name)} ", name)
 
 

@@ -1,8 +1,10 @@
 """Pulling task images from a registry: a real Debian docker-registry on 127.0.0.1 (plain HTTP,
-filesystem storage in a temp dir) holding a busybox image pushed with skopeo. RunTask of an image
-the store lacks pulls it (skopeo) and runs it; a missing tag, an unreachable registry, a registry
-that wants credentials and a node that refuses plain HTTP stop the task with ECS's
-CannotPullContainerError text. Needs root, crun, skopeo, docker-registry and busybox-static."""
+filesystem storage in a temp dir) holding a busybox image pushed with skopeo. The registry is on the
+node's loopback, so the node's config lists it ([images] local_registries: tasks may pull from no
+other registry on the node's own addresses). RunTask of an image the store lacks pulls it (skopeo)
+and runs it; a missing tag, an unreachable registry, a registry that wants credentials and a node
+that refuses plain HTTP stop the task with ECS's CannotPullContainerError text. Needs root, crun,
+skopeo, docker-registry and busybox-static."""
 
 import concurrent.futures
 import hashlib
@@ -58,9 +60,9 @@ def bcrypt_htpasswd(user, password):
 class Registry:
     """One `docker-registry serve` on 127.0.0.1:<free port>, stopped by its PID."""
 
-    def __init__(self, workdir, storage, htpasswd=None, start_timeout=10):
+    def __init__(self, workdir, storage, htpasswd=None, start_timeout=10, port=None):
         os.makedirs(workdir, exist_ok=True)
-        self.port = free_port()
+        self.port = port or free_port()
         self.log_path = os.path.join(workdir, "registry.log")
         config = ["version: 0.1", "log:", "  level: error", "storage:", "  filesystem:",
                   f"    rootdirectory: {storage}", "http:", f"  addr: 127.0.0.1:{self.port}"]
@@ -140,10 +142,10 @@ class SlowProxy:
     """A loopback TCP proxy to `port` that passes what the server sends back at about `rate` bytes a
     second (what comes from the client goes at once): a slow registry, for pulls that take seconds."""
 
-    def __init__(self, port, rate):
+    def __init__(self, port, rate, listen_port=0):
         self.target, self.rate = port, rate
         self.listener = socket.socket()
-        self.listener.bind(("127.0.0.1", 0))
+        self.listener.bind(("127.0.0.1", listen_port))
         self.listener.listen(16)
         self.port = self.listener.getsockname()[1]
         threading.Thread(target=self._accept, daemon=True).start()
@@ -193,12 +195,19 @@ class Pull(h.PaddockTestCase):
 
     @classmethod
     def setUpClass(cls):
+        # The node's loopback registries its tasks may pull from: the registry, the one that wants
+        # credentials and a port where nothing listens (all chosen before the server starts).
+        cls.registry_port, cls.locked_port, cls.unreachable_port = free_port(), free_port(), free_port()
+        cls.slow_port = free_port()  # test_9b's slow proxy to the registry
+        listed = ", ".join(f'"127.0.0.1:{p}"' for p in (cls.registry_port, cls.locked_port, cls.unreachable_port,
+                                                        cls.slow_port))
+        cls.CONFIG = f"[images]\nlocal_registries = [{listed}]\n"
         super().setUpClass()
         root = cls.rootfs = busybox_rootfs(os.path.join(cls.tmp, "bb-rootfs"), page=PAGE)
         cls.layout = os.path.join(cls.tmp, "layout")
         oci_layout(cls.layout, root, ["httpd", "-f", "-p", "8080", "-h", "/www"])
         cls.storage = os.path.join(cls.tmp, "registry-storage")
-        cls.registry = Registry(os.path.join(cls.tmp, "registry"), cls.storage)
+        cls.registry = Registry(os.path.join(cls.tmp, "registry"), cls.storage, port=cls.registry_port)
         cls.addClassCleanup(cls.registry.stop)
         for tag in ("1", "2", "3"):
             push(cls.layout, f"{cls.registry.host}/busybox:{tag}")
@@ -289,35 +298,42 @@ class Pull(h.PaddockTestCase):
 
     def test_3_a_missing_tag_stops_the_task_with_cannot_pull(self):
         ref = f"{self.registry.host}/busybox:nope"
-        reason = self.assertPullFailure(ref, f"{PULL_PREFIX}{ref}: {ref}: not found (")
-        self.assertIn("manifest unknown", reason)  # skopeo's own words at the end
+        reason = self.assertPullFailure(ref, f"{PULL_PREFIX}{ref}: {ref}: not found; ")
+        # ECS's words and where the image is not, nothing of the registry's.
+        self.assertTrue(reason.startswith(f"{PULL_PREFIX}{ref}: {ref}: not found; {ref} is neither in this node's "
+                                          f"image store nor in its registry {self.registry.host}"), reason)
+        self.assertNotIn("manifest unknown", reason)  # the registry's own words stay in the node's log
         missing_repo = f"{self.registry.host}/nothing-here:1"
-        self.assertPullFailure(missing_repo, f"{PULL_PREFIX}{missing_repo}: {missing_repo}: not found (")
+        self.assertPullFailure(missing_repo, f"{PULL_PREFIX}{missing_repo}: {missing_repo}: not found")
         self.assertNotIn(ref, self.listed())
 
     def test_4_an_unreachable_registry_stops_the_task_with_cannot_pull(self):
-        port = free_port()
+        port = self.unreachable_port
         ref = f"127.0.0.1:{port}/busybox:1"
         self.assertPullFailure(
-            ref, f'{PULL_PREFIX}{ref}: failed to do request: Get "http://127.0.0.1:{port}/v2/": dial tcp '
-                 f'127.0.0.1:{port}: connect: connection refused')
+            ref, f'{PULL_PREFIX}{ref}: failed to do request: Get "http://127.0.0.1:{port}/v2/": dial tcp: connect: '
+                 f'connection refused')
 
     def test_5_a_registry_wanting_credentials_stops_the_task_with_pull_access_denied(self):
         htpasswd = bcrypt_htpasswd("someone", "secret")
         if htpasswd is None:
             self.skipTest("no bcrypt crypt() to write an htpasswd file")
-        locked = Registry(os.path.join(self.tmp, "registry-auth"), self.storage, htpasswd=htpasswd)
+        locked = Registry(os.path.join(self.tmp, "registry-auth"), self.storage, htpasswd=htpasswd,
+                          port=self.locked_port)
         self.addCleanup(locked.stop)
         ref = f"{locked.host}/busybox:1"
         reason = self.assertPullFailure(
             ref, f"{PULL_PREFIX}{ref}: pull access denied, repository does not exist or may require authorization: ")
-        self.assertIn("authentication required", reason)
+        self.assertTrue(reason.startswith(f"{PULL_PREFIX}{ref}: pull access denied, repository does not exist or may "
+                                          f"require authorization: authentication required; "), reason)
+        self.assertNotIn("realm", reason)  # nothing of the registry's answer
 
     def test_6_a_node_that_refuses_plain_http_says_so(self):
         # A second node whose config turns loopback's exemption off: it talks HTTPS to the registry.
         config = os.path.join(self.tmp, "strict.toml")
         with open(config, "w") as f:
-            f.write("[images]\ninsecure_loopback = false\npull_timeout_seconds = 30\n")
+            f.write(f'[images]\ninsecure_loopback = false\npull_timeout_seconds = 30\n'
+                    f'local_registries = ["{self.registry.host}"]\n')
         state = os.path.join(self.tmp, "strict-state")
         os.makedirs(state)
         _, key_id, secret = h.create_account(state, None, "strict")
@@ -352,7 +368,7 @@ class Pull(h.PaddockTestCase):
         self.assertIn(digest, stored())  # kept under the registry's digest
         # A digest the repository lacks.
         absent = f"{self.registry.host}/other@sha256:{'0' * 64}"
-        self.assertPullFailure(absent, f"{PULL_PREFIX}{absent}: {absent}: not found (")
+        self.assertPullFailure(absent, f"{PULL_PREFIX}{absent}: {absent}: not found")
 
     def test_8_paddock_image_pull_fetches_as_a_task_would(self):
         ref = f"{self.registry.host}/other:1"
@@ -369,14 +385,14 @@ class Pull(h.PaddockTestCase):
         self.assertEqual(rc, 1)
         self.assertEqual(out, [])
         self.assertIn(f"CannotPullContainerError: pull image manifest has been retried 1 time(s): failed to resolve "
-                      f"ref {missing}: {missing}: not found (", err)
+                      f"ref {missing}: {missing}: not found; ", err)
         self.assertNotIn(missing, self.listed())
 
     def test_9_a_misspelled_name_says_it_is_neither_here_nor_in_the_registry(self):
         local = f"{self.registry.host}/busybox:demo"
         image(self.state_dir, "import-rootfs", self.rootfs, "--name", local, "--cmd", "httpd -f -p 8080 -h /www")
         typo = f"{self.registry.host}/busybx:demo"
-        reason = self.assertPullFailure(typo, f"{PULL_PREFIX}{typo}: {typo}: not found (")
+        reason = self.assertPullFailure(typo, f"{PULL_PREFIX}{typo}: {typo}: not found; ")
         self.assertTrue(reason.endswith(f"; {typo} is neither in this node's image store nor in its registry "
                                         f"{self.registry.host} (did you mean {local}?)"), reason)
         # A Docker Hub name: not here, and Docker Hub unreachable (offline) or refusing (no such repository).
@@ -402,7 +418,7 @@ class Pull(h.PaddockTestCase):
         oci_layout(layout, root, ["sh", "-c", "exit 0"])
         for tag in ("1", "2"):
             push(layout, f"{self.registry.host}/big:{tag}")
-        proxy = SlowProxy(self.registry.port, 1 << 20)
+        proxy = SlowProxy(self.registry.port, 1 << 20, listen_port=self.slow_port)  # listed: on the node's loopback
         self.addCleanup(proxy.close)
 
         # paddock image pull: a progress line on stderr per finished layer and every 2 s; stdout as before.

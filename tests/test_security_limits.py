@@ -469,10 +469,12 @@ def pull_skip_reason():
 class Images(h.PaddockTestCase):
     """Finding 10: a node that unpacks at most 8 MiB per image, and a bomb expanding to 256 MiB."""
 
-    CONFIG = f"[images]\nmax_unpacked_bytes = {BOUND}\n"
-
     @classmethod
     def setUpClass(cls):
+        from test_pull import free_port
+        # The bomb's registry is on the node's loopback: listed, or the pull would be refused first.
+        cls.registry_port = free_port()
+        cls.CONFIG = f'[images]\nmax_unpacked_bytes = {BOUND}\nlocal_registries = ["127.0.0.1:{cls.registry_port}"]\n'
         super().setUpClass()
         cls.layout = os.path.join(cls.tmp, "bomb-layout")
         cls.compressed = bomb_layout(cls.layout, BOMB_BYTES)
@@ -512,7 +514,8 @@ class Images(h.PaddockTestCase):
     @unittest.skipIf(pull_skip_reason() is not None, pull_skip_reason() or "")
     def test_a_pulled_bomb_stops_its_task_with_cannot_pull_and_leaves_nothing(self):
         from test_pull import Registry, push
-        registry = Registry(os.path.join(self.tmp, "registry"), os.path.join(self.tmp, "registry-storage"))
+        registry = Registry(os.path.join(self.tmp, "registry"), os.path.join(self.tmp, "registry-storage"),
+                            port=self.registry_port)
         self.addCleanup(registry.stop)
         ref = f"{registry.host}/bomb:1"
         push(self.layout, ref)

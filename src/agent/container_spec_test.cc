@@ -257,15 +257,21 @@ TEST(CheckSupportedTest, HostLevelGrantsOnlyWhereHostAccessIsAllowed) {
       {R"({"networkMode":"host","containerDefinitions":[{"name":"a"}]})", "networkMode 'host'"},
       {R"({"containerDefinitions":[{"name":"a","linuxParameters":{"devices":[{"hostPath":"/dev/kmsg"}]}}]})",
        "container 'a' maps the host device '/dev/kmsg'"},
+      {R"({"containerDefinitions":[{"name":"a","ulimits":[{"name":"rtprio","softLimit":50,"hardLimit":50}]}]})",
+       "container 'a' sets the ulimit rtprio to 50 (real-time scheduling)"},
   };
   for (const auto& [def, what] : grants) {
     Status refused = CheckSupported(Obj(def), Obj("{}"), HostAccess::kRefused);
     EXPECT_EQ(refused.code(), StatusCode::kFailedPrecondition) << def;
     EXPECT_EQ(refused.message(), what + suffix) << def;
   }
-  for (int i : {0, 1, 2, 4, 5, 6}) {
+  for (int i : {0, 1, 2, 4, 5, 6, 8}) {
     EXPECT_TRUE(CheckSupported(Obj(grants[i].first), Obj("{}"), HostAccess::kAllowed).ok()) << grants[i].first;
   }
+  EXPECT_TRUE(CheckSupported(Obj(R"({"containerDefinitions":[{"name":"a","ulimits":[{"name":"rtprio","softLimit":0,"hardLimit":0},
+      {"name":"rttime","softLimit":100,"hardLimit":100}]}]})"),
+                             Obj("{}"), HostAccess::kRefused)
+                  .ok());
   EXPECT_EQ(CheckSupported(Obj(R"({"volumes":[{"name":"h","host":{"sourcePath":"srv"}}],"containerDefinitions":[]})"),
                            Obj("{}"), HostAccess::kAllowed)
                 .message(),

@@ -231,6 +231,19 @@ void AddAgentCommand(CLI::App& app, AgentCommand& c) {
   c.cmd->add_option("--pids-per-task", c.pids_per_task,
                     "Processes and threads one task may have at once (its cgroup's pids.max; default 4096, 0: no bound)")
       ->check(CLI::Range(uint64_t{0}, uint64_t{4194304}));
+  c.cmd->add_option("--pids-per-node", c.pids_per_node,
+                    "Processes and threads all tasks may have together (default: pid_max less max(4096, 10%), "
+                    "0: no bound)")
+      ->check(CLI::Range(int64_t{0}, int64_t{4194304}));
+  c.cmd->add_option("--flows-per-task", c.flows_per_task,
+                    "Connections one task address may have tracked at once (conntrack; default 4096, 0: no bound)")
+      ->check(CLI::Range(uint32_t{0}, uint32_t{1000000}));
+  c.cmd->add_option("--new-flows-per-second", c.new_flows_per_second,
+                    "New connections one task address may open per second (default 2000, 0: no bound)")
+      ->check(CLI::Range(uint32_t{0}, uint32_t{1000000}));
+  c.cmd->add_option("--local-registry", c.local_registries,
+                    "A registry on this host's own addresses (HOST:PORT as in image names) that tasks may pull from; "
+                    "every other registry on a loopback, link-local or own address is refused (repeatable)");
   c.cmd->add_option("--max-unpacked-bytes", c.max_unpacked_bytes,
                     "Refuse an image whose pull would unpack more than this many bytes (default 20 GiB)")
       ->check(CLI::Range(uint64_t{1}, UINT64_MAX));
@@ -288,13 +301,18 @@ int RunAgentCommand(const AgentCommand& c) {
   images.SetMaxUnpackedBytes(c.max_unpacked_bytes);
   agent::images::SkopeoOptions pull;
   pull.max_bytes = c.max_unpacked_bytes;
+  pull.local_registries = c.local_registries;
   agent::images::SkopeoPuller puller(std::move(pull));
   agent::runtime::CrunRuntimeOptions runtime_options;
   runtime_options.state_dir = (state / "containers").string();
   runtime_options.cgroup_parent = "/paddock/" + tag;
   runtime_options.crun_binary = CrunBinary();
+  runtime_options.node_pids_max =
+      c.pids_per_node < 0 ? agent::runtime::DefaultNodePidsMax() : static_cast<uint64_t>(c.pids_per_node);
   auto runtime = agent::runtime::CrunRuntime::Open(runtime_options);
   if (!runtime.ok()) return Fail("container runtime", runtime.status());
+  if (!(*runtime)->SeccompStatus().ok())  // its containers fail to start with this text, never run unconfined
+    fmt::print(stderr, "paddock agent: warning: tasks will not run: {}\n", (*runtime)->SeccompStatus().message());
 
   if (!identity.ok()) {
     // The control plane no longer knows the instance this agent was (its account deleted, or
@@ -333,6 +351,7 @@ int RunAgentCommand(const AgentCommand& c) {
   agent::AgentOptions agent_options = agent::NodeAgentOptions(ecs::task::InstanceAgentId(arn), tag, state.string(),
                                                               metadata.get(), host_access);
   agent_options.pids_per_task = c.pids_per_task;
+  agent_options.network.flow_limits = {.tracked_per_task = c.flows_per_task, .new_per_second = c.new_flows_per_second};
   // The runtime is this agent's alone: every container in it is its own, whichever instance it
   // was registered as when it made it.
   agent_options.container_owner = tag;

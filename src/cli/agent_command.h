@@ -20,6 +20,7 @@
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
 namespace paddock::cli {
 
@@ -36,7 +37,11 @@ struct AgentCommand {
   int poll_wait_seconds = 20;
   bool allow_host_access = false;
   uint64_t pids_per_task = 4096;  // agent::kDefaultPidsPerTask; 0: no bound
+  int64_t pids_per_node = -1;     // -1: runtime::DefaultNodePidsMax(); 0: no bound
+  uint32_t flows_per_task = 4096;        // agent/net FlowLimits; 0: no bound
+  uint32_t new_flows_per_second = 2000;  // agent/net FlowLimits; 0: no bound
   uint64_t max_unpacked_bytes = uint64_t{20} << 30;  // images::kDefaultMaxUnpackedBytes
+  std::vector<std::string> local_registries;  // registries on this host's addresses tasks may pull from
 };
 
 void AddAgentCommand(CLI::App& app, AgentCommand& c);

@@ -17,13 +17,14 @@ Status LoadImages(const std::string& path, const toml::table& table, ImagesConfi
     auto bad = [&](std::string_view what) {
       return InvalidArgument(fmt::format("config file {}: 'images.{}' must be {}", path, k, what));
     };
-    if (k == "insecure_registries") {
+    if (k == "insecure_registries" || k == "local_registries") {
       const toml::array* list = node.as_array();
       if (list == nullptr) return bad("an array of strings");
-      images.insecure_registries.clear();
+      std::vector<std::string>& out = k == "insecure_registries" ? images.insecure_registries : images.local_registries;
+      out.clear();
       for (const auto& item : *list) {
         if (!item.is_string()) return bad("an array of strings");
-        images.insecure_registries.push_back(item.as_string()->get());
+        out.push_back(item.as_string()->get());
       }
     } else if (k == "insecure_loopback") {
       if (!node.is_boolean()) return bad("true or false");
@@ -154,7 +155,11 @@ Status LoadConfigFile(const std::string& path, ServerConfig& config) {
                                     {"backoff_cap_seconds", &c.backoff_cap_seconds},
                                     {"lease_seconds", &c.lease_seconds}}));
     } else if (k == "agent" && node.is_table()) {
-      RETURN_IF_ERROR(LoadIntegers(path, k, *node.as_table(), {{"pids_per_task", &config.agent.pids_per_task}}));
+      RETURN_IF_ERROR(LoadIntegers(path, k, *node.as_table(),
+                                   {{"pids_per_task", &config.agent.pids_per_task},
+                                    {"pids_per_node", &config.agent.pids_per_node},
+                                    {"flows_per_task", &config.agent.flows_per_task},
+                                    {"new_flows_per_second", &config.agent.new_flows_per_second}}));
     } else if (k == "quotas" && node.is_table()) {
       RETURN_IF_ERROR(LoadIntegers(path, k, *node.as_table(),
                                    {{"services_per_cluster", &config.quotas.services_per_cluster},
@@ -207,6 +212,14 @@ Status ValidateConfig(const ServerConfig& config) {
   if (config.agent.pids_per_task < 0 || config.agent.pids_per_task > 4194304)
     return InvalidArgument(fmt::format("agent.pids_per_task must be 0 (no bound) to 4194304, not {}",
                                        config.agent.pids_per_task));
+  if (config.agent.pids_per_node < -1 || config.agent.pids_per_node > 4194304)
+    return InvalidArgument(fmt::format("agent.pids_per_node must be 0 (no bound) to 4194304, not {}",
+                                       config.agent.pids_per_node));
+  for (const auto& [name, value] : {std::pair<const char*, int64_t>{"flows_per_task", config.agent.flows_per_task},
+                                    {"new_flows_per_second", config.agent.new_flows_per_second}}) {
+    if (value < 0 || value > 1000000)
+      return InvalidArgument(fmt::format("agent.{} must be 0 (no bound) to 1000000, not {}", name, value));
+  }
   if (config.agent_long_polls < 0 || config.agent_long_polls > 1024)
     return InvalidArgument(fmt::format("agent_long_polls must be 0 to 1024, not {}", config.agent_long_polls));
   const SchedulerConfig& sc = config.scheduler;
@@ -241,9 +254,12 @@ Status ValidateConfig(const ServerConfig& config) {
     if (Status s = SplitListen(config.images.cluster_registry_listen).status(); !s.ok())
       return InvalidArgument(fmt::format("images.cluster_registry_listen: {}", s.message()));
   }
-  for (const std::string& r : config.images.insecure_registries) {
-    if (r.empty() || r.find_first_of("/ ") != std::string::npos)
-      return InvalidArgument(fmt::format("images.insecure_registries: '{}' is not HOST or HOST:PORT (no scheme, no path)", r));
+  for (const auto& [name, list] : {std::pair{"insecure_registries", &config.images.insecure_registries},
+                                   std::pair{"local_registries", &config.images.local_registries}}) {
+    for (const std::string& r : *list) {
+      if (r.empty() || r.find_first_of("/ ") != std::string::npos)
+        return InvalidArgument(fmt::format("images.{}: '{}' is not HOST or HOST:PORT (no scheme, no path)", name, r));
+    }
   }
   return OkStatus();
 }

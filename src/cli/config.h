@@ -10,6 +10,7 @@
 //   [images]                       # pulling task images from registries (skopeo)
 //   insecure_registries = ["registry.lan:5000"]  # plain HTTP / unchecked TLS; loopback ones always
 //   insecure_loopback = true       # localhost, 127.0.0.0/8, [::1] need no listing (as in Docker)
+//   local_registries = ["127.0.0.1:5000"]  # registries on this node's own addresses tasks may pull from
 //   pull_timeout_seconds = 300     # one pull, start to finish; then CannotPullContainerError
 //   auth_file = ""                 # containers-auth.json for every pull; "" = anonymous
 //   max_unpacked_bytes = 21474836480  # an image unpacking past this (or the free space) is refused
@@ -18,6 +19,9 @@
 //
 //   [agent]                        # the node's agents: limits on each task
 //   pids_per_task = 4096           # processes and threads a task may have at once; 0 = no bound
+//   pids_per_node = 28672          # all tasks together; default pid_max less max(4096, 10%); 0 = no bound
+//   flows_per_task = 4096          # tracked connections a task address may hold (conntrack); 0 = no bound
+//   new_flows_per_second = 2000    # new connections a task address may open per second; 0 = no bound
 //
 //   agent_long_polls = 16          # agents waiting in PollAssignments at once (docs/agent-protocol.md)
 //   agent_timeout_seconds = 60     # agentConnected: last heartbeat at most this old
@@ -61,6 +65,9 @@ namespace paddock::cli {
 struct ImagesConfig {
   std::vector<std::string> insecure_registries;  // "host" or "host:port", as in image names
   bool insecure_loopback = true;
+  // Registries on the node's own addresses (loopback, link-local, its interfaces', its tasks')
+  // that tasks may pull from, as in image names; every other one is refused (agent/images).
+  std::vector<std::string> local_registries;
   int64_t pull_timeout_seconds = 300;
   std::string auth_file;
   // No import or pull may unpack more than this (agent/images ImageStoreOptions).
@@ -74,6 +81,12 @@ struct ImagesConfig {
 // The [agent] table: limits the node's agents put on each task (agent/agent.h AgentOptions).
 struct AgentLimitsConfig {
   int64_t pids_per_task = 4096;  // 0: no bound
+  // All the node's tasks together (the pids.max of /paddock/<instance>). -1: the host's pid_max
+  // less a reserve of max(4096, 10%) (runtime::DefaultNodePidsMax); 0: no bound.
+  int64_t pids_per_node = -1;
+  // Each task address's share of the node's connection tracking (agent/net FlowLimits); 0: none.
+  int64_t flows_per_task = 4096;
+  int64_t new_flows_per_second = 2000;
 };
 
 // One [[ec2_instance]]: a container instance whose agent runs inside the server.

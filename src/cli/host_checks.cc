@@ -197,6 +197,17 @@ HostCheck CheckTini(HostProbe& probe, const std::string& init) {
                 fmt::format("apt-get install tini ({})", kSetup));
 }
 
+// The agent reads and translates the profile when its runtime opens; here: is it there at all.
+HostCheck CheckSeccomp(HostProbe& probe, const std::string& profile) {
+  std::optional<std::string> text = probe.ReadFile(profile);
+  if (text && text->find("\"defaultAction\"") != std::string::npos)
+    return Pass("seccomp", fmt::format("{} (the containers' default profile)", profile), true);
+  return Failed("seccomp",
+                fmt::format("{} is {}: containers are refused rather than run without a seccomp profile", profile,
+                            text ? "not a seccomp profile" : "missing"),
+                fmt::format("apt-get install golang-github-containers-common ({})", kSetup), true);
+}
+
 HostCheck CheckSkopeo(HostProbe& probe) {
   if (auto p = probe.FindProgram("skopeo")) return Pass("skopeo", *p, false);
   return Warned("skopeo", "'skopeo' is not installed: images can be imported (paddock image import) but not pulled",
@@ -303,6 +314,7 @@ std::vector<HostCheck> RunHostChecks(HostProbe& probe, const HostCheckOptions& o
   out.push_back(CheckIptables(probe));
   out.push_back(CheckIpForward(probe));
   out.push_back(CheckTini(probe, options.init_binary));
+  out.push_back(CheckSeccomp(probe, options.seccomp_profile));
   out.push_back(CheckSkopeo(probe));
   out.push_back(CheckDisk(probe, options));
   if (set == CheckSet::kAll && !options.listen.empty()) out.push_back(CheckPort(probe, options));

@@ -84,6 +84,9 @@ struct HostCheckOptions {
   std::string state_dir = "./.paddock";
   std::string crun = "crun";
   std::string init_binary = "/usr/bin/tini-static";
+  // The containers' default seccomp profile (agent/runtime kDefaultSeccompProfile): without it no
+  // container that is not privileged runs.
+  std::string seccomp_profile = "/usr/share/containers/seccomp.json";
   // The API's HOST:PORT for the port check; empty: not checked.
   std::string listen;
   // Set when a Paddock server of `state_dir` already serves on `listen` (cli/state_lock.h): the
@@ -102,7 +105,7 @@ enum class CheckSet {
 };
 
 // The checks of `set`, in a fixed order: root, cgroups, cgroup controllers, crun, overlayfs,
-// nftables, iproute2, iptables, ip_forward, tini, skopeo, free disk, then (kAll) api port.
+// nftables, iproute2, iptables, ip_forward, tini, seccomp, skopeo, free disk, then (kAll) api port.
 std::vector<HostCheck> RunHostChecks(HostProbe& probe, const HostCheckOptions& options, CheckSet set);
 
 // No check that blocks tasks failed.

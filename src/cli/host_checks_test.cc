@@ -32,6 +32,7 @@ class FakeHost final : public HostProbe {
     files["/sys/fs/cgroup/unified/cgroup.controllers"] = "\n";
     files["/proc/filesystems"] = "nodev\tsysfs\nnodev\tcgroup2\nnodev\toverlay\n\text4\n";
     files["/proc/sys/net/ipv4/ip_forward"] = "1\n";
+    files["/usr/share/containers/seccomp.json"] = "{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"syscalls\": []}";
     for (const char* p : {"crun", "nft", "ip", "iptables", "skopeo"}) programs[p] = std::string("/usr/bin/") + p;
     programs["/usr/bin/tini-static"] = "/usr/bin/tini-static";
     runs["/usr/bin/crun --version"] = {0, "crun version 1.8.1\ncommit: ...\n"};
@@ -90,14 +91,31 @@ const HostCheck& Find(const std::vector<HostCheck>& checks, std::string_view nam
 TEST(HostChecksTest, AHealthyHostPassesEverything) {
   FakeHost host;
   auto checks = RunHostChecks(host, Options("127.0.0.1:4566"), CheckSet::kAll);
-  ASSERT_EQ(checks.size(), 13u);
+  ASSERT_EQ(checks.size(), 14u);
   for (const auto& c : checks) EXPECT_EQ(c.state, CheckState::kPass) << FormatCheck(c);
   EXPECT_TRUE(CanRunContainers(checks));
   EXPECT_EQ(CannotRunSummary(checks), "");
   EXPECT_NE(Find(checks, "crun").detail.find("crun version 1.8.1"), std::string::npos);
   EXPECT_NE(Find(checks, "cgroups").detail.find("hybrid"), std::string::npos);
   // The start set leaves the port to the server's own bind.
-  EXPECT_EQ(RunHostChecks(host, Options("127.0.0.1:4566"), CheckSet::kStart).size(), 12u);
+  EXPECT_EQ(RunHostChecks(host, Options("127.0.0.1:4566"), CheckSet::kStart).size(), 13u);
+}
+
+// Red team, 2026-12: containers ran with no seccomp filter. Without the profile the agent refuses
+// them, so the host cannot run containers, and says how to fix it.
+TEST(HostChecksTest, NoSeccompProfileBlocksTasks) {
+  FakeHost host;
+  host.files.erase("/usr/share/containers/seccomp.json");
+  auto checks = RunHostChecks(host, {}, CheckSet::kStart);
+  const HostCheck& seccomp = Find(checks, "seccomp");
+  EXPECT_EQ(seccomp.state, CheckState::kFail);
+  EXPECT_TRUE(seccomp.blocks_tasks);
+  EXPECT_NE(seccomp.fix.find("golang-github-containers-common"), std::string::npos);
+  EXPECT_FALSE(CanRunContainers(checks));
+  EXPECT_NE(CannotRunSummary(checks).find("seccomp: /usr/share/containers/seccomp.json is missing"), std::string::npos)
+      << CannotRunSummary(checks);
+  host.files["/usr/share/containers/seccomp.json"] = "not json";
+  EXPECT_EQ(Find(RunHostChecks(host, {}, CheckSet::kStart), "seccomp").state, CheckState::kFail);
 }
 
 TEST(HostChecksTest, NotRootBlocksTasksAndSaysHow) {

@@ -445,6 +445,7 @@ int RunImageCommand(ImageCommands& c) {
     options.timeout = std::chrono::seconds(c.pull_timeout_seconds);
     options.auth_file = c.auth_file;
     options.max_bytes = c.max_unpacked_bytes;
+    options.local = images::LocalRegistries::kAllowed;  // the operator's own pull, not a tenant's
     images::SkopeoPuller puller(std::move(options));
     // Progress on stderr (stdout keeps its one JSON line): redrawn in place on a terminal, else a
     // line per finished layer and every 2 s.

@@ -128,6 +128,8 @@ std::string InstanceTag(const std::string& state_dir) {
 // The node's [agent] limits on top of an agent's options.
 agent::AgentOptions WithNodeLimits(agent::AgentOptions options, const ServerConfig& config) {
   options.pids_per_task = static_cast<uint64_t>(config.agent.pids_per_task);
+  options.network.flow_limits.tracked_per_task = static_cast<uint32_t>(config.agent.flows_per_task);
+  options.network.flow_limits.new_per_second = static_cast<uint32_t>(config.agent.new_flows_per_second);
   return options;
 }
 
@@ -232,6 +234,7 @@ class Node::Impl {
     pull.max_bytes = static_cast<uint64_t>(config.images.max_unpacked_bytes);
     pull.insecure_registries = config.images.insecure_registries;
     pull.insecure_loopback = config.images.insecure_loopback;
+    pull.local_registries = config.images.local_registries;  // the others on the node's addresses are refused
     pull.timeout = std::chrono::seconds(config.images.pull_timeout_seconds);
     pull.auth_file = config.images.auth_file;
     puller = std::make_unique<agent::images::SkopeoPuller>(std::move(pull));
@@ -246,12 +249,17 @@ class Node::Impl {
     options.state_dir = (state / "containers").string();
     options.cgroup_parent = "/paddock/" + instance;
     options.crun_binary = checks.crun;
+    // Every task of the node together (issue 9 hardening): the host keeps a reserve of PIDs.
+    options.node_pids_max = config.agent.pids_per_node < 0 ? agent::runtime::DefaultNodePidsMax()
+                                                            : static_cast<uint64_t>(config.agent.pids_per_node);
     auto rt = agent::runtime::CrunRuntime::Open(options);
     if (!rt.ok()) {
       RuntimeFailed("the container runtime did not start", rt.status());
       return StartStandIn();
     }
     runtime = std::move(*rt);
+    if (!runtime->SeccompStatus().ok())  // its containers fail to start with this text, never run unconfined
+      fmt::print(stderr, "paddock: warning: tasks will not run: {}\n", runtime->SeccompStatus().message());
     metadata = agent::StartMetadataService(state.string());
     agent = std::make_unique<agent::Agent>(
         *control, *images, *runtime,

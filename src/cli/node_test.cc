@@ -52,11 +52,14 @@ TEST(ConfigTest, ImagesTable) {
   EXPECT_TRUE(defaults.images.insecure_loopback);
   EXPECT_EQ(defaults.images.pull_timeout_seconds, 300);
   std::ofstream(path) << "listen = \"127.0.0.1:0\"\n[images]\ninsecure_registries = [\"registry.lan:5000\", \"r2\"]\n"
+                         "local_registries = [\"127.0.0.1:5000\"]\n"
                          "insecure_loopback = false\npull_timeout_seconds = 30\nauth_file = \"/etc/auth.json\"\n";
   ServerConfig c;
   ASSERT_TRUE(LoadConfigFile(path, c).ok());
   EXPECT_EQ(c.images.insecure_registries, (std::vector<std::string>{"registry.lan:5000", "r2"}));
   EXPECT_FALSE(c.images.insecure_loopback);
+  EXPECT_EQ(c.images.local_registries, (std::vector<std::string>{"127.0.0.1:5000"}));
+  EXPECT_TRUE(defaults.images.local_registries.empty());  // no registry on the node is reachable by default
   EXPECT_EQ(c.images.pull_timeout_seconds, 30);
   EXPECT_EQ(c.images.auth_file, "/etc/auth.json");
   EXPECT_TRUE(ValidateConfig(c).ok());
@@ -75,6 +78,9 @@ TEST(ConfigTest, ImagesTable) {
   v.images.insecure_registries = {"http://registry.lan:5000"};
   EXPECT_FALSE(ValidateConfig(v).ok());
   v.images.insecure_registries.clear();
+  v.images.local_registries = {"127.0.0.1:5000/v2"};
+  EXPECT_FALSE(ValidateConfig(v).ok());
+  v.images.local_registries.clear();
 
   // The cluster's registry: on by default, where the API listens unless told.
   EXPECT_TRUE(defaults.images.cluster_registry);
@@ -87,6 +93,33 @@ TEST(ConfigTest, ImagesTable) {
   EXPECT_TRUE(ValidateConfig(r).ok());
   v.images.cluster_registry_listen = "no-port";
   EXPECT_FALSE(ValidateConfig(v).ok());
+  fs::remove_all(dir);
+}
+
+// The red team's follow-ups to issue 9: the node-wide process bound and each task's share of
+// connection tracking, their defaults and their ranges.
+TEST(ConfigTest, NodeProcessesAndTaskFlows) {
+  std::string dir = TempDir();
+  std::string path = dir + "/paddock.toml";
+  ServerConfig defaults;
+  EXPECT_EQ(defaults.agent.pids_per_node, -1);  // pid_max less the host's reserve
+  EXPECT_EQ(defaults.agent.flows_per_task, 4096);
+  EXPECT_EQ(defaults.agent.new_flows_per_second, 2000);
+  std::ofstream(path) << "[agent]\npids_per_node = 20000\nflows_per_task = 64\nnew_flows_per_second = 0\n";
+  ServerConfig c;
+  ASSERT_TRUE(LoadConfigFile(path, c).ok());
+  EXPECT_EQ(c.agent.pids_per_node, 20000);
+  EXPECT_EQ(c.agent.flows_per_task, 64);
+  EXPECT_EQ(c.agent.new_flows_per_second, 0);
+  EXPECT_TRUE(ValidateConfig(c).ok());
+  for (auto set : std::initializer_list<void (*)(ServerConfig&)>{
+           [](ServerConfig& v) { v.agent.pids_per_node = -2; }, [](ServerConfig& v) { v.agent.pids_per_node = 4194305; },
+           [](ServerConfig& v) { v.agent.flows_per_task = -1; },
+           [](ServerConfig& v) { v.agent.new_flows_per_second = 1000001; }}) {
+    ServerConfig v;
+    set(v);
+    EXPECT_FALSE(ValidateConfig(v).ok());
+  }
   fs::remove_all(dir);
 }
 

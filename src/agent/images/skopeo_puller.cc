@@ -42,7 +42,7 @@ uint64_t BytesUnder(const std::string& dir) {
 constexpr std::string_view kManifestPrefix = "pull image manifest has been retried 1 time(s): ";
 constexpr std::string_view kCopyPrefix = "ref pull has been retried 1 time(s): failed to copy: ";
 constexpr std::string_view kAccessDenied = "pull access denied, repository does not exist or may require authorization: ";
-// skopeo's detail is cut here so that a reason stays readable (ECS keeps 1024 characters).
+// skopeo's message is cut here in the node's log.
 constexpr size_t kMaxDetail = 600;
 
 std::string Lower(std::string_view s) {
@@ -55,11 +55,6 @@ bool ContainsAny(std::string_view haystack, std::initializer_list<std::string_vi
   for (std::string_view n : needles)
     if (haystack.find(n) != std::string_view::npos) return true;
   return false;
-}
-
-std::string Cut(std::string s) {
-  if (s.size() > kMaxDetail) s = s.substr(0, kMaxDetail) + "…";
-  return s;
 }
 
 // The name skopeo is given: docker://repo:tag, or docker://repo@digest (skopeo takes one of them).
@@ -279,44 +274,145 @@ std::string SkopeoErrorDetail(std::string_view text) {
   return std::string(line);
 }
 
+namespace {
+
+// The host:port of the request skopeo says failed (`Get "https://host:port/v2/…"`), lower case;
+// empty when it names none. A registry's redirect (blobs, manifests) or token realm sends skopeo to
+// hosts of the registry's choosing — the node's loopback included — and how such a request failed
+// must not reach the tenant (a port scanner), so only failures of requests to the registry itself
+// keep their network cause.
+std::string FailedRequestHost(std::string_view lower) {
+  for (std::string_view verb : {"get \"", "head \"", "post \""}) {
+    size_t at = lower.find(verb);
+    if (at == std::string_view::npos) continue;
+    std::string_view url = lower.substr(at + verb.size());
+    size_t scheme = url.find("://");
+    if (scheme == std::string_view::npos) return {};
+    url.remove_prefix(scheme + 3);
+    return std::string(url.substr(0, url.find_first_of("/\"")));
+  }
+  return {};
+}
+
+// Why a connection to the registry failed, in fixed words chosen by what skopeo says (Go's
+// net/http and crypto/tls texts); never the registry's bytes (a banner, a certificate's names).
+std::optional<std::string> NetworkCause(std::string_view lower, const std::string& host) {
+  if (lower.find("connection refused") != std::string_view::npos) return "dial tcp: connect: connection refused";
+  if (lower.find("no such host") != std::string_view::npos)
+    return fmt::format("dial tcp: lookup {}: no such host", host);
+  if (lower.find("network is unreachable") != std::string_view::npos)
+    return "dial tcp: connect: network is unreachable";
+  if (lower.find("no route to host") != std::string_view::npos) return "dial tcp: connect: no route to host";
+  if (lower.find("i/o timeout") != std::string_view::npos || lower.find("deadline exceeded") != std::string_view::npos)
+    return "dial tcp: i/o timeout";
+  if (lower.find("connection reset") != std::string_view::npos) return "read: connection reset by peer";
+  if (lower.find("server gave http response to https client") != std::string_view::npos)
+    return "http: server gave HTTP response to HTTPS client";
+  if (lower.find("x509:") != std::string_view::npos || lower.find("certificate") != std::string_view::npos) {
+    if (lower.find("unknown authority") != std::string_view::npos)
+      return "tls: failed to verify certificate: x509: certificate signed by unknown authority";
+    if (lower.find("expired") != std::string_view::npos)
+      return "tls: failed to verify certificate: x509: certificate has expired or is not yet valid";
+    if (lower.find("valid for") != std::string_view::npos)
+      return fmt::format("tls: failed to verify certificate: x509: certificate is not valid for {}", host);
+    return "tls: failed to verify certificate";
+  }
+  if (lower.find("tls:") != std::string_view::npos || lower.find("handshake") != std::string_view::npos)
+    return "tls: handshake failure";
+  if (lower.find("malformed http") != std::string_view::npos)
+    return "net/http: HTTP/1.x transport connection broken: malformed HTTP response";
+  if (lower.find("eof") != std::string_view::npos) return "EOF";
+  if (lower.find("dial tcp") != std::string_view::npos) return "dial tcp: the connection failed";
+  return std::nullopt;
+}
+
+// What the node's log gets: skopeo's message on one line, printable ASCII only, cut.
+std::string ForLog(std::string_view text) {
+  std::string out;
+  for (char c : text.substr(0, kMaxDetail)) out += (c >= ' ' && c < 127) ? c : '?';
+  return out;
+}
+
+}  // namespace
+
 Status PullFailure(const Reference& ref, std::string_view skopeo_stderr, const SkopeoOptions& options) {
-  std::string detail = SkopeoErrorDetail(skopeo_stderr);
-  if (detail.empty()) detail = "skopeo failed without a message";
+  const std::string detail = SkopeoErrorDetail(skopeo_stderr);
   const std::string lower = Lower(detail);
+  const std::string host = RegistryHostOf(ref.domain);
+  // Where the registry is, as skopeo writes it in a URL (docker.io is registry-1.docker.io).
+  const std::string registry = Lower(ref.domain == "docker.io" ? host : ref.domain);
+  // A failure that is about the registry itself, not about a host it sent skopeo on to (a
+  // redirect, its token realm): only those say more than that the answer could not be used.
+  const bool at_registry =
+      FailedRequestHost(lower) == registry && lower.find("bearer token") == std::string::npos;
   if (ContainsAny(lower, {"no image found in manifest list", "no image found in image index"})) {
-    return NotFound(fmt::format("{}image Manifest does not contain descriptor matching platform '{}/{}' ({})",
-                                kManifestPrefix, options.os, options.arch, Cut(detail)));
+    return NotFound(fmt::format("{}image Manifest does not contain descriptor matching platform '{}/{}'",
+                                kManifestPrefix, options.os, options.arch));
   }
   // skopeo: "initializing source docker://REF: WHAT" when the manifest could not be had; anything
   // later (blobs, writing the archive) is the copy.
   constexpr std::string_view kInit = "initializing source ";
-  size_t at = detail.find(kInit);
-  if (at == std::string::npos) return Unavailable(fmt::format("{}{}", kCopyPrefix, Cut(detail)));
-  size_t sep = detail.find(": ", at + kInit.size());
-  std::string inner = sep == std::string::npos ? detail : detail.substr(sep + 2);
-  const std::string li = Lower(inner);
-  const std::string resolve = ResolvePrefix(ref);
-
-  constexpr std::string_view kPing = "pinging container registry ";
-  if (li.starts_with(kPing) ||
-      ContainsAny(li, {"dial tcp", "connection refused", "no such host", "i/o timeout", "connection reset",
-                       "tls:", "x509:", "server gave http response to https client", "network is unreachable",
-                       "no route to host"})) {
-    // containerd: failed to do request: Head "https://host/v2/…": dial tcp …: connect: connection refused
-    std::string request = inner;
-    if (li.starts_with(kPing)) {
-      size_t colon = inner.find(": ", kPing.size());
-      if (colon != std::string::npos) request = inner.substr(colon + 2);
+  if (detail.empty() || lower.find(kInit) == std::string::npos) {
+    std::string cause;
+    if (detail.empty()) {
+      cause = "skopeo failed without a message";
+    } else if (auto net = NetworkCause(lower, host); net && at_registry) {
+      cause = *net;
+    } else if (ContainsAny(lower, {"no space left on device"})) {
+      cause = "no space left on device";
+    } else if (ContainsAny(lower, {"digest"}) && ContainsAny(lower, {"mismatch", "does not match", "invalid"})) {
+      cause = "a blob of the image does not match its digest";
+    } else if (ContainsAny(lower, {"blob unknown", "not found", "404"})) {
+      cause = "a blob of the image was not found";
+    } else {
+      cause = "the registry's answer could not be used";
     }
-    return Unavailable(fmt::format("{}failed to do request: {}", resolve, Cut(request)));
+    return Unavailable(fmt::format("{}{}", kCopyPrefix, cause));
   }
-  if (ContainsAny(li, {"manifest unknown", "name unknown", "not found", "404"})) {
-    return NotFound(fmt::format("{}{}: not found ({})", resolve, ref.String(), Cut(inner)));
+  const std::string resolve = ResolvePrefix(ref);
+  if (!at_registry && NetworkCause(lower, host)) {
+    return Unavailable(fmt::format("{}the registry's answer could not be used", resolve));
   }
-  if (ContainsAny(li, {"unauthorized", "authentication required", "denied", "insufficient_scope", "401", "403"})) {
-    return PermissionDenied(fmt::format("{}{}{}", resolve, kAccessDenied, Cut(inner)));
+  if (auto net = NetworkCause(lower, host)) {
+    // containerd: failed to do request: Head "https://host/v2/…": dial tcp …: connect: connection refused
+    const bool plain = lower.find("get \"http://") != std::string::npos;
+    return Unavailable(fmt::format("{}failed to do request: Get \"{}://{}/v2/\": {}", resolve, plain ? "http" : "https",
+                                   ref.domain == "docker.io" ? host : ref.domain, *net));
   }
-  return Unavailable(resolve + Cut(inner));
+  if (ContainsAny(lower, {"manifest unknown", "name unknown", "not found", "404"})) {
+    return NotFound(fmt::format("{}{}: not found", resolve, ref.String()));
+  }
+  if (ContainsAny(lower, {"unauthorized", "authentication required", "401"})) {
+    return PermissionDenied(fmt::format("{}{}authentication required", resolve, kAccessDenied));
+  }
+  if (ContainsAny(lower, {"denied", "insufficient_scope", "forbidden", "403"})) {
+    return PermissionDenied(fmt::format("{}{}authorization failed", resolve, kAccessDenied));
+  }
+  return Unavailable(fmt::format("{}the registry's answer could not be used", resolve));
+}
+
+Status CheckRegistryAddress(const Reference& ref, const SkopeoOptions& options, const NodeAddresses& node) {
+  if (options.local == LocalRegistries::kAllowed) return OkStatus();
+  if (std::find(options.local_registries.begin(), options.local_registries.end(), ref.domain) !=
+      options.local_registries.end())
+    return OkStatus();
+  const std::string host = RegistryHostOf(ref.domain);
+  const std::string request = fmt::format("{}failed to do request: Get \"{}://{}/v2/\": ", ResolvePrefix(ref),
+                                          IsInsecureRegistry(ref.domain, options) ? "http" : "https",
+                                          ref.domain == "docker.io" ? host : ref.domain);
+  // Checked before skopeo resolves it again; a name that does not resolve now is refused, so that
+  // it cannot resolve to the node only by the time skopeo asks.
+  auto addresses = ResolveRegistryHost(host);
+  if (!addresses.ok()) return Unavailable(fmt::format("{}dial tcp: lookup {}: no such host", request, host));
+  for (const IpAddress& a : *addresses) {
+    AddressScope scope = Classify(a, node);
+    if (scope == AddressScope::kRemote) continue;
+    return PermissionDenied(fmt::format(
+        "{}the registry {} is on this node ({}), and this node's operator does not list it in [images] "
+        "local_registries",
+        request, ref.domain, AddressScopeText(scope)));
+  }
+  return OkStatus();
 }
 
 SkopeoPuller::SkopeoPuller(SkopeoOptions options)
@@ -434,9 +530,12 @@ Status SkopeoPuller::Copy(const Reference& ref, const std::string& archive_path,
     return Internal(fmt::format("{}skopeo could not be waited for", resolve));
   }
   std::string stderr_text = subprocess::ReadMemfd(err.get(), 64 * 1024);
-  if (**exit == 126 || **exit == 127)  // from env: no skopeo to run
-    return Unavailable(fmt::format("{}cannot run skopeo: {}", resolve, Cut(std::string(Trim(stderr_text)))));
+  if (**exit == 126 || **exit == 127)  // from env: no skopeo to run (env's own words, not a registry's)
+    return Unavailable(fmt::format("{}cannot run skopeo: {}", resolve, ForLog(Trim(stderr_text))));
   if (**exit != 0) {
+    // The whole story for the operator; the tenant gets PullFailure's fixed words.
+    fmt::print(stderr, "paddock: pull of {} failed: skopeo exited with status {}: {}\n", ref.String(), **exit,
+               ForLog(SkopeoErrorDetail(stderr_text)));
     if (Trim(stderr_text).empty()) stderr_text = fmt::format("skopeo exited with status {}", **exit);
     *skopeo_stderr = std::move(stderr_text);
     return FailedPrecondition("skopeo failed");
@@ -448,6 +547,17 @@ Status SkopeoPuller::Copy(const Reference& ref, const std::string& archive_path,
 }
 
 Status SkopeoPuller::Pull(const Reference& ref, const std::string& archive_path, PullContext& context) {
+  // The reference's own registry is the tenant's choice: never the node itself, unless listed. A
+  // refusal is no place the image was looked for (context.looked_in stays as it is); a host that
+  // does not resolve is a registry that could not be reached, as skopeo would have found.
+  if (Status s = CheckRegistryAddress(ref, options_, NodeAddresses::Read(options_.task_interface_prefixes)); !s.ok()) {
+    if (s.code() == StatusCode::kPermissionDenied) {
+      fmt::print(stderr, "paddock: pull of {} refused: {}\n", ref.String(), s.message());
+    } else {
+      context.looked_in.push_back(fmt::format("its registry {}", ref.domain));
+    }
+    return s;
+  }
   std::string skopeo_stderr;
   Status s = Copy(ref, archive_path, context, CopyFlags{}, &skopeo_stderr);
   if (s.code() == StatusCode::kFailedPrecondition) s = PullFailure(ref, skopeo_stderr, options_);
@@ -468,7 +578,7 @@ Status SkopeoPuller::PullFrom(const Reference& ref, const PullSource& source, co
   Status mapped = PullFailure(source.from, skopeo_stderr, options_);
   return Status(mapped.code() == StatusCode::kNotFound ? StatusCode::kNotFound : StatusCode::kUnavailable,
                 fmt::format("{}pulling {} from {} failed: {}", kCopyPrefix, ref.String(), source.described_as,
-                            Cut(SkopeoErrorDetail(skopeo_stderr))));
+                            ForLog(SkopeoErrorDetail(skopeo_stderr))));
 }
 
 }  // namespace paddock::agent::images

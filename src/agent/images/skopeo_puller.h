@@ -7,14 +7,17 @@
 // bounded by a timeout, killed on Shutdown. Progress: skopeo's stdout is a pseudo-terminal, so it
 // draws its progress bars ("Copying blob 7ed53567ac7a [===>--] 1.2MiB / 3.4MiB"), which
 // SkopeoProgress reads into PullProgress for the caller; without a pty (none to be had) it runs
-// with --quiet and reports none. Failures come back in the words ECS (Fargate, containerd) uses
-// after "CannotPullContainerError: ", with skopeo's own detail at the end:
+// with --quiet and reports none. Failures of Pull come back in the words ECS (Fargate,
+// containerd) uses after "CannotPullContainerError: ", ended by a fixed phrase: nothing a registry
+// sends (an error body, a banner, a certificate's names) is ever copied into them, since the text
+// reaches the tenant as its task's stoppedReason. skopeo's own message goes to the node's log.
 //
-//   pull image manifest has been retried 1 time(s): failed to resolve ref R: R: not found (…)
+//   pull image manifest has been retried 1 time(s): failed to resolve ref R: R: not found
 //   pull image manifest has been retried 1 time(s): failed to resolve ref R: pull access denied,
-//       repository does not exist or may require authorization: …
-//   pull image manifest has been retried 1 time(s): failed to resolve ref R: failed to do request: Get "…": dial tcp …
-//   ref pull has been retried 1 time(s): failed to copy: …
+//       repository does not exist or may require authorization: authentication required
+//   pull image manifest has been retried 1 time(s): failed to resolve ref R: failed to do request:
+//       Get "https://host/v2/": dial tcp: connect: connection refused
+//   ref pull has been retried 1 time(s): failed to copy: a blob of the image was not found
 //
 //   SkopeoPuller puller(SkopeoOptions{.insecure_registries = {"registry.lan:5000"}});
 //   images.SetPuller(&puller);
@@ -22,12 +25,17 @@
 //   ...
 //   puller.Shutdown();  // before joining threads that may be pulling
 //
+// Local registries. Before skopeo runs, the registry's host is resolved and each of its addresses
+// classified (registry_address.h): one on the node itself (loopback, link-local, unspecified, the
+// node's own addresses, routed to its tasks) refuses the pull unless the registry is listed in
+// `local_registries` (or `local` is kAllowed: the operator's own `paddock image pull`).
 // Plain HTTP ("insecure") registries: those listed, and every loopback one (localhost,
 // 127.0.0.0/8, [::1]) as Docker treats them. Everything else must speak TLS with a certificate
 // the host trusts. Credentials: none (anonymous pulls) unless `auth_file` names a
 // containers-auth.json (`skopeo login --authfile FILE …`); then every task on the node uses them.
 // PullFrom fetches an image from somewhere else than its own registry with a bearer token: the
-// cluster's registry (agent/remote/cluster_puller.h).
+// cluster's registry (agent/remote/cluster_puller.h), the node's own docker-registry, so neither
+// the local-registry check nor the fixed phrases apply to it (its failures keep skopeo's message).
 #pragma once
 
 #include <chrono>
@@ -38,10 +46,17 @@
 
 #include "agent/images/puller.h"
 #include "agent/images/reference.h"
+#include "agent/images/registry_address.h"
 #include "common/status.h"
 #include "common/subprocess.h"
 
 namespace paddock::agent::images {
+
+// Whether registries on the node's own addresses may be pulled from.
+enum class LocalRegistries {
+  kRefusedUnlessListed,  // tasks' pulls: only those in SkopeoOptions::local_registries
+  kAllowed,              // the operator's own pulls (`paddock image pull`)
+};
 
 struct SkopeoOptions {
   std::string skopeo = "skopeo";  // looked up in PATH unless it has a '/'
@@ -50,6 +65,13 @@ struct SkopeoOptions {
   std::vector<std::string> insecure_registries;
   // Loopback registries (localhost, 127.0.0.0/8, [::1]) are insecure without being listed.
   bool insecure_loopback = true;
+  // Registries on the node's own addresses (registry_address.h) that may be pulled from
+  // (Reference::domain, "host" or "host:port", compared exactly); the others are refused.
+  LocalRegistries local = LocalRegistries::kRefusedUnlessListed;
+  std::vector<std::string> local_registries;
+  // Interface name prefixes whose routes lead to tasks (the VPC transits, the bridge-mode bridge):
+  // a registry routed through one is a task, not a registry.
+  std::vector<std::string> task_interface_prefixes = {"pdv-", "paddock1"};
   // One pull, from start to the archive written.
   std::chrono::milliseconds timeout = std::chrono::minutes(5);
   // A containers-auth.json for --src-authfile; empty: anonymous (--src-no-creds).
@@ -117,9 +139,17 @@ class SkopeoProgress {
 std::string SkopeoErrorDetail(std::string_view stderr_text);
 
 // A failed pull of `ref` as ECS words it (the text after "CannotPullContainerError: "), from
-// skopeo's stderr. The code says what kind: NotFound (no such tag or repository), PermissionDenied
-// (authorization), Unavailable (the registry could not be reached, or anything else).
+// skopeo's stderr: ECS's phrase for the kind of failure and a fixed phrase for its cause, chosen
+// by what skopeo says but never quoting it; a connection's cause only for requests to the
+// registry itself (not to where it redirected skopeo). The code says what kind: NotFound (no such tag or
+// repository), PermissionDenied (authorization), Unavailable (the registry could not be reached,
+// or anything else).
 Status PullFailure(const Reference& ref, std::string_view skopeo_stderr, const SkopeoOptions& options);
+
+// OK when `ref`'s registry may be pulled from under `options` (see "Local registries" above):
+// PermissionDenied naming the registry and why otherwise; Unavailable (ECS's "no such host") when
+// its host does not resolve. `node` is what the node knows of its addresses.
+Status CheckRegistryAddress(const Reference& ref, const SkopeoOptions& options, const NodeAddresses& node);
 
 class SkopeoPuller final : public Puller {
  public:

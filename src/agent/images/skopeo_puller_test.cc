@@ -98,8 +98,7 @@ TEST(SkopeoPullerTest, NotFoundReadsAsEcsReportsIt) {
   EXPECT_EQ(s.code(), StatusCode::kNotFound);
   EXPECT_EQ(s.message(),
             "pull image manifest has been retried 1 time(s): failed to resolve ref 127.0.0.1:5000/busybox:nope: "
-            "127.0.0.1:5000/busybox:nope: not found (reading manifest nope in 127.0.0.1:5000/busybox: manifest "
-            "unknown: manifest unknown)");
+            "127.0.0.1:5000/busybox:nope: not found");
 }
 
 TEST(SkopeoPullerTest, AuthorizationFailuresReadAsPullAccessDenied) {
@@ -111,16 +110,16 @@ TEST(SkopeoPullerTest, AuthorizationFailuresReadAsPullAccessDenied) {
   EXPECT_EQ(s.code(), StatusCode::kPermissionDenied);
   EXPECT_EQ(s.message(),
             "pull image manifest has been retried 1 time(s): failed to resolve ref 127.0.0.1:5000/busybox:1: pull "
-            "access denied, repository does not exist or may require authorization: reading manifest 1 in "
-            "127.0.0.1:5000/busybox: unauthorized: authentication required");
+            "access denied, repository does not exist or may require authorization: authentication required");
   // Docker Hub answers a repository that does not exist the same way.
   Status hub = PullFailure(Ref("me/private"),
                            Fatal("initializing source docker://me/private:latest: reading manifest latest in "
                                  "docker.io/me/private: requested access to the resource is denied"),
                            SkopeoOptions{});
   EXPECT_EQ(hub.code(), StatusCode::kPermissionDenied);
-  EXPECT_THAT(hub.message(), StartsWith("pull image manifest has been retried 1 time(s): failed to resolve ref "
-                                        "docker.io/me/private:latest: pull access denied"));
+  EXPECT_EQ(hub.message(), "pull image manifest has been retried 1 time(s): failed to resolve ref "
+                           "docker.io/me/private:latest: pull access denied, repository does not exist or may require "
+                           "authorization: authorization failed");
 }
 
 TEST(SkopeoPullerTest, UnreachableRegistriesReadAsFailedRequests) {
@@ -133,7 +132,7 @@ TEST(SkopeoPullerTest, UnreachableRegistriesReadAsFailedRequests) {
   EXPECT_EQ(refused.code(), StatusCode::kUnavailable);
   EXPECT_EQ(refused.message(),
             "pull image manifest has been retried 1 time(s): failed to resolve ref 127.0.0.1:1/busybox:1: failed to "
-            "do request: Get \"http://127.0.0.1:1/v2/\": dial tcp 127.0.0.1:1: connect: connection refused");
+            "do request: Get \"http://127.0.0.1:1/v2/\": dial tcp: connect: connection refused");
   Status dns = PullFailure(Ref("nothere:1"),
                            Fatal("initializing source docker://nothere:1: pinging container registry "
                                  "registry-1.docker.io: Get \"https://registry-1.docker.io/v2/\": dial tcp: lookup "
@@ -142,8 +141,8 @@ TEST(SkopeoPullerTest, UnreachableRegistriesReadAsFailedRequests) {
   EXPECT_EQ(dns.code(), StatusCode::kUnavailable);
   EXPECT_EQ(dns.message(),
             "pull image manifest has been retried 1 time(s): failed to resolve ref docker.io/library/nothere:1: "
-            "failed to do request: Get \"https://registry-1.docker.io/v2/\": dial tcp: lookup registry-1.docker.io "
-            "on 10.0.0.53:53: no such host");
+            "failed to do request: Get \"https://registry-1.docker.io/v2/\": dial tcp: lookup registry-1.docker.io: "
+            "no such host");
   // A plain-HTTP registry not listed as insecure.
   Status tls = PullFailure(Ref("registry.lan:5000/x:1"),
                            Fatal("initializing source docker://registry.lan:5000/x:1: pinging container registry "
@@ -163,19 +162,165 @@ TEST(SkopeoPullerTest, PlatformAndCopyFailures) {
                                       "manifest list for architecture amd64, variant \"\", OS linux"),
                                 o);
   EXPECT_EQ(platform.code(), StatusCode::kNotFound);
-  EXPECT_THAT(platform.message(), StartsWith("pull image manifest has been retried 1 time(s): image Manifest does "
-                                             "not contain descriptor matching platform 'linux/amd64' (choosing"));
+  EXPECT_EQ(platform.message(), "pull image manifest has been retried 1 time(s): image Manifest does not contain "
+                                "descriptor matching platform 'linux/amd64'");
   Status copy = PullFailure(Ref("x.io/a:1"), Fatal("writing blob: happened to fail: connection reset by peer"), o);
   EXPECT_EQ(copy.code(), StatusCode::kUnavailable);
   EXPECT_EQ(copy.message(),
-            "ref pull has been retried 1 time(s): failed to copy: writing blob: happened to fail: connection reset by "
-            "peer");
+            "ref pull has been retried 1 time(s): failed to copy: the registry's answer could not be used");
   Status other = PullFailure(Ref("x.io/a:1"), Fatal("initializing source docker://x.io/a:1: something new"), o);
   EXPECT_EQ(other.message(),
-            "pull image manifest has been retried 1 time(s): failed to resolve ref x.io/a:1: something new");
+            "pull image manifest has been retried 1 time(s): failed to resolve ref x.io/a:1: the registry's answer could "
+            "not be used");
   EXPECT_THAT(PullFailure(Ref("x.io/a:1"), "", o).message(), HasSubstr("skopeo failed without a message"));
   std::string long_detail(5000, 'x');
   EXPECT_LT(PullFailure(Ref("x.io/a:1"), Fatal(long_detail), o).message().size(), 1024u);
+}
+
+// Red team, 2026-12: a registry's own bytes came back verbatim in the task's stoppedReason (a
+// loopback service's banner, an error body). Whatever a registry says, the reason holds ECS's
+// phrases, fixed causes and at most an HTTP status.
+TEST(SkopeoPullerTest, NothingTheRegistrySaysReachesTheReason) {
+  const std::string secret = "SECRET-BANNER-4f1c";
+  const std::vector<std::string> answers = {
+      "initializing source docker://10.1.2.3:9998/x:y: pinging container registry 10.1.2.3:9998: Get "
+      "\"http://10.1.2.3:9998/v2/\": net/http: HTTP/1.x transport connection broken: malformed HTTP response \"" +
+          secret + "\"",
+      "initializing source docker://10.1.2.3:9998/x:y: reading manifest y in 10.1.2.3:9998/x: " + secret +
+          ": unknown: " + secret,
+      "initializing source docker://10.1.2.3:9998/x:y: reading manifest y in 10.1.2.3:9998/x: manifest unknown: " +
+          secret,
+      "initializing source docker://10.1.2.3:9998/x:y: reading manifest y in 10.1.2.3:9998/x: unauthorized: " + secret,
+      "initializing source docker://10.1.2.3:9998/x:y: pinging container registry 10.1.2.3:9998: Get "
+      "\"https://10.1.2.3:9998/v2/\": tls: failed to verify certificate: x509: certificate is valid for " +
+          secret + ", not 10.1.2.3",
+      "initializing source docker://10.1.2.3:9998/x:y: invalid status code from registry 500 (Internal Server "
+      "Error): " + secret,
+      "reading blob sha256:0123: fetching blob: StatusCode 404 " + secret,
+      "writing blob: " + secret,
+  };
+  for (const std::string& a : answers) {
+    Status s = PullFailure(Ref("10.1.2.3:9998/x:y"), Fatal(a), SkopeoOptions{});
+    EXPECT_EQ(s.message().find(secret), std::string::npos) << s.message();
+    EXPECT_LT(s.message().size(), 400u) << s.message();
+  }
+  EXPECT_EQ(PullFailure(Ref("10.1.2.3:9998/x:y"), Fatal(answers[0]), SkopeoOptions{}).message(),
+            "pull image manifest has been retried 1 time(s): failed to resolve ref 10.1.2.3:9998/x:y: failed to do "
+            "request: Get \"http://10.1.2.3:9998/v2/\": net/http: HTTP/1.x transport connection broken: malformed "
+            "HTTP response");
+  EXPECT_EQ(PullFailure(Ref("10.1.2.3:9998/x:y"), Fatal(answers[5]), SkopeoOptions{}).message(),
+            "pull image manifest has been retried 1 time(s): failed to resolve ref 10.1.2.3:9998/x:y: the registry's "
+            "answer could not be used");
+  EXPECT_EQ(PullFailure(Ref("10.1.2.3:9998/x:y"), Fatal(answers[6]), SkopeoOptions{}).message(),
+            "ref pull has been retried 1 time(s): failed to copy: a blob of the image was not found");
+  EXPECT_EQ(PullFailure(Ref("10.1.2.3:9998/x:y"), Fatal("reading blob: fetching blob: status code 503 x"),
+                        SkopeoOptions{})
+                .message(),
+            "ref pull has been retried 1 time(s): failed to copy: the registry's answer could not be used");
+}
+
+// A registry sends skopeo on to hosts of its choosing (a redirect of a manifest or a blob, its
+// token realm), the node's loopback included: how such a request failed would make a port scanner
+// of the reason. Only failures of requests to the registry itself keep their cause.
+TEST(SkopeoPullerTest, HowARequestToAnotherHostFailedIsNotTold) {
+  const Reference r = Ref("registry.lan:5000/x:y");
+  for (const char* redirected : {
+           "initializing source docker://registry.lan:5000/x:y: reading manifest y in registry.lan:5000/x: Get "
+           "\"http://127.0.0.1:22/x\": net/http: HTTP/1.x transport connection broken: malformed HTTP response "
+           "\"SSH-2.0-OpenSSH_9.2\"",
+           "initializing source docker://registry.lan:5000/x:y: reading manifest y in registry.lan:5000/x: Get "
+           "\"http://127.0.0.1:23/x\": dial tcp 127.0.0.1:23: connect: connection refused",
+           "initializing source docker://registry.lan:5000/x:y: Requesting bearer token: Get \"http://127.0.0.1:25/t\": "
+           "dial tcp 127.0.0.1:25: connect: connection refused",
+       }) {
+    EXPECT_EQ(PullFailure(r, Fatal(redirected), SkopeoOptions{}).message(),
+              "pull image manifest has been retried 1 time(s): failed to resolve ref registry.lan:5000/x:y: the "
+              "registry's answer could not be used")
+        << redirected;
+  }
+  EXPECT_EQ(PullFailure(r, Fatal("reading blob sha256:00: fetching blob: Get \"http://127.0.0.1:24/b\": dial tcp "
+                                 "127.0.0.1:24: connect: connection refused"),
+                        SkopeoOptions{})
+                .message(),
+            "ref pull has been retried 1 time(s): failed to copy: the registry's answer could not be used");
+  // The registry's own refusal keeps its cause.
+  EXPECT_THAT(PullFailure(r, Fatal("initializing source docker://registry.lan:5000/x:y: pinging container registry "
+                                   "registry.lan:5000: Get \"https://registry.lan:5000/v2/\": dial tcp 10.0.0.5:5000: "
+                                   "connect: connection refused"),
+                          SkopeoOptions{})
+                  .message(),
+              HasSubstr("Get \"https://registry.lan:5000/v2/\": dial tcp: connect: connection refused"));
+}
+
+NodeAddresses Node() {
+  NodeAddresses node;
+  node.own = {IpAddress::V4(0xc0000202), *IpAddress::Parse("2001:db8::2")};  // 192.0.2.2
+  node.routes = {{0x00000000, 0x00000000, "eth0"},
+                 {0xc0000200, 0xffffff00, "eth0"},
+                 {0xac1f0007, 0xffffffff, "pdv-0123456789a"},  // a VPC task's host route
+                 {0xac110000, 0xffff0000, "paddock1"}};         // the bridge-mode network
+  node.task_interface_prefixes = {"pdv-", "paddock1"};
+  return node;
+}
+
+TEST(RegistryAddressTest, ClassifiesWhatIsTheNodeAndWhatIsAnotherMachine) {
+  const NodeAddresses node = Node();
+  auto scope = [&](std::string_view text) { return Classify(*IpAddress::Parse(text), node); };
+  EXPECT_EQ(scope("127.0.0.1"), AddressScope::kLoopback);
+  EXPECT_EQ(scope("127.200.0.9"), AddressScope::kLoopback);
+  EXPECT_EQ(scope("::1"), AddressScope::kLoopback);
+  EXPECT_EQ(scope("::ffff:127.0.0.1"), AddressScope::kLoopback);
+  EXPECT_EQ(scope("169.254.169.254"), AddressScope::kLinkLocal);
+  EXPECT_EQ(scope("169.254.170.2"), AddressScope::kLinkLocal);
+  EXPECT_EQ(scope("fe80::1"), AddressScope::kLinkLocal);
+  EXPECT_EQ(scope("0.0.0.0"), AddressScope::kUnspecified);
+  EXPECT_EQ(scope("::"), AddressScope::kUnspecified);
+  EXPECT_EQ(scope("192.0.2.2"), AddressScope::kNodeOwn);
+  EXPECT_EQ(scope("::ffff:192.0.2.2"), AddressScope::kNodeOwn);
+  EXPECT_EQ(scope("2001:db8::2"), AddressScope::kNodeOwn);
+  EXPECT_EQ(scope("172.31.0.7"), AddressScope::kTaskNetwork);
+  EXPECT_EQ(scope("172.17.0.5"), AddressScope::kTaskNetwork);
+  EXPECT_EQ(scope("172.31.0.8"), AddressScope::kRemote);  // the default route
+  EXPECT_EQ(scope("192.0.2.9"), AddressScope::kRemote);
+  EXPECT_EQ(scope("2001:db8::9"), AddressScope::kRemote);
+  EXPECT_EQ(RegistryHostOf("127.0.0.1:9998"), "127.0.0.1");
+  EXPECT_EQ(RegistryHostOf("[::1]:5000"), "::1");
+  EXPECT_EQ(RegistryHostOf("localhost"), "localhost");
+  EXPECT_EQ(RegistryHostOf("docker.io"), "registry-1.docker.io");
+  // The real host: its loopback and its own addresses are the node.
+  NodeAddresses here = NodeAddresses::Read({"pdv-"});
+  EXPECT_EQ(Classify(IpAddress::V4(0x7f000001), here), AddressScope::kLoopback);
+  ASSERT_FALSE(here.own.empty());
+  for (const IpAddress& a : here.own) EXPECT_NE(Classify(a, here), AddressScope::kRemote) << a.ToString();
+}
+
+TEST(SkopeoPullerTest, RegistriesOnTheNodeAreRefusedUnlessTheOperatorListsThem) {
+  const NodeAddresses node = Node();
+  SkopeoOptions o;
+  const std::string prefix = "pull image manifest has been retried 1 time(s): failed to resolve ref ";
+  Status s = CheckRegistryAddress(Ref("127.0.0.1:9998/x:y"), o, node);
+  EXPECT_EQ(s.code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(s.message(), prefix + "127.0.0.1:9998/x:y: failed to do request: Get \"http://127.0.0.1:9998/v2/\": the "
+                                  "registry 127.0.0.1:9998 is on this node (a loopback address), and this node's "
+                                  "operator does not list it in [images] local_registries");
+  for (const char* local : {"localhost:5000/x:y", "169.254.169.254/latest:1", "192.0.2.2:22/x:y",
+                            "172.31.0.7:8080/x:y", "0.0.0.0:80/x:y", "127.1.2.3/x:y"}) {
+    EXPECT_EQ(CheckRegistryAddress(Ref(local), o, node).code(), StatusCode::kPermissionDenied) << local;
+  }
+  // IPv6 literals are no registry domain in Docker's grammar: refused as a reference already.
+  EXPECT_FALSE(ParseReference("[::1]:5000/x:y").ok());
+  EXPECT_TRUE(CheckRegistryAddress(Ref("192.0.2.9:5000/x:y"), o, node).ok());
+  Status unresolved = CheckRegistryAddress(Ref("registry.invalid/x:y"), o, node);
+  EXPECT_EQ(unresolved.code(), StatusCode::kUnavailable);
+  EXPECT_EQ(unresolved.message(), prefix + "registry.invalid/x:y: failed to do request: Get "
+                                           "\"https://registry.invalid/v2/\": dial tcp: lookup registry.invalid: no such "
+                                           "host");
+  o.local_registries = {"127.0.0.1:9998"};  // exactly as in image names
+  EXPECT_TRUE(CheckRegistryAddress(Ref("127.0.0.1:9998/x:y"), o, node).ok());
+  EXPECT_FALSE(CheckRegistryAddress(Ref("127.0.0.1:9999/x:y"), o, node).ok());
+  EXPECT_FALSE(CheckRegistryAddress(Ref("127.0.0.1/x:y"), o, node).ok());
+  o.local = LocalRegistries::kAllowed;  // the operator's own pulls
+  EXPECT_TRUE(CheckRegistryAddress(Ref("127.0.0.1:9999/x:y"), o, node).ok());
 }
 
 // SkopeoPuller against a stand-in skopeo script: no network.
@@ -198,6 +343,7 @@ class SkopeoPullerProcessTest : public ::testing::Test {
   SkopeoOptions Options(std::string_view body) {
     SkopeoOptions o;
     o.skopeo = Script(body);
+    o.local = LocalRegistries::kAllowed;  // these cases are about the process; no registry is contacted
     o.timeout = std::chrono::seconds(20);
     return o;
   }
@@ -227,9 +373,30 @@ TEST_F(SkopeoPullerProcessTest, MapsAFailureAndNoticesAMissingArchive) {
 
   SkopeoOptions missing;
   missing.skopeo = dir_ + "/no-such-skopeo";
+  missing.local = LocalRegistries::kAllowed;
   Status m = SkopeoPuller(missing).Pull(Ref("x.io/a:1"), dir_ + "/c.tar");
   EXPECT_EQ(m.code(), StatusCode::kUnavailable);
   EXPECT_THAT(m.message(), HasSubstr("cannot run skopeo"));
+}
+
+TEST_F(SkopeoPullerProcessTest, ALocalRegistryIsRefusedBeforeSkopeoRuns) {
+  const std::string ran = dir_ + "/ran";
+  SkopeoOptions o = Options("touch " + ran + "; exit 1");
+  o.local = LocalRegistries::kRefusedUnlessListed;
+  PullContext refused;
+  Status s = SkopeoPuller(o).Pull(Ref("127.0.0.1:9998/x:y"), dir_ + "/a.tar", refused);
+  EXPECT_EQ(s.code(), StatusCode::kPermissionDenied);
+  EXPECT_FALSE(fs::exists(ran));
+  EXPECT_TRUE(refused.looked_in.empty());  // the registry was not asked: no miss to word
+  // A host that does not resolve is a registry that could not be reached (and nothing ran).
+  PullContext unresolved;
+  EXPECT_EQ(SkopeoPuller(o).Pull(Ref("registry.invalid/x:y"), dir_ + "/a.tar", unresolved).code(),
+            StatusCode::kUnavailable);
+  EXPECT_THAT(unresolved.looked_in, ElementsAre("its registry registry.invalid"));
+  EXPECT_FALSE(fs::exists(ran));
+  o.local_registries = {"127.0.0.1:9998"};
+  SkopeoPuller(o).Pull(Ref("127.0.0.1:9998/x:y"), dir_ + "/a.tar").IgnoreError();
+  EXPECT_TRUE(fs::exists(ran));
 }
 
 TEST_F(SkopeoPullerProcessTest, ATimeoutKillsSkopeo) {

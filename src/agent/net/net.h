@@ -40,7 +40,8 @@
 // in one nft transaction that replaces the previous table: tracked connections survive, as EC2's
 // do when a rule is revoked. The forward hook: replies pass; from the transit (the node itself,
 // trusted like the future edge) everything passes; a packet from a task passes when its source is
-// a member of the VPC and the sender's groups' egress rules allow it, and, unless it leaves by
+// a member of the VPC, its new connection is within the task's FlowLimits, and the sender's
+// groups' egress rules allow it, and, unless it leaves by
 // the transit, the receiver's groups' ingress rules allow it; anything else is dropped. The input
 // hook (the router itself): only TCP to 169.254.170.2 (the task metadata endpoint; nothing else
 // listens in the namespace) and replies. Two agents of one host may apply policies of one VPC:
@@ -166,6 +167,24 @@ inline constexpr std::string_view kTransitVpcAddress = "169.254.1.2";
 inline constexpr std::string_view kTransitInside = "transit0";
 inline constexpr std::string_view kVpcTable = "paddock_vpc";
 
+// How much of the node's connection tracking one task may take. The kernel's table
+// (nf_conntrack_max entries, counted in each network namespace a flow crosses: its VPC router's
+// and, leaving the node, the host's) is the node's: one full table drops every new flow of every
+// task there. Enforced per task address with nftables: in each VPC router's forward hook for its
+// tasks, in the host table's forward hook for the bridge-mode bridge. Flows the node itself opens
+// toward tasks are not counted.
+struct FlowLimits {
+  // Tracked connections one task address may have at once (nftables `ct count`; TCP connections
+  // count until they close, UDP "connections" until their conntrack entry expires, 30 s after
+  // the last packet when unanswered). Past it, the task's new connections are dropped. 0: none.
+  uint32_t tracked_per_task = 4096;
+  // New connections one task address may open per second, with a burst of as many (nftables
+  // `limit rate` per address): closed TCP connections stay tracked for a while (TIME_WAIT,
+  // 120 s) without counting above, so the rate bounds how fast a task can fill the table with
+  // them. Past it, new connections are dropped (TCP retries them). 0: none.
+  uint32_t new_per_second = 2000;
+};
+
 struct NetworkOptions {
   // The gateway of each subnet (its .1; the length is ignored): the VPC router namespace carries
   // each as a /32, so that tasks' default routes reach it. A task's own gateway is added too.
@@ -191,6 +210,8 @@ struct NetworkOptions {
   // Dynamic host ports; 0, 0: the kernel's ephemeral range, else 49153-65535 (ECS's default).
   uint16_t dynamic_port_first = 0;
   uint16_t dynamic_port_last = 0;
+  // Per task address, in every VPC router and on the bridge-mode bridge (see FlowLimits).
+  FlowLimits flow_limits;
 };
 
 enum class Protocol { kTcp, kUdp };
@@ -271,10 +292,11 @@ int64_t MonotonicNanos();
 // [A-Za-z0-9-]{1,64}.
 StatusOr<VpcNetwork> VpcNetworkFor(const NetworkOptions& options, const VpcRef& ref);
 
-// The nftables script that replaces the VPC router's table with `policy` (see above): pure, for
-// ApplyVpcPolicy and golden tests. kInvalidArgument for an address, CIDR, protocol, port range
-// or group id it cannot express (the VPC's owner validates them first, so this means a bug).
-StatusOr<std::string> CompileVpcPolicy(const vpc::VpcPolicy& policy);
+// The nftables script that replaces the VPC router's table with `policy` (see above), each task
+// address held to `limits` (FlowLimits): pure, for ApplyVpcPolicy and golden tests.
+// kInvalidArgument for an address, CIDR, protocol, port range or group id it cannot express (the
+// VPC's owner validates them first, so this means a bug).
+StatusOr<std::string> CompileVpcPolicy(const vpc::VpcPolicy& policy, const FlowLimits& limits = {});
 
 enum class Applied {
   kApplied,     // the table now enforces the policy

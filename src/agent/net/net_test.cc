@@ -23,6 +23,7 @@
 #include <ifaddrs.h>
 #include <sstream>
 #include <fstream>
+#include <iostream>
 #include <set>
 #include <thread>
 
@@ -445,6 +446,44 @@ class NetTest : public ::testing::Test {
     return out;
   }
 
+  // One UDP datagram to each of `count` ports of `ip`, sent from inside the namespace at
+  // `netns_path`: `count` new flows (one source port, a destination port each). Bounded: it stops.
+  void SprayUdp(const std::string& netns_path, uint32_t ip, int count) {
+    Status s = netns::InNetworkNamespace(netns_path, [&]() -> Status {
+      int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+      if (fd < 0) return Internal("socket");
+      for (int i = 0; i < count; ++i) {
+        sockaddr_in addr{};
+        addr.sin_family = AF_INET;
+        addr.sin_port = htons(static_cast<uint16_t>(30000 + i));
+        addr.sin_addr.s_addr = htonl(ip);
+        ssize_t ignored = sendto(fd, "x", 1, 0, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+        (void)ignored;
+      }
+      close(fd);
+      return OkStatus();
+    });
+    EXPECT_TRUE(s.ok()) << s.ToString();
+  }
+
+  // The connections tracked from `source` in the namespace at `netns_path` (empty: the host's).
+  int TrackedFrom(const std::string& netns_path, uint32_t source) {
+    int n = 0;
+    auto count = [&]() -> Status {
+      std::ifstream in("/proc/thread-self/net/nf_conntrack");  // this thread's namespace's table
+      std::string line;
+      const std::string src = "src=" + IpText(source) + " ";
+      while (std::getline(in, line)) {
+        size_t first = line.find("src=");  // the original direction's source, not the reply's
+        if (first != std::string::npos && line.compare(first, src.size(), src) == 0) ++n;
+      }
+      return OkStatus();
+    };
+    Status s = netns_path.empty() ? count() : netns::InNetworkNamespace(netns_path, count);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    return n;
+  }
+
   NetworkOptions options_;
   std::string node_;
   std::vector<int> listeners_;
@@ -851,6 +890,86 @@ TEST_F(NetTest, ListTaskNamespacesSeesExactlyThisInstancesNamespaces) {
   listed = ListTaskNamespaces(options_);
   ASSERT_TRUE(listed.ok());
   EXPECT_THAT(*listed, ElementsAre(b.netns_name));
+}
+
+// Red team, 2026-12: one task created ~33,000 conntrack entries a second with a UDP spray, and a
+// full table drops every new flow of the node. In its VPC router a task address holds at most
+// FlowLimits::tracked_per_task tracked flows: the spray's 600 flows leave at most 100 entries, its
+// own new connections are dropped while it is over, and another task of the VPC still connects.
+TEST_F(NetTest, ATaskHoldsAtMostItsTrackedFlowsAndOthersStillConnect) {
+  if (!RequireBusybox()) GTEST_SKIP() << "needs busybox (busybox-static) for httpd and wget";
+  if (internal::NftBinary().empty()) GTEST_SKIP() << "needs nftables' nft";
+  if (access("/proc/net/nf_conntrack", R_OK) != 0) GTEST_SKIP() << "needs /proc/net/nf_conntrack";
+  options_.flow_limits = FlowLimits{.tracked_per_task = 100, .new_per_second = 0};
+  VpcNetwork vpc = Vpc("vpc-0flows");
+  FetchedPolicy p = Policy(vpc, "v1", {10, 11, 12});
+  TaskNetwork spray = MustCreate(vpc, p, "spray", 10);
+  TaskNetwork victim = MustCreate(vpc, p, "victim", 11);
+  TaskNetwork other = MustCreate(vpc, p, "other", 12);
+  StartHttpd(victim.netns_name, "still here");
+  ASSERT_THAT(HttpGet(victim.ip, 8080), HasSubstr("still here"));  // waits for the server
+  ASSERT_EQ(WgetFrom(spray.netns_name, victim.ip, 8080), "still here\n");  // the spray connects, before
+
+  SprayUdp(spray.netns_path, victim.ip, 600);
+  const int tracked = TrackedFrom(vpc.netns_path, spray.ip);
+  EXPECT_GE(tracked, 90);
+  EXPECT_LE(tracked, 101);  // 100, and the wget's connection if it is still closing
+  EXPECT_EQ(WgetFrom(spray.netns_name, victim.ip, 8080), "");  // over its bound: dropped
+  EXPECT_EQ(WgetFrom(other.netns_name, victim.ip, 8080), "still here\n");
+  std::cerr << "UDP spray of 600 flows: " << tracked << " tracked in the VPC router (bound 100)\n";
+}
+
+// The same for bridge-mode tasks, whose flows the host's namespace tracks (the host firewall),
+// and the new-connection rate: past it, new flows are dropped before they are tracked.
+TEST_F(NetTest, BridgeModeTasksAreHeldToTheirFlowsAndRate) {
+  if (!RequireIptables()) GTEST_SKIP() << "needs iptables";
+  if (!RequireBusybox()) GTEST_SKIP() << "needs busybox (busybox-static) for httpd and wget";
+  if (internal::NftBinary().empty()) GTEST_SKIP() << "needs nftables' nft";
+  if (access("/proc/net/nf_conntrack", R_OK) != 0) GTEST_SKIP() << "needs /proc/net/nf_conntrack";
+  std::ifstream nf_call("/proc/sys/net/bridge/bridge-nf-call-iptables");
+  std::string bridged;
+  nf_call >> bridged;
+  if (bridged != "1") GTEST_SKIP() << "bridged traffic does not pass the host's netfilter (br_netfilter off)";
+  options_.flow_limits = FlowLimits{.tracked_per_task = 100, .new_per_second = 0};
+  ASSERT_TRUE(EnsureBridgeNetwork(options_).ok());
+  StatusOr<TaskNetwork> spray = CreateBridgeTaskNetwork(options_, "spray");
+  StatusOr<TaskNetwork> victim = CreateBridgeTaskNetwork(options_, "victim");
+  StatusOr<TaskNetwork> other = CreateBridgeTaskNetwork(options_, "other");
+  ASSERT_TRUE(spray.ok() && victim.ok() && other.ok());
+  StartHttpd(victim->netns_name, "still here");
+  ASSERT_THAT(HttpGet(victim->ip, 8080), HasSubstr("still here"));  // waits for the server
+  ASSERT_EQ(WgetFrom(other->netns_name, victim->ip, 8080), "still here\n");
+
+  SprayUdp(spray->netns_path, victim->ip, 600);
+  const int tracked = TrackedFrom("", spray->ip);
+  EXPECT_GE(tracked, 90);
+  EXPECT_LE(tracked, 100);
+  EXPECT_EQ(WgetFrom(spray->netns_name, victim->ip, 8080), "");
+  EXPECT_EQ(WgetFrom(other->netns_name, victim->ip, 8080), "still here\n");
+  std::cerr << "bridge-mode UDP spray of 600 flows: " << tracked << " tracked by the host (bound 100)\n";
+
+  // The rate: 50 new flows a second (a burst of 50), no count; of 300 sprayed at once, about 50
+  // get through. (Other ports than before: those flows are tracked already.)
+  options_.flow_limits = FlowLimits{.tracked_per_task = 0, .new_per_second = 50};
+  ASSERT_TRUE(EnsureHostFirewall(options_).ok());
+  Status sprayed = netns::InNetworkNamespace(other->netns_path, [&]() -> Status {
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    for (int i = 0; i < 300; ++i) {
+      sockaddr_in addr{};
+      addr.sin_family = AF_INET;
+      addr.sin_port = htons(static_cast<uint16_t>(40000 + i));
+      addr.sin_addr.s_addr = htonl(victim->ip);
+      ssize_t ignored = sendto(fd, "x", 1, 0, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+      (void)ignored;
+    }
+    close(fd);
+    return OkStatus();
+  });
+  ASSERT_TRUE(sprayed.ok());
+  const int admitted = TrackedFrom("", other->ip);
+  EXPECT_GE(admitted, 40);
+  EXPECT_LE(admitted, 90);  // the burst, what the rate refilled meanwhile, the wgets' connections
+  std::cerr << "300 new flows at once at 50/s: " << admitted << " tracked\n";
 }
 
 TEST_F(NetTest, CompiledGoldensLoadIntoTheKernel) {

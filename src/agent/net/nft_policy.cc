@@ -84,9 +84,39 @@ StatusOr<std::optional<std::string>> MatchOf(const vpc::PolicyRule& rule) {
   return std::optional<std::string>(fmt::format("meta l4proto {} ", number));
 }
 
+// The sets FlowLimitRules("", …) uses, as members of a table block.
+std::string FlowLimitSets(const FlowLimits& limits, std::string_view indent) {
+  std::string out;
+  if (limits.tracked_per_task > 0)
+    out += fmt::format("{0}# tracked connections per task address (FlowLimits)\n{0}set flows {{\n{0}\ttype ipv4_addr\n"
+                       "{0}\tsize 65535\n{0}\tflags dynamic\n{0}}}\n",
+                       indent);
+  if (limits.new_per_second > 0)
+    out += fmt::format("{0}# new connections per second per task address (FlowLimits)\n{0}set flow_rate {{\n"
+                       "{0}\ttype ipv4_addr\n{0}\tsize 65535\n{0}\tflags dynamic,timeout\n{0}\ttimeout 1m\n{0}}}\n",
+                       indent);
+  return out;
+}
+
 }  // namespace
 
-StatusOr<std::string> CompileVpcPolicy(const vpc::VpcPolicy& policy) {
+namespace internal {
+
+std::string FlowLimitRules(const FlowLimits& limits, std::string_view match, std::string_view set_prefix) {
+  std::string out;
+  // The rate first: a connection it drops is never counted.
+  if (limits.new_per_second > 0)
+    out += fmt::format("{}ct state new update @{}flow_rate {{ ip saddr limit rate over {}/second burst {} packets }} drop\n",
+                       match, set_prefix, limits.new_per_second, limits.new_per_second);
+  if (limits.tracked_per_task > 0)
+    out += fmt::format("{}ct state new add @{}flows {{ ip saddr ct count over {} }} drop\n", match, set_prefix,
+                       limits.tracked_per_task);
+  return out;
+}
+
+}  // namespace internal
+
+StatusOr<std::string> CompileVpcPolicy(const vpc::VpcPolicy& policy, const FlowLimits& limits) {
   // Members: address -> its groups (sorted, without repeats; one address listed twice gets both
   // lists' groups).
   std::map<uint32_t, std::set<std::string>> members;
@@ -204,9 +234,11 @@ StatusOr<std::string> CompileVpcPolicy(const vpc::VpcPolicy& policy) {
   out += map_block("egress", egress);
   out += map_block("ingress", ingress);
 
+  out += FlowLimitSets(limits, "\t");
   out += fmt::format(
       "\t# Between tasks: the sender's groups must let it out and the receiver's let it in. From\n"
-      "\t# the node (the transit) everything passes; to it, what the sender's egress allows.\n"
+      "\t# the node (the transit) everything passes; to it, what the sender's egress allows. No task\n"
+      "\t# opens more connections than its FlowLimits, whatever its groups allow.\n"
       "\tchain forward {{\n"
       "\t\ttype filter hook forward priority filter; policy drop;\n"
       "\t\tmeta nfproto ipv6 drop\n"
@@ -214,6 +246,7 @@ StatusOr<std::string> CompileVpcPolicy(const vpc::VpcPolicy& policy) {
       "\t\tct state invalid drop\n"
       "\t\tiifname \"{tr}\" accept\n"
       "\t\tip saddr != @members drop\n"
+      "{limits}"
       "\t\tip saddr vmap @egress\n"
       "\t\toifname \"{tr}\" accept\n"
       "\t\tip daddr vmap @ingress\n"
@@ -228,7 +261,7 @@ StatusOr<std::string> CompileVpcPolicy(const vpc::VpcPolicy& policy) {
       "\t\tip daddr {md} meta l4proto tcp accept\n"
       "\t}}\n"
       "}}\n",
-      fmt::arg("tr", kTransitInside), fmt::arg("md", kMetadataAddress));
+      fmt::arg("tr", kTransitInside), fmt::arg("md", kMetadataAddress), fmt::arg("limits", internal::FlowLimitRules(limits, "\t\t", "")));
   return out;
 }
 

@@ -17,6 +17,7 @@ namespace paddock::agent::net {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 vpc::PolicyRule Rule(std::string protocol, int32_t from, int32_t to, std::vector<std::string> cidrs,
                      std::vector<std::string> groups = {}) {
@@ -43,6 +44,31 @@ void ExpectGolden(const std::string& name, const vpc::VpcPolicy& policy) {
   std::stringstream want;
   want << in.rdbuf();
   EXPECT_EQ(*script, want.str()) << "the script of " << name << " differs from " << Golden(name);
+}
+
+// Red team, 2026-12: one task sprayed ~33,000 new UDP flows a second into the node's conntrack
+// table. Each task address is held to FlowLimits before its groups are asked.
+TEST(NftPolicyTest, EachTaskAddressIsHeldToItsFlowLimits) {
+  const vpc::VpcPolicy policy{.vpc_id = "vpc-0f", .version = "v1", .groups = {DefaultGroup("sg-0d")},
+                              .members = {{"172.31.0.5", {"sg-0d"}}}};
+  StatusOr<std::string> script = CompileVpcPolicy(policy);  // the defaults
+  ASSERT_TRUE(script.ok());
+  EXPECT_THAT(*script, HasSubstr("\t\tip saddr != @members drop\n"
+                                 "\t\tct state new update @flow_rate { ip saddr limit rate over 2000/second burst 2000 "
+                                 "packets } drop\n"
+                                 "\t\tct state new add @flows { ip saddr ct count over 4096 } drop\n"
+                                 "\t\tip saddr vmap @egress\n"));
+  EXPECT_THAT(*script, HasSubstr("set flows {"));
+  EXPECT_THAT(*script, HasSubstr("set flow_rate {"));
+
+  script = CompileVpcPolicy(policy, FlowLimits{.tracked_per_task = 64, .new_per_second = 0});
+  ASSERT_TRUE(script.ok());
+  EXPECT_THAT(*script, HasSubstr("ct state new add @flows { ip saddr ct count over 64 } drop\n"));
+  EXPECT_THAT(*script, Not(HasSubstr("flow_rate")));
+  script = CompileVpcPolicy(policy, FlowLimits{.tracked_per_task = 0, .new_per_second = 0});
+  ASSERT_TRUE(script.ok());
+  EXPECT_THAT(*script, Not(HasSubstr("flows")));
+  EXPECT_THAT(*script, Not(HasSubstr("flow_rate")));
 }
 
 TEST(NftPolicyTest, NoMembersDropsEverythingButTheNodeAndReplies) {

@@ -262,11 +262,14 @@ StatusOr<bool> EnsureVpcLocked(const NetworkOptions& options, const VpcNetwork& 
   return true;
 }
 
-StatusOr<Applied> ApplyLocked(const VpcNetwork& vpc, const FetchedPolicy& fetched) {
+StatusOr<Applied> ApplyLocked(const VpcNetwork& vpc, const FetchedPolicy& fetched, const FlowLimits& limits) {
   std::optional<TransitRecord> r = ReadRecord(vpc.transit);
   if (!r || !NetnsExists(vpc.netns_name) || r->node != vpc.ref.node || r->vpc_id != vpc.ref.vpc_id)
     return NotFound(fmt::format("VPC {} has no router namespace {} on this host", vpc.ref.vpc_id, vpc.netns_name));
-  const std::string token = VersionToken(fetched.policy.version);
+  // The flow limits are part of what is in place: a node restarted with other limits applies them
+  // even to an unchanged policy.
+  std::string token = VersionToken(fetched.policy.version);
+  if (!token.empty()) token += fmt::format("~f{}r{}", limits.tracked_per_task, limits.new_per_second);
   if (!token.empty() && token == r->version) {
     if (fetched.fetched_at > r->fetched_at) {
       r->fetched_at = fetched.fetched_at;
@@ -277,7 +280,7 @@ StatusOr<Applied> ApplyLocked(const VpcNetwork& vpc, const FetchedPolicy& fetche
   if (r->fetched_at > fetched.fetched_at) return Applied::kSuperseded;
   if (!fetched.policy.vpc_id.empty() && fetched.policy.vpc_id != vpc.ref.vpc_id)
     return InvalidArgument(fmt::format("the policy of {} cannot apply to VPC {}", fetched.policy.vpc_id, vpc.ref.vpc_id));
-  ASSIGN_OR_RETURN(std::string script, CompileVpcPolicy(fetched.policy));
+  ASSIGN_OR_RETURN(std::string script, CompileVpcPolicy(fetched.policy, limits));
   const std::string& nft = internal::NftBinary();
   if (nft.empty()) return FailedPrecondition("security groups need nftables' nft, and it is not installed");
   std::string what = fmt::format("applying policy {} of VPC {}", fetched.policy.version, vpc.ref.vpc_id);
@@ -336,7 +339,7 @@ StatusOr<VpcNetwork> VpcNetworkFor(const NetworkOptions& options, const VpcRef& 
 StatusOr<Applied> ApplyVpcPolicy(const NetworkOptions& options, const VpcNetwork& vpc, const FetchedPolicy& fetched) {
   RETURN_IF_ERROR(CheckVpc(options, vpc));
   ASSIGN_OR_RETURN(subprocess::UniqueFd lock, LockVpcs(options));
-  return ApplyLocked(vpc, fetched);
+  return ApplyLocked(vpc, fetched, options.flow_limits);
 }
 
 StatusOr<Applied> PrepareVpcNetwork(const NetworkOptions& options, const VpcNetwork& vpc, const FetchedPolicy& fetched) {
@@ -344,7 +347,7 @@ StatusOr<Applied> PrepareVpcNetwork(const NetworkOptions& options, const VpcNetw
   std::lock_guard<std::mutex> in_process(internal::CreateMutex());
   ASSIGN_OR_RETURN(subprocess::UniqueFd lock, LockVpcs(options));
   RETURN_IF_ERROR(EnsureVpcLocked(options, vpc).status());
-  return ApplyLocked(vpc, fetched);
+  return ApplyLocked(vpc, fetched, options.flow_limits);
 }
 
 StatusOr<TaskNetwork> CreateTaskNetwork(const NetworkOptions& options, const VpcNetwork& vpc,
@@ -366,7 +369,7 @@ StatusOr<TaskNetwork> CreateTaskNetwork(const NetworkOptions& options, const Vpc
   ASSIGN_OR_RETURN(subprocess::UniqueFd lock, LockVpcs(options));
   RETURN_IF_ERROR(EnsureVpcLocked(options, vpc).status());
   // Before the task has a veth: it is never reachable without its rules.
-  RETURN_IF_ERROR(ApplyLocked(vpc, fetched).status());
+  RETURN_IF_ERROR(ApplyLocked(vpc, fetched, options.flow_limits).status());
 
   // Checked first so that the undo below only ever removes what this call made.
   if (NetnsExists(tn.netns_name)) {
@@ -534,6 +537,8 @@ std::string HostFirewallScript(const NetworkOptions& options) {
       "add table inet {t}\n"
       "add chain inet {t} input {{ type filter hook input priority filter; policy accept; }}\n"
       "add chain inet {t} forward {{ type filter hook forward priority filter; policy accept; }}\n"
+      "add set inet {t} bridge_flows {{ type ipv4_addr; size 65535; flags dynamic; }}\n"
+      "add set inet {t} bridge_flow_rate {{ type ipv4_addr; size 65535; flags dynamic,timeout; timeout 1m; }}\n"
       "flush chain inet {t} input\n"
       "flush chain inet {t} forward\n"
       // Tasks never reach the node: from a VPC transit or the bridge-mode bridge only replies to
@@ -545,6 +550,9 @@ std::string HostFirewallScript(const NetworkOptions& options) {
       "add rule inet {t} input iifname \"{br}\" ct state established,related accept\n"
       "add rule inet {t} input iifname \"{br}\" ip daddr {md} meta l4proto tcp socket wildcard 0 accept\n"
       "add rule inet {t} input iifname \"{br}\" drop\n"
+      // Bridge-mode tasks' flows are tracked here, in the host's namespace: each task address is
+      // held to its FlowLimits (the VPCs' tasks are, in their routers).
+      "{bridge_limits}"
       // Nothing enters a VPC through the node but replies: not another VPC, not a bridge-mode task,
       // not another machine.
       "add rule inet {t} forward oifname \"{tr}\" ct state established,related accept\n"
@@ -552,7 +560,10 @@ std::string HostFirewallScript(const NetworkOptions& options) {
       // A VPC task reaches bridge-mode tasks only by their published ports (DNAT), as any machine.
       "add rule inet {t} forward iifname \"{tr}\" oifname \"{br}\" ct status dnat accept\n"
       "add rule inet {t} forward iifname \"{tr}\" oifname \"{br}\" drop\n",
-      fmt::arg("t", t), fmt::arg("tr", transits), fmt::arg("br", br), fmt::arg("md", kMetadataAddress));
+      fmt::arg("t", t), fmt::arg("tr", transits), fmt::arg("br", br), fmt::arg("md", kMetadataAddress),
+      fmt::arg("bridge_limits", internal::FlowLimitRules(options.flow_limits,
+                                                          fmt::format("add rule inet {} forward iifname \"{}\" ", t, br),
+                                                          "bridge_")));
 }
 
 }  // namespace

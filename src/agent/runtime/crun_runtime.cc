@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -40,6 +41,26 @@ uint64_t BoundingCaps() {
   }();
   return caps;
 }
+
+// Standard base64 with padding (crun decodes run.oci.seccomp_bpf_data with it).
+std::string Base64(std::string_view bytes) {
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  for (size_t i = 0; i < bytes.size(); i += 3) {
+    uint32_t v = static_cast<uint8_t>(bytes[i]) << 16;
+    if (i + 1 < bytes.size()) v |= static_cast<uint8_t>(bytes[i + 1]) << 8;
+    if (i + 2 < bytes.size()) v |= static_cast<uint8_t>(bytes[i + 2]);
+    out += kAlphabet[(v >> 18) & 63];
+    out += kAlphabet[(v >> 12) & 63];
+    out += i + 1 < bytes.size() ? kAlphabet[(v >> 6) & 63] : '=';
+    out += i + 2 < bytes.size() ? kAlphabet[v & 63] : '=';
+  }
+  return out;
+}
+
+// Most distinct capability sets whose compiled filters are kept.
+constexpr size_t kMaxCachedFilters = 64;
 
 // Overlay mount data must fit in one page (docs/runtime-notes.md, gotcha 14).
 constexpr size_t kMaxMountData = 4095;
@@ -144,16 +165,52 @@ StatusOr<std::unique_ptr<CrunRuntime>> CrunRuntime::Open(CrunRuntimeOptions opti
   if (!options.init_binary.empty() && ::access(options.init_binary.c_str(), X_OK) != 0) {
     options.init_binary.clear();  // initProcessEnabled containers are refused (see the header)
   }
+  // Before any container goes under it: there is no moment when the node's tasks together are
+  // unbounded.
+  if (options.node_pids_max > 0) {
+    CgroupLimits node;
+    node.pids_max = options.node_pids_max;
+    if (Status s = CreateCgroupWithLimits(layout, options.cgroup_parent, node); !s.ok())
+      return Status(s.code(), fmt::format("bounding the node's processes ({} pids.max): {}", options.cgroup_parent,
+                                          s.message()));
+  }
+  // Read and translated once, here: a container's Create only picks the rules of its capabilities.
+  std::optional<internal::SeccompProfile> seccomp;
+  Status seccomp_status = OkStatus();
+  auto profile = internal::SeccompProfile::Load(options.seccomp_profile, internal::SeccompHost::Detect());
+  if (profile.ok()) {
+    seccomp = profile->WithDockerRestrictions();
+  } else {
+    seccomp_status = FailedPrecondition(fmt::format(
+        "no seccomp profile ({}): containers are not run without one (scripts/setup installs Debian's "
+        "golang-github-containers-common, which ships {})",
+        profile.status().message(), kDefaultSeccompProfile));
+  }
   if (::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) {
     return Internal(fmt::format("prctl(PR_SET_CHILD_SUBREAPER): {}", std::strerror(errno)));
   }
-  return std::unique_ptr<CrunRuntime>(new CrunRuntime(std::move(options), std::move(layout)));
+  return std::unique_ptr<CrunRuntime>(
+      new CrunRuntime(std::move(options), std::move(layout), std::move(seccomp), std::move(seccomp_status)));
 }
 
-CrunRuntime::CrunRuntime(CrunRuntimeOptions options, CgroupLayout layout)
+CrunRuntime::CrunRuntime(CrunRuntimeOptions options, CgroupLayout layout,
+                         std::optional<internal::SeccompProfile> seccomp, Status seccomp_status)
     : options_(std::move(options)),
       crun_root_(options_.state_dir + "/crun"),
-      layout_(std::move(layout)) {}
+      layout_(std::move(layout)),
+      seccomp_(std::move(seccomp)),
+      seccomp_status_(std::move(seccomp_status)) {}
+
+uint64_t NodePidsMaxFor(uint64_t pid_max) {
+  const uint64_t reserve = std::max<uint64_t>(4096, pid_max / 10);
+  return pid_max > reserve ? pid_max - reserve : 0;
+}
+
+uint64_t DefaultNodePidsMax() {
+  uint64_t pid_max = 0;
+  std::istringstream(ReadSmallFile("/proc/sys/kernel/pid_max")) >> pid_max;
+  return NodePidsMaxFor(pid_max);
+}
 
 std::string CrunRuntime::BundleDir(const ContainerId& id) const {
   return options_.state_dir + "/c/" + id.str();
@@ -187,6 +244,7 @@ Status CrunRuntime::Create(const ContainerSpec& spec) {
   if (spec.lower_dirs.empty() == spec.rootfs_dir.empty()) {
     return InvalidArgument("a container needs either lower_dirs or rootfs_dir, not both");
   }
+  if (!spec.privileged && !seccomp_) return seccomp_status_;
   const std::string bundle = BundleDir(id);
   const std::string cgroup_parent =
       spec.cgroup_parent.empty() ? options_.cgroup_parent : spec.cgroup_parent;
@@ -202,6 +260,18 @@ Status CrunRuntime::Create(const ContainerSpec& spec) {
                                            S_ISCHR(st.st_mode) ? 'c' : 'b', major(st.st_rdev), minor(st.st_rdev),
                                            st.st_mode & 07777, access});
   }
+  // The seccomp filter depends only on the capabilities (the profile and the host are fixed).
+  std::string filter_key;  // empty: no filter
+  if (!spec.privileged) {
+    ASSIGN_OR_RETURN(std::vector<std::string> caps, internal::EffectiveCapabilities(spec, BoundingCaps()));
+    filter_key = "caps:";
+    for (const std::string& c : caps) filter_key += c + ",";
+  }
+  std::string cached_filter;
+  if (!filter_key.empty()) {
+    std::lock_guard lock(mu_);
+    if (auto it = seccomp_bpf_.find(filter_key); it != seccomp_bpf_.end()) cached_filter = it->second;
+  }
   internal::BundleOptions bundle_options{
       .root_path = spec.lower_dirs.empty() ? spec.rootfs_dir : "rootfs",
       .cgroups_path = cgroup_parent + "/" + id.str(),
@@ -209,6 +279,8 @@ Status CrunRuntime::Create(const ContainerSpec& spec) {
       .init_binary = options_.init_binary,
       .bounding_caps = BoundingCaps(),
       .devices = std::move(devices),
+      .seccomp = seccomp_ ? &*seccomp_ : nullptr,
+      .seccomp_bpf_base64 = cached_filter,
   };
   ASSIGN_OR_RETURN(std::string config, internal::BuildOciConfig(spec, bundle_options));
 
@@ -318,7 +390,17 @@ Status CrunRuntime::Create(const ContainerSpec& spec) {
     RunCrun({"delete", "--force", id.str()}).status().IgnoreError();
     return fail(Internal(fmt::format("crun create {}: {}", id.str(), s.message())));
   }
+  // What crun compiled for this container serves the next ones with its capabilities. Whole
+  // 8-byte instructions only: anything else is not a filter crun wrote completely.
+  std::string compiled;
+  if (!filter_key.empty() && cached_filter.empty()) {
+    compiled = ReadSmallFile(fmt::format("{}/{}/{}", crun_root_, id.str(), internal::kCrunSeccompBpfFile), 1 << 20);
+  }
   std::lock_guard lock(mu_);
+  if (!compiled.empty() && compiled.size() % 8 == 0) {
+    if (seccomp_bpf_.size() >= kMaxCachedFilters) seccomp_bpf_.clear();
+    seccomp_bpf_.emplace(filter_key, Base64(compiled));
+  }
   Tracked& t = tracked_[id];
   t.status = ContainerStatus::kCreated;
   t.pid = pid;

@@ -23,13 +23,17 @@
 #include <string>
 
 #include "agent/runtime/cgroups.h"
-#include "common/subprocess.h"
+#include "agent/runtime/internal/seccomp_profile.h"
 #include "agent/runtime/runtime.h"
+#include "common/subprocess.h"
 
 namespace paddock::agent::runtime {
 
 // Debian `tini`'s statically linked build: it runs in any image, with or without a libc.
 inline constexpr std::string_view kDefaultInitBinary = "/usr/bin/tini-static";
+// The containers' default seccomp profile: podman's, as Debian's golang-github-containers-common
+// installs it (a skopeo dependency; scripts/setup installs it).
+inline constexpr std::string_view kDefaultSeccompProfile = "/usr/share/containers/seccomp.json";
 
 struct CrunRuntimeOptions {
   std::string state_dir;              // required, absolute; created if missing
@@ -44,7 +48,22 @@ struct CrunRuntimeOptions {
   std::string init_binary = std::string(kDefaultInitBinary);
   // Bound on each crun invocation (create, start, kill, delete, state, list).
   std::chrono::milliseconds crun_timeout = std::chrono::seconds(30);
+  // The seccomp profile every container that is not privileged runs under (internal/
+  // seccomp_profile.h: read once by Open, tightened to Docker's rules, translated per container
+  // for its capabilities). Missing or unreadable: Open still succeeds, SeccompStatus() says why,
+  // and such containers are refused (FailedPrecondition) — never run unconfined.
+  std::string seccomp_profile = std::string(kDefaultSeccompProfile);
+  // pids.max of cgroup_parent itself, written by Open: the most processes and threads all of this
+  // runtime's containers may have together (every task's own pids.max sits under it). 0: none.
+  // DefaultNodePidsMax() leaves the host a reserve.
+  uint64_t node_pids_max = 0;
 };
+
+// The node-wide bound Paddock puts on its containers' processes by default: the host's pid_max
+// (/proc/sys/kernel/pid_max) less a reserve for the host of max(4096, 10% of it); 0 when
+// pid_max cannot be read or leaves no room.
+uint64_t DefaultNodePidsMax();
+uint64_t NodePidsMaxFor(uint64_t pid_max);
 
 class CrunRuntime final : public Runtime {
  public:
@@ -73,6 +92,9 @@ class CrunRuntime final : public Runtime {
   void RemoveEmptyCgroups();
 
   const CgroupLayout& cgroup_layout() const { return layout_; }
+  // OK when the seccomp profile was loaded; otherwise why not (containers that are not
+  // privileged are then refused). For the node's startup warning.
+  const Status& SeccompStatus() const { return seccomp_status_; }
   // The bundle directory of `id` (exists between Create and Delete).
   std::string BundleDir(const ContainerId& id) const;
 
@@ -87,7 +109,8 @@ class CrunRuntime final : public Runtime {
     bool oom_killed = false;
   };
 
-  CrunRuntime(CrunRuntimeOptions options, CgroupLayout layout);
+  CrunRuntime(CrunRuntimeOptions options, CgroupLayout layout, std::optional<internal::SeccompProfile> seccomp,
+              Status seccomp_status);
 
   std::vector<std::string> CrunArgv(std::initializer_list<std::string> args) const;
   StatusOr<subprocess::RunResult> RunCrun(std::initializer_list<std::string> args) const;
@@ -108,10 +131,16 @@ class CrunRuntime final : public Runtime {
   const CrunRuntimeOptions options_;
   const std::string crun_root_;
   const CgroupLayout layout_;
+  const std::optional<internal::SeccompProfile> seccomp_;  // prepared once, by Open
+  const Status seccomp_status_;
 
   std::mutex mu_;
   std::map<ContainerId, Tracked> tracked_;  // GUARDED_BY(mu_)
   uint64_t exec_counter_ = 0;               // GUARDED_BY(mu_)
+  // The seccomp filter crun compiled for a set of capabilities (joined by ','), as raw BPF in
+  // base64: later containers with the same capabilities hand it to crun, which then compiles
+  // nothing (BundleOptions::seccomp_bpf_base64). A handful of entries: one per distinct set.
+  std::map<std::string, std::string> seccomp_bpf_;  // GUARDED_BY(mu_)
 };
 
 }  // namespace paddock::agent::runtime

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -22,6 +23,7 @@
 
 #include <thread>
 
+#include "agent/runtime/internal/oci_config.h"
 #include "common/subprocess.h"
 
 namespace paddock::agent::runtime {
@@ -78,11 +80,12 @@ class CrunRuntimeTest : public ::testing::Test {
     OpenRuntime();
   }
 
-  void OpenRuntime() {
+  void OpenRuntime(const std::function<void(CrunRuntimeOptions&)>& adjust = {}) {
     rt_.reset();
     CrunRuntimeOptions options;
     options.state_dir = dir_ + "/state";
     options.cgroup_parent = cgroup_parent_;
+    if (adjust) adjust(options);
     auto rt = CrunRuntime::Open(options);
     ASSERT_TRUE(rt.ok()) << rt.status().ToString();
     rt_ = std::move(*rt);
@@ -548,6 +551,102 @@ TEST_F(CrunRuntimeTest, RemoveEmptyCgroupsKeepsBusyOnes) {
       if (it->is_directory()) left += it->path().string() + " ";
     EXPECT_FALSE(fs::exists(mount_point + cgroup_parent_)) << mount_point << ": " << left;
   }
+}
+
+// The probe's answers ("unshare(CLONE_NEWUSER)" -> "EPERM"), from its output.
+std::map<std::string, std::string> ProbeAnswers(const std::string& output) {
+  std::map<std::string, std::string> out;
+  std::istringstream lines(output);
+  std::string line;
+  while (std::getline(lines, line)) {
+    size_t space = line.rfind(' ');
+    if (space != std::string::npos) out[line.substr(0, space)] = line.substr(space + 1);
+  }
+  return out;
+}
+
+// The red team's escape: a container made its own user namespace (`unshare -U -r -n`: a full
+// capability set there) and reached the kernel keyring, bpf and perf. Under the default profile
+// (Docker's rules over Debian's podman profile) each is refused; a fork still works.
+TEST_F(CrunRuntimeTest, ContainersRunUnderTheDefaultSeccompProfile) {
+  ASSERT_TRUE(rt_->SeccompStatus().ok()) << rt_->SeccompStatus().ToString();
+  fs::copy_file(PADDOCK_TASK_PROBE, layer_ + "/bin/task_probe");
+  fs::create_symlink("busybox", layer_ + "/bin/unshare");
+  ContainerSpec spec = Spec("seccomp", {"sh", "-c", "task_probe; unshare -U -r -n true && echo unshared"});
+  Run(spec);
+  EXPECT_EQ(WaitStopped(spec.id).exit_code, 1);  // unshare failed
+  const std::string out = ReadFile(spec.stdout_path);
+  std::map<std::string, std::string> a = ProbeAnswers(out);
+  EXPECT_EQ(a["seccomp"], "2") << out;
+  EXPECT_EQ(a["unshare(CLONE_NEWUSER)"], "EPERM") << out;
+  EXPECT_NE(a["clone(CLONE_NEWUSER)"], "ok") << out;
+  EXPECT_EQ(a["keyctl(GET_KEYRING_ID, @u)"], "EPERM") << out;
+  EXPECT_EQ(a["add_key(user)"], "EPERM") << out;
+  EXPECT_EQ(a["perf_event_open"], "EPERM") << out;
+  EXPECT_EQ(a["bpf(MAP_CREATE)"], "EPERM") << out;
+  EXPECT_EQ(a["fork"], "ok") << out;
+  EXPECT_EQ(out.find("unshared"), std::string::npos) << out;
+
+  // The next container with those capabilities gets the filter crun compiled for the first one
+  // (nothing to compile: start latency), and it holds the same.
+  ContainerSpec again = Spec("seccomp-again", {"task_probe"});
+  ASSERT_TRUE(rt_->Create(again).ok());
+  EXPECT_NE(ReadFile(rt_->BundleDir(again.id) + "/config.json").find(internal::kSeccompBpfAnnotation), std::string::npos);
+  ASSERT_TRUE(rt_->Start(again.id).ok());
+  EXPECT_EQ(WaitStopped(again.id).exit_code, 0);
+  EXPECT_EQ(ProbeAnswers(ReadFile(again.stdout_path)), a);
+
+  // Added SYS_ADMIN (a host-level grant) widens it as Docker's profile does; privileged is unconfined.
+  ContainerSpec admin = Spec("seccomp-admin", {"task_probe"});
+  admin.cap_add = {"SYS_ADMIN"};
+  Run(admin);
+  EXPECT_EQ(WaitStopped(admin.id).exit_code, 0);
+  a = ProbeAnswers(ReadFile(admin.stdout_path));
+  EXPECT_EQ(a["seccomp"], "2");
+  EXPECT_EQ(a["unshare(CLONE_NEWUSER)"], "ok");
+  EXPECT_EQ(a["keyctl(GET_KEYRING_ID, @u)"], "EPERM");  // never, as in Docker
+  ContainerSpec privileged = Spec("seccomp-priv", {"task_probe"});
+  privileged.privileged = true;
+  Run(privileged);
+  EXPECT_EQ(WaitStopped(privileged.id).exit_code, 0);
+  EXPECT_EQ(ProbeAnswers(ReadFile(privileged.stdout_path))["seccomp"], "0");
+}
+
+// Without its profile the runtime runs nothing confined-by-default unconfined: it refuses.
+TEST_F(CrunRuntimeTest, WithoutTheSeccompProfileContainersAreRefusedNotRunUnconfined) {
+  OpenRuntime([&](CrunRuntimeOptions& o) { o.seccomp_profile = dir_ + "/no-such-seccomp.json"; });
+  EXPECT_EQ(rt_->SeccompStatus().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(rt_->SeccompStatus().message().find("no-such-seccomp.json"), std::string::npos);
+  ContainerSpec spec = Spec("noprofile", {"true"});
+  Status s = rt_->Create(spec);
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition) << s.ToString();
+  EXPECT_FALSE(fs::exists(rt_->BundleDir(spec.id)));
+  ContainerSpec privileged = Spec("noprofile-priv", {"true"});
+  privileged.privileged = true;  // unconfined anyway, as Docker runs it
+  Run(privileged);
+  EXPECT_EQ(WaitStopped(privileged.id).exit_code, 0);
+}
+
+// Tasks' pids.max bound each task; the runtime's parent bounds them all together, so that a
+// node's tasks cannot take the host's pid_max between them.
+TEST_F(CrunRuntimeTest, TheParentCgroupBoundsEveryContainerTogether) {
+  OpenRuntime([](CrunRuntimeOptions& o) { o.node_pids_max = 24; });
+  const CgroupLayout& layout = rt_->cgroup_layout();
+  if (layout.pids_root.empty()) GTEST_SKIP() << "no pids controller";
+  EXPECT_EQ(ReadFile(layout.pids_root + cgroup_parent_ + "/pids.max"), "24\n");
+  GroupLimits generous;
+  generous.pids_max = 4096;
+  auto group = rt_->CreateGroup("task1", generous);
+  ASSERT_TRUE(group.ok()) << group.status().ToString();
+  ContainerSpec forks = Spec("nodeforks", {"sh", "-c", "(i=0; while [ $i -lt 64 ]; do sleep 5 & i=$((i+1)); echo forked $i; done) 2>&1; echo done"});
+  forks.cgroup_parent = *group;
+  Run(forks);
+  EXPECT_EQ(WaitStopped(forks.id, seconds(30)).status, ContainerStatus::kStopped);
+  const std::string out = ReadFile(forks.stdout_path);
+  EXPECT_NE(out.find("can't fork"), std::string::npos) << out;
+  EXPECT_EQ(out.find("forked 24"), std::string::npos) << out;
+  ASSERT_TRUE(rt_->Delete(forks.id, ForceDelete::kYes).ok());
+  ASSERT_TRUE(rt_->DeleteGroup("task1").ok());
 }
 
 // Create + Start until the command runs, ~30 times: the number docs/runtime-notes.md records.

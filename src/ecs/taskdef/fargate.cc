@@ -66,6 +66,10 @@ Status CheckFargateOptions(const json::object& definition) {
     for (const json::object* r : Objects(*c, "resourceRequirements"))
       if (Str(*r, "type") == "GPU")
         return ClientError("Tasks using the Fargate launch type do not support GPU resource requirements");
+    // Fargate tasks each have a kernel of their own; here every task shares the node's, and a
+    // real-time thread is bounded by no task's CPU share (host_grants.h).
+    if (RealtimePriorityOf(*c) > 0)
+      return NotSupported("a ulimit rtprio above 0 (real-time scheduling)");
     for (const json::object* s : Objects(*c, "systemControls")) {
       if (!IsNamespacedSysctl(Str(*s, "namespace")))
         return NotSupported(fmt::format("the systemControls namespace '{}' (only net.*, fs.mqueue.* and the IPC "

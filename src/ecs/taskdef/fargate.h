@@ -22,8 +22,9 @@ namespace paddock::ecs::taskdef {
 // ClientException with AWS's text for the first of: a volume with host.sourcePath or
 // dockerVolumeConfiguration, placementConstraints, a privileged container, a capability added
 // other than SYS_PTRACE, linuxParameters devices / sharedMemorySize / maxSwap / swappiness,
-// dockerSecurityOptions, dnsSearchDomains, a GPU resource requirement, a systemControls namespace
-// that is not namespaced (net.*, fs.mqueue.*, the IPC kernel.* ones). OK otherwise.
+// dockerSecurityOptions, dnsSearchDomains, a GPU resource requirement, a ulimit rtprio above 0
+// (Paddock's: every task shares the node's kernel), a systemControls namespace that is not
+// namespaced (net.*, fs.mqueue.*, the IPC kernel.* ones). OK otherwise.
 Status CheckFargateOptions(const boost::json::object& definition);
 
 }  // namespace paddock::ecs::taskdef

@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
+#include <climits>
+
 #include "common/json_fields.h"
 
 namespace paddock::ecs::taskdef {
@@ -15,6 +19,23 @@ using json_fields::Strings;
 std::string_view BareCapability(std::string_view name) {
   if (name.starts_with("CAP_")) name.remove_prefix(4);
   return name;
+}
+
+int64_t RealtimePriorityOf(const json::object& container) {
+  int64_t highest = 0;
+  for (const json::object* u : Objects(container, "ulimits")) {
+    std::string name = Str(*u, "name");
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+    if (name != "rtprio") continue;
+    for (const char* key : {"softLimit", "hardLimit"}) {
+      const json::value* v = u->if_contains(key);
+      if (v == nullptr) continue;
+      // Beyond int64 (unlimited as an unsigned number) is the highest there is.
+      if (v->is_uint64()) return INT64_MAX;
+      if (v->is_int64()) highest = std::max(highest, v->get_int64());
+    }
+  }
+  return highest;
 }
 
 std::vector<HostGrant> HostGrantsOf(const json::object& definition) {
@@ -39,6 +60,9 @@ std::vector<HostGrant> HostGrantsOf(const json::object& definition) {
     for (const json::object* d : Objects(lp, "devices"))
       out.push_back({HostGrantKind::kDevice,
                      fmt::format("container '{}' maps the host device '{}'", name, Str(*d, "hostPath"))});
+    if (int64_t rtprio = RealtimePriorityOf(*c); rtprio > 0)
+      out.push_back({HostGrantKind::kRealtimePriority,
+                     fmt::format("container '{}' sets the ulimit rtprio to {} (real-time scheduling)", name, rtprio)});
   }
   return out;
 }

@@ -17,10 +17,15 @@
 //   - pidMode "host", ipcMode "host": the host's process and IPC namespaces;
 //   - networkMode "host": the node's network namespace, where every service listening on the
 //     host (loopback included: the Paddock API, the metadata endpoint, sshd) is reachable and
-//     the task can bind the node's ports.
+//     the task can bind the node's ports;
+//   - a ulimit rtprio above 0: real-time scheduling (SCHED_FIFO/SCHED_RR) without CAP_SYS_NICE,
+//     which the CPU cgroup's shares and quota do not bound — a busy real-time thread takes its
+//     CPUs from every other task on the node (the kernel keeps 5% back for non-real-time
+//     work, host-wide). rttime only limits real-time threads further and is no grant.
 // Pure: no store, no clock.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,7 +44,9 @@ inline constexpr std::string_view kPrivilegedAttribute = "com.amazonaws.ecs.capa
 // an instance whose operator withdrew host access stops advertising it.
 inline constexpr std::string_view kHostAccessAttribute = "ecs.capability.paddock.host-access";
 
-enum class HostGrantKind { kHostPath, kCapability, kDevice, kPrivileged, kHostPid, kHostIpc, kHostNetwork };
+enum class HostGrantKind {
+  kHostPath, kCapability, kDevice, kPrivileged, kHostPid, kHostIpc, kHostNetwork, kRealtimePriority
+};
 
 struct HostGrant {
   HostGrantKind kind;
@@ -58,5 +65,8 @@ std::vector<std::string> HostGrantAttributes(const std::vector<HostGrant>& grant
 
 // A capability name without its optional "CAP_" prefix ("CAP_SYS_PTRACE" -> "SYS_PTRACE").
 std::string_view BareCapability(std::string_view name);
+
+// The highest rtprio (soft or hard) a container definition's ulimits give, 0 when none does.
+int64_t RealtimePriorityOf(const boost::json::object& container);
 
 }  // namespace paddock::ecs::taskdef

@@ -90,6 +90,31 @@ TEST(HostGrantsTest, RegistrationRequiresTheHostAccessAttribute) {
   EXPECT_TRUE(Has(privileged, kPrivilegedAttribute));
 }
 
+// Red team, 2026-12: a task with ulimits rtprio 99 ran a SCHED_FIFO spinner that no CPU share
+// bounds. rtprio above 0 is a host-level grant; rttime (which only limits) is not.
+TEST(HostGrantsTest, RealtimePriorityIsAHostGrantAndFargateRefusesIt) {
+  for (const std::string& fine :
+       {Def(R"("ulimits":[{"name":"rtprio","softLimit":0,"hardLimit":0}])"),
+        Def(R"("ulimits":[{"name":"rttime","softLimit":1000,"hardLimit":2000},{"name":"nice","softLimit":0,"hardLimit":0}])")}) {
+    EXPECT_TRUE(HostGrantsOf(Parse(fine)).empty()) << fine;
+    EXPECT_FALSE(Has(Required(fine), kHostAccessAttribute)) << fine;
+  }
+  const std::string rt = Def(R"("ulimits":[{"name":"nofile","softLimit":10,"hardLimit":10},{"name":"rtprio","softLimit":0,"hardLimit":99}])");
+  auto grants = HostGrantsOf(Parse(rt));
+  ASSERT_EQ(grants.size(), 1u);
+  EXPECT_EQ(grants[0].kind, HostGrantKind::kRealtimePriority);
+  EXPECT_EQ(grants[0].text, "container 'c' sets the ulimit rtprio to 99 (real-time scheduling)");
+  EXPECT_TRUE(Has(Required(rt), kHostAccessAttribute));
+  EXPECT_EQ(Compatibilities(Def(R"("ulimits":[{"name":"rtprio","softLimit":1,"hardLimit":1}])",
+                                R"("networkMode":"awsvpc","cpu":"256","memory":"512")")),
+            (std::vector<std::string>{"EC2"}));
+  EXPECT_EQ(ErrorOf(FargateDef(R"("ulimits":[{"name":"rtprio","softLimit":1,"hardLimit":1}])")),
+            "ClientException: Fargate compatible task definitions do not support a ulimit rtprio above 0 (real-time "
+            "scheduling)");
+  EXPECT_EQ(ErrorOf(FargateDef(R"("ulimits":[{"name":"rtprio","softLimit":0,"hardLimit":0},{"name":"rttime","softLimit":5,"hardLimit":5}])")),
+            "OK");
+}
+
 TEST(FargateTest, RequiresCompatibilitiesFargateRefusesWithAwsTexts) {
   const std::pair<std::string, std::string> cases[] = {
       {FargateDef("", R"("volumes":[{"name":"h","host":{"sourcePath":"/"}}])"),

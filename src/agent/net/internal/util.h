@@ -55,6 +55,10 @@ std::string TaskNamespaceLines(uint32_t ip, int prefix_length, uint32_t gateway)
 std::mutex& CreateMutex();
 // Bridge mode's Dismantle: the host veth (both ends go), then the namespace, what exists.
 Status DeleteBridgeVeth(std::string_view what, const std::string& netns_name, const std::string& host_veth);
+// FlowLimits as nftables rules (defined in nft_policy.cc), each line starting with `match`: the
+// sets `<set_prefix>flow_rate` (dynamic, with a timeout) and `<set_prefix>flows` (dynamic) of
+// ipv4_addr must exist in the table. Empty when `limits` limit nothing.
+std::string FlowLimitRules(const FlowLimits& limits, std::string_view match, std::string_view set_prefix);
 
 }  // namespace paddock::agent::net::internal
 

@@ -112,7 +112,34 @@ Status CheckAbsolute(std::string_view what, std::string_view path) {
   return OkStatus();
 }
 
+json::object SeccompJson(const SeccompFilter& f) {
+  json::array syscalls;
+  for (const SeccompRule& r : f.syscalls) {
+    json::object rule{{"names", Strings(r.names)}, {"action", r.action}};
+    if (r.errno_ret) rule["errnoRet"] = *r.errno_ret;
+    if (!r.args.empty()) {
+      json::array args;
+      for (const SeccompArg& a : r.args)
+        args.push_back(json::object{{"index", a.index}, {"value", a.value}, {"valueTwo", a.value_two}, {"op", a.op}});
+      rule["args"] = std::move(args);
+    }
+    syscalls.push_back(std::move(rule));
+  }
+  json::object out{{"defaultAction", f.default_action}, {"syscalls", std::move(syscalls)}};
+  if (f.default_errno_ret) out["defaultErrnoRet"] = *f.default_errno_ret;
+  if (!f.architectures.empty()) out["architectures"] = Strings(f.architectures);
+  return out;
+}
+
 }  // namespace
+
+StatusOr<std::vector<std::string>> EffectiveCapabilities(const ContainerSpec& spec, uint64_t bounding_caps) {
+  if (!spec.privileged) return Capabilities(spec);
+  std::vector<std::string> caps;
+  for (size_t n = 0; n < kAllCaps.size(); ++n)  // kAllCaps is in capability-number order
+    if (bounding_caps & (uint64_t{1} << n)) caps.emplace_back(kAllCaps[n]);
+  return caps;
+}
 
 StatusOr<std::string> BuildOciConfig(const ContainerSpec& spec, const BundleOptions& options) {
   if (spec.args.empty() || spec.args[0].empty()) {
@@ -153,13 +180,7 @@ StatusOr<std::string> BuildOciConfig(const ContainerSpec& spec, const BundleOpti
     args.insert(args.begin(), {std::string(kInitPath), "--"});
   }
 
-  std::vector<std::string> caps;
-  if (spec.privileged) {
-    for (size_t n = 0; n < kAllCaps.size(); ++n)  // kAllCaps is in capability-number order
-      if (options.bounding_caps & (uint64_t{1} << n)) caps.emplace_back(kAllCaps[n]);
-  } else {
-    ASSIGN_OR_RETURN(caps, Capabilities(spec));
-  }
+  ASSIGN_OR_RETURN(std::vector<std::string> caps, EffectiveCapabilities(spec, options.bounding_caps));
   json::object capabilities{{"bounding", Strings(caps)},
                             {"effective", Strings(caps)},
                             {"permitted", Strings(caps)},
@@ -282,13 +303,23 @@ StatusOr<std::string> BuildOciConfig(const ContainerSpec& spec, const BundleOpti
       {"readonlyPaths", json::array{"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys",
                                     "/proc/sysrq-trigger"}}};
   if (!device_nodes.empty()) linux_section["devices"] = std::move(device_nodes);
+  if (options.seccomp != nullptr && !spec.privileged) {
+    linux_section["seccomp"] = SeccompJson(options.seccomp->For(std::set<std::string>(caps.begin(), caps.end())));
+  }
   if (spec.privileged) {  // as Docker's --privileged: nothing of /proc hidden or read-only
     linux_section["maskedPaths"] = json::array();
     linux_section["readonlyPaths"] = json::array();
   }
 
   json::object annotations;
-  for (const auto& [k, v] : spec.annotations) annotations[k] = v;
+  for (const auto& [k, v] : spec.annotations) {
+    // crun acts on its own annotations (a precompiled seccomp filter, kept groups, ...): none may
+    // come from a spec.
+    if (k.starts_with("run.oci.")) return InvalidArgument(fmt::format("annotation '{}' is crun's own", k));
+    annotations[k] = v;
+  }
+  if (linux_section.contains("seccomp") && !options.seccomp_bpf_base64.empty())
+    annotations[kSeccompBpfAnnotation] = options.seccomp_bpf_base64;
 
   json::object config{{"ociVersion", "1.0.0"},
                       {"process", process},
@@ -347,8 +378,10 @@ std::map<std::string, std::string> ParseAnnotations(std::string_view config_json
   if (!v.ok() || !v->is_object()) return out;
   const json::value* a = v->get_object().if_contains("annotations");
   if (a == nullptr || !a->is_object()) return out;
-  for (const auto& [k, val] : a->get_object())
+  for (const auto& [k, val] : a->get_object()) {
+    if (k == kSeccompBpfAnnotation) continue;  // crun's, not the spec's
     if (val.is_string()) out.emplace(std::string(k), std::string(val.get_string()));
+  }
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "agent/runtime/internal/seccomp_profile.h"
 #include "agent/runtime/runtime.h"
 #include "common/status.h"
 
@@ -32,7 +33,25 @@ struct BundleOptions {
   // runtime lacks fails the whole capset).
   uint64_t bounding_caps = ~uint64_t{0};
   std::vector<DeviceNode> devices;  // the spec's devices, resolved
+  // The containers' default seccomp profile: linux.seccomp of every container that is not
+  // privileged, for its capabilities (Docker's --privileged runs unconfined). Null: none.
+  const SeccompProfile* seccomp = nullptr;
+  // That filter compiled (raw BPF, base64) by an earlier crun create of a container with the same
+  // capabilities: given to crun (annotation run.oci.seccomp_bpf_data), which then skips compiling
+  // it (~30 ms with the x86 sub-architectures). Empty: crun compiles the seccomp section.
+  std::string seccomp_bpf_base64;
 };
+
+// crun's annotation for a precompiled seccomp filter, and the file crun leaves the filter it
+// compiled in (in its state directory, <root>/<id>/).
+inline constexpr std::string_view kSeccompBpfAnnotation = "run.oci.seccomp_bpf_data";
+inline constexpr std::string_view kCrunSeccompBpfFile = "seccomp.bpf";
+
+// The capabilities `spec` runs with (bounding = effective = permitted): Docker's default set with
+// cap_drop then cap_add applied (sorted by name), or, when privileged, every one of `bounding_caps`
+// (in capability-number order).
+// InvalidArgument for an unknown capability name.
+StatusOr<std::vector<std::string>> EffectiveCapabilities(const ContainerSpec& spec, uint64_t bounding_caps);
 
 // The container path the init binary is bind-mounted to.
 inline constexpr std::string_view kInitPath = "/dev/init";
