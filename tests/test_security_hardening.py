@@ -27,10 +27,10 @@ import threading
 import time
 import unittest
 
-import boto3
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import paddock_harness as h  # noqa: E402
+import paddock_harness as h  # noqa: E402  (first: without boto3 it skips the module)
+
+import boto3  # noqa: E402
 import task_harness as th  # noqa: E402
 from test_images import busybox_rootfs, image  # noqa: E402
 

@@ -144,12 +144,15 @@ void ClusterRegistry::StopLocked() {
 
 Status ClusterRegistry::EnsureRunningLocked() {
   if (child_) {
+    // Alive is not enough: a registry killed behind our back may not be reapable yet (a Go
+    // process's other threads still exiting), and a hung one answers nothing.
     auto exited = subprocess::WaitChild(*child_, std::chrono::milliseconds(0));
-    if (exited.ok() && !*exited) return OkStatus();
-    fmt::print(stderr, "paddock: the cluster's registry ({}) has exited; starting it again: {}\n", address_,
-               Tail(options_.dir + "/registry.log", 300));
-    child_.reset();
-    address_.clear();
+    const size_t colon = address_.rfind(':');
+    const auto port = static_cast<uint16_t>(std::stoi(address_.substr(colon + 1)));
+    if (exited.ok() && !*exited && ServesRegistry(LocalHost(options_.listen_host), port)) return OkStatus();
+    fmt::print(stderr, "paddock: the cluster's registry ({}) has exited or stopped answering; starting it again: {}\n",
+               address_, Tail(options_.dir + "/registry.log", 300));
+    StopLocked();
     pushed_.clear();  // its storage is kept, but what it holds is checked again by the next pushes
   }
   return StartLocked();

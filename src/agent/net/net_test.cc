@@ -655,12 +655,13 @@ TEST_F(NetTest, SecurityGroupsDecideAndChangesReachRunningTasks) {
   TaskNetwork other = MustCreate(vpc, Policy(vpc, "v3", {}, groups(false), members(3)), "task-other", 12);
   StartHttpd(web.netns_name, "page of web");
   StartHttpd(client.netns_name, "page of client");
+  // The node is trusted (the future edge): it reaches every task. This also waits for the servers.
+  EXPECT_THAT(HttpGet(web.ip, 8080), HasSubstr("page of web"));
+  EXPECT_THAT(HttpGet(client.ip, 8080), HasSubstr("page of client"));
 
   EXPECT_THAT(WgetFrom(client.netns_name, web.ip, 8080), HasSubstr("page of web"));
   EXPECT_EQ(WgetFrom(other.netns_name, web.ip, 8080), "");     // not in sg-client
   EXPECT_EQ(WgetFrom(web.netns_name, client.ip, 8080), "");    // the client admits nothing
-  // The node is trusted (the future edge): it reaches every task.
-  EXPECT_THAT(HttpGet(client.ip, 8080), HasSubstr("page of client"));
 
   // Authorize: on the running tasks, with the next apply.
   StatusOr<Applied> applied = ApplyVpcPolicy(options_, vpc, Policy(vpc, "v4", {}, groups(true), members(3)));
