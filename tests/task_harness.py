@@ -46,6 +46,19 @@ def wait_for_status(test, ecs, cluster, arn, status, timeout=30, context=lambda:
         time.sleep(0.05)
 
 
+def stop_quietly(ecs, cluster, arn, timeout=30):
+    """StopTask and wait (bounded) for STOPPED, ignoring every error: a cleanup."""
+    try:
+        ecs.stop_task(cluster=cluster, task=arn, reason="test cleanup")
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if ecs.describe_tasks(cluster=cluster, tasks=[arn])["tasks"][0]["lastStatus"] == "STOPPED":
+                return
+            time.sleep(0.1)
+    except Exception:  # noqa: BLE001 - best effort
+        pass
+
+
 def task_ip(task):
     """The private IPv4 address of an awsvpc task's ENI."""
     return {d["name"]: d["value"] for d in task["attachments"][0]["details"]}["privateIPv4Address"]

@@ -1,8 +1,6 @@
 """`paddock admin` on a live server's state dir: accounts, keys and account deletion."""
 
-import json
 import os
-import re
 import sys
 import time
 import unittest

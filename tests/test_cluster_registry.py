@@ -8,7 +8,6 @@ the name it probably meant. The registry serves nothing without a token: no list
 Needs root, crun, busybox-static, skopeo and docker-registry (docs/contracts/image.md, "Cluster
 registry")."""
 
-import json
 import os
 import re
 import sys

@@ -20,9 +20,8 @@ import urllib.parse
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import paddock_harness as h  # noqa: E402  (first: it skips the module where boto3 is missing)
 
-import boto3  # noqa: E402
 import task_harness as th  # noqa: E402
-from test_services import ServiceMixin, import_service_image, index_of, is_steady, messages  # noqa: E402
+from test_services import ServiceCase, index_of, is_steady, messages  # noqa: E402
 
 # A check that passes as soon as it runs (httpd serves /www; the first check runs 1 s after start).
 HEALTH_CHECK = {"command": ["CMD-SHELL", "cat /www/index.html"], "interval": 1, "timeout": 2, "retries": 3}
@@ -32,23 +31,10 @@ BREAKER = {"deploymentCircuitBreaker": {"enable": True, "rollback": True}}
 
 
 @unittest.skipIf(th.skip_reason() is not None, th.skip_reason() or "")
-class SafeRollouts(ServiceMixin, h.PaddockTestCase):
+class SafeRollouts(ServiceCase):
 
     CLUSTER = "safe"
     CONFIG = None  # the defaults: settle 40 s, resync 10 s, backoff 10 s doubling to 15 minutes
-
-    @classmethod
-    def setUpClass(cls):
-        super().setUpClass()
-        import_service_image(cls.state_dir, cls.tmp)
-        ec2 = boto3.client("ec2", endpoint_url=cls.server.endpoint, region_name=h.REGION,
-                           aws_access_key_id=cls.key_id, aws_secret_access_key=cls.secret)
-        cls.subnet = ec2.describe_subnets()["Subnets"][0]["SubnetId"]
-        cls.ecs.create_cluster(clusterName=cls.CLUSTER)
-
-    def setUp(self):
-        self.created = []
-        self.addCleanup(self.cleanup_services)
 
     def healthy_revision(self, family, version):
         return self.register(family, version, container={"healthCheck": HEALTH_CHECK})

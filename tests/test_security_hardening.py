@@ -58,18 +58,6 @@ def skip_reason():
     return None
 
 
-def stop_quietly(ecs, cluster, arn, timeout=30):
-    try:
-        ecs.stop_task(cluster=cluster, task=arn, reason="test cleanup")
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if ecs.describe_tasks(cluster=cluster, tasks=[arn])["tasks"][0]["lastStatus"] == "STOPPED":
-                return
-            time.sleep(0.1)
-    except Exception:  # noqa: BLE001 - best effort
-        pass
-
-
 class TaskCase(h.PaddockTestCase):
     """A server whose Fargate agent runs busybox:hardening (with the probe) in cluster "hard"."""
 
@@ -98,7 +86,7 @@ class TaskCase(h.PaddockTestCase):
                               networkConfiguration={"awsvpcConfiguration": {"subnets": [self.subnet]}})
         self.assertEqual(r["failures"], [])
         arn = r["tasks"][0]["taskArn"]
-        self.addCleanup(stop_quietly, self.ecs, "hard", arn)
+        self.addCleanup(th.stop_quietly, self.ecs, "hard", arn)
         return arn
 
     def wait_for(self, arn, status, timeout=60):
@@ -150,9 +138,10 @@ class Seccomp(TaskCase):
         self.assertNotIn("unshare-worked", out)
 
 
-def pid_max():
-    with open("/proc/sys/kernel/pid_max") as f:
-        return int(f.read())
+def pid_limit():
+    """What runs out first on this host: pids or the kernel's threads."""
+    with open("/proc/sys/kernel/pid_max") as f, open("/proc/sys/kernel/threads-max") as t:
+        return min(int(f.read()), int(t.read()))
 
 
 @unittest.skipIf(skip_reason() is not None, skip_reason() or "")
@@ -165,8 +154,8 @@ class NodeProcesses(TaskCase):
         node = os.path.dirname(self.task_pids_cgroup(arn))
         with open(os.path.join(node, "pids.max")) as f:
             bound = f.read().strip()
-        self.assertEqual(bound, str(pid_max() - max(4096, pid_max() // 10)), node)
-        print(f"\nnode bound {bound} of pid_max {pid_max()} ({node})", file=sys.stderr)
+        self.assertEqual(bound, str(pid_limit() - max(4096, pid_limit() // 10)), node)
+        print(f"\nnode bound {bound} of pid_max/threads-max {pid_limit()} ({node})", file=sys.stderr)
 
 
 FORK_LOOP = ("(n=0; while [ $n -lt 300 ]; do sleep 20 & n=$((n+1)); echo forked $n; done; echo all-forked) 2>&1; "

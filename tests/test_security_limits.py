@@ -33,7 +33,6 @@ import shutil
 import subprocess
 import sys
 import tarfile
-import threading
 import time
 import unittest
 
@@ -98,19 +97,6 @@ def log_dir_bytes(path):
     return total
 
 
-def stop_quietly(ecs, cluster, arn, timeout=30):
-    """StopTask and wait (bounded) for STOPPED, ignoring every error: a cleanup."""
-    try:
-        ecs.stop_task(cluster=cluster, task=arn, reason="test cleanup")
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if ecs.describe_tasks(cluster=cluster, tasks=[arn])["tasks"][0]["lastStatus"] == "STOPPED":
-                return
-            time.sleep(0.1)
-    except Exception:  # noqa: BLE001 - best effort
-        pass
-
-
 class TaskCase(h.PaddockTestCase):
     """A server whose Fargate agent runs real tasks of busybox:limits in cluster "limits"."""
 
@@ -144,7 +130,7 @@ class TaskCase(h.PaddockTestCase):
         self.assertEqual(r["failures"], [])
         arn = r["tasks"][0]["taskArn"]
         # Whatever the test's outcome, no container outlives it (a stopped server leaves them running).
-        self.addCleanup(stop_quietly, self.ecs, "limits", arn)
+        self.addCleanup(th.stop_quietly, self.ecs, "limits", arn)
         return arn
 
     def wait_for(self, arn, status, timeout=30):
@@ -314,7 +300,7 @@ class Logs(TaskCase):
         )["taskDefinition"]["taskDefinitionArn"]
         arn = ecs.run_task(cluster="limits", taskDefinition=td, launchType="FARGATE",
                            networkConfiguration={"awsvpcConfiguration": {"subnets": [subnet]}})["tasks"][0]["taskArn"]
-        self.addCleanup(lambda: stop_quietly(live["ecs"], "limits", arn))
+        self.addCleanup(lambda: th.stop_quietly(live["ecs"], "limits", arn))
         th.wait_for_status(self, ecs, "limits", arn, "RUNNING", 30, server.log_tail)
         log = os.path.join(state, "logs", arn.rsplit("/", 1)[1], "app.log")
         time.sleep(0.5)

@@ -15,32 +15,18 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import paddock_harness as h  # noqa: E402
-import boto3  # noqa: E402
 from botocore.exceptions import WaiterError  # noqa: E402
 import task_harness as th  # noqa: E402
-from test_services import SCHEDULER_CONFIG, ServiceMixin, import_service_image, is_steady  # noqa: E402
+from test_services import SCHEDULER_CONFIG, ServiceCase, is_steady  # noqa: E402
 
 FAST = {"Delay": 1, "MaxAttempts": 60}
 
 
 @unittest.skipIf(th.skip_reason() is not None, th.skip_reason() or "")
-class ServiceWaiters(ServiceMixin, h.PaddockTestCase):
+class ServiceWaiters(ServiceCase):
 
     CLUSTER = "waiters"
     CONFIG = SCHEDULER_CONFIG
-
-    @classmethod
-    def setUpClass(cls):
-        super().setUpClass()
-        import_service_image(cls.state_dir, cls.tmp)
-        ec2 = boto3.client("ec2", endpoint_url=cls.server.endpoint, region_name=h.REGION,
-                           aws_access_key_id=cls.key_id, aws_secret_access_key=cls.secret)
-        cls.subnet = ec2.describe_subnets()["Subnets"][0]["SubnetId"]
-        cls.ecs.create_cluster(clusterName=cls.CLUSTER)
-
-    def setUp(self):
-        self.created = []
-        self.addCleanup(self.cleanup_services)
 
     def waiter(self, name):
         return self.ecs.get_waiter(name)  # the harness's client: every answer is validated

@@ -287,9 +287,9 @@ class ServiceMixin:
 
 
 @unittest.skipIf(th.skip_reason() is not None, th.skip_reason() or "")
-class Services(ServiceMixin, h.PaddockTestCase):
-
-    CONFIG = SCHEDULER_CONFIG
+class ServiceCase(ServiceMixin, h.PaddockTestCase):
+    """A server with the service image, cluster CLUSTER and the default VPC's first subnet; each test's
+    services are deleted after it (cleanup_services)."""
 
     @classmethod
     def setUpClass(cls):
@@ -303,6 +303,12 @@ class Services(ServiceMixin, h.PaddockTestCase):
     def setUp(self):
         self.created = []
         self.addCleanup(self.cleanup_services)
+
+
+class Services(ServiceCase):
+
+    CONFIG = SCHEDULER_CONFIG
+
 
     # ---- 1 -------------------------------------------------------------------------------------
 

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/mountinfo.h"
 #include "common/subprocess.h"
 
 namespace paddock::cli {
@@ -23,20 +24,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::string_view kSetup = "scripts/setup (as root) does it";
-
-// mountinfo escapes space, tab, newline and backslash as \ooo.
-std::string Unescape(std::string_view s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\\' && i + 3 < s.size()) {
-      out.push_back(static_cast<char>((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 + (s[i + 3] - '0')));
-      i += 3;
-    } else {
-      out.push_back(s[i]);
-    }
-  }
-  return out;
-}
 
 std::vector<std::string> Words(std::string_view text) {
   std::vector<std::string> out;
@@ -263,34 +250,23 @@ std::string_view CheckStateName(CheckState state) {
 
 CgroupMounts ParseCgroupMounts(std::string_view mountinfo) {
   CgroupMounts m;
-  std::istringstream in{std::string(mountinfo)};
-  std::string line;
   bool v2_root = false;
   std::vector<std::string> v2_elsewhere;
-  while (std::getline(in, line)) {
-    // id parent maj:min root mount-point options [optional fields] - fstype source super-options
-    std::istringstream fields(line);
-    std::string id, parent, dev, root, mount_point, options, f;
-    fields >> id >> parent >> dev >> root >> mount_point >> options;
-    while (fields >> f && f != "-") {
-    }
-    std::string fstype, source, super_options;
-    fields >> fstype >> source >> super_options;
-    mount_point = Unescape(mount_point);
-    if (fstype == "cgroup") {
+  for (const MountInfo& mount : ParseMountInfo(mountinfo)) {
+    if (mount.fstype == "cgroup") {
       m.any = true;
-      std::istringstream opts(super_options);
+      std::istringstream opts(mount.super_options);
       for (std::string o; std::getline(opts, o, ',');)
         if (o == "cpu" || o == "memory" || o == "pids" || o == "cpuacct" || o == "cpuset" || o == "hugetlb" ||
             o == "devices" || o == "freezer" || o == "blkio" || o == "net_cls" || o == "net_prio" ||
             o == "perf_event" || o == "rdma" || o == "misc")
           m.v1_controllers.push_back(o);
-    } else if (fstype == "cgroup2") {
+    } else if (mount.fstype == "cgroup2") {
       m.any = true;
-      if (mount_point == "/sys/fs/cgroup") v2_root = true;
-      else v2_elsewhere.push_back(mount_point);
-    } else if (fstype == "sysfs" && mount_point == "/sys") {
-      m.netns_sysfs = source == "sysfs" || source == "none" ? "" : Unescape(source);
+      if (mount.mount_point == "/sys/fs/cgroup") v2_root = true;
+      else v2_elsewhere.push_back(mount.mount_point);
+    } else if (mount.fstype == "sysfs" && mount.mount_point == "/sys") {
+      m.netns_sysfs = mount.source == "sysfs" || mount.source == "none" ? "" : mount.source;
     }
   }
   // As agent/runtime's DetectCgroupLayout decides: v1 controllers first, else v2 at the root.

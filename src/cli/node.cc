@@ -103,18 +103,7 @@ constexpr std::string_view kFargateAgent = "fargate-local";
 
 // The key that authenticates pagination tokens: made once per state directory and kept.
 StatusOr<std::string> TokenKey(store::Store& store) {
-  const std::string key = store::Key().Str("pagination-token-key").Done();
-  std::string out;
-  RETURN_IF_ERROR(store.Write([&](store::WriteTxn& txn) -> Status {
-    ASSIGN_OR_RETURN(auto existing, txn.Get("meta", key));
-    if (existing) {
-      out = *existing;
-      return OkStatus();
-    }
-    out = RandomBytes(32);
-    return txn.Put("meta", key, out);
-  }));
-  return out;
+  return KeptMetaValue(store, "pagination-token-key", [] { return RandomBytes(32); });
 }
 
 // The instance tag in this node's container ids and cgroups: a hash of the state directory, so

@@ -5,8 +5,9 @@
 
 namespace paddock::cli {
 
-StatusOr<std::string> NetworkIdentity(store::Store& store) {
-  const std::string key = store::Key().Str("network-identity").Done();
+StatusOr<std::string> KeptMetaValue(store::Store& store, std::string_view name,
+                                    const std::function<std::string()>& make) {
+  const std::string key = store::Key().Str(name).Done();
   std::string out;
   RETURN_IF_ERROR(store.Write([&](store::WriteTxn& txn) -> Status {
     ASSIGN_OR_RETURN(auto existing, txn.Get("meta", key));
@@ -14,10 +15,14 @@ StatusOr<std::string> NetworkIdentity(store::Store& store) {
       out = *existing;
       return OkStatus();
     }
-    out = RandomString(16, "0123456789abcdef");
+    out = make();
     return txn.Put("meta", key, out);
   }));
   return out;
+}
+
+StatusOr<std::string> NetworkIdentity(store::Store& store) {
+  return KeptMetaValue(store, "network-identity", [] { return RandomString(16, "0123456789abcdef"); });
 }
 
 }  // namespace paddock::cli

@@ -9,6 +9,7 @@
 #include "common/private_files.h"
 #include "common/encoding.h"
 #include "common/ids.h"
+#include "common/mountinfo.h"
 #include "common/status.h"
 
 namespace paddock {
@@ -112,6 +113,25 @@ TEST(EncodingTest, UuidShape) {
   std::string u = RandomUuid();
   ASSERT_EQ(u.size(), 36u);
   EXPECT_EQ(u[14], '4');
+}
+
+TEST(MountInfoTest, FieldsAfterTheSeparatorAndEscapesDecoded) {
+  const std::string text =
+      "24 30 0:22 / /sys rw,nosuid shared:7 - sysfs sysfs rw\n"
+      "35 24 0:30 / /sys/fs/cgroup/memory rw,nosuid master:1 shared:9 - cgroup cgroup rw,memory\n"
+      "36 24 0:31 /sub /mnt/with\\040space rw - ext4 /dev/disk\\011x rw,errors=remount-ro\n"
+      "garbage without a separator\n";
+  const std::vector<MountInfo> mounts = ParseMountInfo(text);
+  ASSERT_EQ(mounts.size(), 3u);
+  EXPECT_EQ(mounts[0].mount_point, "/sys");
+  EXPECT_EQ(mounts[0].fstype, "sysfs");
+  EXPECT_EQ(mounts[1].fstype, "cgroup");  // two optional fields before the "-"
+  EXPECT_EQ(mounts[1].super_options, "rw,memory");
+  EXPECT_EQ(mounts[2].root, "/sub");
+  EXPECT_EQ(mounts[2].mount_point, "/mnt/with space");
+  EXPECT_EQ(mounts[2].source, "/dev/disk\tx");
+  EXPECT_TRUE(HasMountOption(mounts[1].super_options, "memory"));
+  EXPECT_FALSE(HasMountOption("rw,memoryx", "memory"));
 }
 
 }  // namespace

@@ -69,10 +69,22 @@ StatusOr<uint16_t> FreePort(const std::string& host) {
 // the port the registry failed to bind, and a connect to a port nobody listens on can land on
 // itself (TCP simultaneous open, when the kernel picks that very port as the ephemeral one).
 bool ServesRegistry(const std::string& host, uint16_t port) {
+  // Within 2 s in all: a wedged registry (a full backlog) must not hold a grant for minutes.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
   std::string bare = host.starts_with('[') ? host.substr(1, host.size() - 2) : host;
   const bool v6 = bare.find(':') != std::string::npos;
-  subprocess::UniqueFd sock(::socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  subprocess::UniqueFd sock(::socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   if (!sock.valid()) return false;
+  auto ready = [&](short events) {
+    for (;;) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return false;
+      pollfd p{.fd = sock.get(), .events = events, .revents = 0};
+      const int n = ::poll(&p, 1, static_cast<int>(left.count()));
+      if (n > 0) return true;
+      if (n < 0 && errno != EINTR) return false;
+    }
+  };
   sockaddr_storage ss{};
   socklen_t len = 0;
   if (v6) {
@@ -88,17 +100,20 @@ bool ServesRegistry(const std::string& host, uint16_t port) {
     ::inet_pton(AF_INET, bare.c_str(), &a->sin_addr);
     len = sizeof(sockaddr_in);
   }
-  if (::connect(sock.get(), reinterpret_cast<sockaddr*>(&ss), len) != 0) return false;
+  if (::connect(sock.get(), reinterpret_cast<sockaddr*>(&ss), len) != 0) {
+    if (errno != EINPROGRESS || !ready(POLLOUT)) return false;
+    int error = 0;
+    socklen_t error_len = sizeof error;
+    if (::getsockopt(sock.get(), SOL_SOCKET, SO_ERROR, &error, &error_len) != 0 || error != 0) return false;
+  }
   const std::string request = fmt::format("GET /v2/ HTTP/1.0\r\nHost: {}:{}\r\n\r\n", HostForUrl(bare), port);
   if (::send(sock.get(), request.data(), request.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(request.size()))
     return false;
   std::string reply;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
   char buf[2048];
-  while (reply.find("\r\n\r\n") == std::string::npos && std::chrono::steady_clock::now() < deadline) {
-    pollfd p{.fd = sock.get(), .events = POLLIN, .revents = 0};
-    if (::poll(&p, 1, 100) <= 0) continue;
+  while (reply.find("\r\n\r\n") == std::string::npos && ready(POLLIN)) {
     const ssize_t n = ::recv(sock.get(), buf, sizeof buf, 0);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
     if (n <= 0) break;
     reply.append(buf, static_cast<size_t>(n));
   }
@@ -106,8 +121,10 @@ bool ServesRegistry(const std::string& host, uint16_t port) {
   return reply.starts_with("http/") && reply.find("\r\ndocker-distribution-api-version:") != std::string::npos;
 }
 
-std::string Tail(const std::string& path, size_t n) {
+// The last `n` bytes of what `path` holds past `from` (what the latest run wrote to an appended log).
+std::string Tail(const std::string& path, size_t n, std::streamoff from = 0) {
   std::ifstream in(path, std::ios::binary);
+  in.seekg(from);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (text.size() > n) text = text.substr(text.size() - n);
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
@@ -178,8 +195,10 @@ Status ClusterRegistry::StartLocked() {
   }
   // A port picked here may be taken by another process before the registry binds it: then it
   // exits saying so, and a fresh port is tried (twice more).
+  // A restart keeps the port it had when it can, so that grants given out stay good.
   for (int attempt = 1;; ++attempt) {
     uint16_t port = options_.port;
+    if (port == 0 && attempt == 1) port = last_port_;
     if (port == 0) {
       ASSIGN_OR_RETURN(port, FreePort(options_.listen_host));
     }
@@ -187,6 +206,7 @@ Status ClusterRegistry::StartLocked() {
     if (served.ok()) break;
     const bool port_taken = served.message().find("address already in use") != std::string::npos;
     if (!port_taken || options_.port != 0 || attempt == 3) return served;
+    last_port_ = 0;
   }
   fmt::print(stderr, "paddock: the cluster's registry (docker-registry) serves the node's images to remote agents on {}\n",
              address_);
@@ -216,6 +236,7 @@ Status ClusterRegistry::ServeOnLocked(const std::string& config_path, uint16_t p
   const std::string log_path = options_.dir + "/registry.log";
   subprocess::UniqueFd log(::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600));
   if (!log.valid()) return Unavailable(fmt::format("the cluster's registry: cannot open {}", log_path));
+  const off_t log_start = ::lseek(log.get(), 0, SEEK_END);
   auto child = subprocess::Spawn({options_.binary, "serve", config_path}, subprocess::Stdio{-1, log.get(), log.get()});
   if (!child.ok())
     return Unavailable(fmt::format("the cluster's registry cannot start: {} ({} is Debian's docker-registry package: "
@@ -229,10 +250,12 @@ Status ClusterRegistry::ServeOnLocked(const std::string& config_path, uint16_t p
     auto exited = subprocess::WaitChild(*child_, std::chrono::milliseconds(20));
     if (!exited.ok() || *exited || std::chrono::steady_clock::now() > deadline) {
       StopLocked();
-      return Unavailable(fmt::format("the cluster's registry did not start on {}: {}", listen, Tail(log_path, 600)));
+      return Unavailable(fmt::format("the cluster's registry did not start on {}: {}", listen,
+                                     Tail(log_path, 600, std::max<off_t>(log_start, 0))));
     }
   }
   address_ = listen;
+  last_port_ = port;
   return OkStatus();
 }
 

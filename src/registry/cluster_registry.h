@@ -103,6 +103,7 @@ class ClusterRegistry {
   std::optional<TokenSigner> signer_;       // GUARDED_BY(mu_)
   std::optional<subprocess::Child> child_;  // GUARDED_BY(mu_)
   std::string address_;                     // GUARDED_BY(mu_): HOST:PORT while running
+  uint16_t last_port_ = 0;                  // GUARDED_BY(mu_): the port it last served on
   std::set<std::string> pushed_;            // GUARDED_BY(mu_): manifest digests in the registry
 };
 

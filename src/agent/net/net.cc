@@ -469,7 +469,16 @@ Status EnsureBridgeNetwork(const NetworkOptions& options) {
   RETURN_IF_ERROR(internal::EnsureChain("raw", raw));
   RETURN_IF_ERROR(internal::EnsureRule("raw", "PREROUTING", {"-j", raw}, Position::kFirst));
   RETURN_IF_ERROR(internal::EnsureRule("raw", raw, {"-i", br, "-d", "127.0.0.0/8", "-j", "DROP"}, Position::kLast));
-  return EnsureHostFirewall(options);
+  RETURN_IF_ERROR(EnsureHostFirewall(options));
+  // The ports of tasks that outlived their agent (or a firewall made before ports were bound).
+  if (options.state_dir.empty()) return OkStatus();
+  ASSIGN_OR_RETURN(internal::AddressBook book, BookFor(options));
+  ASSIGN_OR_RETURN(auto held, book.List());
+  for (const auto& [task_id, ip] : held) {
+    ASSIGN_OR_RETURN(TaskNetwork tn, TaskNetworkFor(options, task_id, ip));
+    if (InterfaceExists(tn.host_veth)) RETURN_IF_ERROR(internal::GuardBridgePort(options, tn));
+  }
+  return OkStatus();
 }
 
 Status RemoveBridgeNetwork(const NetworkOptions& options) {
@@ -534,6 +543,14 @@ StatusOr<TaskNetwork> CreateBridgeTaskNetwork(const NetworkOptions& options, std
   }
   ASSIGN_OR_RETURN(internal::AddressBook::Allocation a, book.Allocate(task_id));
   StatusOr<TaskNetwork> tn = CreateOn(options, br, "EnsureBridgeNetwork", task_id, a.ip, cidr.prefix_length, cidr.ip);
+  if (tn.ok()) {
+    // Before anything runs in the namespace: its port passes only its own addresses.
+    if (Status guarded = internal::GuardBridgePort(options, *tn); !guarded.ok()) {
+      Status undo = internal::DeleteBridgeVeth(fmt::format("undoing the network of task {}", task_id), tn->netns_name,
+                                               tn->host_veth);
+      tn = undo.ok() ? guarded : Status(guarded.code(), fmt::format("{}; {}", guarded.message(), undo.message()));
+    }
+  }
   if (!tn.ok() && a.is_new) {
     Status undo = book.Release(task_id);
     if (!undo.ok()) return Status(tn.status().code(), fmt::format("{}; {}", tn.status().message(), undo.message()));
@@ -554,6 +571,11 @@ Status DeleteBridgeTaskNetwork(const NetworkOptions& options, std::string_view t
   ASSIGN_OR_RETURN(TaskNetwork tn, TaskNetworkFor(options, task_id, 0));
   ASSIGN_OR_RETURN(internal::AddressBook book, BookFor(options));
   RETURN_IF_ERROR(DeleteTaskNetwork(options, tn));
+  ASSIGN_OR_RETURN(std::optional<uint32_t> ip, book.Find(task_id));
+  if (ip) {
+    ASSIGN_OR_RETURN(TaskNetwork held, TaskNetworkFor(options, task_id, *ip));
+    RETURN_IF_ERROR(internal::UnguardBridgePort(options, held));
+  }
   // Freed only once nothing of the task's network is left to collide with the next holder.
   return book.Release(task_id);
 }

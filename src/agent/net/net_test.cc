@@ -34,6 +34,7 @@
 #include "agent/net/internal/address_book.h"
 #include "agent/net/internal/command.h"
 #include "agent/net/internal/iptables.h"
+#include "agent/net/internal/util.h"
 #include "common/netns.h"
 
 extern char** environ;
@@ -971,6 +972,55 @@ TEST_F(NetTest, BridgeModeTasksAreHeldToTheirFlowsAndRate) {
   EXPECT_GE(admitted, 40);
   EXPECT_LE(admitted, 90);  // the burst, what the rate refilled meanwhile, the wgets' connections
   std::cerr << "300 new flows at once at 50/s: " << admitted << " tracked\n";
+}
+
+TEST_F(NetTest, ABridgeModePortPassesOnlyItsTasksOwnAddresses) {
+  if (!RequireIptables()) GTEST_SKIP() << "needs iptables";
+  if (!RequireBusybox()) GTEST_SKIP() << "needs busybox (busybox-static) for httpd and wget";
+  ASSERT_TRUE(EnsureBridgeNetwork(options_).ok());
+  StatusOr<TaskNetwork> attacker = CreateBridgeTaskNetwork(options_, "attacker");
+  StatusOr<TaskNetwork> victim = CreateBridgeTaskNetwork(options_, "victim");
+  ASSERT_TRUE(attacker.ok() && victim.ok());
+  StartHttpd(victim->netns_name, "page of victim");
+  ASSERT_THAT(HttpGet(victim->ip, 8080), HasSubstr("page of victim"));  // waits for the server
+  ASSERT_EQ(WgetFrom(attacker->netns_name, victim->ip, 8080), "page of victim\n");  // its own addresses pass
+  auto in_attacker = [&](const std::string& lines) {
+    Status s = internal::IpBatchIn("the attacker's change", attacker->netns_path, lines);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  };
+  auto in_victim = [&](const std::string& lines) {
+    Status s = internal::IpBatchIn("the victim's change", victim->netns_path, lines);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  };
+
+  // Another source address (a root task with CAP_NET_ADMIN in its namespace, or raw packets):
+  // its frames never leave its port, so nothing keyed on the source (flow limits) is escaped.
+  const uint32_t forged = victim->ip + 100;
+  StatusOr<internal::Cidr> cidr = internal::ParseCidr(options_.bridge_mode_gateway_cidr);
+  ASSERT_TRUE(cidr.ok());
+  const int prefix = cidr->prefix_length;
+  const std::string subnet = IpText(cidr->ip & cidr->mask());
+  in_attacker(fmt::format("addr add {0}/{1} dev eth0\nroute replace {2}/{1} dev eth0 src {0}\n", IpText(forged),
+                          prefix, subnet));
+  in_victim("neigh flush all\n");
+  EXPECT_EQ(WgetFrom(attacker->netns_name, victim->ip, 8080), "");
+
+  // Its own address behind another MAC (a poisoned forwarding table, a hijacked neighbour).
+  in_attacker(fmt::format("route replace {1}/{0} dev eth0 src {2}\naddr del {3}/{0} dev eth0\n"
+                          "link set dev eth0 address 02:70:de:ad:be:ef\n",
+                          prefix, subnet, IpText(attacker->ip), IpText(forged)));
+  in_victim("neigh flush all\n");
+  EXPECT_EQ(WgetFrom(attacker->netns_name, victim->ip, 8080), "");
+
+  // Its own MAC again: it passes; and a deleted task's port is forgotten.
+  in_attacker(fmt::format("link set dev eth0 address {}\n", attacker->mac_address));
+  in_victim("neigh flush all\n");
+  EXPECT_EQ(WgetFrom(attacker->netns_name, victim->ip, 8080), "page of victim\n");
+  ASSERT_TRUE(DeleteBridgeTaskNetwork(options_, "attacker").ok());
+  internal::CommandResult ports = Exec({internal::NftBinary(), "list", "set", "bridge",
+                                        HostFirewallTable(options_), "task_bindings"});
+  EXPECT_THAT(ports.out, HasSubstr(victim->host_veth));
+  EXPECT_THAT(ports.out, Not(HasSubstr(attacker->host_veth)));
 }
 
 TEST_F(NetTest, CompiledGoldensLoadIntoTheKernel) {

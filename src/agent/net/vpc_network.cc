@@ -548,6 +548,7 @@ std::string HostFirewallScript(const NetworkOptions& options) {
       "add rule inet {t} input iifname \"{tr}\" ct state established,related accept\n"
       "add rule inet {t} input iifname \"{tr}\" drop\n"
       "add rule inet {t} input iifname \"{br}\" ct state established,related accept\n"
+      "{bridge_input_limits}"
       "add rule inet {t} input iifname \"{br}\" ip daddr {md} meta l4proto tcp socket wildcard 0 accept\n"
       "add rule inet {t} input iifname \"{br}\" drop\n"
       // Bridge-mode tasks' flows are tracked here, in the host's namespace: each task address is
@@ -559,11 +560,26 @@ std::string HostFirewallScript(const NetworkOptions& options) {
       "add rule inet {t} forward oifname \"{tr}\" drop\n"
       // A VPC task reaches bridge-mode tasks only by their published ports (DNAT), as any machine.
       "add rule inet {t} forward iifname \"{tr}\" oifname \"{br}\" ct status dnat accept\n"
-      "add rule inet {t} forward iifname \"{tr}\" oifname \"{br}\" drop\n",
+      "add rule inet {t} forward iifname \"{tr}\" oifname \"{br}\" drop\n"
+      // Bridge-mode tasks share one L2 segment: each port (a task's host veth, GuardBridgePort)
+      // passes only its task's own MAC and IPv4 address, in IPv4 and in ARP; nothing else leaves
+      // it (no IPv6). Ports not in task_ports (other bridges' on this host) are not looked at.
+      "add table bridge {t}\n"
+      "add set bridge {t} task_ports {{ type ifname; }}\n"
+      "add set bridge {t} task_bindings {{ type ifname . ether_addr . ipv4_addr; }}\n"
+      "add chain bridge {t} guard {{ type filter hook prerouting priority filter; policy accept; }}\n"
+      "flush chain bridge {t} guard\n"
+      "add rule bridge {t} guard iifname @task_ports iifname . ether saddr . ip saddr @task_bindings accept\n"
+      "add rule bridge {t} guard iifname @task_ports iifname . ether saddr . arp saddr ip @task_bindings "
+      "iifname . arp saddr ether . arp saddr ip @task_bindings accept\n"
+      "add rule bridge {t} guard iifname @task_ports drop\n",
       fmt::arg("t", t), fmt::arg("tr", transits), fmt::arg("br", br), fmt::arg("md", kMetadataAddress),
       fmt::arg("bridge_limits", internal::FlowLimitRules(options.flow_limits,
                                                           fmt::format("add rule inet {} forward iifname \"{}\" ", t, br),
-                                                          "bridge_")));
+                                                          "bridge_")),
+      fmt::arg("bridge_input_limits",
+               internal::FlowLimitRules(options.flow_limits, fmt::format("add rule inet {} input iifname \"{}\" ", t, br),
+                                        "bridge_")));
 }
 
 }  // namespace
@@ -576,7 +592,44 @@ Status EnsureHostFirewall(const NetworkOptions& options) {
 Status RemoveHostFirewall(const NetworkOptions& options) {
   RETURN_IF_ERROR(ValidateOptions(options));
   const std::string t = HostFirewallTable(options);
-  return RunNft("removing the host firewall", fmt::format("add table inet {0}\ndelete table inet {0}\n", t));
+  return RunNft("removing the host firewall",
+                fmt::format("add table inet {0}\ndelete table inet {0}\nadd table bridge {0}\ndelete table bridge {0}\n", t));
 }
+
+namespace internal {
+
+namespace {
+
+std::string PortElements(const NetworkOptions& options, const TaskNetwork& network, std::string_view verb) {
+  const std::string t = HostFirewallTable(options);
+  return fmt::format("{v} element bridge {t} task_bindings {{ \"{p}\" . {mac} . {ip} }}\n"
+                     "{v} element bridge {t} task_ports {{ \"{p}\" }}\n",
+                     fmt::arg("v", verb), fmt::arg("t", t), fmt::arg("p", network.host_veth),
+                     fmt::arg("mac", network.mac_address), fmt::arg("ip", Ipv4(network.ip)));
+}
+
+}  // namespace
+
+Status GuardBridgePort(const NetworkOptions& options, const TaskNetwork& network) {
+  RETURN_IF_ERROR(ValidateOptions(options));
+  return RunNft(fmt::format("binding the bridge port {} to its task's addresses", network.host_veth),
+                PortElements(options, network, "add"));
+}
+
+Status UnguardBridgePort(const NetworkOptions& options, const TaskNetwork& network) {
+  RETURN_IF_ERROR(ValidateOptions(options));
+  // One element at a time: deleting an absent one fails, and a batch fails whole.
+  const std::string lines = PortElements(options, network, "delete");
+  size_t start = 0;
+  while (start < lines.size()) {
+    const size_t end = lines.find('\n', start) + 1;
+    Status s = RunNft("unbinding a bridge port", lines.substr(start, end - start));
+    if (!s.ok() && s.message().find("No such file or directory") == std::string_view::npos) return s;
+    start = end;
+  }
+  return OkStatus();
+}
+
+}  // namespace internal
 
 }  // namespace paddock::agent::net

@@ -11,34 +11,10 @@
 
 #include <fmt/core.h>
 
+#include "common/mountinfo.h"
+
 namespace paddock::agent::runtime {
 namespace {
-
-// mountinfo escapes space, tab, newline and backslash as \ooo.
-std::string Unescape(std::string_view s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\\' && i + 3 < s.size()) {
-      int v = (s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 + (s[i + 3] - '0');
-      out.push_back(static_cast<char>(v));
-      i += 3;
-    } else {
-      out.push_back(s[i]);
-    }
-  }
-  return out;
-}
-
-bool HasOption(std::string_view options, std::string_view want) {
-  size_t start = 0;
-  while (start <= options.size()) {
-    size_t comma = options.find(',', start);
-    if (comma == std::string_view::npos) comma = options.size();
-    if (options.substr(start, comma - start) == want) return true;
-    start = comma + 1;
-  }
-  return false;
-}
 
 std::string Join(const std::string& root, std::string_view path) {
   std::string p(path);
@@ -51,27 +27,18 @@ std::string Join(const std::string& root, std::string_view path) {
 StatusOr<CgroupLayout> DetectCgroupLayout() {
   std::ifstream in("/proc/self/mountinfo");
   if (!in) return Internal("cannot read /proc/self/mountinfo");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   CgroupLayout layout;
   std::string v2_root;
-  std::string line;
-  while (std::getline(in, line)) {
-    // id parent maj:min root mount-point options [optional fields] - fstype source super-options
-    std::istringstream fields(line);
-    std::string id, parent, dev, root, mount_point, options, f;
-    fields >> id >> parent >> dev >> root >> mount_point >> options;
-    while (fields >> f && f != "-") {
-    }
-    std::string fstype, source, super_options;
-    fields >> fstype >> source >> super_options;
-    mount_point = Unescape(mount_point);
-    if (fstype == "cgroup") {
-      layout.mount_points.push_back(mount_point);
-      if (HasOption(super_options, "memory")) layout.memory_root = mount_point;
-      if (HasOption(super_options, "cpu")) layout.cpu_root = mount_point;
-      if (HasOption(super_options, "pids")) layout.pids_root = mount_point;
-    } else if (fstype == "cgroup2") {
-      layout.mount_points.push_back(mount_point);
-      if (mount_point == "/sys/fs/cgroup") v2_root = mount_point;
+  for (const MountInfo& m : ParseMountInfo(text)) {
+    if (m.fstype == "cgroup") {
+      layout.mount_points.push_back(m.mount_point);
+      if (HasMountOption(m.super_options, "memory")) layout.memory_root = m.mount_point;
+      if (HasMountOption(m.super_options, "cpu")) layout.cpu_root = m.mount_point;
+      if (HasMountOption(m.super_options, "pids")) layout.pids_root = m.mount_point;
+    } else if (m.fstype == "cgroup2") {
+      layout.mount_points.push_back(m.mount_point);
+      if (m.mount_point == "/sys/fs/cgroup") v2_root = m.mount_point;
     }
   }
   if (layout.memory_root.empty() && !v2_root.empty()) {
@@ -135,8 +102,8 @@ Status CreateCgroupWithLimits(const CgroupLayout& layout, std::string_view path,
     return InvalidArgument(fmt::format("cgroup path '{}' must be absolute, below the root", path));
   }
   if (limits.pids_max && layout.pids_root.empty()) {
-    return FailedPrecondition("no pids cgroup controller is mounted (set the node's pids_per_task to 0 to run "
-                              "tasks without a process limit)");
+    return FailedPrecondition("no pids cgroup controller is mounted (set the node's pids_per_task and "
+                              "pids_per_node to 0 to run tasks without a process limit)");
   }
   if (layout.unified) {
     // Controllers reach a cgroup only through every ancestor's subtree_control.

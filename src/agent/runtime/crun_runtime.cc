@@ -201,15 +201,20 @@ CrunRuntime::CrunRuntime(CrunRuntimeOptions options, CgroupLayout layout,
       seccomp_(std::move(seccomp)),
       seccomp_status_(std::move(seccomp_status)) {}
 
-uint64_t NodePidsMaxFor(uint64_t pid_max) {
-  const uint64_t reserve = std::max<uint64_t>(4096, pid_max / 10);
-  return pid_max > reserve ? pid_max - reserve : 0;
+uint64_t NodePidsMaxFor(uint64_t pid_max, uint64_t threads_max) {
+  // Whichever runs out first: pids, or the kernel's count of threads (smaller on small hosts and
+  // where systemd raised pid_max to 4,194,304).
+  const uint64_t limit = threads_max > 0 ? std::min(pid_max, threads_max) : pid_max;
+  const uint64_t reserve = std::max<uint64_t>(4096, limit / 10);
+  return limit > reserve ? limit - reserve : 0;
 }
 
 uint64_t DefaultNodePidsMax() {
   uint64_t pid_max = 0;
+  uint64_t threads_max = 0;
   std::istringstream(ReadSmallFile("/proc/sys/kernel/pid_max")) >> pid_max;
-  return NodePidsMaxFor(pid_max);
+  std::istringstream(ReadSmallFile("/proc/sys/kernel/threads-max")) >> threads_max;
+  return NodePidsMaxFor(pid_max, threads_max);
 }
 
 std::string CrunRuntime::BundleDir(const ContainerId& id) const {

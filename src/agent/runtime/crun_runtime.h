@@ -59,11 +59,11 @@ struct CrunRuntimeOptions {
   uint64_t node_pids_max = 0;
 };
 
-// The node-wide bound Paddock puts on its containers' processes by default: the host's pid_max
-// (/proc/sys/kernel/pid_max) less a reserve for the host of max(4096, 10% of it); 0 when
-// pid_max cannot be read or leaves no room.
+// The node-wide bound Paddock puts on its containers' processes by default: the smaller of the
+// host's pid_max and threads-max (/proc/sys/kernel/), less a reserve for the host of max(4096, 10%
+// of it); 0 when they cannot be read or leave no room. threads_max 0: unknown.
 uint64_t DefaultNodePidsMax();
-uint64_t NodePidsMaxFor(uint64_t pid_max);
+uint64_t NodePidsMaxFor(uint64_t pid_max, uint64_t threads_max);
 
 class CrunRuntime final : public Runtime {
  public:

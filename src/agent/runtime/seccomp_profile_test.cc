@@ -263,10 +263,16 @@ TEST(SeccompProfileTest, EveryContainerButAPrivilegedOneGetsTheFilterOfItsCapabi
 }
 
 TEST(NodePidsMaxTest, LeavesTheHostAReserveOfTenPercentOrAtLeast4096) {
-  EXPECT_EQ(NodePidsMaxFor(32768), 32768u - 4096u);
-  EXPECT_EQ(NodePidsMaxFor(4194304), 4194304u - 419430u);
-  EXPECT_EQ(NodePidsMaxFor(4096), 0u);
-  EXPECT_EQ(NodePidsMaxFor(0), 0u);
+  EXPECT_EQ(NodePidsMaxFor(32768, 192729), 32768u - 4096u);
+  EXPECT_EQ(NodePidsMaxFor(4194304, 0), 4194304u - 419430u);
+  EXPECT_EQ(NodePidsMaxFor(4096, 100000), 0u);
+  EXPECT_EQ(NodePidsMaxFor(0, 0), 0u);
+}
+
+TEST(NodePidsMaxTest, TheKernelsThreadCountBoundsItWherePidMaxIsHigher) {
+  // systemd's pid_max on a small host: fork fails at threads-max long before pid_max.
+  EXPECT_EQ(NodePidsMaxFor(4194304, 62000), 62000u - 6200u);
+  EXPECT_EQ(NodePidsMaxFor(4194304, 30000), 30000u - 4096u);
 }
 
 }  // namespace

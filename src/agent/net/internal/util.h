@@ -59,6 +59,14 @@ Status DeleteBridgeVeth(std::string_view what, const std::string& netns_name, co
 // sets `<set_prefix>flow_rate` (dynamic, with a timeout) and `<set_prefix>flows` (dynamic) of
 // ipv4_addr must exist in the table. Empty when `limits` limit nothing.
 std::string FlowLimitRules(const FlowLimits& limits, std::string_view match, std::string_view set_prefix);
+// Binds a bridge-mode task's port of the bridge to its addresses (defined in vpc_network.cc): from
+// `network.host_veth` the host's bridge table (EnsureHostFirewall) passes only IPv4 and ARP frames
+// whose Ethernet source is the task's MAC and whose sender is its IP — no spoofed address, no
+// poisoned forwarding table or ARP cache, no IPv6 — so what is keyed on the source address (the
+// flow limits) holds per task. Idempotent.
+Status GuardBridgePort(const NetworkOptions& options, const TaskNetwork& network);
+// Forgets that binding; nothing to forget is no failure.
+Status UnguardBridgePort(const NetworkOptions& options, const TaskNetwork& network);
 
 }  // namespace paddock::agent::net::internal
 
