@@ -10,6 +10,7 @@
 #include "common/encoding.h"
 #include "common/ids.h"
 #include "common/mountinfo.h"
+#include "common/proc_routes.h"
 #include "common/status.h"
 
 namespace paddock {
@@ -132,6 +133,23 @@ TEST(MountInfoTest, FieldsAfterTheSeparatorAndEscapesDecoded) {
   EXPECT_EQ(mounts[2].source, "/dev/disk\tx");
   EXPECT_TRUE(HasMountOption(mounts[1].super_options, "memory"));
   EXPECT_FALSE(HasMountOption("rw,memoryx", "memory"));
+}
+
+TEST(ProcRoutesTest, HostOrderAddressesAndTheUpFlag) {
+  const std::vector<Ipv4Route> routes = ParseIpv4Routes(
+      "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n"
+      "eth0\t00000000\t010200C0\t0003\t0\t0\t0\t00000000\t0\t0\t0\n"
+      "pdv-1\t141FAC0A\t00000000\t0005\t0\t0\t0\tFFFFFFFF\t0\t0\t0\n"
+      "down0\t0000A8C0\t00000000\t0000\t0\t0\t0\t00FFFFFF\t0\t0\t0\n"
+      "short line\n");
+  ASSERT_EQ(routes.size(), 3u);
+  EXPECT_EQ(routes[1].iface, "pdv-1");
+  EXPECT_EQ(routes[1].destination, 0x0aac1f14u);  // 10.172.31.20
+  EXPECT_EQ(routes[1].mask, 0xffffffffu);
+  EXPECT_TRUE(routes[1].up);
+  EXPECT_EQ(routes[2].destination, 0xc0a80000u);  // 192.168.0.0
+  EXPECT_EQ(routes[2].mask, 0xffffff00u);
+  EXPECT_FALSE(routes[2].up);
 }
 
 }  // namespace

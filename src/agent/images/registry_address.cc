@@ -14,6 +14,8 @@
 
 #include <fmt/format.h>
 
+#include "common/proc_routes.h"
+
 namespace paddock::agent::images {
 namespace {
 
@@ -96,20 +98,8 @@ NodeAddresses NodeAddresses::Read(std::vector<std::string> task_interface_prefix
     }
     freeifaddrs(list);
   }
-  // Iface Destination Gateway Flags RefCnt Use Metric Mask ...; addresses in hex, network order
-  // as the machine stores it (what a host-order read of the bytes gives on little-endian).
-  std::ifstream routes("/proc/net/route");
-  std::string line;
-  std::getline(routes, line);  // the header
-  while (std::getline(routes, line)) {
-    std::istringstream fields(line);
-    std::string iface, dest, gateway, flags, refcnt, use, metric, mask;
-    if (!(fields >> iface >> dest >> gateway >> flags >> refcnt >> use >> metric >> mask)) continue;
-    unsigned long d = std::strtoul(dest.c_str(), nullptr, 16), m = std::strtoul(mask.c_str(), nullptr, 16);
-    unsigned long f = std::strtoul(flags.c_str(), nullptr, 16);
-    if ((f & 1) == 0) continue;  // RTF_UP
-    node.routes.push_back(Route{ntohl(static_cast<uint32_t>(d)), ntohl(static_cast<uint32_t>(m)), iface});
-  }
+  for (const Ipv4Route& r : ReadIpv4Routes())
+    if (r.up) node.routes.push_back(Route{r.destination, r.mask, r.iface});
   return node;
 }
 

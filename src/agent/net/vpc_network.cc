@@ -21,6 +21,7 @@
 
 #include "agent/net/internal/command.h"
 #include "agent/net/internal/rtnl.h"
+#include "common/proc_routes.h"
 #include "agent/net/internal/util.h"
 #include "agent/net/net.h"
 #include "common/netns.h"
