@@ -6,6 +6,7 @@
 
 #include <boost/json.hpp>
 
+#include "cli/stop_tasks.h"
 #include "ecs/service/services.h"
 #include "ecs/task/tasks.h"
 #include "sched/lease.h"
@@ -41,15 +42,6 @@ Status DeleteServices(Node& node, const AccountId& account, TimePoint now) {
   return OkStatus();
 }
 
-// "arn (RUNNING, on arn:…container-instance/…)" for up to `max` tasks.
-std::string Describe(const std::vector<ecs::task::Tasks::Unconfirmed>& tasks, size_t max = 5) {
-  std::string out;
-  for (size_t i = 0; i < tasks.size() && i < max; ++i)
-    out += fmt::format("{}{} ({}, agent {})", i ? "; " : "", tasks[i].arn, tasks[i].last_status, tasks[i].agent);
-  if (tasks.size() > max) out += fmt::format("; and {} more", tasks.size() - max);
-  return out;
-}
-
 }  // namespace
 
 Status DeleteAccount(Node& node, const AccountId& account, const AccountDeletionOptions& options) {
@@ -81,12 +73,12 @@ Status DeleteAccount(Node& node, const AccountId& account, const AccountDeletion
       if (!server) {
         why = fmt::format("no Paddock server is running on this state directory, so no agent can stop its {} "
                           "running task(s): {}. Start the server and run delete-account again",
-                          left.size(), Describe(left));
+                          left.size(), DescribeTasks(left));
       } else if (std::chrono::steady_clock::now() >= deadline) {
         why = fmt::format("{} task(s) were not confirmed stopped by their agents within {} s: {}. Run "
                           "delete-account again to keep waiting",
                           left.size(), std::chrono::duration_cast<std::chrono::seconds>(options.timeout).count(),
-                          Describe(left));
+                          DescribeTasks(left));
       }
       if (!why.empty()) {
         if (!options.force) {
@@ -102,7 +94,7 @@ Status DeleteAccount(Node& node, const AccountId& account, const AccountDeletion
         break;
       }
       if (std::chrono::steady_clock::now() >= next_report) {
-        say(fmt::format("account {}: waiting for {} task(s) to stop: {}", account.str(), left.size(), Describe(left)));
+        say(fmt::format("account {}: waiting for {} task(s) to stop: {}", account.str(), left.size(), DescribeTasks(left)));
         next_report = std::chrono::steady_clock::now() + std::chrono::seconds(2);
       }
     }

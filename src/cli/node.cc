@@ -27,6 +27,7 @@
 #include "agent/remote/registration.h"
 #include "agent/runtime/crun_runtime.h"
 #include "cli/node_network.h"
+#include "common/arn.h"
 #include "aws/front.h"
 #include "aws/model.h"
 #include "aws/models/models.h"
@@ -267,20 +268,12 @@ class Node::Impl {
   // An agent for the in-process container instance `arn` (Node::StartAgentsOnly): as RegisterEc2
   // makes one, without registering (the instance is there; only its tasks matter).
   Status StartInstanceAgent(const std::string& arn) {
-    // arn:aws:ecs:<region>:<account>:container-instance/<cluster>/<id>
-    std::vector<std::string> parts;
-    size_t at = 0;
-    while (parts.size() < 5) {
-      const size_t colon = arn.find(':', at);
-      if (colon == std::string::npos) return InvalidArgument(fmt::format("'{}' is not a container instance ARN", arn));
-      parts.push_back(arn.substr(at, colon - at));
-      at = colon + 1;
-    }
-    const std::string resource = arn.substr(at);
+    StatusOr<Arn> parsed = ParseArn(arn);
+    const std::string resource = parsed.ok() ? parsed->resource : "";
     const size_t slash = resource.find('/'), last = resource.rfind('/');
-    if (parts[2] != "ecs" || !resource.starts_with("container-instance/") || slash == last)
+    if (!parsed.ok() || parsed->service != "ecs" || !resource.starts_with("container-instance/") || slash == last)
       return InvalidArgument(fmt::format("'{}' is not a container instance ARN", arn));
-    const Scope scope{AccountId(parts[4]), Region(parts[3])};
+    const Scope scope{AccountId(parsed->account), Region(parsed->region)};
     const std::string cluster = resource.substr(slash + 1, last - slash - 1), id = resource.substr(last + 1);
     ecs::instance::AgentKind kind = ecs::instance::AgentKind::kNone;
     RETURN_IF_ERROR(store->Read([&](store::ReadTxn& txn) -> Status {

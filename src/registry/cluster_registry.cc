@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -123,8 +124,9 @@ bool ServesRegistry(const std::string& host, uint16_t port) {
 
 // The last `n` bytes of what `path` holds past `from` (what the latest run wrote to an appended log).
 std::string Tail(const std::string& path, size_t n, std::streamoff from = 0) {
-  std::ifstream in(path, std::ios::binary);
-  in.seekg(from);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  const std::streamoff size = in.tellg();
+  in.seekg(std::max(from, size - static_cast<std::streamoff>(n)));
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (text.size() > n) text = text.substr(text.size() - n);
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
@@ -164,9 +166,7 @@ Status ClusterRegistry::EnsureRunningLocked() {
     // Alive is not enough: a registry killed behind our back may not be reapable yet (a Go
     // process's other threads still exiting), and a hung one answers nothing.
     auto exited = subprocess::WaitChild(*child_, std::chrono::milliseconds(0));
-    const size_t colon = address_.rfind(':');
-    const auto port = static_cast<uint16_t>(std::stoi(address_.substr(colon + 1)));
-    if (exited.ok() && !*exited && ServesRegistry(LocalHost(options_.listen_host), port)) return OkStatus();
+    if (exited.ok() && !*exited && ServesRegistry(LocalHost(options_.listen_host), last_port_)) return OkStatus();
     fmt::print(stderr, "paddock: the cluster's registry ({}) has exited or stopped answering; starting it again: {}\n",
                address_, Tail(options_.dir + "/registry.log", 300));
     StopLocked();
@@ -228,11 +228,12 @@ Status ClusterRegistry::ServeOnLocked(const std::string& config_path, uint16_t p
       fmt::arg("secret", HexEncode(RandomBytes(16))), fmt::arg("service", kTokenService),
       fmt::arg("issuer", kTokenIssuer), fmt::arg("cert", signer_->certificate_path()));
   {
-    std::ofstream out(config_path, std::ios::trunc);
-    out << config;
-    if (!out.flush()) return Unavailable(fmt::format("the cluster's registry: cannot write {}", config_path));
+    // Private from its first byte: it holds the registry's HTTP secret.
+    subprocess::UniqueFd out(::open(config_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+    if (!out.valid() || ::fchmod(out.get(), 0600) != 0 ||
+        ::write(out.get(), config.data(), config.size()) != static_cast<ssize_t>(config.size()))
+      return Unavailable(fmt::format("the cluster's registry: cannot write {}", config_path));
   }
-  TightenPrivateFile(config_path).IgnoreError();
   const std::string log_path = options_.dir + "/registry.log";
   subprocess::UniqueFd log(::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600));
   if (!log.valid()) return Unavailable(fmt::format("the cluster's registry: cannot open {}", log_path));
@@ -267,8 +268,7 @@ Status ClusterRegistry::PushLocked(const ImageStore::Layout& layout, const std::
                                                                   .actions = {"pull", "push"},
                                                                   .ttl = options_.push_timeout + std::chrono::minutes(1)},
                                                      clock_.Now()));
-  const size_t colon = address_.rfind(':');
-  const std::string target = fmt::format("{}{}", LocalHost(options_.listen_host), address_.substr(colon));
+  const std::string target = fmt::format("{}:{}", LocalHost(options_.listen_host), last_port_);
   // By digest, unchanged: the registry then serves exactly the manifest (and blobs) of the store.
   ASSIGN_OR_RETURN(subprocess::RunResult r,
                    subprocess::RunCaptured({options_.skopeo, "copy", "--quiet", "--preserve-digests",

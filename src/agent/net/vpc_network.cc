@@ -158,21 +158,11 @@ bool InterfaceIn(const std::string& path, const std::string& name) {
   return found;
 }
 
-// The destinations of the /32 routes through `device`, from /proc/thread-self/net/route (the
-// calling thread's namespace; /proc/self/net would be the main thread's).
+// The destinations of the /32 routes through `device`, in the calling thread's namespace.
 std::vector<uint32_t> HostRoutesVia(const std::string& device) {
   std::vector<uint32_t> out;
-  std::ifstream in("/proc/thread-self/net/route");
-  std::string line;
-  std::getline(in, line);  // the header
-  while (std::getline(in, line)) {
-    std::istringstream words(line);
-    std::string iface, dest, gateway, flags, refcnt, use, metric, mask;
-    if (!(words >> iface >> dest >> gateway >> flags >> refcnt >> use >> metric >> mask)) continue;
-    if (iface != device || mask != "FFFFFFFF") continue;
-    // The kernel prints the network-order word as a number.
-    out.push_back(ntohl(static_cast<uint32_t>(std::stoul(dest, nullptr, 16))));
-  }
+  for (const Ipv4Route& r : ReadIpv4Routes())
+    if (r.iface == device && r.mask == 0xffffffffu) out.push_back(r.destination);
   return out;
 }
 
@@ -619,15 +609,9 @@ Status GuardBridgePort(const NetworkOptions& options, const TaskNetwork& network
 
 Status UnguardBridgePort(const NetworkOptions& options, const TaskNetwork& network) {
   RETURN_IF_ERROR(ValidateOptions(options));
-  // One element at a time: deleting an absent one fails, and a batch fails whole.
-  const std::string lines = PortElements(options, network, "delete");
-  size_t start = 0;
-  while (start < lines.size()) {
-    const size_t end = lines.find('\n', start) + 1;
-    Status s = RunNft("unbinding a bridge port", lines.substr(start, end - start));
-    if (!s.ok() && s.message().find("No such file or directory") == std::string_view::npos) return s;
-    start = end;
-  }
+  // Both or neither are there (GuardBridgePort adds them in one transaction).
+  Status s = RunNft("unbinding a bridge port", PortElements(options, network, "delete"));
+  if (!s.ok() && s.message().find("No such file or directory") == std::string_view::npos) return s;
   return OkStatus();
 }
 
