@@ -104,8 +104,7 @@ class ClusterRegistry(h.PaddockTestCase):
         self.assertEqual(th.fetch(f"http://{th.task_ip(task)}:8080/"), PAGE)
         # The agent now holds exactly the server's image (same manifest), under the task's name.
         self.assertEqual(self.stored(self.agent_dir)[ref], self.stored(self.state_dir)[ref])
-        self.assertEqual(task["containers"][0].get("imageDigest", self.stored(self.state_dir)[ref]),
-                         self.stored(self.state_dir)[ref])
+        self.assertEqual(task["containers"][0]["imageDigest"], self.stored(self.state_dir)[ref])
         # The registry the server started listens where its API does (loopback here).
         self.assertRegex(self.registry_address() or "", r"^127\.0\.0\.1:\d+$")
         self.ecs.stop_task(cluster="shared", task=arn, reason="test done")
