@@ -24,13 +24,18 @@ class MapResolver : public CredentialResolver {
   MapResolver() {
     Credential c;
     c.secret_access_key = "secret";
-    c.principal = {AccountId("123456789012"), "arn:aws:iam::123456789012:user/alice", AccessKeyId("AKIDALICE"), {}};
+    c.principal = Principal();
+    c.principal.account = AccountId("123456789012");
+    c.principal.arn = "arn:aws:iam::123456789012:user/alice";
+    c.principal.access_key_id = AccessKeyId("AKIDALICE");
+    c.principal.kind = PrincipalKind::kUser;
     creds_["AKIDALICE"] = c;
     // A container instance's agent credential (docs/agent-protocol.md, "Identity").
-    c.principal = {AccountId("123456789012"),
-                   "arn:aws:sts::123456789012:assumed-role/paddock-container-instance/0123",
-                   AccessKeyId("ASIAAGENT"),
-                   "arn:aws:ecs:eu-west-1:123456789012:container-instance/prod/0123"};
+    c.principal = Principal();
+    c.principal.account = AccountId("123456789012");
+    c.principal.arn = "arn:aws:sts::123456789012:assumed-role/paddock-container-instance/0123";
+    c.principal.access_key_id = AccessKeyId("ASIAAGENT");
+    c.principal.agent_of = "arn:aws:ecs:eu-west-1:123456789012:container-instance/prod/0123";
     creds_["ASIAAGENT"] = c;
   }
   StatusOr<std::optional<Credential>> Lookup(const AccessKeyId& id) override {

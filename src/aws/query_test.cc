@@ -17,7 +17,10 @@ class OneKey : public CredentialResolver {
     if (id.str() != "AKIDQUERY") return std::optional<Credential>();
     Credential c;
     c.secret_access_key = "secret";
-    c.principal = {AccountId("123456789012"), "arn:aws:iam::123456789012:root", id, {}};
+    c.principal = Principal();
+    c.principal.account = AccountId("123456789012");
+    c.principal.arn = "arn:aws:iam::123456789012:root";
+    c.principal.access_key_id = id;
     return std::optional(c);
   }
 };

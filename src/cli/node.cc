@@ -89,9 +89,13 @@ class NodeCredentials final : public aws::CredentialResolver {
     if (!id.str().starts_with(ecs::instance::kAgentKeyPrefix)) return accounts_.Lookup(id);
     ASSIGN_OR_RETURN(auto agent, agents_.Lookup(id.str()));
     if (!agent) return std::optional<aws::Credential>();
-    return std::optional<aws::Credential>(aws::Credential{
-        agent->secret, aws::Principal{agent->scope.account, ecs::instance::AgentPrincipalArn(agent->scope, agent->id),
-                                      id, agent->instance_arn}});
+    aws::Credential c;
+    c.secret_access_key = agent->secret;
+    c.principal.account = agent->scope.account;
+    c.principal.arn = ecs::instance::AgentPrincipalArn(agent->scope, agent->id);
+    c.principal.access_key_id = id;
+    c.principal.agent_of = agent->instance_arn;
+    return std::optional<aws::Credential>(std::move(c));
   }
 
  private:

@@ -212,7 +212,13 @@ StatusOr<std::optional<aws::Credential>> Accounts::Lookup(const AccessKeyId& id)
     ASSIGN_OR_RETURN(auto v, txn.Get(kAccessKeys, Key().Str(id.str()).Done()));
     if (!v) return OkStatus();
     ASSIGN_OR_RETURN(AccessKey k, DecodeKey(*v));
-    out = aws::Credential{k.secret, aws::Principal{k.account, k.principal_arn, k.id, {}}};
+    aws::Credential c;
+    c.secret_access_key = k.secret;
+    c.principal.account = k.account;
+    c.principal.arn = k.principal_arn;
+    c.principal.access_key_id = k.id;
+    c.principal.user_id = k.account.str();  // root's aws:userid is the account id
+    out = std::move(c);
     return OkStatus();
   }));
   std::lock_guard lock(mu_);
