@@ -27,6 +27,7 @@
 #include "cli/state_lock.h"
 #include "common/private_files.h"
 #include "store/sqlite/sqlite_store.h"
+#include "agent/images/schema.h"
 
 namespace paddock::cli {
 namespace fs = std::filesystem;
@@ -282,7 +283,8 @@ int RunAgentCommand(const AgentCommand& c) {
       return 1;
     }
   }
-  auto store = store::SqliteStore::Open({.path = (state / "paddock.db").string()});
+  auto store = store::SqliteStore::Open(
+      {.path = (state / "paddock.db").string(), .schemas = {agent::images::kSchema}});  // a remote node keeps only its images
   if (!store.ok()) return Fail("store", store.status());
 
   // Register (again, as the stored instance, when there is one for this cluster); from then on

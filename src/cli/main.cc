@@ -27,6 +27,7 @@
 #include "cli/stop_tasks.h"
 #include "common/private_files.h"
 #include "store/sqlite/sqlite_store.h"
+#include "cli/schemas.h"
 
 namespace paddock::cli {
 namespace {
@@ -417,7 +418,8 @@ int RunImageCommand(ImageCommands& c) {
   if (Status s = ResolveStateDir(c.image, c.state_dir); !s.ok()) return Fail(s);
   if (Status s = paddock::MakePrivateDir(c.state_dir); !s.ok()) return Fail(s);
   // The same database file Node::Open uses.
-  auto store = paddock::store::SqliteStore::Open({.path = (std::filesystem::path(c.state_dir) / "paddock.db").string()});
+  auto store = paddock::store::SqliteStore::Open(
+      {.path = (std::filesystem::path(c.state_dir) / "paddock.db").string(), .schemas = paddock::cli::NodeSchemas()});
   if (!store.ok()) return Fail(store.status());
   images::ImageStore image_store(**store, (std::filesystem::path(c.state_dir) / "images").string());
   image_store.SetMaxUnpackedBytes(c.max_unpacked_bytes);

@@ -51,6 +51,7 @@
 #include "vpc/ec2_service.h"
 #include "vpc/ipam.h"
 #include "vpc/security_groups.h"
+#include "cli/schemas.h"
 
 namespace paddock::cli {
 namespace fs = std::filesystem;
@@ -434,6 +435,7 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   RETURN_IF_ERROR(MakePrivateDir(config.state_dir));
   store::SqliteOptions options;
   options.path = (fs::path(config.state_dir) / "paddock.db").string();
+  options.schemas = NodeSchemas();
   ASSIGN_OR_RETURN(impl->store, store::SqliteStore::Open(options));
   // A state directory from before per-VPC address pools (schema 7): move its addresses over.
   RETURN_IF_ERROR(vpc::UpgradeLegacyIpam(*impl->store));

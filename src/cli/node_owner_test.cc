@@ -12,6 +12,7 @@
 #include "cli/config.h"
 #include "common/clock.h"
 #include "store/sqlite/sqlite_store.h"
+#include "cli/schemas.h"
 
 namespace paddock::cli {
 namespace {
@@ -79,7 +80,7 @@ class BootstrapAccountTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = TempDir();
-    auto s = store::SqliteStore::Open({.path = dir_ + "/paddock.db"});
+    auto s = store::SqliteStore::Open({.path = dir_ + "/paddock.db", .schemas = NodeSchemas()});
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     store_ = std::move(*s);
     accounts_ = std::make_unique<iam::Accounts>(*store_, SystemClock::Get());

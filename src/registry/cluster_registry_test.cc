@@ -18,6 +18,7 @@
 #include "agent/images/testing/tar_builder.h"
 #include "common/subprocess.h"
 #include "store/sqlite/sqlite_store.h"
+#include "agent/images/schema.h"
 
 namespace paddock::registry {
 namespace {
@@ -69,7 +70,8 @@ class ClusterRegistryTest : public ::testing::Test {
     ASSERT_NE(::mkdtemp(tmpl), nullptr);
     root_ = fs::canonical(tmpl).string();
     for (const char* side : {"server", "agent"}) {
-      auto s = store::SqliteStore::Open({.path = root_ + "/" + side + ".db", .durable = false});
+      auto s = store::SqliteStore::Open(
+          {.path = root_ + "/" + side + ".db", .durable = false, .schemas = {agent::images::kSchema}});
       ASSERT_TRUE(s.ok()) << s.status().ToString();
       stores_.push_back(std::move(*s));
     }
@@ -189,7 +191,7 @@ TEST(ClusterRegistryStartTest, AMissingDockerRegistrySaysWhatToInstall) {
   char tmpl[] = "/tmp/paddock-registry-XXXXXX";
   ASSERT_NE(::mkdtemp(tmpl), nullptr);
   const std::string root = tmpl;
-  auto s = store::SqliteStore::Open({.path = root + "/p.db", .durable = false});
+  auto s = store::SqliteStore::Open({.path = root + "/p.db", .durable = false, .schemas = {agent::images::kSchema}});
   ASSERT_TRUE(s.ok());
   ImageStore images(**s, root + "/images");
   std::ofstream(root + "/l.tar", std::ios::binary) << TarBuilder().File("f", "f").Finish();

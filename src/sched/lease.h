@@ -9,7 +9,7 @@
 //   ASSIGN_OR_RETURN(std::optional<uint64_t> epoch, lease.TryAcquire(clock.Now()));
 //   if (epoch) store.Write([&](WriteTxn& txn) { RETURN_IF_ERROR(lease.CheckFence(txn, *epoch, now)); ... });
 //
-// Record (store/schema.h): scheduler_lease ("scheduler") -> "<holder> <epoch> <expires ms>".
+// Record (sched/schema.h): scheduler_lease ("scheduler") -> "<holder> <epoch> <expires ms>".
 #pragma once
 
 #include <chrono>

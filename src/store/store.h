@@ -1,6 +1,6 @@
 // The Store: Paddock's durable state, as ordered key spaces ("tables") with transactions.
 //
-// Every owner keeps its records in tables it declares in store/schema.h. A table maps byte-string
+// Every owner keeps its records in tables its module declares (store/schema.h says how). A table maps byte-string
 // keys to byte-string values and is ordered by key (memcmp order), so owners build their primary
 // records and secondary indexes as tables whose keys are tuples (store/key.h), and every list is a
 // range scan that touches only one page of rows. Nothing SQLite- or PostgreSQL-specific is visible

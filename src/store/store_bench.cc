@@ -18,6 +18,7 @@
 
 #include "store/key.h"
 #include "store/sqlite/sqlite_store.h"
+#include "store/testing/test_schema.h"
 
 namespace {
 
@@ -32,7 +33,7 @@ struct Result {
 
 Result Run(const std::string& dir, int threads, double seconds, bool durable) {
   std::string path = fmt::format("{}/bench-{}.db", dir, threads);
-  auto opened = SqliteStore::Open({.path = path, .durable = durable});
+  auto opened = SqliteStore::Open({.path = path, .durable = durable, .schemas = {testing::kTestSchema}});
   if (!opened.ok()) {
     std::fprintf(stderr, "open: %s\n", opened.status().ToString().c_str());
     exit(1);

@@ -19,7 +19,7 @@
 // VPC, which works only for addresses unique on the node); when there is none, any free address of
 // the VPC is taken, and that task is not reachable from the node by its address.
 //
-// Records (store/schema.h; keys in vpc/internal/tables.h):
+// Records (vpc/schema.h; keys in vpc/internal/tables.h):
 //   vpc_addresses          (account, region, subnet id, ip) -> "<owner> <group>,<group>…"
 //   vpc_address_pools      (account, region, subnet id) -> "<cursor> <in use>"
 //   node_addresses         (ip, account, region) -> ""                  which VPCs hold an address

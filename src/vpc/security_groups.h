@@ -23,7 +23,7 @@
 // Errors carry EC2's codes (InvalidGroup.NotFound, InvalidPermission.Duplicate, …) and texts;
 // docs/contracts/security-group.md lists them.
 //
-// Records (store/schema.h; keys in vpc/internal/tables.h):
+// Records (vpc/schema.h; keys in vpc/internal/tables.h):
 //   security_groups        (account, region, group id) -> group record JSON, its rules included
 //   security_group_names   (account, region, vpc id, name) -> group id           user groups
 //   security_group_rules   (account, region, rule id) -> group id

@@ -14,7 +14,7 @@
 //   ASSIGN_OR_RETURN(ResolvedImage img, images.Resolve("busybox"));
 //   mount("overlay", ..., "lowerdir=" + img.LowerDir() + ",upperdir=...");
 //
-// Records (store/schema.h):
+// Records (agent/images/schema.h):
 //   images         (reference) -> {reference, manifestDigest, configDigest,
 //                                  layers: [{digest, diffId, size, mediaType}], size, createdAt}
 //   image_digests  (repository, manifest digest, reference) -> ""   for name@sha256:… lookups

@@ -22,6 +22,7 @@
 #include "agent/images/testing/tar_builder.h"
 #include "common/testing/fake_clock.h"
 #include "store/sqlite/sqlite_store.h"
+#include "agent/images/schema.h"
 
 namespace paddock::agent::images {
 namespace {
@@ -177,7 +178,7 @@ class ImageStoreTest : public ::testing::Test {
     char tmpl[] = "/tmp/paddock-images-XXXXXX";
     ASSERT_NE(::mkdtemp(tmpl), nullptr);
     root_ = fs::canonical(tmpl).string();
-    auto s = store::SqliteStore::Open({.path = root_ + "/paddock.db", .durable = false});
+    auto s = store::SqliteStore::Open({.path = root_ + "/paddock.db", .durable = false, .schemas = {kSchema}});
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     store_ = std::move(*s);
     images_ = std::make_unique<ImageStore>(*store_, root_ + "/images", clock_);

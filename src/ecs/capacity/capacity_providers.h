@@ -14,7 +14,7 @@
 // Clusters associate providers (CreateCluster, PutClusterCapacityProviders) through the seam at
 // the bottom, inside their own transaction; an associated provider cannot be deleted.
 //
-// Records (store/schema.h):
+// Records (ecs/schema.h):
 //   capacity_providers         (account, region, name) -> provider record JSON
 //   capacity_provider_asgs     (account, region, Auto Scaling group ARN or name) -> provider name
 //   capacity_provider_clusters (account, region, provider, cluster) -> ""

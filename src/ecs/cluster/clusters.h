@@ -3,7 +3,7 @@
 //   Clusters clusters(store);
 //   ASSIGN_OR_RETURN(std::string c, clusters.Create(scope, input));   // the Cluster JSON
 //
-// Records (store/schema.h):
+// Records (ecs/schema.h):
 //   clusters (account, region, name) -> the stored Cluster JSON: clusterArn, clusterName,
 //            status, settings, configuration, capacityProviders, defaultCapacityProviderStrategy,
 //            serviceConnectDefaults. Counts and statistics are computed when described.

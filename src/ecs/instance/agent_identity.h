@@ -17,7 +17,7 @@
 //   ASSIGN_OR_RETURN(AgentCredential c, agents.Issue(txn, scope, "prod", id));   // in Register's txn
 //   ASSIGN_OR_RETURN(auto who, agents.Lookup("ASIA…"));                            // the front's resolver
 //
-// Records (store/schema.h):
+// Records (ecs/schema.h):
 //   container_instance_agents (account, region, cluster, id) -> {"kind", "accessKeyId"?}
 //   agent_credentials         (access key id) -> {"account", "region", "cluster", "id", "secret"}
 #pragma once

@@ -8,7 +8,7 @@
 // at the bottom (Candidates / Reserve / MarkRunning / Release), each inside ITS OWN write
 // transaction, so a launch and the resources it takes commit together or not at all.
 //
-// Records (store/schema.h):
+// Records (ecs/schema.h):
 //   container_instances        (account, region, cluster, id) -> the ContainerInstance JSON as
 //                              described, without agentConnected, tags and healthStatus (computed)
 //   container_instance_counts  (account, region, cluster) -> "<ACTIVE + DRAINING instances>"

@@ -11,7 +11,7 @@
 //   Services services(store, task_definitions, clusters);
 //   ASSIGN_OR_RETURN(std::string svc, services.Create(scope, caller_arn, input, now));  // Service JSON
 //
-// Records (store/schema.h):
+// Records (ecs/schema.h):
 //   services         (account, region, cluster, name) -> the service record (JSON: the Service
 //                    shape's stored members + events + the scheduler's private members + version)
 //   service_by_status (account, region, cluster, status, name) -> ""   ACTIVE (ListServices) and

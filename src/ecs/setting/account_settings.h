@@ -11,7 +11,7 @@
 // applies to a principal (its effective value) is its own value, else the root user's, else
 // AWS's default for the setting (kDefaults in account_settings.cc, with the source of each).
 //
-// Records (store/schema.h):
+// Records (ecs/schema.h):
 //   account_settings (account, region, principal ARN, setting name) -> value
 #pragma once
 

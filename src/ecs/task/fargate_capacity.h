@@ -20,7 +20,7 @@
 // within each account's quota: an operator who sets the quota at or below the node's capacity
 // divided by the number of accounts guarantees every account its whole quota.
 //
-// Records (store/schema.h), written only through this class (by ecs/task):
+// Records (ecs/schema.h), written only through this class (by ecs/task):
 //   fargate_reservations  (account, region, cluster, task id) -> "<cpu units> <MiB>"
 //   fargate_node_usage    ("node") -> "<cpu units> <MiB>"   reserved on this node, every account
 //   fargate_account_usage (account) -> "<cpu units>"       reserved by the account, every region

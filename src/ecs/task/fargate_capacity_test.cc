@@ -18,6 +18,7 @@
 #include "store/sqlite/sqlite_store.h"
 #include "vpc/default_vpc.h"
 #include "vpc/ipam.h"
+#include "cli/schemas.h"
 
 namespace paddock::ecs::task {
 namespace {
@@ -70,6 +71,7 @@ class FargateCapacityTest : public ::testing::Test {
     store::SqliteOptions options;
     options.path = dir_ + "/state.db";
     options.durable = false;
+    options.schemas = cli::NodeSchemas();
     auto s = store::SqliteStore::Open(options);
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     store_ = std::move(*s);

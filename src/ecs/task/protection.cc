@@ -2,7 +2,7 @@
 // "Scale-in protection"). A protection is a row of the task owner's, read by GroupTasks so the
 // service scheduler leaves a protected task alone when it scales in or replaces tasks.
 //
-// Records (store/schema.h):
+// Records (ecs/schema.h):
 //   task_protection (account, region, cluster, id) -> "<expires at, epoch ms>"
 #include <fmt/format.h>
 

@@ -25,6 +25,7 @@
 #include "ecs/taskdef/taskdefs.h"
 #include "store/sqlite/sqlite_store.h"
 #include "vpc/default_vpc.h"
+#include "cli/schemas.h"
 
 namespace {
 
@@ -49,7 +50,8 @@ void Check(const Status& s, const char* what) {
 }
 
 void Bench(const std::string& dir, const char* name, bool admission, int runs, bool durable) {
-  auto opened = store::SqliteStore::Open({.path = fmt::format("{}/{}.db", dir, name), .durable = durable});
+  auto opened = store::SqliteStore::Open(
+      {.path = fmt::format("{}/{}.db", dir, name), .durable = durable, .schemas = cli::NodeSchemas()});
   Check(opened.status(), "open");
   store::SqliteStore& store = **opened;
   ecs::taskdef::TaskDefinitions tds(store);

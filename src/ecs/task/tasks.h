@@ -14,7 +14,7 @@
 //   Tasks tasks(store, task_definitions, clusters, "fargate-local");
 //   ASSIGN_OR_RETURN(RunResult r, tasks.Run(scope, caller_arn, request, now));
 //
-// Records (store/schema.h):
+// Records (ecs/schema.h):
 //   tasks             (account, region, cluster, id) -> the Task JSON as DescribeTasks returns it
 //                     (without tags, which live in the shared tags table)
 //   task_launch       (account, region, cluster, id) -> the launch record: agent, subnet, ip,

@@ -10,7 +10,7 @@
 //   ASSIGN_OR_RETURN(Registered r, tds.Register(scope, caller_arn, std::move(input), now));
 //   ASSIGN_OR_RETURN(Described d, tds.Describe(scope, "web", IncludeTags(true)));
 //
-// Records (store/schema.h):
+// Records (ecs/schema.h):
 //   taskdefs                 (account, region, family, revision) -> the TaskDefinition JSON as
 //                            DescribeTaskDefinition returns it
 //   taskdef_families         (account, region, family) -> {"latest": N, "active": n}

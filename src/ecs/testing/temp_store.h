@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "cli/schemas.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace paddock::testing {
@@ -18,6 +19,7 @@ class TempStore {
     store::SqliteOptions options;
     options.path = dir_ + "/state.db";
     options.durable = false;
+    options.schemas = cli::NodeSchemas();  // every module's tables, as a node's store has
     auto s = store::SqliteStore::Open(options);
     if (!s.ok()) std::abort();
     store_ = std::move(*s);

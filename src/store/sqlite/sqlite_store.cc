@@ -71,16 +71,17 @@ StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const SqliteOptions& op
   if (options.max_batch < 1) return InvalidArgument("SqliteOptions.max_batch must be at least 1");
 
   RETURN_IF_ERROR(MakeDatabaseFilesPrivate(options.path));
-  ASSIGN_OR_RETURN(auto writer, Connection::Open(options.path, Mode::kReadWrite, options.durable));
-  RETURN_IF_ERROR(sqlite_internal::Migrate(writer->db(), kTables, kSchemaVersion));
+  ASSIGN_OR_RETURN(auto catalog, sqlite_internal::TableCatalog::Build(options.schemas));
+  ASSIGN_OR_RETURN(auto writer, Connection::Open(options.path, Mode::kReadWrite, options.durable, catalog));
+  RETURN_IF_ERROR(sqlite_internal::Migrate(writer->db(), *catalog));
   RETURN_IF_ERROR(writer->Execute("PRAGMA wal_autocheckpoint = 0"));
   ASSIGN_OR_RETURN(auto checkpointer,
-                   Connection::Open(options.path, Mode::kReadWrite, options.durable));
+                   Connection::Open(options.path, Mode::kReadWrite, options.durable, catalog));
   RETURN_IF_ERROR(checkpointer->Execute("PRAGMA wal_autocheckpoint = 0"));
   // Readers open after the writer has switched the file to WAL, which they then follow.
   std::vector<std::unique_ptr<Connection>> readers;
   for (int i = 0; i < options.readers; ++i) {
-    ASSIGN_OR_RETURN(auto r, Connection::Open(options.path, Mode::kReadOnly, options.durable));
+    ASSIGN_OR_RETURN(auto r, Connection::Open(options.path, Mode::kReadOnly, options.durable, catalog));
     readers.push_back(std::move(r));
   }
   return std::unique_ptr<SqliteStore>(

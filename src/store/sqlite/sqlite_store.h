@@ -1,6 +1,6 @@
 // SqliteStore: the Store on one SQLite database file, for single-node Paddock.
 //
-// Each table of store/schema.h is a real SQLite table `t_<name>(k BLOB PRIMARY KEY, v BLOB NOT
+// Each table a module declares (store/schema.h) is a real SQLite table `t_<name>(k BLOB PRIMARY KEY, v BLOB NOT
 // NULL) WITHOUT ROWID`, so a Scan is a B-tree range search. The database runs in WAL mode: reads
 // use a pool of read-only connections and never wait for the writer.
 //
@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "store/schema.h"
 #include "store/store.h"
 
 namespace paddock::store {
@@ -47,12 +48,15 @@ struct SqliteOptions {
   int readers = 8;
   // Most closures committed by one transaction.
   size_t max_batch = 256;
+  // The modules whose tables this store holds (store/schema.h), besides its own (kStoreSchema).
+  std::vector<ModuleSchema> schemas = {};
 };
 
 class SqliteStore : public Store {
  public:
   // Opens (creating if needed) and migrates the database at options.path.
-  // Fails with kFailedPrecondition if the file was written by a newer schema version.
+  // Fails with kFailedPrecondition if a module's tables in the file are newer than this build's;
+  // InvalidArgument if options.schemas declare a module or table twice.
   static StatusOr<std::unique_ptr<SqliteStore>> Open(const SqliteOptions& options);
 
   ~SqliteStore() override;

@@ -15,6 +15,7 @@
 #include "store/schema.h"
 #include "store/sqlite/internal/connection.h"
 #include "store/testing/store_conformance.h"
+#include "store/testing/test_schema.h"
 
 namespace paddock::store {
 namespace {
@@ -37,6 +38,7 @@ StoreFactory Factory(std::string name, SqliteOptions base) {
   return StoreFactory{std::move(name), [base](const std::string& dir) {
                         SqliteOptions o = base;
                         o.path = dir + "/state.db";
+                        o.schemas = {testing::kTestSchema};
                         return OpenOrNull(o);
                       }};
 }
@@ -88,7 +90,9 @@ class RawDb {
 class SqliteStoreTest : public ::testing::Test {
  protected:
   std::string path() const { return tmp_.path() + "/state.db"; }
-  StatusOr<std::unique_ptr<SqliteStore>> Open() { return SqliteStore::Open({.path = path(), .durable = false}); }
+  StatusOr<std::unique_ptr<SqliteStore>> Open(std::vector<ModuleSchema> schemas = {testing::kTestSchema}) {
+    return SqliteStore::Open({.path = path(), .durable = false, .schemas = std::move(schemas)});
+  }
 
   TempDir tmp_;
 };
@@ -111,16 +115,21 @@ TEST_F(SqliteStoreTest, IgnoredWriteErrorFailsTheClosure) {
   EXPECT_FALSE(v.has_value());
 }
 
-TEST_F(SqliteStoreTest, CreatesEveryTableAndRecordsTheVersion) {
+TEST_F(SqliteStoreTest, CreatesEveryModulesTablesAndRecordsEachModulesVersion) {
   {
     auto s = Open();
     ASSERT_TRUE(s.ok()) << s.status().ToString();
   }
   RawDb db(path());
+  EXPECT_THAT(db.Column("SELECT module || ' ' || version FROM schema_modules ORDER BY module"),
+              ::testing::ElementsAre("store 9", "test 1"));
+  // A build from before per-module versions reads this as a newer store-wide version.
   EXPECT_THAT(db.Column("SELECT version FROM schema_version"),
-              ::testing::ElementsAre(std::to_string(kSchemaVersion)));
+              ::testing::ElementsAre(std::to_string(sqlite_internal::kPerModuleFormat)));
   EXPECT_THAT(db.Column("PRAGMA journal_mode"), ::testing::ElementsAre("wal"));
-  for (const TableDef& t : kTables) {
+  std::vector<TableDef> tables(std::begin(kStoreTables), std::end(kStoreTables));
+  tables.insert(tables.end(), std::begin(testing::kTestTables), std::end(testing::kTestTables));
+  for (const TableDef& t : tables) {
     auto sql = db.Column(fmt::format("SELECT sql FROM sqlite_schema WHERE name = 't_{}'", t.name));
     ASSERT_EQ(sql.size(), 1u) << t.name;
     EXPECT_THAT(sql[0], HasSubstr("k BLOB PRIMARY KEY, v BLOB NOT NULL"));
@@ -128,42 +137,104 @@ TEST_F(SqliteStoreTest, CreatesEveryTableAndRecordsTheVersion) {
   }
 }
 
-TEST_F(SqliteStoreTest, RefusesANewerSchemaVersion) {
+TEST_F(SqliteStoreTest, RefusesAModuleNewerThanThisBuildsAndNamesIt) {
   {
     auto s = Open();
     ASSERT_TRUE(s.ok()) << s.status().ToString();
   }
   {
     RawDb db(path());
-    db.Exec(fmt::format("UPDATE schema_version SET version = {}", kSchemaVersion + 1));
+    db.Exec("UPDATE schema_modules SET version = 2 WHERE module = 'test'");
   }
   auto s = Open();
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_THAT(s.status().message(), HasSubstr("newer"));
-  EXPECT_THAT(s.status().message(), HasSubstr(std::to_string(kSchemaVersion + 1)));
+  EXPECT_THAT(s.status().message(), HasSubstr("version 2 of the 'test' tables"));
+  // A process that does not run that module opens the same store.
+  auto other = Open({});
+  EXPECT_TRUE(other.ok()) << other.status().ToString();
 }
 
-TEST_F(SqliteStoreTest, MigrationCreatesOnlyTheNewTables) {
+TEST_F(SqliteStoreTest, RefusesAStoreFormatNewerThanPerModuleVersions) {
+  {
+    auto s = Open();
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+  }
+  {
+    RawDb db(path());
+    db.Exec(fmt::format("UPDATE schema_version SET version = {}", sqlite_internal::kPerModuleFormat + 1));
+  }
+  auto s = Open();
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(s.status().message(), HasSubstr("newer"));
+}
+
+TEST_F(SqliteStoreTest, AStoreFromBeforeModuleVersionsKeepsItsRowsAndGetsOnlyTheNewTables) {
+  {
+    // What a build of store-wide version 7 left: its tables and the single version row.
+    RawDb db(path());
+    db.Exec("CREATE TABLE schema_version(id INTEGER PRIMARY KEY CHECK (id = 0), version INTEGER NOT NULL)");
+    db.Exec("INSERT INTO schema_version VALUES (0, 7)");
+    db.Exec("CREATE TABLE t_meta(k BLOB PRIMARY KEY, v BLOB NOT NULL) WITHOUT ROWID");
+    db.Exec("CREATE TABLE t_old(k BLOB PRIMARY KEY, v BLOB NOT NULL) WITHOUT ROWID");
+    db.Exec("INSERT INTO t_old VALUES (x'01', x'02')");
+  }
+  const TableDef old_module[] = {{"old", 7}, {"newer", 9}};
+  const TableDef new_module[] = {{"fresh", 1}};
+  auto s = Open({ModuleSchema{"old", 9, old_module}, ModuleSchema{"fresh", 1, new_module}});
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  (*s)->Close();
+  RawDb db(path());
+  EXPECT_THAT(db.Column("SELECT module || ' ' || version FROM schema_modules ORDER BY module"),
+              ::testing::ElementsAre("fresh 1", "old 9", "store 9"));
+  EXPECT_THAT(db.Column("SELECT name FROM sqlite_schema WHERE name LIKE 't_%' ORDER BY name"),
+              ::testing::ElementsAre("t_fresh", "t_meta", "t_newer", "t_old"));
+  EXPECT_THAT(db.Column("SELECT count(*) FROM t_old"), ::testing::ElementsAre("1"));
+}
+
+TEST_F(SqliteStoreTest, MigrationCreatesOnlyAModulesNewTablesAndNeverGoesBack) {
   RawDb db(path());
   const TableDef v1[] = {{"one", 1}};
   const TableDef v2[] = {{"one", 1}, {"two", 2}, {"three", 2}};
-  ASSERT_TRUE(sqlite_internal::Migrate(db.get(), v1, 1).ok());
-  EXPECT_EQ(*sqlite_internal::SchemaVersion(db.get()), 1);
+  auto catalog = [](std::span<const TableDef> tables, int version) {
+    auto c = sqlite_internal::TableCatalog::Build(std::vector<ModuleSchema>{{"m", version, tables}});
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    return *c;
+  };
+  ASSERT_TRUE(sqlite_internal::Migrate(db.get(), *catalog(v1, 1)).ok());
+  EXPECT_EQ(*sqlite_internal::ModuleVersion(db.get(), "m"), 1);
   db.Exec("INSERT INTO t_one VALUES (x'01', x'02')");
   // Re-running at the same version is a no-op.
-  ASSERT_TRUE(sqlite_internal::Migrate(db.get(), v1, 1).ok());
+  ASSERT_TRUE(sqlite_internal::Migrate(db.get(), *catalog(v1, 1)).ok());
 
-  Status up = sqlite_internal::Migrate(db.get(), v2, 2);
+  Status up = sqlite_internal::Migrate(db.get(), *catalog(v2, 2));
   ASSERT_TRUE(up.ok()) << up.ToString();
-  EXPECT_EQ(*sqlite_internal::SchemaVersion(db.get()), 2);
+  EXPECT_EQ(*sqlite_internal::ModuleVersion(db.get(), "m"), 2);
   EXPECT_THAT(db.Column("SELECT name FROM sqlite_schema WHERE name LIKE 't_%' ORDER BY name"),
-              ::testing::ElementsAre("t_one", "t_three", "t_two"));
+              ::testing::ElementsAre("t_meta", "t_one", "t_three", "t_two"));
   EXPECT_THAT(db.Column("SELECT count(*) FROM t_one"), ::testing::ElementsAre("1"));
 
-  Status down = sqlite_internal::Migrate(db.get(), v1, 1);
+  Status down = sqlite_internal::Migrate(db.get(), *catalog(v1, 1));
   EXPECT_EQ(down.code(), StatusCode::kFailedPrecondition);
-  EXPECT_EQ(*sqlite_internal::SchemaVersion(db.get()), 2);
+  EXPECT_EQ(*sqlite_internal::ModuleVersion(db.get(), "m"), 2);
+}
+
+TEST_F(SqliteStoreTest, AModuleOrTableDeclaredTwiceOrNewerThanItsModuleIsRefused) {
+  const TableDef a[] = {{"a", 1}};
+  const TableDef meta[] = {{"meta", 1}};
+  const TableDef too_new[] = {{"b", 2}};
+  using sqlite_internal::TableCatalog;
+  EXPECT_EQ(TableCatalog::Build(std::vector<ModuleSchema>{{"m", 1, a}, {"m", 1, too_new}}).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(TableCatalog::Build(std::vector<ModuleSchema>{{"m", 1, a}, {"n", 1, a}}).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(TableCatalog::Build(std::vector<ModuleSchema>{{"m", 1, meta}}).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(TableCatalog::Build(std::vector<ModuleSchema>{{"m", 1, too_new}}).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_FALSE(Open({ModuleSchema{"m", 1, a}, ModuleSchema{"n", 1, a}}).ok());
 }
 
 TEST_F(SqliteStoreTest, ReopenAfterCloseKeepsData) {

@@ -25,7 +25,8 @@
 namespace paddock::store::testing {
 namespace {
 
-// Tables from store/schema.h; the suite only needs a few distinct ones.
+// Tables from store/schema.h and store/testing/test_schema.h (the factories open the store with
+// kTestSchema); the suite only needs a few distinct ones.
 constexpr std::string_view kMeta = "meta";
 constexpr std::string_view kTags = "tags";
 

@@ -3,7 +3,7 @@
 //
 //   INSTANTIATE_TEST_SUITE_P(Sqlite, StoreConformanceTest,
 //       ::testing::Values(StoreFactory{"Sqlite", [](const std::string& dir) {
-//         return std::unique_ptr<Store>(*SqliteStore::Open({.path = dir + "/state.db"}));
+//         return std::unique_ptr<Store>(*SqliteStore::Open({.path = dir + "/state.db", .schemas = {kTestSchema}}));
 //       }}), StoreFactoryName);
 //
 // and links the paddock_store_conformance object library into its test binary.

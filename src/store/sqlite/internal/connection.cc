@@ -19,12 +19,6 @@ constexpr const char* kControlSql[kControlCount] = {
     "BEGIN", "BEGIN IMMEDIATE", "SAVEPOINT w", "RELEASE w", "ROLLBACK TO w", "COMMIT", "ROLLBACK",
 };
 
-int TableIndex(std::string_view table) {
-  for (size_t i = 0; i < std::size(kTables); ++i)
-    if (kTables[i].name == table) return static_cast<int>(i);
-  return -1;
-}
-
 // Resets a statement when it goes out of scope, so no statement stays active between calls (an
 // active statement would block COMMIT, RELEASE and ROLLBACK TO).
 class ResetOnExit {
@@ -99,51 +93,131 @@ Status SqliteError(int rc, sqlite3* db, std::string_view what) {
   }
 }
 
-StatusOr<int> SchemaVersion(sqlite3* db) {
-  sqlite3_stmt* s = nullptr;
-  // The table may not exist yet; check first, since a SELECT from it would not prepare.
-  int rc = sqlite3_prepare_v2(
-      db, "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'schema_version'", -1, &s,
-      nullptr);
-  if (rc != SQLITE_OK) return SqliteError(rc, db, "look for schema_version");
-  rc = sqlite3_step(s);
-  sqlite3_finalize(s);
-  if (rc == SQLITE_DONE) return 0;
-  if (rc != SQLITE_ROW) return SqliteError(rc, db, "look for schema_version");
+namespace {
 
-  rc = sqlite3_prepare_v2(db, "SELECT version FROM schema_version WHERE id = 0", -1, &s, nullptr);
-  if (rc != SQLITE_OK) return SqliteError(rc, db, "read schema_version");
+// Runs `sql` and returns the first column of its first row, or nullopt when it has no row.
+StatusOr<std::optional<int>> QueryInt(sqlite3* db, const std::string& sql, std::string_view bind = {}) {
+  sqlite3_stmt* s = nullptr;
+  int rc = sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr);
+  if (rc != SQLITE_OK) return SqliteError(rc, db, sql);
+  if (!bind.empty()) sqlite3_bind_text(s, 1, bind.data(), static_cast<int>(bind.size()), SQLITE_STATIC);
   rc = sqlite3_step(s);
-  int version = rc == SQLITE_ROW ? sqlite3_column_int(s, 0) : 0;
+  std::optional<int> out;
+  if (rc == SQLITE_ROW) out = sqlite3_column_int(s, 0);
   sqlite3_finalize(s);
-  if (rc != SQLITE_ROW && rc != SQLITE_DONE) return SqliteError(rc, db, "read schema_version");
-  return version;
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) return SqliteError(rc, db, sql);
+  return out;
 }
 
-Status Migrate(sqlite3* db, std::span<const TableDef> tables, int target_version) {
+StatusOr<bool> TableExists(sqlite3* db, std::string_view name) {
+  ASSIGN_OR_RETURN(auto found, QueryInt(db, "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1", name));
+  return found.has_value();
+}
+
+// The store-wide version of a store from before per-module versions (or kPerModuleFormat, or a
+// newer format's number), 0 when it has none.
+StatusOr<int> StoreWideVersion(sqlite3* db) {
+  ASSIGN_OR_RETURN(bool exists, TableExists(db, "schema_version"));
+  if (!exists) return 0;
+  ASSIGN_OR_RETURN(auto v, QueryInt(db, "SELECT version FROM schema_version WHERE id = 0"));
+  return v.value_or(0);
+}
+
+std::string StoreFile(sqlite3* db) {
+  const char* file = sqlite3_db_filename(db, "main");
+  return file != nullptr ? file : "?";
+}
+
+}  // namespace
+
+StatusOr<std::shared_ptr<const TableCatalog>> TableCatalog::Build(std::span<const ModuleSchema> modules) {
+  auto catalog = std::make_shared<TableCatalog>();
+  std::vector<ModuleSchema> all = {kStoreSchema};
+  all.insert(all.end(), modules.begin(), modules.end());
+  for (const ModuleSchema& m : all) {
+    for (const ModuleSchema& other : catalog->modules_) {
+      if (other.module == m.module) return InvalidArgument(fmt::format("store module '{}' is declared twice", m.module));
+    }
+    catalog->tables_.emplace_back(m.tables.begin(), m.tables.end());
+    for (const TableDef& t : m.tables) {
+      if (t.since_version > m.version) {
+        return InvalidArgument(fmt::format("store table '{}' is newer ({}) than its module '{}' ({})", t.name,
+                                           t.since_version, m.module, m.version));
+      }
+      if (std::find(catalog->names_.begin(), catalog->names_.end(), t.name) != catalog->names_.end()) {
+        return InvalidArgument(fmt::format("store table '{}' is declared twice", t.name));
+      }
+      catalog->names_.emplace_back(t.name);
+    }
+    catalog->modules_.push_back(ModuleSchema{m.module, m.version, catalog->tables_.back()});
+  }
+  // names_ no longer grows: the views below stay valid.
+  for (size_t i = 0; i < catalog->names_.size(); ++i) catalog->index_.emplace(catalog->names_[i], static_cast<int>(i));
+  return std::shared_ptr<const TableCatalog>(std::move(catalog));
+}
+
+int TableCatalog::Index(std::string_view table) const {
+  auto it = index_.find(table);
+  return it == index_.end() ? -1 : it->second;
+}
+
+StatusOr<int> ModuleVersion(sqlite3* db, std::string_view module) {
+  ASSIGN_OR_RETURN(bool exists, TableExists(db, "schema_modules"));
+  if (!exists) return 0;
+  ASSIGN_OR_RETURN(auto v, QueryInt(db, "SELECT version FROM schema_modules WHERE module = ?1", module));
+  return v.value_or(0);
+}
+
+Status Migrate(sqlite3* db, const TableCatalog& catalog) {
   RETURN_IF_ERROR(Exec(db, "BEGIN IMMEDIATE"));
   Status s = [&]() -> Status {
-    ASSIGN_OR_RETURN(int stored, SchemaVersion(db));
-    if (stored > target_version) {
-      const char* file = sqlite3_db_filename(db, "main");
+    ASSIGN_OR_RETURN(int store_wide, StoreWideVersion(db));
+    if (store_wide > kPerModuleFormat) {
       return FailedPrecondition(fmt::format(
-          "store {} has schema version {}, newer than the {} this Paddock build supports; run a "
-          "newer Paddock or point it at another state directory",
-          file != nullptr ? file : "?", stored, target_version));
+          "store {} has schema format {}, newer than the {} this Paddock build supports; run a newer "
+          "Paddock or point it at another state directory",
+          StoreFile(db), store_wide, kPerModuleFormat));
     }
-    if (stored == target_version) return OkStatus();
+    RETURN_IF_ERROR(Exec(db,
+                         "CREATE TABLE IF NOT EXISTS schema_modules("
+                         "module TEXT PRIMARY KEY, version INTEGER NOT NULL) WITHOUT ROWID"));
+    for (const ModuleSchema& m : catalog.modules()) {
+      ASSIGN_OR_RETURN(int stored, ModuleVersion(db, m.module));
+      if (stored == 0 && store_wide > 0 && store_wide <= kLastStoreWideVersion) {
+        // A store from before per-module versions: the module is at the store-wide version if
+        // the store holds any of its tables (it then holds every table up to that version).
+        for (const TableDef& t : m.tables) {
+          ASSIGN_OR_RETURN(bool exists, TableExists(db, fmt::format("t_{}", t.name)));
+          if (exists) {
+            stored = store_wide;
+            break;
+          }
+        }
+      }
+      if (stored > m.version) {
+        return FailedPrecondition(fmt::format(
+            "store {} has version {} of the '{}' tables, newer than the {} this Paddock build supports; run a "
+            "newer Paddock or point it at another state directory",
+            StoreFile(db), stored, m.module, m.version));
+      }
+      if (stored == m.version) continue;
+      for (const TableDef& t : m.tables) {
+        if (t.since_version <= stored) continue;
+        RETURN_IF_ERROR(Exec(db, fmt::format("CREATE TABLE IF NOT EXISTS \"t_{}\"("
+                                             "k BLOB PRIMARY KEY, v BLOB NOT NULL) WITHOUT ROWID",
+                                             t.name)));
+      }
+      RETURN_IF_ERROR(Exec(db, fmt::format("INSERT INTO schema_modules(module, version) VALUES ('{}', {}) "
+                                           "ON CONFLICT(module) DO UPDATE SET version = excluded.version",
+                                           m.module, m.version)));
+    }
+    if (store_wide == kPerModuleFormat) return OkStatus();
     RETURN_IF_ERROR(Exec(db,
                          "CREATE TABLE IF NOT EXISTS schema_version("
                          "id INTEGER PRIMARY KEY CHECK (id = 0), version INTEGER NOT NULL)"));
-    for (const TableDef& t : tables) {
-      if (t.since_version <= stored) continue;
-      RETURN_IF_ERROR(Exec(db, fmt::format("CREATE TABLE IF NOT EXISTS \"t_{}\"("
-                                           "k BLOB PRIMARY KEY, v BLOB NOT NULL) WITHOUT ROWID",
-                                           t.name)));
-    }
     return Exec(db, fmt::format("INSERT INTO schema_version(id, version) VALUES (0, {}) "
                                 "ON CONFLICT(id) DO UPDATE SET version = excluded.version",
-                                target_version));
+                                kPerModuleFormat));
   }();
   if (!s.ok()) {
     Exec(db, "ROLLBACK").IgnoreError();
@@ -152,8 +226,8 @@ Status Migrate(sqlite3* db, std::span<const TableDef> tables, int target_version
   return Exec(db, "COMMIT");
 }
 
-StatusOr<std::unique_ptr<Connection>> Connection::Open(const std::string& path, Mode mode,
-                                                      bool durable) {
+StatusOr<std::unique_ptr<Connection>> Connection::Open(const std::string& path, Mode mode, bool durable,
+                                                      std::shared_ptr<const TableCatalog> catalog) {
   int flags = SQLITE_OPEN_NOMUTEX;
   flags |= mode == Mode::kReadWrite ? (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) : SQLITE_OPEN_READONLY;
   sqlite3* db = nullptr;
@@ -163,7 +237,7 @@ StatusOr<std::unique_ptr<Connection>> Connection::Open(const std::string& path, 
     sqlite3_close_v2(db);
     return s;
   }
-  std::unique_ptr<Connection> conn(new Connection(db));
+  std::unique_ptr<Connection> conn(new Connection(db, std::move(catalog)));
   sqlite3_extended_result_codes(db, 1);
   sqlite3_busy_timeout(db, kBusyTimeoutMs);
   RETURN_IF_ERROR(Exec(db, "PRAGMA foreign_keys = OFF"));
@@ -198,7 +272,8 @@ StatusOr<std::unique_ptr<Connection>> Connection::Open(const std::string& path, 
   return conn;
 }
 
-Connection::Connection(sqlite3* db) : db_(db), statements_(std::size(kTables) * kOpCount, nullptr) {}
+Connection::Connection(sqlite3* db, std::shared_ptr<const TableCatalog> catalog)
+    : db_(db), catalog_(std::move(catalog)), statements_(catalog_->size() * kOpCount, nullptr) {}
 
 Connection::~Connection() {
   for (sqlite3_stmt* s : control_) sqlite3_finalize(s);
@@ -239,8 +314,8 @@ void Connection::OnCommit(std::function<void(int wal_pages)> fn) {
 bool Connection::InAutocommit() const { return sqlite3_get_autocommit(db_) != 0; }
 
 StatusOr<sqlite3_stmt*> Connection::Statement(std::string_view table, Op op) {
-  int t = TableIndex(table);
-  if (t < 0) return Internal(fmt::format("store table '{}' is not declared in store/schema.h", table));
+  int t = catalog_->Index(table);
+  if (t < 0) return Internal(fmt::format("store table '{}' is declared by no module of this store", table));
   sqlite3_stmt*& s = statements_[static_cast<size_t>(t) * kOpCount + static_cast<size_t>(op)];
   if (s == nullptr) {
     std::string sql = StatementSql(table, op);

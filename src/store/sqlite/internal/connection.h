@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "common/status.h"
@@ -34,13 +35,42 @@ std::string StatementSql(std::string_view table, Op op);
 // A Status for SQLite result code `rc` from doing `what` on `db` (which may be null).
 Status SqliteError(int rc, sqlite3* db, std::string_view what);
 
-// Brings the database to `target_version`: creates every table of `tables` whose since_version is
-// above the recorded version, and records target_version, in one transaction. Fails with
-// kFailedPrecondition if the recorded version is above target_version.
-Status Migrate(sqlite3* db, std::span<const TableDef> tables, int target_version);
+// The tables a store serves, each with a dense index for the connections' statement caches.
+class TableCatalog {
+ public:
+  // The store's own tables (kStoreSchema) and every table of `modules`. InvalidArgument for a
+  // module or table declared twice, or a table newer than its module's version.
+  static StatusOr<std::shared_ptr<const TableCatalog>> Build(std::span<const ModuleSchema> modules);
 
-// The version recorded by Migrate, or 0 for a database it never ran on.
-StatusOr<int> SchemaVersion(sqlite3* db);
+  // The table's index in [0, size()), or -1 when no module declares it.
+  int Index(std::string_view table) const;
+  size_t size() const { return names_.size(); }
+  // kStoreSchema first, then `modules` in order.
+  const std::vector<ModuleSchema>& modules() const { return modules_; }
+
+ private:
+  std::vector<ModuleSchema> modules_;
+  std::vector<std::vector<TableDef>> tables_;  // owned copies behind modules_[i].tables
+  std::vector<std::string> names_;
+  std::unordered_map<std::string_view, int> index_;  // views into names_
+};
+
+// The last store-wide schema version, from before modules were versioned one by one. A store
+// from then is read as: every module whose tables it holds is at that version.
+inline constexpr int kLastStoreWideVersion = 9;
+// What Migrate records in the legacy `schema_version` row once modules are versioned one by one,
+// so that a build from before refuses the store as newer than it.
+inline constexpr int kPerModuleFormat = 10;
+
+// Brings every module of `catalog` to its version, in one transaction: creates each table whose
+// since_version is above the version recorded for its module, and records the module's version.
+// Fails with kFailedPrecondition, changing nothing, if a module's recorded version is above this
+// build's, or if the store's format is newer than per-module versions. Modules the store holds
+// but `catalog` does not name are left alone.
+Status Migrate(sqlite3* db, const TableCatalog& catalog);
+
+// The version recorded for `module`, or 0 when none is.
+StatusOr<int> ModuleVersion(sqlite3* db, std::string_view module);
 
 enum class Mode { kReadWrite, kReadOnly };
 
@@ -49,7 +79,8 @@ class Connection {
  public:
   // kReadWrite creates the file if needed and puts it in WAL mode; `durable` selects
   // synchronous=FULL over OFF.
-  static StatusOr<std::unique_ptr<Connection>> Open(const std::string& path, Mode mode, bool durable);
+  static StatusOr<std::unique_ptr<Connection>> Open(const std::string& path, Mode mode, bool durable,
+                                                    std::shared_ptr<const TableCatalog> catalog);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -68,13 +99,14 @@ class Connection {
   bool InAutocommit() const;
 
   // The cached statement for `op` on `table`, reset and ready to bind.
-  // kInternal for a table not in kTables.
+  // kInternal for a table no module of the catalog declares.
   StatusOr<sqlite3_stmt*> Statement(std::string_view table, Op op);
 
  private:
-  explicit Connection(sqlite3* db);
+  Connection(sqlite3* db, std::shared_ptr<const TableCatalog> catalog);
 
   sqlite3* db_;
+  std::shared_ptr<const TableCatalog> catalog_;
   std::array<sqlite3_stmt*, kControlCount> control_{};
   std::vector<sqlite3_stmt*> statements_;  // [table index * kOpCount + op], prepared lazily
   std::function<void(int)> on_commit_;

@@ -1,0 +1,21 @@
+// The modules whose tables a node's store holds: the one place that names them all (each
+// module declares its own tables in its schema.h; store/schema.h).
+#pragma once
+
+#include <vector>
+
+#include "agent/images/schema.h"
+#include "ecs/schema.h"
+#include "iam/schema.h"
+#include "sched/schema.h"
+#include "store/schema.h"
+#include "vpc/schema.h"
+
+namespace paddock::cli {
+
+inline std::vector<store::ModuleSchema> NodeSchemas() {
+  // The store adds its own (store::kStoreSchema).
+  return {iam::kSchema, ecs::kSchema, vpc::kSchema, sched::kSchema, agent::images::kSchema};
+}
+
+}  // namespace paddock::cli
