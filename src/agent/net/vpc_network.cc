@@ -295,7 +295,8 @@ StatusOr<Applied> ApplyLocked(const VpcNetwork& vpc, const FetchedPolicy& fetche
   // The flow limits have a table of their own, which a policy never replaces (their counts would
   // start again at every change): it is written here only when the limits in place are not these
   // (an agent started with other limits, or a namespace made before the table existed), and
-  // before the policy, so that no policy of this version is ever in place without it.
+  // before the policy: the policy that moves the limits out of a table of an older agent finds
+  // them in place already.
   if (r->limits != LimitsToken(limits)) {
     RETURN_IF_ERROR(EnsureFlowLimitsLocked(vpc, limits, *r));
     RETURN_IF_ERROR(WriteRecord(vpc.transit, *r));
