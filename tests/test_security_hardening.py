@@ -13,7 +13,7 @@ bounded and self-stopping, and asserted to fail:
   there; listed, the pull fails without a byte of the banner in the stoppedReason.
 - Connection tracking: with [agent] flows_per_task = 64, a task spraying 300 UDP flows at another
   holds at most 64 entries in its VPC router, its own new connections are dropped, and a third
-  task still connects.
+  task still connects; a rule change and another task's joining do not give it a new share.
 
 Needs root, crun, busybox-static and the task probe of a test build (and skopeo for the pulls)."""
 
@@ -350,6 +350,46 @@ class ConnectionTracking(TaskCase):
         self.assertEqual(task["containers"][0].get("exitCode"), 0, task)
         self.assertIn("still here", self.log_text(other))
         print(f"\nUDP spray of {self.SPRAY} flows: {tracked} tracked in the VPC router (bound 64)", file=sys.stderr)
+
+    def test_a_spraying_tasks_share_outlives_policy_changes(self):
+        # Review, 2026-12-01: the per-address counts lived in the security groups' table of the VPC
+        # router, which every policy apply replaces, so each change (a rule change, another task
+        # joining: its tenant provokes them) gave the task a whole new share. The sprayer sends a
+        # round of 300 new flows every second; through both changes it still holds at most 64.
+        if not os.path.exists("/proc/net/nf_conntrack"):
+            self.skipTest("needs /proc/net/nf_conntrack")
+        target = self.run_one(self.register(["httpd", "-f", "-p", "8080", "-h", "/www"]))
+        target_ip = th.task_ip(self.wait_for(target, "RUNNING"))
+        spray = self.run_one(self.register(
+            ["sh", "-c", f"i=0; while [ $i -lt 60 ]; do task_probe udp-spray {target_ip} {self.SPRAY} >/dev/null; "
+                         f"i=$((i+1)); echo round-$i; sleep 1; done; exec sleep 30"]))
+        spray_ip = th.task_ip(self.wait_for(spray, "RUNNING"))
+
+        def rounds():
+            return len(re.findall(r"^round-\d+$", self.log_text(spray), re.M))
+
+        def after_two_more_rounds():
+            # Each round is new flows (a new source port); the policy is in force within 1 s.
+            self.wait_for_log(spray, f"round-{rounds() + 2}\n")
+            return self.tracked(spray_ip, target_ip)
+
+        self.wait_for_log(spray, "round-1\n")
+        before = self.tracked(spray_ip, target_ip)
+        group = self.ec2.describe_security_groups(
+            Filters=[{"Name": "group-name", "Values": ["default"]}])["SecurityGroups"][0]["GroupId"]
+        permission = {"IpProtocol": "tcp", "FromPort": 8080, "ToPort": 8080, "IpRanges": [{"CidrIp": "0.0.0.0/0"}]}
+        self.ec2.authorize_security_group_ingress(GroupId=group, IpPermissions=[permission])
+        self.addCleanup(self.ec2.revoke_security_group_ingress, GroupId=group, IpPermissions=[permission])
+        after_rule = after_two_more_rounds()
+        other = self.run_one(self.register(["sleep", "60"]))
+        self.wait_for(other, "RUNNING")
+        after_join = after_two_more_rounds()
+        print(f"\nUDP sprays around a rule change and a task joining: {before}, {after_rule}, {after_join} "
+              f"tracked in the VPC router (bound 64)", file=sys.stderr)
+        self.assertGreaterEqual(before, 60)
+        self.assertLessEqual(before, 64)
+        self.assertLessEqual(after_rule, 64, "a rule change gave the task a new share")
+        self.assertLessEqual(after_join, 64, "another task's joining gave the task a new share")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@
 //                                  <veth of task> ========================== eth0
 //                                  route 172.31.0.7/32 dev <veth of task>
 //                                  nftables table inet paddock_vpc: the VPC's security groups
+//                                  nftables table inet paddock_vpc_limits: its tasks' FlowLimits
 //
 //   NetworkOptions options;                                       // VPC prefix "pdv-", ...
 //   RETURN_IF_ERROR(EnsureHostFirewall(options));                 // at agent start; idempotent
@@ -46,6 +47,15 @@
 // hook (the router itself): only TCP to 169.254.170.2 (the task metadata endpoint; nothing else
 // listens in the namespace) and replies. Two agents of one host may apply policies of one VPC:
 // ApplyVpcPolicy never replaces a policy with one whose fetch began earlier (FetchedPolicy).
+//
+// The FlowLimits are a second table of the router (CompileVpcFlowLimits), whose chains run before
+// the groups' in the same hooks (priority filter - 1): a new connection over its task's limits is
+// dropped there, one within them goes on to the groups. It holds the per-address counts, so no
+// policy apply touches it (a tenant provokes those: RunTask, StopTask, a rule change); it is
+// written with the namespace, before any task has a veth, and replaced only when the limits
+// themselves change (an agent started with others; the transit's record says which are in place),
+// which starts the counts again. Agents of one host that share a VPC namespace must share their
+// FlowLimits: with two settings, each would replace the other's table at its next apply.
 //
 // The host. The node reaches each task by a host route <ip>/32 dev <transit> (the README's
 // `curl http://$IP:8080/`), added unless another VPC's transit holds that /32 already (then the
@@ -166,6 +176,8 @@ inline constexpr std::string_view kTransitVpcAddress = "169.254.1.2";
 // The VPC router's end of the transit, and the nftables table in the VPC router namespace.
 inline constexpr std::string_view kTransitInside = "transit0";
 inline constexpr std::string_view kVpcTable = "paddock_vpc";
+// The VPC router's table of the FlowLimits (CompileVpcFlowLimits): never rebuilt by a policy apply.
+inline constexpr std::string_view kVpcLimitsTable = "paddock_vpc_limits";
 
 // How much of the node's connection tracking one task may take. The kernel's table
 // (nf_conntrack_max entries, counted in each network namespace a flow crosses: its VPC router's
@@ -292,11 +304,16 @@ int64_t MonotonicNanos();
 // [A-Za-z0-9-]{1,64}.
 StatusOr<VpcNetwork> VpcNetworkFor(const NetworkOptions& options, const VpcRef& ref);
 
-// The nftables script that replaces the VPC router's table with `policy` (see above), each task
-// address held to `limits` (FlowLimits): pure, for ApplyVpcPolicy and golden tests.
-// kInvalidArgument for an address, CIDR, protocol, port range or group id it cannot express (the
-// VPC's owner validates them first, so this means a bug).
-StatusOr<std::string> CompileVpcPolicy(const vpc::VpcPolicy& policy, const FlowLimits& limits = {});
+// The nftables script that replaces the VPC router's table (kVpcTable) with `policy` (see
+// above): pure, for ApplyVpcPolicy and golden tests. It holds no flow limits
+// (CompileVpcFlowLimits). kInvalidArgument for an address, CIDR, protocol, port range or group id
+// it cannot express (the VPC's owner validates them first, so this means a bug).
+StatusOr<std::string> CompileVpcPolicy(const vpc::VpcPolicy& policy);
+
+// The nftables script that replaces the VPC router's flow-limits table (kVpcLimitsTable) with one
+// holding each task address to `limits` (see above), its sets empty: pure, for the router's
+// creation, a change of the limits and golden tests. Limits of 0 and 0: a table with no chains.
+std::string CompileVpcFlowLimits(const FlowLimits& limits);
 
 enum class Applied {
   kApplied,     // the table now enforces the policy
@@ -305,9 +322,11 @@ enum class Applied {
 };
 
 // Replaces the table of the VPC's router namespace with `fetched.policy`'s, in one transaction,
-// unless it is in place already or superseded (see FetchedPolicy). kNotFound when the namespace
-// does not exist (CreateTaskNetwork makes it); kInvalidArgument when the policy does not compile;
-// kInternal (quoting nft) when the kernel refuses it. A failure leaves the previous table.
+// unless it is in place already or superseded (see FetchedPolicy); the result says which. Never
+// touches the flow-limits table, unless `options.flow_limits` are not the ones in place: then it
+// replaces that first (whatever the result). kNotFound when the namespace does not exist
+// (CreateTaskNetwork makes it); kInvalidArgument when the policy does not compile; kInternal
+// (quoting nft) when the kernel refuses it. A failure leaves the previous table.
 StatusOr<Applied> ApplyVpcPolicy(const NetworkOptions& options, const VpcNetwork& vpc, const FetchedPolicy& fetched);
 
 // Makes VPC `vpc`'s router namespace unless it exists, and applies `fetched` there as

@@ -1,5 +1,6 @@
 // CompileVpcPolicy: a VPC's security groups (vpc::VpcPolicy) as the nftables table of its router
-// namespace. Pure: text in, text out; agent/net applies the result (vpc_network.cc).
+// namespace; CompileVpcFlowLimits: the FlowLimits of its tasks as a second table there. Pure: text
+// in, text out; agent/net applies the results (vpc_network.cc).
 #include <arpa/inet.h>
 
 #include <algorithm>
@@ -84,20 +85,6 @@ StatusOr<std::optional<std::string>> MatchOf(const vpc::PolicyRule& rule) {
   return std::optional<std::string>(fmt::format("meta l4proto {} ", number));
 }
 
-// The sets FlowLimitRules("", …) uses, as members of a table block.
-std::string FlowLimitSets(const FlowLimits& limits, std::string_view indent) {
-  std::string out;
-  if (limits.tracked_per_task > 0)
-    out += fmt::format("{0}# tracked connections per task address (FlowLimits)\n{0}set flows {{\n{0}\ttype ipv4_addr\n"
-                       "{0}\tsize 65535\n{0}\tflags dynamic\n{0}}}\n",
-                       indent);
-  if (limits.new_per_second > 0)
-    out += fmt::format("{0}# new connections per second per task address (FlowLimits)\n{0}set flow_rate {{\n"
-                       "{0}\ttype ipv4_addr\n{0}\tsize 65535\n{0}\tflags dynamic,timeout\n{0}\ttimeout 1m\n{0}}}\n",
-                       indent);
-  return out;
-}
-
 }  // namespace
 
 namespace internal {
@@ -116,7 +103,7 @@ std::string FlowLimitRules(const FlowLimits& limits, std::string_view match, std
 
 }  // namespace internal
 
-StatusOr<std::string> CompileVpcPolicy(const vpc::VpcPolicy& policy, const FlowLimits& limits) {
+StatusOr<std::string> CompileVpcPolicy(const vpc::VpcPolicy& policy) {
   // Members: address -> its groups (sorted, without repeats; one address listed twice gets both
   // lists' groups).
   std::map<uint32_t, std::set<std::string>> members;
@@ -234,11 +221,10 @@ StatusOr<std::string> CompileVpcPolicy(const vpc::VpcPolicy& policy, const FlowL
   out += map_block("egress", egress);
   out += map_block("ingress", ingress);
 
-  out += FlowLimitSets(limits, "\t");
   out += fmt::format(
       "\t# Between tasks: the sender's groups must let it out and the receiver's let it in. From\n"
-      "\t# the node (the transit) everything passes; to it, what the sender's egress allows. No task\n"
-      "\t# opens more connections than its FlowLimits, whatever its groups allow.\n"
+      "\t# the node (the transit) everything passes; to it, what the sender's egress allows. (The\n"
+      "\t# flow limits are in table inet {lt}, whose chains run first.)\n"
       "\tchain forward {{\n"
       "\t\ttype filter hook forward priority filter; policy drop;\n"
       "\t\tmeta nfproto ipv6 drop\n"
@@ -246,25 +232,63 @@ StatusOr<std::string> CompileVpcPolicy(const vpc::VpcPolicy& policy, const FlowL
       "\t\tct state invalid drop\n"
       "\t\tiifname \"{tr}\" accept\n"
       "\t\tip saddr != @members drop\n"
-      "{limits}"
       "\t\tip saddr vmap @egress\n"
       "\t\toifname \"{tr}\" accept\n"
       "\t\tip daddr vmap @ingress\n"
       "\t}}\n"
-      "\t# The router itself: only the task metadata endpoint, and replies; a task's connections\n"
-      "\t# to it count against its FlowLimits too.\n"
+      "\t# The router itself: only the task metadata endpoint, and replies.\n"
       "\tchain input {{\n"
       "\t\ttype filter hook input priority filter; policy drop;\n"
       "\t\tmeta nfproto ipv6 drop\n"
       "\t\tct state established,related accept\n"
       "\t\tct state invalid drop\n"
       "\t\tiifname \"lo\" accept\n"
-      "{limits}"
       "\t\tip daddr {md} meta l4proto tcp accept\n"
       "\t}}\n"
       "}}\n",
-      fmt::arg("tr", kTransitInside), fmt::arg("md", kMetadataAddress), fmt::arg("limits", internal::FlowLimitRules(limits, "\t\t", "")));
+      fmt::arg("tr", kTransitInside), fmt::arg("md", kMetadataAddress), fmt::arg("lt", kVpcLimitsTable));
   return out;
+}
+
+std::string CompileVpcFlowLimits(const FlowLimits& limits) {
+  std::string out = fmt::format(
+      "# The flow limits of every task address in a VPC router namespace (agent/net CompileVpcFlowLimits).\n"
+      "# A table of their own, which no policy apply touches: the per-address counts outlive every\n"
+      "# change of the security groups (inet {p}). Replaced in one transaction only when the\n"
+      "# limits change; the first two lines make sure there is one to delete.\n"
+      "table inet {t}\n"
+      "delete table inet {t}\n"
+      "table inet {t} {{\n",
+      fmt::arg("t", kVpcLimitsTable), fmt::arg("p", kVpcTable));
+  if (limits.tracked_per_task > 0)
+    out += "\t# tracked connections per task address\n\tset flows {\n\t\ttype ipv4_addr\n\t\tsize 65535\n"
+           "\t\tflags dynamic\n\t}\n";
+  if (limits.new_per_second > 0)
+    out += "\t# new connections per second per task address\n\tset flow_rate {\n\t\ttype ipv4_addr\n"
+           "\t\tsize 65535\n\t\tflags dynamic,timeout\n\t\ttimeout 1m\n\t}\n";
+  if (limits.tracked_per_task > 0 || limits.new_per_second > 0) {
+    // Priority filter - 1: these chains see a packet before the security groups' chains of the
+    // same hook. A drop here is final; an accept (the policy) only hands the packet on to the
+    // groups' chains, which must accept it too. A connection the groups then drop was counted
+    // for an instant: its conntrack entry is never confirmed, and `ct count` forgets it.
+    out += fmt::format(
+        "\t# New connections of tasks, before the security groups decide (inet {p}): none over its\n"
+        "\t# task's limits passes. From the node (the transit), nothing is counted.\n"
+        "\tchain forward {{\n"
+        "\t\ttype filter hook forward priority filter - 1; policy accept;\n"
+        "\t\tiifname \"{tr}\" accept\n"
+        "{limits}"
+        "\t}}\n"
+        "\t# A task's connections to the router itself (the task metadata endpoint) count too.\n"
+        "\tchain input {{\n"
+        "\t\ttype filter hook input priority filter - 1; policy accept;\n"
+        "\t\tiifname \"lo\" accept\n"
+        "{limits}"
+        "\t}}\n",
+        fmt::arg("p", kVpcTable), fmt::arg("tr", kTransitInside),
+        fmt::arg("limits", internal::FlowLimitRules(limits, "\t\t", "")));
+  }
+  return out + "}\n";
 }
 
 }  // namespace paddock::agent::net

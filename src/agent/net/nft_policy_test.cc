@@ -32,43 +32,58 @@ vpc::PolicyGroup DefaultGroup(const std::string& id) {
 
 std::string Golden(const std::string& name) { return std::string(PADDOCK_GOLDEN_DIR) + "/policy/" + name + ".nft"; }
 
-void ExpectGolden(const std::string& name, const vpc::VpcPolicy& policy) {
-  StatusOr<std::string> script = CompileVpcPolicy(policy);
-  ASSERT_TRUE(script.ok()) << script.status().ToString();
+void ExpectGoldenText(const std::string& name, const std::string& script) {
   if (std::getenv("PADDOCK_UPDATE_GOLDENS") != nullptr) {
     std::filesystem::create_directories(std::filesystem::path(Golden(name)).parent_path());
-    std::ofstream(Golden(name)) << *script;
+    std::ofstream(Golden(name)) << script;
   }
   std::ifstream in(Golden(name));
   ASSERT_TRUE(in) << "no golden file " << Golden(name) << " (PADDOCK_UPDATE_GOLDENS=1 writes it)";
   std::stringstream want;
   want << in.rdbuf();
-  EXPECT_EQ(*script, want.str()) << "the script of " << name << " differs from " << Golden(name);
+  EXPECT_EQ(script, want.str()) << "the script of " << name << " differs from " << Golden(name);
+}
+
+void ExpectGolden(const std::string& name, const vpc::VpcPolicy& policy) {
+  StatusOr<std::string> script = CompileVpcPolicy(policy);
+  ASSERT_TRUE(script.ok()) << script.status().ToString();
+  ExpectGoldenText(name, *script);
 }
 
 // Red team, 2026-12: one task sprayed ~33,000 new UDP flows a second into the node's conntrack
-// table. Each task address is held to FlowLimits before its groups are asked.
+// table. Each task address is held to FlowLimits before its groups are asked: in a table of its
+// own, whose chains run first (priority filter - 1) and hand what they accept on to the groups'.
 TEST(NftPolicyTest, EachTaskAddressIsHeldToItsFlowLimits) {
+  ExpectGoldenText("flow_limits", CompileVpcFlowLimits(FlowLimits{}));  // the defaults
+
+  std::string script = CompileVpcFlowLimits(FlowLimits{.tracked_per_task = 64, .new_per_second = 0});
+  EXPECT_THAT(script, HasSubstr("\t\tiifname \"transit0\" accept\n"
+                                "\t\tct state new add @flows { ip saddr ct count over 64 } drop\n"));
+  EXPECT_THAT(script, Not(HasSubstr("flow_rate")));
+  script = CompileVpcFlowLimits(FlowLimits{.tracked_per_task = 0, .new_per_second = 0});
+  EXPECT_THAT(script, Not(HasSubstr("flows")));
+  EXPECT_THAT(script, Not(HasSubstr("flow_rate")));
+  EXPECT_THAT(script, Not(HasSubstr("chain")));
+  EXPECT_THAT(script, HasSubstr("table inet paddock_vpc_limits {\n}\n"));
+}
+
+// Review, 2026-12-01: the limits' sets were in the groups' table, which every policy apply
+// replaces, so their counts started again at every change. The groups' table holds none of them.
+TEST(NftPolicyTest, APolicyNeverTouchesTheFlowLimits) {
   const vpc::VpcPolicy policy{.vpc_id = "vpc-0f", .version = "v1", .groups = {DefaultGroup("sg-0d")},
                               .members = {{"172.31.0.5", {"sg-0d"}}}};
-  StatusOr<std::string> script = CompileVpcPolicy(policy);  // the defaults
+  StatusOr<std::string> script = CompileVpcPolicy(policy);
   ASSERT_TRUE(script.ok());
-  EXPECT_THAT(*script, HasSubstr("\t\tip saddr != @members drop\n"
-                                 "\t\tct state new update @flow_rate { ip saddr limit rate over 2000/second burst 2000 "
-                                 "packets } drop\n"
-                                 "\t\tct state new add @flows { ip saddr ct count over 4096 } drop\n"
-                                 "\t\tip saddr vmap @egress\n"));
-  EXPECT_THAT(*script, HasSubstr("set flows {"));
-  EXPECT_THAT(*script, HasSubstr("set flow_rate {"));
-
-  script = CompileVpcPolicy(policy, FlowLimits{.tracked_per_task = 64, .new_per_second = 0});
-  ASSERT_TRUE(script.ok());
-  EXPECT_THAT(*script, HasSubstr("ct state new add @flows { ip saddr ct count over 64 } drop\n"));
-  EXPECT_THAT(*script, Not(HasSubstr("flow_rate")));
-  script = CompileVpcPolicy(policy, FlowLimits{.tracked_per_task = 0, .new_per_second = 0});
-  ASSERT_TRUE(script.ok());
-  EXPECT_THAT(*script, Not(HasSubstr("flows")));
-  EXPECT_THAT(*script, Not(HasSubstr("flow_rate")));
+  EXPECT_THAT(*script, Not(HasSubstr("set flow")));
+  EXPECT_THAT(*script, Not(HasSubstr("@flow")));
+  EXPECT_THAT(*script, Not(HasSubstr("\ntable inet paddock_vpc_limits")));
+  EXPECT_THAT(*script, HasSubstr("\t\tip saddr != @members drop\n\t\tip saddr vmap @egress\n"));
+  EXPECT_THAT(*script, HasSubstr("type filter hook forward priority filter; policy drop;"));
+  // The limits' chains come first in both hooks, and only ever let a packet on.
+  const std::string limits = CompileVpcFlowLimits(FlowLimits{});
+  EXPECT_THAT(limits, HasSubstr("type filter hook forward priority filter - 1; policy accept;"));
+  EXPECT_THAT(limits, HasSubstr("type filter hook input priority filter - 1; policy accept;"));
+  EXPECT_THAT(limits, Not(HasSubstr("table inet paddock_vpc\n")));
 }
 
 TEST(NftPolicyTest, NoMembersDropsEverythingButTheNodeAndReplies) {

@@ -101,13 +101,15 @@ StatusOr<subprocess::UniqueFd> LockVpcs(const NetworkOptions& options) {
   return fd;
 }
 
-// What the host end of a transit says about its VPC namespace (its ifalias): whose it is, and the
-// policy applied last with when its fetch began.
+// What the host end of a transit says about its VPC namespace (its ifalias): whose it is, the
+// policy applied last with when its fetch began, and the flow limits in place (LimitsToken; empty
+// in a record without them, written before the limits had a table of their own).
 struct TransitRecord {
   std::string node;
   std::string vpc_id;
   int64_t fetched_at = 0;
   std::string version = std::string(kNoVersion);
+  std::string limits;
 };
 
 std::string AliasPath(const std::string& transit) { return fmt::format("/sys/class/net/{}/ifalias", transit); }
@@ -117,12 +119,41 @@ std::optional<TransitRecord> ReadRecord(const std::string& transit) {
   std::string tag;
   TransitRecord r;
   if (!(in >> tag >> r.node >> r.vpc_id >> r.fetched_at >> r.version) || tag != kRecordTag) return std::nullopt;
+  if (!(in >> r.limits)) r.limits.clear();
   return r;
 }
 
 Status WriteRecord(const std::string& transit, const TransitRecord& r) {
-  return internal::WriteSysctl(AliasPath(transit),
-                               fmt::format("{} {} {} {} {}", kRecordTag, r.node, r.vpc_id, r.fetched_at, r.version));
+  return internal::WriteSysctl(AliasPath(transit), fmt::format("{} {} {} {} {} {}", kRecordTag, r.node, r.vpc_id,
+                                                               r.fetched_at, r.version, r.limits));
+}
+
+// The flow limits as the record keeps them: one word.
+std::string LimitsToken(const FlowLimits& limits) {
+  return fmt::format("f{}r{}", limits.tracked_per_task, limits.new_per_second);
+}
+
+// Runs `script` through `nft -f -` in the calling thread's namespace.
+Status RunNft(std::string_view what, const std::string& script) {
+  const std::string& nft = internal::NftBinary();
+  if (nft.empty()) return FailedPrecondition(fmt::format("{}: nftables' nft is not installed", what));
+  StatusOr<internal::CommandResult> c = internal::RunCommand({nft, "-f", "-"}, script);
+  if (!c.ok()) return Status(c.status().code(), fmt::format("{}: {}", what, c.status().message()));
+  if (c->exit_code != 0) return Internal(fmt::format("{}: nft exited with {}: {}", what, c->exit_code, OneLine(c->err)));
+  return OkStatus();
+}
+
+// Writes the flow-limits table of VPC namespace `vpc` (CompileVpcFlowLimits), which starts its
+// counts again: only when the namespace is made or `limits` are not the ones `r` says are in
+// place. Updates `r` (the caller writes it).
+Status EnsureFlowLimitsLocked(const VpcNetwork& vpc, const FlowLimits& limits, TransitRecord& r) {
+  const std::string token = LimitsToken(limits);
+  if (r.limits == token) return OkStatus();
+  std::string what = fmt::format("installing the flow limits of VPC {}", vpc.ref.vpc_id);
+  RETURN_IF_ERROR(
+      netns::InNetworkNamespace(vpc.netns_path, [&] { return RunNft(what, CompileVpcFlowLimits(limits)); }));
+  r.limits = token;
+  return OkStatus();
 }
 
 // A policy version as the record keeps it: one word. Empty: the policy has none, so it is never
@@ -243,7 +274,11 @@ StatusOr<bool> EnsureVpcLocked(const NetworkOptions& options, const VpcNetwork& 
       return IpBatch(what, false, vpc_lines);
     });
   }
-  if (s.ok()) s = WriteRecord(vpc.transit, TransitRecord{vpc.ref.node, vpc.ref.vpc_id, 0, std::string(kNoVersion)});
+  // The flow limits before the record that makes the namespace whole: no task veth is ever
+  // added to a namespace without them.
+  TransitRecord record{vpc.ref.node, vpc.ref.vpc_id, 0, std::string(kNoVersion), ""};
+  if (s.ok()) s = EnsureFlowLimitsLocked(vpc, options.flow_limits, record);
+  if (s.ok()) s = WriteRecord(vpc.transit, record);
   if (!s.ok()) {
     Status undo = IpBatch(what, true, fmt::format("link del dev {}\nnetns del {}\n", vpc.transit, name));
     if (!undo.ok() && (InterfaceExists(vpc.transit) || NetnsExists(name)))
@@ -257,10 +292,16 @@ StatusOr<Applied> ApplyLocked(const VpcNetwork& vpc, const FetchedPolicy& fetche
   std::optional<TransitRecord> r = ReadRecord(vpc.transit);
   if (!r || !NetnsExists(vpc.netns_name) || r->node != vpc.ref.node || r->vpc_id != vpc.ref.vpc_id)
     return NotFound(fmt::format("VPC {} has no router namespace {} on this host", vpc.ref.vpc_id, vpc.netns_name));
-  // The flow limits are part of what is in place: a node restarted with other limits applies them
-  // even to an unchanged policy.
-  std::string token = VersionToken(fetched.policy.version);
-  if (!token.empty()) token += fmt::format("~f{}r{}", limits.tracked_per_task, limits.new_per_second);
+  // The flow limits have a table of their own, which a policy never replaces (their counts would
+  // start again at every change): it is written here only when the limits in place are not these
+  // (an agent started with other limits, or a namespace made before the table existed), and
+  // before the policy: the policy that moves the limits out of a table of an older agent finds
+  // them in place already.
+  if (r->limits != LimitsToken(limits)) {
+    RETURN_IF_ERROR(EnsureFlowLimitsLocked(vpc, limits, *r));
+    RETURN_IF_ERROR(WriteRecord(vpc.transit, *r));
+  }
+  const std::string token = VersionToken(fetched.policy.version);
   if (!token.empty() && token == r->version) {
     if (fetched.fetched_at > r->fetched_at) {
       r->fetched_at = fetched.fetched_at;
@@ -271,16 +312,10 @@ StatusOr<Applied> ApplyLocked(const VpcNetwork& vpc, const FetchedPolicy& fetche
   if (r->fetched_at > fetched.fetched_at) return Applied::kSuperseded;
   if (!fetched.policy.vpc_id.empty() && fetched.policy.vpc_id != vpc.ref.vpc_id)
     return InvalidArgument(fmt::format("the policy of {} cannot apply to VPC {}", fetched.policy.vpc_id, vpc.ref.vpc_id));
-  ASSIGN_OR_RETURN(std::string script, CompileVpcPolicy(fetched.policy, limits));
-  const std::string& nft = internal::NftBinary();
-  if (nft.empty()) return FailedPrecondition("security groups need nftables' nft, and it is not installed");
+  ASSIGN_OR_RETURN(std::string script, CompileVpcPolicy(fetched.policy));
+  if (internal::NftBinary().empty()) return FailedPrecondition("security groups need nftables' nft, and it is not installed");
   std::string what = fmt::format("applying policy {} of VPC {}", fetched.policy.version, vpc.ref.vpc_id);
-  RETURN_IF_ERROR(netns::InNetworkNamespace(vpc.netns_path, [&]() -> Status {
-    StatusOr<internal::CommandResult> c = internal::RunCommand({nft, "-f", "-"}, script);
-    if (!c.ok()) return Status(c.status().code(), fmt::format("{}: {}", what, c.status().message()));
-    if (c->exit_code != 0) return Internal(fmt::format("{}: nft exited with {}: {}", what, c->exit_code, OneLine(c->err)));
-    return OkStatus();
-  }));
+  RETURN_IF_ERROR(netns::InNetworkNamespace(vpc.netns_path, [&] { return RunNft(what, script); }));
   r->fetched_at = std::max(r->fetched_at, fetched.fetched_at);
   r->version = token.empty() ? std::string(kNoVersion) : token;
   RETURN_IF_ERROR(WriteRecord(vpc.transit, *r));
@@ -508,15 +543,6 @@ std::string HostFirewallTable(const NetworkOptions& options) {
 }
 
 namespace {
-
-Status RunNft(std::string_view what, const std::string& script) {
-  const std::string& nft = internal::NftBinary();
-  if (nft.empty()) return FailedPrecondition(fmt::format("{}: nftables' nft is not installed", what));
-  StatusOr<internal::CommandResult> c = internal::RunCommand({nft, "-f", "-"}, script);
-  if (!c.ok()) return Status(c.status().code(), fmt::format("{}: {}", what, c.status().message()));
-  if (c->exit_code != 0) return Internal(fmt::format("{}: nft exited with {}: {}", what, c->exit_code, OneLine(c->err)));
-  return OkStatus();
-}
 
 // The table, made or brought up to date in one transaction: its chains are emptied and filled
 // again. (A set of ports kept in an earlier version is deleted with it.)
