@@ -16,13 +16,17 @@ struct TableDef {
 };
 
 // The current schema version.
-inline constexpr int kSchemaVersion = 9;
+inline constexpr int kSchemaVersion = 10;
 
 inline constexpr TableDef kTables[] = {
     // iam/: accounts and access keys.
     {"accounts", 1},          // (account) -> Account
     {"access_keys", 1},       // (access_key_id) -> AccessKey
     {"account_keys", 1},      // (account, access_key_id) -> ""            index
+    // sts/: temporary credentials (issue 11; sts/sessions.h)
+    {"sts_sessions", 10},          // (access key id) -> session record JSON (secret, token SHA-256, expiry, principal)
+    {"sts_session_expiry", 10},    // (expires ms, access key id) -> ""   ReapExpired's work list
+    {"sts_account_sessions", 10},  // (account, access key id) -> ""   ReapAccount's index
     // ecs/setting (docs/contracts/account-setting.md)
     {"account_settings", 9},  // (account, region, principal arn, setting name) -> value
     // ecs/capacity (docs/contracts/capacity-provider.md)
