@@ -3,6 +3,8 @@
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
+#include <strings.h>
+
 #include <cstdlib>
 
 #include <boost/json.hpp>

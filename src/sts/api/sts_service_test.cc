@@ -4,10 +4,14 @@
 
 #include <map>
 
+#include <boost/json.hpp>
+#include <fmt/format.h>
+
 #include "aws/front.h"
 #include "aws/sigv4.h"
 #include "common/testing/fake_clock.h"
 #include "ecs/testing/temp_store.h"
+#include "sts/api/models/models.h"
 
 namespace paddock::sts::api {
 namespace {
@@ -295,6 +299,21 @@ TEST_F(StsFrontTest, TemporaryCredentialsNeedTheirTokenAndStopAtExpiry) {
   EXPECT_EQ(Element(assume.body, "Code"), "ExpiredToken");
 }
 
+TEST_F(StsFrontTest, OtherAuthenticationFailuresUseStsCodes) {
+  auto c = sessions_.IssueSessionToken(Alice(), 900s, clock_.Now());
+  ASSERT_TRUE(c.ok());
+  IssuedCredentials wrong_secret = *c;
+  wrong_secret.secret_access_key = "not-the-secret";
+  http::Response r = Post(wrong_secret, c->session_token, "Action=GetCallerIdentity&Version=2011-06-15");
+  EXPECT_EQ(r.status, 403);
+  EXPECT_EQ(Element(r.body, "Code"), "SignatureDoesNotMatch");
+  IssuedCredentials unknown = *c;
+  unknown.access_key_id = AccessKeyId("ASIAUNKNOWNKEY000000");
+  r = Post(unknown, c->session_token, "Action=GetCallerIdentity&Version=2011-06-15");
+  EXPECT_EQ(r.status, 403);
+  EXPECT_EQ(Element(r.body, "Code"), "InvalidClientTokenId");
+}
+
 TEST_F(StsFrontTest, AccessDeniedIs403) {
   auto c = sessions_.IssueSessionToken(Alice(), 900s, clock_.Now());
   ASSERT_TRUE(c.ok());
@@ -306,3 +325,50 @@ TEST_F(StsFrontTest, AccessDeniedIs403) {
 
 }  // namespace
 }  // namespace paddock::sts::api
+
+namespace paddock::sts {
+namespace {
+
+TEST(QueryModelTest, DecodesListsOfStructuresAndReportsNestedErrors) {
+  auto model = QueryModel::Parse(StsModelJson());
+  ASSERT_TRUE(model.ok());
+  auto in = (*model)->Decode("AssumeRole", {{"RoleArn", "arn:aws:iam::123456789012:role/r"},
+                                            {"RoleSessionName", "s1"},
+                                            {"Tags.member.1.Key", "a"},
+                                            {"Tags.member.1.Value", "1"},
+                                            {"Tags.member.2.Key", "b"},
+                                            {"Tags.member.2.Value", ""},
+                                            {"PolicyArns.member.1.arn", "arn:aws:iam::aws:policy/ReadOnlyAccess"},
+                                            {"DurationSeconds", "900"},
+                                            {"Unknown", "dropped"}});
+  ASSERT_TRUE(in.ok()) << in.status().ToString();
+  EXPECT_EQ(boost::json::serialize(*in),
+            R"({"DurationSeconds":900,"PolicyArns":[{"arn":"arn:aws:iam::aws:policy/ReadOnlyAccess"}],)"
+            R"("RoleArn":"arn:aws:iam::123456789012:role/r","RoleSessionName":"s1",)"
+            R"("Tags":[{"Key":"a","Value":"1"},{"Key":"b","Value":""}]})");
+
+  auto missing = (*model)->Decode("AssumeRole", {{"RoleArn", "arn:aws:iam::123456789012:role/r"},
+                                                 {"RoleSessionName", "s1"},
+                                                 {"Tags.member.1.Key", "a"},
+                                                 {"DurationSeconds", "x"}});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().aws_type(), "ValidationError");
+  EXPECT_EQ(missing.status().message(),
+            "2 validation errors detected: Value 'x' at 'durationSeconds' failed to satisfy constraint: Member must "
+            "be a number; Value null at 'tags.1.member.value' failed to satisfy constraint: Member must not be null");
+
+  aws::QueryParams many = {{"RoleArn", "arn:aws:iam::123456789012:role/r"}, {"RoleSessionName", "s1"}};
+  for (int i = 1; i <= 51; ++i) {
+    many.emplace_back(fmt::format("Tags.member.{}.Key", i), fmt::format("k{}", i));
+    many.emplace_back(fmt::format("Tags.member.{}.Value", i), "v");
+  }
+  auto too_many = (*model)->Decode("AssumeRole", many);
+  ASSERT_FALSE(too_many.ok());
+  EXPECT_NE(too_many.status().message().find("at 'tags' failed to satisfy constraint: Member must have length less "
+                                             "than or equal to 50"),
+            std::string::npos)
+      << too_many.status().message();
+}
+
+}  // namespace
+}  // namespace paddock::sts
