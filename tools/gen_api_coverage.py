@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Writes docs/api-coverage.md from the ECS adapter's dispatch table and botocore's ECS model.
+"""Writes docs/api-coverage.md from the adapters' dispatch tables and botocore's models.
 
-The dispatch table is the `handlers_` map in src/ecs/api/ecs_service.cc; the model is the one
-botocore (the default python3's) carries. `--check` exits 1 when the committed file is stale.
+ECS: the `handlers_` map in src/ecs/api/ecs_service.cc. STS: StsService::Implements in
+src/sts/api/sts_service.cc. The models are the ones botocore (the default python3's) carries.
+`--check` exits 1 when the committed file is stale.
 """
 import argparse
 import pathlib
@@ -11,6 +12,7 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DISPATCH = ROOT / "src/ecs/api/ecs_service.cc"
+STS_DISPATCH = ROOT / "src/sts/api/sts_service.cc"
 OUT = ROOT / "docs/api-coverage.md"
 
 
@@ -33,15 +35,36 @@ WAITING = {
 }
 
 
+_STS_NOT_ECS = "not part of the ECS deployers' slice (research note §1.1)"
+STS_WAITING = {
+    "AssumeRoleWithSAML": "a SAML identity provider (IAM CreateSAMLProvider), which Paddock does not serve",
+    "AssumeRoleWithWebIdentity": ("IAM OpenID Connect providers and verifying tokens against the issuer's keys; "
+                                  "deferred (issue 11: only if cheap)"),
+    "AssumeRoot": "AWS Organizations' centralized root access: Paddock has no organizations",
+    "DecodeAuthorizationMessage": "Paddock's denials carry their reason in clear text, never an encoded message",
+    "GetAccessKeyInfo": _STS_NOT_ECS,
+    "GetDelegatedAccessToken": _STS_NOT_ECS,
+    "GetFederationToken": _STS_NOT_ECS,
+    "GetWebIdentityToken": _STS_NOT_ECS,
+}
+
+
+def sts_implemented():
+    text = STS_DISPATCH.read_text()
+    body = text[text.index("bool StsService::Implements"):]
+    body = body[:body.index("\n}\n")]
+    return sorted(set(re.findall(r'action == "(\w+)"', body)))
+
+
 def implemented():
     text = DISPATCH.read_text()
     return sorted(set(re.findall(r'\{"(\w+)",\s*&EcsService::\w+\}', text)))
 
 
-def model_operations():
+def model_operations(service="ecs"):
     import botocore.loaders
     import botocore
-    model = botocore.loaders.Loader().load_service_model("ecs", "service-2")
+    model = botocore.loaders.Loader().load_service_model(service, "service-2")
     return sorted(model["operations"]), botocore.__version__
 
 
@@ -71,7 +94,38 @@ def render():
     for op in ops:
         if op not in done:
             lines.append(f"| {op} | {WAITING[op]} |")
+    lines += render_sts()
     return "\n".join(lines) + "\n"
+
+
+def render_sts():
+    done = set(sts_implemented())
+    ops, _ = model_operations("sts")
+    unknown = sorted(done - set(ops))
+    if unknown:
+        sys.exit(f"StsService names actions botocore's model lacks: {unknown}")
+    missing = [op for op in ops if op not in done and op not in STS_WAITING]
+    if missing:
+        sys.exit(f"STS operations without a reason in STS_WAITING: {missing}")
+    lines = [
+        "",
+        "# STS API coverage",
+        "",
+        "From `StsService::Implements` (`src/sts/api/sts_service.cc`) and botocore's STS model;",
+        "behaviours and their tests: `docs/contracts/sts.md`.",
+        "",
+        f"**{len(done)} of {len(ops)} operations implemented.**",
+        "",
+        "| Operation | Status |",
+        "|---|---|",
+    ]
+    for op in ops:
+        lines.append(f"| {op} | {'implemented' if op in done else '—'} |")
+    lines += ["", "## STS: not served yet, and why", "", "| Operation | Waits for |", "|---|---|"]
+    for op in ops:
+        if op not in done:
+            lines.append(f"| {op} | {STS_WAITING[op]} |")
+    return lines
 
 
 def main():

@@ -38,6 +38,10 @@ struct Principal {
   std::string session_name;
   std::string session_policy;
   std::vector<std::pair<std::string, std::string>> session_tags;
+  // A role session's managed session policies (AssumeRole's PolicyArns) and source identity
+  // (sts:SourceIdentity); empty otherwise.
+  std::vector<std::string> session_policy_arns;
+  std::string source_identity;
   // Set when the caller is a container instance's agent (its own credential, issued when the
   // agent registered; docs/agent-protocol.md, "Identity"): that instance's ARN. Such a principal
   // may call only the actions a service lists in AgentMay, and each of those only for its own
@@ -49,10 +53,12 @@ struct Principal {
 struct Credential {
   std::string secret_access_key;
   Principal principal;
-  // Temporary credentials ("ASIA…"): the session token every request must carry
-  // (X-Amz-Security-Token), and when the credentials stop being valid. Empty/nullopt for
-  // long-term keys.
-  std::string session_token;
+  // Temporary credentials ("ASIA…", sts/sessions.h): the SHA-256 (lowercase hex) of the session
+  // token every request must carry in X-Amz-Security-Token (the store keeps only the hash), and
+  // when the credentials stop being valid. Empty/nullopt for long-term keys. The verifier refuses
+  // a request whose token is missing or wrong (UnrecognizedClientException) and, from `expires`
+  // on, every request (ExpiredTokenException).
+  std::string session_token_sha256;
   std::optional<TimePoint> expires;
 };
 

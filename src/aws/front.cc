@@ -238,6 +238,7 @@ class ApiFront::Impl {
     StatusOr<std::string> body = DispatchQuery(req, request_id, &service, record);
     if (body.ok()) return XmlResponse(200, std::move(body).value(), request_id);
     AwsError error = AwsErrorFor(body.status());
+    if (service != nullptr) service->MapError(body.status(), error.type, error.http_status);
     std::string xml = service != nullptr
                           ? service->ErrorXml(error.type, body.status().message(), request_id)
                           : QueryErrorXml(error.type, body.status().message(), request_id, error.http_status >= 500);

@@ -596,6 +596,18 @@ StatusOr<VerifiedRequest> SigV4Verifier::Impl::Verify(const http::Request& req,
   if (!credential) {
     return AuthError("UnrecognizedClientException", "The security token included in the request is invalid.");
   }
+  // Temporary credentials: the request must carry the session's token, and the session must not
+  // have expired. A missing or wrong token reads like an unknown key, as on AWS.
+  if (!credential->session_token_sha256.empty() || credential->expires) {
+    std::string_view token = req.GetHeader("X-Amz-Security-Token");
+    if (token.empty() || credential->session_token_sha256.empty() ||
+        !internal::ConstantTimeEquals(Sha256Hex(token), credential->session_token_sha256)) {
+      return AuthError("UnrecognizedClientException", "The security token included in the request is invalid.");
+    }
+    if (credential->expires && now >= *credential->expires) {
+      return AuthError("ExpiredTokenException", "The security token included in the request is expired");
+    }
+  }
 
   std::string body_hash = Sha256Hex(req.body);
   if (headers.content_sha256 != nullptr) {

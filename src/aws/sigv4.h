@@ -70,7 +70,9 @@ class SigV4Verifier {
 
   // `expected_service` is the signing name of the service the request is addressed to ("ecs").
   // Errors carry AWS's types: MissingAuthenticationTokenException, IncompleteSignatureException,
-  // UnrecognizedClientException, InvalidSignatureException (also for "Signature expired").
+  // UnrecognizedClientException (also for temporary credentials without their session token or
+  // with a wrong one), ExpiredTokenException (temporary credentials past their expiry),
+  // InvalidSignatureException (also for "Signature expired").
   StatusOr<VerifiedRequest> Verify(const http::Request& req, std::string_view expected_service);
 
  private:

@@ -48,6 +48,8 @@
 #include "http/server.h"
 #include "store/key.h"
 #include "store/sqlite/sqlite_store.h"
+#include "sts/api/sts_service.h"
+#include "sts/sessions.h"
 #include "vpc/ec2_service.h"
 #include "vpc/ipam.h"
 #include "vpc/security_groups.h"
@@ -78,18 +80,22 @@ using ServiceReaper = OwnerReaper<ecs::service::Services>;
 using SecurityGroupReaper = OwnerReaper<vpc::SecurityGroups>;
 using AccountSettingReaper = OwnerReaper<ecs::setting::AccountSettings>;
 using CapacityProviderReaper = OwnerReaper<ecs::capacity::CapacityProviders>;
+using SessionReaper = OwnerReaper<sts::Sessions>;  // STS temporary credentials (issue 11)
 
-// Who signed a request: an account's access key (iam::Accounts), or a container instance's agent
-// credential (ecs/instance/agent_identity.h; docs/agent-protocol.md, "Identity"), told apart by
-// the access key id's prefix.
+// Who signed a request: an account's access key (iam::Accounts), a container instance's agent
+// credential (ecs/instance/agent_identity.h; docs/agent-protocol.md, "Identity") or STS
+// temporary credentials (sts/sessions.h). Long-term keys are told apart by their prefix; agent
+// credentials and STS sessions share "ASIA" (both are AWS "temporary" keys), so an ASIA key the
+// agents do not know is looked up among the sessions (random 16-character ids never collide in
+// practice, and a session is minted only under an id its own table does not hold).
 class NodeCredentials final : public aws::CredentialResolver {
  public:
-  NodeCredentials(iam::Accounts& accounts, ecs::instance::AgentIdentities& agents)
-      : accounts_(accounts), agents_(agents) {}
+  NodeCredentials(iam::Accounts& accounts, ecs::instance::AgentIdentities& agents, sts::Sessions& sessions)
+      : accounts_(accounts), agents_(agents), sessions_(sessions) {}
   StatusOr<std::optional<aws::Credential>> Lookup(const AccessKeyId& id) override {
     if (!id.str().starts_with(ecs::instance::kAgentKeyPrefix)) return accounts_.Lookup(id);
     ASSIGN_OR_RETURN(auto agent, agents_.Lookup(id.str()));
-    if (!agent) return std::optional<aws::Credential>();
+    if (!agent) return SessionLookup(id);
     aws::Credential c;
     c.secret_access_key = agent->secret;
     c.principal.account = agent->scope.account;
@@ -100,8 +106,20 @@ class NodeCredentials final : public aws::CredentialResolver {
   }
 
  private:
+  // A session authenticates only while its account exists and is not being deleted: deleting
+  // an account removes its keys at once (iam::Accounts::BeginDeletion) but its sessions only
+  // when the reapers run, after its tasks have stopped.
+  StatusOr<std::optional<aws::Credential>> SessionLookup(const AccessKeyId& id) {
+    ASSIGN_OR_RETURN(auto session, sessions_.Lookup(id));
+    if (!session) return session;
+    ASSIGN_OR_RETURN(auto account, accounts_.GetAccount(session->principal.account));
+    if (!account || account->deleting) return std::optional<aws::Credential>();
+    return session;
+  }
+
   iam::Accounts& accounts_;
   ecs::instance::AgentIdentities& agents_;
+  sts::Sessions& sessions_;
 };
 
 // The agent that provides this node's Fargate capacity: tasks are assigned to it.
@@ -164,6 +182,10 @@ class Node::Impl {
   std::unique_ptr<aws::ServiceModel> ecs_model;
   std::unique_ptr<ecs::api::EcsService> ecs;
   std::unique_ptr<vpc::Ec2Service> ec2;
+  // sts/: temporary credentials and the STS API (issue 11).
+  std::unique_ptr<sts::Sessions> sessions;
+  std::unique_ptr<SessionReaper> session_reaper;
+  std::unique_ptr<sts::api::StsService> sts;
   std::unique_ptr<aws::ApiFront> front;
   std::unique_ptr<http::Server> server;
   // The Fargate agent: made by Start (not Open, which `paddock admin` uses too), stopped before
@@ -407,6 +429,15 @@ class Node::Impl {
   std::condition_variable reaper_cv;
   bool reaper_stop = false;  // GUARDED_BY(reaper_mu)
 
+  // Removes sessions that expired more than a day ago, a bounded number per pass.
+  void ReapExpiredSessions() {
+    for (int batch = 0; batch < 8; ++batch) {
+      auto reaped = sessions->ReapExpired(SystemClock::Get().Now(), 500);
+      if (!reaped.ok()) fmt::print(stderr, "paddock: session reaper: {}\n", reaped.status().ToString());
+      if (!reaped.ok() || *reaped < 500) return;
+    }
+  }
+
   void ReaperLoop() {
     std::unique_lock lock(reaper_mu);
     while (!reaper_cv.wait_for(lock, std::chrono::seconds(30), [&] { return reaper_stop; })) {
@@ -419,6 +450,7 @@ class Node::Impl {
       if (!inactive.ok()) fmt::print(stderr, "paddock: container-instance reaper: {}\n", inactive.status().ToString());
       auto services_reaped = services->ReapInactive(SystemClock::Get().Now());
       if (!services_reaped.ok()) fmt::print(stderr, "paddock: service reaper: {}\n", services_reaped.status().ToString());
+      ReapExpiredSessions();
       lock.lock();
     }
   }
@@ -515,13 +547,19 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   front_options.auth.default_account = AccountId(config.default_account);
   front_options.rate_limits = config.api_rate_limits == "aws";
   if (config.access_log) front_options.observer = StdoutAccessLog();
-  impl->credentials = std::make_unique<NodeCredentials>(*impl->accounts, impl->container_instances->agents());
+  impl->sessions = std::make_unique<sts::Sessions>(*impl->store);
+  impl->session_reaper = std::make_unique<SessionReaper>("sts sessions", *impl->sessions);
+  impl->credentials =
+      std::make_unique<NodeCredentials>(*impl->accounts, impl->container_instances->agents(), *impl->sessions);
   impl->front = std::make_unique<aws::ApiFront>(front_options, SystemClock::Get(), *impl->credentials);
   impl->front->AddJsonService(impl->ecs.get());
   impl->front->AddJsonService(impl->agent_service.get());
   impl->ec2 = std::make_unique<vpc::Ec2Service>(*impl->store, *impl->security_groups, aws::TokenCodec(token_key));
   impl->ec2->SetInstanceSource(impl->container_instances->ec2_instances());  // DescribeInstances
   impl->front->AddQueryService(impl->ec2.get());
+  // STS; roles come from IAM once it is wired (sts/roles.h): until then AssumeRole finds none.
+  impl->sts = std::make_unique<sts::api::StsService>(*impl->sessions, /*roles=*/nullptr);
+  impl->front->AddQueryService(impl->sts.get());
   return std::unique_ptr<Node>(new Node(std::move(impl)));
 }
 
@@ -636,7 +674,8 @@ std::vector<iam::AccountReaper*> Node::reapers() {
   return {impl_->service_reaper.get(),         impl_->task_reaper.get(),
           impl_->security_group_reaper.get(),  impl_->container_instance_reaper.get(),
           impl_->taskdef_reaper.get(),         impl_->cluster_reaper.get(),
-          impl_->capacity_provider_reaper.get(), impl_->account_setting_reaper.get()};
+          impl_->capacity_provider_reaper.get(), impl_->account_setting_reaper.get(),
+          impl_->session_reaper.get()};
 }
 
 std::vector<std::string> Node::ImplementedEcsActions() const { return impl_->ecs->ImplementedActions(); }

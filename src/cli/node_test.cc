@@ -10,6 +10,7 @@
 #include "cli/config.h"
 #include "common/clock.h"
 #include "http/client.h"
+#include "sts/sessions.h"
 
 namespace paddock::cli {
 namespace {
@@ -306,6 +307,55 @@ TEST(NodeTest, ServesSignedRequestsAndBootstrapsAProfile) {
   auto again = Bootstrap(**node, config, "http://127.0.0.1:" + std::to_string(*port), false);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->access_key_id, boot->access_key_id);
+  (*node)->Stop();
+  fs::remove_all(dir);
+}
+
+// STS sessions (issue 11) authenticate through the node's resolver beside long-term keys and
+// agent credentials, and only while their account lives: BeginDeletion removes the account's
+// keys at once, and its sessions must stop at the same moment, not when the reapers run.
+TEST(NodeTest, SessionsAuthenticateUntilTheirAccountIsBeingDeleted) {
+  std::string dir = TempDir();
+  ServerConfig config;
+  config.listen = "127.0.0.1:0";
+  config.state_dir = dir + "/state";
+  auto node = Node::Open(config);
+  ASSERT_TRUE(node.ok()) << node.status().ToString();
+  auto port = (*node)->Start();
+  ASSERT_TRUE(port.ok());
+  auto account = (*node)->accounts().CreateAccount(std::nullopt, "doomed");
+  ASSERT_TRUE(account.ok());
+  aws::Principal root;
+  root.account = account->id;
+  root.arn = iam::RootArn(account->id);
+  root.user_id = account->id.str();
+  sts::Sessions sessions((*node)->store());
+  auto session = sessions.IssueSessionToken(root, std::chrono::hours(1), SystemClock::Get().Now());
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+
+  http::Client client("127.0.0.1", *port);
+  auto list_clusters = [&] {
+    http::Request req;
+    req.method = "POST";
+    req.target = "/";
+    req.headers = {{"Content-Type", "application/x-amz-json-1.1"},
+                   {"X-Amz-Target", "AmazonEC2ContainerServiceV20141113.ListClusters"},
+                   {"Host", "127.0.0.1:" + std::to_string(*port)},
+                   {"X-Amz-Security-Token", session->session_token}};
+    req.body = "{}";
+    aws::SignRequest(req, {session->access_key_id.str(), session->secret_access_key}, "us-east-1", "ecs",
+                     SystemClock::Get().Now());
+    return client.Send(req);
+  };
+  auto ok = list_clusters();
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->status, 200) << ok->body;
+
+  ASSERT_TRUE((*node)->accounts().BeginDeletion(account->id).ok());
+  auto refused = list_clusters();
+  ASSERT_TRUE(refused.ok());
+  EXPECT_EQ(refused->status, 400);
+  EXPECT_EQ(refused->GetHeader("x-amzn-ErrorType"), "UnrecognizedClientException") << refused->body;
   (*node)->Stop();
   fs::remove_all(dir);
 }

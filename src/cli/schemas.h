@@ -9,13 +9,14 @@
 #include "iam/schema.h"
 #include "sched/schema.h"
 #include "store/schema.h"
+#include "sts/schema.h"
 #include "vpc/schema.h"
 
 namespace paddock::cli {
 
 inline std::vector<store::ModuleSchema> NodeSchemas() {
   // The store adds its own (store::kStoreSchema).
-  return {iam::kSchema, ecs::kSchema, vpc::kSchema, sched::kSchema, agent::images::kSchema};
+  return {iam::kSchema, sts::kSchema, ecs::kSchema, vpc::kSchema, sched::kSchema, agent::images::kSchema};
 }
 
 }  // namespace paddock::cli

@@ -1,8 +1,16 @@
 # cmake -DINPUT=model.json -DOUTPUT=out.cc -DFUNCTION=EcsModelJson -P embed.cmake
+#         [-DNAMESPACE=paddock::sts -DHEADER=sts/api/models/models.h]
 #
-# Writes a C++ source defining `std::string_view paddock::aws::<FUNCTION>()` that returns the
-# file's bytes. The text is split into separate literals well under the 64 KB that compilers are
+# Writes a C++ source defining `std::string_view <NAMESPACE>::<FUNCTION>()` (default namespace
+# paddock::aws, declared in HEADER, default aws/models/models.h) that returns the file's bytes.
+# The text is split into separate literals well under the 64 KB that compilers are
 # required to support, and joined once on first use.
+if(NOT NAMESPACE)
+  set(NAMESPACE paddock::aws)
+endif()
+if(NOT HEADER)
+  set(HEADER aws/models/models.h)
+endif()
 get_filename_component(input_name ${INPUT} NAME)
 file(READ ${INPUT} content HEX)
 string(LENGTH "${content}" hex_len)
@@ -22,12 +30,12 @@ while(offset LESS hex_len)
 endwhile()
 file(WRITE ${OUTPUT}.tmp
 "// Generated from ${input_name} by embed.cmake. Do not edit.
-#include \"aws/models/models.h\"
+#include \"${HEADER}\"
 
 #include <cstddef>
 #include <string>
 
-namespace paddock::aws {
+namespace ${NAMESPACE} {
 namespace {
 ${body}
 constexpr const char* kChunks[] = {${chunks}};
@@ -43,7 +51,7 @@ std::string_view ${FUNCTION}() {
   return *text;
 }
 
-}  // namespace paddock::aws
+}  // namespace ${NAMESPACE}
 ")
 file(COPY_FILE ${OUTPUT}.tmp ${OUTPUT} ONLY_IF_DIFFERENT)
 file(REMOVE ${OUTPUT}.tmp)

@@ -1,0 +1,226 @@
+#include "sts/api/sts_service.h"
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
+#include <strings.h>
+
+#include <cstdlib>
+
+#include <boost/json.hpp>
+
+#include "common/arn.h"
+#include "sts/api/models/models.h"
+
+namespace paddock::sts::api {
+namespace json = boost::json;
+
+namespace {
+
+constexpr std::string_view kXmlns = "https://sts.amazonaws.com/doc/2011-06-15/";
+// What AssumeRole's PackedPolicySize is a percentage of (AWS does not publish its packing; this
+// is the plain-text budget of a session policy, so a maximal policy reads as 100).
+constexpr size_t kPackedPolicyBudget = 2048;
+
+Status AccessDenied(std::string message) { return PermissionDenied(std::move(message), "AccessDenied"); }
+Status ValidationError(std::string message) { return InvalidArgument(std::move(message), "ValidationError"); }
+
+std::string_view StringMember(const json::object& o, std::string_view name) {
+  const json::value* v = o.if_contains(name);
+  return v != nullptr && v->is_string() ? std::string_view(v->get_string()) : std::string_view();
+}
+
+std::optional<int64_t> IntMember(const json::object& o, std::string_view name) {
+  const json::value* v = o.if_contains(name);
+  if (v == nullptr || !v->is_int64()) return std::nullopt;
+  return v->get_int64();
+}
+
+std::string Iso8601(TimePoint t) {
+  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::chrono::system_clock::to_time_t(t)));
+}
+
+std::string Envelope(std::string_view action, std::string_view result, std::string_view request_id) {
+  return fmt::format("<{0}Response xmlns=\"{1}\"><{0}Result>{2}</{0}Result><ResponseMetadata><RequestId>{3}"
+                     "</RequestId></ResponseMetadata></{0}Response>",
+                     action, kXmlns, result, aws::XmlEscape(request_id));
+}
+
+std::string CredentialsXml(const IssuedCredentials& c) {
+  return fmt::format(
+      "<Credentials><AccessKeyId>{}</AccessKeyId><SecretAccessKey>{}</SecretAccessKey><SessionToken>{}"
+      "</SessionToken><Expiration>{}</Expiration></Credentials>",
+      aws::XmlEscape(c.access_key_id.str()), aws::XmlEscape(c.secret_access_key), aws::XmlEscape(c.session_token),
+      Iso8601(c.expiration));
+}
+
+// Whether the caller acts as its account's root (its own keys, or a GetSessionToken session of
+// them).
+bool IsRoot(const aws::Principal& p) {
+  return p.kind == aws::PrincipalKind::kRoot ||
+         (p.kind == aws::PrincipalKind::kFederatedUser && p.arn.ends_with(":root"));
+}
+
+std::string NotAuthorized(const aws::Principal& caller, std::string_view role_arn) {
+  return fmt::format("User: {} is not authorized to perform: sts:AssumeRole on resource: {}", caller.arn, role_arn);
+}
+
+}  // namespace
+
+StsService::StsService(Sessions& sessions, RoleDirectory* roles) : sessions_(sessions), roles_(roles) {
+  auto model = QueryModel::Parse(StsModelJson());
+  // The model is compiled into the binary: failing to read it is a build defect, not input.
+  if (!model.ok()) {
+    fmt::print(stderr, "paddock: the embedded STS model is unreadable: {}\n", model.status().ToString());
+    std::abort();
+  }
+  model_ = std::move(model).value();
+}
+
+StsService::~StsService() = default;
+
+bool StsService::Implements(std::string_view action) const {
+  return action == "GetCallerIdentity" || action == "GetSessionToken" || action == "AssumeRole";
+}
+
+std::optional<aws::ThrottleGroup> StsService::ThrottleGroupFor(std::string_view action) const {
+  (void)action;  // AWS publishes no per-action STS rates (research note §1.7)
+  return std::nullopt;
+}
+
+void StsService::MapError(const Status& status, std::string& code, int& http_status) const {
+  if (status.code() == StatusCode::kUnauthenticated) {
+    if (code == "UnrecognizedClientException") code = "InvalidClientTokenId";
+    else if (code == "ExpiredTokenException") code = "ExpiredToken";
+    else if (code == "MissingAuthenticationTokenException") code = "MissingAuthenticationToken";
+    else if (code == "InvalidSignatureException") code = "SignatureDoesNotMatch";
+    else if (code == "IncompleteSignatureException") code = "IncompleteSignature";
+    http_status = 403;
+  } else if (code == "AccessDenied") {
+    http_status = 403;
+  }
+}
+
+StatusOr<std::string> StsService::Call(const aws::CallContext& ctx, const aws::QueryParams& params) {
+  if (!Implements(ctx.action) || !model_->HasOperation(ctx.action))
+    return InvalidArgument(fmt::format("Could not find operation {} for version 2011-06-15.", ctx.action),
+                           "InvalidAction");
+  ASSIGN_OR_RETURN(json::object input, model_->Decode(ctx.action, params));
+  if (ctx.action == "GetCallerIdentity") return GetCallerIdentity(ctx);
+  if (ctx.action == "GetSessionToken") return GetSessionToken(ctx, input);
+  return AssumeRole(ctx, input);
+}
+
+StatusOr<std::string> StsService::GetCallerIdentity(const aws::CallContext& ctx) {
+  const aws::Principal& p = ctx.principal;
+  std::string user_id = p.user_id.empty() ? p.account.str() : p.user_id;
+  return Envelope("GetCallerIdentity",
+                  fmt::format("<Arn>{}</Arn><UserId>{}</UserId><Account>{}</Account>", aws::XmlEscape(p.arn),
+                              aws::XmlEscape(user_id), aws::XmlEscape(p.account.str())),
+                  ctx.request_id);
+}
+
+StatusOr<std::string> StsService::GetSessionToken(const aws::CallContext& ctx, const json::object& input) {
+  const aws::Principal& caller = ctx.principal;
+  if (caller.kind != aws::PrincipalKind::kRoot && caller.kind != aws::PrincipalKind::kUser)
+    return AccessDenied("Cannot call GetSessionToken with session credentials");
+  if (!StringMember(input, "SerialNumber").empty() || !StringMember(input, "TokenCode").empty()) {
+    // Paddock has no MFA devices, so no serial number names one.
+    return AccessDenied(
+        "MultiFactorAuthentication failed, unable to validate MFA code. Please verify your MFA serial number is "
+        "valid and associated with this user.");
+  }
+  int64_t seconds = IntMember(input, "DurationSeconds").value_or(kDefaultSessionTokenSeconds);
+  if (caller.kind == aws::PrincipalKind::kRoot && seconds > kRootSessionTokenMaxSeconds)
+    seconds = kRootSessionTokenMaxSeconds;
+  ASSIGN_OR_RETURN(IssuedCredentials c, sessions_.IssueSessionToken(caller, std::chrono::seconds(seconds), ctx.now));
+  return Envelope("GetSessionToken", CredentialsXml(c), ctx.request_id);
+}
+
+StatusOr<std::string> StsService::AssumeRole(const aws::CallContext& ctx, const json::object& input) {
+  const aws::Principal& caller = ctx.principal;
+  if (IsRoot(caller)) return AccessDenied("Roles may not be assumed by root accounts.");
+  std::string role_arn(StringMember(input, "RoleArn"));
+  RoleSessionSpec spec;
+  spec.session_name = std::string(StringMember(input, "RoleSessionName"));
+  spec.session_policy = std::string(StringMember(input, "Policy"));
+  spec.source_identity = std::string(StringMember(input, "SourceIdentity"));
+  if (const json::value* arns = input.if_contains("PolicyArns"); arns != nullptr && arns->is_array()) {
+    for (const json::value& a : arns->get_array())
+      if (a.is_object()) spec.policy_arns.emplace_back(StringMember(a.get_object(), "arn"));
+  }
+  if (const json::value* tags = input.if_contains("Tags"); tags != nullptr && tags->is_array()) {
+    for (const json::value& t : tags->get_array())
+      if (t.is_object())
+        spec.tags.emplace_back(StringMember(t.get_object(), "Key"), StringMember(t.get_object(), "Value"));
+  }
+  std::string external_id(StringMember(input, "ExternalId"));
+  int64_t seconds = IntMember(input, "DurationSeconds").value_or(kDefaultRoleSessionSeconds);
+
+  // Session tags: keys are case-insensitively unique (AWS: "Duplicate tag keys found").
+  for (size_t i = 0; i < spec.tags.size(); ++i)
+    for (size_t j = i + 1; j < spec.tags.size(); ++j)
+      if (strcasecmp(spec.tags[i].first.c_str(), spec.tags[j].first.c_str()) == 0)
+        return InvalidArgument(
+            "Duplicate tag keys found. Please note that Tag keys are case insensitive.", "InvalidParameterValue");
+  if (!spec.session_policy.empty()) {
+    boost::system::error_code ec;
+    json::value policy = json::parse(spec.session_policy, ec);
+    if (ec || !policy.is_object()) return InvalidArgument("Syntax errors in policy.", "MalformedPolicyDocument");
+  }
+
+  StatusOr<Arn> parsed = ParseArn(role_arn);
+  if (!parsed.ok() || parsed->service != "iam" || !parsed->resource.starts_with("role/") ||
+      !IsAccountId(parsed->account))
+    return ValidationError(fmt::format("{} is invalid", role_arn));
+  const AccountId role_account(parsed->account);
+
+  std::optional<AssumableRole> role;
+  if (roles_ != nullptr) {
+    ASSIGN_OR_RETURN(role, roles_->FindRole(role_account, role_arn));
+  }
+  // A role that does not exist is refused like one whose trust policy says no: AWS does not tell
+  // a caller which roles exist.
+  if (!role) return AccessDenied(NotAuthorized(caller, role_arn));
+
+  TrustContext context;
+  if (!external_id.empty()) context.emplace_back("sts:ExternalId", external_id);
+  context.emplace_back("sts:RoleSessionName", spec.session_name);
+  if (!spec.source_identity.empty()) context.emplace_back("sts:SourceIdentity", spec.source_identity);
+  for (const auto& [k, v] : spec.tags) {
+    context.emplace_back("aws:RequestTag/" + k, v);
+    context.emplace_back("aws:TagKeys", k);
+  }
+  if (const json::value* keys = input.if_contains("TransitiveTagKeys"); keys != nullptr && keys->is_array()) {
+    for (const json::value& k : keys->get_array())
+      if (k.is_string()) context.emplace_back("sts:TransitiveTagKeys", std::string(k.get_string()));
+  }
+  Status trusted = roles_->TrustAdmits(*role, caller, context);
+  if (trusted.code() == StatusCode::kPermissionDenied) return AccessDenied(NotAuthorized(caller, role_arn));
+  RETURN_IF_ERROR(trusted);
+
+  if (caller.kind == aws::PrincipalKind::kAssumedRole && seconds > kRoleChainingMaxSeconds)
+    return ValidationError(
+        "The requested DurationSeconds exceeds the 1 hour session limit for roles assumed by role chaining.");
+  if (seconds > role->max_session_seconds)
+    return ValidationError("The requested DurationSeconds exceeds the MaxSessionDuration set for this role.");
+
+  ASSIGN_OR_RETURN(IssuedCredentials c,
+                   sessions_.IssueRoleSession(role_account, *role, spec, std::chrono::seconds(seconds), ctx.now));
+  std::string result;
+  if (!spec.source_identity.empty())
+    result += fmt::format("<SourceIdentity>{}</SourceIdentity>", aws::XmlEscape(spec.source_identity));
+  result += fmt::format("<AssumedRoleUser><AssumedRoleId>{}</AssumedRoleId><Arn>{}</Arn></AssumedRoleUser>",
+                        aws::XmlEscape(c.principal.user_id), aws::XmlEscape(c.principal.arn));
+  result += CredentialsXml(c);
+  if (!spec.session_policy.empty() || !spec.tags.empty() || !spec.policy_arns.empty()) {
+    size_t packed = spec.session_policy.size();
+    for (const auto& [k, v] : spec.tags) packed += k.size() + v.size();
+    for (const auto& a : spec.policy_arns) packed += a.size();
+    result += fmt::format("<PackedPolicySize>{}</PackedPolicySize>",
+                          (packed * 100 + kPackedPolicyBudget - 1) / kPackedPolicyBudget);
+  }
+  return Envelope("AssumeRole", result, ctx.request_id);
+}
+
+}  // namespace paddock::sts::api

@@ -1,0 +1,54 @@
+// The STS API (Query protocol, XML answers; signing name "sts", any region): GetCallerIdentity,
+// GetSessionToken and AssumeRole, over sts::Sessions and a RoleDirectory. Input is decoded and
+// validated by the embedded botocore model (query_input.h); the owner sees typed values.
+//
+//   sts::api::StsService sts(sessions, &roles);
+//   front.AddQueryService(&sts);
+//
+// docs/contracts/sts.md lists the behaviours and the tests that pin them.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "aws/service.h"
+#include "sts/api/query_input.h"
+#include "sts/roles.h"
+#include "sts/sessions.h"
+
+namespace paddock::sts::api {
+
+class StsService final : public aws::QueryService {
+ public:
+  // `roles` may be null (no IAM roles wired): every AssumeRole is then refused as for a role that
+  // does not exist. Both must outlive the service.
+  StsService(Sessions& sessions, RoleDirectory* roles);
+  ~StsService() override;
+
+  std::string_view SigningName() const override { return "sts"; }
+  bool Implements(std::string_view action) const override;
+  std::optional<aws::ThrottleGroup> ThrottleGroupFor(std::string_view action) const override;
+  StatusOr<std::string> Call(const aws::CallContext& ctx, const aws::QueryParams& params) override;
+  // STS's names and statuses: InvalidClientTokenId and ExpiredToken (403) for what the verifier
+  // reports as UnrecognizedClientException and ExpiredTokenException; AccessDenied is 403.
+  void MapError(const Status& status, std::string& code, int& http_status) const override;
+
+  // The session-duration rules (seconds), as AWS documents them.
+  static constexpr int kDefaultSessionTokenSeconds = 43200;
+  static constexpr int kRootSessionTokenMaxSeconds = 3600;  // root's GetSessionToken is capped, silently
+  static constexpr int kDefaultRoleSessionSeconds = 3600;
+  static constexpr int kRoleChainingMaxSeconds = 3600;
+
+ private:
+  StatusOr<std::string> GetCallerIdentity(const aws::CallContext& ctx);
+  StatusOr<std::string> GetSessionToken(const aws::CallContext& ctx, const boost::json::object& input);
+  StatusOr<std::string> AssumeRole(const aws::CallContext& ctx, const boost::json::object& input);
+
+  Sessions& sessions_;
+  RoleDirectory* roles_;
+  std::unique_ptr<QueryModel> model_;
+};
+
+}  // namespace paddock::sts::api

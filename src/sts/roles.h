@@ -1,0 +1,48 @@
+// The seam between STS and IAM: which roles exist and whose trust policy admits a caller. STS
+// does not know how roles are stored or how policies are evaluated; the node wires an
+// implementation over IAM's role owner and the policy evaluator (cli/node.cc). Tests use a fake.
+//
+//   ASSIGN_OR_RETURN(std::optional<AssumableRole> role, roles.FindRole(account, arn));
+//   RETURN_IF_ERROR(roles.TrustAdmits(*role, caller, {{"sts:ExternalId", "x"}}));
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "aws/credentials.h"
+#include "common/ids.h"
+#include "common/status.h"
+
+namespace paddock::sts {
+
+// What AssumeRole needs to know of a role.
+struct AssumableRole {
+  std::string arn;      // "arn:aws:iam::123456789012:role/path/name"
+  std::string role_id;  // "AROA…": the role's unique id, the first half of aws:userid
+  std::string name;     // "name" (without the path): the assumed-role ARN's middle part
+  std::string trust_policy_json;
+  int max_session_seconds = 3600;  // the role's MaxSessionDuration, 3600..43200
+};
+
+// The request context of an AssumeRole call, as the trust policy's conditions see it:
+// ("sts:ExternalId", "…"), ("sts:RoleSessionName", "…"), ("sts:SourceIdentity", "…"),
+// ("aws:RequestTag/<key>", "<value>"), ("aws:TagKeys", "<key>") once per key, and
+// ("sts:TransitiveTagKeys", "<key>") once per key.
+using TrustContext = std::vector<std::pair<std::string, std::string>>;
+
+class RoleDirectory {
+ public:
+  virtual ~RoleDirectory() = default;
+  // The role `role_arn` of `account`; nullopt when the account has no such role. An error only
+  // when the lookup itself failed.
+  virtual StatusOr<std::optional<AssumableRole>> FindRole(const AccountId& account, std::string_view role_arn) = 0;
+  // OK when the role's trust policy admits `caller` for sts:AssumeRole (and sts:TagSession,
+  // sts:SetSourceIdentity when the context carries tags or a source identity) with `context`;
+  // PermissionDenied otherwise (any message: STS answers with its own AccessDenied text).
+  virtual Status TrustAdmits(const AssumableRole& role, const aws::Principal& caller, const TrustContext& context) = 0;
+};
+
+}  // namespace paddock::sts
