@@ -99,6 +99,7 @@ bool MatchOne(const Condition& c, const ConditionValue& pv, const std::string& r
         pattern = *resolved;
       }
       if (c.op == ConditionOp::kArnLike) return ArnMatch(pattern, rv);
+      if (!pv.pattern.has_variables && c.op == ConditionOp::kStringLike) return pv.pattern.Matches(rv, false);
       if (c.op == ConditionOp::kStringLike || fold) return GlobMatch(pattern, rv, fold);
       return pattern == rv;
     }

@@ -117,7 +117,7 @@ namespace {
 
 bool ActionMatches(const Statement& st, std::string_view action) {
   const bool any = std::any_of(st.actions.begin(), st.actions.end(),
-                               [&](const std::string& p) { return GlobMatch(p, action, /*fold_case=*/true); });
+                               [&](const Template& p) { return p.Matches(action, /*fold_case=*/true); });
   return st.not_action ? !any : any;
 }
 
@@ -128,7 +128,7 @@ bool ActionMatches(const Statement& st, std::string_view action) {
 bool ResourceMatches(const Statement& st, const RequestContext& ctx) {
   if (!st.has_resource) return true;
   const bool any = std::any_of(st.resources.begin(), st.resources.end(), [&](const Template& t) {
-    if (!t.has_variables) return GlobMatch(t.text, ctx.resource(), false);
+    if (!t.has_variables) return t.Matches(ctx.resource(), false);
     // An unresolvable variable makes this entry match nothing.
     std::optional<std::string> r = t.Resolve(ctx, false);
     return r && GlobMatch(*r, ctx.resource(), false);

@@ -38,6 +38,7 @@ bool GlobMatch(std::string_view p, std::string_view s, bool fold_case) {
   size_t pi = 0, si = 0, star = std::string_view::npos, mark = 0;
   while (si < s.size()) {
     if (pi < p.size() && p[pi] == kStar) {
+      if (pi + 1 == p.size()) return true;  // a trailing '*' takes the rest
       star = pi++;
       mark = si;
     } else if (pi < p.size() && (p[pi] == kQuestion || p[pi] == s[si] || (fold_case && p[pi] == Lower(s[si])))) {
@@ -52,6 +53,23 @@ bool GlobMatch(std::string_view p, std::string_view s, bool fold_case) {
   }
   while (pi < p.size() && p[pi] == kStar) ++pi;
   return pi == p.size();
+}
+
+void Template::Finish() {
+  prefix = 0;
+  while (prefix < text.size() && text[prefix] != kStar && text[prefix] != kQuestion) ++prefix;
+}
+
+bool Template::Matches(std::string_view s, bool fold_case) const {
+  if (s.size() < prefix) return false;
+  if (fold_case) {
+    for (size_t i = 0; i < prefix; ++i)
+      if (text[i] != Lower(s[i])) return false;
+  } else if (std::memcmp(text.data(), s.data(), prefix) != 0) {
+    return false;
+  }
+  if (prefix == text.size()) return s.size() == prefix;
+  return GlobMatch(std::string_view(text).substr(prefix), s.substr(prefix), fold_case);
 }
 
 std::optional<std::string> Template::Resolve(const RequestContext& ctx, bool fold_case) const {
@@ -305,6 +323,7 @@ Template Compile(std::string_view s, const TemplateOptions& o) {
     if (!text.empty()) t.parts.push_back({false, std::move(text), std::nullopt});
   } else {
     t.text = std::move(text);
+    t.Finish();
   }
   return t;
 }
@@ -355,12 +374,13 @@ StatusOr<std::vector<std::string>> ConditionValues(const json::value& v) {
   return out;
 }
 
-StatusOr<std::string> CompileAction(std::string_view a) {
-  if (a == "*") return std::string(1, kStar);
-  const size_t colons = std::count(a.begin(), a.end(), ':');
-  if (colons == 0) return Malformed("Actions/Conditions must be prefaced by a vendor, e.g., iam, sdb, ec2, etc.");
-  if (colons > 1) return Malformed("Actions/Condition can contain only one colon.");
-  return Compile(a, {.wildcards = true, .variables = false, .lower = true}).text;
+StatusOr<Template> CompileAction(std::string_view a) {
+  if (a != "*") {
+    const size_t colons = std::count(a.begin(), a.end(), ':');
+    if (colons == 0) return Malformed("Actions/Conditions must be prefaced by a vendor, e.g., iam, sdb, ec2, etc.");
+    if (colons > 1) return Malformed("Actions/Condition can contain only one colon.");
+  }
+  return Compile(a, {.wildcards = true, .variables = false, .lower = true});
 }
 
 bool IsAccountId(std::string_view s) {
@@ -587,7 +607,7 @@ StatusOr<Statement> CompileStatement(const json::value& v, DocumentKind kind, bo
   ASSIGN_OR_RETURN(std::vector<std::string> actions, StringList(*action));
   if (actions.empty()) return Malformed("Policy statement must contain actions.");
   for (const std::string& a : actions) {
-    ASSIGN_OR_RETURN(std::string compiled, CompileAction(a));
+    ASSIGN_OR_RETURN(Template compiled, CompileAction(a));
     st.actions.push_back(std::move(compiled));
   }
 

@@ -31,12 +31,19 @@ bool GlobMatch(std::string_view pattern, std::string_view s, bool fold_case);
 // A value that may hold policy variables. Without variables, `text` is final. With variables,
 // `parts` alternate text and variables and Resolve builds the final text per request.
 struct Template {
+  // Whether `text` (no variables) matches all of `s` as a glob. Compares the literal prefix
+  // (before the first wildcard) with memcmp first: most patterns fail or succeed there.
+  bool Matches(std::string_view s, bool fold_case) const;
+  // Sets `prefix` from `text`; the parser calls it once the text is final.
+  void Finish();
+
   struct Part {
     bool is_variable = false;
     std::string text;                    // literal text (wildcards already encoded), or the key
     std::optional<std::string> default_value;  // ${key, 'default'}
   };
   std::string text;
+  size_t prefix = 0;  // length of text's leading literal part (no wildcard)
   bool has_variables = false;
   std::vector<Part> parts;
 
@@ -115,7 +122,7 @@ struct Statement {
   std::string sid;
   bool allow = true;
   bool not_action = false;
-  std::vector<std::string> actions;  // lowercase globs
+  std::vector<Template> actions;     // lowercase globs, no variables
   bool has_resource = false;         // trust policies have none: the statement applies to all
   bool not_resource = false;
   std::vector<Template> resources;   // globs; "*" is stored as a lone kStar
