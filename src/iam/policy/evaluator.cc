@@ -39,31 +39,31 @@ std::string_view PrincipalTypeName(PrincipalType t) {
 
 }  // namespace
 
-Principal Principal::Root(std::string account) {
+Principal Principal::Root(AccountId account) {
   Principal p;
   p.type = PrincipalType::kRoot;
-  p.arn = fmt::format("arn:aws:iam::{}:root", account);
-  p.userid = account;
+  p.arn = fmt::format("arn:aws:iam::{}:root", account.str());
+  p.userid = account.str();
   p.account = std::move(account);
   return p;
 }
 
-Principal Principal::User(std::string account, std::string name, std::string user_id, std::string path) {
+Principal Principal::User(AccountId account, std::string name, std::string user_id, std::string path) {
   Principal p;
   p.type = PrincipalType::kUser;
-  p.arn = fmt::format("arn:aws:iam::{}:user{}{}", account, path, name);
+  p.arn = fmt::format("arn:aws:iam::{}:user{}{}", account.str(), path, name);
   p.account = std::move(account);
   p.username = std::move(name);
   p.userid = std::move(user_id);
   return p;
 }
 
-Principal Principal::AssumedRole(std::string account, std::string role_name, std::string session,
+Principal Principal::AssumedRole(AccountId account, std::string role_name, std::string session,
                                  std::string role_id, std::string role_path) {
   Principal p;
   p.type = PrincipalType::kAssumedRole;
-  p.arn = fmt::format("arn:aws:sts::{}:assumed-role/{}/{}", account, role_name, session);
-  p.role_arn = fmt::format("arn:aws:iam::{}:role{}{}", account, role_path, role_name);
+  p.arn = fmt::format("arn:aws:sts::{}:assumed-role/{}/{}", account.str(), role_name, session);
+  p.role_arn = fmt::format("arn:aws:iam::{}:role{}{}", account.str(), role_path, role_name);
   p.userid = fmt::format("{}:{}", role_id, session);
   p.account = std::move(account);
   return p;
@@ -82,7 +82,7 @@ RequestContext::RequestContext(Principal principal, std::string action, std::str
   if (principal_.type == PrincipalType::kService || principal_.type == PrincipalType::kAnonymous) return;
   // aws:PrincipalArn of a role session is the role's ARN (AWS global condition keys).
   Set("aws:PrincipalArn", principal_.type == PrincipalType::kAssumedRole ? principal_.role_arn : principal_.arn);
-  Set("aws:PrincipalAccount", principal_.account);
+  Set("aws:PrincipalAccount", principal_.account.str());
   Set("aws:PrincipalType", std::string(PrincipalTypeName(principal_.type)));
   if (!principal_.userid.empty()) Set("aws:userid", principal_.userid);
   if (principal_.type == PrincipalType::kUser) Set("aws:username", principal_.username);
@@ -149,7 +149,7 @@ PrincipalMatch MatchEntry(const PrincipalEntry& e, const Principal& p) {
     case PrincipalEntry::Kind::kAny:
       return PrincipalMatch::kOther;
     case PrincipalEntry::Kind::kAccount:
-      return !p.account.empty() && e.value == p.account ? PrincipalMatch::kAccount : PrincipalMatch::kNone;
+      return !p.account.empty() && e.value == p.account.str() ? PrincipalMatch::kAccount : PrincipalMatch::kNone;
     case PrincipalEntry::Kind::kArn:
       if (e.value == p.arn) return PrincipalMatch::kExact;
       // A role's ARN admits every session of the role.

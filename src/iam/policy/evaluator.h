@@ -1,7 +1,7 @@
 // IAM's authorization decision for one request: AWS's policy evaluation logic for a principal in
 // one account (no Organizations SCPs/RCPs), as a pure function of the request and the policies.
 //
-//   RequestContext ctx(Principal::User("123456789012", "alice", "AIDAEXAMPLE"), "ecs:RunTask",
+//   RequestContext ctx(Principal::User(AccountId("123456789012"), "alice", "AIDAEXAMPLE"), "ecs:RunTask",
 //                      "arn:aws:ecs:us-east-1:123456789012:task-definition/web:3");
 //   ctx.Set("ecs:cluster", "arn:aws:ecs:us-east-1:123456789012:cluster/default");
 //   PolicySet set;
@@ -29,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/ids.h"
 #include "iam/policy/policy.h"
 
 namespace paddock::iam::policy {
@@ -39,17 +40,17 @@ enum class PrincipalType { kRoot, kUser, kAssumedRole, kService, kFederated, kAn
 struct Principal {
   PrincipalType type = PrincipalType::kAnonymous;
   std::string arn;       // user/root/session ARN; for kService the service ("ecs-tasks.amazonaws.com")
-  std::string account;   // 12 digits; empty for services and anonymous callers
+  AccountId account;     // empty for services and anonymous callers
   std::string username;  // aws:username (users only)
   std::string userid;    // aws:userid: AIDA... for users, AROA...:session for sessions
   std::string role_arn;  // kAssumedRole: the role's ARN (with path), which a Principal of a
                          // resource or trust policy names to admit every session of the role
 
-  static Principal Root(std::string account);
+  static Principal Root(AccountId account);
   // `path` is "/" or "/division/"; the ARN is arn:aws:iam::<account>:user<path><name>.
-  static Principal User(std::string account, std::string name, std::string user_id, std::string path = "/");
+  static Principal User(AccountId account, std::string name, std::string user_id, std::string path = "/");
   // arn:aws:sts::<account>:assumed-role/<role>/<session>; role_arn keeps the role's path.
-  static Principal AssumedRole(std::string account, std::string role_name, std::string session,
+  static Principal AssumedRole(AccountId account, std::string role_name, std::string session,
                                std::string role_id, std::string role_path = "/");
   static Principal Service(std::string service);  // "ecs-tasks.amazonaws.com"
 };
@@ -95,7 +96,7 @@ struct PolicySet {
   std::optional<NamedPolicy> boundary;       // the user's or role's permissions boundary
   std::vector<NamedPolicy> session;          // AssumeRole's Policy and PolicyArns; empty: no gate
   std::optional<NamedPolicy> resource;       // the resource's own policy (e.g. a trust policy)
-  std::string resource_account;              // owner of `resource`; empty: the principal's account
+  AccountId resource_account;                // owner of `resource`; empty: the principal's account
 };
 
 enum class Decision { kAllow, kExplicitDeny, kImplicitDeny };

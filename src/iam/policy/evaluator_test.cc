@@ -11,7 +11,7 @@
 namespace paddock::iam::policy {
 namespace {
 
-const std::string kAccount = "123456789012";
+const AccountId kAccount("123456789012");
 const std::string kTaskDef = "arn:aws:ecs:us-east-1:123456789012:task-definition/web:3";
 const std::string kBareFamily = "arn:aws:ecs:us-east-1:123456789012:task-definition/web";
 const std::string kCluster = "arn:aws:ecs:us-east-1:123456789012:cluster/default";
@@ -409,7 +409,7 @@ TEST(EvaluatorTest, CrossAccountNeedsBothSides) {
   const std::string secret = "arn:aws:secretsmanager:us-east-1:999999999999:secret:db-AbCdEf";
   const std::string identity = R"({"Version":"2012-10-17","Statement":{"Effect":"Allow","Action":"secretsmanager:*","Resource":"*"}})";
   PolicySet set;
-  set.resource_account = "999999999999";
+  set.resource_account = AccountId("999999999999");
   set.resource = NamedPolicy{"secret", Parse(SecretPolicy(R"({"AWS":"123456789012"})"), DocumentKind::kResource)};
   EvaluationResult r = Evaluate(Ctx("secretsmanager:GetSecretValue", secret), set);
   EXPECT_EQ(r.decision, Decision::kImplicitDeny);
@@ -482,7 +482,7 @@ TEST(TrustPolicyTest, AwsPrincipals) {
                                DocumentKind::kTrust);
     return TrustPolicyAllows(trust, RequestContext(who, "sts:AssumeRole", role));
   };
-  const Principal bob_elsewhere = Principal::User("999999999999", "bob", "AIDABOB");
+  const Principal bob_elsewhere = Principal::User(AccountId("999999999999"), "bob", "AIDABOB");
   const Principal session = Principal::AssumedRole(kAccount, "ci", "run-1", "AROACI", "/build/");
   EXPECT_TRUE(allows(R"("123456789012")", Alice()));
   EXPECT_TRUE(allows(R"("arn:aws:iam::123456789012:root")", Alice()));
@@ -502,13 +502,13 @@ TEST(TrustPolicyTest, ExternalIdConditionAndDeny) {
       {"Effect":"Deny","Principal":{"AWS":"arn:aws:iam::999999999999:user/mallory"},"Action":"sts:*"}]})",
                              DocumentKind::kTrust);
   const std::string role = "arn:aws:iam::123456789012:role/app";
-  RequestContext bob(Principal::User("999999999999", "bob", "AIDABOB"), "sts:AssumeRole", role);
+  RequestContext bob(Principal::User(AccountId("999999999999"), "bob", "AIDABOB"), "sts:AssumeRole", role);
   EXPECT_FALSE(TrustPolicyAllows(trust, bob));
   bob.Set("sts:ExternalId", "wrong");
   EXPECT_FALSE(TrustPolicyAllows(trust, bob));
   bob.Set("sts:ExternalId", "s3cret");
   EXPECT_TRUE(TrustPolicyAllows(trust, bob));
-  RequestContext mallory(Principal::User("999999999999", "mallory", "AIDAM"), "sts:AssumeRole", role);
+  RequestContext mallory(Principal::User(AccountId("999999999999"), "mallory", "AIDAM"), "sts:AssumeRole", role);
   mallory.Set("sts:ExternalId", "s3cret");
   EXPECT_FALSE(TrustPolicyAllows(trust, mallory));
 }
@@ -575,7 +575,7 @@ TEST(RequestContextTest, KeysAreCaseInsensitiveAndReplaced) {
   ASSERT_NE(ctx.Find("aws:requesttag/env"), nullptr);
   EXPECT_EQ(*ctx.Find("Aws:RequestTag/Env"), std::vector<std::string>{"b"});
   EXPECT_EQ(ctx.Find("aws:username")->front(), "alice");
-  EXPECT_EQ(ctx.Find("aws:PrincipalAccount")->front(), kAccount);
+  EXPECT_EQ(ctx.Find("aws:PrincipalAccount")->front(), kAccount.str());
   EXPECT_EQ(ctx.Find("ecs:cluster"), nullptr);
   RequestContext s = Ctx("ecs:RunTask", kTaskDef, Principal::AssumedRole(kAccount, "app", "s1", "AROAAPP", "/svc/"));
   EXPECT_EQ(s.principal().arn, "arn:aws:sts::123456789012:assumed-role/app/s1");

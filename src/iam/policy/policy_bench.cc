@@ -51,7 +51,7 @@ int Main(int evaluations) {
 
   // The request is built per evaluation, as the API front would (principal keys included).
   auto request = [] {
-    RequestContext ctx(Principal::User("123456789012", "alice", "AIDAALICE"), "ecs:DescribeTaskDefinition",
+    RequestContext ctx(Principal::User(AccountId("123456789012"), "alice", "AIDAALICE"), "ecs:DescribeTaskDefinition",
                        "arn:aws:ecs:us-east-1:123456789012:task-definition/app9-web:3");
     ctx.Set("aws:PrincipalTag/team", "blue");
     ctx.Set("aws:SourceIp", "10.9.1.2");

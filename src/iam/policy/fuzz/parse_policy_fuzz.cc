@@ -19,7 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (p.status().aws_type() != kMalformedPolicyDocument || p.status().message().empty()) std::abort();
       continue;
     }
-    RequestContext ctx(Principal::User("123456789012", "alice", "AIDAEXAMPLE"), "ecs:RunTask",
+    RequestContext ctx(Principal::User(AccountId("123456789012"), "alice", "AIDAEXAMPLE"), "ecs:RunTask",
                        "arn:aws:ecs:us-east-1:123456789012:task-definition/web:1");
     ctx.Set("aws:SourceIp", "10.1.2.3");
     ctx.Set("aws:CurrentTime", "2026-12-01T12:00:00Z");
