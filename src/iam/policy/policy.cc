@@ -7,6 +7,12 @@
 //   "Actions/Condition can contain only one colon."     garnaat/kappa#111
 //   "Missing required field Principal", "Has prohibited field Principal" (S3/IAM console texts,
 //   spantaleev/matrix-docker-ansible-deploy#1869, hashicorp/terraform#4730)
+//   "Has prohibited field Resource" (CreateRole; many users' reports, e.g. the SAM CLI's error hints)
+//   "This policy contains invalid Json", "Could not parse the policy: Statement is empty!",
+//   "Missing required field Principal cannot be empty!", "AssumeRole policy may only specify STS
+//   AssumeRole actions.", "AssumeRole policy must not contain resources." (NotResource),
+//   "Allow with NotPrincipal is not allowed." - CreateRole's answers as public IAM emulators'
+//   test tables record them (not re-verified against AWS here).
 #include "iam/policy/policy.h"
 
 #include <arpa/inet.h>
@@ -418,7 +424,8 @@ StatusOr<std::vector<PrincipalEntry>> CompilePrincipal(const json::value& v) {
     out.push_back({});
     return out;
   }
-  if (!v.is_object() || v.get_object().empty()) return SyntaxError();
+  if (!v.is_object()) return SyntaxError();
+  if (v.get_object().empty()) return Malformed("Missing required field Principal cannot be empty!");
   for (const auto& [type, values] : v.get_object()) {
     ASSIGN_OR_RETURN(std::vector<std::string> list, StringList(values));
     for (const std::string& s : list) {
@@ -608,11 +615,15 @@ StatusOr<Statement> CompileStatement(const json::value& v, DocumentKind kind, bo
   if (actions.empty()) return Malformed("Policy statement must contain actions.");
   for (const std::string& a : actions) {
     ASSIGN_OR_RETURN(Template compiled, CompileAction(a));
+    // A trust policy grants only STS's role actions (AssumeRole*, TagSession, SetSourceIdentity...).
+    if (kind == DocumentKind::kTrust && !compiled.text.starts_with("sts:"))
+      return Malformed("AssumeRole policy may only specify STS AssumeRole actions.");
     st.actions.push_back(std::move(compiled));
   }
 
   if (principal != nullptr) {
     if (kind == DocumentKind::kIdentity) return Malformed("Policy document should not specify a principal.");
+    if (st.not_principal && st.allow) return Malformed("Allow with NotPrincipal is not allowed.");
     st.has_principal = true;
     ASSIGN_OR_RETURN(st.principals, CompilePrincipal(*principal));
   } else if (kind != DocumentKind::kIdentity) {
@@ -620,7 +631,8 @@ StatusOr<Statement> CompileStatement(const json::value& v, DocumentKind kind, bo
   }
 
   if (resource != nullptr) {
-    if (kind == DocumentKind::kTrust) return Malformed(fmt::format("Has prohibited field {}", st.not_resource ? "NotResource" : "Resource"));
+    if (kind == DocumentKind::kTrust)
+      return Malformed(st.not_resource ? "AssumeRole policy must not contain resources." : "Has prohibited field Resource");
     st.has_resource = true;
     ASSIGN_OR_RETURN(std::vector<std::string> resources, StringList(*resource));
     if (resources.empty()) return Malformed("Policy statement must contain resources.");
@@ -647,7 +659,8 @@ const std::string& Policy::sid(size_t i) const { return compiled_->statements[i]
 StatusOr<Policy> ParsePolicy(std::string_view text, DocumentKind kind) {
   boost::system::error_code ec;
   json::value doc = json::parse(text, ec);
-  if (ec || !doc.is_object()) return SyntaxError();
+  if (ec) return Malformed("This policy contains invalid Json");
+  if (!doc.is_object()) return SyntaxError();
   auto compiled = std::make_shared<CompiledPolicy>();
   const json::value* statements = nullptr;
   for (const auto& [k, v] : doc.get_object()) {
@@ -679,7 +692,7 @@ StatusOr<Policy> ParsePolicy(std::string_view text, DocumentKind kind) {
     return OkStatus();
   };
   if (statements->is_array()) {
-    if (statements->get_array().empty()) return SyntaxError();
+    if (statements->get_array().empty()) return Malformed("Could not parse the policy: Statement is empty!");
     for (const json::value& s : statements->get_array()) RETURN_IF_ERROR(add(s));
   } else {
     RETURN_IF_ERROR(add(*statements));

@@ -63,11 +63,12 @@ inline constexpr std::string_view kMalformedPolicyDocument = "MalformedPolicyDoc
 
 // Parses and validates `json` as a policy document of `kind`.
 // Fails with kInvalidArgument and aws_type "MalformedPolicyDocument" and AWS's message for the
-// first problem found, e.g. "Syntax errors in policy.", "Policy document should not specify a
-// principal.", "Policy statement must contain actions.", "Policy statement must contain
-// resources.", "Has prohibited field Resource", "Missing required field Principal",
-// "Invalid principal in policy: \"AWS\":\"x\"", "Resource x must be in ARN format or \"*\".",
-// "The policy failed legacy parsing" (unknown Version). Never crashes on any input.
+// first problem found, e.g. "This policy contains invalid Json", "Syntax errors in policy.",
+// "Policy document should not specify a principal.", "Policy statement must contain actions.",
+// "Policy statement must contain resources.", "Has prohibited field Resource", "Missing required
+// field Principal", "Invalid principal in policy: \"AWS\":\"x\"", "Resource x must be in ARN
+// format or \"*\".", "The policy failed legacy parsing" (unknown Version); the full list is in
+// docs/contracts/iam.md. Never crashes on any input. Size limits are the IAM API's to check.
 StatusOr<Policy> ParsePolicy(std::string_view json, DocumentKind kind);
 
 }  // namespace paddock::iam::policy
