@@ -225,6 +225,11 @@ EvaluationResult Evaluate(const RequestContext& ctx, const PolicySet& set) {
     Scan(set.session[i].policy, PolicyType::kSession, i, ctx, false, session);
   if (set.resource) Scan(set.resource->policy, PolicyType::kResource, 0, ctx, true, resource);
 
+  auto finish = [&](EvaluationResult r) {
+    if (boundary.present) r.allowed_by_boundary = boundary.allow && !boundary.deny;
+    return r;
+  };
+
   // 1. An explicit Deny anywhere is final. The text names one layer, as AWS's does.
   const std::pair<const LayerResult*, PolicyType> layers[] = {{&identity, PolicyType::kIdentity},
                                                               {&resource, PolicyType::kResource},
@@ -234,15 +239,15 @@ EvaluationResult Evaluate(const RequestContext& ctx, const PolicySet& set) {
     if (!layer->deny) continue;
     EvaluationResult r = Deny(Decision::kExplicitDeny, type);
     for (const auto& [l, t] : layers) r.matched.insert(r.matched.end(), l->denies.begin(), l->denies.end());
-    return r;
+    return finish(std::move(r));
   }
 
   const bool same_account = set.resource_account.empty() || set.resource_account == ctx.principal().account;
   const bool resource_allows = resource.allow;
   if (!same_account) {
     // Cross-account: both sides must allow (the resource policy naming the account suffices).
-    if (!identity.allow) return Deny(Decision::kImplicitDeny, PolicyType::kIdentity);
-    if (!resource_allows) return Deny(Decision::kImplicitDeny, PolicyType::kResource);
+    if (!identity.allow) return finish(Deny(Decision::kImplicitDeny, PolicyType::kIdentity));
+    if (!resource_allows) return finish(Deny(Decision::kImplicitDeny, PolicyType::kResource));
   } else if (resource_allows && resource.grant == PrincipalMatch::kExact) {
     // 3. A same-account resource policy naming the exact user or session ARN is not limited by a
     // permissions boundary or session policy (IAM User Guide, policy evaluation logic table).
@@ -250,13 +255,14 @@ EvaluationResult Evaluate(const RequestContext& ctx, const PolicySet& set) {
     r.decision = Decision::kAllow;
     r.decided_by = PolicyType::kResource;
     r.matched = std::move(resource.allows);
-    return r;
+    return finish(std::move(r));
   }
   // An account-only Principal delegates to the account's identity policies: it grants nothing alone.
   const bool resource_grants = same_account && resource_allows && resource.grant != PrincipalMatch::kAccount;
-  if (!identity.allow && !resource_grants) return Deny(Decision::kImplicitDeny, PolicyType::kIdentity);
-  if (boundary.present && !boundary.allow) return Deny(Decision::kImplicitDeny, PolicyType::kPermissionsBoundary);
-  if (session.present && !session.allow) return Deny(Decision::kImplicitDeny, PolicyType::kSession);
+  if (!identity.allow && !resource_grants) return finish(Deny(Decision::kImplicitDeny, PolicyType::kIdentity));
+  if (boundary.present && !boundary.allow)
+    return finish(Deny(Decision::kImplicitDeny, PolicyType::kPermissionsBoundary));
+  if (session.present && !session.allow) return finish(Deny(Decision::kImplicitDeny, PolicyType::kSession));
 
   EvaluationResult r;
   r.decision = Decision::kAllow;
@@ -267,7 +273,7 @@ EvaluationResult Evaluate(const RequestContext& ctx, const PolicySet& set) {
     r.decided_by = PolicyType::kResource;
     r.matched = std::move(resource.allows);
   }
-  return r;
+  return finish(std::move(r));
 }
 
 bool TrustPolicyAllows(const Policy& trust, const RequestContext& ctx) {

@@ -116,6 +116,9 @@ struct EvaluationResult {
   // the granting layer for kAllow, none for kImplicitDeny (SimulatePrincipalPolicy's
   // MatchedStatements).
   std::vector<MatchedStatement> matched;
+  // With a permissions boundary: whether it allows the request (an Allow matches and no Deny does;
+  // SimulatePrincipalPolicy's PermissionsBoundaryDecisionDetail). Without one: nullopt.
+  std::optional<bool> allowed_by_boundary;
 };
 
 // The decision for `ctx` under `set` (the order is in the header's opening comment).

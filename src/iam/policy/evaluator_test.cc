@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -278,6 +279,7 @@ TEST(EvaluatorTest, NoPoliciesIsImplicitDeny) {
   EXPECT_EQ(r.decision, Decision::kImplicitDeny);
   EXPECT_EQ(r.decided_by, PolicyType::kIdentity);
   EXPECT_TRUE(r.matched.empty());
+  EXPECT_FALSE(r.allowed_by_boundary.has_value());
 }
 
 TEST(EvaluatorTest, ExplicitDenyBeatsAllowInSamePolicy) {
@@ -339,9 +341,12 @@ TEST(EvaluatorTest, PermissionsBoundaryGates) {
   r = Evaluate(Ctx(), only_boundary);
   EXPECT_EQ(r.decision, Decision::kImplicitDeny);
   EXPECT_EQ(r.decided_by, PolicyType::kIdentity);
+  EXPECT_EQ(Evaluate(Ctx(), set).allowed_by_boundary, std::optional<bool>(false));
+  EXPECT_EQ(Evaluate(Ctx("ecs:DescribeTaskDefinition"), set).allowed_by_boundary, std::optional<bool>(true));
   // A Deny in the boundary is an explicit deny named after the boundary.
   set.boundary = NamedPolicy{"boundary", Parse(kDenyRunTask)};
   r = Evaluate(Ctx(), set);
+  EXPECT_EQ(r.allowed_by_boundary, std::optional<bool>(false));
   EXPECT_EQ(r.decision, Decision::kExplicitDeny);
   EXPECT_EQ(r.decided_by, PolicyType::kPermissionsBoundary);
   EXPECT_EQ(r.matched.size(), 1u);

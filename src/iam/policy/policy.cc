@@ -315,7 +315,8 @@ Template Compile(std::string_view s, const TemplateOptions& o) {
           inner = Trim(inner.substr(0, comma));
         }
         var.text = ToLower(inner);
-        if (!text.empty()) t.parts.push_back({false, std::move(text), std::nullopt});
+        var.written = std::string(inner);
+        if (!text.empty()) t.parts.push_back({false, std::move(text), {}, std::nullopt});
         text.clear();
         t.parts.push_back(std::move(var));
         t.has_variables = true;
@@ -326,7 +327,7 @@ Template Compile(std::string_view s, const TemplateOptions& o) {
     ++i;
   }
   if (t.has_variables) {
-    if (!text.empty()) t.parts.push_back({false, std::move(text), std::nullopt});
+    if (!text.empty()) t.parts.push_back({false, std::move(text), {}, std::nullopt});
   } else {
     t.text = std::move(text);
     t.Finish();
@@ -512,6 +513,7 @@ StatusOr<std::vector<Condition>> CompileConditions(const json::value& v, bool va
       c.if_exists = if_exists;
       c.qualifier = qualifier;
       c.key = ToLower(key);
+      c.written_key = std::string(key);
       ASSIGN_OR_RETURN(std::vector<std::string> values, ConditionValues(raw));
       for (const std::string& s : values) {
         ConditionValue cv;
@@ -651,6 +653,26 @@ StatusOr<Statement> CompileStatement(const json::value& v, DocumentKind kind, bo
 }
 
 }  // namespace
+
+std::vector<std::string> ContextKeys(const Policy& policy) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  auto add = [&](const std::string& lower, const std::string& written) {
+    if (seen.insert(lower).second) out.push_back(written);
+  };
+  auto add_template = [&](const Template& t) {
+    for (const Template::Part& part : t.parts)
+      if (part.is_variable && part.text != "*" && part.text != "?" && part.text != "$") add(part.text, part.written);
+  };
+  for (const Statement& st : policy.compiled().statements) {
+    for (const Template& r : st.resources) add_template(r);
+    for (const Condition& c : st.conditions) {
+      add(c.key, c.written_key);
+      for (const ConditionValue& v : c.values) add_template(v.pattern);
+    }
+  }
+  return out;
+}
 
 PolicyVersion Policy::version() const { return compiled_->version; }
 size_t Policy::statement_count() const { return compiled_->statements.size(); }

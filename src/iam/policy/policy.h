@@ -19,6 +19,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/status.h"
 
@@ -54,6 +55,12 @@ class Policy {
 
  private:
   friend StatusOr<Policy> ParsePolicy(std::string_view json, DocumentKind kind);
+
+// The context keys `policy` reads - its condition keys and the keys its policy variables name - as
+// the document writes them, each once (compared case-insensitively), in order of appearance: IAM's
+// GetContextKeysForCustomPolicy / GetContextKeysForPrincipalPolicy, and the keys a simulation
+// reports as missing when the request lacks them.
+std::vector<std::string> ContextKeys(const Policy& policy);
   explicit Policy(std::shared_ptr<const internal::CompiledPolicy> c) : compiled_(std::move(c)) {}
   std::shared_ptr<const internal::CompiledPolicy> compiled_;
 };
@@ -70,5 +77,11 @@ inline constexpr std::string_view kMalformedPolicyDocument = "MalformedPolicyDoc
 // format or \"*\".", "The policy failed legacy parsing" (unknown Version); the full list is in
 // docs/contracts/iam.md. Never crashes on any input. Size limits are the IAM API's to check.
 StatusOr<Policy> ParsePolicy(std::string_view json, DocumentKind kind);
+
+// The context keys `policy` reads - its condition keys and the keys its policy variables name - as
+// the document writes them, each once (compared case-insensitively), in order of appearance: IAM's
+// GetContextKeysForCustomPolicy / GetContextKeysForPrincipalPolicy, and the keys a simulation
+// reports as missing when the request lacks them.
+std::vector<std::string> ContextKeys(const Policy& policy);
 
 }  // namespace paddock::iam::policy

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "iam/policy/internal/compiled.h"
 
@@ -168,6 +169,21 @@ TEST(ParsePolicyTest, NeverCrashesOnTruncatedDocuments) {
     auto p = ParsePolicy(doc.substr(0, n), DocumentKind::kIdentity);
     EXPECT_FALSE(p.ok());
   }
+}
+
+TEST(ContextKeysTest, ConditionKeysAndVariablesOnceAsWritten) {
+  auto p = ParsePolicy(R"({"Version":"2012-10-17","Statement":[
+      {"Effect":"Allow","Action":"s3:*","Resource":"arn:aws:s3:::b/${aws:username}/${*}",
+       "Condition":{"StringEquals":{"aws:RequestTag/Team":"${aws:PrincipalTag/team}","AWS:USERNAME":"x"}}},
+      {"Effect":"Deny","Action":"*","Resource":"*","Condition":{"Bool":{"aws:SecureTransport":"false"},
+       "ForAllValues:StringEquals":{"aws:TagKeys":["a"]}}}]})",
+                       DocumentKind::kIdentity);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(ContextKeys(*p), (std::vector<std::string>{"aws:username", "aws:RequestTag/Team", "aws:PrincipalTag/team",
+                                                       "aws:SecureTransport", "aws:TagKeys"}));
+  auto none = ParsePolicy(R"({"Statement":{"Effect":"Allow","Action":"*","Resource":"*"}})", DocumentKind::kIdentity);
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(ContextKeys(*none).empty());
 }
 
 using internal::GlobMatch;

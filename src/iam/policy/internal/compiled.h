@@ -40,6 +40,7 @@ struct Template {
   struct Part {
     bool is_variable = false;
     std::string text;                    // literal text (wildcards already encoded), or the key
+    std::string written;                 // a variable's key as the policy wrote it
     std::optional<std::string> default_value;  // ${key, 'default'}
   };
   std::string text;
@@ -106,6 +107,7 @@ struct Condition {
   bool if_exists = false;  // ...IfExists
   SetQualifier qualifier = SetQualifier::kNone;
   std::string key;         // lowercase: context-key names are case-insensitive
+  std::string written_key; // as the policy wrote it (GetContextKeysFor*Policy)
   std::vector<ConditionValue> values;
 };
 
