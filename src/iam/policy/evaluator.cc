@@ -43,7 +43,7 @@ Principal Principal::Root(AccountId account) {
   Principal p;
   p.type = PrincipalType::kRoot;
   p.arn = fmt::format("arn:aws:iam::{}:root", account.str());
-  p.userid = account.str();
+  p.user_id = account.str();
   p.account = std::move(account);
   return p;
 }
@@ -53,8 +53,8 @@ Principal Principal::User(AccountId account, std::string name, std::string user_
   p.type = PrincipalType::kUser;
   p.arn = fmt::format("arn:aws:iam::{}:user{}{}", account.str(), path, name);
   p.account = std::move(account);
-  p.username = std::move(name);
-  p.userid = std::move(user_id);
+  p.user_name = std::move(name);
+  p.user_id = std::move(user_id);
   return p;
 }
 
@@ -64,7 +64,7 @@ Principal Principal::AssumedRole(AccountId account, std::string role_name, std::
   p.type = PrincipalType::kAssumedRole;
   p.arn = fmt::format("arn:aws:sts::{}:assumed-role/{}/{}", account.str(), role_name, session);
   p.role_arn = fmt::format("arn:aws:iam::{}:role{}{}", account.str(), role_path, role_name);
-  p.userid = fmt::format("{}:{}", role_id, session);
+  p.user_id = fmt::format("{}:{}", role_id, session);
   p.account = std::move(account);
   return p;
 }
@@ -84,8 +84,8 @@ RequestContext::RequestContext(Principal principal, std::string action, std::str
   Set("aws:PrincipalArn", principal_.type == PrincipalType::kAssumedRole ? principal_.role_arn : principal_.arn);
   Set("aws:PrincipalAccount", principal_.account.str());
   Set("aws:PrincipalType", std::string(PrincipalTypeName(principal_.type)));
-  if (!principal_.userid.empty()) Set("aws:userid", principal_.userid);
-  if (principal_.type == PrincipalType::kUser) Set("aws:username", principal_.username);
+  if (!principal_.user_id.empty()) Set("aws:userid", principal_.user_id);
+  if (principal_.type == PrincipalType::kUser) Set("aws:username", principal_.user_name);
 }
 
 void RequestContext::Set(std::string_view key, std::string value) {

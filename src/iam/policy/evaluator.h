@@ -34,17 +34,21 @@
 
 namespace paddock::iam::policy {
 
+// kFederated: a web-identity or SAML caller, matched by a trust policy's "Federated" principal
+// (a GetSessionToken session is evaluated as the user or root it belongs to).
 enum class PrincipalType { kRoot, kUser, kAssumedRole, kService, kFederated, kAnonymous };
 
-// Who is asking. Constructed with the factories, which fill the fields consistently.
+// Who is asking. Constructed with the factories, which fill the fields consistently. The fields
+// mirror aws::Principal's (account, arn, user_id, user_name, role_arn) so the API front's
+// conversion is a copy; this library does not depend on aws/.
 struct Principal {
   PrincipalType type = PrincipalType::kAnonymous;
-  std::string arn;       // user/root/session ARN; for kService the service ("ecs-tasks.amazonaws.com")
-  AccountId account;     // empty for services and anonymous callers
-  std::string username;  // aws:username (users only)
-  std::string userid;    // aws:userid: AIDA... for users, AROA...:session for sessions
-  std::string role_arn;  // kAssumedRole: the role's ARN (with path), which a Principal of a
-                         // resource or trust policy names to admit every session of the role
+  std::string arn;        // user/root/session ARN; kService: the service ("ecs-tasks.amazonaws.com")
+  AccountId account;      // empty for services and anonymous callers
+  std::string user_name;  // aws:username (users only)
+  std::string user_id;    // aws:userid: the account for root, AIDA... for users, AROA...:session
+  std::string role_arn;   // kAssumedRole: the role's ARN (with path), which a Principal of a
+                          // resource or trust policy names to admit every session of the role
 
   static Principal Root(AccountId account);
   // `path` is "/" or "/division/"; the ARN is arn:aws:iam::<account>:user<path><name>.
