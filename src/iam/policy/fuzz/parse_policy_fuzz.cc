@@ -9,6 +9,7 @@
 #include "iam/policy/policy.h"
 
 using namespace paddock::iam::policy;
+using paddock::AccountId;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
