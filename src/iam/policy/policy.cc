@@ -652,7 +652,115 @@ StatusOr<Statement> CompileStatement(const json::value& v, DocumentKind kind, bo
   return st;
 }
 
+// Finds each statement's text span. The text is valid JSON (Boost.JSON parsed it), so a small
+// scanner that knows strings and nesting suffices: the top-level "Statement" member's value is
+// one object or an array whose elements are the statements.
+class SpanScanner {
+ public:
+  explicit SpanScanner(std::string_view text) : t_(text) {}
+
+  std::vector<std::pair<TextPosition, TextPosition>> Statements() {
+    std::vector<std::pair<TextPosition, TextPosition>> spans;
+    SkipSpace();
+    if (!Eat('{')) return {};
+    while (true) {
+      SkipSpace();
+      if (Peek() != '"') return spans;
+      const std::string_view key = ReadString();
+      SkipSpace();
+      if (!Eat(':')) return {};
+      SkipSpace();
+      if (key == "Statement") {
+        spans.clear();  // a later duplicate wins, as in the parsed document
+        if (Peek() == '{') {
+          spans.push_back(Span());
+        } else if (Eat('[')) {
+          while (true) {
+            SkipSpace();
+            if (Peek() == '{') {
+              spans.push_back(Span());
+            } else {
+              SkipValue();
+            }
+            SkipSpace();
+            if (!Eat(',')) break;
+          }
+          if (!Eat(']')) return {};
+        } else {
+          SkipValue();
+        }
+      } else {
+        SkipValue();
+      }
+      SkipSpace();
+      if (!Eat(',')) return spans;
+    }
+  }
+
+ private:
+  char Peek() const { return i_ < t_.size() ? t_[i_] : '\0'; }
+  void Advance() {
+    if (t_[i_] == '\n') {
+      ++line_;
+      col_ = 1;
+    } else {
+      ++col_;
+    }
+    ++i_;
+  }
+  bool Eat(char c) {
+    if (i_ >= t_.size() || t_[i_] != c) return false;
+    Advance();
+    return true;
+  }
+  void SkipSpace() {
+    while (i_ < t_.size() && (t_[i_] == ' ' || t_[i_] == '\t' || t_[i_] == '\n' || t_[i_] == '\r')) Advance();
+  }
+  // The raw text between the quotes (escapes left as written).
+  std::string_view ReadString() {
+    Advance();  // the opening quote
+    const size_t start = i_;
+    while (i_ < t_.size() && t_[i_] != '"') {
+      if (t_[i_] == '\\' && i_ + 1 < t_.size()) Advance();
+      Advance();
+    }
+    const std::string_view s = t_.substr(start, i_ - start);
+    if (i_ < t_.size()) Advance();  // the closing quote
+    return s;
+  }
+  // Skips one value: a string, a number or literal, or a whole object or array.
+  void SkipValue() {
+    int depth = 0;
+    while (i_ < t_.size()) {
+      const char c = t_[i_];
+      if (c == '"') {
+        ReadString();
+        if (depth == 0) return;
+        continue;
+      }
+      if (depth == 0 && (c == ',' || c == '}' || c == ']')) return;
+      if (c == '{' || c == '[') ++depth;
+      if (c == '}' || c == ']') --depth;
+      Advance();
+      if (depth == 0 && (c == '}' || c == ']')) return;
+    }
+  }
+  std::pair<TextPosition, TextPosition> Span() {
+    const TextPosition start{line_, col_};
+    SkipValue();
+    return {start, TextPosition{line_, col_}};
+  }
+
+  std::string_view t_;
+  size_t i_ = 0;
+  int line_ = 1;
+  int col_ = 1;
+};
+
 }  // namespace
+
+TextPosition Policy::start(size_t i) const { return compiled_->statements[i].start; }
+TextPosition Policy::end(size_t i) const { return compiled_->statements[i].end; }
 
 std::vector<std::string> ContextKeys(const Policy& policy) {
   std::vector<std::string> out;
@@ -718,6 +826,13 @@ StatusOr<Policy> ParsePolicy(std::string_view text, DocumentKind kind) {
     for (const json::value& s : statements->get_array()) RETURN_IF_ERROR(add(s));
   } else {
     RETURN_IF_ERROR(add(*statements));
+  }
+  const auto spans = SpanScanner(text).Statements();
+  if (spans.size() == compiled->statements.size()) {
+    for (size_t i = 0; i < spans.size(); ++i) {
+      compiled->statements[i].start = spans[i].first;
+      compiled->statements[i].end = spans[i].second;
+    }
   }
   return Policy(std::move(compiled));
 }

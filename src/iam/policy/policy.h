@@ -42,6 +42,13 @@ enum class DocumentKind { kIdentity, kTrust, kResource };
 // treats "${...}" as literal text, as AWS does.
 enum class PolicyVersion { k2008_10_17, k2012_10_17 };
 
+// A place in a policy document's text: 1-based line and column (bytes).
+struct TextPosition {
+  int line = 0;
+  int column = 0;
+  bool operator==(const TextPosition&) const = default;
+};
+
 // A parsed, validated, precompiled policy document. Immutable; copies share the compiled form,
 // so a Policy is cheap to copy and safe to read from several threads.
 class Policy {
@@ -50,6 +57,11 @@ class Policy {
   size_t statement_count() const;
   // The statement's Sid, or empty. REQUIRES: i < statement_count().
   const std::string& sid(size_t i) const;
+  // Where statement i is in the document (SimulatePrincipalPolicy's StartPosition/EndPosition):
+  // its '{', and the column just past its '}'. {0, 0} when the text could not be mapped (e.g. a
+  // "Statement" key written with escapes). REQUIRES: i < statement_count().
+  TextPosition start(size_t i) const;
+  TextPosition end(size_t i) const;
 
   const internal::CompiledPolicy& compiled() const { return *compiled_; }
 

@@ -171,6 +171,35 @@ TEST(ParsePolicyTest, NeverCrashesOnTruncatedDocuments) {
   }
 }
 
+TEST(ParsePolicyTest, StatementPositions) {
+  // Lines and columns are 1-based; the end is the column just past the statement's '}'.
+  const std::string doc =
+      "{\n"
+      "  \"Version\": \"2012-10-17\",\n"
+      "  \"Statement\": [\n"
+      "    {\"Effect\": \"Allow\", \"Action\": \"ecs:*\", \"Resource\": \"*\",\n"
+      "     \"Condition\": {\"StringEquals\": {\"aws:RequestTag/a\": \"}]{\\\"\"}}},\n"
+      "    {\n"
+      "      \"Effect\": \"Deny\",\n"
+      "      \"Action\": \"iam:*\",\n"
+      "      \"Resource\": \"*\"\n"
+      "    }\n"
+      "  ]\n"
+      "}\n";
+  auto p = ParsePolicy(doc, DocumentKind::kIdentity);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  ASSERT_EQ(p->statement_count(), 2u);
+  EXPECT_EQ(p->start(0), (TextPosition{4, 5}));
+  EXPECT_EQ(p->end(0), (TextPosition{5, 67}));
+  EXPECT_EQ(p->start(1), (TextPosition{6, 5}));
+  EXPECT_EQ(p->end(1), (TextPosition{10, 6}));
+  // A single statement object.
+  auto one = ParsePolicy(R"({"Statement":{"Effect":"Allow","Action":"*","Resource":"*"}})", DocumentKind::kIdentity);
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(one->start(0), (TextPosition{1, 14}));
+  EXPECT_EQ(one->end(0), (TextPosition{1, 60}));
+}
+
 TEST(ContextKeysTest, ConditionKeysAndVariablesOnceAsWritten) {
   auto p = ParsePolicy(R"({"Version":"2012-10-17","Statement":[
       {"Effect":"Allow","Action":"s3:*","Resource":"arn:aws:s3:::b/${aws:username}/${*}",

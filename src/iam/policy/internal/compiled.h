@@ -122,6 +122,7 @@ struct PrincipalEntry {
 
 struct Statement {
   std::string sid;
+  TextPosition start, end;
   bool allow = true;
   bool not_action = false;
   std::vector<Template> actions;     // lowercase globs, no variables
