@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <optional>
+#include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -51,6 +52,8 @@ struct ConditionCase {
   bool allowed;
   Principal principal = Alice();
 };
+
+void PrintTo(const ConditionCase& c, std::ostream* os) { *os << c.name; }
 
 class ConditionTest : public ::testing::TestWithParam<ConditionCase> {};
 
@@ -205,6 +208,8 @@ struct MatchCase {
   bool allowed;
 };
 
+void PrintTo(const MatchCase& c, std::ostream* os) { *os << c.name; }
+
 class MatchTest : public ::testing::TestWithParam<MatchCase> {};
 
 TEST_P(MatchTest, Decides) {
@@ -349,7 +354,7 @@ TEST(EvaluatorTest, PermissionsBoundaryGates) {
   EXPECT_EQ(r.allowed_by_boundary, std::optional<bool>(false));
   EXPECT_EQ(r.decision, Decision::kExplicitDeny);
   EXPECT_EQ(r.decided_by, PolicyType::kPermissionsBoundary);
-  EXPECT_EQ(r.matched.size(), 1u);
+  ASSERT_EQ(r.matched.size(), 1u);
   EXPECT_EQ(r.matched[0].type, PolicyType::kPermissionsBoundary);
 }
 
