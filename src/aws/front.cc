@@ -238,6 +238,11 @@ class ApiFront::Impl {
     StatusOr<std::string> body = DispatchQuery(req, request_id, &service, record);
     if (body.ok()) return XmlResponse(200, std::move(body).value(), request_id);
     AwsError error = AwsErrorFor(body.status());
+    if (error.type == "AccessDeniedException") {
+      // IAM, STS (and the Query dialect generally) name it AccessDenied, with HTTP 403.
+      error.type = "AccessDenied";
+      error.http_status = 403;
+    }
     if (service != nullptr) service->MapError(body.status(), error.type, error.http_status);
     std::string xml = service != nullptr
                           ? service->ErrorXml(error.type, body.status().message(), request_id)
@@ -296,12 +301,21 @@ class ApiFront::Impl {
     ctx.request_id = request_id;
     ctx.action = std::string(*action);
     ctx.now = now;
+    ctx.authorizer = options_.authorizer;
+    RETURN_IF_ERROR(Authorize(ctx, service->AuthorizationFor(ctx, params)));
     try {
       return service->Call(ctx, params);
     } catch (const std::exception& e) {
       return Internal(fmt::format("An internal error occurred while processing {}: {}", ctx.action, e.what()),
                       "InternalFailure");
     }
+  }
+
+  // Every question of a call, before it runs; an agent's calls are bounded by AgentMay instead.
+  Status Authorize(const CallContext& ctx, const std::vector<AuthRequest>& questions) {
+    if (ctx.authorizer == nullptr || !ctx.principal.agent_of.empty()) return OkStatus();
+    for (const AuthRequest& q : questions) RETURN_IF_ERROR(ctx.authorizer->Authorize(ctx.principal, q, ctx.now));
+    return OkStatus();
   }
 
   JsonService* FindService(std::string_view prefix) const {
@@ -364,6 +378,8 @@ class ApiFront::Impl {
     ctx.request_id = request_id;
     ctx.action = action;
     ctx.now = now;
+    ctx.authorizer = options_.authorizer;
+    RETURN_IF_ERROR(Authorize(ctx, service->AuthorizationFor(ctx, input.get_object())));
     try {
       return service->Call(ctx, input.get_object());
     } catch (const std::exception& e) {

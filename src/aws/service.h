@@ -21,9 +21,32 @@
 
 namespace paddock::aws {
 
+// One authorization question: may a principal do `action` on `resource`, with these request
+// context keys? The front asks each of a call's questions before it runs the call; an adapter
+// asks more inside it (iam:PassRole for a launch's roles) through CallContext::authorizer.
+struct AuthRequest {
+  std::string action;    // "ecs:RunTask": IAM's service prefix and the action, as policies name it
+  std::string resource;  // the resource's ARN, or "*" for an action that names none
+  // Request context keys ("ecs:cluster", "aws:RequestTag/team", "aws:TagKeys", ...); a key
+  // repeats for a multi-valued key.
+  std::vector<std::pair<std::string, std::string>> context;
+};
+
+class Authorizer {
+ public:
+  virtual ~Authorizer() = default;
+  // OK when `principal` may make `request`; otherwise PermissionDenied with AWS's AccessDenied
+  // message ("User: <arn> is not authorized to perform: <action> on resource: <resource> because
+  // ...") and type "AccessDeniedException", or the failure of reading the principal's policies.
+  virtual Status Authorize(const Principal& principal, const AuthRequest& request, TimePoint now) = 0;
+};
+
 struct CallContext {
   Scope scope;          // (caller's account, region from the credential scope)
   Principal principal;
+  // The front's authorizer, for the questions a call asks inside itself; null when requests
+  // are not authorized (--accept-any-credentials).
+  Authorizer* authorizer = nullptr;
   std::string request_id;
   std::string action;   // "RegisterTaskDefinition"
   TimePoint now;        // the request's arrival time
@@ -55,6 +78,12 @@ class JsonService {
     (void)action;
     return false;
   }
+  // What the front must authorize before it runs ctx.action on validated `input`: by default the
+  // action on "*". A service names its resources and context keys per action.
+  virtual std::vector<AuthRequest> AuthorizationFor(const CallContext& ctx, const boost::json::object& input) const {
+    (void)input;
+    return {AuthRequest{std::string(SigningName()) + ":" + ctx.action, "*", {}}};
+  }
 };
 
 // A Query-protocol request's parameters ("Action", "Version", "Filter.1.Name", ...), decoded,
@@ -77,6 +106,11 @@ class QueryService {
   virtual std::optional<ThrottleGroup> ThrottleGroupFor(std::string_view action) const = 0;
   // Runs ctx.action; returns the XML response body.
   virtual StatusOr<std::string> Call(const CallContext& ctx, const QueryParams& params) = 0;
+  // As JsonService::AuthorizationFor.
+  virtual std::vector<AuthRequest> AuthorizationFor(const CallContext& ctx, const QueryParams& params) const {
+    (void)params;
+    return {AuthRequest{std::string(SigningName()) + ":" + ctx.action, "*", {}}};
+  }
   // As JsonService::AgentMay: no Query action is open to a container instance's agent unless a
   // service says so.
   virtual bool AgentMay(std::string_view action) const {

@@ -6,6 +6,7 @@
 
 #include <boost/json.hpp>
 
+#include "ecs/api/authorization.h"
 #include "ecs/common/records.h"
 #include "ecs/common/resource_arn.h"
 
@@ -885,6 +886,11 @@ StatusOr<std::string> EcsService::DiscoverPollEndpoint(const aws::CallContext& c
   }
   if (url.empty()) return Unavailable("The endpoint is not known yet.", "ServerException");
   return json::serialize(json::object{{"endpoint", url}, {"telemetryEndpoint", url}, {"serviceConnectEndpoint", url}});
+}
+
+std::vector<aws::AuthRequest> EcsService::AuthorizationFor(const aws::CallContext& ctx,
+                                                           const json::object& input) const {
+  return EcsAuthorization(ctx, input);
 }
 
 }  // namespace paddock::ecs::api

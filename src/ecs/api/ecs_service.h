@@ -50,6 +50,9 @@ class EcsService final : public aws::JsonService {
   // SubmitAttachmentStateChanges, DiscoverPollEndpoint, and DescribeTasks (its own tasks only:
   // the task metadata endpoint's documents).
   bool AgentMay(std::string_view action) const override;
+  // ecs/api/authorization.h.
+  std::vector<aws::AuthRequest> AuthorizationFor(const aws::CallContext& ctx,
+                                                 const boost::json::object& input) const override;
 
   // The actions this adapter implements, sorted (for docs/api-coverage.md).
   std::vector<std::string> ImplementedActions() const;

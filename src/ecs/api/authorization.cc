@@ -1,0 +1,140 @@
+#include "ecs/api/authorization.h"
+
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <boost/json.hpp>
+#include <fmt/format.h>
+
+#include "ecs/common/resource_arn.h"
+
+namespace paddock::ecs::api {
+namespace json = boost::json;
+namespace {
+
+std::string_view Str(const json::object& input, std::string_view key) {
+  const json::value* v = input.if_contains(key);
+  return v != nullptr && v->is_string() ? std::string_view(v->get_string()) : std::string_view();
+}
+
+std::string ScopeArn(const Scope& scope, std::string_view kind_and_rest) {
+  return fmt::format("arn:aws:ecs:{}:{}:{}", scope.region.str(), scope.account.str(), kind_and_rest);
+}
+
+// A cluster as the caller named it (name, ARN, or absent: "default").
+std::string ClusterOf(const Scope& scope, const json::object& input) {
+  std::string_view c = Str(input, "cluster");
+  if (c.starts_with("arn:")) return std::string(c);
+  return ClusterArn(scope, c.empty() ? "default" : c);
+}
+
+std::string ClusterName(std::string_view cluster_arn) {
+  size_t slash = cluster_arn.rfind('/');
+  return std::string(slash == std::string_view::npos ? cluster_arn : cluster_arn.substr(slash + 1));
+}
+
+// "family", "family:3" or an ARN -> the ARN IAM sees. A bare family stays bare
+// (".../task-definition/web"), which a "web:*" resource does not match, as on AWS.
+std::string TaskDefinitionOf(const Scope& scope, std::string_view ref) {
+  if (ref.starts_with("arn:")) return std::string(ref);
+  return ScopeArn(scope, fmt::format("task-definition/{}", ref));
+}
+
+// A service or task named by id/name or ARN, in the call's cluster.
+std::string InCluster(const Scope& scope, std::string_view kind, std::string_view ref, const std::string& cluster_arn) {
+  if (ref.starts_with("arn:")) return std::string(ref);
+  return ScopeArn(scope, fmt::format("{}/{}/{}", kind, ClusterName(cluster_arn), ref));
+}
+
+// aws:RequestTag/<key> and aws:TagKeys of a create's or TagResource's `tags`.
+void AddRequestTags(const json::object& input, aws::AuthRequest& q) {
+  const json::value* tags = input.if_contains("tags");
+  if (tags == nullptr || !tags->is_array()) return;
+  for (const json::value& t : tags->get_array()) {
+    if (!t.is_object()) continue;
+    std::string_view key = Str(t.get_object(), "key");
+    q.context.emplace_back(fmt::format("aws:RequestTag/{}", key), std::string(Str(t.get_object(), "value")));
+    q.context.emplace_back("aws:TagKeys", std::string(key));
+  }
+}
+
+bool HasTags(const json::object& input) {
+  const json::value* tags = input.if_contains("tags");
+  return tags != nullptr && tags->is_array() && !tags->get_array().empty();
+}
+
+void PassRole(std::string_view role, std::vector<aws::AuthRequest>& out) {
+  if (role.empty()) return;
+  out.push_back({"iam:PassRole", std::string(role), {{"iam:PassedToService", "ecs-tasks.amazonaws.com"}}});
+}
+
+}  // namespace
+
+std::vector<aws::AuthRequest> EcsAuthorization(const aws::CallContext& ctx, const json::object& input) {
+  const Scope& scope = ctx.scope;
+  const std::string& a = ctx.action;
+  aws::AuthRequest q{fmt::format("ecs:{}", a), "*", {}};
+  std::vector<aws::AuthRequest> out;
+  // ECS sends ecs:cluster with the calls that act in a cluster — but not with TagResource,
+  // UntagResource or ListTagsForResource, whose resource may be the cluster itself.
+  const bool in_cluster = input.contains("cluster") || a == "RunTask" || a == "StartTask" || a == "StopTask" ||
+                          a == "CreateService" || a == "UpdateService" || a == "DeleteService" ||
+                          a == "DescribeServices" || a == "DescribeTasks" || a == "ListTasks" || a == "ListServices";
+  const std::string cluster = ClusterOf(scope, input);
+  if (in_cluster) q.context.emplace_back("ecs:cluster", cluster);
+
+  if (a == "CreateCluster") {
+    q.resource = ClusterArn(scope, Str(input, "clusterName").empty() ? "default" : Str(input, "clusterName"));
+  } else if (a == "DeleteCluster" || a == "UpdateCluster" || a == "UpdateClusterSettings" ||
+             a == "PutClusterCapacityProviders") {
+    q.resource = cluster;
+  } else if (a == "RunTask" || a == "StartTask") {
+    q.resource = TaskDefinitionOf(scope, Str(input, "taskDefinition"));
+  } else if (a == "StopTask") {
+    q.resource = InCluster(scope, "task", Str(input, "task"), cluster);
+  } else if (a == "CreateService") {
+    q.resource = InCluster(scope, "service", Str(input, "serviceName"), cluster);
+    if (!Str(input, "taskDefinition").empty())
+      q.context.emplace_back("ecs:task-definition", TaskDefinitionOf(scope, Str(input, "taskDefinition")));
+  } else if (a == "UpdateService" || a == "DeleteService") {
+    q.resource = InCluster(scope, "service", Str(input, "service"), cluster);
+    if (!Str(input, "taskDefinition").empty())
+      q.context.emplace_back("ecs:task-definition", TaskDefinitionOf(scope, Str(input, "taskDefinition")));
+  } else if (a == "TagResource" || a == "UntagResource" || a == "ListTagsForResource") {
+    q.resource = std::string(Str(input, "resourceArn"));
+  }
+
+  if (a == "TagResource") AddRequestTags(input, q);
+  if (a == "UntagResource") {
+    if (const json::value* keys = input.if_contains("tagKeys"); keys != nullptr && keys->is_array()) {
+      for (const json::value& k : keys->get_array())
+        if (k.is_string()) q.context.emplace_back("aws:TagKeys", std::string(k.get_string()));
+    }
+  }
+  const bool creates = a == "CreateCluster" || a == "CreateService" || a == "CreateTaskSet" ||
+                       a == "RegisterContainerInstance" || a == "RegisterTaskDefinition" || a == "RunTask" ||
+                       a == "StartTask" || a == "CreateCapacityProvider";
+  if (creates) AddRequestTags(input, q);
+  out.push_back(q);
+  if (creates && HasTags(input)) {
+    // Tag-on-create: the tags are authorized as ecs:TagResource too (ECS developer guide,
+    // "Grant permission to tag resources on creation").
+    aws::AuthRequest tag{"ecs:TagResource", q.resource, {{"ecs:CreateAction", a}}};
+    AddRequestTags(input, tag);
+    out.push_back(std::move(tag));
+  }
+  if (a == "RegisterTaskDefinition") {
+    PassRole(Str(input, "taskRoleArn"), out);
+    PassRole(Str(input, "executionRoleArn"), out);
+  }
+  if (a == "RunTask" || a == "StartTask") {
+    if (const json::value* o = input.if_contains("overrides"); o != nullptr && o->is_object()) {
+      PassRole(Str(o->get_object(), "taskRoleArn"), out);
+      PassRole(Str(o->get_object(), "executionRoleArn"), out);
+    }
+  }
+  return out;
+}
+
+}  // namespace paddock::ecs::api
