@@ -49,6 +49,8 @@
 #include "store/key.h"
 #include "store/sqlite/sqlite_store.h"
 #include "vpc/ec2_service.h"
+#include "iam/api/iam_service.h"  // issue 11: IAM
+#include "iam/directory.h"
 #include "vpc/ipam.h"
 #include "vpc/security_groups.h"
 
@@ -77,6 +79,7 @@ using ServiceReaper = OwnerReaper<ecs::service::Services>;
 using SecurityGroupReaper = OwnerReaper<vpc::SecurityGroups>;
 using AccountSettingReaper = OwnerReaper<ecs::setting::AccountSettings>;
 using CapacityProviderReaper = OwnerReaper<ecs::capacity::CapacityProviders>;
+using IamReaper = OwnerReaper<iam::Directory>;  // issue 11
 
 // Who signed a request: an account's access key (iam::Accounts), or a container instance's agent
 // credential (ecs/instance/agent_identity.h; docs/agent-protocol.md, "Identity"), told apart by
@@ -163,6 +166,10 @@ class Node::Impl {
   std::unique_ptr<aws::ServiceModel> ecs_model;
   std::unique_ptr<ecs::api::EcsService> ecs;
   std::unique_ptr<vpc::Ec2Service> ec2;
+  // IAM (issue 11): roles, users and policies, their reaper, and the Query API over them.
+  std::unique_ptr<iam::Directory> iam_directory;
+  std::unique_ptr<IamReaper> iam_reaper;
+  std::unique_ptr<iam::api::IamService> iam_api;
   std::unique_ptr<aws::ApiFront> front;
   std::unique_ptr<http::Server> server;
   // The Fargate agent: made by Start (not Open, which `paddock admin` uses too), stopped before
@@ -520,6 +527,10 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   impl->ec2 = std::make_unique<vpc::Ec2Service>(*impl->store, *impl->security_groups, aws::TokenCodec(token_key));
   impl->ec2->SetInstanceSource(impl->container_instances->ec2_instances());  // DescribeInstances
   impl->front->AddQueryService(impl->ec2.get());
+  impl->iam_directory = std::make_unique<iam::Directory>(*impl->store, SystemClock::Get());
+  impl->iam_reaper = std::make_unique<IamReaper>("iam", *impl->iam_directory);
+  ASSIGN_OR_RETURN(impl->iam_api, iam::api::IamService::Create(*impl->iam_directory, *impl->accounts));
+  impl->front->AddQueryService(impl->iam_api.get());
   return std::unique_ptr<Node>(new Node(std::move(impl)));
 }
 
@@ -634,7 +645,8 @@ std::vector<iam::AccountReaper*> Node::reapers() {
   return {impl_->service_reaper.get(),         impl_->task_reaper.get(),
           impl_->security_group_reaper.get(),  impl_->container_instance_reaper.get(),
           impl_->taskdef_reaper.get(),         impl_->cluster_reaper.get(),
-          impl_->capacity_provider_reaper.get(), impl_->account_setting_reaper.get()};
+          impl_->capacity_provider_reaper.get(), impl_->account_setting_reaper.get(),
+          impl_->iam_reaper.get()};
 }
 
 std::vector<std::string> Node::ImplementedEcsActions() const { return impl_->ecs->ImplementedActions(); }

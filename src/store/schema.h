@@ -16,13 +16,23 @@ struct TableDef {
 };
 
 // The current schema version.
-inline constexpr int kSchemaVersion = 9;
+inline constexpr int kSchemaVersion = 10;
 
 inline constexpr TableDef kTables[] = {
     // iam/: accounts and access keys.
     {"accounts", 1},          // (account) -> Account
     {"access_keys", 1},       // (access_key_id) -> AccessKey
     {"account_keys", 1},      // (account, access_key_id) -> ""            index
+    // iam/: roles, users, policies (issue 11); layouts in iam/directory.h
+    {"user_access_keys", 10},     // (account, lowercased user name, access_key_id) -> ""   index: a user's keys
+    {"iam_roles", 10},            // (account, lowercased name) -> Role JSON
+    {"iam_users", 10},            // (account, lowercased name) -> User JSON
+    {"iam_policies", 10},         // (account, lowercased name) -> ManagedPolicy JSON (customer-managed)
+    {"iam_policy_versions", 10},  // (account, lowercased policy name, version number) -> {document, createdAt}
+    {"iam_inline", 10},           // (account, "role"|"user", lowercased principal, policy name) -> document
+    {"iam_attached", 10},         // (account, "role"|"user", lowercased principal, policy arn) -> ""
+    {"iam_attachments", 10},      // (account, policy arn, "role"|"user", lowercased principal) -> ""   index
+    {"iam_boundaries", 10},       // (account, policy arn, "role"|"user", lowercased principal) -> ""   index
     // ecs/setting (docs/contracts/account-setting.md)
     {"account_settings", 9},  // (account, region, principal arn, setting name) -> value
     // ecs/capacity (docs/contracts/capacity-provider.md)

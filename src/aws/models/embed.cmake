@@ -1,8 +1,15 @@
-# cmake -DINPUT=model.json -DOUTPUT=out.cc -DFUNCTION=EcsModelJson -P embed.cmake
+# cmake -DINPUT=model.json -DOUTPUT=out.cc -DFUNCTION=EcsModelJson [-DHEADER=x.h -DNAMESPACE=paddock::x] -P embed.cmake
 #
-# Writes a C++ source defining `std::string_view paddock::aws::<FUNCTION>()` that returns the
-# file's bytes. The text is split into separate literals well under the 64 KB that compilers are
+# Writes a C++ source defining `std::string_view <NAMESPACE>::<FUNCTION>()` (default namespace
+# paddock::aws, declared in HEADER, default aws/models/models.h) that returns the file's bytes.
+# The text is split into separate literals well under the 64 KB that compilers are
 # required to support, and joined once on first use.
+if(NOT DEFINED HEADER)
+  set(HEADER "aws/models/models.h")
+endif()
+if(NOT DEFINED NAMESPACE)
+  set(NAMESPACE "paddock::aws")
+endif()
 get_filename_component(input_name ${INPUT} NAME)
 file(READ ${INPUT} content HEX)
 string(LENGTH "${content}" hex_len)
@@ -22,12 +29,12 @@ while(offset LESS hex_len)
 endwhile()
 file(WRITE ${OUTPUT}.tmp
 "// Generated from ${input_name} by embed.cmake. Do not edit.
-#include \"aws/models/models.h\"
+#include \"${HEADER}\"
 
 #include <cstddef>
 #include <string>
 
-namespace paddock::aws {
+namespace ${NAMESPACE} {
 namespace {
 ${body}
 constexpr const char* kChunks[] = {${chunks}};
@@ -43,7 +50,7 @@ std::string_view ${FUNCTION}() {
   return *text;
 }
 
-}  // namespace paddock::aws
+}  // namespace ${NAMESPACE}
 ")
 file(COPY_FILE ${OUTPUT}.tmp ${OUTPUT} ONLY_IF_DIFFERENT)
 file(REMOVE ${OUTPUT}.tmp)
