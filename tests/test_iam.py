@@ -416,6 +416,34 @@ class UsersAndKeys(IamTestCase):
         self.assertIamError("NoSuchEntity", 404, other.delete_access_key, AccessKeyId=key["AccessKeyId"])
 
 
+class AccountDeletion(IamTestCase):
+    def test_delete_account_reaps_iam_and_users_keys(self):
+        acct = "%012d" % (int.from_bytes(os.urandom(6), "big") % 10 ** 12)
+        _, kid, sec = h.create_account(self.state_dir, acct, "doomed")
+        doomed = iam_client(self.server.endpoint, kid, sec)
+        doomed.create_role(RoleName="doomed-role", AssumeRolePolicyDocument=json.dumps(TRUST))
+        doomed.attach_role_policy(RoleName="doomed-role", PolicyArn=EXEC_POLICY)
+        arn = doomed.create_policy(PolicyName="doomed-policy", PolicyDocument=json.dumps(DOC))["Policy"]["Arn"]
+        doomed.create_user(UserName="doomed-user")
+        doomed.put_user_policy(UserName="doomed-user", PolicyName="p", PolicyDocument=json.dumps(DOC))
+        user_key = doomed.create_access_key(UserName="doomed-user")["AccessKey"]
+        user_ecs = h.ecs_client(self.server.endpoint, user_key["AccessKeyId"], user_key["SecretAccessKey"])
+        user_ecs.list_clusters()
+        self.new_role("bystander-role")
+
+        h.admin(self.state_dir, "delete-account", "--account", acct)
+        # Deleting waits out the key cache's lifetime first: the user's key is refused at once after.
+        self.assertClientError("UnrecognizedClientException", user_ecs.list_clusters)
+        # The same account id again: nothing of the old one remains.
+        _, kid, sec = h.create_account(self.state_dir, acct, "reborn")
+        reborn = iam_client(self.server.endpoint, kid, sec)
+        self.assertEqual(reborn.list_roles()["Roles"], [])
+        self.assertEqual(reborn.list_users()["Users"], [])
+        self.assertEqual(reborn.list_policies(Scope="Local")["Policies"], [])
+        self.assertIamError("NoSuchEntity", 404, reborn.get_policy, PolicyArn=arn)
+        self.assertEqual(self.iam.get_role(RoleName="bystander-role")["Role"]["RoleName"], "bystander-role")
+
+
 if __name__ == "__main__":
     import unittest
     unittest.main()

@@ -290,6 +290,12 @@ const std::vector<AwsManagedPolicy>& AwsManagedPolicies() {
 
 Directory::Directory(store::Store& store, const Clock& clock) : store_(store), clock_(clock) {}
 
+Status Directory::Write(const std::function<Status(store::WriteTxn&)>& fn) {
+  Status s = store_.Write(fn);
+  generation_.fetch_add(1, std::memory_order_acq_rel);
+  return s;
+}
+
 namespace {
 
 StatusOr<std::optional<Role>> ReadRole(store::ReadTxn& txn, const AccountId& account, std::string_view name) {
@@ -372,7 +378,7 @@ StatusOr<Role> Directory::CreateRole(const AccountId& account, const RoleSpec& s
   role.tags = spec.tags;
   role.created_at = clock_.Now();
   const std::string lname = Lower(role.name);
-  RETURN_IF_ERROR(store_.Write([&](store::WriteTxn& txn) -> Status {
+  RETURN_IF_ERROR(Write([&](store::WriteTxn& txn) -> Status {
     ASSIGN_OR_RETURN(auto existing, txn.Get(kRoles, Key().Str(account.str()).Str(lname).Done()));
     if (existing)
       return AlreadyExists(fmt::format("Role with name {} already exists.", role.name), "EntityAlreadyExists");
@@ -443,7 +449,7 @@ Status CheckNoPolicies(store::ReadTxn& txn, const AccountId& account, const Prin
 
 Status Directory::DeleteRole(const AccountId& account, std::string_view name) {
   const PrincipalRef who{PrincipalType::kRole, std::string(name)};
-  return store_.Write([&](store::WriteTxn& txn) -> Status {
+  return Write([&](store::WriteTxn& txn) -> Status {
     ASSIGN_OR_RETURN(auto role, ReadRole(txn, account, name));
     if (!role) return NoSuchPrincipal(who);
     RETURN_IF_ERROR(CheckNoPolicies(txn, account, who));
@@ -456,7 +462,7 @@ Status Directory::DeleteRole(const AccountId& account, std::string_view name) {
 
 Status Directory::UpdateRole(const AccountId& account, std::string_view name, std::optional<std::string> description,
                              std::optional<int32_t> max_session_duration) {
-  return store_.Write([&](store::WriteTxn& txn) -> Status {
+  return Write([&](store::WriteTxn& txn) -> Status {
     ASSIGN_OR_RETURN(auto role, ReadRole(txn, account, name));
     if (!role) return NoSuchPrincipal({PrincipalType::kRole, std::string(name)});
     if (description) role->description = *description;
@@ -467,7 +473,7 @@ Status Directory::UpdateRole(const AccountId& account, std::string_view name, st
 
 Status Directory::UpdateTrustPolicy(const AccountId& account, std::string_view name, std::string document) {
   RETURN_IF_ERROR(CheckPolicyDocument(document));
-  return store_.Write([&](store::WriteTxn& txn) -> Status {
+  return Write([&](store::WriteTxn& txn) -> Status {
     ASSIGN_OR_RETURN(auto role, ReadRole(txn, account, name));
     if (!role) return NoSuchPrincipal({PrincipalType::kRole, std::string(name)});
     role->trust_policy = document;
@@ -519,7 +525,7 @@ StatusOr<User> Directory::CreateUser(const AccountId& account, const UserSpec& s
   user.tags = spec.tags;
   user.created_at = clock_.Now();
   const std::string lname = Lower(user.name);
-  RETURN_IF_ERROR(store_.Write([&](store::WriteTxn& txn) -> Status {
+  RETURN_IF_ERROR(Write([&](store::WriteTxn& txn) -> Status {
     ASSIGN_OR_RETURN(auto existing, txn.Get(kUsers, Key().Str(account.str()).Str(lname).Done()));
     if (existing)
       return AlreadyExists(fmt::format("User with name {} already exists.", user.name), "EntityAlreadyExists");
@@ -566,7 +572,7 @@ StatusOr<std::optional<User>> Directory::FindUser(store::ReadTxn& txn, const Acc
 
 Status Directory::DeleteUser(const AccountId& account, std::string_view name, const KeyCheck& has_keys) {
   const PrincipalRef who{PrincipalType::kUser, std::string(name)};
-  return store_.Write([&](store::WriteTxn& txn) -> Status {
+  return Write([&](store::WriteTxn& txn) -> Status {
     ASSIGN_OR_RETURN(auto user, ReadUser(txn, account, name));
     if (!user) return NoSuchPrincipal(who);
     ASSIGN_OR_RETURN(bool keys, has_keys(txn, account, user->name));
@@ -655,7 +661,7 @@ Status NoSuchInline(const PrincipalRef& who, std::string_view policy) {
 Status Directory::PutInlinePolicy(const AccountId& account, const PrincipalRef& who, std::string_view policy_name,
                                   std::string document) {
   RETURN_IF_ERROR(CheckPolicyDocument(document));
-  return store_.Write([&](store::WriteTxn& txn) -> Status {
+  return Write([&](store::WriteTxn& txn) -> Status {
     RETURN_IF_ERROR(CheckPrincipalExists(txn, account, who));
     return txn.Put(kInline, InlineKey(account, who, policy_name), document);
   });
@@ -691,7 +697,7 @@ StatusOr<Page<std::string>> Directory::ListInlinePolicies(const AccountId& accou
 
 Status Directory::DeleteInlinePolicy(const AccountId& account, const PrincipalRef& who,
                                      std::string_view policy_name) {
-  return store_.Write([&](store::WriteTxn& txn) -> Status {
+  return Write([&](store::WriteTxn& txn) -> Status {
     RETURN_IF_ERROR(CheckPrincipalExists(txn, account, who));
     const std::string key = InlineKey(account, who, policy_name);
     ASSIGN_OR_RETURN(auto v, txn.Get(kInline, key));
@@ -728,7 +734,7 @@ StatusOr<ManagedPolicy> Directory::CreatePolicy(const AccountId& account, const 
   p.tags = spec.tags;
   p.created_at = p.updated_at = clock_.Now();
   const std::string lname = Lower(p.name);
-  RETURN_IF_ERROR(store_.Write([&](store::WriteTxn& txn) -> Status {
+  RETURN_IF_ERROR(Write([&](store::WriteTxn& txn) -> Status {
     ASSIGN_OR_RETURN(auto existing, txn.Get(kPolicies, Key().Str(account.str()).Str(lname).Done()));
     if (existing)
       return AlreadyExists(fmt::format("A policy called {} already exists. Duplicate names are not allowed.", p.name),
@@ -784,7 +790,7 @@ StatusOr<Page<ManagedPolicy>> Directory::ListPolicies(const AccountId& account, 
 
 Status Directory::DeletePolicy(const AccountId& account, std::string_view arn) {
   if (IsAwsManagedArn(arn)) return AwsManagedIsReadOnly(arn);
-  return store_.Write([&](store::WriteTxn& txn) -> Status {
+  return Write([&](store::WriteTxn& txn) -> Status {
     ASSIGN_OR_RETURN(auto p, ReadAnyPolicy(txn, account, arn));
     if (!p) return NoSuchPolicy(arn);
     if (p->attachment_count > 0 || p->boundary_usage_count > 0)
@@ -807,7 +813,7 @@ StatusOr<PolicyVersion> Directory::CreatePolicyVersion(const AccountId& account,
   PolicyVersion out;
   out.created_at = clock_.Now();
   out.document = document;
-  RETURN_IF_ERROR(store_.Write([&](store::WriteTxn& txn) -> Status {
+  RETURN_IF_ERROR(Write([&](store::WriteTxn& txn) -> Status {
     ASSIGN_OR_RETURN(auto p, ReadLocalPolicy(txn, account, arn));
     if (!p) return NoSuchPolicy(arn);
     const std::string lname = Lower(p->name);
@@ -891,7 +897,7 @@ StatusOr<std::vector<PolicyVersion>> Directory::ListPolicyVersions(const Account
 
 Status Directory::DeletePolicyVersion(const AccountId& account, std::string_view arn, std::string_view version) {
   if (IsAwsManagedArn(arn)) return AwsManagedIsReadOnly(arn);
-  return store_.Write([&](store::WriteTxn& txn) -> Status {
+  return Write([&](store::WriteTxn& txn) -> Status {
     ASSIGN_OR_RETURN(auto p, ReadLocalPolicy(txn, account, arn));
     if (!p) return NoSuchPolicy(arn);
     const std::string key = Key().Str(account.str()).Str(Lower(p->name)).U64(VersionNumber(version)).Done();
@@ -904,7 +910,7 @@ Status Directory::DeletePolicyVersion(const AccountId& account, std::string_view
 
 Status Directory::SetDefaultPolicyVersion(const AccountId& account, std::string_view arn, std::string_view version) {
   if (IsAwsManagedArn(arn)) return AwsManagedIsReadOnly(arn);
-  return store_.Write([&](store::WriteTxn& txn) -> Status {
+  return Write([&](store::WriteTxn& txn) -> Status {
     ASSIGN_OR_RETURN(auto p, ReadLocalPolicy(txn, account, arn));
     if (!p) return NoSuchPolicy(arn);
     const std::string lname = Lower(p->name);
@@ -922,7 +928,7 @@ Status Directory::SetDefaultPolicyVersion(const AccountId& account, std::string_
 Status Directory::AttachPolicy(const AccountId& account, const PrincipalRef& who, std::string_view arn) {
   const std::string_view kind = PrincipalTypeName(who.type);
   const std::string lname = Lower(who.name);
-  return store_.Write([&](store::WriteTxn& txn) -> Status {
+  return Write([&](store::WriteTxn& txn) -> Status {
     RETURN_IF_ERROR(CheckPrincipalExists(txn, account, who));
     ASSIGN_OR_RETURN(auto p, ReadAnyPolicy(txn, account, arn));
     if (!p) return PolicyNotAttachable(arn);
@@ -942,7 +948,7 @@ Status Directory::AttachPolicy(const AccountId& account, const PrincipalRef& who
 Status Directory::DetachPolicy(const AccountId& account, const PrincipalRef& who, std::string_view arn) {
   const std::string_view kind = PrincipalTypeName(who.type);
   const std::string lname = Lower(who.name);
-  return store_.Write([&](store::WriteTxn& txn) -> Status {
+  return Write([&](store::WriteTxn& txn) -> Status {
     RETURN_IF_ERROR(CheckPrincipalExists(txn, account, who));
     const std::string key = Key().Str(account.str()).Str(kind).Str(lname).Str(arn).Done();
     ASSIGN_OR_RETURN(auto existing, txn.Get(kAttached, key));
@@ -974,6 +980,17 @@ StatusOr<Page<AttachedPolicy>> Directory::ListAttachedPolicies(const AccountId& 
 // For the evaluator
 
 StatusOr<PrincipalPolicies> Directory::PoliciesOf(const AccountId& account, const PrincipalRef& who) {
+  const std::string cache_key = Key().Str(account.str()).Str(PrincipalTypeName(who.type)).Str(Lower(who.name)).Done();
+  // Read before the store: a write that commits after this point bumps it, so what this read
+  // caches is never served after that write.
+  const uint64_t generation = generation_.load(std::memory_order_acquire);
+  const TimePoint now = clock_.Now();
+  {
+    std::lock_guard lock(mu_);
+    auto it = cache_.find(cache_key);
+    if (it != cache_.end() && it->second.generation == generation && now - it->second.fetched < kCacheTtl)
+      return it->second.policies;
+  }
   PrincipalPolicies out;
   RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
     std::string boundary;
@@ -1005,12 +1022,15 @@ StatusOr<PrincipalPolicies> Directory::PoliciesOf(const AccountId& account, cons
     }
     return OkStatus();
   }));
+  std::lock_guard lock(mu_);
+  if (cache_.size() >= kCacheCapacity) cache_.clear();  // crude, and rare: principals are few
+  cache_[cache_key] = Cached{out, generation, now};
   return out;
 }
 
 Status Directory::ReapAccount(const AccountId& account) {
   for (std::string_view table : {kRoles, kUsers, kPolicies, kVersions, kInline, kAttached, kAttachments, kBoundaries}) {
-    RETURN_IF_ERROR(store_.Write([&](store::WriteTxn& txn) -> Status {
+    RETURN_IF_ERROR(Write([&](store::WriteTxn& txn) -> Status {
       ASSIGN_OR_RETURN(auto rows, ScanAll(txn, table, Key().Str(account.str()).Done()));
       for (const auto& row : rows) RETURN_IF_ERROR(txn.Delete(table, row.key));
       return OkStatus();

@@ -26,8 +26,12 @@
 //   iam_boundaries     (account, policy arn, "role"|"user", principal lname) -> ""   PermissionsBoundaryUsageCount
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -246,15 +250,30 @@ class Directory {
                                                       std::string_view path_prefix, const PageRequest& page);
 
   // --- For the evaluator, STS and PassRole.
-  // NoSuchEntity when the role or user does not exist.
+  // NoSuchEntity when the role or user does not exist. Served from a small per-principal cache:
+  // any change made through this Directory invalidates it at once (a generation counter); a
+  // change made by another process (`paddock admin delete-account`) is seen within kCacheTtl.
   StatusOr<PrincipalPolicies> PoliciesOf(const AccountId& account, const PrincipalRef& who);
+  static constexpr Duration kCacheTtl = std::chrono::seconds(1);
 
   // Removes every IAM record of `account` (the AWS-managed catalogue is not the account's).
   Status ReapAccount(const AccountId& account);
 
  private:
+  // store_.Write, then a new generation: every cached PoliciesOf answer is stale.
+  Status Write(const std::function<Status(store::WriteTxn&)>& fn);
+
   store::Store& store_;
   const Clock& clock_;
+  std::atomic<uint64_t> generation_{0};
+  struct Cached {
+    PrincipalPolicies policies;
+    uint64_t generation;
+    TimePoint fetched;
+  };
+  static constexpr size_t kCacheCapacity = 4096;
+  std::mutex mu_;
+  std::map<std::string, Cached> cache_;  // GUARDED_BY(mu_); key: (account, role|user, lowercased name)
 };
 
 // "MalformedPolicyDocument" unless `document` is a JSON object (the syntax check; what the

@@ -203,6 +203,22 @@ TEST_F(DirectoryTest, PoliciesOfGathersInlineManagedAndBoundary) {
   EXPECT_EQ(dir_.PoliciesOf(account_, {PrincipalType::kUser, "app"}).status().aws_type(), "NoSuchEntity");
 }
 
+// PoliciesOf's cache: this Directory's changes show at once; another process's (another Directory
+// on the same store) within kCacheTtl.
+TEST_F(DirectoryTest, PoliciesOfCacheSeesOwnChangesAtOnceAndOthersWithinTtl) {
+  MakeRole("app");
+  const PrincipalRef who{PrincipalType::kRole, "app"};
+  ASSERT_TRUE(dir_.PutInlinePolicy(account_, who, "a", kDoc).ok());
+  EXPECT_EQ(dir_.PoliciesOf(account_, who)->identity.size(), 1u);
+  ASSERT_TRUE(dir_.PutInlinePolicy(account_, who, "b", kDoc2).ok());
+  EXPECT_EQ(dir_.PoliciesOf(account_, who)->identity.size(), 2u);
+  Directory other(*store_, clock_);
+  ASSERT_TRUE(other.DeleteInlinePolicy(account_, who, "b").ok());
+  EXPECT_EQ(dir_.PoliciesOf(account_, who)->identity.size(), 2u);  // cached
+  clock_.Advance(Directory::kCacheTtl);
+  EXPECT_EQ(dir_.PoliciesOf(account_, who)->identity.size(), 1u);
+}
+
 TEST_F(DirectoryTest, UserKeysAuthenticateAsTheUserUntilInactiveOrDeleted) {
   UserSpec spec = NamedUser("ci");
   auto user = dir_.CreateUser(account_, spec);
