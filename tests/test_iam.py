@@ -325,17 +325,27 @@ class InlinePolicies(IamTestCase):
                                 PolicyDocument="nope")
 
     def test_cli_v1_reads_a_role_policy(self):
-        self.new_role("cli-role")
-        self.iam.put_role_policy(RoleName="cli-role", PolicyName="p", PolicyDocument=json.dumps(DOC))
+        self._cli_reads_a_role_policy([sys.executable, "-m", "awscli"], "cli-role")
+
+    def test_cli_v2_reads_a_role_policy(self):
+        if not os.path.exists("/usr/bin/aws"):
+            self.skipTest("no AWS CLI v2 at /usr/bin/aws")
+        self._cli_reads_a_role_policy(["/usr/bin/aws"], "cli2-role")
+
+    def _cli_reads_a_role_policy(self, cli, role):
+        self.new_role(role)
+        self.iam.put_role_policy(RoleName=role, PolicyName="p", PolicyDocument=json.dumps(DOC))
         env = dict(os.environ, AWS_ACCESS_KEY_ID=self.key_id, AWS_SECRET_ACCESS_KEY=self.secret,
                    AWS_DEFAULT_REGION=h.REGION)
         env.pop("AWS_PROFILE", None)
-        for args, check in ((["get-role-policy", "--role-name", "cli-role", "--policy-name", "p"],
+        for args, check in ((["get-role-policy", "--role-name", role, "--policy-name", "p"],
                              lambda out: self.assertEqual(out["PolicyDocument"], DOC)),
+                            (["get-role", "--role-name", role],
+                             lambda out: self.assertEqual(out["Role"]["AssumeRolePolicyDocument"], TRUST)),
                             (["list-roles", "--path-prefix", "/"],
-                             lambda out: self.assertIn("cli-role", [r["RoleName"] for r in out["Roles"]]))):
-            r = subprocess.run([sys.executable, "-m", "awscli", "iam", *args, "--endpoint-url", self.server.endpoint,
-                                "--output", "json"], capture_output=True, text=True, env=env, timeout=120)
+                             lambda out: self.assertIn(role, [r["RoleName"] for r in out["Roles"]]))):
+            r = subprocess.run([*cli, "iam", *args, "--endpoint-url", self.server.endpoint, "--output", "json"],
+                               capture_output=True, text=True, env=env, timeout=120)
             self.assertEqual(r.returncode, 0, r.stderr)
             check(json.loads(r.stdout))
 
