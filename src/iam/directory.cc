@@ -775,17 +775,15 @@ StatusOr<Page<ManagedPolicy>> Directory::ListPolicies(const AccountId& account, 
       ASSIGN_OR_RETURN(p.attachment_count, CountPrefix(txn, kAttachments, Key().Str(account.str()).Str(p.arn).Done()));
       ASSIGN_OR_RETURN(p.boundary_usage_count, CountPrefix(txn, kBoundaries, Key().Str(account.str()).Str(p.arn).Done()));
       if (filter.only_attached && p.attachment_count == 0) continue;
-      // AWS's and the account's policies interleave by name; the ARN breaks a tie.
-      std::string sort = Lower(p.name) + '\0' + p.arn;
+      // AWS's and the account's policies interleave by name; the ARN breaks a tie. A space sorts
+      // below every character a policy name may hold, and travels in XML (the marker).
+      std::string sort = Lower(p.name) + ' ' + p.arn;
       items.emplace_back(std::move(sort), std::move(p));
     }
     return OkStatus();
   }));
   std::sort(items.begin(), items.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  Page<ManagedPolicy> out = Paginate(std::move(items), page);
-  // The marker travels in XML: no NUL.
-  if (out.next_marker) std::replace(out.next_marker->begin(), out.next_marker->end(), '\0', ' ');
-  return out;
+  return Paginate(std::move(items), page);
 }
 
 Status Directory::DeletePolicy(const AccountId& account, std::string_view arn) {

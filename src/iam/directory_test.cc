@@ -180,6 +180,25 @@ TEST_F(DirectoryTest, AwsManagedPoliciesArePresentAndReadOnly) {
   EXPECT_EQ(aws->items.size(), 2u);
 }
 
+TEST_F(DirectoryTest, ListPoliciesPagesThroughAwsAndLocalPolicies) {
+  for (const char* n : {"AdministratorAccess2", "amazon", "zeta"}) MakePolicy(n);
+  auto all = dir_.ListPolicies(account_, PolicyFilter{}, PageRequest{"", 1000});
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->items.size(), AwsManagedPolicies().size() + 3);
+  std::vector<std::string> paged;
+  PageRequest req{"", 2};
+  while (true) {
+    auto page = dir_.ListPolicies(account_, PolicyFilter{}, req);
+    ASSERT_TRUE(page.ok());
+    for (const auto& p : page->items) paged.push_back(p.arn);
+    if (!page->next_marker) break;
+    req.marker = *page->next_marker;
+  }
+  std::vector<std::string> expected;
+  for (const auto& p : all->items) expected.push_back(p.arn);
+  EXPECT_EQ(paged, expected);
+}
+
 TEST_F(DirectoryTest, PoliciesOfGathersInlineManagedAndBoundary) {
   ManagedPolicy p = MakePolicy("read");
   RoleSpec spec = Spec("app", kTrust, p.arn);
