@@ -298,6 +298,24 @@ class ManagedPolicies(IamTestCase):
                             PolicyDocument=json.dumps(DOC))
         self.assertIamError("AccessDenied", 403, self.iam.delete_policy, PolicyArn=EXEC_POLICY)
 
+    def test_permissions_boundaries(self):
+        arn = self.iam.create_policy(PolicyName="boundary-one", PolicyDocument=json.dumps(DOC))["Policy"]["Arn"]
+        self.new_role("bounded-role", PermissionsBoundary=arn)
+        got = self.iam.get_role(RoleName="bounded-role")["Role"]
+        self.assertEqual(got["PermissionsBoundary"], {"PermissionsBoundaryType": "PermissionsBoundaryPolicy", "PermissionsBoundaryArn": arn})
+        self.assertEqual(self.iam.get_policy(PolicyArn=arn)["Policy"]["PermissionsBoundaryUsageCount"], 1)
+        self.assertIamError("DeleteConflict", 409, self.iam.delete_policy, PolicyArn=arn)
+        self.iam.delete_role_permissions_boundary(RoleName="bounded-role")
+        self.assertNotIn("PermissionsBoundary", self.iam.get_role(RoleName="bounded-role")["Role"])
+        self.iam.create_user(UserName="bounded-user")
+        self.iam.put_user_permissions_boundary(UserName="bounded-user", PermissionsBoundary=EXEC_POLICY)
+        self.assertEqual(self.iam.get_user(UserName="bounded-user")["User"]["PermissionsBoundary"]["PermissionsBoundaryArn"],
+                         EXEC_POLICY)
+        self.iam.put_role_permissions_boundary(RoleName="bounded-role", PermissionsBoundary=arn)
+        self.iam.delete_role(RoleName="bounded-role")
+        self.assertEqual(self.iam.get_policy(PolicyArn=arn)["Policy"]["PermissionsBoundaryUsageCount"], 0)
+        self.iam.delete_policy(PolicyArn=arn)
+
     def test_malformed_policy_document(self):
         self.assertIamError("MalformedPolicyDocument", 400, self.iam.create_policy, PolicyName="broken",
                             PolicyDocument="[1, 2", message="Syntax errors in policy.")

@@ -586,6 +586,38 @@ Status Directory::DeleteUser(const AccountId& account, std::string_view name, co
 }
 
 // ---------------------------------------------------------------------------------------------
+// Permissions boundaries
+
+Status Directory::SetBoundary(const AccountId& account, const PrincipalRef& who, std::optional<std::string> arn) {
+  const std::string lname = Lower(who.name);
+  const std::string_view kind = PrincipalTypeName(who.type);
+  return Write([&](store::WriteTxn& txn) -> Status {
+    std::optional<Role> role;
+    std::optional<User> user;
+    std::string* boundary = nullptr;
+    if (who.type == PrincipalType::kRole) {
+      ASSIGN_OR_RETURN(role, ReadRole(txn, account, who.name));
+      if (!role) return NoSuchPrincipal(who);
+      boundary = &role->boundary_arn;
+    } else {
+      ASSIGN_OR_RETURN(user, ReadUser(txn, account, who.name));
+      if (!user) return NoSuchPrincipal(who);
+      boundary = &user->boundary_arn;
+    }
+    if (arn) {
+      ASSIGN_OR_RETURN(auto p, ReadAnyPolicy(txn, account, *arn));
+      if (!p) return PolicyNotAttachable(*arn);
+    }
+    if (!boundary->empty())
+      RETURN_IF_ERROR(txn.Delete(kBoundaries, Key().Str(account.str()).Str(*boundary).Str(kind).Str(lname).Done()));
+    *boundary = arn.value_or("");
+    if (arn) RETURN_IF_ERROR(txn.Put(kBoundaries, Key().Str(account.str()).Str(*arn).Str(kind).Str(lname).Done(), ""));
+    const std::string key = Key().Str(account.str()).Str(lname).Done();
+    return role ? txn.Put(kRoles, key, EncodeRole(*role)) : txn.Put(kUsers, key, EncodeUser(*user));
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
 // Tags
 
 namespace {

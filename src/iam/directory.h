@@ -212,6 +212,10 @@ class Directory {
   // Inside another owner's transaction: the user `name` of `account`, or nullopt.
   static StatusOr<std::optional<User>> FindUser(store::ReadTxn& txn, const AccountId& account, std::string_view name);
 
+  // --- Permissions boundary of a role or user: `arn` set (a managed policy visible to the
+  // account, else NoSuchEntity "Policy X does not exist or is not attachable.") or nullopt (none).
+  Status SetBoundary(const AccountId& account, const PrincipalRef& who, std::optional<std::string> arn);
+
   // --- Tags of a role or user. LimitExceeded past kMaxTags; an existing key's value is replaced.
   Status TagPrincipal(const AccountId& account, const PrincipalRef& who, const std::vector<Tag>& tags);
   Status UntagPrincipal(const AccountId& account, const PrincipalRef& who, const std::vector<std::string>& keys);

@@ -238,6 +238,24 @@ TEST_F(DirectoryTest, PoliciesOfCacheSeesOwnChangesAtOnceAndOthersWithinTtl) {
   EXPECT_EQ(dir_.PoliciesOf(account_, who)->identity.size(), 1u);
 }
 
+TEST_F(DirectoryTest, BoundariesAreSetReplacedAndRemoved) {
+  ManagedPolicy p = MakePolicy("boundary");
+  MakeRole("app");
+  const PrincipalRef who{PrincipalType::kRole, "app"};
+  ASSERT_TRUE(dir_.SetBoundary(account_, who, p.arn).ok());
+  EXPECT_EQ(dir_.GetRole(account_, "app")->boundary_arn, p.arn);
+  EXPECT_EQ(dir_.GetPolicy(account_, p.arn)->boundary_usage_count, 1);
+  EXPECT_EQ(dir_.PoliciesOf(account_, who)->boundary->text, kDoc);
+  ASSERT_TRUE(dir_.SetBoundary(account_, who, kExecPolicy).ok());
+  EXPECT_EQ(dir_.GetPolicy(account_, p.arn)->boundary_usage_count, 0);
+  EXPECT_EQ(dir_.PoliciesOf(account_, who)->boundary->source, kExecPolicy);
+  ASSERT_TRUE(dir_.SetBoundary(account_, who, std::nullopt).ok());
+  EXPECT_FALSE(dir_.PoliciesOf(account_, who)->boundary.has_value());
+  EXPECT_EQ(dir_.SetBoundary(account_, who, "arn:aws:iam::aws:policy/Nope").aws_type(), "NoSuchEntity");
+  EXPECT_EQ(dir_.SetBoundary(account_, {PrincipalType::kUser, "nobody"}, p.arn).aws_type(), "NoSuchEntity");
+  ASSERT_TRUE(dir_.DeletePolicy(account_, p.arn).ok());
+}
+
 TEST_F(DirectoryTest, UserKeysAuthenticateAsTheUserUntilInactiveOrDeleted) {
   UserSpec spec = NamedUser("ci");
   auto user = dir_.CreateUser(account_, spec);

@@ -22,7 +22,8 @@ constexpr std::string_view kXmlns = "https://iam.amazonaws.com/doc/2010-05-08/";
 constexpr std::string_view kActions[] = {
     // Roles
     "CreateRole", "GetRole", "ListRoles", "DeleteRole", "UpdateRole", "UpdateAssumeRolePolicy", "TagRole", "UntagRole",
-    "ListRoleTags", "CreateServiceLinkedRole",
+    "ListRoleTags", "CreateServiceLinkedRole", "PutRolePermissionsBoundary", "DeleteRolePermissionsBoundary",
+    "PutUserPermissionsBoundary", "DeleteUserPermissionsBoundary",
     // Inline policies
     "PutRolePolicy", "GetRolePolicy", "ListRolePolicies", "DeleteRolePolicy", "PutUserPolicy", "GetUserPolicy",
     "ListUserPolicies", "DeleteUserPolicy",
@@ -90,7 +91,7 @@ std::string TagsXml(const std::vector<Tag>& tags) {
 
 std::string BoundaryXml(std::string_view arn) {
   if (arn.empty()) return "";
-  return "<PermissionsBoundary><PermissionsBoundaryType>Policy</PermissionsBoundaryType>" +
+  return "<PermissionsBoundary><PermissionsBoundaryType>PermissionsBoundaryPolicy</PermissionsBoundaryType>" +
          X("PermissionsBoundaryArn", arn) + "</PermissionsBoundary>";
 }
 
@@ -493,6 +494,17 @@ StatusOr<std::string> IamService::Call(const aws::CallContext& ctx, const aws::Q
   if (a == "CreateServiceLinkedRole") {
     ASSIGN_OR_RETURN(Role r, directory_.CreateServiceLinkedRole(account, in.Or("AWSServiceName", ""), in.Or("Description", "")));
     return ok("<Role>" + RoleXml(r, true) + "</Role>");
+  }
+
+  // ---- Permissions boundaries
+  if (a == "PutRolePermissionsBoundary" || a == "DeleteRolePermissionsBoundary" || a == "PutUserPermissionsBoundary" ||
+      a == "DeleteUserPermissionsBoundary") {
+    const PrincipalRef who =
+        a.find("Role") != std::string::npos ? role : PrincipalRef{PrincipalType::kUser, in.Or("UserName", "")};
+    std::optional<std::string> arn;
+    if (a.starts_with("Put")) arn = in.Or("PermissionsBoundary", "");
+    RETURN_IF_ERROR(directory_.SetBoundary(account, who, std::move(arn)));
+    return ok();
   }
 
   // ---- Tags of roles and users
