@@ -240,6 +240,14 @@ Page<T> Paginate(std::vector<std::pair<std::string, T>> items, const PageRequest
   return page;
 }
 
+// LimitExceeded when `account` already holds `quota` rows of `table`.
+Status CheckQuota(store::ReadTxn& txn, std::string_view table, const AccountId& account, size_t quota,
+                  std::string_view name) {
+  ASSIGN_OR_RETURN(auto rows, txn.Scan(table, store::PrefixRange(Key().Str(account.str()).Done()), quota));
+  if (rows.size() >= quota) return LimitExceeded(fmt::format("Cannot exceed quota for {}: {}.", name, quota));
+  return OkStatus();
+}
+
 Status CheckTags(const std::vector<Tag>& tags, std::string_view quota) {
   if (tags.size() > kMaxTags) return LimitExceeded(fmt::format("Cannot exceed quota for {}: {}.", quota, kMaxTags));
   for (size_t i = 0; i < tags.size(); ++i)
@@ -288,7 +296,8 @@ const std::vector<AwsManagedPolicy>& AwsManagedPolicies() {
   return *catalogue;
 }
 
-Directory::Directory(store::Store& store, const Clock& clock) : store_(store), clock_(clock) {}
+Directory::Directory(store::Store& store, const Clock& clock, DirectoryQuotas quotas)
+    : store_(store), clock_(clock), quotas_(quotas) {}
 
 Status Directory::Write(const std::function<Status(store::WriteTxn&)>& fn) {
   Status s = store_.Write(fn);
@@ -382,6 +391,7 @@ StatusOr<Role> Directory::CreateRole(const AccountId& account, const RoleSpec& s
     ASSIGN_OR_RETURN(auto existing, txn.Get(kRoles, Key().Str(account.str()).Str(lname).Done()));
     if (existing)
       return AlreadyExists(fmt::format("Role with name {} already exists.", role.name), "EntityAlreadyExists");
+    RETURN_IF_ERROR(CheckQuota(txn, kRoles, account, quotas_.roles, "RolesPerAccount"));
     if (!role.boundary_arn.empty()) {
       ASSIGN_OR_RETURN(auto b, ReadAnyPolicy(txn, account, role.boundary_arn));
       if (!b) return PolicyNotAttachable(role.boundary_arn);
@@ -529,6 +539,7 @@ StatusOr<User> Directory::CreateUser(const AccountId& account, const UserSpec& s
     ASSIGN_OR_RETURN(auto existing, txn.Get(kUsers, Key().Str(account.str()).Str(lname).Done()));
     if (existing)
       return AlreadyExists(fmt::format("User with name {} already exists.", user.name), "EntityAlreadyExists");
+    RETURN_IF_ERROR(CheckQuota(txn, kUsers, account, quotas_.users, "UsersPerAccount"));
     if (!user.boundary_arn.empty()) {
       ASSIGN_OR_RETURN(auto b, ReadAnyPolicy(txn, account, user.boundary_arn));
       if (!b) return PolicyNotAttachable(user.boundary_arn);
@@ -771,6 +782,7 @@ StatusOr<ManagedPolicy> Directory::CreatePolicy(const AccountId& account, const 
     if (existing)
       return AlreadyExists(fmt::format("A policy called {} already exists. Duplicate names are not allowed.", p.name),
                            "EntityAlreadyExists");
+    RETURN_IF_ERROR(CheckQuota(txn, kPolicies, account, quotas_.policies, "PoliciesPerAccount"));
     RETURN_IF_ERROR(txn.Put(kVersions, Key().Str(account.str()).Str(lname).U64(1).Done(),
                             EncodeVersion(spec.document, p.created_at)));
     return txn.Put(kPolicies, Key().Str(account.str()).Str(lname).Done(), EncodePolicy(p));

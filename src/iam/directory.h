@@ -173,14 +173,22 @@ inline constexpr size_t kMaxTags = 50;
 inline constexpr size_t kMaxPolicyVersions = 5;
 inline constexpr size_t kMaxManagedPoliciesPerPrincipal = 10;
 
+// Per-account quotas (IAM's defaults; adjustable on AWS, so a parameter here).
+struct DirectoryQuotas {
+  size_t roles = 1000;     // RolesPerAccount
+  size_t users = 5000;     // UsersPerAccount
+  size_t policies = 1500;  // PoliciesPerAccount (customer-managed)
+};
+
 class Directory {
  public:
-  Directory(store::Store& store, const Clock& clock);
+  Directory(store::Store& store, const Clock& clock, DirectoryQuotas quotas = {});
 
   // --- Roles.
   // EntityAlreadyExists for a taken name (ignoring case); MalformedPolicyDocument for a trust
   // policy that is not a JSON object; NoSuchEntity for a boundary ARN naming no policy;
-  // LimitExceeded past kMaxTags tags.
+  // LimitExceeded past kMaxTags tags or the account's role quota (CreateUser and CreatePolicy
+  // likewise for theirs).
   StatusOr<Role> CreateRole(const AccountId& account, const RoleSpec& spec);
   // NoSuchEntity: "The role with name X cannot be found."
   StatusOr<Role> GetRole(const AccountId& account, std::string_view name);
@@ -269,6 +277,7 @@ class Directory {
 
   store::Store& store_;
   const Clock& clock_;
+  const DirectoryQuotas quotas_;
   std::atomic<uint64_t> generation_{0};
   struct Cached {
     PrincipalPolicies policies;

@@ -256,6 +256,25 @@ TEST_F(DirectoryTest, BoundariesAreSetReplacedAndRemoved) {
   ASSERT_TRUE(dir_.DeletePolicy(account_, p.arn).ok());
 }
 
+TEST_F(DirectoryTest, AccountQuotasOnRolesUsersAndPolicies) {
+  Directory small(*store_, clock_, DirectoryQuotas{.roles = 2, .users = 1, .policies = 1});
+  ASSERT_TRUE(small.CreateRole(account_, Spec("r1", kTrust)).ok());
+  ASSERT_TRUE(small.CreateRole(account_, Spec("r2", kTrust)).ok());
+  ExpectAws(small.CreateRole(account_, Spec("r3", kTrust)).status(), "LimitExceeded",
+            "Cannot exceed quota for RolesPerAccount: 2.");
+  ASSERT_TRUE(small.CreateUser(account_, NamedUser("u1")).ok());
+  ExpectAws(small.CreateUser(account_, NamedUser("u2")).status(), "LimitExceeded",
+            "Cannot exceed quota for UsersPerAccount: 1.");
+  PolicySpec ps;
+  ps.name = "p1";
+  ps.document = kDoc;
+  ASSERT_TRUE(small.CreatePolicy(account_, ps).ok());
+  ps.name = "p2";
+  ExpectAws(small.CreatePolicy(account_, ps).status(), "LimitExceeded", "Cannot exceed quota for PoliciesPerAccount: 1.");
+  // Another account has its own.
+  ASSERT_TRUE(small.CreateRole(AccountId("111111111111"), Spec("r3", kTrust)).ok());
+}
+
 TEST_F(DirectoryTest, UserKeysAuthenticateAsTheUserUntilInactiveOrDeleted) {
   UserSpec spec = NamedUser("ci");
   auto user = dir_.CreateUser(account_, spec);
