@@ -220,7 +220,9 @@ class Roles(IamTestCase):
         role = self.iam.create_service_linked_role(AWSServiceName="ecs.amazonaws.com")["Role"]
         self.assertEqual(role["RoleName"], "AWSServiceRoleForECS")
         self.assertEqual(role["Path"], "/aws-service-role/ecs.amazonaws.com/")
-        self.assertIamError("InvalidInput", 400, self.iam.create_service_linked_role, AWSServiceName="ecs.amazonaws.com")
+        self.assertIamError("InvalidInput", 400, self.iam.create_service_linked_role, AWSServiceName="ecs.amazonaws.com",
+                            message="Service role name AWSServiceRoleForECS has been taken in this account, please try "
+                                    "a different suffix.")
 
     def test_roles_are_per_account(self):
         self.new_role("mine-only")
