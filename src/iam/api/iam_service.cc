@@ -746,13 +746,13 @@ std::vector<aws::AuthRequest> IamService::AuthorizationFor(const aws::CallContex
   aws::AuthRequest q{"iam:" + ctx.action, "*", {}};
   const std::string user = param("UserName"), role = param("RoleName"), policy_arn = param("PolicyArn");
   if (!role.empty()) {
-    q.resource = arn("role/", role);
+    q.resource = arn("role", role);
   } else if (!user.empty()) {
-    q.resource = arn("user/", user);
+    q.resource = arn("user", user);
   } else if (!policy_arn.empty()) {
     q.resource = policy_arn;
   } else if (ctx.action == "CreatePolicy") {
-    q.resource = arn("policy/", param("PolicyName"));
+    q.resource = arn("policy", param("PolicyName"));
   } else if (ctx.action == "CreateServiceLinkedRole") {
     q.resource = fmt::format("arn:aws:iam::{}:role/aws-service-role/{}/*", account, param("AWSServiceName"));
   } else if (ctx.principal.kind == aws::PrincipalKind::kUser &&
