@@ -7,6 +7,7 @@ the role."""
 import json
 import os
 import subprocess
+import threading
 
 import boto3
 from botocore.config import Config
@@ -125,6 +126,85 @@ class Authorization(h.PaddockTestCase):
             allow("iam:PassRole", role_arn, Condition={"StringEquals": {"iam:PassedToService": "ecs-tasks.amazonaws.com"}})))
         got = ecs.register_task_definition(**td)["taskDefinition"]
         self.assertEqual(got["taskRoleArn"], role_arn)
+
+    def test_every_launch_path_checks_pass_role_on_the_revision_it_pinned(self):
+        role_arn = self.iam.create_role(RoleName="launch-task", AssumeRolePolicyDocument=json.dumps(TASK_ROLE_TRUST))[
+            "Role"]["Arn"]
+        self.ecs.create_cluster(clusterName="launches")
+        self.ecs.register_task_definition(**h.td_min("launched", taskRoleArn=role_arn))  # by root
+        kid, secret = self.user("launcher", allow(["ecs:RunTask", "ecs:StartTask", "ecs:CreateService",
+                                                   "ecs:UpdateService", "ecs:CreateTaskSet"]))
+        ecs = client("ecs", self.server.endpoint, kid, secret)
+        denied = self.denial(self.user_arn, "iam:PassRole", role_arn)
+        self.assertClientError("AccessDeniedException", ecs.run_task, cluster="launches", taskDefinition="launched",
+                               launchType="EC2", message=denied)
+        self.assertClientError("AccessDeniedException", ecs.start_task, cluster="launches", taskDefinition="launched",
+                               containerInstances=["0123456789abcdef0123456789abcdef"], message=denied)
+        self.assertClientError("AccessDeniedException", ecs.create_service, cluster="launches", serviceName="svc",
+                               taskDefinition="launched", desiredCount=0, launchType="EC2", message=denied)
+        self.assertEqual(self.ecs.list_services(cluster="launches")["serviceArns"], [])
+        self.assertEqual(self.ecs.list_tasks(cluster="launches")["taskArns"], [])
+        # An update that pins a revision with the role is checked too; one that pins none is not.
+        self.ecs.register_task_definition(**h.td_min("plain"))
+        self.ecs.create_service(cluster="launches", serviceName="svc", taskDefinition="plain", desiredCount=0,
+                                launchType="EC2")
+        ecs.update_service(cluster="launches", service="svc", desiredCount=0)
+        self.assertClientError("AccessDeniedException", ecs.update_service, cluster="launches", service="svc",
+                               taskDefinition="launched", message=denied)
+        svc = self.ecs.describe_services(cluster="launches", services=["svc"])["services"][0]
+        self.assertTrue(svc["taskDefinition"].endswith("task-definition/plain:1"), svc["taskDefinition"])
+        # CreateTaskSet pins a revision as well.
+        self.ecs.create_service(cluster="launches", serviceName="ext", desiredCount=0,
+                                deploymentController={"type": "EXTERNAL"})
+        self.assertClientError("AccessDeniedException", ecs.create_task_set, cluster="launches", service="ext",
+                               taskDefinition="launched", launchType="EC2", message=denied)
+        # With the grant, the same calls pass the check.
+        self.iam.put_user_policy(UserName="launcher", PolicyName="pass", PolicyDocument=policy(
+            allow("iam:PassRole", role_arn, Condition={"StringEquals": {"iam:PassedToService": "ecs-tasks.amazonaws.com"}})))
+        ecs.create_service(cluster="launches", serviceName="svc2", taskDefinition="launched", desiredCount=0,
+                           launchType="EC2")
+        ecs.update_service(cluster="launches", service="svc", taskDefinition="launched")
+
+    def test_a_register_racing_a_launch_never_slips_another_revisions_role_past_pass_role(self):
+        # The seed's bare-family race: the launch must be checked on the revision it pins. The user
+        # may pass `ok` only; root keeps registering revisions of one family alternating `ok` and
+        # `forbidden` while the user creates services from the bare family.
+        trust = json.dumps(TASK_ROLE_TRUST)
+        ok = self.iam.create_role(RoleName="race-ok", AssumeRolePolicyDocument=trust)["Role"]["Arn"]
+        forbidden = self.iam.create_role(RoleName="race-forbidden", AssumeRolePolicyDocument=trust)["Role"]["Arn"]
+        self.ecs.create_cluster(clusterName="race")
+        self.ecs.register_task_definition(**h.td_min("racing", taskRoleArn=ok))
+        kid, secret = self.user("racer", allow("ecs:CreateService"), allow("iam:PassRole", ok))
+        ecs = client("ecs", self.server.endpoint, kid, secret)
+        stop = threading.Event()
+
+        def register():
+            root = client("ecs", self.server.endpoint, self.key_id, self.secret)
+            i = 0
+            while not stop.is_set() and i < 200:
+                root.register_task_definition(**h.td_min("racing", taskRoleArn=forbidden if i % 2 == 0 else ok))
+                i += 1
+
+        registrar = threading.Thread(target=register)
+        registrar.start()
+        created, refused = [], 0
+        try:
+            for i in range(40):
+                try:
+                    svc = ecs.create_service(cluster="race", serviceName=f"s{i}", taskDefinition="racing",
+                                             desiredCount=0, launchType="EC2")["service"]
+                    created.append(svc["taskDefinition"])
+                except ClientError as e:
+                    self.assertEqual(e.response["Error"]["Code"], "AccessDeniedException")
+                    self.assertEqual(e.response["Error"]["Message"], self.denial(self.user_arn, "iam:PassRole", forbidden))
+                    refused += 1
+        finally:
+            stop.set()
+            registrar.join()
+        self.assertEqual(len(created) + refused, 40)
+        for arn in created:  # every service pinned a revision whose role the user may pass
+            td = self.ecs.describe_task_definition(taskDefinition=arn)["taskDefinition"]
+            self.assertEqual(td["taskRoleArn"], ok, arn)
 
     def test_get_caller_identity_is_allowed_even_under_an_explicit_deny(self):
         kid, secret = self.user("deny-all", deny("*"))

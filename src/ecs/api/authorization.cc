@@ -71,6 +71,17 @@ void PassRole(std::string_view role, std::vector<aws::AuthRequest>& out) {
 
 }  // namespace
 
+taskdef::LaunchCheck PassRoleCheck(const aws::CallContext& ctx) {
+  if (ctx.authorizer == nullptr || !ctx.principal.agent_of.empty()) return {};
+  return [authorizer = ctx.authorizer, principal = ctx.principal, now = ctx.now](const taskdef::LaunchView& view) {
+    std::vector<aws::AuthRequest> questions;
+    PassRole(view.task_role_arn, questions);
+    PassRole(view.execution_role_arn, questions);
+    for (const aws::AuthRequest& q : questions) RETURN_IF_ERROR(authorizer->Authorize(principal, q, now));
+    return OkStatus();
+  };
+}
+
 std::vector<aws::AuthRequest> EcsAuthorization(const aws::CallContext& ctx, const json::object& input) {
   const Scope& scope = ctx.scope;
   const std::string& a = ctx.action;

@@ -400,6 +400,7 @@ StatusOr<std::string> EcsService::RunTask(const aws::CallContext& ctx, json::obj
   r.client_token = OptOwned(in, "clientToken");
   r.placement_constraints = OptArray(in, "placementConstraints");
   r.placement_strategy = OptArray(in, "placementStrategy");
+  r.launch_check = PassRoleCheck(ctx);
   ASSIGN_OR_RETURN(task::RunResult res, owners_.tasks->Run(ctx.scope, ctx.principal.arn, r, ctx.now));
   return EncodeRunResult(res);
 }
@@ -408,6 +409,7 @@ StatusOr<std::string> EcsService::StartTask(const aws::CallContext& ctx, json::o
   task::StartRequest r;
   r.run = DecodeLaunch(in);
   r.container_instances = Strings(in, "containerInstances");
+  r.run.launch_check = PassRoleCheck(ctx);
   ASSIGN_OR_RETURN(task::RunResult res, owners_.tasks->Start(ctx.scope, ctx.principal.arn, r, ctx.now));
   return EncodeRunResult(res);
 }

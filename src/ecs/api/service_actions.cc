@@ -6,6 +6,7 @@
 #include <boost/json.hpp>
 
 #include "common/json_fields.h"
+#include "ecs/api/authorization.h"
 #include "ecs/api/ecs_service.h"
 #include "ecs/common/records.h"
 
@@ -61,12 +62,12 @@ std::optional<TimePoint> OptTime(const json::object& in, std::string_view key) {
 }  // namespace
 
 StatusOr<std::string> EcsService::CreateService(const aws::CallContext& ctx, json::object& in) {
-  ASSIGN_OR_RETURN(std::string s, owners_.services->Create(ctx.scope, ctx.principal.arn, in, ctx.now));
+  ASSIGN_OR_RETURN(std::string s, owners_.services->Create(ctx.scope, ctx.principal.arn, in, ctx.now, PassRoleCheck(ctx)));
   return "{\"service\":" + s + "}";
 }
 
 StatusOr<std::string> EcsService::UpdateService(const aws::CallContext& ctx, json::object& in) {
-  ASSIGN_OR_RETURN(std::string s, owners_.services->Update(ctx.scope, ctx.principal.arn, in, ctx.now));
+  ASSIGN_OR_RETURN(std::string s, owners_.services->Update(ctx.scope, ctx.principal.arn, in, ctx.now, PassRoleCheck(ctx)));
   return "{\"service\":" + s + "}";
 }
 

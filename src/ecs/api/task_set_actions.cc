@@ -3,13 +3,14 @@
 // validated input to ecs/service's owner and wraps the TaskSet JSON it answers.
 #include <boost/json.hpp>
 
+#include "ecs/api/authorization.h"
 #include "ecs/api/ecs_service.h"
 
 namespace paddock::ecs::api {
 namespace json = boost::json;
 
 StatusOr<std::string> EcsService::CreateTaskSet(const aws::CallContext& ctx, json::object& in) {
-  ASSIGN_OR_RETURN(std::string s, owners_.services->CreateTaskSet(ctx.scope, ctx.principal.arn, in, ctx.now));
+  ASSIGN_OR_RETURN(std::string s, owners_.services->CreateTaskSet(ctx.scope, ctx.principal.arn, in, ctx.now, PassRoleCheck(ctx)));
   return "{\"taskSet\":" + s + "}";
 }
 

@@ -445,7 +445,7 @@ Status Services::StartDeployment(store::WriteTxn& txn, const Scope& scope, const
 // ---- The API ----
 
 StatusOr<std::string> Services::Create(const Scope& scope, std::string_view caller_arn, const json::object& in,
-                                       TimePoint now) {
+                                       TimePoint now, const taskdef::LaunchCheck& check) {
   const std::string name = Str(in, "serviceName");
   if (!IsServiceName(name))
     return ParamError(fmt::format(
@@ -491,6 +491,7 @@ StatusOr<std::string> Services::Create(const Scope& scope, std::string_view call
   if (auto td = json_fields::OptStr(in, "taskDefinition")) {
     ASSIGN_OR_RETURN(taskdef::Ref ref, taskdef::ParseRef(*td, scope, "CreateService", caller_arn));
     ASSIGN_OR_RETURN(view, task_definitions_.ResolveForLaunch(scope, ref));
+    if (check) RETURN_IF_ERROR(check(*view));
   } else if (!external) {
     return ParamError("taskDefinition is required for a service with the ECS deployment controller.");
   }
@@ -592,7 +593,7 @@ StatusOr<std::string> Services::Create(const Scope& scope, std::string_view call
 }
 
 StatusOr<std::string> Services::Update(const Scope& scope, std::string_view caller_arn, const json::object& in,
-                                       TimePoint now) {
+                                       TimePoint now, const taskdef::LaunchCheck& check) {
   ASSIGN_OR_RETURN(std::string cluster_name, cluster::ClusterName(json_fields::OptStr(in, "cluster"), scope,
                                                                   "UpdateService", caller_arn));
   ASSIGN_OR_RETURN(ServiceRef ref, ParseServiceRef(Str(in, "service"), cluster_name, scope, "UpdateService", caller_arn));
@@ -605,6 +606,7 @@ StatusOr<std::string> Services::Update(const Scope& scope, std::string_view call
   if (auto td = json_fields::OptStr(in, "taskDefinition")) {
     ASSIGN_OR_RETURN(taskdef::Ref tref, taskdef::ParseRef(*td, scope, "UpdateService", caller_arn));
     ASSIGN_OR_RETURN(view, task_definitions_.ResolveForLaunch(scope, tref));
+    if (check) RETURN_IF_ERROR(check(*view));
   }
 
   // The current PRIMARY's definition: what a change of launch or network is checked against when

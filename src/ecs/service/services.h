@@ -104,10 +104,12 @@ class Services {
       : store_(store), task_definitions_(task_definitions), clusters_(clusters), quotas_(quotas) {}
 
   // ---- The API (each validated against botocore's input shape first) ----
+  // `check` authorizes the revision the service pins (taskdef::LaunchCheck), as in Update and
+  // CreateTaskSet.
   StatusOr<std::string> Create(const Scope& scope, std::string_view caller_arn, const boost::json::object& input,
-                               TimePoint now);
+                               TimePoint now, const taskdef::LaunchCheck& check = {});
   StatusOr<std::string> Update(const Scope& scope, std::string_view caller_arn, const boost::json::object& input,
-                               TimePoint now);
+                               TimePoint now, const taskdef::LaunchCheck& check = {});
   StatusOr<std::string> Delete(const Scope& scope, std::string_view caller_arn, const boost::json::object& input,
                                TimePoint now);
   StatusOr<DescribeResult> Describe(const Scope& scope, std::string_view caller_arn, const boost::json::object& input);
@@ -139,7 +141,7 @@ class Services {
   // Delete and UpdateServicePrimaryTaskSet return the TaskSet JSON and commit in one transaction,
   // then NotifyChange. DescribeTaskSets' items are TaskSet JSON; unknown sets are MISSING failures.
   StatusOr<std::string> CreateTaskSet(const Scope& scope, std::string_view caller_arn, const boost::json::object& input,
-                                      TimePoint now);
+                                      TimePoint now, const taskdef::LaunchCheck& check = {});
   StatusOr<std::string> UpdateTaskSet(const Scope& scope, std::string_view caller_arn, const boost::json::object& input,
                                       TimePoint now);
   StatusOr<std::string> DeleteTaskSet(const Scope& scope, std::string_view caller_arn, const boost::json::object& input,

@@ -156,7 +156,7 @@ int64_t Services::TaskSetDesiredCount(int64_t desired, double scale_percent) {
 }
 
 StatusOr<std::string> Services::CreateTaskSet(const Scope& scope, std::string_view caller_arn, const json::object& in,
-                                              TimePoint now) {
+                                              TimePoint now, const taskdef::LaunchCheck& check) {
   ASSIGN_OR_RETURN(Target t, TargetOf(scope, caller_arn, in, "CreateTaskSet"));
   ASSIGN_OR_RETURN(double scale, ScaleOf(in));
   std::optional<std::string> token = json_fields::OptStr(in, "clientToken");
@@ -184,6 +184,7 @@ StatusOr<std::string> Services::CreateTaskSet(const Scope& scope, std::string_vi
   // The task definition, resolved ONCE: the set pins this revision (an INACTIVE one is refused).
   ASSIGN_OR_RETURN(taskdef::Ref ref, taskdef::ParseRef(Str(in, "taskDefinition"), scope, "CreateTaskSet", caller_arn));
   ASSIGN_OR_RETURN(taskdef::LaunchView view, task_definitions_.ResolveForLaunch(scope, ref));
+  if (check) RETURN_IF_ERROR(check(view));
   ASSIGN_OR_RETURN(Launch launch, ResolveLaunch(scope, cluster, in, view, view.network_mode, view.compatibilities,
                                                 "REPLICA", /*external_controller=*/false));
 

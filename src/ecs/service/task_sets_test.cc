@@ -72,9 +72,17 @@ class TaskSetsTest : public ::testing::Test {
     return s.value_or(ServiceState{});
   }
 
+  // The task-set actions, and CreateTaskSet without a launch check.
   std::string Call(StatusOr<std::string> (Services::*fn)(const Scope&, std::string_view, const json::object&, TimePoint),
                    std::string_view in, Status* error = nullptr) {
-    auto r = (services_.*fn)(kScope, kCaller, Obj(in), clock_.Now());
+    return Result((services_.*fn)(kScope, kCaller, Obj(in), clock_.Now()), error);
+  }
+  std::string Call(StatusOr<std::string> (Services::*fn)(const Scope&, std::string_view, const json::object&, TimePoint,
+                                                         const taskdef::LaunchCheck&),
+                   std::string_view in, Status* error = nullptr) {
+    return Result((services_.*fn)(kScope, kCaller, Obj(in), clock_.Now(), {}), error);
+  }
+  std::string Result(StatusOr<std::string> r, Status* error) {
     if (error != nullptr) *error = r.ok() ? OkStatus() : r.status();
     return r.ok() ? *r : std::string();
   }

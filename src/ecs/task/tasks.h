@@ -85,6 +85,8 @@ struct RunRequest {
   // caller's own records (and its lease check) commit together with the launch, or neither does.
   taskdef::InactiveRevision inactive_revision = taskdef::InactiveRevision::kRefuse;
   std::function<Status(store::WriteTxn&, const std::vector<std::string>& task_arns)> in_txn;
+  // RunTask's and StartTask's PassRole check of the pinned revision (taskdef::LaunchCheck).
+  taskdef::LaunchCheck launch_check;
 };
 
 // How a stop is recorded: StopTask's is a user's; the service scheduler passes its own code and a

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -105,6 +106,12 @@ struct LaunchView {
   // reports HEALTHY.
   bool health_checks = false;
 };
+
+// A launch path's authorization of the revision it pinned (iam:PassRole on its task and execution
+// roles: ecs/api/authorization.h): called once, with the very view the launch then uses, before
+// anything is written; an error refuses the launch and is returned as is. Empty: no check (the
+// service scheduler's own launches of an already pinned revision).
+using LaunchCheck = std::function<Status(const LaunchView&)>;
 
 // Whether a launch may use an INACTIVE revision: only a service's launches of the revision it
 // pinned before the revision was deregistered.
