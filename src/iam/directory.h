@@ -267,6 +267,10 @@ class Directory {
   // change made by another process (`paddock admin delete-account`) is seen within kCacheTtl.
   StatusOr<PrincipalPolicies> PoliciesOf(const AccountId& account, const PrincipalRef& who);
   static constexpr Duration kCacheTtl = std::chrono::seconds(1);
+  // Changes with every write through this Directory: an answer of PoliciesOf taken at generation
+  // G is current while Generation() is still G and it is younger than kCacheTtl (another
+  // process's writes show within that).
+  uint64_t Generation() const { return generation_.load(std::memory_order_acquire); }
 
   // Removes every IAM record of `account` (the AWS-managed catalogue is not the account's).
   Status ReapAccount(const AccountId& account);

@@ -87,13 +87,26 @@ bool IsRootPrincipal(const aws::Principal& principal) {
 
 StatusOr<std::shared_ptr<const policy::PolicySet>> PolicyAuthorizer::PoliciesOf(const aws::Principal& principal) {
   ASSIGN_OR_RETURN(Subject subject, SubjectOf(principal));
-  ASSIGN_OR_RETURN(PrincipalPolicies documents, directory_.PoliciesOf(principal.account, subject.entity));
   const std::string& cache_key = principal.arn;
+  const TimePoint now = clock_.Now();
+  // Read before the documents: a write that lands in between makes the entry stale, never wrong.
+  const uint64_t generation = directory_.Generation();
+  {
+    std::lock_guard lock(mu_);
+    auto it = parsed_.find(cache_key);
+    if (it != parsed_.end() && it->second.session_policy == principal.session_policy &&
+        it->second.generation == generation && now - it->second.checked < Directory::kCacheTtl) {
+      return it->second.set;
+    }
+  }
+  ASSIGN_OR_RETURN(PrincipalPolicies documents, directory_.PoliciesOf(principal.account, subject.entity));
   {
     std::lock_guard lock(mu_);
     auto it = parsed_.find(cache_key);
     if (it != parsed_.end() && it->second.session_policy == principal.session_policy &&
         SameDocuments(it->second.documents, documents)) {
+      it->second.generation = generation;
+      it->second.checked = now;
       return it->second.set;
     }
   }
@@ -107,7 +120,7 @@ StatusOr<std::shared_ptr<const policy::PolicySet>> PolicyAuthorizer::PoliciesOf(
   std::lock_guard lock(mu_);
   // Bounded: a cache of every principal ever seen would grow with role sessions.
   if (parsed_.size() >= 4096) parsed_.clear();
-  parsed_[cache_key] = Parsed{std::move(documents), principal.session_policy, out};
+  parsed_[cache_key] = Parsed{std::move(documents), principal.session_policy, out, generation, now};
   return out;
 }
 
@@ -116,19 +129,23 @@ StatusOr<PolicyAuthorizer::Evaluation> PolicyAuthorizer::Evaluate(const aws::Pri
   ASSIGN_OR_RETURN(Subject subject, SubjectOf(principal));
   ASSIGN_OR_RETURN(auto set, PoliciesOf(principal));
   policy::RequestContext ctx(std::move(subject.principal), request.action, request.resource);
-  auto secs = std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
-  ctx.Set("aws:CurrentTime", fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(static_cast<std::time_t>(secs))));
-  ctx.Set("aws:EpochTime", std::to_string(secs));
+  const auto secs = std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
+  // The time keys change once a second: format them once a second per thread.
+  thread_local int64_t formatted_secs = -1;
+  thread_local std::string current_time, epoch_time;
+  if (secs != formatted_secs) {
+    current_time = fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(static_cast<std::time_t>(secs)));
+    epoch_time = std::to_string(secs);
+    formatted_secs = secs;
+  }
+  ctx.Set("aws:CurrentTime", current_time);
+  ctx.Set("aws:EpochTime", epoch_time);
   ctx.Set("aws:SecureTransport", "false");
   for (const auto& [k, v] : principal.session_tags) ctx.Set(fmt::format("aws:PrincipalTag/{}", k), v);
-  std::map<std::string, std::vector<std::string>> keys;
-  for (const auto& [k, v] : request.context) keys[k].push_back(v);
-  for (auto& [k, values] : keys) {
-    if (values.size() == 1) {
-      ctx.Set(k, std::move(values[0]));
-    } else {
-      ctx.SetMulti(k, std::move(values));
-    }
+  if (!request.context.empty()) {
+    std::map<std::string, std::vector<std::string>> keys;
+    for (const auto& [k, v] : request.context) keys[k].push_back(v);
+    for (auto& [k, values] : keys) ctx.SetMulti(k, std::move(values));
   }
   policy::EvaluationResult result = policy::Evaluate(ctx, *set);
   return Evaluation{std::move(result), std::move(ctx), std::move(set)};

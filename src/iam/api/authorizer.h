@@ -29,7 +29,7 @@ namespace paddock::iam::api {
 class PolicyAuthorizer final : public aws::Authorizer {
  public:
   // `directory` outlives this.
-  explicit PolicyAuthorizer(Directory& directory) : directory_(directory) {}
+  PolicyAuthorizer(Directory& directory, const Clock& clock) : directory_(directory), clock_(clock) {}
 
   Status Authorize(const aws::Principal& principal, const aws::AuthRequest& request, TimePoint now) override;
 
@@ -43,14 +43,19 @@ class PolicyAuthorizer final : public aws::Authorizer {
   StatusOr<Evaluation> Evaluate(const aws::Principal& principal, const aws::AuthRequest& request, TimePoint now);
 
  private:
-  // The parsed policies of `principal`, reparsed only when a document changed.
+  // The parsed policies of `principal`: served from the cache while the Directory's generation
+  // is unchanged and for at most Directory::kCacheTtl (so another process's change shows as fast
+  // as through the Directory itself), and reparsed only when a document changed.
   StatusOr<std::shared_ptr<const policy::PolicySet>> PoliciesOf(const aws::Principal& principal);
 
   Directory& directory_;
+  const Clock& clock_;
   struct Parsed {
     PrincipalPolicies documents;  // what `set` was parsed from
     std::string session_policy;
     std::shared_ptr<const policy::PolicySet> set;
+    uint64_t generation = 0;
+    TimePoint checked;  // when `documents` were last found current
   };
   std::mutex mu_;
   std::unordered_map<std::string, Parsed> parsed_;  // GUARDED_BY(mu_), by principal ARN

@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""What IAM authorization costs: DescribeTaskDefinition throughput as the account's root (never
+evaluated) against the same as an IAM user with 10 policies (5 inline, 5 customer-managed, each of
+5 statements with conditions and wildcards, the last one allowing ecs:Describe*), on one real
+`paddock server` with durable commits, driven by `paddock_load` (SigV4, keep-alive connections).
+
+Rounds alternate root and user so drift in the VM's speed hits both alike; prints each round, the
+medians and the ratio. Target (issue 11): authorization adds <= 10% (user/root >= 0.90).
+
+    python3 bench/authz_bench.py [--rounds 3] [--duration 5s] [--connections 16]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+
+import boto3  # noqa: E402
+from botocore.config import Config  # noqa: E402
+
+import paddock_harness as h  # noqa: E402
+
+LOAD = os.path.join(ROOT, "build/release/bench/paddock_load")
+
+
+def statement(i, j, last=False):
+    if last:
+        return {"Sid": f"Describe{i}", "Effect": "Allow", "Action": ["ecs:Describe*", "ecs:List*"], "Resource": "*",
+                "Condition": {"Bool": {"aws:SecureTransport": "false"}}}
+    return {"Sid": f"S{i}x{j}", "Effect": "Allow",
+            "Action": [f"ecs:Update{j}*", f"ecs:Create{i}?", "logs:PutLogEvents"],
+            "Resource": [f"arn:aws:ecs:*:*:service/cluster-{i}/*", f"arn:aws:ecs:*:*:task/cluster-{j}/*"],
+            "Condition": {"StringEquals": {"aws:RequestTag/team": f"team-{i}"},
+                          "ArnLike": {"ecs:cluster": f"arn:aws:ecs:*:*:cluster/cluster-{i}"}}}
+
+
+def document(i, with_describe):
+    stmts = [statement(i, j) for j in range(4)] + [statement(i, 4, last=with_describe)]
+    return json.dumps({"Version": "2012-10-17", "Statement": stmts})
+
+
+def load(endpoint, key, secret, args, family):
+    out = subprocess.run([LOAD, "--endpoint", endpoint, "--access-key", key, "--secret-key", secret,
+                          "--connections", str(args.connections), "--duration", args.duration,
+                          "--action", "describe-task-definition", "--family", family, "--warmup", "200", "--json"],
+                         check=True, capture_output=True, text=True, timeout=600)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--duration", default="5s")
+    p.add_argument("--connections", type=int, default=16)
+    args = p.parse_args()
+    if not os.path.exists(LOAD):
+        sys.exit(f"{LOAD} is missing: scripts/build release paddock_load")
+    with tempfile.TemporaryDirectory(prefix="paddock-authz-bench-") as tmp:
+        state = os.path.join(tmp, "state")
+        os.makedirs(state)
+        account, key, secret = h.create_account(state, None, "bench")
+        server = h.Server(state, ())
+        server.start()
+        try:
+            iam = boto3.session.Session().client(
+                "iam", endpoint_url=server.endpoint, region_name="us-east-1", aws_access_key_id=key,
+                aws_secret_access_key=secret, config=Config(retries={"max_attempts": 1}))
+            ecs = h.ecs_client(server.endpoint, key, secret)
+            ecs.register_task_definition(**h.td_min("bench-family"))
+            iam.create_user(UserName="bench")
+            for i in range(5):
+                iam.put_user_policy(UserName="bench", PolicyName=f"inline-{i}", PolicyDocument=document(i, i == 4))
+                arn = iam.create_policy(PolicyName=f"managed-{i}", PolicyDocument=document(10 + i, False))["Policy"]["Arn"]
+                iam.attach_user_policy(UserName="bench", PolicyArn=arn)
+            user = iam.create_access_key(UserName="bench")["AccessKey"]
+            rows = {"root": [], "user": []}
+            for r in range(args.rounds):
+                for who, k, s in (("root", key, secret), ("user", user["AccessKeyId"], user["SecretAccessKey"])):
+                    res = load(server.endpoint, k, s, args, "bench-family")
+                    errors = sum(res.get("errors", {}).values()) if isinstance(res.get("errors"), dict) else res.get("errors")
+                    rows[who].append(res["rps"])
+                    print(f"round {r + 1} {who:4}: {res['rps']:9.0f} req/s  p50 {res['p50_ms']:.3f} ms  "
+                          f"p99 {res.get('p99_ms', float('nan')):.3f} ms  errors {errors}", flush=True)
+            root, usr = statistics.median(rows["root"]), statistics.median(rows["user"])
+            print(f"median root {root:.0f} req/s, user with 10 policies {usr:.0f} req/s, ratio {usr / root:.3f} "
+                  f"(authorization costs {100 * (1 - usr / root):.1f}%)")
+        finally:
+            server.stop()
+
+
+if __name__ == "__main__":
+    main()
