@@ -51,6 +51,8 @@
 #include "sts/api/sts_service.h"
 #include "sts/sessions.h"
 #include "ec2/api/ec2_service.h"
+#include "iam/api/iam_service.h"  // issue 11: IAM
+#include "iam/directory.h"
 #include "vpc/ipam.h"
 #include "vpc/security_groups.h"
 #include "cli/schemas.h"
@@ -81,6 +83,7 @@ using SecurityGroupReaper = OwnerReaper<vpc::SecurityGroups>;
 using AccountSettingReaper = OwnerReaper<ecs::setting::AccountSettings>;
 using CapacityProviderReaper = OwnerReaper<ecs::capacity::CapacityProviders>;
 using SessionReaper = OwnerReaper<sts::Sessions>;  // STS temporary credentials (issue 11)
+using IamReaper = OwnerReaper<iam::Directory>;  // issue 11
 
 // Who signed a request: an account's access key (iam::Accounts), a container instance's agent
 // credential (ecs/instance/agent_identity.h; docs/agent-protocol.md, "Identity") or STS
@@ -186,6 +189,10 @@ class Node::Impl {
   std::unique_ptr<sts::Sessions> sessions;
   std::unique_ptr<SessionReaper> session_reaper;
   std::unique_ptr<sts::api::StsService> sts;
+  // IAM (issue 11): roles, users and policies, their reaper, and the Query API over them.
+  std::unique_ptr<iam::Directory> iam_directory;
+  std::unique_ptr<IamReaper> iam_reaper;
+  std::unique_ptr<iam::api::IamService> iam_api;
   std::unique_ptr<aws::ApiFront> front;
   std::unique_ptr<http::Server> server;
   // The Fargate agent: made by Start (not Open, which `paddock admin` uses too), stopped before
@@ -560,6 +567,10 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   // STS; roles come from IAM once it is wired (sts/roles.h): until then AssumeRole finds none.
   impl->sts = std::make_unique<sts::api::StsService>(*impl->sessions, /*roles=*/nullptr);
   impl->front->AddQueryService(impl->sts.get());
+  impl->iam_directory = std::make_unique<iam::Directory>(*impl->store, SystemClock::Get());
+  impl->iam_reaper = std::make_unique<IamReaper>("iam", *impl->iam_directory);
+  ASSIGN_OR_RETURN(impl->iam_api, iam::api::IamService::Create(*impl->iam_directory, *impl->accounts));
+  impl->front->AddQueryService(impl->iam_api.get());
   return std::unique_ptr<Node>(new Node(std::move(impl)));
 }
 
@@ -675,7 +686,7 @@ std::vector<iam::AccountReaper*> Node::reapers() {
           impl_->security_group_reaper.get(),  impl_->container_instance_reaper.get(),
           impl_->taskdef_reaper.get(),         impl_->cluster_reaper.get(),
           impl_->capacity_provider_reaper.get(), impl_->account_setting_reaper.get(),
-          impl_->session_reaper.get()};
+          impl_->session_reaper.get(),         impl_->iam_reaper.get()};
 }
 
 std::vector<std::string> Node::ImplementedEcsActions() const { return impl_->ecs->ImplementedActions(); }
