@@ -396,6 +396,11 @@ class UsersAndKeys(IamTestCase):
         root = self.iam.get_user()["User"]
         self.assertEqual((root["UserId"], root["Arn"]), (self.account, f"arn:aws:iam::{self.account}:root"))
         self.iam.create_user(UserName="whoami")
+        # A user may manage itself once a policy says so (the policy variable names the caller).
+        self.iam.put_user_policy(UserName="whoami", PolicyName="self", PolicyDocument=json.dumps({
+            "Version": "2012-10-17",
+            "Statement": [{"Effect": "Allow", "Action": ["iam:GetUser", "iam:CreateAccessKey"],
+                           "Resource": "arn:aws:iam::*:user/${aws:username}"}]}))
         key = self.iam.create_access_key(UserName="whoami")["AccessKey"]
         as_user = iam_client(self.server.endpoint, key["AccessKeyId"], key["SecretAccessKey"])
         me = as_user.get_user()["User"]
@@ -408,8 +413,11 @@ class UsersAndKeys(IamTestCase):
         key = self.iam.create_access_key(UserName="key-user")["AccessKey"]
         self.assertRegex(key["AccessKeyId"], r"^AKIA[A-Z2-7]{16}$")
         self.assertEqual((key["UserName"], key["Status"]), ("key-user", "Active"))
+        self.iam.put_user_policy(UserName="key-user", PolicyName="list", PolicyDocument=json.dumps({
+            "Version": "2012-10-17",
+            "Statement": [{"Effect": "Allow", "Action": "ecs:ListClusters", "Resource": "*"}]}))
         ecs = h.ecs_client(self.server.endpoint, key["AccessKeyId"], key["SecretAccessKey"])
-        ecs.list_clusters()  # authenticates as the user (no policy enforcement yet)
+        ecs.list_clusters()  # authenticates as the user, whose policy allows it
         self.iam.create_access_key(UserName="key-user")
         self.assertIamError("LimitExceeded", 409, self.iam.create_access_key, UserName="key-user",
                             message="Cannot exceed quota for AccessKeysPerUser: 2")
@@ -433,6 +441,7 @@ class UsersAndKeys(IamTestCase):
         self.assertIamError("NoSuchEntity", 404, self.iam.delete_access_key, UserName="key-user",
                             AccessKeyId=key["AccessKeyId"],
                             message=f"The Access Key with id {key['AccessKeyId']} cannot be found.")
+        self.iam.delete_user_policy(UserName="key-user", PolicyName="list")
         self.iam.delete_user(UserName="key-user")
 
     def test_another_users_key_is_out_of_reach(self):

@@ -51,7 +51,9 @@
 #include "sts/api/sts_service.h"
 #include "sts/sessions.h"
 #include "ec2/api/ec2_service.h"
-#include "iam/api/iam_service.h"  // issue 11: IAM
+#include "iam/api/authorizer.h"
+#include "iam/api/iam_service.h"
+#include "iam/api/role_directory.h"  // issue 11: IAM
 #include "iam/directory.h"
 #include "vpc/ipam.h"
 #include "vpc/security_groups.h"
@@ -193,6 +195,8 @@ class Node::Impl {
   std::unique_ptr<iam::Directory> iam_directory;
   std::unique_ptr<IamReaper> iam_reaper;
   std::unique_ptr<iam::api::IamService> iam_api;
+  std::unique_ptr<iam::api::PolicyAuthorizer> authorizer;
+  std::unique_ptr<iam::api::IamRoleDirectory> roles;
   std::unique_ptr<aws::ApiFront> front;
   std::unique_ptr<http::Server> server;
   // The Fargate agent: made by Start (not Open, which `paddock admin` uses too), stopped before
@@ -549,10 +553,18 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
                                           impl->container_instances.get(), impl->services.get(),
                                           impl->account_settings.get(), impl->capacity_providers.get()},
       aws::TokenCodec(token_key));
+  // IAM (issue 11): roles, users and policies; the authorizer that decides every call of a
+  // non-root principal with them; STS's view of the roles.
+  impl->iam_directory = std::make_unique<iam::Directory>(*impl->store, SystemClock::Get());
+  impl->iam_reaper = std::make_unique<IamReaper>("iam", *impl->iam_directory);
+  impl->authorizer = std::make_unique<iam::api::PolicyAuthorizer>(*impl->iam_directory);
+  impl->roles = std::make_unique<iam::api::IamRoleDirectory>(*impl->iam_directory);
   aws::FrontOptions front_options;
   front_options.auth.accept_any_credentials = config.accept_any_credentials;
   front_options.auth.default_account = AccountId(config.default_account);
   front_options.rate_limits = config.api_rate_limits == "aws";
+  // --accept-any-credentials is the emulator's mode: anyone is root, nothing is authorized.
+  if (!config.accept_any_credentials) front_options.authorizer = impl->authorizer.get();
   if (config.access_log) front_options.observer = StdoutAccessLog();
   impl->sessions = std::make_unique<sts::Sessions>(*impl->store);
   impl->session_reaper = std::make_unique<SessionReaper>("sts sessions", *impl->sessions);
@@ -564,11 +576,8 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   impl->ec2 = std::make_unique<ec2::api::Ec2Service>(*impl->store, *impl->security_groups, aws::TokenCodec(token_key));
   impl->ec2->SetInstanceSource(impl->container_instances->ec2_instances());  // DescribeInstances
   impl->front->AddQueryService(impl->ec2.get());
-  // STS; roles come from IAM once it is wired (sts/roles.h): until then AssumeRole finds none.
-  impl->sts = std::make_unique<sts::api::StsService>(*impl->sessions, /*roles=*/nullptr);
+  impl->sts = std::make_unique<sts::api::StsService>(*impl->sessions, impl->roles.get());
   impl->front->AddQueryService(impl->sts.get());
-  impl->iam_directory = std::make_unique<iam::Directory>(*impl->store, SystemClock::Get());
-  impl->iam_reaper = std::make_unique<IamReaper>("iam", *impl->iam_directory);
   ASSIGN_OR_RETURN(impl->iam_api, iam::api::IamService::Create(*impl->iam_directory, *impl->accounts));
   impl->front->AddQueryService(impl->iam_api.get());
   return std::unique_ptr<Node>(new Node(std::move(impl)));

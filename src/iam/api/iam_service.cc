@@ -731,4 +731,42 @@ StatusOr<std::string> IamService::Call(const aws::CallContext& ctx, const aws::Q
   return Internal(fmt::format("IAM action {} is listed but not dispatched", a));
 }
 
+std::vector<aws::AuthRequest> IamService::AuthorizationFor(const aws::CallContext& ctx,
+                                                           const aws::QueryParams& params) const {
+  const std::string account = ctx.principal.account.str();
+  auto param = [&](std::string_view name) { return std::string(aws::FindParam(params, name).value_or("")); };
+  // An entity's ARN as IAM authorizes it: the path the call gives (CreateRole, CreateUser,
+  // CreatePolicy), else "/" — a role or user under another path is authorized as if at "/"
+  // (Paddock does not read the record to authorize; docs/contracts/iam.md).
+  auto arn = [&](std::string_view kind, std::string_view name) {
+    std::string path = param("Path");
+    if (path.empty() || !ctx.action.starts_with("Create")) path = "/";
+    return fmt::format("arn:aws:iam::{}:{}{}{}", account, kind, path, name);
+  };
+  aws::AuthRequest q{"iam:" + ctx.action, "*", {}};
+  const std::string user = param("UserName"), role = param("RoleName"), policy_arn = param("PolicyArn");
+  if (!role.empty()) {
+    q.resource = arn("role", role);
+  } else if (!user.empty()) {
+    q.resource = arn("user", user);
+  } else if (!policy_arn.empty()) {
+    q.resource = policy_arn;
+  } else if (ctx.action == "CreatePolicy") {
+    q.resource = arn("policy", param("PolicyName"));
+  } else if (ctx.action == "CreateServiceLinkedRole") {
+    q.resource = fmt::format("arn:aws:iam::{}:role/aws-service-role/{}/*", account, param("AWSServiceName"));
+  } else if (ctx.principal.kind == aws::PrincipalKind::kUser &&
+             (ctx.action == "GetUser" || ctx.action == "CreateAccessKey" || ctx.action == "ListAccessKeys" ||
+              ctx.action == "UpdateAccessKey" || ctx.action == "DeleteAccessKey")) {
+    q.resource = ctx.principal.arn;  // a user's call about itself
+  }
+  if (!policy_arn.empty() && (ctx.action.starts_with("Attach") || ctx.action.starts_with("Detach"))) {
+    q.context.emplace_back("iam:PolicyARN", policy_arn);
+  }
+  if (std::string boundary = param("PermissionsBoundary"); !boundary.empty()) {
+    q.context.emplace_back("iam:PermissionsBoundary", boundary);
+  }
+  return {std::move(q)};
+}
+
 }  // namespace paddock::iam::api

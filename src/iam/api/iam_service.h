@@ -35,6 +35,10 @@ class IamService final : public aws::QueryService {
   // IAM publishes no per-action rate; requests are not throttled here.
   std::optional<aws::ThrottleGroup> ThrottleGroupFor(std::string_view action) const override;
   StatusOr<std::string> Call(const aws::CallContext& ctx, const aws::QueryParams& params) override;
+  // iam:<Action> on the user, role or policy the call names (docs/contracts/iam.md, "What each
+  // IAM call authorizes"), with iam:PolicyARN / iam:PermissionsBoundary where AWS sends them.
+  std::vector<aws::AuthRequest> AuthorizationFor(const aws::CallContext& ctx,
+                                                 const aws::QueryParams& params) const override;
   // IAM's <ErrorResponse>; the front's UnrecognizedClientException is IAM's InvalidClientTokenId.
   std::string ErrorXml(std::string_view code, std::string_view message, std::string_view request_id) const override;
   // The model's httpStatusCode for IAM's error codes (NoSuchEntity 404, EntityAlreadyExists 409, ...).
