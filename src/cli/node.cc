@@ -50,7 +50,7 @@
 #include "store/sqlite/sqlite_store.h"
 #include "sts/api/sts_service.h"
 #include "sts/sessions.h"
-#include "vpc/ec2_service.h"
+#include "ec2/api/ec2_service.h"
 #include "iam/api/authorizer.h"
 #include "iam/api/iam_service.h"
 #include "iam/api/role_directory.h"  // issue 11: IAM
@@ -186,7 +186,7 @@ class Node::Impl {
   std::unique_ptr<SecurityGroupReaper> security_group_reaper;
   std::unique_ptr<aws::ServiceModel> ecs_model;
   std::unique_ptr<ecs::api::EcsService> ecs;
-  std::unique_ptr<vpc::Ec2Service> ec2;
+  std::unique_ptr<ec2::api::Ec2Service> ec2;
   // sts/: temporary credentials and the STS API (issue 11).
   std::unique_ptr<sts::Sessions> sessions;
   std::unique_ptr<SessionReaper> session_reaper;
@@ -573,7 +573,7 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   impl->front = std::make_unique<aws::ApiFront>(front_options, SystemClock::Get(), *impl->credentials);
   impl->front->AddJsonService(impl->ecs.get());
   impl->front->AddJsonService(impl->agent_service.get());
-  impl->ec2 = std::make_unique<vpc::Ec2Service>(*impl->store, *impl->security_groups, aws::TokenCodec(token_key));
+  impl->ec2 = std::make_unique<ec2::api::Ec2Service>(*impl->store, *impl->security_groups, aws::TokenCodec(token_key));
   impl->ec2->SetInstanceSource(impl->container_instances->ec2_instances());  // DescribeInstances
   impl->front->AddQueryService(impl->ec2.get());
   impl->sts = std::make_unique<sts::api::StsService>(*impl->sessions, impl->roles.get());

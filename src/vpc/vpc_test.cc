@@ -4,11 +4,9 @@
 #include <set>
 #include <thread>
 
-#include "aws/front.h"
 #include "common/testing/fake_clock.h"
 #include "ecs/testing/temp_store.h"
 #include "vpc/default_vpc.h"
-#include "vpc/ec2_service.h"
 #include "vpc/ipam.h"
 #include "vpc/security_groups.h"
 
@@ -182,77 +180,6 @@ TEST_F(IpamTest, ConcurrentAllocationsNeverCollide) {
   for (auto& th : threads) th.join();
   EXPECT_EQ(got.size(), 400u);
   EXPECT_EQ(Available(s), 4091u - 400u);
-}
-
-// EC2's Query protocol through the real front, as boto3 sends it.
-class Ec2ServiceTest : public ::testing::Test {
- protected:
-  Ec2ServiceTest() {
-    aws::FrontOptions options;
-    options.auth.accept_any_credentials = true;
-    options.auth.default_account = AccountId("123456789012");
-    front_ = std::make_unique<aws::ApiFront>(options, clock_, resolver_);
-    front_->AddQueryService(&ec2_);
-  }
-  http::Response Call(std::string body) {
-    http::Request req;
-    req.method = "POST";
-    req.target = "/";
-    req.headers = {{"Host", "localhost"}, {"Content-Type", "application/x-www-form-urlencoded; charset=utf-8"}};
-    req.body = std::move(body);
-    aws::SignRequest(req, {"123456789012", "x"}, "us-east-1", "ec2", clock_.Now());
-    return front_->Handle(req);
-  }
-  struct NoKeys : aws::CredentialResolver {
-    StatusOr<std::optional<aws::Credential>> Lookup(const AccessKeyId&) override { return std::optional<aws::Credential>(); }
-  } resolver_;
-  paddock::testing::FakeClock clock_;
-  paddock::testing::TempStore store_;
-  SecurityGroups groups_{*store_};
-  Ec2Service ec2_{*store_, groups_, aws::TokenCodec("test-key")};
-  std::unique_ptr<aws::ApiFront> front_;
-  DefaultVpc vpc_ = DefaultVpcFor(kScope);
-};
-
-TEST_F(Ec2ServiceTest, DescribesTheDefaultVpc) {
-  http::Response r = Call("Action=DescribeVpcs&Version=2016-11-15");
-  ASSERT_EQ(r.status, 200) << r.body;
-  EXPECT_NE(r.body.find("<vpcId>" + vpc_.vpc_id + "</vpcId>"), std::string::npos);
-  EXPECT_NE(r.body.find("<cidrBlock>172.31.0.0/16</cidrBlock>"), std::string::npos);
-  EXPECT_NE(r.body.find("<isDefault>true</isDefault>"), std::string::npos);
-  http::Response filtered = Call("Action=DescribeVpcs&Version=2016-11-15&Filter.1.Name=is-default&Filter.1.Value.1=false");
-  EXPECT_EQ(filtered.body.find("<item>"), std::string::npos) << filtered.body;
-  http::Response missing = Call("Action=DescribeVpcs&Version=2016-11-15&VpcId.1=vpc-0123");
-  EXPECT_EQ(missing.status, 400);
-  EXPECT_NE(missing.body.find("<Code>InvalidVpcID.NotFound</Code>"), std::string::npos) << missing.body;
-  EXPECT_NE(missing.body.find("<Response><Errors>"), std::string::npos);
-}
-
-TEST_F(Ec2ServiceTest, DescribesSubnetsWithFilters) {
-  http::Response all = Call("Action=DescribeSubnets&Version=2016-11-15&Filter.1.Name=vpc-id&Filter.1.Value.1=" + vpc_.vpc_id);
-  ASSERT_EQ(all.status, 200) << all.body;
-  for (const auto& s : vpc_.subnets) EXPECT_NE(all.body.find("<subnetId>" + s.id + "</subnetId>"), std::string::npos);
-  EXPECT_NE(all.body.find("<availableIpAddressCount>4091</availableIpAddressCount>"), std::string::npos);
-  http::Response zone_b = Call("Action=DescribeSubnets&Version=2016-11-15&Filter.1.Name=availability-zone&Filter.1.Value.1=us-east-1b");
-  EXPECT_EQ(zone_b.body.find(vpc_.subnets[0].id), std::string::npos);
-  EXPECT_NE(zone_b.body.find(vpc_.subnets[1].id), std::string::npos);
-  http::Response by_id = Call("Action=DescribeSubnets&Version=2016-11-15&SubnetId.1=" + vpc_.subnets[2].id);
-  EXPECT_NE(by_id.body.find("<cidrBlock>172.31.32.0/20</cidrBlock>"), std::string::npos);
-  http::Response bad = Call("Action=DescribeSubnets&Version=2016-11-15&SubnetId.1=subnet-123");
-  EXPECT_NE(bad.body.find("<Code>InvalidSubnetID.NotFound</Code>"), std::string::npos);
-  http::Response bad_filter = Call("Action=DescribeSubnets&Version=2016-11-15&Filter.1.Name=color&Filter.1.Value.1=red");
-  EXPECT_EQ(bad_filter.status, 400);
-}
-
-TEST_F(Ec2ServiceTest, DescribesTheDefaultSecurityGroup) {
-  http::Response r = Call("Action=DescribeSecurityGroups&Version=2016-11-15&GroupName.1=default");
-  ASSERT_EQ(r.status, 200) << r.body;
-  EXPECT_NE(r.body.find("<groupId>" + vpc_.security_group_id + "</groupId>"), std::string::npos);
-  EXPECT_NE(r.body.find("<cidrIp>0.0.0.0/0</cidrIp>"), std::string::npos);
-  http::Response missing = Call("Action=DescribeSecurityGroups&Version=2016-11-15&GroupId.1=sg-0123456789abcdef0");
-  EXPECT_NE(missing.body.find("<Code>InvalidGroup.NotFound</Code>"), std::string::npos);
-  http::Response malformed = Call("Action=DescribeSecurityGroups&Version=2016-11-15&GroupId.1=sg-123");
-  EXPECT_NE(malformed.body.find("<Code>InvalidGroupId.Malformed</Code>"), std::string::npos);
 }
 
 }  // namespace

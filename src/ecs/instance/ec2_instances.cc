@@ -1,5 +1,5 @@
 // The container instances' hosts as EC2 instances (ContainerInstances::ec2_instances()), for
-// EC2's DescribeInstances (vpc/ec2_describe_instances.cc).
+// EC2's DescribeInstances (ec2/api/ec2_describe_instances.cc).
 //
 // Records: container_instance_ec2 (account, region, ec2InstanceId, cluster, id) -> {"privateIp"},
 // written with the registration, removed when the instance is reaped; the rest is read from the
@@ -51,11 +51,11 @@ StatusOr<Row> ReadRow(const store::Row& row) {
 }
 
 // The instance a row stands for; nullopt when its record is gone.
-StatusOr<std::optional<vpc::Ec2Instance>> Load(store::ReadTxn& txn, const Scope& scope, const Row& row) {
+StatusOr<std::optional<ec2::Instance>> Load(store::ReadTxn& txn, const Scope& scope, const Row& row) {
   ASSIGN_OR_RETURN(auto text, txn.Get(kInstances, ScopeKey(scope).Str(row.cluster).Str(row.id).Done()));
-  if (!text) return std::optional<vpc::Ec2Instance>();
+  if (!text) return std::optional<ec2::Instance>();
   ASSIGN_OR_RETURN(json::object record, ParseRecordObject(*text, "container instance"));
-  vpc::Ec2Instance i;
+  ec2::Instance i;
   i.instance_id = row.ec2_id;
   i.running = Str(record, "status") != "INACTIVE";
   i.private_ip = row.private_ip;
@@ -65,12 +65,12 @@ StatusOr<std::optional<vpc::Ec2Instance>> Load(store::ReadTxn& txn, const Scope&
   i.architecture = Attribute(record, "ecs.cpu-architecture");
   if (const json::value* at = record.if_contains("registeredAt"); at != nullptr && at->is_number())
     i.launch_time = FromEpochMillis(static_cast<int64_t>(at->to_number<double>() * 1000));
-  return std::optional<vpc::Ec2Instance>(std::move(i));
+  return std::optional<ec2::Instance>(std::move(i));
 }
 
 // Of several registrations of one EC2 instance id (re-registered into another cluster after a
 // deregistration), the running one; else the first.
-void Prefer(std::optional<vpc::Ec2Instance>& best, std::optional<vpc::Ec2Instance> candidate) {
+void Prefer(std::optional<ec2::Instance>& best, std::optional<ec2::Instance> candidate) {
   if (!candidate) return;
   if (!best || (!best->running && candidate->running)) best = std::move(candidate);
 }
@@ -96,14 +96,14 @@ Status ContainerInstances::IndexEc2(store::WriteTxn& txn, const Scope& scope, st
   return txn.Put(kEc2, key, json::serialize(value));
 }
 
-StatusOr<std::vector<vpc::Ec2Instance>> ContainerInstances::Ec2View::Find(const Scope& scope,
+StatusOr<std::vector<ec2::Instance>> ContainerInstances::Ec2View::Find(const Scope& scope,
                                                                           const std::vector<std::string>& ids) {
-  std::vector<vpc::Ec2Instance> out;
+  std::vector<ec2::Instance> out;
   RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
     out.clear();
     for (const auto& ec2_id : ids) {
       ASSIGN_OR_RETURN(auto rows, txn.Scan(kEc2, store::PrefixRange(ScopeKey(scope).Str(ec2_id).Done()), 100));
-      std::optional<vpc::Ec2Instance> best;
+      std::optional<ec2::Instance> best;
       for (const auto& row : rows) {
         ASSIGN_OR_RETURN(Row r, ReadRow(row));
         ASSIGN_OR_RETURN(auto instance, Load(txn, scope, r));
@@ -116,16 +116,16 @@ StatusOr<std::vector<vpc::Ec2Instance>> ContainerInstances::Ec2View::Find(const 
   return out;
 }
 
-StatusOr<std::vector<vpc::Ec2Instance>> ContainerInstances::Ec2View::List(const Scope& scope, const std::string& after,
+StatusOr<std::vector<ec2::Instance>> ContainerInstances::Ec2View::List(const Scope& scope, const std::string& after,
                                                                           size_t limit, bool* more) {
-  std::vector<vpc::Ec2Instance> out;
+  std::vector<ec2::Instance> out;
   *more = false;
   RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
     out.clear();
     store::Range range = store::PrefixRange(ScopeKey(scope).Done());
     // Past every row of the previous page's last instance id.
     if (!after.empty()) range.begin = store::PrefixRange(ScopeKey(scope).Str(after).Done()).end;
-    std::optional<vpc::Ec2Instance> pending;  // the instance id being gathered
+    std::optional<ec2::Instance> pending;  // the instance id being gathered
     std::string pending_id;
     while (true) {
       ASSIGN_OR_RETURN(auto rows, txn.Scan(kEc2, range, 200));

@@ -49,7 +49,7 @@ TEST_F(Ec2InstancesTest, FindAnswersTheHostsAddressStateAndPlacement) {
   auto found = instances_.ec2_instances()->Find(kScope, {"i-0123456789abcdef0", "i-0fedcba9876543210", "i-00000000"});
   ASSERT_TRUE(found.ok()) << found.status().ToString();
   ASSERT_EQ(found->size(), 1u) << "another account's instance is not found";
-  const vpc::Ec2Instance& i = found->front();
+  const ec2::Instance& i = found->front();
   EXPECT_EQ(i.instance_id, "i-0123456789abcdef0");
   EXPECT_TRUE(i.running);
   EXPECT_EQ(i.private_ip, "10.0.1.5");

@@ -37,12 +37,12 @@
 #include "common/clock.h"
 #include "common/ids.h"
 #include "common/status.h"
+#include "ec2/instances.h"
 #include "ecs/cluster/clusters.h"
 #include "ecs/common/tags.h"
 #include "ecs/instance/agent_identity.h"
 #include "ecs/instance/query.h"
 #include "store/store.h"
-#include "vpc/ec2_instances.h"
 
 namespace paddock::ecs::instance {
 
@@ -242,7 +242,7 @@ class ContainerInstances {
   // The instances' hosts as EC2's DescribeInstances shows them (ec2_instances.cc): an ACTIVE or
   // DRAINING instance is running, a deregistered one terminated until it is reaped; the private
   // IP is the identity document's privateIp (what the registering agent reported).
-  vpc::Ec2InstanceSource* ec2_instances() { return &ec2_; }
+  ec2::InstanceSource* ec2_instances() { return &ec2_; }
 
   // `listener` is called after a commit that changed which instances of a cluster are ACTIVE
   // (register, deregister, UpdateContainerInstancesState), so the service scheduler can place
@@ -256,11 +256,11 @@ class ContainerInstances {
    public:
     StatusOr<Counts> Count(store::ReadTxn& txn, const Scope& scope, std::string_view cluster) override;
   };
-  class Ec2View final : public vpc::Ec2InstanceSource {
+  class Ec2View final : public ec2::InstanceSource {
    public:
     explicit Ec2View(store::Store& store) : store_(store) {}
-    StatusOr<std::vector<vpc::Ec2Instance>> Find(const Scope& scope, const std::vector<std::string>& ids) override;
-    StatusOr<std::vector<vpc::Ec2Instance>> List(const Scope& scope, const std::string& after, size_t limit,
+    StatusOr<std::vector<ec2::Instance>> Find(const Scope& scope, const std::vector<std::string>& ids) override;
+    StatusOr<std::vector<ec2::Instance>> List(const Scope& scope, const std::string& after, size_t limit,
                                                  bool* more) override;
 
    private:

@@ -1,4 +1,4 @@
-#include "vpc/ec2_service.h"
+#include "ec2/api/ec2_service.h"
 
 #include <fmt/format.h>
 
@@ -7,11 +7,17 @@
 #include <map>
 #include <set>
 
+#include "ec2/api/internal/ec2_query.h"
 #include "vpc/default_vpc.h"
-#include "vpc/internal/ec2_query.h"
 #include "vpc/ipam.h"
 
-namespace paddock::vpc {
+namespace paddock::ec2::api {
+
+using vpc::AvailableIps;
+using vpc::DefaultVpc;
+using vpc::DefaultVpcFor;
+using vpc::RuleDirection;
+using vpc::Subnet;
 
 using internal::CheckFilterNames;
 using internal::Ec2Error;
@@ -129,4 +135,4 @@ StatusOr<std::string> Ec2Service::DescribeSubnets(const aws::CallContext& ctx, c
   return Response("DescribeSubnets", ctx.request_id, "<subnetSet>" + items + "</subnetSet>");
 }
 
-}  // namespace paddock::vpc
+}  // namespace paddock::ec2::api

@@ -1,4 +1,4 @@
-// Ec2Service's DescribeInstances: the container instances' hosts (ec2_instances.h) in EC2's XML
+// Ec2Service's DescribeInstances: the container instances' hosts (ec2/instances.h) in EC2's XML
 // (botocore's ec2 2016-11-15 DescribeInstancesResult): one reservation per instance. Traefik's ECS
 // provider reads instanceId, privateIpAddress and instanceState for every EC2-launch task.
 #include <fmt/chrono.h>
@@ -8,11 +8,16 @@
 #include <cctype>
 #include <ctime>
 
+#include "ec2/api/ec2_service.h"
+#include "ec2/api/internal/ec2_query.h"
 #include "vpc/default_vpc.h"
-#include "vpc/ec2_service.h"
-#include "vpc/internal/ec2_query.h"
 
-namespace paddock::vpc {
+namespace paddock::ec2::api {
+
+using vpc::DefaultVpc;
+using vpc::DefaultVpcFor;
+using vpc::Subnet;
+
 namespace {
 
 using internal::Ec2Error;
@@ -33,7 +38,7 @@ bool IsInstanceId(std::string_view id) {
   return std::all_of(id.begin() + 2, id.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
 }
 
-std::string ReservationId(const Ec2Instance& i) { return "r-" + i.instance_id.substr(2); }
+std::string ReservationId(const Instance& i) { return "r-" + i.instance_id.substr(2); }
 
 std::string PrivateDnsName(const Scope& scope, const std::string& ip) {
   if (ip.empty()) return "";
@@ -55,7 +60,7 @@ struct Placed {
   const Subnet* subnet = nullptr;  // the default VPC's subnet of the instance's zone, if any
 };
 
-internal::Attributes AttributesOf(const Scope& scope, const DefaultVpc& vpc, const Ec2Instance& i, const Placed& p) {
+internal::Attributes AttributesOf(const Scope& scope, const DefaultVpc& vpc, const Instance& i, const Placed& p) {
   internal::Attributes a{{"instance-id", i.instance_id},
                          {"instance-state-name", i.running ? "running" : "terminated"},
                          {"instance-state-code", i.running ? "16" : "48"},
@@ -76,7 +81,7 @@ internal::Attributes AttributesOf(const Scope& scope, const DefaultVpc& vpc, con
   return a;
 }
 
-std::string InstanceXml(const Scope& scope, const DefaultVpc& vpc, const Ec2Instance& i, const Placed& p) {
+std::string InstanceXml(const Scope& scope, const DefaultVpc& vpc, const Instance& i, const Placed& p) {
   std::string x = "<item>";
   x += XmlText("instanceId", i.instance_id);
   if (!i.image_id.empty()) x += XmlText("imageId", i.image_id);
@@ -118,13 +123,13 @@ StatusOr<std::string> Ec2Service::DescribeInstances(const aws::CallContext& ctx,
   for (const auto& [name, values] : filters)
     for (const auto& v : values) context += "|" + name + "=" + v;
 
-  std::vector<Ec2Instance> found;
+  std::vector<Instance> found;
   std::string next;
   if (instances_ != nullptr && !ids.empty()) {
     ASSIGN_OR_RETURN(found, instances_->Find(ctx.scope, ids));
     std::vector<std::string> missing;
     for (const auto& id : ids)
-      if (std::none_of(found.begin(), found.end(), [&](const Ec2Instance& i) { return i.instance_id == id; }))
+      if (std::none_of(found.begin(), found.end(), [&](const Instance& i) { return i.instance_id == id; }))
         missing.push_back(id);
     if (missing.size() == 1)
       return Ec2Error("InvalidInstanceID.NotFound", fmt::format("The instance ID '{}' does not exist", missing[0]));
@@ -160,4 +165,4 @@ StatusOr<std::string> Ec2Service::DescribeInstances(const aws::CallContext& ctx,
   return Response("DescribeInstances", ctx.request_id, body);
 }
 
-}  // namespace paddock::vpc
+}  // namespace paddock::ec2::api

@@ -4,11 +4,25 @@
 
 #include <algorithm>
 
+#include "ec2/api/ec2_service.h"
+#include "ec2/api/internal/ec2_query.h"
 #include "vpc/default_vpc.h"
-#include "vpc/ec2_service.h"
-#include "vpc/internal/ec2_query.h"
 
-namespace paddock::vpc {
+namespace paddock::ec2::api {
+
+using vpc::CreateRequest;
+using vpc::GroupPage;
+using vpc::GroupQuery;
+using vpc::GroupRef;
+using vpc::RevokeResult;
+using vpc::Rule;
+using vpc::RuleDirection;
+using vpc::RulePage;
+using vpc::RuleQuery;
+using vpc::RuleSpec;
+using vpc::SecurityGroup;
+using vpc::Tag;
+
 namespace {
 
 using internal::Attributes;
@@ -378,4 +392,4 @@ StatusOr<std::string> Ec2Service::DescribeSecurityGroupRules(const aws::CallCont
   return Response("DescribeSecurityGroupRules", ctx.request_id, body);
 }
 
-}  // namespace paddock::vpc
+}  // namespace paddock::ec2::api

@@ -1,10 +1,10 @@
-#include "vpc/internal/ec2_query.h"
+#include "ec2/api/internal/ec2_query.h"
 
 #include <fmt/format.h>
 
 #include <charconv>
 
-namespace paddock::vpc::internal {
+namespace paddock::ec2::api::internal {
 namespace {
 
 // The positive index at the start of `rest` ("12.Foo" -> 12, rest "Foo"); 0 when there is none.
@@ -140,4 +140,4 @@ std::string XmlText(std::string_view name, std::string_view text) {
   return fmt::format("<{0}>{1}</{0}>", name, aws::XmlEscape(text));
 }
 
-}  // namespace paddock::vpc::internal
+}  // namespace paddock::ec2::api::internal

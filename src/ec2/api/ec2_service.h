@@ -2,10 +2,10 @@
 // DescribeVpcs and DescribeSubnets of the built-in default VPC (read-only), and security groups —
 // CreateSecurityGroup, DeleteSecurityGroup, Authorize/RevokeSecurityGroupIngress/Egress,
 // DescribeSecurityGroups, DescribeSecurityGroupRules — through vpc::SecurityGroups, and
-// DescribeInstances of the container instances' hosts (ec2_instances.h). This file and its three
-// sources are the wire codec: parameters in, XML out; the owners see typed values.
+// DescribeInstances of the container instances' hosts (ec2/instances.h). This file and its three
+// sources are the wire codec: parameters in, XML out; the owners (vpc/) see typed values.
 //
-//   vpc::Ec2Service ec2(store, security_groups, aws::TokenCodec(key));
+//   ec2::api::Ec2Service ec2(store, security_groups, aws::TokenCodec(key));
 //   front.AddQueryService(&ec2);
 #pragma once
 
@@ -15,16 +15,16 @@
 
 #include "aws/pagination.h"
 #include "aws/service.h"
+#include "ec2/instances.h"
 #include "store/store.h"
-#include "vpc/ec2_instances.h"
 #include "vpc/security_groups.h"
 
-namespace paddock::vpc {
+namespace paddock::ec2::api {
 
 class Ec2Service final : public aws::QueryService {
  public:
   // `tokens` signs DescribeSecurityGroups/DescribeSecurityGroupRules' NextToken.
-  Ec2Service(store::Store& store, SecurityGroups& groups, aws::TokenCodec tokens)
+  Ec2Service(store::Store& store, vpc::SecurityGroups& groups, aws::TokenCodec tokens)
       : store_(store), groups_(groups), tokens_(std::move(tokens)) {}
 
   std::string_view SigningName() const override { return "ec2"; }
@@ -35,7 +35,7 @@ class Ec2Service final : public aws::QueryService {
   std::string ErrorXml(std::string_view code, std::string_view message, std::string_view request_id) const override;
   // Where DescribeInstances finds its instances (the container instances' owner). REQUIRES: set
   // before serving; without one no instance exists.
-  void SetInstanceSource(Ec2InstanceSource* instances) { instances_ = instances; }
+  void SetInstanceSource(InstanceSource* instances) { instances_ = instances; }
 
  private:
   StatusOr<std::string> DescribeVpcs(const aws::CallContext& ctx, const aws::QueryParams& params);
@@ -43,17 +43,17 @@ class Ec2Service final : public aws::QueryService {
   // ec2_security_groups.cc
   StatusOr<std::string> CreateSecurityGroup(const aws::CallContext& ctx, const aws::QueryParams& params);
   StatusOr<std::string> DeleteSecurityGroup(const aws::CallContext& ctx, const aws::QueryParams& params);
-  StatusOr<std::string> AuthorizeRules(const aws::CallContext& ctx, const aws::QueryParams& params, RuleDirection d);
-  StatusOr<std::string> RevokeRules(const aws::CallContext& ctx, const aws::QueryParams& params, RuleDirection d);
+  StatusOr<std::string> AuthorizeRules(const aws::CallContext& ctx, const aws::QueryParams& params, vpc::RuleDirection d);
+  StatusOr<std::string> RevokeRules(const aws::CallContext& ctx, const aws::QueryParams& params, vpc::RuleDirection d);
   StatusOr<std::string> DescribeSecurityGroups(const aws::CallContext& ctx, const aws::QueryParams& params);
   StatusOr<std::string> DescribeSecurityGroupRules(const aws::CallContext& ctx, const aws::QueryParams& params);
   // ec2_describe_instances.cc
   StatusOr<std::string> DescribeInstances(const aws::CallContext& ctx, const aws::QueryParams& params);
 
   store::Store& store_;
-  SecurityGroups& groups_;
+  vpc::SecurityGroups& groups_;
   aws::TokenCodec tokens_;
-  Ec2InstanceSource* instances_ = nullptr;
+  InstanceSource* instances_ = nullptr;
 };
 
-}  // namespace paddock::vpc
+}  // namespace paddock::ec2::api

@@ -1,4 +1,4 @@
-// EC2's Query-protocol conventions, for vpc::Ec2Service's two source files: list and structure
+// EC2's Query-protocol conventions, for ec2::api::Ec2Service's source files: list and structure
 // parameters ("GroupId.1", "IpPermissions.1.IpRanges.2.CidrIp"), filters ("Filter.1.Name",
 // "Filter.1.Value.1", with EC2's * and ? wildcards), errors and the response envelope.
 #pragma once
@@ -15,7 +15,7 @@
 #include "aws/service.h"
 #include "common/status.h"
 
-namespace paddock::vpc::internal {
+namespace paddock::ec2::api::internal {
 
 inline constexpr std::string_view kEc2Xmlns = "http://ec2.amazonaws.com/doc/2016-11-15/";
 
@@ -70,4 +70,4 @@ std::string Response(std::string_view action, std::string_view request_id, std::
 // <name>escaped text</name>
 std::string XmlText(std::string_view name, std::string_view text);
 
-}  // namespace paddock::vpc::internal
+}  // namespace paddock::ec2::api::internal
