@@ -1,0 +1,172 @@
+"""Task role credentials end to end (docs/contracts/task.md, "Task role credentials"; issue 11).
+
+Real Fargate (awsvpc) tasks on `paddock server`, whose containers read the credentials endpoint
+with busybox wget from inside the task:
+
+- a task with a task role gets AWS_CONTAINER_CREDENTIALS_RELATIVE_URI (port 80 in its VPC
+  namespace) and, when the role exists and trusts ecs-tasks.amazonaws.com, reads 200 with
+  {RoleArn, AccessKeyId, SecretAccessKey, Token, Expiration} valid for hours; the test process then
+  calls STS GetCallerIdentity with them and is assumed-role/<role>/<task id>;
+- a role that cannot be assumed (missing) answers 400 at the endpoint and the task keeps running;
+- another task's URI — with its token, from another task's address — is 404;
+- a task without a task role has none of the variables.
+
+The role is made with IAM's CreateRole; until the server serves IAM and its roles back STS
+(sts/roles.h wired in cli/node.cc), the test that needs a real role is skipped with that reason.
+Needs root, crun and busybox-static."""
+
+import datetime
+import json
+import os
+import subprocess
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import paddock_harness as h  # noqa: E402
+import boto3  # noqa: E402
+import task_harness as th  # noqa: E402
+
+IMAGE = "busybox:taskrole"
+TRUST = json.dumps({"Version": "2012-10-17", "Statement": [
+    {"Effect": "Allow", "Principal": {"Service": "ecs-tasks.amazonaws.com"}, "Action": "sts:AssumeRole"}]})
+
+# Prints the task's credential variables and fetches the URI (relative or full) in $1 with the
+# token in $2 (labelled $3): "<label> rc=<wget status> <body or wget's error>".
+PROBE = r'''
+show() { echo "VAR $1=$(eval echo \"\$$1\")"; }
+fetch() {
+  u="$1"; case "$u" in /*) u="http://169.254.170.2$u";; esac
+  if [ -n "$2" ]; then out=$(wget -q -O - --header "Authorization: $2" "$u" 2>&1); rc=$?
+  else out=$(wget -q -O - "$u" 2>&1); rc=$?; fi
+  echo "$3 rc=$rc $out"
+}
+show AWS_CONTAINER_CREDENTIALS_RELATIVE_URI
+show AWS_CONTAINER_CREDENTIALS_FULL_URI
+show AWS_CONTAINER_AUTHORIZATION_TOKEN
+own="${AWS_CONTAINER_CREDENTIALS_RELATIVE_URI:-$AWS_CONTAINER_CREDENTIALS_FULL_URI}"
+[ -n "$own" ] && fetch "$own" "$AWS_CONTAINER_AUTHORIZATION_TOKEN" OWN
+[ -n "$OTHER_URI" ] && fetch "$OTHER_URI" "$OTHER_TOKEN" OTHER
+echo PROBE-END
+exec sleep 3600
+'''
+
+
+def skip_reason():
+    return th.skip_reason(tools=("crun",))
+
+
+@unittest.skipIf(skip_reason() is not None, skip_reason() or "")
+class TaskRoleCredentials(h.PaddockTestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        th.httpd_image(cls.state_dir, cls.tmp, IMAGE, "task role\n", applets=("wget", "sleep"))
+        kw = dict(endpoint_url=cls.server.endpoint, region_name=h.REGION, aws_access_key_id=cls.key_id,
+                  aws_secret_access_key=cls.secret)
+        cls.subnet = boto3.client("ec2", **kw).describe_subnets()["Subnets"][0]["SubnetId"]
+        cls.iam = boto3.client("iam", **kw)
+        cls.ecs.create_cluster(clusterName="taskrole")
+        cls.arns = []
+        cls.addClassCleanup(lambda: [th.stop_quietly(cls.ecs, "taskrole", a) for a in cls.arns])
+
+    def run_probe(self, family, role_arn=None, env=()):
+        kwargs = {"taskRoleArn": role_arn} if role_arn else {}
+        td = self.ecs.register_task_definition(
+            family=family, networkMode="awsvpc", requiresCompatibilities=["FARGATE"], cpu="256", memory="512",
+            containerDefinitions=[{"name": "probe", "image": IMAGE, "essential": True, "stopTimeout": 2,
+                                   "command": ["sh", "-c", PROBE],
+                                   "environment": [{"name": k, "value": v} for k, v in env]}],
+            **kwargs)["taskDefinition"]["taskDefinitionArn"]
+        r = self.ecs.run_task(cluster="taskrole", taskDefinition=td, launchType="FARGATE",
+                              networkConfiguration={"awsvpcConfiguration": {"subnets": [self.subnet]}})
+        self.assertEqual(r["failures"], [])
+        arn = r["tasks"][0]["taskArn"]
+        self.arns.append(arn)
+        th.wait_for_status(self, self.ecs, "taskrole", arn, "RUNNING", context=self.server.log_tail)
+        return arn, self.probe_output(arn)
+
+    def probe_output(self, arn, timeout=30):
+        """{"VAR NAME": value, "OWN": line, "OTHER": line} from the probe's log."""
+        deadline = time.monotonic() + timeout
+        while True:
+            out = subprocess.run([h.paddock_bin(), "logs", "--state-dir", self.state_dir, arn.rsplit("/", 1)[1]],
+                                 capture_output=True, text=True, timeout=30).stdout
+            if "PROBE-END" in out:
+                break
+            if time.monotonic() > deadline:
+                self.fail(f"the probe did not finish: {out!r} {self.server.log_tail()}")
+            time.sleep(0.2)
+        result = {}
+        for line in out.splitlines():
+            if line.startswith("VAR "):
+                name, _, value = line[4:].partition("=")
+                result[name] = value
+            elif line.startswith(("OWN ", "OTHER ")):
+                label, _, rest = line.partition(" ")
+                result[label] = rest
+        return result
+
+    def role_or_skip(self, name):
+        """A role trusting ecs-tasks.amazonaws.com, made with IAM's CreateRole (skips without IAM)."""
+        try:
+            return self.iam.create_role(RoleName=name, AssumeRolePolicyDocument=TRUST)["Role"]["Arn"]
+        except Exception as e:  # noqa: BLE001 - any failure means the server does not serve IAM roles yet
+            self.skipTest(f"the server does not serve IAM's CreateRole yet: {e}")
+
+    def test_a_role_that_cannot_be_assumed_errors_and_other_tasks_uris_are_404(self):
+        missing = f"arn:aws:iam::{self.account}:role/paddock-no-such-role"
+        a_arn, a = self.run_probe("tr-missing-a", missing)
+        own = a["AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"]
+        # Port 80 in the VPC namespace: the relative form, no token.
+        self.assertRegex(own, r"^/v2/credentials/[0-9a-f]{32}$")
+        self.assertEqual(a["AWS_CONTAINER_CREDENTIALS_FULL_URI"], "")
+        # The endpoint answers the SDK an error (botocore then fails); the task runs on.
+        self.assertIn("rc=1", a["OWN"])
+        self.assertIn("400", a["OWN"])
+        # Another task (its own role cannot be assumed either) asks for A's credentials: 404, while
+        # its own id answers 400 (it is known, for that task).
+        b_arn, b = self.run_probe("tr-missing-b", missing, env=[("OTHER_URI", own), ("OTHER_TOKEN", "")])
+        self.assertNotEqual(b["AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"], own)
+        self.assertIn("400", b["OWN"])
+        self.assertIn("rc=1", b["OTHER"])
+        self.assertIn("404", b["OTHER"])
+        # A task without a task role: no variable, and A's URI is 404 for it too.
+        _, c = self.run_probe("tr-none", None, env=[("OTHER_URI", own), ("OTHER_TOKEN", "")])
+        self.assertEqual(c["AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"], "")
+        self.assertEqual(c["AWS_CONTAINER_CREDENTIALS_FULL_URI"], "")
+        self.assertEqual(c["AWS_CONTAINER_AUTHORIZATION_TOKEN"], "")
+        self.assertNotIn("OWN", c)
+        self.assertIn("404", c["OTHER"])
+        for arn in (a_arn, b_arn):
+            task = self.ecs.describe_tasks(cluster="taskrole", tasks=[arn])["tasks"][0]
+            self.assertEqual(task["lastStatus"], "RUNNING")
+
+    def test_a_container_reads_its_role_credentials_and_they_are_the_roles_session(self):
+        role_arn = self.role_or_skip("paddock-task-role")
+        started = datetime.datetime.now(datetime.timezone.utc)
+        arn, out = self.run_probe("tr-role", role_arn)
+        task_id = arn.rsplit("/", 1)[1]
+        self.assertRegex(out["AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"], r"^/v2/credentials/[0-9a-f]{32}$")
+        self.assertIn("rc=0", out["OWN"])
+        creds = json.loads(out["OWN"].split(" ", 1)[1])
+        self.assertEqual(sorted(creds), ["AccessKeyId", "Expiration", "RoleArn", "SecretAccessKey", "Token"])
+        self.assertEqual(creds["RoleArn"], role_arn)
+        self.assertTrue(creds["AccessKeyId"].startswith("ASIA"), creds)
+        self.assertRegex(creds["Expiration"], r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
+        expiration = datetime.datetime.strptime(creds["Expiration"], "%Y-%m-%dT%H:%M:%SZ").replace(
+            tzinfo=datetime.timezone.utc)
+        # Far beyond botocore's 15-minute refresh margin (ECS: about 6 hours).
+        self.assertGreater(expiration - started, datetime.timedelta(hours=5))
+        sts = boto3.client("sts", endpoint_url=self.server.endpoint, region_name=h.REGION,
+                           aws_access_key_id=creds["AccessKeyId"], aws_secret_access_key=creds["SecretAccessKey"],
+                           aws_session_token=creds["Token"])
+        me = sts.get_caller_identity()
+        self.assertEqual(me["Arn"], f"arn:aws:sts::{self.account}:assumed-role/paddock-task-role/{task_id}")
+        self.assertEqual(me["Account"], self.account)
+
+
+if __name__ == "__main__":
+    unittest.main()
