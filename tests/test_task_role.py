@@ -57,6 +57,28 @@ def skip_reason():
     return th.skip_reason(tools=("crun",))
 
 
+def probe_output(test, state_dir, arn, log_tail, timeout=30):
+    """{"<variable>": value, "OWN": line, "OTHER": line} from the probe's log (`paddock logs`)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        out = subprocess.run([h.paddock_bin(), "logs", "--state-dir", state_dir, arn.rsplit("/", 1)[1]],
+                             capture_output=True, text=True, timeout=30).stdout
+        if "PROBE-END" in out:
+            break
+        if time.monotonic() > deadline:
+            test.fail(f"the probe did not finish: {out!r}\n{log_tail()}")
+        time.sleep(0.2)
+    result = {}
+    for line in out.splitlines():
+        if line.startswith("VAR "):
+            name, _, value = line[4:].partition("=")
+            result[name] = value
+        elif line.startswith(("OWN ", "OTHER ")):
+            label, _, rest = line.partition(" ")
+            result[label] = rest
+    return result
+
+
 @unittest.skipIf(skip_reason() is not None, skip_reason() or "")
 class TaskRoleCredentials(h.PaddockTestCase):
 
@@ -86,28 +108,7 @@ class TaskRoleCredentials(h.PaddockTestCase):
         arn = r["tasks"][0]["taskArn"]
         self.arns.append(arn)
         th.wait_for_status(self, self.ecs, "taskrole", arn, "RUNNING", context=self.server.log_tail)
-        return arn, self.probe_output(arn)
-
-    def probe_output(self, arn, timeout=30):
-        """{"VAR NAME": value, "OWN": line, "OTHER": line} from the probe's log."""
-        deadline = time.monotonic() + timeout
-        while True:
-            out = subprocess.run([h.paddock_bin(), "logs", "--state-dir", self.state_dir, arn.rsplit("/", 1)[1]],
-                                 capture_output=True, text=True, timeout=30).stdout
-            if "PROBE-END" in out:
-                break
-            if time.monotonic() > deadline:
-                self.fail(f"the probe did not finish: {out!r} {self.server.log_tail()}")
-            time.sleep(0.2)
-        result = {}
-        for line in out.splitlines():
-            if line.startswith("VAR "):
-                name, _, value = line[4:].partition("=")
-                result[name] = value
-            elif line.startswith(("OWN ", "OTHER ")):
-                label, _, rest = line.partition(" ")
-                result[label] = rest
-        return result
+        return arn, probe_output(self, self.state_dir, arn, self.server.log_tail)
 
     def role_or_skip(self, name):
         """A role trusting ecs-tasks.amazonaws.com, made with IAM's CreateRole (skips without IAM)."""
@@ -166,6 +167,65 @@ class TaskRoleCredentials(h.PaddockTestCase):
         me = sts.get_caller_identity()
         self.assertEqual(me["Arn"], f"arn:aws:sts::{self.account}:assumed-role/paddock-task-role/{task_id}")
         self.assertEqual(me["Account"], self.account)
+
+
+@unittest.skipIf(skip_reason() is not None, skip_reason() or "")
+class RemoteAgentTaskRole(h.PaddockTestCase):
+    """`paddock agent`: the control plane hands the credentials over the agent protocol
+    (GetTaskCredentials); a bridge-mode task reaches the agent's listener on the host, which is not
+    on port 80 when the server's own listener holds it: then the full-URI form with a token."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        from test_remote_agent import AgentProcess
+        key = h.admin(cls.state_dir, "create-access-key", "--account", cls.account)[0]
+        creds = os.path.join(cls.tmp, "agent-credentials")
+        with open(creds, "w") as f:
+            f.write(f"[agent]\naws_access_key_id = {key['accessKeyId']}\n"
+                    f"aws_secret_access_key = {key['secretAccessKey']}\n")
+        cls.agent_dir = os.path.join(cls.tmp, "agent")
+        os.makedirs(cls.agent_dir)
+        th.httpd_image(cls.agent_dir, cls.tmp, IMAGE, "task role\n", applets=("wget", "sleep"))
+        cls.ecs.create_cluster(clusterName="remote-role")
+        cls.agent = AgentProcess(["--endpoint", cls.server.endpoint, "--cluster", "remote-role", "--state-dir",
+                                  cls.agent_dir, "--credentials", creds, "--profile", "agent"],
+                                 os.path.join(cls.tmp, "agent.log")).start()
+        cls.addClassCleanup(lambda: cls.agent.stop())
+        cls.arns = []
+        cls.addClassCleanup(lambda: [th.stop_quietly(cls.ecs, "remote-role", a) for a in cls.arns])
+
+    def run_probe(self, family, role_arn, env=()):
+        td = self.ecs.register_task_definition(
+            family=family, networkMode="bridge", requiresCompatibilities=["EC2"], cpu="256", memory="128",
+            taskRoleArn=role_arn,
+            containerDefinitions=[{"name": "probe", "image": IMAGE, "essential": True, "stopTimeout": 2,
+                                   "command": ["sh", "-c", PROBE],
+                                   "environment": [{"name": k, "value": v} for k, v in env]}],
+        )["taskDefinition"]["taskDefinitionArn"]
+        r = self.ecs.run_task(cluster="remote-role", taskDefinition=td, launchType="EC2")
+        self.assertEqual(r["failures"], [])
+        arn = r["tasks"][0]["taskArn"]
+        self.arns.append(arn)
+        th.wait_for_status(self, self.ecs, "remote-role", arn, "RUNNING", context=self.agent.log_tail)
+        return probe_output(self, self.agent_dir, arn, self.agent.log_tail)
+
+    def test_the_remote_agent_serves_what_the_control_plane_answers(self):
+        missing = f"arn:aws:iam::{self.account}:role/paddock-no-such-role"
+        a = self.run_probe("rr-a", missing)
+        if a["AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"]:
+            own, token = a["AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"], ""  # the agent got port 80
+        else:
+            own, token = a["AWS_CONTAINER_CREDENTIALS_FULL_URI"], a["AWS_CONTAINER_AUTHORIZATION_TOKEN"]
+            self.assertRegex(own, r"^http://169\.254\.170\.2:\d+/v2/credentials/[0-9a-f]{32}$")
+            self.assertRegex(token, r"^[0-9a-f]{32}$")
+        # The control plane's refusal (the role does not exist) reached the container: 400, not the
+        # 503 of an agent that could not ask.
+        self.assertIn("400", a["OWN"])
+        # Another task on the same host, with A's URI and token: 404.
+        b = self.run_probe("rr-b", missing, env=[("OTHER_URI", own), ("OTHER_TOKEN", token)])
+        self.assertIn("404", b["OTHER"])
+        self.assertIn("400", b["OWN"])
 
 
 if __name__ == "__main__":
