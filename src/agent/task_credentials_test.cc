@@ -79,16 +79,21 @@ TEST(TaskCredentialsCacheTest, AsksAgainOnlyWhenLessThanThirtyMinutesRemain) {
   EXPECT_EQ(control.calls, 2);
 }
 
-TEST(TaskCredentialsCacheTest, RefusalsAreNotHeld) {
+TEST(TaskCredentialsCacheTest, ARefusalIsHeldForASecondOnly) {
   paddock::testing::FakeClock clock;
   FakeCredentialsControl control(clock);
   TaskCredentialsCache cache(control, "agent-1", Spec("{}"), clock);
   control.refusal = PermissionDenied("Unable to assume role");
   EXPECT_EQ(cache.Get().status().code(), StatusCode::kPermissionDenied);
+  // A container asking again at once (botocore retries, or a loop) costs the control plane nothing.
   EXPECT_EQ(cache.Get().status().code(), StatusCode::kPermissionDenied);
-  control.refusal = OkStatus();
+  EXPECT_EQ(control.calls, 1);
+  control.refusal = OkStatus();  // the role was fixed
+  clock.Advance(999ms);
+  EXPECT_FALSE(cache.Get().ok());
+  clock.Advance(1ms);
   EXPECT_TRUE(cache.Get().ok());
-  EXPECT_EQ(control.calls, 3);
+  EXPECT_EQ(control.calls, 2);
 }
 
 // The control plane answers only for a task assigned to the asking agent.
