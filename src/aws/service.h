@@ -129,6 +129,12 @@ class QueryService {
     (void)code;
     (void)http_status;
   }
+  // The HTTP status this service answers error `code` with; `status` is the front's default for
+  // the error's StatusCode (IAM answers NoSuchEntity 404, EntityAlreadyExists 409, ...).
+  virtual int ErrorHttpStatus(std::string_view code, int status) const {
+    (void)code;
+    return status;
+  }
 };
 
 // <ErrorResponse><Error><Type>Sender|Receiver</Type><Code/><Message/></Error><RequestId/></ErrorResponse>

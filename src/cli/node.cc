@@ -52,6 +52,10 @@
 #include "sts/service_sessions.h"
 #include "sts/sessions.h"
 #include "vpc/ec2_service.h"
+#include "iam/api/authorizer.h"
+#include "iam/api/iam_service.h"
+#include "iam/api/role_directory.h"  // issue 11: IAM
+#include "iam/directory.h"
 #include "vpc/ipam.h"
 #include "vpc/security_groups.h"
 #include "cli/schemas.h"
@@ -82,6 +86,7 @@ using SecurityGroupReaper = OwnerReaper<vpc::SecurityGroups>;
 using AccountSettingReaper = OwnerReaper<ecs::setting::AccountSettings>;
 using CapacityProviderReaper = OwnerReaper<ecs::capacity::CapacityProviders>;
 using SessionReaper = OwnerReaper<sts::Sessions>;  // STS temporary credentials (issue 11)
+using IamReaper = OwnerReaper<iam::Directory>;  // issue 11
 
 // Who signed a request: an account's access key (iam::Accounts), a container instance's agent
 // credential (ecs/instance/agent_identity.h; docs/agent-protocol.md, "Identity") or STS
@@ -187,6 +192,12 @@ class Node::Impl {
   std::unique_ptr<sts::Sessions> sessions;
   std::unique_ptr<SessionReaper> session_reaper;
   std::unique_ptr<sts::api::StsService> sts;
+  // IAM (issue 11): roles, users and policies, their reaper, and the Query API over them.
+  std::unique_ptr<iam::Directory> iam_directory;
+  std::unique_ptr<IamReaper> iam_reaper;
+  std::unique_ptr<iam::api::IamService> iam_api;
+  std::unique_ptr<iam::api::PolicyAuthorizer> authorizer;
+  std::unique_ptr<iam::api::IamRoleDirectory> roles;
   // Task roles' credentials for every agent, in-process or remote (issue 11).
   std::unique_ptr<sts::ServiceRoleSessions> task_role_sessions;
   std::unique_ptr<aws::ApiFront> front;
@@ -545,10 +556,18 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
                                           impl->container_instances.get(), impl->services.get(),
                                           impl->account_settings.get(), impl->capacity_providers.get()},
       aws::TokenCodec(token_key));
+  // IAM (issue 11): roles, users and policies; the authorizer that decides every call of a
+  // non-root principal with them; STS's view of the roles.
+  impl->iam_directory = std::make_unique<iam::Directory>(*impl->store, SystemClock::Get());
+  impl->iam_reaper = std::make_unique<IamReaper>("iam", *impl->iam_directory);
+  impl->authorizer = std::make_unique<iam::api::PolicyAuthorizer>(*impl->iam_directory);
+  impl->roles = std::make_unique<iam::api::IamRoleDirectory>(*impl->iam_directory);
   aws::FrontOptions front_options;
   front_options.auth.accept_any_credentials = config.accept_any_credentials;
   front_options.auth.default_account = AccountId(config.default_account);
   front_options.rate_limits = config.api_rate_limits == "aws";
+  // --accept-any-credentials is the emulator's mode: anyone is root, nothing is authorized.
+  if (!config.accept_any_credentials) front_options.authorizer = impl->authorizer.get();
   if (config.access_log) front_options.observer = StdoutAccessLog();
   impl->sessions = std::make_unique<sts::Sessions>(*impl->store);
   impl->session_reaper = std::make_unique<SessionReaper>("sts sessions", *impl->sessions);
@@ -560,13 +579,14 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   impl->ec2 = std::make_unique<vpc::Ec2Service>(*impl->store, *impl->security_groups, aws::TokenCodec(token_key));
   impl->ec2->SetInstanceSource(impl->container_instances->ec2_instances());  // DescribeInstances
   impl->front->AddQueryService(impl->ec2.get());
-  // STS; roles come from IAM once it is wired (sts/roles.h): until then AssumeRole finds none.
-  impl->sts = std::make_unique<sts::api::StsService>(*impl->sessions, /*roles=*/nullptr);
+  impl->sts = std::make_unique<sts::api::StsService>(*impl->sessions, impl->roles.get());
   impl->front->AddQueryService(impl->sts.get());
+  ASSIGN_OR_RETURN(impl->iam_api, iam::api::IamService::Create(*impl->iam_directory, *impl->accounts));
+  impl->front->AddQueryService(impl->iam_api.get());
   // Task roles (issue 11): the control plane mints every task's role credentials, for its own
   // agents and over the agent protocol (GetTaskCredentials) for `paddock agent`s, from the same
-  // roles as AssumeRole's (null until IAM is wired: every task role is then "does not exist").
-  impl->task_role_sessions = std::make_unique<sts::ServiceRoleSessions>(*impl->sessions, /*roles=*/nullptr,
+  // roles as AssumeRole's.
+  impl->task_role_sessions = std::make_unique<sts::ServiceRoleSessions>(*impl->sessions, impl->roles.get(),
                                                                         SystemClock::Get(), "ecs-tasks.amazonaws.com");
   impl->control->SetTaskCredentialsProvider(
       [roles = impl->task_role_sessions.get()](const AccountId& account, std::string_view role_arn,
@@ -690,7 +710,7 @@ std::vector<iam::AccountReaper*> Node::reapers() {
           impl_->security_group_reaper.get(),  impl_->container_instance_reaper.get(),
           impl_->taskdef_reaper.get(),         impl_->cluster_reaper.get(),
           impl_->capacity_provider_reaper.get(), impl_->account_setting_reaper.get(),
-          impl_->session_reaper.get()};
+          impl_->session_reaper.get(),         impl_->iam_reaper.get()};
 }
 
 std::vector<std::string> Node::ImplementedEcsActions() const { return impl_->ecs->ImplementedActions(); }

@@ -1,6 +1,8 @@
 #include "iam/accounts.h"
 
+#include <algorithm>
 #include <boost/json.hpp>
+#include <cctype>
 #include <thread>
 #include <fmt/format.h>
 
@@ -16,6 +18,13 @@ namespace {
 constexpr std::string_view kAccounts = "accounts";
 constexpr std::string_view kAccessKeys = "access_keys";
 constexpr std::string_view kAccountKeys = "account_keys";
+constexpr std::string_view kUserKeys = "user_access_keys";
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
 
 std::string EncodeAccount(const Account& a) {
   json::object o{{"id", a.id.str()}, {"name", a.name}, {"createdAt", EpochMillis(a.created_at)}};
@@ -38,11 +47,17 @@ StatusOr<Account> DecodeAccount(std::string_view text) {
 }
 
 std::string EncodeKey(const AccessKey& k) {
-  return json::serialize(json::object{{"id", k.id.str()},
-                                      {"secret", k.secret},
-                                      {"account", k.account.str()},
-                                      {"principalArn", k.principal_arn},
-                                      {"createdAt", EpochMillis(k.created_at)}});
+  json::object o{{"id", k.id.str()},
+                 {"secret", k.secret},
+                 {"account", k.account.str()},
+                 {"principalArn", k.principal_arn},
+                 {"createdAt", EpochMillis(k.created_at)}};
+  if (!k.user_name.empty()) {
+    o["userName"] = k.user_name;
+    o["userId"] = k.user_id;
+  }
+  if (k.status == AccessKeyStatus::kInactive) o["status"] = "Inactive";
+  return json::serialize(o);
 }
 
 StatusOr<AccessKey> DecodeKey(std::string_view text) {
@@ -56,10 +71,122 @@ StatusOr<AccessKey> DecodeKey(std::string_view text) {
   k.account = AccountId(std::string(o.at("account").as_string()));
   k.principal_arn = std::string(o.at("principalArn").as_string());
   k.created_at = FromEpochMillis(o.at("createdAt").to_number<int64_t>());
+  if (const json::value* u = o.if_contains("userName"); u && u->is_string()) k.user_name = std::string(u->get_string());
+  if (const json::value* u = o.if_contains("userId"); u && u->is_string()) k.user_id = std::string(u->get_string());
+  if (const json::value* st = o.if_contains("status"); st && st->is_string() && st->get_string() == "Inactive")
+    k.status = AccessKeyStatus::kInactive;
   return k;
 }
 
 }  // namespace
+
+namespace {
+
+Status NoSuchKey(const AccessKeyId& id) {
+  return NotFound(fmt::format("The Access Key with id {} cannot be found.", id.str()), "NoSuchEntity");
+}
+
+std::string NewKeyId() { return "AKIA" + RandomString(16, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"); }
+std::string NewSecret() {
+  return RandomString(40, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/");
+}
+
+// The key `id` when it belongs to `user_name` (empty: the root) of `account`.
+StatusOr<AccessKey> ReadOwnKey(store::ReadTxn& txn, const AccountId& account, std::string_view user_name,
+                               const AccessKeyId& id) {
+  ASSIGN_OR_RETURN(auto v, txn.Get(kAccessKeys, Key().Str(id.str()).Done()));
+  if (!v) return NoSuchKey(id);
+  ASSIGN_OR_RETURN(AccessKey k, DecodeKey(*v));
+  if (k.account != account || Lower(k.user_name) != Lower(user_name)) return NoSuchKey(id);
+  return k;
+}
+
+}  // namespace
+
+StatusOr<AccessKey> Accounts::CreateUserAccessKey(const AccountId& account, const UserFinder& find_user) {
+  AccessKey key;
+  key.account = account;
+  key.created_at = clock_.Now();
+  key.secret = NewSecret();
+  Status s = store_.Write([&](store::WriteTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(auto acct, txn.Get(kAccounts, Key().Str(account.str()).Done()));
+    if (!acct) return NotFound(fmt::format("Account {} does not exist.", account.str()));
+    ASSIGN_OR_RETURN(Account a, DecodeAccount(*acct));
+    if (a.deleting) return FailedPrecondition(fmt::format("Account {} is being deleted.", account.str()));
+    ASSIGN_OR_RETURN(KeyOwner owner, find_user(txn));
+    key.user_name = owner.user_name;
+    key.user_id = owner.user_id;
+    key.principal_arn = owner.arn;
+    const std::string prefix = Key().Str(account.str()).Str(Lower(owner.user_name)).Done();
+    ASSIGN_OR_RETURN(auto existing, txn.Scan(kUserKeys, store::PrefixRange(prefix), kKeysPerUser + 1));
+    if (existing.size() >= kKeysPerUser)
+      return ResourceExhausted(fmt::format("Cannot exceed quota for AccessKeysPerUser: {}", kKeysPerUser),
+                               "LimitExceeded");
+    key.id = AccessKeyId(NewKeyId());
+    RETURN_IF_ERROR(txn.Put(kAccessKeys, Key().Str(key.id.str()).Done(), EncodeKey(key)));
+    RETURN_IF_ERROR(txn.Put(kUserKeys, Key().Str(account.str()).Str(Lower(owner.user_name)).Str(key.id.str()).Done(), ""));
+    return txn.Put(kAccountKeys, Key().Str(account.str()).Str(key.id.str()).Done(), "");
+  });
+  if (!s.ok()) return s;
+  return key;
+}
+
+StatusOr<std::vector<AccessKey>> Accounts::ListUserAccessKeys(const AccountId& account, std::string_view user_name) {
+  if (user_name.empty()) {
+    ASSIGN_OR_RETURN(std::vector<AccessKey> all, ListAccessKeys(account));
+    std::erase_if(all, [](const AccessKey& k) { return !k.user_name.empty(); });
+    std::sort(all.begin(), all.end(), [](const AccessKey& a, const AccessKey& b) { return a.created_at < b.created_at; });
+    return all;
+  }
+  std::vector<AccessKey> out;
+  RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
+    const std::string prefix = Key().Str(account.str()).Str(Lower(user_name)).Done();
+    ASSIGN_OR_RETURN(auto rows, txn.Scan(kUserKeys, store::PrefixRange(prefix), 100));
+    for (const auto& row : rows) {
+      store::KeyReader r(row.key);
+      ASSIGN_OR_RETURN(std::string acct, r.Str());
+      ASSIGN_OR_RETURN(std::string user, r.Str());
+      ASSIGN_OR_RETURN(std::string id, r.Str());
+      ASSIGN_OR_RETURN(auto v, txn.Get(kAccessKeys, Key().Str(id).Done()));
+      if (!v) continue;
+      ASSIGN_OR_RETURN(AccessKey k, DecodeKey(*v));
+      out.push_back(std::move(k));
+    }
+    return OkStatus();
+  }));
+  std::sort(out.begin(), out.end(), [](const AccessKey& a, const AccessKey& b) { return a.created_at < b.created_at; });
+  return out;
+}
+
+Status Accounts::SetAccessKeyStatus(const AccountId& account, std::string_view user_name, const AccessKeyId& id,
+                                    AccessKeyStatus status) {
+  RETURN_IF_ERROR(store_.Write([&](store::WriteTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(AccessKey k, ReadOwnKey(txn, account, user_name, id));
+    k.status = status;
+    return txn.Put(kAccessKeys, Key().Str(id.str()).Done(), EncodeKey(k));
+  }));
+  std::lock_guard lock(mu_);
+  cache_.erase(id.str());
+  return OkStatus();
+}
+
+Status Accounts::DeleteAccessKey(const AccountId& account, std::string_view user_name, const AccessKeyId& id) {
+  RETURN_IF_ERROR(store_.Write([&](store::WriteTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(AccessKey k, ReadOwnKey(txn, account, user_name, id));
+    if (!k.user_name.empty())
+      RETURN_IF_ERROR(txn.Delete(kUserKeys, Key().Str(account.str()).Str(Lower(k.user_name)).Str(id.str()).Done()));
+    RETURN_IF_ERROR(txn.Delete(kAccountKeys, Key().Str(account.str()).Str(id.str()).Done()));
+    return txn.Delete(kAccessKeys, Key().Str(id.str()).Done());
+  }));
+  std::lock_guard lock(mu_);
+  cache_.erase(id.str());
+  return OkStatus();
+}
+
+StatusOr<bool> Accounts::UserHasKeys(store::ReadTxn& txn, const AccountId& account, std::string_view user_name) {
+  ASSIGN_OR_RETURN(auto rows, txn.Scan(kUserKeys, store::PrefixRange(Key().Str(account.str()).Str(Lower(user_name)).Done()), 1));
+  return !rows.empty();
+}
 
 std::string RootArn(const AccountId& account) { return fmt::format("arn:aws:iam::{}:root", account.str()); }
 
@@ -179,6 +306,12 @@ Status Accounts::BeginDeletion(const AccountId& id) {
         store::KeyReader r(row.key);
         ASSIGN_OR_RETURN(std::string acct, r.Str());
         ASSIGN_OR_RETURN(std::string key_id, r.Str());
+        ASSIGN_OR_RETURN(auto record, txn.Get(kAccessKeys, Key().Str(key_id).Done()));
+        if (record) {
+          ASSIGN_OR_RETURN(AccessKey k, DecodeKey(*record));
+          if (!k.user_name.empty())
+            RETURN_IF_ERROR(txn.Delete(kUserKeys, Key().Str(id.str()).Str(Lower(k.user_name)).Str(key_id).Done()));
+        }
         RETURN_IF_ERROR(txn.Delete(kAccessKeys, Key().Str(key_id).Done()));
         RETURN_IF_ERROR(txn.Delete(kAccountKeys, row.key));
         key_ids.push_back(std::move(key_id));
@@ -212,12 +345,20 @@ StatusOr<std::optional<aws::Credential>> Accounts::Lookup(const AccessKeyId& id)
     ASSIGN_OR_RETURN(auto v, txn.Get(kAccessKeys, Key().Str(id.str()).Done()));
     if (!v) return OkStatus();
     ASSIGN_OR_RETURN(AccessKey k, DecodeKey(*v));
+    if (k.status == AccessKeyStatus::kInactive) return OkStatus();
     aws::Credential c;
     c.secret_access_key = k.secret;
     c.principal.account = k.account;
     c.principal.arn = k.principal_arn;
     c.principal.access_key_id = k.id;
-    c.principal.user_id = k.account.str();  // root's aws:userid is the account id
+    if (k.user_name.empty()) {
+      c.principal.kind = aws::PrincipalKind::kRoot;
+      c.principal.user_id = k.account.str();  // root's aws:userid is the account id
+    } else {
+      c.principal.kind = aws::PrincipalKind::kUser;
+      c.principal.user_id = k.user_id;
+      c.principal.user_name = k.user_name;
+    }
     out = std::move(c);
     return OkStatus();
   }));

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -33,12 +34,26 @@ struct Account {
   bool deleting = false;
 };
 
+enum class AccessKeyStatus { kActive, kInactive };
+
 struct AccessKey {
   AccessKeyId id;
   std::string secret;
   AccountId account;
   std::string principal_arn;
   TimePoint created_at;
+  // An IAM user's key: the user's name and id ("AIDA…"); both empty for the account root's keys.
+  std::string user_name;
+  std::string user_id;
+  // An inactive key authenticates nothing (Lookup does not find it) until made active again.
+  AccessKeyStatus status = AccessKeyStatus::kActive;
+};
+
+// The IAM user a new key is for (iam::Directory's record, read inside the key's transaction).
+struct KeyOwner {
+  std::string user_name;
+  std::string user_id;
+  std::string arn;
 };
 
 // Removes every record of one account that a module owns. Each owner of account-scoped records
@@ -61,6 +76,24 @@ class Accounts final : public aws::CredentialResolver {
   // Refused (FailedPrecondition) for an account being deleted.
   StatusOr<AccessKey> CreateAccessKey(const AccountId& account);
   StatusOr<std::vector<AccessKey>> ListAccessKeys(const AccountId& account);
+
+  // IAM users' keys (the IAM API's CreateAccessKey and friends). `user_name` empty means the
+  // root's keys; user names compare ignoring case, as IAM's do.
+  // `find_user` runs inside the key's transaction and fails (NoSuchEntity) when the user does not
+  // exist, so a key never outlives a concurrently deleted user. LimitExceeded ("Cannot exceed
+  // quota for AccessKeysPerUser: 2") at kKeysPerUser keys.
+  using UserFinder = std::function<StatusOr<KeyOwner>(store::ReadTxn&)>;
+  StatusOr<AccessKey> CreateUserAccessKey(const AccountId& account, const UserFinder& find_user);
+  // The keys of one user (or, `user_name` empty, of the root), oldest first.
+  StatusOr<std::vector<AccessKey>> ListUserAccessKeys(const AccountId& account, std::string_view user_name);
+  // NoSuchEntity ("The Access Key with id X cannot be found.") unless the key is that user's.
+  // Takes effect at once in this process; other processes within kCacheTtl.
+  Status SetAccessKeyStatus(const AccountId& account, std::string_view user_name, const AccessKeyId& id,
+                            AccessKeyStatus status);
+  Status DeleteAccessKey(const AccountId& account, std::string_view user_name, const AccessKeyId& id);
+  // Inside another owner's transaction (iam::Directory::DeleteUser): whether the user has keys.
+  static StatusOr<bool> UserHasKeys(store::ReadTxn& txn, const AccountId& account, std::string_view user_name);
+  static constexpr size_t kKeysPerUser = 2;
   // Deleting an account, in two steps (`paddock admin delete-account` stops what the account
   // runs between them: cli/account_deletion.h).
   // 1. Marks the account deleting and removes all its keys, in one transaction: from then on no

@@ -101,6 +101,14 @@ void StsService::MapError(const Status& status, std::string& code, int& http_sta
   }
 }
 
+std::vector<aws::AuthRequest> StsService::AuthorizationFor(const aws::CallContext& ctx,
+                                                           const aws::QueryParams& params) const {
+  if (ctx.action == "GetCallerIdentity") return {};
+  std::string resource = "*";
+  if (ctx.action == "AssumeRole") resource = std::string(aws::FindParam(params, "RoleArn").value_or("*"));
+  return {aws::AuthRequest{"sts:" + ctx.action, std::move(resource), {}}};
+}
+
 StatusOr<std::string> StsService::Call(const aws::CallContext& ctx, const aws::QueryParams& params) {
   if (!Implements(ctx.action) || !model_->HasOperation(ctx.action))
     return InvalidArgument(fmt::format("Could not find operation {} for version 2011-06-15.", ctx.action),

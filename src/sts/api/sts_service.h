@@ -31,6 +31,10 @@ class StsService final : public aws::QueryService {
   bool Implements(std::string_view action) const override;
   std::optional<aws::ThrottleGroup> ThrottleGroupFor(std::string_view action) const override;
   StatusOr<std::string> Call(const aws::CallContext& ctx, const aws::QueryParams& params) override;
+  // GetCallerIdentity: nothing (always allowed, even under an explicit deny, as on AWS);
+  // AssumeRole: sts:AssumeRole on the role's ARN; others: the action on "*".
+  std::vector<aws::AuthRequest> AuthorizationFor(const aws::CallContext& ctx,
+                                                 const aws::QueryParams& params) const override;
   // STS's names and statuses: InvalidClientTokenId and ExpiredToken (403) for what the verifier
   // reports as UnrecognizedClientException and ExpiredTokenException; AccessDenied is 403.
   void MapError(const Status& status, std::string& code, int& http_status) const override;

@@ -1,0 +1,144 @@
+#include "iam/api/authorizer.h"
+
+#include <chrono>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
+namespace paddock::iam::api {
+namespace {
+
+// The last path segment of a role ARN ("arn:aws:iam::1:role/team/app" -> "app").
+std::string_view RoleName(std::string_view role_arn) {
+  size_t slash = role_arn.rfind('/');
+  return slash == std::string_view::npos ? std::string_view() : role_arn.substr(slash + 1);
+}
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// Who the evaluator sees, and which IAM entity's policies apply.
+struct Subject {
+  policy::Principal principal;
+  PrincipalRef entity;
+};
+
+StatusOr<Subject> SubjectOf(const aws::Principal& p) {
+  Subject s;
+  s.principal.arn = p.arn;
+  s.principal.account = p.account;
+  s.principal.user_id = p.user_id;
+  switch (p.kind) {
+    case aws::PrincipalKind::kUser:
+    case aws::PrincipalKind::kFederatedUser:  // a user's GetSessionToken session acts as the user
+      s.principal.type = policy::PrincipalType::kUser;
+      s.principal.user_name = p.user_name;
+      s.entity = PrincipalRef{PrincipalType::kUser, p.user_name};
+      break;
+    case aws::PrincipalKind::kAssumedRole:
+      s.principal.type = policy::PrincipalType::kAssumedRole;
+      s.principal.role_arn = p.role_arn;
+      s.entity = PrincipalRef{PrincipalType::kRole, std::string(RoleName(p.role_arn))};
+      break;
+    case aws::PrincipalKind::kRoot:
+      return Internal("the root principal is not evaluated");
+  }
+  if (s.entity.name.empty()) return Internal(fmt::format("principal {} names no IAM user or role", p.arn));
+  return s;
+}
+
+policy::NamedPolicy ParseNamed(const std::string& id, const std::string& text, std::string_view what) {
+  auto parsed = policy::ParsePolicy(text, policy::DocumentKind::kIdentity);
+  if (parsed.ok()) return policy::NamedPolicy{id, std::move(*parsed)};
+  // Documents are checked when stored; one that no longer parses grants nothing (an empty
+  // policy), rather than failing every request of the principal.
+  (void)what;
+  auto empty = policy::ParsePolicy(R"({"Version":"2012-10-17","Statement":[]})", policy::DocumentKind::kIdentity);
+  return policy::NamedPolicy{id, std::move(*empty)};
+}
+
+bool SameDocuments(const PrincipalPolicies& a, const PrincipalPolicies& b) {
+  auto same = [](const PrincipalPolicies::Document& x, const PrincipalPolicies::Document& y) {
+    return x.source == y.source && x.text == y.text;
+  };
+  if (a.identity.size() != b.identity.size() || a.boundary.has_value() != b.boundary.has_value()) return false;
+  for (size_t i = 0; i < a.identity.size(); ++i)
+    if (!same(a.identity[i], b.identity[i])) return false;
+  return !a.boundary || same(*a.boundary, *b.boundary);
+}
+
+}  // namespace
+
+policy::Principal EvaluatedPrincipal(const aws::Principal& principal) {
+  if (IsRootPrincipal(principal)) return policy::Principal::Root(principal.account);
+  auto subject = SubjectOf(principal);
+  if (!subject.ok()) return policy::Principal{};  // anonymous: matches only "*" principals
+  return subject->principal;
+}
+
+bool IsRootPrincipal(const aws::Principal& principal) {
+  return principal.kind == aws::PrincipalKind::kRoot ||
+         (principal.kind == aws::PrincipalKind::kFederatedUser && EndsWith(principal.arn, ":root"));
+}
+
+StatusOr<std::shared_ptr<const policy::PolicySet>> PolicyAuthorizer::PoliciesOf(const aws::Principal& principal) {
+  ASSIGN_OR_RETURN(Subject subject, SubjectOf(principal));
+  ASSIGN_OR_RETURN(PrincipalPolicies documents, directory_.PoliciesOf(principal.account, subject.entity));
+  const std::string& cache_key = principal.arn;
+  {
+    std::lock_guard lock(mu_);
+    auto it = parsed_.find(cache_key);
+    if (it != parsed_.end() && it->second.session_policy == principal.session_policy &&
+        SameDocuments(it->second.documents, documents)) {
+      return it->second.set;
+    }
+  }
+  auto set = std::make_shared<policy::PolicySet>();
+  for (const auto& d : documents.identity) set->identity.push_back(ParseNamed(d.source, d.text, "identity"));
+  if (documents.boundary) set->boundary = ParseNamed(documents.boundary->source, documents.boundary->text, "boundary");
+  if (!principal.session_policy.empty()) {
+    set->session.push_back(ParseNamed("session policy", principal.session_policy, "session"));
+  }
+  std::shared_ptr<const policy::PolicySet> out = set;
+  std::lock_guard lock(mu_);
+  // Bounded: a cache of every principal ever seen would grow with role sessions.
+  if (parsed_.size() >= 4096) parsed_.clear();
+  parsed_[cache_key] = Parsed{std::move(documents), principal.session_policy, out};
+  return out;
+}
+
+StatusOr<PolicyAuthorizer::Evaluation> PolicyAuthorizer::Evaluate(const aws::Principal& principal,
+                                                                  const aws::AuthRequest& request, TimePoint now) {
+  ASSIGN_OR_RETURN(Subject subject, SubjectOf(principal));
+  ASSIGN_OR_RETURN(auto set, PoliciesOf(principal));
+  policy::RequestContext ctx(std::move(subject.principal), request.action, request.resource);
+  auto secs = std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
+  ctx.Set("aws:CurrentTime", fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(static_cast<std::time_t>(secs))));
+  ctx.Set("aws:EpochTime", std::to_string(secs));
+  ctx.Set("aws:SecureTransport", "false");
+  for (const auto& [k, v] : principal.session_tags) ctx.Set(fmt::format("aws:PrincipalTag/{}", k), v);
+  std::map<std::string, std::vector<std::string>> keys;
+  for (const auto& [k, v] : request.context) keys[k].push_back(v);
+  for (auto& [k, values] : keys) {
+    if (values.size() == 1) {
+      ctx.Set(k, std::move(values[0]));
+    } else {
+      ctx.SetMulti(k, std::move(values));
+    }
+  }
+  policy::EvaluationResult result = policy::Evaluate(ctx, *set);
+  return Evaluation{std::move(result), std::move(ctx), std::move(set)};
+}
+
+Status PolicyAuthorizer::Authorize(const aws::Principal& principal, const aws::AuthRequest& request, TimePoint now) {
+  if (IsRootPrincipal(principal)) return OkStatus();
+  ASSIGN_OR_RETURN(Evaluation e, Evaluate(principal, request, now));
+  if (e.result.decision == policy::Decision::kAllow) return OkStatus();
+  return PermissionDenied(policy::DenialMessage(e.context, e.result), "AccessDeniedException");
+}
+
+}  // namespace paddock::iam::api

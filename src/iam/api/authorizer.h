@@ -1,0 +1,66 @@
+// The front's authorizer over IAM: decides each call of a non-root principal with the policy
+// evaluator (iam/policy/) against the policies the Directory says apply to the principal.
+//
+//   iam::api::PolicyAuthorizer authorizer(directory);
+//   front_options.authorizer = &authorizer;
+//
+// Who is evaluated (aws::Principal::kind):
+// - an account's root, and a GetSessionToken session of root: allowed everything, as on AWS;
+// - a user, and a GetSessionToken session of a user: the user's inline and attached policies,
+//   gated by the user's permissions boundary;
+// - a role session: the role's inline and attached policies, gated by the role's boundary and
+//   by the session's policy (AssumeRole's Policy), with the session tags as aws:PrincipalTag/*.
+// Every request carries aws:CurrentTime, aws:EpochTime, aws:SecureTransport (false: the API is
+// served over HTTP) and the request's own keys (AuthRequest::context). A denial is
+// PermissionDenied with AWS's AccessDenied text, and the call changes nothing.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "aws/service.h"
+#include "iam/directory.h"
+#include "iam/policy/evaluator.h"
+
+namespace paddock::iam::api {
+
+class PolicyAuthorizer final : public aws::Authorizer {
+ public:
+  // `directory` outlives this.
+  explicit PolicyAuthorizer(Directory& directory) : directory_(directory) {}
+
+  Status Authorize(const aws::Principal& principal, const aws::AuthRequest& request, TimePoint now) override;
+
+  // The evaluation behind Authorize, for SimulatePrincipalPolicy: the decision for `request` by
+  // `principal`, with the policies it read. Root is not evaluated (callers allow it).
+  struct Evaluation {
+    policy::EvaluationResult result;
+    policy::RequestContext context;
+    std::shared_ptr<const policy::PolicySet> policies;
+  };
+  StatusOr<Evaluation> Evaluate(const aws::Principal& principal, const aws::AuthRequest& request, TimePoint now);
+
+ private:
+  // The parsed policies of `principal`, reparsed only when a document changed.
+  StatusOr<std::shared_ptr<const policy::PolicySet>> PoliciesOf(const aws::Principal& principal);
+
+  Directory& directory_;
+  struct Parsed {
+    PrincipalPolicies documents;  // what `set` was parsed from
+    std::string session_policy;
+    std::shared_ptr<const policy::PolicySet> set;
+  };
+  std::mutex mu_;
+  std::unordered_map<std::string, Parsed> parsed_;  // GUARDED_BY(mu_), by principal ARN
+};
+
+// Whether `principal` is allowed everything (an account's root, or a session of root).
+bool IsRootPrincipal(const aws::Principal& principal);
+
+// The evaluator's view of an authenticated caller: root, a user (also a user's GetSessionToken
+// session), or a role session.
+policy::Principal EvaluatedPrincipal(const aws::Principal& principal);
+
+}  // namespace paddock::iam::api

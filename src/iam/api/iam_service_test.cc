@@ -1,0 +1,90 @@
+#include "iam/api/iam_service.h"
+
+#include <gtest/gtest.h>
+
+#include "common/testing/fake_clock.h"
+#include "ecs/testing/temp_store.h"
+
+namespace paddock::iam::api {
+namespace {
+
+class IamServiceTest : public ::testing::Test {
+ protected:
+  IamServiceTest() : dir_(*store_, clock_), accounts_(*store_, clock_) {
+    account_ = accounts_.CreateAccount(std::nullopt, "dev")->id;
+    service_ = std::move(IamService::Create(dir_, accounts_).value());
+  }
+  StatusOr<std::string> Call(const std::string& action, aws::QueryParams params) {
+    aws::CallContext ctx;
+    ctx.scope = Scope{account_, Region("us-east-1")};
+    ctx.principal.account = account_;
+    ctx.principal.arn = RootArn(account_);
+    ctx.request_id = "req-1";
+    ctx.action = action;
+    params.emplace_back("Action", action);
+    return service_->Call(ctx, params);
+  }
+
+  paddock::testing::TempStore store_;
+  paddock::testing::FakeClock clock_;
+  Directory dir_;
+  Accounts accounts_;
+  AccountId account_;
+  std::unique_ptr<IamService> service_;
+};
+
+TEST_F(IamServiceTest, CreateRoleAnswersXmlWithUrlEncodedDocument) {
+  auto body = Call("CreateRole", {{"RoleName", "app"},
+                                  {"AssumeRolePolicyDocument", R"({"Version": "2012-10-17", "Statement": []})"},
+                                  {"Tags.member.1.Key", "team"},
+                                  {"Tags.member.1.Value", "a b"}});
+  ASSERT_TRUE(body.ok()) << body.status().ToString();
+  EXPECT_NE(body->find("<CreateRoleResponse xmlns=\"https://iam.amazonaws.com/doc/2010-05-08/\"><CreateRoleResult><Role>"),
+            std::string::npos);
+  EXPECT_NE(body->find("<AssumeRolePolicyDocument>%7B%22Version%22%3A%20%222012-10-17%22%2C%20%22Statement%22%3A%20%5B%5D%7D"
+                       "</AssumeRolePolicyDocument>"),
+            std::string::npos);
+  EXPECT_NE(body->find("<Tags><member><Key>team</Key><Value>a b</Value></member></Tags>"), std::string::npos);
+  EXPECT_NE(body->find("<ResponseMetadata><RequestId>req-1</RequestId></ResponseMetadata></CreateRoleResponse>"),
+            std::string::npos);
+}
+
+TEST_F(IamServiceTest, ModelValidationGivesIamsMessages) {
+  auto missing = Call("CreateRole", {{"RoleName", "app"}});
+  EXPECT_EQ(missing.status().aws_type(), "ValidationError");
+  EXPECT_EQ(missing.status().message(),
+            "1 validation error detected: Value null at 'assumeRolePolicyDocument' failed to satisfy constraint: Member "
+            "must not be null");
+  auto pattern = Call("CreateRole", {{"RoleName", "bad name!"}, {"AssumeRolePolicyDocument", "{}"}});
+  EXPECT_EQ(pattern.status().message(),
+            "1 validation error detected: Value 'bad name!' at 'roleName' failed to satisfy constraint: Member must "
+            "satisfy regular expression pattern: [\\w+=,.@-]+");
+  auto range = Call("CreateRole", {{"RoleName", "app"}, {"AssumeRolePolicyDocument", "{}"}, {"MaxSessionDuration", "60"}});
+  EXPECT_EQ(range.status().message(),
+            "1 validation error detected: Value '60' at 'maxSessionDuration' failed to satisfy constraint: Member must "
+            "have value greater than or equal to 3600");
+  auto path = Call("CreateRole", {{"RoleName", "app"}, {"AssumeRolePolicyDocument", "{}"}, {"Path", "/no-trailing"}});
+  EXPECT_EQ(path.status().aws_type(), "ValidationError");
+  EXPECT_TRUE(Call("CreateRole", {{"RoleName", "app"}, {"AssumeRolePolicyDocument", "{}"}, {"Path", "/a/b/"}}).ok());
+}
+
+TEST_F(IamServiceTest, ErrorStatusesComeFromTheModel) {
+  EXPECT_EQ(service_->ErrorHttpStatus("NoSuchEntity", 400), 404);
+  EXPECT_EQ(service_->ErrorHttpStatus("EntityAlreadyExists", 400), 409);
+  EXPECT_EQ(service_->ErrorHttpStatus("DeleteConflict", 400), 409);
+  EXPECT_EQ(service_->ErrorHttpStatus("LimitExceeded", 400), 409);
+  EXPECT_EQ(service_->ErrorHttpStatus("MalformedPolicyDocument", 400), 400);
+  EXPECT_EQ(service_->ErrorHttpStatus("UnrecognizedClientException", 400), 403);
+  EXPECT_NE(service_->ErrorXml("UnrecognizedClientException", "m", "r").find("<Code>InvalidClientTokenId</Code>"),
+            std::string::npos);
+}
+
+TEST_F(IamServiceTest, GetUserWithoutNameIsTheRootUser) {
+  auto body = Call("GetUser", {});
+  ASSERT_TRUE(body.ok()) << body.status().ToString();
+  EXPECT_NE(body->find("<User><UserId>" + account_.str() + "</UserId><Arn>arn:aws:iam::" + account_.str() + ":root</Arn>"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace paddock::iam::api

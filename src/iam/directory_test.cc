@@ -1,0 +1,350 @@
+#include "iam/directory.h"
+
+#include <gtest/gtest.h>
+
+#include "common/testing/fake_clock.h"
+#include "ecs/testing/temp_store.h"
+#include "iam/accounts.h"
+
+namespace paddock::iam {
+namespace {
+
+constexpr char kTrust[] =
+    R"({"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ecs-tasks.amazonaws.com"},"Action":"sts:AssumeRole"}]})";
+constexpr char kDoc[] = R"({"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"ecs:List*","Resource":"*"}]})";
+constexpr char kDoc2[] = R"({"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"ecs:Describe*","Resource":"*"}]})";
+constexpr char kExecPolicy[] = "arn:aws:iam::aws:policy/service-role/AmazonECSTaskExecutionRolePolicy";
+
+RoleSpec Spec(std::string name, std::string trust, std::string boundary = "") {
+  RoleSpec spec;
+  spec.name = std::move(name);
+  spec.trust_policy = std::move(trust);
+  spec.boundary_arn = std::move(boundary);
+  return spec;
+}
+
+UserSpec NamedUser(std::string name) {
+  UserSpec spec;
+  spec.name = std::move(name);
+  return spec;
+}
+
+class DirectoryTest : public ::testing::Test {
+ protected:
+  DirectoryTest() : dir_(*store_, clock_), accounts_(*store_, clock_) {
+    account_ = accounts_.CreateAccount(std::nullopt, "dev")->id;
+  }
+  Role MakeRole(const std::string& name, const std::string& path = "/") {
+    RoleSpec spec;
+    spec.name = name;
+    spec.path = path;
+    spec.trust_policy = kTrust;
+    auto r = dir_.CreateRole(account_, spec);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return *r;
+  }
+  ManagedPolicy MakePolicy(const std::string& name) {
+    PolicySpec spec;
+    spec.name = name;
+    spec.document = kDoc;
+    auto p = dir_.CreatePolicy(account_, spec);
+    EXPECT_TRUE(p.ok()) << p.status().ToString();
+    return *p;
+  }
+
+  paddock::testing::TempStore store_;
+  paddock::testing::FakeClock clock_;
+  Directory dir_;
+  Accounts accounts_;
+  AccountId account_;
+};
+
+void ExpectAws(const Status& s, std::string_view type, std::string_view message) {
+  EXPECT_EQ(s.aws_type(), type) << s.ToString();
+  EXPECT_EQ(s.message(), message);
+}
+
+TEST_F(DirectoryTest, RoleIdentityAndArn) {
+  Role r = MakeRole("app", "/svc/");
+  EXPECT_EQ(r.id.size(), 21u);
+  EXPECT_EQ(r.id.substr(0, 4), "AROA");
+  EXPECT_EQ(r.arn, "arn:aws:iam::" + account_.str() + ":role/svc/app");
+  EXPECT_EQ(r.max_session_duration, 3600);
+  auto found = dir_.FindRoleByArn(account_, r.arn);
+  ASSERT_TRUE(found.ok() && found->has_value());
+  EXPECT_EQ((*found)->trust_policy, kTrust);
+  // A wrong path, another account or another name: not this role.
+  EXPECT_FALSE(dir_.FindRoleByArn(account_, "arn:aws:iam::" + account_.str() + ":role/app")->has_value());
+  EXPECT_FALSE(dir_.FindRoleByArn(AccountId("111111111111"), r.arn)->has_value());
+}
+
+TEST_F(DirectoryTest, RoleNamesAreUniqueIgnoringCase) {
+  MakeRole("App");
+  RoleSpec spec = Spec("app", kTrust);
+  ExpectAws(dir_.CreateRole(account_, spec).status(), "EntityAlreadyExists", "Role with name app already exists.");
+  EXPECT_EQ(dir_.GetRole(account_, "APP")->name, "App");
+  ExpectAws(dir_.GetRole(account_, "nope").status(), "NoSuchEntity", "The role with name nope cannot be found.");
+}
+
+TEST_F(DirectoryTest, MalformedTrustPolicyIsRefused) {
+  RoleSpec spec = Spec("bad", "{not json");
+  ExpectAws(dir_.CreateRole(account_, spec).status(), "MalformedPolicyDocument", "Syntax errors in policy.");
+  EXPECT_FALSE(dir_.GetRole(account_, "bad").ok());
+}
+
+TEST_F(DirectoryTest, DeleteRoleConflictsWhilePoliciesRemain) {
+  MakeRole("app");
+  const PrincipalRef who{PrincipalType::kRole, "app"};
+  ASSERT_TRUE(dir_.AttachPolicy(account_, who, kExecPolicy).ok());
+  ExpectAws(dir_.DeleteRole(account_, "app"), "DeleteConflict", "Cannot delete entity, must detach all policies first.");
+  ASSERT_TRUE(dir_.DetachPolicy(account_, who, kExecPolicy).ok());
+  ASSERT_TRUE(dir_.PutInlinePolicy(account_, who, "inline", kDoc).ok());
+  ExpectAws(dir_.DeleteRole(account_, "app"), "DeleteConflict", "Cannot delete entity, must delete policies first.");
+  ASSERT_TRUE(dir_.DeleteInlinePolicy(account_, who, "inline").ok());
+  ASSERT_TRUE(dir_.DeleteRole(account_, "app").ok());
+  EXPECT_FALSE(dir_.GetRole(account_, "app").ok());
+}
+
+TEST_F(DirectoryTest, ListRolesPagesWithMarkerAndFiltersByPath) {
+  for (const char* n : {"a", "b", "c", "d"}) MakeRole(n, std::string(n) == "d" ? "/other/" : "/svc/");
+  auto p1 = dir_.ListRoles(account_, "/svc/", PageRequest{"", 2});
+  ASSERT_TRUE(p1.ok());
+  ASSERT_EQ(p1->items.size(), 2u);
+  ASSERT_TRUE(p1->next_marker.has_value());
+  auto p2 = dir_.ListRoles(account_, "/svc/", PageRequest{*p1->next_marker, 2});
+  ASSERT_EQ(p2->items.size(), 1u);
+  EXPECT_EQ(p2->items[0].name, "c");
+  EXPECT_FALSE(p2->next_marker.has_value());
+  EXPECT_EQ(dir_.ListRoles(account_, "/", PageRequest{})->items.size(), 4u);
+}
+
+TEST_F(DirectoryTest, ManagedPolicyVersionsLifecycle) {
+  ManagedPolicy p = MakePolicy("read");
+  EXPECT_EQ(p.id.substr(0, 4), "ANPA");
+  EXPECT_EQ(p.default_version, "v1");
+  for (int i = 2; i <= 5; ++i) {
+    auto v = dir_.CreatePolicyVersion(account_, p.arn, kDoc2, /*set_as_default=*/i == 3);
+    ASSERT_TRUE(v.ok()) << v.status().ToString();
+    EXPECT_EQ(v->version_id, "v" + std::to_string(i));
+  }
+  ExpectAws(dir_.CreatePolicyVersion(account_, p.arn, kDoc2, false).status(), "LimitExceeded",
+            "A managed policy can have up to 5 versions. Before you create a new version, you must delete an existing "
+            "version.");
+  EXPECT_EQ(dir_.GetPolicy(account_, p.arn)->default_version, "v3");
+  ExpectAws(dir_.DeletePolicyVersion(account_, p.arn, "v3"), "DeleteConflict",
+            "Cannot delete the default version of a policy.");
+  auto versions = dir_.ListPolicyVersions(account_, p.arn);
+  ASSERT_EQ(versions->size(), 5u);
+  EXPECT_EQ(versions->front().version_id, "v5");
+  ASSERT_TRUE(dir_.SetDefaultPolicyVersion(account_, p.arn, "v5").ok());
+  EXPECT_EQ(dir_.GetPolicyVersion(account_, p.arn, "v5")->is_default, true);
+  ExpectAws(dir_.DeletePolicy(account_, p.arn), "DeleteConflict",
+            "This policy has more than one version. Before you delete a policy, you must delete the policy's versions. "
+            "The default version is deleted with the policy.");
+  for (const char* v : {"v1", "v2", "v3", "v4"}) ASSERT_TRUE(dir_.DeletePolicyVersion(account_, p.arn, v).ok());
+  ASSERT_TRUE(dir_.DeletePolicy(account_, p.arn).ok());
+  EXPECT_EQ(dir_.GetPolicy(account_, p.arn).status().aws_type(), "NoSuchEntity");
+}
+
+TEST_F(DirectoryTest, AttachmentCountsAndDeleteConflict) {
+  ManagedPolicy p = MakePolicy("read");
+  MakeRole("app");
+  const PrincipalRef who{PrincipalType::kRole, "app"};
+  ASSERT_TRUE(dir_.AttachPolicy(account_, who, p.arn).ok());
+  ASSERT_TRUE(dir_.AttachPolicy(account_, who, p.arn).ok());  // twice: still one attachment
+  EXPECT_EQ(dir_.GetPolicy(account_, p.arn)->attachment_count, 1);
+  ExpectAws(dir_.DeletePolicy(account_, p.arn), "DeleteConflict", "Cannot delete a policy attached to entities.");
+  auto only = dir_.ListPolicies(account_, PolicyFilter{PolicyScope::kAll, true, "/"}, PageRequest{});
+  ASSERT_EQ(only->items.size(), 1u);
+  EXPECT_EQ(only->items[0].arn, p.arn);
+  ExpectAws(dir_.AttachPolicy(account_, who, "arn:aws:iam::aws:policy/NoSuchPolicy"), "NoSuchEntity",
+            "Policy arn:aws:iam::aws:policy/NoSuchPolicy does not exist or is not attachable.");
+}
+
+TEST_F(DirectoryTest, AwsManagedPoliciesArePresentAndReadOnly) {
+  for (const char* arn :
+       {"arn:aws:iam::aws:policy/AdministratorAccess", "arn:aws:iam::aws:policy/ReadOnlyAccess", kExecPolicy,
+        "arn:aws:iam::aws:policy/service-role/AmazonEC2ContainerServiceRole", "arn:aws:iam::aws:policy/AmazonECS_FullAccess",
+        "arn:aws:iam::aws:policy/AmazonSSMReadOnlyAccess", "arn:aws:iam::aws:policy/SecretsManagerReadWrite",
+        "arn:aws:iam::aws:policy/CloudWatchLogsFullAccess",
+        "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryReadOnly"}) {
+    auto p = dir_.GetPolicy(account_, arn);
+    ASSERT_TRUE(p.ok()) << arn;
+    auto v = dir_.GetPolicyVersion(account_, arn, p->default_version);
+    ASSERT_TRUE(v.ok()) << arn;
+    EXPECT_TRUE(CheckPolicyDocument(v->document).ok()) << arn;
+  }
+  EXPECT_EQ(dir_.DeletePolicy(account_, kExecPolicy).aws_type(), "AccessDenied");
+  EXPECT_EQ(dir_.CreatePolicyVersion(account_, kExecPolicy, kDoc, true).status().aws_type(), "AccessDenied");
+  auto aws = dir_.ListPolicies(account_, PolicyFilter{PolicyScope::kAws, false, "/service-role/"}, PageRequest{});
+  EXPECT_EQ(aws->items.size(), 2u);
+}
+
+TEST_F(DirectoryTest, ListPoliciesPagesThroughAwsAndLocalPolicies) {
+  for (const char* n : {"AdministratorAccess2", "amazon", "zeta"}) MakePolicy(n);
+  auto all = dir_.ListPolicies(account_, PolicyFilter{}, PageRequest{"", 1000});
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->items.size(), AwsManagedPolicies().size() + 3);
+  std::vector<std::string> paged;
+  PageRequest req{"", 2};
+  while (true) {
+    auto page = dir_.ListPolicies(account_, PolicyFilter{}, req);
+    ASSERT_TRUE(page.ok());
+    for (const auto& p : page->items) paged.push_back(p.arn);
+    if (!page->next_marker) break;
+    req.marker = *page->next_marker;
+  }
+  std::vector<std::string> expected;
+  for (const auto& p : all->items) expected.push_back(p.arn);
+  EXPECT_EQ(paged, expected);
+}
+
+TEST_F(DirectoryTest, PoliciesOfGathersInlineManagedAndBoundary) {
+  ManagedPolicy p = MakePolicy("read");
+  RoleSpec spec = Spec("app", kTrust, p.arn);
+  ASSERT_TRUE(dir_.CreateRole(account_, spec).ok());
+  const PrincipalRef who{PrincipalType::kRole, "app"};
+  ASSERT_TRUE(dir_.PutInlinePolicy(account_, who, "inline", kDoc2).ok());
+  ASSERT_TRUE(dir_.AttachPolicy(account_, who, kExecPolicy).ok());
+  auto pp = dir_.PoliciesOf(account_, who);
+  ASSERT_TRUE(pp.ok()) << pp.status().ToString();
+  ASSERT_EQ(pp->identity.size(), 2u);
+  EXPECT_EQ(pp->identity[0].source, "inline");
+  EXPECT_EQ(pp->identity[0].text, kDoc2);
+  EXPECT_EQ(pp->identity[1].source, kExecPolicy);
+  ASSERT_TRUE(pp->boundary.has_value());
+  EXPECT_EQ(pp->boundary->text, kDoc);
+  EXPECT_EQ(dir_.GetPolicy(account_, p.arn)->boundary_usage_count, 1);
+  ExpectAws(dir_.DeletePolicy(account_, p.arn), "DeleteConflict", "Cannot delete a policy attached to entities.");
+  // A new default version applies at once.
+  ASSERT_TRUE(dir_.CreatePolicyVersion(account_, p.arn, kDoc2, true).ok());
+  EXPECT_EQ(dir_.PoliciesOf(account_, who)->boundary->text, kDoc2);
+  EXPECT_EQ(dir_.PoliciesOf(account_, {PrincipalType::kUser, "app"}).status().aws_type(), "NoSuchEntity");
+}
+
+// PoliciesOf's cache: this Directory's changes show at once; another process's (another Directory
+// on the same store) within kCacheTtl.
+TEST_F(DirectoryTest, PoliciesOfCacheSeesOwnChangesAtOnceAndOthersWithinTtl) {
+  MakeRole("app");
+  const PrincipalRef who{PrincipalType::kRole, "app"};
+  ASSERT_TRUE(dir_.PutInlinePolicy(account_, who, "a", kDoc).ok());
+  EXPECT_EQ(dir_.PoliciesOf(account_, who)->identity.size(), 1u);
+  ASSERT_TRUE(dir_.PutInlinePolicy(account_, who, "b", kDoc2).ok());
+  EXPECT_EQ(dir_.PoliciesOf(account_, who)->identity.size(), 2u);
+  Directory other(*store_, clock_);
+  ASSERT_TRUE(other.DeleteInlinePolicy(account_, who, "b").ok());
+  EXPECT_EQ(dir_.PoliciesOf(account_, who)->identity.size(), 2u);  // cached
+  clock_.Advance(Directory::kCacheTtl);
+  EXPECT_EQ(dir_.PoliciesOf(account_, who)->identity.size(), 1u);
+}
+
+TEST_F(DirectoryTest, BoundariesAreSetReplacedAndRemoved) {
+  ManagedPolicy p = MakePolicy("boundary");
+  MakeRole("app");
+  const PrincipalRef who{PrincipalType::kRole, "app"};
+  ASSERT_TRUE(dir_.SetBoundary(account_, who, p.arn).ok());
+  EXPECT_EQ(dir_.GetRole(account_, "app")->boundary_arn, p.arn);
+  EXPECT_EQ(dir_.GetPolicy(account_, p.arn)->boundary_usage_count, 1);
+  EXPECT_EQ(dir_.PoliciesOf(account_, who)->boundary->text, kDoc);
+  ASSERT_TRUE(dir_.SetBoundary(account_, who, kExecPolicy).ok());
+  EXPECT_EQ(dir_.GetPolicy(account_, p.arn)->boundary_usage_count, 0);
+  EXPECT_EQ(dir_.PoliciesOf(account_, who)->boundary->source, kExecPolicy);
+  ASSERT_TRUE(dir_.SetBoundary(account_, who, std::nullopt).ok());
+  EXPECT_FALSE(dir_.PoliciesOf(account_, who)->boundary.has_value());
+  EXPECT_EQ(dir_.SetBoundary(account_, who, "arn:aws:iam::aws:policy/Nope").aws_type(), "NoSuchEntity");
+  EXPECT_EQ(dir_.SetBoundary(account_, {PrincipalType::kUser, "nobody"}, p.arn).aws_type(), "NoSuchEntity");
+  ASSERT_TRUE(dir_.DeletePolicy(account_, p.arn).ok());
+}
+
+TEST_F(DirectoryTest, AccountQuotasOnRolesUsersAndPolicies) {
+  Directory small(*store_, clock_, DirectoryQuotas{.roles = 2, .users = 1, .policies = 1});
+  ASSERT_TRUE(small.CreateRole(account_, Spec("r1", kTrust)).ok());
+  ASSERT_TRUE(small.CreateRole(account_, Spec("r2", kTrust)).ok());
+  ExpectAws(small.CreateRole(account_, Spec("r3", kTrust)).status(), "LimitExceeded",
+            "Cannot exceed quota for RolesPerAccount: 2.");
+  ASSERT_TRUE(small.CreateUser(account_, NamedUser("u1")).ok());
+  ExpectAws(small.CreateUser(account_, NamedUser("u2")).status(), "LimitExceeded",
+            "Cannot exceed quota for UsersPerAccount: 1.");
+  PolicySpec ps;
+  ps.name = "p1";
+  ps.document = kDoc;
+  ASSERT_TRUE(small.CreatePolicy(account_, ps).ok());
+  ps.name = "p2";
+  ExpectAws(small.CreatePolicy(account_, ps).status(), "LimitExceeded", "Cannot exceed quota for PoliciesPerAccount: 1.");
+  // Another account has its own.
+  ASSERT_TRUE(small.CreateRole(AccountId("111111111111"), Spec("r3", kTrust)).ok());
+}
+
+TEST_F(DirectoryTest, UserKeysAuthenticateAsTheUserUntilInactiveOrDeleted) {
+  UserSpec spec = NamedUser("ci");
+  auto user = dir_.CreateUser(account_, spec);
+  ASSERT_TRUE(user.ok());
+  EXPECT_EQ(user->id.substr(0, 4), "AIDA");
+  auto find = [&](store::ReadTxn& txn) -> StatusOr<KeyOwner> {
+    ASSIGN_OR_RETURN(auto u, Directory::FindUser(txn, account_, "ci"));
+    if (!u) return NotFound("no user", "NoSuchEntity");
+    return KeyOwner{u->name, u->id, u->arn};
+  };
+  auto k1 = accounts_.CreateUserAccessKey(account_, find);
+  ASSERT_TRUE(k1.ok());
+  ASSERT_TRUE(accounts_.CreateUserAccessKey(account_, find).ok());
+  ExpectAws(accounts_.CreateUserAccessKey(account_, find).status(), "LimitExceeded",
+            "Cannot exceed quota for AccessKeysPerUser: 2");
+  auto cred = accounts_.Lookup(k1->id);
+  ASSERT_TRUE(cred.ok() && cred->has_value());
+  EXPECT_EQ((*cred)->principal.kind, aws::PrincipalKind::kUser);
+  EXPECT_EQ((*cred)->principal.arn, user->arn);
+  EXPECT_EQ((*cred)->principal.user_id, user->id);
+  EXPECT_EQ((*cred)->principal.user_name, "ci");
+
+  ASSERT_TRUE(accounts_.SetAccessKeyStatus(account_, "ci", k1->id, AccessKeyStatus::kInactive).ok());
+  EXPECT_FALSE(accounts_.Lookup(k1->id)->has_value());
+  ASSERT_TRUE(accounts_.SetAccessKeyStatus(account_, "ci", k1->id, AccessKeyStatus::kActive).ok());
+  EXPECT_TRUE(accounts_.Lookup(k1->id)->has_value());
+  // Another user's (or the root's) name does not reach this key.
+  EXPECT_EQ(accounts_.DeleteAccessKey(account_, "", k1->id).aws_type(), "NoSuchEntity");
+
+  ExpectAws(dir_.DeleteUser(account_, "ci", &Accounts::UserHasKeys), "DeleteConflict",
+            "Cannot delete entity, must delete access keys first.");
+  auto keys = accounts_.ListUserAccessKeys(account_, "ci");
+  ASSERT_TRUE(keys.ok());
+  ASSERT_EQ(keys->size(), 2u);
+  for (const auto& k : *keys) ASSERT_TRUE(accounts_.DeleteAccessKey(account_, "ci", k.id).ok());
+  EXPECT_FALSE(accounts_.Lookup(k1->id)->has_value());
+  ASSERT_TRUE(dir_.DeleteUser(account_, "ci", &Accounts::UserHasKeys).ok());
+  EXPECT_EQ(accounts_.CreateUserAccessKey(account_, find).status().aws_type(), "NoSuchEntity");
+}
+
+TEST_F(DirectoryTest, TagsReplaceByKeyAndAreCapped) {
+  MakeRole("app");
+  const PrincipalRef who{PrincipalType::kRole, "app"};
+  ASSERT_TRUE(dir_.TagPrincipal(account_, who, {{"team", "a"}, {"env", "dev"}}).ok());
+  ASSERT_TRUE(dir_.TagPrincipal(account_, who, {{"team", "b"}}).ok());
+  ASSERT_TRUE(dir_.UntagPrincipal(account_, who, {"env"}).ok());
+  EXPECT_EQ(dir_.GetRole(account_, "app")->tags, (std::vector<Tag>{{"team", "b"}}));
+  std::vector<Tag> many;
+  for (int i = 0; i < 50; ++i) many.push_back({"k" + std::to_string(i), "v"});
+  ExpectAws(dir_.TagPrincipal(account_, who, many), "LimitExceeded", "Cannot exceed quota for TagsPerRole: 50.");
+}
+
+TEST_F(DirectoryTest, ServiceLinkedRoleForEcs) {
+  auto r = dir_.CreateServiceLinkedRole(account_, "ecs.amazonaws.com", "");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->name, "AWSServiceRoleForECS");
+  EXPECT_EQ(r->path, "/aws-service-role/ecs.amazonaws.com/");
+  EXPECT_EQ(dir_.CreateServiceLinkedRole(account_, "ecs.amazonaws.com", "").status().aws_type(), "InvalidInput");
+  EXPECT_EQ(dir_.CreateServiceLinkedRole(account_, "nothing.amazonaws.com", "").status().aws_type(), "InvalidInput");
+}
+
+TEST_F(DirectoryTest, ReapAccountRemovesEverything) {
+  MakeRole("app");
+  MakePolicy("read");
+  ASSERT_TRUE(dir_.CreateUser(account_, NamedUser("ci")).ok());
+  ASSERT_TRUE(dir_.ReapAccount(account_).ok());
+  EXPECT_TRUE(dir_.ListRoles(account_, "/", {})->items.empty());
+  EXPECT_TRUE(dir_.ListUsers(account_, "/", {})->items.empty());
+  EXPECT_TRUE(dir_.ListPolicies(account_, PolicyFilter{PolicyScope::kLocal, false, "/"}, {})->items.empty());
+}
+
+}  // namespace
+}  // namespace paddock::iam
