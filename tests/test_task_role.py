@@ -7,13 +7,16 @@ with busybox wget from inside the task:
   namespace) and, when the role exists and trusts ecs-tasks.amazonaws.com, reads 200 with
   {RoleArn, AccessKeyId, SecretAccessKey, Token, Expiration} valid for hours; the test process then
   calls STS GetCallerIdentity with them and is assumed-role/<role>/<task id>;
-- a role that cannot be assumed (missing) answers 400 at the endpoint and the task keeps running;
+- the role's policies decide what the credentials may do: allowed while an inline policy grants
+  ecs:ListClusters, AccessDeniedException once it is deleted;
+- a role that cannot be assumed (missing, or not trusting ecs-tasks.amazonaws.com) answers 400 at
+  the endpoint and the task keeps running;
 - another task's URI — with its token, from another task's address — is 404;
-- a task without a task role has none of the variables.
+- a task without a task role has none of the variables;
+- a `paddock agent`'s task gets its credentials over the agent protocol (GetTaskCredentials), with
+  the full URI and a token when the server holds port 80 on the host.
 
-The role is made with IAM's CreateRole; until the server serves IAM and its roles back STS
-(sts/roles.h wired in cli/node.cc), the test that needs a real role is skipped with that reason.
-Needs root, crun and busybox-static."""
+Roles are made with IAM's CreateRole. Needs root, crun and busybox-static."""
 
 import datetime
 import json
@@ -110,12 +113,8 @@ class TaskRoleCredentials(h.PaddockTestCase):
         th.wait_for_status(self, self.ecs, "taskrole", arn, "RUNNING", context=self.server.log_tail)
         return arn, probe_output(self, self.state_dir, arn, self.server.log_tail)
 
-    def role_or_skip(self, name):
-        """A role trusting ecs-tasks.amazonaws.com, made with IAM's CreateRole (skips without IAM)."""
-        try:
-            return self.iam.create_role(RoleName=name, AssumeRolePolicyDocument=TRUST)["Role"]["Arn"]
-        except Exception as e:  # noqa: BLE001 - any failure means the server does not serve IAM roles yet
-            self.skipTest(f"the server does not serve IAM's CreateRole yet: {e}")
+    def role(self, name, trust=TRUST):
+        return self.iam.create_role(RoleName=name, AssumeRolePolicyDocument=trust)["Role"]["Arn"]
 
     def test_a_role_that_cannot_be_assumed_errors_and_other_tasks_uris_are_404(self):
         missing = f"arn:aws:iam::{self.account}:role/paddock-no-such-role"
@@ -146,7 +145,9 @@ class TaskRoleCredentials(h.PaddockTestCase):
             self.assertEqual(task["lastStatus"], "RUNNING")
 
     def test_a_container_reads_its_role_credentials_and_they_are_the_roles_session(self):
-        role_arn = self.role_or_skip("paddock-task-role")
+        role_arn = self.role("paddock-task-role")
+        self.iam.put_role_policy(RoleName="paddock-task-role", PolicyName="list", PolicyDocument=json.dumps(
+            {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "ecs:ListClusters", "Resource": "*"}]}))
         started = datetime.datetime.now(datetime.timezone.utc)
         arn, out = self.run_probe("tr-role", role_arn)
         task_id = arn.rsplit("/", 1)[1]
@@ -167,6 +168,24 @@ class TaskRoleCredentials(h.PaddockTestCase):
         me = sts.get_caller_identity()
         self.assertEqual(me["Arn"], f"arn:aws:sts::{self.account}:assumed-role/paddock-task-role/{task_id}")
         self.assertEqual(me["Account"], self.account)
+        # What the role's policies allow, and nothing once they are gone.
+        as_task = boto3.client("ecs", endpoint_url=self.server.endpoint, region_name=h.REGION,
+                               aws_access_key_id=creds["AccessKeyId"], aws_secret_access_key=creds["SecretAccessKey"],
+                               aws_session_token=creds["Token"])
+        self.assertIn(f"arn:aws:ecs:{h.REGION}:{self.account}:cluster/taskrole", as_task.list_clusters()["clusterArns"])
+        self.assertClientError("AccessDeniedException", as_task.describe_clusters, clusters=["taskrole"],
+                               message_contains=f"assumed-role/paddock-task-role/{task_id} is not authorized to "
+                                                "perform: ecs:DescribeClusters")
+        self.iam.delete_role_policy(RoleName="paddock-task-role", PolicyName="list")
+        self.assertClientError("AccessDeniedException", as_task.list_clusters)
+
+    def test_a_role_that_does_not_trust_ecs_tasks_errors_at_the_endpoint(self):
+        ec2_trust = TRUST.replace("ecs-tasks.amazonaws.com", "ec2.amazonaws.com")
+        role_arn = self.role("paddock-ec2-only", ec2_trust)
+        arn, out = self.run_probe("tr-untrusting", role_arn)
+        self.assertIn("rc=1", out["OWN"])
+        self.assertIn("400", out["OWN"])
+        self.assertEqual(self.ecs.describe_tasks(cluster="taskrole", tasks=[arn])["tasks"][0]["lastStatus"], "RUNNING")
 
 
 @unittest.skipIf(skip_reason() is not None, skip_reason() or "")
@@ -226,6 +245,20 @@ class RemoteAgentTaskRole(h.PaddockTestCase):
         b = self.run_probe("rr-b", missing, env=[("OTHER_URI", own), ("OTHER_TOKEN", token)])
         self.assertIn("404", b["OTHER"])
         self.assertIn("400", b["OWN"])
+
+    def test_a_remote_agents_task_reads_real_credentials(self):
+        iam = boto3.client("iam", endpoint_url=self.server.endpoint, region_name=h.REGION,
+                           aws_access_key_id=self.key_id, aws_secret_access_key=self.secret)
+        role_arn = iam.create_role(RoleName="paddock-remote-role", AssumeRolePolicyDocument=TRUST)["Role"]["Arn"]
+        out = self.run_probe("rr-role", role_arn)
+        self.assertIn("rc=0", out["OWN"])
+        creds = json.loads(out["OWN"].split(" ", 1)[1])
+        self.assertEqual(creds["RoleArn"], role_arn)
+        sts = boto3.client("sts", endpoint_url=self.server.endpoint, region_name=h.REGION,
+                           aws_access_key_id=creds["AccessKeyId"], aws_secret_access_key=creds["SecretAccessKey"],
+                           aws_session_token=creds["Token"])
+        self.assertRegex(sts.get_caller_identity()["Arn"],
+                         rf"^arn:aws:sts::{self.account}:assumed-role/paddock-remote-role/[0-9a-f]{{32}}$")
 
 
 if __name__ == "__main__":
