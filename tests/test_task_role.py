@@ -21,6 +21,7 @@ Roles are made with IAM's CreateRole. Needs root, crun and busybox-static."""
 import datetime
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -259,6 +260,78 @@ class RemoteAgentTaskRole(h.PaddockTestCase):
                            aws_session_token=creds["Token"])
         self.assertRegex(sts.get_caller_identity()["Arn"],
                          rf"^arn:aws:sts::{self.account}:assumed-role/paddock-remote-role/[0-9a-f]{{32}}$")
+
+
+def fetch_from_task(uri, timeout=30):
+    """GETs http://169.254.170.2<uri> from inside the network namespace of the container whose
+    environment holds that relative URI (found through /proc), as the task's own address; retries
+    until it answers 200 or `timeout` passes. Returns the body, or None."""
+    marker = f"AWS_CONTAINER_CREDENTIALS_RELATIVE_URI={uri}".encode() + b"\0"
+    deadline = time.monotonic() + timeout
+    while True:
+        for pid in (p for p in os.listdir("/proc") if p.isdigit()):
+            try:
+                with open(f"/proc/{pid}/environ", "rb") as f:
+                    if marker not in f.read():
+                        continue
+            except OSError:
+                continue
+            r = subprocess.run(["nsenter", "-t", pid, "-n", th.BUSYBOX, "wget", "-q", "-O", "-",
+                                "http://169.254.170.2" + uri], capture_output=True, text=True, timeout=10)
+            if r.returncode == 0:
+                return r.stdout
+        if time.monotonic() > deadline:
+            return None
+        time.sleep(0.2)
+
+
+@unittest.skipIf(skip_reason() is not None or shutil.which("nsenter") is None, "needs root, crun and nsenter")
+class TaskRoleAcrossAServerKill(h.PaddockTestCase):
+    """The credentials a task holds are STS sessions in the store: they survive kill -9 of the
+    server, and the restarted server's agent serves the re-adopted task at the URI it already has."""
+
+    def test_credentials_survive_a_server_kill(self):
+        th.httpd_image(self.state_dir, self.tmp, IMAGE, "task role\n", applets=("wget", "sleep"))
+        kw = dict(region_name=h.REGION, aws_access_key_id=self.key_id, aws_secret_access_key=self.secret)
+        iam = boto3.client("iam", endpoint_url=self.server.endpoint, **kw)
+        role_arn = iam.create_role(RoleName="paddock-kill-role", AssumeRolePolicyDocument=TRUST)["Role"]["Arn"]
+        subnet = boto3.client("ec2", endpoint_url=self.server.endpoint, **kw).describe_subnets()["Subnets"][0]["SubnetId"]
+        self.ecs.create_cluster(clusterName="taskrole-kill")
+        td = self.ecs.register_task_definition(
+            family="tr-kill", networkMode="awsvpc", requiresCompatibilities=["FARGATE"], cpu="256", memory="512",
+            taskRoleArn=role_arn, containerDefinitions=[{"name": "probe", "image": IMAGE, "essential": True,
+                                                         "stopTimeout": 2, "command": ["sh", "-c", PROBE]}],
+        )["taskDefinition"]["taskDefinitionArn"]
+        r = self.ecs.run_task(cluster="taskrole-kill", taskDefinition=td, launchType="FARGATE",
+                              networkConfiguration={"awsvpcConfiguration": {"subnets": [subnet]}})
+        arn = r["tasks"][0]["taskArn"]
+        th.wait_for_status(self, self.ecs, "taskrole-kill", arn, "RUNNING", context=self.server.log_tail)
+        out = probe_output(self, self.state_dir, arn, self.server.log_tail)
+        uri = out["AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"]
+        first = json.loads(out["OWN"].split(" ", 1)[1])
+        # The agent hands out the same set again.
+        again = fetch_from_task(uri)
+        self.assertIsNotNone(again, self.server.log_tail())
+        self.assertEqual(json.loads(again)["AccessKeyId"], first["AccessKeyId"])
+
+        self.server.kill()
+        server = h.Server(self.state_dir)
+        server.start()
+        self.addCleanup(server.stop)
+        ecs = h.ecs_client(server.endpoint, self.key_id, self.secret)
+        self.addCleanup(th.stop_quietly, ecs, "taskrole-kill", arn)
+
+        def who(c):
+            return boto3.client("sts", endpoint_url=server.endpoint, region_name=h.REGION,
+                                aws_access_key_id=c["AccessKeyId"], aws_secret_access_key=c["SecretAccessKey"],
+                                aws_session_token=c["Token"]).get_caller_identity()["Arn"]
+        expected = f"arn:aws:sts::{self.account}:assumed-role/paddock-kill-role/{arn.rsplit('/', 1)[1]}"
+        self.assertEqual(who(first), expected)  # the session lives in the store
+        # The re-adopted task's URI answers again (a set the restarted control plane minted or the
+        # one before: both are valid sessions of the role).
+        after = fetch_from_task(uri)
+        self.assertIsNotNone(after, server.log_tail())
+        self.assertEqual(who(json.loads(after)), expected)
 
 
 if __name__ == "__main__":
