@@ -3,7 +3,8 @@
 Real Fargate (awsvpc) tasks on `paddock server`, whose containers read the credentials endpoint
 with busybox wget from inside the task:
 
-- a task with a task role gets AWS_CONTAINER_CREDENTIALS_RELATIVE_URI (port 80 in its VPC
+- a task with a task role (its definition's, or RunTask's override) gets
+  AWS_CONTAINER_CREDENTIALS_RELATIVE_URI (port 80 in its VPC
   namespace) and, when the role exists and trusts ecs-tasks.amazonaws.com, reads 200 with
   {RoleArn, AccessKeyId, SecretAccessKey, Token, Expiration} valid for hours; the test process then
   calls STS GetCallerIdentity with them and is assumed-role/<role>/<task id>;
@@ -98,7 +99,7 @@ class TaskRoleCredentials(h.PaddockTestCase):
         cls.arns = []
         cls.addClassCleanup(lambda: [th.stop_quietly(cls.ecs, "taskrole", a) for a in cls.arns])
 
-    def run_probe(self, family, role_arn=None, env=()):
+    def run_probe(self, family, role_arn=None, env=(), override_role=None):
         kwargs = {"taskRoleArn": role_arn} if role_arn else {}
         td = self.ecs.register_task_definition(
             family=family, networkMode="awsvpc", requiresCompatibilities=["FARGATE"], cpu="256", memory="512",
@@ -106,8 +107,9 @@ class TaskRoleCredentials(h.PaddockTestCase):
                                    "command": ["sh", "-c", PROBE],
                                    "environment": [{"name": k, "value": v} for k, v in env]}],
             **kwargs)["taskDefinition"]["taskDefinitionArn"]
+        extra = {"overrides": {"taskRoleArn": override_role}} if override_role else {}
         r = self.ecs.run_task(cluster="taskrole", taskDefinition=td, launchType="FARGATE",
-                              networkConfiguration={"awsvpcConfiguration": {"subnets": [self.subnet]}})
+                              networkConfiguration={"awsvpcConfiguration": {"subnets": [self.subnet]}}, **extra)
         self.assertEqual(r["failures"], [])
         arn = r["tasks"][0]["taskArn"]
         self.arns.append(arn)
@@ -179,6 +181,13 @@ class TaskRoleCredentials(h.PaddockTestCase):
                                                 "perform: ecs:DescribeClusters")
         self.iam.delete_role_policy(RoleName="paddock-task-role", PolicyName="list")
         self.assertClientError("AccessDeniedException", as_task.list_clusters)
+
+    def test_runtasks_override_names_the_role(self):
+        role_arn = self.role("paddock-override-role")
+        arn, out = self.run_probe("tr-override", None, override_role=role_arn)
+        self.assertIn("rc=0", out["OWN"])
+        creds = json.loads(out["OWN"].split(" ", 1)[1])
+        self.assertEqual(creds["RoleArn"], role_arn)
 
     def test_a_role_that_does_not_trust_ecs_tasks_errors_at_the_endpoint(self):
         ec2_trust = TRUST.replace("ecs-tasks.amazonaws.com", "ec2.amazonaws.com")
