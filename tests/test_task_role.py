@@ -13,6 +13,8 @@ with busybox wget from inside the task:
 - a role that cannot be assumed (missing, or not trusting ecs-tasks.amazonaws.com) answers 400 at
   the endpoint and the task keeps running;
 - another task's URI — with its token, from another task's address — is 404;
+- botocore's own ContainerProvider, run inside the task's network namespace, resolves them (the
+  relative form, and the full URI with its token);
 - a task without a task role has none of the variables;
 - a `paddock agent`'s task gets its credentials over the agent protocol (GetTaskCredentials), with
   the full URI and a token when the server holds port 80 on the host.
@@ -182,6 +184,17 @@ class TaskRoleCredentials(h.PaddockTestCase):
         self.iam.delete_role_policy(RoleName="paddock-task-role", PolicyName="list")
         self.assertClientError("AccessDeniedException", as_task.list_clusters)
 
+    @unittest.skipIf(shutil.which("nsenter") is None, "needs nsenter")
+    def test_botocores_container_provider_reads_them(self):
+        role_arn = self.role("paddock-botocore-role")
+        arn, out = self.run_probe("tr-botocore", role_arn)
+        creds = botocore_in_task(self, out)
+        sts = boto3.client("sts", endpoint_url=self.server.endpoint, region_name=h.REGION,
+                           aws_access_key_id=creds["AccessKeyId"], aws_secret_access_key=creds["SecretAccessKey"],
+                           aws_session_token=creds["Token"])
+        self.assertEqual(sts.get_caller_identity()["Arn"],
+                         f"arn:aws:sts::{self.account}:assumed-role/paddock-botocore-role/{arn.rsplit('/', 1)[1]}")
+
     def test_runtasks_override_names_the_role(self):
         role_arn = self.role("paddock-override-role")
         arn, out = self.run_probe("tr-override", None, override_role=role_arn)
@@ -269,6 +282,46 @@ class RemoteAgentTaskRole(h.PaddockTestCase):
                            aws_session_token=creds["Token"])
         self.assertRegex(sts.get_caller_identity()["Arn"],
                          rf"^arn:aws:sts::{self.account}:assumed-role/paddock-remote-role/[0-9a-f]{{32}}$")
+        # botocore's own provider, with whichever form the container got (the full URI and its
+        # token when the server holds port 80 on the host).
+        if shutil.which("nsenter"):
+            resolved = botocore_in_task(self, out)
+            self.assertEqual(resolved["AccessKeyId"], creds["AccessKeyId"])
+
+
+def task_pid(variable, value, timeout=30):
+    """The pid of a container process whose environment has `variable`=`value` (None if none)."""
+    marker = f"{variable}={value}".encode() + b"\0"
+    deadline = time.monotonic() + timeout
+    while True:
+        for pid in (p for p in os.listdir("/proc") if p.isdigit()):
+            try:
+                with open(f"/proc/{pid}/environ", "rb") as f:
+                    if marker in f.read():
+                        return pid
+            except OSError:
+                continue
+        if time.monotonic() > deadline:
+            return None
+        time.sleep(0.2)
+
+
+def botocore_in_task(test, variables):
+    """Runs botocore's own ContainerProvider (the SDK's standard chain for containers) inside the
+    network namespace of the task whose container has `variables` (the AWS_CONTAINER_* it was
+    given), with just those variables; returns the credentials it resolved as a dict."""
+    name, value = next((k, v) for k, v in variables.items() if k.endswith("_URI") and v)
+    pid = task_pid(name, value)
+    test.assertIsNotNone(pid, f"no process has {name}={value}")
+    code = ("import json, botocore.credentials as c\n"
+            "f = c.ContainerProvider().load().get_frozen_credentials()\n"
+            "print(json.dumps({'AccessKeyId': f.access_key, 'SecretAccessKey': f.secret_key, 'Token': f.token}))")
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.environ.get("HOME", "/root")}
+    env.update({k: v for k, v in variables.items() if v})
+    r = subprocess.run(["nsenter", "-t", pid, "-n", sys.executable, "-c", code], env=env, capture_output=True,
+                       text=True, timeout=60)
+    test.assertEqual(r.returncode, 0, r.stderr)
+    return json.loads(r.stdout.strip().splitlines()[-1])
 
 
 def fetch_from_task(uri, timeout=30):
