@@ -17,6 +17,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <fmt/core.h>
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
@@ -1080,7 +1081,11 @@ http::Response MetadataService::HandleCredentials(const http::Request& request, 
     if (entry.network != network) return JsonResponse(404, kNotFound);
     if (options_.check_source && !entry.source_ip.empty() && RemoteIp(request.remote_address) != entry.source_ip)
       return JsonResponse(404, kNotFound);
-    if (!entry.token.empty() && request.GetHeader("Authorization") != entry.token) return JsonResponse(404, kNotFound);
+    if (!entry.token.empty()) {
+      const std::string_view given = request.GetHeader("Authorization");
+      if (given.size() != entry.token.size() || CRYPTO_memcmp(given.data(), entry.token.data(), given.size()) != 0)
+        return JsonResponse(404, kNotFound);
+    }
     task = by_task_.at(entry.task_arn);
     provider = task->credentials;
     ++task->in_flight;
@@ -1099,13 +1104,15 @@ http::Response MetadataService::HandleCredentials(const http::Request& request, 
     return r;
   }
   // The role cannot be assumed (missing, not trusting ecs-tasks.amazonaws.com, another account's):
-  // the SDK fails with this message. Anything else (the control plane unreachable) may pass.
+  // the SDK fails with the control plane's message, which is meant for the task.
   const StatusCode code = creds.status().code();
-  const bool refused = code == StatusCode::kNotFound || code == StatusCode::kPermissionDenied ||
-                       code == StatusCode::kInvalidArgument;
-  return JsonResponse(refused ? 400 : 503,
-                      json::object{{"code", refused ? "AssumeRoleError" : "CredentialsUnavailable"},
-                                   {"message", std::string(creds.status().message())}});
+  if (code == StatusCode::kNotFound || code == StatusCode::kPermissionDenied || code == StatusCode::kInvalidArgument)
+    return JsonResponse(400, json::object{{"code", "AssumeRoleError"}, {"message", std::string(creds.status().message())}});
+  // Anything else passes (the control plane unreachable, a store error): a fixed text, so that
+  // nothing of the node (addresses, paths) reaches the task; the SDK may retry.
+  fmt::print(stderr, "paddock: task metadata: credentials unavailable: {}\n", creds.status().ToString());
+  return JsonResponse(503, json::object{{"code", "CredentialsUnavailable"},
+                                        {"message", "Credentials are unavailable right now; try again later."}});
 }
 
 }  // namespace paddock::agent::metadata

@@ -45,9 +45,10 @@
 // GET on it answers 200 {"RoleArn","AccessKeyId","SecretAccessKey","Token","Expiration"} from the
 // task's CredentialsProvider, or {"code","message"} with 400 when the provider refuses (the role
 // does not exist or does not trust ecs-tasks.amazonaws.com: the SDK fails with the message) and
-// 503 when it cannot answer. An unknown id, another network, a foreign source address and a
-// missing or wrong token are all the same 404 {"code":"InvalidIdInRequest",…}; so is every id of
-// a task after UnregisterTask (its credentials are unreachable once it stops).
+// 503 with a fixed text when it cannot answer (nothing of the node reaches the task). An unknown
+// id, another network, a foreign source address and a missing or wrong token (compared in
+// constant time) are all the same 404 {"code":"InvalidIdInRequest",…}; so is every id of a task
+// after UnregisterTask (its credentials are unreachable once it stops).
 //
 // Thread safety: MetadataService is thread-safe. The renderers are pure functions.
 #pragma once

@@ -844,6 +844,7 @@ TEST(CredentialsEndpointTest, ARefusedRoleIs400AndAnOutage503WithTheMessage) {
   r = service.Handle(From(down.relative_uri, "10.0.0.1:1"));
   EXPECT_EQ(r.status, 503);
   EXPECT_EQ(Parse(r.body).at("code"), "CredentialsUnavailable");
+  EXPECT_THAT(r.body, ::testing::Not(HasSubstr("control plane")));  // nothing of the node reaches the task
 }
 
 TEST(CredentialsEndpointTest, KeyedIdsAreStablePerTaskAndRandomWithoutAKey) {
