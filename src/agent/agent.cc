@@ -10,6 +10,7 @@
 #include "agent/logs.h"
 #include "agent/pull_progress.h"
 #include "agent/sweep.h"
+#include "agent/task_credentials.h"
 #include "agent/task_files.h"
 #include "agent/vpc_networks.h"
 
@@ -521,14 +522,28 @@ class Agent::Driver {
   // the service's id_key gives it the id it had).
   std::vector<std::string> MetadataEnv(const Container& c) {
     if (!ServesMetadata()) return {};
+    // Host-mode containers share the host's addresses: no source check for them.
+    const std::string source = mode_ == NetMode::kHost ? std::string() : task_ip_;
     auto [it, fresh] = endpoints_.try_emplace(c.name);
     if (fresh) {
-      // Host-mode containers share the host's addresses: no source check for them.
-      std::string source = mode_ == NetMode::kHost ? std::string() : task_ip_;
       it->second = agent_.options_.metadata->RegisterContainer(spec_.task_arn, c.name, [this] { return MetadataFacts(); },
                                                                source, metadata_network_);
     }
-    return it->second.Env();
+    std::vector<std::string> env = it->second.Env();
+    for (std::string& e : CredentialsEnv(source)) env.push_back(std::move(e));
+    return env;
+  }
+
+  // A task with a task role (agent/task_credentials.h): one credentials endpoint for the task,
+  // registered with its first container, whose environment every container gets.
+  std::vector<std::string> CredentialsEnv(const std::string& source) {
+    if (TaskRoleArnOf(spec_).empty()) return {};
+    if (!credentials_endpoint_) {
+      credentials_.emplace(agent_.control_, agent_.options_.agent_id, spec_, agent_.clock_);
+      credentials_endpoint_ = agent_.options_.metadata->RegisterCredentials(
+          spec_.task_arn, [this] { return credentials_->Get(); }, source, metadata_network_);
+    }
+    return credentials_endpoint_->Env();
   }
 
   // The provider: the task as DescribeTasks shows it now, with what the runtime knows.
@@ -1060,6 +1075,10 @@ class Agent::Driver {
   std::mutex facts_mu_;
   metadata::TaskFacts facts_;  // GUARDED_BY(facts_mu_); task_json is filled per request
   std::map<std::string, metadata::ContainerEndpoint> endpoints_;  // by container name; driver thread only
+  // The task role's credentials (issue 11); set with the first container, before the endpoint can
+  // call it, and unregistered (UnregisterTask) before the driver goes.
+  std::optional<TaskCredentialsCache> credentials_;
+  std::optional<metadata::CredentialsEndpoint> credentials_endpoint_;  // driver thread only
 
   std::mutex mu_;
   std::condition_variable cv_;

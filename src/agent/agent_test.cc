@@ -98,12 +98,13 @@ class AgentTest : public ::testing::Test {
 
   // Registers a Fargate task definition with these containerDefinitions (a JSON array) and runs
   // one task of it; returns its ARN.
-  std::string Run(std::string_view containers) {
+  // `extra`: more task-level members, as ',"taskRoleArn":"…"'.
+  std::string Run(std::string_view containers, std::string_view extra = {}) {
     std::string family = fmt::format("f{}", ++families_);
     auto def = Parse(fmt::format(
         R"({{"family":"{}","networkMode":"awsvpc","requiresCompatibilities":["FARGATE"],"cpu":"256",)"
-        R"("memory":"512","containerDefinitions":{}}})",
-        family, containers));
+        R"("memory":"512","containerDefinitions":{}{}}})",
+        family, containers, extra));
     auto reg = tds_.Register(kScope, kCaller, std::move(def), clock_.Now());
     EXPECT_TRUE(reg.ok()) << reg.status().ToString();
     ecs::task::RunRequest r;
@@ -643,6 +644,65 @@ TEST_F(AgentTest, MetadataEndpointServesEveryContainerTheTaskAsDescribeTasksShow
   ASSERT_TRUE(tasks_.Stop(kScope, std::nullopt, arn, std::nullopt, kCaller, clock_.Now()).ok());
   WaitStatus(arn, "STOPPED");
   EXPECT_EQ(get(uri + "/task").status, 404);
+}
+
+// A task with a task role: every container gets the task's one credentials URI (here the full
+// form with a token: the test's listener is not on port 80), which answers through the agent's
+// Control (TasksControl mints none: 503) and is gone once the task stops; a task without a role
+// gets no variable.
+TEST_F(AgentTest, ATaskRoleGivesEveryContainerTheTasksCredentialsUri) {
+  metadata::MetadataServiceOptions mo;
+  mo.host = "127.0.0.1";
+  mo.port = 0;
+  mo.check_source = false;
+  mo.id_key = std::string(32, 'k');
+  metadata::MetadataService service(mo);
+  ASSERT_TRUE(service.Start().ok());
+  StartAgent(&service);
+  struct StopAgentFirst {
+    std::unique_ptr<Agent>& agent;
+    ~StopAgentFirst() {
+      if (agent) agent->Stop();
+      agent.reset();
+    }
+  } stop_agent_first{agent_};
+  const std::string arn = Run(R"([{"name":"web","image":"busybox:agenttest"},
+                                  {"name":"side","image":"busybox:agenttest","essential":false}])",
+                              R"(,"taskRoleArn":"arn:aws:iam::123456789012:role/app")");
+  const std::string plain = Run(R"([{"name":"web","image":"busybox:agenttest"}])");
+  WaitStatus(arn, "RUNNING");
+  WaitStatus(plain, "RUNNING");
+  auto env_of = [&](const ContainerId& id) {
+    std::map<std::string, std::string> env;
+    auto spec = rt_.SpecOf(id);
+    EXPECT_TRUE(spec.has_value());
+    if (spec)
+      for (const auto& e : spec->env)
+        if (e.starts_with("AWS_CONTAINER_")) env[e.substr(0, e.find('='))] = e.substr(e.find('=') + 1);
+    return env;
+  };
+  auto web = env_of(Id(arn, 0));
+  EXPECT_EQ(env_of(Id(arn, 1)), web);  // one id per task
+  ASSERT_EQ(web.size(), 2u);
+  const std::string uri = web["AWS_CONTAINER_CREDENTIALS_FULL_URI"];
+  EXPECT_EQ(uri.rfind(fmt::format("http://127.0.0.1:{}/v2/credentials/", service.port()), 0), 0u) << uri;
+  EXPECT_EQ(web["AWS_CONTAINER_AUTHORIZATION_TOKEN"].size(), 32u);
+  EXPECT_TRUE(env_of(Id(plain, 0)).empty());
+
+  http::Client client("127.0.0.1", service.port(), std::chrono::seconds(10));
+  auto get = [&]() {
+    http::Request req;
+    req.method = "GET";
+    req.target = uri.substr(uri.find('/', std::string_view("http://").size()));
+    req.headers.push_back({"Authorization", web["AWS_CONTAINER_AUTHORIZATION_TOKEN"]});
+    auto r = client.Send(req);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? r->status : 0;
+  };
+  EXPECT_EQ(get(), 503);
+  ASSERT_TRUE(tasks_.Stop(kScope, std::nullopt, arn, std::nullopt, kCaller, clock_.Now()).ok());
+  WaitStatus(arn, "STOPPED");
+  EXPECT_EQ(get(), 404);
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include <boost/json/parse.hpp>
+
 namespace paddock::agent {
 
 StatusOr<std::string> DescribeOne(ecs::task::Tasks& tasks, const ecs::task::LaunchSpec& spec) {
@@ -15,6 +17,29 @@ StatusOr<std::string> DescribeOne(ecs::task::Tasks& tasks, const ecs::task::Laun
 
 StatusOr<vpc::VpcPolicy> Control::NetworkPolicy(std::string_view agent_id, const Scope&) {
   return Unavailable(fmt::format("no network policies for agent {} here", agent_id));
+}
+
+StatusOr<metadata::RoleCredentials> Control::TaskRoleCredentials(std::string_view agent_id,
+                                                                 const ecs::task::LaunchSpec&) {
+  return Unavailable(fmt::format("no task role credentials for agent {} here", agent_id));
+}
+
+namespace {
+
+std::string StringMember(std::string_view json_text, std::string_view key) {
+  boost::system::error_code ec;
+  boost::json::value v = boost::json::parse(json_text, ec);
+  if (ec || !v.is_object()) return {};
+  const boost::json::value* m = v.get_object().if_contains(key);
+  return m != nullptr && m->is_string() ? std::string(m->get_string()) : std::string();
+}
+
+}  // namespace
+
+std::string TaskRoleArnOf(const ecs::task::LaunchSpec& spec) {
+  // RunTask's overrides.taskRoleArn wins over the revision's, as on ECS.
+  if (std::string o = StringMember(spec.overrides, "taskRoleArn"); !o.empty()) return o;
+  return StringMember(spec.definition, "taskRoleArn");
 }
 
 std::string AssignmentsVersion(const std::vector<ecs::task::LaunchSpec>& specs) {
@@ -84,6 +109,35 @@ StatusOr<vpc::VpcPolicy> InProcessControl::NetworkPolicyForAgent(std::string_vie
   if (!serves)
     return PermissionDenied("The container instance has no task in this VPC.", "AccessDeniedException");
   return NetworkPolicy(agent_id, scope);
+}
+
+void InProcessControl::SetTaskCredentialsProvider(TaskCredentialsProvider provider) {
+  auto p = std::make_shared<const TaskCredentialsProvider>(std::move(provider));
+  std::lock_guard lock(mu_);
+  credentials_provider_ = std::move(p);
+}
+
+StatusOr<metadata::RoleCredentials> InProcessControl::TaskRoleCredentials(std::string_view agent_id,
+                                                                          const ecs::task::LaunchSpec& spec) {
+  return TaskRoleCredentialsForAgent(agent_id, spec.task_arn);
+}
+
+StatusOr<metadata::RoleCredentials> InProcessControl::TaskRoleCredentialsForAgent(std::string_view agent_id,
+                                                                                  std::string_view task_arn) {
+  ASSIGN_OR_RETURN(std::vector<ecs::task::LaunchSpec> specs, tasks_.Assignments(agent_id));
+  auto it = std::find_if(specs.begin(), specs.end(), [&](const ecs::task::LaunchSpec& s) { return s.task_arn == task_arn; });
+  // A stopped task's credentials are gone with it (its STS session lives to its own expiry).
+  if (it == specs.end() || it->last_status == "STOPPED")
+    return PermissionDenied("The container instance has no such task.", "AccessDeniedException");
+  const std::string role = TaskRoleArnOf(*it);
+  if (role.empty()) return InvalidArgument("The task has no task role.", "ClientException");
+  std::shared_ptr<const TaskCredentialsProvider> provider;
+  {
+    std::lock_guard lock(mu_);
+    provider = credentials_provider_;
+  }
+  if (!provider || !*provider) return Unavailable("this node mints no task role credentials (no provider set)");
+  return (*provider)(it->scope.account, role, task_arn.substr(task_arn.rfind('/') + 1));
 }
 
 void InProcessControl::NotifyAll() { OnChange(); }

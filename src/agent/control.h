@@ -29,6 +29,7 @@
 #include <string_view>
 #include <vector>
 
+#include "agent/metadata/credentials.h"
 #include "agent/poll_slots.h"
 #include "common/clock.h"
 #include "common/ids.h"
@@ -73,7 +74,19 @@ class Control {
   // (agent/net VpcRef::node), so the agents of one server share them and two servers never do.
   // Empty while unknown (RemoteControl before its first poll answer).
   virtual std::string NetworkIdentity() { return {}; }
+  // Credentials of the task role of `spec`'s task (TaskRoleArnOf), which must be assigned to
+  // `agent_id` and not STOPPED: a real STS role session named after the task id, minted by the
+  // control plane (a remote node never holds IAM rights). The same set is answered until it has
+  // less than metadata::kCredentialsRefreshBefore left. InvalidArgument, NotFound or
+  // PermissionDenied when the role cannot be assumed (no such role, its trust does not admit
+  // ecs-tasks.amazonaws.com), with a message for the container; Unavailable by default.
+  virtual StatusOr<metadata::RoleCredentials> TaskRoleCredentials(std::string_view agent_id,
+                                                                  const ecs::task::LaunchSpec& spec);
 };
+
+// The task role `spec`'s task runs with: its overrides' taskRoleArn, else its pinned definition's;
+// empty when none (then its containers get no credentials).
+std::string TaskRoleArnOf(const ecs::task::LaunchSpec& spec);
 
 // Tasks::Describe of the one task `spec` names (TasksControl's and InProcessControl's DescribeTask).
 StatusOr<std::string> DescribeOne(ecs::task::Tasks& tasks, const ecs::task::LaunchSpec& spec);
@@ -124,6 +137,11 @@ struct InProcessOptions {
 // Computes a VPC's policy (vpc/: SecurityGroups::PolicyFor) for InProcessControl.
 using NetworkPolicyProvider = std::function<StatusOr<vpc::VpcPolicy>(const Scope& scope)>;
 
+// Mints (or answers the held) credentials of role `role_arn` for task `task_id` of `account`, for
+// InProcessControl (the node: sts::ServiceRoleSessions for ecs-tasks.amazonaws.com).
+using TaskCredentialsProvider = std::function<StatusOr<metadata::RoleCredentials>(
+    const AccountId& account, std::string_view role_arn, std::string_view task_id)>;
+
 class InProcessControl final : public Control {
  public:
   // Installs itself as `tasks`' change listener (the one slot) and fans changes out to watchers
@@ -143,6 +161,16 @@ class InProcessControl final : public Control {
   // The provider's answer (Unavailable until one is set).
   StatusOr<vpc::VpcPolicy> NetworkPolicy(std::string_view agent_id, const Scope& scope) override;
   std::string NetworkIdentity() override { return options_.network_identity; }
+  // TaskRoleCredentialsForAgent of spec.task_arn: the role is read from the control plane's own
+  // record of the assignment, never from `spec`.
+  StatusOr<metadata::RoleCredentials> TaskRoleCredentials(std::string_view agent_id,
+                                                          const ecs::task::LaunchSpec& spec) override;
+  // For the agent protocol's GetTaskCredentials too: the task `task_arn` must be assigned to
+  // `agent_id` and not STOPPED (PermissionDenied, AccessDeniedException, otherwise); a task
+  // without a task role is InvalidArgument (ClientException). Unavailable until a provider is set.
+  StatusOr<metadata::RoleCredentials> TaskRoleCredentialsForAgent(std::string_view agent_id, std::string_view task_arn);
+  // Sets what TaskRoleCredentials mints with (the node sets it once, before agents start).
+  void SetTaskCredentialsProvider(TaskCredentialsProvider provider);
 
   // Sets what NetworkPolicy answers with (the node sets it once, before agents start; may be
   // called again, e.g. to replace a stand-in).
@@ -192,6 +220,7 @@ class InProcessControl final : public Control {
   };
   std::map<uint64_t, Watcher> watchers_;  // GUARDED_BY(mu_)
   std::shared_ptr<const NetworkPolicyProvider> policy_provider_;  // GUARDED_BY(mu_)
+  std::shared_ptr<const TaskCredentialsProvider> credentials_provider_;  // GUARDED_BY(mu_)
 };
 
 }  // namespace paddock::agent

@@ -49,6 +49,7 @@
 #include "store/key.h"
 #include "store/sqlite/sqlite_store.h"
 #include "sts/api/sts_service.h"
+#include "sts/service_sessions.h"
 #include "sts/sessions.h"
 #include "ec2/api/ec2_service.h"
 #include "iam/api/authorizer.h"
@@ -197,6 +198,8 @@ class Node::Impl {
   std::unique_ptr<iam::api::IamService> iam_api;
   std::unique_ptr<iam::api::PolicyAuthorizer> authorizer;
   std::unique_ptr<iam::api::IamRoleDirectory> roles;
+  // Task roles' credentials for every agent, in-process or remote (issue 11).
+  std::unique_ptr<sts::ServiceRoleSessions> task_role_sessions;
   std::unique_ptr<aws::ApiFront> front;
   std::unique_ptr<http::Server> server;
   // The Fargate agent: made by Start (not Open, which `paddock admin` uses too), stopped before
@@ -580,6 +583,18 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   impl->front->AddQueryService(impl->sts.get());
   ASSIGN_OR_RETURN(impl->iam_api, iam::api::IamService::Create(*impl->iam_directory, *impl->accounts));
   impl->front->AddQueryService(impl->iam_api.get());
+  // Task roles (issue 11): the control plane mints every task's role credentials, for its own
+  // agents and over the agent protocol (GetTaskCredentials) for `paddock agent`s, from the same
+  // roles as AssumeRole's.
+  impl->task_role_sessions = std::make_unique<sts::ServiceRoleSessions>(*impl->sessions, impl->roles.get(),
+                                                                        SystemClock::Get(), "ecs-tasks.amazonaws.com");
+  impl->control->SetTaskCredentialsProvider(
+      [roles = impl->task_role_sessions.get()](const AccountId& account, std::string_view role_arn,
+                                               std::string_view task_id) -> StatusOr<agent::metadata::RoleCredentials> {
+        ASSIGN_OR_RETURN(sts::IssuedCredentials c, roles->Get(account, role_arn, task_id));
+        return agent::metadata::RoleCredentials{std::string(role_arn), c.access_key_id.str(), c.secret_access_key,
+                                                c.session_token, c.expiration};
+      });
   return std::unique_ptr<Node>(new Node(std::move(impl)));
 }
 

@@ -132,6 +132,50 @@ TEST_F(RemoteAgentTest, AnInstanceGetsAccessOnlyToTheImagesOfItsOwnTasks) {
   EXPECT_EQ(control.GetImageAccess("Not An Image").status().aws_type(), "InvalidParameterException");
 }
 
+// GetTaskCredentials (docs/agent-protocol.md): the control plane answers a task's role credentials
+// only to the instance's own credential, only for a task assigned to it and not STOPPED, and reads
+// the role from its own record. This node has no IAM roles, so the role "does not exist": a
+// ClientException whose message the agent's endpoint hands the container.
+TEST_F(RemoteAgentTest, AnInstanceGetsRoleCredentialsOnlyForItsOwnLiveTasks) {
+  const std::string account = instance_arn_.substr(std::string("arn:aws:ecs:us-east-1:").size(), 12);
+  Ecs("RegisterTaskDefinition",
+      json::parse(R"({"family": "roled", "networkMode": "bridge", "requiresCompatibilities": ["EC2"],
+                      "taskRoleArn": "arn:aws:iam::)" + account + R"(:role/app",
+                      "containerDefinitions": [{"name": "web", "image": "busybox", "memory": 64}]})")
+          .as_object());
+  json::object started = Ecs("StartTask", {{"cluster", "ec2"}, {"taskDefinition", "roled"},
+                                           {"containerInstances", json::array{json::string(instance_arn_)}}});
+  ASSERT_EQ(started["tasks"].as_array().size(), 1u) << json::serialize(started);
+  ecs::task::LaunchSpec spec;
+  spec.task_arn = std::string(started["tasks"].as_array()[0].as_object()["taskArn"].as_string());
+  RemoteControl control(agent_, "ec2", instance_arn_);
+  auto missing = control.TaskRoleCredentials(instance_arn_, spec);
+  EXPECT_EQ(missing.status().aws_type(), "ClientException") << missing.status().ToString();
+  EXPECT_EQ(missing.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(missing.status().message(), "Unable to assume role arn:aws:iam::" + account +
+                                            ":role/app for ecs-tasks.amazonaws.com: the role does not exist.");
+  // Another instance's credential, and the account's key: refused.
+  RemoteControl other(other_agent_, "ec2", other_arn_);
+  EXPECT_EQ(other.TaskRoleCredentials(other_arn_, spec).status().aws_type(), "AccessDeniedException");
+  auto as_account = client_->Call(std::string(agent::remote::kAgentTargetPrefix) + ".GetTaskCredentials",
+                                  {{"cluster", "ec2"}, {"containerInstance", instance_arn_}, {"task", spec.task_arn}});
+  EXPECT_EQ(as_account.status().aws_type(), "AccessDeniedException") << as_account.status().ToString();
+  // A task of its own without a task role.
+  ecs::task::LaunchSpec plain;
+  plain.task_arn = StartTask(instance_arn_);
+  auto none = control.TaskRoleCredentials(instance_arn_, plain);
+  EXPECT_EQ(none.status().aws_type(), "ClientException");
+  EXPECT_EQ(none.status().message(), "The task has no task role.");
+  // Once the task is STOPPED its credentials are gone.
+  ecs::task::TaskStateChange stopped;
+  stopped.last_status = "STOPPED";
+  ASSERT_TRUE(control.Report(instance_arn_, spec.task_arn, stopped, SystemClock::Get().Now()).ok());
+  ASSERT_EQ(Describe(spec.task_arn)["lastStatus"].as_string(), "STOPPED");
+  auto gone = control.TaskRoleCredentials(instance_arn_, spec);
+  EXPECT_EQ(gone.status().aws_type(), "AccessDeniedException") << gone.status().ToString();
+  EXPECT_EQ(gone.status().message(), "The container instance has no such task.");
+}
+
 TEST_F(RemoteAgentTest, LongPollDeliversAssignmentsAtOnceAndReportsMoveTheTask) {
   const std::string first = StartTask(instance_arn_);
   RemoteControl control(agent_, "ec2", instance_arn_);

@@ -43,6 +43,13 @@ class RoleDirectory {
   // sts:SetSourceIdentity when the context carries tags or a source identity) with `context`;
   // PermissionDenied otherwise (any message: STS answers with its own AccessDenied text).
   virtual Status TrustAdmits(const AssumableRole& role, const aws::Principal& caller, const TrustContext& context) = 0;
+  // Task and execution roles (issue 11, sts/service_sessions.h): OK when the role's trust policy
+  // lets the AWS service principal `service` ("ecs-tasks.amazonaws.com") call sts:AssumeRole;
+  // PermissionDenied otherwise (any message). Not pure, so that a directory written before task
+  // roles keeps compiling; the default admits no service.
+  virtual Status ServiceMayAssume(const AssumableRole& role, std::string_view service) {
+    return PermissionDenied(std::string(service) + " may not assume " + role.arn);
+  }
 };
 
 }  // namespace paddock::sts

@@ -17,6 +17,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <fmt/core.h>
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
@@ -870,20 +871,64 @@ std::string MetadataService::BaseUri(uint16_t port) const {
   return port == 80 ? "http://" + options_.host : fmt::format("http://{}:{}", options_.host, port);
 }
 
+std::string MetadataService::IdFor(std::string_view message) const {
+  if (options_.id_key.empty()) return HexEncode(RandomBytes(16));
+  unsigned char mac[EVP_MAX_MD_SIZE];
+  unsigned int mac_len = 0;
+  HMAC(EVP_sha256(), options_.id_key.data(), static_cast<int>(options_.id_key.size()),
+       reinterpret_cast<const unsigned char*>(message.data()), message.size(), mac, &mac_len);
+  return HexEncode(std::string_view(reinterpret_cast<const char*>(mac), 16));
+}
+
+std::vector<std::string> CredentialsEndpoint::Env() const {
+  if (!relative_uri.empty()) return {"AWS_CONTAINER_CREDENTIALS_RELATIVE_URI=" + relative_uri};
+  return {"AWS_CONTAINER_CREDENTIALS_FULL_URI=" + full_uri, "AWS_CONTAINER_AUTHORIZATION_TOKEN=" + token};
+}
+
+std::string RenderCredentials(const RoleCredentials& c) {
+  const std::time_t t = std::chrono::system_clock::to_time_t(c.expiration);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char expiration[32];
+  std::strftime(expiration, sizeof expiration, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return Serialize(json::object{{"RoleArn", c.role_arn},
+                                {"AccessKeyId", c.access_key_id},
+                                {"SecretAccessKey", c.secret_access_key},
+                                {"Token", c.token},
+                                {"Expiration", expiration}});
+}
+
+CredentialsEndpoint MetadataService::RegisterCredentials(std::string_view task_arn, CredentialsProvider provider,
+                                                         std::string_view task_ip, std::string_view network) {
+  CredentialsEndpoint ep;
+  // '/' never occurs in a container name: no container's metadata id is this one.
+  ep.id = IdFor(fmt::format("{}\n/v2/credentials", task_arn));
+  uint16_t port = PortOf(network);
+  if (port == 0) port = network.empty() ? options_.port : options_.network_port;  // not served (yet)
+  const std::string path = "/v2/credentials/" + ep.id;
+  if (port == 80) {
+    ep.relative_uri = path;
+  } else {
+    // The SDKs cannot add a port to the relative form: the full URI, with a token (botocore
+    // accepts a full URI on 169.254.170.2 over plain http).
+    ep.full_uri = BaseUri(port) + path;
+    ep.token = IdFor(fmt::format("{}\n/v2/credentials token", task_arn));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  std::shared_ptr<TaskEntry>& t = by_task_[std::string(task_arn)];
+  if (!t) t = std::make_shared<TaskEntry>();
+  t->credentials = std::make_shared<const CredentialsProvider>(std::move(provider));
+  if (!t->credentials_id.empty() && t->credentials_id != ep.id) credentials_.erase(t->credentials_id);
+  t->credentials_id = ep.id;
+  credentials_[ep.id] = CredentialsEntry{std::string(task_arn), std::string(task_ip), std::string(network), ep.token};
+  return ep;
+}
+
 ContainerEndpoint MetadataService::RegisterContainer(std::string_view task_arn, std::string_view container_name,
                                                      TaskProvider provider, std::string_view task_ip,
                                                      std::string_view network) {
   ContainerEndpoint ep;
-  if (options_.id_key.empty()) {
-    ep.id = HexEncode(RandomBytes(16));
-  } else {
-    const std::string message = fmt::format("{}\n{}", task_arn, container_name);
-    unsigned char mac[EVP_MAX_MD_SIZE];
-    unsigned int mac_len = 0;
-    HMAC(EVP_sha256(), options_.id_key.data(), static_cast<int>(options_.id_key.size()),
-         reinterpret_cast<const unsigned char*>(message.data()), message.size(), mac, &mac_len);
-    ep.id = HexEncode(std::string_view(reinterpret_cast<const char*>(mac), 16));
-  }
+  ep.id = IdFor(fmt::format("{}\n{}", task_arn, container_name));
   uint16_t port = PortOf(network);
   if (port == 0) port = network.empty() ? options_.port : options_.network_port;  // not served (yet)
   ep.v4_uri = BaseUri(port) + "/v4/" + ep.id;
@@ -903,6 +948,7 @@ void MetadataService::UnregisterTask(std::string_view task_arn) {
   if (it == by_task_.end()) return;
   std::shared_ptr<TaskEntry> task = it->second;
   for (const std::string& id : task->ids) by_id_.erase(id);
+  if (!task->credentials_id.empty()) credentials_.erase(task->credentials_id);
   by_task_.erase(it);
   idle_.wait(lock, [&] { return task->in_flight == 0; });
 }
@@ -942,6 +988,11 @@ std::string_view RemoteIp(std::string_view remote) {
 
 http::Response MetadataService::Handle(const http::Request& request, std::string_view network) {
   if (request.method != "GET") return JsonResponse(405, "Method not allowed");
+  if (std::string_view path = request.Path(); path.starts_with("/v2/credentials")) {
+    path.remove_prefix(std::string_view("/v2/credentials").size());
+    if (path.starts_with('/')) path.remove_prefix(1);
+    return HandleCredentials(request, path, network);
+  }
   // /v4/<id>, /v4/<id>/task, /v4/<id>/stats, /v4/<id>/task/stats (and /v3/…); a trailing '/' is fine.
   std::string_view path = request.Path();
   while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
@@ -1012,6 +1063,56 @@ http::Response MetadataService::Serve(const Entry& entry, std::string_view rest,
     all[c.docker_id] = StatsFor(task, c, version);
   }
   return JsonResponse(200, all);
+}
+
+http::Response MetadataService::HandleCredentials(const http::Request& request, std::string_view id,
+                                                  std::string_view network) {
+  // ECS agent's code and text for an id it does not know. Every refusal answers it, so none tells
+  // an unknown id from another task's, another network's or a missing token.
+  static const json::object kNotFound{{"code", "InvalidIdInRequest"},
+                                      {"message", "CredentialsV2Request: Credentials not found"}};
+  std::shared_ptr<TaskEntry> task;
+  std::shared_ptr<const CredentialsProvider> provider;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = credentials_.find(std::string(id));
+    if (id.empty() || it == credentials_.end()) return JsonResponse(404, kNotFound);
+    const CredentialsEntry& entry = it->second;
+    if (entry.network != network) return JsonResponse(404, kNotFound);
+    if (options_.check_source && !entry.source_ip.empty() && RemoteIp(request.remote_address) != entry.source_ip)
+      return JsonResponse(404, kNotFound);
+    if (!entry.token.empty()) {
+      const std::string_view given = request.GetHeader("Authorization");
+      if (given.size() != entry.token.size() || CRYPTO_memcmp(given.data(), entry.token.data(), given.size()) != 0)
+        return JsonResponse(404, kNotFound);
+    }
+    task = by_task_.at(entry.task_arn);
+    provider = task->credentials;
+    ++task->in_flight;
+  }
+  StatusOr<RoleCredentials> creds = (*provider)();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    --task->in_flight;
+  }
+  idle_.notify_all();
+  if (creds.ok()) {
+    http::Response r;
+    r.status = 200;
+    r.SetHeader("Content-Type", "application/json");
+    r.body = RenderCredentials(*creds);
+    return r;
+  }
+  // The role cannot be assumed (missing, not trusting ecs-tasks.amazonaws.com, another account's):
+  // the SDK fails with the control plane's message, which is meant for the task.
+  const StatusCode code = creds.status().code();
+  if (code == StatusCode::kNotFound || code == StatusCode::kPermissionDenied || code == StatusCode::kInvalidArgument)
+    return JsonResponse(400, json::object{{"code", "AssumeRoleError"}, {"message", std::string(creds.status().message())}});
+  // Anything else passes (the control plane unreachable, a store error): a fixed text, so that
+  // nothing of the node (addresses, paths) reaches the task; the SDK may retry.
+  fmt::print(stderr, "paddock: task metadata: credentials unavailable: {}\n", creds.status().ToString());
+  return JsonResponse(503, json::object{{"code", "CredentialsUnavailable"},
+                                        {"message", "Credentials are unavailable right now; try again later."}});
 }
 
 }  // namespace paddock::agent::metadata

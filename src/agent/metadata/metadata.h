@@ -36,6 +36,20 @@
 // others are 404 too (AWS tells tasks apart by source address the same way), so another task
 // cannot read it even with the id, not even a task of another VPC that has the same address.
 //
+// Task role credentials (issue 11). A task with a task role gets one credentials id (per task, as
+// unguessable as the containers' ids): RegisterCredentials, whose Env() every container of the
+// task gets — AWS_CONTAINER_CREDENTIALS_RELATIVE_URI=/v2/credentials/<id> when the task's listener
+// is on port 80 (the SDKs prepend http://169.254.170.2 and cannot add a port), otherwise
+// AWS_CONTAINER_CREDENTIALS_FULL_URI=http://169.254.170.2:<port>/v2/credentials/<id> plus
+// AWS_CONTAINER_AUTHORIZATION_TOKEN=<token>, which the request must then carry as Authorization.
+// GET on it answers 200 {"RoleArn","AccessKeyId","SecretAccessKey","Token","Expiration"} from the
+// task's CredentialsProvider, or {"code","message"} with 400 when the provider refuses (the role
+// does not exist or does not trust ecs-tasks.amazonaws.com: the SDK fails with the message) and
+// 503 with a fixed text when it cannot answer (nothing of the node reaches the task). An unknown
+// id, another network, a foreign source address and a missing or wrong token (compared in
+// constant time) are all the same 404 {"code":"InvalidIdInRequest",…}; so is every id of a task
+// after UnregisterTask (its credentials are unreachable once it stops).
+//
 // Thread safety: MetadataService is thread-safe. The renderers are pure functions.
 #pragma once
 
@@ -53,6 +67,7 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
+#include "agent/metadata/credentials.h"
 #include "agent/runtime/cgroups.h"
 #include "common/clock.h"
 #include "common/status.h"
@@ -220,6 +235,23 @@ struct ContainerEndpoint {
   std::vector<std::string> Env() const;
 };
 
+// Called on every credentials request; may block on the control plane (bounded by its client's
+// timeout); must not call back into the service.
+using CredentialsProvider = std::function<StatusOr<RoleCredentials>()>;
+
+struct CredentialsEndpoint {
+  std::string id;
+  std::string relative_uri;  // "/v2/credentials/<id>" (listener on port 80), else empty
+  std::string full_uri;      // "http://169.254.170.2:<port>/v2/credentials/<id>" (any other port), else empty
+  std::string token;         // with full_uri: what Authorization must carry
+  // AWS_CONTAINER_CREDENTIALS_RELATIVE_URI, or AWS_CONTAINER_CREDENTIALS_FULL_URI and
+  // AWS_CONTAINER_AUTHORIZATION_TOKEN.
+  std::vector<std::string> Env() const;
+};
+
+// The 200 body of a credentials request (Expiration as "2026-01-01T12:00:00Z").
+std::string RenderCredentials(const RoleCredentials& c);
+
 class MetadataService {
  public:
   explicit MetadataService(MetadataServiceOptions options);
@@ -255,7 +287,13 @@ class MetadataService {
   // REQUIRES: started, and `network` served (the URIs carry its port when it is not 80).
   ContainerEndpoint RegisterContainer(std::string_view task_arn, std::string_view container_name, TaskProvider provider,
                                       std::string_view task_ip = {}, std::string_view network = {});
-  // Forgets every container of the task (their URIs answer 404) and the task's stats history,
+  // Registers the task's role credentials: its one credentials id answers `provider`'s
+  // credentials on the listener of `network`, to requests from `task_ip` (as RegisterContainer),
+  // from now on. Registering again replaces the provider and keeps the id.
+  // REQUIRES: started, and `network` served.
+  CredentialsEndpoint RegisterCredentials(std::string_view task_arn, CredentialsProvider provider,
+                                          std::string_view task_ip = {}, std::string_view network = {});
+  // Forgets every container of the task (and its credentials id) (their URIs answer 404) and the task's stats history,
   // and waits for requests already calling the task's provider: once it returns, the provider
   // is never called again (so whatever it captured may go).
   // REQUIRES: not called from a provider.
@@ -283,6 +321,10 @@ class MetadataService {
     std::shared_ptr<const TaskProvider> provider;
     std::vector<std::string> ids;
     std::map<std::string, CgroupSample> last_samples;  // by docker id
+    // RegisterCredentials: its provider (copied by a request as `provider` is), its id in
+    // credentials_, and the token a full-URI request must carry (empty: none needed).
+    std::shared_ptr<const CredentialsProvider> credentials;
+    std::string credentials_id;
     int in_flight = 0;  // requests using `provider` now
   };
 
@@ -304,6 +346,17 @@ class MetadataService {
   std::condition_variable idle_;                                // a task's in_flight fell
   std::map<std::string, Entry> by_id_;                          // GUARDED_BY(mu_)
   std::map<std::string, std::shared_ptr<TaskEntry>> by_task_;  // GUARDED_BY(mu_), and their fields
+  struct CredentialsEntry {
+    std::string task_arn;
+    std::string source_ip;
+    std::string network;
+    std::string token;  // empty: the relative form, no Authorization needed
+  };
+  std::map<std::string, CredentialsEntry> credentials_;  // GUARDED_BY(mu_), by credentials id
+
+  // An id for `message` (HMAC under options.id_key, or random without one), 32 hex digits.
+  std::string IdFor(std::string_view message) const;
+  http::Response HandleCredentials(const http::Request& request, std::string_view id, std::string_view network);
 };
 
 }  // namespace paddock::agent::metadata

@@ -727,6 +727,137 @@ TEST_F(ServiceTest, KeyedIdsSurviveARestartOfTheService) {
   EXPECT_NE(other.RegisterContainer(kTaskArn, "web", Provider()).id, web.id);
 }
 
+// ---- Task role credentials (/v2/credentials/<id>) ----------------------------------------------
+
+RoleCredentials Creds() {
+  return RoleCredentials{"arn:aws:iam::123456789012:role/app", "ASIAEXAMPLEEXAMPLE01", "secret", "token-1",
+                         TimePoint(std::chrono::seconds(1'767'268'800))};  // 2026-01-01T12:00:00Z
+}
+
+CredentialsProvider CredsProvider(std::atomic<int>* calls = nullptr) {
+  return [calls]() -> StatusOr<RoleCredentials> {
+    if (calls) ++*calls;
+    return Creds();
+  };
+}
+
+http::Request From(std::string target, std::string remote, std::string authorization = {}) {
+  http::Request r = Get(std::move(target));
+  r.remote_address = std::move(remote);
+  if (!authorization.empty()) r.headers.push_back({"Authorization", std::move(authorization)});
+  return r;
+}
+
+constexpr char kNotFoundBody[] = R"({"code":"InvalidIdInRequest","message":"CredentialsV2Request: Credentials not found"})";
+
+TEST(RenderCredentialsTest, IsTheShapeTheSdksRead) {
+  EXPECT_EQ(RenderCredentials(Creds()),
+            R"({"RoleArn":"arn:aws:iam::123456789012:role/app","AccessKeyId":"ASIAEXAMPLEEXAMPLE01",)"
+            R"("SecretAccessKey":"secret","Token":"token-1","Expiration":"2026-01-01T12:00:00Z"})");
+}
+
+// On port 80 the relative form (the SDKs prepend http://169.254.170.2 and can add no port); only
+// the task's own address gets an answer, and every refusal looks the same.
+TEST(CredentialsEndpointTest, RelativeUriOnPort80AndOnlyTheTasksOwnAddress) {
+  MetadataServiceOptions o;  // port 80, not started: Handle is called directly
+  o.id_key = std::string(32, 'k');
+  MetadataService service(o);
+  std::atomic<int> calls{0};
+  CredentialsEndpoint a = service.RegisterCredentials(kTaskArn, CredsProvider(&calls), "172.31.0.5", "vpc-ns");
+  CredentialsEndpoint b = service.RegisterCredentials("arn:aws:ecs:us-east-1:123456789012:task/default/other",
+                                                      CredsProvider(&calls), "172.31.0.6", "vpc-ns");
+  EXPECT_EQ(a.id.size(), 32u);
+  EXPECT_NE(a.id, b.id);
+  EXPECT_THAT(a.Env(), ::testing::ElementsAre("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI=/v2/credentials/" + a.id));
+  EXPECT_TRUE(a.token.empty());
+
+  http::Response ok = service.Handle(From(a.relative_uri, "172.31.0.5:40000"), "vpc-ns");
+  EXPECT_EQ(ok.status, 200);
+  EXPECT_EQ(ok.GetHeader("Content-Type"), "application/json");
+  EXPECT_EQ(ok.body, RenderCredentials(Creds()));
+  EXPECT_EQ(calls, 1);
+
+  auto refused = [&](const http::Request& r, std::string_view network) {
+    http::Response resp = service.Handle(r, network);
+    EXPECT_EQ(resp.status, 404) << r.target;
+    EXPECT_EQ(resp.body, kNotFoundBody) << r.target;
+  };
+  refused(From(b.relative_uri, "172.31.0.5:40000"), "vpc-ns");       // another task's id
+  refused(From(a.relative_uri, "172.31.0.6:40000"), "vpc-ns");       // the right id, another task's address
+  refused(From(a.relative_uri, "172.31.0.5:40000"), "other-vpc-ns");  // the same address in another VPC
+  refused(From(a.relative_uri, "172.31.0.5:40000"), "");              // the host's listener
+  refused(From("/v2/credentials/0123456789abcdef0123456789abcdef", "172.31.0.5:40000"), "vpc-ns");
+  refused(From("/v2/credentials/", "172.31.0.5:40000"), "vpc-ns");
+  refused(From("/v2/credentials", "172.31.0.5:40000"), "vpc-ns");
+  refused(From(a.relative_uri + "/x", "172.31.0.5:40000"), "vpc-ns");
+  // A container's metadata id is no credentials id.
+  ContainerEndpoint web = service.RegisterContainer(kTaskArn, "web", []() -> StatusOr<TaskFacts> { return TaskFacts{}; },
+                                                    "172.31.0.5", "vpc-ns");
+  refused(From("/v2/credentials/" + web.id, "172.31.0.5:40000"), "vpc-ns");
+  EXPECT_EQ(calls, 1);  // no refusal reached a provider
+
+  // The task stops: its credentials are unreachable, the other task's are not.
+  service.UnregisterTask(kTaskArn);
+  refused(From(a.relative_uri, "172.31.0.5:40000"), "vpc-ns");
+  EXPECT_EQ(service.Handle(From(b.relative_uri, "172.31.0.6:1"), "vpc-ns").status, 200);
+}
+
+// Any other port: the full URI, and the request must carry the token.
+TEST_F(ServiceTest, FullUriWithATokenOffPort80) {
+  CredentialsEndpoint ep = service_->RegisterCredentials(kTaskArn, CredsProvider(), "127.0.0.1");
+  const std::string path = "/v2/credentials/" + ep.id;
+  EXPECT_TRUE(ep.relative_uri.empty());
+  EXPECT_EQ(ep.full_uri, fmt::format("http://127.0.0.1:{}{}", service_->port(), path));
+  EXPECT_EQ(ep.token.size(), 32u);
+  EXPECT_THAT(ep.Env(), ::testing::ElementsAre("AWS_CONTAINER_CREDENTIALS_FULL_URI=" + ep.full_uri,
+                                               "AWS_CONTAINER_AUTHORIZATION_TOKEN=" + ep.token));
+  http::Response none = Send(path);
+  EXPECT_EQ(none.status, 404);
+  EXPECT_EQ(none.body, kNotFoundBody);
+  http::Request wrong = Get(path);
+  wrong.headers.push_back({"Authorization", std::string(32, '0')});
+  StatusOr<http::Response> r = client_->Send(wrong);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 404);
+  http::Request right = Get(path);
+  right.headers.push_back({"Authorization", ep.token});
+  r = client_->Send(right);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, RenderCredentials(Creds()));
+}
+
+TEST(CredentialsEndpointTest, ARefusedRoleIs400AndAnOutage503WithTheMessage) {
+  MetadataServiceOptions o;
+  MetadataService service(o);
+  CredentialsEndpoint denied = service.RegisterCredentials("arn:t1", []() -> StatusOr<RoleCredentials> {
+    return PermissionDenied("Unable to assume role arn:aws:iam::123456789012:role/app for ecs-tasks.amazonaws.com");
+  });
+  http::Response r = service.Handle(From(denied.relative_uri, "10.0.0.1:1"));
+  EXPECT_EQ(r.status, 400);
+  json::object body = Parse(r.body);
+  EXPECT_EQ(body.at("code"), "AssumeRoleError");
+  EXPECT_THAT(std::string(body.at("message").as_string()), HasSubstr("Unable to assume role"));
+  CredentialsEndpoint down = service.RegisterCredentials("arn:t2", []() -> StatusOr<RoleCredentials> {
+    return Unavailable("the control plane does not answer");
+  });
+  r = service.Handle(From(down.relative_uri, "10.0.0.1:1"));
+  EXPECT_EQ(r.status, 503);
+  EXPECT_EQ(Parse(r.body).at("code"), "CredentialsUnavailable");
+  EXPECT_THAT(r.body, ::testing::Not(HasSubstr("control plane")));  // nothing of the node reaches the task
+}
+
+TEST(CredentialsEndpointTest, KeyedIdsAreStablePerTaskAndRandomWithoutAKey) {
+  MetadataServiceOptions o;
+  o.id_key = std::string(32, 'k');
+  MetadataService first(o), second(o);
+  EXPECT_EQ(first.RegisterCredentials(kTaskArn, CredsProvider()).id, second.RegisterCredentials(kTaskArn, CredsProvider()).id);
+  o.id_key.clear();
+  MetadataService random1(o), random2(o);
+  EXPECT_NE(random1.RegisterCredentials(kTaskArn, CredsProvider()).id,
+            random2.RegisterCredentials(kTaskArn, CredsProvider()).id);
+}
+
 TEST_F(ServiceTest, ConcurrentRequestsAndRegistrations) {
   ContainerEndpoint ep = service_->RegisterContainer(kTaskArn, "web", Provider());
   const std::string paths[] = {PathOf(ep.v4_uri), PathOf(ep.v4_uri) + "/task", PathOf(ep.v4_uri) + "/stats",

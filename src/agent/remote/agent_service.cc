@@ -30,7 +30,9 @@ std::string_view AgentModelJson() {
     "GetNetworkPolicy": {"name": "GetNetworkPolicy", "input": {"shape": "GetNetworkPolicyRequest"},
                          "output": {"shape": "GetNetworkPolicyResponse"}},
     "GetImageAccess": {"name": "GetImageAccess", "input": {"shape": "GetImageAccessRequest"},
-                       "output": {"shape": "GetImageAccessResponse"}}
+                       "output": {"shape": "GetImageAccessResponse"}},
+    "GetTaskCredentials": {"name": "GetTaskCredentials", "input": {"shape": "GetTaskCredentialsRequest"},
+                           "output": {"shape": "GetTaskCredentialsResponse"}}
   },
   "shapes": {
     "String": {"type": "string"},
@@ -86,7 +88,11 @@ std::string_view AgentModelJson() {
     "GetImageAccessRequest": {"type": "structure", "required": ["cluster", "containerInstance", "image"],
       "members": {"cluster": {"shape": "String"}, "containerInstance": {"shape": "String"},
                   "image": {"shape": "String"}}},
-    "GetImageAccessResponse": {"type": "structure", "members": {}}
+    "GetImageAccessResponse": {"type": "structure", "members": {}},
+    "GetTaskCredentialsRequest": {"type": "structure", "required": ["cluster", "containerInstance", "task"],
+      "members": {"cluster": {"shape": "String"}, "containerInstance": {"shape": "String"},
+                  "task": {"shape": "String"}}},
+    "GetTaskCredentialsResponse": {"type": "structure", "members": {}}
   }
 })json";
   return kModel;
@@ -135,7 +141,7 @@ AgentService::~AgentService() = default;
 
 bool AgentService::Implements(std::string_view action) const {
   return action == "PollAssignments" || action == "ReportTaskState" || action == "RegisterAgent" ||
-         action == "GetNetworkPolicy" || action == "GetImageAccess";
+         action == "GetNetworkPolicy" || action == "GetImageAccess" || action == "GetTaskCredentials";
 }
 
 StatusOr<std::string> AgentService::Call(const aws::CallContext& ctx, json::object& input) {
@@ -144,6 +150,7 @@ StatusOr<std::string> AgentService::Call(const aws::CallContext& ctx, json::obje
   if (ctx.action == "RegisterAgent") return RegisterAgent(ctx, input);
   if (ctx.action == "GetNetworkPolicy") return GetNetworkPolicy(ctx, input);
   if (ctx.action == "GetImageAccess") return GetImageAccess(ctx, input);
+  if (ctx.action == "GetTaskCredentials") return GetTaskCredentials(ctx, input);
   return InvalidArgument("", "UnknownOperationException");
 }
 
@@ -237,6 +244,25 @@ bool AnyTaskNames(const std::vector<ecs::task::LaunchSpec>& specs, const std::st
 }
 
 }  // namespace
+
+StatusOr<std::string> AgentService::GetTaskCredentials(const aws::CallContext& ctx, json::object& in) {
+  ASSIGN_OR_RETURN(Caller caller, ResolveCaller(ctx, in));
+  ASSIGN_OR_RETURN(std::string id, ecs::task::TaskId(Str(in, "task"), ctx.scope, ctx.action, ctx.principal.arn));
+  RETURN_IF_ERROR(control_.Heartbeat(ctx.scope, caller.cluster, caller.id, ctx.now));
+  StatusOr<metadata::RoleCredentials> creds =
+      control_.TaskRoleCredentialsForAgent(caller.agent_id, ecs::task::TaskArn(ctx.scope, caller.cluster, id));
+  if (!creds.ok()) {
+    const Status& s = creds.status();
+    // The role cannot be assumed: a ClientException whose message the agent's endpoint hands the
+    // container (the agent tells it from an outage by the type).
+    if (s.aws_type().empty() &&
+        (s.code() == StatusCode::kNotFound || s.code() == StatusCode::kPermissionDenied ||
+         s.code() == StatusCode::kInvalidArgument))
+      return InvalidArgument(std::string(s.message()), "ClientException");
+    return s;
+  }
+  return json::serialize(json::object{{"credentials", EncodeRoleCredentials(*creds)}});
+}
 
 void AgentService::SetImageAccessProvider(ImageAccessProvider provider) {
   std::lock_guard lock(image_access_mu_);

@@ -29,6 +29,12 @@
 //       registry/cluster_registry.h) with a pull token for it alone; found=false when the store has
 //       no such name (then nearImages). Only for an image a task assigned to the instance names
 //       (AccessDeniedException otherwise). Also a heartbeat.
+//   GetTaskCredentials {cluster, containerInstance, task} -> {credentials: RoleCredentials (wire.h)}
+//       The task role's credentials of a task assigned to the instance and not STOPPED
+//       (AccessDeniedException otherwise), minted by the control plane
+//       (InProcessControl::TaskRoleCredentialsForAgent): the remote node holds no IAM rights. A
+//       role that cannot be assumed, or a task without one, is ClientException with the message
+//       the task's container sees. Also a heartbeat.
 //   PollAssignments' answer carries "networkIdentity" too (Control::NetworkIdentity).
 //
 //   RegisterAgent    {cluster, containerInstanceArn?, totalResources?, versionInfo?, attributes?}
@@ -38,8 +44,8 @@
 //       instance's own agent credential re-registers it (no new credential). An account's key
 //       naming an instance registered through ECS's public API binds it the same way.
 //
-// Identity (docs/agent-protocol.md): PollAssignments, ReportTaskState, GetNetworkPolicy and
-// GetImageAccess are
+// Identity (docs/agent-protocol.md): PollAssignments, ReportTaskState, GetNetworkPolicy,
+// GetImageAccess and GetTaskCredentials are
 // accepted only when signed with the named instance's own agent credential (Principal::agent_of);
 // an account's key, or another instance's credential, is AccessDeniedException. All take the container instance as
 // an id or an ARN of the caller's own account and region (another account's: AccessDeniedException);
@@ -111,6 +117,7 @@ class AgentService final : public aws::JsonService {
   StatusOr<std::string> RegisterAgent(const aws::CallContext& ctx, boost::json::object& in);
   StatusOr<std::string> GetNetworkPolicy(const aws::CallContext& ctx, boost::json::object& in);
   StatusOr<std::string> GetImageAccess(const aws::CallContext& ctx, boost::json::object& in);
+  StatusOr<std::string> GetTaskCredentials(const aws::CallContext& ctx, boost::json::object& in);
 
   InProcessControl& control_;
   ecs::instance::ContainerInstances& instances_;

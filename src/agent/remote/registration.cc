@@ -60,6 +60,10 @@ std::vector<std::string> AgentAttributeNames(HostAccess host_access) {
   std::vector<std::string> out;
   for (int minor = 17; minor <= 44; ++minor)
     out.push_back(fmt::format("com.amazonaws.ecs.capability.docker-remote-api.1.{}", minor));
+  // Task roles: the agent serves their credentials (agent/metadata, /v2/credentials), host-mode
+  // tasks' too, as the ECS agent with ECS_ENABLE_TASK_IAM_ROLE(_NETWORK_HOST).
+  out.emplace_back("com.amazonaws.ecs.capability.task-iam-role");
+  out.emplace_back("com.amazonaws.ecs.capability.task-iam-role-network-host");
   if (host_access == HostAccess::kAllowed) {  // as the ECS agent with ECS_DISABLE_PRIVILEGED=false
     out.emplace_back(ecs::taskdef::kHostAccessAttribute);
     out.emplace_back(ecs::taskdef::kPrivilegedAttribute);

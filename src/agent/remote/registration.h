@@ -34,7 +34,9 @@ HostResources DetectHost();
 // The attributes the Paddock agent honestly has, beyond the ones the control plane adds to every
 // instance (ecs.capability.task-eni, ecs.capability.container-health-check, ecs.os-type, ...):
 // com.amazonaws.ecs.capability.docker-remote-api.1.17 … 1.44 (the task-definition features of
-// those API versions that the agent supports; docs/contracts/container-instance.md), and, only
+// those API versions that the agent supports; docs/contracts/container-instance.md),
+// com.amazonaws.ecs.capability.task-iam-role and task-iam-role-network-host (it serves task roles'
+// credentials), and, only
 // when its operator allowed host access, ecs.capability.paddock.host-access and
 // com.amazonaws.ecs.capability.privileged-container (ecs/taskdef/host_grants.h).
 std::vector<std::string> AgentAttributeNames(HostAccess host_access = HostAccess::kRefused);

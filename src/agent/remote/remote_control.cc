@@ -79,6 +79,7 @@ RemoteControl::RemoteControl(ClientOptions client, std::string cluster, std::str
       describe_client_(client),
       policy_client_(client),
       image_client_(client),
+      credentials_client_(client),
       endpoint_host_(client.host) {}
 
 RemoteControl::~RemoteControl() { Stop(); }
@@ -287,6 +288,21 @@ StatusOr<ImageAccess> RemoteControl::GetImageAccess(const std::string& reference
     access.registry = endpoint + access.registry.substr(colon == std::string::npos ? access.registry.size() : colon);
   }
   return access;
+}
+
+StatusOr<metadata::RoleCredentials> RemoteControl::TaskRoleCredentials(std::string_view agent_id,
+                                                                       const ecs::task::LaunchSpec& spec) {
+  if (agent_id != instance_arn_)
+    return InvalidArgument(fmt::format("this control serves agent {}, not {}", instance_arn_, agent_id));
+  json::object body{{"cluster", cluster_}, {"containerInstance", instance_arn_}, {"task", spec.task_arn}};
+  StatusOr<json::value> answer = [&] {
+    std::lock_guard lock(credentials_mu_);
+    return credentials_client_.Call(fmt::format("{}.GetTaskCredentials", kAgentTargetPrefix), body);
+  }();
+  if (!answer.ok()) return answer.status();
+  const json::value* c = answer->is_object() ? answer->get_object().if_contains("credentials") : nullptr;
+  if (c == nullptr || !c->is_object()) return DataLoss("GetTaskCredentials: the answer has no credentials");
+  return DecodeRoleCredentials(c->get_object());
 }
 
 std::string RemoteControl::NetworkIdentity() {

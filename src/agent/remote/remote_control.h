@@ -104,6 +104,10 @@ class RemoteControl final : public Control {
   StatusOr<vpc::VpcPolicy> NetworkPolicy(std::string_view agent_id, const Scope& scope) override;
   // From the last PollAssignments answer.
   std::string NetworkIdentity() override;
+  // GetTaskCredentials (one round trip per call, on a connection of its own). A ClientException
+  // (the role cannot be assumed) is InvalidArgument with the control plane's message.
+  StatusOr<metadata::RoleCredentials> TaskRoleCredentials(std::string_view agent_id,
+                                                          const ecs::task::LaunchSpec& spec) override;
   // GetImageAccess (one round trip per call, on a connection of its own): where the cluster's image
   // store serves `reference`, with a wildcard registry host (0.0.0.0, ::) replaced by the host this
   // agent reaches the server at. A server without the call (UnknownOperationException): not found.
@@ -130,6 +134,8 @@ class RemoteControl final : public Control {
   JsonClient policy_client_;  // GUARDED_BY(policy_mu_)
   std::mutex image_mu_;
   JsonClient image_client_;  // GUARDED_BY(image_mu_)
+  std::mutex credentials_mu_;
+  JsonClient credentials_client_;  // GUARDED_BY(credentials_mu_)
   const std::string endpoint_host_;
 
   std::mutex mu_;

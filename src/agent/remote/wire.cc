@@ -207,4 +207,25 @@ StatusOr<vpc::VpcPolicy> DecodeVpcPolicy(const json::object& o) {
   return p;
 }
 
+json::object EncodeRoleCredentials(const metadata::RoleCredentials& c) {
+  return json::object{{"roleArn", c.role_arn},
+                      {"accessKeyId", c.access_key_id},
+                      {"secretAccessKey", c.secret_access_key},
+                      {"sessionToken", c.token},
+                      {"expiration", EpochMillis(c.expiration)}};
+}
+
+StatusOr<metadata::RoleCredentials> DecodeRoleCredentials(const json::object& o) {
+  metadata::RoleCredentials c;
+  c.role_arn = Str(o, "roleArn");
+  c.access_key_id = Str(o, "accessKeyId");
+  c.secret_access_key = Str(o, "secretAccessKey");
+  c.token = Str(o, "sessionToken");
+  const json::value* e = o.if_contains("expiration");
+  if (c.access_key_id.empty() || c.secret_access_key.empty() || c.token.empty() || e == nullptr || !e->is_number())
+    return DataLoss("task role credentials lack a member");
+  c.expiration = FromEpochMillis(e->to_number<int64_t>());
+  return c;
+}
+
 }  // namespace paddock::agent::remote

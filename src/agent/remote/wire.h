@@ -12,10 +12,13 @@
 //   VpcPolicy     -> {"vpcId", "version", "groups": [{"groupId", "ingress": [Rule], "egress": [Rule]}],
 //                     "members": [{"ip", "groups": [group id]}]}, Rule = {"protocol", "fromPort",
 //                     "toPort", "cidrs": [CIDR], "groups": [group id]}
+//   RoleCredentials -> {"roleArn", "accessKeyId", "secretAccessKey", "sessionToken",
+//                     "expiration" (epoch milliseconds)}
 #pragma once
 
 #include <boost/json/object.hpp>
 
+#include "agent/metadata/credentials.h"
 #include "common/status.h"
 #include "ecs/task/tasks.h"
 #include "vpc/policy.h"
@@ -32,6 +35,10 @@ ecs::task::TaskStateChange DecodeStateChange(const boost::json::object& in);
 boost::json::object EncodeVpcPolicy(const vpc::VpcPolicy& policy);
 // DataLoss when a member has the wrong type (the answer is the control plane's, not a user's).
 StatusOr<vpc::VpcPolicy> DecodeVpcPolicy(const boost::json::object& o);
+
+boost::json::object EncodeRoleCredentials(const metadata::RoleCredentials& c);
+// DataLoss when a member is missing or has the wrong type.
+StatusOr<metadata::RoleCredentials> DecodeRoleCredentials(const boost::json::object& o);
 
 // A container's "networkBindings" (ECS's NetworkBinding shape), when present.
 std::optional<std::vector<ecs::task::NetworkBinding>> DecodeNetworkBindings(const boost::json::object& container);

@@ -478,8 +478,11 @@ StatusOr<LaunchView> TaskDefinitions::ResolveForLaunch(const Scope& scope, const
     if (auto it = td.find("compatibilities"); it != td.end())
       for (const auto& c : it->value().as_array()) view.compatibilities.emplace_back(c.as_string());
     json::object def;
-    // pidMode and ipcMode: the agent honours (or, without host access, refuses) "host".
-    for (std::string_view key : {"networkMode", "pidMode", "ipcMode", "containerDefinitions", "volumes"})
+    // pidMode and ipcMode: the agent honours (or, without host access, refuses) "host". The roles:
+    // the agent gives a task with a taskRoleArn its credentials endpoint (agent/control.h
+    // TaskRoleArnOf), and the control plane mints them from this same pinned copy.
+    for (std::string_view key : {"networkMode", "pidMode", "ipcMode", "containerDefinitions", "volumes", "taskRoleArn",
+                                 "executionRoleArn"})
       if (auto it = td.find(key); it != td.end()) def[key] = it->value();
     view.definition = json::serialize(def);
     if (auto it = td.find("containerDefinitions"); it != td.end() && it->value().is_array()) {

@@ -51,4 +51,17 @@ Status IamRoleDirectory::TrustAdmits(const sts::AssumableRole& role, const aws::
   return OkStatus();
 }
 
+Status IamRoleDirectory::ServiceMayAssume(const sts::AssumableRole& role, std::string_view service) {
+  auto trust = policy::ParsePolicy(role.trust_policy_json, policy::DocumentKind::kTrust);
+  if (!trust.ok()) return PermissionDenied(fmt::format("the trust policy of {} does not parse", role.arn));
+  policy::RequestContext ctx(policy::Principal::Service(std::string(service)), "sts:AssumeRole", role.arn);
+  // ECS assumes a task role on behalf of the task's own account (the role's): AWS's
+  // confused-deputy condition aws:SourceAccount holds it.
+  const std::string_view arn = role.arn;
+  if (arn.starts_with("arn:aws:iam::") && arn.size() >= 25) ctx.Set("aws:SourceAccount", std::string(arn.substr(13, 12)));
+  if (!policy::TrustPolicyAllows(*trust, ctx))
+    return PermissionDenied(fmt::format("the trust policy of {} does not allow {}", role.arn, service));
+  return OkStatus();
+}
+
 }  // namespace paddock::iam::api

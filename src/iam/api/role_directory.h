@@ -21,6 +21,9 @@ class IamRoleDirectory final : public sts::RoleDirectory {
   // carries a source identity (AWS checks each).
   Status TrustAdmits(const sts::AssumableRole& role, const aws::Principal& caller,
                      const sts::TrustContext& context) override;
+  // Task roles (issue 11): the trust policy must allow sts:AssumeRole for the service principal
+  // `service` ("ecs-tasks.amazonaws.com"), with aws:SourceAccount the role's own account.
+  Status ServiceMayAssume(const sts::AssumableRole& role, std::string_view service) override;
 
  private:
   Directory& directory_;
