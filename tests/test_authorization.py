@@ -259,6 +259,44 @@ class Authorization(h.PaddockTestCase):
                     f"ecs:CreateCluster on resource: arn:aws:ecs:{h.REGION}:{self.account}:cluster/narrowed "
                     "because no session policy allows the ecs:CreateCluster action")
 
+    def test_simulate_principal_policy_agrees_with_live_decisions(self):
+        kid, secret = self.user("simulated", allow("ecs:*"), deny("ecs:DeleteCluster"),
+                                allow("ecs:ListServices", Condition={"StringEquals": {"ecs:cluster": "x"}}))
+        self.iam.put_user_policy(UserName="simulated", PolicyName="scoped", PolicyDocument=policy(
+            deny("ecs:ListServices"), allow("iam:GetUser")))
+        ecs = client("ecs", self.server.endpoint, kid, secret)
+        self.ecs.create_cluster(clusterName="sim")
+        cluster = f"arn:aws:ecs:{h.REGION}:{self.account}:cluster/sim"
+        cases = [("ecs:ListClusters", "*", lambda: ecs.list_clusters()),
+                 ("ecs:DeleteCluster", cluster, lambda: ecs.delete_cluster(cluster="sim")),
+                 ("ecs:ListServices", "*", lambda: ecs.list_services(cluster="sim")),
+                 ("ec2:DescribeVpcs", "*", lambda: client("ec2", self.server.endpoint, kid, secret).describe_vpcs())]
+        for action, resource, call in cases:
+            sim = self.iam.simulate_principal_policy(PolicySourceArn=self.user_arn, ActionNames=[action],
+                                                     ResourceArns=[resource])["EvaluationResults"][0]
+            try:
+                call()
+                live = "allowed"
+            except ClientError as e:
+                self.assertIn(e.response["Error"]["Code"], ("AccessDeniedException", "AccessDenied", "UnauthorizedOperation"))
+                live = "explicitDeny" if "explicit deny" in e.response["Error"]["Message"] else "implicitDeny"
+            self.assertEqual(sim["EvalDecision"], live, (action, sim))
+            self.assertEqual((sim["EvalActionName"], sim["EvalResourceName"]), (action, resource))
+            if live != "implicitDeny":
+                self.assertTrue(sim["MatchedStatements"], sim)
+                self.assertIn(sim["MatchedStatements"][0]["SourcePolicyType"], ("user",))
+        # A role's policies are simulated too; an unknown principal is NoSuchEntity.
+        self.iam.create_role(RoleName="sim-role", AssumeRolePolicyDocument=json.dumps(TASK_ROLE_TRUST))
+        self.iam.put_role_policy(RoleName="sim-role", PolicyName="p", PolicyDocument=policy(allow("ecs:ListClusters")))
+        got = self.iam.simulate_principal_policy(
+            PolicySourceArn=f"arn:aws:iam::{self.account}:role/sim-role",
+            ActionNames=["ecs:ListClusters", "ecs:CreateCluster"])["EvaluationResults"]
+        self.assertEqual([r["EvalDecision"] for r in got], ["allowed", "implicitDeny"])
+        with self.assertRaises(ClientError) as cm:
+            self.iam.simulate_principal_policy(PolicySourceArn=f"arn:aws:iam::{self.account}:user/nobody-here",
+                                               ActionNames=["ecs:ListClusters"])
+        self.assertEqual(cm.exception.response["Error"]["Code"], "NoSuchEntity")
+
     def test_cli_v1_gets_the_exact_denial(self):
         kid, secret = self.user("cli-user")
         env = dict(os.environ, AWS_ACCESS_KEY_ID=kid, AWS_SECRET_ACCESS_KEY=secret, AWS_DEFAULT_REGION=h.REGION,

@@ -582,6 +582,7 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   impl->sts = std::make_unique<sts::api::StsService>(*impl->sessions, impl->roles.get());
   impl->front->AddQueryService(impl->sts.get());
   ASSIGN_OR_RETURN(impl->iam_api, iam::api::IamService::Create(*impl->iam_directory, *impl->accounts));
+  impl->iam_api->SetAuthorizer(impl->authorizer.get());  // SimulatePrincipalPolicy decides as live calls do
   impl->front->AddQueryService(impl->iam_api.get());
   // Task roles (issue 11): the control plane mints every task's role credentials, for its own
   // agents and over the agent protocol (GetTaskCredentials) for `paddock agent`s, from the same

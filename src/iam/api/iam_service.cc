@@ -33,7 +33,9 @@ constexpr std::string_view kActions[] = {
     "ListAttachedRolePolicies", "AttachUserPolicy", "DetachUserPolicy", "ListAttachedUserPolicies",
     // Users and access keys
     "CreateUser", "GetUser", "ListUsers", "DeleteUser", "TagUser", "UntagUser", "ListUserTags", "CreateAccessKey",
-    "ListAccessKeys", "UpdateAccessKey", "DeleteAccessKey"};
+    "ListAccessKeys", "UpdateAccessKey", "DeleteAccessKey",
+    // Debugging
+    "SimulatePrincipalPolicy"};
 
 Status ValidationError(std::string message) { return InvalidArgument(std::move(message), "ValidationError"); }
 
@@ -442,6 +444,112 @@ Status NotAuthorized(const aws::CallContext& ctx, std::string_view arn) {
                           "AccessDenied");
 }
 
+// ContextEntries.member.N.{ContextKeyName, ContextKeyValues.member.M}, as request context keys.
+std::vector<std::pair<std::string, std::string>> ContextEntriesOf(const aws::QueryParams& params) {
+  std::map<std::string, std::string> names;                      // N -> key name
+  std::map<std::string, std::vector<std::string>> values;         // N -> values in order
+  constexpr std::string_view kPrefix = "ContextEntries.member.";
+  for (const auto& [k, v] : params) {
+    if (!k.starts_with(kPrefix)) continue;
+    std::string_view rest = std::string_view(k).substr(kPrefix.size());
+    size_t dot = rest.find('.');
+    if (dot == std::string_view::npos) continue;
+    std::string n(rest.substr(0, dot));
+    std::string_view field = rest.substr(dot + 1);
+    if (field == "ContextKeyName") names[n] = v;
+    if (field.starts_with("ContextKeyValues.member.")) values[n].push_back(v);
+  }
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [n, name] : names)
+    for (const std::string& v : values[n]) out.emplace_back(name, v);
+  return out;
+}
+
+std::string_view DecisionName(policy::Decision d) {
+  switch (d) {
+    case policy::Decision::kAllow: return "allowed";
+    case policy::Decision::kExplicitDeny: return "explicitDeny";
+    case policy::Decision::kImplicitDeny: return "implicitDeny";
+  }
+  return "implicitDeny";
+}
+
+std::string PositionXml(std::string_view name, policy::TextPosition p) {
+  return fmt::format("<{0}><Line>{1}</Line><Column>{2}</Column></{0}>", name, p.line, p.column);
+}
+
+// SimulatePrincipalPolicy (IamService::SetAuthorizer).
+StatusOr<std::string> Simulate(Directory& directory, PolicyAuthorizer* authorizer, const aws::CallContext& ctx,
+                               const Input& in, const aws::QueryParams& params) {
+  if (authorizer == nullptr) return Internal("SimulatePrincipalPolicy needs the node's authorizer");
+  const AccountId& account = ctx.scope.account;
+  const std::string source = in.Or("PolicySourceArn", "");
+  // arn:aws:iam::<account>:user/<path><name> or role/<path><name>: the simulated principal is the
+  // user, or a session of the role, with that entity's own policies — what a live call sees.
+  const std::string prefix = fmt::format("arn:aws:iam::{}:", account.str());
+  if (!source.starts_with(prefix)) {
+    return InvalidArgument(fmt::format("Invalid ARN: {} is not a user or role of this account.", source), "InvalidInput");
+  }
+  const std::string_view entity = std::string_view(source).substr(prefix.size());
+  const std::string name(entity.substr(entity.rfind('/') + 1));
+  aws::Principal who;
+  who.account = account;
+  if (entity.starts_with("user/")) {
+    ASSIGN_OR_RETURN(User u, directory.GetUser(account, name));
+    who.kind = aws::PrincipalKind::kUser;
+    who.arn = u.arn;
+    who.user_id = u.id;
+    who.user_name = u.name;
+  } else if (entity.starts_with("role/")) {
+    ASSIGN_OR_RETURN(Role r, directory.GetRole(account, name));
+    who.kind = aws::PrincipalKind::kAssumedRole;
+    who.arn = r.arn;
+    who.role_arn = r.arn;
+    who.user_id = r.id;
+  } else {
+    return InvalidArgument(fmt::format("Invalid ARN: {} is not a user or role of this account.", source), "InvalidInput");
+  }
+  std::vector<std::string> resources = ListOf(in, "ResourceArns");
+  if (resources.empty()) resources.push_back("*");
+  const auto context = ContextEntriesOf(params);
+  std::string out = "<EvaluationResults>";
+  for (const std::string& action : ListOf(in, "ActionNames")) {
+    for (const std::string& resource : resources) {
+      ASSIGN_OR_RETURN(PolicyAuthorizer::Evaluation e,
+                       authorizer->Evaluate(who, aws::AuthRequest{action, resource, context}, ctx.now));
+      out += "<member>" + X("EvalActionName", action) + X("EvalResourceName", resource) +
+             X("EvalDecision", DecisionName(e.result.decision)) + "<MatchedStatements>";
+      for (const policy::MatchedStatement& m : e.result.matched) {
+        const policy::NamedPolicy* p = nullptr;
+        std::string_view type = "none";
+        if (m.type == policy::PolicyType::kIdentity && m.policy_index < e.policies->identity.size()) {
+          p = &e.policies->identity[m.policy_index];
+          type = p->id.starts_with("arn:aws:iam::aws:") ? "aws-managed"
+                 : p->id.starts_with("arn:")           ? "user-managed"
+                 : who.kind == aws::PrincipalKind::kUser ? "user"
+                                                          : "role";
+        } else if (m.type == policy::PolicyType::kPermissionsBoundary && e.policies->boundary) {
+          p = &*e.policies->boundary;
+          type = p->id.starts_with("arn:aws:iam::aws:") ? "aws-managed" : "user-managed";
+        }
+        if (p == nullptr) continue;
+        out += "<member>" + X("SourcePolicyId", p->id) + X("SourcePolicyType", type) +
+               PositionXml("StartPosition", p->policy.start(m.statement_index)) +
+               PositionXml("EndPosition", p->policy.end(m.statement_index)) + "</member>";
+      }
+      out += "</MatchedStatements><MissingContextValues/>";
+      if (e.result.allowed_by_boundary) {
+        out += "<PermissionsBoundaryDecisionDetail>" +
+               X("AllowedByPermissionsBoundary", *e.result.allowed_by_boundary ? "true" : "false") +
+               "</PermissionsBoundaryDecisionDetail>";
+      }
+      out += "</member>";
+    }
+  }
+  out += "</EvaluationResults><IsTruncated>false</IsTruncated>";
+  return Response(ctx.action, ctx.request_id, std::move(out));
+}
+
 }  // namespace
 
 StatusOr<std::string> IamService::Call(const aws::CallContext& ctx, const aws::QueryParams& params) {
@@ -728,8 +836,11 @@ StatusOr<std::string> IamService::Call(const aws::CallContext& ctx, const aws::Q
     }
     return ok();
   }
+  if (a == "SimulatePrincipalPolicy") return Simulate(directory_, authorizer_, ctx, in, params);
   return Internal(fmt::format("IAM action {} is listed but not dispatched", a));
 }
+
+
 
 std::vector<aws::AuthRequest> IamService::AuthorizationFor(const aws::CallContext& ctx,
                                                            const aws::QueryParams& params) const {
@@ -753,6 +864,8 @@ std::vector<aws::AuthRequest> IamService::AuthorizationFor(const aws::CallContex
     q.resource = policy_arn;
   } else if (ctx.action == "CreatePolicy") {
     q.resource = arn("policy", param("PolicyName"));
+  } else if (ctx.action == "SimulatePrincipalPolicy" && !param("PolicySourceArn").empty()) {
+    q.resource = param("PolicySourceArn");
   } else if (ctx.action == "CreateServiceLinkedRole") {
     q.resource = fmt::format("arn:aws:iam::{}:role/aws-service-role/{}/*", account, param("AWSServiceName"));
   } else if (ctx.principal.kind == aws::PrincipalKind::kUser &&

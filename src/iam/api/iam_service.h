@@ -20,6 +20,7 @@
 #include "aws/service.h"
 #include "common/status.h"
 #include "iam/accounts.h"
+#include "iam/api/authorizer.h"
 #include "iam/directory.h"
 
 namespace paddock::iam::api {
@@ -46,12 +47,17 @@ class IamService final : public aws::QueryService {
 
   class Model;  // the parts of the botocore model the codec uses (iam_service.cc)
 
+  // SimulatePrincipalPolicy evaluates with the front's authorizer, so a simulation and a live
+  // call decide alike. Without one (not set), the action fails.
+  void SetAuthorizer(PolicyAuthorizer* authorizer) { authorizer_ = authorizer; }
+
  private:
   IamService(Directory& directory, Accounts& accounts, std::unique_ptr<Model> model);
 
   Directory& directory_;
   Accounts& accounts_;
   std::unique_ptr<Model> model_;
+  PolicyAuthorizer* authorizer_ = nullptr;
 };
 
 }  // namespace paddock::iam::api
