@@ -221,6 +221,7 @@ TEST_F(SchedulerTest, ADeposedLeadersLateWritesChangeNothing) {
   const uint64_t version = State().version;
   Status late = a.Pass(key_, **ea);
   EXPECT_EQ(late.code(), StatusCode::kFailedPrecondition) << late.ToString();
+  EXPECT_TRUE(IsError(late, Error::kLeaseLost)) << "recognised by its detail, not its text: " << late.ToString();
   EXPECT_EQ(Tasks().size(), 1u);          // a's launch did not commit
   EXPECT_EQ(State().version, version);    // nor did its state
 
