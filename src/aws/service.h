@@ -13,6 +13,7 @@
 #include <boost/json/fwd.hpp>
 
 #include "aws/credentials.h"
+#include "aws/errors.h"
 #include "aws/model.h"
 #include "aws/throttle.h"
 #include "common/clock.h"
@@ -84,6 +85,14 @@ class JsonService {
     (void)input;
     return {AuthRequest{std::string(SigningName()) + ":" + ctx.action, "*", {}}};
   }
+  // The service's error table: the AWS code and HTTP status for a failure whose detail is in its
+  // vocabulary (ecs::Error::kClusterNotFound -> ClusterNotFoundException 400), or nullopt to let
+  // the front answer AwsErrorFor(status). Asked for every failure of a request routed here,
+  // including the front's own (authentication, validation).
+  virtual std::optional<AwsError> ErrorFor(const Status& status) const {
+    (void)status;
+    return std::nullopt;
+  }
 };
 
 // A Query-protocol request's parameters ("Action", "Version", "Filter.1.Name", ...), decoded,
@@ -111,6 +120,11 @@ class QueryService {
     (void)params;
     return {AuthRequest{std::string(SigningName()) + ":" + ctx.action, "*", {}}};
   }
+  // As JsonService::ErrorFor: the service's table, asked first; its answer is final.
+  virtual std::optional<AwsError> ErrorFor(const Status& status) const {
+    (void)status;
+    return std::nullopt;
+  }
   // As JsonService::AgentMay: no Query action is open to a container instance's agent unless a
   // service says so.
   virtual bool AgentMay(std::string_view action) const {
@@ -124,6 +138,7 @@ class QueryService {
   // `http_status` arrive as the JSON services' (AwsErrorFor: UnrecognizedClientException and
   // ExpiredTokenException from the verifier, ...) and may be rewritten (STS: InvalidClientTokenId
   // and ExpiredToken, 403). `status` is the failure itself. The default changes nothing.
+  // Asked after ErrorFor (as JsonService::ErrorFor) found nothing.
   virtual void MapError(const Status& status, std::string& code, int& http_status) const {
     (void)status;
     (void)code;

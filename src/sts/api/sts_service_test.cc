@@ -1,3 +1,4 @@
+#include "aws/errors.h"
 #include "sts/api/sts_service.h"
 
 #include <gtest/gtest.h>
@@ -91,7 +92,7 @@ class StsServiceTest : public ::testing::Test {
 
   void ExpectError(const StatusOr<std::string>& r, std::string_view code, std::string_view message) {
     ASSERT_FALSE(r.ok()) << *r;
-    EXPECT_EQ(r.status().aws_type(), code);
+    EXPECT_EQ(aws::AwsErrorFor(r.status()).type, code);
     EXPECT_EQ(r.status().message(), message);
   }
 
@@ -352,7 +353,7 @@ TEST(QueryModelTest, DecodesListsOfStructuresAndReportsNestedErrors) {
                                                  {"Tags.member.1.Key", "a"},
                                                  {"DurationSeconds", "x"}});
   ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.status().aws_type(), "ValidationError");
+  EXPECT_EQ(aws::AwsErrorFor(missing.status()).type, "ValidationError");
   EXPECT_EQ(missing.status().message(),
             "2 validation errors detected: Value 'x' at 'durationSeconds' failed to satisfy constraint: Member must "
             "be a number; Value null at 'tags.1.member.value' failed to satisfy constraint: Member must not be null");
