@@ -11,6 +11,7 @@
 #include "ecs/testing/temp_store.h"
 #include "vpc/default_vpc.h"
 #include "vpc/security_groups.h"
+#include "ecs/api/errors.h"
 
 namespace paddock::sched {
 namespace {
@@ -377,7 +378,7 @@ TEST_F(SchedulerTest, AServicesTasksGetItsSecurityGroups) {
   };
   auto missing = service("nope", "sg-0123456789abcdef0");
   ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.status().aws_type(), "InvalidParameterException");
+  EXPECT_EQ(ecs::api::AnswerFor(missing.status()).type, "InvalidParameterException");
   EXPECT_EQ(missing.status().message(),
             "Error retrieving security group information for [sg-0123456789abcdef0]: The security group "
             "'sg-0123456789abcdef0' does not exist (ECS)");
