@@ -219,7 +219,6 @@ class ApiFront::Impl {
       error.http_status = 403;
     }
     if (!claimed && IsError(body.status(), Error::kThrottling)) error.type = "Throttling";
-    if (!claimed && service != nullptr) service->MapError(body.status(), error.type, error.http_status);
     std::string xml = service != nullptr
                           ? service->ErrorXml(error.type, body.status().message(), request_id)
                           : QueryErrorXml(error.type, body.status().message(), request_id, error.http_status >= 500);

@@ -120,7 +120,9 @@ class QueryService {
     (void)params;
     return {AuthRequest{std::string(SigningName()) + ":" + ctx.action, "*", {}}};
   }
-  // As JsonService::ErrorFor: the service's table, asked first; its answer is final.
+  // As JsonService::ErrorFor: the service's table, asked first; its answer is final. Otherwise
+  // the front answers AwsErrorFor in the Query dialect (AccessDeniedException is AccessDenied,
+  // 403; ThrottlingException is Throttling).
   virtual std::optional<AwsError> ErrorFor(const Status& status) const {
     (void)status;
     return std::nullopt;
@@ -134,16 +136,6 @@ class QueryService {
   // The XML error body in this service's dialect (IAM and STS: <ErrorResponse>; EC2:
   // <Response><Errors>). The default is the IAM/STS form.
   virtual std::string ErrorXml(std::string_view code, std::string_view message, std::string_view request_id) const;
-  // How this service names a failure and which HTTP status it answers with: `code` and
-  // `http_status` arrive as the JSON services' (AwsErrorFor: UnrecognizedClientException and
-  // ExpiredTokenException from the verifier, ...) and may be rewritten (STS: InvalidClientTokenId
-  // and ExpiredToken, 403). `status` is the failure itself. The default changes nothing.
-  // Asked after ErrorFor (as JsonService::ErrorFor) found nothing.
-  virtual void MapError(const Status& status, std::string& code, int& http_status) const {
-    (void)status;
-    (void)code;
-    (void)http_status;
-  }
 };
 
 // <ErrorResponse><Error><Type>Sender|Receiver</Type><Code/><Message/></Error><RequestId/></ErrorResponse>
