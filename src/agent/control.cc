@@ -107,7 +107,7 @@ StatusOr<vpc::VpcPolicy> InProcessControl::NetworkPolicyForAgent(std::string_vie
     return s.scope.account == scope.account && s.scope.region == scope.region;
   });
   if (!serves)
-    return PermissionDenied("The container instance has no task in this VPC.", "AccessDeniedException");
+    return PermissionDenied("The container instance has no task in this VPC.");
   return NetworkPolicy(agent_id, scope);
 }
 

@@ -16,6 +16,7 @@
 #include "ecs/cluster/clusters.h"
 #include "ecs/taskdef/taskdefs.h"
 #include "ecs/testing/temp_store.h"
+#include "ecs/api/errors.h"
 
 namespace paddock::agent {
 namespace {
@@ -223,7 +224,7 @@ TEST_F(InProcessControlTest, WatchersAndReportsGoToTasks) {
   // An unknown task: Tasks' own answer comes back unchanged.
   Status s = control.Report("agent-1", "arn:aws:ecs:us-east-1:123456789012:task/c/0123456789abcdef0123456789abcdef",
                             change, SystemClock::Get().Now());
-  EXPECT_EQ(s.aws_type(), "InvalidParameterException");
+  EXPECT_EQ(ecs::api::AnswerFor(s).type, "InvalidParameterException");
   auto specs = control.Assignments("agent-1");
   ASSERT_TRUE(specs.ok());
   EXPECT_TRUE(specs->empty());

@@ -19,10 +19,10 @@ constexpr std::string_view kJsonContentType = "application/x-amz-json-1.1";
 constexpr std::size_t kMaxJsonDepth = 64;
 
 Status UnknownOperation(std::string message) {
-  return InvalidArgument(std::move(message), "UnknownOperationException");
+  return InvalidArgument(std::move(message), Error::kUnknownOperation);
 }
 
-Status Serialization(std::string message) { return InvalidArgument(std::move(message), "SerializationException"); }
+Status Serialization(std::string message) { return InvalidArgument(std::move(message), Error::kSerialization); }
 
 // A container instance's agent credential is good for the agent's own calls only
 // (JsonService::AgentMay); anything else is refused as IAM refuses an action no policy allows.
@@ -30,8 +30,7 @@ Status AgentMayCall(const Principal& who, bool allowed, std::string_view service
   if (who.agent_of.empty() || allowed) return OkStatus();
   return PermissionDenied(fmt::format("User: {} is not authorized to perform: {}:{} on resource: * because no "
                                       "identity-based policy allows the {}:{} action",
-                                      who.arn, service, action.substr(0, 128), service, action.substr(0, 128)),
-                          "AccessDeniedException");
+                                      who.arn, service, action.substr(0, 128), service, action.substr(0, 128)));
 }
 
 bool AcceptableContentType(std::string_view ct) {
@@ -108,9 +107,9 @@ Status ParseForm(std::string_view text, QueryParams& out) {
       std::string key, value;
       if (!decode(pair.substr(0, eq), key) ||
           !decode(eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1), value))
-        return InvalidArgument("The request's form parameters are not valid percent-encoding.", "MalformedQueryString");
+        return InvalidArgument("The request's form parameters are not valid percent-encoding.", Error::kMalformedQueryString);
       if (!IsValidUtf8(key) || !IsValidUtf8(value))
-        return InvalidArgument("The request's form parameters are not valid UTF-8.", "MalformedQueryString");
+        return InvalidArgument("The request's form parameters are not valid UTF-8.", Error::kMalformedQueryString);
       out.emplace_back(std::move(key), std::move(value));
     }
     if (amp == std::string_view::npos) break;
@@ -140,37 +139,7 @@ http::Response JsonResponse(int status, std::string body, std::string_view reque
 
 }  // namespace
 
-AwsError AwsErrorFor(const Status& status) {
-  int http_status = 400;
-  std::string_view type;
-  switch (status.code()) {
-    case StatusCode::kOk:  // not an error; answer as a bug would be answered
-    case StatusCode::kInternal:
-    case StatusCode::kDataLoss:
-    case StatusCode::kAborted:
-      type = "ServerException";
-      http_status = 500;
-      break;
-    case StatusCode::kUnavailable:
-      type = "ServerException";
-      http_status = 503;
-      break;
-    case StatusCode::kInvalidArgument: type = "InvalidParameterException"; break;
-    // ECS answers most "not found" and state conflicts with ClientException.
-    case StatusCode::kNotFound:
-    case StatusCode::kAlreadyExists:
-    case StatusCode::kFailedPrecondition: type = "ClientException"; break;
-    case StatusCode::kPermissionDenied: type = "AccessDeniedException"; break;
-    case StatusCode::kUnauthenticated: type = "UnrecognizedClientException"; break;
-    case StatusCode::kResourceExhausted: type = "ThrottlingException"; break;
-  }
-  if (!status.aws_type().empty()) type = status.aws_type();
-  if (type == "ServiceUnavailableException") http_status = 503;
-  return {std::string(type), http_status};
-}
-
-http::Response JsonErrorResponse(const Status& status, std::string_view request_id) {
-  AwsError error = AwsErrorFor(status);
+http::Response JsonErrorResponse(const Status& status, const AwsError& error, std::string_view request_id) {
   json::object body;
   body["__type"] = error.type;
   if (IsValidUtf8(status.message())) {
@@ -183,7 +152,7 @@ http::Response JsonErrorResponse(const Status& status, std::string_view request_
     body["message"] = message;
   }
   http::Response resp = JsonResponse(error.http_status, json::serialize(body), request_id);
-  resp.headers.push_back({"x-amzn-ErrorType", std::move(error.type)});
+  resp.headers.push_back({"x-amzn-ErrorType", error.type});
   return resp;
 }
 
@@ -212,8 +181,13 @@ class ApiFront::Impl {
   http::Response Answer(const http::Request& req, RequestRecord* record) {
     std::string request_id = RandomUuid();
     if (IsQueryRequest(req)) return HandleQuery(req, request_id, record);
-    StatusOr<std::string> body = Dispatch(req, request_id, record);
-    if (!body.ok()) return JsonErrorResponse(body.status(), request_id);
+    const JsonService* service = nullptr;
+    StatusOr<std::string> body = Dispatch(req, request_id, &service, record);
+    if (!body.ok()) {
+      std::optional<AwsError> error;
+      if (service != nullptr) error = service->ErrorFor(body.status());
+      return JsonErrorResponse(body.status(), error ? *error : AwsErrorFor(body.status()), request_id);
+    }
     if (body->empty()) *body = "{}";
     return JsonResponse(200, std::move(body).value(), request_id);
   }
@@ -237,13 +211,14 @@ class ApiFront::Impl {
     QueryService* service = nullptr;
     StatusOr<std::string> body = DispatchQuery(req, request_id, &service, record);
     if (body.ok()) return XmlResponse(200, std::move(body).value(), request_id);
-    AwsError error = AwsErrorFor(body.status());
-    if (error.type == "AccessDeniedException") {
+    std::optional<AwsError> claimed = service != nullptr ? service->ErrorFor(body.status()) : std::nullopt;
+    AwsError error = claimed ? *claimed : AwsErrorFor(body.status());
+    if (!claimed && error.type == "AccessDeniedException") {
       // IAM, STS (and the Query dialect generally) name it AccessDenied, with HTTP 403.
       error.type = "AccessDenied";
       error.http_status = 403;
     }
-    if (service != nullptr) service->MapError(body.status(), error.type, error.http_status);
+    if (!claimed && IsError(body.status(), Error::kThrottling)) error.type = "Throttling";
     std::string xml = service != nullptr
                           ? service->ErrorXml(error.type, body.status().message(), request_id)
                           : QueryErrorXml(error.type, body.status().message(), request_id, error.http_status >= 500);
@@ -283,11 +258,11 @@ class ApiFront::Impl {
     std::optional<std::string_view> action = FindParam(params, "Action");
     if (record && action) record->action = std::string(action->substr(0, 128));
     if (!action || action->empty())
-      return InvalidArgument("The request must contain the parameter Action.", "MissingAction");
+      return InvalidArgument("The request must contain the parameter Action.", Error::kMissingAction);
     if (!service->Implements(*action))
       return InvalidArgument(fmt::format("Could not find operation {} for version {}.", action->substr(0, 128),
                                          FindParam(params, "Version").value_or("NO_VERSION_SPECIFIED").substr(0, 32)),
-                             "InvalidAction");
+                             Error::kInvalidAction);
 
     RETURN_IF_ERROR(AgentMayCall(who.principal, service->AgentMay(*action), service->SigningName(), *action));
     CallContext ctx;
@@ -295,7 +270,7 @@ class ApiFront::Impl {
     if (options_.rate_limits) {
       if (std::optional<ThrottleGroup> group = service->ThrottleGroupFor(*action)) {
         if (!throttler_.TryAcquire(ctx.scope, group->name, group->spec))
-          return ResourceExhausted("Rate exceeded", "Throttling");
+          return ResourceExhausted("Rate exceeded", Error::kThrottling);
       }
     }
     ctx.principal = std::move(who.principal);
@@ -308,7 +283,7 @@ class ApiFront::Impl {
       return service->Call(ctx, params);
     } catch (const std::exception& e) {
       return Internal(fmt::format("An internal error occurred while processing {}: {}", ctx.action, e.what()),
-                      "InternalFailure");
+                      Error::kInternalFailure);
     }
   }
 
@@ -325,7 +300,9 @@ class ApiFront::Impl {
     return nullptr;
   }
 
-  StatusOr<std::string> Dispatch(const http::Request& req, const std::string& request_id, RequestRecord* record) {
+  // `*out` learns the service the request is routed to, once it is known.
+  StatusOr<std::string> Dispatch(const http::Request& req, const std::string& request_id, const JsonService** out,
+                                 RequestRecord* record) {
     const TimePoint now = clock_.Now();
     if (req.method != "POST") {
       return UnknownOperation(
@@ -342,6 +319,7 @@ class ApiFront::Impl {
                                           target.substr(0, 256)));
     }
     std::string_view action = target.substr(dot + 1);
+    *out = service;
     if (record) {
       record->service = std::string(service->SigningName());
       record->action = std::string(action.substr(0, 128));
@@ -368,7 +346,7 @@ class ApiFront::Impl {
     if (options_.rate_limits) {
       if (std::optional<ThrottleGroup> group = service->ThrottleGroupFor(action)) {
         if (!throttler_.TryAcquire(ctx.scope, group->name, group->spec))
-          return ResourceExhausted("Rate exceeded", "ThrottlingException");
+          return ResourceExhausted("Rate exceeded", Error::kThrottling);
       }
     }
 
@@ -384,10 +362,9 @@ class ApiFront::Impl {
     try {
       return service->Call(ctx, input.get_object());
     } catch (const std::exception& e) {
-      return Internal(fmt::format("An internal error occurred while processing {}: {}", action, e.what()),
-                      "ServerException");
+      return Internal(fmt::format("An internal error occurred while processing {}: {}", action, e.what()));
     } catch (...) {
-      return Internal(fmt::format("An internal error occurred while processing {}.", action), "ServerException");
+      return Internal(fmt::format("An internal error occurred while processing {}.", action));
     }
   }
 

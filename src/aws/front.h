@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "aws/credentials.h"
+#include "aws/errors.h"
 #include "aws/service.h"
 #include "aws/sigv4.h"
 #include "aws/throttle.h"
@@ -69,16 +70,8 @@ class ApiFront {
   std::unique_ptr<Impl> impl_;
 };
 
-// The AWS error type and HTTP status for a failed Status: its aws_type() when set, otherwise
-// the default for its code (kInvalidArgument -> InvalidParameterException 400, kInternal ->
-// ServerException 500, ...).
-struct AwsError {
-  std::string type;
-  int http_status;
-};
-AwsError AwsErrorFor(const Status& status);
-
-// A JSON 1.1 error response.
-http::Response JsonErrorResponse(const Status& status, std::string_view request_id);
+// A JSON 1.1 error response: `error`'s type and status, `status`'s message. The front answers
+// with the service's ErrorFor(status) when it has one, else AwsErrorFor(status) (aws/errors.h).
+http::Response JsonErrorResponse(const Status& status, const AwsError& error, std::string_view request_id);
 
 }  // namespace paddock::aws

@@ -48,6 +48,13 @@ class MapResolver : public CredentialResolver {
   std::map<std::string, Credential> creds_;
 };
 
+// A stand-in ECS's error vocabulary and its table (as ecs/api/errors.cc is ECS's).
+enum class FakeError { kClusterNotFound = 1, kUnmapped };
+const ErrorDomain& ErrorDomainOf(FakeError) {
+  static constexpr ErrorDomain kDomain{"fake", [](int) -> std::string_view { return "Fake"; }};
+  return kDomain;
+}
+
 // A stand-in ECS: echoes its input, or fails as told.
 class FakeEcs : public JsonService {
  public:
@@ -64,12 +71,17 @@ class FakeEcs : public JsonService {
     last_ctx = ctx;
     if (ctx.action == "DeleteCluster") {
       std::string_view cluster = input.at("cluster").as_string();
-      if (cluster == "missing") return NotFound("Cluster not found.", "ClusterNotFoundException");
+      if (cluster == "missing") return NotFound("Cluster not found.", FakeError::kClusterNotFound);
+      if (cluster == "unmapped") return NotFound("Cluster not found.", FakeError::kUnmapped);
       if (cluster == "internal") return Internal("disk on fire");
       if (cluster == "throw") throw std::runtime_error("boom");
       if (cluster == "in-use") return FailedPrecondition("The Cluster cannot be deleted while Services are active.");
     }
     return json::serialize(input);
+  }
+  std::optional<AwsError> ErrorFor(const Status& status) const override {
+    if (IsError(status, FakeError::kClusterNotFound)) return AwsError{"ClusterNotFoundException", 400};
+    return std::nullopt;
   }
   CallContext last_ctx;
 };
@@ -155,6 +167,9 @@ TEST_F(ApiFrontTest, RequestIdsAreUnique) {
 
 TEST_F(ApiFrontTest, ServiceErrorsMapToAwsErrors) {
   ExpectError(front_->Handle(Request("DeleteCluster", R"({"cluster":"missing"})")), 400, "ClusterNotFoundException",
+              "Cluster not found.");
+  // A detail the service's table does not know falls back to its code's default.
+  ExpectError(front_->Handle(Request("DeleteCluster", R"({"cluster":"unmapped"})")), 400, "ClientException",
               "Cluster not found.");
   ExpectError(front_->Handle(Request("DeleteCluster", R"({"cluster":"in-use"})")), 400, "ClientException",
               "The Cluster cannot be deleted while Services are active.");
@@ -255,18 +270,35 @@ TEST(AwsErrorForTest, Defaults) {
   check(Internal("x"), "ServerException", 500);
   check(DataLoss("x"), "ServerException", 500);
   check(Aborted("x"), "ServerException", 500);
-  check(NotFound("x", "ClusterNotFoundException"), "ClusterNotFoundException", 400);
+  check(InvalidArgument("x", Error::kSerialization), "SerializationException", 400);
+  check(Unauthenticated("x", Error::kExpiredToken), "ExpiredTokenException", 400);
+  check(Internal("x", Error::kInternalFailure), "InternalFailure", 500);
+  // A detail of another module's vocabulary is that service's table's to map; here, the default.
+  check(NotFound("x", FakeError::kClusterNotFound), "ClientException", 400);
+}
+
+TEST(AwsErrorForTest, EveryAwsCodeReadsBackAsItsDetail) {
+  for (Error e : {Error::kUnknownOperation, Error::kSerialization, Error::kThrottling, Error::kIncompleteSignature,
+                  Error::kInvalidSignature, Error::kMissingAuthenticationToken, Error::kUnrecognizedClient,
+                  Error::kExpiredToken, Error::kMalformedQueryString, Error::kMissingAction, Error::kInvalidAction,
+                  Error::kInternalFailure}) {
+    const std::string type = AwsErrorFor(InvalidArgument("x", e)).type;
+    EXPECT_EQ(ErrorFromAwsCode(type), e) << type;
+  }
+  EXPECT_EQ(ErrorFromAwsCode("ClusterNotFoundException"), std::nullopt);
 }
 
 TEST(JsonErrorResponseTest, EscapesMessage) {
-  http::Response r = JsonErrorResponse(InvalidArgument("bad \"quote\"\n"), "rid");
+  const Status s = InvalidArgument("bad \"quote\"\n");
+  http::Response r = JsonErrorResponse(s, AwsErrorFor(s), "rid");
   EXPECT_EQ(r.body, R"({"__type":"InvalidParameterException","message":"bad \"quote\"\n"})");
   EXPECT_EQ(r.GetHeader("x-amzn-RequestId"), "rid");
   EXPECT_EQ(r.GetHeader("x-amzn-ErrorType"), "InvalidParameterException");
 }
 
 TEST(JsonErrorResponseTest, KeepsBodyValidUtf8) {
-  http::Response r = JsonErrorResponse(Unauthenticated("Authorization=\xff\xfe", "IncompleteSignatureException"), "rid");
+  const Status s = Unauthenticated("Authorization=\xff\xfe", Error::kIncompleteSignature);
+  http::Response r = JsonErrorResponse(s, AwsErrorFor(s), "rid");
   EXPECT_EQ(r.body, R"({"__type":"IncompleteSignatureException","message":"Authorization=??"})");
 }
 

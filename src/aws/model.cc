@@ -12,6 +12,7 @@
 
 #include <boost/json.hpp>
 
+#include "aws/errors.h"
 #include "aws/models/models.h"
 
 namespace paddock::aws {
@@ -19,8 +20,7 @@ namespace json = boost::json;
 
 namespace {
 
-constexpr std::string_view kSerialization = "SerializationException";
-constexpr std::string_view kInvalidParameter = "InvalidParameterException";
+constexpr Error kSerialization = Error::kSerialization;
 // Shapes nest far less than this in every AWS model; the bound only stops a hostile model or a
 // recursive shape from recursing without end. Request bodies are bounded separately by the parser.
 constexpr int kMaxDepth = 64;
@@ -132,10 +132,10 @@ Status TypeError(const Path& path, Type expected, const json::value& got) {
   std::string where = path.ToString();
   return InvalidArgument(fmt::format("Unexpected value type for '{}': expected {}, got {}.",
                                      where.empty() ? "the request" : where, Expected(expected), TypeName(got)),
-                         std::string(kSerialization));
+                         kSerialization);
 }
 
-Status ParamError(std::string message) { return InvalidArgument(std::move(message), std::string(kInvalidParameter)); }
+Status ParamError(std::string message) { return InvalidArgument(std::move(message)); }
 
 // "must be between 1 and 100" / "at least 1" / "at most 100"; empty when within bounds.
 std::string RangeText(const Shape& s) {
@@ -258,7 +258,7 @@ Status ServiceModel::Impl::Load(const json::object& root) {
 
 Status ServiceModel::Impl::Validate(int shape_index, json::value& v, Path& path, int depth) const {
   if (depth > kMaxDepth) {
-    return InvalidArgument(fmt::format("The input nests deeper than {} levels.", kMaxDepth), std::string(kSerialization));
+    return InvalidArgument(fmt::format("The input nests deeper than {} levels.", kMaxDepth), kSerialization);
   }
   const Shape& s = shapes_[static_cast<size_t>(shape_index)];
   switch (s.type) {
@@ -423,10 +423,10 @@ bool ServiceModel::HasOperation(std::string_view op) const { return impl_->opera
 Status ServiceModel::ValidateInput(std::string_view op, json::value& input) const {
   auto it = impl_->operations_.find(op);
   if (it == impl_->operations_.end())
-    return InvalidArgument(fmt::format("Unknown operation '{}'.", op), "UnknownOperationException");
+    return InvalidArgument(fmt::format("Unknown operation '{}'.", op), Error::kUnknownOperation);
   if (!input.is_object()) {
     return InvalidArgument(fmt::format("The request body must be a JSON object, not {}.", TypeName(input)),
-                           std::string(kSerialization));
+                           kSerialization);
   }
   if (it->second < 0) {
     input.get_object().clear();

@@ -1,3 +1,4 @@
+#include "aws/errors.h"
 #include "aws/model.h"
 
 #include <gtest/gtest.h>
@@ -20,7 +21,7 @@ void ExpectError(std::string_view op, std::string_view body, std::string_view ty
   Status st = Validate(op, v);
   ASSERT_FALSE(st.ok()) << body;
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(st.aws_type(), type) << st.message();
+  EXPECT_EQ(AwsErrorFor(st).type, type) << st.message();
   EXPECT_EQ(st.message(), message);
 }
 
@@ -123,7 +124,7 @@ TEST(ServiceModelTest, RangesAndLengths) {
 TEST(ServiceModelTest, NonObjectInput) {
   json::value v = json::parse("[1]");
   Status st = Validate("ListClusters", v);
-  EXPECT_EQ(st.aws_type(), "SerializationException");
+  EXPECT_EQ(AwsErrorFor(st).type, "SerializationException");
 }
 
 TEST(ServiceModelTest, BadModels) {

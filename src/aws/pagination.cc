@@ -24,8 +24,7 @@ std::string Tag(std::string_view key, std::string_view context, std::string_view
 Status BadToken() {
   return InvalidArgument(
       "The specified nextToken is not valid: use the nextToken from the previous response of the same "
-      "request, unchanged.",
-      "InvalidParameterException");
+      "request, unchanged.");
 }
 
 }  // namespace

@@ -1,3 +1,4 @@
+#include "aws/errors.h"
 #include "aws/pagination.h"
 
 #include <gtest/gtest.h>
@@ -8,7 +9,7 @@ namespace {
 void ExpectBadToken(const StatusOr<std::string>& r) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(r.status().aws_type(), "InvalidParameterException");
+  EXPECT_EQ(AwsErrorFor(r.status()).type, "InvalidParameterException");
   EXPECT_FALSE(r.status().message().empty());
 }
 

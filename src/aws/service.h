@@ -13,6 +13,7 @@
 #include <boost/json/fwd.hpp>
 
 #include "aws/credentials.h"
+#include "aws/errors.h"
 #include "aws/model.h"
 #include "aws/throttle.h"
 #include "common/clock.h"
@@ -84,6 +85,14 @@ class JsonService {
     (void)input;
     return {AuthRequest{std::string(SigningName()) + ":" + ctx.action, "*", {}}};
   }
+  // The service's error table: the AWS code and HTTP status for a failure whose detail is in its
+  // vocabulary (ecs::Error::kClusterNotFound -> ClusterNotFoundException 400), or nullopt to let
+  // the front answer AwsErrorFor(status). Asked for every failure of a request routed here,
+  // including the front's own (authentication, validation).
+  virtual std::optional<AwsError> ErrorFor(const Status& status) const {
+    (void)status;
+    return std::nullopt;
+  }
 };
 
 // A Query-protocol request's parameters ("Action", "Version", "Filter.1.Name", ...), decoded,
@@ -111,6 +120,13 @@ class QueryService {
     (void)params;
     return {AuthRequest{std::string(SigningName()) + ":" + ctx.action, "*", {}}};
   }
+  // As JsonService::ErrorFor: the service's table, asked first; its answer is final. Otherwise
+  // the front answers AwsErrorFor in the Query dialect (AccessDeniedException is AccessDenied,
+  // 403; ThrottlingException is Throttling).
+  virtual std::optional<AwsError> ErrorFor(const Status& status) const {
+    (void)status;
+    return std::nullopt;
+  }
   // As JsonService::AgentMay: no Query action is open to a container instance's agent unless a
   // service says so.
   virtual bool AgentMay(std::string_view action) const {
@@ -120,15 +136,6 @@ class QueryService {
   // The XML error body in this service's dialect (IAM and STS: <ErrorResponse>; EC2:
   // <Response><Errors>). The default is the IAM/STS form.
   virtual std::string ErrorXml(std::string_view code, std::string_view message, std::string_view request_id) const;
-  // How this service names a failure and which HTTP status it answers with: `code` and
-  // `http_status` arrive as the JSON services' (AwsErrorFor: UnrecognizedClientException and
-  // ExpiredTokenException from the verifier, ...) and may be rewritten (STS: InvalidClientTokenId
-  // and ExpiredToken, 403). `status` is the failure itself. The default changes nothing.
-  virtual void MapError(const Status& status, std::string& code, int& http_status) const {
-    (void)status;
-    (void)code;
-    (void)http_status;
-  }
   // The HTTP status this service answers error `code` with; `status` is the front's default for
   // the error's StatusCode (IAM answers NoSuchEntity 404, EntityAlreadyExists 409, ...).
   virtual int ErrorHttpStatus(std::string_view code, int status) const {

@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "aws/errors.h"
 #include "aws/internal/crypto.h"
 #include "common/encoding.h"
 #include "common/ids.h"
@@ -26,15 +27,13 @@ using internal::Sha256Digest;
 constexpr std::string_view kAlgorithm = "AWS4-HMAC-SHA256";
 constexpr std::string_view kTerminator = "aws4_request";
 
-constexpr std::string_view kIncomplete = "IncompleteSignatureException";
-constexpr std::string_view kInvalidSignature = "InvalidSignatureException";
+constexpr Error kIncomplete = Error::kIncompleteSignature;
+constexpr Error kInvalidSignature = Error::kInvalidSignature;
 constexpr std::string_view kSignatureMismatch =
     "The request signature we calculated does not match the signature you provided. Check your "
     "AWS Secret Access Key and signing method. Consult the service documentation for details.";
 
-Status AuthError(std::string_view type, std::string message) {
-  return Unauthenticated(std::move(message), std::string(type));
-}
+Status AuthError(Error error, std::string message) { return Unauthenticated(std::move(message), error); }
 
 bool IsSpace(char c) { return c == ' ' || c == '\t'; }
 
@@ -504,7 +503,7 @@ StatusOr<VerifiedRequest> SigV4Verifier::Impl::Verify(const http::Request& req,
                                                       std::string_view expected_service) {
   const AuthHeaders headers = FindAuthHeaders(req);
   if (headers.authorization == nullptr) {
-    return AuthError("MissingAuthenticationTokenException", "Request is missing Authentication Token");
+    return AuthError(Error::kMissingAuthenticationToken, "Request is missing Authentication Token");
   }
   std::string_view header = *headers.authorization;
   ASSIGN_OR_RETURN(SigV4Authorization auth, ParseAuthorization(header));
@@ -594,7 +593,7 @@ StatusOr<VerifiedRequest> SigV4Verifier::Impl::Verify(const http::Request& req,
 
   ASSIGN_OR_RETURN(std::optional<Credential> credential, resolver_.Lookup(AccessKeyId(auth.access_key_id)));
   if (!credential) {
-    return AuthError("UnrecognizedClientException", "The security token included in the request is invalid.");
+    return AuthError(Error::kUnrecognizedClient, "The security token included in the request is invalid.");
   }
   // Temporary credentials: the request must carry the session's token, and the session must not
   // have expired. A missing or wrong token reads like an unknown key, as on AWS.
@@ -602,10 +601,10 @@ StatusOr<VerifiedRequest> SigV4Verifier::Impl::Verify(const http::Request& req,
     std::string_view token = req.GetHeader("X-Amz-Security-Token");
     if (token.empty() || credential->session_token_sha256.empty() ||
         !internal::ConstantTimeEquals(Sha256Hex(token), credential->session_token_sha256)) {
-      return AuthError("UnrecognizedClientException", "The security token included in the request is invalid.");
+      return AuthError(Error::kUnrecognizedClient, "The security token included in the request is invalid.");
     }
     if (credential->expires && now >= *credential->expires) {
-      return AuthError("ExpiredTokenException", "The security token included in the request is expired");
+      return AuthError(Error::kExpiredToken, "The security token included in the request is expired");
     }
   }
 

@@ -31,7 +31,7 @@ struct SigV4Authorization {
 };
 
 // Parses an Authorization header. Fails with kUnauthenticated and AWS's
-// IncompleteSignatureException / message when a part is missing or malformed.
+// Error::kIncompleteSignature / message when a part is missing or malformed.
 StatusOr<SigV4Authorization> ParseAuthorization(std::string_view header);
 
 struct SigningCredentials {
@@ -69,10 +69,10 @@ class SigV4Verifier {
   ~SigV4Verifier();
 
   // `expected_service` is the signing name of the service the request is addressed to ("ecs").
-  // Errors carry AWS's types: MissingAuthenticationTokenException, IncompleteSignatureException,
-  // UnrecognizedClientException (also for temporary credentials without their session token or
-  // with a wrong one), ExpiredTokenException (temporary credentials past their expiry),
-  // InvalidSignatureException (also for "Signature expired").
+  // Errors are kUnauthenticated with an aws::Error detail (aws/errors.h): kMissingAuthenticationToken,
+  // kIncompleteSignature, kUnrecognizedClient (also for temporary credentials without their session
+  // token or with a wrong one), kExpiredToken (temporary credentials past their expiry),
+  // kInvalidSignature (also for "Signature expired").
   StatusOr<VerifiedRequest> Verify(const http::Request& req, std::string_view expected_service);
 
  private:

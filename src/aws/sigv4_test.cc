@@ -1,3 +1,4 @@
+#include "aws/errors.h"
 #include "aws/sigv4.h"
 
 #include <gtest/gtest.h>
@@ -58,7 +59,7 @@ class SigV4Test : public ::testing::Test {
   static void ExpectError(const StatusOr<VerifiedRequest>& r, std::string_view type, std::string_view msg_part) {
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.status().code(), StatusCode::kUnauthenticated);
-    EXPECT_EQ(r.status().aws_type(), type);
+    EXPECT_EQ(AwsErrorFor(r.status()).type, type);
     EXPECT_NE(r.status().message().find(msg_part), std::string::npos) << r.status().message();
   }
 
@@ -97,7 +98,7 @@ TEST(ParseAuthorizationTest, RejectsMalformedHeaders) {
     auto a = ParseAuthorization(h);
     ASSERT_FALSE(a.ok()) << h;
     EXPECT_EQ(a.status().code(), StatusCode::kUnauthenticated);
-    EXPECT_EQ(a.status().aws_type(), "IncompleteSignatureException") << h;
+    EXPECT_EQ(AwsErrorFor(a.status()).type, "IncompleteSignatureException") << h;
   }
   auto missing = ParseAuthorization("AWS4-HMAC-SHA256 Credential=A/20150830/us-east-1/ecs/aws4_request");
   EXPECT_NE(missing.status().message().find("Authorization header requires 'Signature' parameter."),
@@ -300,7 +301,7 @@ TEST_F(SigV4Test, EmulatorModeAcceptsAnySignature) {
   EXPECT_EQ(v->principal.access_key_id.str(), "test");
 
   // Still has to be a SigV4 request.
-  EXPECT_EQ(lax.Verify(EcsRequest(), "ecs").status().aws_type(), "MissingAuthenticationTokenException");
+  EXPECT_EQ(AwsErrorFor(lax.Verify(EcsRequest(), "ecs").status()).type, "MissingAuthenticationTokenException");
 }
 
 }  // namespace

@@ -23,6 +23,7 @@
 #include "agent/remote/registration.h"
 #include "agent/remote/remote_control.h"
 #include "agent/runtime/crun_runtime.h"
+#include "aws/errors.h"
 #include "cli/host_checks.h"
 #include "cli/state_lock.h"
 #include "common/private_files.h"
@@ -159,8 +160,8 @@ StatusOr<Identity> Register(const AgentCommand& c, agent::remote::ClientOptions 
     if (again.ok()) return *stored;
     // Not reached: keep the identity rather than make a second instance.
     if (again.status().code() == StatusCode::kUnavailable) return again.status();
-    *unrecognised = again.status().aws_type() == "UnrecognizedClientException" ||
-                    again.status().aws_type() == "AccessDeniedException";
+    *unrecognised = IsError(again.status(), aws::Error::kUnrecognizedClient) ||
+                    again.status().code() == StatusCode::kPermissionDenied;
     fmt::print(stderr, "paddock agent: {} cannot be registered again with its credential ({}); registering a new instance\n",
                stored->arn, again.status().message());
     stored.reset();

@@ -18,6 +18,7 @@
 #include "agent/remote/remote_control.h"
 #include "cli/config.h"
 #include "cli/node.h"
+#include "ecs/api/errors.h"
 
 namespace paddock::cli {
 namespace {
@@ -119,17 +120,17 @@ TEST_F(RemoteAgentTest, AnInstanceGetsAccessOnlyToTheImagesOfItsOwnTasks) {
   EXPECT_TRUE(access->token.empty());
   // An image no task of the instance names: refused, whatever the store holds.
   auto other_image = control.GetImageAccess("docker.io/library/nginx:1.27");
-  EXPECT_EQ(other_image.status().aws_type(), "AccessDeniedException") << other_image.status().ToString();
+  EXPECT_EQ(ecs::api::AnswerFor(other_image.status()).type, "AccessDeniedException") << other_image.status().ToString();
   EXPECT_EQ(other_image.status().message(), "The container instance has no task that uses this image.");
   // Another instance (no task of its own) and the account's key: refused.
   RemoteControl other(other_agent_, "ec2", other_arn_);
-  EXPECT_EQ(other.GetImageAccess("docker.io/library/busybox:latest").status().aws_type(), "AccessDeniedException");
+  EXPECT_EQ(ecs::api::AnswerFor(other.GetImageAccess("docker.io/library/busybox:latest").status()).type, "AccessDeniedException");
   auto as_account = client_->Call(std::string(agent::remote::kAgentTargetPrefix) + ".GetImageAccess",
                                   {{"cluster", "ec2"}, {"containerInstance", instance_arn_},
                                    {"image", "docker.io/library/busybox:latest"}});
-  EXPECT_EQ(as_account.status().aws_type(), "AccessDeniedException") << as_account.status().ToString();
+  EXPECT_EQ(ecs::api::AnswerFor(as_account.status()).type, "AccessDeniedException") << as_account.status().ToString();
   // A malformed name.
-  EXPECT_EQ(control.GetImageAccess("Not An Image").status().aws_type(), "InvalidParameterException");
+  EXPECT_EQ(ecs::api::AnswerFor(control.GetImageAccess("Not An Image").status()).type, "InvalidParameterException");
 }
 
 // GetTaskCredentials (docs/agent-protocol.md): the control plane answers a task's role credentials
@@ -150,21 +151,21 @@ TEST_F(RemoteAgentTest, AnInstanceGetsRoleCredentialsOnlyForItsOwnLiveTasks) {
   spec.task_arn = std::string(started["tasks"].as_array()[0].as_object()["taskArn"].as_string());
   RemoteControl control(agent_, "ec2", instance_arn_);
   auto missing = control.TaskRoleCredentials(instance_arn_, spec);
-  EXPECT_EQ(missing.status().aws_type(), "ClientException") << missing.status().ToString();
+  EXPECT_EQ(ecs::api::AnswerFor(missing.status()).type, "ClientException") << missing.status().ToString();
   EXPECT_EQ(missing.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(missing.status().message(), "Unable to assume role arn:aws:iam::" + account +
                                             ":role/app for ecs-tasks.amazonaws.com: the role does not exist.");
   // Another instance's credential, and the account's key: refused.
   RemoteControl other(other_agent_, "ec2", other_arn_);
-  EXPECT_EQ(other.TaskRoleCredentials(other_arn_, spec).status().aws_type(), "AccessDeniedException");
+  EXPECT_EQ(ecs::api::AnswerFor(other.TaskRoleCredentials(other_arn_, spec).status()).type, "AccessDeniedException");
   auto as_account = client_->Call(std::string(agent::remote::kAgentTargetPrefix) + ".GetTaskCredentials",
                                   {{"cluster", "ec2"}, {"containerInstance", instance_arn_}, {"task", spec.task_arn}});
-  EXPECT_EQ(as_account.status().aws_type(), "AccessDeniedException") << as_account.status().ToString();
+  EXPECT_EQ(ecs::api::AnswerFor(as_account.status()).type, "AccessDeniedException") << as_account.status().ToString();
   // A task of its own without a task role.
   ecs::task::LaunchSpec plain;
   plain.task_arn = StartTask(instance_arn_);
   auto none = control.TaskRoleCredentials(instance_arn_, plain);
-  EXPECT_EQ(none.status().aws_type(), "ClientException");
+  EXPECT_EQ(ecs::api::AnswerFor(none.status()).type, "ClientException");
   EXPECT_EQ(none.status().message(), "The task has no task role.");
   // Once the task is STOPPED its credentials are gone.
   ecs::task::TaskStateChange stopped;
@@ -172,7 +173,7 @@ TEST_F(RemoteAgentTest, AnInstanceGetsRoleCredentialsOnlyForItsOwnLiveTasks) {
   ASSERT_TRUE(control.Report(instance_arn_, spec.task_arn, stopped, SystemClock::Get().Now()).ok());
   ASSERT_EQ(Describe(spec.task_arn)["lastStatus"].as_string(), "STOPPED");
   auto gone = control.TaskRoleCredentials(instance_arn_, spec);
-  EXPECT_EQ(gone.status().aws_type(), "AccessDeniedException") << gone.status().ToString();
+  EXPECT_EQ(ecs::api::AnswerFor(gone.status()).type, "AccessDeniedException") << gone.status().ToString();
   EXPECT_EQ(gone.status().message(), "The container instance has no such task.");
 }
 
@@ -241,7 +242,7 @@ TEST_F(RemoteAgentTest, LongPollDeliversAssignmentsAtOnceAndReportsMoveTheTask) 
   RemoteControl other(other_agent_, "ec2", other_arn_);
   Status denied = other.Report(other_arn_, first, running, SystemClock::Get().Now());
   EXPECT_EQ(denied.code(), StatusCode::kPermissionDenied) << denied.ToString();
-  EXPECT_EQ(denied.aws_type(), "AccessDeniedException");
+  EXPECT_EQ(ecs::api::AnswerFor(denied).type, "AccessDeniedException");
 
   // StopTask reaches the agent at once too; STOPPED with a stop code releases the assignment.
   {
@@ -307,7 +308,7 @@ TEST_F(RemoteAgentTest, AnInstanceGetsThePolicyOfTheVpcItServesOnly) {
   EXPECT_EQ(other.NetworkIdentity(), identity);  // one node, one identity
   auto denied = other.NetworkPolicy(other_arn_, (*specs)[0].scope);
   EXPECT_EQ(denied.status().code(), StatusCode::kPermissionDenied) << denied.status().ToString();
-  EXPECT_EQ(denied.status().aws_type(), "AccessDeniedException");
+  EXPECT_EQ(ecs::api::AnswerFor(denied.status()).type, "AccessDeniedException");
   // A VPC id that is not the caller's own is refused too.
   JsonClient as_agent(agent_);
   auto foreign = as_agent.Call("PaddockAgentV20261130.GetNetworkPolicy",
@@ -316,7 +317,7 @@ TEST_F(RemoteAgentTest, AnInstanceGetsThePolicyOfTheVpcItServesOnly) {
   // The account's own key is not the instance's agent: refused even for its own VPC.
   auto by_key = client_->Call("PaddockAgentV20261130.GetNetworkPolicy",
                               {{"cluster", "ec2"}, {"containerInstance", instance_arn_}});
-  EXPECT_EQ(by_key.status().aws_type(), "AccessDeniedException") << by_key.status().ToString();
+  EXPECT_EQ(ecs::api::AnswerFor(by_key.status()).type, "AccessDeniedException") << by_key.status().ToString();
   other.Stop();
   control.Stop();
 }
@@ -370,7 +371,7 @@ TEST_F(RemoteAgentTest, ExcessLongPollsAreAnsweredAtOnce) {
   auto denied = other_agent.Call(
       target, {{"cluster", "ec2"},
                {"containerInstance", "arn:aws:ecs:us-east-1:210987654321:container-instance/ec2/0123456789abcdef0123456789abcdef"}});
-  EXPECT_EQ(denied.status().aws_type(), "AccessDeniedException");
+  EXPECT_EQ(ecs::api::AnswerFor(denied.status()).type, "AccessDeniedException");
 }
 
 TEST_F(RemoteAgentTest, EcsAgentActionsReportAsTheTasksInstance) {
@@ -404,7 +405,7 @@ TEST_F(RemoteAgentTest, EcsAgentActionsReportAsTheTasksInstance) {
 
   container["status"] = "EXPLODED";
   auto bad = as_agent.Call(std::string(kEcs) + "SubmitContainerStateChange", container);
-  EXPECT_EQ(bad.status().aws_type(), "InvalidParameterException");
+  EXPECT_EQ(ecs::api::AnswerFor(bad.status()).type, "InvalidParameterException");
 
   json::object endpoint = Agent("DiscoverPollEndpoint", {{"cluster", "ec2"}});
   EXPECT_EQ(endpoint["endpoint"].as_string(), "http://127.0.0.1:" + std::to_string(options_.port));
@@ -436,23 +437,24 @@ TEST_F(RemoteAgentTest, OnlyTheInstancesOwnCredentialSpeaksForItsAgent) {
            {std::string(kEcs) + "RegisterContainerInstance", {{"cluster", "ec2"}, {"containerInstanceArn", instance_arn_}}},
        }) {
     auto denied = client_->Call(target, body);  // the account's own key
-    EXPECT_EQ(denied.status().aws_type(), "AccessDeniedException") << target << ": " << denied.status().ToString();
+    EXPECT_EQ(ecs::api::AnswerFor(denied.status()).type, "AccessDeniedException") << target << ": " << denied.status().ToString();
   }
   // Another instance's agent credential is no better.
   JsonClient other(other_agent_);
-  EXPECT_EQ(other.Call(agent_target + ".ReportTaskState", stopped).status().aws_type(), "AccessDeniedException");
-  EXPECT_EQ(other.Call(std::string(kEcs) + "SubmitTaskStateChange", {{"cluster", "ec2"}, {"task", arn}, {"status", "STOPPED"}})
-                .status()
-                .aws_type(),
+  EXPECT_EQ(ecs::api::AnswerFor(other.Call(agent_target + ".ReportTaskState", stopped).status()).type, "AccessDeniedException");
+  EXPECT_EQ(ecs::api::AnswerFor(other.Call(std::string(kEcs) + "SubmitTaskStateChange",
+                                           {{"cluster", "ec2"}, {"task", arn}, {"status", "STOPPED"}})
+                                     .status())
+                .type,
             "AccessDeniedException");
   EXPECT_EQ(Describe(arn)["lastStatus"].as_string(), "PROVISIONING");
 
   // The agent's credential does nothing but the agent's calls.
   JsonClient as_agent(agent_);
-  EXPECT_EQ(as_agent.Call(std::string(kEcs) + "ListClusters", {}).status().aws_type(), "AccessDeniedException");
-  EXPECT_EQ(as_agent.Call(std::string(kEcs) + "StopTask", {{"cluster", "ec2"}, {"task", arn}}).status().aws_type(),
+  EXPECT_EQ(ecs::api::AnswerFor(as_agent.Call(std::string(kEcs) + "ListClusters", {}).status()).type, "AccessDeniedException");
+  EXPECT_EQ(ecs::api::AnswerFor(as_agent.Call(std::string(kEcs) + "StopTask", {{"cluster", "ec2"}, {"task", arn}}).status()).type,
             "AccessDeniedException");
-  EXPECT_EQ(as_agent.Call(std::string(kEcs) + "RegisterContainerInstance", {{"cluster", "ec2"}}).status().aws_type(),
+  EXPECT_EQ(ecs::api::AnswerFor(as_agent.Call(std::string(kEcs) + "RegisterContainerInstance", {{"cluster", "ec2"}}).status()).type,
             "AccessDeniedException");  // no new instances
   // ...and re-registers its own instance, keeping its credential.
   auto again = as_agent.Call(agent_target + ".RegisterAgent",
@@ -466,7 +468,7 @@ TEST_F(RemoteAgentTest, OnlyTheInstancesOwnCredentialSpeaksForItsAgent) {
   // Deregistering the instance revokes its credential at once.
   Ecs("DeregisterContainerInstance", {{"cluster", "ec2"}, {"containerInstance", instance_arn_}, {"force", true}});
   auto revoked = as_agent.Call(agent_target + ".PollAssignments", {{"cluster", "ec2"}, {"containerInstance", instance_arn_}});
-  EXPECT_EQ(revoked.status().aws_type(), "UnrecognizedClientException") << revoked.status().ToString();
+  EXPECT_EQ(ecs::api::AnswerFor(revoked.status()).type, "UnrecognizedClientException") << revoked.status().ToString();
 }
 
 }  // namespace

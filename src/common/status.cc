@@ -20,9 +20,15 @@ std::string_view StatusCodeName(StatusCode code) {
   return "UNKNOWN";
 }
 
+std::string ErrorDetail::ToString() const {
+  if (empty()) return {};
+  return std::string(domain_->name) + "." + std::string(domain_->code_name(code_));
+}
+
 std::string Status::ToString() const {
   if (ok()) return "OK";
   std::string s(StatusCodeName(code_));
+  if (!detail_.empty()) s += " (" + detail_.ToString() + ")";
   if (!aws_type_.empty()) s += " (" + aws_type_ + ")";
   s += ": " + message_;
   return s;

@@ -313,7 +313,7 @@ agent::remote::ImageAccessProvider AccessProvider(ClusterRegistry& registry, Ima
       if (auto near = images.NearNames(reference); near.ok()) access.near_images = std::move(*near);
       return access;
     }
-    if (!grant.ok()) return Unavailable(std::string(grant.status().message()), "ServerException");
+    if (!grant.ok()) return Unavailable(std::string(grant.status().message()));
     access.found = true;
     access.registry = grant->registry;
     access.repository = grant->repository;

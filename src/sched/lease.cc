@@ -8,6 +8,17 @@
 #include "store/key.h"
 
 namespace paddock::sched {
+
+const ErrorDomain& ErrorDomainOf(Error) {
+  static constexpr ErrorDomain kDomain{"sched", [](int code) -> std::string_view {
+                                         switch (static_cast<Error>(code)) {
+                                           case Error::kLeaseLost: return "LeaseLost";
+                                         }
+                                         return "?";
+                                       }};
+  return kDomain;
+}
+
 namespace {
 
 constexpr std::string_view kTable = "scheduler_lease";
@@ -101,13 +112,15 @@ Status Lease::Release() {
 
 Status Lease::CheckFence(store::ReadTxn& txn, uint64_t epoch, TimePoint now) const {
   ASSIGN_OR_RETURN(std::optional<Record> cur, Load(txn));
-  if (!cur) return FailedPrecondition("scheduler lease: no lease is held");
+  if (!cur) return FailedPrecondition("scheduler lease: no lease is held", Error::kLeaseLost);
   if (cur->holder != holder_ || cur->epoch != epoch) {
     return FailedPrecondition(fmt::format("scheduler lease: epoch {} of {} was superseded by epoch {} of {}", epoch,
-                                          holder_, cur->epoch, cur->holder));
+                                          holder_, cur->epoch, cur->holder),
+                              Error::kLeaseLost);
   }
   if (EpochMillis(now) >= cur->expires_ms) {
-    return FailedPrecondition(fmt::format("scheduler lease: epoch {} of {} has expired", epoch, holder_));
+    return FailedPrecondition(fmt::format("scheduler lease: epoch {} of {} has expired", epoch, holder_),
+                              Error::kLeaseLost);
   }
   return OkStatus();
 }

@@ -3,7 +3,7 @@
 // One scheduler at a time holds the lease. Acquiring it when it is free or expired bumps the
 // epoch; every scheduler write runs CheckFence in its own transaction, so a deposed leader's late
 // write (its epoch is no longer the lease's, or its lease has expired) is refused with
-// kFailedPrecondition and changes nothing.
+// kFailedPrecondition, detail Error::kLeaseLost, and changes nothing.
 //
 //   Lease lease(store, "server-1", std::chrono::seconds(10));
 //   ASSIGN_OR_RETURN(std::optional<uint64_t> epoch, lease.TryAcquire(clock.Now()));
@@ -23,6 +23,12 @@
 
 namespace paddock::sched {
 
+// The scheduler's error details: how a caller tells a lost lease from any other refusal.
+enum class Error {
+  kLeaseLost = 1,  // this holder is no longer the leader at its epoch: stop writing, lead again
+};
+const ErrorDomain& ErrorDomainOf(Error);
+
 class Lease {
  public:
   Lease(store::Store& store, std::string holder, std::chrono::milliseconds ttl)
@@ -35,7 +41,7 @@ class Lease {
   // Gives the lease up (if ours), so another server can take over at once.
   Status Release();
   // Inside a caller's transaction: OK when `epoch` is the lease's current epoch, the holder is
-  // us and the lease has not expired at `now`; else kFailedPrecondition.
+  // us and the lease has not expired at `now`; else kFailedPrecondition with Error::kLeaseLost.
   Status CheckFence(store::ReadTxn& txn, uint64_t epoch, TimePoint now) const;
 
   const std::string& holder() const { return holder_; }

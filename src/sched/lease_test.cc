@@ -57,15 +57,16 @@ TEST(LeaseTest, OneHolderAtATimeAndTheDeposedOneIsFenced) {
 
   Status late = FencedPut(*store, a, 1, clock.Now(), "a-late");
   EXPECT_EQ(late.code(), StatusCode::kFailedPrecondition) << late.ToString();
+  EXPECT_TRUE(IsError(late, Error::kLeaseLost)) << late.ToString();
   EXPECT_EQ(Read(*store), "a1") << "the refused write changed nothing";
   EXPECT_EQ(Acquire(a, clock.Now()), std::nullopt) << "b holds it now";
   EXPECT_TRUE(FencedPut(*store, b, 2, clock.Now(), "b2").ok());
   EXPECT_EQ(Read(*store), "b2");
-  EXPECT_EQ(FencedPut(*store, b, 1, clock.Now(), "b-wrong-epoch").code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(FencedPut(*store, b, 1, clock.Now(), "b-wrong-epoch").detail(), ErrorDetail(Error::kLeaseLost));
 
   // Release hands it over at once, with a higher epoch.
   ASSERT_TRUE(b.Release().ok());
-  EXPECT_EQ(FencedPut(*store, b, 2, clock.Now(), "b-after-release").code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(FencedPut(*store, b, 2, clock.Now(), "b-after-release").detail(), ErrorDetail(Error::kLeaseLost));
   EXPECT_EQ(Acquire(a, clock.Now()), 3u);
   EXPECT_EQ(Acquire(b, clock.Now()), std::nullopt);
   ASSERT_TRUE(b.Release().ok()) << "releasing someone else's lease is a no-op";
@@ -79,18 +80,18 @@ TEST(LeaseTest, AnExpiredFenceIsRefusedEvenWithoutANewHolder) {
   Lease a(*store, "server-a", seconds(10));
   ASSERT_EQ(Acquire(a, clock.Now()), 1u);
   clock.Advance(seconds(10));
-  EXPECT_EQ(FencedPut(*store, a, 1, clock.Now(), "late").code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(FencedPut(*store, a, 1, clock.Now(), "late").detail(), ErrorDetail(Error::kLeaseLost));
   EXPECT_EQ(Read(*store), std::nullopt);
   // Retaking its own expired lease starts a new epoch: writes planned under the old one stay fenced.
   EXPECT_EQ(Acquire(a, clock.Now()), 2u);
-  EXPECT_EQ(FencedPut(*store, a, 1, clock.Now(), "old").code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(FencedPut(*store, a, 1, clock.Now(), "old").detail(), ErrorDetail(Error::kLeaseLost));
   EXPECT_TRUE(FencedPut(*store, a, 2, clock.Now(), "new").ok());
 }
 
 TEST(LeaseTest, NoLeaseRecordRefusesTheFence) {
   testing::TempStore store;
   Lease a(*store, "server-a", seconds(10));
-  EXPECT_EQ(FencedPut(*store, a, 1, TimePoint(seconds(1'780'000'000)), "x").code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(FencedPut(*store, a, 1, TimePoint(seconds(1'780'000'000)), "x").detail(), ErrorDetail(Error::kLeaseLost));
   EXPECT_EQ(Read(*store), std::nullopt);
   EXPECT_TRUE(a.Release().ok());
 }

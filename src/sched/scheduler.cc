@@ -68,9 +68,7 @@ ecs::task::RunRequest LaunchRequest(const ServiceState& state, const Deployment&
 }
 
 // The lease refused the write (sched/lease.h): this scheduler is no longer the leader.
-bool Fenced(const Status& s) {
-  return s.code() == StatusCode::kFailedPrecondition && s.message().starts_with("scheduler lease:");
-}
+bool Fenced(const Status& s) { return IsError(s, Error::kLeaseLost); }
 
 }  // namespace
 
@@ -123,7 +121,7 @@ StatusOr<std::optional<uint64_t>> Scheduler::Lead() {
 Status Scheduler::KeepLease(uint64_t epoch) {
   if (std::chrono::steady_clock::now() - renewed_at_ < options_.lease_ttl / 3) return OkStatus();
   ASSIGN_OR_RETURN(std::optional<uint64_t> led, Lead());
-  if (!led || *led != epoch) return FailedPrecondition("scheduler lease: lost during a resync");
+  if (!led || *led != epoch) return FailedPrecondition("scheduler lease: lost during a resync", Error::kLeaseLost);
   return OkStatus();
 }
 

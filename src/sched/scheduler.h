@@ -95,7 +95,7 @@ class Scheduler {
   void Loop();
   bool stopping();
   // Renews the lease when a third of its life has passed since the last renewal; kFailedPrecondition
-  // ("scheduler lease: …") when it is no longer ours at `epoch`. Scheduler thread only.
+  // with Error::kLeaseLost when it is no longer ours at `epoch`. Scheduler thread only.
   Status KeepLease(uint64_t epoch);
   void AddTimer(TimePoint at, const ecs::service::ServiceKey& key);
   Status Execute(ecs::service::ServiceState& state, const Decision& decision, const Observed& observed,

@@ -11,6 +11,7 @@
 #include "ecs/testing/temp_store.h"
 #include "vpc/default_vpc.h"
 #include "vpc/security_groups.h"
+#include "ecs/api/errors.h"
 
 namespace paddock::sched {
 namespace {
@@ -221,6 +222,7 @@ TEST_F(SchedulerTest, ADeposedLeadersLateWritesChangeNothing) {
   const uint64_t version = State().version;
   Status late = a.Pass(key_, **ea);
   EXPECT_EQ(late.code(), StatusCode::kFailedPrecondition) << late.ToString();
+  EXPECT_TRUE(IsError(late, Error::kLeaseLost)) << "recognised by its detail, not its text: " << late.ToString();
   EXPECT_EQ(Tasks().size(), 1u);          // a's launch did not commit
   EXPECT_EQ(State().version, version);    // nor did its state
 
@@ -376,7 +378,7 @@ TEST_F(SchedulerTest, AServicesTasksGetItsSecurityGroups) {
   };
   auto missing = service("nope", "sg-0123456789abcdef0");
   ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.status().aws_type(), "InvalidParameterException");
+  EXPECT_EQ(ecs::api::AnswerFor(missing.status()).type, "InvalidParameterException");
   EXPECT_EQ(missing.status().message(),
             "Error retrieving security group information for [sg-0123456789abcdef0]: The security group "
             "'sg-0123456789abcdef0' does not exist (ECS)");

@@ -167,7 +167,7 @@ StatusOr<IssuedCredentials> Sessions::Mint(aws::Principal principal, Duration du
 StatusOr<IssuedCredentials> Sessions::IssueSessionToken(const aws::Principal& caller, Duration duration,
                                                         TimePoint now) {
   if (caller.kind != aws::PrincipalKind::kRoot && caller.kind != aws::PrincipalKind::kUser)
-    return PermissionDenied("Cannot call GetSessionToken with session credentials", "AccessDenied");
+    return PermissionDenied("Cannot call GetSessionToken with session credentials");
   aws::Principal p;
   p.account = caller.account;
   p.arn = caller.arn;

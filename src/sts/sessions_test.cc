@@ -1,3 +1,4 @@
+#include "aws/errors.h"
 #include "sts/sessions.h"
 
 #include <gtest/gtest.h>
@@ -141,7 +142,7 @@ TEST_F(SessionAuthTest, MissingOrWrongTokenIsRefused) {
         std::optional<std::string>(c->session_token + "x"), std::optional<std::string>("")}) {
     auto who = verifier_.Verify(Signed(*c, token), "sts");
     ASSERT_FALSE(who.ok());
-    EXPECT_EQ(who.status().aws_type(), "UnrecognizedClientException");
+    EXPECT_EQ(aws::AwsErrorFor(who.status()).type, "UnrecognizedClientException");
     EXPECT_EQ(who.status().message(), "The security token included in the request is invalid.");
   }
   EXPECT_TRUE(verifier_.Verify(Signed(*c, c->session_token), "sts").ok());
@@ -155,11 +156,11 @@ TEST_F(SessionAuthTest, StopsAuthenticatingAtExpiry) {
   clock_.Advance(1s);
   auto who = verifier_.Verify(Signed(*c, c->session_token), "sts");
   ASSERT_FALSE(who.ok());
-  EXPECT_EQ(who.status().aws_type(), "ExpiredTokenException");
+  EXPECT_EQ(aws::AwsErrorFor(who.status()).type, "ExpiredTokenException");
   EXPECT_EQ(who.status().message(), "The security token included in the request is expired");
   // A wrong token on an expired session still reads as invalid: expiry is told only to holders.
   auto wrong = verifier_.Verify(Signed(*c, std::string("nope")), "sts");
-  EXPECT_EQ(wrong.status().aws_type(), "UnrecognizedClientException");
+  EXPECT_EQ(aws::AwsErrorFor(wrong.status()).type, "UnrecognizedClientException");
 }
 
 TEST_F(SessionAuthTest, ReapExpiredIsBoundedAndKeepsTheRecentlyExpired) {
@@ -200,7 +201,7 @@ TEST_F(SessionAuthTest, ReapAccountRemovesOnlyThatAccountsSessions) {
   EXPECT_FALSE(sessions_.Lookup(role->access_key_id)->has_value());
   EXPECT_TRUE(sessions_.Lookup(theirs->access_key_id)->has_value());
   auto who = verifier_.Verify(Signed(*mine, mine->session_token), "sts");
-  EXPECT_EQ(who.status().aws_type(), "UnrecognizedClientException");
+  EXPECT_EQ(aws::AwsErrorFor(who.status()).type, "UnrecognizedClientException");
   // The expiry index went with them: a later sweep finds nothing of theirs.
   clock_.Advance(48h);
   auto reaped = sessions_.ReapExpired(clock_.Now());

@@ -7,7 +7,9 @@
 #include "agent/images/reference.h"
 #include "agent/remote/wire.h"
 #include "aws/model.h"
+#include "ecs/api/errors.h"
 #include "ecs/cluster/clusters.h"
+#include "ecs/common/errors.h"
 #include "ecs/common/resource_arn.h"
 #include "ecs/instance/instances.h"
 
@@ -118,7 +120,7 @@ StatusOr<Caller> ResolveCaller(const aws::CallContext& ctx, const json::object& 
   ASSIGN_OR_RETURN(ecs::instance::InstanceRef ref, ecs::instance::ParseInstanceRef(Str(in, "containerInstance"),
                                                                                   ctx.scope, ctx.action, ctx.principal.arn));
   if (ref.cluster && *ref.cluster != c.cluster)
-    return InvalidArgument("The container instance does not belong to the cluster.", "InvalidParameterException");
+    return InvalidArgument("The container instance does not belong to the cluster.", ecs::Error::kInvalidParameter);
   c.id = ref.id;
   const std::string arn = ecs::instance::ContainerInstanceArn(ctx.scope, c.cluster, c.id);
   // Only the instance's own agent credential speaks for it (docs/agent-protocol.md, "Identity").
@@ -139,6 +141,10 @@ AgentService::AgentService(InProcessControl& control, ecs::instance::ContainerIn
 
 AgentService::~AgentService() = default;
 
+std::optional<aws::AwsError> AgentService::ErrorFor(const Status& status) const {
+  return ecs::api::EcsErrorFor(status);
+}
+
 bool AgentService::Implements(std::string_view action) const {
   return action == "PollAssignments" || action == "ReportTaskState" || action == "RegisterAgent" ||
          action == "GetNetworkPolicy" || action == "GetImageAccess" || action == "GetTaskCredentials";
@@ -151,7 +157,7 @@ StatusOr<std::string> AgentService::Call(const aws::CallContext& ctx, json::obje
   if (ctx.action == "GetNetworkPolicy") return GetNetworkPolicy(ctx, input);
   if (ctx.action == "GetImageAccess") return GetImageAccess(ctx, input);
   if (ctx.action == "GetTaskCredentials") return GetTaskCredentials(ctx, input);
-  return InvalidArgument("", "UnknownOperationException");
+  return InvalidArgument("", aws::Error::kUnknownOperation);
 }
 
 StatusOr<std::string> AgentService::PollAssignments(const aws::CallContext& ctx, json::object& in) {
@@ -220,7 +226,7 @@ StatusOr<std::string> AgentService::GetNetworkPolicy(const aws::CallContext& ctx
   ASSIGN_OR_RETURN(vpc::VpcPolicy policy, control_.NetworkPolicyForAgent(caller.agent_id, ctx.scope));
   // The caller's own VPC only: its account's, as the scope says.
   if (const std::string asked = Str(in, "vpcId"); !asked.empty() && asked != policy.vpc_id)
-    return PermissionDenied("The container instance has no task in this VPC.", "AccessDeniedException");
+    return PermissionDenied("The container instance has no task in this VPC.");
   return json::serialize(json::object{{"policy", EncodeVpcPolicy(policy)}});
 }
 
@@ -255,10 +261,10 @@ StatusOr<std::string> AgentService::GetTaskCredentials(const aws::CallContext& c
     const Status& s = creds.status();
     // The role cannot be assumed: a ClientException whose message the agent's endpoint hands the
     // container (the agent tells it from an outage by the type).
-    if (s.aws_type().empty() &&
+    if (s.detail().empty() && s.aws_type().empty() &&
         (s.code() == StatusCode::kNotFound || s.code() == StatusCode::kPermissionDenied ||
          s.code() == StatusCode::kInvalidArgument))
-      return InvalidArgument(std::string(s.message()), "ClientException");
+      return InvalidArgument(std::string(s.message()), ecs::Error::kClient);
     return s;
   }
   return json::serialize(json::object{{"credentials", EncodeRoleCredentials(*creds)}});
@@ -274,12 +280,12 @@ StatusOr<std::string> AgentService::GetImageAccess(const aws::CallContext& ctx, 
   RETURN_IF_ERROR(control_.Heartbeat(ctx.scope, caller.cluster, caller.id, ctx.now));
   auto ref = images::ParseReference(Str(in, "image"));
   if (!ref.ok())
-    return InvalidArgument(fmt::format("invalid reference format: {}", ref.status().message()), "InvalidParameterException");
+    return InvalidArgument(fmt::format("invalid reference format: {}", ref.status().message()), ecs::Error::kInvalidParameter);
   // Need to know: an instance gets only the images its own tasks run (what the server's own agents
   // could run for it anyway), never a listing or anything else of the store.
   ASSIGN_OR_RETURN(std::vector<ecs::task::LaunchSpec> assigned, control_.Assignments(caller.agent_id));
   if (!AnyTaskNames(assigned, ref->String()))
-    return PermissionDenied("The container instance has no task that uses this image.", "AccessDeniedException");
+    return PermissionDenied("The container instance has no task that uses this image.");
   ImageAccessProvider provider;
   {
     std::lock_guard lock(image_access_mu_);

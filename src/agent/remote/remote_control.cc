@@ -8,6 +8,8 @@
 
 #include "agent/remote/agent_service.h"
 #include "agent/remote/wire.h"
+#include "aws/errors.h"
+#include "ecs/api/errors.h"
 
 namespace paddock::agent::remote {
 namespace json = boost::json;
@@ -59,7 +61,11 @@ StatusOr<json::value> JsonClient::Call(std::string_view target, const json::obje
     StatusCode code = resp.status >= 500 ? StatusCode::kUnavailable : StatusCode::kFailedPrecondition;
     if (type == "AccessDeniedException") code = StatusCode::kPermissionDenied;
     if (type == "InvalidParameterException" || type == "ClientException") code = StatusCode::kInvalidArgument;
-    return Status(code, message, type);
+    // The answer's code, read back into the vocabularies the agent tells apart.
+    ErrorDetail detail;
+    if (std::optional<aws::Error> a = aws::ErrorFromAwsCode(type)) detail = *a;
+    else if (std::optional<ecs::Error> e = ecs::api::EcsErrorFromAwsCode(type)) detail = *e;
+    return Status(code, message, detail);
   }
   if (ec) return DataLoss(fmt::format("{}: the answer is not JSON", target));
   return v;
@@ -134,8 +140,10 @@ void RemoteControl::PollLoop() {
       }
       fmt::print(stderr, "paddock: agent: polling for assignments: {}\n",
                  answer.ok() ? std::string("not an object") : answer.status().ToString());
-      const std::string type = answer.ok() ? std::string() : answer.status().aws_type();
-      refused = type == "UnrecognizedClientException" || type == "AccessDeniedException" ? refused + 1 : 0;
+      const Status failure = answer.ok() ? OkStatus() : answer.status();
+      const bool revoked =
+          IsError(failure, aws::Error::kUnrecognizedClient) || failure.code() == StatusCode::kPermissionDenied;
+      refused = revoked ? refused + 1 : 0;
       if (refused >= std::max(1, options_.revoked_after)) {
         std::vector<std::function<void()>> wakes;
         {
@@ -257,7 +265,7 @@ StatusOr<ImageAccess> RemoteControl::GetImageAccess(const std::string& reference
     std::lock_guard lock(image_mu_);
     return image_client_.Call(fmt::format("{}.GetImageAccess", kAgentTargetPrefix), body);
   }();
-  if (!answer.ok() && answer.status().aws_type() == "UnknownOperationException") return ImageAccess{};
+  if (!answer.ok() && IsError(answer.status(), aws::Error::kUnknownOperation)) return ImageAccess{};
   if (!answer.ok()) return answer.status();
   if (!answer->is_object()) return DataLoss("GetImageAccess: the answer is not an object");
   const json::object& o = answer->get_object();

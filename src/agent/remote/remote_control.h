@@ -60,8 +60,9 @@ StatusOr<std::pair<std::string, uint16_t>> ParseEndpoint(std::string_view url);
 class JsonClient {
  public:
   explicit JsonClient(ClientOptions options);
-  // `target` is "Prefix.Action". An error answer becomes a Status with the AWS error type
-  // (aws_type) and message; a transport failure is kUnavailable.
+  // `target` is "Prefix.Action". An error answer becomes a Status with its message and, when its
+  // AWS code is one of aws::Error's or ECS's (ecs/api/errors.h), that detail; a transport failure
+  // is kUnavailable.
   StatusOr<boost::json::value> Call(std::string_view target, const boost::json::object& body);
   void Cancel() { http_.Cancel(); }
 

@@ -65,7 +65,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   req.body.assign(rest);
   for (aws::SigV4Verifier* v : {&strict, &lax}) {
     auto r = v->Verify(req, "service");
-    if (!r.ok() && r.status().aws_type().empty()) std::abort();
+    if (!r.ok() && r.status().detail().empty()) std::abort();
   }
   return 0;
 }

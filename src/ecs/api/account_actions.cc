@@ -140,7 +140,7 @@ std::string ProviderAnswer(const capacity::CapacityProvider& p) {
 
 Status EcsService::RequireAccountOwners() const {
   if (owners_.account_settings == nullptr || owners_.capacity_providers == nullptr)
-    return Unavailable("This server does not serve account settings and capacity providers.", "ServerException");
+    return Unavailable("This server does not serve account settings and capacity providers.");
   return OkStatus();
 }
 

@@ -7,8 +7,10 @@
 #include <boost/json.hpp>
 
 #include "ecs/api/authorization.h"
+#include "ecs/api/errors.h"
 #include "ecs/common/records.h"
 #include "ecs/common/resource_arn.h"
+#include "ecs/common/errors.h"
 
 namespace paddock::ecs::api {
 namespace json = boost::json;
@@ -172,6 +174,8 @@ EcsService::EcsService(const aws::ServiceModel& model, Owners owners, aws::Token
 
 bool EcsService::Implements(std::string_view action) const { return handlers_.find(action) != handlers_.end(); }
 
+std::optional<aws::AwsError> EcsService::ErrorFor(const Status& status) const { return EcsErrorFor(status); }
+
 bool EcsService::AgentMay(std::string_view action) const {
   return action == "RegisterContainerInstance" || action == "SubmitTaskStateChange" ||
          action == "SubmitContainerStateChange" || action == "SubmitAttachmentStateChanges" ||
@@ -190,7 +194,7 @@ std::optional<aws::ThrottleGroup> EcsService::ThrottleGroupFor(std::string_view 
 
 StatusOr<std::string> EcsService::Call(const aws::CallContext& ctx, json::object& input) {
   auto it = handlers_.find(ctx.action);
-  if (it == handlers_.end()) return InvalidArgument("", "UnknownOperationException");
+  if (it == handlers_.end()) return InvalidArgument("", aws::Error::kUnknownOperation);
   return (this->*(it->second))(ctx, input);
 }
 
@@ -646,7 +650,7 @@ StatusOr<taskdef::Ref> TaskDefinitionTagRef(const aws::CallContext& ctx, const T
 }
 
 Status UnsupportedTagTarget(const TagTarget& t) {
-  return NotFound(fmt::format("The specified resource is not found: {}", t.arn), "ResourceNotFoundException");
+  return NotFound(fmt::format("The specified resource is not found: {}", t.arn), ecs::Error::kResourceNotFound);
 }
 
 // A container instance's ARN must name its cluster (container-instance/<cluster>/<id>).
@@ -784,8 +788,7 @@ StatusOr<ReportedTask> FindReportedTask(task::Tasks& tasks, const aws::CallConte
   const json::object& o = t.as_object();
   auto instance = OptString(o, "containerInstanceArn");
   if (!instance)
-    return PermissionDenied(fmt::format("Task {} has no container instance: only the node's own agent reports it.", out.arn),
-                            "AccessDeniedException");
+    return PermissionDenied(fmt::format("Task {} has no container instance: only the node's own agent reports it.", out.arn));
   if (ctx.principal.agent_of != *instance) return NotAuthorized(ctx.principal.arn, ctx.action, out.arn);
   out.agent_id = task::InstanceAgentId(*instance);
   out.last_status = String(o, "lastStatus");
@@ -886,7 +889,7 @@ StatusOr<std::string> EcsService::DiscoverPollEndpoint(const aws::CallContext& c
     std::lock_guard lock(endpoint_mu_);
     url = endpoint_;
   }
-  if (url.empty()) return Unavailable("The endpoint is not known yet.", "ServerException");
+  if (url.empty()) return Unavailable("The endpoint is not known yet.");
   return json::serialize(json::object{{"endpoint", url}, {"telemetryEndpoint", url}, {"serviceConnectEndpoint", url}});
 }
 

@@ -53,6 +53,8 @@ class EcsService final : public aws::JsonService {
   // ecs/api/authorization.h.
   std::vector<aws::AuthRequest> AuthorizationFor(const aws::CallContext& ctx,
                                                  const boost::json::object& input) const override;
+  // ECS's error table (ecs/api/errors.h).
+  std::optional<aws::AwsError> ErrorFor(const Status& status) const override;
 
   // The actions this adapter implements, sorted (for docs/api-coverage.md).
   std::vector<std::string> ImplementedActions() const;

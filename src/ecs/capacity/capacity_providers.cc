@@ -12,6 +12,7 @@
 #include "ecs/common/records.h"
 #include "ecs/common/resource_arn.h"
 #include "store/key.h"
+#include "ecs/common/errors.h"
 
 namespace paddock::ecs::capacity {
 namespace json = boost::json;
@@ -205,7 +206,7 @@ StatusOr<CapacityProvider> CapacityProviders::Create(const Scope& scope, const C
   RETURN_IF_ERROR(CheckName(request.name));
   if (request.managed_instances)
     return InvalidArgument("Amazon ECS Managed Instances capacity providers are not supported by Paddock.",
-                           "UnsupportedFeatureException");
+                           ecs::Error::kUnsupportedFeature);
   if (!request.asg) return ParamError("An autoScalingGroupProvider is required to create a capacity provider.");
   if (request.cluster)
     return ParamError("The cluster parameter applies only to Amazon ECS Managed Instances capacity providers.");
@@ -321,7 +322,7 @@ StatusOr<CapacityProvider> CapacityProviders::Update(const Scope& scope, const U
   if (IsFargateProvider(request.name)) return ParamError(fmt::format(kReservedNote, "updated"));
   if (request.managed_instances)
     return InvalidArgument("Amazon ECS Managed Instances capacity providers are not supported by Paddock.",
-                           "UnsupportedFeatureException");
+                           ecs::Error::kUnsupportedFeature);
   if (!request.asg) return ParamError("An autoScalingGroupProvider is required to update a capacity provider.");
   CapacityProvider out;
   RETURN_IF_ERROR(store_.Write([&](store::WriteTxn& txn) -> Status {
@@ -386,7 +387,7 @@ Status CapacityProviders::TagResource(const Scope& scope, std::string_view name,
   return store_.Write([&](store::WriteTxn& txn) -> Status {
     ASSIGN_OR_RETURN(auto p, Load(txn, scope, name));
     if (!p) return NotFound(fmt::format("The specified resource is not found: {}", CapacityProviderArn(scope, name)),
-                            "ResourceNotFoundException");
+                            ecs::Error::kResourceNotFound);
     return PutTags(txn, scope, p->arn, tags);
   });
 }
@@ -397,7 +398,7 @@ Status CapacityProviders::UntagResource(const Scope& scope, std::string_view nam
   return store_.Write([&](store::WriteTxn& txn) -> Status {
     ASSIGN_OR_RETURN(auto p, Load(txn, scope, name));
     if (!p) return NotFound(fmt::format("The specified resource is not found: {}", CapacityProviderArn(scope, name)),
-                            "ResourceNotFoundException");
+                            ecs::Error::kResourceNotFound);
     return RemoveTags(txn, scope, p->arn, keys);
   });
 }
@@ -408,7 +409,7 @@ StatusOr<Tags> CapacityProviders::ListTags(const Scope& scope, std::string_view 
   RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
     ASSIGN_OR_RETURN(auto p, Load(txn, scope, name));
     if (!p) return NotFound(fmt::format("The specified resource is not found: {}", CapacityProviderArn(scope, name)),
-                            "ResourceNotFoundException");
+                            ecs::Error::kResourceNotFound);
     ASSIGN_OR_RETURN(out, ReadTags(txn, scope, p->arn));
     return OkStatus();
   }));

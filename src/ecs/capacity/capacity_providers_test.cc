@@ -3,16 +3,17 @@
 #include <gtest/gtest.h>
 
 #include "ecs/testing/temp_store.h"
+#include "ecs/api/errors.h"
 
 namespace paddock::ecs::capacity {
 namespace {
 
 const Scope kScope{AccountId("123456789012"), Region("us-east-1")};
 
-std::string Code(const Status& s) { return s.ok() ? "OK" : s.aws_type(); }
+std::string Code(const Status& s) { return s.ok() ? "OK" : api::AnswerFor(s).type; }
 template <typename T>
 std::string Code(const StatusOr<T>& s) {
-  return s.ok() ? "OK" : s.status().aws_type();
+  return s.ok() ? "OK" : api::AnswerFor(s.status()).type;
 }
 
 CreateRequest Asg(std::string name, std::string asg) {

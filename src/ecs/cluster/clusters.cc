@@ -9,6 +9,7 @@
 #include "ecs/common/records.h"
 #include "ecs/common/resource_arn.h"
 #include "store/key.h"
+#include "ecs/common/errors.h"
 
 namespace paddock::ecs::cluster {
 namespace json = boost::json;
@@ -151,7 +152,7 @@ Status Clusters::ChangeProviders(store::WriteTxn& txn, const Scope& scope, std::
       ASSIGN_OR_RETURN(bool used, usage->UsesCapacityProvider(txn, scope, cluster, name));
       if (used)
         return FailedPrecondition("The specified capacity provider is in use and cannot be removed.",
-                                  "ResourceInUseException");
+                                  ecs::Error::kResourceInUse);
     }
   }
   return providers_->Associate(txn, scope, cluster, before, after);
@@ -374,12 +375,12 @@ StatusOr<std::string> Clusters::Delete(const Scope& scope, std::string_view name
       ASSIGN_OR_RETURN(ClusterUsage::Counts c, usage->Count(txn, scope, name));
       if (c.active_services + c.draining_services > 0)
         return FailedPrecondition("The Cluster cannot be deleted while Services are active.",
-                                  "ClusterContainsServicesException");
+                                  ecs::Error::kClusterContainsServices);
       if (c.running_tasks + c.pending_tasks > 0)
-        return FailedPrecondition("The Cluster cannot be deleted while Tasks are active.", "ClusterContainsTasksException");
+        return FailedPrecondition("The Cluster cannot be deleted while Tasks are active.", ecs::Error::kClusterContainsTasks);
       if (c.registered_container_instances > 0)
         return FailedPrecondition("The Cluster cannot be deleted while Container Instances are active or draining.",
-                                  "ClusterContainsContainerInstancesException");
+                                  ecs::Error::kClusterContainsContainerInstances);
     }
     record["status"] = "INACTIVE";
     // Deleting a cluster disassociates its capacity providers (DeleteCapacityProvider's note).

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "ecs/testing/temp_store.h"
+#include "ecs/api/errors.h"
 
 namespace paddock::ecs::cluster {
 namespace {
@@ -41,7 +42,7 @@ TEST_F(ClustersTest, DefaultNameAndInvalidNames) {
   EXPECT_EQ(json::parse(*d).at("clusterName"), "default");
   auto bad = clusters_.Create(kScope, Obj(R"({"clusterName":"no spaces"})"));
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.status().aws_type(), "InvalidParameterException");
+  EXPECT_EQ(api::AnswerFor(bad.status()).type, "InvalidParameterException");
 }
 
 TEST_F(ClustersTest, DescribeReportsMissingAndIncludes) {
@@ -71,7 +72,7 @@ TEST_F(ClustersTest, DeleteMakesInactiveButDescribableAndUnlisted) {
   EXPECT_EQ(page->arns, (std::vector<std::string>{"arn:aws:ecs:us-east-1:123456789012:cluster/b"}));
   auto missing = clusters_.Delete(kScope, "ghost");
   ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.status().aws_type(), "ClusterNotFoundException");
+  EXPECT_EQ(api::AnswerFor(missing.status()).type, "ClusterNotFoundException");
   EXPECT_EQ(missing.status().message(), "Cluster not found.");
 }
 
@@ -87,7 +88,7 @@ TEST_F(ClustersTest, DeleteRefusesAClusterInUse) {
   ASSERT_TRUE(clusters_.Create(kScope, Obj(R"({"clusterName":"a"})")).ok());
   auto del = clusters_.Delete(kScope, "a");
   ASSERT_FALSE(del.ok());
-  EXPECT_EQ(del.status().aws_type(), "ClusterContainsServicesException");
+  EXPECT_EQ(api::AnswerFor(del.status()).type, "ClusterContainsServicesException");
 }
 
 TEST_F(ClustersTest, ListPaginates) {
@@ -152,7 +153,7 @@ TEST_F(ClustersTest, AutoScalingGroupProvidersAreAssociatedThroughTheirOwner) {
   ASSERT_TRUE(clusters_.Create(kScope, Obj(R"({"clusterName":"a"})")).ok());
   ASSERT_TRUE(clusters_.Create(kScope, Obj(R"({"clusterName":"b"})")).ok());
   auto mine = json::parse(R"(["mine"])").as_array();
-  EXPECT_EQ(clusters_.PutCapacityProviders(kScope, "a", mine, json::array()).status().aws_type(),
+  EXPECT_EQ(api::AnswerFor(clusters_.PutCapacityProviders(kScope, "a", mine, json::array()).status()).type,
             "InvalidParameterException");
   capacity::CreateRequest r;
   r.name = "mine";
@@ -162,7 +163,7 @@ TEST_F(ClustersTest, AutoScalingGroupProvidersAreAssociatedThroughTheirOwner) {
   auto put = clusters_.PutCapacityProviders(kScope, "a", mine,
                                             json::parse(R"([{"capacityProvider":"mine","weight":1}])").as_array());
   ASSERT_TRUE(put.ok()) << put.status().ToString();
-  EXPECT_EQ(clusters_.PutCapacityProviders(kScope, "b", mine, json::array()).status().aws_type(),
+  EXPECT_EQ(api::AnswerFor(clusters_.PutCapacityProviders(kScope, "b", mine, json::array()).status()).type,
             "InvalidParameterException");
   EXPECT_EQ(providers.Delete(kScope, "mine")->update_status, "DELETE_FAILED");
   ASSERT_TRUE(clusters_.Delete(kScope, "a").ok());
@@ -173,9 +174,9 @@ TEST(ClusterNameTest, ParsesNamesAndArns) {
   EXPECT_EQ(*ClusterName(std::nullopt, kScope, "X", kCaller), "default");
   EXPECT_EQ(*ClusterName("arn:aws:ecs:us-east-1:123456789012:cluster/prod", kScope, "X", kCaller), "prod");
   auto other = ClusterName("arn:aws:ecs:us-east-1:999999999999:cluster/prod", kScope, "X", kCaller);
-  EXPECT_EQ(other.status().aws_type(), "AccessDeniedException");
+  EXPECT_EQ(api::AnswerFor(other.status()).type, "AccessDeniedException");
   auto region = ClusterName("arn:aws:ecs:eu-west-1:123456789012:cluster/prod", kScope, "X", kCaller);
-  EXPECT_EQ(region.status().aws_type(), "InvalidParameterException");
+  EXPECT_EQ(api::AnswerFor(region.status()).type, "InvalidParameterException");
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "common/arn.h"
+#include "ecs/common/errors.h"
 
 namespace paddock::ecs {
 
@@ -29,7 +30,7 @@ std::string_view ResourceKindName(ResourceKind kind) {
 }
 
 StatusOr<EcsResource> ParseEcsResourceArn(std::string_view text) {
-  auto invalid = [&] { return InvalidArgument("The ARN provided is invalid.", "InvalidParameterException"); };
+  auto invalid = [&] { return InvalidArgument("The ARN provided is invalid.", ecs::Error::kInvalidParameter); };
   auto arn = ParseArn(text);
   if (!arn.ok() || arn->service != "ecs" || !IsAccountId(arn->account) || !IsRegionName(arn->region)) return invalid();
   size_t slash = arn->resource.find('/');
@@ -49,13 +50,12 @@ Status CheckArnScope(const EcsResource& resource, const Scope& caller, std::stri
     return PermissionDenied(
         fmt::format("User: {} is not authorized to perform: ecs:{} on resource: {} because no resource-based "
                     "policy allows the ecs:{} action",
-                    caller_arn, action, arn, action),
-        "AccessDeniedException");
+                    caller_arn, action, arn, action));
   }
   if (resource.scope.region != caller.region) {
     return InvalidArgument(fmt::format("The ARN {} is in region {}, but the request was sent to region {}.", arn,
                                        resource.scope.region.str(), caller.region.str()),
-                           "InvalidParameterException");
+                           ecs::Error::kInvalidParameter);
   }
   return OkStatus();
 }
@@ -63,8 +63,7 @@ Status CheckArnScope(const EcsResource& resource, const Scope& caller, std::stri
 Status NotAuthorized(std::string_view caller_arn, std::string_view action, std::string_view resource) {
   return PermissionDenied(fmt::format("User: {} is not authorized to perform: ecs:{} on resource: {} because no "
                                       "identity-based policy allows the ecs:{} action",
-                                      caller_arn, action, resource, action),
-                          "AccessDeniedException");
+                                      caller_arn, action, resource, action));
 }
 
 StatusOr<ClusterScopedRef> ParseClusterScopedRef(std::string_view text, ResourceKind kind,
@@ -73,7 +72,7 @@ StatusOr<ClusterScopedRef> ParseClusterScopedRef(std::string_view text, Resource
   ClusterScopedRef ref;
   std::string id(text);
   if (text.substr(0, 4) == "arn:") {
-    auto invalid = [] { return InvalidArgument("The ARN provided is invalid.", "InvalidParameterException"); };
+    auto invalid = [] { return InvalidArgument("The ARN provided is invalid.", ecs::Error::kInvalidParameter); };
     StatusOr<EcsResource> r = ParseEcsResourceArn(text);
     if (!r.ok()) return r.status();
     if (r->kind != kind) return invalid();
@@ -82,7 +81,7 @@ StatusOr<ClusterScopedRef> ParseClusterScopedRef(std::string_view text, Resource
     if (slash != std::string::npos) ref.cluster = r->id.substr(0, slash);
     id = slash == std::string::npos ? r->id : r->id.substr(slash + 1);
   }
-  if (!is_id(id)) return InvalidArgument(fmt::format("Invalid identifier: {}", text), "InvalidParameterException");
+  if (!is_id(id)) return InvalidArgument(fmt::format("Invalid identifier: {}", text), ecs::Error::kInvalidParameter);
   ref.id = std::move(id);
   return ref;
 }

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "store/key.h"
+#include "ecs/common/errors.h"
 
 namespace paddock::ecs {
 namespace {
@@ -48,14 +49,14 @@ Status ValidateTagKeys(const std::vector<std::string>& keys) {
     size_t n = CodePoints(key);
     if (n < 1 || n > 128)
       return InvalidArgument(fmt::format("Tag key '{}' must be between 1 and 128 characters long.", key),
-                             "InvalidParameterException");
+                             ecs::Error::kInvalidParameter);
     if (!AllowedTagText(key))
       return InvalidArgument(
           fmt::format("Tag key '{}' contains invalid characters. Tags may contain letters, numbers, spaces and + - = . _ : / @.", key),
-          "InvalidParameterException");
+          ecs::Error::kInvalidParameter);
     if (HasReservedPrefix(key))
       return InvalidArgument(fmt::format("Tag key '{}' uses the reserved prefix 'aws:'.", key),
-                             "InvalidParameterException");
+                             ecs::Error::kInvalidParameter);
   }
   return OkStatus();
 }
@@ -75,7 +76,7 @@ Status ValidateTags(const Tags& tags) {
   if (tags.size() > kMaxTagsPerResource)
     return InvalidArgument(fmt::format("Too many tags: {}. A resource can have at most {} tags.", tags.size(),
                                        kMaxTagsPerResource),
-                           "InvalidParameterException");
+                           ecs::Error::kInvalidParameter);
   std::vector<std::string> keys;
   keys.reserve(tags.size());
   for (const auto& t : tags) keys.push_back(t.key);
@@ -83,14 +84,14 @@ Status ValidateTags(const Tags& tags) {
   std::sort(keys.begin(), keys.end());
   if (auto dup = std::adjacent_find(keys.begin(), keys.end()); dup != keys.end())
     return InvalidArgument(fmt::format("The tag key '{}' appears more than once. Each tag key of a resource must be unique.", *dup),
-                           "InvalidParameterException");
+                           ecs::Error::kInvalidParameter);
   for (const auto& t : tags) {
     if (CodePoints(t.value) > 256)
       return InvalidArgument(fmt::format("Tag value for key '{}' must be at most 256 characters long.", t.key),
-                             "InvalidParameterException");
+                             ecs::Error::kInvalidParameter);
     if (!AllowedTagText(t.value))
       return InvalidArgument(fmt::format("Tag value for key '{}' contains invalid characters.", t.key),
-                             "InvalidParameterException");
+                             ecs::Error::kInvalidParameter);
   }
   return OkStatus();
 }
@@ -120,7 +121,7 @@ Status PutTags(store::WriteTxn& txn, const Scope& scope, std::string_view arn, c
   if (UserTagCount(merged) > kMaxTagsPerResource)
     return InvalidArgument(fmt::format("The resource {} would have {} tags; a resource can have at most {} tags.", arn,
                                        UserTagCount(merged), kMaxTagsPerResource),
-                           "InvalidParameterException");
+                           ecs::Error::kInvalidParameter);
   std::string prefix = TagPrefix(scope, arn);
   for (const auto& t : tags) RETURN_IF_ERROR(txn.Put(kTags, prefix + store::Key().Str(t.key).Done(), t.value));
   return OkStatus();

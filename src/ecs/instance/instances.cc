@@ -12,10 +12,33 @@
 #include "ecs/common/resource_arn.h"
 #include "store/key.h"
 #include "vpc/default_vpc.h"
+#include "ecs/common/errors.h"
 
 namespace paddock::ecs::instance {
 namespace json = boost::json;
 using store::Key;
+
+std::string_view RefusalReason(const Status& status) {
+  std::optional<Refusal> r = status.detail().As<Refusal>();
+  if (!r) return {};
+  switch (*r) {
+    case Refusal::kMissing: return "MISSING";
+    case Refusal::kInactive: return "INACTIVE";
+    case Refusal::kCpu: return "RESOURCE:CPU";
+    case Refusal::kMemory: return "RESOURCE:MEMORY";
+    case Refusal::kPorts: return "RESOURCE:PORTS";
+    case Refusal::kPortsUdp: return "RESOURCE:PORTS_UDP";
+  }
+  return {};
+}
+
+const ErrorDomain& ErrorDomainOf(Refusal) {
+  static constexpr ErrorDomain kDomain{"ecs.placement", [](int code) -> std::string_view {
+                                         return RefusalReason(Status(StatusCode::kFailedPrecondition, {},
+                                                                     static_cast<Refusal>(code)));
+                                       }};
+  return kDomain;
+}
 
 namespace {
 
@@ -221,7 +244,7 @@ Status CheckCustomLimit(const AttributeMap& attributes) {
     return InvalidArgument(
         "You can apply up to 10 custom attributes for each resource. You can view the attributes of a resource with "
         "ListAttributes. You can remove existing attributes on a resource with DeleteAttributes.",
-        "AttributeLimitExceededException");
+        ecs::Error::kAttributeLimitExceeded);
   return OkStatus();
 }
 
@@ -660,8 +683,8 @@ StatusOr<std::string> ContainerInstances::UpdateAgent(const Scope& scope, std::s
       return InvalidArgument(
           "Amazon ECS can't determine the current version of the Amazon ECS container agent on the container instance "
           "and doesn't have enough information to proceed with an update.",
-          "MissingVersionException");
-    return InvalidArgument("There is no update available for your container agent.", "NoUpdateAvailableException");
+          ecs::Error::kMissingVersion);
+    return InvalidArgument("There is no update available for your container agent.", ecs::Error::kNoUpdateAvailable);
   }));
   return Internal("UpdateContainerAgent has no update to start");
 }
@@ -681,7 +704,7 @@ StatusOr<std::vector<ListedAttribute>> ContainerInstances::PutAttributes(const S
       if (it == changed.end() || (a.target.cluster && *a.target.cluster != cluster)) {
         ASSIGN_OR_RETURN(auto record, Find(txn, scope, cluster, a.target));
         if (!record || Str(*record, "status") == "INACTIVE")
-          return NotFound(fmt::format("Could not find the target {}.", a.target.text), "TargetNotFoundException");
+          return NotFound(fmt::format("Could not find the target {}.", a.target.text), ecs::Error::kTargetNotFound);
         it = changed.emplace(a.target.id, std::move(*record)).first;
       }
       AttributeMap current = ReadAttributes(it->second);
@@ -709,7 +732,7 @@ StatusOr<std::vector<ListedAttribute>> ContainerInstances::DeleteAttributes(cons
       if (it == changed.end() || (a.target.cluster && *a.target.cluster != cluster)) {
         ASSIGN_OR_RETURN(auto record, Find(txn, scope, cluster, a.target));
         if (!record || Str(*record, "status") == "INACTIVE")
-          return NotFound(fmt::format("Could not find the target {}.", a.target.text), "TargetNotFoundException");
+          return NotFound(fmt::format("Could not find the target {}.", a.target.text), ecs::Error::kTargetNotFound);
         it = changed.emplace(a.target.id, std::move(*record)).first;
       }
       AttributeMap current = ReadAttributes(it->second);
@@ -777,7 +800,7 @@ Status ContainerInstances::Heartbeat(const Scope& scope, std::string_view cluste
   RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
     ASSIGN_OR_RETURN(auto record, Find(txn, scope, cluster, InstanceRef{std::string(id), std::nullopt, std::string(id)}));
     if (!record || Str(*record, "status") == "INACTIVE")
-      return NotFound(std::string(kNotFoundMessage), "InvalidParameterException");
+      return NotFound(std::string(kNotFoundMessage), ecs::Error::kInvalidParameter);
     return OkStatus();
   }));
   SetHeartbeat(InstanceKey(scope, cluster, id), now);
@@ -787,7 +810,7 @@ Status ContainerInstances::Heartbeat(const Scope& scope, std::string_view cluste
 namespace {
 Status TagTargetNotFound(const Scope& scope, std::string_view cluster, std::string_view id) {
   return NotFound(fmt::format("The specified resource is not found: {}", ContainerInstanceArn(scope, cluster, id)),
-                  "ResourceNotFoundException");
+                  ecs::Error::kResourceNotFound);
 }
 }  // namespace
 
@@ -855,15 +878,15 @@ Status ContainerInstances::Reserve(store::WriteTxn& txn, const Scope& scope, std
   ASSIGN_OR_RETURN(auto existing, txn.Get(kReservations, rkey));
   if (existing) return OkStatus();
   ASSIGN_OR_RETURN(auto text, txn.Get(kInstances, key));
-  if (!text) return NotFound(std::string(kNotFoundMessage), "MISSING");
+  if (!text) return NotFound(std::string(kNotFoundMessage), Refusal::kMissing);
   ASSIGN_OR_RETURN(json::object record, ParseRecordObject(*text, "container instance"));
   if (Str(record, "status") != "ACTIVE")
-    return FailedPrecondition(fmt::format("The container instance is {}.", Str(record, "status")), "INACTIVE");
+    return FailedPrecondition(fmt::format("The container instance is {}.", Str(record, "status")), Refusal::kInactive);
   json::array& remaining = record["remainingResources"].as_array();
   const int64_t cpu = ResourceInt(remaining, "CPU"), memory = ResourceInt(remaining, "MEMORY");
   if (demand.cpu < 0 || demand.memory < 0) return ParamError("A reservation cannot be negative.");
-  if (demand.cpu > cpu) return FailedPrecondition("Not enough CPU units remain on the instance.", "RESOURCE:CPU");
-  if (demand.memory > memory) return FailedPrecondition("Not enough memory remains on the instance.", "RESOURCE:MEMORY");
+  if (demand.cpu > cpu) return FailedPrecondition("Not enough CPU units remain on the instance.", Refusal::kCpu);
+  if (demand.memory > memory) return FailedPrecondition("Not enough memory remains on the instance.", Refusal::kMemory);
   Reservation r{demand.cpu, demand.memory, {}, {}, "PENDING"};
   auto take = [&](const std::vector<int64_t>& ports, std::string_view resource, std::vector<std::string>& taken) -> Status {
     std::vector<std::string> used = ResourceSet(remaining, resource);
@@ -873,7 +896,7 @@ Status ContainerInstances::Reserve(store::WriteTxn& txn, const Scope& scope, std
       if (p < 1 || p > 65535) return ParamError(fmt::format("{} is not a port number.", p));
       if (!in_use.insert(port).second)
         return FailedPrecondition(fmt::format("Port {} is already in use on the instance.", p),
-                                  fmt::format("RESOURCE:{}", resource));
+                                  resource == "PORTS" ? Refusal::kPorts : Refusal::kPortsUdp);
       taken.push_back(port);
     }
     SetResourceSet(remaining, resource, std::vector<std::string>(in_use.begin(), in_use.end()));

@@ -146,6 +146,20 @@ struct AttributePage {
 };
 
 // What a task asks of an instance. Ports are host ports.
+// Why Reserve refused a task: ECS's placement failure reasons, as the detail of its Status.
+enum class Refusal {
+  kMissing = 1,  // "MISSING": no such instance
+  kInactive,     // "INACTIVE": draining or deregistered
+  kCpu,          // "RESOURCE:CPU"
+  kMemory,       // "RESOURCE:MEMORY"
+  kPorts,        // "RESOURCE:PORTS"
+  kPortsUdp,     // "RESOURCE:PORTS_UDP"
+};
+const ErrorDomain& ErrorDomainOf(Refusal);
+// The failure reason ECS reports for a refused reservation ("RESOURCE:CPU"); empty when `status`
+// is not a Refusal.
+std::string_view RefusalReason(const Status& status);
+
 struct Demand {
   int64_t cpu = 0;     // CPU units (1024 = one core)
   int64_t memory = 0;  // MiB
@@ -218,9 +232,9 @@ class ContainerInstances {
   StatusOr<std::vector<Candidate>> Candidates(store::ReadTxn& txn, const Scope& scope, std::string_view cluster,
                                               TimePoint now);
   // Takes `demand` from the ACTIVE instance for `task_id` (counted as pending). Repeating it for
-  // the same task is a no-op. Refusals are FailedPrecondition whose aws_type is the ECS placement
-  // failure reason: "RESOURCE:CPU", "RESOURCE:MEMORY", "RESOURCE:PORTS", "RESOURCE:PORTS_UDP",
-  // or "INACTIVE" (not ACTIVE: draining or deregistered); NotFound "MISSING" for no such instance.
+  // the same task is a no-op. Refusals are FailedPrecondition with a Refusal detail (kCpu,
+  // kMemory, kPorts, kPortsUdp, or kInactive: not ACTIVE), NotFound with Refusal::kMissing for no
+  // such instance; RefusalReason names them as ECS does.
   Status Reserve(store::WriteTxn& txn, const Scope& scope, std::string_view cluster, std::string_view id,
                  std::string_view task_id, const Demand& demand);
   // The task's reservation moves from pending to running. No-op when already running, and when

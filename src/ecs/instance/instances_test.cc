@@ -7,6 +7,7 @@
 
 #include "common/testing/fake_clock.h"
 #include "ecs/testing/temp_store.h"
+#include "ecs/api/errors.h"
 
 namespace paddock::ecs::instance {
 namespace {
@@ -79,9 +80,9 @@ TEST(InstanceRefTest, ParsesIdsAndArns) {
   EXPECT_EQ(arn->id, "0123456789abcdef0123456789abcdef");
   auto other = ParseInstanceRef(
       "arn:aws:ecs:us-east-1:210987654321:container-instance/prod/0123456789abcdef0123456789abcdef", kScope, "X", kCaller);
-  EXPECT_EQ(other.status().aws_type(), "AccessDeniedException");
-  EXPECT_EQ(ParseInstanceRef("nope", kScope, "X", kCaller).status().aws_type(), "InvalidParameterException");
-  EXPECT_EQ(ParseInstanceRef("arn:aws:ecs:us-east-1:123456789012:cluster/prod", kScope, "X", kCaller).status().aws_type(),
+  EXPECT_EQ(api::AnswerFor(other.status()).type, "AccessDeniedException");
+  EXPECT_EQ(api::AnswerFor(ParseInstanceRef("nope", kScope, "X", kCaller).status()).type, "InvalidParameterException");
+  EXPECT_EQ(api::AnswerFor(ParseInstanceRef("arn:aws:ecs:us-east-1:123456789012:cluster/prod", kScope, "X", kCaller).status()).type,
             "InvalidParameterException");
 }
 
@@ -136,18 +137,18 @@ TEST_F(InstancesTest, RegisterRefusesBadInputAndUnknownOrInactiveClustersWriting
   RegisterRequest r;
   r.cluster = "prod";
   r.total_resources = json::array{json::object{{"name", "CPU"}, {"type", "INTEGER"}, {"integerValue", -1}}};
-  EXPECT_EQ(instances_.Register(kScope, r, clock_.Now()).status().aws_type(), "InvalidParameterException");
+  EXPECT_EQ(api::AnswerFor(instances_.Register(kScope, r, clock_.Now()).status()).type, "InvalidParameterException");
   r.total_resources = json::array{json::object{{"name", "PORTS"}, {"type", "STRINGSET"}, {"stringSetValue", json::array{"http"}}}};
-  EXPECT_EQ(instances_.Register(kScope, r, clock_.Now()).status().aws_type(), "InvalidParameterException");
+  EXPECT_EQ(api::AnswerFor(instances_.Register(kScope, r, clock_.Now()).status()).type, "InvalidParameterException");
   r.total_resources.reset();
   r.identity_document = "not json";
-  EXPECT_EQ(instances_.Register(kScope, r, clock_.Now()).status().aws_type(), "InvalidParameterException");
+  EXPECT_EQ(api::AnswerFor(instances_.Register(kScope, r, clock_.Now()).status()).type, "InvalidParameterException");
   r.identity_document.reset();
   for (int i = 0; i < 11; ++i) r.attributes.push_back({fmt::format("custom{}", i), "v"});
-  EXPECT_EQ(instances_.Register(kScope, r, clock_.Now()).status().aws_type(), "AttributeLimitExceededException");
+  EXPECT_EQ(api::AnswerFor(instances_.Register(kScope, r, clock_.Now()).status()).type, "AttributeLimitExceededException");
   r.attributes.clear();
   r.cluster = "ghost";
-  EXPECT_EQ(instances_.Register(kScope, r, clock_.Now()).status().aws_type(), "ClusterNotFoundException");
+  EXPECT_EQ(api::AnswerFor(instances_.Register(kScope, r, clock_.Now()).status()).type, "ClusterNotFoundException");
   EXPECT_EQ(RegisteredCount(), 0);
   ListQuery q;
   q.cluster = "prod";
@@ -214,11 +215,11 @@ TEST_F(InstancesTest, ReserveMarkRunningReleaseAccountResourcesAndCounts) {
   json::object ci = Describe(id);
   EXPECT_EQ(ResourceValue(ci, "remainingResources", "CPU"), 1024);
   EXPECT_EQ(ci.at("pendingTasksCount"), 1);
-  EXPECT_EQ(reserve("t2", Demand{2048, 0, {}, {}}).aws_type(), "RESOURCE:CPU");
-  EXPECT_EQ(reserve("t2", Demand{0, 8192, {}, {}}).aws_type(), "RESOURCE:MEMORY");
-  EXPECT_EQ(reserve("t2", Demand{0, 0, {80}, {}}).aws_type(), "RESOURCE:PORTS");
-  EXPECT_EQ(reserve("t2", Demand{0, 0, {22}, {}}).aws_type(), "RESOURCE:PORTS");  // reserved by the agent
-  EXPECT_EQ(reserve("t2", Demand{0, 0, {}, {53}}).aws_type(), "RESOURCE:PORTS_UDP");
+  EXPECT_EQ(RefusalReason(reserve("t2", Demand{2048, 0, {}, {}})), "RESOURCE:CPU");
+  EXPECT_EQ(RefusalReason(reserve("t2", Demand{0, 8192, {}, {}})), "RESOURCE:MEMORY");
+  EXPECT_EQ(RefusalReason(reserve("t2", Demand{0, 0, {80}, {}})), "RESOURCE:PORTS");
+  EXPECT_EQ(RefusalReason(reserve("t2", Demand{0, 0, {22}, {}})), "RESOURCE:PORTS");  // reserved by the agent
+  EXPECT_EQ(RefusalReason(reserve("t2", Demand{0, 0, {}, {53}})), "RESOURCE:PORTS_UDP");
   EXPECT_EQ(Describe(id).at("pendingTasksCount"), 1);  // refusals changed nothing
 
   std::vector<Candidate> candidates;
@@ -236,7 +237,7 @@ TEST_F(InstancesTest, ReserveMarkRunningReleaseAccountResourcesAndCounts) {
   EXPECT_EQ(ci.at("runningTasksCount"), 1);
 
   // Deregistering refuses an instance with tasks unless forced.
-  EXPECT_EQ(instances_.Deregister(kScope, "prod", Ref(id), false, clock_.Now()).status().aws_type(),
+  EXPECT_EQ(api::AnswerFor(instances_.Deregister(kScope, "prod", Ref(id), false, clock_.Now()).status()).type,
             "InvalidParameterException");
   ASSERT_TRUE(store_->Write([&](store::WriteTxn& txn) { return instances_.Release(txn, kScope, "prod", id, "t1"); }).ok());
   ASSERT_TRUE(store_->Write([&](store::WriteTxn& txn) { return instances_.Release(txn, kScope, "prod", id, "t1"); }).ok());
@@ -248,12 +249,12 @@ TEST_F(InstancesTest, ReserveMarkRunningReleaseAccountResourcesAndCounts) {
 
   // DRAINING instances take no new tasks.
   ASSERT_TRUE(instances_.UpdateState(kScope, "prod", {Ref(id)}, "DRAINING", clock_.Now()).ok());
-  EXPECT_EQ(reserve("t4", Demand{}).aws_type(), "INACTIVE");
+  EXPECT_EQ(RefusalReason(reserve("t4", Demand{})), "INACTIVE");
 }
 
 TEST_F(InstancesTest, DrainingAndDeregisteringChangeStatusCountsAndTheClusterDelete) {
   std::string id = Register();
-  EXPECT_EQ(clusters_.Delete(kScope, "prod").status().aws_type(), "ClusterContainsContainerInstancesException");
+  EXPECT_EQ(api::AnswerFor(clusters_.Delete(kScope, "prod").status()).type, "ClusterContainsContainerInstancesException");
   auto drained = instances_.UpdateState(kScope, "prod", {Ref(id), Ref(std::string(32, 'a'))}, "DRAINING", clock_.Now());
   ASSERT_TRUE(drained.ok());
   EXPECT_EQ(drained->instances.size(), 1u);
@@ -261,7 +262,7 @@ TEST_F(InstancesTest, DrainingAndDeregisteringChangeStatusCountsAndTheClusterDel
   EXPECT_EQ(drained->failures[0].reason, "MISSING");
   EXPECT_EQ(Describe(id).at("status"), "DRAINING");
   EXPECT_EQ(RegisteredCount(), 1);  // DRAINING still counts
-  EXPECT_EQ(instances_.UpdateState(kScope, "prod", {Ref(id)}, "INACTIVE", clock_.Now()).status().aws_type(),
+  EXPECT_EQ(api::AnswerFor(instances_.UpdateState(kScope, "prod", {Ref(id)}, "INACTIVE", clock_.Now()).status()).type,
             "InvalidParameterException");
 
   auto d = instances_.Deregister(kScope, "prod", Ref(id), false, clock_.Now());
@@ -277,7 +278,7 @@ TEST_F(InstancesTest, DrainingAndDeregisteringChangeStatusCountsAndTheClusterDel
   RegisterRequest re;
   re.container_instance = Ref(id);
   re.cluster = "prod";
-  EXPECT_EQ(instances_.Register(kScope, re, clock_.Now()).status().aws_type(), "ClientException");
+  EXPECT_EQ(api::AnswerFor(instances_.Register(kScope, re, clock_.Now()).status()).type, "ClientException");
 
   ListQuery q;
   q.cluster = "prod";
@@ -332,12 +333,12 @@ TEST_F(InstancesTest, ListFiltersByStatusAndQueryAndPaginates) {
   ListQuery bad;
   bad.cluster = "prod";
   bad.filter = "attribute:stack ==";
-  EXPECT_EQ(instances_.List(kScope, bad, clock_.Now()).status().aws_type(), "InvalidParameterException");
+  EXPECT_EQ(api::AnswerFor(instances_.List(kScope, bad, clock_.Now()).status()).type, "InvalidParameterException");
   bad.filter = "task:group == web";
-  EXPECT_EQ(instances_.List(kScope, bad, clock_.Now()).status().aws_type(), "InvalidParameterException");
+  EXPECT_EQ(api::AnswerFor(instances_.List(kScope, bad, clock_.Now()).status()).type, "InvalidParameterException");
   bad.cluster = "ghost";
   bad.filter.reset();
-  EXPECT_EQ(instances_.List(kScope, bad, clock_.Now()).status().aws_type(), "ClusterNotFoundException");
+  EXPECT_EQ(api::AnswerFor(instances_.List(kScope, bad, clock_.Now()).status()).type, "ClusterNotFoundException");
 
   // Pages of one cover everything once.
   ListQuery q;
@@ -360,11 +361,11 @@ TEST_F(InstancesTest, AttributesPutDeleteListAndLimits) {
   for (int i = 0; i < 10; ++i) put.push_back({{fmt::format("c{}", i), "v"}, Ref(id)});
   ASSERT_TRUE(instances_.PutAttributes(kScope, "prod", put).ok());
   auto over = instances_.PutAttributes(kScope, "prod", {{{"c10", "v"}, Ref(id)}});
-  EXPECT_EQ(over.status().aws_type(), "AttributeLimitExceededException");
+  EXPECT_EQ(api::AnswerFor(over.status()).type, "AttributeLimitExceededException");
   auto replace = instances_.PutAttributes(kScope, "prod", {{{"c0", "w"}, Ref(id)}});  // overwriting is no new one
   ASSERT_TRUE(replace.ok());
   EXPECT_EQ(replace->at(0).target_arn, ContainerInstanceArn(kScope, "prod", id));
-  EXPECT_EQ(instances_.PutAttributes(kScope, "prod", {{{"x", "v"}, Ref(std::string(32, 'b'))}}).status().aws_type(),
+  EXPECT_EQ(api::AnswerFor(instances_.PutAttributes(kScope, "prod", {{{"x", "v"}, Ref(std::string(32, 'b'))}}).status()).type,
             "TargetNotFoundException");
 
   AttributeQuery q;
@@ -401,17 +402,17 @@ TEST_F(InstancesTest, AttributesPutDeleteListAndLimits) {
 
 TEST_F(InstancesTest, UpdateAgentHasNoUpdateAndTagsRoundTrip) {
   std::string without = Register();
-  EXPECT_EQ(instances_.UpdateAgent(kScope, "prod", Ref(without), clock_.Now()).status().aws_type(),
+  EXPECT_EQ(api::AnswerFor(instances_.UpdateAgent(kScope, "prod", Ref(without), clock_.Now()).status()).type,
             "MissingVersionException");
   RegisterRequest r;
   r.version_info = json::object{{"agentVersion", "1.80.0"}};
   std::string with = Register(r);
-  EXPECT_EQ(instances_.UpdateAgent(kScope, "prod", Ref(with), clock_.Now()).status().aws_type(),
+  EXPECT_EQ(api::AnswerFor(instances_.UpdateAgent(kScope, "prod", Ref(with), clock_.Now()).status()).type,
             "NoUpdateAvailableException");
-  EXPECT_EQ(instances_.UpdateAgent(kScope, "prod", Ref(std::string(32, 'e')), clock_.Now()).status().aws_type(),
+  EXPECT_EQ(api::AnswerFor(instances_.UpdateAgent(kScope, "prod", Ref(std::string(32, 'e')), clock_.Now()).status()).type,
             "InvalidParameterException");
   ASSERT_TRUE(instances_.Deregister(kScope, "prod", Ref(without), false, clock_.Now()).ok());
-  EXPECT_EQ(instances_.UpdateAgent(kScope, "prod", Ref(without), clock_.Now()).status().aws_type(),
+  EXPECT_EQ(api::AnswerFor(instances_.UpdateAgent(kScope, "prod", Ref(without), clock_.Now()).status()).type,
             "InvalidParameterException");
 
   ASSERT_TRUE(instances_.TagResource(kScope, "prod", with, {{"env", "prod"}}).ok());
@@ -420,7 +421,7 @@ TEST_F(InstancesTest, UpdateAgentHasNoUpdateAndTagsRoundTrip) {
   EXPECT_FALSE(Describe(with).contains("tags"));
   ASSERT_TRUE(instances_.UntagResource(kScope, "prod", with, {"env"}).ok());
   EXPECT_TRUE(instances_.ListTags(kScope, "prod", with)->empty());
-  EXPECT_EQ(instances_.TagResource(kScope, "prod", std::string(32, 'c'), {{"k", "v"}}).aws_type(),
+  EXPECT_EQ(api::AnswerFor(instances_.TagResource(kScope, "prod", std::string(32, 'c'), {{"k", "v"}})).type,
             "ResourceNotFoundException");
 }
 
@@ -467,7 +468,7 @@ TEST(QueryTest, ParsesTheCommonFormsAndRefusesTheRest) {
     auto q = Query::Parse(bad);
     EXPECT_FALSE(q.ok()) << bad;
     if (!q.ok()) {
-      EXPECT_EQ(q.status().aws_type(), "InvalidParameterException") << bad;
+      EXPECT_EQ(api::AnswerFor(q.status()).type, "InvalidParameterException") << bad;
     }
   }
   EXPECT_EQ(*ParseQueryDate("1970-01-02"), 86400.0);
@@ -482,7 +483,7 @@ TEST(QueryTest, MatchPatternsAreBounded) {
     auto q = Query::Parse(bad);
     EXPECT_FALSE(q.ok()) << bad;
     if (!q.ok()) {
-      EXPECT_EQ(q.status().aws_type(), "InvalidParameterException") << bad;
+      EXPECT_EQ(api::AnswerFor(q.status()).type, "InvalidParameterException") << bad;
     }
   }
   Facts f;

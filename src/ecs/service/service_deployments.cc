@@ -15,6 +15,7 @@
 #include "ecs/service/internal/record.h"
 #include "ecs/service/services.h"
 #include "store/key.h"
+#include "ecs/common/errors.h"
 
 namespace paddock::ecs::service {
 namespace json = boost::json;
@@ -219,17 +220,17 @@ StatusOr<std::string> Services::StopServiceDeployment(const Scope& scope, std::s
     const std::string key = ChildKey(scope, ref.cluster, ref.service, ref.id);
     ASSIGN_OR_RETURN(auto text, txn.Get(kDeployments, key));
     if (!text)
-      return NotFound(fmt::format("The service deployment {} does not exist.", arn), "ServiceDeploymentNotFoundException");
+      return NotFound(fmt::format("The service deployment {} does not exist.", arn), ecs::Error::kServiceDeploymentNotFound);
     ASSIGN_OR_RETURN(json::object sd, ParseRecordObject(*text, "service deployment"));
     const std::string status = Str(sd, "status");
     if (kFinished.count(status))
       return FailedPrecondition(
           fmt::format("The service deployment {} has finished ({}): there is nothing to stop.", arn, status),
-          "ConflictException");
+          ecs::Error::kConflict);
     if (status != "PENDING" && status != "IN_PROGRESS") return OkStatus();  // already stopping or rolling back
     ASSIGN_OR_RETURN(auto current, LoadRecord(txn, scope, ref.cluster, ref.service));
     if (!current) return NotFound(fmt::format("The service deployment {} does not exist.", arn),
-                                  "ServiceDeploymentNotFoundException");
+                                  ecs::Error::kServiceDeploymentNotFound);
     json::object record = *current;
     json::array deployments;
     if (auto it = record.find("deployments"); it != record.end() && it->value().is_array())
@@ -259,7 +260,7 @@ StatusOr<std::string> Services::ContinueServiceDeployment(const Scope& scope, st
   RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
     ASSIGN_OR_RETURN(auto text, txn.Get(kDeployments, ChildKey(scope, ref.cluster, ref.service, ref.id)));
     if (!text)
-      return NotFound(fmt::format("The service deployment {} does not exist.", arn), "ServiceDeploymentNotFoundException");
+      return NotFound(fmt::format("The service deployment {} does not exist.", arn), ecs::Error::kServiceDeploymentNotFound);
     return OkStatus();
   }));
   return ParamError(fmt::format(

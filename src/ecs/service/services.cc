@@ -22,6 +22,7 @@
 #include "store/key.h"
 #include "vpc/default_vpc.h"
 #include "vpc/security_groups.h"
+#include "ecs/common/errors.h"
 
 namespace paddock::ecs::service {
 namespace json = boost::json;
@@ -271,7 +272,7 @@ StatusOr<Services::Launch> Services::ResolveLaunch(const Scope& scope, const Clu
     if (platform) return ParamError("The platform version must be null when specifying an EC2 launch type.");
   } else {
     if (platform && *platform != "LATEST" && *platform != kFargatePlatform)
-      return InvalidArgument("The specified platform does not exist.", "PlatformUnknownException");
+      return InvalidArgument("The specified platform does not exist.", ecs::Error::kPlatformUnknown);
     out.service.platform_version = platform.value_or("LATEST");
   }
 
@@ -782,7 +783,7 @@ StatusOr<std::string> Services::Update(const Scope& scope, std::string_view call
     NotifyChange(ServiceKey{scope, cluster_name, ref.name});
     return out;
   }
-  return Aborted("The service's task definition kept changing during the update; try again.", "ServerException");
+  return Aborted("The service's task definition kept changing during the update; try again.");
 }
 
 StatusOr<std::string> Services::Delete(const Scope& scope, std::string_view caller_arn, const json::object& in,
@@ -918,7 +919,7 @@ StatusOr<Page> Services::ListByNamespace(const Scope& scope, std::string_view ca
   (void)scope;
   (void)caller_arn;
   return NotFound(fmt::format("Namespace {} not found: Paddock has no Cloud Map namespaces.", Str(input, "namespace")),
-                  "NamespaceNotFoundException");
+                  ecs::Error::kNamespaceNotFound);
 }
 
 // ---- Tags ----
@@ -927,7 +928,7 @@ namespace {
 // TagResource and UntagResource name ResourceNotFoundException (not ServiceNotFoundException) in
 // their model for a resource that does not exist.
 Status TagTargetNotFound(std::string_view arn) {
-  return NotFound(fmt::format("The specified resource is not found: {}", arn), "ResourceNotFoundException");
+  return NotFound(fmt::format("The specified resource is not found: {}", arn), ecs::Error::kResourceNotFound);
 }
 
 // A service ARN's (cluster, name). A tagged service is named by its long ARN (service/<cluster>/<name>). AWS answers a short one

@@ -10,6 +10,7 @@
 #include "common/testing/fake_clock.h"
 #include "ecs/testing/temp_store.h"
 #include "vpc/default_vpc.h"
+#include "ecs/api/errors.h"
 
 namespace paddock::ecs::service {
 namespace {
@@ -138,7 +139,7 @@ class ServicesTest : public ::testing::Test {
 
 void ExpectError(const Status& s, std::string_view type, std::string_view message_part) {
   EXPECT_FALSE(s.ok());
-  EXPECT_EQ(s.aws_type(), type) << s.ToString();
+  EXPECT_EQ(api::AnswerFor(s).type, type) << s.ToString();
   EXPECT_NE(s.message().find(message_part), std::string::npos) << s.message();
 }
 

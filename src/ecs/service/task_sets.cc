@@ -18,6 +18,7 @@
 #include "ecs/service/internal/record.h"
 #include "ecs/service/internal/resolved.h"
 #include "ecs/service/services.h"
+#include "ecs/common/errors.h"
 
 namespace paddock::ecs::service {
 namespace json = boost::json;
@@ -36,7 +37,7 @@ Status NotExternal() {
   return ParamError(
       "Amazon ECS only supports task set management on services configured to use external deployment controllers.");
 }
-Status TaskSetNotFound() { return NotFound("The specified task set does not exist.", "TaskSetNotFoundException"); }
+Status TaskSetNotFound() { return NotFound("The specified task set does not exist.", ecs::Error::kTaskSetNotFound); }
 
 // "ecs-svc/" followed by 1-19 digits.
 bool IsTaskSetId(std::string_view s) {

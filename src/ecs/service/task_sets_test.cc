@@ -10,6 +10,7 @@
 #include "ecs/service/services.h"
 #include "ecs/testing/temp_store.h"
 #include "vpc/default_vpc.h"
+#include "ecs/api/errors.h"
 
 namespace paddock::ecs::service {
 namespace {
@@ -154,19 +155,19 @@ TEST_F(TaskSetsTest, OnlyExternalActiveServicesOfAnExistingCluster) {
   const std::string body = R"("taskDefinition":"web","launchType":"FARGATE",)" + Network();
   Status e;
   Call(&Services::CreateTaskSet, R"({"cluster":"default","service":"ecs",)" + body + "}", &e);
-  EXPECT_EQ(e.aws_type(), "InvalidParameterException");
+  EXPECT_EQ(api::AnswerFor(e).type, "InvalidParameterException");
   EXPECT_EQ(e.message(),
             "Amazon ECS only supports task set management on services configured to use external deployment "
             "controllers.");
   EXPECT_EQ(State("ecs").deployments.size(), 1u);  // its own deployment only
   Call(&Services::CreateTaskSet, R"({"cluster":"default","service":"nope",)" + body + "}", &e);
-  EXPECT_EQ(e.aws_type(), "ServiceNotFoundException");
+  EXPECT_EQ(api::AnswerFor(e).type, "ServiceNotFoundException");
   EXPECT_EQ(e.message(), "Service not found.");
   Call(&Services::CreateTaskSet, R"({"cluster":"other","service":"ext",)" + body + "}", &e);
-  EXPECT_EQ(e.aws_type(), "ClusterNotFoundException");
+  EXPECT_EQ(api::AnswerFor(e).type, "ClusterNotFoundException");
   ASSERT_TRUE(services_.Delete(kScope, kCaller, Obj(R"({"service":"ext"})"), clock_.Now()).ok());
   Call(&Services::CreateTaskSet, R"({"cluster":"default","service":"ext",)" + body + "}", &e);
-  EXPECT_EQ(e.aws_type(), "ServiceNotActiveException");
+  EXPECT_EQ(api::AnswerFor(e).type, "ServiceNotActiveException");
   EXPECT_EQ(e.message(), "Service was not ACTIVE.");
   EXPECT_TRUE(State().deployments.empty());
 }
@@ -180,7 +181,7 @@ TEST_F(TaskSetsTest, BadInputChangesNothing) {
   EXPECT_EQ(e.message(), "Network Configuration must be provided when networkMode 'awsvpc' is specified.");
   // Both a launch type and a strategy.
   auto r = Create(R"("capacityProviderStrategy":[{"capacityProvider":"FARGATE"}])");
-  EXPECT_EQ(r.status().aws_type(), "InvalidParameterException");
+  EXPECT_EQ(api::AnswerFor(r.status()).type, "InvalidParameterException");
   // Six load balancers.
   std::string lbs;
   for (int i = 0; i < 6; ++i)
@@ -188,10 +189,10 @@ TEST_F(TaskSetsTest, BadInputChangesNothing) {
                        R"("containerName":"app","containerPort":80}})",
                        i ? "," : "", i);
   r = Create(R"("loadBalancers":[)" + lbs + "]");
-  EXPECT_EQ(r.status().aws_type(), "InvalidParameterException");
+  EXPECT_EQ(api::AnswerFor(r.status()).type, "InvalidParameterException");
   // Scale out of range.
   r = Create(R"("scale":{"value":100.5,"unit":"PERCENT"})");
-  EXPECT_EQ(r.status().aws_type(), "InvalidParameterException");
+  EXPECT_EQ(api::AnswerFor(r.status()).type, "InvalidParameterException");
   // An unknown definition.
   Call(&Services::CreateTaskSet,
        R"({"cluster":"default","service":"ext","taskDefinition":"missing","launchType":"FARGATE",)" + Network() + "}", &e);
@@ -204,7 +205,7 @@ TEST_F(TaskSetsTest, AnInactiveDefinitionIsRefused) {
   ASSERT_TRUE(tds_.Deregister(kScope, taskdef::Ref{"web", 1}, clock_.Now()).ok());
   auto r = Create("");
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().aws_type(), "ClientException");
+  EXPECT_EQ(api::AnswerFor(r.status()).type, "ClientException");
   EXPECT_TRUE(State().deployments.empty());
 }
 
@@ -224,7 +225,7 @@ TEST_F(TaskSetQuotaTest, TheQuotaCountsEverySetDrainingOnesToo) {
   ASSERT_TRUE(e.ok()) << e.ToString();
   auto r = Create("");
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().aws_type(), "InvalidParameterException");
+  EXPECT_EQ(api::AnswerFor(r.status()).type, "InvalidParameterException");
   EXPECT_EQ(r.status().message(),
             "2 deployments exist on the service. Unable to create new TaskSet since this exceeds the maximum limit.");
   EXPECT_EQ(State().deployments.size(), 2u);
@@ -239,7 +240,7 @@ TEST_F(TaskSetsTest, AClientTokenAnswersTheSameRequestWithTheSameSet) {
   EXPECT_EQ(a->at("id"), b->at("id"));
   auto c = Create(R"("clientToken":"tok-1","externalId":"other")");
   ASSERT_FALSE(c.ok());
-  EXPECT_EQ(c.status().aws_type(), "InvalidParameterException");
+  EXPECT_EQ(api::AnswerFor(c.status()).type, "InvalidParameterException");
   EXPECT_EQ(State().deployments.size(), 1u);
 }
 
@@ -269,12 +270,12 @@ TEST_F(TaskSetsTest, UpdateTaskSetRescales) {
   Call(&Services::UpdateTaskSet,
        fmt::format(R"({{"cluster":"default","service":"ext","taskSet":"{}","scale":{{"value":-1,"unit":"PERCENT"}}}})", id),
        &e);
-  EXPECT_EQ(e.aws_type(), "InvalidParameterException");
+  EXPECT_EQ(api::AnswerFor(e).type, "InvalidParameterException");
   EXPECT_EQ(State().deployments[0].scale_percent, 60.0);
   // An unknown set.
   Call(&Services::UpdateTaskSet,
        R"({"cluster":"default","service":"ext","taskSet":"ecs-svc/1234","scale":{"value":1,"unit":"PERCENT"}})", &e);
-  EXPECT_EQ(e.aws_type(), "TaskSetNotFoundException");
+  EXPECT_EQ(api::AnswerFor(e).type, "TaskSetNotFoundException");
 }
 
 TEST_F(TaskSetsTest, UpdateServiceDesiredCountRecomputesEverySet) {
@@ -296,7 +297,7 @@ TEST_F(TaskSetsTest, DeleteRefusesAScaledSetWithoutForceAndDrainsIt) {
       fmt::format(R"({{"cluster":"default","service":"ext","taskSet":"{}")", set->at("id").as_string());
   Status e;
   Call(&Services::DeleteTaskSet, del + "}", &e);
-  EXPECT_EQ(e.aws_type(), "InvalidParameterException");
+  EXPECT_EQ(api::AnswerFor(e).type, "InvalidParameterException");
   EXPECT_EQ(State().deployments[0].status, "ACTIVE");
   std::string out = Call(&Services::DeleteTaskSet, del + R"(,"force":true})", &e);
   ASSERT_TRUE(e.ok()) << e.ToString();
@@ -319,7 +320,7 @@ TEST_F(TaskSetsTest, DeleteRefusesAScaledSetWithoutForceAndDrainsIt) {
   EXPECT_TRUE(e.ok()) << e.ToString();
   Call(&Services::UpdateServicePrimaryTaskSet,
        fmt::format(R"({{"cluster":"default","service":"ext","primaryTaskSet":"{}"}})", set->at("id").as_string()), &e);
-  EXPECT_EQ(e.aws_type(), "InvalidParameterException");
+  EXPECT_EQ(api::AnswerFor(e).type, "InvalidParameterException");
 }
 
 TEST_F(TaskSetsTest, DeleteOfAnUnscaledSetNeedsNoForce) {

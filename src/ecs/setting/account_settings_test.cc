@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "ecs/testing/temp_store.h"
+#include "ecs/api/errors.h"
 
 namespace paddock::ecs::setting {
 namespace {
@@ -71,7 +72,7 @@ TEST_F(AccountSettingsTest, EffectiveIsThePrincipalsThenTheRootsThenAwsDefault) 
 }
 
 TEST_F(AccountSettingsTest, ValuesAreCheckedAsAwsChecksThem) {
-  auto code = [](const StatusOr<Setting>& s) { return s.ok() ? std::string("OK") : s.status().aws_type(); };
+  auto code = [](const StatusOr<Setting>& s) { return s.ok() ? std::string("OK") : api::AnswerFor(s.status()).type; };
   auto bad = settings_.Put(kScope, kRoot, SettingName::kContainerInsights, "ENABLED", std::nullopt);
   EXPECT_EQ(code(bad), "InvalidParameterException");
   EXPECT_EQ(bad.status().message(), "Invalid setting 'value'");
@@ -92,7 +93,7 @@ TEST_F(AccountSettingsTest, ValuesAreCheckedAsAwsChecksThem) {
 }
 
 TEST_F(AccountSettingsTest, OnlyTheRootOrThePrincipalItselfNamesAPrincipal) {
-  auto code = [](const StatusOr<Setting>& s) { return s.ok() ? std::string("OK") : s.status().aws_type(); };
+  auto code = [](const StatusOr<Setting>& s) { return s.ok() ? std::string("OK") : api::AnswerFor(s.status()).type; };
   EXPECT_EQ(code(settings_.Put(kScope, kRoot, SettingName::kAwsvpcTrunking, "enabled", std::string(kAlice))), "OK");
   EXPECT_EQ(code(settings_.Put(kScope, kAlice, SettingName::kAwsvpcTrunking, "enabled", std::string(kAlice))), "OK");
   EXPECT_EQ(code(settings_.Put(kScope, kAlice, SettingName::kAwsvpcTrunking, "enabled", std::string(kBob))),
@@ -143,7 +144,7 @@ TEST_F(AccountSettingsTest, ListOwnOrEffectiveFilteredAndPaged) {
   EXPECT_TRUE(none->settings.empty());
   ListQuery value_only;
   value_only.value = "enabled";
-  EXPECT_EQ(settings_.List(kScope, kAlice, value_only).status().aws_type(), "InvalidParameterException");
+  EXPECT_EQ(api::AnswerFor(settings_.List(kScope, kAlice, value_only).status()).type, "InvalidParameterException");
 }
 
 TEST_F(AccountSettingsTest, ReapAccountRemovesEverySetting) {

@@ -11,6 +11,7 @@
 #include "ecs/instance/instances.h"
 #include "ecs/task/tasks.h"
 #include "ecs/testing/temp_store.h"
+#include "ecs/api/errors.h"
 
 namespace paddock::ecs::task {
 namespace {
@@ -147,7 +148,7 @@ TEST_F(Ec2Test, TasksArePlacedReservedAndGiveTheirResourcesBackWhenStopped) {
   ASSERT_TRUE(assigned.ok());
   ASSERT_EQ(assigned->size(), 1u);
   EXPECT_EQ(assigned->at(0).task_arn, task_arn);
-  EXPECT_EQ(Report(task_arn, "fargate-local", "RUNNING").aws_type(), "AccessDeniedException");
+  EXPECT_EQ(api::AnswerFor(Report(task_arn, "fargate-local", "RUNNING")).type, "AccessDeniedException");
 
   ASSERT_TRUE(Report(task_arn, agent, "RUNNING").ok());
   const std::string ci_arn(ta.at("containerInstanceArn").as_string());
@@ -192,7 +193,7 @@ TEST_F(Ec2Test, ContainersSizeATaskWithoutTaskLevelCpuAndMemory) {
 
 TEST_F(Ec2Test, RefusalsWriteNothing) {
   auto r = Run(Req("web"));
-  EXPECT_EQ(r.status().aws_type(), "InvalidParameterException");
+  EXPECT_EQ(api::AnswerFor(r.status()).type, "InvalidParameterException");
   EXPECT_EQ(r.status().message(), "No Container Instances were found in your cluster.");
   AddInstance(1024, 1024);
   RunRequest on_fargate = Req("web");  // EC2-only (bridge mode)
@@ -206,7 +207,7 @@ TEST_F(Ec2Test, RefusalsWriteNothing) {
             "Network Configuration is not valid for the given networkMode of this task definition.");
   RunRequest bad = Req("web");
   bad.placement_strategy = json::parse(R"([{"type":"binpack","field":"disk"}])").as_array();
-  EXPECT_EQ(Run(bad).status().aws_type(), "InvalidParameterException");
+  EXPECT_EQ(api::AnswerFor(Run(bad).status()).type, "InvalidParameterException");
   RunRequest fargate;
   fargate.task_definition = "fargate";
   fargate.launch_type = "FARGATE";
@@ -284,7 +285,7 @@ TEST_F(Ec2Test, StartTaskOnNamedInstancesAndListByInstance) {
   ASSERT_TRUE(listed.ok());
   EXPECT_EQ(listed->arns.size(), 2 - want.size());
   s.container_instances = {};
-  EXPECT_EQ(tasks_.Start(kScope, kCaller, s, clock_.Now()).status().aws_type(), "InvalidParameterException");
+  EXPECT_EQ(api::AnswerFor(tasks_.Start(kScope, kCaller, s, clock_.Now()).status()).type, "InvalidParameterException");
 }
 
 // A forced deregistration leaves the instance's tasks; once the reaper has removed the instance
@@ -400,11 +401,11 @@ TEST_F(Ec2Test, AnAutoScalingGroupProviderPlacesOnTheClustersInstances) {
   RunRequest mixed = Req("worker");
   mixed.launch_type.reset();
   mixed.capacity_providers = {"ec2-fleet", "FARGATE"};
-  EXPECT_EQ(Run(mixed).status().aws_type(), "InvalidParameterException");
+  EXPECT_EQ(api::AnswerFor(Run(mixed).status()).type, "InvalidParameterException");
 
   // The provider's tasks keep it associated.
   auto removal = clusters_.PutCapacityProviders(kScope, "default", json::parse(R"(["FARGATE"])").as_array(), json::array());
-  EXPECT_EQ(removal.status().aws_type(), "ResourceInUseException");
+  EXPECT_EQ(api::AnswerFor(removal.status()).type, "ResourceInUseException");
 }
 
 }  // namespace

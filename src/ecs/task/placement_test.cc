@@ -1,4 +1,5 @@
 #include "ecs/task/placement.h"
+#include "ecs/api/errors.h"
 
 #include <gtest/gtest.h>
 
@@ -137,22 +138,22 @@ TEST(PlacementTest, ValidationMessages) {
   auto strategy_error = [](std::string_view text) {
     return ParseStrategies(json::parse(text).as_array()).status();
   };
-  EXPECT_EQ(strategy_error(R"([{"type":"binpack","field":"disk"}])").aws_type(), "InvalidParameterException");
-  EXPECT_EQ(strategy_error(R"([{"type":"spread","field":"zone"}])").aws_type(), "InvalidParameterException");
-  EXPECT_EQ(strategy_error(R"([{"type":"random","field":"cpu"}])").aws_type(), "InvalidParameterException");
-  EXPECT_EQ(strategy_error(R"([{"type":"pack"}])").aws_type(), "InvalidParameterException");
-  EXPECT_EQ(strategy_error(R"([{"type":"random"},{"type":"random"},{"type":"random"},{"type":"random"},
-                               {"type":"random"},{"type":"random"}])").aws_type(), "InvalidParameterException");
+  EXPECT_EQ(api::AnswerFor(strategy_error(R"([{"type":"binpack","field":"disk"}])")).type, "InvalidParameterException");
+  EXPECT_EQ(api::AnswerFor(strategy_error(R"([{"type":"spread","field":"zone"}])")).type, "InvalidParameterException");
+  EXPECT_EQ(api::AnswerFor(strategy_error(R"([{"type":"random","field":"cpu"}])")).type, "InvalidParameterException");
+  EXPECT_EQ(api::AnswerFor(strategy_error(R"([{"type":"pack"}])")).type, "InvalidParameterException");
+  EXPECT_EQ(api::AnswerFor(strategy_error(R"([{"type":"random"},{"type":"random"},{"type":"random"},{"type":"random"},
+                               {"type":"random"},{"type":"random"}])")).type, "InvalidParameterException");
   EXPECT_TRUE(ParseStrategies(json::parse(R"([{"type":"binpack","field":"CPU"}])").as_array()).ok());
 
   auto constraint_error = [](std::string_view text) {
     return ParseConstraints(json::parse(text).as_array()).status();
   };
-  EXPECT_EQ(constraint_error(R"([{"type":"memberOf"}])").aws_type(), "InvalidParameterException");
-  EXPECT_EQ(constraint_error(R"([{"type":"memberOf","expression":"attribute:x === y"}])").aws_type(), "InvalidParameterException");
-  EXPECT_EQ(constraint_error(R"([{"type":"distinctInstance","expression":"attribute:a == b"}])").aws_type(),
+  EXPECT_EQ(api::AnswerFor(constraint_error(R"([{"type":"memberOf"}])")).type, "InvalidParameterException");
+  EXPECT_EQ(api::AnswerFor(constraint_error(R"([{"type":"memberOf","expression":"attribute:x === y"}])")).type, "InvalidParameterException");
+  EXPECT_EQ(api::AnswerFor(constraint_error(R"([{"type":"distinctInstance","expression":"attribute:a == b"}])")).type,
             "InvalidParameterException");
-  EXPECT_EQ(constraint_error(R"([{"type":"sameInstance"}])").aws_type(), "InvalidParameterException");
+  EXPECT_EQ(api::AnswerFor(constraint_error(R"([{"type":"sameInstance"}])")).type, "InvalidParameterException");
 }
 
 }  // namespace

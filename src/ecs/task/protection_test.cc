@@ -7,6 +7,7 @@
 #include "ecs/instance/instances.h"
 #include "ecs/task/tasks.h"
 #include "ecs/testing/temp_store.h"
+#include "ecs/api/errors.h"
 
 namespace paddock::ecs::task {
 namespace {
@@ -111,9 +112,9 @@ TEST_F(ProtectionTest, StandaloneAndStoppedTasksAreNotValid) {
   ASSERT_EQ(r->failures.size(), 2u);
   for (const auto& f : r->failures) EXPECT_EQ(f.reason, "TASK_NOT_VALID") << f.arn;
   EXPECT_EQ(r->failures[0].detail, "The task is not part of an Amazon ECS service.");
-  EXPECT_EQ(tasks_.UpdateProtection(kScope, "prod", {one_off}, true, 0, kCaller, clock_.Now()).status().aws_type(),
+  EXPECT_EQ(api::AnswerFor(tasks_.UpdateProtection(kScope, "prod", {one_off}, true, 0, kCaller, clock_.Now()).status()).type,
             "InvalidParameterException");
-  EXPECT_EQ(tasks_.GetProtection(kScope, "ghost", {one_off}, kCaller, clock_.Now()).status().aws_type(),
+  EXPECT_EQ(api::AnswerFor(tasks_.GetProtection(kScope, "ghost", {one_off}, kCaller, clock_.Now()).status()).type,
             "ClusterNotFoundException");
 }
 

@@ -14,6 +14,7 @@
 #include "vpc/default_vpc.h"
 #include "vpc/ipam.h"
 #include "vpc/security_groups.h"
+#include "ecs/api/errors.h"
 
 namespace paddock::ecs::task {
 namespace {
@@ -93,7 +94,7 @@ TEST_F(TaskSecurityGroupsTest, RunTaskValidatesGroupsAgainstTheCallersVpc) {
   auto refused = [&](RunRequest r, std::string_view message) {
     auto res = tasks_.Run(kScope, Caller(kScope), r, clock_.Now());
     ASSERT_FALSE(res.ok());
-    EXPECT_EQ(res.status().aws_type(), "InvalidParameterException");
+    EXPECT_EQ(api::AnswerFor(res.status()).type, "InvalidParameterException");
     EXPECT_EQ(res.status().message(), message);
   };
   refused(Req(kScope, std::vector<std::string>{"sg-0123456789abcdef0"}),
@@ -130,7 +131,7 @@ TEST_F(TaskSecurityGroupsTest, TasksGetTheirGroupsOrTheDefaultOne) {
   EXPECT_EQ(by_ip[Ip(without->tasks[0])], std::vector<std::string>{default_group});
   EXPECT_EQ(by_ip[Ip(empty->tasks[0])], std::vector<std::string>{default_group});
   // The group is in use now.
-  EXPECT_EQ(groups_.Delete(kScope, vpc::GroupRef{web->id, ""}).status().aws_type(), "DependencyViolation");
+  EXPECT_EQ(api::AnswerFor(groups_.Delete(kScope, vpc::GroupRef{web->id, ""}).status()).type, "DependencyViolation");
   // STOPPED releases the address and the membership, and tells the listener.
   const std::string arn(json::parse(with->tasks[0]).at("taskArn").as_string());
   TaskStateChange stopped;

@@ -21,6 +21,7 @@
 #include "vpc/default_vpc.h"
 #include "vpc/ipam.h"
 #include "vpc/security_groups.h"
+#include "ecs/common/errors.h"
 
 namespace paddock::ecs::task {
 namespace json = boost::json;
@@ -395,9 +396,9 @@ StatusOr<Tasks::RunPlan> Tasks::PlanRun(const Scope& scope, std::string_view cal
     return ParamError("Placement strategies are not supported with FARGATE launch type.");
 
   if (req.platform_version && *req.platform_version != "LATEST" && *req.platform_version != kPlatformVersion)
-    return InvalidArgument("The specified platform does not exist.", "PlatformUnknownException");
+    return InvalidArgument("The specified platform does not exist.", ecs::Error::kPlatformUnknown);
   if (req.enable_execute_command)
-    return InvalidArgument("ECS Exec (enableExecuteCommand) is not supported by Paddock yet.", "InvalidParameterException");
+    return InvalidArgument("ECS Exec (enableExecuteCommand) is not supported by Paddock yet.", ecs::Error::kInvalidParameter);
   if (req.group && (req.group->empty() || req.group->size() > 255)) return ParamError("group must be 1 to 255 characters.");
   if (req.started_by && req.started_by->size() > 128) return ParamError("startedBy must be at most 128 characters.");
 
@@ -567,7 +568,7 @@ StatusOr<std::string> Tasks::PutTask(store::WriteTxn& txn, const Scope& scope, c
     d.udp_ports.assign(plan.demand.udp_ports.begin(), plan.demand.udp_ports.end());
     Status reserved = instances_->Reserve(txn, scope, plan.cluster, target->id, id, d);
     if (reserved.code() == StatusCode::kFailedPrecondition || reserved.code() == StatusCode::kNotFound) {
-      result.failures.push_back({target->arn, std::string(reserved.aws_type()), ""});
+      result.failures.push_back({target->arn, std::string(instance::RefusalReason(reserved)), ""});
       return std::string();
     }
     RETURN_IF_ERROR(reserved);
@@ -823,7 +824,7 @@ StatusOr<RunResult> Tasks::Commit(const Scope& scope, std::string_view caller_ar
                             "already in use with a different {} request. The resourceIds are the existing task "
                             "ARNs which are already associated with the clientToken: [{}]",
                             plan.action, plan.action, fmt::join(arns, ", ")),
-                "ConflictException");
+                ecs::Error::kConflict);
           for (const auto& arn : arns) {
             ASSIGN_OR_RETURN(TaskRef r, ParseTaskRef(arn, scope, plan.action, caller_arn));
             ASSIGN_OR_RETURN(auto rec, txn.Get(kTasks, TaskKey(scope, r.cluster.value_or(plan.cluster), r.id)));
@@ -880,7 +881,7 @@ StatusOr<DescribeResult> Tasks::Describe(const Scope& scope, std::optional<std::
     for (const auto& text : refs) {
       auto r = ParseTaskRef(text, scope, "DescribeTasks", caller_arn);
       if (!r.ok()) {
-        if (r.status().aws_type() == "AccessDeniedException") return r.status();
+        if (r.status().code() == StatusCode::kPermissionDenied) return r.status();
         result.failures.push_back({text, "MISSING", {}});
         continue;
       }
@@ -1154,10 +1155,10 @@ Status Tasks::ReportState(std::string_view agent_id, std::string_view task_arn, 
     const std::string key = TaskKey(scope, cluster, id);
     ASSIGN_OR_RETURN(auto l, txn.Get(kLaunch, key));
     ASSIGN_OR_RETURN(auto rec, txn.Get(kTasks, key));
-    if (!l || !rec) return NotFound("The referenced task was not found.", "InvalidParameterException");
+    if (!l || !rec) return NotFound("The referenced task was not found.", ecs::Error::kInvalidParameter);
     ASSIGN_OR_RETURN(Launch launch, Launch::Decode(*l));
     if (launch.agent != agent_id)
-      return PermissionDenied(fmt::format("Agent {} does not own task {}.", agent_id, task_arn), "AccessDeniedException");
+      return PermissionDenied(fmt::format("Agent {} does not own task {}.", agent_id, task_arn));
     ASSIGN_OR_RETURN(json::object task, ParseRecordObject(*rec, "task"));
     const std::string old_status = Str(task, "lastStatus");
     const int old_rank = Rank(old_status);
@@ -1190,7 +1191,7 @@ Status Tasks::ReportState(std::string_view agent_id, std::string_view task_arn, 
     // The assignment is the agent's lease: once it is gone (the account is being deleted) the agent
     // may still confirm the task STOPPED, but not move it on.
     if (!assigned && change.last_status != kStoppedStatus)
-      return PermissionDenied(fmt::format("Agent {} does not own task {}.", agent_id, task_arn), "AccessDeniedException");
+      return PermissionDenied(fmt::format("Agent {} does not own task {}.", agent_id, task_arn));
     if (new_rank < old_rank) return OkStatus();  // late report: ignored
 
     const double t = EpochSeconds(now);

@@ -17,6 +17,7 @@
 #include "ecs/testing/temp_store.h"
 #include "vpc/default_vpc.h"
 #include "vpc/ipam.h"
+#include "ecs/api/errors.h"
 
 namespace paddock::ecs::task {
 namespace {
@@ -134,7 +135,7 @@ TEST_F(TasksTest, RunPinsTheRevisionAndRefusesInactive) {
   ASSERT_TRUE(tds_.Deregister(kScope, taskdef::Ref{"web", 2}, clock_.Now()).ok());
   auto inactive = tasks_.Run(kScope, kCaller, Req("web:2"), clock_.Now());
   ASSERT_FALSE(inactive.ok());
-  EXPECT_EQ(inactive.status().aws_type(), "ClientException");
+  EXPECT_EQ(api::AnswerFor(inactive.status()).type, "ClientException");
   EXPECT_NE(inactive.status().message().find("TaskDefinition is inactive"), std::string::npos);
   EXPECT_EQ(RunOk(Req("web"))[0].at("taskDefinitionArn"), "arn:aws:ecs:us-east-1:123456789012:task-definition/web:1");
 }
@@ -172,7 +173,7 @@ TEST_F(TasksTest, ValidationErrors) {
   auto expect_error = [&](RunRequest r, std::string_view type, std::string_view message) {
     auto res = tasks_.Run(kScope, kCaller, r, clock_.Now());
     ASSERT_FALSE(res.ok());
-    EXPECT_EQ(res.status().aws_type(), type);
+    EXPECT_EQ(api::AnswerFor(res.status()).type, type);
     EXPECT_NE(res.status().message().find(message), std::string::npos) << res.status().message();
   };
   expect_error(Req("web", 0), "InvalidParameterException", "count");
@@ -236,7 +237,7 @@ TEST_F(TasksTest, ClientTokenIsIdempotentForEightHours) {
   different.started_by = "someone";
   auto conflict = tasks_.Run(kScope, kCaller, different, clock_.Now());
   ASSERT_FALSE(conflict.ok());
-  EXPECT_EQ(conflict.status().aws_type(), "ConflictException");
+  EXPECT_EQ(api::AnswerFor(conflict.status()).type, "ConflictException");
   EXPECT_NE(conflict.status().message().find(std::string(first[0].at("taskArn").as_string())), std::string::npos);
 
   clock_.Advance(std::chrono::hours(8) + std::chrono::seconds(1));
@@ -253,7 +254,7 @@ TEST_F(TasksTest, CapacityProviderStrategiesUseTheClustersProviders) {
   strategy.launch_type.reset();
   strategy.capacity_providers = {"FARGATE"};
   auto not_associated = tasks_.Run(kScope, kCaller, strategy, clock_.Now());
-  EXPECT_EQ(not_associated.status().aws_type(), "InvalidParameterException");
+  EXPECT_EQ(api::AnswerFor(not_associated.status()).type, "InvalidParameterException");
   EXPECT_NE(not_associated.status().message().find("not associated with the cluster"), std::string::npos);
 
   ASSERT_TRUE(clusters_
@@ -273,7 +274,7 @@ TEST_F(TasksTest, CapacityProviderStrategiesUseTheClustersProviders) {
 TEST_F(TasksTest, ReportsAreMonotonicAndOnlyFromTheOwner) {
   std::string arn(RunOk(Req())[0].at("taskArn").as_string());
   auto denied = Report(arn, "RUNNING", "some-other-agent");
-  EXPECT_EQ(denied.aws_type(), "AccessDeniedException");
+  EXPECT_EQ(api::AnswerFor(denied).type, "AccessDeniedException");
   EXPECT_EQ(DescribeOne(arn).at("lastStatus"), "PROVISIONING");
 
   TaskStateChange pending;
@@ -339,7 +340,7 @@ TEST_F(TasksTest, ReportsAreMonotonicAndOnlyFromTheOwner) {
   EXPECT_EQ(t.at("containers").at(0).at("exitCode"), 3);
   EXPECT_EQ(t.at("containers").at(1).at("lastStatus"), "STOPPED");
   for (const char* field : {"stoppingAt", "executionStoppedAt", "stoppedAt"}) EXPECT_TRUE(t.contains(field)) << field;
-  EXPECT_EQ(Report(arn, "NOT_A_STATUS").aws_type(), "InvalidParameterException");
+  EXPECT_EQ(api::AnswerFor(Report(arn, "NOT_A_STATUS")).type, "InvalidParameterException");
 }
 
 TEST_F(TasksTest, ListFiltersAndPages) {
@@ -384,7 +385,7 @@ TEST_F(TasksTest, ListFiltersAndPages) {
   EXPECT_EQ(count(q), 0u);
   q = {};
   q.cluster = "nope";
-  EXPECT_EQ(tasks_.List(kScope, q, kCaller).status().aws_type(), "ClusterNotFoundException");
+  EXPECT_EQ(api::AnswerFor(tasks_.List(kScope, q, kCaller).status()).type, "ClusterNotFoundException");
 
   // Pages of two cover all five exactly once.
   std::set<std::string> seen;
@@ -441,13 +442,13 @@ TEST_F(TasksTest, DescribeReportsMissingAndTags) {
   ASSERT_TRUE(no_tags.ok());
   EXPECT_FALSE(Obj(no_tags->tasks[0]).contains("tags"));
   std::vector<std::string> too_many(101, id);
-  EXPECT_EQ(tasks_.Describe(kScope, std::nullopt, too_many, false, kCaller).status().aws_type(), "InvalidParameterException");
+  EXPECT_EQ(api::AnswerFor(tasks_.Describe(kScope, std::nullopt, too_many, false, kCaller).status()).type, "InvalidParameterException");
   // Another account sees nothing of it; naming its ARN is AccessDenied.
   ASSERT_TRUE(clusters_.Create(kOther, Obj(R"({"clusterName":"default"})")).ok());
   auto other = tasks_.Describe(kOther, std::nullopt, {id}, false, "arn:aws:iam::210987654321:root");
   ASSERT_TRUE(other.ok());
   EXPECT_TRUE(other->tasks.empty());
-  EXPECT_EQ(tasks_.Describe(kOther, std::nullopt, {arn}, false, "arn:aws:iam::210987654321:root").status().aws_type(),
+  EXPECT_EQ(api::AnswerFor(tasks_.Describe(kOther, std::nullopt, {arn}, false, "arn:aws:iam::210987654321:root").status()).type,
             "AccessDeniedException");
 }
 
@@ -467,7 +468,7 @@ TEST_F(TasksTest, StopIsIdempotent) {
   EXPECT_EQ(Obj(*second).at("stoppingAt"), t.at("stoppingAt"));
   EXPECT_EQ(Obj(*second).at("version"), t.at("version"));
   auto missing = tasks_.Stop(kScope, std::nullopt, std::string(32, 'b'), std::nullopt, kCaller, clock_.Now());
-  EXPECT_EQ(missing.status().aws_type(), "InvalidParameterException");
+  EXPECT_EQ(api::AnswerFor(missing.status()).type, "InvalidParameterException");
   EXPECT_EQ(missing.status().message(), "The referenced task was not found.");
   // The agent still owns the stopping task until it reports STOPPED.
   auto specs = tasks_.Assignments(kAgent);
@@ -505,16 +506,16 @@ TEST_F(TasksTest, ClusterWithTasksCannotBeDeleted) {
   EXPECT_EQ(describe().at("pendingTasksCount"), 1);
   auto refused = clusters_.Delete(kScope, "default");
   ASSERT_FALSE(refused.ok());
-  EXPECT_EQ(refused.status().aws_type(), "ClusterContainsTasksException");
+  EXPECT_EQ(api::AnswerFor(refused.status()).type, "ClusterContainsTasksException");
   ASSERT_TRUE(Report(arn, "RUNNING").ok());
   EXPECT_EQ(describe().at("runningTasksCount"), 1);
   EXPECT_EQ(describe().at("pendingTasksCount"), 0);
-  EXPECT_EQ(clusters_.Delete(kScope, "default").status().aws_type(), "ClusterContainsTasksException");
+  EXPECT_EQ(api::AnswerFor(clusters_.Delete(kScope, "default").status()).type, "ClusterContainsTasksException");
   ASSERT_TRUE(Report(arn, "STOPPED").ok());
   EXPECT_EQ(describe().at("runningTasksCount"), 0);
   EXPECT_TRUE(clusters_.Delete(kScope, "default").ok());
   RunRequest r = Req();
-  EXPECT_EQ(tasks_.Run(kScope, kCaller, r, clock_.Now()).status().aws_type(), "ClusterNotFoundException");
+  EXPECT_EQ(api::AnswerFor(tasks_.Run(kScope, kCaller, r, clock_.Now()).status()).type, "ClusterNotFoundException");
 }
 
 TEST_F(TasksTest, ReapAccountRemovesTasksAndReleasesAddresses) {
@@ -743,7 +744,7 @@ TEST_F(TasksTest, ManagedTagsDoNotCountTowardTheLimit) {
   ASSERT_TRUE(d.ok() && d->tasks.size() == 1);
   EXPECT_EQ(Obj(d->tasks[0]).at("tags").as_array().size(), 52u);
   r.tags.push_back(Tag{"k50", "v"});
-  EXPECT_EQ(tasks_.Run(kScope, kCaller, r, clock_.Now()).status().aws_type(), "InvalidParameterException");
+  EXPECT_EQ(api::AnswerFor(tasks_.Run(kScope, kCaller, r, clock_.Now()).status()).type, "InvalidParameterException");
 }
 
 TEST_F(TasksTest, TaskJsonMatchesBotocoresShape) {

@@ -10,6 +10,7 @@
 #include "ecs/taskdef/container_values.h"
 #include "ecs/taskdef/fargate.h"
 #include "ecs/taskdef/validate.h"
+#include "ecs/api/errors.h"
 
 namespace paddock::ecs::taskdef {
 namespace {
@@ -32,7 +33,7 @@ std::string FargateDef(std::string_view container, std::string_view extra = "") 
 
 std::string ErrorOf(const std::string& text) {
   auto r = ValidateRegister(Parse(text));
-  return r.ok() ? "OK" : r.status().aws_type() + ": " + r.status().message();
+  return r.ok() ? "OK" : api::AnswerFor(r.status()).type + ": " + r.status().message();
 }
 
 std::vector<std::string> Required(const std::string& text) {
@@ -233,7 +234,7 @@ TEST(ContainerValuesTest, Predicates) {
   EXPECT_FALSE(IsSearchDomain("ex_ample.com"));
   EXPECT_FALSE(IsSearchDomain(std::string(254, 'a')));
   EXPECT_TRUE(CheckEnvironmentNames(Parse(R"({"environment":[{"name":"A","value":"x=y"}]})"), "c").ok());
-  EXPECT_EQ(CheckEnvironmentNames(Parse(R"({"environment":[{"name":"A=B","value":""}]})"), "c").aws_type(),
+  EXPECT_EQ(api::AnswerFor(CheckEnvironmentNames(Parse(R"({"environment":[{"name":"A=B","value":""}]})"), "c")).type,
             "InvalidParameterException");
 }
 

@@ -329,7 +329,7 @@ StatusOr<DeleteResult> TaskDefinitions::Delete(const Scope& scope, const std::ve
       };
       auto ref = ParseRef(text, scope, "DeleteTaskDefinitions", caller_arn);
       if (!ref.ok()) {
-        if (ref.status().aws_type() == "AccessDeniedException") return ref.status();
+        if (ref.status().code() == StatusCode::kPermissionDenied) return ref.status();
         fail("The specified task definition identifier is invalid. Specify a valid name or ARN and try again.");
         continue;
       }

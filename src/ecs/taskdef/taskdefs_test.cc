@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "ecs/testing/temp_store.h"
+#include "ecs/api/errors.h"
 
 namespace paddock::ecs::taskdef {
 namespace {
@@ -79,7 +80,7 @@ TEST_F(TaskDefinitionsTest, ScopesAreIsolated) {
   EXPECT_EQ(json::parse(r->task_definition).at("revision"), 1);  // numbering is per account
   auto cross = ParseRef("arn:aws:ecs:us-east-1:210987654321:task-definition/web:1", kScope, "DescribeTaskDefinition", kCaller);
   ASSERT_FALSE(cross.ok());
-  EXPECT_EQ(cross.status().aws_type(), "AccessDeniedException");
+  EXPECT_EQ(api::AnswerFor(cross.status()).type, "AccessDeniedException");
 }
 
 TEST_F(TaskDefinitionsTest, DeregisterMovesBareFamilyToLatestActive) {
@@ -105,7 +106,7 @@ TEST_F(TaskDefinitionsTest, InactiveRevisionCannotLaunch) {
   ASSERT_TRUE(tds_.Deregister(kScope, R("web", 1), kNow).ok());
   auto launch = tds_.ResolveForLaunch(kScope, R("web", 1));
   ASSERT_FALSE(launch.ok());
-  EXPECT_EQ(launch.status().aws_type(), "ClientException");
+  EXPECT_EQ(api::AnswerFor(launch.status()).type, "ClientException");
 }
 
 TEST_F(TaskDefinitionsTest, ListsByStatusFamilyAndOrderWithPages) {
@@ -213,7 +214,7 @@ TEST_F(TaskDefinitionsTest, TagsGoThroughTheOwner) {
   ASSERT_TRUE(tds_.UntagResource(kScope, R("web", 1), {"team"}).ok());
   EXPECT_EQ(*tds_.ListTags(kScope, R("web", 1)), (Tags{{"env", "prod"}}));
   EXPECT_FALSE(tds_.TagResource(kScope, R("nope", 1), {{"a", "b"}}).ok());
-  EXPECT_EQ(tds_.ListTags(kScope, R("web")).status().aws_type(), "InvalidParameterException");  // no revision
+  EXPECT_EQ(api::AnswerFor(tds_.ListTags(kScope, R("web")).status()).type, "InvalidParameterException");  // no revision
   Tags too_many;
   for (int i = 0; i < 50; ++i) too_many.push_back({"k" + std::to_string(i), "v"});
   EXPECT_FALSE(tds_.TagResource(kScope, R("web", 1), too_many).ok());  // 1 existing + 50 > 50

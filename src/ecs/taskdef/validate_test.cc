@@ -1,4 +1,5 @@
 #include "ecs/taskdef/validate.h"
+#include "ecs/api/errors.h"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +13,7 @@ json::object Parse(std::string_view text) { return json::parse(text).as_object()
 
 std::string ErrorOf(std::string_view text) {
   auto r = ValidateRegister(Parse(text));
-  return r.ok() ? "OK" : r.status().aws_type() + ": " + r.status().message();
+  return r.ok() ? "OK" : api::AnswerFor(r.status()).type + ": " + r.status().message();
 }
 
 TEST(NormalizeTest, CpuForms) {

@@ -1,4 +1,5 @@
 #include "sts/api/query_input.h"
+#include "sts/errors.h"
 
 #include <fmt/format.h>
 
@@ -223,7 +224,7 @@ StatusOr<json::object> QueryModel::Decode(std::string_view op, const aws::QueryP
       if (i > 0) message += "; ";
       message += errors[i];
     }
-    return InvalidArgument(std::move(message), "ValidationError");
+    return InvalidArgument(std::move(message), Error::kValidation);
   }
   if (!out || !out->is_object()) return json::object();
   return std::move(out->get_object());

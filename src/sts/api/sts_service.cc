@@ -11,6 +11,7 @@
 
 #include "common/arn.h"
 #include "sts/api/models/models.h"
+#include "sts/errors.h"
 
 namespace paddock::sts::api {
 namespace json = boost::json;
@@ -22,8 +23,9 @@ constexpr std::string_view kXmlns = "https://sts.amazonaws.com/doc/2011-06-15/";
 // is the plain-text budget of a session policy, so a maximal policy reads as 100).
 constexpr size_t kPackedPolicyBudget = 2048;
 
-Status AccessDenied(std::string message) { return PermissionDenied(std::move(message), "AccessDenied"); }
-Status ValidationError(std::string message) { return InvalidArgument(std::move(message), "ValidationError"); }
+// Any PermissionDenied is STS's AccessDenied (ErrorFor).
+Status AccessDenied(std::string message) { return PermissionDenied(std::move(message)); }
+Status ValidationError(std::string message) { return InvalidArgument(std::move(message), Error::kValidation); }
 
 std::string_view StringMember(const json::object& o, std::string_view name) {
   const json::value* v = o.if_contains(name);
@@ -88,17 +90,34 @@ std::optional<aws::ThrottleGroup> StsService::ThrottleGroupFor(std::string_view 
   return std::nullopt;
 }
 
-void StsService::MapError(const Status& status, std::string& code, int& http_status) const {
-  if (status.code() == StatusCode::kUnauthenticated) {
-    if (code == "UnrecognizedClientException") code = "InvalidClientTokenId";
-    else if (code == "ExpiredTokenException") code = "ExpiredToken";
-    else if (code == "MissingAuthenticationTokenException") code = "MissingAuthenticationToken";
-    else if (code == "InvalidSignatureException") code = "SignatureDoesNotMatch";
-    else if (code == "IncompleteSignatureException") code = "IncompleteSignature";
-    http_status = 403;
-  } else if (code == "AccessDenied") {
-    http_status = 403;
+std::optional<aws::AwsError> StsService::ErrorFor(const Status& status) const {
+  return StsErrorFor(status);
+}
+
+std::optional<aws::AwsError> StsErrorFor(const Status& status) {
+  if (std::optional<Error> e = status.detail().As<Error>()) {
+    switch (*e) {
+      case Error::kValidation: return aws::AwsError{"ValidationError", 400};
+      case Error::kInvalidParameterValue: return aws::AwsError{"InvalidParameterValue", 400};
+      case Error::kMalformedPolicyDocument: return aws::AwsError{"MalformedPolicyDocument", 400};
+    }
   }
+  if (status.code() == StatusCode::kUnauthenticated) {
+    // The verifier's failures, in STS's words; every one is 403.
+    std::string code = "InvalidClientTokenId";
+    if (std::optional<aws::Error> e = status.detail().As<aws::Error>()) {
+      switch (*e) {
+        case aws::Error::kExpiredToken: code = "ExpiredToken"; break;
+        case aws::Error::kMissingAuthenticationToken: code = "MissingAuthenticationToken"; break;
+        case aws::Error::kInvalidSignature: code = "SignatureDoesNotMatch"; break;
+        case aws::Error::kIncompleteSignature: code = "IncompleteSignature"; break;
+        default: break;
+      }
+    }
+    return aws::AwsError{std::move(code), 403};
+  }
+  if (status.code() == StatusCode::kPermissionDenied) return aws::AwsError{"AccessDenied", 403};
+  return std::nullopt;
 }
 
 std::vector<aws::AuthRequest> StsService::AuthorizationFor(const aws::CallContext& ctx,
@@ -112,7 +131,7 @@ std::vector<aws::AuthRequest> StsService::AuthorizationFor(const aws::CallContex
 StatusOr<std::string> StsService::Call(const aws::CallContext& ctx, const aws::QueryParams& params) {
   if (!Implements(ctx.action) || !model_->HasOperation(ctx.action))
     return InvalidArgument(fmt::format("Could not find operation {} for version 2011-06-15.", ctx.action),
-                           "InvalidAction");
+                           aws::Error::kInvalidAction);
   ASSIGN_OR_RETURN(json::object input, model_->Decode(ctx.action, params));
   if (ctx.action == "GetCallerIdentity") return GetCallerIdentity(ctx);
   if (ctx.action == "GetSessionToken") return GetSessionToken(ctx, input);
@@ -170,11 +189,11 @@ StatusOr<std::string> StsService::AssumeRole(const aws::CallContext& ctx, const 
     for (size_t j = i + 1; j < spec.tags.size(); ++j)
       if (strcasecmp(spec.tags[i].first.c_str(), spec.tags[j].first.c_str()) == 0)
         return InvalidArgument(
-            "Duplicate tag keys found. Please note that Tag keys are case insensitive.", "InvalidParameterValue");
+            "Duplicate tag keys found. Please note that Tag keys are case insensitive.", Error::kInvalidParameterValue);
   if (!spec.session_policy.empty()) {
     boost::system::error_code ec;
     json::value policy = json::parse(spec.session_policy, ec);
-    if (ec || !policy.is_object()) return InvalidArgument("Syntax errors in policy.", "MalformedPolicyDocument");
+    if (ec || !policy.is_object()) return InvalidArgument("Syntax errors in policy.", Error::kMalformedPolicyDocument);
   }
 
   StatusOr<Arn> parsed = ParseArn(role_arn);

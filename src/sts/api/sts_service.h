@@ -20,6 +20,13 @@
 
 namespace paddock::sts::api {
 
+// STS's error table: sts::Error's codes (ValidationError, InvalidParameterValue,
+// MalformedPolicyDocument; 400); the verifier's failures in STS's words, all 403
+// (InvalidClientTokenId for an unknown key, ExpiredToken, MissingAuthenticationToken,
+// SignatureDoesNotMatch, IncompleteSignature); any PermissionDenied is AccessDenied 403. Nullopt
+// for the rest, which the front answers with aws::AwsErrorFor.
+std::optional<aws::AwsError> StsErrorFor(const Status& status);
+
 class StsService final : public aws::QueryService {
  public:
   // `roles` may be null (no IAM roles wired): every AssumeRole is then refused as for a role that
@@ -35,9 +42,8 @@ class StsService final : public aws::QueryService {
   // AssumeRole: sts:AssumeRole on the role's ARN; others: the action on "*".
   std::vector<aws::AuthRequest> AuthorizationFor(const aws::CallContext& ctx,
                                                  const aws::QueryParams& params) const override;
-  // STS's names and statuses: InvalidClientTokenId and ExpiredToken (403) for what the verifier
-  // reports as UnrecognizedClientException and ExpiredTokenException; AccessDenied is 403.
-  void MapError(const Status& status, std::string& code, int& http_status) const override;
+  // STS's error table: StsErrorFor.
+  std::optional<aws::AwsError> ErrorFor(const Status& status) const override;
 
   // The session-duration rules (seconds), as AWS documents them.
   static constexpr int kDefaultSessionTokenSeconds = 43200;

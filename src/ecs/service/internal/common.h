@@ -10,11 +10,12 @@
 
 #include "common/status.h"
 #include "ecs/common/tags.h"
+#include "ecs/common/errors.h"
 
 namespace paddock::ecs::service::internal {
 
-inline Status ServiceNotFound() { return NotFound("Service not found.", "ServiceNotFoundException"); }
-inline Status ServiceNotActive() { return FailedPrecondition("Service was not ACTIVE.", "ServiceNotActiveException"); }
+inline Status ServiceNotFound() { return NotFound("Service not found.", ecs::Error::kServiceNotFound); }
+inline Status ServiceNotActive() { return FailedPrecondition("Service was not ACTIVE.", ecs::Error::kServiceNotActive); }
 
 // 1-255 letters, digits, hyphens and underscores.
 bool IsServiceName(std::string_view s);
