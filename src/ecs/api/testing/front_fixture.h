@@ -16,6 +16,7 @@
 #include "ecs/task/tasks.h"
 #include "ecs/testing/temp_store.h"
 #include "iam/accounts.h"
+#include "iam/api/account_credentials.h"
 
 namespace paddock::ecs::api::testing {
 
@@ -40,7 +41,7 @@ class EcsFront {
     options.auth.accept_any_credentials = true;
     options.auth.default_account = AccountId("123456789012");
     options.rate_limits = rate_limits;
-    front_ = std::make_unique<aws::ApiFront>(options, clock_, accounts_);
+    front_ = std::make_unique<aws::ApiFront>(options, clock_, credentials_);
     front_->AddJsonService(ecs_.get());
   }
 
@@ -64,6 +65,7 @@ class EcsFront {
   paddock::testing::FakeClock clock_{TimePoint(std::chrono::seconds(1'780'000'000))};
   paddock::testing::TempStore store_;
   iam::Accounts accounts_{*store_, clock_};
+  iam::api::AccountCredentials credentials_{accounts_};
   setting::AccountSettings settings_{*store_};
   capacity::CapacityProviders providers_{*store_};
   cluster::Clusters clusters_{*store_};
