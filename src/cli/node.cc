@@ -30,7 +30,6 @@
 #include "common/arn.h"
 #include "aws/front.h"
 #include "aws/model.h"
-#include "aws/models/models.h"
 #include "aws/pagination.h"
 #include "cli/access_log.h"
 #include "cli/aws_profile.h"
@@ -39,6 +38,7 @@
 #include "common/encoding.h"
 #include "common/private_files.h"
 #include "ecs/api/ecs_service.h"
+#include "ecs/api/models/models.h"
 #include "ecs/cluster/clusters.h"
 #include "ecs/instance/instances.h"
 #include "ecs/service/services.h"
@@ -552,7 +552,7 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   impl->control->SetNetworkPolicyProvider(
       [groups = impl->security_groups.get()](const Scope& scope) { return groups->PolicyFor(scope); });
   impl->security_group_reaper = std::make_unique<SecurityGroupReaper>("security groups", *impl->security_groups);
-  ASSIGN_OR_RETURN(impl->ecs_model, aws::ServiceModel::Parse(aws::EcsModelJson()));
+  ASSIGN_OR_RETURN(impl->ecs_model, aws::ServiceModel::Parse(ecs::api::EcsModelJson()));
   ASSIGN_OR_RETURN(std::string token_key, TokenKey(*impl->store));
   impl->ecs = std::make_unique<ecs::api::EcsService>(
       *impl->ecs_model, ecs::api::Owners{impl->clusters.get(), impl->task_definitions.get(), impl->tasks.get(),

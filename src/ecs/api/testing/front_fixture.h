@@ -9,10 +9,10 @@
 #include <string_view>
 
 #include "aws/front.h"
-#include "aws/models/models.h"
 #include "aws/sigv4.h"
 #include "common/testing/fake_clock.h"
 #include "ecs/api/ecs_service.h"
+#include "ecs/api/models/models.h"
 #include "ecs/task/tasks.h"
 #include "ecs/testing/temp_store.h"
 #include "iam/accounts.h"
@@ -23,7 +23,7 @@ namespace paddock::ecs::api::testing {
 class EcsFront {
  public:
   explicit EcsFront(bool rate_limits = false) {
-    model_ = std::move(*aws::ServiceModel::Parse(aws::EcsModelJson()));
+    model_ = std::move(*aws::ServiceModel::Parse(EcsModelJson()));
     clusters_.AddUsage(instances_.cluster_usage());
     clusters_.SetAccountSettings(&settings_);
     clusters_.SetCapacityProviders(&providers_);
