@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """Writes a botocore service model without its documentation, as compact JSON.
 
-Paddock embeds these trimmed models (src/aws/models/) to validate requests exactly as AWS's own
+Paddock embeds these trimmed models (src/<service>/api/models/) to validate requests exactly as AWS's own
 API models describe them. An overlay (tools/model_overlays/<service>.json) adds or replaces whole
 shapes that AWS has shipped since the machine's botocore: its "shapes" are copied from a newer
 botocore's model (named in its "_source"), trimmed the same way.
 
     tools/trim_botocore_model.py ecs --overlay tools/model_overlays/ecs.json \
-        -o src/aws/models/ecs-2014-11-13.json
+        -o src/ecs/api/models/ecs-2014-11-13.json
 """
 import argparse
 import json

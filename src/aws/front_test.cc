@@ -8,7 +8,7 @@
 #include <boost/json.hpp>
 #include <fmt/format.h>
 
-#include "aws/models/models.h"
+#include "aws/testdata/test_model.h"
 #include "common/testing/fake_clock.h"
 
 namespace paddock::aws {
@@ -60,7 +60,7 @@ class FakeEcs : public JsonService {
  public:
   std::string_view TargetPrefix() const override { return kPrefix; }
   std::string_view SigningName() const override { return "ecs"; }
-  const ServiceModel& Model() const override { return EcsServiceModel(); }
+  const ServiceModel& Model() const override { return testdata::TestServiceModel(); }
   bool Implements(std::string_view action) const override { return action != "CreateDaemon"; }
   bool AgentMay(std::string_view action) const override { return action == "DescribeClusters"; }
   std::optional<ThrottleGroup> ThrottleGroupFor(std::string_view action) const override {

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
 #include <limits>
 #include <optional>
 #include <unordered_map>
@@ -13,7 +12,6 @@
 #include <boost/json.hpp>
 
 #include "aws/errors.h"
-#include "aws/models/models.h"
 
 namespace paddock::aws {
 namespace json = boost::json;
@@ -434,16 +432,6 @@ Status ServiceModel::ValidateInput(std::string_view op, json::value& input) cons
   }
   Path path;
   return impl_->Validate(it->second, input, path, 0);
-}
-
-const ServiceModel& EcsServiceModel() {
-  static const ServiceModel* model = [] {
-    auto parsed = ServiceModel::Parse(EcsModelJson());
-    // The embedded model is part of the binary: failing to read it is a build defect.
-    if (!parsed.ok()) std::abort();
-    return std::move(parsed).value().release();
-  }();
-  return *model;
 }
 
 }  // namespace paddock::aws

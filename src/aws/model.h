@@ -3,7 +3,7 @@
 // ranges, lengths and enums are checked exactly as the model states them, and members the model
 // does not define are dropped, so handlers only ever see well-formed input.
 //
-//   ASSIGN_OR_RETURN(auto model, ServiceModel::Parse(kEcsModelJson));
+//   ASSIGN_OR_RETURN(auto model, ServiceModel::Parse(ecs::api::EcsModelJson()));  // each service embeds its own
 //   boost::json::value input = ...;
 //   RETURN_IF_ERROR(model->ValidateInput("RegisterTaskDefinition", input));
 #pragma once

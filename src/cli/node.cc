@@ -30,7 +30,6 @@
 #include "common/arn.h"
 #include "aws/front.h"
 #include "aws/model.h"
-#include "aws/models/models.h"
 #include "aws/pagination.h"
 #include "cli/access_log.h"
 #include "cli/aws_profile.h"
@@ -39,6 +38,7 @@
 #include "common/encoding.h"
 #include "common/private_files.h"
 #include "ecs/api/ecs_service.h"
+#include "ecs/api/models/models.h"
 #include "ecs/cluster/clusters.h"
 #include "ecs/instance/instances.h"
 #include "ecs/service/services.h"
@@ -48,10 +48,12 @@
 #include "http/server.h"
 #include "store/key.h"
 #include "store/sqlite/sqlite_store.h"
+#include "sts/api/session_credentials.h"
 #include "sts/api/sts_service.h"
 #include "sts/service_sessions.h"
 #include "sts/sessions.h"
 #include "ec2/api/ec2_service.h"
+#include "iam/api/account_credentials.h"
 #include "iam/api/authorizer.h"
 #include "iam/api/iam_service.h"
 #include "iam/api/role_directory.h"  // issue 11: IAM
@@ -97,9 +99,9 @@ using IamReaper = OwnerReaper<iam::Directory>;  // issue 11
 class NodeCredentials final : public aws::CredentialResolver {
  public:
   NodeCredentials(iam::Accounts& accounts, ecs::instance::AgentIdentities& agents, sts::Sessions& sessions)
-      : accounts_(accounts), agents_(agents), sessions_(sessions) {}
+      : accounts_(accounts), account_keys_(accounts), agents_(agents), sessions_(sessions) {}
   StatusOr<std::optional<aws::Credential>> Lookup(const AccessKeyId& id) override {
-    if (!id.str().starts_with(ecs::instance::kAgentKeyPrefix)) return accounts_.Lookup(id);
+    if (!id.str().starts_with(ecs::instance::kAgentKeyPrefix)) return account_keys_.Lookup(id);
     ASSIGN_OR_RETURN(auto agent, agents_.Lookup(id.str()));
     if (!agent) return SessionLookup(id);
     aws::Credential c;
@@ -116,14 +118,15 @@ class NodeCredentials final : public aws::CredentialResolver {
   // an account removes its keys at once (iam::Accounts::BeginDeletion) but its sessions only
   // when the reapers run, after its tasks have stopped.
   StatusOr<std::optional<aws::Credential>> SessionLookup(const AccessKeyId& id) {
-    ASSIGN_OR_RETURN(auto session, sessions_.Lookup(id));
-    if (!session) return session;
+    ASSIGN_OR_RETURN(std::optional<sts::Session> session, sessions_.Find(id));
+    if (!session) return std::optional<aws::Credential>();
     ASSIGN_OR_RETURN(auto account, accounts_.GetAccount(session->principal.account));
     if (!account || account->deleting) return std::optional<aws::Credential>();
-    return session;
+    return std::optional<aws::Credential>(sts::api::CredentialOf(*session));
   }
 
   iam::Accounts& accounts_;
+  iam::api::AccountCredentials account_keys_;  // the front's view of accounts_' keys
   ecs::instance::AgentIdentities& agents_;
   sts::Sessions& sessions_;
 };
@@ -549,7 +552,7 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   impl->control->SetNetworkPolicyProvider(
       [groups = impl->security_groups.get()](const Scope& scope) { return groups->PolicyFor(scope); });
   impl->security_group_reaper = std::make_unique<SecurityGroupReaper>("security groups", *impl->security_groups);
-  ASSIGN_OR_RETURN(impl->ecs_model, aws::ServiceModel::Parse(aws::EcsModelJson()));
+  ASSIGN_OR_RETURN(impl->ecs_model, aws::ServiceModel::Parse(ecs::api::EcsModelJson()));
   ASSIGN_OR_RETURN(std::string token_key, TokenKey(*impl->store));
   impl->ecs = std::make_unique<ecs::api::EcsService>(
       *impl->ecs_model, ecs::api::Owners{impl->clusters.get(), impl->task_definitions.get(), impl->tasks.get(),

@@ -57,14 +57,14 @@ StatusOr<BootstrapIdentity> EnsureBootstrapAccount(iam::Accounts& accounts, stor
                                                    const std::string& credentials_path) {
   BootstrapIdentity out;
   auto [key_id, secret] = ReadKey(credentials_path);
-  std::optional<aws::Credential> key;  // the file's key, when it is still valid
+  std::optional<iam::AccessKey> key;  // the file's key, when it is still valid
   if (!key_id.empty()) {
-    ASSIGN_OR_RETURN(auto cred, accounts.Lookup(AccessKeyId(key_id)));
-    if (cred && cred->secret_access_key == secret) key = *cred;
+    ASSIGN_OR_RETURN(auto found, accounts.FindActiveKey(AccessKeyId(key_id)));
+    if (found && found->secret == secret) key = *found;
   }
 
   ASSIGN_OR_RETURN(std::optional<AccountId> account, RecordedBootstrapAccount(store, accounts));
-  if (!account && key) account = key->principal.account;  // bootstrapped before the record existed
+  if (!account && key) account = key->account;  // bootstrapped before the record existed
   if (!account) {
     ASSIGN_OR_RETURN(auto all, accounts.ListAccounts());
     std::vector<AccountId> named;
@@ -80,7 +80,7 @@ StatusOr<BootstrapIdentity> EnsureBootstrapAccount(iam::Accounts& accounts, stor
   RETURN_IF_ERROR(Record(store, *account));
   out.account = *account;
 
-  if (key && key->principal.account == *account) {
+  if (key && key->account == *account) {
     out.access_key_id = key_id;
     out.secret_access_key = secret;
   } else {

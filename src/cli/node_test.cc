@@ -280,7 +280,7 @@ TEST(NodeTest, ServesSignedRequestsAndBootstrapsAProfile) {
   EXPECT_TRUE(fs::exists(boot->credentials_path));
   EXPECT_TRUE(fs::exists(boot->config_path));
 
-  auto cred = (*node)->accounts().Lookup(AccessKeyId(boot->access_key_id));
+  auto cred = (*node)->accounts().FindActiveKey(AccessKeyId(boot->access_key_id));
   ASSERT_TRUE(cred.ok() && cred->has_value());
   http::Client client("127.0.0.1", *port);
   auto call = [&](std::string secret) {
@@ -294,7 +294,7 @@ TEST(NodeTest, ServesSignedRequestsAndBootstrapsAProfile) {
     aws::SignRequest(req, {boot->access_key_id, secret}, "us-east-1", "ecs", SystemClock::Get().Now());
     return client.Send(req);
   };
-  auto ok = call((*cred)->secret_access_key);
+  auto ok = call((*cred)->secret);
   ASSERT_TRUE(ok.ok());
   EXPECT_EQ(ok->status, 200) << ok->body;
   EXPECT_EQ(ok->body, "{\"clusterArns\":[]}");

@@ -48,10 +48,10 @@ class RemoteAgentTest : public ::testing::Test {
     ASSERT_TRUE(port.ok());
     auto boot = Bootstrap(*node_, config, "http://127.0.0.1:" + std::to_string(*port), false);
     ASSERT_TRUE(boot.ok()) << boot.status().ToString();
-    auto cred = node_->accounts().Lookup(AccessKeyId(boot->access_key_id));
+    auto cred = node_->accounts().FindActiveKey(AccessKeyId(boot->access_key_id));
     ASSERT_TRUE(cred.ok() && cred->has_value());
     options_.port = *port;
-    options_.credentials = {boot->access_key_id, (*cred)->secret_access_key};
+    options_.credentials = {boot->access_key_id, (*cred)->secret};
     client_ = std::make_unique<JsonClient>(options_);
 
     Ecs("CreateCluster", {{"clusterName", "ec2"}});

@@ -333,33 +333,20 @@ Status Accounts::FinishDeletion(const AccountId& id, const std::vector<AccountRe
   return store_.Write([&](store::WriteTxn& txn) { return txn.Delete(kAccounts, Key().Str(id.str()).Done()); });
 }
 
-StatusOr<std::optional<aws::Credential>> Accounts::Lookup(const AccessKeyId& id) {
+StatusOr<std::optional<AccessKey>> Accounts::FindActiveKey(const AccessKeyId& id) {
   TimePoint now = clock_.Now();
   {
     std::lock_guard lock(mu_);
     auto it = cache_.find(id.str());
-    if (it != cache_.end() && now - it->second.fetched < kCacheTtl) return std::optional(it->second.credential);
+    if (it != cache_.end() && now - it->second.fetched < kCacheTtl) return std::optional(it->second.key);
   }
-  std::optional<aws::Credential> out;
+  std::optional<AccessKey> out;
   RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
     ASSIGN_OR_RETURN(auto v, txn.Get(kAccessKeys, Key().Str(id.str()).Done()));
     if (!v) return OkStatus();
     ASSIGN_OR_RETURN(AccessKey k, DecodeKey(*v));
     if (k.status == AccessKeyStatus::kInactive) return OkStatus();
-    aws::Credential c;
-    c.secret_access_key = k.secret;
-    c.principal.account = k.account;
-    c.principal.arn = k.principal_arn;
-    c.principal.access_key_id = k.id;
-    if (k.user_name.empty()) {
-      c.principal.kind = aws::PrincipalKind::kRoot;
-      c.principal.user_id = k.account.str();  // root's aws:userid is the account id
-    } else {
-      c.principal.kind = aws::PrincipalKind::kUser;
-      c.principal.user_id = k.user_id;
-      c.principal.user_name = k.user_name;
-    }
-    out = std::move(c);
+    out = std::move(k);
     return OkStatus();
   }));
   std::lock_guard lock(mu_);

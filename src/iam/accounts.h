@@ -4,9 +4,10 @@
 //   ASSIGN_OR_RETURN(Account a, accounts.CreateAccount(std::nullopt, "dev"));
 //   ASSIGN_OR_RETURN(AccessKey k, accounts.CreateAccessKey(a.id));
 //
-// Accounts implements aws::CredentialResolver, so the API front authenticates requests against
-// the keys stored here. Other processes (`paddock admin`) may change keys while a server runs:
-// lookups cache a found key for at most one second and never cache a miss.
+// The API front authenticates requests against the keys stored here through
+// iam::api::AccountCredentials (iam/api/account_credentials.h): this owner knows nothing of aws/.
+// Other processes (`paddock admin`) may change keys while a server runs: FindActiveKey caches a
+// found key for at most one second and never caches a miss.
 #pragma once
 
 #include <chrono>
@@ -18,7 +19,6 @@
 #include <string>
 #include <vector>
 
-#include "aws/credentials.h"
 #include "common/clock.h"
 #include "common/ids.h"
 #include "common/status.h"
@@ -45,7 +45,7 @@ struct AccessKey {
   // An IAM user's key: the user's name and id ("AIDA…"); both empty for the account root's keys.
   std::string user_name;
   std::string user_id;
-  // An inactive key authenticates nothing (Lookup does not find it) until made active again.
+  // An inactive key authenticates nothing (FindActiveKey does not find it) until made active again.
   AccessKeyStatus status = AccessKeyStatus::kActive;
 };
 
@@ -65,7 +65,7 @@ class AccountReaper {
   virtual Status ReapAccount(const AccountId& account) = 0;
 };
 
-class Accounts final : public aws::CredentialResolver {
+class Accounts final {
  public:
   Accounts(store::Store& store, const Clock& clock) : store_(store), clock_(clock) {}
 
@@ -111,13 +111,15 @@ class Accounts final : public aws::CredentialResolver {
   // How long a found key may be served from the cache.
   static constexpr Duration kCacheTtl = std::chrono::seconds(1);
 
-  StatusOr<std::optional<aws::Credential>> Lookup(const AccessKeyId& id) override;
+  // The active key `id`: nullopt when there is no such key or it is inactive, an error when the
+  // read itself failed. Served from a cache for at most kCacheTtl; a miss is never cached.
+  StatusOr<std::optional<AccessKey>> FindActiveKey(const AccessKeyId& id);
 
  private:
   store::Store& store_;
   const Clock& clock_;
   struct Cached {
-    aws::Credential credential;
+    AccessKey key;
     TimePoint fetched;
   };
   std::mutex mu_;

@@ -29,16 +29,17 @@ TEST(AccountsTest, CreateLookupAndDelete) {
   ASSERT_TRUE(k.ok());
   EXPECT_EQ(k->id.str().substr(0, 4), "AKIA");
   EXPECT_EQ(k->secret.size(), 40u);
-  auto cred = accounts.Lookup(k->id);
-  ASSERT_TRUE(cred.ok() && cred->has_value());
-  EXPECT_EQ((*cred)->secret_access_key, k->secret);
-  EXPECT_EQ((*cred)->principal.account, a->id);
-  EXPECT_EQ((*cred)->principal.arn, "arn:aws:iam::" + a->id.str() + ":root");
+  auto found = accounts.FindActiveKey(k->id);
+  ASSERT_TRUE(found.ok() && found->has_value());
+  EXPECT_EQ((*found)->secret, k->secret);
+  EXPECT_EQ((*found)->account, a->id);
+  EXPECT_EQ((*found)->principal_arn, "arn:aws:iam::" + a->id.str() + ":root");
+  EXPECT_TRUE((*found)->user_name.empty());
 
   RecordingReaper reaper;
   ASSERT_TRUE(accounts.DeleteAccount(a->id, {&reaper}, Duration::zero()).ok());
   EXPECT_EQ(reaper.reaped, std::vector<std::string>{a->id.str()});
-  EXPECT_FALSE(accounts.Lookup(k->id)->has_value());
+  EXPECT_FALSE(accounts.FindActiveKey(k->id)->has_value());
   EXPECT_TRUE(accounts.ListAccounts()->empty());
 }
 
@@ -58,7 +59,7 @@ TEST(AccountsTest, DeletionInTwoStepsKeepsTheAccountUntilItsRecordsAreReaped) {
   auto k = accounts.CreateAccessKey(a->id);
   ASSERT_TRUE(accounts.BeginDeletion(a->id).ok());
   ASSERT_TRUE(accounts.BeginDeletion(a->id).ok());  // again: fine
-  EXPECT_FALSE(accounts.Lookup(k->id)->has_value());
+  EXPECT_FALSE(accounts.FindActiveKey(k->id)->has_value());
   EXPECT_EQ(accounts.CreateAccessKey(a->id).status().code(), StatusCode::kFailedPrecondition);
   ASSERT_EQ(accounts.ListAccounts()->size(), 1u);
   EXPECT_TRUE(accounts.ListAccounts()->front().deleting);
@@ -88,11 +89,11 @@ TEST(AccountsTest, KeysCreatedElsewhereAreSeenAndDeletedKeysExpireFromTheCache) 
   Accounts server(*store, clock), admin(*store, clock);  // two handles on one store, as two processes
   auto a = admin.CreateAccount(std::nullopt, "x");
   auto k = admin.CreateAccessKey(a->id);
-  ASSERT_TRUE(server.Lookup(k->id)->has_value());
+  ASSERT_TRUE(server.FindActiveKey(k->id)->has_value());
   ASSERT_TRUE(admin.DeleteAccount(a->id, {}, Duration::zero()).ok());
-  EXPECT_TRUE(server.Lookup(k->id)->has_value());  // cached for up to a second
+  EXPECT_TRUE(server.FindActiveKey(k->id)->has_value());  // cached for up to a second
   clock.Advance(std::chrono::seconds(2));
-  EXPECT_FALSE(server.Lookup(k->id)->has_value());
+  EXPECT_FALSE(server.FindActiveKey(k->id)->has_value());
 }
 
 }  // namespace

@@ -290,17 +290,17 @@ TEST_F(DirectoryTest, UserKeysAuthenticateAsTheUserUntilInactiveOrDeleted) {
   ASSERT_TRUE(accounts_.CreateUserAccessKey(account_, find).ok());
   ExpectAws(accounts_.CreateUserAccessKey(account_, find).status(), "LimitExceeded",
             "Cannot exceed quota for AccessKeysPerUser: 2");
-  auto cred = accounts_.Lookup(k1->id);
-  ASSERT_TRUE(cred.ok() && cred->has_value());
-  EXPECT_EQ((*cred)->principal.kind, aws::PrincipalKind::kUser);
-  EXPECT_EQ((*cred)->principal.arn, user->arn);
-  EXPECT_EQ((*cred)->principal.user_id, user->id);
-  EXPECT_EQ((*cred)->principal.user_name, "ci");
+  // What the front makes of the key (its PrincipalKind): iam/api/account_credentials_test.cc.
+  auto found = accounts_.FindActiveKey(k1->id);
+  ASSERT_TRUE(found.ok() && found->has_value());
+  EXPECT_EQ((*found)->principal_arn, user->arn);
+  EXPECT_EQ((*found)->user_id, user->id);
+  EXPECT_EQ((*found)->user_name, "ci");
 
   ASSERT_TRUE(accounts_.SetAccessKeyStatus(account_, "ci", k1->id, AccessKeyStatus::kInactive).ok());
-  EXPECT_FALSE(accounts_.Lookup(k1->id)->has_value());
+  EXPECT_FALSE(accounts_.FindActiveKey(k1->id)->has_value());
   ASSERT_TRUE(accounts_.SetAccessKeyStatus(account_, "ci", k1->id, AccessKeyStatus::kActive).ok());
-  EXPECT_TRUE(accounts_.Lookup(k1->id)->has_value());
+  EXPECT_TRUE(accounts_.FindActiveKey(k1->id)->has_value());
   // Another user's (or the root's) name does not reach this key.
   EXPECT_EQ(accounts_.DeleteAccessKey(account_, "", k1->id).aws_type(), "NoSuchEntity");
 
@@ -310,7 +310,7 @@ TEST_F(DirectoryTest, UserKeysAuthenticateAsTheUserUntilInactiveOrDeleted) {
   ASSERT_TRUE(keys.ok());
   ASSERT_EQ(keys->size(), 2u);
   for (const auto& k : *keys) ASSERT_TRUE(accounts_.DeleteAccessKey(account_, "ci", k.id).ok());
-  EXPECT_FALSE(accounts_.Lookup(k1->id)->has_value());
+  EXPECT_FALSE(accounts_.FindActiveKey(k1->id)->has_value());
   ASSERT_TRUE(dir_.DeleteUser(account_, "ci", &Accounts::UserHasKeys).ok());
   EXPECT_EQ(accounts_.CreateUserAccessKey(account_, find).status().aws_type(), "NoSuchEntity");
 }

@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "aws/credentials.h"
 #include "common/ids.h"
+#include "common/principal.h"
 #include "common/status.h"
 
 namespace paddock::sts {
@@ -42,7 +42,7 @@ class RoleDirectory {
   // OK when the role's trust policy admits `caller` for sts:AssumeRole (and sts:TagSession,
   // sts:SetSourceIdentity when the context carries tags or a source identity) with `context`;
   // PermissionDenied otherwise (any message: STS answers with its own AccessDenied text).
-  virtual Status TrustAdmits(const AssumableRole& role, const aws::Principal& caller, const TrustContext& context) = 0;
+  virtual Status TrustAdmits(const AssumableRole& role, const Principal& caller, const TrustContext& context) = 0;
   // Task and execution roles (issue 11, sts/service_sessions.h): OK when the role's trust policy
   // lets the AWS service principal `service` ("ecs-tasks.amazonaws.com") call sts:AssumeRole;
   // PermissionDenied otherwise (any message). Not pure, so that a directory written before task

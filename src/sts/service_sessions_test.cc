@@ -22,7 +22,7 @@ class FakeRoles : public RoleDirectory {
     if (!exists || account.str() != kAccount || arn != kRoleArn) return std::optional<AssumableRole>();
     return std::optional<AssumableRole>(AssumableRole{kRoleArn, "AROAEXAMPLEROLEID0001", "web", "{}", 3600});
   }
-  Status TrustAdmits(const AssumableRole&, const aws::Principal&, const TrustContext&) override {
+  Status TrustAdmits(const AssumableRole&, const Principal&, const TrustContext&) override {
     return PermissionDenied("no users here");
   }
   Status ServiceMayAssume(const AssumableRole&, std::string_view service) override {
@@ -55,7 +55,7 @@ TEST_F(ServiceRoleSessionsTest, MintsASixHourRoleSessionNamedAfterTheTask) {
   EXPECT_EQ(c->expiration, clock_.Now() + 6h);
   EXPECT_TRUE(c->access_key_id.str().starts_with("ASIA"));
   // A real session: the front's resolver finds it.
-  auto found = sessions_.Lookup(c->access_key_id);
+  auto found = sessions_.Find(c->access_key_id);
   ASSERT_TRUE(found.ok());
   ASSERT_TRUE(found->has_value());
 }
@@ -76,7 +76,7 @@ TEST_F(ServiceRoleSessionsTest, HandsOutTheSameSetUntilLessThanThirtyMinutesRema
   EXPECT_NE(fresh->access_key_id, first->access_key_id);
   EXPECT_EQ(fresh->expiration, clock_.Now() + 6h);
   // The superseded set stays valid until its own expiry.
-  auto old = sessions_.Lookup(first->access_key_id);
+  auto old = sessions_.Find(first->access_key_id);
   ASSERT_TRUE(old.ok() && old->has_value());
   EXPECT_EQ((*old)->expires, first->expiration);
 }

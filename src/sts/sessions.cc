@@ -4,7 +4,8 @@
 
 #include <boost/json.hpp>
 
-#include "aws/sigv4.h"
+#include <openssl/evp.h>
+
 #include "common/encoding.h"
 #include "store/key.h"
 
@@ -23,32 +24,37 @@ constexpr std::string_view kSecretAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefgh
 // 96 random bytes: 768 bits, far beyond guessing; base64url keeps it header- and XML-safe.
 constexpr size_t kTokenBytes = 96;
 
-std::string_view KindName(aws::PrincipalKind kind) {
+std::string_view KindName(PrincipalKind kind) {
   switch (kind) {
-    case aws::PrincipalKind::kRoot: return "root";
-    case aws::PrincipalKind::kUser: return "user";
-    case aws::PrincipalKind::kAssumedRole: return "assumed-role";
-    case aws::PrincipalKind::kFederatedUser: return "federated-user";
+    case PrincipalKind::kRoot: return "root";
+    case PrincipalKind::kUser: return "user";
+    case PrincipalKind::kAssumedRole: return "assumed-role";
+    case PrincipalKind::kFederatedUser: return "federated-user";
   }
   return "root";
 }
 
-StatusOr<aws::PrincipalKind> ParseKind(std::string_view s) {
-  if (s == "root") return aws::PrincipalKind::kRoot;
-  if (s == "user") return aws::PrincipalKind::kUser;
-  if (s == "assumed-role") return aws::PrincipalKind::kAssumedRole;
-  if (s == "federated-user") return aws::PrincipalKind::kFederatedUser;
+StatusOr<PrincipalKind> ParseKind(std::string_view s) {
+  if (s == "root") return PrincipalKind::kRoot;
+  if (s == "user") return PrincipalKind::kUser;
+  if (s == "assumed-role") return PrincipalKind::kAssumedRole;
+  if (s == "federated-user") return PrincipalKind::kFederatedUser;
   return DataLoss(fmt::format("corrupt session record: principal kind '{}'", s));
 }
 
-// The stored form of a session: everything the Credential needs, the token only as its hash.
-struct Record {
-  aws::Credential credential;
-  TimePoint expires;
-};
+// The SHA-256 of a session token, lowercase hex: what the record keeps instead of the token (and
+// what the SigV4 verifier compares the request's X-Amz-Security-Token against, hashed alike).
+std::string TokenSha256Hex(std::string_view token) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  // SHA-256 of an in-memory string cannot fail short of memory exhaustion.
+  EVP_Digest(token.data(), token.size(), digest, &size, EVP_sha256(), nullptr);
+  return HexEncode(std::string_view(reinterpret_cast<const char*>(digest), size));
+}
 
-std::string EncodeRecord(const aws::Credential& c, TimePoint expires) {
-  const aws::Principal& p = c.principal;
+// The stored form of a session: the token only as its hash.
+std::string EncodeRecord(const Session& c, TimePoint expires) {
+  const Principal& p = c.principal;
   json::array tags;
   for (const auto& [k, v] : p.session_tags) tags.push_back(json::array{json::string(k), json::string(v)});
   json::array policy_arns;
@@ -70,7 +76,7 @@ std::string EncodeRecord(const aws::Credential& c, TimePoint expires) {
   return json::serialize(o);
 }
 
-StatusOr<Record> DecodeRecord(const AccessKeyId& id, std::string_view text) {
+StatusOr<Session> DecodeRecord(const AccessKeyId& id, std::string_view text) {
   boost::system::error_code ec;
   json::value v = json::parse(text, ec);
   if (ec || !v.is_object()) return DataLoss("corrupt session record");
@@ -81,14 +87,12 @@ StatusOr<Record> DecodeRecord(const AccessKeyId& id, std::string_view text) {
   };
   const json::value* expires = o.if_contains("expires");
   if (expires == nullptr || !expires->is_int64()) return DataLoss("corrupt session record: no expiry");
-  Record r;
-  r.expires = FromEpochMillis(expires->get_int64());
-  aws::Credential& c = r.credential;
+  Session c;
   c.secret_access_key = str("secret");
   c.session_token_sha256 = str("tokenSha256");
-  c.expires = r.expires;
+  c.expires = FromEpochMillis(expires->get_int64());
   if (c.secret_access_key.empty() || c.session_token_sha256.empty()) return DataLoss("corrupt session record");
-  aws::Principal& p = c.principal;
+  Principal& p = c.principal;
   p.account = AccountId(str("account"));
   p.access_key_id = id;
   ASSIGN_OR_RETURN(p.kind, ParseKind(str("kind")));
@@ -112,7 +116,7 @@ StatusOr<Record> DecodeRecord(const AccessKeyId& id, std::string_view text) {
                                   std::string(t.get_array()[1].get_string()));
     }
   }
-  return r;
+  return c;
 }
 
 uint64_t ExpiryKeyMillis(TimePoint t) {
@@ -133,25 +137,25 @@ std::string AssumedRoleArn(const AccountId& account, std::string_view role_name,
   return fmt::format("arn:aws:sts::{}:assumed-role/{}/{}", account.str(), role_name, session_name);
 }
 
-StatusOr<IssuedCredentials> Sessions::Mint(aws::Principal principal, Duration duration, TimePoint now) {
+StatusOr<IssuedCredentials> Sessions::Mint(Principal principal, Duration duration, TimePoint now) {
   if (duration <= Duration::zero()) return InvalidArgument("A session's duration must be positive.");
   IssuedCredentials out;
   out.secret_access_key = RandomString(40, kSecretAlphabet);
   out.session_token = Base64UrlEncode(RandomBytes(kTokenBytes));
   // Whole seconds, as AWS reports Expiration; the session ends exactly when it says.
   out.expiration = std::chrono::time_point_cast<std::chrono::seconds>(now + duration);
-  aws::Credential credential;
-  credential.secret_access_key = out.secret_access_key;
-  credential.session_token_sha256 = aws::Sha256Hex(out.session_token);
-  credential.expires = out.expiration;
+  Session session;
+  session.secret_access_key = out.secret_access_key;
+  session.session_token_sha256 = TokenSha256Hex(out.session_token);
+  session.expires = out.expiration;
   Status s = store_.Write([&](store::WriteTxn& txn) -> Status {
     for (int attempt = 0; attempt < 16; ++attempt) {
       AccessKeyId id(std::string(kKeyPrefix) + RandomString(16, kKeyAlphabet));
       ASSIGN_OR_RETURN(auto existing, txn.Get(kSessions, Key().Str(id.str()).Done()));
       if (existing) continue;
       principal.access_key_id = id;
-      credential.principal = principal;
-      RETURN_IF_ERROR(txn.Put(kSessions, Key().Str(id.str()).Done(), EncodeRecord(credential, out.expiration)));
+      session.principal = principal;
+      RETURN_IF_ERROR(txn.Put(kSessions, Key().Str(id.str()).Done(), EncodeRecord(session, out.expiration)));
       RETURN_IF_ERROR(txn.Put(kExpiry, Key().U64(ExpiryKeyMillis(out.expiration)).Str(id.str()).Done(), ""));
       RETURN_IF_ERROR(txn.Put(kAccountSessions, Key().Str(principal.account.str()).Str(id.str()).Done(), ""));
       out.access_key_id = std::move(id);
@@ -164,14 +168,14 @@ StatusOr<IssuedCredentials> Sessions::Mint(aws::Principal principal, Duration du
   return out;
 }
 
-StatusOr<IssuedCredentials> Sessions::IssueSessionToken(const aws::Principal& caller, Duration duration,
+StatusOr<IssuedCredentials> Sessions::IssueSessionToken(const Principal& caller, Duration duration,
                                                         TimePoint now) {
-  if (caller.kind != aws::PrincipalKind::kRoot && caller.kind != aws::PrincipalKind::kUser)
+  if (caller.kind != PrincipalKind::kRoot && caller.kind != PrincipalKind::kUser)
     return PermissionDenied("Cannot call GetSessionToken with session credentials");
-  aws::Principal p;
+  Principal p;
   p.account = caller.account;
   p.arn = caller.arn;
-  p.kind = aws::PrincipalKind::kFederatedUser;
+  p.kind = PrincipalKind::kFederatedUser;
   p.user_id = caller.user_id.empty() ? caller.account.str() : caller.user_id;
   p.user_name = caller.user_name;
   return Mint(std::move(p), duration, now);
@@ -180,9 +184,9 @@ StatusOr<IssuedCredentials> Sessions::IssueSessionToken(const aws::Principal& ca
 StatusOr<IssuedCredentials> Sessions::IssueRoleSession(const AccountId& account, const AssumableRole& role,
                                                        const RoleSessionSpec& spec, Duration duration,
                                                        TimePoint now) {
-  aws::Principal p;
+  Principal p;
   p.account = account;
-  p.kind = aws::PrincipalKind::kAssumedRole;
+  p.kind = PrincipalKind::kAssumedRole;
   p.arn = AssumedRoleArn(account, role.name, spec.session_name);
   p.user_id = fmt::format("{}:{}", role.role_id, spec.session_name);
   p.role_arn = role.arn;
@@ -194,13 +198,13 @@ StatusOr<IssuedCredentials> Sessions::IssueRoleSession(const AccountId& account,
   return Mint(std::move(p), duration, now);
 }
 
-StatusOr<std::optional<aws::Credential>> Sessions::Lookup(const AccessKeyId& id) {
-  std::optional<aws::Credential> out;
+StatusOr<std::optional<Session>> Sessions::Find(const AccessKeyId& id) {
+  std::optional<Session> out;
   RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
     ASSIGN_OR_RETURN(auto v, txn.Get(kSessions, Key().Str(id.str()).Done()));
     if (!v) return OkStatus();
-    ASSIGN_OR_RETURN(Record r, DecodeRecord(id, *v));
-    out = std::move(r.credential);
+    ASSIGN_OR_RETURN(Session r, DecodeRecord(id, *v));
+    out = std::move(r);
     return OkStatus();
   }));
   return out;
@@ -220,8 +224,8 @@ StatusOr<size_t> Sessions::ReapExpired(TimePoint now, size_t limit) {
       ASSIGN_OR_RETURN(auto v, txn.Get(kSessions, Key().Str(id).Done()));
       RETURN_IF_ERROR(txn.Delete(kExpiry, row.key));
       if (v) {
-        ASSIGN_OR_RETURN(Record rec, DecodeRecord(AccessKeyId(id), *v));
-        RETURN_IF_ERROR(DeleteSession(txn, AccessKeyId(id), rec.credential.principal.account,
+        ASSIGN_OR_RETURN(Session rec, DecodeRecord(AccessKeyId(id), *v));
+        RETURN_IF_ERROR(DeleteSession(txn, AccessKeyId(id), rec.principal.account,
                                       FromEpochMillis(static_cast<int64_t>(ms))));
       }
       ++removed;
@@ -245,7 +249,7 @@ Status Sessions::ReapAccount(const AccountId& account) {
         RETURN_IF_ERROR(txn.Delete(kAccountSessions, row.key));
         ASSIGN_OR_RETURN(auto v, txn.Get(kSessions, Key().Str(id).Done()));
         if (!v) continue;
-        ASSIGN_OR_RETURN(Record rec, DecodeRecord(AccessKeyId(id), *v));
+        ASSIGN_OR_RETURN(Session rec, DecodeRecord(AccessKeyId(id), *v));
         RETURN_IF_ERROR(DeleteSession(txn, AccessKeyId(id), account, rec.expires));
       }
       return OkStatus();

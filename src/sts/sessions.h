@@ -4,8 +4,11 @@
 //   Sessions sessions(store);
 //   ASSIGN_OR_RETURN(IssuedCredentials c, sessions.IssueSessionToken(caller, std::chrono::hours(12), now));
 //   ASSIGN_OR_RETURN(IssuedCredentials r, sessions.IssueRoleSession(account, role, spec, 1h, now));
-//   front resolver: sessions.Lookup(AccessKeyId("ASIA…"))  (a Credential with the token's hash
-//   and the expiry, which aws::SigV4Verifier checks)
+//   ASSIGN_OR_RETURN(std::optional<Session> s, sessions.Find(AccessKeyId("ASIA…")));
+//
+// The API front authenticates session keys through sts::api::SessionCredentials
+// (sts/api/session_credentials.h), which hands the verifier a session's token hash and expiry:
+// this owner does not link aws/.
 //
 // The session token is handed out once and never stored: the record keeps its SHA-256, so a copy
 // of the store does not yield usable tokens. Sessions live in the store, so they survive a
@@ -24,9 +27,9 @@
 #include <utility>
 #include <vector>
 
-#include "aws/credentials.h"
 #include "common/clock.h"
 #include "common/ids.h"
+#include "common/principal.h"
 #include "common/status.h"
 #include "store/store.h"
 #include "sts/roles.h"
@@ -39,7 +42,16 @@ struct IssuedCredentials {
   std::string secret_access_key;
   std::string session_token;  // opaque; only its SHA-256 is stored
   TimePoint expiration;
-  aws::Principal principal;   // what they authenticate as
+  Principal principal;   // what they authenticate as
+};
+
+// A session as stored: what it authenticates as, until when, and how to check its token.
+struct Session {
+  std::string secret_access_key;
+  Principal principal;  // principal.access_key_id is the session's key id
+  // The SHA-256 (lowercase hex) of the session token: every request must carry the token itself.
+  std::string session_token_sha256;
+  TimePoint expires;
 };
 
 // What a role session carries besides the role.
@@ -51,7 +63,7 @@ struct RoleSessionSpec {
   std::string source_identity;
 };
 
-class Sessions final : public aws::CredentialResolver {
+class Sessions final {
  public:
   explicit Sessions(store::Store& store) : store_(store) {}
 
@@ -66,7 +78,7 @@ class Sessions final : public aws::CredentialResolver {
   // `duration` from `now`. The principal keeps the caller's ARN, user id and user name with kind
   // kFederatedUser. PermissionDenied (AWS's AccessDenied text) for a caller that is itself a
   // session; InvalidArgument for a duration that is not positive.
-  StatusOr<IssuedCredentials> IssueSessionToken(const aws::Principal& caller, Duration duration, TimePoint now);
+  StatusOr<IssuedCredentials> IssueSessionToken(const Principal& caller, Duration duration, TimePoint now);
 
   // AssumeRole and task roles: a session of `role` (in `account`, the role's own account) named
   // spec.session_name, valid for `duration` from `now`. The principal is
@@ -78,7 +90,7 @@ class Sessions final : public aws::CredentialResolver {
 
   // The session `id`, expired or not (the verifier tells the two apart); nullopt when there is
   // no such session (never issued, reaped, or its account deleted). One store read, no cache.
-  StatusOr<std::optional<aws::Credential>> Lookup(const AccessKeyId& id) override;
+  StatusOr<std::optional<Session>> Find(const AccessKeyId& id);
 
   // Removes up to `limit` sessions that expired more than kExpiredRetention before `now`;
   // returns how many it removed (fewer than `limit`: none is left).
@@ -88,7 +100,7 @@ class Sessions final : public aws::CredentialResolver {
   Status ReapAccount(const AccountId& account);
 
  private:
-  StatusOr<IssuedCredentials> Mint(aws::Principal principal, Duration duration, TimePoint now);
+  StatusOr<IssuedCredentials> Mint(Principal principal, Duration duration, TimePoint now);
 
   store::Store& store_;
 };

@@ -1,5 +1,5 @@
 // Feeds arbitrary bytes as the body of a well-formed request through ApiFront::Handle in
-// emulator mode, against the real ECS model. The first byte picks the action.
+// emulator mode, against a subset of the ECS model (aws/testdata/test_model.h). The first byte picks the action.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -8,7 +8,7 @@
 #include <boost/json.hpp>
 
 #include "aws/front.h"
-#include "aws/models/models.h"
+#include "aws/testdata/test_model.h"
 #include "common/clock.h"
 
 namespace {
@@ -26,7 +26,7 @@ class EchoEcs : public aws::JsonService {
  public:
   std::string_view TargetPrefix() const override { return "AmazonEC2ContainerServiceV20141113"; }
   std::string_view SigningName() const override { return "ecs"; }
-  const aws::ServiceModel& Model() const override { return aws::EcsServiceModel(); }
+  const aws::ServiceModel& Model() const override { return aws::testdata::TestServiceModel(); }
   bool Implements(std::string_view) const override { return true; }
   std::optional<aws::ThrottleGroup> ThrottleGroupFor(std::string_view) const override { return std::nullopt; }
   StatusOr<std::string> Call(const aws::CallContext&, boost::json::object& input) override {

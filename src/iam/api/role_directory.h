@@ -5,6 +5,7 @@
 #include <optional>
 #include <string_view>
 
+#include "aws/credentials.h"
 #include "iam/directory.h"
 #include "sts/roles.h"
 

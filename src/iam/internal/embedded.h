@@ -1,5 +1,5 @@
 // The AWS-managed policy catalogue, embedded in the binary (iam/aws_managed_policies.json, by
-// aws/models/embed.cmake). iam/directory.cc parses it once.
+// cmake/embed.cmake). iam/directory.cc parses it once.
 #pragma once
 
 #include <string_view>

@@ -13,6 +13,7 @@
 #include "common/testing/fake_clock.h"
 #include "ecs/testing/temp_store.h"
 #include "sts/api/models/models.h"
+#include "sts/api/session_credentials.h"
 
 namespace paddock::sts::api {
 namespace {
@@ -91,7 +92,7 @@ class StsServiceTest : public ::testing::Test {
 
   // The principal the credentials in `xml` authenticate as.
   aws::Principal PrincipalOf(const std::string& xml) {
-    auto c = sessions_.Lookup(AccessKeyId(Element(xml, "AccessKeyId")));
+    auto c = sessions_.Find(AccessKeyId(Element(xml, "AccessKeyId")));
     EXPECT_TRUE(c.ok() && c->has_value()) << xml;
     return c.ok() && c->has_value() ? (*c)->principal : aws::Principal();
   }
@@ -105,6 +106,7 @@ class StsServiceTest : public ::testing::Test {
   testing::FakeClock clock_;
   testing::TempStore store_;
   Sessions sessions_{*store_};
+  SessionCredentials credentials_{sessions_};
   FakeRoles roles_;
   StsService service_{sessions_, &roles_};
 };
@@ -138,12 +140,12 @@ TEST_F(StsServiceTest, GetSessionTokenDurations) {
   EXPECT_EQ(Element(*user, "Expiration"), "2026-05-29T08:26:40Z");  // FakeClock's start (20:26:40Z) + 43200 s
   auto user_long = Call(Alice(), "GetSessionToken", {{"DurationSeconds", "129600"}});
   ASSERT_TRUE(user_long.ok());
-  EXPECT_EQ(*sessions_.Lookup(AccessKeyId(Element(*user_long, "AccessKeyId")))->value().expires,
+  EXPECT_EQ(sessions_.Find(AccessKeyId(Element(*user_long, "AccessKeyId")))->value().expires,
             clock_.Now() + 129600s);
   // Root's sessions are capped at an hour, without an error.
   auto root = Call(Root(), "GetSessionToken", {{"DurationSeconds", "7200"}});
   ASSERT_TRUE(root.ok());
-  EXPECT_EQ(*sessions_.Lookup(AccessKeyId(Element(*root, "AccessKeyId")))->value().expires, clock_.Now() + 3600s);
+  EXPECT_EQ(sessions_.Find(AccessKeyId(Element(*root, "AccessKeyId")))->value().expires, clock_.Now() + 3600s);
   EXPECT_EQ(PrincipalOf(*root).arn, "arn:aws:iam::123456789012:root");
 
   ExpectError(Call(Alice(), "GetSessionToken", {{"DurationSeconds", "899"}}), "ValidationError",
@@ -265,7 +267,7 @@ TEST_F(StsServiceTest, IssueRoleSessionIsTheInternalPathForTaskRoles) {
 class StsFrontTest : public StsServiceTest {
  protected:
   StsFrontTest() {
-    front_ = std::make_unique<aws::ApiFront>(aws::FrontOptions{}, clock_, sessions_);
+    front_ = std::make_unique<aws::ApiFront>(aws::FrontOptions{}, clock_, credentials_);
     front_->AddQueryService(&service_);
   }
   http::Response Post(const IssuedCredentials& c, std::optional<std::string> token, std::string body) {

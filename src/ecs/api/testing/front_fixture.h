@@ -9,20 +9,21 @@
 #include <string_view>
 
 #include "aws/front.h"
-#include "aws/models/models.h"
 #include "aws/sigv4.h"
 #include "common/testing/fake_clock.h"
 #include "ecs/api/ecs_service.h"
+#include "ecs/api/models/models.h"
 #include "ecs/task/tasks.h"
 #include "ecs/testing/temp_store.h"
 #include "iam/accounts.h"
+#include "iam/api/account_credentials.h"
 
 namespace paddock::ecs::api::testing {
 
 class EcsFront {
  public:
   explicit EcsFront(bool rate_limits = false) {
-    model_ = std::move(*aws::ServiceModel::Parse(aws::EcsModelJson()));
+    model_ = std::move(*aws::ServiceModel::Parse(EcsModelJson()));
     clusters_.AddUsage(instances_.cluster_usage());
     clusters_.SetAccountSettings(&settings_);
     clusters_.SetCapacityProviders(&providers_);
@@ -40,7 +41,7 @@ class EcsFront {
     options.auth.accept_any_credentials = true;
     options.auth.default_account = AccountId("123456789012");
     options.rate_limits = rate_limits;
-    front_ = std::make_unique<aws::ApiFront>(options, clock_, accounts_);
+    front_ = std::make_unique<aws::ApiFront>(options, clock_, credentials_);
     front_->AddJsonService(ecs_.get());
   }
 
@@ -64,6 +65,7 @@ class EcsFront {
   paddock::testing::FakeClock clock_{TimePoint(std::chrono::seconds(1'780'000'000))};
   paddock::testing::TempStore store_;
   iam::Accounts accounts_{*store_, clock_};
+  iam::api::AccountCredentials credentials_{accounts_};
   setting::AccountSettings settings_{*store_};
   capacity::CapacityProviders providers_{*store_};
   cluster::Clusters clusters_{*store_};

@@ -1,5 +1,5 @@
 // botocore's iam/2010-05-08/service-2.json without documentation (tools/trim_botocore_model.py),
-// embedded by aws/models/embed.cmake.
+// embedded by cmake/embed.cmake.
 #pragma once
 
 #include <string_view>

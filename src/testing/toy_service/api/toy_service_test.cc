@@ -21,6 +21,7 @@
 #include "http/client.h"
 #include "http/server.h"
 #include "iam/accounts.h"
+#include "iam/api/account_credentials.h"
 #include "store/sqlite/sqlite_store.h"
 #include "testing/toy_service/notes.h"
 #include "testing/toy_service/schema.h"
@@ -54,7 +55,8 @@ class ToyServiceTest : public ::testing::Test {
 
     notes_ = std::make_unique<Notes>(*store_);
     toy_ = std::make_unique<api::ToyService>(*notes_);
-    front_ = std::make_unique<aws::ApiFront>(aws::FrontOptions{}, SystemClock::Get(), *accounts_);
+    credentials_ = std::make_unique<iam::api::AccountCredentials>(*accounts_);
+    front_ = std::make_unique<aws::ApiFront>(aws::FrontOptions{}, SystemClock::Get(), *credentials_);
     front_->AddJsonService(toy_.get());  // the registration: one line
 
     server_ = std::make_unique<http::Server>(http::ServerOptions{},
@@ -93,6 +95,7 @@ class ToyServiceTest : public ::testing::Test {
   std::string dir_;
   std::unique_ptr<store::SqliteStore> store_;
   std::unique_ptr<iam::Accounts> accounts_;
+  std::unique_ptr<iam::api::AccountCredentials> credentials_;
   iam::AccessKey key_;
   std::unique_ptr<Notes> notes_;
   std::unique_ptr<api::ToyService> toy_;

@@ -1,5 +1,5 @@
 // The toy service's botocore-style model (toy-2026-12-01.json), embedded by
-// aws/models/embed.cmake as ECS's and STS's are.
+// cmake/embed.cmake as ECS's and STS's are.
 #pragma once
 
 #include <string_view>

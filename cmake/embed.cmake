@@ -1,15 +1,13 @@
-# cmake -DINPUT=model.json -DOUTPUT=out.cc -DFUNCTION=EcsModelJson -P embed.cmake
-#         [-DNAMESPACE=paddock::sts -DHEADER=sts/api/models/models.h]
+# cmake -DINPUT=model.json -DOUTPUT=out.cc -DFUNCTION=EcsModelJson \
+#       -DNAMESPACE=paddock::ecs::api -DHEADER=ecs/api/models/models.h -P cmake/embed.cmake
 #
-# Writes a C++ source defining `std::string_view <NAMESPACE>::<FUNCTION>()` (default namespace
-# paddock::aws, declared in HEADER, default aws/models/models.h) that returns the file's bytes.
+# Writes a C++ source defining `std::string_view <NAMESPACE>::<FUNCTION>()` (declared in HEADER)
+# that returns the file's bytes. Each service embeds its own botocore model this way
+# (docs/architecture.md, "Adding a service"); other modules embed data files alike.
 # The text is split into separate literals well under the 64 KB that compilers are
 # required to support, and joined once on first use.
-if(NOT NAMESPACE)
-  set(NAMESPACE paddock::aws)
-endif()
-if(NOT HEADER)
-  set(HEADER aws/models/models.h)
+if(NOT NAMESPACE OR NOT HEADER OR NOT FUNCTION)
+  message(FATAL_ERROR "embed.cmake needs -DFUNCTION, -DNAMESPACE and -DHEADER")
 endif()
 get_filename_component(input_name ${INPUT} NAME)
 file(READ ${INPUT} content HEX)

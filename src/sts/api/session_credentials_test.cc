@@ -1,16 +1,19 @@
-#include "aws/errors.h"
-#include "sts/sessions.h"
+// sts::Sessions as the API front authenticates them (through sts::api::SessionCredentials and
+// the real SigV4 verifier), and the owner's reaping.
+#include "sts/api/session_credentials.h"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <regex>
 
+#include "aws/errors.h"
 #include "aws/sigv4.h"
 #include "common/testing/fake_clock.h"
 #include "ecs/testing/temp_store.h"
 #include "store/sqlite/sqlite_store.h"
 #include "sts/schema.h"
+#include "sts/sessions.h"
 
 namespace paddock::sts {
 namespace {
@@ -57,7 +60,8 @@ class SessionAuthTest : public ::testing::Test {
   testing::FakeClock clock_;
   testing::TempStore store_;
   Sessions sessions_{*store_};
-  aws::SigV4Verifier verifier_{clock_, sessions_, aws::VerifierOptions{}};
+  api::SessionCredentials credentials_{sessions_};
+  aws::SigV4Verifier verifier_{clock_, credentials_, aws::VerifierOptions{}};
 };
 
 TEST_F(SessionAuthTest, MintsAsiaKeysSecretsAndOpaqueTokens) {
@@ -73,7 +77,7 @@ TEST_F(SessionAuthTest, MintsAsiaKeysSecretsAndOpaqueTokens) {
   EXPECT_NE(c->session_token, d->session_token);
 
   // The store holds the token's hash, never the token.
-  auto found = sessions_.Lookup(c->access_key_id);
+  auto found = sessions_.Find(c->access_key_id);
   ASSERT_TRUE(found.ok() && found->has_value());
   EXPECT_EQ((*found)->session_token_sha256, aws::Sha256Hex(c->session_token));
   EXPECT_EQ((*found)->expires, c->expiration);
@@ -176,7 +180,7 @@ TEST_F(SessionAuthTest, ReapExpiredIsBoundedAndKeepsTheRecentlyExpired) {
   auto none = sessions_.ReapExpired(clock_.Now());
   ASSERT_TRUE(none.ok());
   EXPECT_EQ(*none, 0u);  // expired, but within kExpiredRetention: still answers ExpiredToken
-  EXPECT_TRUE(sessions_.Lookup(issued[0].access_key_id)->has_value());
+  EXPECT_TRUE(sessions_.Find(issued[0].access_key_id)->has_value());
 
   clock_.Advance(Sessions::kExpiredRetention);
   auto first = sessions_.ReapExpired(clock_.Now(), 3);
@@ -185,8 +189,8 @@ TEST_F(SessionAuthTest, ReapExpiredIsBoundedAndKeepsTheRecentlyExpired) {
   auto rest = sessions_.ReapExpired(clock_.Now(), 3);
   ASSERT_TRUE(rest.ok());
   EXPECT_EQ(*rest, 2u);
-  for (const auto& c : issued) EXPECT_FALSE(sessions_.Lookup(c.access_key_id)->has_value());
-  EXPECT_TRUE(sessions_.Lookup(live->access_key_id)->has_value());
+  for (const auto& c : issued) EXPECT_FALSE(sessions_.Find(c.access_key_id)->has_value());
+  EXPECT_TRUE(sessions_.Find(live->access_key_id)->has_value());
   EXPECT_TRUE(verifier_.Verify(Signed(*live, live->session_token), "sts").ok());
 }
 
@@ -197,9 +201,9 @@ TEST_F(SessionAuthTest, ReapAccountRemovesOnlyThatAccountsSessions) {
   auto theirs = sessions_.IssueSessionToken(Root("210987654321"), 3600s, clock_.Now());
   ASSERT_TRUE(mine.ok() && role.ok() && theirs.ok());
   ASSERT_TRUE(sessions_.ReapAccount(AccountId("123456789012")).ok());
-  EXPECT_FALSE(sessions_.Lookup(mine->access_key_id)->has_value());
-  EXPECT_FALSE(sessions_.Lookup(role->access_key_id)->has_value());
-  EXPECT_TRUE(sessions_.Lookup(theirs->access_key_id)->has_value());
+  EXPECT_FALSE(sessions_.Find(mine->access_key_id)->has_value());
+  EXPECT_FALSE(sessions_.Find(role->access_key_id)->has_value());
+  EXPECT_TRUE(sessions_.Find(theirs->access_key_id)->has_value());
   auto who = verifier_.Verify(Signed(*mine, mine->session_token), "sts");
   EXPECT_EQ(aws::AwsErrorFor(who.status()).type, "UnrecognizedClientException");
   // The expiry index went with them: a later sweep finds nothing of theirs.
@@ -231,7 +235,7 @@ TEST(SessionsStoreTest, SessionsSurviveReopeningTheStore) {
     auto store = store::SqliteStore::Open(options);
     ASSERT_TRUE(store.ok());
     Sessions sessions(**store);
-    auto found = sessions.Lookup(issued.access_key_id);
+    auto found = sessions.Find(issued.access_key_id);
     ASSERT_TRUE(found.ok() && found->has_value());
     EXPECT_EQ((*found)->principal.arn, "arn:aws:sts::123456789012:assumed-role/deployer/s1");
     EXPECT_EQ((*found)->principal.session_tags, (std::vector<std::pair<std::string, std::string>>{{"k", "v"}}));
