@@ -13,7 +13,7 @@
 #include <mutex>
 #include <thread>
 
-#include "agent/remote/agent_service.h"
+#include "agent/remote/server/agent_service.h"
 #include "agent/remote/registration.h"
 #include "agent/remote/remote_control.h"
 #include "cli/config.h"

@@ -6,11 +6,14 @@
 
 #include <boost/json.hpp>
 
-#include "agent/remote/agent_service.h"
-#include "agent/remote/wire.h"
+#include "agent/protocol/wire.h"
 
 namespace paddock::agent::remote {
 namespace json = boost::json;
+using protocol::DecodeLaunchSpec;
+using protocol::DecodeRoleCredentials;
+using protocol::DecodeVpcPolicy;
+using protocol::EncodeStateChange;
 
 StatusOr<std::pair<std::string, uint16_t>> ParseEndpoint(std::string_view url) {
   std::string_view rest = url;
@@ -156,11 +159,11 @@ void RemoteControl::PollLoop() {
     }
     refused = 0;
     const json::object& o = answer->get_object();
-    std::vector<ecs::task::LaunchSpec> specs;
+    std::vector<protocol::LaunchSpec> specs;
     bool bad = false;
     if (auto* tasks = o.if_contains("tasks"); tasks && tasks->is_array()) {
       for (const auto& t : tasks->get_array()) {
-        auto spec = t.is_object() ? DecodeLaunchSpec(t.get_object()) : StatusOr<ecs::task::LaunchSpec>(DataLoss("task"));
+        auto spec = t.is_object() ? DecodeLaunchSpec(t.get_object()) : StatusOr<protocol::LaunchSpec>(DataLoss("task"));
         if (!spec.ok()) {
           bad = true;
           break;
@@ -193,7 +196,7 @@ void RemoteControl::PollLoop() {
   }
 }
 
-StatusOr<std::vector<ecs::task::LaunchSpec>> RemoteControl::Assignments(std::string_view agent_id) {
+StatusOr<std::vector<protocol::LaunchSpec>> RemoteControl::Assignments(std::string_view agent_id) {
   if (agent_id != instance_arn_)
     return InvalidArgument(fmt::format("this control serves agent {}, not {}", instance_arn_, agent_id));
   std::lock_guard lock(mu_);
@@ -202,7 +205,7 @@ StatusOr<std::vector<ecs::task::LaunchSpec>> RemoteControl::Assignments(std::str
 }
 
 Status RemoteControl::Report(std::string_view agent_id, std::string_view task_arn,
-                             const ecs::task::TaskStateChange& change, TimePoint) {
+                             const protocol::TaskStateChange& change, TimePoint) {
   if (agent_id != instance_arn_)
     return InvalidArgument(fmt::format("this control serves agent {}, not {}", instance_arn_, agent_id));
   json::object body{{"cluster", cluster_}, {"containerInstance", instance_arn_}, {"task", task_arn}};
@@ -224,7 +227,7 @@ Status RemoteControl::Report(std::string_view agent_id, std::string_view task_ar
   return last;
 }
 
-StatusOr<std::string> RemoteControl::DescribeTask(const ecs::task::LaunchSpec& spec) {
+StatusOr<std::string> RemoteControl::DescribeTask(const protocol::LaunchSpec& spec) {
   json::object body{{"cluster", spec.cluster.empty() ? cluster_ : spec.cluster}, {"tasks", json::array{spec.task_arn}}};
   StatusOr<json::value> answer = [&] {
     std::lock_guard lock(describe_mu_);
@@ -291,7 +294,7 @@ StatusOr<ImageAccess> RemoteControl::GetImageAccess(const std::string& reference
 }
 
 StatusOr<metadata::RoleCredentials> RemoteControl::TaskRoleCredentials(std::string_view agent_id,
-                                                                       const ecs::task::LaunchSpec& spec) {
+                                                                       const protocol::LaunchSpec& spec) {
   if (agent_id != instance_arn_)
     return InvalidArgument(fmt::format("this control serves agent {}, not {}", instance_arn_, agent_id));
   json::object body{{"cluster", cluster_}, {"containerInstance", instance_arn_}, {"task", spec.task_arn}};
