@@ -3,7 +3,8 @@
 # for its node-local image index. paddock_add_agent_deps_check() registers the ctest
 # `agent_deps_check`, which fails when that stops being true: the command's link closure must stay
 # within an allow-list, and none of those archives may reference an owner's, the front's or the
-# in-process control's symbols (cmake/agent_deps_check.cmake, over `nm --undefined-only`).
+# in-process control's symbols (cmake/agent_deps_check.cmake, over `nm --undefined-only`), and
+# the agent's sources include no control-plane header.
 # Called once every module's targets exist (src/CMakeLists.txt).
 
 # The paddock_* targets `target` links, transitively (itself included), into `out`.
@@ -35,6 +36,6 @@ function(paddock_add_agent_deps_check)
   endforeach()
   list(JOIN archives "," archives)
   add_test(NAME agent_deps_check
-           COMMAND ${CMAKE_COMMAND} -DNM=${CMAKE_NM} "-DARCHIVES=${archives}"
+           COMMAND ${CMAKE_COMMAND} -DNM=${CMAKE_NM} "-DARCHIVES=${archives}" -DSOURCE_DIR=${PROJECT_SOURCE_DIR}/src
                    -P ${PROJECT_SOURCE_DIR}/cmake/agent_deps_check.cmake)
 endfunction()

@@ -1,12 +1,15 @@
 # agent_deps_check (registered by cmake/AgentDeps.cmake): what `paddock agent` links.
-#   cmake -DNM=nm -DARCHIVES="target=path,…" -P agent_deps_check.cmake
+#   cmake -DNM=nm -DARCHIVES="target=path,…" -DSOURCE_DIR=src -P agent_deps_check.cmake
 # ARCHIVES is the link closure of paddock_cli_agent (the `paddock agent` command). Fails when
 #   - the closure holds a library outside the allow-list below (an ECS owner, the API front, a
 #     service, the in-process control, the protocol's server side), or
 #   - an archive of it references a symbol of the control plane: the API front and its services,
 #     the ECS owners, the security groups, the in-process control, the store's SQLite engine
 #     (except paddock_cli_agent, whose node-local image index is an SQLite file, and the store
-#     library itself).
+#     library itself), or
+#   - a source of the agent side (src/agent and its parts but inprocess/ and remote/server/, and
+#     src/cli/agent_command.cc) includes a control-plane header: anything of ecs/, aws/, store/,
+#     vpc/, iam/, sts/, sched/, registry/ but the pure data and checks both sides share.
 cmake_minimum_required(VERSION 3.20)
 
 set(allowed
@@ -67,6 +70,41 @@ foreach(entry ${archives})
     endif()
   endforeach()
 endforeach()
+
+# Headers of the control plane's folders the agent side may include: pure data and pure checks.
+set(shared_headers
+  "ecs/taskdef/host_grants.h" "ecs/taskdef/container_values.h"  # paddock_ecs_taskdef_rules
+  "aws/sigv4.h" "aws/credentials.h"                              # paddock_aws_sigv4
+  "vpc/policy.h")                                                # header-only data
+if(SOURCE_DIR)
+  file(GLOB agent_sources
+       "${SOURCE_DIR}/agent/*.h" "${SOURCE_DIR}/agent/*.cc" "${SOURCE_DIR}/agent/protocol/*"
+       "${SOURCE_DIR}/agent/remote/*.h" "${SOURCE_DIR}/agent/remote/*.cc"
+       "${SOURCE_DIR}/agent/metadata/*.h" "${SOURCE_DIR}/agent/metadata/*.cc"
+       "${SOURCE_DIR}/agent/net/*.h" "${SOURCE_DIR}/agent/net/*.cc"
+       "${SOURCE_DIR}/agent/runtime/*.h" "${SOURCE_DIR}/agent/runtime/*.cc"
+       "${SOURCE_DIR}/cli/agent_command.cc")
+  list(FILTER agent_sources EXCLUDE REGEX "(_test|_bench)\\.cc$")
+  foreach(f ${agent_sources})
+    file(STRINGS "${f}" includes REGEX "^#include \"(ecs|aws|store|vpc|iam|sts|sched|registry)/")
+    foreach(line ${includes})
+      string(REGEX REPLACE "^#include \"([^\"]+)\".*" "\\1" header "${line}")
+      if(header IN_LIST shared_headers)
+        continue()
+      endif()
+      # `paddock agent`'s node-local image index is an SQLite file (docs/architecture.md).
+      if(f MATCHES "cli/agent_command.cc$" AND header STREQUAL "store/sqlite/sqlite_store.h")
+        continue()
+      endif()
+      file(RELATIVE_PATH rel "${SOURCE_DIR}" "${f}")
+      list(APPEND failures "${rel} includes ${header}")
+    endforeach()
+  endforeach()
+  list(LENGTH agent_sources n)
+  if(n LESS 20)
+    list(APPEND failures "only ${n} agent sources found under ${SOURCE_DIR}")
+  endif()
+endif()
 
 if(checked LESS 5)
   list(APPEND failures "only ${checked} archives checked: the closure was not computed")
