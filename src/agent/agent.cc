@@ -38,9 +38,9 @@ using json_fields::Strings;
 using json_fields::Obj;
 using json_fields::Objects;
 namespace json = boost::json;
-using ecs::task::ContainerStateChange;
-using ecs::task::LaunchSpec;
-using ecs::task::TaskStateChange;
+using protocol::ContainerStateChange;
+using protocol::LaunchSpec;
+using protocol::TaskStateChange;
 
 namespace {
 
@@ -88,8 +88,8 @@ std::vector<net::PortMapping> MappingsOf(const json::object& definition) {
   return out;
 }
 
-ecs::task::NetworkBinding ToEcs(const net::NetworkBinding& b) {
-  return ecs::task::NetworkBinding{b.bind_ip, b.container_port, b.host_port, std::string(net::ProtocolName(b.protocol))};
+protocol::NetworkBinding ToEcs(const net::NetworkBinding& b) {
+  return protocol::NetworkBinding{b.bind_ip, b.container_port, b.host_port, std::string(net::ProtocolName(b.protocol))};
 }
 
 TaskStateChange Change(std::string_view status) {
@@ -113,10 +113,10 @@ void Log(std::string_view task_arn, std::string_view what, const Status& s) {
   fmt::print(stderr, "paddock: agent: task {}: {}: {}\n", task_arn, what, s.ToString());
 }
 
-// Position in ecs::task::kLifecycle; -1 for an unknown status.
+// Position in protocol::kLifecycle; -1 for an unknown status.
 int Rank(std::string_view status) {
-  for (size_t i = 0; i < std::size(ecs::task::kLifecycle); ++i)
-    if (ecs::task::kLifecycle[i] == status) return static_cast<int>(i);
+  for (size_t i = 0; i < std::size(protocol::kLifecycle); ++i)
+    if (protocol::kLifecycle[i] == status) return static_cast<int>(i);
   return -1;
 }
 
@@ -236,7 +236,7 @@ class Agent::Driver {
     std::vector<net::PortMapping> mappings;  // its portMappings
     // Reported with its RUNNING change (bridge: the published ports; awsvpc: hostPort =
     // containerPort at the task's address). Unset: none reported (host, none).
-    std::optional<std::vector<ecs::task::NetworkBinding>> bindings;
+    std::optional<std::vector<protocol::NetworkBinding>> bindings;
     bool created = false;
     bool started = false;  // Start succeeded once: it ran (it may have exited since)
     bool stopped = false;  // for good: exited and not restarted, or never to start
@@ -393,7 +393,7 @@ class Agent::Driver {
       for (auto& c : containers_) {
         c.bindings.emplace();
         for (const auto& m : c.mappings)
-          c.bindings->push_back(ecs::task::NetworkBinding{task_ip_, m.container_port, m.container_port,
+          c.bindings->push_back(protocol::NetworkBinding{task_ip_, m.container_port, m.container_port,
                                                           std::string(net::ProtocolName(m.protocol))});
       }
     }
@@ -1093,16 +1093,6 @@ class Agent::Driver {
 Agent::Agent(Control& control, images::ImageStore& images, runtime::Runtime& runtime, AgentOptions options,
              Clock& clock)
     : control_(control),
-      images_(images),
-      runtime_(runtime),
-      options_(std::move(options)),
-      clock_(clock),
-      vpcs_(std::make_unique<VpcNetworks>(control_, VpcOptions(options_))) {}
-
-Agent::Agent(ecs::task::Tasks& tasks, images::ImageStore& images, runtime::Runtime& runtime, AgentOptions options,
-             Clock& clock)
-    : owned_control_(std::make_unique<TasksControl>(tasks)),
-      control_(*owned_control_),
       images_(images),
       runtime_(runtime),
       options_(std::move(options)),

@@ -83,7 +83,6 @@
 #include "agent/vpc_networks.h"
 #include "common/clock.h"
 #include "common/status.h"
-#include "ecs/task/tasks.h"
 
 namespace paddock::agent {
 
@@ -183,10 +182,6 @@ class Agent {
   // agent (Control::Watch → Notify).
   Agent(Control& control, images::ImageStore& images, runtime::Runtime& runtime, AgentOptions options,
         Clock& clock = SystemClock::Get());
-  // Over `tasks` directly (a TasksControl of its own); the caller wakes it
-  // (Tasks::SetChangeListener → Notify). For the agent's unit tests.
-  Agent(ecs::task::Tasks& tasks, images::ImageStore& images, runtime::Runtime& runtime, AgentOptions options,
-        Clock& clock = SystemClock::Get());
   ~Agent();
 
   Agent(const Agent&) = delete;
@@ -223,7 +218,6 @@ class Agent {
   // Returns how many tasks' leftovers it found.
   size_t Sweep(const std::set<std::string>& keep);
 
-  std::unique_ptr<Control> owned_control_;  // the Tasks& constructor's TasksControl
   Control& control_;
   images::ImageStore& images_;
   runtime::Runtime& runtime_;

@@ -4,6 +4,7 @@
 // advances it. Waits are bounded polls of the task as DescribeTasks shows it, or of what the
 // runtime was asked; no sleeps.
 #include "agent/agent.h"
+#include "agent/inprocess/inprocess_control.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -83,7 +84,7 @@ class AgentTest : public ::testing::Test {
     o.poll_interval = std::chrono::milliseconds(20);
     o.monitor_interval = std::chrono::milliseconds(1);
     o.container_owner = owner_;
-    agent_ = std::make_unique<Agent>(tasks_, images_, rt_, o, clock_);
+    agent_ = std::make_unique<Agent>(control_, images_, rt_, o, clock_);
     tasks_.SetChangeListener([this] { agent_->Notify(); });
     ASSERT_TRUE(agent_->Start().ok());
   }
@@ -168,6 +169,7 @@ class AgentTest : public ::testing::Test {
   ecs::taskdef::TaskDefinitions tds_{*store_};
   ecs::cluster::Clusters clusters_{*store_};
   ecs::task::Tasks tasks_{*store_, tds_, clusters_, std::string(kAgentId)};
+  TasksControl control_{tasks_};  // the caller wakes the agent (Tasks::SetChangeListener)
   images::ImageStore images_{*store_, store_.dir() + "/images", clock_};
   runtime::FakeRuntime rt_;
   std::unique_ptr<Agent> agent_;

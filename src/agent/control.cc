@@ -8,19 +8,12 @@
 
 namespace paddock::agent {
 
-StatusOr<std::string> DescribeOne(ecs::task::Tasks& tasks, const ecs::task::LaunchSpec& spec) {
-  ASSIGN_OR_RETURN(ecs::task::DescribeResult r,
-                   tasks.Describe(spec.scope, spec.cluster, {spec.task_arn}, /*include_tags=*/false, ""));
-  if (r.tasks.empty()) return NotFound(fmt::format("task {} not found", spec.task_arn));
-  return std::move(r.tasks.front());
-}
-
 StatusOr<vpc::VpcPolicy> Control::NetworkPolicy(std::string_view agent_id, const Scope&) {
   return Unavailable(fmt::format("no network policies for agent {} here", agent_id));
 }
 
 StatusOr<metadata::RoleCredentials> Control::TaskRoleCredentials(std::string_view agent_id,
-                                                                 const ecs::task::LaunchSpec&) {
+                                                                 const protocol::LaunchSpec&) {
   return Unavailable(fmt::format("no task role credentials for agent {} here", agent_id));
 }
 
@@ -36,13 +29,13 @@ std::string StringMember(std::string_view json_text, std::string_view key) {
 
 }  // namespace
 
-std::string TaskRoleArnOf(const ecs::task::LaunchSpec& spec) {
+std::string TaskRoleArnOf(const protocol::LaunchSpec& spec) {
   // RunTask's overrides.taskRoleArn wins over the revision's, as on ECS.
   if (std::string o = StringMember(spec.overrides, "taskRoleArn"); !o.empty()) return o;
   return StringMember(spec.definition, "taskRoleArn");
 }
 
-std::string AssignmentsVersion(const std::vector<ecs::task::LaunchSpec>& specs) {
+std::string AssignmentsVersion(const std::vector<protocol::LaunchSpec>& specs) {
   std::vector<std::string> items;
   items.reserve(specs.size());
   for (const auto& s : specs) items.push_back(s.task_arn + "\n" + s.desired_status + "\n");
@@ -51,173 +44,6 @@ std::string AssignmentsVersion(const std::vector<ecs::task::LaunchSpec>& specs) 
   for (const auto& item : items)
     for (unsigned char c : item) h = (h ^ c) * 1099511628211ull;
   return fmt::format("{}-{:016x}", specs.size(), h);
-}
-
-InProcessControl::InProcessControl(ecs::task::Tasks& tasks, ecs::instance::ContainerInstances* instances,
-                                   InProcessOptions options)
-    : tasks_(tasks), instances_(instances), options_(options), slots_(options.max_waiters) {
-  tasks_.SetChangeListener([this] { OnChange(); });
-}
-
-InProcessControl::~InProcessControl() {
-  tasks_.SetChangeListener(nullptr);
-  Shutdown();
-}
-
-StatusOr<std::vector<ecs::task::LaunchSpec>> InProcessControl::Assignments(std::string_view agent_id) {
-  return tasks_.Assignments(agent_id);
-}
-
-Status InProcessControl::Report(std::string_view agent_id, std::string_view task_arn,
-                                const ecs::task::TaskStateChange& change, TimePoint now) {
-  return tasks_.ReportState(agent_id, task_arn, change, now);
-}
-
-uint64_t InProcessControl::Watch(std::string_view agent_id, std::function<void()> wake) {
-  std::lock_guard lock(mu_);
-  uint64_t id = next_watch_++;
-  watchers_[id] = Watcher{std::string(agent_id), std::move(wake)};
-  return id;
-}
-
-void InProcessControl::Unwatch(uint64_t handle) {
-  std::lock_guard lock(mu_);
-  watchers_.erase(handle);
-}
-
-void InProcessControl::SetNetworkPolicyProvider(NetworkPolicyProvider provider) {
-  auto p = std::make_shared<const NetworkPolicyProvider>(std::move(provider));
-  std::lock_guard lock(mu_);
-  policy_provider_ = std::move(p);
-}
-
-StatusOr<vpc::VpcPolicy> InProcessControl::NetworkPolicy(std::string_view, const Scope& scope) {
-  std::shared_ptr<const NetworkPolicyProvider> provider;
-  {
-    std::lock_guard lock(mu_);
-    provider = policy_provider_;
-  }
-  if (!provider || !*provider) return Unavailable("this node has no network policies (no provider set)");
-  return (*provider)(scope);
-}
-
-StatusOr<vpc::VpcPolicy> InProcessControl::NetworkPolicyForAgent(std::string_view agent_id, const Scope& scope) {
-  ASSIGN_OR_RETURN(std::vector<ecs::task::LaunchSpec> specs, tasks_.Assignments(agent_id));
-  const bool serves = std::any_of(specs.begin(), specs.end(), [&](const ecs::task::LaunchSpec& s) {
-    return s.scope.account == scope.account && s.scope.region == scope.region;
-  });
-  if (!serves)
-    return PermissionDenied("The container instance has no task in this VPC.");
-  return NetworkPolicy(agent_id, scope);
-}
-
-void InProcessControl::SetTaskCredentialsProvider(TaskCredentialsProvider provider) {
-  auto p = std::make_shared<const TaskCredentialsProvider>(std::move(provider));
-  std::lock_guard lock(mu_);
-  credentials_provider_ = std::move(p);
-}
-
-StatusOr<metadata::RoleCredentials> InProcessControl::TaskRoleCredentials(std::string_view agent_id,
-                                                                          const ecs::task::LaunchSpec& spec) {
-  return TaskRoleCredentialsForAgent(agent_id, spec.task_arn);
-}
-
-StatusOr<metadata::RoleCredentials> InProcessControl::TaskRoleCredentialsForAgent(std::string_view agent_id,
-                                                                                  std::string_view task_arn) {
-  ASSIGN_OR_RETURN(std::vector<ecs::task::LaunchSpec> specs, tasks_.Assignments(agent_id));
-  auto it = std::find_if(specs.begin(), specs.end(), [&](const ecs::task::LaunchSpec& s) { return s.task_arn == task_arn; });
-  // A stopped task's credentials are gone with it (its STS session lives to its own expiry).
-  if (it == specs.end() || it->last_status == "STOPPED")
-    return PermissionDenied("The container instance has no such task.", "AccessDeniedException");
-  const std::string role = TaskRoleArnOf(*it);
-  if (role.empty()) return InvalidArgument("The task has no task role.", "ClientException");
-  std::shared_ptr<const TaskCredentialsProvider> provider;
-  {
-    std::lock_guard lock(mu_);
-    provider = credentials_provider_;
-  }
-  if (!provider || !*provider) return Unavailable("this node mints no task role credentials (no provider set)");
-  return (*provider)(it->scope.account, role, task_arn.substr(task_arn.rfind('/') + 1));
-}
-
-void InProcessControl::NotifyAll() { OnChange(); }
-
-void InProcessControl::OnChange() {
-  // Tasks does not say whose assignments changed: every watcher and waiter looks again (an
-  // Agent's Reconcile and a waiter's version check are cheap).
-  std::vector<std::function<void()>> wakes;
-  {
-    std::lock_guard lock(mu_);
-    ++generation_;
-    for (const auto& [id, w] : watchers_) wakes.push_back(w.wake);
-  }
-  cv_.notify_all();
-  for (const auto& wake : wakes) wake();
-}
-
-StatusOr<AssignmentSet> InProcessControl::Poll(std::string_view agent_id, const AccountId& account,
-                                               std::string_view known_version, TimePoint deadline) {
-  AssignmentSet out;
-  std::unique_lock lock(mu_);
-  std::optional<uint64_t> ticket;
-  if (!shutdown_ && !known_version.empty()) {
-    ticket = slots_.Admit(account.str(), agent_id);
-    // The poll whose slot this one took (if any) must look again: it answers at once.
-    cv_.notify_all();
-  }
-  out.busy = !ticket && !known_version.empty();
-  for (;;) {
-    uint64_t seen = generation_;
-    lock.unlock();
-    auto specs = tasks_.Assignments(agent_id);
-    lock.lock();
-    if (!specs.ok()) {
-      if (ticket) slots_.Release(*ticket);
-      return specs.status();
-    }
-    out.tasks = std::move(*specs);
-    out.version = AssignmentsVersion(out.tasks);
-    if (!ticket || out.version != known_version || shutdown_ || slots_.Lost(*ticket)) break;
-    // Sleep until something changes (a change between the read and here bumped generation_), a
-    // later poll takes this one's slot, or it is time to read again for another process's changes.
-    const TimePoint recheck = SystemClock::Get().Now() + options_.recheck;
-    if (!cv_.wait_until(lock, std::min(deadline, recheck),
-                        [&] { return shutdown_ || generation_ != seen || slots_.Lost(*ticket).has_value(); }) &&
-        recheck >= deadline) {
-      break;  // the deadline passed with nothing changed: what was read is still current
-    }
-  }
-  if (ticket) {
-    // Cut short for another poll: its agent should pause before polling again.
-    if (slots_.Lost(*ticket) && out.version == known_version) out.busy = true;
-    slots_.Release(*ticket);
-  }
-  if (shutdown_) out.busy = true;
-  return out;
-}
-
-Status InProcessControl::Heartbeat(const Scope& scope, std::string_view cluster, std::string_view instance_id,
-                                   TimePoint now) {
-  if (instances_ == nullptr) return OkStatus();
-  return instances_->Heartbeat(scope, cluster, instance_id, now);
-}
-
-void InProcessControl::Shutdown() {
-  {
-    std::lock_guard lock(mu_);
-    shutdown_ = true;
-  }
-  cv_.notify_all();
-}
-
-size_t InProcessControl::waiters() {
-  std::lock_guard lock(mu_);
-  return slots_.held();
-}
-
-size_t InProcessControl::waiters(const AccountId& account) {
-  std::lock_guard lock(mu_);
-  return slots_.held(account.str());
 }
 
 }  // namespace paddock::agent

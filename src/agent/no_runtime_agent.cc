@@ -48,7 +48,7 @@ size_t NoRuntimeAgent::RefuseAssigned() {
     return 0;
   }
   size_t refused = 0;
-  for (const ecs::task::LaunchSpec& spec : *specs) {
+  for (const protocol::LaunchSpec& spec : *specs) {
     if (spec.last_status == "STOPPED") continue;
     if (spec.last_status != "PROVISIONING") {
       if (left_alone_.insert(spec.task_arn).second)
@@ -57,7 +57,7 @@ size_t NoRuntimeAgent::RefuseAssigned() {
                    spec.task_arn, spec.last_status);
       continue;
     }
-    ecs::task::TaskStateChange stopped;
+    protocol::TaskStateChange stopped;
     stopped.last_status = "STOPPED";
     stopped.stopped_reason = reason_;
     // A task StopTask stopped before it started keeps that code (and its reason: a user's stop

@@ -2,6 +2,7 @@
 // an unstarted task stops at once (TaskFailedToStart, with the reason), a task StopTask stopped
 // keeps its code, and a task an earlier agent started is left for a capable agent.
 #include "agent/no_runtime_agent.h"
+#include "agent/inprocess/inprocess_control.h"
 
 #include <gtest/gtest.h>
 

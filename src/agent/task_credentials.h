@@ -21,14 +21,13 @@
 #include "agent/metadata/credentials.h"
 #include "common/clock.h"
 #include "common/status.h"
-#include "ecs/task/tasks.h"
 
 namespace paddock::agent {
 
 class TaskCredentialsCache {
  public:
   // `control` and `clock` must outlive the cache.
-  TaskCredentialsCache(Control& control, std::string agent_id, ecs::task::LaunchSpec spec, Clock& clock)
+  TaskCredentialsCache(Control& control, std::string agent_id, protocol::LaunchSpec spec, Clock& clock)
       : control_(control), agent_id_(std::move(agent_id)), spec_(std::move(spec)), clock_(clock) {}
 
   static constexpr Duration kFailureHold = std::chrono::seconds(1);
@@ -38,7 +37,7 @@ class TaskCredentialsCache {
  private:
   Control& control_;
   const std::string agent_id_;
-  const ecs::task::LaunchSpec spec_;
+  const protocol::LaunchSpec spec_;
   Clock& clock_;
   std::mutex mu_;
   std::optional<metadata::RoleCredentials> held_;  // GUARDED_BY(mu_)

@@ -1,6 +1,7 @@
 // The agent's side of task role credentials: which role a launch names, and the held set asked
 // again of the control plane only near its expiry (a fake Control and a fake clock; no sleeps).
 #include "agent/task_credentials.h"
+#include "agent/inprocess/inprocess_control.h"
 
 #include <gtest/gtest.h>
 

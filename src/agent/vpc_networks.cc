@@ -88,7 +88,7 @@ void VpcNetworks::Prepare(const Scope& scope) {
   if (v.tasks.empty() && !v.empty_since) v.empty_since = std::chrono::steady_clock::now();
 }
 
-StatusOr<VpcNetworks::Attachment> VpcNetworks::Attach(const ecs::task::LaunchSpec& spec, std::string_view task_id,
+StatusOr<VpcNetworks::Attachment> VpcNetworks::Attach(const protocol::LaunchSpec& spec, std::string_view task_id,
                                                       uint32_t ip, int prefix_length, uint32_t gateway) {
   ASSIGN_OR_RETURN(auto fetched, Fetch(spec.scope));
   auto& [policy, vpc] = fetched;
@@ -112,7 +112,7 @@ StatusOr<VpcNetworks::Attachment> VpcNetworks::Attach(const ecs::task::LaunchSpe
   return a;
 }
 
-StatusOr<VpcNetworks::Attachment> VpcNetworks::Readopt(const ecs::task::LaunchSpec& spec, std::string_view task_id,
+StatusOr<VpcNetworks::Attachment> VpcNetworks::Readopt(const protocol::LaunchSpec& spec, std::string_view task_id,
                                                        uint32_t ip) {
   {
     std::lock_guard lock(mu_);

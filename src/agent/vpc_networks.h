@@ -32,7 +32,6 @@
 #include "agent/net/net.h"
 #include "common/ids.h"
 #include "common/status.h"
-#include "ecs/task/tasks.h"
 
 namespace paddock::agent {
 
@@ -67,13 +66,13 @@ class VpcNetworks {
   // Makes the network of a task about to start in its VPC (see above) and serves the metadata
   // endpoint there. Errors: Control::NetworkPolicy's (the control plane unreachable), agent/net's
   // CreateTaskNetwork's; nothing of the task is left then.
-  StatusOr<Attachment> Attach(const ecs::task::LaunchSpec& spec, std::string_view task_id, uint32_t ip,
+  StatusOr<Attachment> Attach(const protocol::LaunchSpec& spec, std::string_view task_id, uint32_t ip,
                               int prefix_length, uint32_t gateway);
 
   // A running task an earlier agent attached: counted, its policy refreshed and the metadata
   // endpoint served again, its network left as it is. On an error (the policy could not be
   // fetched) the task is still counted, and Refresh keeps trying to enforce its VPC's policy.
-  StatusOr<Attachment> Readopt(const ecs::task::LaunchSpec& spec, std::string_view task_id, uint32_t ip);
+  StatusOr<Attachment> Readopt(const protocol::LaunchSpec& spec, std::string_view task_id, uint32_t ip);
 
   // Deletes the task's network (`network`, else found by its id) and stops counting it. Idempotent.
   // A task of a VPC this agent never attached a task in (one it found stopping when it started, as

@@ -194,15 +194,15 @@ StatusOr<Identity> Register(const AgentCommand& c, agent::remote::ClientOptions 
 // The control of an agent the control plane no longer recognises: nothing is assigned to it.
 class NothingAssigned final : public agent::Control {
  public:
-  StatusOr<std::vector<ecs::task::LaunchSpec>> Assignments(std::string_view) override {
-    return std::vector<ecs::task::LaunchSpec>{};
+  StatusOr<std::vector<agent::protocol::LaunchSpec>> Assignments(std::string_view) override {
+    return std::vector<agent::protocol::LaunchSpec>{};
   }
-  Status Report(std::string_view, std::string_view, const ecs::task::TaskStateChange&, TimePoint) override {
+  Status Report(std::string_view, std::string_view, const agent::protocol::TaskStateChange&, TimePoint) override {
     return PermissionDenied("this agent is no longer recognised by the control plane");
   }
   uint64_t Watch(std::string_view, std::function<void()>) override { return 0; }
   void Unwatch(uint64_t) override {}
-  StatusOr<std::string> DescribeTask(const ecs::task::LaunchSpec& spec) override {
+  StatusOr<std::string> DescribeTask(const agent::protocol::LaunchSpec& spec) override {
     return NotFound(fmt::format("task {} not found", spec.task_arn));
   }
 };
@@ -324,7 +324,7 @@ int RunAgentCommand(const AgentCommand& c) {
     fmt::print(stderr, "paddock agent: {} is no longer recognised and no new instance could be registered ({}); "
                        "stopping what it still runs\n", previous->arn, identity.status().message());
     NothingAssigned nothing;
-    agent::AgentOptions o = agent::NodeAgentOptions(ecs::task::InstanceAgentId(previous->arn), tag, state.string(),
+    agent::AgentOptions o = agent::NodeAgentOptions(agent::protocol::InstanceAgentId(previous->arn), tag, state.string(),
                                                     nullptr, host_access);
     o.container_owner = tag;
     agent::Agent orphan_sweeper(nothing, images, **runtime, std::move(o));
@@ -351,7 +351,7 @@ int RunAgentCommand(const AgentCommand& c) {
   std::unique_ptr<agent::metadata::MetadataService> metadata =
       agent::StartMetadataService(state.string());
   // Host-level grants as its operator set them (--allow-host-access), whatever placement decided.
-  agent::AgentOptions agent_options = agent::NodeAgentOptions(ecs::task::InstanceAgentId(arn), tag, state.string(),
+  agent::AgentOptions agent_options = agent::NodeAgentOptions(agent::protocol::InstanceAgentId(arn), tag, state.string(),
                                                               metadata.get(), host_access);
   agent_options.pids_per_task = c.pids_per_task;
   agent_options.network.flow_limits = {.tracked_per_task = c.flows_per_task, .new_per_second = c.new_flows_per_second};

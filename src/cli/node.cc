@@ -19,10 +19,10 @@
 
 #include "agent/agent.h"
 #include "agent/no_runtime_agent.h"
-#include "agent/control.h"
+#include "agent/inprocess/inprocess_control.h"
 #include "agent/images/image_store.h"
 #include "agent/images/skopeo_puller.h"
-#include "agent/remote/agent_service.h"
+#include "agent/remote/server/agent_service.h"
 #include "registry/cluster_registry.h"
 #include "agent/remote/registration.h"
 #include "agent/runtime/crun_runtime.h"

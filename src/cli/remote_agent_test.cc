@@ -13,7 +13,7 @@
 #include <mutex>
 #include <thread>
 
-#include "agent/remote/agent_service.h"
+#include "agent/remote/server/agent_service.h"
 #include "agent/remote/registration.h"
 #include "agent/remote/remote_control.h"
 #include "cli/config.h"
@@ -151,7 +151,9 @@ TEST_F(RemoteAgentTest, AnInstanceGetsRoleCredentialsOnlyForItsOwnLiveTasks) {
   spec.task_arn = std::string(started["tasks"].as_array()[0].as_object()["taskArn"].as_string());
   RemoteControl control(agent_, "ec2", instance_arn_);
   auto missing = control.TaskRoleCredentials(instance_arn_, spec);
-  EXPECT_EQ(ecs::api::AnswerFor(missing.status()).type, "ClientException") << missing.status().ToString();
+  // A ClientException answer: the client reads it as InvalidArgument (the agent tells a role that
+  // cannot be assumed from an outage by that code alone).
+  EXPECT_EQ(missing.status().code(), StatusCode::kInvalidArgument) << missing.status().ToString();
   EXPECT_EQ(missing.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(missing.status().message(), "Unable to assume role arn:aws:iam::" + account +
                                             ":role/app for ecs-tasks.amazonaws.com: the role does not exist.");
@@ -165,7 +167,7 @@ TEST_F(RemoteAgentTest, AnInstanceGetsRoleCredentialsOnlyForItsOwnLiveTasks) {
   ecs::task::LaunchSpec plain;
   plain.task_arn = StartTask(instance_arn_);
   auto none = control.TaskRoleCredentials(instance_arn_, plain);
-  EXPECT_EQ(ecs::api::AnswerFor(none.status()).type, "ClientException");
+  EXPECT_EQ(none.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(none.status().message(), "The task has no task role.");
   // Once the task is STOPPED its credentials are gone.
   ecs::task::TaskStateChange stopped;

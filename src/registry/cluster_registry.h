@@ -41,7 +41,7 @@
 #include <string>
 
 #include "agent/images/image_store.h"
-#include "agent/remote/agent_service.h"
+#include "agent/remote/server/agent_service.h"
 #include "common/clock.h"
 #include "common/status.h"
 #include "common/subprocess.h"
@@ -107,7 +107,7 @@ class ClusterRegistry {
   std::set<std::string> pushed_;            // GUARDED_BY(mu_): manifest digests in the registry
 };
 
-// GetImageAccess's provider (agent/remote/agent_service.h) over `registry` and the server's store:
+// GetImageAccess's provider (agent/remote/server/agent_service.h) over `registry` and the server's store:
 // found with a grant, or not found with the store's near names.
 agent::remote::ImageAccessProvider AccessProvider(ClusterRegistry& registry, agent::images::ImageStore& images);
 

@@ -6,17 +6,13 @@
 #include <chrono>
 #include <string>
 
+#include "agent/protocol/messages.h"
 #include "common/clock.h"
 
 namespace paddock::agent::metadata {
 
-struct RoleCredentials {
-  std::string role_arn;  // "arn:aws:iam::<acct>:role/<name>"
-  std::string access_key_id;  // "ASIA…": an STS role session (sts/service_sessions.h)
-  std::string secret_access_key;
-  std::string token;
-  TimePoint expiration;
-};
+// The agent protocol's (agent/protocol/messages.h): the control plane mints them.
+using RoleCredentials = protocol::RoleCredentials;
 
 // The agent asks its control plane again once a held set has less than this left: the control
 // plane (sts::ServiceRoleSessions::kRefreshBefore) mints a new set then too.

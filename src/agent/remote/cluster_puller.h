@@ -19,10 +19,11 @@
 
 #include "agent/images/puller.h"
 #include "agent/images/skopeo_puller.h"
-#include "agent/remote/agent_service.h"
+#include "agent/protocol/messages.h"
 
 namespace paddock::agent::remote {
 
+using protocol::ImageAccess;
 using ImageAccessLookup = std::function<StatusOr<ImageAccess>(const std::string& reference)>;
 
 class ClusterPuller final : public images::Puller {

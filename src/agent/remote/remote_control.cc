@@ -6,13 +6,15 @@
 
 #include <boost/json.hpp>
 
-#include "agent/remote/agent_service.h"
-#include "agent/remote/wire.h"
+#include "agent/protocol/wire.h"
 #include "aws/errors.h"
-#include "ecs/api/errors.h"
 
 namespace paddock::agent::remote {
 namespace json = boost::json;
+using protocol::DecodeLaunchSpec;
+using protocol::DecodeRoleCredentials;
+using protocol::DecodeVpcPolicy;
+using protocol::EncodeStateChange;
 
 StatusOr<std::pair<std::string, uint16_t>> ParseEndpoint(std::string_view url) {
   std::string_view rest = url;
@@ -61,10 +63,10 @@ StatusOr<json::value> JsonClient::Call(std::string_view target, const json::obje
     StatusCode code = resp.status >= 500 ? StatusCode::kUnavailable : StatusCode::kFailedPrecondition;
     if (type == "AccessDeniedException") code = StatusCode::kPermissionDenied;
     if (type == "InvalidParameterException" || type == "ClientException") code = StatusCode::kInvalidArgument;
-    // The answer's code, read back into the vocabularies the agent tells apart.
+    // The answer's code, read back into the vocabulary the agent tells apart (aws/'s own: an
+    // unknown key, an unknown operation); ECS's codes it tells apart by the status code alone.
     ErrorDetail detail;
     if (std::optional<aws::Error> a = aws::ErrorFromAwsCode(type)) detail = *a;
-    else if (std::optional<ecs::Error> e = ecs::api::EcsErrorFromAwsCode(type)) detail = *e;
     return Status(code, message, detail);
   }
   if (ec) return DataLoss(fmt::format("{}: the answer is not JSON", target));
@@ -164,11 +166,11 @@ void RemoteControl::PollLoop() {
     }
     refused = 0;
     const json::object& o = answer->get_object();
-    std::vector<ecs::task::LaunchSpec> specs;
+    std::vector<protocol::LaunchSpec> specs;
     bool bad = false;
     if (auto* tasks = o.if_contains("tasks"); tasks && tasks->is_array()) {
       for (const auto& t : tasks->get_array()) {
-        auto spec = t.is_object() ? DecodeLaunchSpec(t.get_object()) : StatusOr<ecs::task::LaunchSpec>(DataLoss("task"));
+        auto spec = t.is_object() ? DecodeLaunchSpec(t.get_object()) : StatusOr<protocol::LaunchSpec>(DataLoss("task"));
         if (!spec.ok()) {
           bad = true;
           break;
@@ -201,7 +203,7 @@ void RemoteControl::PollLoop() {
   }
 }
 
-StatusOr<std::vector<ecs::task::LaunchSpec>> RemoteControl::Assignments(std::string_view agent_id) {
+StatusOr<std::vector<protocol::LaunchSpec>> RemoteControl::Assignments(std::string_view agent_id) {
   if (agent_id != instance_arn_)
     return InvalidArgument(fmt::format("this control serves agent {}, not {}", instance_arn_, agent_id));
   std::lock_guard lock(mu_);
@@ -210,7 +212,7 @@ StatusOr<std::vector<ecs::task::LaunchSpec>> RemoteControl::Assignments(std::str
 }
 
 Status RemoteControl::Report(std::string_view agent_id, std::string_view task_arn,
-                             const ecs::task::TaskStateChange& change, TimePoint) {
+                             const protocol::TaskStateChange& change, TimePoint) {
   if (agent_id != instance_arn_)
     return InvalidArgument(fmt::format("this control serves agent {}, not {}", instance_arn_, agent_id));
   json::object body{{"cluster", cluster_}, {"containerInstance", instance_arn_}, {"task", task_arn}};
@@ -232,7 +234,7 @@ Status RemoteControl::Report(std::string_view agent_id, std::string_view task_ar
   return last;
 }
 
-StatusOr<std::string> RemoteControl::DescribeTask(const ecs::task::LaunchSpec& spec) {
+StatusOr<std::string> RemoteControl::DescribeTask(const protocol::LaunchSpec& spec) {
   json::object body{{"cluster", spec.cluster.empty() ? cluster_ : spec.cluster}, {"tasks", json::array{spec.task_arn}}};
   StatusOr<json::value> answer = [&] {
     std::lock_guard lock(describe_mu_);
@@ -299,7 +301,7 @@ StatusOr<ImageAccess> RemoteControl::GetImageAccess(const std::string& reference
 }
 
 StatusOr<metadata::RoleCredentials> RemoteControl::TaskRoleCredentials(std::string_view agent_id,
-                                                                       const ecs::task::LaunchSpec& spec) {
+                                                                       const protocol::LaunchSpec& spec) {
   if (agent_id != instance_arn_)
     return InvalidArgument(fmt::format("this control serves agent {}, not {}", instance_arn_, agent_id));
   json::object body{{"cluster", cluster_}, {"containerInstance", instance_arn_}, {"task", spec.task_arn}};

@@ -1,6 +1,6 @@
 // agent/remote/remote_control: a Control for an agent in another process or on another host —
 // `paddock agent` (docs/agent-protocol.md). It speaks the Paddock agent protocol
-// (agent/remote/agent_service.h) over HTTP with SigV4, signed with the agent's own credentials.
+// (agent/remote/server/agent_service.h) over HTTP with SigV4, signed with the agent's own credentials.
 //
 //   JsonClient client({.host = "10.0.0.1", .port = 4566, .region = "us-east-1", .credentials = creds});
 //   RemoteControl control(client_options, "prod", instance_arn);
@@ -38,11 +38,14 @@
 #include <boost/json/value.hpp>
 
 #include "agent/control.h"
-#include "agent/remote/agent_service.h"
+#include "agent/protocol/messages.h"
 #include "aws/sigv4.h"
 #include "http/client.h"
 
 namespace paddock::agent::remote {
+
+using protocol::ImageAccess;
+using protocol::kAgentTargetPrefix;
 
 struct ClientOptions {
   std::string host = "127.0.0.1";
@@ -92,14 +95,14 @@ class RemoteControl final : public Control {
   void Stop();
 
   // The last answer of PollAssignments (Unavailable before the first one arrived).
-  StatusOr<std::vector<ecs::task::LaunchSpec>> Assignments(std::string_view agent_id) override;
-  Status Report(std::string_view agent_id, std::string_view task_arn, const ecs::task::TaskStateChange& change,
+  StatusOr<std::vector<protocol::LaunchSpec>> Assignments(std::string_view agent_id) override;
+  Status Report(std::string_view agent_id, std::string_view task_arn, const protocol::TaskStateChange& change,
                 TimePoint now) override;
   uint64_t Watch(std::string_view agent_id, std::function<void()> wake) override;
   void Unwatch(uint64_t handle) override;
   // ECS's DescribeTasks with the agent's credentials (one round trip per call, on a connection of
   // its own), for the task metadata endpoint.
-  StatusOr<std::string> DescribeTask(const ecs::task::LaunchSpec& spec) override;
+  StatusOr<std::string> DescribeTask(const protocol::LaunchSpec& spec) override;
   // GetNetworkPolicy (one round trip per call, on a connection of its own; `scope` must be the
   // agent's own account and region, the signing ones).
   StatusOr<vpc::VpcPolicy> NetworkPolicy(std::string_view agent_id, const Scope& scope) override;
@@ -108,7 +111,7 @@ class RemoteControl final : public Control {
   // GetTaskCredentials (one round trip per call, on a connection of its own). A ClientException
   // (the role cannot be assumed) is InvalidArgument with the control plane's message.
   StatusOr<metadata::RoleCredentials> TaskRoleCredentials(std::string_view agent_id,
-                                                          const ecs::task::LaunchSpec& spec) override;
+                                                          const protocol::LaunchSpec& spec) override;
   // GetImageAccess (one round trip per call, on a connection of its own): where the cluster's image
   // store serves `reference`, with a wildcard registry host (0.0.0.0, ::) replaced by the host this
   // agent reaches the server at. A server without the call (UnknownOperationException): not found.
@@ -142,7 +145,7 @@ class RemoteControl final : public Control {
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;                                      // GUARDED_BY(mu_)
-  std::optional<std::vector<ecs::task::LaunchSpec>> latest_;  // GUARDED_BY(mu_)
+  std::optional<std::vector<protocol::LaunchSpec>> latest_;  // GUARDED_BY(mu_)
   std::string version_;                                    // GUARDED_BY(mu_)
   bool revoked_ = false;                                   // GUARDED_BY(mu_)
   std::string network_identity_;                           // GUARDED_BY(mu_)

@@ -765,7 +765,7 @@ StatusOr<std::string> EcsService::ListTagsForResource(const aws::CallContext& ct
 // "Identity"): an account's own key is AccessDeniedException, as is another account's ARN and a
 // task without a container instance (Fargate, run by the node's own agent). The report is applied
 // as that instance's agent's (ReportState: never backwards). Paddock's own agents report through
-// ReportTaskState (agent/remote/agent_service.h), which also carries stopCode and health.
+// ReportTaskState (agent/remote/server/agent_service.h), which also carries stopCode and health.
 
 namespace {
 struct ReportedTask {

@@ -1,20 +1,15 @@
-// ecs/task/state_json: a container's state change as ECS's ContainerStateChange JSON
-// (containerName, status, exitCode, reason, runtimeId, imageDigest, networkBindings) plus
-// Paddock's healthStatus — the one codec for SubmitTaskStateChange/SubmitContainerStateChange
-// (ecs/api), Paddock's agent protocol (agent/remote) and the task record's networkBindings.
-//
-//   json::object o = ContainerChangeJson(change);
-//   ContainerStateChange back = ContainerChangeFromJson(o);   // members of other types are skipped
+// ecs/task/state_json: the task owner's names for the agent protocol's state-change codec
+// (agent/protocol/state_json.h), which SubmitTaskStateChange/SubmitContainerStateChange (ecs/api)
+// and the task record's networkBindings use too.
 #pragma once
 
-#include <boost/json/object.hpp>
-
+#include "agent/protocol/state_json.h"
 #include "ecs/task/tasks.h"
 
 namespace paddock::ecs::task {
 
-boost::json::object NetworkBindingJson(const NetworkBinding& binding);
-boost::json::object ContainerChangeJson(const ContainerStateChange& change);
-ContainerStateChange ContainerChangeFromJson(const boost::json::object& o);
+using agent::protocol::ContainerChangeFromJson;
+using agent::protocol::ContainerChangeJson;
+using agent::protocol::NetworkBindingJson;
 
 }  // namespace paddock::ecs::task

@@ -45,6 +45,7 @@
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 
+#include "agent/protocol/messages.h"
 #include "common/clock.h"
 #include "common/ids.h"
 #include "common/status.h"
@@ -57,9 +58,8 @@
 
 namespace paddock::ecs::task {
 
-// The lifecycle, in order. Reports never move a task backwards.
-inline constexpr std::string_view kLifecycle[] = {"PROVISIONING", "PENDING",  "ACTIVATING",     "RUNNING",
-                                                  "DEACTIVATING", "STOPPING", "DEPROVISIONING", "STOPPED"};
+// The lifecycle, in order (agent/protocol/messages.h). Reports never move a task backwards.
+using agent::protocol::kLifecycle;
 
 struct RunRequest {
   std::optional<std::string> cluster;  // name or ARN; omitted: "default"
@@ -165,56 +165,12 @@ struct Page {
   std::string next;  // empty when done
 };
 
-// What the agent needs to start a task: a narrow projection, never the stored record.
-struct LaunchSpec {
-  Scope scope;
-  std::string cluster;
-  std::string task_arn;
-  std::string task_definition_arn;
-  std::string definition;  // the pinned containers and volumes, serialized
-  std::string overrides;   // TaskOverride, serialized
-  std::string desired_status;
-  std::string last_status;
-  std::string cpu;
-  std::string memory;
-  struct Network {
-    std::string subnet_id;
-    std::string ip;  // dotted quad
-    int prefix_length = 0;
-    std::string gateway;
-  };
-  std::optional<Network> network;
-};
-
-// A published port, as ECS's NetworkBinding: awsvpc reports hostPort = containerPort.
-struct NetworkBinding {
-  std::string bind_ip = "0.0.0.0";
-  int64_t container_port = 0;
-  int64_t host_port = 0;
-  std::string protocol = "tcp";
-};
-
-struct ContainerStateChange {
-  std::string name;
-  std::string last_status;
-  std::optional<int64_t> exit_code;
-  std::optional<std::string> reason;
-  std::optional<std::string> runtime_id;
-  std::optional<std::string> health_status;  // HEALTHY | UNHEALTHY | UNKNOWN
-  std::optional<std::string> image_digest;   // "sha256:…" of the manifest the container runs
-  std::optional<std::vector<NetworkBinding>> network_bindings;  // replaces the container's when set
-};
-
-struct TaskStateChange {
-  std::string last_status;
-  std::vector<ContainerStateChange> containers;
-  std::optional<std::string> stopped_reason;
-  std::optional<std::string> stop_code;
-  std::optional<TimePoint> pull_started_at;
-  std::optional<TimePoint> pull_stopped_at;
-  std::optional<TimePoint> execution_stopped_at;
-  std::optional<std::string> health_status;  // the task's, aggregated by the agent from its containers
-};
+// The agent protocol's plain types (agent/protocol/messages.h): what the agent gets and reports.
+// The owner converts its records into them; the agent never includes this header.
+using LaunchSpec = agent::protocol::LaunchSpec;
+using NetworkBinding = agent::protocol::NetworkBinding;
+using ContainerStateChange = agent::protocol::ContainerStateChange;
+using TaskStateChange = agent::protocol::TaskStateChange;
 
 // Parses a task reference (an id or a task ARN of the caller's scope) into the 32-hex id.
 StatusOr<std::string> TaskId(std::string_view ref, const Scope& caller, std::string_view action,
@@ -222,9 +178,8 @@ StatusOr<std::string> TaskId(std::string_view ref, const Scope& caller, std::str
 
 std::string TaskArn(const Scope& scope, std::string_view cluster, std::string_view id);
 
-// The agent id an EC2 task is assigned to: its container instance's ARN. (Fargate tasks go to the
-// node's Fargate agent, `fargate_agent`.)
-inline std::string InstanceAgentId(std::string_view container_instance_arn) { return std::string(container_instance_arn); }
+// The agent id an EC2 task is assigned to: its container instance's ARN (agent/protocol/messages.h).
+using agent::protocol::InstanceAgentId;
 
 class Tasks {
  public:

@@ -3,7 +3,7 @@
 // (PollSlots' policy, and one account's flood of polls never keeping another's instance from
 // waiting) and Shutdown.
 // Wake-ups on a real change are proven against a real server in cli/remote_agent_test.cc.
-#include "agent/control.h"
+#include "agent/inprocess/inprocess_control.h"
 
 #include <gtest/gtest.h>
 

@@ -1,10 +1,10 @@
-#include "ecs/task/state_json.h"
+#include "agent/protocol/state_json.h"
 
 #include <boost/json.hpp>
 
 #include "common/json_fields.h"
 
-namespace paddock::ecs::task {
+namespace paddock::agent::protocol {
 namespace json = boost::json;
 
 using json_fields::OptStr;
@@ -56,4 +56,4 @@ ContainerStateChange ContainerChangeFromJson(const json::object& o) {
   return c;
 }
 
-}  // namespace paddock::ecs::task
+}  // namespace paddock::agent::protocol

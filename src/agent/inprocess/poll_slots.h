@@ -1,4 +1,4 @@
-// agent/poll_slots: who may wait in an assignments long-poll (PollAssignments), shared fairly
+// agent/inprocess/poll_slots: who may wait in an assignments long-poll (PollAssignments), shared fairly
 // between container instances and between accounts.
 //
 // Every waiting poll holds an HTTP worker, so only `total` may wait at once; the rest are

@@ -1,4 +1,4 @@
-// agent/remote/wire: the JSON forms of what travels between a remote agent and the control plane
+// agent/protocol/wire: the JSON forms of what travels between a remote agent and the control plane
 // (docs/agent-protocol.md). Both ends use these, so they cannot drift apart.
 //
 //   LaunchSpec    -> {"account", "region", "cluster", "taskArn", "taskDefinitionArn",
@@ -18,29 +18,32 @@
 
 #include <boost/json/object.hpp>
 
-#include "agent/metadata/credentials.h"
+#include <optional>
+#include <vector>
+
+#include "agent/protocol/messages.h"
 #include "common/status.h"
-#include "ecs/task/tasks.h"
+// The VPC policy is pure data shared by the vpc owner and the agent (header only, no link).
 #include "vpc/policy.h"
 
-namespace paddock::agent::remote {
+namespace paddock::agent::protocol {
 
-boost::json::object EncodeLaunchSpec(const ecs::task::LaunchSpec& spec);
-StatusOr<ecs::task::LaunchSpec> DecodeLaunchSpec(const boost::json::object& o);
+boost::json::object EncodeLaunchSpec(const LaunchSpec& spec);
+StatusOr<LaunchSpec> DecodeLaunchSpec(const boost::json::object& o);
 
 // Adds the change's members to `out` (which already holds cluster, containerInstance, task).
-void EncodeStateChange(const ecs::task::TaskStateChange& change, boost::json::object& out);
+void EncodeStateChange(const TaskStateChange& change, boost::json::object& out);
 // Reads ReportTaskState's validated input.
-ecs::task::TaskStateChange DecodeStateChange(const boost::json::object& in);
+TaskStateChange DecodeStateChange(const boost::json::object& in);
 boost::json::object EncodeVpcPolicy(const vpc::VpcPolicy& policy);
 // DataLoss when a member has the wrong type (the answer is the control plane's, not a user's).
 StatusOr<vpc::VpcPolicy> DecodeVpcPolicy(const boost::json::object& o);
 
-boost::json::object EncodeRoleCredentials(const metadata::RoleCredentials& c);
+boost::json::object EncodeRoleCredentials(const RoleCredentials& c);
 // DataLoss when a member is missing or has the wrong type.
-StatusOr<metadata::RoleCredentials> DecodeRoleCredentials(const boost::json::object& o);
+StatusOr<RoleCredentials> DecodeRoleCredentials(const boost::json::object& o);
 
 // A container's "networkBindings" (ECS's NetworkBinding shape), when present.
-std::optional<std::vector<ecs::task::NetworkBinding>> DecodeNetworkBindings(const boost::json::object& container);
+std::optional<std::vector<NetworkBinding>> DecodeNetworkBindings(const boost::json::object& container);
 
-}  // namespace paddock::agent::remote
+}  // namespace paddock::agent::protocol

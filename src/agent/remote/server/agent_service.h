@@ -1,4 +1,4 @@
-// agent/remote/agent_service: the control plane's side of the Paddock agent protocol
+// agent/remote/server/agent_service: the control plane's side of the Paddock agent protocol
 // (docs/agent-protocol.md) — the calls a remote agent needs that ECS's public API cannot carry.
 // A JSON 1.1 service under its own X-Amz-Target prefix, "PaddockAgentV20261130", signed with
 // SigV4 for the "ecs" signing name, so the front authenticates it like any ECS call:
@@ -8,7 +8,7 @@
 //       The long-poll: answers at once when the instance's assignments' version differs from
 //       knownVersion, else when they change or after min(waitSeconds, max_wait). Counts as the
 //       instance's heartbeat (agentConnected). At most InProcessOptions::max_waiters wait at once,
-//       shared fairly (agent/poll_slots.h: one per instance, a fair share per account); others —
+//       shared fairly (agent/inprocess/poll_slots.h: one per instance, a fair share per account); others —
 //       and a waiting poll whose slot a later one took — are answered at once with busy=true.
 //   ReportTaskState  {cluster, containerInstance, task, status, reason?, stopCode?,
 //                     healthStatus?, pullStartedAt?, pullStoppedAt?, executionStoppedAt?,
@@ -62,26 +62,16 @@
 #include <string>
 #include <vector>
 
-#include "agent/control.h"
+#include "agent/inprocess/inprocess_control.h"
+#include "agent/protocol/messages.h"
 #include "aws/service.h"
 #include "ecs/instance/instances.h"
 
 namespace paddock::agent::remote {
 
-inline constexpr std::string_view kAgentTargetPrefix = "PaddockAgentV20261130";
-
-// GetImageAccess's answer: where the cluster's image store (its registry, registry/
-// cluster_registry.h) serves an image, or that it has none by that name.
-struct ImageAccess {
-  bool found = false;
-  std::string registry;    // "HOST:PORT" as the registry listens (a wildcard host: the agent's
-                           // endpoint host)
-  std::string repository;  // the image's repository there
-  std::string digest;      // its manifest digest: what the agent pulls ("sha256:…")
-  std::string token;       // a bearer token that pulls that repository only
-  TimePoint expires_at;
-  std::vector<std::string> near_images;  // not found: the store's names close to it
-};
+// The protocol's names (agent/protocol/messages.h), as the server's.
+using protocol::ImageAccess;
+using protocol::kAgentTargetPrefix;
 
 // Answers GetImageAccess for the canonical `reference`, on behalf of `subject` (the instance's ARN).
 using ImageAccessProvider = std::function<StatusOr<ImageAccess>(const std::string& reference,

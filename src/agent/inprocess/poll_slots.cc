@@ -1,4 +1,4 @@
-#include "agent/poll_slots.h"
+#include "agent/inprocess/poll_slots.h"
 
 #include <algorithm>
 

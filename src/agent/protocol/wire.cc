@@ -1,4 +1,4 @@
-#include "agent/remote/wire.h"
+#include "agent/protocol/wire.h"
 
 #include <cmath>
 
@@ -7,9 +7,9 @@
 #include <boost/json.hpp>
 
 #include "common/json_fields.h"
-#include "ecs/task/state_json.h"
+#include "agent/protocol/state_json.h"
 
-namespace paddock::agent::remote {
+namespace paddock::agent::protocol {
 namespace json = boost::json;
 using json_fields::Str;
 using json_fields::OptStr;
@@ -30,7 +30,7 @@ std::optional<TimePoint> OptTime(const json::object& o, std::string_view key) {
 
 }  // namespace
 
-json::object EncodeLaunchSpec(const ecs::task::LaunchSpec& spec) {
+json::object EncodeLaunchSpec(const LaunchSpec& spec) {
   json::object o;
   o["account"] = spec.scope.account.str();
   o["region"] = spec.scope.region.str();
@@ -52,8 +52,8 @@ json::object EncodeLaunchSpec(const ecs::task::LaunchSpec& spec) {
   return o;
 }
 
-StatusOr<ecs::task::LaunchSpec> DecodeLaunchSpec(const json::object& o) {
-  ecs::task::LaunchSpec spec;
+StatusOr<LaunchSpec> DecodeLaunchSpec(const json::object& o) {
+  LaunchSpec spec;
   spec.scope = Scope{AccountId(Str(o, "account")), Region(Str(o, "region"))};
   spec.cluster = Str(o, "cluster");
   spec.task_arn = Str(o, "taskArn");
@@ -68,7 +68,7 @@ StatusOr<ecs::task::LaunchSpec> DecodeLaunchSpec(const json::object& o) {
     return DataLoss("an assignment without taskArn or definition");
   if (auto it = o.find("network"); it != o.end() && it->value().is_object()) {
     const json::object& n = it->value().get_object();
-    ecs::task::LaunchSpec::Network net;
+    LaunchSpec::Network net;
     net.subnet_id = Str(n, "subnetId");
     net.ip = Str(n, "ip");
     net.prefix_length = static_cast<int>(Int(n, "prefixLength").value_or(0));
@@ -78,7 +78,7 @@ StatusOr<ecs::task::LaunchSpec> DecodeLaunchSpec(const json::object& o) {
   return spec;
 }
 
-void EncodeStateChange(const ecs::task::TaskStateChange& change, json::object& out) {
+void EncodeStateChange(const TaskStateChange& change, json::object& out) {
   out["status"] = change.last_status;
   if (change.stopped_reason) out["reason"] = *change.stopped_reason;
   if (change.stop_code) out["stopCode"] = *change.stop_code;
@@ -87,12 +87,12 @@ void EncodeStateChange(const ecs::task::TaskStateChange& change, json::object& o
   if (change.pull_stopped_at) out["pullStoppedAt"] = Seconds(*change.pull_stopped_at);
   if (change.execution_stopped_at) out["executionStoppedAt"] = Seconds(*change.execution_stopped_at);
   json::array containers;
-  for (const auto& c : change.containers) containers.push_back(ecs::task::ContainerChangeJson(c));
+  for (const auto& c : change.containers) containers.push_back(ContainerChangeJson(c));
   if (!containers.empty()) out["containers"] = std::move(containers);
 }
 
-ecs::task::TaskStateChange DecodeStateChange(const json::object& in) {
-  ecs::task::TaskStateChange change;
+TaskStateChange DecodeStateChange(const json::object& in) {
+  TaskStateChange change;
   change.last_status = Str(in, "status");
   change.stopped_reason = OptStr(in, "reason");
   change.stop_code = OptStr(in, "stopCode");
@@ -102,7 +102,7 @@ ecs::task::TaskStateChange DecodeStateChange(const json::object& in) {
   change.execution_stopped_at = OptTime(in, "executionStoppedAt");
   if (auto it = in.find("containers"); it != in.end() && it->value().is_array()) {
     for (const auto& v : it->value().get_array()) {
-      if (v.is_object()) change.containers.push_back(ecs::task::ContainerChangeFromJson(v.get_object()));
+      if (v.is_object()) change.containers.push_back(ContainerChangeFromJson(v.get_object()));
     }
   }
   return change;
@@ -207,7 +207,7 @@ StatusOr<vpc::VpcPolicy> DecodeVpcPolicy(const json::object& o) {
   return p;
 }
 
-json::object EncodeRoleCredentials(const metadata::RoleCredentials& c) {
+json::object EncodeRoleCredentials(const RoleCredentials& c) {
   return json::object{{"roleArn", c.role_arn},
                       {"accessKeyId", c.access_key_id},
                       {"secretAccessKey", c.secret_access_key},
@@ -215,8 +215,8 @@ json::object EncodeRoleCredentials(const metadata::RoleCredentials& c) {
                       {"expiration", EpochMillis(c.expiration)}};
 }
 
-StatusOr<metadata::RoleCredentials> DecodeRoleCredentials(const json::object& o) {
-  metadata::RoleCredentials c;
+StatusOr<RoleCredentials> DecodeRoleCredentials(const json::object& o) {
+  RoleCredentials c;
   c.role_arn = Str(o, "roleArn");
   c.access_key_id = Str(o, "accessKeyId");
   c.secret_access_key = Str(o, "secretAccessKey");
@@ -228,4 +228,4 @@ StatusOr<metadata::RoleCredentials> DecodeRoleCredentials(const json::object& o)
   return c;
 }
 
-}  // namespace paddock::agent::remote
+}  // namespace paddock::agent::protocol

@@ -1,11 +1,11 @@
-#include "agent/remote/agent_service.h"
+#include "agent/remote/server/agent_service.h"
 
 #include <fmt/format.h>
 
 #include <boost/json.hpp>
 
 #include "agent/images/reference.h"
-#include "agent/remote/wire.h"
+#include "agent/protocol/wire.h"
 #include "aws/model.h"
 #include "ecs/api/errors.h"
 #include "ecs/cluster/clusters.h"
@@ -15,6 +15,10 @@
 
 namespace paddock::agent::remote {
 namespace json = boost::json;
+using protocol::DecodeStateChange;
+using protocol::EncodeLaunchSpec;
+using protocol::EncodeRoleCredentials;
+using protocol::EncodeVpcPolicy;
 
 std::string_view AgentModelJson() {
   static constexpr std::string_view kModel = R"json({
@@ -167,7 +171,7 @@ StatusOr<std::string> AgentService::PollAssignments(const aws::CallContext& ctx,
   if (auto it = in.find("waitSeconds"); it != in.end() && it->value().is_number())
     wait = std::min(wait, std::chrono::milliseconds(it->value().to_number<int64_t>() * 1000));
   const TimePoint deadline = SystemClock::Get().Now() + wait;
-  // Wait slots are shared per instance and per account (agent/poll_slots.h).
+  // Wait slots are shared per instance and per account (agent/inprocess/poll_slots.h).
   ASSIGN_OR_RETURN(AssignmentSet set,
                    control_.Poll(caller.agent_id, ctx.scope.account, Str(in, "knownVersion"), deadline));
   // The instance was alive all along: its heartbeat is as of the answer, not only the question.

@@ -1,0 +1,119 @@
+// agent/protocol/messages: the vocabulary a node agent and its control plane exchange
+// (docs/agent-protocol.md) — what a task assignment carries, what a state report says, a task
+// role's credentials, where the cluster's image store serves an image. Plain data, no behaviour:
+// both sides include it, and the protocol module (agent/protocol: these types, their wire forms in
+// wire.h and state_json.h) depends only on common/. The ECS owners name these types as their own
+// (ecs/task/tasks.h: `using LaunchSpec = agent::protocol::LaunchSpec;`) and convert their records
+// into them; the agent never includes an owner's header.
+//
+//   protocol::LaunchSpec spec = ...;            // Control::Assignments
+//   protocol::TaskStateChange change{.last_status = "RUNNING"};
+//   control.Report(agent_id, spec.task_arn, change, now);
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/ids.h"
+
+namespace paddock::agent::protocol {
+
+// The X-Amz-Target prefix of the agent protocol's JSON 1.1 operations (signing name "ecs").
+inline constexpr std::string_view kAgentTargetPrefix = "PaddockAgentV20261130";
+
+// A task's lifecycle, in order. Reports never move a task backwards.
+inline constexpr std::string_view kLifecycle[] = {"PROVISIONING", "PENDING",  "ACTIVATING",     "RUNNING",
+                                                  "DEACTIVATING", "STOPPING", "DEPROVISIONING", "STOPPED"};
+
+// What the agent needs to start a task: a narrow projection, never the stored record.
+struct LaunchSpec {
+  Scope scope;
+  std::string cluster;
+  std::string task_arn;
+  std::string task_definition_arn;
+  std::string definition;  // the pinned containers and volumes, serialized
+  std::string overrides;   // TaskOverride, serialized
+  std::string desired_status;
+  std::string last_status;
+  std::string cpu;
+  std::string memory;
+  struct Network {
+    std::string subnet_id;
+    std::string ip;  // dotted quad
+    int prefix_length = 0;
+    std::string gateway;
+  };
+  std::optional<Network> network;
+};
+
+// A published port, as ECS's NetworkBinding: awsvpc reports hostPort = containerPort.
+struct NetworkBinding {
+  std::string bind_ip = "0.0.0.0";
+  int64_t container_port = 0;
+  int64_t host_port = 0;
+  std::string protocol = "tcp";
+};
+
+struct ContainerStateChange {
+  std::string name;
+  std::string last_status;
+  std::optional<int64_t> exit_code;
+  std::optional<std::string> reason;
+  std::optional<std::string> runtime_id;
+  std::optional<std::string> health_status;  // HEALTHY | UNHEALTHY | UNKNOWN
+  std::optional<std::string> image_digest;   // "sha256:…" of the manifest the container runs
+  std::optional<std::vector<NetworkBinding>> network_bindings;  // replaces the container's when set
+};
+
+struct TaskStateChange {
+  std::string last_status;
+  std::vector<ContainerStateChange> containers;
+  std::optional<std::string> stopped_reason;
+  std::optional<std::string> stop_code;
+  std::optional<TimePoint> pull_started_at;
+  std::optional<TimePoint> pull_stopped_at;
+  std::optional<TimePoint> execution_stopped_at;
+  std::optional<std::string> health_status;  // the task's, aggregated by the agent from its containers
+};
+
+// The agent id an EC2 task is assigned to: its container instance's ARN. (Fargate tasks go to the
+// node's Fargate agent, "fargate-local".)
+inline std::string InstanceAgentId(std::string_view container_instance_arn) { return std::string(container_instance_arn); }
+
+// The answer to a (long-)poll.
+struct AssignmentSet {
+  std::vector<LaunchSpec> tasks;
+  std::string version;  // AssignmentsVersion(tasks) (agent/control.h)
+  // No wait slot was free (or the control plane is shutting down), so the answer came at once
+  // though nothing changed: the caller should pause before it polls again.
+  bool busy = false;
+};
+
+// A task role's credentials, minted by the control plane (a node never holds IAM rights).
+struct RoleCredentials {
+  std::string role_arn;  // "arn:aws:iam::<acct>:role/<name>"
+  std::string access_key_id;  // "ASIA…": an STS role session (sts/service_sessions.h)
+  std::string secret_access_key;
+  std::string token;
+  TimePoint expiration;
+};
+
+// GetImageAccess's answer: where the cluster's image store (its registry, registry/
+// cluster_registry.h) serves an image, or that it has none by that name.
+struct ImageAccess {
+  bool found = false;
+  std::string registry;    // "HOST:PORT" as the registry listens (a wildcard host: the agent's
+                           // endpoint host)
+  std::string repository;  // the image's repository there
+  std::string digest;      // its manifest digest: what the agent pulls ("sha256:…")
+  std::string token;       // a bearer token that pulls that repository only
+  TimePoint expires_at;
+  std::vector<std::string> near_images;  // not found: the store's names close to it
+};
+
+}  // namespace paddock::agent::protocol
