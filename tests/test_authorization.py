@@ -9,11 +9,10 @@ import os
 import subprocess
 import threading
 
-import boto3
-from botocore.config import Config
-from botocore.exceptions import ClientError
-
 import paddock_harness as h
+import boto3  # noqa: E402
+from botocore.config import Config  # noqa: E402
+from botocore.exceptions import ClientError  # noqa: E402
 
 TASK_ROLE_TRUST = {"Version": "2012-10-17", "Statement": [
     {"Effect": "Allow", "Principal": {"Service": "ecs-tasks.amazonaws.com"}, "Action": "sts:AssumeRole"}]}
@@ -297,17 +296,40 @@ class Authorization(h.PaddockTestCase):
                                                ActionNames=["ecs:ListClusters"])
         self.assertEqual(cm.exception.response["Error"]["Code"], "NoSuchEntity")
 
-    def test_cli_v1_gets_the_exact_denial(self):
-        kid, secret = self.user("cli-user")
+    def cli(self, cli, kid, secret, *args):
         env = dict(os.environ, AWS_ACCESS_KEY_ID=kid, AWS_SECRET_ACCESS_KEY=secret, AWS_DEFAULT_REGION=h.REGION,
                    AWS_CONFIG_FILE="/dev/null", AWS_SHARED_CREDENTIALS_FILE="/dev/null")
         for k in ("AWS_SESSION_TOKEN", "AWS_PROFILE"):
             env.pop(k, None)
-        out = subprocess.run(["aws", "--endpoint-url", self.server.endpoint, "ecs", "list-clusters"],
-                             env=env, capture_output=True, text=True, timeout=60)
+        return subprocess.run([*cli, "--endpoint-url", self.server.endpoint, *args],
+                              env=env, capture_output=True, text=True, timeout=120)
+
+    def test_cli_v1_gets_the_exact_denial(self):
+        kid, secret = self.user("cli-user")
+        out = self.cli(["aws"], kid, secret, "ecs", "list-clusters")
         self.assertNotEqual(out.returncode, 0)
         self.assertIn("AccessDeniedException", out.stderr)
         self.assertIn(self.denial(self.user_arn, "ecs:ListClusters", "*"), out.stderr)
+
+    def test_cli_v2_gets_the_exact_pass_role_denial_and_the_condition_admits_it(self):
+        if not os.path.exists("/usr/bin/aws"):
+            self.skipTest("no AWS CLI v2 at /usr/bin/aws")
+        role_arn = self.iam.create_role(RoleName="cli2-task", AssumeRolePolicyDocument=json.dumps(TASK_ROLE_TRUST))[
+            "Role"]["Arn"]
+        kid, secret = self.user("cli2-deployer", allow("ecs:RegisterTaskDefinition"))
+        containers = json.dumps(h.td_min("x")["containerDefinitions"])
+        args = ("ecs", "register-task-definition", "--family", "cli2", "--task-role-arn", role_arn,
+                "--container-definitions", containers)
+        out = self.cli(["/usr/bin/aws"], kid, secret, *args)
+        self.assertNotEqual(out.returncode, 0)
+        self.assertIn("AccessDeniedException", out.stderr)
+        self.assertIn(self.denial(self.user_arn, "iam:PassRole", role_arn), out.stderr)
+        self.iam.put_user_policy(UserName="cli2-deployer", PolicyName="p", PolicyDocument=policy(
+            allow("ecs:RegisterTaskDefinition"),
+            allow("iam:PassRole", role_arn, Condition={"StringEquals": {"iam:PassedToService": "ecs-tasks.amazonaws.com"}})))
+        out = self.cli(["/usr/bin/aws"], kid, secret, *args, "--output", "json")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertEqual(json.loads(out.stdout)["taskDefinition"]["taskRoleArn"], role_arn)
 
 
 class AcceptAnyCredentials(h.PaddockTestCase):

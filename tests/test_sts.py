@@ -8,11 +8,10 @@ import json
 import os
 import subprocess
 
-import boto3
-from botocore.config import Config
-from botocore.exceptions import ClientError
-
 import paddock_harness as h
+import boto3  # noqa: E402
+from botocore.config import Config  # noqa: E402
+from botocore.exceptions import ClientError  # noqa: E402
 
 INVALID = "The security token included in the request is invalid."
 
