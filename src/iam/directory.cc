@@ -1021,18 +1021,10 @@ StatusOr<Page<AttachedPolicy>> Directory::ListAttachedPolicies(const AccountId& 
 // ---------------------------------------------------------------------------------------------
 // For the evaluator
 
-StatusOr<PrincipalPolicies> Directory::PoliciesOf(const AccountId& account, const PrincipalRef& who) {
-  const std::string cache_key = Key().Str(account.str()).Str(PrincipalTypeName(who.type)).Str(Lower(who.name)).Done();
-  // Read before the store: a write that commits after this point bumps it, so what this read
-  // caches is never served after that write.
-  const uint64_t generation = generation_.load(std::memory_order_acquire);
-  const TimePoint now = clock_.Now();
-  {
-    std::lock_guard lock(mu_);
-    auto it = cache_.find(cache_key);
-    if (it != cache_.end() && it->second.generation == generation && now - it->second.fetched < kCacheTtl)
-      return it->second.policies;
-  }
+StatusOr<PrincipalPolicies> Directory::PoliciesOf(const AccountId& account, const PrincipalRef& who,
+                                                  const std::vector<std::string>& session_policy_arns) {
+  // A policy that is gone (a boundary, a session policy) allows nothing: an empty policy.
+  static constexpr std::string_view kEmpty = R"({"Version":"2012-10-17","Statement":[]})";
   PrincipalPolicies out;
   RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
     std::string boundary;
@@ -1059,14 +1051,14 @@ StatusOr<PrincipalPolicies> Directory::PoliciesOf(const AccountId& account, cons
     }
     if (!boundary.empty()) {
       ASSIGN_OR_RETURN(auto doc, DefaultDocument(txn, account, boundary));
-      // A boundary whose policy is gone allows nothing: an empty policy, not no boundary.
-      out.boundary = PrincipalPolicies::Document{boundary, doc ? *doc : std::string(R"({"Version":"2012-10-17","Statement":[]})")};
+      out.boundary = PrincipalPolicies::Document{boundary, doc ? std::move(*doc) : std::string(kEmpty)};
+    }
+    for (const std::string& arn : session_policy_arns) {
+      ASSIGN_OR_RETURN(auto doc, DefaultDocument(txn, account, arn));
+      out.session.push_back({arn, doc ? std::move(*doc) : std::string(kEmpty)});
     }
     return OkStatus();
   }));
-  std::lock_guard lock(mu_);
-  if (cache_.size() >= kCacheCapacity) cache_.clear();  // crude, and rare: principals are few
-  cache_[cache_key] = Cached{out, generation, now};
   return out;
 }
 
