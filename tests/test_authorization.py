@@ -258,6 +258,27 @@ class Authorization(h.PaddockTestCase):
                     f"ecs:CreateCluster on resource: arn:aws:ecs:{h.REGION}:{self.account}:cluster/narrowed "
                     "because no session policy allows the ecs:CreateCluster action")
 
+    def test_session_policy_arns_narrow_the_role_too(self):
+        # AssumeRole's PolicyArns gate the session as its Policy does (they were once recorded and
+        # ignored, so the session kept every permission of the role).
+        kid, secret = self.user("arn-narrower", allow("sts:AssumeRole"))
+        trust = {"Version": "2012-10-17", "Statement": [
+            {"Effect": "Allow", "Principal": {"AWS": f"arn:aws:iam::{self.account}:root"}, "Action": "sts:AssumeRole"}]}
+        role_arn = self.iam.create_role(RoleName="wide-arns", AssumeRolePolicyDocument=json.dumps(trust))["Role"]["Arn"]
+        self.iam.put_role_policy(RoleName="wide-arns", PolicyName="all", PolicyDocument=policy(allow("ecs:*")))
+        list_only = self.iam.create_policy(PolicyName="list-clusters-only",
+                                           PolicyDocument=policy(allow("ecs:ListClusters")))["Policy"]["Arn"]
+        sts = client("sts", self.server.endpoint, kid, secret)
+        creds = sts.assume_role(RoleArn=role_arn, RoleSessionName="by-arn",
+                                PolicyArns=[{"arn": list_only}])["Credentials"]
+        ecs = client("ecs", self.server.endpoint, creds["AccessKeyId"], creds["SecretAccessKey"], creds["SessionToken"])
+        ecs.list_clusters()
+        self.assertClientError(
+            "AccessDeniedException", ecs.create_cluster, clusterName="narrowed-by-arn",
+            message=f"User: arn:aws:sts::{self.account}:assumed-role/wide-arns/by-arn is not authorized to perform: "
+                    f"ecs:CreateCluster on resource: arn:aws:ecs:{h.REGION}:{self.account}:cluster/narrowed-by-arn "
+                    "because no session policy allows the ecs:CreateCluster action")
+
     def test_simulate_principal_policy_agrees_with_live_decisions(self):
         kid, secret = self.user("simulated", allow("ecs:*"), deny("ecs:DeleteCluster"),
                                 allow("ecs:ListServices", Condition={"StringEquals": {"ecs:cluster": "x"}}))
