@@ -367,6 +367,29 @@ Status PolicyNotAttachable(std::string_view arn) {
   return NoSuchEntity(fmt::format("Policy {} does not exist or is not attachable.", arn));
 }
 
+// CreateRole's and CreateUser's write of a new role or user `name` of `account`, whose record is
+// `record`: the name must be free (ignoring case) and the account under `quota`; a boundary
+// (`boundary_arn`, if set) must be a visible policy, whose usage row is added.
+Status InsertPrincipal(store::WriteTxn& txn, const AccountId& account, PrincipalType type, const std::string& name,
+                       const std::string& boundary_arn, size_t quota, std::string_view quota_name,
+                       const std::string& record) {
+  const bool role = type == PrincipalType::kRole;
+  const std::string_view table = role ? kRoles : kUsers;
+  const std::string lname = Lower(name);
+  ASSIGN_OR_RETURN(auto existing, txn.Get(table, Key().Str(account.str()).Str(lname).Done()));
+  if (existing)
+    return AlreadyExists(fmt::format("{} with name {} already exists.", role ? "Role" : "User", name),
+                         "EntityAlreadyExists");
+  RETURN_IF_ERROR(CheckQuota(txn, table, account, quota, quota_name));
+  if (!boundary_arn.empty()) {
+    ASSIGN_OR_RETURN(auto b, ReadAnyPolicy(txn, account, boundary_arn));
+    if (!b) return PolicyNotAttachable(boundary_arn);
+    RETURN_IF_ERROR(
+        txn.Put(kBoundaries, Key().Str(account.str()).Str(boundary_arn).Str(PrincipalTypeName(type)).Str(lname).Done(), ""));
+  }
+  return txn.Put(table, Key().Str(account.str()).Str(lname).Done(), record);
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -386,18 +409,9 @@ StatusOr<Role> Directory::CreateRole(const AccountId& account, const RoleSpec& s
   role.boundary_arn = spec.boundary_arn;
   role.tags = spec.tags;
   role.created_at = clock_.Now();
-  const std::string lname = Lower(role.name);
   RETURN_IF_ERROR(Write([&](store::WriteTxn& txn) -> Status {
-    ASSIGN_OR_RETURN(auto existing, txn.Get(kRoles, Key().Str(account.str()).Str(lname).Done()));
-    if (existing)
-      return AlreadyExists(fmt::format("Role with name {} already exists.", role.name), "EntityAlreadyExists");
-    RETURN_IF_ERROR(CheckQuota(txn, kRoles, account, quotas_.roles, "RolesPerAccount"));
-    if (!role.boundary_arn.empty()) {
-      ASSIGN_OR_RETURN(auto b, ReadAnyPolicy(txn, account, role.boundary_arn));
-      if (!b) return PolicyNotAttachable(role.boundary_arn);
-      RETURN_IF_ERROR(txn.Put(kBoundaries, Key().Str(account.str()).Str(role.boundary_arn).Str("role").Str(lname).Done(), ""));
-    }
-    return txn.Put(kRoles, Key().Str(account.str()).Str(lname).Done(), EncodeRole(role));
+    return InsertPrincipal(txn, account, PrincipalType::kRole, role.name, role.boundary_arn, quotas_.roles,
+                           "RolesPerAccount", EncodeRole(role));
   }));
   return role;
 }
@@ -534,18 +548,9 @@ StatusOr<User> Directory::CreateUser(const AccountId& account, const UserSpec& s
   user.boundary_arn = spec.boundary_arn;
   user.tags = spec.tags;
   user.created_at = clock_.Now();
-  const std::string lname = Lower(user.name);
   RETURN_IF_ERROR(Write([&](store::WriteTxn& txn) -> Status {
-    ASSIGN_OR_RETURN(auto existing, txn.Get(kUsers, Key().Str(account.str()).Str(lname).Done()));
-    if (existing)
-      return AlreadyExists(fmt::format("User with name {} already exists.", user.name), "EntityAlreadyExists");
-    RETURN_IF_ERROR(CheckQuota(txn, kUsers, account, quotas_.users, "UsersPerAccount"));
-    if (!user.boundary_arn.empty()) {
-      ASSIGN_OR_RETURN(auto b, ReadAnyPolicy(txn, account, user.boundary_arn));
-      if (!b) return PolicyNotAttachable(user.boundary_arn);
-      RETURN_IF_ERROR(txn.Put(kBoundaries, Key().Str(account.str()).Str(user.boundary_arn).Str("user").Str(lname).Done(), ""));
-    }
-    return txn.Put(kUsers, Key().Str(account.str()).Str(lname).Done(), EncodeUser(user));
+    return InsertPrincipal(txn, account, PrincipalType::kUser, user.name, user.boundary_arn, quotas_.users,
+                           "UsersPerAccount", EncodeUser(user));
   }));
   return user;
 }
