@@ -241,43 +241,35 @@ class Authorization(h.PaddockTestCase):
         self.iam.delete_role_policy(RoleName="operator", PolicyName="list")
         self.assertClientError("AccessDeniedException", role_ecs.list_clusters)
 
-    def test_a_session_policy_only_narrows_the_role(self):
-        kid, secret = self.user("narrower", allow("sts:AssumeRole"))
+    def assert_session_narrowed(self, tag, **assume):
+        """A role allowing ecs:*, assumed with `assume` (session policies allowing ecs:ListClusters only):
+        the session may list clusters and may not create one, for want of a session policy."""
+        kid, secret = self.user(f"narrower-{tag}", allow("sts:AssumeRole"))
         trust = {"Version": "2012-10-17", "Statement": [
             {"Effect": "Allow", "Principal": {"AWS": f"arn:aws:iam::{self.account}:root"}, "Action": "sts:AssumeRole"}]}
-        role_arn = self.iam.create_role(RoleName="wide", AssumeRolePolicyDocument=json.dumps(trust))["Role"]["Arn"]
-        self.iam.put_role_policy(RoleName="wide", PolicyName="all", PolicyDocument=policy(allow("ecs:*")))
+        role = f"wide-{tag}"
+        role_arn = self.iam.create_role(RoleName=role, AssumeRolePolicyDocument=json.dumps(trust))["Role"]["Arn"]
+        self.iam.put_role_policy(RoleName=role, PolicyName="all", PolicyDocument=policy(allow("ecs:*")))
         sts = client("sts", self.server.endpoint, kid, secret)
-        creds = sts.assume_role(RoleArn=role_arn, RoleSessionName="narrow",
-                                Policy=policy(allow("ecs:ListClusters")))["Credentials"]
+        creds = sts.assume_role(RoleArn=role_arn, RoleSessionName="narrow", **assume)["Credentials"]
         ecs = client("ecs", self.server.endpoint, creds["AccessKeyId"], creds["SecretAccessKey"], creds["SessionToken"])
         ecs.list_clusters()
+        cluster = f"narrowed-{tag}"
         self.assertClientError(
-            "AccessDeniedException", ecs.create_cluster, clusterName="narrowed",
-            message=f"User: arn:aws:sts::{self.account}:assumed-role/wide/narrow is not authorized to perform: "
-                    f"ecs:CreateCluster on resource: arn:aws:ecs:{h.REGION}:{self.account}:cluster/narrowed "
+            "AccessDeniedException", ecs.create_cluster, clusterName=cluster,
+            message=f"User: arn:aws:sts::{self.account}:assumed-role/{role}/narrow is not authorized to perform: "
+                    f"ecs:CreateCluster on resource: arn:aws:ecs:{h.REGION}:{self.account}:cluster/{cluster} "
                     "because no session policy allows the ecs:CreateCluster action")
+
+    def test_a_session_policy_only_narrows_the_role(self):
+        self.assert_session_narrowed("policy", Policy=policy(allow("ecs:ListClusters")))
 
     def test_session_policy_arns_narrow_the_role_too(self):
         # AssumeRole's PolicyArns gate the session as its Policy does (they were once recorded and
         # ignored, so the session kept every permission of the role).
-        kid, secret = self.user("arn-narrower", allow("sts:AssumeRole"))
-        trust = {"Version": "2012-10-17", "Statement": [
-            {"Effect": "Allow", "Principal": {"AWS": f"arn:aws:iam::{self.account}:root"}, "Action": "sts:AssumeRole"}]}
-        role_arn = self.iam.create_role(RoleName="wide-arns", AssumeRolePolicyDocument=json.dumps(trust))["Role"]["Arn"]
-        self.iam.put_role_policy(RoleName="wide-arns", PolicyName="all", PolicyDocument=policy(allow("ecs:*")))
         list_only = self.iam.create_policy(PolicyName="list-clusters-only",
                                            PolicyDocument=policy(allow("ecs:ListClusters")))["Policy"]["Arn"]
-        sts = client("sts", self.server.endpoint, kid, secret)
-        creds = sts.assume_role(RoleArn=role_arn, RoleSessionName="by-arn",
-                                PolicyArns=[{"arn": list_only}])["Credentials"]
-        ecs = client("ecs", self.server.endpoint, creds["AccessKeyId"], creds["SecretAccessKey"], creds["SessionToken"])
-        ecs.list_clusters()
-        self.assertClientError(
-            "AccessDeniedException", ecs.create_cluster, clusterName="narrowed-by-arn",
-            message=f"User: arn:aws:sts::{self.account}:assumed-role/wide-arns/by-arn is not authorized to perform: "
-                    f"ecs:CreateCluster on resource: arn:aws:ecs:{h.REGION}:{self.account}:cluster/narrowed-by-arn "
-                    "because no session policy allows the ecs:CreateCluster action")
+        self.assert_session_narrowed("arns", PolicyArns=[{"arn": list_only}])
 
     def test_doors_between_accounts(self):
         """Another account's IAM entities, roles and sessions: what a key of this account can reach."""
