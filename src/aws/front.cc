@@ -212,13 +212,7 @@ class ApiFront::Impl {
     StatusOr<std::string> body = DispatchQuery(req, request_id, &service, record);
     if (body.ok()) return XmlResponse(200, std::move(body).value(), request_id);
     std::optional<AwsError> claimed = service != nullptr ? service->ErrorFor(body.status()) : std::nullopt;
-    AwsError error = claimed ? *claimed : AwsErrorFor(body.status());
-    if (!claimed && error.type == "AccessDeniedException") {
-      // IAM, STS (and the Query dialect generally) name it AccessDenied, with HTTP 403.
-      error.type = "AccessDenied";
-      error.http_status = 403;
-    }
-    if (!claimed && IsError(body.status(), Error::kThrottling)) error.type = "Throttling";
+    AwsError error = claimed ? *claimed : AwsErrorFor(body.status(), Dialect::kQuery);
     std::string xml = service != nullptr
                           ? service->ErrorXml(error.type, body.status().message(), request_id)
                           : QueryErrorXml(error.type, body.status().message(), request_id, error.http_status >= 500);

@@ -121,8 +121,7 @@ class QueryService {
     return {AuthRequest{std::string(SigningName()) + ":" + ctx.action, "*", {}}};
   }
   // As JsonService::ErrorFor: the service's table, asked first; its answer is final. Otherwise
-  // the front answers AwsErrorFor in the Query dialect (AccessDeniedException is AccessDenied,
-  // 403; ThrottlingException is Throttling).
+  // the front answers AwsErrorFor(status, Dialect::kQuery).
   virtual std::optional<AwsError> ErrorFor(const Status& status) const {
     (void)status;
     return std::nullopt;
