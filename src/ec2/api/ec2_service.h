@@ -31,6 +31,8 @@ class Ec2Service final : public aws::QueryService {
   bool Implements(std::string_view action) const override;
   std::optional<aws::ThrottleGroup> ThrottleGroupFor(std::string_view action) const override;
   StatusOr<std::string> Call(const aws::CallContext& ctx, const aws::QueryParams& params) override;
+  // EC2's table (ec2/api/errors.h).
+  std::optional<aws::AwsError> ErrorFor(const Status& status) const override;
   // EC2's dialect: <Response><Errors><Error><Code/><Message/></Error></Errors><RequestID/></Response>.
   std::string ErrorXml(std::string_view code, std::string_view message, std::string_view request_id) const override;
   // Where DescribeInstances finds its instances (the container instances' owner). REQUIRES: set
