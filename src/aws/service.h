@@ -40,13 +40,21 @@ class Authorizer {
   // message ("User: <arn> is not authorized to perform: <action> on resource: <resource> because
   // ...") and type "AccessDeniedException", or the failure of reading the principal's policies.
   virtual Status Authorize(const Principal& principal, const AuthRequest& request, TimePoint now) = 0;
+  // Whether Authorize can refuse `principal` anything. When false (an account's root), the front
+  // neither builds a call's questions nor asks them, and gives the call no authorizer. The
+  // default, true, evaluates every principal.
+  virtual bool Evaluates(const Principal& principal) const {
+    (void)principal;
+    return true;
+  }
 };
 
 struct CallContext {
   Scope scope;          // (caller's account, region from the credential scope)
   Principal principal;
-  // The front's authorizer, for the questions a call asks inside itself; null when requests
-  // are not authorized (--accept-any-credentials).
+  // The front's authorizer, for the questions a call asks inside itself; null when this
+  // principal's requests are not authorized (--accept-any-credentials, a principal the
+  // authorizer does not evaluate, a container instance's agent).
   Authorizer* authorizer = nullptr;
   std::string request_id;
   std::string action;   // "RegisterTaskDefinition"

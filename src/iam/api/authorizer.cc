@@ -151,6 +151,8 @@ StatusOr<PolicyAuthorizer::Evaluation> PolicyAuthorizer::Evaluate(const aws::Pri
   return Evaluation{std::move(result), std::move(ctx), std::move(set)};
 }
 
+bool PolicyAuthorizer::Evaluates(const aws::Principal& principal) const { return !IsRootPrincipal(principal); }
+
 Status PolicyAuthorizer::Authorize(const aws::Principal& principal, const aws::AuthRequest& request, TimePoint now) {
   if (IsRootPrincipal(principal)) return OkStatus();
   ASSIGN_OR_RETURN(Evaluation e, Evaluate(principal, request, now));
