@@ -241,22 +241,86 @@ class Authorization(h.PaddockTestCase):
         self.iam.delete_role_policy(RoleName="operator", PolicyName="list")
         self.assertClientError("AccessDeniedException", role_ecs.list_clusters)
 
-    def test_a_session_policy_only_narrows_the_role(self):
-        kid, secret = self.user("narrower", allow("sts:AssumeRole"))
+    def assert_session_narrowed(self, tag, **assume):
+        """A role allowing ecs:*, assumed with `assume` (session policies allowing ecs:ListClusters only):
+        the session may list clusters and may not create one, for want of a session policy."""
+        kid, secret = self.user(f"narrower-{tag}", allow("sts:AssumeRole"))
         trust = {"Version": "2012-10-17", "Statement": [
             {"Effect": "Allow", "Principal": {"AWS": f"arn:aws:iam::{self.account}:root"}, "Action": "sts:AssumeRole"}]}
-        role_arn = self.iam.create_role(RoleName="wide", AssumeRolePolicyDocument=json.dumps(trust))["Role"]["Arn"]
-        self.iam.put_role_policy(RoleName="wide", PolicyName="all", PolicyDocument=policy(allow("ecs:*")))
+        role = f"wide-{tag}"
+        role_arn = self.iam.create_role(RoleName=role, AssumeRolePolicyDocument=json.dumps(trust))["Role"]["Arn"]
+        self.iam.put_role_policy(RoleName=role, PolicyName="all", PolicyDocument=policy(allow("ecs:*")))
         sts = client("sts", self.server.endpoint, kid, secret)
-        creds = sts.assume_role(RoleArn=role_arn, RoleSessionName="narrow",
-                                Policy=policy(allow("ecs:ListClusters")))["Credentials"]
+        creds = sts.assume_role(RoleArn=role_arn, RoleSessionName="narrow", **assume)["Credentials"]
         ecs = client("ecs", self.server.endpoint, creds["AccessKeyId"], creds["SecretAccessKey"], creds["SessionToken"])
         ecs.list_clusters()
+        cluster = f"narrowed-{tag}"
         self.assertClientError(
-            "AccessDeniedException", ecs.create_cluster, clusterName="narrowed",
-            message=f"User: arn:aws:sts::{self.account}:assumed-role/wide/narrow is not authorized to perform: "
-                    f"ecs:CreateCluster on resource: arn:aws:ecs:{h.REGION}:{self.account}:cluster/narrowed "
+            "AccessDeniedException", ecs.create_cluster, clusterName=cluster,
+            message=f"User: arn:aws:sts::{self.account}:assumed-role/{role}/narrow is not authorized to perform: "
+                    f"ecs:CreateCluster on resource: arn:aws:ecs:{h.REGION}:{self.account}:cluster/{cluster} "
                     "because no session policy allows the ecs:CreateCluster action")
+
+    def test_a_session_policy_only_narrows_the_role(self):
+        self.assert_session_narrowed("policy", Policy=policy(allow("ecs:ListClusters")))
+
+    def test_session_policy_arns_narrow_the_role_too(self):
+        # AssumeRole's PolicyArns gate the session as its Policy does (they were once recorded and
+        # ignored, so the session kept every permission of the role).
+        list_only = self.iam.create_policy(PolicyName="list-clusters-only",
+                                           PolicyDocument=policy(allow("ecs:ListClusters")))["Policy"]["Arn"]
+        self.assert_session_narrowed("arns", PolicyArns=[{"arn": list_only}])
+
+    def test_doors_between_accounts(self):
+        """Another account's IAM entities, roles and sessions: what a key of this account can reach."""
+        account_b, kid_b, secret_b = h.create_account(self.state_dir, None, "doors-b")
+        iam_b = client("iam", self.server.endpoint, kid_b, secret_b)
+        iam_b.create_user(UserName="b-only")
+        trust_a = {"Version": "2012-10-17", "Statement": [
+            {"Effect": "Allow", "Principal": {"AWS": f"arn:aws:iam::{self.account}:root"}, "Action": "sts:AssumeRole"}]}
+        trust_b = {"Version": "2012-10-17", "Statement": [
+            {"Effect": "Allow", "Principal": {"AWS": f"arn:aws:iam::{account_b}:root"}, "Action": "sts:AssumeRole"}]}
+        open_arn = iam_b.create_role(RoleName="trusts-a", AssumeRolePolicyDocument=json.dumps(trust_a))["Role"]["Arn"]
+        iam_b.put_role_policy(RoleName="trusts-a", PolicyName="ecs", PolicyDocument=policy(allow("ecs:ListClusters")))
+        closed_arn = iam_b.create_role(RoleName="trusts-b", AssumeRolePolicyDocument=json.dumps(trust_b))["Role"]["Arn"]
+        client("ecs", self.server.endpoint, kid_b, secret_b).create_cluster(clusterName="b-cluster")
+
+        # A user's key acts in its own account: B's user is not found, and IAM writes land in A.
+        kid, secret = self.user("door-tester", allow("iam:*"), allow("sts:AssumeRole"))
+        iam_a_user = client("iam", self.server.endpoint, kid, secret)
+        self.assertClientError("NoSuchEntity", iam_a_user.get_user, UserName="b-only", status=404)
+        # SimulatePrincipalPolicy on another account's ARN: one answer whether the user exists or not.
+        answers = []
+        for arn in (f"arn:aws:iam::{account_b}:user/b-only", f"arn:aws:iam::{account_b}:user/no-such-user"):
+            with self.assertRaises(ClientError) as cm:
+                iam_a_user.simulate_principal_policy(PolicySourceArn=arn, ActionNames=["ecs:ListClusters"])
+            err = cm.exception.response["Error"]
+            answers.append((err["Code"], err["Message"].replace(arn, "<arn>")))
+        self.assertEqual(answers[0], answers[1])
+        self.assertEqual(answers[0][0], "InvalidInput")
+
+        # AssumeRole across accounts: B's trust decides, and the caller's own policies must allow it.
+        sts = client("sts", self.server.endpoint, kid, secret)
+        self.assertClientError("AccessDenied", sts.assume_role, RoleArn=closed_arn, RoleSessionName="s1", status=403,
+                               message=f"User: {self.user_arn} is not authorized to perform: sts:AssumeRole on "
+                                       f"resource: {closed_arn}")
+        no_grant_kid, no_grant_secret = self.user("door-no-grant", allow("ecs:*"))
+        self.assertClientError("AccessDenied", client("sts", self.server.endpoint, no_grant_kid, no_grant_secret).assume_role,
+                               RoleArn=open_arn, RoleSessionName="s2", status=403,
+                               message_contains="because no identity-based policy allows the sts:AssumeRole action")
+        creds = sts.assume_role(RoleArn=open_arn, RoleSessionName="visitor")["Credentials"]
+        session = (creds["AccessKeyId"], creds["SecretAccessKey"], creds["SessionToken"])
+        who = client("sts", self.server.endpoint, *session).get_caller_identity()
+        self.assertEqual(who["Account"], account_b)
+        self.assertEqual(who["Arn"], f"arn:aws:sts::{account_b}:assumed-role/trusts-a/visitor")
+        # The session acts in B, as the role: B's clusters, nothing of A's, and only what the role allows.
+        ecs_session = client("ecs", self.server.endpoint, *session)
+        clusters = ecs_session.list_clusters()["clusterArns"]
+        self.assertIn(f"arn:aws:ecs:{h.REGION}:{account_b}:cluster/b-cluster", clusters)
+        self.assertFalse([c for c in clusters if f":{self.account}:" in c], clusters)
+        self.assertClientError("AccessDeniedException", ecs_session.create_cluster, clusterName="planted")
+        self.assertClientError("AccessDenied", client("iam", self.server.endpoint, *session).create_user,
+                               UserName="planted", status=403)
 
     def test_simulate_principal_policy_agrees_with_live_decisions(self):
         kid, secret = self.user("simulated", allow("ecs:*"), deny("ecs:DeleteCluster"),

@@ -33,6 +33,17 @@ def skip_reason():
     return th.skip_reason()
 
 
+def write_agent_credentials(state_dir, account, path):
+    """A new access key of `account` (`paddock admin create-access-key`), written to `path` as the
+    profile "agent" of an AWS credentials file (`paddock agent --credentials PATH --profile agent`).
+    Returns the key's accessKeyId."""
+    key = h.admin(state_dir, "create-access-key", "--account", account)[0]
+    with open(path, "w") as f:
+        f.write(f"[agent]\naws_access_key_id = {key['accessKeyId']}\n"
+                f"aws_secret_access_key = {key['secretAccessKey']}\n")
+    return key["accessKeyId"]
+
+
 class AgentProcess:
     """One `paddock agent` process; its first stdout line names the instance it registered as."""
 
@@ -94,12 +105,8 @@ class RemoteAgent(h.PaddockTestCase):
     def setUpClass(cls):
         super().setUpClass()
         # The agent's own key (same account) in its own credentials file.
-        key = h.admin(cls.state_dir, "create-access-key", "--account", cls.account)[0]
-        cls.agent_key = key["accessKeyId"]
         cls.creds = os.path.join(cls.tmp, "agent-credentials")
-        with open(cls.creds, "w") as f:
-            f.write(f"[agent]\naws_access_key_id = {key['accessKeyId']}\n"
-                    f"aws_secret_access_key = {key['secretAccessKey']}\n")
+        write_agent_credentials(cls.state_dir, cls.account, cls.creds)
         # The image lives in the AGENT's state directory, not the server's.
         cls.agent_dir = os.path.join(cls.tmp, "agent")
         os.makedirs(cls.agent_dir)

@@ -220,12 +220,9 @@ class RemoteAgentTaskRole(h.PaddockTestCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        from test_remote_agent import AgentProcess
-        key = h.admin(cls.state_dir, "create-access-key", "--account", cls.account)[0]
+        from test_remote_agent import AgentProcess, write_agent_credentials
         creds = os.path.join(cls.tmp, "agent-credentials")
-        with open(creds, "w") as f:
-            f.write(f"[agent]\naws_access_key_id = {key['accessKeyId']}\n"
-                    f"aws_secret_access_key = {key['secretAccessKey']}\n")
+        write_agent_credentials(cls.state_dir, cls.account, creds)
         cls.agent_dir = os.path.join(cls.tmp, "agent")
         os.makedirs(cls.agent_dir)
         th.httpd_image(cls.agent_dir, cls.tmp, IMAGE, "task role\n", applets=("wget", "sleep"))
@@ -289,20 +286,25 @@ class RemoteAgentTaskRole(h.PaddockTestCase):
             self.assertEqual(resolved["AccessKeyId"], creds["AccessKeyId"])
 
 
+def pids_with(variable, value):
+    """The pids of the processes whose environment has `variable`=`value` (a container's)."""
+    marker = f"{variable}={value}".encode() + b"\0"
+    for pid in (p for p in os.listdir("/proc") if p.isdigit()):
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                if marker in f.read():
+                    yield pid
+        except OSError:
+            continue
+
+
 def task_pid(variable, value, timeout=30):
     """The pid of a container process whose environment has `variable`=`value` (None if none)."""
-    marker = f"{variable}={value}".encode() + b"\0"
     deadline = time.monotonic() + timeout
     while True:
-        for pid in (p for p in os.listdir("/proc") if p.isdigit()):
-            try:
-                with open(f"/proc/{pid}/environ", "rb") as f:
-                    if marker in f.read():
-                        return pid
-            except OSError:
-                continue
-        if time.monotonic() > deadline:
-            return None
+        pid = next(pids_with(variable, value), None)
+        if pid is not None or time.monotonic() > deadline:
+            return pid
         time.sleep(0.2)
 
 
@@ -328,16 +330,9 @@ def fetch_from_task(uri, timeout=30):
     """GETs http://169.254.170.2<uri> from inside the network namespace of the container whose
     environment holds that relative URI (found through /proc), as the task's own address; retries
     until it answers 200 or `timeout` passes. Returns the body, or None."""
-    marker = f"AWS_CONTAINER_CREDENTIALS_RELATIVE_URI={uri}".encode() + b"\0"
     deadline = time.monotonic() + timeout
     while True:
-        for pid in (p for p in os.listdir("/proc") if p.isdigit()):
-            try:
-                with open(f"/proc/{pid}/environ", "rb") as f:
-                    if marker not in f.read():
-                        continue
-            except OSError:
-                continue
+        for pid in pids_with("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", uri):
             r = subprocess.run(["nsenter", "-t", pid, "-n", th.BUSYBOX, "wget", "-q", "-O", "-",
                                 "http://169.254.170.2" + uri], capture_output=True, text=True, timeout=10)
             if r.returncode == 0:

@@ -89,6 +89,22 @@ class AgentTest : public ::testing::Test {
     ASSERT_TRUE(agent_->Start().ok());
   }
 
+  // StartAgent with a metadata service of the fixture's on 127.0.0.1 (an ephemeral port, no
+  // source check, a fixed id key). The fixture destroys the agent before the service: a driver
+  // unregisters its task from the service when it is destroyed (TSan: use of a destroyed mutex
+  // otherwise).
+  metadata::MetadataService& StartAgentWithMetadata() {
+    metadata::MetadataServiceOptions mo;
+    mo.host = "127.0.0.1";
+    mo.port = 0;
+    mo.check_source = false;
+    mo.id_key = std::string(32, 'k');
+    metadata_ = std::make_unique<metadata::MetadataService>(mo);
+    EXPECT_TRUE(metadata_->Start().ok());
+    StartAgent(metadata_.get());
+    return *metadata_;
+  }
+
   // As a node restart does: the agent goes (containers stay), a new one comes over the same
   // store and runtime.
   void RestartAgent() {
@@ -172,6 +188,7 @@ class AgentTest : public ::testing::Test {
   TasksControl control_{tasks_};  // the caller wakes the agent (Tasks::SetChangeListener)
   images::ImageStore images_{*store_, store_.dir() + "/images", clock_};
   runtime::FakeRuntime rt_;
+  std::unique_ptr<metadata::MetadataService> metadata_;  // StartAgentWithMetadata; outlives agent_
   std::unique_ptr<Agent> agent_;
   std::string digest_;
   int families_ = 0;
@@ -589,24 +606,7 @@ TEST_F(AgentTest, AwsvpcContainersReportNetworkBindingsAtTheTaskAddress) {
 // environment, and ${URI}/task renders the task as DescribeTasks shows it now; once the task is
 // torn down the URI answers 404.
 TEST_F(AgentTest, MetadataEndpointServesEveryContainerTheTaskAsDescribeTasksShowsIt) {
-  metadata::MetadataServiceOptions mo;
-  mo.host = "127.0.0.1";
-  mo.port = 0;
-  mo.check_source = false;
-  mo.id_key = std::string(32, 'k');
-  metadata::MetadataService service(mo);
-  ASSERT_TRUE(service.Start().ok());
-  StartAgent(&service);
-  // The agent goes before `service` does, however the test ends: a driver unregisters its task
-  // from the service when it is destroyed, which the fixture would otherwise do after `service`
-  // is gone (TSan: use of a destroyed mutex).
-  struct StopAgentFirst {
-    std::unique_ptr<Agent>& agent;
-    ~StopAgentFirst() {
-      if (agent) agent->Stop();
-      agent.reset();
-    }
-  } stop_agent_first{agent_};
+  metadata::MetadataService& service = StartAgentWithMetadata();
   const std::string arn = Run(R"([{"name":"web","image":"busybox:agenttest"},
                                   {"name":"side","image":"busybox:agenttest","essential":false}])");
   WaitStatus(arn, "RUNNING");
@@ -653,21 +653,7 @@ TEST_F(AgentTest, MetadataEndpointServesEveryContainerTheTaskAsDescribeTasksShow
 // Control (TasksControl mints none: 503) and is gone once the task stops; a task without a role
 // gets no variable.
 TEST_F(AgentTest, ATaskRoleGivesEveryContainerTheTasksCredentialsUri) {
-  metadata::MetadataServiceOptions mo;
-  mo.host = "127.0.0.1";
-  mo.port = 0;
-  mo.check_source = false;
-  mo.id_key = std::string(32, 'k');
-  metadata::MetadataService service(mo);
-  ASSERT_TRUE(service.Start().ok());
-  StartAgent(&service);
-  struct StopAgentFirst {
-    std::unique_ptr<Agent>& agent;
-    ~StopAgentFirst() {
-      if (agent) agent->Stop();
-      agent.reset();
-    }
-  } stop_agent_first{agent_};
+  metadata::MetadataService& service = StartAgentWithMetadata();
   const std::string arn = Run(R"([{"name":"web","image":"busybox:agenttest"},
                                   {"name":"side","image":"busybox:agenttest","essential":false}])",
                               R"(,"taskRoleArn":"arn:aws:iam::123456789012:role/app")");

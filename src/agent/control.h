@@ -46,7 +46,7 @@ class Control {
   virtual ~Control() = default;
   // The tasks assigned to `agent_id`, now.
   virtual StatusOr<std::vector<protocol::LaunchSpec>> Assignments(std::string_view agent_id) = 0;
-  // Applies the agent's report of one task (protocol::Tasks::ReportState's rules: only the
+  // Applies the agent's report of one task (ecs::task::Tasks::ReportState's rules: only the
   // task's agent may report, never backwards). `now` is the agent's clock; a remote control
   // plane stamps the report with its own.
   virtual Status Report(std::string_view agent_id, std::string_view task_arn,

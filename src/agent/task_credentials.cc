@@ -5,17 +5,15 @@ namespace paddock::agent {
 StatusOr<metadata::RoleCredentials> TaskCredentialsCache::Get() {
   std::lock_guard lock(mu_);
   const TimePoint now = clock_.Now();
-  if (held_ && held_->expiration - now >= metadata::kCredentialsRefreshBefore) return *held_;
-  if (!failure_.ok() && now < failed_until_) return failure_;
-  StatusOr<metadata::RoleCredentials> fresh = control_.TaskRoleCredentials(agent_id_, spec_);
-  if (!fresh.ok()) {
-    failure_ = fresh.status();
-    failed_until_ = now + kFailureHold;
-    return failure_;
+  const bool due = !held_ || held_->expiration - now < metadata::kCredentialsRefreshBefore;
+  if (due && now >= next_ask_) {
+    next_ask_ = now + kAskInterval;
+    StatusOr<metadata::RoleCredentials> answer = control_.TaskRoleCredentials(agent_id_, spec_);
+    failure_ = answer.status();
+    if (answer.ok()) held_ = *std::move(answer);
   }
-  failure_ = OkStatus();
-  held_ = *fresh;
-  return fresh;
+  if (held_ && (failure_.ok() || held_->expiration > now)) return *held_;
+  return failure_;
 }
 
 }  // namespace paddock::agent

@@ -2,9 +2,12 @@
 // metadata endpoint (agent/metadata, /v2/credentials/<id>) asks on every request; this holds the
 // set the control plane last answered (Control::TaskRoleCredentials: minted there, never on the
 // node) and asks again only once it has less than metadata::kCredentialsRefreshBefore left — the
-// control plane answers a new set then too. A refusal or an outage is answered again for
-// kFailureHold, then asked anew: a role created or fixed later works without a restart, and a
-// container that hammers its endpoint costs the control plane at most one call a second.
+// control plane answers a new set then too. It asks at most once per kAskInterval, whatever the
+// answer: a refusal or an outage is answered again until then (a role created or fixed later
+// works without a restart), and so is a set the control plane still deems fresh while this
+// node's clock runs ahead of it (a remote host's). A container that hammers its endpoint costs
+// the control plane at most one call a second. A held set that has not expired is served while a
+// refresh fails: it stays valid to its expiry (as on AWS, whatever happens to the role).
 //
 //   TaskCredentialsCache cache(control, agent_id, spec, clock);
 //   service.RegisterCredentials(spec.task_arn, [&] { return cache.Get(); }, task_ip, network);
@@ -30,7 +33,7 @@ class TaskCredentialsCache {
   TaskCredentialsCache(Control& control, std::string agent_id, protocol::LaunchSpec spec, Clock& clock)
       : control_(control), agent_id_(std::move(agent_id)), spec_(std::move(spec)), clock_(clock) {}
 
-  static constexpr Duration kFailureHold = std::chrono::seconds(1);
+  static constexpr Duration kAskInterval = std::chrono::seconds(1);
 
   StatusOr<metadata::RoleCredentials> Get();
 
@@ -40,9 +43,9 @@ class TaskCredentialsCache {
   const protocol::LaunchSpec spec_;
   Clock& clock_;
   std::mutex mu_;
-  std::optional<metadata::RoleCredentials> held_;  // GUARDED_BY(mu_)
-  Status failure_;                                 // GUARDED_BY(mu_): the last call's, until failed_until_
-  TimePoint failed_until_;                         // GUARDED_BY(mu_)
+  std::optional<metadata::RoleCredentials> held_;  // GUARDED_BY(mu_): the last set answered
+  Status failure_;                                 // GUARDED_BY(mu_): the last call's
+  TimePoint next_ask_;                             // GUARDED_BY(mu_): no call before
 };
 
 }  // namespace paddock::agent

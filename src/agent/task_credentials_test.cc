@@ -15,7 +15,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// Answers a fresh 6-hour set per call, or `refusal` when set.
+// Answers a fresh set per call (valid for `lifetime`), or `refusal` when set.
 class FakeCredentialsControl final : public Control {
  public:
   explicit FakeCredentialsControl(Clock& clock) : clock_(clock) {}
@@ -35,10 +35,11 @@ class FakeCredentialsControl final : public Control {
     last_task = spec.task_arn;
     if (!refusal.ok()) return refusal;
     return metadata::RoleCredentials{"arn:aws:iam::111111111111:role/app", "ASIA" + std::to_string(calls), "s", "t",
-                                     clock_.Now() + 6h};
+                                     clock_.Now() + lifetime};
   }
 
   Clock& clock_;
+  Duration lifetime = 6h;
   int calls = 0;
   std::string last_agent, last_task;
   Status refusal;
@@ -78,6 +79,48 @@ TEST(TaskCredentialsCacheTest, AsksAgainOnlyWhenLessThanThirtyMinutesRemain) {
   ASSERT_TRUE(fresh.ok());
   EXPECT_NE(fresh->access_key_id, first->access_key_id);
   EXPECT_EQ(control.calls, 2);
+}
+
+// A remote node whose clock runs ahead of the control plane's: the set the control plane still
+// deems fresh has less than 30 minutes left by this node's clock. A container hammering its
+// endpoint then must not cost the control plane a call per request.
+TEST(TaskCredentialsCacheTest, ASetThatLooksDueIsAskedForAtMostOnceASecond) {
+  paddock::testing::FakeClock clock;
+  FakeCredentialsControl control(clock);
+  control.lifetime = 20min;
+  TaskCredentialsCache cache(control, "agent-1", Spec("{}"), clock);
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(cache.Get().ok());
+  EXPECT_EQ(control.calls, 1);
+  clock.Advance(999ms);
+  EXPECT_EQ(cache.Get()->access_key_id, "ASIA1");
+  EXPECT_EQ(control.calls, 1);
+  clock.Advance(1ms);
+  EXPECT_EQ(cache.Get()->access_key_id, "ASIA2");
+  EXPECT_EQ(control.calls, 2);
+}
+
+// The control plane refuses or cannot answer a refresh: the held set is still valid (to its
+// expiry, whatever happens to the role), so the container keeps getting it; once it has expired,
+// the refusal.
+TEST(TaskCredentialsCacheTest, AFailedRefreshServesTheHeldSetUntilItExpires) {
+  paddock::testing::FakeClock clock;
+  FakeCredentialsControl control(clock);
+  TaskCredentialsCache cache(control, "agent-1", Spec("{}"), clock);
+  ASSERT_TRUE(cache.Get().ok());
+  control.refusal = Unavailable("the control plane is unreachable");
+  clock.Advance(5h + 31min);  // due
+  auto held = cache.Get();
+  ASSERT_TRUE(held.ok()) << held.status().ToString();
+  EXPECT_EQ(held->access_key_id, "ASIA1");
+  EXPECT_EQ(control.calls, 2);
+  clock.Advance(28min);  // 1 min left
+  EXPECT_EQ(cache.Get()->access_key_id, "ASIA1");
+  EXPECT_EQ(control.calls, 3);
+  clock.Advance(1min);  // expired
+  EXPECT_EQ(cache.Get().status().code(), StatusCode::kUnavailable);
+  control.refusal = OkStatus();
+  clock.Advance(1s);
+  EXPECT_EQ(cache.Get()->access_key_id, "ASIA5");
 }
 
 TEST(TaskCredentialsCacheTest, ARefusalIsHeldForASecondOnly) {

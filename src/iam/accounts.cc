@@ -101,6 +101,24 @@ StatusOr<AccessKey> ReadOwnKey(store::ReadTxn& txn, const AccountId& account, st
   return k;
 }
 
+// Appends the access keys that `rows` of an index (kUserKeys or kAccountKeys) name: each row's key
+// is `components` strings, the key id last. A key whose record is gone is skipped.
+Status AppendIndexedKeys(store::ReadTxn& txn, const std::vector<store::Row>& rows, int components,
+                         std::vector<AccessKey>& out) {
+  for (const auto& row : rows) {
+    store::KeyReader r(row.key);
+    std::string id;
+    for (int i = 0; i < components; ++i) {
+      ASSIGN_OR_RETURN(id, r.Str());
+    }
+    ASSIGN_OR_RETURN(auto v, txn.Get(kAccessKeys, Key().Str(id).Done()));
+    if (!v) continue;
+    ASSIGN_OR_RETURN(AccessKey k, DecodeKey(*v));
+    out.push_back(std::move(k));
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 StatusOr<AccessKey> Accounts::CreateUserAccessKey(const AccountId& account, const UserFinder& find_user) {
@@ -142,17 +160,7 @@ StatusOr<std::vector<AccessKey>> Accounts::ListUserAccessKeys(const AccountId& a
   RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
     const std::string prefix = Key().Str(account.str()).Str(Lower(user_name)).Done();
     ASSIGN_OR_RETURN(auto rows, txn.Scan(kUserKeys, store::PrefixRange(prefix), 100));
-    for (const auto& row : rows) {
-      store::KeyReader r(row.key);
-      ASSIGN_OR_RETURN(std::string acct, r.Str());
-      ASSIGN_OR_RETURN(std::string user, r.Str());
-      ASSIGN_OR_RETURN(std::string id, r.Str());
-      ASSIGN_OR_RETURN(auto v, txn.Get(kAccessKeys, Key().Str(id).Done()));
-      if (!v) continue;
-      ASSIGN_OR_RETURN(AccessKey k, DecodeKey(*v));
-      out.push_back(std::move(k));
-    }
-    return OkStatus();
+    return AppendIndexedKeys(txn, rows, 3, out);  // (account, user, id)
   }));
   std::sort(out.begin(), out.end(), [](const AccessKey& a, const AccessKey& b) { return a.created_at < b.created_at; });
   return out;
@@ -243,13 +251,13 @@ StatusOr<AccessKey> Accounts::CreateAccessKey(const AccountId& account) {
   key.account = account;
   key.principal_arn = RootArn(account);
   key.created_at = clock_.Now();
-  key.secret = RandomString(40, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/");
+  key.secret = NewSecret();
   Status s = store_.Write([&](store::WriteTxn& txn) -> Status {
     ASSIGN_OR_RETURN(auto acct, txn.Get(kAccounts, Key().Str(account.str()).Done()));
     if (!acct) return NotFound(fmt::format("Account {} does not exist.", account.str()));
     ASSIGN_OR_RETURN(Account a, DecodeAccount(*acct));
     if (a.deleting) return FailedPrecondition(fmt::format("Account {} is being deleted.", account.str()));
-    key.id = AccessKeyId("AKIA" + RandomString(16, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"));
+    key.id = AccessKeyId(NewKeyId());
     RETURN_IF_ERROR(txn.Put(kAccessKeys, Key().Str(key.id.str()).Done(), EncodeKey(key)));
     return txn.Put(kAccountKeys, Key().Str(account.str()).Str(key.id.str()).Done(), "");
   });
@@ -268,16 +276,7 @@ StatusOr<std::vector<AccessKey>> Accounts::ListAccessKeys(const AccountId& accou
       range.begin = store::KeySuccessor(page.back().key);
       for (auto& row : page) rows.push_back(std::move(row));
     }
-    for (const auto& row : rows) {
-      store::KeyReader r(row.key);
-      ASSIGN_OR_RETURN(std::string acct, r.Str());
-      ASSIGN_OR_RETURN(std::string id, r.Str());
-      ASSIGN_OR_RETURN(auto v, txn.Get(kAccessKeys, Key().Str(id).Done()));
-      if (!v) continue;
-      ASSIGN_OR_RETURN(AccessKey k, DecodeKey(*v));
-      out.push_back(std::move(k));
-    }
-    return OkStatus();
+    return AppendIndexedKeys(txn, rows, 2, out);  // (account, id)
   }));
   return out;
 }

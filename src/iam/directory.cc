@@ -367,6 +367,29 @@ Status PolicyNotAttachable(std::string_view arn) {
   return NoSuchEntity(fmt::format("Policy {} does not exist or is not attachable.", arn));
 }
 
+// CreateRole's and CreateUser's write of a new role or user `name` of `account`, whose record is
+// `record`: the name must be free (ignoring case) and the account under `quota`; a boundary
+// (`boundary_arn`, if set) must be a visible policy, whose usage row is added.
+Status InsertPrincipal(store::WriteTxn& txn, const AccountId& account, PrincipalType type, const std::string& name,
+                       const std::string& boundary_arn, size_t quota, std::string_view quota_name,
+                       const std::string& record) {
+  const bool role = type == PrincipalType::kRole;
+  const std::string_view table = role ? kRoles : kUsers;
+  const std::string lname = Lower(name);
+  ASSIGN_OR_RETURN(auto existing, txn.Get(table, Key().Str(account.str()).Str(lname).Done()));
+  if (existing)
+    return AlreadyExists(fmt::format("{} with name {} already exists.", role ? "Role" : "User", name),
+                         "EntityAlreadyExists");
+  RETURN_IF_ERROR(CheckQuota(txn, table, account, quota, quota_name));
+  if (!boundary_arn.empty()) {
+    ASSIGN_OR_RETURN(auto b, ReadAnyPolicy(txn, account, boundary_arn));
+    if (!b) return PolicyNotAttachable(boundary_arn);
+    RETURN_IF_ERROR(
+        txn.Put(kBoundaries, Key().Str(account.str()).Str(boundary_arn).Str(PrincipalTypeName(type)).Str(lname).Done(), ""));
+  }
+  return txn.Put(table, Key().Str(account.str()).Str(lname).Done(), record);
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -386,18 +409,9 @@ StatusOr<Role> Directory::CreateRole(const AccountId& account, const RoleSpec& s
   role.boundary_arn = spec.boundary_arn;
   role.tags = spec.tags;
   role.created_at = clock_.Now();
-  const std::string lname = Lower(role.name);
   RETURN_IF_ERROR(Write([&](store::WriteTxn& txn) -> Status {
-    ASSIGN_OR_RETURN(auto existing, txn.Get(kRoles, Key().Str(account.str()).Str(lname).Done()));
-    if (existing)
-      return AlreadyExists(fmt::format("Role with name {} already exists.", role.name), "EntityAlreadyExists");
-    RETURN_IF_ERROR(CheckQuota(txn, kRoles, account, quotas_.roles, "RolesPerAccount"));
-    if (!role.boundary_arn.empty()) {
-      ASSIGN_OR_RETURN(auto b, ReadAnyPolicy(txn, account, role.boundary_arn));
-      if (!b) return PolicyNotAttachable(role.boundary_arn);
-      RETURN_IF_ERROR(txn.Put(kBoundaries, Key().Str(account.str()).Str(role.boundary_arn).Str("role").Str(lname).Done(), ""));
-    }
-    return txn.Put(kRoles, Key().Str(account.str()).Str(lname).Done(), EncodeRole(role));
+    return InsertPrincipal(txn, account, PrincipalType::kRole, role.name, role.boundary_arn, quotas_.roles,
+                           "RolesPerAccount", EncodeRole(role));
   }));
   return role;
 }
@@ -534,18 +548,9 @@ StatusOr<User> Directory::CreateUser(const AccountId& account, const UserSpec& s
   user.boundary_arn = spec.boundary_arn;
   user.tags = spec.tags;
   user.created_at = clock_.Now();
-  const std::string lname = Lower(user.name);
   RETURN_IF_ERROR(Write([&](store::WriteTxn& txn) -> Status {
-    ASSIGN_OR_RETURN(auto existing, txn.Get(kUsers, Key().Str(account.str()).Str(lname).Done()));
-    if (existing)
-      return AlreadyExists(fmt::format("User with name {} already exists.", user.name), "EntityAlreadyExists");
-    RETURN_IF_ERROR(CheckQuota(txn, kUsers, account, quotas_.users, "UsersPerAccount"));
-    if (!user.boundary_arn.empty()) {
-      ASSIGN_OR_RETURN(auto b, ReadAnyPolicy(txn, account, user.boundary_arn));
-      if (!b) return PolicyNotAttachable(user.boundary_arn);
-      RETURN_IF_ERROR(txn.Put(kBoundaries, Key().Str(account.str()).Str(user.boundary_arn).Str("user").Str(lname).Done(), ""));
-    }
-    return txn.Put(kUsers, Key().Str(account.str()).Str(lname).Done(), EncodeUser(user));
+    return InsertPrincipal(txn, account, PrincipalType::kUser, user.name, user.boundary_arn, quotas_.users,
+                           "UsersPerAccount", EncodeUser(user));
   }));
   return user;
 }
@@ -1021,18 +1026,10 @@ StatusOr<Page<AttachedPolicy>> Directory::ListAttachedPolicies(const AccountId& 
 // ---------------------------------------------------------------------------------------------
 // For the evaluator
 
-StatusOr<PrincipalPolicies> Directory::PoliciesOf(const AccountId& account, const PrincipalRef& who) {
-  const std::string cache_key = Key().Str(account.str()).Str(PrincipalTypeName(who.type)).Str(Lower(who.name)).Done();
-  // Read before the store: a write that commits after this point bumps it, so what this read
-  // caches is never served after that write.
-  const uint64_t generation = generation_.load(std::memory_order_acquire);
-  const TimePoint now = clock_.Now();
-  {
-    std::lock_guard lock(mu_);
-    auto it = cache_.find(cache_key);
-    if (it != cache_.end() && it->second.generation == generation && now - it->second.fetched < kCacheTtl)
-      return it->second.policies;
-  }
+StatusOr<PrincipalPolicies> Directory::PoliciesOf(const AccountId& account, const PrincipalRef& who,
+                                                  const std::vector<std::string>& session_policy_arns) {
+  // A policy that is gone (a boundary, a session policy) allows nothing: an empty policy.
+  static constexpr std::string_view kEmpty = R"({"Version":"2012-10-17","Statement":[]})";
   PrincipalPolicies out;
   RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
     std::string boundary;
@@ -1059,14 +1056,14 @@ StatusOr<PrincipalPolicies> Directory::PoliciesOf(const AccountId& account, cons
     }
     if (!boundary.empty()) {
       ASSIGN_OR_RETURN(auto doc, DefaultDocument(txn, account, boundary));
-      // A boundary whose policy is gone allows nothing: an empty policy, not no boundary.
-      out.boundary = PrincipalPolicies::Document{boundary, doc ? *doc : std::string(R"({"Version":"2012-10-17","Statement":[]})")};
+      out.boundary = PrincipalPolicies::Document{boundary, doc ? std::move(*doc) : std::string(kEmpty)};
+    }
+    for (const std::string& arn : session_policy_arns) {
+      ASSIGN_OR_RETURN(auto doc, DefaultDocument(txn, account, arn));
+      out.session.push_back({arn, doc ? std::move(*doc) : std::string(kEmpty)});
     }
     return OkStatus();
   }));
-  std::lock_guard lock(mu_);
-  if (cache_.size() >= kCacheCapacity) cache_.clear();  // crude, and rare: principals are few
-  cache_[cache_key] = Cached{out, generation, now};
   return out;
 }
 

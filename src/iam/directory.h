@@ -31,7 +31,6 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -119,6 +118,9 @@ struct PrincipalPolicies {
   };
   std::vector<Document> identity;     // inline policies, then attached managed policies' default versions
   std::optional<Document> boundary;   // the permissions boundary's default version, if one is set
+  // A role session's managed session policies (AssumeRole's PolicyArns), default versions; one
+  // that is gone is an empty policy (it allows nothing), not no gate.
+  std::vector<Document> session;
 };
 
 // A page of a listing: items in name order, and the marker to continue from when truncated.
@@ -262,10 +264,13 @@ class Directory {
                                                       std::string_view path_prefix, const PageRequest& page);
 
   // --- For the evaluator, STS and PassRole.
-  // NoSuchEntity when the role or user does not exist. Served from a small per-principal cache:
-  // any change made through this Directory invalidates it at once (a generation counter); a
-  // change made by another process (`paddock admin delete-account`) is seen within kCacheTtl.
-  StatusOr<PrincipalPolicies> PoliciesOf(const AccountId& account, const PrincipalRef& who);
+  // NoSuchEntity when the role or user does not exist. `session_policy_arns` (a role session's
+  // PolicyArns) are read into `session`. Read from the store on every call: the one cache over
+  // it is the authorizer's (iam/api/authorizer.h), which keys on Generation() and kCacheTtl.
+  StatusOr<PrincipalPolicies> PoliciesOf(const AccountId& account, const PrincipalRef& who,
+                                         const std::vector<std::string>& session_policy_arns = {});
+  // How long a cache over PoliciesOf may serve an answer: another process's writes (`paddock
+  // admin delete-account`, another server on the store) must show within it.
   static constexpr Duration kCacheTtl = std::chrono::seconds(1);
   // Changes with every write through this Directory: an answer of PoliciesOf taken at generation
   // G is current while Generation() is still G and it is younger than kCacheTtl (another
@@ -283,14 +288,6 @@ class Directory {
   const Clock& clock_;
   const DirectoryQuotas quotas_;
   std::atomic<uint64_t> generation_{0};
-  struct Cached {
-    PrincipalPolicies policies;
-    uint64_t generation;
-    TimePoint fetched;
-  };
-  static constexpr size_t kCacheCapacity = 4096;
-  std::mutex mu_;
-  std::map<std::string, Cached> cache_;  // GUARDED_BY(mu_); key: (account, role|user, lowercased name)
 };
 
 // "MalformedPolicyDocument" unless `document` is a JSON object (the syntax check; what the

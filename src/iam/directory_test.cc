@@ -222,9 +222,10 @@ TEST_F(DirectoryTest, PoliciesOfGathersInlineManagedAndBoundary) {
   EXPECT_EQ(dir_.PoliciesOf(account_, {PrincipalType::kUser, "app"}).status().aws_type(), "NoSuchEntity");
 }
 
-// PoliciesOf's cache: this Directory's changes show at once; another process's (another Directory
-// on the same store) within kCacheTtl.
-TEST_F(DirectoryTest, PoliciesOfCacheSeesOwnChangesAtOnceAndOthersWithinTtl) {
+// PoliciesOf reads the store: this Directory's changes and another process's (another Directory
+// on the same store) show at once (the authorizer's cache is the one over it: AuthorizerTest).
+// Session policy ARNs come back as their default versions; one that is gone as an empty policy.
+TEST_F(DirectoryTest, PoliciesOfSeesEveryChangeAtOnceAndReadsSessionPolicies) {
   MakeRole("app");
   const PrincipalRef who{PrincipalType::kRole, "app"};
   ASSERT_TRUE(dir_.PutInlinePolicy(account_, who, "a", kDoc).ok());
@@ -233,9 +234,16 @@ TEST_F(DirectoryTest, PoliciesOfCacheSeesOwnChangesAtOnceAndOthersWithinTtl) {
   EXPECT_EQ(dir_.PoliciesOf(account_, who)->identity.size(), 2u);
   Directory other(*store_, clock_);
   ASSERT_TRUE(other.DeleteInlinePolicy(account_, who, "b").ok());
-  EXPECT_EQ(dir_.PoliciesOf(account_, who)->identity.size(), 2u);  // cached
-  clock_.Advance(Directory::kCacheTtl);
   EXPECT_EQ(dir_.PoliciesOf(account_, who)->identity.size(), 1u);
+
+  ManagedPolicy p = MakePolicy("session");
+  const std::string gone = "arn:aws:iam::" + account_.str() + ":policy/gone";
+  auto with_session = dir_.PoliciesOf(account_, who, {p.arn, gone});
+  ASSERT_TRUE(with_session.ok()) << with_session.status().ToString();
+  ASSERT_EQ(with_session->session.size(), 2u);
+  EXPECT_EQ(with_session->session[0].source, p.arn);
+  EXPECT_EQ(with_session->session[0].text, kDoc);
+  EXPECT_EQ(with_session->session[1].text, R"({"Version":"2012-10-17","Statement":[]})");
 }
 
 TEST_F(DirectoryTest, BoundariesAreSetReplacedAndRemoved) {

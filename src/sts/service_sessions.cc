@@ -12,7 +12,7 @@ StatusOr<IssuedCredentials> ServiceRoleSessions::Get(const AccountId& account, s
   const TimePoint now = clock_.Now();
   Key key{account.str(), std::string(role_arn), std::string(session_name)};
   std::lock_guard lock(mu_);
-  // Sets nobody asked for lately (their resource stopped without a Forget) go once they would be
+  // Sets nobody asked for lately (their resource stopped) go once they would be
   // replaced anyway: the map holds at most the resources of the last kSessionDuration.
   if (now >= next_prune_) {
     std::erase_if(held_, [&](const auto& e) { return e.second.expiration - now < kRefreshBefore; });
@@ -39,11 +39,6 @@ StatusOr<IssuedCredentials> ServiceRoleSessions::Get(const AccountId& account, s
   ASSIGN_OR_RETURN(IssuedCredentials issued, sessions_.IssueRoleSession(account, *role, spec, kSessionDuration, now));
   held_.emplace(std::move(key), issued);
   return issued;
-}
-
-void ServiceRoleSessions::Forget(const AccountId& account, std::string_view role_arn, std::string_view session_name) {
-  std::lock_guard lock(mu_);
-  held_.erase(Key{account.str(), std::string(role_arn), std::string(session_name)});
 }
 
 size_t ServiceRoleSessions::held() {

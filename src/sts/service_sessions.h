@@ -5,8 +5,6 @@
 //
 //   ServiceRoleSessions tasks(sessions, roles, clock, "ecs-tasks.amazonaws.com");
 //   ASSIGN_OR_RETURN(IssuedCredentials c, tasks.Get(account, "arn:aws:iam::…:role/app", task_id));
-//   ...
-//   tasks.Forget(account, "arn:aws:iam::…:role/app", task_id);   // the task stopped
 //
 // Refresh. A session is issued for kSessionDuration (6 h, as ECS's task credentials); Get hands out
 // the same set until less than kRefreshBefore (30 min) is left, then mints a new one. botocore
@@ -19,6 +17,10 @@
 // PermissionDenied otherwise). The messages are ECS's own wording and meant for the container
 // (the credentials endpoint answers them). A set already handed out stays valid after the role's
 // trust or existence changes, until its expiry: as on AWS.
+//
+// Memory. Nothing tells this when a task stops: a held set nobody asks for again is dropped once
+// it is due for refresh (pruned at most once a minute), so the map holds the sessions asked for in
+// the last kSessionDuration - kRefreshBefore.
 //
 // Thread safety: thread-safe; one mutex, held while minting (one store write).
 #pragma once
@@ -51,10 +53,6 @@ class ServiceRoleSessions {
   // than kRefreshBefore left. Errors: NotFound (no such role), PermissionDenied (its trust does
   // not admit the service), InvalidArgument (a role of another account), or the store's.
   StatusOr<IssuedCredentials> Get(const AccountId& account, std::string_view role_arn, std::string_view session_name);
-
-  // Drops the held set of that session (the resource is gone): a later Get mints anew. The STS
-  // session itself lives until its expiry.
-  void Forget(const AccountId& account, std::string_view role_arn, std::string_view session_name);
 
   // How many sets are held (tests).
   size_t held();

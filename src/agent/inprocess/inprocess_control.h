@@ -36,8 +36,7 @@ namespace paddock::agent {
 StatusOr<std::string> DescribeOne(ecs::task::Tasks& tasks, const ecs::task::LaunchSpec& spec);
 
 // Tasks straight through, with no change fan-out: Watch does nothing, so whoever owns the Tasks
-// wakes its agent (Tasks::SetChangeListener → Agent::Notify). For the agent's unit tests (and
-// Agent's Tasks& constructor).
+// wakes its agent (Tasks::SetChangeListener → Agent::Notify). For the agent's unit tests.
 class TasksControl final : public Control {
  public:
   explicit TasksControl(ecs::task::Tasks& tasks) : tasks_(tasks) {}

@@ -1075,7 +1075,7 @@ http::Response MetadataService::HandleCredentials(const http::Request& request, 
   std::shared_ptr<const CredentialsProvider> provider;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = credentials_.find(std::string(id));
+    auto it = credentials_.find(id);
     if (id.empty() || it == credentials_.end()) return JsonResponse(404, kNotFound);
     const CredentialsEntry& entry = it->second;
     if (entry.network != network) return JsonResponse(404, kNotFound);

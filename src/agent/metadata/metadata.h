@@ -352,7 +352,8 @@ class MetadataService {
     std::string network;
     std::string token;  // empty: the relative form, no Authorization needed
   };
-  std::map<std::string, CredentialsEntry> credentials_;  // GUARDED_BY(mu_), by credentials id
+  // GUARDED_BY(mu_), by credentials id; looked up by the request's string_view (no copy per request).
+  std::map<std::string, CredentialsEntry, std::less<>> credentials_;
 
   // An id for `message` (HMAC under options.id_key, or random without one), 32 hex digits.
   std::string IdFor(std::string_view message) const;

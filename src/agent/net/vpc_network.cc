@@ -143,17 +143,17 @@ Status RunNft(std::string_view what, const std::string& script) {
   return OkStatus();
 }
 
-// Writes the flow-limits table of VPC namespace `vpc` (CompileVpcFlowLimits), which starts its
-// counts again: only when the namespace is made or `limits` are not the ones `r` says are in
-// place. Updates `r` (the caller writes it).
-Status EnsureFlowLimitsLocked(const VpcNetwork& vpc, const FlowLimits& limits, TransitRecord& r) {
-  const std::string token = LimitsToken(limits);
-  if (r.limits == token) return OkStatus();
+// Writes the flow-limits table of VPC namespace `vpc` (CompileVpcFlowLimits) when `limits` are not
+// the ones `r` says are in place (a new namespace's record says none): a rewrite starts the counts
+// again. Returns whether it wrote; then `r` says the new limits (the caller writes the record).
+StatusOr<bool> EnsureFlowLimitsLocked(const VpcNetwork& vpc, const FlowLimits& limits, TransitRecord& r) {
+  std::string token = LimitsToken(limits);
+  if (r.limits == token) return false;
   std::string what = fmt::format("installing the flow limits of VPC {}", vpc.ref.vpc_id);
   RETURN_IF_ERROR(
       netns::InNetworkNamespace(vpc.netns_path, [&] { return RunNft(what, CompileVpcFlowLimits(limits)); }));
-  r.limits = token;
-  return OkStatus();
+  r.limits = std::move(token);
+  return true;
 }
 
 // A policy version as the record keeps it: one word. Empty: the policy has none, so it is never
@@ -277,7 +277,7 @@ StatusOr<bool> EnsureVpcLocked(const NetworkOptions& options, const VpcNetwork& 
   // The flow limits before the record that makes the namespace whole: no task veth is ever
   // added to a namespace without them.
   TransitRecord record{vpc.ref.node, vpc.ref.vpc_id, 0, std::string(kNoVersion), ""};
-  if (s.ok()) s = EnsureFlowLimitsLocked(vpc, options.flow_limits, record);
+  if (s.ok()) s = EnsureFlowLimitsLocked(vpc, options.flow_limits, record).status();
   if (s.ok()) s = WriteRecord(vpc.transit, record);
   if (!s.ok()) {
     Status undo = IpBatch(what, true, fmt::format("link del dev {}\nnetns del {}\n", vpc.transit, name));
@@ -297,10 +297,8 @@ StatusOr<Applied> ApplyLocked(const VpcNetwork& vpc, const FetchedPolicy& fetche
   // (an agent started with other limits, or a namespace made before the table existed), and
   // before the policy: the policy that moves the limits out of a table of an older agent finds
   // them in place already.
-  if (r->limits != LimitsToken(limits)) {
-    RETURN_IF_ERROR(EnsureFlowLimitsLocked(vpc, limits, *r));
-    RETURN_IF_ERROR(WriteRecord(vpc.transit, *r));
-  }
+  ASSIGN_OR_RETURN(bool rewritten, EnsureFlowLimitsLocked(vpc, limits, *r));
+  if (rewritten) RETURN_IF_ERROR(WriteRecord(vpc.transit, *r));
   const std::string token = VersionToken(fetched.policy.version);
   if (!token.empty() && token == r->version) {
     if (fetched.fetched_at > r->fetched_at) {

@@ -1,7 +1,5 @@
 #include "agent/protocol/wire.h"
 
-#include <cmath>
-
 #include <fmt/format.h>
 
 #include <boost/json.hpp>

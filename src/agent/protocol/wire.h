@@ -18,9 +18,6 @@
 
 #include <boost/json/object.hpp>
 
-#include <optional>
-#include <vector>
-
 #include "agent/protocol/messages.h"
 #include "common/status.h"
 // The VPC policy is pure data shared by the vpc owner and the agent (header only, no link).
@@ -42,8 +39,5 @@ StatusOr<vpc::VpcPolicy> DecodeVpcPolicy(const boost::json::object& o);
 boost::json::object EncodeRoleCredentials(const RoleCredentials& c);
 // DataLoss when a member is missing or has the wrong type.
 StatusOr<RoleCredentials> DecodeRoleCredentials(const boost::json::object& o);
-
-// A container's "networkBindings" (ECS's NetworkBinding shape), when present.
-std::optional<std::vector<NetworkBinding>> DecodeNetworkBindings(const boost::json::object& container);
 
 }  // namespace paddock::agent::protocol

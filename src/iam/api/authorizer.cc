@@ -1,7 +1,8 @@
 #include "iam/api/authorizer.h"
 
+#include <algorithm>
 #include <chrono>
-#include <map>
+#include <iterator>
 #include <utility>
 #include <vector>
 
@@ -51,23 +52,28 @@ StatusOr<Subject> SubjectOf(const aws::Principal& p) {
   return s;
 }
 
-policy::NamedPolicy ParseNamed(const std::string& id, const std::string& text, std::string_view what) {
+// Documents are checked when stored; one that no longer parses (or the Directory's empty stand-in
+// for a policy that is gone) allows nothing, rather than failing every request of the principal.
+policy::NamedPolicy ParseNamed(const std::string& id, const std::string& text) {
   auto parsed = policy::ParsePolicy(text, policy::DocumentKind::kIdentity);
   if (parsed.ok()) return policy::NamedPolicy{id, std::move(*parsed)};
-  // Documents are checked when stored; one that no longer parses grants nothing (an empty
-  // policy), rather than failing every request of the principal.
-  (void)what;
-  auto empty = policy::ParsePolicy(R"({"Version":"2012-10-17","Statement":[]})", policy::DocumentKind::kIdentity);
-  return policy::NamedPolicy{id, std::move(*empty)};
+  // A statement that matches no action: neither allows nor denies. (A document with no statement
+  // does not parse.)
+  static const policy::Policy kNothing = *policy::ParsePolicy(
+      R"({"Version":"2012-10-17","Statement":[{"Effect":"Deny","NotAction":"*","Resource":"*"}]})",
+      policy::DocumentKind::kIdentity);
+  return policy::NamedPolicy{id, kNothing};
 }
 
 bool SameDocuments(const PrincipalPolicies& a, const PrincipalPolicies& b) {
   auto same = [](const PrincipalPolicies::Document& x, const PrincipalPolicies::Document& y) {
     return x.source == y.source && x.text == y.text;
   };
-  if (a.identity.size() != b.identity.size() || a.boundary.has_value() != b.boundary.has_value()) return false;
-  for (size_t i = 0; i < a.identity.size(); ++i)
-    if (!same(a.identity[i], b.identity[i])) return false;
+  auto same_all = [&](const std::vector<PrincipalPolicies::Document>& x, const std::vector<PrincipalPolicies::Document>& y) {
+    return std::equal(x.begin(), x.end(), y.begin(), y.end(), same);
+  };
+  if (!same_all(a.identity, b.identity) || !same_all(a.session, b.session)) return false;
+  if (a.boundary.has_value() != b.boundary.has_value()) return false;
   return !a.boundary || same(*a.boundary, *b.boundary);
 }
 
@@ -85,49 +91,54 @@ bool IsRootPrincipal(const aws::Principal& principal) {
          (principal.kind == aws::PrincipalKind::kFederatedUser && EndsWith(principal.arn, ":root"));
 }
 
-StatusOr<std::shared_ptr<const policy::PolicySet>> PolicyAuthorizer::PoliciesOf(const aws::Principal& principal) {
-  ASSIGN_OR_RETURN(Subject subject, SubjectOf(principal));
-  const std::string& cache_key = principal.arn;
+StatusOr<std::shared_ptr<const policy::PolicySet>> PolicyAuthorizer::PoliciesOf(const aws::Principal& principal,
+                                                                                 const PrincipalRef& entity) {
+  // The key, built in a per-thread buffer (no allocation per request); lengths first, so no two
+  // different session policies make the same key.
+  thread_local std::string cache_key;
+  cache_key.clear();
+  fmt::format_to(std::back_inserter(cache_key), "{}/{}/{}/{}:{}", principal.account.str(),
+                 PrincipalTypeName(entity.type), entity.name, principal.session_policy.size(),
+                 principal.session_policy);
+  for (const std::string& arn : principal.session_policy_arns)
+    fmt::format_to(std::back_inserter(cache_key), "/{}:{}", arn.size(), arn);
   const TimePoint now = clock_.Now();
   // Read before the documents: a write that lands in between makes the entry stale, never wrong.
   const uint64_t generation = directory_.Generation();
   {
     std::lock_guard lock(mu_);
     auto it = parsed_.find(cache_key);
-    if (it != parsed_.end() && it->second.session_policy == principal.session_policy &&
-        it->second.generation == generation && now - it->second.checked < Directory::kCacheTtl) {
+    if (it != parsed_.end() && it->second.generation == generation && now - it->second.checked < Directory::kCacheTtl)
       return it->second.set;
-    }
   }
-  ASSIGN_OR_RETURN(PrincipalPolicies documents, directory_.PoliciesOf(principal.account, subject.entity));
+  ASSIGN_OR_RETURN(PrincipalPolicies documents,
+                   directory_.PoliciesOf(principal.account, entity, principal.session_policy_arns));
   {
     std::lock_guard lock(mu_);
     auto it = parsed_.find(cache_key);
-    if (it != parsed_.end() && it->second.session_policy == principal.session_policy &&
-        SameDocuments(it->second.documents, documents)) {
+    if (it != parsed_.end() && SameDocuments(it->second.documents, documents)) {
       it->second.generation = generation;
       it->second.checked = now;
       return it->second.set;
     }
   }
   auto set = std::make_shared<policy::PolicySet>();
-  for (const auto& d : documents.identity) set->identity.push_back(ParseNamed(d.source, d.text, "identity"));
-  if (documents.boundary) set->boundary = ParseNamed(documents.boundary->source, documents.boundary->text, "boundary");
-  if (!principal.session_policy.empty()) {
-    set->session.push_back(ParseNamed("session policy", principal.session_policy, "session"));
-  }
+  for (const auto& d : documents.identity) set->identity.push_back(ParseNamed(d.source, d.text));
+  if (documents.boundary) set->boundary = ParseNamed(documents.boundary->source, documents.boundary->text);
+  if (!principal.session_policy.empty()) set->session.push_back(ParseNamed("session policy", principal.session_policy));
+  for (const auto& d : documents.session) set->session.push_back(ParseNamed(d.source, d.text));
   std::shared_ptr<const policy::PolicySet> out = set;
   std::lock_guard lock(mu_);
   // Bounded: a cache of every principal ever seen would grow with role sessions.
   if (parsed_.size() >= 4096) parsed_.clear();
-  parsed_[cache_key] = Parsed{std::move(documents), principal.session_policy, out, generation, now};
+  parsed_[cache_key] = Parsed{std::move(documents), out, generation, now};
   return out;
 }
 
 StatusOr<PolicyAuthorizer::Evaluation> PolicyAuthorizer::Evaluate(const aws::Principal& principal,
                                                                   const aws::AuthRequest& request, TimePoint now) {
   ASSIGN_OR_RETURN(Subject subject, SubjectOf(principal));
-  ASSIGN_OR_RETURN(auto set, PoliciesOf(principal));
+  ASSIGN_OR_RETURN(auto set, PoliciesOf(principal, subject.entity));
   policy::RequestContext ctx(std::move(subject.principal), request.action, request.resource);
   const auto secs = std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
   // The time keys change once a second: format them once a second per thread.
@@ -142,10 +153,15 @@ StatusOr<PolicyAuthorizer::Evaluation> PolicyAuthorizer::Evaluate(const aws::Pri
   ctx.Set("aws:EpochTime", epoch_time);
   ctx.Set("aws:SecureTransport", "false");
   for (const auto& [k, v] : principal.session_tags) ctx.Set(fmt::format("aws:PrincipalTag/{}", k), v);
-  if (!request.context.empty()) {
-    std::map<std::string, std::vector<std::string>> keys;
-    for (const auto& [k, v] : request.context) keys[k].push_back(v);
-    for (auto& [k, values] : keys) ctx.SetMulti(k, std::move(values));
+  // A key the request names more than once is multivalued (aws:TagKeys): its values, in order.
+  const auto& keys = request.context;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    auto same_key = [&](const auto& kv) { return kv.first == keys[i].first; };
+    if (std::any_of(keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(i), same_key)) continue;  // done
+    std::vector<std::string> values;
+    for (size_t j = i; j < keys.size(); ++j)
+      if (same_key(keys[j])) values.push_back(keys[j].second);
+    ctx.SetMulti(keys[i].first, std::move(values));
   }
   policy::EvaluationResult result = policy::Evaluate(ctx, *set);
   return Evaluation{std::move(result), std::move(ctx), std::move(set)};

@@ -9,7 +9,8 @@
 // - a user, and a GetSessionToken session of a user: the user's inline and attached policies,
 //   gated by the user's permissions boundary;
 // - a role session: the role's inline and attached policies, gated by the role's boundary and
-//   by the session's policy (AssumeRole's Policy), with the session tags as aws:PrincipalTag/*.
+//   by the session's policies (AssumeRole's Policy and PolicyArns), with the session tags as
+//   aws:PrincipalTag/*.
 // Every request carries aws:CurrentTime, aws:EpochTime, aws:SecureTransport (false: the API is
 // served over HTTP) and the request's own keys (AuthRequest::context). A denial is
 // PermissionDenied with AWS's AccessDenied text, and the call changes nothing.
@@ -46,22 +47,25 @@ class PolicyAuthorizer final : public aws::Authorizer {
   StatusOr<Evaluation> Evaluate(const aws::Principal& principal, const aws::AuthRequest& request, TimePoint now);
 
  private:
-  // The parsed policies of `principal`: served from the cache while the Directory's generation
-  // is unchanged and for at most Directory::kCacheTtl (so another process's change shows as fast
-  // as through the Directory itself), and reparsed only when a document changed.
-  StatusOr<std::shared_ptr<const policy::PolicySet>> PoliciesOf(const aws::Principal& principal);
+  // The parsed policies of `principal`, whose IAM user or role is `entity`: served from the cache
+  // while the Directory's generation is unchanged and for at most Directory::kCacheTtl (so this
+  // server's changes show at once and another server's within a second; the Directory itself
+  // does not cache), and reparsed only when a document changed. Entries are per entity and
+  // session policies, so every session of a role without its own session policies shares one.
+  StatusOr<std::shared_ptr<const policy::PolicySet>> PoliciesOf(const aws::Principal& principal,
+                                                               const PrincipalRef& entity);
 
   Directory& directory_;
   const Clock& clock_;
   struct Parsed {
     PrincipalPolicies documents;  // what `set` was parsed from
-    std::string session_policy;
     std::shared_ptr<const policy::PolicySet> set;
     uint64_t generation = 0;
     TimePoint checked;  // when `documents` were last found current
   };
   std::mutex mu_;
-  std::unordered_map<std::string, Parsed> parsed_;  // GUARDED_BY(mu_), by principal ARN
+  // GUARDED_BY(mu_), by (account, user|role, name, session policy, session policy ARNs).
+  std::unordered_map<std::string, Parsed> parsed_;
 };
 
 // Whether `principal` is allowed everything (an account's root, or a session of root).

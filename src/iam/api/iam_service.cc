@@ -5,9 +5,6 @@
 
 #include <algorithm>
 #include <boost/json.hpp>
-#include <charconv>
-#include <regex>
-#include <set>
 #include <vector>
 
 #include "iam/api/models/iam_model.h"
@@ -38,24 +35,6 @@ constexpr std::string_view kActions[] = {
     "SimulatePrincipalPolicy"};
 
 Status ValidationError(std::string message) { return InvalidArgument(std::move(message), "ValidationError"); }
-
-// "RoleName" -> "roleName": how IAM names a member in a validation message.
-std::string MemberWord(std::string_view name) {
-  std::string out(name);
-  if (!out.empty()) out[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(out[0])));
-  return out;
-}
-
-size_t CodePoints(std::string_view s) {
-  size_t n = 0;
-  for (unsigned char c : s)
-    if ((c & 0xC0) != 0x80) ++n;
-  return n;
-}
-
-bool IsAscii(std::string_view s) {
-  return std::all_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
-}
 
 // IAM's URL encoding of policy documents: every byte but the unreserved ones as %XX (botocore
 // decodes with urllib's unquote, so a space must be %20, not '+').
@@ -157,217 +136,14 @@ std::string Response(std::string_view action, std::string_view request_id, std::
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
-// The model: input shapes and error statuses.
-
-class IamService::Model {
- public:
-  struct Shape {
-    std::string type;
-    std::optional<int64_t> min, max;
-    std::optional<std::regex> pattern;
-    std::string pattern_text;
-    std::vector<std::string> enums;
-    std::string member;                                       // list: the element shape
-    std::vector<std::pair<std::string, std::string>> members;  // structure: (name, shape)
-    std::set<std::string> required;
-  };
-
-  static StatusOr<std::unique_ptr<Model>> Parse(std::string_view text) {
-    boost::system::error_code ec;
-    json::value root = json::parse(text, ec);
-    if (ec || !root.is_object()) return Internal("the embedded IAM model is not valid JSON");
-    auto m = std::make_unique<Model>();
-    for (const auto& [name, def] : root.at("shapes").as_object()) {
-      const json::object& d = def.as_object();
-      Shape s;
-      s.type = std::string(d.at("type").as_string());
-      if (const auto* v = d.if_contains("min")) s.min = v->to_number<int64_t>();
-      if (const auto* v = d.if_contains("max")) s.max = v->to_number<int64_t>();
-      if (const auto* v = d.if_contains("pattern")) {
-        s.pattern_text = std::string(v->as_string());
-        // ECMAScript has no Unicode classes: inside [...] (the only place the model uses them)
-        // \p{L}, \p{Z} and \p{N} become their ASCII members; only ASCII values are matched.
-        std::string ecma = s.pattern_text;
-        for (auto [from, to] : {std::pair<std::string_view, std::string_view>{"\\p{L}", "A-Za-z"},
-                                {"\\p{Z}", " "},
-                                {"\\p{N}", "0-9"}})
-          for (size_t at; (at = ecma.find(from)) != std::string::npos;) ecma.replace(at, from.size(), to);
-        // A pattern std::regex still cannot read is left to the owner's checks.
-        try {
-          s.pattern.emplace(ecma, std::regex::ECMAScript | std::regex::optimize);
-        } catch (const std::regex_error&) {
-        }
-      }
-      if (const auto* v = d.if_contains("enum"))
-        for (const auto& e : v->as_array()) s.enums.emplace_back(e.as_string());
-      if (const auto* v = d.if_contains("member")) s.member = std::string(v->at("shape").as_string());
-      if (const auto* v = d.if_contains("members"))
-        for (const auto& [mn, md] : v->as_object())
-          s.members.emplace_back(std::string(mn), std::string(md.at("shape").as_string()));
-      if (const auto* v = d.if_contains("required"))
-        for (const auto& r : v->as_array()) s.required.emplace(r.as_string());
-      if (const auto* e = d.if_contains("error"); e && e->is_object()) {
-        const json::object& eo = e->as_object();
-        if (eo.contains("code") && eo.contains("httpStatusCode"))
-          m->error_status_[std::string(eo.at("code").as_string())] = static_cast<int>(eo.at("httpStatusCode").to_number<int64_t>());
-      }
-      m->shapes_.emplace(std::string(name), std::move(s));
-    }
-    for (const auto& [name, def] : root.at("operations").as_object()) {
-      const json::object& d = def.as_object();
-      if (const auto* in = d.if_contains("input")) m->inputs_[std::string(name)] = std::string(in->at("shape").as_string());
-    }
-    return m;
-  }
-
-  // The request's parameters for `action`, decoded by the input shape (IAM's lists are
-  // "Name.member.N", their structures "Name.member.N.Field") and checked against it.
-  struct Input {
-    std::map<std::string, std::string> scalars;
-    std::map<std::string, std::vector<std::string>> lists;
-    std::map<std::string, std::vector<std::map<std::string, std::string>>> structs;
-
-    std::optional<std::string> Get(const std::string& name) const {
-      auto it = scalars.find(name);
-      if (it == scalars.end()) return std::nullopt;
-      return it->second;
-    }
-    std::string Or(const std::string& name, std::string fallback) const { return Get(name).value_or(std::move(fallback)); }
-  };
-
-  StatusOr<Input> Decode(std::string_view action, const aws::QueryParams& params) const {
-    Input in;
-    auto op = inputs_.find(std::string(action));
-    if (op == inputs_.end()) return in;
-    const Shape& shape = shapes_.at(op->second);
-    std::vector<std::string> errors;
-    for (const auto& [member, shape_name] : shape.members) {
-      const Shape& ms = shapes_.at(shape_name);
-      const std::string word = MemberWord(member);
-      if (ms.type == "list") {
-        const Shape& elem = shapes_.at(ms.member);
-        std::map<int, std::map<std::string, std::string>> items;
-        const std::string prefix = member + ".member.";
-        for (const auto& [k, v] : params) {
-          if (!k.starts_with(prefix)) continue;
-          std::string_view rest = std::string_view(k).substr(prefix.size());
-          size_t dot = rest.find('.');
-          int index = 0;
-          std::string_view num = rest.substr(0, dot);
-          auto [p, ec] = std::from_chars(num.data(), num.data() + num.size(), index);
-          if (ec != std::errc() || p != num.data() + num.size() || index < 1) continue;
-          items[index][dot == std::string_view::npos ? "" : std::string(rest.substr(dot + 1))] = v;
-        }
-        bool present = !items.empty() || aws::FindParam(params, member).has_value();
-        if (!present) {
-          if (shape.required.contains(member))
-            errors.push_back(fmt::format("Value null at '{}' failed to satisfy constraint: Member must not be null", word));
-          continue;
-        }
-        if (ms.max && static_cast<int64_t>(items.size()) > *ms.max)
-          errors.push_back(fmt::format("Value at '{}' failed to satisfy constraint: Member must have length less than or "
-                                       "equal to {}",
-                                       word, *ms.max));
-        if (elem.type == "structure") {
-          auto& out = in.structs[member];
-          for (auto& [i, fields] : items) {
-            for (const auto& [fname, fshape] : elem.members) {
-              auto it = fields.find(fname);
-              const std::string fword = fmt::format("{}.{}.member.{}", word, i, MemberWord(fname));
-              if (it == fields.end()) {
-                if (elem.required.contains(fname))
-                  errors.push_back(fmt::format("Value null at '{}' failed to satisfy constraint: Member must not be null", fword));
-                continue;
-              }
-              CheckScalar(shapes_.at(fshape), fword, it->second, errors);
-            }
-            out.push_back(std::move(fields));
-          }
-        } else {
-          auto& out = in.lists[member];
-          for (auto& [i, fields] : items) {
-            const std::string& v = fields[""];
-            CheckScalar(elem, fmt::format("{}.{}.member", word, i), v, errors);
-            out.push_back(v);
-          }
-        }
-        continue;
-      }
-      std::optional<std::string_view> v = aws::FindParam(params, member);
-      if (!v) {
-        if (shape.required.contains(member))
-          errors.push_back(fmt::format("Value null at '{}' failed to satisfy constraint: Member must not be null", word));
-        continue;
-      }
-      CheckScalar(ms, word, *v, errors);
-      in.scalars[member] = std::string(*v);
-    }
-    if (errors.empty()) return in;
-    std::string message = fmt::format("{} validation error{} detected: ", errors.size(), errors.size() == 1 ? "" : "s");
-    for (size_t i = 0; i < errors.size(); ++i) message += (i ? "; " : "") + errors[i];
-    return ValidationError(message);
-  }
-
-  int HttpStatus(std::string_view code, int fallback) const {
-    auto it = error_status_.find(std::string(code));
-    return it == error_status_.end() ? fallback : it->second;
-  }
-
- private:
-  static void CheckScalar(const Shape& s, const std::string& word, std::string_view v, std::vector<std::string>& errors) {
-    const std::string shown = v.size() > 64 ? std::string(v.substr(0, 64)) + "..." : std::string(v);
-    if (s.type == "string") {
-      const auto n = static_cast<int64_t>(CodePoints(v));
-      if (s.min && n < *s.min)
-        errors.push_back(fmt::format("Value '{}' at '{}' failed to satisfy constraint: Member must have length greater "
-                                     "than or equal to {}",
-                                     shown, word, *s.min));
-      else if (s.max && n > *s.max)
-        errors.push_back(fmt::format("Value '{}' at '{}' failed to satisfy constraint: Member must have length less than "
-                                     "or equal to {}",
-                                     shown, word, *s.max));
-      else if (!s.enums.empty() && std::find(s.enums.begin(), s.enums.end(), v) == s.enums.end())
-        errors.push_back(fmt::format("Value '{}' at '{}' failed to satisfy constraint: Member must satisfy enum value set: "
-                                     "[{}]",
-                                     shown, word, fmt::join(s.enums, ", ")));
-      // Short ASCII values only: std::regex recurses per character and reads bytes, not code points.
-      else if (s.pattern && v.size() <= 2048 && IsAscii(v) && !std::regex_match(v.begin(), v.end(), *s.pattern))
-        errors.push_back(fmt::format("Value '{}' at '{}' failed to satisfy constraint: Member must satisfy regular "
-                                     "expression pattern: {}",
-                                     shown, word, s.pattern_text));
-    } else if (s.type == "integer") {
-      int64_t n = 0;
-      auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-      if (ec != std::errc() || p != v.data() + v.size()) {
-        errors.push_back(fmt::format("Value '{}' at '{}' failed to satisfy constraint: Member must be a number", shown, word));
-      } else if (s.min && n < *s.min) {
-        errors.push_back(fmt::format("Value '{}' at '{}' failed to satisfy constraint: Member must have value greater than "
-                                     "or equal to {}",
-                                     shown, word, *s.min));
-      } else if (s.max && n > *s.max) {
-        errors.push_back(fmt::format("Value '{}' at '{}' failed to satisfy constraint: Member must have value less than or "
-                                     "equal to {}",
-                                     shown, word, *s.max));
-      }
-    } else if (s.type == "boolean") {
-      if (v != "true" && v != "false")
-        errors.push_back(fmt::format("Value '{}' at '{}' failed to satisfy constraint: Member must be a boolean", shown, word));
-    }
-  }
-
-  std::map<std::string, Shape, std::less<>> shapes_;
-  std::map<std::string, std::string, std::less<>> inputs_;
-  std::map<std::string, int, std::less<>> error_status_;
-};
-
-// ---------------------------------------------------------------------------------------------
 
 StatusOr<std::unique_ptr<IamService>> IamService::Create(Directory& directory, Accounts& accounts) {
-  ASSIGN_OR_RETURN(auto model, Model::Parse(IamModelJson()));
-  return std::unique_ptr<IamService>(new IamService(directory, accounts, std::move(model)));
+  auto model = aws::QueryModel::Parse(IamModelJson());
+  if (!model.ok()) return Internal("the embedded IAM model is unreadable: " + model.status().message());
+  return std::unique_ptr<IamService>(new IamService(directory, accounts, std::move(model).value()));
 }
 
-IamService::IamService(Directory& directory, Accounts& accounts, std::unique_ptr<Model> model)
+IamService::IamService(Directory& directory, Accounts& accounts, std::unique_ptr<aws::QueryModel> model)
     : directory_(directory), accounts_(accounts), model_(std::move(model)) {}
 
 IamService::~IamService() = default;
@@ -401,12 +177,36 @@ int IamService::ErrorHttpStatus(std::string_view code, int status) const {
   const std::string_view c = IamCode(code);
   if (c == "InvalidClientTokenId" || c == "AccessDenied") return 403;
   if (c == "ValidationError") return 400;
-  return model_->HttpStatus(c, status);
+  return model_->ErrorStatus(c).value_or(status);
 }
 
 namespace {
 
-using Input = IamService::Model::Input;
+// A call's parameters, decoded and checked by the model (aws::QueryModel), as the handlers read
+// them.
+struct Input {
+  json::object fields;
+
+  // A scalar member as text (numbers and booleans too); nullopt when absent.
+  std::optional<std::string> Get(std::string_view name) const {
+    const json::value* v = fields.if_contains(name);
+    if (v == nullptr) return std::nullopt;
+    if (v->is_string()) return std::string(v->get_string());
+    if (v->is_int64()) return std::to_string(v->get_int64());
+    if (v->is_bool()) return std::string(v->get_bool() ? "true" : "false");
+    return std::nullopt;
+  }
+  std::string Or(std::string_view name, std::string fallback) const { return Get(name).value_or(std::move(fallback)); }
+
+  // A list member's elements (empty when absent).
+  const json::array& List(std::string_view name) const {
+    static const json::array kEmpty;
+    const json::value* v = fields.if_contains(name);
+    return v != nullptr && v->is_array() ? v->get_array() : kEmpty;
+  }
+};
+
+std::string_view StrOf(const json::value& v) { return v.is_string() ? std::string_view(v.get_string()) : ""; }
 
 // MaxItems and Marker of a list call.
 StatusOr<PageRequest> PageOf(const Input& in) {
@@ -418,20 +218,21 @@ StatusOr<PageRequest> PageOf(const Input& in) {
 
 std::vector<Tag> TagsOf(const Input& in) {
   std::vector<Tag> out;
-  auto it = in.structs.find("Tags");
-  if (it == in.structs.end()) return out;
-  for (const auto& fields : it->second) {
+  for (const json::value& tag : in.List("Tags")) {
+    if (!tag.is_object()) continue;
+    const json::object& o = tag.get_object();
     Tag t;
-    if (auto k = fields.find("Key"); k != fields.end()) t.key = k->second;
-    if (auto v = fields.find("Value"); v != fields.end()) t.value = v->second;
+    if (const json::value* k = o.if_contains("Key")) t.key = StrOf(*k);
+    if (const json::value* v = o.if_contains("Value")) t.value = StrOf(*v);
     out.push_back(std::move(t));
   }
   return out;
 }
 
-std::vector<std::string> ListOf(const Input& in, const std::string& name) {
-  auto it = in.lists.find(name);
-  return it == in.lists.end() ? std::vector<std::string>{} : it->second;
+std::vector<std::string> ListOf(const Input& in, std::string_view name) {
+  std::vector<std::string> out;
+  for (const json::value& v : in.List(name)) out.emplace_back(StrOf(v));
+  return out;
 }
 
 bool IsAwsPolicyArn(std::string_view arn) { return arn.starts_with("arn:aws:iam::aws:policy/"); }
@@ -444,24 +245,17 @@ Status NotAuthorized(const aws::CallContext& ctx, std::string_view arn) {
                           "AccessDenied");
 }
 
-// ContextEntries.member.N.{ContextKeyName, ContextKeyValues.member.M}, as request context keys.
-std::vector<std::pair<std::string, std::string>> ContextEntriesOf(const aws::QueryParams& params) {
-  std::map<std::string, std::string> names;                      // N -> key name
-  std::map<std::string, std::vector<std::string>> values;         // N -> values in order
-  constexpr std::string_view kPrefix = "ContextEntries.member.";
-  for (const auto& [k, v] : params) {
-    if (!k.starts_with(kPrefix)) continue;
-    std::string_view rest = std::string_view(k).substr(kPrefix.size());
-    size_t dot = rest.find('.');
-    if (dot == std::string_view::npos) continue;
-    std::string n(rest.substr(0, dot));
-    std::string_view field = rest.substr(dot + 1);
-    if (field == "ContextKeyName") names[n] = v;
-    if (field.starts_with("ContextKeyValues.member.")) values[n].push_back(v);
-  }
+// ContextEntries (each a ContextKeyName with its ContextKeyValues), as request context keys.
+std::vector<std::pair<std::string, std::string>> ContextEntriesOf(const Input& in) {
   std::vector<std::pair<std::string, std::string>> out;
-  for (const auto& [n, name] : names)
-    for (const std::string& v : values[n]) out.emplace_back(name, v);
+  for (const json::value& entry : in.List("ContextEntries")) {
+    if (!entry.is_object()) continue;
+    const json::object& o = entry.get_object();
+    const json::value* name = o.if_contains("ContextKeyName");
+    const json::value* values = o.if_contains("ContextKeyValues");
+    if (name == nullptr || values == nullptr || !values->is_array()) continue;
+    for (const json::value& v : values->get_array()) out.emplace_back(StrOf(*name), StrOf(v));
+  }
   return out;
 }
 
@@ -480,7 +274,7 @@ std::string PositionXml(std::string_view name, policy::TextPosition p) {
 
 // SimulatePrincipalPolicy (IamService::SetAuthorizer).
 StatusOr<std::string> Simulate(Directory& directory, PolicyAuthorizer* authorizer, const aws::CallContext& ctx,
-                               const Input& in, const aws::QueryParams& params) {
+                               const Input& in) {
   if (authorizer == nullptr) return Internal("SimulatePrincipalPolicy needs the node's authorizer");
   const AccountId& account = ctx.scope.account;
   const std::string source = in.Or("PolicySourceArn", "");
@@ -511,7 +305,7 @@ StatusOr<std::string> Simulate(Directory& directory, PolicyAuthorizer* authorize
   }
   std::vector<std::string> resources = ListOf(in, "ResourceArns");
   if (resources.empty()) resources.push_back("*");
-  const auto context = ContextEntriesOf(params);
+  const auto context = ContextEntriesOf(in);
   std::string out = "<EvaluationResults>";
   for (const std::string& action : ListOf(in, "ActionNames")) {
     for (const std::string& resource : resources) {
@@ -555,7 +349,12 @@ StatusOr<std::string> Simulate(Directory& directory, PolicyAuthorizer* authorize
 StatusOr<std::string> IamService::Call(const aws::CallContext& ctx, const aws::QueryParams& params) {
   const std::string& a = ctx.action;
   const AccountId& account = ctx.scope.account;
-  ASSIGN_OR_RETURN(Input in, model_->Decode(a, params));
+  StatusOr<json::object> decoded = model_->Decode(a, params);
+  if (!decoded.ok()) {
+    if (decoded.status().code() == StatusCode::kInvalidArgument) return ValidationError(decoded.status().message());
+    return decoded.status();
+  }
+  const Input in{std::move(decoded).value()};
   auto ok = [&](std::optional<std::string> result = std::nullopt) -> StatusOr<std::string> {
     return Response(a, ctx.request_id, std::move(result));
   };
@@ -836,7 +635,7 @@ StatusOr<std::string> IamService::Call(const aws::CallContext& ctx, const aws::Q
     }
     return ok();
   }
-  if (a == "SimulatePrincipalPolicy") return Simulate(directory_, authorizer_, ctx, in, params);
+  if (a == "SimulatePrincipalPolicy") return Simulate(directory_, authorizer_, ctx, in);
   return Internal(fmt::format("IAM action {} is listed but not dispatched", a));
 }
 

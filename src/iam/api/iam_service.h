@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 
+#include "aws/query_model.h"
 #include "aws/service.h"
 #include "common/status.h"
 #include "iam/accounts.h"
@@ -45,18 +46,16 @@ class IamService final : public aws::QueryService {
   // The model's httpStatusCode for IAM's error codes (NoSuchEntity 404, EntityAlreadyExists 409, ...).
   int ErrorHttpStatus(std::string_view code, int status) const override;
 
-  class Model;  // the parts of the botocore model the codec uses (iam_service.cc)
-
   // SimulatePrincipalPolicy evaluates with the front's authorizer, so a simulation and a live
   // call decide alike. Without one (not set), the action fails.
   void SetAuthorizer(PolicyAuthorizer* authorizer) { authorizer_ = authorizer; }
 
  private:
-  IamService(Directory& directory, Accounts& accounts, std::unique_ptr<Model> model);
+  IamService(Directory& directory, Accounts& accounts, std::unique_ptr<aws::QueryModel> model);
 
   Directory& directory_;
   Accounts& accounts_;
-  std::unique_ptr<Model> model_;
+  std::unique_ptr<aws::QueryModel> model_;
   PolicyAuthorizer* authorizer_ = nullptr;
 };
 

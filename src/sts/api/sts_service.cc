@@ -70,7 +70,7 @@ std::string NotAuthorized(const aws::Principal& caller, std::string_view role_ar
 }  // namespace
 
 StsService::StsService(Sessions& sessions, RoleDirectory* roles) : sessions_(sessions), roles_(roles) {
-  auto model = QueryModel::Parse(StsModelJson());
+  auto model = aws::QueryModel::Parse(StsModelJson(), Error::kValidation);
   // The model is compiled into the binary: failing to read it is a build defect, not input.
   if (!model.ok()) {
     fmt::print(stderr, "paddock: the embedded STS model is unreadable: {}\n", model.status().ToString());

@@ -1,6 +1,6 @@
 // The STS API (Query protocol, XML answers; signing name "sts", any region): GetCallerIdentity,
 // GetSessionToken and AssumeRole, over sts::Sessions and a RoleDirectory. Input is decoded and
-// validated by the embedded botocore model (query_input.h); the owner sees typed values.
+// validated by the embedded botocore model (aws/query_model.h); the owner sees typed values.
 //
 //   sts::api::StsService sts(sessions, &roles);
 //   front.AddQueryService(&sts);
@@ -14,7 +14,7 @@
 #include <string_view>
 
 #include "aws/service.h"
-#include "sts/api/query_input.h"
+#include "aws/query_model.h"
 #include "sts/roles.h"
 #include "sts/sessions.h"
 
@@ -58,7 +58,7 @@ class StsService final : public aws::QueryService {
 
   Sessions& sessions_;
   RoleDirectory* roles_;
-  std::unique_ptr<QueryModel> model_;
+  std::unique_ptr<aws::QueryModel> model_;
 };
 
 }  // namespace paddock::sts::api

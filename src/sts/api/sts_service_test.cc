@@ -14,6 +14,7 @@
 #include "ecs/testing/temp_store.h"
 #include "sts/api/models/models.h"
 #include "sts/api/session_credentials.h"
+#include "sts/errors.h"
 
 namespace paddock::sts::api {
 namespace {
@@ -339,7 +340,7 @@ namespace paddock::sts {
 namespace {
 
 TEST(QueryModelTest, DecodesListsOfStructuresAndReportsNestedErrors) {
-  auto model = QueryModel::Parse(StsModelJson());
+  auto model = aws::QueryModel::Parse(StsModelJson(), sts::Error::kValidation);
   ASSERT_TRUE(model.ok());
   auto in = (*model)->Decode("AssumeRole", {{"RoleArn", "arn:aws:iam::123456789012:role/r"},
                                             {"RoleSessionName", "s1"},

@@ -7,6 +7,7 @@
 #include "agent/images/reference.h"
 #include "agent/protocol/wire.h"
 #include "aws/model.h"
+#include "common/json_fields.h"
 #include "ecs/api/errors.h"
 #include "ecs/cluster/clusters.h"
 #include "ecs/common/errors.h"
@@ -15,6 +16,7 @@
 
 namespace paddock::agent::remote {
 namespace json = boost::json;
+using json_fields::Str;
 using protocol::DecodeStateChange;
 using protocol::EncodeLaunchSpec;
 using protocol::EncodeRoleCredentials;
@@ -105,11 +107,6 @@ std::string_view AgentModelJson() {
 }
 
 namespace {
-
-std::string Str(const json::object& o, std::string_view key) {
-  auto it = o.find(key);
-  return it != o.end() && it->value().is_string() ? std::string(it->value().get_string()) : std::string();
-}
 
 // The calling agent's container instance: (cluster name, instance id), in the caller's scope.
 struct Caller {
