@@ -25,20 +25,34 @@ namespace paddock::aws {
 // One authorization question: may a principal do `action` on `resource`, with these request
 // context keys? The front asks each of a call's questions before it runs the call; an adapter
 // asks more inside it (iam:PassRole for a launch's roles) through CallContext::authorizer.
+// How an Authorizer words a denial: services word it differently, and the service asking knows
+// its own (its ErrorFor names the code).
+enum class DenialForm {
+  // "User: <arn> is not authorized to perform: <action> on resource: <resource> because no
+  // identity-based policy allows the <action> action" (ECS, IAM, STS).
+  kAccessDenied,
+  // EC2's UnauthorizedOperation: "You are not authorized to perform this operation. User: <arn> is
+  // not authorized to perform: <action> because no identity-based policy allows the <action>
+  // action" (no resource named).
+  kUnauthorizedOperation,
+};
+
 struct AuthRequest {
   std::string action;    // "ecs:RunTask": IAM's service prefix and the action, as policies name it
   std::string resource;  // the resource's ARN, or "*" for an action that names none
   // Request context keys ("ecs:cluster", "aws:RequestTag/team", "aws:TagKeys", ...); a key
   // repeats for a multi-valued key.
   std::vector<std::pair<std::string, std::string>> context;
+  DenialForm denial_form = DenialForm::kAccessDenied;
 };
 
 class Authorizer {
  public:
   virtual ~Authorizer() = default;
-  // OK when `principal` may make `request`; otherwise PermissionDenied with AWS's AccessDenied
-  // message ("User: <arn> is not authorized to perform: <action> on resource: <resource> because
-  // ...") and type "AccessDeniedException", or the failure of reading the principal's policies.
+  // OK when `principal` may make `request`; otherwise PermissionDenied with AWS's message in the
+  // request's DenialForm ("User: <arn> is not authorized to perform: <action> on resource:
+  // <resource> because ...") and type "AccessDeniedException", or the failure of reading the
+  // principal's policies.
   virtual Status Authorize(const Principal& principal, const AuthRequest& request, TimePoint now) = 0;
   // Whether Authorize can refuse `principal` anything. When false (an account's root), the front
   // neither builds a call's questions nor asks them, and gives the call no authorizer. The

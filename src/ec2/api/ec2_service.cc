@@ -46,6 +46,12 @@ std::optional<aws::ThrottleGroup> Ec2Service::ThrottleGroupFor(std::string_view 
   return aws::ThrottleGroup{"ec2:modify", aws::BucketSpec{50, 5}};
 }
 
+std::vector<aws::AuthRequest> Ec2Service::AuthorizationFor(const aws::CallContext& ctx,
+                                                           const aws::QueryParams& params) const {
+  (void)params;
+  return {aws::AuthRequest{fmt::format("ec2:{}", ctx.action), "*", {}, aws::DenialForm::kUnauthorizedOperation}};
+}
+
 std::optional<aws::AwsError> Ec2Service::ErrorFor(const Status& status) const { return Ec2ErrorFor(status); }
 
 std::string Ec2Service::ErrorXml(std::string_view code, std::string_view message, std::string_view request_id) const {

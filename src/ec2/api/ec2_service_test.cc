@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <memory>
 #include <optional>
 #include <set>
@@ -38,6 +40,50 @@ TEST(Ec2ErrorsTest, EveryErrorHasItsOwnCodeAnsweredWith400) {
   EXPECT_EQ(Ec2ErrorFor(InvalidArgument("x", Error::kInstanceNotFound))->type, "InvalidInstanceID.NotFound");
   EXPECT_EQ(Ec2ErrorFor(InvalidArgument("x", aws::Error::kSerialization)), std::nullopt);
   EXPECT_EQ(Ec2ErrorFor(InvalidArgument("x", "InvalidGroup.NotFound")), std::nullopt);  // the front's to answer
+}
+
+// Denies every request, in the words its DenialForm asks for, and keeps the last request asked.
+class DenyAll : public aws::Authorizer {
+ public:
+  Status Authorize(const aws::Principal& principal, const aws::AuthRequest& request, TimePoint now) override {
+    (void)now;
+    asked = request;
+    const bool ec2 = request.denial_form == aws::DenialForm::kUnauthorizedOperation;
+    return PermissionDenied(fmt::format("{}User: {} is not authorized to perform: {}",
+                                        ec2 ? "You are not authorized to perform this operation. " : "", principal.arn,
+                                        request.action),
+                            "AccessDeniedException");
+  }
+  aws::AuthRequest asked;
+};
+
+TEST_F(Ec2ServiceTest, ADenialIsUnauthorizedOperationWith403InEc2sWords) {
+  DenyAll authorizer;
+  aws::FrontOptions options;
+  options.auth.accept_any_credentials = true;
+  options.auth.default_account = AccountId("123456789012");
+  options.authorizer = &authorizer;
+  front_ = std::make_unique<aws::ApiFront>(options, clock_, resolver_);
+  front_->AddQueryService(&ec2_);
+  http::Response r = Call("Action=CreateSecurityGroup&Version=2016-11-15&GroupName=web&GroupDescription=w");
+  EXPECT_EQ(r.status, 403) << r.body;
+  EXPECT_EQ(ErrorCode(r), "UnauthorizedOperation") << r.body;
+  EXPECT_EQ(Between(r.body, "Message").rfind("You are not authorized to perform this operation. User: ", 0), 0u)
+      << r.body;
+  EXPECT_EQ(authorizer.asked.action, "ec2:CreateSecurityGroup");
+  EXPECT_EQ(authorizer.asked.resource, "*");
+  EXPECT_EQ(authorizer.asked.denial_form, aws::DenialForm::kUnauthorizedOperation);
+  EXPECT_EQ(Ec2ErrorFor(PermissionDenied("x"))->type, "UnauthorizedOperation");
+  EXPECT_EQ(Ec2ErrorFor(PermissionDenied("x", "AccessDeniedException"))->http_status, 403);
+  // The denied create changed nothing.
+  front_.reset();
+  aws::FrontOptions open;
+  open.auth.accept_any_credentials = true;
+  open.auth.default_account = AccountId("123456789012");
+  front_ = std::make_unique<aws::ApiFront>(open, clock_, resolver_);
+  front_->AddQueryService(&ec2_);
+  http::Response groups = Call("Action=DescribeSecurityGroups&Version=2016-11-15&GroupName.1=web");
+  EXPECT_EQ(ErrorCode(groups), "InvalidGroup.NotFound") << groups.body;
 }
 
 TEST_F(Ec2ServiceTest, DescribesTheDefaultVpc) {

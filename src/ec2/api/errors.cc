@@ -43,6 +43,7 @@ const ErrorDomain& ErrorDomainOf(Error) {
 }
 
 std::optional<aws::AwsError> Ec2ErrorFor(const Status& status) {
+  if (status.code() == StatusCode::kPermissionDenied) return aws::AwsError{"UnauthorizedOperation", 403};
   std::optional<Error> e = status.detail().As<Error>();
   const Row* r = e ? Find(*e) : nullptr;
   if (r == nullptr) return std::nullopt;

@@ -1,6 +1,6 @@
 // ec2/api/errors: EC2's error vocabulary and its table — the code each ec2::Error detail is
 // answered with. The only place the Query adapter's own AWS error names are written; EC2 answers
-// each of them with HTTP 400.
+// each of them with HTTP 400, and a denial with UnauthorizedOperation, HTTP 403.
 //
 //   return internal::Ec2Error(Error::kInvalidNextToken, "The provided NextToken is not valid.");
 //   Ec2ErrorFor(s)  // {"InvalidNextToken", 400}
@@ -30,8 +30,10 @@ enum class Error {
 };
 const ErrorDomain& ErrorDomainOf(Error);
 
-// The EC2 code and HTTP status of `status`'s ec2::Error detail; nullopt for any other detail (or
-// none), which the front answers with aws::AwsErrorFor in the Query dialect.
+// The EC2 code and HTTP status of `status`'s ec2::Error detail, and UnauthorizedOperation (403)
+// for any denial (kPermissionDenied: the authorizer's, worded in aws::DenialForm::
+// kUnauthorizedOperation); nullopt for any other failure, which the front answers with
+// aws::AwsErrorFor in the Query dialect.
 std::optional<aws::AwsError> Ec2ErrorFor(const Status& status);
 
 }  // namespace paddock::ec2

@@ -173,6 +173,12 @@ Status PolicyAuthorizer::Authorize(const aws::Principal& principal, const aws::A
   if (IsRootPrincipal(principal)) return OkStatus();
   ASSIGN_OR_RETURN(Evaluation e, Evaluate(principal, request, now));
   if (e.result.decision == policy::Decision::kAllow) return OkStatus();
+  if (request.denial_form == aws::DenialForm::kUnauthorizedOperation) {
+    const std::string why = policy::DenialMessage(e.context.principal().arn, e.context.action(), /*resource=*/"",
+                                                  e.result.decision, e.result.decided_by);
+    return PermissionDenied(fmt::format("You are not authorized to perform this operation. {}", why),
+                            "AccessDeniedException");
+  }
   return PermissionDenied(policy::DenialMessage(e.context, e.result), "AccessDeniedException");
 }
 
