@@ -119,5 +119,36 @@ TEST_F(AuthorizerTest, AStoredDocumentTheEvaluatorCannotReadAllowsNothing) {
   EXPECT_TRUE(Authorize(Alice(), "ecs:ListClusters").ok());
 }
 
+TEST_F(AuthorizerTest, AnEc2RequestIsDeniedInEc2sWords) {
+  aws::AuthRequest describe{"ec2:DescribeVpcs", "*", {}, aws::DenialForm::kUnauthorizedOperation};
+  Status implicit = authorizer_.Authorize(Alice(), describe, clock_.Now());
+  EXPECT_EQ(implicit.code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(implicit.message(),
+            "You are not authorized to perform this operation. User: arn:aws:iam::123456789012:user/alice is not "
+            "authorized to perform: ec2:DescribeVpcs because no identity-based policy allows the ec2:DescribeVpcs "
+            "action");
+  ASSERT_TRUE(dir_.PutInlinePolicy(account_, {PrincipalType::kUser, "alice"}, "no-ec2",
+                                   R"({"Version":"2012-10-17","Statement":[{"Effect":"Deny","Action":"ec2:*",)"
+                                   R"("Resource":"*"}]})")
+                  .ok());
+  EXPECT_EQ(authorizer_.Authorize(Alice(), describe, clock_.Now()).message(),
+            "You are not authorized to perform this operation. User: arn:aws:iam::123456789012:user/alice is not "
+            "authorized to perform: ec2:DescribeVpcs with an explicit deny in an identity-based policy");
+  // Every other service's form names the resource.
+  EXPECT_EQ(Authorize(Alice(), "ecs:ListClusters").message(),
+            "User: arn:aws:iam::123456789012:user/alice is not authorized to perform: ecs:ListClusters on resource: * "
+            "because no identity-based policy allows the ecs:ListClusters action");
+}
+
+TEST_F(AuthorizerTest, RootIsNotEvaluated) {
+  aws::Principal root;
+  root.account = AccountId(kAccount);
+  root.kind = PrincipalKind::kRoot;
+  root.arn = "arn:aws:iam::123456789012:root";
+  EXPECT_FALSE(authorizer_.Evaluates(root));
+  EXPECT_TRUE(authorizer_.Evaluates(Alice()));
+  EXPECT_TRUE(authorizer_.Evaluates(AppSession("s")));
+}
+
 }  // namespace
 }  // namespace paddock::iam::api
