@@ -6,6 +6,7 @@
 // unknown routes, validation, and a denial.
 #include "testing/toy_rest/api/toy_files_service.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -74,6 +75,7 @@ class ToyFilesServiceTest : public ::testing::Test {
                                              [this](const http::Request& r) { return front_->Handle(r); });
     auto port = server_->Start();
     ASSERT_TRUE(port.ok()) << port.status().ToString();
+    port_ = *port;
     client_ = std::make_unique<http::Client>("127.0.0.1", *port);
   }
 
@@ -128,6 +130,7 @@ class ToyFilesServiceTest : public ::testing::Test {
   std::unique_ptr<aws::ApiFront> front_;
   std::unique_ptr<http::Server> server_;
   std::unique_ptr<http::Client> client_;
+  int port_ = 0;
 };
 
 TEST_F(ToyFilesServiceTest, EveryBindingReachesTheServiceByMemberName) {
@@ -242,6 +245,18 @@ TEST_F(ToyFilesServiceTest, TheFrontAuthenticatesAndAuthorizesForTheToy) {
   auto r = client_->Send(other);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->GetHeader("X-Amzn-ErrorType"), "UnknownOperationException") << r->body;
+}
+
+// botocore, built from the toy's own model, serializes, signs and parses every call the way
+// the AWS SDKs do: api/botocore_client_test.py, against this fixture's server and key.
+TEST_F(ToyFilesServiceTest, BotocoreClientAgrees) {
+  if (std::system("python3 -c 'import botocore' >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "python3 with botocore is not installed";
+  ASSERT_EQ(setenv("TOY_ENDPOINT", fmt::format("http://127.0.0.1:{}", port_).c_str(), 1), 0);
+  ASSERT_EQ(setenv("TOY_KEY", key_.id.str().c_str(), 1), 0);
+  ASSERT_EQ(setenv("TOY_SECRET", key_.secret.c_str(), 1), 0);
+  ASSERT_EQ(setenv("TOY_MODEL", PADDOCK_TOY_FILES_MODEL_PATH, 1), 0);
+  EXPECT_EQ(std::system("python3 " PADDOCK_TOY_FILES_BOTOCORE_TEST " -v"), 0);
 }
 
 }  // namespace
