@@ -6,6 +6,7 @@
 // front's.
 #include "testing/toy_json10/api/toy_counters_service.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -77,6 +78,7 @@ class ToyCountersServiceTest : public ::testing::Test {
                                              [this](const http::Request& r) { return front_->Handle(r); });
     auto port = server_->Start();
     ASSERT_TRUE(port.ok()) << port.status().ToString();
+    port_ = *port;
     client_ = std::make_unique<http::Client>("127.0.0.1", *port);
   }
 
@@ -123,6 +125,7 @@ class ToyCountersServiceTest : public ::testing::Test {
   std::unique_ptr<aws::ApiFront> front_;
   std::unique_ptr<http::Server> server_;
   std::unique_ptr<http::Client> client_;
+  int port_ = 0;
 };
 
 TEST_F(ToyCountersServiceTest, AnswersCarryTheJson10ContentType) {
@@ -163,6 +166,18 @@ TEST_F(ToyCountersServiceTest, AModelledErrorAndADenialInTheJson10Dialect) {
   http::Response denied = Call("ToyCounters_20261201.GetCounter", R"({"Name":"visits"})");
   ExpectError(denied, "com.amazon.coral.service#AccessDeniedException", "AccessDeniedException");
   EXPECT_EQ(Body(denied).at("message").as_string().find("Value"), std::string::npos);
+}
+
+// botocore, built from the toy's own model, sends and parses JSON 1.0 as the AWS SDKs do:
+// api/botocore_client_test.py, against this fixture's server and key.
+TEST_F(ToyCountersServiceTest, BotocoreClientAgrees) {
+  if (std::system("python3 -c 'import botocore' >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "python3 with botocore is not installed";
+  ASSERT_EQ(setenv("TOY_ENDPOINT", fmt::format("http://127.0.0.1:{}", port_).c_str(), 1), 0);
+  ASSERT_EQ(setenv("TOY_KEY", key_.id.str().c_str(), 1), 0);
+  ASSERT_EQ(setenv("TOY_SECRET", key_.secret.c_str(), 1), 0);
+  ASSERT_EQ(setenv("TOY_MODEL", PADDOCK_TOY_COUNTERS_MODEL_PATH, 1), 0);
+  EXPECT_EQ(std::system("python3 " PADDOCK_TOY_COUNTERS_BOTOCORE_TEST " -v"), 0);
 }
 
 }  // namespace
