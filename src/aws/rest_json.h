@@ -14,6 +14,9 @@
 // says: the error type in X-Amzn-ErrorType (shape name only), the message in the body under
 // the member the error shape names ("message", or Lambda's "Message"). A request that matches
 // no operation gets 404 UnknownOperationException, as Smithy's server frameworks answer.
+// A REST-JSON request is known by its signature's credential scope, so an unsigned one (or one
+// whose Authorization does not parse) cannot reach a RestJsonService: the front answers it as
+// the JSON protocol answers a request without X-Amz-Target.
 //
 //   class Toy final : public aws::RestJsonService { ... };
 //   front.AddRestJsonService(&toy);  // the registration: one line
