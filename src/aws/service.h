@@ -25,28 +25,50 @@ namespace paddock::aws {
 // One authorization question: may a principal do `action` on `resource`, with these request
 // context keys? The front asks each of a call's questions before it runs the call; an adapter
 // asks more inside it (iam:PassRole for a launch's roles) through CallContext::authorizer.
+// How an Authorizer words a denial: services word it differently, and the service asking knows
+// its own (its ErrorFor names the code).
+enum class DenialForm {
+  // "User: <arn> is not authorized to perform: <action> on resource: <resource> because no
+  // identity-based policy allows the <action> action" (ECS, IAM, STS).
+  kAccessDenied,
+  // EC2's UnauthorizedOperation: "You are not authorized to perform this operation. User: <arn> is
+  // not authorized to perform: <action> because no identity-based policy allows the <action>
+  // action" (no resource named).
+  kUnauthorizedOperation,
+};
+
 struct AuthRequest {
   std::string action;    // "ecs:RunTask": IAM's service prefix and the action, as policies name it
   std::string resource;  // the resource's ARN, or "*" for an action that names none
   // Request context keys ("ecs:cluster", "aws:RequestTag/team", "aws:TagKeys", ...); a key
   // repeats for a multi-valued key.
   std::vector<std::pair<std::string, std::string>> context;
+  DenialForm denial_form = DenialForm::kAccessDenied;
 };
 
 class Authorizer {
  public:
   virtual ~Authorizer() = default;
-  // OK when `principal` may make `request`; otherwise PermissionDenied with AWS's AccessDenied
-  // message ("User: <arn> is not authorized to perform: <action> on resource: <resource> because
-  // ...") and type "AccessDeniedException", or the failure of reading the principal's policies.
+  // OK when `principal` may make `request`; otherwise PermissionDenied with AWS's message in the
+  // request's DenialForm ("User: <arn> is not authorized to perform: <action> on resource:
+  // <resource> because ...") and type "AccessDeniedException", or the failure of reading the
+  // principal's policies.
   virtual Status Authorize(const Principal& principal, const AuthRequest& request, TimePoint now) = 0;
+  // Whether Authorize can refuse `principal` anything. When false (an account's root), the front
+  // neither builds a call's questions nor asks them, and gives the call no authorizer. The
+  // default, true, evaluates every principal.
+  virtual bool Evaluates(const Principal& principal) const {
+    (void)principal;
+    return true;
+  }
 };
 
 struct CallContext {
   Scope scope;          // (caller's account, region from the credential scope)
   Principal principal;
-  // The front's authorizer, for the questions a call asks inside itself; null when requests
-  // are not authorized (--accept-any-credentials).
+  // The front's authorizer, for the questions a call asks inside itself; null when this
+  // principal's requests are not authorized (--accept-any-credentials, a principal the
+  // authorizer does not evaluate, a container instance's agent).
   Authorizer* authorizer = nullptr;
   std::string request_id;
   std::string action;   // "RegisterTaskDefinition"
@@ -125,8 +147,7 @@ class QueryService {
     return {AuthRequest{std::string(SigningName()) + ":" + ctx.action, "*", {}}};
   }
   // As JsonService::ErrorFor: the service's table, asked first; its answer is final. Otherwise
-  // the front answers AwsErrorFor in the Query dialect (AccessDeniedException is AccessDenied,
-  // 403; ThrottlingException is Throttling).
+  // the front answers AwsErrorFor(status, Dialect::kQuery).
   virtual std::optional<AwsError> ErrorFor(const Status& status) const {
     (void)status;
     return std::nullopt;

@@ -33,6 +33,9 @@ class PolicyAuthorizer final : public aws::Authorizer {
   PolicyAuthorizer(Directory& directory, const Clock& clock) : directory_(directory), clock_(clock) {}
 
   Status Authorize(const aws::Principal& principal, const aws::AuthRequest& request, TimePoint now) override;
+  // False for root (IsRootPrincipal), which Authorize allows everything: the front then builds
+  // no questions for root's calls.
+  bool Evaluates(const aws::Principal& principal) const override;
 
   // The evaluation behind Authorize, for SimulatePrincipalPolicy: the decision for `request` by
   // `principal`, with the policies it read. Root is not evaluated (callers allow it).

@@ -6,6 +6,7 @@
 
 #include "common/testing/fake_clock.h"
 #include "ecs/testing/temp_store.h"
+#include "store/key.h"
 
 namespace paddock::iam::api {
 namespace {
@@ -23,7 +24,8 @@ class AuthorizerTest : public ::testing::Test {
     EXPECT_TRUE(dir_.CreateUser(account_, user).ok());
     RoleSpec role;
     role.name = "app";
-    role.trust_policy = R"({"Version":"2012-10-17","Statement":[]})";
+    role.trust_policy = R"({"Version":"2012-10-17","Statement":[{"Effect":"Allow",)"
+                        R"("Principal":{"Service":"ecs-tasks.amazonaws.com"},"Action":"sts:AssumeRole"}]})";
     EXPECT_TRUE(dir_.CreateRole(account_, role).ok());
   }
 
@@ -104,14 +106,48 @@ TEST_F(AuthorizerTest, SessionPolicyArnsNarrowTheSession) {
   EXPECT_EQ(Authorize(gone, "ecs:ListClusters").code(), StatusCode::kPermissionDenied);
 }
 
-// The Directory stores any JSON object as a policy (IAM's syntax check); one the evaluator cannot
-// read allows nothing, and the principal's other policies still decide.
+// The Directory refuses a document the evaluator cannot read, but a store written before it did
+// may hold one: it allows nothing, and the principal's other policies still decide.
 TEST_F(AuthorizerTest, AStoredDocumentTheEvaluatorCannotReadAllowsNothing) {
   const PrincipalRef alice{PrincipalType::kUser, "alice"};
-  ASSERT_TRUE(dir_.PutInlinePolicy(account_, alice, "odd", "{}").ok());
+  ASSERT_EQ(dir_.PutInlinePolicy(account_, alice, "odd", "{}").aws_type(), "MalformedPolicyDocument");
+  ASSERT_TRUE(store_->Write([](store::WriteTxn& txn) {  // as an older Directory stored it
+                      return txn.Put("iam_inline", store::Key().Str(kAccount).Str("user").Str("alice").Str("odd").Done(), "{}");
+                    }).ok());
   EXPECT_EQ(Authorize(Alice(), "ecs:ListClusters").code(), StatusCode::kPermissionDenied);
   ASSERT_TRUE(dir_.PutInlinePolicy(account_, alice, "ecs", kAllowEcs).ok());
   EXPECT_TRUE(Authorize(Alice(), "ecs:ListClusters").ok());
+}
+
+TEST_F(AuthorizerTest, AnEc2RequestIsDeniedInEc2sWords) {
+  aws::AuthRequest describe{"ec2:DescribeVpcs", "*", {}, aws::DenialForm::kUnauthorizedOperation};
+  Status implicit = authorizer_.Authorize(Alice(), describe, clock_.Now());
+  EXPECT_EQ(implicit.code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(implicit.message(),
+            "You are not authorized to perform this operation. User: arn:aws:iam::123456789012:user/alice is not "
+            "authorized to perform: ec2:DescribeVpcs because no identity-based policy allows the ec2:DescribeVpcs "
+            "action");
+  ASSERT_TRUE(dir_.PutInlinePolicy(account_, {PrincipalType::kUser, "alice"}, "no-ec2",
+                                   R"({"Version":"2012-10-17","Statement":[{"Effect":"Deny","Action":"ec2:*",)"
+                                   R"("Resource":"*"}]})")
+                  .ok());
+  EXPECT_EQ(authorizer_.Authorize(Alice(), describe, clock_.Now()).message(),
+            "You are not authorized to perform this operation. User: arn:aws:iam::123456789012:user/alice is not "
+            "authorized to perform: ec2:DescribeVpcs with an explicit deny in an identity-based policy");
+  // Every other service's form names the resource.
+  EXPECT_EQ(Authorize(Alice(), "ecs:ListClusters").message(),
+            "User: arn:aws:iam::123456789012:user/alice is not authorized to perform: ecs:ListClusters on resource: * "
+            "because no identity-based policy allows the ecs:ListClusters action");
+}
+
+TEST_F(AuthorizerTest, RootIsNotEvaluated) {
+  aws::Principal root;
+  root.account = AccountId(kAccount);
+  root.kind = PrincipalKind::kRoot;
+  root.arn = "arn:aws:iam::123456789012:root";
+  EXPECT_FALSE(authorizer_.Evaluates(root));
+  EXPECT_TRUE(authorizer_.Evaluates(Alice()));
+  EXPECT_TRUE(authorizer_.Evaluates(AppSession("s")));
 }
 
 }  // namespace
