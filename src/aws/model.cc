@@ -268,7 +268,8 @@ Status ServiceModel::Impl::Load(const json::object& root) {
       if (const json::value* h = op.get_object().if_contains("http"); h && h->is_object()) {
         const json::object& ho = h->get_object();
         if (const json::value* m = ho.if_contains("method"); m && m->is_string()) http.method = m->get_string();
-        if (const json::value* u = ho.if_contains("requestUri"); u && u->is_string()) http.request_uri = u->get_string();
+        if (const json::value* u = ho.if_contains("requestUri"); u && u->is_string())
+          http.request_uri = u->get_string();
         if (std::optional<double> code = NumberField(ho, "responseCode")) http.response_code = static_cast<int>(*code);
       }
       if (const json::value* in = op.get_object().if_contains("input"); in && in->is_object()) {
@@ -509,8 +510,8 @@ std::vector<HttpBinding> ServiceModel::HttpBindings() const {
       bm.location = LocationOf(m.location);
       bm.location_name = m.location_name;
       // A map bound to "querystring" without a name takes every parameter no other member binds.
-      if (bm.location_name.empty() && !(bm.location == HttpBinding::Location::kQueryString && target.type == Type::kMap))
-        bm.location_name = m.name;
+      const bool query_map = bm.location == HttpBinding::Location::kQueryString && target.type == Type::kMap;
+      if (bm.location_name.empty() && !query_map) bm.location_name = m.name;
       bm.kind = KindOf(target.type);
       const int element = target.type == Type::kList ? target.member : target.type == Type::kMap ? target.value : -1;
       if (element >= 0) bm.element = KindOf(impl_->shapes_[static_cast<size_t>(element)].type);

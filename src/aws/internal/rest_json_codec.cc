@@ -262,9 +262,9 @@ StatusOr<RestJsonRoute> RestJsonRoutes::Route(std::string_view method, std::stri
       });
       if (!present) continue;
     }
-    const bool better = best == nullptr || t.literals > best->literals ||
-                        (t.literals == best->literals && best->greedy && !t.greedy) ||
-                        (t.literals == best->literals && t.greedy == best->greedy && t.query.size() > best->query.size());
+    const bool tie = best != nullptr && t.literals == best->literals;
+    const bool better = best == nullptr || t.literals > best->literals || (tie && best->greedy && !t.greedy) ||
+                        (tie && t.greedy == best->greedy && t.query.size() > best->query.size());
     if (better) {
       best = &t;
       best_labels = std::move(labels);

@@ -4,6 +4,14 @@
 
 namespace paddock::toyjson10 {
 
+const ErrorDomain& ErrorDomainOf(Error) {
+  static constexpr ErrorDomain kDomain{"toyjson10", [](int code) -> std::string_view {
+                                         return static_cast<Error>(code) == Error::kCounterNotFound ? "CounterNotFound"
+                                                                                                    : "?";
+                                       }};
+  return kDomain;
+}
+
 int64_t Counters::Add(const Scope& scope, const std::string& name, int64_t amount) {
   std::lock_guard lock(mu_);
   return counters_[{scope.account.str(), scope.region.str(), name}] += amount;
@@ -12,7 +20,8 @@ int64_t Counters::Add(const Scope& scope, const std::string& name, int64_t amoun
 StatusOr<int64_t> Counters::Get(const Scope& scope, const std::string& name) const {
   std::lock_guard lock(mu_);
   auto it = counters_.find({scope.account.str(), scope.region.str(), name});
-  if (it == counters_.end()) return NotFound(fmt::format("No counter named '{}' exists.", name));
+  if (it == counters_.end())
+    return NotFound(fmt::format("No counter named '{}' exists.", name), Error::kCounterNotFound);
   return it->second;
 }
 

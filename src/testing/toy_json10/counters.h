@@ -13,11 +13,17 @@
 
 namespace paddock::toyjson10 {
 
+// The toy's failures, named on the wire by its adapter's table (api/toy_counters_service.cc).
+enum class Error {
+  kCounterNotFound = 1,  // NotFound
+};
+const ErrorDomain& ErrorDomainOf(Error);
+
 class Counters {
  public:
   // Adds `amount` to the counter `name` (created at 0); returns its new value.
   int64_t Add(const Scope& scope, const std::string& name, int64_t amount);
-  // NotFound when no counter `name` exists.
+  // NotFound (Error::kCounterNotFound) when no counter `name` exists.
   StatusOr<int64_t> Get(const Scope& scope, const std::string& name) const;
 
  private:

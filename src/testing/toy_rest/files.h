@@ -19,6 +19,13 @@
 
 namespace paddock::toyrest {
 
+// The toy's failures, named on the wire by its adapter's table (api/toy_files_service.cc).
+enum class Error {
+  kFileNotFound = 1,  // NotFound: no such file or version
+  kFileExists,        // AlreadyExists: a write without overwrite to an existing file
+};
+const ErrorDomain& ErrorDomainOf(Error);
+
 struct FileData {
   std::string content;
   std::string owner;  // may be empty
@@ -39,19 +46,21 @@ struct Overwrite {
 
 class Files {
  public:
-  // A new version of (bucket, key). AlreadyExists when the file exists and !overwrite.
+  // A new version of (bucket, key). AlreadyExists (Error::kFileExists) when the file exists and
+  // !overwrite.
   StatusOr<int64_t> Put(const Scope& scope, const std::string& bucket, const std::string& key, FileData data,
                         Overwrite overwrite);
-  // The latest version, or `version`. NotFound when there is no such file or version.
+  // The latest version, or `version`. NotFound (Error::kFileNotFound) when there is no such file
+  // or version.
   StatusOr<File> Get(const Scope& scope, const std::string& bucket, const std::string& key,
                      std::optional<int64_t> version) const;
-  // Every version number of the file, oldest first. NotFound when there is no such file.
+  // Every version number of the file, oldest first. NotFound (kFileNotFound) when there is none.
   StatusOr<std::vector<int64_t>> Versions(const Scope& scope, const std::string& bucket, const std::string& key) const;
   // Keys in `bucket` starting with `prefix`, sorted, at most `max`; only those whose latest
   // owner is one of `owners` when that is not empty.
   std::vector<std::string> List(const Scope& scope, const std::string& bucket, const std::string& prefix, size_t max,
                                 const std::vector<std::string>& owners) const;
-  // NotFound when there is no such file.
+  // NotFound (kFileNotFound) when there is no such file.
   Status Delete(const Scope& scope, const std::string& bucket, const std::string& key);
 
  private:

@@ -16,16 +16,6 @@ namespace json = boost::json;
 
 constexpr std::string_view kActions[] = {"AddToCounter", "GetCounter"};
 
-// The toy's error table: its owner's failures and the model's validation failures
-// (InvalidArgument without a detail), as its model's error shapes name them.
-struct ErrorName {
-  StatusCode code;
-  std::string_view type;
-};
-constexpr ErrorName kErrors[] = {
-    {StatusCode::kNotFound, "CounterNotFoundException"},
-    {StatusCode::kInvalidArgument, "ValidationException"},
-};
 
 }  // namespace
 
@@ -47,11 +37,13 @@ std::optional<aws::ThrottleGroup> ToyCountersService::ThrottleGroupFor(std::stri
   return std::nullopt;
 }
 
+// The toy's error table, as its model's error shapes name them: its owner's failures, and the
+// model's validation failures (InvalidArgument without a detail). The front's own failures
+// (signature, routing, decoding: aws::Error) keep their names.
 std::optional<aws::AwsError> ToyCountersService::ErrorFor(const Status& status) const {
-  // The front's own failures (signature, routing, decoding) keep their names.
-  if (status.detail().domain() != nullptr || !status.aws_type().empty()) return std::nullopt;
-  for (const ErrorName& e : kErrors)
-    if (e.code == status.code()) return aws::AwsError{std::string(e.type), 400};
+  if (IsError(status, Error::kCounterNotFound)) return aws::AwsError{"CounterNotFoundException", 400};
+  if (status.code() == StatusCode::kInvalidArgument && status.detail().domain() == nullptr)
+    return aws::AwsError{"ValidationException", 400};
   return std::nullopt;
 }
 

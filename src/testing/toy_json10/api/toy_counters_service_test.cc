@@ -95,7 +95,9 @@ class ToyCountersServiceTest : public ::testing::Test {
     http::Request req;
     req.method = "POST";
     req.target = "/";
-    req.headers = {{"Host", "localhost"}, {"Content-Type", std::string(kJson10)}, {"X-Amz-Target", std::string(target)}};
+    req.headers = {{"Host", "localhost"},
+                   {"Content-Type", std::string(kJson10)},
+                   {"X-Amz-Target", std::string(target)}};
     req.body = std::move(body);
     aws::SignRequest(req, {key_.id.str(), secret.empty() ? key_.secret : secret}, "eu-west-1", "toycounters",
                      SystemClock::Get().Now());
@@ -149,7 +151,8 @@ TEST_F(ToyCountersServiceTest, ErrorTypesAreFullShapeIds) {
   // The front's own: the request framework's namespace, as DynamoDB answers them.
   ExpectError(Call("ToyCounters_20261201.Explode", "{}"), "com.amazon.coral.service#UnknownOperationException",
               "UnknownOperationException");
-  ExpectError(Call("ToyCounters_20261201.AddToCounter", R"({"Name":)"), "com.amazon.coral.service#SerializationException",
+  ExpectError(Call("ToyCounters_20261201.AddToCounter", R"({"Name":)"),
+              "com.amazon.coral.service#SerializationException",
               "SerializationException");
   ExpectError(Call("ToyCounters_20261201.AddToCounter", R"({"Name":"visits","Amount":1})", "not-the-secret"),
               "com.amazon.coral.service#InvalidSignatureException", "InvalidSignatureException");

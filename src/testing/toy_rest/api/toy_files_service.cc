@@ -18,17 +18,6 @@ namespace json = boost::json;
 
 constexpr std::string_view kActions[] = {"PutFile", "GetFile", "ListFileVersions", "ListFiles", "DeleteFile"};
 
-// The toy's error table: its owner's failures by status code, and the model's validation
-// failures (InvalidArgument without a detail), as the model's error shapes name them.
-struct ErrorName {
-  StatusCode code;
-  aws::AwsError error;
-};
-const ErrorName kErrors[] = {
-    {StatusCode::kNotFound, {"FileNotFoundException", 404}},
-    {StatusCode::kAlreadyExists, {"FileExistsException", 409}},
-    {StatusCode::kInvalidArgument, {"ValidationException", 400}},
-};
 
 std::string StringMember(const json::object& input, std::string_view name) {
   const json::value* v = input.if_contains(name);
@@ -69,11 +58,18 @@ std::optional<aws::ThrottleGroup> ToyFilesService::ThrottleGroupFor(std::string_
   return std::nullopt;
 }
 
+// The toy's error table, as its model's error shapes name them and their httpStatusCode: its
+// owner's failures, and the model's validation failures (InvalidArgument without a detail).
+// The front's own failures (signature, routing, decoding: aws::Error) keep their names.
 std::optional<aws::AwsError> ToyFilesService::ErrorFor(const Status& status) const {
-  // The front's own failures (signature, routing, decoding) keep their names.
-  if (status.detail().domain() != nullptr || !status.aws_type().empty()) return std::nullopt;
-  for (const ErrorName& e : kErrors)
-    if (e.code == status.code()) return e.error;
+  if (std::optional<Error> e = status.detail().As<Error>()) {
+    switch (*e) {
+      case Error::kFileNotFound: return aws::AwsError{"FileNotFoundException", 404};
+      case Error::kFileExists: return aws::AwsError{"FileExistsException", 409};
+    }
+  }
+  if (status.code() == StatusCode::kInvalidArgument && status.detail().domain() == nullptr)
+    return aws::AwsError{"ValidationException", 400};
   return std::nullopt;
 }
 
