@@ -12,7 +12,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include <boost/json.hpp>
 
@@ -68,6 +70,10 @@ class ToyFilesServiceTest : public ::testing::Test {
     credentials_ = std::make_unique<iam::api::AccountCredentials>(*accounts_);
     aws::FrontOptions front_options;
     front_options.authorizer = &authorizer_;
+    front_options.observer = [this](const aws::RequestRecord& r) {
+      std::lock_guard lock(records_mu_);
+      records_.push_back(r);
+    };
     front_ = std::make_unique<aws::ApiFront>(front_options, SystemClock::Get(), *credentials_);
     front_->AddRestJsonService(service_.get());  // the registration: one line
 
@@ -131,6 +137,8 @@ class ToyFilesServiceTest : public ::testing::Test {
   std::unique_ptr<http::Server> server_;
   std::unique_ptr<http::Client> client_;
   int port_ = 0;
+  std::mutex records_mu_;
+  std::vector<aws::RequestRecord> records_;  // GUARDED_BY(records_mu_): the access log's view
 };
 
 TEST_F(ToyFilesServiceTest, EveryBindingReachesTheServiceByMemberName) {
@@ -245,6 +253,21 @@ TEST_F(ToyFilesServiceTest, TheFrontAuthenticatesAndAuthorizesForTheToy) {
   auto r = client_->Send(other);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->GetHeader("X-Amzn-ErrorType"), "UnknownOperationException") << r->body;
+}
+
+TEST_F(ToyFilesServiceTest, TheAccessLogSeesTheRoutedOperation) {
+  ASSERT_EQ(Send("PUT", "/buckets/docs/files/a.txt", R"({"Content":"x"})").status, 201);
+  ASSERT_EQ(Send("GET", "/buckets/docs/files/missing.txt").status, 404);
+  ASSERT_EQ(Send("GET", "/nothing").status, 404);
+  std::lock_guard lock(records_mu_);
+  ASSERT_EQ(records_.size(), 3u);
+  EXPECT_EQ((std::tie(records_[0].service, records_[0].action, records_[0].http_status)),
+            (std::make_tuple(std::string("toyfiles"), std::string("PutFile"), 201)));
+  EXPECT_EQ(records_[0].account, key_.account.str());
+  EXPECT_EQ((std::tie(records_[1].action, records_[1].error)),
+            (std::make_tuple(std::string("GetFile"), std::string("FileNotFoundException"))));
+  EXPECT_EQ((std::tie(records_[2].action, records_[2].error)),
+            (std::make_tuple(std::string(""), std::string("UnknownOperationException"))));
 }
 
 // botocore, built from the toy's own model, serializes, signs and parses every call the way
