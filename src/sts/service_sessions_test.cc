@@ -102,6 +102,19 @@ TEST_F(ServiceRoleSessionsTest, AMissingRoleOrAnUntrustingOneIsAnErrorEveryTime)
   EXPECT_TRUE(Get().ok());  // errors are not remembered
 }
 
+// ECS's launch-time check: Get's refusals, without minting or holding anything.
+TEST_F(ServiceRoleSessionsTest, MayAssumeChecksAsGetDoesAndMintsNothing) {
+  EXPECT_TRUE(tasks_.MayAssume(AccountId(kAccount), kRoleArn).ok());
+  EXPECT_EQ(tasks_.held(), 0u);
+  roles_.exists = false;
+  EXPECT_EQ(tasks_.MayAssume(AccountId(kAccount), kRoleArn).code(), StatusCode::kNotFound);
+  roles_.exists = true;
+  roles_.trusted = "ec2.amazonaws.com";
+  EXPECT_EQ(tasks_.MayAssume(AccountId(kAccount), kRoleArn).code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(tasks_.MayAssume(AccountId("210987654321"), kRoleArn).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(tasks_.held(), 0u);
+}
+
 TEST_F(ServiceRoleSessionsTest, AnotherAccountsRoleIsRefused) {
   auto c = tasks_.Get(AccountId("210987654321"), kRoleArn, "task-a");
   EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
