@@ -360,6 +360,52 @@ class Authorization(h.PaddockTestCase):
                                                ActionNames=["ecs:ListClusters"])
         self.assertEqual(cm.exception.response["Error"]["Code"], "NoSuchEntity")
 
+    def test_resource_tags_match_the_callers_principal_tag(self):
+        # aws:ResourceTag/team against ${aws:PrincipalTag/team}: the user's own IAM tags, read with
+        # its policies; a tag change decides the next call.
+        for name, team in (("blue-c", "blue"), ("red-c", "red")):
+            self.ecs.create_cluster(clusterName=name, tags=[{"key": "team", "value": team}])
+        self.iam.create_user(UserName="teamer", Tags=[{"Key": "team", "Value": "blue"}])
+        self.iam.put_user_policy(UserName="teamer", PolicyName="p", PolicyDocument=policy(allow(
+            "ecs:DescribeClusters",
+            Condition={"StringEquals": {"aws:ResourceTag/team": "${aws:PrincipalTag/team}"}})))
+        key = self.iam.create_access_key(UserName="teamer")["AccessKey"]
+        arn = f"arn:aws:iam::{self.account}:user/teamer"
+        ecs = client("ecs", self.server.endpoint, key["AccessKeyId"], key["SecretAccessKey"])
+        red = f"arn:aws:ecs:{h.REGION}:{self.account}:cluster/red-c"
+        blue = f"arn:aws:ecs:{h.REGION}:{self.account}:cluster/blue-c"
+        self.assertEqual(ecs.describe_clusters(clusters=["blue-c"])["clusters"][0]["clusterName"], "blue-c")
+        self.assertClientError("AccessDeniedException", ecs.describe_clusters, clusters=["red-c"],
+                               message=self.denial(arn, "ecs:DescribeClusters", red))
+        # Every cluster named is a question of its own: one denied denies the call.
+        self.assertClientError("AccessDeniedException", ecs.describe_clusters, clusters=[blue, "red-c"])
+        self.iam.tag_user(UserName="teamer", Tags=[{"Key": "team", "Value": "red"}])
+        self.assertEqual(ecs.describe_clusters(clusters=[red])["clusters"][0]["clusterName"], "red-c")
+        self.assertClientError("AccessDeniedException", ecs.describe_clusters, clusters=["blue-c"])
+        # A tag the resource gains decides the next call too.
+        self.ecs.tag_resource(resourceArn=blue, tags=[{"key": "team", "value": "red"}])
+        ecs.describe_clusters(clusters=["blue-c"])
+
+    def test_a_deny_outside_the_loopback_range_spares_local_callers(self):
+        # aws:SourceIp is the peer address the server sees (the tests connect from 127.0.0.1).
+        kid, secret = self.user("local-only", allow("ecs:ListClusters"), {
+            "Effect": "Deny", "Action": "*", "Resource": "*",
+            "Condition": {"NotIpAddress": {"aws:SourceIp": "127.0.0.0/8"}}})
+        ecs = client("ecs", self.server.endpoint, kid, secret)
+        ecs.list_clusters()
+        kid, secret = self.user("far-only", allow("ecs:ListClusters"), {
+            "Effect": "Deny", "Action": "*", "Resource": "*",
+            "Condition": {"NotIpAddress": {"aws:SourceIp": ["10.0.0.0/8", "192.0.2.7"]}}})
+        self.assertClientError("AccessDeniedException", client("ecs", self.server.endpoint, kid, secret).list_clusters,
+                               message=self.denial(self.user_arn, "ecs:ListClusters", "*", explicit=True))
+
+    def test_requested_region_is_the_credential_scopes_region(self):
+        kid, secret = self.user("one-region", allow("ecs:ListClusters",
+                                                    Condition={"StringEquals": {"aws:RequestedRegion": h.REGION}}))
+        client("ecs", self.server.endpoint, kid, secret).list_clusters()
+        self.assertClientError("AccessDeniedException",
+                               client("ecs", self.server.endpoint, kid, secret, region="eu-west-1").list_clusters)
+
     def cli(self, cli, kid, secret, *args):
         env = dict(os.environ, AWS_ACCESS_KEY_ID=kid, AWS_SECRET_ACCESS_KEY=secret, AWS_DEFAULT_REGION=h.REGION,
                    AWS_CONFIG_FILE="/dev/null", AWS_SHARED_CREDENTIALS_FILE="/dev/null")

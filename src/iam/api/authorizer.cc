@@ -1,6 +1,7 @@
 #include "iam/api/authorizer.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <iterator>
 #include <utility>
@@ -65,6 +66,21 @@ policy::NamedPolicy ParseNamed(const std::string& id, const std::string& text) {
   return policy::NamedPolicy{id, kNothing};
 }
 
+// Whether a policy of `set` reads an aws:ResourceTag key (in a condition or a variable).
+bool NamesResourceTags(const policy::PolicySet& set) {
+  auto names = [](const policy::NamedPolicy& p) {
+    for (const std::string& key : policy::ContextKeys(p.policy)) {
+      if (key.size() >= 16 && std::equal(key.begin(), key.begin() + 16, std::string_view("aws:resourcetag/").begin(),
+                                         [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; }))
+        return true;
+    }
+    return false;
+  };
+  return std::any_of(set.identity.begin(), set.identity.end(), names) ||
+         std::any_of(set.session.begin(), set.session.end(), names) || (set.boundary && names(*set.boundary)) ||
+         (set.resource && names(*set.resource));
+}
+
 bool SameDocuments(const PrincipalPolicies& a, const PrincipalPolicies& b) {
   auto same = [](const PrincipalPolicies::Document& x, const PrincipalPolicies::Document& y) {
     return x.source == y.source && x.text == y.text;
@@ -72,7 +88,7 @@ bool SameDocuments(const PrincipalPolicies& a, const PrincipalPolicies& b) {
   auto same_all = [&](const std::vector<PrincipalPolicies::Document>& x, const std::vector<PrincipalPolicies::Document>& y) {
     return std::equal(x.begin(), x.end(), y.begin(), y.end(), same);
   };
-  if (!same_all(a.identity, b.identity) || !same_all(a.session, b.session)) return false;
+  if (!same_all(a.identity, b.identity) || !same_all(a.session, b.session) || a.tags != b.tags) return false;
   if (a.boundary.has_value() != b.boundary.has_value()) return false;
   return !a.boundary || same(*a.boundary, *b.boundary);
 }
@@ -91,8 +107,8 @@ bool IsRootPrincipal(const aws::Principal& principal) {
          (principal.kind == aws::PrincipalKind::kFederatedUser && EndsWith(principal.arn, ":root"));
 }
 
-StatusOr<std::shared_ptr<const policy::PolicySet>> PolicyAuthorizer::PoliciesOf(const aws::Principal& principal,
-                                                                                 const PrincipalRef& entity) {
+StatusOr<std::shared_ptr<const PolicyAuthorizer::Entity>> PolicyAuthorizer::PoliciesOf(const aws::Principal& principal,
+                                                                                    const PrincipalRef& entity) {
   // The key, built in a per-thread buffer (no allocation per request); lengths first, so no two
   // different session policies make the same key.
   thread_local std::string cache_key;
@@ -109,7 +125,7 @@ StatusOr<std::shared_ptr<const policy::PolicySet>> PolicyAuthorizer::PoliciesOf(
     std::lock_guard lock(mu_);
     auto it = parsed_.find(cache_key);
     if (it != parsed_.end() && it->second.generation == generation && now - it->second.checked < Directory::kCacheTtl)
-      return it->second.set;
+      return it->second.entity;
   }
   ASSIGN_OR_RETURN(PrincipalPolicies documents,
                    directory_.PoliciesOf(principal.account, entity, principal.session_policy_arns));
@@ -119,15 +135,18 @@ StatusOr<std::shared_ptr<const policy::PolicySet>> PolicyAuthorizer::PoliciesOf(
     if (it != parsed_.end() && SameDocuments(it->second.documents, documents)) {
       it->second.generation = generation;
       it->second.checked = now;
-      return it->second.set;
+      return it->second.entity;
     }
   }
-  auto set = std::make_shared<policy::PolicySet>();
-  for (const auto& d : documents.identity) set->identity.push_back(ParseNamed(d.source, d.text));
-  if (documents.boundary) set->boundary = ParseNamed(documents.boundary->source, documents.boundary->text);
-  if (!principal.session_policy.empty()) set->session.push_back(ParseNamed("session policy", principal.session_policy));
-  for (const auto& d : documents.session) set->session.push_back(ParseNamed(d.source, d.text));
-  std::shared_ptr<const policy::PolicySet> out = set;
+  auto parsed = std::make_shared<Entity>();
+  policy::PolicySet& set = parsed->set;
+  for (const auto& d : documents.identity) set.identity.push_back(ParseNamed(d.source, d.text));
+  if (documents.boundary) set.boundary = ParseNamed(documents.boundary->source, documents.boundary->text);
+  if (!principal.session_policy.empty()) set.session.push_back(ParseNamed("session policy", principal.session_policy));
+  for (const auto& d : documents.session) set.session.push_back(ParseNamed(d.source, d.text));
+  for (const Tag& t : documents.tags) parsed->tags.emplace_back(fmt::format("aws:PrincipalTag/{}", t.key), t.value);
+  parsed->reads_resource_tags = NamesResourceTags(set);
+  std::shared_ptr<const Entity> out = parsed;
   std::lock_guard lock(mu_);
   // Bounded: a cache of every principal ever seen would grow with role sessions.
   if (parsed_.size() >= 4096) parsed_.clear();
@@ -135,12 +154,13 @@ StatusOr<std::shared_ptr<const policy::PolicySet>> PolicyAuthorizer::PoliciesOf(
   return out;
 }
 
-StatusOr<PolicyAuthorizer::Evaluation> PolicyAuthorizer::Evaluate(const aws::Principal& principal,
-                                                                  const aws::AuthRequest& request, TimePoint now) {
+StatusOr<PolicyAuthorizer::Evaluation> PolicyAuthorizer::Evaluate(const aws::CallContext& call,
+                                                                  const aws::AuthRequest& request) {
+  const aws::Principal& principal = call.principal;
   ASSIGN_OR_RETURN(Subject subject, SubjectOf(principal));
-  ASSIGN_OR_RETURN(auto set, PoliciesOf(principal, subject.entity));
+  ASSIGN_OR_RETURN(std::shared_ptr<const Entity> entity, PoliciesOf(principal, subject.entity));
   policy::RequestContext ctx(std::move(subject.principal), request.action, request.resource);
-  const auto secs = std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
+  const auto secs = std::chrono::duration_cast<std::chrono::seconds>(call.now.time_since_epoch()).count();
   // The time keys change once a second: format them once a second per thread.
   thread_local int64_t formatted_secs = -1;
   thread_local std::string current_time, epoch_time;
@@ -152,7 +172,17 @@ StatusOr<PolicyAuthorizer::Evaluation> PolicyAuthorizer::Evaluate(const aws::Pri
   ctx.Set("aws:CurrentTime", current_time);
   ctx.Set("aws:EpochTime", epoch_time);
   ctx.Set("aws:SecureTransport", "false");
+  if (!call.source_ip.empty()) ctx.Set("aws:SourceIp", call.source_ip);
+  if (!call.scope.region.str().empty()) ctx.Set("aws:RequestedRegion", call.scope.region.str());
+  // The entity's tags, then the session's: a session tag replaces the role's tag of the same key
+  // (AWS, "Passing session tags in AWS STS": session tags override the role's). Keys compare
+  // ignoring case, as the context's do.
+  for (const auto& [k, v] : entity->tags) ctx.Set(k, v);
   for (const auto& [k, v] : principal.session_tags) ctx.Set(fmt::format("aws:PrincipalTag/{}", k), v);
+  if (entity->reads_resource_tags && request.resource_tags) {
+    ASSIGN_OR_RETURN(auto tags, request.resource_tags());
+    for (auto& [k, v] : tags) ctx.Set(fmt::format("aws:ResourceTag/{}", k), std::move(v));
+  }
   // A key the request names more than once is multivalued (aws:TagKeys): its values, in order.
   const auto& keys = request.context;
   for (size_t i = 0; i < keys.size(); ++i) {
@@ -163,13 +193,15 @@ StatusOr<PolicyAuthorizer::Evaluation> PolicyAuthorizer::Evaluate(const aws::Pri
       if (same_key(keys[j])) values.push_back(keys[j].second);
     ctx.SetMulti(keys[i].first, std::move(values));
   }
-  policy::EvaluationResult result = policy::Evaluate(ctx, *set);
+  policy::EvaluationResult result = policy::Evaluate(ctx, entity->set);
+  // The set lives as long as `entity` (an aliasing pointer).
+  std::shared_ptr<const policy::PolicySet> set(entity, &entity->set);
   return Evaluation{std::move(result), std::move(ctx), std::move(set)};
 }
 
-Status PolicyAuthorizer::Authorize(const aws::Principal& principal, const aws::AuthRequest& request, TimePoint now) {
-  if (IsRootPrincipal(principal)) return OkStatus();
-  ASSIGN_OR_RETURN(Evaluation e, Evaluate(principal, request, now));
+Status PolicyAuthorizer::Authorize(const aws::CallContext& call, const aws::AuthRequest& request) {
+  if (IsRootPrincipal(call.principal)) return OkStatus();
+  ASSIGN_OR_RETURN(Evaluation e, Evaluate(call, request));
   if (e.result.decision == policy::Decision::kAllow) return OkStatus();
   return PermissionDenied(policy::DenialMessage(e.context, e.result), "AccessDeniedException");
 }

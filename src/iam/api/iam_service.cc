@@ -306,11 +306,18 @@ StatusOr<std::string> Simulate(Directory& directory, PolicyAuthorizer* authorize
   std::vector<std::string> resources = ListOf(in, "ResourceArns");
   if (resources.empty()) resources.push_back("*");
   const auto context = ContextEntriesOf(in);
+  // The simulated call: the principal's own keys and tags, at the simulation's time, but no
+  // source address or region (AWS's simulator takes those only from ContextEntries).
+  aws::CallContext simulated;
+  simulated.scope.account = account;
+  simulated.principal = std::move(who);
+  simulated.now = ctx.now;
+  simulated.action = ctx.action;
   std::string out = "<EvaluationResults>";
   for (const std::string& action : ListOf(in, "ActionNames")) {
     for (const std::string& resource : resources) {
       ASSIGN_OR_RETURN(PolicyAuthorizer::Evaluation e,
-                       authorizer->Evaluate(who, aws::AuthRequest{action, resource, context}, ctx.now));
+                       authorizer->Evaluate(simulated, aws::AuthRequest{action, resource, context}));
       out += "<member>" + X("EvalActionName", action) + X("EvalResourceName", resource) +
              X("EvalDecision", DecisionName(e.result.decision)) + "<MatchedStatements>";
       for (const policy::MatchedStatement& m : e.result.matched) {
@@ -320,7 +327,7 @@ StatusOr<std::string> Simulate(Directory& directory, PolicyAuthorizer* authorize
           p = &e.policies->identity[m.policy_index];
           type = p->id.starts_with("arn:aws:iam::aws:") ? "aws-managed"
                  : p->id.starts_with("arn:")           ? "user-managed"
-                 : who.kind == aws::PrincipalKind::kUser ? "user"
+                 : simulated.principal.kind == aws::PrincipalKind::kUser ? "user"
                                                           : "role";
         } else if (m.type == policy::PolicyType::kPermissionsBoundary && e.policies->boundary) {
           p = &*e.policies->boundary;
