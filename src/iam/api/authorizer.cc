@@ -155,10 +155,26 @@ StatusOr<std::shared_ptr<const PolicyAuthorizer::Entity>> PolicyAuthorizer::Poli
 }
 
 StatusOr<PolicyAuthorizer::Evaluation> PolicyAuthorizer::Evaluate(const aws::CallContext& call,
-                                                                  const aws::AuthRequest& request) {
+                                                                  const aws::AuthRequest& request,
+                                                                  const Overrides* overrides) {
   const aws::Principal& principal = call.principal;
   ASSIGN_OR_RETURN(Subject subject, SubjectOf(principal));
   ASSIGN_OR_RETURN(std::shared_ptr<const Entity> entity, PoliciesOf(principal, subject.entity));
+  // `decider`'s policies decide; `entity` gives the principal's tags.
+  std::shared_ptr<const Entity> decider = entity;
+  if (overrides != nullptr) {
+    if (overrides->policies_of) {
+      ASSIGN_OR_RETURN(decider, PoliciesOf(principal, *overrides->policies_of));
+    }
+    if (!overrides->extra_identity.empty()) {
+      auto widened = std::make_shared<Entity>(*decider);
+      policy::PolicySet extra;
+      extra.identity = overrides->extra_identity;
+      widened->reads_resource_tags = widened->reads_resource_tags || NamesResourceTags(extra);
+      for (policy::NamedPolicy& p : extra.identity) widened->set.identity.push_back(std::move(p));
+      decider = std::move(widened);
+    }
+  }
   policy::RequestContext ctx(std::move(subject.principal), request.action, request.resource);
   const auto secs = std::chrono::duration_cast<std::chrono::seconds>(call.now.time_since_epoch()).count();
   // The time keys change once a second: format them once a second per thread.
@@ -179,7 +195,7 @@ StatusOr<PolicyAuthorizer::Evaluation> PolicyAuthorizer::Evaluate(const aws::Cal
   // ignoring case, as the context's do.
   for (const auto& [k, v] : entity->tags) ctx.Set(k, v);
   for (const auto& [k, v] : principal.session_tags) ctx.Set(fmt::format("aws:PrincipalTag/{}", k), v);
-  if (entity->reads_resource_tags && request.resource_tags) {
+  if (decider->reads_resource_tags && request.resource_tags) {
     ASSIGN_OR_RETURN(auto tags, request.resource_tags());
     for (auto& [k, v] : tags) ctx.Set(fmt::format("aws:ResourceTag/{}", k), std::move(v));
   }
@@ -193,9 +209,9 @@ StatusOr<PolicyAuthorizer::Evaluation> PolicyAuthorizer::Evaluate(const aws::Cal
       if (same_key(keys[j])) values.push_back(keys[j].second);
     ctx.SetMulti(keys[i].first, std::move(values));
   }
-  policy::EvaluationResult result = policy::Evaluate(ctx, entity->set);
-  // The set lives as long as `entity` (an aliasing pointer).
-  std::shared_ptr<const policy::PolicySet> set(entity, &entity->set);
+  policy::EvaluationResult result = policy::Evaluate(ctx, decider->set);
+  // The set lives as long as `decider` (an aliasing pointer).
+  std::shared_ptr<const policy::PolicySet> set(decider, &decider->set);
   return Evaluation{std::move(result), std::move(ctx), std::move(set)};
 }
 

@@ -22,6 +22,7 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -47,7 +48,15 @@ class PolicyAuthorizer final : public aws::Authorizer {
     policy::RequestContext context;
     std::shared_ptr<const policy::PolicySet> policies;
   };
-  StatusOr<Evaluation> Evaluate(const aws::CallContext& call, const aws::AuthRequest& request);
+  // What a simulation changes (SimulatePrincipalPolicy's CallerArn and PolicyInputList): whose
+  // policies decide, when not call.principal's own user or role, and identity policies evaluated
+  // with them. The principal's keys and tags stay call.principal's.
+  struct Overrides {
+    std::optional<PrincipalRef> policies_of;
+    std::vector<policy::NamedPolicy> extra_identity;
+  };
+  StatusOr<Evaluation> Evaluate(const aws::CallContext& call, const aws::AuthRequest& request,
+                                const Overrides* overrides = nullptr);
 
  private:
   // What one user or role (with one set of session policies) brings to every request it makes.
