@@ -503,6 +503,26 @@ class Authorization(h.PaddockTestCase):
             self.iam.simulate_principal_policy(PolicySourceArn=base, ActionNames=actions, Marker="nope")
         self.assertEqual(cm.exception.response["Error"]["Code"], "InvalidInput")
 
+    def test_a_trust_policy_sees_the_callers_tags_and_address(self):
+        # The trust question's context is built where every call's is: the caller's IAM tags and
+        # the address it calls from reach the role's trust policy.
+        trust = {"Version": "2012-10-17", "Statement": [{
+            "Effect": "Allow", "Principal": {"AWS": self.account}, "Action": "sts:AssumeRole",
+            "Condition": {"StringEquals": {"aws:PrincipalTag/team": "blue"},
+                          "IpAddress": {"aws:SourceIp": "127.0.0.0/8"}}}]}
+        role_arn = self.iam.create_role(RoleName="blue-door", AssumeRolePolicyDocument=json.dumps(trust))["Role"]["Arn"]
+        keys = {}
+        for name, team in (("door-blue", "blue"), ("door-red", "red")):
+            self.iam.create_user(UserName=name, Tags=[{"Key": "team", "Value": team}])
+            self.iam.put_user_policy(UserName=name, PolicyName="p", PolicyDocument=policy(allow("sts:AssumeRole", role_arn)))
+            key = self.iam.create_access_key(UserName=name)["AccessKey"]
+            keys[team] = client("sts", self.server.endpoint, key["AccessKeyId"], key["SecretAccessKey"])
+        got = keys["blue"].assume_role(RoleArn=role_arn, RoleSessionName="door")
+        self.assertTrue(got["AssumedRoleUser"]["Arn"].endswith(":assumed-role/blue-door/door"))
+        self.assertClientError("AccessDenied", keys["red"].assume_role, RoleArn=role_arn, RoleSessionName="door",
+                               status=403, message=f"User: arn:aws:iam::{self.account}:user/door-red is not "
+                                                   f"authorized to perform: sts:AssumeRole on resource: {role_arn}")
+
     def cli(self, cli, kid, secret, *args):
         env = dict(os.environ, AWS_ACCESS_KEY_ID=kid, AWS_SECRET_ACCESS_KEY=secret, AWS_DEFAULT_REGION=h.REGION,
                    AWS_CONFIG_FILE="/dev/null", AWS_SHARED_CREDENTIALS_FILE="/dev/null")

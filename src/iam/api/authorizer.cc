@@ -154,6 +154,57 @@ StatusOr<std::shared_ptr<const PolicyAuthorizer::Entity>> PolicyAuthorizer::Poli
   return out;
 }
 
+StatusOr<policy::RequestContext> PolicyAuthorizer::BuildContext(const aws::CallContext& call,
+                                                                const aws::AuthRequest& request,
+                                                                policy::Principal principal, const Entity* entity,
+                                                                bool resource_tags) {
+  policy::RequestContext ctx(std::move(principal), request.action, request.resource);
+  const auto secs = std::chrono::duration_cast<std::chrono::seconds>(call.now.time_since_epoch()).count();
+  // The time keys change once a second: format them once a second per thread.
+  thread_local int64_t formatted_secs = -1;
+  thread_local std::string current_time, epoch_time;
+  if (secs != formatted_secs) {
+    current_time = fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(static_cast<std::time_t>(secs)));
+    epoch_time = std::to_string(secs);
+    formatted_secs = secs;
+  }
+  ctx.Set("aws:CurrentTime", current_time);
+  ctx.Set("aws:EpochTime", epoch_time);
+  ctx.Set("aws:SecureTransport", "false");
+  if (!call.source_ip.empty()) ctx.Set("aws:SourceIp", call.source_ip);
+  if (!call.scope.region.str().empty()) ctx.Set("aws:RequestedRegion", call.scope.region.str());
+  // The entity's tags, then the session's: a session tag replaces the role's tag of the same key
+  // (AWS, "Passing session tags in AWS STS": session tags override the role's). Keys compare
+  // ignoring case, as the context's do.
+  if (entity != nullptr)
+    for (const auto& [k, v] : entity->tags) ctx.Set(k, v);
+  for (const auto& [k, v] : call.principal.session_tags) ctx.Set(fmt::format("aws:PrincipalTag/{}", k), v);
+  if (resource_tags && request.resource_tags) {
+    ASSIGN_OR_RETURN(auto tags, request.resource_tags());
+    for (auto& [k, v] : tags) ctx.Set(fmt::format("aws:ResourceTag/{}", k), std::move(v));
+  }
+  // A key the request names more than once is multivalued (aws:TagKeys): its values, in order.
+  const auto& keys = request.context;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    auto same_key = [&](const auto& kv) { return kv.first == keys[i].first; };
+    if (std::any_of(keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(i), same_key)) continue;  // done
+    std::vector<std::string> values;
+    for (size_t j = i; j < keys.size(); ++j)
+      if (same_key(keys[j])) values.push_back(keys[j].second);
+    ctx.SetMulti(keys[i].first, std::move(values));
+  }
+  return ctx;
+}
+
+StatusOr<policy::RequestContext> PolicyAuthorizer::ContextOf(const aws::CallContext& call,
+                                                             const aws::AuthRequest& request) {
+  if (IsRootPrincipal(call.principal))
+    return BuildContext(call, request, EvaluatedPrincipal(call.principal), nullptr, false);
+  ASSIGN_OR_RETURN(Subject subject, SubjectOf(call.principal));
+  ASSIGN_OR_RETURN(std::shared_ptr<const Entity> entity, PoliciesOf(call.principal, subject.entity));
+  return BuildContext(call, request, std::move(subject.principal), entity.get(), false);
+}
+
 StatusOr<PolicyAuthorizer::Evaluation> PolicyAuthorizer::Evaluate(const aws::CallContext& call,
                                                                   const aws::AuthRequest& request,
                                                                   const Overrides* overrides) {
@@ -175,40 +226,8 @@ StatusOr<PolicyAuthorizer::Evaluation> PolicyAuthorizer::Evaluate(const aws::Cal
       decider = std::move(widened);
     }
   }
-  policy::RequestContext ctx(std::move(subject.principal), request.action, request.resource);
-  const auto secs = std::chrono::duration_cast<std::chrono::seconds>(call.now.time_since_epoch()).count();
-  // The time keys change once a second: format them once a second per thread.
-  thread_local int64_t formatted_secs = -1;
-  thread_local std::string current_time, epoch_time;
-  if (secs != formatted_secs) {
-    current_time = fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(static_cast<std::time_t>(secs)));
-    epoch_time = std::to_string(secs);
-    formatted_secs = secs;
-  }
-  ctx.Set("aws:CurrentTime", current_time);
-  ctx.Set("aws:EpochTime", epoch_time);
-  ctx.Set("aws:SecureTransport", "false");
-  if (!call.source_ip.empty()) ctx.Set("aws:SourceIp", call.source_ip);
-  if (!call.scope.region.str().empty()) ctx.Set("aws:RequestedRegion", call.scope.region.str());
-  // The entity's tags, then the session's: a session tag replaces the role's tag of the same key
-  // (AWS, "Passing session tags in AWS STS": session tags override the role's). Keys compare
-  // ignoring case, as the context's do.
-  for (const auto& [k, v] : entity->tags) ctx.Set(k, v);
-  for (const auto& [k, v] : principal.session_tags) ctx.Set(fmt::format("aws:PrincipalTag/{}", k), v);
-  if (decider->reads_resource_tags && request.resource_tags) {
-    ASSIGN_OR_RETURN(auto tags, request.resource_tags());
-    for (auto& [k, v] : tags) ctx.Set(fmt::format("aws:ResourceTag/{}", k), std::move(v));
-  }
-  // A key the request names more than once is multivalued (aws:TagKeys): its values, in order.
-  const auto& keys = request.context;
-  for (size_t i = 0; i < keys.size(); ++i) {
-    auto same_key = [&](const auto& kv) { return kv.first == keys[i].first; };
-    if (std::any_of(keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(i), same_key)) continue;  // done
-    std::vector<std::string> values;
-    for (size_t j = i; j < keys.size(); ++j)
-      if (same_key(keys[j])) values.push_back(keys[j].second);
-    ctx.SetMulti(keys[i].first, std::move(values));
-  }
+  ASSIGN_OR_RETURN(policy::RequestContext ctx, BuildContext(call, request, std::move(subject.principal), entity.get(),
+                                                           decider->reads_resource_tags));
   policy::EvaluationResult result = policy::Evaluate(ctx, decider->set);
   // The set lives as long as `decider` (an aliasing pointer).
   std::shared_ptr<const policy::PolicySet> set(decider, &decider->set);

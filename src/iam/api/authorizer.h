@@ -58,6 +58,11 @@ class PolicyAuthorizer final : public aws::Authorizer {
   StatusOr<Evaluation> Evaluate(const aws::CallContext& call, const aws::AuthRequest& request,
                                 const Overrides* overrides = nullptr);
 
+  // The request context of `request` made by call.principal, without evaluating it: for a
+  // resource's own policy decided elsewhere (a role's trust policy, IamRoleDirectory). The same
+  // keys as Evaluate's but aws:ResourceTag/*. Root gets the time, source and region keys only.
+  StatusOr<policy::RequestContext> ContextOf(const aws::CallContext& call, const aws::AuthRequest& request);
+
  private:
   // What one user or role (with one set of session policies) brings to every request it makes.
   struct Entity {
@@ -76,6 +81,12 @@ class PolicyAuthorizer final : public aws::Authorizer {
   // entity and session policies, so every session of a role without its own session policies
   // shares one.
   StatusOr<std::shared_ptr<const Entity>> PoliciesOf(const aws::Principal& principal, const PrincipalRef& entity);
+
+  // The one builder of a request context (Evaluate, ContextOf): `principal` as the evaluator
+  // sees call.principal, `entity` the user or role whose IAM tags it carries (null: none),
+  // `resource_tags` whether to read request.resource_tags.
+  StatusOr<policy::RequestContext> BuildContext(const aws::CallContext& call, const aws::AuthRequest& request,
+                                                policy::Principal principal, const Entity* entity, bool resource_tags);
 
   Directory& directory_;
   const Clock& clock_;
