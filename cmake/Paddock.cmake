@@ -36,3 +36,20 @@ function(paddock_add_fuzzer name)
   target_link_options(${name} PRIVATE -fsanitize=fuzzer,address,undefined)
   target_link_libraries(${name} PRIVATE ${A_DEPS})
 endfunction()
+
+# paddock_embed(var INPUT file OUTPUT name.cc FUNCTION f NAMESPACE ns HEADER h COMMENT text):
+# generates ${CMAKE_CURRENT_BINARY_DIR}/name.cc defining `std::string_view ns::f()` (declared in
+# h) that returns `file`'s bytes (cmake/embed.cmake), and sets `var` to its path for a target's
+# SOURCES. How a service embeds its botocore model and a module its data files.
+function(paddock_embed var)
+  cmake_parse_arguments(A "" "INPUT;OUTPUT;FUNCTION;NAMESPACE;HEADER;COMMENT" "" ${ARGN})
+  set(out ${CMAKE_CURRENT_BINARY_DIR}/${A_OUTPUT})
+  add_custom_command(
+    OUTPUT ${out}
+    COMMAND ${CMAKE_COMMAND} -DINPUT=${A_INPUT} -DOUTPUT=${out} -DFUNCTION=${A_FUNCTION} -DNAMESPACE=${A_NAMESPACE}
+            -DHEADER=${A_HEADER} -P ${PROJECT_SOURCE_DIR}/cmake/embed.cmake
+    DEPENDS ${A_INPUT} ${PROJECT_SOURCE_DIR}/cmake/embed.cmake
+    COMMENT ${A_COMMENT}
+    VERBATIM)
+  set(${var} ${out} PARENT_SCOPE)
+endfunction()

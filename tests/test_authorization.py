@@ -91,6 +91,27 @@ class Authorization(h.PaddockTestCase):
                                message=self.denial(self.user_arn, "ecs:DeleteCluster", arn, explicit=True))
         self.assertEqual(self.ecs.describe_clusters(clusters=["keep-me"])["clusters"][0]["status"], "ACTIVE")
 
+    def test_ec2_denies_with_unauthorized_operation(self):
+        # EC2's own denial: UnauthorizedOperation, HTTP 403, its prefix and no resource named
+        # (docs/contracts/default-vpc.md, "Authorization").
+        kid, secret = self.user("ec2-reader", allow("ec2:DescribeVpcs"), deny("ec2:CreateSecurityGroup"))
+        ec2 = client("ec2", self.server.endpoint, kid, secret)
+        vpc_id = ec2.describe_vpcs()["Vpcs"][0]["VpcId"]
+        prefix = "You are not authorized to perform this operation. "
+        self.assertClientError(
+            "UnauthorizedOperation", ec2.describe_subnets, status=403,
+            message=prefix + f"User: {self.user_arn} is not authorized to perform: ec2:DescribeSubnets "
+                             "because no identity-based policy allows the ec2:DescribeSubnets action")
+        self.assertClientError(
+            "UnauthorizedOperation", ec2.create_security_group, GroupName="denied-group", Description="d",
+            VpcId=vpc_id, status=403,
+            message=prefix + f"User: {self.user_arn} is not authorized to perform: ec2:CreateSecurityGroup "
+                             "with an explicit deny in an identity-based policy")
+        # The denied create changed nothing.
+        root_ec2 = client("ec2", self.server.endpoint, self.key_id, self.secret)
+        self.assertEqual(root_ec2.describe_security_groups(
+            Filters=[{"Name": "group-name", "Values": ["denied-group"]}])["SecurityGroups"], [])
+
     def test_a_cluster_condition_scopes_writes_but_not_tag_resource(self):
         # ADR-0005's grant: writes scoped with ArnEquals ecs:cluster. TagResource carries no
         # ecs:cluster key, so the condition never holds for it, as on AWS.

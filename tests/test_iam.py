@@ -150,10 +150,12 @@ class Roles(IamTestCase):
         self.assertEqual(got["Description"], "the app")
         self.assertEqual(got["Tags"], [{"Key": "team", "Value": "core"}])
         self.iam.update_role(RoleName="app-role", Description="new", MaxSessionDuration=3600)
-        self.iam.update_assume_role_policy(RoleName="app-role", PolicyDocument=json.dumps(DOC))
+        ec2_trust = {"Version": "2012-10-17", "Statement": [
+            {"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}]}
+        self.iam.update_assume_role_policy(RoleName="app-role", PolicyDocument=json.dumps(ec2_trust))
         got = self.iam.get_role(RoleName="app-role")["Role"]
         self.assertEqual((got["Description"], got["MaxSessionDuration"], got["AssumeRolePolicyDocument"]),
-                         ("new", 3600, DOC))
+                         ("new", 3600, ec2_trust))
         self.iam.tag_role(RoleName="app-role", Tags=[{"Key": "env", "Value": "dev"}])
         self.iam.untag_role(RoleName="app-role", TagKeys=["team"])
         self.assertEqual(self.iam.list_role_tags(RoleName="app-role")["Tags"], [{"Key": "env", "Value": "dev"}])
@@ -167,7 +169,7 @@ class Roles(IamTestCase):
         self.assertIamError("EntityAlreadyExists", 409, self.new_role, "DUP-role",
                             message="Role with name DUP-role already exists.")
         self.assertIamError("MalformedPolicyDocument", 400, self.iam.create_role, RoleName="bad-doc",
-                            AssumeRolePolicyDocument="{not json", message="Syntax errors in policy.")
+                            AssumeRolePolicyDocument="{not json", message="This policy contains invalid Json")
         self.assertIamError("ValidationError", 400, self.iam.create_role, RoleName="bad name!",
                             AssumeRolePolicyDocument=json.dumps(TRUST),
                             message="1 validation error detected: Value 'bad name!' at 'roleName' failed to satisfy "
@@ -320,7 +322,20 @@ class ManagedPolicies(IamTestCase):
 
     def test_malformed_policy_document(self):
         self.assertIamError("MalformedPolicyDocument", 400, self.iam.create_policy, PolicyName="broken",
-                            PolicyDocument="[1, 2", message="Syntax errors in policy.")
+                            PolicyDocument="[1, 2", message="This policy contains invalid Json")
+        # The grammar is checked when the document is written, with AWS's texts; nothing is made.
+        with_principal = {"Version": "2012-10-17", "Statement": [
+            {"Effect": "Allow", "Principal": "*", "Action": "ecs:*", "Resource": "*"}]}
+        self.assertIamError("MalformedPolicyDocument", 400, self.iam.create_policy, PolicyName="broken",
+                            PolicyDocument=json.dumps(with_principal),
+                            message="Policy document should not specify a principal.")
+        self.assertIamError("MalformedPolicyDocument", 400, self.iam.create_role, RoleName="broken",
+                            AssumeRolePolicyDocument=json.dumps(
+                                {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole"}]}),
+                            message="Missing required field Principal")
+        names = [p["PolicyName"] for p in self.iam.list_policies(Scope="Local")["Policies"]]
+        self.assertNotIn("broken", names)
+        self.assertNotIn("broken", [r["RoleName"] for r in self.iam.list_roles()["Roles"]])
 
 
 class InlinePolicies(IamTestCase):

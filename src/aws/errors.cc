@@ -10,13 +10,14 @@ struct Row {
   std::string_view name;  // for logs
   std::string_view type;
   int http_status;
+  std::string_view query_type = {};  // the Query dialect's code when it differs
 };
 
 // Every aws::Error, once: its name in logs, its AWS code and its HTTP status.
 constexpr std::array kTable{
     Row{Error::kUnknownOperation, "UnknownOperation", "UnknownOperationException", 400},
     Row{Error::kSerialization, "Serialization", "SerializationException", 400},
-    Row{Error::kThrottling, "Throttling", "ThrottlingException", 400},
+    Row{Error::kThrottling, "Throttling", "ThrottlingException", 400, "Throttling"},
     Row{Error::kIncompleteSignature, "IncompleteSignature", "IncompleteSignatureException", 400},
     Row{Error::kInvalidSignature, "InvalidSignature", "InvalidSignatureException", 400},
     Row{Error::kMissingAuthenticationToken, "MissingAuthenticationToken", "MissingAuthenticationTokenException", 400},
@@ -34,23 +35,16 @@ const Row* Find(Error e) {
   return nullptr;
 }
 
-}  // namespace
+struct Answer {
+  std::string_view type;
+  int http_status;
+};
 
-const ErrorDomain& ErrorDomainOf(Error) {
-  static constexpr ErrorDomain kDomain{"aws", [](int code) -> std::string_view {
-                                         const Row* r = Find(static_cast<Error>(code));
-                                         return r ? r->name : "?";
-                                       }};
-  return kDomain;
-}
-
-AwsError AwsErrorFor(const Status& status) {
-  if (std::optional<Error> e = status.detail().As<Error>()) {
-    if (const Row* r = Find(*e)) return {std::string(r->type), r->http_status};
-  }
+// The answer for a status code alone.
+Answer DefaultFor(StatusCode code, Dialect dialect) {
   int http_status = 400;
   std::string_view type;
-  switch (status.code()) {
+  switch (code) {
     case StatusCode::kOk:  // not an error; answer as a bug would be answered
     case StatusCode::kInternal:
     case StatusCode::kDataLoss:
@@ -67,13 +61,38 @@ AwsError AwsErrorFor(const Status& status) {
     case StatusCode::kNotFound:
     case StatusCode::kAlreadyExists:
     case StatusCode::kFailedPrecondition: type = "ClientException"; break;
-    case StatusCode::kPermissionDenied: type = "AccessDeniedException"; break;
+    case StatusCode::kPermissionDenied:
+      if (dialect == Dialect::kQuery) return {"AccessDenied", 403};
+      type = "AccessDeniedException";
+      break;
     case StatusCode::kUnauthenticated: type = "UnrecognizedClientException"; break;
     case StatusCode::kResourceExhausted: type = "ThrottlingException"; break;
   }
-  if (!status.aws_type().empty()) type = status.aws_type();
-  if (type == "ServiceUnavailableException") http_status = 503;
-  return {std::string(type), http_status};
+  return {type, http_status};
+}
+
+}  // namespace
+
+const ErrorDomain& ErrorDomainOf(Error) {
+  static constexpr ErrorDomain kDomain{"aws", [](int code) -> std::string_view {
+                                         const Row* r = Find(static_cast<Error>(code));
+                                         return r ? r->name : "?";
+                                       }};
+  return kDomain;
+}
+
+AwsError AwsErrorFor(const Status& status, Dialect dialect) {
+  if (std::optional<Error> e = status.detail().As<Error>()) {
+    if (const Row* r = Find(*e)) {
+      const bool query = dialect == Dialect::kQuery && !r->query_type.empty();
+      return {std::string(query ? r->query_type : r->type), r->http_status};
+    }
+  }
+  const Answer answer = DefaultFor(status.code(), dialect);
+  const std::string& named = status.aws_type();  // DEPRECATED
+  if (named.empty() || named == DefaultFor(status.code(), Dialect::kJson).type)
+    return {std::string(answer.type), answer.http_status};
+  return {named, named == "ServiceUnavailableException" ? 503 : answer.http_status};
 }
 
 std::optional<Error> ErrorFromAwsCode(std::string_view type) {

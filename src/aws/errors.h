@@ -42,11 +42,19 @@ struct AwsError {
   int http_status;
 };
 
+// The two families of AWS protocols, which name two of the shared failures differently.
+enum class Dialect {
+  kJson,   // ECS and the other JSON services
+  kQuery,  // IAM, STS, EC2: PermissionDenied is AccessDenied with HTTP 403; kThrottling is Throttling
+};
+
 // The answer for a failed Status that no service's table claimed: its aws::Error detail's code,
 // else (deprecated) its aws_type() when set, else the default for its code (kInvalidArgument ->
 // InvalidParameterException 400, kNotFound -> ClientException 400, kInternal -> ServerException
-// 500, kUnavailable -> ServerException 503, ...).
-AwsError AwsErrorFor(const Status& status);
+// 500, kUnavailable -> ServerException 503, kPermissionDenied -> AccessDeniedException 400 or, in
+// the Query dialect, AccessDenied 403, ...). A deprecated aws_type() that restates the JSON
+// default ("AccessDeniedException" on a kPermissionDenied) is answered as the default.
+AwsError AwsErrorFor(const Status& status, Dialect dialect = Dialect::kJson);
 
 // The aws::Error whose code is `type` ("UnrecognizedClientException"), for a client that reads an
 // AWS error answer back into a Status; nullopt for any other code.

@@ -43,9 +43,9 @@ struct RequestRecord {
 struct FrontOptions {
   VerifierOptions auth;
   bool rate_limits = false;  // --api-rate-limits=aws
-  // Decides every call of every principal but a container instance's agent (which AgentMay
-  // bounds) before the call runs; null: no authorization (--accept-any-credentials). Must
-  // outlive the front.
+  // Decides every call of every principal it evaluates (Authorizer::Evaluates) but a container
+  // instance's agent (which AgentMay bounds) before the call runs; null: no authorization
+  // (--accept-any-credentials). Must outlive the front.
   Authorizer* authorizer = nullptr;
   // Called once per request, on the request's thread, after its answer is made (`--access-log`,
   // cli/access_log.h). Must be cheap and thread-safe. Optional.

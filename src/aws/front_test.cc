@@ -83,7 +83,29 @@ class FakeEcs : public JsonService {
     if (IsError(status, FakeError::kClusterNotFound)) return AwsError{"ClusterNotFoundException", 400};
     return std::nullopt;
   }
+  std::vector<AuthRequest> AuthorizationFor(const CallContext& ctx, const json::object& input) const override {
+    ++questions_built;
+    return JsonService::AuthorizationFor(ctx, input);
+  }
   CallContext last_ctx;
+  mutable int questions_built = 0;
+};
+
+// Refuses every ecs:DeleteCluster of the principals it evaluates; evaluates them all unless told.
+class FakeAuthorizer : public Authorizer {
+ public:
+  Status Authorize(const CallContext& call, const AuthRequest& request) override {
+    ++asked;
+    if (request.action == "ecs:DeleteCluster")
+      return PermissionDenied(fmt::format("User: {} is not authorized", call.principal.arn));
+    return OkStatus();
+  }
+  bool Evaluates(const Principal& principal) const override {
+    (void)principal;
+    return evaluates;
+  }
+  bool evaluates = true;
+  int asked = 0;
 };
 
 class ApiFrontTest : public ::testing::Test {
@@ -151,6 +173,36 @@ TEST_F(ApiFrontTest, AnAgentCredentialCallsOnlyWhatTheServiceOpensToAgents) {
   EXPECT_EQ(ecs_.last_ctx.principal.agent_of, "arn:aws:ecs:eu-west-1:123456789012:container-instance/prod/0123");
   // An account's key is not limited by it.
   EXPECT_EQ(front_->Handle(Request("ListClusters", "{}")).status, 200);
+}
+
+TEST_F(ApiFrontTest, AnEvaluatedPrincipalsQuestionsAreAskedBeforeTheCall) {
+  FakeAuthorizer authorizer;
+  FrontOptions options;
+  options.authorizer = &authorizer;
+  MakeFront(std::move(options));
+  ExpectError(front_->Handle(Request("DeleteCluster", R"({"cluster":"in-use"})")), 400, "AccessDeniedException");
+  EXPECT_EQ(ecs_.questions_built, 1);
+  EXPECT_EQ(authorizer.asked, 1);
+  EXPECT_EQ(front_->Handle(Request("ListClusters", "{}")).status, 200);
+  EXPECT_EQ(ecs_.last_ctx.authorizer, &authorizer);  // for the questions the call asks itself
+  // An agent is bounded by AgentMay instead: no questions, no authorizer.
+  EXPECT_EQ(front_->Handle(Request("DescribeClusters", "{}", "ASIAAGENT")).status, 200);
+  EXPECT_EQ(ecs_.last_ctx.authorizer, nullptr);
+  EXPECT_EQ(ecs_.questions_built, 2);
+  EXPECT_EQ(authorizer.asked, 2);
+}
+
+TEST_F(ApiFrontTest, APrincipalTheAuthorizerDoesNotEvaluateBuildsNoQuestions) {
+  FakeAuthorizer authorizer;
+  authorizer.evaluates = false;  // as IAM's is for an account's root
+  FrontOptions options;
+  options.authorizer = &authorizer;
+  MakeFront(std::move(options));
+  http::Response r = front_->Handle(Request("DeleteCluster", R"({"cluster":"in-use"})"));
+  ExpectError(r, 400, "ClientException");  // the call ran
+  EXPECT_EQ(ecs_.questions_built, 0);
+  EXPECT_EQ(authorizer.asked, 0);
+  EXPECT_EQ(ecs_.last_ctx.authorizer, nullptr);
 }
 
 TEST_F(ApiFrontTest, EmptyBodyIsEmptyInput) {
@@ -275,6 +327,23 @@ TEST(AwsErrorForTest, Defaults) {
   check(Internal("x", Error::kInternalFailure), "InternalFailure", 500);
   // A detail of another module's vocabulary is that service's table's to map; here, the default.
   check(NotFound("x", FakeError::kClusterNotFound), "ClientException", 400);
+}
+
+TEST(AwsErrorForTest, TheQueryDialectNamesDenialAndThrottlingItsOwnWay) {
+  auto query = [](Status s) { return AwsErrorFor(s, Dialect::kQuery); };
+  EXPECT_EQ(query(PermissionDenied("x")).type, "AccessDenied");
+  EXPECT_EQ(query(PermissionDenied("x")).http_status, 403);
+  // A deprecated name that restates the JSON default is answered as the default.
+  EXPECT_EQ(query(PermissionDenied("x", "AccessDeniedException")).type, "AccessDenied");
+  EXPECT_EQ(query(PermissionDenied("x", "AccessDeniedException")).http_status, 403);
+  EXPECT_EQ(AwsErrorFor(PermissionDenied("x", "AccessDeniedException")).type, "AccessDeniedException");
+  EXPECT_EQ(query(ResourceExhausted("x", Error::kThrottling)).type, "Throttling");
+  EXPECT_EQ(AwsErrorFor(ResourceExhausted("x", Error::kThrottling)).type, "ThrottlingException");
+  // Everything else is answered as in JSON.
+  EXPECT_EQ(query(InvalidArgument("x", Error::kMissingAction)).type, "MissingAction");
+  EXPECT_EQ(query(InvalidArgument("x", "InvalidGroup.NotFound")).type, "InvalidGroup.NotFound");
+  EXPECT_EQ(query(Unavailable("x", "ServiceUnavailableException")).http_status, 503);
+  EXPECT_EQ(query(Internal("x")).http_status, 500);
 }
 
 TEST(AwsErrorForTest, EveryAwsCodeReadsBackAsItsDetail) {

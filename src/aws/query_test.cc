@@ -34,6 +34,10 @@ class FakeSts : public QueryService {
     return ThrottleGroup{"sts:all", {1, 1}};
   }
   StatusOr<std::string> Call(const CallContext& ctx, const QueryParams& params) override {
+    if (ctx.action == "Echo" && FindParam(params, "Deny")) {
+      if (*FindParam(params, "Deny") == "named") return PermissionDenied("not you", "AccessDeniedException");
+      return PermissionDenied("not you");
+    }
     if (ctx.action == "Echo") {
       std::string out = "<Echo>";
       for (const auto& [k, v] : params) out += "<P k=\"" + XmlEscape(k) + "\">" + XmlEscape(v) + "</P>";
@@ -108,6 +112,16 @@ TEST_F(QueryFrontTest, ErrorsAreXmlWithAwsCodes) {
   http::Response no_such_service = Post("Action=ListUsers", "iam");
   EXPECT_EQ(no_such_service.status, 400);
   EXPECT_EQ(no_such_service.GetHeader("Content-Type"), "text/xml");
+}
+
+TEST_F(QueryFrontTest, ADenialIsAccessDeniedWith403) {
+  for (std::string deny : {"plain", "named"}) {
+    http::Response r = Post("Action=Echo&Deny=" + deny);
+    EXPECT_EQ(r.status, 403) << r.body;
+    EXPECT_EQ(r.GetHeader("x-amzn-ErrorType"), "AccessDenied");
+    EXPECT_NE(r.body.find("<Code>AccessDenied</Code>"), std::string::npos) << r.body;
+    EXPECT_NE(r.body.find("<Message>not you</Message>"), std::string::npos) << r.body;
+  }
 }
 
 TEST_F(QueryFrontTest, AuthenticatesLikeJson) {

@@ -26,6 +26,18 @@ namespace paddock::aws {
 // One authorization question: may a principal do `action` on `resource`, with these request
 // context keys? The front asks each of a call's questions before it runs the call; an adapter
 // asks more inside it (iam:PassRole for a launch's roles) through CallContext::authorizer.
+// How an Authorizer words a denial: services word it differently, and the service asking knows
+// its own (its ErrorFor names the code).
+enum class DenialForm {
+  // "User: <arn> is not authorized to perform: <action> on resource: <resource> because no
+  // identity-based policy allows the <action> action" (ECS, IAM, STS).
+  kAccessDenied,
+  // EC2's UnauthorizedOperation: "You are not authorized to perform this operation. User: <arn> is
+  // not authorized to perform: <action> because no identity-based policy allows the <action>
+  // action" (no resource named).
+  kUnauthorizedOperation,
+};
+
 struct AuthRequest {
   std::string action;    // "ecs:RunTask": IAM's service prefix and the action, as policies name it
   std::string resource;  // the resource's ARN, or "*" for an action that names none
@@ -34,6 +46,7 @@ struct AuthRequest {
   // request carries (time, aws:SourceIp, aws:RequestedRegion, aws:PrincipalTag/*), and these
   // replace them (what lets SimulatePrincipalPolicy's ContextEntries stand in for them).
   std::vector<std::pair<std::string, std::string>> context;
+  DenialForm denial_form = DenialForm::kAccessDenied;
   // The resource's tags (aws:ResourceTag/<key>), for a resource that carries tags; null when it
   // carries none. Called at most once, during Authorize, and only when the principal's policies
   // name an aws:ResourceTag key — so a request costs no tag read unless a policy asks. A resource
@@ -46,12 +59,19 @@ struct CallContext;
 class Authorizer {
  public:
   virtual ~Authorizer() = default;
-  // OK when call.principal may make `request`; otherwise PermissionDenied with AWS's AccessDenied
-  // message ("User: <arn> is not authorized to perform: <action> on resource: <resource> because
-  // ...") and type "AccessDeniedException", or the failure of reading the principal's policies.
-  // The call gives what every question of one request shares: its time, source address and
-  // region (aws:CurrentTime, aws:SourceIp, aws:RequestedRegion).
+  // OK when call.principal may make `request`; otherwise PermissionDenied with AWS's message in
+  // the request's DenialForm ("User: <arn> is not authorized to perform: <action> on resource:
+  // <resource> because ...") and type "AccessDeniedException", or the failure of reading the
+  // principal's policies. The call gives what every question of one request shares: its time,
+  // source address and region (aws:CurrentTime, aws:SourceIp, aws:RequestedRegion).
   virtual Status Authorize(const CallContext& call, const AuthRequest& request) = 0;
+  // Whether Authorize can refuse `principal` anything. When false (an account's root), the front
+  // neither builds a call's questions nor asks them, and gives the call no authorizer. The
+  // default, true, evaluates every principal.
+  virtual bool Evaluates(const Principal& principal) const {
+    (void)principal;
+    return true;
+  }
 };
 
 struct CallContext {
@@ -60,8 +80,9 @@ struct CallContext {
   // The caller's address as the front sees it (the TCP peer, no port; IPv4-mapped IPv6 as IPv4):
   // aws:SourceIp. Empty when unknown (in-process callers, tests).
   std::string source_ip;
-  // The front's authorizer, for the questions a call asks inside itself; null when requests
-  // are not authorized (--accept-any-credentials).
+  // The front's authorizer, for the questions a call asks inside itself; null when this
+  // principal's requests are not authorized (--accept-any-credentials, a principal the
+  // authorizer does not evaluate, a container instance's agent).
   Authorizer* authorizer = nullptr;
   std::string request_id;
   std::string action;   // "RegisterTaskDefinition"
@@ -136,8 +157,7 @@ class QueryService {
     return {AuthRequest{std::string(SigningName()) + ":" + ctx.action, "*", {}}};
   }
   // As JsonService::ErrorFor: the service's table, asked first; its answer is final. Otherwise
-  // the front answers AwsErrorFor in the Query dialect (AccessDeniedException is AccessDenied,
-  // 403; ThrottlingException is Throttling).
+  // the front answers AwsErrorFor(status, Dialect::kQuery).
   virtual std::optional<AwsError> ErrorFor(const Status& status) const {
     (void)status;
     return std::nullopt;

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <unordered_map>
 #include <optional>
 #include <thread>
 
@@ -102,8 +103,10 @@ class NodeCredentials final : public aws::CredentialResolver {
       : accounts_(accounts), account_keys_(accounts), agents_(agents), sessions_(sessions) {}
   StatusOr<std::optional<aws::Credential>> Lookup(const AccessKeyId& id) override {
     if (!id.str().starts_with(ecs::instance::kAgentKeyPrefix)) return account_keys_.Lookup(id);
+    const TimePoint now = clock_.Now();
+    if (std::optional<aws::Credential> cached = CachedSession(id, now)) return cached;
     ASSIGN_OR_RETURN(auto agent, agents_.Lookup(id.str()));
-    if (!agent) return SessionLookup(id);
+    if (!agent) return SessionLookup(id, now);
     aws::Credential c;
     c.secret_access_key = agent->secret;
     c.principal.account = agent->scope.account;
@@ -117,18 +120,57 @@ class NodeCredentials final : public aws::CredentialResolver {
   // A session authenticates only while its account exists and is not being deleted: deleting
   // an account removes its keys at once (iam::Accounts::BeginDeletion) but its sessions only
   // when the reapers run, after its tasks have stopped.
-  StatusOr<std::optional<aws::Credential>> SessionLookup(const AccessKeyId& id) {
+  //
+  // A found session is served from a cache for at most Accounts::kCacheTtl, as account keys are
+  // (a session's record never changes and its expiry is the verifier's to check), so a request
+  // with temporary credentials costs no store read, where it cost three (the agents' miss, the
+  // session, its account). The cache is dropped when this process begins an account's deletion;
+  // another process's deletion reaches it within kCacheTtl, which account deletion waits out
+  // (cli/account_deletion.h). A miss is never cached.
+  std::optional<aws::Credential> CachedSession(const AccessKeyId& id, TimePoint now) {
+    std::lock_guard lock(mu_);
+    if (cached_deletions_ != accounts_.DeletionsBegun()) {
+      sessions_cache_.clear();
+      cached_deletions_ = accounts_.DeletionsBegun();
+    }
+    auto it = sessions_cache_.find(id.str());
+    if (it == sessions_cache_.end() || now - it->second.fetched >= iam::Accounts::kCacheTtl) return std::nullopt;
+    return it->second.credential;
+  }
+
+  StatusOr<std::optional<aws::Credential>> SessionLookup(const AccessKeyId& id, TimePoint now) {
+    const uint64_t deletions = accounts_.DeletionsBegun();
     ASSIGN_OR_RETURN(std::optional<sts::Session> session, sessions_.Find(id));
     if (!session) return std::optional<aws::Credential>();
     ASSIGN_OR_RETURN(auto account, accounts_.GetAccount(session->principal.account));
     if (!account || account->deleting) return std::optional<aws::Credential>();
-    return std::optional<aws::Credential>(sts::api::CredentialOf(*session));
+    aws::Credential credential = sts::api::CredentialOf(*session);
+    std::lock_guard lock(mu_);
+    // Not kept when a deletion began during the reads (the account may be the one going).
+    if (deletions == accounts_.DeletionsBegun()) {
+      if (sessions_cache_.size() >= kMaxCachedSessions) std::erase_if(sessions_cache_, [&](const auto& e) {
+          return now - e.second.fetched >= iam::Accounts::kCacheTtl;
+        });
+      if (sessions_cache_.size() >= kMaxCachedSessions) sessions_cache_.clear();
+      sessions_cache_.insert_or_assign(id.str(), CachedCredential{credential, now});
+    }
+    return std::optional<aws::Credential>(std::move(credential));
   }
+
+  struct CachedCredential {
+    aws::Credential credential;
+    TimePoint fetched;
+  };
+  static constexpr size_t kMaxCachedSessions = 4096;
 
   iam::Accounts& accounts_;
   iam::api::AccountCredentials account_keys_;  // the front's view of accounts_' keys
   ecs::instance::AgentIdentities& agents_;
   sts::Sessions& sessions_;
+  const Clock& clock_ = SystemClock::Get();
+  std::mutex mu_;
+  std::unordered_map<std::string, CachedCredential> sessions_cache_;  // by access key id
+  uint64_t cached_deletions_ = 0;  // accounts_.DeletionsBegun() when sessions_cache_ was last valid
 };
 
 // The agent that provides this node's Fargate capacity: tasks are assigned to it.

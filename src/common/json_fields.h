@@ -18,6 +18,12 @@ inline std::string Str(const boost::json::object& o, std::string_view key) {
   return (it != o.end() && it->value().is_string()) ? std::string(it->value().get_string()) : std::string();
 }
 
+// As Str, without the copy: a view into `o`, valid while `o` is unchanged.
+inline std::string_view StrView(const boost::json::object& o, std::string_view key) {
+  const boost::json::value* v = o.if_contains(key);
+  return v != nullptr && v->is_string() ? std::string_view(v->get_string()) : std::string_view();
+}
+
 // A string member, or nullopt (absent, or not a string).
 inline std::optional<std::string> OptStr(const boost::json::object& o, std::string_view key) {
   auto it = o.find(key);

@@ -319,6 +319,7 @@ Status Accounts::BeginDeletion(const AccountId& id) {
     a.deleting = true;
     return txn.Put(kAccounts, Key().Str(id.str()).Done(), EncodeAccount(a));
   }));
+  deletions_begun_.fetch_add(1, std::memory_order_release);
   std::lock_guard lock(mu_);
   for (const auto& k : key_ids) cache_.erase(k);
   return OkStatus();

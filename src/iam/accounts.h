@@ -10,7 +10,9 @@
 // found key for at most one second and never caches a miss.
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -100,6 +102,10 @@ class Accounts final {
   //    request authenticates as the account (other processes drop cached keys within kCacheTtl).
   //    Again on an account already deleting: OK. NotFound for no such account.
   Status BeginDeletion(const AccountId& id);
+  // How many BeginDeletion calls this process has committed. A cache of anything that holds only
+  // while an account is not being deleted (the node's cache of STS sessions) is stale once this
+  // changes; another process's deletions reach it within its own lifetime (kCacheTtl), as keys do.
+  uint64_t DeletionsBegun() const { return deletions_begun_.load(std::memory_order_acquire); }
   // 2. Runs every reaper, then removes the account record. If a reaper fails, the account stays
   //    (deleting), and running both steps again finishes the job.
   Status FinishDeletion(const AccountId& id, const std::vector<AccountReaper*>& reapers);
@@ -123,6 +129,7 @@ class Accounts final {
     TimePoint fetched;
   };
   std::mutex mu_;
+  std::atomic<uint64_t> deletions_begun_{0};
   std::map<std::string, Cached> cache_;  // GUARDED_BY(mu_)
 };
 

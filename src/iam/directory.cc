@@ -262,11 +262,8 @@ Status CheckTags(const std::vector<Tag>& tags, std::string_view quota) {
 
 std::string_view PrincipalTypeName(PrincipalType t) { return t == PrincipalType::kRole ? "role" : "user"; }
 
-Status CheckPolicyDocument(std::string_view document) {
-  boost::system::error_code ec;
-  json::value v = json::parse(document, ec);
-  if (ec || !v.is_object()) return InvalidArgument("Syntax errors in policy.", "MalformedPolicyDocument");
-  return OkStatus();
+Status CheckPolicyDocument(std::string_view document, policy::DocumentKind kind) {
+  return policy::ParsePolicy(document, kind).status();
 }
 
 const std::vector<AwsManagedPolicy>& AwsManagedPolicies() {
@@ -396,7 +393,7 @@ Status InsertPrincipal(store::WriteTxn& txn, const AccountId& account, Principal
 // Roles
 
 StatusOr<Role> Directory::CreateRole(const AccountId& account, const RoleSpec& spec) {
-  RETURN_IF_ERROR(CheckPolicyDocument(spec.trust_policy));
+  RETURN_IF_ERROR(CheckPolicyDocument(spec.trust_policy, policy::DocumentKind::kTrust));
   RETURN_IF_ERROR(CheckTags(spec.tags, "TagsPerRole"));
   Role role;
   role.id = NewId("AROA");
@@ -496,7 +493,7 @@ Status Directory::UpdateRole(const AccountId& account, std::string_view name, st
 }
 
 Status Directory::UpdateTrustPolicy(const AccountId& account, std::string_view name, std::string document) {
-  RETURN_IF_ERROR(CheckPolicyDocument(document));
+  RETURN_IF_ERROR(CheckPolicyDocument(document, policy::DocumentKind::kTrust));
   return Write([&](store::WriteTxn& txn) -> Status {
     ASSIGN_OR_RETURN(auto role, ReadRole(txn, account, name));
     if (!role) return NoSuchPrincipal({PrincipalType::kRole, std::string(name)});
@@ -709,7 +706,7 @@ Status NoSuchInline(const PrincipalRef& who, std::string_view policy) {
 
 Status Directory::PutInlinePolicy(const AccountId& account, const PrincipalRef& who, std::string_view policy_name,
                                   std::string document) {
-  RETURN_IF_ERROR(CheckPolicyDocument(document));
+  RETURN_IF_ERROR(CheckPolicyDocument(document, policy::DocumentKind::kIdentity));
   return Write([&](store::WriteTxn& txn) -> Status {
     RETURN_IF_ERROR(CheckPrincipalExists(txn, account, who));
     return txn.Put(kInline, InlineKey(account, who, policy_name), document);
@@ -770,7 +767,7 @@ Status NoSuchPolicy(std::string_view arn) { return NoSuchEntity(fmt::format("Pol
 }  // namespace
 
 StatusOr<ManagedPolicy> Directory::CreatePolicy(const AccountId& account, const PolicySpec& spec) {
-  RETURN_IF_ERROR(CheckPolicyDocument(spec.document));
+  RETURN_IF_ERROR(CheckPolicyDocument(spec.document, policy::DocumentKind::kIdentity));
   RETURN_IF_ERROR(CheckTags(spec.tags, "TagsPerPolicy"));
   ManagedPolicy p;
   p.id = NewId("ANPA");
@@ -857,7 +854,7 @@ Status Directory::DeletePolicy(const AccountId& account, std::string_view arn) {
 StatusOr<PolicyVersion> Directory::CreatePolicyVersion(const AccountId& account, std::string_view arn,
                                                        std::string document, bool set_as_default) {
   if (IsAwsManagedArn(arn)) return AwsManagedIsReadOnly(arn);
-  RETURN_IF_ERROR(CheckPolicyDocument(document));
+  RETURN_IF_ERROR(CheckPolicyDocument(document, policy::DocumentKind::kIdentity));
   PolicyVersion out;
   out.created_at = clock_.Now();
   out.document = document;

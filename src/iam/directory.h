@@ -40,6 +40,7 @@
 #include "common/clock.h"
 #include "common/ids.h"
 #include "common/status.h"
+#include "iam/policy/policy.h"
 #include "store/store.h"
 
 namespace paddock::iam {
@@ -293,9 +294,11 @@ class Directory {
   std::atomic<uint64_t> generation_{0};
 };
 
-// "MalformedPolicyDocument" unless `document` is a JSON object (the syntax check; what the
-// document says is the evaluator's business).
-Status CheckPolicyDocument(std::string_view document);
+// "MalformedPolicyDocument" with AWS's message for the first problem unless `document` is a valid
+// policy document of `kind` (the evaluator's own parser: iam/policy/policy.h), so that nothing
+// stored is a document the evaluator cannot read. Trust policies are kTrust; inline, managed and
+// boundary documents kIdentity.
+Status CheckPolicyDocument(std::string_view document, policy::DocumentKind kind);
 
 // The AWS-managed policies (iam/aws_managed_policies.json), parsed once: each with its default
 // version's document.

@@ -88,8 +88,25 @@ TEST_F(DirectoryTest, RoleNamesAreUniqueIgnoringCase) {
 
 TEST_F(DirectoryTest, MalformedTrustPolicyIsRefused) {
   RoleSpec spec = Spec("bad", "{not json");
-  ExpectAws(dir_.CreateRole(account_, spec).status(), "MalformedPolicyDocument", "Syntax errors in policy.");
+  ExpectAws(dir_.CreateRole(account_, spec).status(), "MalformedPolicyDocument", "This policy contains invalid Json");
   EXPECT_FALSE(dir_.GetRole(account_, "bad").ok());
+  // The grammar is the evaluator's own parser's: nothing is stored that it could not read.
+  spec = Spec("bad", R"({"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"sts:AssumeRole"}]})");
+  ExpectAws(dir_.CreateRole(account_, spec).status(), "MalformedPolicyDocument", "Missing required field Principal");
+  EXPECT_FALSE(dir_.GetRole(account_, "bad").ok());
+  Role good = MakeRole("good", "/");
+  ExpectAws(dir_.UpdateTrustPolicy(account_, "good", R"({"Version":"2012-10-17","Statement":[{"Effect":"Allow",)"
+                                                     R"("Principal":{"Service":"ecs-tasks.amazonaws.com"},)"
+                                                     R"("Action":"sts:AssumeRole","Resource":"*"}]})"),
+            "MalformedPolicyDocument", "Has prohibited field Resource");
+  EXPECT_EQ(dir_.GetRole(account_, "good")->trust_policy, good.trust_policy);
+  ExpectAws(dir_.PutInlinePolicy(account_, {PrincipalType::kRole, "good"}, "p",
+                                 R"({"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":"*",)"
+                                 R"("Action":"ecs:*","Resource":"*"}]})"),
+            "MalformedPolicyDocument", "Policy document should not specify a principal.");
+  ExpectAws(dir_.PutInlinePolicy(account_, {PrincipalType::kRole, "good"}, "p",
+                                 R"({"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"ecs:*"}]})"),
+            "MalformedPolicyDocument", "Policy statement must contain resources.");
 }
 
 TEST_F(DirectoryTest, DeleteRoleConflictsWhilePoliciesRemain) {
@@ -172,7 +189,7 @@ TEST_F(DirectoryTest, AwsManagedPoliciesArePresentAndReadOnly) {
     ASSERT_TRUE(p.ok()) << arn;
     auto v = dir_.GetPolicyVersion(account_, arn, p->default_version);
     ASSERT_TRUE(v.ok()) << arn;
-    EXPECT_TRUE(CheckPolicyDocument(v->document).ok()) << arn;
+    EXPECT_TRUE(CheckPolicyDocument(v->document, policy::DocumentKind::kIdentity).ok()) << arn;
   }
   EXPECT_EQ(dir_.DeletePolicy(account_, kExecPolicy).aws_type(), "AccessDenied");
   EXPECT_EQ(dir_.CreatePolicyVersion(account_, kExecPolicy, kDoc, true).status().aws_type(), "AccessDenied");

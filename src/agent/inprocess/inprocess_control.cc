@@ -61,10 +61,7 @@ StatusOr<vpc::VpcPolicy> InProcessControl::NetworkPolicy(std::string_view, const
 }
 
 StatusOr<vpc::VpcPolicy> InProcessControl::NetworkPolicyForAgent(std::string_view agent_id, const Scope& scope) {
-  ASSIGN_OR_RETURN(std::vector<ecs::task::LaunchSpec> specs, tasks_.Assignments(agent_id));
-  const bool serves = std::any_of(specs.begin(), specs.end(), [&](const ecs::task::LaunchSpec& s) {
-    return s.scope.account == scope.account && s.scope.region == scope.region;
-  });
+  ASSIGN_OR_RETURN(bool serves, tasks_.HasAssignmentIn(agent_id, scope));
   if (!serves)
     return PermissionDenied("The container instance has no task in this VPC.");
   return NetworkPolicy(agent_id, scope);
@@ -83,10 +80,9 @@ StatusOr<metadata::RoleCredentials> InProcessControl::TaskRoleCredentials(std::s
 
 StatusOr<metadata::RoleCredentials> InProcessControl::TaskRoleCredentialsForAgent(std::string_view agent_id,
                                                                                   std::string_view task_arn) {
-  ASSIGN_OR_RETURN(std::vector<ecs::task::LaunchSpec> specs, tasks_.Assignments(agent_id));
-  auto it = std::find_if(specs.begin(), specs.end(), [&](const ecs::task::LaunchSpec& s) { return s.task_arn == task_arn; });
+  ASSIGN_OR_RETURN(std::optional<ecs::task::LaunchSpec> it, tasks_.Assignment(agent_id, task_arn));
   // A stopped task's credentials are gone with it (its STS session lives to its own expiry).
-  if (it == specs.end() || it->last_status == "STOPPED")
+  if (!it || it->last_status == "STOPPED")
     return PermissionDenied("The container instance has no such task.", "AccessDeniedException");
   const std::string role = TaskRoleArnOf(*it);
   if (role.empty()) return InvalidArgument("The task has no task role.", "ClientException");

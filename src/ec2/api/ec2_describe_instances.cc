@@ -23,7 +23,6 @@ namespace {
 using internal::Ec2Error;
 using internal::Filters;
 using internal::ListParam;
-using internal::Param;
 using internal::Response;
 using internal::XmlText;
 
@@ -113,12 +112,12 @@ std::string InstanceXml(const Scope& scope, const DefaultVpc& vpc, const Instanc
 StatusOr<std::string> Ec2Service::DescribeInstances(const aws::CallContext& ctx, const aws::QueryParams& params) {
   const std::vector<std::string> ids = ListParam(params, "InstanceId");
   for (const auto& id : ids)
-    if (!IsInstanceId(id)) return Ec2Error("InvalidInstanceID.Malformed", fmt::format("Invalid id: \"{}\"", id));
+    if (!IsInstanceId(id)) return Ec2Error(Error::kInstanceIdMalformed, fmt::format("Invalid id: \"{}\"", id));
   const Filters filters = internal::ParseFilters(params);
   RETURN_IF_ERROR(internal::CheckFilterNames(filters, kInstanceFilters, {"tag:"}));
   ASSIGN_OR_RETURN(size_t limit, internal::MaxResults(params));
   if (!ids.empty() && limit != 0)
-    return Ec2Error("InvalidParameterCombination", "The parameter instancesSet cannot be used with the parameter maxResults");
+    return Ec2Error(Error::kInvalidParameterCombination, "The parameter instancesSet cannot be used with the parameter maxResults");
   std::string context = fmt::format("DescribeInstances|{}|{}", ctx.scope.account.str(), ctx.scope.region.str());
   for (const auto& [name, values] : filters)
     for (const auto& v : values) context += "|" + name + "=" + v;
@@ -132,19 +131,14 @@ StatusOr<std::string> Ec2Service::DescribeInstances(const aws::CallContext& ctx,
       if (std::none_of(found.begin(), found.end(), [&](const Instance& i) { return i.instance_id == id; }))
         missing.push_back(id);
     if (missing.size() == 1)
-      return Ec2Error("InvalidInstanceID.NotFound", fmt::format("The instance ID '{}' does not exist", missing[0]));
+      return Ec2Error(Error::kInstanceNotFound, fmt::format("The instance ID '{}' does not exist", missing[0]));
     if (!missing.empty())
-      return Ec2Error("InvalidInstanceID.NotFound",
+      return Ec2Error(Error::kInstanceNotFound,
                       fmt::format("The instance IDs '{}' do not exist", fmt::join(missing, ", ")));
   } else if (!ids.empty()) {
-    return Ec2Error("InvalidInstanceID.NotFound", fmt::format("The instance ID '{}' does not exist", ids[0]));
+    return Ec2Error(Error::kInstanceNotFound, fmt::format("The instance ID '{}' does not exist", ids[0]));
   } else if (instances_ != nullptr) {
-    std::string after;
-    if (auto token = Param(params, "NextToken"); token && !token->empty()) {
-      StatusOr<std::string> decoded = tokens_.Decode(context, *token);
-      if (!decoded.ok()) return Ec2Error("InvalidNextToken", "The provided NextToken is not valid.");
-      after = *decoded;
-    }
+    ASSIGN_OR_RETURN(const std::string after, internal::NextTokenPosition(params, tokens_, context));
     bool more = false;
     ASSIGN_OR_RETURN(found, instances_->List(ctx.scope, after, limit == 0 ? 1000 : limit, &more));
     if (more && !found.empty()) next = found.back().instance_id;

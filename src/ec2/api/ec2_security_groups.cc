@@ -45,7 +45,7 @@ StatusOr<std::vector<Tag>> TagSpecifications(const Params& params, std::string_v
   for (const auto& [i, spec] : StructList(params, "TagSpecification")) {
     const std::string type = Param(spec, "ResourceType").value_or("");
     if (type != resource_type)
-      return Ec2Error("InvalidParameterValue",
+      return Ec2Error(Error::kInvalidParameterValue,
                       fmt::format("'{}' is not a valid taggable resource type for this operation.", type));
     for (const auto& [j, tag] : StructList(spec, "Tag"))
       tags.push_back(Tag{Param(tag, "Key").value_or(""), Param(tag, "Value").value_or("")});
@@ -67,7 +67,7 @@ StatusOr<std::vector<RuleSpec>> PermissionSpecs(const Params& params) {
       RuleSpec s = base;
       s.cidr = Param(range, "CidrIp").value_or("");
       s.description = Param(range, "Description").value_or("");
-      if (s.cidr.empty()) return Ec2Error("MissingParameter", "The request must contain the parameter cidrIp");
+      if (s.cidr.empty()) return Ec2Error(Error::kMissingParameter, "The request must contain the parameter cidrIp");
       specs.push_back(std::move(s));
     }
     for (const auto& [j, pair] : StructList(perm, "Groups")) {
@@ -77,7 +77,7 @@ StatusOr<std::vector<RuleSpec>> PermissionSpecs(const Params& params) {
       s.group_owner = Param(pair, "UserId").value_or("");
       s.description = Param(pair, "Description").value_or("");
       if (s.group_id.empty() && s.group_name.empty())
-        return Ec2Error("MissingParameter", "The request must contain the parameter groupId or groupName");
+        return Ec2Error(Error::kMissingParameter, "The request must contain the parameter groupId or groupName");
       specs.push_back(std::move(s));
     }
     for (const auto& [j, range] : StructList(perm, "Ipv6Ranges")) {
@@ -102,11 +102,11 @@ StatusOr<std::vector<RuleSpec>> FlatSpecs(const Params& params) {
   const std::optional<std::string> source = Param(params, "SourceSecurityGroupName");
   const std::optional<std::string> protocol = Param(params, "IpProtocol");
   if (!cidr && !source) {
-    if (protocol) return Ec2Error("MissingParameter", "The request must contain the parameter cidrIp or sourceSecurityGroupName");
+    if (protocol) return Ec2Error(Error::kMissingParameter, "The request must contain the parameter cidrIp or sourceSecurityGroupName");
     return std::vector<RuleSpec>();
   }
   if (cidr && source)
-    return Ec2Error("InvalidParameterCombination", "The parameter 'cidrIp' may not be used in combination with 'sourceSecurityGroupName'.");
+    return Ec2Error(Error::kInvalidParameterCombination, "The parameter 'cidrIp' may not be used in combination with 'sourceSecurityGroupName'.");
   RuleSpec base;
   ASSIGN_OR_RETURN(base.from_port, IntParam(params, "FromPort"));
   ASSIGN_OR_RETURN(base.to_port, IntParam(params, "ToPort"));
@@ -134,7 +134,7 @@ StatusOr<std::vector<RuleSpec>> RequestSpecs(const Params& params) {
   ASSIGN_OR_RETURN(std::vector<RuleSpec> specs, PermissionSpecs(params));
   ASSIGN_OR_RETURN(std::vector<RuleSpec> flat, FlatSpecs(params));
   if (!specs.empty() && !flat.empty())
-    return Ec2Error("InvalidParameterCombination",
+    return Ec2Error(Error::kInvalidParameterCombination,
                     "The parameter 'ipPermissions' may not be used in combination with 'cidrIp', "
                     "'sourceSecurityGroupName', 'ipProtocol', 'fromPort' or 'toPort'.");
   return specs.empty() ? flat : specs;
@@ -352,11 +352,7 @@ StatusOr<std::string> Ec2Service::DescribeSecurityGroups(const aws::CallContext&
   q.keep = [&](const SecurityGroup& g) { return internal::Matches(filters, GroupAttributes(g)); };
   ASSIGN_OR_RETURN(q.limit, internal::MaxResults(params));
   const std::string context = TokenContext("DescribeSecurityGroups", ctx.scope, filters, q.ids, q.names);
-  if (auto token = Param(params, "NextToken"); token && !token->empty()) {
-    StatusOr<std::string> after = tokens_.Decode(context, *token);
-    if (!after.ok()) return Ec2Error("InvalidNextToken", "The provided NextToken is not valid.");
-    q.after = *after;
-  }
+  ASSIGN_OR_RETURN(q.after, internal::NextTokenPosition(params, tokens_, context));
   ASSIGN_OR_RETURN(GroupPage page, groups_.Describe(ctx.scope, q));
   std::string body = "<securityGroupInfo>";
   for (const auto& g : page.groups) body += GroupXml(g);
@@ -379,11 +375,7 @@ StatusOr<std::string> Ec2Service::DescribeSecurityGroupRules(const aws::CallCont
   q.keep = [&](const Rule& r) { return internal::Matches(filters, RuleAttributes(r)); };
   ASSIGN_OR_RETURN(q.limit, internal::MaxResults(params));
   const std::string context = TokenContext("DescribeSecurityGroupRules", ctx.scope, filters, q.rule_ids, {});
-  if (auto token = Param(params, "NextToken"); token && !token->empty()) {
-    StatusOr<std::string> after = tokens_.Decode(context, *token);
-    if (!after.ok()) return Ec2Error("InvalidNextToken", "The provided NextToken is not valid.");
-    q.after = *after;
-  }
+  ASSIGN_OR_RETURN(q.after, internal::NextTokenPosition(params, tokens_, context));
   ASSIGN_OR_RETURN(RulePage page, groups_.DescribeRules(ctx.scope, q));
   std::string body = "<securityGroupRuleSet>";
   for (const auto& r : page.rules) body += RuleXml(ctx.scope, r);

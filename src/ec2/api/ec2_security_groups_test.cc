@@ -11,51 +11,14 @@
 #include <set>
 #include <string>
 
-#include "aws/front.h"
-#include "aws/sigv4.h"
-#include "common/testing/fake_clock.h"
-#include "ecs/testing/temp_store.h"
-#include "vpc/security_groups.h"
+#include "ec2/api/testing/front_fixture.h"
 
 namespace paddock::ec2::api {
 namespace {
 
-using vpc::SecurityGroups;
-
-class Ec2SecurityGroupApiTest : public ::testing::Test {
+class Ec2SecurityGroupApiTest : public testing::Ec2FrontTest {
  protected:
-  Ec2SecurityGroupApiTest() {
-    aws::FrontOptions options;
-    options.auth.accept_any_credentials = true;
-    options.auth.default_account = AccountId("123456789012");
-    front_ = std::make_unique<aws::ApiFront>(options, clock_, resolver_);
-    front_->AddQueryService(&ec2_);
-  }
-  http::Response Call(std::string body) {
-    http::Request req;
-    req.method = "POST";
-    req.target = "/";
-    req.headers = {{"Host", "localhost"}, {"Content-Type", "application/x-www-form-urlencoded; charset=utf-8"}};
-    req.body = "Version=2016-11-15&" + std::move(body);
-    aws::SignRequest(req, {"123456789012", "x"}, "us-east-1", "ec2", clock_.Now());
-    return front_->Handle(req);
-  }
-  static std::string Between(const std::string& body, const std::string& tag) {
-    size_t a = body.find("<" + tag + ">");
-    if (a == std::string::npos) return "";
-    a += tag.size() + 2;
-    return body.substr(a, body.find("</" + tag + ">", a) - a);
-  }
-  static std::string ErrorCode(const http::Response& r) { return Between(r.body, "Code"); }
-
-  struct NoKeys : aws::CredentialResolver {
-    StatusOr<std::optional<aws::Credential>> Lookup(const AccessKeyId&) override { return std::optional<aws::Credential>(); }
-  } resolver_;
-  paddock::testing::FakeClock clock_;
-  paddock::testing::TempStore store_;
-  SecurityGroups groups_{*store_};
-  Ec2Service ec2_{*store_, groups_, aws::TokenCodec("test-key")};
-  std::unique_ptr<aws::ApiFront> front_;
+  http::Response Call(std::string body) { return Post("Version=2016-11-15&" + std::move(body)); }
 };
 
 TEST_F(Ec2SecurityGroupApiTest, CreateAuthorizeDescribeRevokeDelete) {

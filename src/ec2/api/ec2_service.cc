@@ -46,6 +46,14 @@ std::optional<aws::ThrottleGroup> Ec2Service::ThrottleGroupFor(std::string_view 
   return aws::ThrottleGroup{"ec2:modify", aws::BucketSpec{50, 5}};
 }
 
+std::vector<aws::AuthRequest> Ec2Service::AuthorizationFor(const aws::CallContext& ctx,
+                                                           const aws::QueryParams& params) const {
+  (void)params;
+  return {aws::AuthRequest{fmt::format("ec2:{}", ctx.action), "*", {}, aws::DenialForm::kUnauthorizedOperation}};
+}
+
+std::optional<aws::AwsError> Ec2Service::ErrorFor(const Status& status) const { return Ec2ErrorFor(status); }
+
 std::string Ec2Service::ErrorXml(std::string_view code, std::string_view message, std::string_view request_id) const {
   return fmt::format(
       "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Response><Errors><Error><Code>{}</Code><Message>{}</Message></Error>"
@@ -62,7 +70,7 @@ StatusOr<std::string> Ec2Service::Call(const aws::CallContext& ctx, const aws::Q
   if (a == "DescribeInstances") return DescribeInstances(ctx, params);
   // EC2 answers a DryRun of a change it would make with DryRunOperation (HTTP 412 there).
   if (internal::BoolParam(params, "DryRun"))
-    return FailedPrecondition("Request would have succeeded, but DryRun flag is set.", "DryRunOperation");
+    return FailedPrecondition("Request would have succeeded, but DryRun flag is set.", Error::kDryRunOperation);
   if (a == "CreateSecurityGroup") return CreateSecurityGroup(ctx, params);
   if (a == "DeleteSecurityGroup") return DeleteSecurityGroup(ctx, params);
   if (a == "AuthorizeSecurityGroupIngress") return AuthorizeRules(ctx, params, RuleDirection::kIngress);
@@ -74,7 +82,7 @@ StatusOr<std::string> Ec2Service::Call(const aws::CallContext& ctx, const aws::Q
 StatusOr<std::string> Ec2Service::DescribeVpcs(const aws::CallContext& ctx, const aws::QueryParams& params) {
   const DefaultVpc vpc = DefaultVpcFor(ctx.scope);
   for (const auto& id : ListParam(params, "VpcId"))
-    if (id != vpc.vpc_id) return Ec2Error("InvalidVpcID.NotFound", fmt::format("The vpc ID '{}' does not exist", id));
+    if (id != vpc.vpc_id) return Ec2Error(Error::kVpcNotFound, fmt::format("The vpc ID '{}' does not exist", id));
   const Filters filters = ParseFilters(params);
   RETURN_IF_ERROR(CheckFilterNames(filters, {"vpc-id", "cidr", "cidr-block-association.cidr-block", "is-default", "state",
                                              "owner-id", "dhcp-options-id"}));
@@ -103,7 +111,7 @@ StatusOr<std::string> Ec2Service::DescribeSubnets(const aws::CallContext& ctx, c
   std::vector<std::string> ids = ListParam(params, "SubnetId");
   for (const auto& id : ids)
     if (vpc.FindSubnet(id) == nullptr)
-      return Ec2Error("InvalidSubnetID.NotFound", fmt::format("The subnet ID '{}' does not exist", id));
+      return Ec2Error(Error::kSubnetNotFound, fmt::format("The subnet ID '{}' does not exist", id));
   const Filters filters = ParseFilters(params);
   RETURN_IF_ERROR(CheckFilterNames(filters, {"subnet-id", "vpc-id", "availability-zone", "availability-zone-id",
                                              "cidr-block", "default-for-az", "state", "owner-id"}));

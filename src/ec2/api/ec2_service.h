@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "aws/pagination.h"
 #include "aws/service.h"
@@ -31,6 +32,10 @@ class Ec2Service final : public aws::QueryService {
   bool Implements(std::string_view action) const override;
   std::optional<aws::ThrottleGroup> ThrottleGroupFor(std::string_view action) const override;
   StatusOr<std::string> Call(const aws::CallContext& ctx, const aws::QueryParams& params) override;
+  // ec2:<Action> on "*", denied in EC2's words (aws::DenialForm::kUnauthorizedOperation).
+  std::vector<aws::AuthRequest> AuthorizationFor(const aws::CallContext& ctx, const aws::QueryParams& params) const override;
+  // EC2's table (ec2/api/errors.h).
+  std::optional<aws::AwsError> ErrorFor(const Status& status) const override;
   // EC2's dialect: <Response><Errors><Error><Code/><Message/></Error></Errors><RequestID/></Response>.
   std::string ErrorXml(std::string_view code, std::string_view message, std::string_view request_id) const override;
   // Where DescribeInstances finds its instances (the container instances' owner). REQUIRES: set

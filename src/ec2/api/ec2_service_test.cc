@@ -4,54 +4,87 @@
 
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 
-#include "aws/front.h"
-#include "aws/sigv4.h"
-#include "common/testing/fake_clock.h"
-#include "ecs/testing/temp_store.h"
+#include "ec2/api/errors.h"
+#include "ec2/api/testing/front_fixture.h"
 #include "vpc/default_vpc.h"
-#include "vpc/security_groups.h"
 
 namespace paddock::ec2::api {
 namespace {
 
 using vpc::DefaultVpc;
 using vpc::DefaultVpcFor;
-using vpc::SecurityGroups;
 
 const Scope kScope{AccountId("123456789012"), Region("us-east-1")};
 
-class Ec2ServiceTest : public ::testing::Test {
+class Ec2ServiceTest : public testing::Ec2FrontTest {
  protected:
-  Ec2ServiceTest() {
-    aws::FrontOptions options;
-    options.auth.accept_any_credentials = true;
-    options.auth.default_account = AccountId("123456789012");
-    front_ = std::make_unique<aws::ApiFront>(options, clock_, resolver_);
-    front_->AddQueryService(&ec2_);
-  }
-  http::Response Call(std::string body) {
-    http::Request req;
-    req.method = "POST";
-    req.target = "/";
-    req.headers = {{"Host", "localhost"}, {"Content-Type", "application/x-www-form-urlencoded; charset=utf-8"}};
-    req.body = std::move(body);
-    aws::SignRequest(req, {"123456789012", "x"}, "us-east-1", "ec2", clock_.Now());
-    return front_->Handle(req);
-  }
-  struct NoKeys : aws::CredentialResolver {
-    StatusOr<std::optional<aws::Credential>> Lookup(const AccessKeyId&) override { return std::optional<aws::Credential>(); }
-  } resolver_;
-  paddock::testing::FakeClock clock_;
-  paddock::testing::TempStore store_;
-  SecurityGroups groups_{*store_};
-  Ec2Service ec2_{*store_, groups_, aws::TokenCodec("test-key")};
-  std::unique_ptr<aws::ApiFront> front_;
+  http::Response Call(std::string body) { return Post(std::move(body)); }
   DefaultVpc vpc_ = DefaultVpcFor(kScope);
 };
+
+TEST(Ec2ErrorsTest, EveryErrorHasItsOwnCodeAnsweredWith400) {
+  std::set<std::string> codes;
+  for (int i = 1; i <= static_cast<int>(Error::kDryRunOperation); ++i) {
+    std::optional<aws::AwsError> e = Ec2ErrorFor(InvalidArgument("x", static_cast<Error>(i)));
+    ASSERT_TRUE(e.has_value()) << i;
+    EXPECT_EQ(e->http_status, 400) << e->type;
+    EXPECT_TRUE(codes.insert(e->type).second) << e->type;
+  }
+  EXPECT_EQ(Ec2ErrorFor(InvalidArgument("x", Error::kInstanceNotFound))->type, "InvalidInstanceID.NotFound");
+  EXPECT_EQ(Ec2ErrorFor(InvalidArgument("x", aws::Error::kSerialization)), std::nullopt);
+  EXPECT_EQ(Ec2ErrorFor(InvalidArgument("x", "InvalidGroup.NotFound")), std::nullopt);  // the front's to answer
+}
+
+// Denies every request, in the words its DenialForm asks for, and keeps the last request asked.
+class DenyAll : public aws::Authorizer {
+ public:
+  Status Authorize(const aws::CallContext& call, const aws::AuthRequest& request) override {
+    const aws::Principal& principal = call.principal;
+    asked = request;
+    const bool ec2 = request.denial_form == aws::DenialForm::kUnauthorizedOperation;
+    return PermissionDenied(fmt::format("{}User: {} is not authorized to perform: {}",
+                                        ec2 ? "You are not authorized to perform this operation. " : "", principal.arn,
+                                        request.action),
+                            "AccessDeniedException");
+  }
+  aws::AuthRequest asked;
+};
+
+TEST_F(Ec2ServiceTest, ADenialIsUnauthorizedOperationWith403InEc2sWords) {
+  DenyAll authorizer;
+  aws::FrontOptions options;
+  options.auth.accept_any_credentials = true;
+  options.auth.default_account = AccountId("123456789012");
+  options.authorizer = &authorizer;
+  front_ = std::make_unique<aws::ApiFront>(options, clock_, resolver_);
+  front_->AddQueryService(&ec2_);
+  http::Response r = Call("Action=CreateSecurityGroup&Version=2016-11-15&GroupName=web&GroupDescription=w");
+  EXPECT_EQ(r.status, 403) << r.body;
+  EXPECT_EQ(ErrorCode(r), "UnauthorizedOperation") << r.body;
+  EXPECT_EQ(Between(r.body, "Message").rfind("You are not authorized to perform this operation. User: ", 0), 0u)
+      << r.body;
+  EXPECT_EQ(authorizer.asked.action, "ec2:CreateSecurityGroup");
+  EXPECT_EQ(authorizer.asked.resource, "*");
+  EXPECT_EQ(authorizer.asked.denial_form, aws::DenialForm::kUnauthorizedOperation);
+  EXPECT_EQ(Ec2ErrorFor(PermissionDenied("x"))->type, "UnauthorizedOperation");
+  EXPECT_EQ(Ec2ErrorFor(PermissionDenied("x", "AccessDeniedException"))->http_status, 403);
+  // The denied create changed nothing.
+  front_.reset();
+  aws::FrontOptions open;
+  open.auth.accept_any_credentials = true;
+  open.auth.default_account = AccountId("123456789012");
+  front_ = std::make_unique<aws::ApiFront>(open, clock_, resolver_);
+  front_->AddQueryService(&ec2_);
+  http::Response groups = Call("Action=DescribeSecurityGroups&Version=2016-11-15&GroupName.1=web");
+  EXPECT_EQ(ErrorCode(groups), "InvalidGroup.NotFound") << groups.body;
+}
 
 TEST_F(Ec2ServiceTest, DescribesTheDefaultVpc) {
   http::Response r = Call("Action=DescribeVpcs&Version=2016-11-15");

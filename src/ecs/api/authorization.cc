@@ -7,16 +7,14 @@
 #include <boost/json.hpp>
 #include <fmt/format.h>
 
+#include "common/json_fields.h"
 #include "ecs/common/resource_arn.h"
 
 namespace paddock::ecs::api {
 namespace json = boost::json;
-namespace {
+using json_fields::StrView;
 
-std::string_view Str(const json::object& input, std::string_view key) {
-  const json::value* v = input.if_contains(key);
-  return v != nullptr && v->is_string() ? std::string_view(v->get_string()) : std::string_view();
-}
+namespace {
 
 std::string ScopeArn(const Scope& scope, std::string_view kind_and_rest) {
   return fmt::format("arn:aws:ecs:{}:{}:{}", scope.region.str(), scope.account.str(), kind_and_rest);
@@ -24,7 +22,7 @@ std::string ScopeArn(const Scope& scope, std::string_view kind_and_rest) {
 
 // A cluster as the caller named it (name, ARN, or absent: "default").
 std::string ClusterOf(const Scope& scope, const json::object& input) {
-  std::string_view c = Str(input, "cluster");
+  std::string_view c = StrView(input, "cluster");
   if (c.starts_with("arn:")) return std::string(c);
   return ClusterArn(scope, c.empty() ? "default" : c);
 }
@@ -53,8 +51,8 @@ void AddRequestTags(const json::object& input, aws::AuthRequest& q) {
   if (tags == nullptr || !tags->is_array()) return;
   for (const json::value& t : tags->get_array()) {
     if (!t.is_object()) continue;
-    std::string_view key = Str(t.get_object(), "key");
-    q.context.emplace_back(fmt::format("aws:RequestTag/{}", key), std::string(Str(t.get_object(), "value")));
+    std::string_view key = StrView(t.get_object(), "key");
+    q.context.emplace_back(fmt::format("aws:RequestTag/{}", key), std::string(StrView(t.get_object(), "value")));
     q.context.emplace_back("aws:TagKeys", std::string(key));
   }
 }
@@ -110,24 +108,24 @@ std::vector<aws::AuthRequest> EcsAuthorization(const aws::CallContext& ctx, cons
     }
     q.resource = ClusterArn(scope, "default");
   } else if (a == "CreateCluster") {
-    q.resource = ClusterArn(scope, Str(input, "clusterName").empty() ? "default" : Str(input, "clusterName"));
+    q.resource = ClusterArn(scope, StrView(input, "clusterName").empty() ? "default" : StrView(input, "clusterName"));
   } else if (a == "DeleteCluster" || a == "UpdateCluster" || a == "UpdateClusterSettings" ||
              a == "PutClusterCapacityProviders") {
     q.resource = cluster;
   } else if (a == "RunTask" || a == "StartTask") {
-    q.resource = TaskDefinitionOf(scope, Str(input, "taskDefinition"));
+    q.resource = TaskDefinitionOf(scope, StrView(input, "taskDefinition"));
   } else if (a == "StopTask") {
-    q.resource = InCluster(scope, "task", Str(input, "task"), cluster);
+    q.resource = InCluster(scope, "task", StrView(input, "task"), cluster);
   } else if (a == "CreateService") {
-    q.resource = InCluster(scope, "service", Str(input, "serviceName"), cluster);
-    if (!Str(input, "taskDefinition").empty())
-      q.context.emplace_back("ecs:task-definition", TaskDefinitionOf(scope, Str(input, "taskDefinition")));
+    q.resource = InCluster(scope, "service", StrView(input, "serviceName"), cluster);
+    if (!StrView(input, "taskDefinition").empty())
+      q.context.emplace_back("ecs:task-definition", TaskDefinitionOf(scope, StrView(input, "taskDefinition")));
   } else if (a == "UpdateService" || a == "DeleteService") {
-    q.resource = InCluster(scope, "service", Str(input, "service"), cluster);
-    if (!Str(input, "taskDefinition").empty())
-      q.context.emplace_back("ecs:task-definition", TaskDefinitionOf(scope, Str(input, "taskDefinition")));
+    q.resource = InCluster(scope, "service", StrView(input, "service"), cluster);
+    if (!StrView(input, "taskDefinition").empty())
+      q.context.emplace_back("ecs:task-definition", TaskDefinitionOf(scope, StrView(input, "taskDefinition")));
   } else if (a == "TagResource" || a == "UntagResource" || a == "ListTagsForResource") {
-    q.resource = std::string(Str(input, "resourceArn"));
+    q.resource = std::string(StrView(input, "resourceArn"));
   }
 
   if (a == "TagResource") AddRequestTags(input, q);
@@ -150,13 +148,13 @@ std::vector<aws::AuthRequest> EcsAuthorization(const aws::CallContext& ctx, cons
     out.push_back(std::move(tag));
   }
   if (a == "RegisterTaskDefinition") {
-    PassRole(Str(input, "taskRoleArn"), out);
-    PassRole(Str(input, "executionRoleArn"), out);
+    PassRole(StrView(input, "taskRoleArn"), out);
+    PassRole(StrView(input, "executionRoleArn"), out);
   }
   if (a == "RunTask" || a == "StartTask") {
     if (const json::value* o = input.if_contains("overrides"); o != nullptr && o->is_object()) {
-      PassRole(Str(o->get_object(), "taskRoleArn"), out);
-      PassRole(Str(o->get_object(), "executionRoleArn"), out);
+      PassRole(StrView(o->get_object(), "taskRoleArn"), out);
+      PassRole(StrView(o->get_object(), "executionRoleArn"), out);
     }
   }
   return out;

@@ -1088,6 +1088,54 @@ void Tasks::NotifyChange() {
   if (listener_) listener_();
 }
 
+namespace {
+
+// The LaunchSpec of an assigned task, read in `txn`.
+StatusOr<LaunchSpec> ReadLaunchSpec(store::ReadTxn& txn, const Scope& scope, const std::string& cluster,
+                                    const std::string& id) {
+  ASSIGN_OR_RETURN(auto rec, txn.Get(kTasks, TaskKey(scope, cluster, id)));
+  ASSIGN_OR_RETURN(auto l, txn.Get(kLaunch, TaskKey(scope, cluster, id)));
+  if (!rec || !l) return DataLoss("an assignment names a task that does not exist");
+  ASSIGN_OR_RETURN(json::object task, ParseRecordObject(*rec, "task"));
+  ASSIGN_OR_RETURN(Launch launch, Launch::Decode(*l));
+  LaunchSpec spec;
+  spec.scope = scope;
+  spec.cluster = cluster;
+  spec.task_arn = Str(task, "taskArn");
+  spec.task_definition_arn = Str(task, "taskDefinitionArn");
+  spec.definition = launch.definition;
+  spec.overrides = json::serialize(task["overrides"]);
+  spec.desired_status = Str(task, "desiredStatus");
+  spec.last_status = Str(task, "lastStatus");
+  spec.cpu = Str(task, "cpu");
+  spec.memory = Str(task, "memory");
+  if (launch.ip_held) {
+    const vpc::DefaultVpc v = vpc::DefaultVpcFor(scope);
+    const vpc::Subnet* sn = v.FindSubnet(launch.subnet_id);
+    if (sn == nullptr) return DataLoss("a task's subnet is not in its default VPC");
+    spec.network = LaunchSpec::Network{launch.subnet_id, vpc::Ipv4ToString(launch.ip), sn->prefix_length,
+                                       vpc::Ipv4ToString(sn->network + 1)};
+  }
+  return spec;
+}
+
+// A task ARN's (scope, cluster, id); InvalidParameterException when it is not one.
+struct TaskName {
+  Scope scope;
+  std::string cluster;
+  std::string id;
+};
+StatusOr<TaskName> ParseTaskName(std::string_view task_arn) {
+  ASSIGN_OR_RETURN(EcsResource res, ParseEcsResourceArn(task_arn));
+  if (res.kind != ResourceKind::kTask) return ParamError("The ARN provided is invalid.");
+  std::string_view rest = task_arn.substr(task_arn.find("task/") + 5);
+  size_t slash = rest.rfind('/');
+  if (slash == std::string_view::npos) return ParamError("The ARN provided is invalid.");
+  return TaskName{res.scope, std::string(rest.substr(0, slash)), std::string(rest.substr(slash + 1))};
+}
+
+}  // namespace
+
 StatusOr<std::vector<LaunchSpec>> Tasks::Assignments(std::string_view agent_id) {
   std::vector<LaunchSpec> specs;
   RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
@@ -1101,30 +1149,7 @@ StatusOr<std::vector<LaunchSpec>> Tasks::Assignments(std::string_view agent_id) 
         ASSIGN_OR_RETURN(std::string region, r.Str());
         ASSIGN_OR_RETURN(std::string cluster, r.Str());
         ASSIGN_OR_RETURN(std::string id, r.Str());
-        Scope scope{AccountId(account), Region(region)};
-        ASSIGN_OR_RETURN(auto rec, txn.Get(kTasks, TaskKey(scope, cluster, id)));
-        ASSIGN_OR_RETURN(auto l, txn.Get(kLaunch, TaskKey(scope, cluster, id)));
-        if (!rec || !l) return DataLoss("an assignment names a task that does not exist");
-        ASSIGN_OR_RETURN(json::object task, ParseRecordObject(*rec, "task"));
-        ASSIGN_OR_RETURN(Launch launch, Launch::Decode(*l));
-        LaunchSpec spec;
-        spec.scope = scope;
-        spec.cluster = cluster;
-        spec.task_arn = Str(task, "taskArn");
-        spec.task_definition_arn = Str(task, "taskDefinitionArn");
-        spec.definition = launch.definition;
-        spec.overrides = json::serialize(task["overrides"]);
-        spec.desired_status = Str(task, "desiredStatus");
-        spec.last_status = Str(task, "lastStatus");
-        spec.cpu = Str(task, "cpu");
-        spec.memory = Str(task, "memory");
-        if (launch.ip_held) {
-          const vpc::DefaultVpc v = vpc::DefaultVpcFor(scope);
-          const vpc::Subnet* sn = v.FindSubnet(launch.subnet_id);
-          if (sn == nullptr) return DataLoss("a task's subnet is not in its default VPC");
-          spec.network = LaunchSpec::Network{launch.subnet_id, vpc::Ipv4ToString(launch.ip), sn->prefix_length,
-                                             vpc::Ipv4ToString(sn->network + 1)};
-        }
+        ASSIGN_OR_RETURN(LaunchSpec spec, ReadLaunchSpec(txn, Scope{AccountId(account), Region(region)}, cluster, id));
         specs.push_back(std::move(spec));
       }
       if (rows.size() < 500) return OkStatus();
@@ -1134,16 +1159,38 @@ StatusOr<std::vector<LaunchSpec>> Tasks::Assignments(std::string_view agent_id) 
   return specs;
 }
 
+StatusOr<std::optional<LaunchSpec>> Tasks::Assignment(std::string_view agent_id, std::string_view task_arn) {
+  auto name = ParseTaskName(task_arn);
+  if (!name.ok()) return std::optional<LaunchSpec>();  // not a task ARN: assigned to no one
+  std::optional<LaunchSpec> spec;
+  RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
+    spec.reset();
+    ASSIGN_OR_RETURN(auto assigned, txn.Get(kAssignments, AssignmentKey(agent_id, name->scope, name->cluster, name->id)));
+    if (!assigned) return OkStatus();
+    ASSIGN_OR_RETURN(spec, ReadLaunchSpec(txn, name->scope, name->cluster, name->id));
+    return OkStatus();
+  }));
+  return spec;
+}
+
+StatusOr<bool> Tasks::HasAssignmentIn(std::string_view agent_id, const Scope& scope) {
+  bool found = false;
+  RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(auto rows, txn.Scan(kAssignments,
+                                         store::PrefixRange(Key().Str(agent_id).Str(scope.account.str()).Str(scope.region.str()).Done()),
+                                         1));
+    found = !rows.empty();
+    return OkStatus();
+  }));
+  return found;
+}
+
 Status Tasks::ReportState(std::string_view agent_id, std::string_view task_arn, const TaskStateChange& change,
                           TimePoint now) {
-  ASSIGN_OR_RETURN(EcsResource res, ParseEcsResourceArn(task_arn));
-  if (res.kind != ResourceKind::kTask) return ParamError("The ARN provided is invalid.");
-  const Scope scope = res.scope;
-  std::string_view rest = std::string_view(task_arn).substr(task_arn.find("task/") + 5);
-  size_t slash = rest.rfind('/');
-  if (slash == std::string_view::npos) return ParamError("The ARN provided is invalid.");
-  const std::string cluster(rest.substr(0, slash));
-  const std::string id(rest.substr(slash + 1));
+  ASSIGN_OR_RETURN(TaskName task_name, ParseTaskName(task_arn));
+  const Scope& scope = task_name.scope;
+  const std::string& cluster = task_name.cluster;
+  const std::string& id = task_name.id;
   const int new_rank = Rank(change.last_status);
   if (new_rank < 0) return ParamError(fmt::format("Unknown task status: {}", change.last_status));
 

@@ -241,6 +241,11 @@ class Tasks {
 
   // The agent side.
   StatusOr<std::vector<LaunchSpec>> Assignments(std::string_view agent_id);
+  // The one task `task_arn` of `agent_id`'s assignments, read by key (no scan of the agent's
+  // other tasks); nullopt when it is not assigned to that agent (or `task_arn` is no task ARN).
+  StatusOr<std::optional<LaunchSpec>> Assignment(std::string_view agent_id, std::string_view task_arn);
+  // Whether `agent_id` has a task assigned in `scope` (one keyed read of its first such row).
+  StatusOr<bool> HasAssignmentIn(std::string_view agent_id, const Scope& scope);
   // Applies an agent's report. Only the owning agent may report (AccessDeniedException); a report
   // that would move the task backwards is ignored (OK, nothing changes). STOPPED releases the
   // address, the assignment and the task's resources (its instance's or the node's Fargate

@@ -169,6 +169,26 @@ TEST_F(TasksTest, AddressesAreUniqueAndReleasedWhenStopped) {
   EXPECT_EQ(t.at("attachments").at(0).at("status"), "DELETED");
 }
 
+TEST_F(TasksTest, AnAssignmentIsReadByItsKeyOnlyForItsOwnAgent) {
+  const std::string arn(RunOk(Req("web"))[0].at("taskArn").as_string());
+  auto mine = tasks_.Assignment(kAgent, arn);
+  ASSERT_TRUE(mine.ok()) << mine.status().message();
+  ASSERT_TRUE(mine->has_value());
+  EXPECT_EQ((*mine)->task_arn, arn);
+  EXPECT_EQ((*mine)->task_definition_arn, "arn:aws:ecs:us-east-1:123456789012:task-definition/web:1");
+  ASSERT_TRUE((*mine)->network.has_value());
+  EXPECT_FALSE(tasks_.Assignment("another-agent", arn)->has_value());
+  EXPECT_FALSE(tasks_.Assignment(kAgent, "arn:aws:ecs:us-east-1:123456789012:task/default/" + std::string(32, '0'))->has_value());
+  EXPECT_FALSE(tasks_.Assignment(kAgent, "not an arn")->has_value());
+  EXPECT_TRUE(*tasks_.HasAssignmentIn(kAgent, kScope));
+  EXPECT_FALSE(*tasks_.HasAssignmentIn(kAgent, kOther));
+  EXPECT_FALSE(*tasks_.HasAssignmentIn("another-agent", kScope));
+
+  ASSERT_TRUE(Report(arn, "STOPPED").ok());
+  EXPECT_FALSE(tasks_.Assignment(kAgent, arn)->has_value());
+  EXPECT_FALSE(*tasks_.HasAssignmentIn(kAgent, kScope));
+}
+
 TEST_F(TasksTest, ValidationErrors) {
   auto expect_error = [&](RunRequest r, std::string_view type, std::string_view message) {
     auto res = tasks_.Run(kScope, kCaller, r, clock_.Now());

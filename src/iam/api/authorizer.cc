@@ -234,10 +234,18 @@ StatusOr<PolicyAuthorizer::Evaluation> PolicyAuthorizer::Evaluate(const aws::Cal
   return Evaluation{std::move(result), std::move(ctx), std::move(set)};
 }
 
+bool PolicyAuthorizer::Evaluates(const aws::Principal& principal) const { return !IsRootPrincipal(principal); }
+
 Status PolicyAuthorizer::Authorize(const aws::CallContext& call, const aws::AuthRequest& request) {
   if (IsRootPrincipal(call.principal)) return OkStatus();
   ASSIGN_OR_RETURN(Evaluation e, Evaluate(call, request));
   if (e.result.decision == policy::Decision::kAllow) return OkStatus();
+  if (request.denial_form == aws::DenialForm::kUnauthorizedOperation) {
+    const std::string why = policy::DenialMessage(e.context.principal().arn, e.context.action(), /*resource=*/"",
+                                                  e.result.decision, e.result.decided_by);
+    return PermissionDenied(fmt::format("You are not authorized to perform this operation. {}", why),
+                            "AccessDeniedException");
+  }
   return PermissionDenied(policy::DenialMessage(e.context, e.result), "AccessDeniedException");
 }
 

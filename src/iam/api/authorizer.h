@@ -40,6 +40,9 @@ class PolicyAuthorizer final : public aws::Authorizer {
   PolicyAuthorizer(Directory& directory, const Clock& clock) : directory_(directory), clock_(clock) {}
 
   Status Authorize(const aws::CallContext& call, const aws::AuthRequest& request) override;
+  // False for root (IsRootPrincipal), which Authorize allows everything: the front then builds
+  // no questions for root's calls.
+  bool Evaluates(const aws::Principal& principal) const override;
 
   // The evaluation behind Authorize, for SimulatePrincipalPolicy: the decision for `request` by
   // call.principal, with the policies it read. Root is not evaluated (callers allow it).

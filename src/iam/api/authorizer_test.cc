@@ -6,6 +6,7 @@
 
 #include "common/testing/fake_clock.h"
 #include "ecs/testing/temp_store.h"
+#include "store/key.h"
 
 namespace paddock::iam::api {
 namespace {
@@ -23,12 +24,13 @@ class AuthorizerTest : public ::testing::Test {
     EXPECT_TRUE(dir_.CreateUser(account_, user).ok());
     RoleSpec role;
     role.name = "app";
-    role.trust_policy = R"({"Version":"2012-10-17","Statement":[]})";
+    role.trust_policy = R"({"Version":"2012-10-17","Statement":[{"Effect":"Allow",)"
+                        R"("Principal":{"Service":"ecs-tasks.amazonaws.com"},"Action":"sts:AssumeRole"}]})";
     EXPECT_TRUE(dir_.CreateRole(account_, role).ok());
   }
 
   Status Authorize(const aws::Principal& who, const std::string& action) {
-    return authorizer_.Authorize(Call(who), aws::AuthRequest{action, "*", {}, nullptr});
+    return authorizer_.Authorize(Call(who), aws::AuthRequest{action, "*", {}});
   }
 
   aws::CallContext Call(const aws::Principal& who, std::string source_ip = "", std::string region = "us-east-1") {
@@ -42,7 +44,7 @@ class AuthorizerTest : public ::testing::Test {
 
   // A DescribeClusters question about a cluster tagged `tags`, counting how often they are read.
   aws::AuthRequest DescribeTagged(std::vector<std::pair<std::string, std::string>> tags, int* reads) {
-    aws::AuthRequest q{"ecs:DescribeClusters", "arn:aws:ecs:us-east-1:123456789012:cluster/c", {}, nullptr};
+    aws::AuthRequest q{"ecs:DescribeClusters", "arn:aws:ecs:us-east-1:123456789012:cluster/c", {}};
     q.resource_tags = [tags = std::move(tags), reads]() -> StatusOr<std::vector<std::pair<std::string, std::string>>> {
       ++*reads;
       return tags;
@@ -123,11 +125,14 @@ TEST_F(AuthorizerTest, SessionPolicyArnsNarrowTheSession) {
   EXPECT_EQ(Authorize(gone, "ecs:ListClusters").code(), StatusCode::kPermissionDenied);
 }
 
-// The Directory stores any JSON object as a policy (IAM's syntax check); one the evaluator cannot
-// read allows nothing, and the principal's other policies still decide.
+// The Directory refuses a document the evaluator cannot read, but a store written before it did
+// may hold one: it allows nothing, and the principal's other policies still decide.
 TEST_F(AuthorizerTest, AStoredDocumentTheEvaluatorCannotReadAllowsNothing) {
   const PrincipalRef alice{PrincipalType::kUser, "alice"};
-  ASSERT_TRUE(dir_.PutInlinePolicy(account_, alice, "odd", "{}").ok());
+  ASSERT_EQ(dir_.PutInlinePolicy(account_, alice, "odd", "{}").aws_type(), "MalformedPolicyDocument");
+  ASSERT_TRUE(store_->Write([](store::WriteTxn& txn) {  // as an older Directory stored it
+                      return txn.Put("iam_inline", store::Key().Str(kAccount).Str("user").Str("alice").Str("odd").Done(), "{}");
+                    }).ok());
   EXPECT_EQ(Authorize(Alice(), "ecs:ListClusters").code(), StatusCode::kPermissionDenied);
   ASSERT_TRUE(dir_.PutInlinePolicy(account_, alice, "ecs", kAllowEcs).ok());
   EXPECT_TRUE(Authorize(Alice(), "ecs:ListClusters").ok());
@@ -176,7 +181,7 @@ TEST_F(AuthorizerTest, ResourceTagsAreReadOnlyWhenAPolicyNamesThem) {
   EXPECT_TRUE(authorizer_.Authorize(Call(Alice()), DescribeTagged({{"team", "blue"}}, &reads)).ok());
   EXPECT_EQ(reads, 1);
   // A failure reading them fails the authorization (it is not taken as "no tags").
-  aws::AuthRequest broken{"ecs:DescribeClusters", "arn:aws:ecs:us-east-1:123456789012:cluster/c", {}, nullptr};
+  aws::AuthRequest broken{"ecs:DescribeClusters", "arn:aws:ecs:us-east-1:123456789012:cluster/c", {}};
   broken.resource_tags = []() -> StatusOr<std::vector<std::pair<std::string, std::string>>> {
     return Unavailable("store down");
   };
@@ -191,7 +196,7 @@ TEST_F(AuthorizerTest, SourceIpAndRequestedRegionComeFromTheCall) {
     {"Effect":"Allow","Action":"ecs:*","Resource":"*","Condition":{"StringEquals":{"aws:RequestedRegion":"us-east-1"}}},
     {"Effect":"Deny","Action":"*","Resource":"*","Condition":{"NotIpAddress":{"aws:SourceIp":"127.0.0.0/8"}}}]})")
                   .ok());
-  const aws::AuthRequest list{"ecs:ListClusters", "*", {}, nullptr};
+  const aws::AuthRequest list{"ecs:ListClusters", "*", {}};
   EXPECT_TRUE(authorizer_.Authorize(Call(Alice(), "127.0.0.1"), list).ok());
   Status far = authorizer_.Authorize(Call(Alice(), "10.1.2.3"), list);
   EXPECT_EQ(far.code(), StatusCode::kPermissionDenied);
@@ -199,8 +204,39 @@ TEST_F(AuthorizerTest, SourceIpAndRequestedRegionComeFromTheCall) {
   EXPECT_EQ(authorizer_.Authorize(Call(Alice(), "127.0.0.1", "eu-west-1"), list).code(), StatusCode::kPermissionDenied);
   // Unknown source (an in-process caller): NotIpAddress on an absent key holds, so the Deny applies.
   EXPECT_EQ(authorizer_.Authorize(Call(Alice(), ""), list).code(), StatusCode::kPermissionDenied);
-  const aws::AuthRequest stated{"ecs:ListClusters", "*", {{"aws:SourceIp", "127.0.0.9"}}, nullptr};
+  const aws::AuthRequest stated{"ecs:ListClusters", "*", {{"aws:SourceIp", "127.0.0.9"}}};
   EXPECT_TRUE(authorizer_.Authorize(Call(Alice(), "10.1.2.3"), stated).ok());
+}
+
+TEST_F(AuthorizerTest, AnEc2RequestIsDeniedInEc2sWords) {
+  aws::AuthRequest describe{"ec2:DescribeVpcs", "*", {}, aws::DenialForm::kUnauthorizedOperation};
+  Status implicit = authorizer_.Authorize(Call(Alice()), describe);
+  EXPECT_EQ(implicit.code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(implicit.message(),
+            "You are not authorized to perform this operation. User: arn:aws:iam::123456789012:user/alice is not "
+            "authorized to perform: ec2:DescribeVpcs because no identity-based policy allows the ec2:DescribeVpcs "
+            "action");
+  ASSERT_TRUE(dir_.PutInlinePolicy(account_, {PrincipalType::kUser, "alice"}, "no-ec2",
+                                   R"({"Version":"2012-10-17","Statement":[{"Effect":"Deny","Action":"ec2:*",)"
+                                   R"("Resource":"*"}]})")
+                  .ok());
+  EXPECT_EQ(authorizer_.Authorize(Call(Alice()), describe).message(),
+            "You are not authorized to perform this operation. User: arn:aws:iam::123456789012:user/alice is not "
+            "authorized to perform: ec2:DescribeVpcs with an explicit deny in an identity-based policy");
+  // Every other service's form names the resource.
+  EXPECT_EQ(Authorize(Alice(), "ecs:ListClusters").message(),
+            "User: arn:aws:iam::123456789012:user/alice is not authorized to perform: ecs:ListClusters on resource: * "
+            "because no identity-based policy allows the ecs:ListClusters action");
+}
+
+TEST_F(AuthorizerTest, RootIsNotEvaluated) {
+  aws::Principal root;
+  root.account = AccountId(kAccount);
+  root.kind = PrincipalKind::kRoot;
+  root.arn = "arn:aws:iam::123456789012:root";
+  EXPECT_FALSE(authorizer_.Evaluates(root));
+  EXPECT_TRUE(authorizer_.Evaluates(Alice()));
+  EXPECT_TRUE(authorizer_.Evaluates(AppSession("s")));
 }
 
 }  // namespace

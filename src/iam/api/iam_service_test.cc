@@ -8,6 +8,8 @@
 namespace paddock::iam::api {
 namespace {
 
+constexpr char kTrust[] = R"({"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": {"Service": "ecs-tasks.amazonaws.com"}, "Action": "sts:AssumeRole"}]})";
+
 class IamServiceTest : public ::testing::Test {
  protected:
   IamServiceTest() : dir_(*store_, clock_), accounts_(*store_, clock_) {
@@ -35,13 +37,13 @@ class IamServiceTest : public ::testing::Test {
 
 TEST_F(IamServiceTest, CreateRoleAnswersXmlWithUrlEncodedDocument) {
   auto body = Call("CreateRole", {{"RoleName", "app"},
-                                  {"AssumeRolePolicyDocument", R"({"Version": "2012-10-17", "Statement": []})"},
+                                  {"AssumeRolePolicyDocument", kTrust},
                                   {"Tags.member.1.Key", "team"},
                                   {"Tags.member.1.Value", "a b"}});
   ASSERT_TRUE(body.ok()) << body.status().ToString();
   EXPECT_NE(body->find("<CreateRoleResponse xmlns=\"https://iam.amazonaws.com/doc/2010-05-08/\"><CreateRoleResult><Role>"),
             std::string::npos);
-  EXPECT_NE(body->find("<AssumeRolePolicyDocument>%7B%22Version%22%3A%20%222012-10-17%22%2C%20%22Statement%22%3A%20%5B%5D%7D"
+  EXPECT_NE(body->find("<AssumeRolePolicyDocument>%7B%22Version%22%3A%20%222012-10-17%22%2C%20%22Statement%22%3A%20%5B%7B%22Effect%22%3A%20%22Allow%22%2C%20%22Principal%22%3A%20%7B%22Service%22%3A%20%22ecs-tasks.amazonaws.com%22%7D%2C%20%22Action%22%3A%20%22sts%3AAssumeRole%22%7D%5D%7D"
                        "</AssumeRolePolicyDocument>"),
             std::string::npos);
   EXPECT_NE(body->find("<Tags><member><Key>team</Key><Value>a b</Value></member></Tags>"), std::string::npos);
@@ -55,17 +57,17 @@ TEST_F(IamServiceTest, ModelValidationGivesIamsMessages) {
   EXPECT_EQ(missing.status().message(),
             "1 validation error detected: Value null at 'assumeRolePolicyDocument' failed to satisfy constraint: Member "
             "must not be null");
-  auto pattern = Call("CreateRole", {{"RoleName", "bad name!"}, {"AssumeRolePolicyDocument", "{}"}});
+  auto pattern = Call("CreateRole", {{"RoleName", "bad name!"}, {"AssumeRolePolicyDocument", kTrust}});
   EXPECT_EQ(pattern.status().message(),
             "1 validation error detected: Value 'bad name!' at 'roleName' failed to satisfy constraint: Member must "
             "satisfy regular expression pattern: [\\w+=,.@-]+");
-  auto range = Call("CreateRole", {{"RoleName", "app"}, {"AssumeRolePolicyDocument", "{}"}, {"MaxSessionDuration", "60"}});
+  auto range = Call("CreateRole", {{"RoleName", "app"}, {"AssumeRolePolicyDocument", kTrust}, {"MaxSessionDuration", "60"}});
   EXPECT_EQ(range.status().message(),
             "1 validation error detected: Value '60' at 'maxSessionDuration' failed to satisfy constraint: Member must "
             "have value greater than or equal to 3600");
-  auto path = Call("CreateRole", {{"RoleName", "app"}, {"AssumeRolePolicyDocument", "{}"}, {"Path", "/no-trailing"}});
+  auto path = Call("CreateRole", {{"RoleName", "app"}, {"AssumeRolePolicyDocument", kTrust}, {"Path", "/no-trailing"}});
   EXPECT_EQ(path.status().aws_type(), "ValidationError");
-  EXPECT_TRUE(Call("CreateRole", {{"RoleName", "app"}, {"AssumeRolePolicyDocument", "{}"}, {"Path", "/a/b/"}}).ok());
+  EXPECT_TRUE(Call("CreateRole", {{"RoleName", "app"}, {"AssumeRolePolicyDocument", kTrust}, {"Path", "/a/b/"}}).ok());
 }
 
 TEST_F(IamServiceTest, ErrorStatusesComeFromTheModel) {

@@ -309,11 +309,12 @@ std::string DenialMessage(std::string_view principal_arn, std::string_view actio
       what = "session policy";
       break;
   }
+  const std::string on = resource.empty() ? std::string() : fmt::format(" on resource: {}", resource);
   if (decision == Decision::kExplicitDeny)
-    return fmt::format("User: {} is not authorized to perform: {} on resource: {} with an explicit deny in {} {}",
-                       principal_arn, action, resource, article, what);
-  return fmt::format("User: {} is not authorized to perform: {} on resource: {} because no {} allows the {} action",
-                     principal_arn, action, resource, what, action);
+    return fmt::format("User: {} is not authorized to perform: {}{} with an explicit deny in {} {}", principal_arn,
+                       action, on, article, what);
+  return fmt::format("User: {} is not authorized to perform: {}{} because no {} allows the {} action", principal_arn,
+                     action, on, what, action);
 }
 
 }  // namespace paddock::iam::policy

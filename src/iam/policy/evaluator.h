@@ -142,7 +142,8 @@ bool TrustPolicyAllows(const Policy& trust, const RequestContext& ctx);
 //   iam:PassRole action
 // and "... with an explicit deny in an identity-based policy", "... because no permissions
 // boundary allows the <action> action", "... with an explicit deny in a session policy", ...
-// REQUIRES: result.decision != kAllow.
+// An empty `resource` names none ("User: ... is not authorized to perform: ec2:DescribeVpcs
+// because ...", as EC2 words it). REQUIRES: result.decision != kAllow.
 std::string DenialMessage(std::string_view principal_arn, std::string_view action, std::string_view resource,
                           Decision decision, PolicyType type);
 inline std::string DenialMessage(const RequestContext& ctx, const EvaluationResult& r) {

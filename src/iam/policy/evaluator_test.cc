@@ -565,6 +565,16 @@ TEST(DenialMessageTest, AwsTexts) {
             "arn:aws:s3:::b/k because no resource-based policy allows the s3:GetObject action");
 }
 
+TEST(DenialMessageTest, AnEmptyResourceNamesNone) {
+  const std::string user = "arn:aws:iam::123456789012:user/alice";
+  EXPECT_EQ(DenialMessage(user, "ec2:DescribeVpcs", "", Decision::kImplicitDeny, PolicyType::kIdentity),
+            "User: arn:aws:iam::123456789012:user/alice is not authorized to perform: ec2:DescribeVpcs because no "
+            "identity-based policy allows the ec2:DescribeVpcs action");
+  EXPECT_EQ(DenialMessage(user, "ec2:DescribeVpcs", "", Decision::kExplicitDeny, PolicyType::kIdentity),
+            "User: arn:aws:iam::123456789012:user/alice is not authorized to perform: ec2:DescribeVpcs with an "
+            "explicit deny in an identity-based policy");
+}
+
 TEST(DenialMessageTest, FromAnEvaluation) {
   RequestContext ctx = Ctx("ecs:RunTask", kBareFamily);
   const std::string revisions = R"({"Version":"2012-10-17","Statement":{"Effect":"Allow","Action":"ecs:RunTask",)"

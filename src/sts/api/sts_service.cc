@@ -10,6 +10,7 @@
 #include <boost/json.hpp>
 
 #include "common/arn.h"
+#include "iam/policy/policy.h"
 #include "sts/api/models/models.h"
 #include "sts/errors.h"
 
@@ -190,10 +191,11 @@ StatusOr<std::string> StsService::AssumeRole(const aws::CallContext& ctx, const 
       if (strcasecmp(spec.tags[i].first.c_str(), spec.tags[j].first.c_str()) == 0)
         return InvalidArgument(
             "Duplicate tag keys found. Please note that Tag keys are case insensitive.", Error::kInvalidParameterValue);
+  // A session policy is an identity-based document, checked by the evaluator's own parser (as
+  // IAM checks what it stores), so a session never carries one it cannot read.
   if (!spec.session_policy.empty()) {
-    boost::system::error_code ec;
-    json::value policy = json::parse(spec.session_policy, ec);
-    if (ec || !policy.is_object()) return InvalidArgument("Syntax errors in policy.", Error::kMalformedPolicyDocument);
+    auto policy = iam::policy::ParsePolicy(spec.session_policy, iam::policy::DocumentKind::kIdentity);
+    if (!policy.ok()) return InvalidArgument(policy.status().message(), Error::kMalformedPolicyDocument);
   }
 
   StatusOr<Arn> parsed = ParseArn(role_arn);

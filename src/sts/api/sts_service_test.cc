@@ -19,6 +19,9 @@
 namespace paddock::sts::api {
 namespace {
 
+constexpr char kSessionPolicy[] =
+    R"({"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"ecs:Describe*","Resource":"*"}]})";
+
 // What the front answers for a failure of an STS call: STS's table, else the default.
 aws::AwsError Answer(const Status& s) {
   std::optional<aws::AwsError> e = StsErrorFor(s);
@@ -175,7 +178,7 @@ TEST_F(StsServiceTest, AssumeRoleMintsARoleSession) {
                  {"RoleSessionName", "build-42"},
                  {"DurationSeconds", "7200"},
                  {"ExternalId", "ext-123"},
-                 {"Policy", R"({"Version":"2012-10-17","Statement":[]})"},
+                 {"Policy", kSessionPolicy},
                  {"PolicyArns.member.1.arn", "arn:aws:iam::aws:policy/ReadOnlyAccess"},
                  {"Tags.member.1.Key", "team"},
                  {"Tags.member.1.Value", "blue"},
@@ -193,7 +196,7 @@ TEST_F(StsServiceTest, AssumeRoleMintsARoleSession) {
   aws::Principal p = PrincipalOf(*r);
   EXPECT_EQ(p.kind, aws::PrincipalKind::kAssumedRole);
   EXPECT_EQ(p.role_arn, kRoleArn);
-  EXPECT_EQ(p.session_policy, R"({"Version":"2012-10-17","Statement":[]})");
+  EXPECT_EQ(p.session_policy, kSessionPolicy);
   EXPECT_EQ(p.session_policy_arns, std::vector<std::string>{"arn:aws:iam::aws:policy/ReadOnlyAccess"});
   EXPECT_EQ(p.session_tags, (std::vector<std::pair<std::string, std::string>>{{"team", "blue"}}));
 
@@ -233,7 +236,12 @@ TEST_F(StsServiceTest, AssumeRoleRefusals) {
               "null; Value 's' at 'roleSessionName' failed to satisfy constraint: Member must have length greater "
               "than or equal to 2");
   ExpectError(Call(Alice(), "AssumeRole", {{"RoleArn", kRoleArn}, {"RoleSessionName", "s1"}, {"Policy", "{not json"}}),
-              "MalformedPolicyDocument", "Syntax errors in policy.");
+              "MalformedPolicyDocument", "This policy contains invalid Json");
+  ExpectError(Call(Alice(), "AssumeRole",
+                   {{"RoleArn", kRoleArn},
+                    {"RoleSessionName", "s1"},
+                    {"Policy", R"({"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"s3:*"}]})"}}),
+              "MalformedPolicyDocument", "Policy statement must contain resources.");
   ExpectError(Call(Alice(), "AssumeRole",
                    {{"RoleArn", kRoleArn},
                     {"RoleSessionName", "s1"},

@@ -42,6 +42,17 @@ StatusOr<int64_t> Count(store::ReadTxn& txn, const Scope& scope) {
 
 }  // namespace
 
+const ErrorDomain& ErrorDomainOf(Error) {
+  static constexpr ErrorDomain kDomain{"toy", [](int code) -> std::string_view {
+                                         switch (static_cast<Error>(code)) {
+                                           case Error::kNoteNotFound: return "NoteNotFound";
+                                           case Error::kNoteLimitExceeded: return "NoteLimitExceeded";
+                                         }
+                                         return "?";
+                                       }};
+  return kDomain;
+}
+
 StatusOr<int64_t> Notes::Put(const Scope& scope, const std::string& name, const std::string& text) {
   int64_t version = 0;
   RETURN_IF_ERROR(store_.Write([&](store::WriteTxn& txn) -> Status {
@@ -52,7 +63,8 @@ StatusOr<int64_t> Notes::Put(const Scope& scope, const std::string& name, const 
     } else {
       ASSIGN_OR_RETURN(int64_t count, Count(txn, scope));
       if (count >= kMaxNotesPerScope)
-        return ResourceExhausted(fmt::format("You already have {} notes, the most allowed.", count));
+        return ResourceExhausted(fmt::format("You already have {} notes, the most allowed.", count),
+                                 Error::kNoteLimitExceeded);
       RETURN_IF_ERROR(txn.Put(kCounts, ScopeKey(scope), std::to_string(count + 1)));
       version = 1;
     }
@@ -67,7 +79,7 @@ StatusOr<Note> Notes::Get(const Scope& scope, const std::string& name) {
     ASSIGN_OR_RETURN(value, txn.Get(kNotes, NoteKey(scope, name)));
     return OkStatus();
   }));
-  if (!value) return NotFound(fmt::format("No note named '{}' exists.", name));
+  if (!value) return NotFound(fmt::format("No note named '{}' exists.", name), Error::kNoteNotFound);
   return Decode(name, *value);
 }
 

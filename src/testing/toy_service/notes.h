@@ -17,6 +17,13 @@
 
 namespace paddock::toy {
 
+// The toy's failures, in its own vocabulary; the adapter's table names them on the wire.
+enum class Error {
+  kNoteNotFound = 1,   // Get of a name the scope does not hold
+  kNoteLimitExceeded,  // Put of a new note past kMaxNotesPerScope
+};
+const ErrorDomain& ErrorDomainOf(Error);
+
 struct Note {
   std::string name;
   std::string text;
@@ -30,10 +37,11 @@ class Notes {
 
   explicit Notes(store::Store& store) : store_(store) {}
 
-  // Creates or replaces the scope's note `name`; returns its new version. ResourceExhausted when
-  // it is new and the scope already holds kMaxNotesPerScope notes (nothing is written).
+  // Creates or replaces the scope's note `name`; returns its new version. ResourceExhausted
+  // (Error::kNoteLimitExceeded) when it is new and the scope already holds kMaxNotesPerScope notes
+  // (nothing is written).
   StatusOr<int64_t> Put(const Scope& scope, const std::string& name, const std::string& text);
-  // NotFound when the scope has no note `name`.
+  // NotFound (Error::kNoteNotFound) when the scope has no note `name`.
   StatusOr<Note> Get(const Scope& scope, const std::string& name);
 
  private:

@@ -57,7 +57,7 @@ StatusOr<std::optional<int32_t>> IntParam(const Params& params, std::string_view
   int32_t value = 0;
   auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
   if (ec != std::errc() || end != text->data() + text->size() || text->empty())
-    return Ec2Error("InvalidParameterValue", fmt::format("Invalid value '{}' for {}", *text, name));
+    return Ec2Error(Error::kInvalidParameterValue, fmt::format("Invalid value '{}' for {}", *text, name));
   return std::optional<int32_t>(value);
 }
 
@@ -80,7 +80,7 @@ Status CheckFilterNames(const Filters& filters, const std::set<std::string>& kno
     if (known.count(name)) continue;
     bool prefixed = false;
     for (const auto& p : known_prefixes) prefixed = prefixed || (name.starts_with(p) && name.size() > p.size());
-    if (!prefixed) return Ec2Error("InvalidParameterValue", fmt::format("The filter '{}' is invalid", name));
+    if (!prefixed) return Ec2Error(Error::kInvalidParameterValue, fmt::format("The filter '{}' is invalid", name));
   }
   return OkStatus();
 }
@@ -125,7 +125,7 @@ StatusOr<size_t> MaxResults(const Params& params) {
   ASSIGN_OR_RETURN(std::optional<int32_t> n, IntParam(params, "MaxResults"));
   if (!n) return size_t{0};
   if (*n < 5 || *n > 1000)
-    return Ec2Error("InvalidParameterValue",
+    return Ec2Error(Error::kInvalidParameterValue,
                     fmt::format("Value ( {} ) for parameter maxResults is invalid. Parameter must be between 5 and 1000.", *n));
   return static_cast<size_t>(*n);
 }
@@ -138,6 +138,14 @@ std::string Response(std::string_view action, std::string_view request_id, std::
 
 std::string XmlText(std::string_view name, std::string_view text) {
   return fmt::format("<{0}>{1}</{0}>", name, aws::XmlEscape(text));
+}
+
+StatusOr<std::string> NextTokenPosition(const Params& params, const aws::TokenCodec& tokens, std::string_view context) {
+  std::optional<std::string> token = Param(params, "NextToken");
+  if (!token || token->empty()) return std::string();
+  StatusOr<std::string> after = tokens.Decode(context, *token);
+  if (!after.ok()) return Ec2Error(Error::kInvalidNextToken, "The provided NextToken is not valid.");
+  return after;
 }
 
 }  // namespace paddock::ec2::api::internal

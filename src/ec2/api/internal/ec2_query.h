@@ -12,17 +12,17 @@
 #include <utility>
 #include <vector>
 
+#include "aws/pagination.h"
 #include "aws/service.h"
 #include "common/status.h"
+#include "ec2/api/errors.h"
 
 namespace paddock::ec2::api::internal {
 
 inline constexpr std::string_view kEc2Xmlns = "http://ec2.amazonaws.com/doc/2016-11-15/";
 
-// An EC2 client error: the code is EC2's ("InvalidGroup.NotFound"), HTTP 400.
-inline Status Ec2Error(std::string code, std::string message) {
-  return InvalidArgument(std::move(message), std::move(code));
-}
+// An EC2 client error, answered with the code ec2/api/errors.h gives `error`, HTTP 400.
+inline Status Ec2Error(ec2::Error error, std::string message) { return InvalidArgument(std::move(message), error); }
 
 // Parameters as (name, value) pairs: the request's, or a structure's members below a prefix.
 using Params = std::vector<std::pair<std::string, std::string>>;
@@ -63,6 +63,10 @@ bool GlobMatch(std::string_view pattern, std::string_view text);
 
 // MaxResults for paginated describes (5..1000), 0 when absent.
 StatusOr<size_t> MaxResults(const Params& params);
+
+// Where the request's NextToken, signed by `tokens` for `context`, says a paginated describe
+// resumes; "" when there is none. InvalidNextToken when it does not decode.
+StatusOr<std::string> NextTokenPosition(const Params& params, const aws::TokenCodec& tokens, std::string_view context);
 
 // <{action}Response xmlns=…><requestId/>{body}</{action}Response>
 std::string Response(std::string_view action, std::string_view request_id, std::string_view body);

@@ -182,7 +182,8 @@ Status Migrate(sqlite3* db, const TableCatalog& catalog) {
                          "CREATE TABLE IF NOT EXISTS schema_modules("
                          "module TEXT PRIMARY KEY, version INTEGER NOT NULL) WITHOUT ROWID"));
     for (const ModuleSchema& m : catalog.modules()) {
-      ASSIGN_OR_RETURN(int stored, ModuleVersion(db, m.module));
+      ASSIGN_OR_RETURN(const int recorded, ModuleVersion(db, m.module));
+      int stored = recorded;
       if (stored == 0 && store_wide > 0 && store_wide <= kLastStoreWideVersion) {
         // A store from before per-module versions: the module is at the store-wide version if
         // the store holds any of its tables (it then holds every table up to that version).
@@ -200,7 +201,9 @@ Status Migrate(sqlite3* db, const TableCatalog& catalog) {
             "newer Paddock or point it at another state directory",
             StoreFile(db), stored, m.module, m.version));
       }
-      if (stored == m.version) continue;
+      // A module found at the store-wide version still gets its row: once the legacy row says
+      // kPerModuleFormat, the row is all that records it.
+      if (stored == m.version && recorded == m.version) continue;
       for (const TableDef& t : m.tables) {
         if (t.since_version <= stored) continue;
         RETURN_IF_ERROR(Exec(db, fmt::format("CREATE TABLE IF NOT EXISTS \"t_{}\"("

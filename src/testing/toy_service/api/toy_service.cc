@@ -7,6 +7,7 @@
 #include <boost/json.hpp>
 
 #include "aws/model.h"
+#include "common/json_fields.h"
 #include "testing/toy_service/api/models/toy_model.h"
 
 namespace paddock::toy::api {
@@ -15,29 +16,6 @@ namespace {
 namespace json = boost::json;
 
 constexpr std::string_view kActions[] = {"PutNote", "GetNote"};
-
-// The toy's error table: how its owner's failures are named on the wire. A code the table does
-// not list keeps the front's default (aws::AwsErrorFor).
-struct ErrorName {
-  StatusCode code;
-  std::string_view aws_type;
-};
-constexpr ErrorName kErrors[] = {
-    {StatusCode::kNotFound, "NoteNotFoundException"},
-    {StatusCode::kResourceExhausted, "NoteLimitExceededException"},
-};
-
-Status Named(const Status& s) {
-  if (s.ok() || !s.aws_type().empty()) return s;
-  for (const ErrorName& e : kErrors)
-    if (e.code == s.code()) return Status(s.code(), s.message(), std::string(e.aws_type));
-  return s;
-}
-
-std::string StringMember(const json::object& input, std::string_view name) {
-  const json::value* v = input.if_contains(name);
-  return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
-}
 
 }  // namespace
 
@@ -59,17 +37,27 @@ std::optional<aws::ThrottleGroup> ToyService::ThrottleGroupFor(std::string_view 
   return std::nullopt;
 }
 
+// The toy's error table: how its owner's failures are named on the wire. Any other failure keeps
+// the front's default (aws::AwsErrorFor).
+std::optional<aws::AwsError> ToyService::ErrorFor(const Status& status) const {
+  std::optional<Error> e = status.detail().As<Error>();
+  if (!e) return std::nullopt;
+  switch (*e) {
+    case Error::kNoteNotFound: return aws::AwsError{"NoteNotFoundException", 400};
+    case Error::kNoteLimitExceeded: return aws::AwsError{"NoteLimitExceededException", 400};
+  }
+  return std::nullopt;
+}
+
 StatusOr<std::string> ToyService::Call(const aws::CallContext& ctx, json::object& input) {
   // The model made "name" and "text" present strings of the right lengths.
-  const std::string name = StringMember(input, "name");
+  const std::string name = json_fields::Str(input, "name");
   if (ctx.action == "PutNote") {
-    auto version = notes_.Put(ctx.scope, name, StringMember(input, "text"));
-    if (!version.ok()) return Named(version.status());
-    return json::serialize(json::object{{"version", *version}});
+    ASSIGN_OR_RETURN(int64_t version, notes_.Put(ctx.scope, name, json_fields::Str(input, "text")));
+    return json::serialize(json::object{{"version", version}});
   }
-  auto note = notes_.Get(ctx.scope, name);
-  if (!note.ok()) return Named(note.status());
-  return json::serialize(json::object{{"name", note->name}, {"text", note->text}, {"version", note->version}});
+  ASSIGN_OR_RETURN(Note note, notes_.Get(ctx.scope, name));
+  return json::serialize(json::object{{"name", note.name}, {"text", note.text}, {"version", note.version}});
 }
 
 }  // namespace paddock::toy::api

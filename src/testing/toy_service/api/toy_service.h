@@ -1,7 +1,7 @@
 // The toy service's adapter (JSON 1.1, X-Amz-Target "ToyNotes_20261201.<Action>", signing name
 // "toy"): PutNote and GetNote over toy::Notes. Like every adapter it decodes the front's
 // validated input, calls its owner with typed values, encodes the answer, and names the owner's
-// failures with its own service's AWS error types (kErrors in toy_service.cc). Registered with
+// failures with its own service's AWS error types (ErrorFor, over toy::Error). Registered with
 // the front by one line:
 //
 //   toy::api::ToyService toy(notes);
@@ -31,6 +31,8 @@ class ToyService final : public aws::JsonService {
   bool Implements(std::string_view action) const override;
   std::optional<aws::ThrottleGroup> ThrottleGroupFor(std::string_view action) const override;
   StatusOr<std::string> Call(const aws::CallContext& ctx, boost::json::object& input) override;
+  // The toy's error table (toy::Error -> its AWS code).
+  std::optional<aws::AwsError> ErrorFor(const Status& status) const override;
 
  private:
   Notes& notes_;
