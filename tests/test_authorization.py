@@ -464,6 +464,9 @@ class Authorization(h.PaddockTestCase):
             ContextEntries=[{"ContextKeyName": "aws:SourceIp", "ContextKeyValues": ["10.0.0.1"],
                              "ContextKeyType": "ip"}])["EvaluationResults"][0]
         self.assertEqual(far["EvalDecision"], "explicitDeny")
+        # For the resource "*", the keys the policies read that the simulation lacked (the user's
+        # own tag and the source address were there).
+        self.assertEqual(far["MissingContextValues"], ["aws:ResourceTag/team", "aws:RequestedRegion"])
 
     def test_simulate_principal_policy_input_list_caller_arn_and_paging(self):
         self.iam.create_user(UserName="sim-base")

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <boost/json.hpp>
 #include <vector>
@@ -312,6 +313,32 @@ StatusOr<aws::Principal> SimulatedEntity(Directory& directory, const AccountId& 
   return who;
 }
 
+// The context keys the policies read that the simulated request lacks, each once as first
+// written. AWS lists them here only for the resource "*" (for named resources it reports them per
+// resource in ResourceSpecificResults, which Paddock does not serve).
+std::string MissingContextValuesXml(std::string_view resource, const policy::PolicySet& set,
+                                    const policy::RequestContext& ctx) {
+  if (resource != "*") return "<MissingContextValues/>";
+  std::vector<std::string> missing;
+  auto add = [&](const policy::NamedPolicy& p) {
+    for (std::string& key : policy::ContextKeys(p.policy)) {
+      if (ctx.Find(key) != nullptr) continue;
+      const bool seen = std::any_of(missing.begin(), missing.end(), [&](const std::string& m) {
+        return m.size() == key.size() && std::equal(m.begin(), m.end(), key.begin(), [](char a, char b) {
+                 return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+               });
+      });
+      if (!seen) missing.push_back(std::move(key));
+    }
+  };
+  for (const auto& p : set.identity) add(p);
+  if (set.boundary) add(*set.boundary);
+  for (const auto& p : set.session) add(p);
+  std::string out = "<MissingContextValues>";
+  for (const std::string& key : missing) out += X("member", key);
+  return out + "</MissingContextValues>";
+}
+
 // SimulatePrincipalPolicy (IamService::SetAuthorizer). The decision of each (action, resource)
 // pair is PolicyAuthorizer::Evaluate's, the function behind every live call, so the two agree.
 StatusOr<std::string> Simulate(Directory& directory, PolicyAuthorizer* authorizer, const aws::CallContext& ctx,
@@ -390,7 +417,7 @@ StatusOr<std::string> Simulate(Directory& directory, PolicyAuthorizer* authorize
              PositionXml("StartPosition", p->policy.start(m.statement_index)) +
              PositionXml("EndPosition", p->policy.end(m.statement_index)) + "</member>";
     }
-    out += "</MatchedStatements><MissingContextValues/>";
+    out += "</MatchedStatements>" + MissingContextValuesXml(resource, *e.policies, e.context);
     if (e.result.allowed_by_boundary) {
       out += "<PermissionsBoundaryDecisionDetail>" +
              X("AllowedByPermissionsBoundary", *e.result.allowed_by_boundary ? "true" : "false") +
