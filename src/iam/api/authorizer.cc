@@ -144,7 +144,11 @@ StatusOr<std::shared_ptr<const PolicyAuthorizer::Entity>> PolicyAuthorizer::Poli
   if (documents.boundary) set.boundary = ParseNamed(documents.boundary->source, documents.boundary->text);
   if (!principal.session_policy.empty()) set.session.push_back(ParseNamed("session policy", principal.session_policy));
   for (const auto& d : documents.session) set.session.push_back(ParseNamed(d.source, d.text));
-  for (const Tag& t : documents.tags) parsed->tags.emplace_back(fmt::format("aws:PrincipalTag/{}", t.key), t.value);
+  for (const Tag& t : documents.tags) {
+    std::string key = fmt::format("aws:principaltag/{}", t.key);
+    std::transform(key.begin(), key.end(), key.begin(), [](unsigned char c) { return std::tolower(c); });
+    parsed->tags.emplace_back(std::move(key), t.value);
+  }
   parsed->reads_resource_tags = NamesResourceTags(set);
   std::shared_ptr<const Entity> out = parsed;
   std::lock_guard lock(mu_);
@@ -154,11 +158,8 @@ StatusOr<std::shared_ptr<const PolicyAuthorizer::Entity>> PolicyAuthorizer::Poli
   return out;
 }
 
-StatusOr<policy::RequestContext> PolicyAuthorizer::BuildContext(const aws::CallContext& call,
-                                                                const aws::AuthRequest& request,
-                                                                policy::Principal principal, const Entity* entity,
-                                                                bool resource_tags) {
-  policy::RequestContext ctx(std::move(principal), request.action, request.resource);
+Status PolicyAuthorizer::BuildContext(const aws::CallContext& call, const aws::AuthRequest& request,
+                                      const Entity* entity, bool resource_tags, policy::RequestContext& ctx) {
   const auto secs = std::chrono::duration_cast<std::chrono::seconds>(call.now.time_since_epoch()).count();
   // The time keys change once a second: format them once a second per thread.
   thread_local int64_t formatted_secs = -1;
@@ -168,16 +169,16 @@ StatusOr<policy::RequestContext> PolicyAuthorizer::BuildContext(const aws::CallC
     epoch_time = std::to_string(secs);
     formatted_secs = secs;
   }
-  ctx.Set("aws:CurrentTime", current_time);
-  ctx.Set("aws:EpochTime", epoch_time);
-  ctx.Set("aws:SecureTransport", "false");
-  if (!call.source_ip.empty()) ctx.Set("aws:SourceIp", call.source_ip);
-  if (!call.scope.region.str().empty()) ctx.Set("aws:RequestedRegion", call.scope.region.str());
+  ctx.SetLower("aws:currenttime", current_time);
+  ctx.SetLower("aws:epochtime", epoch_time);
+  ctx.SetLower("aws:securetransport", "false");
+  if (!call.source_ip.empty()) ctx.SetLower("aws:sourceip", call.source_ip);
+  if (!call.scope.region.str().empty()) ctx.SetLower("aws:requestedregion", call.scope.region.str());
   // The entity's tags, then the session's: a session tag replaces the role's tag of the same key
   // (AWS, "Passing session tags in AWS STS": session tags override the role's). Keys compare
   // ignoring case, as the context's do.
   if (entity != nullptr)
-    for (const auto& [k, v] : entity->tags) ctx.Set(k, v);
+    for (const auto& [k, v] : entity->tags) ctx.SetLower(k, v);
   for (const auto& [k, v] : call.principal.session_tags) ctx.Set(fmt::format("aws:PrincipalTag/{}", k), v);
   if (resource_tags && request.resource_tags) {
     ASSIGN_OR_RETURN(auto tags, request.resource_tags());
@@ -193,16 +194,21 @@ StatusOr<policy::RequestContext> PolicyAuthorizer::BuildContext(const aws::CallC
       if (same_key(keys[j])) values.push_back(keys[j].second);
     ctx.SetMulti(keys[i].first, std::move(values));
   }
-  return ctx;
+  return OkStatus();
 }
 
 StatusOr<policy::RequestContext> PolicyAuthorizer::ContextOf(const aws::CallContext& call,
                                                              const aws::AuthRequest& request) {
-  if (IsRootPrincipal(call.principal))
-    return BuildContext(call, request, EvaluatedPrincipal(call.principal), nullptr, false);
+  if (IsRootPrincipal(call.principal)) {
+    policy::RequestContext ctx(EvaluatedPrincipal(call.principal), request.action, request.resource);
+    RETURN_IF_ERROR(BuildContext(call, request, nullptr, false, ctx));
+    return ctx;
+  }
   ASSIGN_OR_RETURN(Subject subject, SubjectOf(call.principal));
   ASSIGN_OR_RETURN(std::shared_ptr<const Entity> entity, PoliciesOf(call.principal, subject.entity));
-  return BuildContext(call, request, std::move(subject.principal), entity.get(), false);
+  policy::RequestContext ctx(std::move(subject.principal), request.action, request.resource);
+  RETURN_IF_ERROR(BuildContext(call, request, entity.get(), false, ctx));
+  return ctx;
 }
 
 StatusOr<PolicyAuthorizer::Evaluation> PolicyAuthorizer::Evaluate(const aws::CallContext& call,
@@ -226,12 +232,13 @@ StatusOr<PolicyAuthorizer::Evaluation> PolicyAuthorizer::Evaluate(const aws::Cal
       decider = std::move(widened);
     }
   }
-  ASSIGN_OR_RETURN(policy::RequestContext ctx, BuildContext(call, request, std::move(subject.principal), entity.get(),
-                                                           decider->reads_resource_tags));
-  policy::EvaluationResult result = policy::Evaluate(ctx, decider->set);
-  // The set lives as long as `decider` (an aliasing pointer).
-  std::shared_ptr<const policy::PolicySet> set(decider, &decider->set);
-  return Evaluation{std::move(result), std::move(ctx), std::move(set)};
+  // Built in place in the answer (a RequestContext is costly to move: the hot path's context).
+  StatusOr<Evaluation> out(Evaluation{
+      {}, policy::RequestContext(std::move(subject.principal), request.action, request.resource),
+      std::shared_ptr<const policy::PolicySet>(decider, &decider->set)});  // lives as long as `decider`
+  RETURN_IF_ERROR(BuildContext(call, request, entity.get(), decider->reads_resource_tags, out->context));
+  out->result = policy::Evaluate(out->context, decider->set);
+  return out;
 }
 
 bool PolicyAuthorizer::Evaluates(const aws::Principal& principal) const { return !IsRootPrincipal(principal); }

@@ -70,7 +70,7 @@ class PolicyAuthorizer final : public aws::Authorizer {
   // What one user or role (with one set of session policies) brings to every request it makes.
   struct Entity {
     policy::PolicySet set;
-    // The entity's IAM tags as context keys ("aws:PrincipalTag/team", "blue").
+    // The entity's IAM tags as context keys, lowercase ("aws:principaltag/team", "blue").
     std::vector<std::pair<std::string, std::string>> tags;
     // Whether a policy of `set` names an aws:ResourceTag key (a condition or a variable): only
     // then does a request read its resource's tags.
@@ -85,11 +85,12 @@ class PolicyAuthorizer final : public aws::Authorizer {
   // shares one.
   StatusOr<std::shared_ptr<const Entity>> PoliciesOf(const aws::Principal& principal, const PrincipalRef& entity);
 
-  // The one builder of a request context (Evaluate, ContextOf): `principal` as the evaluator
-  // sees call.principal, `entity` the user or role whose IAM tags it carries (null: none),
-  // `resource_tags` whether to read request.resource_tags.
-  StatusOr<policy::RequestContext> BuildContext(const aws::CallContext& call, const aws::AuthRequest& request,
-                                                policy::Principal principal, const Entity* entity, bool resource_tags);
+  // The one builder of a request context (Evaluate, ContextOf): fills `ctx`, made for
+  // call.principal as the evaluator sees it and the request's action and resource, with every
+  // other key. `entity`: the user or role whose IAM tags it carries (null: none);
+  // `resource_tags`: whether to read request.resource_tags.
+  Status BuildContext(const aws::CallContext& call, const aws::AuthRequest& request, const Entity* entity,
+                      bool resource_tags, policy::RequestContext& ctx);
 
   Directory& directory_;
   const Clock& clock_;
