@@ -91,6 +91,19 @@ class Authorization(h.PaddockTestCase):
                                message=self.denial(self.user_arn, "ecs:DeleteCluster", arn, explicit=True))
         self.assertEqual(self.ecs.describe_clusters(clusters=["keep-me"])["clusters"][0]["status"], "ACTIVE")
 
+    def test_iam_calls_are_authorized_on_the_entitys_arn_with_its_path(self):
+        # A grant on role/svc/* covers a role under /svc/ and not one at /: the role's own ARN, path
+        # included, is the resource (the old server authorized every role as if at "/").
+        for name, path in (("svc-app", "/svc/"), ("top-app", "/")):
+            self.iam.create_role(RoleName=name, Path=path, AssumeRolePolicyDocument=json.dumps(TASK_ROLE_TRUST))
+        kid, secret = self.user("path-reader", allow("iam:GetRole", f"arn:aws:iam::{self.account}:role/svc/*"))
+        iam = client("iam", self.server.endpoint, kid, secret)
+        self.assertEqual(iam.get_role(RoleName="svc-app")["Role"]["Path"], "/svc/")
+        with self.assertRaises(ClientError) as cm:
+            iam.get_role(RoleName="top-app")
+        self.assertEqual(cm.exception.response["Error"]["Message"],
+                         self.denial(self.user_arn, "iam:GetRole", f"arn:aws:iam::{self.account}:role/top-app"))
+
     def test_ec2_denies_with_unauthorized_operation(self):
         # EC2's own denial: UnauthorizedOperation, HTTP 403, its prefix and no resource named
         # (docs/contracts/default-vpc.md, "Authorization").

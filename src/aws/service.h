@@ -1,5 +1,5 @@
 // The seam where an AWS service plugs into the API front. ECS, SSM, CloudWatch Logs and Cloud
-// Map (JSON 1.1) implement JsonService; IAM and STS (Query/XML) will implement QueryService. The
+// Map (JSON 1.1) and JSON 1.0 services implement JsonService (REST-JSON: aws/rest_json.h); IAM and STS (Query/XML) will implement QueryService. The
 // front does HTTP, authentication, throttling, decoding and input validation; a service sees
 // only a validated input and returns its output document.
 #pragma once
@@ -129,6 +129,10 @@ class JsonService {
     (void)status;
     return std::nullopt;
   }
+  // JSON 1.0 services (the model's "jsonVersion": "1.0", aws/json_version.h): the Smithy
+  // namespace that qualifies this service's own error types in "__type"
+  // ("com.amazonaws.dynamodb.v20120810"). Unused for JSON 1.1.
+  virtual std::string_view ErrorNamespace() const { return {}; }
 };
 
 // A Query-protocol request's parameters ("Action", "Version", "Filter.1.Name", ...), decoded,

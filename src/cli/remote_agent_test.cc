@@ -154,7 +154,6 @@ TEST_F(RemoteAgentTest, AnInstanceGetsRoleCredentialsOnlyForItsOwnLiveTasks) {
   // A ClientException answer: the client reads it as InvalidArgument (the agent tells a role that
   // cannot be assumed from an outage by that code alone).
   EXPECT_EQ(missing.status().code(), StatusCode::kInvalidArgument) << missing.status().ToString();
-  EXPECT_EQ(missing.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(missing.status().message(), "Unable to assume role arn:aws:iam::" + account +
                                             ":role/app for ecs-tasks.amazonaws.com: the role does not exist.");
   // Another instance's credential, and the account's key: refused.

@@ -1,11 +1,11 @@
 #include "ecs/api/ecs_service.h"
 
-#include "ecs/task/state_json.h"
-
 #include <fmt/format.h>
 
 #include <boost/json.hpp>
 
+#include "agent/protocol/state_json.h"
+#include "common/json_fields.h"
 #include "ecs/api/authorization.h"
 #include "ecs/api/errors.h"
 #include "ecs/common/records.h"
@@ -795,13 +795,6 @@ StatusOr<ReportedTask> FindReportedTask(task::Tasks& tasks, const aws::CallConte
   return out;
 }
 
-std::optional<TimePoint> OptTime(const json::object& in, std::string_view key) {
-  auto it = in.find(key);
-  if (it == in.end() || !it->value().is_number()) return std::nullopt;
-  return TimePoint(std::chrono::duration_cast<TimePoint::duration>(
-      std::chrono::duration<double>(it->value().to_number<double>())));
-}
-
 Status CheckContainerStatus(std::string_view status) {
   if (status == "PENDING" || status == "RUNNING" || status == "STOPPED") return OkStatus();
   return ParamError(fmt::format("Unknown container status: {}", status));
@@ -817,12 +810,12 @@ StatusOr<std::string> EcsService::SubmitTaskStateChange(const aws::CallContext& 
   // Without a status the report changes only containers: the task stays where it is.
   change.last_status = OptString(in, "status") ? String(in, "status") : t.last_status;
   change.stopped_reason = OptOwned(in, "reason");
-  change.pull_started_at = OptTime(in, "pullStartedAt");
-  change.pull_stopped_at = OptTime(in, "pullStoppedAt");
-  change.execution_stopped_at = OptTime(in, "executionStoppedAt");
+  change.pull_started_at = json_fields::EpochSeconds(in, "pullStartedAt");
+  change.pull_stopped_at = json_fields::EpochSeconds(in, "pullStoppedAt");
+  change.execution_stopped_at = json_fields::EpochSeconds(in, "executionStoppedAt");
   if (auto it = in.find("containers"); it != in.end() && it->value().is_array()) {
     for (const auto& v : it->value().get_array()) {
-      task::ContainerStateChange c = task::ContainerChangeFromJson(v.as_object());
+      task::ContainerStateChange c = agent::protocol::ContainerChangeFromJson(v.as_object());
       if (c.name.empty()) return ParamError("containerName is required for each container.");
       RETURN_IF_ERROR(CheckContainerStatus(c.last_status));
       change.containers.push_back(std::move(c));
@@ -836,7 +829,7 @@ StatusOr<std::string> EcsService::SubmitTaskStateChange(const aws::CallContext& 
 
 StatusOr<std::string> EcsService::SubmitContainerStateChange(const aws::CallContext& ctx, json::object& in) {
   ASSIGN_OR_RETURN(ReportedTask t, FindReportedTask(*owners_.tasks, ctx, in));
-  task::ContainerStateChange c = task::ContainerChangeFromJson(in);
+  task::ContainerStateChange c = agent::protocol::ContainerChangeFromJson(in);
   if (c.name.empty()) return ParamError("containerName is required.");
   RETURN_IF_ERROR(CheckContainerStatus(c.last_status));
   task::TaskStateChange change;

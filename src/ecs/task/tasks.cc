@@ -16,7 +16,7 @@
 #include "ecs/taskdef/container_values.h"
 #include "ecs/taskdef/validate.h"
 #include "ecs/task/placement.h"
-#include "ecs/task/state_json.h"
+#include "agent/protocol/state_json.h"
 #include "store/key.h"
 #include "vpc/default_vpc.h"
 #include "vpc/ipam.h"
@@ -1287,7 +1287,7 @@ Status Tasks::ReportState(std::string_view agent_id, std::string_view task_arn, 
         if (cc.image_digest) c["imageDigest"] = *cc.image_digest;
         if (cc.network_bindings) {
           json::array bindings;
-          for (const auto& b : *cc.network_bindings) bindings.push_back(NetworkBindingJson(b));
+          for (const auto& b : *cc.network_bindings) bindings.push_back(agent::protocol::NetworkBindingJson(b));
           c["networkBindings"] = std::move(bindings);
         }
       }

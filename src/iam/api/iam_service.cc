@@ -731,13 +731,18 @@ std::vector<aws::AuthRequest> IamService::AuthorizationFor(const aws::CallContex
                                                            const aws::QueryParams& params) const {
   const std::string account = ctx.principal.account.str();
   auto param = [&](std::string_view name) { return std::string(aws::FindParam(params, name).value_or("")); };
-  // An entity's ARN as IAM authorizes it: the path the call gives (CreateRole, CreateUser,
-  // CreatePolicy), else "/" — a role or user under another path is authorized as if at "/"
-  // (Paddock does not read the record to authorize; docs/contracts/iam.md).
+  // An entity's ARN as IAM authorizes it, path included (a policy may grant `role/svc/*`): with
+  // the path a create gives, else the stored role's or user's ARN (one read; IAM calls are not a
+  // hot path), else at "/" (no such entity: the call answers NoSuchEntity if it may ask at all).
   auto arn = [&](std::string_view kind, std::string_view name) {
-    std::string path = param("Path");
-    if (path.empty() || !ctx.action.starts_with("Create")) path = "/";
-    return fmt::format("arn:aws:iam::{}:{}{}{}", account, kind, path, name);
+    if (ctx.action.starts_with("Create") && !param("Path").empty())
+      return fmt::format("arn:aws:iam::{}:{}{}{}", account, kind, param("Path"), name);
+    if (kind == "role") {
+      if (auto r = directory_.GetRole(ctx.principal.account, name); r.ok()) return r->arn;
+    } else if (kind == "user") {
+      if (auto u = directory_.GetUser(ctx.principal.account, name); u.ok()) return u->arn;
+    }
+    return fmt::format("arn:aws:iam::{}:{}/{}", account, kind, name);
   };
   aws::AuthRequest q{"iam:" + ctx.action, "*", {}};
   const std::string user = param("UserName"), role = param("RoleName"), policy_arn = param("PolicyArn");
