@@ -757,7 +757,6 @@ StatusOr<std::string> EcsService::ListTagsForResource(const aws::CallContext& ct
   return "{\"tags\":" + json::serialize(EncodeTags(tags)) + "}";
 }
 
-
 // ---- The agent's actions ----
 //
 // ECS documents these as used only by its container agent. The reporting agent is the task's
