@@ -36,32 +36,10 @@
 
 namespace paddock::aws {
 
-class RestJsonService {
- public:
-  virtual ~RestJsonService() = default;
-  // "toyrest", "lambda": the SigV4 signing name, which routes requests here.
-  virtual std::string_view SigningName() const = 0;
-  // The model: its operations' "http" traits route requests; their input shapes validate them.
-  virtual const ServiceModel& Model() const = 0;
-  // Whether this server implements `action` (the model may define more).
-  virtual bool Implements(std::string_view action) const = 0;
-  virtual std::optional<ThrottleGroup> ThrottleGroupFor(std::string_view action) const = 0;
-  // Runs ctx.action on validated `input` (labels, query, headers and body merged by member
-  // name); returns the JSON response body, answered with the operation's responseCode.
-  virtual StatusOr<std::string> Call(const CallContext& ctx, boost::json::object& input) = 0;
-  // As JsonService::AgentMay, AuthorizationFor and ErrorFor.
-  virtual bool AgentMay(std::string_view action) const {
-    (void)action;
-    return false;
-  }
-  virtual std::vector<AuthRequest> AuthorizationFor(const CallContext& ctx, const boost::json::object& input) const {
-    (void)input;
-    return {AuthRequest{std::string(SigningName()) + ":" + ctx.action, "*", {}}};
-  }
-  virtual std::optional<AwsError> ErrorFor(const Status& status) const {
-    (void)status;
-    return std::nullopt;
-  }
-};
+// Everything a REST-JSON service gives the front is JsonShapedService's (aws/service.h): its
+// signing name routes requests here, and its model's operations' "http" traits choose the action.
+// Call gets the validated input (labels, query, headers and body merged by member name) and its
+// answer is sent with the operation's responseCode.
+class RestJsonService : public JsonShapedService {};
 
 }  // namespace paddock::aws

@@ -94,11 +94,13 @@ struct ThrottleGroup {
   BucketSpec spec;
 };
 
-class JsonService {
+// What every JSON-shaped service gives the front, whichever protocol picks its operation: JSON
+// 1.0/1.1 by X-Amz-Target (JsonService, below) or REST-JSON by method and path (RestJsonService,
+// aws/rest_json.h). The front validates the input against Model(), authenticates, authorizes
+// (AuthorizationFor) and throttles, then runs Call.
+class JsonShapedService {
  public:
-  virtual ~JsonService() = default;
-  // "AmazonEC2ContainerServiceV20141113": the X-Amz-Target prefix before the '.'.
-  virtual std::string_view TargetPrefix() const = 0;
+  virtual ~JsonShapedService() = default;
   // "ecs": the SigV4 signing name.
   virtual std::string_view SigningName() const = 0;
   virtual const ServiceModel& Model() const = 0;
@@ -129,6 +131,13 @@ class JsonService {
     (void)status;
     return std::nullopt;
   }
+};
+
+// The JSON 1.0/1.1 protocols: POST / with X-Amz-Target "<TargetPrefix>.<Action>".
+class JsonService : public JsonShapedService {
+ public:
+  // "AmazonEC2ContainerServiceV20141113": the X-Amz-Target prefix before the '.'.
+  virtual std::string_view TargetPrefix() const = 0;
   // JSON 1.0 services (the model's "jsonVersion": "1.0", aws/json_version.h): the Smithy
   // namespace that qualifies this service's own error types in "__type"
   // ("com.amazonaws.dynamodb.v20120810"). Unused for JSON 1.1.

@@ -10,21 +10,12 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <filesystem>
 #include <memory>
 #include <string>
 
 #include <boost/json.hpp>
 
-#include "aws/front.h"
-#include "aws/sigv4.h"
-#include "cli/schemas.h"
-#include "common/clock.h"
-#include "http/client.h"
-#include "http/server.h"
-#include "iam/accounts.h"
-#include "iam/api/account_credentials.h"
-#include "store/sqlite/sqlite_store.h"
+#include "testing/toy_front_fixture.h"
 #include "testing/toy_json10/counters.h"
 
 namespace paddock::toyjson10 {
@@ -46,48 +37,16 @@ class DenyGetCounter final : public aws::Authorizer {
   }
 };
 
-class ToyCountersServiceTest : public ::testing::Test {
+class ToyCountersServiceTest : public testing::ToyFrontTest {
  protected:
   void SetUp() override {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "paddock-toyjson10-XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-    store::SqliteOptions options;
-    options.path = dir_ + "/state.db";
-    options.durable = false;
-    options.schemas = cli::NodeSchemas();
-    auto opened = store::SqliteStore::Open(options);
-    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-    store_ = std::move(*opened);
-
-    accounts_ = std::make_unique<iam::Accounts>(*store_, SystemClock::Get());
-    auto account = accounts_->CreateAccount(std::nullopt, "toyjson10");
-    ASSERT_TRUE(account.ok()) << account.status().ToString();
-    auto key = accounts_->CreateAccessKey(account->id);
-    ASSERT_TRUE(key.ok()) << key.status().ToString();
-    key_ = *key;
-
+    ASSERT_NO_FATAL_FAILURE(OpenStore("toyjson10"));
     service_ = std::make_unique<api::ToyCountersService>(counters_);
-    credentials_ = std::make_unique<iam::api::AccountCredentials>(*accounts_);
     aws::FrontOptions front_options;
     front_options.authorizer = &authorizer_;
-    front_ = std::make_unique<aws::ApiFront>(front_options, SystemClock::Get(), *credentials_);
+    CreateFront(std::move(front_options));
     front_->AddJsonService(service_.get());  // the registration: one line
-
-    server_ = std::make_unique<http::Server>(http::ServerOptions{},
-                                             [this](const http::Request& r) { return front_->Handle(r); });
-    auto port = server_->Start();
-    ASSERT_TRUE(port.ok()) << port.status().ToString();
-    port_ = *port;
-    client_ = std::make_unique<http::Client>("127.0.0.1", *port);
-  }
-
-  void TearDown() override {
-    client_.reset();
-    if (server_) server_->Stop();
-    if (store_) store_->Close();
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
+    ASSERT_NO_FATAL_FAILURE(StartServer());
   }
 
   // POSTs `body` as `target` ("ToyCounters_20261201.<Action>"), as botocore sends JSON 1.0.
@@ -99,14 +58,8 @@ class ToyCountersServiceTest : public ::testing::Test {
                    {"Content-Type", std::string(kJson10)},
                    {"X-Amz-Target", std::string(target)}};
     req.body = std::move(body);
-    aws::SignRequest(req, {key_.id.str(), secret.empty() ? key_.secret : secret}, "eu-west-1", "toycounters",
-                     SystemClock::Get().Now());
-    auto r = client_->Send(req);
-    EXPECT_TRUE(r.ok()) << r.status().ToString();
-    return r.ok() ? *r : http::Response{};
+    return SignAndSend(std::move(req), "toycounters", secret);
   }
-
-  static json::object Body(const http::Response& r) { return json::parse(r.body).as_object(); }
 
   static void ExpectError(const http::Response& r, std::string_view type, std::string_view short_type) {
     EXPECT_EQ(r.status, 400) << r.body;
@@ -116,18 +69,9 @@ class ToyCountersServiceTest : public ::testing::Test {
     EXPECT_EQ(r.GetHeader("x-amzn-ErrorType"), short_type);
   }
 
-  std::string dir_;
-  std::unique_ptr<store::SqliteStore> store_;
-  std::unique_ptr<iam::Accounts> accounts_;
-  std::unique_ptr<iam::api::AccountCredentials> credentials_;
-  iam::AccessKey key_;
   Counters counters_;
   DenyGetCounter authorizer_;
   std::unique_ptr<api::ToyCountersService> service_;
-  std::unique_ptr<aws::ApiFront> front_;
-  std::unique_ptr<http::Server> server_;
-  std::unique_ptr<http::Client> client_;
-  int port_ = 0;
 };
 
 TEST_F(ToyCountersServiceTest, AnswersCarryTheJson10ContentType) {

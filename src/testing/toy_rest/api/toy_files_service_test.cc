@@ -10,7 +10,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -18,15 +17,7 @@
 
 #include <boost/json.hpp>
 
-#include "aws/front.h"
-#include "aws/sigv4.h"
-#include "cli/schemas.h"
-#include "common/clock.h"
-#include "http/client.h"
-#include "http/server.h"
-#include "iam/accounts.h"
-#include "iam/api/account_credentials.h"
-#include "store/sqlite/sqlite_store.h"
+#include "testing/toy_front_fixture.h"
 #include "testing/toy_rest/files.h"
 
 namespace paddock::toyrest {
@@ -45,52 +36,20 @@ class DenyLockedBucket final : public aws::Authorizer {
   }
 };
 
-class ToyFilesServiceTest : public ::testing::Test {
+class ToyFilesServiceTest : public testing::ToyFrontTest {
  protected:
   void SetUp() override {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "paddock-toyrest-XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-    store::SqliteOptions options;
-    options.path = dir_ + "/state.db";
-    options.durable = false;
-    options.schemas = cli::NodeSchemas();
-    auto opened = store::SqliteStore::Open(options);
-    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-    store_ = std::move(*opened);
-
-    accounts_ = std::make_unique<iam::Accounts>(*store_, SystemClock::Get());
-    auto account = accounts_->CreateAccount(std::nullopt, "toyrest");
-    ASSERT_TRUE(account.ok()) << account.status().ToString();
-    auto key = accounts_->CreateAccessKey(account->id);
-    ASSERT_TRUE(key.ok()) << key.status().ToString();
-    key_ = *key;
-
+    ASSERT_NO_FATAL_FAILURE(OpenStore("toyrest"));
     service_ = std::make_unique<api::ToyFilesService>(files_);
-    credentials_ = std::make_unique<iam::api::AccountCredentials>(*accounts_);
     aws::FrontOptions front_options;
     front_options.authorizer = &authorizer_;
     front_options.observer = [this](const aws::RequestRecord& r) {
       std::lock_guard lock(records_mu_);
       records_.push_back(r);
     };
-    front_ = std::make_unique<aws::ApiFront>(front_options, SystemClock::Get(), *credentials_);
+    CreateFront(std::move(front_options));
     front_->AddRestJsonService(service_.get());  // the registration: one line
-
-    server_ = std::make_unique<http::Server>(http::ServerOptions{},
-                                             [this](const http::Request& r) { return front_->Handle(r); });
-    auto port = server_->Start();
-    ASSERT_TRUE(port.ok()) << port.status().ToString();
-    port_ = *port;
-    client_ = std::make_unique<http::Client>("127.0.0.1", *port);
-  }
-
-  void TearDown() override {
-    client_.reset();
-    if (server_) server_->Stop();
-    if (store_) store_->Close();
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
+    ASSERT_NO_FATAL_FAILURE(StartServer());
   }
 
   // Sends `method` `target` (path and query, already percent-encoded as an SDK sends them) with
@@ -104,14 +63,8 @@ class ToyFilesServiceTest : public ::testing::Test {
     if (!body.empty()) req.headers.push_back({"Content-Type", "application/json"});
     for (http::Header& h : headers) req.headers.push_back(std::move(h));
     req.body = std::move(body);
-    aws::SignRequest(req, {key_.id.str(), secret.empty() ? key_.secret : secret}, "eu-west-1", "toyfiles",
-                     SystemClock::Get().Now());
-    auto r = client_->Send(req);
-    EXPECT_TRUE(r.ok()) << r.status().ToString();
-    return r.ok() ? *r : http::Response{};
+    return SignAndSend(std::move(req), "toyfiles", secret);
   }
-
-  static json::object Body(const http::Response& r) { return json::parse(r.body).as_object(); }
 
   // Expects a restJson1 error: `status`, X-Amzn-ErrorType `type`, the message under `member`.
   static void ExpectError(const http::Response& r, int status, std::string_view type,
@@ -125,18 +78,9 @@ class ToyFilesServiceTest : public ::testing::Test {
 
   Scope scope() const { return Scope{key_.account, Region("eu-west-1")}; }
 
-  std::string dir_;
-  std::unique_ptr<store::SqliteStore> store_;
-  std::unique_ptr<iam::Accounts> accounts_;
-  std::unique_ptr<iam::api::AccountCredentials> credentials_;
-  iam::AccessKey key_;
   Files files_;
   DenyLockedBucket authorizer_;
   std::unique_ptr<api::ToyFilesService> service_;
-  std::unique_ptr<aws::ApiFront> front_;
-  std::unique_ptr<http::Server> server_;
-  std::unique_ptr<http::Client> client_;
-  int port_ = 0;
   std::mutex records_mu_;
   std::vector<aws::RequestRecord> records_;  // GUARDED_BY(records_mu_): the access log's view
 };
