@@ -36,6 +36,18 @@ Status AgentMayCall(const Principal& who, bool allowed, std::string_view service
                                       who.arn, service, action.substr(0, 128), service, action.substr(0, 128)));
 }
 
+// aws:SourceIp: the peer's address without its port ("127.0.0.1:53120", "[::1]:53120"), an
+// IPv4-mapped IPv6 peer as its IPv4 address (what the client dialled).
+std::string SourceIpOf(std::string_view remote) {
+  if (remote.starts_with('[')) {
+    remote = remote.substr(1, remote.find(']') - 1);
+  } else if (size_t colon = remote.rfind(':'); colon != std::string_view::npos) {
+    remote = remote.substr(0, colon);
+  }
+  if (remote.starts_with("::ffff:") && remote.find('.') != std::string_view::npos) remote.remove_prefix(7);
+  return std::string(remote);
+}
+
 bool AcceptableContentType(std::string_view ct) {
   ct = ct.substr(0, ct.find(';'));
   while (!ct.empty() && ct.back() == ' ') ct.remove_suffix(1);
@@ -284,6 +296,7 @@ class ApiFront::Impl {
       }
     }
     ctx.principal = std::move(who.principal);
+    ctx.source_ip = SourceIpOf(req.remote_address);
     ctx.request_id = request_id;
     ctx.action = std::string(*action);
     ctx.now = now;
@@ -309,7 +322,7 @@ class ApiFront::Impl {
 
   // Every question of a call, before it runs (ctx.authorizer is set).
   static Status Authorize(const CallContext& ctx, const std::vector<AuthRequest>& questions) {
-    for (const AuthRequest& q : questions) RETURN_IF_ERROR(ctx.authorizer->Authorize(ctx.principal, q, ctx.now));
+    for (const AuthRequest& q : questions) RETURN_IF_ERROR(ctx.authorizer->Authorize(ctx, q));
     return OkStatus();
   }
 
@@ -373,6 +386,7 @@ class ApiFront::Impl {
     RETURN_IF_ERROR(service->Model().ValidateInput(action, input));
 
     ctx.principal = std::move(who.principal);
+    ctx.source_ip = SourceIpOf(req.remote_address);
     ctx.request_id = request_id;
     ctx.action = action;
     ctx.now = now;

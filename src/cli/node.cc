@@ -606,7 +606,7 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   impl->iam_directory = std::make_unique<iam::Directory>(*impl->store, SystemClock::Get());
   impl->iam_reaper = std::make_unique<IamReaper>("iam", *impl->iam_directory);
   impl->authorizer = std::make_unique<iam::api::PolicyAuthorizer>(*impl->iam_directory, SystemClock::Get());
-  impl->roles = std::make_unique<iam::api::IamRoleDirectory>(*impl->iam_directory);
+  impl->roles = std::make_unique<iam::api::IamRoleDirectory>(*impl->iam_directory, *impl->authorizer);
   aws::FrontOptions front_options;
   front_options.auth.accept_any_credentials = config.accept_any_credentials;
   front_options.auth.default_account = AccountId(config.default_account);

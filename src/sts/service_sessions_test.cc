@@ -22,7 +22,7 @@ class FakeRoles : public RoleDirectory {
     if (!exists || account.str() != kAccount || arn != kRoleArn) return std::optional<AssumableRole>();
     return std::optional<AssumableRole>(AssumableRole{kRoleArn, "AROAEXAMPLEROLEID0001", "web", "{}", 3600});
   }
-  Status TrustAdmits(const AssumableRole&, const Principal&, const TrustContext&) override {
+  Status TrustAdmits(const AssumableRole&, const Principal&, const CallOrigin&, const TrustContext&) override {
     return PermissionDenied("no users here");
   }
   Status ServiceMayAssume(const AssumableRole&, std::string_view service) override {

@@ -29,8 +29,8 @@ constexpr std::string_view kJson10 = "application/x-amz-json-1.0";
 class DenyGetCounter final : public aws::Authorizer {
  public:
   bool deny = false;
-  Status Authorize(const Principal& principal, const aws::AuthRequest& request, TimePoint now) override {
-    (void)now;
+  Status Authorize(const aws::CallContext& call, const aws::AuthRequest& request) override {
+    const Principal& principal = call.principal;
     if (!deny || request.action != "toycounters:GetCounter") return OkStatus();
     return PermissionDenied("User: " + principal.arn + " is not authorized to perform: " + request.action +
                             " on resource: * with an explicit deny");

@@ -28,8 +28,8 @@ namespace json = boost::json;
 // Denies every action on bucket "locked", as IAM words a denial; allows the rest.
 class DenyLockedBucket final : public aws::Authorizer {
  public:
-  Status Authorize(const Principal& principal, const aws::AuthRequest& request, TimePoint now) override {
-    (void)now;
+  Status Authorize(const aws::CallContext& call, const aws::AuthRequest& request) override {
+    const Principal& principal = call.principal;
     if (!request.resource.ends_with(":bucket/locked")) return OkStatus();
     return PermissionDenied("User: " + principal.arn + " is not authorized to perform: " + request.action +
                             " on resource: " + request.resource + " with an explicit deny");
