@@ -286,21 +286,7 @@ class ApiFront::Impl {
                                          FindParam(params, "Version").value_or("NO_VERSION_SPECIFIED").substr(0, 32)),
                              Error::kInvalidAction);
 
-    RETURN_IF_ERROR(AgentMayCall(who.principal, service->AgentMay(*action), service->SigningName(), *action));
-    CallContext ctx;
-    ctx.scope = Scope{who.principal.account, std::move(who.region)};
-    if (options_.rate_limits) {
-      if (std::optional<ThrottleGroup> group = service->ThrottleGroupFor(*action)) {
-        if (!throttler_.TryAcquire(ctx.scope, group->name, group->spec))
-          return ResourceExhausted("Rate exceeded", Error::kThrottling);
-      }
-    }
-    ctx.principal = std::move(who.principal);
-    ctx.source_ip = SourceIpOf(req.remote_address);
-    ctx.request_id = request_id;
-    ctx.action = std::string(*action);
-    ctx.now = now;
-    ctx.authorizer = AuthorizerFor(ctx.principal);
+    ASSIGN_OR_RETURN(CallContext ctx, BeginCall(*service, std::move(who), *action, req, request_id, now));
     if (ctx.authorizer != nullptr) RETURN_IF_ERROR(Authorize(ctx, service->AuthorizationFor(ctx, params)));
     try {
       return service->Call(ctx, params);
@@ -308,6 +294,30 @@ class ApiFront::Impl {
       return Internal(fmt::format("An internal error occurred while processing {}: {}", ctx.action, e.what()),
                       Error::kInternalFailure);
     }
+  }
+
+  // What every protocol does once it knows the service, the verified caller and the action: an
+  // agent credential's bound (AgentMay), the rate limit (before the input is read), then the call's
+  // context — scope, principal, aws:SourceIp, request id, time and the authorizer of its questions.
+  template <typename Service>
+  StatusOr<CallContext> BeginCall(const Service& service, VerifiedRequest who, std::string_view action,
+                                  const http::Request& req, const std::string& request_id, TimePoint now) {
+    RETURN_IF_ERROR(AgentMayCall(who.principal, service.AgentMay(action), service.SigningName(), action));
+    CallContext ctx;
+    ctx.scope = Scope{who.principal.account, std::move(who.region)};
+    if (options_.rate_limits) {
+      if (std::optional<ThrottleGroup> group = service.ThrottleGroupFor(action)) {
+        if (!throttler_.TryAcquire(ctx.scope, group->name, group->spec))
+          return ResourceExhausted("Rate exceeded", Error::kThrottling);
+      }
+    }
+    ctx.principal = std::move(who.principal);
+    ctx.source_ip = SourceIpOf(req.remote_address);
+    ctx.request_id = request_id;
+    ctx.action = std::string(action);
+    ctx.now = now;
+    ctx.authorizer = AuthorizerFor(ctx.principal);
+    return ctx;
   }
 
   // The authorizer of `principal`'s calls, or null when none of them is refused: no authorizer is
@@ -372,25 +382,9 @@ class ApiFront::Impl {
                                           req.GetHeader("Content-Type").substr(0, 128), kJsonContentType));
     }
 
-    RETURN_IF_ERROR(AgentMayCall(who.principal, service->AgentMay(action), service->SigningName(), action));
-    CallContext ctx;
-    ctx.scope = Scope{who.principal.account, std::move(who.region)};
-    if (options_.rate_limits) {
-      if (std::optional<ThrottleGroup> group = service->ThrottleGroupFor(action)) {
-        if (!throttler_.TryAcquire(ctx.scope, group->name, group->spec))
-          return ResourceExhausted("Rate exceeded", Error::kThrottling);
-      }
-    }
-
+    ASSIGN_OR_RETURN(CallContext ctx, BeginCall(*service, std::move(who), action, req, request_id, now));
     ASSIGN_OR_RETURN(json::value input, ParseBody(req.body));
     RETURN_IF_ERROR(service->Model().ValidateInput(action, input));
-
-    ctx.principal = std::move(who.principal);
-    ctx.source_ip = SourceIpOf(req.remote_address);
-    ctx.request_id = request_id;
-    ctx.action = action;
-    ctx.now = now;
-    ctx.authorizer = AuthorizerFor(ctx.principal);
     if (ctx.authorizer != nullptr) RETURN_IF_ERROR(Authorize(ctx, service->AuthorizationFor(ctx, input.get_object())));
     try {
       return service->Call(ctx, input.get_object());
@@ -448,23 +442,9 @@ class ApiFront::Impl {
     if (!service.Implements(action))
       return UnknownOperation(fmt::format("The operation '{}' is not implemented by this server.", action));
 
-    RETURN_IF_ERROR(AgentMayCall(who.principal, service.AgentMay(action), service.SigningName(), action));
-    CallContext ctx;
-    ctx.scope = Scope{who.principal.account, std::move(who.region)};
-    if (options_.rate_limits) {
-      if (std::optional<ThrottleGroup> group = service.ThrottleGroupFor(action)) {
-        if (!throttler_.TryAcquire(ctx.scope, group->name, group->spec))
-          return ResourceExhausted("Rate exceeded", Error::kThrottling);
-      }
-    }
+    ASSIGN_OR_RETURN(CallContext ctx, BeginCall(service, std::move(who), action, req, request_id, now));
     ASSIGN_OR_RETURN(json::value input, internal::DecodeRestJsonInput(*route.binding, route.labels, req));
     RETURN_IF_ERROR(service.Model().ValidateInput(action, input));
-
-    ctx.principal = std::move(who.principal);
-    ctx.request_id = request_id;
-    ctx.action = action;
-    ctx.now = now;
-    ctx.authorizer = AuthorizerFor(ctx.principal);
     if (ctx.authorizer != nullptr) RETURN_IF_ERROR(Authorize(ctx, service.AuthorizationFor(ctx, input.get_object())));
     try {
       ASSIGN_OR_RETURN(std::string body, service.Call(ctx, input.get_object()));

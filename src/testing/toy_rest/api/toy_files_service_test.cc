@@ -30,10 +30,23 @@ class DenyLockedBucket final : public aws::Authorizer {
  public:
   Status Authorize(const aws::CallContext& call, const aws::AuthRequest& request) override {
     const Principal& principal = call.principal;
+    {
+      std::lock_guard lock(mu_);
+      source_ips_.push_back(call.source_ip);
+    }
     if (!request.resource.ends_with(":bucket/locked")) return OkStatus();
     return PermissionDenied("User: " + principal.arn + " is not authorized to perform: " + request.action +
                             " on resource: " + request.resource + " with an explicit deny");
   }
+  // aws:SourceIp as each question saw it.
+  std::vector<std::string> SourceIps() {
+    std::lock_guard lock(mu_);
+    return source_ips_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::string> source_ips_;
 };
 
 class ToyFilesServiceTest : public testing::ToyFrontTest {
@@ -184,6 +197,8 @@ TEST_F(ToyFilesServiceTest, TheFrontAuthenticatesAndAuthorizesForTheToy) {
             std::string::npos)
       << denied.body;
   EXPECT_FALSE(files_.Get(scope(), "locked", "a.txt", std::nullopt).ok());
+  // The question carried the caller's address (aws:SourceIp), as on the JSON and Query paths.
+  EXPECT_EQ(authorizer_.SourceIps(), std::vector<std::string>{"127.0.0.1"});
   // A wrong signature is refused before routing or the toy sees anything.
   http::Response forged = Send("PUT", "/buckets/docs/files/a.txt", R"({"Content":"x"})", {}, "not-the-secret");
   EXPECT_EQ(forged.GetHeader("X-Amzn-ErrorType"), "InvalidSignatureException") << forged.body;
