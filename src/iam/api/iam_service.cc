@@ -7,6 +7,7 @@
 #include <boost/json.hpp>
 #include <vector>
 
+#include "iam/api/errors.h"
 #include "iam/api/models/iam_model.h"
 
 namespace paddock::iam::api {
@@ -34,7 +35,7 @@ constexpr std::string_view kActions[] = {
     // Debugging
     "SimulatePrincipalPolicy"};
 
-Status ValidationError(std::string message) { return InvalidArgument(std::move(message), "ValidationError"); }
+Status ValidationError(std::string message) { return InvalidArgument(std::move(message), Error::kValidation); }
 
 // IAM's URL encoding of policy documents: every byte but the unreserved ones as %XX (botocore
 // decodes with urllib's unquote, so a space must be %20, not '+').
@@ -154,30 +155,11 @@ bool IamService::Implements(std::string_view action) const {
 
 std::optional<aws::ThrottleGroup> IamService::ThrottleGroupFor(std::string_view) const { return std::nullopt; }
 
-namespace {
-
-std::string_view IamCode(std::string_view code) {
-  // The front's generic authentication failure, in IAM's and STS's words.
-  if (code == "UnrecognizedClientException") return "InvalidClientTokenId";
-  if (code == "AccessDeniedException") return "AccessDenied";
-  if (code == "InvalidParameterException") return "InvalidInput";
-  if (code == "ClientException") return "InvalidInput";
-  if (code == "ServerException") return "ServiceFailure";
-  return code;
-}
-
-}  // namespace
+std::optional<aws::AwsError> IamService::ErrorFor(const Status& status) const { return IamErrorFor(status); }
 
 std::string IamService::ErrorXml(std::string_view code, std::string_view message, std::string_view request_id) const {
-  const std::string_view c = IamCode(code);
-  return aws::QueryErrorXml(c, message, request_id, /*server_fault=*/ErrorHttpStatus(code, 400) >= 500);
-}
-
-int IamService::ErrorHttpStatus(std::string_view code, int status) const {
-  const std::string_view c = IamCode(code);
-  if (c == "InvalidClientTokenId" || c == "AccessDenied") return 403;
-  if (c == "ValidationError") return 400;
-  return model_->ErrorStatus(c).value_or(status);
+  const bool server_fault = code == "ServiceFailure" || code == "InternalFailure";
+  return aws::QueryErrorXml(code, message, request_id, server_fault);
 }
 
 namespace {
@@ -241,8 +223,7 @@ bool IsAwsPolicyArn(std::string_view arn) { return arn.starts_with("arn:aws:iam:
 // resource.
 Status NotAuthorized(const aws::CallContext& ctx, std::string_view arn) {
   return PermissionDenied(fmt::format("User: {} is not authorized to perform: iam:{} on resource: policy {}",
-                                      ctx.principal.arn, ctx.action, arn),
-                          "AccessDenied");
+                                      ctx.principal.arn, ctx.action, arn));
 }
 
 // ContextEntries (each a ContextKeyName with its ContextKeyValues), as request context keys.
@@ -282,7 +263,7 @@ StatusOr<std::string> Simulate(Directory& directory, PolicyAuthorizer* authorize
   // user, or a session of the role, with that entity's own policies — what a live call sees.
   const std::string prefix = fmt::format("arn:aws:iam::{}:", account.str());
   if (!source.starts_with(prefix)) {
-    return InvalidArgument(fmt::format("Invalid ARN: {} is not a user or role of this account.", source), "InvalidInput");
+    return InvalidArgument(fmt::format("Invalid ARN: {} is not a user or role of this account.", source), Error::kInvalidInput);
   }
   const std::string_view entity = std::string_view(source).substr(prefix.size());
   const std::string name(entity.substr(entity.rfind('/') + 1));
@@ -301,7 +282,7 @@ StatusOr<std::string> Simulate(Directory& directory, PolicyAuthorizer* authorize
     who.role_arn = r.arn;
     who.user_id = r.id;
   } else {
-    return InvalidArgument(fmt::format("Invalid ARN: {} is not a user or role of this account.", source), "InvalidInput");
+    return InvalidArgument(fmt::format("Invalid ARN: {} is not a user or role of this account.", source), Error::kInvalidInput);
   }
   std::vector<std::string> resources = ListOf(in, "ResourceArns");
   if (resources.empty()) resources.push_back("*");
@@ -594,7 +575,7 @@ StatusOr<std::string> IamService::Call(const aws::CallContext& ctx, const aws::Q
     } else {
       ASSIGN_OR_RETURN(key, accounts_.CreateUserAccessKey(account, [&](store::ReadTxn& txn) -> StatusOr<KeyOwner> {
         ASSIGN_OR_RETURN(auto user, Directory::FindUser(txn, account, name));
-        if (!user) return NotFound(fmt::format("The user with name {} cannot be found.", name), "NoSuchEntity");
+        if (!user) return NotFound(fmt::format("The user with name {} cannot be found.", name), Error::kNoSuchEntity);
         return KeyOwner{user->name, user->id, user->arn};
       }));
     }
