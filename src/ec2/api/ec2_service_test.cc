@@ -69,8 +69,7 @@ class DenyAll : public aws::Authorizer {
     const bool ec2 = request.denial_form == aws::DenialForm::kUnauthorizedOperation;
     return PermissionDenied(fmt::format("{}User: {} is not authorized to perform: {}",
                                         ec2 ? "You are not authorized to perform this operation. " : "", principal.arn,
-                                        request.action),
-                            "AccessDeniedException");
+                                        request.action));
   }
   aws::AuthRequest asked;
 };
@@ -92,7 +91,7 @@ TEST_F(Ec2ServiceTest, ADenialIsUnauthorizedOperationWith403InEc2sWords) {
   EXPECT_EQ(authorizer.asked.resource, "*");
   EXPECT_EQ(authorizer.asked.denial_form, aws::DenialForm::kUnauthorizedOperation);
   EXPECT_EQ(Ec2ErrorFor(PermissionDenied("x"))->type, "UnauthorizedOperation");
-  EXPECT_EQ(Ec2ErrorFor(PermissionDenied("x", "AccessDeniedException"))->http_status, 403);
+  EXPECT_EQ(Ec2ErrorFor(PermissionDenied("x"))->http_status, 403);
   // The denied create changed nothing.
   front_.reset();
   aws::FrontOptions open;
