@@ -91,6 +91,19 @@ class Authorization(h.PaddockTestCase):
                                message=self.denial(self.user_arn, "ecs:DeleteCluster", arn, explicit=True))
         self.assertEqual(self.ecs.describe_clusters(clusters=["keep-me"])["clusters"][0]["status"], "ACTIVE")
 
+    def test_iam_calls_are_authorized_on_the_entitys_arn_with_its_path(self):
+        # A grant on role/svc/* covers a role under /svc/ and not one at /: the role's own ARN, path
+        # included, is the resource (the old server authorized every role as if at "/").
+        for name, path in (("svc-app", "/svc/"), ("top-app", "/")):
+            self.iam.create_role(RoleName=name, Path=path, AssumeRolePolicyDocument=json.dumps(TASK_ROLE_TRUST))
+        kid, secret = self.user("path-reader", allow("iam:GetRole", f"arn:aws:iam::{self.account}:role/svc/*"))
+        iam = client("iam", self.server.endpoint, kid, secret)
+        self.assertEqual(iam.get_role(RoleName="svc-app")["Role"]["Path"], "/svc/")
+        with self.assertRaises(ClientError) as cm:
+            iam.get_role(RoleName="top-app")
+        self.assertEqual(cm.exception.response["Error"]["Message"],
+                         self.denial(self.user_arn, "iam:GetRole", f"arn:aws:iam::{self.account}:role/top-app"))
+
     def test_ec2_denies_with_unauthorized_operation(self):
         # EC2's own denial: UnauthorizedOperation, HTTP 403, its prefix and no resource named
         # (docs/contracts/default-vpc.md, "Authorization").
@@ -380,6 +393,172 @@ class Authorization(h.PaddockTestCase):
             self.iam.simulate_principal_policy(PolicySourceArn=f"arn:aws:iam::{self.account}:user/nobody-here",
                                                ActionNames=["ecs:ListClusters"])
         self.assertEqual(cm.exception.response["Error"]["Code"], "NoSuchEntity")
+
+    def test_resource_tags_match_the_callers_principal_tag(self):
+        # aws:ResourceTag/team against ${aws:PrincipalTag/team}: the user's own IAM tags, read with
+        # its policies; a tag change decides the next call.
+        for name, team in (("blue-c", "blue"), ("red-c", "red")):
+            self.ecs.create_cluster(clusterName=name, tags=[{"key": "team", "value": team}])
+        self.iam.create_user(UserName="teamer", Tags=[{"Key": "team", "Value": "blue"}])
+        self.iam.put_user_policy(UserName="teamer", PolicyName="p", PolicyDocument=policy(allow(
+            "ecs:DescribeClusters",
+            Condition={"StringEquals": {"aws:ResourceTag/team": "${aws:PrincipalTag/team}"}})))
+        key = self.iam.create_access_key(UserName="teamer")["AccessKey"]
+        arn = f"arn:aws:iam::{self.account}:user/teamer"
+        ecs = client("ecs", self.server.endpoint, key["AccessKeyId"], key["SecretAccessKey"])
+        red = f"arn:aws:ecs:{h.REGION}:{self.account}:cluster/red-c"
+        blue = f"arn:aws:ecs:{h.REGION}:{self.account}:cluster/blue-c"
+        self.assertEqual(ecs.describe_clusters(clusters=["blue-c"])["clusters"][0]["clusterName"], "blue-c")
+        self.assertClientError("AccessDeniedException", ecs.describe_clusters, clusters=["red-c"],
+                               message=self.denial(arn, "ecs:DescribeClusters", red))
+        # Every cluster named is a question of its own: one denied denies the call.
+        self.assertClientError("AccessDeniedException", ecs.describe_clusters, clusters=[blue, "red-c"])
+        self.iam.tag_user(UserName="teamer", Tags=[{"Key": "team", "Value": "red"}])
+        self.assertEqual(ecs.describe_clusters(clusters=[red])["clusters"][0]["clusterName"], "red-c")
+        self.assertClientError("AccessDeniedException", ecs.describe_clusters, clusters=["blue-c"])
+        # A tag the resource gains decides the next call too.
+        self.ecs.tag_resource(resourceArn=blue, tags=[{"key": "team", "value": "red"}])
+        ecs.describe_clusters(clusters=["blue-c"])
+
+    def test_a_deny_outside_the_loopback_range_spares_local_callers(self):
+        # aws:SourceIp is the peer address the server sees (the tests connect from 127.0.0.1).
+        kid, secret = self.user("local-only", allow("ecs:ListClusters"), {
+            "Effect": "Deny", "Action": "*", "Resource": "*",
+            "Condition": {"NotIpAddress": {"aws:SourceIp": "127.0.0.0/8"}}})
+        ecs = client("ecs", self.server.endpoint, kid, secret)
+        ecs.list_clusters()
+        kid, secret = self.user("far-only", allow("ecs:ListClusters"), {
+            "Effect": "Deny", "Action": "*", "Resource": "*",
+            "Condition": {"NotIpAddress": {"aws:SourceIp": ["10.0.0.0/8", "192.0.2.7"]}}})
+        self.assertClientError("AccessDeniedException", client("ecs", self.server.endpoint, kid, secret).list_clusters,
+                               message=self.denial(self.user_arn, "ecs:ListClusters", "*", explicit=True))
+
+    def test_requested_region_is_the_credential_scopes_region(self):
+        kid, secret = self.user("one-region", allow("ecs:ListClusters",
+                                                    Condition={"StringEquals": {"aws:RequestedRegion": h.REGION}}))
+        client("ecs", self.server.endpoint, kid, secret).list_clusters()
+        self.assertClientError("AccessDeniedException",
+                               client("ecs", self.server.endpoint, kid, secret, region="eu-west-1").list_clusters)
+
+    def test_simulation_agrees_with_live_decisions_on_tags_source_ip_and_region(self):
+        # The simulator takes aws:ResourceTag, aws:SourceIp and aws:RequestedRegion from
+        # ContextEntries (it reads no resource and sees no caller); the principal's tags are its own.
+        for name, team in (("sim-blue", "blue"), ("sim-red", "red")):
+            self.ecs.create_cluster(clusterName=name, tags=[{"key": "team", "value": team}])
+        self.iam.create_user(UserName="sim-teamer", Tags=[{"Key": "team", "Value": "blue"}])
+        self.iam.put_user_policy(UserName="sim-teamer", PolicyName="p", PolicyDocument=policy(
+            allow("ecs:DescribeClusters", Condition={
+                "StringEquals": {"aws:ResourceTag/team": "${aws:PrincipalTag/team}",
+                                 "aws:RequestedRegion": h.REGION}}),
+            {"Effect": "Deny", "Action": "*", "Resource": "*",
+             "Condition": {"NotIpAddress": {"aws:SourceIp": "127.0.0.0/8"}}}))
+        key = self.iam.create_access_key(UserName="sim-teamer")["AccessKey"]
+        ecs = client("ecs", self.server.endpoint, key["AccessKeyId"], key["SecretAccessKey"])
+        arn = f"arn:aws:iam::{self.account}:user/sim-teamer"
+        for name, team in (("sim-blue", "blue"), ("sim-red", "red")):
+            cluster = f"arn:aws:ecs:{h.REGION}:{self.account}:cluster/{name}"
+            try:
+                ecs.describe_clusters(clusters=[name])
+                live = "allowed"
+            except ClientError as e:
+                self.assertEqual(e.response["Error"]["Code"], "AccessDeniedException")
+                live = "explicitDeny" if "explicit deny" in e.response["Error"]["Message"] else "implicitDeny"
+            entries = [{"ContextKeyName": "aws:ResourceTag/team", "ContextKeyValues": [team], "ContextKeyType": "string"},
+                       {"ContextKeyName": "aws:SourceIp", "ContextKeyValues": ["127.0.0.1"], "ContextKeyType": "ip"},
+                       {"ContextKeyName": "aws:RequestedRegion", "ContextKeyValues": [h.REGION],
+                        "ContextKeyType": "string"}]
+            sim = self.iam.simulate_principal_policy(PolicySourceArn=arn, ActionNames=["ecs:DescribeClusters"],
+                                                     ResourceArns=[cluster], ContextEntries=entries)
+            self.assertEqual(sim["EvaluationResults"][0]["EvalDecision"], live, (name, sim))
+        self.assertEqual(live, "implicitDeny")  # the red cluster; the blue one was allowed
+        # From another address, or for another region, the simulator says what the server would.
+        far = self.iam.simulate_principal_policy(
+            PolicySourceArn=arn, ActionNames=["ecs:DescribeClusters"],
+            ContextEntries=[{"ContextKeyName": "aws:SourceIp", "ContextKeyValues": ["10.0.0.1"],
+                             "ContextKeyType": "ip"}])["EvaluationResults"][0]
+        self.assertEqual(far["EvalDecision"], "explicitDeny")
+        # For the resource "*", the keys the policies read that the simulation lacked (the user's
+        # own tag and the source address were there).
+        self.assertEqual(far["MissingContextValues"], ["aws:ResourceTag/team", "aws:RequestedRegion"])
+
+    def test_simulate_principal_policy_input_list_caller_arn_and_paging(self):
+        self.iam.create_user(UserName="sim-base")
+        self.iam.put_user_policy(UserName="sim-base", PolicyName="own", PolicyDocument=policy(
+            allow("ecs:DescribeClusters", f"arn:aws:ecs:{h.REGION}:{self.account}:cluster/${{aws:username}}")))
+        self.iam.create_user(UserName="sim-bob")
+        base = f"arn:aws:iam::{self.account}:user/sim-base"
+        bob = f"arn:aws:iam::{self.account}:user/sim-bob"
+        clusters = [f"arn:aws:ecs:{h.REGION}:{self.account}:cluster/{n}" for n in ("sim-base", "sim-bob")]
+
+        def decisions(**kwargs):
+            got = self.iam.simulate_principal_policy(PolicySourceArn=base, ActionNames=["ecs:DescribeClusters"],
+                                                     ResourceArns=clusters, **kwargs)["EvaluationResults"]
+            return [r["EvalDecision"] for r in got]
+        self.assertEqual(decisions(), ["allowed", "implicitDeny"])
+        # CallerArn: Bob calls with sim-base's policies, so ${aws:username} is Bob's name.
+        self.assertEqual(decisions(CallerArn=bob), ["implicitDeny", "allowed"])
+        # PolicyInputList: evaluated with the user's own policies, reported as AWS names them.
+        got = self.iam.simulate_principal_policy(
+            PolicySourceArn=base, ActionNames=["ecs:CreateCluster", "ecs:DeleteCluster"],
+            PolicyInputList=[policy(allow("ecs:CreateCluster")), policy(deny("ecs:*"))])["EvaluationResults"]
+        self.assertEqual([r["EvalDecision"] for r in got], ["explicitDeny", "explicitDeny"])
+        got = self.iam.simulate_principal_policy(
+            PolicySourceArn=base, ActionNames=["ecs:CreateCluster"],
+            PolicyInputList=[policy(allow("ecs:CreateCluster"))])["EvaluationResults"][0]
+        self.assertEqual(got["EvalDecision"], "allowed")
+        self.assertEqual([(m["SourcePolicyId"], m["SourcePolicyType"]) for m in got["MatchedStatements"]],
+                         [("PolicyInputList.1", "IAM Policy")])
+        # Errors, as IAM answers them.
+        role = self.iam.create_role(RoleName="sim-caller-role",
+                                    AssumeRolePolicyDocument=json.dumps(TASK_ROLE_TRUST))["Role"]["Arn"]
+        for caller, code in ((role, "InvalidInput"),
+                             (f"arn:aws:sts::{self.account}:assumed-role/sim-caller-role/s", "InvalidInput"),
+                             (f"arn:aws:iam::{self.account}:user/no-such-caller", "NoSuchEntity")):
+            with self.assertRaises(ClientError) as cm:
+                decisions(CallerArn=caller)
+            self.assertEqual(cm.exception.response["Error"]["Code"], code, caller)
+        with self.assertRaises(ClientError) as cm:
+            decisions(PolicyInputList=["{\"Statement\": 5}"])
+        self.assertEqual(cm.exception.response["Error"]["Code"], "InvalidInput")
+        # MaxItems/Marker page the (action, resource) pairs in order; botocore's paginator works.
+        actions = ["ecs:DescribeClusters", "ecs:ListClusters", "ecs:DeleteCluster"]
+        first = self.iam.simulate_principal_policy(PolicySourceArn=base, ActionNames=actions, ResourceArns=clusters,
+                                                   MaxItems=4)
+        self.assertTrue(first["IsTruncated"])
+        self.assertEqual(len(first["EvaluationResults"]), 4)
+        rest = self.iam.simulate_principal_policy(PolicySourceArn=base, ActionNames=actions, ResourceArns=clusters,
+                                                  MaxItems=4, Marker=first["Marker"])
+        self.assertFalse(rest["IsTruncated"])
+        pairs = [(r["EvalActionName"], r["EvalResourceName"])
+                 for page in (first, rest) for r in page["EvaluationResults"]]
+        self.assertEqual(pairs, [(a, c) for a in actions for c in clusters])
+        paged = [r["EvalResourceName"] for page in self.iam.get_paginator("simulate_principal_policy").paginate(
+            PolicySourceArn=base, ActionNames=actions, ResourceArns=clusters, PaginationConfig={"PageSize": 1})
+            for r in page["EvaluationResults"]]
+        self.assertEqual(len(paged), 6)
+        with self.assertRaises(ClientError) as cm:
+            self.iam.simulate_principal_policy(PolicySourceArn=base, ActionNames=actions, Marker="nope")
+        self.assertEqual(cm.exception.response["Error"]["Code"], "InvalidInput")
+
+    def test_a_trust_policy_sees_the_callers_tags_and_address(self):
+        # The trust question's context is built where every call's is: the caller's IAM tags and
+        # the address it calls from reach the role's trust policy.
+        trust = {"Version": "2012-10-17", "Statement": [{
+            "Effect": "Allow", "Principal": {"AWS": self.account}, "Action": "sts:AssumeRole",
+            "Condition": {"StringEquals": {"aws:PrincipalTag/team": "blue"},
+                          "IpAddress": {"aws:SourceIp": "127.0.0.0/8"}}}]}
+        role_arn = self.iam.create_role(RoleName="blue-door", AssumeRolePolicyDocument=json.dumps(trust))["Role"]["Arn"]
+        keys = {}
+        for name, team in (("door-blue", "blue"), ("door-red", "red")):
+            self.iam.create_user(UserName=name, Tags=[{"Key": "team", "Value": team}])
+            self.iam.put_user_policy(UserName=name, PolicyName="p", PolicyDocument=policy(allow("sts:AssumeRole", role_arn)))
+            key = self.iam.create_access_key(UserName=name)["AccessKey"]
+            keys[team] = client("sts", self.server.endpoint, key["AccessKeyId"], key["SecretAccessKey"])
+        got = keys["blue"].assume_role(RoleArn=role_arn, RoleSessionName="door")
+        self.assertTrue(got["AssumedRoleUser"]["Arn"].endswith(":assumed-role/blue-door/door"))
+        self.assertClientError("AccessDenied", keys["red"].assume_role, RoleArn=role_arn, RoleSessionName="door",
+                               status=403, message=f"User: arn:aws:iam::{self.account}:user/door-red is not "
+                                                   f"authorized to perform: sts:AssumeRole on resource: {role_arn}")
 
     def cli(self, cli, kid, secret, *args):
         env = dict(os.environ, AWS_ACCESS_KEY_ID=kid, AWS_SECRET_ACCESS_KEY=secret, AWS_DEFAULT_REGION=h.REGION,

@@ -38,11 +38,9 @@ class ClusterRegistry(h.PaddockTestCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        key = h.admin(cls.state_dir, "create-access-key", "--account", cls.account)[0]
+        from test_remote_agent import write_agent_credentials
         cls.creds = os.path.join(cls.tmp, "agent-credentials")
-        with open(cls.creds, "w") as f:
-            f.write(f"[agent]\naws_access_key_id = {key['accessKeyId']}\n"
-                    f"aws_secret_access_key = {key['secretAccessKey']}\n")
+        write_agent_credentials(cls.state_dir, cls.account, cls.creds)
         # The image is imported on the SERVER; the agent's own store starts empty.
         th.httpd_image(cls.state_dir, cls.tmp, "busybox:cluster", PAGE)
         cls.agent_dir = os.path.join(cls.tmp, "agent")

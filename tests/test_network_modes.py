@@ -237,12 +237,9 @@ class RemoteAgentBridge(h.PaddockTestCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        from test_remote_agent import AgentProcess
-        key = h.admin(cls.state_dir, "create-access-key", "--account", cls.account)[0]
+        from test_remote_agent import AgentProcess, write_agent_credentials
         creds = os.path.join(cls.tmp, "agent-credentials")
-        with open(creds, "w") as f:
-            f.write(f"[agent]\naws_access_key_id = {key['accessKeyId']}\n"
-                    f"aws_secret_access_key = {key['secretAccessKey']}\n")
+        write_agent_credentials(cls.state_dir, cls.account, creds)
         cls.agent_dir = os.path.join(cls.tmp, "agent")
         os.makedirs(cls.agent_dir)
         th.httpd_image(cls.agent_dir, cls.tmp, "busybox:net", PAGE, applets=("wget", "sleep"))

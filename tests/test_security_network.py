@@ -381,12 +381,9 @@ class RemoteAgentSharesTheVpc(h.PaddockTestCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        from test_remote_agent import AgentProcess
-        key = h.admin(cls.state_dir, "create-access-key", "--account", cls.account)[0]
+        from test_remote_agent import AgentProcess, write_agent_credentials
         creds = os.path.join(cls.tmp, "agent-credentials")
-        with open(creds, "w") as f:
-            f.write(f"[agent]\naws_access_key_id = {key['accessKeyId']}\n"
-                    f"aws_secret_access_key = {key['secretAccessKey']}\n")
+        write_agent_credentials(cls.state_dir, cls.account, creds)
         agent_dir = os.path.join(cls.tmp, "agent")
         os.makedirs(agent_dir)
         th.httpd_image(cls.state_dir, cls.tmp, "busybox:sec", PAGE)

@@ -383,10 +383,9 @@ class RemoteAgentHostAccess(h.PaddockTestCase):
 
     def test_the_flag_decides_the_attributes(self):
         self.ecs.create_cluster(clusterName="remote")
-        key = h.admin(self.state_dir, "create-access-key", "--account", self.account)[0]
+        from test_remote_agent import write_agent_credentials
         creds = os.path.join(self.tmp, "agent-credentials")
-        with open(creds, "w") as f:
-            f.write(f"[agent]\naws_access_key_id = {key['accessKeyId']}\naws_secret_access_key = {key['secretAccessKey']}\n")
+        write_agent_credentials(self.state_dir, self.account, creds)
         agent_dir = os.path.join(self.tmp, "agent")
         base = ["--endpoint", self.server.endpoint, "--cluster", "remote", "--state-dir", agent_dir,
                 "--credentials", creds, "--profile", "agent"]

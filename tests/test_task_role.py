@@ -10,8 +10,9 @@ with busybox wget from inside the task:
   calls STS GetCallerIdentity with them and is assumed-role/<role>/<task id>;
 - the role's policies decide what the credentials may do: allowed while an inline policy grants
   ecs:ListClusters, AccessDeniedException once it is deleted;
-- a role that cannot be assumed (missing, or not trusting ecs-tasks.amazonaws.com) answers 400 at
-  the endpoint and the task keeps running;
+- a role that became unassumable after the task launched (deleted, or its trust changed to no
+  longer admit ecs-tasks.amazonaws.com) answers 400 at the endpoint and the task keeps running (a
+  role that cannot be assumed at launch refuses the launch: tests/test_launch_roles.py);
 - another task's URI — with its token, from another task's address — is 404;
 - botocore's own ContainerProvider, run inside the task's network namespace, resolves them (the
   relative form, and the full URI with its token);
@@ -39,8 +40,9 @@ IMAGE = "busybox:taskrole"
 TRUST = json.dumps({"Version": "2012-10-17", "Statement": [
     {"Effect": "Allow", "Principal": {"Service": "ecs-tasks.amazonaws.com"}, "Action": "sts:AssumeRole"}]})
 
-# Prints the task's credential variables and fetches the URI (relative or full) in $1 with the
-# token in $2 (labelled $3): "<label> rc=<wget status> <body or wget's error>".
+# Prints the task's credential variables, fetches its own credentials URI (unless SKIP_OWN is set:
+# the test fetches it later, own_from_task) and OTHER_URI with OTHER_TOKEN; each fetch prints
+# "<label> rc=<wget status> <body or wget's error>".
 PROBE = r'''
 show() { echo "VAR $1=$(eval echo \"\$$1\")"; }
 fetch() {
@@ -53,7 +55,7 @@ show AWS_CONTAINER_CREDENTIALS_RELATIVE_URI
 show AWS_CONTAINER_CREDENTIALS_FULL_URI
 show AWS_CONTAINER_AUTHORIZATION_TOKEN
 own="${AWS_CONTAINER_CREDENTIALS_RELATIVE_URI:-$AWS_CONTAINER_CREDENTIALS_FULL_URI}"
-[ -n "$own" ] && fetch "$own" "$AWS_CONTAINER_AUTHORIZATION_TOKEN" OWN
+[ -n "$own" ] && [ -z "$SKIP_OWN" ] && fetch "$own" "$AWS_CONTAINER_AUTHORIZATION_TOKEN" OWN
 [ -n "$OTHER_URI" ] && fetch "$OTHER_URI" "$OTHER_TOKEN" OTHER
 echo PROBE-END
 exec sleep 3600
@@ -121,23 +123,29 @@ class TaskRoleCredentials(h.PaddockTestCase):
     def role(self, name, trust=TRUST):
         return self.iam.create_role(RoleName=name, AssumeRolePolicyDocument=trust)["Role"]["Arn"]
 
-    def test_a_role_that_cannot_be_assumed_errors_and_other_tasks_uris_are_404(self):
-        missing = f"arn:aws:iam::{self.account}:role/paddock-no-such-role"
-        a_arn, a = self.run_probe("tr-missing-a", missing)
+    @unittest.skipIf(shutil.which("nsenter") is None, "needs nsenter")
+    def test_a_role_deleted_after_launch_errors_and_other_tasks_uris_are_404(self):
+        # Launched while the role could be assumed (a launch with an unassumable role is refused:
+        # test_launch_roles.py); no credentials fetched until the role is gone.
+        role_arn = self.role("paddock-deleted-later")
+        a_arn, a = self.run_probe("tr-deleted-a", role_arn, env=[("SKIP_OWN", "1")])
         own = a["AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"]
         # Port 80 in the VPC namespace: the relative form, no token.
         self.assertRegex(own, r"^/v2/credentials/[0-9a-f]{32}$")
         self.assertEqual(a["AWS_CONTAINER_CREDENTIALS_FULL_URI"], "")
-        # The endpoint answers the SDK an error (botocore then fails); the task runs on.
-        self.assertIn("rc=1", a["OWN"])
-        self.assertIn("400", a["OWN"])
-        # Another task (its own role cannot be assumed either) asks for A's credentials: 404, while
-        # its own id answers 400 (it is known, for that task).
-        b_arn, b = self.run_probe("tr-missing-b", missing, env=[("OTHER_URI", own), ("OTHER_TOKEN", "")])
+        # Another task of the same role asks for A's credentials: 404.
+        b_arn, b = self.run_probe("tr-deleted-b", role_arn, env=[("SKIP_OWN", "1"), ("OTHER_URI", own),
+                                                                 ("OTHER_TOKEN", "")])
         self.assertNotEqual(b["AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"], own)
-        self.assertIn("400", b["OWN"])
         self.assertIn("rc=1", b["OTHER"])
         self.assertIn("404", b["OTHER"])
+        self.iam.delete_role(RoleName="paddock-deleted-later")
+        # The endpoint answers the SDK an error (botocore then fails); the tasks run on. Each
+        # task's own id answers 400 (it is known, for that task).
+        for variables in (a, b):
+            line = own_from_task(self, variables)
+            self.assertIn("rc=1", line)
+            self.assertIn("400", line)
         # A task without a task role: no variable, and A's URI is 404 for it too.
         _, c = self.run_probe("tr-none", None, env=[("OTHER_URI", own), ("OTHER_TOKEN", "")])
         self.assertEqual(c["AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"], "")
@@ -202,12 +210,15 @@ class TaskRoleCredentials(h.PaddockTestCase):
         creds = json.loads(out["OWN"].split(" ", 1)[1])
         self.assertEqual(creds["RoleArn"], role_arn)
 
-    def test_a_role_that_does_not_trust_ecs_tasks_errors_at_the_endpoint(self):
-        ec2_trust = TRUST.replace("ecs-tasks.amazonaws.com", "ec2.amazonaws.com")
-        role_arn = self.role("paddock-ec2-only", ec2_trust)
-        arn, out = self.run_probe("tr-untrusting", role_arn)
-        self.assertIn("rc=1", out["OWN"])
-        self.assertIn("400", out["OWN"])
+    @unittest.skipIf(shutil.which("nsenter") is None, "needs nsenter")
+    def test_a_role_whose_trust_stops_admitting_ecs_tasks_errors_at_the_endpoint(self):
+        role_arn = self.role("paddock-ec2-only-later")
+        arn, out = self.run_probe("tr-untrusting", role_arn, env=[("SKIP_OWN", "1")])
+        self.iam.update_assume_role_policy(RoleName="paddock-ec2-only-later",
+                                           PolicyDocument=TRUST.replace("ecs-tasks.amazonaws.com", "ec2.amazonaws.com"))
+        line = own_from_task(self, out)
+        self.assertIn("rc=1", line)
+        self.assertIn("400", line)
         self.assertEqual(self.ecs.describe_tasks(cluster="taskrole", tasks=[arn])["tasks"][0]["lastStatus"], "RUNNING")
 
 
@@ -249,22 +260,26 @@ class RemoteAgentTaskRole(h.PaddockTestCase):
         th.wait_for_status(self, self.ecs, "remote-role", arn, "RUNNING", context=self.agent.log_tail)
         return probe_output(self, self.agent_dir, arn, self.agent.log_tail)
 
+    @unittest.skipIf(shutil.which("nsenter") is None, "needs nsenter")
     def test_the_remote_agent_serves_what_the_control_plane_answers(self):
-        missing = f"arn:aws:iam::{self.account}:role/paddock-no-such-role"
-        a = self.run_probe("rr-a", missing)
+        iam = boto3.client("iam", endpoint_url=self.server.endpoint, region_name=h.REGION,
+                           aws_access_key_id=self.key_id, aws_secret_access_key=self.secret)
+        role_arn = iam.create_role(RoleName="paddock-remote-deleted", AssumeRolePolicyDocument=TRUST)["Role"]["Arn"]
+        a = self.run_probe("rr-a", role_arn, env=[("SKIP_OWN", "1")])
         if a["AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"]:
             own, token = a["AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"], ""  # the agent got port 80
         else:
             own, token = a["AWS_CONTAINER_CREDENTIALS_FULL_URI"], a["AWS_CONTAINER_AUTHORIZATION_TOKEN"]
             self.assertRegex(own, r"^http://169\.254\.170\.2:\d+/v2/credentials/[0-9a-f]{32}$")
             self.assertRegex(token, r"^[0-9a-f]{32}$")
-        # The control plane's refusal (the role does not exist) reached the container: 400, not the
-        # 503 of an agent that could not ask.
-        self.assertIn("400", a["OWN"])
         # Another task on the same host, with A's URI and token: 404.
-        b = self.run_probe("rr-b", missing, env=[("OTHER_URI", own), ("OTHER_TOKEN", token)])
+        b = self.run_probe("rr-b", role_arn, env=[("SKIP_OWN", "1"), ("OTHER_URI", own), ("OTHER_TOKEN", token)])
         self.assertIn("404", b["OTHER"])
-        self.assertIn("400", b["OWN"])
+        # The control plane's refusal (the role was deleted after the launch) reaches the
+        # container: 400, not the 503 of an agent that could not ask.
+        iam.delete_role(RoleName="paddock-remote-deleted")
+        for variables in (a, b):
+            self.assertIn("400", own_from_task(self, variables))
 
     def test_a_remote_agents_task_reads_real_credentials(self):
         iam = boto3.client("iam", endpoint_url=self.server.endpoint, region_name=h.REGION,
@@ -324,6 +339,21 @@ def botocore_in_task(test, variables):
                        text=True, timeout=60)
     test.assertEqual(r.returncode, 0, r.stderr)
     return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def own_from_task(test, variables):
+    """Fetches the task's own credentials URI (relative or full, with its token) as the probe would,
+    from inside the network namespace of the task whose container has `variables`:
+    "rc=<wget status> <body or wget's error>"."""
+    name, value = next((k, v) for k, v in variables.items() if k.endswith("_URI") and v)
+    pid = task_pid(name, value)
+    test.assertIsNotNone(pid, f"no process has {name}={value}")
+    uri = "http://169.254.170.2" + value if value.startswith("/") else value
+    cmd = ["nsenter", "-t", pid, "-n", th.BUSYBOX, "wget", "-q", "-O", "-"]
+    if variables.get("AWS_CONTAINER_AUTHORIZATION_TOKEN"):
+        cmd += ["--header", "Authorization: " + variables["AWS_CONTAINER_AUTHORIZATION_TOKEN"]]
+    r = subprocess.run(cmd + [uri], capture_output=True, text=True, timeout=30)
+    return f"rc={r.returncode} {r.stdout}{r.stderr}"
 
 
 def fetch_from_task(uri, timeout=30):

@@ -7,6 +7,9 @@
 
 #include <boost/json.hpp>
 
+#include "aws/internal/rest_json_codec.h"
+#include "aws/json_version.h"
+#include "aws/rest_json.h"
 #include "common/encoding.h"
 
 namespace paddock::aws {
@@ -31,6 +34,18 @@ Status AgentMayCall(const Principal& who, bool allowed, std::string_view service
   return PermissionDenied(fmt::format("User: {} is not authorized to perform: {}:{} on resource: * because no "
                                       "identity-based policy allows the {}:{} action",
                                       who.arn, service, action.substr(0, 128), service, action.substr(0, 128)));
+}
+
+// aws:SourceIp: the peer's address without its port ("127.0.0.1:53120", "[::1]:53120"), an
+// IPv4-mapped IPv6 peer as its IPv4 address (what the client dialled).
+std::string SourceIpOf(std::string_view remote) {
+  if (remote.starts_with('[')) {
+    remote = remote.substr(1, remote.find(']') - 1);
+  } else if (size_t colon = remote.rfind(':'); colon != std::string_view::npos) {
+    remote = remote.substr(0, colon);
+  }
+  if (remote.starts_with("::ffff:") && remote.find('.') != std::string_view::npos) remote.remove_prefix(7);
+  return std::string(remote);
 }
 
 bool AcceptableContentType(std::string_view ct) {
@@ -127,12 +142,13 @@ http::Response XmlResponse(int status, std::string body, std::string_view reques
   return resp;
 }
 
-http::Response JsonResponse(int status, std::string body, std::string_view request_id) {
+http::Response JsonResponse(int status, std::string body, std::string_view request_id,
+                            std::string_view content_type = kJsonContentType) {
   http::Response resp;
   resp.status = status;
   resp.headers.reserve(3);
   resp.headers.push_back({"x-amzn-RequestId", std::string(request_id)});
-  resp.headers.push_back({"Content-Type", std::string(kJsonContentType)});
+  resp.headers.push_back({"Content-Type", std::string(content_type)});
   resp.body = std::move(body);
   return resp;
 }
@@ -140,8 +156,13 @@ http::Response JsonResponse(int status, std::string body, std::string_view reque
 }  // namespace
 
 http::Response JsonErrorResponse(const Status& status, const AwsError& error, std::string_view request_id) {
+  return JsonErrorResponse(status, error, request_id, JsonVersion::k1_1, {});
+}
+
+http::Response JsonErrorResponse(const Status& status, const AwsError& error, std::string_view request_id,
+                                 JsonVersion version, std::string_view error_namespace) {
   json::object body;
-  body["__type"] = error.type;
+  body["__type"] = JsonErrorType(version, error.type, error_namespace);
   if (IsValidUtf8(status.message())) {
     body["message"] = status.message();
   } else {
@@ -151,7 +172,8 @@ http::Response JsonErrorResponse(const Status& status, const AwsError& error, st
       if (static_cast<unsigned char>(c) >= 0x80) c = '?';
     body["message"] = message;
   }
-  http::Response resp = JsonResponse(error.http_status, json::serialize(body), request_id);
+  http::Response resp = JsonResponse(error.http_status, json::serialize(body), request_id, JsonContentType(version));
+  // The short name in both versions: clients read "__type" first, and the access log this header.
   resp.headers.push_back({"x-amzn-ErrorType", error.type});
   return resp;
 }
@@ -163,6 +185,9 @@ class ApiFront::Impl {
 
   void AddJsonService(JsonService* service) { services_.push_back(service); }
   void AddQueryService(QueryService* service) { query_services_.push_back(service); }
+  void AddRestJsonService(RestJsonService* service) {
+    rest_services_.push_back({service, std::make_unique<internal::RestJsonRoutes>(service->Model())});
+  }
 
   http::Response Handle(const http::Request& req) {
     if (!options_.observer) return Answer(req, nullptr);
@@ -181,15 +206,18 @@ class ApiFront::Impl {
   http::Response Answer(const http::Request& req, RequestRecord* record) {
     std::string request_id = RandomUuid();
     if (IsQueryRequest(req)) return HandleQuery(req, request_id, record);
+    if (const RestJsonEntry* rest = FindRestJsonService(req)) return HandleRestJson(*rest, req, request_id, record);
     const JsonService* service = nullptr;
     StatusOr<std::string> body = Dispatch(req, request_id, &service, record);
+    const JsonVersion version = service != nullptr ? JsonVersionOf(service->Model()) : JsonVersion::k1_1;
     if (!body.ok()) {
       std::optional<AwsError> error;
       if (service != nullptr) error = service->ErrorFor(body.status());
-      return JsonErrorResponse(body.status(), error ? *error : AwsErrorFor(body.status()), request_id);
+      return JsonErrorResponse(body.status(), error ? *error : AwsErrorFor(body.status()), request_id, version,
+                               service != nullptr ? service->ErrorNamespace() : std::string_view());
     }
     if (body->empty()) *body = "{}";
-    return JsonResponse(200, std::move(body).value(), request_id);
+    return JsonResponse(200, std::move(body).value(), request_id, JsonContentType(version));
   }
 
   static bool IsQueryRequest(const http::Request& req) {
@@ -268,6 +296,7 @@ class ApiFront::Impl {
       }
     }
     ctx.principal = std::move(who.principal);
+    ctx.source_ip = SourceIpOf(req.remote_address);
     ctx.request_id = request_id;
     ctx.action = std::string(*action);
     ctx.now = now;
@@ -293,7 +322,7 @@ class ApiFront::Impl {
 
   // Every question of a call, before it runs (ctx.authorizer is set).
   static Status Authorize(const CallContext& ctx, const std::vector<AuthRequest>& questions) {
-    for (const AuthRequest& q : questions) RETURN_IF_ERROR(ctx.authorizer->Authorize(ctx.principal, q, ctx.now));
+    for (const AuthRequest& q : questions) RETURN_IF_ERROR(ctx.authorizer->Authorize(ctx, q));
     return OkStatus();
   }
 
@@ -357,6 +386,7 @@ class ApiFront::Impl {
     RETURN_IF_ERROR(service->Model().ValidateInput(action, input));
 
     ctx.principal = std::move(who.principal);
+    ctx.source_ip = SourceIpOf(req.remote_address);
     ctx.request_id = request_id;
     ctx.action = action;
     ctx.now = now;
@@ -371,12 +401,86 @@ class ApiFront::Impl {
     }
   }
 
+  // REST-JSON (aws/rest_json.h): the service and its compiled routes.
+  struct RestJsonEntry {
+    RestJsonService* service;
+    std::unique_ptr<internal::RestJsonRoutes> routes;
+  };
+
+  // The REST-JSON service a request is for: no X-Amz-Target, and its credential scope names it.
+  const RestJsonEntry* FindRestJsonService(const http::Request& req) const {
+    if (rest_services_.empty() || req.HasHeader("X-Amz-Target")) return nullptr;
+    std::string_view authorization = req.GetHeader("Authorization");
+    if (authorization.empty()) return nullptr;
+    StatusOr<SigV4Authorization> auth = ParseAuthorization(authorization);
+    if (!auth.ok()) return nullptr;
+    for (const RestJsonEntry& e : rest_services_)
+      if (e.service->SigningName() == auth->service) return &e;
+    return nullptr;
+  }
+
+  http::Response HandleRestJson(const RestJsonEntry& entry, const http::Request& req, const std::string& request_id,
+                                RequestRecord* record) {
+    StatusOr<std::pair<int, std::string>> out = DispatchRestJson(entry, req, request_id, record);
+    if (out.ok()) return internal::RestJsonResponse(out->first, std::move(out->second), request_id);
+    std::optional<AwsError> claimed = entry.service->ErrorFor(out.status());
+    AwsError error = claimed ? *claimed : AwsErrorFor(out.status());
+    // Smithy's server frameworks answer a request no operation's route matches with 404.
+    if (!claimed && IsError(out.status(), Error::kUnknownOperation)) error.http_status = 404;
+    // restJson1 services (Lambda, EKS, ...) answer a denial with 403, as the Query dialect does.
+    if (!claimed && error.type == "AccessDeniedException") error.http_status = 403;
+    return internal::RestJsonErrorResponse(out.status(), error, entry.service->Model().ErrorMessageMember(error.type),
+                                           request_id);
+  }
+
+  // The response code and body of the call `req` routes to.
+  StatusOr<std::pair<int, std::string>> DispatchRestJson(const RestJsonEntry& entry, const http::Request& req,
+                                                          const std::string& request_id, RequestRecord* record) {
+    const TimePoint now = clock_.Now();
+    RestJsonService& service = *entry.service;
+    if (record) record->service = std::string(service.SigningName());
+    // AWS authenticates before it looks at the operation.
+    ASSIGN_OR_RETURN(VerifiedRequest who, verifier_.Verify(req, service.SigningName()));
+    if (record) record->account = who.principal.account.str();
+    ASSIGN_OR_RETURN(internal::RestJsonRoute route, entry.routes->Route(req.method, req.Path(), req.Query()));
+    const std::string& action = route.binding->operation;
+    if (record) record->action = action;
+    if (!service.Implements(action))
+      return UnknownOperation(fmt::format("The operation '{}' is not implemented by this server.", action));
+
+    RETURN_IF_ERROR(AgentMayCall(who.principal, service.AgentMay(action), service.SigningName(), action));
+    CallContext ctx;
+    ctx.scope = Scope{who.principal.account, std::move(who.region)};
+    if (options_.rate_limits) {
+      if (std::optional<ThrottleGroup> group = service.ThrottleGroupFor(action)) {
+        if (!throttler_.TryAcquire(ctx.scope, group->name, group->spec))
+          return ResourceExhausted("Rate exceeded", Error::kThrottling);
+      }
+    }
+    ASSIGN_OR_RETURN(json::value input, internal::DecodeRestJsonInput(*route.binding, route.labels, req));
+    RETURN_IF_ERROR(service.Model().ValidateInput(action, input));
+
+    ctx.principal = std::move(who.principal);
+    ctx.request_id = request_id;
+    ctx.action = action;
+    ctx.now = now;
+    ctx.authorizer = AuthorizerFor(ctx.principal);
+    if (ctx.authorizer != nullptr) RETURN_IF_ERROR(Authorize(ctx, service.AuthorizationFor(ctx, input.get_object())));
+    try {
+      ASSIGN_OR_RETURN(std::string body, service.Call(ctx, input.get_object()));
+      return std::pair<int, std::string>(route.binding->response_code, std::move(body));
+    } catch (const std::exception& e) {
+      return Internal(fmt::format("An internal error occurred while processing {}: {}", action, e.what()));
+    }
+  }
+
   const FrontOptions options_;
   const Clock& clock_;
   SigV4Verifier verifier_;
   Throttler throttler_;
   std::vector<JsonService*> services_;  // written only before serving
   std::vector<QueryService*> query_services_;  // written only before serving
+  std::vector<RestJsonEntry> rest_services_;   // written only before serving
 };
 
 ApiFront::ApiFront(FrontOptions options, const Clock& clock, CredentialResolver& resolver)
@@ -387,6 +491,8 @@ ApiFront::~ApiFront() = default;
 void ApiFront::AddQueryService(QueryService* service) { impl_->AddQueryService(service); }
 
 void ApiFront::AddJsonService(JsonService* service) { impl_->AddJsonService(service); }
+
+void ApiFront::AddRestJsonService(RestJsonService* service) { impl_->AddRestJsonService(service); }
 
 http::Response ApiFront::Handle(const http::Request& req) { return impl_->Handle(req); }
 

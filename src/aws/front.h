@@ -6,11 +6,15 @@
 //
 // A form-encoded request (Content-Type application/x-www-form-urlencoded, or a GET with
 // Action= in the query) is a Query-protocol call: it goes to the QueryService named by the SigV4
-// credential scope's service and is answered in XML. Otherwise, for a JSON 1.1 request it: picks the service by the X-Amz-Target prefix; verifies SigV4;
+// credential scope's service and is answered in XML. A request with neither that nor an
+// X-Amz-Target whose credential scope names a RestJsonService is a REST-JSON call, routed by
+// method and path (aws/rest_json.h). Otherwise, for a JSON 1.0 or 1.1 request it: picks the
+// service by the X-Amz-Target prefix; verifies SigV4;
 // applies the action's throttle bucket (when rate limits are on); parses the body (UTF-8,
 // bounded nesting) and validates it against the model; calls the service; and answers with
-// application/x-amz-json-1.1, an x-amzn-RequestId header and, on error,
-// {"__type": ..., "message": ...} with x-amzn-ErrorType and AWS's status code.
+// the service's application/x-amz-json-1.x (its model's jsonVersion), an x-amzn-RequestId header
+// and, on error, {"__type": ..., "message": ...} with x-amzn-ErrorType and AWS's status code
+// (JSON 1.0: "__type" is the full shape ID, aws/json_version.h).
 #pragma once
 
 #include <chrono>
@@ -21,6 +25,7 @@
 
 #include "aws/credentials.h"
 #include "aws/errors.h"
+#include "aws/json_version.h"
 #include "aws/service.h"
 #include "aws/sigv4.h"
 #include "aws/throttle.h"
@@ -29,6 +34,8 @@
 #include "http/message.h"
 
 namespace paddock::aws {
+
+class RestJsonService;
 
 // What the front saw of one request, for an access log (FrontOptions::observer).
 struct RequestRecord {
@@ -61,6 +68,8 @@ class ApiFront {
   void AddJsonService(JsonService* service);
   // REQUIRES: called before serving; `service` outlives the front.
   void AddQueryService(QueryService* service);
+  // REQUIRES: called before serving; `service` outlives the front. (aws/rest_json.h)
+  void AddRestJsonService(RestJsonService* service);
 
   // Thread-safe.
   http::Response Handle(const http::Request& req);
@@ -73,5 +82,9 @@ class ApiFront {
 // A JSON 1.1 error response: `error`'s type and status, `status`'s message. The front answers
 // with the service's ErrorFor(status) when it has one, else AwsErrorFor(status) (aws/errors.h).
 http::Response JsonErrorResponse(const Status& status, const AwsError& error, std::string_view request_id);
+// The same in `version`'s dialect (aws/json_version.h): its Content-Type, and for JSON 1.0 the
+// full shape ID in "__type", `error_namespace` qualifying the service's own error types.
+http::Response JsonErrorResponse(const Status& status, const AwsError& error, std::string_view request_id,
+                                 JsonVersion version, std::string_view error_namespace);
 
 }  // namespace paddock::aws

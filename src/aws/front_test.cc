@@ -94,11 +94,10 @@ class FakeEcs : public JsonService {
 // Refuses every ecs:DeleteCluster of the principals it evaluates; evaluates them all unless told.
 class FakeAuthorizer : public Authorizer {
  public:
-  Status Authorize(const Principal& principal, const AuthRequest& request, TimePoint now) override {
-    (void)now;
+  Status Authorize(const CallContext& call, const AuthRequest& request) override {
     ++asked;
     if (request.action == "ecs:DeleteCluster")
-      return PermissionDenied(fmt::format("User: {} is not authorized", principal.arn));
+      return PermissionDenied(fmt::format("User: {} is not authorized", call.principal.arn));
     return OkStatus();
   }
   bool Evaluates(const Principal& principal) const override {

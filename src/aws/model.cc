@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <optional>
 #include <unordered_map>
 
@@ -28,6 +29,8 @@ enum class Type { kStructure, kList, kMap, kString, kInteger, kLong, kBoolean, k
 struct Member {
   std::string name;
   int shape = -1;
+  std::string location;       // "uri", "querystring", "header", "headers"; empty: the body
+  std::string location_name;  // as the model spells it; may be empty
 };
 
 struct Shape {
@@ -40,6 +43,14 @@ struct Shape {
   int member = -1;  // list element
   int key = -1;     // map key
   int value = -1;   // map value
+  std::string payload;  // a structure bound to a REST body as a whole: that member's name
+};
+
+// An operation's "http" trait.
+struct OperationHttp {
+  std::string method = "POST";
+  std::string request_uri = "/";
+  int response_code = 200;
 };
 
 struct StringHash {
@@ -160,6 +171,8 @@ class ServiceModel::Impl {
   std::vector<Shape> shapes_;
   std::unordered_map<std::string, int, StringHash, std::equal_to<>> shape_index_;
   std::unordered_map<std::string, int, StringHash, std::equal_to<>> operations_;  // name -> input shape or -1
+  std::map<std::string, OperationHttp, std::less<>> http_;  // name -> its "http" trait
+  ModelMetadata metadata_;
 };
 
 namespace {
@@ -227,11 +240,19 @@ Status ServiceModel::Impl::Load(const json::object& root) {
         if (shape == nullptr || !shape->is_string())
           return InvalidArgument(fmt::format("member '{}' has no shape", std::string_view(member_name)));
         ASSIGN_OR_RETURN(int idx, ShapeIndex(shape->get_string()));
-        s.members.push_back({std::string(member_name), idx});
+        Member& m = s.members.emplace_back();
+        m.name = member_name;
+        m.shape = idx;
+        if (const json::value* loc = ref.get_object().if_contains("location"); loc && loc->is_string())
+          m.location = loc->get_string();
+        if (const json::value* ln = ref.get_object().if_contains("locationName"); ln && ln->is_string())
+          m.location_name = ln->get_string();
       }
       std::sort(s.members.begin(), s.members.end(),
                 [](const Member& a, const Member& b) { return a.name < b.name; });
     }
+    if (const json::value* payload = def.if_contains("payload"); payload && payload->is_string())
+      s.payload = payload->get_string();
     if (const json::value* req = def.if_contains("required"); req && req->is_array()) {
       for (const auto& r : req->get_array())
         if (r.is_string()) s.required.emplace_back(r.get_string());
@@ -242,7 +263,15 @@ Status ServiceModel::Impl::Load(const json::object& root) {
 
   for (const auto& [name, op] : operations->get_object()) {
     int input = -1;
+    OperationHttp& http = http_[std::string(name)];
     if (op.is_object()) {
+      if (const json::value* h = op.get_object().if_contains("http"); h && h->is_object()) {
+        const json::object& ho = h->get_object();
+        if (const json::value* m = ho.if_contains("method"); m && m->is_string()) http.method = m->get_string();
+        if (const json::value* u = ho.if_contains("requestUri"); u && u->is_string())
+          http.request_uri = u->get_string();
+        if (std::optional<double> code = NumberField(ho, "responseCode")) http.response_code = static_cast<int>(*code);
+      }
       if (const json::value* in = op.get_object().if_contains("input"); in && in->is_object()) {
         if (const json::value* shape = in->get_object().if_contains("shape"); shape && shape->is_string()) {
           ASSIGN_OR_RETURN(input, ShapeIndex(shape->get_string()));
@@ -250,6 +279,18 @@ Status ServiceModel::Impl::Load(const json::object& root) {
       }
     }
     operations_.emplace(std::string(name), input);
+  }
+
+  if (const json::value* meta = root.if_contains("metadata"); meta && meta->is_object()) {
+    auto text = [&](std::string_view key) {
+      const json::value* v = meta->get_object().if_contains(key);
+      return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
+    };
+    metadata_.protocol = text("protocol");
+    metadata_.json_version = text("jsonVersion");
+    metadata_.target_prefix = text("targetPrefix");
+    metadata_.signing_name = text("signingName");
+    if (metadata_.signing_name.empty()) metadata_.signing_name = text("endpointPrefix");
   }
   return OkStatus();
 }
@@ -417,6 +458,76 @@ std::vector<std::string> ServiceModel::OperationNames() const {
 }
 
 bool ServiceModel::HasOperation(std::string_view op) const { return impl_->operations_.contains(op); }
+
+const ModelMetadata& ServiceModel::Metadata() const { return impl_->metadata_; }
+
+namespace {
+
+HttpBinding::Kind KindOf(Type t) {
+  switch (t) {
+    case Type::kString:
+    case Type::kBlob: return HttpBinding::Kind::kString;
+    case Type::kInteger:
+    case Type::kLong: return HttpBinding::Kind::kInteger;
+    case Type::kBoolean: return HttpBinding::Kind::kBoolean;
+    case Type::kDouble: return HttpBinding::Kind::kDouble;
+    case Type::kTimestamp: return HttpBinding::Kind::kTimestamp;
+    case Type::kList: return HttpBinding::Kind::kList;
+    case Type::kMap: return HttpBinding::Kind::kMap;
+    case Type::kStructure: return HttpBinding::Kind::kStructure;
+    case Type::kDocument: return HttpBinding::Kind::kOther;
+  }
+  return HttpBinding::Kind::kOther;
+}
+
+HttpBinding::Location LocationOf(std::string_view location) {
+  if (location == "uri") return HttpBinding::Location::kUri;
+  if (location == "querystring") return HttpBinding::Location::kQueryString;
+  if (location == "header") return HttpBinding::Location::kHeader;
+  if (location == "headers") return HttpBinding::Location::kHeaders;
+  return HttpBinding::Location::kBody;  // "statusCode" and others bind output only
+}
+
+}  // namespace
+
+std::vector<HttpBinding> ServiceModel::HttpBindings() const {
+  std::vector<HttpBinding> out;
+  out.reserve(impl_->http_.size());
+  for (const auto& [name, http] : impl_->http_) {
+    HttpBinding& b = out.emplace_back();
+    b.operation = name;
+    b.method = http.method;
+    b.request_uri = http.request_uri;
+    b.response_code = http.response_code;
+    const int input = impl_->operations_.find(name)->second;
+    if (input < 0) continue;
+    const Shape& in = impl_->shapes_[static_cast<size_t>(input)];
+    b.payload = in.payload;
+    for (const Member& m : in.members) {
+      const Shape& target = impl_->shapes_[static_cast<size_t>(m.shape)];
+      HttpBinding::Member& bm = b.members.emplace_back();
+      bm.name = m.name;
+      bm.location = LocationOf(m.location);
+      bm.location_name = m.location_name;
+      // A map bound to "querystring" without a name takes every parameter no other member binds.
+      const bool query_map = bm.location == HttpBinding::Location::kQueryString && target.type == Type::kMap;
+      if (bm.location_name.empty() && !query_map) bm.location_name = m.name;
+      bm.kind = KindOf(target.type);
+      const int element = target.type == Type::kList ? target.member : target.type == Type::kMap ? target.value : -1;
+      if (element >= 0) bm.element = KindOf(impl_->shapes_[static_cast<size_t>(element)].type);
+    }
+  }
+  return out;
+}
+
+std::string_view ServiceModel::ErrorMessageMember(std::string_view error_shape) const {
+  auto it = impl_->shape_index_.find(error_shape);
+  if (it == impl_->shape_index_.end()) return "message";
+  const Shape& s = impl_->shapes_[static_cast<size_t>(it->second)];
+  for (const Member& m : s.members)
+    if (m.name == "Message") return "Message";
+  return "message";
+}
 
 Status ServiceModel::ValidateInput(std::string_view op, json::value& input) const {
   auto it = impl_->operations_.find(op);

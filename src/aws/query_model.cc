@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdint>
 #include <regex>
 #include <unordered_map>
 #include <utility>
@@ -87,12 +88,32 @@ class ParamIndex {
   std::vector<Entry> sorted_;
 };
 
+// The last segment of a parameter name ("IpPermissions.1.FromPort" -> "FromPort"): how EC2
+// names a parameter in its messages.
+std::string_view LastSegment(std::string_view q) {
+  size_t dot = q.rfind('.');
+  return dot == std::string_view::npos ? q : q.substr(dot + 1);
+}
+
+// The two wire flavours one decoder reads (query_model.h): where they differ, the code switches
+// on this, explicitly.
+enum class Flavour { kQuery, kEc2 };
+
+// One failure found while decoding. `missing` tells EC2's MissingParameter from its
+// InvalidParameterValue; the Query flavour words and reports every failure alike.
+struct Problem {
+  bool missing = false;
+  std::string text;
+};
+
 }  // namespace
 
 class QueryModel::Impl {
  public:
   json::object root;
-  ErrorDetail validation;
+  Flavour flavour = Flavour::kQuery;
+  ErrorDetail validation;  // Query: every failure; ec2: InvalidParameterValue
+  ErrorDetail missing;     // ec2: MissingParameter
   const json::object* shapes = nullptr;
   const json::object* operations = nullptr;
   std::unordered_map<std::string, std::regex> patterns;  // compiled, by shape name
@@ -103,10 +124,21 @@ class QueryModel::Impl {
     return v != nullptr && v->is_object() ? &v->get_object() : nullptr;
   }
 
+  // A structure member's parameter name: the member name in Query; in ec2, its queryName, else
+  // its locationName capitalized, else the member name.
+  std::string WireName(std::string_view member, const json::object& ref) const {
+    if (flavour == Flavour::kQuery) return std::string(member);
+    if (std::string_view query_name = Str(ref, "queryName"); !query_name.empty()) return std::string(query_name);
+    std::string name(Str(ref, "locationName"));
+    if (name.empty()) return std::string(member);
+    if (name[0] >= 'a' && name[0] <= 'z') name[0] = static_cast<char>(name[0] - 'a' + 'A');
+    return name;
+  }
+
   // Decodes the value of shape `shape_name` found at Query name `q` ("Tags.member.1"), whose
   // position in messages is `path` ("tags.1.member"); nullopt when absent.
   std::optional<json::value> DecodeShape(std::string_view shape_name, const std::string& q, const std::string& path,
-                                         const ParamIndex& params, std::vector<std::string>& errors, int depth) const {
+                                         const ParamIndex& params, std::vector<Problem>& errors, int depth) const {
     const json::object* shape = Shape(shape_name);
     if (shape == nullptr || depth > 16) return std::nullopt;
     std::string_view type = Str(*shape, "type");
@@ -115,9 +147,10 @@ class QueryModel::Impl {
     std::optional<std::string_view> raw = params.Find(q);
     if (!raw) return std::nullopt;
     auto error = [&](std::string_view constraint) {
-      errors.push_back(
-          fmt::format("Value '{}' at '{}' failed to satisfy constraint: Member must {}", Shown(*raw), path, constraint));
+      errors.push_back(Problem{
+          false, fmt::format("Value '{}' at '{}' failed to satisfy constraint: Member must {}", Shown(*raw), path, constraint)});
     };
+    if (flavour == Flavour::kEc2) return DecodeEc2Scalar(*shape, type, q, *raw, errors);
     if (type == "integer" || type == "long") {
       int64_t n = 0;
       auto [end, ec] = std::from_chars(raw->data(), raw->data() + raw->size(), n);
@@ -158,8 +191,40 @@ class QueryModel::Impl {
     return json::value(json::string(*raw));
   }
 
+  // An ec2-flavour scalar: integers (32 bits for "integer") within the model's range, booleans,
+  // and strings as they come (query_model.h says why).
+  std::optional<json::value> DecodeEc2Scalar(const json::object& shape, std::string_view type, std::string_view q,
+                                             std::string_view raw, std::vector<Problem>& errors) const {
+    auto invalid = [&] {
+      errors.push_back(Problem{false, fmt::format("Invalid value '{}' for {}", Shown(raw), LastSegment(q))});
+      return json::value(nullptr);
+    };
+    if (type == "integer" || type == "long") {
+      int64_t n = 0;
+      auto [end, ec] = std::from_chars(raw.data(), raw.data() + raw.size(), n);
+      if (ec != std::errc() || end != raw.data() + raw.size() || raw.empty()) return invalid();
+      if (type == "integer" && (n < INT32_MIN || n > INT32_MAX)) return invalid();
+      // EC2's wording names both bounds; the served operations' bounded integers (MaxResults)
+      // have both.
+      const std::optional<int64_t> min = Number(shape, "min"), max = Number(shape, "max");
+      if ((min && n < *min) || (max && n > *max)) {
+        errors.push_back(Problem{false, fmt::format("Value ( {} ) for parameter {} is invalid. Parameter must be between "
+                                                    "{} and {}.",
+                                                    n, LowerFirst(LastSegment(q)), min.value_or(INT64_MIN),
+                                                    max.value_or(INT64_MAX))});
+      }
+      return json::value(n);
+    }
+    if (type == "boolean") {
+      if (raw == "true") return json::value(true);
+      if (raw == "false") return json::value(false);
+      return invalid();
+    }
+    return json::value(json::string(raw));
+  }
+
   std::optional<json::value> DecodeStructure(const json::object& shape, const std::string& q, const std::string& path,
-                                             const ParamIndex& params, std::vector<std::string>& errors,
+                                             const ParamIndex& params, std::vector<Problem>& errors,
                                              int depth) const {
     if (!q.empty() && !params.HasChildren(q)) return std::nullopt;
     json::object out;
@@ -173,40 +238,47 @@ class QueryModel::Impl {
     if (members == nullptr || !members->is_object()) return json::value(std::move(out));
     for (const auto& m : members->get_object()) {
       if (!m.value().is_object()) continue;
-      std::string member_q = q.empty() ? std::string(m.key()) : fmt::format("{}.{}", q, std::string_view(m.key()));
+      const std::string wire = WireName(m.key(), m.value().get_object());
+      std::string member_q = q.empty() ? wire : fmt::format("{}.{}", q, wire);
       std::string member_path = path.empty() ? LowerFirst(m.key()) : fmt::format("{}.{}", path, LowerFirst(m.key()));
       std::optional<json::value> v =
           DecodeShape(Str(m.value().get_object(), "shape"), member_q, member_path, params, errors, depth + 1);
       if (v) {
         out[m.key()] = std::move(*v);
+      } else if (is_required(m.key()) && flavour == Flavour::kEc2) {
+        errors.push_back(Problem{true, fmt::format("The request must contain the parameter {}", wire)});
       } else if (is_required(m.key())) {
-        errors.push_back(
-            fmt::format("Value null at '{}' failed to satisfy constraint: Member must not be null", member_path));
+        errors.push_back(Problem{
+            false, fmt::format("Value null at '{}' failed to satisfy constraint: Member must not be null", member_path)});
       }
     }
     return json::value(std::move(out));
   }
 
-  // "Name.member.1", "Name.member.2", ... up to the first missing index; "Name=" alone is an
-  // empty list.
+  // "Name.member.1", "Name.member.2" (ec2: "Name.1", "Name.2"), ... up to the first missing
+  // index; "Name=" alone is an empty list.
   std::optional<json::value> DecodeList(const json::object& shape, const std::string& q, const std::string& path,
-                                        const ParamIndex& params, std::vector<std::string>& errors, int depth) const {
+                                        const ParamIndex& params, std::vector<Problem>& errors, int depth) const {
     const json::value* member = shape.if_contains("member");
     if (member == nullptr || !member->is_object()) return std::nullopt;
     std::string_view element_shape = Str(member->get_object(), "shape");
     json::array out;
     bool present = params.Find(q).has_value();
     for (size_t i = 1;; ++i) {
-      std::optional<json::value> v = DecodeShape(element_shape, fmt::format("{}.member.{}", q, i),
-                                                 fmt::format("{}.{}.member", path, i), params, errors, depth + 1);
+      std::string element_q =
+          flavour == Flavour::kEc2 ? fmt::format("{}.{}", q, i) : fmt::format("{}.member.{}", q, i);
+      std::optional<json::value> v =
+          DecodeShape(element_shape, element_q, fmt::format("{}.{}.member", path, i), params, errors, depth + 1);
       if (!v) break;
       out.push_back(std::move(*v));
       present = true;
     }
     if (!present) return std::nullopt;
+    if (flavour == Flavour::kEc2) return json::value(std::move(out));  // lengths are the service's
     auto error = [&](std::string_view constraint, int64_t bound) {
-      errors.push_back(fmt::format("Value '{}' at '{}' failed to satisfy constraint: Member must have length {} {}",
-                                   Shown(json::serialize(out)), path, constraint, bound));
+      errors.push_back(Problem{false, fmt::format("Value '{}' at '{}' failed to satisfy constraint: Member must have "
+                                                  "length {} {}",
+                                                  Shown(json::serialize(out)), path, constraint, bound)});
     };
     if (auto max = Number(shape, "max"); max && static_cast<int64_t>(out.size()) > *max)
       error("less than or equal to", *max);
@@ -257,6 +329,13 @@ StatusOr<std::unique_ptr<QueryModel>> QueryModel::Parse(std::string_view model_j
   return std::unique_ptr<QueryModel>(new QueryModel(std::move(impl)));
 }
 
+StatusOr<std::unique_ptr<QueryModel>> QueryModel::ParseEc2(std::string_view model_json, Ec2Errors errors) {
+  ASSIGN_OR_RETURN(std::unique_ptr<QueryModel> model, Parse(model_json, errors.invalid));
+  model->impl_->flavour = Flavour::kEc2;
+  model->impl_->missing = errors.missing;
+  return model;
+}
+
 std::vector<std::string> QueryModel::OperationNames() const {
   std::vector<std::string> out;
   for (const auto& op : *impl_->operations) out.emplace_back(op.key());
@@ -277,12 +356,18 @@ StatusOr<json::object> QueryModel::Decode(std::string_view op, const QueryParams
   if (operation == nullptr || !operation->is_object()) return Internal(fmt::format("no operation '{}' in the model", op));
   const json::value* input = operation->get_object().if_contains("input");
   if (input == nullptr || !input->is_object()) return json::object();
-  std::vector<std::string> errors;
+  std::vector<Problem> errors;
   const ParamIndex index(params);
   std::optional<json::value> out = impl_->DecodeShape(Str(input->get_object(), "shape"), "", "", index, errors, 0);
+  if (!errors.empty() && impl_->flavour == Flavour::kEc2) {
+    // EC2 answers one failure.
+    return InvalidArgument(errors[0].text, errors[0].missing ? impl_->missing : impl_->validation);
+  }
   if (!errors.empty()) {
-    return InvalidArgument(fmt::format("{} validation error{} detected: {}", errors.size(),
-                                       errors.size() == 1 ? "" : "s", fmt::join(errors, "; ")),
+    std::vector<std::string> texts;
+    for (Problem& p : errors) texts.push_back(std::move(p.text));
+    return InvalidArgument(fmt::format("{} validation error{} detected: {}", texts.size(), texts.size() == 1 ? "" : "s",
+                                       fmt::join(texts, "; ")),
                            impl_->validation);
   }
   if (!out || !out->is_object()) return json::object();

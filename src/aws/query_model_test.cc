@@ -1,6 +1,6 @@
-// The shared Query-protocol decoder (IAM's and STS's input) on a small inline model; the services'
-// own tests cover their models (IamServiceTest.ModelValidationGivesIamsMessages,
-// QueryModelTest.DecodesListsOfStructuresAndReportsNestedErrors).
+// The shared Query-protocol decoder (IAM's and STS's input, and EC2's in the ec2 flavour) on small
+// inline models; the services' own tests cover their models (IamServiceTest.ModelValidationGivesIamsMessages,
+// QueryModelTest.DecodesListsOfStructuresAndReportsNestedErrors, Ec2QueryModelTest.*).
 #include "aws/query_model.h"
 
 #include <gtest/gtest.h>
@@ -73,6 +73,55 @@ TEST_F(QueryModelSharedTest, ALongValueIsCutInTheMessage) {
   EXPECT_EQ(in.status().message(), "1 validation error detected: Value '" + std::string(256, 'a') +
                                        "...' at 'name' failed to satisfy constraint: Member must have length less "
                                        "than or equal to 300");
+}
+
+
+// The ec2 flavour (EC2's wire names and lists, one error in EC2's words) beside the Query one, on
+// one model whose members carry locationName and queryName.
+constexpr char kEc2Model[] = R"({
+  "operations": {"Run": {"input": {"shape": "RunRequest"}}},
+  "shapes": {
+    "RunRequest": {"type": "structure", "required": ["Description"], "members": {
+      "Description": {"shape": "S", "locationName": "groupDescription"},
+      "Ids": {"shape": "SList", "locationName": "Id"},
+      "Token": {"shape": "S", "locationName": "token", "queryName": "ClientToken"},
+      "Count": {"shape": "Count"}, "Flag": {"shape": "Flag"}}},
+    "S": {"type": "string", "min": 5},
+    "SList": {"type": "list", "member": {"shape": "S", "locationName": "item"}},
+    "Count": {"type": "integer", "min": 5, "max": 1000},
+    "Flag": {"type": "boolean"}
+  }})";
+
+TEST(QueryModelEc2FlavourTest, ReadsEc2NamesAndLists) {
+  auto model = std::move(QueryModel::ParseEc2(kEc2Model, {})).value();
+  auto in = model->Decode("Run", {{"GroupDescription", "d"}, {"Id.1", "a"}, {"Id.2", "b"}, {"ClientToken", "t"},
+                                  {"Token", "ignored"}, {"Count", "7"}, {"Flag", "true"}});
+  ASSERT_TRUE(in.ok()) << in.status().ToString();
+  EXPECT_EQ(in->at("Description"), "d");  // no length check: EC2 words its own
+  EXPECT_EQ(boost::json::serialize(in->at("Ids")), R"(["a","b"])");
+  EXPECT_EQ(in->at("Token"), "t");  // queryName wins over locationName
+  EXPECT_EQ(in->at("Count").as_int64(), 7);
+
+  // The Query flavour of the same model reads member names and ".member." lists, as before.
+  auto query = std::move(QueryModel::Parse(kEc2Model)).value();
+  auto q = query->Decode("Run", {{"Description", "hello"}, {"Ids.member.1", "abcde"}, {"Id.1", "x"}});
+  ASSERT_TRUE(q.ok()) << q.status().ToString();
+  EXPECT_EQ(boost::json::serialize(q->at("Ids")), R"(["abcde"])");
+}
+
+TEST(QueryModelEc2FlavourTest, AnswersTheFirstErrorInEc2Words) {
+  auto model = std::move(QueryModel::ParseEc2(kEc2Model, {})).value();
+  EXPECT_EQ(model->Decode("Run", {{"Count", "x"}}).status().message(),
+            "The request must contain the parameter GroupDescription");
+  EXPECT_EQ(model->Decode("Run", {{"GroupDescription", "d"}, {"Count", "x"}, {"Flag", "y"}}).status().message(),
+            "Invalid value 'x' for Count");
+  EXPECT_EQ(model->Decode("Run", {{"GroupDescription", "d"}, {"Count", "2147483648"}}).status().message(),
+            "Invalid value '2147483648' for Count");
+  EXPECT_EQ(model->Decode("Run", {{"GroupDescription", "d"}, {"Count", "4"}}).status().message(),
+            "Value ( 4 ) for parameter count is invalid. Parameter must be between 5 and 1000.");
+  EXPECT_EQ(model->Decode("Run", {{"GroupDescription", "d"}, {"Flag", "1"}}).status().message(),
+            "Invalid value '1' for Flag");
+  EXPECT_EQ(model->Decode("Run", {{"GroupDescription", "d"}}).status().code(), StatusCode::kOk);
 }
 
 }  // namespace

@@ -1,9 +1,10 @@
 // The seam where an AWS service plugs into the API front. ECS, SSM, CloudWatch Logs and Cloud
-// Map (JSON 1.1) implement JsonService; IAM and STS (Query/XML) will implement QueryService. The
+// Map (JSON 1.1) and JSON 1.0 services implement JsonService (REST-JSON: aws/rest_json.h); IAM and STS (Query/XML) will implement QueryService. The
 // front does HTTP, authentication, throttling, decoding and input validation; a service sees
 // only a validated input and returns its output document.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -41,19 +42,29 @@ struct AuthRequest {
   std::string action;    // "ecs:RunTask": IAM's service prefix and the action, as policies name it
   std::string resource;  // the resource's ARN, or "*" for an action that names none
   // Request context keys ("ecs:cluster", "aws:RequestTag/team", "aws:TagKeys", ...); a key
-  // repeats for a multi-valued key.
+  // repeats for a multi-valued key. Only the action's own keys: the authorizer adds the keys every
+  // request carries (time, aws:SourceIp, aws:RequestedRegion, aws:PrincipalTag/*), and these
+  // replace them (what lets SimulatePrincipalPolicy's ContextEntries stand in for them).
   std::vector<std::pair<std::string, std::string>> context;
   DenialForm denial_form = DenialForm::kAccessDenied;
+  // The resource's tags (aws:ResourceTag/<key>), for a resource that carries tags; null when it
+  // carries none. Called at most once, during Authorize, and only when the principal's policies
+  // name an aws:ResourceTag key — so a request costs no tag read unless a policy asks. A resource
+  // that does not exist has no tags (an empty list), not an error.
+  std::function<StatusOr<std::vector<std::pair<std::string, std::string>>>()> resource_tags = nullptr;
 };
+
+struct CallContext;
 
 class Authorizer {
  public:
   virtual ~Authorizer() = default;
-  // OK when `principal` may make `request`; otherwise PermissionDenied with AWS's message in the
-  // request's DenialForm ("User: <arn> is not authorized to perform: <action> on resource:
+  // OK when call.principal may make `request`; otherwise PermissionDenied with AWS's message in
+  // the request's DenialForm ("User: <arn> is not authorized to perform: <action> on resource:
   // <resource> because ...") and type "AccessDeniedException", or the failure of reading the
-  // principal's policies.
-  virtual Status Authorize(const Principal& principal, const AuthRequest& request, TimePoint now) = 0;
+  // principal's policies. The call gives what every question of one request shares: its time,
+  // source address and region (aws:CurrentTime, aws:SourceIp, aws:RequestedRegion).
+  virtual Status Authorize(const CallContext& call, const AuthRequest& request) = 0;
   // Whether Authorize can refuse `principal` anything. When false (an account's root), the front
   // neither builds a call's questions nor asks them, and gives the call no authorizer. The
   // default, true, evaluates every principal.
@@ -66,6 +77,9 @@ class Authorizer {
 struct CallContext {
   Scope scope;          // (caller's account, region from the credential scope)
   Principal principal;
+  // The caller's address as the front sees it (the TCP peer, no port; IPv4-mapped IPv6 as IPv4):
+  // aws:SourceIp. Empty when unknown (in-process callers, tests).
+  std::string source_ip;
   // The front's authorizer, for the questions a call asks inside itself; null when this
   // principal's requests are not authorized (--accept-any-credentials, a principal the
   // authorizer does not evaluate, a container instance's agent).
@@ -80,11 +94,13 @@ struct ThrottleGroup {
   BucketSpec spec;
 };
 
-class JsonService {
+// What every JSON-shaped service gives the front, whichever protocol picks its operation: JSON
+// 1.0/1.1 by X-Amz-Target (JsonService, below) or REST-JSON by method and path (RestJsonService,
+// aws/rest_json.h). The front validates the input against Model(), authenticates, authorizes
+// (AuthorizationFor) and throttles, then runs Call.
+class JsonShapedService {
  public:
-  virtual ~JsonService() = default;
-  // "AmazonEC2ContainerServiceV20141113": the X-Amz-Target prefix before the '.'.
-  virtual std::string_view TargetPrefix() const = 0;
+  virtual ~JsonShapedService() = default;
   // "ecs": the SigV4 signing name.
   virtual std::string_view SigningName() const = 0;
   virtual const ServiceModel& Model() const = 0;
@@ -115,6 +131,17 @@ class JsonService {
     (void)status;
     return std::nullopt;
   }
+};
+
+// The JSON 1.0/1.1 protocols: POST / with X-Amz-Target "<TargetPrefix>.<Action>".
+class JsonService : public JsonShapedService {
+ public:
+  // "AmazonEC2ContainerServiceV20141113": the X-Amz-Target prefix before the '.'.
+  virtual std::string_view TargetPrefix() const = 0;
+  // JSON 1.0 services (the model's "jsonVersion": "1.0", aws/json_version.h): the Smithy
+  // namespace that qualifies this service's own error types in "__type"
+  // ("com.amazonaws.dynamodb.v20120810"). Unused for JSON 1.1.
+  virtual std::string_view ErrorNamespace() const { return {}; }
 };
 
 // A Query-protocol request's parameters ("Action", "Version", "Filter.1.Name", ...), decoded,

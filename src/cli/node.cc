@@ -606,7 +606,7 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   impl->iam_directory = std::make_unique<iam::Directory>(*impl->store, SystemClock::Get());
   impl->iam_reaper = std::make_unique<IamReaper>("iam", *impl->iam_directory);
   impl->authorizer = std::make_unique<iam::api::PolicyAuthorizer>(*impl->iam_directory, SystemClock::Get());
-  impl->roles = std::make_unique<iam::api::IamRoleDirectory>(*impl->iam_directory);
+  impl->roles = std::make_unique<iam::api::IamRoleDirectory>(*impl->iam_directory, *impl->authorizer);
   aws::FrontOptions front_options;
   front_options.auth.accept_any_credentials = config.accept_any_credentials;
   front_options.auth.default_account = AccountId(config.default_account);
@@ -634,6 +634,12 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   // roles as AssumeRole's.
   impl->task_role_sessions = std::make_unique<sts::ServiceRoleSessions>(*impl->sessions, impl->roles.get(),
                                                                         SystemClock::Get(), "ecs-tasks.amazonaws.com");
+  // Every launch checks that ECS can assume its task and execution roles (ecs/task/role_check.h);
+  // the emulator mode launches made-up role ARNs as before.
+  if (!config.accept_any_credentials)
+    impl->tasks->SetRoleCheck([roles = impl->task_role_sessions.get()](const AccountId& account, std::string_view arn) {
+      return roles->MayAssume(account, arn);
+    });
   impl->control->SetTaskCredentialsProvider(
       [roles = impl->task_role_sessions.get()](const AccountId& account, std::string_view role_arn,
                                                std::string_view task_id) -> StatusOr<agent::metadata::RoleCredentials> {

@@ -26,6 +26,7 @@
 #include "ecs/task/tasks.h"
 #include "ecs/taskdef/taskdefs.h"
 #include "ecs/testing/temp_store.h"
+#include "iam/directory.h"
 
 namespace paddock::cli {
 namespace {
@@ -142,10 +143,17 @@ TEST_F(RemoteAgentTest, AnInstanceGetsAccessOnlyToTheImagesOfItsOwnTasks) {
 
 // GetTaskCredentials (docs/agent-protocol.md): the control plane answers a task's role credentials
 // only to the instance's own credential, only for a task assigned to it and not STOPPED, and reads
-// the role from its own record. This node has no IAM roles, so the role "does not exist": a
-// ClientException whose message the agent's endpoint hands the container.
+// the role from its own record. The role exists at launch (ECS checks it can assume it) and is
+// deleted after, so it "does not exist": a ClientException whose message the agent's endpoint
+// hands the container.
 TEST_F(RemoteAgentTest, AnInstanceGetsRoleCredentialsOnlyForItsOwnLiveTasks) {
   const std::string account = instance_arn_.substr(std::string("arn:aws:ecs:us-east-1:").size(), 12);
+  iam::Directory roles(node_->store(), SystemClock::Get());  // the node's IAM records, as IAM writes them
+  iam::RoleSpec role;
+  role.name = "app";
+  role.trust_policy = R"({"Version":"2012-10-17","Statement":[{"Effect":"Allow",)"
+                      R"("Principal":{"Service":"ecs-tasks.amazonaws.com"},"Action":"sts:AssumeRole"}]})";
+  ASSERT_TRUE(roles.CreateRole(AccountId(account), role).ok());
   Ecs("RegisterTaskDefinition",
       json::parse(R"({"family": "roled", "networkMode": "bridge", "requiresCompatibilities": ["EC2"],
                       "taskRoleArn": "arn:aws:iam::)" + account + R"(:role/app",
@@ -156,12 +164,12 @@ TEST_F(RemoteAgentTest, AnInstanceGetsRoleCredentialsOnlyForItsOwnLiveTasks) {
   ASSERT_EQ(started["tasks"].as_array().size(), 1u) << json::serialize(started);
   ecs::task::LaunchSpec spec;
   spec.task_arn = std::string(started["tasks"].as_array()[0].as_object()["taskArn"].as_string());
+  ASSERT_TRUE(roles.DeleteRole(AccountId(account), "app").ok());
   RemoteControl control(agent_, "ec2", instance_arn_);
   auto missing = control.TaskRoleCredentials(instance_arn_, spec);
   // A ClientException answer: the client reads it as InvalidArgument (the agent tells a role that
   // cannot be assumed from an outage by that code alone).
   EXPECT_EQ(missing.status().code(), StatusCode::kInvalidArgument) << missing.status().ToString();
-  EXPECT_EQ(missing.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(missing.status().message(), "Unable to assume role arn:aws:iam::" + account +
                                             ":role/app for ecs-tasks.amazonaws.com: the role does not exist.");
   // Another instance's credential, and the account's key: refused.

@@ -3,6 +3,7 @@
 // of another type reads as empty / nullopt: the reader only needs to be safe, not to diagnose.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -10,6 +11,8 @@
 #include <vector>
 
 #include <boost/json/object.hpp>
+
+#include "common/clock.h"
 
 namespace paddock::json_fields {
 
@@ -35,6 +38,14 @@ inline std::optional<int64_t> Int(const boost::json::object& o, std::string_view
   auto it = o.find(key);
   if (it == o.end() || !it->value().is_number()) return std::nullopt;
   return it->value().to_number<int64_t>();
+}
+
+// A number of seconds since the epoch (AWS's JSON timestamps, fractions kept), or nullopt.
+inline std::optional<TimePoint> EpochSeconds(const boost::json::object& o, std::string_view key) {
+  auto it = o.find(key);
+  if (it == o.end() || !it->value().is_number()) return std::nullopt;
+  return TimePoint(std::chrono::duration_cast<TimePoint::duration>(
+      std::chrono::duration<double>(it->value().to_number<double>())));
 }
 
 inline std::optional<bool> Bool(const boost::json::object& o, std::string_view key) {

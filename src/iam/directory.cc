@@ -636,10 +636,11 @@ Status Directory::SetBoundary(const AccountId& account, const PrincipalRef& who,
 
 namespace {
 
-// Reads, changes and writes back the tags of a role or user.
-Status EditTags(store::Store& store, const AccountId& account, const PrincipalRef& who,
-                const std::function<Status(std::vector<Tag>&)>& edit) {
-  return store.Write([&](store::WriteTxn& txn) -> Status {
+// Reads, changes and writes back the tags of a role or user, in `write` (the Directory's Write:
+// the tags are aws:PrincipalTag/*, so a change must make cached PoliciesOf answers stale).
+Status EditTags(const std::function<Status(const std::function<Status(store::WriteTxn&)>&)>& write,
+                const AccountId& account, const PrincipalRef& who, const std::function<Status(std::vector<Tag>&)>& edit) {
+  return write([&](store::WriteTxn& txn) -> Status {
     const std::string key = Key().Str(account.str()).Str(Lower(who.name)).Done();
     if (who.type == PrincipalType::kRole) {
       ASSIGN_OR_RETURN(auto role, ReadRole(txn, account, who.name));
@@ -658,7 +659,7 @@ Status EditTags(store::Store& store, const AccountId& account, const PrincipalRe
 
 Status Directory::TagPrincipal(const AccountId& account, const PrincipalRef& who, const std::vector<iam::Tag>& tags) {
   RETURN_IF_ERROR(CheckTags(tags, who.type == PrincipalType::kRole ? "TagsPerRole" : "TagsPerUser"));
-  return EditTags(store_, account, who, [&](std::vector<iam::Tag>& have) -> Status {
+  return EditTags([this](const auto& fn) { return Write(fn); }, account, who, [&](std::vector<iam::Tag>& have) -> Status {
     for (const auto& t : tags) {
       auto it = std::find_if(have.begin(), have.end(), [&](const iam::Tag& h) { return Lower(h.key) == Lower(t.key); });
       if (it != have.end()) {
@@ -675,7 +676,7 @@ Status Directory::TagPrincipal(const AccountId& account, const PrincipalRef& who
 }
 
 Status Directory::UntagPrincipal(const AccountId& account, const PrincipalRef& who, const std::vector<std::string>& keys) {
-  return EditTags(store_, account, who, [&](std::vector<iam::Tag>& have) -> Status {
+  return EditTags([this](const auto& fn) { return Write(fn); }, account, who, [&](std::vector<iam::Tag>& have) -> Status {
     std::erase_if(have, [&](const iam::Tag& h) {
       return std::any_of(keys.begin(), keys.end(), [&](const std::string& k) { return Lower(k) == Lower(h.key); });
     });
@@ -1034,10 +1035,12 @@ StatusOr<PrincipalPolicies> Directory::PoliciesOf(const AccountId& account, cons
       ASSIGN_OR_RETURN(auto role, ReadRole(txn, account, who.name));
       if (!role) return NoSuchPrincipal(who);
       boundary = role->boundary_arn;
+      out.tags = std::move(role->tags);
     } else {
       ASSIGN_OR_RETURN(auto user, ReadUser(txn, account, who.name));
       if (!user) return NoSuchPrincipal(who);
       boundary = user->boundary_arn;
+      out.tags = std::move(user->tags);
     }
     const std::string prefix = Key().Str(account.str()).Str(PrincipalTypeName(who.type)).Str(Lower(who.name)).Done();
     ASSIGN_OR_RETURN(auto inline_rows, ScanAll(txn, kInline, prefix));

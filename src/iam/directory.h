@@ -123,6 +123,9 @@ struct PrincipalPolicies {
   // A role session's managed session policies (AssumeRole's PolicyArns), default versions; one
   // that is gone is an empty policy (it allows nothing), not no gate.
   std::vector<Document> session;
+  // The role's or user's own tags (aws:PrincipalTag/<key>), read with the policies so a cache of
+  // this answer serves both.
+  std::vector<Tag> tags;
 };
 
 // A page of a listing: items in name order, and the marker to continue from when truncated.

@@ -685,4 +685,12 @@ void RecordLaunchRefused(service::ServiceState& state, const std::string& deploy
                                ServiceEventPrefix(state.key.name), reason));
 }
 
+void RecordLaunchFailed(service::ServiceState& state, const std::string& deployment_id, const std::string& error,
+                        const Observed& observed) {
+  CountPlacementFailure(state, deployment_id, observed);
+  // ECS words this one without the parentheses of its other service events.
+  EmitDeduplicated(state, observed.now,
+                   fmt::format("service {} failed to launch a task with (error {}).", state.key.name, error));
+}
+
 }  // namespace paddock::sched

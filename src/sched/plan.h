@@ -179,6 +179,12 @@ void RecordPlacementFailure(service::ServiceState& state, const std::string& dep
 void RecordLaunchRefused(service::ServiceState& state, const std::string& deployment_id, const std::string& reason,
                          const Observed& observed);
 
+// A launch of `deployment_id` failed before any placement (ECS could not assume the task's task or
+// execution role, ecs/task/role_check.h): counted and backed off as a placement failure, with
+// ECS's event "service x failed to launch a task with (error <error>)." (deduplicated).
+void RecordLaunchFailed(service::ServiceState& state, const std::string& deployment_id, const std::string& error,
+                        const Observed& observed);
+
 // Event texts, exactly as ECS writes them.
 std::string ServiceEventPrefix(const std::string& service_name);  // "(service NAME)"
 

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "ecs/common/errors.h"
 #include "ecs/task/placement.h"
 
 namespace paddock::sched {
@@ -257,9 +258,13 @@ Status Scheduler::Execute(ServiceState& state, const Decision& decision, const O
       if (!ran.ok()) {
         const Status& s = ran.status();
         if (Fenced(s) || s.code() == StatusCode::kAborted) return s;
-        // The launch itself was refused (the cluster went away, the revision is being deleted, …):
-        // ECS reports it as an event and tries again later.
-        RecordPlacementFailure(state, launch.deployment_id, std::string(s.message()), observed);
+        // The launch itself was refused (the cluster went away, the revision is being deleted, ECS
+        // could not assume a role, …): ECS reports it as an event and tries again later.
+        if (IsError(s, ecs::Error::kRoleNotAssumable)) {
+          RecordLaunchFailed(state, launch.deployment_id, std::string(s.message()), observed);
+        } else {
+          RecordPlacementFailure(state, launch.deployment_id, std::string(s.message()), observed);
+        }
         dirty = true;
         break;
       }

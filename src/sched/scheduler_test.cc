@@ -394,5 +394,45 @@ TEST_F(SchedulerTest, AServicesTasksGetItsSecurityGroups) {
   for (const auto& m : policy->members) EXPECT_EQ(m.groups, std::vector<std::string>{web->id});
 }
 
+// ECS could not assume the task's role: the service is created, each launch fails with ECS's event
+// "service x failed to launch a task with (error …)." and is counted and backed off as a failed
+// placement (ecs/task/role_check.h; docs/contracts/service.md).
+TEST_F(SchedulerTest, ALaunchWhoseRoleCannotBeAssumedGetsEcssEventAndBacksOff) {
+  const std::string role = "arn:aws:iam::123456789012:role/missing";
+  ASSERT_TRUE(tds_.Register(kScope, kCaller,
+                            Obj(R"({"family":"web","networkMode":"awsvpc","requiresCompatibilities":["FARGATE"],)"
+                                R"("cpu":"256","memory":"512","executionRoleArn":")" + role +
+                                R"(","containerDefinitions":[{"name":"app","image":"nginx"}]})"),
+                            clock_.Now())
+                  .ok());
+  ecs::task::Tasks checked(*store_, tds_, clusters_, std::string(kAgent), &instances_);
+  bool assumable = false;
+  checked.SetRoleCheck([&](const AccountId&, std::string_view) { return assumable ? OkStatus() : NotFound("gone"); });
+  CreateService(2);
+  Scheduler a(*store_, services_, checked, nullptr, clock_, Options("a"));
+  auto epoch = a.Lead();
+  ASSERT_TRUE(epoch.ok() && epoch->has_value());
+  ASSERT_TRUE(a.Pass(key_, **epoch).ok());
+  EXPECT_TRUE(Tasks().empty());
+  auto state = State();
+  ASSERT_TRUE(state.newest_event.has_value());
+  EXPECT_EQ(state.newest_event->message,
+            "service api failed to launch a task with (error ECS was unable to assume the role '" + role +
+                "' that was provided for this task. Please verify that the role being passed has the proper trust "
+                "relationship and permissions and that your IAM user has permissions to pass this role.).");
+  ASSERT_EQ(state.deployments.size(), 1u);
+  EXPECT_EQ(state.deployments[0].launch_failures, 1);
+  EXPECT_EQ(state.deployments[0].failed_tasks, 1);
+
+  ASSERT_TRUE(a.Pass(key_, **epoch).ok());
+  EXPECT_EQ(State().deployments[0].launch_failures, 1) << "backing off";
+  assumable = true;  // the role is fixed: the next launch after the backoff starts the tasks
+  clock_.Advance(11s);
+  epoch = a.Lead();
+  ASSERT_TRUE(epoch.ok() && epoch->has_value());
+  ASSERT_TRUE(a.Pass(key_, **epoch).ok());
+  EXPECT_EQ(Tasks().size(), 2u);
+}
+
 }  // namespace
 }  // namespace paddock::sched

@@ -22,6 +22,15 @@ StatusOr<IssuedCredentials> ServiceRoleSessions::Get(const AccountId& account, s
     if (it->second.expiration - now >= kRefreshBefore) return it->second;
     held_.erase(it);  // superseded (still valid until its own expiry)
   }
+  ASSIGN_OR_RETURN(AssumableRole role, Find(account, role_arn));
+  RoleSessionSpec spec;
+  spec.session_name = std::string(session_name);
+  ASSIGN_OR_RETURN(IssuedCredentials issued, sessions_.IssueRoleSession(account, role, spec, kSessionDuration, now));
+  held_.emplace(std::move(key), issued);
+  return issued;
+}
+
+StatusOr<AssumableRole> ServiceRoleSessions::Find(const AccountId& account, std::string_view role_arn) {
   // A role passes only to its own account's resources (iam:PassRole is checked at launch; this is
   // the backstop: no task mints another account's session).
   if (!role_arn.starts_with(fmt::format("arn:aws:iam::{}:role/", account.str())))
@@ -34,11 +43,11 @@ StatusOr<IssuedCredentials> ServiceRoleSessions::Get(const AccountId& account, s
     if (s.code() != StatusCode::kPermissionDenied) return s;
     return PermissionDenied(cannot + fmt::format("its trust policy does not allow {} to call sts:AssumeRole.", service_));
   }
-  RoleSessionSpec spec;
-  spec.session_name = std::string(session_name);
-  ASSIGN_OR_RETURN(IssuedCredentials issued, sessions_.IssueRoleSession(account, *role, spec, kSessionDuration, now));
-  held_.emplace(std::move(key), issued);
-  return issued;
+  return *std::move(role);
+}
+
+Status ServiceRoleSessions::MayAssume(const AccountId& account, std::string_view role_arn) {
+  return Find(account, role_arn).status();
 }
 
 size_t ServiceRoleSessions::held() {

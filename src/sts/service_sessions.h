@@ -54,11 +54,18 @@ class ServiceRoleSessions {
   // not admit the service), InvalidArgument (a role of another account), or the store's.
   StatusOr<IssuedCredentials> Get(const AccountId& account, std::string_view role_arn, std::string_view session_name);
 
+  // Get's checks without minting: whether the service could assume `role_arn` for a resource of
+  // `account` now (ECS's launch-time role check, ecs/task/role_check.h). OK, or Get's errors.
+  Status MayAssume(const AccountId& account, std::string_view role_arn);
+
   // How many sets are held (tests).
   size_t held();
 
  private:
   using Key = std::tuple<std::string, std::string, std::string>;  // account, role ARN, session name
+
+  // The role, if the service may assume it (the checks MayAssume names). Takes no lock.
+  StatusOr<AssumableRole> Find(const AccountId& account, std::string_view role_arn);
 
   Sessions& sessions_;
   RoleDirectory* const roles_;

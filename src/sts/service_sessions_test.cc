@@ -22,7 +22,7 @@ class FakeRoles : public RoleDirectory {
     if (!exists || account.str() != kAccount || arn != kRoleArn) return std::optional<AssumableRole>();
     return std::optional<AssumableRole>(AssumableRole{kRoleArn, "AROAEXAMPLEROLEID0001", "web", "{}", 3600});
   }
-  Status TrustAdmits(const AssumableRole&, const Principal&, const TrustContext&) override {
+  Status TrustAdmits(const AssumableRole&, const Principal&, const CallOrigin&, const TrustContext&) override {
     return PermissionDenied("no users here");
   }
   Status ServiceMayAssume(const AssumableRole&, std::string_view service) override {
@@ -100,6 +100,19 @@ TEST_F(ServiceRoleSessionsTest, AMissingRoleOrAnUntrustingOneIsAnErrorEveryTime)
   EXPECT_EQ(tasks_.held(), 0u);
   roles_.trusted = kService;
   EXPECT_TRUE(Get().ok());  // errors are not remembered
+}
+
+// ECS's launch-time check: Get's refusals, without minting or holding anything.
+TEST_F(ServiceRoleSessionsTest, MayAssumeChecksAsGetDoesAndMintsNothing) {
+  EXPECT_TRUE(tasks_.MayAssume(AccountId(kAccount), kRoleArn).ok());
+  EXPECT_EQ(tasks_.held(), 0u);
+  roles_.exists = false;
+  EXPECT_EQ(tasks_.MayAssume(AccountId(kAccount), kRoleArn).code(), StatusCode::kNotFound);
+  roles_.exists = true;
+  roles_.trusted = "ec2.amazonaws.com";
+  EXPECT_EQ(tasks_.MayAssume(AccountId(kAccount), kRoleArn).code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(tasks_.MayAssume(AccountId("210987654321"), kRoleArn).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(tasks_.held(), 0u);
 }
 
 TEST_F(ServiceRoleSessionsTest, AnotherAccountsRoleIsRefused) {

@@ -1,8 +1,7 @@
 // agent/protocol/state_json: a container's state change as ECS's ContainerStateChange JSON
 // (containerName, status, exitCode, reason, runtimeId, imageDigest, networkBindings) plus
 // Paddock's healthStatus — the one codec for SubmitTaskStateChange/SubmitContainerStateChange
-// (ecs/api), Paddock's agent protocol (wire.h) and the task record's networkBindings
-// (ecs/task/state_json.h names these as the task owner's).
+// (ecs/api), Paddock's agent protocol (wire.h) and the task record's networkBindings.
 //
 //   json::object o = ContainerChangeJson(change);
 //   ContainerStateChange back = ContainerChangeFromJson(o);   // members of other types are skipped

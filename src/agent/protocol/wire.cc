@@ -19,13 +19,6 @@ double Seconds(TimePoint t) {
   return std::chrono::duration<double>(t.time_since_epoch()).count();
 }
 
-std::optional<TimePoint> OptTime(const json::object& o, std::string_view key) {
-  auto it = o.find(key);
-  if (it == o.end() || !it->value().is_number()) return std::nullopt;
-  double s = it->value().to_number<double>();
-  return TimePoint(std::chrono::duration_cast<TimePoint::duration>(std::chrono::duration<double>(s)));
-}
-
 }  // namespace
 
 json::object EncodeLaunchSpec(const LaunchSpec& spec) {
@@ -95,9 +88,9 @@ TaskStateChange DecodeStateChange(const json::object& in) {
   change.stopped_reason = OptStr(in, "reason");
   change.stop_code = OptStr(in, "stopCode");
   change.health_status = OptStr(in, "healthStatus");
-  change.pull_started_at = OptTime(in, "pullStartedAt");
-  change.pull_stopped_at = OptTime(in, "pullStoppedAt");
-  change.execution_stopped_at = OptTime(in, "executionStoppedAt");
+  change.pull_started_at = json_fields::EpochSeconds(in, "pullStartedAt");
+  change.pull_stopped_at = json_fields::EpochSeconds(in, "pullStoppedAt");
+  change.execution_stopped_at = json_fields::EpochSeconds(in, "executionStoppedAt");
   if (auto it = in.find("containers"); it != in.end() && it->value().is_array()) {
     for (const auto& v : it->value().get_array()) {
       if (v.is_object()) change.containers.push_back(ContainerChangeFromJson(v.get_object()));

@@ -22,7 +22,7 @@ namespace {
 
 using internal::Ec2Error;
 using internal::Filters;
-using internal::ListParam;
+using internal::Input;
 using internal::Response;
 using internal::XmlText;
 
@@ -109,13 +109,13 @@ std::string InstanceXml(const Scope& scope, const DefaultVpc& vpc, const Instanc
 
 }  // namespace
 
-StatusOr<std::string> Ec2Service::DescribeInstances(const aws::CallContext& ctx, const aws::QueryParams& params) {
-  const std::vector<std::string> ids = ListParam(params, "InstanceId");
+StatusOr<std::string> Ec2Service::DescribeInstances(const aws::CallContext& ctx, const Input& in) {
+  const std::vector<std::string> ids = in.Strings("InstanceIds");
   for (const auto& id : ids)
     if (!IsInstanceId(id)) return Ec2Error(Error::kInstanceIdMalformed, fmt::format("Invalid id: \"{}\"", id));
-  const Filters filters = internal::ParseFilters(params);
+  const Filters filters = internal::ParseFilters(in);
   RETURN_IF_ERROR(internal::CheckFilterNames(filters, kInstanceFilters, {"tag:"}));
-  ASSIGN_OR_RETURN(size_t limit, internal::MaxResults(params));
+  ASSIGN_OR_RETURN(size_t limit, internal::MaxResults(in));
   if (!ids.empty() && limit != 0)
     return Ec2Error(Error::kInvalidParameterCombination, "The parameter instancesSet cannot be used with the parameter maxResults");
   std::string context = fmt::format("DescribeInstances|{}|{}", ctx.scope.account.str(), ctx.scope.region.str());
@@ -138,7 +138,7 @@ StatusOr<std::string> Ec2Service::DescribeInstances(const aws::CallContext& ctx,
   } else if (!ids.empty()) {
     return Ec2Error(Error::kInstanceNotFound, fmt::format("The instance ID '{}' does not exist", ids[0]));
   } else if (instances_ != nullptr) {
-    ASSIGN_OR_RETURN(const std::string after, internal::NextTokenPosition(params, tokens_, context));
+    ASSIGN_OR_RETURN(const std::string after, internal::NextTokenPosition(in, tokens_, context));
     bool more = false;
     ASSIGN_OR_RETURN(found, instances_->List(ctx.scope, after, limit == 0 ? 1000 : limit, &more));
     if (more && !found.empty()) next = found.back().instance_id;

@@ -1,5 +1,5 @@
-// Ec2Service's security-group actions: EC2's Query parameters into vpc::SecurityGroups' typed
-// requests, and its answers into EC2's XML (botocore's ec2 2016-11-15 output shapes).
+// Ec2Service's security-group actions: EC2's Query parameters (decoded by the model) into
+// vpc::SecurityGroups' typed requests, and its answers into EC2's XML (botocore's ec2 2016-11-15 output shapes).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -28,66 +28,61 @@ namespace {
 using internal::Attributes;
 using internal::Ec2Error;
 using internal::Filters;
-using internal::IntParam;
-using internal::ListParam;
-using internal::Param;
-using internal::Params;
+using internal::Input;
 using internal::Response;
-using internal::StructList;
 using internal::XmlText;
 
 // ---- parameters in ----
 
 // TagSpecification.N.ResourceType / .Tag.M.Key / .Tag.M.Value: the tags for `resource_type`.
 // Another resource type is refused, as EC2 refuses it for the action.
-StatusOr<std::vector<Tag>> TagSpecifications(const Params& params, std::string_view resource_type) {
+StatusOr<std::vector<Tag>> TagSpecifications(const Input& in, std::string_view resource_type) {
   std::vector<Tag> tags;
-  for (const auto& [i, spec] : StructList(params, "TagSpecification")) {
-    const std::string type = Param(spec, "ResourceType").value_or("");
+  for (const Input& spec : in.Structs("TagSpecifications")) {
+    const std::string type = spec.Str("ResourceType").value_or("");
     if (type != resource_type)
       return Ec2Error(Error::kInvalidParameterValue,
                       fmt::format("'{}' is not a valid taggable resource type for this operation.", type));
-    for (const auto& [j, tag] : StructList(spec, "Tag"))
-      tags.push_back(Tag{Param(tag, "Key").value_or(""), Param(tag, "Value").value_or("")});
+    for (const Input& tag : spec.Structs("Tags")) tags.push_back(Tag{tag.Str("Key").value_or(""), tag.Str("Value").value_or("")});
   }
   return tags;
 }
 
 // One RuleSpec per peer of each IpPermissions.N (an IpPermission without a peer gives one spec
 // without a peer, which the owner refuses).
-StatusOr<std::vector<RuleSpec>> PermissionSpecs(const Params& params) {
+StatusOr<std::vector<RuleSpec>> PermissionSpecs(const Input& in) {
   std::vector<RuleSpec> specs;
-  for (const auto& [i, perm] : StructList(params, "IpPermissions")) {
+  for (const Input& perm : in.Structs("IpPermissions")) {
     RuleSpec base;
-    base.protocol = Param(perm, "IpProtocol").value_or("");
-    ASSIGN_OR_RETURN(base.from_port, IntParam(perm, "FromPort"));
-    ASSIGN_OR_RETURN(base.to_port, IntParam(perm, "ToPort"));
+    base.protocol = perm.Str("IpProtocol").value_or("");
+    base.from_port = perm.Int("FromPort");
+    base.to_port = perm.Int("ToPort");
     const size_t before = specs.size();
-    for (const auto& [j, range] : StructList(perm, "IpRanges")) {
+    for (const Input& range : perm.Structs("IpRanges")) {
       RuleSpec s = base;
-      s.cidr = Param(range, "CidrIp").value_or("");
-      s.description = Param(range, "Description").value_or("");
+      s.cidr = range.Str("CidrIp").value_or("");
+      s.description = range.Str("Description").value_or("");
       if (s.cidr.empty()) return Ec2Error(Error::kMissingParameter, "The request must contain the parameter cidrIp");
       specs.push_back(std::move(s));
     }
-    for (const auto& [j, pair] : StructList(perm, "Groups")) {
+    for (const Input& pair : perm.Structs("UserIdGroupPairs")) {  // IpPermissions.N.Groups.M
       RuleSpec s = base;
-      s.group_id = Param(pair, "GroupId").value_or("");
-      s.group_name = Param(pair, "GroupName").value_or("");
-      s.group_owner = Param(pair, "UserId").value_or("");
-      s.description = Param(pair, "Description").value_or("");
+      s.group_id = pair.Str("GroupId").value_or("");
+      s.group_name = pair.Str("GroupName").value_or("");
+      s.group_owner = pair.Str("UserId").value_or("");
+      s.description = pair.Str("Description").value_or("");
       if (s.group_id.empty() && s.group_name.empty())
         return Ec2Error(Error::kMissingParameter, "The request must contain the parameter groupId or groupName");
       specs.push_back(std::move(s));
     }
-    for (const auto& [j, range] : StructList(perm, "Ipv6Ranges")) {
+    for (const Input& range : perm.Structs("Ipv6Ranges")) {
       RuleSpec s = base;
-      s.cidr_ipv6 = Param(range, "CidrIpv6").value_or("::/0");
+      s.cidr_ipv6 = range.Str("CidrIpv6").value_or("::/0");
       specs.push_back(std::move(s));
     }
-    for (const auto& [j, list] : StructList(perm, "PrefixListIds")) {
+    for (const Input& list : perm.Structs("PrefixListIds")) {
       RuleSpec s = base;
-      s.prefix_list_id = Param(list, "PrefixListId").value_or("pl-");
+      s.prefix_list_id = list.Str("PrefixListId").value_or("pl-");
       specs.push_back(std::move(s));
     }
     if (specs.size() == before) specs.push_back(base);
@@ -97,10 +92,10 @@ StatusOr<std::vector<RuleSpec>> PermissionSpecs(const Params& params) {
 
 // The legacy flat form: CidrIp / SourceSecurityGroupName with IpProtocol, FromPort, ToPort. A
 // source group without a protocol grants ICMP, TCP and UDP in full, as EC2 documents.
-StatusOr<std::vector<RuleSpec>> FlatSpecs(const Params& params) {
-  const std::optional<std::string> cidr = Param(params, "CidrIp");
-  const std::optional<std::string> source = Param(params, "SourceSecurityGroupName");
-  const std::optional<std::string> protocol = Param(params, "IpProtocol");
+StatusOr<std::vector<RuleSpec>> FlatSpecs(const Input& in) {
+  const std::optional<std::string> cidr = in.Str("CidrIp");
+  const std::optional<std::string> source = in.Str("SourceSecurityGroupName");
+  const std::optional<std::string> protocol = in.Str("IpProtocol");
   if (!cidr && !source) {
     if (protocol) return Ec2Error(Error::kMissingParameter, "The request must contain the parameter cidrIp or sourceSecurityGroupName");
     return std::vector<RuleSpec>();
@@ -108,13 +103,13 @@ StatusOr<std::vector<RuleSpec>> FlatSpecs(const Params& params) {
   if (cidr && source)
     return Ec2Error(Error::kInvalidParameterCombination, "The parameter 'cidrIp' may not be used in combination with 'sourceSecurityGroupName'.");
   RuleSpec base;
-  ASSIGN_OR_RETURN(base.from_port, IntParam(params, "FromPort"));
-  ASSIGN_OR_RETURN(base.to_port, IntParam(params, "ToPort"));
+  base.from_port = in.Int("FromPort");
+  base.to_port = in.Int("ToPort");
   if (cidr) {
     base.cidr = *cidr;
   } else {
     base.group_name = *source;
-    base.group_owner = Param(params, "SourceSecurityGroupOwnerId").value_or("");
+    base.group_owner = in.Str("SourceSecurityGroupOwnerId").value_or("");
   }
   if (protocol || cidr) {
     base.protocol = protocol.value_or("");
@@ -130,9 +125,9 @@ StatusOr<std::vector<RuleSpec>> FlatSpecs(const Params& params) {
   return std::vector<RuleSpec>{icmp, tcp, udp};
 }
 
-StatusOr<std::vector<RuleSpec>> RequestSpecs(const Params& params) {
-  ASSIGN_OR_RETURN(std::vector<RuleSpec> specs, PermissionSpecs(params));
-  ASSIGN_OR_RETURN(std::vector<RuleSpec> flat, FlatSpecs(params));
+StatusOr<std::vector<RuleSpec>> RequestSpecs(const Input& in) {
+  ASSIGN_OR_RETURN(std::vector<RuleSpec> specs, PermissionSpecs(in));
+  ASSIGN_OR_RETURN(std::vector<RuleSpec> flat, FlatSpecs(in));
   if (!specs.empty() && !flat.empty())
     return Ec2Error(Error::kInvalidParameterCombination,
                     "The parameter 'ipPermissions' may not be used in combination with 'cidrIp', "
@@ -140,9 +135,7 @@ StatusOr<std::vector<RuleSpec>> RequestSpecs(const Params& params) {
   return specs.empty() ? flat : specs;
 }
 
-GroupRef RefFrom(const Params& params) {
-  return GroupRef{Param(params, "GroupId").value_or(""), Param(params, "GroupName").value_or("")};
-}
+GroupRef RefFrom(const Input& in) { return GroupRef{in.Str("GroupId").value_or(""), in.Str("GroupName").value_or("")}; }
 
 // ---- XML out ----
 
@@ -299,37 +292,35 @@ std::string TokenContext(std::string_view action, const Scope& scope, const Filt
 
 }  // namespace
 
-StatusOr<std::string> Ec2Service::CreateSecurityGroup(const aws::CallContext& ctx, const aws::QueryParams& params) {
+StatusOr<std::string> Ec2Service::CreateSecurityGroup(const aws::CallContext& ctx, const Input& in) {
   CreateRequest req;
-  req.name = Param(params, "GroupName").value_or("");
-  req.description = Param(params, "GroupDescription").value_or("");
-  req.vpc_id = Param(params, "VpcId");
-  ASSIGN_OR_RETURN(req.tags, TagSpecifications(params, "security-group"));
+  req.name = in.Str("GroupName").value_or("");
+  req.description = in.Str("Description").value_or("");  // sent as GroupDescription
+  req.vpc_id = in.Str("VpcId");
+  ASSIGN_OR_RETURN(req.tags, TagSpecifications(in, "security-group"));
   ASSIGN_OR_RETURN(SecurityGroup g, groups_.Create(ctx.scope, req));
   return Response("CreateSecurityGroup", ctx.request_id,
                   XmlText("groupId", g.id) + TagSetXml(g.tags) + XmlText("securityGroupArn", g.arn));
 }
 
-StatusOr<std::string> Ec2Service::DeleteSecurityGroup(const aws::CallContext& ctx, const aws::QueryParams& params) {
-  ASSIGN_OR_RETURN(std::string id, groups_.Delete(ctx.scope, RefFrom(params)));
+StatusOr<std::string> Ec2Service::DeleteSecurityGroup(const aws::CallContext& ctx, const Input& in) {
+  ASSIGN_OR_RETURN(std::string id, groups_.Delete(ctx.scope, RefFrom(in)));
   return Response("DeleteSecurityGroup", ctx.request_id, "<return>true</return>" + XmlText("groupId", id));
 }
 
-StatusOr<std::string> Ec2Service::AuthorizeRules(const aws::CallContext& ctx, const aws::QueryParams& params,
-                                                 RuleDirection d) {
-  ASSIGN_OR_RETURN(std::vector<RuleSpec> specs, RequestSpecs(params));
-  ASSIGN_OR_RETURN(std::vector<Tag> tags, TagSpecifications(params, "security-group-rule"));
-  ASSIGN_OR_RETURN(std::vector<Rule> added, groups_.Authorize(ctx.scope, RefFrom(params), d, specs, tags));
+StatusOr<std::string> Ec2Service::AuthorizeRules(const aws::CallContext& ctx, const Input& in, RuleDirection d) {
+  ASSIGN_OR_RETURN(std::vector<RuleSpec> specs, RequestSpecs(in));
+  ASSIGN_OR_RETURN(std::vector<Tag> tags, TagSpecifications(in, "security-group-rule"));
+  ASSIGN_OR_RETURN(std::vector<Rule> added, groups_.Authorize(ctx.scope, RefFrom(in), d, specs, tags));
   std::string rules;
   for (const auto& r : added) rules += RuleXml(ctx.scope, r);
   return Response(ctx.action, ctx.request_id, "<return>true</return><securityGroupRuleSet>" + rules + "</securityGroupRuleSet>");
 }
 
-StatusOr<std::string> Ec2Service::RevokeRules(const aws::CallContext& ctx, const aws::QueryParams& params,
-                                              RuleDirection d) {
-  ASSIGN_OR_RETURN(std::vector<RuleSpec> specs, RequestSpecs(params));
-  const std::vector<std::string> ids = ListParam(params, "SecurityGroupRuleId");
-  ASSIGN_OR_RETURN(RevokeResult result, groups_.Revoke(ctx.scope, RefFrom(params), d, specs, ids));
+StatusOr<std::string> Ec2Service::RevokeRules(const aws::CallContext& ctx, const Input& in, RuleDirection d) {
+  ASSIGN_OR_RETURN(std::vector<RuleSpec> specs, RequestSpecs(in));
+  const std::vector<std::string> ids = in.Strings("SecurityGroupRuleIds");
+  ASSIGN_OR_RETURN(RevokeResult result, groups_.Revoke(ctx.scope, RefFrom(in), d, specs, ids));
   // In a default VPC, EC2 answers permissions that match no rule instead of failing.
   std::string body = fmt::format("<return>{}</return>", result.unknown.empty());
   if (!result.unknown.empty()) {
@@ -343,16 +334,16 @@ StatusOr<std::string> Ec2Service::RevokeRules(const aws::CallContext& ctx, const
   return Response(ctx.action, ctx.request_id, body);
 }
 
-StatusOr<std::string> Ec2Service::DescribeSecurityGroups(const aws::CallContext& ctx, const aws::QueryParams& params) {
+StatusOr<std::string> Ec2Service::DescribeSecurityGroups(const aws::CallContext& ctx, const Input& in) {
   GroupQuery q;
-  q.ids = ListParam(params, "GroupId");
-  q.names = ListParam(params, "GroupName");
-  const Filters filters = internal::ParseFilters(params);
+  q.ids = in.Strings("GroupIds");
+  q.names = in.Strings("GroupNames");
+  const Filters filters = internal::ParseFilters(in);
   RETURN_IF_ERROR(internal::CheckFilterNames(filters, kGroupFilters, {"tag:"}));
   q.keep = [&](const SecurityGroup& g) { return internal::Matches(filters, GroupAttributes(g)); };
-  ASSIGN_OR_RETURN(q.limit, internal::MaxResults(params));
+  ASSIGN_OR_RETURN(q.limit, internal::MaxResults(in));
   const std::string context = TokenContext("DescribeSecurityGroups", ctx.scope, filters, q.ids, q.names);
-  ASSIGN_OR_RETURN(q.after, internal::NextTokenPosition(params, tokens_, context));
+  ASSIGN_OR_RETURN(q.after, internal::NextTokenPosition(in, tokens_, context));
   ASSIGN_OR_RETURN(GroupPage page, groups_.Describe(ctx.scope, q));
   std::string body = "<securityGroupInfo>";
   for (const auto& g : page.groups) body += GroupXml(g);
@@ -361,11 +352,10 @@ StatusOr<std::string> Ec2Service::DescribeSecurityGroups(const aws::CallContext&
   return Response("DescribeSecurityGroups", ctx.request_id, body);
 }
 
-StatusOr<std::string> Ec2Service::DescribeSecurityGroupRules(const aws::CallContext& ctx,
-                                                             const aws::QueryParams& params) {
+StatusOr<std::string> Ec2Service::DescribeSecurityGroupRules(const aws::CallContext& ctx, const Input& in) {
   RuleQuery q;
-  q.rule_ids = ListParam(params, "SecurityGroupRuleId");
-  const Filters filters = internal::ParseFilters(params);
+  q.rule_ids = in.Strings("SecurityGroupRuleIds");
+  const Filters filters = internal::ParseFilters(in);
   RETURN_IF_ERROR(internal::CheckFilterNames(filters, kRuleFilters, {"tag:"}));
   if (auto it = filters.find("group-id"); it != filters.end() &&
       std::none_of(it->second.begin(), it->second.end(), [](const std::string& v) {
@@ -373,9 +363,9 @@ StatusOr<std::string> Ec2Service::DescribeSecurityGroupRules(const aws::CallCont
       }))
     q.group_ids.assign(it->second.begin(), it->second.end());  // only those groups need reading
   q.keep = [&](const Rule& r) { return internal::Matches(filters, RuleAttributes(r)); };
-  ASSIGN_OR_RETURN(q.limit, internal::MaxResults(params));
+  ASSIGN_OR_RETURN(q.limit, internal::MaxResults(in));
   const std::string context = TokenContext("DescribeSecurityGroupRules", ctx.scope, filters, q.rule_ids, {});
-  ASSIGN_OR_RETURN(q.after, internal::NextTokenPosition(params, tokens_, context));
+  ASSIGN_OR_RETURN(q.after, internal::NextTokenPosition(in, tokens_, context));
   ASSIGN_OR_RETURN(RulePage page, groups_.DescribeRules(ctx.scope, q));
   std::string body = "<securityGroupRuleSet>";
   for (const auto& r : page.rules) body += RuleXml(ctx.scope, r);

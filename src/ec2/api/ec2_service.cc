@@ -3,11 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
+#include <cstdlib>
 #include <map>
 #include <set>
 
+#include <boost/json.hpp>
+
 #include "ec2/api/internal/ec2_query.h"
+#include "ec2/api/models/ec2_model.h"
 #include "vpc/default_vpc.h"
 #include "vpc/ipam.h"
 
@@ -22,7 +25,7 @@ using vpc::Subnet;
 using internal::CheckFilterNames;
 using internal::Ec2Error;
 using internal::Filters;
-using internal::ListParam;
+using internal::Input;
 using internal::Matches;
 using internal::ParseFilters;
 using internal::Response;
@@ -35,6 +38,17 @@ constexpr std::string_view kActions[] = {
     "RevokeSecurityGroupIngress", "RevokeSecurityGroupEgress", "DescribeInstances"};
 
 }  // namespace
+
+Ec2Service::Ec2Service(store::Store& store, vpc::SecurityGroups& groups, aws::TokenCodec tokens)
+    : store_(store), groups_(groups), tokens_(std::move(tokens)) {
+  auto model = aws::QueryModel::ParseEc2(Ec2ModelJson(), {Error::kMissingParameter, Error::kInvalidParameterValue});
+  // The model is compiled into the binary: failing to read it is a build defect, not input.
+  if (!model.ok()) {
+    fmt::print(stderr, "paddock: the embedded EC2 model is unreadable: {}\n", model.status().ToString());
+    std::abort();
+  }
+  model_ = std::move(model).value();
+}
 
 bool Ec2Service::Implements(std::string_view action) const {
   return std::find(std::begin(kActions), std::end(kActions), action) != std::end(kActions);
@@ -63,27 +77,29 @@ std::string Ec2Service::ErrorXml(std::string_view code, std::string_view message
 
 StatusOr<std::string> Ec2Service::Call(const aws::CallContext& ctx, const aws::QueryParams& params) {
   const std::string_view a = ctx.action;
-  if (a == "DescribeVpcs") return DescribeVpcs(ctx, params);
-  if (a == "DescribeSubnets") return DescribeSubnets(ctx, params);
-  if (a == "DescribeSecurityGroups") return DescribeSecurityGroups(ctx, params);
-  if (a == "DescribeSecurityGroupRules") return DescribeSecurityGroupRules(ctx, params);
-  if (a == "DescribeInstances") return DescribeInstances(ctx, params);
+  ASSIGN_OR_RETURN(boost::json::object fields, model_->Decode(a, params));
+  const Input in(fields);
+  if (a == "DescribeVpcs") return DescribeVpcs(ctx, in);
+  if (a == "DescribeSubnets") return DescribeSubnets(ctx, in);
+  if (a == "DescribeSecurityGroups") return DescribeSecurityGroups(ctx, in);
+  if (a == "DescribeSecurityGroupRules") return DescribeSecurityGroupRules(ctx, in);
+  if (a == "DescribeInstances") return DescribeInstances(ctx, in);
   // EC2 answers a DryRun of a change it would make with DryRunOperation (HTTP 412 there).
-  if (internal::BoolParam(params, "DryRun"))
+  if (in.Bool("DryRun"))
     return FailedPrecondition("Request would have succeeded, but DryRun flag is set.", Error::kDryRunOperation);
-  if (a == "CreateSecurityGroup") return CreateSecurityGroup(ctx, params);
-  if (a == "DeleteSecurityGroup") return DeleteSecurityGroup(ctx, params);
-  if (a == "AuthorizeSecurityGroupIngress") return AuthorizeRules(ctx, params, RuleDirection::kIngress);
-  if (a == "AuthorizeSecurityGroupEgress") return AuthorizeRules(ctx, params, RuleDirection::kEgress);
-  if (a == "RevokeSecurityGroupIngress") return RevokeRules(ctx, params, RuleDirection::kIngress);
-  return RevokeRules(ctx, params, RuleDirection::kEgress);
+  if (a == "CreateSecurityGroup") return CreateSecurityGroup(ctx, in);
+  if (a == "DeleteSecurityGroup") return DeleteSecurityGroup(ctx, in);
+  if (a == "AuthorizeSecurityGroupIngress") return AuthorizeRules(ctx, in, RuleDirection::kIngress);
+  if (a == "AuthorizeSecurityGroupEgress") return AuthorizeRules(ctx, in, RuleDirection::kEgress);
+  if (a == "RevokeSecurityGroupIngress") return RevokeRules(ctx, in, RuleDirection::kIngress);
+  return RevokeRules(ctx, in, RuleDirection::kEgress);
 }
 
-StatusOr<std::string> Ec2Service::DescribeVpcs(const aws::CallContext& ctx, const aws::QueryParams& params) {
+StatusOr<std::string> Ec2Service::DescribeVpcs(const aws::CallContext& ctx, const Input& in) {
   const DefaultVpc vpc = DefaultVpcFor(ctx.scope);
-  for (const auto& id : ListParam(params, "VpcId"))
+  for (const auto& id : in.Strings("VpcIds"))
     if (id != vpc.vpc_id) return Ec2Error(Error::kVpcNotFound, fmt::format("The vpc ID '{}' does not exist", id));
-  const Filters filters = ParseFilters(params);
+  const Filters filters = ParseFilters(in);
   RETURN_IF_ERROR(CheckFilterNames(filters, {"vpc-id", "cidr", "cidr-block-association.cidr-block", "is-default", "state",
                                              "owner-id", "dhcp-options-id"}));
   const bool match = Matches(filters, {{"vpc-id", vpc.vpc_id},
@@ -106,13 +122,13 @@ StatusOr<std::string> Ec2Service::DescribeVpcs(const aws::CallContext& ctx, cons
   return Response("DescribeVpcs", ctx.request_id, "<vpcSet>" + items + "</vpcSet>");
 }
 
-StatusOr<std::string> Ec2Service::DescribeSubnets(const aws::CallContext& ctx, const aws::QueryParams& params) {
+StatusOr<std::string> Ec2Service::DescribeSubnets(const aws::CallContext& ctx, const Input& in) {
   const DefaultVpc vpc = DefaultVpcFor(ctx.scope);
-  std::vector<std::string> ids = ListParam(params, "SubnetId");
+  std::vector<std::string> ids = in.Strings("SubnetIds");
   for (const auto& id : ids)
     if (vpc.FindSubnet(id) == nullptr)
       return Ec2Error(Error::kSubnetNotFound, fmt::format("The subnet ID '{}' does not exist", id));
-  const Filters filters = ParseFilters(params);
+  const Filters filters = ParseFilters(in);
   RETURN_IF_ERROR(CheckFilterNames(filters, {"subnet-id", "vpc-id", "availability-zone", "availability-zone-id",
                                              "cidr-block", "default-for-az", "state", "owner-id"}));
   std::string items;

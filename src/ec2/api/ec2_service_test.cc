@@ -63,8 +63,8 @@ TEST(Ec2ErrorsTest, EveryVpcErrorHasItsOwnEc2CodeAnsweredWith400) {
 // Denies every request, in the words its DenialForm asks for, and keeps the last request asked.
 class DenyAll : public aws::Authorizer {
  public:
-  Status Authorize(const aws::Principal& principal, const aws::AuthRequest& request, TimePoint now) override {
-    (void)now;
+  Status Authorize(const aws::CallContext& call, const aws::AuthRequest& request) override {
+    const aws::Principal& principal = call.principal;
     asked = request;
     const bool ec2 = request.denial_form == aws::DenialForm::kUnauthorizedOperation;
     return PermissionDenied(fmt::format("{}User: {} is not authorized to perform: {}",

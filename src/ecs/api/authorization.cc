@@ -71,11 +71,11 @@ void PassRole(std::string_view role, std::vector<aws::AuthRequest>& out) {
 
 taskdef::LaunchCheck PassRoleCheck(const aws::CallContext& ctx) {
   if (ctx.authorizer == nullptr || !ctx.principal.agent_of.empty()) return {};
-  return [authorizer = ctx.authorizer, principal = ctx.principal, now = ctx.now](const taskdef::LaunchView& view) {
+  return [call = ctx](const taskdef::LaunchView& view) {
     std::vector<aws::AuthRequest> questions;
     PassRole(view.task_role_arn, questions);
     PassRole(view.execution_role_arn, questions);
-    for (const aws::AuthRequest& q : questions) RETURN_IF_ERROR(authorizer->Authorize(principal, q, now));
+    for (const aws::AuthRequest& q : questions) RETURN_IF_ERROR(call.authorizer->Authorize(call, q));
     return OkStatus();
   };
 }
@@ -93,7 +93,21 @@ std::vector<aws::AuthRequest> EcsAuthorization(const aws::CallContext& ctx, cons
   const std::string cluster = ClusterOf(scope, input);
   if (in_cluster) q.context.emplace_back("ecs:cluster", cluster);
 
-  if (a == "CreateCluster") {
+  if (a == "DescribeClusters") {
+    // One question per cluster named (none: "default"), so a policy can scope it by cluster ARN
+    // and aws:ResourceTag; one denied cluster denies the call (Paddock's choice: how AWS answers a
+    // partly allowed DescribeClusters is not documented).
+    const json::value* clusters = input.if_contains("clusters");
+    if (clusters != nullptr && clusters->is_array() && !clusters->get_array().empty()) {
+      for (const json::value& c : clusters->get_array()) {
+        if (!c.is_string()) continue;
+        std::string_view ref = c.get_string();
+        out.push_back({q.action, ref.starts_with("arn:") ? std::string(ref) : ClusterArn(scope, ref), {}});
+      }
+      return out;
+    }
+    q.resource = ClusterArn(scope, "default");
+  } else if (a == "CreateCluster") {
     q.resource = ClusterArn(scope, StrView(input, "clusterName").empty() ? "default" : StrView(input, "clusterName"));
   } else if (a == "DeleteCluster" || a == "UpdateCluster" || a == "UpdateClusterSettings" ||
              a == "PutClusterCapacityProviders") {

@@ -1,11 +1,11 @@
 #include "ecs/api/ecs_service.h"
 
-#include "ecs/task/state_json.h"
-
 #include <fmt/format.h>
 
 #include <boost/json.hpp>
 
+#include "agent/protocol/state_json.h"
+#include "common/json_fields.h"
 #include "ecs/api/authorization.h"
 #include "ecs/api/errors.h"
 #include "ecs/common/records.h"
@@ -659,6 +659,33 @@ StatusOr<instance::InstanceRef> InstanceTagRef(const aws::CallContext& ctx, cons
   if (!ref.cluster) return UnsupportedTagTarget(t);
   return ref;
 }
+
+// The one reader of a resource's tags by ARN: ListTagsForResource, and aws:ResourceTag/<key> for
+// the authorizer (AuthorizationFor).
+StatusOr<Tags> TagsOf(const Owners& owners, const aws::CallContext& ctx, const TagTarget& t) {
+  switch (t.resource.kind) {
+    case ResourceKind::kCluster: {
+      ASSIGN_OR_RETURN(std::string name, cluster::ClusterName(t.arn, ctx.scope, ctx.action, ctx.principal.arn));
+      return owners.clusters->ListTags(ctx.scope, name);
+    }
+    case ResourceKind::kTaskDefinition: {
+      ASSIGN_OR_RETURN(taskdef::Ref ref, TaskDefinitionTagRef(ctx, t));
+      return owners.task_definitions->ListTags(ctx.scope, ref);
+    }
+    case ResourceKind::kContainerInstance: {
+      ASSIGN_OR_RETURN(instance::InstanceRef ref, InstanceTagRef(ctx, t));
+      return owners.container_instances->ListTags(ctx.scope, *ref.cluster, ref.id);
+    }
+    case ResourceKind::kService:
+      return owners.services->ListTags(ctx.scope, t.arn);
+    case ResourceKind::kCapacityProvider:
+      if (owners.capacity_providers == nullptr) return UnsupportedTagTarget(t);
+      return owners.capacity_providers->ListTags(ctx.scope, t.resource.id);
+    default:
+      return UnsupportedTagTarget(t);
+  }
+}
+
 }  // namespace
 
 StatusOr<std::string> EcsService::TagResource(const aws::CallContext& ctx, json::object& in) {
@@ -726,35 +753,7 @@ StatusOr<std::string> EcsService::UntagResource(const aws::CallContext& ctx, jso
 
 StatusOr<std::string> EcsService::ListTagsForResource(const aws::CallContext& ctx, json::object& in) {
   ASSIGN_OR_RETURN(TagTarget t, ResolveTagTarget(ctx, in));
-  Tags tags;
-  switch (t.resource.kind) {
-    case ResourceKind::kCluster: {
-      ASSIGN_OR_RETURN(std::string name, cluster::ClusterName(t.arn, ctx.scope, ctx.action, ctx.principal.arn));
-      ASSIGN_OR_RETURN(tags, owners_.clusters->ListTags(ctx.scope, name));
-      break;
-    }
-    case ResourceKind::kTaskDefinition: {
-      ASSIGN_OR_RETURN(taskdef::Ref ref, TaskDefinitionTagRef(ctx, t));
-      ASSIGN_OR_RETURN(tags, owners_.task_definitions->ListTags(ctx.scope, ref));
-      break;
-    }
-    case ResourceKind::kContainerInstance: {
-      ASSIGN_OR_RETURN(instance::InstanceRef ref, InstanceTagRef(ctx, t));
-      ASSIGN_OR_RETURN(tags, owners_.container_instances->ListTags(ctx.scope, *ref.cluster, ref.id));
-      break;
-    }
-    case ResourceKind::kService: {
-      ASSIGN_OR_RETURN(tags, owners_.services->ListTags(ctx.scope, t.arn));
-      break;
-    }
-    case ResourceKind::kCapacityProvider: {
-      if (owners_.capacity_providers == nullptr) return UnsupportedTagTarget(t);
-      ASSIGN_OR_RETURN(tags, owners_.capacity_providers->ListTags(ctx.scope, t.resource.id));
-      break;
-    }
-    default:
-      return UnsupportedTagTarget(t);
-  }
+  ASSIGN_OR_RETURN(Tags tags, TagsOf(owners_, ctx, t));
   return "{\"tags\":" + json::serialize(EncodeTags(tags)) + "}";
 }
 
@@ -795,13 +794,6 @@ StatusOr<ReportedTask> FindReportedTask(task::Tasks& tasks, const aws::CallConte
   return out;
 }
 
-std::optional<TimePoint> OptTime(const json::object& in, std::string_view key) {
-  auto it = in.find(key);
-  if (it == in.end() || !it->value().is_number()) return std::nullopt;
-  return TimePoint(std::chrono::duration_cast<TimePoint::duration>(
-      std::chrono::duration<double>(it->value().to_number<double>())));
-}
-
 Status CheckContainerStatus(std::string_view status) {
   if (status == "PENDING" || status == "RUNNING" || status == "STOPPED") return OkStatus();
   return ParamError(fmt::format("Unknown container status: {}", status));
@@ -817,12 +809,12 @@ StatusOr<std::string> EcsService::SubmitTaskStateChange(const aws::CallContext& 
   // Without a status the report changes only containers: the task stays where it is.
   change.last_status = OptString(in, "status") ? String(in, "status") : t.last_status;
   change.stopped_reason = OptOwned(in, "reason");
-  change.pull_started_at = OptTime(in, "pullStartedAt");
-  change.pull_stopped_at = OptTime(in, "pullStoppedAt");
-  change.execution_stopped_at = OptTime(in, "executionStoppedAt");
+  change.pull_started_at = json_fields::EpochSeconds(in, "pullStartedAt");
+  change.pull_stopped_at = json_fields::EpochSeconds(in, "pullStoppedAt");
+  change.execution_stopped_at = json_fields::EpochSeconds(in, "executionStoppedAt");
   if (auto it = in.find("containers"); it != in.end() && it->value().is_array()) {
     for (const auto& v : it->value().get_array()) {
-      task::ContainerStateChange c = task::ContainerChangeFromJson(v.as_object());
+      task::ContainerStateChange c = agent::protocol::ContainerChangeFromJson(v.as_object());
       if (c.name.empty()) return ParamError("containerName is required for each container.");
       RETURN_IF_ERROR(CheckContainerStatus(c.last_status));
       change.containers.push_back(std::move(c));
@@ -836,7 +828,7 @@ StatusOr<std::string> EcsService::SubmitTaskStateChange(const aws::CallContext& 
 
 StatusOr<std::string> EcsService::SubmitContainerStateChange(const aws::CallContext& ctx, json::object& in) {
   ASSIGN_OR_RETURN(ReportedTask t, FindReportedTask(*owners_.tasks, ctx, in));
-  task::ContainerStateChange c = task::ContainerChangeFromJson(in);
+  task::ContainerStateChange c = agent::protocol::ContainerChangeFromJson(in);
   if (c.name.empty()) return ParamError("containerName is required.");
   RETURN_IF_ERROR(CheckContainerStatus(c.last_status));
   task::TaskStateChange change;
@@ -895,7 +887,32 @@ StatusOr<std::string> EcsService::DiscoverPollEndpoint(const aws::CallContext& c
 
 std::vector<aws::AuthRequest> EcsService::AuthorizationFor(const aws::CallContext& ctx,
                                                            const json::object& input) const {
-  return EcsAuthorization(ctx, input);
+  std::vector<aws::AuthRequest> questions = EcsAuthorization(ctx, input);
+  // aws:ResourceTag/<key>: every ECS resource type carries it (Service Authorization Reference,
+  // "Resource types defined by Amazon Elastic Container Service"), so every ECS question about an
+  // ECS resource ARN offers the resource's tags, read only if a policy asks (AuthRequest).
+  for (aws::AuthRequest& q : questions) {
+    if (!q.action.starts_with("ecs:") || !q.resource.starts_with("arn:aws:ecs:")) continue;
+    q.resource_tags = [this, scope = ctx.scope, arn = q.resource]() -> StatusOr<std::vector<std::pair<std::string, std::string>>> {
+      std::vector<std::pair<std::string, std::string>> out;
+      StatusOr<EcsResource> resource = ParseEcsResourceArn(arn);
+      if (!resource.ok() || !CheckArnScope(*resource, scope, arn, "ListTagsForResource", "").ok()) return out;
+      aws::CallContext reader;
+      reader.scope = scope;
+      reader.action = "ListTagsForResource";
+      StatusOr<Tags> tags = TagsOf(owners_, reader, TagTarget{std::move(resource).value(), arn});
+      // A resource that does not exist (yet: CreateCluster) or that the tag API does not serve
+      // has no tags; a store failure fails the authorization.
+      if (!tags.ok()) {
+        const StatusCode code = tags.status().code();
+        if (code == StatusCode::kNotFound || code == StatusCode::kInvalidArgument) return out;
+        return tags.status();
+      }
+      for (const auto& tag : *tags) out.emplace_back(tag.key, tag.value);
+      return out;
+    };
+  }
+  return questions;
 }
 
 }  // namespace paddock::ecs::api

@@ -34,6 +34,7 @@ constexpr std::array kTable{
     Row{Error::kNoUpdateAvailable, "NoUpdateAvailableException"},
     Row{Error::kTargetNotFound, "TargetNotFoundException"},
     Row{Error::kUnsupportedFeature, "UnsupportedFeatureException"},
+    Row{Error::kRoleNotAssumable, "ClientException"},
 };
 
 }  // namespace

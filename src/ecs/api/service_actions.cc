@@ -52,13 +52,6 @@ json::array StringArray(const std::vector<std::string>& items) {
   return out;
 }
 
-std::optional<TimePoint> OptTime(const json::object& in, std::string_view key) {
-  auto it = in.find(key);
-  if (it == in.end() || !it->value().is_number()) return std::nullopt;
-  return TimePoint(std::chrono::duration_cast<TimePoint::duration>(
-      std::chrono::duration<double>(it->value().to_number<double>())));
-}
-
 }  // namespace
 
 StatusOr<std::string> EcsService::CreateService(const aws::CallContext& ctx, json::object& in) {
@@ -109,8 +102,8 @@ StatusOr<std::string> EcsService::ListServiceDeployments(const aws::CallContext&
   q.service = json_fields::Str(in, "service");
   q.statuses = json_fields::Strings(in, "status");
   const json::object& created = json_fields::Obj(in, "createdAt");
-  q.created_after = OptTime(created, "after");
-  q.created_before = OptTime(created, "before");
+  q.created_after = json_fields::EpochSeconds(created, "after");
+  q.created_before = json_fields::EpochSeconds(created, "before");
   std::string statuses;
   for (const auto& s : q.statuses) statuses += s + ",";
   const std::string context = TokenContext(

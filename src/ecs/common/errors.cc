@@ -27,6 +27,7 @@ std::string_view ErrorName(int code) {
     case Error::kNoUpdateAvailable: return "NoUpdateAvailable";
     case Error::kTargetNotFound: return "TargetNotFound";
     case Error::kUnsupportedFeature: return "UnsupportedFeature";
+    case Error::kRoleNotAssumable: return "RoleNotAssumable";
   }
   return "?";
 }

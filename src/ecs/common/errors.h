@@ -32,6 +32,7 @@ enum class Error {
   kNoUpdateAvailable,
   kTargetNotFound,         // an attribute's target
   kUnsupportedFeature,
+  kRoleNotAssumable,        // a task or execution role ECS could not assume at launch (ClientException)
 };
 const ErrorDomain& ErrorDomainOf(Error);
 

@@ -16,7 +16,7 @@
 #include "ecs/taskdef/container_values.h"
 #include "ecs/taskdef/validate.h"
 #include "ecs/task/placement.h"
-#include "ecs/task/state_json.h"
+#include "agent/protocol/state_json.h"
 #include "store/key.h"
 #include "vpc/default_vpc.h"
 #include "vpc/ipam.h"
@@ -406,6 +406,8 @@ StatusOr<Tasks::RunPlan> Tasks::PlanRun(const Scope& scope, std::string_view cal
   ASSIGN_OR_RETURN(taskdef::Ref ref, taskdef::ParseRef(req.task_definition, scope, action, caller_arn));
   ASSIGN_OR_RETURN(plan.view, task_definitions_.ResolveForLaunch(scope, ref, req.inactive_revision));
   if (req.launch_check) RETURN_IF_ERROR(req.launch_check(plan.view));
+  // Then whether ECS can assume its roles, for every caller (issue 11, ecs/task/role_check.h).
+  RETURN_IF_ERROR(CheckLaunchRoles(role_check_, scope.account, plan.view, req.overrides ? &*req.overrides : nullptr));
   plan.in_txn = req.in_txn;
   const auto& compat = plan.view.compatibilities;
   if (std::find(compat.begin(), compat.end(), plan.launch_type) == compat.end())
@@ -1287,7 +1289,7 @@ Status Tasks::ReportState(std::string_view agent_id, std::string_view task_arn, 
         if (cc.image_digest) c["imageDigest"] = *cc.image_digest;
         if (cc.network_bindings) {
           json::array bindings;
-          for (const auto& b : *cc.network_bindings) bindings.push_back(NetworkBindingJson(b));
+          for (const auto& b : *cc.network_bindings) bindings.push_back(agent::protocol::NetworkBindingJson(b));
           c["networkBindings"] = std::move(bindings);
         }
       }

@@ -53,6 +53,7 @@
 #include "ecs/common/tags.h"
 #include "ecs/instance/instances.h"
 #include "ecs/task/fargate_capacity.h"
+#include "ecs/task/role_check.h"
 #include "ecs/taskdef/taskdefs.h"
 #include "store/store.h"
 
@@ -239,6 +240,11 @@ class Tasks {
   using GroupListener = std::function<void(const Scope&, const std::string& cluster, const std::string& group)>;
   void SetGroupListener(GroupListener listener);
 
+  // Every launch's check of its task and execution roles (ecs/task/role_check.h), after its
+  // launch_check (PassRole): a role ECS could not assume refuses the launch with ClientException
+  // and writes nothing. Set before serving; unset (emulator mode): no check.
+  void SetRoleCheck(RoleCheck check) { role_check_ = std::move(check); }
+
   // The agent side.
   StatusOr<std::vector<LaunchSpec>> Assignments(std::string_view agent_id);
   // The one task `task_arn` of `agent_id`'s assignments, read by key (no scan of the agent's
@@ -328,6 +334,7 @@ class Tasks {
   std::string fargate_agent_;
   instance::ContainerInstances* instances_;  // null: no EC2 launch type
   FargateCapacity* fargate_;                 // null: Fargate tasks are not admitted against a capacity
+  RoleCheck role_check_;  // set before serving, then read-only
   Refs refs_;
   Usage usage_;
   std::mutex listener_mu_;

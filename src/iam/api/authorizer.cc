@@ -1,6 +1,7 @@
 #include "iam/api/authorizer.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <iterator>
 #include <utility>
@@ -65,6 +66,21 @@ policy::NamedPolicy ParseNamed(const std::string& id, const std::string& text) {
   return policy::NamedPolicy{id, kNothing};
 }
 
+// Whether a policy of `set` reads an aws:ResourceTag key (in a condition or a variable).
+bool NamesResourceTags(const policy::PolicySet& set) {
+  auto names = [](const policy::NamedPolicy& p) {
+    for (const std::string& key : policy::ContextKeys(p.policy)) {
+      if (key.size() >= 16 && std::equal(key.begin(), key.begin() + 16, std::string_view("aws:resourcetag/").begin(),
+                                         [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; }))
+        return true;
+    }
+    return false;
+  };
+  return std::any_of(set.identity.begin(), set.identity.end(), names) ||
+         std::any_of(set.session.begin(), set.session.end(), names) || (set.boundary && names(*set.boundary)) ||
+         (set.resource && names(*set.resource));
+}
+
 bool SameDocuments(const PrincipalPolicies& a, const PrincipalPolicies& b) {
   auto same = [](const PrincipalPolicies::Document& x, const PrincipalPolicies::Document& y) {
     return x.source == y.source && x.text == y.text;
@@ -72,7 +88,7 @@ bool SameDocuments(const PrincipalPolicies& a, const PrincipalPolicies& b) {
   auto same_all = [&](const std::vector<PrincipalPolicies::Document>& x, const std::vector<PrincipalPolicies::Document>& y) {
     return std::equal(x.begin(), x.end(), y.begin(), y.end(), same);
   };
-  if (!same_all(a.identity, b.identity) || !same_all(a.session, b.session)) return false;
+  if (!same_all(a.identity, b.identity) || !same_all(a.session, b.session) || a.tags != b.tags) return false;
   if (a.boundary.has_value() != b.boundary.has_value()) return false;
   return !a.boundary || same(*a.boundary, *b.boundary);
 }
@@ -91,8 +107,8 @@ bool IsRootPrincipal(const aws::Principal& principal) {
          (principal.kind == aws::PrincipalKind::kFederatedUser && EndsWith(principal.arn, ":root"));
 }
 
-StatusOr<std::shared_ptr<const policy::PolicySet>> PolicyAuthorizer::PoliciesOf(const aws::Principal& principal,
-                                                                                 const PrincipalRef& entity) {
+StatusOr<std::shared_ptr<const PolicyAuthorizer::Entity>> PolicyAuthorizer::PoliciesOf(const aws::Principal& principal,
+                                                                                    const PrincipalRef& entity) {
   // The key, built in a per-thread buffer (no allocation per request); lengths first, so no two
   // different session policies make the same key.
   thread_local std::string cache_key;
@@ -109,7 +125,7 @@ StatusOr<std::shared_ptr<const policy::PolicySet>> PolicyAuthorizer::PoliciesOf(
     std::lock_guard lock(mu_);
     auto it = parsed_.find(cache_key);
     if (it != parsed_.end() && it->second.generation == generation && now - it->second.checked < Directory::kCacheTtl)
-      return it->second.set;
+      return it->second.entity;
   }
   ASSIGN_OR_RETURN(PrincipalPolicies documents,
                    directory_.PoliciesOf(principal.account, entity, principal.session_policy_arns));
@@ -119,15 +135,22 @@ StatusOr<std::shared_ptr<const policy::PolicySet>> PolicyAuthorizer::PoliciesOf(
     if (it != parsed_.end() && SameDocuments(it->second.documents, documents)) {
       it->second.generation = generation;
       it->second.checked = now;
-      return it->second.set;
+      return it->second.entity;
     }
   }
-  auto set = std::make_shared<policy::PolicySet>();
-  for (const auto& d : documents.identity) set->identity.push_back(ParseNamed(d.source, d.text));
-  if (documents.boundary) set->boundary = ParseNamed(documents.boundary->source, documents.boundary->text);
-  if (!principal.session_policy.empty()) set->session.push_back(ParseNamed("session policy", principal.session_policy));
-  for (const auto& d : documents.session) set->session.push_back(ParseNamed(d.source, d.text));
-  std::shared_ptr<const policy::PolicySet> out = set;
+  auto parsed = std::make_shared<Entity>();
+  policy::PolicySet& set = parsed->set;
+  for (const auto& d : documents.identity) set.identity.push_back(ParseNamed(d.source, d.text));
+  if (documents.boundary) set.boundary = ParseNamed(documents.boundary->source, documents.boundary->text);
+  if (!principal.session_policy.empty()) set.session.push_back(ParseNamed("session policy", principal.session_policy));
+  for (const auto& d : documents.session) set.session.push_back(ParseNamed(d.source, d.text));
+  for (const Tag& t : documents.tags) {
+    std::string key = fmt::format("aws:principaltag/{}", t.key);
+    std::transform(key.begin(), key.end(), key.begin(), [](unsigned char c) { return std::tolower(c); });
+    parsed->tags.emplace_back(std::move(key), t.value);
+  }
+  parsed->reads_resource_tags = NamesResourceTags(set);
+  std::shared_ptr<const Entity> out = parsed;
   std::lock_guard lock(mu_);
   // Bounded: a cache of every principal ever seen would grow with role sessions.
   if (parsed_.size() >= 4096) parsed_.clear();
@@ -135,12 +158,9 @@ StatusOr<std::shared_ptr<const policy::PolicySet>> PolicyAuthorizer::PoliciesOf(
   return out;
 }
 
-StatusOr<PolicyAuthorizer::Evaluation> PolicyAuthorizer::Evaluate(const aws::Principal& principal,
-                                                                  const aws::AuthRequest& request, TimePoint now) {
-  ASSIGN_OR_RETURN(Subject subject, SubjectOf(principal));
-  ASSIGN_OR_RETURN(auto set, PoliciesOf(principal, subject.entity));
-  policy::RequestContext ctx(std::move(subject.principal), request.action, request.resource);
-  const auto secs = std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
+Status PolicyAuthorizer::BuildContext(const aws::CallContext& call, const aws::AuthRequest& request,
+                                      const Entity* entity, bool resource_tags, policy::RequestContext& ctx) {
+  const auto secs = std::chrono::duration_cast<std::chrono::seconds>(call.now.time_since_epoch()).count();
   // The time keys change once a second: format them once a second per thread.
   thread_local int64_t formatted_secs = -1;
   thread_local std::string current_time, epoch_time;
@@ -149,10 +169,21 @@ StatusOr<PolicyAuthorizer::Evaluation> PolicyAuthorizer::Evaluate(const aws::Pri
     epoch_time = std::to_string(secs);
     formatted_secs = secs;
   }
-  ctx.Set("aws:CurrentTime", current_time);
-  ctx.Set("aws:EpochTime", epoch_time);
-  ctx.Set("aws:SecureTransport", "false");
-  for (const auto& [k, v] : principal.session_tags) ctx.Set(fmt::format("aws:PrincipalTag/{}", k), v);
+  ctx.SetLower("aws:currenttime", current_time);
+  ctx.SetLower("aws:epochtime", epoch_time);
+  ctx.SetLower("aws:securetransport", "false");
+  if (!call.source_ip.empty()) ctx.SetLower("aws:sourceip", call.source_ip);
+  if (!call.scope.region.str().empty()) ctx.SetLower("aws:requestedregion", call.scope.region.str());
+  // The entity's tags, then the session's: a session tag replaces the role's tag of the same key
+  // (AWS, "Passing session tags in AWS STS": session tags override the role's). Keys compare
+  // ignoring case, as the context's do.
+  if (entity != nullptr)
+    for (const auto& [k, v] : entity->tags) ctx.SetLower(k, v);
+  for (const auto& [k, v] : call.principal.session_tags) ctx.Set(fmt::format("aws:PrincipalTag/{}", k), v);
+  if (resource_tags && request.resource_tags) {
+    ASSIGN_OR_RETURN(auto tags, request.resource_tags());
+    for (auto& [k, v] : tags) ctx.Set(fmt::format("aws:ResourceTag/{}", k), std::move(v));
+  }
   // A key the request names more than once is multivalued (aws:TagKeys): its values, in order.
   const auto& keys = request.context;
   for (size_t i = 0; i < keys.size(); ++i) {
@@ -163,15 +194,58 @@ StatusOr<PolicyAuthorizer::Evaluation> PolicyAuthorizer::Evaluate(const aws::Pri
       if (same_key(keys[j])) values.push_back(keys[j].second);
     ctx.SetMulti(keys[i].first, std::move(values));
   }
-  policy::EvaluationResult result = policy::Evaluate(ctx, *set);
-  return Evaluation{std::move(result), std::move(ctx), std::move(set)};
+  return OkStatus();
+}
+
+StatusOr<policy::RequestContext> PolicyAuthorizer::ContextOf(const aws::CallContext& call,
+                                                             const aws::AuthRequest& request) {
+  if (IsRootPrincipal(call.principal)) {
+    policy::RequestContext ctx(EvaluatedPrincipal(call.principal), request.action, request.resource);
+    RETURN_IF_ERROR(BuildContext(call, request, nullptr, false, ctx));
+    return ctx;
+  }
+  ASSIGN_OR_RETURN(Subject subject, SubjectOf(call.principal));
+  ASSIGN_OR_RETURN(std::shared_ptr<const Entity> entity, PoliciesOf(call.principal, subject.entity));
+  policy::RequestContext ctx(std::move(subject.principal), request.action, request.resource);
+  RETURN_IF_ERROR(BuildContext(call, request, entity.get(), false, ctx));
+  return ctx;
+}
+
+StatusOr<PolicyAuthorizer::Evaluation> PolicyAuthorizer::Evaluate(const aws::CallContext& call,
+                                                                  const aws::AuthRequest& request,
+                                                                  const Overrides* overrides) {
+  const aws::Principal& principal = call.principal;
+  ASSIGN_OR_RETURN(Subject subject, SubjectOf(principal));
+  ASSIGN_OR_RETURN(std::shared_ptr<const Entity> entity, PoliciesOf(principal, subject.entity));
+  // `decider`'s policies decide; `entity` gives the principal's tags.
+  std::shared_ptr<const Entity> decider = entity;
+  if (overrides != nullptr) {
+    if (overrides->policies_of) {
+      ASSIGN_OR_RETURN(decider, PoliciesOf(principal, *overrides->policies_of));
+    }
+    if (!overrides->extra_identity.empty()) {
+      auto widened = std::make_shared<Entity>(*decider);
+      policy::PolicySet extra;
+      extra.identity = overrides->extra_identity;
+      widened->reads_resource_tags = widened->reads_resource_tags || NamesResourceTags(extra);
+      for (policy::NamedPolicy& p : extra.identity) widened->set.identity.push_back(std::move(p));
+      decider = std::move(widened);
+    }
+  }
+  // Built in place in the answer (a RequestContext is costly to move: the hot path's context).
+  StatusOr<Evaluation> out(Evaluation{
+      {}, policy::RequestContext(std::move(subject.principal), request.action, request.resource),
+      std::shared_ptr<const policy::PolicySet>(decider, &decider->set)});  // lives as long as `decider`
+  RETURN_IF_ERROR(BuildContext(call, request, entity.get(), decider->reads_resource_tags, out->context));
+  out->result = policy::Evaluate(out->context, decider->set);
+  return out;
 }
 
 bool PolicyAuthorizer::Evaluates(const aws::Principal& principal) const { return !IsRootPrincipal(principal); }
 
-Status PolicyAuthorizer::Authorize(const aws::Principal& principal, const aws::AuthRequest& request, TimePoint now) {
-  if (IsRootPrincipal(principal)) return OkStatus();
-  ASSIGN_OR_RETURN(Evaluation e, Evaluate(principal, request, now));
+Status PolicyAuthorizer::Authorize(const aws::CallContext& call, const aws::AuthRequest& request) {
+  if (IsRootPrincipal(call.principal)) return OkStatus();
+  ASSIGN_OR_RETURN(Evaluation e, Evaluate(call, request));
   if (e.result.decision == policy::Decision::kAllow) return OkStatus();
   if (request.denial_form == aws::DenialForm::kUnauthorizedOperation) {
     const std::string why = policy::DenialMessage(e.context.principal().arn, e.context.action(), /*resource=*/"",

@@ -10,16 +10,23 @@
 //   gated by the user's permissions boundary;
 // - a role session: the role's inline and attached policies, gated by the role's boundary and
 //   by the session's policies (AssumeRole's Policy and PolicyArns), with the session tags as
-//   aws:PrincipalTag/*.
-// Every request carries aws:CurrentTime, aws:EpochTime, aws:SecureTransport (false: the API is
-// served over HTTP) and the request's own keys (AuthRequest::context). A denial is
+//   aws:PrincipalTag/* (overriding the role's own tags of the same key, as on AWS).
+// The request context is built in one place, Evaluate, for live calls and simulations alike:
+// aws:CurrentTime, aws:EpochTime, aws:SecureTransport (false: the API is served over HTTP),
+// aws:SourceIp (CallContext::source_ip), aws:RequestedRegion (the credential scope's region),
+// aws:PrincipalTag/* (the user's or role's IAM tags, then the session's tags), aws:ResourceTag/*
+// (AuthRequest::resource_tags, read only when a policy of the principal names such a key), then
+// the request's own keys (AuthRequest::context), which replace any of those. A denial is
 // PermissionDenied with AWS's AccessDenied text, and the call changes nothing.
 #pragma once
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "aws/service.h"
 #include "iam/directory.h"
@@ -32,34 +39,64 @@ class PolicyAuthorizer final : public aws::Authorizer {
   // `directory` outlives this.
   PolicyAuthorizer(Directory& directory, const Clock& clock) : directory_(directory), clock_(clock) {}
 
-  Status Authorize(const aws::Principal& principal, const aws::AuthRequest& request, TimePoint now) override;
+  Status Authorize(const aws::CallContext& call, const aws::AuthRequest& request) override;
   // False for root (IsRootPrincipal), which Authorize allows everything: the front then builds
   // no questions for root's calls.
   bool Evaluates(const aws::Principal& principal) const override;
 
   // The evaluation behind Authorize, for SimulatePrincipalPolicy: the decision for `request` by
-  // `principal`, with the policies it read. Root is not evaluated (callers allow it).
+  // call.principal, with the policies it read. Root is not evaluated (callers allow it).
   struct Evaluation {
     policy::EvaluationResult result;
     policy::RequestContext context;
     std::shared_ptr<const policy::PolicySet> policies;
   };
-  StatusOr<Evaluation> Evaluate(const aws::Principal& principal, const aws::AuthRequest& request, TimePoint now);
+  // What a simulation changes (SimulatePrincipalPolicy's CallerArn and PolicyInputList): whose
+  // policies decide, when not call.principal's own user or role, and identity policies evaluated
+  // with them. The principal's keys and tags stay call.principal's.
+  struct Overrides {
+    std::optional<PrincipalRef> policies_of;
+    std::vector<policy::NamedPolicy> extra_identity;
+  };
+  StatusOr<Evaluation> Evaluate(const aws::CallContext& call, const aws::AuthRequest& request,
+                                const Overrides* overrides = nullptr);
+
+  // The request context of `request` made by call.principal, without evaluating it: for a
+  // resource's own policy decided elsewhere (a role's trust policy, IamRoleDirectory). The same
+  // keys as Evaluate's but aws:ResourceTag/*. Root gets the time, source and region keys only.
+  StatusOr<policy::RequestContext> ContextOf(const aws::CallContext& call, const aws::AuthRequest& request);
 
  private:
-  // The parsed policies of `principal`, whose IAM user or role is `entity`: served from the cache
-  // while the Directory's generation is unchanged and for at most Directory::kCacheTtl (so this
-  // server's changes show at once and another server's within a second; the Directory itself
-  // does not cache), and reparsed only when a document changed. Entries are per entity and
-  // session policies, so every session of a role without its own session policies shares one.
-  StatusOr<std::shared_ptr<const policy::PolicySet>> PoliciesOf(const aws::Principal& principal,
-                                                               const PrincipalRef& entity);
+  // What one user or role (with one set of session policies) brings to every request it makes.
+  struct Entity {
+    policy::PolicySet set;
+    // The entity's IAM tags as context keys, lowercase ("aws:principaltag/team", "blue").
+    std::vector<std::pair<std::string, std::string>> tags;
+    // Whether a policy of `set` names an aws:ResourceTag key (a condition or a variable): only
+    // then does a request read its resource's tags.
+    bool reads_resource_tags = false;
+  };
+
+  // The parsed policies and tags of `principal`, whose IAM user or role is `entity`: served from
+  // the cache while the Directory's generation is unchanged and for at most Directory::kCacheTtl
+  // (so this server's changes show at once and another server's within a second; the Directory
+  // itself does not cache), and reparsed only when a document or tag changed. Entries are per
+  // entity and session policies, so every session of a role without its own session policies
+  // shares one.
+  StatusOr<std::shared_ptr<const Entity>> PoliciesOf(const aws::Principal& principal, const PrincipalRef& entity);
+
+  // The one builder of a request context (Evaluate, ContextOf): fills `ctx`, made for
+  // call.principal as the evaluator sees it and the request's action and resource, with every
+  // other key. `entity`: the user or role whose IAM tags it carries (null: none);
+  // `resource_tags`: whether to read request.resource_tags.
+  Status BuildContext(const aws::CallContext& call, const aws::AuthRequest& request, const Entity* entity,
+                      bool resource_tags, policy::RequestContext& ctx);
 
   Directory& directory_;
   const Clock& clock_;
   struct Parsed {
-    PrincipalPolicies documents;  // what `set` was parsed from
-    std::shared_ptr<const policy::PolicySet> set;
+    PrincipalPolicies documents;  // what `entity` was parsed from
+    std::shared_ptr<const Entity> entity;
     uint64_t generation = 0;
     TimePoint checked;  // when `documents` were last found current
   };

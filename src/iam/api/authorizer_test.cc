@@ -30,7 +30,26 @@ class AuthorizerTest : public ::testing::Test {
   }
 
   Status Authorize(const aws::Principal& who, const std::string& action) {
-    return authorizer_.Authorize(who, aws::AuthRequest{action, "*", {}}, clock_.Now());
+    return authorizer_.Authorize(Call(who), aws::AuthRequest{action, "*", {}});
+  }
+
+  aws::CallContext Call(const aws::Principal& who, std::string source_ip = "", std::string region = "us-east-1") {
+    aws::CallContext call;
+    call.scope = Scope{AccountId(kAccount), Region(std::move(region))};
+    call.principal = who;
+    call.source_ip = std::move(source_ip);
+    call.now = clock_.Now();
+    return call;
+  }
+
+  // A DescribeClusters question about a cluster tagged `tags`, counting how often they are read.
+  aws::AuthRequest DescribeTagged(std::vector<std::pair<std::string, std::string>> tags, int* reads) {
+    aws::AuthRequest q{"ecs:DescribeClusters", "arn:aws:ecs:us-east-1:123456789012:cluster/c", {}};
+    q.resource_tags = [tags = std::move(tags), reads]() -> StatusOr<std::vector<std::pair<std::string, std::string>>> {
+      ++*reads;
+      return tags;
+    };
+    return q;
   }
 
   static aws::Principal Alice() {
@@ -119,9 +138,79 @@ TEST_F(AuthorizerTest, AStoredDocumentTheEvaluatorCannotReadAllowsNothing) {
   EXPECT_TRUE(Authorize(Alice(), "ecs:ListClusters").ok());
 }
 
+// aws:PrincipalTag/<key> is the user's or role's own IAM tags, read with its policies (one cache);
+// a role session's session tags override the role's tag of the same key, as on AWS. A tag change
+// through this server decides the next call. ${aws:PrincipalTag/team} matches aws:ResourceTag/team.
+constexpr char kSameTeam[] = R"({"Version":"2012-10-17","Statement":[{"Effect":"Allow",
+  "Action":"ecs:DescribeClusters","Resource":"*",
+  "Condition":{"StringEquals":{"aws:ResourceTag/team":"${aws:PrincipalTag/team}"}}}]})";
+
+TEST_F(AuthorizerTest, PrincipalTagsAreTheEntitysTagsAndSessionTagsOverrideThem) {
+  const PrincipalRef alice{PrincipalType::kUser, "alice"};
+  const PrincipalRef app{PrincipalType::kRole, "app"};
+  ASSERT_TRUE(dir_.PutInlinePolicy(account_, alice, "team", kSameTeam).ok());
+  ASSERT_TRUE(dir_.PutInlinePolicy(account_, app, "team", kSameTeam).ok());
+  int reads = 0;
+  // Untagged: the variable has no value, so the statement matches nothing.
+  EXPECT_EQ(authorizer_.Authorize(Call(Alice()), DescribeTagged({{"team", "blue"}}, &reads)).code(),
+            StatusCode::kPermissionDenied);
+  ASSERT_TRUE(dir_.TagPrincipal(account_, alice, {{"team", "blue"}}).ok());
+  EXPECT_TRUE(authorizer_.Authorize(Call(Alice()), DescribeTagged({{"team", "blue"}}, &reads)).ok());
+  EXPECT_EQ(authorizer_.Authorize(Call(Alice()), DescribeTagged({{"team", "red"}}, &reads)).code(),
+            StatusCode::kPermissionDenied);
+  EXPECT_EQ(authorizer_.Authorize(Call(Alice()), DescribeTagged({}, &reads)).code(), StatusCode::kPermissionDenied);
+
+  ASSERT_TRUE(dir_.TagPrincipal(account_, app, {{"team", "red"}}).ok());
+  aws::Principal session = AppSession("s");
+  EXPECT_TRUE(authorizer_.Authorize(Call(session), DescribeTagged({{"team", "red"}}, &reads)).ok());
+  session.session_tags = {{"Team", "blue"}};  // keys compare ignoring case
+  EXPECT_TRUE(authorizer_.Authorize(Call(session), DescribeTagged({{"team", "blue"}}, &reads)).ok());
+  EXPECT_EQ(authorizer_.Authorize(Call(session), DescribeTagged({{"team", "red"}}, &reads)).code(),
+            StatusCode::kPermissionDenied);
+}
+
+// A resource's tags are read only for a principal whose policies name an aws:ResourceTag key:
+// every other request costs no tag read.
+TEST_F(AuthorizerTest, ResourceTagsAreReadOnlyWhenAPolicyNamesThem) {
+  const PrincipalRef alice{PrincipalType::kUser, "alice"};
+  ASSERT_TRUE(dir_.PutInlinePolicy(account_, alice, "ecs", kAllowEcs).ok());
+  int reads = 0;
+  EXPECT_TRUE(authorizer_.Authorize(Call(Alice()), DescribeTagged({{"team", "blue"}}, &reads)).ok());
+  EXPECT_EQ(reads, 0);
+  ASSERT_TRUE(dir_.PutInlinePolicy(account_, alice, "team", kSameTeam).ok());
+  EXPECT_TRUE(authorizer_.Authorize(Call(Alice()), DescribeTagged({{"team", "blue"}}, &reads)).ok());
+  EXPECT_EQ(reads, 1);
+  // A failure reading them fails the authorization (it is not taken as "no tags").
+  aws::AuthRequest broken{"ecs:DescribeClusters", "arn:aws:ecs:us-east-1:123456789012:cluster/c", {}};
+  broken.resource_tags = []() -> StatusOr<std::vector<std::pair<std::string, std::string>>> {
+    return Unavailable("store down");
+  };
+  EXPECT_EQ(authorizer_.Authorize(Call(Alice()), broken).code(), StatusCode::kUnavailable);
+}
+
+// aws:SourceIp is the call's peer address and aws:RequestedRegion its credential scope's region;
+// a question's own keys (a simulation's ContextEntries) replace them.
+TEST_F(AuthorizerTest, SourceIpAndRequestedRegionComeFromTheCall) {
+  const PrincipalRef alice{PrincipalType::kUser, "alice"};
+  ASSERT_TRUE(dir_.PutInlinePolicy(account_, alice, "ecs", R"({"Version":"2012-10-17","Statement":[
+    {"Effect":"Allow","Action":"ecs:*","Resource":"*","Condition":{"StringEquals":{"aws:RequestedRegion":"us-east-1"}}},
+    {"Effect":"Deny","Action":"*","Resource":"*","Condition":{"NotIpAddress":{"aws:SourceIp":"127.0.0.0/8"}}}]})")
+                  .ok());
+  const aws::AuthRequest list{"ecs:ListClusters", "*", {}};
+  EXPECT_TRUE(authorizer_.Authorize(Call(Alice(), "127.0.0.1"), list).ok());
+  Status far = authorizer_.Authorize(Call(Alice(), "10.1.2.3"), list);
+  EXPECT_EQ(far.code(), StatusCode::kPermissionDenied);
+  EXPECT_NE(far.message().find("with an explicit deny in an identity-based policy"), std::string::npos) << far.message();
+  EXPECT_EQ(authorizer_.Authorize(Call(Alice(), "127.0.0.1", "eu-west-1"), list).code(), StatusCode::kPermissionDenied);
+  // Unknown source (an in-process caller): NotIpAddress on an absent key holds, so the Deny applies.
+  EXPECT_EQ(authorizer_.Authorize(Call(Alice(), ""), list).code(), StatusCode::kPermissionDenied);
+  const aws::AuthRequest stated{"ecs:ListClusters", "*", {{"aws:SourceIp", "127.0.0.9"}}};
+  EXPECT_TRUE(authorizer_.Authorize(Call(Alice(), "10.1.2.3"), stated).ok());
+}
+
 TEST_F(AuthorizerTest, AnEc2RequestIsDeniedInEc2sWords) {
   aws::AuthRequest describe{"ec2:DescribeVpcs", "*", {}, aws::DenialForm::kUnauthorizedOperation};
-  Status implicit = authorizer_.Authorize(Alice(), describe, clock_.Now());
+  Status implicit = authorizer_.Authorize(Call(Alice()), describe);
   EXPECT_EQ(implicit.code(), StatusCode::kPermissionDenied);
   EXPECT_EQ(implicit.message(),
             "You are not authorized to perform this operation. User: arn:aws:iam::123456789012:user/alice is not "
@@ -131,7 +220,7 @@ TEST_F(AuthorizerTest, AnEc2RequestIsDeniedInEc2sWords) {
                                    R"({"Version":"2012-10-17","Statement":[{"Effect":"Deny","Action":"ec2:*",)"
                                    R"("Resource":"*"}]})")
                   .ok());
-  EXPECT_EQ(authorizer_.Authorize(Alice(), describe, clock_.Now()).message(),
+  EXPECT_EQ(authorizer_.Authorize(Call(Alice()), describe).message(),
             "You are not authorized to perform this operation. User: arn:aws:iam::123456789012:user/alice is not "
             "authorized to perform: ec2:DescribeVpcs with an explicit deny in an identity-based policy");
   // Every other service's form names the resource.

@@ -1,9 +1,12 @@
 #include "iam/api/iam_service.h"
 
+#include <charconv>
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
+#include <charconv>
 #include <boost/json.hpp>
 #include <vector>
 
@@ -253,75 +256,158 @@ std::string PositionXml(std::string_view name, policy::TextPosition p) {
   return fmt::format("<{0}><Line>{1}</Line><Column>{2}</Column></{0}>", name, p.line, p.column);
 }
 
-// SimulatePrincipalPolicy (IamService::SetAuthorizer).
-StatusOr<std::string> Simulate(Directory& directory, PolicyAuthorizer* authorizer, const aws::CallContext& ctx,
-                               const Input& in) {
-  if (authorizer == nullptr) return Internal("SimulatePrincipalPolicy needs the node's authorizer");
-  const AccountId& account = ctx.scope.account;
-  const std::string source = in.Or("PolicySourceArn", "");
-  // arn:aws:iam::<account>:user/<path><name> or role/<path><name>: the simulated principal is the
-  // user, or a session of the role, with that entity's own policies — what a live call sees.
+// A user or role of `account` named by its ARN (arn:aws:iam::<account>:user/<path><name> or
+// role/<path><name>), as the principal a live call of it would be: the user, or a session of the
+// role. `users_only`: CallerArn, which must name a user.
+StatusOr<aws::Principal> SimulatedEntity(Directory& directory, const AccountId& account, const std::string& arn,
+                                         bool users_only) {
   const std::string prefix = fmt::format("arn:aws:iam::{}:", account.str());
-  if (!source.starts_with(prefix)) {
-    return InvalidArgument(fmt::format("Invalid ARN: {} is not a user or role of this account.", source), Error::kInvalidInput);
+  const std::string_view entity = std::string_view(arn).substr(std::min(prefix.size(), arn.size()));
+  const bool user = entity.starts_with("user/"), role = entity.starts_with("role/");
+  if (!arn.starts_with(prefix) || !(user || role)) {
+    // AWS's text for an ARN that names no user, group or role (an assumed-role ARN, ...); another
+    // account's entity is refused the same way, whether or not it exists (Paddock's choice).
+    return InvalidArgument(fmt::format("Invalid Entity Arn: {} does not clearly define entity type and name.", arn),
+                           Error::kInvalidInput);
   }
-  const std::string_view entity = std::string_view(source).substr(prefix.size());
+  if (users_only && !user) {
+    // AWS documents the rule, not its text: Paddock's wording.
+    return InvalidArgument(fmt::format("Invalid CallerArn: {}. The simulated caller must be an IAM user.", arn),
+                           Error::kInvalidInput);
+  }
   const std::string name(entity.substr(entity.rfind('/') + 1));
   aws::Principal who;
   who.account = account;
-  if (entity.starts_with("user/")) {
+  if (user) {
     ASSIGN_OR_RETURN(User u, directory.GetUser(account, name));
     who.kind = aws::PrincipalKind::kUser;
     who.arn = u.arn;
     who.user_id = u.id;
     who.user_name = u.name;
-  } else if (entity.starts_with("role/")) {
+  } else {
     ASSIGN_OR_RETURN(Role r, directory.GetRole(account, name));
     who.kind = aws::PrincipalKind::kAssumedRole;
     who.arn = r.arn;
     who.role_arn = r.arn;
     who.user_id = r.id;
-  } else {
-    return InvalidArgument(fmt::format("Invalid ARN: {} is not a user or role of this account.", source), Error::kInvalidInput);
+  }
+  return who;
+}
+
+// The context keys the policies read that the simulated request lacks, each once as first
+// written. AWS lists them here only for the resource "*" (for named resources it reports them per
+// resource in ResourceSpecificResults, which Paddock does not serve).
+std::string MissingContextValuesXml(std::string_view resource, const policy::PolicySet& set,
+                                    const policy::RequestContext& ctx) {
+  if (resource != "*") return "<MissingContextValues/>";
+  std::vector<std::string> missing;
+  auto add = [&](const policy::NamedPolicy& p) {
+    for (std::string& key : policy::ContextKeys(p.policy)) {
+      if (ctx.Find(key) != nullptr) continue;
+      const bool seen = std::any_of(missing.begin(), missing.end(), [&](const std::string& m) {
+        return m.size() == key.size() && std::equal(m.begin(), m.end(), key.begin(), [](char a, char b) {
+                 return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+               });
+      });
+      if (!seen) missing.push_back(std::move(key));
+    }
+  };
+  for (const auto& p : set.identity) add(p);
+  if (set.boundary) add(*set.boundary);
+  for (const auto& p : set.session) add(p);
+  std::string out = "<MissingContextValues>";
+  for (const std::string& key : missing) out += X("member", key);
+  return out + "</MissingContextValues>";
+}
+
+// SimulatePrincipalPolicy (IamService::SetAuthorizer). The decision of each (action, resource)
+// pair is PolicyAuthorizer::Evaluate's, the function behind every live call, so the two agree.
+StatusOr<std::string> Simulate(Directory& directory, PolicyAuthorizer* authorizer, const aws::CallContext& ctx,
+                               const Input& in) {
+  if (authorizer == nullptr) return Internal("SimulatePrincipalPolicy needs the node's authorizer");
+  const AccountId& account = ctx.scope.account;
+  ASSIGN_OR_RETURN(aws::Principal source, SimulatedEntity(directory, account, in.Or("PolicySourceArn", ""), false));
+  PolicyAuthorizer::Overrides overrides;
+  // CallerArn: the simulated caller, always a user (AWS: "You can specify only the ARN of an IAM
+  // user"), evaluated with PolicySourceArn's policies; its own keys and tags are the caller's.
+  aws::Principal caller = source;
+  if (auto caller_arn = in.Get("CallerArn")) {
+    ASSIGN_OR_RETURN(caller, SimulatedEntity(directory, account, std::string(*caller_arn), true));
+    overrides.policies_of = source.kind == aws::PrincipalKind::kUser
+                                ? PrincipalRef{PrincipalType::kUser, source.user_name}
+                                : PrincipalRef{PrincipalType::kRole, std::string(source.role_arn.substr(
+                                                                         source.role_arn.rfind('/') + 1))};
+  }
+  // PolicyInputList: identity policies evaluated with the entity's, named PolicyInputList.N.
+  const json::array& inputs = in.List("PolicyInputList");
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    StatusOr<policy::Policy> parsed = policy::ParsePolicy(StrOf(inputs[i]), policy::DocumentKind::kIdentity);
+    // SimulatePrincipalPolicy answers only NoSuchEntity, InvalidInput and PolicyEvaluation (the
+    // model): a document that does not parse is InvalidInput, with the parser's AWS text.
+    if (!parsed.ok()) {
+      return InvalidArgument(fmt::format("PolicyInputList.{}: {}", i + 1, parsed.status().message()), Error::kInvalidInput);
+    }
+    overrides.extra_identity.push_back({fmt::format("PolicyInputList.{}", i + 1), std::move(parsed).value()});
   }
   std::vector<std::string> resources = ListOf(in, "ResourceArns");
   if (resources.empty()) resources.push_back("*");
-  const auto context = ContextEntriesOf(in);
-  std::string out = "<EvaluationResults>";
-  for (const std::string& action : ListOf(in, "ActionNames")) {
-    for (const std::string& resource : resources) {
-      ASSIGN_OR_RETURN(PolicyAuthorizer::Evaluation e,
-                       authorizer->Evaluate(who, aws::AuthRequest{action, resource, context}, ctx.now));
-      out += "<member>" + X("EvalActionName", action) + X("EvalResourceName", resource) +
-             X("EvalDecision", DecisionName(e.result.decision)) + "<MatchedStatements>";
-      for (const policy::MatchedStatement& m : e.result.matched) {
-        const policy::NamedPolicy* p = nullptr;
-        std::string_view type = "none";
-        if (m.type == policy::PolicyType::kIdentity && m.policy_index < e.policies->identity.size()) {
-          p = &e.policies->identity[m.policy_index];
-          type = p->id.starts_with("arn:aws:iam::aws:") ? "aws-managed"
-                 : p->id.starts_with("arn:")           ? "user-managed"
-                 : who.kind == aws::PrincipalKind::kUser ? "user"
-                                                          : "role";
-        } else if (m.type == policy::PolicyType::kPermissionsBoundary && e.policies->boundary) {
-          p = &*e.policies->boundary;
-          type = p->id.starts_with("arn:aws:iam::aws:") ? "aws-managed" : "user-managed";
-        }
-        if (p == nullptr) continue;
-        out += "<member>" + X("SourcePolicyId", p->id) + X("SourcePolicyType", type) +
-               PositionXml("StartPosition", p->policy.start(m.statement_index)) +
-               PositionXml("EndPosition", p->policy.end(m.statement_index)) + "</member>";
-      }
-      out += "</MatchedStatements><MissingContextValues/>";
-      if (e.result.allowed_by_boundary) {
-        out += "<PermissionsBoundaryDecisionDetail>" +
-               X("AllowedByPermissionsBoundary", *e.result.allowed_by_boundary ? "true" : "false") +
-               "</PermissionsBoundaryDecisionDetail>";
-      }
-      out += "</member>";
-    }
+  const std::vector<std::string> actions = ListOf(in, "ActionNames");
+  // EvaluationResults are the (action, resource) pairs in order; Marker is the next pair's index.
+  ASSIGN_OR_RETURN(PageRequest page, PageOf(in));
+  const size_t total = actions.size() * resources.size();
+  size_t first = 0;
+  if (!page.marker.empty()) {
+    auto [end, ec] = std::from_chars(page.marker.data(), page.marker.data() + page.marker.size(), first);
+    if (ec != std::errc() || end != page.marker.data() + page.marker.size() || first >= total)
+      return InvalidArgument(fmt::format("Invalid Marker: {}", page.marker), Error::kInvalidInput);
   }
-  out += "</EvaluationResults><IsTruncated>false</IsTruncated>";
+  const size_t last = std::min(total, first + static_cast<size_t>(page.max_items));
+  const auto context = ContextEntriesOf(in);
+  // The simulated call: the caller's own keys and tags, at the simulation's time, but no source
+  // address or region (AWS's simulator takes those only from ContextEntries).
+  aws::CallContext simulated;
+  simulated.scope.account = account;
+  simulated.principal = std::move(caller);
+  simulated.now = ctx.now;
+  simulated.action = ctx.action;
+  const bool by_user = source.kind == aws::PrincipalKind::kUser;
+  std::string out = "<EvaluationResults>";
+  for (size_t i = first; i < last; ++i) {
+    const std::string& action = actions[i / resources.size()];
+    const std::string& resource = resources[i % resources.size()];
+    ASSIGN_OR_RETURN(PolicyAuthorizer::Evaluation e,
+                     authorizer->Evaluate(simulated, aws::AuthRequest{action, resource, context}, &overrides));
+    out += "<member>" + X("EvalActionName", action) + X("EvalResourceName", resource) +
+           X("EvalDecision", DecisionName(e.result.decision)) + "<MatchedStatements>";
+    for (const policy::MatchedStatement& m : e.result.matched) {
+      const policy::NamedPolicy* p = nullptr;
+      std::string_view type = "none";
+      if (m.type == policy::PolicyType::kIdentity && m.policy_index < e.policies->identity.size()) {
+        p = &e.policies->identity[m.policy_index];
+        type = p->id.starts_with("PolicyInputList.")     ? "IAM Policy"  // AWS's name for an input policy
+               : p->id.starts_with("arn:aws:iam::aws:") ? "aws-managed"
+               : p->id.starts_with("arn:")              ? "user-managed"
+               : by_user                                ? "user"
+                                                        : "role";
+      } else if (m.type == policy::PolicyType::kPermissionsBoundary && e.policies->boundary) {
+        p = &*e.policies->boundary;
+        type = p->id.starts_with("arn:aws:iam::aws:") ? "aws-managed" : "user-managed";
+      }
+      if (p == nullptr) continue;
+      out += "<member>" + X("SourcePolicyId", p->id) + X("SourcePolicyType", type) +
+             PositionXml("StartPosition", p->policy.start(m.statement_index)) +
+             PositionXml("EndPosition", p->policy.end(m.statement_index)) + "</member>";
+    }
+    out += "</MatchedStatements>" + MissingContextValuesXml(resource, *e.policies, e.context);
+    if (e.result.allowed_by_boundary) {
+      out += "<PermissionsBoundaryDecisionDetail>" +
+             X("AllowedByPermissionsBoundary", *e.result.allowed_by_boundary ? "true" : "false") +
+             "</PermissionsBoundaryDecisionDetail>";
+    }
+    out += "</member>";
+  }
+  out += "</EvaluationResults>";
+  out += PageTail(last < total ? std::optional<std::string>(std::to_string(last)) : std::nullopt);
   return Response(ctx.action, ctx.request_id, std::move(out));
 }
 
@@ -626,13 +712,18 @@ std::vector<aws::AuthRequest> IamService::AuthorizationFor(const aws::CallContex
                                                            const aws::QueryParams& params) const {
   const std::string account = ctx.principal.account.str();
   auto param = [&](std::string_view name) { return std::string(aws::FindParam(params, name).value_or("")); };
-  // An entity's ARN as IAM authorizes it: the path the call gives (CreateRole, CreateUser,
-  // CreatePolicy), else "/" — a role or user under another path is authorized as if at "/"
-  // (Paddock does not read the record to authorize; docs/contracts/iam.md).
+  // An entity's ARN as IAM authorizes it, path included (a policy may grant `role/svc/*`): with
+  // the path a create gives, else the stored role's or user's ARN (one read; IAM calls are not a
+  // hot path), else at "/" (no such entity: the call answers NoSuchEntity if it may ask at all).
   auto arn = [&](std::string_view kind, std::string_view name) {
-    std::string path = param("Path");
-    if (path.empty() || !ctx.action.starts_with("Create")) path = "/";
-    return fmt::format("arn:aws:iam::{}:{}{}{}", account, kind, path, name);
+    if (ctx.action.starts_with("Create") && !param("Path").empty())
+      return fmt::format("arn:aws:iam::{}:{}{}{}", account, kind, param("Path"), name);
+    if (kind == "role") {
+      if (auto r = directory_.GetRole(ctx.principal.account, name); r.ok()) return r->arn;
+    } else if (kind == "user") {
+      if (auto u = directory_.GetUser(ctx.principal.account, name); u.ok()) return u->arn;
+    }
+    return fmt::format("arn:aws:iam::{}:{}/{}", account, kind, name);
   };
   aws::AuthRequest q{"iam:" + ctx.action, "*", {}};
   const std::string user = param("UserName"), role = param("RoleName"), policy_arn = param("PolicyArn");

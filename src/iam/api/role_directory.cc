@@ -1,6 +1,5 @@
 #include "iam/api/role_directory.h"
 
-#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,23 +26,27 @@ StatusOr<std::optional<sts::AssumableRole>> IamRoleDirectory::FindRole(const Acc
 }
 
 Status IamRoleDirectory::TrustAdmits(const sts::AssumableRole& role, const aws::Principal& caller,
-                                     const sts::TrustContext& context) {
+                                     const sts::CallOrigin& origin, const sts::TrustContext& context) {
   auto trust = policy::ParsePolicy(role.trust_policy_json, policy::DocumentKind::kTrust);
   // A trust policy that no longer parses admits no one.
   if (!trust.ok()) return PermissionDenied(fmt::format("the trust policy of {} does not parse", role.arn));
-  std::map<std::string, std::vector<std::string>> keys;
   bool tags = false, source_identity = false;
   for (const auto& [k, v] : context) {
-    keys[k].push_back(v);
     if (k.starts_with("aws:RequestTag/")) tags = true;
     if (k == "sts:SourceIdentity") source_identity = true;
   }
   std::vector<std::string> actions = {"sts:AssumeRole"};
   if (tags) actions.push_back("sts:TagSession");
   if (source_identity) actions.push_back("sts:SetSourceIdentity");
+  // The caller's call, for the keys every request carries (time, aws:SourceIp,
+  // aws:RequestedRegion, the caller's aws:PrincipalTag/*).
+  aws::CallContext call;
+  call.scope = Scope{caller.account, origin.region};
+  call.principal = caller;
+  call.source_ip = origin.source_ip;
+  call.now = origin.now;
   for (const std::string& action : actions) {
-    policy::RequestContext ctx(EvaluatedPrincipal(caller), action, role.arn);
-    for (const auto& [k, values] : keys) ctx.SetMulti(k, values);
+    ASSIGN_OR_RETURN(policy::RequestContext ctx, authorizer_.ContextOf(call, aws::AuthRequest{action, role.arn, context}));
     if (!policy::TrustPolicyAllows(*trust, ctx)) {
       return PermissionDenied(fmt::format("the trust policy of {} does not allow {} for {}", role.arn, action, caller.arn));
     }

@@ -31,7 +31,8 @@ class RoleDirectoryTest : public ::testing::Test {
   paddock::testing::TempStore store_;
   paddock::testing::FakeClock clock_;
   Directory dir_{*store_, clock_};
-  IamRoleDirectory roles_{dir_};
+  PolicyAuthorizer authorizer_{dir_, clock_};
+  IamRoleDirectory roles_{dir_, authorizer_};
   AccountId account_{"123456789012"};
 };
 
@@ -53,6 +54,38 @@ TEST_F(RoleDirectoryTest, SourceAccountIsTheRolesOwn) {
   auto other = Make("other", Trust(R"({"Service":"ecs-tasks.amazonaws.com"})",
                                    R"(,"Condition":{"StringEquals":{"aws:SourceAccount":"210987654321"}})"));
   EXPECT_EQ(roles_.ServiceMayAssume(other, kTasks).code(), StatusCode::kPermissionDenied);
+}
+
+// A trust policy sees the keys every request carries, built by the authorizer as for any call:
+// the caller's IAM tags (aws:PrincipalTag), its address (aws:SourceIp), the region and the time
+// (before this, the trust question carried only the principal's and STS's own keys).
+TEST_F(RoleDirectoryTest, TrustPoliciesSeeTheCallersTagsAddressAndRegion) {
+  UserSpec alice;
+  alice.name = "alice";
+  alice.tags = {{"team", "blue"}};
+  ASSERT_TRUE(dir_.CreateUser(account_, alice).ok());
+  UserSpec bob;
+  bob.name = "bob";
+  ASSERT_TRUE(dir_.CreateUser(account_, bob).ok());
+  const sts::AssumableRole role = Make("blue-only", Trust(R"({"AWS":"123456789012"})", R"(,"Condition":{
+      "StringEquals":{"aws:PrincipalTag/team":"blue","aws:RequestedRegion":"us-east-1"},
+      "IpAddress":{"aws:SourceIp":"127.0.0.0/8"},
+      "DateGreaterThan":{"aws:CurrentTime":"2020-01-01T00:00:00Z"}})"));
+  auto user = [](const std::string& name) {
+    aws::Principal p;
+    p.account = AccountId("123456789012");
+    p.kind = PrincipalKind::kUser;
+    p.arn = "arn:aws:iam::123456789012:user/" + name;
+    p.user_name = name;
+    return p;
+  };
+  const sts::CallOrigin local{clock_.Now(), "127.0.0.1", Region("us-east-1")};
+  EXPECT_TRUE(roles_.TrustAdmits(role, user("alice"), local, {{"sts:RoleSessionName", "s"}}).ok());
+  EXPECT_EQ(roles_.TrustAdmits(role, user("bob"), local, {}).code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(roles_.TrustAdmits(role, user("alice"), {clock_.Now(), "10.0.0.1", Region("us-east-1")}, {}).code(),
+            StatusCode::kPermissionDenied);
+  EXPECT_EQ(roles_.TrustAdmits(role, user("alice"), {clock_.Now(), "127.0.0.1", Region("eu-west-1")}, {}).code(),
+            StatusCode::kPermissionDenied);
 }
 
 }  // namespace

@@ -107,6 +107,18 @@ void RequestContext::SetMulti(std::string_view key, std::vector<std::string> val
   keys_.emplace_back(std::move(lower), std::move(values));
 }
 
+void RequestContext::SetLower(std::string lower_key, std::string value) {
+  for (auto& [k, v] : keys_) {
+    if (k == lower_key) {
+      v.assign(1, std::move(value));
+      return;
+    }
+  }
+  std::vector<std::string> values;
+  values.push_back(std::move(value));
+  keys_.emplace_back(std::move(lower_key), std::move(values));
+}
+
 const std::vector<std::string>* RequestContext::FindLower(std::string_view lower_key) const {
   for (const auto& [k, v] : keys_)
     if (k == lower_key) return &v;

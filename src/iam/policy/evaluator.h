@@ -75,6 +75,9 @@ class RequestContext {
   void Set(std::string_view key, std::string value);
   // Sets a multivalued key such as aws:TagKeys. An empty list is the same as an absent key.
   void SetMulti(std::string_view key, std::vector<std::string> values);
+  // As Set, for a key already lowercase ("aws:sourceip"): the hot path's keys skip the lowering.
+  // REQUIRES: `lower_key` has no uppercase letter.
+  void SetLower(std::string lower_key, std::string value);
   // The key's values, or nullptr when the request does not carry it. Any case of `key`.
   const std::vector<std::string>* Find(std::string_view key) const;
   // As Find, for a key already lowercase (the compiled policy's keys are).

@@ -224,7 +224,7 @@ StatusOr<std::string> StsService::AssumeRole(const aws::CallContext& ctx, const 
     for (const json::value& k : keys->get_array())
       if (k.is_string()) context.emplace_back("sts:TransitiveTagKeys", std::string(k.get_string()));
   }
-  Status trusted = roles_->TrustAdmits(*role, caller, context);
+  Status trusted = roles_->TrustAdmits(*role, caller, CallOrigin{ctx.now, ctx.source_ip, ctx.scope.region}, context);
   if (trusted.code() == StatusCode::kPermissionDenied) return AccessDenied(NotAuthorized(caller, role_arn));
   RETURN_IF_ERROR(trusted);
 

@@ -50,7 +50,8 @@ class FakeRoles : public RoleDirectory {
     if (account.str() != kAccount || arn != kRoleArn) return std::optional<AssumableRole>();
     return std::optional<AssumableRole>(role);
   }
-  Status TrustAdmits(const AssumableRole&, const aws::Principal& caller, const TrustContext& context) override {
+  Status TrustAdmits(const AssumableRole&, const aws::Principal& caller, const CallOrigin&,
+                     const TrustContext& context) override {
     last_context = context;
     for (const auto& t : trusted)
       if (t == caller.arn || t == caller.role_arn) return OkStatus();

@@ -2,74 +2,54 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
+#include <boost/json.hpp>
 
 namespace paddock::ec2::api::internal {
-namespace {
+namespace json = boost::json;
 
-// The positive index at the start of `rest` ("12.Foo" -> 12, rest "Foo"); 0 when there is none.
-int TakeIndex(std::string_view& rest) {
-  int index = 0;
-  auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), index);
-  if (ec != std::errc() || index <= 0) return 0;
-  rest.remove_prefix(static_cast<size_t>(end - rest.data()));
-  return index;
+std::optional<std::string> Input::Str(std::string_view member) const {
+  const json::value* v = fields_->if_contains(member);
+  if (v == nullptr || !v->is_string()) return std::nullopt;
+  return std::string(v->get_string());
 }
 
-}  // namespace
+std::optional<int32_t> Input::Int(std::string_view member) const {
+  const json::value* v = fields_->if_contains(member);
+  // The model checked that an "integer" fits 32 bits.
+  if (v == nullptr || !v->is_int64()) return std::nullopt;
+  return static_cast<int32_t>(v->get_int64());
+}
 
-std::vector<std::string> ListParam(const Params& params, std::string_view name) {
-  std::map<int, std::string> by_index;
-  const std::string prefix = std::string(name) + ".";
-  for (const auto& [k, v] : params) {
-    if (!k.starts_with(prefix)) continue;
-    std::string_view rest = std::string_view(k).substr(prefix.size());
-    int index = TakeIndex(rest);
-    if (index > 0 && rest.empty()) by_index[index] = v;
-  }
+bool Input::Bool(std::string_view member) const {
+  const json::value* v = fields_->if_contains(member);
+  return v != nullptr && v->is_bool() && v->get_bool();
+}
+
+std::vector<std::string> Input::Strings(std::string_view member) const {
   std::vector<std::string> out;
-  for (auto& [i, v] : by_index) out.push_back(std::move(v));
+  const json::value* v = fields_->if_contains(member);
+  if (v == nullptr || !v->is_array()) return out;
+  for (const json::value& e : v->get_array())
+    if (e.is_string()) out.emplace_back(e.get_string());
   return out;
 }
 
-std::map<int, Params> StructList(const Params& params, std::string_view name) {
-  std::map<int, Params> out;
-  const std::string prefix = std::string(name) + ".";
-  for (const auto& [k, v] : params) {
-    if (!k.starts_with(prefix)) continue;
-    std::string_view rest = std::string_view(k).substr(prefix.size());
-    int index = TakeIndex(rest);
-    if (index <= 0 || !rest.starts_with('.')) continue;
-    out[index].emplace_back(std::string(rest.substr(1)), v);
-  }
+std::vector<Input> Input::Structs(std::string_view member) const {
+  std::vector<Input> out;
+  const json::value* v = fields_->if_contains(member);
+  if (v == nullptr || !v->is_array()) return out;
+  for (const json::value& e : v->get_array())
+    if (e.is_object()) out.emplace_back(e.get_object());
   return out;
 }
 
-std::optional<std::string> Param(const Params& params, std::string_view name) {
-  for (const auto& [k, v] : params)
-    if (k == name) return v;
-  return std::nullopt;
-}
-
-StatusOr<std::optional<int32_t>> IntParam(const Params& params, std::string_view name) {
-  std::optional<std::string> text = Param(params, name);
-  if (!text) return std::optional<int32_t>();
-  int32_t value = 0;
-  auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
-  if (ec != std::errc() || end != text->data() + text->size() || text->empty())
-    return Ec2Error(Error::kInvalidParameterValue, fmt::format("Invalid value '{}' for {}", *text, name));
-  return std::optional<int32_t>(value);
-}
-
-bool BoolParam(const Params& params, std::string_view name) { return Param(params, name) == "true"; }
-
-Filters ParseFilters(const Params& params) {
+Filters ParseFilters(const Input& in) {
   Filters out;
-  for (auto& [i, members] : StructList(params, "Filter")) {
-    std::optional<std::string> name = Param(members, "Name");
+  for (const Input& filter : in.Structs("Filters")) {
+    std::optional<std::string> name = filter.Str("Name");
     if (!name) continue;
     auto& values = out[*name];
-    for (auto& v : ListParam(members, "Value")) values.insert(std::move(v));
+    for (auto& v : filter.Strings("Values")) values.insert(std::move(v));
   }
   return out;
 }
@@ -121,8 +101,8 @@ bool Matches(const Filters& filters, const Attributes& attributes) {
   return true;
 }
 
-StatusOr<size_t> MaxResults(const Params& params) {
-  ASSIGN_OR_RETURN(std::optional<int32_t> n, IntParam(params, "MaxResults"));
+StatusOr<size_t> MaxResults(const Input& in) {
+  const std::optional<int32_t> n = in.Int("MaxResults");
   if (!n) return size_t{0};
   if (*n < 5 || *n > 1000)
     return Ec2Error(Error::kInvalidParameterValue,
@@ -140,8 +120,8 @@ std::string XmlText(std::string_view name, std::string_view text) {
   return fmt::format("<{0}>{1}</{0}>", name, aws::XmlEscape(text));
 }
 
-StatusOr<std::string> NextTokenPosition(const Params& params, const aws::TokenCodec& tokens, std::string_view context) {
-  std::optional<std::string> token = Param(params, "NextToken");
+StatusOr<std::string> NextTokenPosition(const Input& in, const aws::TokenCodec& tokens, std::string_view context) {
+  std::optional<std::string> token = in.Str("NextToken");
   if (!token || token->empty()) return std::string();
   StatusOr<std::string> after = tokens.Decode(context, *token);
   if (!after.ok()) return Ec2Error(Error::kInvalidNextToken, "The provided NextToken is not valid.");

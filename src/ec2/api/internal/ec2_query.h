@@ -1,6 +1,7 @@
-// EC2's Query-protocol conventions, for ec2::api::Ec2Service's source files: list and structure
-// parameters ("GroupId.1", "IpPermissions.1.IpRanges.2.CidrIp"), filters ("Filter.1.Name",
-// "Filter.1.Value.1", with EC2's * and ? wildcards), errors and the response envelope.
+// EC2's Query-protocol conventions, for ec2::api::Ec2Service's source files: the call's input as
+// the embedded model decoded it (Input: "GroupId.1" is GroupIds[0], "IpPermissions.1.IpRanges.2.
+// CidrIp" IpPermissions[0].IpRanges[1].CidrIp), filters (Filters[].Name/Values, with EC2's * and ?
+// wildcards), errors and the response envelope.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,8 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include <boost/json/fwd.hpp>
 
 #include "aws/pagination.h"
 #include "aws/service.h"
@@ -24,27 +27,29 @@ inline constexpr std::string_view kEc2Xmlns = "http://ec2.amazonaws.com/doc/2016
 // An EC2 client error, answered with the code ec2/api/errors.h gives `error`, HTTP 400.
 inline Status Ec2Error(ec2::Error error, std::string message) { return InvalidArgument(std::move(message), error); }
 
-// Parameters as (name, value) pairs: the request's, or a structure's members below a prefix.
-using Params = std::vector<std::pair<std::string, std::string>>;
+// A structure of the call's input as aws::QueryModel (ec2 flavour) decoded it, keyed by the
+// model's member names ("GroupIds", "IpPermissions", CreateSecurityGroup's "Description" sent as
+// GroupDescription). The model has already checked types, ranges and required members; members of
+// another type than asked read as absent. A view: the decoded object must outlive it.
+class Input {
+ public:
+  explicit Input(const boost::json::object& fields) : fields_(&fields) {}
 
-// "Name.1", "Name.2", ... in index order.
-std::vector<std::string> ListParam(const Params& params, std::string_view name);
+  std::optional<std::string> Str(std::string_view member) const;
+  std::optional<int32_t> Int(std::string_view member) const;
+  bool Bool(std::string_view member) const;  // absent: false
+  // A list member: its strings, or its structures, in order; absent: empty.
+  std::vector<std::string> Strings(std::string_view member) const;
+  std::vector<Input> Structs(std::string_view member) const;
 
-// The members of "Name.N.<member>" for each N, in index order: N -> [(member, value)].
-std::map<int, Params> StructList(const Params& params, std::string_view name);
+ private:
+  const boost::json::object* fields_;
+};
 
-// The value of `name` among `params`, or nullopt.
-std::optional<std::string> Param(const Params& params, std::string_view name);
-
-// An integer parameter; absent: nullopt; not an integer: InvalidParameterValue.
-StatusOr<std::optional<int32_t>> IntParam(const Params& params, std::string_view name);
-
-// A boolean parameter ("true"/"false"); absent: false.
-bool BoolParam(const Params& params, std::string_view name);
-
-// "Filter.N.Name" / "Filter.N.Value.M": name -> accepted values (a value may hold * and ?).
+// Filters[].Name / Filters[].Values ("Filter.N.Name" / "Filter.N.Value.M"): name -> accepted
+// values (a value may hold * and ?).
 using Filters = std::map<std::string, std::set<std::string>>;
-Filters ParseFilters(const Params& params);
+Filters ParseFilters(const Input& in);
 
 // An item's attributes for filtering; an attribute may have several values (tags, rules' peers).
 using Attributes = std::multimap<std::string, std::string>;
@@ -61,12 +66,13 @@ bool Matches(const Filters& filters, const Attributes& attributes);
 // EC2's filter wildcards: * any run of characters, ? any one.
 bool GlobMatch(std::string_view pattern, std::string_view text);
 
-// MaxResults for paginated describes (5..1000), 0 when absent.
-StatusOr<size_t> MaxResults(const Params& params);
+// MaxResults for paginated describes (5..1000), 0 when absent. The model bounds it for most
+// describes; DescribeInstances' model sets no bound, which EC2 enforces all the same.
+StatusOr<size_t> MaxResults(const Input& in);
 
 // Where the request's NextToken, signed by `tokens` for `context`, says a paginated describe
 // resumes; "" when there is none. InvalidNextToken when it does not decode.
-StatusOr<std::string> NextTokenPosition(const Params& params, const aws::TokenCodec& tokens, std::string_view context);
+StatusOr<std::string> NextTokenPosition(const Input& in, const aws::TokenCodec& tokens, std::string_view context);
 
 // <{action}Response xmlns=…><requestId/>{body}</{action}Response>
 std::string Response(std::string_view action, std::string_view request_id, std::string_view body);

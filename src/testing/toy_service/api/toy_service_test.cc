@@ -7,22 +7,12 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <filesystem>
 #include <memory>
 #include <string>
 
 #include <boost/json.hpp>
 
-#include "aws/front.h"
-#include "aws/sigv4.h"
-#include "cli/schemas.h"
-#include "common/clock.h"
-#include "http/client.h"
-#include "http/server.h"
-#include "iam/accounts.h"
-#include "iam/api/account_credentials.h"
-#include "store/sqlite/sqlite_store.h"
+#include "testing/toy_front_fixture.h"
 #include "testing/toy_service/notes.h"
 #include "testing/toy_service/schema.h"
 
@@ -31,47 +21,15 @@ namespace {
 
 namespace json = boost::json;
 
-class ToyServiceTest : public ::testing::Test {
+class ToyServiceTest : public testing::ToyFrontTest {
  protected:
   void SetUp() override {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "paddock-toy-XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-    store::SqliteOptions options;
-    options.path = dir_ + "/state.db";
-    options.durable = false;
-    options.schemas = cli::NodeSchemas();
-    options.schemas.push_back(kSchema);  // the toy's own tables beside the node's
-    auto opened = store::SqliteStore::Open(options);
-    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-    store_ = std::move(*opened);
-
-    accounts_ = std::make_unique<iam::Accounts>(*store_, SystemClock::Get());
-    auto account = accounts_->CreateAccount(std::nullopt, "toy");
-    ASSERT_TRUE(account.ok()) << account.status().ToString();
-    auto key = accounts_->CreateAccessKey(account->id);
-    ASSERT_TRUE(key.ok()) << key.status().ToString();
-    key_ = *key;
-
+    ASSERT_NO_FATAL_FAILURE(OpenStore("toy", {kSchema}));  // the toy's own tables beside the node's
     notes_ = std::make_unique<Notes>(*store_);
     toy_ = std::make_unique<api::ToyService>(*notes_);
-    credentials_ = std::make_unique<iam::api::AccountCredentials>(*accounts_);
-    front_ = std::make_unique<aws::ApiFront>(aws::FrontOptions{}, SystemClock::Get(), *credentials_);
+    CreateFront(aws::FrontOptions{});
     front_->AddJsonService(toy_.get());  // the registration: one line
-
-    server_ = std::make_unique<http::Server>(http::ServerOptions{},
-                                             [this](const http::Request& r) { return front_->Handle(r); });
-    auto port = server_->Start();
-    ASSERT_TRUE(port.ok()) << port.status().ToString();
-    client_ = std::make_unique<http::Client>("127.0.0.1", *port);
-  }
-
-  void TearDown() override {
-    client_.reset();
-    if (server_) server_->Stop();
-    if (store_) store_->Close();
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
+    ASSERT_NO_FATAL_FAILURE(StartServer());
   }
 
   // POSTs `body` as the toy's `action`, signed with the account's key (or `secret`).
@@ -83,25 +41,11 @@ class ToyServiceTest : public ::testing::Test {
                    {"Content-Type", "application/x-amz-json-1.1"},
                    {"X-Amz-Target", "ToyNotes_20261201." + std::string(action)}};
     req.body = json::serialize(body);
-    aws::SignRequest(req, {key_.id.str(), secret.empty() ? key_.secret : secret}, "eu-west-1", "toy",
-                     SystemClock::Get().Now());
-    auto r = client_->Send(req);
-    EXPECT_TRUE(r.ok()) << r.status().ToString();
-    return r.ok() ? *r : http::Response{};
+    return SignAndSend(std::move(req), "toy", secret);
   }
 
-  static json::object Body(const http::Response& r) { return json::parse(r.body).as_object(); }
-
-  std::string dir_;
-  std::unique_ptr<store::SqliteStore> store_;
-  std::unique_ptr<iam::Accounts> accounts_;
-  std::unique_ptr<iam::api::AccountCredentials> credentials_;
-  iam::AccessKey key_;
   std::unique_ptr<Notes> notes_;
   std::unique_ptr<api::ToyService> toy_;
-  std::unique_ptr<aws::ApiFront> front_;
-  std::unique_ptr<http::Server> server_;
-  std::unique_ptr<http::Client> client_;
 };
 
 TEST_F(ToyServiceTest, ANoteRoundTripsThroughTheStore) {
