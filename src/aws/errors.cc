@@ -89,10 +89,7 @@ AwsError AwsErrorFor(const Status& status, Dialect dialect) {
     }
   }
   const Answer answer = DefaultFor(status.code(), dialect);
-  const std::string& named = status.aws_type();  // DEPRECATED
-  if (named.empty() || named == DefaultFor(status.code(), Dialect::kJson).type)
-    return {std::string(answer.type), answer.http_status};
-  return {named, named == "ServiceUnavailableException" ? 503 : answer.http_status};
+  return {std::string(answer.type), answer.http_status};
 }
 
 std::optional<Error> ErrorFromAwsCode(std::string_view type) {

@@ -49,11 +49,9 @@ enum class Dialect {
 };
 
 // The answer for a failed Status that no service's table claimed: its aws::Error detail's code,
-// else (deprecated) its aws_type() when set, else the default for its code (kInvalidArgument ->
-// InvalidParameterException 400, kNotFound -> ClientException 400, kInternal -> ServerException
-// 500, kUnavailable -> ServerException 503, kPermissionDenied -> AccessDeniedException 400 or, in
-// the Query dialect, AccessDenied 403, ...). A deprecated aws_type() that restates the JSON
-// default ("AccessDeniedException" on a kPermissionDenied) is answered as the default.
+// else the default for its code (kInvalidArgument -> InvalidParameterException 400, kNotFound ->
+// ClientException 400, kInternal -> ServerException 500, kUnavailable -> ServerException 503,
+// kPermissionDenied -> AccessDeniedException 400 or, in the Query dialect, AccessDenied 403, ...).
 AwsError AwsErrorFor(const Status& status, Dialect dialect = Dialect::kJson);
 
 // The aws::Error whose code is `type` ("UnrecognizedClientException"), for a client that reads an

@@ -333,16 +333,13 @@ TEST(AwsErrorForTest, TheQueryDialectNamesDenialAndThrottlingItsOwnWay) {
   auto query = [](Status s) { return AwsErrorFor(s, Dialect::kQuery); };
   EXPECT_EQ(query(PermissionDenied("x")).type, "AccessDenied");
   EXPECT_EQ(query(PermissionDenied("x")).http_status, 403);
-  // A deprecated name that restates the JSON default is answered as the default.
-  EXPECT_EQ(query(PermissionDenied("x", "AccessDeniedException")).type, "AccessDenied");
-  EXPECT_EQ(query(PermissionDenied("x", "AccessDeniedException")).http_status, 403);
-  EXPECT_EQ(AwsErrorFor(PermissionDenied("x", "AccessDeniedException")).type, "AccessDeniedException");
+  EXPECT_EQ(AwsErrorFor(PermissionDenied("x")).type, "AccessDeniedException");
   EXPECT_EQ(query(ResourceExhausted("x", Error::kThrottling)).type, "Throttling");
   EXPECT_EQ(AwsErrorFor(ResourceExhausted("x", Error::kThrottling)).type, "ThrottlingException");
   // Everything else is answered as in JSON.
   EXPECT_EQ(query(InvalidArgument("x", Error::kMissingAction)).type, "MissingAction");
-  EXPECT_EQ(query(InvalidArgument("x", "InvalidGroup.NotFound")).type, "InvalidGroup.NotFound");
-  EXPECT_EQ(query(Unavailable("x", "ServiceUnavailableException")).http_status, 503);
+  EXPECT_EQ(query(InvalidArgument("x")).type, "InvalidParameterException");
+  EXPECT_EQ(query(Unavailable("x")).http_status, 503);
   EXPECT_EQ(query(Internal("x")).http_status, 500);
 }
 

@@ -13,12 +13,19 @@
 #include <mutex>
 #include <thread>
 
+#include "agent/inprocess/errors.h"
+#include "agent/inprocess/inprocess_control.h"
 #include "agent/remote/server/agent_service.h"
 #include "agent/remote/registration.h"
 #include "agent/remote/remote_control.h"
 #include "cli/config.h"
 #include "cli/node.h"
 #include "ecs/api/errors.h"
+#include "ecs/cluster/clusters.h"
+#include "ecs/instance/instances.h"
+#include "ecs/task/tasks.h"
+#include "ecs/taskdef/taskdefs.h"
+#include "ecs/testing/temp_store.h"
 #include "iam/directory.h"
 
 namespace paddock::cli {
@@ -479,6 +486,25 @@ TEST_F(RemoteAgentTest, OnlyTheInstancesOwnCredentialSpeaksForItsAgent) {
   Ecs("DeregisterContainerInstance", {{"cluster", "ec2"}, {"containerInstance", instance_arn_}, {"force", true}});
   auto revoked = as_agent.Call(agent_target + ".PollAssignments", {{"cluster", "ec2"}, {"containerInstance", instance_arn_}});
   EXPECT_EQ(ecs::api::AnswerFor(revoked.status()).type, "UnrecognizedClientException") << revoked.status().ToString();
+}
+
+// The agent service's table: InProcessControl's details in ECS's words (the answers
+// AnInstanceGetsRoleCredentialsOnlyForItsOwnLiveTasks reads back), then ECS's table.
+TEST(AgentServiceErrorsTest, TheControlsRefusalsAreAnsweredInEcsWords) {
+  paddock::testing::TempStore store;
+  ecs::taskdef::TaskDefinitions tds(*store);
+  ecs::cluster::Clusters clusters(*store);
+  ecs::task::Tasks tasks(*store, tds, clusters, "fargate-local");
+  ecs::instance::ContainerInstances instances(*store, clusters);
+  agent::InProcessControl control(tasks, nullptr);
+  agent::remote::AgentService service(control, instances);
+  auto answer = [&](const Status& s) { return service.ErrorFor(s); };
+  ASSERT_TRUE(answer(PermissionDenied("x", agent::Error::kTaskNotAssigned)).has_value());
+  EXPECT_EQ(answer(PermissionDenied("x", agent::Error::kTaskNotAssigned))->type, "AccessDeniedException");
+  EXPECT_EQ(answer(InvalidArgument("x", agent::Error::kNoTaskRole))->type, "ClientException");
+  EXPECT_EQ(answer(InvalidArgument("x", agent::Error::kNoTaskRole))->http_status, 400);
+  EXPECT_EQ(answer(NotFound("x", ecs::Error::kClusterNotFound))->type, "ClusterNotFoundException");
+  EXPECT_EQ(answer(NotFound("x")), std::nullopt);  // the front's default
 }
 
 }  // namespace

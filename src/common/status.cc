@@ -29,7 +29,6 @@ std::string Status::ToString() const {
   if (ok()) return "OK";
   std::string s(StatusCodeName(code_));
   if (!detail_.empty()) s += " (" + detail_.ToString() + ")";
-  if (!aws_type_.empty()) s += " (" + aws_type_ + ")";
   s += ": " + message_;
   return s;
 }

@@ -91,10 +91,6 @@ class [[nodiscard]] Status {
   Status() = default;
   Status(StatusCode code, std::string message, ErrorDetail detail = {})
       : code_(code), message_(std::move(message)), detail_(detail) {}
-  // DEPRECATED: an AWS error name written at the call site. Use a typed detail and the service's
-  // table instead; kept until the last callers (listed in docs/architecture.md) are converted.
-  Status(StatusCode code, std::string message, std::string aws_type)
-      : code_(code), message_(std::move(message)), aws_type_(std::move(aws_type)) {}
 
   static Status Ok() { return Status(); }
 
@@ -103,8 +99,6 @@ class [[nodiscard]] Status {
   const std::string& message() const { return message_; }
   // What failed, in the failing module's vocabulary; empty when the code says enough.
   const ErrorDetail& detail() const { return detail_; }
-  // DEPRECATED (see the constructor): the AWS error type to report, or empty.
-  const std::string& aws_type() const { return aws_type_; }
 
   std::string ToString() const;
 
@@ -115,7 +109,6 @@ class [[nodiscard]] Status {
   StatusCode code_ = StatusCode::kOk;
   std::string message_;
   ErrorDetail detail_;
-  std::string aws_type_;
 };
 
 // Whether `status` failed with detail `e`.
@@ -127,27 +120,16 @@ bool IsError(const Status& status, E e) {
 
 inline Status OkStatus() { return Status(); }
 inline Status InvalidArgument(std::string m, ErrorDetail d = {}) { return {StatusCode::kInvalidArgument, std::move(m), d}; }
-inline Status InvalidArgument(std::string m, std::string t) { return {StatusCode::kInvalidArgument, std::move(m), std::move(t)}; }
 inline Status NotFound(std::string m, ErrorDetail d = {}) { return {StatusCode::kNotFound, std::move(m), d}; }
-inline Status NotFound(std::string m, std::string t) { return {StatusCode::kNotFound, std::move(m), std::move(t)}; }
 inline Status AlreadyExists(std::string m, ErrorDetail d = {}) { return {StatusCode::kAlreadyExists, std::move(m), d}; }
-inline Status AlreadyExists(std::string m, std::string t) { return {StatusCode::kAlreadyExists, std::move(m), std::move(t)}; }
 inline Status FailedPrecondition(std::string m, ErrorDetail d = {}) { return {StatusCode::kFailedPrecondition, std::move(m), d}; }
-inline Status FailedPrecondition(std::string m, std::string t) { return {StatusCode::kFailedPrecondition, std::move(m), std::move(t)}; }
 inline Status PermissionDenied(std::string m, ErrorDetail d = {}) { return {StatusCode::kPermissionDenied, std::move(m), d}; }
-inline Status PermissionDenied(std::string m, std::string t) { return {StatusCode::kPermissionDenied, std::move(m), std::move(t)}; }
 inline Status Unauthenticated(std::string m, ErrorDetail d = {}) { return {StatusCode::kUnauthenticated, std::move(m), d}; }
-inline Status Unauthenticated(std::string m, std::string t) { return {StatusCode::kUnauthenticated, std::move(m), std::move(t)}; }
 inline Status ResourceExhausted(std::string m, ErrorDetail d = {}) { return {StatusCode::kResourceExhausted, std::move(m), d}; }
-inline Status ResourceExhausted(std::string m, std::string t) { return {StatusCode::kResourceExhausted, std::move(m), std::move(t)}; }
 inline Status Aborted(std::string m, ErrorDetail d = {}) { return {StatusCode::kAborted, std::move(m), d}; }
-inline Status Aborted(std::string m, std::string t) { return {StatusCode::kAborted, std::move(m), std::move(t)}; }
 inline Status Unavailable(std::string m, ErrorDetail d = {}) { return {StatusCode::kUnavailable, std::move(m), d}; }
-inline Status Unavailable(std::string m, std::string t) { return {StatusCode::kUnavailable, std::move(m), std::move(t)}; }
 inline Status DataLoss(std::string m, ErrorDetail d = {}) { return {StatusCode::kDataLoss, std::move(m), d}; }
-inline Status DataLoss(std::string m, std::string t) { return {StatusCode::kDataLoss, std::move(m), std::move(t)}; }
 inline Status Internal(std::string m, ErrorDetail d = {}) { return {StatusCode::kInternal, std::move(m), d}; }
-inline Status Internal(std::string m, std::string t) { return {StatusCode::kInternal, std::move(m), std::move(t)}; }
 
 template <typename T>
 class [[nodiscard]] StatusOr {

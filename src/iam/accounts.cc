@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "common/encoding.h"
+#include "iam/errors.h"
 #include "store/key.h"
 
 namespace paddock::iam {
@@ -83,7 +84,7 @@ StatusOr<AccessKey> DecodeKey(std::string_view text) {
 namespace {
 
 Status NoSuchKey(const AccessKeyId& id) {
-  return NotFound(fmt::format("The Access Key with id {} cannot be found.", id.str()), "NoSuchEntity");
+  return NotFound(fmt::format("The Access Key with id {} cannot be found.", id.str()), Error::kNoSuchEntity);
 }
 
 std::string NewKeyId() { return "AKIA" + RandomString(16, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"); }
@@ -139,7 +140,7 @@ StatusOr<AccessKey> Accounts::CreateUserAccessKey(const AccountId& account, cons
     ASSIGN_OR_RETURN(auto existing, txn.Scan(kUserKeys, store::PrefixRange(prefix), kKeysPerUser + 1));
     if (existing.size() >= kKeysPerUser)
       return ResourceExhausted(fmt::format("Cannot exceed quota for AccessKeysPerUser: {}", kKeysPerUser),
-                               "LimitExceeded");
+                               Error::kLimitExceeded);
     key.id = AccessKeyId(NewKeyId());
     RETURN_IF_ERROR(txn.Put(kAccessKeys, Key().Str(key.id.str()).Done(), EncodeKey(key)));
     RETURN_IF_ERROR(txn.Put(kUserKeys, Key().Str(account.str()).Str(Lower(owner.user_name)).Str(key.id.str()).Done(), ""));

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "common/encoding.h"
+#include "iam/errors.h"
 #include "iam/internal/embedded.h"
 #include "store/key.h"
 
@@ -34,9 +35,9 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
-Status NoSuchEntity(std::string m) { return NotFound(std::move(m), "NoSuchEntity"); }
-Status DeleteConflict(std::string m) { return FailedPrecondition(std::move(m), "DeleteConflict"); }
-Status LimitExceeded(std::string m) { return ResourceExhausted(std::move(m), "LimitExceeded"); }
+Status NoSuchEntity(std::string m) { return NotFound(std::move(m), Error::kNoSuchEntity); }
+Status DeleteConflict(std::string m) { return FailedPrecondition(std::move(m), Error::kDeleteConflict); }
+Status LimitExceeded(std::string m) { return ResourceExhausted(std::move(m), Error::kLimitExceeded); }
 
 std::string NewId(std::string_view prefix) { return std::string(prefix) + RandomString(17, kIdAlphabet); }
 
@@ -254,7 +255,7 @@ Status CheckTags(const std::vector<Tag>& tags, std::string_view quota) {
     for (size_t j = i + 1; j < tags.size(); ++j)
       if (Lower(tags[i].key) == Lower(tags[j].key))
         return InvalidArgument("Duplicate tag keys found. Please note that Tag keys are case insensitive.",
-                               "InvalidInput");
+                               Error::kInvalidInput);
   return OkStatus();
 }
 
@@ -376,7 +377,7 @@ Status InsertPrincipal(store::WriteTxn& txn, const AccountId& account, Principal
   ASSIGN_OR_RETURN(auto existing, txn.Get(table, Key().Str(account.str()).Str(lname).Done()));
   if (existing)
     return AlreadyExists(fmt::format("{} with name {} already exists.", role ? "Role" : "User", name),
-                         "EntityAlreadyExists");
+                         Error::kEntityAlreadyExists);
   RETURN_IF_ERROR(CheckQuota(txn, table, account, quota, quota_name));
   if (!boundary_arn.empty()) {
     ASSIGN_OR_RETURN(auto b, ReadAnyPolicy(txn, account, boundary_arn));
@@ -515,7 +516,7 @@ StatusOr<Role> Directory::CreateServiceLinkedRole(const AccountId& account, std:
     if (k.service == service) known = &k;
   if (known == nullptr)
     return InvalidArgument(fmt::format("Service role name for {} has not been defined.", service).substr(0, 512),
-                           "InvalidInput");
+                           Error::kInvalidInput);
   RoleSpec spec;
   spec.name = fmt::format("AWSServiceRoleFor{}", known->role_suffix);
   spec.path = fmt::format("/aws-service-role/{}/", service);
@@ -524,11 +525,11 @@ StatusOr<Role> Directory::CreateServiceLinkedRole(const AccountId& account, std:
       R"({{"Version":"2012-10-17","Statement":[{{"Effect":"Allow","Principal":{{"Service":"{}"}},"Action":"sts:AssumeRole"}}]}})",
       service);
   StatusOr<Role> role = CreateRole(account, spec);
-  if (!role.ok() && role.status().aws_type() == "EntityAlreadyExists")
+  if (!role.ok() && IsError(role.status(), Error::kEntityAlreadyExists))
     return InvalidArgument(fmt::format("Service role name {} has been taken in this account, please try a different "
                                        "suffix.",
                                        spec.name),
-                           "InvalidInput");
+                           Error::kInvalidInput);
   return role;
 }
 
@@ -758,8 +759,7 @@ Status Directory::DeleteInlinePolicy(const AccountId& account, const PrincipalRe
 namespace {
 
 Status AwsManagedIsReadOnly(std::string_view arn) {
-  return PermissionDenied(fmt::format("Policy {} is an AWS managed policy and cannot be changed.", arn),
-                          "AccessDenied");
+  return PermissionDenied(fmt::format("Policy {} is an AWS managed policy and cannot be changed.", arn));
 }
 
 Status NoSuchPolicy(std::string_view arn) { return NoSuchEntity(fmt::format("Policy {} was not found.", arn)); }
@@ -784,7 +784,7 @@ StatusOr<ManagedPolicy> Directory::CreatePolicy(const AccountId& account, const 
     ASSIGN_OR_RETURN(auto existing, txn.Get(kPolicies, Key().Str(account.str()).Str(lname).Done()));
     if (existing)
       return AlreadyExists(fmt::format("A policy called {} already exists. Duplicate names are not allowed.", p.name),
-                           "EntityAlreadyExists");
+                           Error::kEntityAlreadyExists);
     RETURN_IF_ERROR(CheckQuota(txn, kPolicies, account, quotas_.policies, "PoliciesPerAccount"));
     RETURN_IF_ERROR(txn.Put(kVersions, Key().Str(account.str()).Str(lname).U64(1).Done(),
                             EncodeVersion(spec.document, p.created_at)));

@@ -11,8 +11,8 @@
 //
 // The Directory stores and validates; it enforces nothing (iam/policy/ evaluates). Names of
 // roles, users and managed policies are unique per account ignoring case, as on AWS; lists are in
-// name order. Errors carry IAM's error codes and messages (NoSuchEntity, EntityAlreadyExists,
-// DeleteConflict, LimitExceeded, MalformedPolicyDocument, InvalidInput) as the Status's AWS type.
+// name order. Errors carry IAM's messages and an iam::Error detail (iam/errors.h: kNoSuchEntity,
+// kEntityAlreadyExists, ...), which the comments below name by IAM's codes (NoSuchEntity, ...).
 // Users' access keys live in iam::Accounts (the one owner of `access_keys`).
 //
 // Key layout (iam/schema.h); `lname` is the lowercased name:
@@ -40,6 +40,7 @@
 #include "common/clock.h"
 #include "common/ids.h"
 #include "common/status.h"
+#include "iam/errors.h"
 #include "iam/policy/policy.h"
 #include "store/store.h"
 
@@ -294,7 +295,7 @@ class Directory {
   std::atomic<uint64_t> generation_{0};
 };
 
-// "MalformedPolicyDocument" with AWS's message for the first problem unless `document` is a valid
+// kMalformedPolicyDocument with AWS's message for the first problem unless `document` is a valid
 // policy document of `kind` (the evaluator's own parser: iam/policy/policy.h), so that nothing
 // stored is a document the evaluator cannot read. Trust policies are kTrust; inline, managed and
 // boundary documents kIdentity.

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "store/key.h"
+#include "vpc/errors.h"
 #include "vpc/internal/tables.h"
 
 namespace paddock::vpc {
@@ -133,7 +134,7 @@ StatusOr<uint32_t> AllocateIp(store::WriteTxn& txn, const Scope& scope, const Su
   if (groups.empty()) groups.push_back(DefaultVpcFor(scope).security_group_id);
   for (const auto& g : groups) {
     ASSIGN_OR_RETURN(bool exists, internal::GroupExists(txn, scope, g));
-    if (!exists) return NotFound(fmt::format("The security group '{}' does not exist", g), "InvalidGroup.NotFound");
+    if (!exists) return NotFound(fmt::format("The security group '{}' does not exist", g), Error::kGroupNotFound);
   }
 
   ASSIGN_OR_RETURN(PoolState st, ReadPool(txn, scope, subnet));

@@ -41,7 +41,7 @@ namespace paddock::vpc {
 // The next free address of `subnet` in the scope's VPC, recorded as held by `owner` with the
 // security groups `groups` (ids of the scope's VPC; empty: its default group, as an interface
 // without groups gets on AWS; duplicates are dropped). A group that does not exist fails with
-// InvalidGroup.NotFound and allocates nothing. A full subnet fails with kResourceExhausted.
+// vpc::Error::kGroupNotFound and allocates nothing. A full subnet fails with kResourceExhausted.
 // The change alters the VPC's policy: the caller tells SecurityGroups::NotifyPolicyChanged after
 // its commit.
 StatusOr<uint32_t> AllocateIp(store::WriteTxn& txn, const Scope& scope, const Subnet& subnet, std::string_view owner,

@@ -15,6 +15,7 @@
 #include "common/json_fields.h"
 #include "store/key.h"
 #include "vpc/default_vpc.h"
+#include "vpc/errors.h"
 #include "vpc/internal/tables.h"
 #include "vpc/ipam.h"
 
@@ -32,20 +33,20 @@ using internal::ScopeKey;
 constexpr size_t kAll = std::numeric_limits<size_t>::max();
 constexpr std::string_view kAllTraffic = "0.0.0.0/0";
 
-// ---- errors, with EC2's codes (docs/contracts/security-group.md) ----
+// ---- errors: vpc::Error details, which EC2's table answers with EC2's codes (docs/contracts/security-group.md) ----
 
-Status Ec2Error(std::string code, std::string message) { return InvalidArgument(std::move(message), std::move(code)); }
+Status BadInput(Error error, std::string message) { return InvalidArgument(std::move(message), error); }
 
 Status GroupNotFound(std::string_view id) {
-  return NotFound(fmt::format("The security group '{}' does not exist", id), "InvalidGroup.NotFound");
+  return NotFound(fmt::format("The security group '{}' does not exist", id), Error::kGroupNotFound);
 }
 Status GroupNameNotFound(std::string_view name, std::string_view vpc_id) {
   return NotFound(fmt::format("The security group '{}' does not exist in default VPC '{}'", name, vpc_id),
-                  "InvalidGroup.NotFound");
+                  Error::kGroupNotFound);
 }
 Status RuleNotFound(std::string_view id) {
   return NotFound(fmt::format("The security group rule ID '{}' does not exist", id),
-                  "InvalidSecurityGroupRuleId.NotFound");
+                  Error::kRuleNotFound);
 }
 
 // "sg-" / "sgr-" and 8 or 17 lowercase hex digits, as EC2's ids.
@@ -188,14 +189,14 @@ StatusOr<std::optional<std::string>> IdForName(store::ReadTxn& txn, const Scope&
 
 StatusOr<SecurityGroup> Resolve(store::ReadTxn& txn, const Scope& scope, const GroupRef& ref) {
   if (ref.id.empty() && ref.name.empty())
-    return Ec2Error("MissingParameter", "The request must contain the parameter groupName or groupId");
+    return BadInput(Error::kMissingParameter, "The request must contain the parameter groupName or groupId");
   std::string id = ref.id;
   if (id.empty()) {
     ASSIGN_OR_RETURN(auto found, IdForName(txn, scope, ref.name));
     if (!found) return GroupNameNotFound(ref.name, DefaultVpcFor(scope).vpc_id);
     id = *found;
   } else if (!IsEc2Id(id, "sg-")) {
-    return Ec2Error("InvalidGroupId.Malformed", fmt::format("Invalid id: \"{}\" (expecting \"sg-...\")", id));
+    return BadInput(Error::kGroupIdMalformed, fmt::format("Invalid id: \"{}\" (expecting \"sg-...\")", id));
   }
   ASSIGN_OR_RETURN(auto g, LoadGroup(txn, scope, id));
   if (!g) return GroupNotFound(id);
@@ -218,32 +219,32 @@ bool IsAscii(std::string_view s) {
 
 Status CheckGroupText(std::string_view parameter, std::string_view value) {
   if (value.size() > 255)
-    return Ec2Error("InvalidParameterValue", fmt::format("Value ({}) for parameter {} is invalid. Length exceeds maximum "
+    return BadInput(Error::kInvalidParameterValue, fmt::format("Value ({}) for parameter {} is invalid. Length exceeds maximum "
                                                          "of 255 characters.", value, parameter));
   if (!IsAscii(value))
-    return Ec2Error("InvalidParameterValue", fmt::format("Value ({}) for parameter {} is invalid. Character sets beyond "
+    return BadInput(Error::kInvalidParameterValue, fmt::format("Value ({}) for parameter {} is invalid. Character sets beyond "
                                                          "ASCII are not supported.", value, parameter));
   if (!IsGroupText(value))
-    return Ec2Error("InvalidParameterValue",
+    return BadInput(Error::kInvalidParameterValue,
                     fmt::format("Value ({}) for parameter {} is invalid. Valid characters are a-z, A-Z, 0-9, spaces, "
                                 "and ._-:/()#,@[]+=&;{{}}!$*", value, parameter));
   return OkStatus();
 }
 
 Status CheckTags(const std::vector<Tag>& tags) {
-  if (tags.size() > 50) return Ec2Error("TagLimitExceeded", "The maximum number of tags for a resource is 50.");
+  if (tags.size() > 50) return BadInput(Error::kTagLimitExceeded, "The maximum number of tags for a resource is 50.");
   std::set<std::string> keys;
   for (const auto& t : tags) {
     if (t.key.empty() || t.key.size() > 128)
-      return Ec2Error("InvalidParameterValue", fmt::format("Tag key '{}' is invalid: a key must be 1 to 128 "
+      return BadInput(Error::kInvalidParameterValue, fmt::format("Tag key '{}' is invalid: a key must be 1 to 128 "
                                                            "characters.", t.key));
     if (t.key.starts_with("aws:"))
-      return Ec2Error("InvalidParameterValue", "Tag keys starting with 'aws:' are reserved for internal use");
+      return BadInput(Error::kInvalidParameterValue, "Tag keys starting with 'aws:' are reserved for internal use");
     if (t.value.size() > 256)
-      return Ec2Error("InvalidParameterValue", fmt::format("Tag value for key '{}' is invalid: a value must be at "
+      return BadInput(Error::kInvalidParameterValue, fmt::format("Tag value for key '{}' is invalid: a value must be at "
                                                            "most 256 characters.", t.key));
     if (!keys.insert(t.key).second)
-      return Ec2Error("InvalidParameterValue", fmt::format("Duplicate tag key '{}' specified.", t.key));
+      return BadInput(Error::kInvalidParameterValue, fmt::format("Duplicate tag key '{}' specified.", t.key));
   }
   return OkStatus();
 }
@@ -264,7 +265,7 @@ bool IsIpv4Cidr(std::string_view cidr) {
 }
 
 StatusOr<std::string> NormalizeProtocol(std::string_view given) {
-  if (given.empty()) return Ec2Error("MissingParameter", "The request must contain the parameter ipProtocol");
+  if (given.empty()) return BadInput(Error::kMissingParameter, "The request must contain the parameter ipProtocol");
   std::string p(given);
   std::transform(p.begin(), p.end(), p.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (p == "-1" || p == "tcp" || p == "udp" || p == "icmp" || p == "icmpv6") return p;
@@ -279,7 +280,7 @@ StatusOr<std::string> NormalizeProtocol(std::string_view given) {
       default: return std::to_string(number);
     }
   }
-  return Ec2Error("InvalidParameterValue", fmt::format("Invalid value '{}' for IP protocol. Unknown protocol.", given));
+  return BadInput(Error::kInvalidParameterValue, fmt::format("Invalid value '{}' for IP protocol. Unknown protocol.", given));
 }
 
 // The spec as a rule of `group`, without an id. `peers_must_exist` false (Revoke): a peer group
@@ -291,18 +292,18 @@ StatusOr<std::optional<Rule>> Normalize(store::ReadTxn& txn, const Scope& scope,
   r.direction = direction;
   ASSIGN_OR_RETURN(r.protocol, NormalizeProtocol(spec.protocol));
   if (r.protocol == "icmpv6")
-    return Ec2Error("InvalidParameterValue",
+    return BadInput(Error::kInvalidParameterValue,
                     "Invalid value 'icmpv6' for IP protocol: ICMPv6 rules need IPv6 ranges, and Paddock's VPCs have no "
                     "IPv6 CIDR.");
   if (r.protocol == "tcp" || r.protocol == "udp") {
     if (!spec.from_port || !spec.to_port)
-      return Ec2Error("InvalidParameterValue", "Invalid value 'Must specify both from and to ports with TCP/UDP.' for portRange");
+      return BadInput(Error::kInvalidParameterValue, "Invalid value 'Must specify both from and to ports with TCP/UDP.' for portRange");
     if (*spec.from_port < 0 || *spec.from_port > 65535)
-      return Ec2Error("InvalidParameterValue", fmt::format("TCP/UDP (from) port ({}) out of range", *spec.from_port));
+      return BadInput(Error::kInvalidParameterValue, fmt::format("TCP/UDP (from) port ({}) out of range", *spec.from_port));
     if (*spec.to_port < 0 || *spec.to_port > 65535)
-      return Ec2Error("InvalidParameterValue", fmt::format("TCP/UDP (to) port ({}) out of range", *spec.to_port));
+      return BadInput(Error::kInvalidParameterValue, fmt::format("TCP/UDP (to) port ({}) out of range", *spec.to_port));
     if (*spec.from_port > *spec.to_port)
-      return Ec2Error("InvalidParameterValue",
+      return BadInput(Error::kInvalidParameterValue,
                       fmt::format("Invalid value '{}-{}' for portRange. The from port must not be greater than the to "
                                   "port.", *spec.from_port, *spec.to_port));
     r.from_port = *spec.from_port;
@@ -311,30 +312,30 @@ StatusOr<std::optional<Rule>> Normalize(store::ReadTxn& txn, const Scope& scope,
     r.from_port = spec.from_port.value_or(-1);
     r.to_port = spec.to_port.value_or(-1);
     if (r.from_port < -1 || r.from_port > 255)
-      return Ec2Error("InvalidParameterValue", fmt::format("ICMP type ({}) out of range", r.from_port));
+      return BadInput(Error::kInvalidParameterValue, fmt::format("ICMP type ({}) out of range", r.from_port));
     if (r.to_port < -1 || r.to_port > 255)
-      return Ec2Error("InvalidParameterValue", fmt::format("ICMP code ({}) out of range", r.to_port));
+      return BadInput(Error::kInvalidParameterValue, fmt::format("ICMP code ({}) out of range", r.to_port));
     if (r.from_port == -1 && r.to_port != -1)
-      return Ec2Error("InvalidParameterValue", fmt::format("ICMP code ({}) must be -1 when the ICMP type is -1", r.to_port));
+      return BadInput(Error::kInvalidParameterValue, fmt::format("ICMP code ({}) must be -1 when the ICMP type is -1", r.to_port));
   }
   // "-1" and protocols without ports: every port, whatever the request said (as EC2).
 
   const int peers = !spec.cidr.empty() + !(spec.group_id.empty() && spec.group_name.empty()) + !spec.cidr_ipv6.empty() +
                     !spec.prefix_list_id.empty();
   if (peers == 0)
-    return Ec2Error("InvalidPermission.Malformed",
+    return BadInput(Error::kRuleMalformed,
                     "The specified security group rule is malformed: a rule needs a peer (IpRanges or "
                     "UserIdGroupPairs).");
-  if (peers > 1) return Ec2Error("InvalidPermission.Malformed", "The specified security group rule is malformed: a rule has one peer.");
+  if (peers > 1) return BadInput(Error::kRuleMalformed, "The specified security group rule is malformed: a rule has one peer.");
   if (!spec.cidr_ipv6.empty())
-    return Ec2Error("InvalidParameterValue",
+    return BadInput(Error::kInvalidParameterValue,
                     fmt::format("IPv6 rules are not supported ({}): Paddock's VPCs have no IPv6 CIDR.", spec.cidr_ipv6));
   if (!spec.prefix_list_id.empty())
     return NotFound(fmt::format("The prefix list ID '{}' does not exist", spec.prefix_list_id),
-                    "InvalidPrefixListID.NotFound");
+                    Error::kPrefixListNotFound);
   if (!spec.cidr.empty()) {
     if (!IsIpv4Cidr(spec.cidr))
-      return Ec2Error("InvalidParameterValue", fmt::format("CIDR block {} is malformed", spec.cidr));
+      return BadInput(Error::kInvalidParameterValue, fmt::format("CIDR block {} is malformed", spec.cidr));
     r.cidr = spec.cidr;
   } else {
     // Another account's group is never found: VPCs of different accounts share nothing.
@@ -356,7 +357,7 @@ StatusOr<std::optional<Rule>> Normalize(store::ReadTxn& txn, const Scope& scope,
     r.peer_group = *id;
   }
   if (spec.description.size() >= 256 || !IsGroupText(spec.description))
-    return Ec2Error("InvalidParameterValue",
+    return BadInput(Error::kInvalidParameterValue,
                     "Invalid rule description. Valid descriptions are strings less than 256 characters from the "
                     "following set:  a-zA-Z0-9. _-:/()#,@[]+=&;{}!$*");
   r.description = spec.description;
@@ -539,18 +540,18 @@ std::string PolicyVersion(const VpcPolicy& p) {
 
 StatusOr<SecurityGroup> SecurityGroups::Create(const Scope& scope, const CreateRequest& req) {
   const DefaultVpc vpc = DefaultVpcFor(scope);
-  if (req.name.empty()) return Ec2Error("MissingParameter", "The request must contain the parameter GroupName");
-  if (req.description.empty()) return Ec2Error("MissingParameter", "The request must contain the parameter GroupDescription");
+  if (req.name.empty()) return BadInput(Error::kMissingParameter, "The request must contain the parameter GroupName");
+  if (req.description.empty()) return BadInput(Error::kMissingParameter, "The request must contain the parameter GroupDescription");
   RETURN_IF_ERROR(CheckGroupText("GroupName", req.name));
   RETURN_IF_ERROR(CheckGroupText("GroupDescription", req.description));
   if (req.name.starts_with("sg-"))
-    return Ec2Error("InvalidParameterValue",
+    return BadInput(Error::kInvalidParameterValue,
                     fmt::format("Value ({}) for parameter GroupName is invalid. Group names may not be in the format sg-*.",
                                 req.name));
   if (req.name == "default")
-    return Ec2Error("InvalidGroup.Reserved", "The name 'default' is reserved, and cannot be used to create a new security group.");
+    return BadInput(Error::kGroupNameReserved, "The name 'default' is reserved, and cannot be used to create a new security group.");
   if (req.vpc_id && *req.vpc_id != vpc.vpc_id)
-    return NotFound(fmt::format("The vpc ID '{}' does not exist", *req.vpc_id), "InvalidVpcID.NotFound");
+    return NotFound(fmt::format("The vpc ID '{}' does not exist", *req.vpc_id), Error::kVpcNotFound);
   RETURN_IF_ERROR(CheckTags(req.tags));
 
   SecurityGroup g;
@@ -570,14 +571,14 @@ StatusOr<SecurityGroup> SecurityGroups::Create(const Scope& scope, const CreateR
     ASSIGN_OR_RETURN(auto existing, txn.Get(kGroupNames, name_key));
     if (existing)
       return AlreadyExists(fmt::format("The security group '{}' already exists for VPC '{}'", g.name, vpc.vpc_id),
-                           "InvalidGroup.Duplicate");
+                           Error::kGroupDuplicate);
     // The default group counts toward the VPC's groups.
     const store::Range names = store::PrefixRange(ScopeKey(scope).Str(vpc.vpc_id).Done());
     ASSIGN_OR_RETURN(auto rows, txn.Scan(kGroupNames, names, kMaxGroupsPerVpc));
     if (rows.size() + 1 >= kMaxGroupsPerVpc)
       return ResourceExhausted(
           fmt::format("The maximum number of security groups for VPC '{}' has been reached.", vpc.vpc_id),
-          "SecurityGroupLimitExceeded");
+          Error::kGroupLimitExceeded);
     RETURN_IF_ERROR(txn.Put(kGroupNames, name_key, g.id));
     RETURN_IF_ERROR(PutGroup(txn, scope, g));
     return IndexRule(txn, scope, g.rules.front());
@@ -593,8 +594,8 @@ StatusOr<std::string> SecurityGroups::Delete(const Scope& scope, const GroupRef&
     id = g.id;
     if (g.id == DefaultVpcFor(scope).security_group_id)
       return FailedPrecondition(
-          fmt::format("the specified group: \"{}\" name: \"default\" cannot be deleted by a user", g.id), "CannotDelete");
-    const Status in_use = FailedPrecondition(fmt::format("resource {} has a dependent object", g.id), "DependencyViolation");
+          fmt::format("the specified group: \"{}\" name: \"default\" cannot be deleted by a user", g.id), Error::kCannotDelete);
+    const Status in_use = FailedPrecondition(fmt::format("resource {} has a dependent object", g.id), Error::kDependencyViolation);
     // An interface (a task's address) in the group.
     ASSIGN_OR_RETURN(auto members, txn.Scan(kMembers, store::PrefixRange(ScopeKey(scope).Str(g.id).Done()), 1));
     if (!members.empty()) return in_use;
@@ -618,7 +619,7 @@ StatusOr<std::vector<Rule>> SecurityGroups::Authorize(const Scope& scope, const 
                                                       const std::vector<RuleSpec>& specs,
                                                       const std::vector<Tag>& rule_tags) {
   if (specs.empty())
-    return Ec2Error("MissingParameter", "The request must contain the parameter ipPermissions");
+    return BadInput(Error::kMissingParameter, "The request must contain the parameter ipPermissions");
   RETURN_IF_ERROR(CheckTags(rule_tags));
   std::vector<Rule> added;
   RETURN_IF_ERROR(store_.Write([&](store::WriteTxn& txn) -> Status {
@@ -628,16 +629,16 @@ StatusOr<std::vector<Rule>> SecurityGroups::Authorize(const Scope& scope, const 
     for (const auto& spec : specs) {
       ASSIGN_OR_RETURN(std::optional<Rule> r, Normalize(txn, scope, g, direction, spec, true));
       for (const auto& a : added)
-        if (SameRule(a, *r)) return Ec2Error("InvalidParameterValue", "The same permission must not appear multiple times");
+        if (SameRule(a, *r)) return BadInput(Error::kInvalidParameterValue, "The same permission must not appear multiple times");
       for (const auto& existing : g.rules)
-        if (SameRule(existing, *r)) return AlreadyExists(DuplicateText(*r), "InvalidPermission.Duplicate");
+        if (SameRule(existing, *r)) return AlreadyExists(DuplicateText(*r), Error::kRuleDuplicate);
       r->id = NewId("sgr");
       r->tags = rule_tags;
       added.push_back(std::move(*r));
     }
     if (CountRules(g, direction) + added.size() > kMaxRulesPerDirection)
       return ResourceExhausted("The maximum number of rules per security group has been reached.",
-                               "RulesPerSecurityGroupLimitExceeded");
+                               Error::kRuleLimitExceeded);
     for (const auto& r : added) {
       g.rules.push_back(r);
       RETURN_IF_ERROR(IndexRule(txn, scope, r));
@@ -652,7 +653,7 @@ StatusOr<RevokeResult> SecurityGroups::Revoke(const Scope& scope, const GroupRef
                                               const std::vector<RuleSpec>& specs,
                                               const std::vector<std::string>& rule_ids) {
   if (specs.empty() && rule_ids.empty())
-    return Ec2Error("MissingParameter", "The request must contain the parameter ipPermissions or securityGroupRuleIds");
+    return BadInput(Error::kMissingParameter, "The request must contain the parameter ipPermissions or securityGroupRuleIds");
   RevokeResult result;
   RETURN_IF_ERROR(store_.Write([&](store::WriteTxn& txn) -> Status {
     result = RevokeResult{};
@@ -661,7 +662,7 @@ StatusOr<RevokeResult> SecurityGroups::Revoke(const Scope& scope, const GroupRef
     std::set<std::string> doomed;
     for (const auto& id : rule_ids) {
       if (!IsEc2Id(id, "sgr-"))
-        return Ec2Error("InvalidSecurityGroupRuleId.Malformed", fmt::format("Invalid id: \"{}\" (expecting \"sgr-...\")", id));
+        return BadInput(Error::kRuleIdMalformed, fmt::format("Invalid id: \"{}\" (expecting \"sgr-...\")", id));
       auto it = std::find_if(g.rules.begin(), g.rules.end(),
                              [&](const Rule& r) { return r.id == id && r.direction == direction; });
       if (it == g.rules.end()) return RuleNotFound(id);
@@ -738,7 +739,7 @@ StatusOr<RulePage> SecurityGroups::DescribeRules(const Scope& scope, const RuleQ
   std::string after_group, after_rule;
   if (!q.after.empty()) {
     size_t space = q.after.find(' ');
-    if (space == std::string::npos) return Ec2Error("InvalidNextToken", "The token is invalid");
+    if (space == std::string::npos) return BadInput(Error::kInvalidNextToken, "The token is invalid");
     after_group = q.after.substr(0, space);
     after_rule = q.after.substr(space + 1);
   }
@@ -747,7 +748,7 @@ StatusOr<RulePage> SecurityGroups::DescribeRules(const Scope& scope, const RuleQ
     page = RulePage{};
     for (const auto& id : q.rule_ids) {
       if (!IsEc2Id(id, "sgr-"))
-        return Ec2Error("InvalidSecurityGroupRuleId.Malformed", fmt::format("Invalid id: \"{}\" (expecting \"sgr-...\")", id));
+        return BadInput(Error::kRuleIdMalformed, fmt::format("Invalid id: \"{}\" (expecting \"sgr-...\")", id));
       ASSIGN_OR_RETURN(auto indexed, txn.Get(kRuleIndex, RuleIndexKey(scope, id)));
       // The default group's rules are not indexed until it is first changed.
       const std::string group = indexed.value_or(DefaultVpcFor(scope).security_group_id);

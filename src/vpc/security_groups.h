@@ -20,8 +20,9 @@
 //   a request's IpPermission with several peers makes several rules, each with its own "sgr-" id.
 //   At most 60 inbound and 60 outbound rules per group; at most 2,500 groups per VPC.
 // - A group is deleted only when no interface is in it and no other group's rule names it.
-// Errors carry EC2's codes (InvalidGroup.NotFound, InvalidPermission.Duplicate, …) and texts;
-// docs/contracts/security-group.md lists them.
+// Errors carry vpc::Error details (vpc/errors.h) and EC2's texts; EC2's table answers them with
+// EC2's codes (InvalidGroup.NotFound, InvalidPermission.Duplicate, …), which the comments below
+// name and docs/contracts/security-group.md lists.
 //
 // Records (vpc/schema.h; keys in vpc/internal/tables.h):
 //   security_groups        (account, region, group id) -> group record JSON, its rules included

@@ -13,6 +13,7 @@
 #include "ecs/testing/temp_store.h"
 #include "store/key.h"
 #include "vpc/default_vpc.h"
+#include "vpc/errors.h"
 #include "vpc/ipam.h"
 
 namespace paddock::vpc {
@@ -110,10 +111,10 @@ TEST_F(SecurityGroupsTest, TheDefaultGroupHasAwsRulesAndCannotBeDeleted) {
 
   auto by_name = groups_.Delete(kScope, GroupRef{"", "default"});
   ASSERT_FALSE(by_name.ok());
-  EXPECT_EQ(by_name.status().aws_type(), "CannotDelete");
+  EXPECT_EQ(by_name.status().detail(), ErrorDetail(Error::kCannotDelete));
   EXPECT_EQ(by_name.status().message(),
             fmt::format("the specified group: \"{}\" name: \"default\" cannot be deleted by a user", d.id));
-  EXPECT_EQ(groups_.Delete(kScope, GroupRef{d.id, ""}).status().aws_type(), "CannotDelete");
+  EXPECT_EQ(groups_.Delete(kScope, GroupRef{d.id, ""}).status().detail(), ErrorDetail(Error::kCannotDelete));
 }
 
 TEST_F(SecurityGroupsTest, CreateValidatesNamesAndRefusesDuplicates) {
@@ -126,19 +127,19 @@ TEST_F(SecurityGroupsTest, CreateValidatesNamesAndRefusesDuplicates) {
   ASSERT_EQ(Rules(web, RuleDirection::kEgress).size(), 1u);
   EXPECT_EQ(Rules(web, RuleDirection::kEgress)[0].cidr, "0.0.0.0/0");
 
-  auto code = [&](CreateRequest r) { return groups_.Create(kScope, r).status().aws_type(); };
-  EXPECT_EQ(code({"", "d", std::nullopt, {}}), "MissingParameter");
-  EXPECT_EQ(code({"x", "", std::nullopt, {}}), "MissingParameter");
-  EXPECT_EQ(code({"default", "d", std::nullopt, {}}), "InvalidGroup.Reserved");
-  EXPECT_EQ(code({"sg-web", "d", std::nullopt, {}}), "InvalidParameterValue");
-  EXPECT_EQ(code({"caf\xc3\xa9", "d", std::nullopt, {}}), "InvalidParameterValue");
-  EXPECT_EQ(code({"a\nb", "d", std::nullopt, {}}), "InvalidParameterValue");
-  EXPECT_EQ(code({std::string(256, 'a'), "d", std::nullopt, {}}), "InvalidParameterValue");
-  EXPECT_EQ(code({"x", "d", std::string("vpc-0123456789abcdef0"), {}}), "InvalidVpcID.NotFound");
-  EXPECT_EQ(code({"x", "d", std::nullopt, {Tag{"aws:x", "y"}}}), "InvalidParameterValue");
+  auto code = [&](CreateRequest r) { return groups_.Create(kScope, r).status().detail(); };
+  EXPECT_EQ(code({"", "d", std::nullopt, {}}), ErrorDetail(Error::kMissingParameter));
+  EXPECT_EQ(code({"x", "", std::nullopt, {}}), ErrorDetail(Error::kMissingParameter));
+  EXPECT_EQ(code({"default", "d", std::nullopt, {}}), ErrorDetail(Error::kGroupNameReserved));
+  EXPECT_EQ(code({"sg-web", "d", std::nullopt, {}}), ErrorDetail(Error::kInvalidParameterValue));
+  EXPECT_EQ(code({"caf\xc3\xa9", "d", std::nullopt, {}}), ErrorDetail(Error::kInvalidParameterValue));
+  EXPECT_EQ(code({"a\nb", "d", std::nullopt, {}}), ErrorDetail(Error::kInvalidParameterValue));
+  EXPECT_EQ(code({std::string(256, 'a'), "d", std::nullopt, {}}), ErrorDetail(Error::kInvalidParameterValue));
+  EXPECT_EQ(code({"x", "d", std::string("vpc-0123456789abcdef0"), {}}), ErrorDetail(Error::kVpcNotFound));
+  EXPECT_EQ(code({"x", "d", std::nullopt, {Tag{"aws:x", "y"}}}), ErrorDetail(Error::kInvalidParameterValue));
   auto dup = groups_.Create(kScope, CreateRequest{"web", "again", vpc_.vpc_id, {}});
   ASSERT_FALSE(dup.ok());
-  EXPECT_EQ(dup.status().aws_type(), "InvalidGroup.Duplicate");
+  EXPECT_EQ(dup.status().detail(), ErrorDetail(Error::kGroupDuplicate));
   EXPECT_EQ(dup.status().message(), fmt::format("The security group 'web' already exists for VPC '{}'", vpc_.vpc_id));
   // Another account may use the name: its VPC is another.
   EXPECT_TRUE(groups_.Create(kOther, CreateRequest{"web", "theirs", std::nullopt, {}}).ok());
@@ -168,21 +169,21 @@ TEST_F(SecurityGroupsTest, AuthorizeAddsEveryRuleOrNone) {
   auto dup = groups_.Authorize(kScope, GroupRef{web.id, ""}, RuleDirection::kIngress,
                                {Tcp(22, 22, "10.0.0.0/8"), Tcp(80, 80, "10.0.0.0/8")});
   ASSERT_FALSE(dup.ok());
-  EXPECT_EQ(dup.status().aws_type(), "InvalidPermission.Duplicate");
+  EXPECT_EQ(dup.status().detail(), ErrorDetail(Error::kRuleDuplicate));
   EXPECT_EQ(dup.status().message(),
             "the specified rule \"peer: 10.0.0.0/8, TCP, from port: 80, to port: 80, ALLOW\" already exists");
   EXPECT_EQ(Rules(Get(web.id), RuleDirection::kIngress).size(), 3u);
   // A description does not make another rule.
   RuleSpec described = Tcp(443, 443, "0.0.0.0/0");
   described.description = "https";
-  EXPECT_EQ(groups_.Authorize(kScope, GroupRef{web.id, ""}, RuleDirection::kIngress, {described}).status().aws_type(),
-            "InvalidPermission.Duplicate");
+  EXPECT_EQ(groups_.Authorize(kScope, GroupRef{web.id, ""}, RuleDirection::kIngress, {described}).status().detail(),
+            ErrorDetail(Error::kRuleDuplicate));
   // The same permission twice in one request.
   EXPECT_EQ(groups_.Authorize(kScope, GroupRef{web.id, ""}, RuleDirection::kIngress,
                               {Tcp(8080, 8080, "1.2.3.0/24"), Tcp(8080, 8080, "1.2.3.0/24")})
                 .status()
-                .aws_type(),
-            "InvalidParameterValue");
+                .detail(),
+            ErrorDetail(Error::kInvalidParameterValue));
   // By name, and the protocol number 6 is tcp.
   RuleSpec by_number = Tcp(5432, 5432, "10.1.0.0/16");
   by_number.protocol = "6";
@@ -211,34 +212,34 @@ TEST_F(SecurityGroupsTest, AuthorizeValidatesEachRule) {
     return s;
   };
   EXPECT_EQ(status(with("bogus", 1, 1)).message(), "Invalid value 'bogus' for IP protocol. Unknown protocol.");
-  EXPECT_EQ(status(with("all", {}, {})).aws_type(), "InvalidParameterValue");
-  EXPECT_EQ(status(with("256", {}, {})).aws_type(), "InvalidParameterValue");
-  EXPECT_EQ(status(with("", {}, {})).aws_type(), "MissingParameter");
+  EXPECT_EQ(status(with("all", {}, {})).detail(), ErrorDetail(Error::kInvalidParameterValue));
+  EXPECT_EQ(status(with("256", {}, {})).detail(), ErrorDetail(Error::kInvalidParameterValue));
+  EXPECT_EQ(status(with("", {}, {})).detail(), ErrorDetail(Error::kMissingParameter));
   EXPECT_EQ(status(with("tcp", {}, {})).message(), "Invalid value 'Must specify both from and to ports with TCP/UDP.' for portRange");
   EXPECT_EQ(status(with("tcp", -1, -1)).message(), "TCP/UDP (from) port (-1) out of range");
   EXPECT_EQ(status(with("udp", 1, 70000)).message(), "TCP/UDP (to) port (70000) out of range");
-  EXPECT_EQ(status(with("tcp", 90, 80)).aws_type(), "InvalidParameterValue");
+  EXPECT_EQ(status(with("tcp", 90, 80)).detail(), ErrorDetail(Error::kInvalidParameterValue));
   EXPECT_EQ(status(with("icmp", 256, 0)).message(), "ICMP type (256) out of range");
   EXPECT_EQ(status(with("icmp", 8, 300)).message(), "ICMP code (300) out of range");
-  EXPECT_EQ(status(with("icmp", -1, 0)).aws_type(), "InvalidParameterValue");
-  EXPECT_EQ(status(with("icmpv6", -1, -1)).aws_type(), "InvalidParameterValue");
+  EXPECT_EQ(status(with("icmp", -1, 0)).detail(), ErrorDetail(Error::kInvalidParameterValue));
+  EXPECT_EQ(status(with("icmpv6", -1, -1)).detail(), ErrorDetail(Error::kInvalidParameterValue));
   RuleSpec bad_cidr = Tcp(1, 1, "10.0.0.0/33");
   EXPECT_EQ(status(bad_cidr).message(), "CIDR block 10.0.0.0/33 is malformed");
-  EXPECT_EQ(status(Tcp(1, 1, "10.0.0.1/8")).aws_type(), "InvalidParameterValue");  // host bits set
-  EXPECT_EQ(status(Tcp(1, 1, "bogus")).aws_type(), "InvalidParameterValue");
+  EXPECT_EQ(status(Tcp(1, 1, "10.0.0.1/8")).detail(), ErrorDetail(Error::kInvalidParameterValue));  // host bits set
+  EXPECT_EQ(status(Tcp(1, 1, "bogus")).detail(), ErrorDetail(Error::kInvalidParameterValue));
   RuleSpec none = Tcp(1, 1, "");
-  EXPECT_EQ(status(none).aws_type(), "InvalidPermission.Malformed");
+  EXPECT_EQ(status(none).detail(), ErrorDetail(Error::kRuleMalformed));
   RuleSpec v6 = Tcp(1, 1, "");
   v6.cidr_ipv6 = "::/0";
-  EXPECT_EQ(status(v6).aws_type(), "InvalidParameterValue");
+  EXPECT_EQ(status(v6).detail(), ErrorDetail(Error::kInvalidParameterValue));
   RuleSpec pl = Tcp(1, 1, "");
   pl.prefix_list_id = "pl-0123456789abcdef0";
-  EXPECT_EQ(status(pl).aws_type(), "InvalidPrefixListID.NotFound");
+  EXPECT_EQ(status(pl).detail(), ErrorDetail(Error::kPrefixListNotFound));
   RuleSpec described = Tcp(1, 1, "10.0.0.0/8");
   described.description = "no\nnewlines";
-  EXPECT_EQ(status(described).aws_type(), "InvalidParameterValue");
+  EXPECT_EQ(status(described).detail(), ErrorDetail(Error::kInvalidParameterValue));
   auto missing_peer = status(FromGroup("-1", "sg-0123456789abcdef0"));
-  EXPECT_EQ(missing_peer.aws_type(), "InvalidGroup.NotFound");
+  EXPECT_EQ(missing_peer.detail(), ErrorDetail(Error::kGroupNotFound));
   EXPECT_EQ(missing_peer.message(), "The security group 'sg-0123456789abcdef0' does not exist");
   RuleSpec by_name = FromGroup("-1", "");
   by_name.group_name = "nope";
@@ -246,12 +247,12 @@ TEST_F(SecurityGroupsTest, AuthorizeValidatesEachRule) {
             fmt::format("The security group 'nope' does not exist in default VPC '{}'", vpc_.vpc_id));
   EXPECT_EQ(groups_.Authorize(kScope, GroupRef{"sg-0123456789abcdef0", ""}, RuleDirection::kIngress, {Tcp(1, 1, "1.0.0.0/8")})
                 .status()
-                .aws_type(),
-            "InvalidGroup.NotFound");
+                .detail(),
+            ErrorDetail(Error::kGroupNotFound));
   EXPECT_EQ(groups_.Authorize(kScope, GroupRef{"sg-1", ""}, RuleDirection::kIngress, {Tcp(1, 1, "1.0.0.0/8")})
                 .status()
-                .aws_type(),
-            "InvalidGroupId.Malformed");
+                .detail(),
+            ErrorDetail(Error::kGroupIdMalformed));
   // Accepted edges: all protocols (ports ignored), every tcp port, any ICMP, a numbered protocol.
   RuleSpec all = with("-1", 5, 7);
   auto ok = groups_.Authorize(kScope, GroupRef{web.id, ""}, RuleDirection::kIngress,
@@ -268,7 +269,7 @@ TEST_F(SecurityGroupsTest, RuleAndGroupLimits) {
   for (int i = 0; i < 60; ++i) sixty.push_back(Tcp(1000 + i, 1000 + i, "10.0.0.0/8"));
   ASSERT_TRUE(groups_.Authorize(kScope, GroupRef{web.id, ""}, RuleDirection::kIngress, sixty).ok());
   auto over = groups_.Authorize(kScope, GroupRef{web.id, ""}, RuleDirection::kIngress, {Tcp(1, 1, "10.0.0.0/8")});
-  EXPECT_EQ(over.status().aws_type(), "RulesPerSecurityGroupLimitExceeded");
+  EXPECT_EQ(over.status().detail(), ErrorDetail(Error::kRuleLimitExceeded));
   EXPECT_EQ(over.status().message(), "The maximum number of rules per security group has been reached.");
   // Outbound has its own 60: the all-traffic rule and 59 more.
   std::vector<RuleSpec> out;
@@ -276,13 +277,13 @@ TEST_F(SecurityGroupsTest, RuleAndGroupLimits) {
   ASSERT_TRUE(groups_.Authorize(kScope, GroupRef{web.id, ""}, RuleDirection::kEgress, out).ok());
   EXPECT_EQ(groups_.Authorize(kScope, GroupRef{web.id, ""}, RuleDirection::kEgress, {Tcp(1, 1, "10.0.0.0/8")})
                 .status()
-                .aws_type(),
-            "RulesPerSecurityGroupLimitExceeded");
+                .detail(),
+            ErrorDetail(Error::kRuleLimitExceeded));
 
   // 2,500 groups per VPC, the default group included (web is one of them).
   for (size_t i = 0; i < kMaxGroupsPerVpc - 2; ++i) Create(fmt::format("g{}", i));
   auto full = groups_.Create(kScope, CreateRequest{"one-more", "x", std::nullopt, {}});
-  EXPECT_EQ(full.status().aws_type(), "SecurityGroupLimitExceeded");
+  EXPECT_EQ(full.status().detail(), ErrorDetail(Error::kGroupLimitExceeded));
   EXPECT_TRUE(groups_.Create(kOther, CreateRequest{"one-more", "x", std::nullopt, {}}).ok());  // per VPC
 }
 
@@ -310,11 +311,11 @@ TEST_F(SecurityGroupsTest, RevokeByPermissionAndByIdAndReportsUnknownPermissions
   const std::string egress_id = Rules(Get(web.id), RuleDirection::kEgress)[0].id;
   EXPECT_EQ(groups_.Revoke(kScope, GroupRef{web.id, ""}, RuleDirection::kIngress, {}, {(*added)[1].id, egress_id})
                 .status()
-                .aws_type(),
-            "InvalidSecurityGroupRuleId.NotFound");
+                .detail(),
+            ErrorDetail(Error::kRuleNotFound));
   EXPECT_EQ(Rules(Get(web.id), RuleDirection::kIngress).size(), 2u);
-  EXPECT_EQ(groups_.Revoke(kScope, GroupRef{web.id, ""}, RuleDirection::kIngress, {}, {"sgr-1"}).status().aws_type(),
-            "InvalidSecurityGroupRuleId.Malformed");
+  EXPECT_EQ(groups_.Revoke(kScope, GroupRef{web.id, ""}, RuleDirection::kIngress, {}, {"sgr-1"}).status().detail(),
+            ErrorDetail(Error::kRuleIdMalformed));
   r = groups_.Revoke(kScope, GroupRef{web.id, ""}, RuleDirection::kIngress, {}, {(*added)[1].id, (*added)[2].id});
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->revoked.size(), 2u);
@@ -323,8 +324,8 @@ TEST_F(SecurityGroupsTest, RevokeByPermissionAndByIdAndReportsUnknownPermissions
   r = groups_.Revoke(kScope, GroupRef{web.id, ""}, RuleDirection::kIngress, {FromGroup("-1", "sg-0123456789abcdef0")}, {});
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->unknown.size(), 1u);
-  EXPECT_EQ(groups_.Revoke(kScope, GroupRef{web.id, ""}, RuleDirection::kIngress, {}, {}).status().aws_type(),
-            "MissingParameter");
+  EXPECT_EQ(groups_.Revoke(kScope, GroupRef{web.id, ""}, RuleDirection::kIngress, {}, {}).status().detail(),
+            ErrorDetail(Error::kMissingParameter));
 }
 
 TEST_F(SecurityGroupsTest, TheDefaultGroupsRulesCanChange) {
@@ -343,8 +344,8 @@ TEST_F(SecurityGroupsTest, TheDefaultGroupsRulesCanChange) {
   auto egress = groups_.DescribeRules(kScope, RuleQuery{{Rules(d, RuleDirection::kEgress)[0].id}, {}, nullptr, 0, ""});
   ASSERT_TRUE(egress.ok());
   EXPECT_EQ(egress->rules.size(), 1u);
-  EXPECT_EQ(groups_.DescribeRules(kScope, RuleQuery{{self_rule}, {}, nullptr, 0, ""}).status().aws_type(),
-            "InvalidSecurityGroupRuleId.NotFound");
+  EXPECT_EQ(groups_.DescribeRules(kScope, RuleQuery{{self_rule}, {}, nullptr, 0, ""}).status().detail(),
+            ErrorDetail(Error::kRuleNotFound));
   ASSERT_TRUE(groups_.Authorize(kScope, GroupRef{d.id, ""}, RuleDirection::kIngress, {FromGroup("-1", d.id)}).ok());
   EXPECT_EQ(Rules(Get(d.id), RuleDirection::kIngress).size(), 1u);
 }
@@ -355,16 +356,16 @@ TEST_F(SecurityGroupsTest, DeleteRefusesGroupsInUse) {
   ASSERT_TRUE(groups_.Authorize(kScope, GroupRef{web.id, ""}, RuleDirection::kIngress, {FromGroup("-1", lb.id)}).ok());
   auto refused = groups_.Delete(kScope, GroupRef{lb.id, ""});
   ASSERT_FALSE(refused.ok());
-  EXPECT_EQ(refused.status().aws_type(), "DependencyViolation");
+  EXPECT_EQ(refused.status().detail(), ErrorDetail(Error::kDependencyViolation));
   EXPECT_EQ(refused.status().message(), fmt::format("resource {} has a dependent object", lb.id));
   // Its own rules naming itself do not hold it.
   ASSERT_TRUE(groups_.Authorize(kScope, GroupRef{lonely.id, ""}, RuleDirection::kIngress, {FromGroup("-1", lonely.id)}).ok());
   EXPECT_TRUE(groups_.Delete(kScope, GroupRef{"", "lonely"}).ok());
-  EXPECT_EQ(groups_.Delete(kScope, GroupRef{lonely.id, ""}).status().aws_type(), "InvalidGroup.NotFound");
+  EXPECT_EQ(groups_.Delete(kScope, GroupRef{lonely.id, ""}).status().detail(), ErrorDetail(Error::kGroupNotFound));
   // An interface in the group: DependencyViolation until its address is released.
   auto ip = Allocate(kScope, "arn:task/1", {web.id});
   ASSERT_TRUE(ip.ok()) << ip.status().ToString();
-  EXPECT_EQ(groups_.Delete(kScope, GroupRef{web.id, ""}).status().aws_type(), "DependencyViolation");
+  EXPECT_EQ(groups_.Delete(kScope, GroupRef{web.id, ""}).status().detail(), ErrorDetail(Error::kDependencyViolation));
   ASSERT_TRUE(Release(kScope, *ip).ok());
   ASSERT_TRUE(groups_.Delete(kScope, GroupRef{web.id, ""}).ok());  // and its rule naming lb went with it
   ASSERT_TRUE(groups_.Delete(kScope, GroupRef{lb.id, ""}).ok());
@@ -379,13 +380,13 @@ TEST_F(SecurityGroupsTest, AllocateIpRecordsGroupsAndRefusesUnknownOnesLeavingNo
   SecurityGroup web = Create("web");
   auto missing = Allocate(kScope, "arn:task/1", {web.id, "sg-0123456789abcdef0"});
   ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.status().aws_type(), "InvalidGroup.NotFound");
+  EXPECT_EQ(missing.status().detail(), ErrorDetail(Error::kGroupNotFound));
   EXPECT_EQ(Rows("vpc_addresses"), 0u);
   EXPECT_EQ(Rows("security_group_members"), 0u);
   EXPECT_EQ(Rows("node_addresses"), 0u);
   // Another account's group is unknown here.
   SecurityGroup theirs = Create("theirs", kOther);
-  EXPECT_EQ(Allocate(kScope, "arn:task/1", {theirs.id}).status().aws_type(), "InvalidGroup.NotFound");
+  EXPECT_EQ(Allocate(kScope, "arn:task/1", {theirs.id}).status().detail(), ErrorDetail(Error::kGroupNotFound));
   // No groups: the default group. Duplicates are dropped.
   auto a = Allocate(kScope, "arn:task/a", {});
   auto b = Allocate(kScope, "arn:task/b", {web.id, web.id, vpc_.security_group_id});
@@ -539,7 +540,7 @@ TEST_F(SecurityGroupsTest, DescribeFiltersAndPages) {
   auto filtered = groups_.Describe(kScope, GroupQuery{{}, {}, [](const SecurityGroup& g) { return g.name == "g3"; }, 0, ""});
   ASSERT_TRUE(filtered.ok());
   ASSERT_EQ(filtered->groups.size(), 1u);
-  EXPECT_EQ(groups_.Describe(kScope, GroupQuery{{}, {"nope"}, nullptr, 0, ""}).status().aws_type(), "InvalidGroup.NotFound");
+  EXPECT_EQ(groups_.Describe(kScope, GroupQuery{{}, {"nope"}, nullptr, 0, ""}).status().detail(), ErrorDetail(Error::kGroupNotFound));
   auto by_name = groups_.Describe(kScope, GroupQuery{{}, {"default", "g1"}, nullptr, 0, ""});
   ASSERT_TRUE(by_name.ok());
   EXPECT_EQ(by_name->groups.size(), 2u);
@@ -548,8 +549,8 @@ TEST_F(SecurityGroupsTest, DescribeFiltersAndPages) {
   ASSERT_TRUE(theirs.ok());
   ASSERT_EQ(theirs->groups.size(), 1u);
   EXPECT_EQ(theirs->groups[0].name, "default");
-  EXPECT_EQ(groups_.Describe(kOther, GroupQuery{{seen[0]}, {}, nullptr, 0, ""}).status().aws_type(),
-            "InvalidGroup.NotFound");
+  EXPECT_EQ(groups_.Describe(kOther, GroupQuery{{seen[0]}, {}, nullptr, 0, ""}).status().detail(),
+            ErrorDetail(Error::kGroupNotFound));
 }
 
 TEST_F(SecurityGroupsTest, DescribeRulesPagesAcrossGroups) {
@@ -571,26 +572,26 @@ TEST_F(SecurityGroupsTest, DescribeRulesPagesAcrossGroups) {
   auto only_a = groups_.DescribeRules(kScope, RuleQuery{{}, {a.id}, nullptr, 0, ""});
   ASSERT_TRUE(only_a.ok());
   EXPECT_EQ(only_a->rules.size(), 4u);
-  EXPECT_EQ(groups_.DescribeRules(kScope, RuleQuery{{"sgr-0123456789abcdef0"}, {}, nullptr, 0, ""}).status().aws_type(),
-            "InvalidSecurityGroupRuleId.NotFound");
+  EXPECT_EQ(groups_.DescribeRules(kScope, RuleQuery{{"sgr-0123456789abcdef0"}, {}, nullptr, 0, ""}).status().detail(),
+            ErrorDetail(Error::kRuleNotFound));
   // Another account cannot read a rule by id.
-  EXPECT_EQ(groups_.DescribeRules(kOther, RuleQuery{{seen[3]}, {}, nullptr, 0, ""}).status().aws_type(),
-            "InvalidSecurityGroupRuleId.NotFound");
+  EXPECT_EQ(groups_.DescribeRules(kOther, RuleQuery{{seen[3]}, {}, nullptr, 0, ""}).status().detail(),
+            ErrorDetail(Error::kRuleNotFound));
 }
 
 TEST_F(SecurityGroupsTest, AccountsCannotReferenceEachOthersGroups) {
   SecurityGroup mine = Create("mine"), theirs = Create("theirs", kOther);
   RuleSpec cross = FromGroup("-1", theirs.id);
-  EXPECT_EQ(groups_.Authorize(kScope, GroupRef{mine.id, ""}, RuleDirection::kIngress, {cross}).status().aws_type(),
-            "InvalidGroup.NotFound");
+  EXPECT_EQ(groups_.Authorize(kScope, GroupRef{mine.id, ""}, RuleDirection::kIngress, {cross}).status().detail(),
+            ErrorDetail(Error::kGroupNotFound));
   cross.group_owner = kOther.account.str();
-  EXPECT_EQ(groups_.Authorize(kScope, GroupRef{mine.id, ""}, RuleDirection::kIngress, {cross}).status().aws_type(),
-            "InvalidGroup.NotFound");
-  EXPECT_EQ(groups_.Delete(kScope, GroupRef{theirs.id, ""}).status().aws_type(), "InvalidGroup.NotFound");
+  EXPECT_EQ(groups_.Authorize(kScope, GroupRef{mine.id, ""}, RuleDirection::kIngress, {cross}).status().detail(),
+            ErrorDetail(Error::kGroupNotFound));
+  EXPECT_EQ(groups_.Delete(kScope, GroupRef{theirs.id, ""}).status().detail(), ErrorDetail(Error::kGroupNotFound));
   EXPECT_EQ(groups_.Authorize(kScope, GroupRef{theirs.id, ""}, RuleDirection::kIngress, {Tcp(1, 1, "1.0.0.0/8")})
                 .status()
-                .aws_type(),
-            "InvalidGroup.NotFound");
+                .detail(),
+            ErrorDetail(Error::kGroupNotFound));
   EXPECT_TRUE(groups_.Delete(kOther, GroupRef{theirs.id, ""}).ok());
 }
 
@@ -647,7 +648,7 @@ TEST_F(SecurityGroupsTest, UpgradeMovesLegacyAddressesIntoEachVpc) {
   auto next = Allocate(kScope, "arn:task/3", {});
   ASSERT_TRUE(next.ok());
   EXPECT_EQ(*next, a + 1);
-  EXPECT_EQ(groups_.Delete(kScope, GroupRef{"", "default"}).status().aws_type(), "CannotDelete");
+  EXPECT_EQ(groups_.Delete(kScope, GroupRef{"", "default"}).status().detail(), ErrorDetail(Error::kCannotDelete));
   ASSERT_TRUE(Release(kScope, a).ok());
   EXPECT_EQ(groups_.PolicyFor(kScope)->members.size(), 1u);
 }

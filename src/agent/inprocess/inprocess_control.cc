@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "agent/inprocess/errors.h"
 
 namespace paddock::agent {
 
@@ -83,9 +84,9 @@ StatusOr<metadata::RoleCredentials> InProcessControl::TaskRoleCredentialsForAgen
   ASSIGN_OR_RETURN(std::optional<ecs::task::LaunchSpec> it, tasks_.Assignment(agent_id, task_arn));
   // A stopped task's credentials are gone with it (its STS session lives to its own expiry).
   if (!it || it->last_status == "STOPPED")
-    return PermissionDenied("The container instance has no such task.", "AccessDeniedException");
+    return PermissionDenied("The container instance has no such task.", Error::kTaskNotAssigned);
   const std::string role = TaskRoleArnOf(*it);
-  if (role.empty()) return InvalidArgument("The task has no task role.", "ClientException");
+  if (role.empty()) return InvalidArgument("The task has no task role.", Error::kNoTaskRole);
   std::shared_ptr<const TaskCredentialsProvider> provider;
   {
     std::lock_guard lock(mu_);

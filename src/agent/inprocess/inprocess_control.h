@@ -100,8 +100,9 @@ class InProcessControl final : public Control {
   StatusOr<metadata::RoleCredentials> TaskRoleCredentials(std::string_view agent_id,
                                                           const ecs::task::LaunchSpec& spec) override;
   // For the agent protocol's GetTaskCredentials too: the task `task_arn` must be assigned to
-  // `agent_id` and not STOPPED (PermissionDenied, AccessDeniedException, otherwise); a task
-  // without a task role is InvalidArgument (ClientException). Unavailable until a provider is set.
+  // `agent_id` and not STOPPED (PermissionDenied, agent::Error::kTaskNotAssigned, otherwise); a
+  // task without a task role is InvalidArgument, kNoTaskRole (agent/inprocess/errors.h).
+  // Unavailable until a provider is set.
   StatusOr<metadata::RoleCredentials> TaskRoleCredentialsForAgent(std::string_view agent_id, std::string_view task_arn);
   // Sets what TaskRoleCredentials mints with (the node sets it once, before agents start).
   void SetTaskCredentialsProvider(TaskCredentialsProvider provider);

@@ -14,6 +14,7 @@
 #include "ec2/api/errors.h"
 #include "ec2/api/testing/front_fixture.h"
 #include "vpc/default_vpc.h"
+#include "vpc/errors.h"
 
 namespace paddock::ec2::api {
 namespace {
@@ -39,7 +40,24 @@ TEST(Ec2ErrorsTest, EveryErrorHasItsOwnCodeAnsweredWith400) {
   }
   EXPECT_EQ(Ec2ErrorFor(InvalidArgument("x", Error::kInstanceNotFound))->type, "InvalidInstanceID.NotFound");
   EXPECT_EQ(Ec2ErrorFor(InvalidArgument("x", aws::Error::kSerialization)), std::nullopt);
-  EXPECT_EQ(Ec2ErrorFor(InvalidArgument("x", "InvalidGroup.NotFound")), std::nullopt);  // the front's to answer
+  EXPECT_EQ(Ec2ErrorFor(InvalidArgument("x")), std::nullopt);  // the front's to answer
+}
+
+// The VPC owners' details, each with its own EC2 code (docs/contracts/security-group.md), all 400.
+TEST(Ec2ErrorsTest, EveryVpcErrorHasItsOwnEc2CodeAnsweredWith400) {
+  std::set<std::string> codes;
+  for (int i = 1; i <= static_cast<int>(vpc::Error::kTagLimitExceeded); ++i) {
+    std::optional<aws::AwsError> e = Ec2ErrorFor(NotFound("x", static_cast<vpc::Error>(i)));
+    ASSERT_TRUE(e.has_value()) << i;
+    EXPECT_EQ(e->http_status, 400) << e->type;
+    EXPECT_TRUE(codes.insert(e->type).second) << e->type;
+  }
+  EXPECT_EQ(Ec2ErrorFor(NotFound("x", vpc::Error::kGroupNotFound))->type, "InvalidGroup.NotFound");
+  EXPECT_EQ(Ec2ErrorFor(FailedPrecondition("x", vpc::Error::kDependencyViolation))->type, "DependencyViolation");
+  EXPECT_EQ(Ec2ErrorFor(ResourceExhausted("x", vpc::Error::kRuleLimitExceeded))->type,
+            "RulesPerSecurityGroupLimitExceeded");
+  // A vpc::Error's name in logs is its own, not EC2's.
+  EXPECT_EQ(ErrorDetail(vpc::Error::kGroupNotFound).ToString(), "vpc.GroupNotFound");
 }
 
 // Denies every request, in the words its DenialForm asks for, and keeps the last request asked.
@@ -51,8 +69,7 @@ class DenyAll : public aws::Authorizer {
     const bool ec2 = request.denial_form == aws::DenialForm::kUnauthorizedOperation;
     return PermissionDenied(fmt::format("{}User: {} is not authorized to perform: {}",
                                         ec2 ? "You are not authorized to perform this operation. " : "", principal.arn,
-                                        request.action),
-                            "AccessDeniedException");
+                                        request.action));
   }
   aws::AuthRequest asked;
 };
@@ -74,7 +91,7 @@ TEST_F(Ec2ServiceTest, ADenialIsUnauthorizedOperationWith403InEc2sWords) {
   EXPECT_EQ(authorizer.asked.resource, "*");
   EXPECT_EQ(authorizer.asked.denial_form, aws::DenialForm::kUnauthorizedOperation);
   EXPECT_EQ(Ec2ErrorFor(PermissionDenied("x"))->type, "UnauthorizedOperation");
-  EXPECT_EQ(Ec2ErrorFor(PermissionDenied("x", "AccessDeniedException"))->http_status, 403);
+  EXPECT_EQ(Ec2ErrorFor(PermissionDenied("x"))->http_status, 403);
   // The denied create changed nothing.
   front_.reset();
   aws::FrontOptions open;

@@ -5,8 +5,8 @@
 //   return internal::Ec2Error(Error::kInvalidNextToken, "The provided NextToken is not valid.");
 //   Ec2ErrorFor(s)  // {"InvalidNextToken", 400}
 //
-// The security-group owner (vpc/security_groups) still names its failures with AWS codes as
-// strings (Status::aws_type, deprecated), which the front answers as they are.
+// The table maps the VPC owners' details (vpc::Error: security groups, IPAM) as well, also with
+// HTTP 400.
 #pragma once
 
 #include <optional>
@@ -30,10 +30,10 @@ enum class Error {
 };
 const ErrorDomain& ErrorDomainOf(Error);
 
-// The EC2 code and HTTP status of `status`'s ec2::Error detail, and UnauthorizedOperation (403)
-// for any denial (kPermissionDenied: the authorizer's, worded in aws::DenialForm::
-// kUnauthorizedOperation); nullopt for any other failure, which the front answers with
-// aws::AwsErrorFor in the Query dialect.
+// The EC2 code and HTTP status of `status`'s ec2::Error or vpc::Error detail, and
+// UnauthorizedOperation (403) for any denial (kPermissionDenied: the authorizer's, worded in
+// aws::DenialForm::kUnauthorizedOperation); nullopt for any other failure, which the front answers
+// with aws::AwsErrorFor in the Query dialect.
 std::optional<aws::AwsError> Ec2ErrorFor(const Status& status);
 
 }  // namespace paddock::ec2

@@ -40,7 +40,7 @@ TEST_F(AccountCredentialsTest, ARootKeyIsTheRootAndAUserKeyThatUser) {
   ASSERT_TRUE(user.ok());
   auto find = [&](store::ReadTxn& txn) -> StatusOr<KeyOwner> {
     ASSIGN_OR_RETURN(auto u, Directory::FindUser(txn, account->id, "ci"));
-    if (!u) return NotFound("no user", "NoSuchEntity");
+    if (!u) return NotFound("no user", Error::kNoSuchEntity);
     return KeyOwner{u->name, u->id, u->arn};
   };
   auto user_key = accounts_.CreateUserAccessKey(account->id, find);

@@ -250,10 +250,9 @@ Status PolicyAuthorizer::Authorize(const aws::CallContext& call, const aws::Auth
   if (request.denial_form == aws::DenialForm::kUnauthorizedOperation) {
     const std::string why = policy::DenialMessage(e.context.principal().arn, e.context.action(), /*resource=*/"",
                                                   e.result.decision, e.result.decided_by);
-    return PermissionDenied(fmt::format("You are not authorized to perform this operation. {}", why),
-                            "AccessDeniedException");
+    return PermissionDenied(fmt::format("You are not authorized to perform this operation. {}", why));
   }
-  return PermissionDenied(policy::DenialMessage(e.context, e.result), "AccessDeniedException");
+  return PermissionDenied(policy::DenialMessage(e.context, e.result));
 }
 
 }  // namespace paddock::iam::api

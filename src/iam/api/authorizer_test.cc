@@ -129,7 +129,7 @@ TEST_F(AuthorizerTest, SessionPolicyArnsNarrowTheSession) {
 // may hold one: it allows nothing, and the principal's other policies still decide.
 TEST_F(AuthorizerTest, AStoredDocumentTheEvaluatorCannotReadAllowsNothing) {
   const PrincipalRef alice{PrincipalType::kUser, "alice"};
-  ASSERT_EQ(dir_.PutInlinePolicy(account_, alice, "odd", "{}").aws_type(), "MalformedPolicyDocument");
+  ASSERT_TRUE(IsError(dir_.PutInlinePolicy(account_, alice, "odd", "{}"), Error::kMalformedPolicyDocument));
   ASSERT_TRUE(store_->Write([](store::WriteTxn& txn) {  // as an older Directory stored it
                       return txn.Put("iam_inline", store::Key().Str(kAccount).Str("user").Str("alice").Str("odd").Done(), "{}");
                     }).ok());

@@ -10,6 +10,7 @@
 #include <boost/json.hpp>
 #include <vector>
 
+#include "iam/api/errors.h"
 #include "iam/api/models/iam_model.h"
 
 namespace paddock::iam::api {
@@ -37,7 +38,7 @@ constexpr std::string_view kActions[] = {
     // Debugging
     "SimulatePrincipalPolicy"};
 
-Status ValidationError(std::string message) { return InvalidArgument(std::move(message), "ValidationError"); }
+Status ValidationError(std::string message) { return InvalidArgument(std::move(message), Error::kValidation); }
 
 // IAM's URL encoding of policy documents: every byte but the unreserved ones as %XX (botocore
 // decodes with urllib's unquote, so a space must be %20, not '+').
@@ -157,30 +158,11 @@ bool IamService::Implements(std::string_view action) const {
 
 std::optional<aws::ThrottleGroup> IamService::ThrottleGroupFor(std::string_view) const { return std::nullopt; }
 
-namespace {
-
-std::string_view IamCode(std::string_view code) {
-  // The front's generic authentication failure, in IAM's and STS's words.
-  if (code == "UnrecognizedClientException") return "InvalidClientTokenId";
-  if (code == "AccessDeniedException") return "AccessDenied";
-  if (code == "InvalidParameterException") return "InvalidInput";
-  if (code == "ClientException") return "InvalidInput";
-  if (code == "ServerException") return "ServiceFailure";
-  return code;
-}
-
-}  // namespace
+std::optional<aws::AwsError> IamService::ErrorFor(const Status& status) const { return IamErrorFor(status); }
 
 std::string IamService::ErrorXml(std::string_view code, std::string_view message, std::string_view request_id) const {
-  const std::string_view c = IamCode(code);
-  return aws::QueryErrorXml(c, message, request_id, /*server_fault=*/ErrorHttpStatus(code, 400) >= 500);
-}
-
-int IamService::ErrorHttpStatus(std::string_view code, int status) const {
-  const std::string_view c = IamCode(code);
-  if (c == "InvalidClientTokenId" || c == "AccessDenied") return 403;
-  if (c == "ValidationError") return 400;
-  return model_->ErrorStatus(c).value_or(status);
+  const bool server_fault = code == "ServiceFailure" || code == "InternalFailure";
+  return aws::QueryErrorXml(code, message, request_id, server_fault);
 }
 
 namespace {
@@ -244,8 +226,7 @@ bool IsAwsPolicyArn(std::string_view arn) { return arn.starts_with("arn:aws:iam:
 // resource.
 Status NotAuthorized(const aws::CallContext& ctx, std::string_view arn) {
   return PermissionDenied(fmt::format("User: {} is not authorized to perform: iam:{} on resource: policy {}",
-                                      ctx.principal.arn, ctx.action, arn),
-                          "AccessDenied");
+                                      ctx.principal.arn, ctx.action, arn));
 }
 
 // ContextEntries (each a ContextKeyName with its ContextKeyValues), as request context keys.
@@ -287,12 +268,12 @@ StatusOr<aws::Principal> SimulatedEntity(Directory& directory, const AccountId& 
     // AWS's text for an ARN that names no user, group or role (an assumed-role ARN, ...); another
     // account's entity is refused the same way, whether or not it exists (Paddock's choice).
     return InvalidArgument(fmt::format("Invalid Entity Arn: {} does not clearly define entity type and name.", arn),
-                           "InvalidInput");
+                           Error::kInvalidInput);
   }
   if (users_only && !user) {
     // AWS documents the rule, not its text: Paddock's wording.
     return InvalidArgument(fmt::format("Invalid CallerArn: {}. The simulated caller must be an IAM user.", arn),
-                           "InvalidInput");
+                           Error::kInvalidInput);
   }
   const std::string name(entity.substr(entity.rfind('/') + 1));
   aws::Principal who;
@@ -364,7 +345,7 @@ StatusOr<std::string> Simulate(Directory& directory, PolicyAuthorizer* authorize
     // SimulatePrincipalPolicy answers only NoSuchEntity, InvalidInput and PolicyEvaluation (the
     // model): a document that does not parse is InvalidInput, with the parser's AWS text.
     if (!parsed.ok()) {
-      return InvalidArgument(fmt::format("PolicyInputList.{}: {}", i + 1, parsed.status().message()), "InvalidInput");
+      return InvalidArgument(fmt::format("PolicyInputList.{}: {}", i + 1, parsed.status().message()), Error::kInvalidInput);
     }
     overrides.extra_identity.push_back({fmt::format("PolicyInputList.{}", i + 1), std::move(parsed).value()});
   }
@@ -378,7 +359,7 @@ StatusOr<std::string> Simulate(Directory& directory, PolicyAuthorizer* authorize
   if (!page.marker.empty()) {
     auto [end, ec] = std::from_chars(page.marker.data(), page.marker.data() + page.marker.size(), first);
     if (ec != std::errc() || end != page.marker.data() + page.marker.size() || first >= total)
-      return InvalidArgument(fmt::format("Invalid Marker: {}", page.marker), "InvalidInput");
+      return InvalidArgument(fmt::format("Invalid Marker: {}", page.marker), Error::kInvalidInput);
   }
   const size_t last = std::min(total, first + static_cast<size_t>(page.max_items));
   const auto context = ContextEntriesOf(in);
@@ -680,7 +661,7 @@ StatusOr<std::string> IamService::Call(const aws::CallContext& ctx, const aws::Q
     } else {
       ASSIGN_OR_RETURN(key, accounts_.CreateUserAccessKey(account, [&](store::ReadTxn& txn) -> StatusOr<KeyOwner> {
         ASSIGN_OR_RETURN(auto user, Directory::FindUser(txn, account, name));
-        if (!user) return NotFound(fmt::format("The user with name {} cannot be found.", name), "NoSuchEntity");
+        if (!user) return NotFound(fmt::format("The user with name {} cannot be found.", name), Error::kNoSuchEntity);
         return KeyOwner{user->name, user->id, user->arn};
       }));
     }

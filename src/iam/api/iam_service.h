@@ -41,10 +41,11 @@ class IamService final : public aws::QueryService {
   // IAM call authorizes"), with iam:PolicyARN / iam:PermissionsBoundary where AWS sends them.
   std::vector<aws::AuthRequest> AuthorizationFor(const aws::CallContext& ctx,
                                                  const aws::QueryParams& params) const override;
-  // IAM's <ErrorResponse>; the front's UnrecognizedClientException is IAM's InvalidClientTokenId.
+  // IAM's error table: IamErrorFor (iam/api/errors.h), with the model's statuses (NoSuchEntity
+  // 404, EntityAlreadyExists 409, ...).
+  std::optional<aws::AwsError> ErrorFor(const Status& status) const override;
+  // IAM's <ErrorResponse>; ServiceFailure and InternalFailure are the receiver's faults.
   std::string ErrorXml(std::string_view code, std::string_view message, std::string_view request_id) const override;
-  // The model's httpStatusCode for IAM's error codes (NoSuchEntity 404, EntityAlreadyExists 409, ...).
-  int ErrorHttpStatus(std::string_view code, int status) const override;
 
   // SimulatePrincipalPolicy evaluates with the front's authorizer, so a simulation and a live
   // call decide alike. Without one (not set), the action fails.

@@ -8,7 +8,7 @@
 //   set.identity.push_back({"arn:aws:iam::123456789012:policy/deploy", deploy_policy});
 //   EvaluationResult r = Evaluate(ctx, set);
 //   if (r.decision != Decision::kAllow)
-//     return PermissionDenied(DenialMessage(ctx, r), "AccessDeniedException");
+//     return PermissionDenied(DenialMessage(ctx, r));
 //
 // Decision order (AWS, "Policy evaluation logic", same account):
 //   1. A matching Deny statement in any policy (identity, resource, boundary, session) is final.

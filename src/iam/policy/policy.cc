@@ -248,7 +248,7 @@ namespace {
 using namespace internal;
 namespace json = boost::json;
 
-Status Malformed(std::string message) { return InvalidArgument(std::move(message), std::string(kMalformedPolicyDocument)); }
+Status Malformed(std::string message) { return InvalidArgument(std::move(message), iam::Error::kMalformedPolicyDocument); }
 Status SyntaxError() { return Malformed("Syntax errors in policy."); }
 
 inline char Lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + ('a' - 'A')) : c; }

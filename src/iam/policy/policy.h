@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "iam/errors.h"
 
 namespace paddock::iam::policy {
 
@@ -77,11 +78,8 @@ std::vector<std::string> ContextKeys(const Policy& policy);
   std::shared_ptr<const internal::CompiledPolicy> compiled_;
 };
 
-// The AWS error type ParsePolicy's failures carry (Status::aws_type()).
-inline constexpr std::string_view kMalformedPolicyDocument = "MalformedPolicyDocument";
-
 // Parses and validates `json` as a policy document of `kind`.
-// Fails with kInvalidArgument and aws_type "MalformedPolicyDocument" and AWS's message for the
+// Fails with kInvalidArgument, detail iam::Error::kMalformedPolicyDocument and AWS's message for the
 // first problem found, e.g. "This policy contains invalid Json", "Syntax errors in policy.",
 // "Policy document should not specify a principal.", "Policy statement must contain actions.",
 // "Policy statement must contain resources.", "Has prohibited field Resource", "Missing required

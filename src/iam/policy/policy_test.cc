@@ -29,7 +29,7 @@ TEST_P(MalformedTest, RejectedWithAwsText) {
   auto p = ParsePolicy(c.json, c.kind);
   ASSERT_FALSE(p.ok()) << c.json;
   EXPECT_EQ(p.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(p.status().aws_type(), "MalformedPolicyDocument");
+  EXPECT_TRUE(IsError(p.status(), iam::Error::kMalformedPolicyDocument)) << p.status().ToString();
   EXPECT_EQ(p.status().message(), c.message);
 }
 

@@ -5,6 +5,7 @@
 #include <boost/json.hpp>
 
 #include "agent/images/reference.h"
+#include "agent/inprocess/errors.h"
 #include "agent/protocol/wire.h"
 #include "aws/model.h"
 #include "common/json_fields.h"
@@ -143,6 +144,12 @@ AgentService::AgentService(InProcessControl& control, ecs::instance::ContainerIn
 AgentService::~AgentService() = default;
 
 std::optional<aws::AwsError> AgentService::ErrorFor(const Status& status) const {
+  if (std::optional<agent::Error> e = status.detail().As<agent::Error>()) {
+    switch (*e) {
+      case agent::Error::kTaskNotAssigned: return aws::AwsError{"AccessDeniedException", 400};
+      case agent::Error::kNoTaskRole: return aws::AwsError{"ClientException", 400};
+    }
+  }
   return ecs::api::EcsErrorFor(status);
 }
 
@@ -262,7 +269,7 @@ StatusOr<std::string> AgentService::GetTaskCredentials(const aws::CallContext& c
     const Status& s = creds.status();
     // The role cannot be assumed: a ClientException whose message the agent's endpoint hands the
     // container (the agent tells it from an outage by the type).
-    if (s.detail().empty() && s.aws_type().empty() &&
+    if (s.detail().empty() &&
         (s.code() == StatusCode::kNotFound || s.code() == StatusCode::kPermissionDenied ||
          s.code() == StatusCode::kInvalidArgument))
       return InvalidArgument(std::string(s.message()), ecs::Error::kClient);

@@ -96,7 +96,8 @@ class AgentService final : public aws::JsonService {
   StatusOr<std::string> Call(const aws::CallContext& ctx, boost::json::object& input) override;
   // Every call of this service is an agent's (RegisterAgent also an account key's).
   bool AgentMay(std::string_view) const override { return true; }
-  // The agent protocol answers in ECS's vocabulary: ECS's error table (ecs/api/errors.h).
+  // The agent protocol answers in ECS's vocabulary: InProcessControl's agent::Error details
+  // (AccessDeniedException, ClientException), then ECS's error table (ecs/api/errors.h).
   std::optional<aws::AwsError> ErrorFor(const Status& status) const override;
 
   // What GetImageAccess answers with (the node sets it once it has its image store; until then, and

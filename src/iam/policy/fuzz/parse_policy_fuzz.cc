@@ -17,7 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto p = ParsePolicy(text, kind);
     if (!p.ok()) {
       // Every rejection is a MalformedPolicyDocument with a message.
-      if (p.status().aws_type() != kMalformedPolicyDocument || p.status().message().empty()) std::abort();
+      if (!IsError(p.status(), paddock::iam::Error::kMalformedPolicyDocument) || p.status().message().empty()) std::abort();
       continue;
     }
     RequestContext ctx(Principal::User(AccountId("123456789012"), "alice", "AIDAEXAMPLE"), "ecs:RunTask",
