@@ -244,8 +244,7 @@ class ApiFront::Impl {
     std::string xml = service != nullptr
                           ? service->ErrorXml(error.type, body.status().message(), request_id)
                           : QueryErrorXml(error.type, body.status().message(), request_id, error.http_status >= 500);
-    const int http_status = service != nullptr ? service->ErrorHttpStatus(error.type, error.http_status) : error.http_status;
-    http::Response resp = XmlResponse(http_status, std::move(xml), request_id);
+    http::Response resp = XmlResponse(error.http_status, std::move(xml), request_id);
     resp.headers.push_back({"x-amzn-ErrorType", std::move(error.type)});
     return resp;
   }

@@ -184,12 +184,6 @@ class QueryService {
   // The XML error body in this service's dialect (IAM and STS: <ErrorResponse>; EC2:
   // <Response><Errors>). The default is the IAM/STS form.
   virtual std::string ErrorXml(std::string_view code, std::string_view message, std::string_view request_id) const;
-  // The HTTP status this service answers error `code` with; `status` is the front's default for
-  // the error's StatusCode (IAM answers NoSuchEntity 404, EntityAlreadyExists 409, ...).
-  virtual int ErrorHttpStatus(std::string_view code, int status) const {
-    (void)code;
-    return status;
-  }
 };
 
 // <ErrorResponse><Error><Type>Sender|Receiver</Type><Code/><Message/></Error><RequestId/></ErrorResponse>
