@@ -120,6 +120,16 @@ Status AppendIndexedKeys(store::ReadTxn& txn, const std::vector<store::Row>& row
   return OkStatus();
 }
 
+// A key may be made only for an account that exists and is not being deleted (in `txn`, so a
+// deletion that commits first wins).
+Status CheckLiveAccount(store::ReadTxn& txn, const AccountId& account) {
+  ASSIGN_OR_RETURN(auto acct, txn.Get(kAccounts, Key().Str(account.str()).Done()));
+  if (!acct) return NotFound(fmt::format("Account {} does not exist.", account.str()));
+  ASSIGN_OR_RETURN(Account a, DecodeAccount(*acct));
+  if (a.deleting) return FailedPrecondition(fmt::format("Account {} is being deleted.", account.str()));
+  return OkStatus();
+}
+
 }  // namespace
 
 StatusOr<AccessKey> Accounts::CreateUserAccessKey(const AccountId& account, const UserFinder& find_user) {
@@ -128,10 +138,7 @@ StatusOr<AccessKey> Accounts::CreateUserAccessKey(const AccountId& account, cons
   key.created_at = clock_.Now();
   key.secret = NewSecret();
   Status s = store_.Write([&](store::WriteTxn& txn) -> Status {
-    ASSIGN_OR_RETURN(auto acct, txn.Get(kAccounts, Key().Str(account.str()).Done()));
-    if (!acct) return NotFound(fmt::format("Account {} does not exist.", account.str()));
-    ASSIGN_OR_RETURN(Account a, DecodeAccount(*acct));
-    if (a.deleting) return FailedPrecondition(fmt::format("Account {} is being deleted.", account.str()));
+    RETURN_IF_ERROR(CheckLiveAccount(txn, account));
     ASSIGN_OR_RETURN(KeyOwner owner, find_user(txn));
     key.user_name = owner.user_name;
     key.user_id = owner.user_id;
@@ -254,10 +261,7 @@ StatusOr<AccessKey> Accounts::CreateAccessKey(const AccountId& account) {
   key.created_at = clock_.Now();
   key.secret = NewSecret();
   Status s = store_.Write([&](store::WriteTxn& txn) -> Status {
-    ASSIGN_OR_RETURN(auto acct, txn.Get(kAccounts, Key().Str(account.str()).Done()));
-    if (!acct) return NotFound(fmt::format("Account {} does not exist.", account.str()));
-    ASSIGN_OR_RETURN(Account a, DecodeAccount(*acct));
-    if (a.deleting) return FailedPrecondition(fmt::format("Account {} is being deleted.", account.str()));
+    RETURN_IF_ERROR(CheckLiveAccount(txn, account));
     key.id = AccessKeyId(NewKeyId());
     RETURN_IF_ERROR(txn.Put(kAccessKeys, Key().Str(key.id.str()).Done(), EncodeKey(key)));
     return txn.Put(kAccountKeys, Key().Str(account.str()).Str(key.id.str()).Done(), "");
