@@ -12,9 +12,9 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
-#include <unordered_map>
 #include <optional>
 #include <thread>
+#include <unordered_map>
 
 #include <boost/json.hpp>
 
