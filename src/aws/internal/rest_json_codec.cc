@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
 #include <ctime>
 
@@ -95,7 +96,7 @@ std::optional<double> ParseTimestamp(std::string_view text) {
   double seconds = 0;
   if (auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
       ec == std::errc() && p == text.data() + text.size())
-    return seconds;
+    return std::isfinite(seconds) ? std::optional<double>(seconds) : std::nullopt;
   std::string s(text);
   std::tm tm{};
   const char* rest = strptime(s.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
@@ -131,7 +132,9 @@ std::optional<json::value> Scalar(HttpBinding::Kind kind, std::string_view text)
     case HttpBinding::Kind::kDouble: {
       double d = 0;
       auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), d);
-      if (ec != std::errc() || p != text.data() + text.size() || text.empty()) return std::nullopt;
+      // NaN and the infinities have no JSON form to hand the owner: they do not decode.
+      if (ec != std::errc() || p != text.data() + text.size() || text.empty() || !std::isfinite(d))
+        return std::nullopt;
       return json::value(d);
     }
     case HttpBinding::Kind::kTimestamp: {
