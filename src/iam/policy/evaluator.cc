@@ -134,9 +134,10 @@ namespace {
 
 // REQUIRES: `action_lower` is lowercase. The action globs are compiled lowercase, so comparing
 // them exactly with the lowered action decides as a case-folding comparison with the action would.
-bool ActionMatches(const Statement& st, std::string_view action_lower) {
-  const bool any = std::any_of(st.actions.begin(), st.actions.end(),
-                               [&](const Template& p) { return p.Matches(action_lower, /*fold_case=*/false); });
+bool ActionMatches(const Statement& st, std::string_view action_lower, uint64_t action_head) {
+  const bool any = std::any_of(st.actions.begin(), st.actions.end(), [&](const Template& p) {
+    return p.MayMatch(action_head) && p.Matches(action_lower, /*fold_case=*/false);
+  });
   return st.not_action ? !any : any;
 }
 
@@ -205,10 +206,11 @@ void Scan(const Policy& policy, PolicyType type, size_t index, const RequestCont
           LayerResult& out) {
   out.present = true;
   const std::vector<Statement>& statements = policy.compiled().statements;
+  const uint64_t action_head = Head(ctx.action_lower());
   for (size_t i = 0; i < statements.size(); ++i) {
     const Statement& st = statements[i];
     // Cheapest tests first: most statements fail on the action.
-    if (!ActionMatches(st, ctx.action_lower()) || !ResourceMatches(st, ctx)) continue;
+    if (!ActionMatches(st, ctx.action_lower(), action_head) || !ResourceMatches(st, ctx)) continue;
     PrincipalMatch pm = PrincipalMatch::kOther;
     if (check_principal) {
       pm = MatchPrincipal(st, ctx.principal());

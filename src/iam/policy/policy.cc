@@ -81,6 +81,11 @@ inline bool PrefixEquals(const char* a, const char* b, size_t n) {
 void Template::Finish() {
   prefix = 0;
   while (prefix < text.size() && text[prefix] != kStar && text[prefix] != kQuestion) ++prefix;
+  const size_t n = prefix < 8 ? prefix : 8;
+  unsigned char mask[8] = {};
+  std::memset(mask, 0xff, n);
+  head = Head(std::string_view(text).substr(0, n));
+  std::memcpy(&head_mask, mask, 8);
 }
 
 bool Template::Matches(std::string_view s, bool fold_case) const {
