@@ -77,7 +77,10 @@ Principal Principal::Service(std::string service) {
 }
 
 RequestContext::RequestContext(Principal principal, std::string action, std::string resource)
-    : principal_(std::move(principal)), action_(std::move(action)), resource_(std::move(resource)) {
+    : principal_(std::move(principal)),
+      action_(std::move(action)),
+      action_lower_(ToLower(action_)),
+      resource_(std::move(resource)) {
   // The principal's 5 keys, the authorizer's 3 time and transport keys, session tags and the
   // request's own: 16 avoids regrowing (moving every key and value list) on the common path.
   keys_.reserve(16);
@@ -129,9 +132,12 @@ const std::vector<std::string>* RequestContext::Find(std::string_view key) const
 
 namespace {
 
-bool ActionMatches(const Statement& st, std::string_view action) {
-  const bool any = std::any_of(st.actions.begin(), st.actions.end(),
-                               [&](const Template& p) { return p.Matches(action, /*fold_case=*/true); });
+// REQUIRES: `action_lower` is lowercase. The action globs are compiled lowercase, so comparing
+// them exactly with the lowered action decides as a case-folding comparison with the action would.
+bool ActionMatches(const Statement& st, std::string_view action_lower, uint64_t action_head) {
+  const bool any = std::any_of(st.actions.begin(), st.actions.end(), [&](const Template& p) {
+    return p.MayMatch(action_head) && p.Matches(action_lower, /*fold_case=*/false);
+  });
   return st.not_action ? !any : any;
 }
 
@@ -200,10 +206,11 @@ void Scan(const Policy& policy, PolicyType type, size_t index, const RequestCont
           LayerResult& out) {
   out.present = true;
   const std::vector<Statement>& statements = policy.compiled().statements;
+  const uint64_t action_head = Head(ctx.action_lower());
   for (size_t i = 0; i < statements.size(); ++i) {
     const Statement& st = statements[i];
     // Cheapest tests first: most statements fail on the action.
-    if (!ActionMatches(st, ctx.action()) || !ResourceMatches(st, ctx)) continue;
+    if (!ActionMatches(st, ctx.action_lower(), action_head) || !ResourceMatches(st, ctx)) continue;
     PrincipalMatch pm = PrincipalMatch::kOther;
     if (check_principal) {
       pm = MatchPrincipal(st, ctx.principal());

@@ -69,6 +69,9 @@ class RequestContext {
 
   const Principal& principal() const { return principal_; }
   const std::string& action() const { return action_; }      // "ecs:RunTask", any case
+  // action() in ASCII lowercase, computed once: every statement's action globs (lowercase
+  // already) compare against it byte for byte instead of folding each byte per pattern.
+  const std::string& action_lower() const { return action_lower_; }
   const std::string& resource() const { return resource_; }  // an ARN or "*"
 
   // Sets a single-valued key (replacing any values it had).
@@ -86,6 +89,7 @@ class RequestContext {
  private:
   Principal principal_;
   std::string action_;
+  std::string action_lower_;
   std::string resource_;
   std::vector<std::pair<std::string, std::vector<std::string>>> keys_;
 };

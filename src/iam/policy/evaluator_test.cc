@@ -226,6 +226,14 @@ INSTANTIATE_TEST_SUITE_P(
         MatchCase{"ActionIsCaseInsensitive", R"("Action":"ECS:runtask","Resource":"*")", "ecs:RunTask", kTaskDef, true},
         MatchCase{"RequestActionIsCaseInsensitive", R"("Action":"ecs:RunTask","Resource":"*")", "ECS:RUNTASK", kTaskDef, true},
         MatchCase{"ActionStar", R"("Action":"ecs:Describe*","Resource":"*")", "ecs:DescribeTaskDefinition", kTaskDef, true},
+        // The literal prefix is compared 8 bytes at once, then the rest: differences in the
+        // first 8 bytes, at the 8th, right after, and far beyond; and prefixes shorter than 8.
+        MatchCase{"ActionPrefixDiffersInFirstWord", R"("Action":"ecs:Update*","Resource":"*")", "ecs:DescribeServices", kTaskDef, false},
+        MatchCase{"ActionPrefixDiffersAtEighthByte", R"("Action":"ecs:RunX*","Resource":"*")", "ecs:RunTask", kTaskDef, false},
+        MatchCase{"ActionPrefixDiffersAfterFirstWord", R"("Action":"ecs:RunTasx*","Resource":"*")", "ecs:RunTask", kTaskDef, false},
+        MatchCase{"ActionPrefixLongerThanWordMatches", R"("Action":"ecs:RunTa*","Resource":"*")", "ECS:RUNTASK", kTaskDef, true},
+        MatchCase{"ActionShortPrefixMatches", R"("Action":"ec?:RunTask","Resource":"*")", "Ecs:RunTask", kTaskDef, true},
+        MatchCase{"ActionShortPrefixDiffers", R"("Action":"ecx:*","Resource":"*")", "ecs:RunTask", kTaskDef, false},
         MatchCase{"ActionQuestion", R"("Action":"ecs:Run?ask","Resource":"*")", "ecs:RunTask", kTaskDef, true},
         MatchCase{"ActionOtherService", R"("Action":"ec2:*","Resource":"*")", "ecs:RunTask", kTaskDef, false},
         MatchCase{"ActionAll", R"("Action":"*","Resource":"*")", "iam:PassRole", kTaskDef, true},

@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <cstring>
 #include <set>
 
@@ -61,9 +62,30 @@ bool GlobMatch(std::string_view p, std::string_view s, bool fold_case) {
   return pi == p.size();
 }
 
+// Whether the first n bytes of a and b are equal. Most literal prefixes of a policy set differ
+// from the request within their first 8 bytes ("ecs:Upda" against "ecs:Desc", another service,
+// another ARN partition): one 8-byte compare decides those without a call to memcmp, which
+// dominated the authorizer's profile.
+inline bool PrefixEquals(const char* a, const char* b, size_t n) {
+  if (n >= 8) {
+    uint64_t x = 0, y = 0;
+    std::memcpy(&x, a, 8);
+    std::memcpy(&y, b, 8);
+    return x == y && std::memcmp(a + 8, b + 8, n - 8) == 0;
+  }
+  for (size_t i = 0; i < n; ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
 void Template::Finish() {
   prefix = 0;
   while (prefix < text.size() && text[prefix] != kStar && text[prefix] != kQuestion) ++prefix;
+  const size_t n = prefix < 8 ? prefix : 8;
+  unsigned char mask[8] = {};
+  std::memset(mask, 0xff, n);
+  head = Head(std::string_view(text).substr(0, n));
+  std::memcpy(&head_mask, mask, 8);
 }
 
 bool Template::Matches(std::string_view s, bool fold_case) const {
@@ -71,7 +93,7 @@ bool Template::Matches(std::string_view s, bool fold_case) const {
   if (fold_case) {
     for (size_t i = 0; i < prefix; ++i)
       if (text[i] != Lower(s[i])) return false;
-  } else if (std::memcmp(text.data(), s.data(), prefix) != 0) {
+  } else if (!PrefixEquals(text.data(), s.data(), prefix)) {
     return false;
   }
   if (prefix == text.size()) return s.size() == prefix;

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -236,6 +237,32 @@ TEST(GlobTest, StarSpansEverythingQuestionOneCharacter) {
   // Literal '*' and '?' (as ${*} produces) match only themselves.
   EXPECT_TRUE(GlobMatch("a*b", "a*b", false));
   EXPECT_FALSE(GlobMatch("a*b", "axb", false));
+}
+
+// MayMatch (the 8-byte pre-filter Scan runs before Matches) may only rule out: wherever Matches
+// holds, MayMatch does; and it rules out a difference within the first 8 literal bytes.
+TEST(TemplateTest, MayMatchNeverRulesOutAMatch) {
+  const std::string star(1, kStar), q(1, kQuestion);
+  const std::vector<std::string> patterns = {"",       star,           "e" + star,        "ecs:" + star,
+                                             "ecs:r" + q + "ntask", "ecs:runtask", "ecs:runtas" + star,
+                                             "ecs:runtaskx",        "ecs:r",       "logs:putlogevents",
+                                             q + "cs:runtask"};
+  const std::vector<std::string> inputs = {"", "e", "ecs:r", "ecs:run", "ecs:runt", "ecs:runtask", "ecs:runtaskx",
+                                           "ecs:describetaskdefinition", "logs:putlogevents", "xcs:runtask"};
+  for (const std::string& text : patterns) {
+    internal::Template t;
+    t.text = text;
+    t.Finish();
+    for (const std::string& s : inputs) {
+      if (t.Matches(s, false)) {
+        EXPECT_TRUE(t.MayMatch(internal::Head(s))) << text << " / " << s;
+      }
+      // Within the first 8 literal bytes, MayMatch decides exactly as the prefix compare does.
+      const size_t n = std::min<size_t>(t.prefix, 8);
+      const bool head_equal = s.size() >= n && s.compare(0, n, text, 0, n) == 0;
+      EXPECT_EQ(t.MayMatch(internal::Head(s)), head_equal) << text << " / " << s;
+    }
+  }
 }
 
 TEST(ParseDateTest, IsoAndEpoch) {

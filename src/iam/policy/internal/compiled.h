@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,6 +31,14 @@ bool GlobMatch(std::string_view pattern, std::string_view s, bool fold_case);
 
 // A value that may hold policy variables. Without variables, `text` is final. With variables,
 // `parts` alternate text and variables and Resolve builds the final text per request.
+// The first 8 bytes of s as a word, zero-padded when s is shorter (a compiled glob holds no NUL
+// byte, so padding never matches a literal byte).
+inline uint64_t Head(std::string_view s) {
+  uint64_t w = 0;
+  std::memcpy(&w, s.data(), s.size() < 8 ? s.size() : 8);
+  return w;
+}
+
 struct Template {
   // Whether `text` (no variables) matches all of `s` as a glob. Compares the literal prefix
   // (before the first wildcard) with memcmp first: most patterns fail or succeed there.
@@ -43,8 +52,15 @@ struct Template {
     std::string written;                 // a variable's key as the policy wrote it
     std::optional<std::string> default_value;  // ${key, 'default'}
   };
+  // Whether Matches(s, false) can hold, judged on s's first 8 bytes only: `head` holds the
+  // first min(prefix, 8) bytes of text, `head_mask` selects them. Never false when Matches would
+  // be true, so Scan can skip Matches (and its call) for most of a policy set's action globs.
+  // REQUIRES: s_head == Head(s).
+  bool MayMatch(uint64_t s_head) const { return ((s_head ^ head) & head_mask) == 0; }
+
   std::string text;
   size_t prefix = 0;  // length of text's leading literal part (no wildcard)
+  uint64_t head = 0, head_mask = 0;  // set by Finish, see MayMatch
   bool has_variables = false;
   std::vector<Part> parts;
 
