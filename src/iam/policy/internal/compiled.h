@@ -29,16 +29,15 @@ inline constexpr char kQuestion = '\x02';
 // letters compare case-insensitively (the pattern must then be lowercase already).
 bool GlobMatch(std::string_view pattern, std::string_view s, bool fold_case);
 
-// A value that may hold policy variables. Without variables, `text` is final. With variables,
-// `parts` alternate text and variables and Resolve builds the final text per request.
-// The first 8 bytes of s as a word, zero-padded when s is shorter (a compiled glob holds no NUL
-// byte, so padding never matches a literal byte).
+// The first 8 bytes of s as a word, zero-padded when s is shorter.
 inline uint64_t Head(std::string_view s) {
   uint64_t w = 0;
-  std::memcpy(&w, s.data(), s.size() < 8 ? s.size() : 8);
+  if (!s.empty()) std::memcpy(&w, s.data(), s.size() < 8 ? s.size() : 8);
   return w;
 }
 
+// A value that may hold policy variables. Without variables, `text` is final. With variables,
+// `parts` alternate text and variables and Resolve builds the final text per request.
 struct Template {
   // Whether `text` (no variables) matches all of `s` as a glob. Compares the literal prefix
   // (before the first wildcard) with memcmp first: most patterns fail or succeed there.
