@@ -101,8 +101,13 @@ std::vector<aws::AuthRequest> EcsAuthorization(const aws::CallContext& ctx, cons
   const bool in_cluster = input.contains("cluster") || a == "RunTask" || a == "StartTask" || a == "StopTask" ||
                           a == "CreateService" || a == "UpdateService" || a == "DeleteService" ||
                           a == "DescribeServices" || a == "DescribeTasks" || a == "ListTasks" || a == "ListServices";
-  const std::string cluster = ClusterOf(scope, input);
-  if (in_cluster) q.context.emplace_back("ecs:cluster", cluster);
+  // The cluster's ARN, built only for the calls that name it (not for every read).
+  std::string cluster_arn;
+  auto cluster = [&]() -> const std::string& {
+    if (cluster_arn.empty()) cluster_arn = ClusterOf(scope, input);
+    return cluster_arn;
+  };
+  if (in_cluster) q.context.emplace_back("ecs:cluster", cluster());
 
   if (a == "DescribeClusters") {
     // One question per cluster named (none: "default"), so a policy can scope it by cluster ARN
@@ -122,17 +127,17 @@ std::vector<aws::AuthRequest> EcsAuthorization(const aws::CallContext& ctx, cons
     q.resource = ClusterArn(scope, StrView(input, "clusterName").empty() ? "default" : StrView(input, "clusterName"));
   } else if (a == "DeleteCluster" || a == "UpdateCluster" || a == "UpdateClusterSettings" ||
              a == "PutClusterCapacityProviders") {
-    q.resource = cluster;
+    q.resource = cluster();
   } else if (a == "RunTask" || a == "StartTask") {
     q.resource = TaskDefinitionOf(scope, StrView(input, "taskDefinition"));
   } else if (a == "StopTask") {
-    q.resource = InCluster(scope, "task", StrView(input, "task"), cluster);
+    q.resource = InCluster(scope, "task", StrView(input, "task"), cluster());
   } else if (a == "CreateService") {
-    q.resource = InCluster(scope, "service", StrView(input, "serviceName"), cluster);
+    q.resource = InCluster(scope, "service", StrView(input, "serviceName"), cluster());
     if (!StrView(input, "taskDefinition").empty())
       q.context.emplace_back("ecs:task-definition", TaskDefinitionOf(scope, StrView(input, "taskDefinition")));
   } else if (a == "UpdateService" || a == "DeleteService") {
-    q.resource = InCluster(scope, "service", StrView(input, "service"), cluster);
+    q.resource = InCluster(scope, "service", StrView(input, "service"), cluster());
     if (!StrView(input, "taskDefinition").empty())
       q.context.emplace_back("ecs:task-definition", TaskDefinitionOf(scope, StrView(input, "taskDefinition")));
   } else if (a == "TagResource" || a == "UntagResource" || a == "ListTagsForResource") {

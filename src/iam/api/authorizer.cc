@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
-#include <iterator>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -111,13 +111,19 @@ StatusOr<std::shared_ptr<const PolicyAuthorizer::Entity>> PolicyAuthorizer::Poli
                                                                                     const PrincipalRef& entity) {
   // The key, built in a per-thread buffer (no allocation per request); lengths first, so no two
   // different session policies make the same key.
+  // Appended, not formatted: this runs for every evaluated call.
   thread_local std::string cache_key;
   cache_key.clear();
-  fmt::format_to(std::back_inserter(cache_key), "{}/{}/{}/{}:{}", principal.account.str(),
-                 PrincipalTypeName(entity.type), entity.name, principal.session_policy.size(),
-                 principal.session_policy);
-  for (const std::string& arn : principal.session_policy_arns)
-    fmt::format_to(std::back_inserter(cache_key), "/{}:{}", arn.size(), arn);
+  cache_key.append(principal.account.str()).append(1, '/').append(PrincipalTypeName(entity.type));
+  cache_key.append(1, '/').append(entity.name).append(1, '/');
+  auto counted = [](std::string_view s) {
+    cache_key.append(std::to_string(s.size())).append(1, ':').append(s);
+  };
+  counted(principal.session_policy);
+  for (const std::string& arn : principal.session_policy_arns) {
+    cache_key.append(1, '/');
+    counted(arn);
+  }
   const TimePoint now = clock_.Now();
   // Read before the documents: a write that lands in between makes the entry stale, never wrong.
   const uint64_t generation = directory_.Generation();
@@ -150,8 +156,10 @@ StatusOr<std::shared_ptr<const PolicyAuthorizer::Entity>> PolicyAuthorizer::Poli
     parsed->tags.emplace_back(std::move(key), t.value);
   }
   parsed->reads_resource_tags = NamesResourceTags(set);
-  std::shared_ptr<const Entity> out = parsed;
+  parsed->read_keys = policy::ReadKeys(set);
   std::lock_guard lock(mu_);
+  parsed->serial = next_serial_++;
+  std::shared_ptr<const Entity> out = parsed;
   // Bounded: a cache of every principal ever seen would grow with role sessions.
   if (parsed_.size() >= 4096) parsed_.clear();
   parsed_[cache_key] = Parsed{std::move(documents), out, generation, now};
@@ -245,14 +253,37 @@ bool PolicyAuthorizer::Evaluates(const aws::Principal& principal) const { return
 
 Status PolicyAuthorizer::Authorize(const aws::CallContext& call, const aws::AuthRequest& request) {
   if (IsRootPrincipal(call.principal)) return OkStatus();
-  ASSIGN_OR_RETURN(Evaluation e, Evaluate(call, request));
-  if (e.result.decision == policy::Decision::kAllow) return OkStatus();
+  // Evaluate's work on a context that keeps only the keys the entity's policies read (the same
+  // decision, as ReadKeys promises), remembered by what it depends on.
+  ASSIGN_OR_RETURN(Subject subject, SubjectOf(call.principal));
+  ASSIGN_OR_RETURN(std::shared_ptr<const Entity> entity, PoliciesOf(call.principal, subject.entity));
+  policy::RequestContext ctx(std::move(subject.principal), request.action, request.resource, &entity->read_keys);
+  RETURN_IF_ERROR(BuildContext(call, request, entity.get(), entity->reads_resource_tags, ctx));
+  // The decision key: the entity, then the context. (A set with a resource policy would also
+  // depend on the principal; PoliciesOf's sets have none.)
+  thread_local std::string key;
+  key.assign(reinterpret_cast<const char*>(&entity->serial), sizeof entity->serial);
+  ctx.AppendDecisionKey(key);
+  std::optional<Decided> decided;
+  {
+    std::lock_guard lock(decisions_mu_);
+    if (auto it = decisions_.find(key); it != decisions_.end()) decided = it->second;
+  }
+  if (!decided) {
+    const policy::EvaluationResult r = policy::Evaluate(ctx, entity->set);
+    decided = Decided{r.decision, r.decided_by};
+    std::lock_guard lock(decisions_mu_);
+    if (decisions_.size() >= kMaxDecisions) decisions_.clear();
+    decisions_.emplace(key, *decided);
+  }
+  if (decided->decision == policy::Decision::kAllow) return OkStatus();
   if (request.denial_form == aws::DenialForm::kUnauthorizedOperation) {
-    const std::string why = policy::DenialMessage(e.context.principal().arn, e.context.action(), /*resource=*/"",
-                                                  e.result.decision, e.result.decided_by);
+    const std::string why = policy::DenialMessage(ctx.principal().arn, ctx.action(), /*resource=*/"",
+                                                  decided->decision, decided->decided_by);
     return PermissionDenied(fmt::format("You are not authorized to perform this operation. {}", why));
   }
-  return PermissionDenied(policy::DenialMessage(e.context, e.result));
+  return PermissionDenied(
+      policy::DenialMessage(ctx.principal().arn, ctx.action(), ctx.resource(), decided->decision, decided->decided_by));
 }
 
 }  // namespace paddock::iam::api

@@ -75,6 +75,11 @@ class PolicyAuthorizer final : public aws::Authorizer {
     // Whether a policy of `set` names an aws:ResourceTag key (a condition or a variable): only
     // then does a request read its resource's tags.
     bool reads_resource_tags = false;
+    // The keys `set` reads (policy::ReadKeys): Authorize's contexts keep only these.
+    std::vector<std::string> read_keys;
+    // Unique per parse: Authorize's remembered decisions name the entity they were made for, so
+    // a changed document (a new parse) is never answered from a decision of the old one.
+    uint64_t serial = 0;
   };
 
   // The parsed policies and tags of `principal`, whose IAM user or role is `entity`: served from
@@ -103,6 +108,18 @@ class PolicyAuthorizer final : public aws::Authorizer {
   std::mutex mu_;
   // GUARDED_BY(mu_), by (account, user|role, name, session policy, session policy ARNs).
   std::unordered_map<std::string, Parsed> parsed_;
+  uint64_t next_serial_ = 1;  // GUARDED_BY(mu_)
+
+  // Authorize's recent decisions, by entity serial and the pruned context's decision key
+  // (RequestContext::AppendDecisionKey): a decision is a pure function of those, so a repeated
+  // question (the same caller, action, resource and read keys' values) is not evaluated again.
+  struct Decided {
+    policy::Decision decision;
+    policy::PolicyType decided_by;
+  };
+  static constexpr size_t kMaxDecisions = 8192;  // then the map starts over: bounded memory
+  std::mutex decisions_mu_;
+  std::unordered_map<std::string, Decided> decisions_;  // GUARDED_BY(decisions_mu_)
 };
 
 // Whether `principal` is allowed everything (an account's root, or a session of root).

@@ -229,6 +229,87 @@ TEST_F(AuthorizerTest, AnEc2RequestIsDeniedInEc2sWords) {
             "because no identity-based policy allows the ecs:ListClusters action");
 }
 
+// Authorize remembers decisions by the keys the policies read; it must answer every question as a
+// fresh, full evaluation (Evaluate) does. Questions differing in each input a policy reads — the
+// action, the resource, a variable (${aws:username}), the source address, the region, a request
+// tag, a multivalued key, a principal tag, a resource tag and the time — are asked in an order
+// that repeats each several times (so most answers come from memory), across a change of policy
+// and of principal tag, and every answer is compared with Evaluate's.
+TEST_F(AuthorizerTest, RememberedDecisionsAnswerAsAFullEvaluationDoes) {
+  const PrincipalRef alice{PrincipalType::kUser, "alice"};
+  constexpr char kPolicy[] = R"({"Version":"2012-10-17","Statement":[
+    {"Effect":"Allow","Action":["ecs:Describe*","ecs:List*"],"Resource":"*",
+     "Condition":{"IpAddress":{"aws:SourceIp":"10.0.0.0/8"}}},
+    {"Effect":"Allow","Action":"ecs:UpdateService","Resource":"arn:aws:ecs:*:*:service/${aws:username}/*"},
+    {"Effect":"Allow","Action":"ecs:TagResource","Resource":"*",
+     "Condition":{"StringEquals":{"aws:RequestTag/team":"${aws:PrincipalTag/team}"},
+                  "ForAllValues:StringEquals":{"aws:TagKeys":["team","env"]}}},
+    {"Effect":"Allow","Action":"ecs:StopTask","Resource":"*",
+     "Condition":{"StringEquals":{"aws:ResourceTag/owner":"alice"}}},
+    {"Effect":"Deny","Action":"*","Resource":"*","Condition":{"StringEquals":{"aws:RequestedRegion":"eu-west-1"}}},
+    {"Effect":"Deny","Action":"ecs:List*","Resource":"*",
+     "Condition":{"DateGreaterThan":{"aws:CurrentTime":"2030-01-01T00:00:00Z"}}}]})";
+  ASSERT_TRUE(dir_.PutInlinePolicy(account_, alice, "mixed", kPolicy).ok());
+  ASSERT_TRUE(dir_.TagPrincipal(account_, alice, {{"team", "blue"}}).ok());
+
+  struct Question {
+    std::string action, resource, ip, region;
+    std::vector<std::pair<std::string, std::string>> keys;
+    std::vector<std::pair<std::string, std::string>> resource_tags;
+  };
+  const std::string svc = "arn:aws:ecs:us-east-1:123456789012:service/";
+  const std::vector<Question> questions = {
+      {"ecs:DescribeServices", "*", "10.1.2.3", "us-east-1", {}, {}},
+      {"ecs:DescribeServices", "*", "192.168.1.1", "us-east-1", {}, {}},
+      {"ecs:ListClusters", "*", "10.9.9.9", "us-east-1", {}, {}},
+      {"ecs:ListClusters", "*", "10.9.9.9", "eu-west-1", {}, {}},
+      {"ecs:RunTask", "*", "10.9.9.9", "us-east-1", {}, {}},
+      {"ecs:UpdateService", svc + "alice/web", "", "us-east-1", {}, {}},
+      {"ecs:UpdateService", svc + "bob/web", "", "us-east-1", {}, {}},
+      {"ecs:TagResource", "*", "", "us-east-1", {{"aws:RequestTag/team", "blue"}, {"aws:TagKeys", "team"}}, {}},
+      {"ecs:TagResource", "*", "", "us-east-1", {{"aws:RequestTag/team", "red"}, {"aws:TagKeys", "team"}}, {}},
+      {"ecs:TagResource", "*", "", "us-east-1",
+       {{"aws:RequestTag/team", "blue"}, {"aws:TagKeys", "team"}, {"aws:TagKeys", "env"}}, {}},
+      {"ecs:TagResource", "*", "", "us-east-1",
+       {{"aws:RequestTag/team", "blue"}, {"aws:TagKeys", "team"}, {"aws:TagKeys", "cost"}}, {}},
+      {"ecs:StopTask", "arn:aws:ecs:us-east-1:123456789012:task/c/1", "", "us-east-1", {}, {{"owner", "alice"}}},
+      {"ecs:StopTask", "arn:aws:ecs:us-east-1:123456789012:task/c/1", "", "us-east-1", {}, {{"owner", "bob"}}},
+  };
+  int compared = 0, allowed = 0;
+  auto ask_all = [&](const std::string& when) {
+    for (int round = 0; round < 3; ++round) {
+      for (const Question& q : questions) {
+        aws::AuthRequest request{q.action, q.resource, q.keys};
+        auto tags = q.resource_tags;
+        request.resource_tags = [tags]() -> StatusOr<std::vector<std::pair<std::string, std::string>>> { return tags; };
+        const aws::CallContext call = Call(Alice(), q.ip, q.region);
+        const Status got = authorizer_.Authorize(call, request);
+        auto fresh = authorizer_.Evaluate(call, request);
+        ASSERT_TRUE(fresh.ok()) << fresh.status().ToString();
+        const bool want = fresh->result.decision == policy::Decision::kAllow;
+        EXPECT_EQ(got.ok(), want) << when << ": " << q.action << " " << q.resource << " " << q.ip << " " << q.region
+                                  << " " << got.ToString();
+        if (!want) {
+          EXPECT_EQ(got.message(), policy::DenialMessage(fresh->context, fresh->result)) << when;
+        }
+        ++compared;
+        allowed += want ? 1 : 0;
+      }
+    }
+  };
+  ask_all("first");
+  clock_.Advance(std::chrono::hours(24 * 365 * 5));  // past 2030-01-01: the List* deny applies
+  ask_all("after the date");
+  ASSERT_TRUE(dir_.TagPrincipal(account_, alice, {{"team", "red"}}).ok());
+  ask_all("after the principal tag changed");
+  ASSERT_TRUE(dir_.PutInlinePolicy(account_, alice, "mixed", kAllowEcs).ok());
+  ask_all("after the policy changed");
+  // The comparison is not vacuous: both answers occur.
+  EXPECT_EQ(compared, 4 * 3 * static_cast<int>(questions.size()));
+  EXPECT_GT(allowed, 0);
+  EXPECT_LT(allowed, compared);
+}
+
 TEST_F(AuthorizerTest, RootIsNotEvaluated) {
   aws::Principal root;
   root.account = AccountId(kAccount);

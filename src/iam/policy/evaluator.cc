@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <functional>
 
 #include "iam/policy/internal/compiled.h"
 
@@ -76,21 +78,32 @@ Principal Principal::Service(std::string service) {
   return p;
 }
 
-RequestContext::RequestContext(Principal principal, std::string action, std::string resource)
+RequestContext::RequestContext(Principal principal, std::string action, std::string resource,
+                               const std::vector<std::string>* kept)
     : principal_(std::move(principal)),
       action_(std::move(action)),
       action_lower_(ToLower(action_)),
-      resource_(std::move(resource)) {
+      resource_(std::move(resource)),
+      kept_(kept) {
   // The principal's 5 keys, the authorizer's 3 time and transport keys, session tags and the
   // request's own: 16 avoids regrowing (moving every key and value list) on the common path.
-  keys_.reserve(16);
+  keys_.reserve(kept_ != nullptr ? kept_->size() : 16);
   if (principal_.type == PrincipalType::kService || principal_.type == PrincipalType::kAnonymous) return;
   // aws:PrincipalArn of a role session is the role's ARN (AWS global condition keys).
-  Set("aws:PrincipalArn", principal_.type == PrincipalType::kAssumedRole ? principal_.role_arn : principal_.arn);
-  Set("aws:PrincipalAccount", principal_.account.str());
-  Set("aws:PrincipalType", std::string(PrincipalTypeName(principal_.type)));
-  if (!principal_.user_id.empty()) Set("aws:userid", principal_.user_id);
-  if (principal_.type == PrincipalType::kUser) Set("aws:username", principal_.user_name);
+  SetLower("aws:principalarn", principal_.type == PrincipalType::kAssumedRole ? principal_.role_arn : principal_.arn);
+  SetLower("aws:principalaccount", principal_.account.str());
+  SetLower("aws:principaltype", PrincipalTypeName(principal_.type));
+  if (!principal_.user_id.empty()) SetLower("aws:userid", principal_.user_id);
+  if (principal_.type == PrincipalType::kUser) SetLower("aws:username", principal_.user_name);
+}
+
+bool RequestContext::Kept(std::string_view lower_key) const {
+  if (kept_ == nullptr) return true;
+  // A policy set reads a handful of keys: a scan that compares lengths first beats a search.
+  if (kept_->size() <= 16)
+    return std::any_of(kept_->begin(), kept_->end(),
+                       [&](const std::string& k) { return k.size() == lower_key.size() && k == lower_key; });
+  return std::binary_search(kept_->begin(), kept_->end(), lower_key, std::less<>());
 }
 
 void RequestContext::Set(std::string_view key, std::string value) {
@@ -101,6 +114,7 @@ void RequestContext::Set(std::string_view key, std::string value) {
 
 void RequestContext::SetMulti(std::string_view key, std::vector<std::string> values) {
   std::string lower = ToLower(key);
+  if (!Kept(lower)) return;
   for (auto& [k, v] : keys_) {
     if (k == lower) {
       v = std::move(values);
@@ -110,16 +124,32 @@ void RequestContext::SetMulti(std::string_view key, std::vector<std::string> val
   keys_.emplace_back(std::move(lower), std::move(values));
 }
 
-void RequestContext::SetLower(std::string lower_key, std::string value) {
+void RequestContext::SetLower(std::string_view lower_key, std::string_view value) {
+  if (!Kept(lower_key)) return;
   for (auto& [k, v] : keys_) {
     if (k == lower_key) {
-      v.assign(1, std::move(value));
+      v.assign(1, std::string(value));
       return;
     }
   }
-  std::vector<std::string> values;
-  values.push_back(std::move(value));
-  keys_.emplace_back(std::move(lower_key), std::move(values));
+  keys_.emplace_back(std::string(lower_key), std::vector<std::string>{std::string(value)});
+}
+
+void RequestContext::AppendDecisionKey(std::string& out) const {
+  auto field = [&out](std::string_view s) {
+    const uint32_t n = static_cast<uint32_t>(s.size());
+    out.append(reinterpret_cast<const char*>(&n), sizeof n).append(s);
+  };
+  field(action_lower_);
+  field(resource_);
+  for (const auto& [k, v] : keys_) {
+    // An empty list reads as an absent key (FindLower's callers test both), so it adds nothing.
+    if (v.empty()) continue;
+    field(k);
+    const uint32_t count = static_cast<uint32_t>(v.size());
+    out.append(reinterpret_cast<const char*>(&count), sizeof count);
+    for (const std::string& value : v) field(value);
+  }
 }
 
 const std::vector<std::string>* RequestContext::FindLower(std::string_view lower_key) const {
@@ -334,6 +364,20 @@ std::string DenialMessage(std::string_view principal_arn, std::string_view actio
                        action, on, article, what);
   return fmt::format("User: {} is not authorized to perform: {}{} because no {} allows the {} action", principal_arn,
                      action, on, what, action);
+}
+
+std::vector<std::string> ReadKeys(const PolicySet& set) {
+  std::vector<std::string> out;
+  auto add = [&out](const NamedPolicy& p) {
+    for (const std::string& key : ContextKeys(p.policy)) out.push_back(ToLower(key));
+  };
+  for (const NamedPolicy& p : set.identity) add(p);
+  if (set.boundary) add(*set.boundary);
+  for (const NamedPolicy& p : set.session) add(p);
+  if (set.resource) add(*set.resource);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
 }  // namespace paddock::iam::policy

@@ -65,7 +65,11 @@ class RequestContext {
  public:
   // Also sets the principal's global keys: aws:PrincipalArn, aws:PrincipalAccount,
   // aws:PrincipalType, aws:userid and (users) aws:username. Add aws:PrincipalTag/k with Set.
-  RequestContext(Principal principal, std::string action, std::string resource);
+  // With `kept` (lowercase keys, sorted; outlives this), the context keeps only those keys and
+  // drops every other as it is set: a context for one policy set's decision carries just the keys
+  // that set reads (ReadKeys), which makes it cheap to build and to compare (AppendDecisionKey).
+  RequestContext(Principal principal, std::string action, std::string resource,
+                 const std::vector<std::string>* kept = nullptr);
 
   const Principal& principal() const { return principal_; }
   const std::string& action() const { return action_; }      // "ecs:RunTask", any case
@@ -78,20 +82,29 @@ class RequestContext {
   void Set(std::string_view key, std::string value);
   // Sets a multivalued key such as aws:TagKeys. An empty list is the same as an absent key.
   void SetMulti(std::string_view key, std::vector<std::string> values);
-  // As Set, for a key already lowercase ("aws:sourceip"): the hot path's keys skip the lowering.
-  // REQUIRES: `lower_key` has no uppercase letter.
-  void SetLower(std::string lower_key, std::string value);
+  // As Set, for a key already lowercase ("aws:sourceip"): the hot path's keys skip the lowering,
+  // and a key the context does not keep costs no copy. REQUIRES: `lower_key` has no uppercase letter.
+  void SetLower(std::string_view lower_key, std::string_view value);
   // The key's values, or nullptr when the request does not carry it. Any case of `key`.
   const std::vector<std::string>* Find(std::string_view key) const;
   // As Find, for a key already lowercase (the compiled policy's keys are).
   const std::vector<std::string>* FindLower(std::string_view lower_key) const;
 
+  // Appends to `out` everything of this context that Evaluate can read for a PolicySet without a
+  // resource policy: the action (lowercase), the resource, and every key with its values, each
+  // length-prefixed so no two different contexts append the same bytes. Two contexts that append
+  // the same bytes get the same decision from the same such set.
+  void AppendDecisionKey(std::string& out) const;
+
  private:
+  bool Kept(std::string_view lower_key) const;
+
   Principal principal_;
   std::string action_;
   std::string action_lower_;
   std::string resource_;
   std::vector<std::pair<std::string, std::vector<std::string>>> keys_;
+  const std::vector<std::string>* kept_ = nullptr;
 };
 
 // The policy layers, as the denial texts name them.
@@ -134,6 +147,10 @@ struct EvaluationResult {
 
 // The decision for `ctx` under `set` (the order is in the header's opening comment).
 EvaluationResult Evaluate(const RequestContext& ctx, const PolicySet& set);
+
+// The keys (lowercase, sorted, each once) that the policies of `set` read: every context key
+// Evaluate can look up for `set`. A context keeping only these decides as a full one does.
+std::vector<std::string> ReadKeys(const PolicySet& set);
 
 // Whether `trust` (a role's trust policy) lets ctx.principal() perform ctx.action()
 // (sts:AssumeRole, sts:TagSession, ...) on the role: an Allow statement whose Principal matches,

@@ -57,13 +57,24 @@ void PrintTo(const ConditionCase& c, std::ostream* os) { *os << c.name; }
 
 class ConditionTest : public ::testing::TestWithParam<ConditionCase> {};
 
+// Every case is decided twice: on the full context, and on one keeping only the keys the policy
+// reads (ReadKeys, as the authorizer builds them), which must decide alike.
 TEST_P(ConditionTest, Decides) {
   const ConditionCase& c = GetParam();
-  RequestContext ctx = Ctx("ecs:RunTask", kTaskDef, c.principal);
-  for (const auto& [k, v] : c.keys) ctx.SetMulti(k, v);
   const std::string policy = R"({"Version":"2012-10-17","Statement":{"Effect":"Allow","Action":"ecs:RunTask",)"
                              R"("Resource":"*","Condition":)" + c.condition + "}}";
-  EXPECT_EQ(Decide(ctx, {policy}), c.allowed ? Decision::kAllow : Decision::kImplicitDeny) << c.condition;
+  PolicySet set;
+  set.identity.push_back({"p", Parse(policy)});
+  const std::vector<std::string> kept = ReadKeys(set);
+  RequestContext ctx = Ctx("ecs:RunTask", kTaskDef, c.principal);
+  RequestContext pruned(c.principal, "ecs:RunTask", kTaskDef, &kept);
+  for (const auto& [k, v] : c.keys) {
+    ctx.SetMulti(k, v);
+    pruned.SetMulti(k, v);
+  }
+  const Decision want = c.allowed ? Decision::kAllow : Decision::kImplicitDeny;
+  EXPECT_EQ(Evaluate(ctx, set).decision, want) << c.condition;
+  EXPECT_EQ(Evaluate(pruned, set).decision, want) << "pruned to the read keys: " << c.condition;
 }
 
 Keys K(std::string k, std::string v) { return {{std::move(k), {std::move(v)}}}; }
@@ -217,6 +228,13 @@ TEST_P(MatchTest, Decides) {
   const std::string policy = R"({"Version":"2012-10-17","Statement":{"Effect":"Allow",)" + c.statement_tail + "}}";
   EXPECT_EQ(Decide(Ctx(c.action, c.resource), {policy}), c.allowed ? Decision::kAllow : Decision::kImplicitDeny)
       << c.statement_tail;
+  // A context keeping only the read keys (variables in the resource included) decides alike.
+  PolicySet set;
+  set.identity.push_back({"p", Parse(policy)});
+  const std::vector<std::string> kept = ReadKeys(set);
+  EXPECT_EQ(Evaluate(RequestContext(Alice(), c.action, c.resource, &kept), set).decision,
+            c.allowed ? Decision::kAllow : Decision::kImplicitDeny)
+      << "pruned: " << c.statement_tail;
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -610,6 +628,56 @@ TEST(RequestContextTest, KeysAreCaseInsensitiveAndReplaced) {
   EXPECT_EQ(s.Find("aws:PrincipalArn")->front(), "arn:aws:iam::123456789012:role/svc/app");
   EXPECT_EQ(s.Find("aws:userid")->front(), "AROAAPP:s1");
   EXPECT_EQ(s.Find("aws:username"), nullptr);
+}
+
+// ReadKeys: every key a set's policies read — condition keys and variables, in resources and in
+// condition values, across every layer — lowercase, sorted, once each.
+TEST(ReadKeysTest, EveryLayersConditionKeysAndVariables) {
+  PolicySet set;
+  set.identity.push_back({"a", Parse(R"({"Version":"2012-10-17","Statement":{"Effect":"Allow","Action":"*",
+    "Resource":"arn:aws:ecs:*:*:service/${aws:username}/*","Condition":{"StringEquals":{"aws:RequestTag/Team":"${aws:PrincipalTag/Team}"}}}})")});
+  set.boundary = NamedPolicy{"b", Parse(R"({"Version":"2012-10-17","Statement":{"Effect":"Allow","Action":"*",
+    "Resource":"*","Condition":{"IpAddress":{"aws:SourceIp":"10.0.0.0/8"}}}})")};
+  set.session.push_back({"s", Parse(R"({"Version":"2012-10-17","Statement":{"Effect":"Deny","Action":"*",
+    "Resource":"*","Condition":{"Null":{"ECS:cluster":"true"}}}})")});
+  EXPECT_EQ(ReadKeys(set), (std::vector<std::string>{"aws:principaltag/team", "aws:requesttag/team", "aws:sourceip",
+                                                     "aws:username", "ecs:cluster"}));
+}
+
+// A context made with `kept` holds only those keys; its decision key covers the action (any
+// case), the resource and each kept key's values, with boundaries no two contexts can share.
+TEST(RequestContextTest, AKeptContextDropsOtherKeysAndItsDecisionKeyIsUnambiguous) {
+  const std::vector<std::string> kept = {"aws:requesttag/a", "aws:username"};
+  RequestContext ctx(Alice(), "ECS:RunTask", kTaskDef, &kept);
+  ctx.Set("aws:RequestTag/A", "x");
+  ctx.Set("aws:SourceIp", "10.0.0.1");
+  ctx.SetLower("aws:currenttime", "2026-01-01T00:00:00Z");
+  EXPECT_EQ(ctx.Find("aws:username")->front(), "alice");
+  EXPECT_EQ(ctx.Find("aws:requesttag/a")->front(), "x");
+  EXPECT_EQ(ctx.Find("aws:SourceIp"), nullptr);
+  EXPECT_EQ(ctx.Find("aws:currenttime"), nullptr);
+  EXPECT_EQ(ctx.Find("aws:PrincipalArn"), nullptr);
+
+  auto key = [](const RequestContext& c) {
+    std::string out;
+    c.AppendDecisionKey(out);
+    return out;
+  };
+  auto with = [&](std::string action, std::string resource, std::vector<std::string> a) {
+    RequestContext c(Alice(), std::move(action), std::move(resource), &kept);
+    c.SetMulti("aws:RequestTag/A", std::move(a));
+    return key(c);
+  };
+  const std::string base = with("ecs:runtask", kTaskDef, {"x"});
+  EXPECT_EQ(base, key(ctx));  // the action's case and the dropped keys do not count
+  EXPECT_NE(base, with("ecs:runtask", kTaskDef, {"y"}));
+  EXPECT_NE(base, with("ecs:stoptask", kTaskDef, {"x"}));
+  EXPECT_NE(base, with("ecs:runtask", kBareFamily, {"x"}));
+  EXPECT_NE(with("ecs:runtask", kTaskDef, {"ab", "c"}), with("ecs:runtask", kTaskDef, {"a", "bc"}));
+  EXPECT_NE(with("ecs:runtask", kTaskDef, {"x", "y"}), with("ecs:runtask", kTaskDef, {"xy"}));
+  // An empty list is an absent key, as the evaluator reads it.
+  RequestContext absent(Alice(), "ecs:runtask", kTaskDef, &kept);
+  EXPECT_EQ(with("ecs:runtask", kTaskDef, {}), key(absent));
 }
 
 }  // namespace
