@@ -11,7 +11,13 @@ server's CPU time (/proc/<pid>/stat) around each run: CPU microseconds per reque
 user's, is the same ratio for a CPU-bound server and is not moved by other work on the machine the
 way throughput is. Target (issue 11): authorization adds <= 10% (median ratio >= 0.90).
 
+With --instructions the server runs under valgrind's callgrind instead, and the bench counts the
+instructions it executes per request (callgrind_control zeroes and dumps the counts around each
+run; one connection, 2 rounds of each): deterministic, so a change of a few percent shows, where
+throughput on a shared 2-core VM moves by more than that between runs.
+
     python3 bench/authz_bench.py [--rounds 10] [--duration 3s] [--connections 16]
+    python3 bench/authz_bench.py --instructions [--duration 8s]
 """
 import argparse
 import json
@@ -63,19 +69,50 @@ def load(endpoint, key, secret, args, family):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def instructions_per_request(server, tmp, creds, args):
+    """Root's and the user's instructions per request, counted by callgrind (server under valgrind)."""
+    counts = {"root": [], "user": []}
+    for n, who in enumerate(("root", "user", "user", "root")):
+        load(server.endpoint, *creds[who], args, "bench-family")  # warm: caches, connections
+        subprocess.run(["callgrind_control", "-z", str(server.proc.pid)], check=True, capture_output=True)
+        res = load(server.endpoint, *creds[who], args, "bench-family")
+        subprocess.run(["callgrind_control", "-d", f"{who}{n}", str(server.proc.pid)], check=True, capture_output=True)
+        dump = f"{tmp}/callgrind.out.{server.proc.pid}.{n + 1}"
+        with open(dump) as f:
+            total = next(int(line.split()[1]) for line in f if line.startswith("summary:"))
+        per = total / (res["ok"] + 200)  # the warm-up's 200 ran after the zeroing too
+        counts[who].append(per)
+        print(f"{who:4}: {res['ok'] + 200} requests, {per:,.0f} instructions each", flush=True)
+    root, user = statistics.mean(counts["root"]), statistics.mean(counts["user"])
+    print(f"instructions per request: root {root:,.0f}, user with 10 policies {user:,.0f}; authorization adds "
+          f"{user - root:,.0f} ({100 * (user - root) / root:.1f}%): root/user {root / user:.3f}")
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--rounds", type=int, default=10)
     p.add_argument("--duration", default="3s")
     p.add_argument("--connections", type=int, default=16)
+    p.add_argument("--instructions", action="store_true", help="count instructions under callgrind instead")
     args = p.parse_args()
     if not os.path.exists(LOAD):
         sys.exit(f"{LOAD} is missing: scripts/build release paddock_load")
+    if args.instructions:
+        args.connections = 1
+        if args.duration == "3s":
+            args.duration = "8s"
     with tempfile.TemporaryDirectory(prefix="paddock-authz-bench-") as tmp:
         state = os.path.join(tmp, "state")
         os.makedirs(state)
         account, key, secret = h.create_account(state, None, "bench")
-        server = h.Server(state, ())
+        if args.instructions:
+            wrapper = os.path.join(tmp, "paddock-under-callgrind")
+            with open(wrapper, "w") as f:
+                f.write(f"#!/bin/sh\nexec valgrind --tool=callgrind --callgrind-out-file={tmp}/callgrind.out.%p "
+                        f"{h.paddock_bin()} \"$@\"\n")
+            os.chmod(wrapper, 0o755)
+            os.environ["PADDOCK_BIN"] = wrapper  # the server only: the account above is made already
+        server = h.Server(state, (), start_timeout=120 if args.instructions else 20)
         server.start()
         try:
             iam = boto3.session.Session().client(
@@ -93,6 +130,9 @@ def main():
             cpu = {"root": [], "user": []}  # the server's CPU microseconds per answered request
             ratios, cpu_ratios = [], []
             creds = {"root": (key, secret), "user": (user["AccessKeyId"], user["SecretAccessKey"])}
+            if args.instructions:
+                instructions_per_request(server, tmp, creds, args)
+                return
             for r in range(args.rounds):
                 # ABBA: odd rounds run root first, even rounds the user first, so a drift in the VM's
                 # speed within a round favours neither; each round's own ratio is one sample.
