@@ -227,6 +227,9 @@ class Agent::Driver {
     json::object overrides;  // its containerOverrides entry, if any
     std::chrono::seconds stop_timeout{0};
     std::optional<images::ResolvedImage> resolved;
+    // Its secrets as "NAME=value", fetched by the control plane as the task's execution role
+    // (FetchExecutionResources); only ever put into the container's environment.
+    std::vector<std::string> secret_env;
     std::vector<std::pair<std::string, std::string>> depends_on;  // (containerName, condition)
     // How long dependants wait on this container for COMPLETE, SUCCESS or HEALTHY once it started;
     // 0: as long as the task lives.
@@ -370,9 +373,61 @@ class Agent::Driver {
     activating.pull_stopped_at = agent_.clock_.Now();
     if (!Report(std::move(activating))) return;
 
+    if (!FetchExecutionResources()) return;  // secrets, as the execution role
     if (!SetUpNetwork()) return;
     if (!PrepareTaskFiles()) return;  // hosts, resolv.conf, volumes, the task's cgroup
     Supervise();
+  }
+
+  // The containers' secrets, fetched by the control plane as the task's execution role
+  // (Control::PrepareExecutionResources; a task without secrets asks nothing), kept for SpecFor.
+  // A failure the control plane answers stops the task with its reason; a fetch that fails is
+  // tried again after 1, 2 and 4 s, then the task stops. A control plane that fetches nothing
+  // (FailedPrecondition) refuses the secrets as this node's before. False: torn down or stopping.
+  bool FetchExecutionResources() {
+    if (!NeedsExecutionResources(spec_)) return true;
+    constexpr int kRetries = 3;
+    for (int attempt = 0;; ++attempt) {
+      StatusOr<protocol::ExecutionResources> r =
+          agent_.control_.PrepareExecutionResources(agent_.options_.agent_id, spec_);
+      if (r.ok() && !r->failure_reason.empty()) {
+        Teardown("TaskFailedToStart", r->failure_reason);
+        return false;
+      }
+      if (r.ok()) {
+        for (const protocol::ExecutionResources::Container& got : r->containers)
+          for (Container& c : containers_)
+            if (c.name == got.name)
+              for (const auto& v : got.secrets) c.secret_env.push_back(v.name + "=" + v.value);
+        return true;
+      }
+      if (r.status().code() == StatusCode::kFailedPrecondition) {
+        for (const Container& c : containers_) {
+          std::vector<const json::object*> secrets = Objects(c.definition, "secrets");
+          if (secrets.empty()) continue;
+          Teardown("TaskFailedToStart",
+                   fmt::format("ResourceInitializationError: container '{}': unable to pull secrets: secrets from "
+                               "SSM Parameter Store or Secrets Manager (valueFrom '{}') are not supported by this "
+                               "node's control plane",
+                               c.name, Str(*secrets.front(), "valueFrom")));
+          return false;
+        }
+      }
+      Log(spec_.task_arn, "fetching the task's secrets", r.status());
+      if (attempt == kRetries) {
+        Teardown("TaskFailedToStart",
+                 fmt::format("ResourceInitializationError: unable to pull secrets or registry auth: execution resource "
+                             "retrieval failed: service call has been retried {} time(s): {}",
+                             kRetries, r.status().message()));
+        return false;
+      }
+      Pause(std::chrono::seconds(1 << attempt));
+      if (abandoned()) return false;
+      if (stop_requested()) {
+        Teardown(std::nullopt, std::nullopt);
+        return false;
+      }
+    }
   }
 
   // The task's network by its mode: awsvpc, its netns at its address on the bridge; bridge, a netns
@@ -502,6 +557,13 @@ class Agent::Driver {
     std::string log_path = agent_.log_pump_ ? FifoPath(c).string() : std::string();
     runtime::ContainerSpec spec =
         BuildContainerSpec(ContainerInput{c.id, c.definition, c.overrides, *c.resolved, log_path}, task);
+    // A secret replaces an environment variable of the same name (one entry each: a process
+    // reading its environment must not find the definition's value first).
+    for (const std::string& secret : c.secret_env) {
+      const std::string_view name = std::string_view(secret).substr(0, secret.find('=') + 1);  // "NAME="
+      std::erase_if(spec.env, [&](const std::string& e) { return e.starts_with(name); });
+      spec.env.push_back(secret);
+    }
     if (mode_ == NetMode::kHost && agent_.options_.task_networks) {
       spec.network = runtime::NetworkMode::kHost;
       spec.netns_path.clear();

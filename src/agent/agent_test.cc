@@ -693,6 +693,72 @@ TEST_F(AgentTest, ATaskRoleGivesEveryContainerTheTasksCredentialsUri) {
   EXPECT_EQ(get(), 404);
 }
 
+// Secrets (Control::PrepareExecutionResources): fetched by the control plane from its own record
+// of the task, put into the named containers' environment (replacing a variable of the same
+// name), never asked for a task without secrets; a failure the control plane answers stops the
+// task with its reason; a control plane that fetches nothing refuses them.
+TEST_F(AgentTest, SecretsTheControlPlaneFetchesReachOnlyTheirContainersEnvironment) {
+  std::vector<std::string> asked;
+  control_.SetExecutionResourcesProvider([&](const ecs::task::LaunchSpec& record) -> StatusOr<protocol::ExecutionResources> {
+    asked.push_back(record.task_arn);
+    EXPECT_NE(record.definition.find("valueFrom"), std::string::npos);  // the pinned revision
+    protocol::ExecutionResources r;
+    r.containers.push_back({"web", {{"DB_PASSWORD", "hunter2"}, {"MODE", "secret"}}});
+    return r;
+  });
+  StartAgent();
+  const std::string arn = Run(R"([{"name":"web","image":"busybox:agenttest","environment":[{"name":"MODE","value":"plain"}],
+                                   "secrets":[{"name":"DB_PASSWORD","valueFrom":"/app/db"},{"name":"MODE","valueFrom":"/app/mode"}]},
+                                  {"name":"side","image":"busybox:agenttest","essential":false}])",
+                              R"(,"executionRoleArn":"arn:aws:iam::123456789012:role/exec")");
+  const std::string plain = Run(R"([{"name":"web","image":"busybox:agenttest"}])");
+  WaitStatus(arn, "RUNNING");
+  WaitStatus(plain, "RUNNING");
+  EXPECT_EQ(asked, std::vector<std::string>{arn});  // once, and not for the task without secrets
+  auto env_of = [&](const ContainerId& id) {
+    std::vector<std::string> env;
+    auto spec = rt_.SpecOf(id);
+    EXPECT_TRUE(spec.has_value());
+    if (spec)
+      for (const auto& e : spec->env)
+        if (e.starts_with("DB_PASSWORD=") || e.starts_with("MODE=")) env.push_back(e);
+    return env;
+  };
+  EXPECT_EQ(env_of(Id(arn, 0)), (std::vector<std::string>{"DB_PASSWORD=hunter2", "MODE=secret"}));
+  EXPECT_TRUE(env_of(Id(arn, 1)).empty());
+  // Nowhere in what DescribeTasks shows.
+  EXPECT_EQ(json::serialize(Describe(arn)).find("hunter2"), std::string::npos);
+}
+
+TEST_F(AgentTest, ASecretTheControlPlaneCannotFetchStopsTheTaskWithItsReason) {
+  const std::string reason =
+      "ResourceInitializationError: unable to pull secrets or registry auth: execution resource retrieval failed: "
+      "unable to retrieve secrets from ssm: service call has been retried 1 time(s): invalid ssm parameters: /nope";
+  control_.SetExecutionResourcesProvider([&](const ecs::task::LaunchSpec&) -> StatusOr<protocol::ExecutionResources> {
+    protocol::ExecutionResources r;
+    r.failure_reason = reason;
+    return r;
+  });
+  StartAgent();
+  const std::string arn = Run(R"([{"name":"web","image":"busybox:agenttest","secrets":[{"name":"X","valueFrom":"/nope"}]}])",
+                              R"(,"executionRoleArn":"arn:aws:iam::123456789012:role/exec")");
+  json::object t = WaitStatus(arn, "STOPPED");
+  EXPECT_EQ(Str(t, "stopCode"), "TaskFailedToStart");
+  EXPECT_EQ(Str(t, "stoppedReason"), reason);
+  EXPECT_FALSE(Exists(Id(arn, 0)));
+}
+
+TEST_F(AgentTest, SecretsAreRefusedWhereTheControlPlaneFetchesNone) {
+  StartAgent();  // no provider: FailedPrecondition
+  const std::string arn = Run(R"([{"name":"web","image":"busybox:agenttest","secrets":[{"name":"X","valueFrom":"/app/x"}]}])",
+                              R"(,"executionRoleArn":"arn:aws:iam::123456789012:role/exec")");
+  json::object t = WaitStatus(arn, "STOPPED");
+  EXPECT_EQ(Str(t, "stopCode"), "TaskFailedToStart");
+  EXPECT_EQ(Str(t, "stoppedReason"),
+            "ResourceInitializationError: container 'web': unable to pull secrets: secrets from SSM Parameter Store or "
+            "Secrets Manager (valueFrom '/app/x') are not supported by this node's control plane");
+}
+
 }  // namespace
 }  // namespace paddock::agent
 

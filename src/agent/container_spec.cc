@@ -133,12 +133,6 @@ Status CheckSupported(const json::object& task_definition, const json::object& o
           "yet; put the variables in environment instead",
           Str(*env_files.front(), "value")));
     }
-    if (auto secrets = Objects(*c, "secrets"); !secrets.empty()) {
-      return refuse(fmt::format(
-          "unable to pull secrets: secrets from SSM Parameter Store or Secrets Manager (valueFrom '{}') are not "
-          "supported yet",
-          Str(*secrets.front(), "valueFrom")));
-    }
     if (c->contains("repositoryCredentials")) {
       return refuse("private registry authentication (repositoryCredentials) is not supported yet");
     }

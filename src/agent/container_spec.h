@@ -66,7 +66,7 @@ enum class HostAccess : bool { kRefused = false, kAllowed = true };
 
 // The task definition (and its overrides) asks for nothing this agent cannot provide:
 // FailedPrecondition naming the container or volume and the option otherwise (a host-level grant
-// where `host_access` is kRefused, S3 environment files, SSM/Secrets Manager secrets, log drivers,
+// where `host_access` is kRefused, S3 environment files, log drivers,
 // EFS/FSx/shared Docker volumes, devices), InvalidArgument for a reference that does not resolve (a
 // mountPoint's sourceVolume, a volumesFrom sourceContainer, a relative containerPath) or a value
 // the registration checks refuse (ecs/taskdef/container_values.h: definitions stored before those

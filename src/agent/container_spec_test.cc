@@ -211,10 +211,10 @@ TEST(CheckSupportedTest, RefusesWhatItCannotProvide) {
                     R"({"containerOverrides":[{"name":"a","environmentFiles":[{"value":"arn:aws:s3:::b/o.env","type":"s3"}]}]})")
                 .find("arn:aws:s3:::b/o.env"),
             std::string::npos);
+  // Secrets are the control plane's to fetch before this check (Agent: FetchExecutionResources).
   EXPECT_EQ(Refusal(R"({"containerDefinitions":[{"name":"a",
       "secrets":[{"name":"P","valueFrom":"arn:aws:ssm:us-east-1:123456789012:parameter/p"}]}]})"),
-            "container 'a': unable to pull secrets: secrets from SSM Parameter Store or Secrets Manager (valueFrom "
-            "'arn:aws:ssm:us-east-1:123456789012:parameter/p') are not supported yet");
+            "");
   EXPECT_EQ(Refusal(R"({"containerDefinitions":[{"name":"a","logConfiguration":{"logDriver":"awslogs"}}]})"),
             "container 'a': failed to initialize logging driver: log driver 'awslogs' is not supported yet (a "
             "container's output is kept on the node: paddock logs TASK)");

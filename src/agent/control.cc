@@ -17,6 +17,25 @@ StatusOr<metadata::RoleCredentials> Control::TaskRoleCredentials(std::string_vie
   return Unavailable(fmt::format("no task role credentials for agent {} here", agent_id));
 }
 
+StatusOr<protocol::ExecutionResources> Control::PrepareExecutionResources(std::string_view agent_id,
+                                                                         const protocol::LaunchSpec&) {
+  return FailedPrecondition(fmt::format("this control plane fetches no execution resources (agent {})", agent_id));
+}
+
+bool NeedsExecutionResources(const protocol::LaunchSpec& spec) {
+  namespace json = boost::json;
+  boost::system::error_code ec;
+  const json::value def = json::parse(spec.definition, ec);
+  const json::object* o = !ec ? def.if_object() : nullptr;
+  const json::value* containers = o != nullptr ? o->if_contains("containerDefinitions") : nullptr;
+  if (containers == nullptr || !containers->is_array()) return false;
+  for (const json::value& c : containers->get_array()) {
+    const json::value* secrets = c.is_object() ? c.get_object().if_contains("secrets") : nullptr;
+    if (secrets != nullptr && secrets->is_array() && !secrets->get_array().empty()) return true;
+  }
+  return false;
+}
+
 namespace {
 
 std::string StringMember(std::string_view json_text, std::string_view key) {

@@ -169,7 +169,8 @@ TEST_F(TaskFilesTest, WritesEtcFilesVolumesAndTheGroupAndCleansUpByName) {
 }
 
 TEST_F(TaskFilesTest, RefusalsLeaveNothingBehind) {
-  auto refused = Prepare(Obj(R"({"containerDefinitions":[{"name":"a","secrets":[{"name":"S","valueFrom":"x"}]}]})"));
+  auto refused = Prepare(Obj(
+      R"({"containerDefinitions":[{"name":"a","environmentFiles":[{"value":"arn:aws:s3:::b/a.env","type":"s3"}]}]})"));
   EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_FALSE(fs::exists(dir_ / "tasks" / "0123abcd"));
   EXPECT_TRUE(rt_.groups.empty());

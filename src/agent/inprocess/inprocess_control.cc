@@ -68,6 +68,32 @@ StatusOr<vpc::VpcPolicy> InProcessControl::NetworkPolicyForAgent(std::string_vie
   return NetworkPolicy(agent_id, scope);
 }
 
+StatusOr<protocol::ExecutionResources> ExecutionResourcesFor(ecs::task::Tasks& tasks, std::string_view agent_id,
+                                                             std::string_view task_arn,
+                                                             const ExecutionResourcesProvider* provider) {
+  ASSIGN_OR_RETURN(std::optional<ecs::task::LaunchSpec> record, tasks.Assignment(agent_id, task_arn));
+  if (!record || record->last_status == "STOPPED")
+    return PermissionDenied("The container instance has no such task.", Error::kTaskNotAssigned);
+  if (provider == nullptr || !*provider) return FailedPrecondition("this node fetches no execution resources");
+  return (*provider)(*record);
+}
+
+StatusOr<protocol::ExecutionResources> InProcessControl::PrepareExecutionResources(std::string_view agent_id,
+                                                                                 const ecs::task::LaunchSpec& spec) {
+  std::shared_ptr<const ExecutionResourcesProvider> provider;
+  {
+    std::lock_guard lock(mu_);
+    provider = execution_provider_;
+  }
+  return ExecutionResourcesFor(tasks_, agent_id, spec.task_arn, provider.get());
+}
+
+void InProcessControl::SetExecutionResourcesProvider(ExecutionResourcesProvider provider) {
+  auto p = std::make_shared<const ExecutionResourcesProvider>(std::move(provider));
+  std::lock_guard lock(mu_);
+  execution_provider_ = std::move(p);
+}
+
 void InProcessControl::SetTaskCredentialsProvider(TaskCredentialsProvider provider) {
   auto p = std::make_shared<const TaskCredentialsProvider>(std::move(provider));
   std::lock_guard lock(mu_);

@@ -35,6 +35,20 @@ namespace paddock::agent {
 // Tasks::Describe of the one task `spec` names (TasksControl's and InProcessControl's DescribeTask).
 StatusOr<std::string> DescribeOne(ecs::task::Tasks& tasks, const ecs::task::LaunchSpec& spec);
 
+// Fetches what a task's start fetches as its execution role (its containers' secrets) for the
+// task `record` — the control plane's own record of the assignment, never the agent's copy — or
+// answers why it cannot (protocol::ExecutionResources::failure_reason). The node's is
+// ecs::execution::Resolver over the ssm and secretsmanager owners, asked as the execution role.
+using ExecutionResourcesProvider =
+    std::function<StatusOr<protocol::ExecutionResources>(const ecs::task::LaunchSpec& record)>;
+
+// Control::PrepareExecutionResources on `tasks`' record of `task_arn`: PermissionDenied
+// (agent::Error::kTaskNotAssigned) unless it is assigned to `agent_id` and not STOPPED;
+// FailedPrecondition when `provider` is empty (the node fetches nothing); else its answer.
+StatusOr<protocol::ExecutionResources> ExecutionResourcesFor(ecs::task::Tasks& tasks, std::string_view agent_id,
+                                                             std::string_view task_arn,
+                                                             const ExecutionResourcesProvider* provider);
+
 // Tasks straight through, with no change fan-out: Watch does nothing, so whoever owns the Tasks
 // wakes its agent (Tasks::SetChangeListener → Agent::Notify). For the agent's unit tests.
 class TasksControl final : public Control {
@@ -50,9 +64,16 @@ class TasksControl final : public Control {
   uint64_t Watch(std::string_view, std::function<void()>) override { return 0; }
   void Unwatch(uint64_t) override {}
   StatusOr<std::string> DescribeTask(const ecs::task::LaunchSpec& spec) override { return DescribeOne(tasks_, spec); }
+  StatusOr<protocol::ExecutionResources> PrepareExecutionResources(std::string_view agent_id,
+                                                                  const ecs::task::LaunchSpec& spec) override {
+    return ExecutionResourcesFor(tasks_, agent_id, spec.task_arn, &execution_resources_);
+  }
+  // Before the agent starts.
+  void SetExecutionResourcesProvider(ExecutionResourcesProvider p) { execution_resources_ = std::move(p); }
 
  private:
   ecs::task::Tasks& tasks_;
+  ExecutionResourcesProvider execution_resources_;
 };
 
 struct InProcessOptions {
@@ -106,6 +127,11 @@ class InProcessControl final : public Control {
   StatusOr<metadata::RoleCredentials> TaskRoleCredentialsForAgent(std::string_view agent_id, std::string_view task_arn);
   // Sets what TaskRoleCredentials mints with (the node sets it once, before agents start).
   void SetTaskCredentialsProvider(TaskCredentialsProvider provider);
+  // ExecutionResourcesFor of spec.task_arn with the provider set (none: FailedPrecondition).
+  StatusOr<protocol::ExecutionResources> PrepareExecutionResources(std::string_view agent_id,
+                                                                  const ecs::task::LaunchSpec& spec) override;
+  // Sets what PrepareExecutionResources fetches with (the node sets it once, before agents start).
+  void SetExecutionResourcesProvider(ExecutionResourcesProvider provider);
 
   // Sets what NetworkPolicy answers with (the node sets it once, before agents start; may be
   // called again, e.g. to replace a stand-in).
@@ -156,6 +182,7 @@ class InProcessControl final : public Control {
   std::map<uint64_t, Watcher> watchers_;  // GUARDED_BY(mu_)
   std::shared_ptr<const NetworkPolicyProvider> policy_provider_;  // GUARDED_BY(mu_)
   std::shared_ptr<const TaskCredentialsProvider> credentials_provider_;  // GUARDED_BY(mu_)
+  std::shared_ptr<const ExecutionResourcesProvider> execution_provider_;  // GUARDED_BY(mu_)
 };
 
 }  // namespace paddock::agent

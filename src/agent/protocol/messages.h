@@ -116,4 +116,22 @@ struct ImageAccess {
   std::vector<std::string> near_images;  // not found: the store's names close to it
 };
 
+// What a task's start fetched as its execution role (Control::PrepareExecutionResources): today
+// its containers' secrets. Values only the task's containers may see: never logged, never in a
+// Task document.
+struct ExecutionResources {
+  struct Variable {
+    std::string name;
+    std::string value;
+  };
+  struct Container {
+    std::string name;
+    std::vector<Variable> secrets;  // in the definition's order
+  };
+  std::vector<Container> containers;  // those with secrets
+  // Non-empty: what the task needs could not be had, and it stops TaskFailedToStart with this
+  // complete stoppedReason ("ResourceInitializationError: unable to pull secrets or …").
+  std::string failure_reason;
+};
+
 }  // namespace paddock::agent::protocol
