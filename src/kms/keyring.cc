@@ -112,9 +112,13 @@ std::string FormatKeyFile(const std::vector<std::pair<uint32_t, std::string>>& k
   return out;
 }
 
-// Writes `contents` to `path` through a 0600 temporary file, fsync'd and renamed over it.
-Status WriteKeyFile(const std::string& path, const std::string& contents) {
-  const std::string tmp = path + ".tmp";
+enum class Replace { kNo, kYes };
+
+// Writes `contents` to `path` through a 0600 temporary file, fsync'd, then renamed over it
+// (Replace::kYes) or linked to it (kNo: AlreadyExists when another process made it first, so two
+// processes starting on a fresh state directory never end up with different keys).
+Status WriteKeyFile(const std::string& path, const std::string& contents, Replace replace) {
+  const std::string tmp = fmt::format("{}.tmp.{}.{}", path, ::getpid(), HexEncode(RandomBytes(8)));
   ::unlink(tmp.c_str());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) return Unavailable(fmt::format("cannot create {}: {}", tmp, std::strerror(errno)));
@@ -133,8 +137,15 @@ Status WriteKeyFile(const std::string& path, const std::string& contents) {
     return Unavailable(fmt::format("cannot fsync {}: {}", tmp, std::strerror(errno)));
   }
   ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0)
+  if (replace == Replace::kNo) {
+    const int rc = ::link(tmp.c_str(), path.c_str());
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    if (rc != 0 && err == EEXIST) return AlreadyExists(fmt::format("{} exists", path));
+    if (rc != 0) return Unavailable(fmt::format("cannot link {} to {}: {}", tmp, path, std::strerror(err)));
+  } else if (::rename(tmp.c_str(), path.c_str()) != 0) {
     return Unavailable(fmt::format("cannot rename {} to {}: {}", tmp, path, std::strerror(errno)));
+  }
   // The rename is durable once the directory is.
   std::string dir = path.substr(0, path.rfind('/'));
   int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -188,12 +199,20 @@ StatusOr<std::unique_ptr<KeyRing>> KeyRing::Open(const std::string& state_dir) {
   RETURN_IF_ERROR(TightenPrivateFile(path));
   std::vector<std::pair<uint32_t, std::string>> keys;
   struct stat st;
-  if (::lstat(path.c_str(), &st) != 0) {
+  bool exists = ::lstat(path.c_str(), &st) == 0;
+  if (!exists) {
     if (errno != ENOENT)
       return Unavailable(fmt::format("kms: cannot stat {}: {}", path, std::strerror(errno)), Error::kKeyFile);
     keys.emplace_back(1, RandomBytes(kKeyBytes));
-    RETURN_IF_ERROR(WriteKeyFile(path, FormatKeyFile(keys)));
-  } else {
+    Status made = WriteKeyFile(path, FormatKeyFile(keys), Replace::kNo);
+    if (made.code() == StatusCode::kAlreadyExists) {
+      keys.clear();  // another process made it first: read theirs
+      exists = ::lstat(path.c_str(), &st) == 0;
+    } else if (!made.ok()) {
+      return made;
+    }
+  }
+  if (exists) {
     // Never follow a link planted in place of the key file.
     if (!S_ISREG(st.st_mode))
       return DataLoss(fmt::format("kms: {} is not a regular file", path), Error::kKeyFile);
@@ -314,7 +333,7 @@ StatusOr<uint32_t> KeyRing::Rotate() {
     std::vector<std::pair<uint32_t, std::string>> all;
     for (const Version& v : keys_) all.emplace_back(v.version, v.key);
     all.emplace_back(next.version, next.key);
-    RETURN_IF_ERROR(WriteKeyFile(path_, FormatKeyFile(all)));
+    RETURN_IF_ERROR(WriteKeyFile(path_, FormatKeyFile(all), Replace::kYes));
   }
   keys_.push_back(std::move(next));
   return keys_.back().version;
