@@ -27,6 +27,7 @@ enum class Error {
   kInvalidResourceId,                  // InvalidResourceId
   kInvalidResourceType,                // InvalidResourceType
   kTooManyTags,                        // TooManyTagsError
+  kInvalidNextToken,                   // InvalidNextToken
 };
 const ErrorDomain& ErrorDomainOf(Error);
 

@@ -35,6 +35,7 @@ const ErrorDomain& ErrorDomainOf(Error) {
       case Error::kInvalidResourceId: return "InvalidResourceId";
       case Error::kInvalidResourceType: return "InvalidResourceType";
       case Error::kTooManyTags: return "TooManyTags";
+      case Error::kInvalidNextToken: return "InvalidNextToken";
     }
     return "Unknown";
   }};
@@ -589,7 +590,7 @@ StatusOr<Page> Parameters::History(const Scope& scope, std::string_view name, De
     if (!head) return NotFoundError(fmt::format("Parameter {} not found.", name));
     Range r = NameRange(scope, name);
     if (after) {
-      if (!AllDigits(*after)) return InvalidArgument("The specified token isn't valid.");
+      if (!AllDigits(*after)) return InvalidArgument("The nextToken is not valid.", Error::kInvalidNextToken);
       r.begin = VersionKey(scope, name, std::stoll(*after) + 1);
     }
     ASSIGN_OR_RETURN(auto rows, txn.Scan(kVersions, r, max_results + 1));
