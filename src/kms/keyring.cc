@@ -71,10 +71,10 @@ Status BadBlob() {
 StatusOr<std::string> DeriveDataKey(const std::string& master, const Binding& at, std::string_view key_id) {
   std::string info = BindingBytes("paddock-kms data key", at);
   AppendLengthPrefixed(info, key_id);
-  EVP_KDF* kdf = EVP_KDF_fetch(nullptr, "HKDF", nullptr);
+  // Fetched once: OpenSSL 3's fetch is a provider lookup under a lock, dearer than the HKDF itself.
+  static EVP_KDF* const kdf = EVP_KDF_fetch(nullptr, "HKDF", nullptr);
   if (kdf == nullptr) return CryptoFailure("HKDF fetch");
   EVP_KDF_CTX* ctx = EVP_KDF_CTX_new(kdf);
-  EVP_KDF_free(kdf);
   if (ctx == nullptr) return CryptoFailure("HKDF context");
   char digest[] = "SHA256";
   OSSL_PARAM params[] = {
@@ -94,6 +94,12 @@ struct CipherCtx {
   EVP_CIPHER_CTX* ctx = EVP_CIPHER_CTX_new();
   ~CipherCtx() { EVP_CIPHER_CTX_free(ctx); }
 };
+
+// AES-256-GCM, fetched once (as the HKDF above).
+const EVP_CIPHER* Gcm() {
+  static EVP_CIPHER* const cipher = EVP_CIPHER_fetch(nullptr, "AES-256-GCM", nullptr);
+  return cipher;
+}
 
 const unsigned char* U(std::string_view s) { return reinterpret_cast<const unsigned char*>(s.data()); }
 unsigned char* U(std::string& s) { return reinterpret_cast<unsigned char*>(s.data()); }
@@ -262,7 +268,7 @@ StatusOr<std::string> KeyRing::Encrypt(const Binding& at, std::string_view key_i
 
   CipherCtx c;
   if (c.ctx == nullptr) return CryptoFailure("cipher context");
-  if (EVP_EncryptInit_ex(c.ctx, EVP_aes_256_gcm(), nullptr, nullptr, nullptr) != 1 ||
+  if (Gcm() == nullptr || EVP_EncryptInit_ex(c.ctx, Gcm(), nullptr, nullptr, nullptr) != 1 ||
       EVP_CIPHER_CTX_ctrl(c.ctx, EVP_CTRL_GCM_SET_IVLEN, kNonceBytes, nullptr) != 1 ||
       EVP_EncryptInit_ex(c.ctx, nullptr, nullptr, U(key), U(nonce)) != 1)
     return CryptoFailure("AES-GCM init");
@@ -308,7 +314,7 @@ StatusOr<std::string> KeyRing::Decrypt(const Binding& at, std::string_view blob)
 
   CipherCtx c;
   if (c.ctx == nullptr) return CryptoFailure("cipher context");
-  if (EVP_DecryptInit_ex(c.ctx, EVP_aes_256_gcm(), nullptr, nullptr, nullptr) != 1 ||
+  if (Gcm() == nullptr || EVP_DecryptInit_ex(c.ctx, Gcm(), nullptr, nullptr, nullptr) != 1 ||
       EVP_CIPHER_CTX_ctrl(c.ctx, EVP_CTRL_GCM_SET_IVLEN, kNonceBytes, nullptr) != 1 ||
       EVP_DecryptInit_ex(c.ctx, nullptr, nullptr, U(key), U(nonce)) != 1)
     return CryptoFailure("AES-GCM init");
