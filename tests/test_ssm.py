@@ -211,6 +211,21 @@ class Ssm(h.PaddockTestCase):
         mine = self.ssm.get_parameter(Name="/iso/secret", WithDecryption=True)["Parameter"]
         self.assertEqual((mine["Value"], mine["Version"]), ("mine", 1))
 
+    def test_deleting_an_account_reaps_its_parameters(self):
+        acct = "%012d" % (int.from_bytes(os.urandom(8), "big") % 10 ** 12)
+        _, kid, secret = h.create_account(self.state_dir, acct, "doomed")
+        doomed = client("ssm", self.server.endpoint, kid, secret)
+        doomed.put_parameter(Name="/doomed/secret", Value="gone", Type="SecureString",
+                             Tags=[{"Key": "t", "Value": "1"}])
+        self.ssm.put_parameter(Name="/doomed/secret", Value="bystander")
+        h.admin(self.state_dir, "delete-account", "--account", acct)
+        _, kid2, secret2 = h.create_account(self.state_dir, acct, "reborn")
+        reborn = client("ssm", self.server.endpoint, kid2, secret2)
+        self.assertEqual(reborn.describe_parameters()["Parameters"], [])
+        self.assertClientError("ParameterNotFound", reborn.get_parameter, Name="/doomed/secret")
+        self.assertEqual(reborn.put_parameter(Name="/doomed/secret", Value="new")["Version"], 1)
+        self.assertEqual(self.ssm.get_parameter(Name="/doomed/secret")["Parameter"]["Value"], "bystander")
+
 
 if __name__ == "__main__":
     import unittest
