@@ -1,6 +1,6 @@
-"""SSM Parameter Store against a real server (docs/contracts/ssm.md): boto3 and the AWS CLI v1 put,
+"""SSM Parameter Store against a real server (docs/contracts/ssm.md): boto3 and the AWS CLI v1 and v2 put,
 read, page and delete parameters; SecureStrings are sealed at rest and come back decrypted only
-with WithDecryption; AWS's error codes and texts; IAM policies scope a user to parameter ARNs; and
+with WithDecryption; AWS's error codes and texts (the CLI v2 too); IAM policies scope a user to parameter ARNs; and
 one account never sees another's parameters. Every successful response is validated strictly
 against botocore's SSM output shapes from the RAW body."""
 import base64
@@ -150,13 +150,21 @@ class Ssm(h.PaddockTestCase):
                                ResourceId="/tags/none")
 
     def test_cli_v1(self):
+        self.check_cli(["aws"])
+
+    def test_cli_v2(self):
+        if not os.path.exists("/usr/bin/aws"):
+            self.skipTest("no AWS CLI v2 at /usr/bin/aws")
+        self.check_cli(["/usr/bin/aws"])
+
+    def check_cli(self, cli):
         env = dict(os.environ, AWS_ACCESS_KEY_ID=self.key_id, AWS_SECRET_ACCESS_KEY=self.secret,
                    AWS_DEFAULT_REGION=h.REGION, AWS_CONFIG_FILE="/dev/null", AWS_SHARED_CREDENTIALS_FILE="/dev/null")
         env.pop("AWS_SESSION_TOKEN", None)
         env.pop("AWS_PROFILE", None)
 
         def aws(*args):
-            return subprocess.run(["aws", "--endpoint-url", self.server.endpoint, "--output", "json", "ssm", *args],
+            return subprocess.run([*cli, "--endpoint-url", self.server.endpoint, "--output", "json", "ssm", *args],
                                   env=env, capture_output=True, timeout=60)
 
         out = aws("put-parameter", "--name", "/cli/token", "--value", "t0k3n", "--type", "SecureString")
