@@ -81,6 +81,10 @@ class Ssm(h.PaddockTestCase):
         self.assertEqual([(p["Version"], p["Value"], p["Labels"]) for p in history],
                          [(1, "hunter2-xyz", ["stable"]), (2, "second", [])])
         self.assertEqual(history[0]["KeyId"], "alias/aws/ssm")
+        unlabeled = self.ssm.unlabel_parameter_version(Name="/rt/db/password", ParameterVersion=1,
+                                                       Labels=["stable", "never"])
+        self.assertEqual((unlabeled["RemovedLabels"], unlabeled["InvalidLabels"]), (["stable"], ["never"]))
+        self.assertClientError("ParameterNotFound", self.ssm.get_parameter, Name="/rt/db/password:stable")
 
     def test_secure_strings_are_not_stored_in_plaintext_and_the_key_file_is_private(self):
         secret = "plaintext-canary-5b0f3c"

@@ -830,6 +830,34 @@ StatusOr<LabelResult> Parameters::Label(const Scope& scope, std::string_view nam
   return out;
 }
 
+StatusOr<UnlabelResult> Parameters::Unlabel(const Scope& scope, std::string_view name, int64_t version,
+                                            const std::vector<std::string>& labels) {
+  UnlabelResult out;
+  RETURN_IF_ERROR(store_.Write([&](WriteTxn& txn) -> Status {
+    out = UnlabelResult{};
+    ASSIGN_OR_RETURN(auto head, ReadRecord(txn, kHeads, HeadKey(scope, name)));
+    if (!head) return NotFoundError(fmt::format("Parameter {} not found.", name));
+    const std::string key = VersionKey(scope, name, version);
+    ASSIGN_OR_RETURN(auto v, ReadRecord(txn, kVersions, key));
+    if (!v)
+      return NotFound(fmt::format("Systems Manager could not find version {} of {}. Verify the version and try again.",
+                                  version, name),
+                      Error::kParameterVersionNotFound);
+    for (const auto& l : labels) {
+      auto it = std::find(v->labels.begin(), v->labels.end(), l);
+      if (it == v->labels.end()) {
+        if (std::find(out.invalid.begin(), out.invalid.end(), l) == out.invalid.end()) out.invalid.push_back(l);
+        continue;
+      }
+      v->labels.erase(it);
+      out.removed.push_back(l);
+    }
+    if (out.removed.empty()) return OkStatus();
+    return txn.Put(kVersions, key, Encode(*v, true));
+  }));
+  return out;
+}
+
 Status Parameters::AddTags(const Scope& scope, std::string_view name, const std::vector<Tag>& tags) {
   return store_.Write([&](WriteTxn& txn) -> Status {
     ASSIGN_OR_RETURN(auto head, txn.Get(kHeads, HeadKey(scope, name)));

@@ -118,6 +118,11 @@ struct LabelResult {
   int64_t version = 0;
 };
 
+struct UnlabelResult {
+  std::vector<std::string> removed;
+  std::vector<std::string> invalid;  // labels that version does not carry
+};
+
 class Parameters {
  public:
   static constexpr int kMaxVersions = 100;
@@ -177,6 +182,11 @@ class Parameters {
   // kParameterNotFound, kParameterVersionNotFound, kParameterVersionLabelLimitExceeded (> 10).
   StatusOr<LabelResult> Label(const Scope& scope, std::string_view name, std::optional<int64_t> version,
                               const std::vector<std::string>& labels);
+
+  // Detaches `labels` from `version`; those it does not carry come back in `invalid`.
+  // kParameterNotFound, kParameterVersionNotFound.
+  StatusOr<UnlabelResult> Unlabel(const Scope& scope, std::string_view name, int64_t version,
+                                  const std::vector<std::string>& labels);
 
   // Tags of parameter `name`. kInvalidResourceId when it does not exist.
   Status AddTags(const Scope& scope, std::string_view name, const std::vector<Tag>& tags);

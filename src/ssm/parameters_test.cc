@@ -259,6 +259,15 @@ TEST_F(ParametersTest, LabelRules) {
   for (int i = 0; i < 9; ++i) many.push_back("l" + std::to_string(i));
   EXPECT_TRUE(IsError(params_.Label(kA, "/l", 1, many).status(), Error::kParameterVersionLabelLimitExceeded));
   EXPECT_TRUE(IsError(params_.Label(kA, "/l", 7, {"x"}).status(), Error::kParameterVersionNotFound));
+
+  auto removed = params_.Unlabel(kA, "/l", 1, {"prod", "never", "prod"});
+  ASSERT_TRUE(removed.ok()) << removed.status().ToString();
+  EXPECT_THAT(removed->removed, ElementsAre("prod"));
+  EXPECT_THAT(removed->invalid, ElementsAre("never", "prod"));
+  EXPECT_TRUE(IsError(params_.Get(kA, "/l:prod", Decryption::kNo).status(), Error::kParameterNotFound));
+  EXPECT_THAT(params_.Get(kA, "/l", Decryption::kNo)->labels, ElementsAre("ok.label-1_x"));
+  EXPECT_TRUE(IsError(params_.Unlabel(kA, "/l", 9, {"x"}).status(), Error::kParameterVersionNotFound));
+  EXPECT_TRUE(IsError(params_.Unlabel(kB, "/l", 1, {"x"}).status(), Error::kParameterNotFound));
 }
 
 TEST_F(ParametersTest, ByPathAndDescribe) {

@@ -20,7 +20,8 @@ namespace json = boost::json;
 constexpr std::string_view kActions[] = {
     "PutParameter",        "GetParameter",        "GetParameters",         "DeleteParameter",
     "DeleteParameters",    "GetParameterHistory", "GetParametersByPath",   "DescribeParameters",
-    "LabelParameterVersion", "AddTagsToResource", "RemoveTagsFromResource", "ListTagsForResource",
+    "LabelParameterVersion", "UnlabelParameterVersion", "AddTagsToResource", "RemoveTagsFromResource",
+    "ListTagsForResource",
 };
 
 std::string Base64(std::string_view bytes) {
@@ -308,6 +309,16 @@ StatusOr<std::string> SsmService::Call(const aws::CallContext& ctx, json::object
     json::array invalid;
     for (const auto& l : got.invalid_labels) invalid.emplace_back(l);
     return json::serialize(json::object{{"InvalidLabels", std::move(invalid)}, {"ParameterVersion", got.version}});
+  }
+  if (action == "UnlabelParameterVersion") {
+    ASSIGN_OR_RETURN(UnlabelResult got,
+                     parameters_.Unlabel(scope, json_fields::Str(input, "Name"),
+                                         json_fields::Int(input, "ParameterVersion").value_or(0),
+                                         json_fields::Strings(input, "Labels")));
+    json::array removed, invalid;
+    for (const auto& l : got.removed) removed.emplace_back(l);
+    for (const auto& l : got.invalid) invalid.emplace_back(l);
+    return json::serialize(json::object{{"RemovedLabels", std::move(removed)}, {"InvalidLabels", std::move(invalid)}});
   }
   // The tag actions: only parameters carry tags here.
   if (json_fields::StrView(input, "ResourceType") != "Parameter")
