@@ -244,8 +244,21 @@ StatusOr<std::regex> CompilePattern(const std::string& pattern) {
   try {
     return std::regex(pattern, std::regex::ECMAScript | std::regex_constants::__polynomial);
   } catch (const std::regex_error& e) {
+    // Also what a pattern too large to compile gets (libstdc++ caps an automaton's states).
     return InvalidArgument(fmt::format("The request does not meet the regular expression requirement: {}", e.what()),
                            Error::kInvalidAllowedPattern);
+  } catch (const std::exception& e) {
+    return InvalidArgument(fmt::format("The request does not meet the regular expression requirement: {}", e.what()),
+                           Error::kInvalidAllowedPattern);
+  }
+}
+
+// Whether `value` matches all of `pattern`. A pattern the executor gives up on does not match.
+bool PatternMatches(const std::regex& pattern, const std::string& value) {
+  try {
+    return std::regex_match(value, pattern);
+  } catch (const std::exception&) {
+    return false;
   }
 }
 
@@ -440,7 +453,7 @@ StatusOr<PutResult> Parameters::Put(const Scope& scope, const PutRequest& req) {
       if (!pattern) {
         ASSIGN_OR_RETURN(pattern, CompilePattern(r.allowed_pattern));
       }
-      if (!std::regex_match(req.value, *pattern))
+      if (!PatternMatches(*pattern, req.value))
         return InvalidArgument(fmt::format("Parameter value, cannot be validated against allowedPattern: {}",
                                            r.allowed_pattern),
                                Error::kParameterPatternMismatch);

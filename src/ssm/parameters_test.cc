@@ -202,6 +202,18 @@ TEST_F(ParametersTest, TagsWithOverwriteAndAllowedPatternAndTiers) {
   bad_pattern.allowed_pattern = "([";
   EXPECT_TRUE(IsError(params_.Put(kA, bad_pattern).status(), Error::kInvalidAllowedPattern));
 
+  // A tenant's pattern can neither exhaust memory when compiled nor take exponential time on the
+  // largest value: refused, or answered at once.
+  PutRequest huge = Req("/q", "a");
+  huge.allowed_pattern = "((a{1000}){1000}){1000}";
+  EXPECT_TRUE(IsError(params_.Put(kA, huge).status(), Error::kInvalidAllowedPattern));
+  PutRequest evil = Req("/evil", std::string(8000, 'a') + "!");
+  evil.tier = RequestedTier::kAdvanced;
+  evil.allowed_pattern = "(a|a)*(a*)*b";
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(IsError(params_.Put(kA, evil).status(), Error::kParameterPatternMismatch));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+
   PutRequest both = Req("/p", "1");
   both.overwrite = true;
   both.tags = {{"k", "v"}};
