@@ -52,12 +52,16 @@ enum class Action {
   kListTaskDefinitions,
   kCreateCluster,
   kDescribeClusters,
+  kGetParameter,           // SSM: GetParameter of "/<family>/value" (the bench creates it)
+  kGetParameterDecrypted,  // the same, WithDecryption (a SecureString: one AES-GCM open per call)
 };
 
 struct ActionInfo {
   Action action;
   std::string_view flag;    // --action value
   std::string_view target;  // X-Amz-Target operation
+  std::string_view prefix = "AmazonEC2ContainerServiceV20141113";  // X-Amz-Target's service prefix
+  std::string_view service = "ecs";                                // SigV4 signing name
 };
 
 constexpr ActionInfo kActions[] = {
@@ -66,6 +70,8 @@ constexpr ActionInfo kActions[] = {
     {Action::kListTaskDefinitions, "list-task-definitions", "ListTaskDefinitions"},
     {Action::kCreateCluster, "create-cluster", "CreateCluster"},
     {Action::kDescribeClusters, "describe-clusters", "DescribeClusters"},
+    {Action::kGetParameter, "get-parameter", "GetParameter", "AmazonSSM", "ssm"},
+    {Action::kGetParameterDecrypted, "get-parameter-decrypted", "GetParameter", "AmazonSSM", "ssm"},
 };
 
 const ActionInfo& Info(Action a) {
@@ -97,11 +103,13 @@ struct Options {
              "usage: paddock_load --endpoint http://HOST:PORT [--access-key K --secret-key S] [--region us-east-1]\n"
              "                    [--connections 16] [--io-threads 1] [--duration 10s | --requests N]\n"
              "                    [--action describe-task-definition|register-task-definition|list-task-definitions|\n"
-             "                              create-cluster|describe-clusters]\n"
+             "                              create-cluster|describe-clusters|get-parameter|\n"
+             "                              get-parameter-decrypted]\n"
              "                    [--family NAME] [--warmup N] [--prefill N] [--json]\n"
              "\n"
              "  --warmup N   send N untimed requests of the action first (describe-*: creates the family or\n"
              "               cluster first if it does not exist)\n"
+             "               (get-parameter*: SSM's GetParameter of /<family>/value, which must exist)\n"
              "  --prefill N  register N revisions of --family before measuring, on all connections\n"
              "  --json       print one machine-readable JSON line instead of the table\n"
              "  --io-threads N  multiplex the connections on N epoll threads (default 1); 0 runs one\n"
@@ -235,6 +243,10 @@ std::string Body(Action action, std::string_view family, uint64_t seq) {
       return fmt::format(R"({{"clusterName":"{}-{}"}})", family, seq);
     case Action::kDescribeClusters:
       return fmt::format(R"({{"clusters":["{}"]}})", family);
+    case Action::kGetParameter:
+      return fmt::format(R"({{"Name":"/{}/value"}})", family);
+    case Action::kGetParameterDecrypted:
+      return fmt::format(R"({{"Name":"/{}/value","WithDecryption":true}})", family);
   }
   return {};
 }
@@ -269,9 +281,9 @@ class Runner {
     req.target = "/";
     req.headers = {{"Host", host_header_},
                    {"Content-Type", "application/x-amz-json-1.1"},
-                   {"X-Amz-Target", fmt::format("AmazonEC2ContainerServiceV20141113.{}", Info(action).target)}};
+                   {"X-Amz-Target", fmt::format("{}.{}", Info(action).prefix, Info(action).target)}};
     req.body = Body(action, o_.family, seq);
-    aws::SignRequest(req, {o_.access_key, o_.secret_key}, o_.region, "ecs", SystemClock::Get().Now());
+    aws::SignRequest(req, {o_.access_key, o_.secret_key}, o_.region, Info(action).service, SystemClock::Get().Now());
     StatusOr<http::Response> resp = client.Send(req);
     if (!resp.ok()) return fmt::format("transport:{}", StatusCodeName(resp.status().code()));
     if (body_out) *body_out = resp->body;
@@ -339,9 +351,9 @@ class Runner {
     req.target = "/";
     req.headers = {{"Host", host_header_},
                    {"Content-Type", "application/x-amz-json-1.1"},
-                   {"X-Amz-Target", fmt::format("AmazonEC2ContainerServiceV20141113.{}", Info(action).target)}};
+                   {"X-Amz-Target", fmt::format("{}.{}", Info(action).prefix, Info(action).target)}};
     req.body = Body(action, o_.family, seq);
-    aws::SignRequest(req, {o_.access_key, o_.secret_key}, o_.region, "ecs", SystemClock::Get().Now());
+    aws::SignRequest(req, {o_.access_key, o_.secret_key}, o_.region, Info(action).service, SystemClock::Get().Now());
     std::string out = "POST / HTTP/1.1\r\n";
     for (const auto& h : req.headers) out += h.name + ": " + h.value + "\r\n";
     out += fmt::format("Content-Length: {}\r\n\r\n", req.body.size());
