@@ -103,6 +103,14 @@ struct Node {
   std::vector<std::size_t> children;
 };
 
+// One field of a space-delimited pattern: its name (empty for an unnamed field, `[a, , b]`) and its
+// conditions as || of && chains (&& binds tighter; there are no parentheses); none: any value.
+struct FieldSpec {
+  bool ellipsis = false;
+  std::string name;
+  std::vector<std::vector<Condition>> any_of;
+};
+
 struct CompiledFilter {
   Filter::Kind kind = Filter::Kind::kAll;
   std::string pattern;
@@ -110,6 +118,9 @@ struct CompiledFilter {
   std::vector<Condition> conditions;   // kJson
   std::vector<Node> nodes;             // kJson
   std::size_t root = 0;                // kJson
+  std::vector<FieldSpec> prefix;       // kDelimited: the fields before '...' (all of them without one)
+  std::vector<FieldSpec> suffix;       // kDelimited: the fields after '...'
+  bool has_ellipsis = false;           // kDelimited
 };
 
 }  // namespace internal
@@ -118,6 +129,7 @@ namespace {
 
 using internal::CompiledFilter;
 using internal::Condition;
+using internal::FieldSpec;
 using internal::Needle;
 using internal::Node;
 using internal::Op;
@@ -273,28 +285,22 @@ bool MatchesTerms(const CompiledFilter& c, std::string_view message) {
 
 // ---- JSON -----------------------------------------------------------------------------------------
 
-class JsonPatternParser {
+// The tokens of JSON and space-delimited patterns. A space-delimited pattern also has commas; a
+// JSON one has selectors and parentheses.
+class Lexer {
  public:
-  JsonPatternParser(std::string_view body, CompiledFilter& c) : s_(body), c_(c) {}
-
-  Status Parse() {
-    RETURN_IF_ERROR(Advance());
-    if (token_.kind == Token::kEnd) return Invalid("a JSON filter pattern needs a condition between '{' and '}'");
-    ASSIGN_OR_RETURN(c_.root, ParseOr(0));
-    if (token_.kind != Token::kEnd) return Unexpected();
-    return OkStatus();
-  }
-
- private:
   struct Token {
-    enum Kind { kEnd, kLParen, kRParen, kAnd, kOr, kOp, kSelector, kString, kWord };
+    enum Kind { kEnd, kLParen, kRParen, kAnd, kOr, kOp, kSelector, kString, kWord, kComma };
     Kind kind = kEnd;
     std::string text;  // kOp: the operator; kSelector/kWord: as written; kString: unescaped
   };
 
+  Lexer(std::string_view body, std::string_view what, bool commas) : s_(body), what_(what), commas_(commas) {}
+
+ protected:
   Status Unexpected() const {
-    if (token_.kind == Token::kEnd) return Invalid("the JSON filter pattern ends too early");
-    return Invalid("unexpected '" + token_.text + "' in the JSON filter pattern");
+    if (token_.kind == Token::kEnd) return Invalid("the " + std::string(what_) + " ends too early");
+    return Invalid("unexpected '" + token_.text + "' in the " + std::string(what_));
   }
 
   Status Advance() {
@@ -339,10 +345,15 @@ class JsonPatternParser {
         token_ = {Token::kSelector, std::string(s_.substr(start, i_ - start))};
         return OkStatus();
       case '%': return Invalid("regular expressions (%...%) are not supported by Paddock");
+      case ',':
+        if (!commas_) break;
+        ++i_;
+        token_ = {Token::kComma, ","};
+        return OkStatus();
       default: break;
     }
     if (!IsBareValueChar(ch)) {
-      while (i_ < s_.size() && !IsBlank(s_[i_])) ++i_;
+      while (i_ < s_.size() && !IsBlank(s_[i_]) && !(commas_ && s_[i_] == ',')) ++i_;
       return InvalidTerm(s_.substr(start, i_ - start));
     }
     while (i_ < s_.size() && IsBareValueChar(s_[i_])) ++i_;
@@ -350,6 +361,64 @@ class JsonPatternParser {
     return OkStatus();
   }
 
+  // Reads the value after `subject op` into `cond`: a number literal, or a string whose leading and
+  // trailing '*' are wildcards. Leaves the token after the value.
+  Status ReadValue(const std::string& subject, const std::string& op, Condition& cond) {
+    cond.op = op == "=" ? Op::kEq : op == "!=" ? Op::kNe : op == "<" ? Op::kLt : op == "<=" ? Op::kLe : op == ">" ? Op::kGt : Op::kGe;
+    RETURN_IF_ERROR(Advance());
+    if (token_.kind != Token::kWord && token_.kind != Token::kString) {
+      if (token_.kind == Token::kEnd) return Unexpected();
+      return Invalid("expected a value after '" + subject + " " + op + "'");
+    }
+    cond.literal = token_.text;
+    if (token_.kind == Token::kWord) {
+      if (std::optional<double> n = ParseNumber(token_.text)) {
+        cond.numeric = true;
+        cond.number = *n;
+      }
+    }
+    const bool ordering = cond.op != Op::kEq && cond.op != Op::kNe;
+    if (ordering && !cond.numeric) {
+      return Invalid("'" + op + "' compares numbers, and '" + cond.literal + "' is not one");
+    }
+    if (!cond.numeric) {
+      std::string_view core = cond.literal;
+      if (!core.empty() && core.front() == '*') {
+        cond.leading_star = true;
+        core.remove_prefix(1);
+      }
+      if (!core.empty() && core.back() == '*') {
+        cond.trailing_star = true;
+        core.remove_suffix(1);
+      }
+      cond.core = std::string(core);
+      if (cond.leading_star && cond.trailing_star && !cond.core.empty()) cond.contains.emplace(cond.core);
+    }
+    return Advance();
+  }
+
+  Token token_;
+
+ private:
+  std::string_view s_;
+  std::string_view what_;
+  bool commas_;
+  std::size_t i_ = 0;
+};
+
+class JsonPatternParser : Lexer {
+ public:
+  JsonPatternParser(std::string_view body, CompiledFilter& c) : Lexer(body, "JSON filter pattern", false), c_(c) {}
+
+  Status Parse() {
+    RETURN_IF_ERROR(Advance());
+    if (token_.kind == Token::kEnd) return Invalid("a JSON filter pattern needs a condition between '{' and '}'");
+    ASSIGN_OR_RETURN(c_.root, ParseOr(0));
+    if (token_.kind != Token::kEnd) return Unexpected();
+    return OkStatus();
+  }
+
+ private:
   std::size_t AddNode(Node node) {
     c_.nodes.push_back(std::move(node));
     return c_.nodes.size() - 1;
@@ -458,37 +527,7 @@ class JsonPatternParser {
       return Invalid("expected =, !=, <, <=, >, >=, IS, EXISTS or NOT EXISTS after '" + selector + "'");
     }
     const std::string op = token_.text;
-    cond.op = op == "=" ? Op::kEq : op == "!=" ? Op::kNe : op == "<" ? Op::kLt : op == "<=" ? Op::kLe : op == ">" ? Op::kGt : Op::kGe;
-    RETURN_IF_ERROR(Advance());
-    if (token_.kind != Token::kWord && token_.kind != Token::kString) {
-      if (token_.kind == Token::kEnd) return Unexpected();
-      return Invalid("expected a value after '" + selector + " " + op + "'");
-    }
-    cond.literal = token_.text;
-    if (token_.kind == Token::kWord) {
-      if (std::optional<double> n = ParseNumber(token_.text)) {
-        cond.numeric = true;
-        cond.number = *n;
-      }
-    }
-    const bool ordering = cond.op != Op::kEq && cond.op != Op::kNe;
-    if (ordering && !cond.numeric) {
-      return Invalid("'" + op + "' compares numbers, and '" + cond.literal + "' is not one");
-    }
-    if (!cond.numeric) {
-      std::string_view core = cond.literal;
-      if (!core.empty() && core.front() == '*') {
-        cond.leading_star = true;
-        core.remove_prefix(1);
-      }
-      if (!core.empty() && core.back() == '*') {
-        cond.trailing_star = true;
-        core.remove_suffix(1);
-      }
-      cond.core = std::string(core);
-      if (cond.leading_star && cond.trailing_star && !cond.core.empty()) cond.contains.emplace(cond.core);
-    }
-    RETURN_IF_ERROR(Advance());
+    RETURN_IF_ERROR(ReadValue(selector, op, cond));
     return AddCondition(std::move(cond));
   }
 
@@ -497,10 +536,7 @@ class JsonPatternParser {
     return AddNode(Node{Node::Kind::kCondition, c_.conditions.size() - 1, {}});
   }
 
-  std::string_view s_;
   CompiledFilter& c_;
-  std::size_t i_ = 0;
-  Token token_;
 };
 
 Status CompileJson(std::string_view s, CompiledFilter& c) {
@@ -610,6 +646,164 @@ bool MatchesJson(const CompiledFilter& c, std::string_view message) {
   return EvalNode(c, c.root, v);
 }
 
+// ---- space-delimited ------------------------------------------------------------------------------
+
+bool IsFieldName(std::string_view name) {
+  // AWS's CDK accepts these as column names (aws-logs/lib/pattern.ts validColumnName).
+  for (char ch : name) {
+    if (!IsAlnum(ch) && ch != '_' && ch != '-') return false;
+  }
+  return !name.empty();
+}
+
+// [field, field, ...]: each field a name, a name with conditions on itself (`status_code = 4* &&
+// status_code != 403`, `w1=ERROR || w1=WARN`), `...` (any number of fields; at most one, as the
+// CDK allows), or nothing (an unnamed field, `[a, , b]` or a trailing comma).
+class DelimitedPatternParser : Lexer {
+ public:
+  DelimitedPatternParser(std::string_view body, CompiledFilter& c)
+      : Lexer(body, "space-delimited filter pattern", true), c_(c) {}
+
+  Status Parse() {
+    RETURN_IF_ERROR(Advance());
+    if (token_.kind == Token::kEnd) {
+      return Invalid("a space-delimited filter pattern needs at least one field between '[' and ']'");
+    }
+    while (true) {
+      ASSIGN_OR_RETURN(FieldSpec spec, ParseField());
+      if (spec.ellipsis) {
+        if (c_.has_ellipsis) return Invalid("a space-delimited filter pattern has at most one '...'");
+        c_.has_ellipsis = true;
+      } else {
+        (c_.has_ellipsis ? c_.suffix : c_.prefix).push_back(std::move(spec));
+      }
+      if (token_.kind == Token::kEnd) return OkStatus();
+      if (token_.kind != Token::kComma) return Unexpected();
+      RETURN_IF_ERROR(Advance());
+    }
+  }
+
+ private:
+  StatusOr<FieldSpec> ParseField() {
+    FieldSpec spec;
+    if (token_.kind == Token::kComma || token_.kind == Token::kEnd) return spec;
+    if (token_.kind != Token::kWord) return Unexpected();
+    if (token_.text == "...") {
+      spec.ellipsis = true;
+      RETURN_IF_ERROR(Advance());
+      if (token_.kind != Token::kComma && token_.kind != Token::kEnd) return Invalid("'...' takes no condition");
+      return spec;
+    }
+    if (!IsFieldName(token_.text)) return Invalid("invalid field name '" + token_.text + "'");
+    spec.name = token_.text;
+    RETURN_IF_ERROR(Advance());
+    if (token_.kind != Token::kOp) return spec;
+    spec.any_of.emplace_back();
+    while (true) {
+      const std::string op = token_.text;
+      Condition cond;
+      RETURN_IF_ERROR(ReadValue(spec.name, op, cond));
+      spec.any_of.back().push_back(std::move(cond));
+      if (token_.kind == Token::kOr) {
+        spec.any_of.emplace_back();
+      } else if (token_.kind != Token::kAnd) {
+        return spec;
+      }
+      RETURN_IF_ERROR(Advance());
+      if (token_.kind != Token::kWord) return Unexpected();
+      if (token_.text != spec.name) {
+        // AWS refuses its own old example `status_code = 4* && bytes > 1000`
+        // (https://github.com/awsdocs/amazon-cloudwatch-logs-user-guide/issues/21).
+        return Invalid("a condition in field '" + spec.name + "' is on '" + token_.text + "'");
+      }
+      RETURN_IF_ERROR(Advance());
+      if (token_.kind != Token::kOp) return Unexpected();
+    }
+  }
+
+  CompiledFilter& c_;
+};
+
+Status CompileDelimited(std::string_view s, CompiledFilter& c) {
+  if (s.size() < 2 || s.back() != ']') return Invalid("a space-delimited filter pattern must end with ']'");
+  return DelimitedPatternParser(s.substr(1, s.size() - 2), c).Parse();
+}
+
+bool FieldConditionHolds(const Condition& c, std::string_view field) {
+  switch (c.op) {
+    case Op::kLt:
+    case Op::kLe:
+    case Op::kGt:
+    case Op::kGe: {
+      const std::optional<double> n = ParseNumber(field);
+      if (!n) return false;
+      return c.op == Op::kLt ? *n < c.number : c.op == Op::kLe ? *n <= c.number : c.op == Op::kGt ? *n > c.number : *n >= c.number;
+    }
+    default: break;
+  }
+  bool equal = false;
+  if (c.numeric) {
+    const std::optional<double> n = ParseNumber(field);
+    equal = n ? *n == c.number : field == c.literal;
+  } else {
+    equal = StringMatches(c, field);
+  }
+  return c.op == Op::kEq ? equal : !equal;
+}
+
+bool FieldMatches(const FieldSpec& spec, std::string_view field) {
+  if (spec.any_of.empty()) return true;
+  for (const std::vector<Condition>& all : spec.any_of) {
+    bool ok = true;
+    for (std::size_t k = 0; ok && k < all.size(); ++k) ok = FieldConditionHolds(all[k], field);
+    if (ok) return true;
+  }
+  return false;
+}
+
+// The message's fields: runs of blanks separate them; a field opening with '"' runs to the next '"',
+// one opening with '[' to the next ']' (to the end when there is none), without the delimiters
+// ("The characters between a pair of square brackets [] or two double quotes ("") are treated as a
+// single field"). The fields before '...' are checked as they come, the last ones after it are kept in
+// a ring of the suffix's size: memory is the pattern's, not the message's.
+bool MatchesDelimited(const CompiledFilter& c, std::string_view m) {
+  const std::size_t prefix = c.prefix.size();
+  const std::size_t suffix = c.suffix.size();
+  std::vector<std::string_view> ring(suffix);
+  std::size_t seen = 0;  // fields read
+  std::size_t i = 0;
+  while (true) {
+    while (i < m.size() && IsBlank(m[i])) ++i;
+    if (i == m.size()) break;
+    std::string_view field;
+    if (m[i] == '"' || m[i] == '[') {
+      const char close = m[i] == '"' ? '"' : ']';
+      const std::size_t from = i + 1;
+      const std::size_t end = m.find(close, from);
+      field = m.substr(from, end == std::string_view::npos ? std::string_view::npos : end - from);
+      i = end == std::string_view::npos ? m.size() : end + 1;
+    } else {
+      const std::size_t from = i;
+      while (i < m.size() && !IsBlank(m[i])) ++i;
+      field = m.substr(from, i - from);
+    }
+    if (seen < prefix) {
+      if (!FieldMatches(c.prefix[seen], field)) return false;
+    } else if (!c.has_ellipsis) {
+      return false;  // more fields than the pattern names
+    } else if (suffix > 0) {
+      ring[(seen - prefix) % suffix] = field;
+    }
+    ++seen;
+  }
+  if (seen < prefix + suffix) return false;
+  const std::size_t rest = seen - prefix;
+  for (std::size_t j = 0; j < suffix; ++j) {
+    if (!FieldMatches(c.suffix[j], ring[(rest - suffix + j) % suffix])) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 StatusOr<Filter> Filter::Compile(std::string_view pattern) {
@@ -625,7 +819,8 @@ StatusOr<Filter> Filter::Compile(std::string_view pattern) {
     c->kind = Kind::kJson;
     RETURN_IF_ERROR(CompileJson(body, *c));
   } else if (body.front() == '[') {
-    return Invalid("space-delimited filter patterns ([...]) are not supported by Paddock");
+    c->kind = Kind::kDelimited;
+    RETURN_IF_ERROR(CompileDelimited(body, *c));
   } else {
     c->kind = Kind::kTerms;
     RETURN_IF_ERROR(CompileTerms(body, *c));
@@ -638,6 +833,7 @@ bool Filter::Matches(std::string_view message) const {
     case Kind::kAll: return true;
     case Kind::kTerms: return MatchesTerms(*compiled_, message);
     case Kind::kJson: return MatchesJson(*compiled_, message);
+    case Kind::kDelimited: return MatchesDelimited(*compiled_, message);
   }
   return false;
 }

@@ -19,7 +19,12 @@
 //                           [A-Za-z0-9_.*+-]) whose leading/trailing '*' are wildcards; `= != < <= > >=`
 //                           with a number; `IS NULL`, `IS TRUE`, `IS FALSE`, `EXISTS`, `NOT EXISTS`;
 //                           `&&` binds tighter than `||`; parentheses.
-// Not supported (a compile error saying so): space-delimited `[a, b = 4*]` patterns and `%regex%`.
+//   [ip, user, ..., status_code = 4* && status_code != 403, bytes > 1000]
+//                           space-delimited: the message's fields (split at blanks; "..." and [...]
+//                           are one field each) named in order, `...` standing for any number of
+//                           fields (at most one), each field optionally with conditions on itself
+//                           (= != with wildcards, or numbers with = != < <= > >=, joined by && and ||).
+// Not supported (a compile error saying so): regular expressions `%...%`.
 //
 // Bounds, so that a hostile pattern or message costs at most linear time and bounded memory:
 // a pattern is at most kMaxPatternLength characters and nests parentheses at most kMaxNesting deep;
@@ -55,6 +60,7 @@ class Filter {
     kAll,    // the empty (or all-blank) pattern
     kTerms,  // terms, quoted terms, '?' and '-'
     kJson,   // { ... }
+    kDelimited,  // [ip, user, ..., status_code = 4*, bytes > 1000]
   };
 
   // Compiles `pattern`. An invalid pattern is InvalidArgument with logs::Error::kInvalidParameter

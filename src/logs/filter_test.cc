@@ -217,6 +217,69 @@ INSTANTIATE_TEST_SUITE_P(
         MatchCase{"JsonArrayNeverMatches", "{ $.a NOT EXISTS }", "[1, 2]", false},
         MatchCase{"SurroundingWhitespaceIsFine", R"({ $.a = 1 })", " \n{\"a\": 1}\n", true}));
 
+// "Using Metric Filters to Extract Values from Space-Delimited Log Events" (FilterAndPatternSyntax).
+const char kApache1[] = R"(127.0.0.1 - frank [10/Oct/2000:13:25:15 -0700] "GET /apache_pb.gif HTTP/1.0" 200 1534)";
+const char kApache2[] = R"(127.0.0.1 - frank [10/Oct/2000:13:35:22 -0700] "GET /apache_pb.gif HTTP/1.0" 500 5324)";
+const char kApache404[] = R"(127.0.0.1 - frank [10/Oct/2000:13:25:15 -0700] "GET /index.html HTTP/1.0" 404 1534)";
+const char kApache403[] = R"(127.0.0.1 - frank [10/Oct/2000:13:25:15 -0700] "GET /index.html HTTP/1.0" 403 1534)";
+const char kAll7[] = "[ip, user, username, timestamp, request, status_code, bytes]";
+
+INSTANTIATE_TEST_SUITE_P(
+    Delimited, FilterMatchTest,
+    ::testing::Values(
+        MatchCase{"SevenNamedFields", kAll7, kApache1, true},
+        MatchCase{"FieldCountMustBeEqual", "[ip, user, username, timestamp, request, status_code]", kApache1, false},
+        MatchCase{"FieldCountMustBeEqualMore", "[ip, user, username, timestamp, request, status_code, bytes, more]",
+                  kApache1, false},
+        MatchCase{"EllipsisFirst", "[..., status_code, bytes]", kApache1, true},
+        MatchCase{"EllipsisMiddle", "[ip, user, ..., status_code, bytes]", kApache1, true},
+        MatchCase{"EllipsisLast", "[ip, user, ...]", kApache1, true},
+        MatchCase{"EllipsisMayBeEmpty", "[ip, user, username, timestamp, request, ..., status_code, bytes]", kApache1, true},
+        MatchCase{"EllipsisNeedsTheNamedFields", "[a, b, c, d, e, f, ..., g, h]", kApache1, false},
+        MatchCase{"NumberGreater", "[ip, user, username, timestamp, request, status_code, bytes > 1000]", kApache1, true},
+        MatchCase{"NumberGreaterMiss", "[..., bytes > 5000]", kApache1, false},
+        MatchCase{"NumberGreaterHit", "[..., bytes > 5000]", kApache2, true},
+        MatchCase{"StatusEquals", "[ip, user, username, timestamp, request, status_code = 200, bytes]", kApache1, true},
+        MatchCase{"StatusEqualsMiss", "[ip, user, username, timestamp, request, status_code = 200, bytes]", kApache2, false},
+        MatchCase{"StatusWildcard", "[ip, user, username, timestamp, request, status_code = 4*, bytes]", kApache404, true},
+        MatchCase{"StatusWildcardMiss", "[ip, user, username, timestamp, request, status_code = 4*, bytes]", kApache1, false},
+        // Quoted and bracketed fields are one field each, without their delimiters.
+        MatchCase{"RequestContains", "[ip, user, username, timestamp, request = *html*, status_code = 4*, bytes]",
+                  kApache404, true},
+        MatchCase{"RequestContainsMiss", "[ip, user, username, timestamp, request = *html*, status_code = 4*, bytes]",
+                  kApache1, false},
+        MatchCase{"QuotedFieldWhole", R"([..., request = "GET /index.html HTTP/1.0", status_code, bytes])", kApache404, true},
+        MatchCase{"BracketedFieldWhole", R"([ip, user, username, timestamp = "10/Oct/2000:13:25:15 -0700", ...])", kApache1, true},
+        MatchCase{"AndOnOneField", "[ip, user, username, timestamp, request, status_code = 4* && status_code != 403, bytes]",
+                  kApache404, true},
+        MatchCase{"AndOnOneFieldMiss", "[ip, user, username, timestamp, request, status_code = 4* && status_code != 403, bytes]",
+                  kApache403, false},
+        MatchCase{"OrOnOneField", "[ip, user, username, timestamp, request, status_code = 403 || status_code = 404, bytes]",
+                  kApache403, true},
+        MatchCase{"OrOnOneFieldMiss", "[ip, user, username, timestamp, request, status_code = 403 || status_code = 404, bytes]",
+                  kApache1, false},
+        // The example whose extracted fields the guide lists: `...`, then three fields, the last unnamed.
+        MatchCase{"TrailingCommaIsAnUnnamedField", "[..., request=*.html*, status_code=4*,]", kApache404, true},
+        // "OR Pattern Matching" in space-delimited filters: w1 is the first word.
+        MatchCase{"FirstWord_1", "[w1=ERROR, w2]", kOr1, false},
+        MatchCase{"FirstWord_2", "[w1=ERROR, w2]", kOr2, true},
+        MatchCase{"FirstWord_3", "[w1=ERROR, w2]", kOr3, false},
+        MatchCase{"FirstWordEither_2", "[w1=ERROR || w1=WARN, w2]", kOr2, true},
+        MatchCase{"FirstWordEither_3", "[w1=ERROR || w1=WARN, w2]", kOr3, true},
+        MatchCase{"FirstWordEither_1", "[w1=ERROR || w1=WARN, w2]", kOr1, false},
+        // && before ||, as in JSON patterns.
+        MatchCase{"AndBeforeOr", "[a = 1 || a > 5 && a < 10]", "7", true},
+        MatchCase{"AndBeforeOr2", "[a = 1 || a > 5 && a < 10]", "1", true},
+        MatchCase{"AndBeforeOr3", "[a = 1 || a > 5 && a < 10]", "12", false},
+        MatchCase{"NumberFieldNotANumber", "[a > 5]", "abc", false},
+        MatchCase{"NumberEqualsAsText", "[a = 200]", "200.0", true},
+        MatchCase{"DigitsAndLettersAreAString", "[a = 007x]", "007x", true},
+        MatchCase{"NotEquals", "[a != GET]", "POST", true},
+        MatchCase{"BlankRunsSeparate", "[a, b]", "  one \t two  ", true},
+        MatchCase{"UnclosedQuoteRunsToTheEnd", "[a, b = \"x y\"]", "one \"x y", true},
+        MatchCase{"EmptyMessageHasNoFields", "[a]", "", false},
+        MatchCase{"EllipsisAloneMatchesEverything", "[...]", "", true}));
+
 struct InvalidCase {
   std::string name;
   std::string pattern;
@@ -282,8 +345,22 @@ INSTANTIATE_TEST_SUITE_P(
         InvalidCase{"RegexAlone", "%ERR.*%", "Invalid filter pattern: regular expressions (%...%) are not supported by Paddock"},
         InvalidCase{"RegexInJson", "{ $.a = %x.*% }",
                     "Invalid filter pattern: regular expressions (%...%) are not supported by Paddock"},
-        InvalidCase{"SpaceDelimited", "[ip, user, username, timestamp, request, status_code = 4*, bytes]",
-                    "Invalid filter pattern: space-delimited filter patterns ([...]) are not supported by Paddock"}));
+        InvalidCase{"RegexInDelimited", "[w1 = %ERR.*%, w2]",
+                    "Invalid filter pattern: regular expressions (%...%) are not supported by Paddock"},
+        // Space-delimited patterns.
+        InvalidCase{"UnclosedBracket", "[a, b", "Invalid filter pattern: a space-delimited filter pattern must end with ']'"},
+        InvalidCase{"NoFields", "[ ]", "Invalid filter pattern: a space-delimited filter pattern needs at least one field between '[' and ']'"},
+        InvalidCase{"TwoEllipses", "[..., a, ...]", "Invalid filter pattern: a space-delimited filter pattern has at most one '...'"},
+        InvalidCase{"EllipsisWithACondition", "[... = 1, a]", "Invalid filter pattern: '...' takes no condition"},
+        InvalidCase{"BadFieldName", "[a.b, c]", "Invalid filter pattern: invalid field name 'a.b'"},
+        InvalidCase{"FieldsWithoutComma", "[a b]", "Invalid filter pattern: unexpected 'b' in the space-delimited filter pattern"},
+        // The guide's old example, which AWS itself refuses
+        // (https://github.com/awsdocs/amazon-cloudwatch-logs-user-guide/issues/21).
+        InvalidCase{"ConditionOnAnotherField", "[ip, user, username, timestamp, request, status_code = 4* && bytes > 1000]",
+                    "Invalid filter pattern: a condition in field 'status_code' is on 'bytes'"},
+        InvalidCase{"DelimitedOrderingAString", "[a > x]", "Invalid filter pattern: '>' compares numbers, and 'x' is not one"},
+        InvalidCase{"DelimitedDanglingOr", "[a = 1 ||]", "Invalid filter pattern: the space-delimited filter pattern ends too early"},
+        InvalidCase{"DelimitedUnquotedSpecial", "[a = x/y]", "Invalid filter pattern: Invalid character(s) in term '/y'"}));
 
 TEST(FilterBoundsTest, PatternsAreAtMost1024Characters) {
   EXPECT_TRUE(Filter::Compile(std::string(1024, 'a')).ok());
@@ -315,6 +392,7 @@ TEST(FilterBoundsTest, KindsAndCopiesShareTheCompiledForm) {
   EXPECT_EQ(Filter::Compile("")->kind(), Filter::Kind::kAll);
   EXPECT_EQ(Filter::Compile("a ?b")->kind(), Filter::Kind::kTerms);
   EXPECT_EQ(Filter::Compile(" { $.a = 1 } ")->kind(), Filter::Kind::kJson);
+  EXPECT_EQ(Filter::Compile("[a, ...]")->kind(), Filter::Kind::kDelimited);
   StatusOr<Filter> f = Filter::Compile("ERROR");
   ASSERT_TRUE(f.ok());
   const Filter copy = *f;
@@ -355,6 +433,20 @@ TEST(FilterBoundsTest, DeepJsonMessagesAreNotRead) {
   // Within the bound it is read.
   const std::string shallow = "{\"b\":" + std::string(60, '[') + std::string(60, ']') + "}";
   EXPECT_TRUE(f->Matches(shallow));
+}
+
+// A 1 MiB message of one-letter fields: the fields after '...' are kept in a ring of the pattern's
+// size, not in a list of the message's half a million fields.
+TEST(FilterBoundsTest, ManyDelimitedFieldsCostLinearTime) {
+  std::string message;
+  for (int i = 0; i < (1 << 19); ++i) message += "a ";
+  message += "7";
+  StatusOr<Filter> f = Filter::Compile("[first = a, ..., last > 5]");
+  ASSERT_TRUE(f.ok());
+  EXPECT_LT(MillisecondsFor(*f, message, true), 1000.0);
+  StatusOr<Filter> g = Filter::Compile("[a, b]");
+  ASSERT_TRUE(g.ok());
+  EXPECT_LT(MillisecondsFor(*g, message, false), 1000.0);
 }
 
 TEST(FilterBoundsTest, WildcardContainsIsLinear) {

@@ -27,5 +27,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)f->Matches("");
   (void)f->Matches(R"({"a": {"b": [1, "x", null, true, {"c": 2.5}]}, "eventType": "UpdateTrail"})");
   (void)f->Matches("[ERROR] A fatal exception has occurred");
+  (void)f->Matches(R"(127.0.0.1 - frank [10/Oct/2000:13:25:15 -0700] "GET /index.html HTTP/1.0" 404 1534)");
   return 0;
 }
