@@ -28,7 +28,8 @@
 //
 // Bounds, so that a hostile pattern or message costs at most linear time and bounded memory:
 // a pattern is at most kMaxPatternLength characters and nests parentheses at most kMaxNesting deep;
-// every substring search is linear in the message (KMP, never backtracking); a JSON message is
+// every substring search is linear in the message (KMP, never backtracking); a space-delimited match
+// keeps at most as many fields as the pattern names; a JSON message is
 // parsed once per Matches call, at most kMaxJsonDepth deep (deeper never matches), into memory
 // proportional to its size.
 #pragma once
