@@ -1,5 +1,7 @@
 #include "logs/filter.h"
 
+#include "logs/internal/regex.h"
+
 #include <boost/json/monotonic_resource.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -94,6 +96,7 @@ struct Condition {
   bool trailing_star = false;
   std::string core;
   std::optional<Needle> contains;  // *core*: a substring search, linear
+  std::optional<Regex> regex;      // the value was %regex%: it decides alone
 };
 
 struct Node {
@@ -114,6 +117,7 @@ struct FieldSpec {
 struct CompiledFilter {
   Filter::Kind kind = Filter::Kind::kAll;
   std::string pattern;
+  std::optional<Regex> regex;          // kRegex
   std::vector<TermGroup> groups;       // kTerms
   std::vector<Condition> conditions;   // kJson
   std::vector<Node> nodes;             // kJson
@@ -133,6 +137,7 @@ using internal::FieldSpec;
 using internal::Needle;
 using internal::Node;
 using internal::Op;
+using internal::Regex;
 using internal::Step;
 using internal::TermGroup;
 
@@ -253,7 +258,8 @@ Status CompileTerms(std::string_view s, CompiledFilter& c) {
       while (i < s.size() && !IsBlank(s[i])) ++i;
       const std::string_view raw = s.substr(start, i - start);
       if (raw.front() == '%') {
-        return Invalid("regular expressions (%...%) are not supported by Paddock");
+        // A regular expression is a pattern of its own (it has no blanks: they are not allowed in it).
+        return Invalid("a regular expression (%...%) must be the whole filter pattern");
       }
       for (char ch : raw) {
         if (!IsTermChar(ch)) return InvalidTerm(raw);
@@ -290,10 +296,14 @@ bool MatchesTerms(const CompiledFilter& c, std::string_view message) {
 class Lexer {
  public:
   struct Token {
-    enum Kind { kEnd, kLParen, kRParen, kAnd, kOr, kOp, kSelector, kString, kWord, kComma };
+    enum Kind { kEnd, kLParen, kRParen, kAnd, kOr, kOp, kSelector, kString, kWord, kComma, kRegex };
     Kind kind = kEnd;
-    std::string text;  // kOp: the operator; kSelector/kWord: as written; kString: unescaped
+    std::string text;  // kOp: the operator; kSelector/kWord: as written; kString: unescaped; kRegex: between the '%'
   };
+
+  // "There is a limit of 2 regex for each filter pattern when creating a delimited or JSON filter
+  // pattern [...] or when filtering log events or Live Tail" (FilterAndPatternSyntax).
+  static constexpr int kMaxRegexes = 2;
 
   Lexer(std::string_view body, std::string_view what, bool commas) : s_(body), what_(what), commas_(commas) {}
 
@@ -344,7 +354,14 @@ class Lexer {
         }
         token_ = {Token::kSelector, std::string(s_.substr(start, i_ - start))};
         return OkStatus();
-      case '%': return Invalid("regular expressions (%...%) are not supported by Paddock");
+      case '%': {
+        const std::size_t close = s_.find('%', i_ + 1);
+        if (close == std::string_view::npos) return Invalid("a regular expression has no closing '%'");
+        if (++regexes_ > kMaxRegexes) return Invalid("a filter pattern holds at most 2 regular expressions");
+        token_ = {Token::kRegex, std::string(s_.substr(i_ + 1, close - i_ - 1))};
+        i_ = close + 1;
+        return OkStatus();
+      }
       case ',':
         if (!commas_) break;
         ++i_;
@@ -366,11 +383,18 @@ class Lexer {
   Status ReadValue(const std::string& subject, const std::string& op, Condition& cond) {
     cond.op = op == "=" ? Op::kEq : op == "!=" ? Op::kNe : op == "<" ? Op::kLt : op == "<=" ? Op::kLe : op == ">" ? Op::kGt : Op::kGe;
     RETURN_IF_ERROR(Advance());
-    if (token_.kind != Token::kWord && token_.kind != Token::kString) {
+    if (token_.kind != Token::kWord && token_.kind != Token::kString && token_.kind != Token::kRegex) {
       if (token_.kind == Token::kEnd) return Unexpected();
       return Invalid("expected a value after '" + subject + " " + op + "'");
     }
     cond.literal = token_.text;
+    if (token_.kind == Token::kRegex) {
+      if (cond.op != Op::kEq && cond.op != Op::kNe) return Invalid("'" + op + "' compares numbers, and a regular expression is not one");
+      StatusOr<Regex> regex = Regex::Compile(token_.text);
+      if (!regex.ok()) return Invalid(regex.status().message());
+      cond.regex = std::move(regex).value();
+      return Advance();
+    }
     if (token_.kind == Token::kWord) {
       if (std::optional<double> n = ParseNumber(token_.text)) {
         cond.numeric = true;
@@ -404,6 +428,7 @@ class Lexer {
   std::string_view what_;
   bool commas_;
   std::size_t i_ = 0;
+  int regexes_ = 0;
 };
 
 class JsonPatternParser : Lexer {
@@ -569,6 +594,7 @@ double ToDouble(const json::value& v) {
 }
 
 bool StringMatches(const Condition& c, std::string_view text) {
+  if (c.regex) return c.regex->Search(text);
   const std::string_view core = c.core;
   if (c.leading_star && c.trailing_star) return core.empty() || c.contains->FoundIn(text);
   if (c.leading_star) return text.size() >= core.size() && text.substr(text.size() - core.size()) == core;
@@ -818,6 +844,12 @@ StatusOr<Filter> Filter::Compile(std::string_view pattern) {
   } else if (body.front() == '{') {
     c->kind = Kind::kJson;
     RETURN_IF_ERROR(CompileJson(body, *c));
+  } else if (body.front() == '%') {
+    c->kind = Kind::kRegex;
+    if (body.size() < 2 || body.back() != '%') return Invalid("a regular expression has no closing '%'");
+    StatusOr<internal::Regex> regex = internal::Regex::Compile(body.substr(1, body.size() - 2));
+    if (!regex.ok()) return Invalid(regex.status().message());
+    c->regex = std::move(regex).value();
   } else if (body.front() == '[') {
     c->kind = Kind::kDelimited;
     RETURN_IF_ERROR(CompileDelimited(body, *c));
@@ -834,6 +866,7 @@ bool Filter::Matches(std::string_view message) const {
     case Kind::kTerms: return MatchesTerms(*compiled_, message);
     case Kind::kJson: return MatchesJson(*compiled_, message);
     case Kind::kDelimited: return MatchesDelimited(*compiled_, message);
+    case Kind::kRegex: return compiled_->regex->Search(message);
   }
   return false;
 }

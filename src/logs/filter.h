@@ -24,11 +24,14 @@
 //                           are one field each) named in order, `...` standing for any number of
 //                           fields (at most one), each field optionally with conditions on itself
 //                           (= != with wildcards, or numbers with = != < <= > >=, joined by && and ||).
-// Not supported (a compile error saying so): regular expressions `%...%`.
+//   %[Ee]rror|[Ff]ail%     a regular expression (logs/internal/regex.h: AWS's subset, no parentheses),
+//                           searched in the message; also as the value of a JSON or field condition
+//                           (`{ $.a = %^ab+$% }`, `[w1 = %ERR.*%, w2]`), at most 2 per pattern.
 //
 // Bounds, so that a hostile pattern or message costs at most linear time and bounded memory:
 // a pattern is at most kMaxPatternLength characters and nests parentheses at most kMaxNesting deep;
-// every substring search is linear in the message (KMP, never backtracking); a space-delimited match
+// every substring search is linear in the message (KMP, never backtracking), a regular expression
+// costs at most (message bytes × 256 positions) (an NFA, never backtracking); a space-delimited match
 // keeps at most as many fields as the pattern names; a JSON message is
 // parsed once per Matches call, at most kMaxJsonDepth deep (deeper never matches), into memory
 // proportional to its size.
@@ -62,6 +65,7 @@ class Filter {
     kTerms,  // terms, quoted terms, '?' and '-'
     kJson,   // { ... }
     kDelimited,  // [ip, user, ..., status_code = 4*, bytes > 1000]
+    kRegex,      // %regex%
   };
 
   // Compiles `pattern`. An invalid pattern is InvalidArgument with logs::Error::kInvalidParameter

@@ -280,6 +280,60 @@ INSTANTIATE_TEST_SUITE_P(
         MatchCase{"EmptyMessageHasNoFields", "[a]", "", false},
         MatchCase{"EllipsisAloneMatchesEverything", "[...]", "", true}));
 
+INSTANTIATE_TEST_SUITE_P(
+    Regex, FilterMatchTest,
+    ::testing::Values(
+        // The guide's examples (regex-expressions.html and FilterAndPatternSyntax).
+        MatchCase{"Keyword", "%AUTHORIZED%", "[ERROR 401] UNAUTHORIZED REQUEST", true},
+        MatchCase{"Keyword2", "%AUTHORIZED%", "[SUCCESS 200] AUTHORIZED REQUEST", true},
+        MatchCase{"KeywordMiss", "%AUTHORIZED%", "[SUCCESS 200] OK", false},
+        MatchCase{"AnchoredStart", "%^[hc]at%", "hat trick", true},
+        MatchCase{"AnchoredStartMiss", "%^[hc]at%", "that", false},
+        MatchCase{"AnchoredEnd", "%[hc]at$%", "that", true},
+        MatchCase{"AnchoredEndMiss", "%[hc]at$%", "cats", false},
+        MatchCase{"Optional", "%colou?r%", "color", true},
+        MatchCase{"Optional2", "%colou?r%", "colour", true},
+        MatchCase{"Class", "%[abc]%", "xxbxx", true},
+        MatchCase{"ClassMiss", "%[abc]%", "xyz", false},
+        MatchCase{"Range", "%[a-z]%", "ABC1d", true},
+        MatchCase{"RangeMiss", "%[a-z]%", "ABC1", false},
+        MatchCase{"ClassAndRange", "%[abcx-z]%", "QyQ", true},
+        MatchCase{"NegatedClass", "%^[^0-9]%", "a12", true},
+        MatchCase{"NegatedClassMiss", "%^[^0-9]%", "1ab", false},
+        MatchCase{"Repeat", "%a{3,5}%", "xaaax", true},
+        MatchCase{"RepeatTooFew", "%a{3,5}%", "xaax", false},
+        MatchCase{"RepeatBounded", "%^a{3,5}$%", "aaaaaa", false},
+        MatchCase{"RepeatBoundedOk", "%^a{3,5}$%", "aaaaa", true},
+        MatchCase{"RepeatExact", "%^a{2}$%", "aa", true},
+        MatchCase{"RepeatAtLeast", "%^a{2,}$%", "aaaaaaa", true},
+        MatchCase{"RepeatAtLeastMiss", "%^a{2,}$%", "a", false},
+        MatchCase{"Alternatives", "%gray|grey%", "a grey cat", true},
+        MatchCase{"AlternativesWithClasses", "%[Ee]rror|[Ff]ail%", "request failed: Fail", true},
+        MatchCase{"AlternativesWithClasses2", "%[Ee]rror|[Ff]ail%", "an error", true},
+        MatchCase{"AlternativesWithClassesMiss", "%[Ee]rror|[Ff]ail%", "ERROR FAIL", false},
+        MatchCase{"EscapedDots", "%10\\.10\\.0\\.1%", "from 10.10.0.1", true},
+        MatchCase{"EscapedDotsMiss", "%10\\.10\\.0\\.1%", "from 10a10b0c1", false},
+        MatchCase{"IpAddress", "%\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}%", "connect from 192.168.0.1:443", true},
+        MatchCase{"IpAddressMiss", "%\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}%", "connect from localhost", false},
+        MatchCase{"StarAndPlus", "%ab*c%", "ac", true},
+        MatchCase{"Plus", "%ab+c%", "ac", false},
+        MatchCase{"Plus2", "%ab+c%", "abbbc", true},
+        MatchCase{"Dot", "%a.c%", "abc", true},
+        MatchCase{"DotIsNotALineFeed", "%a.c%", "a\nc", false},
+        MatchCase{"WhitespaceEscape", "%ERROR\\s500%", "ERROR 500", true},
+        MatchCase{"WordEscape", "%^\\w+=\\d+$%", "retries=3", true},
+        MatchCase{"AllowedSymbols", "%user@host:/var/log;x,y-z#1%", "user@host:/var/log;x,y-z#1", true},
+        MatchCase{"EmptyMessage", "%^$%", "", true},
+        MatchCase{"CaseSensitive", "%error%", "ERROR", false},
+        // As the value of a JSON or space-delimited condition.
+        MatchCase{"JsonValue", "{ $.eventType = %Update.*% }", kDocEvent, true},
+        MatchCase{"JsonValueNotEquals", "{ $.eventType != %^Get% }", kDocEvent, true},
+        MatchCase{"JsonValueMiss", "{ $.eventType = %^Get% }", kDocEvent, false},
+        MatchCase{"JsonValueOnANumber", "{ $.objectList[1].id = %^[0-9]$% }", kDocEvent, true},
+        MatchCase{"JsonTwoRegexes", "{ $.eventType = %Trail$% && $.sourceIPAddress = %^111\\.% }", kDocEvent, true},
+        MatchCase{"DelimitedValue", "[w1 = %^ERR%, w2]", "ERROR message", true},
+        MatchCase{"DelimitedValueMiss", "[w1 = %^ERR%, w2]", "WARN message", false}));
+
 struct InvalidCase {
   std::string name;
   std::string pattern;
@@ -340,13 +394,33 @@ INSTANTIATE_TEST_SUITE_P(
                     "Invalid filter pattern: unexpected '$.b' in the JSON filter pattern"},
         InvalidCase{"UnquotedSpecialValue", "{ $.a = x@y }", "Invalid filter pattern: Invalid character(s) in term '@y'"},
         InvalidCase{"UnterminatedQuotedValue", R"({ $.a = "x })", "Invalid filter pattern: a quoted term has no closing '\"'"},
-        // Documented, not implemented (docs/contracts/logs.md).
-        InvalidCase{"Regex", "%ERROR [0-9]+%", "Invalid filter pattern: regular expressions (%...%) are not supported by Paddock"},
-        InvalidCase{"RegexAlone", "%ERR.*%", "Invalid filter pattern: regular expressions (%...%) are not supported by Paddock"},
-        InvalidCase{"RegexInJson", "{ $.a = %x.*% }",
-                    "Invalid filter pattern: regular expressions (%...%) are not supported by Paddock"},
-        InvalidCase{"RegexInDelimited", "[w1 = %ERR.*%, w2]",
-                    "Invalid filter pattern: regular expressions (%...%) are not supported by Paddock"},
+        // Regular expressions: AWS's subset
+        // (https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/regex-expressions.html).
+        InvalidCase{"RegexUnsupportedSymbol", "%something!%",
+                    "Invalid filter pattern: the character '!' is not supported in regular expressions"},
+        InvalidCase{"RegexBlank", "%ERROR [0-9]+%",
+                    "Invalid filter pattern: the character ' ' is not supported in regular expressions"},
+        InvalidCase{"RegexParentheses", "%(ab)+%", "Invalid filter pattern: '(' and ')' are not supported in regular expressions"},
+        InvalidCase{"RegexMultibyte", "%d\xc3\xa9j\xc3\xa0%",
+                    "Invalid filter pattern: multi-byte characters are not supported in regular expressions"},
+        InvalidCase{"RegexEmpty", "%%", "Invalid filter pattern: a regular expression between '%' and '%' is empty"},
+        InvalidCase{"RegexEmptyAlternative", "%a|%", "Invalid filter pattern: a regular expression has an empty alternative"},
+        InvalidCase{"RegexUnclosed", "%abc", "Invalid filter pattern: a regular expression has no closing '%'"},
+        InvalidCase{"RegexAmongTerms", "ERROR %abc%", "Invalid filter pattern: a regular expression (%...%) must be the whole filter pattern"},
+        InvalidCase{"RegexDanglingQuantifier", "%*a%", "Invalid filter pattern: '*' follows nothing it could apply to in a regular expression"},
+        InvalidCase{"RegexTwoQuantifiers", "%a**%", "Invalid filter pattern: a regular expression has two quantifiers in a row"},
+        InvalidCase{"RegexBadRepeat", "%a{2,1}%", "Invalid filter pattern: a '{m,n}' in a regular expression has n < m"},
+        InvalidCase{"RegexBadBrace", "%a{x}%", "Invalid filter pattern: a '{' in a regular expression needs '{m}', '{m,}' or '{m,n}'"},
+        InvalidCase{"RegexTooLarge", "%a{200}b{57}%",
+                    "Invalid filter pattern: a regular expression is larger than 256 positions once '{m,n}' is unrolled"},
+        InvalidCase{"RegexUnsupportedEscape", "%\\bword%", "Invalid filter pattern: the escape '\\b' is not supported in regular expressions"},
+        InvalidCase{"RegexInnerAnchor", "%a^b%",
+                    "Invalid filter pattern: '^' is supported only at the start ('^') or end ('$') of a regular expression"},
+        InvalidCase{"RegexUnclosedClass", "%[abc%", "Invalid filter pattern: a '[' is not closed in a regular expression"},
+        InvalidCase{"RegexOrdering", "{ $.a > %1% }", "Invalid filter pattern: '>' compares numbers, and a regular expression is not one"},
+        InvalidCase{"ThreeRegexesInJson", "{ $.a = %a% || $.b = %b% || $.c = %c% }",
+                    "Invalid filter pattern: a filter pattern holds at most 2 regular expressions"},
+        InvalidCase{"RegexUnclosedInJson", "{ $.a = %abc }", "Invalid filter pattern: a regular expression has no closing '%'"},
         // Space-delimited patterns.
         InvalidCase{"UnclosedBracket", "[a, b", "Invalid filter pattern: a space-delimited filter pattern must end with ']'"},
         InvalidCase{"NoFields", "[ ]", "Invalid filter pattern: a space-delimited filter pattern needs at least one field between '[' and ']'"},
@@ -393,6 +467,7 @@ TEST(FilterBoundsTest, KindsAndCopiesShareTheCompiledForm) {
   EXPECT_EQ(Filter::Compile("a ?b")->kind(), Filter::Kind::kTerms);
   EXPECT_EQ(Filter::Compile(" { $.a = 1 } ")->kind(), Filter::Kind::kJson);
   EXPECT_EQ(Filter::Compile("[a, ...]")->kind(), Filter::Kind::kDelimited);
+  EXPECT_EQ(Filter::Compile("%a|b%")->kind(), Filter::Kind::kRegex);
   StatusOr<Filter> f = Filter::Compile("ERROR");
   ASSERT_TRUE(f.ok());
   const Filter copy = *f;
@@ -447,6 +522,18 @@ TEST(FilterBoundsTest, ManyDelimitedFieldsCostLinearTime) {
   StatusOr<Filter> g = Filter::Compile("[a, b]");
   ASSERT_TRUE(g.ok());
   EXPECT_LT(MillisecondsFor(*g, message, false), 1000.0);
+}
+
+// The expressions that make backtracking engines exponential cost an NFA (text × positions).
+TEST(FilterBoundsTest, RegexesNeverBacktrack) {
+  const std::string text(100000, 'a');
+  StatusOr<Filter> f = Filter::Compile("%a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b%");
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_LT(MillisecondsFor(*f, text, false), 1000.0);
+  // The most positions a regular expression may have, against 100 KiB.
+  StatusOr<Filter> g = Filter::Compile("%a{255}b%");
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  EXPECT_LT(MillisecondsFor(*g, text, false), 1000.0);
 }
 
 TEST(FilterBoundsTest, WildcardContainsIsLinear) {
