@@ -58,6 +58,7 @@ StatusOr<Regex> Regex::Compile(std::string_view body) {
       if (c != '|') continue;
     }
     ASSIGN_OR_RETURN(Alternative a, CompileAlternative(body.substr(from, i - from), budget));
+    BuildTables(a);
     r.alternatives_.push_back(std::move(a));
     from = i + 1;
   }
@@ -120,7 +121,7 @@ StatusOr<Regex::Alternative> Regex::CompileAlternative(std::string_view s, std::
       i += 2;
     } else if (c == '.') {
       for (int b = 0; b < 256; ++b) {
-        if (b != '\n') set.Add(static_cast<unsigned char>(b));
+        if (b != '\n' && b != '\r') set.Add(static_cast<unsigned char>(b));  // Java's '.'
       }
       ++i;
     } else if (c == '[') {
@@ -216,39 +217,97 @@ StatusOr<Regex::Alternative> Regex::CompileAlternative(std::string_view s, std::
   return a;
 }
 
-bool Regex::SearchAlternative(const Alternative& a, std::string_view text) {
+void Regex::BuildTables(Alternative& a) {
   const std::size_t n = a.positions.size();
-  // active[p]: a partial match has consumed positions [0, p); p == n is a whole match.
-  std::vector<char> active(n + 1, 0);
-  std::vector<char> next(n + 1, 0);
-  auto close = [&](std::vector<char>& set) {  // skip optional positions, in order
+  a.size = n;
+  a.words = (n + 1 + 63) / 64;
+  auto set_bit = [&](std::uint64_t* words, std::size_t p) { words[p / 64] |= std::uint64_t{1} << (p % 64); };
+  a.on_byte.assign(256 * a.words, 0);
+  a.repeats.assign(a.words, 0);
+  for (std::size_t p = 0; p < n; ++p) {
+    for (int b = 0; b < 256; ++b) {
+      if (a.positions[p].set.Has(static_cast<unsigned char>(b))) set_bit(&a.on_byte[b * a.words], p);
+    }
+    if (a.positions[p].repeat) set_bit(a.repeats.data(), p);
+  }
+  // Closes `active` (bools over 0..n) over optional positions, in order.
+  auto close = [&](std::vector<char>& active) {
     for (std::size_t p = 0; p < n; ++p) {
-      if (set[p] && a.positions[p].optional) set[p + 1] = 1;
+      if (active[p] && a.positions[p].optional) active[p + 1] = 1;
     }
   };
+  std::vector<char> active(n + 1);
   active[0] = 1;
   close(active);
-  if (active[n] && !a.anchored_end) return true;
-  for (std::size_t t = 0; t < text.size(); ++t) {
-    const unsigned char c = static_cast<unsigned char>(text[t]);
-    std::fill(next.begin(), next.end(), 0);
-    bool any = false;
-    for (std::size_t p = 0; p < n; ++p) {
-      if (!active[p] || !a.positions[p].set.Has(c)) continue;
-      next[p + 1] = 1;
-      if (a.positions[p].repeat) next[p] = 1;
-      any = true;
-    }
-    if (!a.anchored_start) {
-      next[0] = 1;  // a match may start at the next byte
-      any = true;
-    }
-    if (!any) return false;
-    close(next);
-    active.swap(next);
-    if (active[n] && !a.anchored_end) return true;
+  a.initial.assign(a.words, 0);
+  for (std::size_t p = 0; p <= n; ++p) {
+    if (active[p]) set_bit(a.initial.data(), p);
   }
-  return active[n] != 0;
+  const std::size_t chunks = (n + 1 + 7) / 8;
+  a.chunk_table.assign(chunks, -1);
+  a.closures.clear();
+  int tables = 0;
+  for (std::size_t k = 0; k < chunks; ++k) {
+    bool optional = false;
+    for (std::size_t p = 8 * k; p < std::min(8 * k + 8, n); ++p) optional |= a.positions[p].optional;
+    if (!optional) continue;  // the closure of these bits is themselves (no skip starts here)
+    a.chunk_table[k] = tables++;
+    const std::size_t base = a.closures.size();
+    a.closures.resize(base + 256 * a.words, 0);
+    for (int v = 0; v < 256; ++v) {
+      std::fill(active.begin(), active.end(), 0);
+      for (int bit = 0; bit < 8; ++bit) {
+        if ((v >> bit & 1) && 8 * k + bit <= n) active[8 * k + bit] = 1;
+      }
+      close(active);
+      std::uint64_t* out = &a.closures[base + static_cast<std::size_t>(v) * a.words];
+      for (std::size_t p = 0; p <= n; ++p) {
+        if (active[p]) set_bit(out, p);
+      }
+    }
+  }
+  a.positions.clear();
+  a.positions.shrink_to_fit();
+}
+
+bool Regex::SearchAlternative(const Alternative& a, std::string_view text) {
+  constexpr std::size_t kMaxWords = (kMaxPositions + 1 + 63) / 64;
+  const std::size_t w = a.words;
+  const std::size_t accept_word = a.size / 64;
+  const std::uint64_t accept_bit = std::uint64_t{1} << (a.size % 64);
+  std::uint64_t state[kMaxWords] = {};
+  std::uint64_t moved[kMaxWords];
+  std::copy(a.initial.begin(), a.initial.end(), state);
+  if (!a.anchored_end && (state[accept_word] & accept_bit)) return true;
+  for (const char ch : text) {
+    const std::uint64_t* on = &a.on_byte[static_cast<std::size_t>(static_cast<unsigned char>(ch)) * w];
+    // Positions that match the byte advance (and stay, when they repeat).
+    std::uint64_t carry = 0;
+    bool any = false;
+    for (std::size_t i = 0; i < w; ++i) {
+      const std::uint64_t hit = state[i] & on[i];
+      moved[i] = (hit << 1) | carry | (hit & a.repeats[i]);
+      carry = hit >> 63;
+    }
+    if (!a.anchored_start) moved[0] |= 1;  // a match may start at the next byte
+    // Close over optional positions, 8 positions at a time.
+    std::fill(state, state + w, 0);
+    for (std::size_t k = 0; k < a.chunk_table.size(); ++k) {
+      const unsigned v = static_cast<unsigned>(moved[k / 8] >> (8 * (k % 8))) & 0xFF;
+      if (v == 0) continue;
+      any = true;
+      const int table = a.chunk_table[k];
+      if (table < 0) {
+        state[k / 8] |= static_cast<std::uint64_t>(v) << (8 * (k % 8));
+        continue;
+      }
+      const std::uint64_t* closed = &a.closures[(static_cast<std::size_t>(table) * 256 + v) * w];
+      for (std::size_t i = 0; i < w; ++i) state[i] |= closed[i];
+    }
+    if (!any) return false;  // anchored at the start and nothing left alive
+    if (!a.anchored_end && (state[accept_word] & accept_bit)) return true;
+  }
+  return (state[accept_word] & accept_bit) != 0;
 }
 
 bool Regex::Search(std::string_view text) const {
