@@ -32,6 +32,12 @@ struct MatchCase {
 
 void PrintTo(const MatchCase& c, std::ostream* os) { *os << c.name; }
 
+// Test names are the cases' names: Terms/FilterMatchTest.MatchesAsAwsDocuments/SingleTerm.
+template <typename Case>
+std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
+  return info.param.name;
+}
+
 class FilterMatchTest : public ::testing::TestWithParam<MatchCase> {};
 
 TEST_P(FilterMatchTest, MatchesAsAwsDocuments) {
@@ -109,7 +115,8 @@ INSTANTIATE_TEST_SUITE_P(
         MatchCase{"LeadingTermsAreAGroup2", "disk full ?panic", "kernel panic", true},
         MatchCase{"LeadingTermsAreAGroup3", "disk full ?panic", "disk ok", false},
         MatchCase{"Numbers", "error 404", "error 404 not found", true},
-        MatchCase{"TermsMatchAcrossLines", "first second", "first\nsecond", true}));
+        MatchCase{"TermsMatchAcrossLines", "first second", "first\nsecond", true}),
+    CaseName<MatchCase>);
 
 // The JSON examples of FilterAndPatternSyntax ("JSON Metric Filter Examples").
 const char kDocEvent[] = R"({
@@ -217,7 +224,8 @@ INSTANTIATE_TEST_SUITE_P(
         MatchCase{"TrailingTextNeverMatches", R"({ $.a = 1 })", R"({"a": 1} trailing)", false},
         MatchCase{"BrokenJsonNeverMatches", R"({ $.a = 1 })", R"({"a": 1)", false},
         MatchCase{"JsonArrayNeverMatches", "{ $.a NOT EXISTS }", "[1, 2]", false},
-        MatchCase{"SurroundingWhitespaceIsFine", R"({ $.a = 1 })", " \n{\"a\": 1}\n", true}));
+        MatchCase{"SurroundingWhitespaceIsFine", R"({ $.a = 1 })", " \n{\"a\": 1}\n", true}),
+    CaseName<MatchCase>);
 
 // "Using Metric Filters to Extract Values from Space-Delimited Log Events" (FilterAndPatternSyntax).
 const char kApache1[] = R"(127.0.0.1 - frank [10/Oct/2000:13:25:15 -0700] "GET /apache_pb.gif HTTP/1.0" 200 1534)";
@@ -280,7 +288,8 @@ INSTANTIATE_TEST_SUITE_P(
         MatchCase{"BlankRunsSeparate", "[a, b]", "  one \t two  ", true},
         MatchCase{"UnclosedQuoteRunsToTheEnd", "[a, b = \"x y\"]", "one \"x y", true},
         MatchCase{"EmptyMessageHasNoFields", "[a]", "", false},
-        MatchCase{"EllipsisAloneMatchesEverything", "[...]", "", true}));
+        MatchCase{"EllipsisAloneMatchesEverything", "[...]", "", true}),
+    CaseName<MatchCase>);
 
 INSTANTIATE_TEST_SUITE_P(
     Regex, FilterMatchTest,
@@ -334,7 +343,8 @@ INSTANTIATE_TEST_SUITE_P(
         MatchCase{"JsonValueOnANumber", "{ $.objectList[1].id = %^[0-9]$% }", kDocEvent, true},
         MatchCase{"JsonTwoRegexes", "{ $.eventType = %Trail$% && $.sourceIPAddress = %^111\\.% }", kDocEvent, true},
         MatchCase{"DelimitedValue", "[w1 = %^ERR%, w2]", "ERROR message", true},
-        MatchCase{"DelimitedValueMiss", "[w1 = %^ERR%, w2]", "WARN message", false}));
+        MatchCase{"DelimitedValueMiss", "[w1 = %^ERR%, w2]", "WARN message", false}),
+    CaseName<MatchCase>);
 
 struct InvalidCase {
   std::string name;
@@ -436,7 +446,8 @@ INSTANTIATE_TEST_SUITE_P(
                     "Invalid filter pattern: a condition in field 'status_code' is on 'bytes'"},
         InvalidCase{"DelimitedOrderingAString", "[a > x]", "Invalid filter pattern: '>' compares numbers, and 'x' is not one"},
         InvalidCase{"DelimitedDanglingOr", "[a = 1 ||]", "Invalid filter pattern: the space-delimited filter pattern ends too early"},
-        InvalidCase{"DelimitedUnquotedSpecial", "[a = x/y]", "Invalid filter pattern: Invalid character(s) in term '/y'"}));
+        InvalidCase{"DelimitedUnquotedSpecial", "[a = x/y]", "Invalid filter pattern: Invalid character(s) in term '/y'"}),
+    CaseName<InvalidCase>);
 
 TEST(FilterBoundsTest, PatternsAreAtMost1024Characters) {
   EXPECT_TRUE(Filter::Compile(std::string(1024, 'a')).ok());
