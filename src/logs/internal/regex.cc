@@ -270,7 +270,37 @@ void Regex::BuildTables(Alternative& a) {
   a.positions.shrink_to_fit();
 }
 
+// The common case, up to 63 positions: the state set is one register.
+bool Regex::SearchOneWord(const Alternative& a, std::string_view text) {
+  const std::uint64_t accept = std::uint64_t{1} << a.size;
+  const std::uint64_t restart = a.anchored_start ? 0 : 1;
+  const std::uint64_t repeats = a.repeats[0];
+  const std::uint64_t* on_byte = a.on_byte.data();
+  const bool identity = a.closures.empty();
+  std::uint64_t state = a.initial[0];
+  if (!a.anchored_end && (state & accept)) return true;
+  for (const char ch : text) {
+    const std::uint64_t hit = state & on_byte[static_cast<unsigned char>(ch)];
+    std::uint64_t moved = (hit << 1) | (hit & repeats) | restart;
+    if (!identity) {
+      std::uint64_t closed = 0;
+      for (std::size_t k = 0; k < a.chunk_table.size(); ++k) {
+        const unsigned v = static_cast<unsigned>(moved >> (8 * k)) & 0xFF;
+        if (v == 0) continue;
+        const int table = a.chunk_table[k];
+        closed |= table < 0 ? std::uint64_t{v} << (8 * k) : a.closures[static_cast<std::size_t>(table) * 256 + v];
+      }
+      moved = closed;
+    }
+    state = moved;
+    if (state == 0) return false;  // anchored at the start and nothing left alive
+    if (!a.anchored_end && (state & accept)) return true;
+  }
+  return (state & accept) != 0;
+}
+
 bool Regex::SearchAlternative(const Alternative& a, std::string_view text) {
+  if (a.words == 1) return SearchOneWord(a, text);
   constexpr std::size_t kMaxWords = (kMaxPositions + 1 + 63) / 64;
   const std::size_t w = a.words;
   const std::size_t accept_word = a.size / 64;

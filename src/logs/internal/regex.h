@@ -69,6 +69,7 @@ class Regex {
   static StatusOr<Alternative> CompileAlternative(std::string_view body, std::size_t& budget);
   static void BuildTables(Alternative& a);
   static bool SearchAlternative(const Alternative& a, std::string_view text);
+  static bool SearchOneWord(const Alternative& a, std::string_view text);
 
   std::vector<Alternative> alternatives_;
 };
