@@ -52,6 +52,7 @@
 #include "sts/api/session_credentials.h"
 #include "sts/api/sts_service.h"
 #include "ssm/api/ssm_service.h"  // issue 12: SSM Parameter Store
+#include "cli/execution_resources.h"  // issue 12: secrets at task start
 #include "sts/service_sessions.h"
 #include "sts/sessions.h"
 #include "ec2/api/ec2_service.h"
@@ -653,6 +654,9 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
         return agent::metadata::RoleCredentials{std::string(role_arn), c.access_key_id.str(), c.secret_access_key,
                                                 c.session_token, c.expiration};
       });
+  // issue 12: a task's secrets, read at its start as its execution role (cli/execution_resources.h).
+  impl->control->SetExecutionResourcesProvider(MakeExecutionResourcesProvider(
+      impl->ssm->parameters(), config.accept_any_credentials ? nullptr : impl->authorizer.get(), SystemClock::Get()));
   return std::unique_ptr<Node>(new Node(std::move(impl)));
 }
 
