@@ -2,7 +2,8 @@
 """Writes docs/api-coverage.md from the adapters' dispatch tables and botocore's models.
 
 ECS: the `handlers_` map in src/ecs/api/ecs_service.cc. STS: StsService::Implements in
-src/sts/api/sts_service.cc. IAM: `kActions` in src/iam/api/iam_service.cc. The models are the
+src/sts/api/sts_service.cc. IAM: `kActions` in src/iam/api/iam_service.cc. SSM: `kActions` in
+src/ssm/api/ssm_service.cc. The models are the
 ones botocore (the default python3's) carries.
 `--check` exits 1 when the committed file is stale.
 """
@@ -15,6 +16,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 DISPATCH = ROOT / "src/ecs/api/ecs_service.cc"
 STS_DISPATCH = ROOT / "src/sts/api/sts_service.cc"
 IAM_DISPATCH = ROOT / "src/iam/api/iam_service.cc"
+SSM_DISPATCH = ROOT / "src/ssm/api/ssm_service.cc"
 OUT = ROOT / "docs/api-coverage.md"
 
 
@@ -70,11 +72,16 @@ def model_operations(service="ecs"):
     return sorted(model["operations"]), botocore.__version__
 
 
-def iam_implemented():
-    text = IAM_DISPATCH.read_text()
+def actions_table(path):
+    """The quoted names of a `kActions[] = {...};` table."""
+    text = path.read_text()
     table = text[text.index("kActions[] = {"):]
     table = table[:table.index("};")]
     return sorted(set(re.findall(r'"(\w+)"', table)))
+
+
+def iam_implemented():
+    return actions_table(IAM_DISPATCH)
 
 
 # IAM's operations outside issue 11's slice (docs/contracts/iam.md) wait for one reason.
@@ -106,6 +113,28 @@ def waiting_for(heading, done, ops, waiting, name):
         f"| {op} | {waiting[op]} |" for op in ops if op not in done]
 
 
+# SSM's operations outside Parameter Store (issue 12) wait for one reason.
+_SSM_WAITING = ("outside Parameter Store, the part of SSM ECS tasks use (issue 12): Systems Manager's documents, "
+                "automation, Run Command, sessions, inventory, patching, OpsCenter, maintenance windows, "
+                "associations, resource data sync and the managed-instance agent")
+
+
+def render_ssm():
+    done = set(actions_table(SSM_DISPATCH))
+    ops, version = model_operations("ssm")
+    check_known(done, ops, "SSM kActions")
+    lines = coverage([
+        "",
+        "# SSM API coverage",
+        "",
+        f"From `kActions` in `src/ssm/api/ssm_service.cc` and botocore {version}'s SSM model (JSON 1.1;",
+        "behaviour in `docs/contracts/ssm.md`).",
+    ], done, ops, sorted(done))
+    rest = [op for op in ops if op not in done]
+    lines += ["", f"Not served yet ({len(rest)}), {_SSM_WAITING}: " + ", ".join(rest) + "."]
+    return "\n".join(lines) + "\n"
+
+
 def render_iam():
     done = set(iam_implemented())
     ops, version = model_operations("iam")
@@ -134,7 +163,7 @@ def render():
     ], done, ops, ops)
     lines += waiting_for("## Not served yet, and why", done, ops, WAITING, "WAITING")
     lines += render_sts()
-    return "\n".join(lines) + "\n" + render_iam()
+    return "\n".join(lines) + "\n" + render_iam() + render_ssm()
 
 
 def render_sts():
