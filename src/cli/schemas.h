@@ -8,6 +8,7 @@
 #include "ecs/schema.h"
 #include "iam/schema.h"
 #include "sched/schema.h"
+#include "secretsmanager/schema.h"  // issue 12: Secrets Manager
 #include "store/schema.h"
 #include "sts/schema.h"
 #include "vpc/schema.h"
@@ -16,7 +17,8 @@ namespace paddock::cli {
 
 inline std::vector<store::ModuleSchema> NodeSchemas() {
   // The store adds its own (store::kStoreSchema).
-  return {iam::kSchema, sts::kSchema, ecs::kSchema, vpc::kSchema, sched::kSchema, agent::images::kSchema};
+  return {iam::kSchema, sts::kSchema, ecs::kSchema, vpc::kSchema, sched::kSchema, agent::images::kSchema,
+          secretsmanager::kSchema};
 }
 
 }  // namespace paddock::cli
