@@ -524,8 +524,13 @@ StatusOr<WriteResult> Secrets::UpdateStage(const Scope& scope, const StageMove& 
     Record& r = found.record;
     if (r.deleted) return Marked();
     Record::Version* holder = r.Holder(move.stage);
-    if (move.remove_from && (!holder || holder->id != *move.remove_from))
+    if (move.remove_from && (!holder || holder->id != *move.remove_from)) {
+      if (move.move_to)
+        return Param(fmt::format("When you move staging label {}, if you specify RemoveFromVersionId, it must be set "
+                                 "to the version that currently has the staging label {}.",
+                                 move.stage, move.stage));
       return Param(fmt::format("The staging label {} is not attached to version {}.", move.stage, *move.remove_from));
+    }
     if (move.move_to) {
       Record::Version* to = r.Find(*move.move_to);
       if (!to)

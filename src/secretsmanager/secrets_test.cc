@@ -178,6 +178,10 @@ TEST_F(SecretsTest, UpdateSecretVersionStageRules) {
   // Nor be removed outright.
   EXPECT_TRUE(IsError(secrets_.UpdateStage(scope_, {.secret_id = "s", .stage = "AWSCURRENT", .remove_from = std::string(kToken1)}).status(),
                       Error::kInvalidParameter));
+  auto wrong_source = secrets_.UpdateStage(scope_, {"s", "AWSCURRENT", std::string(kToken2), std::string(kToken2)});
+  EXPECT_EQ(wrong_source.status().message(),
+            "When you move staging label AWSCURRENT, if you specify RemoveFromVersionId, it must be set to the version "
+            "that currently has the staging label AWSCURRENT.");
   auto moved = secrets_.UpdateStage(scope_, {"s", "AWSCURRENT", std::string(kToken1), std::string(kToken2)});
   ASSERT_TRUE(moved.ok()) << moved.status().ToString();
   EXPECT_EQ(Current("s"), "v2");
