@@ -146,6 +146,20 @@ class SecretsManager(h.PaddockTestCase):
         self.assertEqual(other.list_secrets(IncludePlannedDeletion=True)["SecretList"], [])
         self.assertEqual(self.sm.get_secret_value(SecretId=arn)["SecretString"], "mine")
 
+    def test_deleting_the_account_removes_its_secrets(self):
+        acct, kid, secret = h.create_account(self.state_dir, None, "doomed-sm")
+        doomed = client("secretsmanager", self.server.endpoint, kid, secret)
+        doomed.create_secret(Name="e2e-doomed/s", SecretString="gone")
+        doomed.create_secret(Name="e2e-doomed/marked", SecretString="gone")
+        doomed.delete_secret(SecretId="e2e-doomed/marked")
+        h.admin(self.state_dir, "delete-account", "--account", acct)
+        # Reborn under the same id, the account inherits nothing.
+        _, kid, secret = h.create_account(self.state_dir, acct, "reborn-sm")
+        reborn = client("secretsmanager", self.server.endpoint, kid, secret)
+        self.assertEqual(reborn.list_secrets(IncludePlannedDeletion=True)["SecretList"], [])
+        self.assertClientError("ResourceNotFoundException", reborn.get_secret_value, SecretId="e2e-doomed/s")
+        reborn.create_secret(Name="e2e-doomed/marked", SecretString="new")  # the name is free, not "scheduled"
+
     def test_values_are_not_stored_in_the_clear(self):
         marker = "plaintext-marker-" + uuid.uuid4().hex
         self.sm.create_secret(Name="e2e/clear", SecretString=marker)
