@@ -59,7 +59,7 @@
 #include "iam/api/iam_service.h"
 #include "iam/api/role_directory.h"  // issue 11: IAM
 #include "iam/directory.h"
-#include "kms/keyring.h"                                    // issue 12: values sealed at rest
+#include "kms/keyring.h"                                 // issue 12: values sealed at rest
 #include "secretsmanager/api/secrets_manager_service.h"  // issue 12: Secrets Manager
 #include "secretsmanager/secrets.h"
 #include "vpc/ipam.h"
