@@ -160,6 +160,14 @@ class SecretsManager(h.PaddockTestCase):
         self.assertClientError("ResourceNotFoundException", reborn.get_secret_value, SecretId="e2e-doomed/s")
         reborn.create_secret(Name="e2e-doomed/marked", SecretString="new")  # the name is free, not "scheduled"
 
+    def test_unserved_operations_and_bad_names(self):
+        self.assertClientError("UnknownOperationException", self.sm.get_random_password,
+                               message="Unknown operation 'GetRandomPassword'.")
+        self.assertClientError("UnknownOperationException", self.sm.rotate_secret, SecretId="x")
+        self.assertClientError("ValidationException", self.sm.create_secret, Name="has space",
+                               message="Invalid name. Must be a valid name containing alphanumeric characters, "
+                                       "or any of the following: -/_+=.@!")
+
     def test_values_are_not_stored_in_the_clear(self):
         marker = "plaintext-marker-" + uuid.uuid4().hex
         self.sm.create_secret(Name="e2e/clear", SecretString=marker)
