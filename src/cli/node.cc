@@ -59,9 +59,7 @@
 #include "iam/api/iam_service.h"
 #include "iam/api/role_directory.h"  // issue 11: IAM
 #include "iam/directory.h"
-#include "kms/keyring.h"                                 // issue 12: values sealed at rest
 #include "secretsmanager/api/secrets_manager_service.h"  // issue 12: Secrets Manager
-#include "secretsmanager/secrets.h"
 #include "vpc/ipam.h"
 #include "vpc/security_groups.h"
 #include "cli/schemas.h"
@@ -93,7 +91,6 @@ using AccountSettingReaper = OwnerReaper<ecs::setting::AccountSettings>;
 using CapacityProviderReaper = OwnerReaper<ecs::capacity::CapacityProviders>;
 using SessionReaper = OwnerReaper<sts::Sessions>;  // STS temporary credentials (issue 11)
 using IamReaper = OwnerReaper<iam::Directory>;  // issue 11
-using SecretsReaper = OwnerReaper<secretsmanager::Secrets>;  // issue 12
 
 // Who signed a request: an account's access key (iam::Accounts), a container instance's agent
 // credential (ecs/instance/agent_identity.h; docs/agent-protocol.md, "Identity") or STS
@@ -249,11 +246,8 @@ class Node::Impl {
   std::unique_ptr<iam::api::IamRoleDirectory> roles;
   // Task roles' credentials for every agent, in-process or remote (issue 11).
   std::unique_ptr<sts::ServiceRoleSessions> task_role_sessions;
-  // Issue 12: the node's key ring (<state-dir>/keys/master.key) and Secrets Manager over it.
-  std::unique_ptr<kms::KeyRing> key_ring;
-  std::unique_ptr<secretsmanager::Secrets> secrets;
-  std::unique_ptr<SecretsReaper> secrets_reaper;
-  std::unique_ptr<secretsmanager::api::SecretsManagerService> secrets_api;
+  // issue 12: Secrets Manager (its key ring, owner, API and account reaper).
+  std::unique_ptr<secretsmanager::api::SecretsManagerModule> secrets_manager;
   std::unique_ptr<aws::ApiFront> front;
   std::unique_ptr<http::Server> server;
   // The Fargate agent: made by Start (not Open, which `paddock admin` uses too), stopped before
@@ -520,7 +514,7 @@ class Node::Impl {
       if (!services_reaped.ok()) fmt::print(stderr, "paddock: service reaper: {}\n", services_reaped.status().ToString());
       ReapExpiredSessions();
       // Secrets whose recovery window ended (issue 12).
-      auto secrets_reaped = secrets->ReapDeleted();
+      auto secrets_reaped = secrets_manager->secrets().ReapDeleted();
       if (!secrets_reaped.ok()) fmt::print(stderr, "paddock: secret reaper: {}\n", secrets_reaped.status().ToString());
       lock.lock();
     }
@@ -641,13 +635,10 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   ASSIGN_OR_RETURN(impl->iam_api, iam::api::IamService::Create(*impl->iam_directory, *impl->accounts));
   impl->iam_api->SetAuthorizer(impl->authorizer.get());  // SimulatePrincipalPolicy decides as live calls do
   impl->front->AddQueryService(impl->iam_api.get());
-  // Secrets Manager (issue 12): values sealed with the node's key ring.
-  ASSIGN_OR_RETURN(impl->key_ring, kms::KeyRing::Open(config.state_dir));
-  impl->secrets = std::make_unique<secretsmanager::Secrets>(*impl->store, *impl->key_ring, SystemClock::Get());
-  impl->secrets_reaper = std::make_unique<SecretsReaper>("secrets", *impl->secrets);
-  impl->secrets_api =
-      std::make_unique<secretsmanager::api::SecretsManagerService>(*impl->secrets, aws::TokenCodec(token_key));
-  impl->front->AddJsonService(impl->secrets_api.get());
+  // issue 12: Secrets Manager; values sealed with <state-dir>/keys/master.key.
+  ASSIGN_OR_RETURN(impl->secrets_manager,
+                   secretsmanager::api::SecretsManagerModule::Open(*impl->store, config.state_dir, token_key));
+  impl->front->AddJsonService(&impl->secrets_manager->service());
   // Task roles (issue 11): the control plane mints every task's role credentials, for its own
   // agents and over the agent protocol (GetTaskCredentials) for `paddock agent`s, from the same
   // roles as AssumeRole's.
@@ -782,7 +773,7 @@ std::vector<iam::AccountReaper*> Node::reapers() {
           impl_->taskdef_reaper.get(),         impl_->cluster_reaper.get(),
           impl_->capacity_provider_reaper.get(), impl_->account_setting_reaper.get(),
           impl_->session_reaper.get(),         impl_->iam_reaper.get(),
-          impl_->secrets_reaper.get()};
+          impl_->secrets_manager.get()};  // issue 12
 }
 
 std::vector<std::string> Node::ImplementedEcsActions() const { return impl_->ecs->ImplementedActions(); }

@@ -2,12 +2,14 @@
 // "secretsmanager") over secretsmanager::Secrets: decodes the front's validated input, calls the
 // owner with typed values, encodes botocore's output shapes, and names the owner's failures with
 // AWS's error types (ErrorFor). The front authorizes each call on the secret's ARN
-// (AuthorizationFor). Registered by one line:
+// (AuthorizationFor). The node holds it, with its owner and key ring, in a SecretsManagerModule
+// (below) and registers it by one line:
 //
-//   secretsmanager::api::SecretsManagerService sm(secrets, aws::TokenCodec(token_key));
-//   front.AddJsonService(&sm);
+//   ASSIGN_OR_RETURN(auto sm, secretsmanager::api::SecretsManagerModule::Open(store, state_dir, token_key));
+//   front.AddJsonService(&sm->service());
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,6 +19,8 @@
 
 #include "aws/pagination.h"
 #include "aws/service.h"
+#include "iam/accounts.h"
+#include "kms/keyring.h"
 #include "secretsmanager/secrets.h"
 
 namespace paddock::secretsmanager::api {
@@ -45,6 +49,27 @@ class SecretsManagerService final : public aws::JsonService {
  private:
   Secrets& secrets_;
   aws::TokenCodec tokens_;
+};
+
+// The node's Secrets Manager: key ring (<state-dir>/keys/master.key), owner, API, the account
+// reaper (iam::AccountReaper) and the deleted-secret reaper's pass (ReapDeleted).
+class SecretsManagerModule final : public iam::AccountReaper {
+ public:
+  // `store` must outlive the module. `token_key` seals NextTokens (the node's pagination key).
+  static StatusOr<std::unique_ptr<SecretsManagerModule>> Open(store::Store& store, const std::string& state_dir,
+                                                              const std::string& token_key);
+
+  SecretsManagerService& service() { return *service_; }
+  Secrets& secrets() { return *secrets_; }
+
+  std::string_view Name() const override { return "secrets"; }
+  Status ReapAccount(const AccountId& account) override { return secrets_->ReapAccount(account); }
+
+ private:
+  SecretsManagerModule() = default;
+  std::unique_ptr<kms::KeyRing> keys_;
+  std::unique_ptr<Secrets> secrets_;
+  std::unique_ptr<SecretsManagerService> service_;
 };
 
 }  // namespace paddock::secretsmanager::api
