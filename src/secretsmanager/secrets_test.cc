@@ -5,7 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <thread>
+
+#include <fmt/format.h>
 
 #include "common/encoding.h"
 #include "common/testing/fake_clock.h"
@@ -315,6 +319,40 @@ TEST_F(SecretsTest, DeprecatedVersionsBeyondTheCapArePruned) {
   EXPECT_EQ(all->items.size(), 60u);
   ASSERT_TRUE(all->next);
   EXPECT_EQ(secrets_.ListVersions(scope_, "s", true, 60, all->next)->items.size(), 40u);
+}
+
+TEST_F(SecretsTest, ConcurrentPutsLeaveExactlyOneCurrentAndOnePrevious) {
+  MustCreate("s", "v0");
+  std::vector<std::thread> writers;
+  for (int t = 0; t < 8; ++t)
+    writers.emplace_back([&, t] {
+      for (int i = 0; i < 15; ++i)
+        EXPECT_TRUE(secrets_.Put(scope_, {.secret_id = "s", .value = SecretValue::String(fmt::format("{}-{}", t, i))}).ok());
+    });
+  for (std::thread& w : writers) w.join();
+  auto info = secrets_.Describe(scope_, "s");
+  ASSERT_TRUE(info.ok());
+  int current = 0, previous = 0;
+  for (const VersionInfo& v : info->versions) {
+    current += std::count(v.stages.begin(), v.stages.end(), "AWSCURRENT");
+    previous += std::count(v.stages.begin(), v.stages.end(), "AWSPREVIOUS");
+  }
+  EXPECT_EQ(current, 1);
+  EXPECT_EQ(previous, 1);
+  EXPECT_EQ(info->versions.size(), Secrets::kMaxVersions);
+  EXPECT_EQ(info->versions.back().stages, std::vector<std::string>{"AWSCURRENT"});  // the last write is current
+  EXPECT_EQ(Rows("sm_secret_versions").size(), Secrets::kMaxVersions);
+}
+
+TEST_F(SecretsTest, ValuesAndRetriesSurviveAKeyRotation) {
+  MustCreate("s", "before", std::string(kToken1));
+  ASSERT_TRUE(keys_->Rotate().ok());
+  EXPECT_EQ(Current("s"), "before");
+  auto retry = secrets_.Create(scope_, {.name = "s", .value = SecretValue::String("before"), .token = std::string(kToken1)});
+  EXPECT_TRUE(retry.ok()) << retry.status().ToString();
+  ASSERT_TRUE(secrets_.Put(scope_, {.secret_id = "s", .value = SecretValue::String("after")}).ok());
+  EXPECT_EQ(Current("s"), "after");
+  EXPECT_EQ(secrets_.GetValue(scope_, "s", {.stage = "AWSPREVIOUS"})->value.bytes, "before");
 }
 
 }  // namespace
