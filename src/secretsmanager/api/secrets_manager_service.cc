@@ -217,6 +217,9 @@ StatusOr<std::string> SecretsManagerService::Call(const aws::CallContext& ctx, j
   const Scope& scope = ctx.scope;
   const std::string& a = ctx.action;
   if (a == "CreateSecret") {
+    // Paddock is one region's store: a replica would be a second, unsynchronised copy.
+    if (in.contains("AddReplicaRegions"))
+      return Param("Paddock does not replicate secrets: AddReplicaRegions is not supported.");
     ASSIGN_OR_RETURN(std::optional<SecretValue> value, ValueOf(in));
     CreateRequest r{Str(in, "Name"), std::move(value), OptStr(in, "KmsKeyId"), OptStr(in, "Description"),
                     TagsOf(in), OptStr(in, "ClientRequestToken")};

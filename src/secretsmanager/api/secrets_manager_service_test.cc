@@ -104,6 +104,9 @@ TEST_F(SecretsManagerServiceTest, StringAndBinaryValuesRoundTrip) {
   ASSERT_TRUE(stored.ok());
   EXPECT_EQ(stored->value, SecretValue::Binary(std::string("\0\1\2\xff", 4)));
 
+  http::Response replica = Call("CreateSecret", {{"Name", "r"}, {"AddReplicaRegions", json::array{json::object{{"Region", "us-west-2"}}}}});
+  EXPECT_EQ(Type(replica), "InvalidParameterException") << replica.body;
+
   http::Response both = Call("PutSecretValue", {{"SecretId", "db/pw"}, {"SecretBinary", "AA=="}, {"SecretString", "x"}});
   EXPECT_EQ(Type(both), "InvalidParameterException") << both.body;
 }
