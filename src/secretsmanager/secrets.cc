@@ -336,7 +336,8 @@ SecretInfo InfoOf(const std::string& name, const Record& r) {
   if (r.deletion) info.deletion_date = FromEpochMillis(*r.deletion);
   info.tags = r.tags;
   for (const Record::Version& v : r.versions)
-    info.versions.push_back(VersionInfo{v.id, v.stages, FromEpochMillis(v.created), v.key_id.empty() ? std::string(kDefaultKeyId) : v.key_id});
+    info.versions.push_back(VersionInfo{v.id, v.stages, FromEpochMillis(v.created),
+                                        v.key_id.empty() ? std::string(kDefaultKeyId) : v.key_id});
   return info;
 }
 
@@ -452,8 +453,9 @@ StatusOr<SecretVersion> Secrets::GetValue(const Scope& scope, std::string_view s
       const std::string stage = which.stage.value_or(std::string(kCurrent));
       v = r.Holder(stage);
       if (!v)
-        return NotFound(fmt::format("Secrets Manager can't find the specified secret value for staging label: {}", stage),
-                        Error::kResourceNotFound);
+        return NotFound(
+            fmt::format("Secrets Manager can't find the specified secret value for staging label: {}", stage),
+            Error::kResourceNotFound);
     }
     ASSIGN_OR_RETURN(auto row, txn.Get(kVersions, VersionKey(scope, found.name, v->id)));
     if (!row) return DataLoss("secretsmanager: a version's value is missing");

@@ -63,7 +63,8 @@ TEST_F(SecretsTest, CreateThenGetByNameFullArnAndPartialArn) {
   WriteResult made = MustCreate("db/password", "hunter2", std::string(kToken1));
   EXPECT_EQ(made.name, "db/password");
   EXPECT_EQ(made.version_id, std::string(kToken1));
-  ASSERT_EQ(made.arn.size(), std::string("arn:aws:secretsmanager:us-east-1:123456789012:secret:db/password-").size() + 6);
+  ASSERT_EQ(made.arn.size(),
+            std::string("arn:aws:secretsmanager:us-east-1:123456789012:secret:db/password-").size() + 6);
   EXPECT_TRUE(made.arn.starts_with("arn:aws:secretsmanager:us-east-1:123456789012:secret:db/password-"));
   for (std::string id : {std::string("db/password"), made.arn,
                          std::string("arn:aws:secretsmanager:us-east-1:123456789012:secret:db/password")}) {
@@ -87,19 +88,23 @@ TEST_F(SecretsTest, ValuesAreSealedAtRestAndBoundToTheirSecretAndVersion) {
   MustCreate("a", "plaintext-value-a");
   MustCreate("b", "plaintext-value-b");
   for (const store::Row& row : Rows("sm_secret_versions"))
-    for (std::string form : {std::string("plaintext-value"), Base64UrlEncode("plaintext-value"), HexEncode("plaintext-value")})
+    for (std::string form :
+         {std::string("plaintext-value"), Base64UrlEncode("plaintext-value"), HexEncode("plaintext-value")})
       EXPECT_EQ(row.value.find(form.substr(0, 12)), std::string::npos) << "a value is stored in the clear";
   // Copying b's sealed row over a's does not make a read b's value: the seal names a's ARN.
   std::vector<store::Row> rows = Rows("sm_secret_versions");
   ASSERT_EQ(rows.size(), 2u);
-  ASSERT_TRUE(store_->Write([&](store::WriteTxn& txn) { return txn.Put("sm_secret_versions", rows[0].key, rows[1].value); }).ok());
+  ASSERT_TRUE(
+      store_->Write([&](store::WriteTxn& txn) { return txn.Put("sm_secret_versions", rows[0].key, rows[1].value); })
+          .ok());
   auto swapped = secrets_.GetValue(scope_, "a", {});
   EXPECT_TRUE(IsError(swapped.status(), Error::kDecryptionFailure)) << swapped.status().ToString();
 }
 
 TEST_F(SecretsTest, PutMovesCurrentAndPreviousInOneWrite) {
   MustCreate("s", "v1", std::string(kToken1));
-  auto put = secrets_.Put(scope_, {.secret_id = "s", .value = SecretValue::String("v2"), .token = std::string(kToken2)});
+  auto put =
+      secrets_.Put(scope_, {.secret_id = "s", .value = SecretValue::String("v2"), .token = std::string(kToken2)});
   ASSERT_TRUE(put.ok()) << put.status().ToString();
   EXPECT_EQ(put->stages, std::vector<std::string>{"AWSCURRENT"});
   EXPECT_EQ(Current("s"), "v2");
@@ -107,7 +112,8 @@ TEST_F(SecretsTest, PutMovesCurrentAndPreviousInOneWrite) {
   ASSERT_TRUE(prev.ok());
   EXPECT_EQ(prev->value.bytes, "v1");
   EXPECT_EQ(prev->version_id, kToken1);
-  ASSERT_TRUE(secrets_.Put(scope_, {.secret_id = "s", .value = SecretValue::String("v3"), .token = std::string(kToken3)}).ok());
+  ASSERT_TRUE(
+      secrets_.Put(scope_, {.secret_id = "s", .value = SecretValue::String("v3"), .token = std::string(kToken3)}).ok());
   auto info = secrets_.Describe(scope_, "s");
   ASSERT_TRUE(info.ok());
   ASSERT_EQ(info->versions.size(), 3u);
@@ -119,9 +125,11 @@ TEST_F(SecretsTest, PutMovesCurrentAndPreviousInOneWrite) {
   ASSERT_TRUE(old.ok());
   EXPECT_EQ(old->value.bytes, "v1");
   // Id and stage must agree.
-  EXPECT_TRUE(IsError(secrets_.GetValue(scope_, "s", {std::string(kToken1), "AWSCURRENT"}).status(), Error::kInvalidRequest));
+  EXPECT_TRUE(
+      IsError(secrets_.GetValue(scope_, "s", {std::string(kToken1), "AWSCURRENT"}).status(), Error::kInvalidRequest));
   auto no_stage = secrets_.GetValue(scope_, "s", {.stage = "AWSPENDING"});
-  EXPECT_EQ(no_stage.status().message(), "Secrets Manager can't find the specified secret value for staging label: AWSPENDING");
+  EXPECT_EQ(no_stage.status().message(),
+            "Secrets Manager can't find the specified secret value for staging label: AWSPENDING");
 }
 
 TEST_F(SecretsTest, PutWithStagesLeavesCurrentWhereItIs) {
@@ -136,27 +144,36 @@ TEST_F(SecretsTest, PutWithStagesLeavesCurrentWhereItIs) {
 TEST_F(SecretsTest, ClientRequestTokenRepeatsAreNoOpsAndConflictsAreRefused) {
   WriteResult first = MustCreate("s", "v1", std::string(kToken1));
   // CreateSecret retried: same answer, nothing written.
-  auto again = secrets_.Create(scope_, {.name = "s", .value = SecretValue::String("v1"), .token = std::string(kToken1)});
+  auto again =
+      secrets_.Create(scope_, {.name = "s", .value = SecretValue::String("v1"), .token = std::string(kToken1)});
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   EXPECT_EQ(again->arn, first.arn);
   EXPECT_EQ(again->version_id, first.version_id);
-  auto other_value = secrets_.Create(scope_, {.name = "s", .value = SecretValue::String("v9"), .token = std::string(kToken1)});
+  auto other_value =
+      secrets_.Create(scope_, {.name = "s", .value = SecretValue::String("v9"), .token = std::string(kToken1)});
   EXPECT_TRUE(IsError(other_value.status(), Error::kResourceExists));
   EXPECT_EQ(other_value.status().message(), "You can't modify an existing version, you can only create a new version.");
   // Same bytes, other kind: another value.
-  EXPECT_TRUE(IsError(secrets_.Create(scope_, {.name = "s", .value = SecretValue::Binary("v1"), .token = std::string(kToken1)}).status(),
-                      Error::kResourceExists));
-  auto other_token = secrets_.Create(scope_, {.name = "s", .value = SecretValue::String("v1"), .token = std::string(kToken2)});
+  EXPECT_TRUE(
+      IsError(secrets_.Create(scope_, {.name = "s", .value = SecretValue::Binary("v1"), .token = std::string(kToken1)})
+                  .status(),
+              Error::kResourceExists));
+  auto other_token =
+      secrets_.Create(scope_, {.name = "s", .value = SecretValue::String("v1"), .token = std::string(kToken2)});
   EXPECT_TRUE(IsError(other_token.status(), Error::kResourceExists));
   EXPECT_EQ(other_token.status().message(), "The operation failed because the secret s already exists.");
   // PutSecretValue retried.
-  ASSERT_TRUE(secrets_.Put(scope_, {.secret_id = "s", .value = SecretValue::String("v2"), .token = std::string(kToken2)}).ok());
-  auto put_again = secrets_.Put(scope_, {.secret_id = "s", .value = SecretValue::String("v2"), .token = std::string(kToken2)});
+  ASSERT_TRUE(
+      secrets_.Put(scope_, {.secret_id = "s", .value = SecretValue::String("v2"), .token = std::string(kToken2)}).ok());
+  auto put_again =
+      secrets_.Put(scope_, {.secret_id = "s", .value = SecretValue::String("v2"), .token = std::string(kToken2)});
   ASSERT_TRUE(put_again.ok()) << put_again.status().ToString();
   EXPECT_EQ(put_again->version_id, kToken2);
   EXPECT_EQ(secrets_.Describe(scope_, "s")->versions.size(), 2u);
-  EXPECT_TRUE(IsError(secrets_.Put(scope_, {.secret_id = "s", .value = SecretValue::String("v3"), .token = std::string(kToken2)}).status(),
-                      Error::kResourceExists));
+  EXPECT_TRUE(IsError(
+      secrets_.Put(scope_, {.secret_id = "s", .value = SecretValue::String("v3"), .token = std::string(kToken2)})
+          .status(),
+      Error::kResourceExists));
   EXPECT_EQ(Current("s"), "v2");
 }
 
@@ -176,12 +193,16 @@ TEST_F(SecretsTest, UpdateSecretVersionStageRules) {
   ASSERT_TRUE(secrets_.Put(scope_, {.secret_id = "s", .value = SecretValue::String("v2"), .token = std::string(kToken2),
                                     .stages = std::vector<std::string>{"AWSPENDING"}}).ok());
   // AWSCURRENT cannot move without naming where it is.
-  auto unnamed = secrets_.UpdateStage(scope_, {.secret_id = "s", .stage = "AWSCURRENT", .move_to = std::string(kToken2)});
+  auto unnamed =
+      secrets_.UpdateStage(scope_, {.secret_id = "s", .stage = "AWSCURRENT", .move_to = std::string(kToken2)});
   EXPECT_TRUE(IsError(unnamed.status(), Error::kInvalidParameter));
-  EXPECT_NE(unnamed.status().message().find("is currently attached to version " + std::string(kToken1)), std::string::npos);
+  EXPECT_NE(unnamed.status().message().find("is currently attached to version " + std::string(kToken1)),
+            std::string::npos);
   // Nor be removed outright.
-  EXPECT_TRUE(IsError(secrets_.UpdateStage(scope_, {.secret_id = "s", .stage = "AWSCURRENT", .remove_from = std::string(kToken1)}).status(),
-                      Error::kInvalidParameter));
+  EXPECT_TRUE(IsError(
+      secrets_.UpdateStage(scope_, {.secret_id = "s", .stage = "AWSCURRENT", .remove_from = std::string(kToken1)})
+          .status(),
+      Error::kInvalidParameter));
   auto wrong_source = secrets_.UpdateStage(scope_, {"s", "AWSCURRENT", std::string(kToken2), std::string(kToken2)});
   EXPECT_EQ(wrong_source.status().message(),
             "When you move staging label AWSCURRENT, if you specify RemoveFromVersionId, it must be set to the version "
@@ -191,25 +212,34 @@ TEST_F(SecretsTest, UpdateSecretVersionStageRules) {
   EXPECT_EQ(Current("s"), "v2");
   EXPECT_EQ(secrets_.GetValue(scope_, "s", {.stage = "AWSPREVIOUS"})->value.bytes, "v1");
   // A custom stage comes off.
-  ASSERT_TRUE(secrets_.UpdateStage(scope_, {.secret_id = "s", .stage = "AWSPENDING", .remove_from = std::string(kToken2)}).ok());
+  ASSERT_TRUE(
+      secrets_.UpdateStage(scope_, {.secret_id = "s", .stage = "AWSPENDING", .remove_from = std::string(kToken2)})
+          .ok());
   EXPECT_TRUE(IsError(secrets_.GetValue(scope_, "s", {.stage = "AWSPENDING"}).status(), Error::kResourceNotFound));
-  EXPECT_TRUE(IsError(secrets_.UpdateStage(scope_, {.secret_id = "s", .stage = "X", .move_to = std::string(kToken3)}).status(),
-                      Error::kResourceNotFound));
+  EXPECT_TRUE(
+      IsError(secrets_.UpdateStage(scope_, {.secret_id = "s", .stage = "X", .move_to = std::string(kToken3)}).status(),
+              Error::kResourceNotFound));
 }
 
 TEST_F(SecretsTest, DeletionMarksThenReadsAreRefusedRestoreUndoesAndTheReaperPurges) {
   MustCreate("s", "v1");
-  EXPECT_TRUE(IsError(secrets_.Delete(scope_, {.secret_id = "s", .recovery_days = 6}).status(), Error::kInvalidParameter));
-  EXPECT_TRUE(IsError(secrets_.Delete(scope_, {.secret_id = "s", .recovery_days = 31}).status(), Error::kInvalidParameter));
-  EXPECT_TRUE(IsError(secrets_.Delete(scope_, {.secret_id = "s", .recovery_days = 7, .force = true}).status(), Error::kInvalidParameter));
+  EXPECT_TRUE(
+      IsError(secrets_.Delete(scope_, {.secret_id = "s", .recovery_days = 6}).status(), Error::kInvalidParameter));
+  EXPECT_TRUE(
+      IsError(secrets_.Delete(scope_, {.secret_id = "s", .recovery_days = 31}).status(), Error::kInvalidParameter));
+  EXPECT_TRUE(IsError(secrets_.Delete(scope_, {.secret_id = "s", .recovery_days = 7, .force = true}).status(),
+                      Error::kInvalidParameter));
   auto deleted = secrets_.Delete(scope_, {.secret_id = "s"});
   ASSERT_TRUE(deleted.ok()) << deleted.status().ToString();
   EXPECT_EQ(deleted->deletion_date, clock_.Now() + hours(24 * 30));
   auto read = secrets_.GetValue(scope_, "s", {});
   EXPECT_TRUE(IsError(read.status(), Error::kInvalidRequest));
-  EXPECT_EQ(read.status().message(), "You can't perform this operation on the secret because it was marked for deletion.");
-  EXPECT_TRUE(IsError(secrets_.Put(scope_, {.secret_id = "s", .value = SecretValue::String("v2")}).status(), Error::kInvalidRequest));
-  EXPECT_TRUE(IsError(secrets_.Create(scope_, {.name = "s", .value = SecretValue::String("v2")}).status(), Error::kInvalidRequest));
+  EXPECT_EQ(read.status().message(),
+            "You can't perform this operation on the secret because it was marked for deletion.");
+  EXPECT_TRUE(IsError(secrets_.Put(scope_, {.secret_id = "s", .value = SecretValue::String("v2")}).status(),
+                      Error::kInvalidRequest));
+  EXPECT_TRUE(IsError(secrets_.Create(scope_, {.name = "s", .value = SecretValue::String("v2")}).status(),
+                      Error::kInvalidRequest));
   EXPECT_TRUE(secrets_.Describe(scope_, "s")->deleted.has_value());  // describable while marked
   EXPECT_TRUE(secrets_.List(scope_, {})->items.empty());
   EXPECT_EQ(secrets_.List(scope_, {.include_planned_deletion = true})->items.size(), 1u);
@@ -247,7 +277,8 @@ TEST_F(SecretsTest, AccountsAndRegionsNeverSeeEachOthersSecrets) {
     for (const std::string& id : {std::string("shared-name"), mine.arn}) {
       EXPECT_TRUE(IsError(secrets_.GetValue(*s, id, {}).status(), Error::kResourceNotFound)) << id;
       EXPECT_TRUE(IsError(secrets_.Describe(*s, id).status(), Error::kResourceNotFound)) << id;
-      EXPECT_TRUE(IsError(secrets_.Put(*s, {.secret_id = id, .value = SecretValue::String("x")}).status(), Error::kResourceNotFound));
+      EXPECT_TRUE(IsError(secrets_.Put(*s, {.secret_id = id, .value = SecretValue::String("x")}).status(),
+                          Error::kResourceNotFound));
       EXPECT_TRUE(IsError(secrets_.Delete(*s, {.secret_id = id, .force = true}).status(), Error::kResourceNotFound));
       EXPECT_TRUE(IsError(secrets_.TagResource(*s, id, {{"k", "v"}}), Error::kResourceNotFound));
       EXPECT_FALSE(secrets_.ArnOf(*s, id)->has_value());
@@ -293,10 +324,12 @@ TEST_F(SecretsTest, ListPagesFiltersAndOrders) {
 
 TEST_F(SecretsTest, NamesKeyIdsAndTagsAreChecked) {
   EXPECT_TRUE(IsError(secrets_.Create(scope_, {.name = "bad name"}).status(), Error::kValidation));
-  EXPECT_TRUE(IsError(secrets_.Create(scope_, {.name = "k", .key_id = "arn:aws:kms:us-east-1:210987654321:key/abc"}).status(),
-                      Error::kEncryptionFailure));
+  EXPECT_TRUE(
+      IsError(secrets_.Create(scope_, {.name = "k", .key_id = "arn:aws:kms:us-east-1:210987654321:key/abc"}).status(),
+              Error::kEncryptionFailure));
   EXPECT_TRUE(secrets_.Create(scope_, {.name = "k", .key_id = "arn:aws:kms:us-east-1:123456789012:key/abc"}).ok());
-  EXPECT_TRUE(IsError(secrets_.Create(scope_, {.name = "t", .tags = {{"aws:x", "y"}}}).status(), Error::kInvalidParameter));
+  EXPECT_TRUE(
+      IsError(secrets_.Create(scope_, {.name = "t", .tags = {{"aws:x", "y"}}}).status(), Error::kInvalidParameter));
   // A secret without a value has no AWSCURRENT until its first Put, which gets AWSCURRENT anyway.
   ASSERT_TRUE(secrets_.Create(scope_, {.name = "empty"}).ok());
   EXPECT_TRUE(IsError(secrets_.GetValue(scope_, "empty", {}).status(), Error::kResourceNotFound));
@@ -327,7 +360,8 @@ TEST_F(SecretsTest, ConcurrentPutsLeaveExactlyOneCurrentAndOnePrevious) {
   for (int t = 0; t < 8; ++t)
     writers.emplace_back([&, t] {
       for (int i = 0; i < 15; ++i)
-        EXPECT_TRUE(secrets_.Put(scope_, {.secret_id = "s", .value = SecretValue::String(fmt::format("{}-{}", t, i))}).ok());
+        EXPECT_TRUE(
+            secrets_.Put(scope_, {.secret_id = "s", .value = SecretValue::String(fmt::format("{}-{}", t, i))}).ok());
     });
   for (std::thread& w : writers) w.join();
   auto info = secrets_.Describe(scope_, "s");
@@ -348,7 +382,8 @@ TEST_F(SecretsTest, ValuesAndRetriesSurviveAKeyRotation) {
   MustCreate("s", "before", std::string(kToken1));
   ASSERT_TRUE(keys_->Rotate().ok());
   EXPECT_EQ(Current("s"), "before");
-  auto retry = secrets_.Create(scope_, {.name = "s", .value = SecretValue::String("before"), .token = std::string(kToken1)});
+  auto retry =
+      secrets_.Create(scope_, {.name = "s", .value = SecretValue::String("before"), .token = std::string(kToken1)});
   EXPECT_TRUE(retry.ok()) << retry.status().ToString();
   ASSERT_TRUE(secrets_.Put(scope_, {.secret_id = "s", .value = SecretValue::String("after")}).ok());
   EXPECT_EQ(Current("s"), "after");

@@ -34,7 +34,8 @@ std::string Base64Encode(std::string_view in) {
   out.reserve((in.size() + 2) / 3 * 4);
   size_t i = 0;
   for (; i + 2 < in.size(); i += 3) {
-    uint32_t n = static_cast<uint8_t>(in[i]) << 16 | static_cast<uint8_t>(in[i + 1]) << 8 | static_cast<uint8_t>(in[i + 2]);
+    uint32_t n =
+        static_cast<uint8_t>(in[i]) << 16 | static_cast<uint8_t>(in[i + 1]) << 8 | static_cast<uint8_t>(in[i + 2]);
     for (int s = 18; s >= 0; s -= 6) out.push_back(kBase64[(n >> s) & 63]);
   }
   if (i < in.size()) {

@@ -79,7 +79,8 @@ class SecretsManagerServiceTest : public testing::ToyFrontTest {
 constexpr std::string_view kToken = "aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa";
 
 TEST_F(SecretsManagerServiceTest, StringAndBinaryValuesRoundTrip) {
-  http::Response made = Call("CreateSecret", {{"Name", "db/pw"}, {"SecretString", "hunter2"}, {"ClientRequestToken", kToken}});
+  http::Response made =
+      Call("CreateSecret", {{"Name", "db/pw"}, {"SecretString", "hunter2"}, {"ClientRequestToken", kToken}});
   ASSERT_EQ(made.status, 200) << made.body;
   json::object m = Body(made);
   EXPECT_EQ(m.at("Name").as_string(), "db/pw");
@@ -104,10 +105,12 @@ TEST_F(SecretsManagerServiceTest, StringAndBinaryValuesRoundTrip) {
   ASSERT_TRUE(stored.ok());
   EXPECT_EQ(stored->value, SecretValue::Binary(std::string("\0\1\2\xff", 4)));
 
-  http::Response replica = Call("CreateSecret", {{"Name", "r"}, {"AddReplicaRegions", json::array{json::object{{"Region", "us-west-2"}}}}});
+  http::Response replica =
+      Call("CreateSecret", {{"Name", "r"}, {"AddReplicaRegions", json::array{json::object{{"Region", "us-west-2"}}}}});
   EXPECT_EQ(Type(replica), "InvalidParameterException") << replica.body;
 
-  http::Response both = Call("PutSecretValue", {{"SecretId", "db/pw"}, {"SecretBinary", "AA=="}, {"SecretString", "x"}});
+  http::Response both =
+      Call("PutSecretValue", {{"SecretId", "db/pw"}, {"SecretBinary", "AA=="}, {"SecretString", "x"}});
   EXPECT_EQ(Type(both), "InvalidParameterException") << both.body;
 }
 
@@ -120,7 +123,8 @@ TEST_F(SecretsManagerServiceTest, OwnerFailuresCarrySecretsManagersCodesAndTexts
   ASSERT_EQ(Call("CreateSecret", {{"Name", "s"}, {"SecretString", "v"}, {"ClientRequestToken", kToken}}).status, 200);
   http::Response retry = Call("CreateSecret", {{"Name", "s"}, {"SecretString", "v"}, {"ClientRequestToken", kToken}});
   EXPECT_EQ(retry.status, 200) << retry.body;
-  http::Response conflict = Call("CreateSecret", {{"Name", "s"}, {"SecretString", "other"}, {"ClientRequestToken", kToken}});
+  http::Response conflict =
+      Call("CreateSecret", {{"Name", "s"}, {"SecretString", "other"}, {"ClientRequestToken", kToken}});
   EXPECT_EQ(Type(conflict), "ResourceExistsException") << conflict.body;
 
   ASSERT_EQ(Call("DeleteSecret", {{"SecretId", "s"}, {"RecoveryWindowInDays", 7}}).status, 200);
@@ -130,13 +134,15 @@ TEST_F(SecretsManagerServiceTest, OwnerFailuresCarrySecretsManagersCodesAndTexts
   http::Response described = Call("DescribeSecret", {{"SecretId", "s"}});
   ASSERT_EQ(described.status, 200) << described.body;
   EXPECT_TRUE(Body(described).contains("DeletedDate"));
-  http::Response window = Call("DeleteSecret", {{"SecretId", "s"}, {"RecoveryWindowInDays", 7}, {"ForceDeleteWithoutRecovery", true}});
+  http::Response window =
+      Call("DeleteSecret", {{"SecretId", "s"}, {"RecoveryWindowInDays", 7}, {"ForceDeleteWithoutRecovery", true}});
   EXPECT_EQ(Type(window), "InvalidParameterException") << window.body;
   ASSERT_EQ(Call("RestoreSecret", {{"SecretId", "s"}}).status, 200);
   EXPECT_EQ(Call("GetSecretValue", {{"SecretId", "s"}}).status, 200);
 
   // The model refuses a token outside 32-64 characters before the owner sees it.
-  http::Response short_token = Call("PutSecretValue", {{"SecretId", "s"}, {"SecretString", "v"}, {"ClientRequestToken", "short"}});
+  http::Response short_token =
+      Call("PutSecretValue", {{"SecretId", "s"}, {"SecretString", "v"}, {"ClientRequestToken", "short"}});
   EXPECT_EQ(short_token.status, 400) << short_token.body;
 }
 
@@ -154,12 +160,14 @@ TEST_F(SecretsManagerServiceTest, AnotherAccountNeitherReadsNorListsNorChangesAS
       http::Response r = Call(action, {{"SecretId", id}}, &*other_key);
       EXPECT_EQ(Type(r), "ResourceNotFoundException") << action << " " << id << ": " << r.body;
     }
-    EXPECT_EQ(Type(Call("PutSecretValue", {{"SecretId", id}, {"SecretString", "x"}}, &*other_key)), "ResourceNotFoundException");
+    EXPECT_EQ(Type(Call("PutSecretValue", {{"SecretId", id}, {"SecretString", "x"}}, &*other_key)),
+              "ResourceNotFoundException");
     EXPECT_EQ(Type(Call("DeleteSecret", {{"SecretId", id}, {"ForceDeleteWithoutRecovery", true}}, &*other_key)),
               "ResourceNotFoundException");
-    EXPECT_EQ(Type(Call("TagResource", {{"SecretId", id}, {"Tags", json::array{json::object{{"Key", "k"}, {"Value", "v"}}}}},
-                        &*other_key)),
-              "ResourceNotFoundException");
+    EXPECT_EQ(
+        Type(Call("TagResource", {{"SecretId", id}, {"Tags", json::array{json::object{{"Key", "k"}, {"Value", "v"}}}}},
+                  &*other_key)),
+        "ResourceNotFoundException");
   }
   http::Response listed = Call("ListSecrets", {{"IncludePlannedDeletion", true}}, &*other_key);
   ASSERT_EQ(listed.status, 200) << listed.body;
@@ -182,7 +190,8 @@ TEST_F(SecretsManagerServiceTest, TheFrontAuthorizesEachCallOnTheSecretsArn) {
     const aws::AuthRequest& q = authorizer_.asked[0];
     EXPECT_EQ(q.action, "secretsmanager:CreateSecret");
     EXPECT_EQ(q.resource, "arn:aws:secretsmanager:eu-west-1:" + key_.account.str() + ":secret:app/key-??????");
-    EXPECT_NE(std::find(q.context.begin(), q.context.end(), std::pair<std::string, std::string>{"aws:RequestTag/team", "red"}),
+    EXPECT_NE(std::find(q.context.begin(), q.context.end(),
+                        std::pair<std::string, std::string>{"aws:RequestTag/team", "red"}),
               q.context.end());
     authorizer_.asked.clear();
   }
