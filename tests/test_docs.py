@@ -38,6 +38,16 @@ class GeneratedDocsTest(unittest.TestCase):
                                 capture_output=True, text=True)
         self.assertEqual(result.returncode, 0, result.stderr)
 
+    def test_secretsmanager_model_subset_is_current(self):
+        """src/secretsmanager/api/models/secretsmanager-2017-10-17.json is what tools/gen_secretsmanager_model.py cuts."""
+        try:
+            import botocore  # noqa: F401 - the generator reads botocore's Secrets Manager model
+        except ImportError:
+            self.skipTest(f"{sys.executable} has no botocore (scripts/python-env finds a python3 that has)")
+        result = subprocess.run([sys.executable, str(ROOT / "tools/gen_secretsmanager_model.py"), "--check"],
+                                capture_output=True, text=True)
+        self.assertEqual(result.returncode, 0, result.stderr)
+
 
 def _gtest_names():
     """Every GoogleTest case under src/ as (suite, name)."""

@@ -61,6 +61,7 @@
 #include "iam/api/iam_service.h"
 #include "iam/api/role_directory.h"  // issue 11: IAM
 #include "iam/directory.h"
+#include "secretsmanager/api/secrets_manager_service.h"  // issue 12: Secrets Manager
 #include "vpc/ipam.h"
 #include "vpc/security_groups.h"
 #include "cli/schemas.h"
@@ -249,6 +250,8 @@ class Node::Impl {
   std::unique_ptr<iam::api::IamRoleDirectory> roles;
   // Task roles' credentials for every agent, in-process or remote (issue 11).
   std::unique_ptr<sts::ServiceRoleSessions> task_role_sessions;
+  // issue 12: Secrets Manager (its key ring, owner, API and account reaper).
+  std::unique_ptr<secretsmanager::api::SecretsManagerModule> secrets_manager;
   std::unique_ptr<aws::ApiFront> front;
   std::unique_ptr<http::Server> server;
   // The Fargate agent: made by Start (not Open, which `paddock admin` uses too), stopped before
@@ -514,6 +517,9 @@ class Node::Impl {
       auto services_reaped = services->ReapInactive(SystemClock::Get().Now());
       if (!services_reaped.ok()) fmt::print(stderr, "paddock: service reaper: {}\n", services_reaped.status().ToString());
       ReapExpiredSessions();
+      // Secrets whose recovery window ended (issue 12).
+      auto secrets_reaped = secrets_manager->secrets().ReapDeleted();
+      if (!secrets_reaped.ok()) fmt::print(stderr, "paddock: secret reaper: {}\n", secrets_reaped.status().ToString());
       lock.lock();
     }
   }
@@ -636,6 +642,10 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   ASSIGN_OR_RETURN(impl->iam_api, iam::api::IamService::Create(*impl->iam_directory, *impl->accounts));
   impl->iam_api->SetAuthorizer(impl->authorizer.get());  // SimulatePrincipalPolicy decides as live calls do
   impl->front->AddQueryService(impl->iam_api.get());
+  // issue 12: Secrets Manager; values sealed with <state-dir>/keys/master.key.
+  ASSIGN_OR_RETURN(impl->secrets_manager,
+                   secretsmanager::api::SecretsManagerModule::Open(*impl->store, config.state_dir, token_key));
+  impl->front->AddJsonService(&impl->secrets_manager->service());
   // Task roles (issue 11): the control plane mints every task's role credentials, for its own
   // agents and over the agent protocol (GetTaskCredentials) for `paddock agent`s, from the same
   // roles as AssumeRole's.
@@ -773,7 +783,7 @@ std::vector<iam::AccountReaper*> Node::reapers() {
           impl_->taskdef_reaper.get(),         impl_->cluster_reaper.get(),
           impl_->capacity_provider_reaper.get(), impl_->account_setting_reaper.get(),
           impl_->session_reaper.get(),         impl_->iam_reaper.get(),
-          impl_->ssm.get()};  // issue 12
+          impl_->ssm.get(),                    impl_->secrets_manager.get()};  // issue 12
 }
 
 std::vector<std::string> Node::ImplementedEcsActions() const { return impl_->ecs->ImplementedActions(); }

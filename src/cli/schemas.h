@@ -8,7 +8,8 @@
 #include "ecs/schema.h"
 #include "iam/schema.h"
 #include "sched/schema.h"
-#include "ssm/schema.h"  // issue 12: SSM Parameter Store
+#include "secretsmanager/schema.h"  // issue 12: Secrets Manager
+#include "ssm/schema.h"             // issue 12: SSM Parameter Store
 #include "store/schema.h"
 #include "sts/schema.h"
 #include "vpc/schema.h"
@@ -18,7 +19,7 @@ namespace paddock::cli {
 inline std::vector<store::ModuleSchema> NodeSchemas() {
   // The store adds its own (store::kStoreSchema).
   return {iam::kSchema, sts::kSchema, ecs::kSchema, vpc::kSchema, sched::kSchema, agent::images::kSchema,
-          ssm::kSchema};
+          ssm::kSchema, secretsmanager::kSchema};
 }
 
 }  // namespace paddock::cli

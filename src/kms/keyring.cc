@@ -13,7 +13,9 @@
 
 #include <fmt/format.h>
 #include <openssl/core_names.h>
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <openssl/kdf.h>
 #include <openssl/params.h>
 
@@ -330,6 +332,55 @@ StatusOr<std::string> KeyRing::Decrypt(const Binding& at, std::string_view blob)
   int tail = 0;
   if (EVP_DecryptFinal_ex(c.ctx, U(plain) + plain.size(), &tail) != 1) return BadBlob();
   return plain;
+}
+
+namespace {
+
+// The MAC key's "key id" holds a space, which IsValidKeyId refuses: no data key is ever the MAC key.
+constexpr std::string_view kMacKeyId = "paddock mac";
+
+StatusOr<std::string> MacWith(const std::string& master, uint32_t version, const Binding& at, std::string_view data) {
+  ASSIGN_OR_RETURN(std::string key, DeriveDataKey(master, at, kMacKeyId));
+  std::string input;
+  AppendLengthPrefixed(input, at.resource);
+  input.append(data);
+  unsigned char digest[32];
+  unsigned int len = 0;
+  if (HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), U(input), input.size(), digest, &len) == nullptr ||
+      len != sizeof(digest))
+    return CryptoFailure("HMAC-SHA256");
+  return fmt::format("{}:", version) + std::string(reinterpret_cast<const char*>(digest), len);
+}
+
+}  // namespace
+
+StatusOr<std::string> KeyRing::Mac(const Binding& at, std::string_view data) const {
+  uint32_t version;
+  std::string master;
+  {
+    std::lock_guard lock(mutex_);
+    version = keys_.back().version;
+    master = keys_.back().key;
+  }
+  return MacWith(master, version, at, data);
+}
+
+bool KeyRing::MacMatches(const Binding& at, std::string_view data, std::string_view mac) const {
+  size_t colon = mac.find(':');
+  uint32_t version = 0;
+  if (colon == std::string_view::npos) return false;
+  auto [end, ec] = std::from_chars(mac.data(), mac.data() + colon, version);
+  if (ec != std::errc() || end != mac.data() + colon) return false;
+  std::string master;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = std::find_if(keys_.begin(), keys_.end(), [&](const Version& v) { return v.version == version; });
+    if (it == keys_.end()) return false;
+    master = it->key;
+  }
+  auto expected = MacWith(master, version, at, data);
+  return expected.ok() && expected->size() == mac.size() &&
+         CRYPTO_memcmp(expected->data(), mac.data(), mac.size()) == 0;
 }
 
 StatusOr<uint32_t> KeyRing::Rotate() {

@@ -72,6 +72,16 @@ class KeyRing {
   // else: another binding, a truncated or altered blob, or a key version this ring lacks.
   StatusOr<std::string> Decrypt(const Binding& at, std::string_view blob) const;
 
+  // A keyed digest of `data` for `at` (HMAC-SHA256 under a key derived from the newest key
+  // version for this binding's account and region, with the resource inside the MAC), as
+  // "<version>:" + 32 bytes. For telling later whether a value equals one sealed before without
+  // storing anything an offline guesser could test (a plain hash of a short secret is one): the
+  // MAC means nothing without the node key. Secrets Manager's ClientRequestToken idempotency.
+  StatusOr<std::string> Mac(const Binding& at, std::string_view data) const;
+  // Whether `mac` (from Mac, under any key version this ring holds) is `data`'s MAC for `at`;
+  // false for anything else. Compares in constant time.
+  bool MacMatches(const Binding& at, std::string_view data, std::string_view mac) const;
+
   // Adds a new newest key version and, for a ring with a file, writes the file (atomically:
   // a crash leaves the old file or the new one). Returns the new version.
   StatusOr<uint32_t> Rotate();

@@ -218,5 +218,29 @@ TEST(KeyRingTest, RotationKeepsOldBlobsReadable) {
   EXPECT_EQ(*(*only_v2)->Decrypt(kAt, *new_blob), "after");
 }
 
+TEST(KeyRingTest, MacsMatchOnlyTheSameValueForTheSameBindingAndSurviveRotation) {
+  auto ring = KeyRing::InMemory({{1, std::string(32, 'k')}});
+  auto mac = ring->Mac(kAt, "hunter2");
+  ASSERT_TRUE(mac.ok()) << mac.status().ToString();
+  EXPECT_TRUE(ring->MacMatches(kAt, "hunter2", *mac));
+  EXPECT_FALSE(ring->MacMatches(kAt, "hunter3", *mac));
+  Binding other = kAt;
+  other.account = "210987654321";
+  EXPECT_FALSE(ring->MacMatches(other, "hunter2", *mac));
+  other = kAt;
+  other.resource += "x";
+  EXPECT_FALSE(ring->MacMatches(other, "hunter2", *mac));
+  // Not a plain hash: another node key gives another MAC.
+  auto stranger = KeyRing::InMemory({{1, std::string(32, 'j')}});
+  EXPECT_NE(*stranger->Mac(kAt, "hunter2"), *mac);
+  EXPECT_FALSE(stranger->MacMatches(kAt, "hunter2", *mac));
+  // A MAC made before a rotation still matches after it.
+  ASSERT_TRUE(ring->Rotate().ok());
+  EXPECT_TRUE(ring->MacMatches(kAt, "hunter2", *mac));
+  EXPECT_NE(*ring->Mac(kAt, "hunter2"), *mac);
+  for (const std::string& bad : std::vector<std::string>{"", ":", "x:abc", "9:abc", mac->substr(0, mac->size() - 1)})
+    EXPECT_FALSE(ring->MacMatches(kAt, "hunter2", bad)) << bad;
+}
+
 }  // namespace
 }  // namespace paddock::kms

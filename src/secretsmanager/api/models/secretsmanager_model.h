@@ -1,0 +1,11 @@
+// Secrets Manager's botocore model, the served slice (secretsmanager-2017-10-17.json, cut by
+// tools/gen_secretsmanager_model.py), embedded by cmake/embed.cmake.
+#pragma once
+
+#include <string_view>
+
+namespace paddock::secretsmanager::api {
+
+std::string_view SecretsManagerModelJson();
+
+}  // namespace paddock::secretsmanager::api
