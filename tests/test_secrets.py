@@ -9,9 +9,13 @@ start as its execution role.
   ECS's AccessDeniedException text for the role's session, and nothing of it is read;
 - a parameter that does not exist stops the task with "invalid ssm parameters: <name>";
 - another account's parameter, named by ARN, is refused with AWS's cross-account denial, even to
-  a role allowed ssm:GetParameters on "*".
+  a role allowed ssm:GetParameters on "*";
+- a Secrets Manager secret, whole or one json-key of it, by full and partial ARN and by stage, reaches
+  the container; a secret the role may not read, one that does not exist, and a json-key the value
+  lacks stop the task with ECS's texts.
 
-Roles are made with IAM's CreateRole, parameters with SSM's PutParameter. Needs root, crun and
+Roles are made with IAM's CreateRole, parameters with SSM's PutParameter, secrets with Secrets
+Manager's CreateSecret and PutSecretValue. Needs root, crun and
 busybox-static."""
 
 import json
@@ -62,9 +66,19 @@ class Secrets(h.PaddockTestCase):
                 "Effect": "Allow", "Action": "ssm:GetParameters",
                 "Resource": [f"{cls.param_arn}/app/db-url", f"{cls.param_arn}/api-token",
                              f"{cls.param_arn}/missing-one"]}]}))
+        cls.sm = client("secretsmanager", cls.server.endpoint, cls.key_id, cls.secret)
+        cls.db = cls.sm.create_secret(Name="prod/db", SecretString=json.dumps(
+            {"username": "app", "password": "old-pw", "port": 5432}))["ARN"]
+        cls.sm.put_secret_value(SecretId="prod/db", SecretString=json.dumps(
+            {"username": "app", "password": "n3w-pw", "port": 5432}))
+        cls.hidden = cls.sm.create_secret(Name="prod/hidden", SecretString="hidden-value")["ARN"]
+        cls.iam.put_role_policy(RoleName="secrets-exec", PolicyName="read-db", PolicyDocument=json.dumps({
+            "Version": "2012-10-17", "Statement": [{
+                "Effect": "Allow", "Action": "secretsmanager:GetSecretValue",
+                "Resource": f"arn:aws:secretsmanager:{h.REGION}:{cls.account}:secret:prod/db-??????"}]}))
         cls.wide = cls.iam.create_role(RoleName="secrets-wide", AssumeRolePolicyDocument=TRUST)["Role"]["Arn"]
         cls.iam.put_role_policy(RoleName="secrets-wide", PolicyName="all", PolicyDocument=json.dumps({
-            "Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "ssm:*", "Resource": "*"}]}))
+            "Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": ["ssm:*", "secretsmanager:*"], "Resource": "*"}]}))
 
     def run_with(self, family, secrets, role=None, environment=()):
         container = {"name": "app", "image": IMAGE, "essential": True,
@@ -132,6 +146,36 @@ class Secrets(h.PaddockTestCase):
         self.assertIn(f"is not authorized to perform: ssm:GetParameters on resource: {theirs} because no "
                       "resource-based policy allows the ssm:GetParameters action", task["stoppedReason"])
         self.assertNotIn("their-secret-value", json.dumps(task, default=str))
+
+    def test_secrets_manager_values_whole_and_by_json_key(self):
+        partial = self.db[:-7]  # the ARN without its random suffix
+        arn, task, _ = self.run_with("secrets-sm", [
+            {"name": "DB_URL", "valueFrom": f"{self.db}:password::"},
+            {"name": "API_TOKEN", "valueFrom": f"{partial}:password:AWSPREVIOUS:"}])
+        self.assertEqual(task.get("stopCode"), "EssentialContainerExited", task.get("stoppedReason"))
+        out = self.output(arn)
+        self.assertIn("DB=n3w-pw\n", out)
+        self.assertIn("TOKEN=old-pw\n", out)
+        whole_arn, whole, _ = self.run_with("secrets-sm-whole", [{"name": "DB_URL", "valueFrom": self.db}])
+        self.assertEqual(whole.get("stopCode"), "EssentialContainerExited", whole.get("stoppedReason"))
+        self.assertIn('"password": "n3w-pw"', self.output(whole_arn))
+
+    def test_secrets_manager_failures_in_ecss_words(self):
+        asm = PREFIX + "unable to retrieve secret from asm: service call has been retried 1 time(s): "
+        _, denied, _ = self.run_with("secrets-sm-denied", [{"name": "DB_URL", "valueFrom": self.hidden}])
+        self.assertEqual(denied["stopCode"], "TaskFailedToStart")
+        self.assertTrue(denied["stoppedReason"].startswith(
+            asm + f"failed to fetch secret {self.hidden} from secrets manager: AccessDeniedException: User: "
+            f"arn:aws:sts::{self.account}:assumed-role/secrets-exec/"), denied["stoppedReason"])
+        self.assertNotIn("hidden-value", json.dumps(denied, default=str))
+        gone = f"arn:aws:secretsmanager:{h.REGION}:{self.account}:secret:prod/db-nosuch"
+        _, missing, _ = self.run_with("secrets-sm-missing", [{"name": "DB_URL", "valueFrom": gone}], role=self.wide)
+        self.assertEqual(missing["stoppedReason"], asm + f"failed to fetch secret {gone} from secrets manager: "
+                                                         "ResourceNotFoundException: Secrets Manager can't find the "
+                                                         "specified secret.")
+        _, key, _ = self.run_with("secrets-sm-key", [{"name": "DB_URL", "valueFrom": f"{self.db}:nokey::"}])
+        self.assertEqual(key["stoppedReason"], asm + "retrieved secret from Secrets Manager did not contain json key "
+                                                     "nokey")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 #include "cli/execution_resources.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -9,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "ecs/execution/resolver.h"
+#include "secretsmanager/errors.h"
 
 namespace paddock::cli {
 namespace {
@@ -31,15 +33,41 @@ class OwnerParameters final : public ecs::execution::ParameterReader {
   ssm::Parameters& parameters_;
 };
 
-// Until Secrets Manager is served: no secret exists.
-class NoSecrets final : public ecs::execution::SecretReader {
+// Secrets Manager's GetSecretValue, on the owner. Its refusals become AWS's code and message;
+// anything else (the store) is an error the agent retries.
+class OwnerSecrets final : public ecs::execution::SecretReader {
  public:
-  StatusOr<std::string> FullArn(const Scope&, std::string_view) override {
-    return NotFound("Secrets Manager can't find the specified secret.");
+  explicit OwnerSecrets(secretsmanager::Secrets& secrets) : secrets_(secrets) {}
+  StatusOr<std::string> FullArn(const Scope& scope, std::string_view secret_id) override {
+    ASSIGN_OR_RETURN(std::optional<std::string> arn, secrets_.ArnOf(scope, secret_id));
+    if (!arn) return NotFound("Secrets Manager can't find the specified secret.");
+    return *arn;
   }
-  StatusOr<Value> Read(const Scope&, std::string_view, std::string_view, std::string_view) override {
-    return NotFound("Secrets Manager can't find the specified secret.");
+  StatusOr<Value> Read(const Scope& scope, std::string_view full_arn, std::string_view stage,
+                       std::string_view version_id) override {
+    secretsmanager::VersionSelector which;
+    if (!version_id.empty()) which.version_id = std::string(version_id);
+    if (!stage.empty()) which.stage = std::string(stage);
+    StatusOr<secretsmanager::SecretVersion> v = secrets_.GetValue(scope, full_arn, which);
+    if (!v.ok()) {
+      using secretsmanager::Error;
+      for (auto [e, code] : {std::pair{Error::kResourceNotFound, "ResourceNotFoundException"},
+                             std::pair{Error::kInvalidRequest, "InvalidRequestException"},
+                             std::pair{Error::kInvalidParameter, "InvalidParameterException"},
+                             std::pair{Error::kValidation, "ValidationException"},
+                             std::pair{Error::kDecryptionFailure, "DecryptionFailure"}})
+        if (IsError(v.status(), e)) return Value{std::nullopt, code, std::string(v.status().message())};
+      return v.status();
+    }
+    // The ECS agent puts SecretString values into the environment; a binary one has none.
+    if (v->value.kind != secretsmanager::SecretValue::Kind::kString)
+      return Value{std::nullopt, "InvalidParameterException",
+                   "The secret's value is binary (SecretBinary): only a SecretString can be an environment variable."};
+    return Value{std::move(v->value.bytes), "", ""};
   }
+
+ private:
+  secretsmanager::Secrets& secrets_;
 };
 
 std::string StringMember(const std::string& json_text, std::string_view key) {
@@ -52,17 +80,18 @@ std::string StringMember(const std::string& json_text, std::string_view key) {
 }  // namespace
 
 agent::ExecutionResourcesProvider MakeExecutionResourcesProvider(ssm::Parameters& parameters,
+                                                                 secretsmanager::Secrets& secrets,
                                                                  aws::Authorizer* authorizer, const Clock& clock) {
   // Made in place: the resolver refers to the readers beside it.
   struct Parts {
-    explicit Parts(ssm::Parameters& p) : parameters(p) {}
+    Parts(ssm::Parameters& p, secretsmanager::Secrets& s) : parameters(p), secrets(s) {}
     Parts(const Parts&) = delete;
     Parts& operator=(const Parts&) = delete;
     OwnerParameters parameters;
-    NoSecrets secrets;
+    OwnerSecrets secrets;
     ecs::execution::Resolver resolver{parameters, secrets};
   };
-  auto parts = std::make_shared<Parts>(parameters);
+  auto parts = std::make_shared<Parts>(parameters, secrets);
   return [parts, authorizer, &clock](const ecs::task::LaunchSpec& record) -> StatusOr<agent::protocol::ExecutionResources> {
     agent::protocol::ExecutionResources out;
     // RunTask's overrides.executionRoleArn wins over the revision's, as for the task role.

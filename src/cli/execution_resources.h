@@ -9,14 +9,15 @@
 #include "agent/inprocess/inprocess_control.h"
 #include "aws/service.h"
 #include "common/clock.h"
+#include "secretsmanager/secrets.h"
 #include "ssm/parameters.h"
 
 namespace paddock::cli {
 
-// `parameters` and `authorizer` outlive the provider. `authorizer` null: nothing is authorized
-// (--accept-any-credentials, the emulator's mode). Secrets Manager values are not served yet:
-// a secret names nothing (ResourceNotFoundException).
+// `parameters`, `secrets` and `authorizer` outlive the provider. `authorizer` null: nothing is
+// authorized (--accept-any-credentials, the emulator's mode).
 agent::ExecutionResourcesProvider MakeExecutionResourcesProvider(ssm::Parameters& parameters,
+                                                                 secretsmanager::Secrets& secrets,
                                                                  aws::Authorizer* authorizer, const Clock& clock);
 
 }  // namespace paddock::cli

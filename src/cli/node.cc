@@ -666,7 +666,8 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
       });
   // issue 12: a task's secrets, read at its start as its execution role (cli/execution_resources.h).
   impl->control->SetExecutionResourcesProvider(MakeExecutionResourcesProvider(
-      impl->ssm->parameters(), config.accept_any_credentials ? nullptr : impl->authorizer.get(), SystemClock::Get()));
+      impl->ssm->parameters(), impl->secrets_manager->secrets(),
+      config.accept_any_credentials ? nullptr : impl->authorizer.get(), SystemClock::Get()));
   return std::unique_ptr<Node>(new Node(std::move(impl)));
 }
 
