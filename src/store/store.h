@@ -53,6 +53,11 @@ class WriteTxn : public ReadTxn {
   virtual Status Put(std::string_view table, std::string_view key, std::string_view value) = 0;
   // Removes `key` if present (absent is not an error).
   virtual Status Delete(std::string_view table, std::string_view key) = 0;
+  // Removes every row of `range` (begin <= k < end; an empty end has no upper bound), in one
+  // statement however many rows it holds: for retention, whole-owner deletes and account reaping,
+  // where a Scan-then-Delete loop would read every row first. An empty or inverted range removes
+  // nothing. Like every other write, it takes effect only if the transaction commits.
+  virtual Status DeleteRange(std::string_view table, const Range& range) = 0;
 };
 
 class Store {

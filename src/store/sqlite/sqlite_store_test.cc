@@ -287,7 +287,7 @@ TEST_F(SqliteStoreTest, DatabaseFilesAreOwnerOnly) {
   (*again)->Close();
 }
 
-// Every scan statement must be a range search on the primary key, with no sort step.
+// Every scan and range delete must be a range search on the primary key, with no sort step.
 TEST_F(SqliteStoreTest, ScansSearchThePrimaryKey) {
   {
     auto s = Open();
@@ -296,7 +296,7 @@ TEST_F(SqliteStoreTest, ScansSearchThePrimaryKey) {
   RawDb db(path());
   using sqlite_internal::Op;
   for (Op op : {Op::kGet, Op::kDelete, Op::kScanForward, Op::kScanForwardToEnd, Op::kScanBackward,
-                Op::kScanBackwardToEnd}) {
+                Op::kScanBackwardToEnd, Op::kDeleteRange, Op::kDeleteRangeToEnd}) {
     std::string sql = sqlite_internal::StatementSql("clusters", op);
     auto plan = db.Column("EXPLAIN QUERY PLAN " + sql, 3);
     ASSERT_FALSE(plan.empty()) << sql;

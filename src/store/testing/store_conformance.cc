@@ -356,6 +356,84 @@ TEST_P(StoreConformanceTest, FailingWriteWritesNothing) {
   EXPECT_EQ(*GetOne(*store_, kMeta, "after"), "y");
 }
 
+TEST_P(StoreConformanceTest, DeleteRangeRemovesExactlyTheRange) {
+  Store& s = *store_;
+  ASSERT_OK(s.Write([](WriteTxn& txn) -> Status {
+    for (uint64_t i = 0; i < 50; ++i) RETURN_IF_ERROR(txn.Put(kMeta, K(i), "v"));
+    return OkStatus();
+  }));
+  ASSERT_OK(PutOne(s, kTags, K(15), "other table"));
+
+  // begin inclusive, end exclusive; the neighbouring table keeps its row.
+  ASSERT_OK(s.Write([](WriteTxn& txn) { return txn.DeleteRange(kMeta, Range{K(10), K(20)}); }));
+  std::vector<std::string> want = KRange(0, 10);
+  for (const auto& k : KRange(20, 50)) want.push_back(k);
+  EXPECT_EQ(ScanKeys(s, kMeta, Range{}, 100), want);
+  EXPECT_EQ(*GetOne(s, kTags, K(15)), "other table");
+
+  // Bounds between keys, empty and inverted ranges.
+  ASSERT_OK(s.Write([](WriteTxn& txn) -> Status {
+    RETURN_IF_ERROR(txn.DeleteRange(kMeta, Range{KeySuccessor(K(20)), K(22)}));  // removes 21
+    RETURN_IF_ERROR(txn.DeleteRange(kMeta, Range{K(30), K(30)}));
+    return txn.DeleteRange(kMeta, Range{K(40), K(30)});
+  }));
+  want = KRange(0, 10);
+  want.push_back(K(20));
+  for (const auto& k : KRange(22, 50)) want.push_back(k);
+  EXPECT_EQ(ScanKeys(s, kMeta, Range{}, 100), want);
+
+  // A prefix range, and an empty end: unbounded above.
+  ASSERT_OK(s.Write([](WriteTxn& txn) -> Status {
+    RETURN_IF_ERROR(txn.Put(kMeta, Key().Str("acct").Str("a").Done(), ""));
+    RETURN_IF_ERROR(txn.Put(kMeta, Key().Str("acct").Str("b").Done(), ""));
+    RETURN_IF_ERROR(txn.Put(kMeta, Key().Str("acct2").Str("a").Done(), ""));
+    return txn.DeleteRange(kMeta, PrefixRange(Key().Str("acct").Done()));
+  }));
+  EXPECT_EQ(ScanKeys(s, kMeta, PrefixRange(Key().Str("acct").Done()), 10).size(), 0u);
+  EXPECT_EQ(ScanKeys(s, kMeta, PrefixRange(Key().Str("acct2").Done()), 10).size(), 1u);
+  ASSERT_OK(s.Write([](WriteTxn& txn) { return txn.DeleteRange(kMeta, Range{K(40), ""}); }));
+  EXPECT_EQ(ScanKeys(s, kMeta, Range{K(30), ""}, 100), KRange(30, 40));
+  ASSERT_OK(s.Write([](WriteTxn& txn) { return txn.DeleteRange(kMeta, Range{}); }));
+  EXPECT_THAT(ScanKeys(s, kMeta, Range{}, 100), ::testing::IsEmpty());
+  EXPECT_EQ(*GetOne(s, kTags, K(15)), "other table");
+}
+
+// A transaction sees its own range delete, and one that fails afterwards deletes nothing.
+TEST_P(StoreConformanceTest, DeleteRangeIsAtomicWithItsTransaction) {
+  Store& s = *store_;
+  ASSERT_OK(s.Write([](WriteTxn& txn) -> Status {
+    for (uint64_t i = 0; i < 1000; ++i) RETURN_IF_ERROR(txn.Put(kMeta, K(i), "v"));
+    return OkStatus();
+  }));
+  Status st = s.Write([](WriteTxn& txn) -> Status {
+    RETURN_IF_ERROR(txn.DeleteRange(kMeta, Range{K(100), K(900)}));
+    ASSIGN_OR_RETURN(auto rows, txn.Scan(kMeta, Range{}, 2000));
+    EXPECT_EQ(rows.size(), 200u);
+    RETURN_IF_ERROR(txn.Put(kMeta, K(500), "put back"));
+    return Aborted("changed my mind");
+  });
+  EXPECT_EQ(st.code(), StatusCode::kAborted);
+  EXPECT_EQ(ScanKeys(s, kMeta, Range{}, 2000), KRange(0, 1000));
+  EXPECT_EQ(*GetOne(s, kMeta, K(500)), "v");
+
+  // Unknown tables fail like every other operation, and the closure's other writes vanish.
+  Status w = s.Write([](WriteTxn& txn) -> Status {
+    RETURN_IF_ERROR(txn.DeleteRange(kMeta, Range{}));
+    EXPECT_EQ(txn.DeleteRange("no_such_table", Range{}).code(), StatusCode::kInternal);
+    return OkStatus();
+  });
+  EXPECT_EQ(w.code(), StatusCode::kInternal);
+  EXPECT_EQ(ScanKeys(s, kMeta, Range{}, 2000).size(), 1000u);
+
+  // Durable across a reopen once committed.
+  ASSERT_OK(s.Write([](WriteTxn& txn) { return txn.DeleteRange(kMeta, Range{K(0), K(999)}); }));
+  store_->Close();
+  store_.reset();
+  store_ = OpenStore();
+  ASSERT_NE(store_, nullptr);
+  EXPECT_EQ(ScanKeys(*store_, kMeta, Range{}, 2000), Ks({999}));
+}
+
 TEST_P(StoreConformanceTest, ThrowingWriteIsInternalAndWritesNothing) {
   Status s = store_->Write([](WriteTxn& txn) -> Status {
     EXPECT_TRUE(txn.Put(kMeta, "k", "v").ok());

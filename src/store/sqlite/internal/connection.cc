@@ -72,6 +72,10 @@ std::string StatementSql(std::string_view table, Op op) {
       return fmt::format("SELECT k, v FROM {} WHERE k >= ?1 AND k < ?2 ORDER BY k DESC LIMIT ?3", t);
     case Op::kScanBackwardToEnd:
       return fmt::format("SELECT k, v FROM {} WHERE k >= ?1 ORDER BY k DESC LIMIT ?3", t);
+    case Op::kDeleteRange:
+      return fmt::format("DELETE FROM {} WHERE k >= ?1 AND k < ?2", t);
+    case Op::kDeleteRangeToEnd:
+      return fmt::format("DELETE FROM {} WHERE k >= ?1", t);
   }
   return {};
 }
@@ -393,6 +397,18 @@ Status Txn::Delete(std::string_view table, std::string_view key) {
   if (rc != SQLITE_OK) return Fail(SqliteError(rc, conn_.db(), "bind key"));
   rc = sqlite3_step(s);
   if (rc != SQLITE_DONE) return Fail(SqliteError(rc, conn_.db(), fmt::format("delete from {}", table)));
+  return OkStatus();
+}
+
+Status Txn::DeleteRange(std::string_view table, const Range& range) {
+  bool to_end = range.end.empty();
+  ASSIGN_OR_RETURN(sqlite3_stmt* s, Prepare(table, to_end ? Op::kDeleteRangeToEnd : Op::kDeleteRange));
+  ResetOnExit reset(s);
+  int rc = BindBlob(s, 1, range.begin);
+  if (rc == SQLITE_OK && !to_end) rc = BindBlob(s, 2, range.end);
+  if (rc != SQLITE_OK) return Fail(SqliteError(rc, conn_.db(), "bind delete range"));
+  rc = sqlite3_step(s);
+  if (rc != SQLITE_DONE) return Fail(SqliteError(rc, conn_.db(), fmt::format("delete range from {}", table)));
   return OkStatus();
 }
 

@@ -21,8 +21,11 @@ struct sqlite3_stmt;
 namespace paddock::store::sqlite_internal {
 
 // Per-table statements.
-enum class Op { kGet, kPut, kDelete, kScanForward, kScanForwardToEnd, kScanBackward, kScanBackwardToEnd };
-inline constexpr int kOpCount = 7;
+enum class Op {
+  kGet, kPut, kDelete, kScanForward, kScanForwardToEnd, kScanBackward, kScanBackwardToEnd,
+  kDeleteRange, kDeleteRangeToEnd,
+};
+inline constexpr int kOpCount = 9;
 
 // Transaction-control statements.
 enum class Control { kBegin, kBeginImmediate, kSavepoint, kRelease, kRollbackTo, kCommit, kRollback };
@@ -123,6 +126,7 @@ class Txn final : public WriteTxn {
                                   Direction dir) override;
   Status Put(std::string_view table, std::string_view key, std::string_view value) override;
   Status Delete(std::string_view table, std::string_view key) override;
+  Status DeleteRange(std::string_view table, const Range& range) override;
 
   // The last SQLite failure seen by this Txn (OK if none), then forgets it.
   Status TakeLastError();
