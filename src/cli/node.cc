@@ -51,6 +51,7 @@
 #include "store/sqlite/sqlite_store.h"
 #include "sts/api/session_credentials.h"
 #include "sts/api/sts_service.h"
+#include "logs/api/logs_service.h"  // issue 12: CloudWatch Logs
 #include "sts/service_sessions.h"
 #include "sts/sessions.h"
 #include "ec2/api/ec2_service.h"
@@ -237,6 +238,8 @@ class Node::Impl {
   std::unique_ptr<sts::Sessions> sessions;
   std::unique_ptr<SessionReaper> session_reaper;
   std::unique_ptr<sts::api::StsService> sts;
+  // issue 12: CloudWatch Logs (its own store <state-dir>/logs.db, owner, API and account reaper).
+  std::unique_ptr<logs::api::LogsModule> logs;
   // IAM (issue 11): roles, users and policies, their reaper, and the Query API over them.
   std::unique_ptr<iam::Directory> iam_directory;
   std::unique_ptr<IamReaper> iam_reaper;
@@ -626,6 +629,9 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   impl->front->AddQueryService(impl->ec2.get());
   impl->sts = std::make_unique<sts::api::StsService>(*impl->sessions, impl->roles.get());
   impl->front->AddQueryService(impl->sts.get());
+  // issue 12: CloudWatch Logs, on its own store so that ingest never queues behind ECS writes.
+  ASSIGN_OR_RETURN(impl->logs, logs::api::LogsModule::Open(config.state_dir, token_key));
+  impl->front->AddJsonService(&impl->logs->service());
   ASSIGN_OR_RETURN(impl->iam_api, iam::api::IamService::Create(*impl->iam_directory, *impl->accounts));
   impl->iam_api->SetAuthorizer(impl->authorizer.get());  // SimulatePrincipalPolicy decides as live calls do
   impl->front->AddQueryService(impl->iam_api.get());
@@ -762,7 +768,8 @@ std::vector<iam::AccountReaper*> Node::reapers() {
           impl_->security_group_reaper.get(),  impl_->container_instance_reaper.get(),
           impl_->taskdef_reaper.get(),         impl_->cluster_reaper.get(),
           impl_->capacity_provider_reaper.get(), impl_->account_setting_reaper.get(),
-          impl_->session_reaper.get(),         impl_->iam_reaper.get()};
+          impl_->session_reaper.get(),         impl_->iam_reaper.get(),
+          impl_->logs.get()};  // issue 12
 }
 
 std::vector<std::string> Node::ImplementedEcsActions() const { return impl_->ecs->ImplementedActions(); }

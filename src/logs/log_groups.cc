@@ -222,6 +222,25 @@ LogStream StreamOf(const Scope& scope, std::string_view group, std::string name,
   return s;
 }
 
+// The model's patterns, which the front does not check: AWS answers them with its generic
+// validation text.
+Status ValidateName(std::string_view member, std::string_view value, std::string_view pattern, bool ok) {
+  if (ok && !value.empty() && value.size() <= 512) return OkStatus();
+  return Invalid(fmt::format("1 validation error detected: Value '{}' at '{}' failed to satisfy constraint: Member "
+                             "must satisfy regular expression pattern: {}",
+                             value, member, pattern));
+}
+Status ValidateGroupName(std::string_view name) {
+  bool ok = std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-' ||
+           c == '_' || c == '/' || c == '#';
+  });
+  return ValidateName("logGroupName", name, R"([\.\-_/#A-Za-z0-9]+)", ok);
+}
+Status ValidateStreamName(std::string_view name) {
+  return ValidateName("logStreamName", name, "[^:*]*", name.find_first_of(":*") == std::string_view::npos);
+}
+
 Status ValidateTags(const std::vector<Tag>& tags) {
   for (const Tag& t : tags)
     if (t.key.starts_with("aws:")) return Invalid("Tag keys prefixed with 'aws:' are reserved.");
@@ -243,6 +262,7 @@ bool LogGroups::ValidRetention(int days) {
 }
 
 Status LogGroups::CreateGroup(const Scope& scope, const GroupSpec& spec) {
+  RETURN_IF_ERROR(ValidateGroupName(spec.name));
   RETURN_IF_ERROR(ValidateTags(spec.tags));
   if (spec.tags.size() > static_cast<size_t>(kMaxTags))
     return Invalid(fmt::format("A log group can have at most {} tags.", kMaxTags));
@@ -313,6 +333,7 @@ Status LogGroups::DeleteRetention(const Scope& scope, std::string_view group) {
 }
 
 Status LogGroups::CreateStream(const Scope& scope, std::string_view group, std::string_view stream) {
+  RETURN_IF_ERROR(ValidateStreamName(stream));
   const int64_t now = EpochMillis(clock_.Now());
   return store_.Write([&](WriteTxn& txn) -> Status {
     ASSIGN_OR_RETURN(GroupRecord g, FindGroup(txn, scope, group));

@@ -88,6 +88,10 @@ TEST_F(LogGroupsTest, GroupsAreCreatedOnceListedByPrefixAndPaged) {
   ASSERT_EQ(p2->items.size(), 1u);
   EXPECT_EQ(p2->items[0].name, "/ecs/c");
   EXPECT_FALSE(p2->next);
+  EXPECT_EQ(groups_.CreateGroup(kA, {.name = "a:b"}).message(),
+            "1 validation error detected: Value 'a:b' at 'logGroupName' failed to satisfy constraint: Member must "
+            "satisfy regular expression pattern: [\\.\\-_/#A-Za-z0-9]+");
+  EXPECT_TRUE(IsError(groups_.CreateStream(kA, "/ecs/a", "x*y"), Error::kInvalidParameter));
   ASSERT_TRUE(groups_.DeleteGroup(kA, "/ecs/a").ok());
   Status gone = groups_.DeleteGroup(kA, "/ecs/a");
   EXPECT_TRUE(IsError(gone, Error::kResourceNotFound));
