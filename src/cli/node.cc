@@ -513,6 +513,9 @@ class Node::Impl {
       auto services_reaped = services->ReapInactive(SystemClock::Get().Now());
       if (!services_reaped.ok()) fmt::print(stderr, "paddock: service reaper: {}\n", services_reaped.status().ToString());
       ReapExpiredSessions();
+      // issue 12: CloudWatch Logs retention (a pass every 10 minutes at most).
+      if (Status pruned = logs->PruneIfDue(SystemClock::Get().Now()); !pruned.ok())
+        fmt::print(stderr, "paddock: logs retention: {}\n", pruned.ToString());
       lock.lock();
     }
   }

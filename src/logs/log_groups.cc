@@ -665,6 +665,64 @@ StatusOr<std::vector<Tag>> LogGroups::ListTags(const Scope& scope, std::string_v
   return out;
 }
 
+StatusOr<uint64_t> LogGroups::PruneExpired(TimePoint now) {
+  const int64_t now_ms = EpochMillis(now);
+  // The (scope, group, cutoff) of groups with a retention, then per stream one write.
+  struct Due {
+    Scope scope;
+    uint64_t gid = 0;
+    int64_t cutoff = 0;
+  };
+  std::vector<Due> due;
+  Range groups{"", ""};
+  for (;;) {
+    std::vector<Row> rows;
+    RETURN_IF_ERROR(store_.Read([&](ReadTxn& txn) -> Status {
+      ASSIGN_OR_RETURN(rows, txn.Scan(kGroups, groups, 1000));
+      return OkStatus();
+    }));
+    for (const Row& row : rows) {
+      ASSIGN_OR_RETURN(GroupRecord g, DecodeGroup(row.value));
+      if (g.retention <= 0) continue;
+      KeyReader r(row.key);
+      ASSIGN_OR_RETURN(std::string account, r.Str());
+      ASSIGN_OR_RETURN(std::string region, r.Str());
+      due.push_back(Due{Scope{AccountId(account), Region(region)}, g.id, RetentionCutoff(g, now_ms)});
+    }
+    if (rows.size() < 1000) break;
+    groups.begin = KeySuccessor(rows.back().key);
+  }
+  uint64_t pruned = 0;
+  for (const Due& d : due) {
+    std::vector<Row> streams;
+    RETURN_IF_ERROR(store_.Read([&](ReadTxn& txn) -> Status {
+      ASSIGN_OR_RETURN(streams, txn.Scan(kStreams, PrefixRange(StreamsPrefix(d.scope, d.gid)), 100000));
+      return OkStatus();
+    }));
+    for (const Row& row : streams) {
+      ASSIGN_OR_RETURN(StreamRecord seen, DecodeStream(row.value));
+      if (!seen.first || *seen.first >= d.cutoff) continue;
+      RETURN_IF_ERROR(store_.Write([&](WriteTxn& txn) -> Status {
+        ASSIGN_OR_RETURN(auto v, txn.Get(kStreams, row.key));
+        if (!v) return OkStatus();  // deleted meanwhile
+        ASSIGN_OR_RETURN(StreamRecord s, DecodeStream(*v));
+        const std::string events = Key().U64(d.gid).U64(s.id).Done();
+        RETURN_IF_ERROR(txn.DeleteRange(kEvents, Range{events, EventTsBound(d.gid, s.id, d.cutoff)}));
+        ASSIGN_OR_RETURN(std::vector<Row> first, txn.Scan(kEvents, PrefixRange(events), 1));
+        if (first.empty()) {
+          s.first.reset();  // nothing left; lastEventTimestamp stays, as the stream's history
+        } else {
+          ASSIGN_OR_RETURN(EventRow e, DecodeEvent(first[0]));
+          s.first = e.ts;
+        }
+        return txn.Put(kStreams, row.key, EncodeStream(s));
+      }));
+      ++pruned;
+    }
+  }
+  return pruned;
+}
+
 Status LogGroups::ReapAccount(const AccountId& account) {
   // One transaction per group: a big group's events go in one DeleteRange statement.
   for (;;) {

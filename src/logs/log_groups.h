@@ -177,6 +177,11 @@ class LogGroups {
   Status UntagResource(const Scope& scope, std::string_view arn, const std::vector<std::string>& keys);
   StatusOr<std::vector<Tag>> ListTags(const Scope& scope, std::string_view arn);
 
+  // Retention: deletes every event older than its group's retention at `now` (one transaction per
+  // stream that has any, each stream's first event time updated). Reads every group row: run it
+  // every few minutes, not per request. Returns how many streams it pruned.
+  StatusOr<uint64_t> PruneExpired(TimePoint now);
+
   // Deletes every group (and its streams, events, tags) of `account`, in every region.
   Status ReapAccount(const AccountId& account);
 

@@ -219,6 +219,26 @@ TEST_F(LogGroupsTest, RetentionHidesOlderEventsOnReadAndOnlyAwsValuesAreAccepted
   EXPECT_THAT(Messages(groups_.FilterEvents(kA, {.group = "g"})->items), ElementsAre("old", "new"));
 }
 
+TEST_F(LogGroupsTest, PruneExpiredDeletesWhatRetentionHidesAndKeepsTheRest) {
+  MustGroupAndStream(kA, "g", "s");
+  MustGroupAndStream(kA, "keep", "s");
+  MustPut(kA, "g", "s", {{Now(), "old"}});
+  MustPut(kA, "keep", "s", {{Now(), "kept: no retention"}});
+  ASSERT_TRUE(groups_.PutRetention(kA, "g", 1).ok());
+  clock_.Advance(std::chrono::hours(20));
+  MustPut(kA, "g", "s", {{Now(), "new"}});
+  clock_.Advance(std::chrono::hours(5));  // "old" is 25 h old, "new" 5 h
+  auto pruned = groups_.PruneExpired(clock_.Now());
+  ASSERT_TRUE(pruned.ok()) << pruned.status().ToString();
+  EXPECT_EQ(*pruned, 1u);
+  ASSERT_TRUE(groups_.DeleteRetention(kA, "g").ok());  // what was pruned does not come back
+  EXPECT_THAT(Messages(groups_.FilterEvents(kA, {.group = "g"})->items), ElementsAre("new"));
+  EXPECT_THAT(Messages(groups_.FilterEvents(kA, {.group = "keep"})->items), ElementsAre("kept: no retention"));
+  auto streams = groups_.DescribeStreams(kA, "g", "", StreamOrder::kName, false, 50, std::nullopt);
+  EXPECT_EQ(streams->items[0].first_event_ms, Now() - 5 * 3600 * 1000);
+  EXPECT_EQ(*groups_.PruneExpired(clock_.Now()), 0u);  // nothing left to prune
+}
+
 TEST_F(LogGroupsTest, GetEventsPagesForwardAndBackwardAndRepeatsTheForwardTokenAtTheEnd) {
   MustGroupAndStream(kA, "g", "s");
   std::vector<InputEvent> batch;

@@ -319,6 +319,12 @@ StatusOr<std::unique_ptr<LogsModule>> LogsModule::Open(const std::string& state_
   return m;
 }
 
+Status LogsModule::PruneIfDue(TimePoint now) {
+  if (last_prune_ && now - *last_prune_ < kPruneEvery) return OkStatus();
+  last_prune_ = now;
+  return groups_->PruneExpired(now).status();
+}
+
 LogsModule::~LogsModule() {
   if (store_) store_->Close();
 }

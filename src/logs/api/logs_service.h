@@ -62,6 +62,11 @@ class LogsModule final : public iam::AccountReaper {
   LogsService& service() { return *service_; }
   LogGroups& groups() { return *groups_; }
 
+  // Prunes events past their group's retention when the last pass is at least kPruneEvery old
+  // (the node calls this from its 30 s reaper loop). Failures are reported, not fatal.
+  static constexpr Duration kPruneEvery = std::chrono::minutes(10);
+  Status PruneIfDue(TimePoint now);
+
   std::string_view Name() const override { return "cloudwatch logs"; }
   Status ReapAccount(const AccountId& account) override { return groups_->ReapAccount(account); }
 
@@ -70,6 +75,7 @@ class LogsModule final : public iam::AccountReaper {
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<LogGroups> groups_;
   std::unique_ptr<LogsService> service_;
+  std::optional<TimePoint> last_prune_;  // only the node's reaper thread calls PruneIfDue
 };
 
 }  // namespace paddock::logs::api
