@@ -529,6 +529,7 @@ StatusOr<Page<Event>> LogGroups::FilterEvents(const Scope& scope, const FilterEv
       std::string name;
       uint64_t id = 0;
       Range range;
+      size_t chunk = 8;
       std::vector<Row> rows;
       size_t next = 0;
       bool exhausted = false;
@@ -577,15 +578,19 @@ StatusOr<Page<Event>> LogGroups::FilterEvents(const Scope& scope, const FilterEv
         streams.begin = KeySuccessor(rows.back().key);
       }
     }
-    constexpr size_t kChunk = 256;
-    size_t scanned = 0;
+    // A cursor reads its stream in chunks that start small and double up to kMaxChunk, so a group of
+    // thousands of streams costs a few rows per stream before the merge, not a full chunk each.
+    constexpr size_t kMaxChunk = 256;
+    size_t read = 0;  // rows read from the store: what the scan budget counts
     // Refills a cursor whose rows are used up; false when its stream has no more events.
     auto fill = [&](Cursor& c) -> StatusOr<bool> {
       if (c.next < c.rows.size()) return true;
       if (c.exhausted) return false;
-      ASSIGN_OR_RETURN(c.rows, txn.Scan(kEvents, c.range, kChunk));
+      ASSIGN_OR_RETURN(c.rows, txn.Scan(kEvents, c.range, c.chunk));
+      read += c.rows.size();
       c.next = 0;
-      if (c.rows.size() < kChunk) c.exhausted = true;
+      if (c.rows.size() < c.chunk) c.exhausted = true;
+      c.chunk = std::min(kMaxChunk, c.chunk * 2);
       if (!c.rows.empty()) c.range.begin = KeySuccessor(c.rows.back().key);
       return !c.rows.empty();
     };
@@ -599,18 +604,21 @@ StatusOr<Page<Event>> LogGroups::FilterEvents(const Scope& scope, const FilterEv
       return OkStatus();
     };
     for (size_t i = 0; i < cursors.size(); ++i) RETURN_IF_ERROR(push(i));
-    size_t bytes = 0;
+    size_t bytes = 0, popped = 0;
+    const TimePoint started = clock_.Now();
+    bool out_of_time = false;
     while (!heap.empty()) {
-      if (page.items.size() >= req.limit || bytes >= kMaxResponseBytes || scanned >= kFilterScanBudget) {
-        // Stop here: the position is the last event read, so the next page resumes after it.
+      // A page ends at its limit or size, or once it has read its budget of rows or time — but
+      // only after at least one event was read, so that every page moves the position on.
+      if (page.items.size() >= req.limit || bytes >= kMaxResponseBytes ||
+          (popped > 0 && (read >= kFilterScanBudget || out_of_time)))
         break;
-      }
       auto [ts, sid, seq, i] = heap.top();
       heap.pop();
       Cursor& c = cursors[i];
       ASSIGN_OR_RETURN(EventRow e, DecodeEvent(c.rows[c.next]));
       ++c.next;
-      ++scanned;
+      if (++popped % 1024 == 0) out_of_time = clock_.Now() - started > kFilterTimeBudget;
       page.next = Key().U64(static_cast<uint64_t>(ts)).U64(sid).U64(seq).Done();
       if (filter.Matches(e.message)) {
         bytes += e.message.size() + kEventOverhead;

@@ -135,8 +135,10 @@ class LogGroups {
   static constexpr int64_t kTooNewMs = 2LL * 3600 * 1000;        // events more than 2 h ahead
   static constexpr int64_t kTooOldMs = 14LL * 24 * 3600 * 1000;  // events more than 14 days old
   static constexpr size_t kMaxResponseBytes = 1048576;           // Get/FilterLogEvents pages
-  // Rows one FilterLogEvents page may read before it returns (possibly empty) with a position.
+  // Rows one FilterLogEvents page may read, and time it may take, before it returns (possibly
+  // empty) with a position; a page always reads at least one event, so pages always progress.
   static constexpr size_t kFilterScanBudget = 100000;
+  static constexpr Duration kFilterTimeBudget = std::chrono::milliseconds(50);
 
   // `store` (the logs store) and `clock` must outlive this.
   LogGroups(store::Store& store, const Clock& clock) : store_(store), clock_(clock) {}
@@ -168,8 +170,8 @@ class LogGroups {
                           const std::vector<InputEvent>& events);
   StatusOr<GetEventsResult> GetEvents(const Scope& scope, const GetEventsRequest& request);
   // Events of the group's matching streams, interleaved by (timestamp, stream, sequence); a page
-  // ends at `limit`, kMaxResponseBytes or kFilterScanBudget rows read — then `next` is set even
-  // if the page is empty.
+  // ends at `limit`, kMaxResponseBytes, kFilterScanBudget rows read or kFilterTimeBudget — then
+  // `next` is set even if the page is empty.
   StatusOr<Page<Event>> FilterEvents(const Scope& scope, const FilterEventsRequest& request);
 
   // Tags of the group that `arn` names (a log-group ARN of this scope, with or without ":*").

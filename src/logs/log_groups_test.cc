@@ -5,6 +5,7 @@
 #include <set>
 #include <utility>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -323,6 +324,31 @@ TEST_F(LogGroupsTest, FilterStopsAtItsScanBudgetWithAnEmptyPageAndAPosition) {
   ASSERT_TRUE(p2.ok());
   EXPECT_THAT(Messages(p2->items), ElementsAre("needle"));
   EXPECT_FALSE(p2->next);
+}
+
+TEST_F(LogGroupsTest, FilterOverManyStreamsPagesEveryEventOnceInTimeOrder) {
+  ASSERT_TRUE(groups_.CreateGroup(kA, {.name = "g"}).ok());
+  constexpr int kStreams = 1000;
+  for (int i = 0; i < kStreams; ++i) {
+    const std::string name = fmt::format("task/{:04}", (i * 7919) % kStreams);  // names not in time order
+    ASSERT_TRUE(groups_.CreateStream(kA, "g", name).ok());
+    MustPut(kA, "g", name, {{Now() + i, fmt::format("m{:04}", i)}, {Now() + kStreams + i, fmt::format("n{:04}", i)}});
+  }
+  std::vector<std::string> got;
+  std::optional<std::string> after;
+  int pages = 0;
+  do {
+    auto p = groups_.FilterEvents(kA, {.group = "g", .limit = 150, .after = after});
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    for (const auto& e : p->items) got.push_back(e.message);
+    after = p->next;
+    ASSERT_LT(++pages, 100);
+  } while (after);
+  ASSERT_EQ(got.size(), 2u * kStreams);
+  for (int i = 0; i < kStreams; ++i) {
+    EXPECT_EQ(got[static_cast<size_t>(i)], fmt::format("m{:04}", i));
+    EXPECT_EQ(got[static_cast<size_t>(kStreams + i)], fmt::format("n{:04}", i));
+  }
 }
 
 TEST_F(LogGroupsTest, TagsOnCreateAndByArnAndDeletingAGroupRemovesEverything) {

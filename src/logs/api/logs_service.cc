@@ -177,7 +177,7 @@ StatusOr<std::string> LogsService::Call(const aws::CallContext& ctx, json::objec
     return std::string("{}");
   }
   if (action == "DescribeLogGroups") {
-    for (std::string_view unsupported : {"accountIdentifiers", "logGroupNamePattern", "logGroupIdentifiers"})
+    for (std::string_view unsupported : {"accountIdentifiers", "logGroupNamePattern", "logGroupIdentifiers", "logGroupClass"})
       if (input.contains(unsupported))
         return Invalid(fmt::format("The parameter {} is not supported by this server.", unsupported));
     std::optional<std::string> after;
