@@ -29,6 +29,7 @@ constexpr std::string_view kByLastEvent = "logs_streams_by_last_event";
 constexpr std::string_view kEvents = "logs_events";
 constexpr std::string_view kTags = "logs_tags";
 constexpr std::string_view kCounters = "logs_counters";
+constexpr std::string_view kDeletedGroups = "logs_deleted_groups";
 
 // AWS's texts (docs/contracts/logs.md).
 constexpr std::string_view kNoGroup = "The specified log group does not exist.";
@@ -194,7 +195,9 @@ Status DeleteGroupRows(WriteTxn& txn, const Scope& scope, std::string_view name,
   RETURN_IF_ERROR(txn.Delete(kGroups, GroupKey(scope, name)));
   RETURN_IF_ERROR(txn.DeleteRange(kStreams, PrefixRange(StreamsPrefix(scope, gid))));
   RETURN_IF_ERROR(txn.DeleteRange(kByLastEvent, PrefixRange(StreamsPrefix(scope, gid))));
-  RETURN_IF_ERROR(txn.DeleteRange(kEvents, PrefixRange(Key().U64(gid).Done())));
+  // The events go later, in bounded transactions (PurgeDeletedGroups): a big group's would hold
+  // the logs store's writer for seconds. Nothing reads them meanwhile: no group row leads to them.
+  RETURN_IF_ERROR(txn.Put(kDeletedGroups, Key().U64(gid).Done(), ""));
   return txn.DeleteRange(kTags, PrefixRange(GroupKey(scope, name)));
 }
 
@@ -283,10 +286,32 @@ Status LogGroups::CreateGroup(const Scope& scope, const GroupSpec& spec) {
 }
 
 Status LogGroups::DeleteGroup(const Scope& scope, std::string_view group) {
-  return store_.Write([&](WriteTxn& txn) -> Status {
+  RETURN_IF_ERROR(store_.Write([&](WriteTxn& txn) -> Status {
     ASSIGN_OR_RETURN(GroupRecord g, FindGroup(txn, scope, group));
     return DeleteGroupRows(txn, scope, group, g.id);
-  });
+  }));
+  return PurgeDeletedGroups();
+}
+
+Status LogGroups::PurgeDeletedGroups() {
+  for (;;) {
+    bool done = false;
+    RETURN_IF_ERROR(store_.Write([&](WriteTxn& txn) -> Status {
+      ASSIGN_OR_RETURN(std::vector<Row> work, txn.Scan(kDeletedGroups, Range{"", ""}, 1));
+      if (work.empty()) {
+        done = true;
+        return OkStatus();
+      }
+      const Range events = PrefixRange(work[0].key);  // the key is Key().U64(gid): the events' prefix
+      ASSIGN_OR_RETURN(std::vector<Row> chunk, txn.Scan(kEvents, events, kPurgeChunk));
+      if (chunk.size() < kPurgeChunk) {
+        RETURN_IF_ERROR(txn.DeleteRange(kEvents, events));
+        return txn.Delete(kDeletedGroups, work[0].key);
+      }
+      return txn.DeleteRange(kEvents, Range{events.begin, KeySuccessor(chunk.back().key)});
+    }));
+    if (done) return OkStatus();
+  }
 }
 
 StatusOr<Page<LogGroup>> LogGroups::DescribeGroups(const Scope& scope, std::string_view prefix, size_t limit,
@@ -674,6 +699,7 @@ StatusOr<std::vector<Tag>> LogGroups::ListTags(const Scope& scope, std::string_v
 }
 
 StatusOr<uint64_t> LogGroups::PruneExpired(TimePoint now) {
+  RETURN_IF_ERROR(PurgeDeletedGroups());  // what a crash interrupted
   const int64_t now_ms = EpochMillis(now);
   // The (scope, group, cutoff) of groups with a retention, then per stream one write.
   struct Due {
@@ -746,7 +772,7 @@ Status LogGroups::ReapAccount(const AccountId& account) {
       ASSIGN_OR_RETURN(GroupRecord g, DecodeGroup(rows[0].value));
       return DeleteGroupRows(txn, Scope{account, Region(region)}, name, g.id);
     }));
-    if (!more) return OkStatus();
+    if (!more) return PurgeDeletedGroups();
   }
 }
 

@@ -149,8 +149,13 @@ class LogGroups {
   static bool ValidRetention(int days);
 
   Status CreateGroup(const Scope& scope, const GroupSpec& spec);
-  // Removes the group, its streams, events and tags (one transaction).
+  // Removes the group, its streams and tags (one transaction; from then on nothing finds its
+  // events), then its events in transactions of at most kPurgeChunk rows (PurgeDeletedGroups).
   Status DeleteGroup(const Scope& scope, std::string_view group);
+  // Deletes the events of deleted groups, kPurgeChunk rows per transaction, until none is left
+  // (what DeleteGroup and ReapAccount started; after a crash, PruneExpired finishes it).
+  Status PurgeDeletedGroups();
+  static constexpr size_t kPurgeChunk = 50000;
   // Groups whose name starts with `prefix`, by name; `after` = a previous page's `next`.
   StatusOr<Page<LogGroup>> DescribeGroups(const Scope& scope, std::string_view prefix, size_t limit,
                                           const std::optional<std::string>& after);
@@ -180,7 +185,7 @@ class LogGroups {
   StatusOr<std::vector<Tag>> ListTags(const Scope& scope, std::string_view arn);
 
   // Retention: deletes every event older than its group's retention at `now` (one transaction per
-  // stream that has any, each stream's first event time updated). Reads every group row: run it
+  // stream that has any, each stream's first event time updated), after PurgeDeletedGroups. Reads every group row: run it
   // every few minutes, not per request. Returns how many streams it pruned.
   StatusOr<uint64_t> PruneExpired(TimePoint now);
 

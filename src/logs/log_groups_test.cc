@@ -351,6 +351,29 @@ TEST_F(LogGroupsTest, FilterOverManyStreamsPagesEveryEventOnceInTimeOrder) {
   }
 }
 
+TEST_F(LogGroupsTest, DeletingABigGroupRemovesItsEventsInBoundedTransactions) {
+  MustGroupAndStream(kA, "big", "s");
+  MustGroupAndStream(kA, "other", "s");
+  const size_t n = LogGroups::kPurgeChunk * 2 + 17;
+  std::vector<InputEvent> batch;
+  for (size_t i = 0; i < n; ++i) {
+    batch.push_back({Now(), "x"});
+    if (batch.size() == 10000 || i + 1 == n) MustPut(kA, "big", "s", std::exchange(batch, {}));
+  }
+  MustPut(kA, "other", "s", {{Now(), "stays"}});
+  ASSERT_TRUE(groups_.DeleteGroup(kA, "big").ok());
+  size_t left = 0;
+  ASSERT_TRUE((*store_).Read([&](store::ReadTxn& txn) -> Status {
+    auto rows = txn.Scan("logs_events", store::Range{"", ""}, 10);
+    left = rows.ok() ? rows->size() : 99;
+    auto work = txn.Scan("logs_deleted_groups", store::Range{"", ""}, 10);
+    EXPECT_TRUE(work.ok() && work->empty());
+    return OkStatus();
+  }).ok());
+  EXPECT_EQ(left, 1u);  // only the other group's event
+  EXPECT_THAT(Messages(groups_.FilterEvents(kA, {.group = "other"})->items), ElementsAre("stays"));
+}
+
 TEST_F(LogGroupsTest, TagsOnCreateAndByArnAndDeletingAGroupRemovesEverything) {
   ASSERT_TRUE(groups_.CreateGroup(kA, {.name = "g", .tags = {{"team", "web"}}}).ok());
   const std::string arn = LogGroups::GroupArn(kA, "g");

@@ -24,6 +24,8 @@ inline constexpr store::TableDef kTables[] = {
     {"logs_tags", 1},
     // "next_id" -> the next group or stream id (decimal).
     {"logs_counters", 1},
+    // (group id) -> "": groups deleted whose events are still being removed (PurgeDeletedGroups).
+    {"logs_deleted_groups", 1},
 };
 inline constexpr store::ModuleSchema kSchema{"logs", 1, kTables};
 
