@@ -56,7 +56,9 @@ class LogsService final : public aws::JsonService {
 class LogsModule final : public iam::AccountReaper {
  public:
   // `token_key` seals nextTokens (the node's pagination key). The store is closed with the module.
-  static StatusOr<std::unique_ptr<LogsModule>> Open(const std::string& state_dir, const std::string& token_key);
+  // `clock` (creation, ingestion and retention times) must outlive the module.
+  static StatusOr<std::unique_ptr<LogsModule>> Open(const std::string& state_dir, const std::string& token_key,
+                                                    const Clock& clock = SystemClock::Get());
   ~LogsModule() override;
 
   LogsService& service() { return *service_; }
