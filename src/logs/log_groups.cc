@@ -490,7 +490,9 @@ StatusOr<GetEventsResult> LogGroups::GetEvents(const Scope& scope, const GetEven
     ASSIGN_OR_RETURN(StreamRecord s, FindStream(txn, scope, g.id, req.stream));
     const int64_t lo = std::max(req.start_ms.value_or(0), RetentionCutoff(g, now));
     Range window{EventTsBound(g.id, s.id, lo),
-                 req.end_ms ? EventTsBound(g.id, s.id, *req.end_ms) : PrefixRange(Key().U64(g.id).U64(s.id).Done()).end};
+                 req.end_ms ? EventTsBound(g.id, s.id, *req.end_ms)
+                            // past every event, yet inside the stream's prefix: a position tokens may carry
+                            : Key().U64(g.id).U64(s.id).U64(UINT64_MAX).Done()};
     // A position is 'f' + inclusive begin key or 'b' + exclusive end key, inside the stream.
     bool forward = req.start_from_head;
     Range range = window;
@@ -519,7 +521,9 @@ StatusOr<GetEventsResult> LogGroups::GetEvents(const Scope& scope, const GetEven
       out.events.push_back(Event{"", e.ts, e.ingestion, std::string(e.message), EventId(e.ts, s.id, e.seq)});
     }
     if (rows.empty()) {
-      out.next_forward = "f" + (forward ? range.begin : range.end);
+      // Nothing in [begin, end): reading on from `begin` sees whatever comes later, and a page in
+      // the direction it was read answers the token it was given (the end, for SDKs).
+      out.next_forward = "f" + range.begin;
       out.next_backward = "b" + (forward ? range.begin : range.end);
     } else {
       out.next_forward = "f" + KeySuccessor(rows.back().key);

@@ -264,6 +264,18 @@ TEST_F(LogGroupsTest, GetEventsPagesForwardAndBackwardAndRepeatsTheForwardTokenA
   MustPut(kA, "g", "s", {{Now() + 10, "m5"}});
   auto more = groups_.GetEvents(kA, {.group = "g", .stream = "s", .limit = 3, .token = end->next_forward});
   EXPECT_THAT(Messages(more->events), ElementsAre("m5"));
+  // An empty stream read from its end: the tokens it answers are good, and the forward one sees what comes.
+  MustGroupAndStream(kA, "g", "empty");
+  auto none = groups_.GetEvents(kA, {.group = "g", .stream = "empty"});
+  ASSERT_TRUE(none.ok());
+  EXPECT_THAT(none->events, IsEmpty());
+  auto still = groups_.GetEvents(kA, {.group = "g", .stream = "empty", .token = none->next_forward});
+  ASSERT_TRUE(still.ok()) << still.status().ToString();
+  EXPECT_EQ(still->next_forward, none->next_forward);
+  ASSERT_TRUE(groups_.GetEvents(kA, {.group = "g", .stream = "empty", .token = none->next_backward}).ok());
+  MustPut(kA, "g", "empty", {{Now(), "late"}});
+  EXPECT_THAT(Messages(groups_.GetEvents(kA, {.group = "g", .stream = "empty", .token = none->next_forward})->events),
+              ElementsAre("late"));
   // [start, end): end exclusive.
   auto window = groups_.GetEvents(kA, {.group = "g", .stream = "s", .start_ms = Now() + 1, .end_ms = Now() + 3,
                                        .start_from_head = true});
