@@ -441,8 +441,10 @@ StatusOr<PutResult> LogGroups::Put(const Scope& scope, std::string_view group, s
   if (!events.empty() && events.back().timestamp_ms - events.front().timestamp_ms > kMaxBatchSpanMs)
     return Invalid("The batch of log events in a single PutLogEvents request cannot span more than 24 hours.");
   PutResult result;
+  std::vector<Event> stored;  // for the ingest listener
   RETURN_IF_ERROR(store_.Write([&](WriteTxn& txn) -> Status {
     result = PutResult{};
+    stored.clear();
     ASSIGN_OR_RETURN(GroupRecord g, FindGroup(txn, scope, group));
     const std::string skey = StreamKey(scope, g.id, stream);
     ASSIGN_OR_RETURN(auto sv, txn.Get(kStreams, skey));
@@ -462,6 +464,7 @@ StatusOr<PutResult> LogGroups::Put(const Scope& scope, std::string_view group, s
         continue;
       }
       RETURN_IF_ERROR(txn.Put(kEvents, EventKey(g.id, s.id, e.timestamp_ms, s.seq), EncodeEventValue(now, e.message)));
+      if (listener_) stored.push_back(Event{std::string(stream), e.timestamp_ms, now, e.message, EventId(e.timestamp_ms, s.id, s.seq)});
       ++s.seq;
       ++result.accepted;
       s.bytes += static_cast<int64_t>(e.message.size());
@@ -479,6 +482,7 @@ StatusOr<PutResult> LogGroups::Put(const Scope& scope, std::string_view group, s
     result.next_sequence_token = fmt::format("{:056}", s.seq);
     return OkStatus();
   }));
+  if (listener_ && !stored.empty()) listener_(scope, group, stored);
   return result;
 }
 

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -169,6 +170,13 @@ class LogGroups {
                                             StreamOrder order, bool descending, size_t limit,
                                             const std::optional<std::string>& after);
 
+  // What Put calls after each commit that stored events: the group, the stream and the stored
+  // events (with their event ids, in order). For StartLiveTail's subscriptions; it runs on the
+  // caller's thread, so it must only hand the events on (never block, never call back in).
+  using IngestListener = std::function<void(const Scope&, std::string_view group, const std::vector<Event>&)>;
+  // REQUIRES: before the first Put (not synchronised with it).
+  void SetIngestListener(IngestListener listener) { listener_ = std::move(listener); }
+
   // Appends a batch to a stream (AWS's rules: chronological, ≤ kMaxBatchBytes, ≤ 24 h span; too
   // new / too old / expired events are skipped and reported). One transaction.
   StatusOr<PutResult> Put(const Scope& scope, std::string_view group, std::string_view stream,
@@ -195,6 +203,7 @@ class LogGroups {
  private:
   store::Store& store_;
   const Clock& clock_;
+  IngestListener listener_;
 };
 
 }  // namespace paddock::logs

@@ -1,5 +1,6 @@
 #include "logs/log_groups.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
@@ -174,6 +175,25 @@ TEST_F(LogGroupsTest, PutFollowsAwsBatchRules) {
   EXPECT_EQ(groups_.Put(kA, "g", "s", full).status().message(),
             "Upload too large: 1048577 bytes exceeds limit of 1048576");
   EXPECT_TRUE(IsError(groups_.Put(kA, "g", "nope", {{now, "a"}}).status(), Error::kResourceNotFound));
+}
+
+TEST_F(LogGroupsTest, TheIngestListenerSeesWhatWasStoredAfterItsCommit) {
+  std::vector<std::string> heard;
+  groups_.SetIngestListener([&](const Scope& s, std::string_view group, const std::vector<Event>& events) {
+    for (const Event& e : events) {
+      heard.push_back(fmt::format("{} {} {} {}", s.account.str(), group, e.stream, e.message));
+      // Committed: a read from inside the listener's caller already finds it, with the same id.
+      auto got = groups_.FilterEvents(s, {.group = std::string(group), .stream_names = {e.stream}});
+      ASSERT_TRUE(got.ok());
+      EXPECT_TRUE(std::any_of(got->items.begin(), got->items.end(),
+                              [&](const Event& stored) { return stored.event_id == e.event_id; }));
+    }
+  });
+  MustGroupAndStream(kA, "g", "s");
+  MustPut(kA, "g", "s", {{Now(), "one"}, {Now() + 1, "two"}});
+  ASSERT_TRUE(groups_.Put(kA, "g", "s", {{Now() - 15LL * 24 * 3600 * 1000, "too old"}}).ok());  // nothing stored
+  EXPECT_FALSE(groups_.Put(kA, "g", "s", {{Now(), "b"}, {Now() - 1, "a"}}).ok());                // refused
+  EXPECT_THAT(heard, ElementsAre("111111111111 g s one", "111111111111 g s two"));
 }
 
 TEST_F(LogGroupsTest, TooOldExpiredAndTooNewEventsAreSkippedAndReportedByIndex) {
