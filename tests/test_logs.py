@@ -285,11 +285,16 @@ class Logs(h.PaddockTestCase):
                 return text in seen
 
             self.assertTrue(read_until("before", time.time() + 30), (seen, proc.stderr.read1() if proc.poll() else b""))
+            # The CLI v2 sleeps 5 s after a last page before it asks again (awscli/customizations/logs/
+            # tail.py, FollowLogEventsGenerator._TIME_TO_SLEEP = 5): 5 s is its own floor, so a line
+            # is due 5 s after it was written plus one FilterLogEvents round trip of the CLI (1 s here).
+            self.latencies = []
             for i in range(3):
                 sent = time.time()
                 self.logs.put_log_events(logGroupName="/follow/g", logStreamName="s",
                                          logEvents=[{"timestamp": now_ms(), "message": f"new {i}"}])
-                self.assertTrue(read_until(f"new {i}", sent + 5 * h.latency_scale()), seen)
+                self.assertTrue(read_until(f"new {i}", sent + (5 + 1) * h.latency_scale()), seen)
+                self.latencies.append(time.time() - sent)
             read_until("never", time.time() + 2.5)  # a poll or two more: nothing is shown again
             self.assertEqual(seen, ["before", "new 0", "new 1", "new 2"])
         finally:
