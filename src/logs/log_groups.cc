@@ -260,7 +260,7 @@ std::string LogGroups::StreamArn(const Scope& scope, std::string_view group, std
   return fmt::format("{}:log-stream:{}", GroupArn(scope, group), stream);
 }
 
-bool LogGroups::ValidRetention(int days) {
+bool LogGroups::ValidRetention(int64_t days) {
   return std::find(std::begin(kRetentionDays), std::end(kRetentionDays), days) != std::end(kRetentionDays);
 }
 
@@ -335,7 +335,7 @@ StatusOr<Page<LogGroup>> LogGroups::DescribeGroups(const Scope& scope, std::stri
   return page;
 }
 
-Status LogGroups::PutRetention(const Scope& scope, std::string_view group, int days) {
+Status LogGroups::PutRetention(const Scope& scope, std::string_view group, int64_t days) {
   if (!ValidRetention(days))
     return Invalid(fmt::format(
         "1 validation error detected: Value '{}' at 'retentionInDays' failed to satisfy constraint: Member must "
@@ -344,7 +344,7 @@ Status LogGroups::PutRetention(const Scope& scope, std::string_view group, int d
         days));
   return store_.Write([&](WriteTxn& txn) -> Status {
     ASSIGN_OR_RETURN(GroupRecord g, FindGroup(txn, scope, group));
-    g.retention = days;
+    g.retention = static_cast<int>(days);  // one of kRetentionDays
     return txn.Put(kGroups, GroupKey(scope, group), EncodeGroup(g));
   });
 }
@@ -582,7 +582,9 @@ StatusOr<Page<Event>> LogGroups::FilterEvents(const Scope& scope, const FilterEv
                                            : EventTsBound(g.id, s.id, ts);
         begin = std::max(begin, resume);
       }
-      std::string end = hi ? EventTsBound(g.id, s.id, *hi + 1) : PrefixRange(Key().U64(g.id).U64(s.id).Done()).end;
+      // endTime is inclusive; at INT64_MAX there is nothing after it to exclude (and +1 would overflow).
+      std::string end = hi && *hi < INT64_MAX ? EventTsBound(g.id, s.id, *hi + 1)
+                                              : PrefixRange(Key().U64(g.id).U64(s.id).Done()).end;
       c.range = Range{std::move(begin), std::move(end)};
       cursors.push_back(std::move(c));
     };

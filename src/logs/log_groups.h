@@ -147,7 +147,7 @@ class LogGroups {
   static std::string GroupArn(const Scope& scope, std::string_view group);
   static std::string StreamArn(const Scope& scope, std::string_view group, std::string_view stream);
   // Whether `days` is one of the retention values AWS accepts (1, 3, 5, 7, 14, 30, … 3653).
-  static bool ValidRetention(int days);
+  static bool ValidRetention(int64_t days);
 
   Status CreateGroup(const Scope& scope, const GroupSpec& spec);
   // Removes the group, its streams and tags (one transaction; from then on nothing finds its
@@ -160,7 +160,7 @@ class LogGroups {
   // Groups whose name starts with `prefix`, by name; `after` = a previous page's `next`.
   StatusOr<Page<LogGroup>> DescribeGroups(const Scope& scope, std::string_view prefix, size_t limit,
                                           const std::optional<std::string>& after);
-  Status PutRetention(const Scope& scope, std::string_view group, int days);
+  Status PutRetention(const Scope& scope, std::string_view group, int64_t days);
   Status DeleteRetention(const Scope& scope, std::string_view group);
 
   Status CreateStream(const Scope& scope, std::string_view group, std::string_view stream);

@@ -1,6 +1,7 @@
 #include "logs/log_groups.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
@@ -232,6 +233,8 @@ TEST_F(LogGroupsTest, RetentionHidesOlderEventsOnReadAndOnlyAwsValuesAreAccepted
             "1 validation error detected: Value '2' at 'retentionInDays' failed to satisfy constraint: Member must "
             "satisfy enum value set: [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, "
             "2192, 2557, 2922, 3288, 3653]");
+  // A value that would truncate to an accepted int (2^32 + 1 -> 1) is still refused.
+  EXPECT_TRUE(IsError(groups_.PutRetention(kA, "g", (int64_t{1} << 32) + 1), Error::kInvalidParameter));
   ASSERT_TRUE(groups_.PutRetention(kA, "g", 1).ok());
   EXPECT_EQ(groups_.DescribeGroups(kA, "g", 1, std::nullopt)->items[0].retention_days, 1);
   EXPECT_THAT(Messages(groups_.FilterEvents(kA, {.group = "g"})->items), ElementsAre("new"));
@@ -320,6 +323,9 @@ TEST_F(LogGroupsTest, FilterInterleavesStreamsByTimeMatchesThePatternAndPagesWit
   EXPECT_EQ(named->items[0].stream, "db/1");
   auto window = groups_.FilterEvents(kA, {.group = "g", .start_ms = t + 2, .end_ms = t + 3});
   EXPECT_THAT(Messages(window->items), ElementsAre("ERROR two", "ERROR db", "ERROR three"));
+  auto widest = groups_.FilterEvents(kA, {.group = "g", .start_ms = INT64_MIN, .end_ms = INT64_MAX});
+  ASSERT_TRUE(widest.ok());
+  EXPECT_EQ(widest->items.size(), 6u);
   // Pages of 2 give the same events, in the same order, with the same ids.
   std::vector<std::string> ids, msgs;
   std::optional<std::string> after;

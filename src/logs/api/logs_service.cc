@@ -194,7 +194,7 @@ StatusOr<std::string> LogsService::Call(const aws::CallContext& ctx, json::objec
   }
   if (action == "PutRetentionPolicy") {
     RETURN_IF_ERROR(groups_.PutRetention(scope, json_fields::Str(input, "logGroupName"),
-                                         static_cast<int>(json_fields::Int(input, "retentionInDays").value_or(0))));
+                                         json_fields::Int(input, "retentionInDays").value_or(0)));
     return std::string("{}");
   }
   if (action == "DeleteRetentionPolicy") {
