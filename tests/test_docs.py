@@ -48,6 +48,16 @@ class GeneratedDocsTest(unittest.TestCase):
                                 capture_output=True, text=True)
         self.assertEqual(result.returncode, 0, result.stderr)
 
+    def test_logs_model_subset_is_current(self):
+        """src/logs/api/models/logs-2014-03-28.json is what tools/gen_logs_model.py cuts from botocore."""
+        try:
+            import botocore  # noqa: F401 - the generator reads botocore's CloudWatch Logs model
+        except ImportError:
+            self.skipTest(f"{sys.executable} has no botocore (scripts/python-env finds a python3 that has)")
+        result = subprocess.run([sys.executable, str(ROOT / "tools/gen_logs_model.py"), "--check"],
+                                capture_output=True, text=True)
+        self.assertEqual(result.returncode, 0, result.stderr)
+
 
 def _gtest_names():
     """Every GoogleTest case under src/ as (suite, name)."""

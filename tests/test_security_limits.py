@@ -630,12 +630,16 @@ class StateDirectory(TaskCase):
 
     def test_the_store_and_its_wal_are_root_only(self):
         self.assertEqual(self.mode(self.state_dir), 0o700)
-        for name in ("paddock.db", "paddock.db-wal", "paddock.db-shm"):
+        for name in ("paddock.db", "paddock.db-wal", "paddock.db-shm", "logs.db", "logs.db-wal", "logs.db-shm"):
             path = os.path.join(self.state_dir, name)
             if os.path.exists(path):
                 self.assertEqual(self.mode(path), 0o600, name)
         r = as_nobody("cat", os.path.join(self.state_dir, "paddock.db"))
         self.assertNotEqual(r.returncode, 0)
+        self.assertIn("Permission denied", r.stderr)
+        # The logs store (issue 12: <state-dir>/logs.db, every tenant's log events) is as private.
+        self.assertTrue(os.path.exists(os.path.join(self.state_dir, "logs.db")))
+        r = as_nobody("cat", os.path.join(self.state_dir, "logs.db"))
         self.assertIn("Permission denied", r.stderr)
         # Loosened by hand (or made by an older Paddock): tightened on the next start.
         state = os.path.join(self.tmp, "loose-state")
@@ -648,7 +652,7 @@ class StateDirectory(TaskCase):
         self.assertEqual(r.returncode, 0, "the loosened store is readable, as the attack needs")
         h.Server(state).start().stop()
         self.assertEqual(self.mode(state), 0o700)
-        for name in ("paddock.db", "paddock.db-wal", "paddock.db-shm"):
+        for name in ("paddock.db", "paddock.db-wal", "paddock.db-shm", "logs.db", "logs.db-wal", "logs.db-shm"):
             if os.path.exists(os.path.join(state, name)):
                 self.assertEqual(self.mode(os.path.join(state, name)), 0o600, name)
         os.chmod(state, 0o755)  # even so, the files themselves refuse nobody

@@ -53,6 +53,7 @@
 #include "sts/api/sts_service.h"
 #include "ssm/api/ssm_service.h"  // issue 12: SSM Parameter Store
 #include "cli/execution_resources.h"  // issue 12: secrets at task start
+#include "logs/api/logs_service.h"  // issue 12: CloudWatch Logs
 #include "sts/service_sessions.h"
 #include "sts/sessions.h"
 #include "ec2/api/ec2_service.h"
@@ -242,6 +243,8 @@ class Node::Impl {
   std::unique_ptr<sts::api::StsService> sts;
   // issue 12: SSM Parameter Store (its key ring, owner, API and account reaper).
   std::unique_ptr<ssm::api::SsmModule> ssm;
+  // issue 12: CloudWatch Logs (its own store <state-dir>/logs.db, owner, API and account reaper).
+  std::unique_ptr<logs::api::LogsModule> logs;
   // IAM (issue 11): roles, users and policies, their reaper, and the Query API over them.
   std::unique_ptr<iam::Directory> iam_directory;
   std::unique_ptr<IamReaper> iam_reaper;
@@ -520,6 +523,9 @@ class Node::Impl {
       // Secrets whose recovery window ended (issue 12).
       auto secrets_reaped = secrets_manager->secrets().ReapDeleted();
       if (!secrets_reaped.ok()) fmt::print(stderr, "paddock: secret reaper: {}\n", secrets_reaped.status().ToString());
+      // issue 12: CloudWatch Logs retention (a pass every 10 minutes at most).
+      if (Status pruned = logs->PruneIfDue(SystemClock::Get().Now()); !pruned.ok())
+        fmt::print(stderr, "paddock: logs retention: {}\n", pruned.ToString());
       lock.lock();
     }
   }
@@ -639,6 +645,9 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   // issue 12: SSM Parameter Store; SecureStrings sealed with <state-dir>/keys/master.key.
   ASSIGN_OR_RETURN(impl->ssm, ssm::api::SsmModule::Open(*impl->store, config.state_dir, token_key));
   impl->front->AddJsonService(&impl->ssm->service());
+  // issue 12: CloudWatch Logs, on its own store so that ingest never queues behind ECS writes.
+  ASSIGN_OR_RETURN(impl->logs, logs::api::LogsModule::Open(config.state_dir, token_key));
+  impl->front->AddJsonService(&impl->logs->service());
   ASSIGN_OR_RETURN(impl->iam_api, iam::api::IamService::Create(*impl->iam_directory, *impl->accounts));
   impl->iam_api->SetAuthorizer(impl->authorizer.get());  // SimulatePrincipalPolicy decides as live calls do
   impl->front->AddQueryService(impl->iam_api.get());
@@ -784,7 +793,8 @@ std::vector<iam::AccountReaper*> Node::reapers() {
           impl_->taskdef_reaper.get(),         impl_->cluster_reaper.get(),
           impl_->capacity_provider_reaper.get(), impl_->account_setting_reaper.get(),
           impl_->session_reaper.get(),         impl_->iam_reaper.get(),
-          impl_->ssm.get(),                    impl_->secrets_manager.get()};  // issue 12
+          impl_->ssm.get(),                    impl_->secrets_manager.get(),
+          impl_->logs.get()};  // issue 12
 }
 
 std::vector<std::string> Node::ImplementedEcsActions() const { return impl_->ecs->ImplementedActions(); }

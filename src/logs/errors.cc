@@ -8,6 +8,9 @@ namespace {
 std::string_view ErrorName(int code) {
   switch (static_cast<Error>(code)) {
     case Error::kInvalidParameter: return "InvalidParameter";
+    case Error::kResourceNotFound: return "ResourceNotFound";
+    case Error::kResourceAlreadyExists: return "ResourceAlreadyExists";
+    case Error::kTooManyTags: return "TooManyTags";
   }
   return "?";
 }
