@@ -1,5 +1,5 @@
 // Secrets Manager's botocore model, the served slice (secretsmanager-2017-10-17.json, cut by
-// tools/gen_secretsmanager_model.py), embedded by cmake/embed.cmake.
+// tools/gen_model_slice.py), embedded by cmake/embed.cmake.
 #pragma once
 
 #include <string_view>

@@ -1,5 +1,5 @@
 // SSM's botocore model, Parameter Store's slice (ssm-2014-11-06.json, cut by
-// tools/gen_ssm_model.py), embedded by cmake/embed.cmake as ECS's and STS's are.
+// tools/gen_model_slice.py), embedded by cmake/embed.cmake as ECS's and STS's are.
 #pragma once
 
 #include <string_view>
