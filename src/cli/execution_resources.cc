@@ -94,15 +94,17 @@ agent::ExecutionResourcesProvider MakeExecutionResourcesProvider(ssm::Parameters
   auto parts = std::make_shared<Parts>(parameters, secrets);
   return [parts, authorizer, &clock](const ecs::task::LaunchSpec& record) -> StatusOr<agent::protocol::ExecutionResources> {
     agent::protocol::ExecutionResources out;
-    // RunTask's overrides.executionRoleArn wins over the revision's, as for the task role.
-    std::string role = StringMember(record.overrides, "executionRoleArn");
-    if (role.empty()) role = StringMember(record.definition, "executionRoleArn");
     const std::string task_id = record.task_arn.substr(record.task_arn.rfind('/') + 1);
     boost::system::error_code ec;
-    const json::value definition = json::parse(record.definition, ec);
-    const json::value* containers =
-        !ec && definition.is_object() ? definition.get_object().if_contains("containerDefinitions") : nullptr;
+    const json::value definition = json::parse(record.definition, ec);  // once: role and containers
+    if (ec || !definition.is_object()) return out;
+    const json::value* containers = definition.get_object().if_contains("containerDefinitions");
     if (containers == nullptr || !containers->is_array()) return out;
+    // RunTask's overrides.executionRoleArn wins over the revision's, as for the task role.
+    std::string role = StringMember(record.overrides, "executionRoleArn");
+    if (const json::value* r = definition.get_object().if_contains("executionRoleArn");
+        role.empty() && r != nullptr && r->is_string())
+      role = std::string(r->get_string());
     if (role.empty()) {  // registration refuses secrets without an execution role; a stored outlier
       out.failure_reason =
           "ResourceInitializationError: unable to pull secrets or registry auth: the task has no execution role";
