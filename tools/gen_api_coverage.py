@@ -82,10 +82,6 @@ def actions_table(path):
     return sorted(set(re.findall(r'"(\w+)"', table)))
 
 
-def iam_implemented():
-    return actions_table(IAM_DISPATCH)
-
-
 # IAM's operations outside issue 11's slice (docs/contracts/iam.md) wait for one reason.
 _IAM_WAITING = ("outside the identity slice of issue 11: groups, instance profiles, login profiles, MFA, SAML and "
                 "OIDC providers, server and signing certificates, SSH keys, account aliases and password policy, "
@@ -119,22 +115,6 @@ def waiting_for(heading, done, ops, waiting, name):
 _SSM_WAITING = ("outside Parameter Store, the part of SSM ECS tasks use (issue 12): Systems Manager's documents, "
                 "automation, Run Command, sessions, inventory, patching, OpsCenter, maintenance windows, "
                 "associations, resource data sync and the managed-instance agent")
-
-
-def render_ssm():
-    done = set(actions_table(SSM_DISPATCH))
-    ops, version = model_operations("ssm")
-    check_known(done, ops, "SSM kActions")
-    lines = coverage([
-        "",
-        "# SSM API coverage",
-        "",
-        f"From `kActions` in `src/ssm/api/ssm_service.cc` and botocore {version}'s SSM model (JSON 1.1;",
-        "behaviour in `docs/contracts/ssm.md`).",
-    ], done, ops, sorted(done))
-    rest = [op for op in ops if op not in done]
-    lines += ["", f"Not served yet ({len(rest)}), {_SSM_WAITING}: " + ", ".join(rest) + "."]
-    return "\n".join(lines) + "\n"
 
 
 # Secrets Manager's operations not served yet, each with what it waits for.
@@ -176,36 +156,34 @@ _LOGS_WAITING = ("outside the slice an ECS deployer reads its apps' output with 
                  "deliveries, anomaly detection, data protection, account and index policies, integrations")
 
 
-def render_logs():
-    done = set(actions_table(LOGS_DISPATCH))
-    ops, version = model_operations("logs")
-    check_known(done, ops, "CloudWatch Logs kActions")
+def render_served_slice(title, dispatch, service, protocol, contract, waiting):
+    """A service of which Paddock serves a slice: the served operations of its `kActions` table
+    (`dispatch`), then the rest in one line with the one reason they wait for (`waiting`)."""
+    done = set(actions_table(dispatch))
+    ops, version = model_operations(service)
+    check_known(done, ops, f"{title} kActions")
     lines = coverage([
         "",
-        "# CloudWatch Logs API coverage",
+        f"# {title} API coverage",
         "",
-        f"From `kActions` in `src/logs/api/logs_service.cc` and botocore {version}'s CloudWatch Logs model",
-        "(JSON 1.1; behaviour in `docs/contracts/logs.md`).",
+        f"From `kActions` in `{dispatch.relative_to(ROOT)}` and botocore {version}'s {title} model ({protocol};",
+        f"behaviour in `docs/contracts/{contract}.md`).",
     ], done, ops, sorted(done))
     rest = [op for op in ops if op not in done]
-    lines += ["", f"Not served yet ({len(rest)}), {_LOGS_WAITING}: " + ", ".join(rest) + "."]
+    lines += ["", f"Not served yet ({len(rest)}), {waiting}: " + ", ".join(rest) + "."]
     return "\n".join(lines) + "\n"
+
+
+def render_ssm():
+    return render_served_slice("SSM", SSM_DISPATCH, "ssm", "JSON 1.1", "ssm", _SSM_WAITING)
+
+
+def render_logs():
+    return render_served_slice("CloudWatch Logs", LOGS_DISPATCH, "logs", "JSON 1.1", "logs", _LOGS_WAITING)
 
 
 def render_iam():
-    done = set(iam_implemented())
-    ops, version = model_operations("iam")
-    check_known(done, ops, "IAM dispatch table")
-    lines = coverage([
-        "",
-        "# IAM API coverage",
-        "",
-        f"From `kActions` in `src/iam/api/iam_service.cc` and botocore {version}'s IAM model (Query protocol;",
-        "behaviour in `docs/contracts/iam.md`).",
-    ], done, ops, sorted(done))
-    rest = [op for op in ops if op not in done]
-    lines += ["", f"Not served yet ({len(rest)}), {_IAM_WAITING}: " + ", ".join(rest) + "."]
-    return "\n".join(lines) + "\n"
+    return render_served_slice("IAM", IAM_DISPATCH, "iam", "Query protocol", "iam", _IAM_WAITING)
 
 
 def render():
