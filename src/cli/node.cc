@@ -51,6 +51,7 @@
 #include "store/sqlite/sqlite_store.h"
 #include "sts/api/session_credentials.h"
 #include "sts/api/sts_service.h"
+#include "kms/keyring.h"  // issue 12: the key ring SSM and Secrets Manager seal with
 #include "ssm/api/ssm_service.h"  // issue 12: SSM Parameter Store
 #include "cli/execution_resources.h"  // issue 12: secrets at task start
 #include "logs/api/logs_service.h"  // issue 12: CloudWatch Logs
@@ -241,7 +242,10 @@ class Node::Impl {
   std::unique_ptr<sts::Sessions> sessions;
   std::unique_ptr<SessionReaper> session_reaper;
   std::unique_ptr<sts::api::StsService> sts;
-  // issue 12: SSM Parameter Store (its key ring, owner, API and account reaper).
+  // issue 12: the node key that seals SSM SecureStrings and Secrets Manager values
+  // (<state-dir>/keys/master.key), opened once and shared by both.
+  std::unique_ptr<kms::KeyRing> keys;
+  // issue 12: SSM Parameter Store (its owner, API and account reaper).
   std::unique_ptr<ssm::api::SsmModule> ssm;
   // issue 12: CloudWatch Logs (its own store <state-dir>/logs.db, owner, API and account reaper).
   std::unique_ptr<logs::api::LogsModule> logs;
@@ -253,7 +257,7 @@ class Node::Impl {
   std::unique_ptr<iam::api::IamRoleDirectory> roles;
   // Task roles' credentials for every agent, in-process or remote (issue 11).
   std::unique_ptr<sts::ServiceRoleSessions> task_role_sessions;
-  // issue 12: Secrets Manager (its key ring, owner, API and account reaper).
+  // issue 12: Secrets Manager (its owner, API and account reaper).
   std::unique_ptr<secretsmanager::api::SecretsManagerModule> secrets_manager;
   std::unique_ptr<aws::ApiFront> front;
   std::unique_ptr<http::Server> server;
@@ -642,8 +646,9 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   impl->front->AddQueryService(impl->ec2.get());
   impl->sts = std::make_unique<sts::api::StsService>(*impl->sessions, impl->roles.get());
   impl->front->AddQueryService(impl->sts.get());
-  // issue 12: SSM Parameter Store; SecureStrings sealed with <state-dir>/keys/master.key.
-  ASSIGN_OR_RETURN(impl->ssm, ssm::api::SsmModule::Open(*impl->store, config.state_dir, token_key));
+  // issue 12: SSM Parameter Store and Secrets Manager (below) seal with <state-dir>/keys/master.key.
+  ASSIGN_OR_RETURN(impl->keys, kms::KeyRing::Open(config.state_dir));
+  ASSIGN_OR_RETURN(impl->ssm, ssm::api::SsmModule::Open(*impl->store, *impl->keys, token_key));
   impl->front->AddJsonService(&impl->ssm->service());
   // issue 12: CloudWatch Logs, on its own store so that ingest never queues behind ECS writes.
   ASSIGN_OR_RETURN(impl->logs, logs::api::LogsModule::Open(config.state_dir, token_key));
@@ -651,9 +656,9 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   ASSIGN_OR_RETURN(impl->iam_api, iam::api::IamService::Create(*impl->iam_directory, *impl->accounts));
   impl->iam_api->SetAuthorizer(impl->authorizer.get());  // SimulatePrincipalPolicy decides as live calls do
   impl->front->AddQueryService(impl->iam_api.get());
-  // issue 12: Secrets Manager; values sealed with <state-dir>/keys/master.key.
+  // issue 12: Secrets Manager; values sealed with the same key ring as SSM's.
   ASSIGN_OR_RETURN(impl->secrets_manager,
-                   secretsmanager::api::SecretsManagerModule::Open(*impl->store, config.state_dir, token_key));
+                   secretsmanager::api::SecretsManagerModule::Open(*impl->store, *impl->keys, token_key));
   impl->front->AddJsonService(&impl->secrets_manager->service());
   // Task roles (issue 11): the control plane mints every task's role credentials, for its own
   // agents and over the agent protocol (GetTaskCredentials) for `paddock agent`s, from the same

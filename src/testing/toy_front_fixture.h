@@ -22,7 +22,9 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,7 +33,10 @@
 
 #include <boost/json.hpp>
 
+#include <fmt/format.h>
+
 #include "aws/front.h"
+#include "aws/service.h"
 #include "aws/sigv4.h"
 #include "cli/schemas.h"
 #include "common/clock.h"
@@ -42,6 +47,42 @@
 #include "store/sqlite/sqlite_store.h"
 
 namespace paddock::testing {
+
+// An authorizer for a service's end-to-end test: records every question the front asks, and
+// refuses those whose resource `Deny`'s predicate picks (none by default) with IAM's wording.
+class RecordingAuthorizer final : public aws::Authorizer {
+ public:
+  Status Authorize(const aws::CallContext& call, const aws::AuthRequest& request) override {
+    std::lock_guard lock(mu_);
+    asked_.push_back(request);
+    if (denies_ && denies_(request.resource))
+      return PermissionDenied(fmt::format("User: {} is not authorized to perform: {} on resource: {} because no "
+                                          "identity-based policy allows the {} action",
+                                          call.principal.arn, request.action, request.resource, request.action));
+    return OkStatus();
+  }
+  // From now on refuses the questions on a resource `denies` picks; an empty function refuses none.
+  void Deny(std::function<bool(std::string_view resource)> denies) {
+    std::lock_guard lock(mu_);
+    denies_ = std::move(denies);
+  }
+  // The questions asked since the last Take or TakeRequests, oldest first.
+  std::vector<aws::AuthRequest> TakeRequests() {
+    std::lock_guard lock(mu_);
+    return std::exchange(asked_, {});
+  }
+  // The same, each as "action resource".
+  std::vector<std::string> Take() {
+    std::vector<std::string> out;
+    for (const aws::AuthRequest& r : TakeRequests()) out.push_back(r.action + " " + r.resource);
+    return out;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<aws::AuthRequest> asked_;           // GUARDED_BY(mu_)
+  std::function<bool(std::string_view)> denies_;  // GUARDED_BY(mu_)
+};
 
 class ToyFrontTest : public ::testing::Test {
  protected:
@@ -109,6 +150,16 @@ class ToyFrontTest : public ::testing::Test {
     auto r = client_->Send(req);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return r.ok() ? *r : http::Response{};
+  }
+
+  // Sends `body` as the JSON 1.1 call `target` ("AmazonSSM.GetParameter"), signed for `service`.
+  http::Response SendJson(const std::string& target, std::string_view service, std::string body) {
+    http::Request req;
+    req.method = "POST";
+    req.target = "/";
+    req.headers = {{"Host", "localhost"}, {"Content-Type", "application/x-amz-json-1.1"}, {"X-Amz-Target", target}};
+    req.body = std::move(body);
+    return SignAndSend(std::move(req), service);
   }
 
   static boost::json::object Body(const http::Response& r) { return boost::json::parse(r.body).as_object(); }

@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -22,28 +21,6 @@ namespace {
 namespace json = boost::json;
 using ::testing::ElementsAre;
 
-// Records every question the front asks and refuses those on a resource ending ":denied".
-class RecordingAuthorizer final : public aws::Authorizer {
- public:
-  Status Authorize(const aws::CallContext& call, const aws::AuthRequest& request) override {
-    std::lock_guard lock(mu_);
-    asked.push_back(request.action + " " + request.resource);
-    if (request.resource.ends_with(":denied"))
-      return PermissionDenied(fmt::format("User: {} is not authorized to perform: {} on resource: {} because no "
-                                          "identity-based policy allows the {} action",
-                                          call.principal.arn, request.action, request.resource, request.action));
-    return OkStatus();
-  }
-  std::vector<std::string> Take() {
-    std::lock_guard lock(mu_);
-    return std::exchange(asked, {});
-  }
-
- private:
-  std::mutex mu_;
-  std::vector<std::string> asked;
-};
-
 class LogsServiceTest : public testing::ToyFrontTest {
  protected:
   void SetUp() override {
@@ -53,6 +30,7 @@ class LogsServiceTest : public testing::ToyFrontTest {
     logs_ = std::move(*module);
     aws::FrontOptions options;
     options.authorizer = &authorizer_;
+    authorizer_.Deny([](std::string_view resource) { return resource.ends_with(":denied"); });
     CreateFront(options);
     front_->AddJsonService(&logs_->service());  // the registration: one line
     ASSERT_NO_FATAL_FAILURE(StartServer());
@@ -77,7 +55,7 @@ class LogsServiceTest : public testing::ToyFrontTest {
     return fmt::format("arn:aws:logs:eu-west-1:{}:log-group:{}", key_.account.str(), g);
   }
 
-  RecordingAuthorizer authorizer_;
+  testing::RecordingAuthorizer authorizer_;
   std::unique_ptr<api::LogsModule> logs_;
 };
 

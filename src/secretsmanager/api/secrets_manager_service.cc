@@ -334,12 +334,10 @@ StatusOr<std::string> SecretsManagerService::Call(const aws::CallContext& ctx, j
   return Internal(fmt::format("{} is not implemented", a));  // Implements() admits none other
 }
 
-StatusOr<std::unique_ptr<SecretsManagerModule>> SecretsManagerModule::Open(store::Store& store,
-                                                                          const std::string& state_dir,
+StatusOr<std::unique_ptr<SecretsManagerModule>> SecretsManagerModule::Open(store::Store& store, kms::KeyRing& keys,
                                                                           const std::string& token_key) {
   std::unique_ptr<SecretsManagerModule> m(new SecretsManagerModule());
-  ASSIGN_OR_RETURN(m->keys_, kms::KeyRing::Open(state_dir));
-  m->secrets_ = std::make_unique<Secrets>(store, *m->keys_, SystemClock::Get());
+  m->secrets_ = std::make_unique<Secrets>(store, keys, SystemClock::Get());
   m->service_ = std::make_unique<SecretsManagerService>(*m->secrets_, aws::TokenCodec(token_key));
   return m;
 }

@@ -2,10 +2,10 @@
 // "secretsmanager") over secretsmanager::Secrets: decodes the front's validated input, calls the
 // owner with typed values, encodes botocore's output shapes, and names the owner's failures with
 // AWS's error types (ErrorFor). The front authorizes each call on the secret's ARN
-// (AuthorizationFor). The node holds it, with its owner and key ring, in a SecretsManagerModule
+// (AuthorizationFor). The node holds it, with its owner, in a SecretsManagerModule
 // (below) and registers it by one line:
 //
-//   ASSIGN_OR_RETURN(auto sm, secretsmanager::api::SecretsManagerModule::Open(store, state_dir, token_key));
+//   ASSIGN_OR_RETURN(auto sm, secretsmanager::api::SecretsManagerModule::Open(store, keys, token_key));
 //   front.AddJsonService(&sm->service());
 #pragma once
 
@@ -55,8 +55,9 @@ class SecretsManagerService final : public aws::JsonService {
 // reaper (iam::AccountReaper) and the deleted-secret reaper's pass (ReapDeleted).
 class SecretsManagerModule final : public iam::AccountReaper {
  public:
-  // `store` must outlive the module. `token_key` seals NextTokens (the node's pagination key).
-  static StatusOr<std::unique_ptr<SecretsManagerModule>> Open(store::Store& store, const std::string& state_dir,
+  // `store` and `keys` (the node's one KeyRing, which seals secret values) must outlive the module.
+  // `token_key` seals NextTokens (the node's pagination key).
+  static StatusOr<std::unique_ptr<SecretsManagerModule>> Open(store::Store& store, kms::KeyRing& keys,
                                                               const std::string& token_key);
 
   SecretsManagerService& service() { return *service_; }
@@ -67,7 +68,6 @@ class SecretsManagerModule final : public iam::AccountReaper {
 
  private:
   SecretsManagerModule() = default;
-  std::unique_ptr<kms::KeyRing> keys_;
   std::unique_ptr<Secrets> secrets_;
   std::unique_ptr<SecretsManagerService> service_;
 };

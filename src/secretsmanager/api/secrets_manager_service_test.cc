@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include <boost/json.hpp>
@@ -21,22 +20,6 @@ namespace paddock::secretsmanager {
 namespace {
 
 namespace json = boost::json;
-
-// Records each question; refuses those whose resource is `deny_resource`.
-class RecordingAuthorizer final : public aws::Authorizer {
- public:
-  Status Authorize(const aws::CallContext& call, const aws::AuthRequest& request) override {
-    std::lock_guard lock(mu_);
-    asked.push_back(request);
-    if (!deny_resource.empty() && request.resource == deny_resource)
-      return PermissionDenied(fmt::format("User: {} is not authorized to perform: {} on resource: {}",
-                                          call.principal.arn, request.action, request.resource));
-    return OkStatus();
-  }
-  std::mutex mu_;
-  std::vector<aws::AuthRequest> asked;
-  std::string deny_resource;
-};
 
 class SecretsManagerServiceTest : public testing::ToyFrontTest {
  protected:
@@ -70,7 +53,7 @@ class SecretsManagerServiceTest : public testing::ToyFrontTest {
   static std::string Type(const http::Response& r) { return std::string(Body(r).at("__type").as_string()); }
   static std::string Message(const http::Response& r) { return std::string(Body(r).at("message").as_string()); }
 
-  RecordingAuthorizer authorizer_;
+  testing::RecordingAuthorizer authorizer_;
   std::unique_ptr<kms::KeyRing> keys_;
   std::unique_ptr<Secrets> secrets_;
   std::unique_ptr<api::SecretsManagerService> service_;
@@ -185,38 +168,38 @@ TEST_F(SecretsManagerServiceTest, TheFrontAuthorizesEachCallOnTheSecretsArn) {
   ASSERT_EQ(made.status, 200) << made.body;
   const std::string arn(Body(made).at("ARN").as_string());
   {
-    std::lock_guard lock(authorizer_.mu_);
-    ASSERT_EQ(authorizer_.asked.size(), 1u);
-    const aws::AuthRequest& q = authorizer_.asked[0];
+    const std::vector<aws::AuthRequest> asked = authorizer_.TakeRequests();
+    ASSERT_EQ(asked.size(), 1u);
+    const aws::AuthRequest& q = asked[0];
     EXPECT_EQ(q.action, "secretsmanager:CreateSecret");
     EXPECT_EQ(q.resource, "arn:aws:secretsmanager:eu-west-1:" + key_.account.str() + ":secret:app/key-??????");
     EXPECT_NE(std::find(q.context.begin(), q.context.end(),
                         std::pair<std::string, std::string>{"aws:RequestTag/team", "red"}),
               q.context.end());
-    authorizer_.asked.clear();
   }
   // By name, partial ARN and full ARN, the question names the full ARN, with its tags.
   for (const std::string& id : {std::string("app/key"), arn.substr(0, arn.size() - 7), arn}) {
     ASSERT_EQ(Call("GetSecretValue", {{"SecretId", id}}).status, 200);
-    std::lock_guard lock(authorizer_.mu_);
-    ASSERT_EQ(authorizer_.asked.size(), 1u);
-    EXPECT_EQ(authorizer_.asked[0].action, "secretsmanager:GetSecretValue");
-    EXPECT_EQ(authorizer_.asked[0].resource, arn);
-    auto tags = authorizer_.asked[0].resource_tags();
+    const std::vector<aws::AuthRequest> asked = authorizer_.TakeRequests();
+    ASSERT_EQ(asked.size(), 1u);
+    EXPECT_EQ(asked[0].action, "secretsmanager:GetSecretValue");
+    EXPECT_EQ(asked[0].resource, arn);
+    auto tags = asked[0].resource_tags();
     ASSERT_TRUE(tags.ok());
     EXPECT_EQ(*tags, (std::vector<std::pair<std::string, std::string>>{{"team", "red"}}));
-    authorizer_.asked.clear();
   }
   // A denial answers AccessDeniedException and runs nothing.
-  authorizer_.deny_resource = arn;
+  authorizer_.Deny([arn](std::string_view resource) { return resource == arn; });
   http::Response denied = Call("PutSecretValue", {{"SecretId", "app/key"}, {"SecretString", "new"}});
   EXPECT_EQ(Type(denied), "AccessDeniedException") << denied.body;
-  authorizer_.deny_resource.clear();
+  authorizer_.Deny(nullptr);
   EXPECT_EQ(Body(Call("GetSecretValue", {{"SecretId", "app/key"}})).at("SecretString").as_string(), "v");
   // ListSecrets names no resource.
+  authorizer_.TakeRequests();
   ASSERT_EQ(Call("ListSecrets", {}).status, 200);
-  std::lock_guard lock(authorizer_.mu_);
-  EXPECT_EQ(authorizer_.asked.back().resource, "*");
+  const std::vector<aws::AuthRequest> asked = authorizer_.TakeRequests();
+  ASSERT_EQ(asked.size(), 1u);
+  EXPECT_EQ(asked[0].resource, "*");
 }
 
 TEST_F(SecretsManagerServiceTest, ListSecretsPagesWithSealedTokens) {

@@ -338,11 +338,10 @@ StatusOr<std::string> SsmService::Call(const aws::CallContext& ctx, json::object
   return json::serialize(json::object{{"TagList", std::move(list)}});
 }
 
-StatusOr<std::unique_ptr<SsmModule>> SsmModule::Open(store::Store& store, const std::string& state_dir,
+StatusOr<std::unique_ptr<SsmModule>> SsmModule::Open(store::Store& store, kms::KeyRing& keys,
                                                      const std::string& token_key) {
   std::unique_ptr<SsmModule> m(new SsmModule());
-  ASSIGN_OR_RETURN(m->keys_, kms::KeyRing::Open(state_dir));
-  m->parameters_ = std::make_unique<Parameters>(store, *m->keys_, SystemClock::Get());
+  m->parameters_ = std::make_unique<Parameters>(store, keys, SystemClock::Get());
   m->service_ = std::make_unique<SsmService>(*m->parameters_, aws::TokenCodec(token_key));
   return m;
 }

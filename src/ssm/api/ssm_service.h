@@ -6,8 +6,8 @@
 //   ssm::api::SsmService ssm(parameters, aws::TokenCodec(token_key));
 //   front.AddJsonService(&ssm);
 //
-// SsmModule (below) is what the node builds: the key ring, the owner, this service and the
-// owner's account reaper, opened from the state directory.
+// SsmModule (below) is what the node builds: the owner, this service and the owner's account
+// reaper, over the node's one key ring.
 #pragma once
 
 #include <memory>
@@ -54,20 +54,19 @@ class SsmService final : public aws::JsonService {
 // The node's SSM: key ring (<state-dir>/keys/master.key), owner, API and account reaper.
 class SsmModule final : public iam::AccountReaper {
  public:
-  // `store` must outlive the module. `token_key` seals NextTokens (the node's pagination key).
-  static StatusOr<std::unique_ptr<SsmModule>> Open(store::Store& store, const std::string& state_dir,
+  // `store` and `keys` (the node's one KeyRing, which seals SecureStrings) must outlive the module.
+  // `token_key` seals NextTokens (the node's pagination key).
+  static StatusOr<std::unique_ptr<SsmModule>> Open(store::Store& store, kms::KeyRing& keys,
                                                    const std::string& token_key);
 
   SsmService& service() { return *service_; }
   Parameters& parameters() { return *parameters_; }
-  kms::KeyRing& keys() { return *keys_; }
 
   std::string_view Name() const override { return "ssm parameters"; }
   Status ReapAccount(const AccountId& account) override { return parameters_->ReapAccount(account); }
 
  private:
   SsmModule() = default;
-  std::unique_ptr<kms::KeyRing> keys_;
   std::unique_ptr<Parameters> parameters_;
   std::unique_ptr<SsmService> service_;
 };

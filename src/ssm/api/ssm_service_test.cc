@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -25,37 +24,19 @@ namespace json = boost::json;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
-// Records every question the front asks and refuses those on a resource ending "/denied".
-class RecordingAuthorizer final : public aws::Authorizer {
- public:
-  Status Authorize(const aws::CallContext& call, const aws::AuthRequest& request) override {
-    std::lock_guard lock(mu_);
-    asked.push_back(request.action + " " + request.resource);
-    if (request.resource.ends_with("/denied"))
-      return PermissionDenied(fmt::format("User: {} is not authorized to perform: {} on resource: {} because no "
-                                          "identity-based policy allows the {} action",
-                                          call.principal.arn, request.action, request.resource, request.action));
-    return OkStatus();
-  }
-  std::vector<std::string> Take() {
-    std::lock_guard lock(mu_);
-    return std::exchange(asked, {});
-  }
-
- private:
-  std::mutex mu_;
-  std::vector<std::string> asked;
-};
-
 class SsmServiceTest : public testing::ToyFrontTest {
  protected:
   void SetUp() override {
     ASSERT_NO_FATAL_FAILURE(OpenStore("ssm"));  // ssm's tables are among the node's
-    auto module = api::SsmModule::Open(*store_, dir_, "token-key-for-tests");
+    auto keys = kms::KeyRing::Open(dir_);  // a file, as the node's
+    ASSERT_TRUE(keys.ok()) << keys.status().ToString();
+    keys_ = std::move(*keys);
+    auto module = api::SsmModule::Open(*store_, *keys_, "token-key-for-tests");
     ASSERT_TRUE(module.ok()) << module.status().ToString();
     ssm_ = std::move(*module);
     aws::FrontOptions options;
     options.authorizer = &authorizer_;
+    authorizer_.Deny([](std::string_view resource) { return resource.ends_with("/denied"); });
     CreateFront(options);
     front_->AddJsonService(&ssm_->service());  // the registration: one line
     ASSERT_NO_FATAL_FAILURE(StartServer());
@@ -82,7 +63,8 @@ class SsmServiceTest : public testing::ToyFrontTest {
     return b.contains("message") ? std::string(b.at("message").as_string()) : std::string();
   }
 
-  RecordingAuthorizer authorizer_;
+  testing::RecordingAuthorizer authorizer_;
+  std::unique_ptr<kms::KeyRing> keys_;
   std::unique_ptr<api::SsmModule> ssm_;
 };
 
