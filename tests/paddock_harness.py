@@ -228,6 +228,14 @@ def create_account(state_dir, account_id=None, name=None):
 
 _SESSION = botocore.session.get_session()
 ECS_MODEL = _SESSION.get_service_model("ecs")
+_MODELS = {"ecs": ECS_MODEL}
+
+
+def service_model(service):
+    """botocore's model of `service` (loaded once)."""
+    if service not in _MODELS:
+        _MODELS[service] = _SESSION.get_service_model(service)
+    return _MODELS[service]
 
 
 class ShapeValidator:
@@ -305,14 +313,14 @@ class ShapeValidator:
 VALIDATOR = ShapeValidator()
 
 
-def validate_output(operation, body):
-    """Validates a raw response body (bytes, str or parsed dict) against the operation's output shape.
-    Returns a list of violation strings (empty = valid)."""
+def validate_output(operation, body, service="ecs"):
+    """Validates a raw response body (bytes, str or parsed dict) against the output shape of `service`'s
+    operation (a JSON-protocol service). Returns a list of violation strings (empty = valid)."""
     if isinstance(body, (bytes, bytearray)):
-        body = json.loads(body.decode("utf-8"))
+        body = json.loads(body.decode("utf-8") or "{}")
     elif isinstance(body, str):
-        body = json.loads(body)
-    shape = ECS_MODEL.operation_model(operation).output_shape
+        body = json.loads(body or "{}")
+    shape = service_model(service).operation_model(operation).output_shape
     if shape is None:
         return [] if body in ({}, None) else [f"{operation} has no output shape but body is {body!r}"]
     return VALIDATOR.validate(body, shape)
@@ -342,7 +350,8 @@ class ShapeViolation(AssertionError):
 class _RawCapture:
     """before-parse hook: keeps the raw response and validates successful bodies strictly."""
 
-    def __init__(self):
+    def __init__(self, service="ecs"):
+        self.service = service
         self.last = None  # (operation, status, headers, body bytes)
         self.validated = 0
 
@@ -353,7 +362,7 @@ class _RawCapture:
         self.last = (op, status, dict(response_dict["headers"]), body)
         if 200 <= status < 300:
             try:
-                errs = validate_output(op, body)
+                errs = validate_output(op, body, self.service)
             except ValueError as e:
                 errs = [f"body is not JSON: {e}: {body[:300]!r}"]
             if errs:
@@ -366,17 +375,42 @@ class _RawCapture:
                 raise ShapeViolation(f"{op} error response malformed: {errs}")
 
 
-def ecs_client(endpoint, key_id, secret, retries=1, validate=True, timeout=30, max_pool=10):
+# The JSON-protocol services whose clients check every response strictly (json_client).
+JSON_SERVICES = ("ecs", "ssm", "secretsmanager", "logs")
+
+
+def json_client(service, endpoint, key_id, secret, region=REGION, retries=1, validate=True, timeout=30,
+                max_pool=10):
+    """A boto3 client of `service` (one of JSON_SERVICES) whose every successful response is validated
+    strictly against botocore's output shape and every error body against JSON 1.1's (a violation
+    raises ShapeViolation); client.paddock_capture keeps the last raw response."""
+    assert service in JSON_SERVICES, service
     cfg = Config(retries={"max_attempts": retries, "mode": "standard"}, connect_timeout=timeout,
                  read_timeout=timeout, max_pool_connections=max_pool)
     c = boto3.session.Session().client(
-        "ecs", endpoint_url=endpoint, region_name=REGION, aws_access_key_id=key_id,
+        service, endpoint_url=endpoint, region_name=region, aws_access_key_id=key_id,
         aws_secret_access_key=secret, config=cfg)
-    cap = _RawCapture()
+    cap = _RawCapture(service)
     if validate:
-        c.meta.events.register("before-parse.ecs.*", cap)
+        c.meta.events.register(f"before-parse.{service}.*", cap)
     c.paddock_capture = cap
     return c
+
+
+def ecs_client(endpoint, key_id, secret, retries=1, validate=True, timeout=30, max_pool=10):
+    return json_client("ecs", endpoint, key_id, secret, retries=retries, validate=validate, timeout=timeout,
+                       max_pool=max_pool)
+
+
+def client(service, endpoint, key_id, secret, region=REGION):
+    """A boto3 client of any service Paddock serves, with no retries: a JSON service's checked strictly
+    (json_client); IAM's signed for us-east-1, where IAM lives, whatever `region` says."""
+    if service in JSON_SERVICES:
+        return json_client(service, endpoint, key_id, secret, region=region)
+    return boto3.session.Session().client(
+        service, endpoint_url=endpoint, region_name=region if service != "iam" else "us-east-1",
+        aws_access_key_id=key_id, aws_secret_access_key=secret,
+        config=Config(retries={"max_attempts": 1, "mode": "standard"}))
 
 
 def raw_last_body(client):

@@ -27,8 +27,6 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import paddock_harness as h  # noqa: E402
-import boto3  # noqa: E402
-from botocore.config import Config  # noqa: E402
 import task_harness as th  # noqa: E402
 
 IMAGE = "busybox:secrets"
@@ -38,10 +36,7 @@ PREFIX = ("ResourceInitializationError: unable to pull secrets or registry auth:
           "failed: ")
 
 
-def client(service, endpoint, key_id, secret):
-    return boto3.session.Session().client(
-        service, endpoint_url=endpoint, region_name=h.REGION, aws_access_key_id=key_id,
-        aws_secret_access_key=secret, config=Config(retries={"max_attempts": 1, "mode": "standard"}))
+client = h.client
 
 
 @unittest.skipIf(th.skip_reason() is not None, th.skip_reason() or "")

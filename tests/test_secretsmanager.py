@@ -13,31 +13,8 @@ import unittest
 import uuid
 
 import paddock_harness as h
-import boto3  # noqa: E402
-from botocore.config import Config  # noqa: E402
 
-SM_MODEL = boto3.session.Session()._session.get_service_model("secretsmanager")
-
-
-def client(service, endpoint, key_id, secret, region=h.REGION):
-    c = boto3.session.Session().client(
-        service, endpoint_url=endpoint, region_name=region if service != "iam" else "us-east-1",
-        aws_access_key_id=key_id, aws_secret_access_key=secret,
-        config=Config(retries={"max_attempts": 1, "mode": "standard"}))
-    if service == "secretsmanager":
-        def strict(operation_model, response_dict, **kwargs):
-            if 200 <= response_dict["status_code"] < 300:
-                body = json.loads(response_dict["body"] or b"{}")
-                shape = SM_MODEL.operation_model(operation_model.name).output_shape
-                errs = h.VALIDATOR.validate(body, shape) if shape else ([] if body == {} else [f"body {body!r}"])
-                if errs:
-                    raise h.ShapeViolation(f"{operation_model.name}: {errs[:10]}")
-            else:
-                errs = h.validate_error_body(response_dict["body"])
-                if errs:
-                    raise h.ShapeViolation(f"{operation_model.name} error: {errs}")
-        c.meta.events.register("before-parse.secretsmanager.*", strict)
-    return c
+client = h.client
 
 
 class SecretsManager(h.PaddockTestCase):
