@@ -703,7 +703,7 @@ TEST_F(AgentTest, SecretsTheControlPlaneFetchesReachOnlyTheirContainersEnvironme
     asked.push_back(record.task_arn);
     EXPECT_NE(record.definition.find("valueFrom"), std::string::npos);  // the pinned revision
     protocol::ExecutionResources r;
-    r.containers.push_back({"web", {{"DB_PASSWORD", "hunter2"}, {"MODE", "secret"}}});
+    r.containers.push_back({"web", {{"DB_PASSWORD", "hunter2"}, {"MODE", "secret"}}, std::nullopt});
     return r;
   });
   StartAgent();
