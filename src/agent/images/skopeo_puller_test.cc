@@ -117,6 +117,7 @@ TEST(SkopeoPullerTest, TaskCredentialsGoInAPrivateAuthFileRemovedAfterUse) {
     EXPECT_EQ(text, R"({"auths":{"127.0.0.1:5000":{"auth":"YWxpY2U6cGE6c3M="}}})");  // base64("alice:pa:ss")
   }
   EXPECT_FALSE(fs::exists(dir));
+  fs::remove_all(parent);
 }
 
 TEST(SkopeoPullerTest, ErrorDetailIsTheFatalMessageUnquoted) {

@@ -47,6 +47,8 @@ class FakeSecrets : public SecretReader {
     scopes.insert(scope);
     for (const auto& [arn, versions] : secrets)
       if (arn == id || arn.substr(0, arn.size() - 7) == id) return arn;
+    for (const auto& [arn, versions] : secrets)  // a name: the ARN's name part without its suffix
+      if (const size_t at = arn.find(":secret:") + 8; arn.substr(at, arn.size() - 7 - at) == id) return arn;
     return NotFound("no such secret");
   }
   StatusOr<Value> Read(const Scope& scope, std::string_view arn, std::string_view stage, std::string_view version) override {
