@@ -230,6 +230,8 @@ class Agent::Driver {
     // Its secrets as "NAME=value", fetched by the control plane as the task's execution role
     // (FetchExecutionResources); only ever put into the container's environment.
     std::vector<std::string> secret_env;
+    // Its repositoryCredentials' username and password, fetched likewise; only for its pull.
+    std::optional<images::RegistryCredentials> registry_auth;
     std::vector<std::pair<std::string, std::string>> depends_on;  // (containerName, condition)
     // How long dependants wait on this container for COMPLETE, SUCCESS or HEALTHY once it started;
     // 0: as long as the task lives.
@@ -353,12 +355,14 @@ class Agent::Driver {
     TaskStateChange pending = Change("PENDING");
     pending.pull_started_at = pull_started;
     if (!Report(std::move(pending))) return;
+    // Secrets and registry credentials, as the execution role: before the pulls that use them.
+    if (!FetchExecutionResources()) return;
     for (auto& c : containers_) {
       // From the store, else pulled (images/skopeo_puller.h); the message is ECS's text after the prefix.
       // A pull's progress shows in the task's log directory and the agent's log (agent/pull_progress.h).
       PullReporter pull(spec_.task_arn, c.name, c.image,
                         agent_.options_.logs_dir.empty() ? std::filesystem::path() : LogDir(), agent_.clock_);
-      auto r = agent_.images_.ResolveOrPull(c.image, pull.Fn());
+      auto r = agent_.images_.ResolveOrPull(c.image, pull.Fn(), c.registry_auth ? &*c.registry_auth : nullptr);
       if (!r.ok()) {
         if (r.status().code() == StatusCode::kAborted) return;  // the node is stopping: abandoned where it is
         c.reason = fmt::format("CannotPullContainerError: {}", r.status().message());
@@ -373,14 +377,14 @@ class Agent::Driver {
     activating.pull_stopped_at = agent_.clock_.Now();
     if (!Report(std::move(activating))) return;
 
-    if (!FetchExecutionResources()) return;  // secrets, as the execution role
     if (!SetUpNetwork()) return;
     if (!PrepareTaskFiles()) return;  // hosts, resolv.conf, volumes, the task's cgroup
     Supervise();
   }
 
-  // The containers' secrets, fetched by the control plane as the task's execution role
-  // (Control::PrepareExecutionResources; a task without secrets asks nothing), kept for SpecFor.
+  // The containers' secrets and registry credentials, fetched by the control plane as the task's
+  // execution role (Control::PrepareExecutionResources; a task without any asks nothing), kept for
+  // SpecFor and the pulls.
   // A failure the control plane answers stops the task with its reason; a fetch that fails is
   // tried again after 1, 2 and 4 s, then the task stops. A control plane that fetches nothing
   // (FailedPrecondition) refuses the secrets as this node's before. False: torn down or stopping.
@@ -397,8 +401,11 @@ class Agent::Driver {
       if (r.ok()) {
         for (const protocol::ExecutionResources::Container& got : r->containers)
           for (Container& c : containers_)
-            if (c.name == got.name)
+            if (c.name == got.name) {
               for (const auto& v : got.secrets) c.secret_env.push_back(v.name + "=" + v.value);
+              if (got.registry_auth)
+                c.registry_auth = images::RegistryCredentials{got.registry_auth->username, got.registry_auth->password};
+            }
         return true;
       }
       if (r.status().code() == StatusCode::kFailedPrecondition) {
@@ -410,6 +417,15 @@ class Agent::Driver {
                                "SSM Parameter Store or Secrets Manager (valueFrom '{}') are not supported by this "
                                "node's control plane",
                                c.name, Str(*secrets.front(), "valueFrom")));
+          return false;
+        }
+        for (const Container& c : containers_) {
+          if (!c.definition.contains("repositoryCredentials")) continue;
+          Teardown("TaskFailedToStart",
+                   fmt::format("ResourceInitializationError: container '{}': unable to pull registry auth: private "
+                               "registry credentials (repositoryCredentials) are not supported by this node's "
+                               "control plane",
+                               c.name));
           return false;
         }
       }

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -703,7 +704,7 @@ TEST_F(AgentTest, SecretsTheControlPlaneFetchesReachOnlyTheirContainersEnvironme
     asked.push_back(record.task_arn);
     EXPECT_NE(record.definition.find("valueFrom"), std::string::npos);  // the pinned revision
     protocol::ExecutionResources r;
-    r.containers.push_back({"web", {{"DB_PASSWORD", "hunter2"}, {"MODE", "secret"}}});
+    r.containers.push_back({"web", {{"DB_PASSWORD", "hunter2"}, {"MODE", "secret"}}, std::nullopt});
     return r;
   });
   StartAgent();
@@ -746,6 +747,43 @@ TEST_F(AgentTest, ASecretTheControlPlaneCannotFetchStopsTheTaskWithItsReason) {
   EXPECT_EQ(Str(t, "stopCode"), "TaskFailedToStart");
   EXPECT_EQ(Str(t, "stoppedReason"), reason);
   EXPECT_FALSE(Exists(Id(arn, 0)));
+}
+
+// Registry credentials (repositoryCredentials) come in the same answer, before any pull, and go
+// to that container's pull only.
+TEST_F(AgentTest, RegistryCredentialsTheControlPlaneFetchesGoToTheirContainersPullOnly) {
+  // Records what each pull was given and refuses it. Static: it outlives the fixture's agent.
+  static struct RecordingPuller final : images::Puller {
+    Status Pull(const images::Reference& ref, const std::string&, images::PullContext& context) override {
+      std::lock_guard lock(mu);
+      seen[ref.String()] = context.credentials != nullptr
+                               ? context.credentials->username + ":" + context.credentials->password
+                               : "(none)";
+      return PermissionDenied("pull access denied, repository does not exist or may require authorization: "
+                              "authentication required");
+    }
+    std::mutex mu;
+    std::map<std::string, std::string> seen;
+  } puller;
+  images_.SetPuller(&puller);
+  control_.SetExecutionResourcesProvider([&](const ecs::task::LaunchSpec&) -> StatusOr<protocol::ExecutionResources> {
+    protocol::ExecutionResources r;
+    r.containers.push_back({"web", {}, protocol::RegistryAuth{"alice", "pw"}});
+    return r;
+  });
+  StartAgent();
+  const std::string arn = Run(R"([{"name":"web","image":"localhost:5000/private:1",
+                                   "repositoryCredentials":{"credentialsParameter":"registry/alice"}}])",
+                              R"(,"executionRoleArn":"arn:aws:iam::123456789012:role/exec")");
+  const std::string other = Run(R"([{"name":"web","image":"localhost:5000/private:2"}])");
+  json::object t = WaitStatus(arn, "STOPPED");
+  EXPECT_EQ(Str(t, "stopCode"), "TaskFailedToStart");
+  EXPECT_EQ(Str(t, "stoppedReason").rfind("CannotPullContainerError: pull access denied", 0), 0u) << Str(t, "stoppedReason");
+  WaitStatus(other, "STOPPED");
+  std::lock_guard lock(puller.mu);
+  EXPECT_EQ(puller.seen["localhost:5000/private:1"], "alice:pw");
+  EXPECT_EQ(puller.seen["localhost:5000/private:2"], "(none)");
+  EXPECT_EQ(json::serialize(Describe(arn)).find("alice"), std::string::npos);
 }
 
 TEST_F(AgentTest, SecretsAreRefusedWhereTheControlPlaneFetchesNone) {

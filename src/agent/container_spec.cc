@@ -133,9 +133,6 @@ Status CheckSupported(const json::object& task_definition, const json::object& o
           "yet; put the variables in environment instead",
           Str(*env_files.front(), "value")));
     }
-    if (c->contains("repositoryCredentials")) {
-      return refuse("private registry authentication (repositoryCredentials) is not supported yet");
-    }
     if (std::string driver = Str(Obj(*c, "logConfiguration"), "logDriver"); !driver.empty() && driver != "json-file") {
       return refuse(fmt::format(
           "failed to initialize logging driver: log driver '{}' is not supported yet (a container's output is kept "

@@ -218,7 +218,8 @@ TEST(CheckSupportedTest, RefusesWhatItCannotProvide) {
   EXPECT_EQ(Refusal(R"({"containerDefinitions":[{"name":"a","logConfiguration":{"logDriver":"awslogs"}}]})"),
             "container 'a': failed to initialize logging driver: log driver 'awslogs' is not supported yet (a "
             "container's output is kept on the node: paddock logs TASK)");
-  EXPECT_NE(Refusal(R"({"containerDefinitions":[{"name":"a","repositoryCredentials":{"credentialsParameter":"x"}}]})"), "");
+  // So are repositoryCredentials (the pull authenticates with what it fetched).
+  EXPECT_EQ(Refusal(R"({"containerDefinitions":[{"name":"a","repositoryCredentials":{"credentialsParameter":"x"}}]})"), "");
   EXPECT_NE(Refusal(R"({"containerDefinitions":[{"name":"a","linuxParameters":{"devices":[{"hostPath":"/dev/fuse"}]}}]})"), "");
   EXPECT_TRUE(CheckSupported(Obj(R"({"containerDefinitions":[{"name":"a","linuxParameters":{"devices":[{"hostPath":"/dev/fuse"}]}}]})"),
                              Obj("{}"), HostAccess::kAllowed)

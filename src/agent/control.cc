@@ -32,6 +32,7 @@ bool NeedsExecutionResources(const protocol::LaunchSpec& spec) {
   for (const json::value& c : containers->get_array()) {
     const json::value* secrets = c.is_object() ? c.get_object().if_contains("secrets") : nullptr;
     if (secrets != nullptr && secrets->is_array() && !secrets->get_array().empty()) return true;
+    if (c.is_object() && c.get_object().contains("repositoryCredentials")) return true;
   }
   return false;
 }

@@ -78,7 +78,8 @@ class Control {
   // ecs-tasks.amazonaws.com), with a message for the container; Unavailable by default.
   virtual StatusOr<metadata::RoleCredentials> TaskRoleCredentials(std::string_view agent_id,
                                                                   const protocol::LaunchSpec& spec);
-  // What the start of `spec`'s task fetches as its execution role (its containers' secrets),
+  // What the start of `spec`'s task fetches as its execution role (its containers' secrets and
+  // private registry credentials),
   // fetched by the control plane from its own record of the task — which must be assigned to
   // `agent_id` and not STOPPED — never by the node (a node holds no IAM rights). A value that
   // cannot be had is an answer (failure_reason). FailedPrecondition by default: this control
@@ -88,8 +89,8 @@ class Control {
                                                                           const protocol::LaunchSpec& spec);
 };
 
-// Whether `spec`'s pinned definition gives any container secrets (what PrepareExecutionResources
-// fetches; a task without any asks nothing).
+// Whether `spec`'s pinned definition gives any container secrets or repositoryCredentials (what
+// PrepareExecutionResources fetches; a task without any asks nothing).
 bool NeedsExecutionResources(const protocol::LaunchSpec& spec);
 
 // The task role `spec`'s task runs with: its overrides' taskRoleArn, else its pinned definition's;

@@ -105,7 +105,7 @@ agent::ExecutionResourcesProvider MakeExecutionResourcesProvider(ssm::Parameters
     if (const json::value* r = definition.get_object().if_contains("executionRoleArn");
         role.empty() && r != nullptr && r->is_string())
       role = std::string(r->get_string());
-    if (role.empty()) {  // registration refuses secrets without an execution role; a stored outlier
+    if (role.empty()) {  // registration refuses secrets (and repositoryCredentials) without one; an outlier
       out.failure_reason =
           "ResourceInitializationError: unable to pull secrets or registry auth: the task has no execution role";
       return out;
@@ -126,8 +126,11 @@ agent::ExecutionResourcesProvider MakeExecutionResourcesProvider(ssm::Parameters
     ASSIGN_OR_RETURN(ecs::execution::Resolution r, parts->resolver.Resolve(task, containers->get_array(), authorize));
     out.failure_reason = std::move(r.failure_reason);
     for (ecs::execution::ContainerSecrets& c : r.containers) {
-      agent::protocol::ExecutionResources::Container got{std::move(c.container), {}};
+      agent::protocol::ExecutionResources::Container got{std::move(c.container), {}, std::nullopt};
       for (ecs::execution::SecretEnv& e : c.env) got.secrets.push_back({std::move(e.name), std::move(e.value)});
+      if (c.registry_auth)
+        got.registry_auth = agent::protocol::RegistryAuth{std::move(c.registry_auth->username),
+                                                          std::move(c.registry_auth->password)};
       out.containers.push_back(std::move(got));
     }
     return out;

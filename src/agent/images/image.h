@@ -36,6 +36,9 @@ struct ImageInfo {
   std::vector<Layer> layers;  // base first, as in the manifest
   uint64_t size = 0;          // sum of the layer blobs' sizes
   TimePoint created_at;       // when this name was written
+  // Pulled with a task's private registry credentials: reused only by a caller its registry still
+  // admits (ImageStore::ResolveOrPull), never lent out (WithLayout) nor suggested as a near name.
+  bool pulled_with_credentials = false;
 };
 
 // What a runtime needs to start a container from an image.

@@ -456,8 +456,8 @@ StatusOr<std::vector<std::string>> ImageStore::ImportArchive(const std::string& 
         if (name.digest && *name.digest != manifest_digest)
           return InvalidArgument(fmt::format("the archive names image {} '{}', which is another digest",
                                              manifest_digest.str(), name.String()));
-        pending.images.push_back(
-            ImageInfo{StoredName(name), manifest_digest, image.config->digest, layers, size, clock_.Now()});
+        pending.images.push_back(ImageInfo{StoredName(name), manifest_digest, image.config->digest, layers, size,
+                                           clock_.Now(), options.pulled_with_credentials});
       }
     }
     ASSIGN_OR_RETURN(names, Install(pending));
@@ -511,7 +511,8 @@ StatusOr<std::string> ImageStore::ImportRootfs(const std::string& path, std::str
         {std::string(oci::kMediaTypeConfig), config_digest, config_json.size(), {}, {}, {}},
         {{layer.media_type, layer.digest, layer.size, {}, {}, {}}});
     ASSIGN_OR_RETURN(Digest manifest_digest, pending.AddGeneratedBlob(manifest));
-    pending.images.push_back(ImageInfo{StoredName(ref), manifest_digest, config_digest, {layer}, layer.size, clock_.Now()});
+    pending.images.push_back(
+        ImageInfo{StoredName(ref), manifest_digest, config_digest, {layer}, layer.size, clock_.Now(), false});
     ASSIGN_OR_RETURN(names, Install(pending));
     moved_a_name = pending.moved_a_name;
   }
@@ -755,6 +756,7 @@ StatusOr<std::vector<std::string>> ImageStore::NearNames(std::string_view refere
   const size_t bound = std::max<size_t>(2, want.size() / 6);
   std::vector<std::pair<size_t, std::string>> near;
   for (const ImageInfo& info : all) {
+    if (info.pulled_with_credentials) continue;
     auto ref = ParseReference(info.reference);
     if (!ref.ok()) continue;
     const std::string name = ref->Familiar();
@@ -767,14 +769,28 @@ StatusOr<std::vector<std::string>> ImageStore::NearNames(std::string_view refere
 }
 
 StatusOr<ResolvedImage> ImageStore::ResolveOrPull(std::string_view reference, Puller& puller,
-                                                  const PullProgressFn& progress) {
+                                                  const PullProgressFn& progress,
+                                                  const RegistryCredentials* credentials) {
   auto parsed = ParseReference(reference);
   if (!parsed.ok()) return InvalidArgument(fmt::format("invalid reference format: {}", parsed.status().message()));
   const Reference& ref = *parsed;
   RETURN_IF_ERROR(EnsureLayout());
   ASSIGN_OR_RETURN(std::optional<ImageInfo> info, Lookup(ref));
+  if (info && info->pulled_with_credentials) {
+    // A private image: reused only if this caller's own pull would be admitted now.
+    if (!puller.ChecksAccess()) {
+      info.reset();  // pulled again, with this caller's credentials
+    } else {
+      PullContext context;
+      context.credentials = credentials;
+      if (Status allowed = puller.CheckAccess(ref, context); !allowed.ok()) return MissStatus(ref, allowed, context);
+    }
+  }
   if (!info) {
-    const std::string key = ref.String();
+    // Callers with other credentials (or none) never share a pull: each is its own proof of access.
+    std::string key = ref.String();
+    if (credentials != nullptr)
+      key += "\n" + Sha256Of(credentials->username + "\n" + credentials->password).str();
     std::shared_ptr<PullFlight> flight;
     bool leader = false;
     {
@@ -790,7 +806,7 @@ StatusOr<ResolvedImage> ImageStore::ResolveOrPull(std::string_view reference, Pu
         std::lock_guard lock(flight->mu);
         flight->watchers.push_back(progress);
       }
-      status = PullAndImport(ref, puller, *flight);
+      status = PullAndImport(ref, puller, *flight, credentials);
       {
         std::lock_guard lock(flights_mu_);
         flights_.erase(key);
@@ -810,8 +826,9 @@ StatusOr<ResolvedImage> ImageStore::ResolveOrPull(std::string_view reference, Pu
   return Resolve(reference);
 }
 
-StatusOr<ResolvedImage> ImageStore::ResolveOrPull(std::string_view reference, const PullProgressFn& progress) {
-  if (puller_ != nullptr) return ResolveOrPull(reference, *puller_, progress);
+StatusOr<ResolvedImage> ImageStore::ResolveOrPull(std::string_view reference, const PullProgressFn& progress,
+                                                  const RegistryCredentials* credentials) {
+  if (puller_ != nullptr) return ResolveOrPull(reference, *puller_, progress, credentials);
   auto r = Resolve(reference);
   if (r.status().code() == StatusCode::kNotFound)
     return NotFound(fmt::format("{}: not found in the local image store, and this node does not pull from registries",
@@ -819,30 +836,35 @@ StatusOr<ResolvedImage> ImageStore::ResolveOrPull(std::string_view reference, co
   return r;
 }
 
-Status ImageStore::PullAndImport(const Reference& ref, Puller& puller, PullFlight& flight) {
+Status ImageStore::MissStatus(const Reference& ref, const Status& failure, const PullContext& context) {
+  std::vector<std::string> near = context.near_names;
+  if (!context.looked_in.empty()) {
+    auto mine = NearNames(ref.String());
+    if (mine.ok())
+      for (auto& n : *mine)
+        if (std::find(near.begin(), near.end(), n) == near.end()) near.push_back(std::move(n));
+    if (near.size() > 3) near.resize(3);
+  }
+  return Status(failure.code(), WordMiss(ref, failure, context, near));
+}
+
+Status ImageStore::PullAndImport(const Reference& ref, Puller& puller, PullFlight& flight,
+                                 const RegistryCredentials* credentials) {
   // Shared: garbage collection empties tmp/ only when no import holds the lock.
   ASSIGN_OR_RETURN(FileLock lock, FileLock::Acquire(dir_ + "/lock", FileLock::Mode::kShared));
   ASSIGN_OR_RETURN(std::string work_path, MakeWorkDir());
   ScopedDir work(work_path);
   const std::string archive = work.path() + "/pulled.tar";
   PullContext context;
+  context.credentials = credentials;
   context.progress = [&flight](const PullProgress& p) {
     std::lock_guard l(flight.mu);
     for (const auto& watcher : flight.watchers) watcher(p);
   };
-  if (Status pulled = puller.Pull(ref, archive, context); !pulled.ok()) {
-    std::vector<std::string> near = context.near_names;
-    if (!context.looked_in.empty()) {
-      auto mine = NearNames(ref.String());
-      if (mine.ok())
-        for (auto& n : *mine)
-          if (std::find(near.begin(), near.end(), n) == near.end()) near.push_back(std::move(n));
-      if (near.size() > 3) near.resize(3);
-    }
-    return Status(pulled.code(), WordMiss(ref, pulled, context, near));
-  }
+  if (Status pulled = puller.Pull(ref, archive, context); !pulled.ok()) return MissStatus(ref, pulled, context);
   ImportOptions options;
   options.name = ref.String();
+  options.pulled_with_credentials = credentials != nullptr;
   auto imported = ImportArchive(archive, options);
   if (!imported.ok())
     return Status(imported.status().code(),
@@ -857,7 +879,8 @@ Status ImageStore::WithLayout(std::string_view reference, const std::function<St
   // Shared: no garbage collection deletes the blobs (or the layout in tmp/) while `use` reads them.
   ASSIGN_OR_RETURN(FileLock lock, FileLock::Acquire(dir_ + "/lock", FileLock::Mode::kShared));
   ASSIGN_OR_RETURN(std::optional<ImageInfo> info, Lookup(ref));
-  if (!info) return NotFound(fmt::format("image {} not found in the local image store", ref.String()));
+  if (!info || info->pulled_with_credentials)
+    return NotFound(fmt::format("image {} not found in the local image store", ref.String()));
   ASSIGN_OR_RETURN(std::string manifest, ReadFile(BlobPath(info->manifest_digest), oci::kMaxDocumentBytes));
   if (Sha256Of(manifest) != info->manifest_digest)
     return DataLoss(fmt::format("the manifest blob {} of {} is missing or corrupt; remove the image and import it again",

@@ -57,6 +57,9 @@ struct ImportOptions {
   // The name for an archive image that carries none; when the archive names an image by a tag
   // only (an OCI ref.name like "1.0"), the repository of this name gets that tag.
   std::string name;
+  // The archive was pulled with a task's private registry credentials: every name written is
+  // marked so (ImageInfo::pulled_with_credentials).
+  bool pulled_with_credentials = false;
 };
 
 // A command as users write it for --cmd / --entrypoint: a JSON array of strings
@@ -109,20 +112,32 @@ class ImageStore {
   // names close to it: "<ECS text>; docker.io/library/busybx:demo is neither in this node's image
   // store nor in its registry docker.io (did you mean busybox:demo?)"; the ECS text is cut so
   // that the whole stays within ECS's 1024 characters with the prefix.
+  //
+  // Private images. `credentials` (may be null) are the caller's own for the reference's registry
+  // (a container's repositoryCredentials): a pull made with them marks what it stores
+  // (ImageInfo::pulled_with_credentials), and pulls share a flight only with callers of the same
+  // credentials. A stored image so marked is reused only after the registry admitted this
+  // caller's credentials (none: anonymous) to its manifest now (Puller::CheckAccess; a puller
+  // that cannot check pulls again): the store is the node's, shared by every account, and a
+  // private image must not run for a task whose own pull would be refused. A refusal reads as
+  // that pull's failure would, whether the image was stored or not.
   StatusOr<ResolvedImage> ResolveOrPull(std::string_view reference, Puller& puller,
-                                        const PullProgressFn& progress = {});
+                                        const PullProgressFn& progress = {},
+                                        const RegistryCredentials* credentials = nullptr);
   // The same through the puller set with SetPuller; without one, a reference not in the store is
   // NotFound ("REF: not found in the local image store, and this node does not pull").
-  StatusOr<ResolvedImage> ResolveOrPull(std::string_view reference, const PullProgressFn& progress = {});
+  StatusOr<ResolvedImage> ResolveOrPull(std::string_view reference, const PullProgressFn& progress = {},
+                                        const RegistryCredentials* credentials = nullptr);
   // REQUIRES: called before any ResolveOrPull; `puller` outlives this store (nullptr: none).
   void SetPuller(Puller* puller) { puller_ = puller; }
 
   // The store's names closest to `reference` by edit distance (a typo's likely meaning), closest
   // first, at most 3, in their familiar form ("busybox:demo" for docker.io/library/busybox:demo).
+  // Never an image pulled with credentials (its name is its puller's business).
   StatusOr<std::vector<std::string>> NearNames(std::string_view reference);
 
   // `reference`'s image lent as an OCI image layout for reading (skopeo's oci: transport), for
-  // `use` only: `layout_dir` holds oci-layout and an index.json naming only its manifest; its blobs
+  // `use` only (NotFound for an image pulled with credentials: it is lent to no one): `layout_dir` holds oci-layout and an index.json naming only its manifest; its blobs
   // are the store's own, in `blob_dir` (skopeo's --src-shared-blob-dir). Garbage collection waits
   // until `use` returns. NotFound when the store lacks the reference.
   struct Layout {
@@ -163,8 +178,13 @@ class ImageStore {
     Status status;      // GUARDED_BY(mu)
     std::vector<PullProgressFn> watchers;  // GUARDED_BY(mu): every caller's progress
   };
-  // Pulls `ref` into tmp/ and imports it; a miss is worded with where the image is not.
-  Status PullAndImport(const Reference& ref, Puller& puller, PullFlight& flight);
+  // A failed pull's (or access check's) status, worded with where the image is not and the
+  // store's names close to it.
+  Status MissStatus(const Reference& ref, const Status& failure, const PullContext& context);
+  // Pulls `ref` into tmp/ (with `credentials`, may be null) and imports it; a miss is worded with
+  // where the image is not.
+  Status PullAndImport(const Reference& ref, Puller& puller, PullFlight& flight,
+                       const RegistryCredentials* credentials);
 
   store::Store& store_;
   std::string dir_;

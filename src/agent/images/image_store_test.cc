@@ -776,6 +776,82 @@ TEST_F(ImageStoreTest, ConcurrentResolveOrPullShareAFailureAndLeaveNothing) {
   EXPECT_EQ(again.pulls(), 1);
 }
 
+// A registry that serves its image only to alice (a container's repositoryCredentials).
+class PrivatePuller final : public Puller {
+ public:
+  PrivatePuller(std::string archive, bool can_check) : archive_(std::move(archive)), checks_(can_check) {}
+  Status Pull(const Reference& ref, const std::string& path, PullContext& context) override {
+    ++pulls;
+    RETURN_IF_ERROR(Admit(ref, context));
+    WriteFile(path, archive_);
+    return OkStatus();
+  }
+  bool ChecksAccess() const override { return checks_; }
+  Status CheckAccess(const Reference& ref, PullContext& context) override {
+    ++checks;
+    return Admit(ref, context);
+  }
+  int pulls = 0;
+  int checks = 0;
+
+ private:
+  static Status Admit(const Reference& ref, PullContext& context) {
+    if (context.credentials != nullptr && context.credentials->username == "alice" &&
+        context.credentials->password == "pw")
+      return OkStatus();
+    context.looked_in.push_back("its registry " + ref.domain);
+    return PermissionDenied("pull image manifest has been retried 1 time(s): failed to resolve ref " + ref.String() +
+                            ": pull access denied, repository does not exist or may require authorization: "
+                            "authentication required");
+  }
+  std::string archive_;
+  bool checks_;
+};
+
+// The node's store is every account's: an image pulled with one task's credentials runs for another
+// task only once its registry admitted that task's own credentials (docs/security.md).
+TEST_F(ImageStoreTest, AnImagePulledWithCredentialsIsReusedOnlyByCallersTheRegistryAdmits) {
+  const std::string ref = "localhost:5000/private:1";
+  std::string l = TarBuilder().File("f", "private").Finish();
+  PrivatePuller registry(OciArchive({ref, {l}, {l}}), /*can_check=*/true);
+  const RegistryCredentials alice{"alice", "pw"}, wrong{"alice", "guess"};
+  auto before = images_->ResolveOrPull(ref, registry);  // nobody has pulled it yet
+  ASSERT_EQ(before.status().code(), StatusCode::kPermissionDenied);
+  ASSERT_TRUE(images_->ResolveOrPull(ref, registry, {}, &alice).ok());
+  EXPECT_EQ(registry.pulls, 2);
+  auto listed = images_->List();
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_TRUE(listed->front().pulled_with_credentials);
+
+  // Stored now, yet refused without credentials or with wrong ones — in the words of a pull of an
+  // image the store lacks, so a refusal tells nothing of what the node holds.
+  auto anonymous = images_->ResolveOrPull(ref, registry);
+  EXPECT_EQ(anonymous.status().code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(anonymous.status().message(), before.status().message());
+  EXPECT_THAT(anonymous.status().message(), HasSubstr("authentication required"));
+  EXPECT_EQ(images_->ResolveOrPull(ref, registry, {}, &wrong).status().code(), StatusCode::kPermissionDenied);
+  std::string digest_ref = "localhost:5000/private@" + listed->front().manifest_digest.str();
+  EXPECT_EQ(images_->ResolveOrPull(digest_ref, registry).status().code(), StatusCode::kPermissionDenied);
+  // The right credentials reuse it after the check, with no pull.
+  ASSERT_TRUE(images_->ResolveOrPull(ref, registry, {}, &alice).ok());
+  EXPECT_EQ(registry.pulls, 2);
+  EXPECT_EQ(registry.checks, 4);
+  // Never lent out (the cluster's registry serves remote agents from WithLayout), never a near name.
+  EXPECT_EQ(images_->WithLayout(ref, [](const ImageStore::Layout&) { return OkStatus(); }).code(),
+            StatusCode::kNotFound);
+  auto near = images_->NearNames("localhost:5000/privat:1");
+  ASSERT_TRUE(near.ok());
+  EXPECT_TRUE(near->empty());
+
+  // A puller that cannot check pulls again with the caller's credentials.
+  PrivatePuller unchecked(OciArchive({ref, {l}, {l}}), /*can_check=*/false);
+  EXPECT_EQ(images_->ResolveOrPull(ref, unchecked).status().code(), StatusCode::kPermissionDenied);
+  ASSERT_TRUE(images_->ResolveOrPull(ref, unchecked, {}, &alice).ok());
+  EXPECT_EQ(unchecked.pulls, 2);
+  EXPECT_EQ(unchecked.checks, 0);
+}
+
 TEST_F(ImageStoreTest, ResolveOrPullWithoutAPullerOrWithABadArchiveSaysWhy) {
   auto none = images_->ResolveOrPull("nothere:1");
   EXPECT_EQ(none.status().code(), StatusCode::kNotFound);

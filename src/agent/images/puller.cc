@@ -26,4 +26,8 @@ std::string FormatPullProgress(const PullProgress& p) {
                      Bytes(p.bytes_done), Bytes(p.bytes_total));
 }
 
+Status Puller::CheckAccess(const Reference& ref, PullContext&) {
+  return Internal(fmt::format("this puller cannot check access to {}", ref.String()));
+}
+
 }  // namespace paddock::agent::images

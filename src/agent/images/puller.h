@@ -30,9 +30,18 @@ using PullProgressFn = std::function<void(const PullProgress&)>;
 // "2/5 layers, 12.3 MiB of 67.8 MiB" (or "starting" before the first layer shows).
 std::string FormatPullProgress(const PullProgress& progress);
 
+// A task's own credentials for a private registry (a container's repositoryCredentials).
+struct RegistryCredentials {
+  std::string username;
+  std::string password;
+};
+
 // What a Pull is told and tells back besides its Status.
 struct PullContext {
   PullProgressFn progress;  // may be empty
+  // The task's own credentials for the reference's registry; null: the node's (SkopeoOptions::
+  // auth_file) or none. Never logged, never on a command line or in an environment.
+  const RegistryCredentials* credentials = nullptr;
   // Set by a failing puller: the places it asked that did not have the image, in the order asked,
   // ending with the one whose failure the Status carries — each a phrase a user recognises ("the
   // cluster's image store", "its registry docker.io"). Empty when the failure is not about where
@@ -54,6 +63,13 @@ class Puller {
   // such image), PermissionDenied (refused), Unavailable (could not be fetched), ResourceExhausted
   // (past a bound), Aborted (the node is stopping). Safe to call concurrently.
   virtual Status Pull(const Reference& ref, const std::string& archive_path, PullContext& context) = 0;
+
+  // Whether CheckAccess asks the registry (false: the image store pulls again instead).
+  virtual bool ChecksAccess() const { return false; }
+  // Whether `ref`'s registry serves its manifest now to `context.credentials` (null: anonymously):
+  // OK, or the failure Pull would have had, worded alike. The image store asks it before reusing
+  // an image pulled with credentials (ImageStore::ResolveOrPull). REQUIRES: ChecksAccess().
+  virtual Status CheckAccess(const Reference& ref, PullContext& context);
 };
 
 }  // namespace paddock::agent::images

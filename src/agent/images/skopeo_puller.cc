@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "common/encoding.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -146,6 +148,9 @@ std::vector<std::string> SkopeoCopyArgs(const Reference& ref, const std::string&
       args.push_back("--src-registry-token");
       args.push_back(flags.source->registry_token);
     }
+  } else if (flags.auth_file != nullptr) {
+    args.push_back("--src-authfile");
+    args.push_back(*flags.auth_file);
   } else if (options.auth_file.empty()) {
     args.push_back("--src-no-creds");
   } else {
@@ -158,6 +163,58 @@ std::vector<std::string> SkopeoCopyArgs(const Reference& ref, const std::string&
   args.push_back("docker://" + SourceName(from));
   args.push_back("oci-archive:" + archive_path);
   return args;
+}
+
+std::vector<std::string> SkopeoInspectArgs(const Reference& ref, const SkopeoOptions& options,
+                                           const std::string* auth_file) {
+  std::vector<std::string> args = {options.skopeo, "inspect", "--raw"};
+  if (IsInsecureRegistry(ref.domain, options)) args.push_back("--tls-verify=false");
+  const std::string& file = auth_file != nullptr ? *auth_file : options.auth_file;
+  if (file.empty()) {
+    args.push_back("--no-creds");
+  } else {
+    args.push_back("--authfile");
+    args.push_back(file);
+  }
+  args.push_back("docker://" + SourceName(ref));
+  return args;
+}
+
+namespace {
+
+// Standard base64 with padding (what containers-auth.json's "auth" holds).
+std::string Base64(std::string_view bytes) {
+  std::string out = Base64UrlEncode(bytes);
+  for (char& ch : out) ch = ch == '-' ? '+' : ch == '_' ? '/' : ch;
+  while (out.size() % 4 != 0) out += '=';
+  return out;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<TaskAuthFile>> TaskAuthFile::Write(const std::string& parent, std::string_view registry,
+                                                            const RegistryCredentials& credentials) {
+  std::string templ = (parent.empty() ? std::string(".") : parent) + "/auth-XXXXXX";
+  if (::mkdtemp(templ.data()) == nullptr)
+    return Internal(fmt::format("cannot make a directory for registry credentials under {}: {}", parent,
+                                std::strerror(errno)));
+  std::unique_ptr<TaskAuthFile> file(new TaskAuthFile(templ));
+  const std::string text = fmt::format(R"({{"auths":{{"{}":{{"auth":"{}"}}}}}})", registry,
+                                       Base64(credentials.username + ":" + credentials.password));
+  subprocess::UniqueFd fd(::open(file->path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!fd.valid()) return Internal(fmt::format("cannot write {}: {}", file->path_, std::strerror(errno)));
+  for (size_t done = 0; done < text.size();) {
+    const ssize_t n = ::write(fd.get(), text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return Internal(fmt::format("cannot write {}: {}", file->path_, std::strerror(errno)));
+    done += static_cast<size_t>(n);
+  }
+  return file;
+}
+
+TaskAuthFile::~TaskAuthFile() {
+  ::unlink(path_.c_str());
+  ::rmdir(dir_.c_str());
 }
 
 namespace {
@@ -349,10 +406,12 @@ Status PullFailure(const Reference& ref, std::string_view skopeo_stderr, const S
     return NotFound(fmt::format("{}image Manifest does not contain descriptor matching platform '{}/{}'",
                                 kManifestPrefix, options.os, options.arch));
   }
-  // skopeo: "initializing source docker://REF: WHAT" when the manifest could not be had; anything
-  // later (blobs, writing the archive) is the copy.
+  // skopeo: "initializing source docker://REF: WHAT" when the manifest could not be had (skopeo
+  // inspect: "Error parsing image name \"docker://REF\": WHAT"); anything later (blobs, writing
+  // the archive) is the copy.
   constexpr std::string_view kInit = "initializing source ";
-  if (detail.empty() || lower.find(kInit) == std::string::npos) {
+  constexpr std::string_view kInspectInit = "error parsing image name ";
+  if (detail.empty() || (lower.find(kInit) == std::string::npos && lower.find(kInspectInit) == std::string::npos)) {
     std::string cause;
     if (detail.empty()) {
       cause = "skopeo failed without a message";
@@ -473,6 +532,12 @@ Status SkopeoPuller::Copy(const Reference& ref, const std::string& archive_path,
   // Where skopeo writes (SkopeoCopyArgs puts its TMPDIR there too).
   const std::string dir =
       archive_path.substr(0, archive_path.rfind('/') == std::string::npos ? 0 : archive_path.rfind('/'));
+  // A task's own credentials, for this one call (never for another source than its registry).
+  std::unique_ptr<TaskAuthFile> auth;
+  if (context.credentials != nullptr && flags.source == nullptr) {
+    ASSIGN_OR_RETURN(auth, TaskAuthFile::Write(dir, ref.domain, *context.credentials));
+    flags.auth_file = &auth->path();
+  }
   auto child = subprocess::Spawn(SkopeoCopyArgs(ref, archive_path, options_, flags),
                                  subprocess::Stdio{-1, pty ? pty->slave.get() : -1, err.get()});
   if (!child.ok()) return Unavailable(fmt::format("{}cannot run skopeo: {}", resolve, child.status().message()));
@@ -547,6 +612,33 @@ Status SkopeoPuller::Copy(const Reference& ref, const std::string& archive_path,
 }
 
 Status SkopeoPuller::Pull(const Reference& ref, const std::string& archive_path, PullContext& context) {
+  return FromOwnRegistry(ref, context, [&](std::string* skopeo_stderr) {
+    return Copy(ref, archive_path, context, CopyFlags{}, skopeo_stderr);
+  });
+}
+
+Status SkopeoPuller::CheckAccess(const Reference& ref, PullContext& context) {
+  return FromOwnRegistry(ref, context, [&](std::string* skopeo_stderr) -> Status {
+    const std::string resolve = ResolvePrefix(ref);
+    std::unique_ptr<TaskAuthFile> auth;
+    if (context.credentials != nullptr) {
+      std::error_code ec;
+      const std::string tmp = std::filesystem::temp_directory_path(ec).string();
+      ASSIGN_OR_RETURN(auth, TaskAuthFile::Write(ec ? "/tmp" : tmp, ref.domain, *context.credentials));
+    }
+    auto r = subprocess::RunCaptured(SkopeoInspectArgs(ref, options_, auth ? &auth->path() : nullptr),
+                                     std::min<std::chrono::milliseconds>(options_.timeout, std::chrono::minutes(1)));
+    if (!r.ok()) return Unavailable(fmt::format("{}cannot run skopeo: {}", resolve, r.status().message()));
+    if (r->exit_code == 0) return OkStatus();
+    fmt::print(stderr, "paddock: access check of {} failed: skopeo exited with status {}: {}\n", ref.String(),
+               r->exit_code, ForLog(SkopeoErrorDetail(r->output)));
+    *skopeo_stderr = Trim(r->output).empty() ? fmt::format("skopeo exited with status {}", r->exit_code) : r->output;
+    return FailedPrecondition("skopeo failed");
+  });
+}
+
+Status SkopeoPuller::FromOwnRegistry(const Reference& ref, PullContext& context,
+                                     const std::function<Status(std::string* skopeo_stderr)>& run) {
   // The reference's own registry is the tenant's choice: never the node itself, unless listed. A
   // refusal is no place the image was looked for (context.looked_in stays as it is); a host that
   // does not resolve is a registry that could not be reached, as skopeo would have found.
@@ -559,7 +651,7 @@ Status SkopeoPuller::Pull(const Reference& ref, const std::string& archive_path,
     return s;
   }
   std::string skopeo_stderr;
-  Status s = Copy(ref, archive_path, context, CopyFlags{}, &skopeo_stderr);
+  Status s = run(&skopeo_stderr);
   if (s.code() == StatusCode::kFailedPrecondition) s = PullFailure(ref, skopeo_stderr, options_);
   if (s.code() == StatusCode::kNotFound || s.code() == StatusCode::kPermissionDenied ||
       s.code() == StatusCode::kUnavailable)

@@ -36,10 +36,16 @@
 // PullFrom fetches an image from somewhere else than its own registry with a bearer token: the
 // cluster's registry (agent/remote/cluster_puller.h), the node's own docker-registry, so neither
 // the local-registry check nor the fixed phrases apply to it (its failures keep skopeo's message).
+// A task's own credentials (PullContext::credentials, a container's repositoryCredentials) go to
+// skopeo only in a containers-auth.json of their own — a 0600 file in a 0700 directory made for
+// the one call (TaskAuthFile), removed when it ends — never on its command line or in its
+// environment, where other local users could read them.
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -105,7 +111,32 @@ struct PullSource {
 struct CopyFlags {
   bool quiet = true;  // --quiet: no progress output (none is read)
   const PullSource* source = nullptr;  // fetch from here, not from the reference's registry
+  // A containers-auth.json to use instead of SkopeoOptions::auth_file (a task's own credentials).
+  const std::string* auth_file = nullptr;
 };
+
+// A containers-auth.json holding one registry's credentials for one skopeo call: `auth.json` in a
+// directory of its own that mkdtemp makes (0700) under `parent`, written 0600; the file and the
+// directory are removed when this goes.
+class TaskAuthFile {
+ public:
+  static StatusOr<std::unique_ptr<TaskAuthFile>> Write(const std::string& parent, std::string_view registry,
+                                                       const RegistryCredentials& credentials);
+  ~TaskAuthFile();
+  TaskAuthFile(const TaskAuthFile&) = delete;
+  TaskAuthFile& operator=(const TaskAuthFile&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  explicit TaskAuthFile(std::string dir) : dir_(std::move(dir)), path_(dir_ + "/auth.json") {}
+  std::string dir_;
+  std::string path_;
+};
+
+// The skopeo command line that asks `ref`'s registry for its manifest (inspect --raw), with
+// `auth_file` (null: SkopeoOptions::auth_file, or none).
+std::vector<std::string> SkopeoInspectArgs(const Reference& ref, const SkopeoOptions& options,
+                                           const std::string* auth_file);
 
 // The skopeo command line that pulls `ref` (or `flags.source->from`) into `archive_path`.
 std::vector<std::string> SkopeoCopyArgs(const Reference& ref, const std::string& archive_path,
@@ -172,6 +203,11 @@ class SkopeoPuller final : public Puller {
   Status PullFrom(const Reference& ref, const PullSource& source, const std::string& archive_path,
                   PullContext& context);
 
+  // Asks `ref`'s own registry for its manifest with `context.credentials` (null: as Pull would
+  // without them), after the same local-registry check: OK, or the failure Pull would have had.
+  bool ChecksAccess() const override { return true; }
+  Status CheckAccess(const Reference& ref, PullContext& context) override;
+
   // Kills every skopeo in flight (their Pull returns Aborted at once) and makes later Pulls fail
   // the same way. Idempotent.
   void Shutdown();
@@ -183,6 +219,11 @@ class SkopeoPuller final : public Puller {
   // worded (timeout, size bound, shutdown, no skopeo).
   Status Copy(const Reference& ref, const std::string& archive_path, const PullContext& context, CopyFlags flags,
               std::string* skopeo_stderr);
+  // The steps Pull and CheckAccess share: the local-registry check, then `run` (which leaves
+  // skopeo's stderr where it is told, with FailedPrecondition), worded by PullFailure; a failure
+  // about where the image is adds "its registry <domain>" to context.looked_in.
+  Status FromOwnRegistry(const Reference& ref, PullContext& context,
+                         const std::function<Status(std::string* skopeo_stderr)>& run);
 
   const SkopeoOptions options_;
   // An eventfd that becomes readable (and stays so) when Shutdown runs; every Pull waits on it

@@ -81,6 +81,45 @@ TEST(SkopeoPullerTest, CopyArguments) {
   EXPECT_EQ(*(at + 1), "/etc/paddock/auth.json");
 }
 
+// A task's credentials reach skopeo only as a file of their own (never on its command line).
+TEST(SkopeoPullerTest, TaskCredentialsGoInAPrivateAuthFileRemovedAfterUse) {
+  SkopeoOptions o;
+  o.auth_file = "/etc/paddock/auth.json";
+  const std::string mine = "/s/tmp/x/auth-1/auth.json";
+  CopyFlags flags;
+  flags.auth_file = &mine;
+  auto args = SkopeoCopyArgs(Ref("127.0.0.1:5000/app:1"), "/s/tmp/x/pulled.tar", o, flags);
+  auto at = std::find(args.begin(), args.end(), "--src-authfile");
+  ASSERT_NE(at, args.end());
+  EXPECT_EQ(*(at + 1), mine);  // instead of the node's
+  EXPECT_THAT(SkopeoInspectArgs(Ref("127.0.0.1:5000/app:1"), o, &mine),
+              ElementsAre("skopeo", "inspect", "--raw", "--tls-verify=false", "--authfile", mine,
+                          "docker://127.0.0.1:5000/app:1"));
+  o.auth_file.clear();
+  EXPECT_THAT(SkopeoInspectArgs(Ref("quay.io/a/b:1"), o, nullptr),
+              ElementsAre("skopeo", "inspect", "--raw", "--no-creds", "docker://quay.io/a/b:1"));
+
+  const std::string parent = ::testing::TempDir() + "/auth-parent";
+  fs::create_directories(parent);
+  std::string dir;
+  {
+    auto file = TaskAuthFile::Write(parent, "127.0.0.1:5000", RegistryCredentials{"alice", "pa:ss"});
+    ASSERT_TRUE(file.ok()) << file.status().ToString();
+    const std::string path = (*file)->path();
+    dir = fs::path(path).parent_path();
+    struct stat st {};
+    ASSERT_EQ(::stat(dir.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0700u);
+    ASSERT_EQ(::stat(path.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
+    std::ifstream in(path);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(text, R"({"auths":{"127.0.0.1:5000":{"auth":"YWxpY2U6cGE6c3M="}}})");  // base64("alice:pa:ss")
+  }
+  EXPECT_FALSE(fs::exists(dir));
+  fs::remove_all(parent);
+}
+
 TEST(SkopeoPullerTest, ErrorDetailIsTheFatalMessageUnquoted) {
   EXPECT_EQ(SkopeoErrorDetail("time=\"x\" level=warning msg=\"ignored\"\n" +
                               Fatal("a \"quoted\" word\\and more") + "\n"),
@@ -111,6 +150,13 @@ TEST(SkopeoPullerTest, AuthorizationFailuresReadAsPullAccessDenied) {
   EXPECT_EQ(s.message(),
             "pull image manifest has been retried 1 time(s): failed to resolve ref 127.0.0.1:5000/busybox:1: pull "
             "access denied, repository does not exist or may require authorization: authentication required");
+  // skopeo inspect (SkopeoPuller::CheckAccess) says the same in other words, and reads the same.
+  Status inspect = PullFailure(r,
+                               Fatal("Error parsing image name \"docker://127.0.0.1:5000/busybox:1\": reading "
+                                     "manifest 1 in 127.0.0.1:5000/busybox: unauthorized: authentication required"),
+                               SkopeoOptions{});
+  EXPECT_EQ(inspect.code(), s.code());
+  EXPECT_EQ(inspect.message(), s.message());
   // Docker Hub answers a repository that does not exist the same way.
   Status hub = PullFailure(Ref("me/private"),
                            Fatal("initializing source docker://me/private:latest: reading manifest latest in "

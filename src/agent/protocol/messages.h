@@ -116,9 +116,16 @@ struct ImageAccess {
   std::vector<std::string> near_images;  // not found: the store's names close to it
 };
 
-// What a task's start fetched as its execution role (Control::PrepareExecutionResources): today
-// its containers' secrets. Values only the task's containers may see: never logged, never in a
-// Task document.
+// A container's private registry credentials (repositoryCredentials: the Secrets Manager secret's
+// {"username", "password"}), for its image's pull only.
+struct RegistryAuth {
+  std::string username;
+  std::string password;
+};
+
+// What a task's start fetched as its execution role (Control::PrepareExecutionResources): its
+// containers' secrets and private registry credentials. Values only the task's containers (and
+// their pulls) may see: never logged, never in a Task document.
 struct ExecutionResources {
   struct Variable {
     std::string name;
@@ -127,8 +134,9 @@ struct ExecutionResources {
   struct Container {
     std::string name;
     std::vector<Variable> secrets;  // in the definition's order
+    std::optional<RegistryAuth> registry_auth;  // its repositoryCredentials, when it has some
   };
-  std::vector<Container> containers;  // those with secrets
+  std::vector<Container> containers;  // those with secrets or repositoryCredentials
   // Non-empty: what the task needs could not be had, and it stops TaskFailedToStart with this
   // complete stoppedReason ("ResourceInitializationError: unable to pull secrets or …").
   std::string failure_reason;

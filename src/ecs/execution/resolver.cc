@@ -61,7 +61,7 @@ StatusOr<Resolution> Resolver::Resolve(const TaskIdentity& task, const json::arr
     if (!c.is_object()) continue;
     const json::value* secrets = c.get_object().if_contains("secrets");
     if (secrets == nullptr || !secrets->is_array() || secrets->get_array().empty()) continue;
-    out.containers.push_back(ContainerSecrets{std::string(Str(c.get_object(), "name")), {}});
+    out.containers.push_back(ContainerSecrets{std::string(Str(c.get_object(), "name")), {}, std::nullopt});
     for (const json::value& s : secrets->get_array()) {
       if (!s.is_object()) continue;
       Wanted w{out.containers.size() - 1, std::string(Str(s.get_object(), "name")),
@@ -134,31 +134,12 @@ StatusOr<Resolution> Resolver::Resolve(const TaskIdentity& task, const json::arr
     const auto key = std::make_tuple(id, w.ref.version_stage, w.ref.version_id);
     auto cached = read.find(key);
     if (cached == read.end()) {
-      if (w.ref.scope.account != task.scope.account) {
-        out.failure_reason =
-            SecretDenied(id, CrossAccountDenial(task, "secretsmanager:GetSecretValue", id), RandomUuid());
+      ASSIGN_OR_RETURN(SecretRead got, ReadSecret(task, w.ref, authorize));
+      if (!got.value.text) {
+        out.failure_reason = SecretReadFailed(id, got.value.error_code, got.value.error_message, got.request_id);
         return out;
       }
-      StatusOr<std::string> full = secrets_.FullArn(w.ref.scope, id);
-      if (!full.ok() && full.status().code() != StatusCode::kNotFound) return full.status();
-      // IAM decides on the secret's ARN; for a secret that does not exist, on the ARN as written
-      // (so a role that may not read it learns nothing of whether it exists).
-      Status allowed = authorize("secretsmanager:GetSecretValue", full.ok() ? *full : id);
-      if (allowed.code() == StatusCode::kPermissionDenied) {
-        out.failure_reason = SecretDenied(id, allowed.message(), RandomUuid());
-        return out;
-      }
-      RETURN_IF_ERROR(allowed);
-      if (!full.ok()) {
-        out.failure_reason = SecretNotFound(id);
-        return out;
-      }
-      ASSIGN_OR_RETURN(SecretReader::Value v, secrets_.Read(w.ref.scope, *full, w.ref.version_stage, w.ref.version_id));
-      if (!v.text) {
-        out.failure_reason = SecretReadFailed(id, v.error_code, v.error_message, RandomUuid());
-        return out;
-      }
-      cached = read.emplace(key, std::move(*v.text)).first;
+      cached = read.emplace(key, std::move(*got.value.text)).first;
     }
     if (w.ref.json_key.empty()) {
       values[i] = cached->second;
@@ -178,7 +159,58 @@ StatusOr<Resolution> Resolver::Resolve(const TaskIdentity& task, const json::arr
 
   for (size_t i = 0; i < wanted.size(); ++i)
     out.containers[wanted[i].container].env.push_back(SecretEnv{wanted[i].env_name, std::move(*values[i])});
+
+  // Registry credentials (repositoryCredentials), each container's in the definitions' order.
+  for (const json::value& c : container_definitions) {
+    const json::object* credentials = nullptr;
+    if (const json::value* v = c.is_object() ? c.get_object().if_contains("repositoryCredentials") : nullptr)
+      credentials = v->if_object();
+    if (credentials == nullptr) continue;
+    const std::string name(Str(c.get_object(), "name"));
+    const SecretRef ref = ParseCredentialsParameter(Str(*credentials, "credentialsParameter"), task.scope);
+    ASSIGN_OR_RETURN(SecretRead got, ReadSecret(task, ref, authorize));
+    if (!got.value.text) {
+      out.failure_reason =
+          RegistryAuthReadFailed(ref.secret_id, got.value.error_code, got.value.error_message, got.request_id);
+      return out;
+    }
+    StatusOr<RegistryCredentials> parsed = ParseRegistryCredentials(*got.value.text);
+    if (!parsed.ok()) {
+      out.failure_reason = RegistryAuthFailed(parsed.status().message());
+      return out;
+    }
+    auto mine = std::find_if(out.containers.begin(), out.containers.end(),
+                             [&](const ContainerSecrets& s) { return s.container == name; });
+    if (mine == out.containers.end()) mine = out.containers.insert(out.containers.end(), ContainerSecrets{name, {}, {}});
+    mine->registry_auth = std::move(parsed).value();
+  }
   return out;
+}
+
+StatusOr<Resolver::SecretRead> Resolver::ReadSecret(const TaskIdentity& task, const SecretRef& ref,
+                                                    const Authorize& authorize) {
+  const std::string& id = ref.secret_id;
+  auto refused = [](std::string code, std::string message, std::string request_id) {
+    return SecretRead{SecretReader::Value{std::nullopt, std::move(code), std::move(message)}, std::move(request_id)};
+  };
+  if (ref.scope.account != task.scope.account)
+    return refused("AccessDeniedException", CrossAccountDenial(task, "secretsmanager:GetSecretValue", id),
+                   RandomUuid());
+  StatusOr<std::string> full = secrets_.FullArn(ref.scope, id);
+  if (!full.ok() && full.status().code() != StatusCode::kNotFound) return full.status();
+  // IAM decides on the secret's ARN; for a secret that does not exist, on the ARN as written, or
+  // the name's (so a role that may not read it learns nothing of whether it exists).
+  const std::string written = id.starts_with("arn:") ? id
+                                                     : fmt::format("arn:aws:secretsmanager:{}:{}:secret:{}",
+                                                                   ref.scope.region.str(), ref.scope.account.str(), id);
+  Status allowed = authorize("secretsmanager:GetSecretValue", full.ok() ? *full : written);
+  if (allowed.code() == StatusCode::kPermissionDenied)
+    return refused("AccessDeniedException", std::string(allowed.message()), RandomUuid());
+  RETURN_IF_ERROR(allowed);
+  if (!full.ok()) return refused("ResourceNotFoundException", "Secrets Manager can't find the specified secret.", "");
+  ASSIGN_OR_RETURN(SecretReader::Value v, secrets_.Read(ref.scope, *full, ref.version_stage, ref.version_id));
+  std::string request_id = v.text ? std::string() : RandomUuid();
+  return SecretRead{std::move(v), std::move(request_id)};
 }
 
 }  // namespace paddock::ecs::execution

@@ -77,10 +77,13 @@ struct SecretEnv {
 struct ContainerSecrets {
   std::string container;
   std::vector<SecretEnv> env;  // in the order the definition lists its secrets
+  // Its repositoryCredentials' secret, decoded (ParseRegistryCredentials), when it has one.
+  std::optional<RegistryCredentials> registry_auth;
 };
 
 struct Resolution {
-  std::vector<ContainerSecrets> containers;  // every container with secrets, when no failure
+  // Every container with secrets or repositoryCredentials, when no failure.
+  std::vector<ContainerSecrets> containers;
   std::string failure_reason;                // a complete stoppedReason; empty: resolved
 };
 
@@ -95,8 +98,11 @@ class Resolver {
   // Both outlive this.
   Resolver(ParameterReader& parameters, SecretReader& secrets) : parameters_(parameters), secrets_(secrets) {}
 
-  // The secrets of `container_definitions` (the pinned revision's) for the task `task`. Non-OK:
-  // something failed that a retry may mend (a reader's or the authorizer's own failure).
+  // The secrets and the repositoryCredentials of `container_definitions` (the pinned revision's)
+  // for the task `task`: the secrets first, then each container's registry credentials in the
+  // definitions' order (read as the secrets are: another account's refused unread, authorized as
+  // secretsmanager:GetSecretValue, AWSCURRENT). Non-OK: something failed that a retry may mend (a
+  // reader's or the authorizer's own failure).
   StatusOr<Resolution> Resolve(const TaskIdentity& task, const boost::json::array& container_definitions,
                                const Authorize& authorize);
 
@@ -105,6 +111,16 @@ class Resolver {
                                            std::string_view task_id);
 
  private:
+  // One secret's value as the execution role reads it: the cross-account refusal, the
+  // authorization (on the full ARN, or on `ref.secret_id` as written when it names none), the
+  // read. A refusal is a SecretReader::Value without text; its code and message are AWS's, and
+  // `request_id` says whether AWS's status line goes with it (empty for ResourceNotFoundException).
+  struct SecretRead {
+    SecretReader::Value value;
+    std::string request_id;
+  };
+  StatusOr<SecretRead> ReadSecret(const TaskIdentity& task, const SecretRef& ref, const Authorize& authorize);
+
   ParameterReader& parameters_;
   SecretReader& secrets_;
 };

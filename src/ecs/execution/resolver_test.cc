@@ -47,6 +47,8 @@ class FakeSecrets : public SecretReader {
     scopes.insert(scope);
     for (const auto& [arn, versions] : secrets)
       if (arn == id || arn.substr(0, arn.size() - 7) == id) return arn;
+    for (const auto& [arn, versions] : secrets)  // a name: the ARN's name part without its suffix
+      if (const size_t at = arn.find(":secret:") + 8; arn.substr(at, arn.size() - 7 - at) == id) return arn;
     return NotFound("no such secret");
   }
   StatusOr<Value> Read(const Scope& scope, std::string_view arn, std::string_view stage, std::string_view version) override {
@@ -242,6 +244,59 @@ TEST_F(ResolverTest, NoSecretsNoReads) {
   EXPECT_EQ(r->failure_reason, "");
   EXPECT_TRUE(r->containers.empty());
   EXPECT_TRUE(asked_.empty());
+}
+
+// repositoryCredentials: each container's secret read as the execution role, by name or ARN,
+// decoded into its registry credentials; the failures in the ECS agent's asm words.
+TEST_F(ResolverTest, RegistryCredentialsReachTheirContainer) {
+  const std::string hub = "arn:aws:secretsmanager:us-east-1:123456789012:secret:hub-AbCdEf";
+  secrets_.secrets[hub] = {{"AWSCURRENT", R"({"username":"alice","password":"s3cret"})"}};
+  auto r = Resolve(R"([{"name":"plain","image":"busybox"},
+                       {"name":"app","image":"reg.example/app:1","repositoryCredentials":{"credentialsParameter":"hub"}},
+                       )" + Container("side", R"([{"name":"DB","valueFrom":"/app/db"}])") + R"(,
+                       {"name":"again","image":"reg.example/b:1","repositoryCredentials":{"credentialsParameter":")" +
+                   hub + R"("}}])");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->failure_reason, "");
+  ASSERT_EQ(r->containers.size(), 3u);
+  EXPECT_EQ(r->containers[0].container, "side");  // the secrets' containers first
+  EXPECT_FALSE(r->containers[0].registry_auth.has_value());
+  EXPECT_EQ(r->containers[1].container, "app");
+  ASSERT_TRUE(r->containers[1].registry_auth.has_value());
+  EXPECT_EQ(r->containers[1].registry_auth->username, "alice");
+  EXPECT_EQ(r->containers[1].registry_auth->password, "s3cret");
+  EXPECT_EQ(r->containers[2].container, "again");
+  ASSERT_TRUE(r->containers[2].registry_auth.has_value());
+  EXPECT_EQ(asked_.back(), "secretsmanager:GetSecretValue " + hub);  // authorized on the full ARN
+}
+
+TEST_F(ResolverTest, RegistryCredentialFailuresInEcsWords) {
+  const std::string asm_prefix = kPrefix + "unable to get registry auth from asm: service call has been retried 1 "
+                                           "time(s): ";
+  auto with = [&](const std::string& parameter) {
+    auto r = Resolve(R"([{"name":"app","image":"reg.example/app:1","repositoryCredentials":{"credentialsParameter":")" +
+                     parameter + R"("}}])");
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? r->failure_reason : std::string();
+  };
+  EXPECT_EQ(with("nope"), asm_prefix + "asm fetching secret from the service for nope: ResourceNotFoundException: "
+                                       "Secrets Manager can't find the specified secret.");
+  // A name that names no secret is authorized on the ARN it would have.
+  EXPECT_EQ(asked_.back(), "secretsmanager:GetSecretValue arn:aws:secretsmanager:us-east-1:123456789012:secret:nope");
+  const std::string bad = "arn:aws:secretsmanager:us-east-1:123456789012:secret:bad-AbCdEf";
+  secrets_.secrets[bad] = {{"AWSCURRENT", R"({"username":"alice"})"}};
+  EXPECT_EQ(with(bad), asm_prefix + "asm fetching password: AuthorizationData is malformed, empty field");
+  secrets_.secrets[bad] = {{"AWSCURRENT", "alice:pw"}};
+  EXPECT_EQ(with(bad), asm_prefix + "asm fetching authorization data: unable to unmarshal secret value, invalid schema");
+  denied_.insert(bad);
+  const int reads = secrets_.reads;
+  EXPECT_TRUE(with(bad).starts_with(asm_prefix + "asm fetching secret from the service for " + bad +
+                                    ": AccessDeniedException: User: " + kPrincipal));
+  EXPECT_EQ(secrets_.reads, reads);  // denied: never read
+  const std::string theirs = "arn:aws:secretsmanager:us-east-1:210987654321:secret:hub-AbCdEf";
+  EXPECT_NE(with(theirs).find("because no resource-based policy allows the secretsmanager:GetSecretValue action"),
+            std::string::npos);
+  EXPECT_EQ(secrets_.scopes.count(Scope{AccountId("210987654321"), Region("us-east-1")}), 0u);  // refused unread
 }
 
 TEST(ExecutionPrincipalTest, IsTheRolesSessionNamedAfterTheTask) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <optional>
@@ -57,6 +58,12 @@ std::string ServiceError(std::string_view code, std::string_view message, std::s
   return fmt::format("{}: {} status code: 400, request id: {}", code, message, request_id);
 }
 
+// A Secrets Manager failure as the SDK prints it; ResourceNotFoundException (no request id) is
+// quoted without the SDK's status line in every record of it.
+std::string SecretsError(std::string_view code, std::string_view message, std::string_view request_id) {
+  return request_id.empty() ? fmt::format("{}: {}", code, message) : ServiceError(code, message, request_id);
+}
+
 }  // namespace
 
 StatusOr<SecretRef> ParseValueFrom(std::string_view value_from, const Scope& task) {
@@ -95,6 +102,42 @@ StatusOr<SecretRef> ParseValueFrom(std::string_view value_from, const Scope& tas
   }
   ref.name = std::string(value_from);
   return ref;
+}
+
+SecretRef ParseCredentialsParameter(std::string_view credentials_parameter, const Scope& task) {
+  SecretRef ref;
+  ref.source = Source::kSecretsManager;
+  ref.scope = task;
+  ref.secret_id = std::string(credentials_parameter);
+  if (std::optional<Arn> arn = SplitArn(credentials_parameter); arn && arn->service == "secretsmanager")
+    ref.scope = Scope{AccountId(std::string(arn->account)), Region(std::string(arn->region))};
+  return ref;
+}
+
+StatusOr<RegistryCredentials> ParseRegistryCredentials(std::string_view secret_string) {
+  if (secret_string.empty()) return InvalidArgument("asm fetching authorization data: empty secrets value");
+  boost::system::error_code ec;
+  const json::value doc = json::parse(secret_string, ec);
+  const auto invalid = [] {
+    return InvalidArgument("asm fetching authorization data: unable to unmarshal secret value, invalid schema");
+  };
+  // encoding/json: null leaves the fields empty; anything but an object (or a field of another
+  // type than string or null) is an error.
+  if (ec || !(doc.is_object() || doc.is_null())) return invalid();
+  RegistryCredentials out;
+  if (doc.is_object()) {
+    for (const auto& [key, value] : doc.get_object()) {
+      std::string lower(key);
+      std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+      std::string* field = lower == "username" ? &out.username : lower == "password" ? &out.password : nullptr;
+      if (field == nullptr) continue;
+      if (!value.is_string() && !value.is_null()) return invalid();
+      *field = value.is_string() ? std::string(value.get_string()) : std::string();
+    }
+  }
+  if (out.username.empty()) return InvalidArgument("asm fetching username: AuthorizationData is malformed, empty field");
+  if (out.password.empty()) return InvalidArgument("asm fetching password: AuthorizationData is malformed, empty field");
+  return out;
 }
 
 std::string GoValueText(const json::value& v) {
@@ -163,12 +206,20 @@ std::string SecretJsonKeyMissing(std::string_view json_key) {
 
 std::string SecretReadFailed(std::string_view secret_id, std::string_view code, std::string_view message,
                              std::string_view request_id) {
-  // ResourceNotFoundException is quoted without the SDK's status line in every record of it.
-  const std::string error = request_id.empty() ? fmt::format("{}: {}", code, message)
-                                               : ServiceError(code, message, request_id);
   return fmt::format("{}unable to retrieve secret from asm: service call has been retried 1 time(s): failed to fetch "
                      "secret {} from secrets manager: {}",
-                     kPrefix, secret_id, error);
+                     kPrefix, secret_id, SecretsError(code, message, request_id));
+}
+
+std::string RegistryAuthFailed(std::string_view why) {
+  return fmt::format("{}unable to get registry auth from asm: service call has been retried 1 time(s): {}", kPrefix,
+                     why);
+}
+
+std::string RegistryAuthReadFailed(std::string_view secret_id, std::string_view code, std::string_view message,
+                                   std::string_view request_id) {
+  return RegistryAuthFailed(fmt::format("asm fetching secret from the service for {}: {}", secret_id,
+                                        SecretsError(code, message, request_id)));
 }
 
 }  // namespace paddock::ecs::execution

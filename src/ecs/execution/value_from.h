@@ -50,6 +50,25 @@ StatusOr<SecretRef> ParseValueFrom(std::string_view value_from, const Scope& tas
 // "map[k:v k2:v2]" (keys sorted) for objects.
 std::string GoValueText(const boost::json::value& v);
 
+// What a container definition's `repositoryCredentials.credentialsParameter` names: a Secrets
+// Manager secret by its full or partial ARN (of any region of an account), or by its name, read in
+// the task's region (ECS: "either the full ARN or the name of the secret"). The answer has
+// source kSecretsManager and secret_id as GetSecretValue's SecretId takes it (as written).
+SecretRef ParseCredentialsParameter(std::string_view credentials_parameter, const Scope& task);
+
+// A private registry's credentials, as the ECS agent reads them from a secret's SecretString.
+struct RegistryCredentials {
+  std::string username;
+  std::string password;
+};
+
+// The registry credentials in `secret_string`, as the ECS agent's asm.go decodes them with
+// encoding/json (keys matched without regard to case, others ignored): a JSON object whose
+// "username" and "password" are non-empty strings. InvalidArgument otherwise, with the ECS agent's
+// text ("asm fetching authorization data: unable to unmarshal secret value, invalid schema",
+// "asm fetching username: AuthorizationData is malformed, empty field", …).
+StatusOr<RegistryCredentials> ParseRegistryCredentials(std::string_view secret_string);
+
 // stoppedReason texts, each complete ("ResourceInitializationError: unable to pull secrets or
 // registry auth: execution resource retrieval failed: …"), in the Fargate platform's words
 // (docs/contracts/task.md, "Secrets"). `request_id`: a UUID, as AWS's service errors carry.
@@ -62,5 +81,13 @@ std::string SecretJsonKeyMissing(std::string_view json_key);
 // stage that does not exist, a secret marked for deletion).
 std::string SecretReadFailed(std::string_view secret_id, std::string_view code, std::string_view message,
                              std::string_view request_id);
+// The registry credentials of a container's repositoryCredentials could not be had:
+// "…: unable to get registry auth from asm: service call has been retried 1 time(s): <why>", where
+// <why> is a read's failure (RegistryAuthReadFailed) or ParseRegistryCredentials's text.
+std::string RegistryAuthFailed(std::string_view why);
+// The read of the secret `secret_id` failed as AWS words it (code, message; `request_id` empty:
+// no status line, as ResourceNotFoundException reads everywhere).
+std::string RegistryAuthReadFailed(std::string_view secret_id, std::string_view code, std::string_view message,
+                                   std::string_view request_id);
 
 }  // namespace paddock::ecs::execution

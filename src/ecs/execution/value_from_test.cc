@@ -111,5 +111,54 @@ TEST(StoppedReasonTest, TextsInTheFargateFamily) {
                      "from Secrets Manager did not contain json key password");
 }
 
+// repositoryCredentials (issue 12 §3): a secret's full or partial ARN, or its name in the task's
+// region; its SecretString decoded as the ECS agent's asm.go does.
+TEST(RegistryCredentialsTest, ParameterIsAnArnOrANameAsWritten) {
+  const Scope task{AccountId("123456789012"), Region("us-east-1")};
+  SecretRef by_name = ParseCredentialsParameter("registry/dockerhub", task);
+  EXPECT_EQ(by_name.source, Source::kSecretsManager);
+  EXPECT_EQ(by_name.secret_id, "registry/dockerhub");
+  EXPECT_EQ(by_name.scope, task);
+  SecretRef by_arn =
+      ParseCredentialsParameter("arn:aws:secretsmanager:eu-west-1:210987654321:secret:registry/hub-AbCdEf", task);
+  EXPECT_EQ(by_arn.secret_id, "arn:aws:secretsmanager:eu-west-1:210987654321:secret:registry/hub-AbCdEf");
+  EXPECT_EQ(by_arn.scope, (Scope{AccountId("210987654321"), Region("eu-west-1")}));
+}
+
+TEST(RegistryCredentialsTest, DecodedAsTheEcsAgentDoes) {
+  auto ok = ParseRegistryCredentials(R"({"username":"alice","password":"pw","registry":"ignored"})");
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok->username, "alice");
+  EXPECT_EQ(ok->password, "pw");
+  auto cased = ParseRegistryCredentials(R"({"UserName":"bob","PASSWORD":"x"})");  // encoding/json ignores case
+  ASSERT_TRUE(cased.ok());
+  EXPECT_EQ(cased->username, "bob");
+  auto text = [](std::string_view value) { return std::string(ParseRegistryCredentials(value).status().message()); };
+  const std::string invalid = "asm fetching authorization data: unable to unmarshal secret value, invalid schema";
+  EXPECT_EQ(text("not json"), invalid);
+  EXPECT_EQ(text(R"(["alice","pw"])"), invalid);
+  EXPECT_EQ(text(R"({"username":1,"password":"pw"})"), invalid);
+  EXPECT_EQ(text(""), "asm fetching authorization data: empty secrets value");
+  EXPECT_EQ(text(R"({"password":"pw"})"), "asm fetching username: AuthorizationData is malformed, empty field");
+  EXPECT_EQ(text("null"), "asm fetching username: AuthorizationData is malformed, empty field");
+  EXPECT_EQ(text(R"({"username":"alice","password":""})"),
+            "asm fetching password: AuthorizationData is malformed, empty field");
+}
+
+TEST(RegistryCredentialsTest, StoppedReasons) {
+  const std::string prefix =
+      "ResourceInitializationError: unable to pull secrets or registry auth: execution resource retrieval failed: "
+      "unable to get registry auth from asm: service call has been retried 1 time(s): ";
+  EXPECT_EQ(RegistryAuthReadFailed("hub", "ResourceNotFoundException", "Secrets Manager can't find the specified secret.",
+                                   ""),
+            prefix + "asm fetching secret from the service for hub: ResourceNotFoundException: Secrets Manager can't "
+                     "find the specified secret.");
+  EXPECT_EQ(RegistryAuthReadFailed("hub", "AccessDeniedException", "User: u is not authorized", "r-1"),
+            prefix + "asm fetching secret from the service for hub: AccessDeniedException: User: u is not authorized "
+                     "status code: 400, request id: r-1");
+  EXPECT_EQ(RegistryAuthFailed("asm fetching password: AuthorizationData is malformed, empty field"),
+            prefix + "asm fetching password: AuthorizationData is malformed, empty field");
+}
+
 }  // namespace
 }  // namespace paddock::ecs::execution

@@ -220,6 +220,7 @@ std::string EncodeRecord(const ImageInfo& info) {
   o["layers"] = std::move(layers);
   o["size"] = info.size;
   o["createdAt"] = static_cast<double>(EpochMillis(info.created_at)) / 1000.0;
+  if (info.pulled_with_credentials) o["pulledWithCredentials"] = true;
   return json::serialize(o);
 }
 
@@ -255,6 +256,8 @@ StatusOr<ImageInfo> DecodeRecord(std::string_view text) {
   }
   info.size = static_cast<uint64_t>(num(o, "size"));
   info.created_at = FromEpochMillis(static_cast<int64_t>(std::llround(num(o, "createdAt") * 1000.0)));
+  if (auto p = o.find("pulledWithCredentials"); p != o.end() && p->value().is_bool())
+    info.pulled_with_credentials = p->value().get_bool();
   return info;
 }
 
