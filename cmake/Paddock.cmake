@@ -20,6 +20,12 @@ function(paddock_add_test name)
   cmake_parse_arguments(A "" "" "SOURCES;DEPS" ${ARGN})
   add_executable(${name} ${A_SOURCES})
   target_compile_options(${name} PRIVATE ${PADDOCK_WARNINGS})
+  # A test's own sources are not what it measures: the modules it links are built as the preset
+  # says, the test's sources without optimization (GoogleTest's macros at -O2 are most of a
+  # release build's compile time; docs/benchmarks.md, "How long the tests take").
+  if(CMAKE_BUILD_TYPE STREQUAL "RelWithDebInfo" OR CMAKE_BUILD_TYPE STREQUAL "Release")
+    target_compile_options(${name} PRIVATE -O0)
+  endif()
   target_link_libraries(${name} PRIVATE ${A_DEPS} GTest::gtest GTest::gmock GTest::gtest_main)
   add_test(NAME ${name} COMMAND ${name})
   set_tests_properties(${name} PROPERTIES TIMEOUT 300)
