@@ -61,7 +61,7 @@ class LogsServiceTest : public testing::ToyFrontTest {
     ASSERT_NO_FATAL_FAILURE(StartServer());
   }
 
-  http::Response Call(std::string_view action, const json::object& body) {
+  static http::Request LogsRequest(std::string_view action, const json::object& body) {
     http::Request req;
     req.method = "POST";
     req.target = "/";
@@ -69,7 +69,10 @@ class LogsServiceTest : public testing::ToyFrontTest {
                    {"Content-Type", "application/x-amz-json-1.1"},
                    {"X-Amz-Target", "Logs_20140328." + std::string(action)}};
     req.body = json::serialize(body);
-    return SignAndSend(std::move(req), "logs");
+    return req;
+  }
+  http::Response Call(std::string_view action, const json::object& body) {
+    return SignAndSend(LogsRequest(action, body), "logs");
   }
   static std::string Type(const http::Response& r) { return std::string(Body(r).at("__type").as_string()); }
   static std::string Message(const http::Response& r) {
@@ -217,14 +220,8 @@ TEST_F(LogsServiceTest, StartLiveTailStreamsTheEventsPutMeanwhile) {
   http::Response tail;
   std::thread tailing([&] {
     // Its own connection: the fixture's client is the PutLogEvents' below.
-    http::Request req;
-    req.method = "POST";
-    req.target = "/";
-    req.headers = {{"Host", "localhost"},
-                   {"Content-Type", "application/x-amz-json-1.1"},
-                   {"X-Amz-Target", "Logs_20140328.StartLiveTail"}};
-    req.body = json::serialize(json::object{{"logGroupIdentifiers", json::array{json::string(GroupArn("/lt"))}},
-                                            {"logEventFilterPattern", "ERROR"}});
+    http::Request req = LogsRequest("StartLiveTail", {{"logGroupIdentifiers", json::array{json::string(GroupArn("/lt"))}},
+                                                      {"logEventFilterPattern", "ERROR"}});
     aws::SignRequest(req, {key_.id.str(), key_.secret}, "eu-west-1", "logs", SystemClock::Get().Now());
     http::Client own("127.0.0.1", static_cast<uint16_t>(port_));
     auto r = own.Send(req);
