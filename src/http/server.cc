@@ -387,8 +387,8 @@ void Session::Fail(Response resp) {
 }
 
 void Session::BuildHead(bool keep_alive, bool streamed) {
-  int status = response_.status;
-  if (status < 100 || status > 999) status = 500;
+  if (response_.status < 100 || response_.status > 999) response_.status = 500;  // WriteResponse reads it too
+  const int status = response_.status;
   std::string_view reason = bhttp::obsolete_reason(bhttp::int_to_status(static_cast<unsigned>(status)));
   if (reason.empty() || reason.front() == '<') reason = "Unknown";
 
