@@ -151,8 +151,8 @@ def render_secretsmanager():
 
 
 # CloudWatch Logs' operations outside issue 12's slice wait for one reason.
-_LOGS_WAITING = ("outside the slice an ECS deployer reads its apps' output with (issue 12): StartLiveTail is still to "
-                 "come; Logs Insights queries, subscription and metric filters, export tasks, destinations, "
+_LOGS_WAITING = ("outside the slice an ECS deployer reads its apps' output with (issue 12): Logs Insights "
+                 "queries, subscription and metric filters, export tasks, destinations, "
                  "deliveries, anomaly detection, data protection, account and index policies, integrations")
 
 

@@ -35,7 +35,7 @@ SLICES = {
     "logs": ("src/logs/api/models/logs-2014-03-28.json", [
         "CreateLogGroup", "CreateLogStream", "DeleteLogGroup", "DeleteLogStream", "DeleteRetentionPolicy",
         "DescribeLogGroups", "DescribeLogStreams", "FilterLogEvents", "GetLogEvents", "ListTagsForResource",
-        "PutLogEvents", "PutRetentionPolicy", "TagResource", "UntagResource",
+        "PutLogEvents", "PutRetentionPolicy", "StartLiveTail", "TagResource", "UntagResource",
     ]),
 }
 

@@ -7,6 +7,7 @@
 
 #include <boost/json.hpp>
 
+#include "aws/eventstream.h"
 #include "aws/internal/rest_json_codec.h"
 #include "aws/json_version.h"
 #include "aws/rest_json.h"
@@ -208,7 +209,8 @@ class ApiFront::Impl {
     if (IsQueryRequest(req)) return HandleQuery(req, request_id, record);
     if (const RestJsonEntry* rest = FindRestJsonService(req)) return HandleRestJson(*rest, req, request_id, record);
     const JsonService* service = nullptr;
-    StatusOr<std::string> body = Dispatch(req, request_id, &service, record);
+    http::BodyProducer stream;
+    StatusOr<std::string> body = Dispatch(req, request_id, &service, record, &stream);
     const JsonVersion version = service != nullptr ? JsonVersionOf(service->Model()) : JsonVersion::k1_1;
     if (!body.ok()) {
       std::optional<AwsError> error;
@@ -216,6 +218,7 @@ class ApiFront::Impl {
       return JsonErrorResponse(body.status(), error ? *error : AwsErrorFor(body.status()), request_id, version,
                                service != nullptr ? service->ErrorNamespace() : std::string_view());
     }
+    if (stream) return EventStreamResponse(std::move(stream), request_id);
     if (body->empty()) *body = "{}";
     return JsonResponse(200, std::move(body).value(), request_id, JsonContentType(version));
   }
@@ -341,9 +344,23 @@ class ApiFront::Impl {
     return nullptr;
   }
 
-  // `*out` learns the service the request is routed to, once it is known.
+  // An event-stream operation's answer (JsonShapedService::StreamsOutput): the JSON protocol's
+  // initial-response event (empty: these operations' outputs have no other member), then the
+  // service's events.
+  static http::Response EventStreamResponse(http::BodyProducer events, std::string_view request_id) {
+    http::Response resp;
+    resp.headers.push_back({"x-amzn-RequestId", std::string(request_id)});
+    resp.headers.push_back({"Content-Type", "application/vnd.amazon.eventstream"});
+    resp.stream = [events = std::move(events)](http::BodyWriter& w) {
+      if (w.Write(EncodeEvent("initial-response", "{}"))) events(w);
+    };
+    return resp;
+  }
+
+  // `*out` learns the service the request is routed to, once it is known; `*stream` the producer
+  // of an event-stream operation's body (then the returned body is empty).
   StatusOr<std::string> Dispatch(const http::Request& req, const std::string& request_id, const JsonService** out,
-                                 RequestRecord* record) {
+                                 RequestRecord* record, http::BodyProducer* stream) {
     const TimePoint now = clock_.Now();
     if (req.method != "POST") {
       return UnknownOperation(
@@ -386,6 +403,10 @@ class ApiFront::Impl {
     RETURN_IF_ERROR(service->Model().ValidateInput(action, input));
     if (ctx.authorizer != nullptr) RETURN_IF_ERROR(Authorize(ctx, service->AuthorizationFor(ctx, input.get_object())));
     try {
+      if (service->StreamsOutput(action)) {
+        ASSIGN_OR_RETURN(*stream, service->CallStream(ctx, input.get_object()));
+        return std::string();
+      }
       return service->Call(ctx, input.get_object());
     } catch (const std::exception& e) {
       return Internal(fmt::format("An internal error occurred while processing {}: {}", action, e.what()));

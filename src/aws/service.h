@@ -20,6 +20,7 @@
 #include "common/clock.h"
 #include "common/ids.h"
 #include "common/status.h"
+#include "http/message.h"
 
 namespace paddock::aws {
 
@@ -110,6 +111,21 @@ class JsonShapedService {
   virtual std::optional<ThrottleGroup> ThrottleGroupFor(std::string_view action) const = 0;
   // Runs `action` on validated input; returns the serialized JSON response body.
   virtual StatusOr<std::string> Call(const CallContext& ctx, boost::json::object& input) = 0;
+  // Whether `action`'s output is an event stream (an output member marked "eventstream":
+  // CloudWatch Logs' StartLiveTail). For such an action the front calls CallStream instead of
+  // Call; a failure it returns is an ordinary error response. Otherwise the front answers 200
+  // with Content-Type application/vnd.amazon.eventstream, writes the JSON protocol's
+  // `initial-response` event, then runs the returned producer on the stream's own thread
+  // (http::BodyProducer): it writes the operation's events (aws/eventstream.h) until it returns.
+  virtual bool StreamsOutput(std::string_view action) const {
+    (void)action;
+    return false;
+  }
+  virtual StatusOr<http::BodyProducer> CallStream(const CallContext& ctx, boost::json::object& input) {
+    (void)ctx;
+    (void)input;
+    return Internal("this service streams no operation's output");
+  }
   // Whether a container instance's agent (Principal::agent_of set) may call `action` at all; the
   // front refuses every other action of such a principal with AccessDeniedException. The action
   // itself still checks that the instance or task is the agent's own.

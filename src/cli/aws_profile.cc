@@ -108,6 +108,11 @@ std::string StateDirProfileName(const std::string& state_dir) {
   return name;
 }
 
+std::string ProfileConfigBody(std::string_view region, std::string_view endpoint) {
+  return fmt::format("region = {}\noutput = json\nendpoint_url = {}\ndisable_host_prefix_injection = true\n", region,
+                     endpoint);
+}
+
 std::string ChooseProfileName(const ProfileFiles& home, const std::string& state_dir, const std::string& endpoint,
                               const std::string& key_id) {
   const std::string named = StateDirProfileName(state_dir);

@@ -37,6 +37,13 @@ bool IniHasSection(const std::string& path, std::string_view section);
 // command line), at most 48 characters.
 std::string StateDirProfileName(const std::string& state_dir);
 
+// The body of the profile's section in the AWS config file: region, output, the endpoint, and
+// `disable_host_prefix_injection = true` — botocore (boto3, the AWS CLI v1) otherwise prefixes the
+// endpoint's host for some operations (StartLiveTail's "stream-", Cloud Map DiscoverInstances'
+// "data-"), and "stream-127.0.0.1" resolves nowhere (tests/test_aws_profile.py). Debian 12's AWS CLI
+// v2 (2.9) predates the key and ignores it (README).
+std::string ProfileConfigBody(std::string_view region, std::string_view endpoint);
+
 // The profile name for a server with access key `key_id` at `endpoint` and state directory
 // `state_dir`, given the user's files `home` (see the rule above).
 std::string ChooseProfileName(const ProfileFiles& home, const std::string& state_dir, const std::string& endpoint,

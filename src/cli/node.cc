@@ -910,8 +910,7 @@ StatusOr<BootstrapResult> Bootstrap(Node& node, const ServerConfig& config, cons
 
   const std::string cred_body =
       fmt::format("aws_access_key_id = {}\naws_secret_access_key = {}\n", me.access_key_id, me.secret_access_key);
-  const std::string config_body =
-      fmt::format("region = {}\noutput = json\nendpoint_url = {}\n", config.region, endpoint);
+  const std::string config_body = ProfileConfigBody(config.region, endpoint);
   // The state directory's own files hold this one profile, under the same name as in ~/.aws.
   RETURN_IF_ERROR(UpsertIniSection(r.credentials_path, r.profile, cred_body, IniScope::kWholeFile));
   RETURN_IF_ERROR(UpsertIniSection(r.config_path, "profile " + r.profile, config_body, IniScope::kWholeFile));

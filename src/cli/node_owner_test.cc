@@ -173,6 +173,15 @@ class ProfileNameTest : public ::testing::Test {
   ProfileFiles home_;
 };
 
+TEST_F(ProfileNameTest, TheProfileDisablesHostPrefixInjection) {
+  std::ofstream(home_.config) << "[profile paddock]\n" << ProfileConfigBody("eu-west-1", "http://127.0.0.1:4566");
+  EXPECT_EQ(IniValue(home_.config, "profile paddock", "region"), "eu-west-1");
+  EXPECT_EQ(IniValue(home_.config, "profile paddock", "endpoint_url"), "http://127.0.0.1:4566");
+  // botocore's config-file key (configprovider.py), so StartLiveTail's "stream-" host prefix is not
+  // put before 127.0.0.1 (tests/test_aws_profile.py runs the CLIs through it).
+  EXPECT_EQ(IniValue(home_.config, "profile paddock", "disable_host_prefix_injection"), "true");
+}
+
 TEST_F(ProfileNameTest, PaddockUnlessAnotherPaddockHasIt) {
   const std::string state = dir_ + "/proj-a/.paddock";
   EXPECT_EQ(ChooseProfileName(home_, state, "http://127.0.0.1:4566", "AKIAOURS"), "paddock");  // free

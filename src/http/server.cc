@@ -5,6 +5,10 @@
 //     request_/response_, which a worker owns while the session is in Phase::kHandling.
 //   - Responses are serialized by hand into a per-connection buffer and written with one gather
 //     write; Beast is used for parsing only.
+//   - A streamed response (Response::stream) writes its head on the strand, then runs its producer
+//     on a thread of its own (ServerCore::RunStream); each BodyWriter::Write posts one chunk to the
+//     strand and waits for it to be written. The thread holds work on the io_context, so the I/O
+//     threads outlive it, and Stop joins it.
 #include "http/server.h"
 
 #include <sys/socket.h>
@@ -17,6 +21,8 @@
 #include <atomic>
 #include <charconv>
 #include <exception>
+#include <future>
+#include <list>
 #include <mutex>
 #include <optional>
 #include <string_view>
@@ -150,6 +156,9 @@ class ServerCore {
   // options().max_connections_per_peer connections; the session must then be dropped.
   bool Register(const std::shared_ptr<Session>& session, const std::string& peer);
   void Unregister(Session* session);
+  // Runs `body` (a streamed response's producer and its end) on a new thread, holding work on the
+  // io_context until it returns. Stop joins it; a finished one is joined by the next call.
+  void RunStream(std::function<void()> body);
 
  private:
   void Accept();
@@ -177,6 +186,13 @@ class ServerCore {
   };
   std::unordered_map<Session*, Live> sessions_;              // GUARDED_BY(sessions_mu_)
   std::unordered_map<std::string, size_t> peer_sessions_;  // GUARDED_BY(sessions_mu_)
+
+  struct StreamThread {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done;
+  };
+  std::mutex streams_mu_;
+  std::list<StreamThread> streams_;  // GUARDED_BY(streams_mu_)
 };
 
 class Session : public std::enable_shared_from_this<Session> {
@@ -198,12 +214,14 @@ class Session : public std::enable_shared_from_this<Session> {
   // Called on the strand when the server stops: a connection between requests, or one whose
   // request is still arriving, is closed now; one whose request is being handled closes after
   // its response is written.
+  // A streamed response ends at its producer's next Write.
   void Shutdown() {
     if (phase_ == Phase::kIdle || phase_ == Phase::kReading || phase_ == Phase::kDraining) Close();
   }
 
  private:
-  enum class Phase { kIdle, kReading, kHandling, kWriting, kDraining, kClosed };
+  enum class Phase { kIdle, kReading, kHandling, kWriting, kStreaming, kDraining, kClosed };
+  class ChunkWriter;
 
   void WaitForRequest();
   void OnIdleRead(error_code ec, size_t n);
@@ -217,6 +235,11 @@ class Session : public std::enable_shared_from_this<Session> {
   void OnHandled();
   void Fail(Response resp);
   void WriteResponse(bool keep_alive, bool drain_after);
+  // Serializes response_'s status line and headers into head_: framed by Content-Length, or for a
+  // streamed body by Transfer-Encoding: chunked (HTTP/1.1) or the connection's close (HTTP/1.0).
+  void BuildHead(bool keep_alive, bool streamed);
+  void StartStream(bool keep_alive);
+  void Stream(bool keep_alive);  // on the stream's own thread
   void OnWrite(error_code ec, bool keep_alive, bool drain_after);
   void Drain();
   void Close();
@@ -229,9 +252,10 @@ class Session : public std::enable_shared_from_this<Session> {
   bool keep_alive_requested_ = false;
   bool head_request_ = false;
   unsigned version_ = 11;
+  bool chunked_ = false;  // the streamed response being written is chunked
   size_t drained_ = 0;
   Request request_;    // owned by the worker while kHandling
-  Response response_;  // written by the worker while kHandling
+  Response response_;  // written by the worker while kHandling; the stream's thread's while kStreaming
   std::string head_;   // serialized status line and headers; reused
 };
 
@@ -350,6 +374,8 @@ void Session::RunHandler() {
 void Session::OnHandled() {
   bool keep_alive = keep_alive_requested_ && !server_.stopping() &&
                     !EqualsIgnoreCase(response_.GetHeader("Connection"), "close");
+  if (response_.stream && !head_request_) return StartStream(keep_alive);
+  response_.stream = nullptr;
   WriteResponse(keep_alive, /*drain_after=*/false);
 }
 
@@ -360,10 +386,9 @@ void Session::Fail(Response resp) {
   WriteResponse(/*keep_alive=*/false, /*drain_after=*/true);
 }
 
-void Session::WriteResponse(bool keep_alive, bool drain_after) {
-  phase_ = Phase::kWriting;
-  int status = response_.status;
-  if (status < 100 || status > 999) status = 500;
+void Session::BuildHead(bool keep_alive, bool streamed) {
+  if (response_.status < 100 || response_.status > 999) response_.status = 500;  // WriteResponse reads it too
+  const int status = response_.status;
   std::string_view reason = bhttp::obsolete_reason(bhttp::int_to_status(static_cast<unsigned>(status)));
   if (reason.empty() || reason.front() == '<') reason = "Unknown";
 
@@ -388,7 +413,9 @@ void Session::WriteResponse(bool keep_alive, bool drain_after) {
     head_ += "\r\n";
   }
   bool bodiless = status < 200 || status == 204 || status == 304;
-  if (!bodiless) {
+  if (streamed) {
+    if (chunked_) head_ += "Transfer-Encoding: chunked\r\n";
+  } else if (!bodiless) {
     head_ += "Content-Length: ";
     AppendDecimal(head_, response_.body.size());
     head_ += "\r\n";
@@ -399,7 +426,13 @@ void Session::WriteResponse(bool keep_alive, bool drain_after) {
     head_ += "Connection: keep-alive\r\n";
   }
   head_ += "\r\n";
+}
 
+void Session::WriteResponse(bool keep_alive, bool drain_after) {
+  phase_ = Phase::kWriting;
+  BuildHead(keep_alive, /*streamed=*/false);
+  const int status = response_.status;
+  bool bodiless = status < 200 || status == 204 || status == 304;
   std::array<asio::const_buffer, 2> buffers{asio::buffer(head_), asio::const_buffer()};
   if (!bodiless && !head_request_) buffers[1] = asio::buffer(response_.body);
   stream_.expires_after(server_.options().read_timeout);
@@ -424,6 +457,92 @@ void Session::OnWrite(error_code ec, bool keep_alive, bool drain_after) {
   }
   if (!keep_alive) return Close();
   WaitForRequest();
+}
+
+// The producer's BodyWriter: each Write is one chunk, written on the session's strand while the
+// producer's thread waits. The I/O threads run until the stream's thread releases its work, so a
+// posted write always runs.
+class Session::ChunkWriter final : public BodyWriter {
+ public:
+  explicit ChunkWriter(Session& session) : session_(session) {}
+
+  bool Write(std::string_view data) override {
+    if (session_.server_.stopping()) refused_ = true;
+    if (failed_ || refused_) return false;
+    if (data.empty()) return true;
+    std::string bytes;
+    if (session_.chunked_) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      char size[16];
+      int n = 0;
+      for (size_t v = data.size(); v > 0; v >>= 4) size[n++] = kHex[v & 0xf];
+      while (n > 0) bytes += size[--n];
+      bytes += "\r\n";
+      bytes += data;
+      bytes += "\r\n";
+    } else {
+      bytes.assign(data);
+    }
+    return WriteRaw(bytes);
+  }
+
+  // Writes `bytes` as they are; false (and every later Write false) when that failed.
+  bool WriteRaw(const std::string& bytes) {
+    if (failed_) return false;
+    // Shared: the strand may still be inside set_value when this thread wakes and returns.
+    auto written = std::make_shared<std::promise<bool>>();
+    std::future<bool> done = written->get_future();
+    asio::post(session_.executor(), [this, &bytes, written] {
+      if (session_.phase_ == Phase::kClosed) return written->set_value(false);
+      session_.stream_.expires_after(session_.server_.options().read_timeout);
+      asio::async_write(session_.stream_, asio::buffer(bytes),
+                        [written](error_code ec, size_t) { written->set_value(!ec); });
+    });
+    if (!done.get()) failed_ = true;
+    return !failed_;
+  }
+
+  // Whether every write so far was written (a refused one, the server stopping, was not tried).
+  bool ok() const { return !failed_; }
+
+ private:
+  Session& session_;
+  bool failed_ = false;   // a write failed; only the stream's thread touches these
+  bool refused_ = false;  // the server is stopping
+};
+
+void Session::StartStream(bool keep_alive) {
+  phase_ = Phase::kStreaming;
+  chunked_ = version_ >= 11;
+  if (!chunked_) keep_alive = false;  // an HTTP/1.0 stream ends when the connection does
+  BuildHead(keep_alive, /*streamed=*/true);
+  stream_.expires_after(server_.options().read_timeout);
+  asio::async_write(stream_, asio::buffer(head_), [self = shared_from_this(), keep_alive](error_code ec, size_t) {
+    if (self->phase_ == Phase::kClosed) return;
+    if (ec) return self->Close();
+    self->server_.RunStream([self, keep_alive] { self->Stream(keep_alive); });
+  });
+}
+
+void Session::Stream(bool keep_alive) {
+  BodyProducer producer = std::move(response_.stream);
+  response_.stream = nullptr;
+  ChunkWriter writer(*this);
+  bool threw = false;
+  try {
+    producer(writer);
+  } catch (...) {
+    threw = true;
+  }
+  producer = nullptr;  // before the work is released: it may hold what the handler lent it
+  // A body cut short (a write failed, the producer threw) must not look complete: the connection
+  // closes without the last chunk. A stopping server still ends the body it was writing.
+  bool ended = !threw && writer.ok() && (!chunked_ || writer.WriteRaw("0\r\n\r\n"));
+  asio::post(executor(), [self = shared_from_this(), ended, keep_alive] {
+    if (self->phase_ == Phase::kClosed) return;
+    if (!ended) return self->Close();
+    self->OnWrite(error_code(), keep_alive, /*drain_after=*/false);
+  });
 }
 
 void Session::Drain() {
@@ -525,6 +644,26 @@ void ServerCore::OnAccept(error_code ec, tcp::socket socket) {
   Accept();
 }
 
+void ServerCore::RunStream(std::function<void()> body) {
+  std::lock_guard lock(streams_mu_);
+  for (auto it = streams_.begin(); it != streams_.end();) {
+    if (it->done->load(std::memory_order_acquire)) {
+      it->thread.join();
+      it = streams_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  auto done = std::make_shared<std::atomic<bool>>(false);
+  std::thread t([body = std::move(body), done, work = asio::make_work_guard(ioc_)]() mutable {
+    body();
+    body = nullptr;
+    work.reset();
+    done->store(true, std::memory_order_release);
+  });
+  streams_.push_back(StreamThread{std::move(t), std::move(done)});
+}
+
 bool ServerCore::Register(const std::shared_ptr<Session>& session, const std::string& peer) {
   std::lock_guard lock(sessions_mu_);
   if (stopping_.load(std::memory_order_relaxed)) return false;
@@ -582,6 +721,12 @@ void ServerCore::Stop() {
   work_.reset();
   for (auto& t : io_threads_) t.join();
   io_threads_.clear();
+  {
+    // Every stream's thread has released its work (the I/O threads returned), so these end now.
+    std::lock_guard streams_lock(streams_mu_);
+    for (StreamThread& st : streams_) st.thread.join();
+    streams_.clear();
+  }
   workers_->join();
 }
 

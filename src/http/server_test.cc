@@ -305,6 +305,125 @@ TEST_F(ServerTest, GracefulStopLetsInFlightRequestFinish) {
   EXPECT_EQ(after.status().code(), StatusCode::kUnavailable);
 }
 
+// A streamed body is written chunk by chunk while the producer runs, and the connection stays
+// usable for the next request.
+TEST_F(ServerTest, StreamedBodyIsChunkedAndKeepsTheConnection) {
+  StartServer([](const Request& req) {
+    Response resp;
+    if (req.Path() != "/stream") {
+      resp.body = "plain";
+      return resp;
+    }
+    resp.SetHeader("Content-Type", "application/vnd.amazon.eventstream");
+    resp.stream = [](BodyWriter& w) {
+      EXPECT_TRUE(w.Write("a"));
+      EXPECT_TRUE(w.Write(""));  // nothing: an empty chunk would end the body
+      EXPECT_TRUE(w.Write(std::string(300, 'b')));
+    };
+    return resp;
+  });
+  RawConnection raw(port_);
+  ASSERT_TRUE(raw.connected());
+  raw.Write("POST /stream HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"
+            "POST /plain HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+  std::string got = raw.ReadToEnd();
+  EXPECT_THAT(got, StartsWith("HTTP/1.1 200 OK\r\n"));
+  EXPECT_THAT(got, HasSubstr("Transfer-Encoding: chunked\r\n"));
+  EXPECT_THAT(got, ::testing::Not(HasSubstr("Content-Length: 0\r\n\r\n1\r\n")));
+  EXPECT_THAT(got, HasSubstr("\r\n\r\n1\r\na\r\n12c\r\n" + std::string(300, 'b') + "\r\n0\r\n\r\nHTTP/1.1 200 OK\r\n"));
+  EXPECT_THAT(got, ::testing::EndsWith("\r\n\r\nplain"));
+
+  Client client("127.0.0.1", port_);  // Beast's parser reads the chunked body whole
+  StatusOr<Response> resp = client.Send(Post("/stream"));
+  ASSERT_TRUE(resp.ok()) << resp.status().ToString();
+  EXPECT_EQ(resp->body, "a" + std::string(300, 'b'));
+  EXPECT_EQ(resp->GetHeader("Content-Type"), "application/vnd.amazon.eventstream");
+}
+
+// Streams run on threads of their own: more of them than there are handler workers still leave
+// the handlers free.
+TEST_F(ServerTest, StreamsDoNotHoldHandlerWorkers) {
+  std::latch all_streaming(3);
+  std::latch release(1);
+  ServerOptions options;
+  options.worker_threads = 1;
+  StartServer(
+      [&](const Request& req) {
+        Response resp;
+        if (req.Path() == "/stream") {
+          resp.stream = [&](BodyWriter& w) {
+            w.Write("x");
+            all_streaming.count_down();
+            release.wait();
+          };
+        }
+        return resp;
+      },
+      options);
+  std::vector<std::unique_ptr<RawConnection>> streams;
+  for (int i = 0; i < 3; ++i) {
+    streams.push_back(std::make_unique<RawConnection>(port_));
+    streams.back()->Write("POST /stream HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
+  }
+  all_streaming.wait();
+  Client client("127.0.0.1", port_);
+  StatusOr<Response> resp = client.Send(Post("/other"));
+  release.count_down();
+  server_->Stop();  // the producers use this test's latches: they end before the latches do
+  ASSERT_TRUE(resp.ok()) << resp.status().ToString();
+  EXPECT_EQ(resp->status, 200);
+}
+
+// Stop ends a stream that would last forever: its next Write is refused, and the body it was
+// writing is ended.
+TEST_F(ServerTest, StopEndsAStreamAtItsNextWrite) {
+  std::latch streaming(1);
+  std::atomic<bool> refused{false};
+  StartServer([&](const Request&) {
+    Response resp;
+    resp.stream = [&](BodyWriter& w) {
+      w.Write("first");
+      streaming.count_down();
+      while (w.Write("tick")) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      refused = true;
+      EXPECT_FALSE(w.Write("after"));
+    };
+    return resp;
+  });
+  RawConnection raw(port_);
+  raw.Write("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
+  streaming.wait();
+  server_->Stop();
+  EXPECT_TRUE(refused);
+  std::string got = raw.ReadToEnd();
+  EXPECT_THAT(got, HasSubstr("5\r\nfirst\r\n"));
+  EXPECT_THAT(got, ::testing::EndsWith("0\r\n\r\n"));
+  EXPECT_THAT(got, ::testing::Not(HasSubstr("after")));
+}
+
+// A peer that goes away is noticed by the producer's writes.
+TEST_F(ServerTest, AStreamLearnsItsPeerLeft) {
+  std::latch streaming(1);
+  std::promise<void> ended;
+  StartServer([&](const Request&) {
+    Response resp;
+    resp.stream = [&](BodyWriter& w) {
+      w.Write("first");
+      streaming.count_down();
+      while (w.Write(std::string(4096, 'x'))) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      ended.set_value();
+    };
+    return resp;
+  });
+  {
+    RawConnection raw(port_);
+    raw.Write("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
+    streaming.wait();
+  }
+  EXPECT_EQ(ended.get_future().wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  server_->Stop();
+}
+
 TEST_F(ServerTest, StopIsIdempotent) {
   Server never_started(ServerOptions(), Echo);
   never_started.Stop();

@@ -11,6 +11,7 @@ std::string_view ErrorName(int code) {
     case Error::kResourceNotFound: return "ResourceNotFound";
     case Error::kResourceAlreadyExists: return "ResourceAlreadyExists";
     case Error::kTooManyTags: return "TooManyTags";
+    case Error::kLimitExceeded: return "LimitExceeded";
   }
   return "?";
 }

@@ -17,6 +17,7 @@ enum class Error {
   kResourceNotFound,      // ResourceNotFoundException: no such log group or log stream (in the caller's scope)
   kResourceAlreadyExists, // ResourceAlreadyExistsException
   kTooManyTags,           // TooManyTagsException: more than 50 tags on a log group
+  kLimitExceeded,         // LimitExceededException: more concurrent Live Tail sessions than an account may hold
 };
 const ErrorDomain& ErrorDomainOf(Error);
 

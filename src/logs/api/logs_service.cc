@@ -8,6 +8,7 @@
 #include <boost/json.hpp>
 #include <fmt/format.h>
 
+#include "aws/eventstream.h"
 #include "aws/model.h"
 #include "common/json_fields.h"
 #include "logs/api/models/logs_model.h"
@@ -23,7 +24,7 @@ constexpr std::string_view kActions[] = {
     "CreateLogGroup",     "DeleteLogGroup",     "DescribeLogGroups",   "CreateLogStream",
     "DeleteLogStream",    "DescribeLogStreams", "PutLogEvents",        "GetLogEvents",
     "FilterLogEvents",    "PutRetentionPolicy", "DeleteRetentionPolicy", "TagResource",
-    "UntagResource",      "ListTagsForResource",
+    "UntagResource",      "ListTagsForResource", "StartLiveTail",
 };
 
 Status Invalid(std::string message) { return InvalidArgument(std::move(message), Error::kInvalidParameter); }
@@ -95,7 +96,95 @@ std::string TokenContext(const aws::CallContext& ctx, const json::object& input)
                      json::serialize(shape));
 }
 
+// StartLiveTail's log groups: ARNs of the caller's scope (AWS asks for ARNs; a bare name is taken as
+// one of the caller's groups), without a trailing ":*"; another account's or region's ARN names no
+// group of the caller's.
+StatusOr<std::vector<LiveTailRequest::Group>> LiveTailGroups(const Scope& scope, const json::object& input) {
+  std::vector<LiveTailRequest::Group> out;
+  const std::string prefix = fmt::format("arn:aws:logs:{}:{}:log-group:", scope.region.str(), scope.account.str());
+  for (const std::string& id : json_fields::Strings(input, "logGroupIdentifiers")) {
+    if (id.ends_with("*"))
+      return Invalid(fmt::format("The log group identifier {} must not end with '*': give the log group's ARN.", id));
+    std::string name = id;
+    if (id.starts_with("arn:")) {
+      if (!id.starts_with(prefix))
+        return NotFound(fmt::format("The specified log group does not exist: {}", id), Error::kResourceNotFound);
+      name = id.substr(prefix.size());
+    }
+    if (std::none_of(out.begin(), out.end(), [&](const auto& g) { return g.name == name; }))
+      out.push_back({std::move(name), id});
+  }
+  return out;
+}
+
+// One sessionUpdate's payload.
+std::string SessionUpdateJson(const LiveTailBatch& batch) {
+  json::array results;
+  for (const LiveTailEvent& e : batch.events)
+    results.push_back(json::object{{"logStreamName", e.stream},
+                                   {"logGroupIdentifier", e.group_identifier},
+                                   {"message", e.message},
+                                   {"timestamp", e.timestamp_ms},
+                                   {"ingestionTime", e.ingestion_ms}});
+  return json::serialize(json::object{{"sessionMetadata", json::object{{"sampled", batch.sampled}}},
+                                      {"sessionResults", std::move(results)}});
+}
+
 }  // namespace
+
+LogsService::LogsService(LogGroups& groups, aws::TokenCodec tokens) : groups_(groups), tokens_(std::move(tokens)) {
+  groups_.SetIngestListener([this](const Scope& scope, std::string_view group, const std::vector<Event>& events) {
+    live_tail_.OnIngest(scope, group, events);
+  });
+}
+
+StatusOr<http::BodyProducer> LogsService::CallStream(const aws::CallContext& ctx, json::object& input) {
+  LiveTailRequest request;
+  ASSIGN_OR_RETURN(request.groups, LiveTailGroups(ctx.scope, input));
+  bool names = false, prefixes = false;
+  request.stream_names = json_fields::Strings(input, "logStreamNames", &names);
+  request.stream_prefixes = json_fields::Strings(input, "logStreamNamePrefixes", &prefixes);
+  if (names && prefixes)
+    return Invalid("logStreamNames and logStreamNamePrefixes are mutually exclusive parameters.");
+  if ((names || prefixes) && json_fields::Strings(input, "logGroupIdentifiers").size() != 1)
+    return Invalid("logStreamNames and logStreamNamePrefixes can be given only with exactly one log group.");
+  std::optional<std::string> pattern = json_fields::OptStr(input, "logEventFilterPattern");
+  ASSIGN_OR_RETURN(request.filter, Filter::Compile(pattern.value_or("")));
+  for (const LiveTailRequest::Group& g : request.groups) {
+    ASSIGN_OR_RETURN(Page<LogGroup> found, groups_.DescribeGroups(ctx.scope, g.name, 1, std::nullopt));
+    if (found.items.empty() || found.items.front().name != g.name)
+      return NotFound(fmt::format("The specified log group does not exist: {}", g.identifier), Error::kResourceNotFound);
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<LiveTail::Session> opened, live_tail_.Open(ctx.scope, std::move(request)));
+  std::shared_ptr<LiveTail::Session> session = std::move(opened);  // a BodyProducer must be copyable
+
+  json::array identifiers;
+  for (const auto& g : session->request().groups) identifiers.push_back(json::string(g.identifier));
+  json::object start{{"requestId", ctx.request_id},
+                     {"sessionId", session->id()},
+                     {"logGroupIdentifiers", std::move(identifiers)},
+                     {"logEventFilterPattern", pattern.value_or("")}};
+  if (names) start["logStreamNames"] = *json_fields::OptArray(input, "logStreamNames");
+  if (prefixes) start["logStreamNamePrefixes"] = *json_fields::OptArray(input, "logStreamNamePrefixes");
+  const Duration max = live_tail_max_.load();
+  return http::BodyProducer([session, start = json::serialize(start), max](http::BodyWriter& w) {
+    using steady = std::chrono::steady_clock;
+    const steady::time_point end = steady::now() + max;
+    if (!w.Write(aws::EncodeEvent("sessionStart", start))) return;
+    while (true) {
+      const steady::time_point now = steady::now();
+      if (now >= end) {
+        w.Write(aws::EncodeException(
+            "SessionTimeoutException",
+            json::serialize(json::object{{"message", fmt::format("The Live Tail session timed out after {} seconds.",
+                                                                 std::chrono::duration_cast<std::chrono::seconds>(max).count())}})));
+        return;
+      }
+      LiveTailBatch batch = session->Take(std::min(now + kLiveTailInterval, end));
+      if (!w.Write(aws::EncodeEvent("sessionUpdate", SessionUpdateJson(batch)))) return;
+    }
+  });
+}
 
 const aws::ServiceModel& LogsService::Model() const {
   static const aws::ServiceModel* model = [] {
@@ -122,6 +211,16 @@ std::vector<aws::AuthRequest> LogsService::AuthorizationFor(const aws::CallConte
   std::string resource;
   if (ctx.action == "DescribeLogGroups") {
     resource = LogGroups::StreamArn(ctx.scope, "", "");
+  } else if (ctx.action == "StartLiveTail") {
+    // One question per log group, as AWS asks (a group of another account is refused later, as not
+    // found).
+    std::vector<aws::AuthRequest> questions;
+    for (const std::string& id : json_fields::Strings(input, "logGroupIdentifiers")) {
+      std::string arn = id.starts_with("arn:") ? id : LogGroups::GroupArn(ctx.scope, id);
+      if (arn.ends_with(":*")) arn.resize(arn.size() - 2);
+      questions.push_back(aws::AuthRequest{action, arn + ":*", {}});
+    }
+    return questions;
   } else if (ctx.action == "TagResource" || ctx.action == "UntagResource" || ctx.action == "ListTagsForResource") {
     resource = json_fields::Str(input, "resourceArn");
   } else if (ctx.action == "CreateLogStream" || ctx.action == "DeleteLogStream" || ctx.action == "PutLogEvents" ||
@@ -140,6 +239,7 @@ std::optional<aws::AwsError> LogsService::ErrorFor(const Status& status) const {
       case Error::kResourceNotFound: return aws::AwsError{"ResourceNotFoundException", 400};
       case Error::kResourceAlreadyExists: return aws::AwsError{"ResourceAlreadyExistsException", 400};
       case Error::kTooManyTags: return aws::AwsError{"TooManyTagsException", 400};
+      case Error::kLimitExceeded: return aws::AwsError{"LimitExceededException", 400};
     }
   }
   // The model's own checks (lengths, patterns, required members) carry no detail: CloudWatch Logs

@@ -10,6 +10,7 @@
 // this service and the owner's account reaper.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,6 +21,7 @@
 #include "aws/pagination.h"
 #include "aws/service.h"
 #include "iam/accounts.h"
+#include "logs/live_tail.h"
 #include "logs/log_groups.h"
 #include "store/store.h"
 
@@ -27,8 +29,15 @@ namespace paddock::logs::api {
 
 class LogsService final : public aws::JsonService {
  public:
-  // `groups` must outlive the service.
-  LogsService(LogGroups& groups, aws::TokenCodec tokens) : groups_(groups), tokens_(std::move(tokens)) {}
+  // AWS ends a Live Tail session after 3 hours (SessionTimeoutException).
+  static constexpr Duration kLiveTailMaxDuration = std::chrono::hours(3);
+  // How often a session's stream sends a sessionUpdate (empty or not), as AWS does.
+  static constexpr Duration kLiveTailInterval = std::chrono::seconds(1);
+
+  // `groups` must outlive the service. The service holds StartLiveTail's sessions (logs/live_tail.h)
+  // and installs itself as `groups`' ingest listener.
+  // REQUIRES: before the first LogGroups::Put.
+  LogsService(LogGroups& groups, aws::TokenCodec tokens);
 
   std::string_view TargetPrefix() const override { return "Logs_20140328"; }
   std::string_view SigningName() const override { return "logs"; }
@@ -37,6 +46,16 @@ class LogsService final : public aws::JsonService {
   bool Implements(std::string_view action) const override;
   std::optional<aws::ThrottleGroup> ThrottleGroupFor(std::string_view action) const override;
   StatusOr<std::string> Call(const aws::CallContext& ctx, boost::json::object& input) override;
+  // StartLiveTail: checks the request (groups of the caller's scope that exist, at most one group
+  // with stream filters, a filter pattern that compiles), opens a session (LimitExceededException
+  // past LiveTail::kMaxSessionsPerAccount), and returns its stream: sessionStart, then a
+  // sessionUpdate every kLiveTailInterval until the client leaves or the session reaches its
+  // maximum duration (then SessionTimeoutException).
+  bool StreamsOutput(std::string_view action) const override { return action == "StartLiveTail"; }
+  StatusOr<http::BodyProducer> CallStream(const aws::CallContext& ctx, boost::json::object& input) override;
+  // Sessions started from now on last at most `d` (tests: shorter than kLiveTailMaxDuration).
+  void SetLiveTailMaxDuration(Duration d) { live_tail_max_.store(d); }
+  LiveTail& live_tail() { return live_tail_; }
   // logs:<Action> on the resource AWS names in its denials: a stream's actions on
   // arn:aws:logs:<r>:<a>:log-group:<g>:log-stream:<s>; a group's on …:log-group:<g>:log-stream:
   // (matched by "log-group:<g>:*"); DescribeLogGroups on …:log-group::log-stream:; the tag
@@ -49,6 +68,8 @@ class LogsService final : public aws::JsonService {
  private:
   LogGroups& groups_;
   aws::TokenCodec tokens_;
+  LiveTail live_tail_;
+  std::atomic<Duration> live_tail_max_{kLiveTailMaxDuration};
 };
 
 // The node's CloudWatch Logs: its own store (<state-dir>/logs.db: own writer thread and group
