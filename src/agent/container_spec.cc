@@ -136,7 +136,7 @@ Status CheckSupported(const json::object& task_definition, const json::object& o
     if (c->contains("repositoryCredentials")) {
       return refuse("private registry authentication (repositoryCredentials) is not supported yet");
     }
-    if (std::string driver = Str(Obj(*c, "logConfiguration"), "logDriver"); !driver.empty() && driver != "json-file") {
+    if (std::string driver = Str(Obj(*c, "logConfiguration"), "logDriver"); !driver.empty() && driver != "json-file" && driver != "awslogs") {
       return refuse(fmt::format(
           "failed to initialize logging driver: log driver '{}' is not supported yet (a container's output is kept "
           "on the node: paddock logs TASK)",
