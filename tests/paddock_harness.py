@@ -366,6 +366,13 @@ class _RawCapture:
                 raise ShapeViolation(f"{op} error response malformed: {errs}")
 
 
+def service_client(service, endpoint, key_id, secret):
+    """A boto3 client of `service` on the server at `endpoint`, in REGION, one attempt per call."""
+    return boto3.session.Session().client(
+        service, endpoint_url=endpoint, region_name=REGION, aws_access_key_id=key_id,
+        aws_secret_access_key=secret, config=Config(retries={"max_attempts": 1, "mode": "standard"}))
+
+
 def ecs_client(endpoint, key_id, secret, retries=1, validate=True, timeout=30, max_pool=10):
     cfg = Config(retries={"max_attempts": retries, "mode": "standard"}, connect_timeout=timeout,
                  read_timeout=timeout, max_pool_connections=max_pool)

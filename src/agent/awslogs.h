@@ -24,6 +24,7 @@
 //   ... pump.Detach(fifo); shipper->Close();   // the rest is shipped, then the thread ends
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
