@@ -742,7 +742,11 @@ class Agent::Driver {
       std::error_code ec;
       if (std::filesystem::exists(FifoPath(c), ec)) AttachLog(c).IgnoreError();
       agent_.log_pump_->Detach(FifoPath(c));
-      if (c.shipper) c.shipper->Close();  // what the FIFO held is shipped before the task is STOPPED
+      if (!c.shipper) continue;
+      c.shipper->Close();  // what the FIFO held is shipped before the task is STOPPED
+      if (uint64_t dropped = c.shipper->dropped_lines(); dropped > 0)  // non-blocking mode's bound
+        fmt::print(stderr, "paddock: agent: task {}: container {}: awslogs dropped {} lines (mode non-blocking, "
+                   "max-buffer-size {} bytes)\n", spec_.task_arn, c.name, dropped, c.awslogs->max_buffer_bytes);
     }
   }
 
