@@ -24,16 +24,18 @@ std::string StringMember(const std::string& json_text, std::string_view key) {
   return m != nullptr && m->is_string() ? std::string(m->get_string()) : std::string();
 }
 
-// CloudWatch's refusal as ECS words it ("ResourceNotFoundException: The specified log group does
-// not exist."); nullopt for a failure that is not a refusal (the store: the agent tries again).
-std::optional<std::string> Refusal(const Status& s) {
+// The answer to a failed call: CloudWatch's refusal, as ECS words it after `what` ("failed to create
+// Cloudwatch log stream: ResourceNotFoundException: The specified log group does not exist."); a
+// failure that is not a refusal (the store) is returned as it is, and the agent tries again.
+StatusOr<agent::protocol::LogsAnswer> Refused(const Status& s, std::string_view what) {
   using logs::Error;
   for (auto [e, code] : {std::pair{Error::kResourceNotFound, "ResourceNotFoundException"},
                          std::pair{Error::kInvalidParameter, "InvalidParameterException"},
                          std::pair{Error::kResourceAlreadyExists, "ResourceAlreadyExistsException"}})
-    if (IsError(s, e)) return fmt::format("{}: {}", code, s.message());
-  if (s.code() == StatusCode::kPermissionDenied) return fmt::format("AccessDeniedException: {}", s.message());
-  return std::nullopt;
+    if (IsError(s, e)) return agent::protocol::LogsAnswer{fmt::format("{}: {}: {}", what, code, s.message())};
+  if (s.code() == StatusCode::kPermissionDenied)
+    return agent::protocol::LogsAnswer{fmt::format("{}: AccessDeniedException: {}", what, s.message())};
+  return s;
 }
 
 // Whether `stream` is the stream of container number `index` of task `task_id` when its
@@ -111,20 +113,13 @@ agent::LogsProvider MakeLogsProvider(logs::LogGroups& groups, aws::Authorizer* a
       if (config->create_group) {
         Status s = authorize("logs:CreateLogGroup", logs::LogGroups::StreamArn(record.scope, group, ""));
         if (s.ok()) s = groups.CreateGroup(record.scope, logs::GroupSpec{.name = group});
-        if (!s.ok() && !IsError(s, logs::Error::kResourceAlreadyExists)) {
-          std::optional<std::string> refusal = Refusal(s);
-          if (!refusal) return s;
-          out.failure = "failed to create Cloudwatch log group: " + *refusal;
-          return out;
-        }
+        if (!s.ok() && !IsError(s, logs::Error::kResourceAlreadyExists))
+          return Refused(s, "failed to create Cloudwatch log group");
       }
       Status s = authorize("logs:CreateLogStream", logs::LogGroups::StreamArn(record.scope, group, call.stream));
       if (s.ok()) s = groups.CreateStream(record.scope, group, call.stream);
-      if (!s.ok() && !IsError(s, logs::Error::kResourceAlreadyExists)) {
-        std::optional<std::string> refusal = Refusal(s);
-        if (!refusal) return s;
-        out.failure = "failed to create Cloudwatch log stream: " + *refusal;
-      }
+      if (!s.ok() && !IsError(s, logs::Error::kResourceAlreadyExists))
+        return Refused(s, "failed to create Cloudwatch log stream");
       return out;
     }
 
@@ -135,11 +130,7 @@ agent::LogsProvider MakeLogsProvider(logs::LogGroups& groups, aws::Authorizer* a
       for (const agent::protocol::LogEvent& e : call.events) events.push_back({e.timestamp_ms, e.message});
       s = groups.Put(record.scope, group, call.stream, events).status();
     }
-    if (!s.ok()) {
-      std::optional<std::string> refusal = Refusal(s);
-      if (!refusal) return s;
-      out.failure = "failed to put log events: " + *refusal;
-    }
+    if (!s.ok()) return Refused(s, "failed to put log events");
     return out;
   };
 }
