@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 
+#include "agent/awslogs.h"
 #include "agent/container_spec.h"
 #include "common/json_fields.h"
 #include "agent/images/digest.h"
@@ -194,6 +195,10 @@ class Agent::Driver {
     if (thread_.joinable()) thread_.join();
     // The provider captures this driver: no call of it may outlive it.
     if (agent_.options_.metadata) agent_.options_.metadata->UnregisterTask(spec_.task_arn);
+    // Their threads call the control plane for this driver: none may outlive it (the pump may
+    // still hold them while the agent stops).
+    for (Container& c : containers_)
+      if (c.shipper) c.shipper->Close();
   }
 
   void RequestStop() {
@@ -232,6 +237,10 @@ class Agent::Driver {
     std::vector<std::string> secret_env;
     // Its repositoryCredentials' username and password, fetched likewise; only for its pull.
     std::optional<images::RegistryCredentials> registry_auth;
+    // Its awslogs configuration (agent/awslogs.h), log stream and shipper (from its start on).
+    std::optional<awslogs::Config> awslogs;
+    std::string log_stream;
+    std::shared_ptr<awslogs::Shipper> shipper;
     std::vector<std::pair<std::string, std::string>> depends_on;  // (containerName, condition)
     // How long dependants wait on this container for COMPLETE, SUCCESS or HEALTHY once it started;
     // 0: as long as the task lives.
@@ -306,6 +315,12 @@ class Agent::Driver {
       c.health_check = ParseHealthCheck(c.definition);
       c.restart = ParseRestartPolicy(c.definition);
       c.mappings = MappingsOf(c.definition);
+      auto awslogs = awslogs::ConfigOf(c.definition);
+      if (!awslogs.ok())
+        return InvalidArgument(fmt::format("container '{}': failed to initialize logging driver: {}", c.name,
+                                           awslogs.status().message()));
+      c.awslogs = std::move(*awslogs);
+      if (c.awslogs) c.log_stream = awslogs::StreamName(*c.awslogs, c.name, task_id_, c.id.str());
       if (auto co = overrides_.find("containerOverrides"); co != overrides_.end() && co->value().is_array())
         for (const auto& o : co->value().get_array())
           if (o.is_object() && Str(o.get_object(), "name") == c.name) c.overrides = o.get_object();
@@ -377,6 +392,7 @@ class Agent::Driver {
     activating.pull_stopped_at = agent_.clock_.Now();
     if (!Report(std::move(activating))) return;
 
+    if (!CreateLogStreams()) return;  // awslogs, as the execution role
     if (!SetUpNetwork()) return;
     if (!PrepareTaskFiles()) return;  // hosts, resolv.conf, volumes, the task's cgroup
     Supervise();
@@ -444,6 +460,67 @@ class Agent::Driver {
         return false;
       }
     }
+  }
+
+  // Each awslogs container's log stream (and group, with awslogs-create-group), created by the
+  // control plane as the task's execution role (Control::ShipLogs). CloudWatch's refusal stops the
+  // task with ECS's text; a call that fails is tried again after 1, 2 and 4 s. A control plane that
+  // ships no logs (a remote agent's) refuses awslogs. False: torn down or stopping.
+  bool CreateLogStreams() {
+    constexpr std::string_view kPrefix = "CannotStartContainerError: Error response from daemon: failed to initialize logging driver: ";
+    for (Container& c : containers_) {
+      if (!c.awslogs) continue;
+      auto fail = [&](const std::string& why) {
+        c.reason = fmt::format("{}{}", kPrefix, why);
+        Teardown("TaskFailedToStart", *c.reason);
+        return false;
+      };
+      if (!c.awslogs->region.empty() && c.awslogs->region != spec_.scope.region.str())
+        return fail(fmt::format("awslogs-region '{}' is not this node's region '{}': Paddock's CloudWatch Logs "
+                                "serves the region the task runs in",
+                                c.awslogs->region, spec_.scope.region.str()));
+      protocol::LogsCall call{.container = c.name, .stream = c.log_stream, .create_stream = true, .events = {}};
+      constexpr int kRetries = 3;
+      for (int attempt = 0;; ++attempt) {
+        StatusOr<protocol::LogsAnswer> r = agent_.control_.ShipLogs(agent_.options_.agent_id, spec_, call);
+        if (r.ok() && !r->failure.empty()) return fail(r->failure);
+        if (r.ok()) break;
+        if (r.status().code() == StatusCode::kFailedPrecondition)
+          return fail(fmt::format("the awslogs log driver is not supported by this node's control plane ({}); use "
+                                  "logDriver json-file and paddock logs",
+                                  r.status().message()));
+        Log(spec_.task_arn, fmt::format("creating the log stream of {}", c.name), r.status());
+        if (attempt == kRetries)
+          return fail(fmt::format("failed to create Cloudwatch log stream: service call has been retried {} time(s): {}",
+                                  kRetries, r.status().message()));
+        Pause(std::chrono::seconds(1 << attempt));
+        if (abandoned()) return false;
+        if (stop_requested()) {
+          Teardown(std::nullopt, std::nullopt);
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
+  // The shipper of an awslogs container (made on first use: at its start, or when a restarted
+  // agent re-adopts it).
+  std::shared_ptr<LogSink> ShipperFor(Container& c) {
+    if (!c.awslogs) return nullptr;
+    if (!c.shipper) {
+      awslogs::Shipper::Options o;
+      o.label = fmt::format("task {} container {}", task_id_, c.name);
+      c.shipper = std::make_shared<awslogs::Shipper>(
+          *c.awslogs,
+          [this, name = c.name, stream = c.log_stream](std::vector<protocol::LogEvent> batch) {
+            return agent_.control_.ShipLogs(agent_.options_.agent_id, spec_,
+                                            protocol::LogsCall{.container = name, .stream = stream, .create_stream = false,
+                                                               .events = std::move(batch)});
+          },
+          std::move(o));
+    }
+    return c.shipper;
   }
 
   // The task's network by its mode: awsvpc, its netns at its address on the bridge; bridge, a netns
@@ -668,19 +745,24 @@ class Agent::Driver {
 
   // Starts pumping `c`'s FIFO into its log (again after a restart of the agent: a no-op when it
   // is pumped already).
-  Status AttachLog(const Container& c) {
+  Status AttachLog(Container& c) {
     if (!agent_.log_pump_) return OkStatus();
-    return agent_.log_pump_->Attach(FifoPath(c), LogPath(c));
+    return agent_.log_pump_->Attach(FifoPath(c), LogPath(c), ShipperFor(c));
   }
   // Once the containers are deleted: what is left in their FIFOs goes to their logs, and the
   // FIFOs go. A FIFO this agent never attached (the task was started by an earlier agent) is
   // attached first, so its leftovers are not lost.
   void DetachLogs() {
     if (!agent_.log_pump_) return;
-    for (const auto& c : containers_) {
+    for (auto& c : containers_) {
       std::error_code ec;
       if (std::filesystem::exists(FifoPath(c), ec)) AttachLog(c).IgnoreError();
       agent_.log_pump_->Detach(FifoPath(c));
+      if (!c.shipper) continue;
+      c.shipper->Close();  // what the FIFO held is shipped before the task is STOPPED
+      if (uint64_t dropped = c.shipper->dropped_lines(); dropped > 0)  // non-blocking mode's bound
+        fmt::print(stderr, "paddock: agent: task {}: container {}: awslogs dropped {} lines (mode non-blocking, "
+                   "max-buffer-size {} bytes)\n", spec_.task_arn, c.name, dropped, c.awslogs->max_buffer_bytes);
     }
   }
 

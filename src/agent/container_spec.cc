@@ -133,7 +133,7 @@ Status CheckSupported(const json::object& task_definition, const json::object& o
           "yet; put the variables in environment instead",
           Str(*env_files.front(), "value")));
     }
-    if (std::string driver = Str(Obj(*c, "logConfiguration"), "logDriver"); !driver.empty() && driver != "json-file") {
+    if (std::string driver = Str(Obj(*c, "logConfiguration"), "logDriver"); !driver.empty() && driver != "json-file" && driver != "awslogs") {
       return refuse(fmt::format(
           "failed to initialize logging driver: log driver '{}' is not supported yet (a container's output is kept "
           "on the node: paddock logs TASK)",

@@ -215,8 +215,10 @@ TEST(CheckSupportedTest, RefusesWhatItCannotProvide) {
   EXPECT_EQ(Refusal(R"({"containerDefinitions":[{"name":"a",
       "secrets":[{"name":"P","valueFrom":"arn:aws:ssm:us-east-1:123456789012:parameter/p"}]}]})"),
             "");
-  EXPECT_EQ(Refusal(R"({"containerDefinitions":[{"name":"a","logConfiguration":{"logDriver":"awslogs"}}]})"),
-            "container 'a': failed to initialize logging driver: log driver 'awslogs' is not supported yet (a "
+  // awslogs is the driver's (agent/awslogs.h); other drivers are refused.
+  EXPECT_EQ(Refusal(R"({"containerDefinitions":[{"name":"a","logConfiguration":{"logDriver":"awslogs"}}]})"), "");
+  EXPECT_EQ(Refusal(R"({"containerDefinitions":[{"name":"a","logConfiguration":{"logDriver":"splunk"}}]})"),
+            "container 'a': failed to initialize logging driver: log driver 'splunk' is not supported yet (a "
             "container's output is kept on the node: paddock logs TASK)");
   // So are repositoryCredentials (the pull authenticates with what it fetched).
   EXPECT_EQ(Refusal(R"({"containerDefinitions":[{"name":"a","repositoryCredentials":{"credentialsParameter":"x"}}]})"), "");

@@ -22,6 +22,11 @@ StatusOr<protocol::ExecutionResources> Control::PrepareExecutionResources(std::s
   return FailedPrecondition(fmt::format("this control plane fetches no execution resources (agent {})", agent_id));
 }
 
+StatusOr<protocol::LogsAnswer> Control::ShipLogs(std::string_view agent_id, const protocol::LaunchSpec&,
+                                                 const protocol::LogsCall&) {
+  return FailedPrecondition(fmt::format("this control plane ships no logs (agent {})", agent_id));
+}
+
 bool NeedsExecutionResources(const protocol::LaunchSpec& spec) {
   namespace json = boost::json;
   boost::system::error_code ec;

@@ -87,6 +87,14 @@ class Control {
   // fetch itself failed, and the agent tries again.
   virtual StatusOr<protocol::ExecutionResources> PrepareExecutionResources(std::string_view agent_id,
                                                                           const protocol::LaunchSpec& spec);
+  // The awslogs driver's calls (agent/awslogs.h): creates a container's log stream or puts a batch
+  // into it (protocol::LogsCall), in CloudWatch Logs of the task's account, as its execution role.
+  // The control plane takes the group from its own record of the task — which must be assigned to
+  // `agent_id` and not STOPPED — and checks the stream is that container's. CloudWatch's refusal is
+  // an answer (LogsAnswer::failure). FailedPrecondition by default: this control plane ships no
+  // logs (the agent then refuses awslogs). Other errors: the call failed, and the agent tries again.
+  virtual StatusOr<protocol::LogsAnswer> ShipLogs(std::string_view agent_id, const protocol::LaunchSpec& spec,
+                                                  const protocol::LogsCall& call);
 };
 
 // Whether `spec`'s pinned definition gives any container secrets or repositoryCredentials (what

@@ -74,7 +74,7 @@ void LogPump::Stop() {
   ids_.clear();
 }
 
-Status LogPump::Attach(const fs::path& fifo, const fs::path& log) {
+Status LogPump::Attach(const fs::path& fifo, const fs::path& log, std::shared_ptr<LogSink> sink) {
   std::lock_guard lock(mu_);
   if (stopping_ || !epoll_fd_.valid()) return FailedPrecondition("the log pump is not running");
   if (ids_.count(fifo.string())) return OkStatus();
@@ -95,6 +95,14 @@ Status LogPump::Attach(const fs::path& fifo, const fs::path& log) {
   source.log_fd = OpenLog(source.log);
   if (!source.log_fd.valid()) return Internal(fmt::format("open {}: {}", source.log, std::strerror(errno)));
   if (::fstat(source.log_fd.get(), &st) == 0) source.size = static_cast<uint64_t>(st.st_size);
+  if (sink) {
+    source.splice = false;  // the sink needs the bytes
+    sink->SetResume([fd = wake_fd_.get()] {
+      uint64_t one = 1;
+      [[maybe_unused]] ssize_t n = ::write(fd, &one, sizeof one);
+    });
+    source.sink = std::move(sink);
+  }
   const uint64_t id = next_id_++;
   epoll_event ev{};
   ev.events = EPOLLIN;
@@ -114,7 +122,7 @@ void LogPump::Detach(const fs::path& fifo) {
       auto it = sources_.find(id->second);
       if (it != sources_.end()) {
         // Everything the containers wrote is in the pipe by now: take all of it.
-        DrainLocked(it->second, SIZE_MAX);
+        DrainLocked(it->second, SIZE_MAX, /*all=*/true);
         ::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, it->second.fifo_fd.get(), nullptr);
         sources_.erase(it);
       }
@@ -140,6 +148,12 @@ void LogPump::Loop() {
     std::lock_guard lock(mu_);
     if (stopping_) return;
     for (int i = 0; i < n; ++i) {
+      if (events[i].data.u64 == 0) {  // a sink has room again (Stop returned above)
+        uint64_t count;
+        [[maybe_unused]] ssize_t r = ::read(wake_fd_.get(), &count, sizeof count);
+        ResumeLocked();
+        continue;
+      }
       // A source detached since epoll_wait returned is simply gone from the map.
       // epoll_event is packed on x86-64: copy the id out rather than bind a reference to it.
       const uint64_t id = events[i].data.u64;
@@ -149,8 +163,30 @@ void LogPump::Loop() {
   }
 }
 
-void LogPump::DrainLocked(Source& source, size_t max_reads) {
+void LogPump::ResumeLocked() {
+  for (auto& [id, source] : sources_) {
+    if (!source.paused || source.sink->Full()) continue;
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u64 = id;
+    if (::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_MOD, source.fifo_fd.get(), &ev) == 0) source.paused = false;
+  }
+}
+
+void LogPump::DrainLocked(Source& source, size_t max_reads, bool all) {
   for (size_t reads = 0; reads < max_reads; ++reads) {
+    if (source.sink && !all && source.sink->Full()) {
+      // Blocking mode's back-pressure: the FIFO waits (and then its writers) until the sink has
+      // shipped enough; the sink's resume wakes the loop.
+      if (!source.paused) {
+        epoll_event ev{};
+        ev.events = 0;
+        ev.data.u64 = ids_[source.fifo];
+        ::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_MOD, source.fifo_fd.get(), &ev);
+        source.paused = true;
+      }
+      return;
+    }
     if (source.splice) {
       // Pipe to file inside the kernel: no copy through the pump, at the log's own offset (the
       // pump is its only writer), never past the cap.
@@ -183,6 +219,7 @@ void LogPump::DrainLocked(Source& source, size_t max_reads) {
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return;  // EAGAIN: empty for now
     WriteLocked(source, buffer_.data(), static_cast<size_t>(n));
+    if (source.sink) source.sink->Write(std::string_view(buffer_.data(), static_cast<size_t>(n)));
   }
 }
 

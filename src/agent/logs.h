@@ -33,9 +33,12 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -45,6 +48,19 @@
 namespace paddock::agent {
 
 inline constexpr uint64_t kDefaultMaxLogBytes = 10 * 1024 * 1024;
+
+// Where a FIFO's output goes besides its log file (the awslogs driver, agent/awslogs.h).
+class LogSink {
+ public:
+  virtual ~LogSink() = default;
+  // What the pump read from the FIFO, in order, on the pump's thread: must not block.
+  virtual void Write(std::string_view bytes) = 0;
+  // Whether the pump must stop reading the FIFO for now (the container's writes then block once
+  // the pipe is full). A sink that answers true calls the resume function once it has room.
+  virtual bool Full() = 0;
+  // Set by Attach before any Write: wakes the pump (cheap, any thread, no lock held by the pump).
+  virtual void SetResume(std::function<void()> resume) = 0;
+};
 
 // Moves what containers write into their FIFOs to their log files, on one thread (an epoll loop)
 // for every container of an agent, with splice(2) (no copy through user space). Thread-safe.
@@ -72,7 +88,10 @@ class LogPump {
   // from now on. Its directory must exist. Calling it again for an attached FIFO does nothing.
   // The pump holds the FIFO open read-write, so it never sees end-of-file: containers may come
   // and go (restarts) until Detach.
-  Status Attach(const std::filesystem::path& fifo, const std::filesystem::path& log);
+  // With a `sink`, the bytes are read (not spliced) and handed to it too, and the FIFO is not read
+  // while the sink is Full.
+  Status Attach(const std::filesystem::path& fifo, const std::filesystem::path& log,
+                std::shared_ptr<LogSink> sink = nullptr);
 
   // Moves what is left in `fifo` into its log, stops pumping it and removes it. Call once no
   // container writes to it any more (every container using it is deleted). A FIFO not attached:
@@ -91,11 +110,16 @@ class LogPump {
     uint64_t size = 0;  // of the current log file: where the next byte goes
     bool splice = true;         // false once the log's file system refused splice(2)
     bool write_failed = false;  // reported once
+    std::shared_ptr<LogSink> sink;
+    bool paused = false;  // the sink was full: out of the epoll set until it resumes
   };
 
   void Loop();
-  // Reads what `source` holds (at most `max_reads` reads) into its log. REQUIRES: mu_ held.
-  void DrainLocked(Source& source, size_t max_reads);
+  // Reads what `source` holds (at most `max_reads` reads) into its log. `all`: whatever its sink
+  // says (Detach). REQUIRES: mu_ held.
+  void DrainLocked(Source& source, size_t max_reads, bool all = false);
+  // Puts back into the epoll set the paused sources whose sinks have room. REQUIRES: mu_ held.
+  void ResumeLocked();
   // Appends bytes to the log, rotating before it would pass max_bytes. REQUIRES: mu_ held.
   void WriteLocked(Source& source, const char* data, size_t n);
   Status RotateLocked(Source& source);

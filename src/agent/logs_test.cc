@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,7 +13,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
+#include <memory>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -149,6 +153,53 @@ TEST_F(LogsTest, OutputWaitsInTheFifoWhileNoAgentReadsAndIsPumpedLater) {
   }
   EXPECT_EQ(Read(log), "before;while away;after");
   EXPECT_FALSE(fs::exists(fifo));
+}
+
+// A sink (the awslogs driver) gets every byte beside the log file; while it says it is full the
+// pump leaves the FIFO alone (its writers block once the pipe is full), and resumes when told.
+TEST_F(LogsTest, ASinkThatIsFullStopsThePumpReadingItsFifo) {
+  struct Sink final : LogSink {
+    std::mutex mu;
+    std::string got;
+    std::atomic<bool> full{false};
+    std::function<void()> resume;
+    void Write(std::string_view bytes) override {
+      std::lock_guard lock(mu);
+      got.append(bytes);
+    }
+    bool Full() override { return full.load(); }
+    void SetResume(std::function<void()> r) override { resume = std::move(r); }
+    size_t size() {
+      std::lock_guard lock(mu);
+      return got.size();
+    }
+  };
+  auto sink = std::make_shared<Sink>();
+  LogPump pump(LogPump::Options{.max_bytes = 0, .pipe_bytes = 64 * 1024});
+  ASSERT_TRUE(pump.Start().ok());
+  const fs::path fifo = dir_ / "web.fifo", log = dir_ / "web.log";
+  ASSERT_TRUE(pump.Attach(fifo, log, sink).ok());
+  ASSERT_TRUE(sink->resume);
+  int fd = OpenAsContainer(fifo);
+  ASSERT_GE(fd, 0);
+  WriteAll(fd, "one\n");
+  ASSERT_TRUE(WaitPumped(pump, 4));
+  sink->full = true;
+  WriteAll(fd, "two\n");  // the pump wakes, sees the sink full, and stops reading the FIFO
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(pump.bytes_pumped(), 4u);
+  int waiting = 0;
+  ASSERT_EQ(::ioctl(fd, FIONREAD, &waiting), 0);
+  EXPECT_EQ(waiting, 4);
+  sink->full = false;
+  sink->resume();
+  ASSERT_TRUE(WaitPumped(pump, 8));
+  EXPECT_EQ(sink->size(), 8u);
+  ::close(fd);
+  pump.Detach(fifo);
+  pump.Stop();
+  EXPECT_EQ(Read(log), "one\ntwo\n");
+  EXPECT_EQ(sink->got, "one\ntwo\n");
 }
 
 TEST_F(LogsTest, IndexMarkerAndExpiry) {

@@ -54,6 +54,7 @@
 #include "kms/keyring.h"  // issue 12: the key ring SSM and Secrets Manager seal with
 #include "ssm/api/ssm_service.h"  // issue 12: SSM Parameter Store
 #include "cli/execution_resources.h"  // issue 12: secrets at task start
+#include "cli/log_shipping.h"        // issue 12: the awslogs driver
 #include "logs/api/logs_service.h"  // issue 12: CloudWatch Logs
 #include "sts/service_sessions.h"
 #include "sts/sessions.h"
@@ -682,6 +683,10 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   impl->control->SetExecutionResourcesProvider(MakeExecutionResourcesProvider(
       impl->ssm->parameters(), impl->secrets_manager->secrets(),
       config.accept_any_credentials ? nullptr : impl->authorizer.get(), SystemClock::Get()));
+  // issue 12: the awslogs driver's streams and events, written as the execution role (cli/log_shipping.h).
+  impl->control->SetLogsProvider(MakeLogsProvider(impl->logs->groups(),
+                                                  config.accept_any_credentials ? nullptr : impl->authorizer.get(),
+                                                  SystemClock::Get()));
   return std::unique_ptr<Node>(new Node(std::move(impl)));
 }
 

@@ -94,6 +94,31 @@ void InProcessControl::SetExecutionResourcesProvider(ExecutionResourcesProvider 
   execution_provider_ = std::move(p);
 }
 
+StatusOr<protocol::LogsAnswer> ShipLogsFor(ecs::task::Tasks& tasks, std::string_view agent_id, std::string_view task_arn,
+                                           const protocol::LogsCall& call, const LogsProvider* provider) {
+  ASSIGN_OR_RETURN(std::optional<ecs::task::LaunchSpec> record, tasks.Assignment(agent_id, task_arn));
+  if (!record || record->last_status == "STOPPED")
+    return PermissionDenied("The container instance has no such task.", Error::kTaskNotAssigned);
+  if (provider == nullptr || !*provider) return FailedPrecondition("this node ships no logs");
+  return (*provider)(*record, call);
+}
+
+StatusOr<protocol::LogsAnswer> InProcessControl::ShipLogs(std::string_view agent_id, const ecs::task::LaunchSpec& spec,
+                                                          const protocol::LogsCall& call) {
+  std::shared_ptr<const LogsProvider> provider;
+  {
+    std::lock_guard lock(mu_);
+    provider = logs_provider_;
+  }
+  return ShipLogsFor(tasks_, agent_id, spec.task_arn, call, provider.get());
+}
+
+void InProcessControl::SetLogsProvider(LogsProvider provider) {
+  auto p = std::make_shared<const LogsProvider>(std::move(provider));
+  std::lock_guard lock(mu_);
+  logs_provider_ = std::move(p);
+}
+
 void InProcessControl::SetTaskCredentialsProvider(TaskCredentialsProvider provider) {
   auto p = std::make_shared<const TaskCredentialsProvider>(std::move(provider));
   std::lock_guard lock(mu_);

@@ -49,6 +49,17 @@ StatusOr<protocol::ExecutionResources> ExecutionResourcesFor(ecs::task::Tasks& t
                                                              std::string_view task_arn,
                                                              const ExecutionResourcesProvider* provider);
 
+// Creates a log stream or puts a batch (protocol::LogsCall) for the task `record` — the control
+// plane's own record of the assignment — as the awslogs driver asks. The node's is
+// cli/log_shipping.h over logs::LogGroups, authorized as the task's execution role.
+using LogsProvider =
+    std::function<StatusOr<protocol::LogsAnswer>(const ecs::task::LaunchSpec& record, const protocol::LogsCall& call)>;
+
+// Control::ShipLogs on `tasks`' record of `task_arn`: PermissionDenied (kTaskNotAssigned) unless
+// it is assigned to `agent_id` and not STOPPED; FailedPrecondition when `provider` is empty.
+StatusOr<protocol::LogsAnswer> ShipLogsFor(ecs::task::Tasks& tasks, std::string_view agent_id, std::string_view task_arn,
+                                           const protocol::LogsCall& call, const LogsProvider* provider);
+
 // Tasks straight through, with no change fan-out: Watch does nothing, so whoever owns the Tasks
 // wakes its agent (Tasks::SetChangeListener → Agent::Notify). For the agent's unit tests.
 class TasksControl final : public Control {
@@ -70,10 +81,17 @@ class TasksControl final : public Control {
   }
   // Before the agent starts.
   void SetExecutionResourcesProvider(ExecutionResourcesProvider p) { execution_resources_ = std::move(p); }
+  StatusOr<protocol::LogsAnswer> ShipLogs(std::string_view agent_id, const ecs::task::LaunchSpec& spec,
+                                          const protocol::LogsCall& call) override {
+    return ShipLogsFor(tasks_, agent_id, spec.task_arn, call, &logs_);
+  }
+  // Before the agent starts.
+  void SetLogsProvider(LogsProvider p) { logs_ = std::move(p); }
 
  private:
   ecs::task::Tasks& tasks_;
   ExecutionResourcesProvider execution_resources_;
+  LogsProvider logs_;
 };
 
 struct InProcessOptions {
@@ -132,6 +150,11 @@ class InProcessControl final : public Control {
                                                                   const ecs::task::LaunchSpec& spec) override;
   // Sets what PrepareExecutionResources fetches with (the node sets it once, before agents start).
   void SetExecutionResourcesProvider(ExecutionResourcesProvider provider);
+  // ShipLogsFor of spec.task_arn with the provider set (none: FailedPrecondition).
+  StatusOr<protocol::LogsAnswer> ShipLogs(std::string_view agent_id, const ecs::task::LaunchSpec& spec,
+                                          const protocol::LogsCall& call) override;
+  // Sets what ShipLogs writes with (the node sets it once, before agents start).
+  void SetLogsProvider(LogsProvider provider);
 
   // Sets what NetworkPolicy answers with (the node sets it once, before agents start; may be
   // called again, e.g. to replace a stand-in).
@@ -183,6 +206,7 @@ class InProcessControl final : public Control {
   std::shared_ptr<const NetworkPolicyProvider> policy_provider_;  // GUARDED_BY(mu_)
   std::shared_ptr<const TaskCredentialsProvider> credentials_provider_;  // GUARDED_BY(mu_)
   std::shared_ptr<const ExecutionResourcesProvider> execution_provider_;  // GUARDED_BY(mu_)
+  std::shared_ptr<const LogsProvider> logs_provider_;                     // GUARDED_BY(mu_)
 };
 
 }  // namespace paddock::agent

@@ -142,4 +142,28 @@ struct ExecutionResources {
   std::string failure_reason;
 };
 
+// One event of a container's output for CloudWatch Logs (the awslogs driver, agent/awslogs.h).
+struct LogEvent {
+  int64_t timestamp_ms = 0;
+  std::string message;
+};
+
+// Control::ShipLogs: for `container` of the task, create its log stream (and its group with
+// awslogs-create-group) when `create_stream`, else put `events` (one valid PutLogEvents batch)
+// into it. The group is the one the control plane's record of the task names for `container`;
+// `stream` must be the one it names too.
+struct LogsCall {
+  std::string container;
+  std::string stream;
+  bool create_stream = false;
+  std::vector<LogEvent> events;
+};
+
+// ShipLogs' answer: empty `failure`, done; else CloudWatch's refusal in ECS's words after
+// "failed to initialize logging driver: " ("failed to create Cloudwatch log stream:
+// ResourceNotFoundException: The specified log group does not exist.").
+struct LogsAnswer {
+  std::string failure;
+};
+
 }  // namespace paddock::agent::protocol
