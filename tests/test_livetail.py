@@ -10,9 +10,7 @@ import json
 import time
 
 import paddock_harness as h
-import boto3  # noqa: E402
 import botocore.session  # noqa: E402
-from botocore.config import Config  # noqa: E402
 
 LOGS_MODEL = botocore.session.get_session().get_service_model("logs")
 STREAM_SHAPE = LOGS_MODEL.operation_model("StartLiveTail").output_shape.members["responseStream"]
@@ -20,10 +18,7 @@ DEADLINE = 15  # seconds any awaited event may take (updates come once a second)
 
 
 def client(endpoint, key_id, secret):
-    return boto3.session.Session().client(
-        "logs", endpoint_url=endpoint, region_name=h.REGION, aws_access_key_id=key_id,
-        aws_secret_access_key=secret,
-        config=Config(inject_host_prefix=False, retries={"max_attempts": 1, "mode": "standard"}, read_timeout=20))
+    return h.json_client("logs", endpoint, key_id, secret, timeout=20, inject_host_prefix=False)
 
 
 def now_ms():
@@ -126,8 +121,7 @@ class LiveTail(h.PaddockTestCase):
                                logStreamNamePrefixes=["s"])
 
     def test_an_iam_user_tails_only_the_groups_its_policy_names(self):
-        iam = boto3.session.Session().client("iam", endpoint_url=self.server.endpoint, region_name="us-east-1",
-                                             aws_access_key_id=self.key_id, aws_secret_access_key=self.secret)
+        iam = h.client("iam", self.server.endpoint, self.key_id, self.secret)
         self.make("/lt/iam-ok", "s")
         self.make("/lt/iam-no", "s")
         iam.create_user(UserName="tailer")

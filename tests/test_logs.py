@@ -11,41 +11,8 @@ import subprocess
 import time
 
 import paddock_harness as h
-import boto3  # noqa: E402
-import botocore.session  # noqa: E402
-from botocore.config import Config  # noqa: E402
 
-LOGS_MODEL = botocore.session.get_session().get_service_model("logs")
-
-
-class _LogsCapture:
-    """before-parse hook: validates each successful raw body against CloudWatch Logs' output shape."""
-
-    def __init__(self):
-        self.validated = 0
-
-    def __call__(self, operation_model, response_dict, **kwargs):
-        body = response_dict["body"]
-        if 200 <= response_dict["status_code"] < 300:
-            shape = LOGS_MODEL.operation_model(operation_model.name).output_shape
-            errs = h.VALIDATOR.validate(json.loads(body or b"{}"), shape) if shape is not None else []
-            if errs:
-                raise h.ShapeViolation(f"{operation_model.name} violates the output shape: {errs[:20]} {body[:1000]!r}")
-            self.validated += 1
-        else:
-            errs = h.validate_error_body(body)
-            if errs:
-                raise h.ShapeViolation(f"{operation_model.name} error response malformed: {errs}")
-
-
-def client(service, endpoint, key_id, secret, region=h.REGION):
-    c = boto3.session.Session().client(
-        service, endpoint_url=endpoint, region_name=region if service != "iam" else "us-east-1",
-        aws_access_key_id=key_id, aws_secret_access_key=secret,
-        config=Config(retries={"max_attempts": 1, "mode": "standard"}))
-    if service == "logs":
-        c.meta.events.register("before-parse.logs.*", _LogsCapture())
-    return c
+client = h.client
 
 
 def now_ms():
