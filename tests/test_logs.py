@@ -76,6 +76,23 @@ class Logs(h.PaddockTestCase):
         self.assertClientError("ResourceNotFoundException", self.logs.filter_log_events, logGroupName="/rt/g0",
                                message="The specified log group does not exist.")
 
+    def test_a_full_batch_passes_although_its_body_is_over_a_mebibyte(self):
+        """A batch at CloudWatch's limit is larger than 1 MiB as JSON: the node admits PutLogEvents
+        bodies up to 8 MiB (every other call stays at 1 MiB)."""
+        self.make("/big/g", "s")
+        t = now_ms()
+        message = "q" * 174  # 5,000 × (6 + 174 + 26) = 1,030,000 counted bytes: under 1,048,576
+        body_events = [{"timestamp": t, "message": f"{i:05d}\"" + message} for i in range(5000)]
+        self.assertGreater(len(json.dumps({"logEvents": body_events})), 1 << 20)
+        r = self.logs.put_log_events(logGroupName="/big/g", logStreamName="s", logEvents=body_events)
+        self.assertNotIn("rejectedLogEventsInfo", r)
+        got = self.logs.get_log_events(logGroupName="/big/g", logStreamName="s", startFromHead=True, limit=10)
+        self.assertEqual(got["events"][0]["message"], "00000\"" + message)
+        # Any other call with a body over 1 MiB is refused before it is read.
+        status, _, body = h.raw_request(self.server.port, body=b"{" + b" " * (1 << 20) + b"}", headers={
+            "X-Amz-Target": "Logs_20140328.DescribeLogGroups", "Content-Type": "application/x-amz-json-1.1"})
+        self.assertEqual(status, 413, body)
+
     def test_aws_errors(self):
         self.make("/err/g", "s")
         self.assertClientError("ResourceAlreadyExistsException", self.logs.create_log_group, logGroupName="/err/g",

@@ -683,10 +683,26 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   impl->control->SetExecutionResourcesProvider(MakeExecutionResourcesProvider(
       impl->ssm->parameters(), impl->secrets_manager->secrets(),
       config.accept_any_credentials ? nullptr : impl->authorizer.get(), SystemClock::Get()));
-  // issue 12: the awslogs driver's streams and events, written as the execution role (cli/log_shipping.h).
+  // issue 12: the awslogs driver's streams and events, written as the execution role (cli/log_shipping.h);
+  // a container whose options name no mode takes its account's defaultLogDriverMode (the root's value).
+  ecs::setting::AccountSettings* settings = impl->account_settings.get();
+  store::Store* settings_store = impl->store.get();
+  auto default_log_driver_mode = [settings, settings_store](const Scope& scope) {
+    std::string mode;  // a failed read: AWS's default
+    settings_store
+        ->Read([&](store::ReadTxn& txn) -> Status {
+          ASSIGN_OR_RETURN(ecs::setting::Setting s,
+                           settings->Effective(txn, scope, ecs::setting::RootArn(scope),
+                                               ecs::setting::SettingName::kDefaultLogDriverMode));
+          mode = s.value;
+          return OkStatus();
+        })
+        .IgnoreError();
+    return mode;
+  };
   impl->control->SetLogsProvider(MakeLogsProvider(impl->logs->groups(),
                                                   config.accept_any_credentials ? nullptr : impl->authorizer.get(),
-                                                  SystemClock::Get()));
+                                                  SystemClock::Get(), std::move(default_log_driver_mode)));
   return std::unique_ptr<Node>(new Node(std::move(impl)));
 }
 
@@ -718,6 +734,13 @@ StatusOr<uint16_t> Node::Start() {
     size_t dot = target.rfind('.');
     std::string_view op = dot == std::string_view::npos ? target : target.substr(dot + 1);
     return op.starts_with("Describe") || op.starts_with("List");
+  };
+  // Every body is at most 1 MiB but PutLogEvents': a batch at CloudWatch's limit (1,048,576 bytes
+  // of messages, 26 counted per event) is larger as JSON — up to about 6.8 MiB when every byte of
+  // its messages is a control character escaped as \u00XX (docs/contracts/logs.md).
+  options.large_body_bytes = 8 << 20;
+  options.allow_large_body = [](const http::Request& head) {
+    return head.GetHeader("X-Amz-Target") == "Logs_20140328.PutLogEvents";
   };
   aws::ApiFront* front = impl_->front.get();
   impl_->server = std::make_unique<http::Server>(options, [front](const http::Request& r) { return front->Handle(r); });

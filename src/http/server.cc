@@ -253,6 +253,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool head_request_ = false;
   unsigned version_ = 11;
   bool chunked_ = false;  // the streamed response being written is chunked
+  size_t body_limit_ = 0;  // the request being read's: max_body_bytes, or large_body_bytes
   size_t drained_ = 0;
   Request request_;    // owned by the worker while kHandling
   Response response_;  // written by the worker while kHandling; the stream's thread's while kStreaming
@@ -279,7 +280,10 @@ void Session::ReadHeader() {
   phase_ = Phase::kReading;
   const ServerOptions& opts = server_.options();
   parser_.emplace();
-  parser_->body_limit(opts.max_body_bytes);
+  // The larger limit while the header is read (Beast checks a Content-Length against the limit as
+  // the header ends); OnHeader then applies the request's own.
+  body_limit_ = opts.allow_large_body ? std::max(opts.max_body_bytes, opts.large_body_bytes) : opts.max_body_bytes;
+  parser_->body_limit(body_limit_);
   parser_->header_limit(static_cast<uint32_t>(std::min<size_t>(opts.max_header_bytes, UINT32_MAX)));
   stream_.expires_after(opts.read_timeout);  // covers the whole request
   bhttp::async_read_header(stream_, buffer_, *parser_,
@@ -289,6 +293,17 @@ void Session::ReadHeader() {
 void Session::OnHeader(error_code ec) {
   if (phase_ == Phase::kClosed) return;
   if (ec) return OnReadError(ec);
+  if (const ServerOptions& opts = server_.options(); opts.allow_large_body) {
+    Request head;
+    const auto& msg = parser_->get();
+    head.method.assign(msg.method_string());
+    head.target.assign(msg.target());
+    for (const auto& field : msg) head.headers.push_back({std::string(field.name_string()), std::string(field.value())});
+    body_limit_ = opts.allow_large_body(head) ? std::max(opts.max_body_bytes, opts.large_body_bytes) : opts.max_body_bytes;
+    if (parser_->content_length() && *parser_->content_length() > body_limit_)
+      return OnReadError(bhttp::error::body_limit);
+    parser_->body_limit(body_limit_);  // a chunked body is counted as it comes
+  }
   if (parser_->is_done()) return Dispatch();
   if (beast::iequals(parser_->get()[bhttp::field::expect], "100-continue")) {
     asio::async_write(stream_, asio::buffer(kContinue.data(), kContinue.size()),
@@ -317,8 +332,8 @@ void Session::OnReadError(error_code ec) {
   const ServerOptions& opts = server_.options();
   if (ec == bhttp::error::body_limit) {
     return Fail(ErrorResponse(413, "SerializationException",
-                              "Request body exceeds the maximum size of " +
-                                  std::to_string(opts.max_body_bytes) + " bytes"));
+                              "Request body exceeds the maximum size of " + std::to_string(body_limit_) +
+                                  " bytes"));
   }
   if (ec == bhttp::error::header_limit) {
     return Fail(ErrorResponse(431, "SerializationException",

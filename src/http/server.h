@@ -26,6 +26,11 @@ struct ServerOptions {
   std::string host = "127.0.0.1";
   uint16_t port = 0;                     // 0: pick an ephemeral port
   size_t max_body_bytes = 1 << 20;       // larger bodies get 413 and the connection is closed
+  // Requests for which this returns true (decided on the request line and headers, before the
+  // body is read; the Request it sees has no body) may have bodies up to large_body_bytes instead:
+  // for the few operations whose legal bodies pass max_body_bytes (CloudWatch Logs' PutLogEvents).
+  std::function<bool(const Request& head)> allow_large_body;
+  size_t large_body_bytes = 0;
   size_t max_header_bytes = 16 << 10;    // larger headers get 431
   std::chrono::milliseconds read_timeout{30'000};  // to receive a whole request once it starts
   std::chrono::milliseconds idle_timeout{60'000};  // keep-alive idle time before close

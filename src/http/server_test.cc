@@ -166,6 +166,59 @@ TEST_F(ServerTest, BodyOverLimitGets413) {
   EXPECT_EQ(calls.load(), 1);
 }
 
+// allow_large_body raises the limit for the requests it picks, on their request line and headers,
+// before the body is read: a Content-Length past the request's own limit is refused as the header
+// ends, a chunked body as it passes it.
+TEST_F(ServerTest, LargeBodiesOnlyForTheRequestsAllowLargeBodyPicks) {
+  std::atomic<int> calls{0};
+  ServerOptions options;
+  options.max_body_bytes = 1024;
+  options.large_body_bytes = 8192;
+  options.allow_large_body = [](const Request& head) {
+    EXPECT_TRUE(head.body.empty());
+    return head.GetHeader("X-Amz-Target") == "Big";
+  };
+  StartServer(
+      [&](const Request& r) {
+        ++calls;
+        Response resp;
+        resp.body = std::to_string(r.body.size());
+        return resp;
+      },
+      options);
+  Client client("127.0.0.1", port_);
+  Request big = Post("/", std::string(8192, 'a'));
+  big.headers.push_back({"X-Amz-Target", "Big"});
+  StatusOr<Response> ok = client.Send(big);
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok->status, 200);
+  EXPECT_EQ(ok->body, "8192");
+
+  Client other("127.0.0.1", port_);
+  StatusOr<Response> refused = other.Send(Post("/", std::string(2048, 'a')));  // not picked: 1024
+  ASSERT_TRUE(refused.ok()) << refused.status().ToString();
+  EXPECT_EQ(refused->status, 413);
+  EXPECT_EQ(refused->body,
+            R"({"__type":"SerializationException","message":"Request body exceeds the maximum size of 1024 bytes"})");
+
+  Client third("127.0.0.1", port_);
+  Request too_big = Post("/", std::string(8193, 'a'));
+  too_big.headers.push_back({"X-Amz-Target", "Big"});
+  StatusOr<Response> past = third.Send(too_big);
+  ASSERT_TRUE(past.ok()) << past.status().ToString();
+  EXPECT_EQ(past->status, 413);
+  EXPECT_EQ(past->body,
+            R"({"__type":"SerializationException","message":"Request body exceeds the maximum size of 8192 bytes"})");
+
+  // A chunked body not picked is counted against 1024 as it comes.
+  RawConnection conn(port_);
+  ASSERT_TRUE(conn.connected());
+  conn.Write("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n800\r\n" + std::string(2048, 'c') +
+             "\r\n0\r\n\r\n");
+  EXPECT_THAT(conn.ReadToEnd(), StartsWith("HTTP/1.1 413 "));
+  EXPECT_EQ(calls.load(), 1);
+}
+
 TEST_F(ServerTest, HeaderOverLimitGets431) {
   ServerOptions options;
   options.max_header_bytes = 1024;
