@@ -10,7 +10,8 @@ execution role, and stays in `paddock logs` too.
 - `aws logs tail GROUP --follow` (the AWS CLI v2) shows a running task's new lines, each once: each
   line is stored within 2 s of being printed (the driver flushes every second) and shown within the
   CLI's own 5 s poll after that;
-- a container writing fast in blocking mode loses no line.
+- a container writing fast in blocking mode loses no line; without a mode in its options a container
+  takes its account's defaultLogDriverMode (non-blocking unless set: a flooded 1 KiB buffer drops).
 
 Roles are made with IAM's CreateRole. Needs root, crun and busybox-static."""
 
@@ -202,6 +203,31 @@ class Awslogs(h.PaddockTestCase):
         got = self.messages("/ecs/app", f"fast/app/{arn.rsplit('/', 1)[1]}")
         self.assertEqual(len(got), count)
         self.assertEqual(got, [str(i) for i in range(1, count + 1)])
+
+    def test_the_accounts_default_mode_applies_where_the_options_name_none(self):
+        count = 50000
+        # AWS's default, non-blocking: a container flooding a 1 KiB buffer loses lines (counted, not stored).
+        arn, task = self.run_to_stop("awslogs-default", f"seq 1 {count}",
+                                     {"awslogs-group": "/ecs/app", "awslogs-stream-prefix": "dflt",
+                                      "max-buffer-size": "1k"}, timeout=120)
+        self.assertEqual(task.get("stopCode"), "EssentialContainerExited", task.get("stoppedReason"))
+        self.assertLess(len(self.messages("/ecs/app", f"dflt/app/{arn.rsplit('/', 1)[1]}")), count)
+        self.ecs.put_account_setting_default(name="defaultLogDriverMode", value="blocking")
+        try:
+            # The account says blocking: nothing is lost...
+            arn, task = self.run_to_stop("awslogs-acct-blocking", f"seq 1 {count}",
+                                         {"awslogs-group": "/ecs/app", "awslogs-stream-prefix": "acct"}, timeout=120)
+            self.assertEqual(task.get("stopCode"), "EssentialContainerExited", task.get("stoppedReason"))
+            self.assertEqual(len(self.messages("/ecs/app", f"acct/app/{arn.rsplit('/', 1)[1]}")), count)
+            # ...and a max-buffer-size without a mode is Docker's refusal, as ECS fills the mode in.
+            _, task = self.run_to_stop("awslogs-acct-buffer", "echo never",
+                                       {"awslogs-group": "/ecs/app", "awslogs-stream-prefix": "buf",
+                                        "max-buffer-size": "1k"})
+            self.assertEqual(task["stopCode"], "TaskFailedToStart")
+            self.assertEqual(task["stoppedReason"],
+                             PREFIX + "logger: max-buffer-size option is only supported with 'mode=non-blocking'")
+        finally:
+            self.ecs.put_account_setting_default(name="defaultLogDriverMode", value="non-blocking")
 
 
 if __name__ == "__main__":

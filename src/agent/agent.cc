@@ -484,7 +484,13 @@ class Agent::Driver {
       for (int attempt = 0;; ++attempt) {
         StatusOr<protocol::LogsAnswer> r = agent_.control_.ShipLogs(agent_.options_.agent_id, spec_, call);
         if (r.ok() && !r->failure.empty()) return fail(r->failure);
-        if (r.ok()) break;
+        if (r.ok()) {
+          // Its mode, when its options name none: the account's default, as ECS fills it in.
+          StatusOr<awslogs::Config> config = awslogs::WithDefaultMode(*c.awslogs, r->default_mode);
+          if (!config.ok()) return fail(std::string(config.status().message()));
+          c.awslogs = std::move(*config);
+          break;
+        }
         if (r.status().code() == StatusCode::kFailedPrecondition)
           return fail(fmt::format("the awslogs log driver is not supported by this node's control plane ({}); use "
                                   "logDriver json-file and paddock logs",
@@ -505,7 +511,8 @@ class Agent::Driver {
   }
 
   // The shipper of an awslogs container (made on first use: at its start, or when a restarted
-  // agent re-adopts it).
+  // agent re-adopts it; a re-adopted container whose options name no mode ships non-blocking,
+  // AWS's default, whatever its account's defaultLogDriverMode: only a start asks for it).
   std::shared_ptr<LogSink> ShipperFor(Container& c) {
     if (!c.awslogs) return nullptr;
     if (!c.shipper) {

@@ -92,6 +92,9 @@ std::string DatetimeFormatToRegex(std::string_view format) {
   return out;
 }
 
+constexpr const char* kMaxBufferOnlyNonBlocking =
+    "logger: max-buffer-size option is only supported with 'mode=non-blocking'";
+
 StatusOr<std::optional<Config>> ConfigOf(const json::object& container_definition) {
   const json::object& lc = json_fields::Obj(container_definition, "logConfiguration");
   if (json_fields::Str(lc, "logDriver") != "awslogs") return std::optional<Config>();
@@ -118,17 +121,18 @@ StatusOr<std::optional<Config>> ConfigOf(const json::object& container_definitio
     return InvalidArgument(fmt::format("invalid value for log opt 'awslogs-create-group': {}", create));
   }
   const std::string mode = json_fields::Str(options, "mode");
-  if (mode == "non-blocking") {
-    c.mode = Mode::kNonBlocking;
-  } else if (!mode.empty() && mode != "blocking") {
+  if (mode == "non-blocking" || mode == "blocking") {
+    c.mode = mode == "blocking" ? Mode::kBlocking : Mode::kNonBlocking;
+    c.mode_given = true;
+  } else if (!mode.empty()) {
     return InvalidArgument(fmt::format("logger: logger mode not supported: {}", mode));
   }
   if (const std::string size = json_fields::Str(options, "max-buffer-size"); !size.empty()) {
-    if (c.mode != Mode::kNonBlocking)
-      return InvalidArgument("logger: max-buffer-size option is only supported with 'mode=non-blocking'");
+    if (c.mode_given && c.mode != Mode::kNonBlocking) return InvalidArgument(kMaxBufferOnlyNonBlocking);
     std::optional<uint64_t> bytes = ParseSize(size);
     if (!bytes || *bytes == 0) return InvalidArgument(fmt::format("logger: could not parse max-buffer-size: {}", size));
     c.max_buffer_bytes = *bytes;
+    c.max_buffer_given = true;
   }
   const std::string datetime = json_fields::Str(options, "awslogs-datetime-format");
   const std::string multiline = json_fields::Str(options, "awslogs-multiline-pattern");
@@ -146,6 +150,13 @@ StatusOr<std::optional<Config>> ConfigOf(const json::object& container_definitio
     }
   }
   return std::optional<Config>(std::move(c));
+}
+
+StatusOr<Config> WithDefaultMode(Config config, std::string_view account_default) {
+  if (config.mode_given) return config;
+  config.mode = account_default == "blocking" ? Mode::kBlocking : Mode::kNonBlocking;
+  if (config.mode == Mode::kBlocking && config.max_buffer_given) return InvalidArgument(kMaxBufferOnlyNonBlocking);
+  return config;
 }
 
 std::string StreamName(const Config& config, std::string_view container, std::string_view task_id,

@@ -12,9 +12,11 @@
 //                    26 bytes an event, chronological, ≤ 24 h span)
 //   Shipper          a LogSink for the LogPump: the pump hands it what it read from the FIFO; its
 //                    own thread assembles events and puts them through a PutFn at least every
-//                    second. Blocking mode (the default): past kBlockingBufferBytes buffered the
-//                    pump stops reading the FIFO (the container's writes block; nothing is lost).
-//                    Non-blocking: a line past max-buffer-size is dropped and counted.
+//                    second. Blocking mode: past kBlockingBufferBytes buffered the pump stops
+//                    reading the FIFO (the container's writes block; nothing is lost).
+//                    Non-blocking (AWS's default since June 25, 2025, unless the account's
+//                    defaultLogDriverMode says blocking: WithDefaultMode): a line past
+//                    max-buffer-size is dropped and counted.
 //
 //   ASSIGN_OR_RETURN(std::optional<awslogs::Config> config, awslogs::ConfigOf(container_definition));
 //   auto shipper = std::make_shared<awslogs::Shipper>(*config, [&](std::vector<protocol::LogEvent> batch) {
@@ -62,8 +64,10 @@ struct Config {
   std::string region;         // empty: the node's (the task's) region
   std::string stream_prefix;  // empty: the stream is the container's runtime id (ECS on EC2)
   bool create_group = false;
-  Mode mode = Mode::kBlocking;
+  Mode mode = Mode::kNonBlocking;
+  bool mode_given = false;  // the options name a mode; else the account's default applies (WithDefaultMode)
   uint64_t max_buffer_bytes = kDefaultMaxBufferBytes;  // non-blocking mode only
+  bool max_buffer_given = false;
   std::string start_pattern;  // a regex (ECMAScript); from -multiline-pattern or -datetime-format
 };
 
@@ -71,6 +75,12 @@ struct Config {
 // logDriver is not awslogs. InvalidArgument naming the option when one is missing or malformed
 // (the message follows "failed to initialize logging driver: ").
 StatusOr<std::optional<Config>> ConfigOf(const boost::json::object& container_definition);
+
+// `config` with `account_default` as its mode when its options name none (what ECS does with the
+// account's defaultLogDriverMode setting: "blocking" or "non-blocking"; anything else keeps
+// non-blocking, AWS's default). InvalidArgument, as Docker words it, when that makes a blocking
+// container with a max-buffer-size.
+StatusOr<Config> WithDefaultMode(Config config, std::string_view account_default);
 
 // Docker's translation of awslogs-datetime-format (strftime: %Y %m %d %H %M %S %f %L %z %Z %a %A
 // %b %B %y %I %p %j %w) into a regex anchored at the line's start; other text stays as written.

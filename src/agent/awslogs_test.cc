@@ -41,7 +41,8 @@ TEST(AwslogsConfig, ReadsEveryOption) {
 TEST(AwslogsConfig, DefaultsAndOtherDrivers) {
   auto c = ConfigOf(Definition(R"({"awslogs-group":"g"})"));
   ASSERT_TRUE(c.ok() && c->has_value());
-  EXPECT_EQ((*c)->mode, Mode::kBlocking);
+  EXPECT_EQ((*c)->mode, Mode::kNonBlocking);  // AWS's default since June 25, 2025
+  EXPECT_FALSE((*c)->mode_given);
   EXPECT_FALSE((*c)->create_group);
   EXPECT_EQ((*c)->max_buffer_bytes, kDefaultMaxBufferBytes);
   // Without a prefix: the container's runtime id, as ECS on EC2 names it.
@@ -51,10 +52,31 @@ TEST(AwslogsConfig, DefaultsAndOtherDrivers) {
   EXPECT_FALSE(none->has_value());
 }
 
+// Without a mode in its options a container takes the account's defaultLogDriverMode, as ECS
+// writes it into the options; a max-buffer-size then holds only if that is non-blocking.
+TEST(AwslogsConfig, TheAccountsDefaultModeAppliesOnlyWhereTheOptionsNameNone) {
+  auto unnamed = ConfigOf(Definition(R"({"awslogs-group":"g","max-buffer-size":"2k"})"));
+  ASSERT_TRUE(unnamed.ok() && unnamed->has_value()) << unnamed.status().ToString();
+  auto non_blocking = WithDefaultMode(**unnamed, "non-blocking");
+  ASSERT_TRUE(non_blocking.ok());
+  EXPECT_EQ(non_blocking->mode, Mode::kNonBlocking);
+  EXPECT_EQ(non_blocking->max_buffer_bytes, 2048u);
+  auto blocking = WithDefaultMode(**unnamed, "blocking");
+  EXPECT_EQ(blocking.status().message(), "logger: max-buffer-size option is only supported with 'mode=non-blocking'");
+  auto plain = ConfigOf(Definition(R"({"awslogs-group":"g"})"));
+  ASSERT_TRUE(plain.ok() && plain->has_value());
+  EXPECT_EQ(WithDefaultMode(**plain, "blocking")->mode, Mode::kBlocking);
+  EXPECT_EQ(WithDefaultMode(**plain, "")->mode, Mode::kNonBlocking);
+  // A mode the options name wins over the account's.
+  auto named = ConfigOf(Definition(R"({"awslogs-group":"g","mode":"non-blocking"})"));
+  ASSERT_TRUE(named.ok() && named->has_value());
+  EXPECT_EQ(WithDefaultMode(**named, "blocking")->mode, Mode::kNonBlocking);
+}
+
 TEST(AwslogsConfig, RefusesWhatDockerRefuses) {
   EXPECT_EQ(Refusal("{}"), "must specify a value for log opt 'awslogs-group'");
   EXPECT_EQ(Refusal(R"({"awslogs-group":"g","mode":"fast"})"), "logger: logger mode not supported: fast");
-  EXPECT_EQ(Refusal(R"({"awslogs-group":"g","max-buffer-size":"1m"})"),
+  EXPECT_EQ(Refusal(R"({"awslogs-group":"g","mode":"blocking","max-buffer-size":"1m"})"),
             "logger: max-buffer-size option is only supported with 'mode=non-blocking'");
   EXPECT_EQ(Refusal(R"({"awslogs-group":"g","mode":"non-blocking","max-buffer-size":"lots"})"),
             "logger: could not parse max-buffer-size: lots");

@@ -52,8 +52,9 @@ bool IsRuntimeIdOf(std::string_view stream, std::string_view task_id, size_t ind
 
 }  // namespace
 
-agent::LogsProvider MakeLogsProvider(logs::LogGroups& groups, aws::Authorizer* authorizer, const Clock& clock) {
-  return [&groups, authorizer, &clock](const ecs::task::LaunchSpec& record,
+agent::LogsProvider MakeLogsProvider(logs::LogGroups& groups, aws::Authorizer* authorizer, const Clock& clock,
+                                     DefaultLogDriverMode default_mode) {
+  return [&groups, authorizer, &clock, default_mode = std::move(default_mode)](const ecs::task::LaunchSpec& record,
                                        const agent::protocol::LogsCall& call) -> StatusOr<agent::protocol::LogsAnswer> {
     agent::protocol::LogsAnswer out;
     const std::string task_id = record.task_arn.substr(record.task_arn.rfind('/') + 1);
@@ -120,6 +121,7 @@ agent::LogsProvider MakeLogsProvider(logs::LogGroups& groups, aws::Authorizer* a
       if (s.ok()) s = groups.CreateStream(record.scope, group, call.stream);
       if (!s.ok() && !IsError(s, logs::Error::kResourceAlreadyExists))
         return Refused(s, "failed to create Cloudwatch log stream");
+      if (default_mode) out.default_mode = default_mode(record.scope);
       return out;
     }
 

@@ -13,6 +13,9 @@
 //   control.SetLogsProvider(MakeLogsProvider(logs_module.groups(), &authorizer, clock));
 #pragma once
 
+#include <functional>
+#include <string>
+
 #include "agent/inprocess/inprocess_control.h"
 #include "aws/service.h"
 #include "common/clock.h"
@@ -20,8 +23,13 @@
 
 namespace paddock::cli {
 
+// The account's defaultLogDriverMode ("blocking" or "non-blocking") for a scope: what a stream
+// creation answers, for the containers whose options name no mode.
+using DefaultLogDriverMode = std::function<std::string(const Scope&)>;
+
 // `groups` and `authorizer` outlive the provider. `authorizer` null: nothing is authorized
-// (--accept-any-credentials, the emulator's mode).
-agent::LogsProvider MakeLogsProvider(logs::LogGroups& groups, aws::Authorizer* authorizer, const Clock& clock);
+// (--accept-any-credentials, the emulator's mode). `default_mode` empty: AWS's default applies.
+agent::LogsProvider MakeLogsProvider(logs::LogGroups& groups, aws::Authorizer* authorizer, const Clock& clock,
+                                     DefaultLogDriverMode default_mode = {});
 
 }  // namespace paddock::cli

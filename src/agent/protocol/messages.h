@@ -164,6 +164,9 @@ struct LogsCall {
 // ResourceNotFoundException: The specified log group does not exist.").
 struct LogsAnswer {
   std::string failure;
+  // A stream creation's answer: the account's defaultLogDriverMode ("blocking" or "non-blocking"),
+  // the mode of a container whose options name none (awslogs::WithDefaultMode).
+  std::string default_mode = {};
 };
 
 }  // namespace paddock::agent::protocol
