@@ -739,9 +739,8 @@ StatusOr<uint16_t> Node::Start() {
   // of messages, 26 counted per event) is larger as JSON — up to about 6.8 MiB when every byte of
   // its messages is a control character escaped as \u00XX (docs/contracts/logs.md).
   options.large_body_bytes = 8 << 20;
-  options.allow_large_body = [](const http::Request& head) {
-    return head.GetHeader("X-Amz-Target") == "Logs_20140328.PutLogEvents";
-  };
+  options.large_body_header = "X-Amz-Target";
+  options.allow_large_body = [](std::string_view target) { return target == "Logs_20140328.PutLogEvents"; };
   aws::ApiFront* front = impl_->front.get();
   impl_->server = std::make_unique<http::Server>(options, [front](const http::Request& r) { return front->Handle(r); });
   ASSIGN_OR_RETURN(uint16_t port, impl_->server->Start());

@@ -294,12 +294,10 @@ void Session::OnHeader(error_code ec) {
   if (phase_ == Phase::kClosed) return;
   if (ec) return OnReadError(ec);
   if (const ServerOptions& opts = server_.options(); opts.allow_large_body) {
-    Request head;
     const auto& msg = parser_->get();
-    head.method.assign(msg.method_string());
-    head.target.assign(msg.target());
-    for (const auto& field : msg) head.headers.push_back({std::string(field.name_string()), std::string(field.value())});
-    body_limit_ = opts.allow_large_body(head) ? std::max(opts.max_body_bytes, opts.large_body_bytes) : opts.max_body_bytes;
+    const auto field = msg.find(opts.large_body_header);
+    const bool large = field != msg.end() && opts.allow_large_body(std::string_view(field->value()));
+    body_limit_ = large ? std::max(opts.max_body_bytes, opts.large_body_bytes) : opts.max_body_bytes;
     if (parser_->content_length() && *parser_->content_length() > body_limit_)
       return OnReadError(bhttp::error::body_limit);
     parser_->body_limit(body_limit_);  // a chunked body is counted as it comes

@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "common/status.h"
 #include "http/message.h"
@@ -26,10 +27,12 @@ struct ServerOptions {
   std::string host = "127.0.0.1";
   uint16_t port = 0;                     // 0: pick an ephemeral port
   size_t max_body_bytes = 1 << 20;       // larger bodies get 413 and the connection is closed
-  // Requests for which this returns true (decided on the request line and headers, before the
-  // body is read; the Request it sees has no body) may have bodies up to large_body_bytes instead:
-  // for the few operations whose legal bodies pass max_body_bytes (CloudWatch Logs' PutLogEvents).
-  std::function<bool(const Request& head)> allow_large_body;
+  // Requests whose header `large_body_header` has a value this returns true for (decided as the
+  // headers end, before the body is read; nothing is copied) may have bodies up to
+  // large_body_bytes instead: for the few operations whose legal bodies pass max_body_bytes
+  // (CloudWatch Logs' PutLogEvents, named by X-Amz-Target).
+  std::string large_body_header;
+  std::function<bool(std::string_view value)> allow_large_body;
   size_t large_body_bytes = 0;
   size_t max_header_bytes = 16 << 10;    // larger headers get 431
   std::chrono::milliseconds read_timeout{30'000};  // to receive a whole request once it starts
