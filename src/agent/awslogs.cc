@@ -208,9 +208,9 @@ Assembler::Assembler(const std::string& start_pattern) {
   if (!start_pattern.empty()) start_.emplace(start_pattern, std::regex::ECMAScript);
 }
 
-void Assembler::Add(std::string_view line, int64_t timestamp_ms, std::vector<Event>& out) {
+void Assembler::Add(std::string line, int64_t timestamp_ms, std::vector<Event>& out) {
   if (!start_) {
-    if (!line.empty()) out.push_back(Event{timestamp_ms, std::string(line)});
+    if (!line.empty()) out.push_back(Event{timestamp_ms, std::move(line)});
     return;
   }
   // As Docker: a line matching the pattern starts an event, and so does one that would take the
@@ -343,10 +343,12 @@ void Shipper::Loop() {
       }
     }
     std::vector<Event> out;
+    uint64_t taken = 0;  // bytes of the swapped lines, counted before they move into events
     for (Line& l : lines) {
       // Chronological whatever the wall clock does (PutLogEvents refuses a batch out of order).
       last_ts = std::max(last_ts, l.timestamp_ms);
-      assembler.Add(l.text, last_ts, out);
+      taken += l.text.size();
+      assembler.Add(std::move(l.text), last_ts, out);
     }
     const int64_t now = options_.now_ms ? options_.now_ms() : SystemNowMs();
     if (closing) {
@@ -362,8 +364,6 @@ void Shipper::Loop() {
       std::lock_guard lock(mu_);
       uint64_t held = assembler.pending_bytes();
       for (const Event& e : events) held += e.message.size();
-      uint64_t taken = 0;
-      for (const Line& l : lines) taken += l.text.size();
       waiting_bytes_ -= std::min(waiting_bytes_, taken);
       held_bytes_ = held;
       resume = ResumeIfRoomLocked();

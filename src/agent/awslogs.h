@@ -118,7 +118,8 @@ class Assembler {
  public:
   // `start_pattern` empty: one event a line. REQUIRES: it compiles (ConfigOf checked it).
   explicit Assembler(const std::string& start_pattern);
-  void Add(std::string_view line, int64_t timestamp_ms, std::vector<Event>& out);
+  // `line` by value: without a pattern it becomes the event as it is (moved, not copied).
+  void Add(std::string line, int64_t timestamp_ms, std::vector<Event>& out);
   // The pending multiline event goes out when its last line came at or before `idle_since_ms`
   // (nullopt: now, whatever its age).
   void Flush(std::vector<Event>& out, std::optional<int64_t> idle_since_ms = std::nullopt);
