@@ -194,31 +194,28 @@ class Awslogs(h.PaddockTestCase):
         shares = [e["ingestionTime"] / 1000 - (boot + float(e["message"].split()[2])) for e in events]
         self.assertLess(max(shares), 2.0 * h.latency_scale(), shares)
 
-    def test_blocking_mode_loses_no_line(self):
-        count = 50000
-        arn, task = self.run_to_stop("awslogs-fast", f"seq 1 {count}",
-                                     {"awslogs-group": "/ecs/app", "awslogs-stream-prefix": "fast",
-                                      "mode": "blocking"}, timeout=120)
+    SEQ = 50000
+
+    def seq_lines(self, family, prefix, **options):
+        """The lines that reached stream prefix/app/<task> of a container printing `seq 1 SEQ` with
+        these options besides the group and prefix (the task must exit as it should)."""
+        arn, task = self.run_to_stop(family, f"seq 1 {self.SEQ}",
+                                     {"awslogs-group": "/ecs/app", "awslogs-stream-prefix": prefix, **options},
+                                     timeout=120)
         self.assertEqual(task.get("stopCode"), "EssentialContainerExited", task.get("stoppedReason"))
-        got = self.messages("/ecs/app", f"fast/app/{arn.rsplit('/', 1)[1]}")
-        self.assertEqual(len(got), count)
-        self.assertEqual(got, [str(i) for i in range(1, count + 1)])
+        return self.messages("/ecs/app", f"{prefix}/app/{arn.rsplit('/', 1)[1]}")
+
+    def test_blocking_mode_loses_no_line(self):
+        self.assertEqual(self.seq_lines("awslogs-fast", "fast", mode="blocking"),
+                         [str(i) for i in range(1, self.SEQ + 1)])
 
     def test_the_accounts_default_mode_applies_where_the_options_name_none(self):
-        count = 50000
         # AWS's default, non-blocking: a container flooding a 1 KiB buffer loses lines (counted, not stored).
-        arn, task = self.run_to_stop("awslogs-default", f"seq 1 {count}",
-                                     {"awslogs-group": "/ecs/app", "awslogs-stream-prefix": "dflt",
-                                      "max-buffer-size": "1k"}, timeout=120)
-        self.assertEqual(task.get("stopCode"), "EssentialContainerExited", task.get("stoppedReason"))
-        self.assertLess(len(self.messages("/ecs/app", f"dflt/app/{arn.rsplit('/', 1)[1]}")), count)
+        self.assertLess(len(self.seq_lines("awslogs-default", "dflt", **{"max-buffer-size": "1k"})), self.SEQ)
         self.ecs.put_account_setting_default(name="defaultLogDriverMode", value="blocking")
         try:
             # The account says blocking: nothing is lost...
-            arn, task = self.run_to_stop("awslogs-acct-blocking", f"seq 1 {count}",
-                                         {"awslogs-group": "/ecs/app", "awslogs-stream-prefix": "acct"}, timeout=120)
-            self.assertEqual(task.get("stopCode"), "EssentialContainerExited", task.get("stoppedReason"))
-            self.assertEqual(len(self.messages("/ecs/app", f"acct/app/{arn.rsplit('/', 1)[1]}")), count)
+            self.assertEqual(len(self.seq_lines("awslogs-acct-blocking", "acct")), self.SEQ)
             # ...and a max-buffer-size without a mode is Docker's refusal, as ECS fills the mode in.
             _, task = self.run_to_stop("awslogs-acct-buffer", "echo never",
                                        {"awslogs-group": "/ecs/app", "awslogs-stream-prefix": "buf",
@@ -228,7 +225,6 @@ class Awslogs(h.PaddockTestCase):
                              PREFIX + "logger: max-buffer-size option is only supported with 'mode=non-blocking'")
         finally:
             self.ecs.put_account_setting_default(name="defaultLogDriverMode", value="non-blocking")
-
 
 if __name__ == "__main__":
     unittest.main()
