@@ -194,6 +194,42 @@ class Awslogs(h.PaddockTestCase):
         shares = [e["ingestionTime"] / 1000 - (boot + float(e["message"].split()[2])) for e in events]
         self.assertLess(max(shares), 2.0 * h.latency_scale(), shares)
 
+    def wait_for_messages(self, group, stream, more_than=0, timeout=20):
+        """The stream's messages once it has more than `more_than` of them (polled: shipping is not an
+        event the test can await)."""
+        deadline = time.monotonic() + timeout * h.latency_scale()
+        while True:
+            try:
+                found = self.messages(group, stream)
+            except self.logs.exceptions.ResourceNotFoundException:
+                found = []
+            if len(found) > more_than or time.monotonic() > deadline:
+                self.assertGreater(len(found), more_than, f"{stream}: {found}; {self.server.log_tail()}")
+                return found
+            time.sleep(0.2)
+
+    def test_a_restarted_server_re_adopts_the_container_and_makes_its_deleted_stream_again(self):
+        # kill -9 of the server (its agent inside): the running container is re-adopted by the next
+        # one, which opens its stream again before shipping (a stream deleted meanwhile is made
+        # again; without that every batch would be refused) and ships what it prints from then on.
+        arn = self.start("awslogs-readopt", "i=0; while true; do i=$((i+1)); echo tick$i; sleep 0.2; done",
+                         {"awslogs-group": "/ecs/app", "awslogs-stream-prefix": "re"})
+        self.addCleanup(lambda: th.stop_quietly(self.ecs, "awslogs", arn))
+        th.wait_for_status(self, self.ecs, "awslogs", arn, "RUNNING", 30, self.server.log_tail)
+        stream = f"re/app/{arn.rsplit('/', 1)[1]}"
+        self.wait_for_messages("/ecs/app", stream)
+        self.logs.delete_log_stream(logGroupName="/ecs/app", logStreamName=stream)
+        port = self.server.port
+        self.server.kill()
+        server = h.Server(self.state_dir, listen=f"127.0.0.1:{port}").start()  # the clients' endpoint again
+        type(self).server = server
+        type(self).addClassCleanup(server.stop)
+        after = self.wait_for_messages("/ecs/app", stream, more_than=3)
+        self.assertTrue(all(m.startswith("tick") for m in after), after)
+        ticks = [int(m[4:]) for m in after]
+        self.assertEqual(ticks, sorted(set(ticks)), "in order, each once")
+        self.assertIn("re-adopted after an agent restart", server.log_tail(20000))
+
     SEQ = 50000
 
     def seq_lines(self, family, prefix, **options):

@@ -479,16 +479,12 @@ class Agent::Driver {
         return fail(fmt::format("awslogs-region '{}' is not this node's region '{}': Paddock's CloudWatch Logs "
                                 "serves the region the task runs in",
                                 c.awslogs->region, spec_.scope.region.str()));
-      protocol::LogsCall call{.container = c.name, .stream = c.log_stream, .create_stream = true, .events = {}};
       constexpr int kRetries = 3;
       for (int attempt = 0;; ++attempt) {
-        StatusOr<protocol::LogsAnswer> r = agent_.control_.ShipLogs(agent_.options_.agent_id, spec_, call);
+        StatusOr<protocol::LogsAnswer> r = CreateLogStream(c);
         if (r.ok() && !r->failure.empty()) return fail(r->failure);
         if (r.ok()) {
-          // Its mode, when its options name none: the account's default, as ECS fills it in.
-          StatusOr<awslogs::Config> config = awslogs::WithDefaultMode(*c.awslogs, r->default_mode);
-          if (!config.ok()) return fail(std::string(config.status().message()));
-          c.awslogs = std::move(*config);
+          if (Status s = TakeDefaultMode(c, *r); !s.ok()) return fail(std::string(s.message()));
           break;
         }
         if (r.status().code() == StatusCode::kFailedPrecondition)
@@ -510,9 +506,34 @@ class Agent::Driver {
     return true;
   }
 
+  // `c`'s log stream (and group, with awslogs-create-group) created, or found there already.
+  StatusOr<protocol::LogsAnswer> CreateLogStream(const Container& c) {
+    return agent_.control_.ShipLogs(agent_.options_.agent_id, spec_,
+                                    protocol::LogsCall{.container = c.name, .stream = c.log_stream,
+                                                       .create_stream = true, .events = {}});
+  }
+  // Its mode, when its options name none: the account's default (in the stream's answer), as ECS
+  // fills it in.
+  Status TakeDefaultMode(Container& c, const protocol::LogsAnswer& answer) {
+    ASSIGN_OR_RETURN(awslogs::Config config, awslogs::WithDefaultMode(*c.awslogs, answer.default_mode));
+    c.awslogs = std::move(config);
+    return OkStatus();
+  }
+  // A re-adopted awslogs container's stream again (deleted while no agent ran: made again) and its
+  // account's default mode, before its shipper is made. A container is not stopped for a failure
+  // here, as a running one on ECS is not: it is logged, and the container ships non-blocking
+  // unless its options say otherwise (its refused batches dropped and counted).
+  void ReopenLogStream(Container& c) {
+    if (!c.awslogs) return;
+    StatusOr<protocol::LogsAnswer> r = CreateLogStream(c);
+    Status s = !r.ok() ? r.status()
+               : !r->failure.empty() ? Status(StatusCode::kFailedPrecondition, r->failure)
+                                     : TakeDefaultMode(c, *r);
+    if (!s.ok()) Log(spec_.task_arn, fmt::format("re-opening the log stream of {}", c.name), s);
+  }
+
   // The shipper of an awslogs container (made on first use: at its start, or when a restarted
-  // agent re-adopts it; a re-adopted container whose options name no mode ships non-blocking,
-  // AWS's default, whatever its account's defaultLogDriverMode: only a start asks for it).
+  // agent re-adopts it, after ReopenLogStream).
   std::shared_ptr<LogSink> ShipperFor(Container& c) {
     if (!c.awslogs) return nullptr;
     if (!c.shipper) {
@@ -936,6 +957,7 @@ class Agent::Driver {
       c.created = true;
       c.started = true;
       // Its output waits in its FIFO (or blocks it, once full) until the pump reads it again.
+      ReopenLogStream(c);
       if (Status s = AttachLog(c); !s.ok()) Log(spec_.task_arn, fmt::format("re-attaching the log of {}", c.name), s);
       // When it really started is unknown: counted from now (health start period, restart period).
       c.started_at = c.run_started_at = now;
