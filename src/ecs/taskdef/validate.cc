@@ -246,6 +246,9 @@ StatusOr<Validated> ValidateRegister(json::object input) {
     if (cd.find("secrets") != cd.end() && !cd.at("secrets").as_array().empty() &&
         GetString(input, "executionRoleArn") == nullptr)
       return ClientError("When you are specifying container secrets, you must also specify a value for 'executionRoleArn'.");
+    // The execution role reads the credentials' secret (AWS's text, ClientException).
+    if (cd.find("repositoryCredentials") != cd.end() && GetString(input, "executionRoleArn") == nullptr)
+      return ClientError("Private repository authentication requires that the task definition specify a value for executionRoleArn.");
     if (auto c = GetInt(cd, "cpu"); c && *c < 0)
       return ClientError(fmt::format("Invalid 'cpu' setting for container '{}'.", cname));
 

@@ -136,6 +136,8 @@ case("RegisterTaskDefinition","container_memory_over_task",{"family":"web","memo
      err("ClientException","The 'memory' setting for container 'app' is greater than for the task."))
 case("RegisterTaskDefinition","secrets_without_execution_role",{"family":"web","containerDefinitions":[{"name":"app","image":"nginx","memory":512,"secrets":[{"name":"DB","valueFrom":"arn:aws:ssm:us-east-1:123456789012:parameter/db"}]}]},
      err("ClientException","When you are specifying container secrets, you must also specify a value for 'executionRoleArn'."))
+case("RegisterTaskDefinition","repository_credentials_without_execution_role",{"family":"web","containerDefinitions":[{"name":"app","image":"registry.example.com/app","memory":512,"repositoryCredentials":{"credentialsParameter":"arn:aws:secretsmanager:us-east-1:123456789012:secret:reg-AbCdEf"}}]},
+     err("ClientException","Private repository authentication requires that the task definition specify a value for executionRoleArn."))
 case("RegisterTaskDefinition","fargate_ipc_mode",dict(FG,ipcMode="host"),err("ClientException","Tasks using the Fargate launch type do not support ipcMode."))
 case("RegisterTaskDefinition","hostname_with_awsvpc",{"family":"api","networkMode":"awsvpc","containerDefinitions":[{"name":"app","image":"nginx","memory":256,"hostname":"h"}]},
      err("ClientException","hostname is not supported on container when networkMode=awsvpc."))
