@@ -10,6 +10,7 @@ tasks end to end and is the same instance after a server restart. Needs root, cr
 busybox-static.
 """
 
+import json
 import os
 import signal
 import subprocess
@@ -231,6 +232,42 @@ class RemoteAgent(h.PaddockTestCase):
         self.ecs.stop_task(cluster="remote", task=arn)
         task = self.wait_for(arn, "STOPPED")
         self.assertEqual(task["stopCode"], "UserInitiated")
+
+    def test_5_a_task_gets_its_secrets_and_ships_its_logs_through_the_control_plane(self):
+        # GetExecutionResources and ShipLogs (docs/agent-protocol.md): the remote node reads no
+        # secret and writes no log itself; the control plane does both as the task's execution role.
+        iam = h.client("iam", self.server.endpoint, self.key_id, self.secret)
+        ssm = h.client("ssm", self.server.endpoint, self.key_id, self.secret)
+        logs = h.client("logs", self.server.endpoint, self.key_id, self.secret)
+        trust = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole",
+                                                        "Principal": {"Service": "ecs-tasks.amazonaws.com"}}]}
+        role = iam.create_role(RoleName="remote-exec", AssumeRolePolicyDocument=json.dumps(trust))["Role"]["Arn"]
+        iam.put_role_policy(RoleName="remote-exec", PolicyName="exec", PolicyDocument=json.dumps({
+            "Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Resource": "*", "Action": [
+                "ssm:GetParameters", "logs:CreateLogStream", "logs:PutLogEvents"]}]}))
+        ssm.put_parameter(Name="/remote/db", Value="postgres://db.remote/app", Type="SecureString")
+        logs.create_log_group(logGroupName="/remote/app")
+        td = self.ecs.register_task_definition(
+            family="remote-secrets", networkMode="awsvpc", requiresCompatibilities=["EC2"], cpu="256", memory="128",
+            executionRoleArn=role,
+            containerDefinitions=[{"name": "app", "image": "busybox:remote", "essential": True,
+                                   "command": ["sh", "-c", 'echo "db=$DB"; echo second'],
+                                   "secrets": [{"name": "DB", "valueFrom": "/remote/db"}],
+                                   "logConfiguration": {"logDriver": "awslogs", "options": {
+                                       "awslogs-group": "/remote/app", "awslogs-stream-prefix": "r"}}}],
+        )["taskDefinition"]["taskDefinitionArn"]
+        r = self.ecs.run_task(cluster="remote", taskDefinition=td, launchType="EC2",
+                              networkConfiguration={"awsvpcConfiguration": {"subnets": [self.subnet]}})
+        self.assertEqual(r["failures"], [])
+        arn = r["tasks"][0]["taskArn"]
+        self.assertEqual(r["tasks"][0]["containerInstanceArn"], self.agent.arn)
+        task = self.wait_for(arn, "STOPPED")
+        self.assertEqual(task.get("stopCode"), "EssentialContainerExited", task.get("stoppedReason"))
+        self.assertEqual(task["containers"][0].get("exitCode"), 0)
+        self.assertNotIn("postgres://db.remote/app", json.dumps(task, default=str))
+        events = logs.get_log_events(logGroupName="/remote/app", logStreamName=f"r/app/{arn.rsplit('/', 1)[1]}",
+                                     startFromHead=True)["events"]
+        self.assertEqual([e["message"] for e in events], ["db=postgres://db.remote/app", "second"])
 
     def test_4_ecs_submit_task_state_change_refuses_a_fargate_task(self):
         fargate_td = self.ecs.register_task_definition(

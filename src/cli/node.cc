@@ -735,12 +735,16 @@ StatusOr<uint16_t> Node::Start() {
     std::string_view op = dot == std::string_view::npos ? target : target.substr(dot + 1);
     return op.starts_with("Describe") || op.starts_with("List");
   };
-  // Every body is at most 1 MiB but PutLogEvents': a batch at CloudWatch's limit (1,048,576 bytes
-  // of messages, 26 counted per event) is larger as JSON — up to about 6.8 MiB when every byte of
-  // its messages is a control character escaped as \u00XX (docs/contracts/logs.md).
+  // Every body is at most 1 MiB but PutLogEvents' and the agent protocol's ShipLogs (a remote
+  // agent's batch for it): a batch at CloudWatch's limit (1,048,576 bytes of messages, 26 counted
+  // per event) is larger as JSON — up to about 6.8 MiB when every byte of its messages is a
+  // control character escaped as \u00XX (docs/contracts/logs.md).
   options.large_body_bytes = 8 << 20;
   options.large_body_header = "X-Amz-Target";
-  options.allow_large_body = [](std::string_view target) { return target == "Logs_20140328.PutLogEvents"; };
+  options.allow_large_body = [](std::string_view target) {
+    static const std::string kShipLogs = fmt::format("{}.ShipLogs", agent::protocol::kAgentTargetPrefix);
+    return target == "Logs_20140328.PutLogEvents" || target == kShipLogs;
+  };
   aws::ApiFront* front = impl_->front.get();
   impl_->server = std::make_unique<http::Server>(options, [front](const http::Request& r) { return front->Handle(r); });
   ASSIGN_OR_RETURN(uint16_t port, impl_->server->Start());

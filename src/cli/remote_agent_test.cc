@@ -194,6 +194,70 @@ TEST_F(RemoteAgentTest, AnInstanceGetsRoleCredentialsOnlyForItsOwnLiveTasks) {
   EXPECT_EQ(gone.status().message(), "The container instance has no such task.");
 }
 
+// GetExecutionResources and ShipLogs (docs/agent-protocol.md): only the instance's own credential,
+// only for a task assigned to it and not STOPPED; the group and the stream come from the control
+// plane's record of the task (a stream not the container's is refused).
+TEST_F(RemoteAgentTest, AnInstanceGetsExecutionResourcesAndShipsLogsOnlyForItsOwnLiveTasks) {
+  Ecs("RegisterTaskDefinition",
+      json::parse(R"({"family": "logged", "networkMode": "bridge", "requiresCompatibilities": ["EC2"],
+                      "containerDefinitions": [{"name": "web", "image": "busybox", "memory": 64,
+                        "logConfiguration": {"logDriver": "awslogs", "options": {"awslogs-group": "/remote/app",
+                          "awslogs-create-group": "true", "awslogs-stream-prefix": "p"}}}]})")
+          .as_object());
+  json::object started = Ecs("StartTask", {{"cluster", "ec2"}, {"taskDefinition", "logged"},
+                                           {"containerInstances", json::array{json::string(instance_arn_)}}});
+  ASSERT_EQ(started["tasks"].as_array().size(), 1u) << json::serialize(started);
+  ecs::task::LaunchSpec spec;
+  spec.task_arn = std::string(started["tasks"].as_array()[0].as_object()["taskArn"].as_string());
+  const std::string stream = "p/web/" + spec.task_arn.substr(spec.task_arn.rfind('/') + 1);
+  RemoteControl control(agent_, "ec2", instance_arn_);
+
+  // The control plane's answer for its own record of the task (which has no execution role).
+  auto resources = control.PrepareExecutionResources(instance_arn_, spec);
+  ASSERT_TRUE(resources.ok()) << resources.status().ToString();
+  EXPECT_TRUE(resources->containers.empty());
+  EXPECT_EQ(resources->failure_reason,
+            "ResourceInitializationError: unable to pull secrets or registry auth: the task has no execution role");
+
+  auto created = control.ShipLogs(instance_arn_, spec, {.container = "web", .stream = stream, .create_stream = true, .events = {}});
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  EXPECT_EQ(created->failure, "");
+  EXPECT_EQ(created->default_mode, "non-blocking");
+  const int64_t now_ms = std::chrono::duration_cast<milliseconds>(SystemClock::Get().Now().time_since_epoch()).count();
+  auto put = control.ShipLogs(instance_arn_, spec,
+                              {.container = "web", .stream = stream, .create_stream = false,
+                               .events = {{now_ms, "one \"quoted\" line"}, {now_ms, "two"}}});
+  ASSERT_TRUE(put.ok()) << put.status().ToString();
+  EXPECT_EQ(put->failure, "");
+  // Another container's stream of the same task: refused, nothing written.
+  auto wrong = control.ShipLogs(instance_arn_, spec, {.container = "web", .stream = "p/web/other", .create_stream = true, .events = {}});
+  EXPECT_FALSE(wrong.ok() && wrong->failure.empty());
+
+  // Another instance's credential, and the account's key: refused.
+  RemoteControl other(other_agent_, "ec2", other_arn_);
+  EXPECT_EQ(ecs::api::AnswerFor(other.PrepareExecutionResources(other_arn_, spec).status()).type, "AccessDeniedException");
+  EXPECT_EQ(ecs::api::AnswerFor(other.ShipLogs(other_arn_, spec, {.container = "web", .stream = stream,
+                                                                  .create_stream = true, .events = {}}).status()).type,
+            "AccessDeniedException");
+  for (std::string_view action : {".GetExecutionResources", ".ShipLogs"}) {
+    auto as_account = client_->Call(std::string(agent::remote::kAgentTargetPrefix) + std::string(action),
+                                    {{"cluster", "ec2"}, {"containerInstance", instance_arn_}, {"task", spec.task_arn},
+                                     {"container", "web"}, {"stream", stream}});
+    EXPECT_EQ(ecs::api::AnswerFor(as_account.status()).type, "AccessDeniedException") << action << as_account.status().ToString();
+  }
+
+  // Once the task is STOPPED: refused.
+  ecs::task::TaskStateChange stopped;
+  stopped.last_status = "STOPPED";
+  ASSERT_TRUE(control.Report(instance_arn_, spec.task_arn, stopped, SystemClock::Get().Now()).ok());
+  auto gone = control.ShipLogs(instance_arn_, spec, {.container = "web", .stream = stream, .create_stream = false,
+                                                     .events = {{now_ms, "late"}}});
+  EXPECT_EQ(ecs::api::AnswerFor(gone.status()).type, "AccessDeniedException") << gone.status().ToString();
+  EXPECT_EQ(gone.status().message(), "The container instance has no such task.");
+  EXPECT_EQ(ecs::api::AnswerFor(control.PrepareExecutionResources(instance_arn_, spec).status()).type,
+            "AccessDeniedException");
+}
+
 TEST_F(RemoteAgentTest, LongPollDeliversAssignmentsAtOnceAndReportsMoveTheTask) {
   const std::string first = StartTask(instance_arn_);
   RemoteControl control(agent_, "ec2", instance_arn_);

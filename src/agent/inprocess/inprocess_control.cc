@@ -80,12 +80,17 @@ StatusOr<protocol::ExecutionResources> ExecutionResourcesFor(ecs::task::Tasks& t
 
 StatusOr<protocol::ExecutionResources> InProcessControl::PrepareExecutionResources(std::string_view agent_id,
                                                                                  const ecs::task::LaunchSpec& spec) {
+  return ExecutionResourcesForAgent(agent_id, spec.task_arn);
+}
+
+StatusOr<protocol::ExecutionResources> InProcessControl::ExecutionResourcesForAgent(std::string_view agent_id,
+                                                                                  std::string_view task_arn) {
   std::shared_ptr<const ExecutionResourcesProvider> provider;
   {
     std::lock_guard lock(mu_);
     provider = execution_provider_;
   }
-  return ExecutionResourcesFor(tasks_, agent_id, spec.task_arn, provider.get());
+  return ExecutionResourcesFor(tasks_, agent_id, task_arn, provider.get());
 }
 
 void InProcessControl::SetExecutionResourcesProvider(ExecutionResourcesProvider provider) {
@@ -105,12 +110,17 @@ StatusOr<protocol::LogsAnswer> ShipLogsFor(ecs::task::Tasks& tasks, std::string_
 
 StatusOr<protocol::LogsAnswer> InProcessControl::ShipLogs(std::string_view agent_id, const ecs::task::LaunchSpec& spec,
                                                           const protocol::LogsCall& call) {
+  return ShipLogsForAgent(agent_id, spec.task_arn, call);
+}
+
+StatusOr<protocol::LogsAnswer> InProcessControl::ShipLogsForAgent(std::string_view agent_id, std::string_view task_arn,
+                                                                  const protocol::LogsCall& call) {
   std::shared_ptr<const LogsProvider> provider;
   {
     std::lock_guard lock(mu_);
     provider = logs_provider_;
   }
-  return ShipLogsFor(tasks_, agent_id, spec.task_arn, call, provider.get());
+  return ShipLogsFor(tasks_, agent_id, task_arn, call, provider.get());
 }
 
 void InProcessControl::SetLogsProvider(LogsProvider provider) {

@@ -145,14 +145,22 @@ class InProcessControl final : public Control {
   StatusOr<metadata::RoleCredentials> TaskRoleCredentialsForAgent(std::string_view agent_id, std::string_view task_arn);
   // Sets what TaskRoleCredentials mints with (the node sets it once, before agents start).
   void SetTaskCredentialsProvider(TaskCredentialsProvider provider);
-  // ExecutionResourcesFor of spec.task_arn with the provider set (none: FailedPrecondition).
+  // ExecutionResourcesForAgent of spec.task_arn: read from the control plane's own record.
   StatusOr<protocol::ExecutionResources> PrepareExecutionResources(std::string_view agent_id,
                                                                   const ecs::task::LaunchSpec& spec) override;
+  // ExecutionResourcesFor `task_arn` with the provider set (none: FailedPrecondition); for the
+  // agent protocol's GetExecutionResources too.
+  StatusOr<protocol::ExecutionResources> ExecutionResourcesForAgent(std::string_view agent_id,
+                                                                    std::string_view task_arn);
   // Sets what PrepareExecutionResources fetches with (the node sets it once, before agents start).
   void SetExecutionResourcesProvider(ExecutionResourcesProvider provider);
-  // ShipLogsFor of spec.task_arn with the provider set (none: FailedPrecondition).
+  // ShipLogsForAgent of spec.task_arn.
   StatusOr<protocol::LogsAnswer> ShipLogs(std::string_view agent_id, const ecs::task::LaunchSpec& spec,
                                           const protocol::LogsCall& call) override;
+  // ShipLogsFor `task_arn` with the provider set (none: FailedPrecondition); for the agent
+  // protocol's ShipLogs too.
+  StatusOr<protocol::LogsAnswer> ShipLogsForAgent(std::string_view agent_id, std::string_view task_arn,
+                                                  const protocol::LogsCall& call);
   // Sets what ShipLogs writes with (the node sets it once, before agents start).
   void SetLogsProvider(LogsProvider provider);
 

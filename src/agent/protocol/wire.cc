@@ -128,9 +128,9 @@ StatusOr<std::vector<const json::object*>> DecodeObjects(const json::object& o, 
   std::vector<const json::object*> out;
   const json::value* v = o.if_contains(key);
   if (v == nullptr) return out;
-  if (!v->is_array()) return DataLoss(fmt::format("policy: {} is not a list", key));
+  if (!v->is_array()) return DataLoss(fmt::format("{} is not a list", key));
   for (const json::value& item : v->get_array()) {
-    if (!item.is_object()) return DataLoss(fmt::format("policy: {} holds a non-object", key));
+    if (!item.is_object()) return DataLoss(fmt::format("{} holds a non-object", key));
     out.push_back(&item.get_object());
   }
   return out;
@@ -218,5 +218,73 @@ StatusOr<RoleCredentials> DecodeRoleCredentials(const json::object& o) {
   c.expiration = FromEpochMillis(e->to_number<int64_t>());
   return c;
 }
+
+json::object EncodeExecutionResources(const ExecutionResources& r) {
+  json::array containers;
+  for (const ExecutionResources::Container& c : r.containers) {
+    json::array secrets;
+    for (const ExecutionResources::Variable& v : c.secrets) secrets.push_back(json::object{{"name", v.name}, {"value", v.value}});
+    json::object o{{"name", c.name}, {"secrets", std::move(secrets)}};
+    if (c.registry_auth)
+      o["registryAuth"] = json::object{{"username", c.registry_auth->username}, {"password", c.registry_auth->password}};
+    containers.push_back(std::move(o));
+  }
+  return json::object{{"containers", std::move(containers)}, {"failureReason", r.failure_reason}};
+}
+
+StatusOr<ExecutionResources> DecodeExecutionResources(const json::object& o) {
+  ExecutionResources r;
+  r.failure_reason = Str(o, "failureReason");
+  ASSIGN_OR_RETURN(std::vector<const json::object*> containers, DecodeObjects(o, "containers"));
+  for (const json::object* c : containers) {
+    ExecutionResources::Container got{Str(*c, "name"), {}, std::nullopt};
+    if (got.name.empty()) return DataLoss("execution resources: a container without a name");
+    ASSIGN_OR_RETURN(std::vector<const json::object*> secrets, DecodeObjects(*c, "secrets"));
+    for (const json::object* v : secrets) {
+      const json::value* value = v->if_contains("value");
+      if (Str(*v, "name").empty() || value == nullptr || !value->is_string())
+        return DataLoss("execution resources: a secret without a name or value");
+      got.secrets.push_back({Str(*v, "name"), std::string(value->get_string())});
+    }
+    if (const json::value* a = c->if_contains("registryAuth"); a != nullptr) {
+      if (!a->is_object()) return DataLoss("execution resources: registryAuth is not an object");
+      got.registry_auth = RegistryAuth{Str(a->get_object(), "username"), Str(a->get_object(), "password")};
+    }
+    r.containers.push_back(std::move(got));
+  }
+  return r;
+}
+
+void EncodeLogsCall(const LogsCall& call, json::object& out) {
+  out["container"] = call.container;
+  out["stream"] = call.stream;
+  out["createStream"] = call.create_stream;
+  json::array events;
+  events.reserve(call.events.size());
+  for (const LogEvent& e : call.events) events.push_back(json::object{{"timestamp", e.timestamp_ms}, {"message", e.message}});
+  out["events"] = std::move(events);
+}
+
+StatusOr<LogsCall> DecodeLogsCall(const json::object& in) {
+  LogsCall call{.container = Str(in, "container"), .stream = Str(in, "stream"), .create_stream = false, .events = {}};
+  if (const json::value* c = in.if_contains("createStream"); c != nullptr && c->is_bool()) call.create_stream = c->get_bool();
+  if (const json::value* events = in.if_contains("events"); events != nullptr && events->is_array()) {
+    call.events.reserve(events->get_array().size());
+    for (const json::value& e : events->get_array()) {
+      const json::value* ts = e.is_object() ? e.get_object().if_contains("timestamp") : nullptr;
+      const json::value* message = e.is_object() ? e.get_object().if_contains("message") : nullptr;
+      if (ts == nullptr || !ts->is_number() || message == nullptr || !message->is_string())
+        return InvalidArgument("Each log event needs a timestamp and a message.");
+      call.events.push_back({ts->to_number<int64_t>(), std::string(message->get_string())});
+    }
+  }
+  return call;
+}
+
+json::object EncodeLogsAnswer(const LogsAnswer& a) {
+  return json::object{{"failure", a.failure}, {"defaultMode", a.default_mode}};
+}
+
+LogsAnswer DecodeLogsAnswer(const json::object& o) { return LogsAnswer{Str(o, "failure"), Str(o, "defaultMode")}; }
 
 }  // namespace paddock::agent::protocol

@@ -40,4 +40,19 @@ boost::json::object EncodeRoleCredentials(const RoleCredentials& c);
 // DataLoss when a member is missing or has the wrong type.
 StatusOr<RoleCredentials> DecodeRoleCredentials(const boost::json::object& o);
 
+// GetExecutionResources' answer. Secret values travel in it: the answer goes only to the agent
+// of the task's instance, signed with its own credential (docs/agent-protocol.md).
+boost::json::object EncodeExecutionResources(const ExecutionResources& r);
+// DataLoss when a member is missing or has the wrong type.
+StatusOr<ExecutionResources> DecodeExecutionResources(const boost::json::object& o);
+
+// ShipLogs' input: adds the call's members to `out` (which already holds cluster,
+// containerInstance, task).
+void EncodeLogsCall(const LogsCall& call, boost::json::object& out);
+// Reads ShipLogs' validated input (the model checked the types; InvalidArgument for an event
+// without a timestamp or message).
+StatusOr<LogsCall> DecodeLogsCall(const boost::json::object& in);
+boost::json::object EncodeLogsAnswer(const LogsAnswer& a);
+LogsAnswer DecodeLogsAnswer(const boost::json::object& o);
+
 }  // namespace paddock::agent::protocol

@@ -64,6 +64,16 @@ std::vector<std::string> AgentAttributeNames(HostAccess host_access) {
   // tasks' too, as the ECS agent with ECS_ENABLE_TASK_IAM_ROLE(_NETWORK_HOST).
   out.emplace_back("com.amazonaws.ecs.capability.task-iam-role");
   out.emplace_back("com.amazonaws.ecs.capability.task-iam-role-network-host");
+  // Logs: the local log is json-file's place (paddock logs); awslogs ships through the control
+  // plane as the execution role (agent/awslogs.h, Control::ShipLogs).
+  out.emplace_back("com.amazonaws.ecs.capability.logging-driver.json-file");
+  out.emplace_back("com.amazonaws.ecs.capability.logging-driver.awslogs");
+  out.emplace_back("ecs.capability.execution-role-awslogs");
+  // Secrets and private registry credentials, fetched by the control plane as the execution role
+  // (Control::PrepareExecutionResources).
+  out.emplace_back("ecs.capability.secrets.ssm.environment-variables");
+  out.emplace_back("ecs.capability.secrets.asm.environment-variables");
+  out.emplace_back("com.amazonaws.ecs.capability.private-registry-authentication.secretsmanager");
   if (host_access == HostAccess::kAllowed) {  // as the ECS agent with ECS_DISABLE_PRIVILEGED=false
     out.emplace_back(ecs::taskdef::kHostAccessAttribute);
     out.emplace_back(ecs::taskdef::kPrivilegedAttribute);

@@ -88,6 +88,8 @@ RemoteControl::RemoteControl(ClientOptions client, std::string cluster, std::str
       policy_client_(client),
       image_client_(client),
       credentials_client_(client),
+      resources_client_(client),
+      logs_client_(client),
       endpoint_host_(client.host) {}
 
 RemoteControl::~RemoteControl() { Stop(); }
@@ -313,6 +315,36 @@ StatusOr<metadata::RoleCredentials> RemoteControl::TaskRoleCredentials(std::stri
   const json::value* c = answer->is_object() ? answer->get_object().if_contains("credentials") : nullptr;
   if (c == nullptr || !c->is_object()) return DataLoss("GetTaskCredentials: the answer has no credentials");
   return DecodeRoleCredentials(c->get_object());
+}
+
+StatusOr<protocol::ExecutionResources> RemoteControl::PrepareExecutionResources(std::string_view agent_id,
+                                                                              const protocol::LaunchSpec& spec) {
+  if (agent_id != instance_arn_)
+    return InvalidArgument(fmt::format("this control serves agent {}, not {}", instance_arn_, agent_id));
+  json::object body{{"cluster", cluster_}, {"containerInstance", instance_arn_}, {"task", spec.task_arn}};
+  StatusOr<json::value> answer = [&] {
+    std::lock_guard lock(resources_mu_);
+    return resources_client_.Call(fmt::format("{}.GetExecutionResources", kAgentTargetPrefix), body);
+  }();
+  if (!answer.ok()) return answer.status();
+  const json::value* r = answer->is_object() ? answer->get_object().if_contains("resources") : nullptr;
+  if (r == nullptr || !r->is_object()) return DataLoss("GetExecutionResources: the answer has no resources");
+  return protocol::DecodeExecutionResources(r->get_object());
+}
+
+StatusOr<protocol::LogsAnswer> RemoteControl::ShipLogs(std::string_view agent_id, const protocol::LaunchSpec& spec,
+                                                       const protocol::LogsCall& call) {
+  if (agent_id != instance_arn_)
+    return InvalidArgument(fmt::format("this control serves agent {}, not {}", instance_arn_, agent_id));
+  json::object body{{"cluster", cluster_}, {"containerInstance", instance_arn_}, {"task", spec.task_arn}};
+  protocol::EncodeLogsCall(call, body);
+  StatusOr<json::value> answer = [&] {
+    std::lock_guard lock(logs_mu_);
+    return logs_client_.Call(fmt::format("{}.ShipLogs", kAgentTargetPrefix), body);
+  }();
+  if (!answer.ok()) return answer.status();
+  if (!answer->is_object()) return DataLoss("ShipLogs: the answer is not an object");
+  return protocol::DecodeLogsAnswer(answer->get_object());
 }
 
 std::string RemoteControl::NetworkIdentity() {

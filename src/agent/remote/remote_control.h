@@ -112,6 +112,15 @@ class RemoteControl final : public Control {
   // (the role cannot be assumed) is InvalidArgument with the control plane's message.
   StatusOr<metadata::RoleCredentials> TaskRoleCredentials(std::string_view agent_id,
                                                           const protocol::LaunchSpec& spec) override;
+  // GetExecutionResources (one round trip per call, on a connection of its own): the task's
+  // secrets and registry credentials, fetched by the control plane as its execution role. A server
+  // without the call answers FailedPrecondition (UnknownOperationException), as the default does.
+  StatusOr<protocol::ExecutionResources> PrepareExecutionResources(std::string_view agent_id,
+                                                                  const protocol::LaunchSpec& spec) override;
+  // ShipLogs (one round trip per call, on a connection of its own that every shipper of this
+  // agent shares, one call at a time). A server without the call: FailedPrecondition.
+  StatusOr<protocol::LogsAnswer> ShipLogs(std::string_view agent_id, const protocol::LaunchSpec& spec,
+                                          const protocol::LogsCall& call) override;
   // GetImageAccess (one round trip per call, on a connection of its own): where the cluster's image
   // store serves `reference`, with a wildcard registry host (0.0.0.0, ::) replaced by the host this
   // agent reaches the server at. A server without the call (UnknownOperationException): not found.
@@ -140,6 +149,10 @@ class RemoteControl final : public Control {
   JsonClient image_client_;  // GUARDED_BY(image_mu_)
   std::mutex credentials_mu_;
   JsonClient credentials_client_;  // GUARDED_BY(credentials_mu_)
+  std::mutex resources_mu_;
+  JsonClient resources_client_;  // GUARDED_BY(resources_mu_)
+  std::mutex logs_mu_;
+  JsonClient logs_client_;  // GUARDED_BY(logs_mu_)
   const std::string endpoint_host_;
 
   std::mutex mu_;

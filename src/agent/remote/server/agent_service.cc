@@ -18,8 +18,11 @@
 namespace paddock::agent::remote {
 namespace json = boost::json;
 using json_fields::Str;
+using protocol::DecodeLogsCall;
 using protocol::DecodeStateChange;
+using protocol::EncodeExecutionResources;
 using protocol::EncodeLaunchSpec;
+using protocol::EncodeLogsAnswer;
 using protocol::EncodeRoleCredentials;
 using protocol::EncodeVpcPolicy;
 
@@ -41,7 +44,10 @@ std::string_view AgentModelJson() {
     "GetImageAccess": {"name": "GetImageAccess", "input": {"shape": "GetImageAccessRequest"},
                        "output": {"shape": "GetImageAccessResponse"}},
     "GetTaskCredentials": {"name": "GetTaskCredentials", "input": {"shape": "GetTaskCredentialsRequest"},
-                           "output": {"shape": "GetTaskCredentialsResponse"}}
+                           "output": {"shape": "GetTaskCredentialsResponse"}},
+    "GetExecutionResources": {"name": "GetExecutionResources", "input": {"shape": "GetExecutionResourcesRequest"},
+                              "output": {"shape": "GetExecutionResourcesResponse"}},
+    "ShipLogs": {"name": "ShipLogs", "input": {"shape": "ShipLogsRequest"}, "output": {"shape": "ShipLogsResponse"}}
   },
   "shapes": {
     "String": {"type": "string"},
@@ -101,7 +107,20 @@ std::string_view AgentModelJson() {
     "GetTaskCredentialsRequest": {"type": "structure", "required": ["cluster", "containerInstance", "task"],
       "members": {"cluster": {"shape": "String"}, "containerInstance": {"shape": "String"},
                   "task": {"shape": "String"}}},
-    "GetTaskCredentialsResponse": {"type": "structure", "members": {}}
+    "GetTaskCredentialsResponse": {"type": "structure", "members": {}},
+    "GetExecutionResourcesRequest": {"type": "structure", "required": ["cluster", "containerInstance", "task"],
+      "members": {"cluster": {"shape": "String"}, "containerInstance": {"shape": "String"},
+                  "task": {"shape": "String"}}},
+    "GetExecutionResourcesResponse": {"type": "structure", "members": {}},
+    "Boolean": {"type": "boolean"},
+    "LogEvent": {"type": "structure", "required": ["timestamp", "message"],
+      "members": {"timestamp": {"shape": "Long"}, "message": {"shape": "String"}}},
+    "LogEvents": {"type": "list", "member": {"shape": "LogEvent"}, "max": 10000},
+    "ShipLogsRequest": {"type": "structure", "required": ["cluster", "containerInstance", "task", "container", "stream"],
+      "members": {"cluster": {"shape": "String"}, "containerInstance": {"shape": "String"},
+                  "task": {"shape": "String"}, "container": {"shape": "String"}, "stream": {"shape": "String"},
+                  "createStream": {"shape": "Boolean"}, "events": {"shape": "LogEvents"}}},
+    "ShipLogsResponse": {"type": "structure", "members": {}}
   }
 })json";
   return kModel;
@@ -155,7 +174,8 @@ std::optional<aws::AwsError> AgentService::ErrorFor(const Status& status) const 
 
 bool AgentService::Implements(std::string_view action) const {
   return action == "PollAssignments" || action == "ReportTaskState" || action == "RegisterAgent" ||
-         action == "GetNetworkPolicy" || action == "GetImageAccess" || action == "GetTaskCredentials";
+         action == "GetNetworkPolicy" || action == "GetImageAccess" || action == "GetTaskCredentials" ||
+         action == "GetExecutionResources" || action == "ShipLogs";
 }
 
 StatusOr<std::string> AgentService::Call(const aws::CallContext& ctx, json::object& input) {
@@ -165,6 +185,8 @@ StatusOr<std::string> AgentService::Call(const aws::CallContext& ctx, json::obje
   if (ctx.action == "GetNetworkPolicy") return GetNetworkPolicy(ctx, input);
   if (ctx.action == "GetImageAccess") return GetImageAccess(ctx, input);
   if (ctx.action == "GetTaskCredentials") return GetTaskCredentials(ctx, input);
+  if (ctx.action == "GetExecutionResources") return GetExecutionResources(ctx, input);
+  if (ctx.action == "ShipLogs") return ShipLogs(ctx, input);
   return InvalidArgument("", aws::Error::kUnknownOperation);
 }
 
@@ -316,6 +338,24 @@ StatusOr<std::string> AgentService::GetImageAccess(const aws::CallContext& ctx, 
     out["nearImages"] = std::move(near);
   }
   return json::serialize(out);
+}
+
+StatusOr<std::string> AgentService::GetExecutionResources(const aws::CallContext& ctx, json::object& in) {
+  ASSIGN_OR_RETURN(Caller caller, ResolveCaller(ctx, in));
+  ASSIGN_OR_RETURN(std::string id, ecs::task::TaskId(Str(in, "task"), ctx.scope, ctx.action, ctx.principal.arn));
+  RETURN_IF_ERROR(control_.Heartbeat(ctx.scope, caller.cluster, caller.id, ctx.now));
+  ASSIGN_OR_RETURN(protocol::ExecutionResources resources,
+                   control_.ExecutionResourcesForAgent(caller.agent_id, ecs::task::TaskArn(ctx.scope, caller.cluster, id)));
+  return json::serialize(json::object{{"resources", EncodeExecutionResources(resources)}});
+}
+
+StatusOr<std::string> AgentService::ShipLogs(const aws::CallContext& ctx, json::object& in) {
+  ASSIGN_OR_RETURN(Caller caller, ResolveCaller(ctx, in));
+  ASSIGN_OR_RETURN(std::string id, ecs::task::TaskId(Str(in, "task"), ctx.scope, ctx.action, ctx.principal.arn));
+  ASSIGN_OR_RETURN(protocol::LogsCall call, DecodeLogsCall(in));
+  ASSIGN_OR_RETURN(protocol::LogsAnswer answer,
+                   control_.ShipLogsForAgent(caller.agent_id, ecs::task::TaskArn(ctx.scope, caller.cluster, id), call));
+  return json::serialize(EncodeLogsAnswer(answer));
 }
 
 }  // namespace paddock::agent::remote

@@ -35,6 +35,19 @@
 //       (InProcessControl::TaskRoleCredentialsForAgent): the remote node holds no IAM rights. A
 //       role that cannot be assumed, or a task without one, is ClientException with the message
 //       the task's container sees. Also a heartbeat.
+//   GetExecutionResources {cluster, containerInstance, task}
+//                    -> {resources: ExecutionResources (wire.h): containers' secrets and registry
+//                       credentials, or failureReason}
+//       What the task's start fetches as its execution role (InProcessControl::
+//       ExecutionResourcesForAgent, the control plane's own record of the task), for a task
+//       assigned to the instance and not STOPPED (AccessDeniedException otherwise). Secret values
+//       travel in the answer, to that instance's agent only. Also a heartbeat.
+//   ShipLogs         {cluster, containerInstance, task, container, stream, createStream?,
+//                     events?: [{timestamp, message}]} -> {failure, defaultMode}
+//       The awslogs driver's calls (InProcessControl::ShipLogsForAgent): the stream created, or
+//       one PutLogEvents batch put, as the task's execution role, into the group the control
+//       plane's record names for the container; same assignment check. Not a heartbeat (a
+//       shipper's thread is not the agent's health).
 //   PollAssignments' answer carries "networkIdentity" too (Control::NetworkIdentity).
 //
 //   RegisterAgent    {cluster, containerInstanceArn?, totalResources?, versionInfo?, attributes?}
@@ -45,7 +58,7 @@
 //       naming an instance registered through ECS's public API binds it the same way.
 //
 // Identity (docs/agent-protocol.md): PollAssignments, ReportTaskState, GetNetworkPolicy,
-// GetImageAccess and GetTaskCredentials are
+// GetImageAccess, GetTaskCredentials, GetExecutionResources and ShipLogs are
 // accepted only when signed with the named instance's own agent credential (Principal::agent_of);
 // an account's key, or another instance's credential, is AccessDeniedException. All take the container instance as
 // an id or an ARN of the caller's own account and region (another account's: AccessDeniedException);
@@ -111,6 +124,8 @@ class AgentService final : public aws::JsonService {
   StatusOr<std::string> GetNetworkPolicy(const aws::CallContext& ctx, boost::json::object& in);
   StatusOr<std::string> GetImageAccess(const aws::CallContext& ctx, boost::json::object& in);
   StatusOr<std::string> GetTaskCredentials(const aws::CallContext& ctx, boost::json::object& in);
+  StatusOr<std::string> GetExecutionResources(const aws::CallContext& ctx, boost::json::object& in);
+  StatusOr<std::string> ShipLogs(const aws::CallContext& ctx, boost::json::object& in);
 
   InProcessControl& control_;
   ecs::instance::ContainerInstances& instances_;

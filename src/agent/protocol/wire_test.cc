@@ -1,0 +1,78 @@
+// The agent protocol's wire forms (wire.h) that carry a task's execution resources and its logs:
+// each survives a round trip through JSON text, and malformed input is refused, never guessed at.
+#include "agent/protocol/wire.h"
+
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+
+namespace paddock::agent::protocol {
+namespace {
+namespace json = boost::json;
+
+// Through serialized text, as the HTTP body carries it.
+json::object Reparsed(const json::object& o) { return json::parse(json::serialize(o)).as_object(); }
+
+TEST(WireTest, ExecutionResourcesSurviveTheRoundTrip) {
+  ExecutionResources r;
+  r.containers.push_back({"web", {{"DB_URL", "postgres://db/app"}, {"EMPTY", ""}}, RegistryAuth{"u", "p\"w"}});
+  r.containers.push_back({"side", {{"TOKEN", "t\n0"}}, std::nullopt});
+  auto back = DecodeExecutionResources(Reparsed(EncodeExecutionResources(r)));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  ASSERT_EQ(back->containers.size(), 2u);
+  EXPECT_EQ(back->containers[0].name, "web");
+  ASSERT_EQ(back->containers[0].secrets.size(), 2u);
+  EXPECT_EQ(back->containers[0].secrets[0].name, "DB_URL");
+  EXPECT_EQ(back->containers[0].secrets[0].value, "postgres://db/app");
+  EXPECT_EQ(back->containers[0].secrets[1].value, "");
+  ASSERT_TRUE(back->containers[0].registry_auth);
+  EXPECT_EQ(back->containers[0].registry_auth->password, "p\"w");
+  EXPECT_FALSE(back->containers[1].registry_auth);
+  EXPECT_EQ(back->containers[1].secrets[0].value, "t\n0");
+  EXPECT_EQ(back->failure_reason, "");
+
+  ExecutionResources failed{.containers = {}, .failure_reason = "ResourceInitializationError: unable to pull secrets"};
+  auto f = DecodeExecutionResources(Reparsed(EncodeExecutionResources(failed)));
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(f->failure_reason, failed.failure_reason);
+}
+
+TEST(WireTest, MalformedExecutionResourcesAreRefused) {
+  for (const char* bad : {R"({"containers": "web"})", R"({"containers": [{"secrets": []}]})",
+                          R"({"containers": [{"name": "web", "secrets": [{"name": "A"}]}]})",
+                          R"({"containers": [{"name": "web", "secrets": [{"name": "A", "value": 1}]}]})",
+                          R"({"containers": [{"name": "web", "registryAuth": "u:p"}]})"}) {
+    auto r = DecodeExecutionResources(json::parse(bad).as_object());
+    EXPECT_EQ(r.status().code(), StatusCode::kDataLoss) << bad;
+  }
+}
+
+TEST(WireTest, LogsCallsAndAnswersSurviveTheRoundTrip) {
+  LogsCall call{.container = "web", .stream = "p/web/abc", .create_stream = false,
+                .events = {{1700000000123, "one \"quoted\" \\ line"}, {1700000000124, "\x01 control"}}};
+  json::object body{{"task", "arn"}};
+  EncodeLogsCall(call, body);
+  auto back = DecodeLogsCall(Reparsed(body));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->container, "web");
+  EXPECT_EQ(back->stream, "p/web/abc");
+  EXPECT_FALSE(back->create_stream);
+  ASSERT_EQ(back->events.size(), 2u);
+  EXPECT_EQ(back->events[0].timestamp_ms, 1700000000123);
+  EXPECT_EQ(back->events[0].message, call.events[0].message);
+  EXPECT_EQ(back->events[1].message, call.events[1].message);
+
+  LogsAnswer answer = DecodeLogsAnswer(Reparsed(EncodeLogsAnswer({"failed to create Cloudwatch log stream: x", "blocking"})));
+  EXPECT_EQ(answer.failure, "failed to create Cloudwatch log stream: x");
+  EXPECT_EQ(answer.default_mode, "blocking");
+}
+
+TEST(WireTest, ALogEventWithoutATimestampOrMessageIsRefused) {
+  for (const char* bad : {R"({"events": [{"message": "x"}]})", R"({"events": [{"timestamp": 1}]})",
+                          R"({"events": [{"timestamp": "1", "message": "x"}]})", R"({"events": ["x"]})"}) {
+    EXPECT_EQ(DecodeLogsCall(json::parse(bad).as_object()).status().code(), StatusCode::kInvalidArgument) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace paddock::agent::protocol
