@@ -9,8 +9,12 @@ substitutions: `scripts/up ARGS` (re)starts `paddock up --listen 127.0.0.1:PORT 
 ARGS` in the background and waits for its banner (the reader's first terminal); the endpoint
 `127.0.0.1:4566` becomes the test's port; `build/release/src/cli/paddock` the binary under test. TOUR
 (the tour's temp directory) is set to one inside the test's. Then the rootfs lines run a second time:
-they are idempotent. Needs root, crun, busybox-static and Debian's awscli."""
+they are idempotent. One thing differs from a reader's shell: the CLI's ECS waiters poll every second
+(AWS_DATA_PATH holds a copy of its waiters-2.json with `delay` 1 and the same total wait), where
+the CLI's own poll every 6 s (tasks) or 15 s (services) — about 90 s of sleeping per run, which the
+tour's text does not depend on. Needs root, crun, busybox-static and Debian's awscli."""
 
+import json
 import os
 import re
 import shutil
@@ -84,6 +88,25 @@ tour_agent() {
 '''
 
 
+CLI_V2_ECS_WAITERS = "/usr/lib/python3/dist-packages/awscli/botocore/data/ecs/2014-11-13/waiters-2.json"
+
+
+def fast_waiters(data_path):
+    """A botocore data directory for AWS_DATA_PATH whose ECS waiters poll every second, as long in
+    all as the CLI's own (delay x maxAttempts kept); nothing when the CLI's file is not there."""
+    if not os.path.exists(CLI_V2_ECS_WAITERS):
+        return
+    with open(CLI_V2_ECS_WAITERS) as f:
+        waiters = json.load(f)
+    for w in waiters["waiters"].values():
+        w["maxAttempts"] = w["delay"] * w["maxAttempts"]
+        w["delay"] = 1
+    target = os.path.join(data_path, "ecs", "2014-11-13")
+    os.makedirs(target)
+    with open(os.path.join(target, "waiters-2.json"), "w") as f:
+        json.dump(waiters, f)
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -120,7 +143,9 @@ class ReadmeTour(unittest.TestCase):
         # The reader's shell: Debian's tools first (no pyenv's aws), no AWS_* of the caller's.
         env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
         env.update(HOME=self.home, PATH="/usr/sbin:/usr/bin:/sbin:/bin", PADDOCK_BIN=os.path.abspath(h.paddock_bin()),
-                   TOUR_PORT=str(self.port), TOUR=os.path.join(self.tmp, "tour"))
+                   TOUR_PORT=str(self.port), TOUR=os.path.join(self.tmp, "tour"),
+                   AWS_DATA_PATH=os.path.join(self.tmp, "botocore-data"))
+        fast_waiters(env["AWS_DATA_PATH"])
         # The whole tour, then its image lines again (idempotent: same image, no "File exists").
         script = self.script(blocks) + "\n" + image_lines.replace(README_BINARY, '"$PADDOCK_BIN"') + "\n"
         started = time.monotonic()

@@ -125,6 +125,19 @@ class Secrets(h.PaddockTestCase):
         self.assertEqual(task["stoppedReason"][:len(expected)], expected)
         self.assertNotIn("not-for-this-role", json.dumps(task, default=str))
 
+    def test_the_execution_role_session_carries_its_aws_userid(self):
+        # A policy that tests aws:userid ("<role id>:<task id>", as AWS gives a role session) admits
+        # the read: the control plane reads as a real session of the role, not a bare ARN.
+        made = self.iam.create_role(RoleName="secrets-userid", AssumeRolePolicyDocument=TRUST)["Role"]
+        self.iam.put_role_policy(RoleName="secrets-userid", PolicyName="own-session", PolicyDocument=json.dumps({
+            "Version": "2012-10-17", "Statement": [{
+                "Effect": "Allow", "Action": "ssm:GetParameters", "Resource": f"{self.param_arn}/app/db-url",
+                "Condition": {"StringLike": {"aws:userid": f"{made['RoleId']}:*"}}}]}))
+        arn, task, _ = self.run_with("secrets-userid", [{"name": "DB_URL", "valueFrom": "/app/db-url"}],
+                                     role=made["Arn"])
+        self.assertEqual(task.get("stopCode"), "EssentialContainerExited", task.get("stoppedReason"))
+        self.assertIn("DB=postgres://db.internal/app\n", self.output(arn))
+
     def test_a_parameter_that_does_not_exist_stops_the_task(self):
         _, task, _ = self.run_with("secrets-missing", [{"name": "DB_URL", "valueFrom": "/missing-one"}])
         self.assertEqual(task["stopCode"], "TaskFailedToStart")

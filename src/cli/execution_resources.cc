@@ -79,9 +79,25 @@ std::string StringMember(const std::string& json_text, std::string_view key) {
 
 }  // namespace
 
+Principal ExecutionRolePrincipal(const Scope& scope, const std::string& role_arn, std::string_view task_id,
+                                 sts::RoleDirectory* roles) {
+  Principal p;
+  p.kind = PrincipalKind::kAssumedRole;
+  p.account = scope.account;
+  p.role_arn = role_arn;
+  p.session_name = std::string(task_id);
+  p.arn = ecs::execution::Resolver::ExecutionPrincipalArn(scope.account, role_arn, task_id);
+  if (roles != nullptr) {
+    StatusOr<std::optional<sts::AssumableRole>> role = roles->FindRole(scope.account, role_arn);
+    if (role.ok() && role->has_value()) p.user_id = fmt::format("{}:{}", (*role)->role_id, task_id);
+  }
+  return p;
+}
+
 agent::ExecutionResourcesProvider MakeExecutionResourcesProvider(ssm::Parameters& parameters,
                                                                  secretsmanager::Secrets& secrets,
-                                                                 aws::Authorizer* authorizer, const Clock& clock) {
+                                                                 aws::Authorizer* authorizer, const Clock& clock,
+                                                                 sts::RoleDirectory* roles) {
   // Made in place: the resolver refers to the readers beside it.
   struct Parts {
     Parts(ssm::Parameters& p, secretsmanager::Secrets& s) : parameters(p), secrets(s) {}
@@ -92,7 +108,7 @@ agent::ExecutionResourcesProvider MakeExecutionResourcesProvider(ssm::Parameters
     ecs::execution::Resolver resolver{parameters, secrets};
   };
   auto parts = std::make_shared<Parts>(parameters, secrets);
-  return [parts, authorizer, &clock](const ecs::task::LaunchSpec& record) -> StatusOr<agent::protocol::ExecutionResources> {
+  return [parts, authorizer, &clock, roles](const ecs::task::LaunchSpec& record) -> StatusOr<agent::protocol::ExecutionResources> {
     agent::protocol::ExecutionResources out;
     const std::string task_id = record.task_arn.substr(record.task_arn.rfind('/') + 1);
     boost::system::error_code ec;
@@ -112,11 +128,7 @@ agent::ExecutionResourcesProvider MakeExecutionResourcesProvider(ssm::Parameters
     }
     aws::CallContext call;
     call.scope = record.scope;
-    call.principal.kind = aws::PrincipalKind::kAssumedRole;
-    call.principal.account = record.scope.account;
-    call.principal.role_arn = role;
-    call.principal.session_name = task_id;
-    call.principal.arn = ecs::execution::Resolver::ExecutionPrincipalArn(record.scope.account, role, task_id);
+    call.principal = ExecutionRolePrincipal(record.scope, role, task_id, roles);
     call.now = clock.Now();
     const ecs::execution::TaskIdentity task{record.scope, call.principal.arn};
     auto authorize = [&](std::string_view action, std::string_view resource) -> Status {

@@ -11,13 +11,22 @@
 #include "common/clock.h"
 #include "secretsmanager/secrets.h"
 #include "ssm/parameters.h"
+#include "sts/roles.h"
 
 namespace paddock::cli {
 
-// `parameters`, `secrets` and `authorizer` outlive the provider. `authorizer` null: nothing is
-// authorized (--accept-any-credentials, the emulator's mode).
+// The principal a task's execution role `role_arn` acts as: the role session
+// arn:aws:sts::<account>:assumed-role/<role>/<task id>, whose aws:userid is "<role id>:<task id>"
+// (the role's unique AROA… id, as AWS gives a role session), read from `roles`; without `roles`,
+// or a role that is gone, the userid is left empty (a policy testing it then denies).
+Principal ExecutionRolePrincipal(const Scope& scope, const std::string& role_arn, std::string_view task_id,
+                                 sts::RoleDirectory* roles);
+
+// `parameters`, `secrets`, `authorizer` and `roles` outlive the provider. `authorizer` null:
+// nothing is authorized (--accept-any-credentials, the emulator's mode).
 agent::ExecutionResourcesProvider MakeExecutionResourcesProvider(ssm::Parameters& parameters,
                                                                  secretsmanager::Secrets& secrets,
-                                                                 aws::Authorizer* authorizer, const Clock& clock);
+                                                                 aws::Authorizer* authorizer, const Clock& clock,
+                                                                 sts::RoleDirectory* roles);
 
 }  // namespace paddock::cli

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "agent/awslogs.h"
+#include "cli/execution_resources.h"
 #include "ecs/execution/resolver.h"
 #include "logs/errors.h"
 
@@ -53,8 +54,8 @@ bool IsRuntimeIdOf(std::string_view stream, std::string_view task_id, size_t ind
 }  // namespace
 
 agent::LogsProvider MakeLogsProvider(logs::LogGroups& groups, aws::Authorizer* authorizer, const Clock& clock,
-                                     DefaultLogDriverMode default_mode) {
-  return [&groups, authorizer, &clock, default_mode = std::move(default_mode)](const ecs::task::LaunchSpec& record,
+                                     sts::RoleDirectory* roles, DefaultLogDriverMode default_mode) {
+  return [&groups, authorizer, &clock, roles, default_mode = std::move(default_mode)](const ecs::task::LaunchSpec& record,
                                        const agent::protocol::LogsCall& call) -> StatusOr<agent::protocol::LogsAnswer> {
     agent::protocol::LogsAnswer out;
     const std::string task_id = record.task_arn.substr(record.task_arn.rfind('/') + 1);
@@ -98,10 +99,7 @@ agent::LogsProvider MakeLogsProvider(logs::LogGroups& groups, aws::Authorizer* a
     if (role.empty()) {
       ctx.principal.kind = aws::PrincipalKind::kRoot;  // the account writes into its own logs
     } else {
-      ctx.principal.kind = aws::PrincipalKind::kAssumedRole;
-      ctx.principal.role_arn = role;
-      ctx.principal.session_name = task_id;
-      ctx.principal.arn = ecs::execution::Resolver::ExecutionPrincipalArn(record.scope.account, role, task_id);
+      ctx.principal = ExecutionRolePrincipal(record.scope, role, task_id, roles);
     }
     ctx.now = clock.Now();
     auto authorize = [&](std::string_view action, std::string resource) -> Status {

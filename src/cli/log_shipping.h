@@ -20,6 +20,7 @@
 #include "aws/service.h"
 #include "common/clock.h"
 #include "logs/log_groups.h"
+#include "sts/roles.h"
 
 namespace paddock::cli {
 
@@ -27,9 +28,10 @@ namespace paddock::cli {
 // creation answers, for the containers whose options name no mode.
 using DefaultLogDriverMode = std::function<std::string(const Scope&)>;
 
-// `groups` and `authorizer` outlive the provider. `authorizer` null: nothing is authorized
-// (--accept-any-credentials, the emulator's mode). `default_mode` empty: AWS's default applies.
+// `groups`, `authorizer` and `roles` outlive the provider. `authorizer` null: nothing is
+// authorized (--accept-any-credentials, the emulator's mode). `roles` gives the execution role
+// session its aws:userid (ExecutionRolePrincipal). `default_mode` empty: AWS's default applies.
 agent::LogsProvider MakeLogsProvider(logs::LogGroups& groups, aws::Authorizer* authorizer, const Clock& clock,
-                                     DefaultLogDriverMode default_mode = {});
+                                     sts::RoleDirectory* roles, DefaultLogDriverMode default_mode = {});
 
 }  // namespace paddock::cli

@@ -682,7 +682,7 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   // issue 12: a task's secrets, read at its start as its execution role (cli/execution_resources.h).
   impl->control->SetExecutionResourcesProvider(MakeExecutionResourcesProvider(
       impl->ssm->parameters(), impl->secrets_manager->secrets(),
-      config.accept_any_credentials ? nullptr : impl->authorizer.get(), SystemClock::Get()));
+      config.accept_any_credentials ? nullptr : impl->authorizer.get(), SystemClock::Get(), impl->roles.get()));
   // issue 12: the awslogs driver's streams and events, written as the execution role (cli/log_shipping.h);
   // a container whose options name no mode takes its account's defaultLogDriverMode (the root's value).
   ecs::setting::AccountSettings* settings = impl->account_settings.get();
@@ -702,7 +702,8 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   };
   impl->control->SetLogsProvider(MakeLogsProvider(impl->logs->groups(),
                                                   config.accept_any_credentials ? nullptr : impl->authorizer.get(),
-                                                  SystemClock::Get(), std::move(default_log_driver_mode)));
+                                                  SystemClock::Get(), impl->roles.get(),
+                                                  std::move(default_log_driver_mode)));
   return std::unique_ptr<Node>(new Node(std::move(impl)));
 }
 
