@@ -21,10 +21,11 @@ function(paddock_add_test name)
   add_executable(${name} ${A_SOURCES})
   target_compile_options(${name} PRIVATE ${PADDOCK_WARNINGS})
   # A test's own sources are not what it measures: the modules it links are built as the preset
-  # says, the test's sources without optimization (GoogleTest's macros at -O2 are most of a
-  # release build's compile time; docs/benchmarks.md, "How long the tests take").
+  # says, the test's sources without optimization or debug information (GoogleTest's macros at
+  # -O2 are most of a release build's compile time; docs/benchmarks.md, "How long the tests take").
+  # The sanitizer presets keep theirs, for their reports' stacks.
   if(CMAKE_BUILD_TYPE STREQUAL "RelWithDebInfo" OR CMAKE_BUILD_TYPE STREQUAL "Release")
-    target_compile_options(${name} PRIVATE -O0)
+    target_compile_options(${name} PRIVATE -O0 -g0)
   endif()
   target_link_libraries(${name} PRIVATE ${A_DEPS} GTest::gtest GTest::gmock GTest::gtest_main)
   add_test(NAME ${name} COMMAND ${name})
