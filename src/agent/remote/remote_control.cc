@@ -302,49 +302,56 @@ StatusOr<ImageAccess> RemoteControl::GetImageAccess(const std::string& reference
   return access;
 }
 
-StatusOr<metadata::RoleCredentials> RemoteControl::TaskRoleCredentials(std::string_view agent_id,
-                                                                       const protocol::LaunchSpec& spec) {
+StatusOr<json::object> RemoteControl::CallAboutTask(std::mutex& mu, JsonClient& client, std::string_view action,
+                                                    std::string_view agent_id, const protocol::LaunchSpec& spec,
+                                                    json::object body) {
   if (agent_id != instance_arn_)
     return InvalidArgument(fmt::format("this control serves agent {}, not {}", instance_arn_, agent_id));
-  json::object body{{"cluster", cluster_}, {"containerInstance", instance_arn_}, {"task", spec.task_arn}};
+  body["cluster"] = cluster_;
+  body["containerInstance"] = instance_arn_;
+  body["task"] = spec.task_arn;
   StatusOr<json::value> answer = [&] {
-    std::lock_guard lock(credentials_mu_);
-    return credentials_client_.Call(fmt::format("{}.GetTaskCredentials", kAgentTargetPrefix), body);
+    std::lock_guard lock(mu);
+    return client.Call(fmt::format("{}.{}", kAgentTargetPrefix, action), body);
   }();
   if (!answer.ok()) return answer.status();
-  const json::value* c = answer->is_object() ? answer->get_object().if_contains("credentials") : nullptr;
-  if (c == nullptr || !c->is_object()) return DataLoss("GetTaskCredentials: the answer has no credentials");
-  return DecodeRoleCredentials(c->get_object());
+  if (!answer->is_object()) return DataLoss(fmt::format("{}: the answer is not an object", action));
+  return std::move(answer->get_object());
+}
+
+namespace {
+
+// The object `key` of `action`'s answer (DataLoss when it has none).
+StatusOr<const json::object*> AnswerMember(const json::object& answer, std::string_view key, std::string_view action) {
+  const json::value* v = answer.if_contains(key);
+  if (v == nullptr || !v->is_object()) return DataLoss(fmt::format("{}: the answer has no {}", action, key));
+  return &v->get_object();
+}
+
+}  // namespace
+
+StatusOr<metadata::RoleCredentials> RemoteControl::TaskRoleCredentials(std::string_view agent_id,
+                                                                       const protocol::LaunchSpec& spec) {
+  ASSIGN_OR_RETURN(json::object answer,
+                   CallAboutTask(credentials_mu_, credentials_client_, "GetTaskCredentials", agent_id, spec));
+  ASSIGN_OR_RETURN(const json::object* c, AnswerMember(answer, "credentials", "GetTaskCredentials"));
+  return DecodeRoleCredentials(*c);
 }
 
 StatusOr<protocol::ExecutionResources> RemoteControl::PrepareExecutionResources(std::string_view agent_id,
                                                                               const protocol::LaunchSpec& spec) {
-  if (agent_id != instance_arn_)
-    return InvalidArgument(fmt::format("this control serves agent {}, not {}", instance_arn_, agent_id));
-  json::object body{{"cluster", cluster_}, {"containerInstance", instance_arn_}, {"task", spec.task_arn}};
-  StatusOr<json::value> answer = [&] {
-    std::lock_guard lock(resources_mu_);
-    return resources_client_.Call(fmt::format("{}.GetExecutionResources", kAgentTargetPrefix), body);
-  }();
-  if (!answer.ok()) return answer.status();
-  const json::value* r = answer->is_object() ? answer->get_object().if_contains("resources") : nullptr;
-  if (r == nullptr || !r->is_object()) return DataLoss("GetExecutionResources: the answer has no resources");
-  return protocol::DecodeExecutionResources(r->get_object());
+  ASSIGN_OR_RETURN(json::object answer,
+                   CallAboutTask(resources_mu_, resources_client_, "GetExecutionResources", agent_id, spec));
+  ASSIGN_OR_RETURN(const json::object* r, AnswerMember(answer, "resources", "GetExecutionResources"));
+  return protocol::DecodeExecutionResources(*r);
 }
 
 StatusOr<protocol::LogsAnswer> RemoteControl::ShipLogs(std::string_view agent_id, const protocol::LaunchSpec& spec,
                                                        const protocol::LogsCall& call) {
-  if (agent_id != instance_arn_)
-    return InvalidArgument(fmt::format("this control serves agent {}, not {}", instance_arn_, agent_id));
-  json::object body{{"cluster", cluster_}, {"containerInstance", instance_arn_}, {"task", spec.task_arn}};
+  json::object body;
   protocol::EncodeLogsCall(call, body);
-  StatusOr<json::value> answer = [&] {
-    std::lock_guard lock(logs_mu_);
-    return logs_client_.Call(fmt::format("{}.ShipLogs", kAgentTargetPrefix), body);
-  }();
-  if (!answer.ok()) return answer.status();
-  if (!answer->is_object()) return DataLoss("ShipLogs: the answer is not an object");
-  return protocol::DecodeLogsAnswer(answer->get_object());
+  ASSIGN_OR_RETURN(json::object answer, CallAboutTask(logs_mu_, logs_client_, "ShipLogs", agent_id, spec, std::move(body)));
+  return protocol::DecodeLogsAnswer(answer);
 }
 
 std::string RemoteControl::NetworkIdentity() {

@@ -35,6 +35,7 @@
 #include <thread>
 #include <vector>
 
+#include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
 #include "agent/control.h"
@@ -134,6 +135,12 @@ class RemoteControl final : public Control {
  private:
   void PollLoop();
   void Pause(std::chrono::milliseconds d);
+  // `action` about the task of `spec` on `client` (one call at a time under `mu`), as this
+  // control's instance (InvalidArgument for another `agent_id`); `body` holds the call's own
+  // members. The answer's object.
+  StatusOr<boost::json::object> CallAboutTask(std::mutex& mu, JsonClient& client, std::string_view action,
+                                              std::string_view agent_id, const protocol::LaunchSpec& spec,
+                                              boost::json::object body = {});
 
   const std::string cluster_;
   const std::string instance_arn_;
