@@ -187,8 +187,8 @@ uint16_t PackFlags(const Header& h) {
 }
 
 // A presentation-form name in wire form (labels, then the root), or false if it is not a valid
-// name. `lower` lowercases ASCII letters (for compression keys).
-bool NameToWire(std::string_view name, std::string& out, bool lower) {
+// name.
+bool NameToWire(std::string_view name, std::string& out) {
   out.clear();
   if (!name.empty() && name.back() == '.' && (name.size() < 2 || name[name.size() - 2] != '\\')) {
     name.remove_suffix(1);
@@ -227,7 +227,6 @@ bool NameToWire(std::string_view name, std::string& out, bool lower) {
         i += 1;
       }
     }
-    if (lower && c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
     out.push_back(c);
   }
   out.push_back('\0');
@@ -253,11 +252,13 @@ class Writer {
   }
 
   // Writes `name`, pointing at an earlier copy of its longest known suffix when `compress`.
+  // Suffixes match octet for octet: names that differ only in case keep their own case
+  // (RFC 4343 asks servers to preserve it; `dig` shows it).
   bool Name(std::string_view name, bool compress) {
-    if (!NameToWire(name, wire_, false) || !NameToWire(name, lower_, true)) return false;
+    if (!NameToWire(name, wire_)) return false;
     size_t at = 0;
-    while (lower_[at] != 0) {
-      std::string_view suffix = std::string_view(lower_).substr(at);
+    while (wire_[at] != 0) {
+      std::string_view suffix = std::string_view(wire_).substr(at);
       if (compress) {
         for (const auto& [key, offset] : table_) {
           if (key == suffix) {
@@ -285,8 +286,8 @@ class Writer {
 
  private:
   std::string out_;
-  std::string wire_, lower_;  // scratch
-  std::vector<std::pair<std::string, uint16_t>> table_;  // lowercased wire suffix -> offset
+  std::string wire_;  // scratch
+  std::vector<std::pair<std::string, uint16_t>> table_;  // wire suffix -> offset
 };
 
 bool WriteRdata(Writer& w, const Rdata& data) {

@@ -36,7 +36,7 @@ TEST(DnsMessage, ParsesAQuery) {
 TEST(DnsMessage, EncodesAnAnswerWithACompressedOwnerName) {
   Message m = ReplyTo(*Parse(kQuery));
   m.header.aa = true;
-  m.answers.push_back(Record{.name = "Example.COM", .type = 1, .ttl = 10, .data = A{{172, 31, 0, 7}}});
+  m.answers.push_back(Record{.name = "example.com", .type = 1, .ttl = 10, .data = A{{172, 31, 0, 7}}});
   StatusOr<std::string> wire = Encode(m, 512);
   ASSERT_TRUE(wire.ok());
   // QR AA RD RA, one question, one answer whose name points at the question's (0xC00C).
@@ -73,6 +73,16 @@ TEST(DnsMessage, CompressesSuffixesAndReadsThemBack) {
   EXPECT_EQ(back->additional.at(0).name, "i-1.svc.internal");
   // Compression made it smaller than the names written out (each "svc.internal" is 14 octets).
   EXPECT_LT(wire->size(), 200u);
+}
+
+TEST(DnsMessage, NamesThatDifferInCaseKeepTheirOwnCase) {
+  Message m;
+  m.questions.push_back({"X", 1, 1});
+  m.questions.push_back({"x", 1, 1});
+  StatusOr<Message> back = Parse(*Encode(m));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->questions[0].name, "X");
+  EXPECT_EQ(back->questions[1].name, "x");  // found by dns_message_fuzz: was compressed onto "X"
 }
 
 TEST(DnsMessage, NamesKeepTheirEscapes) {
