@@ -99,7 +99,7 @@ class Server::Impl {
   std::string HandleDatagram(std::string_view packet, const udp::endpoint& peer);
   asio::awaitable<void> ForwardForUdp(std::string query, udp::endpoint peer, std::string source);
   asio::awaitable<void> AcceptLoop();
-  asio::awaitable<void> TcpSession(std::shared_ptr<tcp::socket> socket);
+  asio::awaitable<void> TcpSession(std::shared_ptr<tcp::socket> socket, tcp::endpoint peer, std::string address);
   // The upstreams' reply to `query` with the query's id, or empty when none answered.
   asio::awaitable<std::string> Forward(std::string query, bool over_tcp);
   asio::awaitable<std::string> AskUdp(const udp::endpoint& upstream, const std::string& query, uint16_t id);
@@ -120,6 +120,7 @@ class Server::Impl {
   size_t forwards_ = 0;                    // I/O thread only
   std::map<std::string, size_t> forwards_by_source_;  // I/O thread only
   size_t tcp_connections_ = 0;             // I/O thread only
+  std::map<std::string, size_t> tcp_by_source_;  // I/O thread only
   std::atomic<uint64_t> queries_{0}, answered_{0}, forwarded_{0}, servfail_{0}, dropped_{0}, tcp_refused_{0};
   std::mutex mu_;                          // serializes Start and Stop
   uint16_t port_ = 0;
@@ -402,21 +403,26 @@ asio::awaitable<void> Server::Impl::AcceptLoop() {
       co_await backoff.async_wait(kTuple);
       continue;
     }
-    if (tcp_connections_ >= options_.max_tcp_connections) {
+    error_code peer_ec;
+    tcp::endpoint peer = socket.remote_endpoint(peer_ec);
+    std::string address = peer_ec ? std::string() : peer.address().to_string();
+    auto mine = tcp_by_source_.find(address);
+    if (tcp_connections_ >= options_.max_tcp_connections ||
+        (mine != tcp_by_source_.end() && mine->second >= options_.max_tcp_connections_per_source)) {
       tcp_refused_.fetch_add(1, std::memory_order_relaxed);
       error_code ignored;
       socket.close(ignored);
       continue;
     }
     ++tcp_connections_;
-    asio::co_spawn(ioc_, TcpSession(std::make_shared<tcp::socket>(std::move(socket))), asio::detached);
+    ++tcp_by_source_[address];
+    asio::co_spawn(ioc_, TcpSession(std::make_shared<tcp::socket>(std::move(socket)), peer, std::move(address)),
+                   asio::detached);
   }
 }
 
-asio::awaitable<void> Server::Impl::TcpSession(std::shared_ptr<tcp::socket> socket) {
-  error_code ec;
-  tcp::endpoint peer = socket->remote_endpoint(ec);
-  std::string address = ec ? std::string() : peer.address().to_string();
+asio::awaitable<void> Server::Impl::TcpSession(std::shared_ptr<tcp::socket> socket, tcp::endpoint peer,
+                                               std::string address) {
   asio::steady_timer idle(ioc_);
   std::string query;
   for (;;) {
@@ -461,6 +467,7 @@ asio::awaitable<void> Server::Impl::TcpSession(std::shared_ptr<tcp::socket> sock
   error_code ignored;
   socket->close(ignored);
   --tcp_connections_;
+  if (auto it = tcp_by_source_.find(address); it != tcp_by_source_.end() && --it->second == 0) tcp_by_source_.erase(it);
 }
 
 Server::Server(ServerOptions options, Authority& authority)

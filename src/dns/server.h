@@ -18,8 +18,8 @@
 //
 // Bounds (a task must not exhaust the node). At most max_forwards forwards are in flight, and at
 // most max_forwards_per_source from one client address: a query over either limit is answered
-// SERVFAIL at once. At most max_tcp_connections TCP connections are open (more are closed as
-// they are accepted); a connection idle for tcp_idle_timeout, or whose message does not arrive
+// SERVFAIL at once. At most max_tcp_connections TCP connections are open, at most
+// max_tcp_connections_per_source from one address (more are closed as they are accepted); a connection idle for tcp_idle_timeout, or whose message does not arrive
 // within it, is closed; queries on one connection are answered in order.
 //
 // Threads: one I/O thread runs everything, including Authority::Lookup (which must not block).
@@ -51,6 +51,7 @@ struct ServerOptions {
   size_t max_forwards = 256;
   size_t max_forwards_per_source = 64;
   size_t max_tcp_connections = 64;
+  size_t max_tcp_connections_per_source = 8;
   std::chrono::milliseconds tcp_idle_timeout{10'000};
   ResponderOptions responder{};
 };
@@ -61,7 +62,7 @@ struct ServerStats {
   uint64_t forwarded = 0;    // replies passed through from an upstream
   uint64_t servfail = 0;     // forwards that failed or were over a limit
   uint64_t dropped = 0;      // messages not answered (runts, responses)
-  uint64_t tcp_refused = 0;  // connections closed at accept for max_tcp_connections
+  uint64_t tcp_refused = 0;  // connections closed at accept for a max_tcp_connections*
 };
 
 class Server {

@@ -172,6 +172,49 @@ TEST_F(DnsServerTest, TheTcpConnectionLimitClosesExtraConnections) {
   ::close(held);
 }
 
+TEST_F(DnsServerTest, OneSourceHoldsAtMostItsShareOfTcpConnections) {
+  auto front = StartFront({.port = 0, .max_tcp_connections = 10, .max_tcp_connections_per_source = 2});
+  int a = testing::TcpConnect(front->port()), b = testing::TcpConnect(front->port());
+  ASSERT_FALSE(testing::AskOnTcp(a, Query("web.internal", 1, 1), 5s).empty());
+  ASSERT_FALSE(testing::AskOnTcp(b, Query("web.internal", 1, 2), 5s).empty());
+  int c = testing::TcpConnect(front->port());
+  EXPECT_EQ(testing::ReadExactly(c, 1, 5s), "");  // a third from 127.0.0.1: closed
+  ::close(c);
+  ::close(b);
+  // Once one closes, its slot is free again (the server sees the close, then the new connection).
+  int d = -1;
+  for (int attempt = 0; attempt < 100 && d < 0; ++attempt) {
+    d = testing::TcpConnect(front->port());
+    if (testing::AskOnTcp(d, Query("web.internal", 1, 3), 5s).empty()) {
+      ::close(d);
+      d = -1;
+    }
+  }
+  EXPECT_GE(d, 0);
+  ::close(d);
+  ::close(a);
+}
+
+TEST_F(DnsServerTest, StoppingWithForwardsAndConnectionsOpenLeavesNothingBehind) {
+  SilentUpstream silent;
+  auto front = StartFront({.port = 0, .upstreams = {silent.address()}, .forward_timeout = 60'000ms});
+  int udp = testing::UdpSocketTo(front->port());
+  std::string forwarded = Query("example.com", 1, 1), tcp_forwarded = Query("example.org", 1, 3);
+  ::send(udp, forwarded.data(), forwarded.size(), 0);
+  int tcp = testing::TcpConnect(front->port());
+  ASSERT_FALSE(testing::AskOnTcp(tcp, Query("web.internal", 1, 2), 5s).empty());
+  std::string message = std::string{0, static_cast<char>(tcp_forwarded.size())} + tcp_forwarded;
+  ::send(tcp, message.data(), message.size(), MSG_NOSIGNAL);
+  // Datagrams are handled in order: once this is answered, the forward above is in flight.
+  std::string local = Query("web.internal", 1, 4);
+  ::send(udp, local.data(), local.size(), 0);
+  EXPECT_EQ(ParseOrDie(testing::ReceiveUdp(udp, 5s)).header.id, 4);
+  front.reset();  // a forward waiting on the upstream, a TCP session waiting on another: both go
+  EXPECT_EQ(testing::ReadExactly(tcp, 1, 5s), "");
+  ::close(tcp);
+  ::close(udp);
+}
+
 TEST_F(DnsServerTest, AnIdleTcpConnectionIsClosed) {
   auto front = StartFront({.port = 0, .tcp_idle_timeout = 100ms});
   int fd = testing::TcpConnect(front->port());
