@@ -7,17 +7,13 @@
 #include <string>
 
 #include "dns/testing/fake_authority.h"
+#include "dns/testing/loopback_client.h"
 
 namespace paddock::dns {
 namespace {
 
 std::string Query(std::string name, uint16_t type, uint16_t id = 7, std::optional<Edns> edns = std::nullopt) {
-  Message m;
-  m.header.id = id;
-  m.header.rd = true;
-  m.questions.push_back({std::move(name), type, kClassIn});
-  m.edns = edns;
-  return *Encode(m);
+  return testing::QueryWire(std::move(name), type, id, edns);
 }
 
 Message Reply(const Decision& d) {

@@ -16,13 +16,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
-std::string Query(std::string name, uint16_t type, uint16_t id, std::optional<Edns> edns = std::nullopt) {
-  Message m;
-  m.header.id = id;
-  m.header.rd = true;
-  m.questions.push_back({std::move(name), type, kClassIn});
-  m.edns = edns;
-  return *Encode(m);
+std::string Query(std::string name, uint16_t type, uint16_t id = 7, std::optional<Edns> edns = std::nullopt) {
+  return testing::QueryWire(std::move(name), type, id, edns);
 }
 
 Message ParseOrDie(const std::string& wire) {

@@ -1,6 +1,7 @@
 // dns/testing: a blocking DNS client over loopback sockets for tests and benchmarks — one query,
 // one reply, waiting (poll) at most a deadline; never a sleep.
 //
+//   std::string query = testing::QueryWire("web.internal", 1, /*id=*/7);
 //   std::string reply = testing::AskUdp(port, *Encode(query), 2s);   // "" on timeout
 //   std::string whole = testing::AskTcp(port, *Encode(query), 2s);
 #pragma once
@@ -15,7 +16,10 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <optional>
 #include <string_view>
+
+#include "dns/message.h"
 
 namespace paddock::dns::testing {
 
@@ -33,15 +37,28 @@ inline bool WaitReadable(int fd, std::chrono::milliseconds timeout) {
   return ::poll(&p, 1, static_cast<int>(timeout.count())) == 1;
 }
 
-// A connected UDP socket to 127.0.0.1:port (the caller closes it).
-inline int UdpSocketTo(uint16_t port) {
-  int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+// A socket of `type` (SOCK_DGRAM, SOCK_STREAM) connected to 127.0.0.1:port (the caller closes
+// it), or -1.
+inline int ConnectTo(int type, uint16_t port) {
+  int fd = ::socket(AF_INET, type | SOCK_CLOEXEC, 0);
   sockaddr_in a = Loopback(port);
   if (fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
     ::close(fd);
     return -1;
   }
   return fd;
+}
+inline int UdpSocketTo(uint16_t port) { return ConnectTo(SOCK_DGRAM, port); }
+inline int TcpConnect(uint16_t port) { return ConnectTo(SOCK_STREAM, port); }
+
+// A query for (name, type) with id and RD set, and an OPT record when `edns` is given.
+inline std::string QueryWire(std::string name, uint16_t type, uint16_t id, std::optional<Edns> edns = std::nullopt) {
+  Message m;
+  m.header.id = id;
+  m.header.rd = true;
+  m.questions.push_back({std::move(name), type, kClassIn});
+  m.edns = edns;
+  return *Encode(m);
 }
 
 // The next datagram on `fd`, or "" when none came within `timeout`.
@@ -60,17 +77,6 @@ inline std::string AskUdp(uint16_t port, std::string_view query, std::chrono::mi
   if (::send(fd, query.data(), query.size(), 0) == static_cast<ssize_t>(query.size())) reply = ReceiveUdp(fd, timeout);
   ::close(fd);
   return reply;
-}
-
-// A TCP connection to 127.0.0.1:port (the caller closes it), or -1.
-inline int TcpConnect(uint16_t port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a = Loopback(port);
-  if (fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
 }
 
 // Reads exactly n bytes, or fewer when the peer closes or `timeout` passes between reads.
