@@ -86,19 +86,28 @@ class Server::Impl {
 
   Status Start();
   void Stop();
-  uint16_t port() const { return port_; }
+  uint16_t port(size_t i) const { return i < listeners_.size() ? listeners_[i]->port : 0; }
   ServerStats stats() const {
     return ServerStats{queries_.load(), answered_.load(), forwarded_.load(), servfail_.load(), dropped_.load(),
                        tcp_refused_.load()};
   }
 
  private:
-  Status Bind(const asio::ip::address& address, uint16_t port);
-  asio::awaitable<void> UdpLoop();
+  // One address's UDP socket and TCP acceptor, sharing a port.
+  struct Listener {
+    explicit Listener(asio::io_context& ioc) : datagrams(ioc), acceptor(ioc) {}
+    asio::ip::address address;
+    uint16_t port = 0;
+    udp::socket datagrams;
+    tcp::acceptor acceptor;
+  };
+
+  Status Bind(Listener& l, uint16_t port);
+  asio::awaitable<void> UdpLoop(Listener& l);
   // What to send back to `peer` at once ("" for nothing: dropped, or forwarded).
-  std::string HandleDatagram(std::string_view packet, const udp::endpoint& peer);
-  asio::awaitable<void> ForwardForUdp(std::string query, udp::endpoint peer, std::string source);
-  asio::awaitable<void> AcceptLoop();
+  std::string HandleDatagram(Listener& l, std::string_view packet, const udp::endpoint& peer);
+  asio::awaitable<void> ForwardForUdp(Listener& l, std::string query, udp::endpoint peer, std::string source);
+  asio::awaitable<void> AcceptLoop(Listener& l);
   asio::awaitable<void> TcpSession(std::shared_ptr<tcp::socket> socket, tcp::endpoint peer, std::string address);
   // The upstreams' reply to `query` with the query's id, or empty when none answered.
   asio::awaitable<std::string> Forward(std::string query, bool over_tcp);
@@ -106,9 +115,9 @@ class Server::Impl {
   asio::awaitable<std::string> AskTcp(const udp::endpoint& upstream, const std::string& query, uint16_t id);
   bool AcquireForward(const std::string& source);
   void ReleaseForward(const std::string& source);
-  void SendUdp(std::string_view reply, const udp::endpoint& peer) {
+  static void SendUdp(Listener& l, std::string_view reply, const udp::endpoint& peer) {
     error_code ignored;
-    udp_.send_to(asio::buffer(reply.data(), reply.size()), peer, 0, ignored);  // lossy, as UDP is
+    l.datagrams.send_to(asio::buffer(reply.data(), reply.size()), peer, 0, ignored);  // lossy, as UDP is
   }
 
   // Declaration order is destruction order reversed: what the coroutines touch outlives ioc_
@@ -123,14 +132,13 @@ class Server::Impl {
   std::map<std::string, size_t> tcp_by_source_;  // I/O thread only
   std::atomic<uint64_t> queries_{0}, answered_{0}, forwarded_{0}, servfail_{0}, dropped_{0}, tcp_refused_{0};
   std::mutex mu_;                          // serializes Start and Stop
-  uint16_t port_ = 0;
   asio::io_context ioc_{1};
-  udp::socket udp_{ioc_};
-  tcp::acceptor acceptor_{ioc_};
+  std::vector<std::unique_ptr<Listener>> listeners_;  // set by Start (before the I/O thread runs)
   std::thread thread_;
 };
 
-Status Server::Impl::Bind(const asio::ip::address& address, uint16_t port) {
+Status Server::Impl::Bind(Listener& l, uint16_t port) {
+  const asio::ip::address& address = l.address;
   error_code ec;
   int fds[2] = {-1, -1};
   auto make = [&]() -> Status {
@@ -151,59 +159,79 @@ Status Server::Impl::Bind(const asio::ip::address& address, uint16_t port) {
     return Unavailable("DNS server: cannot make sockets: " + made.message());
   }
   udp::endpoint udp_at(address, port);
-  udp_.assign(udp_at.protocol(), fds[0], ec);
+  l.datagrams.assign(udp_at.protocol(), fds[0], ec);
   if (ec) {
     close_fds();
     return Unavailable("DNS server: " + ec.message());
   }
-  acceptor_.assign(tcp::endpoint(address, port).protocol(), fds[1], ec);
+  l.acceptor.assign(tcp::endpoint(address, port).protocol(), fds[1], ec);
   if (ec) {
     ::close(fds[1]);
     return Unavailable("DNS server: " + ec.message());
   }
   std::string where = address.to_string() + ":" + std::to_string(port);
-  udp_.bind(udp_at, ec);
+  l.datagrams.bind(udp_at, ec);
   if (ec) return Unavailable("DNS server: cannot bind UDP " + where + ": " + ec.message());
-  port_ = udp_.local_endpoint(ec).port();
-  acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
-  acceptor_.bind(tcp::endpoint(address, port_), ec);
-  if (ec) return Unavailable("DNS server: cannot bind TCP " + address.to_string() + ":" + std::to_string(port_) + ": " + ec.message());
-  acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+  l.port = l.datagrams.local_endpoint(ec).port();
+  l.acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+  l.acceptor.bind(tcp::endpoint(address, l.port), ec);
+  if (ec) return Unavailable("DNS server: cannot bind TCP " + address.to_string() + ":" + std::to_string(l.port) + ": " + ec.message());
+  l.acceptor.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) return Unavailable("DNS server: cannot listen on TCP " + where + ": " + ec.message());
-  udp_.non_blocking(true, ec);
-  udp_.set_option(asio::socket_base::receive_buffer_size(1 << 20), ec);  // best effort: bursts
+  l.datagrams.non_blocking(true, ec);
+  l.datagrams.set_option(asio::socket_base::receive_buffer_size(1 << 20), ec);  // best effort: bursts
   return OkStatus();
 }
 
 Status Server::Impl::Start() {
   std::lock_guard lock(mu_);
   if (thread_.joinable()) return FailedPrecondition("DNS server already started");
-  error_code ec;
-  asio::ip::address address = asio::ip::make_address(options_.address, ec);
-  if (ec) return InvalidArgument("DNS server: bad listen address " + options_.address);
+  if (options_.addresses.empty()) return InvalidArgument("DNS server: no listen address");
   for (const std::string& u : options_.upstreams) {
     ASSIGN_OR_RETURN(udp::endpoint e, ParseUpstream(u));
     upstreams_.push_back(e);
   }
-  // Port 0: UDP picks a port, TCP takes the same one; another process may hold it over TCP.
-  Status bound;
-  for (int attempt = 0; attempt < 8; ++attempt) {
-    bound = Bind(address, options_.port);
-    if (bound.ok() || options_.port != 0) break;
+  auto close_all = [&] {
     error_code ignored;
-    udp_.close(ignored);
-    acceptor_.close(ignored);
-  }
-  if (!bound.ok()) {
-    error_code ignored;
-    udp_.close(ignored);
-    acceptor_.close(ignored);
-    return bound;
+    for (auto& l : listeners_) {
+      l->datagrams.close(ignored);
+      l->acceptor.close(ignored);
+    }
+  };
+  for (const std::string& a : options_.addresses) {
+    error_code ec;
+    auto l = std::make_unique<Listener>(ioc_);
+    l->address = asio::ip::make_address(a, ec);
+    if (ec) {
+      close_all();
+      listeners_.clear();
+      return InvalidArgument("DNS server: bad listen address " + a);
+    }
+    // Port 0: UDP picks a port, TCP takes the same one; another process may hold it over TCP.
+    Status bound;
+    for (int attempt = 0; attempt < 8; ++attempt) {
+      bound = Bind(*l, options_.port);
+      if (bound.ok() || options_.port != 0) break;
+      error_code ignored;
+      l->datagrams.close(ignored);
+      l->acceptor.close(ignored);
+    }
+    listeners_.push_back(std::move(l));
+    if (!bound.ok()) {
+      close_all();
+      listeners_.clear();
+      return bound;
+    }
   }
   // Never forward to ourselves.
-  std::erase_if(upstreams_, [&](const udp::endpoint& e) { return e.address() == address && e.port() == port_; });
-  asio::co_spawn(ioc_, UdpLoop(), asio::detached);
-  asio::co_spawn(ioc_, AcceptLoop(), asio::detached);
+  std::erase_if(upstreams_, [&](const udp::endpoint& e) {
+    return std::any_of(listeners_.begin(), listeners_.end(),
+                       [&](const auto& l) { return e.address() == l->address && e.port() == l->port; });
+  });
+  for (auto& l : listeners_) {
+    asio::co_spawn(ioc_, UdpLoop(*l), asio::detached);
+    asio::co_spawn(ioc_, AcceptLoop(*l), asio::detached);
+  }
   thread_ = std::thread([this] { ioc_.run(); });
   return OkStatus();
 }
@@ -214,11 +242,13 @@ void Server::Impl::Stop() {
   ioc_.stop();
   thread_.join();
   error_code ignored;
-  udp_.close(ignored);  // the I/O thread is gone: nothing else touches them now
-  acceptor_.close(ignored);
+  for (auto& l : listeners_) {  // the I/O thread is gone: nothing else touches them now
+    l->datagrams.close(ignored);
+    l->acceptor.close(ignored);
+  }
 }
 
-asio::awaitable<void> Server::Impl::UdpLoop() {
+asio::awaitable<void> Server::Impl::UdpLoop(Listener& l) {
   // Datagrams are read and answered in batches (recvmmsg, sendmmsg): at tens of thousands of
   // queries a second the system calls are most of the cost. A query longer than a slot (4 KiB;
   // queries are a question and an OPT record, well under 512 octets) is dropped.
@@ -229,9 +259,9 @@ asio::awaitable<void> Server::Impl::UdpLoop() {
   std::array<udp::endpoint, kBatch> peers;
   std::array<std::string, kBatch> replies;
   for (;;) {
-    auto [wait_ec] = co_await udp_.async_wait(udp::socket::wait_read, kTuple);
+    auto [wait_ec] = co_await l.datagrams.async_wait(udp::socket::wait_read, kTuple);
     if (wait_ec) {
-      if (wait_ec == asio::error::operation_aborted || !udp_.is_open()) co_return;
+      if (wait_ec == asio::error::operation_aborted || !l.datagrams.is_open()) co_return;
       continue;
     }
     for (size_t i = 0; i < kBatch; ++i) {
@@ -242,7 +272,7 @@ asio::awaitable<void> Server::Impl::UdpLoop() {
       in[i].msg_hdr.msg_name = peers[i].data();
       in[i].msg_hdr.msg_namelen = static_cast<socklen_t>(peers[i].capacity());
     }
-    int got = ::recvmmsg(udp_.native_handle(), in.data(), kBatch, MSG_DONTWAIT, nullptr);
+    int got = ::recvmmsg(l.datagrams.native_handle(), in.data(), kBatch, MSG_DONTWAIT, nullptr);
     if (got <= 0) continue;  // nothing after all (EAGAIN), or an error of one datagram
     unsigned sending = 0;
     for (int i = 0; i < got; ++i) {
@@ -252,7 +282,7 @@ asio::awaitable<void> Server::Impl::UdpLoop() {
         continue;
       }
       peers[i].resize(in[i].msg_hdr.msg_namelen);
-      replies[i] = HandleDatagram(std::string_view(buffers.data() + i * kSlot, in[i].msg_len), peers[i]);
+      replies[i] = HandleDatagram(l, std::string_view(buffers.data() + i * kSlot, in[i].msg_len), peers[i]);
       if (replies[i].empty()) continue;
       out_iov[sending] = iovec{replies[i].data(), replies[i].size()};
       out[sending].msg_hdr = msghdr{};
@@ -263,13 +293,13 @@ asio::awaitable<void> Server::Impl::UdpLoop() {
       ++sending;
     }
     for (unsigned sent = 0; sent < sending;) {  // lossy, as UDP is: a failed datagram is skipped
-      int n = ::sendmmsg(udp_.native_handle(), out.data() + sent, sending - sent, MSG_DONTWAIT);
+      int n = ::sendmmsg(l.datagrams.native_handle(), out.data() + sent, sending - sent, MSG_DONTWAIT);
       sent += n > 0 ? static_cast<unsigned>(n) : 1;
     }
   }
 }
 
-std::string Server::Impl::HandleDatagram(std::string_view packet, const udp::endpoint& peer) {
+std::string Server::Impl::HandleDatagram(Listener& l, std::string_view packet, const udp::endpoint& peer) {
   queries_.fetch_add(1, std::memory_order_relaxed);
   std::string address = peer.address().to_string();
   Decision d = responder_.Respond(packet, QuerySource{options_.listener, address, peer.port(), false});
@@ -285,13 +315,14 @@ std::string Server::Impl::HandleDatagram(std::string_view packet, const udp::end
         servfail_.fetch_add(1, std::memory_order_relaxed);
         return ServFailFor(packet);
       }
-      asio::co_spawn(ioc_, ForwardForUdp(std::string(packet), peer, std::move(address)), asio::detached);
+      asio::co_spawn(ioc_, ForwardForUdp(l, std::string(packet), peer, std::move(address)), asio::detached);
       return {};
   }
   return {};
 }
 
-asio::awaitable<void> Server::Impl::ForwardForUdp(std::string query, udp::endpoint peer, std::string source) {
+asio::awaitable<void> Server::Impl::ForwardForUdp(Listener& l, std::string query, udp::endpoint peer,
+                                                  std::string source) {
   std::string reply = co_await Forward(query, false);
   ReleaseForward(source);
   if (reply.empty()) {
@@ -300,7 +331,7 @@ asio::awaitable<void> Server::Impl::ForwardForUdp(std::string query, udp::endpoi
   } else {
     forwarded_.fetch_add(1, std::memory_order_relaxed);
   }
-  if (!reply.empty() && udp_.is_open()) SendUdp(reply, peer);
+  if (!reply.empty() && l.datagrams.is_open()) SendUdp(l, reply, peer);
 }
 
 bool Server::Impl::AcquireForward(const std::string& source) {
@@ -393,12 +424,12 @@ asio::awaitable<std::string> Server::Impl::AskTcp(const udp::endpoint& upstream,
   co_return reply;
 }
 
-asio::awaitable<void> Server::Impl::AcceptLoop() {
+asio::awaitable<void> Server::Impl::AcceptLoop(Listener& l) {
   asio::steady_timer backoff(ioc_);
   for (;;) {
-    auto [ec, socket] = co_await acceptor_.async_accept(kTuple);
+    auto [ec, socket] = co_await l.acceptor.async_accept(kTuple);
     if (ec) {
-      if (ec == asio::error::operation_aborted || !acceptor_.is_open()) co_return;
+      if (ec == asio::error::operation_aborted || !l.acceptor.is_open()) co_return;
       backoff.expires_after(std::chrono::milliseconds(50));  // out of descriptors, say: do not spin
       co_await backoff.async_wait(kTuple);
       continue;
@@ -474,7 +505,7 @@ Server::Server(ServerOptions options, Authority& authority)
     : impl_(std::make_unique<Impl>(std::move(options), authority)) {}
 Server::~Server() = default;
 Status Server::Start() { return impl_->Start(); }
-uint16_t Server::port() const { return impl_->port(); }
+uint16_t Server::port(size_t i) const { return impl_->port(i); }
 void Server::Stop() { impl_->Stop(); }
 ServerStats Server::stats() const { return impl_->stats(); }
 

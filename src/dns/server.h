@@ -3,7 +3,7 @@
 // resolvers.
 //
 //   testing::FakeAuthority names;  // or the node's Cloud Map view
-//   dns::Server server(dns::ServerOptions{.address = "127.0.0.1", .port = 0, .upstreams = {"10.0.0.2"}}, names);
+//   dns::Server server(dns::ServerOptions{.addresses = {"127.0.0.1"}, .port = 0, .upstreams = {"10.0.0.2"}}, names);
 //   RETURN_IF_ERROR(server.Start());
 //   uint16_t port = server.port();  // UDP and TCP share it
 //   ...
@@ -22,6 +22,10 @@
 // max_tcp_connections_per_source from one address (more are closed as they are accepted); a connection idle for tcp_idle_timeout, or whose message does not arrive
 // within it, is closed; queries on one connection are answered in order.
 //
+// Addresses: each gets a UDP socket and a TCP listener of its own (a reply leaves from the address
+// the query was sent to, as stub resolvers check), all served by the same thread, Authority and
+// limits — one server per VPC namespace listens on both 169.254.169.253 and the VPC's base + 2.
+//
 // Threads: one I/O thread runs everything, including Authority::Lookup (which must not block).
 // Start, Stop, port and stats may be called from any thread; the destructor stops.
 #pragma once
@@ -38,10 +42,10 @@
 namespace paddock::dns {
 
 struct ServerOptions {
-  std::string address = "127.0.0.1";  // an IPv4 or IPv6 literal
-  uint16_t port = 53;                  // 0: an ephemeral port (the same for UDP and TCP)
-  // Non-empty: both sockets are made inside this network namespace (a /var/run/netns/<name> path,
-  // common/netns.h), so `address` is one of that namespace's addresses.
+  std::vector<std::string> addresses = {"127.0.0.1"};  // IPv4 or IPv6 literals; at least one
+  uint16_t port = 53;  // 0: an ephemeral port per address (the same for its UDP and TCP)
+  // Non-empty: every socket is made inside this network namespace (a /var/run/netns/<name> path,
+  // common/netns.h), so the addresses are that namespace's.
   std::string netns_path{};
   std::string listener{};  // passed to the Authority as QuerySource::listener (which VPC, say)
   // "10.0.0.2", "10.0.0.2:5353", "2001:db8::1", "[2001:db8::1]:5353". Default: none; the node
@@ -72,11 +76,11 @@ class Server {
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
-  // Binds UDP and TCP on address:port and starts serving. Unavailable when either cannot be
-  // bound; InvalidArgument for a bad address or upstream.
+  // Binds UDP and TCP on every address:port and starts serving. Unavailable when one cannot be
+  // bound (nothing stays bound then); InvalidArgument for a bad address or upstream.
   Status Start();
-  // The bound port. REQUIRES: Start succeeded.
-  uint16_t port() const;
+  // The port bound on addresses[i]; 0 before Start succeeded.
+  uint16_t port(size_t i = 0) const;
   // Closes the sockets and joins the I/O thread; forwards in flight are abandoned. Idempotent.
   void Stop();
 

@@ -101,13 +101,15 @@ class GlibcResolverTest : public ::testing::Test {
     ASSERT_EQ(RunTool({"ip", "netns", "add", name_}).exit_code, 0);
     made_ = true;
     // As in a task's namespace: an interface with an address (without one, getaddrinfo's
-    // AI_ADDRCONFIG, which getent uses, asks nothing at all) and the VPC resolver's address on lo.
+    // AI_ADDRCONFIG, which getent uses, asks nothing at all), and the VPC resolver's two
+    // addresses on lo (169.254.169.253 and base + 2).
     for (std::vector<std::string> step : std::vector<std::vector<std::string>>{
              {"link", "add", "v0", "type", "veth", "peer", "name", "v1"},
              {"addr", "add", "172.31.0.9/20", "dev", "v0"},
              {"link", "set", "v0", "up"},
              {"link", "set", "v1", "up"},
              {"addr", "add", "169.254.169.253/32", "dev", "lo"},
+             {"addr", "add", "172.31.0.2/32", "dev", "lo"},
              {"link", "set", "lo", "up"}}) {
       step.insert(step.begin(), {"ip", "-n", name_});
       subprocess::RunResult r = RunTool(step);
@@ -117,7 +119,7 @@ class GlibcResolverTest : public ::testing::Test {
     std::ofstream(etc_ + "/resolv.conf") << "nameserver 169.254.169.253\noptions timeout:2 attempts:1\n";
     SetNames(names_);
     server_ = std::make_unique<Server>(
-        ServerOptions{.address = "169.254.169.253", .port = 53, .netns_path = "/var/run/netns/" + name_}, names_);
+        ServerOptions{.addresses = {"169.254.169.253", "172.31.0.2"}, .port = 53, .netns_path = "/var/run/netns/" + name_}, names_);
     Status started = server_->Start();
     ASSERT_TRUE(started.ok()) << started.message();
   }
@@ -152,6 +154,10 @@ TEST_F(GlibcResolverTest, GetentAndNslookupResolveThroughTheServer) {
     r = InNs({"nslookup", "web.internal"});
     EXPECT_THAT(r.output, HasSubstr("Address: 172.31.0.8"));
     EXPECT_THAT(r.output, Not(HasSubstr("SERVFAIL")));
+  }
+  if (Have("dig", "-v")) {  // the VPC's base + 2 answers too, from the address it was asked at
+    r = InNs({"dig", "@172.31.0.2", "+time=3", "+tries=1", "+short", "web.internal"});
+    EXPECT_THAT(r.output, HasSubstr("172.31.0.7"));
   }
   EXPECT_GE(names_.lookups().size(), 4u);
 }

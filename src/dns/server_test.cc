@@ -240,6 +240,25 @@ TEST_F(DnsServerTest, GarbageIsAnsweredOrDroppedAndTheServerGoesOn) {
   EXPECT_EQ(front->stats().queries, 202u);
 }
 
+TEST_F(DnsServerTest, ServesEveryAddressFromTheOneItWasAskedAt) {
+  auto front = StartFront({.addresses = {"127.0.0.1", "127.0.0.2"}, .port = 0});
+  ASSERT_NE(front->port(1), 0);
+  for (auto [address, port] : {std::pair{"127.0.0.1", front->port(0)}, std::pair{"127.0.0.2", front->port(1)}}) {
+    int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    sockaddr_in to = testing::Loopback(port);
+    ::inet_pton(AF_INET, address, &to.sin_addr);
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to), 0);  // drops replies from elsewhere
+    std::string q = Query("web.internal", 1, 6);
+    ::send(fd, q.data(), q.size(), 0);
+    EXPECT_EQ(ParseOrDie(testing::ReceiveUdp(fd, 5s)).answers.size(), 2u) << address;
+    ::close(fd);
+  }
+  // An address that cannot be bound: Start fails and leaves nothing bound.
+  Server half(ServerOptions{.addresses = {"127.0.0.1", "192.0.2.1"}, .port = 0}, names_);
+  EXPECT_FALSE(half.Start().ok());
+  EXPECT_EQ(half.port(0), 0);
+}
+
 TEST_F(DnsServerTest, StopReleasesThePortAndIsIdempotent) {
   auto front = StartFront({.port = 0});
   uint16_t port = front->port();
@@ -247,7 +266,8 @@ TEST_F(DnsServerTest, StopReleasesThePortAndIsIdempotent) {
   front->Stop();
   Server again(ServerOptions{.port = port}, names_);
   EXPECT_TRUE(again.Start().ok());
-  EXPECT_FALSE(Server(ServerOptions{.address = "not-an-address"}, names_).Start().ok());
+  EXPECT_FALSE(Server(ServerOptions{.addresses = {"not-an-address"}}, names_).Start().ok());
+  EXPECT_FALSE(Server(ServerOptions{.addresses = {}}, names_).Start().ok());
   EXPECT_FALSE(Server(ServerOptions{.port = 0, .upstreams = {"10.0.0.1:x"}}, names_).Start().ok());
 }
 
