@@ -142,6 +142,20 @@ TEST_F(ResponderTest, UdpAnswersFitTheirSizeAndTcpAnswersDoNot) {
   EXPECT_EQ(m.answers.size(), 8u);
 }
 
+TEST_F(ResponderTest, SrvAnswersCarryTheirTargetsAddressesAsAdditionalRecords) {
+  Answer srv = Answer::Records(30, {SrvRecord(1, 1, 8080, "i-1.web.internal")});
+  Record target = ARecord("172.31.0.7");
+  target.name = "i-1.web.internal";
+  srv.additional.push_back(target);
+  authority_.Set("web.internal", 33, srv);
+  Message m = Reply(responder_.Respond(Query("web.internal", 33), udp_));
+  ASSERT_EQ(m.answers.size(), 1u);
+  EXPECT_EQ(std::get<Srv>(m.answers[0].data).target, "i-1.web.internal");
+  ASSERT_EQ(m.additional.size(), 1u);
+  EXPECT_EQ(m.additional[0].name, "i-1.web.internal");
+  EXPECT_EQ(m.additional[0].ttl, 30u);
+}
+
 TEST_F(ResponderTest, AnAuthorityGivingABadNameGetsServFail) {
   Answer bad = Answer::Records(1, {SrvRecord(1, 1, 1, std::string(70, 'x') + ".internal")});
   authority_.Set("bad.internal", 33, bad);
