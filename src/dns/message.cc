@@ -101,6 +101,17 @@ class Reader {
   size_t pos_ = 0;
 };
 
+// `name` without its trailing dot, if it has one: a final "." that is not escaped (a\. ends in an
+// escaped dot, part of its label; a\\. in an escaped backslash and a trailing dot).
+std::string_view WithoutTrailingDot(std::string_view name) {
+  if (name.empty() || name.back() != '.') return name;
+  size_t backslashes = 0;
+  for (size_t i = name.size() - 1; i > 0 && name[i - 1] == '\\'; --i) ++backslashes;
+  if (backslashes % 2 == 1) return name;
+  name.remove_suffix(1);
+  return name;
+}
+
 Status Malformed(std::string_view what) { return InvalidArgument("malformed DNS message: " + std::string(what)); }
 
 Status ParseRdata(Reader& r, uint16_t type, uint16_t rdlength, Rdata& out) {
@@ -190,9 +201,7 @@ uint16_t PackFlags(const Header& h) {
 // name.
 bool NameToWire(std::string_view name, std::string& out) {
   out.clear();
-  if (!name.empty() && name.back() == '.' && (name.size() < 2 || name[name.size() - 2] != '\\')) {
-    name.remove_suffix(1);
-  }
+  name = WithoutTrailingDot(name);
   if (name.empty()) {
     out.push_back('\0');
     return true;
@@ -464,10 +473,7 @@ Message ReplyTo(const Message& query, uint16_t udp_size) {
 }
 
 std::string NormalizeName(std::string_view name) {
-  if (!name.empty() && name.back() == '.' && (name.size() < 2 || name[name.size() - 2] != '\\')) {
-    name.remove_suffix(1);
-  }
-  std::string out(name);
+  std::string out(WithoutTrailingDot(name));
   for (char& c : out) {
     if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
   }

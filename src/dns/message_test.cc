@@ -97,6 +97,13 @@ TEST(DnsMessage, NamesKeepTheirEscapes) {
   EXPECT_TRUE(EqualNames("Web.Internal.", "web.internal"));
   EXPECT_EQ(NormalizeName("WEB.internal."), "web.internal");
   EXPECT_EQ(NormalizeName("."), "");
+  EXPECT_EQ(NormalizeName("a\\."), "a\\.");          // an escaped dot stays
+  EXPECT_EQ(NormalizeName("a\\\\."), "a\\\\");      // an escaped backslash, then the trailing dot
+  Message trailing;
+  trailing.questions.push_back({"a\\\\.", 1, 1});
+  StatusOr<std::string> wire2 = Encode(trailing);
+  ASSERT_TRUE(wire2.ok());
+  EXPECT_EQ(Parse(*wire2)->questions[0].name, "a\\\\");
 }
 
 TEST(DnsMessage, RefusesNamesThatAreNotNames) {
