@@ -185,8 +185,9 @@ Status Server::Impl::Bind(Listener& l, uint16_t port) {
 
 Status Server::Impl::Start() {
   std::lock_guard lock(mu_);
-  if (thread_.joinable()) return FailedPrecondition("DNS server already started");
+  if (!listeners_.empty()) return FailedPrecondition("DNS server already started (a server starts once)");
   if (options_.addresses.empty()) return InvalidArgument("DNS server: no listen address");
+  upstreams_.clear();
   for (const std::string& u : options_.upstreams) {
     ASSIGN_OR_RETURN(udp::endpoint e, ParseUpstream(u));
     upstreams_.push_back(e);

@@ -76,7 +76,8 @@ class Server {
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
-  // Binds UDP and TCP on every address:port and starts serving. Unavailable when one cannot be
+  // Binds UDP and TCP on every address:port and starts serving; once (FailedPrecondition after
+  // a Start that succeeded, even if stopped since). Unavailable when one cannot be
   // bound (nothing stays bound then); InvalidArgument for a bad address or upstream.
   Status Start();
   // The port bound on addresses[i]; 0 before Start succeeded.

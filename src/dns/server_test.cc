@@ -264,6 +264,7 @@ TEST_F(DnsServerTest, StopReleasesThePortAndIsIdempotent) {
   uint16_t port = front->port();
   front->Stop();
   front->Stop();
+  EXPECT_FALSE(front->Start().ok());
   Server again(ServerOptions{.port = port}, names_);
   EXPECT_TRUE(again.Start().ok());
   EXPECT_FALSE(Server(ServerOptions{.addresses = {"not-an-address"}}, names_).Start().ok());
