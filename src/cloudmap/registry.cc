@@ -384,6 +384,35 @@ bool ValidDnsName(std::string_view name) {
   return true;
 }
 
+// The model's patterns, which the front does not run: AWS's text for a pattern failure [verify].
+Status PatternError(std::string_view member, std::string_view value, std::string_view pattern) {
+  return Invalid(fmt::format("1 validation error detected: Value '{}' at '{}' failed to satisfy constraint: Member "
+                             "must satisfy regular expression pattern: {}",
+                             value, member, pattern));
+}
+
+// InstanceId: ^[0-9a-zA-Z_/:.@-]+$, at most 64.
+bool ValidInstanceId(std::string_view id) {
+  return !id.empty() && id.size() <= 64 && std::all_of(id.begin(), id.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '/' ||
+           c == ':' || c == '.' || c == '@' || c == '-';
+  });
+}
+
+// ServiceName: "." or dot-separated labels of [a-zA-Z0-9_-] not starting or ending with '-', at
+// most 63 each and 127 in all.
+bool ValidServiceName(std::string_view name) {
+  if (name == ".") return true;
+  if (name.empty() || name.size() > 127 || name.ends_with('.')) return false;
+  return ValidDnsName(name);
+}
+
+// A namespace name: printable ASCII without spaces ([!-~]), not starting "arn:".
+bool ValidNamespaceName(std::string_view name) {
+  return !name.empty() && name.size() <= 1024 && !name.starts_with("arn:") &&
+         std::all_of(name.begin(), name.end(), [](char c) { return c >= '!' && c <= '~'; });
+}
+
 bool ValidIpv4(const std::string& s) {
   in_addr a{};
   return inet_pton(AF_INET, s.c_str(), &a) == 1;
@@ -453,8 +482,7 @@ StatusOr<std::string> Registry::CreateNamespace(const Scope& scope, const Create
   if (r.type == NamespaceType::kDnsPublic)
     return Invalid("Public DNS namespaces are not supported by this server: Paddock serves no public DNS. "
                    "Use CreatePrivateDnsNamespace or CreateHttpNamespace.");
-  // The model's pattern ^(?!arn:) (a lookahead the front's checker does not run).
-  if (r.name.starts_with("arn:")) return Invalid(fmt::format("Namespace name can't be an ARN: {}", r.name));
+  if (!ValidNamespaceName(r.name)) return PatternError("name", r.name, "^(?!arn:)[!-~]{1,1024}$");
   if (r.type == NamespaceType::kDnsPrivate) {
     if (!ValidDnsName(r.name)) return Invalid(fmt::format("Namespace name is not a valid DNS name: {}", r.name));
     if (r.vpc != default_vpc) return Invalid(fmt::format("VPC {} does not exist in this account and region.", r.vpc));
@@ -621,6 +649,10 @@ StatusOr<Service> Registry::CreateService(const Scope& scope, const CreateServic
     return Invalid("HealthCheckConfig (Route 53 health checks) applies to public DNS namespaces, which this server "
                    "does not serve; use HealthCheckCustomConfig.");
   if (r.namespace_id.empty()) return Invalid("NamespaceId is required.");
+  if (!ValidServiceName(r.name))
+    return PatternError("name", r.name,
+                        "((?=^.{1,127}$)^([a-zA-Z0-9_][a-zA-Z0-9-_]{0,61}[a-zA-Z0-9_]|[a-zA-Z0-9])(\\.([a-zA-Z0-9_][a-zA-Z0-9-_]{0,61}"
+                        "[a-zA-Z0-9_]|[a-zA-Z0-9]))*$)|(^\\.$)");
   Service s;
   s.id = ids_("srv-");
   s.arn = ServiceArn(scope, s.id);
@@ -785,6 +817,7 @@ Status CheckAttributes(const Service& s, const std::map<std::string, std::string
 }  // namespace
 
 StatusOr<std::string> Registry::RegisterInstance(const Scope& scope, const RegisterRequest& r) {
+  if (!ValidInstanceId(r.instance_id)) return PatternError("instanceId", r.instance_id, "^[0-9a-zA-Z_/:.@-]+$");
   std::string id;
   RETURN_IF_ERROR(store_.Read([&](ReadTxn& txn) -> Status {
     ASSIGN_OR_RETURN(Service s, ReadService(txn, scope, r.service_id));

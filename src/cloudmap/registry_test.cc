@@ -114,6 +114,8 @@ TEST_F(RegistryTest, NamespaceRules) {
                 .status()
                 .detail(),
             Error::kInvalidInput);
+  EXPECT_EQ(registry_.CreateNamespace(scope_, {.name = "arn:aws:x"}, kVpc).status().detail(), Error::kInvalidInput);
+  EXPECT_EQ(registry_.CreateNamespace(scope_, {.name = "has space"}, kVpc).status().detail(), Error::kInvalidInput);
   EXPECT_EQ(
       registry_.CreateNamespace(scope_, {.name = "bad_name-.x", .type = NamespaceType::kDnsPrivate, .vpc = std::string(kVpc)}, kVpc)
           .status()
@@ -157,6 +159,11 @@ TEST_F(RegistryTest, ServiceDnsConfigRules) {
             Error::kInvalidInput);
   EXPECT_EQ(create(dns, DnsConfig{RoutingPolicy::kMultivalue, {}}).detail(), Error::kInvalidInput);
   EXPECT_EQ(create("ns-nope", std::nullopt).detail(), Error::kNamespaceNotFound);
+  // ServiceName's pattern: DNS labels (or ".").
+  EXPECT_EQ(registry_.CreateService(scope_, {.name = "-bad", .namespace_id = http}).status().detail(),
+            Error::kInvalidInput);
+  EXPECT_EQ(registry_.CreateService(scope_, {.name = "a b", .namespace_id = http}).status().detail(),
+            Error::kInvalidInput);
   EXPECT_TRUE(create(dns, DnsConfig{RoutingPolicy::kWeighted, {{RecordType::kCname, 10}}}).ok());
   EXPECT_EQ(create(dns, DnsConfig{RoutingPolicy::kWeighted, {{RecordType::kCname, 10}}}).detail(),
             Error::kServiceAlreadyExists);
@@ -184,6 +191,10 @@ TEST_F(RegistryTest, RegisterValidatesReservedAttributesAndUpdatesInPlace) {
   EXPECT_EQ(reg({{"AWS_INSTANCE_IPV4", "10.0.0.1"}, {"AWS_INSTANCE_PORT", "80"}, {"AWS_INSTANCE_CNAME", "x"}}).detail(),
             Error::kInvalidInput);
   EXPECT_EQ(registry_.RegisterInstance(scope_, {"srv-nope", "i-1", {}, ""}).status().detail(), Error::kServiceNotFound);
+  // The model's InstanceId pattern ^[0-9a-zA-Z_/:.@-]+$ and length (the front checks no patterns).
+  EXPECT_EQ(registry_.RegisterInstance(scope_, {srv.id, "bad id", {}, ""}).status().detail(), Error::kInvalidInput);
+  EXPECT_EQ(registry_.RegisterInstance(scope_, {srv.id, std::string(65, 'a'), {}, ""}).status().detail(),
+            Error::kInvalidInput);
 
   ASSERT_NO_FATAL_FAILURE(Register(srv.id, "i-1", {{"AWS_INSTANCE_IPV4", "10.0.0.1"}, {"AWS_INSTANCE_PORT", "80"}}));
   ASSERT_NO_FATAL_FAILURE(Register(srv.id, "i-1", {{"AWS_INSTANCE_IPV4", "10.0.0.2"}, {"AWS_INSTANCE_PORT", "81"}}));
