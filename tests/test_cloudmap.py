@@ -243,6 +243,51 @@ class CloudMap(h.PaddockTestCase):
         self.assertNotEqual(other_account, self.account)
 
 
+class ListServicesByNamespace(h.PaddockTestCase):
+    """ECS's ListServicesByNamespace answers from Cloud Map: the ECS services whose serviceRegistries
+    name a Cloud Map service of the namespace, in any cluster."""
+
+    def test_lists_the_ecs_services_registered_in_a_namespace(self):
+        sd = sd_client(self.server.endpoint, self.key_id, self.secret)
+        ec2 = h.client("ec2", self.server.endpoint, self.key_id, self.secret)
+        op = sd.create_private_dns_namespace(Name="ecs.internal", Vpc=ec2.describe_vpcs()["Vpcs"][0]["VpcId"])
+        deadline = time.monotonic() + 10
+        while (got := sd.get_operation(OperationId=op["OperationId"])["Operation"])["Status"] not in ("SUCCESS", "FAIL"):
+            self.assertLess(time.monotonic(), deadline)
+            time.sleep(0.01)
+        ns = got["Targets"]["NAMESPACE"]
+        registry = sd.create_service(Name="web", NamespaceId=ns,
+                                     DnsConfig={"DnsRecords": [{"Type": "A", "TTL": 10}]})["Service"]["Arn"]
+        subnet = ec2.describe_subnets()["Subnets"][0]["SubnetId"]
+        td = self.ecs.register_task_definition(
+            family="cm-web", networkMode="awsvpc", requiresCompatibilities=["FARGATE"], cpu="256", memory="512",
+            containerDefinitions=[{"name": "app", "image": "nginx:1"}])["taskDefinition"]["taskDefinitionArn"]
+        arns = []
+        for cluster, name, registries in [("a", "web", [{"registryArn": registry}]), ("b", "web2", [{"registryArn": registry}]),
+                                          ("a", "other", [])]:
+            self.ecs.create_cluster(clusterName=cluster)
+            s = self.ecs.create_service(cluster=cluster, serviceName=name, taskDefinition=td, desiredCount=0,
+                                        launchType="FARGATE", serviceRegistries=registries,
+                                        networkConfiguration={"awsvpcConfiguration": {"subnets": [subnet]}})["service"]
+            if registries:
+                arns.append(s["serviceArn"])
+        by_name = self.ecs.list_services_by_namespace(namespace="ecs.internal")["serviceArns"]
+        self.assertEqual(sorted(by_name), sorted(arns))
+        by_arn = self.ecs.list_services_by_namespace(namespace=f"arn:aws:servicediscovery:{h.REGION}:{self.account}:"
+                                                               f"namespace/{ns}")["serviceArns"]
+        self.assertEqual(sorted(by_arn), sorted(arns))
+        first = self.ecs.list_services_by_namespace(namespace="ecs.internal", maxResults=1)
+        self.assertEqual(len(first["serviceArns"]), 1)
+        second = self.ecs.list_services_by_namespace(namespace="ecs.internal", maxResults=1,
+                                                     nextToken=first["nextToken"])
+        self.assertEqual(sorted(first["serviceArns"] + second["serviceArns"]), sorted(arns))
+        self.assertClientError("NamespaceNotFoundException", self.ecs.list_services_by_namespace, namespace="nope")
+        # Another account's namespace of that name does not exist for this one, and vice versa.
+        _, key, secret = h.create_account(self.state_dir, None, "other-ecs")
+        other = h.ecs_client(self.server.endpoint, key, secret)
+        self.assertClientError("NamespaceNotFoundException", other.list_services_by_namespace, namespace="ecs.internal")
+
+
 class GoldenShapes(h.unittest.TestCase):
     def test_every_golden_answer_has_botocores_output_shape(self):
         """Each successful golden answer (src/cloudmap/api/testdata) validates strictly against botocore."""

@@ -666,6 +666,9 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   impl->front->AddJsonService(&impl->secrets_manager->service());
   ASSIGN_OR_RETURN(impl->cloudmap, cloudmap::api::CloudMapModule::Open(*impl->store, token_key));  // issue 13
   impl->front->AddJsonService(&impl->cloudmap->service());
+  impl->ecs->SetNamespaceLookup([registry = &impl->cloudmap->registry()](const Scope& scope, std::string_view ns) {
+    return registry->ServiceArnsIn(scope, ns);  // ListServicesByNamespace (issue 13)
+  });
   // Task roles (issue 11): the control plane mints every task's role credentials, for its own
   // agents and over the agent protocol (GetTaskCredentials) for `paddock agent`s, from the same
   // roles as AssumeRole's.

@@ -1027,6 +1027,26 @@ StatusOr<DnsAnswer> Registry::ResolveDns(const Scope& scope, std::string_view vp
   return out;
 }
 
+StatusOr<std::optional<std::vector<std::string>>> Registry::ServiceArnsIn(const Scope& scope, std::string_view ns) {
+  std::optional<std::vector<std::string>> out;
+  RETURN_IF_ERROR(store_.Read([&](ReadTxn& txn) -> Status {
+    std::optional<Namespace> n;
+    if (ns.starts_with("arn:")) {
+      auto by_arn = ReadNamespace(txn, scope, ns);
+      if (by_arn.ok()) n = std::move(*by_arn);
+      else if (by_arn.status().detail() != Error::kNamespaceNotFound) return by_arn.status();
+    } else {
+      ASSIGN_OR_RETURN(n, NamespaceByName(txn, scope, ns));
+    }
+    if (!n) return OkStatus();
+    out.emplace();
+    ASSIGN_OR_RETURN(auto rows, txn.Scan(kServiceNames, PrefixRange(K1(scope, n->id)), kMaxServicesPerNamespace + 1));
+    for (const Row& row : rows) out->push_back(ServiceArn(scope, row.value));
+    return OkStatus();
+  }));
+  return out;
+}
+
 StatusOr<Operation> Registry::GetOperation(const Scope& scope, std::string_view id) {
   Operation out;
   RETURN_IF_ERROR(store_.Read([&](ReadTxn& txn) -> Status {

@@ -306,6 +306,10 @@ class Registry {
   StatusOr<DnsAnswer> ResolveDns(const Scope& scope, std::string_view vpc, std::string_view namespace_name,
                                  std::string_view service_name);
 
+  // ECS's ListServicesByNamespace: the ARNs of the services of namespace `ns` (a name or this
+  // scope's namespace ARN), or nullopt when the scope has no such namespace.
+  StatusOr<std::optional<std::vector<std::string>>> ServiceArnsIn(const Scope& scope, std::string_view ns);
+
   // Removes everything of `account`, in every region (iam::AccountReaper).
   Status ReapAccount(const AccountId& account);
 

@@ -291,6 +291,23 @@ TEST_F(RegistryTest, ResolveDnsAnswersHealthyInstancesOfThePrivateNamespaceInTha
   EXPECT_EQ(registry_.ResolveDns(other, kVpc, "svc.internal", "web").status().detail(), Error::kNamespaceNotFound);
 }
 
+TEST_F(RegistryTest, ServiceArnsInANamespaceByNameOrArn) {
+  const std::string ns = Namespace("svc.internal", NamespaceType::kDnsPrivate);
+  Service a = DnsService(ns, "a", {{RecordType::kA, 5}});
+  Service b = DnsService(ns, "b", {{RecordType::kA, 5}});
+  auto by_name = registry_.ServiceArnsIn(scope_, "svc.internal");
+  ASSERT_TRUE(by_name.ok());
+  ASSERT_TRUE(by_name->has_value());
+  EXPECT_THAT(**by_name, ::testing::UnorderedElementsAre(a.arn, b.arn));
+  auto by_arn = registry_.ServiceArnsIn(scope_, Registry::NamespaceArn(scope_, ns));
+  ASSERT_TRUE(by_arn.ok() && by_arn->has_value());
+  EXPECT_EQ((*by_arn)->size(), 2u);
+  EXPECT_FALSE(registry_.ServiceArnsIn(scope_, "nope")->has_value());
+  const Scope other{AccountId("222222222222"), Region("eu-west-1")};
+  EXPECT_FALSE(registry_.ServiceArnsIn(other, "svc.internal")->has_value());
+  EXPECT_FALSE(registry_.ServiceArnsIn(other, Registry::NamespaceArn(scope_, ns))->has_value());
+}
+
 TEST_F(RegistryTest, AccountsNeverSeeEachOthersResources) {
   const std::string ns = Namespace("svc.internal", NamespaceType::kDnsPrivate);
   Service s = DnsService(ns, "web", {{RecordType::kA, 30}});
