@@ -9,6 +9,7 @@
 
 #include "cloudmap/schema.h"
 #include "common/encoding.h"
+#include "common/json_fields.h"
 #include "store/key.h"
 
 namespace paddock::cloudmap {
@@ -164,19 +165,8 @@ std::vector<Tag> TagsOf(const json::value* v) {
   return out;
 }
 
-std::string Str(const json::object& o, std::string_view k) {
-  const json::value* v = o.if_contains(k);
-  return v && v->is_string() ? std::string(v->as_string()) : std::string();
-}
-int64_t Num(const json::object& o, std::string_view k) {
-  const json::value* v = o.if_contains(k);
-  return v && v->is_int64() ? v->as_int64() : 0;
-}
-std::optional<int64_t> OptNum(const json::object& o, std::string_view k) {
-  const json::value* v = o.if_contains(k);
-  if (v && v->is_int64()) return v->as_int64();
-  return std::nullopt;
-}
+using json_fields::Str;
+int64_t Num(const json::object& o, std::string_view k) { return json_fields::Int(o, k).value_or(0); }
 
 StatusOr<json::object> ParseObject(std::string_view text) {
   boost::system::error_code ec;
@@ -201,7 +191,7 @@ Namespace NamespaceOf(const json::object& o) {
   n.description = Str(o, "desc");
   n.vpc = Str(o, "vpc");
   n.hosted_zone_id = Str(o, "zone");
-  n.soa_ttl = OptNum(o, "soa");
+  n.soa_ttl = json_fields::Int(o, "soa");
   n.created = FromEpochMillis(Num(o, "created"));
   n.creator_request_id = Str(o, "crid");
   return n;
@@ -242,8 +232,7 @@ Service ServiceOf(const json::object& o) {
   s.name = Str(o, "name");
   s.namespace_id = Str(o, "ns");
   s.description = Str(o, "desc");
-  const json::value* http = o.if_contains("http");
-  s.http_only = http && http->is_bool() && http->as_bool();
+  s.http_only = json_fields::Bool(o, "http").value_or(false);
   s.instance_count = Num(o, "count");
   s.revision = Num(o, "rev");
   s.created = FromEpochMillis(Num(o, "created"));
@@ -251,7 +240,7 @@ Service ServiceOf(const json::object& o) {
   if (o.contains("routing"))
     s.dns = DnsConfig{ParseRoutingPolicy(Str(o, "routing")).value_or(RoutingPolicy::kMultivalue),
                       RecordsOf(o.if_contains("records"))};
-  if (auto c = OptNum(o, "custom")) s.custom_health = static_cast<int>(*c);
+  if (auto c = json_fields::Int(o, "custom")) s.custom_health = static_cast<int>(*c);
   return s;
 }
 
@@ -1120,7 +1109,7 @@ Status Apply(WriteTxn& txn, const Scope& s, OperationType type, const json::obje
     case OperationType::kUpdateNamespace: {
       ASSIGN_OR_RETURN(Namespace n, ReadNamespace(txn, s, Str(w, "namespace")));
       if (w.contains("desc")) n.description = Str(w, "desc");
-      if (auto soa = OptNum(w, "soa")) n.soa_ttl = *soa;
+      if (auto soa = json_fields::Int(w, "soa")) n.soa_ttl = *soa;
       return txn.Put(kNamespaces, K1(s, n.id), json::serialize(NamespaceJson(n)));
     }
     case OperationType::kDeleteNamespace: {
