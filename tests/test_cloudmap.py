@@ -191,6 +191,17 @@ class CloudMap(h.PaddockTestCase):
                          {s["Id"] for s in before_services} | {svc["Id"]})
         self.assertEqual(self.sd.list_instances(ServiceId=svc["Id"])["Instances"], [])
 
+    def test_a_retried_create_answers_the_first_requests_result(self):
+        first = self.sd.create_http_namespace(Name="retried", CreatorRequestId="retry-1")["OperationId"]
+        self.assertEqual(self.await_operation(first)["Status"], "SUCCESS")
+        self.assertEqual(self.sd.create_http_namespace(Name="retried", CreatorRequestId="retry-1")["OperationId"], first)
+        self.assertClientError("NamespaceAlreadyExists", self.sd.create_http_namespace, Name="retried",
+                               CreatorRequestId="retry-2")
+        ns = self.sd.get_operation(OperationId=first)["Operation"]["Targets"]["NAMESPACE"]
+        svc = self.sd.create_service(Name="web", NamespaceId=ns, CreatorRequestId="retry-3")["Service"]
+        self.assertEqual(self.sd.create_service(Name="web", NamespaceId=ns, CreatorRequestId="retry-3")["Service"]["Id"],
+                         svc["Id"])
+
     def test_custom_health_needs_health_check_custom_config(self):
         ns = self.namespace("health")
         svc = self.sd.create_service(Name="plain", NamespaceId=ns)["Service"]

@@ -140,6 +140,7 @@ constexpr std::string_view kInstances = "cloudmap_instances";
 constexpr std::string_view kOperations = "cloudmap_operations";
 constexpr std::string_view kPending = "cloudmap_pending";
 constexpr std::string_view kTags = "cloudmap_tags";
+constexpr std::string_view kRequests = "cloudmap_requests";
 
 constexpr std::string_view kLower = "abcdefghijklmnopqrstuvwxyz0123456789";
 
@@ -449,7 +450,7 @@ std::string Registry::ServiceArn(const Scope& scope, std::string_view id) {
 
 StatusOr<std::string> Registry::Submit(const Scope& scope, OperationType type,
                                        std::map<std::string, std::string> targets, std::string work,
-                                       const std::function<Status(WriteTxn&)>& also) {
+                                       const std::function<Status(WriteTxn&)>& also, const std::string& retry_key) {
   Operation op;
   op.id = ids_("op");
   op.type = type;
@@ -457,11 +458,18 @@ StatusOr<std::string> Registry::Submit(const Scope& scope, OperationType type,
   op.created = op.updated = clock_.Now();
   op.targets = std::move(targets);
   ASSIGN_OR_RETURN(json::object w, ParseObject(work));
+  std::optional<std::string> earlier;  // the operation a retried request made
   RETURN_IF_ERROR(store_.Write([&](WriteTxn& txn) -> Status {
+    if (!retry_key.empty()) {
+      ASSIGN_OR_RETURN(earlier, txn.Get(kRequests, retry_key));
+      if (earlier) return OkStatus();
+      RETURN_IF_ERROR(txn.Put(kRequests, retry_key, op.id));
+    }
     RETURN_IF_ERROR(also(txn));
     RETURN_IF_ERROR(txn.Put(kOperations, K1(scope, op.id), json::serialize(OperationJson(op, w))));
     return txn.Put(kPending, K1(scope, op.id), "");
   }));
+  if (earlier) return *earlier;
   if (on_submit_) on_submit_();
   return op.id;
 }
@@ -506,7 +514,8 @@ StatusOr<std::string> Registry::CreateNamespace(const Scope& scope, const Create
                         fmt::format("The number of namespaces exceeds the quota of {}.", kMaxNamespaces),
                         Error::kResourceLimitExceeded);
                   return txn.Put(kNamespaceNames, K1(scope, n.name), n.id);
-                });
+                },
+                r.creator_request_id.empty() ? "" : K2(scope, "namespace", r.creator_request_id));
 }
 
 StatusOr<std::string> Registry::UpdateNamespace(const Scope& scope, const UpdateNamespaceRequest& r) {
@@ -654,7 +663,20 @@ StatusOr<Service> Registry::CreateService(const Scope& scope, const CreateServic
   s.creator_request_id = r.creator_request_id;
   if (r.tags.size() > kMaxTags)
     return InvalidArgument(fmt::format("A resource can have at most {} tags.", kMaxTags), Error::kTooManyTags);
+  const std::string retry_key = r.creator_request_id.empty() ? "" : K2(scope, "service", r.creator_request_id);
   RETURN_IF_ERROR(store_.Write([&](WriteTxn& txn) -> Status {
+    if (!retry_key.empty()) {
+      // A retry answers the service the request made, while it exists.
+      ASSIGN_OR_RETURN(auto earlier, txn.Get(kRequests, retry_key));
+      if (earlier) {
+        ASSIGN_OR_RETURN(auto o, ReadJson(txn, kServices, K1(scope, *earlier)));
+        if (o) {
+          s = ServiceOf(*o);
+          return OkStatus();
+        }
+      }
+      RETURN_IF_ERROR(txn.Put(kRequests, retry_key, s.id));
+    }
     ASSIGN_OR_RETURN(Namespace n, ReadNamespace(txn, scope, r.namespace_id));
     s.namespace_id = n.id;
     if (n.type == NamespaceType::kHttp) {
@@ -824,7 +846,8 @@ StatusOr<std::string> Registry::RegisterInstance(const Scope& scope, const Regis
   json::object work{{"service", id}, {"instance", r.instance_id}, {"attrs", std::move(attrs)},
                     {"crid", r.creator_request_id}};
   return Submit(scope, OperationType::kRegisterInstance, {{"SERVICE", id}, {"INSTANCE", r.instance_id}},
-                json::serialize(work), [](WriteTxn&) { return OkStatus(); });
+                json::serialize(work), [](WriteTxn&) { return OkStatus(); },
+                r.creator_request_id.empty() ? "" : K2(scope, "instance/" + id, r.creator_request_id));
 }
 
 StatusOr<std::string> Registry::DeregisterInstance(const Scope& scope, std::string_view service_id,
@@ -1309,7 +1332,7 @@ Status Registry::ReapAccount(const AccountId& account) {
   const Range all = PrefixRange(Key().Str(account.str()).Done());
   return store_.Write([&](WriteTxn& txn) -> Status {
     for (std::string_view table :
-         {kNamespaces, kNamespaceNames, kServices, kServiceNames, kInstances, kOperations, kPending, kTags})
+         {kNamespaces, kNamespaceNames, kServices, kServiceNames, kInstances, kOperations, kPending, kTags, kRequests})
       RETURN_IF_ERROR(txn.DeleteRange(table, all));
     return OkStatus();
   });

@@ -314,8 +314,12 @@ class Registry {
   Status ReapAccount(const AccountId& account);
 
  private:
+  // Queues an operation, with `also`'s writes, in one transaction. `retry_key` (empty: none) names
+  // the request in cloudmap_requests: when it is there already, nothing is written and the
+  // operation it made is answered again.
   StatusOr<std::string> Submit(const Scope& scope, OperationType type, std::map<std::string, std::string> targets,
-                               std::string work, const std::function<Status(store::WriteTxn&)>& also);
+                               std::string work, const std::function<Status(store::WriteTxn&)>& also,
+                               const std::string& retry_key = "");
   Status Advance(const Scope& scope, const std::string& op_id);
   // The tags of this scope's namespace or service `arn`; kResourceNotFound for anything else.
   static StatusOr<std::vector<Tag>> ListTagsIn(store::ReadTxn& txn, const Scope& scope, std::string_view arn);

@@ -104,6 +104,38 @@ TEST_F(RegistryTest, WorkThatNoLongerAppliesFailsTheOperationAndChangesNothing) 
   EXPECT_TRUE(registry_.GetNamespace(scope_, ns).ok());
 }
 
+TEST_F(RegistryTest, ARetryWithTheSameCreatorRequestIdAnswersWhatTheFirstMade) {
+  auto first = registry_.CreateNamespace(scope_, {.name = "api", .creator_request_id = "req-1"}, kVpc);
+  ASSERT_TRUE(first.ok());
+  ASSERT_TRUE(registry_.RunPending().ok());
+  // The name is taken by the first request itself: the retry answers its operation, no second one.
+  auto again = registry_.CreateNamespace(scope_, {.name = "api", .creator_request_id = "req-1"}, kVpc);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(*again, *first);
+  EXPECT_EQ(registry_.ListOperations(scope_, {}, 10, std::nullopt)->items.size(), 1u);
+  EXPECT_EQ(registry_.CreateNamespace(scope_, {.name = "api", .creator_request_id = "req-2"}, kVpc).status().detail(),
+            Error::kNamespaceAlreadyExists);
+  const std::string ns = registry_.GetOperation(scope_, *first)->targets["NAMESPACE"];
+
+  auto svc = registry_.CreateService(scope_, {.name = "web", .namespace_id = ns, .creator_request_id = "req-3"});
+  ASSERT_TRUE(svc.ok());
+  auto svc_again = registry_.CreateService(scope_, {.name = "web", .namespace_id = ns, .creator_request_id = "req-3"});
+  ASSERT_TRUE(svc_again.ok()) << svc_again.status().ToString();
+  EXPECT_EQ(svc_again->id, svc->id);
+  EXPECT_EQ(registry_.CreateService(scope_, {.name = "web", .namespace_id = ns}).status().detail(),
+            Error::kServiceAlreadyExists);
+
+  auto reg = registry_.RegisterInstance(scope_, {svc->id, "i-1", {}, "req-4"});
+  auto reg_again = registry_.RegisterInstance(scope_, {svc->id, "i-1", {}, "req-4"});
+  ASSERT_TRUE(reg.ok() && reg_again.ok());
+  EXPECT_EQ(*reg_again, *reg);
+  // The same request id in another account is another request.
+  const Scope other{AccountId("222222222222"), Region("eu-west-1")};
+  auto theirs = registry_.CreateNamespace(other, {.name = "api", .creator_request_id = "req-1"}, kVpc);
+  ASSERT_TRUE(theirs.ok());
+  EXPECT_NE(*theirs, *first);
+}
+
 TEST_F(RegistryTest, NamespaceRules) {
   EXPECT_EQ(registry_.CreateNamespace(scope_, {.name = "pub.example", .type = NamespaceType::kDnsPublic}, kVpc)
                 .status()

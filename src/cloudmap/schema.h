@@ -24,6 +24,9 @@ inline constexpr store::TableDef kTables[] = {
     {"cloudmap_pending", 1},
     // (account, region, resource ARN, tag key) -> tag value.
     {"cloudmap_tags", 1},
+    // (account, region, kind, CreatorRequestId) -> what the request made (an operation id for a
+    // namespace create or a registration, a service id): a retry answers it again.
+    {"cloudmap_requests", 1},
 };
 inline constexpr store::ModuleSchema kSchema{"cloudmap", 1, kTables};
 
