@@ -91,6 +91,19 @@ TEST_F(RegistryTest, AnOperationMovesFromSubmittedThroughPendingToSuccess) {
   EXPECT_EQ(registry_.GetOperation(scope_, *op)->updated, done->updated);
 }
 
+TEST_F(RegistryTest, AQueuedOperationOutlivesItsProcess) {
+  auto op = registry_.CreateNamespace(scope_, {.name = "web"}, kVpc);
+  ASSERT_TRUE(op.ok());
+  // Another Registry on the same store (a restarted node) finds it queued and finishes it.
+  Registry restarted(*store_, clock_);
+  ASSERT_TRUE(restarted.RunPending().ok());
+  EXPECT_EQ(restarted.GetOperation(scope_, *op)->status, OperationStatus::kSuccess);
+  EXPECT_TRUE(registry_.GetNamespace(scope_, registry_.GetOperation(scope_, *op)->targets["NAMESPACE"]).ok());
+  // Run again (a second worker, or the first one late): nothing is applied twice.
+  ASSERT_TRUE(registry_.RunPending().ok());
+  EXPECT_EQ(registry_.ListOperations(scope_, {}, 10, std::nullopt)->items.size(), 1u);
+}
+
 TEST_F(RegistryTest, WorkThatNoLongerAppliesFailsTheOperationAndChangesNothing) {
   const std::string ns = Namespace("web");
   auto del = registry_.DeleteNamespace(scope_, ns);
