@@ -150,6 +150,10 @@ Key ScopeKey(const Scope& s) { return std::move(Key().Str(s.account.str()).Str(s
 std::string K1(const Scope& s, std::string_view a) { return ScopeKey(s).Str(a).Done(); }
 std::string K2(const Scope& s, std::string_view a, std::string_view b) { return ScopeKey(s).Str(a).Str(b).Done(); }
 Range ScopeRange(const Scope& s) { return PrefixRange(ScopeKey(s).Done()); }
+// The worker's queue is ordered by acceptance: (sequence, account, region, operation id).
+std::string PendingKey(uint64_t seq, const Scope& s, std::string_view op_id) {
+  return Key().U64(seq).Str(s.account.str()).Str(s.region.str()).Str(op_id).Done();
+}
 
 // --- records ---
 
@@ -467,7 +471,16 @@ StatusOr<std::string> Registry::Submit(const Scope& scope, OperationType type,
     }
     RETURN_IF_ERROR(also(txn));
     RETURN_IF_ERROR(txn.Put(kOperations, K1(scope, op.id), json::serialize(OperationJson(op, w))));
-    return txn.Put(kPending, K1(scope, op.id), "");
+    // Queued after every queued operation: the worker runs them in the order they were accepted
+    // (a register and a deregister of one instance in the same millisecond keep their order).
+    ASSIGN_OR_RETURN(auto last, txn.Scan(kPending, Range{}, 1, store::Direction::kBackward));
+    uint64_t seq = 1;
+    if (!last.empty()) {
+      store::KeyReader reader(last[0].key);
+      ASSIGN_OR_RETURN(uint64_t previous, reader.U64());
+      seq = previous + 1;
+    }
+    return txn.Put(kPending, PendingKey(seq, scope, op.id), "");
   }));
   if (earlier) return *earlier;
   if (on_submit_) on_submit_();
@@ -1194,13 +1207,13 @@ Status Apply(WriteTxn& txn, const Scope& s, OperationType type, const json::obje
 
 }  // namespace
 
-Status Registry::Advance(const Scope& scope, const std::string& op_id) {
+Status Registry::Advance(const Scope& scope, const std::string& op_id, const std::string& pending_key) {
   const std::string key = K1(scope, op_id);
   // SUBMITTED -> PENDING, in its own transaction: a reader can see the work under way.
   std::optional<json::object> row;
   RETURN_IF_ERROR(store_.Write([&](WriteTxn& txn) -> Status {
     ASSIGN_OR_RETURN(row, ReadJson(txn, kOperations, key));
-    if (!row) return txn.Delete(kPending, key);
+    if (!row) return txn.Delete(kPending, pending_key);
     Operation op = OperationOf(*row);
     if (op.status != OperationStatus::kSubmitted) return OkStatus();
     (*row)["status"] = Format(OperationStatus::kPending);
@@ -1221,7 +1234,7 @@ Status Registry::Advance(const Scope& scope, const std::string& op_id) {
     done["status"] = Format(OperationStatus::kSuccess);
     done["updated"] = EpochMillis(clock_.Now());
     RETURN_IF_ERROR(txn.Put(kOperations, key, json::serialize(done)));
-    return txn.Delete(kPending, key);
+    return txn.Delete(kPending, pending_key);
   });
   if (applied.ok() || !mine) return applied;
   // The work failed: FAIL with the reason, nothing of it applied. A failure of the store itself
@@ -1242,38 +1255,38 @@ Status Registry::Advance(const Scope& scope, const std::string& op_id) {
       if (nv && nv->is_object()) RETURN_IF_ERROR(txn.Delete(kNamespaceNames, K1(scope, Str(nv->as_object(), "name"))));
     }
     RETURN_IF_ERROR(txn.Put(kOperations, key, json::serialize(failed)));
-    return txn.Delete(kPending, key);
+    return txn.Delete(kPending, pending_key);
   });
 }
 
 Status Registry::RunPending() {
-  std::vector<std::pair<Scope, std::string>> queued;
-  RETURN_IF_ERROR(store_.Read([&](ReadTxn& txn) -> Status {
-    queued.clear();
-    ASSIGN_OR_RETURN(auto rows, txn.Scan(kPending, Range{}, 10000));
-    for (const Row& row : rows) {
-      store::KeyReader reader(row.key);
-      ASSIGN_OR_RETURN(std::string account, reader.Str());
-      ASSIGN_OR_RETURN(std::string region, reader.Str());
-      ASSIGN_OR_RETURN(std::string id, reader.Str());
-      queued.emplace_back(Scope{AccountId(account), Region(region)}, id);
-    }
-    return OkStatus();
-  }));
-  // In the order submitted within a scope is not kept by id; by creation time it is.
-  std::vector<std::tuple<int64_t, Scope, std::string>> ordered;
-  for (auto& [scope, id] : queued) {
-    auto op = GetOperation(scope, id);
-    ordered.emplace_back(op.ok() ? EpochMillis(op->created) : 0, scope, id);
-  }
-  std::stable_sort(ordered.begin(), ordered.end(),
-                   [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
+  // In acceptance order (the queue's key order), in chunks: what is queued meanwhile waits for the
+  // next pass, which the submit that queued it asks for.
+  Range range;
+  constexpr size_t kChunk = 1000;
   Status first = OkStatus();
-  for (const auto& [at, scope, id] : ordered) {
-    Status s = Advance(scope, id);
-    if (!s.ok() && first.ok()) first = s;
+  for (;;) {
+    std::vector<std::tuple<Scope, std::string, std::string>> queued;  // (scope, op id, queue key)
+    RETURN_IF_ERROR(store_.Read([&](ReadTxn& txn) -> Status {
+      queued.clear();
+      ASSIGN_OR_RETURN(auto rows, txn.Scan(kPending, range, kChunk));
+      for (const Row& row : rows) {
+        store::KeyReader reader(row.key);
+        RETURN_IF_ERROR(reader.U64().status());
+        ASSIGN_OR_RETURN(std::string account, reader.Str());
+        ASSIGN_OR_RETURN(std::string region, reader.Str());
+        ASSIGN_OR_RETURN(std::string id, reader.Str());
+        queued.emplace_back(Scope{AccountId(account), Region(region)}, id, row.key);
+      }
+      return OkStatus();
+    }));
+    for (const auto& [scope, id, key] : queued) {
+      Status s = Advance(scope, id, key);
+      if (!s.ok() && first.ok()) first = s;
+    }
+    if (queued.size() < kChunk) return first;
+    range.begin = store::KeySuccessor(std::get<2>(queued.back()));
   }
-  return first;
 }
 
 Status Registry::TagResource(const Scope& scope, std::string_view arn, const std::vector<Tag>& tags) {
@@ -1332,8 +1345,21 @@ Status Registry::ReapAccount(const AccountId& account) {
   const Range all = PrefixRange(Key().Str(account.str()).Done());
   return store_.Write([&](WriteTxn& txn) -> Status {
     for (std::string_view table :
-         {kNamespaces, kNamespaceNames, kServices, kServiceNames, kInstances, kOperations, kPending, kTags, kRequests})
+         {kNamespaces, kNamespaceNames, kServices, kServiceNames, kInstances, kOperations, kTags, kRequests})
       RETURN_IF_ERROR(txn.DeleteRange(table, all));
+    // The queue is keyed by sequence first: its rows of `account` are found by reading it.
+    Range queue;
+    for (;;) {
+      ASSIGN_OR_RETURN(auto rows, txn.Scan(kPending, queue, 1000));
+      for (const Row& row : rows) {
+        store::KeyReader reader(row.key);
+        RETURN_IF_ERROR(reader.U64().status());
+        ASSIGN_OR_RETURN(std::string owner, reader.Str());
+        if (owner == account.str()) RETURN_IF_ERROR(txn.Delete(kPending, row.key));
+      }
+      if (rows.size() < 1000) break;
+      queue.begin = store::KeySuccessor(rows.back().key);
+    }
     return OkStatus();
   });
 }

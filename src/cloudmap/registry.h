@@ -320,7 +320,7 @@ class Registry {
   StatusOr<std::string> Submit(const Scope& scope, OperationType type, std::map<std::string, std::string> targets,
                                std::string work, const std::function<Status(store::WriteTxn&)>& also,
                                const std::string& retry_key = "");
-  Status Advance(const Scope& scope, const std::string& op_id);
+  Status Advance(const Scope& scope, const std::string& op_id, const std::string& pending_key);
   // The tags of this scope's namespace or service `arn`; kResourceNotFound for anything else.
   static StatusOr<std::vector<Tag>> ListTagsIn(store::ReadTxn& txn, const Scope& scope, std::string_view arn);
 

@@ -104,6 +104,28 @@ TEST_F(RegistryTest, AQueuedOperationOutlivesItsProcess) {
   EXPECT_EQ(registry_.ListOperations(scope_, {}, 10, std::nullopt)->items.size(), 1u);
 }
 
+TEST_F(RegistryTest, OperationsRunInTheOrderTheyWereAccepted) {
+  // Ids that sort against the order of acceptance, all at one instant of the clock.
+  int down = 1000;
+  Registry registry(*store_, clock_, [&](std::string_view prefix) {
+    return fmt::format("{}{:016}", prefix == "op" ? "op-" : std::string(prefix), --down);
+  });
+  auto create = registry.CreateNamespace(scope_, {.name = "order"}, kVpc);
+  ASSERT_TRUE(create.ok());
+  ASSERT_TRUE(registry.RunPending().ok());
+  const std::string ns = registry.GetOperation(scope_, *create)->targets["NAMESPACE"];
+  auto s = registry.CreateService(scope_, {.name = "web", .namespace_id = ns});
+  ASSERT_TRUE(s.ok());
+  ASSERT_NO_FATAL_FAILURE(Register(s->id, "i-1", {}));
+  auto again = registry.RegisterInstance(scope_, {s->id, "i-1", {{"v", "2"}}, ""});
+  auto gone = registry.DeregisterInstance(scope_, s->id, "i-1");
+  ASSERT_TRUE(again.ok() && gone.ok());
+  ASSERT_TRUE(registry.RunPending().ok());
+  EXPECT_EQ(registry.GetOperation(scope_, *again)->status, OperationStatus::kSuccess);
+  EXPECT_EQ(registry.GetOperation(scope_, *gone)->status, OperationStatus::kSuccess);
+  EXPECT_EQ(registry.GetInstance(scope_, s->id, "i-1").status().detail(), Error::kInstanceNotFound);
+}
+
 TEST_F(RegistryTest, WorkThatNoLongerAppliesFailsTheOperationAndChangesNothing) {
   const std::string ns = Namespace("web");
   auto del = registry_.DeleteNamespace(scope_, ns);

@@ -20,7 +20,8 @@ inline constexpr store::TableDef kTables[] = {
     {"cloudmap_instances", 1},
     // (account, region, operation id) -> the operation: type, status, dates, targets, its work.
     {"cloudmap_operations", 1},
-    // (account, region, operation id) -> "": the operations not yet SUCCESS or FAIL (the worker's queue).
+    // (sequence, account, region, operation id) -> "": the operations not yet SUCCESS or FAIL, in
+    // the order they were accepted (the worker's queue).
     {"cloudmap_pending", 1},
     // (account, region, resource ARN, tag key) -> tag value.
     {"cloudmap_tags", 1},
