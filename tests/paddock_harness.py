@@ -378,7 +378,7 @@ class _RawCapture:
 
 
 # The JSON-protocol services whose clients check every response strictly (json_client).
-JSON_SERVICES = ("ecs", "ssm", "secretsmanager", "logs")
+JSON_SERVICES = ("ecs", "ssm", "secretsmanager", "logs", "servicediscovery")
 
 
 def json_client(service, endpoint, key_id, secret, region=REGION, retries=1, validate=True, timeout=30,

@@ -90,10 +90,11 @@ class ProfileOnACustomEndpoint(unittest.TestCase):
 
     def assertReachesTheServer(self, out, host_prefix):
         err = out.stderr.decode()
-        self.assertNotEqual(out.returncode, 0)  # Paddock serves no Cloud Map: its own error, not a DNS failure
+        # The namespace does not exist: Cloud Map's own error from the server, not a DNS failure.
+        self.assertNotEqual(out.returncode, 0)
         self.assertNotIn(f"{host_prefix}127.0.0.1", err)
-        self.assertIn("(UnknownOperationException)", err)
-        self.assertIn("names no service this endpoint serves", err)
+        self.assertIn("(NamespaceNotFound)", err)
+        self.assertIn("Namespace not found: n", err)
 
     def test_cli_v1_sends_a_prefixed_cloud_map_call_to_the_endpoint(self):
         args = ("servicediscovery", "discover-instances", "--namespace-name", "n", "--service-name", "s")

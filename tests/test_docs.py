@@ -29,7 +29,7 @@ class GeneratedDocsTest(unittest.TestCase):
         self.assertEqual(result.returncode, 0, result.stderr)
 
     def test_model_slices_are_current(self):
-        """The SSM, Secrets Manager and CloudWatch Logs model slices are what tools/gen_model_slice.py cuts."""
+        """The SSM, Secrets Manager, CloudWatch Logs and Cloud Map model slices are what tools/gen_model_slice.py cuts."""
         try:
             import botocore  # noqa: F401 - the generator reads botocore's models
         except ImportError:

@@ -3,7 +3,7 @@
 
 ECS: the `handlers_` map in src/ecs/api/ecs_service.cc. STS: StsService::Implements in
 src/sts/api/sts_service.cc. IAM: `kActions` in src/iam/api/iam_service.cc. SSM: `kActions` in
-src/ssm/api/ssm_service.cc. Secrets Manager: `kActions` in its adapter. The models are the
+src/ssm/api/ssm_service.cc. Secrets Manager, CloudWatch Logs and Cloud Map: `kActions` in their adapters. The models are the
 ones botocore (the default python3's) carries.
 `--check` exits 1 when the committed file is stale.
 """
@@ -19,6 +19,7 @@ IAM_DISPATCH = ROOT / "src/iam/api/iam_service.cc"
 SSM_DISPATCH = ROOT / "src/ssm/api/ssm_service.cc"
 SM_DISPATCH = ROOT / "src/secretsmanager/api/secrets_manager_service.cc"
 LOGS_DISPATCH = ROOT / "src/logs/api/logs_service.cc"
+CLOUDMAP_DISPATCH = ROOT / "src/cloudmap/api/cloudmap_service.cc"
 OUT = ROOT / "docs/api-coverage.md"
 
 
@@ -135,19 +136,26 @@ SM_WAITING = {
 }
 
 
-def render_secretsmanager():
-    done = set(actions_table(SM_DISPATCH))
-    ops, version = model_operations("secretsmanager")
-    check_known(done, ops, "Secrets Manager kActions")
+def render_with_reasons(title, dispatch, service, model_title, contract, waiting, waiting_name):
+    """A service whose every unserved operation has its own reason (`waiting`, the dict called
+    `waiting_name`): all its operations, then the unserved ones with theirs."""
+    done = set(actions_table(dispatch))
+    ops, version = model_operations(service)
+    check_known(done, ops, f"{title} kActions")
     lines = coverage([
         "",
-        "# Secrets Manager API coverage",
+        f"# {title} API coverage",
         "",
-        f"From `kActions` in `src/secretsmanager/api/secrets_manager_service.cc` and botocore {version}'s",
-        "Secrets Manager model (JSON 1.1; behaviour in `docs/contracts/secretsmanager.md`).",
+        f"From `kActions` in `{dispatch.relative_to(ROOT)}` and botocore {version}'s",
+        f"{model_title} model (JSON 1.1; behaviour in `docs/contracts/{contract}.md`).",
     ], done, ops, ops)
-    lines += waiting_for("## Secrets Manager: not served yet, and why", done, ops, SM_WAITING, "SM_WAITING")
+    lines += waiting_for(f"## {title}: not served yet, and why", done, ops, waiting, waiting_name)
     return "\n".join(lines) + "\n"
+
+
+def render_secretsmanager():
+    return render_with_reasons("Secrets Manager", SM_DISPATCH, "secretsmanager", "Secrets Manager", "secretsmanager",
+                               SM_WAITING, "SM_WAITING")
 
 
 # CloudWatch Logs' operations outside issue 12's slice wait for one reason.
@@ -174,6 +182,23 @@ def render_served_slice(title, dispatch, service, protocol, contract, waiting):
     return "\n".join(lines) + "\n"
 
 
+# Cloud Map's operations not served yet, each with what it waits for (issue 13).
+_CLOUDMAP_ATTRIBUTES = ("service attributes (key-value pairs on a service, not its instances): not yet served, issue 13 "
+                        "left them out; instance attributes are served")
+CLOUDMAP_WAITING = {
+    "DeleteServiceAttributes": _CLOUDMAP_ATTRIBUTES,
+    "GetServiceAttributes": _CLOUDMAP_ATTRIBUTES,
+    "UpdateServiceAttributes": _CLOUDMAP_ATTRIBUTES,
+    "UpdatePublicDnsNamespace": ("public DNS namespaces (Route 53 public hosted zones): Paddock serves no public DNS, "
+                                 "so CreatePublicDnsNamespace is refused with InvalidInput"),
+}
+
+
+def render_cloudmap():
+    return render_with_reasons("Cloud Map", CLOUDMAP_DISPATCH, "servicediscovery", "servicediscovery", "cloudmap",
+                               CLOUDMAP_WAITING, "CLOUDMAP_WAITING")
+
+
 def render_ssm():
     return render_served_slice("SSM", SSM_DISPATCH, "ssm", "JSON 1.1", "ssm", _SSM_WAITING)
 
@@ -198,7 +223,7 @@ def render():
     ], done, ops, ops)
     lines += waiting_for("## Not served yet, and why", done, ops, WAITING, "WAITING")
     lines += render_sts()
-    return "\n".join(lines) + "\n" + render_iam() + render_ssm() + render_secretsmanager() + render_logs()
+    return "\n".join(lines) + "\n" + render_iam() + render_ssm() + render_secretsmanager() + render_logs() + render_cloudmap()
 
 
 def render_sts():

@@ -37,6 +37,14 @@ SLICES = {
         "DescribeLogGroups", "DescribeLogStreams", "FilterLogEvents", "GetLogEvents", "ListTagsForResource",
         "PutLogEvents", "PutRetentionPolicy", "StartLiveTail", "TagResource", "UntagResource",
     ]),
+    "servicediscovery": ("src/cloudmap/api/models/servicediscovery-2017-03-14.json", [
+        "CreateHttpNamespace", "CreatePrivateDnsNamespace", "CreatePublicDnsNamespace", "CreateService",
+        "DeleteNamespace", "DeleteService", "DeregisterInstance", "DiscoverInstances", "DiscoverInstancesRevision",
+        "GetInstance", "GetInstancesHealthStatus", "GetNamespace", "GetOperation", "GetService", "ListInstances",
+        "ListNamespaces", "ListOperations", "ListServices", "ListTagsForResource", "RegisterInstance", "TagResource",
+        "UntagResource", "UpdateHttpNamespace", "UpdateInstanceCustomHealthStatus", "UpdatePrivateDnsNamespace",
+        "UpdateService",
+    ]),
 }
 
 

@@ -65,6 +65,7 @@
 #include "iam/api/role_directory.h"  // issue 11: IAM
 #include "iam/directory.h"
 #include "secretsmanager/api/secrets_manager_service.h"  // issue 12: Secrets Manager
+#include "cloudmap/api/cloudmap_service.h"  // issue 13: Cloud Map
 #include "vpc/ipam.h"
 #include "vpc/security_groups.h"
 #include "cli/schemas.h"
@@ -260,6 +261,8 @@ class Node::Impl {
   std::unique_ptr<sts::ServiceRoleSessions> task_role_sessions;
   // issue 12: Secrets Manager (its owner, API and account reaper).
   std::unique_ptr<secretsmanager::api::SecretsManagerModule> secrets_manager;
+  // issue 13: Cloud Map (its owner, API, operations worker and account reaper).
+  std::unique_ptr<cloudmap::api::CloudMapModule> cloudmap;
   std::unique_ptr<aws::ApiFront> front;
   std::unique_ptr<http::Server> server;
   // The Fargate agent: made by Start (not Open, which `paddock admin` uses too), stopped before
@@ -661,6 +664,11 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   ASSIGN_OR_RETURN(impl->secrets_manager,
                    secretsmanager::api::SecretsManagerModule::Open(*impl->store, *impl->keys, token_key));
   impl->front->AddJsonService(&impl->secrets_manager->service());
+  ASSIGN_OR_RETURN(impl->cloudmap, cloudmap::api::CloudMapModule::Open(*impl->store, token_key));  // issue 13
+  impl->front->AddJsonService(&impl->cloudmap->service());
+  impl->ecs->SetNamespaceLookup([registry = &impl->cloudmap->registry()](const Scope& scope, std::string_view ns) {
+    return registry->ServiceArnsIn(scope, ns);  // ListServicesByNamespace (issue 13)
+  });
   // Task roles (issue 11): the control plane mints every task's role credentials, for its own
   // agents and over the agent protocol (GetTaskCredentials) for `paddock agent`s, from the same
   // roles as AssumeRole's.
@@ -831,7 +839,7 @@ std::vector<iam::AccountReaper*> Node::reapers() {
           impl_->capacity_provider_reaper.get(), impl_->account_setting_reaper.get(),
           impl_->session_reaper.get(),         impl_->iam_reaper.get(),
           impl_->ssm.get(),                    impl_->secrets_manager.get(),
-          impl_->logs.get()};  // issue 12
+          impl_->logs.get(),                   impl_->cloudmap.get()};  // issues 12, 13
 }
 
 std::vector<std::string> Node::ImplementedEcsActions() const { return impl_->ecs->ImplementedActions(); }

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "agent/images/schema.h"
+#include "cloudmap/schema.h"        // issue 13: Cloud Map
 #include "ecs/schema.h"
 #include "iam/schema.h"
 #include "sched/schema.h"
@@ -19,7 +20,7 @@ namespace paddock::cli {
 inline std::vector<store::ModuleSchema> NodeSchemas() {
   // The store adds its own (store::kStoreSchema).
   return {iam::kSchema, sts::kSchema, ecs::kSchema, vpc::kSchema, sched::kSchema, agent::images::kSchema,
-          ssm::kSchema, secretsmanager::kSchema};
+          ssm::kSchema, secretsmanager::kSchema, cloudmap::kSchema};
 }
 
 }  // namespace paddock::cli

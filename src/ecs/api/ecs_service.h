@@ -6,11 +6,14 @@
 //   front.AddJsonService(&ecs);
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "aws/model.h"
 #include "aws/pagination.h"
@@ -62,6 +65,13 @@ class EcsService final : public aws::JsonService {
   // The URL DiscoverPollEndpoint answers (endpoint, telemetryEndpoint, serviceConnectEndpoint):
   // the server's own, once it knows its port. Thread-safe.
   void SetEndpoint(std::string url);
+
+  // ListServicesByNamespace's view of Cloud Map: the ARNs of the Cloud Map services of `ns` (a
+  // namespace name or ARN) in the scope, or nullopt when the scope has no such namespace. Unset:
+  // every namespace is NamespaceNotFoundException. Set once, before the front serves.
+  using NamespaceLookup =
+      std::function<StatusOr<std::optional<std::vector<std::string>>>(const Scope& scope, std::string_view ns)>;
+  void SetNamespaceLookup(NamespaceLookup lookup) { namespace_lookup_ = std::move(lookup); }
 
  private:
   using Handler = StatusOr<std::string> (EcsService::*)(const aws::CallContext&, boost::json::object&);
@@ -144,6 +154,7 @@ class EcsService final : public aws::JsonService {
 
   aws::TokenCodec tokens_;
   std::map<std::string, Handler, std::less<>> handlers_;
+  NamespaceLookup namespace_lookup_;
   std::mutex endpoint_mu_;
   std::string endpoint_;  // GUARDED_BY(endpoint_mu_)
 };

@@ -89,9 +89,20 @@ StatusOr<std::string> EcsService::ListServices(const aws::CallContext& ctx, json
 
 StatusOr<std::string> EcsService::ListServicesByNamespace(const aws::CallContext& ctx, json::object& in) {
   ASSIGN_OR_RETURN(size_t limit, PageSize(in, 10));
-  (void)limit;
-  ASSIGN_OR_RETURN(service::Page page, owners_.services->ListByNamespace(ctx.scope, ctx.principal.arn, in));
-  const std::string context = TokenContext(ctx, json_fields::Str(in, "namespace"));
+  const std::string ns = json_fields::Str(in, "namespace");
+  std::optional<std::vector<std::string>> registries;
+  if (namespace_lookup_) {
+    ASSIGN_OR_RETURN(registries, namespace_lookup_(ctx.scope, ns));
+  }
+  if (!registries) {
+    ASSIGN_OR_RETURN(service::Page none, owners_.services->ListByNamespace(ctx.scope, ctx.principal.arn, in));
+    (void)none;  // the owner answers NamespaceNotFoundException
+  }
+  const std::string context = TokenContext(ctx, ns);
+  ASSIGN_OR_RETURN(std::string after, PageStart(context, in));
+  ASSIGN_OR_RETURN(service::Page page,
+                   owners_.services->ListByRegistries(ctx.scope, registries.value_or(std::vector<std::string>{}),
+                                                      limit, after));
   return EncodePage(context, "serviceArns", StringArray(page.arns), page.next);
 }
 

@@ -918,8 +918,48 @@ StatusOr<Page> Services::List(const Scope& scope, std::string_view caller_arn, c
 StatusOr<Page> Services::ListByNamespace(const Scope& scope, std::string_view caller_arn, const json::object& input) {
   (void)scope;
   (void)caller_arn;
-  return NotFound(fmt::format("Namespace {} not found: Paddock has no Cloud Map namespaces.", Str(input, "namespace")),
-                  ecs::Error::kNamespaceNotFound);
+  return NotFound(fmt::format("Namespace {} not found.", Str(input, "namespace")), ecs::Error::kNamespaceNotFound);
+}
+
+StatusOr<Page> Services::ListByRegistries(const Scope& scope, const std::vector<std::string>& registry_arns,
+                                          size_t limit, const std::string& after) {
+  const std::set<std::string> wanted(registry_arns.begin(), registry_arns.end());
+  store::Range range = store::PrefixRange(ScopeKey(scope).Done());
+  if (!after.empty()) range.begin = store::KeySuccessor(after);
+  Page page;
+  if (wanted.empty()) return page;
+  RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
+    constexpr size_t kBatch = 256;
+    std::vector<std::pair<std::string, std::string>> found;  // (index key, ARN), up to limit + 1
+    while (found.size() <= limit) {
+      ASSIGN_OR_RETURN(auto rows, txn.Scan(kByStatus, range, kBatch));
+      for (const auto& row : rows) {
+        store::KeyReader r(row.key);
+        for (int i = 0; i < 2; ++i) RETURN_IF_ERROR(r.Str().status());  // account, region
+        ASSIGN_OR_RETURN(std::string cluster, r.Str());
+        ASSIGN_OR_RETURN(std::string status, r.Str());
+        ASSIGN_OR_RETURN(std::string name, r.Str());
+        if (status != "ACTIVE") continue;
+        ASSIGN_OR_RETURN(auto record, LoadRecord(txn, scope, cluster, name));
+        if (!record) continue;
+        bool member = false;
+        for (const json::object* reg : json_fields::Objects(*record, "serviceRegistries"))
+          member = member || wanted.contains(Str(*reg, "registryArn"));
+        if (!member) continue;
+        found.emplace_back(row.key, ServiceArn(scope, cluster, name));
+        if (found.size() > limit) break;
+      }
+      if (rows.size() < kBatch) break;
+      range.begin = store::KeySuccessor(rows.back().key);
+    }
+    if (found.size() > limit) {
+      found.resize(limit);
+      page.next = found.back().first;
+    }
+    for (auto& f : found) page.arns.push_back(std::move(f.second));
+    return OkStatus();
+  }));
+  return page;
 }
 
 // ---- Tags ----

@@ -114,9 +114,14 @@ class Services {
                                TimePoint now);
   StatusOr<DescribeResult> Describe(const Scope& scope, std::string_view caller_arn, const boost::json::object& input);
   StatusOr<Page> List(const Scope& scope, std::string_view caller_arn, const ListQuery& q);
-  // ListServicesByNamespace: Paddock has no Cloud Map namespaces yet, so every namespace is
-  // NamespaceNotFoundException (docs/contracts/service.md).
+  // ListServicesByNamespace of a namespace the scope does not have: NamespaceNotFoundException
+  // (docs/contracts/service.md).
   StatusOr<Page> ListByNamespace(const Scope& scope, std::string_view caller_arn, const boost::json::object& input);
+  // ListServicesByNamespace of an existing namespace: the ACTIVE services of every cluster of the
+  // scope whose serviceRegistries name one of `registry_arns` (the namespace's Cloud Map services),
+  // by cluster and name, `limit` per page from `after` (a Page::next).
+  StatusOr<Page> ListByRegistries(const Scope& scope, const std::vector<std::string>& registry_arns, size_t limit,
+                                  const std::string& after);
 
   // ---- Service deployments and revisions (service_deployments.cc) ----
   StatusOr<ItemPage> ListServiceDeployments(const Scope& scope, std::string_view caller_arn, const DeploymentQuery& q);

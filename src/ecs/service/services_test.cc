@@ -951,5 +951,29 @@ TEST_F(ServicesTest, ListServicesByNamespaceHasNoNamespaces) {
               "NamespaceNotFoundException", "");
 }
 
+TEST_F(ServicesTest, ListByRegistriesFindsTheServicesOfANamespacesRegistries) {
+  const std::string arn_a = "arn:aws:servicediscovery:us-east-1:123456789012:service/srv-aaaaaaaaaaaaaaaa";
+  const std::string arn_b = "arn:aws:servicediscovery:us-east-1:123456789012:service/srv-bbbbbbbbbbbbbbbb";
+  auto registry = [](const std::string& arn) {
+    return json::object{{"serviceRegistries", json::array{json::object{{"registryArn", arn}}}}};
+  };
+  ASSERT_TRUE(Create(Request("one", registry(arn_a))).ok());
+  ASSERT_TRUE(Create(Request("two", registry(arn_b))).ok());
+  ASSERT_TRUE(Create(Request("three", registry(arn_a))).ok());
+  ASSERT_TRUE(Create(Request("none")).ok());
+  const std::string prefix = "arn:aws:ecs:us-east-1:123456789012:service/prod/";
+  auto page = services_.ListByRegistries(kScope, {arn_a, arn_b}, 2, "");
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  EXPECT_EQ(page->arns, (std::vector<std::string>{prefix + "one", prefix + "three"}));
+  ASSERT_FALSE(page->next.empty());
+  auto rest = services_.ListByRegistries(kScope, {arn_a, arn_b}, 2, page->next);
+  EXPECT_EQ(rest->arns, (std::vector<std::string>{prefix + "two"}));
+  EXPECT_TRUE(rest->next.empty());
+  EXPECT_TRUE(services_.ListByRegistries(kScope, {}, 10, "")->arns.empty());
+  // A DRAINING service is no longer listed.
+  ASSERT_TRUE(Delete("two", /*force=*/true).ok());
+  EXPECT_EQ(services_.ListByRegistries(kScope, {arn_b}, 10, "")->arns, std::vector<std::string>{});
+}
+
 }  // namespace
 }  // namespace paddock::ecs::service
