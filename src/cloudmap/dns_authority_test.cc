@@ -1,0 +1,161 @@
+// cloudmap::DnsAuthority over a real Registry on a real SQLite store: what a VPC's DNS server
+// answers for Cloud Map names, and that another account's VPC (or an unknown listener) is never
+// answered from this account's namespaces.
+#include "cloudmap/dns_authority.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "common/testing/fake_clock.h"
+#include "ecs/testing/temp_store.h"
+
+namespace paddock::cloudmap {
+namespace {
+
+using ::testing::UnorderedElementsAre;
+
+constexpr std::string_view kVpc = "vpc-0123456789abcdef0";
+constexpr uint16_t kA = 1, kAaaa = 28, kSrv = 33;
+
+std::string AddressOf(const dns::Record& r) {
+  const auto& a = std::get<dns::A>(r.data).address;
+  return fmt::format("{}.{}.{}.{}", a[0], a[1], a[2], a[3]);
+}
+
+class DnsAuthorityTest : public ::testing::Test {
+ protected:
+  DnsAuthorityTest()
+      : registry_(*store_, clock_, [this](std::string_view prefix) {
+          return fmt::format("{}{:016}", prefix == "op" ? "op-" : std::string(prefix), ++next_id_);
+        }),
+        authority_(registry_, [this](std::string_view listener) -> std::optional<VpcRef> {
+          if (listener == "mine") return VpcRef{scope_, std::string(kVpc)};
+          if (listener == "theirs") return VpcRef{other_, std::string(kVpc)};  // the same VPC id, another account
+          return std::nullopt;
+        }) {}
+
+  void SetUp() override {
+    auto op = registry_.CreateNamespace(
+        scope_, CreateNamespaceRequest{.name = "internal", .type = NamespaceType::kDnsPrivate, .vpc = std::string(kVpc)},
+        kVpc);
+    ASSERT_TRUE(op.ok()) << op.status().ToString();
+    ASSERT_TRUE(registry_.RunPending().ok());
+    ns_ = registry_.GetOperation(scope_, *op)->targets["NAMESPACE"];
+  }
+
+  std::string Service(std::string name, std::vector<DnsRecord> records, std::optional<int> custom = std::nullopt,
+                      RoutingPolicy routing = RoutingPolicy::kMultivalue) {
+    auto s = registry_.CreateService(scope_, CreateServiceRequest{.name = std::move(name), .namespace_id = ns_,
+                                                                  .dns = DnsConfig{routing, std::move(records)},
+                                                                  .custom_health = custom});
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    return s.ok() ? s->id : std::string();
+  }
+
+  void Register(const std::string& service, std::string id, std::map<std::string, std::string> attrs) {
+    auto op = registry_.RegisterInstance(scope_, RegisterRequest{service, std::move(id), std::move(attrs), ""});
+    ASSERT_TRUE(op.ok()) << op.status().ToString();
+    ASSERT_TRUE(registry_.RunPending().ok());
+  }
+
+  dns::Answer Ask(std::string_view name, uint16_t type, std::string_view listener = "mine") {
+    return authority_.Lookup(dns::QuerySource{.listener = listener, .address = "172.31.0.9", .port = 5353, .tcp = false},
+                             name, type);
+  }
+
+  std::vector<std::string> Addresses(const dns::Answer& a) {
+    std::vector<std::string> out;
+    for (const dns::Record& r : a.records) out.push_back(AddressOf(r));
+    return out;
+  }
+
+  testing::TempStore store_;
+  testing::FakeClock clock_;
+  int next_id_ = 0;
+  Registry registry_;
+  Scope scope_{AccountId("111111111111"), Region("us-east-1")};
+  Scope other_{AccountId("222222222222"), Region("us-east-1")};
+  DnsAuthority authority_;
+  std::string ns_;
+};
+
+TEST_F(DnsAuthorityTest, AServiceAnswersItsInstancesAddressesWithItsTtl) {
+  const std::string web = Service("web", {{RecordType::kA, 10}});
+  for (int i = 1; i <= 3; ++i) Register(web, fmt::format("task{}", i), {{"AWS_INSTANCE_IPV4", fmt::format("172.31.0.{}", 10 + i)}});
+  dns::Answer a = Ask("web.internal", kA);
+  ASSERT_EQ(a.kind, dns::Answer::Kind::kRecords);
+  EXPECT_EQ(a.ttl, 10u);
+  EXPECT_THAT(Addresses(a), UnorderedElementsAre("172.31.0.11", "172.31.0.12", "172.31.0.13"));
+  // No AAAA record in its DnsConfig: the name exists, with no data of that type.
+  EXPECT_EQ(Ask("web.internal", kAaaa).kind, dns::Answer::Kind::kNoData);
+  // Deregistered: gone from the next answer.
+  auto op = registry_.DeregisterInstance(scope_, web, "task2");
+  ASSERT_TRUE(op.ok()) << op.status().ToString();
+  ASSERT_TRUE(registry_.RunPending().ok());
+  EXPECT_THAT(Addresses(Ask("web.internal", kA)), UnorderedElementsAre("172.31.0.11", "172.31.0.13"));
+}
+
+TEST_F(DnsAuthorityTest, NamesUnderTheNamespaceAreOursAndEveryOtherNameIsForwarded) {
+  Service("empty", {{RecordType::kA, 60}});
+  EXPECT_EQ(Ask("nothing.internal", kA).kind, dns::Answer::Kind::kNxDomain);
+  EXPECT_EQ(Ask("a.b.c.internal", kA).kind, dns::Answer::Kind::kNxDomain);
+  EXPECT_EQ(Ask("internal", kA).kind, dns::Answer::Kind::kNoData);        // the namespace's own name
+  EXPECT_EQ(Ask("empty.internal", kA).kind, dns::Answer::Kind::kNoData);  // a service without instances
+  EXPECT_EQ(Ask("example.com", kA).kind, dns::Answer::Kind::kForward);
+  EXPECT_EQ(Ask("com", kA).kind, dns::Answer::Kind::kForward);
+}
+
+TEST_F(DnsAuthorityTest, AnotherAccountsVpcAndUnknownListenersAreNeverAnsweredFromThisAccount) {
+  const std::string web = Service("web", {{RecordType::kA, 10}});
+  Register(web, "task1", {{"AWS_INSTANCE_IPV4", "172.31.0.11"}});
+  ASSERT_EQ(Ask("web.internal", kA).kind, dns::Answer::Kind::kRecords);
+  // The same VPC id in another account, and a listener nobody knows: not this account's names.
+  EXPECT_EQ(Ask("web.internal", kA, "theirs").kind, dns::Answer::Kind::kForward);
+  EXPECT_EQ(Ask("web.internal", kA, "nobody").kind, dns::Answer::Kind::kForward);
+}
+
+TEST_F(DnsAuthorityTest, SrvAnswersPortsAndTargetsAndEachTargetHasItsAddress) {
+  const std::string api = Service("api", {{RecordType::kSrv, 30}, {RecordType::kA, 20}});
+  Register(api, "task1", {{"AWS_INSTANCE_IPV4", "172.31.0.21"}, {"AWS_INSTANCE_PORT", "8080"}});
+  Register(api, "task2", {{"AWS_INSTANCE_IPV4", "172.31.0.22"}, {"AWS_INSTANCE_PORT", "9090"}});
+  dns::Answer srv = Ask("api.internal", kSrv);
+  ASSERT_EQ(srv.kind, dns::Answer::Kind::kRecords);
+  EXPECT_EQ(srv.ttl, 30u);
+  std::vector<std::string> targets;
+  for (const dns::Record& r : srv.records) {
+    const auto& s = std::get<dns::Srv>(r.data);
+    targets.push_back(fmt::format("{} {}", s.port, s.target));
+  }
+  EXPECT_THAT(targets, UnorderedElementsAre("8080 task1.api.internal", "9090 task2.api.internal"));
+  EXPECT_EQ(srv.additional.size(), 2u);  // the targets' A records
+  dns::Answer target = Ask("task2.api.internal", kA);
+  ASSERT_EQ(target.kind, dns::Answer::Kind::kRecords);
+  EXPECT_EQ(target.ttl, 20u);
+  ASSERT_EQ(target.records.size(), 1u);
+  EXPECT_EQ(AddressOf(target.records[0]), "172.31.0.22");
+  EXPECT_EQ(Ask("task9.api.internal", kA).kind, dns::Answer::Kind::kNxDomain);
+}
+
+TEST_F(DnsAuthorityTest, AnUnhealthyInstanceIsLeftOutAndWeightedRoutingAnswersOne) {
+  const std::string web = Service("web", {{RecordType::kA, 10}}, /*custom=*/1);
+  Register(web, "task1", {{"AWS_INSTANCE_IPV4", "172.31.0.11"}});
+  Register(web, "task2", {{"AWS_INSTANCE_IPV4", "172.31.0.12"}});
+  ASSERT_TRUE(registry_.SetCustomHealth(scope_, web, "task2", false).ok());
+  EXPECT_THAT(Addresses(Ask("web.internal", kA)), UnorderedElementsAre("172.31.0.11"));
+
+  const std::string one = Service("one", {{RecordType::kA, 10}}, std::nullopt, RoutingPolicy::kWeighted);
+  Register(one, "a", {{"AWS_INSTANCE_IPV4", "172.31.0.31"}});
+  Register(one, "b", {{"AWS_INSTANCE_IPV4", "172.31.0.32"}});
+  EXPECT_EQ(Ask("one.internal", kA).records.size(), 1u);
+}
+
+}  // namespace
+}  // namespace paddock::cloudmap
