@@ -1,6 +1,8 @@
 #include "cloudmap/dns_authority.h"
 
+#include <algorithm>
 #include <charconv>
+#include <cctype>
 #include <utility>
 #include <vector>
 
@@ -20,6 +22,11 @@ std::optional<RecordType> RecordTypeOf(uint16_t type) {
     case kCname: return RecordType::kCname;
     default: return std::nullopt;
   }
+}
+
+bool EqualsIgnoringCase(std::string_view a, std::string_view b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](char x, char y) { return std::tolower(static_cast<unsigned char>(x)) == y; });
 }
 
 std::string Attribute(const Instance& i, const char* key) {
@@ -84,7 +91,7 @@ dns::Answer DnsAuthority::Lookup(const dns::QuerySource& source, std::string_vie
     const std::optional<RecordType> wanted = RecordTypeOf(type);
     if (k == 2) {  // "<instance>.<service>.<namespace>": the SRV target's address
       for (const Instance& i : found->instances)
-        if (i.id == labels[0]) {
+        if (EqualsIgnoringCase(i.id, labels[0])) {
           const std::optional<uint32_t> ttl = TtlOf(found->service, *RecordTypeOf(type == kAaaa ? kAaaa : kA));
           std::optional<dns::Record> r = (type == kA || type == kAaaa) ? AddressRecord(i, type, "") : std::nullopt;
           if (!r) return dns::Answer::NoData();
@@ -94,27 +101,32 @@ dns::Answer DnsAuthority::Lookup(const dns::QuerySource& source, std::string_vie
     }
     const std::optional<uint32_t> ttl = wanted ? TtlOf(found->service, *wanted) : std::nullopt;
     if (!ttl || found->instances.empty()) return dns::Answer::NoData();
+    // The instances answered: MULTIVALUE at most kMaxAnswers, WEIGHTED one, picked at random
+    // before any record is made (an SRV answer's additional records are those of its targets only).
+    std::vector<const Instance*> picked;
+    for (const Instance& i : found->instances) picked.push_back(&i);
+    {
+      std::lock_guard lock(rng_mu_);
+      std::shuffle(picked.begin(), picked.end(), rng_);
+    }
+    const size_t most = found->service.dns->routing == RoutingPolicy::kWeighted ? 1 : kMaxAnswers;
     dns::Answer answer = dns::Answer::Records(*ttl, {});
-    for (const Instance& i : found->instances) {
+    for (const Instance* i : picked) {
+      if (answer.records.size() == most) break;
       if (type == kSrv) {
-        const std::string port_text = Attribute(i, "AWS_INSTANCE_PORT");
+        const std::string port_text = Attribute(*i, "AWS_INSTANCE_PORT");
         uint16_t port = 0;
         auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
         if (ec != std::errc() || end != port_text.data() + port_text.size() || port_text.empty()) continue;
-        const std::string target = i.id + "." + std::string(service) + "." + std::string(ns);
+        const std::string target = i->id + "." + std::string(service) + "." + std::string(ns);
         answer.records.push_back(dns::SrvRecord(1, 1, port, target));
         for (uint16_t t : {kA, kAaaa})
-          if (std::optional<dns::Record> r = AddressRecord(i, t, target)) answer.additional.push_back(std::move(*r));
-      } else if (std::optional<dns::Record> r = AddressRecord(i, type, "")) {
+          if (std::optional<dns::Record> r = AddressRecord(*i, t, target)) answer.additional.push_back(std::move(*r));
+      } else if (std::optional<dns::Record> r = AddressRecord(*i, type, "")) {
         answer.records.push_back(std::move(*r));
       }
     }
     if (answer.records.empty()) return dns::Answer::NoData();
-    if (found->service.dns->routing == RoutingPolicy::kWeighted && answer.records.size() > 1) {
-      std::lock_guard lock(rng_mu_);
-      dns::Record one = answer.records[std::uniform_int_distribution<size_t>(0, answer.records.size() - 1)(rng_)];
-      answer.records = {std::move(one)};
-    }
     return answer;
   }
   return dns::Answer::Forward();

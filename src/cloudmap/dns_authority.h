@@ -9,8 +9,8 @@
 // its TTL) or "<instance id>.<service>.<namespace>" (an SRV target: that instance's A/AAAA), trying
 // the longest namespace first. The answers:
 //   - records of the instances Registry::ResolveDns answers (all, or the healthy ones when the
-//     service has a custom health check); MULTIVALUE: every one (the responder keeps at most 8,
-//     shuffled); WEIGHTED: one, picked at random;
+//     service has a custom health check); MULTIVALUE: at most 8, picked at random; WEIGHTED: one;
+//     an SRV answer's additional section holds the addresses of the targets it names, no others;
 //   - NODATA for a service without that record type or without instances, and for the namespace's
 //     own name;
 //   - NXDOMAIN for any other name under one of the VPC's private namespaces;
@@ -41,6 +41,8 @@ using VpcOfListener = std::function<std::optional<VpcRef>(std::string_view liste
 
 class DnsAuthority final : public dns::Authority {
  public:
+  static constexpr size_t kMaxAnswers = 8;  // Route 53's multivalue answers
+
   // `registry` outlives this.
   DnsAuthority(Registry& registry, VpcOfListener vpc_of);
 

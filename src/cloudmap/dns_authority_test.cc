@@ -157,5 +157,40 @@ TEST_F(DnsAuthorityTest, AnUnhealthyInstanceIsLeftOutAndWeightedRoutingAnswersOn
   EXPECT_EQ(Ask("one.internal", kA).records.size(), 1u);
 }
 
+TEST_F(DnsAuthorityTest, AtMostEightAnswersAndOnlyTheirTargetsAddressesAndNamesIgnoreCase) {
+  const std::string api = Service("api", {{RecordType::kSrv, 30}, {RecordType::kA, 20}});
+  for (int i = 1; i <= 12; ++i)
+    Register(api, fmt::format("Task{}", i),
+             {{"AWS_INSTANCE_IPV4", fmt::format("172.31.1.{}", i)}, {"AWS_INSTANCE_PORT", "80"}});
+  dns::Answer a = Ask("api.internal", kA);
+  EXPECT_EQ(a.records.size(), DnsAuthority::kMaxAnswers);
+  dns::Answer srv = Ask("api.internal", kSrv);
+  ASSERT_EQ(srv.records.size(), DnsAuthority::kMaxAnswers);
+  ASSERT_EQ(srv.additional.size(), DnsAuthority::kMaxAnswers);  // the eight targets', no more
+  for (size_t k = 0; k < srv.records.size(); ++k)
+    EXPECT_EQ(srv.additional[k].name, std::get<dns::Srv>(srv.records[k].data).target);
+  // DNS names are case-insensitive: the server asks in lowercase, whatever the instance id's case.
+  dns::Answer target = Ask("task7.api.internal", kA);
+  ASSERT_EQ(target.kind, dns::Answer::Kind::kRecords);
+  EXPECT_EQ(AddressOf(target.records[0]), "172.31.1.7");
+}
+
+TEST_F(DnsAuthorityTest, NamespacesAndServicesNamedWithCapitalsAnswerLowercaseQuestions) {
+  auto op = registry_.CreateNamespace(
+      scope_, CreateNamespaceRequest{.name = "Corp.Internal", .type = NamespaceType::kDnsPrivate, .vpc = std::string(kVpc)},
+      kVpc);
+  ASSERT_TRUE(op.ok()) << op.status().ToString();
+  ASSERT_TRUE(registry_.RunPending().ok());
+  const std::string corp = registry_.GetOperation(scope_, *op)->targets["NAMESPACE"];
+  auto web = registry_.CreateService(scope_, CreateServiceRequest{.name = "Web", .namespace_id = corp,
+                                                                  .dns = DnsConfig{RoutingPolicy::kMultivalue, {{RecordType::kA, 5}}}});
+  ASSERT_TRUE(web.ok()) << web.status().ToString();
+  Register(web->id, "t1", {{"AWS_INSTANCE_IPV4", "172.31.2.1"}});
+  dns::Answer a = Ask("web.corp.internal", kA);  // the server lowercases every question
+  ASSERT_EQ(a.kind, dns::Answer::Kind::kRecords);
+  EXPECT_THAT(Addresses(a), UnorderedElementsAre("172.31.2.1"));
+  EXPECT_EQ(Ask("other.corp.internal", kA).kind, dns::Answer::Kind::kNxDomain);  // ours, not forwarded
+}
+
 }  // namespace
 }  // namespace paddock::cloudmap

@@ -1,6 +1,7 @@
 #include "cloudmap/registry.h"
 
 #include <algorithm>
+#include <cctype>
 #include <arpa/inet.h>
 #include <set>
 
@@ -962,6 +963,15 @@ bool MatchesAll(const Instance& i, const std::map<std::string, std::string>& par
   return true;
 }
 
+// ASCII letters compared without case, as DNS compares names (a trailing dot on either ignored).
+bool EqualsIgnoringCase(std::string_view a, std::string_view b) {
+  if (a.size() > 1 && a.ends_with('.')) a.remove_suffix(1);
+  if (b.size() > 1 && b.ends_with('.')) b.remove_suffix(1);
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
+    return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+  });
+}
+
 StatusOr<std::optional<Namespace>> NamespaceByName(ReadTxn& txn, const Scope& s, std::string_view name) {
   std::string_view n = name;
   if (n.size() > 1 && n.ends_with('.')) n.remove_suffix(1);
@@ -1037,8 +1047,35 @@ StatusOr<DnsAnswer> Registry::ResolveDns(const Scope& scope, std::string_view vp
   DnsAnswer out;
   RETURN_IF_ERROR(store_.Read([&](ReadTxn& txn) -> Status {
     ASSIGN_OR_RETURN(auto n, NamespaceByName(txn, scope, namespace_name));
-    if (!n || n->type != NamespaceType::kDnsPrivate || n->vpc != vpc) return NamespaceNotFound(namespace_name);
+    // DNS names ignore case (the server asks in lowercase): a namespace or service named with
+    // capitals is found by a scan of the scope's (at most 50) namespaces and the namespace's (at
+    // most 100) services when the exact name misses.
+    if (!n || n->type != NamespaceType::kDnsPrivate || n->vpc != vpc) {
+      n.reset();
+      ASSIGN_OR_RETURN(auto rows, txn.Scan(kNamespaceNames, ScopeRange(scope), static_cast<size_t>(kMaxNamespaces) + 1));
+      for (const Row& row : rows) {
+        ASSIGN_OR_RETURN(auto o, ReadJson(txn, kNamespaces, K1(scope, row.value)));
+        if (!o) continue;
+        Namespace c = NamespaceOf(*o);
+        if (c.type == NamespaceType::kDnsPrivate && c.vpc == vpc && EqualsIgnoringCase(c.name, namespace_name)) {
+          n = std::move(c);
+          break;
+        }
+      }
+    }
+    if (!n) return NamespaceNotFound(namespace_name);
     ASSIGN_OR_RETURN(auto sid, txn.Get(kServiceNames, K2(scope, n->id, service_name)));
+    if (!sid) {
+      ASSIGN_OR_RETURN(auto rows, txn.Scan(kServiceNames, PrefixRange(K1(scope, n->id)),
+                                           static_cast<size_t>(kMaxServicesPerNamespace) + 1));
+      for (const Row& row : rows) {
+        ASSIGN_OR_RETURN(Service candidate, ReadService(txn, scope, row.value));
+        if (EqualsIgnoringCase(candidate.name, service_name)) {
+          sid = row.value;
+          break;
+        }
+      }
+    }
     if (!sid) return ServiceNotFound(service_name);
     ASSIGN_OR_RETURN(out.service, ReadService(txn, scope, *sid));
     if (!out.service.dns) return ServiceNotFound(service_name);  // API-only: no DNS records
