@@ -246,12 +246,14 @@ StatusOr<bool> EnsureVpcLocked(const NetworkOptions& options, const VpcNetwork& 
   }
   vpc_lines += fmt::format(
       "addr add {md}/32 dev lo\n"
+      "addr add {dns}/32 dev lo\n"
+      "addr add {vdns}/32 dev lo\n"
       "addr add {vpc}/32 dev {in}\n"
       "link set dev {in} up\n"
       "route add {host}/32 dev {in} scope link\n"
       "route add default via {host} dev {in} onlink\n",
-      fmt::arg("md", kMetadataAddress), fmt::arg("vpc", kTransitVpcAddress), fmt::arg("in", kTransitInside),
-      fmt::arg("host", kTransitHostAddress));
+      fmt::arg("md", kMetadataAddress), fmt::arg("dns", kDnsAddress), fmt::arg("vdns", kVpcDnsAddress),
+      fmt::arg("vpc", kTransitVpcAddress), fmt::arg("in", kTransitInside), fmt::arg("host", kTransitHostAddress));
 
   Status s = IpBatch(what, false, host_lines);
   if (s.ok()) {
