@@ -49,9 +49,10 @@ class DnsServiceTest : public ::testing::Test {
 
   // The reply to an A question for `name` sent over UDP from inside the namespace to address:53
   // ("" when none came).
-  std::string Ask(const std::string& address, const std::string& name) {
+  std::string Ask(const std::string& address, const std::string& name) { return AskIn(path_, address, name); }
+  static std::string AskIn(const std::string& path, const std::string& address, const std::string& name) {
     std::string reply;
-    Status s = netns::InNetworkNamespace(path_, [&]() -> Status {
+    Status s = netns::InNetworkNamespace(path, [&]() -> Status {
       int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
       sockaddr_in a{};
       a.sin_family = AF_INET;
@@ -124,6 +125,33 @@ TEST_F(DnsServiceTest, ForwardsToTheConfiguredUpstreamFromTheHost) {
   ASSERT_TRUE(service.ServeNetwork(name_, path_, "a/b/c").ok());
   EXPECT_EQ(Outcome(Ask("169.254.169.253", "outside.example")), std::make_pair(0, size_t{1}));
   EXPECT_EQ(upstream.stats().answered, 1u);
+}
+
+// Two VPCs (two namespaces, the same addresses, as every default VPC has): an Authority that
+// answers by listener gives each its own answer for the same name.
+class ByListener : public dns::Authority {
+ public:
+  dns::Answer Lookup(const dns::QuerySource& source, std::string_view name, uint16_t) override {
+    if (name != "web.internal") return dns::Answer::Forward();
+    if (source.listener == "111111111111/us-east-1/vpc-a") return dns::Answer::Records(10, {dns::ARecord("172.31.0.7")});
+    return dns::Answer::NxDomain();
+  }
+};
+
+TEST_F(DnsServiceTest, EachVpcGetsItsOwnAccountsAnswer) {
+  const std::string other = name_ + "b";
+  RunTool({"ip", "netns", "delete", other});
+  ASSERT_EQ(RunTool({"ip", "netns", "add", other}), 0);
+  ASSERT_EQ(RunTool({"ip", "-n", other, "link", "set", "lo", "up"}), 0);
+  {
+    DnsService service(DnsServiceOptions{});
+    service.SetAuthority(std::make_shared<ByListener>());
+    ASSERT_TRUE(service.ServeNetwork(name_, path_, "111111111111/us-east-1/vpc-a").ok());
+    ASSERT_TRUE(service.ServeNetwork(other, "/var/run/netns/" + other, "222222222222/us-east-1/vpc-b").ok());
+    EXPECT_EQ(Outcome(Ask("169.254.169.253", "web.internal")), std::make_pair(0, size_t{1}));
+    EXPECT_EQ(Outcome(AskIn("/var/run/netns/" + other, "169.254.169.253", "web.internal")), std::make_pair(3, size_t{0}));
+  }
+  RunTool({"ip", "netns", "delete", other});
 }
 
 TEST(DnsListenerName, NamesAccountRegionAndVpc) {
