@@ -11,11 +11,14 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
+#include <fstream>
 #include <memory>
 #include <string>
 
 #include <fmt/format.h>
 
+#include "agent/net/net.h"
 #include "common/netns.h"
 #include "common/subprocess.h"
 #include "dns/message.h"
@@ -152,6 +155,34 @@ TEST_F(DnsServiceTest, EachVpcGetsItsOwnAccountsAnswer) {
     EXPECT_EQ(Outcome(AskIn("/var/run/netns/" + other, "169.254.169.253", "web.internal")), std::make_pair(3, size_t{0}));
   }
   RunTool({"ip", "netns", "delete", other});
+}
+
+// VpcNetworks names the server to a task only when its router's input hook admits port 53: not in
+// a namespace without the VPC table (or one an older agent wrote), yes once the policy is applied.
+TEST_F(DnsServiceTest, TheRouterAdmitsDnsOnlyWithTheNewRules) {
+  net::VpcNetwork vpc{{}, name_, path_, ""};
+  ASSERT_TRUE(net::VpcRouterAdmitsDns(vpc).ok());
+  EXPECT_FALSE(*net::VpcRouterAdmitsDns(vpc));
+  StatusOr<std::string> script = net::CompileVpcPolicy(vpc::VpcPolicy{});
+  ASSERT_TRUE(script.ok());
+  std::string older = *script;
+  older.erase(older.find("\t\tip daddr { 169.254.169.253"));  // what an agent before the DNS server applied
+  older += "\t}\n}\n";
+  auto apply = [&](const std::string& text) {
+    const std::string file = fmt::format("/tmp/pdk-dnst-{}.nft", getpid());
+    std::ofstream(file) << text;
+    subprocess::RunResult r;
+    Status s = netns::InNetworkNamespace(path_, [&]() -> Status {
+      ASSIGN_OR_RETURN(r, subprocess::RunCaptured({"nft", "-f", file}, 20s));
+      return OkStatus();
+    });
+    std::remove(file.c_str());
+    return s.ok() && r.exit_code == 0;
+  };
+  ASSERT_TRUE(apply(older));
+  EXPECT_FALSE(*net::VpcRouterAdmitsDns(vpc));
+  ASSERT_TRUE(apply(*script));
+  EXPECT_TRUE(*net::VpcRouterAdmitsDns(vpc));
 }
 
 TEST(DnsListenerName, NamesAccountRegionAndVpc) {

@@ -88,6 +88,15 @@ VpcNetworks::Attachment VpcNetworks::Serve(const Scope& scope, const net::VpcNet
     a.dns = ServeOnce(
         scope, &Vpc::dns_ns, id,
         [&] {
+          // Never name a server the router's input hook would keep tasks from (a namespace whose
+          // policy an older agent applied): the task gets the host's nameservers then, and the
+          // VPC's next task tries again.
+          StatusOr<bool> admits = net::VpcRouterAdmitsDns(vpc);
+          if (!admits.ok() || !*admits) {
+            Status s = admits.ok() ? FailedPrecondition("its router's rules predate the DNS server") : admits.status();
+            Log(fmt::format("task {}: no DNS server in {}", task_id, vpc.netns_name), s);
+            return s;
+          }
           Status s = options_.dns->ServeNetwork(vpc.netns_name, vpc.netns_path, DnsListenerName(scope, vpc.ref.vpc_id));
           if (!s.ok()) Log(fmt::format("task {}: no DNS server in {}", task_id, vpc.netns_name), s);
           return s;

@@ -398,6 +398,11 @@ Status RemoveHostFirewall(const NetworkOptions& options);
 // The host firewall table's name: chain_prefix in lower case ("paddock").
 std::string HostFirewallTable(const NetworkOptions& options);
 
+// Whether the VPC router namespace `vpc` lets tasks reach the DNS server (its input hook has the
+// port 53 rules of CompileVpcPolicy): false for a namespace whose policy an agent older than the
+// DNS server applied, until its policy next changes. One `nft list` in the namespace.
+StatusOr<bool> VpcRouterAdmitsDns(const VpcNetwork& vpc);
+
 // Gives `interface` the address `cidr` ("169.254.170.2/32") unless it has it already; idempotent.
 // kFailedPrecondition when there is no such interface, kInternal (quoting iproute2) when the
 // kernel refuses. For the host's task metadata endpoint address (on lo).

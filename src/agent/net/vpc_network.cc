@@ -443,6 +443,19 @@ StatusOr<TaskNetwork> CreateTaskNetwork(const NetworkOptions& options, const Vpc
   return tn;
 }
 
+StatusOr<bool> VpcRouterAdmitsDns(const VpcNetwork& vpc) {
+  if (internal::NftBinary().empty()) return false;
+  internal::CommandResult r;
+  RETURN_IF_ERROR(netns::InNetworkNamespace(vpc.netns_path, [&]() -> Status {
+    ASSIGN_OR_RETURN(r, internal::RunCommand({internal::NftBinary(), "list", "chain", "inet", std::string(kVpcTable),
+                                              "input"},
+                                             ""));
+    return OkStatus();
+  }));
+  if (r.exit_code != 0) return false;  // no policy applied yet
+  return r.out.find(fmt::format("{}, {} }} udp dport 53 accept", kDnsAddress, kVpcDnsAddress)) != std::string::npos;
+}
+
 Status DeleteTaskNetwork(const NetworkOptions& options, const TaskNetwork& network) {
   RETURN_IF_ERROR(ValidateOptions(options));
   std::string what = fmt::format("deleting network namespace {}", network.netns_name);
