@@ -595,6 +595,7 @@ class Agent::Driver {
             if (a.ok()) {
               network_ = std::move(a->network);
               metadata_network_ = std::move(a->metadata_network);
+              dns_served_ = a->dns;
             }
             s = a.status();
           }
@@ -643,6 +644,7 @@ class Agent::Driver {
                       .definition = def.get_object(),
                       .overrides = overrides_,
                       .ip = task_ip_,
+                      .nameserver = dns_served_ ? std::string(net::kDnsAddress) : std::string(),
                       .cpu_units = ParseUnits(spec_.cpu),
                       .memory_mib = ParseUnits(spec_.memory)};
     auto files = PrepareTask(agent_.runtime_, TaskFilesOpts(), in);
@@ -1256,6 +1258,7 @@ class Agent::Driver {
   std::vector<Container> containers_;  // touched by the driver thread only
   std::optional<net::TaskNetwork> network_;
   std::string metadata_network_;   // awsvpc: the metadata endpoint's listener (VpcNetworks)
+  bool dns_served_ = false;        // awsvpc: its VPC's DNS server serves it (VpcNetworks)
   NetMode mode_ = NetMode::kNone;  // from Parse
   std::string task_ip_;            // awsvpc: its address; bridge: its bridge-mode address
   TaskFiles task_files_;  // from PrepareTaskFiles
@@ -1291,7 +1294,8 @@ Agent::Agent(Control& control, images::ImageStore& images, runtime::Runtime& run
 Agent::~Agent() { Stop(); }
 
 VpcNetworks::Options Agent::VpcOptions(const AgentOptions& o) {
-  return VpcNetworks::Options{.agent_id = o.agent_id, .network = o.network, .metadata = o.metadata, .linger = o.vpc_linger};
+  return VpcNetworks::Options{.agent_id = o.agent_id, .network = o.network, .metadata = o.metadata, .dns = o.dns,
+                              .linger = o.vpc_linger};
 }
 
 Status Agent::Start() {

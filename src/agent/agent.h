@@ -111,6 +111,10 @@ struct AgentOptions {
   // (awsvpc, bridge, host) is registered and gets ECS_CONTAINER_METADATA_URI_V4 (and _URI).
   // Null: no endpoint. Must outlive the agent.
   metadata::MetadataService* metadata = nullptr;
+  // The DNS server of awsvpc tasks (agent/dns_service.h), served in each VPC namespace: their
+  // containers without dnsServers get `nameserver 169.254.169.253`. Null: none (they get the
+  // host's nameservers). Must outlive the agent.
+  DnsService* dns = nullptr;
   std::chrono::milliseconds poll_interval = std::chrono::seconds(1);
   // The io.paddock.agent annotation of every container this agent creates: the agent removes
   // leftovers carrying it (agent/sweep.h). Unique among the agents sharing a runtime, and stable

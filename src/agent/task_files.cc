@@ -106,7 +106,7 @@ Status Write(runtime::Runtime& runtime, const TaskFilesOptions& options, const T
       std::string hostname = HostnameOf(*c, task);
       EtcFiles files{(etc / "hosts").string(), (etc / "resolv.conf").string(), std::string()};
       RETURN_IF_ERROR(WriteText(files.hosts, HostsFile(in.ip, hostname, *c)));
-      RETURN_IF_ERROR(WriteText(files.resolv_conf, ResolvConf(*c, host_resolv, search)));
+      RETURN_IF_ERROR(WriteText(files.resolv_conf, ResolvConf(*c, host_resolv, search, in.nameserver)));
       if (!hostname.empty()) {
         files.hostname = (etc / "hostname").string();
         RETURN_IF_ERROR(WriteText(files.hostname, hostname + "\n"));
@@ -177,8 +177,9 @@ std::string HostsFile(std::string_view ip, std::string_view hostname, const json
 }
 
 std::string ResolvConf(const json::object& container_definition, std::string_view host_resolv_conf,
-                       std::string_view default_search) {
+                       std::string_view default_search, std::string_view nameserver) {
   std::vector<std::string> servers = Strings(container_definition, "dnsServers");
+  if (servers.empty() && !nameserver.empty()) servers.emplace_back(nameserver);
   if (servers.empty()) {
     std::istringstream lines{std::string(host_resolv_conf)};
     for (std::string line; std::getline(lines, line);) {

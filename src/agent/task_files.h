@@ -14,9 +14,11 @@
 //   else, for an awsvpc task, the ENI's private DNS name ip-a-b-c-d.ec2.internal (us-east-1) or
 //   ip-a-b-c-d.<region>.compute.internal, as Fargate gives its tasks.
 // - /etc/hosts: localhost lines, "<task ip> <hostname> <first label>", then extraHosts in order.
-// - /etc/resolv.conf: dnsServers, else the host's nameservers that are not loopback (a loopback
-//   resolver of the host is unreachable from the task's netns), else 169.254.169.253 (the Amazon
-//   VPC resolver's link-local address); search: dnsSearchDomains, else the region's domain.
+// - /etc/resolv.conf: dnsServers, else the node's DNS server at 169.254.169.253 when it serves the
+//   task's VPC (awsvpc; TaskFilesInput::nameserver), else the host's nameservers that are not
+//   loopback (a loopback resolver of the host is unreachable from the task's netns; bridge and
+//   host tasks, which have no VPC router to reach the server through), else 169.254.169.253 (the
+//   Amazon VPC resolver's link-local address); search: dnsSearchDomains, else the region's domain.
 // - Docker's way of binding them: one copy per container, read-write unless the container's root
 //   filesystem is read-only. A container's edits stay its own.
 // - Task volumes (no host.sourcePath, or dockerVolumeConfiguration scope "task" with the local
@@ -65,6 +67,9 @@ struct TaskFilesInput {
   const boost::json::object& definition;  // the pinned task definition
   const boost::json::object& overrides;   // the task's overrides, or {}
   std::string ip;        // the task's address (awsvpc); empty: none
+  // The node's DNS server for the task (awsvpc, agent/dns_service.h): the nameserver of every
+  // container without dnsServers. Empty: the host's nameservers.
+  std::string nameserver{};
   uint64_t cpu_units = 0;   // the task's size; 0: not set
   uint64_t memory_mib = 0;
 };
@@ -87,8 +92,9 @@ std::string RegionDomain(std::string_view region);
 
 // The file texts (pure).
 std::string HostsFile(std::string_view ip, std::string_view hostname, const boost::json::object& container_definition);
+// `nameserver`: TaskFilesInput's (empty: the host's from `host_resolv_conf`).
 std::string ResolvConf(const boost::json::object& container_definition, std::string_view host_resolv_conf,
-                       std::string_view default_search);
+                       std::string_view default_search, std::string_view nameserver = {});
 
 // Checks the definition (CheckSupported), writes the files and volume directories and makes the
 // task's cgroup with its cpu and memory. On failure nothing is left. The error's message follows

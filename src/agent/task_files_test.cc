@@ -109,6 +109,11 @@ TEST(TaskFilesText, DnsNamesHostsAndResolvConf) {
             "nameserver 1.1.1.1\nnameserver 8.8.8.8\nsearch a.b c.d\n");
   EXPECT_EQ(ResolvConf(Obj(R"({"name":"a"})"), "nameserver 127.0.0.1\n", ""),
             "nameserver 169.254.169.253\n");  // nothing usable: the VPC resolver
+  // The node's DNS server serves the task's VPC: it, unless the container names its own.
+  EXPECT_EQ(ResolvConf(Obj(R"({"name":"a"})"), host, "ec2.internal", "169.254.169.253"),
+            "nameserver 169.254.169.253\nsearch ec2.internal\n");
+  EXPECT_EQ(ResolvConf(Obj(R"({"name":"a","dnsServers":["1.1.1.1"]})"), host, "", "169.254.169.253"),
+            "nameserver 1.1.1.1\n");
 }
 
 TEST_F(TaskFilesTest, WritesEtcFilesVolumesAndTheGroupAndCleansUpByName) {

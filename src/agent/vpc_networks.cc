@@ -1,6 +1,8 @@
 #include "agent/vpc_networks.h"
 
 #include <algorithm>
+#include <functional>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -44,36 +46,69 @@ StatusOr<std::pair<net::FetchedPolicy, net::VpcNetwork>> VpcNetworks::Fetch(cons
   return std::make_pair(std::move(fetched), std::move(vpc));
 }
 
-std::string VpcNetworks::Serve(const Scope& scope, const net::VpcNetwork& vpc, std::string_view task_id) {
-  if (options_.metadata == nullptr) return {};
-  const uint64_t id = netns::NamespaceId(vpc.netns_path);
+bool VpcNetworks::ServeOnce(const Scope& scope, uint64_t Vpc::*served, uint64_t id, const std::function<Status()>& serve,
+                            const std::function<void()>& release) {
   {
     std::lock_guard lock(mu_);
-    if (id != 0 && vpcs_[KeyOf(scope)].served_ns == id) return vpc.netns_name;
+    if (id != 0 && vpcs_[KeyOf(scope)].*served == id) return true;
   }
-  // A new namespace (or none served yet): ServeNetwork moves a listener of the old one over.
-  Status s = options_.metadata->ServeNetwork(vpc.netns_name, vpc.netns_path);
-  if (!s.ok()) {
-    Log(fmt::format("task {}: no task metadata endpoint in {}", task_id, vpc.netns_name), s);
-    return {};
-  }
+  // A new namespace (or none served yet): serving it moves a listener of the old one over.
+  if (!serve().ok()) return false;
   bool extra = false;
   {
     std::lock_guard lock(mu_);
     Vpc& v = vpcs_[KeyOf(scope)];
-    if (v.served_ns == id) {
+    if (v.*served == id) {
       extra = true;  // another task of the VPC was served meanwhile
     } else {
-      extra = v.served_ns != 0;  // the old namespace's reference, now the new one's
-      v.served_ns = id;
+      extra = v.*served != 0;  // the old namespace's reference, now the new one's
+      v.*served = id;
     }
   }
-  if (extra) options_.metadata->ReleaseNetwork(vpc.netns_name);
-  return vpc.netns_name;
+  if (extra) release();
+  return true;
 }
 
-void VpcNetworks::Unserve(const net::VpcNetwork& vpc, uint64_t served_ns) {
+VpcNetworks::Attachment VpcNetworks::Serve(const Scope& scope, const net::VpcNetwork& vpc, net::TaskNetwork tn,
+                                           std::string_view task_id) {
+  Attachment a{std::move(tn), {}, false};
+  const uint64_t id = netns::NamespaceId(vpc.netns_path);
+  if (options_.metadata != nullptr) {
+    bool ok = ServeOnce(
+        scope, &Vpc::served_ns, id,
+        [&] {
+          Status s = options_.metadata->ServeNetwork(vpc.netns_name, vpc.netns_path);
+          if (!s.ok()) Log(fmt::format("task {}: no task metadata endpoint in {}", task_id, vpc.netns_name), s);
+          return s;
+        },
+        [&] { options_.metadata->ReleaseNetwork(vpc.netns_name); });
+    if (ok) a.metadata_network = vpc.netns_name;
+  }
+  if (options_.dns != nullptr) {
+    a.dns = ServeOnce(
+        scope, &Vpc::dns_ns, id,
+        [&] {
+          // Never name a server the router's input hook would keep tasks from (a namespace whose
+          // policy an older agent applied): the task gets the host's nameservers then, and the
+          // VPC's next task tries again.
+          StatusOr<bool> admits = net::VpcRouterAdmitsDns(vpc);
+          if (!admits.ok() || !*admits) {
+            Status s = admits.ok() ? FailedPrecondition("its router's rules predate the DNS server") : admits.status();
+            Log(fmt::format("task {}: no DNS server in {}", task_id, vpc.netns_name), s);
+            return s;
+          }
+          Status s = options_.dns->ServeNetwork(vpc.netns_name, vpc.netns_path, DnsListenerName(scope, vpc.ref.vpc_id));
+          if (!s.ok()) Log(fmt::format("task {}: no DNS server in {}", task_id, vpc.netns_name), s);
+          return s;
+        },
+        [&] { options_.dns->ReleaseNetwork(vpc.netns_name); });
+  }
+  return a;
+}
+
+void VpcNetworks::Unserve(const net::VpcNetwork& vpc, uint64_t served_ns, uint64_t dns_ns) {
   if (options_.metadata != nullptr && served_ns != 0) options_.metadata->ReleaseNetwork(vpc.netns_name);
+  if (options_.dns != nullptr && dns_ns != 0) options_.dns->ReleaseNetwork(vpc.netns_name);
 }
 
 void VpcNetworks::Prepare(const Scope& scope) {
@@ -102,7 +137,7 @@ StatusOr<VpcNetworks::Attachment> VpcNetworks::Attach(const protocol::LaunchSpec
                "paddock: agent: task {}: another VPC's task on this host has the address {}: the host reaches this "
                "task only through the edge, not by its address\n",
                task_id, Ipv4(ip));
-  Attachment a{tn, Serve(spec.scope, vpc, task_id)};
+  Attachment a = Serve(spec.scope, vpc, tn, task_id);
   std::lock_guard lock(mu_);
   Vpc& v = vpcs_[KeyOf(spec.scope)];
   v.scope = spec.scope;
@@ -126,7 +161,7 @@ StatusOr<VpcNetworks::Attachment> VpcNetworks::Readopt(const protocol::LaunchSpe
   if (StatusOr<net::Applied> a = net::ApplyVpcPolicy(options_.network, vpc, policy); !a.ok())
     Log(fmt::format("task {}: applying the policy of {}", task_id, vpc.ref.vpc_id), a.status());
   ASSIGN_OR_RETURN(net::TaskNetwork tn, net::TaskNetworkFor(options_.network, task_id, ip, &vpc));
-  Attachment a{tn, Serve(spec.scope, vpc, task_id)};
+  Attachment a = Serve(spec.scope, vpc, tn, task_id);
   std::lock_guard lock(mu_);
   vpcs_[KeyOf(spec.scope)].network = vpc;
   return a;
@@ -201,14 +236,16 @@ void VpcNetworks::Refresh() {
       // The entry goes (unless a task came meanwhile): first its metadata listener, then the
       // namespace when no agent has a task in it any more (else another agent still does).
       uint64_t served = 0;
+      uint64_t dns = 0;
       {
         std::lock_guard lock(mu_);
         auto it = vpcs_.find(w.key);
         if (it == vpcs_.end() || !it->second.tasks.empty()) continue;
         served = std::exchange(it->second.served_ns, 0);
+        dns = std::exchange(it->second.dns_ns, 0);
       }
       if (w.network) {
-        Unserve(*w.network, served);
+        Unserve(*w.network, served, dns);
         s = net::RemoveVpcNetworkIfUnused(options_.network, w.network->netns_name).status();
       }
     }
@@ -217,7 +254,7 @@ void VpcNetworks::Refresh() {
     if (it == vpcs_.end()) continue;
     Vpc& v = it->second;
     if (w.busy && w.network && !v.network) v.network = w.network;
-    if (!w.busy && s.ok() && v.tasks.empty() && v.served_ns == 0) {
+    if (!w.busy && s.ok() && v.tasks.empty() && v.served_ns == 0 && v.dns_ns == 0) {
       vpcs_.erase(it);
       continue;
     }
@@ -229,14 +266,15 @@ void VpcNetworks::Refresh() {
 }
 
 void VpcNetworks::RemoveUnused() {
-  std::vector<std::pair<net::VpcNetwork, uint64_t>> idle;
+  std::vector<std::tuple<net::VpcNetwork, uint64_t, uint64_t>> idle;
   {
     std::lock_guard lock(mu_);
     for (auto& [key, v] : vpcs_)
-      if (v.tasks.empty() && v.network) idle.emplace_back(*v.network, std::exchange(v.served_ns, 0));
+      if (v.tasks.empty() && v.network)
+        idle.emplace_back(*v.network, std::exchange(v.served_ns, 0), std::exchange(v.dns_ns, 0));
   }
-  for (const auto& [vpc, served] : idle) {
-    Unserve(vpc, served);
+  for (const auto& [vpc, served, dns] : idle) {
+    Unserve(vpc, served, dns);
     if (auto gone = net::RemoveVpcNetworkIfUnused(options_.network, vpc.netns_name); !gone.ok())
       Log(fmt::format("removing the VPC namespace {}", vpc.netns_name), gone.status());
   }

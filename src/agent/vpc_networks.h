@@ -1,6 +1,6 @@
 // agent/vpc_networks: the VPCs an agent's awsvpc tasks are attached to on this host — their VPC
 // router namespaces (agent/net), the security-group policies enforced there, and the task
-// metadata endpoint served inside each.
+// metadata endpoint and the DNS server (agent/dns_service.h) served inside each.
 //
 //   VpcNetworks vpcs(control, {.agent_id = id, .network = options, .metadata = &service});
 //   ASSIGN_OR_RETURN(VpcNetworks::Attachment a, vpcs.Attach(spec, task_id, ip, 20, gateway));
@@ -21,6 +21,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -28,6 +29,7 @@
 #include <string>
 
 #include "agent/control.h"
+#include "agent/dns_service.h"
 #include "agent/metadata/metadata.h"
 #include "agent/net/net.h"
 #include "common/ids.h"
@@ -42,6 +44,8 @@ class VpcNetworks {
     net::NetworkOptions network;
     // Null: no metadata endpoint in the VPC namespaces.
     metadata::MetadataService* metadata = nullptr;
+    // Null: no DNS server in the VPC namespaces (tasks keep the host's nameservers).
+    DnsService* dns = nullptr;
     // How long a VPC namespace stays after this agent's last task in it went: a VPC whose tasks
     // come and go (a service being replaced, a test suite) keeps its namespace instead of paying
     // for a new one each time.
@@ -53,6 +57,8 @@ class VpcNetworks {
     // The metadata endpoint's network to register the task's containers with
     // (MetadataService::RegisterContainer); empty when not served.
     std::string metadata_network;
+    // The VPC's DNS server serves the task's namespace: its resolv.conf may name net::kDnsAddress.
+    bool dns = false;
   };
 
   VpcNetworks(Control& control, Options options);
@@ -98,6 +104,7 @@ class VpcNetworks {
     // The namespace (netns::NamespaceId) this agent serves the metadata endpoint in (one
     // ServeNetwork, kept while the entry lingers: tasks coming and going do not restart it); 0: none.
     uint64_t served_ns = 0;
+    uint64_t dns_ns = 0;  // the same for the DNS server (DnsService::ServeNetwork)
     std::optional<std::chrono::steady_clock::time_point> empty_since;
     std::string last_error;  // logged once
   };
@@ -106,11 +113,15 @@ class VpcNetworks {
   StatusOr<std::pair<net::FetchedPolicy, net::VpcNetwork>> Fetch(const Scope& scope);
   // Detach's tracking of a VPC it did not know (see there).
   void TrackUnattached(const Scope& scope);
-  // Serves the metadata endpoint in `vpc` (of `scope`) unless it is served there already;
-  // returns the network name ("" when it cannot be).
-  std::string Serve(const Scope& scope, const net::VpcNetwork& vpc, std::string_view task_id);
-  // Stops serving it for an entry that is going (REQUIRES: `served_ns` taken out of the entry).
-  void Unserve(const net::VpcNetwork& vpc, uint64_t served_ns);
+  // Serves the metadata endpoint and the DNS server in `vpc` (of `scope`) unless they are served
+  // there already; the attachment of `tn` says which are (failures are logged).
+  Attachment Serve(const Scope& scope, const net::VpcNetwork& vpc, net::TaskNetwork tn, std::string_view task_id);
+  // One of them: `serve` unless the entry's `served` is namespace `id` already, then `release`
+  // when another task served it meanwhile. Whether it is served.
+  bool ServeOnce(const Scope& scope, uint64_t Vpc::*served, uint64_t id, const std::function<Status()>& serve,
+                 const std::function<void()>& release);
+  // Stops serving them for an entry that is going (REQUIRES: both ids taken out of the entry).
+  void Unserve(const net::VpcNetwork& vpc, uint64_t served_ns, uint64_t dns_ns);
   static std::string KeyOf(const Scope& scope);
 
   Control& control_;

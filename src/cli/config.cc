@@ -51,6 +51,21 @@ Status LoadImages(const std::string& path, const toml::table& table, ImagesConfi
   return OkStatus();
 }
 
+Status LoadDns(const std::string& path, const toml::table& table, DnsConfig& dns) {
+  for (const auto& [key, node] : table) {
+    std::string_view k = key.str();
+    if (k != "upstreams") return InvalidArgument(fmt::format("config file {}: unknown key 'dns.{}'", path, k));
+    const toml::array* list = node.as_array();
+    if (list == nullptr) return InvalidArgument(fmt::format("config file {}: 'dns.upstreams' must be an array of strings", path));
+    dns.upstreams.clear();
+    for (const auto& item : *list) {
+      if (!item.is_string()) return InvalidArgument(fmt::format("config file {}: 'dns.upstreams' must be an array of strings", path));
+      dns.upstreams.push_back(item.as_string()->get());
+    }
+  }
+  return OkStatus();
+}
+
 Status LoadEc2Instances(const std::string& path, const toml::node& node, std::vector<Ec2InstanceConfig>& out) {
   const toml::array* list = node.as_array();
   if (list == nullptr) return InvalidArgument(fmt::format("config file {}: 'ec2_instance' must be [[ec2_instance]] tables", path));
@@ -167,6 +182,8 @@ Status LoadConfigFile(const std::string& path, ServerConfig& config) {
                                     {"fargate_vcpus_per_account", &config.quotas.fargate_vcpus_per_account}}));
     } else if (k == "fargate" && node.is_table()) {
       RETURN_IF_ERROR(LoadFargate(path, *node.as_table(), config.fargate));
+    } else if (k == "dns" && node.is_table()) {
+      RETURN_IF_ERROR(LoadDns(path, *node.as_table(), config.dns));
     } else {
       return InvalidArgument(fmt::format("config file {}: unknown key '{}'", path, k));
     }
@@ -253,6 +270,10 @@ Status ValidateConfig(const ServerConfig& config) {
   if (!config.images.cluster_registry_listen.empty()) {
     if (Status s = SplitListen(config.images.cluster_registry_listen).status(); !s.ok())
       return InvalidArgument(fmt::format("images.cluster_registry_listen: {}", s.message()));
+  }
+  for (const std::string& u : config.dns.upstreams) {
+    if (u.empty() || u.find_first_of("/ ") != std::string::npos)
+      return InvalidArgument(fmt::format("dns.upstreams: '{}' is not ADDRESS or ADDRESS:PORT", u));
   }
   for (const auto& [name, list] : {std::pair{"insecure_registries", &config.images.insecure_registries},
                                    std::pair{"local_registries", &config.images.local_registries}}) {

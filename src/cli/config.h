@@ -43,6 +43,10 @@
 //   memory = 3840                  # MiB; default MemTotal minus 256 MiB
 //   overcommit = 1.0               # Fargate tasks may reserve this many times cpu and memory
 //
+//   [dns]                          # the DNS server of awsvpc tasks (agent/dns_service.h)
+//   upstreams = ["10.0.0.2", "127.0.0.1:5353"]  # where it forwards; default: the host's
+//                                  # /etc/resolv.conf nameservers that are not loopback
+//
 //   [[ec2_instance]]               # an in-process EC2 container instance (repeatable)
 //   cluster = "prod"               # registered once the cluster exists in its account
 //   account = "123456789012"       # the owner; default: the account `paddock up` bootstrapped
@@ -129,6 +133,13 @@ struct FargateConfig {
   double overcommit = 1.0;  // admitted = cpu (memory) x overcommit
 };
 
+// The [dns] table: the DNS server of the node's awsvpc tasks (agent/dns_service.h).
+struct DnsConfig {
+  // Where names it does not answer are forwarded ("10.0.0.2", "127.0.0.1:5353", "[::1]:53"),
+  // reached from the host. Empty: the host's /etc/resolv.conf nameservers that are not loopback.
+  std::vector<std::string> upstreams;
+};
+
 struct ServerConfig {
   std::string listen = "127.0.0.1:4566";
   std::string state_dir = "./.paddock";
@@ -145,6 +156,7 @@ struct ServerConfig {
   SchedulerConfig scheduler;
   QuotasConfig quotas;
   FargateConfig fargate;
+  DnsConfig dns;
 };
 
 // Reads the keys above from a TOML file into `config`; unknown keys are an error.

@@ -196,8 +196,10 @@ std::string InstanceTag(const std::string& state_dir) {
   return fmt::format("{:08x}", h);
 }
 
-// The node's [agent] limits on top of an agent's options.
-agent::AgentOptions WithNodeLimits(agent::AgentOptions options, const ServerConfig& config) {
+// The node's [agent] limits, and its DNS server of awsvpc tasks (null: none), on top of an
+// agent's options.
+agent::AgentOptions WithNodeLimits(agent::AgentOptions options, const ServerConfig& config, agent::DnsService* dns) {
+  options.dns = dns;
   options.pids_per_task = static_cast<uint64_t>(config.agent.pids_per_task);
   options.network.flow_limits.tracked_per_task = static_cast<uint32_t>(config.agent.flows_per_task);
   options.network.flow_limits.new_per_second = static_cast<uint32_t>(config.agent.new_flows_per_second);
@@ -272,6 +274,9 @@ class Node::Impl {
   std::unique_ptr<agent::runtime::CrunRuntime> runtime;
   // The task metadata endpoint of every agent below (null: not root, or it could not start).
   std::unique_ptr<agent::metadata::MetadataService> metadata;
+  // The DNS server of every agent's awsvpc tasks (null: not root). Its Authority (SetAuthority) is
+  // where a name source plugs in; until one does, every name is forwarded.
+  std::unique_ptr<agent::DnsService> dns;
   std::unique_ptr<agent::Agent> agent;
   uint64_t agent_watch = 0;
   // The cluster's registry: `paddock agent`s pull this node's images from it (issue 10;
@@ -355,11 +360,12 @@ class Node::Impl {
     if (!runtime->SeccompStatus().ok())  // its containers fail to start with this text, never run unconfined
       fmt::print(stderr, "paddock: warning: tasks will not run: {}\n", runtime->SeccompStatus().message());
     metadata = agent::StartMetadataService(state.string());
+    dns = agent::StartDnsService(config.dns.upstreams);
     agent = std::make_unique<agent::Agent>(
         *control, *images, *runtime,
         WithNodeLimits(agent::NodeAgentOptions(std::string(kFargateAgent), instance, state.string(), metadata.get(),
                                                agent::HostAccess::kRefused),
-                       config));
+                       config, dns.get()));
     Status s = agent->Start();
     if (!s.ok()) {
       RuntimeFailed("the agent did not start", s);
@@ -392,7 +398,7 @@ class Node::Impl {
         WithNodeLimits(agent::NodeAgentOptions(ecs::task::InstanceAgentId(arn), InstanceTag(config.state_dir),
                                                fs::absolute(config.state_dir).string(), metadata.get(),
                                                agent::HostAccess::kRefused),
-                       config));
+                       config, dns.get()));
     RETURN_IF_ERROR(e.agent->Start());
     e.watch = control->Watch(arn, [a = e.agent.get()] { a->Notify(); });
     ec2_instances.push_back(std::move(e));
@@ -453,7 +459,7 @@ class Node::Impl {
         WithNodeLimits(agent::NodeAgentOptions(ecs::task::InstanceAgentId(e.arn), InstanceTag(config.state_dir),
                                                fs::absolute(config.state_dir).string(), metadata.get(),
                                                host_access),
-                       config));
+                       config, dns.get()));
     RETURN_IF_ERROR(e.agent->Start());
     e.watch = control->Watch(e.arn, [a = e.agent.get()] { a->Notify(); });
     fmt::print(stderr, "paddock: in-process EC2 container instance {}{}\n", e.arn,
@@ -813,6 +819,7 @@ void Node::Stop() {
     impl_->stand_in->Stop();
   }
   if (impl_->metadata) impl_->metadata->Stop();  // after the agents, whose drivers it serves
+  if (impl_->dns) impl_->dns->Stop();
   if (impl_->runtime) impl_->runtime->RemoveEmptyCgroups();  // running tasks' stay for re-adoption
   if (impl_->store) impl_->store->Close();
 }

@@ -45,6 +45,25 @@ TEST(ConfigTest, FileValuesAndValidation) {
   fs::remove_all(dir);
 }
 
+TEST(ConfigTest, DnsTable) {
+  std::string dir = TempDir();
+  std::string path = dir + "/paddock.toml";
+  EXPECT_TRUE(ServerConfig{}.dns.upstreams.empty());  // the host's resolv.conf then
+  std::ofstream(path) << "[dns]\nupstreams = [\"10.0.0.2\", \"127.0.0.1:5353\"]\n";
+  ServerConfig c;
+  ASSERT_TRUE(LoadConfigFile(path, c).ok());
+  EXPECT_EQ(c.dns.upstreams, (std::vector<std::string>{"10.0.0.2", "127.0.0.1:5353"}));
+  EXPECT_TRUE(ValidateConfig(c).ok());
+  for (const char* bad : {"[dns]\nupstreams = \"10.0.0.2\"\n", "[dns]\nupstreams = [53]\n", "[dns]\nforward = 1\n"}) {
+    std::ofstream(path) << bad;
+    ServerConfig b;
+    EXPECT_FALSE(LoadConfigFile(path, b).ok()) << bad;
+  }
+  c.dns.upstreams = {"udp://10.0.0.2"};
+  EXPECT_FALSE(ValidateConfig(c).ok());
+  fs::remove_all(dir);
+}
+
 TEST(ConfigTest, ImagesTable) {
   std::string dir = TempDir();
   std::string path = dir + "/paddock.toml";

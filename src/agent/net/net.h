@@ -44,8 +44,9 @@
 // a member of the VPC, its new connection is within the task's FlowLimits, and the sender's
 // groups' egress rules allow it, and, unless it leaves by
 // the transit, the receiver's groups' ingress rules allow it; anything else is dropped. The input
-// hook (the router itself): only TCP to 169.254.170.2 (the task metadata endpoint; nothing else
-// listens in the namespace) and replies. Two agents of one host may apply policies of one VPC:
+// hook (the router itself): only TCP to 169.254.170.2 (the task metadata endpoint), UDP and TCP
+// to port 53 of 169.254.169.253 and 172.31.0.2 (the DNS server; nothing else listens in the
+// namespace) and replies. Two agents of one host may apply policies of one VPC:
 // ApplyVpcPolicy never replaces a policy with one whose fetch began earlier (FetchedPolicy).
 //
 // The FlowLimits are a second table of the router (CompileVpcFlowLimits), whose chains run before
@@ -170,6 +171,11 @@ namespace paddock::agent::net {
 // The address every VPC router namespace (and, for bridge- and host-mode tasks, the host) serves
 // the task metadata endpoint on.
 inline constexpr std::string_view kMetadataAddress = "169.254.170.2";
+// The VPC resolver's addresses, on every VPC router namespace's lo (the node's DNS server,
+// agent/dns_service.h, listens there on 53): AWS's link-local one, and the VPC's base + 2 (every
+// VPC here is a default VPC, 172.31.0.0/16; vpc/ipam never hands out a subnet's first four).
+inline constexpr std::string_view kDnsAddress = "169.254.169.253";
+inline constexpr std::string_view kVpcDnsAddress = "172.31.0.2";
 // The transit pair: the host's end and the VPC router's end carry these in every VPC.
 inline constexpr std::string_view kTransitHostAddress = "169.254.1.1";
 inline constexpr std::string_view kTransitVpcAddress = "169.254.1.2";
@@ -391,6 +397,11 @@ Status RemoveHostFirewall(const NetworkOptions& options);
 
 // The host firewall table's name: chain_prefix in lower case ("paddock").
 std::string HostFirewallTable(const NetworkOptions& options);
+
+// Whether the VPC router namespace `vpc` lets tasks reach the DNS server (its input hook has the
+// port 53 rules of CompileVpcPolicy): false for a namespace whose policy an agent older than the
+// DNS server applied, until its policy next changes. One `nft list` in the namespace.
+StatusOr<bool> VpcRouterAdmitsDns(const VpcNetwork& vpc);
 
 // Gives `interface` the address `cidr` ("169.254.170.2/32") unless it has it already; idempotent.
 // kFailedPrecondition when there is no such interface, kInternal (quoting iproute2) when the

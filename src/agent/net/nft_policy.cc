@@ -236,7 +236,7 @@ StatusOr<std::string> CompileVpcPolicy(const vpc::VpcPolicy& policy) {
       "\t\toifname \"{tr}\" accept\n"
       "\t\tip daddr vmap @ingress\n"
       "\t}}\n"
-      "\t# The router itself: only the task metadata endpoint, and replies.\n"
+      "\t# The router itself: only the task metadata endpoint, the DNS server (53 only), and replies.\n"
       "\tchain input {{\n"
       "\t\ttype filter hook input priority filter; policy drop;\n"
       "\t\tmeta nfproto ipv6 drop\n"
@@ -244,9 +244,12 @@ StatusOr<std::string> CompileVpcPolicy(const vpc::VpcPolicy& policy) {
       "\t\tct state invalid drop\n"
       "\t\tiifname \"lo\" accept\n"
       "\t\tip daddr {md} meta l4proto tcp accept\n"
+      "\t\tip daddr {{ {dns}, {vdns} }} udp dport 53 accept\n"
+      "\t\tip daddr {{ {dns}, {vdns} }} tcp dport 53 accept\n"
       "\t}}\n"
       "}}\n",
-      fmt::arg("tr", kTransitInside), fmt::arg("md", kMetadataAddress), fmt::arg("lt", kVpcLimitsTable));
+      fmt::arg("tr", kTransitInside), fmt::arg("md", kMetadataAddress), fmt::arg("dns", kDnsAddress),
+      fmt::arg("vdns", kVpcDnsAddress), fmt::arg("lt", kVpcLimitsTable));
   return out;
 }
 
@@ -279,7 +282,7 @@ std::string CompileVpcFlowLimits(const FlowLimits& limits) {
         "\t\tiifname \"{tr}\" accept\n"
         "{limits}"
         "\t}}\n"
-        "\t# A task's connections to the router itself (the task metadata endpoint) count too.\n"
+        "\t# A task's connections to the router itself (the task metadata endpoint, DNS) count too.\n"
         "\tchain input {{\n"
         "\t\ttype filter hook input priority filter - 1; policy accept;\n"
         "\t\tiifname \"lo\" accept\n"

@@ -246,12 +246,14 @@ StatusOr<bool> EnsureVpcLocked(const NetworkOptions& options, const VpcNetwork& 
   }
   vpc_lines += fmt::format(
       "addr add {md}/32 dev lo\n"
+      "addr add {dns}/32 dev lo\n"
+      "addr add {vdns}/32 dev lo\n"
       "addr add {vpc}/32 dev {in}\n"
       "link set dev {in} up\n"
       "route add {host}/32 dev {in} scope link\n"
       "route add default via {host} dev {in} onlink\n",
-      fmt::arg("md", kMetadataAddress), fmt::arg("vpc", kTransitVpcAddress), fmt::arg("in", kTransitInside),
-      fmt::arg("host", kTransitHostAddress));
+      fmt::arg("md", kMetadataAddress), fmt::arg("dns", kDnsAddress), fmt::arg("vdns", kVpcDnsAddress),
+      fmt::arg("vpc", kTransitVpcAddress), fmt::arg("in", kTransitInside), fmt::arg("host", kTransitHostAddress));
 
   Status s = IpBatch(what, false, host_lines);
   if (s.ok()) {
@@ -439,6 +441,19 @@ StatusOr<TaskNetwork> CreateTaskNetwork(const NetworkOptions& options, const Vpc
   // stays, and this task is reached from the host only through the edge (none yet).
   tn.host_route = internal::AddDeviceRoute(ip, vpc.transit).ok();
   return tn;
+}
+
+StatusOr<bool> VpcRouterAdmitsDns(const VpcNetwork& vpc) {
+  if (internal::NftBinary().empty()) return false;
+  internal::CommandResult r;
+  RETURN_IF_ERROR(netns::InNetworkNamespace(vpc.netns_path, [&]() -> Status {
+    ASSIGN_OR_RETURN(r, internal::RunCommand({internal::NftBinary(), "list", "chain", "inet", std::string(kVpcTable),
+                                              "input"},
+                                             ""));
+    return OkStatus();
+  }));
+  if (r.exit_code != 0) return false;  // no policy applied yet
+  return r.out.find(fmt::format("{}, {} }} udp dport 53 accept", kDnsAddress, kVpcDnsAddress)) != std::string::npos;
 }
 
 Status DeleteTaskNetwork(const NetworkOptions& options, const TaskNetwork& network) {
