@@ -21,6 +21,7 @@ set(allowed
   paddock_aws_sigv4           # signing its calls (not the front)
   paddock_ecs_taskdef_rules   # the pure definition checks the agent repeats at launch
   paddock_ecs_error_details   # ECS's error details those checks name (pure)
+  paddock_dns paddock_dns_codec # the DNS server of awsvpc tasks (agent/dns_service): no control plane
   paddock_http paddock_common
   paddock_store)              # the image index only (agent/images); see docs/architecture.md
 

@@ -22,6 +22,7 @@ enum class Error {
   kResourceNotFound,          // ResourceNotFoundException (the tag actions)
   kTooManyTags,               // TooManyTagsException
   kDuplicateRequest,          // DuplicateRequest
+  kRequestLimitExceeded,      // RequestLimitExceeded
 };
 const ErrorDomain& ErrorDomainOf(Error);
 

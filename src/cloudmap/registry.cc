@@ -31,6 +31,7 @@ const ErrorDomain& ErrorDomainOf(Error) {
       case Error::kResourceNotFound: return "ResourceNotFound";
       case Error::kTooManyTags: return "TooManyTags";
       case Error::kDuplicateRequest: return "DuplicateRequest";
+      case Error::kRequestLimitExceeded: return "RequestLimitExceeded";
     }
     return "Unknown";
   }};
@@ -140,6 +141,7 @@ constexpr std::string_view kServiceNames = "cloudmap_service_names";
 constexpr std::string_view kInstances = "cloudmap_instances";
 constexpr std::string_view kOperations = "cloudmap_operations";
 constexpr std::string_view kPending = "cloudmap_pending";
+constexpr std::string_view kQueued = "cloudmap_queued";
 constexpr std::string_view kTags = "cloudmap_tags";
 constexpr std::string_view kRequests = "cloudmap_requests";
 
@@ -470,8 +472,15 @@ StatusOr<std::string> Registry::Submit(const Scope& scope, OperationType type,
       if (earlier) return OkStatus();
       RETURN_IF_ERROR(txn.Put(kRequests, retry_key, op.id));
     }
+    ASSIGN_OR_RETURN(int64_t queued,
+                     CountRows(txn, kQueued, ScopeRange(scope), static_cast<size_t>(kMaxQueuedOperations)));
+    if (queued >= kMaxQueuedOperations)
+      return ResourceExhausted(
+          "The operation can't be completed because you've reached the quota for the number of requests.",
+          Error::kRequestLimitExceeded);
     RETURN_IF_ERROR(also(txn));
     RETURN_IF_ERROR(txn.Put(kOperations, K1(scope, op.id), json::serialize(OperationJson(op, w))));
+    RETURN_IF_ERROR(txn.Put(kQueued, K1(scope, op.id), ""));
     // Queued after every queued operation: the worker runs them in the order they were accepted
     // (a register and a deregister of one instance in the same millisecond keep their order).
     ASSIGN_OR_RETURN(auto last, txn.Scan(kPending, Range{}, 1, store::Direction::kBackward));
@@ -1244,13 +1253,23 @@ Status Apply(WriteTxn& txn, const Scope& s, OperationType type, const json::obje
 
 }  // namespace
 
+namespace {
+
+// The operation leaves the worker's queue and its scope's count.
+Status Dequeue(WriteTxn& txn, const Scope& scope, std::string_view op_id, const std::string& pending_key) {
+  RETURN_IF_ERROR(txn.Delete(kPending, pending_key));
+  return txn.Delete(kQueued, K1(scope, op_id));
+}
+
+}  // namespace
+
 Status Registry::Advance(const Scope& scope, const std::string& op_id, const std::string& pending_key) {
   const std::string key = K1(scope, op_id);
   // SUBMITTED -> PENDING, in its own transaction: a reader can see the work under way.
   std::optional<json::object> row;
   RETURN_IF_ERROR(store_.Write([&](WriteTxn& txn) -> Status {
     ASSIGN_OR_RETURN(row, ReadJson(txn, kOperations, key));
-    if (!row) return txn.Delete(kPending, pending_key);
+    if (!row) return Dequeue(txn, scope, op_id, pending_key);
     Operation op = OperationOf(*row);
     if (op.status != OperationStatus::kSubmitted) return OkStatus();
     (*row)["status"] = Format(OperationStatus::kPending);
@@ -1271,7 +1290,7 @@ Status Registry::Advance(const Scope& scope, const std::string& op_id, const std
     done["status"] = Format(OperationStatus::kSuccess);
     done["updated"] = EpochMillis(clock_.Now());
     RETURN_IF_ERROR(txn.Put(kOperations, key, json::serialize(done)));
-    return txn.Delete(kPending, pending_key);
+    return Dequeue(txn, scope, op_id, pending_key);
   });
   if (applied.ok() || !mine) return applied;
   // The work failed: FAIL with the reason, nothing of it applied. A failure of the store itself
@@ -1292,16 +1311,15 @@ Status Registry::Advance(const Scope& scope, const std::string& op_id, const std
       if (nv && nv->is_object()) RETURN_IF_ERROR(txn.Delete(kNamespaceNames, K1(scope, Str(nv->as_object(), "name"))));
     }
     RETURN_IF_ERROR(txn.Put(kOperations, key, json::serialize(failed)));
-    return txn.Delete(kPending, pending_key);
+    return Dequeue(txn, scope, op_id, pending_key);
   });
 }
 
-Status Registry::RunPending() {
+Status Registry::RunPending(const std::function<bool()>& stop) {
   // In acceptance order (the queue's key order), in chunks: what is queued meanwhile waits for the
   // next pass, which the submit that queued it asks for.
   Range range;
   constexpr size_t kChunk = 1000;
-  Status first = OkStatus();
   for (;;) {
     std::vector<std::tuple<Scope, std::string, std::string>> queued;  // (scope, op id, queue key)
     RETURN_IF_ERROR(store_.Read([&](ReadTxn& txn) -> Status {
@@ -1318,10 +1336,11 @@ Status Registry::RunPending() {
       return OkStatus();
     }));
     for (const auto& [scope, id, key] : queued) {
-      Status s = Advance(scope, id, key);
-      if (!s.ok() && first.ok()) first = s;
+      if (stop && stop()) return OkStatus();
+      // Stuck here (the store failed): later operations wait, in order, for the next pass.
+      RETURN_IF_ERROR(Advance(scope, id, key));
     }
-    if (queued.size() < kChunk) return first;
+    if (queued.size() < kChunk) return OkStatus();
     range.begin = store::KeySuccessor(std::get<2>(queued.back()));
   }
 }
@@ -1382,7 +1401,7 @@ Status Registry::ReapAccount(const AccountId& account) {
   const Range all = PrefixRange(Key().Str(account.str()).Done());
   return store_.Write([&](WriteTxn& txn) -> Status {
     for (std::string_view table :
-         {kNamespaces, kNamespaceNames, kServices, kServiceNames, kInstances, kOperations, kTags, kRequests})
+         {kNamespaces, kNamespaceNames, kServices, kServiceNames, kInstances, kOperations, kQueued, kTags, kRequests})
       RETURN_IF_ERROR(txn.DeleteRange(table, all));
     // The queue is keyed by sequence first: its rows of `account` are found by reading it.
     Range queue;

@@ -226,6 +226,9 @@ class Registry {
   static constexpr int64_t kMaxNamespaces = 50;             // per account and region (AWS's quota)
   static constexpr int64_t kMaxServicesPerNamespace = 100;  // [verify] AWS: 100 per namespace
   static constexpr size_t kMaxTags = 50;                    // per resource (AWS's tag quota)
+  // Operations a scope may have queued (SUBMITTED or PENDING) at once: one account's flood waits
+  // on its own quota, not in everyone's queue (a Paddock bound; AWS throttles requests instead).
+  static constexpr int64_t kMaxQueuedOperations = 1000;
 
   // `store` and `clock` must outlive this. `ids` makes the random part of new ids (namespaces,
   // services, operations): tests pass a counter; by default, random [a-z0-9].
@@ -291,8 +294,11 @@ class Registry {
   // seconds). By id.
   StatusOr<Page<Operation>> ListOperations(const Scope& scope, const std::vector<Filter>& filters, size_t max,
                                            const std::optional<std::string>& after);
-  // Runs every queued operation of every scope to SUCCESS or FAIL (the worker; tests call it).
-  Status RunPending();
+  // Runs every queued operation of every scope to SUCCESS or FAIL, in acceptance order (the
+  // worker; tests call it). An operation the store cannot take now (an error without a Cloud Map
+  // detail) ends the pass with that error, so nothing accepted after it runs before it; the
+  // caller tries again later. `stop` (when set) is asked between operations: true ends the pass.
+  Status RunPending(const std::function<bool()>& stop = {});
 
   // --- tags (namespaces and services, by ARN) --- kResourceNotFound, kTooManyTags.
   Status TagResource(const Scope& scope, std::string_view arn, const std::vector<Tag>& tags);

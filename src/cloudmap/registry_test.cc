@@ -439,5 +439,24 @@ TEST_F(RegistryTest, TagsOnNamespacesAndServices) {
             Error::kResourceNotFound);
 }
 
+
+// One account's flood of asynchronous calls waits on its own quota: past kMaxQueuedOperations
+// queued, RequestLimitExceeded (nothing written), while another account still submits; once the
+// worker runs them, the account submits again.
+TEST_F(RegistryTest, AScopeMayQueueOnlySoManyOperations) {
+  const std::string ns = Namespace("flood");
+  auto svc = registry_.CreateService(scope_, CreateServiceRequest{.name = "web", .namespace_id = ns});
+  ASSERT_TRUE(svc.ok()) << svc.status().ToString();
+  for (int64_t i = 0; i < Registry::kMaxQueuedOperations; ++i)
+    ASSERT_TRUE(registry_.RegisterInstance(scope_, RegisterRequest{svc->id, "i-1", {{"AWS_INSTANCE_IPV4", "10.0.0.1"}}, ""}).ok()) << i;
+  auto refused = registry_.RegisterInstance(scope_, RegisterRequest{svc->id, "i-1", {{"AWS_INSTANCE_IPV4", "10.0.0.1"}}, ""});
+  EXPECT_EQ(refused.status().detail(), Error::kRequestLimitExceeded) << refused.status().ToString();
+  // Another account is not held back by this one's queue.
+  const Scope other{AccountId("222222222222"), scope_.region};
+  EXPECT_TRUE(registry_.CreateNamespace(other, {.name = "theirs", .type = NamespaceType::kHttp}, kVpc).ok());
+  ASSERT_TRUE(registry_.RunPending().ok());
+  EXPECT_TRUE(registry_.RegisterInstance(scope_, RegisterRequest{svc->id, "i-1", {{"AWS_INSTANCE_IPV4", "10.0.0.2"}}, ""}).ok());
+}
+
 }  // namespace
 }  // namespace paddock::cloudmap

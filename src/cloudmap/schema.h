@@ -23,6 +23,9 @@ inline constexpr store::TableDef kTables[] = {
     // (sequence, account, region, operation id) -> "": the operations not yet SUCCESS or FAIL, in
     // the order they were accepted (the worker's queue).
     {"cloudmap_pending", 1},
+    // (account, region, operation id) -> "": the scope's operations in cloudmap_pending, counted
+    // against Registry::kMaxQueuedOperations.
+    {"cloudmap_queued", 1},
     // (account, region, resource ARN, tag key) -> tag value.
     {"cloudmap_tags", 1},
     // (account, region, kind, CreatorRequestId) -> what the request made (an operation id for a

@@ -64,10 +64,17 @@ Responder::Responder(Authority& authority, ResponderOptions options)
 Decision Responder::Respond(std::string_view query, const QuerySource& source) {
   StatusOr<Header> header = ParseHeader(query);
   if (!header.ok() || query.size() < kHeaderSize || header->qr) return Decision{};
+  // Decided on the header alone, before anything is parsed (a 64 KiB message of compressed names
+  // would expand to megabytes): another opcode is not implemented, and a query carries its
+  // question and at most an OPT record.
+  if (header->opcode != 0) return ErrorReply(nullptr, *header, Rcode::kNotImp);
+  const auto count = [&](size_t at) {
+    return static_cast<size_t>(static_cast<uint8_t>(query[at]) << 8 | static_cast<uint8_t>(query[at + 1]));
+  };
+  if (count(6) != 0 || count(8) != 0 || count(10) > 1) return ErrorReply(nullptr, *header, Rcode::kFormErr);
   StatusOr<Message> parsed = Parse(query);
   if (!parsed.ok()) return ErrorReply(nullptr, *header, Rcode::kFormErr);
   const Message& q = *parsed;
-  if (q.header.opcode != 0) return ErrorReply(&q, q.header, Rcode::kNotImp);
   if (q.questions.size() != 1) return ErrorReply(nullptr, q.header, Rcode::kFormErr);
   if (q.edns && q.edns->version != 0) {
     Message m = ReplyTo(q, options_.max_udp_payload);

@@ -17,8 +17,10 @@
 //   dns::Responder responder(names, {});
 //   dns::Decision d = responder.Respond(packet, {.listener = "", .address = "172.31.0.9", .tcp = false});
 //
-// Rules: a message shorter than a header, or a response, is dropped; one that does not parse gets
-// FORMERR; an opcode other than QUERY, NOTIMP; a count of questions other than one, FORMERR; EDNS
+// Rules: a message shorter than a header, or a response, is dropped; an opcode other than QUERY
+// gets NOTIMP, and a query with answer or authority records or more than one additional record
+// FORMERR, both from the header alone (nothing else is parsed); one that does not parse gets
+// FORMERR; a count of questions other than one, FORMERR; EDNS
 // version above 0, BADVERS. Class IN questions go to the Authority with the name lowercased and
 // without its trailing dot; other classes are forwarded. Answers are authoritative (AA), echo the
 // question as sent (its case too) and, when the query had an OPT record, carry one. At most

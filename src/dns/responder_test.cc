@@ -109,6 +109,22 @@ TEST_F(ResponderTest, DropsRuntsAndResponsesAndAnswersGarbageWithFormErr) {
   EXPECT_EQ(Reply(responder_.Respond(*Encode(none), udp_)).header.rcode, Rcode::kFormErr);
 }
 
+TEST_F(ResponderTest, AQueryWithRecordsBesidesItsQuestionIsRefusedUnparsed) {
+  Message q;
+  q.questions.push_back({"web.internal", 1, 1});
+  for (int i = 0; i < 3; ++i) {
+    Record a = ARecord("10.0.0.1");
+    a.name = "web.internal";
+    Message m = q;
+    (i == 0 ? m.answers : i == 1 ? m.authority : m.additional).push_back(a);
+    if (i == 2) m.additional.push_back(a);  // two additional records (an OPT is the one allowed)
+    Message reply = Reply(responder_.Respond(*Encode(m), udp_));
+    EXPECT_EQ(reply.header.rcode, Rcode::kFormErr) << i;
+    EXPECT_TRUE(reply.answers.empty());
+  }
+  EXPECT_TRUE(authority_.lookups().empty());  // the Authority was never asked
+}
+
 TEST_F(ResponderTest, OtherOpcodesAreNotImplementedAndNewerEdnsIsBadvers) {
   Message notify;
   notify.header.opcode = 4;

@@ -1,12 +1,14 @@
 // The only file of dns/ with Asio: sockets, timers and coroutines around dns::Responder.
 #include "dns/server.h"
 
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -47,6 +49,56 @@ void SetId(std::string& wire, uint16_t id) {
   wire[1] = static_cast<char>(id & 0xFF);
 }
 
+// An id for a forwarded query from the kernel's random source (an off-path attacker must guess it
+// and the socket's port; a seeded PRNG's ids could be predicted from a few observed ones).
+uint16_t RandomId() {
+  uint16_t id = 0;
+  if (getrandom(&id, sizeof(id), 0) != sizeof(id)) id = static_cast<uint16_t>(std::random_device{}());
+  return id;
+}
+
+// The end of the question that starts at offset 12 of `wire` (its name, type and class), or 0 when
+// there is none or it is malformed. A question's name is never compressed (nothing precedes it).
+size_t QuestionEnd(std::string_view wire) {
+  size_t at = 12;
+  while (at < wire.size()) {
+    const auto len = static_cast<uint8_t>(wire[at]);
+    if (len == 0) return at + 5 <= wire.size() ? at + 5 : 0;
+    if (len > 63) return 0;
+    at += 1 + len;
+  }
+  return 0;
+}
+
+// Whether `reply` answers `query`'s question (RFC 5452 §9.1): one question, the same name (ASCII
+// case ignored), type and class.
+bool AnswersQuestion(std::string_view query, std::string_view reply) {
+  const size_t end = QuestionEnd(query);
+  if (end == 0 || reply.size() < end || reply[4] != 0 || reply[5] != 1) return false;
+  for (size_t i = 12; i < end; ++i)
+    if (std::tolower(static_cast<unsigned char>(query[i])) != std::tolower(static_cast<unsigned char>(reply[i])))
+      return false;
+  return true;
+}
+
+// What a UDP reply to `query` may be: 512 octets, or the query's EDNS0 size up to `most`.
+size_t UdpLimitFor(std::string_view query, uint16_t most) {
+  StatusOr<Message> q = Parse(query);
+  if (!q.ok() || !q->edns) return 512;
+  return std::max<size_t>(512, std::min<size_t>(q->edns->udp_size, most));
+}
+
+// `reply` cut to its header and `query`'s question with TC set, so the client asks over TCP.
+std::string Truncated(std::string_view query, std::string_view reply) {
+  const size_t end = QuestionEnd(query);
+  std::string out(reply.substr(0, 12));
+  out[2] = static_cast<char>(static_cast<uint8_t>(out[2]) | 0x02);  // TC
+  out[4] = 0, out[5] = 1;                                            // QDCOUNT 1
+  for (size_t i = 6; i < 12; ++i) out[i] = 0;                        // AN, NS, AR: none
+  out.append(query.substr(12, end - 12));
+  return out;
+}
+
 // "10.0.0.2", "10.0.0.2:5353", "2001:db8::1", "[2001:db8::1]:5353".
 StatusOr<udp::endpoint> ParseUpstream(std::string_view s) {
   std::string_view host = s, port_text;
@@ -81,7 +133,7 @@ StatusOr<udp::endpoint> ParseUpstream(std::string_view s) {
 class Server::Impl {
  public:
   Impl(ServerOptions options, Authority& authority)
-      : options_(std::move(options)), responder_(authority, options_.responder), rng_(std::random_device{}()) {}
+      : options_(std::move(options)), responder_(authority, options_.responder) {}
   ~Impl() { Stop(); }
 
   Status Start();
@@ -124,7 +176,6 @@ class Server::Impl {
   // (whose destruction destroys their frames), which outlives the sockets.
   const ServerOptions options_;
   Responder responder_;                    // I/O thread only
-  std::mt19937 rng_;                       // I/O thread only
   std::vector<udp::endpoint> upstreams_;   // set by Start
   size_t forwards_ = 0;                    // I/O thread only
   std::map<std::string, size_t> forwards_by_source_;  // I/O thread only
@@ -331,6 +382,9 @@ asio::awaitable<void> Server::Impl::ForwardForUdp(Listener& l, std::string query
     reply = ServFailFor(query);
   } else {
     forwarded_.fetch_add(1, std::memory_order_relaxed);
+    // The upstream answers the size the query asked for; the client gets no more than its own
+    // limit (capped as the server's own answers are), else a truncated reply: never an amplifier.
+    if (reply.size() > UdpLimitFor(query, options_.responder.max_udp_payload)) reply = Truncated(query, reply);
   }
   if (!reply.empty() && l.datagrams.is_open()) SendUdp(l, reply, peer);
 }
@@ -353,7 +407,7 @@ void Server::Impl::ReleaseForward(const std::string& source) {
 asio::awaitable<std::string> Server::Impl::Forward(std::string query, bool over_tcp) {
   uint16_t client_id = IdOf(query);
   for (const udp::endpoint& upstream : upstreams_) {
-    auto id = static_cast<uint16_t>(rng_());
+    const uint16_t id = RandomId();
     SetId(query, id);
     std::string reply;  // (no co_await inside ?: — g++ 12 miscompiles it)
     if (over_tcp) {
@@ -361,7 +415,7 @@ asio::awaitable<std::string> Server::Impl::Forward(std::string query, bool over_
     } else {
       reply = co_await AskUdp(upstream, query, id);
     }
-    if (!reply.empty()) {
+    if (!reply.empty() && AnswersQuestion(query, reply)) {
       SetId(reply, client_id);
       co_return reply;
     }
@@ -421,7 +475,8 @@ asio::awaitable<std::string> Server::Impl::AskTcp(const udp::endpoint& upstream,
   std::string reply(size_t{length[0]} << 8 | length[1], '\0');
   auto [reply_ec, r] = co_await asio::async_read(*socket, asio::buffer(reply), kTuple);
   timer.cancel();
-  if (reply_ec || reply.size() < kHeaderSize || IdOf(reply) != id) co_return std::string();
+  if (reply_ec || reply.size() < kHeaderSize || IdOf(reply) != id || !(static_cast<uint8_t>(reply[2]) & 0x80))
+    co_return std::string();
   co_return reply;
 }
 

@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
 #include <string>
+#include <thread>
 
 #include "dns/testing/fake_authority.h"
 #include "dns/testing/loopback_client.h"
@@ -45,6 +47,41 @@ struct SilentUpstream {
   ~SilentUpstream() {
     ::close(udp);
     ::close(tcp);
+  }
+  std::string address() const { return "127.0.0.1:" + std::to_string(port); }
+};
+
+// An upstream that answers every UDP query with what `answer` makes of it, whatever size or
+// question that is (a misbehaving or hostile resolver), on a thread of its own.
+struct RawUdpUpstream {
+  int fd = -1;
+  uint16_t port = 0;
+  std::thread thread;
+  explicit RawUdpUpstream(std::function<std::string(const Message&)> answer) {
+    fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a = testing::Loopback(0);
+    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    socklen_t len = sizeof a;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+    port = ntohs(a.sin_port);
+    thread = std::thread([this, answer = std::move(answer)] {
+      std::string buffer(65535, '\0');
+      for (;;) {
+        sockaddr_in from{};
+        socklen_t from_len = sizeof from;
+        ssize_t n = ::recvfrom(fd, buffer.data(), buffer.size(), 0, reinterpret_cast<sockaddr*>(&from), &from_len);
+        if (n <= 0) return;  // shut down
+        StatusOr<Message> q = Parse(std::string_view(buffer.data(), static_cast<size_t>(n)));
+        if (!q.ok()) continue;
+        std::string reply = answer(*q);
+        ::sendto(fd, reply.data(), reply.size(), 0, reinterpret_cast<sockaddr*>(&from), from_len);
+      }
+    });
+  }
+  ~RawUdpUpstream() {
+    ::shutdown(fd, SHUT_RDWR);
+    thread.join();
+    ::close(fd);
   }
   std::string address() const { return "127.0.0.1:" + std::to_string(port); }
 };
@@ -270,6 +307,53 @@ TEST_F(DnsServerTest, StopReleasesThePortAndIsIdempotent) {
   EXPECT_FALSE(Server(ServerOptions{.addresses = {"not-an-address"}}, names_).Start().ok());
   EXPECT_FALSE(Server(ServerOptions{.addresses = {}}, names_).Start().ok());
   EXPECT_FALSE(Server(ServerOptions{.port = 0, .upstreams = {"10.0.0.1:x"}}, names_).Start().ok());
+}
+
+
+// A resolver that answers a small UDP query with 100 records (about 1.6 KB) never makes the server
+// an amplifier: the client gets what its own limit allows (512 octets without EDNS0), a truncated
+// reply with TC set, and asks again over TCP.
+TEST_F(DnsServerTest, AForwardedUdpAnswerLargerThanTheClientsLimitIsTruncated) {
+  RawUdpUpstream big([](const Message& q) {
+    Message r = q;
+    r.header.qr = true;
+    for (int i = 0; i < 100; ++i) {
+      Record a = ARecord("10.0.0." + std::to_string(i));
+      a.name = q.questions.at(0).name;
+      r.answers.push_back(a);
+    }
+    return *Encode(r);
+  });
+  auto front = StartFront({.port = 0, .upstreams = {big.address()}, .forward_timeout = 2s});
+  std::string reply = testing::AskUdp(front->port(), Query("big.example", 1, 0x4242), 5s);
+  ASSERT_LE(reply.size(), 512u);
+  Message m = ParseOrDie(reply);
+  EXPECT_EQ(m.header.id, 0x4242);
+  EXPECT_TRUE(m.header.tc);
+  EXPECT_TRUE(m.answers.empty());
+  EXPECT_EQ(m.questions.at(0).name, "big.example");
+  // With EDNS0 asking for 4096, still no more than the server's cap (1232).
+  reply = testing::AskUdp(front->port(), Query("big.example", 1, 0x4343, Edns{.udp_size = 4096}), 5s);
+  EXPECT_LE(reply.size(), 1232u);
+  EXPECT_TRUE(ParseOrDie(reply).header.tc);
+}
+
+// A reply with the right id but another question (RFC 5452 §9.1) is not an answer: the client
+// gets SERVFAIL, never the injected records.
+TEST_F(DnsServerTest, AnUpstreamReplyForAnotherQuestionIsRefused) {
+  RawUdpUpstream liar([](const Message& q) {
+    Message r = q;
+    r.header.qr = true;
+    r.questions.at(0).name = "other.example";
+    Record a = ARecord("6.6.6.6");
+    a.name = "other.example";
+    r.answers.push_back(a);
+    return *Encode(r);
+  });
+  auto front = StartFront({.port = 0, .upstreams = {liar.address()}, .forward_timeout = 300ms});
+  Message m = ParseOrDie(testing::AskUdp(front->port(), Query("bank.example", 1, 9), 5s));
+  EXPECT_EQ(m.header.rcode, Rcode::kServFail);
+  EXPECT_TRUE(m.answers.empty());
 }
 
 }  // namespace

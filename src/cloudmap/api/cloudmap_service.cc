@@ -1,6 +1,7 @@
 #include "cloudmap/api/cloudmap_service.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <iterator>
 
@@ -205,6 +206,7 @@ std::optional<aws::AwsError> CloudMapService::ErrorFor(const Status& status) con
       case Error::kResourceNotFound: return aws::AwsError{"ResourceNotFoundException", 400};
       case Error::kTooManyTags: return aws::AwsError{"TooManyTagsException", 400};
       case Error::kDuplicateRequest: return aws::AwsError{"DuplicateRequest", 400};
+      case Error::kRequestLimitExceeded: return aws::AwsError{"RequestLimitExceeded", 400};
     }
   }
   // The model's own checks (lengths, patterns, enums, required members) carry no detail: Cloud
@@ -442,15 +444,23 @@ CloudMapModule::~CloudMapModule() {
 }
 
 void CloudMapModule::Work() {
+  bool retry = false;  // the last pass failed (the store): try again in a second, submit or not
   for (;;) {
     {
       std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return queued_ || stop_; });
+      auto woken = [&] { return queued_ || stop_; };
+      if (retry) {
+        cv_.wait_for(lock, std::chrono::seconds(1), woken);
+      } else {
+        cv_.wait(lock, woken);
+      }
       if (stop_) return;
       queued_ = false;
     }
-    // A failure of the store leaves the operations queued; the next submit retries them.
-    registry_->RunPending().IgnoreError();
+    retry = !registry_->RunPending([this] {
+                         std::lock_guard lock(mu_);
+                         return stop_;
+                       }).ok();
   }
 }
 
