@@ -108,11 +108,15 @@ class ServiceWaiters(ServiceCase):
 
     def test_aws_cli_wait_services_stable(self):
         td1 = self.register("wcli", 1)
-        # The new revision turns HEALTHY about 3 s after it starts, so the rollout is still under way
-        # at the CLI's first poll: it has to wait (botocore's 15 s delay) and poll again.
+        # The new revision turns HEALTHY about 8 s after it starts (its failing checks before that
+        # fall in the 15 s start period), so the rollout is still under way at the CLI's first
+        # poll, however long the CLI takes to start on a loaded machine (it took 3.9 s once, when
+        # the new tasks were healthy after 3 s and the rollout was done before its first poll): it
+        # has to wait (botocore's 15 s delay) and poll again.
         td2 = self.register("wcli", 2, command=[
-            "/bin/sh", "-c", "trap 'exit 0' TERM; (sleep 3; : > /ready) & httpd -f -p 8080 -h /www & wait"],
-            container={"healthCheck": {"command": ["CMD-SHELL", "test -f /ready"], "interval": 1, "retries": 3}})
+            "/bin/sh", "-c", "trap 'exit 0' TERM; (sleep 8; : > /ready) & httpd -f -p 8080 -h /www & wait"],
+            container={"healthCheck": {"command": ["CMD-SHELL", "test -f /ready"], "interval": 1, "retries": 3,
+                                       "startPeriod": 15}})
         self.create("wcli", td1, 2)
         self.wait_steady("wcli", 2)
         new_id = self.ecs.update_service(cluster=self.CLUSTER, service="wcli",
