@@ -82,10 +82,14 @@ Decision Responder::Respond(std::string_view query, const QuerySource& source) {
     return Decision{Decision::Action::kReply, EncodeOrEmpty(m, kClassicUdpSize)};
   }
   const Question& question = q.questions[0];
-  if (question.klass != kClassIn) return Decision{Decision::Action::kForward, {}};
+  // What a UDP reply to it may be, ours or an upstream's: 512, or its EDNS0 size up to the cap.
+  const size_t udp_limit =
+      q.edns ? std::clamp<size_t>(q.edns->udp_size, kClassicUdpSize, options_.max_udp_payload) : kClassicUdpSize;
+  const Decision forward{Decision::Action::kForward, {}, udp_limit};
+  if (question.klass != kClassIn) return forward;
 
   Answer answer = authority_.Lookup(source, NormalizeName(question.name), question.type);
-  if (answer.kind == Answer::Kind::kForward) return Decision{Decision::Action::kForward, {}};
+  if (answer.kind == Answer::Kind::kForward) return forward;
 
   Message m = ReplyTo(q, options_.max_udp_payload);
   m.header.aa = true;
@@ -112,12 +116,7 @@ Decision Responder::Respond(std::string_view query, const QuerySource& source) {
     case Answer::Kind::kForward:
       break;
   }
-  size_t limit = 65535;
-  if (!source.tcp) {
-    limit = kClassicUdpSize;
-    if (q.edns) limit = std::clamp<size_t>(q.edns->udp_size, kClassicUdpSize, options_.max_udp_payload);
-  }
-  StatusOr<std::string> wire = Encode(m, limit);
+  StatusOr<std::string> wire = Encode(m, source.tcp ? 65535 : udp_limit);
   if (!wire.ok()) return ErrorReply(&q, q.header, Rcode::kServFail);  // the Authority gave a bad name
   return Decision{Decision::Action::kReply, std::move(*wire)};
 }

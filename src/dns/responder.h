@@ -99,6 +99,9 @@ struct Decision {
   enum class Action { kReply, kForward, kDrop };
   Action action = Action::kDrop;
   std::string reply;  // kReply: the wire bytes to send back
+  // kForward: the most a UDP reply to this query may be (512, or its EDNS0 size up to
+  // max_udp_payload), so a forwarded answer is cut to it without parsing the query again.
+  size_t udp_limit = 512;
 };
 
 // Not thread-safe (it owns the shuffling's random state): one per I/O thread.

@@ -81,13 +81,6 @@ bool AnswersQuestion(std::string_view query, std::string_view reply) {
   return true;
 }
 
-// What a UDP reply to `query` may be: 512 octets, or the query's EDNS0 size up to `most`.
-size_t UdpLimitFor(std::string_view query, uint16_t most) {
-  StatusOr<Message> q = Parse(query);
-  if (!q.ok() || !q->edns) return 512;
-  return std::max<size_t>(512, std::min<size_t>(q->edns->udp_size, most));
-}
-
 // `reply` cut to its header and `query`'s question with TC set, so the client asks over TCP.
 std::string Truncated(std::string_view query, std::string_view reply) {
   const size_t end = QuestionEnd(query);
@@ -158,7 +151,9 @@ class Server::Impl {
   asio::awaitable<void> UdpLoop(Listener& l);
   // What to send back to `peer` at once ("" for nothing: dropped, or forwarded).
   std::string HandleDatagram(Listener& l, std::string_view packet, const udp::endpoint& peer);
-  asio::awaitable<void> ForwardForUdp(Listener& l, std::string query, udp::endpoint peer, std::string source);
+  // `udp_limit`: the responder's Decision::udp_limit for the query.
+  asio::awaitable<void> ForwardForUdp(Listener& l, std::string query, udp::endpoint peer, std::string source,
+                                      size_t udp_limit);
   asio::awaitable<void> AcceptLoop(Listener& l);
   asio::awaitable<void> TcpSession(std::shared_ptr<tcp::socket> socket, tcp::endpoint peer, std::string address);
   // The upstreams' reply to `query` with the query's id, or empty when none answered.
@@ -367,14 +362,15 @@ std::string Server::Impl::HandleDatagram(Listener& l, std::string_view packet, c
         servfail_.fetch_add(1, std::memory_order_relaxed);
         return ServFailFor(packet);
       }
-      asio::co_spawn(ioc_, ForwardForUdp(l, std::string(packet), peer, std::move(address)), asio::detached);
+      asio::co_spawn(ioc_, ForwardForUdp(l, std::string(packet), peer, std::move(address), d.udp_limit),
+                     asio::detached);
       return {};
   }
   return {};
 }
 
 asio::awaitable<void> Server::Impl::ForwardForUdp(Listener& l, std::string query, udp::endpoint peer,
-                                                  std::string source) {
+                                                  std::string source, size_t udp_limit) {
   std::string reply = co_await Forward(query, false);
   ReleaseForward(source);
   if (reply.empty()) {
@@ -384,7 +380,7 @@ asio::awaitable<void> Server::Impl::ForwardForUdp(Listener& l, std::string query
     forwarded_.fetch_add(1, std::memory_order_relaxed);
     // The upstream answers the size the query asked for; the client gets no more than its own
     // limit (capped as the server's own answers are), else a truncated reply: never an amplifier.
-    if (reply.size() > UdpLimitFor(query, options_.responder.max_udp_payload)) reply = Truncated(query, reply);
+    if (reply.size() > udp_limit) reply = Truncated(query, reply);
   }
   if (!reply.empty() && l.datagrams.is_open()) SendUdp(l, reply, peer);
 }
