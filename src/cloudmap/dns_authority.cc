@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cctype>
 #include <utility>
 #include <vector>
 
@@ -22,11 +21,6 @@ std::optional<RecordType> RecordTypeOf(uint16_t type) {
     case kCname: return RecordType::kCname;
     default: return std::nullopt;
   }
-}
-
-bool EqualsIgnoringCase(std::string_view a, std::string_view b) {
-  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
-                    [](char x, char y) { return std::tolower(static_cast<unsigned char>(x)) == y; });
 }
 
 std::string Attribute(const Instance& i, const char* key) {
@@ -91,7 +85,7 @@ dns::Answer DnsAuthority::Lookup(const dns::QuerySource& source, std::string_vie
     const std::optional<RecordType> wanted = RecordTypeOf(type);
     if (k == 2) {  // "<instance>.<service>.<namespace>": the SRV target's address
       for (const Instance& i : found->instances)
-        if (EqualsIgnoringCase(i.id, labels[0])) {
+        if (DnsNamesEqual(i.id, labels[0])) {
           const std::optional<uint32_t> ttl = TtlOf(found->service, *RecordTypeOf(type == kAaaa ? kAaaa : kA));
           std::optional<dns::Record> r = (type == kA || type == kAaaa) ? AddressRecord(i, type, "") : std::nullopt;
           if (!r) return dns::Answer::NoData();

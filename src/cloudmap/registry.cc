@@ -972,14 +972,17 @@ bool MatchesAll(const Instance& i, const std::map<std::string, std::string>& par
   return true;
 }
 
-// ASCII letters compared without case, as DNS compares names (a trailing dot on either ignored).
-bool EqualsIgnoringCase(std::string_view a, std::string_view b) {
+}  // namespace
+
+bool DnsNamesEqual(std::string_view a, std::string_view b) {
   if (a.size() > 1 && a.ends_with('.')) a.remove_suffix(1);
   if (b.size() > 1 && b.ends_with('.')) b.remove_suffix(1);
   return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
     return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
   });
 }
+
+namespace {
 
 StatusOr<std::optional<Namespace>> NamespaceByName(ReadTxn& txn, const Scope& s, std::string_view name) {
   std::string_view n = name;
@@ -1066,7 +1069,7 @@ StatusOr<DnsAnswer> Registry::ResolveDns(const Scope& scope, std::string_view vp
         ASSIGN_OR_RETURN(auto o, ReadJson(txn, kNamespaces, K1(scope, row.value)));
         if (!o) continue;
         Namespace c = NamespaceOf(*o);
-        if (c.type == NamespaceType::kDnsPrivate && c.vpc == vpc && EqualsIgnoringCase(c.name, namespace_name)) {
+        if (c.type == NamespaceType::kDnsPrivate && c.vpc == vpc && DnsNamesEqual(c.name, namespace_name)) {
           n = std::move(c);
           break;
         }
@@ -1079,7 +1082,7 @@ StatusOr<DnsAnswer> Registry::ResolveDns(const Scope& scope, std::string_view vp
                                            static_cast<size_t>(kMaxServicesPerNamespace) + 1));
       for (const Row& row : rows) {
         ASSIGN_OR_RETURN(Service candidate, ReadService(txn, scope, row.value));
-        if (EqualsIgnoringCase(candidate.name, service_name)) {
+        if (DnsNamesEqual(candidate.name, service_name)) {
           sid = row.value;
           break;
         }

@@ -213,6 +213,9 @@ struct Discovered {
 // answers. Only DNS_PRIVATE namespaces; instances are those DNS would answer (healthy, or all of
 // them for a service without a custom health check; every one when none is healthy is NOT done:
 // Route 53's fail-open is left to the DNS server [verify]).
+// Whether two DNS names are the same name: ASCII letters without case, a trailing dot ignored.
+bool DnsNamesEqual(std::string_view a, std::string_view b);
+
 struct DnsAnswer {
   std::string namespace_id{};
   std::string vpc{};
