@@ -145,7 +145,7 @@ class Awslogs(h.PaddockTestCase):
     def test_tail_follow_shows_new_lines_within_5_seconds(self):
         # Each line carries the kernel's uptime when it was printed (/proc/uptime: the host's clock,
         # no time namespace), so the test measures each line's delay to the centisecond.
-        arn = self.start("awslogs-tail", "i=0; while true; do i=$((i+1)); read up rest < /proc/uptime; "
+        arn = self.start("awslogs-tail", "trap 'exit 0' TERM; i=0; while true; do i=$((i+1)); read up rest < /proc/uptime; "
                          'echo "tick $i $up"; sleep 0.3; done',
                          {"awslogs-group": "/ecs/tail", "awslogs-create-group": "true",
                           "awslogs-stream-prefix": "t"})
@@ -212,7 +212,9 @@ class Awslogs(h.PaddockTestCase):
         # kill -9 of the server (its agent inside): the running container is re-adopted by the next
         # one, which opens its stream again before shipping (a stream deleted meanwhile is made
         # again; without that every batch would be refused) and ships what it prints from then on.
-        arn = self.start("awslogs-readopt", "i=0; while true; do i=$((i+1)); echo tick$i; sleep 0.2; done",
+        # (PID 1 ignores SIGTERM without a trap: the stop at cleanup would wait out the 30 s stopTimeout.)
+        arn = self.start("awslogs-readopt",
+                         "trap 'exit 0' TERM; i=0; while true; do i=$((i+1)); echo tick$i; sleep 0.2; done",
                          {"awslogs-group": "/ecs/app", "awslogs-stream-prefix": "re"})
         self.addCleanup(lambda: th.stop_quietly(self.ecs, "awslogs", arn))
         th.wait_for_status(self, self.ecs, "awslogs", arn, "RUNNING", 30, self.server.log_tail)
