@@ -128,7 +128,7 @@ agent::ExecutionResourcesProvider MakeExecutionResourcesProvider(ssm::Parameters
     }
     aws::CallContext call;
     call.scope = record.scope;
-    call.principal = ExecutionRolePrincipal(record.scope, role, task_id, roles);
+    call.principal = ExecutionRolePrincipal(record.scope, role, task_id, authorizer != nullptr ? roles : nullptr);
     call.now = clock.Now();
     const ecs::execution::TaskIdentity task{record.scope, call.principal.arn};
     auto authorize = [&](std::string_view action, std::string_view resource) -> Status {

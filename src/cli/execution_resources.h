@@ -18,7 +18,8 @@ namespace paddock::cli {
 // The principal a task's execution role `role_arn` acts as: the role session
 // arn:aws:sts::<account>:assumed-role/<role>/<task id>, whose aws:userid is "<role id>:<task id>"
 // (the role's unique AROA… id, as AWS gives a role session), read from `roles`; without `roles`,
-// or a role that is gone, the userid is left empty (a policy testing it then denies).
+// or a role that is gone, the userid is left empty (a policy testing it then denies). The
+// providers pass no `roles` when nothing is authorized: the role's id is read only to be tested.
 Principal ExecutionRolePrincipal(const Scope& scope, const std::string& role_arn, std::string_view task_id,
                                  sts::RoleDirectory* roles);
 

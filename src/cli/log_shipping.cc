@@ -99,7 +99,7 @@ agent::LogsProvider MakeLogsProvider(logs::LogGroups& groups, aws::Authorizer* a
     if (role.empty()) {
       ctx.principal.kind = aws::PrincipalKind::kRoot;  // the account writes into its own logs
     } else {
-      ctx.principal = ExecutionRolePrincipal(record.scope, role, task_id, roles);
+      ctx.principal = ExecutionRolePrincipal(record.scope, role, task_id, authorizer != nullptr ? roles : nullptr);
     }
     ctx.now = clock.Now();
     auto authorize = [&](std::string_view action, std::string resource) -> Status {
