@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <atomic>
 #include <functional>
 #include <map>
 #include <optional>
@@ -319,6 +320,21 @@ class Registry {
   // scope's namespace ARN), or nullopt when the scope has no such namespace.
   StatusOr<std::optional<std::vector<std::string>>> ServiceArnsIn(const Scope& scope, std::string_view ns);
 
+  // --- ECS's registrations (ecs/task/discovery.h), in the caller's transaction ---
+  // What RegisterInstance's operation does, applied at once (no operation is recorded: ECS's own
+  // calls are not the caller's). `service`: an id or this scope's ARN. Refusals: kServiceNotFound,
+  // kInvalidInput (the service's attribute rules), kResourceLimitExceeded.
+  Status RegisterIn(store::WriteTxn& txn, const Scope& scope, std::string_view service, std::string_view instance_id,
+                    const std::map<std::string, std::string>& attributes);
+  // Removes the instance; one (or a service) that is not there is not an error.
+  Status DeregisterIn(store::WriteTxn& txn, const Scope& scope, std::string_view service,
+                      std::string_view instance_id);
+
+  // A change that DNS answers cached from this registry must see: bumped after a committed write
+  // (ECS's, whose transactions are its own, calls NoteChanged after its commit).
+  uint64_t Generation() const { return generation_.load(std::memory_order_acquire); }
+  void NoteChanged() { generation_.fetch_add(1, std::memory_order_acq_rel); }
+
   // Removes everything of `account`, in every region (iam::AccountReaper).
   Status ReapAccount(const AccountId& account);
 
@@ -337,6 +353,7 @@ class Registry {
   const Clock& clock_;
   IdSource ids_;
   std::function<void()> on_submit_;
+  std::atomic<uint64_t> generation_{0};
 };
 
 }  // namespace paddock::cloudmap
