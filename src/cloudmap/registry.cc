@@ -381,6 +381,12 @@ bool ValidDnsName(std::string_view name) {
   return true;
 }
 
+// AWS_INSTANCE_CNAME: a domain name of letters, digits and hyphens (AWS: 1-255 characters; here
+// at most 253 without the final dot, the most a DNS message can carry, since the server answers it).
+bool ValidCnameTarget(std::string_view name) {
+  return name.find('_') == std::string_view::npos && ValidDnsName(name);
+}
+
 // The model's patterns, which the front does not run: AWS's text for a pattern failure [verify].
 Status PatternError(std::string_view member, std::string_view value, std::string_view pattern) {
   return Invalid(fmt::format("1 validation error detected: Value '{}' at '{}' failed to satisfy constraint: Member "
@@ -837,6 +843,10 @@ Status CheckAttributes(const Service& s, const std::map<std::string, std::string
     return Invalid("AWS_INSTANCE_CNAME is required: the service has a CNAME record.");
   if (has("AWS_INSTANCE_CNAME") && !types.contains(RecordType::kCname))
     return Invalid("AWS_INSTANCE_CNAME can be specified only for a service with a CNAME record.");
+  if (has("AWS_INSTANCE_CNAME") && !ValidCnameTarget(attrs.at("AWS_INSTANCE_CNAME")))
+    return Invalid(fmt::format("AWS_INSTANCE_CNAME must be a domain name (letters, digits, hyphens and dots; at most 253 "
+                               "characters without a final dot): {}",
+                               attrs.at("AWS_INSTANCE_CNAME")));
   if (has("AWS_INIT_HEALTH_STATUS")) {
     if (!s.custom_health)
       return Invalid("AWS_INIT_HEALTH_STATUS can be specified only for a service with HealthCheckCustomConfig.");

@@ -257,6 +257,19 @@ TEST_F(RegistryTest, RegisterValidatesReservedAttributesAndUpdatesInPlace) {
             Error::kInvalidInput);  // no custom health check
   EXPECT_EQ(reg({{"AWS_INSTANCE_IPV4", "10.0.0.1"}, {"AWS_INSTANCE_PORT", "80"}, {"AWS_INSTANCE_CNAME", "x"}}).detail(),
             Error::kInvalidInput);
+  // A CNAME service's AWS_INSTANCE_CNAME is a domain name (the DNS server answers it as one).
+  auto alias = registry_.CreateService(
+      scope_, CreateServiceRequest{.name = "alias", .namespace_id = ns,
+                                   .dns = DnsConfig{RoutingPolicy::kWeighted, {{RecordType::kCname, 10}}}});
+  ASSERT_TRUE(alias.ok()) << alias.status().ToString();
+  auto cname = [&](std::string target) {
+    return registry_.RegisterInstance(scope_, {alias->id, "i-1", {{"AWS_INSTANCE_CNAME", std::move(target)}}, ""}).status();
+  };
+  for (const std::string& bad : std::vector<std::string>{"", "a..b", ".example.com", "-a.example.com", "a_b.example.com", "a b.example.com",
+                          "ex\\ample.com", std::string(64, 'a') + ".com", std::string(250, 'a') + ".com"})
+    EXPECT_EQ(cname(bad).detail(), Error::kInvalidInput) << bad;
+  EXPECT_TRUE(cname("www.example.com").ok());
+  EXPECT_TRUE(cname("Www.Example-1.com.").ok());
   EXPECT_EQ(registry_.RegisterInstance(scope_, {"srv-nope", "i-1", {}, ""}).status().detail(), Error::kServiceNotFound);
   // The model's InstanceId pattern ^[0-9a-zA-Z_/:.@-]+$ and length (the front checks no patterns).
   EXPECT_EQ(registry_.RegisterInstance(scope_, {srv.id, "bad id", {}, ""}).status().detail(), Error::kInvalidInput);
