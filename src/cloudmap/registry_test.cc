@@ -371,6 +371,46 @@ TEST_F(RegistryTest, ResolveDnsAnswersHealthyInstancesOfThePrivateNamespaceInTha
   EXPECT_EQ(registry_.ResolveDns(other, kVpc, "svc.internal", "web").status().detail(), Error::kNamespaceNotFound);
 }
 
+TEST_F(RegistryTest, DnsZonesAreTheVpcsPrivateNamespacesWithTheirServices) {
+  const std::string ns = Namespace("svc.internal", NamespaceType::kDnsPrivate);
+  Namespace("api.example", NamespaceType::kHttp);
+  DnsService(ns, "web", {{RecordType::kA, 30}});
+  DnsService(ns, "Db", {{RecordType::kA, 30}});
+  auto zones = registry_.DnsZones(scope_, kVpc);
+  ASSERT_TRUE(zones.ok()) << zones.status().ToString();
+  ASSERT_EQ(zones->size(), 1u);
+  EXPECT_EQ((*zones)[0].name, "svc.internal");
+  EXPECT_THAT((*zones)[0].services, ::testing::UnorderedElementsAre("web", "Db"));
+  EXPECT_TRUE(registry_.DnsZones(scope_, "vpc-other")->empty());
+  EXPECT_TRUE(registry_.DnsZones(Scope{AccountId("222222222222"), Region("us-east-1")}, kVpc)->empty());
+}
+
+TEST_F(RegistryTest, TheGenerationMovesAfterEveryCommittedChangeDnsCouldSee) {
+  const std::string ns = Namespace("svc.internal", NamespaceType::kDnsPrivate);  // applied by RunPending
+  uint64_t g = registry_.Generation();
+  auto moved = [&] {
+    const uint64_t now = registry_.Generation();
+    const bool m = now > g;
+    g = now;
+    return m;
+  };
+  Service s = DnsService(ns, "web", {{RecordType::kA, 30}}, 1);
+  EXPECT_TRUE(moved());
+  auto op = registry_.RegisterInstance(scope_, RegisterRequest{s.id, "a", {{"AWS_INSTANCE_IPV4", "172.31.0.10"}}, ""});
+  ASSERT_TRUE(op.ok());
+  EXPECT_FALSE(moved());  // queued only: nothing DNS answers changed
+  ASSERT_TRUE(registry_.RunPending().ok());
+  EXPECT_TRUE(moved());
+  ASSERT_TRUE(registry_.SetCustomHealth(scope_, s.id, "a", false).ok());
+  EXPECT_TRUE(moved());
+  EXPECT_FALSE(registry_.DeleteService(scope_, s.id).ok());  // it holds an instance: refused, nothing committed
+  EXPECT_FALSE(moved());
+  registry_.NoteChanged();
+  EXPECT_TRUE(moved());
+  ASSERT_TRUE(registry_.ReapAccount(scope_.account).ok());
+  EXPECT_TRUE(moved());
+}
+
 TEST_F(RegistryTest, ServiceArnsInANamespaceByNameOrArn) {
   const std::string ns = Namespace("svc.internal", NamespaceType::kDnsPrivate);
   Service a = DnsService(ns, "a", {{RecordType::kA, 5}});
