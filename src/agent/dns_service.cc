@@ -39,6 +39,17 @@ std::string DnsListenerName(const Scope& scope, std::string_view vpc_id) {
   return fmt::format("{}/{}/{}", scope.account.str(), scope.region.str(), vpc_id);
 }
 
+std::optional<DnsListener> ParseDnsListenerName(std::string_view listener) {
+  const size_t first = listener.find('/');
+  const size_t second = first == std::string_view::npos ? first : listener.find('/', first + 1);
+  if (second == std::string_view::npos || listener.find('/', second + 1) != std::string_view::npos) return std::nullopt;
+  const std::string_view account = listener.substr(0, first);
+  const std::string_view region = listener.substr(first + 1, second - first - 1);
+  const std::string_view vpc = listener.substr(second + 1);
+  if (account.empty() || region.empty() || vpc.empty()) return std::nullopt;
+  return DnsListener{Scope{AccountId(std::string(account)), Region(std::string(region))}, std::string(vpc)};
+}
+
 DnsService::DnsService(DnsServiceOptions options)
     : options_(std::move(options)), authority_(std::make_unique<NodeAuthority>()) {}
 

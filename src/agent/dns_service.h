@@ -31,6 +31,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,6 +54,14 @@ struct DnsServiceOptions {
 
 // "<account>/<region>/<vpc id>": the listener of a VPC's namespace (dns::QuerySource::listener).
 std::string DnsListenerName(const Scope& scope, std::string_view vpc_id);
+
+// DnsListenerName read back, for the Authority (which account's VPC a query came from); nullopt
+// for anything DnsListenerName does not make (three non-empty parts, none holding a '/').
+struct DnsListener {
+  Scope scope;
+  std::string vpc_id;
+};
+std::optional<DnsListener> ParseDnsListenerName(std::string_view listener);
 
 class DnsService {
  public:

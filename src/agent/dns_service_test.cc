@@ -190,5 +190,16 @@ TEST(DnsListenerName, NamesAccountRegionAndVpc) {
             "123456789012/eu-west-1/vpc-0a1b");
 }
 
+TEST(DnsListenerName, IsReadBackAndNothingElseIs) {
+  const Scope scope{AccountId("123456789012"), Region("eu-west-1")};
+  std::optional<DnsListener> l = ParseDnsListenerName(DnsListenerName(scope, "vpc-0a1b"));
+  ASSERT_TRUE(l.has_value());
+  EXPECT_EQ(l->scope, scope);
+  EXPECT_EQ(l->vpc_id, "vpc-0a1b");
+  for (std::string_view bad : {"", "vpc-0a1b", "123456789012/eu-west-1", "123456789012/eu-west-1/", "/eu-west-1/vpc-1",
+                               "123456789012//vpc-1", "123456789012/eu-west-1/vpc-1/x"})
+    EXPECT_FALSE(ParseDnsListenerName(bad).has_value()) << bad;
+}
+
 }  // namespace
 }  // namespace paddock::agent

@@ -19,6 +19,7 @@
 #include <boost/json.hpp>
 
 #include "agent/agent.h"
+#include "agent/dns_service.h"
 #include "agent/no_runtime_agent.h"
 #include "agent/inprocess/inprocess_control.h"
 #include "agent/images/image_store.h"
@@ -66,6 +67,7 @@
 #include "iam/directory.h"
 #include "secretsmanager/api/secrets_manager_service.h"  // issue 12: Secrets Manager
 #include "cloudmap/api/cloudmap_service.h"  // issue 13: Cloud Map
+#include "cloudmap/dns_authority.h"          // issue 13: what the VPCs' DNS servers answer
 #include "cli/service_discovery.h"
 #include "vpc/ipam.h"
 #include "vpc/security_groups.h"
@@ -207,6 +209,17 @@ agent::AgentOptions WithNodeLimits(agent::AgentOptions options, const ServerConf
   return options;
 }
 
+// What the VPCs' DNS servers answer (issue 13 §3): Cloud Map's private namespaces of the VPC
+// whose listener (agent::DnsListenerName) the query came in on.
+std::shared_ptr<dns::Authority> CloudMapNames(cloudmap::Registry& registry) {
+  return std::make_shared<cloudmap::DnsAuthority>(
+      registry, [](std::string_view listener) -> std::optional<cloudmap::VpcRef> {
+        std::optional<agent::DnsListener> l = agent::ParseDnsListenerName(listener);
+        if (!l) return std::nullopt;
+        return cloudmap::VpcRef{std::move(l->scope), std::move(l->vpc_id)};
+      });
+}
+
 }  // namespace
 
 class Node::Impl {
@@ -278,8 +291,9 @@ class Node::Impl {
   std::unique_ptr<agent::runtime::CrunRuntime> runtime;
   // The task metadata endpoint of every agent below (null: not root, or it could not start).
   std::unique_ptr<agent::metadata::MetadataService> metadata;
-  // The DNS server of every agent's awsvpc tasks (null: not root). Its Authority (SetAuthority) is
-  // where a name source plugs in; until one does, every name is forwarded.
+  // The DNS server of every agent's awsvpc tasks (null: not root). Its Authority is Cloud Map's
+  // (cloudmap::DnsAuthority over `cloudmap`'s Registry): each VPC's private namespaces are
+  // answered, every other name forwarded.
   std::unique_ptr<agent::DnsService> dns;
   std::unique_ptr<agent::Agent> agent;
   uint64_t agent_watch = 0;
@@ -365,6 +379,7 @@ class Node::Impl {
       fmt::print(stderr, "paddock: warning: tasks will not run: {}\n", runtime->SeccompStatus().message());
     metadata = agent::StartMetadataService(state.string());
     dns = agent::StartDnsService(config.dns.upstreams);
+    if (dns && cloudmap) dns->SetAuthority(CloudMapNames(cloudmap->registry()));
     agent = std::make_unique<agent::Agent>(
         *control, *images, *runtime,
         WithNodeLimits(agent::NodeAgentOptions(std::string(kFargateAgent), instance, state.string(), metadata.get(),

@@ -17,15 +17,26 @@
 //   - forwarded: every name under none of them, and every query from a listener `vpc_of` does not
 //     know (so one account's namespaces never answer another account's VPC).
 //
-// Each query reads the store (one read transaction per candidate namespace): not a cached view.
+// Answers come from memory. The authority keeps, per VPC, the names of its private namespaces and
+// their services (Registry::DnsZones), and per service what Registry::ResolveDns answered, each
+// tagged with the Registry's change generation read before its store read (Registry::Generation);
+// one whose tag is not the current generation is read again at its next use. So a name under none
+// of the VPC's namespaces, or naming no service of one, is answered without a store read, and a
+// service's answer is read once per change of Cloud Map. What is kept is bounded: past
+// kMaxCached services (or VPCs) it is emptied, and a name that is no service is never kept. A
+// store failure answers SERVFAIL (and is not kept): a private name is never sent upstream.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <random>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "cloudmap/registry.h"
 #include "dns/responder.h"
@@ -39,20 +50,52 @@ struct VpcRef {
 };
 using VpcOfListener = std::function<std::optional<VpcRef>(std::string_view listener)>;
 
+// Thread-safe: Lookup is called on every VPC server's I/O thread.
 class DnsAuthority final : public dns::Authority {
  public:
   static constexpr size_t kMaxAnswers = 8;  // Route 53's multivalue answers
+  // The most services' answers, and VPCs' namespace lists, kept (each); past it, that map is
+  // emptied. A hostile task asking random names adds nothing (see above).
+  static constexpr size_t kMaxCached = 4096;
 
   // `registry` outlives this.
   DnsAuthority(Registry& registry, VpcOfListener vpc_of);
 
   dns::Answer Lookup(const dns::QuerySource& source, std::string_view name, uint16_t type) override;
 
+  // For tests and benchmarks: the store reads made so far (DnsZones and ResolveDns calls), and the
+  // services' answers and VPCs' namespace lists kept now.
+  uint64_t store_reads() const { return store_reads_.load(); }
+  size_t cached() const;
+
  private:
+  // A VPC's private namespaces (lowercase, without a final dot) and their services' names (lowercase).
+  struct Zones {
+    uint64_t generation = 0;
+    std::unordered_map<std::string, std::vector<std::string>> services_by_namespace;
+  };
+  // What ResolveDns answered for one (VPC, namespace, service).
+  struct Resolved {
+    enum class Kind { kAnswer, kNoNamespace, kNoService };
+    uint64_t generation = 0;
+    Kind kind = Kind::kAnswer;
+    DnsAnswer answer;
+  };
+  template <typename T>
+  using Cache = std::unordered_map<std::string, std::shared_ptr<const T>>;
+
+  // `cache[key]` when its generation is current; else `load()`'s, kept under the generation read
+  // before it ran. A failed load is returned and not kept.
+  template <typename T, typename Load>
+  StatusOr<std::shared_ptr<const T>> Cached(Cache<T>& cache, const std::string& key, const Load& load);
+
   Registry& registry_;
   const VpcOfListener vpc_of_;
-  std::mutex rng_mu_;
-  std::minstd_rand rng_;  // GUARDED_BY(rng_mu_): WEIGHTED's pick
+  std::atomic<uint64_t> store_reads_{0};
+  mutable std::mutex mu_;
+  Cache<Zones> zones_;        // GUARDED_BY(mu_): by "<account>\0<region>\0<vpc>"
+  Cache<Resolved> services_;  // GUARDED_BY(mu_): by the VPC's key + "\0<namespace>\0<service>"
+  std::minstd_rand rng_;      // GUARDED_BY(mu_): the multivalue shuffle and WEIGHTED's pick
 };
 
 }  // namespace paddock::cloudmap

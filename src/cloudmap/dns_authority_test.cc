@@ -1,6 +1,7 @@
 // cloudmap::DnsAuthority over a real Registry on a real SQLite store: what a VPC's DNS server
-// answers for Cloud Map names, and that another account's VPC (or an unknown listener) is never
-// answered from this account's namespaces.
+// answers for Cloud Map names, that another account's VPC (or an unknown listener) is never
+// answered from this account's namespaces, and that answers come from memory until the Registry's
+// change generation moves (and from no store that is down).
 #include "cloudmap/dns_authority.h"
 
 #include <gmock/gmock.h>
@@ -25,6 +26,22 @@ using ::testing::UnorderedElementsAre;
 constexpr std::string_view kVpc = "vpc-0123456789abcdef0";
 constexpr uint16_t kA = 1, kAaaa = 28, kSrv = 33;
 
+// The registry's store: the test's, whose reads fail while `down` (a store that is unreachable).
+class DownableStore final : public store::Store {
+ public:
+  explicit DownableStore(store::Store& inner) : inner_(inner) {}
+  Status Read(const std::function<Status(store::ReadTxn&)>& fn) override {
+    if (down) return Unavailable("store unreachable");
+    return inner_.Read(fn);
+  }
+  Status Write(const std::function<Status(store::WriteTxn&)>& fn) override { return inner_.Write(fn); }
+  void Close() override {}
+  bool down = false;
+
+ private:
+  store::Store& inner_;
+};
+
 std::string AddressOf(const dns::Record& r) {
   const auto& a = std::get<dns::A>(r.data).address;
   return fmt::format("{}.{}.{}.{}", a[0], a[1], a[2], a[3]);
@@ -33,7 +50,7 @@ std::string AddressOf(const dns::Record& r) {
 class DnsAuthorityTest : public ::testing::Test {
  protected:
   DnsAuthorityTest()
-      : registry_(*store_, clock_, [this](std::string_view prefix) {
+      : registry_(downable_, clock_, [this](std::string_view prefix) {
           return fmt::format("{}{:016}", prefix == "op" ? "op-" : std::string(prefix), ++next_id_);
         }),
         authority_(registry_, [this](std::string_view listener) -> std::optional<VpcRef> {
@@ -78,6 +95,7 @@ class DnsAuthorityTest : public ::testing::Test {
   }
 
   testing::TempStore store_;
+  DownableStore downable_{*store_};
   testing::FakeClock clock_;
   int next_id_ = 0;
   Registry registry_;
@@ -190,6 +208,109 @@ TEST_F(DnsAuthorityTest, NamespacesAndServicesNamedWithCapitalsAnswerLowercaseQu
   ASSERT_EQ(a.kind, dns::Answer::Kind::kRecords);
   EXPECT_THAT(Addresses(a), UnorderedElementsAre("172.31.2.1"));
   EXPECT_EQ(Ask("other.corp.internal", kA).kind, dns::Answer::Kind::kNxDomain);  // ours, not forwarded
+}
+
+TEST_F(DnsAuthorityTest, AnswersComeFromMemoryUntilTheRegistryChanges) {
+  const std::string web = Service("web", {{RecordType::kA, 10}});
+  for (int i = 1; i <= 3; ++i) Register(web, fmt::format("task{}", i), {{"AWS_INSTANCE_IPV4", fmt::format("172.31.0.{}", 10 + i)}});
+  ASSERT_EQ(Ask("web.internal", kA).records.size(), 3u);
+  const uint64_t reads = authority_.store_reads();
+  for (int round = 0; round < 100; ++round) {
+    EXPECT_EQ(Ask("web.internal", kA).records.size(), 3u);
+    EXPECT_EQ(Ask("task2.web.internal", kA).kind, dns::Answer::Kind::kRecords);
+    EXPECT_EQ(Ask("web.internal", kAaaa).kind, dns::Answer::Kind::kNoData);
+    EXPECT_EQ(Ask("internal", kA).kind, dns::Answer::Kind::kNoData);
+    EXPECT_EQ(Ask("nothing.internal", kA).kind, dns::Answer::Kind::kNxDomain);
+    EXPECT_EQ(Ask("example.com", kA).kind, dns::Answer::Kind::kForward);
+  }
+  EXPECT_EQ(authority_.store_reads(), reads);  // not one store read more
+  // A change through the Registry's API: the next query after RunPending sees it.
+  auto op = registry_.DeregisterInstance(scope_, web, "task2");
+  ASSERT_TRUE(op.ok()) << op.status().ToString();
+  EXPECT_EQ(Ask("web.internal", kA).records.size(), 3u);  // queued, not applied: no change yet
+  ASSERT_TRUE(registry_.RunPending().ok());
+  EXPECT_THAT(Addresses(Ask("web.internal", kA)), UnorderedElementsAre("172.31.0.11", "172.31.0.13"));
+  // A custom health status set, a service created (its name now exists) and deleted (gone again).
+  const std::string api = Service("api", {{RecordType::kA, 10}}, /*custom=*/1);
+  Register(api, "a", {{"AWS_INSTANCE_IPV4", "172.31.0.21"}});
+  ASSERT_EQ(Ask("api.internal", kA).kind, dns::Answer::Kind::kRecords);
+  ASSERT_TRUE(registry_.SetCustomHealth(scope_, api, "a", false).ok());
+  EXPECT_EQ(Ask("api.internal", kA).kind, dns::Answer::Kind::kNoData);
+  const std::string db = Service("db", {{RecordType::kA, 10}});
+  EXPECT_EQ(Ask("db.internal", kA).kind, dns::Answer::Kind::kNoData);
+  ASSERT_TRUE(registry_.DeleteService(scope_, db).ok());
+  EXPECT_EQ(Ask("db.internal", kA).kind, dns::Answer::Kind::kNxDomain);
+  // The account reaped: its names are no longer this VPC's.
+  ASSERT_TRUE(registry_.ReapAccount(scope_.account).ok());
+  EXPECT_EQ(Ask("web.internal", kA).kind, dns::Answer::Kind::kForward);
+}
+
+TEST_F(DnsAuthorityTest, AChangeCommittedOutsideTheRegistryIsSeenOnceNoteChangedIsCalled) {
+  const std::string web = Service("web", {{RecordType::kA, 10}});
+  Register(web, "task1", {{"AWS_INSTANCE_IPV4", "172.31.0.11"}});
+  ASSERT_THAT(Addresses(Ask("web.internal", kA)), UnorderedElementsAre("172.31.0.11"));
+  // Another writer of the same records (as ECS's task transactions will be): its commits do not
+  // move this Registry's generation, so what is kept is still answered...
+  Registry elsewhere(*store_, clock_);
+  auto op = elsewhere.RegisterInstance(scope_, RegisterRequest{web, "task2", {{"AWS_INSTANCE_IPV4", "172.31.0.12"}}, ""});
+  ASSERT_TRUE(op.ok()) << op.status().ToString();
+  ASSERT_TRUE(elsewhere.RunPending().ok());
+  EXPECT_THAT(Addresses(Ask("web.internal", kA)), UnorderedElementsAre("172.31.0.11"));
+  // ...until the writer says so, after its commit.
+  registry_.NoteChanged();
+  EXPECT_THAT(Addresses(Ask("web.internal", kA)), UnorderedElementsAre("172.31.0.11", "172.31.0.12"));
+}
+
+TEST_F(DnsAuthorityTest, AStoreFailureAnswersServFailAndIsNotKept) {
+  const std::string web = Service("web", {{RecordType::kA, 10}});
+  Register(web, "task1", {{"AWS_INSTANCE_IPV4", "172.31.0.11"}});
+  downable_.down = true;
+  // Nothing kept yet: whether a name is this VPC's is not known, so nothing is forwarded.
+  EXPECT_EQ(Ask("web.internal", kA).kind, dns::Answer::Kind::kServFail);
+  EXPECT_EQ(Ask("example.com", kA).kind, dns::Answer::Kind::kServFail);
+  downable_.down = false;
+  EXPECT_THAT(Addresses(Ask("web.internal", kA)), UnorderedElementsAre("172.31.0.11"));
+  // Kept and current: answered from memory while the store is down.
+  downable_.down = true;
+  EXPECT_THAT(Addresses(Ask("web.internal", kA)), UnorderedElementsAre("172.31.0.11"));
+  EXPECT_EQ(Ask("example.com", kA).kind, dns::Answer::Kind::kForward);
+  // Stale (Cloud Map changed) and the store down: SERVFAIL, never an old answer passed off as new.
+  registry_.NoteChanged();
+  EXPECT_EQ(Ask("web.internal", kA).kind, dns::Answer::Kind::kServFail);
+  downable_.down = false;
+  EXPECT_EQ(Ask("web.internal", kA).kind, dns::Answer::Kind::kRecords);
+}
+
+TEST_F(DnsAuthorityTest, RandomNamesAddNothingToWhatIsKept) {
+  const std::string web = Service("web", {{RecordType::kA, 10}});
+  Register(web, "task1", {{"AWS_INSTANCE_IPV4", "172.31.0.11"}});
+  ASSERT_EQ(Ask("web.internal", kA).kind, dns::Answer::Kind::kRecords);
+  const size_t kept = authority_.cached();
+  const uint64_t reads = authority_.store_reads();
+  for (int i = 0; i < 5000; ++i) {
+    EXPECT_EQ(Ask(fmt::format("r{}.internal", i), kA).kind, dns::Answer::Kind::kNxDomain);
+    EXPECT_EQ(Ask(fmt::format("r{}.web.internal", i), kA).kind, dns::Answer::Kind::kNxDomain);
+    EXPECT_EQ(Ask(fmt::format("r{}.example.com", i), kA).kind, dns::Answer::Kind::kForward);
+  }
+  EXPECT_EQ(authority_.cached(), kept);  // the VPC's namespaces and web's answer
+  EXPECT_EQ(authority_.store_reads(), reads);
+}
+
+TEST_F(DnsAuthorityTest, AnotherAccountsNamespaceOfTheSameNameAnswersOnlyItsOwnServices) {
+  const std::string web = Service("web", {{RecordType::kA, 10}});
+  Register(web, "task1", {{"AWS_INSTANCE_IPV4", "172.31.0.11"}});
+  ASSERT_EQ(Ask("web.internal", kA).kind, dns::Answer::Kind::kRecords);
+  EXPECT_EQ(Ask("web.internal", kA, "theirs").kind, dns::Answer::Kind::kForward);
+  // The other account makes its own "internal" for its VPC (the same id): its name, not ours.
+  auto op = registry_.CreateNamespace(
+      other_, CreateNamespaceRequest{.name = "internal", .type = NamespaceType::kDnsPrivate, .vpc = std::string(kVpc)},
+      kVpc);
+  ASSERT_TRUE(op.ok()) << op.status().ToString();
+  ASSERT_TRUE(registry_.RunPending().ok());
+  EXPECT_EQ(Ask("web.internal", kA, "theirs").kind, dns::Answer::Kind::kNxDomain);
+  EXPECT_EQ(Ask("internal", kA, "theirs").kind, dns::Answer::Kind::kNoData);
+  EXPECT_THAT(Addresses(Ask("web.internal", kA)), UnorderedElementsAre("172.31.0.11"));
+  EXPECT_EQ(Ask("web.internal", kA, "nobody").kind, dns::Answer::Kind::kForward);
 }
 
 }  // namespace

@@ -381,6 +381,12 @@ bool ValidDnsName(std::string_view name) {
   return true;
 }
 
+// AWS_INSTANCE_CNAME: a domain name of letters, digits and hyphens (AWS: 1-255 characters; here
+// at most 253 without the final dot, the most a DNS message can carry, since the server answers it).
+bool ValidCnameTarget(std::string_view name) {
+  return name.find('_') == std::string_view::npos && ValidDnsName(name);
+}
+
 // The model's patterns, which the front does not run: AWS's text for a pattern failure [verify].
 Status PatternError(std::string_view member, std::string_view value, std::string_view pattern) {
   return Invalid(fmt::format("1 validation error detected: Value '{}' at '{}' failed to satisfy constraint: Member "
@@ -453,6 +459,12 @@ std::string Registry::NamespaceArn(const Scope& scope, std::string_view id) {
 }
 std::string Registry::ServiceArn(const Scope& scope, std::string_view id) {
   return fmt::format("arn:aws:servicediscovery:{}:{}:service/{}", scope.region.str(), scope.account.str(), id);
+}
+
+Status Registry::WriteAndNote(const std::function<Status(WriteTxn&)>& fn) {
+  Status s = store_.Write(fn);
+  if (s.ok()) NoteChanged();
+  return s;
 }
 
 StatusOr<std::string> Registry::Submit(const Scope& scope, OperationType type,
@@ -687,7 +699,7 @@ StatusOr<Service> Registry::CreateService(const Scope& scope, const CreateServic
   if (r.tags.size() > kMaxTags)
     return InvalidArgument(fmt::format("A resource can have at most {} tags.", kMaxTags), Error::kTooManyTags);
   const std::string retry_key = r.creator_request_id.empty() ? "" : K2(scope, "service", r.creator_request_id);
-  RETURN_IF_ERROR(store_.Write([&](WriteTxn& txn) -> Status {
+  RETURN_IF_ERROR(WriteAndNote([&](WriteTxn& txn) -> Status {
     if (!retry_key.empty()) {
       // A retry answers the service the request made, while it exists.
       ASSIGN_OR_RETURN(auto earlier, txn.Get(kRequests, retry_key));
@@ -790,7 +802,7 @@ StatusOr<std::string> Registry::UpdateService(const Scope& scope, const UpdateSe
 }
 
 Status Registry::DeleteService(const Scope& scope, std::string_view id) {
-  return store_.Write([&](WriteTxn& txn) -> Status {
+  return WriteAndNote([&](WriteTxn& txn) -> Status {
     ASSIGN_OR_RETURN(Service s, ReadService(txn, scope, id));
     ASSIGN_OR_RETURN(int64_t n, CountRows(txn, kInstances, PrefixRange(K1(scope, s.id)), 1));
     if (n > 0)
@@ -837,6 +849,10 @@ Status CheckAttributes(const Service& s, const std::map<std::string, std::string
     return Invalid("AWS_INSTANCE_CNAME is required: the service has a CNAME record.");
   if (has("AWS_INSTANCE_CNAME") && !types.contains(RecordType::kCname))
     return Invalid("AWS_INSTANCE_CNAME can be specified only for a service with a CNAME record.");
+  if (has("AWS_INSTANCE_CNAME") && !ValidCnameTarget(attrs.at("AWS_INSTANCE_CNAME")))
+    return Invalid(fmt::format("AWS_INSTANCE_CNAME must be a domain name (letters, digits, hyphens and dots; at most 253 "
+                               "characters without a final dot): {}",
+                               attrs.at("AWS_INSTANCE_CNAME")));
   if (has("AWS_INIT_HEALTH_STATUS")) {
     if (!s.custom_health)
       return Invalid("AWS_INIT_HEALTH_STATUS can be specified only for a service with HealthCheckCustomConfig.");
@@ -943,7 +959,7 @@ StatusOr<Page<Instance>> Registry::HealthOf(const Scope& scope, std::string_view
 
 Status Registry::SetCustomHealth(const Scope& scope, std::string_view service_id, std::string_view instance_id,
                                  bool healthy) {
-  return store_.Write([&](WriteTxn& txn) -> Status {
+  return WriteAndNote([&](WriteTxn& txn) -> Status {
     ASSIGN_OR_RETURN(Service s, ReadService(txn, scope, service_id));
     const std::string key = K2(scope, s.id, instance_id);
     ASSIGN_OR_RETURN(auto o, ReadJson(txn, kInstances, key));
@@ -1096,6 +1112,32 @@ StatusOr<DnsAnswer> Registry::ResolveDns(const Scope& scope, std::string_view vp
       if (!out.service.custom_health || i.health == HealthStatus::kHealthy) out.instances.push_back(std::move(i));
     out.namespace_id = n->id;
     out.vpc = n->vpc;
+    return OkStatus();
+  }));
+  return out;
+}
+
+StatusOr<std::vector<DnsZone>> Registry::DnsZones(const Scope& scope, std::string_view vpc) {
+  std::vector<DnsZone> out;
+  RETURN_IF_ERROR(store_.Read([&](ReadTxn& txn) -> Status {
+    out.clear();
+    ASSIGN_OR_RETURN(auto names, txn.Scan(kNamespaceNames, ScopeRange(scope), static_cast<size_t>(kMaxNamespaces) + 1));
+    for (const Row& name : names) {
+      ASSIGN_OR_RETURN(auto o, ReadJson(txn, kNamespaces, K1(scope, name.value)));
+      if (!o) continue;  // reserved by a create not yet applied
+      Namespace n = NamespaceOf(*o);
+      if (n.type != NamespaceType::kDnsPrivate || n.vpc != vpc) continue;
+      DnsZone zone{n.name, {}};
+      ASSIGN_OR_RETURN(auto services, txn.Scan(kServiceNames, PrefixRange(K1(scope, n.id)),
+                                               static_cast<size_t>(kMaxServicesPerNamespace) + 1));
+      for (const Row& row : services) {
+        store::KeyReader reader(row.key);
+        for (int i = 0; i < 3; ++i) RETURN_IF_ERROR(reader.Str().status());  // account, region, namespace id
+        ASSIGN_OR_RETURN(std::string service, reader.Str());
+        zone.services.push_back(std::move(service));
+      }
+      out.push_back(std::move(zone));
+    }
     return OkStatus();
   }));
   return out;
@@ -1301,7 +1343,7 @@ Status Registry::Advance(const Scope& scope, const std::string& op_id, const std
   const json::value* wv = row->if_contains("work");
   const json::object work = wv && wv->is_object() ? wv->as_object() : json::object();
   bool mine = true;  // whether this pass is the one that applies it (another may run concurrently)
-  Status applied = store_.Write([&](WriteTxn& txn) -> Status {
+  Status applied = WriteAndNote([&](WriteTxn& txn) -> Status {
     ASSIGN_OR_RETURN(auto now, ReadJson(txn, kOperations, key));
     mine = now && OperationOf(*now).status == OperationStatus::kPending;
     if (!mine) return OkStatus();
@@ -1419,7 +1461,7 @@ StatusOr<std::vector<Tag>> Registry::ListTagsIn(ReadTxn& txn, const Scope& scope
 
 Status Registry::ReapAccount(const AccountId& account) {
   const Range all = PrefixRange(Key().Str(account.str()).Done());
-  return store_.Write([&](WriteTxn& txn) -> Status {
+  return WriteAndNote([&](WriteTxn& txn) -> Status {
     for (std::string_view table :
          {kNamespaces, kNamespaceNames, kServices, kServiceNames, kInstances, kOperations, kQueued, kTags, kRequests})
       RETURN_IF_ERROR(txn.DeleteRange(table, all));

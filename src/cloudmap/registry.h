@@ -19,8 +19,8 @@
 // namespaces, services, instances or operations, whatever id or ARN it passes.
 #pragma once
 
-#include <cstdint>
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
@@ -224,6 +224,12 @@ struct DnsAnswer {
   std::vector<Instance> instances{}; // the answerable ones (see above), by instance id
 };
 
+// A private DNS namespace associated with a VPC, and the names of its services (DnsZones).
+struct DnsZone {
+  std::string name{};
+  std::vector<std::string> services{};
+};
+
 class Registry {
  public:
   static constexpr int64_t kMaxInstancesPerService = 1000;  // Route 53's quota
@@ -315,6 +321,23 @@ class Registry {
   // name is associated with `vpc` in this scope; kServiceNotFound when it has no such service.
   StatusOr<DnsAnswer> ResolveDns(const Scope& scope, std::string_view vpc, std::string_view namespace_name,
                                  std::string_view service_name);
+  // The DNS_PRIVATE namespaces of this scope associated with `vpc` (at most kMaxNamespaces), each
+  // with its services' names (those without DNS records too), read in one transaction: what a
+  // VPC's DNS server claims, so that a name under none of them costs no ResolveDns.
+  StatusOr<std::vector<DnsZone>> DnsZones(const Scope& scope, std::string_view vpc);
+
+  // The change generation, for readers that keep what the two calls above answered
+  // (cloudmap::DnsAuthority). It grows after every committed change that can change one of their
+  // answers: Registry bumps it after each of its own commits (a service created or deleted, an
+  // operation applied by RunPending, a custom health status set, an account reaped); whoever
+  // changes Cloud Map's records in a transaction of its own (ECS registering tasks through the
+  // functions taking a store::WriteTxn&) calls NoteChanged() after that transaction commits.
+  // A reader reads Generation() BEFORE its store read and keeps the result tagged with it; a
+  // result whose tag is not the current generation is stale. (A reader that read an old snapshot
+  // and the old generation sees a newer generation once the writer bumps; one that read the new
+  // generation read after the commit.) Thread-safe.
+  uint64_t Generation() const { return generation_.load(std::memory_order_acquire); }
+  void NoteChanged() { generation_.fetch_add(1, std::memory_order_acq_rel); }
 
   // ECS's ListServicesByNamespace: the ARNs of the services of namespace `ns` (a name or this
   // scope's namespace ARN), or nullopt when the scope has no such namespace.
@@ -330,11 +353,6 @@ class Registry {
   Status DeregisterIn(store::WriteTxn& txn, const Scope& scope, std::string_view service,
                       std::string_view instance_id);
 
-  // A change that DNS answers cached from this registry must see: bumped after a committed write
-  // (ECS's, whose transactions are its own, calls NoteChanged after its commit).
-  uint64_t Generation() const { return generation_.load(std::memory_order_acquire); }
-  void NoteChanged() { generation_.fetch_add(1, std::memory_order_acq_rel); }
-
   // Removes everything of `account`, in every region (iam::AccountReaper).
   Status ReapAccount(const AccountId& account);
 
@@ -346,6 +364,8 @@ class Registry {
                                std::string work, const std::function<Status(store::WriteTxn&)>& also,
                                const std::string& retry_key = "");
   Status Advance(const Scope& scope, const std::string& op_id, const std::string& pending_key);
+  // store_.Write, then NoteChanged() when it committed: every write that can change what DNS answers.
+  Status WriteAndNote(const std::function<Status(store::WriteTxn&)>& fn);
   // The tags of this scope's namespace or service `arn`; kResourceNotFound for anything else.
   static StatusOr<std::vector<Tag>> ListTagsIn(store::ReadTxn& txn, const Scope& scope, std::string_view arn);
 
@@ -353,7 +373,7 @@ class Registry {
   const Clock& clock_;
   IdSource ids_;
   std::function<void()> on_submit_;
-  std::atomic<uint64_t> generation_{0};
+  std::atomic<uint64_t> generation_{1};
 };
 
 }  // namespace paddock::cloudmap

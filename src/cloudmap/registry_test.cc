@@ -257,6 +257,19 @@ TEST_F(RegistryTest, RegisterValidatesReservedAttributesAndUpdatesInPlace) {
             Error::kInvalidInput);  // no custom health check
   EXPECT_EQ(reg({{"AWS_INSTANCE_IPV4", "10.0.0.1"}, {"AWS_INSTANCE_PORT", "80"}, {"AWS_INSTANCE_CNAME", "x"}}).detail(),
             Error::kInvalidInput);
+  // A CNAME service's AWS_INSTANCE_CNAME is a domain name (the DNS server answers it as one).
+  auto alias = registry_.CreateService(
+      scope_, CreateServiceRequest{.name = "alias", .namespace_id = ns,
+                                   .dns = DnsConfig{RoutingPolicy::kWeighted, {{RecordType::kCname, 10}}}});
+  ASSERT_TRUE(alias.ok()) << alias.status().ToString();
+  auto cname = [&](std::string target) {
+    return registry_.RegisterInstance(scope_, {alias->id, "i-1", {{"AWS_INSTANCE_CNAME", std::move(target)}}, ""}).status();
+  };
+  for (const std::string& bad : std::vector<std::string>{"", "a..b", ".example.com", "-a.example.com", "a_b.example.com", "a b.example.com",
+                          "ex\\ample.com", std::string(64, 'a') + ".com", std::string(250, 'a') + ".com"})
+    EXPECT_EQ(cname(bad).detail(), Error::kInvalidInput) << bad;
+  EXPECT_TRUE(cname("www.example.com").ok());
+  EXPECT_TRUE(cname("Www.Example-1.com.").ok());
   EXPECT_EQ(registry_.RegisterInstance(scope_, {"srv-nope", "i-1", {}, ""}).status().detail(), Error::kServiceNotFound);
   // The model's InstanceId pattern ^[0-9a-zA-Z_/:.@-]+$ and length (the front checks no patterns).
   EXPECT_EQ(registry_.RegisterInstance(scope_, {srv.id, "bad id", {}, ""}).status().detail(), Error::kInvalidInput);
@@ -396,6 +409,46 @@ TEST_F(RegistryTest, EcsRegistersInItsOwnTransactionAndOnlyACommitKeepsIt) {
                       return registry_.DeregisterIn(txn, scope_, Registry::ServiceArn(scope_, "srv-nothere"), "task1");
                     })
                   .ok());
+}
+
+TEST_F(RegistryTest, DnsZonesAreTheVpcsPrivateNamespacesWithTheirServices) {
+  const std::string ns = Namespace("svc.internal", NamespaceType::kDnsPrivate);
+  Namespace("api.example", NamespaceType::kHttp);
+  DnsService(ns, "web", {{RecordType::kA, 30}});
+  DnsService(ns, "Db", {{RecordType::kA, 30}});
+  auto zones = registry_.DnsZones(scope_, kVpc);
+  ASSERT_TRUE(zones.ok()) << zones.status().ToString();
+  ASSERT_EQ(zones->size(), 1u);
+  EXPECT_EQ((*zones)[0].name, "svc.internal");
+  EXPECT_THAT((*zones)[0].services, ::testing::UnorderedElementsAre("web", "Db"));
+  EXPECT_TRUE(registry_.DnsZones(scope_, "vpc-other")->empty());
+  EXPECT_TRUE(registry_.DnsZones(Scope{AccountId("222222222222"), Region("us-east-1")}, kVpc)->empty());
+}
+
+TEST_F(RegistryTest, TheGenerationMovesAfterEveryCommittedChangeDnsCouldSee) {
+  const std::string ns = Namespace("svc.internal", NamespaceType::kDnsPrivate);  // applied by RunPending
+  uint64_t g = registry_.Generation();
+  auto moved = [&] {
+    const uint64_t now = registry_.Generation();
+    const bool m = now > g;
+    g = now;
+    return m;
+  };
+  Service s = DnsService(ns, "web", {{RecordType::kA, 30}}, 1);
+  EXPECT_TRUE(moved());
+  auto op = registry_.RegisterInstance(scope_, RegisterRequest{s.id, "a", {{"AWS_INSTANCE_IPV4", "172.31.0.10"}}, ""});
+  ASSERT_TRUE(op.ok());
+  EXPECT_FALSE(moved());  // queued only: nothing DNS answers changed
+  ASSERT_TRUE(registry_.RunPending().ok());
+  EXPECT_TRUE(moved());
+  ASSERT_TRUE(registry_.SetCustomHealth(scope_, s.id, "a", false).ok());
+  EXPECT_TRUE(moved());
+  EXPECT_FALSE(registry_.DeleteService(scope_, s.id).ok());  // it holds an instance: refused, nothing committed
+  EXPECT_FALSE(moved());
+  registry_.NoteChanged();
+  EXPECT_TRUE(moved());
+  ASSERT_TRUE(registry_.ReapAccount(scope_.account).ok());
+  EXPECT_TRUE(moved());
 }
 
 TEST_F(RegistryTest, ServiceArnsInANamespaceByNameOrArn) {

@@ -90,6 +90,7 @@ Decision Responder::Respond(std::string_view query, const QuerySource& source) {
 
   Answer answer = authority_.Lookup(source, NormalizeName(question.name), question.type);
   if (answer.kind == Answer::Kind::kForward) return forward;
+  if (answer.kind == Answer::Kind::kServFail) return ErrorReply(&q, q.header, Rcode::kServFail);
 
   Message m = ReplyTo(q, options_.max_udp_payload);
   m.header.aa = true;
@@ -113,8 +114,9 @@ Decision Responder::Respond(std::string_view query, const QuerySource& source) {
       m.additional = std::move(answer.additional);
       break;
     }
+    case Answer::Kind::kServFail:
     case Answer::Kind::kForward:
-      break;
+      break;  // returned above
   }
   StatusOr<std::string> wire = Encode(m, source.tcp ? 65535 : udp_limit);
   if (!wire.ok()) return ErrorReply(&q, q.header, Rcode::kServFail);  // the Authority gave a bad name

@@ -2,8 +2,9 @@
 // source and an Authority, with no I/O (the server, dns/server.h, is the thin driver around it).
 //
 // The Authority is the seam to whoever knows the names (Cloud Map's private namespaces, later).
-// It is asked (source, name, type) and says: these records, NXDOMAIN, NODATA, or "not mine", in
-// which case the server forwards the query's bytes to the upstream resolvers. The source is how it
+// It is asked (source, name, type) and says: these records, NXDOMAIN, NODATA, SERVFAIL (the name is
+// its own but it cannot answer now: its source failed), or "not mine", in which case the server
+// forwards the query's bytes to the upstream resolvers. The source is how it
 // tells tenants apart: the listener the query arrived on (one per VPC namespace) and the source
 // address within it map to one (account, VPC), so two accounts asking the same name from the same
 // 172.31.x.y get each their own answer.
@@ -49,7 +50,7 @@ struct QuerySource {
 
 class Answer {
  public:
-  enum class Kind { kRecords, kNxDomain, kNoData, kForward };
+  enum class Kind { kRecords, kNxDomain, kNoData, kServFail, kForward };
   Kind kind = Kind::kForward;
   uint32_t ttl = 0;             // given to every record below
   std::vector<Record> records;  // the answer section; an empty name means the question's name
@@ -65,6 +66,9 @@ class Answer {
   }
   static Answer NxDomain() { return Of(Kind::kNxDomain); }
   static Answer NoData() { return Of(Kind::kNoData); }
+  // The name is the Authority's but it cannot say now (its store failed): SERVFAIL, so that the
+  // client tries again, and no upstream is asked about a private name.
+  static Answer ServFail() { return Of(Kind::kServFail); }
   static Answer Forward() { return Of(Kind::kForward); }
 
  private:

@@ -178,6 +178,21 @@ TEST_F(ResponderTest, AnAuthorityGivingABadNameGetsServFail) {
   EXPECT_EQ(Reply(responder_.Respond(Query("bad.internal", 33), udp_)).header.rcode, Rcode::kServFail);
 }
 
+TEST_F(ResponderTest, AnAuthorityThatCannotAnswerNowGetsServFailNotAForward) {
+  authority_.Set("web.internal", 1, Answer::ServFail());
+  Edns edns;
+  edns.udp_size = 4096;
+  Decision d = responder_.Respond(Query("Web.Internal", 1, 9, edns), udp_);
+  Message m = Reply(d);
+  EXPECT_EQ(m.header.id, 9);
+  EXPECT_EQ(m.header.rcode, Rcode::kServFail);
+  EXPECT_FALSE(m.header.aa);
+  ASSERT_EQ(m.questions.size(), 1u);
+  EXPECT_EQ(m.questions[0].name, "Web.Internal");  // as asked
+  EXPECT_TRUE(m.answers.empty());
+  EXPECT_TRUE(m.edns.has_value());  // the query's OPT record answered
+}
+
 TEST(DnsServFailFor, KeepsIdAndQuestion) {
   StatusOr<Message> m = Parse(ServFailFor(Query("example.com", 1, 77)));
   ASSERT_TRUE(m.ok());

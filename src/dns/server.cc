@@ -131,7 +131,10 @@ class Server::Impl {
 
   Status Start();
   void Stop();
-  uint16_t port(size_t i) const { return i < listeners_.size() ? listeners_[i]->port : 0; }
+  uint16_t port(size_t i) const {
+    std::lock_guard lock(mu_);  // Start may be filling listeners_ on another thread
+    return i < listeners_.size() ? listeners_[i]->port : 0;
+  }
   ServerStats stats() const {
     return ServerStats{queries_.load(), answered_.load(), forwarded_.load(), servfail_.load(), dropped_.load(),
                        tcp_refused_.load()};
@@ -177,9 +180,11 @@ class Server::Impl {
   size_t tcp_connections_ = 0;             // I/O thread only
   std::map<std::string, size_t> tcp_by_source_;  // I/O thread only
   std::atomic<uint64_t> queries_{0}, answered_{0}, forwarded_{0}, servfail_{0}, dropped_{0}, tcp_refused_{0};
-  std::mutex mu_;                          // serializes Start and Stop
+  mutable std::mutex mu_;                  // serializes Start and Stop
   asio::io_context ioc_{1};
-  std::vector<std::unique_ptr<Listener>> listeners_;  // set by Start (before the I/O thread runs)
+  // GUARDED_BY(mu_), set by Start; the I/O thread, which Start runs only once it is filled, reads it
+  // without the lock.
+  std::vector<std::unique_ptr<Listener>> listeners_;
   std::thread thread_;
 };
 
