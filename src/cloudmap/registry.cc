@@ -142,6 +142,7 @@ constexpr std::string_view kInstances = "cloudmap_instances";
 constexpr std::string_view kOperations = "cloudmap_operations";
 constexpr std::string_view kPending = "cloudmap_pending";
 constexpr std::string_view kQueued = "cloudmap_queued";
+constexpr std::string_view kFinished = "cloudmap_finished";
 constexpr std::string_view kTags = "cloudmap_tags";
 constexpr std::string_view kRequests = "cloudmap_requests";
 
@@ -1323,6 +1324,28 @@ Status Dequeue(WriteTxn& txn, const Scope& scope, std::string_view op_id, const 
   return txn.Delete(kQueued, K1(scope, op_id));
 }
 
+// Operation `op_id` finished (SUCCESS or FAIL) at `now_ms`: it joins the scope's finished ones,
+// of which the oldest go once there are more than kMaxFinishedOperations or they are older than
+// kFinishedRetention (a few at a time: each finish pays for its own).
+Status Retire(WriteTxn& txn, const Scope& scope, std::string_view op_id, int64_t now_ms) {
+  RETURN_IF_ERROR(txn.Put(kFinished, ScopeKey(scope).U64(static_cast<uint64_t>(now_ms)).Str(op_id).Done(), ""));
+  constexpr size_t kMax = static_cast<size_t>(Registry::kMaxFinishedOperations);
+  ASSIGN_OR_RETURN(auto rows, txn.Scan(kFinished, ScopeRange(scope), kMax + 3));
+  const size_t excess = rows.size() > kMax ? rows.size() - kMax : 0;
+  const int64_t cutoff =
+      now_ms - std::chrono::duration_cast<std::chrono::milliseconds>(Registry::kFinishedRetention).count();
+  for (size_t i = 0; i < rows.size() && i < 3; ++i) {
+    store::KeyReader reader(rows[i].key);
+    for (int k = 0; k < 2; ++k) RETURN_IF_ERROR(reader.Str().status());  // account, region
+    ASSIGN_OR_RETURN(uint64_t finished_ms, reader.U64());
+    ASSIGN_OR_RETURN(std::string id, reader.Str());
+    if (i >= excess && static_cast<int64_t>(finished_ms) >= cutoff) break;
+    RETURN_IF_ERROR(txn.Delete(kOperations, K1(scope, id)));
+    RETURN_IF_ERROR(txn.Delete(kFinished, rows[i].key));
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 Status Registry::Advance(const Scope& scope, const std::string& op_id, const std::string& pending_key) {
@@ -1349,9 +1372,11 @@ Status Registry::Advance(const Scope& scope, const std::string& op_id, const std
     if (!mine) return OkStatus();
     RETURN_IF_ERROR(Apply(txn, scope, op.type, work));
     json::object done = *row;
+    done.erase("work");  // done: only what GetOperation shows is kept
     done["status"] = Format(OperationStatus::kSuccess);
     done["updated"] = EpochMillis(clock_.Now());
     RETURN_IF_ERROR(txn.Put(kOperations, key, json::serialize(done)));
+    RETURN_IF_ERROR(Retire(txn, scope, op_id, EpochMillis(clock_.Now())));
     return Dequeue(txn, scope, op_id, pending_key);
   });
   if (applied.ok() || !mine) return applied;
@@ -1372,7 +1397,9 @@ Status Registry::Advance(const Scope& scope, const std::string& op_id, const std
       const json::value* nv = work.if_contains("namespace");
       if (nv && nv->is_object()) RETURN_IF_ERROR(txn.Delete(kNamespaceNames, K1(scope, Str(nv->as_object(), "name"))));
     }
+    failed.erase("work");
     RETURN_IF_ERROR(txn.Put(kOperations, key, json::serialize(failed)));
+    RETURN_IF_ERROR(Retire(txn, scope, op_id, EpochMillis(clock_.Now())));
     return Dequeue(txn, scope, op_id, pending_key);
   });
 }
@@ -1463,7 +1490,8 @@ Status Registry::ReapAccount(const AccountId& account) {
   const Range all = PrefixRange(Key().Str(account.str()).Done());
   return WriteAndNote([&](WriteTxn& txn) -> Status {
     for (std::string_view table :
-         {kNamespaces, kNamespaceNames, kServices, kServiceNames, kInstances, kOperations, kQueued, kTags, kRequests})
+         {kNamespaces, kNamespaceNames, kServices, kServiceNames, kInstances, kOperations, kQueued, kFinished, kTags,
+          kRequests})
       RETURN_IF_ERROR(txn.DeleteRange(table, all));
     // The queue is keyed by sequence first: its rows of `account` are found by reading it.
     Range queue;

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -239,6 +240,12 @@ class Registry {
   // Operations a scope may have queued (SUBMITTED or PENDING) at once: one account's flood waits
   // on its own quota, not in everyone's queue (a Paddock bound; AWS throttles requests instead).
   static constexpr int64_t kMaxQueuedOperations = 1000;
+  // Finished (SUCCESS or FAIL) operations GetOperation and ListOperations still show: per scope
+  // the newest kMaxFinishedOperations, none finished more than kFinishedRetention ago (Paddock's
+  // bounds: AWS documents none; without them one account's registrations would grow the store
+  // without end).
+  static constexpr int64_t kMaxFinishedOperations = 1000;
+  static constexpr std::chrono::hours kFinishedRetention{24 * 30};
 
   // `store` and `clock` must outlive this. `ids` makes the random part of new ids (namespaces,
   // services, operations): tests pass a counter; by default, random [a-z0-9].

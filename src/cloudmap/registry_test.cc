@@ -551,5 +551,54 @@ TEST_F(RegistryTest, AScopeMayQueueOnlySoManyOperations) {
   EXPECT_TRUE(registry_.RegisterInstance(scope_, RegisterRequest{svc->id, "i-1", {{"AWS_INSTANCE_IPV4", "10.0.0.2"}}, ""}).ok());
 }
 
+TEST_F(RegistryTest, FinishedOperationsAreKeptAThousandPerScopeAndThirtyDays) {
+  const std::string ns = Namespace("kept");  // operation 1 (op-…01), finished now
+  auto svc = registry_.CreateService(scope_, CreateServiceRequest{.name = "web", .namespace_id = ns});
+  ASSERT_TRUE(svc.ok()) << svc.status().ToString();
+  auto count = [&] {
+    size_t n = 0;
+    std::optional<std::string> after;
+    do {
+      auto page = registry_.ListOperations(scope_, {}, 100, after);
+      EXPECT_TRUE(page.ok());
+      if (!page.ok()) return n;
+      n += page->items.size();
+      after = page->next;
+    } while (after);
+    return n;
+  };
+  // A finished operation keeps only what GetOperation shows; a day later it is still there.
+  clock_.Advance(std::chrono::hours(24));
+  std::vector<std::string> ops;
+  for (int64_t i = 0; i < Registry::kMaxFinishedOperations; ++i) {
+    auto op = registry_.RegisterInstance(scope_, RegisterRequest{svc->id, "i-1", {{"AWS_INSTANCE_IPV4", "10.0.0.1"}}, ""});
+    ASSERT_TRUE(op.ok()) << op.status().ToString();
+    ops.push_back(*op);
+    if (i % 100 == 99) {
+      ASSERT_TRUE(registry_.RunPending().ok());
+    }
+  }
+  // 1,001 finished: the oldest (the namespace's create) went when the 1,001st finished.
+  EXPECT_EQ(count(), static_cast<size_t>(Registry::kMaxFinishedOperations));
+  EXPECT_EQ(registry_.GetOperation(scope_, "op-0000000000000001").status().detail(), Error::kOperationNotFound);
+  EXPECT_EQ(registry_.GetOperation(scope_, ops.front())->status, OperationStatus::kSuccess);
+  // Thirty days after they finished, the next finish takes the expired ones with it, a few at a time.
+  clock_.Advance(Registry::kFinishedRetention + std::chrono::hours(1));
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(registry_.DeregisterInstance(scope_, svc->id, "i-1").ok() ||
+                registry_.RegisterInstance(scope_, RegisterRequest{svc->id, "i-1", {{"AWS_INSTANCE_IPV4", "10.0.0.1"}}, ""}).ok());
+    ASSERT_TRUE(registry_.RunPending().ok());
+  }
+  EXPECT_EQ(count(), static_cast<size_t>(Registry::kMaxFinishedOperations) - 6 + 2);
+  EXPECT_EQ(registry_.GetOperation(scope_, ops.front()).status().detail(), Error::kOperationNotFound);
+  // Another account's operations are not counted against this one's.
+  const Scope other{AccountId("222222222222"), scope_.region};
+  auto theirs = registry_.CreateNamespace(other, {.name = "theirs", .type = NamespaceType::kHttp}, kVpc);
+  ASSERT_TRUE(theirs.ok());
+  ASSERT_TRUE(registry_.RunPending().ok());
+  EXPECT_EQ(registry_.GetOperation(other, *theirs)->status, OperationStatus::kSuccess);
+  EXPECT_EQ(count(), static_cast<size_t>(Registry::kMaxFinishedOperations) - 6 + 2);
+}
+
 }  // namespace
 }  // namespace paddock::cloudmap

@@ -26,12 +26,15 @@ inline constexpr store::TableDef kTables[] = {
     // (account, region, operation id) -> "": the scope's operations in cloudmap_pending, counted
     // against Registry::kMaxQueuedOperations.
     {"cloudmap_queued", 1},
+    // (account, region, finished at ms, operation id) -> "": the scope's SUCCESS and FAIL operations,
+    // oldest first, for their retention (Registry::kMaxFinishedOperations, kFinishedRetention).
+    {"cloudmap_finished", 2},
     // (account, region, resource ARN, tag key) -> tag value.
     {"cloudmap_tags", 1},
     // (account, region, kind, CreatorRequestId) -> what the request made (an operation id for a
     // namespace create or a registration, a service id): a retry answers it again.
     {"cloudmap_requests", 1},
 };
-inline constexpr store::ModuleSchema kSchema{"cloudmap", 1, kTables};
+inline constexpr store::ModuleSchema kSchema{"cloudmap", 2, kTables};
 
 }  // namespace paddock::cloudmap
