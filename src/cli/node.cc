@@ -68,6 +68,7 @@
 #include "secretsmanager/api/secrets_manager_service.h"  // issue 12: Secrets Manager
 #include "cloudmap/api/cloudmap_service.h"  // issue 13: Cloud Map
 #include "cloudmap/dns_authority.h"          // issue 13: what the VPCs' DNS servers answer
+#include "cli/service_discovery.h"
 #include "vpc/ipam.h"
 #include "vpc/security_groups.h"
 #include "cli/schemas.h"
@@ -278,6 +279,9 @@ class Node::Impl {
   std::unique_ptr<secretsmanager::api::SecretsManagerModule> secrets_manager;
   // issue 13: Cloud Map (its owner, API, operations worker and account reaper).
   std::unique_ptr<cloudmap::api::CloudMapModule> cloudmap;
+  // ECS's service registries over Cloud Map: tasks of a service with serviceRegistries are
+  // registered in their own transactions (ecs/task/discovery.h).
+  std::unique_ptr<CloudMapDiscovery> discovery;
   std::unique_ptr<aws::ApiFront> front;
   std::unique_ptr<http::Server> server;
   // The Fargate agent: made by Start (not Open, which `paddock admin` uses too), stopped before
@@ -690,6 +694,9 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   impl->ecs->SetNamespaceLookup([registry = &impl->cloudmap->registry()](const Scope& scope, std::string_view ns) {
     return registry->ServiceArnsIn(scope, ns);  // ListServicesByNamespace (issue 13)
   });
+  impl->discovery = std::make_unique<CloudMapDiscovery>(impl->cloudmap->registry());
+  impl->tasks->SetDiscovery(impl->discovery.get());
+  impl->services->SetDiscovery(impl->discovery.get());
   // Task roles (issue 11): the control plane mints every task's role credentials, for its own
   // agents and over the agent protocol (GetTaskCredentials) for `paddock agent`s, from the same
   // roles as AssumeRole's.

@@ -1298,6 +1298,23 @@ Status Apply(WriteTxn& txn, const Scope& s, OperationType type, const json::obje
 
 }  // namespace
 
+Status Registry::RegisterIn(WriteTxn& txn, const Scope& scope, std::string_view service,
+                            std::string_view instance_id, const std::map<std::string, std::string>& attributes) {
+  if (!ValidInstanceId(instance_id)) return PatternError("instanceId", instance_id, "^[0-9a-zA-Z_/:.@-]+$");
+  json::object attrs;
+  for (const auto& [k, v] : attributes) attrs[k] = v;
+  return Apply(txn, scope, OperationType::kRegisterInstance,
+               json::object{{"service", service}, {"instance", instance_id}, {"attrs", std::move(attrs)}});
+}
+
+Status Registry::DeregisterIn(WriteTxn& txn, const Scope& scope, std::string_view service,
+                              std::string_view instance_id) {
+  Status s = Apply(txn, scope, OperationType::kDeregisterInstance,
+                   json::object{{"service", service}, {"instance", instance_id}});
+  if (IsError(s, Error::kServiceNotFound) || IsError(s, Error::kInstanceNotFound)) return OkStatus();
+  return s;
+}
+
 namespace {
 
 // The operation leaves the worker's queue and its scope's count.

@@ -343,6 +343,16 @@ class Registry {
   // scope's namespace ARN), or nullopt when the scope has no such namespace.
   StatusOr<std::optional<std::vector<std::string>>> ServiceArnsIn(const Scope& scope, std::string_view ns);
 
+  // --- ECS's registrations (ecs/task/discovery.h), in the caller's transaction ---
+  // What RegisterInstance's operation does, applied at once (no operation is recorded: ECS's own
+  // calls are not the caller's). `service`: an id or this scope's ARN. Refusals: kServiceNotFound,
+  // kInvalidInput (the service's attribute rules), kResourceLimitExceeded.
+  Status RegisterIn(store::WriteTxn& txn, const Scope& scope, std::string_view service, std::string_view instance_id,
+                    const std::map<std::string, std::string>& attributes);
+  // Removes the instance; one (or a service) that is not there is not an error.
+  Status DeregisterIn(store::WriteTxn& txn, const Scope& scope, std::string_view service,
+                      std::string_view instance_id);
+
   // Removes everything of `account`, in every region (iam::AccountReaper).
   Status ReapAccount(const AccountId& account);
 

@@ -371,6 +371,46 @@ TEST_F(RegistryTest, ResolveDnsAnswersHealthyInstancesOfThePrivateNamespaceInTha
   EXPECT_EQ(registry_.ResolveDns(other, kVpc, "svc.internal", "web").status().detail(), Error::kNamespaceNotFound);
 }
 
+TEST_F(RegistryTest, EcsRegistersInItsOwnTransactionAndOnlyACommitKeepsIt) {
+  const std::string ns = Namespace("svc.internal", NamespaceType::kDnsPrivate);
+  Service s = DnsService(ns, "web", {{RecordType::kA, 10}}, 1);
+  const std::map<std::string, std::string> attrs{{"AWS_INSTANCE_IPV4", "172.31.0.10"}, {"ECS_SERVICE_NAME", "web"}};
+  // A transaction that fails after the registration leaves nothing registered.
+  Status aborted = store_->Write([&](store::WriteTxn& txn) -> Status {
+    RETURN_IF_ERROR(registry_.RegisterIn(txn, scope_, s.arn, "task1", attrs));
+    return Aborted("the task's own change failed");
+  });
+  EXPECT_EQ(aborted.code(), StatusCode::kAborted);
+  EXPECT_EQ(registry_.GetInstance(scope_, s.id, "task1").status().detail(), Error::kInstanceNotFound);
+  ASSERT_TRUE(store_->Write([&](store::WriteTxn& txn) { return registry_.RegisterIn(txn, scope_, s.arn, "task1", attrs); })
+                  .ok());
+  auto got = registry_.GetInstance(scope_, s.id, "task1");
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(got->attributes, attrs);
+  EXPECT_EQ(got->health, HealthStatus::kHealthy) << "a custom-health service's ECS instance starts HEALTHY";
+  EXPECT_EQ(registry_.ListOperations(scope_, {}, 100, std::nullopt)->items.size(), 1u)
+      << "ECS's registrations record no operation (only the namespace's create is there)";
+  // Refusals carry Cloud Map's details; the instance's attributes follow the service's rules.
+  Status invalid = store_->Write([&](store::WriteTxn& txn) {
+    return registry_.RegisterIn(txn, scope_, s.arn, "task2", {{"ECS_SERVICE_NAME", "web"}});
+  });
+  EXPECT_EQ(invalid.detail(), Error::kInvalidInput);
+  Status gone = store_->Write([&](store::WriteTxn& txn) {
+    return registry_.RegisterIn(txn, scope_, Registry::ServiceArn(scope_, "srv-nothere"), "task2", attrs);
+  });
+  EXPECT_EQ(gone.detail(), Error::kServiceNotFound);
+  // Deregistration: once, then a no-op, as for a service that is gone.
+  for (int i = 0; i < 2; ++i)
+    ASSERT_TRUE(store_->Write([&](store::WriteTxn& txn) { return registry_.DeregisterIn(txn, scope_, s.arn, "task1"); })
+                    .ok());
+  EXPECT_EQ(registry_.GetInstance(scope_, s.id, "task1").status().detail(), Error::kInstanceNotFound);
+  EXPECT_EQ(registry_.GetService(scope_, s.id)->instance_count, 0);
+  EXPECT_TRUE(store_->Write([&](store::WriteTxn& txn) {
+                      return registry_.DeregisterIn(txn, scope_, Registry::ServiceArn(scope_, "srv-nothere"), "task1");
+                    })
+                  .ok());
+}
+
 TEST_F(RegistryTest, DnsZonesAreTheVpcsPrivateNamespacesWithTheirServices) {
   const std::string ns = Namespace("svc.internal", NamespaceType::kDnsPrivate);
   Namespace("api.example", NamespaceType::kHttp);

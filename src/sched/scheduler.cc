@@ -64,6 +64,7 @@ ecs::task::RunRequest LaunchRequest(const ServiceState& state, const Deployment&
   r.enable_execute_command = state.enable_execute_command;
   r.placement_constraints = state.placement_constraints;
   r.placement_strategy = state.placement_strategy;
+  r.service_registry = state.service_registry;
   r.inactive_revision = ecs::taskdef::InactiveRevision::kAllow;
   return r;
 }

@@ -8,6 +8,7 @@
 #include <boost/json.hpp>
 #include <fmt/format.h>
 
+#include "aws/errors.h"
 #include "aws/model.h"
 #include "cloudmap/api/models/servicediscovery_model.h"
 #include "common/json_fields.h"
@@ -163,7 +164,13 @@ bool CloudMapService::Implements(std::string_view action) const {
 }
 
 std::optional<aws::ThrottleGroup> CloudMapService::ThrottleGroupFor(std::string_view action) const {
-  (void)action;
+  // AWS's documented bucket (Cloud Map Developer Guide, "DiscoverInstances API request
+  // throttling"): 2,000 tokens per account and Region, refilled at 1,000 a second. The revision
+  // call is the same data path and gets a bucket of the same size. AWS documents no rate for the
+  // control-plane calls; the 1,000-operation queue quota bounds them (docs/contracts/cloudmap.md).
+  if (action == "DiscoverInstances") return aws::ThrottleGroup{"servicediscovery:discover", {2000, 1000}};
+  if (action == "DiscoverInstancesRevision")
+    return aws::ThrottleGroup{"servicediscovery:discover-revision", {2000, 1000}};
   return std::nullopt;
 }
 
@@ -209,6 +216,8 @@ std::optional<aws::AwsError> CloudMapService::ErrorFor(const Status& status) con
       case Error::kRequestLimitExceeded: return aws::AwsError{"RequestLimitExceeded", 400};
     }
   }
+  // The front's throttle: Cloud Map calls it RequestLimitExceeded (not ThrottlingException).
+  if (IsError(status, aws::Error::kThrottling)) return aws::AwsError{"RequestLimitExceeded", 400};
   // The model's own checks (lengths, patterns, enums, required members) carry no detail: Cloud
   // Map names them InvalidInput.
   if (status.code() == StatusCode::kInvalidArgument && status.detail().empty())

@@ -14,6 +14,7 @@
 #include <boost/json.hpp>
 #include <fmt/format.h>
 
+#include "aws/errors.h"
 #include "aws/sigv4.h"
 #include "testing/toy_front_fixture.h"
 #include "vpc/default_vpc.h"
@@ -197,6 +198,23 @@ TEST_F(CloudMapServiceTest, AnotherAccountSeesNoneOfThisAccountsResources) {
   ASSERT_EQ(Await(OpId(Call("CreateHttpNamespace", {{"Name", "api"}}, &*other)), &*other), "SUCCESS");
   http::Response mine = Call("DiscoverInstances", {{"NamespaceName", "api"}, {"ServiceName", "web"}});
   EXPECT_EQ(Body(mine).at("Instances").as_array().size(), 1u);
+}
+
+TEST_F(CloudMapServiceTest, DiscoverInstancesHasAwsBucketAndThrottlingIsRequestLimitExceeded) {
+  const api::CloudMapService& service = cloudmap_->service();
+  for (std::string_view action : {"DiscoverInstances", "DiscoverInstancesRevision"}) {
+    std::optional<aws::ThrottleGroup> group = service.ThrottleGroupFor(action);
+    ASSERT_TRUE(group.has_value()) << action;
+    EXPECT_EQ(group->spec.burst, 2000) << action;
+    EXPECT_EQ(group->spec.refill_per_second, 1000) << action;
+  }
+  EXPECT_NE(service.ThrottleGroupFor("DiscoverInstances")->name,
+            service.ThrottleGroupFor("DiscoverInstancesRevision")->name);
+  EXPECT_FALSE(service.ThrottleGroupFor("CreateService").has_value());
+  std::optional<aws::AwsError> error = service.ErrorFor(ResourceExhausted("Rate exceeded", aws::Error::kThrottling));
+  ASSERT_TRUE(error.has_value());
+  EXPECT_EQ(error->type, "RequestLimitExceeded");
+  EXPECT_EQ(error->http_status, 400);
 }
 
 }  // namespace

@@ -443,6 +443,81 @@ Status Services::StartDeployment(store::WriteTxn& txn, const Scope& scope, const
   return txn.Put(kDeployments, ChildKey(scope, cluster, name, d.service_deployment_id), json::serialize(sd));
 }
 
+// ---- serviceRegistries ----
+
+Status Services::CheckRegistries(const Scope& scope, const json::array& registries, std::string_view network_mode,
+                                 std::string_view definition) {
+  for (const json::value& v : registries) {
+    if (!v.is_object()) return ParamError("Each serviceRegistries entry must be an object.");
+    const json::object& reg = v.get_object();
+    const std::string arn = Str(reg, "registryArn");
+    if (arn.empty()) return ParamError("A service registry must specify registryArn, the ARN of a Cloud Map service.");
+    const std::optional<int64_t> port = OptInt(reg, "port");
+    const std::optional<std::string> container_name = json_fields::OptStr(reg, "containerName");
+    const std::optional<int64_t> container_port = OptInt(reg, "containerPort");
+    for (const std::optional<int64_t>& p : {port, container_port})
+      if (p && (*p < 1 || *p > 65535))
+        return ParamError(fmt::format("The port {} specified in serviceRegistries must be from 1 to 65535.", *p));
+    if (port && (container_name || container_port))
+      return ParamError(
+          "Specify a value for either 'port' or the 'containerName' and 'containerPort' combination, but not both. "
+          "Remove one and retry.");
+    if (container_name.has_value() != container_port.has_value())
+      return ParamError(
+          "The values specified for serviceRegistries require both 'containerName' and 'containerPort', or neither.");
+    std::optional<task::RegistryFacts> facts;
+    if (discovery_ != nullptr) {
+      StatusOr<task::RegistryFacts> described = discovery_->Describe(scope, arn);
+      if (!described.ok() && described.status().code() == StatusCode::kNotFound)
+        return ParamError(fmt::format("The service registry {} was not found: it must be a Cloud Map service of "
+                                      "this account and region.",
+                                      arn));
+      RETURN_IF_ERROR(described.status());
+      facts = *described;
+    }
+    if (definition.empty()) continue;  // EXTERNAL: the task sets' definitions are not known yet
+    const std::string mode = network_mode.empty() ? std::string("bridge") : std::string(network_mode);
+    if (mode == "bridge" || mode == "host") {
+      if (!container_name)
+        return ParamError(fmt::format("The task definition uses the '{}' network mode: serviceRegistries require a "
+                                      "'containerName' and 'containerPort' combination from the task definition.",
+                                      mode));
+      if (facts && !facts->srv)
+        return ParamError(fmt::format("The service registry {} has no SRV record: with the '{}' network mode, a "
+                                      "registry needs an SRV record (A and AAAA records need the awsvpc network mode).",
+                                      arn, mode));
+    } else if (facts && facts->srv && !port && !container_name) {
+      return ParamError(
+          "The values specified for serviceRegistries require a value for either 'port' or the 'containerName' and "
+          "'containerPort' combination: the service registry has an SRV record.");
+    } else if (facts && !facts->srv && (port || container_port)) {
+      return ParamError(fmt::format(
+          "The values specified for serviceRegistries do not require a value for '{}'. Remove the value and retry.",
+          port ? "port" : "containerPort"));
+    }
+    if (!container_name) continue;
+    // The container and its port mapping, from the definition.
+    boost::system::error_code ec;
+    json::value parsed = json::parse(definition, ec);
+    bool named = false, mapped = false;
+    if (!ec && parsed.is_object())
+      for (const json::object* c : json_fields::Objects(parsed.get_object(), "containerDefinitions")) {
+        if (Str(*c, "name") != *container_name) continue;
+        named = true;
+        for (const json::object* m : json_fields::Objects(*c, "portMappings"))
+          mapped = mapped || OptInt(*m, "containerPort") == container_port;
+      }
+    if (!named)
+      return ParamError(fmt::format("The container '{}' specified in serviceRegistries is not in the task definition.",
+                                    *container_name));
+    if (!mapped)
+      return ParamError(fmt::format(
+          "The container port {} specified in serviceRegistries is not a port mapping of container '{}'.",
+          *container_port, *container_name));
+  }
+  return OkStatus();
+}
+
 // ---- The API ----
 
 StatusOr<std::string> Services::Create(const Scope& scope, std::string_view caller_arn, const json::object& in,
@@ -496,6 +571,9 @@ StatusOr<std::string> Services::Create(const Scope& scope, std::string_view call
   } else if (!external) {
     return ParamError("taskDefinition is required for a service with the ECS deployment controller.");
   }
+  if (auto regs = OptArray(in, "serviceRegistries"))
+    RETURN_IF_ERROR(CheckRegistries(scope, *regs, view ? view->network_mode : std::string(),
+                                    view ? view->definition : std::string()));
   ASSIGN_OR_RETURN(Launch launch, ResolveLaunch(scope, cluster, in, view, view ? view->network_mode : std::string(),
                                                 view ? view->compatibilities : std::vector<std::string>(), scheduling,
                                                 external));
@@ -618,6 +696,7 @@ StatusOr<std::string> Services::Update(const Scope& scope, std::string_view call
     std::vector<std::string> compat;
     std::vector<std::pair<std::string, std::string>> containers;
     size_t constraints = 0;
+    std::string definition;  // its containers (and network mode), as JSON
   };
   auto primary_definition = [](const json::object& record) {
     std::string td = Str(record, "taskDefinition");
@@ -635,6 +714,7 @@ StatusOr<std::string> Services::Update(const Scope& scope, std::string_view call
       facts.network_mode = view->network_mode;
       facts.compat = view->compatibilities;
       facts.containers = ContainersOf(view->definition);
+      facts.definition = view->definition;
       if (!view->placement_constraints.empty()) {
         boost::system::error_code ec;
         json::value v = json::parse(view->placement_constraints, ec);
@@ -657,10 +737,24 @@ StatusOr<std::string> Services::Update(const Scope& scope, std::string_view call
         facts.compat = json_fields::Strings(td, "compatibilities");
         json::object def;
         def["containerDefinitions"] = OptArray(td, "containerDefinitions").value_or(json::array());
-        facts.containers = ContainersOf(json::serialize(def));
+        facts.definition = json::serialize(def);
+        facts.containers = ContainersOf(facts.definition);
         facts.constraints = OptArray(td, "placementConstraints").value_or(json::array()).size();
       }
     }
+
+    // serviceRegistries, given or kept, against the definition the service will run (before the
+    // transaction: the registry is read through Discovery).
+    std::optional<json::array> registries = OptArray(in, "serviceRegistries");
+    if (!registries && view) {
+      RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
+        ASSIGN_OR_RETURN(auto current, LoadRecord(txn, scope, cluster_name, ref.name));
+        if (current) registries = OptArray(*current, "serviceRegistries");
+        return OkStatus();
+      }));
+    }
+    if (registries && !registries->empty())
+      RETURN_IF_ERROR(CheckRegistries(scope, *registries, facts.network_mode, facts.definition));
 
     std::string out;
     bool definition_moved = false;

@@ -40,6 +40,7 @@
 #include "ecs/cluster/clusters.h"
 #include "ecs/common/tags.h"
 #include "ecs/service/state.h"
+#include "ecs/task/discovery.h"
 #include "ecs/taskdef/taskdefs.h"
 #include "store/store.h"
 
@@ -102,6 +103,11 @@ class Services {
   Services(store::Store& store, taskdef::TaskDefinitions& task_definitions, cluster::Clusters& clusters,
            Quotas quotas = {})
       : store_(store), task_definitions_(task_definitions), clusters_(clusters), quotas_(quotas) {}
+
+  // The registries serviceRegistries may name (ecs/task/discovery.h): Create and Update check an
+  // entry against its registry's records (SRV needs a port). Null: registries are checked against
+  // the task definition only. Set before serving.
+  void SetDiscovery(task::Discovery* discovery) { discovery_ = discovery; }
 
   // ---- The API (each validated against botocore's input shape first) ----
   // `check` authorizes the revision the service pins (taskdef::LaunchCheck), as in Update and
@@ -238,10 +244,17 @@ class Services {
   Status SyncServiceDeployments(store::WriteTxn& txn, const ServiceState& state, const boost::json::object& old_record,
                                 TimePoint now);
 
+  // serviceRegistries (at most one entry, CheckUnsupported) as ECS checks it against the task
+  // definition the service runs (`network_mode`, `definition`: its JSON; empty for none) and the
+  // registry's records.
+  Status CheckRegistries(const Scope& scope, const boost::json::array& registries, std::string_view network_mode,
+                         std::string_view definition);
+
   store::Store& store_;
   taskdef::TaskDefinitions& task_definitions_;
   cluster::Clusters& clusters_;
   Quotas quotas_;
+  task::Discovery* discovery_ = nullptr;  // set before serving, then read-only
   Refs refs_;
   Usage usage_;
   std::mutex listener_mu_;

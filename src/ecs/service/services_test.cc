@@ -975,5 +975,83 @@ TEST_F(ServicesTest, ListByRegistriesFindsTheServicesOfANamespacesRegistries) {
   EXPECT_EQ(services_.ListByRegistries(kScope, {arn_b}, 10, "")->arns, std::vector<std::string>{});
 }
 
+
+// Registries by ARN: "srv-a" has an A record, "srv-srv" an SRV (and A) record; others are missing.
+class FixedDiscovery final : public task::Discovery {
+ public:
+  StatusOr<task::RegistryFacts> Describe(const Scope&, std::string_view arn) override {
+    if (arn.ends_with("/srv-a")) return task::RegistryFacts{false, true, false};
+    if (arn.ends_with("/srv-srv")) return task::RegistryFacts{true, true, false};
+    return NotFound("no such registry");
+  }
+  StatusOr<std::optional<std::string>> Register(store::WriteTxn&, const Scope&, std::string_view, std::string_view,
+                                                const std::map<std::string, std::string>&) override {
+    return std::optional<std::string>();
+  }
+  Status Deregister(store::WriteTxn&, const Scope&, std::string_view, std::string_view) override { return OkStatus(); }
+  void Published() override {}
+};
+
+TEST_F(ServicesTest, ServiceRegistriesAreCheckedAsEcsChecksThem) {
+  FixedDiscovery discovery;
+  services_.SetDiscovery(&discovery);
+  json::object def = FargateDef("ported");
+  def["containerDefinitions"].as_array()[0].as_object()["portMappings"] =
+      json::array{json::object{{"containerPort", 8080}}};
+  ASSERT_TRUE(tds_.Register(kScope, kCaller, def, clock_.Now()).ok());
+  const std::string prefix = "arn:aws:servicediscovery:us-east-1:123456789012:service/";
+  auto with = [&](std::string_view name, json::object reg, std::string_view td = "ported:1") {
+    json::object in = Request(name, json::object{{"serviceRegistries", json::array{reg}}});
+    in["taskDefinition"] = td;
+    return Create(in).status();
+  };
+  // An A registry with awsvpc needs no port; a port is refused with ECS's text.
+  EXPECT_TRUE(with("a", json::object{{"registryArn", prefix + "srv-a"}}).ok());
+  ExpectError(with("a-port", json::object{{"registryArn", prefix + "srv-a"}, {"containerName", "app"},
+                                          {"containerPort", 8080}}),
+              "InvalidParameterException", "do not require a value for 'containerPort'");
+  // SRV: a port, or the container's mapped port, but not both.
+  EXPECT_TRUE(with("srv-port", json::object{{"registryArn", prefix + "srv-srv"}, {"port", 9000}}).ok());
+  EXPECT_TRUE(with("srv-container", json::object{{"registryArn", prefix + "srv-srv"}, {"containerName", "app"},
+                                                 {"containerPort", 8080}})
+                  .ok());
+  ExpectError(with("srv-none", json::object{{"registryArn", prefix + "srv-srv"}}), "InvalidParameterException",
+              "require a value for either 'port' or the 'containerName' and 'containerPort' combination");
+  ExpectError(with("srv-both", json::object{{"registryArn", prefix + "srv-srv"}, {"port", 9000},
+                                            {"containerName", "app"}, {"containerPort", 8080}}),
+              "InvalidParameterException", "Specify a value for either 'port' or the 'containerName'");
+  ExpectError(with("srv-half", json::object{{"registryArn", prefix + "srv-srv"}, {"containerName", "app"}}),
+              "InvalidParameterException", "require both 'containerName' and 'containerPort'");
+  ExpectError(with("srv-unmapped", json::object{{"registryArn", prefix + "srv-srv"}, {"containerName", "app"},
+                                                {"containerPort", 81}}),
+              "InvalidParameterException", "container port 81 specified in serviceRegistries is not a port mapping");
+  ExpectError(with("srv-nocontainer", json::object{{"registryArn", prefix + "srv-srv"}, {"containerName", "db"},
+                                                   {"containerPort", 8080}}),
+              "InvalidParameterException", "The container 'db' specified in serviceRegistries is not in the task");
+  ExpectError(with("missing", json::object{{"registryArn", prefix + "srv-gone"}}), "InvalidParameterException",
+              "was not found");
+  ExpectError(with("no-arn", json::object{{"port", 80}}), "InvalidParameterException", "must specify registryArn");
+  ExpectError(with("bad-port", json::object{{"registryArn", prefix + "srv-srv"}, {"port", 70000}}),
+              "InvalidParameterException", "must be from 1 to 65535");
+  // bridge: a container and its port, and a registry with an SRV record.
+  ExpectError(with("bridge", json::object{{"registryArn", prefix + "srv-srv"}}, "ec2:1"), "InvalidParameterException",
+              "'bridge' network mode: serviceRegistries require a 'containerName' and 'containerPort'");
+  // Nothing of a refused request was stored.
+  EXPECT_EQ(ListNames(), (std::vector<std::string>{"a", "srv-container", "srv-port"}));
+
+  // UpdateService checks the registries it is given, and those kept against a new definition.
+  ExpectError(Update(json::object{{"service", "a"}, {"serviceRegistries", json::array{json::object{
+                                                                             {"registryArn", prefix + "srv-srv"}}}}})
+                  .status(),
+              "InvalidParameterException", "require a value for either 'port'");
+  ExpectError(Update(json::object{{"service", "srv-container"}, {"taskDefinition", "web:1"}}).status(),
+              "InvalidParameterException", "not a port mapping of container 'app'");
+  auto moved = Update(json::object{{"service", "a"}, {"serviceRegistries", json::array{json::object{
+                                                                               {"registryArn", prefix + "srv-srv"},
+                                                                               {"port", 80}}}}});
+  ASSERT_TRUE(moved.ok()) << moved.status().ToString();
+  EXPECT_EQ(Load("a").service_registry->at("registryArn").as_string(), prefix + "srv-srv");
+}
+
 }  // namespace
 }  // namespace paddock::ecs::service

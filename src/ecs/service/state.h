@@ -102,6 +102,9 @@ struct ServiceState {
   int64_t health_check_grace_seconds = 0;
   std::optional<boost::json::array> placement_constraints;  // the service's, as given
   std::optional<boost::json::array> placement_strategy;
+  // serviceRegistries' one entry ({registryArn, port, containerName, containerPort}), if any: where
+  // the service's tasks are registered (ecs/task/discovery.h).
+  std::optional<boost::json::object> service_registry;
   std::string propagate_tags = "NONE";  // NONE | SERVICE | TASK_DEFINITION
   bool enable_ecs_managed_tags = false;
   bool enable_execute_command = false;

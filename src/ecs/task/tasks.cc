@@ -85,12 +85,16 @@ struct Launch {
   bool ip_held = false;
   std::string instance;   // EC2: the container instance's id, whose resources the task holds
   bool health_checks = false;  // an essential container has a healthCheck (GroupTasks)
+  json::object registry;       // a service task's serviceRegistries entry (empty: none)
+  bool registered = false;     // the task is an instance of `registry` now
 
   std::string Encode() const {
     json::object o{{"agent", agent}, {"family", family}, {"revision", revision}, {"definition", definition},
                    {"subnetId", subnet_id}, {"ip", ip}, {"ipHeld", ip_held}};
     if (!instance.empty()) o["instance"] = instance;
     if (health_checks) o["healthChecks"] = true;
+    if (!registry.empty()) o["registry"] = registry;
+    if (registered) o["registered"] = true;
     return json::serialize(o);
   }
   static StatusOr<Launch> Decode(std::string_view text) {
@@ -105,6 +109,8 @@ struct Launch {
     if (auto it = o.find("ip"); it != o.end() && it->value().is_number()) l.ip = it->value().to_number<uint32_t>();
     if (auto it = o.find("ipHeld"); it != o.end() && it->value().is_bool()) l.ip_held = it->value().get_bool();
     if (auto it = o.find("healthChecks"); it != o.end() && it->value().is_bool()) l.health_checks = it->value().get_bool();
+    if (auto it = o.find("registry"); it != o.end() && it->value().is_object()) l.registry = it->value().get_object();
+    if (auto it = o.find("registered"); it != o.end() && it->value().is_bool()) l.registered = it->value().get_bool();
     return l;
   }
 };
@@ -298,6 +304,54 @@ placement::Demand Ec2Demand(std::string_view task_cpu, std::string_view task_mem
   return d;
 }
 
+// The Cloud Map attributes ECS writes for a task (docs/contracts/service.md, "Service discovery").
+std::map<std::string, std::string> RegistrationAttributes(const Scope& scope, std::string_view cluster,
+                                                          const json::object& task, const Launch& launch) {
+  std::map<std::string, std::string> a;
+  a["AWS_INSTANCE_IPV4"] = vpc::Ipv4ToString(launch.ip);
+  // The SRV port: `port`, or (awsvpc: the host port is the container port) containerPort.
+  const int64_t port = IntOf(launch.registry, "port") > 0 ? IntOf(launch.registry, "port")
+                                                          : IntOf(launch.registry, "containerPort");
+  if (port > 0) a["AWS_INSTANCE_PORT"] = std::to_string(port);
+  if (const std::string az = Str(task, "availabilityZone"); !az.empty()) a["AVAILABILITY_ZONE"] = az;
+  a["REGION"] = scope.region.str();
+  a["ECS_CLUSTER_NAME"] = std::string(cluster);
+  if (const std::string group = Str(task, "group"); group.starts_with("service:"))
+    a["ECS_SERVICE_NAME"] = group.substr(8);
+  a["ECS_TASK_DEFINITION_FAMILY"] = launch.family;
+  return a;
+}
+
+// Makes the task's registration in its service registry what the task now is — an instance while
+// it is RUNNING with desiredStatus RUNNING (and HEALTHY, when its definition has health checks),
+// none otherwise — in `txn`, writing the launch record when that changed. True when the registry
+// was written (Discovery::Published is due after the commit). Only awsvpc tasks are registered:
+// the instance's address is the task's own.
+StatusOr<bool> SyncRegistration(Discovery* discovery, store::WriteTxn& txn, const Scope& scope,
+                                std::string_view cluster, std::string_view id, const json::object& task,
+                                Launch& launch) {
+  if (discovery == nullptr || launch.registry.empty()) return false;
+  const bool wanted = launch.ip_held && Str(task, "lastStatus") == "RUNNING" &&
+                      Str(task, "desiredStatus") == "RUNNING" &&
+                      (!launch.health_checks || Str(task, "healthStatus") == "HEALTHY");
+  if (wanted == launch.registered) return false;
+  const std::string registry_arn = Str(launch.registry, "registryArn");
+  if (wanted) {
+    ASSIGN_OR_RETURN(std::optional<std::string> refused,
+                     discovery->Register(txn, scope, registry_arn, id,
+                                         RegistrationAttributes(scope, cluster, task, launch)));
+    if (refused) {  // ECS keeps the task running; the registry just does not list it
+      fmt::print(stderr, "paddock: task {} was not registered in {}: {}\n", id, registry_arn, *refused);
+      return false;
+    }
+  } else {
+    RETURN_IF_ERROR(discovery->Deregister(txn, scope, registry_arn, id));
+  }
+  launch.registered = wanted;
+  RETURN_IF_ERROR(txn.Put(kLaunch, TaskKey(scope, cluster, id), launch.Encode()));
+  return true;
+}
+
 }  // namespace
 
 std::string TaskArn(const Scope& scope, std::string_view cluster, std::string_view id) {
@@ -337,6 +391,7 @@ struct Tasks::RunPlan {
   std::vector<placement::Constraint> constraints;
   std::vector<instance::InstanceRef> targets;
   std::function<Status(store::WriteTxn&, const std::vector<std::string>&)> in_txn;  // RunRequest::in_txn
+  json::object service_registry;  // RunRequest::service_registry (empty: none)
 };
 
 // An EC2 task's container instance, chosen by placement or named by StartTask.
@@ -550,6 +605,7 @@ StatusOr<Tasks::RunPlan> Tasks::PlanRun(const Scope& scope, std::string_view cal
   plan.cluster_arn = ClusterArn(scope, plan.cluster);
 
   plan.started_by = req.started_by;
+  if (req.service_registry) plan.service_registry = *req.service_registry;
   plan.action = std::string(action);
   return plan;
 }
@@ -561,7 +617,7 @@ StatusOr<std::string> Tasks::PutTask(store::WriteTxn& txn, const Scope& scope, c
   const std::string id = HexEncode(RandomBytes(16));
   const std::string arn = TaskArn(scope, plan.cluster, id);
   Launch launch{fargate_agent_, plan.view.family, plan.view.revision, plan.view.definition, {}, 0, false, {},
-                plan.view.health_checks};
+                plan.view.health_checks, plan.service_registry, false};
   if (target != nullptr) {  // EC2: the instance's resources first; a refusal is this task's failure
     launch.agent = InstanceAgentId(target->arn);
     launch.instance = target->id;
@@ -993,7 +1049,9 @@ StatusOr<std::string> Tasks::Stop(const Scope& scope, std::optional<std::string_
   if (ref.cluster && *ref.cluster != cluster) return ParamError("The referenced task was not found.");
   if (reason && reason->size() > 1024) reason->resize(1024);
   std::string out;
+  bool deregistered = false;
   RETURN_IF_ERROR(store_.Write([&](store::WriteTxn& txn) -> Status {
+    deregistered = false;
     RETURN_IF_ERROR(clusters_.CheckExists(txn, scope, cluster));
     const std::string key = TaskKey(scope, cluster, ref.id);
     ASSIGN_OR_RETURN(auto rec, txn.Get(kTasks, key));
@@ -1013,11 +1071,14 @@ StatusOr<std::string> Tasks::Stop(const Scope& scope, std::optional<std::string_
     if (!task.contains("stoppingAt")) task["stoppingAt"] = EpochSeconds(now);
     task["version"] = task["version"].to_number<int64_t>() + 1;
     RETURN_IF_ERROR(PutIndexes(txn, scope, cluster, ref.id, task, launch, kStoppedStatus));
+    ASSIGN_OR_RETURN(deregistered, SyncRegistration(discovery_, txn, scope, cluster, ref.id, task, launch));
     std::string text = json::serialize(task);
     RETURN_IF_ERROR(txn.Put(kTasks, key, text));
     ASSIGN_OR_RETURN(out, Shown(txn, scope, text, true));
     return options.in_txn ? options.in_txn(txn) : OkStatus();
   }));
+  // The registry first: the task leaves DNS answers before its agent learns it is to stop.
+  if (deregistered) discovery_->Published();
   NotifyChange();
   return out;
 }
@@ -1198,9 +1259,11 @@ Status Tasks::ReportState(std::string_view agent_id, std::string_view task_arn, 
 
   std::string group;  // set when the report changed a task of a group
   bool released = false;  // the report released the task's address
+  bool registry_written = false;  // the report (de)registered the task (SyncRegistration)
   Status written = store_.Write([&](store::WriteTxn& txn) -> Status {
     group.clear();
     released = false;
+    registry_written = false;
     const std::string key = TaskKey(scope, cluster, id);
     ASSIGN_OR_RETURN(auto l, txn.Get(kLaunch, key));
     ASSIGN_OR_RETURN(auto rec, txn.Get(kTasks, key));
@@ -1315,10 +1378,12 @@ Status Tasks::ReportState(std::string_view agent_id, std::string_view task_arn, 
       }
       RETURN_IF_ERROR(release_held());
     }
+    ASSIGN_OR_RETURN(registry_written, SyncRegistration(discovery_, txn, scope, cluster, id, task, launch));
     task["version"] = task["version"].to_number<int64_t>() + 1;
     group = Str(task, "group");
     return txn.Put(kTasks, key, json::serialize(task));
   });
+  if (written.ok() && registry_written) discovery_->Published();
   if (written.ok() && !group.empty()) {
     std::lock_guard lock(listener_mu_);
     if (group_listener_) group_listener_(scope, cluster, group);

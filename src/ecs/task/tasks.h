@@ -52,6 +52,7 @@
 #include "ecs/cluster/clusters.h"
 #include "ecs/common/tags.h"
 #include "ecs/instance/instances.h"
+#include "ecs/task/discovery.h"
 #include "ecs/task/fargate_capacity.h"
 #include "ecs/task/role_check.h"
 #include "ecs/taskdef/taskdefs.h"
@@ -88,6 +89,10 @@ struct RunRequest {
   std::function<Status(store::WriteTxn&, const std::vector<std::string>& task_arns)> in_txn;
   // RunTask's and StartTask's PassRole check of the pinned revision (taskdef::LaunchCheck).
   taskdef::LaunchCheck launch_check;
+  // A service's launch: its serviceRegistries entry ({registryArn, port, containerName,
+  // containerPort}), kept in each task's launch record; the task is registered there while it
+  // runs (SetDiscovery).
+  std::optional<boost::json::object> service_registry;
 };
 
 // How a stop is recorded: StopTask's is a user's; the service scheduler passes its own code and a
@@ -245,6 +250,13 @@ class Tasks {
   // and writes nothing. Set before serving; unset (emulator mode): no check.
   void SetRoleCheck(RoleCheck check) { role_check_ = std::move(check); }
 
+  // Where tasks launched with a service_registry are registered (ecs/task/discovery.h): in the
+  // transaction that records the task RUNNING (and HEALTHY, when its definition has health
+  // checks), and deregistered in the one that sets its desiredStatus STOPPED or records it
+  // DEACTIVATING, UNHEALTHY or STOPPED, so a stopping task leaves the registry before its agent
+  // is told to stop it. Null (the default): nothing is registered. Set before serving.
+  void SetDiscovery(Discovery* discovery) { discovery_ = discovery; }
+
   // The agent side.
   StatusOr<std::vector<LaunchSpec>> Assignments(std::string_view agent_id);
   // The one task `task_arn` of `agent_id`'s assignments, read by key (no scan of the agent's
@@ -335,6 +347,7 @@ class Tasks {
   instance::ContainerInstances* instances_;  // null: no EC2 launch type
   FargateCapacity* fargate_;                 // null: Fargate tasks are not admitted against a capacity
   RoleCheck role_check_;  // set before serving, then read-only
+  Discovery* discovery_ = nullptr;  // set before serving, then read-only
   Refs refs_;
   Usage usage_;
   std::mutex listener_mu_;

@@ -798,5 +798,113 @@ TEST_F(TasksTest, TaskJsonMatchesBotocoresShape) {
   EXPECT_EQ(std::system(cmd.c_str()), 0) << body;
 }
 
+
+// A registry that records what the task owner asks of it, and when it is told of a commit.
+class RecordingDiscovery final : public Discovery {
+ public:
+  StatusOr<RegistryFacts> Describe(const Scope&, std::string_view) override { return RegistryFacts{}; }
+  StatusOr<std::optional<std::string>> Register(store::WriteTxn&, const Scope& scope, std::string_view arn,
+                                                std::string_view id,
+                                                const std::map<std::string, std::string>& attributes) override {
+    if (refuse) return std::optional<std::string>("the registry is full");
+    events.push_back(fmt::format("register {} {} {}", scope.account.str(), arn, id));
+    last_attributes = attributes;
+    return std::optional<std::string>();
+  }
+  Status Deregister(store::WriteTxn&, const Scope&, std::string_view arn, std::string_view id) override {
+    events.push_back(fmt::format("deregister {} {}", arn, id));
+    return OkStatus();
+  }
+  void Published() override { events.push_back("published"); }
+
+  bool refuse = false;
+  std::vector<std::string> events;
+  std::map<std::string, std::string> last_attributes;
+};
+
+constexpr std::string_view kRegistry = "arn:aws:servicediscovery:us-east-1:123456789012:service/srv-web";
+
+TEST_F(TasksTest, AServiceTaskIsRegisteredWhileRunningAndDeregisteredByItsStopBeforeItsAgentIsTold) {
+  RecordingDiscovery discovery;
+  tasks_.SetDiscovery(&discovery);
+  std::vector<std::string> seen_by_agent;  // the registry's events when the agent is woken
+  tasks_.SetChangeListener([&] { seen_by_agent.push_back(discovery.events.empty() ? "" : discovery.events.back()); });
+  RunRequest r = Req();
+  r.group = "service:web";
+  r.service_registry = json::object{{"registryArn", kRegistry}, {"containerName", "app"}, {"containerPort", 8080}};
+  const std::string arn(RunOk(r).at(0).at("taskArn").as_string());
+  const std::string id = arn.substr(arn.rfind('/') + 1);
+  ASSERT_TRUE(Report(arn, "PENDING").ok());
+  EXPECT_TRUE(discovery.events.empty()) << "a task is registered only once it runs";
+  ASSERT_TRUE(Report(arn, "RUNNING").ok());
+  ASSERT_EQ(discovery.events, (std::vector<std::string>{fmt::format("register 123456789012 {} {}", kRegistry, id),
+                                                        "published"}));
+  const json::object task = DescribeOne(arn);
+  EXPECT_EQ(discovery.last_attributes["AWS_INSTANCE_IPV4"], Detail(task, "privateIPv4Address"));
+  EXPECT_EQ(discovery.last_attributes["AWS_INSTANCE_PORT"], "8080");
+  EXPECT_EQ(discovery.last_attributes["AVAILABILITY_ZONE"], std::string(task.at("availabilityZone").as_string()));
+  EXPECT_EQ(discovery.last_attributes["REGION"], "us-east-1");
+  EXPECT_EQ(discovery.last_attributes["ECS_CLUSTER_NAME"], "default");
+  EXPECT_EQ(discovery.last_attributes["ECS_SERVICE_NAME"], "web");
+  EXPECT_EQ(discovery.last_attributes["ECS_TASK_DEFINITION_FAMILY"], "web");
+  ASSERT_TRUE(Report(arn, "RUNNING").ok());
+  EXPECT_EQ(discovery.events.size(), 2u) << "a repeated report registers nothing again";
+
+  // The stop deregisters in its own transaction, and the registry hears of it before the agent.
+  seen_by_agent.clear();
+  ASSERT_TRUE(tasks_.Stop(kScope, std::nullopt, arn, std::nullopt, kCaller, clock_.Now()).ok());
+  ASSERT_EQ(discovery.events.size(), 4u);
+  EXPECT_EQ(discovery.events[2], fmt::format("deregister {} {}", kRegistry, id));
+  EXPECT_EQ(seen_by_agent, std::vector<std::string>{"published"});
+  ASSERT_TRUE(Report(arn, "DEACTIVATING").ok());
+  ASSERT_TRUE(Report(arn, "STOPPED").ok());
+  EXPECT_EQ(discovery.events.size(), 4u) << "a deregistered task is not deregistered again";
+}
+
+TEST_F(TasksTest, ATaskWithHealthChecksIsRegisteredOnlyWhileHealthyAndARefusalLeavesItRunning) {
+  json::object def = FargateDef("checked");
+  def["containerDefinitions"].as_array()[0].as_object()["healthCheck"] =
+      json::object{{"command", json::array{"CMD-SHELL", "true"}}};
+  ASSERT_TRUE(tds_.Register(kScope, kCaller, def, clock_.Now()).ok());
+  RecordingDiscovery discovery;
+  tasks_.SetDiscovery(&discovery);
+  RunRequest r = Req("checked");
+  r.group = "service:checked";
+  r.service_registry = json::object{{"registryArn", kRegistry}};
+  const std::string arn(RunOk(r).at(0).at("taskArn").as_string());
+  ASSERT_TRUE(Report(arn, "RUNNING").ok());
+  EXPECT_TRUE(discovery.events.empty()) << "not before its health checks pass";
+  TaskStateChange healthy;
+  healthy.last_status = "RUNNING";
+  healthy.health_status = "HEALTHY";
+  ASSERT_TRUE(tasks_.ReportState(kAgent, arn, healthy, clock_.Now()).ok());
+  ASSERT_EQ(discovery.events.size(), 2u);
+  EXPECT_TRUE(discovery.events[0].starts_with("register "));
+  EXPECT_EQ(discovery.last_attributes.count("AWS_INSTANCE_PORT"), 0u) << "no port was given";
+  TaskStateChange unhealthy = healthy;
+  unhealthy.health_status = "UNHEALTHY";
+  ASSERT_TRUE(tasks_.ReportState(kAgent, arn, unhealthy, clock_.Now()).ok());
+  ASSERT_EQ(discovery.events.size(), 4u);
+  EXPECT_TRUE(discovery.events[2].starts_with("deregister ")) << "an unhealthy task leaves the answers";
+
+  // A registry that refuses (gone, full): the task runs on, unregistered, and its report is taken.
+  discovery.refuse = true;
+  ASSERT_TRUE(tasks_.ReportState(kAgent, arn, healthy, clock_.Now()).ok());
+  EXPECT_EQ(discovery.events.size(), 4u);
+  EXPECT_EQ(DescribeOne(arn).at("healthStatus"), "HEALTHY");
+  discovery.refuse = false;
+  ASSERT_TRUE(tasks_.ReportState(kAgent, arn, healthy, clock_.Now()).ok());
+  EXPECT_EQ(discovery.events.size(), 6u) << "the next report registers it";
+}
+
+TEST_F(TasksTest, ATaskWithoutARegistryIsNeverRegistered) {
+  RecordingDiscovery discovery;
+  tasks_.SetDiscovery(&discovery);
+  const std::string arn(RunOk(Req()).at(0).at("taskArn").as_string());
+  ASSERT_TRUE(Report(arn, "RUNNING").ok());
+  ASSERT_TRUE(tasks_.Stop(kScope, std::nullopt, arn, std::nullopt, kCaller, clock_.Now()).ok());
+  EXPECT_TRUE(discovery.events.empty());
+}
+
 }  // namespace
 }  // namespace paddock::ecs::task

@@ -179,6 +179,10 @@ ServiceState StateFromRecord(const ServiceKey& key, const json::object& record, 
   s.health_check_grace_seconds = IntOr(record, "healthCheckGracePeriodSeconds");
   s.placement_constraints = OptArray(record, "placementConstraints");
   s.placement_strategy = OptArray(record, "placementStrategy");
+  for (const json::object* reg : json_fields::Objects(record, "serviceRegistries")) {
+    s.service_registry = *reg;
+    break;
+  }
   s.propagate_tags = Str(record, "propagateTags");
   if (s.propagate_tags.empty()) s.propagate_tags = "NONE";
   s.enable_ecs_managed_tags = BoolOr(record, "enableECSManagedTags");
