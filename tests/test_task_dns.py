@@ -11,6 +11,8 @@
 - Cloud Map's private namespaces are answered by the node (cloudmap::DnsAuthority): a task sees its
   account's `web.internal` instances as they are registered and deregistered through the API, the
   name never reaches the upstream, and another account's task asking it gets the upstream's NXDOMAIN.
+  An ECS service with serviceRegistries: its 3 tasks' addresses within 1 s of their RUNNING, then
+  the one left after a scale-down to 1.
 
 Needs root, crun, nft, nsenter and busybox-static (with its nslookup applet)."""
 
@@ -262,13 +264,18 @@ class TaskDns(h.PaddockTestCase):
                 return
             time.sleep(0.05)
 
+    def web_service(self, sd, namespace):
+        """Cloud Map service "web" (A records, TTL 10, MULTIVALUE) in a new private DNS namespace of the
+        account's VPC, once the namespace's creation has run."""
+        vpc = self.ec2.describe_vpcs()["Vpcs"][0]["VpcId"]
+        op = self.await_operation(sd, sd.create_private_dns_namespace(Name=namespace, Vpc=vpc)["OperationId"])
+        return sd.create_service(Name="web", NamespaceId=op["Targets"]["NAMESPACE"],
+                                 DnsConfig={"RoutingPolicy": "MULTIVALUE",
+                                            "DnsRecords": [{"Type": "A", "TTL": 10}]})["Service"]
+
     def test_a_task_resolves_its_accounts_cloud_map_names_and_another_account_does_not(self):
         sd = sd_client(self.server.endpoint, self.key_id, self.secret)
-        vpc = self.ec2.describe_vpcs()["Vpcs"][0]["VpcId"]
-        op = self.await_operation(sd, sd.create_private_dns_namespace(Name="internal", Vpc=vpc)["OperationId"])
-        service = sd.create_service(Name="web", NamespaceId=op["Targets"]["NAMESPACE"],
-                                    DnsConfig={"RoutingPolicy": "MULTIVALUE",
-                                               "DnsRecords": [{"Type": "A", "TTL": 10}]})["Service"]["Id"]
+        service = self.web_service(sd, "internal")["Id"]
         addresses = {f"10.77.0.{i}" for i in (1, 2, 3)}
         for i, address in enumerate(sorted(addresses)):
             self.await_operation(sd, sd.register_instance(ServiceId=service, InstanceId=f"task{i}",
@@ -283,7 +290,7 @@ class TaskDns(h.PaddockTestCase):
         code, text, _ = self.lookup(netns, "nothing.internal")
         self.assertNotEqual(code, 0, text)
         self.assertIn("NXDOMAIN", text)
-        self.assertEqual([q for q in self.responder.asked if q[0].endswith("internal")], [])
+        self.assertEqual([q for q in self.responder.asked if q[0] in ("web.internal", "nothing.internal")], [])
 
         # Another account's task: web.internal is not its name (it has no such namespace), so the
         # query goes to the upstream, whose answer is NXDOMAIN.
@@ -300,6 +307,35 @@ class TaskDns(h.PaddockTestCase):
         self.assertIn(("web.internal", 1), self.responder.asked)
         # ...while the first account still sees its own.
         self.await_lookup(netns, "web.internal", {"10.77.0.3"})
+
+
+    def running_service_tasks(self, name, count, timeout=60):
+        """The addresses of the service's tasks once exactly `count` are wanted and all are RUNNING."""
+        deadline = time.monotonic() + timeout
+        while True:
+            arns = self.ecs.list_tasks(cluster="default", serviceName=name, desiredStatus="RUNNING")["taskArns"]
+            tasks = self.ecs.describe_tasks(cluster="default", tasks=arns)["tasks"] if arns else []
+            if len(tasks) == count and all(t["lastStatus"] == "RUNNING" for t in tasks):
+                return {th.task_ip(t) for t in tasks}
+            self.assertLess(time.monotonic(), deadline, [(t["taskArn"], t["lastStatus"]) for t in tasks])
+            time.sleep(0.05)
+
+    def delete_service(self, name):
+        self.ecs.delete_service(cluster="default", service=name, force=True)
+        stop_and_wait(self.ecs, self.ecs.list_tasks(cluster="default", serviceName=name)["taskArns"])
+
+    def test_an_ecs_services_tasks_are_answered_while_they_run(self):
+        registry = self.web_service(sd_client(self.server.endpoint, self.key_id, self.secret), "ecs.internal")["Arn"]
+        _, asker = self.run_task("dns")
+        self.ecs.create_service(cluster="default", serviceName="web", taskDefinition="dns", desiredCount=3,
+                                launchType="FARGATE", serviceRegistries=[{"registryArn": registry}],
+                                networkConfiguration={"awsvpcConfiguration": {"subnets": [self.subnet]}})
+        self.addCleanup(self.delete_service, "web")
+        # Registered in each task's RUNNING transaction: answered within 1 s of it (issue 13 §4).
+        self.await_lookup(asker, "web.ecs.internal", self.running_service_tasks("web", 3), timeout=1.0)
+        self.ecs.update_service(cluster="default", service="web", desiredCount=1)
+        self.await_lookup(asker, "web.ecs.internal", self.running_service_tasks("web", 1), timeout=5.0)
+        self.assertNotIn(("web.ecs.internal", 1), self.responder.asked)
 
 
 if __name__ == "__main__":
