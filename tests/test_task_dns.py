@@ -8,21 +8,29 @@
   refuses them under awsvpc, as AWS does.)
 - The door is port 53 only: from a task, other TCP and UDP ports of 169.254.169.253 and 172.31.0.2
   are closed (the router's input hook drops them), and the node's own services stay unreachable.
+- Cloud Map's private namespaces are answered by the node (cloudmap::DnsAuthority): a task sees its
+  account's `web.internal` instances as they are registered and deregistered through the API, the
+  name never reaches the upstream, and another account's task asking it gets the upstream's NXDOMAIN.
+  An ECS service with serviceRegistries: its 3 tasks' addresses within 1 s of their RUNNING, then
+  the one left after a scale-down to 1.
 
 Needs root, crun, nft, nsenter and busybox-static (with its nslookup applet)."""
 
 import os
+import re
 import socket
 import struct
 import subprocess
 import sys
 import threading
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import paddock_harness as h  # noqa: E402
 import boto3  # noqa: E402
 import task_harness as th  # noqa: E402
+from test_cloudmap import sd_client  # noqa: E402
 from test_security_network import in_task, netns_of, stop_all, stop_and_wait, tcp_from  # noqa: E402
 
 NAME = "outside.paddock-test.example"
@@ -160,28 +168,38 @@ class TaskDns(h.PaddockTestCase):
         cls.CONFIG = f'[dns]\nupstreams = ["127.0.0.1:{cls.responder.port}"]\n'
         super().setUpClass()
         th.httpd_image(cls.state_dir, cls.tmp, "busybox:dns", PAGE, applets=("nslookup", "sleep"))
-        ec2 = boto3.client("ec2", endpoint_url=cls.server.endpoint, region_name=h.REGION,
-                           aws_access_key_id=cls.key_id, aws_secret_access_key=cls.secret)
+        cls.ec2 = boto3.client("ec2", endpoint_url=cls.server.endpoint, region_name=h.REGION,
+                               aws_access_key_id=cls.key_id, aws_secret_access_key=cls.secret)
+        cls.subnet = cls.first_subnet(cls.ec2)
+        cls.prepare_account(cls.ecs)
+
+    @staticmethod
+    def first_subnet(ec2):
         # The first subnet: 172.31.0.2 (base + 2) is then in the task's own subnet.
-        cls.subnet = sorted(ec2.describe_subnets()["Subnets"], key=lambda s: s["CidrBlock"])[0]["SubnetId"]
-        cls.ecs.create_cluster(clusterName="default")
-        cls.addClassCleanup(stop_all, cls.ecs)
+        return sorted(ec2.describe_subnets()["Subnets"], key=lambda s: s["CidrBlock"])[0]["SubnetId"]
+
+    @classmethod
+    def prepare_account(cls, ecs):
+        """The account's cluster "default" and task definition "dns"."""
+        ecs.create_cluster(clusterName="default")
+        cls.addClassCleanup(stop_all, ecs)
         # What the container sees: its resolv.conf and nslookup's answer, served on 8080.
         probe = (f"cat /etc/resolv.conf > /www/resolv.txt; nslookup {NAME} > /www/lookup.txt 2>&1; "
                  "httpd -f -p 8080 -h /www")
-        cls.ecs.register_task_definition(
+        ecs.register_task_definition(
             family="dns", networkMode="awsvpc", requiresCompatibilities=["FARGATE"], cpu="256", memory="512",
             containerDefinitions=[{"name": "web", "image": "busybox:dns", "essential": True, "stopTimeout": 1,
                                    "entryPoint": ["sh", "-c"], "command": [probe],
                                    "portMappings": [{"containerPort": 8080}]}])
 
-    def run_task(self, family):
-        r = self.ecs.run_task(cluster="default", taskDefinition=family, launchType="FARGATE",
-                              networkConfiguration={"awsvpcConfiguration": {"subnets": [self.subnet]}})
+    def run_task(self, family, ecs=None, subnet=None):
+        ecs = ecs or self.ecs
+        r = ecs.run_task(cluster="default", taskDefinition=family, launchType="FARGATE",
+                         networkConfiguration={"awsvpcConfiguration": {"subnets": [subnet or self.subnet]}})
         self.assertEqual(r["failures"], [])
         arn = r["tasks"][0]["taskArn"]
-        self.addCleanup(stop_and_wait, self.ecs, [arn])
-        task = th.wait_for_status(self, self.ecs, "default", arn, "RUNNING", context=self.server.log_tail)
+        self.addCleanup(stop_and_wait, ecs, [arn])
+        task = th.wait_for_status(self, ecs, "default", arn, "RUNNING", context=self.server.log_tail)
         ip = th.task_ip(task)
         self.assertEqual(th.fetch(f"http://{ip}:8080/"), PAGE)
         return ip, netns_of(arn)
@@ -216,6 +234,108 @@ class TaskDns(h.PaddockTestCase):
         # The router's other addresses do not answer DNS either (nothing listens there).
         self.assertEqual(udp_from(netns, "172.31.0.1", 53, dns_query(NAME), timeout=1.0), b"")
         self.assertServerAlive()
+
+    def await_operation(self, sd, op_id, timeout=10):
+        deadline = time.monotonic() + timeout
+        while (op := sd.get_operation(OperationId=op_id)["Operation"])["Status"] not in ("SUCCESS", "FAIL"):
+            self.assertLess(time.monotonic(), deadline, op)
+            time.sleep(0.01)
+        self.assertEqual(op["Status"], "SUCCESS", op)
+        return op
+
+    def lookup(self, netns, name):
+        """busybox nslookup of `name` at the node's resolver, from inside the task's namespace:
+        (exit code, its output, the IPv4 addresses it answered)."""
+        code, out = in_task(netns, "busybox", "nslookup", name, "169.254.169.253")
+        text = out.decode(errors="replace")
+        # The first "Address:" is the server's own ("169.254.169.253:53").
+        answered = {a for a in re.findall(r"Address:?\s+(\d+\.\d+\.\d+\.\d+)", text)
+                    if a != "169.254.169.253"}
+        return code, text, answered
+
+    def await_lookup(self, netns, name, addresses, timeout=2.0):
+        """Polls until nslookup answers exactly `addresses` (the issue's bound is 1 s)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            code, text, answered = self.lookup(netns, name)
+            if answered == addresses or time.monotonic() > deadline:
+                self.assertEqual(answered, addresses, text)
+                self.assertEqual(code, 0, text)
+                return
+            time.sleep(0.05)
+
+    def web_service(self, sd, namespace):
+        """Cloud Map service "web" (A records, TTL 10, MULTIVALUE) in a new private DNS namespace of the
+        account's VPC, once the namespace's creation has run."""
+        vpc = self.ec2.describe_vpcs()["Vpcs"][0]["VpcId"]
+        op = self.await_operation(sd, sd.create_private_dns_namespace(Name=namespace, Vpc=vpc)["OperationId"])
+        return sd.create_service(Name="web", NamespaceId=op["Targets"]["NAMESPACE"],
+                                 DnsConfig={"RoutingPolicy": "MULTIVALUE",
+                                            "DnsRecords": [{"Type": "A", "TTL": 10}]})["Service"]
+
+    def test_a_task_resolves_its_accounts_cloud_map_names_and_another_account_does_not(self):
+        sd = sd_client(self.server.endpoint, self.key_id, self.secret)
+        service = self.web_service(sd, "internal")["Id"]
+        addresses = {f"10.77.0.{i}" for i in (1, 2, 3)}
+        for i, address in enumerate(sorted(addresses)):
+            self.await_operation(sd, sd.register_instance(ServiceId=service, InstanceId=f"task{i}",
+                                                          Attributes={"AWS_INSTANCE_IPV4": address})["OperationId"])
+        _, netns = self.run_task("dns")
+        self.await_lookup(netns, "web.internal", addresses)
+        # Two deregistered: the next answers have the one left.
+        for i in (0, 1):
+            self.await_operation(sd, sd.deregister_instance(ServiceId=service, InstanceId=f"task{i}")["OperationId"])
+        self.await_lookup(netns, "web.internal", {"10.77.0.3"})
+        # A name of the namespace that is no service: the node's NXDOMAIN. None of it went upstream.
+        code, text, _ = self.lookup(netns, "nothing.internal")
+        self.assertNotEqual(code, 0, text)
+        self.assertIn("NXDOMAIN", text)
+        self.assertEqual([q for q in self.responder.asked if q[0] in ("web.internal", "nothing.internal")], [])
+
+        # Another account's task: web.internal is not its name (it has no such namespace), so the
+        # query goes to the upstream, whose answer is NXDOMAIN.
+        _, key, secret = h.create_account(self.state_dir, name="other")
+        ecs = h.ecs_client(self.server.endpoint, key, secret)
+        self.prepare_account(ecs)
+        ec2 = boto3.client("ec2", endpoint_url=self.server.endpoint, region_name=h.REGION,
+                           aws_access_key_id=key, aws_secret_access_key=secret)
+        _, theirs = self.run_task("dns", ecs=ecs, subnet=self.first_subnet(ec2))
+        code, text, answered = self.lookup(theirs, "web.internal")
+        self.assertNotEqual(code, 0, text)
+        self.assertIn("NXDOMAIN", text)
+        self.assertEqual(answered, set(), text)
+        self.assertIn(("web.internal", 1), self.responder.asked)
+        # ...while the first account still sees its own.
+        self.await_lookup(netns, "web.internal", {"10.77.0.3"})
+
+
+    def running_service_tasks(self, name, count, timeout=60):
+        """The addresses of the service's tasks once exactly `count` are wanted and all are RUNNING."""
+        deadline = time.monotonic() + timeout
+        while True:
+            arns = self.ecs.list_tasks(cluster="default", serviceName=name, desiredStatus="RUNNING")["taskArns"]
+            tasks = self.ecs.describe_tasks(cluster="default", tasks=arns)["tasks"] if arns else []
+            if len(tasks) == count and all(t["lastStatus"] == "RUNNING" for t in tasks):
+                return {th.task_ip(t) for t in tasks}
+            self.assertLess(time.monotonic(), deadline, [(t["taskArn"], t["lastStatus"]) for t in tasks])
+            time.sleep(0.05)
+
+    def delete_service(self, name):
+        self.ecs.delete_service(cluster="default", service=name, force=True)
+        stop_and_wait(self.ecs, self.ecs.list_tasks(cluster="default", serviceName=name)["taskArns"])
+
+    def test_an_ecs_services_tasks_are_answered_while_they_run(self):
+        registry = self.web_service(sd_client(self.server.endpoint, self.key_id, self.secret), "ecs.internal")["Arn"]
+        _, asker = self.run_task("dns")
+        self.ecs.create_service(cluster="default", serviceName="web", taskDefinition="dns", desiredCount=3,
+                                launchType="FARGATE", serviceRegistries=[{"registryArn": registry}],
+                                networkConfiguration={"awsvpcConfiguration": {"subnets": [self.subnet]}})
+        self.addCleanup(self.delete_service, "web")
+        # Registered in each task's RUNNING transaction: answered within 1 s of it (issue 13 §4).
+        self.await_lookup(asker, "web.ecs.internal", self.running_service_tasks("web", 3), timeout=1.0)
+        self.ecs.update_service(cluster="default", service="web", desiredCount=1)
+        self.await_lookup(asker, "web.ecs.internal", self.running_service_tasks("web", 1), timeout=5.0)
+        self.assertNotIn(("web.ecs.internal", 1), self.responder.asked)
 
 
 if __name__ == "__main__":
