@@ -26,7 +26,7 @@ import paddock_harness as h  # noqa: E402
 import task_harness as th  # noqa: E402
 from test_cloudmap import sd_client  # noqa: E402
 from test_security_network import in_task, netns_of, stop_all  # noqa: E402
-from test_task_dns import ADDRESS, NAME, Responder  # noqa: E402
+from test_task_dns import ADDRESS, NAME, WithUpstream  # noqa: E402
 
 PAGE = "sd\n"
 RESOLVER = "169.254.169.253"
@@ -59,13 +59,10 @@ def addresses(netns, name="web.internal"):
 
 
 @unittest.skipIf(skip_reason() is not None, skip_reason() or "")
-class ServiceDiscovery(h.PaddockTestCase):
+class ServiceDiscovery(WithUpstream):
 
     @classmethod
     def setUpClass(cls):
-        cls.responder = Responder()
-        cls.addClassCleanup(cls.responder.close)
-        cls.CONFIG = f'[dns]\nupstreams = ["127.0.0.1:{cls.responder.port}"]\n'
         super().setUpClass()
         th.httpd_image(cls.state_dir, cls.tmp, "busybox:sd", PAGE, applets=("sleep",))
         ec2 = h.client("ec2", cls.server.endpoint, cls.key_id, cls.secret)

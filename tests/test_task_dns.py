@@ -158,14 +158,22 @@ def tcp_dns_from(netns, ip, payload, timeout=2.0):
     return out if code == 0 else b""
 
 
-@unittest.skipIf(skip_reason() is not None, skip_reason() or "")
-class TaskDns(h.PaddockTestCase):
+class WithUpstream(h.PaddockTestCase):
+    """A server whose [dns] upstreams is a Responder of the class's own (cls.responder)."""
 
     @classmethod
     def setUpClass(cls):
         cls.responder = Responder()
         cls.addClassCleanup(cls.responder.close)
         cls.CONFIG = f'[dns]\nupstreams = ["127.0.0.1:{cls.responder.port}"]\n'
+        super().setUpClass()
+
+
+@unittest.skipIf(skip_reason() is not None, skip_reason() or "")
+class TaskDns(WithUpstream):
+
+    @classmethod
+    def setUpClass(cls):
         super().setUpClass()
         th.httpd_image(cls.state_dir, cls.tmp, "busybox:dns", PAGE, applets=("nslookup", "sleep"))
         cls.ec2 = boto3.client("ec2", endpoint_url=cls.server.endpoint, region_name=h.REGION,
@@ -307,35 +315,6 @@ class TaskDns(h.PaddockTestCase):
         self.assertIn(("web.internal", 1), self.responder.asked)
         # ...while the first account still sees its own.
         self.await_lookup(netns, "web.internal", {"10.77.0.3"})
-
-
-    def running_service_tasks(self, name, count, timeout=60):
-        """The addresses of the service's tasks once exactly `count` are wanted and all are RUNNING."""
-        deadline = time.monotonic() + timeout
-        while True:
-            arns = self.ecs.list_tasks(cluster="default", serviceName=name, desiredStatus="RUNNING")["taskArns"]
-            tasks = self.ecs.describe_tasks(cluster="default", tasks=arns)["tasks"] if arns else []
-            if len(tasks) == count and all(t["lastStatus"] == "RUNNING" for t in tasks):
-                return {th.task_ip(t) for t in tasks}
-            self.assertLess(time.monotonic(), deadline, [(t["taskArn"], t["lastStatus"]) for t in tasks])
-            time.sleep(0.05)
-
-    def delete_service(self, name):
-        self.ecs.delete_service(cluster="default", service=name, force=True)
-        stop_and_wait(self.ecs, self.ecs.list_tasks(cluster="default", serviceName=name)["taskArns"])
-
-    def test_an_ecs_services_tasks_are_answered_while_they_run(self):
-        registry = self.web_service(sd_client(self.server.endpoint, self.key_id, self.secret), "ecs.internal")["Arn"]
-        _, asker = self.run_task("dns")
-        self.ecs.create_service(cluster="default", serviceName="web", taskDefinition="dns", desiredCount=3,
-                                launchType="FARGATE", serviceRegistries=[{"registryArn": registry}],
-                                networkConfiguration={"awsvpcConfiguration": {"subnets": [self.subnet]}})
-        self.addCleanup(self.delete_service, "web")
-        # Registered in each task's RUNNING transaction: answered within 1 s of it (issue 13 §4).
-        self.await_lookup(asker, "web.ecs.internal", self.running_service_tasks("web", 3), timeout=1.0)
-        self.ecs.update_service(cluster="default", service="web", desiredCount=1)
-        self.await_lookup(asker, "web.ecs.internal", self.running_service_tasks("web", 1), timeout=5.0)
-        self.assertNotIn(("web.ecs.internal", 1), self.responder.asked)
 
 
 if __name__ == "__main__":
