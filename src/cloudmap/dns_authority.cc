@@ -135,6 +135,13 @@ dns::Answer DnsAuthority::Lookup(const dns::QuerySource& source, std::string_vie
         Resolved r;
         if (read.ok()) {
           r.answer = std::move(*read);
+          // Kept: only what an answer is made of (an instance may carry 5,000 characters of
+          // attributes, DNS reads four of them).
+          for (Instance& i : r.answer.instances)
+            std::erase_if(i.attributes, [](const auto& kv) {
+              return kv.first != "AWS_INSTANCE_IPV4" && kv.first != "AWS_INSTANCE_IPV6" &&
+                     kv.first != "AWS_INSTANCE_CNAME" && kv.first != "AWS_INSTANCE_PORT";
+            });
         } else if (IsError(read.status(), Error::kNamespaceNotFound)) {
           r.kind = Resolved::Kind::kNoNamespace;  // deleted since the namespaces were read
         } else if (IsError(read.status(), Error::kServiceNotFound)) {

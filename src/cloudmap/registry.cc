@@ -492,7 +492,10 @@ StatusOr<std::string> Registry::Submit(const Scope& scope, OperationType type,
           "The operation can't be completed because you've reached the quota for the number of requests.",
           Error::kRequestLimitExceeded);
     RETURN_IF_ERROR(also(txn));
-    RETURN_IF_ERROR(txn.Put(kOperations, K1(scope, op.id), json::serialize(OperationJson(op, w))));
+    json::object row = OperationJson(op, w);
+    // The request's retry record goes when the operation does (Retire): hex, a store key.
+    if (!retry_key.empty()) row["retry"] = HexEncode(retry_key);
+    RETURN_IF_ERROR(txn.Put(kOperations, K1(scope, op.id), json::serialize(row)));
     RETURN_IF_ERROR(txn.Put(kQueued, K1(scope, op.id), ""));
     // Queued after every queued operation: the worker runs them in the order they were accepted
     // (a register and a deregister of one instance in the same millisecond keep their order).
@@ -811,6 +814,11 @@ Status Registry::DeleteService(const Scope& scope, std::string_view id) {
                                 Error::kResourceInUse);
     RETURN_IF_ERROR(txn.Delete(kServiceNames, K2(scope, s.namespace_id, s.name)));
     RETURN_IF_ERROR(txn.DeleteRange(kTags, PrefixRange(K1(scope, s.arn))));
+    if (!s.creator_request_id.empty()) {  // the request that made it is forgotten with it
+      const std::string retry_key = K2(scope, "service", s.creator_request_id);
+      ASSIGN_OR_RETURN(auto made, txn.Get(kRequests, retry_key));
+      if (made && *made == s.id) RETURN_IF_ERROR(txn.Delete(kRequests, retry_key));
+    }
     return txn.Delete(kServices, K1(scope, s.id));
   });
 }
@@ -1340,6 +1348,12 @@ Status Retire(WriteTxn& txn, const Scope& scope, std::string_view op_id, int64_t
     ASSIGN_OR_RETURN(uint64_t finished_ms, reader.U64());
     ASSIGN_OR_RETURN(std::string id, reader.Str());
     if (i >= excess && static_cast<int64_t>(finished_ms) >= cutoff) break;
+    ASSIGN_OR_RETURN(auto purged, ReadJson(txn, kOperations, K1(scope, id)));
+    if (purged && !Str(*purged, "retry").empty()) {  // its CreatorRequestId is forgotten with it
+      ASSIGN_OR_RETURN(std::string retry_key, HexDecode(Str(*purged, "retry")));
+      ASSIGN_OR_RETURN(auto made, txn.Get(kRequests, retry_key));
+      if (made && *made == id) RETURN_IF_ERROR(txn.Delete(kRequests, retry_key));
+    }
     RETURN_IF_ERROR(txn.Delete(kOperations, K1(scope, id)));
     RETURN_IF_ERROR(txn.Delete(kFinished, rows[i].key));
   }

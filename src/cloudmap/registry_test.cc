@@ -600,5 +600,43 @@ TEST_F(RegistryTest, FinishedOperationsAreKeptAThousandPerScopeAndThirtyDays) {
   EXPECT_EQ(count(), static_cast<size_t>(Registry::kMaxFinishedOperations) - 6 + 2);
 }
 
+TEST_F(RegistryTest, ARequestsRetryRecordGoesWithWhatItMade) {
+  auto requests = [&] {
+    size_t n = 0;
+    EXPECT_TRUE(store_->Read([&](store::ReadTxn& txn) -> Status {
+      ASSIGN_OR_RETURN(auto rows, txn.Scan("cloudmap_requests", store::Range{}, 100));
+      n = rows.size();
+      return OkStatus();
+    }).ok());
+    return n;
+  };
+  const std::string ns = Namespace("kept");
+  auto svc = registry_.CreateService(scope_, {.name = "web", .namespace_id = ns, .creator_request_id = "svc-req"});
+  ASSERT_TRUE(svc.ok()) << svc.status().ToString();
+  auto first = registry_.RegisterInstance(scope_, RegisterRequest{svc->id, "i-1", {{"AWS_INSTANCE_IPV4", "10.0.0.1"}}, "reg-req"});
+  ASSERT_TRUE(first.ok());
+  ASSERT_TRUE(registry_.RunPending().ok());
+  EXPECT_EQ(requests(), 2u);
+  EXPECT_EQ(*registry_.RegisterInstance(scope_, RegisterRequest{svc->id, "i-1", {{"AWS_INSTANCE_IPV4", "10.0.0.1"}}, "reg-req"}),
+            *first) << "a retry answers the operation it made";
+  // Past its retention the operation goes (with the next finish), and its request with it: the
+  // same CreatorRequestId is then a new request.
+  clock_.Advance(Registry::kFinishedRetention + std::chrono::hours(1));
+  ASSERT_TRUE(registry_.DeregisterInstance(scope_, svc->id, "i-1").ok());
+  ASSERT_TRUE(registry_.RunPending().ok());
+  EXPECT_EQ(registry_.GetOperation(scope_, *first).status().detail(), Error::kOperationNotFound);
+  EXPECT_EQ(requests(), 1u);
+  auto again = registry_.RegisterInstance(scope_, RegisterRequest{svc->id, "i-1", {{"AWS_INSTANCE_IPV4", "10.0.0.1"}}, "reg-req"});
+  ASSERT_TRUE(again.ok());
+  EXPECT_NE(*again, *first);
+  ASSERT_TRUE(registry_.RunPending().ok());
+  ASSERT_TRUE(registry_.DeregisterInstance(scope_, svc->id, "i-1").ok());
+  ASSERT_TRUE(registry_.RunPending().ok());
+  // A deleted service's create request goes with it.
+  EXPECT_EQ(requests(), 2u);
+  ASSERT_TRUE(registry_.DeleteService(scope_, svc->id).ok());
+  EXPECT_EQ(requests(), 1u);
+}
+
 }  // namespace
 }  // namespace paddock::cloudmap

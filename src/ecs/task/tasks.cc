@@ -87,6 +87,7 @@ struct Launch {
   bool health_checks = false;  // an essential container has a healthCheck (GroupTasks)
   json::object registry;       // a service task's serviceRegistries entry (empty: none)
   bool registered = false;     // the task is an instance of `registry` now
+  bool registration_refused = false;  // the registry refused it (logged once)
 
   std::string Encode() const {
     json::object o{{"agent", agent}, {"family", family}, {"revision", revision}, {"definition", definition},
@@ -95,6 +96,7 @@ struct Launch {
     if (health_checks) o["healthChecks"] = true;
     if (!registry.empty()) o["registry"] = registry;
     if (registered) o["registered"] = true;
+    if (registration_refused) o["registrationRefused"] = true;
     return json::serialize(o);
   }
   static StatusOr<Launch> Decode(std::string_view text) {
@@ -111,6 +113,8 @@ struct Launch {
     if (auto it = o.find("healthChecks"); it != o.end() && it->value().is_bool()) l.health_checks = it->value().get_bool();
     if (auto it = o.find("registry"); it != o.end() && it->value().is_object()) l.registry = it->value().get_object();
     if (auto it = o.find("registered"); it != o.end() && it->value().is_bool()) l.registered = it->value().get_bool();
+    if (auto it = o.find("registrationRefused"); it != o.end() && it->value().is_bool())
+      l.registration_refused = it->value().get_bool();
     return l;
   }
 };
@@ -341,13 +345,17 @@ StatusOr<bool> SyncRegistration(Discovery* discovery, store::WriteTxn& txn, cons
                      discovery->Register(txn, scope, registry_arn, id,
                                          RegistrationAttributes(scope, cluster, task, launch)));
     if (refused) {  // ECS keeps the task running; the registry just does not list it
+      if (launch.registration_refused) return false;  // said once per task
       fmt::print(stderr, "paddock: task {} was not registered in {}: {}\n", id, registry_arn, *refused);
+      launch.registration_refused = true;
+      RETURN_IF_ERROR(txn.Put(kLaunch, TaskKey(scope, cluster, id), launch.Encode()));
       return false;
     }
   } else {
     RETURN_IF_ERROR(discovery->Deregister(txn, scope, registry_arn, id));
   }
   launch.registered = wanted;
+  launch.registration_refused = false;
   RETURN_IF_ERROR(txn.Put(kLaunch, TaskKey(scope, cluster, id), launch.Encode()));
   return true;
 }
@@ -617,7 +625,7 @@ StatusOr<std::string> Tasks::PutTask(store::WriteTxn& txn, const Scope& scope, c
   const std::string id = HexEncode(RandomBytes(16));
   const std::string arn = TaskArn(scope, plan.cluster, id);
   Launch launch{fargate_agent_, plan.view.family, plan.view.revision, plan.view.definition, {}, 0, false, {},
-                plan.view.health_checks, plan.service_registry, false};
+                plan.view.health_checks, plan.service_registry, false, false};
   if (target != nullptr) {  // EC2: the instance's resources first; a refusal is this task's failure
     launch.agent = InstanceAgentId(target->arn);
     launch.instance = target->id;
@@ -1297,7 +1305,11 @@ Status Tasks::ReportState(std::string_view agent_id, std::string_view task_arn, 
     if (old_status == kStoppedStatus) {
       // Recorded STOPPED without its agent's word (docs/contracts/task.md, "Stopped means gone"): the
       // agent tears it down, and its STOPPED is the confirmation that releases what it held.
-      if (change.last_status == kStoppedStatus && assigned) return release_held();
+      if (change.last_status == kStoppedStatus && assigned) {
+        // Not registered any longer either (a record marked STOPPED by no stop of this owner's).
+        ASSIGN_OR_RETURN(registry_written, SyncRegistration(discovery_, txn, scope, cluster, id, task, launch));
+        return release_held();
+      }
       return OkStatus();  // late report: ignored
     }
     // The assignment is the agent's lease: once it is gone (the account is being deleted) the agent

@@ -897,6 +897,28 @@ TEST_F(TasksTest, ATaskWithHealthChecksIsRegisteredOnlyWhileHealthyAndARefusalLe
   EXPECT_EQ(discovery.events.size(), 6u) << "the next report registers it";
 }
 
+TEST_F(TasksTest, ARegisteredTaskMarkedStoppedBehindTheOwnersBackIsDeregisteredWithItsAddress) {
+  RecordingDiscovery discovery;
+  tasks_.SetDiscovery(&discovery);
+  RunRequest r = Req();
+  r.group = "service:web";
+  r.service_registry = json::object{{"registryArn", kRegistry}};
+  const std::string arn(RunOk(r).at(0).at("taskArn").as_string());
+  ASSERT_TRUE(Report(arn, "RUNNING").ok());
+  ASSERT_EQ(discovery.events.size(), 2u);
+  const std::string key = ScopeKey(kScope).Str("default").Str(arn.substr(arn.rfind('/') + 1)).Done();
+  ASSERT_TRUE(store_->Write([&](store::WriteTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(auto rec, txn.Get("tasks", key));
+    json::object t = Obj(*rec);
+    t["lastStatus"] = "STOPPED";
+    return txn.Put("tasks", key, json::serialize(t));
+  }).ok());
+  ASSERT_TRUE(Report(arn, "STOPPED").ok());  // the agent's confirmation gives back the address...
+  ASSERT_EQ(discovery.events.size(), 4u);    // ...and the registration, in the same transaction
+  EXPECT_TRUE(discovery.events[2].starts_with("deregister ")) << discovery.events[2];
+  EXPECT_EQ(discovery.events[3], "published");
+}
+
 TEST_F(TasksTest, ATaskWithoutARegistryIsNeverRegistered) {
   RecordingDiscovery discovery;
   tasks_.SetDiscovery(&discovery);
