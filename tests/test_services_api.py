@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -344,8 +345,23 @@ class ServicesApi(h.PaddockTestCase):
     def test_stored_members_round_trip(self):
         lb = [{"targetGroupArn": f"arn:aws:elasticloadbalancing:{h.REGION}:{self.account}:targetgroup/tg/0123456789abcdef",
                "containerName": "app", "containerPort": 80}]
-        reg = [{"registryArn": f"arn:aws:servicediscovery:{h.REGION}:{self.account}:service/srv-0123456789abcdef"}]
-        s = self.create("stored", taskDefinition=self.bridge, launchType="EC2", networkConfiguration=None,
+        # serviceRegistries name a real Cloud Map service (CreateService checks it): with the bridge
+        # network mode, an SRV record and the container's mapped port.
+        sd = h.json_client("servicediscovery", self.server.endpoint, self.key_id, self.secret, inject_host_prefix=False)
+        vpc = h.client("ec2", self.server.endpoint, self.key_id, self.secret).describe_vpcs()["Vpcs"][0]["VpcId"]
+        op = sd.create_private_dns_namespace(Name="stored.internal", Vpc=vpc)["OperationId"]
+        deadline = time.monotonic() + 10
+        while sd.get_operation(OperationId=op)["Operation"]["Status"] not in ("SUCCESS", "FAIL"):
+            self.assertLess(time.monotonic(), deadline)
+            time.sleep(0.02)
+        ns = sd.get_operation(OperationId=op)["Operation"]["Targets"]["NAMESPACE"]
+        registry = sd.create_service(Name="stored", NamespaceId=ns,
+                                     DnsConfig={"DnsRecords": [{"Type": "SRV", "TTL": 10}]})["Service"]["Arn"]
+        ported = self.ecs.register_task_definition(**h.td_min("svc-bridge-ported", containerDefinitions=[
+            {"name": "app", "image": "public.ecr.aws/docker/library/busybox:1.36", "memory": 64,
+             "portMappings": [{"containerPort": 80}]}]))["taskDefinition"]["taskDefinitionArn"]
+        reg = [{"registryArn": registry, "containerName": "app", "containerPort": 80}]
+        s = self.create("stored", taskDefinition=ported, launchType="EC2", networkConfiguration=None,
                         loadBalancers=lb, serviceRegistries=reg, role="ecsServiceRole",
                         placementConstraints=[{"type": "distinctInstance"}],
                         placementStrategy=[{"type": "spread", "field": "attribute:ecs.availability-zone"}],
