@@ -10,7 +10,9 @@
 #include <arpa/inet.h>
 
 #include <algorithm>
+#include <atomic>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -259,6 +261,41 @@ TEST_F(DnsAuthorityTest, AChangeCommittedOutsideTheRegistryIsSeenOnceNoteChanged
   // ...until the writer says so, after its commit.
   registry_.NoteChanged();
   EXPECT_THAT(Addresses(Ask("web.internal", kA)), UnorderedElementsAre("172.31.0.11", "172.31.0.12"));
+}
+
+TEST_F(DnsAuthorityTest, QueriesOnSeveralThreadsWhileTasksComeAndGoSeeOnlyWholeAnswers) {
+  // The servers' I/O threads ask while ECS registers and deregisters in its own transactions and
+  // publishes after each commit (the node's shape; scripts/test runs this under TSan).
+  const std::string web = Service("web", {{RecordType::kA, 10}});
+  Register(web, "task1", {{"AWS_INSTANCE_IPV4", "172.31.0.11"}});
+  std::atomic<bool> stop{false};
+  std::atomic<int> wrong{0}, answered{0};
+  std::vector<std::thread> askers;
+  for (int t = 0; t < 3; ++t)
+    askers.emplace_back([&, t] {
+      while (!stop.load()) {
+        std::vector<std::string> got = Addresses(Ask(t == 2 ? "task1.web.internal" : "web.internal", kA));
+        std::sort(got.begin(), got.end());
+        if (got != std::vector<std::string>{"172.31.0.11"} &&
+            (t == 2 || got != std::vector<std::string>{"172.31.0.11", "172.31.0.12"}))
+          ++wrong;
+        if (Ask(fmt::format("random{}.internal", answered.load()), kA).kind != dns::Answer::Kind::kNxDomain) ++wrong;
+        ++answered;
+      }
+    });
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_TRUE(store_->Write([&](store::WriteTxn& txn) {
+      return i % 2 == 0 ? registry_.RegisterIn(txn, scope_, web, "task2", {{"AWS_INSTANCE_IPV4", "172.31.0.12"}})
+                        : registry_.DeregisterIn(txn, scope_, web, "task2");
+    }).ok());
+    registry_.NoteChanged();
+  }
+  stop = true;
+  for (std::thread& t : askers) t.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_GT(answered.load(), 0);
+  // The last change (a deregistration) is what the next query answers.
+  EXPECT_THAT(Addresses(Ask("web.internal", kA)), UnorderedElementsAre("172.31.0.11"));
 }
 
 TEST_F(DnsAuthorityTest, AStoreFailureAnswersServFailAndIsNotKept) {
