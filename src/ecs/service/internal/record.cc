@@ -180,7 +180,8 @@ ServiceState StateFromRecord(const ServiceKey& key, const json::object& record, 
   s.placement_constraints = OptArray(record, "placementConstraints");
   s.placement_strategy = OptArray(record, "placementStrategy");
   for (const json::object* reg : json_fields::Objects(record, "serviceRegistries")) {
-    s.service_registry = *reg;
+    // Onto the heap: `record` may live in the caller's stack arena (Services::StateOf).
+    s.service_registry.emplace(*reg, json::storage_ptr());
     break;
   }
   s.propagate_tags = Str(record, "propagateTags");
