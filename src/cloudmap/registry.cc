@@ -1333,11 +1333,10 @@ Status Dequeue(WriteTxn& txn, const Scope& scope, std::string_view op_id, const 
 }
 
 // Operation `op_id` finished (SUCCESS or FAIL) at `now_ms`: it joins the scope's finished ones,
-// of which the oldest go once there are more than kMaxFinishedOperations or they are older than
+// of which the oldest go once there are more than `kMax` (kMaxFinishedOperations) or they are older than
 // kFinishedRetention (a few at a time: each finish pays for its own).
-Status Retire(WriteTxn& txn, const Scope& scope, std::string_view op_id, int64_t now_ms) {
+Status Retire(WriteTxn& txn, const Scope& scope, std::string_view op_id, int64_t now_ms, size_t kMax) {
   RETURN_IF_ERROR(txn.Put(kFinished, ScopeKey(scope).U64(static_cast<uint64_t>(now_ms)).Str(op_id).Done(), ""));
-  constexpr size_t kMax = static_cast<size_t>(Registry::kMaxFinishedOperations);
   ASSIGN_OR_RETURN(auto rows, txn.Scan(kFinished, ScopeRange(scope), kMax + 3));
   const size_t excess = rows.size() > kMax ? rows.size() - kMax : 0;
   const int64_t cutoff =
@@ -1390,7 +1389,7 @@ Status Registry::Advance(const Scope& scope, const std::string& op_id, const std
     done["status"] = Format(OperationStatus::kSuccess);
     done["updated"] = EpochMillis(clock_.Now());
     RETURN_IF_ERROR(txn.Put(kOperations, key, json::serialize(done)));
-    RETURN_IF_ERROR(Retire(txn, scope, op_id, EpochMillis(clock_.Now())));
+    RETURN_IF_ERROR(Retire(txn, scope, op_id, EpochMillis(clock_.Now()), max_finished_));
     return Dequeue(txn, scope, op_id, pending_key);
   });
   if (applied.ok() || !mine) return applied;
@@ -1413,7 +1412,7 @@ Status Registry::Advance(const Scope& scope, const std::string& op_id, const std
     }
     failed.erase("work");
     RETURN_IF_ERROR(txn.Put(kOperations, key, json::serialize(failed)));
-    RETURN_IF_ERROR(Retire(txn, scope, op_id, EpochMillis(clock_.Now())));
+    RETURN_IF_ERROR(Retire(txn, scope, op_id, EpochMillis(clock_.Now()), max_finished_));
     return Dequeue(txn, scope, op_id, pending_key);
   });
 }

@@ -246,6 +246,8 @@ class Registry {
   // without end).
   static constexpr int64_t kMaxFinishedOperations = 1000;
   static constexpr std::chrono::hours kFinishedRetention{24 * 30};
+  // Tests: a smaller kMaxFinishedOperations, so retention is shown without a thousand operations.
+  void SetMaxFinishedOperationsForTesting(size_t max) { max_finished_ = max; }
 
   // `store` and `clock` must outlive this. `ids` makes the random part of new ids (namespaces,
   // services, operations): tests pass a counter; by default, random [a-z0-9].
@@ -381,6 +383,7 @@ class Registry {
   IdSource ids_;
   std::function<void()> on_submit_;
   std::atomic<uint64_t> generation_{1};
+  size_t max_finished_ = static_cast<size_t>(kMaxFinishedOperations);
 };
 
 }  // namespace paddock::cloudmap
