@@ -92,6 +92,17 @@ class TasksTest : public ::testing::Test {
     return tasks_.ReportState(agent, arn, c, clock_.Now());
   }
 
+  // The stored record of task `arn` says STOPPED, nothing else changed (no stop of the owner's).
+  Status ForgeStopped(const std::string& arn) {
+    const std::string key = ScopeKey(kScope).Str("default").Str(arn.substr(arn.rfind('/') + 1)).Done();
+    return store_->Write([&](store::WriteTxn& txn) -> Status {
+      ASSIGN_OR_RETURN(auto rec, txn.Get("tasks", key));
+      json::object t = Obj(*rec);
+      t["lastStatus"] = "STOPPED";
+      return txn.Put("tasks", key, json::serialize(t));
+    });
+  }
+
   uint32_t Available(int subnet) {
     uint32_t n = 0;
     EXPECT_TRUE(store_->Read([&](store::ReadTxn& txn) -> Status {
@@ -577,13 +588,7 @@ TEST_F(TasksTest, ARecordMarkedStoppedBehindTheAgentsBackKeepsItsAddressUntilThe
   ASSERT_TRUE(Report(arn, "PENDING").ok());
   ASSERT_TRUE(Report(arn, "RUNNING").ok());
   // The forgery: the stored record says STOPPED, nothing else changed.
-  const std::string key = ScopeKey(kScope).Str("default").Str(arn.substr(arn.rfind('/') + 1)).Done();
-  ASSERT_TRUE(store_->Write([&](store::WriteTxn& txn) -> Status {
-    ASSIGN_OR_RETURN(auto rec, txn.Get("tasks", key));
-    json::object t = Obj(*rec);
-    t["lastStatus"] = "STOPPED";
-    return txn.Put("tasks", key, json::serialize(t));
-  }).ok());
+  ASSERT_TRUE(ForgeStopped(arn).ok());
   EXPECT_EQ(Available(0) + Available(1), before - 1);
   ASSERT_EQ(tasks_.Assignments(kAgent)->size(), 1u);  // still the agent's: it tears the task down
   ASSERT_TRUE(Report(arn, "DEACTIVATING").ok());         // acknowledged, changes nothing
@@ -906,13 +911,7 @@ TEST_F(TasksTest, ARegisteredTaskMarkedStoppedBehindTheOwnersBackIsDeregisteredW
   const std::string arn(RunOk(r).at(0).at("taskArn").as_string());
   ASSERT_TRUE(Report(arn, "RUNNING").ok());
   ASSERT_EQ(discovery.events.size(), 2u);
-  const std::string key = ScopeKey(kScope).Str("default").Str(arn.substr(arn.rfind('/') + 1)).Done();
-  ASSERT_TRUE(store_->Write([&](store::WriteTxn& txn) -> Status {
-    ASSIGN_OR_RETURN(auto rec, txn.Get("tasks", key));
-    json::object t = Obj(*rec);
-    t["lastStatus"] = "STOPPED";
-    return txn.Put("tasks", key, json::serialize(t));
-  }).ok());
+  ASSERT_TRUE(ForgeStopped(arn).ok());
   ASSERT_TRUE(Report(arn, "STOPPED").ok());  // the agent's confirmation gives back the address...
   ASSERT_EQ(discovery.events.size(), 4u);    // ...and the registration, in the same transaction
   EXPECT_TRUE(discovery.events[2].starts_with("deregister ")) << discovery.events[2];
