@@ -24,21 +24,9 @@ std::optional<RecordType> RecordTypeOf(uint16_t type) {
   }
 }
 
-std::string Attribute(const Instance& i, const char* key) {
+std::string_view Attribute(const Instance& i, const char* key) {
   auto it = i.attributes.find(key);
-  return it == i.attributes.end() ? std::string() : it->second;
-}
-
-// The record of type `type` (A, AAAA or CNAME) of instance `i`, named `owner` (empty: the
-// question's name); nullopt when the instance has no such address.
-std::optional<dns::Record> AddressRecord(const Instance& i, uint16_t type, std::string owner) {
-  std::optional<dns::Record> r;
-  if (type == kA && !Attribute(i, "AWS_INSTANCE_IPV4").empty()) r = dns::ARecord(Attribute(i, "AWS_INSTANCE_IPV4"));
-  if (type == kAaaa && !Attribute(i, "AWS_INSTANCE_IPV6").empty()) r = dns::AaaaRecord(Attribute(i, "AWS_INSTANCE_IPV6"));
-  if (type == kCname && !Attribute(i, "AWS_INSTANCE_CNAME").empty())
-    r = dns::Record{std::string(), kCname, dns::kClassIn, 0, dns::NameData{Attribute(i, "AWS_INSTANCE_CNAME")}};
-  if (r) r->name = std::move(owner);
-  return r;
+  return it == i.attributes.end() ? std::string_view() : std::string_view(it->second);
 }
 
 // The service's TTL for `type`, when its DnsConfig has that record type.
@@ -68,7 +56,7 @@ size_t DnsAuthority::cached() const {
 }
 
 template <typename T, typename Load>
-StatusOr<std::shared_ptr<const T>> DnsAuthority::Cached(Cache<T>& cache, const std::string& key, const Load& load) {
+StatusOr<std::shared_ptr<const T>> DnsAuthority::Cached(Cache<T>& cache, std::string_view key, const Load& load) {
   {
     std::lock_guard lock(mu_);
     auto it = cache.find(key);
@@ -82,26 +70,38 @@ StatusOr<std::shared_ptr<const T>> DnsAuthority::Cached(Cache<T>& cache, const s
   loaded.generation = generation;
   auto value = std::make_shared<const T>(std::move(loaded));
   std::lock_guard lock(mu_);
-  if (cache.size() >= kMaxCached && !cache.contains(key)) cache.clear();
-  std::shared_ptr<const T>& slot = cache[key];
-  if (!slot || slot->generation <= generation) slot = value;  // another thread's newer load stays
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    if (cache.size() >= kMaxCached) cache.clear();
+    cache.emplace(std::string(key), value);
+  } else if (it->second->generation <= generation) {  // another thread's newer load stays
+    it->second = value;
+  }
   return value;
 }
 
 dns::Answer DnsAuthority::Lookup(const dns::QuerySource& source, std::string_view name, uint16_t type) {
-  const std::optional<VpcRef> vpc = vpc_of_ ? vpc_of_(source.listener) : std::nullopt;
-  if (!vpc) return dns::Answer::Forward();
-  const std::string vpc_key = vpc->scope.account.str() + '\0' + vpc->scope.region.str() + '\0' + vpc->vpc;
-  StatusOr<std::shared_ptr<const Zones>> zones = Cached(zones_, vpc_key, [&]() -> StatusOr<Zones> {
-    ASSIGN_OR_RETURN(std::vector<DnsZone> read, registry_.DnsZones(vpc->scope, vpc->vpc));
+  // The listener's zones: vpc_of_ (which also refuses a listener it does not know) is asked only
+  // when they are loaded.
+  bool known = true;
+  StatusOr<std::shared_ptr<const Zones>> zones = Cached(zones_, source.listener, [&]() -> StatusOr<Zones> {
     Zones z;
+    std::optional<VpcRef> vpc = vpc_of_ ? vpc_of_(source.listener) : std::nullopt;
+    if (!vpc) {
+      known = false;
+      return NotFound("no VPC listens there");  // not kept
+    }
+    ASSIGN_OR_RETURN(std::vector<DnsZone> read, registry_.DnsZones(vpc->scope, vpc->vpc));
+    z.vpc = std::move(*vpc);
     for (DnsZone& zone : read) {
       std::vector<std::string>& services = z.services_by_namespace[Folded(zone.name)];
       for (const std::string& service : zone.services) services.push_back(Folded(service));
     }
     return z;
   });
+  if (!known) return dns::Answer::Forward();
   if (!zones.ok()) return dns::Answer::ServFail();  // whether the name is ours is not known: not forwarded
+  const VpcRef& vpc = (*zones)->vpc;
 
   // The longest namespace first: "a.b.corp.internal" is under namespace b.corp.internal (service
   // a) before corp.internal (service b, instance a) and internal.
@@ -110,8 +110,7 @@ dns::Answer DnsAuthority::Lookup(const dns::QuerySource& source, std::string_vie
   const std::vector<std::string>* services = nullptr;
   for (size_t start = 0;;) {
     const std::string_view suffix = name.substr(start);
-    if (auto it = (*zones)->services_by_namespace.find(std::string(suffix));
-        it != (*zones)->services_by_namespace.end()) {
+    if (auto it = (*zones)->services_by_namespace.find(suffix); it != (*zones)->services_by_namespace.end()) {
       ns = suffix;
       services = &it->second;
       break;
@@ -129,69 +128,84 @@ dns::Answer DnsAuthority::Lookup(const dns::QuerySource& source, std::string_vie
   if (labels.size() > 2 || std::find(services->begin(), services->end(), service) == services->end())
     return dns::Answer::NxDomain();
 
-  StatusOr<std::shared_ptr<const Resolved>> resolved =
-      Cached(services_, vpc_key + '\0' + std::string(*ns) + '\0' + std::string(service), [&]() -> StatusOr<Resolved> {
-        StatusOr<DnsAnswer> read = registry_.ResolveDns(vpc->scope, vpc->vpc, *ns, service);
-        Resolved r;
-        if (read.ok()) {
-          r.answer = std::move(*read);
-          // Kept: only what an answer is made of (an instance may carry 5,000 characters of
-          // attributes, DNS reads four of them).
-          for (Instance& i : r.answer.instances)
-            std::erase_if(i.attributes, [](const auto& kv) {
-              return kv.first != "AWS_INSTANCE_IPV4" && kv.first != "AWS_INSTANCE_IPV6" &&
-                     kv.first != "AWS_INSTANCE_CNAME" && kv.first != "AWS_INSTANCE_PORT";
-            });
-        } else if (IsError(read.status(), Error::kNamespaceNotFound)) {
-          r.kind = Resolved::Kind::kNoNamespace;  // deleted since the namespaces were read
-        } else if (IsError(read.status(), Error::kServiceNotFound)) {
-          r.kind = Resolved::Kind::kNoService;  // deleted since, or no DNS records (API only)
-        } else {
-          return read.status();
-        }
-        return r;
-      });
+  std::string key;
+  key.reserve(source.listener.size() + ns->size() + service.size() + 2);
+  key.append(source.listener).append(1, '\0').append(*ns).append(1, '\0').append(service);
+  StatusOr<std::shared_ptr<const Resolved>> resolved = Cached(services_, key, [&]() -> StatusOr<Resolved> {
+    StatusOr<DnsAnswer> read = registry_.ResolveDns(vpc.scope, vpc.vpc, *ns, service);
+    Resolved r;
+    if (read.ok()) {
+      r.service = std::move(read->service);
+      // Kept: each instance's records, made here once (not its up to 5,000 characters of
+      // attributes, nor a parse per query).
+      for (const Instance& i : read->instances) {
+        Target t{i.id, std::nullopt, std::nullopt, std::nullopt, std::nullopt};
+        if (std::string_view v4 = Attribute(i, "AWS_INSTANCE_IPV4"); !v4.empty()) t.a = dns::ARecord(v4);
+        if (std::string_view v6 = Attribute(i, "AWS_INSTANCE_IPV6"); !v6.empty()) t.aaaa = dns::AaaaRecord(v6);
+        if (std::string_view cname = Attribute(i, "AWS_INSTANCE_CNAME"); !cname.empty())
+          t.cname = dns::Record{std::string(), kCname, dns::kClassIn, 0, dns::NameData{std::string(cname)}};
+        const std::string_view port_text = Attribute(i, "AWS_INSTANCE_PORT");
+        uint16_t port = 0;
+        auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+        if (!port_text.empty() && ec == std::errc() && end == port_text.data() + port_text.size()) t.port = port;
+        r.targets.push_back(std::move(t));
+      }
+    } else if (IsError(read.status(), Error::kNamespaceNotFound)) {
+      r.kind = Resolved::Kind::kNoNamespace;  // deleted since the namespaces were read
+    } else if (IsError(read.status(), Error::kServiceNotFound)) {
+      r.kind = Resolved::Kind::kNoService;  // deleted since, or no DNS records (API only)
+    } else {
+      return read.status();
+    }
+    return r;
+  });
   if (!resolved.ok()) return dns::Answer::ServFail();
   if ((*resolved)->kind == Resolved::Kind::kNoNamespace) return dns::Answer::Forward();
   if ((*resolved)->kind == Resolved::Kind::kNoService) return dns::Answer::NxDomain();
-  const DnsAnswer& found = (*resolved)->answer;
-  const std::optional<RecordType> wanted = RecordTypeOf(type);
+  const Resolved& found = **resolved;
+  // The record of type `type` (A, AAAA or CNAME) a target has, if any.
+  auto record_of = [type](const Target& t) -> const std::optional<dns::Record>& {
+    return type == kA ? t.a : type == kAaaa ? t.aaaa : t.cname;
+  };
   if (labels.size() == 2) {  // "<instance>.<service>.<namespace>": the SRV target's address
-    for (const Instance& i : found.instances)
-      if (DnsNamesEqual(i.id, labels[0])) {
-        const std::optional<uint32_t> ttl = TtlOf(found.service, *RecordTypeOf(type == kAaaa ? kAaaa : kA));
-        std::optional<dns::Record> r = (type == kA || type == kAaaa) ? AddressRecord(i, type, "") : std::nullopt;
-        if (!r) return dns::Answer::NoData();
-        return dns::Answer::Records(ttl.value_or(TtlOf(found.service, RecordType::kSrv).value_or(0)), {*r});
+    for (const Target& t : found.targets)
+      if (DnsNamesEqual(t.id, labels[0])) {
+        if ((type != kA && type != kAaaa) || !record_of(t)) return dns::Answer::NoData();
+        const std::optional<uint32_t> ttl = TtlOf(found.service, *RecordTypeOf(type));
+        return dns::Answer::Records(ttl.value_or(TtlOf(found.service, RecordType::kSrv).value_or(0)),
+                                    {*record_of(t)});
       }
     return dns::Answer::NxDomain();
   }
+  const std::optional<RecordType> wanted = RecordTypeOf(type);
   const std::optional<uint32_t> ttl = wanted ? TtlOf(found.service, *wanted) : std::nullopt;
-  if (!ttl || found.instances.empty()) return dns::Answer::NoData();
+  if (!ttl || found.targets.empty()) return dns::Answer::NoData();
   // The instances answered: MULTIVALUE at most kMaxAnswers, WEIGHTED one, picked at random
   // before any record is made (an SRV answer's additional records are those of its targets only).
-  std::vector<const Instance*> picked;
-  picked.reserve(found.instances.size());
-  for (const Instance& i : found.instances) picked.push_back(&i);
+  std::vector<const Target*> picked;
+  picked.reserve(found.targets.size());
+  for (const Target& t : found.targets) picked.push_back(&t);
   {
     std::lock_guard lock(mu_);
     std::shuffle(picked.begin(), picked.end(), rng_);
   }
   const size_t most = found.service.dns->routing == RoutingPolicy::kWeighted ? 1 : kMaxAnswers;
   dns::Answer answer = dns::Answer::Records(*ttl, {});
-  for (const Instance* i : picked) {
+  for (const Target* t : picked) {
     if (answer.records.size() == most) break;
     if (type == kSrv) {
-      const std::string port_text = Attribute(*i, "AWS_INSTANCE_PORT");
-      uint16_t port = 0;
-      auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-      if (ec != std::errc() || end != port_text.data() + port_text.size() || port_text.empty()) continue;
-      const std::string target = i->id + "." + std::string(service) + "." + std::string(*ns);
-      answer.records.push_back(dns::SrvRecord(1, 1, port, target));
-      for (uint16_t t : {kA, kAaaa})
-        if (std::optional<dns::Record> r = AddressRecord(*i, t, target)) answer.additional.push_back(std::move(*r));
-    } else if (std::optional<dns::Record> r = AddressRecord(*i, type, "")) {
-      answer.records.push_back(std::move(*r));
+      if (!t->port) continue;
+      std::string target;
+      target.reserve(t->id.size() + service.size() + ns->size() + 2);
+      target.append(t->id).append(1, '.').append(service).append(1, '.').append(*ns);
+      for (const std::optional<dns::Record>* address : {&t->a, &t->aaaa})
+        if (*address) {
+          answer.additional.push_back(**address);
+          answer.additional.back().name = target;
+        }
+      answer.records.push_back(dns::SrvRecord(1, 1, *t->port, std::move(target)));
+    } else if (const std::optional<dns::Record>& r = record_of(*t)) {
+      answer.records.push_back(*r);
     }
   }
   if (answer.records.empty()) return dns::Answer::NoData();

@@ -69,32 +69,49 @@ class DnsAuthority final : public dns::Authority {
   size_t cached() const;
 
  private:
-  // A VPC's private namespaces (lowercase, without a final dot) and their services' names (lowercase).
+  // Hashes a std::string key looked up by std::string_view, without making a string of it.
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  template <typename V>
+  using NameMap = std::unordered_map<std::string, V, NameHash, std::equal_to<>>;
+
+  // A listener's VPC and its private namespaces (lowercase, without a final dot) with their
+  // services' names (lowercase).
   struct Zones {
     uint64_t generation = 0;
-    std::unordered_map<std::string, std::vector<std::string>> services_by_namespace;
+    VpcRef vpc;
+    NameMap<std::vector<std::string>> services_by_namespace;
+  };
+  // One answerable instance, its records made once when its service is read (not per query).
+  struct Target {
+    std::string id;
+    std::optional<dns::Record> a, aaaa, cname;  // owner name empty: the question's
+    std::optional<uint16_t> port;               // AWS_INSTANCE_PORT, when it is one (SRV)
   };
   // What ResolveDns answered for one (VPC, namespace, service).
   struct Resolved {
     enum class Kind { kAnswer, kNoNamespace, kNoService };
     uint64_t generation = 0;
     Kind kind = Kind::kAnswer;
-    DnsAnswer answer;
+    Service service;              // its DnsConfig: the record types, TTLs and routing
+    std::vector<Target> targets;  // by instance id
   };
   template <typename T>
-  using Cache = std::unordered_map<std::string, std::shared_ptr<const T>>;
+  using Cache = NameMap<std::shared_ptr<const T>>;
 
   // `cache[key]` when its generation is current; else `load()`'s, kept under the generation read
   // before it ran. A failed load is returned and not kept.
   template <typename T, typename Load>
-  StatusOr<std::shared_ptr<const T>> Cached(Cache<T>& cache, const std::string& key, const Load& load);
+  StatusOr<std::shared_ptr<const T>> Cached(Cache<T>& cache, std::string_view key, const Load& load);
 
   Registry& registry_;
   const VpcOfListener vpc_of_;
   std::atomic<uint64_t> store_reads_{0};
   mutable std::mutex mu_;
-  Cache<Zones> zones_;        // GUARDED_BY(mu_): by "<account>\0<region>\0<vpc>"
-  Cache<Resolved> services_;  // GUARDED_BY(mu_): by the VPC's key + "\0<namespace>\0<service>"
+  Cache<Zones> zones_;        // GUARDED_BY(mu_): by listener (vpc_of_ is asked only to load one)
+  Cache<Resolved> services_;  // GUARDED_BY(mu_): by "<listener>\0<namespace>\0<service>"
   std::minstd_rand rng_;      // GUARDED_BY(mu_): the multivalue shuffle and WEIGHTED's pick
 };
 
