@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <arpa/inet.h>
 #include <set>
 
@@ -143,6 +144,7 @@ constexpr std::string_view kOperations = "cloudmap_operations";
 constexpr std::string_view kPending = "cloudmap_pending";
 constexpr std::string_view kQueued = "cloudmap_queued";
 constexpr std::string_view kFinished = "cloudmap_finished";
+constexpr std::string_view kFinishedCount = "cloudmap_finished_count";
 constexpr std::string_view kTags = "cloudmap_tags";
 constexpr std::string_view kRequests = "cloudmap_requests";
 
@@ -1332,21 +1334,29 @@ Status Dequeue(WriteTxn& txn, const Scope& scope, std::string_view op_id, const 
   return txn.Delete(kQueued, K1(scope, op_id));
 }
 
-// Operation `op_id` finished (SUCCESS or FAIL) at `now_ms`: it joins the scope's finished ones,
-// of which the oldest go once there are more than `kMax` (kMaxFinishedOperations) or they are older than
-// kFinishedRetention (a few at a time: each finish pays for its own).
-Status Retire(WriteTxn& txn, const Scope& scope, std::string_view op_id, int64_t now_ms, size_t kMax) {
+// Operation `op_id` finished (SUCCESS or FAIL) at `now_ms`: it joins the scope's finished ones
+// (counted in cloudmap_finished_count), of which the oldest go while there are more than `max`
+// or they are older than kFinishedRetention — at most three per finish, each finish paying for
+// its own with a few keyed reads (no scan of the scope's finished operations).
+Status Retire(WriteTxn& txn, const Scope& scope, std::string_view op_id, int64_t now_ms, size_t max) {
   RETURN_IF_ERROR(txn.Put(kFinished, ScopeKey(scope).U64(static_cast<uint64_t>(now_ms)).Str(op_id).Done(), ""));
-  ASSIGN_OR_RETURN(auto rows, txn.Scan(kFinished, ScopeRange(scope), kMax + 3));
-  const size_t excess = rows.size() > kMax ? rows.size() - kMax : 0;
+  const std::string count_key = ScopeKey(scope).Done();
+  ASSIGN_OR_RETURN(auto stored, txn.Get(kFinishedCount, count_key));
+  size_t count = 1;
+  if (stored) {
+    auto [end, ec] = std::from_chars(stored->data(), stored->data() + stored->size(), count);
+    if (ec != std::errc() || end != stored->data() + stored->size()) return DataLoss("cloudmap: a bad finished count");
+    ++count;
+  }
+  ASSIGN_OR_RETURN(auto oldest, txn.Scan(kFinished, ScopeRange(scope), 3));
   const int64_t cutoff =
       now_ms - std::chrono::duration_cast<std::chrono::milliseconds>(Registry::kFinishedRetention).count();
-  for (size_t i = 0; i < rows.size() && i < 3; ++i) {
-    store::KeyReader reader(rows[i].key);
+  for (const Row& row : oldest) {
+    store::KeyReader reader(row.key);
     for (int k = 0; k < 2; ++k) RETURN_IF_ERROR(reader.Str().status());  // account, region
     ASSIGN_OR_RETURN(uint64_t finished_ms, reader.U64());
     ASSIGN_OR_RETURN(std::string id, reader.Str());
-    if (i >= excess && static_cast<int64_t>(finished_ms) >= cutoff) break;
+    if (count <= max && static_cast<int64_t>(finished_ms) >= cutoff) break;
     ASSIGN_OR_RETURN(auto purged, ReadJson(txn, kOperations, K1(scope, id)));
     if (purged && !Str(*purged, "retry").empty()) {  // its CreatorRequestId is forgotten with it
       ASSIGN_OR_RETURN(std::string retry_key, HexDecode(Str(*purged, "retry")));
@@ -1354,9 +1364,10 @@ Status Retire(WriteTxn& txn, const Scope& scope, std::string_view op_id, int64_t
       if (made && *made == id) RETURN_IF_ERROR(txn.Delete(kRequests, retry_key));
     }
     RETURN_IF_ERROR(txn.Delete(kOperations, K1(scope, id)));
-    RETURN_IF_ERROR(txn.Delete(kFinished, rows[i].key));
+    RETURN_IF_ERROR(txn.Delete(kFinished, row.key));
+    --count;
   }
-  return OkStatus();
+  return txn.Put(kFinishedCount, count_key, std::to_string(count));
 }
 
 }  // namespace
@@ -1503,8 +1514,8 @@ Status Registry::ReapAccount(const AccountId& account) {
   const Range all = PrefixRange(Key().Str(account.str()).Done());
   return WriteAndNote([&](WriteTxn& txn) -> Status {
     for (std::string_view table :
-         {kNamespaces, kNamespaceNames, kServices, kServiceNames, kInstances, kOperations, kQueued, kFinished, kTags,
-          kRequests})
+         {kNamespaces, kNamespaceNames, kServices, kServiceNames, kInstances, kOperations, kQueued, kFinished,
+          kFinishedCount, kTags, kRequests})
       RETURN_IF_ERROR(txn.DeleteRange(table, all));
     // The queue is keyed by sequence first: its rows of `account` are found by reading it.
     Range queue;

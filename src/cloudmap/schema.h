@@ -29,6 +29,8 @@ inline constexpr store::TableDef kTables[] = {
     // (account, region, finished at ms, operation id) -> "": the scope's SUCCESS and FAIL operations,
     // oldest first, for their retention (Registry::kMaxFinishedOperations, kFinishedRetention).
     {"cloudmap_finished", 2},
+    // (account, region) -> how many rows of cloudmap_finished the scope has (decimal).
+    {"cloudmap_finished_count", 2},
     // (account, region, resource ARN, tag key) -> tag value.
     {"cloudmap_tags", 1},
     // (account, region, kind, CreatorRequestId) -> what the request made (an operation id for a
