@@ -8,7 +8,8 @@ namespace paddock::cli {
 namespace {
 
 // A service registry's ARN: arn:aws:servicediscovery:<region>:<account>:service/srv-…, of the
-// caller's own scope (an ARN of another account or region names nothing the caller has).
+// caller's own scope (an ARN of another account or region names nothing the caller has; a bare
+// id is no registryArn).
 bool OwnServiceArn(const Scope& scope, std::string_view arn) {
   return arn.starts_with(cloudmap::Registry::ServiceArn(scope, ""));
 }
@@ -35,8 +36,7 @@ StatusOr<std::optional<std::string>> CloudMapDiscovery::Register(store::WriteTxn
                                                                  std::string_view registry_arn,
                                                                  std::string_view instance_id,
                                                                  const std::map<std::string, std::string>& attributes) {
-  if (!OwnServiceArn(scope, registry_arn))
-    return std::optional<std::string>(fmt::format("{} is not a Cloud Map service of this account", registry_arn));
+  // Only the scope's own services are found: another account's ARN is ServiceNotFound, a refusal.
   Status s = registry_.RegisterIn(txn, scope, registry_arn, instance_id, attributes);
   for (cloudmap::Error refusal : {cloudmap::Error::kServiceNotFound, cloudmap::Error::kInvalidInput,
                                   cloudmap::Error::kResourceLimitExceeded})
@@ -47,7 +47,6 @@ StatusOr<std::optional<std::string>> CloudMapDiscovery::Register(store::WriteTxn
 
 Status CloudMapDiscovery::Deregister(store::WriteTxn& txn, const Scope& scope, std::string_view registry_arn,
                                      std::string_view instance_id) {
-  if (!OwnServiceArn(scope, registry_arn)) return OkStatus();
   return registry_.DeregisterIn(txn, scope, registry_arn, instance_id);
 }
 

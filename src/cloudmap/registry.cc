@@ -1232,6 +1232,41 @@ StatusOr<Page<Operation>> Registry::ListOperations(const Scope& scope, const std
 
 namespace {
 
+// RegisterInstance's work: instance `i` (id, attributes, request id) of service `service` (an id or
+// this scope's ARN), checked again against the service as it is now, updated in place if present.
+Status ApplyRegister(WriteTxn& txn, const Scope& s, std::string_view service, Instance i) {
+  ASSIGN_OR_RETURN(Service svc, ReadService(txn, s, service));
+  i.service_id = svc.id;
+  RETURN_IF_ERROR(CheckAttributes(svc, i.attributes));
+  const std::string key = K2(s, svc.id, i.id);
+  ASSIGN_OR_RETURN(auto existing, txn.Get(kInstances, key));
+  if (!existing) {
+    if (svc.instance_count >= Registry::kMaxInstancesPerService)
+      return ResourceExhausted("The number of instances exceeds the quota.", Error::kResourceLimitExceeded);
+    ++svc.instance_count;
+  }
+  if (svc.custom_health) {
+    auto init = i.attributes.find("AWS_INIT_HEALTH_STATUS");
+    i.health = init != i.attributes.end() && init->second == "UNHEALTHY" ? HealthStatus::kUnhealthy
+                                                                         : HealthStatus::kHealthy;
+  }
+  ++svc.revision;
+  RETURN_IF_ERROR(PutService(txn, s, svc));
+  return txn.Put(kInstances, key, json::serialize(InstanceJson(i)));
+}
+
+// DeregisterInstance's work; kInstanceNotFound when it is not there.
+Status ApplyDeregister(WriteTxn& txn, const Scope& s, std::string_view service, std::string_view instance_id) {
+  ASSIGN_OR_RETURN(Service svc, ReadService(txn, s, service));
+  const std::string key = K2(s, svc.id, instance_id);
+  ASSIGN_OR_RETURN(auto existing, txn.Get(kInstances, key));
+  if (!existing) return InstanceNotFound(instance_id);
+  svc.instance_count = std::max<int64_t>(0, svc.instance_count - 1);
+  ++svc.revision;
+  RETURN_IF_ERROR(PutService(txn, s, svc));
+  return txn.Delete(kInstances, key);
+}
+
 // Applies a queued operation's work inside `txn`. A failure is the operation's FAIL (its error
 // detail names the ErrorCode), with nothing of the work written.
 Status Apply(WriteTxn& txn, const Scope& s, OperationType type, const json::object& w) {
@@ -1267,42 +1302,16 @@ Status Apply(WriteTxn& txn, const Scope& s, OperationType type, const json::obje
       return PutService(txn, s, svc);
     }
     case OperationType::kRegisterInstance: {
-      ASSIGN_OR_RETURN(Service svc, ReadService(txn, s, Str(w, "service")));
       Instance i;
       i.id = Str(w, "instance");
-      i.service_id = svc.id;
       i.creator_request_id = Str(w, "crid");
       if (const json::value* a = w.if_contains("attrs"); a && a->is_object())
         for (const auto& [k, v] : a->as_object())
           if (v.is_string()) i.attributes[std::string(k)] = std::string(v.as_string());
-      // Checked again: the service may have changed since the call was accepted.
-      RETURN_IF_ERROR(CheckAttributes(svc, i.attributes));
-      const std::string key = K2(s, svc.id, i.id);
-      ASSIGN_OR_RETURN(auto existing, txn.Get(kInstances, key));
-      if (!existing) {
-        if (svc.instance_count >= Registry::kMaxInstancesPerService)
-          return ResourceExhausted("The number of instances exceeds the quota.", Error::kResourceLimitExceeded);
-        ++svc.instance_count;
-      }
-      if (svc.custom_health) {
-        auto init = i.attributes.find("AWS_INIT_HEALTH_STATUS");
-        i.health = init != i.attributes.end() && init->second == "UNHEALTHY" ? HealthStatus::kUnhealthy
-                                                                             : HealthStatus::kHealthy;
-      }
-      ++svc.revision;
-      RETURN_IF_ERROR(PutService(txn, s, svc));
-      return txn.Put(kInstances, key, json::serialize(InstanceJson(i)));
+      return ApplyRegister(txn, s, Str(w, "service"), std::move(i));
     }
-    case OperationType::kDeregisterInstance: {
-      ASSIGN_OR_RETURN(Service svc, ReadService(txn, s, Str(w, "service")));
-      const std::string key = K2(s, svc.id, Str(w, "instance"));
-      ASSIGN_OR_RETURN(auto existing, txn.Get(kInstances, key));
-      if (!existing) return InstanceNotFound(Str(w, "instance"));
-      svc.instance_count = std::max<int64_t>(0, svc.instance_count - 1);
-      ++svc.revision;
-      RETURN_IF_ERROR(PutService(txn, s, svc));
-      return txn.Delete(kInstances, key);
-    }
+    case OperationType::kDeregisterInstance:
+      return ApplyDeregister(txn, s, Str(w, "service"), Str(w, "instance"));
   }
   return Internal("cloudmap: unknown operation type");
 }
@@ -1312,16 +1321,15 @@ Status Apply(WriteTxn& txn, const Scope& s, OperationType type, const json::obje
 Status Registry::RegisterIn(WriteTxn& txn, const Scope& scope, std::string_view service,
                             std::string_view instance_id, const std::map<std::string, std::string>& attributes) {
   if (!ValidInstanceId(instance_id)) return PatternError("instanceId", instance_id, "^[0-9a-zA-Z_/:.@-]+$");
-  json::object attrs;
-  for (const auto& [k, v] : attributes) attrs[k] = v;
-  return Apply(txn, scope, OperationType::kRegisterInstance,
-               json::object{{"service", service}, {"instance", instance_id}, {"attrs", std::move(attrs)}});
+  Instance i;
+  i.id = std::string(instance_id);
+  i.attributes = attributes;
+  return ApplyRegister(txn, scope, service, std::move(i));
 }
 
 Status Registry::DeregisterIn(WriteTxn& txn, const Scope& scope, std::string_view service,
                               std::string_view instance_id) {
-  Status s = Apply(txn, scope, OperationType::kDeregisterInstance,
-                   json::object{{"service", service}, {"instance", instance_id}});
+  Status s = ApplyDeregister(txn, scope, service, instance_id);
   if (IsError(s, Error::kServiceNotFound) || IsError(s, Error::kInstanceNotFound)) return OkStatus();
   return s;
 }

@@ -399,6 +399,15 @@ TEST_F(RegistryTest, EcsRegistersInItsOwnTransactionAndOnlyACommitKeepsIt) {
     return registry_.RegisterIn(txn, scope_, Registry::ServiceArn(scope_, "srv-nothere"), "task2", attrs);
   });
   EXPECT_EQ(gone.detail(), Error::kServiceNotFound);
+  // Another account's service, named by its ARN with the same id: nothing of this scope's.
+  const Scope other{AccountId("222222222222"), scope_.region};
+  Status theirs = store_->Write([&](store::WriteTxn& txn) {
+    return registry_.RegisterIn(txn, other, s.arn, "task2", attrs);
+  });
+  EXPECT_EQ(theirs.detail(), Error::kServiceNotFound);
+  EXPECT_TRUE(store_->Write([&](store::WriteTxn& txn) { return registry_.DeregisterIn(txn, other, s.arn, "task1"); })
+                  .ok());
+  EXPECT_TRUE(registry_.GetInstance(scope_, s.id, "task1").ok()) << "another account cannot deregister it";
   // Deregistration: once, then a no-op, as for a service that is gone.
   for (int i = 0; i < 2; ++i)
     ASSERT_TRUE(store_->Write([&](store::WriteTxn& txn) { return registry_.DeregisterIn(txn, scope_, s.arn, "task1"); })
