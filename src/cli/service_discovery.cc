@@ -24,11 +24,7 @@ StatusOr<ecs::task::RegistryFacts> CloudMapDiscovery::Describe(const Scope& scop
   RETURN_IF_ERROR(service.status());
   ecs::task::RegistryFacts facts;
   if (service->dns)
-    for (const cloudmap::DnsRecord& r : service->dns->records) {
-      facts.srv = facts.srv || r.type == cloudmap::RecordType::kSrv;
-      facts.a = facts.a || r.type == cloudmap::RecordType::kA;
-      facts.aaaa = facts.aaaa || r.type == cloudmap::RecordType::kAaaa;
-    }
+    for (const cloudmap::DnsRecord& r : service->dns->records) facts.srv = facts.srv || r.type == cloudmap::RecordType::kSrv;
   return facts;
 }
 

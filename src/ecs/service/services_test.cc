@@ -980,8 +980,8 @@ TEST_F(ServicesTest, ListByRegistriesFindsTheServicesOfANamespacesRegistries) {
 class FixedDiscovery final : public task::Discovery {
  public:
   StatusOr<task::RegistryFacts> Describe(const Scope&, std::string_view arn) override {
-    if (arn.ends_with("/srv-a")) return task::RegistryFacts{false, true, false};
-    if (arn.ends_with("/srv-srv")) return task::RegistryFacts{true, true, false};
+    if (arn.ends_with("/srv-a")) return task::RegistryFacts{.srv = false};
+    if (arn.ends_with("/srv-srv")) return task::RegistryFacts{.srv = true};
     return NotFound("no such registry");
   }
   StatusOr<std::optional<std::string>> Register(store::WriteTxn&, const Scope&, std::string_view, std::string_view,

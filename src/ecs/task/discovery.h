@@ -22,11 +22,10 @@
 
 namespace paddock::ecs::task {
 
-// A registry's DNS records, as serviceRegistries' validation needs them.
+// What serviceRegistries' validation needs of a registry: whether it has an SRV record (which
+// needs a port; A and AAAA records take none and need the awsvpc network mode).
 struct RegistryFacts {
   bool srv = false;
-  bool a = false;
-  bool aaaa = false;
 };
 
 class Discovery {
