@@ -1,0 +1,68 @@
+// edge/dynamic: Traefik's dynamic configuration — what a provider (ecs, file, http) produces and
+// what the edge routes by — held as a JSON tree in Traefik's own field names, checked against one
+// schema of Traefik's dynamic-configuration types.
+//
+// One representation for three sources: the ecs provider decodes `traefik.*` dockerLabels into it
+// (DecodeLabels), the http provider receives it as JSON and the file provider as YAML or TOML
+// converted to JSON (CheckDynamic), and /api/rawdata renders it back. The data plane compiles the
+// checked tree into its own typed objects (edge/runtime), so field names are spelt once, in the
+// schema (dynamic.cc), and every source obeys the same types.
+//
+// The tree's shape, as Traefik's JSON (pkg/config/dynamic):
+//   {"http": {"routers":     {"<name>": {"rule": "...", "entryPoints": ["web"], "service": "...",
+//                                        "middlewares": [...], "priority": 10, "tls": {...}}},
+//             "services":    {"<name>": {"loadBalancer": {"servers": [{"url": "http://..."}], ...}}},
+//             "middlewares": {"<name>": {"stripPrefix": {"prefixes": ["/a"]}}}},
+//    "tls": {"certificates": [{"certFile": "...", "keyFile": "..."}], "stores": {...}}}
+// Values have the schema's JSON types: strings, integers, booleans, lists of strings, maps of
+// strings (header maps), lists of objects, objects. Durations are Go duration strings ("10s",
+// "100ms"), checked to parse (ParseGoDuration). An absent field is absent: defaults are applied by
+// the provider (ecs: ApplyServiceDefaults) or the runtime, never by the decoder, so a rendering
+// shows what was configured.
+//
+//   std::map<std::string, std::string> labels = {{"traefik.http.routers.web.rule", "Host(`a.test`)"}};
+//   StatusOr<boost::json::object> c = edge::DecodeLabels(labels);
+//   // *c == {"http":{"routers":{"web":{"rule":"Host(`a.test`)"}}}}
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+#include "common/status.h"
+
+namespace paddock::edge {
+
+// Decodes one container's labels as Traefik's label parser does (pkg/config/label): only keys
+// starting "traefik." (case-insensitive) are read, except `traefik.enable` (the provider's) and
+// those of other kinds the caller filters first. Path segments are matched to the schema's field
+// names case-insensitively and written in the schema's spelling; names of routers, services,
+// middlewares and header-map keys keep the label's case. Lists are comma-separated
+// ("web,websecure"); lists of objects are indexed (`tls.domains[0].main`); the singular
+// `loadbalancer.server.<field>` is servers[0] (Traefik's label-slice-as-struct). Scalars are
+// converted to the field's type (`priority=10` -> 10, `passhostheader=false` -> false).
+//
+// A label that names no field of the schema, a value of the wrong type, a `traefik.tcp.*` or
+// `traefik.udp.*` label, a phase-2 middleware (compress, inFlightReq, circuitBreaker, errors,
+// digestAuth, passTLSClientCert, grpcWeb, plugin) or `serversTransport`: InvalidArgument naming the
+// label. Traefik drops the whole container's configuration on such an error (the caller does).
+StatusOr<boost::json::object> DecodeLabels(const std::map<std::string, std::string>& labels);
+
+// Checks a dynamic configuration received as JSON (the http provider's body, the file provider's
+// document converted to JSON) against the schema: field names exact as Traefik's JSON spells them
+// (Traefik's JSON decoding is case-insensitive: so is this one, and the result uses the schema's
+// spelling), types as above. Unknown fields: InvalidArgument naming the path ("http.routers.r.rul").
+StatusOr<boost::json::object> CheckDynamic(const boost::json::value& config);
+
+// A Go duration string ("1h2m3.5s", "100ms", "0") or a bare integer number of seconds, as
+// Traefik's ptypes.Duration reads them. InvalidArgument otherwise, or when negative.
+StatusOr<std::chrono::nanoseconds> ParseGoDuration(std::string_view text);
+// The Go rendering of a duration (time.Duration.String()): "10s", "1m30s", "100ms", "0s".
+std::string FormatGoDuration(std::chrono::nanoseconds d);
+
+}  // namespace paddock::edge
