@@ -1,0 +1,62 @@
+// edge/ecs_source: what the ecs provider reads, through the ECS API, as Traefik's ECS provider reads
+// it (../shared/research/edge-traefik.md §1.1): ListClusters when clusters are discovered, ListTasks
+// with desiredStatus RUNNING page by page, DescribeTasks per page, and DescribeTaskDefinition once
+// per task-definition ARN — a revision never changes, so it is cached by its ARN (Traefik caches
+// by task ARN, one call per task: its issue #13884). Signed with SigV4 by the edge's own
+// credentials, so an edge sees what its principal may see: one account's tasks, never another's.
+// The same code reads Paddock or real ECS.
+//
+//   edge::EcsApiSource source({.host = "127.0.0.1", .port = 4566, .credentials = {key, secret}});
+//   ASSIGN_OR_RETURN(std::vector<edge::EcsTask> tasks, source.Read());
+//   edge::EcsBuild build = edge::BuildEcsConfiguration(tasks, options);
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "aws/sigv4.h"
+#include "common/status.h"
+#include "edge/ecs_provider.h"
+
+namespace paddock::edge {
+
+struct EcsApiOptions {
+  std::string host = "127.0.0.1";
+  uint16_t port = 4566;
+  aws::SigningCredentials credentials;
+  std::string region = "us-east-1";
+  std::vector<std::string> clusters = {"default"};  // Traefik's default
+  bool auto_discover_clusters = false;
+  std::chrono::milliseconds timeout{10'000};
+};
+
+class EcsApiSource {
+ public:
+  explicit EcsApiSource(EcsApiOptions options);
+  ~EcsApiSource();
+
+  // Every task of the clusters with desiredStatus RUNNING, with its definition's containers. A
+  // failed call fails the read (the caller keeps its last configuration and tries again), except a
+  // DescribeTasks error, which drops that page's tasks as Traefik does (the error is in `errors`).
+  // Bridge and host tasks carry no host IP yet (their instance's address is not looked up): the
+  // provider drops them ("no IP").
+  struct Result {
+    std::vector<EcsTask> tasks;
+    std::vector<std::string> errors;
+  };
+  StatusOr<Result> Read();
+
+  // How many DescribeTaskDefinition calls were made (the cache's effect, for tests).
+  size_t definition_calls() const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace paddock::edge
