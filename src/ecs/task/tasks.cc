@@ -931,6 +931,7 @@ StatusOr<RunResult> Tasks::Commit(const Scope& scope, std::string_view caller_ar
     return OkStatus();
   }));
   if (!result.tasks.empty()) NotifyChange();
+  if (!result.tasks.empty()) NotifyTasks(scope);
   if (!result.tasks.empty() && !plan.subnets.empty()) NotifyAddresses(scope);
   return result;
 }
@@ -1087,6 +1088,9 @@ StatusOr<std::string> Tasks::Stop(const Scope& scope, std::optional<std::string_
   }));
   // The registry first: the task leaves DNS answers before its agent learns it is to stop.
   if (deregistered) discovery_->Published();
+  // The edge before the agent: it fences the task's servers while the agent reports DEACTIVATING
+  // (the agent then waits for the edge's drain hold either way).
+  NotifyTasks(scope);
   NotifyChange();
   return out;
 }
@@ -1147,6 +1151,16 @@ void Tasks::SetChangeListener(std::function<void()> listener) {
 void Tasks::SetAddressListener(std::function<void(const Scope&)> listener) {
   std::lock_guard lock(listener_mu_);
   address_listener_ = std::move(listener);
+}
+
+void Tasks::SetTaskListener(std::function<void(const Scope&)> listener) {
+  std::lock_guard lock(listener_mu_);
+  task_listener_ = std::move(listener);
+}
+
+void Tasks::NotifyTasks(const Scope& scope) {
+  std::lock_guard lock(listener_mu_);
+  if (task_listener_) task_listener_(scope);
 }
 
 void Tasks::NotifyAddresses(const Scope& scope) {
@@ -1401,6 +1415,7 @@ Status Tasks::ReportState(std::string_view agent_id, std::string_view task_arn, 
     if (group_listener_) group_listener_(scope, cluster, group);
   }
   if (written.ok() && released) NotifyAddresses(scope);
+  if (written.ok()) NotifyTasks(scope);
   return written;
 }
 

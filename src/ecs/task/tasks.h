@@ -305,6 +305,11 @@ class Tasks {
   // rules as above.
   void SetAddressListener(std::function<void(const Scope&)> listener);
 
+  // `listener` is called (after the commit) whenever a task of the scope was launched, asked to
+  // stop or changed by its agent's report: for readers that follow every task (the edge's ecs
+  // provider, which re-reads and routes at once). Same rules as above.
+  void SetTaskListener(std::function<void(const Scope&)> listener);
+
   taskdef::ReferenceCheck* reference_check() { return &refs_; }
   cluster::ClusterUsage* cluster_usage() { return &usage_; }
 
@@ -354,9 +359,11 @@ class Tasks {
   std::function<void()> listener_;  // GUARDED_BY(listener_mu_)
   GroupListener group_listener_;    // GUARDED_BY(listener_mu_)
   std::function<void(const Scope&)> address_listener_;  // GUARDED_BY(listener_mu_)
+  std::function<void(const Scope&)> task_listener_;     // GUARDED_BY(listener_mu_)
 
   void NotifyChange();
   void NotifyAddresses(const Scope& scope);
+  void NotifyTasks(const Scope& scope);
 };
 
 }  // namespace paddock::ecs::task

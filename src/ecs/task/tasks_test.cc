@@ -151,6 +151,19 @@ TEST_F(TasksTest, RunPinsTheRevisionAndRefusesInactive) {
   EXPECT_EQ(RunOk(Req("web"))[0].at("taskDefinitionArn"), "arn:aws:ecs:us-east-1:123456789012:task-definition/web:1");
 }
 
+// The task listener (the edge's wake-up) hears a launch, a stop and each report, after its commit.
+TEST_F(TasksTest, TheTaskListenerHearsLaunchesStopsAndReports) {
+  std::vector<std::string> heard;
+  tasks_.SetTaskListener([&](const Scope& s) { heard.push_back(s.account.str()); });
+  const std::string arn(RunOk(Req("web"))[0].at("taskArn").as_string());
+  EXPECT_EQ(heard.size(), 1u);
+  ASSERT_TRUE(Report(arn, "RUNNING").ok());
+  EXPECT_EQ(heard.size(), 2u);
+  ASSERT_TRUE(tasks_.Stop(kScope, std::nullopt, arn, "done", kCaller, clock_.Now()).ok());
+  EXPECT_EQ(heard.size(), 3u);
+  EXPECT_EQ(heard.back(), kScope.account.str());
+}
+
 TEST_F(TasksTest, AddressesAreUniqueAndReleasedWhenStopped) {
   std::set<std::string> ips;
   std::vector<std::string> arns;
