@@ -43,7 +43,6 @@ enum class Kind {
 enum class InLabels {
   kYes,
   kIgnored,  // label:"-" in Traefik: the label parser skips the subtree silently
-  kNo,       // not reachable from labels (JSON only): an unknown field there
 };
 
 struct Struct;
@@ -89,10 +88,6 @@ constexpr Field AllowEmpty(Field f) {
 }
 constexpr Field IgnoredInLabels(Field f) {
   f.labels = InLabels::kIgnored;
-  return f;
-}
-constexpr Field JsonOnly(Field f) {
-  f.labels = InLabels::kNo;
   return f;
 }
 constexpr Field LabelOnly(Field f) {
@@ -725,7 +720,7 @@ StatusOr<std::optional<json::value>> DecodeFieldLabels(const Field& f, const Nod
 const Field* FindLabelField(const Struct& s, std::string_view name) {
   for (const Field& f : s.fields) {
     std::string_view spelled = f.label_name.empty() ? f.name : f.label_name;
-    if (f.labels != InLabels::kNo && EqualFold(spelled, name)) return &f;
+    if (EqualFold(spelled, name)) return &f;
   }
   return nullptr;
 }
@@ -945,6 +940,9 @@ StatusOr<boost::json::object> DecodeLabels(const std::map<std::string, std::stri
       return LabelError(key, fmt::format("the value is longer than {} bytes", kMaxLabelValueBytes));
     }
     ASSIGN_OR_RETURN(std::vector<std::string_view> parts, SplitKey(key));
+    if (parts.size() > kMaxLabelSegments) {
+      return LabelError(key, fmt::format("the key has more than {} segments", kMaxLabelSegments));
+    }
     // parts[0] is "traefik" (any case): the root.
     Node* node = &root;
     if (node->label == nullptr) node->label = &key;

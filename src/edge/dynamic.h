@@ -15,8 +15,9 @@
 //             "middlewares": {"<name>": {"stripPrefix": {"prefixes": ["/a"]}}}},
 //    "tls": {"certificates": [{"certFile": "...", "keyFile": "..."}], "stores": {...}}}
 // Values have the schema's JSON types: strings, integers, booleans, lists of strings, maps of
-// strings (header maps), lists of objects, objects. Durations are Go duration strings ("10s",
-// "100ms"), checked to parse (ParseGoDuration). An absent field is absent: defaults are applied by
+// strings (header maps), lists of objects, objects. Durations are Go duration strings as Go
+// renders them ("10s", "1m30s", "100ms": "90s" and "90" both become "1m30s"), so two sources that
+// mean the same duration give equal trees. An absent field is absent: defaults are applied by
 // the provider (ecs: ApplyServiceDefaults) or the runtime, never by the decoder, so a rendering
 // shows what was configured.
 //
@@ -62,11 +63,13 @@ namespace paddock::edge {
 // `traefik.udp.*` label, a phase-2 middleware (compress, inFlightReq, circuitBreaker, errors,
 // digestAuth, passTLSClientCert, grpcWeb, plugin) or `serversTransport`: InvalidArgument naming the
 // label. Traefik drops the whole container's configuration on such an error (the caller does).
-// Bounds (hostile input): at most kMaxLabels labels read, keys of at most kMaxLabelKeyBytes,
-// values of at most kMaxLabelValueBytes, list indexes at most kMaxListIndex; beyond them,
-// InvalidArgument. The work is linear in the labels' size times the labels' count.
+// Bounds (hostile input): at most kMaxLabels labels read, keys of at most kMaxLabelKeyBytes and
+// kMaxLabelSegments segments (the deepest label of the schema has 8), values of at most
+// kMaxLabelValueBytes, list indexes at most kMaxListIndex; beyond them, InvalidArgument. The work
+// is linear in the labels' size times the labels' count.
 inline constexpr size_t kMaxLabels = 1000;
 inline constexpr size_t kMaxLabelKeyBytes = 1024;
+inline constexpr size_t kMaxLabelSegments = 16;
 inline constexpr size_t kMaxLabelValueBytes = 64 * 1024;
 inline constexpr int kMaxListIndex = 1000;
 StatusOr<boost::json::object> DecodeLabels(const std::map<std::string, std::string>& labels);

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <ostream>
 #include <string>
@@ -408,6 +409,8 @@ INSTANTIATE_TEST_SUITE_P(
                     "more than 1000 traefik labels"},
         RefusalCase{"KeyTooLong", {{"traefik.http.routers." + std::string(1100, 'r') + ".rule", "x"}},
                     "the key is longer than 1024 bytes"},
+        RefusalCase{"KeyTooDeep", {{"traefik.http.routers.r.a.b.c.d.e.f.g.h.i.j.k.l.m", "x"}},
+                    "the key has more than 16 segments"},
         RefusalCase{"ValueTooLong", {{"traefik.http.routers.r.rule", std::string(64 * 1024 + 1, 'x')}},
                     "the value is longer than 65536 bytes"}),
     CaseName<RefusalCase>);
@@ -436,6 +439,299 @@ TEST(DecodeLabelsBoundsTest, HostileKeysAreRefusedNotFatal) {
     EXPECT_FALSE(got.ok()) << key << " -> " << boost::json::serialize(*got);
   }
 }
+
+// ---------------------------------------------------------------------------------------------
+// CheckDynamic: documents and the trees they make.
+
+struct CheckCase {
+  std::string name;
+  std::string document;  // JSON
+  std::string expected;  // JSON
+};
+
+void PrintTo(const CheckCase& c, std::ostream* os) { *os << c.name; }
+
+class CheckDynamicTest : public ::testing::TestWithParam<CheckCase> {};
+
+TEST_P(CheckDynamicTest, MakesTheCheckedTree) {
+  const CheckCase& c = GetParam();
+  StatusOr<boost::json::object> got = CheckDynamic(boost::json::parse(c.document));
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  boost::json::value expected = boost::json::parse(c.expected);
+  EXPECT_EQ(boost::json::value(*got), expected)
+      << "got:      " << boost::json::serialize(*got) << "\nexpected: " << boost::json::serialize(expected);
+}
+
+// A document in Traefik's own spelling comes back as it went in.
+constexpr char kFullDocument[] = R"json({
+  "http": {
+    "routers": {
+      "rise-catchall": {"rule": "PathPrefix(`/.rise`)", "priority": 1000, "entryPoints": ["web", "websecure"],
+                        "service": "rise-web@ecs", "middlewares": ["app-auth"],
+                        "tls": {"certResolver": "le", "options": "modern",
+                                "domains": [{"main": "a.test", "sans": ["*.a.test"]}]},
+                        "observability": {"accessLogs": true, "metrics": false, "tracing": false}},
+      "app": {"rule": "Host(`app.test`)", "service": "split", "ruleSyntax": "v3"}
+    },
+    "services": {
+      "web": {"loadBalancer": {
+        "servers": [{"url": "http://10.0.0.1:8080", "weight": 2}, {"url": "http://10.0.0.2:8080", "preservePath": true}],
+        "strategy": "wrr", "passHostHeader": true, "responseForwarding": {"flushInterval": "100ms"},
+        "healthCheck": {"scheme": "http", "mode": "http", "path": "/health", "method": "GET", "status": 200,
+                        "port": 8081, "interval": "10s", "unhealthyInterval": "2s", "timeout": "5s",
+                        "hostname": "app.test", "followRedirects": false, "headers": {"X-Check": "1"}},
+        "sticky": {"cookie": {"name": "s", "secure": true, "httpOnly": true, "sameSite": "strict",
+                              "maxAge": 60, "path": "/", "domain": "app.test"}}}},
+      "split": {"weighted": {"services": [{"name": "web", "weight": 3}, {"name": "old@file", "weight": 1}],
+                             "sticky": {"cookie": {"name": "w"}}, "healthCheck": {}}}
+    },
+    "middlewares": {
+      "app-auth": {"forwardAuth": {"address": "http://auth:9000/verify", "authResponseHeaders": ["X-User"],
+                                   "trustForwardHeader": true, "maxResponseBodySize": 4096,
+                                   "tls": {"ca": "/ca.pem", "insecureSkipVerify": false}}},
+      "strip": {"stripPrefix": {"prefixes": ["/api"]}},
+      "limit": {"rateLimit": {"average": 100, "burst": 200, "period": "1s"}}
+    }
+  },
+  "tls": {
+    "certificates": [{"certFile": "/c.pem", "keyFile": "/k.pem", "stores": ["default"]}],
+    "options": {"modern": {"minVersion": "VersionTLS13", "sniStrict": true, "alpnProtocols": ["h2", "http/1.1"],
+                           "clientAuth": {"caFiles": ["/ca.pem"], "clientAuthType": "VerifyClientCertIfGiven"}}},
+    "stores": {"default": {"defaultCertificate": {"certFile": "/d.pem", "keyFile": "/dk.pem"}}}
+  }
+})json";
+
+INSTANTIATE_TEST_SUITE_P(
+    Documents, CheckDynamicTest,
+    ::testing::Values(
+        CheckCase{"TraefiksSpellingComesBackUnchanged", kFullDocument, kFullDocument},
+        CheckCase{"Empty", "{}", "{}"},
+        // Rise's http-provider endpoint: routers and middlewares, services from another provider.
+        CheckCase{"RiseHttpProvider",
+                  R"json({"http":{"routers":{"r":{"rule":"Host(`a.test`)","service":"svc@ecs"}},
+                    "middlewares":{"m":{"headers":{"customRequestHeaders":{"X-A":"1"}}}}}})json",
+                  R"json({"http":{"routers":{"r":{"rule":"Host(`a.test`)","service":"svc@ecs"}},
+                    "middlewares":{"m":{"headers":{"customRequestHeaders":{"X-A":"1"}}}}}})json"},
+        // Field names are matched case-insensitively and written in Traefik's spelling; names and
+        // header keys keep their case.
+        CheckCase{"CaseInsensitiveFields",
+                  R"json({"HTTP":{"Routers":{"MyRouter":{"EntryPoints":["web"],"RULE":"Path(`/`)"}},
+                    "middlewares":{"M":{"Headers":{"CUSTOMREQUESTHEADERS":{"X-Mixed-Case":"v"}}}}}})json",
+                  R"json({"http":{"routers":{"MyRouter":{"entryPoints":["web"],"rule":"Path(`/`)"}},
+                    "middlewares":{"M":{"headers":{"customRequestHeaders":{"X-Mixed-Case":"v"}}}}}})json"},
+        // What YAML and TOML make of scalars, read as Traefik's file provider reads them.
+        CheckCase{"ScalarsAsTheFileProviderReadsThem",
+                  R"json({"http":{"routers":{"r":{"priority":"10","entryPoints":["web",8080]}},
+                    "middlewares":{"m":{"redirectScheme":{"scheme":"https","port":443,"permanent":"true"}}},
+                    "services":{"s":{"loadBalancer":{"healthCheck":{"interval":10,"timeout":"5","status":200.0},
+                                                     "responseForwarding":{"flushInterval":-1}}}}}})json",
+                  R"json({"http":{"routers":{"r":{"priority":10,"entryPoints":["web","8080"]}},
+                    "middlewares":{"m":{"redirectScheme":{"scheme":"https","port":"443","permanent":true}}},
+                    "services":{"s":{"loadBalancer":{"healthCheck":{"interval":"10s","timeout":"5s","status":200},
+                                                     "responseForwarding":{"flushInterval":"-1s"}}}}}})json"},
+        // Durations come back as Go renders them.
+        CheckCase{"DurationsInGoForm",
+                  R"json({"http":{"middlewares":{"r":{"retry":{"attempts":3,"initialInterval":"1500ms",
+                    "timeout":"90s"}}}}})json",
+                  R"json({"http":{"middlewares":{"r":{"retry":{"attempts":3,"initialInterval":"1.5s",
+                    "timeout":"1m30s"}}}}})json"},
+        // null: absent, or an empty object where one may stand alone (`tls:` in YAML).
+        CheckCase{"Nulls",
+                  R"json({"http":{"routers":{"r":{"tls":null,"rule":null,"middlewares":null,
+                    "observability":null}}}})json",
+                  R"json({"http":{"routers":{"r":{"tls":{}}}}})json"},
+        CheckCase{"EmptyStringsAndListsAreAbsent",
+                  R"json({"http":{"routers":{"r":{"service":"","middlewares":[],"rule":"Path(`/`)"}}}})json",
+                  R"json({"http":{"routers":{"r":{"rule":"Path(`/`)"}}}})json"}),
+    CaseName<CheckCase>);
+
+// ---------------------------------------------------------------------------------------------
+// CheckDynamic: what it refuses, and the path each refusal names.
+
+struct CheckRefusalCase {
+  std::string name;
+  std::string document;  // JSON
+  std::string names;     // a part of the message: the path, and what is wrong there
+};
+
+void PrintTo(const CheckRefusalCase& c, std::ostream* os) { *os << c.name; }
+
+class CheckDynamicRefusalTest : public ::testing::TestWithParam<CheckRefusalCase> {};
+
+TEST_P(CheckDynamicRefusalTest, RefusesNamingThePath) {
+  const CheckRefusalCase& c = GetParam();
+  StatusOr<boost::json::object> got = CheckDynamic(boost::json::parse(c.document));
+  ASSERT_FALSE(got.ok()) << boost::json::serialize(*got);
+  EXPECT_EQ(got.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(got.status().message().find(c.names), std::string::npos) << got.status().message();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Refusals, CheckDynamicRefusalTest,
+    ::testing::Values(
+        CheckRefusalCase{"NotAnObject", "[]", "(root): the configuration must be an object, not a list"},
+        CheckRefusalCase{"UnknownField", R"json({"http":{"routers":{"r":{"rul":"x"}}}})json",
+                         "http.routers.r.rul: a router has no field \"rul\""},
+        CheckRefusalCase{"UnknownTopLevel", R"json({"https":{}})json",
+                         "https: the configuration has no field \"https\""},
+        CheckRefusalCase{"LabelOnlyServerPort",
+                         R"json({"http":{"services":{"s":{"loadBalancer":{"servers":[{"url":"u"},{"port":"80"}]}}}}})json",
+                         "http.services.s.loadBalancer.servers[1].port: a server has no field \"port\""},
+        CheckRefusalCase{"ServerIsSpeltServersInJson",
+                         R"json({"http":{"services":{"s":{"loadBalancer":{"server":{"port":"80"}}}}}})json",
+                         "http.services.s.loadBalancer.server: a loadBalancer has no field \"server\""},
+        CheckRefusalCase{"FieldGivenTwice", R"json({"http":{"routers":{"r":{"rule":"a","Rule":"b"}}}})json",
+                         "http.routers.r.Rule: rule is given twice"},
+        CheckRefusalCase{"IntegerFromText", R"json({"http":{"routers":{"r":{"priority":"high"}}}})json",
+                         "http.routers.r.priority: \"high\" is not an integer"},
+        CheckRefusalCase{"IntegerFraction", R"json({"http":{"routers":{"r":{"priority":1.5}}}})json",
+                         "http.routers.r.priority: must be an integer, not a number"},
+        CheckRefusalCase{"BooleanFromNumber",
+                         R"json({"http":{"services":{"s":{"loadBalancer":{"passHostHeader":1}}}}})json",
+                         "http.services.s.loadBalancer.passHostHeader: must be a boolean, not a number"},
+        CheckRefusalCase{"ListFromString", R"json({"http":{"routers":{"r":{"entryPoints":"web"}}}})json",
+                         "http.routers.r.entryPoints: must be a list of strings, not a string"},
+        CheckRefusalCase{"ListItemObject", R"json({"http":{"routers":{"r":{"entryPoints":["web",{}]}}}})json",
+                         "http.routers.r.entryPoints[1]: must be a string, not an object"},
+        CheckRefusalCase{"StringFromObject", R"json({"http":{"routers":{"r":{"rule":{"a":1}}}}})json",
+                         "http.routers.r.rule: must be a string, not an object"},
+        CheckRefusalCase{"HeaderValueObject",
+                         R"json({"http":{"middlewares":{"m":{"headers":{"customResponseHeaders":{"X-A":[]}}}}}})json",
+                         "http.middlewares.m.headers.customResponseHeaders.X-A: must be a string, not a list"},
+        CheckRefusalCase{"NullRouter", R"json({"http":{"routers":{"r":null}}})json",
+                         "http.routers.r: a router must be an object, not null"},
+        CheckRefusalCase{"CertificateField",
+                         R"json({"tls":{"certificates":[{"certFile":"a"},{"certFile":{}}]}})json",
+                         "tls.certificates[1].certFile: must be a string, not an object"},
+        CheckRefusalCase{"DurationUnknownUnit",
+                         R"json({"http":{"services":{"s":{"loadBalancer":{"healthCheck":{"interval":"10d"}}}}}})json",
+                         "http.services.s.loadBalancer.healthCheck.interval: invalid duration \"10d\": unknown unit"},
+        CheckRefusalCase{"DurationNegative",
+                         R"json({"http":{"services":{"s":{"loadBalancer":{"healthCheck":{"timeout":-5}}}}}})json",
+                         "http.services.s.loadBalancer.healthCheck.timeout: invalid duration \"-5\": negative"},
+        CheckRefusalCase{"DurationFraction",
+                         R"json({"http":{"middlewares":{"m":{"rateLimit":{"period":1.5}}}}})json",
+                         "http.middlewares.m.rateLimit.period: must be a duration"},
+        CheckRefusalCase{"Tcp", R"json({"tcp":{"routers":{}}})json", "tcp: tcp is a phase-2 feature"},
+        CheckRefusalCase{"Udp", R"json({"udp":{}})json", "udp: udp is a phase-2 feature"},
+        CheckRefusalCase{"Compress", R"json({"http":{"middlewares":{"m":{"compress":{}}}}})json",
+                         "http.middlewares.m.compress: compress is a phase-2 feature"},
+        CheckRefusalCase{"Plugin", R"json({"http":{"middlewares":{"m":{"plugin":{"x":{}}}}}})json",
+                         "http.middlewares.m.plugin: plugin is a phase-2 feature"},
+        CheckRefusalCase{"ServersTransportOfAService",
+                         R"json({"http":{"services":{"s":{"loadBalancer":{"serversTransport":"t"}}}}})json",
+                         "http.services.s.loadBalancer.serversTransport: serversTransport is a phase-2 feature"},
+        CheckRefusalCase{"ServersTransports", R"json({"http":{"serversTransports":{"t":{}}}})json",
+                         "http.serversTransports: serversTransports is a phase-2 feature"},
+        CheckRefusalCase{"Mirroring", R"json({"http":{"services":{"s":{"mirroring":{"service":"a"}}}}})json",
+                         "http.services.s.mirroring: mirroring is a phase-2 feature"}),
+    CaseName<CheckRefusalCase>);
+
+// ---------------------------------------------------------------------------------------------
+// Go durations: time.ParseDuration's and time.Duration.String's own cases, plus Traefik's bare
+// integer seconds.
+
+using std::chrono::hours;
+using std::chrono::microseconds;
+using std::chrono::milliseconds;
+using std::chrono::minutes;
+using std::chrono::nanoseconds;
+using std::chrono::seconds;
+
+struct ParseCase {
+  std::string text;
+  nanoseconds want;
+};
+
+class ParseGoDurationTest : public ::testing::TestWithParam<ParseCase> {};
+
+TEST_P(ParseGoDurationTest, ParsesAsGo) {
+  StatusOr<nanoseconds> got = ParseSignedGoDuration(GetParam().text);
+  ASSERT_TRUE(got.ok()) << GetParam().text << ": " << got.status().ToString();
+  EXPECT_EQ(got->count(), GetParam().want.count()) << GetParam().text;
+  // The non-negative ones parse the same with ParseGoDuration; the negative ones are refused.
+  StatusOr<nanoseconds> unsigned_got = ParseGoDuration(GetParam().text);
+  if (GetParam().want.count() >= 0) {
+    ASSERT_TRUE(unsigned_got.ok()) << GetParam().text;
+    EXPECT_EQ(unsigned_got->count(), GetParam().want.count());
+  } else {
+    EXPECT_FALSE(unsigned_got.ok()) << GetParam().text;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Go, ParseGoDurationTest,
+    ::testing::Values(
+        ParseCase{"0", nanoseconds(0)}, ParseCase{"5s", seconds(5)}, ParseCase{"30s", seconds(30)},
+        ParseCase{"1478s", seconds(1478)}, ParseCase{"-5s", seconds(-5)}, ParseCase{"+5s", seconds(5)},
+        ParseCase{"-0", nanoseconds(0)}, ParseCase{"+0", nanoseconds(0)}, ParseCase{"5.0s", seconds(5)},
+        ParseCase{"5.6s", milliseconds(5600)}, ParseCase{"5.s", seconds(5)}, ParseCase{".5s", milliseconds(500)},
+        ParseCase{"1.0s", seconds(1)}, ParseCase{"1.00s", seconds(1)}, ParseCase{"1.004s", milliseconds(1004)},
+        ParseCase{"1.0040s", milliseconds(1004)}, ParseCase{"100.00100s", milliseconds(100001)},
+        ParseCase{"10ns", nanoseconds(10)}, ParseCase{"11us", microseconds(11)},
+        ParseCase{"12\xC2\xB5s", microseconds(12)}, ParseCase{"12\xCE\xBCs", microseconds(12)},
+        ParseCase{"13ms", milliseconds(13)}, ParseCase{"14s", seconds(14)}, ParseCase{"15m", minutes(15)},
+        ParseCase{"16h", hours(16)}, ParseCase{"3h30m", hours(3) + minutes(30)},
+        ParseCase{"10.5s4m", minutes(4) + milliseconds(10500)},
+        ParseCase{"-2m3.4s", -(minutes(2) + milliseconds(3400))},
+        ParseCase{"1h2m3s4ms5us6ns",
+                  hours(1) + minutes(2) + seconds(3) + milliseconds(4) + microseconds(5) + nanoseconds(6)},
+        ParseCase{"39h9m14.425s", hours(39) + minutes(9) + milliseconds(14425)},
+        ParseCase{"52763797000ns", nanoseconds(52763797000)}, ParseCase{"0.3333333333333333333h", minutes(20)},
+        ParseCase{"9007199254740993ns", nanoseconds((int64_t{1} << 53) + 1)},
+        ParseCase{"9223372036854775807ns", nanoseconds(INT64_MAX)},
+        ParseCase{"9223372036854775.807us", nanoseconds(INT64_MAX)},
+        ParseCase{"9223372036s854ms775us807ns", nanoseconds(INT64_MAX)},
+        ParseCase{"-9223372036854775808ns", nanoseconds(INT64_MIN)},
+        ParseCase{"-9223372036s854ms775us808ns", nanoseconds(INT64_MIN)},
+        ParseCase{"0.100000000000000000000h", minutes(6)},
+        ParseCase{"0.830103483285477580700h", minutes(49) + seconds(48) + nanoseconds(372539827)},
+        // Traefik's ptypes.Duration: a bare integer is a number of seconds.
+        ParseCase{"10", seconds(10)}, ParseCase{"007", seconds(7)}, ParseCase{"-5", seconds(-5)},
+        ParseCase{"9223372036", seconds(9223372036)}));
+
+TEST(ParseGoDurationRefusalTest, RefusesWhatGoRefuses) {
+  for (std::string_view bad :
+       {"", "-", "+", "s", ".", "-.", ".s", "+.s", "1d", "1.5", "10 s", " 10s", "1s ", "1e3s", "\x85\x85",
+        "\xff\xff", "hello \xff" "ff world", "9223372036854775808ns", "9223372036854775.808us",
+        "9223372036854ms775us808ns", "-9223372036854775809ns", "9223372037", "3000000h", "1__0s"}) {
+    EXPECT_FALSE(ParseSignedGoDuration(bad).ok()) << bad;
+    EXPECT_FALSE(ParseGoDuration(bad).ok()) << bad;
+  }
+  EXPECT_EQ(ParseGoDuration("-1s").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(ParseGoDuration("-1s").status().message().find("negative"), std::string::npos);
+}
+
+struct FormatCase {
+  std::string want;
+  nanoseconds d;
+};
+
+class FormatGoDurationTest : public ::testing::TestWithParam<FormatCase> {};
+
+TEST_P(FormatGoDurationTest, RendersAsGo) {
+  EXPECT_EQ(FormatGoDuration(GetParam().d), GetParam().want);
+  // And what it renders parses back to the same duration.
+  StatusOr<nanoseconds> back = ParseSignedGoDuration(GetParam().want);
+  ASSERT_TRUE(back.ok()) << GetParam().want;
+  EXPECT_EQ(back->count(), GetParam().d.count());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Go, FormatGoDurationTest,
+    ::testing::Values(FormatCase{"0s", nanoseconds(0)}, FormatCase{"1ns", nanoseconds(1)},
+                      FormatCase{"1.1\xC2\xB5s", nanoseconds(1100)}, FormatCase{"2.2ms", microseconds(2200)},
+                      FormatCase{"3.3s", milliseconds(3300)}, FormatCase{"4m5s", minutes(4) + seconds(5)},
+                      FormatCase{"4m5.001s", minutes(4) + milliseconds(5001)},
+                      FormatCase{"5h6m7.001s", hours(5) + minutes(6) + milliseconds(7001)},
+                      FormatCase{"8m0.000000001s", minutes(8) + nanoseconds(1)},
+                      FormatCase{"2562047h47m16.854775807s", nanoseconds(INT64_MAX)},
+                      FormatCase{"-2562047h47m16.854775808s", nanoseconds(INT64_MIN)},
+                      FormatCase{"10s", seconds(10)}, FormatCase{"1m30s", seconds(90)},
+                      FormatCase{"1h0m0s", hours(1)}, FormatCase{"1h2m3s", hours(1) + minutes(2) + seconds(3)},
+                      FormatCase{"1.5s", milliseconds(1500)}, FormatCase{"100ms", milliseconds(100)},
+                      FormatCase{"-1.5s", milliseconds(-1500)}, FormatCase{"999ns", nanoseconds(999)},
+                      FormatCase{"1\xC2\xB5s", microseconds(1)}));
 
 }  // namespace
 }  // namespace paddock::edge
