@@ -70,9 +70,9 @@ class EcsApiSource::Impl {
   explicit Impl(EcsApiOptions options)
       : options_(std::move(options)), client_(options_.host, options_.port, options_.timeout) {}
 
-  StatusOr<Result> Read() {
+  StatusOr<TaskRead> Read() {
     std::lock_guard lock(mu_);
-    Result result;
+    TaskRead result;
     std::vector<std::string> clusters = options_.clusters;
     if (options_.auto_discover_clusters) {
       clusters.clear();
@@ -219,7 +219,7 @@ class EcsApiSource::Impl {
 
 EcsApiSource::EcsApiSource(EcsApiOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
 EcsApiSource::~EcsApiSource() = default;
-StatusOr<EcsApiSource::Result> EcsApiSource::Read() { return impl_->Read(); }
+StatusOr<TaskRead> EcsApiSource::Read() { return impl_->Read(); }
 size_t EcsApiSource::definition_calls() const { return impl_->definition_calls(); }
 
 }  // namespace paddock::edge

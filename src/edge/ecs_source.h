@@ -35,21 +35,30 @@ struct EcsApiOptions {
   std::chrono::milliseconds timeout{10'000};
 };
 
-class EcsApiSource {
+// What the ecs provider reads: the tasks, and the errors Traefik would log on the way.
+struct TaskRead {
+  std::vector<EcsTask> tasks;
+  std::vector<std::string> errors;
+};
+
+// Where the ecs provider reads from: EcsApiSource, or a fake in tests.
+class TaskSource {
+ public:
+  virtual ~TaskSource() = default;
+  virtual StatusOr<TaskRead> Read() = 0;
+};
+
+class EcsApiSource final : public TaskSource {
  public:
   explicit EcsApiSource(EcsApiOptions options);
-  ~EcsApiSource();
+  ~EcsApiSource() override;
 
   // Every task of the clusters with desiredStatus RUNNING, with its definition's containers. A
   // failed call fails the read (the caller keeps its last configuration and tries again), except a
   // DescribeTasks error, which drops that page's tasks as Traefik does (the error is in `errors`).
   // Bridge and host tasks carry no host IP yet (their instance's address is not looked up): the
   // provider drops them ("no IP").
-  struct Result {
-    std::vector<EcsTask> tasks;
-    std::vector<std::string> errors;
-  };
-  StatusOr<Result> Read();
+  StatusOr<TaskRead> Read() override;
 
   // How many DescribeTaskDefinition calls were made (the cache's effect, for tests).
   size_t definition_calls() const;
