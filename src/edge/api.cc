@@ -16,6 +16,8 @@ namespace {
 
 using internal::GoJson;
 using internal::GoQuote;
+using internal::MiddlewareKinds;
+using internal::ServiceKinds;
 using internal::GoShape;
 
 constexpr int64_t kDefaultPerPage = 100;
@@ -84,27 +86,31 @@ class Query {
   std::vector<std::pair<std::string, std::string>> pairs_;
 };
 
-// Go's strconv.Atoi: the value, and whether it parsed (out of range: clamped and false; not a
-// number: 0 and false).
+// Go's strconv.Atoi (ParseUint, then ParseInt's range check): the value, and whether it parsed
+// (out of range: clamped and false; not a number: 0 and false).
 std::pair<int64_t, bool> Atoi(std::string_view s) {
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
   constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
-  if (s.empty()) return {0, false};
+  constexpr uint64_t kMaxUint = std::numeric_limits<uint64_t>::max();
   bool negative = false;
-  if (s[0] == '+' || s[0] == '-') {
+  if (!s.empty() && (s[0] == '+' || s[0] == '-')) {
     negative = s[0] == '-';
     s.remove_prefix(1);
-    if (s.empty()) return {0, false};
   }
-  const uint64_t limit = negative ? uint64_t{1} << 63 : static_cast<uint64_t>(kMax);
+  if (s.empty()) return {0, false};
   uint64_t value = 0;
   for (char c : s) {
     if (c < '0' || c > '9') return {0, false};
-    const auto digit = static_cast<uint64_t>(c - '0');
-    if (value > (limit - digit) / 10) return {negative ? kMin : kMax, false};  // Go stops at the overflow
-    value = value * 10 + digit;
+    if (value >= kMaxUint / 10 + 1 || value * 10 > kMaxUint - static_cast<uint64_t>(c - '0')) {
+      value = kMaxUint;  // ParseUint stops here with a range error
+      break;
+    }
+    value = value * 10 + static_cast<uint64_t>(c - '0');
   }
-  if (negative) return {value == (uint64_t{1} << 63) ? kMin : -static_cast<int64_t>(value), true};
+  constexpr uint64_t kCutoff = uint64_t{1} << 63;
+  if (!negative && value >= kCutoff) return {kMax, false};
+  if (negative && value > kCutoff) return {kMin, false};
+  if (negative) return {value == kCutoff ? kMin : -static_cast<int64_t>(value), true};
   return {static_cast<int64_t>(value), true};
 }
 
@@ -211,23 +217,6 @@ std::string TypeOf(const boost::json::object& config, const std::vector<std::str
   return {};
 }
 
-const std::vector<std::string_view>& ServiceKinds() {
-  static const auto* kinds =
-      new std::vector<std::string_view>{"loadBalancer", "highestRandomWeight", "weighted", "mirroring", "failover"};
-  return *kinds;
-}
-
-const std::vector<std::string_view>& MiddlewareKinds() {
-  static const auto* kinds = new std::vector<std::string_view>{
-      "addPrefix",      "stripPrefix",  "stripPrefixRegex",  "replacePath",     "replacePathRegex",
-      "chain",          "ipWhiteList",  "ipAllowList",       "headers",         "encodedCharacters",
-      "errors",         "rateLimit",    "redirectRegex",     "redirectScheme",  "basicAuth",
-      "digestAuth",     "forwardAuth",  "inFlightReq",       "buffering",       "circuitBreaker",
-      "compress",       "passTLSClientCert", "retry",        "contentType",     "grpcWeb",
-      "plugin",         "requestHeaderModifier", "responseHeaderModifier", "requestRedirect", "URLRewrite",
-      "authTLSPassCertificateToUpstream", "snippet", "rewriteTarget", "upstreamVHost", "appRoot"};
-  return *kinds;
-}
 
 void AddRuntimeFields(boost::json::object& out, const std::vector<std::string>& errors, RuntimeStatus status) {
   if (!errors.empty()) out["error"] = ToArray(errors);

@@ -1,7 +1,6 @@
 #include "edge/runtime.h"
 
 #include <algorithm>
-#include <array>
 #include <cstdint>
 #include <limits>
 #include <set>
@@ -14,23 +13,11 @@ namespace paddock::edge {
 namespace {
 
 using internal::GoQuote;
+using internal::MiddlewareKinds;
+using internal::ServiceKinds;
 
 // Go's math.MaxInt - 1000: the highest priority a router outside the internal provider may have.
 constexpr int64_t kMaxUserPriority = std::numeric_limits<int64_t>::max() - 1000;
-
-// A service's kinds and a middleware's, in Traefik's declaration order (only one may be set).
-constexpr std::array<std::string_view, 5> kServiceKinds = {"loadBalancer", "highestRandomWeight", "weighted",
-                                                           "mirroring", "failover"};
-constexpr std::array<std::string_view, 35> kMiddlewareKinds = {
-    "addPrefix",      "stripPrefix",           "stripPrefixRegex",       "replacePath",
-    "replacePathRegex", "chain",               "ipWhiteList",            "ipAllowList",
-    "headers",        "encodedCharacters",     "errors",                 "rateLimit",
-    "redirectRegex",  "redirectScheme",        "basicAuth",              "digestAuth",
-    "forwardAuth",    "inFlightReq",           "buffering",              "circuitBreaker",
-    "compress",       "passTLSClientCert",     "retry",                  "contentType",
-    "grpcWeb",        "plugin",                "requestHeaderModifier",  "responseHeaderModifier",
-    "requestRedirect", "URLRewrite",           "authTLSPassCertificateToUpstream", "snippet",
-    "rewriteTarget",  "upstreamVHost",         "appRoot"};
 
 template <typename Info>
 void AddErrorTo(Info& info, std::string error, bool critical) {
@@ -115,7 +102,7 @@ class Builder {
     if (service.status == RuntimeStatus::kDisabled) return Join(service.errors, ", ");
 
     const boost::json::object& config = service.config;
-    const auto kinds = std::count_if(kServiceKinds.begin(), kServiceKinds.end(),
+    const auto kinds = std::count_if(ServiceKinds().begin(), ServiceKinds().end(),
                                      [&](std::string_view k) { return Present(config, k); });
     if (kinds > 1) {
       return Fail(service,
@@ -229,7 +216,7 @@ class Builder {
 
     boost::json::object& config = middleware.config;
     std::vector<std::string_view> kinds;
-    for (std::string_view k : kMiddlewareKinds) {
+    for (std::string_view k : MiddlewareKinds()) {
       if (Present(config, k)) kinds.push_back(k);
     }
     if (kinds.size() > 1) {
@@ -254,8 +241,8 @@ class Builder {
     }
     if (check_middleware_) {
       const boost::json::value& options = config.at(kinds[0]);
-      static const boost::json::object kEmpty;
-      std::string error = check_middleware_(kinds[0], options.is_object() ? options.get_object() : kEmpty);
+      const boost::json::object none;
+      std::string error = check_middleware_(kinds[0], options.is_object() ? options.get_object() : none);
       if (!error.empty()) return Fail(middleware, std::move(error));
     }
     return {};

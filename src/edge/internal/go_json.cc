@@ -470,6 +470,26 @@ boost::json::object GoShape(const boost::json::object& config, std::string_view 
   return ShapeStruct(config, it->second);
 }
 
+const std::vector<std::string_view>& ServiceKinds() {
+  static const auto* kinds = [] {
+    auto* out = new std::vector<std::string_view>();
+    for (const Field& f : TraefikSchema().at("Service")) {
+      if (f.name != "middlewares") out->push_back(f.name);
+    }
+    return out;
+  }();
+  return *kinds;
+}
+
+const std::vector<std::string_view>& MiddlewareKinds() {
+  static const auto* kinds = [] {
+    auto* out = new std::vector<std::string_view>();
+    for (const Field& f : TraefikSchema().at("Middleware")) out->push_back(f.name);
+    return out;
+  }();
+  return *kinds;
+}
+
 std::string GoQuote(std::string_view s) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out = "\"";

@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
@@ -38,6 +39,11 @@ std::string GoJson(const boost::json::value& v);
 // "10s"). Members the type does not declare follow the declared ones, in stored order. An unknown
 // `type` leaves the object as it is.
 boost::json::object GoShape(const boost::json::object& config, std::string_view type);
+
+// A service's kinds ("loadBalancer", "weighted", ...) and a middleware's ("addPrefix", ...): the
+// fields of Traefik's Service (but `middlewares`) and Middleware, in declaration order.
+const std::vector<std::string_view>& ServiceKinds();
+const std::vector<std::string_view>& MiddlewareKinds();
 
 // Go's strconv.Quote, as fmt's %q writes a string: "\"a\\tb\"".
 std::string GoQuote(std::string_view s);
