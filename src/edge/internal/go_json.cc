@@ -1,5 +1,7 @@
 #include "edge/internal/go_json.h"
 
+#include "edge/dynamic.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -381,30 +383,6 @@ size_t Utf8Length(std::string_view s, size_t i, uint32_t* rune) {
   return n;
 }
 
-int64_t UnitNanos(std::string_view unit) {
-  if (unit == "ns") return 1;
-  if (unit == "us" || unit == "\xc2\xb5s" || unit == "\xce\xbcs") return 1'000;
-  if (unit == "ms") return 1'000'000;
-  if (unit == "s") return 1'000'000'000;
-  if (unit == "m") return 60'000'000'000;
-  if (unit == "h") return 3'600'000'000'000;
-  return 0;
-}
-
-// Go's fmtFrac: the fraction of v / 10^prec without trailing zeros, before `out`'s end.
-std::string FracDigits(uint64_t* v, int prec) {
-  std::string digits;
-  bool print = false;
-  for (int i = 0; i < prec; ++i) {
-    const uint64_t digit = *v % 10;
-    print = print || digit != 0;
-    if (print) digits.insert(digits.begin(), static_cast<char>('0' + digit));
-    *v /= 10;
-  }
-  if (print) digits.insert(digits.begin(), '.');
-  return digits;
-}
-
 }  // namespace
 
 void AppendGoJsonString(std::string& out, std::string_view s) {
@@ -560,82 +538,11 @@ std::string FormatGoTime(std::chrono::system_clock::time_point t) {
 }
 
 std::optional<int64_t> ParseGoDurationNanos(std::string_view text) {
-  if (text.empty()) return std::nullopt;
-  if (std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    if (text.size() > 10) return std::nullopt;  // more seconds than a duration holds (~292 years)
-    return static_cast<int64_t>(std::stoll(std::string(text))) * 1'000'000'000;
-  }
-  std::string_view s = text;
-  bool negative = false;
-  if (s.front() == '-' || s.front() == '+') {
-    negative = s.front() == '-';
-    s.remove_prefix(1);
-  }
-  if (s == "0") return 0;
-  if (s.empty()) return std::nullopt;
-  long double total = 0;
-  while (!s.empty()) {
-    size_t i = 0;
-    long double value = 0;
-    bool digits = false;
-    while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
-      value = value * 10 + (s[i] - '0');
-      digits = true;
-      ++i;
-    }
-    if (i < s.size() && s[i] == '.') {
-      ++i;
-      long double scale = 1;
-      while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
-        scale /= 10;
-        value += (s[i] - '0') * scale;
-        digits = true;
-        ++i;
-      }
-    }
-    if (!digits) return std::nullopt;
-    size_t j = i;
-    while (j < s.size() && !(s[j] >= '0' && s[j] <= '9') && s[j] != '.') ++j;
-    const int64_t unit = UnitNanos(s.substr(i, j - i));
-    if (unit == 0) return std::nullopt;
-    total += value * static_cast<long double>(unit);
-    s.remove_prefix(j);
-  }
-  if (total > static_cast<long double>(std::numeric_limits<int64_t>::max())) return std::nullopt;
-  const auto nanos = static_cast<int64_t>(total + 0.5L);
-  return negative ? -nanos : nanos;
+  auto d = ParseSignedGoDuration(text);
+  if (!d.ok()) return std::nullopt;
+  return d->count();
 }
 
-std::string FormatGoDurationNanos(int64_t nanos) {
-  const bool negative = nanos < 0;
-  uint64_t u = negative ? uint64_t{0} - static_cast<uint64_t>(nanos) : static_cast<uint64_t>(nanos);
-  std::string out;
-  if (u < 1'000'000'000) {
-    if (u == 0) return "0s";
-    int prec = 0;
-    std::string unit;
-    if (u < 1'000) {
-      unit = "ns";
-    } else if (u < 1'000'000) {
-      prec = 3;
-      unit = "\xc2\xb5s";
-    } else {
-      prec = 6;
-      unit = "ms";
-    }
-    const std::string frac = FracDigits(&u, prec);
-    out = fmt::format("{}{}{}", u, frac, unit);
-  } else {
-    const std::string frac = FracDigits(&u, 9);
-    out = fmt::format("{}{}s", u % 60, frac);
-    u /= 60;
-    if (u > 0) {
-      out = fmt::format("{}m{}", u % 60, out);
-      u /= 60;
-      if (u > 0) out = fmt::format("{}h{}", u, out);
-    }
-  }
-  return negative ? "-" + out : out;
-}
+std::string FormatGoDurationNanos(int64_t nanos) { return FormatGoDuration(std::chrono::nanoseconds(nanos)); }
 
 }  // namespace paddock::edge::internal
