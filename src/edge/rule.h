@@ -95,7 +95,8 @@ class Rule {
   //   error while parsing rule Foo(`a`): parsing rule Foo(`a`): unsupported function: Foo
   //   error while parsing rule Host(`a`, `b`): adding rule Host(`a`, `b`): error while adding rule
   //     Host: unexpected number of parameters; got 2, expected one of [1]
-  // Syntax errors carry Go's line:column and our own wording; bounds exceeded have our words.
+  // Syntax errors carry Go's line:column and our own wording; bounds exceeded have our words. The
+  // rule is quoted whole, as Traefik does, up to 1 KiB (then cut, with its length).
   static StatusOr<Rule> Parse(std::string_view text);
 
   // Thread-safe: a parsed rule is immutable.
