@@ -1,0 +1,814 @@
+// The proxy's moving parts:
+//   - Worker: one I/O thread with its own io_context, its own listener per entry point
+//     (SO_REUSEPORT on one port) and its own idle upstream connections, so nothing on the request
+//     path is shared between threads but the table (an atomic shared_ptr) and server states.
+//   - Serve: one client connection (a coroutine): read a request whole, route it, run its chain,
+//     forward it and relay the response as it arrives; repeat while keep-alive.
+//   - Forward: one request to one server, on a pooled connection or a new one. A pooled connection
+//     the server closed while idle fails before any response byte: the request is sent again once,
+//     on a new connection (what every proxy does; the request was never seen by the server).
+//   - HealthChecker: one probe loop (a coroutine on the first worker) per health-checked server.
+#include "edge/proxy/proxy.h"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <charconv>
+#include <condition_variable>
+#include <cstring>
+#include <list>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string_view>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/buffer_body.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/status.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/empty_body.hpp>
+#include <fmt/format.h>
+
+namespace paddock::edge {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using tcp = asio::ip::tcp;
+using error_code = boost::system::error_code;
+constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
+constexpr size_t kRelayChunk = 16 << 10;
+
+bool IEquals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    char x = a[i], y = b[i];
+    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
+    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
+    if (x != y) return false;
+  }
+  return true;
+}
+
+// Hop-by-hop headers (RFC 9110 §7.6.1, and the ones Go's ReverseProxy also drops); never forwarded.
+bool HopByHop(std::string_view name) {
+  static constexpr std::string_view kNames[] = {"connection", "keep-alive", "proxy-connection",
+                                                "proxy-authenticate", "proxy-authorization", "te",
+                                                "trailer", "transfer-encoding", "upgrade"};
+  for (std::string_view n : kNames)
+    if (IEquals(name, n)) return true;
+  return false;
+}
+
+// Whether `name` is one of the comma-separated tokens of a Connection header value.
+bool NamedIn(std::string_view connection, std::string_view name) {
+  while (!connection.empty()) {
+    size_t comma = connection.find(',');
+    std::string_view token = connection.substr(0, comma);
+    while (!token.empty() && (token.front() == ' ' || token.front() == '\t')) token.remove_prefix(1);
+    while (!token.empty() && (token.back() == ' ' || token.back() == '\t')) token.remove_suffix(1);
+    if (IEquals(token, name)) return true;
+    if (comma == std::string_view::npos) break;
+    connection.remove_prefix(comma + 1);
+  }
+  return false;
+}
+
+std::string_view HostWithoutPort(std::string_view host) {
+  if (!host.empty() && host.front() == '[') {
+    size_t close = host.find(']');
+    return close == std::string_view::npos ? host : host.substr(1, close - 1);
+  }
+  size_t colon = host.rfind(':');
+  if (colon != std::string_view::npos && host.find(':') == colon) return host.substr(0, colon);
+  return host;
+}
+
+void AppendDecimal(std::string& out, uint64_t v) {
+  char buf[20];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
+  out.append(buf, end);
+}
+
+std::string_view Reason(int status) {
+  std::string_view r = bhttp::obsolete_reason(bhttp::int_to_status(static_cast<unsigned>(status)));
+  if (r.empty() || r.front() == '<') return "Unknown";
+  return r;
+}
+
+bool SafeHeader(std::string_view name, std::string_view value) {
+  return !name.empty() && name.find_first_of("\r\n: ") == std::string_view::npos &&
+         value.find_first_of("\r\n") == std::string_view::npos;
+}
+
+std::string SimpleResponse(int status, std::string_view content_type, std::string_view body, bool keep_alive,
+                           const HeaderList& extra = {}) {
+  std::string out;
+  out.reserve(160 + body.size());
+  out += "HTTP/1.1 ";
+  AppendDecimal(out, static_cast<uint64_t>(status));
+  out += ' ';
+  out += Reason(status);
+  out += "\r\n";
+  bool typed = false;
+  for (const auto& [n, v] : extra) {
+    if (!SafeHeader(n, v) || IEquals(n, "content-length") || IEquals(n, "connection") ||
+        IEquals(n, "transfer-encoding"))
+      continue;
+    if (IEquals(n, "content-type")) typed = true;
+    out += n;
+    out += ": ";
+    out += v;
+    out += "\r\n";
+  }
+  if (!typed && !content_type.empty()) {
+    out += "Content-Type: ";
+    out += content_type;
+    out += "\r\n";
+  }
+  out += "X-Content-Type-Options: nosniff\r\n";
+  out += "Content-Length: ";
+  AppendDecimal(out, body.size());
+  out += "\r\n";
+  if (!keep_alive) out += "Connection: close\r\n";
+  out += "\r\n";
+  out += body;
+  return out;
+}
+
+struct Upstream {
+  std::shared_ptr<ServerState> server;
+  std::unique_ptr<beast::tcp_stream> stream;
+  beast::flat_buffer buffer;
+  bool reused = false;  // taken from the pool (the server may have closed it while it was idle)
+};
+
+}  // namespace
+
+class Proxy::Impl {
+ public:
+  explicit Impl(ProxyOptions options) : options_(std::move(options)) {}
+  ~Impl() { Stop(std::chrono::seconds(0)); }
+
+  StatusOr<std::map<std::string, uint16_t>> Start();
+  void Stop(std::chrono::milliseconds grace);
+
+  void SetTable(std::shared_ptr<const Table> table) {
+    // A health-checked server is not routable until its first probe passes: marked before the
+    // table can route anything to it (the probe loop starts on the first worker, later).
+    for (const auto& [name, backend] : table->backends) {
+      if (!backend->health_check) continue;
+      for (const Backend::Server& s : backend->servers)
+        if (s.state->health() == Health::kUnchecked) s.state->set_health(Health::kPending);
+    }
+    table_.store(std::move(table), std::memory_order_release);
+    if (!workers_.empty()) asio::post(workers_.front()->ioc, [this] { ReconcileHealthChecks(); });
+  }
+  std::shared_ptr<const Table> table() const { return table_.load(std::memory_order_acquire); }
+
+  ProxyCounters counters() const {
+    ProxyCounters c;
+    c.requests = requests_.load();
+    c.upstream_connects = connects_.load();
+    c.upstream_reuses = reuses_.load();
+    c.retried_stale = retried_.load();
+    c.bad_gateway = bad_gateway_.load();
+    c.unavailable = unavailable_.load();
+    c.open_connections = open_.load();
+    return c;
+  }
+
+ private:
+  struct Listener {
+    std::string entry_point;
+    uint16_t port = 0;
+    std::unique_ptr<tcp::acceptor> acceptor;
+  };
+  struct Worker {
+    asio::io_context ioc{1};
+    std::vector<Listener> listeners;
+    // Idle upstream connections by server, most recently used last.
+    std::unordered_map<const ServerState*, std::vector<Upstream>> idle;
+    std::set<beast::tcp_stream*> idle_clients;  // client connections between requests
+    std::thread thread;
+  };
+  struct Probe {
+    std::shared_ptr<ServerState> server;
+    HealthCheckConfig config;
+    std::shared_ptr<bool> cancelled = std::make_shared<bool>(false);
+    std::shared_ptr<asio::steady_timer> timer;
+  };
+
+  asio::awaitable<void> Accept(Worker& w, Listener& l);
+  asio::awaitable<void> Serve(Worker& w, tcp::socket socket, std::string entry_point, uint16_t port);
+  // Answers one request read from `client`; false when the connection must close afterwards.
+  asio::awaitable<bool> Handle(Worker& w, beast::tcp_stream& client, bhttp::request<bhttp::string_body>& req,
+                               const std::string& entry_point, uint16_t port, const std::string& client_ip,
+                               bool keep_alive);
+  asio::awaitable<bool> Forward(Worker& w, beast::tcp_stream& client, const Route& route, Exchange& x,
+                                const std::string& body, bool head_request, unsigned client_version,
+                                bool keep_alive, uint16_t port);
+  asio::awaitable<std::optional<Upstream>> Connect(Worker& w, const std::shared_ptr<ServerState>& server);
+  void Park(Worker& w, Upstream up);
+  asio::awaitable<bool> WriteAll(beast::tcp_stream& s, std::string_view data);
+
+  void ReconcileHealthChecks();  // on worker 0
+  asio::awaitable<void> ProbeLoop(std::shared_ptr<Probe> probe);
+  asio::awaitable<bool> ProbeOnce(const Probe& probe);
+
+  const ProxyOptions options_;
+  std::atomic<std::shared_ptr<const Table>> table_{std::make_shared<const Table>()};
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::atomic<bool> stopping_{false};
+  std::mutex lifecycle_mu_;
+  bool started_ = false, stopped_ = false;
+  std::map<const ServerState*, std::shared_ptr<Probe>> probes_;  // worker 0 only
+
+  std::atomic<uint64_t> requests_{0}, connects_{0}, reuses_{0}, retried_{0}, bad_gateway_{0}, unavailable_{0},
+      open_{0};
+  std::mutex open_mu_;
+  std::condition_variable open_cv_;
+};
+
+StatusOr<std::map<std::string, uint16_t>> Proxy::Impl::Start() {
+  std::lock_guard lock(lifecycle_mu_);
+  if (started_) return FailedPrecondition("the proxy is already started");
+  const int threads = std::max(1, options_.io_threads);
+  for (int i = 0; i < threads; ++i) workers_.push_back(std::make_unique<Worker>());
+  std::map<std::string, uint16_t> ports;
+  for (const EntryPointOptions& ep : options_.entry_points) {
+    error_code ec;
+    auto address = asio::ip::make_address(ep.host, ec);
+    if (ec) return InvalidArgument(fmt::format("entry point {}: '{}' is not an IP address", ep.name, ep.host));
+    uint16_t port = ep.port;
+    for (auto& w : workers_) {
+      auto acceptor = std::make_unique<tcp::acceptor>(w->ioc);
+      tcp::endpoint endpoint(address, port);
+      acceptor->open(endpoint.protocol(), ec);
+      if (!ec) acceptor->set_option(asio::socket_base::reuse_address(true), ec);
+      if (!ec) {
+        int one = 1;
+        if (::setsockopt(acceptor->native_handle(), SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) != 0)
+          ec = error_code(errno, boost::system::system_category());
+      }
+      if (!ec) acceptor->bind(endpoint, ec);
+      if (!ec) acceptor->listen(asio::socket_base::max_listen_connections, ec);
+      if (ec)
+        return Unavailable(fmt::format("entry point {}: cannot listen on {}:{}: {}", ep.name, ep.host, port,
+                                       ec.message()));
+      port = acceptor->local_endpoint().port();
+      w->listeners.push_back(Listener{ep.name, port, std::move(acceptor)});
+    }
+    ports[ep.name] = port;
+  }
+  for (auto& w : workers_) {
+    for (Listener& l : w->listeners) asio::co_spawn(w->ioc, Accept(*w, l), asio::detached);
+    w->thread = std::thread([worker = w.get()] {
+      auto guard = asio::make_work_guard(worker->ioc);
+      worker->ioc.run();
+    });
+  }
+  started_ = true;
+  asio::post(workers_.front()->ioc, [this] { ReconcileHealthChecks(); });
+  return ports;
+}
+
+void Proxy::Impl::Stop(std::chrono::milliseconds grace) {
+  std::lock_guard lock(lifecycle_mu_);
+  if (!started_ || stopped_) return;
+  stopped_ = true;
+  stopping_.store(true);
+  for (auto& w : workers_) {
+    asio::post(w->ioc, [worker = w.get()] {
+      for (Listener& l : worker->listeners) {
+        error_code ignored;
+        l.acceptor->close(ignored);
+      }
+      for (beast::tcp_stream* s : worker->idle_clients) s->cancel();
+    });
+  }
+  {
+    std::unique_lock open_lock(open_mu_);
+    open_cv_.wait_for(open_lock, grace, [this] { return open_.load() == 0; });
+  }
+  for (auto& w : workers_) w->ioc.stop();
+  for (auto& w : workers_)
+    if (w->thread.joinable()) w->thread.join();
+  // Coroutines left suspended are destroyed with their io_context (the workers) here.
+  probes_.clear();
+  workers_.clear();
+}
+
+asio::awaitable<void> Proxy::Impl::Accept(Worker& w, Listener& l) {
+  while (!stopping_.load()) {
+    auto [ec, socket] = co_await l.acceptor->async_accept(kTuple);
+    if (ec) {
+      if (ec == asio::error::operation_aborted || stopping_.load()) co_return;
+      // Out of descriptors and the like: wait a little rather than spin.
+      asio::steady_timer t(w.ioc, std::chrono::milliseconds(50));
+      co_await t.async_wait(kTuple);
+      continue;
+    }
+    socket.set_option(tcp::no_delay(true), ec);
+    asio::co_spawn(w.ioc, Serve(w, std::move(socket), l.entry_point, l.port), asio::detached);
+  }
+}
+
+asio::awaitable<void> Proxy::Impl::Serve(Worker& w, tcp::socket socket, std::string entry_point, uint16_t port) {
+  open_.fetch_add(1);
+  error_code ec;
+  std::string client_ip;
+  if (auto peer = socket.remote_endpoint(ec); !ec) {
+    auto a = peer.address();
+    client_ip = a.is_v6() && a.to_v6().is_v4_mapped()
+                    ? asio::ip::make_address_v4(asio::ip::v4_mapped, a.to_v6()).to_string()
+                    : a.to_string();
+  }
+  beast::tcp_stream client(std::move(socket));
+  beast::flat_buffer buffer;
+  while (!stopping_.load()) {
+    bhttp::request_parser<bhttp::string_body> parser;
+    parser.body_limit(options_.max_request_body_bytes);
+    parser.header_limit(static_cast<uint32_t>(options_.max_header_bytes));
+    w.idle_clients.insert(&client);
+    client.expires_after(buffer.size() > 0 ? options_.client_read_timeout : options_.client_idle_timeout);
+    auto [hec, hn] = co_await bhttp::async_read_header(client, buffer, parser, kTuple);
+    w.idle_clients.erase(&client);
+    if (hec) {
+      std::string answer;
+      if (hec == bhttp::error::body_limit)
+        answer = SimpleResponse(413, "text/plain; charset=utf-8", "Request Entity Too Large\n", false);
+      else if (hec == bhttp::error::header_limit)
+        answer = SimpleResponse(431, "text/plain; charset=utf-8", "Request Header Fields Too Large\n", false);
+      else if (hec.category() == bhttp::make_error_code(bhttp::error::bad_target).category() && hec != bhttp::error::end_of_stream &&
+               hec != bhttp::error::partial_message)
+        answer = SimpleResponse(400, "text/plain; charset=utf-8", "400 Bad Request\n", false);
+      if (!answer.empty()) co_await WriteAll(client, answer);
+      break;
+    }
+    client.expires_after(options_.client_read_timeout);
+    if (!parser.is_done()) {
+      if (IEquals(std::string_view(parser.get()[bhttp::field::expect]), "100-continue"))
+        if (!co_await WriteAll(client, "HTTP/1.1 100 Continue\r\n\r\n")) break;
+      auto [bec, bn] = co_await bhttp::async_read(client, buffer, parser, kTuple);
+      if (bec) {
+        if (bec == bhttp::error::body_limit)
+          co_await WriteAll(client, SimpleResponse(413, "text/plain; charset=utf-8", "Request Entity Too Large\n", false));
+        break;
+      }
+    }
+    auto& req = parser.get();
+    const bool keep_alive = req.keep_alive() && !stopping_.load();
+    requests_.fetch_add(1, std::memory_order_relaxed);
+    bool again = co_await Handle(w, client, req, entry_point, port, client_ip, keep_alive);
+    if (!again || !keep_alive) break;
+  }
+  client.socket().shutdown(tcp::socket::shutdown_send, ec);
+  client.close();
+  if (open_.fetch_sub(1) == 1) {
+    std::lock_guard lock(open_mu_);
+    open_cv_.notify_all();
+  }
+}
+
+asio::awaitable<bool> Proxy::Impl::WriteAll(beast::tcp_stream& s, std::string_view data) {
+  auto [ec, n] = co_await asio::async_write(s, asio::buffer(data.data(), data.size()), kTuple);
+  co_return !ec;
+}
+
+asio::awaitable<bool> Proxy::Impl::Handle(Worker& w, beast::tcp_stream& client,
+                                          bhttp::request<bhttp::string_body>& req, const std::string& entry_point,
+                                          uint16_t port, const std::string& client_ip, bool keep_alive) {
+  Exchange x;
+  x.method.assign(req.method_string());
+  std::string_view target = req.target();
+  size_t q = target.find('?');
+  x.path.assign(target.substr(0, q));
+  if (q != std::string_view::npos) x.raw_query.assign(target.substr(q + 1));
+  x.client_ip = client_ip;
+  x.now = std::chrono::steady_clock::now();
+  for (const auto& field : req) {
+    std::string_view name = field.name_string();
+    if (IEquals(name, "host")) {
+      if (x.host.empty()) x.host.assign(field.value());
+      continue;
+    }
+    x.headers.emplace_back(std::string(name), std::string(field.value()));
+  }
+  std::vector<std::pair<std::string_view, std::string_view>> header_views;
+  header_views.reserve(x.headers.size());
+  for (const auto& [n, v] : x.headers) header_views.emplace_back(n, v);
+  RequestFacts facts{.method = x.method,
+                     .host = HostWithoutPort(x.host),
+                     .path = x.path,
+                     .query = x.raw_query,
+                     .client_ip = x.client_ip,
+                     .headers = &header_views};
+  std::shared_ptr<const Table> table = this->table();
+  const Route* route = table->Match(entry_point, facts);
+  if (!route) {
+    co_return co_await WriteAll(client, SimpleResponse(404, "text/plain; charset=utf-8", "404 page not found\n",
+                                                       keep_alive)) &&
+        keep_alive;
+  }
+  for (const Step& step : route->chain) {
+    if (!step.middleware) continue;
+    if (std::optional<Answer> answer = step.middleware->OnRequest(x)) {
+      co_return co_await WriteAll(client, SimpleResponse(answer->status, "", answer->body, keep_alive,
+                                                         answer->headers)) &&
+          keep_alive;
+    }
+  }
+  const bool head_request = req.method() == bhttp::verb::head;
+  co_return co_await Forward(w, client, *route, x, req.body(), head_request, req.version(), keep_alive, port);
+}
+
+asio::awaitable<std::optional<Upstream>> Proxy::Impl::Connect(Worker& w, const std::shared_ptr<ServerState>& server) {
+  // A pooled connection first, most recent first; one the server has closed is found out by the
+  // write or the read and retried by the caller.
+  if (auto it = w.idle.find(server.get()); it != w.idle.end() && !it->second.empty()) {
+    Upstream up = std::move(it->second.back());
+    it->second.pop_back();
+    up.reused = true;
+    reuses_.fetch_add(1, std::memory_order_relaxed);
+    co_return std::optional<Upstream>(std::move(up));
+  }
+  error_code ec;
+  auto address = asio::ip::make_address(server->host(), ec);
+  if (ec) co_return std::nullopt;  // names are resolved by the compiler of the table, not here
+  Upstream up;
+  up.server = server;
+  up.stream = std::make_unique<beast::tcp_stream>(w.ioc);
+  up.stream->expires_after(options_.upstream_connect_timeout);
+  auto [cec] = co_await up.stream->async_connect(tcp::endpoint(address, server->port()), kTuple);
+  if (cec) co_return std::nullopt;
+  up.stream->socket().set_option(tcp::no_delay(true), ec);
+  connects_.fetch_add(1, std::memory_order_relaxed);
+  co_return std::optional<Upstream>(std::move(up));
+}
+
+void Proxy::Impl::Park(Worker& w, Upstream up) {
+  if (stopping_.load() || up.server->fenced() || up.buffer.size() > 0) return;  // closed by its destructor
+  auto& list = w.idle[up.server.get()];
+  if (list.size() >= options_.max_idle_per_server) list.erase(list.begin());
+  up.stream->expires_never();
+  list.push_back(std::move(up));
+}
+
+void Proxy::Impl::ReconcileHealthChecks() {
+  // Which servers the current table health-checks, with their service's check.
+  std::map<const ServerState*, std::pair<std::shared_ptr<ServerState>, const HealthCheckConfig*>> wanted;
+  std::shared_ptr<const Table> table = this->table();
+  for (const auto& [name, backend] : table->backends) {
+    if (!backend->health_check) continue;
+    for (const Backend::Server& s : backend->servers) wanted[s.state.get()] = {s.state, &*backend->health_check};
+  }
+  for (auto it = probes_.begin(); it != probes_.end();) {
+    if (wanted.count(it->first)) {
+      ++it;
+      continue;
+    }
+    *it->second->cancelled = true;
+    if (it->second->timer) it->second->timer->cancel();
+    it = probes_.erase(it);
+  }
+  for (auto& [key, entry] : wanted) {
+    if (probes_.count(key)) continue;
+    auto probe = std::make_shared<Probe>();
+    probe->server = entry.first;
+    probe->config = *entry.second;
+    probe->timer = std::make_shared<asio::steady_timer>(workers_.front()->ioc);
+    // Not routable until the first probe passes (Traefik routes a new server before probing it);
+    // a server already known keeps its state (a reload does not reset health).
+    if (probe->server->health() == Health::kUnchecked) probe->server->set_health(Health::kPending);
+    probes_[key] = probe;
+    asio::co_spawn(workers_.front()->ioc, ProbeLoop(probe), asio::detached);
+  }
+}
+
+asio::awaitable<void> Proxy::Impl::ProbeLoop(std::shared_ptr<Probe> probe) {
+  while (!*probe->cancelled && !stopping_.load()) {
+    const bool up = co_await ProbeOnce(*probe);
+    if (*probe->cancelled) co_return;
+    probe->server->set_health(up ? Health::kUp : Health::kDown);
+    probe->timer->expires_after(up ? probe->config.interval : probe->config.unhealthy_interval);
+    co_await probe->timer->async_wait(kTuple);
+  }
+}
+
+asio::awaitable<bool> Proxy::Impl::ProbeOnce(const Probe& probe) {
+  const ServerState& server = *probe.server;
+  const HealthCheckConfig& c = probe.config;
+  error_code ec;
+  auto address = asio::ip::make_address(server.host(), ec);
+  if (ec) co_return false;
+  beast::tcp_stream stream(workers_.front()->ioc);
+  stream.expires_after(c.timeout);
+  const uint16_t port = c.port > 0 ? static_cast<uint16_t>(c.port) : server.port();
+  auto [cec] = co_await stream.async_connect(tcp::endpoint(address, port), kTuple);
+  if (cec) co_return false;
+  std::string req;
+  req += c.method.empty() ? std::string_view("GET") : std::string_view(c.method);
+  req += ' ';
+  req += c.path.empty() || c.path.front() != '/' ? "/" + c.path : c.path;
+  req += " HTTP/1.1\r\nHost: ";
+  if (!c.hostname.empty()) {
+    req += c.hostname;
+  } else {
+    req += server.host();
+    req += ':';
+    AppendDecimal(req, port);
+  }
+  req += "\r\nUser-Agent: Paddock-Edge health check\r\nConnection: close\r\n";
+  for (const auto& [n, v] : c.headers) {
+    if (!SafeHeader(n, v)) continue;
+    req += n;
+    req += ": ";
+    req += v;
+    req += "\r\n";
+  }
+  req += "\r\n";
+  auto [wec, wn] = co_await asio::async_write(stream, asio::buffer(req), kTuple);
+  if (wec) co_return false;
+  beast::flat_buffer buffer;
+  bhttp::response_parser<bhttp::empty_body> rp;
+  rp.header_limit(32 << 10);
+  auto [rec, rn] = co_await bhttp::async_read_header(stream, buffer, rp, kTuple);
+  if (rec) co_return false;
+  const int status = static_cast<int>(rp.get().result_int());
+  stream.socket().shutdown(tcp::socket::shutdown_both, ec);
+  if (c.status > 0) co_return status == c.status;
+  co_return status >= 200 && status < 400;
+}
+
+asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, beast::tcp_stream& client, const Route& route, Exchange& x,
+                                           const std::string& body, bool head_request, unsigned client_version,
+                                           bool keep_alive, uint16_t port) {
+  std::shared_ptr<ServerState> server = route.backend ? route.backend->Pick() : nullptr;
+  if (!server) {
+    unavailable_.fetch_add(1, std::memory_order_relaxed);
+    co_return co_await WriteAll(client, SimpleResponse(503, "text/plain; charset=utf-8", "no available server\n",
+                                                       keep_alive)) &&
+        keep_alive;
+  }
+  server->Begin();
+  struct EndGuard {
+    std::shared_ptr<ServerState>& s;
+    ~EndGuard() {
+      if (s) s->End();
+    }
+  } end_guard{server};
+
+  // The request as the server gets it: hop-by-hop headers dropped, X-Forwarded-* set by the edge
+  // (Traefik without trusted IPs: a client's own X-Forwarded-* are not believed).
+  std::string head;
+  auto build_head = [&] {
+    head.clear();
+    head.reserve(512 + x.path.size() + x.raw_query.size());
+    head += x.method;
+    head += ' ';
+    head += x.path.empty() ? std::string_view("/") : std::string_view(x.path);
+    if (!x.raw_query.empty()) {
+      head += '?';
+      head += x.raw_query;
+    }
+    head += " HTTP/1.1\r\nHost: ";
+    if (route.backend->pass_host_header && !x.host.empty()) {
+      head += x.host;
+    } else {
+      head += server->host();
+      head += ':';
+      AppendDecimal(head, server->port());
+    }
+    head += "\r\n";
+    std::string_view connection;
+    for (const auto& [n, v] : x.headers)
+      if (IEquals(n, "connection")) connection = v;
+    for (const auto& [n, v] : x.headers) {
+      if (HopByHop(n) || IEquals(n, "content-length") || (!connection.empty() && NamedIn(connection, n))) continue;
+      if (n.size() > 12 && IEquals(std::string_view(n).substr(0, 12), "x-forwarded-")) continue;
+      if (IEquals(n, "x-real-ip")) continue;
+      if (!SafeHeader(n, v)) continue;
+      head += n;
+      head += ": ";
+      head += v;
+      head += "\r\n";
+    }
+    head += "X-Forwarded-For: ";
+    head += x.client_ip;
+    head += "\r\nX-Forwarded-Host: ";
+    head += x.host;
+    head += "\r\nX-Forwarded-Port: ";
+    AppendDecimal(head, port);
+    head += "\r\nX-Forwarded-Proto: ";
+    head += x.scheme;
+    head += "\r\nX-Real-Ip: ";
+    head += x.client_ip;
+    head += "\r\n";
+    if (!body.empty() || x.method == "POST" || x.method == "PUT" || x.method == "PATCH") {
+      head += "Content-Length: ";
+      AppendDecimal(head, body.size());
+      head += "\r\n";
+    }
+    head += "\r\n";
+  };
+  build_head();
+  std::vector<const ServerState*> refused;  // servers that refused the connection: never sent anything
+
+  for (int attempt = 0;; ++attempt) {
+    std::optional<Upstream> up = co_await Connect(w, server);
+    if (!up) {
+      // Nothing was sent: another routable server may take the request (a task that has just
+      // died, a server still binding its port).
+      refused.push_back(server.get());
+      std::shared_ptr<ServerState> other;
+      for (size_t i = 0; i < route.backend->servers.size() && !other; ++i) {
+        auto candidate = route.backend->Pick();
+        if (candidate && std::find(refused.begin(), refused.end(), candidate.get()) == refused.end())
+          other = std::move(candidate);
+      }
+      if (other) {
+        server->End();
+        server = std::move(other);
+        server->Begin();
+        build_head();
+        --attempt;  // a refused connect is not the stale-connection retry
+        continue;
+      }
+      bad_gateway_.fetch_add(1, std::memory_order_relaxed);
+      co_return co_await WriteAll(client, SimpleResponse(502, "text/plain; charset=utf-8", "Bad Gateway", keep_alive)) &&
+          keep_alive;
+    }
+    if (options_.upstream_response_timeout.count() > 0)
+      up->stream->expires_after(options_.upstream_response_timeout);
+    else
+      up->stream->expires_never();
+    std::array<asio::const_buffer, 2> out{asio::buffer(head), asio::buffer(body)};
+    auto [wec, wn] = co_await asio::async_write(*up->stream, out, kTuple);
+    bhttp::response_parser<bhttp::buffer_body> rp;
+    rp.body_limit(boost::none);
+    rp.header_limit(static_cast<uint32_t>(options_.max_header_bytes));
+    if (head_request) rp.skip(true);
+    error_code rec = wec;
+    if (!wec) {
+      auto [e, n] = co_await bhttp::async_read_header(*up->stream, up->buffer, rp, kTuple);
+      rec = e;
+    }
+    if (rec) {
+      // No response came. On a pooled connection the server had closed while it was idle the
+      // request never reached it: send it again, once, on a new connection.
+      if (up->reused && attempt == 0 && up->buffer.size() == 0 &&
+          (rec == bhttp::error::end_of_stream || rec == asio::error::eof || rec == asio::error::connection_reset ||
+           rec == asio::error::broken_pipe)) {
+        retried_.fetch_add(1, std::memory_order_relaxed);
+        // The rest of this thread's idle connections to the server are as old: drop them too.
+        w.idle.erase(server.get());
+        continue;
+      }
+      bad_gateway_.fetch_add(1, std::memory_order_relaxed);
+      co_return co_await WriteAll(client, SimpleResponse(502, "text/plain; charset=utf-8", "Bad Gateway", keep_alive)) &&
+          keep_alive;
+    }
+
+    // The response's head, as the client gets it.
+    auto& res = rp.get();
+    const int status = static_cast<int>(res.result_int());
+    const bool no_body = head_request || status / 100 == 1 || status == 204 || status == 304;
+    bool chunked_out = false;
+    bool keep = keep_alive;
+    std::string out_head;
+    out_head.reserve(512);
+    out_head += "HTTP/1.1 ";
+    AppendDecimal(out_head, static_cast<uint64_t>(status));
+    out_head += ' ';
+    std::string_view reason = res.reason();
+    out_head += reason.empty() ? Reason(status) : reason;
+    out_head += "\r\n";
+    std::string_view res_connection = res[bhttp::field::connection];
+    HeaderList changed;
+    bool any_response_middleware = false;
+    for (const Step& step : route.chain)
+      if (step.middleware) any_response_middleware = true;
+    std::string_view content_length;
+    if (any_response_middleware) {
+      for (const auto& field : res) changed.emplace_back(std::string(field.name_string()), std::string(field.value()));
+      for (const Step& step : route.chain)
+        if (step.middleware) step.middleware->OnResponse(x, status, changed);
+    }
+    auto emit = [&](std::string_view n, std::string_view v) {
+      if (HopByHop(n) || (!res_connection.empty() && NamedIn(res_connection, n)) || !SafeHeader(n, v)) return;
+      if (IEquals(n, "content-length")) {
+        content_length = v;
+        return;
+      }
+      out_head += n;
+      out_head += ": ";
+      out_head += v;
+      out_head += "\r\n";
+    };
+    if (any_response_middleware) {
+      for (const auto& [n, v] : changed) emit(n, v);
+      for (const auto& [n, v] : x.response_headers_to_set) emit(n, v);
+    } else {
+      for (const auto& field : res) emit(field.name_string(), field.value());
+    }
+    if (no_body) {
+      if (head_request && !content_length.empty()) {
+        out_head += "Content-Length: ";
+        out_head += content_length;
+        out_head += "\r\n";
+      }
+    } else if (rp.content_length()) {
+      out_head += "Content-Length: ";
+      AppendDecimal(out_head, *rp.content_length());
+      out_head += "\r\n";
+    } else if (client_version >= 11) {
+      out_head += "Transfer-Encoding: chunked\r\n";
+      chunked_out = true;
+    } else {
+      keep = false;  // an HTTP/1.0 client reads to the close
+    }
+    if (!keep) out_head += "Connection: close\r\n";
+    out_head += "\r\n";
+
+    // The body, as it arrives; the head goes with its first piece.
+    std::unique_ptr<char[]> chunk;
+    bool upstream_ok = true;
+    bool client_ok = true;
+    if (rp.is_done()) {
+      client_ok = co_await WriteAll(client, out_head);
+    } else {
+      chunk = std::make_unique<char[]>(kRelayChunk);
+      bool head_sent = false;
+      while (!rp.is_done()) {
+        res.body().data = chunk.get();
+        res.body().size = kRelayChunk;
+        auto [bec, bn] = co_await bhttp::async_read_some(*up->stream, up->buffer, rp, kTuple);
+        if (bec == bhttp::error::need_buffer) bec = {};
+        if (bec) {
+          upstream_ok = false;
+          break;
+        }
+        const size_t got = kRelayChunk - res.body().size;
+        const bool last = rp.is_done();
+        if (got == 0 && !last) continue;
+        char pre[24];
+        size_t pre_len = 0;
+        std::string_view post;
+        if (chunked_out) {
+          if (got > 0) pre_len = fmt::format_to_n(pre, sizeof(pre), "{:x}\r\n", got).size;
+          post = got > 0 ? (last ? std::string_view("\r\n0\r\n\r\n") : std::string_view("\r\n"))
+                         : std::string_view("0\r\n\r\n");
+        }
+        std::array<asio::const_buffer, 4> pieces{head_sent ? asio::const_buffer() : asio::buffer(out_head),
+                                                 asio::buffer(pre, pre_len), asio::buffer(chunk.get(), got),
+                                                 asio::buffer(post.data(), post.size())};
+        head_sent = true;
+        auto [cec, cn] = co_await asio::async_write(client, pieces, kTuple);
+        if (cec) {
+          client_ok = false;
+          break;
+        }
+      }
+      if (!head_sent && client_ok) client_ok = co_await WriteAll(client, out_head);
+    }
+    if (upstream_ok && client_ok && rp.is_done() && rp.keep_alive()) Park(w, std::move(*up));
+    // A server that broke off mid-body leaves the client a truncated response: close its connection.
+    co_return upstream_ok && client_ok && keep;
+  }
+}
+
+}  // namespace paddock::edge
+
+namespace paddock::edge {
+
+Proxy::Proxy(ProxyOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+Proxy::~Proxy() = default;
+StatusOr<std::map<std::string, uint16_t>> Proxy::Start() { return impl_->Start(); }
+void Proxy::Stop(std::chrono::milliseconds grace) { impl_->Stop(grace); }
+void Proxy::SetTable(std::shared_ptr<const Table> table) { impl_->SetTable(std::move(table)); }
+std::shared_ptr<const Table> Proxy::table() const { return impl_->table(); }
+ProxyCounters Proxy::counters() const { return impl_->counters(); }
+
+}  // namespace paddock::edge

@@ -1,0 +1,84 @@
+// edge/proxy: the edge's data plane — HTTP/1.1 entry points that route each request by the current
+// Table (edge/proxy/table.h) through its router's middlewares to a server of its service, over
+// keep-alive connection pools, and the health checker that probes those servers.
+//
+// Requests are read whole (up to max_request_body_bytes; larger: 413) and responses are relayed as
+// they arrive (streamed, whatever their framing). Each I/O thread has its own io_context, listener
+// (SO_REUSEPORT) and upstream pools, so a request never changes thread. Traefik's answers where the
+// proxy itself answers: 404 "404 page not found" when no router matches, 503 "Service Unavailable"
+// when the service has no routable server, 502 "Bad Gateway" when the server cannot be reached.
+//
+//   edge::Proxy proxy({.entry_points = {{"web", "127.0.0.1", 0}}});
+//   ASSIGN_OR_RETURN(auto ports, proxy.Start());   // {"web": 41234}
+//   proxy.SetTable(std::make_shared<const edge::Table>(std::move(table)));
+//   ...
+//   proxy.Stop();
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "edge/proxy/table.h"
+
+namespace paddock::edge {
+
+struct EntryPointOptions {
+  std::string name;  // "web"
+  std::string host = "127.0.0.1";
+  uint16_t port = 0;  // 0: an ephemeral port
+};
+
+struct ProxyOptions {
+  std::vector<EntryPointOptions> entry_points;
+  int io_threads = 2;
+  size_t max_request_body_bytes = 16 << 20;
+  size_t max_header_bytes = 32 << 10;
+  std::chrono::milliseconds client_read_timeout{60'000};  // a whole request, once it starts
+  std::chrono::milliseconds client_idle_timeout{180'000};  // Traefik's idleTimeout default
+  std::chrono::milliseconds upstream_connect_timeout{5'000};
+  std::chrono::milliseconds upstream_response_timeout{0};  // 0: none (Traefik's default)
+  size_t max_idle_per_server = 64;  // per I/O thread
+};
+
+// Counters for /metrics and the tests.
+struct ProxyCounters {
+  uint64_t requests = 0;
+  uint64_t upstream_connects = 0;
+  uint64_t upstream_reuses = 0;
+  uint64_t retried_stale = 0;  // a pooled connection the server had closed, retried on a fresh one
+  uint64_t bad_gateway = 0;
+  uint64_t unavailable = 0;
+  uint64_t open_connections = 0;
+};
+
+class Proxy {
+ public:
+  explicit Proxy(ProxyOptions options);
+  ~Proxy();  // Stops.
+  Proxy(const Proxy&) = delete;
+  Proxy& operator=(const Proxy&) = delete;
+
+  // Binds every entry point and starts serving (with an empty table until SetTable). Returns the
+  // bound port of each entry point by name.
+  StatusOr<std::map<std::string, uint16_t>> Start();
+  // Stops accepting, lets requests in flight finish (bounded by `grace`), closes every connection.
+  void Stop(std::chrono::milliseconds grace = std::chrono::seconds(5));
+
+  // From any thread. Requests already routed finish on the table they were routed by.
+  void SetTable(std::shared_ptr<const Table> table);
+  std::shared_ptr<const Table> table() const;
+
+  ProxyCounters counters() const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace paddock::edge

@@ -1,0 +1,346 @@
+#include "edge/proxy/proxy.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <future>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "http/client.h"
+#include "http/server.h"
+
+namespace paddock::edge {
+namespace {
+
+// A backend: answers "<name> <path>" and echoes the forwarding headers it got.
+class Backend_ {
+ public:
+  explicit Backend_(std::string name, std::function<void(const http::Request&)> before = nullptr)
+      : name_(std::move(name)), server_({}, [this, before](const http::Request& r) {
+          if (before) before(r);
+          hits_.fetch_add(1);
+          http::Response resp;
+          resp.body = name_ + " " + r.target;
+          resp.SetHeader("X-Seen-Host", std::string(r.GetHeader("Host")));
+          resp.SetHeader("X-Seen-For", std::string(r.GetHeader("X-Forwarded-For")));
+          resp.SetHeader("X-Seen-Connection", std::string(r.GetHeader("Connection")));
+          resp.SetHeader("X-Seen-Custom", std::string(r.GetHeader("X-Custom")));
+          if (r.target == "/stream") {
+            resp.stream = [](http::BodyWriter& w) {
+              w.Write("one,");
+              w.Write("two");
+            };
+          }
+          return resp;
+        }) {}
+  uint16_t Start() {
+    auto port = server_.Start();
+    EXPECT_TRUE(port.ok()) << port.status().ToString();
+    port_ = *port;
+    return port_;
+  }
+  void Stop() { server_.Stop(); }
+  uint16_t port() const { return port_; }
+  int hits() const { return hits_.load(); }
+
+ private:
+  std::string name_;
+  http::Server server_;
+  uint16_t port_ = 0;
+  std::atomic<int> hits_{0};
+};
+
+Route MakeRoute(std::string name, std::string rule, int priority, std::shared_ptr<const Backend> backend) {
+  auto parsed = Rule::Parse(rule);
+  EXPECT_TRUE(parsed.ok()) << parsed.status().ToString();
+  return Route{.name = std::move(name), .rule = *parsed, .priority = priority, .chain = {},
+               .backend = std::move(backend)};
+}
+
+std::shared_ptr<Backend> MakeBackend(ServerRegistry& registry, std::string name, std::vector<uint16_t> ports) {
+  auto b = std::make_shared<Backend>();
+  b->name = name;
+  for (uint16_t p : ports) {
+    std::string url = "http://127.0.0.1:" + std::to_string(p);
+    b->servers.push_back({registry.Get(name, url, "127.0.0.1", p), 1});
+  }
+  return b;
+}
+
+http::Request Get(std::string target, std::string host = "") {
+  http::Request r;
+  r.method = "GET";
+  r.target = std::move(target);
+  if (!host.empty()) r.headers.push_back({"Host", std::move(host)});
+  return r;
+}
+
+class ProxyTest : public ::testing::Test {
+ protected:
+  void StartProxy() {
+    proxy_ = std::make_unique<Proxy>(ProxyOptions{.entry_points = {{"web", "127.0.0.1", 0}}});
+    auto ports = proxy_->Start();
+    ASSERT_TRUE(ports.ok()) << ports.status().ToString();
+    port_ = ports->at("web");
+  }
+  void TearDown() override {
+    if (proxy_) proxy_->Stop();
+  }
+  void Serve(std::vector<Route> routes, std::vector<std::shared_ptr<Backend>> backends) {
+    Table t;
+    std::sort(routes.begin(), routes.end(), [](const Route& a, const Route& b) {
+      return a.priority != b.priority ? a.priority > b.priority : a.name < b.name;
+    });
+    t.routes["web"] = std::move(routes);
+    for (auto& b : backends) t.backends[b->name] = b;
+    proxy_->SetTable(std::make_shared<const Table>(std::move(t)));
+  }
+
+  ServerRegistry registry_;
+  std::unique_ptr<Proxy> proxy_;
+  uint16_t port_ = 0;
+};
+
+TEST_F(ProxyTest, RoutesByRuleThenPriority) {
+  Backend_ a("a"), b("b");
+  a.Start();
+  b.Start();
+  StartProxy();
+  auto ba = MakeBackend(registry_, "a@test", {a.port()});
+  auto bb = MakeBackend(registry_, "b@test", {b.port()});
+  Serve({MakeRoute("host@test", "Host(`a.test`)", 100, ba), MakeRoute("all@test", "PathPrefix(`/`)", 1, bb)},
+        {ba, bb});
+  http::Client client("127.0.0.1", port_);
+  auto r1 = client.Send(Get("/x?y=1", "a.test:8000"));
+  ASSERT_TRUE(r1.ok()) << r1.status().ToString();
+  EXPECT_EQ(r1->status, 200);
+  EXPECT_EQ(r1->body, "a /x?y=1");
+  EXPECT_EQ(r1->GetHeader("X-Seen-Host"), "a.test:8000");  // passHostHeader
+  EXPECT_EQ(r1->GetHeader("X-Seen-For"), "127.0.0.1");
+  auto r2 = client.Send(Get("/z", "other.test"));
+  ASSERT_TRUE(r2.ok());
+  EXPECT_EQ(r2->body, "b /z");
+}
+
+TEST_F(ProxyTest, NoRouterIs404AndNoServerIs503InTraefiksWords) {
+  StartProxy();
+  auto empty = std::make_shared<Backend>();
+  empty->name = "none@test";
+  Serve({MakeRoute("none@test", "Host(`none.test`)", 10, empty)}, {empty});
+  http::Client client("127.0.0.1", port_);
+  auto r1 = client.Send(Get("/", "nothing.test"));
+  ASSERT_TRUE(r1.ok());
+  EXPECT_EQ(r1->status, 404);
+  EXPECT_EQ(r1->body, "404 page not found\n");
+  auto r2 = client.Send(Get("/", "none.test"));
+  ASSERT_TRUE(r2.ok());
+  EXPECT_EQ(r2->status, 503);
+  EXPECT_EQ(r2->body, "no available server\n");
+}
+
+TEST_F(ProxyTest, RoundRobinsAndReusesUpstreamConnections) {
+  Backend_ a("a"), b("b");
+  a.Start();
+  b.Start();
+  StartProxy();
+  auto lb = MakeBackend(registry_, "ab@test", {a.port(), b.port()});
+  Serve({MakeRoute("ab@test", "PathPrefix(`/`)", 1, lb)}, {lb});
+  http::Client client("127.0.0.1", port_);
+  for (int i = 0; i < 20; ++i) {
+    auto r = client.Send(Get("/"));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ASSERT_EQ(r->status, 200);
+  }
+  EXPECT_EQ(a.hits(), 10);
+  EXPECT_EQ(b.hits(), 10);
+  ProxyCounters c = proxy_->counters();
+  EXPECT_LE(c.upstream_connects, 4u);  // at most one per server per I/O thread
+  EXPECT_GE(c.upstream_reuses, 16u);
+}
+
+TEST_F(ProxyTest, HopByHopHeadersAreNotForwardedAndStreamsAreRelayed) {
+  Backend_ a("a");
+  a.Start();
+  StartProxy();
+  auto lb = MakeBackend(registry_, "a@test", {a.port()});
+  Serve({MakeRoute("a@test", "PathPrefix(`/`)", 1, lb)}, {lb});
+  http::Client client("127.0.0.1", port_);
+  http::Request req = Get("/");
+  req.headers.push_back({"Connection", "keep-alive, X-Custom"});
+  req.headers.push_back({"X-Custom", "secret"});
+  req.headers.push_back({"X-Forwarded-For", "6.6.6.6"});
+  auto r = client.Send(req);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->GetHeader("X-Seen-Custom"), "");  // named by Connection: hop-by-hop
+  EXPECT_EQ(r->GetHeader("X-Seen-For"), "127.0.0.1");  // the client's own is not believed
+  auto s = client.Send(Get("/stream"));
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->body, "one,two");
+}
+
+TEST_F(ProxyTest, AServerThatRefusesTheConnectionHandsTheRequestToAnother) {
+  Backend_ a("a");
+  a.Start();
+  uint16_t dead_port = 0;
+  {
+    Backend_ gone("gone");
+    dead_port = gone.Start();
+    gone.Stop();  // nothing listens there now: connections are refused
+  }
+  StartProxy();
+  auto lb = MakeBackend(registry_, "ab@test", {dead_port, a.port()});
+  Serve({MakeRoute("ab@test", "PathPrefix(`/`)", 1, lb)}, {lb});
+  http::Client client("127.0.0.1", port_);
+  for (int i = 0; i < 6; ++i) {
+    auto r = client.Send(Get("/"));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->status, 200);
+    EXPECT_EQ(r->body, "a /");
+  }
+  EXPECT_EQ(proxy_->counters().bad_gateway, 0u);
+  // With no server left to try: 502.
+  auto only_dead = MakeBackend(registry_, "dead@test", {dead_port});
+  Serve({MakeRoute("dead@test", "PathPrefix(`/`)", 1, only_dead)}, {only_dead});
+  auto r = client.Send(Get("/"));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 502);
+}
+
+TEST_F(ProxyTest, AServerThatClosedItsIdleConnectionGetsTheRequestOnANewOne) {
+  auto a = std::make_unique<Backend_>("a");
+  const uint16_t port = a->Start();
+  StartProxy();
+  auto lb = MakeBackend(registry_, "a@test", {port});
+  Serve({MakeRoute("a@test", "PathPrefix(`/`)", 1, lb)}, {lb});
+  {
+    http::Client client("127.0.0.1", port_);
+    for (int i = 0; i < 4; ++i) ASSERT_TRUE(client.Send(Get("/")).ok());
+  }
+  // The backend restarts on the same port: every pooled connection is now closed by its peer.
+  a->Stop();
+  a.reset();
+  http::ServerOptions again;
+  again.port = port;
+  std::atomic<int> hits{0};
+  http::Server b(again, [&](const http::Request&) {
+    hits.fetch_add(1);
+    http::Response resp;
+    resp.body = "b";
+    return resp;
+  });
+  ASSERT_TRUE(b.Start().ok());
+  http::Client client("127.0.0.1", port_);
+  for (int i = 0; i < 4; ++i) {
+    auto r = client.Send(Get("/"));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->status, 200);
+    EXPECT_EQ(r->body, "b");
+  }
+  EXPECT_EQ(hits.load(), 4);
+  EXPECT_GE(proxy_->counters().retried_stale, 1u);
+  b.Stop();
+}
+
+TEST_F(ProxyTest, AFencedServerTakesNoNewRequestsAndDrainsWhenItsLastRequestEnds) {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool release = false;
+  std::atomic<int> waiting{0};
+  Backend_ slow("slow", [&](const http::Request& r) {
+    if (r.target != "/slow") return;
+    waiting.fetch_add(1);
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return release; });
+  });
+  Backend_ other("other");
+  slow.Start();
+  other.Start();
+  StartProxy();
+  auto lb = MakeBackend(registry_, "s@test", {slow.port(), other.port()});
+  Serve({MakeRoute("s@test", "PathPrefix(`/`)", 1, lb)}, {lb});
+  std::shared_ptr<ServerState> slow_state = lb->servers[0].state;
+
+  // One request in flight on the slow server.
+  auto in_flight = std::async(std::launch::async, [&] {
+    http::Client c("127.0.0.1", port_);
+    for (;;) {  // round robin: ask until the slow server has it
+      auto r = c.Send(Get("/slow"));
+      if (!r.ok() || r->body.rfind("slow", 0) == 0) return r;
+    }
+  });
+  while (waiting.load() == 0) std::this_thread::yield();
+  std::promise<void> drained;
+  slow_state->Fence([&] { drained.set_value(); });
+  auto drained_future = drained.get_future();
+  EXPECT_EQ(drained_future.wait_for(std::chrono::seconds(0)), std::future_status::timeout);
+
+  http::Client client("127.0.0.1", port_);
+  for (int i = 0; i < 6; ++i) {
+    auto r = client.Send(Get("/"));
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->body, "other /");  // never the fenced server
+  }
+  {
+    std::lock_guard lock(mu);
+    release = true;
+  }
+  cv.notify_all();
+  auto r = in_flight.get();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, 200);  // the request in flight finished
+  EXPECT_EQ(drained_future.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  EXPECT_EQ(slow_state->in_flight(), 0);
+}
+
+TEST_F(ProxyTest, AHealthCheckedServerIsNotRoutedBeforeItsFirstProbePasses) {
+  std::atomic<bool> healthy{false};
+  std::atomic<int> probes{0};
+  http::Server a({}, [&](const http::Request& r) {
+    http::Response resp;
+    if (r.target == "/health") {
+      probes.fetch_add(1);
+      resp.status = healthy.load() ? 200 : 503;
+      return resp;
+    }
+    resp.body = "a";
+    return resp;
+  });
+  auto port = a.Start();
+  ASSERT_TRUE(port.ok());
+  StartProxy();
+  auto lb = MakeBackend(registry_, "h@test", {*port});
+  HealthCheckConfig check;
+  check.path = "/health";
+  check.interval = std::chrono::milliseconds(50);
+  check.unhealthy_interval = std::chrono::milliseconds(50);
+  lb->health_check = check;
+  std::shared_ptr<ServerState> state = lb->servers[0].state;
+  Serve({MakeRoute("h@test", "PathPrefix(`/`)", 1, lb)}, {lb});
+  // Until a probe passes: pending or down, never routed.
+  http::Client client("127.0.0.1", port_);
+  auto r = client.Send(Get("/"));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 503);
+  while (probes.load() == 0) std::this_thread::yield();
+  healthy.store(true);
+  while (state->health() != Health::kUp) std::this_thread::yield();
+  auto ok = client.Send(Get("/"));
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->status, 200);
+  // A new table with the same server keeps its health (no reset to pending).
+  auto lb2 = MakeBackend(registry_, "h@test", {*port});
+  lb2->health_check = lb->health_check;
+  EXPECT_EQ(lb2->servers[0].state.get(), state.get());
+  Serve({MakeRoute("h@test", "PathPrefix(`/`)", 1, lb2)}, {lb2});
+  EXPECT_EQ(state->health(), Health::kUp);
+  auto still = client.Send(Get("/"));
+  ASSERT_TRUE(still.ok());
+  EXPECT_EQ(still->status, 200);
+  a.Stop();
+}
+
+}  // namespace
+}  // namespace paddock::edge

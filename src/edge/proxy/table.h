@@ -1,0 +1,143 @@
+// edge/proxy/table: what the data plane routes by — a compiled, immutable routing table (routers
+// with parsed rules and built middleware chains, in Traefik's order, per entry point) and the live
+// state of each backend server, which outlives tables.
+//
+// A table is built from the runtime configuration (edge/proxy/compile.h) and swapped into the
+// proxy whole (Proxy::SetTable); requests in flight finish on the table they started with. Server
+// state (health, in-flight count, fenced) lives in a ServerRegistry keyed by (service, URL), so a
+// reload never resets a server's health (Traefik's health checker does) and a drain outlives the
+// table that removed the server.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "edge/middleware.h"
+#include "edge/rule.h"
+
+namespace paddock::edge {
+
+enum class Health : uint8_t {
+  kUnchecked,  // no health check configured: routable
+  kPending,    // health-checked, first probe not passed yet: not routable, absent from serverStatus
+  kUp,
+  kDown,
+};
+
+// One backend server's live state. Thread-safe; shared by every table that routes to it.
+class ServerState {
+ public:
+  ServerState(std::string service, std::string url, std::string host, uint16_t port)
+      : service_(std::move(service)), url_(std::move(url)), host_(std::move(host)), port_(port) {}
+
+  const std::string& service() const { return service_; }
+  const std::string& url() const { return url_; }
+  const std::string& host() const { return host_; }  // an IP address literal or a name
+  uint16_t port() const { return port_; }
+
+  Health health() const { return health_.load(std::memory_order_acquire); }
+  void set_health(Health h) { health_.store(h, std::memory_order_release); }
+  bool fenced() const { return fenced_.load(std::memory_order_acquire); }
+  int in_flight() const { return in_flight_.load(std::memory_order_acquire); }
+  bool Routable() const {
+    if (fenced()) return false;
+    Health h = health();
+    return h == Health::kUnchecked || h == Health::kUp;
+  }
+
+  // The proxy counts each request it sends here from choice to the response's last byte.
+  void Begin() { in_flight_.fetch_add(1, std::memory_order_acq_rel); }
+  void End();
+
+  // Takes the server out of rotation for good and calls `drained` (once, from whichever thread ends
+  // the last request, or from here when none is in flight) when nothing is in flight.
+  void Fence(std::function<void()> drained);
+
+ private:
+  const std::string service_, url_, host_;
+  const uint16_t port_;
+  std::atomic<Health> health_{Health::kUnchecked};
+  std::atomic<bool> fenced_{false};
+  std::atomic<int> in_flight_{0};
+  std::mutex mu_;
+  std::function<void()> drained_;  // GUARDED_BY(mu_); set once by Fence, called once
+};
+
+// Server state by (service, URL): the same object for as long as any table or drain holds it.
+class ServerRegistry {
+ public:
+  std::shared_ptr<ServerState> Get(const std::string& service, const std::string& url, const std::string& host,
+                                   uint16_t port);
+  // Forgets entries no one holds any more (called after a table swap).
+  void Collect();
+
+ private:
+  std::mutex mu_;
+  std::map<std::pair<std::string, std::string>, std::weak_ptr<ServerState>> servers_;  // GUARDED_BY(mu_)
+};
+
+struct HealthCheckConfig {
+  std::string scheme;  // empty: the server's
+  std::string path = "/";
+  std::string method = "GET";
+  std::string hostname;  // Host header; empty: the server's
+  int port = 0;          // 0: the server's
+  int status = 0;        // 0: any of 200..399
+  std::chrono::milliseconds interval{30'000};
+  std::chrono::milliseconds unhealthy_interval{30'000};
+  std::chrono::milliseconds timeout{5'000};
+  bool follow_redirects = true;
+  HeaderList headers;
+};
+
+// A load-balanced service (Traefik's loadBalancer): weighted round robin over its routable servers.
+struct Backend {
+  std::string name;  // qualified: "web@ecs"
+  struct Server {
+    std::shared_ptr<ServerState> state;
+    int weight = 1;
+  };
+  std::vector<Server> servers;
+  bool pass_host_header = true;
+  std::optional<HealthCheckConfig> health_check;
+  mutable std::atomic<uint64_t> next{0};
+
+  // A routable server, in smooth weighted round-robin order; null when none is routable.
+  std::shared_ptr<ServerState> Pick() const;
+};
+
+// One step of a router's middleware chain, in order.
+struct Step {
+  std::string name;  // qualified middleware name
+  std::shared_ptr<const Middleware> middleware;  // null for the proxy-run kinds
+  std::optional<ForwardAuthConfig> forward_auth;
+  std::optional<RetryConfig> retry;
+};
+
+struct Route {
+  std::string name;  // qualified: "web@ecs"
+  Rule rule;
+  int priority = 0;
+  std::vector<Step> chain;
+  std::shared_ptr<const Backend> backend;  // null: the router's service is broken (503)
+};
+
+struct Table {
+  // Routes per entry point name, in matching order: priority descending, then name ascending.
+  std::map<std::string, std::vector<Route>, std::less<>> routes;
+  // Every backend the table knows, by qualified name.
+  std::map<std::string, std::shared_ptr<const Backend>, std::less<>> backends;
+
+  // The first route of `entry_point` whose rule matches; null when none.
+  const Route* Match(std::string_view entry_point, const RequestFacts& facts) const;
+};
+
+}  // namespace paddock::edge
