@@ -80,8 +80,8 @@ http::Request Get(std::string target, std::string host = "") {
 
 class ProxyTest : public ::testing::Test {
  protected:
-  void StartProxy() {
-    proxy_ = std::make_unique<Proxy>(ProxyOptions{.entry_points = {{"web", "127.0.0.1", 0}}});
+  void StartProxy(int io_threads = 2) {
+    proxy_ = std::make_unique<Proxy>(ProxyOptions{.entry_points = {{"web", "127.0.0.1", 0}}, .io_threads = io_threads});
     auto ports = proxy_->Start();
     ASSERT_TRUE(ports.ok()) << ports.status().ToString();
     port_ = ports->at("web");
@@ -212,7 +212,7 @@ TEST_F(ProxyTest, AServerThatRefusesTheConnectionHandsTheRequestToAnother) {
 TEST_F(ProxyTest, AServerThatClosedItsIdleConnectionGetsTheRequestOnANewOne) {
   auto a = std::make_unique<Backend_>("a");
   const uint16_t port = a->Start();
-  StartProxy();
+  StartProxy(/*io_threads=*/1);  // one thread: one pool, which holds the connections the server closes
   auto lb = MakeBackend(registry_, "a@test", {port});
   Serve({MakeRoute("a@test", "PathPrefix(`/`)", 1, lb)}, {lb});
   {
