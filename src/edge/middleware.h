@@ -7,7 +7,22 @@
 //   ASSIGN_OR_RETURN(edge::BuiltMiddleware m, edge::BuildMiddleware(config));  // {"stripPrefix":{"prefixes":["/api"]}}
 //   edge::Exchange x = ...;                       // the request as it goes through the chain
 //   if (auto answer = m.middleware->OnRequest(x)) return *answer;   // a redirect, 401, 403, 429
-//   ... forward x ...; m.middleware->OnResponse(x, response_headers);
+//   ... forward x ...; m.middleware->OnResponse(x, status, response_headers);
+//
+// Each behaves as Traefik v3's (pkg/middlewares, v3.7), down to its answers' bodies:
+//   addPrefix, stripPrefix, stripPrefixRegex, replacePath, replacePathRegex: rewrite the path (Go's
+//     URL.EscapedPath form), adding X-Forwarded-Prefix / X-Replaced-Path; a stripped path that
+//     Go's path cleaning would change ("//", "/./", "/../") is answered 400 "Bad Request\n".
+//   redirectScheme, redirectRegex: 302/301 for GET, 307/308 otherwise, body the status text.
+//   headers: customRequestHeaders (an empty value removes), customResponseHeaders, CORS (a
+//     preflight OPTIONS answered 200), the security headers (STS on https unless forced),
+//     allowedHosts (500 "Bad Host\n").
+//   basicAuth: 401 "401 Unauthorized\n" with WWW-Authenticate; bcrypt, $apr1$/$1$ and {SHA} hashes.
+//   ipAllowList: 403 "Forbidden" (or rejectStatusCode); rateLimit: 429 "Too Many Requests" with
+//     Retry-After and X-Retry-In, or a delay (Exchange::delay).
+// Regular expressions are RE2 (Go's syntax; never backtracking), at most 4096 bytes each, and each
+// compiled one bounded to 2 MiB. Not taken from Traefik: basicAuth's usersFile (no files read
+// here), rateLimit's redis, the deprecated ipWhiteList, CSP's $NONCE (kept literally).
 #pragma once
 
 #include <chrono>
