@@ -7,7 +7,22 @@
 //   ASSIGN_OR_RETURN(edge::BuiltMiddleware m, edge::BuildMiddleware(config));  // {"stripPrefix":{"prefixes":["/api"]}}
 //   edge::Exchange x = ...;                       // the request as it goes through the chain
 //   if (auto answer = m.middleware->OnRequest(x)) return *answer;   // a redirect, 401, 403, 429
-//   ... forward x ...; m.middleware->OnResponse(x, response_headers);
+//   ... forward x ...; m.middleware->OnResponse(x, status, response_headers);
+//
+// Each behaves as Traefik v3's (pkg/middlewares, v3.7), down to its answers' bodies:
+//   addPrefix, stripPrefix, stripPrefixRegex, replacePath, replacePathRegex: rewrite the path (Go's
+//     URL.EscapedPath form), adding X-Forwarded-Prefix / X-Replaced-Path; a stripped path that
+//     Go's path cleaning would change ("//", "/./", "/../") is answered 400 "Bad Request\n".
+//   redirectScheme, redirectRegex: 302/301 for GET, 307/308 otherwise, body the status text.
+//   headers: customRequestHeaders (an empty value removes), customResponseHeaders, CORS (a
+//     preflight OPTIONS answered 200), the security headers (STS on https unless forced),
+//     allowedHosts (500 "Bad Host\n").
+//   basicAuth: 401 "401 Unauthorized\n" with WWW-Authenticate; bcrypt, $apr1$/$1$ and {SHA} hashes.
+//   ipAllowList: 403 "Forbidden" (or rejectStatusCode); rateLimit: 429 "Too Many Requests" with
+//     Retry-After and X-Retry-In, or a delay (Exchange::delay).
+// Regular expressions are RE2 (Go's syntax; never backtracking), at most 4096 bytes each, and each
+// compiled one bounded to 2 MiB. Not taken from Traefik: basicAuth's usersFile (no files read
+// here), rateLimit's redis, the deprecated ipWhiteList, CSP's $NONCE (kept literally).
 #pragma once
 
 #include <chrono>
@@ -32,18 +47,33 @@ struct Exchange {
   std::string method;
   std::string scheme = "http";  // of the entry point: http | https
   std::string host;             // the Host header as received (may carry a port)
-  std::string path;             // before '?', as received (percent-encoded)
+  // Before '?', as received (percent-encoded). A middleware that rewrites it leaves it in Go's
+  // URL.EscapedPath() form, as Traefik forwards it. stripPrefix of the whole path leaves it
+  // empty (as Traefik does); the proxy sends "/" then, as Go's URL.RequestURI() does.
+  std::string path;
   std::string raw_query;        // after '?', without it; empty when none
-  HeaderList headers;           // request headers (Host excluded)
+  // Request headers (Host excluded). The proxy adds X-Forwarded-* (Traefik's forwardedheaders,
+  // before the chain: redirectScheme reads X-Forwarded-Proto); middlewares add headers under
+  // Go's canonical names ("X-Forwarded-Prefix").
+  HeaderList headers;
   std::string client_ip;        // the TCP peer's address
   std::chrono::steady_clock::time_point now;  // for rate limits
   // Added to the response by OnResponse-less middlewares at request time (e.g. headers'
   // customResponseHeaders are applied in OnResponse instead); the proxy copies these in.
   HeaderList response_headers_to_set;
-  // stripPrefix/stripPrefixRegex record what they removed (X-Forwarded-Prefix is set from it).
+  // How long the proxy holds the request before forwarding it: rateLimit shapes traffic as
+  // Traefik does, delaying a request whose token is due within 1/(2*rate) (capped at 500ms)
+  // rather than refusing it. Several rate limits add up.
+  std::chrono::nanoseconds delay{0};
+  // headers' customRequestHeaders {"X-Forwarded-For": ""}: the proxy sends no X-Forwarded-For at
+  // all, not even the client's address (Go's ReverseProxy nil-header convention Traefik uses).
+  bool omit_x_forwarded_for = false;
+  // The user basicAuth authenticated (Traefik's access-log ClientUsername); empty otherwise.
+  std::string user;
 };
 
-// A response a middleware gives instead of forwarding the request.
+// A response a middleware gives instead of forwarding the request. Its headers are Traefik's
+// (Content-Type as Go would send or sniff it); the proxy adds Content-Length and Date.
 struct Answer {
   int status = 200;
   HeaderList headers;
@@ -56,6 +86,9 @@ class Middleware {
   // Changes the request, or answers it (the chain stops there). Thread-safe: called concurrently.
   virtual std::optional<Answer> OnRequest(Exchange& exchange) const = 0;
   // Changes the response's headers before they go to the client (status as the backend sent it).
+  // Called, last middleware first, for every middleware whose OnRequest passed the request on —
+  // also when a later middleware answered it (Traefik's response writers wrap: a basicAuth 401
+  // after a headers middleware carries its customResponseHeaders), never for the one answering.
   virtual void OnResponse(const Exchange& /*exchange*/, int /*status*/, HeaderList& /*headers*/) const {}
 };
 
@@ -67,7 +100,8 @@ struct ForwardAuthConfig {
   std::vector<std::string> auth_request_headers;
   std::vector<std::string> add_auth_cookies_to_response;
   bool forward_body = false;
-  int64_t max_body_size = -1;
+  int64_t max_body_size = -1;           // -1: no limit
+  int64_t max_response_body_size = -1;  // of the auth server's answer; -1: no limit
   std::string header_field;
   bool preserve_location_header = false;
   bool preserve_request_method = false;
@@ -77,9 +111,16 @@ struct ForwardAuthConfig {
   bool tls_insecure_skip_verify = false;
 };
 
+// Traefik's retry: `attempts` >= 1. The first wait is `initial_interval`, growing to twice it
+// by the last attempt; 0 — Traefik's default, whatever its examples show — retries at once.
 struct RetryConfig {
   int attempts = 0;
-  std::chrono::milliseconds initial_interval{100};
+  std::chrono::milliseconds initial_interval{0};
+  std::chrono::milliseconds timeout{0};       // over all attempts; 0: none
+  int64_t max_request_body_bytes = 2 << 20;   // a larger body is not retried
+  std::vector<std::pair<int, int>> status;    // retry on these response codes (inclusive ranges)
+  bool disable_retry_on_network_error = false;
+  bool retry_non_idempotent_method = false;
 };
 
 struct BufferingConfig {
