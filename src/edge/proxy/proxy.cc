@@ -95,16 +95,6 @@ bool NamedIn(std::string_view connection, std::string_view name) {
   return false;
 }
 
-std::string_view HostWithoutPort(std::string_view host) {
-  if (!host.empty() && host.front() == '[') {
-    size_t close = host.find(']');
-    return close == std::string_view::npos ? host : host.substr(1, close - 1);
-  }
-  size_t colon = host.rfind(':');
-  if (colon != std::string_view::npos && host.find(':') == colon) return host.substr(0, colon);
-  return host;
-}
-
 void AppendDecimal(std::string& out, uint64_t v) {
   char buf[20];
   auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
@@ -228,7 +218,7 @@ class Proxy::Impl {
                                bool keep_alive);
   asio::awaitable<bool> Forward(Worker& w, beast::tcp_stream& client, const Route& route, Exchange& x,
                                 const std::string& body, bool head_request, unsigned client_version,
-                                bool keep_alive, uint16_t port);
+                                bool keep_alive);
   asio::awaitable<std::optional<Upstream>> Connect(Worker& w, const std::shared_ptr<ServerState>& server);
   void Park(Worker& w, Upstream up);
   asio::awaitable<bool> WriteAll(beast::tcp_stream& s, std::string_view data);
@@ -408,19 +398,27 @@ asio::awaitable<bool> Proxy::Impl::Handle(Worker& w, beast::tcp_stream& client,
   if (q != std::string_view::npos) x.raw_query.assign(target.substr(q + 1));
   x.client_ip = client_ip;
   x.now = std::chrono::steady_clock::now();
+  // The client's own X-Forwarded-* and X-Real-Ip are not believed (Traefik without trusted IPs):
+  // the edge sets them, before the chain, which may read them (redirectScheme reads the proto).
   for (const auto& field : req) {
     std::string_view name = field.name_string();
     if (IEquals(name, "host")) {
       if (x.host.empty()) x.host.assign(field.value());
       continue;
     }
+    if ((name.size() > 12 && IEquals(name.substr(0, 12), "x-forwarded-")) || IEquals(name, "x-real-ip")) continue;
     x.headers.emplace_back(std::string(name), std::string(field.value()));
   }
+  std::string port_text = std::to_string(port);
+  x.headers.emplace_back("X-Forwarded-Host", x.host);
+  x.headers.emplace_back("X-Forwarded-Port", port_text);
+  x.headers.emplace_back("X-Forwarded-Proto", x.scheme);
+  x.headers.emplace_back("X-Real-Ip", x.client_ip);
   std::vector<std::pair<std::string_view, std::string_view>> header_views;
   header_views.reserve(x.headers.size());
   for (const auto& [n, v] : x.headers) header_views.emplace_back(n, v);
   RequestFacts facts{.method = x.method,
-                     .host = HostWithoutPort(x.host),
+                     .host = x.host,
                      .path = x.path,
                      .query = x.raw_query,
                      .client_ip = x.client_ip,
@@ -432,16 +430,24 @@ asio::awaitable<bool> Proxy::Impl::Handle(Worker& w, beast::tcp_stream& client,
                                                        keep_alive)) &&
         keep_alive;
   }
-  for (const Step& step : route->chain) {
+  for (size_t i = 0; i < route->chain.size(); ++i) {
+    const Step& step = route->chain[i];
     if (!step.middleware) continue;
     if (std::optional<Answer> answer = step.middleware->OnRequest(x)) {
+      // The middlewares before it still change the answer's headers (they wrap it, as in Traefik).
+      for (size_t j = i; j-- > 0;)
+        if (route->chain[j].middleware) route->chain[j].middleware->OnResponse(x, answer->status, answer->headers);
       co_return co_await WriteAll(client, SimpleResponse(answer->status, "", answer->body, keep_alive,
                                                          answer->headers)) &&
           keep_alive;
     }
   }
+  if (x.delay.count() > 0) {  // rateLimit's shaping
+    asio::steady_timer wait(w.ioc, x.delay);
+    co_await wait.async_wait(kTuple);
+  }
   const bool head_request = req.method() == bhttp::verb::head;
-  co_return co_await Forward(w, client, *route, x, req.body(), head_request, req.version(), keep_alive, port);
+  co_return co_await Forward(w, client, *route, x, req.body(), head_request, req.version(), keep_alive);
 }
 
 asio::awaitable<std::optional<Upstream>> Proxy::Impl::Connect(Worker& w, const std::shared_ptr<ServerState>& server) {
@@ -564,7 +570,7 @@ asio::awaitable<bool> Proxy::Impl::ProbeOnce(const Probe& probe) {
 
 asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, beast::tcp_stream& client, const Route& route, Exchange& x,
                                            const std::string& body, bool head_request, unsigned client_version,
-                                           bool keep_alive, uint16_t port) {
+                                           bool keep_alive) {
   std::shared_ptr<ServerState> server = route.backend ? route.backend->Pick() : nullptr;
   if (!server) {
     unavailable_.fetch_add(1, std::memory_order_relaxed);
@@ -588,7 +594,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, beast::tcp_stream& client,
     head.reserve(512 + x.path.size() + x.raw_query.size());
     head += x.method;
     head += ' ';
-    head += x.path.empty() ? std::string_view("/") : std::string_view(x.path);
+    head += x.path.empty() ? std::string_view("/") : std::string_view(x.path);  // Go's RequestURI
     if (!x.raw_query.empty()) {
       head += '?';
       head += x.raw_query;
@@ -607,25 +613,17 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, beast::tcp_stream& client,
       if (IEquals(n, "connection")) connection = v;
     for (const auto& [n, v] : x.headers) {
       if (HopByHop(n) || IEquals(n, "content-length") || (!connection.empty() && NamedIn(connection, n))) continue;
-      if (n.size() > 12 && IEquals(std::string_view(n).substr(0, 12), "x-forwarded-")) continue;
-      if (IEquals(n, "x-real-ip")) continue;
-      if (!SafeHeader(n, v)) continue;
+      if (IEquals(n, "x-forwarded-for") || !SafeHeader(n, v)) continue;
       head += n;
       head += ": ";
       head += v;
       head += "\r\n";
     }
-    head += "X-Forwarded-For: ";
-    head += x.client_ip;
-    head += "\r\nX-Forwarded-Host: ";
-    head += x.host;
-    head += "\r\nX-Forwarded-Port: ";
-    AppendDecimal(head, port);
-    head += "\r\nX-Forwarded-Proto: ";
-    head += x.scheme;
-    head += "\r\nX-Real-Ip: ";
-    head += x.client_ip;
-    head += "\r\n";
+    if (!x.omit_x_forwarded_for) {
+      head += "X-Forwarded-For: ";
+      head += x.client_ip;
+      head += "\r\n";
+    }
     if (!body.empty() || x.method == "POST" || x.method == "PUT" || x.method == "PATCH") {
       head += "Content-Length: ";
       AppendDecimal(head, body.size());

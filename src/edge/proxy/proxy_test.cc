@@ -9,6 +9,9 @@
 
 #include <gtest/gtest.h>
 
+#include <boost/json/parse.hpp>
+
+#include "edge/middleware.h"
 #include "http/client.h"
 #include "http/server.h"
 
@@ -28,6 +31,9 @@ class Backend_ {
           resp.SetHeader("X-Seen-For", std::string(r.GetHeader("X-Forwarded-For")));
           resp.SetHeader("X-Seen-Connection", std::string(r.GetHeader("Connection")));
           resp.SetHeader("X-Seen-Custom", std::string(r.GetHeader("X-Custom")));
+          resp.SetHeader("X-Seen-Added", std::string(r.GetHeader("X-Added")));
+          resp.SetHeader("X-Seen-Prefix", std::string(r.GetHeader("X-Forwarded-Prefix")));
+          resp.SetHeader("X-Seen-Proto", std::string(r.GetHeader("X-Forwarded-Proto")));
           if (r.target == "/stream") {
             resp.stream = [](http::BodyWriter& w) {
               w.Write("one,");
@@ -179,6 +185,43 @@ TEST_F(ProxyTest, HopByHopHeadersAreNotForwardedAndStreamsAreRelayed) {
   auto s = client.Send(Get("/stream"));
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   EXPECT_EQ(s->body, "one,two");
+}
+
+Step MiddlewareStep(std::string name, std::string_view config) {
+  auto built = BuildMiddleware(boost::json::parse(config).as_object());
+  EXPECT_TRUE(built.ok()) << built.status().ToString();
+  return Step{.name = std::move(name), .middleware = built->middleware, .forward_auth = std::nullopt,
+              .retry = std::nullopt};
+}
+
+TEST_F(ProxyTest, AChainChangesTheRequestAndTheResponseAndItsAnswersKeepTheHeadersBeforeThem) {
+  Backend_ a("a");
+  a.Start();
+  StartProxy();
+  auto lb = MakeBackend(registry_, "a@test", {a.port()});
+  Route open = MakeRoute("api@test", "PathPrefix(`/api`)", 10, lb);
+  open.chain = {MiddlewareStep("h@test", R"({"headers":{"customRequestHeaders":{"X-Added":"1"},
+                                                         "customResponseHeaders":{"X-Edge":"yes"}}})"),
+                MiddlewareStep("strip@test", R"({"stripPrefix":{"prefixes":["/api"]}})")};
+  Route closed = MakeRoute("private@test", "PathPrefix(`/private`)", 20, lb);
+  closed.chain = {MiddlewareStep("h@test", R"({"headers":{"customResponseHeaders":{"X-Edge":"yes"}}})"),
+                  MiddlewareStep("auth@test", R"({"basicAuth":{"users":["u:{SHA}W6ph5Mm5Pz8GgiULbPgzG37mj9g="]}})")};
+  Serve({open, closed}, {lb});
+  http::Client client("127.0.0.1", port_);
+  auto r = client.Send(Get("/api/items?x=1", "a.test"));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "a /items?x=1");
+  EXPECT_EQ(r->GetHeader("X-Seen-Added"), "1");
+  EXPECT_EQ(r->GetHeader("X-Seen-Prefix"), "/api");
+  EXPECT_EQ(r->GetHeader("X-Seen-Proto"), "http");
+  EXPECT_EQ(r->GetHeader("X-Edge"), "yes");
+  auto denied = client.Send(Get("/private", "a.test"));
+  ASSERT_TRUE(denied.ok());
+  EXPECT_EQ(denied->status, 401);
+  EXPECT_EQ(denied->GetHeader("X-Edge"), "yes");
+  EXPECT_NE(denied->GetHeader("WWW-Authenticate").find("Basic realm="), std::string_view::npos);
+  EXPECT_EQ(a.hits(), 1);
 }
 
 TEST_F(ProxyTest, AServerThatRefusesTheConnectionHandsTheRequestToAnother) {
