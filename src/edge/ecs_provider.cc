@@ -90,15 +90,32 @@ std::pair<char32_t, size_t> DecodeRune(std::string_view s, size_t i) {
 // ---------------------------------------------------------------------------------------------
 // Errors, bounded.
 
+// Errors quote names and labels a tenant wrote: each is kept to kMaxErrorBytes, with control
+// characters escaped, so that logging one can neither flood nor forge lines.
+constexpr size_t kMaxErrorBytes = 1024;
+
 class ErrorLog {
  public:
   explicit ErrorLog(std::vector<std::string>* out) : out_(out) {}
-  void Add(std::string error) {
-    if (out_->size() + 1 < kMaxEcsErrors) {
-      out_->push_back(std::move(error));
-    } else {
+  void Add(std::string_view error) {
+    if (out_->size() + 1 >= kMaxEcsErrors) {
       ++left_out_;
+      return;
     }
+    std::string safe;
+    for (char c : error) {
+      if (safe.size() >= kMaxErrorBytes) {
+        safe += "...";
+        break;
+      }
+      auto byte = static_cast<unsigned char>(c);
+      if (byte < 0x20 || byte == 0x7F) {
+        safe += fmt::format("\\x{:02x}", byte);
+      } else {
+        safe += c;
+      }
+    }
+    out_->push_back(std::move(safe));
   }
   void Finish() {
     if (left_out_ > 0) out_->push_back(fmt::format("{} more errors not shown", left_out_));
@@ -857,7 +874,7 @@ EcsBuild BuildEcsConfiguration(const std::vector<EcsTask>& tasks, const EcsProvi
   parts.reserve(configurations.size());
   for (auto& [name, config] : configurations) parts.push_back({name, std::move(config.config)});
   MergedConfiguration merged = MergeConfigurations(std::move(parts), MergeStrategy::kMerge);
-  for (std::string& error : merged.errors) log.Add(std::move(error));
+  for (const std::string& error : merged.errors) log.Add(error);
   build.config = std::move(merged.config);
 
   if (json::value* http = build.config.if_contains("http"); http != nullptr && http->is_object()) {

@@ -703,6 +703,16 @@ TEST(EcsProviderTest, HostileNamesAndLabelsAreHandled) {
   ASSERT_TRUE(b.config.contains("http"));
   EXPECT_THAT(b.servers, SizeIs(1));
   EXPECT_THAT(b.errors, ElementsAre(HasSubstr(TaskId(2))));
+
+  // Errors quote what a tenant wrote: bounded, control characters escaped.
+  EcsBuild quoted = BuildEcsConfiguration(
+      {Awsvpc(3, "service:web", {Container("a\nFORGED\x01", {}, "")}),
+       Awsvpc(4, "service:" + long_name, {Container("app", {}, "")})},
+      Options());
+  ASSERT_THAT(quoted.errors, SizeIs(2));
+  EXPECT_THAT(quoted.errors[0], HasSubstr("skip container a\\x0aFORGED\\x01: no network interfaces"));
+  EXPECT_LE(quoted.errors[1].size(), 1024u + 3);
+  EXPECT_TRUE(quoted.errors[1].ends_with("..."));
 }
 
 }  // namespace
