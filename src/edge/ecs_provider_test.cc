@@ -450,6 +450,14 @@ TEST(EcsProviderTest, WhatIsFilteredIsNotRoutedAndNotAnError) {
     cases.push_back({"constraint not matched",
                      Awsvpc(1, "service:web", {Container("app", {{"rise.dev/controller-class", "staging"}})}), o});
   }
+  {
+    EcsProviderOptions o = Options();
+    o.constraints = "LabelRegex(`team`, `^pay`) && !Label(`rise.dev/controller-class`, `staging`)";
+    cases.push_back({"a compound constraint not matched",
+                     Awsvpc(1, "service:web", {Container("app", {{"team", "payments"},
+                                                                 {"rise.dev/controller-class", "staging"}})}),
+                     o});
+  }
   for (const Case& c : cases) {
     EcsBuild b = BuildEcsConfiguration({c.task}, c.options);
     EXPECT_TRUE(b.config.empty()) << c.what << ": " << json::serialize(b.config);
@@ -513,6 +521,12 @@ TEST(EcsProviderTest, WhatPassesTheFilter) {
     cases.push_back({"constraint matched",
                      Awsvpc(1, "service:web", {Container("app", {{"rise.dev/controller-class", "prod"}})}), o,
                      "http://10.0.1.5:8080"});
+  }
+  {
+    EcsProviderOptions o = Options();
+    o.constraints = "LabelRegex(`team`, `^pay`) && !Label(`rise.dev/controller-class`, `staging`)";
+    cases.push_back({"a compound constraint matched", Awsvpc(1, "service:web", {Container("app", {{"team", "payments"}})}),
+                     o, "http://10.0.1.5:8080"});
   }
   for (const Case& c : cases) {
     EcsBuild b = BuildEcsConfiguration({c.task}, c.options);
