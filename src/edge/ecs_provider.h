@@ -96,8 +96,9 @@ inline constexpr size_t kMaxEcsErrors = 1'000;
 // The cap on a container's `paddock.edge.drain-timeout`.
 inline constexpr int64_t kMaxDrainTimeoutMs = 3'600'000;
 
-// Traefik's Normalize: the name split on every rune that is not a letter or digit, the pieces
-// joined with '-'.
+// Traefik's Normalize: the name split on every rune that is not a letter or number (Go's
+// unicode.IsLetter / IsNumber, Unicode 15.0; a malformed UTF-8 byte is neither), the non-empty
+// pieces joined with '-'. "service:rise-web_app" -> "service-rise-web-app".
 std::string Normalize(std::string_view name);
 
 // Traefik's defaults for a load-balancer service, as its label decoder sets them on every
