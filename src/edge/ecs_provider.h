@@ -10,10 +10,13 @@
 //   // build.servers: which task each server URL belongs to (for drains); build.errors: what Traefik logs
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <boost/json/object.hpp>
@@ -47,7 +50,8 @@ struct EcsTask {
   std::string network_mode;    // awsvpc, bridge, host
   bool has_attachments = false;  // the task's attachments[] is non-empty
   // bridge/host on EC2: the container instance's private IP and its EC2 instance state
-  // ("running"); Traefik takes the machine's state, not the task's, for these modes.
+  // ("running"); Traefik takes the machine's state, not the task's, for these modes. An empty
+  // machine_state: no container instance was found (each container is skipped, logged).
   std::string host_ip;
   std::string machine_state;
   std::vector<EcsContainer> containers;
@@ -76,14 +80,43 @@ struct EcsServer {
 struct EcsBuild {
   boost::json::object config;       // the merged configuration, services with Traefik's defaults
   std::vector<EcsServer> servers;   // in the order of config's servers
-  std::vector<std::string> errors;  // what Traefik logs (a container dropped, a conflict, ...)
+  // Routers whose rule is the default rule (Traefik's Router.DefaultRule, not in the JSON): the
+  // edge adds Traefik's anti-recursion check to them.
+  std::set<std::string> default_rule_routers;
+  // What Traefik logs (a container dropped, a conflict, ...), at most kMaxEcsErrors of them; the
+  // last one then counts those left out.
+  std::vector<std::string> errors;
 };
 
-// Traefik's Normalize: the name split on every rune that is not a letter or digit, the pieces
-// joined with '-'.
+// Bounds on one build: tasks past the first kMaxEcsTasks (desiredStatus RUNNING) and containers
+// past a task's first kMaxEcsContainersPerTask are ignored, with an error.
+inline constexpr size_t kMaxEcsTasks = 10'000;
+inline constexpr size_t kMaxEcsContainersPerTask = 100;
+inline constexpr size_t kMaxEcsErrors = 1'000;
+// The cap on a container's `paddock.edge.drain-timeout`.
+inline constexpr int64_t kMaxDrainTimeoutMs = 3'600'000;
+
+// Traefik's Normalize: the name split on every rune that is not a letter or number (Go's
+// unicode.IsLetter / IsNumber, Unicode 15.0; a malformed UTF-8 byte is neither), the non-empty
+// pieces joined with '-'. "service:rise-web_app" -> "service-rise-web-app".
 std::string Normalize(std::string_view name);
 
+// Traefik's defaults for a load-balancer service, as its label decoder sets them on every
+// loadBalancer it creates: passHostHeader true, strategy "wrr", responseForwarding.flushInterval
+// "100ms"; a healthCheck's followRedirects true, mode "http", interval "30s", timeout "5s"; a
+// passiveHealthCheck's failureWindow "10s", maxFailedAttempts 1; a sticky cookie's path "/".
+// Fields present are kept; a service without a loadBalancer object is left alone.
+void ApplyServiceDefaults(boost::json::object& service);
+
 // Tasks with desiredStatus other than RUNNING are ignored (Traefik lists desiredStatus=RUNNING).
+// Per container, in Traefik's order (pkg/provider/ecs): awsvpc (with attachments) needs an IP
+// ("no network interfaces" otherwise), other modes a container instance; `traefik.enable` must
+// parse; then the filter (state running, health not UNHEALTHY — awsvpc only, as in Traefik —, an
+// IP, enabled, constraints); the labels must decode (edge/dynamic.h); every service gets this
+// container's server; routers get the default rule and the only service. The containers'
+// configurations are then merged in name order (edge/merge.h, kMerge). Instance names are
+// Normalize(group with its first ':' made '-' + "-" + container) + "-" + the task ARN's last 12
+// characters; a later container of the same instance name replaces an earlier one, as in Traefik.
 EcsBuild BuildEcsConfiguration(const std::vector<EcsTask>& tasks, const EcsProviderOptions& options);
 
 }  // namespace paddock::edge
