@@ -177,6 +177,9 @@ struct LogsAnswer {
 // The longest drainTimeout a hold may ask for (ALB's longest deregistration delay), and the
 // longest an agent keeps a task in DEACTIVATING whatever its control plane answers.
 inline constexpr std::chrono::seconds kMaxDrainTimeout{3600};
+// The longest lease of an edge's holds: a hold not renewed for this long is dead, so an agent that
+// cannot reach its control plane for this long holds a task no longer.
+inline constexpr std::chrono::seconds kMaxDrainLease{300};
 // The longest wait of one AwaitDrain ask: the agent asks again until it is told to go.
 inline constexpr std::chrono::seconds kMaxDrainAsk{20};
 

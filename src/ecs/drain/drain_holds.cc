@@ -338,7 +338,9 @@ StatusOr<DrainAnswer> DrainHolds::Await(std::string_view agent_id, std::string_v
       wake = std::min(wake, steady::now() + std::max(in, steady::duration::zero()));
     }
     std::unique_lock lock(mu_);
+    ++waiters_;
     cv_.wait_until(lock, stop, wake, [&] { return shutdown_ || generation_ != seen; });
+    --waiters_;
   }
 }
 
@@ -367,6 +369,11 @@ void DrainHolds::Forget(TimePoint now) {
 size_t DrainHolds::remembered() {
   std::lock_guard lock(mu_);
   return first_asked_.size();
+}
+
+size_t DrainHolds::waiters() {
+  std::lock_guard lock(mu_);
+  return waiters_;
 }
 
 StatusOr<size_t> DrainHolds::ReapExpired(TimePoint now, size_t max_edges) {

@@ -71,7 +71,7 @@ inline constexpr size_t kMaxEdgeIdLength = 64;
 inline constexpr size_t kMaxHoldsPerPut = 10'000;
 inline constexpr std::chrono::seconds kMaxDrainTimeout = agent::protocol::kMaxDrainTimeout;  // 3600 s
 inline constexpr std::chrono::seconds kMinLease{1};
-inline constexpr std::chrono::seconds kMaxLease{300};
+inline constexpr std::chrono::seconds kMaxLease = agent::protocol::kMaxDrainLease;  // 300 s
 // Edges of one scope whose lease has not lapsed; a new edge past it is ResourceExhausted.
 inline constexpr size_t kMaxEdgesPerScope = 100;
 
@@ -160,8 +160,9 @@ class DrainHolds {
   // Account deletion (iam::AccountReaper, through the node): every hold and edge of `account`.
   Status ReapAccount(const AccountId& account);
 
-  // Tasks whose first ask is remembered (for tests).
+  // Tasks whose first ask is remembered, and Await calls waiting now (for tests).
   size_t remembered();
+  size_t waiters();
 
  private:
   // The verdict for a task's holds at `now`; `next` is when it may change by time alone (the bound
@@ -182,6 +183,7 @@ class DrainHolds {
   std::condition_variable_any cv_;
   uint64_t generation_ = 0;               // GUARDED_BY(mu_): bumped by every change of the holds
   bool shutdown_ = false;                 // GUARDED_BY(mu_)
+  size_t waiters_ = 0;                    // GUARDED_BY(mu_): Await calls in their wait
   // GUARDED_BY(mu_): by task ARN, the first ask that found the task held (a task asked about
   // while unheld is not remembered; one remembered and no longer held was RELEASED).
   std::map<std::string, TimePoint> first_asked_;
