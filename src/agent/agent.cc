@@ -1220,9 +1220,6 @@ class Agent::Driver {
     }
   }
 
-  // Stops whatever runs, removes what was made and reports the task down to STOPPED. A nullopt
-  // stop code keeps what StopTask recorded. Safe on a task that was never (or partly) started:
-  // everything is found by name and what is missing is skipped.
   // Whether every essential container still runs, as the runtime says (so also for a task
   // re-adopted mid-teardown): the task may still be serving. Otherwise nothing is left to drain.
   bool EssentialsRunning() {
@@ -1298,6 +1295,10 @@ class Agent::Driver {
     return true;
   }
 
+  // Stops whatever runs, removes what was made and reports the task down to STOPPED. A nullopt
+  // stop code keeps what StopTask recorded. Safe on a task that was never (or partly) started:
+  // everything is found by name and what is missing is skipped. Between DEACTIVATING and
+  // STOPPING the task is held while edges drain it (AwaitDrain).
   void Teardown(std::optional<std::string> stop_code, std::optional<std::string> reason) {
     TaskStateChange deactivating = Change("DEACTIVATING");
     deactivating.stopped_reason = std::move(reason);

@@ -139,8 +139,9 @@ class DrainHolds {
 
   // ---- The agent's side ----
   // Whether agent `agent_id` may stop `task_arn` at `now` (rules (a) to (d) above), without
-  // waiting. The first call for a task records `now` as its first ask. PermissionDenied unless
-  // the task is assigned to `agent_id` and not STOPPED.
+  // waiting. The first call that finds the task held records `now` as its first ask (a task asked
+  // about while unheld costs no memory). PermissionDenied unless the task is assigned to
+  // `agent_id` and not STOPPED.
   StatusOr<DrainAnswer> Check(std::string_view agent_id, std::string_view task_arn, TimePoint now);
   // Check, then, while the answer is kWait, waits — woken by Put, Release, Wake, the bound and the
   // earliest lease end (both read on the clock) — until the answer is go or `max_wait` (real time)
