@@ -9,6 +9,7 @@
 #include "common/json_fields.h"
 #include "agent/images/digest.h"
 #include "agent/logs.h"
+#include "agent/protocol/wire.h"
 #include "agent/pull_progress.h"
 #include "agent/sweep.h"
 #include "agent/task_credentials.h"
@@ -27,6 +28,7 @@
 #include <future>
 #include <optional>
 #include <sstream>
+#include <stop_token>
 #include <vector>
 
 #include <boost/json.hpp>
@@ -209,15 +211,21 @@ class Agent::Driver {
   // The control plane no longer lists the task: it is torn down like a stopped one, and nothing
   // is reported (there is no record left to report to, or it is no longer this agent's).
   void Orphan() {
-    std::lock_guard lock(mu_);
-    orphaned_ = true;
-    stop_requested_ = true;
-    cv_.notify_all();
+    {
+      std::lock_guard lock(mu_);
+      orphaned_ = true;
+      stop_requested_ = true;
+      cv_.notify_all();
+    }
+    drain_stop_.request_stop();  // a drain wait for a task no longer ours ends
   }
   void Abandon() {
-    std::lock_guard lock(mu_);
-    abandon_ = true;
-    cv_.notify_all();
+    {
+      std::lock_guard lock(mu_);
+      abandon_ = true;
+      cv_.notify_all();
+    }
+    drain_stop_.request_stop();
   }
   bool done() const { return done_.load(); }
   bool reported_stopped() const { return reported_stopped_.load(); }
@@ -333,6 +341,10 @@ class Agent::Driver {
   bool abandoned() {
     std::lock_guard lock(mu_);
     return abandon_;
+  }
+  bool orphaned() {
+    std::lock_guard lock(mu_);
+    return orphaned_;
   }
   bool stop_requested() {
     std::lock_guard lock(mu_);
@@ -1208,14 +1220,91 @@ class Agent::Driver {
     }
   }
 
+  // Whether every essential container still runs, as the runtime says (so also for a task
+  // re-adopted mid-teardown): the task may still be serving. Otherwise nothing is left to drain.
+  bool EssentialsRunning() {
+    bool any = false;
+    for (const auto& c : containers_) {
+      if (!c.essential) continue;
+      auto st = agent_.runtime_.State(c.id);
+      if (!st.ok() || st->status != runtime::ContainerStatus::kRunning) return false;
+      any = true;
+    }
+    return any;
+  }
+
+  // Drain before stop (docs/contracts/task.md "Drain before stop"): keeps the task in DEACTIVATING
+  // while the edges that route to it drain it, asking the control plane (Control::AwaitDrain, up to
+  // kMaxDrainAsk a time) until it says go — unless an essential container has exited already
+  // (nothing is served), the task is no longer this agent's, or AgentOptions::max_drain_wait
+  // passed. An answer the control plane cannot give (Unavailable) is asked again a second later,
+  // for at most kMaxDrainLease since its last answer (no hold outlives that); a refusal ends the
+  // wait. Logs how long the task was held. False if abandoned (the node stopping: the task stays
+  // DEACTIVATING, and the next agent asks again, its first ask still counting).
+  bool AwaitDrain() {
+    if (orphaned() || !EssentialsRunning()) return true;
+    using steady = std::chrono::steady_clock;
+    const steady::time_point began = steady::now();
+    steady::time_point answered = began;  // the control plane's last answer
+    const TimePoint held_from = agent_.clock_.Now();
+    bool held = false;  // an answer said to wait
+    std::string outcome;
+    for (;;) {
+      if (abandoned()) return false;
+      if (orphaned()) {
+        outcome = "the task is no longer assigned to this agent";
+        break;
+      }
+      const auto left = agent_.options_.max_drain_wait - (steady::now() - began);
+      if (left <= steady::duration::zero()) {
+        outcome = fmt::format("the agent's own bound of {} s", agent_.options_.max_drain_wait.count());
+        break;
+      }
+      const auto ask = std::min<std::chrono::milliseconds>(
+          protocol::kMaxDrainAsk, std::chrono::duration_cast<std::chrono::milliseconds>(left) + std::chrono::milliseconds(1));
+      const steady::time_point asked = steady::now();
+      StatusOr<protocol::DrainAnswer> a =
+          agent_.control_.AwaitDrain(agent_.options_.agent_id, spec_, ask, drain_stop_.get_token());
+      if (a.ok()) {
+        answered = steady::now();
+        if (a->go()) {
+          outcome = protocol::DrainVerdictName(a->verdict);
+          break;
+        }
+        if (!held)
+          fmt::print(stderr, "paddock: agent: task {}: held in DEACTIVATING while {} edge(s) drain it\n", spec_.task_arn,
+                     a->holds);
+        held = true;
+        // "Wait" at once (a control plane with no wait slot free): a second before asking again.
+        if (answered - asked < std::chrono::milliseconds(100) && ask >= std::chrono::seconds(1))
+          SleepUnlessAbandoned(std::chrono::seconds(1));
+        continue;
+      }
+      if (abandoned()) return false;
+      if (a.status().code() == StatusCode::kAborted) continue;  // orphaned meanwhile: said above
+      if (a.status().code() == StatusCode::kUnavailable && steady::now() - answered < protocol::kMaxDrainLease) {
+        SleepUnlessAbandoned(std::chrono::seconds(1));
+        continue;
+      }
+      outcome = fmt::format("the control plane did not say ({})", a.status().ToString());
+      break;
+    }
+    if (held || outcome != protocol::DrainVerdictName(protocol::DrainVerdict::kNoHolds))
+      fmt::print(stderr, "paddock: agent: task {}: drained for {:.3f} s before its stop ({})\n", spec_.task_arn,
+                 std::chrono::duration<double>(agent_.clock_.Now() - held_from).count(), outcome);
+    return true;
+  }
+
   // Stops whatever runs, removes what was made and reports the task down to STOPPED. A nullopt
   // stop code keeps what StopTask recorded. Safe on a task that was never (or partly) started:
-  // everything is found by name and what is missing is skipped.
+  // everything is found by name and what is missing is skipped. Between DEACTIVATING and
+  // STOPPING the task is held while edges drain it (AwaitDrain).
   void Teardown(std::optional<std::string> stop_code, std::optional<std::string> reason) {
     TaskStateChange deactivating = Change("DEACTIVATING");
     deactivating.stopped_reason = std::move(reason);
     deactivating.stop_code = std::move(stop_code);
     if (!Report(std::move(deactivating))) return;
+    if (!AwaitDrain()) return DrainChecks();  // abandoned
     Report("STOPPING");
     if (!StopContainers()) return DrainChecks();  // abandoned
     DrainChecks();
@@ -1277,6 +1366,7 @@ class Agent::Driver {
   bool stop_requested_ = false;  // GUARDED_BY(mu_)
   bool abandon_ = false;         // GUARDED_BY(mu_)
   bool orphaned_ = false;        // GUARDED_BY(mu_)
+  std::stop_source drain_stop_;  // requested by Abandon and Orphan: ends a drain wait
   std::atomic<bool> done_{false};
   std::atomic<bool> reported_stopped_{false};
   std::thread thread_;  // last: started once everything above is constructed

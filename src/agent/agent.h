@@ -7,7 +7,9 @@
 //
 //   PENDING (images resolved from the local store) → ACTIVATING (the task's network) →
 //   containers created and started in dependsOn order → RUNNING (health checks, restarts) →
-//   (an essential container exits for good, or desiredStatus STOPPED) → DEACTIVATING → STOPPING
+//   (an essential container exits for good, or desiredStatus STOPPED) → DEACTIVATING (held there
+//   while the edges routing to it drain it: Control::AwaitDrain, unless an essential container
+//   has exited) → STOPPING
 //   (SIGTERM in reverse dependsOn order, SIGKILL after stopTimeout) → containers deleted →
 //   task netns deleted → DEPROVISIONING → STOPPED (with each container's exit code)
 //
@@ -128,6 +130,9 @@ struct AgentOptions {
   std::chrono::milliseconds monitor_interval = std::chrono::milliseconds(200);
   // SIGTERM → SIGKILL when a container definition sets no stopTimeout; ECS's default.
   std::chrono::seconds default_stop_timeout = std::chrono::seconds(30);
+  // The longest the agent keeps a stopping task in DEACTIVATING while edges drain it (Teardown's
+  // drain wait, Control::AwaitDrain), whatever its control plane answers.
+  std::chrono::seconds max_drain_wait = protocol::kMaxDrainTimeout;
   // Upper bound on any container's stopTimeout (ECS caps it at 120 s).
   std::chrono::seconds max_stop_timeout = std::chrono::seconds(120);
   // How long a container's dependants wait for it to COMPLETE, SUCCEED or become HEALTHY when its

@@ -29,6 +29,8 @@
 #include "common/testing/fake_clock.h"
 #include "agent/sweep.h"
 #include "ecs/cluster/clusters.h"
+#include "ecs/drain/drain_holds.h"
+#include "ecs/drain/task_lookup.h"
 #include "ecs/common/records.h"
 #include "ecs/taskdef/taskdefs.h"
 #include "ecs/task/tasks.h"
@@ -60,6 +62,7 @@ std::string Str(const json::object& o, std::string_view key) {
 class AgentTest : public ::testing::Test {
  protected:
   AgentTest() {
+    control_.SetDrainHolds(&drain_);
     EXPECT_TRUE(clusters_.Create(kScope, Parse(R"({"clusterName":"default"})")).ok());
     fs::path rootfs = fs::path(store_.dir()) / "rootfs";
     fs::create_directories(rootfs / "bin");
@@ -186,6 +189,9 @@ class AgentTest : public ::testing::Test {
   ecs::taskdef::TaskDefinitions tds_{*store_};
   ecs::cluster::Clusters clusters_{*store_};
   ecs::task::Tasks tasks_{*store_, tds_, clusters_, std::string(kAgentId)};
+  // The edges' drain holds the agent waits on before it stops a task (an edge is the test).
+  ecs::drain::TasksLookup drain_lookup_{tasks_};
+  ecs::drain::DrainHolds drain_{*store_, drain_lookup_, clock_};
   TasksControl control_{tasks_};  // the caller wakes the agent (Tasks::SetChangeListener)
   images::ImageStore images_{*store_, store_.dir() + "/images", clock_};
   runtime::FakeRuntime rt_;
@@ -458,6 +464,65 @@ TEST_F(AgentTest, StopTimeoutSendsSigkillOnlyAfterTheContainersStopTimeout) {
   EXPECT_TRUE(sent(SIGKILL));
   EXPECT_EQ(Str(t, "stopCode"), "UserInitiated");
   EXPECT_EQ(Container(t, "app").at("exitCode"), 137);
+}
+
+// Drain before stop (docs/contracts/task.md): a stopped task an edge holds stays DEACTIVATING —
+// its containers untouched — until the hold is released; only then STOPPING and SIGTERM.
+TEST_F(AgentTest, SigtermIsSentOnlyAfterTheEdgesHoldIsReleased) {
+  StartAgent();
+  std::string arn = Run(R"([{"name":"app","image":"busybox:agenttest"}])");
+  WaitStatus(arn, "RUNNING");
+  const ecs::drain::EdgeId edge("edge-1");
+  ASSERT_TRUE(drain_.Put(kScope, edge, {{arn, std::chrono::seconds(30)}}, std::chrono::seconds(15), clock_.Now()).ok());
+  ASSERT_TRUE(tasks_.Stop(kScope, std::nullopt, arn, std::nullopt, kCaller, clock_.Now()).ok());
+  ASSERT_TRUE(WaitUntil([&] { return drain_.remembered() == 1; }));  // DEACTIVATING reported, and it asked
+  EXPECT_EQ(Str(Describe(arn), "lastStatus"), "DEACTIVATING");
+  EXPECT_TRUE(rt_.signals().empty());
+  EXPECT_TRUE(Running(Id(arn, 0)));
+  ASSERT_TRUE(drain_.Release(kScope, edge, arn).ok());
+  json::object t = WaitStatus(arn, "STOPPED");
+  EXPECT_EQ(rt_.signals(), (std::vector<std::pair<ContainerId, int>>{{Id(arn, 0), SIGTERM}}));
+  EXPECT_EQ(Str(t, "stopCode"), "UserInitiated");
+}
+
+// Nothing to drain once the essential container exited: the stop does not wait on the hold.
+TEST_F(AgentTest, ATaskWhoseEssentialContainerExitedIsNotHeldForDrain) {
+  StartAgent();
+  std::string arn = Run(R"([{"name":"app","image":"busybox:agenttest"}])");
+  WaitStatus(arn, "RUNNING");
+  ASSERT_TRUE(drain_.Put(kScope, ecs::drain::EdgeId("edge-1"), {{arn, std::chrono::seconds(3600)}},
+                         std::chrono::seconds(300), clock_.Now())
+                  .ok());
+  rt_.Exit(Id(arn, 0), 3);
+  json::object t = WaitStatus(arn, "STOPPED");  // the clock never moved, the hold is live
+  EXPECT_EQ(Str(t, "stopCode"), "EssentialContainerExited");
+  EXPECT_EQ(drain_.remembered(), 0u);  // it never asked
+}
+
+// An agent stopped mid-drain leaves at once (it does not sit out its ask); the next agent
+// re-adopts the DEACTIVATING task and waits on — bounded from the first ask, not its own.
+TEST_F(AgentTest, AnAgentStoppedMidDrainLeavesPromptlyAndTheNextOneKeepsTheFirstAsksBound) {
+  StartAgent();
+  std::string arn = Run(R"([{"name":"app","image":"busybox:agenttest"}])");
+  WaitStatus(arn, "RUNNING");
+  ASSERT_TRUE(drain_.Put(kScope, ecs::drain::EdgeId("edge-1"), {{arn, std::chrono::seconds(30)}},
+                         std::chrono::seconds(300), clock_.Now())
+                  .ok());
+  ASSERT_TRUE(tasks_.Stop(kScope, std::nullopt, arn, std::nullopt, kCaller, clock_.Now()).ok());
+  ASSERT_TRUE(WaitUntil([&] { return drain_.remembered() == 1; }));
+  const auto stopping = std::chrono::steady_clock::now();
+  RestartAgent();
+  EXPECT_LT(std::chrono::steady_clock::now() - stopping, std::chrono::seconds(10));  // an ask lasts 20 s
+  EXPECT_EQ(Str(Describe(arn), "lastStatus"), "DEACTIVATING");
+  EXPECT_TRUE(Running(Id(arn, 0)));
+  EXPECT_TRUE(rt_.signals().empty());
+
+  clock_.Advance(std::chrono::seconds(20));
+  StartAgent();  // asks again at first ask + 20 s: the bound stays first ask + 30 s
+  clock_.Advance(std::chrono::seconds(10));
+  drain_.Wake();  // the fake clock jumped
+  json::object t = WaitStatus(arn, "STOPPED");
+  EXPECT_EQ(rt_.signals(), (std::vector<std::pair<ContainerId, int>>{{Id(arn, 0), SIGTERM}}));
 }
 
 TEST_F(AgentTest, ShutdownIsTheReverseOfTheDependencyOrder) {

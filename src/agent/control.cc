@@ -27,6 +27,11 @@ StatusOr<protocol::LogsAnswer> Control::ShipLogs(std::string_view agent_id, cons
   return FailedPrecondition(fmt::format("this control plane ships no logs (agent {})", agent_id));
 }
 
+StatusOr<protocol::DrainAnswer> Control::AwaitDrain(std::string_view, const protocol::LaunchSpec&,
+                                                   std::chrono::milliseconds, std::stop_token) {
+  return protocol::DrainAnswer{};  // no holds here: nothing to wait for
+}
+
 bool NeedsExecutionResources(const protocol::LaunchSpec& spec) {
   namespace json = boost::json;
   boost::system::error_code ec;

@@ -19,9 +19,11 @@
 // instance's ARN (protocol::InstanceAgentId).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -95,6 +97,16 @@ class Control {
   // logs (the agent then refuses awslogs). Other errors: the call failed, and the agent tries again.
   virtual StatusOr<protocol::LogsAnswer> ShipLogs(std::string_view agent_id, const protocol::LaunchSpec& spec,
                                                   const protocol::LogsCall& call);
+  // Drain before stop (docs/agent-protocol.md "AwaitDrain"): whether the task of `spec` — assigned
+  // to `agent_id`, reported DEACTIVATING — may be stopped now, or must stay in DEACTIVATING while the
+  // edges that route to it drain it (ecs/drain: held until every hold is released, the longest
+  // drainTimeout passed since the first ask, or every hold's lease lapsed). Waits up to `max_wait`
+  // (a remote control plane: up to protocol::kMaxDrainAsk) for "go" and answers kWait when none
+  // came: the agent asks again. Aborted once `stop` is requested (the agent abandons the task);
+  // PermissionDenied when the task is not the agent's; Unavailable when the control plane cannot
+  // answer now. By default "go" at once (kNoHolds): a control plane that keeps no holds.
+  virtual StatusOr<protocol::DrainAnswer> AwaitDrain(std::string_view agent_id, const protocol::LaunchSpec& spec,
+                                                     std::chrono::milliseconds max_wait, std::stop_token stop);
 };
 
 // Whether `spec`'s pinned definition gives any container secrets or repositoryCredentials (what

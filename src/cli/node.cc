@@ -42,6 +42,8 @@
 #include "ecs/api/ecs_service.h"
 #include "ecs/api/models/models.h"
 #include "ecs/cluster/clusters.h"
+#include "ecs/drain/drain_holds.h"  // issue 14: the edges' drain holds
+#include "ecs/drain/task_lookup.h"
 #include "ecs/instance/instances.h"
 #include "ecs/service/services.h"
 #include "sched/scheduler.h"
@@ -100,6 +102,7 @@ using AccountSettingReaper = OwnerReaper<ecs::setting::AccountSettings>;
 using CapacityProviderReaper = OwnerReaper<ecs::capacity::CapacityProviders>;
 using SessionReaper = OwnerReaper<sts::Sessions>;  // STS temporary credentials (issue 11)
 using IamReaper = OwnerReaper<iam::Directory>;  // issue 11
+using DrainReaper = OwnerReaper<ecs::drain::DrainHolds>;  // issue 14
 
 // Who signed a request: an account's access key (iam::Accounts), a container instance's agent
 // credential (ecs/instance/agent_identity.h; docs/agent-protocol.md, "Identity") or STS
@@ -241,6 +244,12 @@ class Node::Impl {
   std::unique_ptr<CapacityProviderReaper> capacity_provider_reaper;
   // The service scheduler: made by Open, started by Start (not by `paddock admin`).
   std::unique_ptr<sched::Scheduler> scheduler;
+  // Issue 14: the edges' drain holds on the tasks they route to (ecs/drain), which every agent
+  // waits on before it stops a task (Control::AwaitDrain); declared before `control`, which
+  // uses them, so they outlive it.
+  std::unique_ptr<ecs::drain::TasksLookup> drain_lookup;
+  std::unique_ptr<ecs::drain::DrainHolds> drain;
+  std::unique_ptr<DrainReaper> drain_reaper;
   // Agents' side of the control plane: Tasks' change listener, long-poll waiters, and the
   // Paddock agent protocol's service (docs/agent-protocol.md).
   std::unique_ptr<agent::InProcessControl> control;
@@ -540,6 +549,15 @@ class Node::Impl {
     }
   }
 
+  // Removes the edges whose lease lapsed, with their holds, a bounded number per pass.
+  void ReapLapsedDrainHolds() {
+    for (int batch = 0; batch < 8; ++batch) {
+      auto reaped = drain->ReapExpired(SystemClock::Get().Now(), 16);
+      if (!reaped.ok()) fmt::print(stderr, "paddock: drain-hold reaper: {}\n", reaped.status().ToString());
+      if (!reaped.ok() || *reaped < 16) return;
+    }
+  }
+
   void ReaperLoop() {
     std::unique_lock lock(reaper_mu);
     while (!reaper_cv.wait_for(lock, std::chrono::seconds(30), [&] { return reaper_stop; })) {
@@ -553,6 +571,7 @@ class Node::Impl {
       auto services_reaped = services->ReapInactive(SystemClock::Get().Now());
       if (!services_reaped.ok()) fmt::print(stderr, "paddock: service reaper: {}\n", services_reaped.status().ToString());
       ReapExpiredSessions();
+      ReapLapsedDrainHolds();
       // Secrets whose recovery window ended (issue 12).
       auto secrets_reaped = secrets_manager->secrets().ReapDeleted();
       if (!secrets_reaped.ok()) fmt::print(stderr, "paddock: secret reaper: {}\n", secrets_reaped.status().ToString());
@@ -603,11 +622,18 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   control_options.network_identity = network_identity;
   impl->control =
       std::make_unique<agent::InProcessControl>(*impl->tasks, impl->container_instances.get(), control_options);
+  // Drain before stop (issue 14): every agent, in process or remote, waits on the edges' holds.
+  impl->drain_lookup = std::make_unique<ecs::drain::TasksLookup>(*impl->tasks);
+  impl->drain = std::make_unique<ecs::drain::DrainHolds>(*impl->store, *impl->drain_lookup);
+  impl->drain_reaper = std::make_unique<DrainReaper>("drain holds", *impl->drain);
+  impl->control->SetDrainHolds(impl->drain.get());
   // A long-poll returns in time to keep its instance connected.
   impl->agent_service = std::make_unique<agent::remote::AgentService>(
       *impl->control, *impl->container_instances,
-      agent::remote::AgentServiceOptions{.max_wait = std::min<std::chrono::milliseconds>(
-          std::chrono::seconds(20), std::chrono::seconds(config.agent_timeout_seconds) / 3)});
+      agent::remote::AgentServiceOptions{
+          .max_wait = std::min<std::chrono::milliseconds>(std::chrono::seconds(20),
+                                                          std::chrono::seconds(config.agent_timeout_seconds) / 3),
+          .max_drain_waiters = static_cast<size_t>(config.agent_long_polls)});
   impl->services = std::make_unique<ecs::service::Services>(
       *impl->store, *impl->task_definitions, *impl->clusters,
       ecs::service::Quotas{.services_per_cluster = config.quotas.services_per_cluster,
@@ -850,6 +876,7 @@ iam::Accounts& Node::accounts() { return *impl_->accounts; }
 store::Store& Node::store() { return *impl_->store; }
 ecs::service::Services& Node::services() { return *impl_->services; }
 ecs::task::Tasks& Node::tasks() { return *impl_->tasks; }
+ecs::drain::DrainHolds& Node::drain_holds() { return *impl_->drain; }
 
 StatusOr<BootstrapIdentity> Node::BootstrapAccount() {
   if (!impl_->bootstrap_identity) {
@@ -868,7 +895,8 @@ std::vector<iam::AccountReaper*> Node::reapers() {
           impl_->capacity_provider_reaper.get(), impl_->account_setting_reaper.get(),
           impl_->session_reaper.get(),         impl_->iam_reaper.get(),
           impl_->ssm.get(),                    impl_->secrets_manager.get(),
-          impl_->logs.get(),                   impl_->cloudmap.get()};  // issues 12, 13
+          impl_->logs.get(),                   impl_->cloudmap.get(),  // issues 12, 13
+          impl_->drain_reaper.get()};                                      // issue 14
 }
 
 std::vector<std::string> Node::ImplementedEcsActions() const { return impl_->ecs->ImplementedActions(); }

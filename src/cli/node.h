@@ -19,6 +19,7 @@
 namespace paddock::store { class Store; }
 namespace paddock::ecs::service { class Services; }
 namespace paddock::ecs::task { class Tasks; }
+namespace paddock::ecs::drain { class DrainHolds; }
 
 namespace paddock::cli {
 
@@ -42,6 +43,9 @@ class Node {
   store::Store& store();
   ecs::service::Services& services();
   ecs::task::Tasks& tasks();
+  // Issue 14: the edges' drain holds (ecs/drain/drain_holds.h), for an edge run in this process
+  // (Put on its heartbeat, Release once a task is drained); every agent of the node waits on them.
+  ecs::drain::DrainHolds& drain_holds();
   // The actions the ECS adapter implements.
   std::vector<std::string> ImplementedEcsActions() const;
 

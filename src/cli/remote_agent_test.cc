@@ -10,7 +10,10 @@
 #include <atomic>
 #include <condition_variable>
 #include <filesystem>
+#include <functional>
+#include <future>
 #include <mutex>
+#include <stop_token>
 #include <thread>
 
 #include "agent/inprocess/errors.h"
@@ -22,6 +25,7 @@
 #include "cli/node.h"
 #include "ecs/api/errors.h"
 #include "ecs/cluster/clusters.h"
+#include "ecs/drain/drain_holds.h"
 #include "ecs/instance/instances.h"
 #include "ecs/task/tasks.h"
 #include "ecs/taskdef/taskdefs.h"
@@ -256,6 +260,69 @@ TEST_F(RemoteAgentTest, AnInstanceGetsExecutionResourcesAndShipsLogsOnlyForItsOw
   EXPECT_EQ(gone.status().message(), "The container instance has no such task.");
   EXPECT_EQ(ecs::api::AnswerFor(control.PrepareExecutionResources(instance_arn_, spec).status()).type,
             "AccessDeniedException");
+}
+
+// AwaitDrain (docs/agent-protocol.md): drain before stop over the node's drain holds — "go" at once
+// without a hold; WAIT, with the bound, after waitSeconds while held; answered as soon as the hold
+// is released; cancelled at once by the agent; past the server's bound of waiting drains, answered
+// at once; only to the instance's own credential, for its own live task.
+TEST_F(RemoteAgentTest, AwaitDrainWaitsOnTheNodesHoldsAndIsAnsweredByTheirRelease) {
+  using agent::protocol::DrainVerdict;
+  const Scope scope{AccountId(instance_arn_.substr(std::string("arn:aws:ecs:us-east-1:").size(), 12)),
+                    Region("us-east-1")};
+  ecs::task::LaunchSpec spec, others;
+  spec.task_arn = StartTask(instance_arn_);
+  others.task_arn = StartTask(other_arn_);
+  RemoteControl control(agent_, "ec2", instance_arn_);
+  RemoteControl other(other_agent_, "ec2", other_arn_);
+  auto free = control.AwaitDrain(instance_arn_, spec, seconds(20), {});
+  ASSERT_TRUE(free.ok()) << free.status().ToString();
+  EXPECT_EQ(free->verdict, DrainVerdict::kNoHolds);
+
+  ecs::drain::DrainHolds& holds = node_->drain_holds();
+  const ecs::drain::EdgeId edge("edge-1");
+  ASSERT_TRUE(holds.Put(scope, edge, {{spec.task_arn, seconds(30)}, {others.task_arn, seconds(30)}}, seconds(60),
+                        SystemClock::Get().Now())
+                  .ok());
+  auto held = control.AwaitDrain(instance_arn_, spec, milliseconds(0), {});
+  ASSERT_TRUE(held.ok()) << held.status().ToString();
+  EXPECT_EQ(held->verdict, DrainVerdict::kWait);
+  EXPECT_EQ(held->holds, 1);
+  ASSERT_TRUE(held->deadline.has_value());
+  EXPECT_GT(*held->deadline, SystemClock::Get().Now() + seconds(25));
+
+  // A waiting long-poll; meanwhile (agent_long_polls = 1: one waiting drain) another's is answered at once.
+  const auto began = std::chrono::steady_clock::now();
+  auto waiting = std::async(std::launch::async, [&] { return control.AwaitDrain(instance_arn_, spec, seconds(20), {}); });
+  const auto spin_until = [](const std::function<bool()>& done) {
+    const auto deadline = std::chrono::steady_clock::now() + seconds(10);
+    while (!done() && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+    return done();
+  };
+  ASSERT_TRUE(spin_until([&] { return holds.waiters() == 1; }));  // the server holds it
+  auto at_once = other.AwaitDrain(other_arn_, others, seconds(20), {});
+  ASSERT_TRUE(at_once.ok()) << at_once.status().ToString();
+  EXPECT_EQ(at_once->verdict, DrainVerdict::kWait);
+  ASSERT_TRUE(holds.Release(scope, edge, spec.task_arn).ok());
+  auto released = waiting.get();
+  ASSERT_TRUE(released.ok()) << released.status().ToString();
+  EXPECT_EQ(released->verdict, DrainVerdict::kReleased);
+  EXPECT_LT(std::chrono::steady_clock::now() - began, seconds(10));  // the release answered it, not waitSeconds
+
+  // The agent abandons the task: its long-poll ends at once.
+  std::stop_source stop;
+  auto cancelled = std::async(std::launch::async,
+                              [&] { return other.AwaitDrain(other_arn_, others, seconds(20), stop.get_token()); });
+  ASSERT_TRUE(spin_until([&] { return holds.waiters() == 1; }));
+  stop.request_stop();
+  EXPECT_EQ(cancelled.get().status().code(), StatusCode::kAborted);
+
+  // Not the instance's task, or not its credential: refused.
+  EXPECT_EQ(ecs::api::AnswerFor(other.AwaitDrain(other_arn_, spec, milliseconds(0), {}).status()).type,
+            "AccessDeniedException");
+  auto as_account = client_->Call(std::string(agent::remote::kAgentTargetPrefix) + ".AwaitDrain",
+                                  {{"cluster", "ec2"}, {"containerInstance", instance_arn_}, {"task", spec.task_arn}});
+  EXPECT_EQ(ecs::api::AnswerFor(as_account.status()).type, "AccessDeniedException") << as_account.status().ToString();
 }
 
 TEST_F(RemoteAgentTest, LongPollDeliversAssignmentsAtOnceAndReportsMoveTheTask) {

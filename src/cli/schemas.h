@@ -6,6 +6,7 @@
 
 #include "agent/images/schema.h"
 #include "cloudmap/schema.h"        // issue 13: Cloud Map
+#include "ecs/drain/schema.h"        // issue 14: the edges' drain holds
 #include "ecs/schema.h"
 #include "iam/schema.h"
 #include "sched/schema.h"
@@ -20,7 +21,7 @@ namespace paddock::cli {
 inline std::vector<store::ModuleSchema> NodeSchemas() {
   // The store adds its own (store::kStoreSchema).
   return {iam::kSchema, sts::kSchema, ecs::kSchema, vpc::kSchema, sched::kSchema, agent::images::kSchema,
-          ssm::kSchema, secretsmanager::kSchema, cloudmap::kSchema};
+          ssm::kSchema, secretsmanager::kSchema, cloudmap::kSchema, ecs::drain::kSchema};
 }
 
 }  // namespace paddock::cli

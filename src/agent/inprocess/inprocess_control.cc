@@ -129,6 +129,27 @@ void InProcessControl::SetLogsProvider(LogsProvider provider) {
   logs_provider_ = std::move(p);
 }
 
+StatusOr<protocol::DrainAnswer> AwaitDrainOn(ecs::drain::DrainHolds* holds, std::string_view agent_id,
+                                             std::string_view task_arn, std::chrono::milliseconds max_wait,
+                                             std::stop_token stop) {
+  if (holds == nullptr) return protocol::DrainAnswer{};
+  return holds->Await(agent_id, task_arn, max_wait, std::move(stop));
+}
+
+StatusOr<protocol::DrainAnswer> InProcessControl::AwaitDrain(std::string_view agent_id, const ecs::task::LaunchSpec& spec,
+                                                             std::chrono::milliseconds max_wait, std::stop_token stop) {
+  return AwaitDrainForAgent(agent_id, spec.task_arn, max_wait, std::move(stop));
+}
+
+StatusOr<protocol::DrainAnswer> InProcessControl::AwaitDrainForAgent(std::string_view agent_id,
+                                                                     std::string_view task_arn,
+                                                                     std::chrono::milliseconds max_wait,
+                                                                     std::stop_token stop) {
+  return AwaitDrainOn(drain_.load(), agent_id, task_arn, max_wait, std::move(stop));
+}
+
+void InProcessControl::SetDrainHolds(ecs::drain::DrainHolds* holds) { drain_.store(holds); }
+
 void InProcessControl::SetTaskCredentialsProvider(TaskCredentialsProvider provider) {
   auto p = std::make_shared<const TaskCredentialsProvider>(std::move(provider));
   std::lock_guard lock(mu_);
@@ -225,6 +246,7 @@ void InProcessControl::Shutdown() {
     shutdown_ = true;
   }
   cv_.notify_all();
+  if (ecs::drain::DrainHolds* holds = drain_.load()) holds->Shutdown();
 }
 
 size_t InProcessControl::waiters() {

@@ -11,12 +11,15 @@
 //   control.Shutdown();   // releases every long-poll waiter (before the HTTP server stops)
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +29,7 @@
 #include "common/clock.h"
 #include "common/ids.h"
 #include "common/status.h"
+#include "ecs/drain/drain_holds.h"
 #include "ecs/instance/instances.h"
 #include "ecs/task/tasks.h"
 #include "vpc/policy.h"
@@ -60,6 +64,12 @@ using LogsProvider =
 StatusOr<protocol::LogsAnswer> ShipLogsFor(ecs::task::Tasks& tasks, std::string_view agent_id, std::string_view task_arn,
                                            const protocol::LogsCall& call, const LogsProvider* provider);
 
+// Control::AwaitDrain over `holds` (the control plane's drain holds): its Await of `task_arn` for
+// `agent_id`; null: no holds, go at once.
+StatusOr<protocol::DrainAnswer> AwaitDrainOn(ecs::drain::DrainHolds* holds, std::string_view agent_id,
+                                             std::string_view task_arn, std::chrono::milliseconds max_wait,
+                                             std::stop_token stop);
+
 // Tasks straight through, with no change fan-out: Watch does nothing, so whoever owns the Tasks
 // wakes its agent (Tasks::SetChangeListener → Agent::Notify). For the agent's unit tests.
 class TasksControl final : public Control {
@@ -87,11 +97,18 @@ class TasksControl final : public Control {
   }
   // Before the agent starts.
   void SetLogsProvider(LogsProvider p) { logs_ = std::move(p); }
+  StatusOr<protocol::DrainAnswer> AwaitDrain(std::string_view agent_id, const ecs::task::LaunchSpec& spec,
+                                             std::chrono::milliseconds max_wait, std::stop_token stop) override {
+    return AwaitDrainOn(drain_, agent_id, spec.task_arn, max_wait, stop);
+  }
+  // Before the agent starts; must outlive it.
+  void SetDrainHolds(ecs::drain::DrainHolds* holds) { drain_ = holds; }
 
  private:
   ecs::task::Tasks& tasks_;
   ExecutionResourcesProvider execution_resources_;
   LogsProvider logs_;
+  ecs::drain::DrainHolds* drain_ = nullptr;
 };
 
 struct InProcessOptions {
@@ -163,6 +180,17 @@ class InProcessControl final : public Control {
                                                   const protocol::LogsCall& call);
   // Sets what ShipLogs writes with (the node sets it once, before agents start).
   void SetLogsProvider(LogsProvider provider);
+  // AwaitDrainForAgent of spec.task_arn.
+  StatusOr<protocol::DrainAnswer> AwaitDrain(std::string_view agent_id, const ecs::task::LaunchSpec& spec,
+                                             std::chrono::milliseconds max_wait, std::stop_token stop) override;
+  // The drain holds' wait for `task_arn`, which must be assigned to `agent_id` and not STOPPED
+  // (PermissionDenied otherwise); for the agent protocol's AwaitDrain too. Without holds set: go
+  // at once (kNoHolds).
+  StatusOr<protocol::DrainAnswer> AwaitDrainForAgent(std::string_view agent_id, std::string_view task_arn,
+                                                     std::chrono::milliseconds max_wait, std::stop_token stop = {});
+  // Sets the control plane's drain holds (the node sets them once, before agents start; they must
+  // outlive this control). Shutdown releases their waiters too.
+  void SetDrainHolds(ecs::drain::DrainHolds* holds);
 
   // Sets what NetworkPolicy answers with (the node sets it once, before agents start; may be
   // called again, e.g. to replace a stand-in).
@@ -186,7 +214,8 @@ class InProcessControl final : public Control {
   // The container instance's agent is alive at `now` (ContainerInstances::Heartbeat).
   Status Heartbeat(const Scope& scope, std::string_view cluster, std::string_view instance_id, TimePoint now);
 
-  // Wakes every waiter and makes later Polls answer at once. Idempotent.
+  // Wakes every waiter — long-polls and drain waits — and makes later Polls answer at once (and
+  // later drain waits Unavailable). Idempotent.
   void Shutdown();
 
   // Waiters now (in all, and of `account`), for tests.
@@ -215,6 +244,7 @@ class InProcessControl final : public Control {
   std::shared_ptr<const TaskCredentialsProvider> credentials_provider_;  // GUARDED_BY(mu_)
   std::shared_ptr<const ExecutionResourcesProvider> execution_provider_;  // GUARDED_BY(mu_)
   std::shared_ptr<const LogsProvider> logs_provider_;                     // GUARDED_BY(mu_)
+  std::atomic<ecs::drain::DrainHolds*> drain_{nullptr};
 };
 
 }  // namespace paddock::agent

@@ -169,4 +169,34 @@ struct LogsAnswer {
   std::string default_mode = {};
 };
 
+// ---- Drain before stop (docs/agent-protocol.md "AwaitDrain"; docs/contracts/task.md) ----
+// An edge that routes to a task holds it (ecs/drain): the agent, having reported the task
+// DEACTIVATING, asks the control plane (Control::AwaitDrain) until it is told to go, and only then
+// reports STOPPING and sends SIGTERM.
+
+// The longest drainTimeout a hold may ask for (ALB's longest deregistration delay), and the
+// longest an agent keeps a task in DEACTIVATING whatever its control plane answers.
+inline constexpr std::chrono::seconds kMaxDrainTimeout{3600};
+// The longest lease of an edge's holds: a hold not renewed for this long is dead, so an agent that
+// cannot reach its control plane for this long holds a task no longer.
+inline constexpr std::chrono::seconds kMaxDrainLease{300};
+// The longest wait of one AwaitDrain ask: the agent asks again until it is told to go.
+inline constexpr std::chrono::seconds kMaxDrainAsk{20};
+
+enum class DrainVerdict {
+  kWait,           // live holds remain and their bound has not passed: ask again
+  kNoHolds,        // no edge held the task when its agent first asked: nothing to drain
+  kReleased,       // every edge that held the task released it: drained
+  kTimedOut,       // the longest drainTimeout of the live holds passed since the agent first asked
+  kLeasesExpired,  // the holds left are of edges whose lease lapsed (a dead edge blocks nothing)
+};
+
+struct DrainAnswer {
+  DrainVerdict verdict = DrainVerdict::kNoHolds;
+  // While waiting: when the bound passes (first ask + the longest drainTimeout of the live holds).
+  std::optional<TimePoint> deadline;
+  int64_t holds = 0;  // live holds when answered
+  bool go() const { return verdict != DrainVerdict::kWait; }
+};
+
 }  // namespace paddock::agent::protocol

@@ -287,4 +287,39 @@ json::object EncodeLogsAnswer(const LogsAnswer& a) {
 
 LogsAnswer DecodeLogsAnswer(const json::object& o) { return LogsAnswer{Str(o, "failure"), Str(o, "defaultMode")}; }
 
+std::string_view DrainVerdictName(DrainVerdict v) {
+  switch (v) {
+    case DrainVerdict::kWait: return "WAIT";
+    case DrainVerdict::kNoHolds: return "NO_HOLDS";
+    case DrainVerdict::kReleased: return "RELEASED";
+    case DrainVerdict::kTimedOut: return "TIMED_OUT";
+    case DrainVerdict::kLeasesExpired: return "LEASES_EXPIRED";
+  }
+  return "NO_HOLDS";
+}
+
+std::optional<DrainVerdict> ParseDrainVerdict(std::string_view name) {
+  for (DrainVerdict v : {DrainVerdict::kWait, DrainVerdict::kNoHolds, DrainVerdict::kReleased, DrainVerdict::kTimedOut,
+                         DrainVerdict::kLeasesExpired})
+    if (DrainVerdictName(v) == name) return v;
+  return std::nullopt;
+}
+
+json::object EncodeDrainAnswer(const DrainAnswer& a) {
+  json::object o{{"verdict", DrainVerdictName(a.verdict)}, {"holds", a.holds}};
+  if (a.deadline) o["deadline"] = EpochMillis(*a.deadline);
+  return o;
+}
+
+StatusOr<DrainAnswer> DecodeDrainAnswer(const json::object& o) {
+  std::optional<DrainVerdict> verdict = ParseDrainVerdict(Str(o, "verdict"));
+  if (!verdict) return DataLoss(fmt::format("a drain answer with an unknown verdict '{}'", Str(o, "verdict")));
+  DrainAnswer a;
+  a.verdict = *verdict;
+  if (const json::value* h = o.if_contains("holds"); h != nullptr && h->is_number()) a.holds = h->to_number<int64_t>();
+  if (const json::value* d = o.if_contains("deadline"); d != nullptr && d->is_number())
+    a.deadline = FromEpochMillis(d->to_number<int64_t>());
+  return a;
+}
+
 }  // namespace paddock::agent::protocol

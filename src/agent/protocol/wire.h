@@ -14,7 +14,12 @@
 //                     "toPort", "cidrs": [CIDR], "groups": [group id]}
 //   RoleCredentials -> {"roleArn", "accessKeyId", "secretAccessKey", "sessionToken",
 //                     "expiration" (epoch milliseconds)}
+//   DrainAnswer   -> {"verdict": "WAIT" | "NO_HOLDS" | "RELEASED" | "TIMED_OUT" | "LEASES_EXPIRED",
+//                     "holds", "deadline" (epoch milliseconds, while waiting)}
 #pragma once
+
+#include <optional>
+#include <string_view>
 
 #include <boost/json/object.hpp>
 
@@ -54,5 +59,12 @@ void EncodeLogsCall(const LogsCall& call, boost::json::object& out);
 StatusOr<LogsCall> DecodeLogsCall(const boost::json::object& in);
 boost::json::object EncodeLogsAnswer(const LogsAnswer& a);
 LogsAnswer DecodeLogsAnswer(const boost::json::object& o);
+
+// DrainVerdict's one name pair ("WAIT", "NO_HOLDS", ...); nullopt for any other text.
+std::string_view DrainVerdictName(DrainVerdict v);
+std::optional<DrainVerdict> ParseDrainVerdict(std::string_view name);
+boost::json::object EncodeDrainAnswer(const DrainAnswer& a);
+// DataLoss when the verdict is missing or unknown (the answer is the control plane's).
+StatusOr<DrainAnswer> DecodeDrainAnswer(const boost::json::object& o);
 
 }  // namespace paddock::agent::protocol

@@ -74,5 +74,27 @@ TEST(WireTest, ALogEventWithoutATimestampOrMessageIsRefused) {
   }
 }
 
+TEST(WireTest, DrainAnswersSurviveTheRoundTrip) {
+  for (DrainVerdict v : {DrainVerdict::kWait, DrainVerdict::kNoHolds, DrainVerdict::kReleased, DrainVerdict::kTimedOut,
+                         DrainVerdict::kLeasesExpired}) {
+    EXPECT_EQ(ParseDrainVerdict(DrainVerdictName(v)), v);
+    DrainAnswer a{.verdict = v, .deadline = std::nullopt, .holds = 3};
+    if (v == DrainVerdict::kWait) a.deadline = FromEpochMillis(1'780'000'030'250);
+    auto back = DecodeDrainAnswer(Reparsed(EncodeDrainAnswer(a)));
+    ASSERT_TRUE(back.ok()) << back.status().ToString();
+    EXPECT_EQ(back->verdict, v);
+    EXPECT_EQ(back->go(), v != DrainVerdict::kWait);
+    EXPECT_EQ(back->holds, 3);
+    EXPECT_EQ(back->deadline, a.deadline);
+  }
+  EXPECT_EQ(DrainVerdictName(DrainVerdict::kTimedOut), "TIMED_OUT");
+}
+
+TEST(WireTest, ADrainAnswerWithoutAKnownVerdictIsRefused) {
+  EXPECT_EQ(DecodeDrainAnswer(json::object{{"holds", 1}}).status().code(), StatusCode::kDataLoss);
+  EXPECT_EQ(DecodeDrainAnswer(json::object{{"verdict", "GO"}}).status().code(), StatusCode::kDataLoss);
+  EXPECT_FALSE(ParseDrainVerdict("wait"));
+}
+
 }  // namespace
 }  // namespace paddock::agent::protocol

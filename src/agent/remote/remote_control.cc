@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
+#include <stop_token>
 
 #include <boost/json.hpp>
 
@@ -75,7 +77,8 @@ StatusOr<json::value> JsonClient::Call(std::string_view target, const json::obje
 
 RemoteControl::RemoteControl(ClientOptions client, std::string cluster, std::string instance_arn,
                              RemoteOptions options)
-    : cluster_(std::move(cluster)),
+    : client_options_(client),
+      cluster_(std::move(cluster)),
       instance_arn_(std::move(instance_arn)),
       options_(options),
       poll_client_([&] {
@@ -352,6 +355,27 @@ StatusOr<protocol::LogsAnswer> RemoteControl::ShipLogs(std::string_view agent_id
   protocol::EncodeLogsCall(call, body);
   ASSIGN_OR_RETURN(json::object answer, CallAboutTask(logs_mu_, logs_client_, "ShipLogs", agent_id, spec, std::move(body)));
   return protocol::DecodeLogsAnswer(answer);
+}
+
+StatusOr<protocol::DrainAnswer> RemoteControl::AwaitDrain(std::string_view agent_id, const protocol::LaunchSpec& spec,
+                                                          std::chrono::milliseconds max_wait, std::stop_token stop) {
+  if (agent_id != instance_arn_)
+    return InvalidArgument(fmt::format("this control serves agent {}, not {}", instance_arn_, agent_id));
+  const auto wait = std::chrono::duration_cast<std::chrono::seconds>(
+      std::clamp<std::chrono::milliseconds>(max_wait, std::chrono::milliseconds(0), protocol::kMaxDrainAsk));
+  ClientOptions options = client_options_;
+  options.timeout = std::max<std::chrono::milliseconds>(options.timeout, wait + std::chrono::seconds(10));
+  JsonClient client(options);
+  std::stop_callback cancel(stop, [&client] { client.Cancel(); });  // at once if already requested
+  json::object body{{"cluster", cluster_}, {"containerInstance", instance_arn_}, {"task", spec.task_arn},
+                    {"waitSeconds", wait.count()}};
+  StatusOr<json::value> answer = client.Call(fmt::format("{}.AwaitDrain", kAgentTargetPrefix), body);
+  if (stop.stop_requested()) return Aborted("the agent stopped waiting");
+  if (!answer.ok() && IsError(answer.status(), aws::Error::kUnknownOperation)) return protocol::DrainAnswer{};
+  if (!answer.ok()) return answer.status();
+  if (!answer->is_object()) return DataLoss("AwaitDrain: the answer is not an object");
+  ASSIGN_OR_RETURN(const json::object* drain, AnswerMember(answer->get_object(), "drain", "AwaitDrain"));
+  return protocol::DecodeDrainAnswer(*drain);
 }
 
 std::string RemoteControl::NetworkIdentity() {

@@ -122,6 +122,12 @@ class RemoteControl final : public Control {
   // agent shares, one call at a time). A server without the call: FailedPrecondition.
   StatusOr<protocol::LogsAnswer> ShipLogs(std::string_view agent_id, const protocol::LaunchSpec& spec,
                                           const protocol::LogsCall& call) override;
+  // AwaitDrain: one long-poll of up to min(max_wait, kMaxDrainAsk), on a connection of its own (so
+  // that the drains of several stopping tasks wait side by side), cancelled at once when `stop` is
+  // requested (Aborted). A server without the call (UnknownOperationException) keeps no holds:
+  // go at once (kNoHolds), as the default does.
+  StatusOr<protocol::DrainAnswer> AwaitDrain(std::string_view agent_id, const protocol::LaunchSpec& spec,
+                                             std::chrono::milliseconds max_wait, std::stop_token stop) override;
   // GetImageAccess (one round trip per call, on a connection of its own): where the cluster's image
   // store serves `reference`, with a wildcard registry host (0.0.0.0, ::) replaced by the host this
   // agent reaches the server at. A server without the call (UnknownOperationException): not found.
@@ -142,6 +148,7 @@ class RemoteControl final : public Control {
                                               std::string_view agent_id, const protocol::LaunchSpec& spec,
                                               boost::json::object body = {});
 
+  const ClientOptions client_options_;  // for the connections made per call (AwaitDrain)
   const std::string cluster_;
   const std::string instance_arn_;
   const RemoteOptions options_;

@@ -1270,6 +1270,29 @@ StatusOr<bool> Tasks::HasAssignmentIn(std::string_view agent_id, const Scope& sc
   return found;
 }
 
+StatusOr<std::vector<bool>> Tasks::NotStopped(store::ReadTxn& txn, const Scope& scope,
+                                               const std::vector<ClusterTaskId>& tasks) {
+  std::vector<bool> out;
+  out.reserve(tasks.size());
+  for (const ClusterTaskId& t : tasks) {
+    // The agent's STOPPED sets desiredStatus STOPPED in the same transaction: a task still desired
+    // RUNNING is not stopped, and its ListTasks row says so without its record being parsed.
+    ASSIGN_OR_RETURN(auto running, txn.Get(kByStatus, ScopeKey(scope).Str(t.cluster).Str("RUNNING").Str(t.id).Done()));
+    if (running) {
+      out.push_back(true);
+      continue;
+    }
+    ASSIGN_OR_RETURN(auto rec, txn.Get(kTasks, TaskKey(scope, t.cluster, t.id)));
+    if (!rec) {
+      out.push_back(false);
+      continue;
+    }
+    ASSIGN_OR_RETURN(json::object task, ParseRecordObject(*rec, "task"));
+    out.push_back(Str(task, "lastStatus") != kStoppedStatus);
+  }
+  return out;
+}
+
 Status Tasks::ReportState(std::string_view agent_id, std::string_view task_arn, const TaskStateChange& change,
                           TimePoint now) {
   ASSIGN_OR_RETURN(TaskName task_name, ParseTaskName(task_arn));

@@ -264,6 +264,16 @@ class Tasks {
   StatusOr<std::optional<LaunchSpec>> Assignment(std::string_view agent_id, std::string_view task_arn);
   // Whether `agent_id` has a task assigned in `scope` (one keyed read of its first such row).
   StatusOr<bool> HasAssignmentIn(std::string_view agent_id, const Scope& scope);
+  // For each task of `scope` named (cluster, id): whether it exists and its agent has not reported
+  // it STOPPED — a task being stopped (desiredStatus STOPPED, lastStatus DEACTIVATING) is not
+  // stopped yet. Read in the caller's transaction, for ecs/drain's holds: one keyed read of an
+  // index row for a task desired RUNNING, the record itself only for one desired STOPPED.
+  struct ClusterTaskId {
+    std::string cluster;
+    std::string id;
+  };
+  StatusOr<std::vector<bool>> NotStopped(store::ReadTxn& txn, const Scope& scope,
+                                         const std::vector<ClusterTaskId>& tasks);
   // Applies an agent's report. Only the owning agent may report (AccessDeniedException); a report
   // that would move the task backwards is ignored (OK, nothing changes). STOPPED releases the
   // address, the assignment and the task's resources (its instance's or the node's Fargate

@@ -20,6 +20,7 @@ namespace json = boost::json;
 using json_fields::Str;
 using protocol::DecodeLogsCall;
 using protocol::DecodeStateChange;
+using protocol::EncodeDrainAnswer;
 using protocol::EncodeExecutionResources;
 using protocol::EncodeLaunchSpec;
 using protocol::EncodeLogsAnswer;
@@ -47,7 +48,9 @@ std::string_view AgentModelJson() {
                            "output": {"shape": "GetTaskCredentialsResponse"}},
     "GetExecutionResources": {"name": "GetExecutionResources", "input": {"shape": "GetExecutionResourcesRequest"},
                               "output": {"shape": "GetExecutionResourcesResponse"}},
-    "ShipLogs": {"name": "ShipLogs", "input": {"shape": "ShipLogsRequest"}, "output": {"shape": "ShipLogsResponse"}}
+    "ShipLogs": {"name": "ShipLogs", "input": {"shape": "ShipLogsRequest"}, "output": {"shape": "ShipLogsResponse"}},
+    "AwaitDrain": {"name": "AwaitDrain", "input": {"shape": "AwaitDrainRequest"},
+                   "output": {"shape": "AwaitDrainResponse"}}
   },
   "shapes": {
     "String": {"type": "string"},
@@ -120,7 +123,11 @@ std::string_view AgentModelJson() {
       "members": {"cluster": {"shape": "String"}, "containerInstance": {"shape": "String"},
                   "task": {"shape": "String"}, "container": {"shape": "String"}, "stream": {"shape": "String"},
                   "createStream": {"shape": "Boolean"}, "events": {"shape": "LogEvents"}}},
-    "ShipLogsResponse": {"type": "structure", "members": {}}
+    "ShipLogsResponse": {"type": "structure", "members": {}},
+    "AwaitDrainRequest": {"type": "structure", "required": ["cluster", "containerInstance", "task"],
+      "members": {"cluster": {"shape": "String"}, "containerInstance": {"shape": "String"},
+                  "task": {"shape": "String"}, "waitSeconds": {"shape": "WaitSeconds"}}},
+    "AwaitDrainResponse": {"type": "structure", "members": {}}
   }
 })json";
   return kModel;
@@ -175,7 +182,7 @@ std::optional<aws::AwsError> AgentService::ErrorFor(const Status& status) const 
 bool AgentService::Implements(std::string_view action) const {
   return action == "PollAssignments" || action == "ReportTaskState" || action == "RegisterAgent" ||
          action == "GetNetworkPolicy" || action == "GetImageAccess" || action == "GetTaskCredentials" ||
-         action == "GetExecutionResources" || action == "ShipLogs";
+         action == "GetExecutionResources" || action == "ShipLogs" || action == "AwaitDrain";
 }
 
 StatusOr<std::string> AgentService::Call(const aws::CallContext& ctx, json::object& input) {
@@ -187,6 +194,7 @@ StatusOr<std::string> AgentService::Call(const aws::CallContext& ctx, json::obje
   if (ctx.action == "GetTaskCredentials") return GetTaskCredentials(ctx, input);
   if (ctx.action == "GetExecutionResources") return GetExecutionResources(ctx, input);
   if (ctx.action == "ShipLogs") return ShipLogs(ctx, input);
+  if (ctx.action == "AwaitDrain") return AwaitDrain(ctx, input);
   return InvalidArgument("", aws::Error::kUnknownOperation);
 }
 
@@ -356,6 +364,25 @@ StatusOr<std::string> AgentService::ShipLogs(const aws::CallContext& ctx, json::
   ASSIGN_OR_RETURN(protocol::LogsAnswer answer,
                    control_.ShipLogsForAgent(caller.agent_id, ecs::task::TaskArn(ctx.scope, caller.cluster, id), call));
   return json::serialize(EncodeLogsAnswer(answer));
+}
+
+StatusOr<std::string> AgentService::AwaitDrain(const aws::CallContext& ctx, json::object& in) {
+  ASSIGN_OR_RETURN(Caller caller, ResolveCaller(ctx, in));
+  ASSIGN_OR_RETURN(std::string id, ecs::task::TaskId(Str(in, "task"), ctx.scope, ctx.action, ctx.principal.arn));
+  RETURN_IF_ERROR(control_.Heartbeat(ctx.scope, caller.cluster, caller.id, ctx.now));
+  std::chrono::milliseconds wait = options_.max_wait;
+  if (auto it = in.find("waitSeconds"); it != in.end() && it->value().is_number())
+    wait = std::min(wait, std::chrono::milliseconds(it->value().to_number<int64_t>() * 1000));
+  // A waiting drain holds a worker thread: past the bound, the answer comes at once (the agent
+  // pauses before it asks again).
+  struct Waiting {
+    std::atomic<size_t>& n;
+    ~Waiting() { --n; }
+  } waiting{drain_waiting_};
+  if (drain_waiting_++ >= options_.max_drain_waiters) wait = std::chrono::milliseconds(0);
+  ASSIGN_OR_RETURN(protocol::DrainAnswer answer,
+                   control_.AwaitDrainForAgent(caller.agent_id, ecs::task::TaskArn(ctx.scope, caller.cluster, id), wait));
+  return json::serialize(json::object{{"drain", EncodeDrainAnswer(answer)}});
 }
 
 }  // namespace paddock::agent::remote

@@ -48,6 +48,12 @@
 //       one PutLogEvents batch put, as the task's execution role, into the group the control
 //       plane's record names for the container; same assignment check. Not a heartbeat (a
 //       shipper's thread is not the agent's health).
+//   AwaitDrain       {cluster, containerInstance, task, waitSeconds?} -> {drain: DrainAnswer (wire.h)}
+//       Drain before stop: whether the instance's task (assigned to it and not STOPPED,
+//       AccessDeniedException otherwise), which its agent reported DEACTIVATING, may be stopped now
+//       (InProcessControl::AwaitDrainForAgent over ecs/drain's holds). A long-poll: answers as soon as
+//       the verdict is "go", else after min(waitSeconds, max_wait) with verdict WAIT. At most
+//       max_drain_waiters wait at once; past that the answer comes at once. Also a heartbeat.
 //   PollAssignments' answer carries "networkIdentity" too (Control::NetworkIdentity).
 //
 //   RegisterAgent    {cluster, containerInstanceArn?, totalResources?, versionInfo?, attributes?}
@@ -58,7 +64,7 @@
 //       naming an instance registered through ECS's public API binds it the same way.
 //
 // Identity (docs/agent-protocol.md): PollAssignments, ReportTaskState, GetNetworkPolicy,
-// GetImageAccess, GetTaskCredentials, GetExecutionResources and ShipLogs are
+// GetImageAccess, GetTaskCredentials, GetExecutionResources, ShipLogs and AwaitDrain are
 // accepted only when signed with the named instance's own agent credential (Principal::agent_of);
 // an account's key, or another instance's credential, is AccessDeniedException. All take the container instance as
 // an id or an ARN of the caller's own account and region (another account's: AccessDeniedException);
@@ -68,6 +74,7 @@
 //   front.AddJsonService(&agents);
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -93,6 +100,8 @@ using ImageAccessProvider = std::function<StatusOr<ImageAccess>(const std::strin
 struct AgentServiceOptions {
   // Upper bound on one long-poll's wait (the agent asks for at most this too).
   std::chrono::milliseconds max_wait = std::chrono::seconds(20);
+  // AwaitDrain calls waiting at once (each holds an HTTP worker); more are answered at once.
+  size_t max_drain_waiters = 16;
 };
 
 class AgentService final : public aws::JsonService {
@@ -126,6 +135,7 @@ class AgentService final : public aws::JsonService {
   StatusOr<std::string> GetTaskCredentials(const aws::CallContext& ctx, boost::json::object& in);
   StatusOr<std::string> GetExecutionResources(const aws::CallContext& ctx, boost::json::object& in);
   StatusOr<std::string> ShipLogs(const aws::CallContext& ctx, boost::json::object& in);
+  StatusOr<std::string> AwaitDrain(const aws::CallContext& ctx, boost::json::object& in);
 
   InProcessControl& control_;
   ecs::instance::ContainerInstances& instances_;
@@ -133,6 +143,7 @@ class AgentService final : public aws::JsonService {
   std::unique_ptr<aws::ServiceModel> model_;
   std::mutex image_access_mu_;
   ImageAccessProvider image_access_;  // GUARDED_BY(image_access_mu_)
+  std::atomic<size_t> drain_waiting_{0};  // AwaitDrain calls in progress
 };
 
 // The protocol's model (botocore's service JSON form), for the service and its tests.
