@@ -15,6 +15,7 @@ import datetime
 import http.client
 import json
 import os
+import re
 import signal
 import shutil
 import subprocess
@@ -113,6 +114,9 @@ class Server:
             os.path.dirname(self.state_dir.rstrip("/")), f"server-{os.getpid()}-{time.monotonic_ns()}.log")
         log = open(self._log_path, "wb")
         args = [paddock_bin(), self.mode, "--listen", self.listen, "--state-dir", self.state_dir]
+        if self.mode == "up" and not any(a.startswith("--edge-") or a == "--no-edge" for a in self.extra_args):
+            # `paddock up`'s edge on ports of its own, never the default 8000/8081 others may hold.
+            args += ["--edge-web", "127.0.0.1:0", "--edge-api", "127.0.0.1:0"]
         self.proc = subprocess.Popen(args + self.extra_args, stdout=subprocess.PIPE, stderr=log,
                                      stdin=subprocess.DEVNULL, env=self.env)
         log.close()
@@ -141,6 +145,19 @@ class Server:
         self._drain = threading.Thread(target=self._drain_stdout, daemon=True)
         self._drain.start()
         return self
+
+    def edge_ports(self, timeout=10):
+        """`paddock up`'s edge: (web port, API port), from its banner line
+        `  edge         http://127.0.0.1:P (API http://127.0.0.1:Q/api/overview)`."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for line in list(self.stdout_lines):
+                m = re.match(r"\s*edge\s+http://[^:]+:(\d+) \(API http://[^:]+:(\d+)/", line)
+                if m:
+                    return int(m.group(1)), int(m.group(2))
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no edge line in {self.stdout_lines!r}: {self.log_tail()}")
+            time.sleep(0.02)
 
     def _drain_stdout(self):
         try:

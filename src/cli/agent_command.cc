@@ -1,4 +1,5 @@
 #include "cli/agent_command.h"
+#include "cli/credentials.h"
 
 #include <fmt/format.h>
 #include <fcntl.h>
@@ -39,47 +40,6 @@ namespace {
 int Fail(std::string_view what, const Status& s) {
   fmt::print(stderr, "paddock agent: {}: {}\n", what, s.message().empty() ? s.ToString() : s.message());
   return 1;
-}
-
-// The [profile] section's aws_access_key_id and aws_secret_access_key of an INI credentials file.
-StatusOr<aws::SigningCredentials> ReadCredentials(const std::string& path, const std::string& profile) {
-  std::ifstream in(path);
-  if (!in) return NotFound(fmt::format("cannot read credentials file {}", path));
-  aws::SigningCredentials c;
-  std::string line;
-  bool in_section = false;
-  auto trim = [](std::string s) {
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\r' || s.back() == '\t')) s.pop_back();
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.erase(s.begin());
-    return s;
-  };
-  while (std::getline(in, line)) {
-    line = trim(line);
-    if (line.empty() || line[0] == '#' || line[0] == ';') continue;
-    if (line.front() == '[') {
-      in_section = line == "[" + profile + "]";
-      continue;
-    }
-    if (!in_section) continue;
-    size_t eq = line.find('=');
-    if (eq == std::string::npos) continue;
-    std::string key = trim(line.substr(0, eq)), value = trim(line.substr(eq + 1));
-    if (key == "aws_access_key_id") c.access_key_id = value;
-    if (key == "aws_secret_access_key") c.secret_access_key = value;
-  }
-  if (c.access_key_id.empty() || c.secret_access_key.empty())
-    return NotFound(fmt::format("profile '{}' in {} has no aws_access_key_id and aws_secret_access_key", profile, path));
-  return c;
-}
-
-StatusOr<aws::SigningCredentials> ResolveCredentials(const AgentCommand& c) {
-  if (!c.credentials_file.empty()) return ReadCredentials(c.credentials_file, c.profile);
-  const char* id = std::getenv("AWS_ACCESS_KEY_ID");
-  const char* secret = std::getenv("AWS_SECRET_ACCESS_KEY");
-  if (id != nullptr && secret != nullptr && *id && *secret) return aws::SigningCredentials{id, secret};
-  if (const char* file = std::getenv("AWS_SHARED_CREDENTIALS_FILE")) return ReadCredentials(file, c.profile);
-  if (const char* home = std::getenv("HOME")) return ReadCredentials(fs::path(home) / ".aws" / "credentials", c.profile);
-  return NotFound("no credentials: give --credentials or set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY");
 }
 
 // An 8-character [a-z0-9] tag from the state directory, starting with 'a' (a server's tag is 8 hex
@@ -166,7 +126,7 @@ StatusOr<Identity> Register(const AgentCommand& c, agent::remote::ClientOptions 
                stored->arn, again.status().message());
     stored.reset();
   }
-  ASSIGN_OR_RETURN(client.credentials, ResolveCredentials(c));
+  ASSIGN_OR_RETURN(client.credentials, ResolveCredentials(c.credentials_file, c.profile));
   agent::remote::JsonClient api(client);
   // An instance.json without credentials (an older Paddock's): the account binds that instance.
   std::optional<std::string> previous;

@@ -20,6 +20,7 @@
 #include "agent/images/skopeo_puller.h"
 #include "cli/account_deletion.h"
 #include "cli/agent_command.h"
+#include "cli/edge_command.h"
 #include "cli/config.h"
 #include "cli/host_checks.h"
 #include "cli/node.h"
@@ -144,7 +145,14 @@ void StopTasksBeforeExit(Node& node, const sigset_t& signals, std::string_view r
                r->left.size(), DescribeTasks(r->left));
 }
 
-int RunServer(const ServerConfig& config, bool up, bool keep_tasks) {
+// `paddock up`'s edge (cli/edge_command.h): on by default, off with --no-edge.
+struct UpEdgeFlags {
+  bool disabled = false;
+  std::string web = "127.0.0.1:8000";
+  std::string api = "127.0.0.1:8081";
+};
+
+int RunServer(const ServerConfig& config, bool up, bool keep_tasks, const UpEdgeFlags& edge_flags = {}) {
   sigset_t signals = BlockStopSignals();
   // One server (or agent) per state directory (cli/state_lock.h), refused before anything opens.
   if (Status s = paddock::MakePrivateDir(config.state_dir); !s.ok()) return Fail(s);
@@ -157,6 +165,7 @@ int RunServer(const ServerConfig& config, bool up, bool keep_tasks) {
   }
   auto port = (*node)->Start();
   if (!port.ok()) return Fail(port.status());
+  std::unique_ptr<InProcessEdge> edge;  // `paddock up`'s, started once the API serves
   auto host_port = SplitListen(config.listen);
   // The address clients should use: a wildcard listen address is reached over loopback; an
   // IPv6 literal goes in brackets.
@@ -176,6 +185,31 @@ int RunServer(const ServerConfig& config, bool up, bool keep_tasks) {
     fmt::print("  credentials  {} (profile '{}'; config in {})\n", boot->credentials_path, boot->profile,
                boot->config_path);
     for (const auto& note : boot->notes) fmt::print("  note         {}\n", note);
+    if (!edge_flags.disabled) {
+      auto me = (*node)->BootstrapAccount();
+      InProcessEdgeOptions eo;
+      eo.web = edge_flags.web;
+      eo.api = edge_flags.api;
+      eo.api_host = host_port->first == "0.0.0.0" ? "127.0.0.1" : host_port->first;
+      eo.api_port = *port;
+      if (me.ok()) {
+        eo.credentials = {me->access_key_id, me->secret_access_key};
+        eo.scope = paddock::Scope{me->account, paddock::Region(config.region)};
+      }
+      auto started = me.ok() ? InProcessEdge::Start(eo, &(*node)->drain_holds())
+                             : StatusOr<std::unique_ptr<InProcessEdge>>(me.status());
+      if (started.ok()) {
+        edge = std::move(*started);
+        (*node)->tasks().SetTaskListener([e = edge.get()](const paddock::Scope&) { e->Wake(); });
+        fmt::print("  edge         http://{}:{} (API http://{}:{}/api/overview)\n",
+                   eo.web.substr(0, eo.web.rfind(':')), edge->web_port(), eo.api.substr(0, eo.api.rfind(':')),
+                   edge->api_port());
+      } else {
+        fmt::print("  note         the edge did not start: {} (--edge-web/--edge-api choose its addresses, "
+                   "--no-edge turns it off)\n",
+                   started.status().message());
+      }
+    }
     // With --endpoint-url: Debian 12's AWS CLI (2.9) ignores the profile's endpoint_url.
     fmt::print("\nTry:\n  aws --profile {} --endpoint-url {} ecs list-clusters\n\n{}\n", boot->profile, endpoint,
                keep_tasks ? "Ctrl-C stops it; its tasks keep running (--keep-tasks) until `paddock down`."
@@ -201,6 +235,10 @@ int RunServer(const ServerConfig& config, bool up, bool keep_tasks) {
                name);
   }
   std::fflush(stdout);
+  if (edge) {  // after the tasks' drains, before the API goes
+    (*node)->tasks().SetTaskListener(nullptr);
+    edge.reset();
+  }
   (*node)->Stop();
   return 0;
 }
@@ -659,6 +697,12 @@ int main(int argc, char** argv) {
   CLI::App* up = app.add_subcommand(
       "up", "Run every role in one process, creating an account, an access key and the AWS profile 'paddock' on first start");
   AddServerFlags(up, up_config, up_config_file);
+  UpEdgeFlags up_edge;
+  up->add_option("--edge-web", up_edge.web, "[HOST]:PORT of the edge's `web` entry point (default 127.0.0.1:8000)");
+  up->add_option("--edge-api", up_edge.api,
+                 "[HOST]:PORT of the edge's API, ping and dashboard (Traefik's `traefik` entry point; default "
+                 "127.0.0.1:8081)");
+  up->add_flag("--no-edge", up_edge.disabled, "Run no edge");
   bool keep_tasks = false;
   up->add_flag("--keep-tasks", keep_tasks,
                "At Ctrl-C (SIGINT, SIGTERM), leave the tasks running for the next start to re-adopt (default: "
@@ -706,6 +750,8 @@ int main(int argc, char** argv) {
 
   AgentCommand agent_command;
   AddAgentCommand(app, agent_command);
+  EdgeCommand edge_command;
+  AddEdgeCommand(app, edge_command);
   ImageCommands image_commands;
   AddImageCommands(app, image_commands);
   LogsCommand logs_command;
@@ -719,12 +765,13 @@ int main(int argc, char** argv) {
   }
   if (up->parsed()) {
     if (auto s = ResolveConfig(up, up_config, up_config_file); !s.ok()) return Fail(s);
-    return RunServer(up_config, /*up=*/true, keep_tasks);
+    return RunServer(up_config, /*up=*/true, keep_tasks, up_edge);
   }
   if (down->parsed()) return RunDown(down_state_dir, down->count("--state-dir") > 0, down_timeout);
   if (doctor->parsed()) return RunDoctor(doctor_state_dir, doctor_listen);
   if (app.got_subcommand("image")) return RunImageCommand(image_commands);
   if (agent_command.cmd->parsed()) return RunAgentCommand(agent_command);
+  if (edge_command.cmd->parsed()) return RunEdgeCommand(edge_command);
   if (logs_command.cmd->parsed()) return RunLogsCommand(logs_command);
 
   ServerConfig admin_config;

@@ -1,0 +1,188 @@
+#include "cli/edge_command.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <charconv>
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "cli/credentials.h"
+#include "common/clock.h"
+#include "ecs/drain/drain_holds.h"
+
+namespace paddock::cli {
+
+StatusOr<edge::EntryPointOptions> ParseAddress(std::string_view name, std::string_view address) {
+  edge::EntryPointOptions ep;
+  ep.name = std::string(name);
+  size_t colon = address.rfind(':');
+  if (colon == std::string_view::npos)
+    return InvalidArgument(fmt::format("'{}' is not [HOST]:PORT", address));
+  std::string_view host = address.substr(0, colon), port = address.substr(colon + 1);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  ep.host = host.empty() ? "0.0.0.0" : std::string(host);
+  unsigned p = 0;
+  auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), p);
+  if (ec != std::errc() || end != port.data() + port.size() || p > 65535)
+    return InvalidArgument(fmt::format("'{}': the port must be 0 to 65535", address));
+  ep.port = static_cast<uint16_t>(p);
+  return ep;
+}
+
+StatusOr<edge::EntryPointOptions> ParseEntryPoint(std::string_view spec) {
+  size_t eq = spec.find('=');
+  if (eq == std::string_view::npos || eq == 0)
+    return InvalidArgument(fmt::format("--entrypoint '{}' is not NAME=[HOST]:PORT", spec));
+  std::string_view name = spec.substr(0, eq);
+  for (char ch : name)
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '_')
+      return InvalidArgument(fmt::format("--entrypoint '{}': the name is letters, digits, - and _", spec));
+  return ParseAddress(name, spec.substr(eq + 1));
+}
+
+void AddEdgeCommand(CLI::App& app, EdgeCommand& c) {
+  c.cmd = app.add_subcommand("edge", "Run an edge router: Traefik's ECS-provider labels and API, with drain-before-stop");
+  c.cmd->add_option("--endpoint", c.endpoint, "The ECS endpoint to read tasks from (default http://127.0.0.1:4566)");
+  c.cmd->add_option("--entrypoint", c.entry_points,
+                    "An entry point NAME=[HOST]:PORT, as Traefik's (repeatable; default web=127.0.0.1:8000)");
+  c.cmd->add_option("--api", c.api, "[HOST]:PORT of the API, ping and dashboard (default 127.0.0.1:8081)");
+  c.cmd->add_flag("--no-api", c.no_api, "Serve no API");
+  c.cmd->add_option("--cluster", c.clusters, "A cluster to read (repeatable; default: default)");
+  c.cmd->add_flag("--auto-discover-clusters", c.auto_discover_clusters, "Read every cluster (ListClusters)");
+  c.cmd->add_option("--exposed-by-default", c.exposed_by_default,
+                    "Route containers without traefik.enable=true (default true, as Traefik)");
+  c.cmd->add_option("--constraints", c.constraints, "Only containers whose labels match, e.g. Label(`a`,`b`)");
+  c.cmd->add_option("--default-rule", c.default_rule, "The rule of a container's implicit router");
+  c.cmd->add_flag("--healthy-tasks-only", c.healthy_tasks_only, "Route only tasks whose healthStatus is HEALTHY");
+  c.cmd->add_option("--refresh-seconds", c.refresh_seconds, "Seconds between full reads (default 15)")
+      ->check(CLI::Range(1, 3600));
+  c.cmd->add_option("--edge-id", c.edge_id, "This replica's name (default edge-<host>-<pid>)");
+  c.cmd->add_option("--credentials", c.credentials_file, "AWS credentials file (default: the environment, then ~/.aws)");
+  c.cmd->add_option("--profile", c.profile, "Profile in the credentials file (default paddock)");
+  c.cmd->add_option("--region", c.region, "Region to sign for (default us-east-1)");
+}
+
+namespace {
+
+int Fail(std::string_view what, const Status& s) {
+  fmt::print(stderr, "paddock edge: {}: {}\n", what, s.message().empty() ? s.ToString() : s.message());
+  return 1;
+}
+
+StatusOr<std::pair<std::string, uint16_t>> EndpointHostPort(std::string_view url) {
+  std::string_view rest = url;
+  if (rest.rfind("http://", 0) == 0) rest.remove_prefix(7);
+  else return InvalidArgument(fmt::format("--endpoint '{}' must be http://HOST:PORT", url));
+  rest = rest.substr(0, rest.find('/'));
+  ASSIGN_OR_RETURN(edge::EntryPointOptions ep, ParseAddress("endpoint", rest));
+  if (ep.port == 0) return InvalidArgument(fmt::format("--endpoint '{}' has no port", url));
+  return std::make_pair(ep.host, ep.port);
+}
+
+}  // namespace
+
+int RunEdgeCommand(const EdgeCommand& c) {
+  auto endpoint = EndpointHostPort(c.endpoint);
+  if (!endpoint.ok()) return Fail("endpoint", endpoint.status());
+  auto credentials = ResolveCredentials(c.credentials_file, c.profile);
+  if (!credentials.ok()) return Fail("credentials", credentials.status());
+  edge::EdgeOptions options;
+  options.entry_points.clear();
+  for (const std::string& spec : c.entry_points) {
+    auto ep = ParseEntryPoint(spec);
+    if (!ep.ok()) return Fail("entry point", ep.status());
+    options.entry_points.push_back(*ep);
+  }
+  if (options.entry_points.empty()) options.entry_points.push_back({"web", "127.0.0.1", 8000});
+  if (!c.no_api) {
+    auto api = ParseAddress("traefik", c.api);
+    if (!api.ok()) return Fail("--api", api.status());
+    options.api = *api;
+  }
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  options.edge_id = c.edge_id.empty() ? fmt::format("edge-{}-{}", host, getpid()) : c.edge_id;
+  options.ecs.exposed_by_default = c.exposed_by_default;
+  options.ecs.constraints = c.constraints;
+  options.ecs.default_rule = c.default_rule;
+  options.ecs.healthy_tasks_only = c.healthy_tasks_only;
+  options.resync = std::chrono::seconds(c.refresh_seconds);
+  edge::EcsApiOptions api_options{.host = endpoint->first, .port = endpoint->second, .credentials = *credentials,
+                                  .region = c.region};
+  if (!c.clusters.empty()) api_options.clusters = c.clusters;
+  api_options.auto_discover_clusters = c.auto_discover_clusters;
+
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  edge::EcsApiSource source(api_options);
+  // A remote edge holds no drains yet: the control plane's holds are served in-process only.
+  edge::Edge edge(options, source, /*holds=*/nullptr);
+  auto ports = edge.Start();
+  if (!ports.ok()) return Fail("starting", ports.status());
+  for (const auto& ep : options.entry_points)
+    fmt::print("paddock edge: entry point {} on {}:{}\n", ep.name, ep.host, ports->at(ep.name));
+  if (options.api) fmt::print("paddock edge: API on http://{}:{}/api/overview\n", options.api->host, ports->at("traefik"));
+  std::fflush(stdout);
+  int sig = 0;
+  sigwait(&signals, &sig);
+  edge.Stop();
+  return 0;
+}
+
+namespace {
+
+// The in-process edge's holds: straight into the node's owner, in the edge's account's scope.
+class OwnerHoldSink final : public edge::DrainHoldSink {
+ public:
+  OwnerHoldSink(ecs::drain::DrainHolds& holds, Scope scope) : holds_(holds), scope_(std::move(scope)) {}
+  Status Put(std::string_view edge_id, const std::vector<Hold>& holds, std::chrono::milliseconds lease) override {
+    std::vector<ecs::drain::Hold> out;
+    out.reserve(holds.size());
+    for (const Hold& h : holds)  // whole seconds, rounded up: never shorter than asked
+      out.push_back({h.task_arn, std::chrono::ceil<std::chrono::seconds>(h.drain_timeout)});
+    auto put = holds_.Put(scope_, ecs::drain::EdgeId(std::string(edge_id)), out,
+                          std::chrono::ceil<std::chrono::seconds>(lease), SystemClock::Get().Now());
+    return put.ok() ? OkStatus() : put.status();
+  }
+  Status Release(std::string_view edge_id, std::string_view task_arn) override {
+    return holds_.Release(scope_, ecs::drain::EdgeId(std::string(edge_id)), task_arn);
+  }
+
+ private:
+  ecs::drain::DrainHolds& holds_;
+  const Scope scope_;
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<InProcessEdge>> InProcessEdge::Start(const InProcessEdgeOptions& o,
+                                                              ecs::drain::DrainHolds* holds) {
+  std::unique_ptr<InProcessEdge> self(new InProcessEdge());
+  if (holds) self->holds_ = std::make_unique<OwnerHoldSink>(*holds, o.scope);
+  edge::EdgeOptions options;
+  ASSIGN_OR_RETURN(edge::EntryPointOptions web, ParseAddress("web", o.web));
+  options.entry_points = {web};
+  ASSIGN_OR_RETURN(edge::EntryPointOptions api, ParseAddress("traefik", o.api));
+  options.api = api;
+  options.edge_id = "up";
+  options.drain_timeout = o.drain_timeout;
+  self->source_ = std::make_unique<edge::EcsApiSource>(
+      edge::EcsApiOptions{.host = o.api_host, .port = o.api_port, .credentials = o.credentials,
+                          .region = o.scope.region.str(), .auto_discover_clusters = true});
+  self->edge_ = std::make_unique<edge::Edge>(options, *self->source_, self->holds_.get());
+  ASSIGN_OR_RETURN(auto ports, self->edge_->Start());
+  self->web_port_ = ports.at("web");
+  self->api_port_ = ports.at("traefik");
+  return self;
+}
+
+InProcessEdge::~InProcessEdge() {
+  if (edge_) edge_->Stop();
+}
+
+}  // namespace paddock::cli

@@ -1,0 +1,85 @@
+// `paddock edge`: the edge (edge/edge.h) in a process of its own — any number of replicas, each
+// reading the ECS API of a Paddock (or of AWS) with its own credentials, as Traefik's ECS provider
+// does, and routing its entry points. And the in-process edge that `paddock up` runs on the
+// account it bootstrapped, change-driven and holding its tasks for drain-before-stop.
+//
+//   paddock edge --endpoint http://127.0.0.1:4566 --entrypoint web=:8000 [--entrypoint websecure=:8443]
+//                [--api 127.0.0.1:8081] [--cluster default]... [--auto-discover-clusters]
+//                [--exposed-by-default=false] [--constraints 'Label(`team`,`a`)'] [--healthy-tasks-only]
+//                [--default-rule 'Host(`{{ normalize .Name }}.localhost`)'] [--refresh-seconds 15]
+//                [--credentials FILE] [--profile paddock] [--region us-east-1]
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "aws/sigv4.h"
+#include "common/ids.h"
+#include "common/status.h"
+#include "edge/edge.h"
+
+namespace paddock::ecs::drain { class DrainHolds; }
+
+namespace paddock::cli {
+
+struct EdgeCommand {
+  CLI::App* cmd = nullptr;
+  std::string endpoint = "http://127.0.0.1:4566";
+  std::vector<std::string> entry_points;  // NAME=[HOST]:PORT; default web=127.0.0.1:8000
+  std::string api = "127.0.0.1:8081";
+  bool no_api = false;
+  std::vector<std::string> clusters;  // default: default
+  bool auto_discover_clusters = false;
+  bool exposed_by_default = true;
+  std::string constraints;
+  std::string default_rule = "Host(`{{ normalize .Name }}`)";
+  bool healthy_tasks_only = false;
+  int refresh_seconds = 15;
+  std::string edge_id;  // default: edge-<hostname>-<pid>
+  std::string credentials_file;
+  std::string profile = "paddock";
+  std::string region = "us-east-1";
+};
+
+void AddEdgeCommand(CLI::App& app, EdgeCommand& c);
+int RunEdgeCommand(const EdgeCommand& c);
+
+// "web=:8000" / "web=127.0.0.1:8000" -> an entry point (an empty host is 0.0.0.0, as Traefik's
+// ":8000"). InvalidArgument naming the flag otherwise.
+StatusOr<edge::EntryPointOptions> ParseEntryPoint(std::string_view spec);
+// "127.0.0.1:8081" / ":8081" -> (host, port).
+StatusOr<edge::EntryPointOptions> ParseAddress(std::string_view name, std::string_view address);
+
+// The edge `paddock up` runs: reads the node's own API as the bootstrap account (so it sees that
+// account's tasks, never another's), is woken by every task change, and holds its tasks in the
+// node's drain holds (ecs/drain) in that account's scope, as the edge "up".
+struct InProcessEdgeOptions {
+  std::string web = "127.0.0.1:8000";
+  std::string api = "127.0.0.1:8081";
+  std::string api_host;  // the node's API endpoint
+  uint16_t api_port = 0;
+  aws::SigningCredentials credentials;
+  Scope scope;  // the bootstrap account's, in the node's region
+  std::chrono::milliseconds drain_timeout{30'000};
+};
+class InProcessEdge {
+ public:
+  // `holds` may be null: no drain protocol.
+  static StatusOr<std::unique_ptr<InProcessEdge>> Start(const InProcessEdgeOptions& options,
+                                                        ecs::drain::DrainHolds* holds);
+  ~InProcessEdge();
+  void Wake() { edge_->Wake(); }
+  uint16_t web_port() const { return web_port_; }
+  uint16_t api_port() const { return api_port_; }
+
+ private:
+  InProcessEdge() = default;
+  std::unique_ptr<edge::EcsApiSource> source_;
+  std::unique_ptr<edge::DrainHoldSink> holds_;
+  std::unique_ptr<edge::Edge> edge_;
+  uint16_t web_port_ = 0, api_port_ = 0;
+};
+
+}  // namespace paddock::cli

@@ -1,0 +1,103 @@
+// edge/edge: one edge — its providers read, Traefik's runtime built, the proxy's table swapped in,
+// and servers that leave the configuration drained before their tasks may stop (research note
+// §6.3). The thin driver around the pure parts (ecs_provider, runtime, proxy/compile) and the data
+// plane (proxy).
+//
+// Drain protocol, the edge's half: every task that has a server in the configuration is held
+// (DrainHoldSink::Put, renewed every lease/3, always before the table that routes to it is
+// swapped in). A server that leaves the configuration — its task asked to stop, scaled in,
+// replaced, unhealthy — is fenced at once (no new requests) and, once its in-flight requests are
+// done, its task's hold is released; the task's agent waits in DEACTIVATING for that release.
+//
+//   edge::Edge edge(options, source, &holds);
+//   ASSIGN_OR_RETURN(auto ports, edge.Start());   // {"web": 8000, "traefik": 8081}
+//   tasks.SetTaskListener([&](const Scope&) { edge.Wake(); });
+//   ...
+//   edge.Stop();
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "edge/ecs_provider.h"
+#include "edge/ecs_source.h"
+#include "edge/proxy/proxy.h"
+
+namespace paddock::edge {
+
+// Where the edge's drain holds go: the control plane's owner of holds (in-process) or its API.
+class DrainHoldSink {
+ public:
+  virtual ~DrainHoldSink() = default;
+  struct Hold {
+    std::string task_arn;
+    std::chrono::milliseconds drain_timeout;
+  };
+  // Replaces every hold of `edge_id` with `holds`, each live for `lease` unless renewed.
+  virtual Status Put(std::string_view edge_id, const std::vector<Hold>& holds, std::chrono::milliseconds lease) = 0;
+  // The edge has drained `task_arn`.
+  virtual Status Release(std::string_view edge_id, std::string_view task_arn) = 0;
+};
+
+struct EdgeOptions {
+  std::vector<EntryPointOptions> entry_points = {{"web", "127.0.0.1", 8000}};
+  std::string edge_id = "edge";
+  EcsProviderOptions ecs;
+  std::chrono::milliseconds resync{15'000};        // Traefik's refreshSeconds: a full re-read
+  std::chrono::milliseconds drain_timeout{30'000};  // a task's default (its label overrides)
+  std::chrono::milliseconds hold_lease{15'000};
+  int io_threads = 2;
+  // The API, ping and dashboard entry point (Traefik's `traefik`); none when unset.
+  std::optional<EntryPointOptions> api;
+  std::string version = "dev";
+};
+
+// What the edge runs now, for its API and the tests.
+struct EdgeSnapshot {
+  uint64_t generation = 0;          // rebuilds so far
+  std::vector<std::string> errors;  // the last rebuild's (provider, runtime, compile)
+  struct Drain {
+    std::string task_arn;
+    std::string url;
+    int in_flight = 0;
+    std::chrono::system_clock::time_point since;
+    std::chrono::system_clock::time_point deadline;
+  };
+  std::vector<Drain> drains;
+};
+
+class Edge {
+ public:
+  // `holds` may be null: no drain protocol (the control's test, and edges told not to).
+  Edge(EdgeOptions options, TaskSource& source, DrainHoldSink* holds);
+  ~Edge();
+  Edge(const Edge&) = delete;
+  Edge& operator=(const Edge&) = delete;
+
+  // Starts the proxy, the API and the driver; the first configuration is read before it returns.
+  // The bound ports by entry point name (the API's as options.api->name).
+  StatusOr<std::map<std::string, uint16_t>> Start();
+  void Stop();
+
+  // Something changed: re-read now (cheap; from any thread).
+  void Wake();
+  // Re-reads, rebuilds and swaps now, on the caller's thread (tests; Start's first build).
+  Status Rebuild();
+
+  EdgeSnapshot Snapshot() const;
+  const Proxy& proxy() const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace paddock::edge

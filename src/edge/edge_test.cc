@@ -1,0 +1,209 @@
+#include "edge/edge.h"
+
+#include <condition_variable>
+#include <future>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "http/client.h"
+#include "http/server.h"
+
+namespace paddock::edge {
+namespace {
+
+class FakeSource : public TaskSource {
+ public:
+  StatusOr<TaskRead> Read() override {
+    std::lock_guard lock(mu_);
+    return TaskRead{tasks_, {}};
+  }
+  void Set(std::vector<EcsTask> tasks) {
+    std::lock_guard lock(mu_);
+    tasks_ = std::move(tasks);
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<EcsTask> tasks_;
+};
+
+class FakeHolds : public DrainHoldSink {
+ public:
+  Status Put(std::string_view, const std::vector<Hold>& holds, std::chrono::milliseconds) override {
+    std::lock_guard lock(mu_);
+    held_.clear();
+    for (const Hold& h : holds) held_[h.task_arn] = h.drain_timeout;
+    return OkStatus();
+  }
+  Status Release(std::string_view, std::string_view task_arn) override {
+    {
+      std::lock_guard lock(mu_);
+      released_.emplace_back(task_arn);
+      held_.erase(std::string(task_arn));
+    }
+    cv_.notify_all();
+    return OkStatus();
+  }
+  bool Holds(const std::string& arn) {
+    std::lock_guard lock(mu_);
+    return held_.count(arn) > 0;
+  }
+  std::chrono::milliseconds TimeoutOf(const std::string& arn) {
+    std::lock_guard lock(mu_);
+    return held_.at(arn);
+  }
+  bool Released(const std::string& arn) {
+    std::lock_guard lock(mu_);
+    return std::find(released_.begin(), released_.end(), arn) != released_.end();
+  }
+  bool WaitReleased(const std::string& arn, std::chrono::seconds limit) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, limit, [&] { return std::find(released_.begin(), released_.end(), arn) != released_.end(); });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::string, std::chrono::milliseconds> held_;
+  std::vector<std::string> released_;
+};
+
+EcsTask WebTask(const std::string& id, uint16_t port, std::map<std::string, std::string> extra = {}) {
+  EcsTask t;
+  t.task_arn = "arn:aws:ecs:us-east-1:123456789012:task/default/" + id;
+  t.cluster = "default";
+  t.group = "service:web";
+  t.last_status = "RUNNING";
+  t.desired_status = "RUNNING";
+  t.health_status = "UNKNOWN";
+  t.network_mode = "awsvpc";
+  t.has_attachments = true;
+  EcsContainer c;
+  c.name = "app";
+  c.private_ip = "127.0.0.1";
+  c.port_mappings = {{port, port, "tcp"}};
+  c.labels = {{"traefik.http.routers.web.rule", "Host(`web.test`)"}};
+  for (auto& [k, v] : extra) c.labels[k] = v;
+  t.containers.push_back(std::move(c));
+  return t;
+}
+
+http::Request Get(std::string target) {
+  http::Request r;
+  r.method = "GET";
+  r.target = std::move(target);
+  r.headers.push_back({"Host", "web.test"});
+  return r;
+}
+
+class EdgeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    backend_ = std::make_unique<http::Server>(http::ServerOptions{}, [this](const http::Request& r) {
+      if (r.target == "/slow") {
+        std::unique_lock lock(mu_);
+        ++slow_waiting_;
+        cv_.notify_all();
+        cv_.wait(lock, [&] { return release_slow_; });
+      }
+      http::Response resp;
+      resp.body = "hello " + r.target;
+      return resp;
+    });
+    auto port = backend_->Start();
+    ASSERT_TRUE(port.ok());
+    backend_port_ = *port;
+  }
+  void TearDown() override {
+    {
+      std::lock_guard lock(mu_);
+      release_slow_ = true;
+    }
+    cv_.notify_all();
+    if (edge_) edge_->Stop();
+    backend_->Stop();
+  }
+  void StartEdge() {
+    EdgeOptions o;
+    o.entry_points = {{"web", "127.0.0.1", 0}};
+    o.resync = std::chrono::hours(1);  // only Wake and Rebuild read
+    o.drain_timeout = std::chrono::seconds(30);
+    edge_ = std::make_unique<Edge>(o, source_, &holds_);
+    auto ports = edge_->Start();
+    ASSERT_TRUE(ports.ok()) << ports.status().ToString();
+    port_ = ports->at("web");
+  }
+
+  FakeSource source_;
+  FakeHolds holds_;
+  std::unique_ptr<http::Server> backend_;
+  uint16_t backend_port_ = 0;
+  std::unique_ptr<Edge> edge_;
+  uint16_t port_ = 0;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int slow_waiting_ = 0;
+  bool release_slow_ = false;
+};
+
+TEST_F(EdgeTest, RoutesATasksLabelsAndHoldsItBeforeRouting) {
+  source_.Set({WebTask("t1", backend_port_, {{"paddock.edge.drain-timeout", "5s"}})});
+  StartEdge();
+  EXPECT_TRUE(holds_.Holds("arn:aws:ecs:us-east-1:123456789012:task/default/t1"));
+  EXPECT_EQ(holds_.TimeoutOf("arn:aws:ecs:us-east-1:123456789012:task/default/t1"), std::chrono::seconds(5));
+  http::Client client("127.0.0.1", port_);
+  auto r = client.Send(Get("/x"));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "hello /x");
+  EXPECT_TRUE(edge_->Snapshot().errors.empty());
+}
+
+TEST_F(EdgeTest, ATaskThatLeavesIsReleasedOnlyOnceItsRequestsInFlightAreDone) {
+  const std::string arn = "arn:aws:ecs:us-east-1:123456789012:task/default/t1";
+  source_.Set({WebTask("t1", backend_port_)});
+  StartEdge();
+  auto slow = std::async(std::launch::async, [&] {
+    http::Client c("127.0.0.1", port_);
+    return c.Send(Get("/slow"));
+  });
+  {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return slow_waiting_ > 0; });
+  }
+  // The task is asked to stop: it leaves the configuration, and new requests find no server.
+  source_.Set({});
+  ASSERT_TRUE(edge_->Rebuild().ok());
+  http::Client client("127.0.0.1", port_);
+  auto after = client.Send(Get("/new"));
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(after->status, 404);  // its router left with it
+  EXPECT_FALSE(holds_.Released(arn));
+  ASSERT_EQ(edge_->Snapshot().drains.size(), 1u);
+  EXPECT_EQ(edge_->Snapshot().drains[0].in_flight, 1);
+  {
+    std::lock_guard lock(mu_);
+    release_slow_ = true;
+  }
+  cv_.notify_all();
+  auto done = slow.get();
+  ASSERT_TRUE(done.ok());
+  EXPECT_EQ(done->status, 200);  // the request in flight was answered
+  EXPECT_TRUE(holds_.WaitReleased(arn, std::chrono::seconds(10)));
+}
+
+TEST_F(EdgeTest, ATaskThatLeavesWithNothingInFlightIsReleasedAtOnce) {
+  const std::string arn = "arn:aws:ecs:us-east-1:123456789012:task/default/t1";
+  source_.Set({WebTask("t1", backend_port_)});
+  StartEdge();
+  source_.Set({});
+  edge_->Wake();
+  EXPECT_TRUE(holds_.WaitReleased(arn, std::chrono::seconds(10)));
+  EXPECT_FALSE(holds_.Holds(arn));
+}
+
+}  // namespace
+}  // namespace paddock::edge

@@ -1,0 +1,261 @@
+#include "edge/proxy/compile.h"
+
+#include <netdb.h>
+#include <sys/socket.h>
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <charconv>
+#include <set>
+
+#include <boost/json/serialize.hpp>
+#include <fmt/format.h>
+
+#include "edge/dynamic.h"
+
+namespace paddock::edge {
+namespace {
+
+namespace json = boost::json;
+
+const json::object* Object(const json::object& o, std::string_view key) {
+  if (const json::value* v = o.if_contains(key); v && v->is_object()) return &v->get_object();
+  return nullptr;
+}
+std::string String(const json::object& o, std::string_view key) {
+  if (const json::value* v = o.if_contains(key); v && v->is_string()) return std::string(v->get_string());
+  return {};
+}
+std::optional<int64_t> Int(const json::object& o, std::string_view key) {
+  if (const json::value* v = o.if_contains(key)) {
+    if (v->is_int64()) return v->get_int64();
+    if (v->is_uint64()) return static_cast<int64_t>(v->get_uint64());
+    if (v->is_string()) {
+      int64_t n = 0;
+      std::string_view s = v->get_string();
+      auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+      if (ec == std::errc() && end == s.data() + s.size()) return n;
+    }
+  }
+  return std::nullopt;
+}
+std::optional<bool> Bool(const json::object& o, std::string_view key) {
+  if (const json::value* v = o.if_contains(key)) {
+    if (v->is_bool()) return v->get_bool();
+    if (v->is_string()) {
+      if (v->get_string() == "true") return true;
+      if (v->get_string() == "false") return false;
+    }
+  }
+  return std::nullopt;
+}
+std::optional<std::chrono::milliseconds> Duration(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  if (!v) return std::nullopt;
+  std::string text = v->is_string() ? std::string(v->get_string()) : json::serialize(*v);
+  auto d = ParseGoDuration(text);
+  if (!d.ok()) return std::nullopt;
+  return std::chrono::duration_cast<std::chrono::milliseconds>(*d);
+}
+
+// A literal address as is; a name resolved to its first address (IPv4 first).
+std::optional<std::string> Resolve(const std::string& host) {
+  in6_addr six{};
+  in_addr four{};
+  if (inet_pton(AF_INET, host.c_str(), &four) == 1 || inet_pton(AF_INET6, host.c_str(), &six) == 1) return host;
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (getaddrinfo(host.c_str(), nullptr, &hints, &found) != 0 || !found) return std::nullopt;
+  char text[INET6_ADDRSTRLEN] = {};
+  std::optional<std::string> out;
+  for (addrinfo* a = found; a && !out; a = a->ai_next) {
+    if (a->ai_family == AF_INET)
+      out = inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(a->ai_addr)->sin_addr, text, sizeof(text));
+  }
+  for (addrinfo* a = found; a && !out; a = a->ai_next) {
+    if (a->ai_family == AF_INET6)
+      out = inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(a->ai_addr)->sin6_addr, text, sizeof(text));
+  }
+  freeaddrinfo(found);
+  return out;
+}
+
+HealthCheckConfig ParseHealthCheck(const json::object& hc) {
+  HealthCheckConfig c;
+  c.scheme = String(hc, "scheme");
+  if (std::string path = String(hc, "path"); !path.empty()) c.path = path;
+  if (std::string method = String(hc, "method"); !method.empty()) c.method = method;
+  c.hostname = String(hc, "hostname");
+  c.port = static_cast<int>(Int(hc, "port").value_or(0));
+  c.status = static_cast<int>(Int(hc, "status").value_or(0));
+  c.interval = Duration(hc, "interval").value_or(std::chrono::seconds(30));
+  c.unhealthy_interval = Duration(hc, "unhealthyInterval").value_or(c.interval);
+  c.timeout = Duration(hc, "timeout").value_or(std::chrono::seconds(5));
+  c.follow_redirects = Bool(hc, "followRedirects").value_or(true);
+  if (const json::object* headers = Object(hc, "headers"))
+    for (const auto& [k, v] : *headers)
+      if (v.is_string()) c.headers.emplace_back(std::string(k), std::string(v.get_string()));
+  return c;
+}
+
+class Compiler {
+ public:
+  Compiler(const RuntimeConfig& runtime, ServerRegistry& registry) : runtime_(runtime), registry_(registry) {}
+
+  CompileResult Run() {
+    auto table = std::make_shared<Table>();
+    for (const auto& [name, router] : runtime_.routers) {
+      if (router.status == RuntimeStatus::kDisabled) continue;
+      std::string why;
+      std::optional<Route> route = BuildRoute(name, router, why);
+      if (!route) {
+        errors_.push_back(fmt::format("router {}: {}", name, why));
+        continue;
+      }
+      for (const std::string& ep : router.using_entry_points) table->routes[ep].push_back(*route);
+    }
+    for (auto& [ep, routes] : table->routes)
+      std::stable_sort(routes.begin(), routes.end(), [](const Route& a, const Route& b) {
+        return a.priority != b.priority ? a.priority > b.priority : a.name < b.name;
+      });
+    table->backends = std::move(backends_);
+    return CompileResult{std::move(table), std::move(errors_)};
+  }
+
+ private:
+  std::optional<Route> BuildRoute(const std::string& name, const RouterInfo& router, std::string& why) {
+    auto rule = Rule::Parse(String(router.config, "rule"));
+    if (!rule.ok()) {
+      why = std::string(rule.status().message());
+      return std::nullopt;
+    }
+    Route route{.name = name, .rule = *rule, .priority = 0, .chain = {}, .backend = nullptr};
+    route.priority = static_cast<int>(Int(router.config, "priority").value_or(rule->DefaultPriority()));
+    if (const json::value* mws = router.config.if_contains("middlewares"); mws && mws->is_array()) {
+      for (const json::value& m : mws->get_array()) {
+        if (!m.is_string()) continue;
+        if (!AddMiddleware(std::string(m.get_string()), route.chain, 0, why)) return std::nullopt;
+      }
+    }
+    std::shared_ptr<const Backend> backend = BackendFor(router.service, why);
+    if (!backend) return std::nullopt;
+    route.backend = std::move(backend);
+    return route;
+  }
+
+  bool AddMiddleware(const std::string& name, std::vector<Step>& chain, int depth, std::string& why) {
+    if (depth > 10) {
+      why = fmt::format("middleware {}: chains nested too deep (a cycle?)", name);
+      return false;
+    }
+    auto it = runtime_.middlewares.find(name);
+    if (it == runtime_.middlewares.end() || it->second.status == RuntimeStatus::kDisabled) {
+      why = fmt::format("middleware \"{}\" does not exist", name);
+      return false;
+    }
+    auto built = BuildMiddleware(it->second.config);
+    if (!built.ok()) {
+      why = fmt::format("middleware {}: {}", name, built.status().message());
+      return false;
+    }
+    if (!built->chain.empty()) {
+      for (const std::string& member : built->chain)
+        if (!AddMiddleware(QualifiedName(member, it->second.provider), chain, depth + 1, why)) return false;
+      return true;
+    }
+    chain.push_back(Step{.name = name, .middleware = built->middleware, .forward_auth = built->forward_auth,
+                         .retry = built->retry});
+    return true;
+  }
+
+  std::shared_ptr<const Backend> BackendFor(const std::string& service, std::string& why) {
+    if (auto it = backends_.find(service); it != backends_.end()) return it->second;
+    auto info = runtime_.services.find(service);
+    if (info == runtime_.services.end()) {
+      why = fmt::format("the service \"{}\" does not exist", service);
+      return nullptr;
+    }
+    const json::object* lb = Object(info->second.config, "loadBalancer");
+    if (!lb) {
+      why = fmt::format("service {}: only loadBalancer services are served", service);
+      return nullptr;
+    }
+    auto backend = std::make_shared<Backend>();
+    backend->name = service;
+    backend->pass_host_header = Bool(*lb, "passHostHeader").value_or(true);
+    if (const json::object* hc = Object(*lb, "healthCheck")) backend->health_check = ParseHealthCheck(*hc);
+    if (const json::value* servers = lb->if_contains("servers"); servers && servers->is_array()) {
+      for (const json::value& s : servers->get_array()) {
+        if (!s.is_object()) continue;
+        const std::string url = String(s.get_object(), "url");
+        auto address = ParseServerUrl(url);
+        if (!address.ok()) {
+          errors_.push_back(fmt::format("service {}: server {}: {}", service, url, address.status().message()));
+          continue;
+        }
+        if (address->scheme != "http") {
+          errors_.push_back(fmt::format("service {}: server {}: only http servers are served", service, url));
+          continue;
+        }
+        std::optional<std::string> ip = Resolve(address->host);
+        if (!ip) {
+          errors_.push_back(fmt::format("service {}: server {}: cannot resolve {}", service, url, address->host));
+          continue;
+        }
+        const int weight = static_cast<int>(Int(s.get_object(), "weight").value_or(1));
+        backend->servers.push_back({registry_.Get(service, url, *ip, address->port), std::clamp(weight, 0, 1000)});
+      }
+    }
+    backends_[service] = backend;
+    return backend;
+  }
+
+  const RuntimeConfig& runtime_;
+  ServerRegistry& registry_;
+  std::map<std::string, std::shared_ptr<const Backend>, std::less<>> backends_;
+  std::vector<std::string> errors_;
+};
+
+}  // namespace
+
+StatusOr<ServerAddress> ParseServerUrl(std::string_view url) {
+  ServerAddress out;
+  size_t sep = url.find("://");
+  if (sep == std::string_view::npos) return InvalidArgument(fmt::format("'{}' is not a URL", url));
+  out.scheme = std::string(url.substr(0, sep));
+  std::string_view rest = url.substr(sep + 3);
+  rest = rest.substr(0, rest.find_first_of("/?#"));
+  if (rest.empty()) return InvalidArgument(fmt::format("'{}' names no host", url));
+  std::string_view host = rest, port_text;
+  if (rest.front() == '[') {
+    size_t close = rest.find(']');
+    if (close == std::string_view::npos) return InvalidArgument(fmt::format("'{}': unclosed [", url));
+    host = rest.substr(1, close - 1);
+    if (close + 1 < rest.size()) {
+      if (rest[close + 1] != ':') return InvalidArgument(fmt::format("'{}': bad port", url));
+      port_text = rest.substr(close + 2);
+    }
+  } else if (size_t colon = rest.rfind(':'); colon != std::string_view::npos) {
+    host = rest.substr(0, colon);
+    port_text = rest.substr(colon + 1);
+  }
+  out.host = std::string(host);
+  out.port = out.scheme == "https" ? 443 : 80;
+  if (!port_text.empty()) {
+    unsigned p = 0;
+    auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), p);
+    if (ec != std::errc() || end != port_text.data() + port_text.size() || p == 0 || p > 65535)
+      return InvalidArgument(fmt::format("'{}': bad port", url));
+    out.port = static_cast<uint16_t>(p);
+  }
+  if (out.host.empty()) return InvalidArgument(fmt::format("'{}' names no host", url));
+  return out;
+}
+
+CompileResult Compile(const RuntimeConfig& runtime, ServerRegistry& registry) {
+  return Compiler(runtime, registry).Run();
+}
+
+}  // namespace paddock::edge

@@ -1,0 +1,37 @@
+// edge/proxy/compile: the runtime configuration (edge/runtime.h) made into the Table the proxy
+// routes by — rules parsed, middleware chains built and flattened, load balancers with their
+// servers' shared state (ServerRegistry), health checks parsed — for every router Traefik would run
+// (status enabled or warning), on each entry point it uses.
+//
+//   edge::CompileResult c = edge::Compile(runtime, registry);
+//   proxy.SetTable(c.table);   // c.errors: what could not be built (logged; the router is left out)
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "edge/proxy/table.h"
+#include "edge/runtime.h"
+
+namespace paddock::edge {
+
+struct CompileResult {
+  std::shared_ptr<const Table> table;
+  std::vector<std::string> errors;
+};
+
+// Servers are named by URL: `http://<ip>:<port>` (an IP literal; a host name is resolved once,
+// here). A router whose service is not a loadBalancer (weighted, mirroring, failover: not served
+// yet), or whose middlewares cannot be built, is left out with an error.
+CompileResult Compile(const RuntimeConfig& runtime, ServerRegistry& registry);
+
+// Parses "http://10.0.0.5:8080" (scheme http; port defaults to 80). InvalidArgument otherwise.
+struct ServerAddress {
+  std::string scheme;
+  std::string host;
+  uint16_t port = 0;
+};
+StatusOr<ServerAddress> ParseServerUrl(std::string_view url);
+
+}  // namespace paddock::edge
