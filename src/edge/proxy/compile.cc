@@ -165,8 +165,17 @@ class Compiler {
         if (!AddMiddleware(QualifiedName(member, it->second.provider), chain, depth + 1, why)) return false;
       return true;
     }
+    std::shared_ptr<const ForwardAuth> auth;
+    if (built->forward_auth) {
+      auto fa = ForwardAuth::Build(*built->forward_auth);
+      if (!fa.ok()) {
+        why = fmt::format("middleware {}: {}", name, fa.status().message());
+        return false;
+      }
+      auth = std::move(*fa);
+    }
     chain.push_back(Step{.name = name, .middleware = built->middleware, .forward_auth = built->forward_auth,
-                         .retry = built->retry});
+                         .auth = std::move(auth), .retry = built->retry});
     return true;
   }
 

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <array>
 #include <atomic>
 #include <charconv>
@@ -33,6 +34,8 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <random>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -113,7 +116,7 @@ bool SafeHeader(std::string_view name, std::string_view value) {
 }
 
 std::string SimpleResponse(int status, std::string_view content_type, std::string_view body, bool keep_alive,
-                           const HeaderList& extra = {}) {
+                           const HeaderList& extra = {}, bool nosniff = true) {
   std::string out;
   out.reserve(160 + body.size());
   out += "HTTP/1.1 ";
@@ -137,7 +140,7 @@ std::string SimpleResponse(int status, std::string_view content_type, std::strin
     out += content_type;
     out += "\r\n";
   }
-  out += "X-Content-Type-Options: nosniff\r\n";
+  if (nosniff) out += "X-Content-Type-Options: nosniff\r\n";
   out += "Content-Length: ";
   AppendDecimal(out, body.size());
   out += "\r\n";
@@ -146,6 +149,18 @@ std::string SimpleResponse(int status, std::string_view content_type, std::strin
   out += body;
   return out;
 }
+
+// What the auth server answered (forwardAuth); `reached` false: it could not be called.
+struct AuthReply {
+  bool reached = false;
+  bool too_large = false;  // its body was over maxResponseBodySize
+  int status = 0;
+  HeaderList headers;
+  std::string body;
+};
+
+// Auth cookies to put on the final response, per forwardAuth step that set some.
+using CookiePlan = std::vector<std::pair<const ForwardAuth*, std::vector<std::string>>>;
 
 struct Upstream {
   std::shared_ptr<ServerState> server;
@@ -218,7 +233,9 @@ class Proxy::Impl {
                                bool keep_alive);
   asio::awaitable<bool> Forward(Worker& w, beast::tcp_stream& client, const Route& route, Exchange& x,
                                 const std::string& body, bool head_request, unsigned client_version,
-                                bool keep_alive);
+                                bool keep_alive, const RetryConfig* retry, const CookiePlan& cookies);
+  asio::awaitable<AuthReply> CallAuth(Worker& w, const ForwardAuth& auth, const Exchange& x,
+                                      const std::string* body);
   asio::awaitable<std::optional<Upstream>> Connect(Worker& w, const std::shared_ptr<ServerState>& server);
   void Park(Worker& w, Upstream up);
   asio::awaitable<bool> WriteAll(beast::tcp_stream& s, std::string_view data);
@@ -430,15 +447,52 @@ asio::awaitable<bool> Proxy::Impl::Handle(Worker& w, beast::tcp_stream& client,
                                                        keep_alive)) &&
         keep_alive;
   }
+  const RetryConfig* retry = nullptr;
+  CookiePlan cookies;
   for (size_t i = 0; i < route->chain.size(); ++i) {
     const Step& step = route->chain[i];
-    if (!step.middleware) continue;
-    if (std::optional<Answer> answer = step.middleware->OnRequest(x)) {
+    if (step.retry && !retry) retry = &*step.retry;
+    std::optional<Answer> answer;
+    bool nosniff = true;
+    if (step.forward_auth) {
+      std::shared_ptr<const ForwardAuth> auth = step.auth;
+      if (!auth) {
+        auto built = ForwardAuth::Build(*step.forward_auth);
+        if (built.ok()) auth = std::move(*built);
+      }
+      nosniff = false;
+      if (!auth) {
+        answer = Answer{.status = 500, .headers = {}, .body = {}};
+      } else {
+        const ForwardAuthConfig& c = auth->config();
+        // Traefik reads the body it forwards up to maxBodySize and answers 401 past it.
+        if (c.forward_body && c.max_body_size >= 0 && static_cast<int64_t>(req.body().size()) > c.max_body_size) {
+          answer = Answer{.status = 401, .headers = {}, .body = {}};
+        } else {
+          AuthReply reply = co_await CallAuth(w, *auth, x, c.forward_body ? &req.body() : nullptr);
+          if (!reply.reached) {
+            answer = Answer{.status = 500, .headers = {}, .body = {}};
+          } else if (reply.too_large) {
+            answer = Answer{.status = 401, .headers = {}, .body = {}};
+          } else if (reply.status < 200 || reply.status >= 300) {
+            answer = auth->Refusal(x.method, reply.status, reply.headers, std::move(reply.body));
+          } else {
+            auth->CopyResponseHeaders(reply.headers, x.headers);
+            if (auto set = auth->AuthCookies(reply.headers); !set.empty())
+              cookies.emplace_back(auth.get(), std::move(set));
+            continue;
+          }
+        }
+      }
+    } else if (step.middleware) {
+      answer = step.middleware->OnRequest(x);
+    }
+    if (answer) {
       // The middlewares before it still change the answer's headers (they wrap it, as in Traefik).
       for (size_t j = i; j-- > 0;)
         if (route->chain[j].middleware) route->chain[j].middleware->OnResponse(x, answer->status, answer->headers);
       co_return co_await WriteAll(client, SimpleResponse(answer->status, "", answer->body, keep_alive,
-                                                         answer->headers)) &&
+                                                         answer->headers, nosniff)) &&
           keep_alive;
     }
   }
@@ -447,7 +501,8 @@ asio::awaitable<bool> Proxy::Impl::Handle(Worker& w, beast::tcp_stream& client,
     co_await wait.async_wait(kTuple);
   }
   const bool head_request = req.method() == bhttp::verb::head;
-  co_return co_await Forward(w, client, *route, x, req.body(), head_request, req.version(), keep_alive);
+  co_return co_await Forward(w, client, *route, x, req.body(), head_request, req.version(), keep_alive, retry,
+                             cookies);
 }
 
 asio::awaitable<std::optional<Upstream>> Proxy::Impl::Connect(Worker& w, const std::shared_ptr<ServerState>& server) {
@@ -568,9 +623,97 @@ asio::awaitable<bool> Proxy::Impl::ProbeOnce(const Probe& probe) {
   co_return status >= 200 && status < 400;
 }
 
+// Traefik's retry backoff (cenkalti/backoff's exponential one as Traefik sets it): the wait before
+// retry n (0-based) is initialInterval * m^n, m = 2^(1/(attempts-1)), randomized by ±50%; none
+// when initialInterval is 0.
+std::chrono::nanoseconds RetryWait(const RetryConfig& r, int n) {
+  if (r.attempts < 2 || r.initial_interval.count() <= 0) return std::chrono::nanoseconds(0);
+  const double m = std::pow(2.0, 1.0 / static_cast<double>(r.attempts - 1));
+  const double base = std::chrono::duration<double, std::nano>(r.initial_interval).count() * std::pow(m, n);
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  const double factor = std::uniform_real_distribution<double>(0.5, 1.5)(rng);
+  return std::chrono::nanoseconds(static_cast<int64_t>(base * factor));
+}
+
+asio::awaitable<AuthReply> Proxy::Impl::CallAuth(Worker& w, const ForwardAuth& auth, const Exchange& x,
+                                                 const std::string* body) {
+  AuthReply reply;
+  const AuthAddress& a = auth.address();
+  beast::tcp_stream stream(w.ioc);
+  stream.expires_after(kForwardAuthTimeout);
+  std::vector<tcp::endpoint> endpoints;
+  error_code ec;
+  auto address = asio::ip::make_address(a.host, ec);
+  if (!ec) {
+    endpoints.emplace_back(address, a.port);
+  } else {
+    tcp::resolver resolver(w.ioc);
+    asio::steady_timer deadline(w.ioc, kForwardAuthTimeout);
+    deadline.async_wait([&resolver](error_code e) {
+      if (!e) resolver.cancel();
+    });
+    auto [rec, results] = co_await resolver.async_resolve(a.host, std::to_string(a.port), kTuple);
+    deadline.cancel();
+    if (rec) co_return reply;
+    for (const auto& entry : results) endpoints.push_back(entry.endpoint());
+  }
+  auto [cec, connected] = co_await stream.async_connect(endpoints, kTuple);
+  if (cec) co_return reply;
+  const std::string_view method = auth.Method(x);
+  std::string head;
+  head.reserve(512);
+  head += method;
+  head += ' ';
+  head += a.target;
+  head += " HTTP/1.1\r\nHost: ";
+  head += a.authority;
+  head += "\r\n";
+  for (const auto& [n, v] : auth.RequestHeaders(x)) {
+    if (!SafeHeader(n, v)) continue;
+    head += n;
+    head += ": ";
+    head += v;
+    head += "\r\n";
+  }
+  const bool with_body = body && !body->empty();
+  if (with_body || method == "POST" || method == "PUT" || method == "PATCH") {
+    head += "Content-Length: ";
+    AppendDecimal(head, with_body ? body->size() : 0);
+    head += "\r\n";
+  }
+  head += "Connection: close\r\n\r\n";
+  std::array<asio::const_buffer, 2> out{asio::buffer(head),
+                                        with_body ? asio::buffer(*body) : asio::const_buffer()};
+  auto [wec, wn] = co_await asio::async_write(stream, out, kTuple);
+  if (wec) co_return reply;
+  beast::flat_buffer buffer;
+  bhttp::response_parser<bhttp::string_body> rp;
+  rp.header_limit(static_cast<uint32_t>(options_.max_header_bytes));
+  const int64_t limit = auth.config().max_response_body_size;
+  if (limit >= 0)
+    rp.body_limit(static_cast<uint64_t>(limit));
+  else
+    rp.body_limit(boost::none);
+  if (method == "HEAD") rp.skip(true);
+  auto [rec, rn] = co_await bhttp::async_read(stream, buffer, rp, kTuple);
+  if (rec == bhttp::error::body_limit) {
+    reply.reached = true;
+    reply.too_large = true;
+    co_return reply;
+  }
+  if (rec) co_return reply;
+  auto& res = rp.get();
+  reply.reached = true;
+  reply.status = static_cast<int>(res.result_int());
+  for (const auto& field : res) reply.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+  reply.body = std::move(res.body());
+  stream.socket().shutdown(tcp::socket::shutdown_both, ec);
+  co_return reply;
+}
+
 asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, beast::tcp_stream& client, const Route& route, Exchange& x,
                                            const std::string& body, bool head_request, unsigned client_version,
-                                           bool keep_alive) {
+                                           bool keep_alive, const RetryConfig* retry, const CookiePlan& cookies) {
   std::shared_ptr<ServerState> server = route.backend ? route.backend->Pick() : nullptr;
   if (!server) {
     unavailable_.fetch_add(1, std::memory_order_relaxed);
@@ -634,6 +777,31 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, beast::tcp_stream& client,
   build_head();
   std::vector<const ServerState*> refused;  // servers that refused the connection: never sent anything
 
+  // retry (Traefik's): another attempt, after its backoff, on a fresh Pick() — when no server could
+  // be connected to (nothing was written), or when the status is one of retry's `status` ranges
+  // (idempotent methods unless retryNonIdempotentMethod; a body within maxRequestBodyBytes).
+  const auto started = std::chrono::steady_clock::now();
+  int retries = 0;
+  auto may_retry = [&] {
+    if (!retry || retries + 1 >= retry->attempts) return false;
+    return retry->timeout.count() <= 0 || std::chrono::steady_clock::now() - started < retry->timeout;
+  };
+  auto next_attempt = [&]() -> asio::awaitable<bool> {
+    if (auto wait = RetryWait(*retry, retries); wait.count() > 0) {
+      asio::steady_timer t(w.ioc, wait);
+      co_await t.async_wait(kTuple);
+    }
+    ++retries;
+    refused.clear();
+    std::shared_ptr<ServerState> other = route.backend->Pick();
+    if (!other) co_return false;
+    server->End();
+    server = std::move(other);
+    server->Begin();
+    build_head();
+    co_return true;
+  };
+
   for (int attempt = 0;; ++attempt) {
     std::optional<Upstream> up = co_await Connect(w, server);
     if (!up) {
@@ -652,6 +820,10 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, beast::tcp_stream& client,
         server->Begin();
         build_head();
         --attempt;  // a refused connect is not the stale-connection retry
+        continue;
+      }
+      if (may_retry() && !retry->disable_retry_on_network_error && co_await next_attempt()) {
+        attempt = -1;
         continue;
       }
       bad_gateway_.fetch_add(1, std::memory_order_relaxed);
@@ -692,6 +864,21 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, beast::tcp_stream& client,
     // The response's head, as the client gets it.
     auto& res = rp.get();
     const int status = static_cast<int>(res.result_int());
+    if (retry && !retry->status.empty() && may_retry() &&
+        (retry->retry_non_idempotent_method || (x.method != "POST" && x.method != "PATCH" && x.method != "LOCK")) &&
+        static_cast<int64_t>(body.size()) <= retry->max_request_body_bytes &&
+        std::any_of(retry->status.begin(), retry->status.end(),
+                    [&](const auto& range) { return status >= range.first && status <= range.second; })) {
+      up.reset();  // its body unread: the connection is closed, not pooled
+      if (co_await next_attempt()) {
+        attempt = -1;
+        continue;
+      }
+      bad_gateway_.fetch_add(1, std::memory_order_relaxed);
+      co_return co_await WriteAll(client, SimpleResponse(503, "text/plain; charset=utf-8", "no available server\n",
+                                                         keep_alive)) &&
+          keep_alive;
+    }
     const bool no_body = head_request || status / 100 == 1 || status == 204 || status == 304;
     bool chunked_out = false;
     bool keep = keep_alive;
@@ -708,11 +895,13 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, beast::tcp_stream& client,
     bool any_response_middleware = false;
     for (const Step& step : route.chain)
       if (step.middleware) any_response_middleware = true;
+    if (!cookies.empty()) any_response_middleware = true;
     std::string_view content_length;
     if (any_response_middleware) {
       for (const auto& field : res) changed.emplace_back(std::string(field.name_string()), std::string(field.value()));
       for (const Step& step : route.chain)
         if (step.middleware) step.middleware->OnResponse(x, status, changed);
+      for (const auto& [auth, set] : cookies) auth->ApplyCookies(set, changed);
     }
     auto emit = [&](std::string_view n, std::string_view v) {
       if (HopByHop(n) || (!res_connection.empty() && NamedIn(res_connection, n)) || !SafeHeader(n, v)) return;

@@ -190,8 +190,14 @@ TEST_F(ProxyTest, HopByHopHeadersAreNotForwardedAndStreamsAreRelayed) {
 Step MiddlewareStep(std::string name, std::string_view config) {
   auto built = BuildMiddleware(boost::json::parse(config).as_object());
   EXPECT_TRUE(built.ok()) << built.status().ToString();
-  return Step{.name = std::move(name), .middleware = built->middleware, .forward_auth = std::nullopt,
-              .retry = std::nullopt};
+  std::shared_ptr<const ForwardAuth> auth;
+  if (built->forward_auth) {
+    auto fa = ForwardAuth::Build(*built->forward_auth);
+    EXPECT_TRUE(fa.ok()) << fa.status().ToString();
+    if (fa.ok()) auth = *fa;
+  }
+  return Step{.name = std::move(name), .middleware = built->middleware, .forward_auth = built->forward_auth,
+              .auth = std::move(auth), .retry = built->retry};
 }
 
 TEST_F(ProxyTest, AChainChangesTheRequestAndTheResponseAndItsAnswersKeepTheHeadersBeforeThem) {

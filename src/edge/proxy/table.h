@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "edge/middleware.h"
+#include "edge/proxy/forward_auth.h"
 #include "edge/rule.h"
 
 namespace paddock::edge {
@@ -119,6 +120,7 @@ struct Step {
   std::string name;  // qualified middleware name
   std::shared_ptr<const Middleware> middleware;  // null for the proxy-run kinds
   std::optional<ForwardAuthConfig> forward_auth;
+  std::shared_ptr<const ForwardAuth> auth;  // forward_auth, built (compile.cc); null: built per request
   std::optional<RetryConfig> retry;
 };
 
