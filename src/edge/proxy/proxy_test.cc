@@ -393,3 +393,234 @@ TEST_F(ProxyTest, AHealthCheckedServerIsNotRoutedBeforeItsFirstProbePasses) {
 
 }  // namespace
 }  // namespace paddock::edge
+
+namespace paddock::edge {
+namespace {
+
+// An auth server: answers by its path, records the last request it got.
+class AuthServer {
+ public:
+  AuthServer()
+      : server_({}, [this](const http::Request& r) {
+          {
+            std::lock_guard lock(mu_);
+            last_ = r;
+          }
+          http::Response resp;
+          std::string_view path = r.Path();
+          if (path == "/ok") {
+            resp.headers.push_back({"X-Auth-User", "alice"});
+            resp.headers.push_back({"X-Auth-Role", "admin"});
+            resp.headers.push_back({"X-Other", "not copied"});
+            resp.headers.push_back({"Set-Cookie", "sess=abc; Path=/"});
+            resp.headers.push_back({"Set-Cookie", "ignored=1"});
+          } else if (path == "/deny") {
+            resp.status = 401;
+            resp.body = "no entry";
+            resp.headers.push_back({"X-Why", "because"});
+          } else if (path == "/redirect") {
+            resp.status = 302;
+            resp.headers.push_back({"Location", "/login?next=1"});
+          }
+          return resp;
+        }) {}
+  uint16_t Start() {
+    auto port = server_.Start();
+    EXPECT_TRUE(port.ok());
+    return port_ = *port;
+  }
+  std::string Url(std::string path) const { return "http://127.0.0.1:" + std::to_string(port_) + path; }
+  http::Request last() {
+    std::lock_guard lock(mu_);
+    return last_;
+  }
+
+ private:
+  std::mutex mu_;
+  http::Request last_;
+  http::Server server_;
+  uint16_t port_ = 0;
+};
+
+class ForwardAuthTest : public ProxyTest {
+ protected:
+  void SetUp() override {
+    auth_.Start();
+    backend_.Start();
+    StartProxy();
+    lb_ = MakeBackend(registry_, "app@test", {backend_.port()});
+  }
+  void Route_(std::string config) {
+    Route r = MakeRoute("app@test", "PathPrefix(`/`)", 1, lb_);
+    r.chain = {MiddlewareStep("auth@test", config)};
+    Serve({r}, {lb_});
+  }
+  std::string seen(std::string_view name) {
+    std::lock_guard lock(mu_);
+    return std::string(backend_request_.GetHeader(name));
+  }
+
+  AuthServer auth_;
+  std::mutex mu_;
+  http::Request backend_request_;
+  Backend_ backend_{"app", [this](const http::Request& r) {
+                      std::lock_guard lock(mu_);
+                      backend_request_ = r;
+                    }};
+  std::shared_ptr<Backend> lb_;
+};
+
+TEST_F(ForwardAuthTest, A2xxLetsTheRequestOnWithTheAuthResponseHeadersReplacingTheClients) {
+  Route_(R"({"forwardAuth":{"address":")" + auth_.Url("/ok") +
+         R"(","authResponseHeaders":["X-Auth-User"],"authResponseHeadersRegex":"^X-Auth-R",
+             "addAuthCookiesToResponse":["sess"]}})");
+  http::Client client("127.0.0.1", port_);
+  http::Request req = Get("/page?q=1", "app.test");
+  req.headers.push_back({"X-Auth-User", "mallory"});
+  req.headers.push_back({"X-Custom", "kept"});
+  auto r = client.Send(req);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "app /page?q=1");
+  EXPECT_EQ(seen("X-Auth-User"), "alice");  // the client's replaced
+  EXPECT_EQ(seen("X-Auth-Role"), "admin");  // by the regex
+  EXPECT_EQ(seen("X-Other"), "");
+  EXPECT_EQ(r->GetHeader("Set-Cookie"), "sess=abc; Path=/");  // named in addAuthCookiesToResponse only
+  // What the auth server saw: a GET with the request's headers and Traefik's X-Forwarded-*.
+  http::Request a = auth_.last();
+  EXPECT_EQ(a.method, "GET");
+  EXPECT_EQ(a.target, "/ok");
+  EXPECT_EQ(a.GetHeader("X-Custom"), "kept");
+  EXPECT_EQ(a.GetHeader("X-Forwarded-Method"), "GET");
+  EXPECT_EQ(a.GetHeader("X-Forwarded-Uri"), "/page?q=1");
+  EXPECT_EQ(a.GetHeader("X-Forwarded-Host"), "app.test");
+  EXPECT_EQ(a.GetHeader("X-Forwarded-Proto"), "http");
+  EXPECT_EQ(a.GetHeader("X-Forwarded-Port"), "80");  // from the Host header (no port: 80), as Traefik's
+  EXPECT_EQ(a.GetHeader("X-Forwarded-For"), "127.0.0.1");
+  EXPECT_FALSE(a.HasHeader("X-Real-Ip"));  // trustForwardHeader false: the edge's own dropped too
+}
+
+TEST_F(ForwardAuthTest, ARefusalGoesToTheClientAsIsAndTheBackendIsNeverCalled) {
+  Route_(R"({"forwardAuth":{"address":")" + auth_.Url("/deny") + R"("}})");
+  http::Client client("127.0.0.1", port_);
+  auto r = client.Send(Get("/x"));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 401);
+  EXPECT_EQ(r->body, "no entry");
+  EXPECT_EQ(r->GetHeader("X-Why"), "because");
+  EXPECT_EQ(backend_.hits(), 0);
+}
+
+TEST_F(ForwardAuthTest, ARedirectsLocationIsMadeAbsoluteAgainstTheAddressUnlessPreserved) {
+  http::Client client("127.0.0.1", port_);
+  Route_(R"({"forwardAuth":{"address":")" + auth_.Url("/redirect") + R"("}})");
+  auto r = client.Send(Get("/x"));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 302);
+  EXPECT_EQ(r->GetHeader("Location"), auth_.Url("/login?next=1"));
+  Route_(R"({"forwardAuth":{"address":")" + auth_.Url("/redirect") + R"(","preserveLocationHeader":true}})");
+  auto p = client.Send(Get("/x"));
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->GetHeader("Location"), "/login?next=1");
+  EXPECT_EQ(backend_.hits(), 0);
+}
+
+TEST_F(ForwardAuthTest, AuthSigninUrlTurnsA401IntoA302ToIt) {
+  Route_(R"({"forwardAuth":{"address":")" + auth_.Url("/deny") + R"(","authSigninURL":"https://login.test/?a=1&b=2"}})");
+  http::Client client("127.0.0.1", port_);
+  auto r = client.Send(Get("/x"));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 302);
+  EXPECT_EQ(r->GetHeader("Location"), "https://login.test/?a=1&b=2");
+  EXPECT_EQ(r->body, "<a href=\"https://login.test/?a=1&amp;b=2\">Found</a>.\n\n");  // Go's http.Redirect
+}
+
+TEST_F(ForwardAuthTest, AnAuthServerThatCannotBeReachedIs500WithNoBody) {
+  uint16_t dead_port = 0;
+  {
+    AuthServer gone;
+    dead_port = gone.Start();
+  }
+  Route_(R"({"forwardAuth":{"address":"http://127.0.0.1:)" + std::to_string(dead_port) + R"(/ok"}})");
+  http::Client client("127.0.0.1", port_);
+  auto r = client.Send(Get("/x"));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 500);
+  EXPECT_EQ(r->body, "");
+  EXPECT_EQ(backend_.hits(), 0);
+}
+
+TEST_F(ForwardAuthTest, ForwardBodyAndPreserveRequestMethodAndMaxBodySize) {
+  Route_(R"({"forwardAuth":{"address":")" + auth_.Url("/ok") +
+         R"(","forwardBody":true,"maxBodySize":8,"preserveRequestMethod":true}})");
+  http::Client client("127.0.0.1", port_);
+  http::Request post = Get("/submit");
+  post.method = "POST";
+  post.body = "a=1&b=2";
+  auto r = client.Send(post);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 200);
+  http::Request a = auth_.last();
+  EXPECT_EQ(a.method, "POST");
+  EXPECT_EQ(a.body, "a=1&b=2");
+  EXPECT_EQ(a.GetHeader("X-Forwarded-Method"), "POST");
+  EXPECT_EQ(backend_request_.body, "a=1&b=2");  // the backend still gets it
+  post.body = "123456789";  // over maxBodySize: Traefik's 401
+  auto big = client.Send(post);
+  ASSERT_TRUE(big.ok());
+  EXPECT_EQ(big->status, 401);
+  EXPECT_EQ(backend_.hits(), 1);
+}
+
+TEST(ForwardAuthAddressTest, OnlyHttpIsTaken) {
+  auto a = ParseAuthAddress("http://auth.internal:9000/verify?x=1");
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->host, "auth.internal");
+  EXPECT_EQ(a->port, 9000);
+  EXPECT_EQ(a->target, "/verify?x=1");
+  EXPECT_EQ(ParseAuthAddress("http://[::1]")->target, "/");
+  EXPECT_FALSE(ParseAuthAddress("https://auth/verify").ok());
+  EXPECT_FALSE(ParseAuthAddress("auth:9000").ok());
+  EXPECT_EQ(ResolveLocation(*a, "../login"), "http://auth.internal:9000/login");
+  EXPECT_EQ(ResolveLocation(*a, "//other/x"), "http://other/x");
+  EXPECT_EQ(ResolveLocation(*a, "https://else/"), "https://else/");
+}
+
+TEST_F(ProxyTest, RetryAsksAgainOnARetryStatusAndOnARefusedConnection) {
+  std::atomic<int> calls{0};
+  http::Server flaky({}, [&](const http::Request&) {
+    http::Response resp;
+    if (calls.fetch_add(1) == 0) resp.status = 503;
+    resp.body = "flaky";
+    return resp;
+  });
+  auto flaky_port = flaky.Start();
+  ASSERT_TRUE(flaky_port.ok());
+  StartProxy();
+  auto lb = MakeBackend(registry_, "flaky@test", {*flaky_port});
+  Route r = MakeRoute("flaky@test", "PathPrefix(`/`)", 1, lb);
+  r.chain = {MiddlewareStep("retry@test", R"({"retry":{"attempts":2,"status":["503"]}})")};
+  Serve({r}, {lb});
+  http::Client client("127.0.0.1", port_);
+  auto ok = client.Send(Get("/"));
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->status, 200);
+  EXPECT_EQ(calls.load(), 2);
+
+  // Network errors: a backend whose every server refuses is tried `attempts` times, then 502.
+  uint16_t dead_port = 0;
+  {
+    Backend_ gone("gone");
+    dead_port = gone.Start();
+  }
+  auto dead = MakeBackend(registry_, "dead@test", {dead_port});
+  Route d = MakeRoute("dead@test", "PathPrefix(`/`)", 1, dead);
+  d.chain = {MiddlewareStep("retry@test", R"({"retry":{"attempts":3}})")};
+  Serve({d}, {dead});
+  auto bad = client.Send(Get("/"));
+  ASSERT_TRUE(bad.ok());
+  EXPECT_EQ(bad->status, 502);
+}
+
+}  // namespace
+}  // namespace paddock::edge
