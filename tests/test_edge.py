@@ -246,7 +246,7 @@ class Edge(unittest.TestCase):
         with Load(self.web_port, "control") as load:
             while load.total() < 200:
                 time.sleep(0.01)
-            for _ in range(4):
+            for _ in range(6):
                 victim = self.running("control")[0]["taskArn"]
                 self.ecs.stop_task(cluster="default", task=victim, reason="edge control")
                 self.await_stable("control", 3)

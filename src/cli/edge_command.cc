@@ -58,6 +58,8 @@ void AddEdgeCommand(CLI::App& app, EdgeCommand& c) {
   c.cmd->add_flag("--healthy-tasks-only", c.healthy_tasks_only, "Route only tasks whose healthStatus is HEALTHY");
   c.cmd->add_option("--refresh-seconds", c.refresh_seconds, "Seconds between full reads (default 15)")
       ->check(CLI::Range(1, 3600));
+  c.cmd->add_option("--io-threads", c.io_threads, "Threads serving the entry points (default 2)")
+      ->check(CLI::Range(1, 64));
   c.cmd->add_option("--edge-id", c.edge_id, "This replica's name (default edge-<host>-<pid>)");
   c.cmd->add_option("--credentials", c.credentials_file, "AWS credentials file (default: the environment, then ~/.aws)");
   c.cmd->add_option("--profile", c.profile, "Profile in the credentials file (default paddock)");
@@ -109,6 +111,7 @@ int RunEdgeCommand(const EdgeCommand& c) {
   options.ecs.default_rule = c.default_rule;
   options.ecs.healthy_tasks_only = c.healthy_tasks_only;
   options.resync = std::chrono::seconds(c.refresh_seconds);
+  options.io_threads = c.io_threads;
   edge::EcsApiOptions api_options{.host = endpoint->first, .port = endpoint->second, .credentials = *credentials,
                                   .region = c.region};
   if (!c.clusters.empty()) api_options.clusters = c.clusters;

@@ -37,6 +37,7 @@ struct EdgeCommand {
   std::string default_rule = "Host(`{{ normalize .Name }}`)";
   bool healthy_tasks_only = false;
   int refresh_seconds = 15;
+  int io_threads = 2;
   std::string edge_id;  // default: edge-<hostname>-<pid>
   std::string credentials_file;
   std::string profile = "paddock";

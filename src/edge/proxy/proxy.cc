@@ -943,8 +943,18 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, beast::tcp_stream& client,
     std::unique_ptr<char[]> chunk;
     bool upstream_ok = true;
     bool client_ok = true;
-    if (rp.is_done()) {
+    bool whole = rp.is_done();  // the response is all relayed (or, below, all in hand)
+    if (whole) {
       client_ok = co_await WriteAll(client, out_head);
+    } else if (!chunked_out && !rp.chunked() && rp.content_length() && *rp.content_length() <= up->buffer.size()) {
+      // A small body that came with its head (the common case): head and body in one write,
+      // straight from the read buffer.
+      const size_t n = static_cast<size_t>(*rp.content_length());
+      std::array<asio::const_buffer, 2> pieces{asio::buffer(out_head), asio::buffer(up->buffer.data().data(), n)};
+      auto [cec, cn] = co_await asio::async_write(client, pieces, kTuple);
+      client_ok = !cec;
+      up->buffer.consume(n);
+      whole = true;
     } else {
       chunk = std::make_unique<char[]>(kRelayChunk);
       bool head_sent = false;
@@ -980,7 +990,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, beast::tcp_stream& client,
       }
       if (!head_sent && client_ok) client_ok = co_await WriteAll(client, out_head);
     }
-    if (upstream_ok && client_ok && rp.is_done() && rp.keep_alive()) Park(w, std::move(*up));
+    if (upstream_ok && client_ok && (whole || rp.is_done()) && rp.keep_alive()) Park(w, std::move(*up));
     // A server that broke off mid-body leaves the client a truncated response: close its connection.
     co_return upstream_ok && client_ok && keep;
   }

@@ -43,7 +43,7 @@ struct ProxyOptions {
   std::chrono::milliseconds client_idle_timeout{180'000};  // Traefik's idleTimeout default
   std::chrono::milliseconds upstream_connect_timeout{5'000};
   std::chrono::milliseconds upstream_response_timeout{0};  // 0: none (Traefik's default)
-  size_t max_idle_per_server = 64;  // per I/O thread
+  size_t max_idle_per_server = 1024;  // per I/O thread
 };
 
 // Counters for /metrics and the tests.

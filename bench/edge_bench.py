@@ -1,0 +1,225 @@
+#!/usr/bin/env python3
+"""The edge against nginx and haproxy (issue 14 §4, research note edge-traefik.md §5): the same
+backend behind each of three proxies, side by side in one run, driven by the same wrk.
+
+- Backend: nginx (Debian's nginx-light), one worker, `return 200 "ok"`, on loopback.
+- nginx as a proxy: one worker, upstream keepalive 64, HTTP/1.1 upstream.
+- haproxy: nbthread 1, `http-reuse always`.
+- The edge: `paddock edge --io-threads 1`, its ecs provider reading a one-task cluster from a small
+  ECS endpoint this script serves (ListTasks / DescribeTasks / DescribeTaskDefinition answers whose
+  one task points at the backend), so the edge routes by a real `traefik.*` label set.
+
+Each round runs wrk (`-t1 -c<connections> -d<duration> --latency`) against each proxy, the order
+rotating per round; the table gives each proxy's mean req/s and worst p99 over the rounds, and the
+edge's ratios to the others. Any non-2xx answer or socket error fails the run. Bars (issue 14):
+edge req/s >= 1.0x the faster of nginx and haproxy, edge p99 <= the worse of the two.
+
+    python3 bench/edge_bench.py [--rounds 3] [--duration 5s] [--connections 16] [--connections 200]
+"""
+import argparse
+import http.server
+import json
+import os
+import platform
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PADDOCK = os.environ.get("PADDOCK_BIN", os.path.join(ROOT, "build/release/src/cli/paddock"))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_listening(port, proc, what, timeout=10):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"{what} exited: {proc.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.02)
+    raise SystemExit(f"{what} is not listening on {port}")
+
+
+def start_nginx(tmp, name, body):
+    conf = os.path.join(tmp, f"{name}.conf")
+    with open(conf, "w") as f:
+        f.write(f"""worker_processes 1;
+daemon off;
+pid {tmp}/{name}.pid;
+error_log {tmp}/{name}.err warn;
+events {{ worker_connections 4096; }}
+http {{
+  access_log off;
+  client_body_temp_path {tmp}/{name}-body;
+  proxy_temp_path {tmp}/{name}-proxy;
+  fastcgi_temp_path {tmp}/{name}-fastcgi;
+  uwsgi_temp_path {tmp}/{name}-uwsgi;
+  scgi_temp_path {tmp}/{name}-scgi;
+{body}
+}}
+""")
+    return subprocess.Popen(["nginx", "-c", conf, "-p", tmp], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+class FakeEcs(http.server.BaseHTTPRequestHandler):
+    """A one-task cluster: the task's ENI address is 127.0.0.1 and its container port the backend's."""
+    backend_port = 0
+
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))) or b"{}")
+        action = self.headers.get("X-Amz-Target", "").rsplit(".", 1)[-1]
+        arn = "arn:aws:ecs:us-east-1:000000000000:task/default/0123456789abcdef0123456789abcdef"
+        td = "arn:aws:ecs:us-east-1:000000000000:task-definition/bench:1"
+        if action == "ListTasks":
+            out = {"taskArns": [arn]}
+        elif action == "DescribeTasks":
+            out = {"tasks": [{"taskArn": arn, "group": "service:bench", "lastStatus": "RUNNING",
+                              "desiredStatus": "RUNNING", "healthStatus": "UNKNOWN", "taskDefinitionArn": td,
+                              "attachments": [{"type": "ElasticNetworkInterface"}],
+                              "containers": [{"name": "app", "networkInterfaces": [
+                                  {"privateIpv4Address": "127.0.0.1"}]}]}], "failures": []}
+        elif action == "DescribeTaskDefinition":
+            out = {"taskDefinition": {"taskDefinitionArn": td, "networkMode": "awsvpc", "containerDefinitions": [
+                {"name": "app", "portMappings": [{"containerPort": self.backend_port, "hostPort": self.backend_port}],
+                 "dockerLabels": {"traefik.http.routers.bench.rule": "PathPrefix(`/`)"}}]}}
+        else:
+            out = {}
+        data = json.dumps(out).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-amz-json-1.1")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+def wrk(port, connections, duration):
+    r = subprocess.run(["wrk", "-t1", f"-c{connections}", f"-d{duration}", "--latency", f"http://127.0.0.1:{port}/"],
+                       capture_output=True, text=True, timeout=120)
+    out = r.stdout
+    if r.returncode != 0 or "Non-2xx" in out or "Socket errors" in out:
+        raise SystemExit(f"wrk against {port} reported errors:\n{out}\n{r.stderr}")
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    m = re.search(r"99%\s+([\d.]+)(us|ms|s)\b", out)
+    scale = {"us": 0.001, "ms": 1.0, "s": 1000.0}[m.group(2)]
+    return rps, float(m.group(1)) * scale
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--duration", default="5s")
+    ap.add_argument("--connections", type=int, action="append")
+    args = ap.parse_args()
+    connections = args.connections or [16]
+    for tool in ("nginx", "haproxy", "wrk"):
+        if shutil.which(tool) is None:
+            raise SystemExit(f"needs {tool} (scripts/setup installs it)")
+    tmp = tempfile.mkdtemp(prefix="paddock-edge-bench-")
+    procs = []
+    try:
+        backend = free_port()
+        procs.append(start_nginx(tmp, "backend", f"""  server {{ listen 127.0.0.1:{backend};
+    location / {{ return 200 "ok"; }} }}"""))
+        wait_listening(backend, procs[-1], "the backend")
+
+        nginx_port = free_port()
+        procs.append(start_nginx(tmp, "proxy", f"""  upstream b {{ server 127.0.0.1:{backend}; keepalive 64; }}
+  server {{ listen 127.0.0.1:{nginx_port};
+    location / {{ proxy_pass http://b; proxy_http_version 1.1; proxy_set_header Connection ""; }} }}"""))
+        wait_listening(nginx_port, procs[-1], "nginx")
+
+        haproxy_port = free_port()
+        cfg = os.path.join(tmp, "haproxy.cfg")
+        with open(cfg, "w") as f:
+            f.write(f"""global
+  nbthread 1
+  maxconn 4096
+defaults
+  mode http
+  timeout connect 5s
+  timeout client 60s
+  timeout server 60s
+  http-reuse always
+frontend f
+  bind 127.0.0.1:{haproxy_port}
+  default_backend b
+backend b
+  server s1 127.0.0.1:{backend}
+""")
+        procs.append(subprocess.Popen(["haproxy", "-f", cfg], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        wait_listening(haproxy_port, procs[-1], "haproxy")
+
+        FakeEcs.backend_port = backend
+        ecs = http.server.ThreadingHTTPServer(("127.0.0.1", 0), FakeEcs)
+        threading.Thread(target=ecs.serve_forever, daemon=True).start()
+        edge_port = free_port()
+        env = dict(os.environ, AWS_ACCESS_KEY_ID="AKIDBENCH", AWS_SECRET_ACCESS_KEY="bench")
+        procs.append(subprocess.Popen(
+            [PADDOCK, "edge", "--endpoint", f"http://127.0.0.1:{ecs.server_address[1]}", "--entrypoint",
+             f"web=127.0.0.1:{edge_port}", "--no-api", "--io-threads", "1"],
+            env=env, stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "edge.err"), "w")))
+        wait_listening(edge_port, procs[-1], "the edge")
+        deadline = time.monotonic() + 10
+        while True:  # routed once its first read is done
+            try:
+                if urllib.request.urlopen(f"http://127.0.0.1:{edge_port}/", timeout=2).status == 200:
+                    break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise SystemExit("the edge does not route to the backend")
+            time.sleep(0.05)
+
+        targets = {"edge": edge_port, "nginx": nginx_port, "haproxy": haproxy_port}
+        print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, nproc {os.cpu_count()}, "
+              f"kernel {platform.release()}, load {os.getloadavg()[0]:.1f}, wrk -t1 -d{args.duration}")
+        for c in connections:
+            results = {name: [] for name in targets}
+            names = list(targets)
+            for r in range(args.rounds):
+                order = names[r % len(names):] + names[:r % len(names)]
+                for name in order:
+                    results[name].append(wrk(targets[name], c, args.duration))
+            print(f"\n{c} connections, {args.rounds} rounds (req/s per round; p99 ms worst)")
+            print("| proxy | req/s (rounds) | mean req/s | p99 ms (worst) |")
+            print("|---|---|---:|---:|")
+            summary = {}
+            for name in names:
+                rps = [x for x, _ in results[name]]
+                p99 = max(y for _, y in results[name])
+                summary[name] = (sum(rps) / len(rps), p99)
+                print(f"| {name} | {' / '.join(f'{x:,.0f}' for x in rps)} | {summary[name][0]:,.0f} | {p99:.2f} |")
+            best = max(summary["nginx"][0], summary["haproxy"][0])
+            worst_p99 = max(summary["nginx"][1], summary["haproxy"][1])
+            print(f"edge / faster of nginx and haproxy: {summary['edge'][0] / best:.2f} (bar >= 1.0); "
+                  f"edge p99 {summary['edge'][1]:.2f} ms vs the worse {worst_p99:.2f} ms (bar <=)")
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
