@@ -1,5 +1,7 @@
 #include "edge/internal/middleware_util.h"
 
+#include "edge/dynamic.h"
+
 #include <arpa/inet.h>
 
 #include <algorithm>
@@ -217,75 +219,11 @@ std::vector<std::string_view> Split(std::string_view s, char sep) {
   }
 }
 
-// Go's time.ParseDuration.
+// Go's time.ParseDuration (edge/dynamic's, the one parser of Go durations).
 std::optional<std::chrono::nanoseconds> ParseGoDurationText(std::string_view s) {
-  constexpr uint64_t kMax = uint64_t{1} << 63;
-  bool neg = false;
-  if (!s.empty() && (s[0] == '-' || s[0] == '+')) {
-    neg = s[0] == '-';
-    s.remove_prefix(1);
-  }
-  if (s == "0") return std::chrono::nanoseconds(0);
-  if (s.empty()) return std::nullopt;
-  uint64_t total = 0;
-  while (!s.empty()) {
-    if (!(s[0] == '.' || (s[0] >= '0' && s[0] <= '9'))) return std::nullopt;
-    uint64_t v = 0;
-    size_t i = 0;
-    for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i) {
-      if (v > (kMax - 1) / 10) return std::nullopt;
-      v = v * 10 + static_cast<uint64_t>(s[i] - '0');
-      if (v > kMax) return std::nullopt;
-    }
-    bool pre = i > 0;
-    s.remove_prefix(i);
-    uint64_t f = 0;
-    double scale = 1;
-    bool post = false;
-    if (!s.empty() && s[0] == '.') {
-      s.remove_prefix(1);
-      size_t k = 0;
-      bool overflow = false;
-      for (; k < s.size() && s[k] >= '0' && s[k] <= '9'; ++k) {
-        if (overflow) continue;
-        if (f > (std::numeric_limits<uint64_t>::max() >> 1) / 10) {
-          overflow = true;
-          continue;
-        }
-        f = f * 10 + static_cast<uint64_t>(s[k] - '0');
-        scale *= 10;
-      }
-      post = k > 0;
-      s.remove_prefix(k);
-    }
-    if (!pre && !post) return std::nullopt;
-    size_t u = 0;
-    while (u < s.size() && s[u] != '.' && !(s[u] >= '0' && s[u] <= '9')) ++u;
-    if (u == 0) return std::nullopt;
-    std::string_view unit_name = s.substr(0, u);
-    s.remove_prefix(u);
-    uint64_t unit = 0;
-    if (unit_name == "ns") unit = 1;
-    else if (unit_name == "us" || unit_name == "\xc2\xb5s" || unit_name == "\xce\xbcs") unit = 1000;
-    else if (unit_name == "ms") unit = 1000000;
-    else if (unit_name == "s") unit = 1000000000;
-    else if (unit_name == "m") unit = 60000000000;
-    else if (unit_name == "h") unit = 3600000000000;
-    else return std::nullopt;
-    if (v > kMax / unit) return std::nullopt;
-    v *= unit;
-    if (f > 0) {
-      v += static_cast<uint64_t>(static_cast<double>(f) * (static_cast<double>(unit) / scale));
-      if (v > kMax) return std::nullopt;
-    }
-    total += v;
-    if (total > kMax) return std::nullopt;
-  }
-  if (neg) {
-    return std::chrono::nanoseconds(total == kMax ? std::numeric_limits<int64_t>::min() : -static_cast<int64_t>(total));
-  }
-  if (total > kMax - 1) return std::nullopt;
-  return std::chrono::nanoseconds(static_cast<int64_t>(total));
+  auto d = ParseSignedGoDuration(s);
+  if (!d.ok()) return std::nullopt;
+  return *d;
 }
 
 }  // namespace
@@ -601,49 +539,7 @@ StatusOr<std::chrono::nanoseconds> ParseDuration(const boost::json::value& value
   return InvalidArgument("want a duration (\"10s\", \"100ms\") or a number of seconds");
 }
 
-std::string GoDurationString(std::chrono::nanoseconds d) {
-  const int64_t ns = d.count();
-  uint64_t u = ns < 0 ? uint64_t(0) - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
-  // Go's fmtFrac: the fraction of v/10**prec without trailing zeros (nor a point when it is 0).
-  auto frac = [](uint64_t& v, int prec) {
-    std::string digits;
-    bool print = false;
-    for (int i = 0; i < prec; ++i) {
-      int digit = static_cast<int>(v % 10);
-      print = print || digit != 0;
-      if (print) digits.insert(digits.begin(), static_cast<char>('0' + digit));
-      v /= 10;
-    }
-    return print ? "." + digits : std::string();
-  };
-  std::string out;
-  if (u < 1000000000) {
-    if (u == 0) return "0s";
-    std::string unit;
-    int prec = 0;
-    if (u < 1000) {
-      unit = "ns";
-    } else if (u < 1000000) {
-      prec = 3;
-      unit = "\xc2\xb5s";
-    } else {
-      prec = 6;
-      unit = "ms";
-    }
-    std::string f = frac(u, prec);
-    out = std::to_string(u) + f + unit;
-  } else {
-    std::string f = frac(u, 9);
-    out = std::to_string(u % 60) + f + "s";
-    u /= 60;
-    if (u > 0) {
-      out = std::to_string(u % 60) + "m" + out;
-      u /= 60;
-      if (u > 0) out = std::to_string(u) + "h" + out;
-    }
-  }
-  return ns < 0 ? "-" + out : out;
-}
+std::string GoDurationString(std::chrono::nanoseconds d) { return FormatGoDuration(d); }
 
 // ---- Options ----
 
