@@ -107,8 +107,7 @@ class Edge::Impl {
     view.version = options_.version;
     view.start_date = started_at_;
     view.providers = OverviewProviders({"ecs"});
-    for (const EdgeSnapshot::Drain& d : Snapshot().drains)
-      view.drains.push_back(Drain{d.task_arn, d.url, d.in_flight, d.since, d.deadline});
+    view.drains = Snapshot().drains;
     return view;
   }
 

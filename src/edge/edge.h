@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "edge/api.h"
 #include "edge/ecs_provider.h"
 #include "edge/ecs_source.h"
 #include "edge/proxy/proxy.h"
@@ -64,14 +65,7 @@ struct EdgeOptions {
 struct EdgeSnapshot {
   uint64_t generation = 0;          // rebuilds so far
   std::vector<std::string> errors;  // the last rebuild's (provider, runtime, compile)
-  struct Drain {
-    std::string task_arn;
-    std::string url;
-    int in_flight = 0;
-    std::chrono::system_clock::time_point since;
-    std::chrono::system_clock::time_point deadline;
-  };
-  std::vector<Drain> drains;
+  std::vector<Drain> drains;        // servers fenced and still answering (edge/api.h's Drain)
 };
 
 class Edge {
