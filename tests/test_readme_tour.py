@@ -155,8 +155,12 @@ class ReadmeTour(unittest.TestCase):
         self.assertEqual(r.returncode, 0, f"the tour failed after {took:.0f} s:\n--- stdout\n{r.stdout[-4000:]}\n"
                                           f"--- stderr\n{r.stderr[-6000:]}\n--- server\n{self.server_log()}")
         out = r.stdout
-        # Every curl (the Fargate task, an EC2 task's host port, the remote agent's task) got the page.
-        self.assertEqual(out.count("hello from paddock"), 3, out)
+        # Every curl (the Fargate task, the edge's route to a service, an EC2 task's host port, the
+        # remote agent's task) got the page.
+        self.assertEqual(out.count("hello from paddock"), 4, out)
+        # The edge's API showed the routed service's two servers, both UP, in Traefik's shape.
+        self.assertIn('"serverStatus":{', out)
+        self.assertEqual(out.count('":"UP"'), 2, out)
         with open(os.path.join(self.work, "agent.log"), errors="replace") as f:
             agent_log = f.read()
         # The agent ran the server's image (it has its own store) and started without a false alarm.
