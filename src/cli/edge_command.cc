@@ -11,6 +11,7 @@
 #include "cli/credentials.h"
 #include "common/clock.h"
 #include "ecs/drain/drain_holds.h"
+#include "edge/dynamic.h"
 
 namespace paddock::cli {
 
@@ -64,6 +65,15 @@ void AddEdgeCommand(CLI::App& app, EdgeCommand& c) {
   c.cmd->add_option("--credentials", c.credentials_file, "AWS credentials file (default: the environment, then ~/.aws)");
   c.cmd->add_option("--profile", c.profile, "Profile in the credentials file (default paddock)");
   c.cmd->add_option("--region", c.region, "Region to sign for (default us-east-1)");
+  auto* file = c.cmd->add_option("--providers.file.filename", c.file_filename,
+                                 "Traefik's file provider: a dynamic-configuration file (.yml, .yaml, .toml)");
+  c.cmd->add_option("--providers.file.directory", c.file_directory,
+                    "Traefik's file provider: every .yml/.yaml/.toml file under a directory")
+      ->excludes(file);
+  c.cmd->add_option("--providers.http.endpoint", c.http_endpoint,
+                    "Traefik's http provider: an http:// endpoint serving dynamic configuration");
+  c.cmd->add_option("--providers.http.pollinterval", c.http_poll_interval,
+                    "How often the http provider polls (a Go duration; default 5s)");
 }
 
 namespace {
@@ -112,6 +122,13 @@ int RunEdgeCommand(const EdgeCommand& c) {
   options.ecs.healthy_tasks_only = c.healthy_tasks_only;
   options.resync = std::chrono::seconds(c.refresh_seconds);
   options.io_threads = c.io_threads;
+  options.file = c.file_filename;
+  options.file_directory = c.file_directory;
+  options.http_endpoint = c.http_endpoint;
+  auto interval = edge::ParseGoDuration(c.http_poll_interval);
+  if (!interval.ok()) return Fail("--providers.http.pollinterval", interval.status());
+  if (interval->count() <= 0) return Fail("--providers.http.pollinterval", InvalidArgument("must be greater than 0"));
+  options.http_poll_interval = std::chrono::ceil<std::chrono::milliseconds>(*interval);
   edge::EcsApiOptions api_options{.host = endpoint->first, .port = endpoint->second, .credentials = *credentials,
                                   .region = c.region};
   if (!c.clusters.empty()) api_options.clusters = c.clusters;

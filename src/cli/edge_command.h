@@ -7,6 +7,8 @@
 //                [--api 127.0.0.1:8081] [--cluster default]... [--auto-discover-clusters]
 //                [--exposed-by-default=false] [--constraints 'Label(`team`,`a`)'] [--healthy-tasks-only]
 //                [--default-rule 'Host(`{{ normalize .Name }}.localhost`)'] [--refresh-seconds 15]
+//                [--providers.file.filename dynamic.yml | --providers.file.directory DIR]
+//                [--providers.http.endpoint http://HOST:PORT/PATH] [--providers.http.pollinterval 5s]
 //                [--credentials FILE] [--profile paddock] [--region us-east-1]
 #pragma once
 
@@ -42,6 +44,10 @@ struct EdgeCommand {
   std::string credentials_file;
   std::string profile = "paddock";
   std::string region = "us-east-1";
+  std::string file_filename;   // Traefik's providers.file.filename
+  std::string file_directory;  // providers.file.directory
+  std::string http_endpoint;   // providers.http.endpoint
+  std::string http_poll_interval = "5s";  // providers.http.pollInterval (a Go duration)
 };
 
 void AddEdgeCommand(CLI::App& app, EdgeCommand& c);

@@ -10,6 +10,8 @@
 #include <fmt/format.h>
 
 #include "edge/api.h"
+#include "edge/file_provider.h"
+#include "edge/http_provider.h"
 #include "edge/proxy/compile.h"
 #include "http/server.h"
 #include "edge/rule.h"
@@ -27,6 +29,18 @@ class Edge::Impl {
   ~Impl() { Stop(); }
 
   StatusOr<std::map<std::string, uint16_t>> Start() {
+    if (!options_.file.empty() || !options_.file_directory.empty())
+      providers_.push_back(std::make_unique<FileProvider>(
+          FileProviderOptions{.filename = options_.file, .directory = options_.file_directory}));
+    if (!options_.http_endpoint.empty())
+      providers_.push_back(std::make_unique<HttpProvider>(HttpProviderOptions{
+          .endpoint = options_.http_endpoint, .poll_interval = options_.http_poll_interval,
+          .poll_timeout = options_.http_poll_timeout}));
+    for (auto& provider : providers_) {
+      provider->SetWake([this] { Wake(); });
+      if (Status s = provider->Start(); !s.ok())
+        return Status(s.code(), fmt::format("the {} provider: {}", provider->name(), s.message()));
+    }
     ASSIGN_OR_RETURN(auto ports, proxy_.Start());
     for (const EntryPointOptions& ep : options_.entry_points)
       entry_points_.push_back(EntryPoint{ep.name, fmt::format(":{}", ports.at(ep.name)), true, EntryPointDefaults()});
@@ -55,6 +69,7 @@ class Edge::Impl {
     }
     cv_.notify_all();
     if (thread_.joinable()) thread_.join();
+    for (auto& provider : providers_) provider->Stop();
     if (api_) api_->Stop();
     proxy_.Stop();
   }
@@ -106,7 +121,9 @@ class Edge::Impl {
     view.entry_points = entry_points_;
     view.version = options_.version;
     view.start_date = started_at_;
-    view.providers = OverviewProviders({"ecs"});
+    std::vector<std::string> kinds = {"ecs"};
+    for (const auto& provider : providers_) kinds.push_back(provider->name());
+    view.providers = OverviewProviders(kinds);
     view.drains = Snapshot().drains;
     return view;
   }
@@ -145,27 +162,43 @@ class Edge::Impl {
   std::vector<EntryPoint> entry_points_;  // set by Start
   std::chrono::system_clock::time_point started_at_;
   std::unique_ptr<http::Server> api_;
+  std::vector<std::unique_ptr<ConfigProvider>> providers_;  // file, http: set by Start
 
   std::mutex rebuild_mu_;  // one rebuild at a time; guards the two below
   std::shared_ptr<const Table> current_;
+  EcsBuild last_ecs_;  // the last good ecs read's, kept while the ecs provider fails
   std::map<const ServerState*, std::string> task_of_;  // the current table's servers' tasks
 };
 
 Status Edge::Impl::Rebuild() {
   std::lock_guard rebuild_lock(rebuild_mu_);
   StatusOr<TaskRead> read = source_.Read();
-  if (!read.ok()) {
+  if (!read.ok() && providers_.empty()) {
     std::lock_guard lock(mu_);
     snapshot_.errors = {fmt::format("ecs provider: {}", read.status().message())};
     return read.status();
   }
-  EcsBuild build = BuildEcsConfiguration(read->tasks, options_.ecs);
-  std::vector<std::string> errors = read->errors;
-  errors.insert(errors.end(), build.errors.begin(), build.errors.end());
+  // With other providers a failed ecs read still rebuilds (their changes go on), on the last good
+  // ecs configuration.
+  std::vector<std::string> errors;
+  if (read.ok()) {
+    last_ecs_ = BuildEcsConfiguration(read->tasks, options_.ecs);
+    errors = read->errors;
+    errors.insert(errors.end(), last_ecs_.errors.begin(), last_ecs_.errors.end());
+  } else {
+    errors.push_back(fmt::format("ecs provider: {}", read.status().message()));
+  }
+  const EcsBuild& build = last_ecs_;
+  std::vector<ProviderConfiguration> configurations = {{"ecs", build.config}};
+  for (const auto& provider : providers_) {
+    StatusOr<boost::json::object> config = provider->Current();
+    if (config.ok()) configurations.push_back({provider->name(), std::move(*config)});
+    else errors.push_back(fmt::format("{} provider: {}", provider->name(), config.status().message()));
+  }
 
   std::vector<std::string> entry_points;
   for (const EntryPoint& ep : entry_points_) entry_points.push_back(ep.name);
-  RuntimeConfig runtime = BuildRuntime({{"ecs", build.config}}, entry_points, DefaultEntryPoints(entry_points_),
+  RuntimeConfig runtime = BuildRuntime(configurations, entry_points, DefaultEntryPoints(entry_points_),
                                        [](std::string_view rule) -> std::string {
                                          auto parsed = Rule::Parse(rule);
                                          return parsed.ok() ? std::string() : std::string(parsed.status().message());
@@ -243,7 +276,7 @@ Status Edge::Impl::Rebuild() {
   current_ = compiled.table;
   task_of_ = std::move(task_of);
   registry_.Collect();
-  return OkStatus();
+  return read.ok() ? OkStatus() : read.status();
 }
 
 void Edge::Impl::OnDrained(const std::string& task_arn) {

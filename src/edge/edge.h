@@ -3,6 +3,11 @@
 // §6.3). The thin driver around the pure parts (ecs_provider, runtime, proxy/compile) and the data
 // plane (proxy).
 //
+// Providers: ecs (the TaskSource), and file and http when EdgeOptions names them; each
+// provider's configuration goes to BuildRuntime under its name, so a file router may name
+// `web@ecs`. A change of the file or http provider's configuration wakes the edge; a provider
+// that fails keeps its last good configuration (its error is the rebuild's, see EdgeSnapshot).
+//
 // Drain protocol, the edge's half: every task that has a server in the configuration is held
 // (DrainHoldSink::Put, renewed every lease/3, always before the table that routes to it is
 // swapped in). A server that leaves the configuration — its task asked to stop, scaled in,
@@ -59,6 +64,15 @@ struct EdgeOptions {
   // The API, ping and dashboard entry point (Traefik's `traefik`); none when unset.
   std::optional<EntryPointOptions> api;
   std::string version = "dev";
+  // Traefik's file provider (edge/file_provider.h): one file, or a directory of them; none when
+  // both are empty. Its names are `name@file`.
+  std::string file;
+  std::string file_directory;
+  // Traefik's http provider (edge/http_provider.h): an http:// endpoint polled every
+  // http_poll_interval; none when empty. Its names are `name@http`.
+  std::string http_endpoint;
+  std::chrono::milliseconds http_poll_interval{5000};
+  std::chrono::milliseconds http_poll_timeout{5000};
 };
 
 // What the edge runs now, for its API and the tests.
@@ -76,8 +90,10 @@ class Edge {
   Edge(const Edge&) = delete;
   Edge& operator=(const Edge&) = delete;
 
-  // Starts the proxy, the API and the driver; the first configuration is read before it returns.
-  // The bound ports by entry point name (the API's as options.api->name).
+  // Starts the providers, the proxy, the API and the driver; the first configuration is read
+  // before it returns. The bound ports by entry point name (the API's as options.api->name).
+  // InvalidArgument when a provider's options can never work (an https:// endpoint, a file of
+  // another extension).
   StatusOr<std::map<std::string, uint16_t>> Start();
   void Stop();
 

@@ -1,6 +1,10 @@
 #include "edge/edge.h"
 
+#include <stdlib.h>
+
 #include <condition_variable>
+#include <filesystem>
+#include <fstream>
 #include <future>
 #include <mutex>
 #include <string>
@@ -126,8 +130,9 @@ class EdgeTest : public ::testing::Test {
     if (edge_) edge_->Stop();
     backend_->Stop();
   }
-  void StartEdge() {
+  void StartEdge(std::string file = "") {
     EdgeOptions o;
+    o.file = std::move(file);
     o.entry_points = {{"web", "127.0.0.1", 0}};
     o.resync = std::chrono::hours(1);  // only Wake and Rebuild read
     o.drain_timeout = std::chrono::seconds(30);
@@ -203,6 +208,41 @@ TEST_F(EdgeTest, ATaskThatLeavesWithNothingInFlightIsReleasedAtOnce) {
   edge_->Wake();
   EXPECT_TRUE(holds_.WaitReleased(arn, std::chrono::seconds(10)));
   EXPECT_FALSE(holds_.Holds(arn));
+}
+
+TEST_F(EdgeTest, AFileRouterRoutesToAnEcsServiceByItsQualifiedName) {
+  std::string dir = (std::filesystem::temp_directory_path() / "edge-test-XXXXXX").string();
+  ASSERT_NE(::mkdtemp(dir.data()), nullptr);
+  const std::string file = dir + "/dynamic.yml";
+  std::ofstream(file) << "http:\n  routers:\n    f:\n      rule: PathPrefix(`/f`)\n      service: web@ecs\n";
+  source_.Set({WebTask("t1", backend_port_,
+                       {{"traefik.http.services.web.loadbalancer.server.port", std::to_string(backend_port_)}})});
+  StartEdge(file);
+  http::Client client("127.0.0.1", port_);
+  http::Request req = Get("/f/x");
+  req.headers = {{"Host", "other.test"}};  // the ecs router (Host(`web.test`)) does not match
+  auto r = client.Send(req);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "hello /f/x");
+  req.target = "/g";
+  auto other = client.Send(req);
+  ASSERT_TRUE(other.ok());
+  EXPECT_EQ(other->status, 404);
+  EXPECT_TRUE(edge_->Snapshot().errors.empty());
+  // The file's server is the ecs task's: held for the drain like any other.
+  EXPECT_TRUE(holds_.Holds("arn:aws:ecs:us-east-1:123456789012:task/default/t1"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_F(EdgeTest, AnHttpsEndpointIsRefusedAtStart) {
+  EdgeOptions o;
+  o.entry_points = {{"web", "127.0.0.1", 0}};
+  o.http_endpoint = "https://config.test/";
+  Edge edge(o, source_, nullptr);
+  auto ports = edge.Start();
+  ASSERT_FALSE(ports.ok());
+  EXPECT_NE(ports.status().message().find("https endpoints are not supported"), std::string::npos);
 }
 
 }  // namespace
