@@ -187,10 +187,17 @@ class Proxy::Impl {
       for (const Backend::Server& s : backend->servers)
         if (s.state->health() == Health::kUnchecked) s.state->set_health(Health::kPending);
     }
-    table_.store(std::move(table), std::memory_order_release);
+    {
+      std::lock_guard lock(table_mu_);
+      table_ = std::move(table);
+      table_generation_.fetch_add(1, std::memory_order_release);
+    }
     if (!workers_.empty()) asio::post(workers_.front()->ioc, [this] { ReconcileHealthChecks(); });
   }
-  std::shared_ptr<const Table> table() const { return table_.load(std::memory_order_acquire); }
+  std::shared_ptr<const Table> table() const {
+    std::lock_guard lock(table_mu_);
+    return table_;
+  }
 
   ProxyCounters counters() const {
     ProxyCounters c;
@@ -216,6 +223,8 @@ class Proxy::Impl {
     // Idle upstream connections by server, most recently used last.
     std::unordered_map<const ServerState*, std::vector<Upstream>> idle;
     std::set<beast::tcp_stream*> idle_clients;  // client connections between requests
+    uint64_t table_generation = 0;  // of `table`, this thread's copy of the current table
+    std::shared_ptr<const Table> table;
     std::thread thread;
   };
   struct Probe {
@@ -245,7 +254,12 @@ class Proxy::Impl {
   asio::awaitable<bool> ProbeOnce(const Probe& probe);
 
   const ProxyOptions options_;
-  std::atomic<std::shared_ptr<const Table>> table_{std::make_shared<const Table>()};
+  // The current table. Each worker keeps a copy and takes the lock only when the generation moved
+  // (a swap), so requests share no lock. (Not std::atomic<std::shared_ptr>: libstdc++ 12's is a
+  // spin lock TSan cannot see.)
+  mutable std::mutex table_mu_;
+  std::shared_ptr<const Table> table_ = std::make_shared<const Table>();  // GUARDED_BY(table_mu_)
+  std::atomic<uint64_t> table_generation_{1};
   std::vector<std::unique_ptr<Worker>> workers_;
   std::atomic<bool> stopping_{false};
   std::mutex lifecycle_mu_;
@@ -440,7 +454,11 @@ asio::awaitable<bool> Proxy::Impl::Handle(Worker& w, beast::tcp_stream& client,
                      .query = x.raw_query,
                      .client_ip = x.client_ip,
                      .headers = &header_views};
-  std::shared_ptr<const Table> table = this->table();
+  if (const uint64_t g = table_generation_.load(std::memory_order_acquire); g != w.table_generation) {
+    w.table = this->table();
+    w.table_generation = g;
+  }
+  std::shared_ptr<const Table> table = w.table;  // this request's, whatever a swap does meanwhile
   const Route* route = table->Match(entry_point, facts);
   if (!route) {
     co_return co_await WriteAll(client, SimpleResponse(404, "text/plain; charset=utf-8", "404 page not found\n",
