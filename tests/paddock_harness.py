@@ -114,7 +114,7 @@ class Server:
             os.path.dirname(self.state_dir.rstrip("/")), f"server-{os.getpid()}-{time.monotonic_ns()}.log")
         log = open(self._log_path, "wb")
         args = [paddock_bin(), self.mode, "--listen", self.listen, "--state-dir", self.state_dir]
-        if self.mode == "up" and not any(a.startswith("--edge-") or a == "--no-edge" for a in self.extra_args):
+        if self.mode == "up" and not any(a in ("--edge-web", "--edge-api", "--no-edge") for a in self.extra_args):
             # `paddock up`'s edge on ports of its own, never the default 8000/8081 others may hold.
             args += ["--edge-web", "127.0.0.1:0", "--edge-api", "127.0.0.1:0"]
         self.proc = subprocess.Popen(args + self.extra_args, stdout=subprocess.PIPE, stderr=log,

@@ -10,6 +10,7 @@ Needs root, crun, nft and busybox-static."""
 
 import configparser
 import http.client
+import http.server
 import json
 import os
 import shutil
@@ -45,6 +46,18 @@ def labels(name, drain_timeout=None):
     if drain_timeout is not None:
         out["paddock.edge.drain-timeout"] = drain_timeout
     return out
+
+
+class StaticPage(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        body = b"from the file provider\n"
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
 
 
 class Load:
@@ -111,7 +124,18 @@ class Edge(unittest.TestCase):
         env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
         env["HOME"] = home
         cls.state_dir = os.path.join(cls.tmp, "state")
-        cls.server = h.Server(cls.state_dir, mode="up", env=env).start()
+        # A static route beside the tasks' labels (`paddock up --edge-file`): Host(`file.localhost`)
+        # to a server this test runs on loopback.
+        cls.static = http.server.ThreadingHTTPServer(("127.0.0.1", 0), StaticPage)
+        threading.Thread(target=cls.static.serve_forever, daemon=True).start()
+        cls.addClassCleanup(cls.static.shutdown)
+        dynamic = os.path.join(cls.tmp, "dynamic.yml")
+        with open(dynamic, "w") as f:
+            f.write("http:\n  routers:\n    static:\n      rule: Host(`file.localhost`)\n      service: static\n"
+                    "  services:\n    static:\n      loadBalancer:\n        servers:\n"
+                    f"          - url: http://127.0.0.1:{cls.static.server_address[1]}\n")
+        cls.server = h.Server(cls.state_dir, mode="up", env=env,
+                              extra_args=["--edge-file", dynamic]).start()
         cls.addClassCleanup(cls.server.stop)
         cls.web_port, cls.api_port = cls.server.edge_ports()
         creds = configparser.ConfigParser()
@@ -209,6 +233,14 @@ class Edge(unittest.TestCase):
         self.assertEqual(sorted(s["url"] for s in service["loadBalancer"]["servers"]),
                          [f"http://{ip}:8080" for ip in ips])
         self.assertEqual(service["type"], "loadbalancer")
+
+    def test_a_file_route_of_paddock_up_is_served_beside_the_labels(self):
+        conn = http.client.HTTPConnection("127.0.0.1", self.web_port, timeout=10)
+        conn.request("GET", "/", headers={"Host": "file.localhost"})
+        r = conn.getresponse()
+        self.assertEqual((r.status, r.read()), (200, b"from the file provider\n"))
+        status, router = self.api("/api/http/routers/static@file")
+        self.assertEqual((status, router["status"], router["provider"]), (200, "enabled", "file"))
 
     def test_no_request_is_dropped_while_tasks_stop(self):
         self.create_service("zero", self.register("edge-zero", "zero"), 3)

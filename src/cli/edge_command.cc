@@ -5,6 +5,7 @@
 
 #include <charconv>
 #include <cstdio>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -191,6 +192,10 @@ StatusOr<std::unique_ptr<InProcessEdge>> InProcessEdge::Start(const InProcessEdg
   options.api = api;
   options.edge_id = "up";
   options.drain_timeout = o.drain_timeout;
+  if (!o.file.empty()) {
+    std::error_code ec;
+    (std::filesystem::is_directory(o.file, ec) ? options.file_directory : options.file) = o.file;
+  }
   self->source_ = std::make_unique<edge::EcsApiSource>(
       edge::EcsApiOptions{.host = o.api_host, .port = o.api_port, .credentials = o.credentials,
                           .region = o.scope.region.str(), .auto_discover_clusters = true});

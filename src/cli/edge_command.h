@@ -70,6 +70,7 @@ struct InProcessEdgeOptions {
   aws::SigningCredentials credentials;
   Scope scope;  // the bootstrap account's, in the node's region
   std::chrono::milliseconds drain_timeout{30'000};
+  std::string file;  // Traefik's file provider: a dynamic-configuration file or directory; none when empty
 };
 class InProcessEdge {
  public:

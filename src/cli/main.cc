@@ -150,6 +150,8 @@ struct UpEdgeFlags {
   bool disabled = false;
   std::string web = "127.0.0.1:8000";
   std::string api = "127.0.0.1:8081";
+  std::string file;
+  int64_t drain_timeout_seconds = 30;
 };
 
 int RunServer(const ServerConfig& config, bool up, bool keep_tasks, const UpEdgeFlags& edge_flags = {}) {
@@ -190,6 +192,8 @@ int RunServer(const ServerConfig& config, bool up, bool keep_tasks, const UpEdge
       InProcessEdgeOptions eo;
       eo.web = edge_flags.web;
       eo.api = edge_flags.api;
+      eo.file = edge_flags.file;
+      eo.drain_timeout = std::chrono::seconds(edge_flags.drain_timeout_seconds);
       eo.api_host = host_port->first == "0.0.0.0" ? "127.0.0.1" : host_port->first;
       eo.api_port = *port;
       if (me.ok()) {
@@ -702,6 +706,14 @@ int main(int argc, char** argv) {
   up->add_option("--edge-api", up_edge.api,
                  "[HOST]:PORT of the edge's API, ping and dashboard (Traefik's `traefik` entry point; default "
                  "127.0.0.1:8081)");
+  up->add_option("--edge-file", up_edge.file,
+                 "A dynamic-configuration file (YAML or TOML) or directory for the edge's file provider, as "
+                 "Traefik's --providers.file.filename/directory: routers, services and middlewares beside the tasks' "
+                 "labels (a router there may name a service <name>@ecs)");
+  up->add_option("--edge-drain-timeout", up_edge.drain_timeout_seconds,
+                 "Seconds the edge may take to drain a stopping task before its SIGTERM (default 30; a container's "
+                 "paddock.edge.drain-timeout label overrides it)")
+      ->check(CLI::Range(0, 3600));
   up->add_flag("--no-edge", up_edge.disabled, "Run no edge");
   bool keep_tasks = false;
   up->add_flag("--keep-tasks", keep_tasks,
