@@ -469,6 +469,7 @@ MetricsSnapshot Proxy::Impl::Metrics() const {
   MetricsSnapshot m;
   for (const EntryPointOptions& ep : options_.entry_points) m.open_connections[ep.name] = 0;
   const std::shared_ptr<const Table> current = table();
+  std::lock_guard lifecycle(lifecycle_mu_);  // workers_ is cleared by Stop
   for (const auto& w : workers_) {
     std::lock_guard lock(w->stats_mu);
     for (const auto& [ep, n] : w->open_by_entry_point) m.open_connections[ep] += n;
