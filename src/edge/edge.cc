@@ -50,7 +50,21 @@ class Edge::Impl {
       o.port = options_.api->port;
       o.io_threads = 1;
       o.worker_threads = 2;
-      api_ = std::make_unique<http::Server>(o, [this](const http::Request& r) { return ServeApi(View(), r); });
+      api_ = std::make_unique<http::Server>(o, [this](const http::Request& r) {
+        // Traefik's Prometheus endpoint, on the API entry point (metrics.prometheus.entryPoint
+        // defaults to `traefik`).
+        if (r.target == "/metrics" || r.target.starts_with("/metrics?")) {
+          http::Response resp;
+          if (r.method != "GET" && r.method != "HEAD") {
+            resp.status = 405;
+            return resp;
+          }
+          resp.SetHeader("Content-Type", std::string(kPrometheusContentType));
+          resp.body = RenderPrometheus(Metrics());
+          return resp;
+        }
+        return ServeApi(View(), r);
+      });
       ASSIGN_OR_RETURN(uint16_t port, api_->Start());
       ports[options_.api->name] = port;
       entry_points_.push_back(EntryPoint{options_.api->name, fmt::format(":{}", port), false, EntryPointDefaults()});
@@ -95,6 +109,16 @@ class Edge::Impl {
   }
 
   const Proxy& proxy() const { return proxy_; }
+
+  MetricsSnapshot Metrics() const {
+    MetricsSnapshot m = proxy_.Metrics();
+    std::lock_guard lock(mu_);
+    m.config_reloads = reloads_;
+    m.config_last_reload_success = last_reload_success_;
+    m.drain_seconds = drain_seconds_;
+    m.drain_timeouts = drain_timeouts_;
+    return m;
+  }
 
   // What the API shows now: the runtime with each server's health (UP once a probe passed or when
   // unchecked; DOWN; absent while its first probe is pending).
@@ -159,6 +183,10 @@ class Edge::Impl {
   EdgeSnapshot snapshot_;               // GUARDED_BY(mu_)
   RuntimeConfig runtime_;               // GUARDED_BY(mu_): the last rebuild's, for the API
   std::shared_ptr<const Table> table_for_api_;  // GUARDED_BY(mu_)
+  uint64_t reloads_ = 0;                        // GUARDED_BY(mu_): tables swapped in
+  std::optional<double> last_reload_success_;   // GUARDED_BY(mu_): unix seconds
+  Histogram drain_seconds_ = Histogram::DrainDurations();  // GUARDED_BY(mu_): fence -> release
+  uint64_t drain_timeouts_ = 0;                 // GUARDED_BY(mu_)
   std::vector<EntryPoint> entry_points_;  // set by Start
   std::chrono::system_clock::time_point started_at_;
   std::unique_ptr<http::Server> api_;
@@ -190,10 +218,15 @@ Status Edge::Impl::Rebuild() {
   }
   const EcsBuild& build = last_ecs_;
   std::vector<ProviderConfiguration> configurations = {{"ecs", build.config}};
+  bool every_provider_read = read.ok();  // traefik_config_last_reload_success
   for (const auto& provider : providers_) {
     StatusOr<boost::json::object> config = provider->Current();
-    if (config.ok()) configurations.push_back({provider->name(), std::move(*config)});
-    else errors.push_back(fmt::format("{} provider: {}", provider->name(), config.status().message()));
+    if (config.ok()) {
+      configurations.push_back({provider->name(), std::move(*config)});
+    } else {
+      errors.push_back(fmt::format("{} provider: {}", provider->name(), config.status().message()));
+      every_provider_read = false;
+    }
   }
 
   std::vector<std::string> entry_points;
@@ -262,6 +295,10 @@ Status Edge::Impl::Rebuild() {
     for (auto& [arn, held] : held_)
       if (!held.routed && held.draining == 0 && !held.released) release_now.push_back(arn);
     snapshot_.generation++;
+    ++reloads_;
+    if (every_provider_read)
+      last_reload_success_ =
+          std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     // Logged once each, not on every rebuild.
     for (const std::string& e : errors)
       if (std::find(snapshot_.errors.begin(), snapshot_.errors.end(), e) == snapshot_.errors.end())
@@ -288,6 +325,8 @@ void Edge::Impl::OnDrained(const std::string& task_arn) {
     if (held.draining > 0) --held.draining;
     if (held.draining > 0 || held.routed || held.released) return;
     held.released = true;
+    if (!held.fenced.empty())
+      drain_seconds_.Observe(std::chrono::duration<double>(std::chrono::system_clock::now() - held.since).count());
     to_release_.push_back(task_arn);
   }
   cv_.notify_all();
@@ -305,6 +344,7 @@ void Edge::Impl::PutHolds() {
       const bool expired = !held.routed && !held.fenced.empty() && now > held.since + held.drain_timeout;
       if (!held.routed && (held.released || expired)) {
         if (held.draining == 0 || expired) {
+          if (expired && held.draining > 0 && !held.released) ++drain_timeouts_;
           it = held_.erase(it);
           continue;
         }
@@ -357,5 +397,6 @@ void Edge::Wake() { impl_->Wake(); }
 Status Edge::Rebuild() { return impl_->Rebuild(); }
 EdgeSnapshot Edge::Snapshot() const { return impl_->Snapshot(); }
 const Proxy& Edge::proxy() const { return impl_->proxy(); }
+MetricsSnapshot Edge::Metrics() const { return impl_->Metrics(); }
 
 }  // namespace paddock::edge

@@ -35,6 +35,7 @@
 #include "edge/api.h"
 #include "edge/ecs_provider.h"
 #include "edge/ecs_source.h"
+#include "edge/metrics.h"
 #include "edge/proxy/proxy.h"
 
 namespace paddock::edge {
@@ -104,6 +105,9 @@ class Edge {
 
   EdgeSnapshot Snapshot() const;
   const Proxy& proxy() const;
+  // Everything /metrics on the API entry point renders (edge/metrics.h): the proxy's request,
+  // connection and health families, with the reloads and drains of this edge.
+  MetricsSnapshot Metrics() const;
 
  private:
   class Impl;

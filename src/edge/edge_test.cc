@@ -130,8 +130,9 @@ class EdgeTest : public ::testing::Test {
     if (edge_) edge_->Stop();
     backend_->Stop();
   }
-  void StartEdge(std::string file = "") {
+  void StartEdge(std::string file = "", bool api = false) {
     EdgeOptions o;
+    if (api) o.api = EntryPointOptions{"traefik", "127.0.0.1", 0};
     o.file = std::move(file);
     o.entry_points = {{"web", "127.0.0.1", 0}};
     o.resync = std::chrono::hours(1);  // only Wake and Rebuild read
@@ -140,6 +141,7 @@ class EdgeTest : public ::testing::Test {
     auto ports = edge_->Start();
     ASSERT_TRUE(ports.ok()) << ports.status().ToString();
     port_ = ports->at("web");
+    if (api) api_port_ = ports->at("traefik");
   }
 
   FakeSource source_;
@@ -148,6 +150,7 @@ class EdgeTest : public ::testing::Test {
   uint16_t backend_port_ = 0;
   std::unique_ptr<Edge> edge_;
   uint16_t port_ = 0;
+  uint16_t api_port_ = 0;
   std::mutex mu_;
   std::condition_variable cv_;
   int slow_waiting_ = 0;
@@ -198,6 +201,61 @@ TEST_F(EdgeTest, ATaskThatLeavesIsReleasedOnlyOnceItsRequestsInFlightAreDone) {
   ASSERT_TRUE(done.ok());
   EXPECT_EQ(done->status, 200);  // the request in flight was answered
   EXPECT_TRUE(holds_.WaitReleased(arn, std::chrono::seconds(10)));
+}
+
+// /metrics on the API entry point: Traefik's request, reload and health families, and the drains.
+TEST_F(EdgeTest, MetricsCountRequestsReloadsAndDrainsAndAreServedOnTheApiEntryPoint) {
+  const std::string arn = "arn:aws:ecs:us-east-1:123456789012:task/default/t1";
+  source_.Set({WebTask("t1", backend_port_)});
+  StartEdge("", /*api=*/true);
+  http::Client client("127.0.0.1", port_);
+  for (int i = 0; i < 2; ++i) ASSERT_EQ(client.Send(Get("/x"))->status, 200);
+  // Counted just after the answer's last byte: wait for the second.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  auto served = [&] {
+    uint64_t n = 0;
+    for (const auto& [key, s] : edge_->Metrics().entry_point_requests) n += s.requests;
+    return n;
+  };
+  while (served() < 2 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  MetricsSnapshot m = edge_->Metrics();
+  EXPECT_EQ(m.config_reloads, 1u);
+  EXPECT_TRUE(m.config_last_reload_success.has_value());
+  ASSERT_EQ(m.service_requests.size(), 1u);
+  const auto& [key, series] = *m.service_requests.begin();
+  EXPECT_EQ(key.code, "200");
+  EXPECT_EQ(key.method, "GET");
+  EXPECT_TRUE(key.name.ends_with("@ecs")) << key.name;
+  EXPECT_EQ(series.requests, 2u);
+
+  http::Client api("127.0.0.1", api_port_);
+  auto r = api.Send([] {
+    http::Request q;
+    q.method = "GET";
+    q.target = "/metrics";
+    return q;
+  }());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->GetHeader("Content-Type"), kPrometheusContentType);
+  EXPECT_NE(r->body.find("traefik_entrypoint_requests_total{code=\"200\",entrypoint=\"web\",method=\"GET\","
+                         "protocol=\"http\"} 2\n"),
+            std::string::npos)
+      << r->body;
+  EXPECT_NE(r->body.find("traefik_config_reloads_total 1\n"), std::string::npos);
+  EXPECT_NE(r->body.find("traefik_service_requests_total{code=\"200\",method=\"GET\",protocol=\"http\",service=\""
+                         + key.name + "\"} 2\n"),
+            std::string::npos);
+
+  // The task leaves with nothing in flight: one drain observed, none timed out.
+  source_.Set({});
+  ASSERT_TRUE(edge_->Rebuild().ok());
+  EXPECT_TRUE(holds_.WaitReleased(arn, std::chrono::seconds(10)));
+  m = edge_->Metrics();
+  EXPECT_EQ(m.config_reloads, 2u);
+  EXPECT_EQ(m.drain_seconds.count, 1u);
+  EXPECT_EQ(m.drain_timeouts, 0u);
+  EXPECT_TRUE(m.service_requests.empty());  // its service left the table
 }
 
 TEST_F(EdgeTest, ATaskThatLeavesWithNothingInFlightIsReleasedAtOnce) {

@@ -162,6 +162,20 @@ struct AuthReply {
 // Auth cookies to put on the final response, per forwardAuth step that set some.
 using CookiePlan = std::vector<std::pair<const ForwardAuth*, std::vector<std::string>>>;
 
+// What became of one request, for the metrics: the status the client got (0: none was sent) and
+// the service it was sent to (empty: it did not reach one).
+struct Outcome {
+  int status = 0;
+  std::string service;
+};
+
+// SimpleResponse, noting its status in `out`.
+template <typename... Args>
+std::string Answered(Outcome& out, int status, Args&&... args) {
+  out.status = status;
+  return SimpleResponse(status, std::forward<Args>(args)...);
+}
+
 struct Upstream {
   std::shared_ptr<ServerState> server;
   std::unique_ptr<beast::tcp_stream> stream;
@@ -199,6 +213,8 @@ class Proxy::Impl {
     return table_;
   }
 
+  MetricsSnapshot Metrics() const;
+
   ProxyCounters counters() const {
     ProxyCounters c;
     c.requests = requests_.load();
@@ -226,6 +242,11 @@ class Proxy::Impl {
     uint64_t table_generation = 0;  // of `table`, this thread's copy of the current table
     std::shared_ptr<const Table> table;
     std::thread thread;
+    // This thread's request metrics; the lock is only ever contended by Metrics().
+    std::mutex stats_mu;
+    std::map<RequestKey, RequestSeries> entry_point_stats;  // GUARDED_BY(stats_mu)
+    std::map<RequestKey, RequestSeries> service_stats;      // GUARDED_BY(stats_mu)
+    std::map<std::string, int64_t> open_by_entry_point;     // GUARDED_BY(stats_mu)
   };
   struct Probe {
     std::shared_ptr<ServerState> server;
@@ -239,15 +260,19 @@ class Proxy::Impl {
   // Answers one request read from `client`; false when the connection must close afterwards.
   asio::awaitable<bool> Handle(Worker& w, beast::tcp_stream& client, bhttp::request<bhttp::string_body>& req,
                                const std::string& entry_point, uint16_t port, const std::string& client_ip,
-                               bool keep_alive);
+                               bool keep_alive, Outcome& outcome);
   asio::awaitable<bool> Forward(Worker& w, beast::tcp_stream& client, const Route& route, Exchange& x,
                                 const std::string& body, bool head_request, unsigned client_version,
-                                bool keep_alive, const RetryConfig* retry, const CookiePlan& cookies);
+                                bool keep_alive, const RetryConfig* retry, const CookiePlan& cookies, Outcome& outcome);
   asio::awaitable<AuthReply> CallAuth(Worker& w, const ForwardAuth& auth, const Exchange& x,
                                       const std::string* body);
   asio::awaitable<std::optional<Upstream>> Connect(Worker& w, const std::shared_ptr<ServerState>& server);
   void Park(Worker& w, Upstream up);
   asio::awaitable<bool> WriteAll(beast::tcp_stream& s, std::string_view data);
+
+  // Counts one answered request (none when no status was sent) on its entry point and service.
+  void Record(Worker& w, const std::string& entry_point, std::string_view method, const Outcome& out,
+              std::chrono::steady_clock::duration took);
 
   void ReconcileHealthChecks();  // on worker 0
   asio::awaitable<void> ProbeLoop(std::shared_ptr<Probe> probe);
@@ -262,7 +287,7 @@ class Proxy::Impl {
   std::atomic<uint64_t> table_generation_{1};
   std::vector<std::unique_ptr<Worker>> workers_;
   std::atomic<bool> stopping_{false};
-  std::mutex lifecycle_mu_;
+  mutable std::mutex lifecycle_mu_;
   bool started_ = false, stopped_ = false;
   std::map<const ServerState*, std::shared_ptr<Probe>> probes_;  // worker 0 only
 
@@ -358,6 +383,10 @@ asio::awaitable<void> Proxy::Impl::Accept(Worker& w, Listener& l) {
 
 asio::awaitable<void> Proxy::Impl::Serve(Worker& w, tcp::socket socket, std::string entry_point, uint16_t port) {
   open_.fetch_add(1);
+  {
+    std::lock_guard lock(w.stats_mu);
+    ++w.open_by_entry_point[entry_point];
+  }
   error_code ec;
   std::string client_ip;
   if (auto peer = socket.remote_endpoint(ec); !ec) {
@@ -402,15 +431,61 @@ asio::awaitable<void> Proxy::Impl::Serve(Worker& w, tcp::socket socket, std::str
     auto& req = parser.get();
     const bool keep_alive = req.keep_alive() && !stopping_.load();
     requests_.fetch_add(1, std::memory_order_relaxed);
-    bool again = co_await Handle(w, client, req, entry_point, port, client_ip, keep_alive);
+    Outcome out;
+    const auto began = std::chrono::steady_clock::now();
+    bool again = co_await Handle(w, client, req, entry_point, port, client_ip, keep_alive, out);
+    Record(w, entry_point, req.method_string(), out, std::chrono::steady_clock::now() - began);
     if (!again || !keep_alive) break;
   }
   client.socket().shutdown(tcp::socket::shutdown_send, ec);
   client.close();
+  {
+    std::lock_guard lock(w.stats_mu);
+    --w.open_by_entry_point[entry_point];
+  }
   if (open_.fetch_sub(1) == 1) {
     std::lock_guard lock(open_mu_);
     open_cv_.notify_all();
   }
+}
+
+void Proxy::Impl::Record(Worker& w, const std::string& entry_point, std::string_view method, const Outcome& out,
+                         std::chrono::steady_clock::duration took) {
+  if (out.status == 0) return;
+  const double seconds = std::chrono::duration<double>(took).count();
+  RequestKey key{std::to_string(out.status), std::string(MetricMethod(method)), "http", entry_point};
+  std::lock_guard lock(w.stats_mu);
+  RequestSeries& ep = w.entry_point_stats[key];
+  ++ep.requests;
+  ep.duration.Observe(seconds);
+  if (out.service.empty()) return;
+  key.name = out.service;
+  RequestSeries& svc = w.service_stats[std::move(key)];
+  ++svc.requests;
+  svc.duration.Observe(seconds);
+}
+
+MetricsSnapshot Proxy::Impl::Metrics() const {
+  MetricsSnapshot m;
+  for (const EntryPointOptions& ep : options_.entry_points) m.open_connections[ep.name] = 0;
+  const std::shared_ptr<const Table> current = table();
+  std::lock_guard lifecycle(lifecycle_mu_);  // workers_ is cleared by Stop
+  for (const auto& w : workers_) {
+    std::lock_guard lock(w->stats_mu);
+    for (const auto& [ep, n] : w->open_by_entry_point) m.open_connections[ep] += n;
+    for (const auto& [key, s] : w->entry_point_stats) m.entry_point_requests[key].Merge(s);
+    // Only the services the table has now (Traefik drops a removed service's series).
+    for (const auto& [key, s] : w->service_stats)
+      if (current->backends.count(key.name)) m.service_requests[key].Merge(s);
+  }
+  for (const auto& [name, backend] : current->backends) {
+    if (!backend->health_check) continue;
+    for (const Backend::Server& s : backend->servers) {
+      const Health h = s.state->health();
+      if (h == Health::kUp || h == Health::kDown) m.server_up[{name, s.state->url()}] = h == Health::kUp ? 1 : 0;
+    }
+  }
+  return m;
 }
 
 asio::awaitable<bool> Proxy::Impl::WriteAll(beast::tcp_stream& s, std::string_view data) {
@@ -420,7 +495,8 @@ asio::awaitable<bool> Proxy::Impl::WriteAll(beast::tcp_stream& s, std::string_vi
 
 asio::awaitable<bool> Proxy::Impl::Handle(Worker& w, beast::tcp_stream& client,
                                           bhttp::request<bhttp::string_body>& req, const std::string& entry_point,
-                                          uint16_t port, const std::string& client_ip, bool keep_alive) {
+                                          uint16_t port, const std::string& client_ip, bool keep_alive,
+                                          Outcome& outcome) {
   Exchange x;
   x.method.assign(req.method_string());
   std::string_view target = req.target();
@@ -461,7 +537,7 @@ asio::awaitable<bool> Proxy::Impl::Handle(Worker& w, beast::tcp_stream& client,
   std::shared_ptr<const Table> table = w.table;  // this request's, whatever a swap does meanwhile
   const Route* route = table->Match(entry_point, facts);
   if (!route) {
-    co_return co_await WriteAll(client, SimpleResponse(404, "text/plain; charset=utf-8", "404 page not found\n",
+    co_return co_await WriteAll(client, Answered(outcome, 404, "text/plain; charset=utf-8", "404 page not found\n",
                                                        keep_alive)) &&
         keep_alive;
   }
@@ -509,7 +585,7 @@ asio::awaitable<bool> Proxy::Impl::Handle(Worker& w, beast::tcp_stream& client,
       // The middlewares before it still change the answer's headers (they wrap it, as in Traefik).
       for (size_t j = i; j-- > 0;)
         if (route->chain[j].middleware) route->chain[j].middleware->OnResponse(x, answer->status, answer->headers);
-      co_return co_await WriteAll(client, SimpleResponse(answer->status, "", answer->body, keep_alive,
+      co_return co_await WriteAll(client, Answered(outcome, answer->status, "", answer->body, keep_alive,
                                                          answer->headers, nosniff)) &&
           keep_alive;
     }
@@ -520,7 +596,7 @@ asio::awaitable<bool> Proxy::Impl::Handle(Worker& w, beast::tcp_stream& client,
   }
   const bool head_request = req.method() == bhttp::verb::head;
   co_return co_await Forward(w, client, *route, x, req.body(), head_request, req.version(), keep_alive, retry,
-                             cookies);
+                             cookies, outcome);
 }
 
 asio::awaitable<std::optional<Upstream>> Proxy::Impl::Connect(Worker& w, const std::shared_ptr<ServerState>& server) {
@@ -731,11 +807,13 @@ asio::awaitable<AuthReply> Proxy::Impl::CallAuth(Worker& w, const ForwardAuth& a
 
 asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, beast::tcp_stream& client, const Route& route, Exchange& x,
                                            const std::string& body, bool head_request, unsigned client_version,
-                                           bool keep_alive, const RetryConfig* retry, const CookiePlan& cookies) {
+                                           bool keep_alive, const RetryConfig* retry, const CookiePlan& cookies,
+                                           Outcome& outcome) {
+  if (route.backend) outcome.service = route.backend->name;
   std::shared_ptr<ServerState> server = route.backend ? route.backend->Pick() : nullptr;
   if (!server) {
     unavailable_.fetch_add(1, std::memory_order_relaxed);
-    co_return co_await WriteAll(client, SimpleResponse(503, "text/plain; charset=utf-8", "no available server\n",
+    co_return co_await WriteAll(client, Answered(outcome, 503, "text/plain; charset=utf-8", "no available server\n",
                                                        keep_alive)) &&
         keep_alive;
   }
@@ -845,7 +923,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, beast::tcp_stream& client,
         continue;
       }
       bad_gateway_.fetch_add(1, std::memory_order_relaxed);
-      co_return co_await WriteAll(client, SimpleResponse(502, "text/plain; charset=utf-8", "Bad Gateway", keep_alive)) &&
+      co_return co_await WriteAll(client, Answered(outcome, 502, "text/plain; charset=utf-8", "Bad Gateway", keep_alive)) &&
           keep_alive;
     }
     if (options_.upstream_response_timeout.count() > 0)
@@ -875,7 +953,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, beast::tcp_stream& client,
         continue;
       }
       bad_gateway_.fetch_add(1, std::memory_order_relaxed);
-      co_return co_await WriteAll(client, SimpleResponse(502, "text/plain; charset=utf-8", "Bad Gateway", keep_alive)) &&
+      co_return co_await WriteAll(client, Answered(outcome, 502, "text/plain; charset=utf-8", "Bad Gateway", keep_alive)) &&
           keep_alive;
     }
 
@@ -893,10 +971,11 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, beast::tcp_stream& client,
         continue;
       }
       bad_gateway_.fetch_add(1, std::memory_order_relaxed);
-      co_return co_await WriteAll(client, SimpleResponse(503, "text/plain; charset=utf-8", "no available server\n",
+      co_return co_await WriteAll(client, Answered(outcome, 503, "text/plain; charset=utf-8", "no available server\n",
                                                          keep_alive)) &&
           keep_alive;
     }
+    outcome.status = status;
     const bool no_body = head_request || status / 100 == 1 || status == 204 || status == 304;
     bool chunked_out = false;
     bool keep = keep_alive;
@@ -1025,5 +1104,6 @@ void Proxy::Stop(std::chrono::milliseconds grace) { impl_->Stop(grace); }
 void Proxy::SetTable(std::shared_ptr<const Table> table) { impl_->SetTable(std::move(table)); }
 std::shared_ptr<const Table> Proxy::table() const { return impl_->table(); }
 ProxyCounters Proxy::counters() const { return impl_->counters(); }
+MetricsSnapshot Proxy::Metrics() const { return impl_->Metrics(); }
 
 }  // namespace paddock::edge

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "edge/metrics.h"
 #include "edge/proxy/table.h"
 
 namespace paddock::edge {
@@ -75,6 +76,9 @@ class Proxy {
   std::shared_ptr<const Table> table() const;
 
   ProxyCounters counters() const;
+  // The request, connection and server-health metrics (edge/metrics.h); the config and drain
+  // families are the Edge's. Service series only for the services of the current table.
+  MetricsSnapshot Metrics() const;
 
  private:
   class Impl;

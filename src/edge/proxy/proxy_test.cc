@@ -167,6 +167,63 @@ TEST_F(ProxyTest, RoundRobinsAndReusesUpstreamConnections) {
   EXPECT_GE(c.upstream_reuses, 16u);
 }
 
+// The metrics are counted just after the answer's last byte is written: wait for them.
+template <typename Pred>
+void WaitFor(Pred pred) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!pred() && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+}
+
+TEST_F(ProxyTest, MetricsCountRequestsByEntryPointAndServiceWithBoundedLabels) {
+  Backend_ a("a");
+  a.Start();
+  StartProxy();
+  auto lb = MakeBackend(registry_, "a@test", {a.port()});
+  auto empty = std::make_shared<Backend>();
+  empty->name = "none@test";
+  Serve({MakeRoute("a@test", "Host(`a.test`)", 10, lb), MakeRoute("none@test", "Host(`none.test`)", 10, empty)},
+        {lb, empty});
+  {
+    http::Client client("127.0.0.1", port_);
+    for (int i = 0; i < 3; ++i) ASSERT_EQ(client.Send(Get("/", "a.test"))->status, 200);
+    http::Request purge = Get("/", "a.test");
+    purge.method = "PURGE";
+    ASSERT_EQ(client.Send(purge)->status, 200);
+    ASSERT_EQ(client.Send(Get("/", "nothing.test"))->status, 404);
+    ASSERT_EQ(client.Send(Get("/", "none.test"))->status, 503);
+    WaitFor([&] {
+      auto m = proxy_->Metrics();
+      uint64_t n = 0;
+      for (const auto& [key, series] : m.entry_point_requests) n += series.requests;
+      return n == 6;
+    });
+    MetricsSnapshot m = proxy_->Metrics();
+    EXPECT_EQ(m.open_connections, (std::map<std::string, int64_t>{{"web", 1}}));
+    std::map<std::string, uint64_t> entry;
+    for (const auto& [key, series] : m.entry_point_requests) {
+      entry[key.code + " " + key.method + " " + key.protocol + " " + key.name] = series.requests;
+      EXPECT_EQ(series.duration.count, series.requests);
+    }
+    EXPECT_EQ(entry, (std::map<std::string, uint64_t>{{"200 GET http web", 3},
+                                                      {"200 EXTENSION_METHOD http web", 1},
+                                                      {"404 GET http web", 1},
+                                                      {"503 GET http web", 1}}));
+    std::map<std::string, uint64_t> service;
+    for (const auto& [key, series] : m.service_requests)
+      service[key.code + " " + key.method + " " + key.name] = series.requests;
+    // The 404 reached no service; the 503 is its service's (it has no server).
+    EXPECT_EQ(service, (std::map<std::string, uint64_t>{{"200 GET a@test", 3},
+                                                        {"200 EXTENSION_METHOD a@test", 1},
+                                                        {"503 GET none@test", 1}}));
+    EXPECT_TRUE(m.server_up.empty());  // no health checks
+  }
+  WaitFor([&] { return proxy_->Metrics().open_connections.at("web") == 0; });
+  EXPECT_EQ(proxy_->Metrics().open_connections.at("web"), 0);
+  // A service the table no longer has leaves the metrics.
+  Serve({MakeRoute("a@test", "Host(`a.test`)", 10, lb)}, {lb});
+  for (const auto& [key, series] : proxy_->Metrics().service_requests) EXPECT_EQ(key.name, "a@test");
+}
+
 TEST_F(ProxyTest, HopByHopHeadersAreNotForwardedAndStreamsAreRelayed) {
   Backend_ a("a");
   a.Start();
@@ -376,6 +433,8 @@ TEST_F(ProxyTest, AHealthCheckedServerIsNotRoutedBeforeItsFirstProbePasses) {
   while (probes.load() == 0) std::this_thread::yield();
   healthy.store(true);
   while (state->health() != Health::kUp) std::this_thread::yield();
+  EXPECT_EQ(proxy_->Metrics().server_up, (std::map<std::pair<std::string, std::string>, int>{
+                                              {{"h@test", state->url()}, 1}}));  // traefik_service_server_up
   auto ok = client.Send(Get("/"));
   ASSERT_TRUE(ok.ok());
   EXPECT_EQ(ok->status, 200);

@@ -1,0 +1,84 @@
+// edge/metrics: the edge's Prometheus metrics under Traefik's names (research note §2, §6.5) and
+// Paddock's drain metrics, rendered in the Prometheus text format 0.0.4 by a pure function from a
+// snapshot, so the bytes can be pinned by a golden test and the server around it stays thin.
+//
+// Families (Traefik's pkg/observability/metrics names, labels and help):
+//   traefik_config_reloads_total, traefik_config_last_reload_success (unix seconds of the last
+//   good reload), traefik_open_connections{entrypoint,protocol="TCP"},
+//   traefik_entrypoint_requests_total{code,entrypoint,method,protocol},
+//   traefik_entrypoint_request_duration_seconds (histogram, buckets 0.1 0.3 1.2 5),
+//   traefik_service_requests_total{code,method,protocol,service},
+//   traefik_service_request_duration_seconds, traefik_service_server_up{service,url} (1/0, only
+//   health-checked servers that have been probed),
+//   paddock_edge_drain_seconds (histogram, fence -> release), paddock_edge_drain_timeouts_total.
+// Labels within a series are sorted by name and series by their label values (client_golang's
+// order); families by name. Codes and methods come from fixed sets (MetricMethod).
+//
+//   edge::MetricsSnapshot m = proxy.Metrics();
+//   m.config_reloads = 3;
+//   std::string text = edge::RenderPrometheus(m);   // Content-Type: kPrometheusContentType
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace paddock::edge {
+
+inline constexpr std::string_view kPrometheusContentType = "text/plain; version=0.0.4; charset=utf-8";
+
+// Upper bounds (seconds, ascending; +Inf implied) and per-bucket (not cumulative) counts.
+struct Histogram {
+  std::vector<double> bounds;
+  std::vector<uint64_t> counts;  // bounds.size() + 1 (the last is +Inf)
+  uint64_t count = 0;
+  double sum = 0;
+
+  static Histogram WithBounds(std::vector<double> bounds);
+  static Histogram RequestDurations();  // Traefik's default buckets: 0.1, 0.3, 1.2, 5
+  static Histogram DrainDurations();    // 0.1, 0.5, 1, 5, 15, 30, 60, 300
+  void Observe(double seconds);
+  // Adds `other`'s observations (same bounds).
+  void Merge(const Histogram& other);
+};
+
+// One request series' labels: `name` is the entry point or the service.
+struct RequestKey {
+  std::string code;      // "200"
+  std::string method;    // MetricMethod
+  std::string protocol;  // "http"
+  std::string name;
+  auto operator<=>(const RequestKey&) const = default;
+};
+
+struct RequestSeries {
+  uint64_t requests = 0;
+  Histogram duration = Histogram::RequestDurations();
+  void Merge(const RequestSeries& other);
+};
+
+struct MetricsSnapshot {
+  uint64_t config_reloads = 0;
+  std::optional<double> config_last_reload_success;  // unix seconds; absent: never (renders 0)
+  std::map<std::string, int64_t> open_connections;   // by entry point (protocol "TCP")
+  std::map<RequestKey, RequestSeries> entry_point_requests;
+  std::map<RequestKey, RequestSeries> service_requests;
+  std::map<std::pair<std::string, std::string>, int> server_up;  // (service, url) -> 1 or 0
+  Histogram drain_seconds = Histogram::DrainDurations();
+  uint64_t drain_timeouts = 0;
+};
+
+// The method as a label: the nine standard methods as they are, anything else "EXTENSION_METHOD"
+// (Traefik's getMethod).
+std::string_view MetricMethod(std::string_view method);
+
+// The whole exposition, families sorted by name; a labelled family with no series is left out
+// (as client_golang does), the unlabelled ones are always there.
+std::string RenderPrometheus(const MetricsSnapshot& snapshot);
+
+}  // namespace paddock::edge

@@ -1,0 +1,152 @@
+#include "edge/metrics.h"
+
+#include <gtest/gtest.h>
+
+namespace paddock::edge {
+namespace {
+
+TEST(MetricMethod, StandardMethodsAsTheyAreOthersAsExtension) {
+  EXPECT_EQ(MetricMethod("GET"), "GET");
+  EXPECT_EQ(MetricMethod("PATCH"), "PATCH");
+  EXPECT_EQ(MetricMethod("TRACE"), "TRACE");
+  EXPECT_EQ(MetricMethod("get"), "EXTENSION_METHOD");
+  EXPECT_EQ(MetricMethod("PROPFIND"), "EXTENSION_METHOD");
+  EXPECT_EQ(MetricMethod(""), "EXTENSION_METHOD");
+}
+
+TEST(Histogram, BucketsAreUpperBoundsInclusive) {
+  Histogram h = Histogram::RequestDurations();
+  h.Observe(0.1);   // le 0.1
+  h.Observe(0.2);   // le 0.3
+  h.Observe(9);     // +Inf
+  EXPECT_EQ(h.counts, (std::vector<uint64_t>{1, 1, 0, 0, 1}));
+  EXPECT_EQ(h.count, 3u);
+  EXPECT_DOUBLE_EQ(h.sum, 9.3);
+}
+
+TEST(RenderPrometheus, EmptySnapshotHasTheUnlabelledFamiliesOnly) {
+  EXPECT_EQ(RenderPrometheus(MetricsSnapshot{}),
+            "# HELP paddock_edge_drain_seconds How long servers taken out of the configuration took to finish "
+            "their requests, from fence to release.\n"
+            "# TYPE paddock_edge_drain_seconds histogram\n"
+            "paddock_edge_drain_seconds_bucket{le=\"0.1\"} 0\n"
+            "paddock_edge_drain_seconds_bucket{le=\"0.5\"} 0\n"
+            "paddock_edge_drain_seconds_bucket{le=\"1\"} 0\n"
+            "paddock_edge_drain_seconds_bucket{le=\"5\"} 0\n"
+            "paddock_edge_drain_seconds_bucket{le=\"15\"} 0\n"
+            "paddock_edge_drain_seconds_bucket{le=\"30\"} 0\n"
+            "paddock_edge_drain_seconds_bucket{le=\"60\"} 0\n"
+            "paddock_edge_drain_seconds_bucket{le=\"300\"} 0\n"
+            "paddock_edge_drain_seconds_bucket{le=\"+Inf\"} 0\n"
+            "paddock_edge_drain_seconds_sum 0\n"
+            "paddock_edge_drain_seconds_count 0\n"
+            "# HELP paddock_edge_drain_timeouts_total Drains whose deadline passed before their requests finished.\n"
+            "# TYPE paddock_edge_drain_timeouts_total counter\n"
+            "paddock_edge_drain_timeouts_total 0\n"
+            "# HELP traefik_config_last_reload_success Last config reload success\n"
+            "# TYPE traefik_config_last_reload_success gauge\n"
+            "traefik_config_last_reload_success 0\n"
+            "# HELP traefik_config_reloads_total Config reloads\n"
+            "# TYPE traefik_config_reloads_total counter\n"
+            "traefik_config_reloads_total 0\n");
+}
+
+TEST(RenderPrometheus, GoldenTextForASmallSnapshot) {
+  MetricsSnapshot m;
+  m.config_reloads = 3;
+  m.config_last_reload_success = 1764740000;
+  m.open_connections = {{"web", 2}};
+  RequestSeries ok;
+  ok.requests = 2;
+  ok.duration.Observe(0.05);
+  ok.duration.Observe(0.5);
+  RequestSeries missing;
+  missing.requests = 1;
+  missing.duration.Observe(0.25);
+  m.entry_point_requests[{"200", "GET", "http", "web"}] = ok;
+  m.entry_point_requests[{"404", "EXTENSION_METHOD", "http", "web"}] = missing;
+  m.service_requests[{"200", "GET", "http", "app@ecs"}] = ok;
+  m.server_up[{"app@ecs", "http://10.0.0.1:80"}] = 1;
+  m.server_up[{"app@ecs", "http://10.0.0.2:80"}] = 0;
+  m.drain_seconds.Observe(2);
+  m.drain_timeouts = 1;
+  const std::string text = RenderPrometheus(m);
+  const std::string expected =
+      "# HELP paddock_edge_drain_seconds How long servers taken out of the configuration took to finish "
+      "their requests, from fence to release.\n"
+      "# TYPE paddock_edge_drain_seconds histogram\n"
+      "paddock_edge_drain_seconds_bucket{le=\"0.1\"} 0\n"
+      "paddock_edge_drain_seconds_bucket{le=\"0.5\"} 0\n"
+      "paddock_edge_drain_seconds_bucket{le=\"1\"} 0\n"
+      "paddock_edge_drain_seconds_bucket{le=\"5\"} 1\n"
+      "paddock_edge_drain_seconds_bucket{le=\"15\"} 1\n"
+      "paddock_edge_drain_seconds_bucket{le=\"30\"} 1\n"
+      "paddock_edge_drain_seconds_bucket{le=\"60\"} 1\n"
+      "paddock_edge_drain_seconds_bucket{le=\"300\"} 1\n"
+      "paddock_edge_drain_seconds_bucket{le=\"+Inf\"} 1\n"
+      "paddock_edge_drain_seconds_sum 2\n"
+      "paddock_edge_drain_seconds_count 1\n"
+      "# HELP paddock_edge_drain_timeouts_total Drains whose deadline passed before their requests finished.\n"
+      "# TYPE paddock_edge_drain_timeouts_total counter\n"
+      "paddock_edge_drain_timeouts_total 1\n"
+      "# HELP traefik_config_last_reload_success Last config reload success\n"
+      "# TYPE traefik_config_last_reload_success gauge\n"
+      "traefik_config_last_reload_success 1764740000\n"
+      "# HELP traefik_config_reloads_total Config reloads\n"
+      "# TYPE traefik_config_reloads_total counter\n"
+      "traefik_config_reloads_total 3\n"
+      "# HELP traefik_entrypoint_request_duration_seconds How long it took to process the request on an "
+      "entrypoint, partitioned by status code, protocol, and method.\n"
+      "# TYPE traefik_entrypoint_request_duration_seconds histogram\n"
+      "traefik_entrypoint_request_duration_seconds_bucket{code=\"200\",entrypoint=\"web\",method=\"GET\",protocol=\"http\",le=\"0.1\"} 1\n"
+      "traefik_entrypoint_request_duration_seconds_bucket{code=\"200\",entrypoint=\"web\",method=\"GET\",protocol=\"http\",le=\"0.3\"} 1\n"
+      "traefik_entrypoint_request_duration_seconds_bucket{code=\"200\",entrypoint=\"web\",method=\"GET\",protocol=\"http\",le=\"1.2\"} 2\n"
+      "traefik_entrypoint_request_duration_seconds_bucket{code=\"200\",entrypoint=\"web\",method=\"GET\",protocol=\"http\",le=\"5\"} 2\n"
+      "traefik_entrypoint_request_duration_seconds_bucket{code=\"200\",entrypoint=\"web\",method=\"GET\",protocol=\"http\",le=\"+Inf\"} 2\n"
+      "traefik_entrypoint_request_duration_seconds_sum{code=\"200\",entrypoint=\"web\",method=\"GET\",protocol=\"http\"} 0.55\n"
+      "traefik_entrypoint_request_duration_seconds_count{code=\"200\",entrypoint=\"web\",method=\"GET\",protocol=\"http\"} 2\n"
+      "traefik_entrypoint_request_duration_seconds_bucket{code=\"404\",entrypoint=\"web\",method=\"EXTENSION_METHOD\",protocol=\"http\",le=\"0.1\"} 0\n"
+      "traefik_entrypoint_request_duration_seconds_bucket{code=\"404\",entrypoint=\"web\",method=\"EXTENSION_METHOD\",protocol=\"http\",le=\"0.3\"} 1\n"
+      "traefik_entrypoint_request_duration_seconds_bucket{code=\"404\",entrypoint=\"web\",method=\"EXTENSION_METHOD\",protocol=\"http\",le=\"1.2\"} 1\n"
+      "traefik_entrypoint_request_duration_seconds_bucket{code=\"404\",entrypoint=\"web\",method=\"EXTENSION_METHOD\",protocol=\"http\",le=\"5\"} 1\n"
+      "traefik_entrypoint_request_duration_seconds_bucket{code=\"404\",entrypoint=\"web\",method=\"EXTENSION_METHOD\",protocol=\"http\",le=\"+Inf\"} 1\n"
+      "traefik_entrypoint_request_duration_seconds_sum{code=\"404\",entrypoint=\"web\",method=\"EXTENSION_METHOD\",protocol=\"http\"} 0.25\n"
+      "traefik_entrypoint_request_duration_seconds_count{code=\"404\",entrypoint=\"web\",method=\"EXTENSION_METHOD\",protocol=\"http\"} 1\n"
+      "# HELP traefik_entrypoint_requests_total How many HTTP requests processed on an entrypoint, partitioned "
+      "by status code, protocol, and method.\n"
+      "# TYPE traefik_entrypoint_requests_total counter\n"
+      "traefik_entrypoint_requests_total{code=\"200\",entrypoint=\"web\",method=\"GET\",protocol=\"http\"} 2\n"
+      "traefik_entrypoint_requests_total{code=\"404\",entrypoint=\"web\",method=\"EXTENSION_METHOD\",protocol=\"http\"} 1\n"
+      "# HELP traefik_open_connections How many open connections exist, by entryPoint and protocol\n"
+      "# TYPE traefik_open_connections gauge\n"
+      "traefik_open_connections{entrypoint=\"web\",protocol=\"TCP\"} 2\n"
+      "# HELP traefik_service_request_duration_seconds How long it took to process the request on a service, "
+      "partitioned by status code, protocol, and method.\n"
+      "# TYPE traefik_service_request_duration_seconds histogram\n"
+      "traefik_service_request_duration_seconds_bucket{code=\"200\",method=\"GET\",protocol=\"http\",service=\"app@ecs\",le=\"0.1\"} 1\n"
+      "traefik_service_request_duration_seconds_bucket{code=\"200\",method=\"GET\",protocol=\"http\",service=\"app@ecs\",le=\"0.3\"} 1\n"
+      "traefik_service_request_duration_seconds_bucket{code=\"200\",method=\"GET\",protocol=\"http\",service=\"app@ecs\",le=\"1.2\"} 2\n"
+      "traefik_service_request_duration_seconds_bucket{code=\"200\",method=\"GET\",protocol=\"http\",service=\"app@ecs\",le=\"5\"} 2\n"
+      "traefik_service_request_duration_seconds_bucket{code=\"200\",method=\"GET\",protocol=\"http\",service=\"app@ecs\",le=\"+Inf\"} 2\n"
+      "traefik_service_request_duration_seconds_sum{code=\"200\",method=\"GET\",protocol=\"http\",service=\"app@ecs\"} 0.55\n"
+      "traefik_service_request_duration_seconds_count{code=\"200\",method=\"GET\",protocol=\"http\",service=\"app@ecs\"} 2\n"
+      "# HELP traefik_service_requests_total How many HTTP requests processed on a service, partitioned by "
+      "status code, protocol, and method.\n"
+      "# TYPE traefik_service_requests_total counter\n"
+      "traefik_service_requests_total{code=\"200\",method=\"GET\",protocol=\"http\",service=\"app@ecs\"} 2\n"
+      "# HELP traefik_service_server_up service server is up, described by gauge value of 0 or 1.\n"
+      "# TYPE traefik_service_server_up gauge\n"
+      "traefik_service_server_up{service=\"app@ecs\",url=\"http://10.0.0.1:80\"} 1\n"
+      "traefik_service_server_up{service=\"app@ecs\",url=\"http://10.0.0.2:80\"} 0\n";
+  EXPECT_EQ(text, expected);
+}
+
+TEST(RenderPrometheus, EscapesLabelValues) {
+  MetricsSnapshot m;
+  m.server_up[{"a\"b\\c\nd", "u"}] = 1;
+  EXPECT_NE(RenderPrometheus(m).find("traefik_service_server_up{service=\"a\\\"b\\\\c\\nd\",url=\"u\"} 1\n"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace paddock::edge
