@@ -74,14 +74,14 @@ inline constexpr int kMaxRegexps = 32;                      // per rule or const
 
 // What a rule is matched against: views into one request, valid while Matches runs. The entry
 // point has already done what Traefik's does before routing, since it also changes what is
-// forwarded: 400 for a bad %-escape or a '#' in the path, dot-segment and '//' removal
-// (sanitizePath), ';' in the query turned into '&' (http.AllowQuerySemicolons).
+// forwarded (proxy/request_path.h): 400 for a bad %-escape or a '#' in the path, %-encoding
+// normalised, dot-segment and '//' removal (sanitizePath), ';' in the query turned into '&'.
 struct RequestFacts {
   std::string_view method;
   // Go's req.Host: the Host header, or the authority of an absolute-form target; a port, brackets
   // around an IPv6 literal and surrounding spaces are removed here, as Traefik does.
   std::string_view host;
-  std::string_view path;   // before '?', %-encoded as received
+  std::string_view path;   // before '?', %-encoded (as the entry point left it)
   std::string_view query;  // after '?', raw
   // The TCP peer: "10.1.2.3", "::1", or with a port ("10.1.2.3:5000", "[::1]:5000").
   std::string_view client_ip;

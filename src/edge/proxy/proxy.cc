@@ -52,6 +52,8 @@
 #include <boost/beast/http/empty_body.hpp>
 #include <fmt/format.h>
 
+#include "edge/proxy/request_path.h"
+
 namespace paddock::edge {
 namespace {
 
@@ -501,8 +503,18 @@ asio::awaitable<bool> Proxy::Impl::Handle(Worker& w, beast::tcp_stream& client,
   x.method.assign(req.method_string());
   std::string_view target = req.target();
   size_t q = target.find('?');
-  x.path.assign(target.substr(0, q));
-  if (q != std::string_view::npos) x.raw_query.assign(target.substr(q + 1));
+  // What Traefik's entry point does before routing (request_path.h); the server is sent the same.
+  RequestTarget sanitized = SanitizeRequestTarget(
+      target.substr(0, q), q == std::string_view::npos ? std::string_view() : target.substr(q + 1));
+  if (sanitized.refusal == TargetRefusal::kMalformed) {  // Go's server, which then closes
+    co_await WriteAll(client, SimpleResponse(400, "text/plain; charset=utf-8", "400 Bad Request", false, {}, false));
+    co_return false;
+  }
+  if (sanitized.refusal == TargetRefusal::kFragment) {  // Traefik's denyFragment: a bare 400
+    co_return co_await WriteAll(client, SimpleResponse(400, "", "", keep_alive, {}, false)) && keep_alive;
+  }
+  x.path = std::move(sanitized.path);
+  x.raw_query = std::move(sanitized.query);
   x.client_ip = client_ip;
   x.now = std::chrono::steady_clock::now();
   // The client's own X-Forwarded-* and X-Real-Ip are not believed (Traefik without trusted IPs):

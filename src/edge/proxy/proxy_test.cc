@@ -131,6 +131,32 @@ TEST_F(ProxyTest, RoutesByRuleThenPriority) {
   EXPECT_EQ(r2->body, "b /z");
 }
 
+TEST_F(ProxyTest, ThePathIsSanitizedBeforeRoutingAndForwardedSoAndABadEscapeIs400) {
+  Backend_ a("a");
+  a.Start();
+  StartProxy();
+  auto ba = MakeBackend(registry_, "a@test", {a.port()});
+  Serve({MakeRoute("exact@test", "Path(`/a/c`)", 10, ba)}, {ba});
+  http::Client client("127.0.0.1", port_);
+  auto r1 = client.Send(Get("/a/b/../c?x=1;y=2", "a.test"));
+  ASSERT_TRUE(r1.ok()) << r1.status().ToString();
+  EXPECT_EQ(r1->status, 200);
+  EXPECT_EQ(r1->body, "a /a/c?x=1&y=2");
+  auto r2 = client.Send(Get("/a//%2e/c", "a.test"));
+  ASSERT_TRUE(r2.ok()) << r2.status().ToString();
+  EXPECT_EQ(r2->body, "a /a/c");
+  auto r3 = client.Send(Get("/a#c", "a.test"));
+  ASSERT_TRUE(r3.ok()) << r3.status().ToString();
+  EXPECT_EQ(r3->status, 400);
+  EXPECT_EQ(r3->body, "");
+  http::Client other("127.0.0.1", port_);
+  auto r4 = other.Send(Get("/%zz", "a.test"));
+  ASSERT_TRUE(r4.ok()) << r4.status().ToString();
+  EXPECT_EQ(r4->status, 400);
+  EXPECT_EQ(r4->body, "400 Bad Request");
+  EXPECT_EQ(a.hits(), 2);
+}
+
 TEST_F(ProxyTest, NoRouterIs404AndNoServerIs503InTraefiksWords) {
   StartProxy();
   auto empty = std::make_shared<Backend>();
