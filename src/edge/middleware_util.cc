@@ -31,49 +31,6 @@ int HexValue(char c) {
   return c - 'A' + 10;
 }
 
-// Go's url.shouldEscape(c, encodePath).
-bool ShouldEscapeInPath(unsigned char c) {
-  if (std::isalnum(c)) return false;
-  switch (c) {
-    case '-': case '_': case '.': case '~':
-    case '$': case '&': case '+': case ',': case '/': case ':': case ';': case '=': case '@':
-      return false;
-    default:
-      return true;
-  }
-}
-
-// Go's url.validEncoded(s, encodePath).
-bool ValidEncodedPath(std::string_view s) {
-  for (unsigned char c : s) {
-    switch (c) {
-      case '!': case '$': case '&': case '\'': case '(': case ')': case '*': case '+': case ',':
-      case ';': case '=': case ':': case '@': case '[': case ']': case '%':
-        break;
-      default:
-        if (ShouldEscapeInPath(c)) return false;
-    }
-  }
-  return true;
-}
-
-// Go's url.escape(s, encodePath).
-std::string EscapePath(std::string_view s) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  out.reserve(s.size());
-  for (unsigned char c : s) {
-    if (ShouldEscapeInPath(c)) {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out;
-}
-
 // Go's strconv.Quote for the short ASCII strings of error messages.
 std::string GoQuote(std::string_view s) {
   std::string out = "\"";
@@ -227,6 +184,50 @@ std::optional<std::chrono::nanoseconds> ParseGoDurationText(std::string_view s) 
 }
 
 }  // namespace
+
+// Go's url.shouldEscape(c, encodePath).
+bool ShouldEscapeInPath(unsigned char c) {
+  if (std::isalnum(c)) return false;
+  switch (c) {
+    case '-': case '_': case '.': case '~':
+    case '$': case '&': case '+': case ',': case '/': case ':': case ';': case '=': case '@':
+      return false;
+    default:
+      return true;
+  }
+}
+
+// Go's url.validEncoded(s, encodePath).
+bool ValidEncodedPath(std::string_view s) {
+  for (unsigned char c : s) {
+    switch (c) {
+      case '!': case '$': case '&': case '\'': case '(': case ')': case '*': case '+': case ',':
+      case ';': case '=': case ':': case '@': case '[': case ']': case '%':
+        break;
+      default:
+        if (ShouldEscapeInPath(c)) return false;
+    }
+  }
+  return true;
+}
+
+// Go's url.escape(s, encodePath).
+std::string EscapePath(std::string_view s) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(s.size());
+  for (unsigned char c : s) {
+    if (ShouldEscapeInPath(c)) {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 
 // ---- Headers ----
 

@@ -30,6 +30,13 @@ class RE2;
 
 namespace paddock::edge::mw {
 
+// Go's url.shouldEscape(c, encodePath), url.validEncoded(s, encodePath) and url.escape(s,
+// encodePath): what Go (and so Traefik) writes as a path's escaped form. Also the proxy's
+// request-target sanitizing (proxy/request_path.cc) uses them.
+bool ShouldEscapeInPath(unsigned char c);
+bool ValidEncodedPath(std::string_view s);
+std::string EscapePath(std::string_view s);
+
 // ---- Headers: Go's http.Header over our ordered list (names compared case-insensitively). ----
 
 // Go's textproto.CanonicalMIMEHeaderKey: "x-forwarded-prefix" -> "X-Forwarded-Prefix"; a name

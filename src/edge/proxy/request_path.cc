@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <vector>
 
+#include "edge/internal/middleware_util.h"
+
 namespace paddock::edge {
 namespace {
 
@@ -19,31 +21,6 @@ int HexValue(char c) {
 bool IsAlnum(unsigned char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); }
 
 bool IsUnreserved(unsigned char c) { return IsAlnum(c) || c == '-' || c == '.' || c == '_' || c == '~'; }
-
-// Go's shouldEscape(c, encodePath).
-bool PathEscapes(unsigned char c) {
-  if (IsUnreserved(c)) return false;
-  switch (c) {
-    case '$': case '&': case '+': case ',': case '/': case ':': case ';': case '=': case '@':
-      return false;
-    default:
-      return true;
-  }
-}
-
-// Go's validEncoded(s, encodePath): only characters a path may hold as they are.
-bool ValidEncodedPath(std::string_view s) {
-  for (unsigned char c : s) {
-    switch (c) {
-      case '!': case '$': case '&': case '\'': case '(': case ')': case '*': case '+': case ',': case ';':
-      case '=': case ':': case '@': case '[': case ']': case '%':
-        continue;
-      default:
-        if (PathEscapes(c)) return false;
-    }
-  }
-  return true;
-}
 
 bool HasControlByte(std::string_view s) {
   return std::any_of(s.begin(), s.end(), [](char c) {
@@ -62,21 +39,6 @@ std::string Unescape(std::string_view s) {
       i += 2;
     } else {
       out += s[i];
-    }
-  }
-  return out;
-}
-
-std::string EscapePath(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (unsigned char c : s) {
-    if (PathEscapes(c)) {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    } else {
-      out += static_cast<char>(c);
     }
   }
   return out;
@@ -155,10 +117,10 @@ RequestTarget SanitizeRequestTarget(std::string_view path, std::string_view quer
   }
   // Go's URL: Path is the decoded path, RawPath the received one unless it is Path's escaping.
   const std::string decoded = Unescape(path);
-  std::string escaped = EscapePath(decoded);
+  std::string escaped = mw::EscapePath(decoded);
   if (escaped != path) {
     std::string normalized = Normalize(path);
-    if (ValidEncodedPath(normalized)) escaped = std::move(normalized);
+    if (mw::ValidEncodedPath(normalized)) escaped = std::move(normalized);
   }
   t.path = sanitize_path ? Clean(escaped) : std::move(escaped);
   return t;
