@@ -15,6 +15,7 @@ edge's ratios to the others. Any non-2xx answer or socket error fails the run. B
 edge req/s >= 1.0x the faster of nginx and haproxy, edge p99 <= the worse of the two.
 
     python3 bench/edge_bench.py [--rounds 3] [--duration 5s] [--connections 16] [--connections 200]
+    python3 bench/edge_bench.py --serve 120   # only set up and print the ports and pids, to profile by hand
 """
 import argparse
 import http.server
@@ -126,6 +127,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--duration", default="5s")
     ap.add_argument("--connections", type=int, action="append")
+    ap.add_argument("--serve", type=float, metavar="SECONDS",
+                    help="set up, print the ports and pids, keep serving this long (to profile by hand), exit")
     args = ap.parse_args()
     connections = args.connections or [16]
     for tool in ("nginx", "haproxy", "wrk"):
@@ -188,6 +191,11 @@ backend b
             time.sleep(0.05)
 
         targets = {"edge": edge_port, "nginx": nginx_port, "haproxy": haproxy_port}
+        if args.serve:
+            print(json.dumps({"ports": targets, "pids": {"edge": procs[-1].pid, "haproxy": procs[2].pid,
+                                                          "nginx": procs[1].pid}}), flush=True)
+            time.sleep(args.serve)
+            return
         print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, nproc {os.cpu_count()}, "
               f"kernel {platform.release()}, load {os.getloadavg()[0]:.1f}, wrk -t1 -d{args.duration}")
         for c in connections:
