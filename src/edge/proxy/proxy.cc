@@ -610,6 +610,7 @@ asio::awaitable<bool> Proxy::Impl::Handle(Worker& w, beast::tcp_stream& client,
   x.now = std::chrono::steady_clock::now();
   // The client's own X-Forwarded-* and X-Real-Ip are not believed (Traefik without trusted IPs):
   // the edge sets them, before the chain, which may read them (redirectScheme reads the proto).
+  x.headers.reserve(static_cast<size_t>(std::distance(req.begin(), req.end())) + 4);
   for (const auto& field : req) {
     std::string_view name = field.name_string();
     if (IEquals(name, "host")) {
