@@ -210,6 +210,19 @@ class BodyReservation {
   uint64_t bytes_ = 0;
 };
 
+// A connection to a forwardAuth server, kept alive between calls.
+struct AuthConnection {
+  explicit AuthConnection(asio::io_context& ioc) : stream(ioc) {}
+  beast::tcp_stream stream;
+  beast::flat_buffer buffer;
+  bool fresh = false;  // connected for this call (not taken from the pool)
+  std::chrono::steady_clock::time_point parked;
+};
+// Idle connections kept per forwardAuth server and I/O thread, and for how long (Go's
+// http.Transport default, which Traefik's forwardAuth client keeps).
+constexpr size_t kMaxIdleAuthConnections = 64;
+constexpr std::chrono::seconds kAuthIdleTimeout{90};
+
 struct Upstream {
   std::shared_ptr<ServerState> server;
   std::unique_ptr<beast::tcp_stream> stream;
@@ -273,6 +286,8 @@ class Proxy::Impl {
     std::vector<Listener> listeners;
     // Idle upstream connections by server, most recently used last.
     std::unordered_map<const ServerState*, std::vector<Upstream>> idle;
+    std::unordered_map<std::string, std::vector<std::unique_ptr<AuthConnection>>> auth_idle;  // by host:port
+    std::chrono::steady_clock::time_point auth_swept;  // when auth_idle was last rid of expired connections
     std::set<beast::tcp_stream*> idle_clients;  // client connections between requests
     uint64_t table_generation = 0;  // of `table`, this thread's copy of the current table
     std::shared_ptr<const Table> table;
@@ -835,26 +850,6 @@ asio::awaitable<AuthReply> Proxy::Impl::CallAuth(Worker& w, const ForwardAuth& a
                                                  const std::string* body) {
   AuthReply reply;
   const AuthAddress& a = auth.address();
-  beast::tcp_stream stream(w.ioc);
-  stream.expires_after(kForwardAuthTimeout);
-  std::vector<tcp::endpoint> endpoints;
-  error_code ec;
-  auto address = asio::ip::make_address(a.host, ec);
-  if (!ec) {
-    endpoints.emplace_back(address, a.port);
-  } else {
-    tcp::resolver resolver(w.ioc);
-    asio::steady_timer deadline(w.ioc, kForwardAuthTimeout);
-    deadline.async_wait([&resolver](error_code e) {
-      if (!e) resolver.cancel();
-    });
-    auto [rec, results] = co_await resolver.async_resolve(a.host, std::to_string(a.port), kTuple);
-    deadline.cancel();
-    if (rec) co_return reply;
-    for (const auto& entry : results) endpoints.push_back(entry.endpoint());
-  }
-  auto [cec, connected] = co_await stream.async_connect(endpoints, kTuple);
-  if (cec) co_return reply;
   const std::string_view method = auth.Method(x);
   std::string head;
   head.reserve(512);
@@ -877,33 +872,94 @@ asio::awaitable<AuthReply> Proxy::Impl::CallAuth(Worker& w, const ForwardAuth& a
     AppendDecimal(head, with_body ? body->size() : 0);
     head += "\r\n";
   }
-  head += "Connection: close\r\n\r\n";
-  std::array<asio::const_buffer, 2> out{asio::buffer(head),
-                                        with_body ? asio::buffer(*body) : asio::const_buffer()};
-  auto [wec, wn] = co_await asio::async_write(stream, out, kTuple);
-  if (wec) co_return reply;
-  beast::flat_buffer buffer;
-  bhttp::response_parser<bhttp::string_body> rp;
-  rp.header_limit(static_cast<uint32_t>(options_.max_header_bytes));
-  const int64_t limit = auth.config().max_response_body_size;
-  if (limit >= 0)
-    rp.body_limit(static_cast<uint64_t>(limit));
-  else
-    rp.body_limit(boost::none);
-  if (method == "HEAD") rp.skip(true);
-  auto [rec, rn] = co_await bhttp::async_read(stream, buffer, rp, kTuple);
-  if (rec == bhttp::error::body_limit) {
+  head += "\r\n";
+  // Kept alive between calls, as Traefik's client does: a pooled connection first; one the auth
+  // server closed while it sat idle is found out by the write or the read and the call is made
+  // again, once, on a new connection.
+  const std::string pool_key = a.host + ":" + std::to_string(a.port);
+  if (const auto now = std::chrono::steady_clock::now(); now - w.auth_swept > std::chrono::seconds(1)) {
+    w.auth_swept = now;  // (an address no longer configured keeps nothing open past the timeout)
+    for (auto it = w.auth_idle.begin(); it != w.auth_idle.end();) {
+      std::erase_if(it->second, [&](const auto& c) { return now - c->parked > kAuthIdleTimeout; });
+      it = it->second.empty() ? w.auth_idle.erase(it) : std::next(it);
+    }
+  }
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    std::unique_ptr<AuthConnection> conn;
+    if (auto it = w.auth_idle.find(pool_key); it != w.auth_idle.end() && !it->second.empty()) {
+      conn = std::move(it->second.back());
+      it->second.pop_back();
+    } else {
+      conn = std::make_unique<AuthConnection>(w.ioc);
+      conn->stream.expires_after(kForwardAuthTimeout);
+      std::vector<tcp::endpoint> endpoints;
+      error_code ec;
+      auto address = asio::ip::make_address(a.host, ec);
+      if (!ec) {
+        endpoints.emplace_back(address, a.port);
+      } else {
+        tcp::resolver resolver(w.ioc);
+        asio::steady_timer deadline(w.ioc, kForwardAuthTimeout);
+        deadline.async_wait([&resolver](error_code e) {
+          if (!e) resolver.cancel();
+        });
+        auto [rec, results] = co_await resolver.async_resolve(a.host, std::to_string(a.port), kTuple);
+        deadline.cancel();
+        if (rec) co_return reply;
+        for (const auto& entry : results) endpoints.push_back(entry.endpoint());
+      }
+      auto [cec, connected] = co_await conn->stream.async_connect(endpoints, kTuple);
+      if (cec) co_return reply;
+      conn->stream.socket().set_option(tcp::no_delay(true), ec);
+      conn->fresh = true;
+    }
+    conn->stream.expires_after(kForwardAuthTimeout);
+    std::array<asio::const_buffer, 2> out{asio::buffer(head),
+                                          with_body ? asio::buffer(*body) : asio::const_buffer()};
+    auto [wec, wn] = co_await asio::async_write(conn->stream, out, kTuple);
+    bhttp::response_parser<bhttp::string_body> rp;
+    rp.header_limit(static_cast<uint32_t>(options_.max_header_bytes));
+    const int64_t limit = auth.config().max_response_body_size;
+    if (limit >= 0)
+      rp.body_limit(static_cast<uint64_t>(limit));
+    else
+      rp.body_limit(boost::none);
+    if (method == "HEAD") rp.skip(true);
+    error_code rec = wec;
+    if (!wec) {
+      auto [e, n] = co_await bhttp::async_read(conn->stream, conn->buffer, rp, kTuple);
+      rec = e;
+    }
+    if (rec == bhttp::error::body_limit) {
+      reply.reached = true;
+      reply.too_large = true;
+      co_return reply;
+    }
+    if (rec) {
+      if (!conn->fresh && !rp.got_some() &&
+          (rec == bhttp::error::end_of_stream || rec == asio::error::eof || rec == asio::error::connection_reset ||
+           rec == asio::error::broken_pipe)) {
+        w.auth_idle.erase(pool_key);  // the rest are as old
+        continue;
+      }
+      co_return reply;
+    }
+    auto& res = rp.get();
     reply.reached = true;
-    reply.too_large = true;
+    reply.status = static_cast<int>(res.result_int());
+    for (const auto& field : res)
+      reply.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+    reply.body = std::move(res.body());
+    if (rp.keep_alive() && conn->buffer.size() == 0 && !stopping_.load()) {
+      auto& idle = w.auth_idle[pool_key];
+      if (idle.size() >= kMaxIdleAuthConnections) idle.erase(idle.begin());
+      conn->fresh = false;
+      conn->parked = std::chrono::steady_clock::now();
+      conn->stream.expires_never();
+      idle.push_back(std::move(conn));
+    }
     co_return reply;
   }
-  if (rec) co_return reply;
-  auto& res = rp.get();
-  reply.reached = true;
-  reply.status = static_cast<int>(res.result_int());
-  for (const auto& field : res) reply.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
-  reply.body = std::move(res.body());
-  stream.socket().shutdown(tcp::socket::shutdown_both, ec);
   co_return reply;
 }
 

@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <future>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -686,6 +687,21 @@ class ForwardAuthTest : public ProxyTest {
                     }};
   std::shared_ptr<Backend> lb_;
 };
+
+TEST_F(ForwardAuthTest, TheAuthServerIsAskedOverAKeptAliveConnection) {
+  Route_(R"({"forwardAuth":{"address":")" + auth_.Url("/ok") + R"("}})");
+  http::Client client("127.0.0.1", port_);  // one connection: one I/O thread, one pool
+  std::set<std::string> auth_peers;
+  for (int i = 0; i < 5; ++i) {
+    auto r = client.Send(Get("/page", "app.test"));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->status, 200);
+    http::Request seen_by_auth = auth_.last();
+    EXPECT_NE(seen_by_auth.GetHeader("Connection"), "close");
+    auth_peers.insert(seen_by_auth.remote_address);
+  }
+  EXPECT_EQ(auth_peers.size(), 1u) << "five calls, one connection (Traefik's client keeps it alive too)";
+}
 
 TEST_F(ForwardAuthTest, A2xxLetsTheRequestOnWithTheAuthResponseHeadersReplacingTheClients) {
   Route_(R"({"forwardAuth":{"address":")" + auth_.Url("/ok") +
