@@ -133,11 +133,14 @@ constexpr std::string_view kScript = R"JS('use strict';
     }
     const names = [];
     if (s.weighted && Array.isArray(s.weighted.services)) {
-      for (const w of s.weighted.services) names.push(String(w.name) + (w.weight !== undefined ? ' (weight ' + w.weight + ')' : ''));
+      for (const w of s.weighted.services) {
+        names.push(String(w.name) + (w.weight !== undefined ? ' (weight ' + w.weight + ')' : ''));
+      }
     }
     if (s.mirroring) {
       if (s.mirroring.service) names.push(String(s.mirroring.service));
-      for (const m of Array.isArray(s.mirroring.mirrors) ? s.mirroring.mirrors : []) names.push(String(m.name) + ' (mirror)');
+      const mirrors = Array.isArray(s.mirroring.mirrors) ? s.mirroring.mirrors : [];
+      for (const m of mirrors) names.push(String(m.name) + ' (mirror)');
     }
     if (s.failover) {
       if (s.failover.service) names.push(String(s.failover.service));
@@ -220,7 +223,8 @@ constexpr std::string_view kScript = R"JS('use strict';
 })();
 )JS";
 
-constexpr std::string_view kStyle = R"CSS(body { font: 14px/1.4 system-ui, sans-serif; margin: 0; color: #1d2430; background: #f5f6f8; }
+constexpr std::string_view kStyle = R"CSS(
+body { font: 14px/1.4 system-ui, sans-serif; margin: 0; color: #1d2430; background: #f5f6f8; }
 header { display: flex; align-items: baseline; gap: 1em; padding: 0.8em 1.5em; background: #1d2430; color: #fff; }
 header h1 { font-size: 1.2em; margin: 0; }
 #updated { color: #b8c0cc; font-size: 0.9em; }
@@ -233,11 +237,13 @@ h2 { font-size: 1.05em; margin: 1.5em 0 0.5em; }
 .card .total { font-size: 1.8em; margin: 0; }
 .card .detail { margin: 0; color: #5a6270; }
 table { border-collapse: collapse; width: 100%; background: #fff; box-shadow: 0 1px 2px #0002; }
-th, td { text-align: left; vertical-align: top; padding: 0.4em 0.7em; border-bottom: 1px solid #e3e6ea; overflow-wrap: anywhere; }
+th, td { text-align: left; vertical-align: top; padding: 0.4em 0.7em; border-bottom: 1px solid #e3e6ea;
+         overflow-wrap: anywhere; }
 th { background: #eef0f3; font-weight: 600; }
 ul { margin: 0; padding: 0; list-style: none; }
 code { font-size: 0.95em; }
-.badge { display: inline-block; padding: 0 0.5em; border-radius: 3px; font-size: 0.85em; font-weight: 600; background: #e3e6ea; }
+.badge { display: inline-block; padding: 0 0.5em; border-radius: 3px; font-size: 0.85em; font-weight: 600;
+         background: #e3e6ea; }
 .badge.ok { background: #dcf3e3; color: #17612f; }
 .badge.warn { background: #fff1cc; color: #7a5600; }
 .badge.bad { background: #fde8e8; color: #8a1c1c; }

@@ -80,7 +80,8 @@ TEST(DashboardTest, TheScriptWritesDataAsTextOnly) {
   EXPECT_GT(Count(js, ".textContent = "), 0u);
   // It reads every list the page shows, by page, and refreshes.
   for (std::string_view read : {"'/api/overview'", "'/api/http/routers'", "'/api/http/services'",
-                                "'/api/http/middlewares'", "'/api/paddock/drains'", "X-Next-Page", "setTimeout(refresh"}) {
+                                "'/api/http/middlewares'", "'/api/paddock/drains'", "X-Next-Page",
+                                "setTimeout(refresh"}) {
     EXPECT_GE(Count(js, read), 1u) << read;
   }
 }
