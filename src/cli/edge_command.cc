@@ -147,7 +147,10 @@ int RunEdgeCommand(const EdgeCommand& c) {
   if (!ports.ok()) return Fail("starting", ports.status());
   for (const auto& ep : options.entry_points)
     fmt::print("paddock edge: entry point {} on {}:{}\n", ep.name, ep.host, ports->at(ep.name));
-  if (options.api) fmt::print("paddock edge: API on http://{}:{}/api/overview\n", options.api->host, ports->at("traefik"));
+  if (options.api) {
+    fmt::print("paddock edge: API on http://{}:{}/api/overview\n", options.api->host, ports->at("traefik"));
+    fmt::print("paddock edge: dashboard on http://{}:{}/dashboard/\n", options.api->host, ports->at("traefik"));
+  }
   std::fflush(stdout);
   int sig = 0;
   sigwait(&signals, &sig);
