@@ -40,7 +40,7 @@ struct EdgeCommand {
   bool healthy_tasks_only = false;
   int refresh_seconds = 15;
   int io_threads = 2;
-  std::string edge_id;  // default: edge-<hostname>-<pid>
+  std::string edge_id;  // default: DefaultEdgeId(hostname, pid); checked by ecs::drain::CheckEdgeId
   std::string credentials_file;
   std::string profile = "paddock";
   std::string region = "us-east-1";
@@ -58,6 +58,11 @@ int RunEdgeCommand(const EdgeCommand& c);
 StatusOr<edge::EntryPointOptions> ParseEntryPoint(std::string_view spec);
 // "127.0.0.1:8081" / ":8081" -> (host, port).
 StatusOr<edge::EntryPointOptions> ParseAddress(std::string_view name, std::string_view address);
+
+// `paddock edge`'s edge id when --edge-id is not given: "edge-<host>-<pid>", with every character
+// outside [A-Za-z0-9._-] as '-' and the host cut short to keep it within 64 characters (the pid
+// kept whole), so that it always passes ecs::drain::CheckEdgeId.
+std::string DefaultEdgeId(std::string_view host, int pid);
 
 // The edge `paddock up` runs: reads the node's own API as the bootstrap account (so it sees that
 // account's tasks, never another's), is woken by every task change, and holds its tasks in the
