@@ -7,9 +7,11 @@ agent keeps each stopping task in DEACTIVATING until the edge has drained it. Th
 stops with `paddock.edge.drain-timeout=0s` (no wait) do show errors. And two `paddock edge` replicas
 in processes of their own, each holding its own drain through the holds service
 (PaddockEdgeV20261203): a task stopped while a slow request runs through one of them stays
-DEACTIVATING until that request is answered.
+DEACTIVATING until that request is answered. A bridge-mode service with dynamic host ports on the
+in-process EC2 container instance is routed, as Traefik routes it, at the instance's EC2
+privateIpAddress and each task's bound hostPort.
 
-Needs root, crun, nft and busybox-static."""
+Needs root, crun, nft, iptables and busybox-static."""
 
 import configparser
 import http.client
@@ -33,7 +35,7 @@ PAGE = "edge ok\n"
 
 
 def skip_reason():
-    return th.skip_reason(tools=("crun", "nft"))
+    return th.skip_reason(tools=("crun", "nft", "iptables"))
 
 
 def host(name):
@@ -183,8 +185,12 @@ class Edge(unittest.TestCase):
             f.write("http:\n  routers:\n    static:\n      rule: Host(`file.localhost`)\n      service: static\n"
                     "  services:\n    static:\n      loadBalancer:\n        servers:\n"
                     f"          - url: http://127.0.0.1:{cls.static.server_address[1]}\n")
+        # An in-process EC2 container instance in cluster "default" for the bridge-mode service.
+        config = os.path.join(cls.tmp, "paddock.toml")
+        with open(config, "w") as f:
+            f.write("[[ec2_instance]]\ncluster = \"default\"\ncpu = 4096\nmemory = 2048\n")
         cls.server = h.Server(cls.state_dir, mode="up", env=env,
-                              extra_args=["--edge-file", dynamic]).start()
+                              extra_args=["--edge-file", dynamic, "--config", config]).start()
         cls.addClassCleanup(cls.server.stop)
         cls.web_port, cls.api_port = cls.server.edge_ports()
         creds = configparser.ConfigParser()
@@ -194,6 +200,7 @@ class Edge(unittest.TestCase):
         cls.env = env
         cls.ecs = h.client("ecs", cls.server.endpoint, section["aws_access_key_id"], section["aws_secret_access_key"])
         ec2 = h.client("ec2", cls.server.endpoint, section["aws_access_key_id"], section["aws_secret_access_key"])
+        cls.ec2 = ec2
         cls.subnet = sorted(ec2.describe_subnets()["Subnets"], key=lambda s: s["CidrBlock"])[0]["SubnetId"]
         th.httpd_image(cls.state_dir, cls.tmp, "busybox:edge", PAGE)
         cls.ecs.create_cluster(clusterName="default")
@@ -285,6 +292,58 @@ class Edge(unittest.TestCase):
         self.assertEqual(sorted(s["url"] for s in service["loadBalancer"]["servers"]),
                          [f"http://{ip}:8080" for ip in ips])
         self.assertEqual(service["type"], "loadbalancer")
+
+    def wait_instance(self, timeout=30):
+        """The in-process container instance of cluster "default", once its agent is connected."""
+        deadline = time.monotonic() + timeout
+        while True:
+            arns = self.ecs.list_container_instances(cluster="default")["containerInstanceArns"]
+            if arns:
+                ci = self.ecs.describe_container_instances(cluster="default", containerInstances=arns)
+                if ci["containerInstances"][0]["agentConnected"]:
+                    return ci["containerInstances"][0]
+            self.assertLess(time.monotonic(), deadline, f"no in-process instance: {self.server.log_tail()}")
+            time.sleep(0.1)
+
+    def test_a_bridge_service_is_routed_at_its_instances_address_and_host_port(self):
+        """Bridge mode with dynamic host ports (hostPort 0): the edge reads, as Traefik does, the
+        container instance's ec2InstanceId (DescribeContainerInstances), that instance's
+        privateIpAddress (ec2:DescribeInstances) and each container's networkBindings hostPort —
+        and reaches the task there from the host through the published port."""
+        instance = self.wait_instance()
+        td = self.ecs.register_task_definition(
+            family="edge-bridge", networkMode="bridge", requiresCompatibilities=["EC2"], cpu="256", memory="128",
+            containerDefinitions=[{"name": "app", "image": "busybox:edge", "essential": True, "stopTimeout": 2,
+                                   "portMappings": [{"containerPort": 8080}],
+                                   "dockerLabels": labels("bridge")}],
+        )["taskDefinition"]["taskDefinitionArn"]
+        self.ecs.create_service(cluster="default", serviceName="bridge", taskDefinition=td, desiredCount=2,
+                                launchType="EC2")
+        self.addCleanup(self.delete_service, "bridge")
+        self.await_servers_up("bridge", 2)
+
+        # What Traefik would read from the same API.
+        reservations = self.ec2.describe_instances(InstanceIds=[instance["ec2InstanceId"]])["Reservations"]
+        ec2_instance = reservations[0]["Instances"][0]
+        self.assertEqual(ec2_instance["State"]["Name"], "running")
+        ip = ec2_instance["PrivateIpAddress"]
+        self.assertFalse(ip.startswith("127."), ip)
+        tasks = self.running("bridge")
+        self.assertEqual({t["containerInstanceArn"] for t in tasks}, {instance["containerInstanceArn"]})
+        host_ports = sorted(b["hostPort"] for t in tasks for b in t["containers"][0]["networkBindings"]
+                            if b["containerPort"] == 8080)
+        self.assertEqual(len(host_ports), 2, tasks)
+        self.assertNotIn(8080, host_ports)  # dynamic
+        status, service = self.api("/api/http/services/bridge@ecs")
+        self.assertEqual(status, 200)
+        self.assertEqual(sorted(s["url"] for s in service["loadBalancer"]["servers"]),
+                         sorted(f"http://{ip}:{p}" for p in host_ports))
+
+        conn = http.client.HTTPConnection("127.0.0.1", self.web_port, timeout=10)
+        for _ in range(4):  # both servers, round robin
+            conn.request("GET", "/", headers={"Host": host("bridge")})
+            r = conn.getresponse()
+            self.assertEqual((r.status, r.read()), (200, PAGE.encode()))
 
     def test_a_file_route_of_paddock_up_is_served_beside_the_labels(self):
         conn = http.client.HTTPConnection("127.0.0.1", self.web_port, timeout=10)

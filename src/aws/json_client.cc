@@ -14,17 +14,21 @@ namespace json = boost::json;
 JsonClient::JsonClient(JsonClientOptions options)
     : options_(std::move(options)), http_(options_.host, options_.port, options_.timeout) {}
 
+StatusOr<http::Response> JsonClient::SendSigned(http::Request req, std::string_view signing_name) {
+  std::string host = options_.host.find(':') != std::string::npos ? "[" + options_.host + "]" : options_.host;
+  std::erase_if(req.headers, [](const http::Header& h) { return h.name == "Host"; });
+  req.headers.insert(req.headers.begin(), {"Host", fmt::format("{}:{}", host, options_.port)});
+  SignRequest(req, options_.credentials, options_.region, std::string(signing_name), SystemClock::Get().Now());
+  return http_.Send(req);
+}
+
 StatusOr<json::value> JsonClient::Call(std::string_view target, const json::object& body) {
   http::Request req;
   req.method = "POST";
   req.target = "/";
-  std::string host = options_.host.find(':') != std::string::npos ? "[" + options_.host + "]" : options_.host;
-  req.headers = {{"Host", fmt::format("{}:{}", host, options_.port)},
-                 {"Content-Type", "application/x-amz-json-1.1"},
-                 {"X-Amz-Target", std::string(target)}};
+  req.headers = {{"Content-Type", "application/x-amz-json-1.1"}, {"X-Amz-Target", std::string(target)}};
   req.body = json::serialize(body);
-  SignRequest(req, options_.credentials, options_.region, options_.signing_name, SystemClock::Get().Now());
-  ASSIGN_OR_RETURN(http::Response resp, http_.Send(req));
+  ASSIGN_OR_RETURN(http::Response resp, SendSigned(std::move(req), options_.signing_name));
   boost::system::error_code ec;
   json::value v = json::parse(resp.body, ec);
   if (resp.status != 200) {

@@ -41,6 +41,10 @@ class JsonClient {
   // kFailedPrecondition (kUnavailable for a 5xx); and, when the type is one of aws::Error's, that
   // detail. A transport failure is kUnavailable; a 200 whose body is not JSON, kDataLoss.
   StatusOr<boost::json::value> Call(std::string_view target, const boost::json::object& body);
+  // Another protocol's request on the same connection (an EC2 Query call, say): its Host header
+  // set, signed for `signing_name` with the client's credentials and region, and the answer
+  // returned as it came (a transport failure is kUnavailable).
+  StatusOr<http::Response> SendSigned(http::Request req, std::string_view signing_name);
   void Cancel() { http_.Cancel(); }
 
   const JsonClientOptions& options() const { return options_; }

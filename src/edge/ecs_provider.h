@@ -49,9 +49,12 @@ struct EcsTask {
   std::string health_status;   // HEALTHY, UNHEALTHY, UNKNOWN
   std::string network_mode;    // awsvpc, bridge, host
   bool has_attachments = false;  // the task's attachments[] is non-empty
-  // bridge/host on EC2: the container instance's private IP and its EC2 instance state
-  // ("running"); Traefik takes the machine's state, not the task's, for these modes. An empty
-  // machine_state: no container instance was found (each container is skipped, logged).
+  // The task's containerInstanceArn (EC2 launch type; "" on Fargate).
+  std::string container_instance_arn;
+  // bridge/host on EC2: the container instance's EC2 instance's privateIpAddress and state name
+  // ("running"), as DescribeContainerInstances (ec2InstanceId) and ec2:DescribeInstances give them;
+  // Traefik takes the machine's state, not the task's, for these modes. An empty machine_state:
+  // no container instance was found (each container is skipped, logged).
   std::string host_ip;
   std::string machine_state;
   std::vector<EcsContainer> containers;

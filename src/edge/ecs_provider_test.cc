@@ -248,6 +248,51 @@ TEST(EcsProviderTest, AwsvpcPortsComeFromTheDefinitionAndAMissingHostPortIsZero)
   EXPECT_EQ(OnlyUrl(b, "service-api-app"), "http://[fd00::7]:8080");
 }
 
+// Bridge tasks (Traefik's non-awsvpc branch): the EC2 instance's privateIpAddress and the
+// container's networkBindings; the definition's portMappings are not read.
+TEST(EcsProviderTest, BridgeTasksAreReachedAtTheirInstancesAddressAndBoundHostPort) {
+  auto bridge = [](int n, std::string group, std::vector<EcsPortMapping> bindings, Labels labels = {}) {
+    EcsTask t = Bridge(n, std::move(group), "10.0.0.11", {Container("app", std::move(labels), "", bindings)});
+    t.containers[0].port_mappings = {{8080, 0, "tcp"}};  // the definition's: a dynamic host port
+    return t;
+  };
+  const std::string kPort = "traefik.http.services.s.loadbalancer.server.port";
+  EcsBuild b = BuildEcsConfiguration(
+      {// Two tasks of one service on one host, dynamic host ports: one service, two servers.
+       bridge(1, "service:web", {{8080, 32768, "tcp"}}), bridge(2, "service:web", {{8080, 32769, "tcp"}}),
+       // Several bindings, a label port naming one container port: that binding's host port.
+       bridge(3, "service:multi", {{9090, 32770, "tcp"}, {8080, 32771, "tcp"}}, {{kPort, "8080"}}),
+       // No bindings and no label port: dropped, as Traefik drops it.
+       bridge(4, "service:unbound", {})},
+      Options());
+  const json::array& web = Http(b).at("services").at("service-web-app").at("loadBalancer").at("servers").as_array();
+  ASSERT_EQ(web.size(), 2u);
+  EXPECT_EQ(web[0].at("url"), "http://10.0.0.11:32768");
+  EXPECT_EQ(web[1].at("url"), "http://10.0.0.11:32769");
+  EXPECT_EQ(OnlyUrl(b, "s"), "http://10.0.0.11:32771");
+  EXPECT_EQ(OnlyUrl(b, "service-unbound-app"), "");
+  EXPECT_THAT(b.errors, ElementsAre(HasSubstr("service \"service-unbound-app\" error: port is missing")));
+  EXPECT_THAT(b.servers, SizeIs(3));
+}
+
+// Host tasks: the same branch; the port is the binding's when ECS reports one, else the label's.
+TEST(EcsProviderTest, HostTasksAreReachedAtTheirInstancesAddress) {
+  auto host = [](int n, std::string group, std::vector<EcsPortMapping> bindings, Labels labels = {}) {
+    EcsTask t = Bridge(n, std::move(group), "10.0.0.12", {Container("app", std::move(labels), "", bindings)});
+    t.network_mode = "host";
+    return t;
+  };
+  EcsBuild b = BuildEcsConfiguration(
+      {host(1, "service:bound", {{8080, 8080, "tcp"}}),
+       host(2, "service:labelled", {}, {{"traefik.http.services.l.loadbalancer.server.port", "8081"}}),
+       host(3, "service:bare", {})},
+      Options());
+  EXPECT_EQ(OnlyUrl(b, "service-bound-app"), "http://10.0.0.12:8080");
+  EXPECT_EQ(OnlyUrl(b, "l"), "http://10.0.0.12:8081");
+  EXPECT_EQ(OnlyUrl(b, "service-bare-app"), "");
+  EXPECT_THAT(b.errors, ElementsAre(HasSubstr("service \"service-bare-app\" error: port is missing")));
+}
+
 TEST(EcsProviderTest, ServerPortsGoToEveryServiceOfTheContainer) {
   EcsBuild b = BuildEcsConfiguration(
       {Bridge(1, "service:web", "172.31.0.9",

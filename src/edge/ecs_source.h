@@ -1,10 +1,13 @@
 // edge/ecs_source: what the ecs provider reads, through the ECS API, as Traefik's ECS provider reads
 // it (../shared/research/edge-traefik.md §1.1): ListClusters when clusters are discovered, ListTasks
-// with desiredStatus RUNNING page by page, DescribeTasks per page, and DescribeTaskDefinition once
-// per task-definition ARN — a revision never changes, so it is cached by its ARN (Traefik caches
-// by task ARN, one call per task: its issue #13884). Signed with SigV4 by the edge's own
-// credentials, so an edge sees what its principal may see: one account's tasks, never another's.
-// The same code reads Paddock or real ECS.
+// with desiredStatus RUNNING page by page, DescribeTasks per page, for the EC2 tasks'
+// container instances DescribeContainerInstances (their ec2InstanceId) and ec2:DescribeInstances
+// (the instance's privateIpAddress and state: where bridge and host tasks are reached), and
+// DescribeTaskDefinition once per task-definition ARN — a revision never changes, so it is cached
+// by its ARN (Traefik caches by task ARN, one call per task: its issue #13884). Signed with SigV4
+// by the edge's own credentials, so an edge sees what its principal may see: one account's tasks,
+// never another's. The same code reads Paddock or real ECS and EC2 (one endpoint for both, as
+// Paddock serves them).
 //
 //   edge::EcsApiSource source({.host = "127.0.0.1", .port = 4566, .credentials = {key, secret}});
 //   ASSIGN_OR_RETURN(std::vector<edge::EcsTask> tasks, source.Read());
@@ -17,6 +20,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "aws/sigv4.h"
@@ -53,15 +57,17 @@ class EcsApiSource final : public TaskSource {
   explicit EcsApiSource(EcsApiOptions options);
   ~EcsApiSource() override;
 
-  // Every task of the clusters with desiredStatus RUNNING, with its definition's containers. A
-  // failed call fails the read (the caller keeps its last configuration and tries again), except a
-  // DescribeTasks error, which drops that page's tasks as Traefik does (the error is in `errors`).
-  // Bridge and host tasks carry no host IP yet (their instance's address is not looked up): the
-  // provider drops them ("no IP").
+  // Every task of the clusters with desiredStatus RUNNING, with its definition's containers (a
+  // container the definition does not name is left out, as Traefik skips it) and, for a task on
+  // a container instance, that instance's EC2 privateIpAddress and state name (host_ip,
+  // machine_state; both "" when ECS or EC2 does not describe it). A failed call fails the read
+  // (the caller keeps its last configuration and tries again), except a DescribeTasks error,
+  // which drops that page's tasks as Traefik does (the error is in `errors`).
   StatusOr<TaskRead> Read() override;
 
-  // How many DescribeTaskDefinition calls were made (the cache's effect, for tests).
-  size_t definition_calls() const;
+  // How many calls of `action` ("DescribeTaskDefinition", "DescribeInstances", ...) were made:
+  // the caches' effect, for tests.
+  size_t calls(std::string_view action) const;
 
  private:
   class Impl;
