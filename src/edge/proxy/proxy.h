@@ -33,6 +33,10 @@ struct EntryPointOptions {
   std::string name;  // "web"
   std::string host = "127.0.0.1";
   uint16_t port = 0;  // 0: an ephemeral port
+  // entryPoints.<name>.http.sanitizePath (Traefik's default true): "." and ".." segments and
+  // duplicate slashes cleaned from the path before routing (edge/proxy/request_path.h, step 4).
+  // false: the path is routed and forwarded as received ("/a/../b" stays so).
+  bool sanitize_path = true;
 };
 
 struct ProxyOptions {
