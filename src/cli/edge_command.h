@@ -9,6 +9,7 @@
 //                [--default-rule 'Host(`{{ normalize .Name }}.localhost`)'] [--refresh-seconds 15]
 //                [--providers.file.filename dynamic.yml | --providers.file.directory DIR]
 //                [--providers.http.endpoint http://HOST:PORT/PATH] [--providers.http.pollinterval 5s]
+//                [--entrypoints.web.http.sanitizepath=false]
 //                [--credentials FILE] [--profile paddock] [--region us-east-1]
 #pragma once
 

@@ -3,7 +3,9 @@
 // keep-alive connection pools, and the health checker that probes those servers.
 //
 // Requests are read whole (up to max_request_body_bytes; larger: 413) and responses are relayed as
-// they arrive (streamed, whatever their framing). Each I/O thread has its own io_context, listener
+// they arrive (streamed, whatever their framing) — read whole first when the route's chain has a
+// buffering middleware (edge/proxy/buffering.h). A service with a sticky cookie sends a client
+// back to the server its cookie names (edge/proxy/sticky.h). Each I/O thread has its own io_context, listener
 // (SO_REUSEPORT) and upstream pools, so a request never changes thread. Traefik's answers where the
 // proxy itself answers: 404 "404 page not found" when no router matches, 503 "Service Unavailable"
 // when the service has no routable server, 502 "Bad Gateway" when the server cannot be reached.

@@ -837,7 +837,7 @@ TEST_F(StickyTest, AnOlderTraefikCookieFormSticksAndIsRewritten) {
   ServeSticky(StickyCookie{.name = name});
   const ServerState& second = *lb_->servers[1].state;
   http::Client client("127.0.0.1", port_);
-  for (const std::string& old : {second.url(), Fnv1Hash64(second.url())}) {
+  for (const std::string& old : {second.url(), StickyFnvHash(second.url())}) {
     auto r = Send(client, name + "=" + old);
     ASSERT_TRUE(r.ok());
     EXPECT_EQ(Answered(*r), 1);

@@ -146,7 +146,7 @@ std::string StickyCookieName(std::string_view configured, std::string_view servi
 
 std::string StickyServerHash(std::string_view url) { return HexDigest(EVP_sha256(), url).substr(0, 16); }
 
-std::string Fnv1Hash64(std::string_view s) {
+std::string StickyFnvHash(std::string_view s) {
   uint64_t h = 14695981039346656037ULL;
   for (char c : s) {
     h *= 1099511628211ULL;
@@ -235,8 +235,8 @@ StickyChoice ChooseSticky(const Backend& backend, const HeaderList& request_head
     for (const Backend::Server& s : backend.servers) {
       if (s.weight <= 0) continue;
       const std::string& url = s.state->url();
-      const std::string fnv = Fnv1Hash64(url);
-      if (url == *value || fnv == *value || Fnv1Hash64(fnv) == *value) {
+      const std::string fnv = StickyFnvHash(url);
+      if (url == *value || fnv == *value || StickyFnvHash(fnv) == *value) {
         named = &s;
         out.rewrite = true;
         break;

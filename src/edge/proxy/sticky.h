@@ -37,7 +37,7 @@ std::string StickyCookieName(std::string_view configured, std::string_view servi
 std::string StickyServerHash(std::string_view url);
 // Go's fnv.New64 (FNV-1, not 1a) of `s`, in lower-case hex without leading zeros (Traefik's
 // fnvHash, the value older Traefik versions wrote).
-std::string Fnv1Hash64(std::string_view s);
+std::string StickyFnvHash(std::string_view s);
 
 // The first value of cookie `name` in the request's Cookie headers, as Go's Request.Cookie reads
 // it (pairs split on ';', spaces trimmed, one pair of surrounding quotes removed, a value with a

@@ -27,9 +27,9 @@ TEST(StickyCookieNameTest, IsTraefiksSha1NameOrTheConfiguredOneSanitized) {
 
 TEST(StickyServerHashTest, IsTheFirst16HexDigitsOfSha256AndFnvIsGosFnv1) {
   EXPECT_EQ(StickyServerHash("http://10.0.1.5:8080"), "185f631f65ab9802");
-  EXPECT_EQ(Fnv1Hash64(""), "cbf29ce484222325");
-  EXPECT_EQ(Fnv1Hash64("a"), "af63bd4c8601b7be");  // FNV-1, not FNV-1a (af63dc4c8601ec8c)
-  EXPECT_EQ(Fnv1Hash64("http://10.0.1.5:8080"), "d71e48f32e8a3718");
+  EXPECT_EQ(StickyFnvHash(""), "cbf29ce484222325");
+  EXPECT_EQ(StickyFnvHash("a"), "af63bd4c8601b7be");  // FNV-1, not FNV-1a (af63dc4c8601ec8c)
+  EXPECT_EQ(StickyFnvHash("http://10.0.1.5:8080"), "d71e48f32e8a3718");
 }
 
 TEST(RequestCookieTest, ReadsAsGosRequestCookie) {
@@ -91,8 +91,8 @@ TEST_F(ChooseStickyTest, TheSha256FormPicksItsServerAndOlderFormsPickItAndAreRew
   const Case cases[] = {
       {StickyServerHash(second->url()), false},
       {second->url(), true},
-      {Fnv1Hash64(second->url()), true},
-      {Fnv1Hash64(Fnv1Hash64(second->url())), true},
+      {StickyFnvHash(second->url()), true},
+      {StickyFnvHash(StickyFnvHash(second->url())), true},
   };
   for (const Case& c : cases) {
     StickyChoice got = Choose(c.value);
@@ -114,7 +114,7 @@ TEST_F(ChooseStickyTest, NoCookieABogusOneAServerGoneDownFencedOrWeightZeroPickN
   EXPECT_EQ(Choose(backend_.servers[0].state->sticky_hash()).server, backend_.servers[0].state);
   // Our drain-before-stop (Traefik still sends a sticky client to a fenced server).
   backend_.servers[0].state->Fence([] {});
-  StickyChoice fenced = Choose(Fnv1Hash64(backend_.servers[0].state->url()));
+  StickyChoice fenced = Choose(StickyFnvHash(backend_.servers[0].state->url()));
   EXPECT_EQ(fenced.server, nullptr);
   EXPECT_FALSE(fenced.rewrite);
 }
