@@ -15,6 +15,7 @@
 #include "ecs/drain/drain_holds.h"
 #include "ecs/drain/edge_id.h"
 #include "edge/dynamic.h"
+#include "edge/proxy/entry_point_flags.h"
 #include "edge/remote_holds.h"
 
 namespace paddock::cli {
@@ -79,6 +80,10 @@ void AddEdgeCommand(CLI::App& app, EdgeCommand& c) {
                     "Traefik's http provider: an http:// endpoint serving dynamic configuration");
   c.cmd->add_option("--providers.http.pollinterval", c.http_poll_interval,
                     "How often the http provider polls (a Go duration; default 5s)");
+  // Traefik's own static flags for entry points, --entrypoints.<name>.http.sanitizepath=false: the
+  // name is the user's, so these arrive as extras (edge/proxy/entry_point_flags.h checks them all).
+  c.cmd->allow_extras();
+  c.cmd->footer("Also: --entrypoints.<name>.http.sanitizepath=false (Traefik's flag; default true).");
 }
 
 namespace {
@@ -125,6 +130,8 @@ int RunEdgeCommand(const EdgeCommand& c) {
     options.entry_points.push_back(*ep);
   }
   if (options.entry_points.empty()) options.entry_points.push_back({"web", "127.0.0.1", 8000});
+  if (Status s = edge::ApplyEntryPointFlags(c.cmd->remaining(), options.entry_points); !s.ok())
+    return Fail("entry point", s);
   if (!c.no_api) {
     auto api = ParseAddress("traefik", c.api);
     if (!api.ok()) return Fail("--api", api.status());

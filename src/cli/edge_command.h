@@ -1,8 +1,9 @@
 // `paddock edge`: the edge (edge/edge.h) in a process of its own — any number of replicas, each
 // reading the ECS API of a Paddock (or of AWS) with its own credentials, as Traefik's ECS provider
 // does, routing its entry points, and holding the tasks it routes to for drain-before-stop under
-// its own --edge-id through the control plane's holds service (edge/remote_holds.h). And the in-process edge that `paddock up` runs on the
-// account it bootstrapped, change-driven and holding its tasks for drain-before-stop.
+// its own --edge-id through the control plane's holds service (edge/remote_holds.h). And the
+// in-process edge that `paddock up` runs on the account it bootstrapped, change-driven and holding
+// its tasks for drain-before-stop.
 //
 //   paddock edge --endpoint http://127.0.0.1:4566 --entrypoint web=:8000 [--entrypoint websecure=:8443]
 //                [--api 127.0.0.1:8081] [--cluster default]... [--auto-discover-clusters]
@@ -10,6 +11,7 @@
 //                [--default-rule 'Host(`{{ normalize .Name }}.localhost`)'] [--refresh-seconds 15]
 //                [--providers.file.filename dynamic.yml | --providers.file.directory DIR]
 //                [--providers.http.endpoint http://HOST:PORT/PATH] [--providers.http.pollinterval 5s]
+//                [--entrypoints.web.http.sanitizepath=false]
 //                [--edge-id edge-<host>-<pid>] [--credentials FILE] [--profile paddock] [--region us-east-1]
 #pragma once
 

@@ -42,8 +42,11 @@ class Edge::Impl {
         return Status(s.code(), fmt::format("the {} provider: {}", provider->name(), s.message()));
     }
     ASSIGN_OR_RETURN(auto ports, proxy_.Start());
-    for (const EntryPointOptions& ep : options_.entry_points)
-      entry_points_.push_back(EntryPoint{ep.name, fmt::format(":{}", ports.at(ep.name)), true, EntryPointDefaults()});
+    for (const EntryPointOptions& ep : options_.entry_points) {
+      boost::json::object fields = EntryPointDefaults();
+      if (boost::json::object* http = fields["http"].if_object()) (*http)["sanitizePath"] = ep.sanitize_path;
+      entry_points_.push_back(EntryPoint{ep.name, fmt::format(":{}", ports.at(ep.name)), true, std::move(fields)});
+    }
     if (options_.api) {
       http::ServerOptions o;
       o.host = options_.api->host;

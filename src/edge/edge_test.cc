@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "edge/proxy/sticky.h"
 #include "http/client.h"
 #include "http/server.h"
 
@@ -301,6 +302,46 @@ TEST_F(EdgeTest, AnHttpsEndpointIsRefusedAtStart) {
   auto ports = edge.Start();
   ASSERT_FALSE(ports.ok());
   EXPECT_NE(ports.status().message().find("https endpoints are not supported"), std::string::npos);
+}
+
+// Labels to the proxy: sticky.cookie, buffering and its refused retryExpression.
+TEST_F(EdgeTest, AStickyLabelSetsTraefiksCookieAndBufferingLabelsLimitTheBody) {
+  source_.Set({WebTask("t1", backend_port_,
+                       {{"traefik.http.services.web.loadbalancer.server.port", std::to_string(backend_port_)},
+                        {"traefik.http.services.web.loadbalancer.sticky.cookie", "true"},
+                        {"traefik.http.services.web.loadbalancer.sticky.cookie.httponly", "true"},
+                        {"traefik.http.middlewares.small.buffering.maxrequestbodybytes", "4"},
+                        {"traefik.http.routers.web.middlewares", "small"}})});
+  StartEdge();
+  EXPECT_TRUE(edge_->Snapshot().errors.empty());
+  http::Client client("127.0.0.1", port_);
+  auto r = client.Send(Get("/x"));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, 200);
+  // "_34851": "_" + hex(SHA-1("_TRAEFIK_BACKEND_web@ecs"))[:5], the name Traefik gives web@ecs.
+  const std::string url = "http://127.0.0.1:" + std::to_string(backend_port_);
+  EXPECT_EQ(r->GetHeader("Set-Cookie"), "_34851=" + StickyServerHash(url) + "; Path=/; HttpOnly");
+  http::Request post = Get("/x");
+  post.method = "POST";
+  post.body = "12345";
+  auto refused = client.Send(post);
+  ASSERT_TRUE(refused.ok());
+  EXPECT_EQ(refused->status, 413);
+  EXPECT_EQ(refused->body, "Request Entity Too Large");
+}
+
+TEST_F(EdgeTest, ABufferingRetryExpressionIsRefusedWithAConfigurationError) {
+  source_.Set({WebTask("t1", backend_port_,
+                       {{"traefik.http.middlewares.retrying.buffering.retryexpression", "IsNetworkError() && Attempts() < 2"},
+                        {"traefik.http.routers.web.middlewares", "retrying"}})});
+  StartEdge();
+  std::vector<std::string> errors = edge_->Snapshot().errors;
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].find("retryExpression is not supported"), std::string::npos) << errors[0];
+  http::Client client("127.0.0.1", port_);
+  auto r = client.Send(Get("/x"));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 404);  // the router is left out
 }
 
 }  // namespace

@@ -100,6 +100,19 @@ HealthCheckConfig ParseHealthCheck(const json::object& hc) {
   return c;
 }
 
+// loadBalancer.sticky.cookie, as Traefik reads it (path defaults to "/"; sameSite in any case).
+StickyCookie ParseStickyCookie(const json::object& cookie, std::string_view service) {
+  StickyCookie c;
+  c.name = StickyCookieName(String(cookie, "name"), service);
+  c.secure = Bool(cookie, "secure").value_or(false);
+  c.http_only = Bool(cookie, "httpOnly").value_or(false);
+  c.same_site = ParseSameSite(String(cookie, "sameSite"));
+  c.max_age = Int(cookie, "maxAge").value_or(0);
+  if (cookie.contains("path")) c.path = String(cookie, "path");
+  c.domain = String(cookie, "domain");
+  return c;
+}
+
 class Compiler {
  public:
   Compiler(const RuntimeConfig& runtime, ServerRegistry& registry) : runtime_(runtime), registry_(registry) {}
@@ -165,6 +178,15 @@ class Compiler {
         if (!AddMiddleware(QualifiedName(member, it->second.provider), chain, depth + 1, why)) return false;
       return true;
     }
+    if (built->buffering && !built->buffering->retry_expression.empty()) {
+      // Traefik's retryExpression is vulcand/predicate's expression language (IsNetworkError(),
+      // Attempts(), ResponseCode(), RequestMethod() with && || == ...): not carried out here, and
+      // refused rather than ignored — the retry middleware covers network errors and statuses.
+      why = fmt::format("middleware {}: buffering: retryExpression is not supported by the edge (use the retry "
+                        "middleware)",
+                        name);
+      return false;
+    }
     std::shared_ptr<const ForwardAuth> auth;
     if (built->forward_auth) {
       auto fa = ForwardAuth::Build(*built->forward_auth);
@@ -175,7 +197,7 @@ class Compiler {
       auth = std::move(*fa);
     }
     chain.push_back(Step{.name = name, .middleware = built->middleware, .forward_auth = built->forward_auth,
-                         .auth = std::move(auth), .retry = built->retry});
+                         .auth = std::move(auth), .retry = built->retry, .buffering = built->buffering});
     return true;
   }
 
@@ -195,6 +217,9 @@ class Compiler {
     backend->name = service;
     backend->pass_host_header = Bool(*lb, "passHostHeader").value_or(true);
     if (const json::object* hc = Object(*lb, "healthCheck")) backend->health_check = ParseHealthCheck(*hc);
+    // sticky.cookie present (even empty, as the label "sticky.cookie=true" makes it) turns it on.
+    if (const json::object* sticky = Object(*lb, "sticky"))
+      if (const json::object* cookie = Object(*sticky, "cookie")) backend->sticky = ParseStickyCookie(*cookie, service);
     if (const json::value* servers = lb->if_contains("servers"); servers && servers->is_array()) {
       for (const json::value& s : servers->get_array()) {
         if (!s.is_object()) continue;

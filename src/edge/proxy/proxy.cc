@@ -52,7 +52,9 @@
 #include <boost/beast/http/empty_body.hpp>
 #include <fmt/format.h>
 
+#include "edge/proxy/buffering.h"
 #include "edge/proxy/request_path.h"
+#include "edge/proxy/sticky.h"
 
 namespace paddock::edge {
 namespace {
@@ -333,6 +335,13 @@ class Proxy::Impl {
   // longer has (Traefik drops a removed service's series; and so they stay bounded).
   void RefreshTable(Worker& w);
 
+  // entryPoints.<name>.http.sanitizePath (default true).
+  bool SanitizesPath(std::string_view entry_point) const {
+    for (const EntryPointOptions& ep : options_.entry_points)
+      if (ep.name == entry_point) return ep.sanitize_path;
+    return true;
+  }
+
   void ReconcileHealthChecks();  // on worker 0
   asio::awaitable<void> ProbeLoop(std::shared_ptr<Probe> probe);
   asio::awaitable<bool> ProbeOnce(const Probe& probe);
@@ -611,7 +620,8 @@ asio::awaitable<bool> Proxy::Impl::Handle(Worker& w, beast::tcp_stream& client,
   size_t q = target.find('?');
   // What Traefik's entry point does before routing (request_path.h); the server is sent the same.
   RequestTarget sanitized = SanitizeRequestTarget(
-      target.substr(0, q), q == std::string_view::npos ? std::string_view() : target.substr(q + 1));
+      target.substr(0, q), q == std::string_view::npos ? std::string_view() : target.substr(q + 1),
+      SanitizesPath(entry_point));
   if (sanitized.refusal == TargetRefusal::kMalformed) {  // Go's server, which then closes
     co_await WriteAll(client, SimpleResponse(400, "text/plain; charset=utf-8", "400 Bad Request", false, {}, false));
     co_return false;
@@ -695,6 +705,9 @@ asio::awaitable<bool> Proxy::Impl::Handle(Worker& w, beast::tcp_stream& client,
           }
         }
       }
+    } else if (step.buffering) {
+      answer = BufferingRequestAnswer(*step.buffering, req.body().size());
+      nosniff = false;
     } else if (step.middleware) {
       answer = step.middleware->OnRequest(x);
     }
@@ -968,7 +981,12 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, beast::tcp_stream& client,
                                            bool keep_alive, const RetryConfig* retry, const CookiePlan& cookies,
                                            Outcome& outcome) {
   outcome.backend = route.backend;
-  std::shared_ptr<ServerState> server = route.backend ? route.backend->Pick() : nullptr;
+  // A sticky cookie naming a routable server wins over round robin (edge/proxy/sticky.h).
+  StickyChoice sticky;
+  if (route.backend && route.backend->sticky) sticky = ChooseSticky(*route.backend, x.headers);
+  std::shared_ptr<ServerState> server = sticky.server       ? sticky.server
+                                        : route.backend     ? route.backend->Pick()
+                                                            : nullptr;
   if (!server) {
     unavailable_.fetch_add(1, std::memory_order_relaxed);
     co_return co_await WriteAll(client, Answered(outcome, 503, "text/plain; charset=utf-8", "no available server\n",
@@ -1133,8 +1151,43 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, beast::tcp_stream& client,
                                                          keep_alive)) &&
           keep_alive;
     }
-    outcome.status = status;
     const bool no_body = head_request || status / 100 == 1 || status == 204 || status == 304;
+    // buffering: the whole body in hand before anything goes to the client (edge/proxy/buffering.h).
+    std::optional<std::string> buffered;
+    if (std::optional<ResponseBuffering> buffering = ResponseBufferingOf(route.chain)) {
+      buffered.emplace();
+      const uint64_t max = static_cast<uint64_t>(buffering->max_bytes);
+      uint64_t seen = no_body ? 0 : rp.content_length().value_or(0);
+      bool too_large = max > 0 && seen > max;
+      if (!no_body && !too_large) {
+        auto piece = std::make_unique<char[]>(kRelayChunk);
+        while (!rp.is_done()) {
+          res.body().data = piece.get();
+          res.body().size = kRelayChunk;
+          auto [bec, bn] = co_await bhttp::async_read_some(*up->stream, up->buffer, rp, kTuple);
+          if (bec == bhttp::error::need_buffer) bec = {};
+          // A server that breaks off mid-body: Go's ReverseProxy aborts the handler, and the client's
+          // connection is closed without an answer.
+          if (bec) co_return false;
+          buffered->append(piece.get(), kRelayChunk - res.body().size);
+          seen = buffered->size();
+          if (max > 0 && seen > max) {
+            too_large = true;
+            break;
+          }
+        }
+      }
+      if (too_large) {
+        up.reset();  // its body unread: closed, not pooled
+        Answer answer = ResponseTooLarge();
+        for (size_t j = ResponseTooLargeStep(route.chain, seen); j-- > 0;)
+          if (route.chain[j].middleware) route.chain[j].middleware->OnResponse(x, answer.status, answer.headers);
+        co_return co_await WriteAll(client, Answered(outcome, answer.status, "", answer.body, keep_alive,
+                                                     answer.headers, false)) &&
+            keep_alive;
+      }
+    }
+    outcome.status = status;
     bool chunked_out = false;
     bool keep = keep_alive;
     std::string out_head;
@@ -1151,8 +1204,16 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, beast::tcp_stream& client,
     for (const Step& step : route.chain)
       if (step.middleware) any_response_middleware = true;
     if (!cookies.empty()) any_response_middleware = true;
+    // A new sticky cookie when the request had none naming this server (none, a stale or bogus one,
+    // an older form, or another server took the request after a refusal or a retry).
+    std::string sticky_cookie;
+    if (route.backend->sticky && (sticky.server != server || sticky.rewrite))
+      sticky_cookie = route.backend->sticky->SetCookie(server->url());
+    if (!sticky_cookie.empty()) any_response_middleware = true;
     std::string_view content_length;
     if (any_response_middleware) {
+      // Traefik's balancer sets its cookie before the backend's headers are copied in.
+      if (!sticky_cookie.empty()) changed.emplace_back("Set-Cookie", sticky_cookie);
       for (const auto& field : res) changed.emplace_back(std::string(field.name_string()), std::string(field.value()));
       for (const Step& step : route.chain)
         if (step.middleware) step.middleware->OnResponse(x, status, changed);
@@ -1181,6 +1242,10 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, beast::tcp_stream& client,
         out_head += content_length;
         out_head += "\r\n";
       }
+    } else if (buffered) {
+      out_head += "Content-Length: ";
+      AppendDecimal(out_head, buffered->size());
+      out_head += "\r\n";
     } else if (rp.content_length()) {
       out_head += "Content-Length: ";
       AppendDecimal(out_head, *rp.content_length());
@@ -1199,7 +1264,13 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, beast::tcp_stream& client,
     bool upstream_ok = true;
     bool client_ok = true;
     bool whole = rp.is_done();  // the response is all relayed (or, below, all in hand)
-    if (whole) {
+    if (buffered) {
+      std::array<asio::const_buffer, 2> pieces{asio::buffer(out_head),
+                                               no_body ? asio::const_buffer() : asio::buffer(*buffered)};
+      auto [cec, cn] = co_await asio::async_write(client, pieces, kTuple);
+      client_ok = !cec;
+      whole = true;
+    } else if (whole) {
       client_ok = co_await WriteAll(client, out_head);
     } else if (!chunked_out && !rp.chunked() && rp.content_length() && *rp.content_length() <= up->buffer.size()) {
       // A small body that came with its head (the common case): head and body in one write,

@@ -4,9 +4,11 @@
 //
 // Requests are read whole (up to max_request_body_bytes; larger: 413; the bodies of all requests
 // together up to max_buffered_request_bytes; past it: 503) and responses are relayed as they
-// arrive (streamed, whatever their framing). At most max_client_connections clients at once. Each
-// I/O thread has its own io_context, listener (SO_REUSEPORT) and upstream pools, so a request
-// never changes thread. Traefik's answers where the
+// arrive (streamed, whatever their framing) — read whole first when the route's chain has a
+// buffering middleware (edge/proxy/buffering.h). A service with a sticky cookie sends a client
+// back to the server its cookie names (edge/proxy/sticky.h). At most max_client_connections
+// clients at once. Each I/O thread has its own io_context, listener (SO_REUSEPORT) and upstream
+// pools, so a request never changes thread. Traefik's answers where the
 // proxy itself answers: 404 "404 page not found" when no router matches, 503 "Service Unavailable"
 // when the service has no routable server, 502 "Bad Gateway" when the server cannot be reached.
 //
@@ -35,6 +37,10 @@ struct EntryPointOptions {
   std::string name;  // "web"
   std::string host = "127.0.0.1";
   uint16_t port = 0;  // 0: an ephemeral port
+  // entryPoints.<name>.http.sanitizePath (Traefik's default true): "." and ".." segments and
+  // duplicate slashes cleaned from the path before routing (edge/proxy/request_path.h, step 4).
+  // false: the path is routed and forwarded as received ("/a/../b" stays so).
+  bool sanitize_path = true;
 };
 
 struct ProxyOptions {

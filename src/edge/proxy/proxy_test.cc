@@ -14,10 +14,12 @@
 #include <thread>
 
 #include <gtest/gtest.h>
+#include <fmt/format.h>
 
 #include <boost/json/parse.hpp>
 
 #include "edge/middleware.h"
+#include "edge/proxy/sticky.h"
 #include "http/client.h"
 #include "http/server.h"
 
@@ -413,7 +415,7 @@ Step MiddlewareStep(std::string name, std::string_view config) {
     if (fa.ok()) auth = *fa;
   }
   return Step{.name = std::move(name), .middleware = built->middleware, .forward_auth = built->forward_auth,
-              .auth = std::move(auth), .retry = built->retry};
+              .auth = std::move(auth), .retry = built->retry, .buffering = built->buffering};
 }
 
 TEST_F(ProxyTest, AChainChangesTheRequestAndTheResponseAndItsAnswersKeepTheHeadersBeforeThem) {
@@ -853,6 +855,251 @@ TEST_F(ProxyTest, RetryAsksAgainOnARetryStatusAndOnARefusedConnection) {
   auto bad = client.Send(Get("/"));
   ASSERT_TRUE(bad.ok());
   EXPECT_EQ(bad->status, 502);
+}
+
+// --- sticky sessions (loadBalancer.sticky.cookie; edge/proxy/sticky.h) ---
+
+std::vector<std::string> SetCookies(const http::Response& r) {
+  std::vector<std::string> out;
+  for (const auto& h : r.headers)
+    if (h.name == "Set-Cookie" || h.name == "set-cookie") out.push_back(h.value);
+  return out;
+}
+
+class StickyTest : public ProxyTest {
+ protected:
+  void SetUp() override {
+    for (auto* b : {&a_, &b_, &c_}) b->Start();
+    StartProxy();
+  }
+  // A three-server service with `cookie`; the servers' names by their sticky hash.
+  void ServeSticky(StickyCookie cookie, const std::string& service = "app@test") {
+    lb_ = MakeBackend(registry_, service, {a_.port(), b_.port(), c_.port()});
+    lb_->sticky = std::move(cookie);
+    Serve({MakeRoute("app@test", "PathPrefix(`/`)", 1, lb_)}, {lb_});
+  }
+  StatusOr<http::Response> Send(http::Client& client, const std::string& cookie) {
+    http::Request req = Get("/");
+    if (!cookie.empty()) req.headers.push_back({"Cookie", cookie});
+    return client.Send(req);
+  }
+  // Which server (its index in lb_) a cookie value names.
+  int Named(const std::string& value) const {
+    for (size_t i = 0; i < lb_->servers.size(); ++i)
+      if (lb_->servers[i].state->sticky_hash() == value) return static_cast<int>(i);
+    return -1;
+  }
+  static int Answered(const http::Response& r) { return r.body[0] - 'a'; }
+
+  Backend_ a_{"a"}, b_{"b"}, c_{"c"};
+  std::shared_ptr<Backend> lb_;
+};
+
+TEST_F(StickyTest, TheCookieIsSetWithTraefiksNameAndAttributesOnlyWhenTheRequestHadNoValidOne) {
+  struct Case {
+    std::string name;
+    StickyCookie cookie;
+    std::string cookie_name;
+    std::string attributes;  // what follows "name=value"
+  };
+  const Case cases[] = {
+      {"defaults (sticky.cookie=true)", StickyCookie{.name = StickyCookieName("", "app@test")},
+       StickyCookieName("", "app@test"), "; Path=/"},
+      {"every option",
+       StickyCookie{.name = "sess", .secure = true, .http_only = true, .same_site = SameSite::kStrict, .max_age = 60,
+                    .path = "/app", .domain = "example.test"},
+       "sess", "; Path=/app; Domain=example.test; Max-Age=60; HttpOnly; Secure; SameSite=Strict"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    ServeSticky(c.cookie);
+    http::Client client("127.0.0.1", port_);
+    auto first = Send(client, "");
+    ASSERT_TRUE(first.ok()) << first.status().ToString();
+    ASSERT_EQ(first->status, 200);
+    std::vector<std::string> set = SetCookies(*first);
+    ASSERT_EQ(set.size(), 1u);
+    const std::string prefix = c.cookie_name + "=";
+    ASSERT_EQ(set[0].rfind(prefix, 0), 0u) << set[0];
+    const std::string value = set[0].substr(prefix.size(), 16);
+    EXPECT_EQ(set[0], prefix + value + c.attributes);
+    EXPECT_EQ(Named(value), Answered(*first));  // the cookie names the server that answered
+
+    // 20 requests with the cookie: one server, and no new cookie.
+    for (int i = 0; i < 20; ++i) {
+      auto r = Send(client, "other=1; " + c.cookie_name + "=" + value);
+      ASSERT_TRUE(r.ok());
+      EXPECT_EQ(Answered(*r), Named(value));
+      EXPECT_TRUE(SetCookies(*r).empty());
+    }
+  }
+}
+
+TEST_F(StickyTest, ACookieForAServerDownFencedGoneOrBogusGoesByRoundRobinAndGetsANewCookie) {
+  const std::string name = StickyCookieName("", "app@test");
+  struct Case {
+    std::string name;
+    std::function<std::string(Backend&)> cookie;  // sets the scene, returns the cookie value
+    int unwanted;                                    // the server it must not reach; -1: none
+  };
+  const Case cases[] = {
+      {"bogus", [](Backend&) { return std::string("bogus"); }, -1},
+      {"a server not in the service", [](Backend&) { return StickyServerHash("http://127.0.0.1:1"); }, -1},
+      {"down",
+       [](Backend& lb) {
+         lb.servers[0].state->set_health(Health::kDown);
+         return lb.servers[0].state->sticky_hash();
+       },
+       0},
+      {"fenced (drain before stop)",
+       [](Backend& lb) {
+         lb.servers[1].state->Fence([] {});
+         return lb.servers[1].state->sticky_hash();
+       },
+       1},
+  };
+  int n = 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    ServeSticky(StickyCookie{.name = name}, fmt::format("app{}@test", ++n));  // fresh server states
+    const std::string value = c.cookie(*lb_);
+    http::Client client("127.0.0.1", port_);
+    std::set<int> reached;
+    for (int i = 0; i < 6; ++i) {
+      auto r = Send(client, name + "=" + value);
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      ASSERT_EQ(r->status, 200);
+      reached.insert(Answered(*r));
+      std::vector<std::string> set = SetCookies(*r);
+      ASSERT_EQ(set.size(), 1u);
+      EXPECT_EQ(set[0], name + "=" + lb_->servers[static_cast<size_t>(Answered(*r))].state->sticky_hash() + "; Path=/");
+    }
+    EXPECT_EQ(reached.count(c.unwanted), 0u);
+    EXPECT_EQ(reached.size(), 2u + (c.unwanted < 0 ? 1 : 0));  // round robin over the routable ones
+  }
+}
+
+TEST_F(StickyTest, AnOlderTraefikCookieFormSticksAndIsRewritten) {
+  const std::string name = StickyCookieName("", "app@test");
+  ServeSticky(StickyCookie{.name = name});
+  const ServerState& second = *lb_->servers[1].state;
+  http::Client client("127.0.0.1", port_);
+  for (const std::string& old : {second.url(), StickyFnvHash(second.url())}) {
+    auto r = Send(client, name + "=" + old);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(Answered(*r), 1);
+    EXPECT_EQ(SetCookies(*r), std::vector<std::string>{name + "=" + second.sticky_hash() + "; Path=/"});
+  }
+}
+
+// --- buffering (edge/proxy/buffering.h) ---
+
+TEST_F(ProxyTest, BufferingRefusesARequestOverItsLimitAndAnswers500ForAResponseOverIts) {
+  Backend_ a("a");
+  a.Start();
+  // Larger bodies, whole and chunked in pieces (more than one relay read).
+  const std::string big(40000, 'y');
+  http::Server large({}, [&](const http::Request& r) {
+    http::Response resp;
+    if (r.target == "/u/chunked") {
+      resp.stream = [&](http::BodyWriter& w) {
+        for (size_t i = 0; i < big.size(); i += 5000) w.Write(big.substr(i, 5000));
+      };
+    } else {
+      resp.body = big;
+    }
+    return resp;
+  });
+  auto large_port = large.Start();
+  ASSERT_TRUE(large_port.ok());
+  StartProxy();
+  auto lb = MakeBackend(registry_, "a@test", {a.port()});
+  auto lb_large = MakeBackend(registry_, "large@test", {*large_port});
+  // Bodies: the backend answers "a <target>" (2 + target bytes); "/stream" is chunked ("one,two").
+  Route limited = MakeRoute("limited@test", "PathPrefix(`/`)", 1, lb);
+  limited.chain = {MiddlewareStep("hdr@test", R"j({"headers":{"customResponseHeaders":{"X-Outer":"1"}}})j"),
+                   MiddlewareStep("buf@test", R"j({"buffering":{"maxRequestBodyBytes":10,"maxResponseBodyBytes":8}})j")};
+  Route unlimited = MakeRoute("unlimited@test", "PathPrefix(`/u/`)", 2, lb_large);
+  unlimited.chain = {MiddlewareStep("buf0@test", R"j({"buffering":{}})j")};
+  Serve({limited, unlimited}, {lb, lb_large});
+  http::Client client("127.0.0.1", port_);
+  struct Case {
+    std::string method, target, body;
+    int status;
+    std::string response;
+    bool reached_backend;
+  };
+  const Case cases[] = {
+      {"POST", "/", std::string(10, 'x'), 200, "a /", true},                       // at the limit
+      {"POST", "/", std::string(11, 'x'), 413, "Request Entity Too Large", false},  // limit + 1
+      {"GET", "/12345", "", 200, "a /12345", true},                                // 8 bytes: at the limit
+      {"GET", "/123456", "", 500, "Internal Server Error", true},                   // 9 bytes
+      {"GET", "/stream", "", 200, "one,two", true},                                 // chunked, 7 bytes
+      {"GET", "/u/whole", "", 200, big, false},                                     // no limit
+      {"GET", "/u/chunked", "", 200, big, false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.method + " " + c.target + " body " + std::to_string(c.body.size()));
+    const int hits = a.hits();
+    http::Request req = Get(c.target);
+    req.method = c.method;
+    req.body = c.body;
+    auto r = client.Send(req);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->status, c.status);
+    EXPECT_EQ(r->body.size(), c.response.size());
+    EXPECT_TRUE(r->body == c.response) << r->body.substr(0, 40);
+    EXPECT_EQ(a.hits() - hits, c.reached_backend ? 1 : 0);
+    if (c.status == 200) {
+      // Buffered: sent whole, with its length, never chunked.
+      EXPECT_EQ(r->GetHeader("Content-Length"), std::to_string(c.response.size()));
+      EXPECT_EQ(r->GetHeader("Transfer-Encoding"), "");
+    } else {
+      EXPECT_EQ(r->GetHeader("Content-Type"), "text/plain; charset=utf-8");
+      EXPECT_EQ(r->GetHeader("X-Seen-Host"), "");  // none of the backend's headers
+    }
+    if (c.target.rfind("/u/", 0) != 0) {
+      EXPECT_EQ(r->GetHeader("X-Outer"), "1");  // the middleware before it wraps it
+    }
+  }
+  large.Stop();
+}
+
+// --- entryPoints.<name>.http.sanitizePath ---
+
+TEST_F(ProxyTest, SanitizePathFalseRoutesAndForwardsThePathAsReceived) {
+  Backend_ a("a");
+  a.Start();
+  proxy_ = std::make_unique<Proxy>(ProxyOptions{
+      .entry_points = {{"web", "127.0.0.1", 0}, {.name = "raw", .port = 0, .sanitize_path = false}}});
+  auto ports = proxy_->Start();
+  ASSERT_TRUE(ports.ok()) << ports.status().ToString();
+  auto lb = MakeBackend(registry_, "a@test", {a.port()});
+  Table t;
+  t.routes["web"] = {MakeRoute("a@test", "PathPrefix(`/`)", 1, lb)};
+  t.routes["raw"] = {MakeRoute("a@test", "PathPrefix(`/a/`)", 1, lb)};
+  t.backends["a@test"] = lb;
+  proxy_->SetTable(std::make_shared<const Table>(std::move(t)));
+  struct Case {
+    std::string entry_point, target;
+    int status;
+    std::string body;
+  };
+  const Case cases[] = {
+      {"web", "/a/../b", 200, "a /b"},
+      {"raw", "/a/../b", 200, "a /a/../b"},
+      {"raw", "/a//./c/", 200, "a /a//./c/"},
+      {"raw", "/a/%7e%2f", 200, "a /a/~%2F"},  // still normalized (step 3), only not cleaned
+      {"raw", "/a/%zz", 400, "400 Bad Request"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.entry_point + " " + c.target);
+    http::Client client("127.0.0.1", ports->at(c.entry_point));
+    auto r = client.Send(Get(c.target));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->status, c.status);
+    EXPECT_EQ(r->body, c.body);
+  }
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 
 #include "edge/middleware.h"
 #include "edge/proxy/forward_auth.h"
+#include "edge/proxy/sticky.h"
 #include "edge/rule.h"
 
 namespace paddock::edge {
@@ -37,12 +38,18 @@ enum class Health : uint8_t {
 class ServerState {
  public:
   ServerState(std::string service, std::string url, std::string host, uint16_t port)
-      : service_(std::move(service)), url_(std::move(url)), host_(std::move(host)), port_(port) {}
+      : service_(std::move(service)),
+        url_(std::move(url)),
+        host_(std::move(host)),
+        port_(port),
+        sticky_hash_(StickyServerHash(url_)) {}
 
   const std::string& service() const { return service_; }
   const std::string& url() const { return url_; }
   const std::string& host() const { return host_; }  // an IP address literal or a name
   uint16_t port() const { return port_; }
+  // The sticky cookie value naming this server (edge/proxy/sticky.h).
+  const std::string& sticky_hash() const { return sticky_hash_; }
 
   Health health() const { return health_.load(std::memory_order_acquire); }
   void set_health(Health h) { health_.store(h, std::memory_order_release); }
@@ -65,6 +72,7 @@ class ServerState {
  private:
   const std::string service_, url_, host_;
   const uint16_t port_;
+  const std::string sticky_hash_;
   std::atomic<Health> health_{Health::kUnchecked};
   std::atomic<bool> fenced_{false};
   std::atomic<int> in_flight_{0};
@@ -109,6 +117,8 @@ struct Backend {
   std::vector<Server> servers;
   bool pass_host_header = true;
   std::optional<HealthCheckConfig> health_check;
+  // loadBalancer.sticky.cookie: a client's cookie keeps it on one server (edge/proxy/sticky.h).
+  std::optional<StickyCookie> sticky{};
   mutable std::atomic<uint64_t> next{0};
 
   // A routable server, in smooth weighted round-robin order; null when none is routable.
@@ -122,6 +132,9 @@ struct Step {
   std::optional<ForwardAuthConfig> forward_auth;
   std::shared_ptr<const ForwardAuth> auth;  // forward_auth, built (compile.cc); null: built per request
   std::optional<RetryConfig> retry;
+  // buffering: the request refused past max_request_body_bytes (413) here; the response read
+  // whole before it is sent, refused (500) past the smallest max_response_body_bytes of the chain.
+  std::optional<BufferingConfig> buffering{};
 };
 
 struct Route {

@@ -1,0 +1,27 @@
+// edge/proxy/entry_point_flags: Traefik's static entry-point options given as its command-line
+// flags, `--entrypoints.<name>.<option>=<value>` (names and options case-insensitive, as Traefik's
+// flag parser reads them), applied to entry points already declared (`paddock edge --entrypoint`).
+//
+// Taken: `http.sanitizePath` (a Go bool: 1 0 t f true false in any case; a bare flag is true).
+// Anything else is refused by name, so a Traefik flag the edge does not carry out is never
+// silently ignored.
+//
+//   std::vector<edge::EntryPointOptions> eps = {{"web", "0.0.0.0", 8000}};
+//   RETURN_IF_ERROR(edge::ApplyEntryPointFlags({"--entrypoints.web.http.sanitizepath=false"}, eps));
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "edge/proxy/proxy.h"
+
+namespace paddock::edge {
+
+// `args` are command-line words the CLI did not recognise, in order: "--key=value", or "--key"
+// followed by a value word ("true"/"false"/...), or a bare "--key". InvalidArgument naming the
+// word for anything that is not such a flag, an option not taken, an undeclared entry point or a
+// value that is not a bool; `entry_points` is then unchanged.
+Status ApplyEntryPointFlags(const std::vector<std::string>& args, std::vector<EntryPointOptions>& entry_points);
+
+}  // namespace paddock::edge

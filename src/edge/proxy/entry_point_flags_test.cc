@@ -1,0 +1,52 @@
+#include "edge/proxy/entry_point_flags.h"
+
+#include <gtest/gtest.h>
+
+namespace paddock::edge {
+namespace {
+
+TEST(ApplyEntryPointFlagsTest, SetsSanitizePathPerEntryPointAsTraefiksFlags) {
+  struct Case {
+    std::vector<std::string> args;
+    bool web, admin;  // sanitize_path after
+  };
+  const Case cases[] = {
+      {{}, true, true},
+      {{"--entrypoints.web.http.sanitizepath=false"}, false, true},
+      {{"--entryPoints.Admin.http.sanitizePath=FALSE"}, true, false},  // any case, as Traefik's flags
+      {{"--entrypoints.web.http.sanitizepath", "f"}, false, true},
+      {{"--entrypoints.web.http.sanitizepath=0", "--entrypoints.web.http.sanitizepath"}, true, true},  // bare: true
+  };
+  for (const Case& c : cases) {
+    std::vector<EntryPointOptions> eps = {{.name = "web"}, {.name = "admin"}};
+    Status s = ApplyEntryPointFlags(c.args, eps);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(eps[0].sanitize_path, c.web) << (c.args.empty() ? "" : c.args[0]);
+    EXPECT_EQ(eps[1].sanitize_path, c.admin) << (c.args.empty() ? "" : c.args[0]);
+  }
+}
+
+TEST(ApplyEntryPointFlagsTest, RefusesWhatItDoesNotCarryOutNamingIt) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string error;
+  };
+  const Case cases[] = {
+      {{"--bogus"}, "unknown argument '--bogus'"},
+      {{"--entrypoints.other.http.sanitizepath=false"}, "entry point other is not declared"},
+      {{"--entrypoints.web.address=:80"}, "does not take entry point option address"},
+      {{"--entrypoints.web.http.sanitizepath=maybe"}, "'maybe' is not a bool"},
+      {{"--entrypoints.web=false"}, "is not --entrypoints.<name>.<option>"},
+      {{"--entrypoints.web.http.sanitizepath=false", "--nope"}, "unknown argument '--nope'"},
+  };
+  for (const Case& c : cases) {
+    std::vector<EntryPointOptions> eps = {{.name = "web"}};
+    Status s = ApplyEntryPointFlags(c.args, eps);
+    ASSERT_FALSE(s.ok()) << c.args[0];
+    EXPECT_NE(s.message().find(c.error), std::string::npos) << s.message();
+    EXPECT_TRUE(eps[0].sanitize_path);  // unchanged on a refusal
+  }
+}
+
+}  // namespace
+}  // namespace paddock::edge
