@@ -52,7 +52,9 @@
 #include <boost/beast/http/empty_body.hpp>
 #include <fmt/format.h>
 
+#include "edge/proxy/client_stream.h"
 #include "edge/proxy/request_path.h"
+#include "edge/proxy/tls.h"
 
 namespace paddock::edge {
 namespace {
@@ -260,17 +262,20 @@ class Proxy::Impl {
   asio::awaitable<void> Accept(Worker& w, Listener& l);
   asio::awaitable<void> Serve(Worker& w, tcp::socket socket, std::string entry_point, uint16_t port);
   // Answers one request read from `client`; false when the connection must close afterwards.
-  asio::awaitable<bool> Handle(Worker& w, beast::tcp_stream& client, bhttp::request<bhttp::string_body>& req,
+  // Reads the connection's first bytes into `buffer` and, when they open a TLS handshake, serves
+  // the connection over TLS with the current table's certificates. False: it closed or failed.
+  asio::awaitable<bool> Sniff(Worker& w, ClientStream& client, beast::flat_buffer& buffer);
+  asio::awaitable<bool> Handle(Worker& w, ClientStream& client, bhttp::request<bhttp::string_body>& req,
                                const std::string& entry_point, uint16_t port, const std::string& client_ip,
                                bool keep_alive, Outcome& outcome);
-  asio::awaitable<bool> Forward(Worker& w, beast::tcp_stream& client, const Route& route, Exchange& x,
+  asio::awaitable<bool> Forward(Worker& w, ClientStream& client, const Route& route, Exchange& x,
                                 const std::string& body, bool head_request, unsigned client_version,
                                 bool keep_alive, const RetryConfig* retry, const CookiePlan& cookies, Outcome& outcome);
   asio::awaitable<AuthReply> CallAuth(Worker& w, const ForwardAuth& auth, const Exchange& x,
                                       const std::string* body);
   asio::awaitable<std::optional<Upstream>> Connect(Worker& w, const std::shared_ptr<ServerState>& server);
   void Park(Worker& w, Upstream up);
-  asio::awaitable<bool> WriteAll(beast::tcp_stream& s, std::string_view data);
+  asio::awaitable<bool> WriteAll(ClientStream& s, std::string_view data);
 
   // Counts one answered request (none when no status was sent) on its entry point and service.
   void Record(Worker& w, const std::string& entry_point, std::string_view method, const Outcome& out,
@@ -292,6 +297,9 @@ class Proxy::Impl {
   mutable std::mutex lifecycle_mu_;
   bool started_ = false, stopped_ = false;
   std::map<const ServerState*, std::shared_ptr<Probe>> probes_;  // worker 0 only
+  // The certificates of a table that has none (the generated default only), made on first use.
+  std::once_flag generated_once_;
+  std::shared_ptr<const TlsCertificates> generated_;
 
   std::atomic<uint64_t> requests_{0}, connects_{0}, reuses_{0}, retried_{0}, bad_gateway_{0}, unavailable_{0},
       open_{0};
@@ -397,16 +405,17 @@ asio::awaitable<void> Proxy::Impl::Serve(Worker& w, tcp::socket socket, std::str
                     ? asio::ip::make_address_v4(asio::ip::v4_mapped, a.to_v6()).to_string()
                     : a.to_string();
   }
-  beast::tcp_stream client(std::move(socket));
+  ClientStream client{beast::tcp_stream(std::move(socket))};
   beast::flat_buffer buffer;
-  while (!stopping_.load()) {
+  bool served = co_await Sniff(w, client, buffer);
+  while (served && !stopping_.load()) {
     bhttp::request_parser<bhttp::string_body> parser;
     parser.body_limit(options_.max_request_body_bytes);
     parser.header_limit(static_cast<uint32_t>(options_.max_header_bytes));
-    w.idle_clients.insert(&client);
-    client.expires_after(buffer.size() > 0 ? options_.client_read_timeout : options_.client_idle_timeout);
+    w.idle_clients.insert(&client.tcp());
+    client.tcp().expires_after(buffer.size() > 0 ? options_.client_read_timeout : options_.client_idle_timeout);
     auto [hec, hn] = co_await bhttp::async_read_header(client, buffer, parser, kTuple);
-    w.idle_clients.erase(&client);
+    w.idle_clients.erase(&client.tcp());
     if (hec) {
       std::string answer;
       if (hec == bhttp::error::body_limit)
@@ -419,7 +428,7 @@ asio::awaitable<void> Proxy::Impl::Serve(Worker& w, tcp::socket socket, std::str
       if (!answer.empty()) co_await WriteAll(client, answer);
       break;
     }
-    client.expires_after(options_.client_read_timeout);
+    client.tcp().expires_after(options_.client_read_timeout);
     if (!parser.is_done()) {
       if (IEquals(std::string_view(parser.get()[bhttp::field::expect]), "100-continue"))
         if (!co_await WriteAll(client, "HTTP/1.1 100 Continue\r\n\r\n")) break;
@@ -439,8 +448,12 @@ asio::awaitable<void> Proxy::Impl::Serve(Worker& w, tcp::socket socket, std::str
     Record(w, entry_point, req.method_string(), out, std::chrono::steady_clock::now() - began);
     if (!again || !keep_alive) break;
   }
-  client.socket().shutdown(tcp::socket::shutdown_send, ec);
-  client.close();
+  if (client.is_tls() && served) {
+    client.tcp().expires_after(std::chrono::seconds(1));
+    co_await client.ShutdownTls();
+  }
+  client.tcp().socket().shutdown(tcp::socket::shutdown_send, ec);
+  client.tcp().close();
   {
     std::lock_guard lock(w.stats_mu);
     --w.open_by_entry_point[entry_point];
@@ -490,12 +503,39 @@ MetricsSnapshot Proxy::Impl::Metrics() const {
   return m;
 }
 
-asio::awaitable<bool> Proxy::Impl::WriteAll(beast::tcp_stream& s, std::string_view data) {
+asio::awaitable<bool> Proxy::Impl::Sniff(Worker& w, ClientStream& client, beast::flat_buffer& buffer) {
+  w.idle_clients.insert(&client.tcp());
+  client.tcp().expires_after(options_.client_idle_timeout);
+  auto [ec, n] = co_await client.tcp().async_read_some(buffer.prepare(4096), kTuple);
+  w.idle_clients.erase(&client.tcp());
+  if (ec || n == 0 || stopping_.load()) co_return false;
+  buffer.commit(n);
+  // A TLS record of type handshake (0x16); 0x80 opens an SSLv2 hello, taken as TLS for the
+  // handshake to refuse (Traefik's clientHelloInfo).
+  const auto first = static_cast<const unsigned char*>(buffer.data().data())[0];
+  if (first != 0x16 && first != 0x80) co_return true;
+  if (const uint64_t g = table_generation_.load(std::memory_order_acquire); g != w.table_generation) {
+    w.table = this->table();
+    w.table_generation = g;
+  }
+  // Held until the handshake is over: its server-name callback reads the set.
+  std::shared_ptr<const TlsCertificates> certificates = w.table ? w.table->certificates : nullptr;
+  if (!certificates) {
+    std::call_once(generated_once_, [this] { generated_ = TlsCertificates::GeneratedOnly(); });
+    certificates = generated_;
+  }
+  SSL* ssl = SSL_new(certificates->context());
+  if (!ssl) co_return false;
+  client.tcp().expires_after(options_.client_read_timeout);
+  co_return co_await client.Handshake(ssl, buffer);
+}
+
+asio::awaitable<bool> Proxy::Impl::WriteAll(ClientStream& s, std::string_view data) {
   auto [ec, n] = co_await asio::async_write(s, asio::buffer(data.data(), data.size()), kTuple);
   co_return !ec;
 }
 
-asio::awaitable<bool> Proxy::Impl::Handle(Worker& w, beast::tcp_stream& client,
+asio::awaitable<bool> Proxy::Impl::Handle(Worker& w, ClientStream& client,
                                           bhttp::request<bhttp::string_body>& req, const std::string& entry_point,
                                           uint16_t port, const std::string& client_ip, bool keep_alive,
                                           Outcome& outcome) {
@@ -516,6 +556,7 @@ asio::awaitable<bool> Proxy::Impl::Handle(Worker& w, beast::tcp_stream& client,
   x.path = std::move(sanitized.path);
   x.raw_query = std::move(sanitized.query);
   x.client_ip = client_ip;
+  if (client.is_tls()) x.scheme = "https";
   x.now = std::chrono::steady_clock::now();
   // The client's own X-Forwarded-* and X-Real-Ip are not believed (Traefik without trusted IPs):
   // the edge sets them, before the chain, which may read them (redirectScheme reads the proto).
@@ -547,7 +588,7 @@ asio::awaitable<bool> Proxy::Impl::Handle(Worker& w, beast::tcp_stream& client,
     w.table_generation = g;
   }
   std::shared_ptr<const Table> table = w.table;  // this request's, whatever a swap does meanwhile
-  const Route* route = table->Match(entry_point, facts);
+  const Route* route = table->Match(entry_point, facts, client.is_tls() ? Transport::kTls : Transport::kPlain);
   if (!route) {
     co_return co_await WriteAll(client, Answered(outcome, 404, "text/plain; charset=utf-8", "404 page not found\n",
                                                        keep_alive)) &&
@@ -817,7 +858,7 @@ asio::awaitable<AuthReply> Proxy::Impl::CallAuth(Worker& w, const ForwardAuth& a
   co_return reply;
 }
 
-asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, beast::tcp_stream& client, const Route& route, Exchange& x,
+asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, const Route& route, Exchange& x,
                                            const std::string& body, bool head_request, unsigned client_version,
                                            bool keep_alive, const RetryConfig* retry, const CookiePlan& cookies,
                                            Outcome& outcome) {
