@@ -137,7 +137,7 @@ class Compiler {
       return std::nullopt;
     }
     Route route{.name = name, .rule = *rule, .priority = 0, .chain = {}, .backend = nullptr};
-    route.priority = static_cast<int>(Int(router.config, "priority").value_or(rule->DefaultPriority()));
+    route.priority = Int(router.config, "priority").value_or(rule->DefaultPriority());
     if (const json::value* mws = router.config.if_contains("middlewares"); mws && mws->is_array()) {
       for (const json::value& m : mws->get_array()) {
         if (!m.is_string()) continue;

@@ -18,6 +18,8 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <limits>
+#include <optional>
 #include <map>
 #include <memory>
 #include <string>
@@ -29,10 +31,23 @@
 
 namespace paddock::edge {
 
+// Traefik's `entryPoints.<name>.http.redirections.entryPoint`: plain-HTTP requests to this entry
+// point are redirected to `to` — carried out by the Edge as Traefik does, with an internal router
+// `<name>-to-<to>@internal` (edge/edge.h, EntryPointRedirections); the proxy itself ignores it.
+struct EntryPointRedirect {
+  std::string to;  // another entry point's name (its port), or ":PORT"
+  std::string scheme = "https";
+  bool permanent = true;
+  int64_t priority = std::numeric_limits<int64_t>::max() - 1;  // Traefik's math.MaxInt - 1
+};
+
+// An entry point. Every entry point takes both plain HTTP and TLS (Traefik's: a connection whose
+// first byte opens a TLS handshake is served over TLS, by the routers with a `tls` section).
 struct EntryPointOptions {
   std::string name;  // "web"
   std::string host = "127.0.0.1";
   uint16_t port = 0;  // 0: an ephemeral port
+  std::optional<EntryPointRedirect> redirect = std::nullopt;
 };
 
 struct ProxyOptions {

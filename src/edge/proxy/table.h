@@ -128,7 +128,7 @@ struct Step {
 struct Route {
   std::string name;  // qualified: "web@ecs"
   Rule rule;
-  int priority = 0;
+  int64_t priority = 0;  // Traefik's are 64-bit (an entry point's redirection: MaxInt - 1)
   std::vector<Step> chain;
   std::shared_ptr<const Backend> backend;  // null: the router's service is broken (503)
 };
