@@ -44,6 +44,75 @@ StatusOr<edge::EntryPointOptions> ParseEntryPoint(std::string_view spec) {
   return ParseAddress(name, spec.substr(eq + 1));
 }
 
+namespace {
+
+bool IEqual(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+Status ApplyEntryPointFlag(std::string_view flag, std::string_view value,
+                           std::vector<edge::EntryPointOptions>& entry_points) {
+  auto refuse = [&] { return InvalidArgument(fmt::format("unknown flag '{}'", flag)); };
+  std::string_view rest = flag;
+  if (!rest.starts_with("--")) return refuse();
+  rest.remove_prefix(2);
+  constexpr std::string_view kHead = "entrypoints.", kMiddle = ".http.redirections.entrypoint.";
+  if (rest.size() <= kHead.size() || !IEqual(rest.substr(0, kHead.size()), kHead)) return refuse();
+  rest.remove_prefix(kHead.size());
+  const size_t dot = rest.find('.');
+  if (dot == std::string_view::npos || dot == 0) return refuse();
+  const std::string_view name = rest.substr(0, dot);
+  rest.remove_prefix(dot);
+  if (rest.size() <= kMiddle.size() || !IEqual(rest.substr(0, kMiddle.size()), kMiddle)) return refuse();
+  const std::string_view field = rest.substr(kMiddle.size());
+  auto ep = std::find_if(entry_points.begin(), entry_points.end(), [&](const auto& e) { return e.name == name; });
+  if (ep == entry_points.end())
+    return InvalidArgument(fmt::format("{}: no entry point '{}' (declare it with --entrypoint)", flag, name));
+  edge::EntryPointRedirect& r = ep->redirect ? *ep->redirect : ep->redirect.emplace();
+  if (IEqual(field, "to")) {
+    if (value.empty()) return InvalidArgument(fmt::format("{}: empty", flag));
+    r.to = std::string(value);
+  } else if (IEqual(field, "scheme")) {
+    r.scheme = std::string(value);
+  } else if (IEqual(field, "permanent")) {
+    if (value != "true" && value != "false") return InvalidArgument(fmt::format("{}: true or false", flag));
+    r.permanent = value == "true";
+  } else if (IEqual(field, "priority")) {
+    int64_t p = 0;
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), p);
+    if (ec != std::errc() || end != value.data() + value.size()) return InvalidArgument(fmt::format("{}: not an integer", flag));
+    r.priority = p;
+  } else {
+    return refuse();
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Status ApplyEntryPointFlags(const std::vector<std::string>& args, std::vector<edge::EntryPointOptions>& entry_points) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string_view arg = args[i];
+    std::string_view value;
+    if (size_t eq = arg.find('='); eq != std::string_view::npos) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+    } else if (i + 1 < args.size() && !args[i + 1].starts_with("--")) {
+      value = args[++i];
+    } else if (arg.ends_with(".permanent") || arg.ends_with(".Permanent")) {
+      value = "true";  // a bare boolean flag, as Traefik's
+    }
+    RETURN_IF_ERROR(ApplyEntryPointFlag(arg, value, entry_points));
+  }
+  for (const edge::EntryPointOptions& ep : entry_points)
+    if (ep.redirect && ep.redirect->to.empty())
+      return InvalidArgument(fmt::format(
+          "entry point {}: a redirection needs --entrypoints.{}.http.redirections.entrypoint.to", ep.name, ep.name));
+  return OkStatus();
+}
+
 void AddEdgeCommand(CLI::App& app, EdgeCommand& c) {
   c.cmd = app.add_subcommand("edge", "Run an edge router: Traefik's ECS-provider labels and API, with drain-before-stop");
   c.cmd->add_option("--endpoint", c.endpoint, "The ECS endpoint to read tasks from (default http://127.0.0.1:4566)");
@@ -75,6 +144,12 @@ void AddEdgeCommand(CLI::App& app, EdgeCommand& c) {
                     "Traefik's http provider: an http:// endpoint serving dynamic configuration");
   c.cmd->add_option("--providers.http.pollinterval", c.http_poll_interval,
                     "How often the http provider polls (a Go duration; default 5s)");
+  // Traefik's --entrypoints.NAME.http.redirections.entrypoint.* flags name the entry point inside
+  // the flag: read from what CLI11 leaves over (ApplyEntryPointFlags).
+  c.cmd->allow_extras();
+  c.cmd->footer(
+      "Entry point redirection, as Traefik's: --entrypoints.NAME.http.redirections.entrypoint.to=OTHER "
+      "[.scheme=https] [.permanent=true] [.priority=N]");
 }
 
 namespace {
@@ -109,6 +184,8 @@ int RunEdgeCommand(const EdgeCommand& c) {
     options.entry_points.push_back(*ep);
   }
   if (options.entry_points.empty()) options.entry_points.push_back({"web", "127.0.0.1", 8000});
+  if (Status s = ApplyEntryPointFlags(c.cmd->remaining(), options.entry_points); !s.ok())
+    return Fail("entry point", s);
   if (!c.no_api) {
     auto api = ParseAddress("traefik", c.api);
     if (!api.ok()) return Fail("--api", api.status());
@@ -188,6 +265,13 @@ StatusOr<std::unique_ptr<InProcessEdge>> InProcessEdge::Start(const InProcessEdg
   edge::EdgeOptions options;
   ASSIGN_OR_RETURN(edge::EntryPointOptions web, ParseAddress("web", o.web));
   options.entry_points = {web};
+  if (!o.websecure.empty()) {
+    ASSIGN_OR_RETURN(edge::EntryPointOptions websecure, ParseAddress("websecure", o.websecure));
+    options.entry_points.push_back(websecure);
+    if (o.redirect_to_websecure) options.entry_points.front().redirect = edge::EntryPointRedirect{.to = "websecure"};
+  } else if (o.redirect_to_websecure) {
+    return InvalidArgument("--edge-redirect-https needs --edge-websecure");
+  }
   ASSIGN_OR_RETURN(edge::EntryPointOptions api, ParseAddress("traefik", o.api));
   options.api = api;
   options.edge_id = "up";
@@ -203,6 +287,7 @@ StatusOr<std::unique_ptr<InProcessEdge>> InProcessEdge::Start(const InProcessEdg
   ASSIGN_OR_RETURN(auto ports, self->edge_->Start());
   self->web_port_ = ports.at("web");
   self->api_port_ = ports.at("traefik");
+  if (auto it = ports.find("websecure"); it != ports.end()) self->websecure_port_ = it->second;
   return self;
 }
 

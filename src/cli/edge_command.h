@@ -9,6 +9,9 @@
 //                [--default-rule 'Host(`{{ normalize .Name }}.localhost`)'] [--refresh-seconds 15]
 //                [--providers.file.filename dynamic.yml | --providers.file.directory DIR]
 //                [--providers.http.endpoint http://HOST:PORT/PATH] [--providers.http.pollinterval 5s]
+//                [--entrypoints.web.http.redirections.entrypoint.to=websecure
+//                 [--entrypoints.web.http.redirections.entrypoint.scheme=https]
+//                 [--entrypoints.web.http.redirections.entrypoint.permanent=true]]
 //                [--credentials FILE] [--profile paddock] [--region us-east-1]
 #pragma once
 
@@ -56,6 +59,12 @@ int RunEdgeCommand(const EdgeCommand& c);
 // "web=:8000" / "web=127.0.0.1:8000" -> an entry point (an empty host is 0.0.0.0, as Traefik's
 // ":8000"). InvalidArgument naming the flag otherwise.
 StatusOr<edge::EntryPointOptions> ParseEntryPoint(std::string_view spec);
+// Traefik's entry-point redirection flags, which `paddock edge` takes beside --entrypoint:
+//   --entrypoints.NAME.http.redirections.entrypoint.{to,scheme,permanent,priority}=VALUE
+// (the fixed parts case-insensitive, as Traefik's flags). `args` are the arguments CLI11 left over,
+// "--flag=value" or "--flag" "value"; each is applied to the entry point NAME. InvalidArgument for
+// any other argument, an entry point not declared, or a bad value.
+Status ApplyEntryPointFlags(const std::vector<std::string>& args, std::vector<edge::EntryPointOptions>& entry_points);
 // "127.0.0.1:8081" / ":8081" -> (host, port).
 StatusOr<edge::EntryPointOptions> ParseAddress(std::string_view name, std::string_view address);
 
@@ -71,6 +80,11 @@ struct InProcessEdgeOptions {
   Scope scope;  // the bootstrap account's, in the node's region
   std::chrono::milliseconds drain_timeout{30'000};
   std::string file;  // Traefik's file provider: a dynamic-configuration file or directory; none when empty
+  // [HOST]:PORT of a `websecure` entry point (TLS, and plain HTTP, as every entry point); none when
+  // empty. With `redirect_to_websecure`, `web` redirects plain HTTP to it (Traefik's
+  // http.redirections.entryPoint to websecure, https, permanent).
+  std::string websecure;
+  bool redirect_to_websecure = false;
 };
 class InProcessEdge {
  public:
@@ -81,13 +95,14 @@ class InProcessEdge {
   void Wake() { edge_->Wake(); }
   uint16_t web_port() const { return web_port_; }
   uint16_t api_port() const { return api_port_; }
+  uint16_t websecure_port() const { return websecure_port_; }  // 0: none
 
  private:
   InProcessEdge() = default;
   std::unique_ptr<edge::EcsApiSource> source_;
   std::unique_ptr<edge::DrainHoldSink> holds_;
   std::unique_ptr<edge::Edge> edge_;
-  uint16_t web_port_ = 0, api_port_ = 0;
+  uint16_t web_port_ = 0, api_port_ = 0, websecure_port_ = 0;
 };
 
 }  // namespace paddock::cli

@@ -36,10 +36,23 @@ class ClientStream {
   executor_type get_executor() noexcept { return tcp_.get_executor(); }
   boost::beast::tcp_stream& tcp() { return tcp_; }
   bool is_tls() const { return tls_.has_value(); }
-  // The negotiated protocol ("TLSv1.3") and cipher (OpenSSL's name); empty on plain connections.
-  std::string TlsVersion() { return tls_ ? SSL_get_version(tls_->native_handle()) : ""; }
+  // The negotiated version and cipher as Traefik's metrics name them ("1.3"; the IANA name,
+  // "TLS_AES_128_GCM_SHA256", as Go's); empty on plain connections.
+  std::string TlsVersion() {
+    if (!tls_) return "";
+    switch (SSL_version(tls_->native_handle())) {
+      case TLS1_VERSION: return "1.0";
+      case TLS1_1_VERSION: return "1.1";
+      case TLS1_2_VERSION: return "1.2";
+      case TLS1_3_VERSION: return "1.3";
+      default: return "unknown";
+    }
+  }
   std::string TlsCipher() {
-    return tls_ ? SSL_CIPHER_get_name(SSL_get_current_cipher(tls_->native_handle())) : "";
+    if (!tls_) return "";
+    const SSL_CIPHER* c = SSL_get_current_cipher(tls_->native_handle());
+    const char* name = c ? SSL_CIPHER_standard_name(c) : nullptr;
+    return name ? name : "unknown";
   }
 
   // Serves the connection over TLS from here on: the server handshake on `ssl` (owned from here),

@@ -26,6 +26,7 @@
 #include <set>
 #include <string_view>
 #include <thread>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 
@@ -171,6 +172,7 @@ using CookiePlan = std::vector<std::pair<const ForwardAuth*, std::vector<std::st
 struct Outcome {
   int status = 0;
   std::string service;
+  const std::pair<std::string, std::string>* tls = nullptr;  // (version, cipher) over TLS
 };
 
 // SimpleResponse, noting its status in `out`.
@@ -251,6 +253,7 @@ class Proxy::Impl {
     std::map<RequestKey, RequestSeries> entry_point_stats;  // GUARDED_BY(stats_mu)
     std::map<RequestKey, RequestSeries> service_stats;      // GUARDED_BY(stats_mu)
     std::map<std::string, int64_t> open_by_entry_point;     // GUARDED_BY(stats_mu)
+    std::map<std::tuple<std::string, std::string, std::string>, uint64_t> tls_requests;  // GUARDED_BY(stats_mu)
   };
   struct Probe {
     std::shared_ptr<ServerState> server;
@@ -408,6 +411,8 @@ asio::awaitable<void> Proxy::Impl::Serve(Worker& w, tcp::socket socket, std::str
   ClientStream client{beast::tcp_stream(std::move(socket))};
   beast::flat_buffer buffer;
   bool served = co_await Sniff(w, client, buffer);
+  std::pair<std::string, std::string> tls;  // (version, cipher), for the metrics
+  if (served && client.is_tls()) tls = {client.TlsVersion(), client.TlsCipher()};
   while (served && !stopping_.load()) {
     bhttp::request_parser<bhttp::string_body> parser;
     parser.body_limit(options_.max_request_body_bytes);
@@ -443,6 +448,7 @@ asio::awaitable<void> Proxy::Impl::Serve(Worker& w, tcp::socket socket, std::str
     const bool keep_alive = req.keep_alive() && !stopping_.load();
     requests_.fetch_add(1, std::memory_order_relaxed);
     Outcome out;
+    if (client.is_tls()) out.tls = &tls;
     const auto began = std::chrono::steady_clock::now();
     bool again = co_await Handle(w, client, req, entry_point, port, client_ip, keep_alive, out);
     Record(w, entry_point, req.method_string(), out, std::chrono::steady_clock::now() - began);
@@ -473,6 +479,7 @@ void Proxy::Impl::Record(Worker& w, const std::string& entry_point, std::string_
   RequestSeries& ep = w.entry_point_stats[key];
   ++ep.requests;
   ep.duration.Observe(seconds);
+  if (out.tls) ++w.tls_requests[{entry_point, out.tls->first, out.tls->second}];
   if (out.service.empty()) return;
   key.name = out.service;
   RequestSeries& svc = w.service_stats[std::move(key)];
@@ -489,6 +496,7 @@ MetricsSnapshot Proxy::Impl::Metrics() const {
     std::lock_guard lock(w->stats_mu);
     for (const auto& [ep, n] : w->open_by_entry_point) m.open_connections[ep] += n;
     for (const auto& [key, s] : w->entry_point_stats) m.entry_point_requests[key].Merge(s);
+    for (const auto& [key, n] : w->tls_requests) m.entry_point_tls_requests[key] += n;
     // Only the services the table has now (Traefik drops a removed service's series).
     for (const auto& [key, s] : w->service_stats)
       if (current->backends.count(key.name)) m.service_requests[key].Merge(s);
@@ -537,8 +545,8 @@ asio::awaitable<bool> Proxy::Impl::WriteAll(ClientStream& s, std::string_view da
 
 asio::awaitable<bool> Proxy::Impl::Handle(Worker& w, ClientStream& client,
                                           bhttp::request<bhttp::string_body>& req, const std::string& entry_point,
-                                          uint16_t port, const std::string& client_ip, bool keep_alive,
-                                          Outcome& outcome) {
+                                          uint16_t /*port: X-Forwarded-Port is from Host, as Traefik's*/,
+                                          const std::string& client_ip, bool keep_alive, Outcome& outcome) {
   Exchange x;
   x.method.assign(req.method_string());
   std::string_view target = req.target();
@@ -569,7 +577,11 @@ asio::awaitable<bool> Proxy::Impl::Handle(Worker& w, ClientStream& client,
     if ((name.size() > 12 && IEquals(name.substr(0, 12), "x-forwarded-")) || IEquals(name, "x-real-ip")) continue;
     x.headers.emplace_back(std::string(name), std::string(field.value()));
   }
-  std::string port_text = std::to_string(port);
+  // Traefik's forwardedPort: the Host's port, else 443 over TLS, else 80.
+  std::string port_text = client.is_tls() ? "443" : "80";
+  if (size_t colon = x.host.rfind(':'); colon != std::string::npos && colon + 1 < x.host.size() &&
+                                        x.host.find(']', colon) == std::string::npos)
+    port_text = x.host.substr(colon + 1);
   x.headers.emplace_back("X-Forwarded-Host", x.host);
   x.headers.emplace_back("X-Forwarded-Port", port_text);
   x.headers.emplace_back("X-Forwarded-Proto", x.scheme);

@@ -268,12 +268,13 @@ TEST_F(TlsProxyTest, TlsRoutersServeOnlyTlsAndTheOthersOnlyPlainHttpOnOnePort) {
                        "plain":{"rule":"PathPrefix(`/plain`)","service":"s"}},
             "services":{"s":{"loadBalancer":{"servers":[{"url":"BACKEND"}]}}}}})J");
   EXPECT_TRUE(errors.empty()) << errors.front();
-  const std::string port = std::to_string(port_);
-
+  // X-Forwarded-Port as Traefik's: the Host's port, else 443 over TLS and 80 without.
   TlsReply secure = TlsRequest(port_, "app.test", GetRequest("app.test", "/secure/x"));
   ASSERT_TRUE(secure.handshake);
   EXPECT_TRUE(secure.response.starts_with("HTTP/1.1 200 ")) << secure.response;
-  EXPECT_EQ(Body(secure.response), "proto=https port=" + port + " path=/secure/x");
+  EXPECT_EQ(Body(secure.response), "proto=https port=443 path=/secure/x");
+  TlsReply with_port = TlsRequest(port_, "app.test", GetRequest("app.test:8443", "/secure/x"));
+  EXPECT_EQ(Body(with_port.response), "proto=https port=8443 path=/secure/x");
   TlsReply plain_over_tls = TlsRequest(port_, "app.test", GetRequest("app.test", "/plain/x"));
   EXPECT_TRUE(plain_over_tls.response.starts_with("HTTP/1.1 404 ")) << plain_over_tls.response;
 
@@ -285,7 +286,7 @@ TEST_F(TlsProxyTest, TlsRoutersServeOnlyTlsAndTheOthersOnlyPlainHttpOnOnePort) {
   auto plain = client.Send(req);
   ASSERT_TRUE(plain.ok()) << plain.status().ToString();
   EXPECT_EQ(plain->status, 200);
-  EXPECT_EQ(plain->body, "proto=http port=" + port + " path=/plain/y");
+  EXPECT_EQ(plain->body, "proto=http port=80 path=/plain/y");
   req.target = "/secure/y";
   auto secure_over_plain = client.Send(req);
   ASSERT_TRUE(secure_over_plain.ok());
@@ -296,6 +297,21 @@ TEST_F(TlsProxyTest, TlsRoutersServeOnlyTlsAndTheOthersOnlyPlainHttpOnOnePort) {
                             "GET /secure/1 HTTP/1.1\r\nHost: app.test\r\n\r\n" + GetRequest("app.test", "/secure/2"));
   EXPECT_NE(two.response.find("path=/secure/1"), std::string::npos) << two.response;
   EXPECT_NE(two.response.find("path=/secure/2"), std::string::npos) << two.response;
+
+  // Traefik's traefik_entrypoint_requests_tls_total: the five answered over TLS (each connection
+  // closed after its last answer was counted).
+  MetricsSnapshot m = proxy_.Metrics();
+  uint64_t over_tls = 0;
+  for (const auto& [key, n] : m.entry_point_tls_requests) {
+    EXPECT_EQ(std::get<0>(key), "web");
+    EXPECT_EQ(std::get<1>(key), "1.3");
+    EXPECT_TRUE(std::get<2>(key).starts_with("TLS_AES_") || std::get<2>(key).starts_with("TLS_CHACHA20_"))
+        << std::get<2>(key);
+    over_tls += n;
+  }
+  EXPECT_EQ(over_tls, 5u);
+  EXPECT_NE(RenderPrometheus(m).find("traefik_entrypoint_requests_tls_total{entrypoint=\"web\",tls_cipher=\"TLS_"),
+            std::string::npos);
 }
 
 TEST_F(TlsProxyTest, ABadCertificateFileLeavesTheOthersServing) {
@@ -393,7 +409,7 @@ http:
 
   // Where it leads: TLS on websecure (and on web, which serves the tls router too).
   TlsReply r = TlsRequest(ports_.at("websecure"), "app.test", GetRequest("app.test", "/a"));
-  EXPECT_EQ(Body(r.response), "proto=https port=" + secure_port + " path=/a") << r.response;
+  EXPECT_EQ(Body(r.response), "proto=https port=443 path=/a") << r.response;
   // Plain HTTP on websecure is not redirected (only web's plain router exists, not on websecure).
   auto plain_secure = Send(ports_.at("websecure"), "GET", "/a");
   ASSERT_TRUE(plain_secure.ok());
