@@ -454,7 +454,7 @@ asio::awaitable<void> Proxy::Impl::Serve(Worker& w, tcp::socket socket, std::str
     Record(w, entry_point, req.method_string(), out, std::chrono::steady_clock::now() - began);
     if (!again || !keep_alive) break;
   }
-  if (client.is_tls() && served) {
+  if (client.is_tls() && served && !stopping_.load()) {  // close_notify, waiting at most a second
     client.tcp().expires_after(std::chrono::seconds(1));
     co_await client.ShutdownTls();
   }
