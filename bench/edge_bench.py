@@ -3,6 +3,8 @@
 backend behind each of three proxies, side by side in one run, driven by the same wrk.
 
 - Backend: nginx (Debian's nginx-light), one worker, `return 200 "ok"`, on loopback.
+- forwardAuth: a second router of the edge (`/authed`) with a forwardAuth middleware whose server
+  is another nginx (`return 204`); measured in every round beside the plain route.
 - nginx as a proxy: one worker, upstream keepalive 64, HTTP/1.1 upstream.
 - haproxy: nbthread 1, `http-reuse always`.
 - The edge: `paddock edge --io-threads 1`, its ecs provider reading a one-task cluster from a small
@@ -15,6 +17,7 @@ edge's ratios to the others. Any non-2xx answer or socket error fails the run. B
 edge req/s >= 1.0x the faster of nginx and haproxy, edge p99 <= the worse of the two.
 
     python3 bench/edge_bench.py [--rounds 3] [--duration 5s] [--connections 16] [--connections 200]
+    python3 bench/edge_bench.py --serve 120   # only set up and print the ports and pids, to profile by hand
 """
 import argparse
 import http.server
@@ -78,6 +81,7 @@ http {{
 class FakeEcs(http.server.BaseHTTPRequestHandler):
     """A one-task cluster: the task's ENI address is 127.0.0.1 and its container port the backend's."""
     backend_port = 0
+    auth_port = 0
 
     def log_message(self, *args):
         pass
@@ -98,7 +102,13 @@ class FakeEcs(http.server.BaseHTTPRequestHandler):
         elif action == "DescribeTaskDefinition":
             out = {"taskDefinition": {"taskDefinitionArn": td, "networkMode": "awsvpc", "containerDefinitions": [
                 {"name": "app", "portMappings": [{"containerPort": self.backend_port, "hostPort": self.backend_port}],
-                 "dockerLabels": {"traefik.http.routers.bench.rule": "PathPrefix(`/`)"}}]}}
+                 "dockerLabels": {
+                     "traefik.http.routers.bench.rule": "PathPrefix(`/`)",
+                     "traefik.http.routers.authed.rule": "PathPrefix(`/authed`)",
+                     "traefik.http.routers.authed.middlewares": "auth",
+                     "traefik.http.middlewares.auth.forwardauth.address":
+                         f"http://127.0.0.1:{self.auth_port}/check",
+                 }}]}}
         else:
             out = {}
         data = json.dumps(out).encode()
@@ -109,8 +119,8 @@ class FakeEcs(http.server.BaseHTTPRequestHandler):
         self.wfile.write(data)
 
 
-def wrk(port, connections, duration):
-    r = subprocess.run(["wrk", "-t1", f"-c{connections}", f"-d{duration}", "--latency", f"http://127.0.0.1:{port}/"],
+def wrk(port, connections, duration, path="/"):
+    r = subprocess.run(["wrk", "-t1", f"-c{connections}", f"-d{duration}", "--latency", f"http://127.0.0.1:{port}{path}"],
                        capture_output=True, text=True, timeout=120)
     out = r.stdout
     if r.returncode != 0 or "Non-2xx" in out or "Socket errors" in out:
@@ -126,6 +136,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--duration", default="5s")
     ap.add_argument("--connections", type=int, action="append")
+    ap.add_argument("--serve", type=float, metavar="SECONDS",
+                    help="set up, print the ports and pids, keep serving this long (to profile by hand), exit")
     args = ap.parse_args()
     connections = args.connections or [16]
     for tool in ("nginx", "haproxy", "wrk"):
@@ -166,7 +178,13 @@ backend b
         procs.append(subprocess.Popen(["haproxy", "-f", cfg], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         wait_listening(haproxy_port, procs[-1], "haproxy")
 
+        auth = free_port()  # forwardAuth's server: lets every request through
+        procs.append(start_nginx(tmp, "auth", f"""  server {{ listen 127.0.0.1:{auth};
+    location / {{ return 204; }} }}"""))
+        wait_listening(auth, procs[-1], "the auth server")
+
         FakeEcs.backend_port = backend
+        FakeEcs.auth_port = auth
         ecs = http.server.ThreadingHTTPServer(("127.0.0.1", 0), FakeEcs)
         threading.Thread(target=ecs.serve_forever, daemon=True).start()
         edge_port = free_port()
@@ -188,15 +206,22 @@ backend b
             time.sleep(0.05)
 
         targets = {"edge": edge_port, "nginx": nginx_port, "haproxy": haproxy_port}
+        if args.serve:
+            print(json.dumps({"ports": targets, "pids": {"edge": procs[-1].pid, "haproxy": procs[2].pid,
+                                                          "nginx": procs[1].pid}}), flush=True)
+            time.sleep(args.serve)
+            return
         print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, nproc {os.cpu_count()}, "
               f"kernel {platform.release()}, load {os.getloadavg()[0]:.1f}, wrk -t1 -d{args.duration}")
         for c in connections:
             results = {name: [] for name in targets}
+            results["edge, forwardAuth"] = []
             names = list(targets)
             for r in range(args.rounds):
                 order = names[r % len(names):] + names[:r % len(names)]
                 for name in order:
                     results[name].append(wrk(targets[name], c, args.duration))
+                results["edge, forwardAuth"].append(wrk(edge_port, c, args.duration, "/authed"))
             print(f"\n{c} connections, {args.rounds} rounds (req/s per round; p99 ms worst)")
             print("| proxy | req/s (rounds) | mean req/s | p99 ms (worst) |")
             print("|---|---|---:|---:|")
@@ -210,6 +235,11 @@ backend b
             worst_p99 = max(summary["nginx"][1], summary["haproxy"][1])
             print(f"edge / faster of nginx and haproxy: {summary['edge'][0] / best:.2f} (bar >= 1.0); "
                   f"edge p99 {summary['edge'][1]:.2f} ms vs the worse {worst_p99:.2f} ms (bar <=)")
+            rps = [x for x, _ in results["edge, forwardAuth"]]
+            auth_rps, auth_p99 = sum(rps) / len(rps), max(y for _, y in results["edge, forwardAuth"])
+            print(f"forwardAuth (a router whose forwardAuth server, nginx `return 204`, is asked per request): "
+                  f"{' / '.join(f'{x:,.0f}' for x in rps)} req/s, mean {auth_rps:,.0f} = "
+                  f"{auth_rps / summary['edge'][0]:.2f}x the edge without it; p99 {auth_p99:.2f} ms")
     finally:
         for p in procs:
             p.terminate()

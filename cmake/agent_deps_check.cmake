@@ -19,6 +19,7 @@ set(allowed
   paddock_agent_remote        # the protocol's client (RemoteControl, registration, cluster puller)
   paddock_agent_images paddock_agent_metadata paddock_agent_net paddock_agent_runtime
   paddock_aws_sigv4           # signing its calls (not the front)
+  paddock_aws_client          # the signed JSON client its calls go through (aws/json_client.h)
   paddock_ecs_taskdef_rules   # the pure definition checks the agent repeats at launch
   paddock_ecs_error_details   # ECS's error details those checks name (pure)
   paddock_dns paddock_dns_codec # the DNS server of awsvpc tasks (agent/dns_service): no control plane
@@ -77,6 +78,7 @@ endforeach()
 set(shared_headers
   "ecs/taskdef/host_grants.h" "ecs/taskdef/container_values.h"  # paddock_ecs_taskdef_rules
   "aws/sigv4.h" "aws/credentials.h" "aws/errors.h"               # paddock_aws_sigv4
+  "aws/json_client.h"                                             # paddock_aws_client
   "vpc/policy.h")                                                # header-only data
 if(SOURCE_DIR)
   file(GLOB agent_sources

@@ -148,7 +148,7 @@ class Server:
 
     def edge_ports(self, timeout=10):
         """`paddock up`'s edge: (web port, API port), from its banner line
-        `  edge         http://127.0.0.1:P (API http://127.0.0.1:Q/api/overview)`."""
+        `  edge         http://127.0.0.1:P (API http://127.0.0.1:Q/api/overview, dashboard ...)`."""
         deadline = time.monotonic() + timeout
         while True:
             for line in list(self.stdout_lines):

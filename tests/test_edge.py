@@ -4,7 +4,10 @@ headline — drops no request while tasks stop: under constant keep-alive load t
 rolling update, a StopTask and a 4 -> 1 scale-in of tasks whose httpd dies the moment it gets SIGTERM
 (initProcessEnabled: tini forwards it) give no non-2xx answer and no connection error, because the
 agent keeps each stopping task in DEACTIVATING until the edge has drained it. The control: the same
-stops with `paddock.edge.drain-timeout=0s` (no wait) do show errors.
+stops with `paddock.edge.drain-timeout=0s` (no wait) do show errors. And two `paddock edge` replicas
+in processes of their own, each holding its own drain through the holds service
+(PaddockEdgeV20261203): a task stopped while a slow request runs through one of them stays
+DEACTIVATING until that request is answered.
 
 Needs root, crun, nft and busybox-static."""
 
@@ -13,7 +16,9 @@ import http.client
 import http.server
 import json
 import os
+import re
 import shutil
+import subprocess
 import sys
 import tempfile
 import threading
@@ -112,6 +117,50 @@ class Load:
             return sum(self.statuses.values())
 
 
+class EdgeProcess:
+    """One `paddock edge` replica reading `endpoint` as the key in `env`; its entry point `web` and
+    its API on loopback ports of its own, from its banner lines."""
+
+    def __init__(self, endpoint, env, edge_id, log_path, extra_args=()):
+        self.edge_id = edge_id
+        self.log_path = log_path
+        args = [h.paddock_bin(), "edge", "--endpoint", endpoint, "--entrypoint", "web=127.0.0.1:0",
+                "--api", "127.0.0.1:0", "--edge-id", edge_id, *extra_args]
+        with open(log_path, "ab") as log:
+            self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL, env=env)
+        self.web_port = self.api_port = None
+        timer = threading.Timer(20, self.proc.kill)
+        timer.start()
+        try:
+            while self.api_port is None or self.web_port is None:
+                line = self.proc.stdout.readline().decode()
+                if not line:
+                    raise AssertionError(f"paddock edge exited: {self.log_tail()}")
+                if m := re.match(r"paddock edge: entry point web on [^:]+:(\d+)", line):
+                    self.web_port = int(m.group(1))
+                if m := re.match(r"paddock edge: API on http://[^:]+:(\d+)/", line):
+                    self.api_port = int(m.group(1))
+        finally:
+            timer.cancel()
+
+    def log_tail(self, n=3000):
+        try:
+            with open(self.log_path, "rb") as f:
+                return f.read()[-n:].decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc.stdout.close()
+
+
 @unittest.skipIf(skip_reason() is not None, skip_reason() or "")
 class Edge(unittest.TestCase):
 
@@ -141,16 +190,18 @@ class Edge(unittest.TestCase):
         creds = configparser.ConfigParser()
         creds.read(os.path.join(cls.state_dir, "credentials"))
         section = creds[creds.sections()[0]]
+        cls.key = (section["aws_access_key_id"], section["aws_secret_access_key"])
+        cls.env = env
         cls.ecs = h.client("ecs", cls.server.endpoint, section["aws_access_key_id"], section["aws_secret_access_key"])
         ec2 = h.client("ec2", cls.server.endpoint, section["aws_access_key_id"], section["aws_secret_access_key"])
         cls.subnet = sorted(ec2.describe_subnets()["Subnets"], key=lambda s: s["CidrBlock"])[0]["SubnetId"]
         th.httpd_image(cls.state_dir, cls.tmp, "busybox:edge", PAGE)
         cls.ecs.create_cluster(clusterName="default")
 
-    def register(self, family, name, drain_timeout=None):
+    def register(self, family, name, drain_timeout=None, image="busybox:edge"):
         return self.ecs.register_task_definition(
             family=family, networkMode="awsvpc", requiresCompatibilities=["FARGATE"], cpu="256", memory="512",
-            containerDefinitions=[{"name": "app", "image": "busybox:edge", "essential": True, "stopTimeout": 5,
+            containerDefinitions=[{"name": "app", "image": image, "essential": True, "stopTimeout": 5,
                                    "linuxParameters": {"initProcessEnabled": True},
                                    "portMappings": [{"containerPort": 8080}],
                                    "dockerLabels": labels(name, drain_timeout)}],
@@ -180,17 +231,18 @@ class Edge(unittest.TestCase):
         tasks = self.ecs.describe_tasks(cluster="default", tasks=arns)["tasks"] if arns else []
         return [t for t in tasks if t["lastStatus"] == "RUNNING"]
 
-    def api(self, path):
-        conn = http.client.HTTPConnection("127.0.0.1", self.api_port, timeout=10)
+    def api(self, path, port=None):
+        conn = http.client.HTTPConnection("127.0.0.1", port or self.api_port, timeout=10)
         conn.request("GET", path)
         r = conn.getresponse()
         return r.status, json.loads(r.read() or b"null")
 
-    def await_servers_up(self, name, count, timeout=60):
-        """Until the edge's API shows `count` servers of <name>@ecs, every one UP."""
+    def await_servers_up(self, name, count, timeout=60, api_port=None):
+        """Until the edge's API (`paddock up`'s, or the one on `api_port`) shows `count` servers of
+        <name>@ecs, every one UP."""
         deadline = time.monotonic() + timeout
         while True:
-            status, body = self.api(f"/api/http/services/{name}@ecs")
+            status, body = self.api(f"/api/http/services/{name}@ecs", api_port)
             up = [u for u, s in (body or {}).get("serverStatus", {}).items() if s == "UP"] if status == 200 else []
             servers = (body or {}).get("loadBalancer", {}).get("servers", []) if status == 200 else []
             if len(up) == count and len(servers) == count:
@@ -286,6 +338,89 @@ class Edge(unittest.TestCase):
         print(f"\ncontrol: {load.statuses} answers, {len(load.errors)} errors: {sorted(set(load.errors))[:5]}",
               file=sys.stderr)
         self.assertGreater(len(load.errors), 0, load.statuses)
+
+
+    def drain_holds(self, task_arn):
+        """DescribeDrainHolds (the holds service, signed as the test's account): edge id -> hold."""
+        conn = h.RawConn(int(self.server.endpoint.rsplit(":", 1)[1]), h.RawSigner(*self.key))
+        body = json.dumps({"taskArn": task_arn}).encode()
+        hdrs = conn.signer.headers(conn.host, body, target="PaddockEdgeV20261203.DescribeDrainHolds")
+        conn.conn.request("POST", "/", body=body, headers=hdrs)
+        r = conn.conn.getresponse()
+        data = json.loads(r.read())
+        conn.close()
+        self.assertEqual(r.status, 200, data)
+        return {hold["edgeId"]: hold for hold in data["holds"]}
+
+    def test_two_remote_edges_each_hold_their_own_drain(self):
+        """Two `paddock edge` processes route one task; a StopTask while a slow request runs through
+        one of them leaves the task DEACTIVATING until that request is answered, then it stops."""
+        root = os.path.join(self.tmp, "bb-rootfs-slow")
+        if not os.path.exists(root):
+            from test_images import busybox_rootfs, image
+            busybox_rootfs(root, ("sleep", "printf"), PAGE)
+            os.makedirs(os.path.join(root, "www", "cgi-bin"))
+            slow = os.path.join(root, "www", "cgi-bin", "slow")
+            with open(slow, "w") as f:
+                # CRLF header lines: the edge's upstream parser takes no bare LF.
+                f.write("#!/bin/sh\nsleep 6\n"
+                        "printf 'Content-Type: text/plain\\r\\nContent-Length: 10\\r\\n\\r\\nslow done\\n'\n")
+            os.chmod(slow, 0o755)
+            image(self.state_dir, "import-rootfs", root, "--name", "busybox:slow", "--cmd", "httpd -f -p 8080 -h /www")
+        self.create_service("remote", self.register("edge-remote", "remote", drain_timeout="60s",
+                                                    image="busybox:slow"), 1)
+        self.await_stable("remote", 1)
+        env = dict(self.env, AWS_ACCESS_KEY_ID=self.key[0], AWS_SECRET_ACCESS_KEY=self.key[1])
+        edges = []
+        for edge_id in ("replica-a", "replica-b"):
+            edge = EdgeProcess(self.server.endpoint, env, edge_id, os.path.join(self.tmp, f"{edge_id}.log"),
+                               ["--refresh-seconds", "1"])
+            self.addCleanup(edge.stop)
+            edges.append(edge)
+        logs = lambda: f"{self.server.log_tail()} {edges[0].log_tail()} {edges[1].log_tail()}"  # noqa: E731
+        for edge in edges:
+            self.await_servers_up("remote", 1, api_port=edge.api_port)
+        task = self.running("remote")[0]["taskArn"]
+        # Each replica holds the task under its own edge id (beside `paddock up`'s own edge, "up").
+        deadline = time.monotonic() + 20
+        while not {"replica-a", "replica-b"} <= set(self.drain_holds(task)):
+            self.assertLess(time.monotonic(), deadline, f"{self.drain_holds(task)} {logs()}")
+            time.sleep(0.1)
+        holds = self.drain_holds(task)
+        self.assertEqual(holds["replica-a"]["drainTimeoutSeconds"], 60)
+        self.assertEqual(holds["replica-b"]["drainTimeoutSeconds"], 60)
+
+        # A slow request through replica A, then the stop while it runs.
+        answer = {}
+
+        def slow_request():
+            conn = http.client.HTTPConnection("127.0.0.1", edges[0].web_port, timeout=60)
+            conn.request("GET", "/cgi-bin/slow", headers={"Host": host("remote")})
+            r = conn.getresponse()
+            answer["response"] = (r.status, r.read())
+            answer["at"] = time.monotonic()
+            conn.close()
+
+        started = time.monotonic()
+        requester = threading.Thread(target=slow_request, daemon=True)
+        requester.start()
+        time.sleep(1)  # the request reaches the task (it answers after 6 s)
+        self.ecs.stop_task(cluster="default", task=task, reason="two edges")
+        seen = []
+        while requester.is_alive():
+            status = self.ecs.describe_tasks(cluster="default", tasks=[task])["tasks"][0]["lastStatus"]
+            if requester.is_alive():  # still in flight when the status was read
+                seen.append(status)
+            time.sleep(0.1)
+        requester.join()
+        self.assertEqual(answer["response"], (200, b"slow done\n"), logs())
+        self.assertGreater(answer["at"] - started, 5)
+        # Through the request the task was waiting in DEACTIVATING, never past it.
+        self.assertIn("DEACTIVATING", seen, logs())
+        self.assertFalse({"STOPPING", "DEPROVISIONING", "STOPPED"} & set(seen), f"{seen} {logs()}")
+        # Replica B, idle, released its hold long before; A releases once its request is answered.
+        th.wait_for_status(self, self.ecs, "default", task, "STOPPED", timeout=30, context=logs)
+        self.assertEqual(self.drain_holds(task), {}, logs())
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <charconv>
 #include <cstdio>
 #include <filesystem>
@@ -12,7 +13,9 @@
 #include "cli/credentials.h"
 #include "common/clock.h"
 #include "ecs/drain/drain_holds.h"
+#include "ecs/drain/edge_id.h"
 #include "edge/dynamic.h"
+#include "edge/remote_holds.h"
 
 namespace paddock::cli {
 
@@ -131,7 +134,8 @@ void AddEdgeCommand(CLI::App& app, EdgeCommand& c) {
       ->check(CLI::Range(1, 3600));
   c.cmd->add_option("--io-threads", c.io_threads, "Threads serving the entry points (default 2)")
       ->check(CLI::Range(1, 64));
-  c.cmd->add_option("--edge-id", c.edge_id, "This replica's name (default edge-<host>-<pid>)");
+  c.cmd->add_option("--edge-id", c.edge_id,
+                    "This replica's name in the drain holds: 1-64 of [A-Za-z0-9._-] (default edge-<host>-<pid>)");
   c.cmd->add_option("--credentials", c.credentials_file, "AWS credentials file (default: the environment, then ~/.aws)");
   c.cmd->add_option("--profile", c.profile, "Profile in the credentials file (default paddock)");
   c.cmd->add_option("--region", c.region, "Region to sign for (default us-east-1)");
@@ -171,6 +175,18 @@ StatusOr<std::pair<std::string, uint16_t>> EndpointHostPort(std::string_view url
 
 }  // namespace
 
+std::string DefaultEdgeId(std::string_view host, int pid) {
+  std::string id = fmt::format("edge-{}-{}", host, pid);
+  for (char& ch : id)
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '.' && ch != '_' && ch != '-') ch = '-';
+  // The pid is what tells two replicas of one host apart: a long host name gives way, not it.
+  if (id.size() > ecs::drain::kMaxEdgeIdLength) {
+    const std::string pid_tail = fmt::format("-{}", pid);
+    id = id.substr(0, ecs::drain::kMaxEdgeIdLength - pid_tail.size()) + pid_tail;
+  }
+  return id;
+}
+
 int RunEdgeCommand(const EdgeCommand& c) {
   auto endpoint = EndpointHostPort(c.endpoint);
   if (!endpoint.ok()) return Fail("endpoint", endpoint.status());
@@ -193,7 +209,8 @@ int RunEdgeCommand(const EdgeCommand& c) {
   }
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
-  options.edge_id = c.edge_id.empty() ? fmt::format("edge-{}-{}", host, getpid()) : c.edge_id;
+  options.edge_id = c.edge_id.empty() ? DefaultEdgeId(host, getpid()) : c.edge_id;
+  if (Status s = ecs::drain::CheckEdgeId(options.edge_id); !s.ok()) return Fail("--edge-id", s);
   options.ecs.exposed_by_default = c.exposed_by_default;
   options.ecs.constraints = c.constraints;
   options.ecs.default_rule = c.default_rule;
@@ -218,13 +235,20 @@ int RunEdgeCommand(const EdgeCommand& c) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   edge::EcsApiSource source(api_options);
-  // A remote edge holds no drains yet: the control plane's holds are served in-process only.
-  edge::Edge edge(options, source, /*holds=*/nullptr);
+  // This replica's own holds, under its edge id, through the control plane's holds service
+  // (ecs/drain/api): a stopping task waits until every replica that routes to it has drained it.
+  edge::RemoteHoldSink holds({.host = endpoint->first, .port = endpoint->second, .region = c.region,
+                              .credentials = *credentials, .timeout = std::chrono::seconds(10)});
+  edge::Edge edge(options, source, &holds);
   auto ports = edge.Start();
   if (!ports.ok()) return Fail("starting", ports.status());
   for (const auto& ep : options.entry_points)
     fmt::print("paddock edge: entry point {} on {}:{}\n", ep.name, ep.host, ports->at(ep.name));
-  if (options.api) fmt::print("paddock edge: API on http://{}:{}/api/overview\n", options.api->host, ports->at("traefik"));
+  if (options.api) {
+    fmt::print("paddock edge: API on http://{}:{}/api/overview\n", options.api->host, ports->at("traefik"));
+    fmt::print("paddock edge: dashboard on http://{}:{}/dashboard/\n", options.api->host, ports->at("traefik"));
+  }
+  fmt::print("paddock edge: holding drains as edge {}\n", options.edge_id);
   std::fflush(stdout);
   int sig = 0;
   sigwait(&signals, &sig);

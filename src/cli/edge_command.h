@@ -1,6 +1,7 @@
 // `paddock edge`: the edge (edge/edge.h) in a process of its own — any number of replicas, each
 // reading the ECS API of a Paddock (or of AWS) with its own credentials, as Traefik's ECS provider
-// does, and routing its entry points. And the in-process edge that `paddock up` runs on the
+// does, routing its entry points, and holding the tasks it routes to for drain-before-stop under
+// its own --edge-id through the control plane's holds service (edge/remote_holds.h). And the in-process edge that `paddock up` runs on the
 // account it bootstrapped, change-driven and holding its tasks for drain-before-stop.
 //
 //   paddock edge --endpoint http://127.0.0.1:4566 --entrypoint web=:8000 [--entrypoint websecure=:8443]
@@ -12,7 +13,7 @@
 //                [--entrypoints.web.http.redirections.entrypoint.to=websecure
 //                 [--entrypoints.web.http.redirections.entrypoint.scheme=https]
 //                 [--entrypoints.web.http.redirections.entrypoint.permanent=true]]
-//                [--credentials FILE] [--profile paddock] [--region us-east-1]
+//                [--edge-id edge-<host>-<pid>] [--credentials FILE] [--profile paddock] [--region us-east-1]
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -43,7 +44,7 @@ struct EdgeCommand {
   bool healthy_tasks_only = false;
   int refresh_seconds = 15;
   int io_threads = 2;
-  std::string edge_id;  // default: edge-<hostname>-<pid>
+  std::string edge_id;  // default: DefaultEdgeId(hostname, pid); checked by ecs::drain::CheckEdgeId
   std::string credentials_file;
   std::string profile = "paddock";
   std::string region = "us-east-1";
@@ -67,6 +68,11 @@ StatusOr<edge::EntryPointOptions> ParseEntryPoint(std::string_view spec);
 Status ApplyEntryPointFlags(const std::vector<std::string>& args, std::vector<edge::EntryPointOptions>& entry_points);
 // "127.0.0.1:8081" / ":8081" -> (host, port).
 StatusOr<edge::EntryPointOptions> ParseAddress(std::string_view name, std::string_view address);
+
+// `paddock edge`'s edge id when --edge-id is not given: "edge-<host>-<pid>", with every character
+// outside [A-Za-z0-9._-] as '-' and the host cut short to keep it within 64 characters (the pid
+// kept whole), so that it always passes ecs::drain::CheckEdgeId.
+std::string DefaultEdgeId(std::string_view host, int pid);
 
 // The edge `paddock up` runs: reads the node's own API as the bootstrap account (so it sees that
 // account's tasks, never another's), is woken by every task change, and holds its tasks in the

@@ -209,8 +209,9 @@ int RunServer(const ServerConfig& config, bool up, bool keep_tasks, const UpEdge
       if (started.ok()) {
         edge = std::move(*started);
         (*node)->tasks().SetTaskListener([e = edge.get()](const paddock::Scope&) { e->Wake(); });
-        fmt::print("  edge         http://{}:{} (API http://{}:{}/api/overview)\n",
-                   eo.web.substr(0, eo.web.rfind(':')), edge->web_port(), eo.api.substr(0, eo.api.rfind(':')),
+        const std::string api_host = eo.api.substr(0, eo.api.rfind(':'));
+        fmt::print("  edge         http://{}:{} (API http://{}:{}/api/overview, dashboard http://{}:{}/dashboard/)\n",
+                   eo.web.substr(0, eo.web.rfind(':')), edge->web_port(), api_host, edge->api_port(), api_host,
                    edge->api_port());
         if (!eo.websecure.empty())
           fmt::print("  edge (TLS)   https://{}:{}{}\n", eo.websecure.substr(0, eo.websecure.rfind(':')),

@@ -42,6 +42,7 @@
 #include "ecs/api/ecs_service.h"
 #include "ecs/api/models/models.h"
 #include "ecs/cluster/clusters.h"
+#include "ecs/drain/api/drain_service.h"  // issue 14: the holds of edges in processes of their own
 #include "ecs/drain/drain_holds.h"  // issue 14: the edges' drain holds
 #include "ecs/drain/task_lookup.h"
 #include "ecs/instance/instances.h"
@@ -250,6 +251,7 @@ class Node::Impl {
   std::unique_ptr<ecs::drain::TasksLookup> drain_lookup;
   std::unique_ptr<ecs::drain::DrainHolds> drain;
   std::unique_ptr<DrainReaper> drain_reaper;
+  std::unique_ptr<ecs::drain::api::DrainService> drain_service;  // PaddockEdgeV20261203 (`paddock edge`)
   // Agents' side of the control plane: Tasks' change listener, long-poll waiters, and the
   // Paddock agent protocol's service (docs/agent-protocol.md).
   std::unique_ptr<agent::InProcessControl> control;
@@ -696,6 +698,8 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   impl->front = std::make_unique<aws::ApiFront>(front_options, SystemClock::Get(), *impl->credentials);
   impl->front->AddJsonService(impl->ecs.get());
   impl->front->AddJsonService(impl->agent_service.get());
+  impl->drain_service = std::make_unique<ecs::drain::api::DrainService>(*impl->drain);
+  impl->front->AddJsonService(impl->drain_service.get());
   impl->ec2 = std::make_unique<ec2::api::Ec2Service>(*impl->store, *impl->security_groups, aws::TokenCodec(token_key));
   impl->ec2->SetInstanceSource(impl->container_instances->ec2_instances());  // DescribeInstances
   impl->front->AddQueryService(impl->ec2.get());

@@ -9,6 +9,7 @@
 #include <boost/json/array.hpp>
 #include <fmt/format.h>
 
+#include "edge/dashboard.h"
 #include "edge/internal/go_json.h"
 
 namespace paddock::edge {
@@ -641,7 +642,10 @@ std::vector<std::string> OverviewProviders(const std::vector<std::string>& kinds
 http::Response ServeApi(const ApiView& view, const http::Request& request) {
   const std::string_view path = request.Path();
   if (path.starts_with("/ping")) return Ping(view, request.method);
-  if (!path.starts_with("/api")) return NotFoundPage();
+  if (!path.starts_with("/api")) {
+    if (std::optional<http::Response> page = ServeDashboard(request)) return std::move(*page);
+    return NotFoundPage();
+  }
 
   const std::string clean = CleanPath(path);
   if (clean != path) {

@@ -11,6 +11,7 @@
 //   /api/tcp/routers|services|middlewares, /api/udp/routers|services   always empty (HTTP only)
 //   /api/paddock/drains   Paddock's own: the servers being drained (research note §6.3)
 //   /ping (any method, any path under it)   200 "OK", 503 "Service Unavailable" when shutting down
+//   /, /dashboard[/], /dashboard/app.js|app.css   the dashboard (edge/dashboard.h)
 // {name} is path-unescaped and includes "@provider". Errors are Traefik's:
 // 404 {"message":"router not found: x@ecs"}, 400 {"message":"invalid request: page: 2, per_page: 100"};
 // an unknown path is Go's "404 page not found", a known one with another method 405.

@@ -6,8 +6,7 @@
 #include <boost/json/serialize.hpp>
 #include <fmt/format.h>
 
-#include "common/clock.h"
-#include "http/client.h"
+#include "aws/json_client.h"
 
 namespace paddock::edge {
 namespace {
@@ -68,7 +67,9 @@ struct Definition {
 class EcsApiSource::Impl {
  public:
   explicit Impl(EcsApiOptions options)
-      : options_(std::move(options)), client_(options_.host, options_.port, options_.timeout) {}
+      : options_(std::move(options)),
+        client_({.host = options_.host, .port = options_.port, .region = options_.region,
+                 .credentials = options_.credentials, .timeout = options_.timeout}) {}
 
   StatusOr<TaskRead> Read() {
     std::lock_guard lock(mu_);
@@ -185,33 +186,18 @@ class EcsApiSource::Impl {
     return &(definitions_[arn] = std::move(def));
   }
 
+  // One ECS call on the source's connection (aws/json_client.h, shared with the drain holds'
+  // client); any failure is the read's, named by the action.
   StatusOr<json::value> Call(std::string_view action, const json::object& body) {
-    http::Request req;
-    req.method = "POST";
-    req.target = "/";
-    std::string host = options_.host.find(':') != std::string::npos ? "[" + options_.host + "]" : options_.host;
-    req.headers = {{"Host", fmt::format("{}:{}", host, options_.port)},
-                   {"Content-Type", "application/x-amz-json-1.1"},
-                   {"X-Amz-Target", fmt::format("AmazonEC2ContainerServiceV20141113.{}", action)}};
-    req.body = json::serialize(body);
-    aws::SignRequest(req, options_.credentials, options_.region, "ecs", SystemClock::Get().Now());
-    ASSIGN_OR_RETURN(http::Response resp, client_.Send(req));
-    boost::system::error_code ec;
-    json::value v = json::parse(resp.body, ec);
-    if (resp.status != 200) {
-      std::string message = resp.body;
-      if (!ec && v.is_object())
-        if (const json::value* m = v.get_object().if_contains("message"); m && m->is_string())
-          message = std::string(m->get_string());
-      return Unavailable(fmt::format("{}: {} {}", action, resp.status, message));
-    }
-    if (ec || !v.is_object()) return DataLoss(fmt::format("{}: the answer is not a JSON object", action));
+    StatusOr<json::value> v = client_.Call(fmt::format("AmazonEC2ContainerServiceV20141113.{}", action), body);
+    if (!v.ok()) return Status(v.status().code(), fmt::format("{}: {}", action, v.status().message()), v.status().detail());
+    if (!v->is_object()) return DataLoss(fmt::format("{}: the answer is not a JSON object", action));
     return v;
   }
 
   const EcsApiOptions options_;
   mutable std::mutex mu_;  // one Read at a time: the client and the cache are its own
-  http::Client client_;
+  aws::JsonClient client_;
   std::map<std::string, Definition> definitions_;
   std::set<std::string> used_;
   size_t definition_calls_ = 0;

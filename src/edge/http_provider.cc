@@ -74,6 +74,7 @@ Status HttpProvider::Start() {
   ASSIGN_OR_RETURN(endpoint_, ParseHttpEndpoint(options_.endpoint));
   if (options_.poll_interval.count() <= 0) return InvalidArgument("poll interval must be greater than 0");
   client_ = std::make_unique<http::Client>(endpoint_.host, endpoint_.port, options_.poll_timeout);
+  client_->set_max_response_body(options_.max_body_bytes);
   (void)Poll();
   thread_ = std::thread([this] { Loop(); });
   return OkStatus();
@@ -103,6 +104,7 @@ StatusOr<bool> HttpProvider::Poll() {
   if (!client_) {
     ASSIGN_OR_RETURN(endpoint_, ParseHttpEndpoint(options_.endpoint));
     client_ = std::make_unique<http::Client>(endpoint_.host, endpoint_.port, options_.poll_timeout);
+    client_->set_max_response_body(options_.max_body_bytes);
   }
   // nullopt: the body is the last one's.
   StatusOr<std::optional<json::object>> next = [&]() -> StatusOr<std::optional<json::object>> {

@@ -47,6 +47,8 @@ struct HttpProviderOptions {
   std::string endpoint = {};
   std::chrono::milliseconds poll_interval{5000};
   std::chrono::milliseconds poll_timeout{5000};
+  // A longer body is an error of that poll (the last good configuration stays).
+  uint64_t max_body_bytes = 16 << 20;
 };
 
 class HttpProvider final : public ConfigProvider {

@@ -113,6 +113,28 @@ TEST_F(HttpProviderTest, TakesAGoodBodySkipsAnUnchangedOneAndKeepsTheLastOnFailu
   EXPECT_EQ(p.Current()->at("http").at("routers").at("r").at("rule"), json::value("Path(`/y`)"));
 }
 
+TEST_F(HttpProviderTest, ABodyOverTheLimitIsAnErrorAndTheLastGoodOneStays) {
+  const std::string good = R"J({"http":{"routers":{"r":{"rule":"Path(`/a`)","service":"s"}}}})J";
+  Serve(200, good);
+  HttpProvider p({.endpoint = endpoint_, .max_body_bytes = good.size() + 10});
+  ASSERT_TRUE(p.Poll().ok());
+  // Valid configuration, one byte over the limit: refused unread, whatever it says.
+  std::string padded = R"J({"http":{"routers":{"r":{"rule":"Path(`/b`)","service":"s"}}}})J";
+  padded.insert(padded.size() - 1, std::string(good.size() + 11 - padded.size(), ' '));
+  ASSERT_EQ(padded.size(), good.size() + 11);
+  Serve(200, padded);
+  auto refused = p.Poll();
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("longer than"), std::string::npos) << refused.status().message();
+  EXPECT_EQ(p.Current()->at("http").at("routers").at("r").at("rule"), json::value("Path(`/a`)"));
+  // At the limit exactly it is taken, on the connection the refusal closed.
+  padded.erase(padded.size() - 2, 1);
+  Serve(200, padded);
+  auto taken = p.Poll();
+  ASSERT_TRUE(taken.ok()) << taken.status().ToString();
+  EXPECT_EQ(p.Current()->at("http").at("routers").at("r").at("rule"), json::value("Path(`/b`)"));
+}
+
 TEST_F(HttpProviderTest, StartPollsAtOnceAndRefusesHttpsAndAZeroInterval) {
   Serve(200, R"J({"http":{}})J");
   HttpProvider p({.endpoint = endpoint_, .poll_interval = std::chrono::hours(1)});

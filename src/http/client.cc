@@ -77,7 +77,10 @@ class Client::Impl {
       }
 
       bhttp::response_parser<bhttp::string_body> parser;
-      parser.body_limit(boost::none);
+      if (max_body_)
+        parser.body_limit(*max_body_);
+      else
+        parser.body_limit(boost::none);
       parser.header_limit(kMaxResponseHeaderBytes);
       if (head_request) parser.skip(true);
       stream_.expires_after(timeout_);
@@ -87,6 +90,9 @@ class Client::Impl {
         bool retry = may_retry && !parser.got_some() && PeerClosed(ec);
         Disconnect();
         if (retry) continue;
+        if (ec == bhttp::error::body_limit)
+          return ResourceExhausted("the response from " + host_header_ + " is longer than " +
+                                   std::to_string(*max_body_) + " bytes");
         return Failure("reading a response from", ec);
       }
       if (!parser.keep_alive()) Disconnect();
@@ -143,6 +149,7 @@ class Client::Impl {
     // Runs on the thread inside Send's Run (or at the next Run, which then fails at once).
     asio::post(ioc_, [this] { stream_.cancel(); });
   }
+  void set_max_response_body(uint64_t bytes) { max_body_ = bytes; }
 
  private:
 
@@ -193,6 +200,7 @@ class Client::Impl {
   bool connected_ = false;
   std::atomic<bool> cancelled_{false};
   std::optional<tcp::resolver::results_type> endpoints_;
+  std::optional<uint64_t> max_body_;
 };
 
 Client::Client(std::string host, uint16_t port, std::chrono::milliseconds timeout)
@@ -203,5 +211,7 @@ Client::~Client() = default;
 StatusOr<Response> Client::Send(const Request& req) { return impl_->Send(req); }
 
 void Client::Cancel() { impl_->Cancel(); }
+
+void Client::set_max_response_body(uint64_t bytes) { impl_->set_max_response_body(bytes); }
 
 }  // namespace paddock::http

@@ -27,6 +27,10 @@ class Client {
   // connection errors and timeouts.
   StatusOr<Response> Send(const Request& req);
 
+  // Responses whose body is longer than `bytes` fail Send with kResourceExhausted (and close the
+  // connection); by default a body has no limit.
+  void set_max_response_body(uint64_t bytes);
+
   // From any thread: makes a Send in progress, and every later one, fail at once with
   // kUnavailable "cancelled". For a long-poll that must stop promptly.
   void Cancel();

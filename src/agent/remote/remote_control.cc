@@ -37,44 +37,6 @@ StatusOr<std::pair<std::string, uint16_t>> ParseEndpoint(std::string_view url) {
   return std::make_pair(std::string(host), static_cast<uint16_t>(port));
 }
 
-JsonClient::JsonClient(ClientOptions options)
-    : options_(std::move(options)), http_(options_.host, options_.port, options_.timeout) {}
-
-StatusOr<json::value> JsonClient::Call(std::string_view target, const json::object& body) {
-  http::Request req;
-  req.method = "POST";
-  req.target = "/";
-  std::string host = options_.host.find(':') != std::string::npos ? "[" + options_.host + "]" : options_.host;
-  req.headers = {{"Host", fmt::format("{}:{}", host, options_.port)},
-                 {"Content-Type", "application/x-amz-json-1.1"},
-                 {"X-Amz-Target", std::string(target)}};
-  req.body = json::serialize(body);
-  aws::SignRequest(req, options_.credentials, options_.region, "ecs", SystemClock::Get().Now());
-  ASSIGN_OR_RETURN(http::Response resp, http_.Send(req));
-  boost::system::error_code ec;
-  json::value v = json::parse(resp.body, ec);
-  if (resp.status != 200) {
-    std::string type(resp.GetHeader("x-amzn-ErrorType"));
-    std::string message = resp.body;
-    if (!ec && v.is_object()) {
-      const json::object& o = v.get_object();
-      if (auto* t = o.if_contains("__type"); t && t->is_string() && type.empty()) type = t->get_string();
-      if (auto* m = o.if_contains("message"); m && m->is_string()) message = m->get_string();
-    }
-    if (size_t colon = type.find(':'); colon != std::string::npos) type.resize(colon);
-    StatusCode code = resp.status >= 500 ? StatusCode::kUnavailable : StatusCode::kFailedPrecondition;
-    if (type == "AccessDeniedException") code = StatusCode::kPermissionDenied;
-    if (type == "InvalidParameterException" || type == "ClientException") code = StatusCode::kInvalidArgument;
-    // The answer's code, read back into the vocabulary the agent tells apart (aws/'s own: an
-    // unknown key, an unknown operation); ECS's codes it tells apart by the status code alone.
-    ErrorDetail detail;
-    if (std::optional<aws::Error> a = aws::ErrorFromAwsCode(type)) detail = *a;
-    return Status(code, message, detail);
-  }
-  if (ec) return DataLoss(fmt::format("{}: the answer is not JSON", target));
-  return v;
-}
-
 RemoteControl::RemoteControl(ClientOptions client, std::string cluster, std::string instance_arn,
                              RemoteOptions options)
     : client_options_(client),

@@ -40,6 +40,7 @@
 
 #include "agent/control.h"
 #include "agent/protocol/messages.h"
+#include "aws/json_client.h"
 #include "aws/sigv4.h"
 #include "http/client.h"
 
@@ -48,32 +49,13 @@ namespace paddock::agent::remote {
 using protocol::ImageAccess;
 using protocol::kAgentTargetPrefix;
 
-struct ClientOptions {
-  std::string host = "127.0.0.1";
-  uint16_t port = 4566;
-  std::string region = "us-east-1";
-  aws::SigningCredentials credentials;
-  std::chrono::milliseconds timeout = std::chrono::seconds(30);  // above the longest long-poll
-};
+// The signed JSON client every Paddock client process shares (aws/json_client.h), under the names
+// the agent's code uses.
+using ClientOptions = aws::JsonClientOptions;
+using aws::JsonClient;
 
 // "http://HOST:PORT[/]" → host and port (no TLS: the endpoint is Paddock's own).
 StatusOr<std::pair<std::string, uint16_t>> ParseEndpoint(std::string_view url);
-
-// One keep-alive connection making SigV4-signed JSON 1.1 calls. Not thread-safe (one caller at a
-// time), except Cancel.
-class JsonClient {
- public:
-  explicit JsonClient(ClientOptions options);
-  // `target` is "Prefix.Action". An error answer becomes a Status with its message and, when its
-  // AWS code is one of aws::Error's or ECS's (ecs/api/errors.h), that detail; a transport failure
-  // is kUnavailable.
-  StatusOr<boost::json::value> Call(std::string_view target, const boost::json::object& body);
-  void Cancel() { http_.Cancel(); }
-
- private:
-  ClientOptions options_;
-  http::Client http_;
-};
 
 struct RemoteOptions {
   std::chrono::seconds poll_wait{20};

@@ -8,6 +8,8 @@
 
 #include "ecs/common/errors.h"
 #include "ecs/common/resource_arn.h"
+#include "ecs/drain/edge_id.h"
+#include "ecs/drain/errors.h"
 #include "store/key.h"
 
 namespace paddock::ecs::drain {
@@ -53,18 +55,7 @@ StatusOr<uint64_t> ParseU64(std::string_view text, std::string_view what) {
 
 uint64_t Millis(TimePoint t) { return static_cast<uint64_t>(std::max<int64_t>(EpochMillis(t), 0)); }
 
-Status CheckEdge(const EdgeId& edge) {
-  const std::string& e = edge.str();
-  bool ok = !e.empty() && e.size() <= kMaxEdgeIdLength;
-  for (char c : e)
-    ok = ok && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-                c == '-');
-  if (!ok)
-    return InvalidArgument(
-        fmt::format("Invalid edge id '{}': 1 to {} characters of [A-Za-z0-9._-].", e, kMaxEdgeIdLength),
-        ecs::Error::kInvalidParameter);
-  return OkStatus();
-}
+Status CheckEdge(const EdgeId& edge) { return CheckEdgeId(edge.str()); }
 
 // The task a hold names: a task ARN in its long form (with the cluster) of `scope`.
 StatusOr<TaskRef> HeldTask(const Scope& scope, std::string_view arn) {
@@ -171,7 +162,8 @@ StatusOr<PutResult> DrainHolds::Put(const Scope& scope, const EdgeId& edge, cons
       }
       if (live >= kMaxEdgesPerScope)
         return ResourceExhausted(fmt::format("{} edges already hold tasks in {}/{}: at most {}.", live,
-                                             scope.account.str(), scope.region.str(), kMaxEdgesPerScope));
+                                             scope.account.str(), scope.region.str(), kMaxEdgesPerScope),
+                                 Error::kTooManyEdges);
     }
     std::vector<TaskRef> refs;
     refs.reserve(wanted.size());
@@ -421,6 +413,18 @@ Status DrainHolds::ReapAccount(const AccountId& account) {
     });
   }
   Notify();
+  return OkStatus();
+}
+
+Status CheckEdgeId(std::string_view id) {
+  bool ok = !id.empty() && id.size() <= kMaxEdgeIdLength;
+  for (char c : id)
+    ok = ok && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+                c == '-');
+  if (!ok)
+    return InvalidArgument(
+        fmt::format("Invalid edge id '{}': 1 to {} characters of [A-Za-z0-9._-].", id, kMaxEdgeIdLength),
+        ecs::Error::kInvalidParameter);
   return OkStatus();
 }
 

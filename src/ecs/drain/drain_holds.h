@@ -57,6 +57,7 @@
 #include "common/clock.h"
 #include "common/ids.h"
 #include "common/status.h"
+#include "ecs/drain/edge_id.h"
 #include "store/store.h"
 
 namespace paddock::ecs::drain {
@@ -64,10 +65,10 @@ namespace paddock::ecs::drain {
 using agent::protocol::DrainAnswer;
 using agent::protocol::DrainVerdict;
 
-// An edge replica's name: 1 to 64 characters of [A-Za-z0-9._-], unique among the edges of a scope.
+// An edge replica's name: 1 to 64 characters of [A-Za-z0-9._-] (edge_id.h), unique among the edges
+// of a scope.
 using EdgeId = TypedString<struct EdgeIdTag>;
 
-inline constexpr size_t kMaxEdgeIdLength = 64;
 inline constexpr size_t kMaxHoldsPerPut = 10'000;
 inline constexpr std::chrono::seconds kMaxDrainTimeout = agent::protocol::kMaxDrainTimeout;  // 3600 s
 inline constexpr std::chrono::seconds kMinLease{1};

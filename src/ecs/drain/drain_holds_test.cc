@@ -20,6 +20,7 @@
 
 #include "common/testing/fake_clock.h"
 #include "ecs/cluster/clusters.h"
+#include "ecs/drain/errors.h"
 #include "ecs/drain/task_lookup.h"
 #include "ecs/task/tasks.h"
 #include "ecs/taskdef/taskdefs.h"
@@ -207,7 +208,9 @@ TEST_F(DrainHoldsTest, EveryBoundIsRefusedPastItsLimitAndNothingIsWritten) {
 
 TEST_F(DrainHoldsTest, AScopeHasABoundedNumberOfLiveEdges) {
   for (size_t i = 0; i < kMaxEdgesPerScope; ++i) ASSERT_TRUE(Put(kA, fmt::format("edge-{}", i), {}).ok()) << i;
-  EXPECT_EQ(Put(kA, "one-more", {}).status().code(), StatusCode::kResourceExhausted);
+  const Status refused = Put(kA, "one-more", {}).status();
+  EXPECT_EQ(refused.code(), StatusCode::kResourceExhausted);
+  EXPECT_TRUE(refused.detail().Is(Error::kTooManyEdges)) << refused.ToString();  // LimitExceededException
   EXPECT_TRUE(Put(kA, "edge-0", {}).ok());  // a live edge renews
   EXPECT_TRUE(Put(kB, "one-more", {}).ok());  // another scope is not counted
   clock_.Advance(seconds(15));  // every lease lapsed

@@ -167,13 +167,22 @@ struct AuthReply {
 // Auth cookies to put on the final response, per forwardAuth step that set some.
 using CookiePlan = std::vector<std::pair<const ForwardAuth*, std::vector<std::string>>>;
 
-// What became of one request, for the metrics: the status the client got (0: none was sent) and
-// the service it was sent to (empty: it did not reach one).
+// What became of one request, for the metrics: the status the client got (0: none was sent), the
+// service it was sent to (null: it did not reach one) and the generation of the table that routed it.
 struct Outcome {
   int status = 0;
-  std::string service;
+  std::shared_ptr<const Backend> backend;
+  uint64_t table_generation = 0;
   const std::pair<std::string, std::string>* tls = nullptr;  // (version, cipher) over TLS
 };
+
+// Record's shortcut key: (status, method, entry point) in one word.
+uint64_t SeriesShortcut(int status, std::string_view metric_method, size_t entry_point) {
+  static constexpr std::array<std::string_view, 10> kLabels = {
+      "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "CONNECT", "OPTIONS", "TRACE", "EXTENSION_METHOD"};
+  const size_t method = static_cast<size_t>(std::find(kLabels.begin(), kLabels.end(), metric_method) - kLabels.begin());
+  return (static_cast<uint64_t>(static_cast<uint32_t>(status)) << 32) | (method << 24) | (entry_point & 0xffffff);
+}
 
 // SimpleResponse, noting its status in `out`.
 template <typename... Args>
@@ -181,6 +190,42 @@ std::string Answered(Outcome& out, int status, Args&&... args) {
   out.status = status;
   return SimpleResponse(status, std::forward<Args>(args)...);
 }
+
+// A share of the request-body budget (ProxyOptions::max_buffered_request_bytes), given back when
+// it goes out of scope.
+class BodyReservation {
+ public:
+  explicit BodyReservation(std::atomic<uint64_t>& in_use) : in_use_(in_use) {}
+  ~BodyReservation() { in_use_.fetch_sub(bytes_, std::memory_order_relaxed); }
+  BodyReservation(const BodyReservation&) = delete;
+  BodyReservation& operator=(const BodyReservation&) = delete;
+  // Takes `bytes` unless that would put the total over `budget`.
+  bool Take(uint64_t bytes, uint64_t budget) {
+    uint64_t now = in_use_.load(std::memory_order_relaxed);
+    do {
+      if (now + bytes > budget) return false;
+    } while (!in_use_.compare_exchange_weak(now, now + bytes, std::memory_order_relaxed));
+    bytes_ += bytes;
+    return true;
+  }
+
+ private:
+  std::atomic<uint64_t>& in_use_;
+  uint64_t bytes_ = 0;
+};
+
+// A connection to a forwardAuth server, kept alive between calls.
+struct AuthConnection {
+  explicit AuthConnection(asio::io_context& ioc) : stream(ioc) {}
+  beast::tcp_stream stream;
+  beast::flat_buffer buffer;
+  bool fresh = false;  // connected for this call (not taken from the pool)
+  std::chrono::steady_clock::time_point parked;
+};
+// Idle connections kept per forwardAuth server and I/O thread, and for how long (Go's
+// http.Transport default, which Traefik's forwardAuth client keeps).
+constexpr size_t kMaxIdleAuthConnections = 64;
+constexpr std::chrono::seconds kAuthIdleTimeout{90};
 
 struct Upstream {
   std::shared_ptr<ServerState> server;
@@ -230,12 +275,13 @@ class Proxy::Impl {
     c.bad_gateway = bad_gateway_.load();
     c.unavailable = unavailable_.load();
     c.open_connections = open_.load();
+    c.refused_connections = refused_connections_.load();
     return c;
   }
 
  private:
   struct Listener {
-    std::string entry_point;
+    size_t index = 0;  // of its entry point in options_.entry_points
     uint16_t port = 0;
     std::unique_ptr<tcp::acceptor> acceptor;
   };
@@ -244,6 +290,8 @@ class Proxy::Impl {
     std::vector<Listener> listeners;
     // Idle upstream connections by server, most recently used last.
     std::unordered_map<const ServerState*, std::vector<Upstream>> idle;
+    std::unordered_map<std::string, std::vector<std::unique_ptr<AuthConnection>>> auth_idle;  // by host:port
+    std::chrono::steady_clock::time_point auth_swept;  // when auth_idle was last rid of expired connections
     std::set<beast::tcp_stream*> idle_clients;  // client connections between requests
     uint64_t table_generation = 0;  // of `table`, this thread's copy of the current table
     std::shared_ptr<const Table> table;
@@ -252,6 +300,12 @@ class Proxy::Impl {
     std::mutex stats_mu;
     std::map<RequestKey, RequestSeries> entry_point_stats;  // GUARDED_BY(stats_mu)
     std::map<RequestKey, RequestSeries> service_stats;      // GUARDED_BY(stats_mu)
+    // Record's shortcuts into the two maps above (their nodes never move), so that a request
+    // builds no label strings: by SeriesShortcut, and by SeriesShortcut and backend — the latter
+    // only for the backends of the table of `table_generation` (cleared on a swap: a later table's
+    // backend may have an earlier one's address).
+    std::unordered_map<uint64_t, RequestSeries*> entry_point_series;                  // GUARDED_BY(stats_mu)
+    std::map<std::pair<uint64_t, const Backend*>, RequestSeries*> service_series;   // GUARDED_BY(stats_mu)
     std::map<std::string, int64_t> open_by_entry_point;     // GUARDED_BY(stats_mu)
     std::map<std::tuple<std::string, std::string, std::string>, uint64_t> tls_requests;  // GUARDED_BY(stats_mu)
   };
@@ -263,7 +317,7 @@ class Proxy::Impl {
   };
 
   asio::awaitable<void> Accept(Worker& w, Listener& l);
-  asio::awaitable<void> Serve(Worker& w, tcp::socket socket, std::string entry_point, uint16_t port);
+  asio::awaitable<void> Serve(Worker& w, tcp::socket socket, size_t entry_point_index, uint16_t port);
   // Answers one request read from `client`; false when the connection must close afterwards.
   // Reads the connection's first bytes into `buffer` and, when they open a TLS handshake, serves
   // the connection over TLS with the current table's certificates. False: it closed or failed.
@@ -281,8 +335,11 @@ class Proxy::Impl {
   asio::awaitable<bool> WriteAll(ClientStream& s, std::string_view data);
 
   // Counts one answered request (none when no status was sent) on its entry point and service.
-  void Record(Worker& w, const std::string& entry_point, std::string_view method, const Outcome& out,
+  void Record(Worker& w, size_t entry_point_index, std::string_view method, const Outcome& out,
               std::chrono::steady_clock::duration took);
+  // The worker takes the current table if it changed, and drops the series of services it no
+  // longer has (Traefik drops a removed service's series; and so they stay bounded).
+  void RefreshTable(Worker& w);
 
   void ReconcileHealthChecks();  // on worker 0
   asio::awaitable<void> ProbeLoop(std::shared_ptr<Probe> probe);
@@ -305,7 +362,8 @@ class Proxy::Impl {
   std::shared_ptr<const TlsCertificates> generated_;
 
   std::atomic<uint64_t> requests_{0}, connects_{0}, reuses_{0}, retried_{0}, bad_gateway_{0}, unavailable_{0},
-      open_{0};
+      open_{0}, refused_connections_{0};
+  std::atomic<uint64_t> buffered_bytes_{0};  // request bodies reserved (BodyReservation)
   std::mutex open_mu_;
   std::condition_variable open_cv_;
 };
@@ -316,7 +374,8 @@ StatusOr<std::map<std::string, uint16_t>> Proxy::Impl::Start() {
   const int threads = std::max(1, options_.io_threads);
   for (int i = 0; i < threads; ++i) workers_.push_back(std::make_unique<Worker>());
   std::map<std::string, uint16_t> ports;
-  for (const EntryPointOptions& ep : options_.entry_points) {
+  for (size_t index = 0; index < options_.entry_points.size(); ++index) {
+    const EntryPointOptions& ep = options_.entry_points[index];
     error_code ec;
     auto address = asio::ip::make_address(ep.host, ec);
     if (ec) return InvalidArgument(fmt::format("entry point {}: '{}' is not an IP address", ep.name, ep.host));
@@ -337,7 +396,7 @@ StatusOr<std::map<std::string, uint16_t>> Proxy::Impl::Start() {
         return Unavailable(fmt::format("entry point {}: cannot listen on {}:{}: {}", ep.name, ep.host, port,
                                        ec.message()));
       port = acceptor->local_endpoint().port();
-      w->listeners.push_back(Listener{ep.name, port, std::move(acceptor)});
+      w->listeners.push_back(Listener{index, port, std::move(acceptor)});
     }
     ports[ep.name] = port;
   }
@@ -389,13 +448,21 @@ asio::awaitable<void> Proxy::Impl::Accept(Worker& w, Listener& l) {
       co_await t.async_wait(kTuple);
       continue;
     }
+    // Past the cap a connection is closed at once (counted in Serve from here, so a burst of
+    // accepts cannot overshoot it).
+    if (open_.load() >= options_.max_client_connections) {
+      refused_connections_.fetch_add(1, std::memory_order_relaxed);
+      socket.close(ec);
+      continue;
+    }
+    open_.fetch_add(1);
     socket.set_option(tcp::no_delay(true), ec);
-    asio::co_spawn(w.ioc, Serve(w, std::move(socket), l.entry_point, l.port), asio::detached);
+    asio::co_spawn(w.ioc, Serve(w, std::move(socket), l.index, l.port), asio::detached);
   }
 }
 
-asio::awaitable<void> Proxy::Impl::Serve(Worker& w, tcp::socket socket, std::string entry_point, uint16_t port) {
-  open_.fetch_add(1);
+asio::awaitable<void> Proxy::Impl::Serve(Worker& w, tcp::socket socket, size_t entry_point_index, uint16_t port) {
+  const std::string& entry_point = options_.entry_points[entry_point_index].name;
   {
     std::lock_guard lock(w.stats_mu);
     ++w.open_by_entry_point[entry_point];
@@ -434,6 +501,16 @@ asio::awaitable<void> Proxy::Impl::Serve(Worker& w, tcp::socket socket, std::str
       break;
     }
     client.tcp().expires_after(options_.client_read_timeout);
+    // The body's bytes, reserved from the edge's budget before they are read (all of
+    // max_request_body_bytes when its length is not declared); released once it is answered.
+    BodyReservation reservation(buffered_bytes_);
+    if (!parser.is_done() && !reservation.Take(std::min<uint64_t>(parser.content_length().value_or(options_.max_request_body_bytes),
+                                                                 options_.max_request_body_bytes),
+                                               options_.max_buffered_request_bytes)) {
+      unavailable_.fetch_add(1, std::memory_order_relaxed);
+      co_await WriteAll(client, SimpleResponse(503, "text/plain; charset=utf-8", "Service Unavailable\n", false));
+      break;
+    }
     if (!parser.is_done()) {
       if (IEquals(std::string_view(parser.get()[bhttp::field::expect]), "100-continue"))
         if (!co_await WriteAll(client, "HTTP/1.1 100 Continue\r\n\r\n")) break;
@@ -451,7 +528,7 @@ asio::awaitable<void> Proxy::Impl::Serve(Worker& w, tcp::socket socket, std::str
     if (client.is_tls()) out.tls = &tls;
     const auto began = std::chrono::steady_clock::now();
     bool again = co_await Handle(w, client, req, entry_point, port, client_ip, keep_alive, out);
-    Record(w, entry_point, req.method_string(), out, std::chrono::steady_clock::now() - began);
+    Record(w, entry_point_index, req.method_string(), out, std::chrono::steady_clock::now() - began);
     if (!again || !keep_alive) break;
   }
   if (client.is_tls() && served && !stopping_.load()) {  // close_notify, waiting at most a second
@@ -470,21 +547,50 @@ asio::awaitable<void> Proxy::Impl::Serve(Worker& w, tcp::socket socket, std::str
   }
 }
 
-void Proxy::Impl::Record(Worker& w, const std::string& entry_point, std::string_view method, const Outcome& out,
+void Proxy::Impl::Record(Worker& w, size_t entry_point_index, std::string_view method, const Outcome& out,
                          std::chrono::steady_clock::duration took) {
   if (out.status == 0) return;
   const double seconds = std::chrono::duration<double>(took).count();
-  RequestKey key{std::to_string(out.status), std::string(MetricMethod(method)), "http", entry_point};
+  const std::string_view label = MetricMethod(method);
+  const uint64_t shortcut = SeriesShortcut(out.status, label, entry_point_index);
+  auto key = [&] {
+    return RequestKey{std::to_string(out.status), std::string(label), "http",
+                      options_.entry_points[entry_point_index].name};
+  };
   std::lock_guard lock(w.stats_mu);
-  RequestSeries& ep = w.entry_point_stats[key];
-  ++ep.requests;
-  ep.duration.Observe(seconds);
-  if (out.tls) ++w.tls_requests[{entry_point, out.tls->first, out.tls->second}];
-  if (out.service.empty()) return;
-  key.name = out.service;
-  RequestSeries& svc = w.service_stats[std::move(key)];
-  ++svc.requests;
-  svc.duration.Observe(seconds);
+  RequestSeries*& ep = w.entry_point_series[shortcut];
+  if (!ep) ep = &w.entry_point_stats[key()];
+  ++ep->requests;
+  ep->duration.Observe(seconds);
+  if (out.tls) ++w.tls_requests[{options_.entry_points[entry_point_index].name, out.tls->first, out.tls->second}];
+  if (!out.backend) return;
+  RequestSeries* svc = nullptr;
+  if (out.table_generation == w.table_generation) {  // the backend is one of the worker's table's
+    RequestSeries*& cached = w.service_series[{shortcut, out.backend.get()}];
+    if (!cached) {
+      RequestKey k = key();
+      k.name = out.backend->name;
+      cached = &w.service_stats[std::move(k)];
+    }
+    svc = cached;
+  } else {  // routed by a table since replaced: by name, pruned at the next swap if it is gone
+    RequestKey k = key();
+    k.name = out.backend->name;
+    svc = &w.service_stats[std::move(k)];
+  }
+  ++svc->requests;
+  svc->duration.Observe(seconds);
+}
+
+void Proxy::Impl::RefreshTable(Worker& w) {
+  const uint64_t g = table_generation_.load(std::memory_order_acquire);
+  if (g == w.table_generation) return;
+  std::shared_ptr<const Table> table = this->table();
+  std::lock_guard lock(w.stats_mu);
+  table.swap(w.table);  // the old one is released after the lock
+  w.table_generation = g;
+  w.service_series.clear();
+  std::erase_if(w.service_stats, [&](const auto& entry) { return !w.table->backends.count(entry.first.name); });
 }
 
 MetricsSnapshot Proxy::Impl::Metrics() const {
@@ -522,10 +628,7 @@ asio::awaitable<bool> Proxy::Impl::Sniff(Worker& w, ClientStream& client, beast:
   // handshake to refuse (Traefik's clientHelloInfo).
   const auto first = static_cast<const unsigned char*>(buffer.data().data())[0];
   if (first != 0x16 && first != 0x80) co_return true;
-  if (const uint64_t g = table_generation_.load(std::memory_order_acquire); g != w.table_generation) {
-    w.table = this->table();
-    w.table_generation = g;
-  }
+  RefreshTable(w);
   // Held until the handshake is over: its server-name callback reads the set.
   std::shared_ptr<const TlsCertificates> certificates = w.table ? w.table->certificates : nullptr;
   if (!certificates) {
@@ -568,6 +671,7 @@ asio::awaitable<bool> Proxy::Impl::Handle(Worker& w, ClientStream& client,
   x.now = std::chrono::steady_clock::now();
   // The client's own X-Forwarded-* and X-Real-Ip are not believed (Traefik without trusted IPs):
   // the edge sets them, before the chain, which may read them (redirectScheme reads the proto).
+  x.headers.reserve(static_cast<size_t>(std::distance(req.begin(), req.end())) + 4);
   for (const auto& field : req) {
     std::string_view name = field.name_string();
     if (IEquals(name, "host")) {
@@ -595,11 +699,9 @@ asio::awaitable<bool> Proxy::Impl::Handle(Worker& w, ClientStream& client,
                      .query = x.raw_query,
                      .client_ip = x.client_ip,
                      .headers = &header_views};
-  if (const uint64_t g = table_generation_.load(std::memory_order_acquire); g != w.table_generation) {
-    w.table = this->table();
-    w.table_generation = g;
-  }
+  RefreshTable(w);
   std::shared_ptr<const Table> table = w.table;  // this request's, whatever a swap does meanwhile
+  outcome.table_generation = w.table_generation;
   const Route* route = table->Match(entry_point, facts, client.is_tls() ? Transport::kTls : Transport::kPlain);
   if (!route) {
     co_return co_await WriteAll(client, Answered(outcome, 404, "text/plain; charset=utf-8", "404 page not found\n",
@@ -798,26 +900,6 @@ asio::awaitable<AuthReply> Proxy::Impl::CallAuth(Worker& w, const ForwardAuth& a
                                                  const std::string* body) {
   AuthReply reply;
   const AuthAddress& a = auth.address();
-  beast::tcp_stream stream(w.ioc);
-  stream.expires_after(kForwardAuthTimeout);
-  std::vector<tcp::endpoint> endpoints;
-  error_code ec;
-  auto address = asio::ip::make_address(a.host, ec);
-  if (!ec) {
-    endpoints.emplace_back(address, a.port);
-  } else {
-    tcp::resolver resolver(w.ioc);
-    asio::steady_timer deadline(w.ioc, kForwardAuthTimeout);
-    deadline.async_wait([&resolver](error_code e) {
-      if (!e) resolver.cancel();
-    });
-    auto [rec, results] = co_await resolver.async_resolve(a.host, std::to_string(a.port), kTuple);
-    deadline.cancel();
-    if (rec) co_return reply;
-    for (const auto& entry : results) endpoints.push_back(entry.endpoint());
-  }
-  auto [cec, connected] = co_await stream.async_connect(endpoints, kTuple);
-  if (cec) co_return reply;
   const std::string_view method = auth.Method(x);
   std::string head;
   head.reserve(512);
@@ -840,33 +922,94 @@ asio::awaitable<AuthReply> Proxy::Impl::CallAuth(Worker& w, const ForwardAuth& a
     AppendDecimal(head, with_body ? body->size() : 0);
     head += "\r\n";
   }
-  head += "Connection: close\r\n\r\n";
-  std::array<asio::const_buffer, 2> out{asio::buffer(head),
-                                        with_body ? asio::buffer(*body) : asio::const_buffer()};
-  auto [wec, wn] = co_await asio::async_write(stream, out, kTuple);
-  if (wec) co_return reply;
-  beast::flat_buffer buffer;
-  bhttp::response_parser<bhttp::string_body> rp;
-  rp.header_limit(static_cast<uint32_t>(options_.max_header_bytes));
-  const int64_t limit = auth.config().max_response_body_size;
-  if (limit >= 0)
-    rp.body_limit(static_cast<uint64_t>(limit));
-  else
-    rp.body_limit(boost::none);
-  if (method == "HEAD") rp.skip(true);
-  auto [rec, rn] = co_await bhttp::async_read(stream, buffer, rp, kTuple);
-  if (rec == bhttp::error::body_limit) {
+  head += "\r\n";
+  // Kept alive between calls, as Traefik's client does: a pooled connection first; one the auth
+  // server closed while it sat idle is found out by the write or the read and the call is made
+  // again, once, on a new connection.
+  const std::string pool_key = a.host + ":" + std::to_string(a.port);
+  if (const auto now = std::chrono::steady_clock::now(); now - w.auth_swept > std::chrono::seconds(1)) {
+    w.auth_swept = now;  // (an address no longer configured keeps nothing open past the timeout)
+    for (auto it = w.auth_idle.begin(); it != w.auth_idle.end();) {
+      std::erase_if(it->second, [&](const auto& c) { return now - c->parked > kAuthIdleTimeout; });
+      it = it->second.empty() ? w.auth_idle.erase(it) : std::next(it);
+    }
+  }
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    std::unique_ptr<AuthConnection> conn;
+    if (auto it = w.auth_idle.find(pool_key); it != w.auth_idle.end() && !it->second.empty()) {
+      conn = std::move(it->second.back());
+      it->second.pop_back();
+    } else {
+      conn = std::make_unique<AuthConnection>(w.ioc);
+      conn->stream.expires_after(kForwardAuthTimeout);
+      std::vector<tcp::endpoint> endpoints;
+      error_code ec;
+      auto address = asio::ip::make_address(a.host, ec);
+      if (!ec) {
+        endpoints.emplace_back(address, a.port);
+      } else {
+        tcp::resolver resolver(w.ioc);
+        asio::steady_timer deadline(w.ioc, kForwardAuthTimeout);
+        deadline.async_wait([&resolver](error_code e) {
+          if (!e) resolver.cancel();
+        });
+        auto [rec, results] = co_await resolver.async_resolve(a.host, std::to_string(a.port), kTuple);
+        deadline.cancel();
+        if (rec) co_return reply;
+        for (const auto& entry : results) endpoints.push_back(entry.endpoint());
+      }
+      auto [cec, connected] = co_await conn->stream.async_connect(endpoints, kTuple);
+      if (cec) co_return reply;
+      conn->stream.socket().set_option(tcp::no_delay(true), ec);
+      conn->fresh = true;
+    }
+    conn->stream.expires_after(kForwardAuthTimeout);
+    std::array<asio::const_buffer, 2> out{asio::buffer(head),
+                                          with_body ? asio::buffer(*body) : asio::const_buffer()};
+    auto [wec, wn] = co_await asio::async_write(conn->stream, out, kTuple);
+    bhttp::response_parser<bhttp::string_body> rp;
+    rp.header_limit(static_cast<uint32_t>(options_.max_header_bytes));
+    const int64_t limit = auth.config().max_response_body_size;
+    if (limit >= 0)
+      rp.body_limit(static_cast<uint64_t>(limit));
+    else
+      rp.body_limit(boost::none);
+    if (method == "HEAD") rp.skip(true);
+    error_code rec = wec;
+    if (!wec) {
+      auto [e, n] = co_await bhttp::async_read(conn->stream, conn->buffer, rp, kTuple);
+      rec = e;
+    }
+    if (rec == bhttp::error::body_limit) {
+      reply.reached = true;
+      reply.too_large = true;
+      co_return reply;
+    }
+    if (rec) {
+      if (!conn->fresh && !rp.got_some() &&
+          (rec == bhttp::error::end_of_stream || rec == asio::error::eof || rec == asio::error::connection_reset ||
+           rec == asio::error::broken_pipe)) {
+        w.auth_idle.erase(pool_key);  // the rest are as old
+        continue;
+      }
+      co_return reply;
+    }
+    auto& res = rp.get();
     reply.reached = true;
-    reply.too_large = true;
+    reply.status = static_cast<int>(res.result_int());
+    for (const auto& field : res)
+      reply.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+    reply.body = std::move(res.body());
+    if (rp.keep_alive() && conn->buffer.size() == 0 && !stopping_.load()) {
+      auto& idle = w.auth_idle[pool_key];
+      if (idle.size() >= kMaxIdleAuthConnections) idle.erase(idle.begin());
+      conn->fresh = false;
+      conn->parked = std::chrono::steady_clock::now();
+      conn->stream.expires_never();
+      idle.push_back(std::move(conn));
+    }
     co_return reply;
   }
-  if (rec) co_return reply;
-  auto& res = rp.get();
-  reply.reached = true;
-  reply.status = static_cast<int>(res.result_int());
-  for (const auto& field : res) reply.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
-  reply.body = std::move(res.body());
-  stream.socket().shutdown(tcp::socket::shutdown_both, ec);
   co_return reply;
 }
 
@@ -874,7 +1017,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
                                            const std::string& body, bool head_request, unsigned client_version,
                                            bool keep_alive, const RetryConfig* retry, const CookiePlan& cookies,
                                            Outcome& outcome) {
-  if (route.backend) outcome.service = route.backend->name;
+  outcome.backend = route.backend;
   std::shared_ptr<ServerState> server = route.backend ? route.backend->Pick() : nullptr;
   if (!server) {
     unavailable_.fetch_add(1, std::memory_order_relaxed);

@@ -2,9 +2,11 @@
 // Table (edge/proxy/table.h) through its router's middlewares to a server of its service, over
 // keep-alive connection pools, and the health checker that probes those servers.
 //
-// Requests are read whole (up to max_request_body_bytes; larger: 413) and responses are relayed as
-// they arrive (streamed, whatever their framing). Each I/O thread has its own io_context, listener
-// (SO_REUSEPORT) and upstream pools, so a request never changes thread. Traefik's answers where the
+// Requests are read whole (up to max_request_body_bytes; larger: 413; the bodies of all requests
+// together up to max_buffered_request_bytes; past it: 503) and responses are relayed as they
+// arrive (streamed, whatever their framing). At most max_client_connections clients at once. Each
+// I/O thread has its own io_context, listener (SO_REUSEPORT) and upstream pools, so a request
+// never changes thread. Traefik's answers where the
 // proxy itself answers: 404 "404 page not found" when no router matches, 503 "Service Unavailable"
 // when the service has no routable server, 502 "Bad Gateway" when the server cannot be reached.
 //
@@ -60,6 +62,12 @@ struct ProxyOptions {
   std::chrono::milliseconds upstream_connect_timeout{5'000};
   std::chrono::milliseconds upstream_response_timeout{0};  // 0: none (Traefik's default)
   size_t max_idle_per_server = 1024;  // per I/O thread
+  // Client connections open at once; one accepted past it is closed at once (refused_connections).
+  size_t max_client_connections = 10'000;
+  // Request bodies held at once, all connections together: a request whose body would put the
+  // total over it is answered 503 before its body is read (one without a Content-Length counts as
+  // max_request_body_bytes). With max_client_connections, what bounds the edge's memory.
+  uint64_t max_buffered_request_bytes = uint64_t{512} << 20;
 };
 
 // Counters for /metrics and the tests.
@@ -71,6 +79,7 @@ struct ProxyCounters {
   uint64_t bad_gateway = 0;
   uint64_t unavailable = 0;
   uint64_t open_connections = 0;
+  uint64_t refused_connections = 0;  // closed at accept: max_client_connections were open
 };
 
 class Proxy {

@@ -1,9 +1,15 @@
 #include "edge/proxy/proxy.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <condition_variable>
 #include <future>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -87,7 +93,10 @@ http::Request Get(std::string target, std::string host = "") {
 class ProxyTest : public ::testing::Test {
  protected:
   void StartProxy(int io_threads = 2) {
-    proxy_ = std::make_unique<Proxy>(ProxyOptions{.entry_points = {{"web", "127.0.0.1", 0}}, .io_threads = io_threads});
+    StartProxy(ProxyOptions{.entry_points = {{"web", "127.0.0.1", 0}}, .io_threads = io_threads});
+  }
+  void StartProxy(ProxyOptions options) {
+    proxy_ = std::make_unique<Proxy>(std::move(options));
     auto ports = proxy_->Start();
     ASSERT_TRUE(ports.ok()) << ports.status().ToString();
     port_ = ports->at("web");
@@ -248,6 +257,130 @@ TEST_F(ProxyTest, MetricsCountRequestsByEntryPointAndServiceWithBoundedLabels) {
   // A service the table no longer has leaves the metrics.
   Serve({MakeRoute("a@test", "Host(`a.test`)", 10, lb)}, {lb});
   for (const auto& [key, series] : proxy_->Metrics().service_requests) EXPECT_EQ(key.name, "a@test");
+}
+
+TEST_F(ProxyTest, AServiceThatLeavesAndComesBackStartsItsSeriesAnew) {
+  Backend_ a("a"), b("b");
+  a.Start();
+  b.Start();
+  StartProxy(1);  // one worker: the request after a swap is the one that takes it
+  auto ba = MakeBackend(registry_, "a@test", {a.port()});
+  auto bb = MakeBackend(registry_, "b@test", {b.port()});
+  auto both = [&] {
+    Serve({MakeRoute("a@test", "Host(`a.test`)", 10, ba), MakeRoute("b@test", "Host(`b.test`)", 10, bb)}, {ba, bb});
+  };
+  auto count = [&](const std::string& service) {
+    uint64_t n = 0;
+    for (const auto& [key, series] : proxy_->Metrics().service_requests)
+      if (key.name == service) n += series.requests;
+    return n;
+  };
+  both();
+  http::Client client("127.0.0.1", port_);
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(client.Send(Get("/", "b.test"))->status, 200);
+  ASSERT_EQ(client.Send(Get("/", "a.test"))->status, 200);
+  WaitFor([&] { return count("a@test") == 1; });
+  EXPECT_EQ(count("b@test"), 3u);
+  Serve({MakeRoute("a@test", "Host(`a.test`)", 10, ba)}, {ba});
+  ASSERT_EQ(client.Send(Get("/", "a.test"))->status, 200);  // the worker takes the table without b
+  WaitFor([&] { return count("a@test") == 2; });
+  both();
+  ASSERT_EQ(client.Send(Get("/", "b.test"))->status, 200);
+  WaitFor([&] { return count("b@test") >= 1; });
+  EXPECT_EQ(count("b@test"), 1u) << "b's earlier series went with it, not merely hidden";
+  EXPECT_EQ(count("a@test"), 2u);
+}
+
+TEST_F(ProxyTest, ConnectionsPastTheCapAreClosedAtOnce) {
+  Backend_ a("a");
+  a.Start();
+  StartProxy(ProxyOptions{.entry_points = {{"web", "127.0.0.1", 0}}, .io_threads = 2, .max_client_connections = 2});
+  auto ba = MakeBackend(registry_, "a@test", {a.port()});
+  Serve({MakeRoute("a@test", "PathPrefix(`/`)", 1, ba)}, {ba});
+  auto first = std::make_unique<http::Client>("127.0.0.1", port_);
+  http::Client second("127.0.0.1", port_);
+  ASSERT_EQ(first->Send(Get("/"))->status, 200);  // both kept open
+  ASSERT_EQ(second.Send(Get("/"))->status, 200);
+  {
+    http::Client third("127.0.0.1", port_);
+    EXPECT_FALSE(third.Send(Get("/")).ok());
+  }
+  EXPECT_EQ(proxy_->counters().refused_connections, 1u);
+  first.reset();
+  WaitFor([&] { return proxy_->counters().open_connections == 1; });
+  http::Client fourth("127.0.0.1", port_);
+  auto r = fourth.Send(Get("/"));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, 200);
+}
+
+// A connection on which the test writes raw bytes.
+class RawConnection {
+ public:
+  explicit RawConnection(uint16_t port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  }
+  ~RawConnection() { ::close(fd_); }
+  void Write(std::string_view data) { EXPECT_EQ(::send(fd_, data.data(), data.size(), MSG_NOSIGNAL), static_cast<ssize_t>(data.size())); }
+  // Reads until `needle` has arrived (or the peer closed).
+  std::string ReadUntil(std::string_view needle) {
+    std::string got;
+    char buf[4096];
+    while (got.find(needle) == std::string::npos) {
+      ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
+      if (n <= 0) break;
+      got.append(buf, static_cast<size_t>(n));
+    }
+    return got;
+  }
+
+ private:
+  int fd_;
+};
+
+TEST_F(ProxyTest, RequestBodiesTogetherStayWithinTheBudgetAndItIsGivenBack) {
+  Backend_ a("a");
+  a.Start();
+  StartProxy(ProxyOptions{.entry_points = {{"web", "127.0.0.1", 0}}, .io_threads = 2,
+                          .max_request_body_bytes = 100, .max_buffered_request_bytes = 100});
+  auto ba = MakeBackend(registry_, "a@test", {a.port()});
+  Serve({MakeRoute("a@test", "PathPrefix(`/`)", 1, ba)}, {ba});
+  auto post = [](size_t bytes) {
+    http::Request r = Get("/upload");
+    r.method = "POST";
+    r.body.assign(bytes, 'x');
+    return r;
+  };
+  // A body on its way holds 80 of the 100 bytes...
+  RawConnection slow(port_);
+  slow.Write("POST /slow HTTP/1.1\r\nHost: a.test\r\nContent-Length: 80\r\n\r\n" + std::string(10, 'x'));
+  WaitFor([&] { return proxy_->counters().open_connections == 1; });
+  http::Client client("127.0.0.1", port_);
+  // (the slow request's header may still be on its way: ask until the budget is seen taken)
+  WaitFor([&] {
+    http::Client probe("127.0.0.1", port_);
+    auto r = probe.Send(post(30));
+    return r.ok() && r->status == 503;
+  });
+  const int hits = a.hits();
+  auto refused = client.Send(post(30));
+  ASSERT_TRUE(refused.ok()) << refused.status().ToString();
+  EXPECT_EQ(refused->status, 503) << "30 more would put 110 in memory";
+  EXPECT_EQ(a.hits(), hits) << "the refused body was never read nor forwarded";
+  // ...and gives them back once it is answered.
+  slow.Write(std::string(70, 'x'));
+  EXPECT_NE(slow.ReadUntil("a /slow").find("200 OK"), std::string::npos);
+  http::Client again("127.0.0.1", port_);
+  auto ok = again.Send(post(30));
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok->status, 200);
+  // A declared length over max_request_body_bytes is still 413, as before.
+  http::Client big("127.0.0.1", port_);
+  EXPECT_EQ(big.Send(post(101))->status, 413);
 }
 
 TEST_F(ProxyTest, HopByHopHeadersAreNotForwardedAndStreamsAreRelayed) {
@@ -554,6 +687,21 @@ class ForwardAuthTest : public ProxyTest {
                     }};
   std::shared_ptr<Backend> lb_;
 };
+
+TEST_F(ForwardAuthTest, TheAuthServerIsAskedOverAKeptAliveConnection) {
+  Route_(R"({"forwardAuth":{"address":")" + auth_.Url("/ok") + R"("}})");
+  http::Client client("127.0.0.1", port_);  // one connection: one I/O thread, one pool
+  std::set<std::string> auth_peers;
+  for (int i = 0; i < 5; ++i) {
+    auto r = client.Send(Get("/page", "app.test"));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->status, 200);
+    http::Request seen_by_auth = auth_.last();
+    EXPECT_NE(seen_by_auth.GetHeader("Connection"), "close");
+    auth_peers.insert(seen_by_auth.remote_address);
+  }
+  EXPECT_EQ(auth_peers.size(), 1u) << "five calls, one connection (Traefik's client keeps it alive too)";
+}
 
 TEST_F(ForwardAuthTest, A2xxLetsTheRequestOnWithTheAuthResponseHeadersReplacingTheClients) {
   Route_(R"({"forwardAuth":{"address":")" + auth_.Url("/ok") +

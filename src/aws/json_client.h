@@ -1,0 +1,53 @@
+// aws/json_client: the client side of a JSON 1.1 call to an API front — one keep-alive connection
+// making SigV4-signed POSTs with X-Amz-Target, and an error answer read back into a Status. What
+// every Paddock process that calls another's API shares: `paddock agent` (agent/remote), and
+// `paddock edge` reading ECS (edge/ecs_source.h) and holding drains (edge/remote_holds.h).
+//
+//   aws::JsonClient client({.host = "10.0.0.1", .port = 4566, .region = "us-east-1", .credentials = creds});
+//   ASSIGN_OR_RETURN(boost::json::value v,
+//                    client.Call("AmazonEC2ContainerServiceV20141113.ListClusters", boost::json::object{}));
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+#include "aws/sigv4.h"
+#include "common/status.h"
+#include "http/client.h"
+
+namespace paddock::aws {
+
+struct JsonClientOptions {
+  std::string host = "127.0.0.1";
+  uint16_t port = 4566;
+  std::string region = "us-east-1";
+  SigningCredentials credentials;
+  std::chrono::milliseconds timeout = std::chrono::seconds(30);
+  std::string signing_name = "ecs";  // the SigV4 credential scope's service
+};
+
+// Not thread-safe (one caller at a time), except Cancel.
+class JsonClient {
+ public:
+  explicit JsonClient(JsonClientOptions options);
+  // `target` is "Prefix.Action". An error answer becomes a Status with its message, and a code by
+  // its AWS error type: AccessDeniedException kPermissionDenied, InvalidParameterException and
+  // ClientException kInvalidArgument, LimitExceededException kResourceExhausted, any other
+  // kFailedPrecondition (kUnavailable for a 5xx); and, when the type is one of aws::Error's, that
+  // detail. A transport failure is kUnavailable; a 200 whose body is not JSON, kDataLoss.
+  StatusOr<boost::json::value> Call(std::string_view target, const boost::json::object& body);
+  void Cancel() { http_.Cancel(); }
+
+  const JsonClientOptions& options() const { return options_; }
+
+ private:
+  JsonClientOptions options_;
+  http::Client http_;
+};
+
+}  // namespace paddock::aws
