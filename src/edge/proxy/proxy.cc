@@ -173,7 +173,7 @@ struct Outcome {
   int status = 0;
   std::shared_ptr<const Backend> backend;
   uint64_t table_generation = 0;
-  const std::pair<std::string, std::string>* tls = nullptr;  // (version, cipher) over TLS
+  uint64_t* tls_requests = nullptr;  // over TLS: its series of Worker::tls_requests (GUARDED_BY stats_mu)
 };
 
 // Record's shortcut key: (status, method, entry point) in one word.
@@ -478,8 +478,12 @@ asio::awaitable<void> Proxy::Impl::Serve(Worker& w, tcp::socket socket, size_t e
   ClientStream client{beast::tcp_stream(std::move(socket))};
   beast::flat_buffer buffer;
   bool served = co_await Sniff(w, client, buffer);
-  std::pair<std::string, std::string> tls;  // (version, cipher), for the metrics
-  if (served && client.is_tls()) tls = {client.TlsVersion(), client.TlsCipher()};
+  uint64_t* tls_requests = nullptr;  // this connection's series (its node never moves nor goes)
+  if (served && client.is_tls()) {
+    std::lock_guard lock(w.stats_mu);
+    tls_requests = &w.tls_requests[{options_.entry_points[entry_point_index].name, client.TlsVersion(),
+                                    client.TlsCipher()}];
+  }
   while (served && !stopping_.load()) {
     bhttp::request_parser<bhttp::string_body> parser;
     parser.body_limit(options_.max_request_body_bytes);
@@ -525,7 +529,7 @@ asio::awaitable<void> Proxy::Impl::Serve(Worker& w, tcp::socket socket, size_t e
     const bool keep_alive = req.keep_alive() && !stopping_.load();
     requests_.fetch_add(1, std::memory_order_relaxed);
     Outcome out;
-    if (client.is_tls()) out.tls = &tls;
+    out.tls_requests = tls_requests;
     const auto began = std::chrono::steady_clock::now();
     bool again = co_await Handle(w, client, req, entry_point, port, client_ip, keep_alive, out);
     Record(w, entry_point_index, req.method_string(), out, std::chrono::steady_clock::now() - began);
@@ -562,7 +566,7 @@ void Proxy::Impl::Record(Worker& w, size_t entry_point_index, std::string_view m
   if (!ep) ep = &w.entry_point_stats[key()];
   ++ep->requests;
   ep->duration.Observe(seconds);
-  if (out.tls) ++w.tls_requests[{options_.entry_points[entry_point_index].name, out.tls->first, out.tls->second}];
+  if (out.tls_requests) ++*out.tls_requests;
   if (!out.backend) return;
   RequestSeries* svc = nullptr;
   if (out.table_generation == w.table_generation) {  // the backend is one of the worker's table's
@@ -602,7 +606,8 @@ MetricsSnapshot Proxy::Impl::Metrics() const {
     std::lock_guard lock(w->stats_mu);
     for (const auto& [ep, n] : w->open_by_entry_point) m.open_connections[ep] += n;
     for (const auto& [key, s] : w->entry_point_stats) m.entry_point_requests[key].Merge(s);
-    for (const auto& [key, n] : w->tls_requests) m.entry_point_tls_requests[key] += n;
+    for (const auto& [key, n] : w->tls_requests)
+      if (n > 0) m.entry_point_tls_requests[key] += n;  // a series is made at the handshake
     // Only the services the table has now (Traefik drops a removed service's series).
     for (const auto& [key, s] : w->service_stats)
       if (current->backends.count(key.name)) m.service_requests[key].Merge(s);
