@@ -2,8 +2,9 @@
 //   - Worker: one I/O thread with its own io_context, its own listener per entry point
 //     (SO_REUSEPORT on one port) and its own idle upstream connections, so nothing on the request
 //     path is shared between threads but the table (an atomic shared_ptr) and server states.
-//   - Serve: one client connection (a coroutine): read a request whole, route it, run its chain,
-//     forward it and relay the response as it arrives; repeat while keep-alive.
+//   - Serve: one client connection (a coroutine): its first bytes say plain HTTP or TLS (Sniff:
+//     then the handshake, on the current table's certificates); read a request whole, route it,
+//     run its chain, forward it and relay the response as it arrives; repeat while keep-alive.
 //   - Forward: one request to one server, on a pooled connection or a new one. A pooled connection
 //     the server closed while idle fails before any response byte: the request is sent again once,
 //     on a new connection (what every proxy does; the request was never seen by the server).

@@ -9,6 +9,9 @@
 // never changes thread. Traefik's answers where the
 // proxy itself answers: 404 "404 page not found" when no router matches, 503 "Service Unavailable"
 // when the service has no routable server, 502 "Bad Gateway" when the server cannot be reached.
+// Every entry point also serves TLS (edge/proxy/tls.h): a connection whose first byte opens a TLS
+// handshake gets the table's certificate for its server name and is routed by the routers with
+// `tls` (Table::tls_routes); the others by the routers without.
 //
 //   edge::Proxy proxy({.entry_points = {{"web", "127.0.0.1", 0}}});
 //   ASSIGN_OR_RETURN(auto ports, proxy.Start());   // {"web": 41234}
