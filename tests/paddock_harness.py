@@ -159,6 +159,18 @@ class Server:
                 raise AssertionError(f"no edge line in {self.stdout_lines!r}: {self.log_tail()}")
             time.sleep(0.02)
 
+    def edge_tls_port(self, timeout=10):
+        """`paddock up --edge-websecure`'s port, from its banner line `  edge (TLS)   https://HOST:P`."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for line in list(self.stdout_lines):
+                m = re.match(r"\s*edge \(TLS\)\s+https://[^:]+:(\d+)", line)
+                if m:
+                    return int(m.group(1))
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no edge (TLS) line in {self.stdout_lines!r}: {self.log_tail()}")
+            time.sleep(0.02)
+
     def _drain_stdout(self):
         try:
             for line in self.proc.stdout:

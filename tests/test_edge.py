@@ -20,6 +20,8 @@ import json
 import os
 import re
 import shutil
+import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -42,8 +44,9 @@ def host(name):
     return f"{name}.localhost"
 
 
-def labels(name, drain_timeout=None):
-    """A router `name` for Host(`<name>.localhost`) to a service `name` on port 8080, health-checked."""
+def labels(name, drain_timeout=None, tls=False):
+    """A router `name` for Host(`<name>.localhost`) to a service `name` on port 8080, health-checked;
+    with `tls`, as Rise labels a TLS router: on `websecure`, `tls` with a certresolver."""
     out = {
         f"traefik.http.routers.{name}.rule": f"Host(`{host(name)}`)",
         f"traefik.http.services.{name}.loadbalancer.server.port": "8080",
@@ -52,6 +55,10 @@ def labels(name, drain_timeout=None):
     }
     if drain_timeout is not None:
         out["paddock.edge.drain-timeout"] = drain_timeout
+    if tls:
+        out[f"traefik.http.routers.{name}.entrypoints"] = "websecure"
+        out[f"traefik.http.routers.{name}.tls"] = "true"
+        out[f"traefik.http.routers.{name}.tls.certresolver"] = "letsencrypt"
     return out
 
 
@@ -181,18 +188,27 @@ class Edge(unittest.TestCase):
         threading.Thread(target=cls.static.serve_forever, daemon=True).start()
         cls.addClassCleanup(cls.static.shutdown)
         dynamic = os.path.join(cls.tmp, "dynamic.yml")
+        # The certificate `websecure` serves for secure.localhost (the file provider's tls section).
+        cls.cert = os.path.join(cls.tmp, "secure.crt")
+        key = os.path.join(cls.tmp, "secure.key")
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                        "-keyout", key, "-out", cls.cert, "-days", "2", "-subj", "/CN=secure.localhost",
+                        "-addext", "subjectAltName=DNS:secure.localhost"], check=True, capture_output=True)
         with open(dynamic, "w") as f:
             f.write("http:\n  routers:\n    static:\n      rule: Host(`file.localhost`)\n      service: static\n"
                     "  services:\n    static:\n      loadBalancer:\n        servers:\n"
-                    f"          - url: http://127.0.0.1:{cls.static.server_address[1]}\n")
+                    f"          - url: http://127.0.0.1:{cls.static.server_address[1]}\n"
+                    f"tls:\n  certificates:\n    - certFile: {cls.cert}\n      keyFile: {key}\n")
         # An in-process EC2 container instance in cluster "default" for the bridge-mode service.
         config = os.path.join(cls.tmp, "paddock.toml")
         with open(config, "w") as f:
             f.write("[[ec2_instance]]\ncluster = \"default\"\ncpu = 4096\nmemory = 2048\n")
         cls.server = h.Server(cls.state_dir, mode="up", env=env,
-                              extra_args=["--edge-file", dynamic, "--config", config]).start()
+                              extra_args=["--edge-file", dynamic, "--config", config,
+                                          "--edge-websecure", "127.0.0.1:0"]).start()
         cls.addClassCleanup(cls.server.stop)
         cls.web_port, cls.api_port = cls.server.edge_ports()
+        cls.websecure_port = cls.server.edge_tls_port()
         creds = configparser.ConfigParser()
         creds.read(os.path.join(cls.state_dir, "credentials"))
         section = creds[creds.sections()[0]]
@@ -205,13 +221,13 @@ class Edge(unittest.TestCase):
         th.httpd_image(cls.state_dir, cls.tmp, "busybox:edge", PAGE)
         cls.ecs.create_cluster(clusterName="default")
 
-    def register(self, family, name, drain_timeout=None, image="busybox:edge"):
+    def register(self, family, name, drain_timeout=None, image="busybox:edge", tls=False):
         return self.ecs.register_task_definition(
             family=family, networkMode="awsvpc", requiresCompatibilities=["FARGATE"], cpu="256", memory="512",
             containerDefinitions=[{"name": "app", "image": image, "essential": True, "stopTimeout": 5,
                                    "linuxParameters": {"initProcessEnabled": True},
                                    "portMappings": [{"containerPort": 8080}],
-                                   "dockerLabels": labels(name, drain_timeout)}],
+                                   "dockerLabels": labels(name, drain_timeout, tls)}],
         )["taskDefinition"]["taskDefinitionArn"]
 
     def create_service(self, name, task_definition, count):
@@ -344,6 +360,31 @@ class Edge(unittest.TestCase):
             conn.request("GET", "/", headers={"Host": host("bridge")})
             r = conn.getresponse()
             self.assertEqual((r.status, r.read()), (200, PAGE.encode()))
+
+    def test_a_tls_router_of_the_labels_is_served_on_websecure_with_the_files_certificate(self):
+        self.create_service("secure", self.register("edge-secure", "secure", tls=True), 1)
+        self.await_servers_up("secure", 1)
+        # Verified against the file's certificate, by the name the client asks for (SNI).
+        context = ssl.create_default_context(cafile=self.cert)
+        with socket.create_connection(("127.0.0.1", self.websecure_port), timeout=10) as raw:
+            with context.wrap_socket(raw, server_hostname=host("secure")) as tls:
+                tls.sendall(f"GET / HTTP/1.1\r\nHost: {host('secure')}\r\nConnection: close\r\n\r\n".encode())
+                response = b""
+                while chunk := tls.recv(65536):
+                    response += chunk
+        self.assertTrue(response.startswith(b"HTTP/1.1 200 "), response)
+        self.assertTrue(response.endswith(PAGE.encode()), response)
+        # The tls router is not served over plain HTTP, nor on `web`.
+        conn = http.client.HTTPConnection("127.0.0.1", self.websecure_port, timeout=10)
+        conn.request("GET", "/", headers={"Host": host("secure")})
+        self.assertEqual(conn.getresponse().status, 404)
+        conn = http.client.HTTPConnection("127.0.0.1", self.web_port, timeout=10)
+        conn.request("GET", "/", headers={"Host": host("secure")})
+        self.assertEqual(conn.getresponse().status, 404)
+        # certresolver has no ACME behind it: a warning, and the router still serves.
+        status, router = self.api("/api/http/routers/secure@ecs")
+        self.assertEqual((status, router["status"], router["using"]), (200, "warning", ["websecure"]))
+        self.assertIn("letsencrypt", " ".join(router["error"]))
 
     def test_a_file_route_of_paddock_up_is_served_beside_the_labels(self):
         conn = http.client.HTTPConnection("127.0.0.1", self.web_port, timeout=10)

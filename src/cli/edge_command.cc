@@ -80,10 +80,14 @@ void AddEdgeCommand(CLI::App& app, EdgeCommand& c) {
                     "Traefik's http provider: an http:// endpoint serving dynamic configuration");
   c.cmd->add_option("--providers.http.pollinterval", c.http_poll_interval,
                     "How often the http provider polls (a Go duration; default 5s)");
-  // Traefik's own static flags for entry points, --entrypoints.<name>.http.sanitizepath=false: the
-  // name is the user's, so these arrive as extras (edge/proxy/entry_point_flags.h checks them all).
+  // Traefik's own static flags for entry points name the entry point inside the flag
+  // (--entrypoints.<name>.http.sanitizepath, .http.redirections.entrypoint.*): they arrive as
+  // extras, and edge/proxy/entry_point_flags.h checks them all.
   c.cmd->allow_extras();
-  c.cmd->footer("Also: --entrypoints.<name>.http.sanitizepath=false (Traefik's flag; default true).");
+  c.cmd->footer(
+      "Also, as Traefik's flags: --entrypoints.NAME.http.sanitizepath=false (default true); "
+      "--entrypoints.NAME.http.redirections.entrypoint.to=OTHER [.scheme=https] [.permanent=true] "
+      "[.priority=N]");
 }
 
 namespace {
@@ -219,6 +223,13 @@ StatusOr<std::unique_ptr<InProcessEdge>> InProcessEdge::Start(const InProcessEdg
   edge::EdgeOptions options;
   ASSIGN_OR_RETURN(edge::EntryPointOptions web, ParseAddress("web", o.web));
   options.entry_points = {web};
+  if (!o.websecure.empty()) {
+    ASSIGN_OR_RETURN(edge::EntryPointOptions websecure, ParseAddress("websecure", o.websecure));
+    options.entry_points.push_back(websecure);
+    if (o.redirect_to_websecure) options.entry_points.front().redirect = edge::EntryPointRedirect{.to = "websecure"};
+  } else if (o.redirect_to_websecure) {
+    return InvalidArgument("--edge-redirect-https needs --edge-websecure");
+  }
   ASSIGN_OR_RETURN(edge::EntryPointOptions api, ParseAddress("traefik", o.api));
   options.api = api;
   options.edge_id = "up";
@@ -234,6 +245,7 @@ StatusOr<std::unique_ptr<InProcessEdge>> InProcessEdge::Start(const InProcessEdg
   ASSIGN_OR_RETURN(auto ports, self->edge_->Start());
   self->web_port_ = ports.at("web");
   self->api_port_ = ports.at("traefik");
+  if (auto it = ports.find("websecure"); it != ports.end()) self->websecure_port_ = it->second;
   return self;
 }
 

@@ -12,6 +12,9 @@
 //                [--providers.file.filename dynamic.yml | --providers.file.directory DIR]
 //                [--providers.http.endpoint http://HOST:PORT/PATH] [--providers.http.pollinterval 5s]
 //                [--entrypoints.web.http.sanitizepath=false]
+//                [--entrypoints.web.http.redirections.entrypoint.to=websecure
+//                 [--entrypoints.web.http.redirections.entrypoint.scheme=https]
+//                 [--entrypoints.web.http.redirections.entrypoint.permanent=true]]
 //                [--edge-id edge-<host>-<pid>] [--credentials FILE] [--profile paddock] [--region us-east-1]
 #pragma once
 
@@ -79,6 +82,11 @@ struct InProcessEdgeOptions {
   Scope scope;  // the bootstrap account's, in the node's region
   std::chrono::milliseconds drain_timeout{30'000};
   std::string file;  // Traefik's file provider: a dynamic-configuration file or directory; none when empty
+  // [HOST]:PORT of a `websecure` entry point (TLS, and plain HTTP, as every entry point); none when
+  // empty. With `redirect_to_websecure`, `web` redirects plain HTTP to it (Traefik's
+  // http.redirections.entryPoint to websecure, https, permanent).
+  std::string websecure;
+  bool redirect_to_websecure = false;
 };
 class InProcessEdge {
  public:
@@ -89,13 +97,14 @@ class InProcessEdge {
   void Wake() { edge_->Wake(); }
   uint16_t web_port() const { return web_port_; }
   uint16_t api_port() const { return api_port_; }
+  uint16_t websecure_port() const { return websecure_port_; }  // 0: none
 
  private:
   InProcessEdge() = default;
   std::unique_ptr<edge::EcsApiSource> source_;
   std::unique_ptr<edge::DrainHoldSink> holds_;
   std::unique_ptr<edge::Edge> edge_;
-  uint16_t web_port_ = 0, api_port_ = 0;
+  uint16_t web_port_ = 0, api_port_ = 0, websecure_port_ = 0;
 };
 
 }  // namespace paddock::cli

@@ -151,6 +151,8 @@ struct UpEdgeFlags {
   std::string web = "127.0.0.1:8000";
   std::string api = "127.0.0.1:8081";
   std::string file;
+  std::string websecure;  // none when empty
+  bool redirect_https = false;
   int64_t drain_timeout_seconds = 30;
 };
 
@@ -193,6 +195,8 @@ int RunServer(const ServerConfig& config, bool up, bool keep_tasks, const UpEdge
       eo.web = edge_flags.web;
       eo.api = edge_flags.api;
       eo.file = edge_flags.file;
+      eo.websecure = edge_flags.websecure;
+      eo.redirect_to_websecure = edge_flags.redirect_https;
       eo.drain_timeout = std::chrono::seconds(edge_flags.drain_timeout_seconds);
       eo.api_host = host_port->first == "0.0.0.0" ? "127.0.0.1" : host_port->first;
       eo.api_port = *port;
@@ -209,6 +213,9 @@ int RunServer(const ServerConfig& config, bool up, bool keep_tasks, const UpEdge
         fmt::print("  edge         http://{}:{} (API http://{}:{}/api/overview, dashboard http://{}:{}/dashboard/)\n",
                    eo.web.substr(0, eo.web.rfind(':')), edge->web_port(), api_host, edge->api_port(), api_host,
                    edge->api_port());
+        if (!eo.websecure.empty())
+          fmt::print("  edge (TLS)   https://{}:{}{}\n", eo.websecure.substr(0, eo.websecure.rfind(':')),
+                     edge->websecure_port(), eo.redirect_to_websecure ? " (web redirects to it)" : "");
       } else {
         fmt::print("  note         the edge did not start: {} (--edge-web/--edge-api choose its addresses, "
                    "--no-edge turns it off)\n",
@@ -711,6 +718,12 @@ int main(int argc, char** argv) {
                  "A dynamic-configuration file (YAML or TOML) or directory for the edge's file provider, as "
                  "Traefik's --providers.file.filename/directory: routers, services and middlewares beside the tasks' "
                  "labels (a router there may name a service <name>@ecs)");
+  up->add_option("--edge-websecure", up_edge.websecure,
+                 "[HOST]:PORT of the edge's `websecure` entry point, e.g. 127.0.0.1:8443: routers with `tls` served "
+                 "over TLS with the file provider's certificates or a generated default (default: none)");
+  up->add_flag("--edge-redirect-https", up_edge.redirect_https,
+               "Redirect plain HTTP on `web` to `websecure` (Traefik's "
+               "--entrypoints.web.http.redirections.entrypoint.to=websecure)");
   up->add_option("--edge-drain-timeout", up_edge.drain_timeout_seconds,
                  "Seconds the edge may take to drain a stopping task before its SIGTERM (default 30; a container's "
                  "paddock.edge.drain-timeout label overrides it)")

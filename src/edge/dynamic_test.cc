@@ -311,6 +311,11 @@ INSTANTIATE_TEST_SUITE_P(
                     {"traefik.tls.stores.default.defaultgeneratedcert.domain.sans", "b.test"}},
                    R"json({"tls":{"stores":{"default":{"defaultGeneratedCert":{"resolver":"le",
                        "domain":{"main":"a.test","sans":["b.test"]}}}}}})json"},
+        // A container cannot point the edge at files: the default certificate is not a label.
+        DecodeCase{"DefaultCertificateFilesAreNotLabels",
+                   {{"traefik.tls.stores.default.defaultcertificate.certfile", "/etc/shadow"},
+                    {"traefik.tls.stores.default.defaultcertificate.keyfile", "/etc/shadow"}},
+                   R"json({"tls":{"stores":{"default":{}}}})json"},
         // Fields Traefik's labels skip (label:"-") are skipped, not refused.
         DecodeCase{"LabelIgnoredFields",
                    {{"traefik.http.services.s.weighted.services[0].name", "x"},

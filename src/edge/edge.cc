@@ -42,8 +42,19 @@ class Edge::Impl {
         return Status(s.code(), fmt::format("the {} provider: {}", provider->name(), s.message()));
     }
     ASSIGN_OR_RETURN(auto ports, proxy_.Start());
+    bound_ports_ = ports;
     for (const EntryPointOptions& ep : options_.entry_points) {
       boost::json::object fields = EntryPointDefaults();
+      if (ep.redirect) {  // Traefik's static http.redirections, first of its http fields
+        boost::json::object http{{"redirections", boost::json::object{{"entryPoint", boost::json::object{
+                                                                          {"to", ep.redirect->to},
+                                                                          {"scheme", ep.redirect->scheme},
+                                                                          {"permanent", ep.redirect->permanent},
+                                                                          {"priority", ep.redirect->priority}}}}}};
+        if (boost::json::value* rest = fields.if_contains("http"); rest && rest->is_object())
+          for (const auto& member : rest->get_object()) http[member.key()] = member.value();
+        fields["http"] = std::move(http);
+      }
       if (boost::json::object* http = fields["http"].if_object()) (*http)["sanitizePath"] = ep.sanitize_path;
       entry_points_.push_back(EntryPoint{ep.name, fmt::format(":{}", ports.at(ep.name)), true, std::move(fields)});
     }
@@ -191,6 +202,7 @@ class Edge::Impl {
   Histogram drain_seconds_ = Histogram::DrainDurations();  // GUARDED_BY(mu_): fence -> release
   uint64_t drain_timeouts_ = 0;                 // GUARDED_BY(mu_)
   std::vector<EntryPoint> entry_points_;  // set by Start
+  std::map<std::string, uint16_t> bound_ports_;  // set by Start: the proxy's entry points
   std::chrono::system_clock::time_point started_at_;
   std::unique_ptr<http::Server> api_;
   std::vector<std::unique_ptr<ConfigProvider>> providers_;  // file, http: set by Start
@@ -231,6 +243,9 @@ Status Edge::Impl::Rebuild() {
       every_provider_read = false;
     }
   }
+
+  boost::json::object internal = EntryPointRedirections(options_.entry_points, bound_ports_, errors);
+  if (!internal.empty()) configurations.push_back({"internal", std::move(internal)});
 
   std::vector<std::string> entry_points;
   for (const EntryPoint& ep : entry_points_) entry_points.push_back(ep.name);
@@ -389,6 +404,43 @@ void Edge::Impl::Loop() {
     }
     lock.lock();
   }
+}
+
+boost::json::object EntryPointRedirections(const std::vector<EntryPointOptions>& entry_points,
+                                           const std::map<std::string, uint16_t>& bound_ports,
+                                           std::vector<std::string>& errors) {
+  boost::json::object routers, middlewares;
+  for (const EntryPointOptions& ep : entry_points) {
+    if (!ep.redirect) continue;
+    const EntryPointRedirect& r = *ep.redirect;
+    std::string port;
+    if (r.to.size() > 1 && r.to.front() == ':' &&
+        std::all_of(r.to.begin() + 1, r.to.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      port = r.to.substr(1);
+    } else if (auto it = bound_ports.find(r.to); it != bound_ports.end()) {
+      port = std::to_string(it->second);
+    } else {
+      errors.push_back(fmt::format("entry point {}: unable to create the redirection: 'to' entry point field "
+                                   "references a non-existing entry point: {}",
+                                   ep.name, r.to));
+      continue;
+    }
+    const std::string router = Normalize(ep.name + "-to-" + r.to);
+    const std::string middleware = "redirect-" + router;
+    routers[router] = boost::json::object{{"entryPoints", boost::json::array{boost::json::string(ep.name)}},
+                                          {"middlewares", boost::json::array{boost::json::string(middleware)}},
+                                          {"service", "noop@internal"},
+                                          {"rule", "HostRegexp(`^.+$`)"},
+                                          {"ruleSyntax", "default"},
+                                          {"priority", r.priority}};
+    middlewares[middleware] = boost::json::object{
+        {"redirectScheme", boost::json::object{{"scheme", r.scheme}, {"port", port}, {"permanent", r.permanent}}}};
+  }
+  if (routers.empty()) return {};
+  return boost::json::object{
+      {"http", boost::json::object{{"routers", std::move(routers)},
+                                   {"services", boost::json::object{{"noop", boost::json::object{}}}},
+                                   {"middlewares", std::move(middlewares)}}}};
 }
 
 Edge::Edge(EdgeOptions options, TaskSource& source, DrainHoldSink* holds)

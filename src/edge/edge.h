@@ -114,4 +114,14 @@ class Edge {
   std::unique_ptr<Impl> impl_;
 };
 
+// Traefik's internal provider's entry-point redirections (pkg/provider/traefik/internal.go), as
+// the dynamic configuration of the provider "internal": for each entry point with a `redirect`,
+// the router `Normalize(<name>-to-<to>)` (rule HostRegexp(`^.+$`), the redirect's priority, only
+// that entry point, service noop@internal) and its middleware `redirect-<router>` (redirectScheme
+// to `to`'s port: `bound_ports[to]`, or the digits of ":PORT"). A `to` that names no entry point
+// is an error (appended) and that entry point is not redirected.
+boost::json::object EntryPointRedirections(const std::vector<EntryPointOptions>& entry_points,
+                                           const std::map<std::string, uint16_t>& bound_ports,
+                                           std::vector<std::string>& errors);
+
 }  // namespace paddock::edge

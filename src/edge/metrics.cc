@@ -66,7 +66,8 @@ void AppendHistogram(std::string& out, std::string_view name, const Labels& labe
 
 // The request families of one kind: `name_label` is "entrypoint" or "service".
 void AppendRequests(std::string& out, const std::map<RequestKey, RequestSeries>& series, std::string_view prefix,
-                    std::string_view name_label, std::string_view duration_help, std::string_view total_help) {
+                    std::string_view name_label, std::string_view duration_help, std::string_view total_help,
+                    std::string_view between = {}) {
   if (series.empty()) return;
   std::vector<std::pair<Labels, const RequestSeries*>> rows;
   for (const auto& [key, s] : series) {
@@ -78,6 +79,7 @@ void AppendRequests(std::string& out, const std::map<RequestKey, RequestSeries>&
   const std::string duration = fmt::format("{}request_duration_seconds", prefix);
   AppendHeader(out, duration, duration_help, "histogram");
   for (const auto& [labels, s] : rows) AppendHistogram(out, duration, labels, s->duration);
+  out += between;  // a family whose name sorts between the two
   const std::string total = fmt::format("{}requests_total", prefix);
   AppendHeader(out, total, total_help, "counter");
   for (const auto& [labels, s] : rows) AppendSample(out, total, labels, std::to_string(s->requests));
@@ -135,9 +137,21 @@ std::string RenderPrometheus(const MetricsSnapshot& m) {
   AppendSample(out, "traefik_config_last_reload_success", {}, Number(m.config_last_reload_success.value_or(0)));
   AppendHeader(out, "traefik_config_reloads_total", "Config reloads", "counter");
   AppendSample(out, "traefik_config_reloads_total", {}, std::to_string(m.config_reloads));
+  std::string tls;
+  if (!m.entry_point_tls_requests.empty()) {
+    AppendHeader(tls, "traefik_entrypoint_requests_tls_total",
+                 "How many HTTP requests with TLS processed on an entrypoint, partitioned by TLS Version and TLS cipher "
+                 "Used.",
+                 "counter");
+    for (const auto& [key, n] : m.entry_point_tls_requests)
+      AppendSample(tls, "traefik_entrypoint_requests_tls_total",
+                   {{"entrypoint", std::get<0>(key)}, {"tls_cipher", std::get<2>(key)}, {"tls_version", std::get<1>(key)}},
+                   std::to_string(n));
+  }
   AppendRequests(out, m.entry_point_requests, "traefik_entrypoint_", "entrypoint",
                  "How long it took to process the request on an entrypoint, partitioned by status code, protocol, and method.",
-                 "How many HTTP requests processed on an entrypoint, partitioned by status code, protocol, and method.");
+                 "How many HTTP requests processed on an entrypoint, partitioned by status code, protocol, and method.",
+                 tls);
   if (!m.open_connections.empty()) {
     AppendHeader(out, "traefik_open_connections", "How many open connections exist, by entryPoint and protocol",
                  "gauge");

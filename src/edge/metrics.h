@@ -24,6 +24,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -67,6 +68,9 @@ struct MetricsSnapshot {
   std::optional<double> config_last_reload_success;  // unix seconds; absent: never (renders 0)
   std::map<std::string, int64_t> open_connections;   // by entry point (protocol "TCP")
   std::map<RequestKey, RequestSeries> entry_point_requests;
+  // Requests answered over TLS by (entrypoint, tls_version "1.3", tls_cipher IANA name):
+  // traefik_entrypoint_requests_tls_total.
+  std::map<std::tuple<std::string, std::string, std::string>, uint64_t> entry_point_tls_requests;
   std::map<RequestKey, RequestSeries> service_requests;
   std::map<std::pair<std::string, std::string>, int> server_up;  // (service, url) -> 1 or 0
   Histogram drain_seconds = Histogram::DrainDurations();

@@ -141,6 +141,27 @@ TEST(RenderPrometheus, GoldenTextForASmallSnapshot) {
   EXPECT_EQ(text, expected);
 }
 
+TEST(RenderPrometheus, TlsRequestsSortBetweenTheEntryPointsDurationsAndTotals) {
+  MetricsSnapshot m;
+  RequestSeries one;
+  one.requests = 1;
+  one.duration.Observe(0.01);
+  m.entry_point_requests[{"200", "GET", "http", "websecure"}] = one;
+  m.entry_point_tls_requests[{"websecure", "1.3", "TLS_AES_128_GCM_SHA256"}] = 1;
+  const std::string text = RenderPrometheus(m);
+  const size_t durations = text.find("# TYPE traefik_entrypoint_request_duration_seconds histogram");
+  const size_t tls = text.find(
+      "# HELP traefik_entrypoint_requests_tls_total How many HTTP requests with TLS processed on an entrypoint, "
+      "partitioned by TLS Version and TLS cipher Used.\n"
+      "# TYPE traefik_entrypoint_requests_tls_total counter\n"
+      "traefik_entrypoint_requests_tls_total{entrypoint=\"websecure\",tls_cipher=\"TLS_AES_128_GCM_SHA256\","
+      "tls_version=\"1.3\"} 1\n");
+  const size_t totals = text.find("# TYPE traefik_entrypoint_requests_total counter");
+  ASSERT_NE(tls, std::string::npos) << text;
+  EXPECT_LT(durations, tls);
+  EXPECT_LT(tls, totals);
+}
+
 TEST(RenderPrometheus, EscapesLabelValues) {
   MetricsSnapshot m;
   m.server_up[{"a\"b\\c\nd", "u"}] = 1;

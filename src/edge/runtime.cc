@@ -346,6 +346,14 @@ RuntimeConfig BuildRuntime(const std::vector<ProviderConfiguration>& providers,
       }
     }
     if (const boost::json::object* tls = ObjectMember(p.config, "tls")) {
+      if (const boost::json::value* certs = tls->if_contains("certificates"); certs && certs->is_array())
+        for (const boost::json::value& cert : certs->get_array())
+          if (cert.is_object()) rt.tls_certificates.push_back(cert);
+      if (const boost::json::object* stores = ObjectMember(*tls, "stores"))
+        if (const boost::json::object* store = ObjectMember(*stores, "default"))
+          if (const boost::json::object* cert = ObjectMember(*store, "defaultCertificate");
+              cert && rt.default_certificate.empty())
+            rt.default_certificate = *cert;
       if (const boost::json::object* options = ObjectMember(*tls, "options")) {
         for (const auto& member : *options) {
           if (member.key() == "default") {

@@ -31,6 +31,7 @@
 #include <string_view>
 #include <vector>
 
+#include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 
 namespace paddock::edge {
@@ -92,6 +93,11 @@ struct RuntimeConfig {
   std::map<std::string, RouterInfo> routers;  // by qualified name
   std::map<std::string, ServiceInfo> services;
   std::map<std::string, MiddlewareInfo> middlewares;
+  // Every provider's `tls.certificates` entries ({"certFile","keyFile"}), in provider order, and
+  // the first `tls.stores.default.defaultCertificate` (empty: none) — what the proxy serves TLS
+  // with (edge/proxy/tls.h). Paths or PEM text, as configured; never shown by the API.
+  boost::json::array tls_certificates;
+  boost::json::object default_certificate;
 
   // Records a health probe's verdict. False (and no change) when there is no such service.
   bool SetServerStatus(std::string_view service, std::string_view url, ServerStatus status);

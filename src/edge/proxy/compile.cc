@@ -127,13 +127,18 @@ class Compiler {
         errors_.push_back(fmt::format("router {}: {}", name, why));
         continue;
       }
-      for (const std::string& ep : router.using_entry_points) table->routes[ep].push_back(*route);
+      // Traefik: a router with a `tls` section serves TLS connections only, one without plain ones.
+      const json::value* tls = router.config.if_contains("tls");
+      auto& by_entry_point = tls && !tls->is_null() ? table->tls_routes : table->routes;
+      for (const std::string& ep : router.using_entry_points) by_entry_point[ep].push_back(*route);
     }
-    for (auto& [ep, routes] : table->routes)
-      std::stable_sort(routes.begin(), routes.end(), [](const Route& a, const Route& b) {
-        return a.priority != b.priority ? a.priority > b.priority : a.name < b.name;
-      });
+    for (auto* by_entry_point : {&table->routes, &table->tls_routes})
+      for (auto& [ep, routes] : *by_entry_point)
+        std::stable_sort(routes.begin(), routes.end(), [](const Route& a, const Route& b) {
+          return a.priority != b.priority ? a.priority > b.priority : a.name < b.name;
+        });
     table->backends = std::move(backends_);
+    table->certificates = LoadCertificates();
     return CompileResult{std::move(table), std::move(errors_)};
   }
 
@@ -145,13 +150,15 @@ class Compiler {
       return std::nullopt;
     }
     Route route{.name = name, .rule = *rule, .priority = 0, .chain = {}, .backend = nullptr};
-    route.priority = static_cast<int>(Int(router.config, "priority").value_or(rule->DefaultPriority()));
+    route.priority = Int(router.config, "priority").value_or(rule->DefaultPriority());
     if (const json::value* mws = router.config.if_contains("middlewares"); mws && mws->is_array()) {
       for (const json::value& m : mws->get_array()) {
         if (!m.is_string()) continue;
         if (!AddMiddleware(std::string(m.get_string()), route.chain, 0, why)) return std::nullopt;
       }
     }
+    // Traefik's noop@internal (an entry point's redirection router): its middlewares answer.
+    if (router.service == "noop@internal") return route;
     std::shared_ptr<const Backend> backend = BackendFor(router.service, why);
     if (!backend) return std::nullopt;
     route.backend = std::move(backend);
@@ -244,6 +251,19 @@ class Compiler {
     }
     backends_[service] = backend;
     return backend;
+  }
+
+  // The static certificates; one that does not load is an error and left out.
+  std::shared_ptr<const TlsCertificates> LoadCertificates() {
+    auto files = [](const json::object& o) {
+      return CertificateFiles{.cert_file = String(o, "certFile"), .key_file = String(o, "keyFile")};
+    };
+    std::vector<CertificateFiles> certificates;
+    for (const json::value& cert : runtime_.tls_certificates)
+      if (cert.is_object()) certificates.push_back(files(cert.get_object()));
+    std::optional<CertificateFiles> default_certificate;
+    if (!runtime_.default_certificate.empty()) default_certificate = files(runtime_.default_certificate);
+    return TlsCertificates::Load(certificates, default_certificate, errors_);
   }
 
   const RuntimeConfig& runtime_;

@@ -1,5 +1,6 @@
 #include "edge/proxy/entry_point_flags.h"
 
+#include <charconv>
 #include <optional>
 #include <string_view>
 
@@ -28,6 +29,7 @@ std::optional<bool> GoBool(std::string_view v) {
 
 Status ApplyEntryPointFlags(const std::vector<std::string>& args, std::vector<EntryPointOptions>& entry_points) {
   static constexpr std::string_view kPrefix = "--entrypoints.";
+  static constexpr std::string_view kRedirect = "http.redirections.entrypoint.";
   std::vector<EntryPointOptions> out = entry_points;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
@@ -38,8 +40,6 @@ Status ApplyEntryPointFlags(const std::vector<std::string>& args, std::vector<En
     if (size_t eq = rest.find('='); eq != std::string_view::npos) {
       value = rest.substr(eq + 1);
       rest = rest.substr(0, eq);
-    } else if (i + 1 < args.size() && GoBool(args[i + 1])) {
-      value = args[++i];
     }
     const size_t dot = rest.find('.');
     if (dot == std::string_view::npos || dot == 0)
@@ -52,12 +52,44 @@ Status ApplyEntryPointFlags(const std::vector<std::string>& args, std::vector<En
     if (!ep)
       return InvalidArgument(
           fmt::format("'{}': entry point {} is not declared (--entrypoint {}=[HOST]:PORT)", arg, name, name));
-    if (option != "http.sanitizepath")
+    const bool is_bool = option == "http.sanitizepath" || option == std::string(kRedirect) + "permanent";
+    if (!value && i + 1 < args.size() && (is_bool ? GoBool(args[i + 1]).has_value() : !args[i + 1].starts_with("--")))
+      value = args[++i];
+    std::optional<bool> on;
+    if (is_bool) {
+      on = value ? GoBool(*value) : std::optional<bool>(true);
+      if (!on) return InvalidArgument(fmt::format("'{}': '{}' is not a bool", arg, *value));
+    } else if (!value || value->empty()) {
+      return InvalidArgument(fmt::format("'{}' needs a value", arg));
+    }
+    if (option == "http.sanitizepath") {
+      ep->sanitize_path = *on;
+      continue;
+    }
+    if (!option.starts_with(kRedirect))
       return InvalidArgument(fmt::format("'{}': the edge does not take entry point option {}", arg, option));
-    std::optional<bool> on = value ? GoBool(*value) : std::optional<bool>(true);
-    if (!on) return InvalidArgument(fmt::format("'{}': '{}' is not a bool", arg, *value));
-    ep->sanitize_path = *on;
+    EntryPointRedirect& r = ep->redirect ? *ep->redirect : ep->redirect.emplace();
+    const std::string field = option.substr(kRedirect.size());
+    if (field == "to") {
+      r.to = std::string(*value);
+    } else if (field == "scheme") {
+      r.scheme = std::string(*value);
+    } else if (field == "permanent") {
+      r.permanent = *on;
+    } else if (field == "priority") {
+      int64_t p = 0;
+      auto [end, ec] = std::from_chars(value->data(), value->data() + value->size(), p);
+      if (ec != std::errc() || end != value->data() + value->size())
+        return InvalidArgument(fmt::format("'{}': '{}' is not an integer", arg, *value));
+      r.priority = p;
+    } else {
+      return InvalidArgument(fmt::format("'{}': the edge does not take entry point option {}", arg, option));
+    }
   }
+  for (const EntryPointOptions& ep : out)
+    if (ep.redirect && ep.redirect->to.empty())
+      return InvalidArgument(fmt::format("entry point {}: a redirection needs --entrypoints.{}.{}to", ep.name, ep.name,
+                                         kRedirect));
   entry_points = std::move(out);
   return OkStatus();
 }

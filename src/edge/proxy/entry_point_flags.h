@@ -2,12 +2,14 @@
 // flags, `--entrypoints.<name>.<option>=<value>` (names and options case-insensitive, as Traefik's
 // flag parser reads them), applied to entry points already declared (`paddock edge --entrypoint`).
 //
-// Taken: `http.sanitizePath` (a Go bool: 1 0 t f true false in any case; a bare flag is true).
-// Anything else is refused by name, so a Traefik flag the edge does not carry out is never
-// silently ignored.
+// Taken: `http.sanitizePath` (a Go bool: 1 0 t f true false in any case; a bare flag is true) and
+// `http.redirections.entryPoint.{to,scheme,permanent,priority}` (Traefik's defaults: https,
+// permanent, priority MaxInt-1; `to` is required once any is given). Anything else is refused by
+// name, so a Traefik flag the edge does not carry out is never silently ignored.
 //
-//   std::vector<edge::EntryPointOptions> eps = {{"web", "0.0.0.0", 8000}};
-//   RETURN_IF_ERROR(edge::ApplyEntryPointFlags({"--entrypoints.web.http.sanitizepath=false"}, eps));
+//   std::vector<edge::EntryPointOptions> eps = {{"web", "0.0.0.0", 8000}, {"websecure", "0.0.0.0", 8443}};
+//   RETURN_IF_ERROR(edge::ApplyEntryPointFlags({"--entrypoints.web.http.sanitizepath=false",
+//                                               "--entrypoints.web.http.redirections.entrypoint.to=websecure"}, eps));
 #pragma once
 
 #include <string>
@@ -19,9 +21,10 @@
 namespace paddock::edge {
 
 // `args` are command-line words the CLI did not recognise, in order: "--key=value", or "--key"
-// followed by a value word ("true"/"false"/...), or a bare "--key". InvalidArgument naming the
-// word for anything that is not such a flag, an option not taken, an undeclared entry point or a
-// value that is not a bool; `entry_points` is then unchanged.
+// followed by a value word (for a bool option, only a bool word), or a bare "--key" (bools: true).
+// InvalidArgument naming the word for anything that is not such a flag, an option not taken, an
+// undeclared entry point, a bad value or a redirection without `to`; `entry_points` is then
+// unchanged.
 Status ApplyEntryPointFlags(const std::vector<std::string>& args, std::vector<EntryPointOptions>& entry_points);
 
 }  // namespace paddock::edge

@@ -1,5 +1,7 @@
 #include "edge/proxy/entry_point_flags.h"
 
+#include <limits>
+
 #include <gtest/gtest.h>
 
 namespace paddock::edge {
@@ -45,6 +47,53 @@ TEST(ApplyEntryPointFlagsTest, RefusesWhatItDoesNotCarryOutNamingIt) {
     ASSERT_FALSE(s.ok()) << c.args[0];
     EXPECT_NE(s.message().find(c.error), std::string::npos) << s.message();
     EXPECT_TRUE(eps[0].sanitize_path);  // unchanged on a refusal
+  }
+}
+
+TEST(ApplyEntryPointFlagsTest, TakesTraefiksRedirectionFlags) {
+  std::vector<EntryPointOptions> eps = {{.name = "web", .port = 80}, {.name = "websecure", .port = 443}};
+  Status s = ApplyEntryPointFlags({"--entrypoints.web.http.redirections.entrypoint.to=websecure",
+                                   "--entryPoints.web.http.redirections.entryPoint.scheme", "https",
+                                   "--entrypoints.web.http.redirections.entrypoint.permanent=false",
+                                   "--entrypoints.web.http.redirections.entrypoint.priority=10"},
+                                  eps);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_TRUE(eps[0].redirect.has_value());
+  EXPECT_EQ(eps[0].redirect->to, "websecure");
+  EXPECT_EQ(eps[0].redirect->scheme, "https");
+  EXPECT_FALSE(eps[0].redirect->permanent);
+  EXPECT_EQ(eps[0].redirect->priority, 10);
+  EXPECT_FALSE(eps[1].redirect.has_value());
+
+  std::vector<EntryPointOptions> defaults = {{.name = "web", .port = 80}};
+  ASSERT_TRUE(ApplyEntryPointFlags({"--entrypoints.web.http.redirections.entrypoint.to=:443"}, defaults).ok());
+  EXPECT_EQ(defaults[0].redirect->scheme, "https");  // Traefik's defaults
+  EXPECT_TRUE(defaults[0].redirect->permanent);
+  EXPECT_EQ(defaults[0].redirect->priority, std::numeric_limits<int64_t>::max() - 1);
+  EXPECT_TRUE(defaults[0].sanitize_path);
+}
+
+TEST(ApplyEntryPointFlagsTest, RefusesABadRedirectionAndChangesNothing) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string error;
+  };
+  const Case cases[] = {
+      {{"--entrypoints.web.http.tls=true"}, "does not take entry point option http.tls"},
+      {{"--entrypoints.other.http.redirections.entrypoint.to=web"}, "entry point other is not declared"},
+      {{"--entrypoints.web.http.redirections.entrypoint.to=:443",
+        "--entrypoints.web.http.redirections.entrypoint.permanent=maybe"}, "'maybe' is not a bool"},
+      {{"--entrypoints.web.http.redirections.entrypoint.scheme=https"}, "a redirection needs"},
+      {{"--entrypoints.web.http.redirections.entrypoint.to"}, "needs a value"},
+      {{"--entrypoints.web.http.redirections.entrypoint.to=:443",
+        "--entrypoints.web.http.redirections.entrypoint.priority=high"}, "'high' is not an integer"},
+  };
+  for (const Case& c : cases) {
+    std::vector<EntryPointOptions> eps = {{.name = "web"}};
+    Status s = ApplyEntryPointFlags(c.args, eps);
+    ASSERT_FALSE(s.ok()) << c.args[0];
+    EXPECT_NE(s.message().find(c.error), std::string::npos) << s.message();
+    EXPECT_FALSE(eps[0].redirect.has_value());  // unchanged on a refusal
   }
 }
 

@@ -2,8 +2,9 @@
 //   - Worker: one I/O thread with its own io_context, its own listener per entry point
 //     (SO_REUSEPORT on one port) and its own idle upstream connections, so nothing on the request
 //     path is shared between threads but the table (an atomic shared_ptr) and server states.
-//   - Serve: one client connection (a coroutine): read a request whole, route it, run its chain,
-//     forward it and relay the response as it arrives; repeat while keep-alive.
+//   - Serve: one client connection (a coroutine): its first bytes say plain HTTP or TLS (Sniff:
+//     then the handshake, on the current table's certificates); read a request whole, route it,
+//     run its chain, forward it and relay the response as it arrives; repeat while keep-alive.
 //   - Forward: one request to one server, on a pooled connection or a new one. A pooled connection
 //     the server closed while idle fails before any response byte: the request is sent again once,
 //     on a new connection (what every proxy does; the request was never seen by the server).
@@ -26,6 +27,7 @@
 #include <set>
 #include <string_view>
 #include <thread>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 
@@ -53,8 +55,10 @@
 #include <fmt/format.h>
 
 #include "edge/proxy/buffering.h"
+#include "edge/proxy/client_stream.h"
 #include "edge/proxy/request_path.h"
 #include "edge/proxy/sticky.h"
+#include "edge/proxy/tls.h"
 
 namespace paddock::edge {
 namespace {
@@ -172,6 +176,7 @@ struct Outcome {
   int status = 0;
   std::shared_ptr<const Backend> backend;
   uint64_t table_generation = 0;
+  uint64_t* tls_requests = nullptr;  // over TLS: its series of Worker::tls_requests (GUARDED_BY stats_mu)
 };
 
 // Record's shortcut key: (status, method, entry point) in one word.
@@ -305,6 +310,7 @@ class Proxy::Impl {
     std::unordered_map<uint64_t, RequestSeries*> entry_point_series;                  // GUARDED_BY(stats_mu)
     std::map<std::pair<uint64_t, const Backend*>, RequestSeries*> service_series;   // GUARDED_BY(stats_mu)
     std::map<std::string, int64_t> open_by_entry_point;     // GUARDED_BY(stats_mu)
+    std::map<std::tuple<std::string, std::string, std::string>, uint64_t> tls_requests;  // GUARDED_BY(stats_mu)
   };
   struct Probe {
     std::shared_ptr<ServerState> server;
@@ -316,17 +322,20 @@ class Proxy::Impl {
   asio::awaitable<void> Accept(Worker& w, Listener& l);
   asio::awaitable<void> Serve(Worker& w, tcp::socket socket, size_t entry_point_index, uint16_t port);
   // Answers one request read from `client`; false when the connection must close afterwards.
-  asio::awaitable<bool> Handle(Worker& w, beast::tcp_stream& client, bhttp::request<bhttp::string_body>& req,
+  // Reads the connection's first bytes into `buffer` and, when they open a TLS handshake, serves
+  // the connection over TLS with the current table's certificates. False: it closed or failed.
+  asio::awaitable<bool> Sniff(Worker& w, ClientStream& client, beast::flat_buffer& buffer);
+  asio::awaitable<bool> Handle(Worker& w, ClientStream& client, bhttp::request<bhttp::string_body>& req,
                                const std::string& entry_point, uint16_t port, const std::string& client_ip,
                                bool keep_alive, Outcome& outcome);
-  asio::awaitable<bool> Forward(Worker& w, beast::tcp_stream& client, const Route& route, Exchange& x,
+  asio::awaitable<bool> Forward(Worker& w, ClientStream& client, const Route& route, Exchange& x,
                                 const std::string& body, bool head_request, unsigned client_version,
                                 bool keep_alive, const RetryConfig* retry, const CookiePlan& cookies, Outcome& outcome);
   asio::awaitable<AuthReply> CallAuth(Worker& w, const ForwardAuth& auth, const Exchange& x,
                                       const std::string* body);
   asio::awaitable<std::optional<Upstream>> Connect(Worker& w, const std::shared_ptr<ServerState>& server);
   void Park(Worker& w, Upstream up);
-  asio::awaitable<bool> WriteAll(beast::tcp_stream& s, std::string_view data);
+  asio::awaitable<bool> WriteAll(ClientStream& s, std::string_view data);
 
   // Counts one answered request (none when no status was sent) on its entry point and service.
   void Record(Worker& w, size_t entry_point_index, std::string_view method, const Outcome& out,
@@ -358,6 +367,9 @@ class Proxy::Impl {
   mutable std::mutex lifecycle_mu_;
   bool started_ = false, stopped_ = false;
   std::map<const ServerState*, std::shared_ptr<Probe>> probes_;  // worker 0 only
+  // The certificates of a table that has none (the generated default only), made on first use.
+  std::once_flag generated_once_;
+  std::shared_ptr<const TlsCertificates> generated_;
 
   std::atomic<uint64_t> requests_{0}, connects_{0}, reuses_{0}, retried_{0}, bad_gateway_{0}, unavailable_{0},
       open_{0}, refused_connections_{0};
@@ -473,16 +485,23 @@ asio::awaitable<void> Proxy::Impl::Serve(Worker& w, tcp::socket socket, size_t e
                     ? asio::ip::make_address_v4(asio::ip::v4_mapped, a.to_v6()).to_string()
                     : a.to_string();
   }
-  beast::tcp_stream client(std::move(socket));
+  ClientStream client{beast::tcp_stream(std::move(socket))};
   beast::flat_buffer buffer;
-  while (!stopping_.load()) {
+  bool served = co_await Sniff(w, client, buffer);
+  uint64_t* tls_requests = nullptr;  // this connection's series (its node never moves nor goes)
+  if (served && client.is_tls()) {
+    std::lock_guard lock(w.stats_mu);
+    tls_requests = &w.tls_requests[{options_.entry_points[entry_point_index].name, client.TlsVersion(),
+                                    client.TlsCipher()}];
+  }
+  while (served && !stopping_.load()) {
     bhttp::request_parser<bhttp::string_body> parser;
     parser.body_limit(options_.max_request_body_bytes);
     parser.header_limit(static_cast<uint32_t>(options_.max_header_bytes));
-    w.idle_clients.insert(&client);
-    client.expires_after(buffer.size() > 0 ? options_.client_read_timeout : options_.client_idle_timeout);
+    w.idle_clients.insert(&client.tcp());
+    client.tcp().expires_after(buffer.size() > 0 ? options_.client_read_timeout : options_.client_idle_timeout);
     auto [hec, hn] = co_await bhttp::async_read_header(client, buffer, parser, kTuple);
-    w.idle_clients.erase(&client);
+    w.idle_clients.erase(&client.tcp());
     if (hec) {
       std::string answer;
       if (hec == bhttp::error::body_limit)
@@ -495,7 +514,7 @@ asio::awaitable<void> Proxy::Impl::Serve(Worker& w, tcp::socket socket, size_t e
       if (!answer.empty()) co_await WriteAll(client, answer);
       break;
     }
-    client.expires_after(options_.client_read_timeout);
+    client.tcp().expires_after(options_.client_read_timeout);
     // The body's bytes, reserved from the edge's budget before they are read (all of
     // max_request_body_bytes when its length is not declared); released once it is answered.
     BodyReservation reservation(buffered_bytes_);
@@ -520,13 +539,18 @@ asio::awaitable<void> Proxy::Impl::Serve(Worker& w, tcp::socket socket, size_t e
     const bool keep_alive = req.keep_alive() && !stopping_.load();
     requests_.fetch_add(1, std::memory_order_relaxed);
     Outcome out;
+    out.tls_requests = tls_requests;
     const auto began = std::chrono::steady_clock::now();
     bool again = co_await Handle(w, client, req, entry_point, port, client_ip, keep_alive, out);
     Record(w, entry_point_index, req.method_string(), out, std::chrono::steady_clock::now() - began);
     if (!again || !keep_alive) break;
   }
-  client.socket().shutdown(tcp::socket::shutdown_send, ec);
-  client.close();
+  if (client.is_tls() && served && !stopping_.load()) {  // close_notify, waiting at most a second
+    client.tcp().expires_after(std::chrono::seconds(1));
+    co_await client.ShutdownTls();
+  }
+  client.tcp().socket().shutdown(tcp::socket::shutdown_send, ec);
+  client.tcp().close();
   {
     std::lock_guard lock(w.stats_mu);
     --w.open_by_entry_point[entry_point];
@@ -552,6 +576,7 @@ void Proxy::Impl::Record(Worker& w, size_t entry_point_index, std::string_view m
   if (!ep) ep = &w.entry_point_stats[key()];
   ++ep->requests;
   ep->duration.Observe(seconds);
+  if (out.tls_requests) ++*out.tls_requests;
   if (!out.backend) return;
   RequestSeries* svc = nullptr;
   if (out.table_generation == w.table_generation) {  // the backend is one of the worker's table's
@@ -591,6 +616,8 @@ MetricsSnapshot Proxy::Impl::Metrics() const {
     std::lock_guard lock(w->stats_mu);
     for (const auto& [ep, n] : w->open_by_entry_point) m.open_connections[ep] += n;
     for (const auto& [key, s] : w->entry_point_stats) m.entry_point_requests[key].Merge(s);
+    for (const auto& [key, n] : w->tls_requests)
+      if (n > 0) m.entry_point_tls_requests[key] += n;  // a series is made at the handshake
     // Only the services the table has now (Traefik drops a removed service's series).
     for (const auto& [key, s] : w->service_stats)
       if (current->backends.count(key.name)) m.service_requests[key].Merge(s);
@@ -605,15 +632,39 @@ MetricsSnapshot Proxy::Impl::Metrics() const {
   return m;
 }
 
-asio::awaitable<bool> Proxy::Impl::WriteAll(beast::tcp_stream& s, std::string_view data) {
+asio::awaitable<bool> Proxy::Impl::Sniff(Worker& w, ClientStream& client, beast::flat_buffer& buffer) {
+  w.idle_clients.insert(&client.tcp());
+  client.tcp().expires_after(options_.client_idle_timeout);
+  auto [ec, n] = co_await client.tcp().async_read_some(buffer.prepare(4096), kTuple);
+  w.idle_clients.erase(&client.tcp());
+  if (ec || n == 0 || stopping_.load()) co_return false;
+  buffer.commit(n);
+  // A TLS record of type handshake (0x16); 0x80 opens an SSLv2 hello, taken as TLS for the
+  // handshake to refuse (Traefik's clientHelloInfo).
+  const auto first = static_cast<const unsigned char*>(buffer.data().data())[0];
+  if (first != 0x16 && first != 0x80) co_return true;
+  RefreshTable(w);
+  // Held until the handshake is over: its server-name callback reads the set.
+  std::shared_ptr<const TlsCertificates> certificates = w.table ? w.table->certificates : nullptr;
+  if (!certificates) {
+    std::call_once(generated_once_, [this] { generated_ = TlsCertificates::GeneratedOnly(); });
+    certificates = generated_;
+  }
+  SSL* ssl = SSL_new(certificates->context());
+  if (!ssl) co_return false;
+  client.tcp().expires_after(options_.client_read_timeout);
+  co_return co_await client.Handshake(ssl, buffer);
+}
+
+asio::awaitable<bool> Proxy::Impl::WriteAll(ClientStream& s, std::string_view data) {
   auto [ec, n] = co_await asio::async_write(s, asio::buffer(data.data(), data.size()), kTuple);
   co_return !ec;
 }
 
-asio::awaitable<bool> Proxy::Impl::Handle(Worker& w, beast::tcp_stream& client,
+asio::awaitable<bool> Proxy::Impl::Handle(Worker& w, ClientStream& client,
                                           bhttp::request<bhttp::string_body>& req, const std::string& entry_point,
-                                          uint16_t port, const std::string& client_ip, bool keep_alive,
-                                          Outcome& outcome) {
+                                          uint16_t /*port: X-Forwarded-Port is from Host, as Traefik's*/,
+                                          const std::string& client_ip, bool keep_alive, Outcome& outcome) {
   Exchange x;
   x.method.assign(req.method_string());
   std::string_view target = req.target();
@@ -632,6 +683,7 @@ asio::awaitable<bool> Proxy::Impl::Handle(Worker& w, beast::tcp_stream& client,
   x.path = std::move(sanitized.path);
   x.raw_query = std::move(sanitized.query);
   x.client_ip = client_ip;
+  if (client.is_tls()) x.scheme = "https";
   x.now = std::chrono::steady_clock::now();
   // The client's own X-Forwarded-* and X-Real-Ip are not believed (Traefik without trusted IPs):
   // the edge sets them, before the chain, which may read them (redirectScheme reads the proto).
@@ -645,7 +697,11 @@ asio::awaitable<bool> Proxy::Impl::Handle(Worker& w, beast::tcp_stream& client,
     if ((name.size() > 12 && IEquals(name.substr(0, 12), "x-forwarded-")) || IEquals(name, "x-real-ip")) continue;
     x.headers.emplace_back(std::string(name), std::string(field.value()));
   }
-  std::string port_text = std::to_string(port);
+  // Traefik's forwardedPort: the Host's port, else 443 over TLS, else 80.
+  std::string port_text = client.is_tls() ? "443" : "80";
+  if (size_t colon = x.host.rfind(':'); colon != std::string::npos && colon + 1 < x.host.size() &&
+                                        x.host.find(']', colon) == std::string::npos)
+    port_text = x.host.substr(colon + 1);
   x.headers.emplace_back("X-Forwarded-Host", x.host);
   x.headers.emplace_back("X-Forwarded-Port", port_text);
   x.headers.emplace_back("X-Forwarded-Proto", x.scheme);
@@ -662,7 +718,7 @@ asio::awaitable<bool> Proxy::Impl::Handle(Worker& w, beast::tcp_stream& client,
   RefreshTable(w);
   std::shared_ptr<const Table> table = w.table;  // this request's, whatever a swap does meanwhile
   outcome.table_generation = w.table_generation;
-  const Route* route = table->Match(entry_point, facts);
+  const Route* route = table->Match(entry_point, facts, client.is_tls() ? Transport::kTls : Transport::kPlain);
   if (!route) {
     co_return co_await WriteAll(client, Answered(outcome, 404, "text/plain; charset=utf-8", "404 page not found\n",
                                                        keep_alive)) &&
@@ -976,7 +1032,7 @@ asio::awaitable<AuthReply> Proxy::Impl::CallAuth(Worker& w, const ForwardAuth& a
   co_return reply;
 }
 
-asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, beast::tcp_stream& client, const Route& route, Exchange& x,
+asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, const Route& route, Exchange& x,
                                            const std::string& body, bool head_request, unsigned client_version,
                                            bool keep_alive, const RetryConfig* retry, const CookiePlan& cookies,
                                            Outcome& outcome) {

@@ -11,6 +11,9 @@
 // pools, so a request never changes thread. Traefik's answers where the
 // proxy itself answers: 404 "404 page not found" when no router matches, 503 "Service Unavailable"
 // when the service has no routable server, 502 "Bad Gateway" when the server cannot be reached.
+// Every entry point also serves TLS (edge/proxy/tls.h): a connection whose first byte opens a TLS
+// handshake gets the table's certificate for its server name and is routed by the routers with
+// `tls` (Table::tls_routes); the others by the routers without.
 //
 //   edge::Proxy proxy({.entry_points = {{"web", "127.0.0.1", 0}}});
 //   ASSIGN_OR_RETURN(auto ports, proxy.Start());   // {"web": 41234}
@@ -22,6 +25,8 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <limits>
+#include <optional>
 #include <map>
 #include <memory>
 #include <string>
@@ -33,6 +38,18 @@
 
 namespace paddock::edge {
 
+// Traefik's `entryPoints.<name>.http.redirections.entryPoint`: plain-HTTP requests to this entry
+// point are redirected to `to` — carried out by the Edge as Traefik does, with an internal router
+// `<name>-to-<to>@internal` (edge/edge.h, EntryPointRedirections); the proxy itself ignores it.
+struct EntryPointRedirect {
+  std::string to;  // another entry point's name (its port), or ":PORT"
+  std::string scheme = "https";
+  bool permanent = true;
+  int64_t priority = std::numeric_limits<int64_t>::max() - 1;  // Traefik's math.MaxInt - 1
+};
+
+// An entry point. Every entry point takes both plain HTTP and TLS (Traefik's: a connection whose
+// first byte opens a TLS handshake is served over TLS, by the routers with a `tls` section).
 struct EntryPointOptions {
   std::string name;  // "web"
   std::string host = "127.0.0.1";
@@ -41,6 +58,7 @@ struct EntryPointOptions {
   // duplicate slashes cleaned from the path before routing (edge/proxy/request_path.h, step 4).
   // false: the path is routed and forwarded as received ("/a/../b" stays so).
   bool sanitize_path = true;
+  std::optional<EntryPointRedirect> redirect = std::nullopt;
 };
 
 struct ProxyOptions {

@@ -68,9 +68,10 @@ std::shared_ptr<ServerState> Backend::Pick() const {
   return nullptr;
 }
 
-const Route* Table::Match(std::string_view entry_point, const RequestFacts& facts) const {
-  auto it = routes.find(entry_point);
-  if (it == routes.end()) return nullptr;
+const Route* Table::Match(std::string_view entry_point, const RequestFacts& facts, Transport transport) const {
+  const auto& by_entry_point = transport == Transport::kTls ? tls_routes : routes;
+  auto it = by_entry_point.find(entry_point);
+  if (it == by_entry_point.end()) return nullptr;
   for (const Route& r : it->second)
     if (r.rule.Matches(facts)) return &r;
   return nullptr;

@@ -23,6 +23,7 @@
 #include "edge/middleware.h"
 #include "edge/proxy/forward_auth.h"
 #include "edge/proxy/sticky.h"
+#include "edge/proxy/tls.h"
 #include "edge/rule.h"
 
 namespace paddock::edge {
@@ -140,19 +141,28 @@ struct Step {
 struct Route {
   std::string name;  // qualified: "web@ecs"
   Rule rule;
-  int priority = 0;
+  int64_t priority = 0;  // Traefik's are 64-bit (an entry point's redirection: MaxInt - 1)
   std::vector<Step> chain;
   std::shared_ptr<const Backend> backend;  // null: the router's service is broken (503)
 };
 
+// How a request came: Traefik routes plain HTTP by the routers without a `tls` section and TLS
+// connections (one entry point takes both, told apart by their first byte) by those with one.
+enum class Transport : uint8_t { kPlain, kTls };
+
 struct Table {
   // Routes per entry point name, in matching order: priority descending, then name ascending.
+  // `routes` for plain HTTP, `tls_routes` (routers with `tls`) for requests that came over TLS.
   std::map<std::string, std::vector<Route>, std::less<>> routes;
+  std::map<std::string, std::vector<Route>, std::less<>> tls_routes;
   // Every backend the table knows, by qualified name.
   std::map<std::string, std::shared_ptr<const Backend>, std::less<>> backends;
+  // The certificates TLS connections are served with; null: only the generated default.
+  std::shared_ptr<const TlsCertificates> certificates;
 
-  // The first route of `entry_point` whose rule matches; null when none.
-  const Route* Match(std::string_view entry_point, const RequestFacts& facts) const;
+  // The first route of `entry_point` for `transport` whose rule matches; null when none.
+  const Route* Match(std::string_view entry_point, const RequestFacts& facts,
+                     Transport transport = Transport::kPlain) const;
 };
 
 }  // namespace paddock::edge

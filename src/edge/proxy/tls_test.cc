@@ -1,0 +1,480 @@
+// TLS entry points, end to end with a real TLS client (OpenSSL): certificates chosen by SNI, routers
+// with `tls` served only over TLS and the others only over plain HTTP on one port, a bad
+// certificate file left out, the entry-point redirection, and certResolver's warning in the API.
+#include "edge/proxy/tls.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <string>
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "edge/edge.h"
+#include "edge/proxy/compile.h"
+#include "edge/proxy/proxy.h"
+#include "edge/runtime.h"
+#include "http/client.h"
+#include "http/server.h"
+
+namespace paddock::edge {
+namespace {
+
+namespace json = boost::json;
+
+// A temporary directory, removed at the end of the test.
+class TempDir {
+ public:
+  TempDir() {
+    char tmpl[] = "/tmp/paddock-tls-test-XXXXXX";
+    path_ = mkdtemp(tmpl);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  std::string Write(const std::string& name, const std::string& text) const {
+    std::string p = path_ + "/" + name;
+    std::ofstream(p) << text;
+    return p;
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Writes a self-signed certificate for `cn` (with `sans`) as <stem>.crt and <stem>.key.
+CertificateFiles WriteCertificate(const TempDir& dir, const std::string& stem, const std::string& cn,
+                                  std::vector<std::string> sans) {
+  PemPair pair = GenerateSelfSigned(cn, sans, 30, /*ec=*/true);
+  return {dir.Write(stem + ".crt", pair.cert), dir.Write(stem + ".key", pair.key)};
+}
+
+struct TlsReply {
+  bool handshake = false;
+  std::string subject;   // the served certificate's, RFC 2253
+  std::string response;  // everything read until the server closed
+};
+
+// One request over TLS to 127.0.0.1:`port`, with `sni` as the server name (none when empty); the
+// request should close the connection (Connection: close). No verification: the test reads the
+// certificate it was served.
+TlsReply TlsRequest(uint16_t port, const std::string& sni, const std::string& request) {
+  TlsReply out;
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  timeval tv{10, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    ::close(fd);
+    return out;
+  }
+  SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
+  SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, nullptr);
+  SSL* ssl = SSL_new(ctx);
+  SSL_set_fd(ssl, fd);
+  if (!sni.empty()) SSL_set_tlsext_host_name(ssl, sni.c_str());
+  if (SSL_connect(ssl) == 1) {
+    out.handshake = true;
+    if (X509* peer = SSL_get1_peer_certificate(ssl)) {
+      BIO* b = BIO_new(BIO_s_mem());
+      X509_NAME_print_ex(b, X509_get_subject_name(peer), 0, XN_FLAG_RFC2253);
+      char* data = nullptr;
+      long n = BIO_get_mem_data(b, &data);
+      out.subject.assign(data, static_cast<size_t>(n));
+      BIO_free(b);
+      X509_free(peer);
+    }
+    if (!request.empty()) {
+      SSL_write(ssl, request.data(), static_cast<int>(request.size()));
+      char buf[4096];
+      for (int n; (n = SSL_read(ssl, buf, sizeof(buf))) > 0;) out.response.append(buf, static_cast<size_t>(n));
+    }
+  }
+  ERR_clear_error();
+  SSL_free(ssl);
+  SSL_CTX_free(ctx);
+  ::close(fd);
+  return out;
+}
+
+std::string GetRequest(const std::string& host, const std::string& path = "/") {
+  return "GET " + path + " HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n\r\n";
+}
+
+TEST(TlsCertificatesTest, SelectsByExactNameThenWildcardThenTheDefault) {
+  TempDir dir;
+  std::vector<std::string> errors;
+  auto set = TlsCertificates::Load(
+      {WriteCertificate(dir, "wild", "wildcard", {"*.example.com"}),
+       WriteCertificate(dir, "exact", "exact", {"a.example.com", "other.test"}),
+       WriteCertificate(dir, "cn", "cn.example.org", {})},
+      WriteCertificate(dir, "default", "my default", {}), errors);
+  EXPECT_TRUE(errors.empty()) << errors.front();
+  EXPECT_EQ(set->size(), 3u);
+  EXPECT_EQ(set->Select("a.example.com")->subject(), "CN=exact");  // exact beats the wildcard
+  EXPECT_EQ(set->Select("A.Example.COM.")->subject(), "CN=exact");
+  EXPECT_EQ(set->Select("b.example.com")->subject(), "CN=wildcard");
+  EXPECT_EQ(set->Select("x.b.example.com")->subject(), "CN=my default");  // one label only
+  EXPECT_EQ(set->Select("example.com")->subject(), "CN=my default");
+  EXPECT_EQ(set->Select("cn.example.org")->subject(), "CN=cn.example.org");  // the CN is a name too
+  EXPECT_EQ(set->Select("")->subject(), "CN=my default");
+  EXPECT_EQ(set->Select("a.example.com")->names(), (std::vector<std::string>{"exact", "a.example.com", "other.test"}));
+}
+
+TEST(TlsCertificatesTest, WithoutADefaultTheGeneratedOneIsServed) {
+  std::vector<std::string> errors;
+  auto set = TlsCertificates::Load({}, std::nullopt, errors);
+  EXPECT_TRUE(errors.empty());
+  EXPECT_EQ(set->default_certificate().subject(), "CN=PADDOCK DEFAULT CERT");
+  ASSERT_EQ(set->default_certificate().names().size(), 2u);
+  EXPECT_TRUE(set->default_certificate().names()[1].ends_with(".paddock.default"));
+  // The same generated certificate for the whole process (Traefik makes it once, at start).
+  EXPECT_EQ(TlsCertificates::GeneratedOnly()->default_certificate().names(), set->default_certificate().names());
+}
+
+TEST(TlsCertificatesTest, ABadCertificateIsAnErrorNamingItsFileAndTheOthersAreServed) {
+  TempDir dir;
+  CertificateFiles good = WriteCertificate(dir, "good", "good.test", {"good.test"});
+  CertificateFiles other = WriteCertificate(dir, "other", "other.test", {"other.test"});
+  const std::string key_text = GenerateSelfSigned("x", {}, 1, true).key;
+  CertificateFiles mismatched{good.cert_file, other.key_file};
+  CertificateFiles garbage{dir.Write("garbage.crt", "not a certificate"), good.key_file};
+  CertificateFiles missing{dir.path() + "/missing.crt", good.key_file};
+  CertificateFiles bad_key{other.cert_file, dir.Write("bad.key", key_text.substr(0, 60))};
+  std::vector<std::string> errors;
+  auto set = TlsCertificates::Load({mismatched, good, garbage, missing, bad_key}, std::nullopt, errors);
+  EXPECT_EQ(set->size(), 1u);
+  EXPECT_EQ(set->Select("good.test")->subject(), "CN=good.test");
+  ASSERT_EQ(errors.size(), 4u);
+  EXPECT_NE(errors[0].find("the key does not match"), std::string::npos) << errors[0];
+  EXPECT_NE(errors[1].find(garbage.cert_file), std::string::npos) << errors[1];
+  EXPECT_NE(errors[2].find("missing.crt: cannot be read"), std::string::npos) << errors[2];
+  EXPECT_NE(errors[3].find("no readable PEM private key"), std::string::npos) << errors[3];
+  for (const std::string& e : errors) EXPECT_EQ(e.find("PRIVATE KEY-----"), std::string::npos) << e;
+}
+
+TEST(CertificateNameMatchesTest, IsTraefiksMatchDomain) {
+  EXPECT_TRUE(CertificateNameMatches("a.example.com", "a.example.com"));
+  EXPECT_TRUE(CertificateNameMatches("a.example.com", "*.example.com"));
+  EXPECT_FALSE(CertificateNameMatches("example.com", "*.example.com"));
+  EXPECT_FALSE(CertificateNameMatches("a.b.example.com", "*.example.com"));
+  EXPECT_FALSE(CertificateNameMatches(".example.com", "*.example.com"));
+}
+
+// A backend that answers with the forwarding headers it was sent.
+class EchoBackend {
+ public:
+  EchoBackend()
+      : server_({}, [](const http::Request& r) {
+          http::Response resp;
+          resp.body = "proto=" + std::string(r.GetHeader("X-Forwarded-Proto")) +
+                      " port=" + std::string(r.GetHeader("X-Forwarded-Port")) + " path=" + r.target;
+          return resp;
+        }) {
+    auto port = server_.Start();
+    EXPECT_TRUE(port.ok());
+    port_ = *port;
+  }
+  ~EchoBackend() { server_.Stop(); }
+  uint16_t port() const { return port_; }
+
+ private:
+  http::Server server_;
+  uint16_t port_ = 0;
+};
+
+std::string Body(const std::string& response) {
+  size_t end = response.find("\r\n\r\n");
+  return end == std::string::npos ? std::string() : response.substr(end + 4);
+}
+
+// The runtime of one provider's configuration `config_text` on the entry point `web`.
+RuntimeConfig Runtime(const std::string& config_text) {
+  return BuildRuntime({{"file", json::parse(config_text).as_object()}}, {"web"}, {"web"},
+                      [](std::string_view rule) -> std::string {
+                        auto parsed = Rule::Parse(rule);
+                        return parsed.ok() ? std::string() : std::string(parsed.status().message());
+                      });
+}
+
+class TlsProxyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto ports = proxy_.Start();
+    ASSERT_TRUE(ports.ok()) << ports.status().ToString();
+    port_ = ports->at("web");
+  }
+  void TearDown() override { proxy_.Stop(); }
+
+  // Compiles `config_text` (a file provider's dynamic configuration; "BACKEND" is the echo
+  // server's URL) and swaps it in. The compile errors.
+  std::vector<std::string> Serve(std::string config_text) {
+    const std::string url = "http://127.0.0.1:" + std::to_string(backend_.port());
+    for (size_t at; (at = config_text.find("BACKEND")) != std::string::npos;) config_text.replace(at, 7, url);
+    CompileResult compiled = Compile(Runtime(config_text), registry_);
+    proxy_.SetTable(compiled.table);
+    return compiled.errors;
+  }
+
+  TempDir dir_;
+  EchoBackend backend_;
+  ServerRegistry registry_;
+  Proxy proxy_{ProxyOptions{.entry_points = {{"web", "127.0.0.1", 0}}, .io_threads = 2}};
+  uint16_t port_ = 0;
+};
+
+TEST_F(TlsProxyTest, ServesTheCertificateTheServerNameSelects) {
+  CertificateFiles exact = WriteCertificate(dir_, "exact", "exact", {"a.example.com"});
+  CertificateFiles wild = WriteCertificate(dir_, "wild", "wildcard", {"*.example.com"});
+  auto errors = Serve(fmt::format(R"J({{
+    "http":{{"routers":{{"r":{{"rule":"PathPrefix(`/`)","service":"s","tls":{{}}}}}},
+            "services":{{"s":{{"loadBalancer":{{"servers":[{{"url":"BACKEND"}}]}}}}}}}},
+    "tls":{{"certificates":[{{"certFile":"{}","keyFile":"{}"}},{{"certFile":"{}","keyFile":"{}"}}]}}}})J",
+                                  exact.cert_file, exact.key_file, wild.cert_file, wild.key_file));
+  EXPECT_TRUE(errors.empty()) << errors.front();
+  EXPECT_EQ(TlsRequest(port_, "a.example.com", "").subject, "CN=exact");
+  EXPECT_EQ(TlsRequest(port_, "b.example.com", "").subject, "CN=wildcard");
+  EXPECT_EQ(TlsRequest(port_, "elsewhere.test", "").subject, "CN=PADDOCK DEFAULT CERT");
+  EXPECT_EQ(TlsRequest(port_, "", "").subject, "CN=PADDOCK DEFAULT CERT");
+
+  // A configured default replaces the generated one; a reload (a new table) serves the new set.
+  CertificateFiles mine = WriteCertificate(dir_, "mine", "my default", {});
+  errors = Serve(fmt::format(R"J({{
+    "http":{{"routers":{{"r":{{"rule":"PathPrefix(`/`)","service":"s","tls":{{}}}}}},
+            "services":{{"s":{{"loadBalancer":{{"servers":[{{"url":"BACKEND"}}]}}}}}}}},
+    "tls":{{"stores":{{"default":{{"defaultCertificate":{{"certFile":"{}","keyFile":"{}"}}}}}}}}}})J",
+                             mine.cert_file, mine.key_file));
+  EXPECT_TRUE(errors.empty()) << errors.front();
+  EXPECT_EQ(TlsRequest(port_, "a.example.com", "").subject, "CN=my default");
+}
+
+TEST_F(TlsProxyTest, TlsRoutersServeOnlyTlsAndTheOthersOnlyPlainHttpOnOnePort) {
+  auto errors = Serve(R"J({
+    "http":{"routers":{"secure":{"rule":"PathPrefix(`/secure`)","service":"s","tls":{}},
+                       "plain":{"rule":"PathPrefix(`/plain`)","service":"s"}},
+            "services":{"s":{"loadBalancer":{"servers":[{"url":"BACKEND"}]}}}}})J");
+  EXPECT_TRUE(errors.empty()) << errors.front();
+  // X-Forwarded-Port as Traefik's: the Host's port, else 443 over TLS and 80 without.
+  TlsReply secure = TlsRequest(port_, "app.test", GetRequest("app.test", "/secure/x"));
+  ASSERT_TRUE(secure.handshake);
+  EXPECT_TRUE(secure.response.starts_with("HTTP/1.1 200 ")) << secure.response;
+  EXPECT_EQ(Body(secure.response), "proto=https port=443 path=/secure/x");
+  TlsReply with_port = TlsRequest(port_, "app.test", GetRequest("app.test:8443", "/secure/x"));
+  EXPECT_EQ(Body(with_port.response), "proto=https port=8443 path=/secure/x");
+  TlsReply plain_over_tls = TlsRequest(port_, "app.test", GetRequest("app.test", "/plain/x"));
+  EXPECT_TRUE(plain_over_tls.response.starts_with("HTTP/1.1 404 ")) << plain_over_tls.response;
+
+  http::Client client("127.0.0.1", port_);
+  http::Request req;
+  req.method = "GET";
+  req.target = "/plain/y";
+  req.headers.push_back({"Host", "app.test"});
+  auto plain = client.Send(req);
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_EQ(plain->status, 200);
+  EXPECT_EQ(plain->body, "proto=http port=80 path=/plain/y");
+  req.target = "/secure/y";
+  auto secure_over_plain = client.Send(req);
+  ASSERT_TRUE(secure_over_plain.ok());
+  EXPECT_EQ(secure_over_plain->status, 404);
+
+  // Keep-alive over TLS: two requests on one connection.
+  TlsReply two = TlsRequest(port_, "app.test",
+                            "GET /secure/1 HTTP/1.1\r\nHost: app.test\r\n\r\n" + GetRequest("app.test", "/secure/2"));
+  EXPECT_NE(two.response.find("path=/secure/1"), std::string::npos) << two.response;
+  EXPECT_NE(two.response.find("path=/secure/2"), std::string::npos) << two.response;
+
+  // Traefik's traefik_entrypoint_requests_tls_total: the five answered over TLS (each connection
+  // closed after its last answer was counted).
+  MetricsSnapshot m = proxy_.Metrics();
+  uint64_t over_tls = 0;
+  for (const auto& [key, n] : m.entry_point_tls_requests) {
+    EXPECT_EQ(std::get<0>(key), "web");
+    EXPECT_EQ(std::get<1>(key), "1.3");
+    EXPECT_TRUE(std::get<2>(key).starts_with("TLS_AES_") || std::get<2>(key).starts_with("TLS_CHACHA20_"))
+        << std::get<2>(key);
+    over_tls += n;
+  }
+  EXPECT_EQ(over_tls, 5u);
+  EXPECT_NE(RenderPrometheus(m).find("traefik_entrypoint_requests_tls_total{entrypoint=\"web\",tls_cipher=\"TLS_"),
+            std::string::npos);
+}
+
+TEST_F(TlsProxyTest, ABadCertificateFileLeavesTheOthersServing) {
+  CertificateFiles good = WriteCertificate(dir_, "good", "good.test", {"good.test"});
+  const std::string broken = dir_.Write("broken.crt", "-- not PEM --");
+  auto errors = Serve(fmt::format(R"J({{
+    "http":{{"routers":{{"r":{{"rule":"PathPrefix(`/`)","service":"s","tls":{{}}}}}},
+            "services":{{"s":{{"loadBalancer":{{"servers":[{{"url":"BACKEND"}}]}}}}}}}},
+    "tls":{{"certificates":[{{"certFile":"{}","keyFile":"{}"}},{{"certFile":"{}","keyFile":"{}"}}]}}}})J",
+                                  broken, good.key_file, good.cert_file, good.key_file));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].find(broken), std::string::npos) << errors[0];
+  TlsReply r = TlsRequest(port_, "good.test", GetRequest("good.test"));
+  EXPECT_EQ(r.subject, "CN=good.test");
+  EXPECT_TRUE(r.response.starts_with("HTTP/1.1 200 ")) << r.response;
+}
+
+TEST_F(TlsProxyTest, ATlsConnectionBeforeAnyTableGetsTheGeneratedCertificateAnd404) {
+  TlsReply r = TlsRequest(port_, "any.test", GetRequest("any.test"));
+  EXPECT_EQ(r.subject, "CN=PADDOCK DEFAULT CERT");
+  EXPECT_TRUE(r.response.starts_with("HTTP/1.1 404 ")) << r.response;
+}
+
+// ---- Through the Edge: the entry-point redirection and certResolver in the API ----
+
+class NoTasks : public TaskSource {
+ public:
+  StatusOr<TaskRead> Read() override { return TaskRead{}; }
+};
+
+class TlsEdgeTest : public ::testing::Test {
+ protected:
+  void StartEdge(const std::string& dynamic_yaml) {
+    const std::string url = "http://127.0.0.1:" + std::to_string(backend_.port());
+    std::string text = dynamic_yaml;
+    for (size_t at; (at = text.find("BACKEND")) != std::string::npos;) text.replace(at, 7, url);
+    EdgeOptions o;
+    o.api = EntryPointOptions{"traefik", "127.0.0.1", 0};
+    o.entry_points = {{"web", "127.0.0.1", 0}, {"websecure", "127.0.0.1", 0}};
+    o.entry_points[0].redirect = EntryPointRedirect{.to = "websecure"};
+    o.file = dir_.Write("dynamic.yml", text);
+    o.resync = std::chrono::hours(1);
+    edge_ = std::make_unique<Edge>(o, source_, nullptr);
+    auto ports = edge_->Start();
+    ASSERT_TRUE(ports.ok()) << ports.status().ToString();
+    ports_ = *ports;
+  }
+  void TearDown() override {
+    if (edge_) edge_->Stop();
+  }
+  StatusOr<http::Response> Send(uint16_t port, const std::string& method, const std::string& target,
+                                const std::string& host = "app.test") {
+    http::Client client("127.0.0.1", port);
+    http::Request r;
+    r.method = method;
+    r.target = target;
+    if (!host.empty()) r.headers.push_back({"Host", host});
+    return client.Send(r);
+  }
+
+  TempDir dir_;
+  EchoBackend backend_;
+  NoTasks source_;
+  std::unique_ptr<Edge> edge_;
+  std::map<std::string, uint16_t> ports_;
+};
+
+TEST_F(TlsEdgeTest, AnEntryPointRedirectsPlainHttpToTheTlsEntryPointAsTraefik) {
+  StartEdge(R"(
+http:
+  routers:
+    app:
+      rule: PathPrefix(`/`)
+      service: s
+      entryPoints: [web, websecure]
+      tls: {}
+    plain:
+      rule: PathPrefix(`/`)
+      service: s
+      entryPoints: [web]
+  services:
+    s:
+      loadBalancer:
+        servers: [{url: BACKEND}]
+)");
+  const std::string secure_port = std::to_string(ports_.at("websecure"));
+  auto get = Send(ports_.at("web"), "GET", "/a/b?c=d");
+  ASSERT_TRUE(get.ok()) << get.status().ToString();
+  EXPECT_EQ(get->status, 301);
+  EXPECT_EQ(get->GetHeader("Location"), "https://app.test:" + secure_port + "/a/b?c=d");
+  auto post = Send(ports_.at("web"), "POST", "/form");
+  ASSERT_TRUE(post.ok());
+  EXPECT_EQ(post->status, 308);
+  EXPECT_EQ(post->GetHeader("Location"), "https://app.test:" + secure_port + "/form");
+
+  // Where it leads: TLS on websecure (and on web, which serves the tls router too).
+  TlsReply r = TlsRequest(ports_.at("websecure"), "app.test", GetRequest("app.test", "/a"));
+  EXPECT_EQ(Body(r.response), "proto=https port=443 path=/a") << r.response;
+  // Plain HTTP on websecure is not redirected (only web's plain router exists, not on websecure).
+  auto plain_secure = Send(ports_.at("websecure"), "GET", "/a");
+  ASSERT_TRUE(plain_secure.ok());
+  EXPECT_EQ(plain_secure->status, 404);
+
+  // Traefik's shape in the API: the internal router and middleware, and the entry point's option.
+  auto router = Send(ports_.at("traefik"), "GET", "/api/http/routers/web-to-websecure@internal", "");
+  ASSERT_TRUE(router.ok());
+  ASSERT_EQ(router->status, 200) << router->body;
+  json::object o = json::parse(router->body).as_object();
+  EXPECT_EQ(o.at("rule"), "HostRegexp(`^.+$`)");
+  EXPECT_EQ(o.at("service"), "noop@internal");
+  EXPECT_EQ(o.at("middlewares"), (json::array{"redirect-web-to-websecure@internal"}));
+  EXPECT_EQ(o.at("status"), "enabled");
+  auto ep = Send(ports_.at("traefik"), "GET", "/api/entrypoints/web", "");
+  ASSERT_TRUE(ep.ok());
+  EXPECT_EQ(json::parse(ep->body).at("http").at("redirections"),
+            json::parse(R"({"entryPoint":{"to":"websecure","scheme":"https","permanent":true,)"
+                        R"("priority":9223372036854775806}})"));
+}
+
+TEST_F(TlsEdgeTest, ACertResolverRouterServesOnTheStaticCertificateWithAWarningAndNoKeyIsShown) {
+  PemPair pair = GenerateSelfSigned("app.test", {"app.test"}, 30, true);
+  const std::string cert_file = dir_.Write("app.crt", pair.cert);
+  const std::string key_file = dir_.Write("app.key", pair.key);
+  StartEdge(fmt::format(R"(
+http:
+  routers:
+    app:
+      rule: Host(`app.test`)
+      service: s
+      entryPoints: [websecure]
+      tls:
+        certResolver: letsencrypt
+  services:
+    s:
+      loadBalancer:
+        servers: [{{url: BACKEND}}]
+tls:
+  certificates:
+    - certFile: {}
+      keyFile: {}
+)",
+                        cert_file, key_file));
+  TlsReply r = TlsRequest(ports_.at("websecure"), "app.test", GetRequest("app.test", "/x"));
+  EXPECT_EQ(r.subject, "CN=app.test");
+  EXPECT_TRUE(r.response.starts_with("HTTP/1.1 200 ")) << r.response;
+
+  auto router = Send(ports_.at("traefik"), "GET", "/api/http/routers/app@file", "");
+  ASSERT_TRUE(router.ok());
+  json::object o = json::parse(router->body).as_object();
+  EXPECT_EQ(o.at("status"), "warning");
+  ASSERT_TRUE(o.contains("error"));
+  EXPECT_NE(json::serialize(o.at("error")).find("letsencrypt"), std::string::npos) << router->body;
+
+  // Nothing the API serves holds the key (Traefik shows no certificate either).
+  const std::string key_line = pair.key.substr(pair.key.find('\n') + 1, 40);
+  for (const char* path : {"/api/rawdata", "/api/overview", "/api/http/routers", "/api/entrypoints"}) {
+    auto body = Send(ports_.at("traefik"), "GET", path, "");
+    ASSERT_TRUE(body.ok());
+    EXPECT_EQ(body->body.find(key_line), std::string::npos) << path;
+    EXPECT_EQ(body->body.find("PRIVATE KEY"), std::string::npos) << path;
+    EXPECT_EQ(body->body.find(key_file), std::string::npos) << path;
+  }
+}
+
+}  // namespace
+}  // namespace paddock::edge
