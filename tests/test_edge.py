@@ -68,6 +68,9 @@ class StaticPage(http.server.BaseHTTPRequestHandler):
 
     def do_GET(self):
         body = b"from the file provider\n"
+        if self.path == "/dynamic":  # what the edge's http provider polls: a router to the file's service
+            body = json.dumps({"http": {"routers": {"viahttp": {
+                "rule": "Host(`http.localhost`)", "service": "static@file"}}}}).encode()
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
@@ -205,7 +208,9 @@ class Edge(unittest.TestCase):
             f.write("[[ec2_instance]]\ncluster = \"default\"\ncpu = 4096\nmemory = 2048\n")
         cls.server = h.Server(cls.state_dir, mode="up", env=env,
                               extra_args=["--edge-file", dynamic, "--config", config,
-                                          "--edge-websecure", "127.0.0.1:0"]).start()
+                                          "--edge-websecure", "127.0.0.1:0",
+                                          "--edge-http", f"http://127.0.0.1:{cls.static.server_address[1]}/dynamic",
+                                          "--edge-http-poll-interval", "1s"]).start()
         cls.addClassCleanup(cls.server.stop)
         cls.web_port, cls.api_port = cls.server.edge_ports()
         cls.websecure_port = cls.server.edge_tls_port()
@@ -393,6 +398,16 @@ class Edge(unittest.TestCase):
         self.assertEqual((r.status, r.read()), (200, b"from the file provider\n"))
         status, router = self.api("/api/http/routers/static@file")
         self.assertEqual((status, router["status"], router["provider"]), (200, "enabled", "file"))
+
+    def test_an_http_provider_route_of_paddock_up_is_served_beside_the_file(self):
+        """`paddock up --edge-http`: Traefik's http provider, its router naming the file provider's service."""
+        status, router = self.api("/api/http/routers/viahttp@http")
+        self.assertEqual((status, router["status"], router["provider"], router["service"]),
+                         (200, "enabled", "http", "static@file"))
+        conn = http.client.HTTPConnection("127.0.0.1", self.web_port, timeout=10)
+        conn.request("GET", "/", headers={"Host": "http.localhost"})
+        r = conn.getresponse()
+        self.assertEqual((r.status, r.read()), (200, b"from the file provider\n"))
 
     def test_no_request_is_dropped_while_tasks_stop(self):
         self.create_service("zero", self.register("edge-zero", "zero"), 3)

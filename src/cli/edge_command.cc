@@ -238,6 +238,10 @@ StatusOr<std::unique_ptr<InProcessEdge>> InProcessEdge::Start(const InProcessEdg
     std::error_code ec;
     (std::filesystem::is_directory(o.file, ec) ? options.file_directory : options.file) = o.file;
   }
+  options.http_endpoint = o.http;
+  ASSIGN_OR_RETURN(std::chrono::nanoseconds interval, edge::ParseGoDuration(o.http_poll_interval));
+  if (interval.count() <= 0) return InvalidArgument("--edge-http-poll-interval must be greater than 0");
+  options.http_poll_interval = std::chrono::ceil<std::chrono::milliseconds>(interval);
   self->source_ = std::make_unique<edge::EcsApiSource>(
       edge::EcsApiOptions{.host = o.api_host, .port = o.api_port, .credentials = o.credentials,
                           .region = o.scope.region.str(), .auto_discover_clusters = true});

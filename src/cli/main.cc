@@ -151,6 +151,8 @@ struct UpEdgeFlags {
   std::string web = "127.0.0.1:8000";
   std::string api = "127.0.0.1:8081";
   std::string file;
+  std::string http;                      // the http provider's endpoint; none when empty
+  std::string http_poll_interval = "5s";  // a Go duration
   std::string websecure;  // none when empty
   bool redirect_https = false;
   int64_t drain_timeout_seconds = 30;
@@ -195,6 +197,8 @@ int RunServer(const ServerConfig& config, bool up, bool keep_tasks, const UpEdge
       eo.web = edge_flags.web;
       eo.api = edge_flags.api;
       eo.file = edge_flags.file;
+      eo.http = edge_flags.http;
+      eo.http_poll_interval = edge_flags.http_poll_interval;
       eo.websecure = edge_flags.websecure;
       eo.redirect_to_websecure = edge_flags.redirect_https;
       eo.drain_timeout = std::chrono::seconds(edge_flags.drain_timeout_seconds);
@@ -718,6 +722,11 @@ int main(int argc, char** argv) {
                  "A dynamic-configuration file (YAML or TOML) or directory for the edge's file provider, as "
                  "Traefik's --providers.file.filename/directory: routers, services and middlewares beside the tasks' "
                  "labels (a router there may name a service <name>@ecs)");
+  up->add_option("--edge-http", up_edge.http,
+                 "An http:// endpoint serving dynamic configuration (JSON or YAML) for the edge's http provider, as "
+                 "Traefik's --providers.http.endpoint, polled every --edge-http-poll-interval");
+  up->add_option("--edge-http-poll-interval", up_edge.http_poll_interval,
+                 "How often the edge's http provider polls (a Go duration; default 5s)");
   up->add_option("--edge-websecure", up_edge.websecure,
                  "[HOST]:PORT of the edge's `websecure` entry point, e.g. 127.0.0.1:8443: routers with `tls` served "
                  "over TLS with the file provider's certificates or a generated default (default: none)");
