@@ -46,6 +46,21 @@ def wait_for_status(test, ecs, cluster, arn, status, timeout=30, context=lambda:
         time.sleep(0.05)
 
 
+def connected_instance(ecs, cluster, timeout=30, context=lambda: ""):
+    """The first container instance of `cluster` (`paddock up`'s in-process one) once its agent is
+    connected; AssertionError (with `context()`) if none is within `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        arns = ecs.list_container_instances(cluster=cluster)["containerInstanceArns"]
+        if arns:
+            ci = ecs.describe_container_instances(cluster=cluster, containerInstances=arns)["containerInstances"][0]
+            if ci["agentConnected"]:
+                return ci
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no connected in-process instance in {cluster}: {arns} {context()}")
+        time.sleep(0.1)
+
+
 def stop_quietly(ecs, cluster, arn, timeout=30):
     """StopTask and wait (bounded) for STOPPED, ignoring every error: a cleanup."""
     try:

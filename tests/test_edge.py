@@ -316,15 +316,7 @@ class Edge(unittest.TestCase):
 
     def wait_instance(self, timeout=30):
         """The in-process container instance of cluster "default", once its agent is connected."""
-        deadline = time.monotonic() + timeout
-        while True:
-            arns = self.ecs.list_container_instances(cluster="default")["containerInstanceArns"]
-            if arns:
-                ci = self.ecs.describe_container_instances(cluster="default", containerInstances=arns)
-                if ci["containerInstances"][0]["agentConnected"]:
-                    return ci["containerInstances"][0]
-            self.assertLess(time.monotonic(), deadline, f"no in-process instance: {self.server.log_tail()}")
-            time.sleep(0.1)
+        return th.connected_instance(self.ecs, "default", timeout, self.server.log_tail)
 
     def test_a_bridge_service_is_routed_at_its_instances_address_and_host_port(self):
         """Bridge mode with dynamic host ports (hostPort 0): the edge reads, as Traefik does, the

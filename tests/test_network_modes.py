@@ -87,16 +87,7 @@ class NetworkModes(h.PaddockTestCase):
 
     @classmethod
     def wait_instance(cls, timeout=15):
-        deadline = time.monotonic() + timeout
-        while True:
-            arns = cls.ecs.list_container_instances(cluster="netmodes")["containerInstanceArns"]
-            if arns:
-                ci = cls.ecs.describe_container_instances(cluster="netmodes", containerInstances=arns)
-                if ci["containerInstances"][0]["agentConnected"]:
-                    return
-            if time.monotonic() > deadline:
-                raise AssertionError(f"no in-process instance: {cls.server.log_tail()}")
-            time.sleep(0.1)
+        th.connected_instance(cls.ecs, "netmodes", timeout, cls.server.log_tail)
 
     def wait_for(self, cluster, arn, status, timeout=30):
         deadline = time.monotonic() + timeout

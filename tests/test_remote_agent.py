@@ -300,16 +300,7 @@ class InProcessEc2Instance(h.PaddockTestCase):
         cls.subnet = cls.ec2.describe_subnets()["Subnets"][0]["SubnetId"]
 
     def wait_instance(self, timeout=15):
-        deadline = time.monotonic() + timeout
-        while True:
-            arns = self.ecs.list_container_instances(cluster="inproc")["containerInstanceArns"]
-            if arns:
-                ci = self.ecs.describe_container_instances(cluster="inproc", containerInstances=arns)
-                if ci["containerInstances"][0]["agentConnected"]:
-                    return ci["containerInstances"][0]
-            if time.monotonic() > deadline:
-                self.fail(f"no connected in-process instance: {arns} {self.server.log_tail()}")
-            time.sleep(0.2)
+        return th.connected_instance(self.ecs, "inproc", timeout, self.server.log_tail)
 
     def wait_for(self, arn, status, timeout=30):
         return th.wait_for_status(self, self.ecs, "inproc", arn, status, timeout, self.server.log_tail)
