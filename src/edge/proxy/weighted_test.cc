@@ -10,6 +10,8 @@
 #include <atomic>
 #include <map>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include <boost/json/parse.hpp>
 #include <fmt/format.h>
@@ -72,6 +74,26 @@ TEST(WeightedScheduleTest, PicksInTraefiksEdfOrderExactly) {
   EXPECT_EQ(std::count(three_to_one.begin(), three_to_one.end(), 'A'), 30);
   EXPECT_EQ(Picks(*Weighted("w", {{a, 1}, {b, 1}, {c, 1}}), 12), "ACBCBABACACB");  // Go's heap ties
   EXPECT_EQ(Picks(*Weighted("w", {{a, 5}, {b, 2}, {c, 1}}), 16), "AABAABACAABAAABC");
+}
+
+// Pick is called from every I/O thread: the schedule is one, whatever the interleaving (TSan
+// checks the rest).
+TEST(WeightedScheduleTest, ConcurrentPickersShareOneSchedule) {
+  ServerRegistry registry;
+  auto a = Leaf(registry, "a"), b = Leaf(registry, "b");
+  auto w = Weighted("w", {{a, 3}, {b, 1}});
+  std::atomic<int> to_a{0}, to_b{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&] {
+      for (int i = 0; i < 10'000; ++i) {
+        auto server = w->Pick();
+        (server == a->servers[0].state ? to_a : to_b).fetch_add(1);
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(to_a.load(), 30'000);  // Traefik's first 40,000 picks at 3:1
+  EXPECT_EQ(to_b.load(), 10'000);
 }
 
 TEST(WeightedScheduleTest, AChildWithoutARoutableServerIsSkippedAndWithNoneLeftThereIsNoServer) {
