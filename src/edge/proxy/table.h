@@ -154,7 +154,7 @@ struct Backend {
 
   // A routable server; null when none is routable. A loadBalancer: smooth round robin over its
   // servers. A weighted service: the next child of the EDF schedule that has a routable server
-  // (a child without one is skipped — see ChooseChild), then that child's Pick.
+  // (a child without one is skipped, its turn spent), then that child's Pick.
   std::shared_ptr<ServerState> Pick() const;
   // Pick, with the sticky cookies of `request_headers` (null: none read, every sticky level
   // writes a cookie for what it picked) at every level that has one.
@@ -167,7 +167,8 @@ struct Backend {
   bool HasRoutable() const;
 
   // weighted: the index of the next child in Traefik's EDF order (its heap, its ties), skipping
-  // the children for which `usable(i)` is false; -1 when none is usable. Exposed for tests.
+  // the children for which `usable(i)` is false (their turns spent, as Traefik's nextServer
+  // spends a down child's); -1 when none is usable.
   int NextChild(const std::function<bool(size_t)>& usable) const;
 
  private:
