@@ -137,10 +137,20 @@ class Builder {
       }
     } else if (const boost::json::object* weighted = ObjectMember(config, "weighted")) {
       for (const std::string& child : ChildNames(*weighted, "services")) {
-        error = BuildService(QualifiedName(child, provider), stack);
+        const std::string qualified = QualifiedName(child, provider);
+        error = BuildService(qualified, stack);
         if (!error.empty()) {
           error = fmt::format("building HTTP service {}: {}", GoQuote(child), error);
           break;
+        }
+        // weighted.healthCheck: each child must report its status up (Traefik's
+        // RegisterStatusUpdater), which only a child with a health check of its own does.
+        if (Present(*weighted, "healthCheck")) {
+          error = StatusUpdaterError(qualified);
+          if (!error.empty()) {
+            error = fmt::format("cannot register {} as updater for {}: {}", child, name, error);
+            break;
+          }
         }
       }
     } else if (const boost::json::object* hrw = ObjectMember(config, "highestRandomWeight")) {
@@ -189,6 +199,32 @@ class Builder {
   std::string Fail(ServiceInfo& service, std::string error) {
     service.AddError(error, true);
     return error;
+  }
+
+  // What a (built) service's RegisterStatusUpdater says: empty when it has a health check to
+  // report from, else Traefik's "healthCheck not enabled in config for this <kind> service".
+  std::string StatusUpdaterError(const std::string& name) const {
+    auto it = rt_.services.find(name);
+    if (it == rt_.services.end()) return {};
+    const boost::json::object& config = it->second.config;
+    std::string kind;
+    const boost::json::object* body = nullptr;
+    if ((body = ObjectMember(config, "loadBalancer"))) {
+      const std::string strategy = StringMember(*body, "strategy");
+      kind = strategy == "p2c" ? "P2C" : strategy == "hrw" ? "HRW" : strategy == "leasttime" ? "LeastTime" : "WRR";
+    } else if ((body = ObjectMember(config, "weighted"))) {
+      kind = "WRR";
+    } else if ((body = ObjectMember(config, "highestRandomWeight"))) {
+      kind = "HRW";
+    } else if ((body = ObjectMember(config, "mirroring"))) {
+      kind = "mirroring";
+    } else if ((body = ObjectMember(config, "failover"))) {
+      kind = "failover";
+    } else {
+      return {};
+    }
+    if (Present(*body, "healthCheck")) return {};
+    return fmt::format("healthCheck not enabled in config for this {} service", kind);
   }
 
   // The `name` of each object in o[key] (weighted's services, mirroring's mirrors).

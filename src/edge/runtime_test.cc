@@ -205,6 +205,25 @@ TEST(RuntimeTest, AWeightedServiceReportsItsMissingChild) {
   EXPECT_EQ(rt.services.at("v1@file").status, RuntimeStatus::kEnabled);
 }
 
+// weighted.healthCheck {}: status propagation, which every child must be able to give.
+TEST(RuntimeTest, AWeightedHealthCheckNeedsEveryChildToHaveOne) {
+  RuntimeConfig rt = Build({Provider("file", R"j({"http":{
+    "routers":{"r":{"rule":"Path(`/`)","service":"canary"},"ok":{"rule":"Path(`/ok`)","service":"checked"}},
+    "services":{"canary":{"weighted":{"services":[{"name":"v1"},{"name":"v2"}],"healthCheck":{}}},
+                "checked":{"weighted":{"services":[{"name":"v1"},{"name":"inner"}],"healthCheck":{}}},
+                "inner":{"weighted":{"services":[{"name":"v1"}],"healthCheck":{}}},
+                "v1":{"loadBalancer":{"servers":[{"url":"http://v1"}],"healthCheck":{"path":"/"}}},
+                "v2":{"loadBalancer":{"servers":[{"url":"http://v2"}]}}}}})j")});
+  const std::string error =
+      "cannot register v2 as updater for canary@file: healthCheck not enabled in config for this WRR service";
+  EXPECT_THAT(rt.services.at("canary@file").errors, ElementsAre(error));
+  EXPECT_THAT(rt.routers.at("r@file").errors, ElementsAre(error));
+  EXPECT_EQ(rt.routers.at("r@file").status, RuntimeStatus::kDisabled);
+  EXPECT_EQ(rt.services.at("v2@file").status, RuntimeStatus::kEnabled);
+  EXPECT_THAT(rt.services.at("checked@file").errors, IsEmpty());
+  EXPECT_EQ(rt.routers.at("ok@file").status, RuntimeStatus::kEnabled);
+}
+
 TEST(RuntimeTest, ServicesReferringToEachOtherAreARecursion) {
   RuntimeConfig rt = Build({Provider("file", R"j({"http":{
     "routers":{"r":{"rule":"Path(`/`)","service":"a"}},

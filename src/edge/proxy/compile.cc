@@ -215,9 +215,11 @@ class Compiler {
       why = fmt::format("the service \"{}\" does not exist", service);
       return nullptr;
     }
+    if (const json::object* weighted = Object(info->second.config, "weighted"))
+      return WeightedBackend(service, info->second.provider, *weighted, why);
     const json::object* lb = Object(info->second.config, "loadBalancer");
     if (!lb) {
-      why = fmt::format("service {}: only loadBalancer services are served", service);
+      why = fmt::format("service {}: only loadBalancer and weighted services are served", service);
       return nullptr;
     }
     auto backend = std::make_shared<Backend>();
@@ -253,6 +255,58 @@ class Compiler {
     return backend;
   }
 
+  // Traefik's weighted service: its children compiled by name (qualified with this service's
+  // provider when they name none), those of weight <= 0 left out as Traefik's balancer leaves
+  // them. A child that does not exist or cannot be built, a cycle, or nesting deeper than
+  // kMaxNesting fails the service (the runtime reports the first two in Traefik's words first).
+  std::shared_ptr<const Backend> WeightedBackend(const std::string& service, const std::string& provider,
+                                                 const json::object& weighted, std::string& why) {
+    static constexpr size_t kMaxNesting = 16;
+    if (std::find(building_.begin(), building_.end(), service) != building_.end()) {
+      why = fmt::format("service {}: weighted services refer to each other (a cycle)", service);
+      return nullptr;
+    }
+    if (building_.size() >= kMaxNesting) {
+      why = fmt::format("service {}: weighted services nested deeper than {}", service, kMaxNesting);
+      return nullptr;
+    }
+    building_.push_back(service);
+    struct Pop {
+      std::vector<std::string>& v;
+      ~Pop() { v.pop_back(); }
+    } pop{building_};
+    auto backend = std::make_shared<Backend>();
+    backend->name = service;
+    backend->weighted = true;
+    if (const json::object* sticky = Object(weighted, "sticky"))
+      if (const json::object* cookie = Object(*sticky, "cookie")) backend->sticky = ParseStickyCookie(*cookie, service);
+    if (const json::value* children = weighted.if_contains("services"); children && children->is_array()) {
+      for (const json::value& c : children->get_array()) {
+        if (!c.is_object()) continue;
+        const std::string name = String(c.get_object(), "name");
+        if (name.empty()) {
+          why = fmt::format("service {}: a child without a name (a status child) is not served", service);
+          return nullptr;
+        }
+        std::string child_why;
+        std::shared_ptr<const Backend> child = BackendFor(QualifiedName(name, provider), child_why);
+        if (!child) {
+          why = fmt::format("service {}: building HTTP service \"{}\": {}", service, name, child_why);
+          return nullptr;
+        }
+        const int64_t weight = Int(c.get_object(), "weight").value_or(1);
+        if (weight <= 0) continue;
+        backend->children.push_back(Backend::Child{.name = name,
+                                                   .backend = std::move(child),
+                                                   .weight = static_cast<int>(std::min<int64_t>(weight, 1'000'000)),
+                                                   .sticky_hash = StickyServerHash(name)});
+      }
+    }
+    backend->StartSchedule();
+    backends_[service] = backend;
+    return backend;
+  }
+
   // The static certificates; one that does not load is an error and left out.
   std::shared_ptr<const TlsCertificates> LoadCertificates() {
     auto files = [](const json::object& o) {
@@ -270,6 +324,7 @@ class Compiler {
   ServerRegistry& registry_;
   std::map<std::string, std::shared_ptr<const Backend>, std::less<>> backends_;
   std::vector<std::string> errors_;
+  std::vector<std::string> building_;  // the weighted services being compiled, outermost first
 };
 
 }  // namespace

@@ -22,8 +22,11 @@ struct CompileResult {
 };
 
 // Servers are named by URL: `http://<ip>:<port>` (an IP literal; a host name is resolved once,
-// here). A router whose service is not a loadBalancer (weighted, mirroring, failover: not served
-// yet), or whose middlewares cannot be built, is left out with an error.
+// here). loadBalancer and weighted services are served (a weighted service's children compiled
+// by name, qualified with its provider; a cycle or nesting deeper than 16 is an error, never a
+// deep recursion). A router whose service is of another kind (mirroring, failover,
+// highestRandomWeight: not served yet) or cannot be built, or whose middlewares cannot be built,
+// is left out with an error.
 CompileResult Compile(const RuntimeConfig& runtime, ServerRegistry& registry);
 
 // Parses "http://10.0.0.5:8080" (scheme http; port defaults to 80). InvalidArgument otherwise.

@@ -1037,12 +1037,11 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
                                            bool keep_alive, const RetryConfig* retry, const CookiePlan& cookies,
                                            Outcome& outcome) {
   outcome.backend = route.backend;
-  // A sticky cookie naming a routable server wins over round robin (edge/proxy/sticky.h).
-  StickyChoice sticky;
-  if (route.backend && route.backend->sticky) sticky = ChooseSticky(*route.backend, x.headers);
-  std::shared_ptr<ServerState> server = sticky.server       ? sticky.server
-                                        : route.backend     ? route.backend->Pick()
-                                                            : nullptr;
+  // Sticky cookies naming a routable server or child service win over round robin; a weighted
+  // service picks its child first (edge/proxy/table.h, Backend::Choose).
+  Selection pick;
+  if (route.backend) pick = route.backend->Choose(&x.headers);
+  std::shared_ptr<ServerState> server = pick.server;
   if (!server) {
     unavailable_.fetch_add(1, std::memory_order_relaxed);
     co_return co_await WriteAll(client, Answered(outcome, 503, "text/plain; charset=utf-8", "no available server\n",
@@ -1071,7 +1070,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
       head += x.raw_query;
     }
     head += " HTTP/1.1\r\nHost: ";
-    if (route.backend->pass_host_header && !x.host.empty()) {
+    if (pick.leaf->pass_host_header && !x.host.empty()) {
       head += x.host;
     } else {
       head += server->host();
@@ -1121,10 +1120,11 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
     }
     ++retries;
     refused.clear();
-    std::shared_ptr<ServerState> other = route.backend->Pick();
-    if (!other) co_return false;
+    Selection again = route.backend->Choose(nullptr);
+    if (!again.server) co_return false;
     server->End();
-    server = std::move(other);
+    pick = std::move(again);
+    server = pick.server;
     server->Begin();
     build_head();
     co_return true;
@@ -1136,15 +1136,17 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
       // Nothing was sent: another routable server may take the request (a task that has just
       // died, a server still binding its port).
       refused.push_back(server.get());
-      std::shared_ptr<ServerState> other;
-      for (size_t i = 0; i < route.backend->servers.size() && !other; ++i) {
-        auto candidate = route.backend->Pick();
-        if (candidate && std::find(refused.begin(), refused.end(), candidate.get()) == refused.end())
+      Selection other;
+      for (size_t i = 0, n = route.backend->ServerCount(); i < n && !other.server; ++i) {
+        Selection candidate = route.backend->Choose(nullptr);
+        if (candidate.server &&
+            std::find(refused.begin(), refused.end(), candidate.server.get()) == refused.end())
           other = std::move(candidate);
       }
-      if (other) {
+      if (other.server) {
         server->End();
-        server = std::move(other);
+        pick = std::move(other);
+        server = pick.server;
         server->Begin();
         build_head();
         --attempt;  // a refused connect is not the stale-connection retry
@@ -1260,16 +1262,13 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
     for (const Step& step : route.chain)
       if (step.middleware) any_response_middleware = true;
     if (!cookies.empty()) any_response_middleware = true;
-    // A new sticky cookie when the request had none naming this server (none, a stale or bogus one,
-    // an older form, or another server took the request after a refusal or a retry).
-    std::string sticky_cookie;
-    if (route.backend->sticky && (sticky.server != server || sticky.rewrite))
-      sticky_cookie = route.backend->sticky->SetCookie(server->url());
-    if (!sticky_cookie.empty()) any_response_middleware = true;
+    // New sticky cookies for the levels whose cookie did not name what was picked (none, a stale or
+    // bogus one, an older form, or another server took the request after a refusal or a retry).
+    if (!pick.set_cookies.empty()) any_response_middleware = true;
     std::string_view content_length;
     if (any_response_middleware) {
       // Traefik's balancer sets its cookie before the backend's headers are copied in.
-      if (!sticky_cookie.empty()) changed.emplace_back("Set-Cookie", sticky_cookie);
+      for (const std::string& c : pick.set_cookies) changed.emplace_back("Set-Cookie", c);
       for (const auto& field : res) changed.emplace_back(std::string(field.name_string()), std::string(field.value()));
       for (const Step& step : route.chain)
         if (step.middleware) step.middleware->OnResponse(x, status, changed);

@@ -45,7 +45,7 @@ void ServerRegistry::Collect() {
   std::erase_if(servers_, [](const auto& entry) { return entry.second.expired(); });
 }
 
-std::shared_ptr<ServerState> Backend::Pick() const {
+std::shared_ptr<ServerState> Backend::PickServer() const {
   const size_t n = servers.size();
   if (n == 0) return nullptr;
   // Weighted: each server appears `weight` times in a virtual ring walked by one counter; the
@@ -66,6 +66,141 @@ std::shared_ptr<ServerState> Backend::Pick() const {
     }
   }
   return nullptr;
+}
+
+bool Backend::HasRoutable() const {
+  if (weighted) {
+    for (const Child& c : children)
+      if (c.backend->HasRoutable()) return true;
+    return false;
+  }
+  for (const Server& s : servers)
+    if (s.weight > 0 && s.state->Routable()) return true;
+  return false;
+}
+
+size_t Backend::ServerCount() const {
+  size_t n = servers.size();
+  for (const Child& c : children) n += c.backend->ServerCount();
+  return n;
+}
+
+// Go's container/heap (up, down), with Traefik's Less: the earlier deadline. Ties fall where Go's
+// heap leaves them, so the order is Traefik's to the pick.
+void Backend::HeapUp(size_t j) const {
+  while (j > 0) {
+    const size_t i = (j - 1) / 2;
+    if (!(heap_[j].deadline < heap_[i].deadline)) break;
+    std::swap(heap_[i], heap_[j]);
+    j = i;
+  }
+}
+
+bool Backend::HeapDown(size_t i0, size_t n) const {
+  size_t i = i0;
+  for (;;) {
+    const size_t j1 = 2 * i + 1;
+    if (j1 >= n) break;
+    size_t j = j1;
+    if (const size_t j2 = j1 + 1; j2 < n && heap_[j2].deadline < heap_[j1].deadline) j = j2;
+    if (!(heap_[j].deadline < heap_[i].deadline)) break;
+    std::swap(heap_[i], heap_[j]);
+    i = j;
+  }
+  return i > i0;
+}
+
+void Backend::StartSchedule() {
+  std::lock_guard lock(wrr_mu_);
+  heap_.clear();
+  current_deadline_ = 0;
+  // Traefik's Add, child by child: deadline = curDeadline + 1/weight, heap.Push.
+  for (size_t i = 0; i < children.size(); ++i) {
+    heap_.push_back(Entry{i, current_deadline_ + 1 / static_cast<double>(children[i].weight)});
+    HeapUp(heap_.size() - 1);
+  }
+}
+
+int Backend::NextChild(const std::function<bool(size_t)>& usable) const {
+  bool any = false;
+  for (size_t i = 0; i < children.size() && !any; ++i) any = usable(i);
+  if (!any) return -1;
+  std::lock_guard lock(wrr_mu_);
+  if (heap_.empty()) return -1;
+  // Traefik's nextServer: pop the earliest deadline, move it on by 1/weight, push it back; a
+  // child that is down is skipped (its turn spent) and the next one popped.
+  for (;;) {
+    const size_t n = heap_.size() - 1;
+    std::swap(heap_[0], heap_[n]);
+    HeapDown(0, n);
+    Entry e = heap_.back();
+    current_deadline_ = e.deadline;
+    e.deadline += 1 / static_cast<double>(children[e.child].weight);
+    heap_.back() = e;
+    HeapUp(n);
+    if (usable(e.child)) return static_cast<int>(e.child);
+  }
+}
+
+std::shared_ptr<ServerState> Backend::Pick() const {
+  if (weighted) {
+    const int i = NextChild([this](size_t k) { return children[k].backend->HasRoutable(); });
+    return i < 0 ? nullptr : children[static_cast<size_t>(i)].backend->Pick();
+  }
+  return PickServer();
+}
+
+Selection Backend::Choose(const HeaderList* request_headers) const {
+  Selection out;
+  ChooseInto(request_headers, out);
+  if (!out.server) out.leaf = nullptr;
+  return out;
+}
+
+void Backend::ChooseInto(const HeaderList* request_headers, Selection& out) const {
+  if (!weighted) {
+    StickyChoice stuck;
+    if (sticky && request_headers) stuck = ChooseSticky(*this, *request_headers);
+    out.server = stuck.server ? stuck.server : PickServer();
+    if (!out.server) return;
+    out.leaf = this;
+    if (sticky && (!stuck.server || stuck.rewrite)) out.set_cookies.push_back(sticky->SetCookie(out.server->url()));
+    return;
+  }
+  // Traefik's weighted ServeHTTP: a cookie naming a child that is up sends there (its older
+  // forms rewritten); otherwise the schedule picks and the cookie names the pick.
+  const Child* child = nullptr;
+  bool write = true;
+  if (sticky && request_headers) {
+    if (std::optional<std::string> value = RequestCookie(*request_headers, sticky->name)) {
+      for (const Child& c : children)
+        if (c.sticky_hash == *value) {
+          child = &c;
+          write = false;
+          break;
+        }
+      if (!child) {
+        for (const Child& c : children) {
+          const std::string fnv = StickyFnvHash(c.name);
+          if (c.name == *value || fnv == *value || StickyFnvHash(fnv) == *value) {
+            child = &c;
+            break;
+          }
+        }
+      }
+      if (child && !child->backend->HasRoutable()) {
+        child = nullptr;
+        write = true;
+      }
+    }
+  }
+  if (!child) {
+    const int i = NextChild([this](size_t k) { return children[k].backend->HasRoutable(); });
+    if (i < 0) return;
+    child = &children[static_cast<size_t>(i)];
+  }
+  if (sticky && write) out.set_cookies.push_back(sticky->SetCookie(child->name));
+  child->backend->ChooseInto(request_headers, out);
 }
 
 const Route* Table::Match(std::string_view entry_point, const RequestFacts& facts, Transport transport) const {

@@ -108,7 +108,21 @@ struct HealthCheckConfig {
   HeaderList headers;
 };
 
-// A load-balanced service (Traefik's loadBalancer): weighted round robin over its routable servers.
+// What Backend::Choose picked for a request: the server, the loadBalancer service it belongs to,
+// and the Set-Cookie values the response carries (the sticky levels on the way down whose
+// cookie did not name what was picked, root first, as Traefik's balancers write them).
+struct Selection {
+  std::shared_ptr<ServerState> server;  // null: no routable server (503 "no available server")
+  const Backend* leaf = nullptr;  // the loadBalancer holding `server`; null with it
+  std::vector<std::string> set_cookies;
+};
+
+// A service the proxy sends to. Either a loadBalancer (`servers`: weighted round robin over its
+// routable servers) or a weighted service (`children`: Traefik v3's weighted round robin over
+// child services, its EDF schedule exactly — pkg/server/service/loadbalancer/wrr — then the
+// child's own choice). Thread-safe: Pick and Choose are called from every I/O thread.
+//
+//   Selection s = backend.Choose(&request_headers);   // s.server null: 503
 struct Backend {
   std::string name;  // qualified: "web@ecs"
   struct Server {
@@ -118,12 +132,57 @@ struct Backend {
   std::vector<Server> servers;
   bool pass_host_header = true;
   std::optional<HealthCheckConfig> health_check;
-  // loadBalancer.sticky.cookie: a client's cookie keeps it on one server (edge/proxy/sticky.h).
+  // loadBalancer.sticky.cookie: a client's cookie keeps it on one server (edge/proxy/sticky.h);
+  // weighted.sticky.cookie: on one child service.
   std::optional<StickyCookie> sticky{};
   mutable std::atomic<uint64_t> next{0};
 
-  // A routable server, in smooth weighted round-robin order; null when none is routable.
+  // weighted: the child services with a positive weight, in configuration order (Traefik leaves
+  // weight <= 0 out of its balancer; it also shuffles the order once per build, we do not).
+  struct Child {
+    std::string name;  // as the configuration writes it: the sticky cookie's value is its hash
+    std::shared_ptr<const Backend> backend;
+    int weight = 1;
+    std::string sticky_hash;  // StickyServerHash(name)
+  };
+  bool weighted = false;
+  std::vector<Child> children;
+
+  // weighted: makes the EDF schedule (each child's first deadline 1/weight). Call once, after
+  // `children` is filled and before the backend is shared.
+  void StartSchedule();
+
+  // A routable server; null when none is routable. A loadBalancer: smooth round robin over its
+  // servers. A weighted service: the next child of the EDF schedule that has a routable server
+  // (a child without one is skipped, its turn spent), then that child's Pick.
   std::shared_ptr<ServerState> Pick() const;
+  // Pick, with the sticky cookies of `request_headers` (null: none read, every sticky level
+  // writes a cookie for what it picked) at every level that has one.
+  Selection Choose(const HeaderList* request_headers) const;
+  // The servers under this backend, its children's included (bounds the proxy's retries of a
+  // refused connection).
+  size_t ServerCount() const;
+  // True when Pick would find a routable server now (a weighted child for which it is false is
+  // skipped by the schedule).
+  bool HasRoutable() const;
+
+  // weighted: the index of the next child in Traefik's EDF order (its heap, its ties), skipping
+  // the children for which `usable(i)` is false (their turns spent, as Traefik's nextServer
+  // spends a down child's); -1 when none is usable.
+  int NextChild(const std::function<bool(size_t)>& usable) const;
+
+ private:
+  struct Entry {
+    size_t child;
+    double deadline;
+  };
+  std::shared_ptr<ServerState> PickServer() const;  // the loadBalancer's round robin
+  void ChooseInto(const HeaderList* request_headers, Selection& out) const;
+  void HeapUp(size_t j) const;
+  bool HeapDown(size_t i0, size_t n) const;
+  mutable std::mutex wrr_mu_;
+  mutable std::vector<Entry> heap_;  // GUARDED_BY(wrr_mu_): Go's container/heap order
+  mutable double current_deadline_ = 0;  // GUARDED_BY(wrr_mu_)
 };
 
 // One step of a router's middleware chain, in order.
