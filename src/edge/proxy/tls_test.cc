@@ -303,10 +303,10 @@ TEST_F(TlsProxyTest, TlsRoutersServeOnlyTlsAndTheOthersOnlyPlainHttpOnOnePort) {
   MetricsSnapshot m = proxy_.Metrics();
   uint64_t over_tls = 0;
   for (const auto& [key, n] : m.entry_point_tls_requests) {
-    EXPECT_EQ(std::get<0>(key), "web");
-    EXPECT_EQ(std::get<1>(key), "1.3");
-    EXPECT_TRUE(std::get<2>(key).starts_with("TLS_AES_") || std::get<2>(key).starts_with("TLS_CHACHA20_"))
-        << std::get<2>(key);
+    EXPECT_EQ(key.name, "web");
+    EXPECT_EQ(key.tls_version, "1.3");
+    EXPECT_TRUE(key.tls_cipher.starts_with("TLS_AES_") || key.tls_cipher.starts_with("TLS_CHACHA20_"))
+        << key.tls_cipher;
     over_tls += n;
   }
   EXPECT_EQ(over_tls, 5u);
