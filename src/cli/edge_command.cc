@@ -80,6 +80,8 @@ void AddEdgeCommand(CLI::App& app, EdgeCommand& c) {
                     "Traefik's http provider: an http:// endpoint serving dynamic configuration");
   c.cmd->add_option("--providers.http.pollinterval", c.http_poll_interval,
                     "How often the http provider polls (a Go duration; default 5s)");
+  c.cmd->add_flag("--metrics.prometheus.addrouterslabels", c.add_routers_labels,
+                  "Traefik's: the traefik_router_* series on /metrics, by router and service (default false)");
   // Traefik's own static flags for entry points name the entry point inside the flag
   // (--entrypoints.<name>.http.sanitizepath, .http.redirections.entrypoint.*): they arrive as
   // extras, and edge/proxy/entry_point_flags.h checks them all.
@@ -154,6 +156,7 @@ int RunEdgeCommand(const EdgeCommand& c) {
   options.file = c.file_filename;
   options.file_directory = c.file_directory;
   options.http_endpoint = c.http_endpoint;
+  options.router_metrics = c.add_routers_labels;
   auto interval = edge::ParseGoDuration(c.http_poll_interval);
   if (!interval.ok()) return Fail("--providers.http.pollinterval", interval.status());
   if (interval->count() <= 0) return Fail("--providers.http.pollinterval", InvalidArgument("must be greater than 0"));

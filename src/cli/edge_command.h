@@ -54,6 +54,7 @@ struct EdgeCommand {
   std::string file_directory;  // providers.file.directory
   std::string http_endpoint;   // providers.http.endpoint
   std::string http_poll_interval = "5s";  // providers.http.pollInterval (a Go duration)
+  bool add_routers_labels = false;  // metrics.prometheus.addRoutersLabels
 };
 
 void AddEdgeCommand(CLI::App& app, EdgeCommand& c);

@@ -25,7 +25,9 @@ class Edge::Impl {
       : options_(std::move(options)),
         source_(source),
         holds_(holds),
-        proxy_(ProxyOptions{.entry_points = options_.entry_points, .io_threads = options_.io_threads}) {}
+        proxy_(ProxyOptions{.entry_points = options_.entry_points,
+                            .io_threads = options_.io_threads,
+                            .router_metrics = options_.router_metrics}) {}
   ~Impl() { Stop(); }
 
   StatusOr<std::map<std::string, uint16_t>> Start() {
@@ -159,6 +161,8 @@ class Edge::Impl {
     view.entry_points = entry_points_;
     view.version = options_.version;
     view.start_date = started_at_;
+    // Traefik names the metrics backend that is on; ours, Prometheus on /metrics, always is.
+    view.metrics = "Prometheus";
     std::vector<std::string> kinds = {"ecs"};
     for (const auto& provider : providers_) kinds.push_back(provider->name());
     view.providers = OverviewProviders(kinds);

@@ -74,6 +74,9 @@ struct EdgeOptions {
   std::string http_endpoint;
   std::chrono::milliseconds http_poll_interval{5000};
   std::chrono::milliseconds http_poll_timeout{5000};
+  // Traefik's metrics.prometheus.addRoutersLabels (default false): the traefik_router_* series on
+  // /metrics (ProxyOptions::router_metrics).
+  bool router_metrics = false;
 };
 
 // What the edge runs now, for its API and the tests.

@@ -244,6 +244,15 @@ TEST_F(EdgeTest, MetricsCountRequestsReloadsAndDrainsAndAreServedOnTheApiEntryPo
             std::string::npos)
       << r->body;
   EXPECT_NE(r->body.find("traefik_config_reloads_total 1\n"), std::string::npos);
+  // Traefik's /api/overview names its metrics backend when one is on: ours always is.
+  auto overview = api.Send([] {
+    http::Request q;
+    q.method = "GET";
+    q.target = "/api/overview";
+    return q;
+  }());
+  ASSERT_TRUE(overview.ok()) << overview.status().ToString();
+  EXPECT_NE(overview->body.find(R"("metrics":"Prometheus")"), std::string::npos) << overview->body;
   EXPECT_NE(r->body.find("traefik_service_requests_total{code=\"200\",method=\"GET\",protocol=\"http\",service=\""
                          + key.name + "\"} 2\n"),
             std::string::npos);

@@ -64,25 +64,59 @@ void AppendHistogram(std::string& out, std::string_view name, const Labels& labe
   AppendSample(out, std::string(name) + "_count", labels, std::to_string(h.count));
 }
 
-// The request families of one kind: `name_label` is "entrypoint" or "service".
-void AppendRequests(std::string& out, const std::map<RequestKey, RequestSeries>& series, std::string_view prefix,
-                    std::string_view name_label, std::string_view duration_help, std::string_view total_help,
-                    std::string_view between = {}) {
-  if (series.empty()) return;
-  std::vector<std::pair<Labels, const RequestSeries*>> rows;
+// The help texts of one level's request families.
+struct LevelHelp {
+  std::string_view duration, requests_bytes, tls, total, responses_bytes;
+};
+
+// Rows sorted by their labels (sorted by name), as client_golang orders a family's series.
+template <typename Series>
+std::vector<std::pair<Labels, const Series*>> SortedRows(std::vector<std::pair<Labels, const Series*>> rows) {
+  for (auto& row : rows) std::sort(row.first.begin(), row.first.end());
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  return rows;
+}
+
+// One level's request families (entry point, router or service), in name order:
+// <prefix>request_duration_seconds, requests_bytes_total, requests_tls_total, requests_total,
+// responses_bytes_total. `name_label` is "entrypoint", "router" or "service"; router series carry
+// their service too. A family with no series is left out.
+void AppendLevel(std::string& out, std::string_view prefix, std::string_view name_label,
+                 const std::map<RequestKey, RequestSeries>& series, const std::map<TlsKey, uint64_t>& tls,
+                 const LevelHelp& help) {
+  const bool router = name_label == "router";
+  std::vector<std::pair<Labels, const RequestSeries*>> unsorted;
   for (const auto& [key, s] : series) {
     Labels labels = {{"code", key.code}, {"method", key.method}, {"protocol", key.protocol}, {name_label, key.name}};
-    std::sort(labels.begin(), labels.end());
-    rows.emplace_back(std::move(labels), &s);
+    if (router) labels.emplace_back("service", key.service);
+    unsorted.emplace_back(std::move(labels), &s);
   }
-  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  const std::string duration = fmt::format("{}request_duration_seconds", prefix);
-  AppendHeader(out, duration, duration_help, "histogram");
-  for (const auto& [labels, s] : rows) AppendHistogram(out, duration, labels, s->duration);
-  out += between;  // a family whose name sorts between the two
-  const std::string total = fmt::format("{}requests_total", prefix);
-  AppendHeader(out, total, total_help, "counter");
-  for (const auto& [labels, s] : rows) AppendSample(out, total, labels, std::to_string(s->requests));
+  const auto rows = SortedRows(std::move(unsorted));
+  auto counter = [&](std::string_view suffix, std::string_view text, auto value) {
+    if (rows.empty()) return;
+    const std::string name = fmt::format("{}{}", prefix, suffix);
+    AppendHeader(out, name, text, "counter");
+    for (const auto& [labels, s] : rows) AppendSample(out, name, labels, std::to_string(value(*s)));
+  };
+  if (!rows.empty()) {
+    const std::string duration = fmt::format("{}request_duration_seconds", prefix);
+    AppendHeader(out, duration, help.duration, "histogram");
+    for (const auto& [labels, s] : rows) AppendHistogram(out, duration, labels, s->duration);
+  }
+  counter("requests_bytes_total", help.requests_bytes, [](const RequestSeries& s) { return s.request_bytes; });
+  std::vector<std::pair<Labels, const uint64_t*>> tls_unsorted;
+  for (const auto& [key, n] : tls) {
+    Labels labels = {{name_label, key.name}, {"tls_cipher", key.tls_cipher}, {"tls_version", key.tls_version}};
+    if (router) labels.emplace_back("service", key.service);
+    tls_unsorted.emplace_back(std::move(labels), &n);
+  }
+  if (!tls_unsorted.empty()) {
+    const std::string name = fmt::format("{}requests_tls_total", prefix);
+    AppendHeader(out, name, help.tls, "counter");
+    for (const auto& [labels, n] : SortedRows(std::move(tls_unsorted))) AppendSample(out, name, labels, std::to_string(*n));
+  }
+  counter("requests_total", help.total, [](const RequestSeries& s) { return s.requests; });
+  counter("responses_bytes_total", help.responses_bytes, [](const RequestSeries& s) { return s.response_bytes; });
 }
 
 }  // namespace
@@ -113,6 +147,8 @@ void Histogram::Merge(const Histogram& other) {
 
 void RequestSeries::Merge(const RequestSeries& other) {
   requests += other.requests;
+  request_bytes += other.request_bytes;
+  response_bytes += other.response_bytes;
   duration.Merge(other.duration);
 }
 
@@ -137,30 +173,50 @@ std::string RenderPrometheus(const MetricsSnapshot& m) {
   AppendSample(out, "traefik_config_last_reload_success", {}, Number(m.config_last_reload_success.value_or(0)));
   AppendHeader(out, "traefik_config_reloads_total", "Config reloads", "counter");
   AppendSample(out, "traefik_config_reloads_total", {}, std::to_string(m.config_reloads));
-  std::string tls;
-  if (!m.entry_point_tls_requests.empty()) {
-    AppendHeader(tls, "traefik_entrypoint_requests_tls_total",
-                 "How many HTTP requests with TLS processed on an entrypoint, partitioned by TLS Version and TLS cipher "
-                 "Used.",
-                 "counter");
-    for (const auto& [key, n] : m.entry_point_tls_requests)
-      AppendSample(tls, "traefik_entrypoint_requests_tls_total",
-                   {{"entrypoint", std::get<0>(key)}, {"tls_cipher", std::get<2>(key)}, {"tls_version", std::get<1>(key)}},
-                   std::to_string(n));
-  }
-  AppendRequests(out, m.entry_point_requests, "traefik_entrypoint_", "entrypoint",
-                 "How long it took to process the request on an entrypoint, partitioned by status code, protocol, and method.",
-                 "How many HTTP requests processed on an entrypoint, partitioned by status code, protocol, and method.",
-                 tls);
+  AppendLevel(out, "traefik_entrypoint_", "entrypoint", m.entry_point_requests, m.entry_point_tls_requests,
+              {.duration = "How long it took to process the request on an entrypoint, partitioned by status code, "
+                           "protocol, and method.",
+               .requests_bytes = "The total size of requests in bytes handled by an entrypoint, partitioned by status "
+                                 "code, protocol, and method.",
+               .tls = "How many HTTP requests with TLS processed on an entrypoint, partitioned by TLS Version and TLS "
+                      "cipher Used.",
+               .total = "How many HTTP requests processed on an entrypoint, partitioned by status code, protocol, and "
+                        "method.",
+               .responses_bytes = "The total size of responses in bytes handled by an entrypoint, partitioned by "
+                                  "status code, protocol, and method."});
   if (!m.open_connections.empty()) {
     AppendHeader(out, "traefik_open_connections", "How many open connections exist, by entryPoint and protocol",
                  "gauge");
     for (const auto& [ep, n] : m.open_connections)
       AppendSample(out, "traefik_open_connections", {{"entrypoint", ep}, {"protocol", "TCP"}}, std::to_string(n));
   }
-  AppendRequests(out, m.service_requests, "traefik_service_", "service",
-                 "How long it took to process the request on a service, partitioned by status code, protocol, and method.",
-                 "How many HTTP requests processed on a service, partitioned by status code, protocol, and method.");
+  AppendLevel(out, "traefik_router_", "router", m.router_requests, m.router_tls_requests,
+              {.duration = "How long it took to process the request on a router, partitioned by service, status "
+                           "code, protocol, and method.",
+               .requests_bytes = "The total size of requests in bytes handled by a router, partitioned by service, "
+                                 "status code, protocol, and method.",
+               .tls = "How many HTTP requests with TLS are processed on a router, partitioned by service, TLS "
+                      "Version, and TLS cipher Used.",
+               .total = "How many HTTP requests are processed on a router, partitioned by service, status code, "
+                        "protocol, and method.",
+               .responses_bytes = "The total size of responses in bytes handled by a router, partitioned by service, "
+                                  "status code, protocol, and method."});
+  AppendLevel(out, "traefik_service_", "service", m.service_requests, m.service_tls_requests,
+              {.duration = "How long it took to process the request on a service, partitioned by status code, "
+                           "protocol, and method.",
+               .requests_bytes = "The total size of requests in bytes received by a service, partitioned by status "
+                                 "code, protocol, and method.",
+               .tls = "How many HTTP requests with TLS processed on a service, partitioned by TLS version and TLS "
+                      "cipher.",
+               .total = "How many HTTP requests processed on a service, partitioned by status code, protocol, and "
+                        "method.",
+               .responses_bytes = "The total size of responses in bytes returned by a service, partitioned by status "
+                                  "code, protocol, and method."});
+  if (!m.service_retries.empty()) {
+    AppendHeader(out, "traefik_service_retries_total", "How many request retries happened on a service.", "counter");
+    for (const auto& [service, n] : m.service_retries)
+      AppendSample(out, "traefik_service_retries_total", {{"service", service}}, std::to_string(n));
+  }
   if (!m.server_up.empty()) {
     AppendHeader(out, "traefik_service_server_up", "service server is up, described by gauge value of 0 or 1.", "gauge");
     for (const auto& [key, up] : m.server_up)

@@ -10,6 +10,14 @@
 //   traefik_service_requests_total{code,method,protocol,service},
 //   traefik_service_request_duration_seconds, traefik_service_server_up{service,url} (1/0, only
 //   health-checked servers that have been probed),
+//   traefik_{entrypoint,service}_{requests,responses}_bytes_total (counters, the request series'
+//   labels: body bytes read from the client / written to it),
+//   traefik_service_requests_tls_total{service,tls_cipher,tls_version},
+//   traefik_service_retries_total{service} (a retry middleware's extra attempts),
+//   traefik_router_{requests_total,request_duration_seconds,requests_bytes_total,
+//   responses_bytes_total}{code,method,protocol,router,service} and
+//   traefik_router_requests_tls_total{router,service,tls_cipher,tls_version} (only when the
+//   edge's router metrics are on: Traefik's metrics.prometheus.addRoutersLabels),
 //   paddock_edge_drain_seconds (histogram, fence -> release), paddock_edge_drain_timeouts_total.
 // Labels within a series are sorted by name and series by their label values (client_golang's
 // order); families by name. Codes and methods come from fixed sets (MetricMethod).
@@ -48,19 +56,33 @@ struct Histogram {
   void Merge(const Histogram& other);
 };
 
-// One request series' labels: `name` is the entry point or the service.
+// One request series' labels: `name` is the entry point, the service or the router; `service`
+// is the router's service (router series only, else empty).
 struct RequestKey {
   std::string code;      // "200"
   std::string method;    // MetricMethod
   std::string protocol;  // "http"
   std::string name;
+  std::string service = {};
   auto operator<=>(const RequestKey&) const = default;
 };
 
 struct RequestSeries {
   uint64_t requests = 0;
   Histogram duration = Histogram::RequestDurations();
+  uint64_t request_bytes = 0;   // the requests' body bytes read (Traefik's capture RequestSize)
+  uint64_t response_bytes = 0;  // the responses' body bytes written (capture ResponseSize)
   void Merge(const RequestSeries& other);
+};
+
+// A TLS series' labels: `name` is the entry point, the service or the router; `service` the
+// router's (router series only).
+struct TlsKey {
+  std::string name;
+  std::string tls_version;  // "1.3"
+  std::string tls_cipher;   // IANA name
+  std::string service = {};
+  auto operator<=>(const TlsKey&) const = default;
 };
 
 struct MetricsSnapshot {
@@ -68,10 +90,15 @@ struct MetricsSnapshot {
   std::optional<double> config_last_reload_success;  // unix seconds; absent: never (renders 0)
   std::map<std::string, int64_t> open_connections;   // by entry point (protocol "TCP")
   std::map<RequestKey, RequestSeries> entry_point_requests;
-  // Requests answered over TLS by (entrypoint, tls_version "1.3", tls_cipher IANA name):
+  // Requests answered over TLS by entry point, tls_version and tls_cipher:
   // traefik_entrypoint_requests_tls_total.
-  std::map<std::tuple<std::string, std::string, std::string>, uint64_t> entry_point_tls_requests;
+  std::map<TlsKey, uint64_t> entry_point_tls_requests;
   std::map<RequestKey, RequestSeries> service_requests;
+  std::map<TlsKey, uint64_t> service_tls_requests;  // traefik_service_requests_tls_total
+  std::map<std::string, uint64_t> service_retries;  // traefik_service_retries_total, by service
+  // Router series (name: the router, service: its service); empty unless router metrics are on.
+  std::map<RequestKey, RequestSeries> router_requests;
+  std::map<TlsKey, uint64_t> router_tls_requests;  // traefik_router_requests_tls_total
   std::map<std::pair<std::string, std::string>, int> server_up;  // (service, url) -> 1 or 0
   Histogram drain_seconds = Histogram::DrainDurations();
   uint64_t drain_timeouts = 0;

@@ -60,9 +60,12 @@ TEST(RenderPrometheus, GoldenTextForASmallSnapshot) {
   ok.requests = 2;
   ok.duration.Observe(0.05);
   ok.duration.Observe(0.5);
+  ok.request_bytes = 10;
+  ok.response_bytes = 38;
   RequestSeries missing;
   missing.requests = 1;
   missing.duration.Observe(0.25);
+  missing.response_bytes = 19;
   m.entry_point_requests[{"200", "GET", "http", "web"}] = ok;
   m.entry_point_requests[{"404", "EXTENSION_METHOD", "http", "web"}] = missing;
   m.service_requests[{"200", "GET", "http", "app@ecs"}] = ok;
@@ -112,11 +115,21 @@ TEST(RenderPrometheus, GoldenTextForASmallSnapshot) {
       "traefik_entrypoint_request_duration_seconds_bucket{code=\"404\",entrypoint=\"web\",method=\"EXTENSION_METHOD\",protocol=\"http\",le=\"+Inf\"} 1\n"
       "traefik_entrypoint_request_duration_seconds_sum{code=\"404\",entrypoint=\"web\",method=\"EXTENSION_METHOD\",protocol=\"http\"} 0.25\n"
       "traefik_entrypoint_request_duration_seconds_count{code=\"404\",entrypoint=\"web\",method=\"EXTENSION_METHOD\",protocol=\"http\"} 1\n"
+      "# HELP traefik_entrypoint_requests_bytes_total The total size of requests in bytes handled by an entrypoint, "
+      "partitioned by status code, protocol, and method.\n"
+      "# TYPE traefik_entrypoint_requests_bytes_total counter\n"
+      "traefik_entrypoint_requests_bytes_total{code=\"200\",entrypoint=\"web\",method=\"GET\",protocol=\"http\"} 10\n"
+      "traefik_entrypoint_requests_bytes_total{code=\"404\",entrypoint=\"web\",method=\"EXTENSION_METHOD\",protocol=\"http\"} 0\n"
       "# HELP traefik_entrypoint_requests_total How many HTTP requests processed on an entrypoint, partitioned "
       "by status code, protocol, and method.\n"
       "# TYPE traefik_entrypoint_requests_total counter\n"
       "traefik_entrypoint_requests_total{code=\"200\",entrypoint=\"web\",method=\"GET\",protocol=\"http\"} 2\n"
       "traefik_entrypoint_requests_total{code=\"404\",entrypoint=\"web\",method=\"EXTENSION_METHOD\",protocol=\"http\"} 1\n"
+      "# HELP traefik_entrypoint_responses_bytes_total The total size of responses in bytes handled by an entrypoint, "
+      "partitioned by status code, protocol, and method.\n"
+      "# TYPE traefik_entrypoint_responses_bytes_total counter\n"
+      "traefik_entrypoint_responses_bytes_total{code=\"200\",entrypoint=\"web\",method=\"GET\",protocol=\"http\"} 38\n"
+      "traefik_entrypoint_responses_bytes_total{code=\"404\",entrypoint=\"web\",method=\"EXTENSION_METHOD\",protocol=\"http\"} 19\n"
       "# HELP traefik_open_connections How many open connections exist, by entryPoint and protocol\n"
       "# TYPE traefik_open_connections gauge\n"
       "traefik_open_connections{entrypoint=\"web\",protocol=\"TCP\"} 2\n"
@@ -130,10 +143,18 @@ TEST(RenderPrometheus, GoldenTextForASmallSnapshot) {
       "traefik_service_request_duration_seconds_bucket{code=\"200\",method=\"GET\",protocol=\"http\",service=\"app@ecs\",le=\"+Inf\"} 2\n"
       "traefik_service_request_duration_seconds_sum{code=\"200\",method=\"GET\",protocol=\"http\",service=\"app@ecs\"} 0.55\n"
       "traefik_service_request_duration_seconds_count{code=\"200\",method=\"GET\",protocol=\"http\",service=\"app@ecs\"} 2\n"
+      "# HELP traefik_service_requests_bytes_total The total size of requests in bytes received by a service, "
+      "partitioned by status code, protocol, and method.\n"
+      "# TYPE traefik_service_requests_bytes_total counter\n"
+      "traefik_service_requests_bytes_total{code=\"200\",method=\"GET\",protocol=\"http\",service=\"app@ecs\"} 10\n"
       "# HELP traefik_service_requests_total How many HTTP requests processed on a service, partitioned by "
       "status code, protocol, and method.\n"
       "# TYPE traefik_service_requests_total counter\n"
       "traefik_service_requests_total{code=\"200\",method=\"GET\",protocol=\"http\",service=\"app@ecs\"} 2\n"
+      "# HELP traefik_service_responses_bytes_total The total size of responses in bytes returned by a service, "
+      "partitioned by status code, protocol, and method.\n"
+      "# TYPE traefik_service_responses_bytes_total counter\n"
+      "traefik_service_responses_bytes_total{code=\"200\",method=\"GET\",protocol=\"http\",service=\"app@ecs\"} 38\n"
       "# HELP traefik_service_server_up service server is up, described by gauge value of 0 or 1.\n"
       "# TYPE traefik_service_server_up gauge\n"
       "traefik_service_server_up{service=\"app@ecs\",url=\"http://10.0.0.1:80\"} 1\n"
@@ -160,6 +181,65 @@ TEST(RenderPrometheus, TlsRequestsSortBetweenTheEntryPointsDurationsAndTotals) {
   ASSERT_NE(tls, std::string::npos) << text;
   EXPECT_LT(durations, tls);
   EXPECT_LT(tls, totals);
+}
+
+// Router series (Traefik's addRoutersLabels), the service TLS and retry families: Traefik's names,
+// help, label order, and the families' order by name.
+TEST(RenderPrometheus, GoldenTextForRouterServiceTlsAndRetries) {
+  MetricsSnapshot m;
+  m.open_connections = {{"web", 1}};
+  RequestSeries one;
+  one.requests = 1;
+  one.duration.Observe(0.01);
+  one.request_bytes = 5;
+  one.response_bytes = 7;
+  m.router_requests[{"200", "POST", "http", "api@file", "app@ecs"}] = one;
+  m.router_tls_requests[{"api@file", "1.3", "TLS_AES_128_GCM_SHA256", "app@ecs"}] = 1;
+  m.service_tls_requests[{"app@ecs", "1.3", "TLS_AES_128_GCM_SHA256"}] = 1;
+  m.service_retries["app@ecs"] = 2;
+  const std::string text = RenderPrometheus(m);
+  const std::string router_labels = "code=\"200\",method=\"POST\",protocol=\"http\",router=\"api@file\",service=\"app@ecs\"";
+  const std::string expected =
+      "# HELP traefik_open_connections How many open connections exist, by entryPoint and protocol\n"
+      "# TYPE traefik_open_connections gauge\n"
+      "traefik_open_connections{entrypoint=\"web\",protocol=\"TCP\"} 1\n"
+      "# HELP traefik_router_request_duration_seconds How long it took to process the request on a router, "
+      "partitioned by service, status code, protocol, and method.\n"
+      "# TYPE traefik_router_request_duration_seconds histogram\n"
+      "traefik_router_request_duration_seconds_bucket{" + router_labels + ",le=\"0.1\"} 1\n"
+      "traefik_router_request_duration_seconds_bucket{" + router_labels + ",le=\"0.3\"} 1\n"
+      "traefik_router_request_duration_seconds_bucket{" + router_labels + ",le=\"1.2\"} 1\n"
+      "traefik_router_request_duration_seconds_bucket{" + router_labels + ",le=\"5\"} 1\n"
+      "traefik_router_request_duration_seconds_bucket{" + router_labels + ",le=\"+Inf\"} 1\n"
+      "traefik_router_request_duration_seconds_sum{" + router_labels + "} 0.01\n"
+      "traefik_router_request_duration_seconds_count{" + router_labels + "} 1\n"
+      "# HELP traefik_router_requests_bytes_total The total size of requests in bytes handled by a router, "
+      "partitioned by service, status code, protocol, and method.\n"
+      "# TYPE traefik_router_requests_bytes_total counter\n"
+      "traefik_router_requests_bytes_total{" + router_labels + "} 5\n"
+      "# HELP traefik_router_requests_tls_total How many HTTP requests with TLS are processed on a router, "
+      "partitioned by service, TLS Version, and TLS cipher Used.\n"
+      "# TYPE traefik_router_requests_tls_total counter\n"
+      "traefik_router_requests_tls_total{router=\"api@file\",service=\"app@ecs\",tls_cipher=\"TLS_AES_128_GCM_SHA256\","
+      "tls_version=\"1.3\"} 1\n"
+      "# HELP traefik_router_requests_total How many HTTP requests are processed on a router, partitioned by "
+      "service, status code, protocol, and method.\n"
+      "# TYPE traefik_router_requests_total counter\n"
+      "traefik_router_requests_total{" + router_labels + "} 1\n"
+      "# HELP traefik_router_responses_bytes_total The total size of responses in bytes handled by a router, "
+      "partitioned by service, status code, protocol, and method.\n"
+      "# TYPE traefik_router_responses_bytes_total counter\n"
+      "traefik_router_responses_bytes_total{" + router_labels + "} 7\n"
+      "# HELP traefik_service_requests_tls_total How many HTTP requests with TLS processed on a service, "
+      "partitioned by TLS version and TLS cipher.\n"
+      "# TYPE traefik_service_requests_tls_total counter\n"
+      "traefik_service_requests_tls_total{service=\"app@ecs\",tls_cipher=\"TLS_AES_128_GCM_SHA256\",tls_version=\"1.3\"} 1\n"
+      "# HELP traefik_service_retries_total How many request retries happened on a service.\n"
+      "# TYPE traefik_service_retries_total counter\n"
+      "traefik_service_retries_total{service=\"app@ecs\"} 2\n";
+  const size_t from = text.find("# HELP traefik_open_connections");
+  ASSERT_NE(from, std::string::npos) << text;
+  EXPECT_EQ(text.substr(from), expected);
 }
 
 TEST(RenderPrometheus, EscapesLabelValues) {

@@ -170,13 +170,24 @@ struct AuthReply {
 // Auth cookies to put on the final response, per forwardAuth step that set some.
 using CookiePlan = std::vector<std::pair<const ForwardAuth*, std::vector<std::string>>>;
 
+// A series of Worker::tls_requests: the entry point's TLS series of a connection.
+using TlsSeries = std::pair<const TlsKey, uint64_t>;
+
 // What became of one request, for the metrics: the status the client got (0: none was sent), the
-// service it was sent to (null: it did not reach one) and the generation of the table that routed it.
+// service it was sent to (null: it did not reach one), the router that matched (null: none) in the
+// table that routed it (held here, so the router outlives a swap) and that table's generation.
 struct Outcome {
   int status = 0;
   std::shared_ptr<const Backend> backend;
+  std::shared_ptr<const Table> table;
+  const Route* route = nullptr;  // in `table`
   uint64_t table_generation = 0;
-  uint64_t* tls_requests = nullptr;  // over TLS: its series of Worker::tls_requests (GUARDED_BY stats_mu)
+  TlsSeries* tls_requests = nullptr;  // over TLS: its series of Worker::tls_requests (GUARDED_BY stats_mu)
+  // Traefik's capture sizes: the request's body bytes read (by a server it was sent to, forwardAuth's
+  // forwardBody, buffering) and the response's body bytes written to the client.
+  uint64_t request_bytes = 0;
+  uint64_t response_bytes = 0;
+  int retries = 0;  // the retry middleware's extra attempts (traefik_service_retries_total)
 };
 
 // Record's shortcut key: (status, method, entry point) in one word.
@@ -187,11 +198,12 @@ uint64_t SeriesShortcut(int status, std::string_view metric_method, size_t entry
   return (static_cast<uint64_t>(static_cast<uint32_t>(status)) << 32) | (method << 24) | (entry_point & 0xffffff);
 }
 
-// SimpleResponse, noting its status in `out`.
+// SimpleResponse, noting its status and body size in `out`.
 template <typename... Args>
-std::string Answered(Outcome& out, int status, Args&&... args) {
+std::string Answered(Outcome& out, int status, std::string_view content_type, std::string_view body, Args&&... args) {
   out.status = status;
-  return SimpleResponse(status, std::forward<Args>(args)...);
+  out.response_bytes = body.size();
+  return SimpleResponse(status, content_type, body, std::forward<Args>(args)...);
 }
 
 // A share of the request-body budget (ProxyOptions::max_buffered_request_bytes), given back when
@@ -236,6 +248,15 @@ struct Upstream {
   beast::flat_buffer buffer;
   bool reused = false;  // taken from the pool (the server may have closed it while it was idle)
 };
+
+// The names of the routers of `table`, on any entry point.
+std::set<std::string_view> RouterNames(const Table& table) {
+  std::set<std::string_view> names;
+  for (const auto* routes : {&table.routes, &table.tls_routes})
+    for (const auto& [entry_point, list] : *routes)
+      for (const Route& r : list) names.insert(r.name);
+  return names;
+}
 
 }  // namespace
 
@@ -310,7 +331,17 @@ class Proxy::Impl {
     std::unordered_map<uint64_t, RequestSeries*> entry_point_series;                  // GUARDED_BY(stats_mu)
     std::map<std::pair<uint64_t, const Backend*>, RequestSeries*> service_series;   // GUARDED_BY(stats_mu)
     std::map<std::string, int64_t> open_by_entry_point;     // GUARDED_BY(stats_mu)
-    std::map<std::tuple<std::string, std::string, std::string>, uint64_t> tls_requests;  // GUARDED_BY(stats_mu)
+    std::map<TlsKey, uint64_t> tls_requests;                // GUARDED_BY(stats_mu): by entry point
+    std::map<TlsKey, uint64_t> service_tls_stats;           // GUARDED_BY(stats_mu)
+    std::map<std::string, uint64_t, std::less<>> service_retries;  // GUARDED_BY(stats_mu)
+    // Router series (ProxyOptions::router_metrics), and Record's shortcuts into them as above: by
+    // SeriesShortcut and route, by a connection's TLS series and route (or backend) — for the
+    // table of `table_generation` only.
+    std::map<RequestKey, RequestSeries> router_stats;     // GUARDED_BY(stats_mu)
+    std::map<TlsKey, uint64_t> router_tls_stats;          // GUARDED_BY(stats_mu)
+    std::map<std::pair<uint64_t, const Route*>, RequestSeries*> router_series;    // GUARDED_BY(stats_mu)
+    std::map<std::pair<const TlsSeries*, const Route*>, uint64_t*> router_tls_series;      // GUARDED_BY(stats_mu)
+    std::map<std::pair<const TlsSeries*, const Backend*>, uint64_t*> service_tls_series;   // GUARDED_BY(stats_mu)
   };
   struct Probe {
     std::shared_ptr<ServerState> server;
@@ -488,11 +519,13 @@ asio::awaitable<void> Proxy::Impl::Serve(Worker& w, tcp::socket socket, size_t e
   ClientStream client{beast::tcp_stream(std::move(socket))};
   beast::flat_buffer buffer;
   bool served = co_await Sniff(w, client, buffer);
-  uint64_t* tls_requests = nullptr;  // this connection's series (its node never moves nor goes)
+  TlsSeries* tls_requests = nullptr;  // this connection's series (its node never moves nor goes)
   if (served && client.is_tls()) {
     std::lock_guard lock(w.stats_mu);
-    tls_requests = &w.tls_requests[{options_.entry_points[entry_point_index].name, client.TlsVersion(),
-                                    client.TlsCipher()}];
+    tls_requests = &*w.tls_requests
+                         .try_emplace(TlsKey{options_.entry_points[entry_point_index].name,
+                                             std::string(client.TlsVersion()), std::string(client.TlsCipher())})
+                         .first;
   }
   while (served && !stopping_.load()) {
     bhttp::request_parser<bhttp::string_body> parser;
@@ -571,29 +604,90 @@ void Proxy::Impl::Record(Worker& w, size_t entry_point_index, std::string_view m
     return RequestKey{std::to_string(out.status), std::string(label), "http",
                       options_.entry_points[entry_point_index].name};
   };
+  auto count = [&](RequestSeries& s) {
+    ++s.requests;
+    s.duration.Observe(seconds);
+    s.request_bytes += out.request_bytes;
+    s.response_bytes += out.response_bytes;
+  };
   std::lock_guard lock(w.stats_mu);
   RequestSeries*& ep = w.entry_point_series[shortcut];
   if (!ep) ep = &w.entry_point_stats[key()];
-  ++ep->requests;
-  ep->duration.Observe(seconds);
-  if (out.tls_requests) ++*out.tls_requests;
+  count(*ep);
+  if (out.tls_requests) ++out.tls_requests->second;
+  // Whether the shortcuts keyed by this table's routes and backends may be used: the worker's
+  // table is the one that routed the request (a later table's may have an earlier one's address).
+  const bool current = out.table_generation == w.table_generation;
+  // Router series: Traefik's addRoutersLabels, and not for its internal routers (addInternals).
+  if (options_.router_metrics && out.route && !out.route->name.ends_with("@internal")) {
+    const Route& route = *out.route;
+    auto router_key = [&] {
+      RequestKey k = key();
+      k.name = route.name;
+      if (route.backend) k.service = route.backend->name;
+      return k;
+    };
+    RequestSeries* series = nullptr;
+    if (current) {
+      RequestSeries*& cached = w.router_series[{shortcut, &route}];
+      if (!cached) cached = &w.router_stats[router_key()];
+      series = cached;
+    } else {  // by name, pruned at the next swap if it is gone
+      series = &w.router_stats[router_key()];
+    }
+    count(*series);
+    if (out.tls_requests) {
+      auto tls_key = [&] {
+        const RequestKey k = router_key();
+        return TlsKey{k.name, out.tls_requests->first.tls_version, out.tls_requests->first.tls_cipher, k.service};
+      };
+      uint64_t* n = nullptr;
+      if (current) {
+        uint64_t*& cached = w.router_tls_series[{out.tls_requests, &route}];
+        if (!cached) cached = &w.router_tls_stats[tls_key()];
+        n = cached;
+      } else {
+        n = &w.router_tls_stats[tls_key()];
+      }
+      ++*n;
+    }
+  }
   if (!out.backend) return;
+  const Backend* backend = out.backend.get();
+  if (out.retries > 0) {
+    auto it = w.service_retries.find(std::string_view(backend->name));
+    if (it == w.service_retries.end()) it = w.service_retries.emplace(backend->name, 0).first;
+    it->second += static_cast<uint64_t>(out.retries);
+  }
   RequestSeries* svc = nullptr;
-  if (out.table_generation == w.table_generation) {  // the backend is one of the worker's table's
-    RequestSeries*& cached = w.service_series[{shortcut, out.backend.get()}];
+  if (current) {  // the backend is one of the worker's table's
+    RequestSeries*& cached = w.service_series[{shortcut, backend}];
     if (!cached) {
       RequestKey k = key();
-      k.name = out.backend->name;
+      k.name = backend->name;
       cached = &w.service_stats[std::move(k)];
     }
     svc = cached;
   } else {  // routed by a table since replaced: by name, pruned at the next swap if it is gone
     RequestKey k = key();
-    k.name = out.backend->name;
+    k.name = backend->name;
     svc = &w.service_stats[std::move(k)];
   }
-  ++svc->requests;
-  svc->duration.Observe(seconds);
+  count(*svc);
+  if (out.tls_requests) {
+    auto tls_key = [&] {
+      return TlsKey{backend->name, out.tls_requests->first.tls_version, out.tls_requests->first.tls_cipher};
+    };
+    uint64_t* n = nullptr;
+    if (current) {
+      uint64_t*& cached = w.service_tls_series[{out.tls_requests, backend}];
+      if (!cached) cached = &w.service_tls_stats[tls_key()];
+      n = cached;
+    } else {
+      n = &w.service_tls_stats[tls_key()];
+    }
+    ++*n;
+  }
 }
 
 void Proxy::Impl::RefreshTable(Worker& w) {
@@ -604,13 +698,25 @@ void Proxy::Impl::RefreshTable(Worker& w) {
   table.swap(w.table);  // the old one is released after the lock
   w.table_generation = g;
   w.service_series.clear();
-  std::erase_if(w.service_stats, [&](const auto& entry) { return !w.table->backends.count(entry.first.name); });
+  w.service_tls_series.clear();
+  w.router_series.clear();
+  w.router_tls_series.clear();
+  const auto& backends = w.table->backends;
+  std::erase_if(w.service_stats, [&](const auto& entry) { return !backends.count(entry.first.name); });
+  std::erase_if(w.service_tls_stats, [&](const auto& entry) { return !backends.count(entry.first.name); });
+  std::erase_if(w.service_retries, [&](const auto& entry) { return !backends.count(entry.first); });
+  if (!w.router_stats.empty() || !w.router_tls_stats.empty()) {
+    const std::set<std::string_view> routers = RouterNames(*w.table);
+    std::erase_if(w.router_stats, [&](const auto& entry) { return !routers.count(entry.first.name); });
+    std::erase_if(w.router_tls_stats, [&](const auto& entry) { return !routers.count(entry.first.name); });
+  }
 }
 
 MetricsSnapshot Proxy::Impl::Metrics() const {
   MetricsSnapshot m;
   for (const EntryPointOptions& ep : options_.entry_points) m.open_connections[ep.name] = 0;
   const std::shared_ptr<const Table> current = table();
+  std::optional<std::set<std::string_view>> routers;  // of `current`, when some worker has router series
   std::lock_guard lifecycle(lifecycle_mu_);  // workers_ is cleared by Stop
   for (const auto& w : workers_) {
     std::lock_guard lock(w->stats_mu);
@@ -618,9 +724,20 @@ MetricsSnapshot Proxy::Impl::Metrics() const {
     for (const auto& [key, s] : w->entry_point_stats) m.entry_point_requests[key].Merge(s);
     for (const auto& [key, n] : w->tls_requests)
       if (n > 0) m.entry_point_tls_requests[key] += n;  // a series is made at the handshake
-    // Only the services the table has now (Traefik drops a removed service's series).
+    // Only the services and routers the table has now (Traefik drops a removed one's series).
     for (const auto& [key, s] : w->service_stats)
       if (current->backends.count(key.name)) m.service_requests[key].Merge(s);
+    for (const auto& [key, n] : w->service_tls_stats)
+      if (current->backends.count(key.name)) m.service_tls_requests[key] += n;
+    for (const auto& [service, n] : w->service_retries)
+      if (current->backends.count(service)) m.service_retries[service] += n;
+    if (!w->router_stats.empty() || !w->router_tls_stats.empty()) {
+      if (!routers) routers = RouterNames(*current);
+      for (const auto& [key, s] : w->router_stats)
+        if (routers->count(key.name)) m.router_requests[key].Merge(s);
+      for (const auto& [key, n] : w->router_tls_stats)
+        if (routers->count(key.name)) m.router_tls_requests[key] += n;
+    }
   }
   for (const auto& [name, backend] : current->backends) {
     if (!backend->health_check) continue;
@@ -716,9 +833,11 @@ asio::awaitable<bool> Proxy::Impl::Handle(Worker& w, ClientStream& client,
                      .client_ip = x.client_ip,
                      .headers = &header_views};
   RefreshTable(w);
-  std::shared_ptr<const Table> table = w.table;  // this request's, whatever a swap does meanwhile
+  outcome.table = w.table;  // this request's, whatever a swap does meanwhile
   outcome.table_generation = w.table_generation;
-  const Route* route = table->Match(entry_point, facts, client.is_tls() ? Transport::kTls : Transport::kPlain);
+  const Route* route =
+      outcome.table->Match(entry_point, facts, client.is_tls() ? Transport::kTls : Transport::kPlain);
+  outcome.route = route;
   if (!route) {
     co_return co_await WriteAll(client, Answered(outcome, 404, "text/plain; charset=utf-8", "404 page not found\n",
                                                        keep_alive)) &&
@@ -746,6 +865,7 @@ asio::awaitable<bool> Proxy::Impl::Handle(Worker& w, ClientStream& client,
         if (c.forward_body && c.max_body_size >= 0 && static_cast<int64_t>(req.body().size()) > c.max_body_size) {
           answer = Answer{.status = 401, .headers = {}, .body = {}};
         } else {
+          if (c.forward_body) outcome.request_bytes = req.body().size();  // read to be forwarded
           AuthReply reply = co_await CallAuth(w, *auth, x, c.forward_body ? &req.body() : nullptr);
           if (!reply.reached) {
             answer = Answer{.status = 500, .headers = {}, .body = {}};
@@ -762,6 +882,7 @@ asio::awaitable<bool> Proxy::Impl::Handle(Worker& w, ClientStream& client,
         }
       }
     } else if (step.buffering) {
+      outcome.request_bytes = req.body().size();  // buffering reads it whole
       answer = BufferingRequestAnswer(*step.buffering, req.body().size());
       nosniff = false;
     } else if (step.middleware) {
@@ -1119,6 +1240,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
       co_await t.async_wait(kTuple);
     }
     ++retries;
+    outcome.retries = retries;
     refused.clear();
     Selection again = route.backend->Choose(nullptr);
     if (!again.server) co_return false;
@@ -1166,6 +1288,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
       up->stream->expires_never();
     std::array<asio::const_buffer, 2> out{asio::buffer(head), asio::buffer(body)};
     auto [wec, wn] = co_await asio::async_write(*up->stream, out, kTuple);
+    if (!wec) outcome.request_bytes = body.size();  // the server read it
     bhttp::response_parser<bhttp::buffer_body> rp;
     rp.body_limit(boost::none);
     rp.header_limit(static_cast<uint32_t>(options_.max_header_bytes));
@@ -1324,6 +1447,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
                                                no_body ? asio::const_buffer() : asio::buffer(*buffered)};
       auto [cec, cn] = co_await asio::async_write(client, pieces, kTuple);
       client_ok = !cec;
+      if (client_ok && !no_body) outcome.response_bytes = buffered->size();
       whole = true;
     } else if (whole) {
       client_ok = co_await WriteAll(client, out_head);
@@ -1334,6 +1458,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
       std::array<asio::const_buffer, 2> pieces{asio::buffer(out_head), asio::buffer(up->buffer.data().data(), n)};
       auto [cec, cn] = co_await asio::async_write(client, pieces, kTuple);
       client_ok = !cec;
+      if (client_ok) outcome.response_bytes = n;
       up->buffer.consume(n);
       whole = true;
     } else {
@@ -1368,6 +1493,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
           client_ok = false;
           break;
         }
+        outcome.response_bytes += got;
       }
       if (!head_sent && client_ok) client_ok = co_await WriteAll(client, out_head);
     }

@@ -77,6 +77,9 @@ struct ProxyOptions {
   // total over it is answered 503 before its body is read (one without a Content-Length counts as
   // max_request_body_bytes). With max_client_connections, what bounds the edge's memory.
   uint64_t max_buffered_request_bytes = uint64_t{512} << 20;
+  // Traefik's metrics.prometheus.addRoutersLabels (its default false): the traefik_router_*
+  // series, by router and service (not for @internal routers, as Traefik without addInternals).
+  bool router_metrics = false;
 };
 
 // Counters for /metrics and the tests.
@@ -110,7 +113,8 @@ class Proxy {
 
   ProxyCounters counters() const;
   // The request, connection and server-health metrics (edge/metrics.h); the config and drain
-  // families are the Edge's. Service series only for the services of the current table.
+  // families are the Edge's. Service and router series only for the services and routers of the
+  // current table (a worker drops the others when it takes a new table).
   MetricsSnapshot Metrics() const;
 
  private:

@@ -261,6 +261,117 @@ TEST_F(ProxyTest, MetricsCountRequestsByEntryPointAndServiceWithBoundedLabels) {
   for (const auto& [key, series] : proxy_->Metrics().service_requests) EXPECT_EQ(key.name, "a@test");
 }
 
+// Traefik's capture sizes: the request body bytes read (a forwarded request's; none for one no
+// router took) and the response body bytes written (a server's, streamed or not, or the edge's own
+// answer), on the entry point's and the service's series alike. No router series without
+// router_metrics (Traefik's addRoutersLabels defaults to false).
+TEST_F(ProxyTest, MetricsCountRequestAndResponseBodyBytes) {
+  Backend_ a("a");
+  a.Start();
+  StartProxy(1);
+  auto lb = MakeBackend(registry_, "a@test", {a.port()});
+  Serve({MakeRoute("ra@test", "Host(`a.test`)", 10, lb)}, {lb});
+  http::Client client("127.0.0.1", port_);
+  http::Request post = Get("/upload", "a.test");
+  post.method = "POST";
+  post.body = std::string(1000, 'x');
+  auto posted = client.Send(post);
+  ASSERT_TRUE(posted.ok());
+  ASSERT_EQ(posted->body, "a /upload");  // 9 bytes
+  auto streamed = client.Send(Get("/stream", "a.test"));
+  ASSERT_TRUE(streamed.ok());
+  ASSERT_EQ(streamed->body, "one,two");  // 7 bytes, relayed chunked
+  http::Request stray = Get("/", "nothing.test");
+  stray.method = "POST";
+  stray.body = "unread";
+  auto missing = client.Send(stray);
+  ASSERT_TRUE(missing.ok());
+  ASSERT_EQ(missing->status, 404);  // "404 page not found\n": 19 bytes
+  auto series_of = [](const std::map<RequestKey, RequestSeries>& all) {
+    std::map<std::string, std::pair<uint64_t, uint64_t>> out;  // "code method name" -> (in, out)
+    for (const auto& [key, s] : all) {
+      auto& [in, sent] = out[key.code + " " + key.method + " " + key.name];
+      in += s.request_bytes;
+      sent += s.response_bytes;
+    }
+    return out;
+  };
+  WaitFor([&] {
+    uint64_t n = 0;
+    for (const auto& [key, s] : proxy_->Metrics().entry_point_requests) n += s.requests;
+    return n == 3;
+  });
+  const MetricsSnapshot m = proxy_->Metrics();
+  using Bytes = std::map<std::string, std::pair<uint64_t, uint64_t>>;
+  EXPECT_EQ(series_of(m.entry_point_requests),
+            (Bytes{{"200 POST web", {1000, 9}}, {"200 GET web", {0, 7}}, {"404 POST web", {0, 19}}}));
+  EXPECT_EQ(series_of(m.service_requests), (Bytes{{"200 POST a@test", {1000, 9}}, {"200 GET a@test", {0, 7}}}));
+  EXPECT_TRUE(m.router_requests.empty());
+  EXPECT_TRUE(m.router_tls_requests.empty());
+  const std::string text = RenderPrometheus(m);
+  EXPECT_NE(text.find("traefik_entrypoint_requests_bytes_total{code=\"200\",entrypoint=\"web\",method=\"POST\","
+                      "protocol=\"http\"} 1000\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("traefik_service_responses_bytes_total{code=\"200\",method=\"GET\",protocol=\"http\","
+                      "service=\"a@test\"} 7\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("traefik_router_"), std::string::npos);
+}
+
+// With router_metrics (Traefik's addRoutersLabels): traefik_router_* by router and its service,
+// not for @internal routers; a router the table no longer has loses its series (dropped, not
+// hidden: it starts anew when it comes back).
+TEST_F(ProxyTest, RouterSeriesOnlyWithRouterMetricsAndDroppedWhenTheRouterLeaves) {
+  Backend_ a("a");
+  a.Start();
+  StartProxy(ProxyOptions{.entry_points = {{"web", "127.0.0.1", 0}}, .io_threads = 1, .router_metrics = true});
+  auto lb = MakeBackend(registry_, "a@test", {a.port()});
+  auto both = [&] {
+    Serve({MakeRoute("one@file", "Host(`one.test`)", 10, lb), MakeRoute("two@file", "Host(`two.test`)", 10, lb),
+           MakeRoute("web-to-websecure@internal", "Host(`internal.test`)", 10, lb)},
+          {lb});
+  };
+  auto routers = [&] {
+    std::map<std::string, uint64_t> out;  // "code method router service" -> requests
+    for (const auto& [key, s] : proxy_->Metrics().router_requests)
+      out[key.code + " " + key.method + " " + key.name + " " + key.service] += s.requests;
+    return out;
+  };
+  both();
+  http::Client client("127.0.0.1", port_);
+  ASSERT_EQ(client.Send(Get("/", "one.test"))->status, 200);
+  for (int i = 0; i < 2; ++i) ASSERT_EQ(client.Send(Get("/", "two.test"))->status, 200);
+  ASSERT_EQ(client.Send(Get("/", "internal.test"))->status, 200);
+  ASSERT_EQ(client.Send(Get("/", "nothing.test"))->status, 404);  // no router: no router series
+  WaitFor([&] {
+    uint64_t n = 0;
+    for (const auto& [key, s] : proxy_->Metrics().entry_point_requests) n += s.requests;
+    return n == 5;
+  });
+  using Counts = std::map<std::string, uint64_t>;
+  EXPECT_EQ(routers(), (Counts{{"200 GET one@file a@test", 1}, {"200 GET two@file a@test", 2}}));
+  const MetricsSnapshot m = proxy_->Metrics();
+  for (const auto& [key, s] : m.router_requests) {
+    EXPECT_EQ(s.duration.count, s.requests);
+    EXPECT_EQ(s.response_bytes, s.requests * std::string("a /").size());
+  }
+  EXPECT_NE(RenderPrometheus(m).find("traefik_router_requests_total{code=\"200\",method=\"GET\",protocol=\"http\","
+                                     "router=\"two@file\",service=\"a@test\"} 2\n"),
+            std::string::npos);
+
+  Serve({MakeRoute("one@file", "Host(`one.test`)", 10, lb)}, {lb});
+  ASSERT_EQ(client.Send(Get("/", "one.test"))->status, 200);  // the worker takes the table without two
+  WaitFor([&] { return routers()["200 GET one@file a@test"] == 2; });
+  EXPECT_EQ(routers(), (Counts{{"200 GET one@file a@test", 2}}));
+  both();
+  ASSERT_EQ(client.Send(Get("/", "two.test"))->status, 200);
+  WaitFor([&] { return routers()["200 GET two@file a@test"] >= 1; });
+  EXPECT_EQ(routers(), (Counts{{"200 GET one@file a@test", 2}, {"200 GET two@file a@test", 1}}))
+      << "two's earlier series went with it, not merely hidden";
+}
+
 TEST_F(ProxyTest, AServiceThatLeavesAndComesBackStartsItsSeriesAnew) {
   Backend_ a("a"), b("b");
   a.Start();
@@ -841,6 +952,9 @@ TEST_F(ProxyTest, RetryAsksAgainOnARetryStatusAndOnARefusedConnection) {
   ASSERT_TRUE(ok.ok());
   EXPECT_EQ(ok->status, 200);
   EXPECT_EQ(calls.load(), 2);
+  // traefik_service_retries_total: the extra attempt.
+  WaitFor([&] { return !proxy_->Metrics().service_retries.empty(); });
+  EXPECT_EQ(proxy_->Metrics().service_retries, (std::map<std::string, uint64_t>{{"flaky@test", 1}}));
 
   // Network errors: a backend whose every server refuses is tried `attempts` times, then 502.
   uint16_t dead_port = 0;
@@ -855,6 +969,9 @@ TEST_F(ProxyTest, RetryAsksAgainOnARetryStatusAndOnARefusedConnection) {
   auto bad = client.Send(Get("/"));
   ASSERT_TRUE(bad.ok());
   EXPECT_EQ(bad->status, 502);
+  // Two extra attempts; flaky@test left the table, and its series with it.
+  WaitFor([&] { return proxy_->Metrics().service_retries.count("dead@test") > 0; });
+  EXPECT_EQ(proxy_->Metrics().service_retries, (std::map<std::string, uint64_t>{{"dead@test", 2}}));
 }
 
 // --- sticky sessions (loadBalancer.sticky.cookie; edge/proxy/sticky.h) ---

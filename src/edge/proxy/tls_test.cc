@@ -233,7 +233,7 @@ class TlsProxyTest : public ::testing::Test {
   TempDir dir_;
   EchoBackend backend_;
   ServerRegistry registry_;
-  Proxy proxy_{ProxyOptions{.entry_points = {{"web", "127.0.0.1", 0}}, .io_threads = 2}};
+  Proxy proxy_{ProxyOptions{.entry_points = {{"web", "127.0.0.1", 0}}, .io_threads = 2, .router_metrics = true}};
   uint16_t port_ = 0;
 };
 
@@ -303,13 +303,30 @@ TEST_F(TlsProxyTest, TlsRoutersServeOnlyTlsAndTheOthersOnlyPlainHttpOnOnePort) {
   MetricsSnapshot m = proxy_.Metrics();
   uint64_t over_tls = 0;
   for (const auto& [key, n] : m.entry_point_tls_requests) {
-    EXPECT_EQ(std::get<0>(key), "web");
-    EXPECT_EQ(std::get<1>(key), "1.3");
-    EXPECT_TRUE(std::get<2>(key).starts_with("TLS_AES_") || std::get<2>(key).starts_with("TLS_CHACHA20_"))
-        << std::get<2>(key);
+    EXPECT_EQ(key.name, "web");
+    EXPECT_EQ(key.tls_version, "1.3");
+    EXPECT_TRUE(key.tls_cipher.starts_with("TLS_AES_") || key.tls_cipher.starts_with("TLS_CHACHA20_"))
+        << key.tls_cipher;
     over_tls += n;
   }
   EXPECT_EQ(over_tls, 5u);
+  // traefik_service_requests_tls_total and traefik_router_requests_tls_total: the four that reached
+  // the service (the plain router's 404 over TLS reached none), by the connection's version and cipher.
+  uint64_t service_tls = 0, router_tls = 0;
+  for (const auto& [key, n] : m.service_tls_requests) {
+    EXPECT_TRUE(key.name.starts_with("s@")) << key.name;
+    EXPECT_EQ(key.tls_version, "1.3");
+    EXPECT_FALSE(key.tls_cipher.empty());
+    service_tls += n;
+  }
+  for (const auto& [key, n] : m.router_tls_requests) {
+    EXPECT_TRUE(key.name.starts_with("secure@")) << key.name;
+    EXPECT_TRUE(key.service.starts_with("s@")) << key.service;
+    EXPECT_EQ(key.tls_version, "1.3");
+    router_tls += n;
+  }
+  EXPECT_EQ(service_tls, 4u);
+  EXPECT_EQ(router_tls, 4u);
   EXPECT_NE(RenderPrometheus(m).find("traefik_entrypoint_requests_tls_total{entrypoint=\"web\",tls_cipher=\"TLS_"),
             std::string::npos);
 }
