@@ -300,6 +300,7 @@ class Proxy::Impl {
     c.unavailable = unavailable_.load();
     c.open_connections = open_.load();
     c.refused_connections = refused_connections_.load();
+    c.buffered_request_bytes = buffered_bytes_.load();
     return c;
   }
 

@@ -92,6 +92,7 @@ struct ProxyCounters {
   uint64_t unavailable = 0;
   uint64_t open_connections = 0;
   uint64_t refused_connections = 0;  // closed at accept: max_client_connections were open
+  uint64_t buffered_request_bytes = 0;  // of max_buffered_request_bytes, reserved now
 };
 
 class Proxy {
