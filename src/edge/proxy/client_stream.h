@@ -1,9 +1,9 @@
 // edge/proxy/client_stream: a client connection of an entry point — plain TCP, or TLS once its
 // first bytes opened a handshake (Traefik serves both on one entry point and tells them apart by
 // the first byte). One type for the proxy's request path, an Asio AsyncReadStream and
-// AsyncWriteStream whichever it is; timeouts and cancellation are the TCP stream's (tcp()).
+// AsyncWriteStream whichever it is; deadlines and cancellation are the TCP socket's (tcp()).
 //
-//   ClientStream client(beast::tcp_stream(std::move(socket)));
+//   ClientStream client(std::move(socket));
 //   ... read the first bytes into `buffer` through client.tcp() ...
 //   if (first byte == 0x16) co_await client.Handshake(SSL_new(certificates->context()), buffer);
 //   co_await bhttp::async_read_header(client, buffer, parser, ...);
@@ -20,21 +20,33 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/asio/ip/tcp.hpp>
 
 namespace paddock::edge {
 
+// Sends what `socket` takes at once, without waiting (the socket is made non-blocking): the bytes
+// sent, all of them usually — an answer fits a socket's send buffer. A full buffer is not an error
+// (fewer bytes, `ec` clear); what is left goes through an asynchronous write.
+template <typename ConstBuffers>
+std::size_t SendNow(boost::asio::ip::tcp::socket& socket, const ConstBuffers& buffers, boost::system::error_code& ec) {
+  if (!socket.non_blocking()) socket.non_blocking(true, ec);
+  if (ec) return 0;
+  std::size_t n = socket.write_some(buffers, ec);
+  if (ec == boost::asio::error::would_block || ec == boost::asio::error::try_again) ec = {};
+  return n;
+}
+
 class ClientStream {
  public:
-  using executor_type = boost::beast::tcp_stream::executor_type;
-  using TlsStream = boost::asio::ssl::stream<boost::beast::tcp_stream&>;
+  using executor_type = boost::asio::ip::tcp::socket::executor_type;
+  using TlsStream = boost::asio::ssl::stream<boost::asio::ip::tcp::socket&>;
 
-  explicit ClientStream(boost::beast::tcp_stream tcp) : tcp_(std::move(tcp)) {}
+  explicit ClientStream(boost::asio::ip::tcp::socket tcp) : tcp_(std::move(tcp)) {}
   ClientStream(const ClientStream&) = delete;
   ClientStream& operator=(const ClientStream&) = delete;
 
   executor_type get_executor() noexcept { return tcp_.get_executor(); }
-  boost::beast::tcp_stream& tcp() { return tcp_; }
+  boost::asio::ip::tcp::socket& tcp() { return tcp_; }
   bool is_tls() const { return tls_.has_value(); }
   // The negotiated version and cipher as Traefik's metrics name them ("1.3"; the IANA name,
   // "TLS_AES_128_GCM_SHA256", as Go's); empty on plain connections.
@@ -65,9 +77,16 @@ class ClientStream {
     co_return !ec;
   }
 
-  // Sends TLS's close_notify (waiting at most the stream's current expiry); nothing on plain TCP.
+  // Sends TLS's close_notify (waiting at most the socket's current deadline); nothing on plain TCP.
   boost::asio::awaitable<void> ShutdownTls() {
     if (tls_) co_await tls_->async_shutdown(boost::asio::as_tuple(boost::asio::use_awaitable));
+  }
+
+  // SendNow on the socket — plain TCP only: over TLS nothing is sent here (0), and everything goes
+  // through async_write_some.
+  template <typename ConstBuffers>
+  std::size_t SendNow(const ConstBuffers& buffers, boost::system::error_code& ec) {
+    return tls_ ? 0 : paddock::edge::SendNow(tcp_, buffers, ec);
   }
 
   template <typename MutableBuffers, typename Token>
@@ -95,7 +114,7 @@ class ClientStream {
   }
 
  private:
-  boost::beast::tcp_stream tcp_;
+  boost::asio::ip::tcp::socket tcp_;
   std::optional<TlsStream> tls_;
 };
 

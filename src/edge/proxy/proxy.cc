@@ -44,7 +44,9 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/buffers_suffix.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
+#include <boost/intrusive/list.hpp>
 #include <boost/beast/http/buffer_body.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
@@ -70,6 +72,70 @@ using tcp = asio::ip::tcp;
 using error_code = boost::system::error_code;
 constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
 constexpr size_t kRelayChunk = 16 << 10;
+// How often a worker looks for deadlines that have passed: the precision of every timeout.
+constexpr std::chrono::milliseconds kSweepPeriod{100};
+
+// A socket's deadline, kept by its worker's sweep (every kSweepPeriod) instead of a timer armed
+// and cancelled around every operation (as beast::tcp_stream does): moving it is a clock read.
+// Once it has passed the sweep cancels the socket's operations and shuts it down, so the one
+// under way and any after it fail; fired() tells that timeout from other failures. Registered
+// with its worker's list for its whole life (so it does not move).
+class Deadline : public boost::intrusive::list_base_hook<boost::intrusive::link_mode<boost::intrusive::auto_unlink>> {
+ public:
+  using Clock = std::chrono::steady_clock;
+  using List = boost::intrusive::list<Deadline, boost::intrusive::constant_time_size<false>>;
+
+  Deadline(List& list, tcp::socket& socket) : socket_(socket) { list.push_back(*this); }
+  Deadline(const Deadline&) = delete;
+  Deadline& operator=(const Deadline&) = delete;
+
+  void After(Clock::duration d) { at_ = Clock::now() + d; }
+  void Never() { at_ = Clock::time_point::max(); }
+  bool fired() const { return fired_; }
+  // A client connection waiting for its next request: what Stop cancels at once.
+  void set_idle(bool idle) { idle_ = idle; }
+  bool idle() const { return idle_; }
+  tcp::socket& socket() { return socket_; }
+
+  // Fires every deadline of `list` that `now` has passed.
+  static void Sweep(List& list, Clock::time_point now) {
+    for (Deadline& d : list) {
+      if (d.fired_ || d.at_ > now) continue;
+      d.fired_ = true;
+      error_code ignored;
+      d.socket_.cancel(ignored);
+      d.socket_.shutdown(tcp::socket::shutdown_both, ignored);
+    }
+  }
+
+ private:
+  tcp::socket& socket_;
+  Clock::time_point at_ = Clock::time_point::max();
+  bool fired_ = false;
+  bool idle_ = false;
+};
+
+// Writes `buffers` whole: straight to the socket first (it takes them at once, usually, with no
+// trip through the reactor), the rest, if any, asynchronously. The error, if the write failed.
+template <typename Stream, typename Buffers>
+asio::awaitable<error_code> SendAll(Stream& stream, tcp::socket* plain, const Buffers& buffers) {
+  error_code ec;
+  const size_t total = asio::buffer_size(buffers);
+  size_t sent = 0;
+  if (plain) {
+    sent = SendNow(*plain, buffers, ec);
+  } else if constexpr (std::is_same_v<Stream, ClientStream>) {
+    sent = stream.SendNow(buffers, ec);
+  }
+  if (ec || sent == total) co_return ec;
+  beast::buffers_suffix<Buffers> rest(buffers);
+  rest.consume(sent);
+  auto [wec, n] = co_await asio::async_write(stream, rest, kTuple);
+  co_return wec;
+}
+asio::awaitable<error_code> SendAll(ClientStream& client, std::string_view data) {
+  co_return co_await SendAll(client, nullptr, asio::const_buffer(data.data(), data.size()));
+}
 
 bool IEquals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
@@ -244,7 +310,13 @@ constexpr std::chrono::seconds kAuthIdleTimeout{90};
 
 struct Upstream {
   std::shared_ptr<ServerState> server;
-  std::unique_ptr<beast::tcp_stream> stream;
+  // Its socket and the socket's deadline, together on the heap (a Deadline does not move).
+  struct Socket {
+    Socket(asio::io_context& ioc, Deadline::List& deadlines) : socket(ioc), deadline(deadlines, socket) {}
+    tcp::socket socket;
+    Deadline deadline;
+  };
+  std::unique_ptr<Socket> stream;
   beast::flat_buffer buffer;
   bool reused = false;  // taken from the pool (the server may have closed it while it was idle)
 };
@@ -317,7 +389,7 @@ class Proxy::Impl {
     std::unordered_map<const ServerState*, std::vector<Upstream>> idle;
     std::unordered_map<std::string, std::vector<std::unique_ptr<AuthConnection>>> auth_idle;  // by host:port
     std::chrono::steady_clock::time_point auth_swept;  // when auth_idle was last rid of expired connections
-    std::set<beast::tcp_stream*> idle_clients;  // client connections between requests
+    Deadline::List deadlines;  // of this thread's client and upstream sockets
     uint64_t table_generation = 0;  // of `table`, this thread's copy of the current table
     std::shared_ptr<const Table> table;
     std::thread thread;
@@ -356,7 +428,8 @@ class Proxy::Impl {
   // Answers one request read from `client`; false when the connection must close afterwards.
   // Reads the connection's first bytes into `buffer` and, when they open a TLS handshake, serves
   // the connection over TLS with the current table's certificates. False: it closed or failed.
-  asio::awaitable<bool> Sniff(Worker& w, ClientStream& client, beast::flat_buffer& buffer);
+  asio::awaitable<bool> Sniff(Worker& w, ClientStream& client, Deadline& deadline, beast::flat_buffer& buffer);
+  asio::awaitable<void> SweepDeadlines(Worker& w);
   asio::awaitable<bool> Handle(Worker& w, ClientStream& client, bhttp::request<bhttp::string_body>& req,
                                const std::string& entry_point, uint16_t port, const std::string& client_ip,
                                bool keep_alive, Outcome& outcome);
@@ -367,7 +440,7 @@ class Proxy::Impl {
                                       const std::string* body);
   asio::awaitable<std::optional<Upstream>> Connect(Worker& w, const std::shared_ptr<ServerState>& server);
   void Park(Worker& w, Upstream up);
-  asio::awaitable<bool> WriteAll(ClientStream& s, std::string_view data);
+  asio::awaitable<bool> WriteAll(ClientStream& s, std::string_view data) { co_return !co_await SendAll(s, data); }
 
   // Counts one answered request (none when no status was sent) on its entry point and service.
   void Record(Worker& w, size_t entry_point_index, std::string_view method, const Outcome& out,
@@ -444,6 +517,7 @@ StatusOr<std::map<std::string, uint16_t>> Proxy::Impl::Start() {
   }
   for (auto& w : workers_) {
     for (Listener& l : w->listeners) asio::co_spawn(w->ioc, Accept(*w, l), asio::detached);
+    asio::co_spawn(w->ioc, SweepDeadlines(*w), asio::detached);
     w->thread = std::thread([worker = w.get()] {
       auto guard = asio::make_work_guard(worker->ioc);
       worker->ioc.run();
@@ -465,7 +539,10 @@ void Proxy::Impl::Stop(std::chrono::milliseconds grace) {
         error_code ignored;
         l.acceptor->close(ignored);
       }
-      for (beast::tcp_stream* s : worker->idle_clients) s->cancel();
+      for (Deadline& d : worker->deadlines) {
+        error_code ignored;
+        if (d.idle()) d.socket().cancel(ignored);
+      }
     });
   }
   {
@@ -503,6 +580,15 @@ asio::awaitable<void> Proxy::Impl::Accept(Worker& w, Listener& l) {
   }
 }
 
+asio::awaitable<void> Proxy::Impl::SweepDeadlines(Worker& w) {
+  asio::steady_timer timer(w.ioc);
+  while (!stopping_.load()) {
+    timer.expires_after(kSweepPeriod);
+    co_await timer.async_wait(kTuple);
+    Deadline::Sweep(w.deadlines, Deadline::Clock::now());
+  }
+}
+
 asio::awaitable<void> Proxy::Impl::Serve(Worker& w, tcp::socket socket, size_t entry_point_index, uint16_t port) {
   const std::string& entry_point = options_.entry_points[entry_point_index].name;
   {
@@ -517,9 +603,10 @@ asio::awaitable<void> Proxy::Impl::Serve(Worker& w, tcp::socket socket, size_t e
                     ? asio::ip::make_address_v4(asio::ip::v4_mapped, a.to_v6()).to_string()
                     : a.to_string();
   }
-  ClientStream client{beast::tcp_stream(std::move(socket))};
+  ClientStream client{std::move(socket)};
+  Deadline deadline(w.deadlines, client.tcp());
   beast::flat_buffer buffer;
-  bool served = co_await Sniff(w, client, buffer);
+  bool served = co_await Sniff(w, client, deadline, buffer);
   TlsSeries* tls_requests = nullptr;  // this connection's series (its node never moves nor goes)
   if (served && client.is_tls()) {
     std::lock_guard lock(w.stats_mu);
@@ -532,10 +619,10 @@ asio::awaitable<void> Proxy::Impl::Serve(Worker& w, tcp::socket socket, size_t e
     bhttp::request_parser<bhttp::string_body> parser;
     parser.body_limit(options_.max_request_body_bytes);
     parser.header_limit(static_cast<uint32_t>(options_.max_header_bytes));
-    w.idle_clients.insert(&client.tcp());
-    client.tcp().expires_after(buffer.size() > 0 ? options_.client_read_timeout : options_.client_idle_timeout);
+    deadline.set_idle(true);
+    deadline.After(buffer.size() > 0 ? options_.client_read_timeout : options_.client_idle_timeout);
     auto [hec, hn] = co_await bhttp::async_read_header(client, buffer, parser, kTuple);
-    w.idle_clients.erase(&client.tcp());
+    deadline.set_idle(false);
     if (hec) {
       std::string answer;
       if (hec == bhttp::error::body_limit)
@@ -548,7 +635,7 @@ asio::awaitable<void> Proxy::Impl::Serve(Worker& w, tcp::socket socket, size_t e
       if (!answer.empty()) co_await WriteAll(client, answer);
       break;
     }
-    client.tcp().expires_after(options_.client_read_timeout);
+    deadline.After(options_.client_read_timeout);  // the whole request (Traefik's readTimeout)
     // The body's bytes, reserved from the edge's budget before they are read (all of
     // max_request_body_bytes when its length is not declared); released once it is answered.
     BodyReservation reservation(buffered_bytes_);
@@ -569,6 +656,8 @@ asio::awaitable<void> Proxy::Impl::Serve(Worker& w, tcp::socket socket, size_t e
         break;
       }
     }
+    // Answering it has no deadline: Traefik's writeTimeout is 0 (a slow or long response is not cut).
+    deadline.Never();
     auto& req = parser.get();
     const bool keep_alive = req.keep_alive() && !stopping_.load();
     requests_.fetch_add(1, std::memory_order_relaxed);
@@ -580,11 +669,11 @@ asio::awaitable<void> Proxy::Impl::Serve(Worker& w, tcp::socket socket, size_t e
     if (!again || !keep_alive) break;
   }
   if (client.is_tls() && served && !stopping_.load()) {  // close_notify, waiting at most a second
-    client.tcp().expires_after(std::chrono::seconds(1));
+    deadline.After(std::chrono::seconds(1));
     co_await client.ShutdownTls();
   }
-  client.tcp().socket().shutdown(tcp::socket::shutdown_send, ec);
-  client.tcp().close();
+  client.tcp().shutdown(tcp::socket::shutdown_send, ec);
+  client.tcp().close(ec);
   {
     std::lock_guard lock(w.stats_mu);
     --w.open_by_entry_point[entry_point];
@@ -750,11 +839,12 @@ MetricsSnapshot Proxy::Impl::Metrics() const {
   return m;
 }
 
-asio::awaitable<bool> Proxy::Impl::Sniff(Worker& w, ClientStream& client, beast::flat_buffer& buffer) {
-  w.idle_clients.insert(&client.tcp());
-  client.tcp().expires_after(options_.client_idle_timeout);
+asio::awaitable<bool> Proxy::Impl::Sniff(Worker& w, ClientStream& client, Deadline& deadline,
+                                         beast::flat_buffer& buffer) {
+  deadline.set_idle(true);
+  deadline.After(options_.client_idle_timeout);
   auto [ec, n] = co_await client.tcp().async_read_some(buffer.prepare(4096), kTuple);
-  w.idle_clients.erase(&client.tcp());
+  deadline.set_idle(false);
   if (ec || n == 0 || stopping_.load()) co_return false;
   buffer.commit(n);
   // A TLS record of type handshake (0x16); 0x80 opens an SSLv2 hello, taken as TLS for the
@@ -770,14 +860,10 @@ asio::awaitable<bool> Proxy::Impl::Sniff(Worker& w, ClientStream& client, beast:
   }
   SSL* ssl = SSL_new(certificates->context());
   if (!ssl) co_return false;
-  client.tcp().expires_after(options_.client_read_timeout);
+  deadline.After(options_.client_read_timeout);
   co_return co_await client.Handshake(ssl, buffer);
 }
 
-asio::awaitable<bool> Proxy::Impl::WriteAll(ClientStream& s, std::string_view data) {
-  auto [ec, n] = co_await asio::async_write(s, asio::buffer(data.data(), data.size()), kTuple);
-  co_return !ec;
-}
 
 asio::awaitable<bool> Proxy::Impl::Handle(Worker& w, ClientStream& client,
                                           bhttp::request<bhttp::string_body>& req, const std::string& entry_point,
@@ -922,11 +1008,12 @@ asio::awaitable<std::optional<Upstream>> Proxy::Impl::Connect(Worker& w, const s
   if (ec) co_return std::nullopt;  // names are resolved by the compiler of the table, not here
   Upstream up;
   up.server = server;
-  up.stream = std::make_unique<beast::tcp_stream>(w.ioc);
-  up.stream->expires_after(options_.upstream_connect_timeout);
-  auto [cec] = co_await up.stream->async_connect(tcp::endpoint(address, server->port()), kTuple);
+  up.stream = std::make_unique<Upstream::Socket>(w.ioc, w.deadlines);
+  up.stream->deadline.After(options_.upstream_connect_timeout);
+  auto [cec] = co_await up.stream->socket.async_connect(tcp::endpoint(address, server->port()), kTuple);
   if (cec) co_return std::nullopt;
-  up.stream->socket().set_option(tcp::no_delay(true), ec);
+  up.stream->deadline.Never();
+  up.stream->socket.set_option(tcp::no_delay(true), ec);
   connects_.fetch_add(1, std::memory_order_relaxed);
   co_return std::optional<Upstream>(std::move(up));
 }
@@ -935,7 +1022,7 @@ void Proxy::Impl::Park(Worker& w, Upstream up) {
   if (stopping_.load() || up.server->fenced() || up.buffer.size() > 0) return;  // closed by its destructor
   auto& list = w.idle[up.server.get()];
   if (list.size() >= options_.max_idle_per_server) list.erase(list.begin());
-  up.stream->expires_never();
+  up.stream->deadline.Never();
   list.push_back(std::move(up));
 }
 
@@ -1283,12 +1370,11 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
       co_return co_await WriteAll(client, Answered(outcome, 502, "text/plain; charset=utf-8", "Bad Gateway", keep_alive)) &&
           keep_alive;
     }
-    if (options_.upstream_response_timeout.count() > 0)
-      up->stream->expires_after(options_.upstream_response_timeout);
-    else
-      up->stream->expires_never();
+    // Traefik's responseHeaderTimeout: the request sent and the response's head read within it.
+    if (options_.upstream_response_timeout.count() > 0) up->stream->deadline.After(options_.upstream_response_timeout);
+    tcp::socket& upstream = up->stream->socket;
     std::array<asio::const_buffer, 2> out{asio::buffer(head), asio::buffer(body)};
-    auto [wec, wn] = co_await asio::async_write(*up->stream, out, kTuple);
+    error_code wec = co_await SendAll(upstream, &upstream, out);
     if (!wec) outcome.request_bytes = body.size();  // the server read it
     bhttp::response_parser<bhttp::buffer_body> rp;
     rp.body_limit(boost::none);
@@ -1296,9 +1382,17 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
     if (head_request) rp.skip(true);
     error_code rec = wec;
     if (!wec) {
-      auto [e, n] = co_await bhttp::async_read_header(*up->stream, up->buffer, rp, kTuple);
+      auto [e, n] = co_await bhttp::async_read_header(upstream, up->buffer, rp, kTuple);
       rec = e;
     }
+    if (rec && up->stream->deadline.fired()) {  // Go's net.Error Timeout(): Traefik answers 504
+      up.reset();
+      bad_gateway_.fetch_add(1, std::memory_order_relaxed);
+      co_return co_await WriteAll(client, Answered(outcome, 504, "text/plain; charset=utf-8", "Gateway Timeout",
+                                                   keep_alive)) &&
+          keep_alive;
+    }
+    up->stream->deadline.Never();  // the body is not bounded (Traefik's is not)
     if (rec) {
       // No response came. On a pooled connection the server had closed while it was idle the
       // request never reached it: send it again, once, on a new connection.
@@ -1346,7 +1440,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
         while (!rp.is_done()) {
           res.body().data = piece.get();
           res.body().size = kRelayChunk;
-          auto [bec, bn] = co_await bhttp::async_read_some(*up->stream, up->buffer, rp, kTuple);
+          auto [bec, bn] = co_await bhttp::async_read_some(upstream, up->buffer, rp, kTuple);
           if (bec == bhttp::error::need_buffer) bec = {};
           // A server that breaks off mid-body: Go's ReverseProxy aborts the handler, and the client's
           // connection is closed without an answer.
@@ -1446,8 +1540,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
     if (buffered) {
       std::array<asio::const_buffer, 2> pieces{asio::buffer(out_head),
                                                no_body ? asio::const_buffer() : asio::buffer(*buffered)};
-      auto [cec, cn] = co_await asio::async_write(client, pieces, kTuple);
-      client_ok = !cec;
+      client_ok = !co_await SendAll(client, nullptr, pieces);
       if (client_ok && !no_body) outcome.response_bytes = buffered->size();
       whole = true;
     } else if (whole) {
@@ -1457,8 +1550,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
       // straight from the read buffer.
       const size_t n = static_cast<size_t>(*rp.content_length());
       std::array<asio::const_buffer, 2> pieces{asio::buffer(out_head), asio::buffer(up->buffer.data().data(), n)};
-      auto [cec, cn] = co_await asio::async_write(client, pieces, kTuple);
-      client_ok = !cec;
+      client_ok = !co_await SendAll(client, nullptr, pieces);
       if (client_ok) outcome.response_bytes = n;
       up->buffer.consume(n);
       whole = true;
@@ -1468,7 +1560,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
       while (!rp.is_done()) {
         res.body().data = chunk.get();
         res.body().size = kRelayChunk;
-        auto [bec, bn] = co_await bhttp::async_read_some(*up->stream, up->buffer, rp, kTuple);
+        auto [bec, bn] = co_await bhttp::async_read_some(upstream, up->buffer, rp, kTuple);
         if (bec == bhttp::error::need_buffer) bec = {};
         if (bec) {
           upstream_ok = false;
@@ -1489,8 +1581,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
                                                  asio::buffer(pre, pre_len), asio::buffer(chunk.get(), got),
                                                  asio::buffer(post.data(), post.size())};
         head_sent = true;
-        auto [cec, cn] = co_await asio::async_write(client, pieces, kTuple);
-        if (cec) {
+        if (co_await SendAll(client, nullptr, pieces)) {
           client_ok = false;
           break;
         }

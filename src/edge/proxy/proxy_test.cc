@@ -1216,5 +1216,93 @@ TEST_F(ProxyTest, SanitizePathFalseRoutesAndForwardsThePathAsReceived) {
   }
 }
 
+// Waits until `d` has passed on the steady clock: what a test of a timeout waits for.
+void WaitOut(std::chrono::steady_clock::duration d) {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::unique_lock lock(mu);
+  const auto until = std::chrono::steady_clock::now() + d;
+  cv.wait_until(lock, until, [&] { return std::chrono::steady_clock::now() >= until; });
+}
+
+TEST_F(ProxyTest, AnIdleConnectionClosesAfterTheIdleTimeoutAndAHalfSentRequestAfterTheReadTimeout) {
+  Backend_ a("a");
+  a.Start();
+  StartProxy(ProxyOptions{.entry_points = {{"web", "127.0.0.1", 0}},
+                          .io_threads = 1,
+                          .client_read_timeout = std::chrono::milliseconds(300),
+                          .client_idle_timeout = std::chrono::milliseconds(600)});
+  auto lb = MakeBackend(registry_, "a@test", {a.port()});
+  Serve({MakeRoute("a@test", "PathPrefix(`/`)", 1, lb)}, {lb});
+  const auto began = std::chrono::steady_clock::now();
+  RawConnection idle(port_), half(port_), served(port_);
+  half.Write("GET / HTTP/1.1\r\nHost: a");
+  served.Write("GET /x HTTP/1.1\r\nHost: a\r\n\r\n");
+  EXPECT_NE(served.ReadUntil("a /x").find("a /x"), std::string::npos);
+  // Each is closed by the edge (the read ends) without an answer, not before its timeout.
+  EXPECT_EQ(half.ReadUntil("never"), "");
+  EXPECT_GE(std::chrono::steady_clock::now() - began, std::chrono::milliseconds(300));
+  EXPECT_EQ(idle.ReadUntil("never"), "");
+  EXPECT_EQ(served.ReadUntil("never"), "");  // idle again once answered
+  EXPECT_GE(std::chrono::steady_clock::now() - began, std::chrono::milliseconds(600));
+  WaitFor([&] { return proxy_->counters().open_connections == 0; });  // counted just after the close
+  EXPECT_EQ(proxy_->counters().open_connections, 0u);
+}
+
+TEST_F(ProxyTest, AnAnswerSlowerThanTheReadTimeoutIsNotCut) {
+  // Traefik's readTimeout bounds reading the request; its writeTimeout is 0 by default.
+  Backend_ a("a", [](const http::Request&) { WaitOut(std::chrono::milliseconds(700)); });
+  a.Start();
+  StartProxy(ProxyOptions{.entry_points = {{"web", "127.0.0.1", 0}},
+                          .io_threads = 1,
+                          .client_read_timeout = std::chrono::milliseconds(200)});
+  auto lb = MakeBackend(registry_, "a@test", {a.port()});
+  Serve({MakeRoute("a@test", "PathPrefix(`/`)", 1, lb)}, {lb});
+  http::Client client("127.0.0.1", port_);
+  auto r = client.Send(Get("/slow"));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "a /slow");
+}
+
+TEST_F(ProxyTest, TheResponseHeaderTimeoutIs504AndABodyThatComesLaterIsNotCut) {
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  http::Server backend({}, [&](const http::Request& r) {
+    http::Response resp;
+    if (r.target == "/silent") {
+      released.wait();  // answers only once the test is over
+      resp.body = "too late";
+    } else {  // the head at once, the body's second half after three timeouts
+      resp.stream = [](http::BodyWriter& w) {
+        w.Write("one,");
+        WaitOut(std::chrono::milliseconds(600));
+        w.Write("two");
+      };
+    }
+    return resp;
+  });
+  auto port = backend.Start();
+  ASSERT_TRUE(port.ok());
+  StartProxy(ProxyOptions{.entry_points = {{"web", "127.0.0.1", 0}},
+                          .io_threads = 1,
+                          .upstream_response_timeout = std::chrono::milliseconds(200)});
+  auto lb = MakeBackend(registry_, "a@test", {*port});
+  Serve({MakeRoute("a@test", "PathPrefix(`/`)", 1, lb)}, {lb});
+  http::Client client("127.0.0.1", port_);
+  const auto began = std::chrono::steady_clock::now();
+  auto late = client.Send(Get("/silent"));
+  ASSERT_TRUE(late.ok()) << late.status().ToString();
+  EXPECT_EQ(late->status, 504);
+  EXPECT_EQ(late->body, "Gateway Timeout");
+  EXPECT_GE(std::chrono::steady_clock::now() - began, std::chrono::milliseconds(200));
+  auto slow = client.Send(Get("/trickle"));  // the same client connection: a 504 keeps it
+  ASSERT_TRUE(slow.ok()) << slow.status().ToString();
+  EXPECT_EQ(slow->status, 200);
+  EXPECT_EQ(slow->body, "one,two");
+  release.set_value();
+  backend.Stop();
+}
+
 }  // namespace
 }  // namespace paddock::edge
