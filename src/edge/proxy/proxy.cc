@@ -72,6 +72,9 @@ using tcp = asio::ip::tcp;
 using error_code = boost::system::error_code;
 constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
 constexpr size_t kRelayChunk = 16 << 10;
+// A response body up to this size that came with its head is copied behind the head: one write of
+// one buffer.
+constexpr size_t kCopiedBody = 4 << 10;
 // How often a worker looks for deadlines that have passed: the precision of every timeout.
 constexpr std::chrono::milliseconds kSweepPeriod{100};
 
@@ -115,27 +118,37 @@ class Deadline : public boost::intrusive::list_base_hook<boost::intrusive::link_
   bool idle_ = false;
 };
 
-// Writes `buffers` whole: straight to the socket first (it takes them at once, usually, with no
-// trip through the reactor), the rest, if any, asynchronously. The error, if the write failed.
+// A write in two steps: Send puts what the socket takes at once (all of it, usually: no trip
+// through the reactor, no coroutine), and only when some is left does the caller co_await
+// Rest() for it.
+//
+//   SendStep send(client, pieces);
+//   error_code ec = send.error();
+//   if (send.left()) ec = co_await send.Rest();  // (not in a ?: — GCC 12 then awaits it always)
 template <typename Stream, typename Buffers>
-asio::awaitable<error_code> SendAll(Stream& stream, tcp::socket* plain, const Buffers& buffers) {
-  error_code ec;
-  const size_t total = asio::buffer_size(buffers);
-  size_t sent = 0;
-  if (plain) {
-    sent = SendNow(*plain, buffers, ec);
-  } else if constexpr (std::is_same_v<Stream, ClientStream>) {
-    sent = stream.SendNow(buffers, ec);
+class SendStep {
+ public:
+  SendStep(Stream& stream, const Buffers& buffers) : stream_(stream), buffers_(buffers) {
+    if constexpr (std::is_same_v<Stream, ClientStream>)
+      sent_ = stream.SendNow(buffers, ec_);
+    else
+      sent_ = SendNow(stream, buffers, ec_);
   }
-  if (ec || sent == total) co_return ec;
-  beast::buffers_suffix<Buffers> rest(buffers);
-  rest.consume(sent);
-  auto [wec, n] = co_await asio::async_write(stream, rest, kTuple);
-  co_return wec;
-}
-asio::awaitable<error_code> SendAll(ClientStream& client, std::string_view data) {
-  co_return co_await SendAll(client, nullptr, asio::const_buffer(data.data(), data.size()));
-}
+  bool left() const { return !ec_ && sent_ < asio::buffer_size(buffers_); }
+  error_code error() const { return ec_; }
+  asio::awaitable<error_code> Rest() {
+    beast::buffers_suffix<Buffers> rest(buffers_);
+    rest.consume(sent_);
+    auto [ec, n] = co_await asio::async_write(stream_, rest, kTuple);
+    co_return ec;
+  }
+
+ private:
+  Stream& stream_;
+  const Buffers& buffers_;
+  error_code ec_;
+  size_t sent_ = 0;
+};
 
 bool IEquals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
@@ -153,6 +166,7 @@ bool HopByHop(std::string_view name) {
   static constexpr std::string_view kNames[] = {"connection", "keep-alive", "proxy-connection",
                                                 "proxy-authenticate", "proxy-authorization", "te",
                                                 "trailer", "transfer-encoding", "upgrade"};
+  if (name.size() < 2 || name.size() > 19) return false;  // the shortest and longest of them
   for (std::string_view n : kNames)
     if (IEquals(name, n)) return true;
   return false;
@@ -185,8 +199,13 @@ std::string_view Reason(int status) {
 }
 
 bool SafeHeader(std::string_view name, std::string_view value) {
-  return !name.empty() && name.find_first_of("\r\n: ") == std::string_view::npos &&
-         value.find_first_of("\r\n") == std::string_view::npos;
+  // One pass each (find_first_of is a memchr per character: a tenth of a request's time).
+  if (name.empty()) return false;
+  for (char c : name)
+    if (c == '\r' || c == '\n' || c == ':' || c == ' ') return false;
+  for (char c : value)
+    if (c == '\r' || c == '\n') return false;
+  return true;
 }
 
 std::string SimpleResponse(int status, std::string_view content_type, std::string_view body, bool keep_alive,
@@ -438,9 +457,19 @@ class Proxy::Impl {
                                 bool keep_alive, const RetryConfig* retry, const CookiePlan& cookies, Outcome& outcome);
   asio::awaitable<AuthReply> CallAuth(Worker& w, const ForwardAuth& auth, const Exchange& x,
                                       const std::string* body);
+  // A pooled connection to `server`, most recent first (no coroutine: the common case); one the
+  // server has closed is found out by the write or the read and retried by the caller.
+  std::optional<Upstream> TakeIdle(Worker& w, const std::shared_ptr<ServerState>& server);
+  // A new connection to `server`.
   asio::awaitable<std::optional<Upstream>> Connect(Worker& w, const std::shared_ptr<ServerState>& server);
   void Park(Worker& w, Upstream up);
-  asio::awaitable<bool> WriteAll(ClientStream& s, std::string_view data) { co_return !co_await SendAll(s, data); }
+  asio::awaitable<bool> WriteAll(ClientStream& s, std::string_view data) {
+    const asio::const_buffer buffer(data.data(), data.size());
+    SendStep send(s, buffer);
+    error_code ec = send.error();
+    if (send.left()) ec = co_await send.Rest();
+    co_return !ec;
+  }
 
   // Counts one answered request (none when no status was sent) on its entry point and service.
   void Record(Worker& w, size_t entry_point_index, std::string_view method, const Outcome& out,
@@ -993,16 +1022,17 @@ asio::awaitable<bool> Proxy::Impl::Handle(Worker& w, ClientStream& client,
                              cookies, outcome);
 }
 
+std::optional<Upstream> Proxy::Impl::TakeIdle(Worker& w, const std::shared_ptr<ServerState>& server) {
+  auto it = w.idle.find(server.get());
+  if (it == w.idle.end() || it->second.empty()) return std::nullopt;
+  Upstream up = std::move(it->second.back());
+  it->second.pop_back();
+  up.reused = true;
+  reuses_.fetch_add(1, std::memory_order_relaxed);
+  return up;
+}
+
 asio::awaitable<std::optional<Upstream>> Proxy::Impl::Connect(Worker& w, const std::shared_ptr<ServerState>& server) {
-  // A pooled connection first, most recent first; one the server has closed is found out by the
-  // write or the read and retried by the caller.
-  if (auto it = w.idle.find(server.get()); it != w.idle.end() && !it->second.empty()) {
-    Upstream up = std::move(it->second.back());
-    it->second.pop_back();
-    up.reused = true;
-    reuses_.fetch_add(1, std::memory_order_relaxed);
-    co_return std::optional<Upstream>(std::move(up));
-  }
   error_code ec;
   auto address = asio::ip::make_address(server->host(), ec);
   if (ec) co_return std::nullopt;  // names are resolved by the compiler of the table, not here
@@ -1341,7 +1371,8 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
   };
 
   for (int attempt = 0;; ++attempt) {
-    std::optional<Upstream> up = co_await Connect(w, server);
+    std::optional<Upstream> up = TakeIdle(w, server);
+    if (!up) up = co_await Connect(w, server);
     if (!up) {
       // Nothing was sent: another routable server may take the request (a task that has just
       // died, a server still binding its port).
@@ -1373,8 +1404,18 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
     // Traefik's responseHeaderTimeout: the request sent and the response's head read within it.
     if (options_.upstream_response_timeout.count() > 0) up->stream->deadline.After(options_.upstream_response_timeout);
     tcp::socket& upstream = up->stream->socket;
-    std::array<asio::const_buffer, 2> out{asio::buffer(head), asio::buffer(body)};
-    error_code wec = co_await SendAll(upstream, &upstream, out);
+    error_code wec;
+    if (body.empty()) {  // one buffer: send(), not sendmsg()
+      const asio::const_buffer out = asio::buffer(head);
+      SendStep request(upstream, out);
+      wec = request.error();
+      if (request.left()) wec = co_await request.Rest();
+    } else {
+      const std::array<asio::const_buffer, 2> out{asio::buffer(head), asio::buffer(body)};
+      SendStep request(upstream, out);
+      wec = request.error();
+      if (request.left()) wec = co_await request.Rest();
+    }
     if (!wec) outcome.request_bytes = body.size();  // the server read it
     bhttp::response_parser<bhttp::buffer_body> rp;
     rp.body_limit(boost::none);
@@ -1540,17 +1581,29 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
     if (buffered) {
       std::array<asio::const_buffer, 2> pieces{asio::buffer(out_head),
                                                no_body ? asio::const_buffer() : asio::buffer(*buffered)};
-      client_ok = !co_await SendAll(client, nullptr, pieces);
+      SendStep send(client, pieces);
+      error_code ec = send.error();
+      if (send.left()) ec = co_await send.Rest();
+      client_ok = !ec;
       if (client_ok && !no_body) outcome.response_bytes = buffered->size();
       whole = true;
     } else if (whole) {
       client_ok = co_await WriteAll(client, out_head);
     } else if (!chunked_out && !rp.chunked() && rp.content_length() && *rp.content_length() <= up->buffer.size()) {
-      // A small body that came with its head (the common case): head and body in one write,
-      // straight from the read buffer.
+      // A small body that came with its head (the common case): head and body in one write —
+      // of one buffer (send(), not sendmsg()) when it is a few KiB.
       const size_t n = static_cast<size_t>(*rp.content_length());
-      std::array<asio::const_buffer, 2> pieces{asio::buffer(out_head), asio::buffer(up->buffer.data().data(), n)};
-      client_ok = !co_await SendAll(client, nullptr, pieces);
+      const char* body_bytes = static_cast<const char*>(up->buffer.data().data());
+      if (n <= kCopiedBody) {
+        out_head.append(body_bytes, n);
+        client_ok = co_await WriteAll(client, out_head);
+      } else {
+        const std::array<asio::const_buffer, 2> pieces{asio::buffer(out_head), asio::buffer(body_bytes, n)};
+        SendStep send(client, pieces);
+        error_code ec = send.error();
+        if (send.left()) ec = co_await send.Rest();
+        client_ok = !ec;
+      }
       if (client_ok) outcome.response_bytes = n;
       up->buffer.consume(n);
       whole = true;
@@ -1581,7 +1634,10 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
                                                  asio::buffer(pre, pre_len), asio::buffer(chunk.get(), got),
                                                  asio::buffer(post.data(), post.size())};
         head_sent = true;
-        if (co_await SendAll(client, nullptr, pieces)) {
+        SendStep send(client, pieces);
+        error_code ec = send.error();
+        if (send.left()) ec = co_await send.Rest();
+        if (ec) {
           client_ok = false;
           break;
         }
