@@ -93,7 +93,7 @@ struct InProcessEdgeOptions {
   Scope scope;  // the bootstrap account's, in the node's region
   std::chrono::milliseconds drain_timeout{30'000};
   std::string file;  // Traefik's file provider: a dynamic-configuration file or directory; none when empty
-  std::string http;  // Traefik's http provider: its http:// endpoint; none when empty
+  std::string http;  // Traefik's http provider: its http(s):// endpoint (the system's CAs); none when empty
   std::string http_poll_interval = "5s";  // a Go duration, > 0
   // [HOST]:PORT of a `websecure` entry point (TLS, and plain HTTP, as every entry point); none when
   // empty. With `redirect_to_websecure`, `web` redirects plain HTTP to it (Traefik's
