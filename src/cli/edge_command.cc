@@ -76,10 +76,28 @@ void AddEdgeCommand(CLI::App& app, EdgeCommand& c) {
   c.cmd->add_option("--providers.file.directory", c.file_directory,
                     "Traefik's file provider: every .yml/.yaml/.toml file under a directory")
       ->excludes(file);
+  // Traefik reads its flags in any case (--providers.http.pollInterval): so do these.
   c.cmd->add_option("--providers.http.endpoint", c.http_endpoint,
-                    "Traefik's http provider: an http:// endpoint serving dynamic configuration");
+                    "Traefik's http provider: an http:// or https:// endpoint serving dynamic configuration")
+      ->ignore_case();
   c.cmd->add_option("--providers.http.pollinterval", c.http_poll_interval,
-                    "How often the http provider polls (a Go duration; default 5s)");
+                    "How often the http provider polls (a Go duration; default 5s)")
+      ->ignore_case();
+  c.cmd->add_option("--providers.http.polltimeout", c.http_poll_timeout,
+                    "How long one poll of the http provider may take (a Go duration; default 5s)")
+      ->ignore_case();
+  c.cmd->add_option("--providers.http.tls.ca", c.http_tls_ca,
+                    "The http provider's CA (a PEM file, or PEM text), trusted instead of the system's")
+      ->ignore_case();
+  c.cmd->add_option("--providers.http.tls.cert", c.http_tls_cert,
+                    "The http provider's client certificate for mTLS (a PEM file, or PEM text); needs .key")
+      ->ignore_case();
+  c.cmd->add_option("--providers.http.tls.key", c.http_tls_key,
+                    "The client certificate's private key (a PEM file, or PEM text); needs .cert")
+      ->ignore_case();
+  c.cmd->add_flag("--providers.http.tls.insecureskipverify", c.http_tls_insecure_skip_verify,
+                  "Accept any certificate the http provider's endpoint presents (default false)")
+      ->ignore_case();
   c.cmd->add_flag("--metrics.prometheus.addrouterslabels", c.add_routers_labels,
                   "Traefik's: the traefik_router_* series on /metrics, by router and service (default false)");
   // Traefik's own static flags for entry points name the entry point inside the flag
@@ -89,7 +107,8 @@ void AddEdgeCommand(CLI::App& app, EdgeCommand& c) {
   c.cmd->footer(
       "Also, as Traefik's flags: --entrypoints.NAME.http.sanitizepath=false (default true); "
       "--entrypoints.NAME.http.redirections.entrypoint.to=OTHER [.scheme=https] [.permanent=true] "
-      "[.priority=N]");
+      "[.priority=N]; --providers.http.headers.NAME=VALUE (repeatable: a header on every poll of the http "
+      "provider)");
 }
 
 namespace {
@@ -136,7 +155,10 @@ int RunEdgeCommand(const EdgeCommand& c) {
     options.entry_points.push_back(*ep);
   }
   if (options.entry_points.empty()) options.entry_points.push_back({"web", "127.0.0.1", 8000});
-  if (Status s = edge::ApplyEntryPointFlags(c.cmd->remaining(), options.entry_points); !s.ok())
+  std::vector<std::string> extras = c.cmd->remaining();
+  if (Status s = edge::TakeHttpHeaderFlags(extras, options.http_headers); !s.ok())
+    return Fail("--providers.http.headers", s);
+  if (Status s = edge::ApplyEntryPointFlags(extras, options.entry_points); !s.ok())
     return Fail("entry point", s);
   if (!c.no_api) {
     auto api = ParseAddress("traefik", c.api);
@@ -161,6 +183,16 @@ int RunEdgeCommand(const EdgeCommand& c) {
   if (!interval.ok()) return Fail("--providers.http.pollinterval", interval.status());
   if (interval->count() <= 0) return Fail("--providers.http.pollinterval", InvalidArgument("must be greater than 0"));
   options.http_poll_interval = std::chrono::ceil<std::chrono::milliseconds>(*interval);
+  auto timeout = edge::ParseGoDuration(c.http_poll_timeout);
+  if (!timeout.ok()) return Fail("--providers.http.polltimeout", timeout.status());
+  if (timeout->count() <= 0) return Fail("--providers.http.polltimeout", InvalidArgument("must be greater than 0"));
+  options.http_poll_timeout = std::chrono::ceil<std::chrono::milliseconds>(*timeout);
+  if (!c.http_tls_ca.empty() || !c.http_tls_cert.empty() || !c.http_tls_key.empty() ||
+      c.http_tls_insecure_skip_verify)
+    options.http_tls = edge::HttpProviderTls{.ca = c.http_tls_ca,
+                                             .cert = c.http_tls_cert,
+                                             .key = c.http_tls_key,
+                                             .insecure_skip_verify = c.http_tls_insecure_skip_verify};
   edge::EcsApiOptions api_options{.host = endpoint->first, .port = endpoint->second, .credentials = *credentials,
                                   .region = c.region};
   if (!c.clusters.empty()) api_options.clusters = c.clusters;

@@ -10,7 +10,10 @@
 //                [--exposed-by-default=false] [--constraints 'Label(`team`,`a`)'] [--healthy-tasks-only]
 //                [--default-rule 'Host(`{{ normalize .Name }}.localhost`)'] [--refresh-seconds 15]
 //                [--providers.file.filename dynamic.yml | --providers.file.directory DIR]
-//                [--providers.http.endpoint http://HOST:PORT/PATH] [--providers.http.pollinterval 5s]
+//                [--providers.http.endpoint http[s]://HOST[:PORT]/PATH] [--providers.http.pollinterval 5s]
+//                [--providers.http.polltimeout 5s] [--providers.http.headers.NAME=VALUE]...
+//                [--providers.http.tls.ca FILE] [--providers.http.tls.cert FILE --providers.http.tls.key FILE]
+//                [--providers.http.tls.insecureskipverify]
 //                [--entrypoints.web.http.sanitizepath=false]
 //                [--entrypoints.web.http.redirections.entrypoint.to=websecure
 //                 [--entrypoints.web.http.redirections.entrypoint.scheme=https]
@@ -54,6 +57,13 @@ struct EdgeCommand {
   std::string file_directory;  // providers.file.directory
   std::string http_endpoint;   // providers.http.endpoint
   std::string http_poll_interval = "5s";  // providers.http.pollInterval (a Go duration)
+  std::string http_poll_timeout = "5s";   // providers.http.pollTimeout (a Go duration)
+  // providers.http.tls.{ca,cert,key,insecureSkipVerify} (Traefik's ClientTLS); the provider's
+  // headers (providers.http.headers.<name>) name the header in the flag, and arrive as extras.
+  std::string http_tls_ca;
+  std::string http_tls_cert;
+  std::string http_tls_key;
+  bool http_tls_insecure_skip_verify = false;
   bool add_routers_labels = false;  // metrics.prometheus.addRoutersLabels
 };
 
@@ -83,7 +93,7 @@ struct InProcessEdgeOptions {
   Scope scope;  // the bootstrap account's, in the node's region
   std::chrono::milliseconds drain_timeout{30'000};
   std::string file;  // Traefik's file provider: a dynamic-configuration file or directory; none when empty
-  std::string http;  // Traefik's http provider: its http:// endpoint; none when empty
+  std::string http;  // Traefik's http provider: its http(s):// endpoint (the system's CAs); none when empty
   std::string http_poll_interval = "5s";  // a Go duration, > 0
   // [HOST]:PORT of a `websecure` entry point (TLS, and plain HTTP, as every entry point); none when
   // empty. With `redirect_to_websecure`, `web` redirects plain HTTP to it (Traefik's

@@ -723,7 +723,7 @@ int main(int argc, char** argv) {
                  "Traefik's --providers.file.filename/directory: routers, services and middlewares beside the tasks' "
                  "labels (a router there may name a service <name>@ecs)");
   up->add_option("--edge-http", up_edge.http,
-                 "An http:// endpoint serving dynamic configuration (JSON or YAML) for the edge's http provider, as "
+                 "An http:// or https:// endpoint serving dynamic configuration (JSON or YAML) for the edge's http provider, as "
                  "Traefik's --providers.http.endpoint, polled every --edge-http-poll-interval");
   up->add_option("--edge-http-poll-interval", up_edge.http_poll_interval,
                  "How often the edge's http provider polls (a Go duration; default 5s)");

@@ -35,6 +35,7 @@
 #include "edge/api.h"
 #include "edge/ecs_provider.h"
 #include "edge/ecs_source.h"
+#include "edge/http_provider.h"
 #include "edge/metrics.h"
 #include "edge/proxy/proxy.h"
 
@@ -69,11 +70,14 @@ struct EdgeOptions {
   // both are empty. Its names are `name@file`.
   std::string file;
   std::string file_directory;
-  // Traefik's http provider (edge/http_provider.h): an http:// endpoint polled every
-  // http_poll_interval; none when empty. Its names are `name@http`.
+  // Traefik's http provider (edge/http_provider.h): an http:// or https:// endpoint polled every
+  // http_poll_interval, with Traefik's headers and tls options; none when empty. Its names are
+  // `name@http`.
   std::string http_endpoint;
   std::chrono::milliseconds http_poll_interval{5000};
   std::chrono::milliseconds http_poll_timeout{5000};
+  std::map<std::string, std::string> http_headers;
+  std::optional<HttpProviderTls> http_tls;
   // Traefik's metrics.prometheus.addRoutersLabels (default false): the traefik_router_* series on
   // /metrics (ProxyOptions::router_metrics).
   bool router_metrics = false;

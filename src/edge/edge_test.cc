@@ -303,14 +303,18 @@ TEST_F(EdgeTest, AFileRouterRoutesToAnEcsServiceByItsQualifiedName) {
   std::filesystem::remove_all(dir);
 }
 
-TEST_F(EdgeTest, AnHttpsEndpointIsRefusedAtStart) {
+TEST_F(EdgeTest, AnHttpProviderCaThatCannotBeReadIsRefusedAtStart) {
   EdgeOptions o;
   o.entry_points = {{"web", "127.0.0.1", 0}};
   o.http_endpoint = "https://config.test/";
+  o.http_tls = HttpProviderTls{.ca = "/nonexistent/paddock-ca.pem"};
   Edge edge(o, source_, nullptr);
   auto ports = edge.Start();
   ASSERT_FALSE(ports.ok());
-  EXPECT_NE(ports.status().message().find("https endpoints are not supported"), std::string::npos);
+  EXPECT_EQ(ports.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(ports.status().message().find("the http provider: tls.ca: cannot read /nonexistent/paddock-ca.pem"),
+            std::string::npos)
+      << ports.status().message();
 }
 
 // Labels to the proxy: sticky.cookie, buffering and its refused retryExpression.

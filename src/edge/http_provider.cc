@@ -1,7 +1,11 @@
 #include "edge/http_provider.h"
 
+#include <cerrno>
 #include <charconv>
+#include <cstring>
+#include <fstream>
 #include <optional>
+#include <sstream>
 
 #include <boost/json/parse.hpp>
 #include <fmt/format.h>
@@ -13,13 +17,19 @@ namespace paddock::edge {
 namespace json = boost::json;
 
 StatusOr<HttpEndpoint> ParseHttpEndpoint(std::string_view url) {
-  if (url.rfind("https://", 0) == 0)
-    return InvalidArgument(fmt::format("endpoint '{}': https endpoints are not supported yet (use http://)", url));
-  if (url.rfind("http://", 0) != 0) return InvalidArgument(fmt::format("endpoint '{}' must be http://HOST[:PORT][/PATH]", url));
-  std::string_view rest = url.substr(7);
+  HttpEndpoint out;
+  std::string_view rest;
+  if (url.rfind("https://", 0) == 0) {
+    out.tls = true;
+    out.port = 443;
+    rest = url.substr(8);
+  } else if (url.rfind("http://", 0) == 0) {
+    rest = url.substr(7);
+  } else {
+    return InvalidArgument(fmt::format("endpoint '{}' must be http[s]://HOST[:PORT][/PATH]", url));
+  }
   size_t slash = rest.find_first_of("/?");
   std::string_view authority = rest.substr(0, slash);
-  HttpEndpoint out;
   if (slash != std::string_view::npos) {
     out.target = std::string(rest.substr(slash));
     if (out.target.front() == '?') out.target = "/" + out.target;
@@ -61,6 +71,79 @@ uint64_t Fnv1Hash64(std::string_view data) {
   return h;
 }
 
+namespace {
+
+bool IsTokenChar(char c) {
+  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
+  return std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+}
+
+// RFC 9110's field-name (a token) and field-value (no control character but tab), as Go's client
+// checks them before it sends.
+Status CheckHeader(std::string_view name, std::string_view value) {
+  if (name.empty()) return InvalidArgument("a header needs a name");
+  for (char c : name)
+    if (!IsTokenChar(c)) return InvalidArgument(fmt::format("header name '{}' is not an HTTP token", name));
+  for (char c : value) {
+    const auto u = static_cast<unsigned char>(c);
+    if ((u < 0x20 && c != '\t') || u == 0x7f)
+      return InvalidArgument(fmt::format("the value of header '{}' holds a control character", name));
+  }
+  return OkStatus();
+}
+
+// A ClientTLS value: PEM text as it is, or the file it names read whole.
+StatusOr<std::string> PemOrFile(std::string_view option, const std::string& value) {
+  if (value.empty() || value.find("-----BEGIN") != std::string::npos) return value;
+  std::ifstream in(value, std::ios::binary);
+  if (!in) return InvalidArgument(fmt::format("{}: cannot read {}: {}", option, value, std::strerror(errno)));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return InvalidArgument(fmt::format("{}: cannot read {}", option, value));
+  return text.str();
+}
+
+StatusOr<http::ClientTlsOptions> LoadClientTls(const HttpProviderTls& tls) {
+  http::ClientTlsOptions out;
+  ASSIGN_OR_RETURN(out.ca_pem, PemOrFile("tls.ca", tls.ca));
+  ASSIGN_OR_RETURN(out.cert_pem, PemOrFile("tls.cert", tls.cert));
+  ASSIGN_OR_RETURN(out.key_pem, PemOrFile("tls.key", tls.key));
+  out.insecure_skip_verify = tls.insecure_skip_verify;
+  return out;
+}
+
+}  // namespace
+
+Status TakeHttpHeaderFlags(std::vector<std::string>& args, std::map<std::string, std::string>& headers) {
+  static constexpr std::string_view kPrefix = "--providers.http.headers.";
+  std::vector<std::string> rest;
+  std::map<std::string, std::string> out = headers;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg.size() < kPrefix.size() || !http::EqualsIgnoreCase(std::string_view(arg).substr(0, kPrefix.size()), kPrefix)) {
+      rest.push_back(arg);
+      continue;
+    }
+    std::string_view name = std::string_view(arg).substr(kPrefix.size());
+    std::optional<std::string_view> value;
+    if (size_t eq = name.find('='); eq != std::string_view::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+    } else if (i + 1 < args.size() && !args[i + 1].starts_with("--")) {
+      value = args[++i];
+    }
+    if (name.empty()) return InvalidArgument(fmt::format("'{}' is not --providers.http.headers.<name>=<value>", arg));
+    if (!value) return InvalidArgument(fmt::format("'{}' needs a value", arg));
+    if (Status s = CheckHeader(name, *value); !s.ok())
+      return InvalidArgument(fmt::format("'{}': {}", arg, s.message()));
+    std::erase_if(out, [&](const auto& kv) { return http::EqualsIgnoreCase(kv.first, name); });
+    out[std::string(name)] = std::string(*value);
+  }
+  args = std::move(rest);
+  headers = std::move(out);
+  return OkStatus();
+}
+
 HttpProvider::HttpProvider(HttpProviderOptions options) : options_(std::move(options)) {}
 HttpProvider::~HttpProvider() { Stop(); }
 
@@ -70,11 +153,31 @@ StatusOr<json::object> HttpProvider::Current() const {
   return current_;
 }
 
-Status HttpProvider::Start() {
+Status HttpProvider::Prepare() {
+  if (client_) return OkStatus();
   ASSIGN_OR_RETURN(endpoint_, ParseHttpEndpoint(options_.endpoint));
   if (options_.poll_interval.count() <= 0) return InvalidArgument("poll interval must be greater than 0");
-  client_ = std::make_unique<http::Client>(endpoint_.host, endpoint_.port, options_.poll_timeout);
-  client_->set_max_response_body(options_.max_body_bytes);
+  if (options_.poll_timeout.count() <= 0) return InvalidArgument("poll timeout must be greater than 0");
+  for (const auto& [name, value] : options_.headers) RETURN_IF_ERROR(CheckHeader(name, value));
+  std::unique_ptr<http::Client> client;
+  if (options_.tls || endpoint_.tls) {
+    http::ClientTlsOptions tls;  // none given: the system's CAs, verified
+    if (options_.tls) {
+      ASSIGN_OR_RETURN(tls, LoadClientTls(*options_.tls));
+    }
+    StatusOr<std::unique_ptr<http::Client>> secure =
+        http::Client::Tls(endpoint_.host, endpoint_.port, options_.poll_timeout, tls);
+    if (!secure.ok()) return Status(secure.status().code(), fmt::format("tls: {}", secure.status().message()));
+    if (endpoint_.tls) client = std::move(*secure);
+  }
+  if (!client) client = std::make_unique<http::Client>(endpoint_.host, endpoint_.port, options_.poll_timeout);
+  client->set_max_response_body(options_.max_body_bytes);
+  client_ = std::move(client);
+  return OkStatus();
+}
+
+Status HttpProvider::Start() {
+  RETURN_IF_ERROR(Prepare());
   (void)Poll();
   thread_ = std::thread([this] { Loop(); });
   return OkStatus();
@@ -101,17 +204,18 @@ void HttpProvider::Loop() {
 }
 
 StatusOr<bool> HttpProvider::Poll() {
-  if (!client_) {
-    ASSIGN_OR_RETURN(endpoint_, ParseHttpEndpoint(options_.endpoint));
-    client_ = std::make_unique<http::Client>(endpoint_.host, endpoint_.port, options_.poll_timeout);
-    client_->set_max_response_body(options_.max_body_bytes);
-  }
+  RETURN_IF_ERROR(Prepare());
   // nullopt: the body is the last one's.
   StatusOr<std::optional<json::object>> next = [&]() -> StatusOr<std::optional<json::object>> {
     http::Request req;
     req.method = "GET";
     req.target = endpoint_.target;
-    req.headers.push_back({"Accept", "application/json"});
+    bool accept = false;
+    for (const auto& [name, value] : options_.headers) {
+      req.headers.push_back({name, value});
+      accept = accept || http::EqualsIgnoreCase(name, "Accept");
+    }
+    if (!accept) req.headers.push_back({"Accept", "application/json"});
     StatusOr<http::Response> resp = client_->Send(req);
     if (!resp.ok()) return Unavailable(fmt::format("cannot fetch configuration data: {}", resp.status().message()));
     if (resp->status != 200)

@@ -2,12 +2,19 @@
 // `pollInterval` (default 5 s), each bounded by `pollTimeout` (5 s), whose 200 body is a dynamic
 // configuration ({"http":{"routers":{...}}}), checked with CheckDynamic (edge/dynamic.h). As in
 // Traefik, a body whose 64-bit FNV-1 hash equals the last one's is skipped (a bad body is not
-// decoded twice either); a failed poll — connection, timeout, a status other than 200, a body
-// that does not parse or check — keeps the last good configuration and is logged once. The body
-// is read as JSON; one that is not JSON is read as YAML, as Traefik decodes it (its decoder is
-// YAML's, of which JSON is a subset). Endpoints are http:// only: https:// is refused at Start.
+// decoded twice either); a failed poll — connection, TLS handshake or verification, timeout, a
+// status other than 200, a body over max_body_bytes or that does not parse or check — keeps the
+// last good configuration and is logged once. The body is read as JSON; one that is not JSON is
+// read as YAML, as Traefik decodes it (its decoder is YAML's, of which JSON is a subset).
 //
-//   edge::HttpProvider http({.endpoint = "http://127.0.0.1:9000/traefik"});
+// Endpoints are http:// or https://. Over https the server's certificate is verified against the
+// system's CAs and the endpoint's host, unless Traefik's `tls` options say otherwise: `ca` (trusted
+// instead of the system's), `cert` + `key` (a client certificate, for mTLS), `insecureSkipVerify`.
+// Traefik's `headers` are set on every poll (a `Host` one replaces the request's Host).
+//
+//   edge::HttpProvider http({.endpoint = "https://config.internal/traefik",
+//                            .headers = {{"Authorization", "Bearer t0ken"}},
+//                            .tls = edge::HttpProviderTls{.ca = "/etc/paddock/config-ca.pem"}});
 //   http.SetWake([&] { edge.Wake(); });
 //   RETURN_IF_ERROR(http.Start());
 //   ASSIGN_OR_RETURN(boost::json::object c, http.Current());
@@ -17,11 +24,14 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include <boost/json/object.hpp>
 
@@ -32,16 +42,33 @@
 namespace paddock::edge {
 
 struct HttpEndpoint {
+  bool tls = false;  // https://
   std::string host;
-  uint16_t port = 80;
+  uint16_t port = 80;        // 443 for https:// without a port
   std::string target = "/";  // path and query
 };
-// "http://host[:port][/path][?query]" ("[::1]" for IPv6). InvalidArgument otherwise; https:// is
-// refused by name ("https endpoints are not supported yet").
+// "http[s]://host[:port][/path][?query]" ("[::1]" for IPv6). InvalidArgument otherwise.
 StatusOr<HttpEndpoint> ParseHttpEndpoint(std::string_view url);
 
 // Go's 64-bit FNV-1 (hash/fnv New64), Traefik's body hash.
 uint64_t Fnv1Hash64(std::string_view data);
+
+// Traefik's ClientTLS (providers.http.tls). `ca`, `cert` and `key` each name a PEM file, or are
+// the PEM text itself (a value that holds "-----BEGIN"), as Traefik takes either.
+struct HttpProviderTls {
+  std::string ca = {};    // certificates trusted instead of the system's; empty: the system's
+  std::string cert = {};  // a client certificate, presented when the server asks (mTLS); needs `key`
+  std::string key = {};   // its private key; needs `cert`
+  bool insecure_skip_verify = false;  // accept any server certificate, for any name
+};
+
+// Takes Traefik's `--providers.http.headers.<name>=<value>` (or `... .<name> <value>`; the prefix
+// in any case, the name kept as written) out of `args` — command-line words the CLI did not
+// recognise — into `headers`, a later flag replacing an earlier one of the same name in any case;
+// other words stay in `args`, in order. InvalidArgument naming the word for one without a name or
+// a value, or whose name is not an HTTP token or whose value holds a control character; `args`
+// and `headers` are then unchanged.
+Status TakeHttpHeaderFlags(std::vector<std::string>& args, std::map<std::string, std::string>& headers);
 
 struct HttpProviderOptions {
   std::string endpoint = {};
@@ -49,6 +76,11 @@ struct HttpProviderOptions {
   std::chrono::milliseconds poll_timeout{5000};
   // A longer body is an error of that poll (the last good configuration stays).
   uint64_t max_body_bytes = 16 << 20;
+  // Traefik's headers: set on every poll, replacing the provider's own (Accept, Host).
+  std::map<std::string, std::string> headers = {};
+  // Traefik's tls; unset, an https:// endpoint is verified against the system's CAs. Loaded at
+  // Start also for an http:// endpoint (where it is unused), as Traefik checks it at Init.
+  std::optional<HttpProviderTls> tls = std::nullopt;
 };
 
 class HttpProvider final : public ConfigProvider {
@@ -59,17 +91,24 @@ class HttpProvider final : public ConfigProvider {
   std::string name() const override { return "http"; }
   StatusOr<boost::json::object> Current() const override;
   void SetWake(std::function<void()> wake) override { wake_ = std::move(wake); }
-  // InvalidArgument for an endpoint ParseHttpEndpoint refuses or a poll interval <= 0 (Traefik's
-  // Init); then a first Poll on the caller's thread and one every poll_interval on its own.
+  // InvalidArgument for an endpoint ParseHttpEndpoint refuses, a poll interval or timeout <= 0
+  // (Traefik's Init refuses the interval; a poll of ours is always bounded), a header that is not
+  // a valid HTTP field, or `tls` that does not load (a file that cannot be read — named with
+  // the option, "tls.ca: cannot read /x.pem: No such file or directory" —, a CA without a PEM
+  // certificate, a cert without its key, a key that is not the cert's); then a first Poll on the
+  // caller's thread and one every poll_interval on its own.
   Status Start() override;
   void Stop() override;
 
   // One poll now: true when a new configuration was taken (and the wake called), false when the
   // body was unchanged; the poll's error otherwise (the last good configuration stays). Not to be
-  // called concurrently with itself (the provider's thread runs it after Start).
+  // called concurrently with itself (the provider's thread runs it after Start). Before Start, it
+  // first checks the options as Start does, and fails with Start's error.
   StatusOr<bool> Poll();
 
  private:
+  // Checks the options and makes client_ (once); Start's errors.
+  Status Prepare();
   void Loop();
 
   const HttpProviderOptions options_;
