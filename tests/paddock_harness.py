@@ -87,6 +87,17 @@ def latency_scale():
 # processes
 
 
+def log_tail(path, n):
+    """The last `n` bytes of the log file at `path` as text ("" when it cannot be read): what a test
+    appends to a failure about a process it started (`Server`, and the `paddock agent` and `paddock
+    edge` wrappers of test_remote_agent.py and test_edge.py)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read()[-n:].decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
 class Server:
     """One `paddock server` (or `paddock up`) process on 127.0.0.1:0."""
 
@@ -188,11 +199,7 @@ class Server:
         return self.proc is not None and self.proc.poll() is None
 
     def log_tail(self, n=4000):
-        try:
-            with open(self._log_path, "rb") as f:
-                return f.read()[-n:].decode("utf-8", "replace")
-        except OSError:
-            return ""
+        return log_tail(self._log_path, n)
 
     def stop(self, timeout=10):
         """SIGTERM and wait (SIGKILL if it does not exit in time). Returns the exit code."""

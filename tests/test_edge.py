@@ -156,11 +156,7 @@ class EdgeProcess:
             timer.cancel()
 
     def log_tail(self, n=3000):
-        try:
-            with open(self.log_path, "rb") as f:
-                return f.read()[-n:].decode("utf-8", "replace")
-        except OSError:
-            return ""
+        return h.log_tail(self.log_path, n)
 
     def stop(self):
         if self.proc.poll() is None:

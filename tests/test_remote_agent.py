@@ -73,11 +73,7 @@ class AgentProcess:
         return self
 
     def log_tail(self, n=3000):
-        try:
-            with open(self.log_path, "rb") as f:
-                return f.read()[-n:].decode("utf-8", "replace")
-        except OSError:
-            return ""
+        return h.log_tail(self.log_path, n)
 
     def kill(self):
         if self.proc and self.proc.poll() is None:

@@ -9,19 +9,16 @@
 #include <atomic>
 #include <chrono>
 #include <map>
-#include <filesystem>
 #include <string>
 #include <utility>
 
 #include <fmt/format.h>
 
-#include "agent/remote/registration.h"
-#include "agent/remote/remote_control.h"
 #include "aws/json_client.h"
 #include "aws/sigv4.h"
-#include "cli/config.h"
 #include "cli/edge_command.h"
 #include "cli/node.h"
+#include "cli/testing/served_node.h"
 #include "common/clock.h"
 #include "ecs/drain/api/drain_service.h"
 #include "ecs/drain/drain_holds.h"
@@ -32,7 +29,6 @@
 
 namespace paddock::cli {
 namespace {
-namespace fs = std::filesystem;
 namespace json = boost::json;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
@@ -52,49 +48,28 @@ struct Answer {
 class EdgeDrainTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "paddock-edge-drain-XXXXXX").string();
-    dir_ = mkdtemp(tmpl.data());
-    ServerConfig config;
-    config.listen = "127.0.0.1:0";
-    config.state_dir = dir_ + "/state";
-    auto node = Node::Open(config);
-    ASSERT_TRUE(node.ok()) << node.status().ToString();
-    node_ = std::move(*node);
-    auto port = node_->Start();
-    ASSERT_TRUE(port.ok());
-    port_ = *port;
-    auto boot = Bootstrap(*node_, config, "http://127.0.0.1:" + std::to_string(*port), false);
-    ASSERT_TRUE(boot.ok()) << boot.status().ToString();
-    auto cred = node_->accounts().FindActiveKey(AccessKeyId(boot->access_key_id));
-    ASSERT_TRUE(cred.ok() && cred->has_value());
-    a_ = {boot->access_key_id, (*cred)->secret};
-    account_a_ = (*cred)->account.str();
-    auto other = node_->accounts().CreateAccount(std::nullopt, "other");
+    auto served = testing::ServedNode::Start("paddock-edge-drain");
+    ASSERT_TRUE(served.ok()) << served.status().ToString();
+    served_ = std::move(*served);
+    port_ = served_->port();
+    a_ = served_->key();
+    account_a_ = served_->account();
+    auto other = served_->node().accounts().CreateAccount(std::nullopt, "other");
     ASSERT_TRUE(other.ok()) << other.status().ToString();
-    auto other_key = node_->accounts().CreateAccessKey(other->id);
+    auto other_key = served_->node().accounts().CreateAccessKey(other->id);
     ASSERT_TRUE(other_key.ok()) << other_key.status().ToString();
     b_ = {other_key->id.str(), other_key->secret};
 
     // An EC2 instance of account A, and two tasks on it (PENDING: the test plays no agent).
     Ecs("CreateCluster", {{"clusterName", "ec2"}});
-    agent::remote::HostResources host{2048, 2048, ""};
-    Answer reg = Call(a_, std::string(agent::remote::kAgentTargetPrefix) + ".RegisterAgent",
-                      agent::remote::RegistrationRequest("ec2", host, {"22"}, std::nullopt));
-    ASSERT_EQ(reg.status, 200) << json::serialize(reg.body);
-    instance_arn_ = std::string(reg.body["containerInstance"].as_object()["containerInstanceArn"].as_string());
-    const json::object& issued = reg.body["credentials"].as_object();
-    agent_ = {std::string(issued.at("accessKeyId").as_string()), std::string(issued.at("secretAccessKey").as_string())};
-    Ecs("RegisterTaskDefinition",
-        json::parse(R"({"family": "web", "networkMode": "bridge", "requiresCompatibilities": ["EC2"],
-                        "containerDefinitions": [{"name": "web", "image": "busybox", "memory": 64}]})")
-            .as_object());
+    aws::JsonClient client(ClientFor(a_));
+    auto instance = testing::RegisterInstance(client, "ec2");
+    ASSERT_TRUE(instance.ok()) << instance.status().ToString();
+    instance_arn_ = instance->arn;
+    agent_ = instance->credentials;
+    Ecs("RegisterTaskDefinition", testing::WebTaskDefinition());
     task_ = StartTask();
     other_task_ = StartTask();
-  }
-
-  void TearDown() override {
-    if (node_) node_->Stop();
-    fs::remove_all(dir_);
   }
 
   // One signed JSON 1.1 call, answered as the wire has it.
@@ -152,12 +127,9 @@ class EdgeDrainTest : public ::testing::Test {
     return {{"taskArn", task}, {"drainTimeoutSeconds", timeout}};
   }
 
-  aws::JsonClientOptions ClientFor(const aws::SigningCredentials& as) const {
-    return {.host = "127.0.0.1", .port = port_, .credentials = as};
-  }
+  aws::JsonClientOptions ClientFor(const aws::SigningCredentials& as) const { return served_->ClientOptions(as); }
 
-  std::string dir_;
-  std::unique_ptr<Node> node_;
+  std::unique_ptr<testing::ServedNode> served_;
   uint16_t port_ = 0;
   aws::SigningCredentials a_, b_, agent_;
   std::string account_a_, instance_arn_, task_, other_task_;
@@ -182,8 +154,8 @@ TEST_F(EdgeDrainTest, TwoEdgesPutDescribeAndReleaseTheirOwnHolds) {
     EXPECT_LE(until, now + 16);
   }
   // The nodes' own view agrees: the same owner the agents wait on.
-  auto owner = node_->drain_holds().Holds(Scope{AccountId(account_a_), Region("us-east-1")}, task_,
-                                          SystemClock::Get().Now());
+  auto owner = served_->node().drain_holds().Holds(Scope{AccountId(account_a_), Region("us-east-1")}, task_,
+                                                   SystemClock::Get().Now());
   ASSERT_TRUE(owner.ok());
   EXPECT_EQ(owner->size(), 2u);
 

@@ -9,7 +9,6 @@
 #include <chrono>
 #include <atomic>
 #include <condition_variable>
-#include <filesystem>
 #include <functional>
 #include <future>
 #include <mutex>
@@ -23,6 +22,7 @@
 #include "agent/remote/remote_control.h"
 #include "cli/config.h"
 #include "cli/node.h"
+#include "cli/testing/served_node.h"
 #include "ecs/api/errors.h"
 #include "ecs/cluster/clusters.h"
 #include "ecs/drain/drain_holds.h"
@@ -34,7 +34,6 @@
 
 namespace paddock::cli {
 namespace {
-namespace fs = std::filesystem;
 namespace json = boost::json;
 using agent::remote::ClientOptions;
 using agent::remote::JsonClient;
@@ -47,37 +46,18 @@ constexpr std::string_view kEcs = "AmazonEC2ContainerServiceV20141113.";
 class RemoteAgentTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "paddock-remote-XXXXXX").string();
-    dir_ = mkdtemp(tmpl.data());
     ServerConfig config;
-    config.listen = "127.0.0.1:0";
-    config.state_dir = dir_ + "/state";
     config.agent_long_polls = 1;
-    auto node = Node::Open(config);
-    ASSERT_TRUE(node.ok()) << node.status().ToString();
-    node_ = std::move(*node);
-    auto port = node_->Start();
-    ASSERT_TRUE(port.ok());
-    auto boot = Bootstrap(*node_, config, "http://127.0.0.1:" + std::to_string(*port), false);
-    ASSERT_TRUE(boot.ok()) << boot.status().ToString();
-    auto cred = node_->accounts().FindActiveKey(AccessKeyId(boot->access_key_id));
-    ASSERT_TRUE(cred.ok() && cred->has_value());
-    options_.port = *port;
-    options_.credentials = {boot->access_key_id, (*cred)->secret};
+    auto served = testing::ServedNode::Start("paddock-remote", config);
+    ASSERT_TRUE(served.ok()) << served.status().ToString();
+    served_ = std::move(*served);
+    options_ = served_->ClientOptions(served_->key());
     client_ = std::make_unique<JsonClient>(options_);
 
     Ecs("CreateCluster", {{"clusterName", "ec2"}});
     instance_arn_ = Register(&agent_);
     other_arn_ = Register(&other_agent_);
-    Ecs("RegisterTaskDefinition",
-        json::parse(R"({"family": "web", "networkMode": "bridge", "requiresCompatibilities": ["EC2"],
-                        "containerDefinitions": [{"name": "web", "image": "busybox", "memory": 64}]})")
-            .as_object());
-  }
-
-  void TearDown() override {
-    if (node_) node_->Stop();
-    fs::remove_all(dir_);
+    Ecs("RegisterTaskDefinition", testing::WebTaskDefinition());
   }
 
   json::object Ecs(std::string_view action, const json::object& body) {
@@ -89,16 +69,12 @@ class RemoteAgentTest : public ::testing::Test {
   // Registers an instance as `paddock agent` does (RegisterAgent with the account's key); `as`
   // gets the client options that sign with its own agent credential.
   std::string Register(ClientOptions* as) {
-    agent::remote::HostResources host{2048, 2048, ""};
-    auto r = client_->Call(std::string(agent::remote::kAgentTargetPrefix) + ".RegisterAgent",
-                           agent::remote::RegistrationRequest("ec2", host, {"22"}, std::nullopt));
-    EXPECT_TRUE(r.ok()) << r.status().ToString();
-    if (!r.ok()) return {};
-    json::object o = r->as_object();
+    auto instance = testing::RegisterInstance(*client_, "ec2");
+    EXPECT_TRUE(instance.ok()) << instance.status().ToString();
+    if (!instance.ok()) return {};
     *as = options_;
-    as->credentials = {std::string(o["credentials"].as_object()["accessKeyId"].as_string()),
-                       std::string(o["credentials"].as_object()["secretAccessKey"].as_string())};
-    return std::string(o["containerInstance"].as_object()["containerInstanceArn"].as_string());
+    as->credentials = instance->credentials;
+    return instance->arn;
   }
 
   std::string StartTask(const std::string& instance) {
@@ -112,8 +88,7 @@ class RemoteAgentTest : public ::testing::Test {
     return r["tasks"].as_array().at(0).as_object();
   }
 
-  std::string dir_;
-  std::unique_ptr<Node> node_;
+  std::unique_ptr<testing::ServedNode> served_;
   ClientOptions options_;
   std::unique_ptr<JsonClient> client_;
   std::string instance_arn_, other_arn_;
@@ -152,7 +127,7 @@ TEST_F(RemoteAgentTest, AnInstanceGetsAccessOnlyToTheImagesOfItsOwnTasks) {
 // hands the container.
 TEST_F(RemoteAgentTest, AnInstanceGetsRoleCredentialsOnlyForItsOwnLiveTasks) {
   const std::string account = instance_arn_.substr(std::string("arn:aws:ecs:us-east-1:").size(), 12);
-  iam::Directory roles(node_->store(), SystemClock::Get());  // the node's IAM records, as IAM writes them
+  iam::Directory roles(served_->node().store(), SystemClock::Get());  // the node's IAM records, as IAM writes them
   iam::RoleSpec role;
   role.name = "app";
   role.trust_policy = R"({"Version":"2012-10-17","Statement":[{"Effect":"Allow",)"
@@ -279,7 +254,7 @@ TEST_F(RemoteAgentTest, AwaitDrainWaitsOnTheNodesHoldsAndIsAnsweredByTheirReleas
   ASSERT_TRUE(free.ok()) << free.status().ToString();
   EXPECT_EQ(free->verdict, DrainVerdict::kNoHolds);
 
-  ecs::drain::DrainHolds& holds = node_->drain_holds();
+  ecs::drain::DrainHolds& holds = served_->node().drain_holds();
   const ecs::drain::EdgeId edge("edge-1");
   ASSERT_TRUE(holds.Put(scope, edge, {{spec.task_arn, seconds(30)}, {others.task_arn, seconds(30)}}, seconds(60),
                         SystemClock::Get().Now())
