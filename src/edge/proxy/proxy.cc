@@ -408,7 +408,10 @@ class Proxy::Impl {
     std::unique_ptr<tcp::acceptor> acceptor;
   };
   struct Worker {
-    asio::io_context ioc{1};
+    // One thread runs it, and only that thread touches its sockets (Start opens the listeners
+    // before the thread starts; other threads only post to it): no lock around each socket
+    // operation (the scheduler's lock stays, for those posts).
+    asio::io_context ioc{BOOST_ASIO_CONCURRENCY_HINT_UNSAFE_IO};
     std::vector<Listener> listeners;
     // Idle upstream connections by server, most recently used last.
     std::unordered_map<const ServerState*, std::vector<Upstream>> idle;
