@@ -272,6 +272,10 @@ struct Outcome {
   std::shared_ptr<const Backend> backend;
   std::shared_ptr<const Table> table;
   const Route* route = nullptr;  // in `table`
+  // The loadBalancer that took the request (in `table`): the service its series are counted under,
+  // as Traefik counts them (its service metrics wrap loadBalancers only, so a weighted service's
+  // request is its child's). Null with no server picked.
+  const Backend* answered = nullptr;
   uint64_t table_generation = 0;
   TlsSeries* tls_requests = nullptr;  // over TLS: its series of Worker::tls_requests (GUARDED_BY stats_mu)
   // Traefik's capture sizes: the request's body bytes read (by a server it was sent to, forwardAuth's
@@ -781,12 +785,18 @@ void Proxy::Impl::Record(Worker& w, size_t entry_point_index, std::string_view m
     }
   }
   if (!out.backend) return;
-  const Backend* backend = out.backend.get();
-  if (out.retries > 0) {
-    auto it = w.service_retries.find(std::string_view(backend->name));
-    if (it == w.service_retries.end()) it = w.service_retries.emplace(backend->name, 0).first;
+  if (out.retries > 0) {  // the retry middleware's: under the router's service
+    const std::string& name = out.backend->name;
+    auto it = w.service_retries.find(std::string_view(name));
+    if (it == w.service_retries.end()) it = w.service_retries.emplace(name, 0).first;
     it->second += static_cast<uint64_t>(out.retries);
   }
+  // The loadBalancer that answered; with none picked, the router's service if it is a
+  // loadBalancer (its 503), and nothing for a weighted one (Traefik's weighted round robin answers
+  // that 503 outside any loadBalancer's metrics).
+  const Backend* backend = out.answered;
+  if (!backend && out.backend->children.empty()) backend = out.backend.get();
+  if (!backend) return;
   RequestSeries* svc = nullptr;
   if (current) {  // the backend is one of the worker's table's
     RequestSeries*& cached = w.service_series[{shortcut, backend}];
@@ -1383,6 +1393,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
   };
 
   for (int attempt = 0;; ++attempt) {
+    outcome.answered = pick.leaf;
     std::optional<Upstream> up = TakeIdle(w, server);
     if (!up) up = co_await Connect(w, server);
     if (!up) {

@@ -336,6 +336,28 @@ TEST_F(WeightedProxyTest, TrafficIsSplitByWeightAndAChildWithEveryServerDownIsSk
   EXPECT_EQ(seen["503"], 3);
 }
 
+// Traefik's service metrics wrap loadBalancers only: a weighted service's requests are counted
+// under the child that answered, and its own 503 (no child has a server) under no service.
+TEST_F(WeightedProxyTest, ServiceMetricsAreTheLoadBalancerThatAnswered) {
+  Serve(std::string(kCanary));
+  EXPECT_EQ(Count(8)["v3"], 2);
+  for (uint16_t p : {v1_.port(), v2_.port(), v3_.port()})
+    registry_.Get(p == v3_.port() ? "next@file" : "stable@file", "http://127.0.0.1:" + std::to_string(p),
+                  "127.0.0.1", p)
+        ->set_health(Health::kDown);
+  EXPECT_EQ(Count(1)["503"], 1);
+  std::map<std::string, uint64_t> entry, service;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  do {  // counted just after each answer's last byte: wait for all nine
+    entry.clear();
+    for (const auto& [key, series] : proxy_->Metrics().entry_point_requests) entry[key.code] += series.requests;
+  } while (entry["200"] + entry["503"] < 9 && std::chrono::steady_clock::now() < deadline &&
+           (std::this_thread::yield(), true));
+  EXPECT_EQ(entry, (std::map<std::string, uint64_t>{{"200", 8}, {"503", 1}}));
+  for (const auto& [key, series] : proxy_->Metrics().service_requests) service[key.code + " " + key.name] += series.requests;
+  EXPECT_EQ(service, (std::map<std::string, uint64_t>{{"200 stable@file", 6}, {"200 next@file", 2}}));
+}
+
 TEST_F(WeightedProxyTest, WeightedStickyKeepsAClientOnOneChild) {
   Serve(R"j({"http":{
     "routers":{"r":{"rule":"PathPrefix(`/`)","service":"canary"}},
