@@ -473,8 +473,10 @@ class Proxy::Impl {
   // A pooled connection to `server`, most recent first (no coroutine: the common case); one the
   // server has closed is found out by the write or the read and retried by the caller.
   std::optional<Upstream> TakeIdle(Worker& w, const std::shared_ptr<ServerState>& server);
-  // A new connection to `server`.
-  asio::awaitable<std::optional<Upstream>> Connect(Worker& w, const std::shared_ptr<ServerState>& server);
+  // A new connection to `server`; none when it cannot be made, `*timed_out` then saying whether
+  // upstream_connect_timeout passed.
+  asio::awaitable<std::optional<Upstream>> Connect(Worker& w, const std::shared_ptr<ServerState>& server,
+                                                   bool* timed_out);
   void Park(Worker& w, Upstream up);
   asio::awaitable<bool> WriteAll(ClientStream& s, std::string_view data) {
     const asio::const_buffer buffer(data.data(), data.size());
@@ -1051,7 +1053,9 @@ std::optional<Upstream> Proxy::Impl::TakeIdle(Worker& w, const std::shared_ptr<S
   return up;
 }
 
-asio::awaitable<std::optional<Upstream>> Proxy::Impl::Connect(Worker& w, const std::shared_ptr<ServerState>& server) {
+asio::awaitable<std::optional<Upstream>> Proxy::Impl::Connect(Worker& w, const std::shared_ptr<ServerState>& server,
+                                                              bool* timed_out) {
+  *timed_out = false;
   error_code ec;
   auto address = asio::ip::make_address(server->host(), ec);
   if (ec) co_return std::nullopt;  // names are resolved by the compiler of the table, not here
@@ -1060,7 +1064,10 @@ asio::awaitable<std::optional<Upstream>> Proxy::Impl::Connect(Worker& w, const s
   up.stream = std::make_unique<Upstream::Socket>(w.ioc, w.deadlines);
   up.stream->deadline.After(options_.upstream_connect_timeout);
   auto [cec] = co_await up.stream->socket.async_connect(tcp::endpoint(address, server->port()), kTuple);
-  if (cec) co_return std::nullopt;
+  if (cec) {
+    *timed_out = up.stream->deadline.fired();
+    co_return std::nullopt;
+  }
   up.stream->deadline.Never();
   up.stream->socket.set_option(tcp::no_delay(true), ec);
   connects_.fetch_add(1, std::memory_order_relaxed);
@@ -1395,7 +1402,8 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
   for (int attempt = 0;; ++attempt) {
     outcome.answered = pick.leaf;
     std::optional<Upstream> up = TakeIdle(w, server);
-    if (!up) up = co_await Connect(w, server);
+    bool connect_timed_out = false;
+    if (!up) up = co_await Connect(w, server, &connect_timed_out);
     if (!up) {
       // Nothing was sent: another routable server may take the request (a task that has just
       // died, a server still binding its port).
@@ -1421,6 +1429,10 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
         continue;
       }
       bad_gateway_.fetch_add(1, std::memory_order_relaxed);
+      if (connect_timed_out)  // Go's dial timeout is a net.Error whose Timeout() is true: Traefik's 504
+        co_return co_await WriteAll(client, Answered(outcome, 504, "text/plain; charset=utf-8", "Gateway Timeout",
+                                                     keep_alive)) &&
+            keep_alive;
       co_return co_await WriteAll(client, Answered(outcome, 502, "text/plain; charset=utf-8", "Bad Gateway", keep_alive)) &&
           keep_alive;
     }

@@ -1304,5 +1304,36 @@ TEST_F(ProxyTest, TheResponseHeaderTimeoutIs504AndABodyThatComesLaterIsNotCut) {
   backend.Stop();
 }
 
+// A server that takes no connection: its listen queue is full, so the kernel drops the edge's SYN
+// and the connect waits until upstream_connect_timeout.
+TEST_F(ProxyTest, AConnectThatTimesOutIs504) {
+  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(::listen(listener, 0), 0);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const uint16_t port = ntohs(addr.sin_port);
+  std::vector<int> fill;  // the queue's one place taken (the next connects are dropped, left pending)
+  for (int i = 0; i < 2; ++i) {
+    fill.push_back(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0));
+    ::connect(fill.back(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr));  // EINPROGRESS
+  }
+  StartProxy(ProxyOptions{.entry_points = {{"web", "127.0.0.1", 0}},
+                          .io_threads = 1,
+                          .upstream_connect_timeout = std::chrono::milliseconds(300)});
+  auto lb = MakeBackend(registry_, "a@test", {port});
+  Serve({MakeRoute("a@test", "PathPrefix(`/`)", 1, lb)}, {lb});
+  http::Client client("127.0.0.1", port_);
+  auto r = client.Send(Get("/"));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, 504);
+  EXPECT_EQ(r->body, "Gateway Timeout");
+  for (int fd : fill) ::close(fd);
+  ::close(listener);
+}
+
 }  // namespace
 }  // namespace paddock::edge
