@@ -18,6 +18,11 @@ edge req/s >= 1.0x the faster of nginx and haproxy, edge p99 <= the worse of the
 
     python3 bench/edge_bench.py [--rounds 3] [--duration 5s] [--connections 16] [--connections 200]
     python3 bench/edge_bench.py --serve 120   # only set up and print the ports and pids, to profile by hand
+    python3 bench/edge_bench.py --instructions   # user-space instructions per request, edge and haproxy
+
+--instructions runs the edge and haproxy under valgrind's callgrind (instrumentation off until the
+load starts) and prints the instructions each executes per request under `wrk -t1 -c16 -d5s`: a
+count that does not move with the machine's load, unlike req/s (the kernel's share is not in it).
 """
 import argparse
 import http.server
@@ -138,9 +143,12 @@ def main():
     ap.add_argument("--connections", type=int, action="append")
     ap.add_argument("--serve", type=float, metavar="SECONDS",
                     help="set up, print the ports and pids, keep serving this long (to profile by hand), exit")
+    ap.add_argument("--instructions", action="store_true",
+                    help="user-space instructions per request of the edge and haproxy (callgrind)")
     args = ap.parse_args()
     connections = args.connections or [16]
-    for tool in ("nginx", "haproxy", "wrk"):
+    tools = ("nginx", "haproxy", "wrk") + (("valgrind", "callgrind_control") if args.instructions else ())
+    for tool in tools:
         if shutil.which(tool) is None:
             raise SystemExit(f"needs {tool} (scripts/setup installs it)")
     tmp = tempfile.mkdtemp(prefix="paddock-edge-bench-")
@@ -175,8 +183,11 @@ frontend f
 backend b
   server s1 127.0.0.1:{backend}
 """)
-        procs.append(subprocess.Popen(["haproxy", "-f", cfg], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        wait_listening(haproxy_port, procs[-1], "haproxy")
+        grind = (lambda name: ["valgrind", "--tool=callgrind", "--instr-atstart=no",
+                               f"--callgrind-out-file={tmp}/{name}.callgrind"]) if args.instructions else (lambda name: [])
+        procs.append(subprocess.Popen(grind("haproxy") + ["haproxy", "-f", cfg], stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL))
+        wait_listening(haproxy_port, procs[-1], "haproxy", timeout=60)
 
         auth = free_port()  # forwardAuth's server: lets every request through
         procs.append(start_nginx(tmp, "auth", f"""  server {{ listen 127.0.0.1:{auth};
@@ -190,11 +201,11 @@ backend b
         edge_port = free_port()
         env = dict(os.environ, AWS_ACCESS_KEY_ID="AKIDBENCH", AWS_SECRET_ACCESS_KEY="bench")
         procs.append(subprocess.Popen(
-            [PADDOCK, "edge", "--endpoint", f"http://127.0.0.1:{ecs.server_address[1]}", "--entrypoint",
+            grind("edge") + [PADDOCK, "edge", "--endpoint", f"http://127.0.0.1:{ecs.server_address[1]}", "--entrypoint",
              f"web=127.0.0.1:{edge_port}", "--no-api", "--io-threads", "1"],
             env=env, stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "edge.err"), "w")))
-        wait_listening(edge_port, procs[-1], "the edge")
-        deadline = time.monotonic() + 10
+        wait_listening(edge_port, procs[-1], "the edge", timeout=60)
+        deadline = time.monotonic() + 60
         while True:  # routed once its first read is done
             try:
                 if urllib.request.urlopen(f"http://127.0.0.1:{edge_port}/", timeout=2).status == 200:
@@ -206,6 +217,24 @@ backend b
             time.sleep(0.05)
 
         targets = {"edge": edge_port, "nginx": nginx_port, "haproxy": haproxy_port}
+        if args.instructions:
+            for name, pid in (("edge", procs[-1].pid), ("haproxy", procs[2].pid)):
+                url = f"http://127.0.0.1:{targets[name]}/"
+                subprocess.run(["wrk", "-t1", "-c16", "-d1s", url], check=True, capture_output=True)  # warm
+                subprocess.run(["callgrind_control", "-i", "on", str(pid)], check=True, capture_output=True)
+                out = subprocess.run(["wrk", "-t1", "-c16", "-d5s", url], check=True, capture_output=True,
+                                     text=True).stdout
+                subprocess.run(["callgrind_control", "-i", "off", str(pid)], check=True, capture_output=True)
+                subprocess.run(["callgrind_control", "-d", str(pid)], check=True, capture_output=True)
+                requests = int(re.search(r"(\d+) requests in", out).group(1))
+                total = 0
+                for f in os.listdir(tmp):
+                    if f.startswith(f"{name}.callgrind"):
+                        m = re.search(r"^totals: (\d+)", open(os.path.join(tmp, f)).read(), re.M)
+                        total += int(m.group(1)) if m else 0
+                print(f"{name}: {total // max(requests, 1):,} user-space instructions per request "
+                      f"({requests:,} requests under callgrind)", flush=True)
+            return
         if args.serve:
             print(json.dumps({"ports": targets, "pids": {"edge": procs[-1].pid, "haproxy": procs[2].pid,
                                                           "nginx": procs[1].pid}}), flush=True)
