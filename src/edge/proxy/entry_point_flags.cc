@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "edge/dynamic.h"
+
 namespace paddock::edge {
 namespace {
 
@@ -64,6 +66,19 @@ Status ApplyEntryPointFlags(const std::vector<std::string>& args, std::vector<En
     }
     if (option == "http.sanitizepath") {
       ep->sanitize_path = *on;
+      continue;
+    }
+    static constexpr std::string_view kResponding = "transport.respondingtimeouts.";
+    if (option.starts_with(kResponding)) {
+      const std::string field = option.substr(kResponding.size());
+      std::optional<std::chrono::milliseconds>* slot = field == "readtimeout"    ? &ep->read_timeout
+                                                       : field == "writetimeout" ? &ep->write_timeout
+                                                       : field == "idletimeout"  ? &ep->idle_timeout
+                                                                                 : nullptr;
+      if (!slot) return InvalidArgument(fmt::format("'{}': the edge does not take entry point option {}", arg, option));
+      auto d = ParseGoDuration(*value);
+      if (!d.ok()) return InvalidArgument(fmt::format("'{}': {}", arg, d.status().message()));
+      *slot = std::chrono::ceil<std::chrono::milliseconds>(*d);
       continue;
     }
     if (!option.starts_with(kRedirect))

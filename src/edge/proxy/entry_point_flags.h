@@ -2,9 +2,11 @@
 // flags, `--entrypoints.<name>.<option>=<value>` (names and options case-insensitive, as Traefik's
 // flag parser reads them), applied to entry points already declared (`paddock edge --entrypoint`).
 //
-// Taken: `http.sanitizePath` (a Go bool: 1 0 t f true false in any case; a bare flag is true) and
+// Taken: `http.sanitizePath` (a Go bool: 1 0 t f true false in any case; a bare flag is true),
 // `http.redirections.entryPoint.{to,scheme,permanent,priority}` (Traefik's defaults: https,
-// permanent, priority MaxInt-1; `to` is required once any is given). Anything else is refused by
+// permanent, priority MaxInt-1; `to` is required once any is given) and
+// `transport.respondingTimeouts.{readTimeout,writeTimeout,idleTimeout}` (a Go duration or a bare
+// number of seconds, as Traefik reads them; 0: none). Anything else is refused by
 // name, so a Traefik flag the edge does not carry out is never silently ignored.
 //
 //   std::vector<edge::EntryPointOptions> eps = {{"web", "0.0.0.0", 8000}, {"websecure", "0.0.0.0", 8443}};

@@ -97,5 +97,31 @@ TEST(ApplyEntryPointFlagsTest, RefusesABadRedirectionAndChangesNothing) {
   }
 }
 
+TEST(ApplyEntryPointFlagsTest, TakesTraefiksRespondingTimeouts) {
+  using std::chrono::milliseconds;
+  std::vector<EntryPointOptions> eps = {{.name = "web"}, {.name = "admin"}};
+  Status s = ApplyEntryPointFlags({"--entrypoints.web.transport.respondingTimeouts.readTimeout=5s",
+                                   "--entryPoints.web.transport.respondingtimeouts.writetimeout", "1m30s",
+                                   "--entrypoints.web.transport.respondingtimeouts.idletimeout=0",
+                                   "--entrypoints.admin.transport.respondingtimeouts.idletimeout=42"},  // seconds
+                                  eps);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(eps[0].read_timeout, milliseconds(5'000));
+  EXPECT_EQ(eps[0].write_timeout, milliseconds(90'000));
+  EXPECT_EQ(eps[0].idle_timeout, milliseconds(0));  // none
+  EXPECT_EQ(eps[1].idle_timeout, milliseconds(42'000));
+  EXPECT_FALSE(eps[1].read_timeout.has_value());  // the proxy's default
+
+  for (std::string bad : {"--entrypoints.web.transport.respondingtimeouts.readtimeout=soon",
+                          "--entrypoints.web.transport.respondingtimeouts.readtimeout=-1s",
+                          "--entrypoints.web.transport.respondingtimeouts.lingertimeout=1s"}) {
+    std::vector<EntryPointOptions> before = {{.name = "web"}};
+    Status refused = ApplyEntryPointFlags({bad}, before);
+    EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(refused.message().find(bad.substr(0, bad.find('='))), std::string::npos) << refused.message();
+    EXPECT_FALSE(before[0].read_timeout.has_value()) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace paddock::edge

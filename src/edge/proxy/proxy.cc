@@ -94,6 +94,13 @@ class Deadline : public boost::intrusive::list_base_hook<boost::intrusive::link_
   Deadline& operator=(const Deadline&) = delete;
 
   void After(Clock::duration d) { at_ = Clock::now() + d; }
+  // After(d), and none for 0 (Traefik's "no timeout").
+  void Within(Clock::duration d) {
+    if (d.count() > 0)
+      After(d);
+    else
+      Never();
+  }
   void Never() { at_ = Clock::time_point::max(); }
   bool fired() const { return fired_; }
   // A client connection waiting for its next request: what Stop cancels at once.
@@ -460,7 +467,8 @@ class Proxy::Impl {
   // Answers one request read from `client`; false when the connection must close afterwards.
   // Reads the connection's first bytes into `buffer` and, when they open a TLS handshake, serves
   // the connection over TLS with the current table's certificates. False: it closed or failed.
-  asio::awaitable<bool> Sniff(Worker& w, ClientStream& client, Deadline& deadline, beast::flat_buffer& buffer);
+  asio::awaitable<bool> Sniff(Worker& w, ClientStream& client, Deadline& deadline, beast::flat_buffer& buffer,
+                              std::chrono::milliseconds idle_timeout, std::chrono::milliseconds read_timeout);
   asio::awaitable<void> SweepDeadlines(Worker& w);
   asio::awaitable<bool> Handle(Worker& w, ClientStream& client, bhttp::request<bhttp::string_body>& req,
                                const std::string& entry_point, uint16_t port, const std::string& client_ip,
@@ -634,7 +642,11 @@ asio::awaitable<void> Proxy::Impl::SweepDeadlines(Worker& w) {
 }
 
 asio::awaitable<void> Proxy::Impl::Serve(Worker& w, tcp::socket socket, size_t entry_point_index, uint16_t port) {
-  const std::string& entry_point = options_.entry_points[entry_point_index].name;
+  const EntryPointOptions& ep = options_.entry_points[entry_point_index];
+  const std::string& entry_point = ep.name;
+  const auto read_timeout = ep.read_timeout.value_or(options_.client_read_timeout);
+  const auto write_timeout = ep.write_timeout.value_or(options_.client_write_timeout);
+  const auto idle_timeout = ep.idle_timeout.value_or(options_.client_idle_timeout);
   {
     std::lock_guard lock(w.stats_mu);
     ++w.open_by_entry_point[entry_point];
@@ -650,7 +662,7 @@ asio::awaitable<void> Proxy::Impl::Serve(Worker& w, tcp::socket socket, size_t e
   ClientStream client{std::move(socket)};
   Deadline deadline(w.deadlines, client.tcp());
   beast::flat_buffer buffer;
-  bool served = co_await Sniff(w, client, deadline, buffer);
+  bool served = co_await Sniff(w, client, deadline, buffer, idle_timeout, read_timeout);
   TlsSeries* tls_requests = nullptr;  // this connection's series (its node never moves nor goes)
   if (served && client.is_tls()) {
     std::lock_guard lock(w.stats_mu);
@@ -664,7 +676,7 @@ asio::awaitable<void> Proxy::Impl::Serve(Worker& w, tcp::socket socket, size_t e
     parser.body_limit(options_.max_request_body_bytes);
     parser.header_limit(static_cast<uint32_t>(options_.max_header_bytes));
     deadline.set_idle(true);
-    deadline.After(buffer.size() > 0 ? options_.client_read_timeout : options_.client_idle_timeout);
+    deadline.Within(buffer.size() > 0 ? read_timeout : idle_timeout);
     auto [hec, hn] = co_await bhttp::async_read_header(client, buffer, parser, kTuple);
     deadline.set_idle(false);
     if (hec) {
@@ -679,7 +691,7 @@ asio::awaitable<void> Proxy::Impl::Serve(Worker& w, tcp::socket socket, size_t e
       if (!answer.empty()) co_await WriteAll(client, answer);
       break;
     }
-    deadline.After(options_.client_read_timeout);  // the whole request (Traefik's readTimeout)
+    deadline.Within(read_timeout);  // the whole request (Traefik's readTimeout)
     // The body's bytes, reserved from the edge's budget before they are read (all of
     // max_request_body_bytes when its length is not declared); released once it is answered.
     BodyReservation reservation(buffered_bytes_);
@@ -700,8 +712,8 @@ asio::awaitable<void> Proxy::Impl::Serve(Worker& w, tcp::socket socket, size_t e
         break;
       }
     }
-    // Answering it has no deadline: Traefik's writeTimeout is 0 (a slow or long response is not cut).
-    deadline.Never();
+    // Answering it: Traefik's writeTimeout, by default 0 (a slow or long response is not cut).
+    deadline.Within(write_timeout);
     auto& req = parser.get();
     const bool keep_alive = req.keep_alive() && !stopping_.load();
     requests_.fetch_add(1, std::memory_order_relaxed);
@@ -890,9 +902,10 @@ MetricsSnapshot Proxy::Impl::Metrics() const {
 }
 
 asio::awaitable<bool> Proxy::Impl::Sniff(Worker& w, ClientStream& client, Deadline& deadline,
-                                         beast::flat_buffer& buffer) {
+                                         beast::flat_buffer& buffer, std::chrono::milliseconds idle_timeout,
+                                         std::chrono::milliseconds read_timeout) {
   deadline.set_idle(true);
-  deadline.After(options_.client_idle_timeout);
+  deadline.Within(idle_timeout);
   auto [ec, n] = co_await client.tcp().async_read_some(buffer.prepare(4096), kTuple);
   deadline.set_idle(false);
   if (ec || n == 0 || stopping_.load()) co_return false;
@@ -910,7 +923,7 @@ asio::awaitable<bool> Proxy::Impl::Sniff(Worker& w, ClientStream& client, Deadli
   }
   SSL* ssl = SSL_new(certificates->context());
   if (!ssl) co_return false;
-  deadline.After(options_.client_read_timeout);
+  deadline.Within(read_timeout);
   co_return co_await client.Handshake(ssl, buffer);
 }
 

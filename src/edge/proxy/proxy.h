@@ -59,6 +59,11 @@ struct EntryPointOptions {
   // false: the path is routed and forwarded as received ("/a/../b" stays so).
   bool sanitize_path = true;
   std::optional<EntryPointRedirect> redirect = std::nullopt;
+  // entryPoints.<name>.transport.respondingTimeouts.{readTimeout,writeTimeout,idleTimeout}: unset,
+  // ProxyOptions' client_read_timeout, client_write_timeout, client_idle_timeout; 0: none.
+  std::optional<std::chrono::milliseconds> read_timeout = std::nullopt;
+  std::optional<std::chrono::milliseconds> write_timeout = std::nullopt;
+  std::optional<std::chrono::milliseconds> idle_timeout = std::nullopt;
 };
 
 struct ProxyOptions {
@@ -66,8 +71,11 @@ struct ProxyOptions {
   int io_threads = 2;
   size_t max_request_body_bytes = 16 << 20;
   size_t max_header_bytes = 32 << 10;
-  std::chrono::milliseconds client_read_timeout{60'000};  // a whole request, once it starts
-  std::chrono::milliseconds client_idle_timeout{180'000};  // Traefik's idleTimeout default
+  // Traefik's respondingTimeouts defaults (0: none). Read: a whole request, from its first byte;
+  // write: the answer, from the request's end; idle: between requests.
+  std::chrono::milliseconds client_read_timeout{60'000};
+  std::chrono::milliseconds client_write_timeout{0};
+  std::chrono::milliseconds client_idle_timeout{180'000};
   std::chrono::milliseconds upstream_connect_timeout{5'000};
   std::chrono::milliseconds upstream_response_timeout{0};  // 0: none (Traefik's default)
   size_t max_idle_per_server = 1024;  // per I/O thread

@@ -1335,5 +1335,28 @@ TEST_F(ProxyTest, AConnectThatTimesOutIs504) {
   ::close(listener);
 }
 
+// Traefik's respondingTimeouts per entry point: writeTimeout cuts an answer slower than it (the
+// client gets no answer); an entry point's idleTimeout replaces the proxy's.
+TEST_F(ProxyTest, AnEntryPointsOwnWriteAndIdleTimeouts) {
+  Backend_ a("a", [](const http::Request& r) {
+    if (r.target == "/slow") WaitOut(std::chrono::milliseconds(700));
+  });
+  a.Start();
+  StartProxy(ProxyOptions{.entry_points = {{.name = "web",
+                                            .write_timeout = std::chrono::milliseconds(200),
+                                            .idle_timeout = std::chrono::milliseconds(300)}},
+                          .io_threads = 1});
+  auto lb = MakeBackend(registry_, "a@test", {a.port()});
+  Serve({MakeRoute("a@test", "PathPrefix(`/`)", 1, lb)}, {lb});
+  RawConnection slow(port_), idle(port_);
+  slow.Write("GET /slow HTTP/1.1\r\nHost: a\r\n\r\n");
+  EXPECT_EQ(slow.ReadUntil("never"), "");  // closed at the write deadline, unanswered
+  const auto began = std::chrono::steady_clock::now();
+  idle.Write("GET /fast HTTP/1.1\r\nHost: a\r\n\r\n");
+  EXPECT_NE(idle.ReadUntil("a /fast").find("a /fast"), std::string::npos);
+  EXPECT_EQ(idle.ReadUntil("never"), "");  // then closed after 300 ms idle, not the default 180 s
+  EXPECT_LT(std::chrono::steady_clock::now() - began, std::chrono::seconds(30));
+}
+
 }  // namespace
 }  // namespace paddock::edge
