@@ -1348,10 +1348,11 @@ TEST_F(ProxyTest, AnEntryPointsOwnWriteAndIdleTimeouts) {
                           .io_threads = 1});
   auto lb = MakeBackend(registry_, "a@test", {a.port()});
   Serve({MakeRoute("a@test", "PathPrefix(`/`)", 1, lb)}, {lb});
-  RawConnection slow(port_), idle(port_);
+  RawConnection slow(port_);
   slow.Write("GET /slow HTTP/1.1\r\nHost: a\r\n\r\n");
   EXPECT_EQ(slow.ReadUntil("never"), "");  // closed at the write deadline, unanswered
   const auto began = std::chrono::steady_clock::now();
+  RawConnection idle(port_);  // opened now: its first request is sent well within the idle timeout
   idle.Write("GET /fast HTTP/1.1\r\nHost: a\r\n\r\n");
   EXPECT_NE(idle.ReadUntil("a /fast").find("a /fast"), std::string::npos);
   EXPECT_EQ(idle.ReadUntil("never"), "");  // then closed after 300 ms idle, not the default 180 s
