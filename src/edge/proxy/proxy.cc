@@ -634,10 +634,17 @@ asio::awaitable<void> Proxy::Impl::Accept(Worker& w, Listener& l) {
 
 asio::awaitable<void> Proxy::Impl::SweepDeadlines(Worker& w) {
   asio::steady_timer timer(w.ioc);
-  while (!stopping_.load()) {
+  for (uint64_t tick = 1; !stopping_.load(); ++tick) {
     timer.expires_after(kSweepPeriod);
     co_await timer.async_wait(kTuple);
     Deadline::Sweep(w.deadlines, Deadline::Clock::now());
+    if (tick % 10 != 0) continue;
+    // Once a second, pooled connections past upstream_idle_timeout (shut down by the sweep) are
+    // closed for good, and servers with none left leave the pool.
+    for (auto it = w.idle.begin(); it != w.idle.end();) {
+      std::erase_if(it->second, [](const Upstream& up) { return up.stream->deadline.fired(); });
+      it = it->second.empty() ? w.idle.erase(it) : std::next(it);
+    }
   }
 }
 
@@ -1058,7 +1065,10 @@ asio::awaitable<bool> Proxy::Impl::Handle(Worker& w, ClientStream& client,
 
 std::optional<Upstream> Proxy::Impl::TakeIdle(Worker& w, const std::shared_ptr<ServerState>& server) {
   auto it = w.idle.find(server.get());
-  if (it == w.idle.end() || it->second.empty()) return std::nullopt;
+  if (it == w.idle.end()) return std::nullopt;
+  while (!it->second.empty() && it->second.back().stream->deadline.fired())  // idle too long: closed
+    it->second.pop_back();
+  if (it->second.empty()) return std::nullopt;
   Upstream up = std::move(it->second.back());
   it->second.pop_back();
   up.reused = true;
@@ -1091,7 +1101,7 @@ void Proxy::Impl::Park(Worker& w, Upstream up) {
   if (stopping_.load() || up.server->fenced() || up.buffer.size() > 0) return;  // closed by its destructor
   auto& list = w.idle[up.server.get()];
   if (list.size() >= options_.max_idle_per_server) list.erase(list.begin());
-  up.stream->deadline.Never();
+  up.stream->deadline.Within(options_.upstream_idle_timeout);
   list.push_back(std::move(up));
 }
 

@@ -79,6 +79,9 @@ struct ProxyOptions {
   std::chrono::milliseconds upstream_connect_timeout{5'000};
   std::chrono::milliseconds upstream_response_timeout{0};  // 0: none (Traefik's default)
   size_t max_idle_per_server = 1024;  // per I/O thread
+  // Traefik's serversTransport idleConnTimeout (Go's http.Transport, 90 s): a pooled upstream
+  // connection unused this long is closed. 0: kept until the server closes it.
+  std::chrono::milliseconds upstream_idle_timeout{90'000};
   // Client connections open at once; one accepted past it is closed at once (refused_connections).
   size_t max_client_connections = 10'000;
   // Request bodies held at once, all connections together: a request whose body would put the

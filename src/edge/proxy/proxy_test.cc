@@ -1359,5 +1359,27 @@ TEST_F(ProxyTest, AnEntryPointsOwnWriteAndIdleTimeouts) {
   EXPECT_LT(std::chrono::steady_clock::now() - began, std::chrono::seconds(30));
 }
 
+// Traefik's idleConnTimeout: a pooled connection to a server unused that long is closed, and the
+// next request opens a new one (not a stale-connection retry: the edge never tries the closed one).
+TEST_F(ProxyTest, APooledConnectionIdleLongerThanTheIdleConnTimeoutIsClosed) {
+  Backend_ a("a");
+  a.Start();
+  StartProxy(ProxyOptions{.entry_points = {{"web", "127.0.0.1", 0}},
+                          .io_threads = 1,
+                          .upstream_idle_timeout = std::chrono::milliseconds(200)});
+  auto lb = MakeBackend(registry_, "a@test", {a.port()});
+  Serve({MakeRoute("a@test", "PathPrefix(`/`)", 1, lb)}, {lb});
+  http::Client client("127.0.0.1", port_);
+  ASSERT_EQ(client.Send(Get("/"))->status, 200);
+  ASSERT_EQ(client.Send(Get("/"))->status, 200);
+  EXPECT_EQ(proxy_->counters().upstream_connects, 1u);  // the second reused the first's
+  WaitOut(std::chrono::milliseconds(1'500));  // past the timeout and the once-a-second prune
+  ASSERT_EQ(client.Send(Get("/"))->status, 200);
+  const ProxyCounters c = proxy_->counters();
+  EXPECT_EQ(c.upstream_connects, 2u);
+  EXPECT_EQ(c.upstream_reuses, 1u);
+  EXPECT_EQ(c.retried_stale, 0u);
+}
+
 }  // namespace
 }  // namespace paddock::edge
