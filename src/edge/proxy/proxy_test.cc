@@ -116,6 +116,12 @@ class ProxyTest : public ::testing::Test {
     proxy_->SetTable(std::make_shared<const Table>(std::move(t)));
   }
 
+  // One router, every path, to the server on `port` (service a@test).
+  void RouteAllTo(uint16_t port) {
+    auto lb = MakeBackend(registry_, "a@test", {port});
+    Serve({MakeRoute("a@test", "PathPrefix(`/`)", 1, lb)}, {lb});
+  }
+
   ServerRegistry registry_;
   std::unique_ptr<Proxy> proxy_;
   uint16_t port_ = 0;
@@ -1232,8 +1238,7 @@ TEST_F(ProxyTest, AnIdleConnectionClosesAfterTheIdleTimeoutAndAHalfSentRequestAf
                           .io_threads = 1,
                           .client_read_timeout = std::chrono::milliseconds(300),
                           .client_idle_timeout = std::chrono::milliseconds(600)});
-  auto lb = MakeBackend(registry_, "a@test", {a.port()});
-  Serve({MakeRoute("a@test", "PathPrefix(`/`)", 1, lb)}, {lb});
+  RouteAllTo(a.port());
   const auto began = std::chrono::steady_clock::now();
   RawConnection idle(port_), half(port_), served(port_);
   half.Write("GET / HTTP/1.1\r\nHost: a");
@@ -1256,8 +1261,7 @@ TEST_F(ProxyTest, AnAnswerSlowerThanTheReadTimeoutIsNotCut) {
   StartProxy(ProxyOptions{.entry_points = {{"web", "127.0.0.1", 0}},
                           .io_threads = 1,
                           .client_read_timeout = std::chrono::milliseconds(200)});
-  auto lb = MakeBackend(registry_, "a@test", {a.port()});
-  Serve({MakeRoute("a@test", "PathPrefix(`/`)", 1, lb)}, {lb});
+  RouteAllTo(a.port());
   http::Client client("127.0.0.1", port_);
   auto r = client.Send(Get("/slow"));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -1287,8 +1291,7 @@ TEST_F(ProxyTest, TheResponseHeaderTimeoutIs504AndABodyThatComesLaterIsNotCut) {
   StartProxy(ProxyOptions{.entry_points = {{"web", "127.0.0.1", 0}},
                           .io_threads = 1,
                           .upstream_response_timeout = std::chrono::milliseconds(200)});
-  auto lb = MakeBackend(registry_, "a@test", {*port});
-  Serve({MakeRoute("a@test", "PathPrefix(`/`)", 1, lb)}, {lb});
+  RouteAllTo(*port);
   http::Client client("127.0.0.1", port_);
   const auto began = std::chrono::steady_clock::now();
   auto late = client.Send(Get("/silent"));
@@ -1324,8 +1327,7 @@ TEST_F(ProxyTest, AConnectThatTimesOutIs504) {
   StartProxy(ProxyOptions{.entry_points = {{"web", "127.0.0.1", 0}},
                           .io_threads = 1,
                           .upstream_connect_timeout = std::chrono::milliseconds(300)});
-  auto lb = MakeBackend(registry_, "a@test", {port});
-  Serve({MakeRoute("a@test", "PathPrefix(`/`)", 1, lb)}, {lb});
+  RouteAllTo(port);
   http::Client client("127.0.0.1", port_);
   auto r = client.Send(Get("/"));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -1346,8 +1348,7 @@ TEST_F(ProxyTest, AnEntryPointsOwnWriteAndIdleTimeouts) {
                                             .write_timeout = std::chrono::milliseconds(200),
                                             .idle_timeout = std::chrono::milliseconds(300)}},
                           .io_threads = 1});
-  auto lb = MakeBackend(registry_, "a@test", {a.port()});
-  Serve({MakeRoute("a@test", "PathPrefix(`/`)", 1, lb)}, {lb});
+  RouteAllTo(a.port());
   RawConnection slow(port_);
   slow.Write("GET /slow HTTP/1.1\r\nHost: a\r\n\r\n");
   EXPECT_EQ(slow.ReadUntil("never"), "");  // closed at the write deadline, unanswered
@@ -1367,8 +1368,7 @@ TEST_F(ProxyTest, APooledConnectionIdleLongerThanTheIdleConnTimeoutIsClosed) {
   StartProxy(ProxyOptions{.entry_points = {{"web", "127.0.0.1", 0}},
                           .io_threads = 1,
                           .upstream_idle_timeout = std::chrono::milliseconds(200)});
-  auto lb = MakeBackend(registry_, "a@test", {a.port()});
-  Serve({MakeRoute("a@test", "PathPrefix(`/`)", 1, lb)}, {lb});
+  RouteAllTo(a.port());
   http::Client client("127.0.0.1", port_);
   ASSERT_EQ(client.Send(Get("/"))->status, 200);
   ASSERT_EQ(client.Send(Get("/"))->status, 200);
