@@ -98,6 +98,28 @@ def log_tail(path, n):
         return ""
 
 
+# Every state directory a Server of this process has run on: stop_leftover_tasks() takes down what
+# their tasks left on the host.
+_STATE_DIRS_RUN = []
+
+
+def stop_leftover_tasks():
+    """`paddock down` on each state directory a Server ran on that still holds a task's files (a test
+    that ended with tasks running, or killed its server): their containers, namespaces and routes go
+    with them, and a later test's task given the same address is not answered by one of them. Runs
+    once no server is left on the directory (class clean-ups stop them first)."""
+    while _STATE_DIRS_RUN:
+        state_dir = _STATE_DIRS_RUN.pop()
+        tasks = os.path.join(state_dir, "tasks")
+        if not os.path.isdir(tasks) or not os.listdir(tasks):
+            continue
+        r = subprocess.run([paddock_bin(), "down", "--state-dir", state_dir, "--timeout", "60"],
+                           capture_output=True, timeout=120)
+        if r.returncode != 0:
+            print(f"paddock down --state-dir {state_dir}: exit {r.returncode}: {r.stdout.decode()!r} "
+                  f"{r.stderr.decode()[-2000:]!r}", file=sys.stderr)
+
+
 class Server:
     """One `paddock server` (or `paddock up`) process on 127.0.0.1:0."""
 
@@ -121,6 +143,8 @@ class Server:
 
     def start(self):
         os.makedirs(self.state_dir, exist_ok=True)
+        if self.state_dir not in _STATE_DIRS_RUN:
+            _STATE_DIRS_RUN.append(self.state_dir)
         self._log_path = os.path.join(
             os.path.dirname(self.state_dir.rstrip("/")), f"server-{os.getpid()}-{time.monotonic_ns()}.log")
         log = open(self._log_path, "wb")
@@ -561,6 +585,7 @@ class PaddockTestCase(unittest.TestCase):
         super().setUpClass()
         cls.tmp = tempfile.mkdtemp(prefix="paddock-test-")
         cls.addClassCleanup(shutil.rmtree, cls.tmp, ignore_errors=True)
+        cls.addClassCleanup(stop_leftover_tasks)  # after the servers stop (clean-ups run last first)
         cls.state_dir = os.path.join(cls.tmp, "state")
         os.makedirs(cls.state_dir)
         cls.account, cls.key_id, cls.secret = create_account(cls.state_dir, cls.ACCOUNT_ID, "main")

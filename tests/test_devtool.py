@@ -102,9 +102,12 @@ class DevtoolCase(unittest.TestCase):
         self.servers = []
 
     def tearDown(self):
+        # Stopped, not killed: a server removes its VPC namespaces (lingering after their last
+        # task) as it exits; then whatever a test left running goes (paddock down).
         for s in self.servers:
             if s.alive():
-                s.kill()
+                s.stop()
+        h.stop_leftover_tasks()
 
     def state(self, name="state"):
         path = os.path.join(self.tmp, name)

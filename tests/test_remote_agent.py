@@ -148,6 +148,11 @@ class RemoteAgent(h.PaddockTestCase):
         self.assertEqual(r["failures"], [])
         return r["containerInstances"][0]
 
+    def why_refused(self):
+        """What a refused RunTask is judged on: the instance (agentConnected) and both sides' logs."""
+        return (f"\ninstance: {self.instance()}\nagent alive: {self.agent.proc.poll() is None}\n"
+                f"agent: {self.agent.log_tail()}\nserver: {self.server.log_tail()}")
+
     def wait_for(self, arn, status, timeout=30):
         return th.wait_for_status(self, self.ecs, "remote", arn, status, timeout,
                                   lambda: f"\nagent: {self.agent.log_tail()}")
@@ -163,7 +168,7 @@ class RemoteAgent(h.PaddockTestCase):
         started = time.monotonic()
         r = self.ecs.run_task(cluster="remote", taskDefinition=self.td, launchType="EC2",
                               networkConfiguration={"awsvpcConfiguration": {"subnets": [self.subnet]}})
-        self.assertEqual(r["failures"], [])
+        self.assertEqual(r["failures"], [], self.why_refused())
         arn = r["tasks"][0]["taskArn"]
         self.assertEqual(r["tasks"][0]["containerInstanceArn"], self.agent.arn)
         task = self.wait_for(arn, "RUNNING")
@@ -254,7 +259,7 @@ class RemoteAgent(h.PaddockTestCase):
         )["taskDefinition"]["taskDefinitionArn"]
         r = self.ecs.run_task(cluster="remote", taskDefinition=td, launchType="EC2",
                               networkConfiguration={"awsvpcConfiguration": {"subnets": [self.subnet]}})
-        self.assertEqual(r["failures"], [])
+        self.assertEqual(r["failures"], [], self.why_refused())
         arn = r["tasks"][0]["taskArn"]
         self.assertEqual(r["tasks"][0]["containerInstanceArn"], self.agent.arn)
         task = self.wait_for(arn, "STOPPED")
