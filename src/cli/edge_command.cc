@@ -101,13 +101,17 @@ void AddEdgeCommand(CLI::App& app, EdgeCommand& c) {
   c.cmd->add_flag("--metrics.prometheus.addrouterslabels", c.add_routers_labels,
                   "Traefik's: the traefik_router_* series on /metrics, by router and service (default false)");
   // Traefik's own static flags for entry points name the entry point inside the flag
-  // (--entrypoints.<name>.http.sanitizepath, .http.redirections.entrypoint.*): they arrive as
-  // extras, and edge/proxy/entry_point_flags.h checks them all.
+  // (--entrypoints.<name>.http.sanitizepath, .http.redirections.entrypoint.*), and its
+  // --serversTransport.* flags are many: they arrive as extras, and edge/proxy/entry_point_flags.h
+  // checks them all.
   c.cmd->allow_extras();
   c.cmd->footer(
       "Also, as Traefik's flags: --entrypoints.NAME.http.sanitizepath=false (default true); "
       "--entrypoints.NAME.http.redirections.entrypoint.to=OTHER [.scheme=https] [.permanent=true] "
-      "[.priority=N]; --providers.http.headers.NAME=VALUE (repeatable: a header on every poll of the http "
+      "[.priority=N]; --entrypoints.NAME.transport.respondingtimeouts.{readtimeout,writetimeout,idletimeout}=DURATION "
+      "(defaults 60s, 0, 180s; 0: none); --serverstransport.forwardingtimeouts.{dialtimeout,responseheadertimeout,"
+      "idleconntimeout}=DURATION (defaults 30s, 0, 90s); --serverstransport.maxidleconnsperhost=N (default 200; "
+      "below 0: none kept); --providers.http.headers.NAME=VALUE (repeatable: a header on every poll of the http "
       "provider)");
 }
 
@@ -145,8 +149,6 @@ std::string DefaultEdgeId(std::string_view host, int pid) {
 int RunEdgeCommand(const EdgeCommand& c) {
   auto endpoint = EndpointHostPort(c.endpoint);
   if (!endpoint.ok()) return Fail("endpoint", endpoint.status());
-  auto credentials = ResolveCredentials(c.credentials_file, c.profile);
-  if (!credentials.ok()) return Fail("credentials", credentials.status());
   edge::EdgeOptions options;
   options.entry_points.clear();
   for (const std::string& spec : c.entry_points) {
@@ -158,8 +160,12 @@ int RunEdgeCommand(const EdgeCommand& c) {
   std::vector<std::string> extras = c.cmd->remaining();
   if (Status s = edge::TakeHttpHeaderFlags(extras, options.http_headers); !s.ok())
     return Fail("--providers.http.headers", s);
+  if (Status s = edge::TakeServersTransportFlags(extras, options.servers_transport); !s.ok())
+    return Fail("serversTransport", s);
   if (Status s = edge::ApplyEntryPointFlags(extras, options.entry_points); !s.ok())
     return Fail("entry point", s);
+  auto credentials = ResolveCredentials(c.credentials_file, c.profile);
+  if (!credentials.ok()) return Fail("credentials", credentials.status());
   if (!c.no_api) {
     auto api = ParseAddress("traefik", c.api);
     if (!api.ok()) return Fail("--api", api.status());

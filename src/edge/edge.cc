@@ -19,15 +19,23 @@
 
 namespace paddock::edge {
 
+namespace {
+
+ProxyOptions ProxyOptionsOf(const EdgeOptions& edge) {
+  ProxyOptions o{.entry_points = edge.entry_points, .io_threads = edge.io_threads, .router_metrics = edge.router_metrics};
+  edge.servers_transport.ApplyTo(o);
+  return o;
+}
+
+}  // namespace
+
 class Edge::Impl {
  public:
   Impl(EdgeOptions options, TaskSource& source, DrainHoldSink* holds)
       : options_(std::move(options)),
         source_(source),
         holds_(holds),
-        proxy_(ProxyOptions{.entry_points = options_.entry_points,
-                            .io_threads = options_.io_threads,
-                            .router_metrics = options_.router_metrics}) {}
+        proxy_(ProxyOptionsOf(options_)) {}
   ~Impl() { Stop(); }
 
   StatusOr<std::map<std::string, uint16_t>> Start() {

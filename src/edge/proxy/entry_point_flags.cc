@@ -1,5 +1,6 @@
 #include "edge/proxy/entry_point_flags.h"
 
+#include <algorithm>
 #include <charconv>
 #include <optional>
 #include <string_view>
@@ -27,7 +28,78 @@ std::optional<bool> GoBool(std::string_view v) {
   return std::nullopt;
 }
 
+// "--KEY=VALUE" or "--KEY VALUE" at args[i] (i moves past a value word): the key after `prefix`,
+// lower-cased, and the value. nullopt when args[i] does not start with `prefix` (in any case).
+struct Flag {
+  std::string key;
+  std::optional<std::string_view> value;
+};
+std::optional<Flag> TakeFlag(const std::vector<std::string>& args, size_t& i, std::string_view prefix) {
+  const std::string& arg = args[i];
+  if (arg.size() <= prefix.size() || Lower(arg.substr(0, prefix.size())) != prefix) return std::nullopt;
+  std::string_view rest = std::string_view(arg).substr(prefix.size());
+  Flag f;
+  if (size_t eq = rest.find('='); eq != std::string_view::npos) {
+    f.value = rest.substr(eq + 1);
+    rest = rest.substr(0, eq);
+  } else if (i + 1 < args.size() && !args[i + 1].starts_with("--")) {
+    f.value = args[++i];
+  }
+  f.key = Lower(rest);
+  return f;
+}
+
 }  // namespace
+
+void ServersTransport::ApplyTo(ProxyOptions& options) const {
+  options.upstream_connect_timeout = dial_timeout;
+  options.upstream_response_timeout = response_header_timeout;
+  options.upstream_idle_timeout = idle_conn_timeout;
+  const int per_host = max_idle_conns_per_host == 0 ? 2 : max_idle_conns_per_host;  // Go's DefaultMaxIdleConnsPerHost
+  const int threads = std::max(1, options.io_threads);
+  options.max_idle_per_server = per_host < 0 ? 0 : static_cast<size_t>((per_host + threads - 1) / threads);
+}
+
+Status TakeServersTransportFlags(std::vector<std::string>& args, ServersTransport& transport) {
+  static constexpr std::string_view kPrefix = "--serverstransport.";
+  static constexpr std::string_view kTimeouts = "forwardingtimeouts.";
+  ServersTransport out = transport;
+  std::vector<std::string> rest;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    std::optional<Flag> f = TakeFlag(args, i, kPrefix);
+    if (!f) {
+      rest.push_back(arg);
+      continue;
+    }
+    if (!f->value || f->value->empty()) return InvalidArgument(fmt::format("'{}' needs a value", arg));
+    if (f->key.starts_with(kTimeouts)) {
+      const std::string field = f->key.substr(kTimeouts.size());
+      std::chrono::milliseconds* slot = field == "dialtimeout"             ? &out.dial_timeout
+                                        : field == "responseheadertimeout" ? &out.response_header_timeout
+                                        : field == "idleconntimeout"       ? &out.idle_conn_timeout
+                                                                           : nullptr;
+      if (!slot) return InvalidArgument(fmt::format("'{}': the edge does not take serversTransport option {}", arg, f->key));
+      auto d = ParseGoDuration(*f->value);
+      if (!d.ok()) return InvalidArgument(fmt::format("'{}': {}", arg, d.status().message()));
+      *slot = std::chrono::ceil<std::chrono::milliseconds>(*d);
+    } else if (f->key == "maxidleconnsperhost") {
+      int n = 0;
+      auto [end, ec] = std::from_chars(f->value->data(), f->value->data() + f->value->size(), n);
+      if (ec != std::errc() || end != f->value->data() + f->value->size())
+        return InvalidArgument(fmt::format("'{}': '{}' is not an integer", arg, *f->value));
+      out.max_idle_conns_per_host = n;
+    } else {
+      return InvalidArgument(fmt::format(
+          "'{}': the edge does not take serversTransport option {} (it reaches servers over plain HTTP, with "
+          "forwardingTimeouts and maxIdleConnsPerHost only)",
+          arg, f->key));
+    }
+  }
+  args = std::move(rest);
+  transport = out;
+  return OkStatus();
+}
 
 Status ApplyEntryPointFlags(const std::vector<std::string>& args, std::vector<EntryPointOptions>& entry_points) {
   static constexpr std::string_view kPrefix = "--entrypoints.";

@@ -1,5 +1,5 @@
-// edge/proxy/entry_point_flags: Traefik's static entry-point options given as its command-line
-// flags, `--entrypoints.<name>.<option>=<value>` (names and options case-insensitive, as Traefik's
+// edge/proxy/entry_point_flags: Traefik's static entry-point and servers-transport options given as
+// its command-line flags. Entry points: `--entrypoints.<name>.<option>=<value>` (names and options case-insensitive, as Traefik's
 // flag parser reads them), applied to entry points already declared (`paddock edge --entrypoint`).
 //
 // Taken: `http.sanitizePath` (a Go bool: 1 0 t f true false in any case; a bare flag is true),
@@ -12,6 +12,15 @@
 //   std::vector<edge::EntryPointOptions> eps = {{"web", "0.0.0.0", 8000}, {"websecure", "0.0.0.0", 8443}};
 //   RETURN_IF_ERROR(edge::ApplyEntryPointFlags({"--entrypoints.web.http.sanitizepath=false",
 //                                               "--entrypoints.web.http.redirections.entrypoint.to=websecure"}, eps));
+//
+// The servers transport: `--serversTransport.forwardingTimeouts.{dialTimeout,responseHeaderTimeout,
+// idleConnTimeout}` (Go durations) and `--serversTransport.maxIdleConnsPerHost` (an integer), taken
+// out of the words before the entry points' flags are read. Its TLS options (insecureSkipVerify,
+// rootCAs, ...) are refused by name: the edge reaches servers over plain HTTP only.
+//
+//   edge::ServersTransport st;
+//   RETURN_IF_ERROR(edge::TakeServersTransportFlags(extras, st));   // extras keeps the rest
+//   st.ApplyTo(proxy_options);
 #pragma once
 
 #include <string>
@@ -28,5 +37,9 @@ namespace paddock::edge {
 // undeclared entry point, a bad value or a redirection without `to`; `entry_points` is then
 // unchanged.
 Status ApplyEntryPointFlags(const std::vector<std::string>& args, std::vector<EntryPointOptions>& entry_points);
+
+// Takes the `--serversTransport.*` words (and their value words) out of `args` into `transport`.
+// InvalidArgument naming the word for an option not taken or a bad value; both are then unchanged.
+Status TakeServersTransportFlags(std::vector<std::string>& args, ServersTransport& transport);
 
 }  // namespace paddock::edge

@@ -123,5 +123,74 @@ TEST(ApplyEntryPointFlagsTest, TakesTraefiksRespondingTimeouts) {
   }
 }
 
+// Traefik's --serversTransport.* flags: taken out of the words (the rest stays for the entry
+// points' flags), in any case, a Go duration or bare seconds, and applied to the proxy's options.
+TEST(TakeServersTransportFlagsTest, TakesTraefiksForwardingTimeoutsAndIdleConnections) {
+  std::vector<std::string> args = {"--serversTransport.forwardingTimeouts.dialTimeout=2s",
+                                   "--entrypoints.web.http.sanitizepath=false",
+                                   "--serverstransport.forwardingtimeouts.responseheadertimeout", "1m30s",
+                                   "--serversTransport.forwardingTimeouts.idleConnTimeout=5",
+                                   "--serversTransport.maxIdleConnsPerHost=7"};
+  ServersTransport st;
+  Status s = TakeServersTransportFlags(args, st);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(args, std::vector<std::string>{"--entrypoints.web.http.sanitizepath=false"});
+  EXPECT_EQ(st.dial_timeout, std::chrono::seconds(2));
+  EXPECT_EQ(st.response_header_timeout, std::chrono::seconds(90));
+  EXPECT_EQ(st.idle_conn_timeout, std::chrono::seconds(5));  // bare seconds, as Traefik's flags
+  EXPECT_EQ(st.max_idle_conns_per_host, 7);
+
+  ProxyOptions o;
+  o.io_threads = 2;
+  st.ApplyTo(o);
+  EXPECT_EQ(o.upstream_connect_timeout, std::chrono::seconds(2));
+  EXPECT_EQ(o.upstream_response_timeout, std::chrono::seconds(90));
+  EXPECT_EQ(o.upstream_idle_timeout, std::chrono::seconds(5));
+  EXPECT_EQ(o.max_idle_per_server, 4u);  // 7 shared by two threads, rounded up
+}
+
+TEST(TakeServersTransportFlagsTest, DefaultsAreTraefiksAndGosIdleConnectionRules) {
+  ServersTransport st;  // Traefik's defaults
+  ProxyOptions o;
+  o.io_threads = 2;
+  st.ApplyTo(o);
+  EXPECT_EQ(o.upstream_connect_timeout, std::chrono::seconds(30));
+  EXPECT_EQ(o.upstream_response_timeout, std::chrono::milliseconds(0));
+  EXPECT_EQ(o.upstream_idle_timeout, std::chrono::seconds(90));
+  EXPECT_EQ(o.max_idle_per_server, 100u);
+  st.max_idle_conns_per_host = 0;  // Go's DefaultMaxIdleConnsPerHost: 2
+  st.ApplyTo(o);
+  EXPECT_EQ(o.max_idle_per_server, 1u);
+  st.max_idle_conns_per_host = -1;  // Go keeps none
+  st.ApplyTo(o);
+  EXPECT_EQ(o.max_idle_per_server, 0u);
+}
+
+TEST(TakeServersTransportFlagsTest, RefusesWhatItDoesNotCarryOutAndChangesNothing) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string error;
+  };
+  const Case cases[] = {
+      {{"--serversTransport.insecureSkipVerify=true"}, "does not take serversTransport option insecureskipverify"},
+      {{"--serversTransport.rootCAs=/ca.pem"}, "plain HTTP"},
+      {{"--serversTransport.forwardingTimeouts.readIdleTimeout=1s"}, "option forwardingtimeouts.readidletimeout"},
+      {{"--serversTransport.forwardingTimeouts.dialTimeout=soon"}, "invalid duration"},
+      {{"--serversTransport.forwardingTimeouts.dialTimeout=-1s"}, "negative"},
+      {{"--serversTransport.maxIdleConnsPerHost=many"}, "'many' is not an integer"},
+      {{"--serversTransport.maxIdleConnsPerHost"}, "needs a value"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> args = c.args;
+    args.insert(args.begin(), "--serversTransport.forwardingTimeouts.dialTimeout=1s");  // applied only if all are
+    ServersTransport st;
+    Status s = TakeServersTransportFlags(args, st);
+    ASSERT_FALSE(s.ok()) << c.args[0];
+    EXPECT_NE(s.message().find(c.error), std::string::npos) << s.message();
+    EXPECT_EQ(st.dial_timeout, std::chrono::seconds(30));
+    EXPECT_EQ(args.size(), c.args.size() + 1);
+  }
+}
+
 }  // namespace
 }  // namespace paddock::edge

@@ -405,6 +405,7 @@ class Proxy::Impl {
     c.upstream_reuses = reuses_.load();
     c.retried_stale = retried_.load();
     c.bad_gateway = bad_gateway_.load();
+    c.gateway_timeout = gateway_timeout_.load();
     c.unavailable = unavailable_.load();
     c.open_connections = open_.load();
     c.refused_connections = refused_connections_.load();
@@ -528,7 +529,8 @@ class Proxy::Impl {
   std::once_flag generated_once_;
   std::shared_ptr<const TlsCertificates> generated_;
 
-  std::atomic<uint64_t> requests_{0}, connects_{0}, reuses_{0}, retried_{0}, bad_gateway_{0}, unavailable_{0},
+  std::atomic<uint64_t> requests_{0}, connects_{0}, reuses_{0}, retried_{0}, bad_gateway_{0}, gateway_timeout_{0},
+      unavailable_{0},
       open_{0}, refused_connections_{0};
   std::atomic<uint64_t> buffered_bytes_{0};  // request bodies reserved (BodyReservation)
   std::mutex open_mu_;
@@ -1098,7 +1100,8 @@ asio::awaitable<std::optional<Upstream>> Proxy::Impl::Connect(Worker& w, const s
 }
 
 void Proxy::Impl::Park(Worker& w, Upstream up) {
-  if (stopping_.load() || up.server->fenced() || up.buffer.size() > 0) return;  // closed by its destructor
+  if (stopping_.load() || up.server->fenced() || up.buffer.size() > 0 || options_.max_idle_per_server == 0)
+    return;  // closed by its destructor
   auto& list = w.idle[up.server.get()];
   if (list.size() >= options_.max_idle_per_server) list.erase(list.begin());
   up.stream->deadline.Within(options_.upstream_idle_timeout);
@@ -1451,11 +1454,13 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
         attempt = -1;
         continue;
       }
-      bad_gateway_.fetch_add(1, std::memory_order_relaxed);
-      if (connect_timed_out)  // Go's dial timeout is a net.Error whose Timeout() is true: Traefik's 504
+      if (connect_timed_out) {  // Go's dial timeout is a net.Error whose Timeout() is true: Traefik's 504
+        gateway_timeout_.fetch_add(1, std::memory_order_relaxed);
         co_return co_await WriteAll(client, Answered(outcome, 504, "text/plain; charset=utf-8", "Gateway Timeout",
                                                      keep_alive)) &&
             keep_alive;
+      }
+      bad_gateway_.fetch_add(1, std::memory_order_relaxed);
       co_return co_await WriteAll(client, Answered(outcome, 502, "text/plain; charset=utf-8", "Bad Gateway", keep_alive)) &&
           keep_alive;
     }
@@ -1486,7 +1491,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
     }
     if (rec && up->stream->deadline.fired()) {  // Go's net.Error Timeout(): Traefik answers 504
       up.reset();
-      bad_gateway_.fetch_add(1, std::memory_order_relaxed);
+      gateway_timeout_.fetch_add(1, std::memory_order_relaxed);
       co_return co_await WriteAll(client, Answered(outcome, 504, "text/plain; charset=utf-8", "Gateway Timeout",
                                                    keep_alive)) &&
           keep_alive;
@@ -1521,7 +1526,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
         attempt = -1;
         continue;
       }
-      bad_gateway_.fetch_add(1, std::memory_order_relaxed);
+      unavailable_.fetch_add(1, std::memory_order_relaxed);
       co_return co_await WriteAll(client, Answered(outcome, 503, "text/plain; charset=utf-8", "no available server\n",
                                                          keep_alive)) &&
           keep_alive;

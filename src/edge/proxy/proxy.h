@@ -76,9 +76,9 @@ struct ProxyOptions {
   std::chrono::milliseconds client_read_timeout{60'000};
   std::chrono::milliseconds client_write_timeout{0};
   std::chrono::milliseconds client_idle_timeout{180'000};
-  std::chrono::milliseconds upstream_connect_timeout{5'000};
+  std::chrono::milliseconds upstream_connect_timeout{30'000};
   std::chrono::milliseconds upstream_response_timeout{0};  // 0: none (Traefik's default)
-  size_t max_idle_per_server = 1024;  // per I/O thread
+  size_t max_idle_per_server = 100;  // per I/O thread; 0: none kept
   // Traefik's serversTransport idleConnTimeout (Go's http.Transport, 90 s): a pooled upstream
   // connection unused this long is closed. 0: kept until the server closes it.
   std::chrono::milliseconds upstream_idle_timeout{90'000};
@@ -93,14 +93,28 @@ struct ProxyOptions {
   bool router_metrics = false;
 };
 
+// Traefik's static serversTransport: how the edge reaches every server (Go's http.Transport under
+// Traefik's defaults). ApplyTo sets the ProxyOptions fields it stands for.
+struct ServersTransport {
+  std::chrono::milliseconds dial_timeout{30'000};            // forwardingTimeouts.dialTimeout
+  std::chrono::milliseconds response_header_timeout{0};      // forwardingTimeouts.responseHeaderTimeout
+  std::chrono::milliseconds idle_conn_timeout{90'000};       // forwardingTimeouts.idleConnTimeout
+  // maxIdleConnsPerHost: idle connections kept per server (0 is Go's default, 2; below 0, none),
+  // shared out among the I/O threads, each keeping its part rounded up.
+  int max_idle_conns_per_host = 200;
+
+  void ApplyTo(ProxyOptions& options) const;
+};
+
 // Counters for /metrics and the tests.
 struct ProxyCounters {
   uint64_t requests = 0;
   uint64_t upstream_connects = 0;
   uint64_t upstream_reuses = 0;
   uint64_t retried_stale = 0;  // a pooled connection the server had closed, retried on a fresh one
-  uint64_t bad_gateway = 0;
-  uint64_t unavailable = 0;
+  uint64_t bad_gateway = 0;      // 502s: no answer, or not one that parses
+  uint64_t gateway_timeout = 0;  // 504s: the connect or the response's head took too long
+  uint64_t unavailable = 0;      // 503s: no server to send to, or the retries ran out
   uint64_t open_connections = 0;
   uint64_t refused_connections = 0;  // closed at accept: max_client_connections were open
   uint64_t buffered_request_bytes = 0;  // of max_buffered_request_bytes, reserved now

@@ -972,6 +972,7 @@ TEST_F(ProxyTest, RetryAsksAgainOnARetryStatusAndOnARefusedConnection) {
   auto bad = client.Send(Get("/"));
   ASSERT_TRUE(bad.ok());
   EXPECT_EQ(bad->status, 502);
+  EXPECT_EQ(proxy_->counters().bad_gateway, 1u);
   // Two extra attempts; flaky@test left the table, and its series with it.
   WaitFor([&] { return proxy_->Metrics().service_retries.count("dead@test") > 0; });
   EXPECT_EQ(proxy_->Metrics().service_retries, (std::map<std::string, uint64_t>{{"dead@test", 2}}));
@@ -1299,6 +1300,8 @@ TEST_F(ProxyTest, TheResponseHeaderTimeoutIs504AndABodyThatComesLaterIsNotCut) {
   EXPECT_EQ(late->status, 504);
   EXPECT_EQ(late->body, "Gateway Timeout");
   EXPECT_GE(std::chrono::steady_clock::now() - began, std::chrono::milliseconds(200));
+  EXPECT_EQ(proxy_->counters().gateway_timeout, 1u);
+  EXPECT_EQ(proxy_->counters().bad_gateway, 0u);
   auto slow = client.Send(Get("/trickle"));  // the same client connection: a 504 keeps it
   ASSERT_TRUE(slow.ok()) << slow.status().ToString();
   EXPECT_EQ(slow->status, 200);
@@ -1333,6 +1336,8 @@ TEST_F(ProxyTest, AConnectThatTimesOutIs504) {
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->status, 504);
   EXPECT_EQ(r->body, "Gateway Timeout");
+  EXPECT_EQ(proxy_->counters().gateway_timeout, 1u);
+  EXPECT_EQ(proxy_->counters().bad_gateway, 0u);
   for (int fd : fill) ::close(fd);
   ::close(listener);
 }
