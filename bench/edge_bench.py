@@ -12,8 +12,10 @@ backend behind each of three proxies, side by side in one run, driven by the sam
   one task points at the backend), so the edge routes by a real `traefik.*` label set.
 
 Each round runs wrk (`-t1 -c<connections> -d<duration> --latency`) against each proxy, the order
-rotating per round; the table gives each proxy's mean req/s and worst p99 over the rounds, and the
-edge's ratios to the others. Any non-2xx answer or socket error fails the run. Bars (issue 14):
+rotating per round; the table gives each proxy's mean req/s and worst p99 over the rounds, the
+proxy's own CPU time per request (user and system, from /proc: all its threads and worker
+processes; steadier than req/s, which the three busy processes sharing two cores make noisy), and
+the edge's ratios to the others. Any non-2xx answer or socket error fails the run. Bars (issue 14):
 edge req/s >= 1.0x the faster of nginx and haproxy, edge p99 <= the worse of the two.
 
     python3 bench/edge_bench.py [--rounds 3] [--duration 5s] [--connections 16] [--connections 200]
@@ -124,16 +126,49 @@ class FakeEcs(http.server.BaseHTTPRequestHandler):
         self.wfile.write(data)
 
 
-def wrk(port, connections, duration, path="/"):
+def process_tree(pid):
+    """`pid` and its descendants (nginx's workers are its master's children)."""
+    out = [pid]
+    try:
+        for t in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{t}/children") as f:
+                for child in f.read().split():
+                    out += process_tree(int(child))
+    except OSError:
+        pass
+    return out
+
+
+def cpu_seconds(pid):
+    """User and system CPU seconds of `pid`'s process tree, every thread (/proc/<pid>/stat)."""
+    user = system = 0
+    for p in process_tree(pid):
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        user += int(fields[11])
+        system += int(fields[12])
+    tick = os.sysconf("SC_CLK_TCK")
+    return user / tick, system / tick
+
+
+def wrk(port, connections, duration, path="/", pid=None):
+    """(req/s, p99 ms, the proxy's CPU microseconds per request: user, system) of one wrk run."""
+    before = cpu_seconds(pid) if pid else (0, 0)
     r = subprocess.run(["wrk", "-t1", f"-c{connections}", f"-d{duration}", "--latency", f"http://127.0.0.1:{port}{path}"],
                        capture_output=True, text=True, timeout=120)
     out = r.stdout
     if r.returncode != 0 or "Non-2xx" in out or "Socket errors" in out:
         raise SystemExit(f"wrk against {port} reported errors:\n{out}\n{r.stderr}")
+    after = cpu_seconds(pid) if pid else (0, 0)
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    requests = max(1, int(re.search(r"(\d+) requests in", out).group(1)))
     m = re.search(r"99%\s+([\d.]+)(us|ms|s)\b", out)
     scale = {"us": 0.001, "ms": 1.0, "s": 1000.0}[m.group(2)]
-    return rps, float(m.group(1)) * scale
+    cpu = tuple(1e6 * (a - b) / requests for a, b in zip(after, before))
+    return rps, float(m.group(1)) * scale, cpu
 
 
 def main():
@@ -217,6 +252,7 @@ backend b
             time.sleep(0.05)
 
         targets = {"edge": edge_port, "nginx": nginx_port, "haproxy": haproxy_port}
+        pids = {"edge": procs[-1].pid, "nginx": procs[1].pid, "haproxy": procs[2].pid}
         if args.instructions:
             for name, pid in (("edge", procs[-1].pid), ("haproxy", procs[2].pid)):
                 url = f"http://127.0.0.1:{targets[name]}/"
@@ -249,23 +285,29 @@ backend b
             for r in range(args.rounds):
                 order = names[r % len(names):] + names[:r % len(names)]
                 for name in order:
-                    results[name].append(wrk(targets[name], c, args.duration))
+                    results[name].append(wrk(targets[name], c, args.duration, pid=pids[name]))
                 results["edge, forwardAuth"].append(wrk(edge_port, c, args.duration, "/authed"))
-            print(f"\n{c} connections, {args.rounds} rounds (req/s per round; p99 ms worst)")
-            print("| proxy | req/s (rounds) | mean req/s | p99 ms (worst) |")
-            print("|---|---|---:|---:|")
+            print(f"\n{c} connections, {args.rounds} rounds (req/s per round; p99 ms worst; the proxy's own CPU "
+                  f"per request, user + system, mean)")
+            print("| proxy | req/s (rounds) | mean req/s | p99 ms (worst) | CPU µs/req (user + sys) |")
+            print("|---|---|---:|---:|---:|")
             summary = {}
             for name in names:
-                rps = [x for x, _ in results[name]]
-                p99 = max(y for _, y in results[name])
-                summary[name] = (sum(rps) / len(rps), p99)
-                print(f"| {name} | {' / '.join(f'{x:,.0f}' for x in rps)} | {summary[name][0]:,.0f} | {p99:.2f} |")
+                rps = [x for x, _, _ in results[name]]
+                p99 = max(y for _, y, _ in results[name])
+                user = sum(z[0] for _, _, z in results[name]) / len(rps)
+                system = sum(z[1] for _, _, z in results[name]) / len(rps)
+                summary[name] = (sum(rps) / len(rps), p99, user + system)
+                print(f"| {name} | {' / '.join(f'{x:,.0f}' for x in rps)} | {summary[name][0]:,.0f} | {p99:.2f} | "
+                      f"{user + system:.1f} ({user:.1f} + {system:.1f}) |")
             best = max(summary["nginx"][0], summary["haproxy"][0])
             worst_p99 = max(summary["nginx"][1], summary["haproxy"][1])
+            least_cpu = min(summary["nginx"][2], summary["haproxy"][2])
             print(f"edge / faster of nginx and haproxy: {summary['edge'][0] / best:.2f} (bar >= 1.0); "
-                  f"edge p99 {summary['edge'][1]:.2f} ms vs the worse {worst_p99:.2f} ms (bar <=)")
-            rps = [x for x, _ in results["edge, forwardAuth"]]
-            auth_rps, auth_p99 = sum(rps) / len(rps), max(y for _, y in results["edge, forwardAuth"])
+                  f"edge p99 {summary['edge'][1]:.2f} ms vs the worse {worst_p99:.2f} ms (bar <=); "
+                  f"edge CPU per request / the leaner one's: {summary['edge'][2] / least_cpu:.2f}")
+            rps = [x for x, _, _ in results["edge, forwardAuth"]]
+            auth_rps, auth_p99 = sum(rps) / len(rps), max(y for _, y, _ in results["edge, forwardAuth"])
             print(f"forwardAuth (a router whose forwardAuth server, nginx `return 204`, is asked per request): "
                   f"{' / '.join(f'{x:,.0f}' for x in rps)} req/s, mean {auth_rps:,.0f} = "
                   f"{auth_rps / summary['edge'][0]:.2f}x the edge without it; p99 {auth_p99:.2f} ms")
