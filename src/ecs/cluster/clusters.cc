@@ -253,6 +253,23 @@ StatusOr<DescribeResult> Clusters::Describe(const Scope& scope, const std::vecto
   return result;
 }
 
+StatusOr<std::optional<ClusterFacts>> Clusters::Facts(const Scope& scope, std::string_view name) {
+  std::optional<ClusterFacts> out;
+  RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(auto text, txn.Get(kClusters, ClusterKey(scope, name)));
+    if (!text) return OkStatus();
+    ASSIGN_OR_RETURN(json::object record, ParseRecordObject(*text, "cluster"));
+    ClusterFacts& f = out.emplace();
+    f.arn = ClusterArn(scope, name);
+    if (auto* s = record.if_contains("status"); s != nullptr && s->is_string()) f.status = std::string(s->get_string());
+    f.capacity_providers = Names(record.if_contains("capacityProviders"));
+    if (auto* d = record.if_contains("defaultCapacityProviderStrategy"); d != nullptr && d->is_array())
+      f.default_strategy = d->get_array();
+    return OkStatus();
+  }));
+  return out;
+}
+
 Status Clusters::DescribeIn(store::ReadTxn& txn, const Scope& scope, const std::vector<std::string>& names,
                             const Include& include, DescribeResult& result) {
   {

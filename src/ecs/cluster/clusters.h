@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 
 #include "common/ids.h"
@@ -65,6 +66,15 @@ struct DescribeResult {
   std::vector<std::string> missing;   // ARNs of clusters that do not exist
 };
 
+// What another owner's launch path needs of a cluster: the owner's projection of its record, never
+// the API's rendering of it (issue 18).
+struct ClusterFacts {
+  std::string arn;
+  std::string status;  // ACTIVE, or INACTIVE once deleted
+  std::vector<std::string> capacity_providers;
+  boost::json::array default_strategy;  // defaultCapacityProviderStrategy, as stored
+};
+
 struct Page {
   std::vector<std::string> arns;
   std::string next;  // position of the next page, empty when done
@@ -92,6 +102,8 @@ class Clusters {
   // (PutAccountSetting; empty: the root user).
   StatusOr<std::string> Create(const Scope& scope, const boost::json::object& input, std::string_view caller_arn = {});
   StatusOr<DescribeResult> Describe(const Scope& scope, const std::vector<std::string>& names, const Include& include);
+  // nullopt when the cluster does not exist.
+  StatusOr<std::optional<ClusterFacts>> Facts(const Scope& scope, std::string_view name);
   StatusOr<Page> List(const Scope& scope, size_t limit, const std::string& after);
   // ACTIVE -> INACTIVE (still describable); refuses a cluster that holds tasks, services or
   // container instances. Repeating it returns the INACTIVE cluster.

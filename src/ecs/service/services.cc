@@ -189,13 +189,9 @@ Status CheckDesiredCount(int64_t n, int64_t quota) {
 }
 
 // The containers of a pinned definition: (name, image).
-std::vector<std::pair<std::string, std::string>> ContainersOf(std::string_view definition) {
+std::vector<std::pair<std::string, std::string>> ContainersOf(const std::vector<taskdef::ContainerView>& containers) {
   std::vector<std::pair<std::string, std::string>> out;
-  boost::system::error_code ec;
-  json::value v = json::parse(definition, ec);
-  if (ec || !v.is_object()) return out;
-  for (const json::object* c : json_fields::Objects(v.get_object(), "containerDefinitions"))
-    out.emplace_back(Str(*c, "name"), Str(*c, "image"));
+  for (const taskdef::ContainerView& c : containers) out.emplace_back(c.name, c.image);
   return out;
 }
 
@@ -210,15 +206,13 @@ json::object EventJson(const Event& e) {
 // struct Services::Cluster and Services::Launch: internal/resolved.h (task_sets.cc uses them too).
 
 StatusOr<Services::Cluster> Services::ClusterFor(const Scope& scope, std::string_view name) {
-  ASSIGN_OR_RETURN(cluster::DescribeResult d, clusters_.Describe(scope, {std::string(name)}, cluster::Include{}));
-  if (d.clusters.empty()) return ClusterNotFoundError();
-  ASSIGN_OR_RETURN(json::object c, ParseRecordObject(d.clusters.front(), "cluster"));
-  if (Str(c, "status") != "ACTIVE") return ClusterNotFoundError();
+  ASSIGN_OR_RETURN(std::optional<cluster::ClusterFacts> c, clusters_.Facts(scope, name));
+  if (!c || c->status != "ACTIVE") return ClusterNotFoundError();
   Cluster out;
   out.name = std::string(name);
-  out.arn = ClusterArn(scope, name);
-  for (const auto& p : json_fields::Strings(c, "capacityProviders")) out.providers.insert(p);
-  if (auto s = OptArray(c, "defaultCapacityProviderStrategy")) out.default_strategy = NormalizeStrategy(*s);
+  out.arn = c->arn;
+  out.providers.insert(c->capacity_providers.begin(), c->capacity_providers.end());
+  if (!c->default_strategy.empty()) out.default_strategy = NormalizeStrategy(c->default_strategy);
   return out;
 }
 
@@ -446,7 +440,7 @@ Status Services::StartDeployment(store::WriteTxn& txn, const Scope& scope, const
 // ---- serviceRegistries ----
 
 Status Services::CheckRegistries(const Scope& scope, const json::array& registries, std::string_view network_mode,
-                                 std::string_view definition) {
+                                 const std::vector<taskdef::ContainerView>& containers) {
   for (const json::value& v : registries) {
     if (!v.is_object()) return ParamError("Each serviceRegistries entry must be an object.");
     const json::object& reg = v.get_object();
@@ -475,7 +469,7 @@ Status Services::CheckRegistries(const Scope& scope, const json::array& registri
       RETURN_IF_ERROR(described.status());
       facts = *described;
     }
-    if (definition.empty()) continue;  // EXTERNAL: the task sets' definitions are not known yet
+    if (containers.empty()) continue;   // EXTERNAL: the task sets' definitions are not known yet
     const std::string mode = network_mode.empty() ? std::string("bridge") : std::string(network_mode);
     if (mode == "bridge" || mode == "host") {
       if (!container_name)
@@ -497,16 +491,13 @@ Status Services::CheckRegistries(const Scope& scope, const json::array& registri
     }
     if (!container_name) continue;
     // The container and its port mapping, from the definition.
-    boost::system::error_code ec;
-    json::value parsed = json::parse(definition, ec);
     bool named = false, mapped = false;
-    if (!ec && parsed.is_object())
-      for (const json::object* c : json_fields::Objects(parsed.get_object(), "containerDefinitions")) {
-        if (Str(*c, "name") != *container_name) continue;
-        named = true;
-        for (const json::object* m : json_fields::Objects(*c, "portMappings"))
-          mapped = mapped || OptInt(*m, "containerPort") == container_port;
-      }
+    for (const taskdef::ContainerView& c : containers) {
+      if (c.name != *container_name) continue;
+      named = true;
+      for (const taskdef::PortMappingView& m : c.port_mappings)
+        mapped = mapped || (container_port && m.container_port == *container_port);
+    }
     if (!named)
       return ParamError(fmt::format("The container '{}' specified in serviceRegistries is not in the task definition.",
                                     *container_name));
@@ -573,16 +564,11 @@ StatusOr<std::string> Services::Create(const Scope& scope, std::string_view call
   }
   if (auto regs = OptArray(in, "serviceRegistries"))
     RETURN_IF_ERROR(CheckRegistries(scope, *regs, view ? view->network_mode : std::string(),
-                                    view ? view->definition : std::string()));
+                                    view ? view->containers : std::vector<taskdef::ContainerView>()));
   ASSIGN_OR_RETURN(Launch launch, ResolveLaunch(scope, cluster, in, view, view ? view->network_mode : std::string(),
                                                 view ? view->compatibilities : std::vector<std::string>(), scheduling,
                                                 external));
-  size_t definition_constraints = 0;
-  if (view && !view->placement_constraints.empty()) {
-    boost::system::error_code ec;
-    json::value v = json::parse(view->placement_constraints, ec);
-    if (!ec && v.is_array()) definition_constraints = v.get_array().size();
-  }
+  const size_t definition_constraints = view ? view->placement_constraints.size() : 0;
   RETURN_IF_ERROR(ValidatePlacement(OptArray(in, "placementConstraints"), OptArray(in, "placementStrategy"),
                                     definition_constraints, launch.type == "FARGATE", daemon));
   const json::object* given_dc = nullptr;
@@ -655,7 +641,7 @@ StatusOr<std::string> Services::Create(const Scope& scope, std::string_view call
                                     cluster_name, quotas_.services_per_cluster));
     if (!external) {
       RETURN_IF_ERROR(StartDeployment(txn, scope, cluster_name, record, view->arn, launch.deployment,
-                                      ContainersOf(view->definition), now));
+                                      ContainersOf(view->containers), now));
     }
     RETURN_IF_ERROR(WriteRecord(txn, scope, cluster_name, name, std::nullopt, record));
     RETURN_IF_ERROR(PutTags(txn, scope, arn, tags));
@@ -694,9 +680,8 @@ StatusOr<std::string> Services::Update(const Scope& scope, std::string_view call
     std::string arn;
     std::string network_mode;
     std::vector<std::string> compat;
-    std::vector<std::pair<std::string, std::string>> containers;
+    std::vector<taskdef::ContainerView> containers;
     size_t constraints = 0;
-    std::string definition;  // its containers (and network mode), as JSON
   };
   auto primary_definition = [](const json::object& record) {
     std::string td = Str(record, "taskDefinition");
@@ -704,22 +689,16 @@ StatusOr<std::string> Services::Update(const Scope& scope, std::string_view call
       if (Str(*d, "status") == "PRIMARY") td = Str(*d, "taskDefinition");
     return td;
   };
+  auto facts_of = [](const taskdef::LaunchView& v) {
+    return Facts{v.arn, v.network_mode, v.compatibilities, v.containers, v.placement_constraints.size()};
+  };
   // Every decision is made on the record as the write transaction reads it, so a concurrent
   // change (another update, the scheduler's StoreState) is never lost or refused; only a change of
   // the PRIMARY's definition in between (a rollback) makes it read that definition again.
   for (int attempt = 0; attempt < 5; ++attempt) {
     Facts facts;
     if (view) {
-      facts.arn = view->arn;
-      facts.network_mode = view->network_mode;
-      facts.compat = view->compatibilities;
-      facts.containers = ContainersOf(view->definition);
-      facts.definition = view->definition;
-      if (!view->placement_constraints.empty()) {
-        boost::system::error_code ec;
-        json::value v = json::parse(view->placement_constraints, ec);
-        if (!ec && v.is_array()) facts.constraints = v.get_array().size();
-      }
+      facts = facts_of(*view);
     } else {
       std::optional<json::object> snapshot;
       RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
@@ -730,16 +709,12 @@ StatusOr<std::string> Services::Update(const Scope& scope, std::string_view call
       if (Str(*snapshot, "status") != "ACTIVE") return ServiceNotActive();
       facts.arn = primary_definition(*snapshot);
       if (!facts.arn.empty()) {
+        // The owner's projection of the revision the service runs, which may be INACTIVE by now.
         ASSIGN_OR_RETURN(taskdef::Ref tref, taskdef::ParseRef(facts.arn, scope, "UpdateService", caller_arn));
-        ASSIGN_OR_RETURN(taskdef::Described described, task_definitions_.Describe(scope, tref, false));
-        ASSIGN_OR_RETURN(json::object td, ParseRecordObject(described.task_definition, "task definition"));
-        facts.network_mode = Str(td, "networkMode");
-        facts.compat = json_fields::Strings(td, "compatibilities");
-        json::object def;
-        def["containerDefinitions"] = OptArray(td, "containerDefinitions").value_or(json::array());
-        facts.definition = json::serialize(def);
-        facts.containers = ContainersOf(facts.definition);
-        facts.constraints = OptArray(td, "placementConstraints").value_or(json::array()).size();
+        ASSIGN_OR_RETURN(taskdef::LaunchView current,
+                         task_definitions_.ResolveForLaunch(scope, tref, taskdef::InactiveRevision::kAllow));
+        facts = facts_of(current);
+        facts.arn = primary_definition(*snapshot);  // as the record names it
       }
     }
 
@@ -754,7 +729,7 @@ StatusOr<std::string> Services::Update(const Scope& scope, std::string_view call
       }));
     }
     if (registries && !registries->empty())
-      RETURN_IF_ERROR(CheckRegistries(scope, *registries, facts.network_mode, facts.definition));
+      RETURN_IF_ERROR(CheckRegistries(scope, *registries, facts.network_mode, facts.containers));
 
     std::string out;
     bool definition_moved = false;
@@ -790,7 +765,7 @@ StatusOr<std::string> Services::Update(const Scope& scope, std::string_view call
 
       const std::string& network_mode = facts.network_mode;
       const std::vector<std::string>& compat = facts.compat;
-      const std::vector<std::pair<std::string, std::string>>& containers = facts.containers;
+      const std::vector<std::pair<std::string, std::string>> containers = ContainersOf(facts.containers);
       const size_t definition_constraints = facts.constraints;
       const std::string target_td = view ? view->arn : current_td;
 

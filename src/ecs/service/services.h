@@ -245,10 +245,10 @@ class Services {
                                 TimePoint now);
 
   // serviceRegistries (at most one entry, CheckUnsupported) as ECS checks it against the task
-  // definition the service runs (`network_mode`, `definition`: its JSON; empty for none) and the
+  // definition the service runs (`network_mode`, its `containers`; none when it is not known) and the
   // registry's records.
   Status CheckRegistries(const Scope& scope, const boost::json::array& registries, std::string_view network_mode,
-                         std::string_view definition);
+                         const std::vector<taskdef::ContainerView>& containers);
 
   store::Store& store_;
   taskdef::TaskDefinitions& task_definitions_;

@@ -269,36 +269,27 @@ int64_t IntOf(const json::object& o, std::string_view key) {
 // host ports of its port mappings (hostPort 0 or omitted in bridge mode is dynamic: nothing
 // reserved). `overrides` is the task's TaskOverride.
 placement::Demand Ec2Demand(std::string_view task_cpu, std::string_view task_memory, std::string_view network_mode,
-                            const json::object& definition, const json::object& overrides) {
+                            const std::vector<taskdef::ContainerView>& containers, const json::object& overrides) {
   placement::Demand d;
   int64_t cpu_sum = 0, memory_sum = 0;
-  auto it = definition.find("containerDefinitions");
-  if (it != definition.end() && it->value().is_array()) {
-    for (const auto& cv : it->value().as_array()) {
-      if (!cv.is_object()) continue;
-      const json::object& c = cv.as_object();
-      const json::object* o = nullptr;
-      if (auto co = overrides.find("containerOverrides"); co != overrides.end() && co->value().is_array())
-        for (const auto& ov : co->value().as_array())
-          if (ov.is_object() && Str(ov.as_object(), "name") == Str(c, "name")) o = &ov.as_object();
-      auto value = [&](std::string_view key) {
-        int64_t v = o ? IntOf(*o, key) : 0;
-        return v > 0 ? v : IntOf(c, key);
-      };
-      cpu_sum += value("cpu");
-      const int64_t hard = value("memory");
-      memory_sum += hard > 0 ? hard : value("memoryReservation");
-      if (network_mode != "bridge" && network_mode != "host") continue;
-      if (auto pm = c.find("portMappings"); pm != c.end() && pm->value().is_array()) {
-        for (const auto& mv : pm->value().as_array()) {
-          if (!mv.is_object()) continue;
-          const json::object& m = mv.as_object();
-          int64_t host = IntOf(m, "hostPort");
-          if (network_mode == "host" && host == 0) host = IntOf(m, "containerPort");
-          if (host <= 0) continue;
-          (Str(m, "protocol") == "udp" ? d.udp_ports : d.tcp_ports).push_back(static_cast<int>(host));
-        }
-      }
+  for (const taskdef::ContainerView& c : containers) {
+    const json::object* o = nullptr;
+    if (auto co = overrides.find("containerOverrides"); co != overrides.end() && co->value().is_array())
+      for (const auto& ov : co->value().as_array())
+        if (ov.is_object() && Str(ov.as_object(), "name") == c.name) o = &ov.as_object();
+    auto value = [&](std::string_view key, int64_t registered) {
+      int64_t v = o ? IntOf(*o, key) : 0;
+      return v > 0 ? v : registered;
+    };
+    cpu_sum += value("cpu", c.cpu);
+    const int64_t hard = value("memory", c.memory);
+    memory_sum += hard > 0 ? hard : value("memoryReservation", c.memory_reservation);
+    if (network_mode != "bridge" && network_mode != "host") continue;
+    for (const taskdef::PortMappingView& m : c.port_mappings) {
+      int64_t host = m.host_port;
+      if (network_mode == "host" && host == 0) host = m.container_port;
+      if (host <= 0) continue;
+      (m.protocol == "udp" ? d.udp_ports : d.tcp_ports).push_back(static_cast<int>(host));
     }
   }
   auto task_cpu_value = ToInt(task_cpu);
@@ -475,13 +466,10 @@ StatusOr<Tasks::RunPlan> Tasks::PlanRun(const Scope& scope, std::string_view cal
   const auto& compat = plan.view.compatibilities;
   if (std::find(compat.begin(), compat.end(), plan.launch_type) == compat.end())
     return ParamError(fmt::format("Task definition does not support launch_type {}.", plan.launch_type));
-  ASSIGN_OR_RETURN(json::object definition, ParseRecordObject(plan.view.definition, "launch view"));
   std::set<std::string> container_names;
-  if (auto it = definition.find("containerDefinitions"); it != definition.end() && it->value().is_array()) {
-    for (const auto& c : it->value().as_array()) {
-      plan.containers.emplace_back(Str(c.as_object(), "name"), Str(c.as_object(), "image"));
-      container_names.insert(plan.containers.back().first);
-    }
+  for (const taskdef::ContainerView& c : plan.view.containers) {
+    plan.containers.emplace_back(c.name, c.image);
+    container_names.insert(c.name);
   }
 
   // Overrides: container names must exist; on Fargate a task-level size must be a Fargate size.
@@ -555,18 +543,13 @@ StatusOr<Tasks::RunPlan> Tasks::PlanRun(const Scope& scope, std::string_view cal
   }
 
   if (plan.ec2) {
-    plan.demand = Ec2Demand(plan.cpu, plan.memory, plan.view.network_mode, definition, plan.overrides);
+    plan.demand = Ec2Demand(plan.cpu, plan.memory, plan.view.network_mode, plan.view.containers, plan.overrides);
     plan.demand.attributes = plan.view.requires_attributes;
     if (req.placement_strategy) {
       ASSIGN_OR_RETURN(plan.strategies, placement::ParseStrategies(*req.placement_strategy));
     }
     json::array constraints = req.placement_constraints.value_or(json::array());
-    if (!plan.view.placement_constraints.empty()) {  // the revision's memberOf constraints apply too
-      boost::system::error_code ec;
-      json::value registered = json::parse(plan.view.placement_constraints, ec);
-      if (!ec && registered.is_array())
-        for (const auto& c : registered.as_array()) constraints.push_back(c);
-    }
+    for (const auto& c : plan.view.placement_constraints) constraints.push_back(c);  // the revision's memberOf ones too
     ASSIGN_OR_RETURN(plan.constraints, placement::ParseConstraints(constraints));
   }
 

@@ -486,12 +486,35 @@ StatusOr<LaunchView> TaskDefinitions::ResolveForLaunch(const Scope& scope, const
       if (auto it = td.find(key); it != td.end()) def[key] = it->value();
     view.definition = json::serialize(def);
     if (auto it = td.find("containerDefinitions"); it != td.end() && it->value().is_array()) {
+      auto str_of = [](const json::object& o, std::string_view key) {
+        auto m = o.find(key);
+        return m != o.end() && m->value().is_string() ? std::string(m->value().get_string()) : std::string();
+      };
+      auto int_of = [](const json::object& o, std::string_view key) -> int64_t {
+        auto m = o.find(key);
+        return m != o.end() && m->value().is_number() ? m->value().to_number<int64_t>() : 0;
+      };
       for (const auto& c : it->value().as_array()) {
         if (!c.is_object()) continue;
         const json::object& o = c.as_object();
         auto essential = o.find("essential");
         const bool is_essential = essential == o.end() || !essential->value().is_bool() || essential->value().get_bool();
         if (is_essential && o.contains("healthCheck")) view.health_checks = true;
+        ContainerView& cv = view.containers.emplace_back();
+        cv.name = str_of(o, "name");
+        cv.image = str_of(o, "image");
+        cv.essential = is_essential;
+        cv.cpu = int_of(o, "cpu");
+        cv.memory = int_of(o, "memory");
+        cv.memory_reservation = int_of(o, "memoryReservation");
+        if (auto pm = o.find("portMappings"); pm != o.end() && pm->value().is_array())
+          for (const auto& m : pm->value().as_array()) {
+            if (!m.is_object()) continue;
+            PortMappingView& p = cv.port_mappings.emplace_back();
+            p.container_port = int_of(m.as_object(), "containerPort");
+            p.host_port = int_of(m.as_object(), "hostPort");
+            if (std::string protocol = str_of(m.as_object(), "protocol"); !protocol.empty()) p.protocol = protocol;
+          }
       }
     }
     if (auto it = td.find("requiresAttributes"); it != td.end() && it->value().is_array()) {
@@ -505,7 +528,7 @@ StatusOr<LaunchView> TaskDefinitions::ResolveForLaunch(const Scope& scope, const
       }
     }
     if (auto it = td.find("placementConstraints"); it != td.end() && it->value().is_array())
-      view.placement_constraints = json::serialize(it->value());
+      view.placement_constraints = it->value().get_array();
     return OkStatus();
   }));
   return view;

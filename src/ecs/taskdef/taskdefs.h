@@ -26,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+#include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 
 #include "common/clock.h"
@@ -86,7 +87,26 @@ struct DeleteResult {
   std::vector<Failure> failures;
 };
 
-// What a launch needs of a revision, resolved once and pinned (seed gaps 4 and 8).
+// A container of a pinned revision, as the control plane's launch paths read it (LaunchView).
+struct PortMappingView {
+  int64_t container_port = 0;
+  int64_t host_port = 0;  // 0: not given (dynamic in bridge mode; the container port in host mode)
+  std::string protocol = "tcp";
+};
+struct ContainerView {
+  std::string name;
+  std::string image;
+  bool essential = true;
+  int64_t cpu = 0;                 // units; 0: not given
+  int64_t memory = 0;              // the hard limit, MiB; 0: not given
+  int64_t memory_reservation = 0;  // the soft limit, MiB; 0: not given
+  std::vector<PortMappingView> port_mappings;
+};
+
+// What a launch needs of a revision, resolved once and pinned (seed gaps 4 and 8). The control
+// plane reads a revision only through it: nothing outside ecs/taskdef parses a task-definition
+// document (tests/test_taskdef_boundary.py). `definition` is the agent's launch document, handed
+// on to the agent as it is (agent protocol, docs/agent-protocol.md).
 struct LaunchView {
   std::string arn;
   std::string family;
@@ -98,10 +118,11 @@ struct LaunchView {
   std::string memory;
   std::vector<std::string> compatibilities;
   std::string definition;  // networkMode, pidMode, ipcMode, the containers and volumes, serialized, for the agent
+  std::vector<ContainerView> containers;  // in the definition's order
   // For placement on container instances: requiresAttributes (name, value when given) and the
-  // revision's placementConstraints (memberOf only), serialized as registered.
+  // revision's placementConstraints (memberOf only), as registered.
   std::vector<std::pair<std::string, std::optional<std::string>>> requires_attributes;
-  std::string placement_constraints;
+  boost::json::array placement_constraints;
   // An essential container defines a healthCheck: a service counts the task healthy only when it
   // reports HEALTHY.
   bool health_checks = false;

@@ -109,6 +109,43 @@ TEST_F(TaskDefinitionsTest, InactiveRevisionCannotLaunch) {
   EXPECT_EQ(api::AnswerFor(launch.status()).type, "ClientException");
 }
 
+// Seed gap 8: what a launch reads of a revision is the owner's typed projection, not a document.
+TEST_F(TaskDefinitionsTest, TheLaunchViewCarriesTypedContainersAndConstraints) {
+  json::object def = json::parse(R"({"family":"web","networkMode":"bridge","cpu":"256",
+    "containerDefinitions":[
+      {"name":"app","image":"nginx:1","cpu":128,"memory":256,"memoryReservation":64,"essential":true,
+       "portMappings":[{"containerPort":80,"hostPort":8080},{"containerPort":53,"protocol":"udp"}]},
+      {"name":"side","image":"busybox","essential":false,"memoryReservation":32}],
+    "placementConstraints":[{"type":"memberOf","expression":"attribute:ecs.instance-type =~ t2.*"}]})")
+                         .as_object();
+  ASSERT_TRUE(tds_.Register(kScope, kCaller, def, kNow).ok());
+  auto view = tds_.ResolveForLaunch(kScope, R("web", 1));
+  ASSERT_TRUE(view.ok()) << view.status().ToString();
+  ASSERT_EQ(view->containers.size(), 2u);
+  const ContainerView& app = view->containers[0];
+  EXPECT_EQ(app.name, "app");
+  EXPECT_EQ(app.image, "nginx:1");
+  EXPECT_TRUE(app.essential);
+  EXPECT_EQ(app.cpu, 128);
+  EXPECT_EQ(app.memory, 256);
+  EXPECT_EQ(app.memory_reservation, 64);
+  ASSERT_EQ(app.port_mappings.size(), 2u);
+  EXPECT_EQ(app.port_mappings[0].container_port, 80);
+  EXPECT_EQ(app.port_mappings[0].host_port, 8080);
+  EXPECT_EQ(app.port_mappings[0].protocol, "tcp");
+  EXPECT_EQ(app.port_mappings[1].container_port, 53);
+  EXPECT_EQ(app.port_mappings[1].protocol, "udp");
+  const ContainerView& side = view->containers[1];
+  EXPECT_EQ(side.name, "side");
+  EXPECT_FALSE(side.essential);
+  EXPECT_EQ(side.memory, 0);
+  EXPECT_EQ(side.memory_reservation, 32);
+  ASSERT_EQ(view->placement_constraints.size(), 1u);
+  EXPECT_EQ(view->placement_constraints[0].at("type"), "memberOf");
+  EXPECT_EQ(view->network_mode, "bridge");
+  EXPECT_EQ(view->cpu, "256");
+}
+
 TEST_F(TaskDefinitionsTest, ListsByStatusFamilyAndOrderWithPages) {
   for (const char* f : {"b", "a", "c"})
     for (int i = 0; i < 3; ++i) ASSERT_TRUE(tds_.Register(kScope, kCaller, Def(f), kNow).ok());
