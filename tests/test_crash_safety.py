@@ -197,5 +197,67 @@ class CrashSafety(unittest.TestCase):
               f"{time.monotonic() - t0:.1f}s", file=sys.stderr)
 
 
+class SchedulerLeaseAfterKill9(unittest.TestCase):
+    """A server killed with SIGKILL leaves its scheduler lease live (nothing released it). Restarted
+    on the same state directory it is the same server (the directory's lock keeps it to one
+    process): it takes the lease over at once, with a new epoch, instead of waiting the lease out.
+    The lease here lasts 120 s; the restarted scheduler must act well inside that."""
+
+    LEASE_SECONDS = 120
+
+    def setUp(self):
+        import shutil
+        import tempfile
+        self.tmp = tempfile.mkdtemp(prefix="paddock-lease-")
+        self.addCleanup(shutil.rmtree, self.tmp, ignore_errors=True)
+        self.state = os.path.join(self.tmp, "state")
+        os.makedirs(self.state)
+        _, self.key_id, self.secret = h.create_account(self.state)
+        self.config = os.path.join(self.tmp, "paddock.toml")
+        with open(self.config, "w") as f:
+            f.write(f"[scheduler]\nlease_seconds = {self.LEASE_SECONDS}\n")
+        self.server = None
+        self.addCleanup(lambda: self.server and self.server.stop())
+        self.addCleanup(h.stop_leftover_tasks)
+
+    def start(self):
+        self.server = h.Server(self.state, ["--config", self.config]).start()
+        self.ecs = h.ecs_client(self.server.endpoint, self.key_id, self.secret)
+
+    def await_task_of(self, service, timeout):
+        """Seconds until the scheduler has started a task of `service` (running or already stopped)."""
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < timeout:
+            for status in ("RUNNING", "STOPPED"):
+                if self.ecs.list_tasks(cluster="lease", serviceName=service, desiredStatus=status)["taskArns"]:
+                    return time.monotonic() - t0
+            time.sleep(0.1)
+        self.fail(f"no task of {service} within {timeout} s: {self.server.log_tail()}")
+
+    def test_a_restarted_server_takes_its_own_lease_at_once(self):
+        self.start()
+        ec2 = h.client("ec2", self.server.endpoint, self.key_id, self.secret)
+        subnet = ec2.describe_subnets()["Subnets"][0]["SubnetId"]
+        self.ecs.create_cluster(clusterName="lease")
+        td = self.ecs.register_task_definition(
+            family="lease", networkMode="awsvpc", requiresCompatibilities=["FARGATE"], cpu="256", memory="512",
+            containerDefinitions=[{"name": "app", "image": "busybox:lease-test-absent", "essential": True}],
+        )["taskDefinition"]["taskDefinitionArn"]
+        network = {"awsvpcConfiguration": {"subnets": [subnet]}}
+
+        def service(name):
+            self.ecs.create_service(cluster="lease", serviceName=name, taskDefinition=td, desiredCount=1,
+                                    launchType="FARGATE", networkConfiguration=network)
+
+        service("before")
+        self.await_task_of("before", 60)  # the first life's scheduler holds the lease now
+        self.server.kill()
+        self.start()
+        service("after")
+        waited = self.await_task_of("after", self.LEASE_SECONDS / 2)
+        print(f"\nscheduler acting after a SIGKILL and restart: {waited:.1f} s (lease {self.LEASE_SECONDS} s)",
+              file=sys.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -69,6 +69,11 @@ class StaticPage(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         body = b"from the file provider\n"
         if self.path == "/dynamic":  # what the edge's http provider polls: a router to the file's service
+            if self.headers.get("X-Config-Token") != "sesame":  # paddock up --edge-http-header
+                self.send_response(403)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
             body = json.dumps({"http": {"routers": {"viahttp": {
                 "rule": "Host(`http.localhost`)", "service": "static@file"}}}}).encode()
         self.send_response(200)
@@ -198,6 +203,19 @@ class Edge(unittest.TestCase):
                     "  services:\n    static:\n      loadBalancer:\n        servers:\n"
                     f"          - url: http://127.0.0.1:{cls.static.server_address[1]}\n"
                     f"tls:\n  certificates:\n    - certFile: {cls.cert}\n      keyFile: {key}\n")
+        # The http provider's endpoint: the same pages over TLS, with a certificate for 127.0.0.1 that
+        # only --edge-http-tls-ca makes trusted, answering only polls with --edge-http-header's token.
+        provider_cert = os.path.join(cls.tmp, "provider.crt")
+        provider_key = os.path.join(cls.tmp, "provider.key")
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                        "-keyout", provider_key, "-out", provider_cert, "-days", "2", "-subj", "/CN=127.0.0.1",
+                        "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
+        cls.provider = http.server.ThreadingHTTPServer(("127.0.0.1", 0), StaticPage)
+        tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        tls.load_cert_chain(provider_cert, provider_key)
+        cls.provider.socket = tls.wrap_socket(cls.provider.socket, server_side=True)
+        threading.Thread(target=cls.provider.serve_forever, daemon=True).start()
+        cls.addClassCleanup(cls.provider.shutdown)
         # An in-process EC2 container instance in cluster "default" for the bridge-mode service.
         config = os.path.join(cls.tmp, "paddock.toml")
         with open(config, "w") as f:
@@ -205,8 +223,10 @@ class Edge(unittest.TestCase):
         cls.server = h.Server(cls.state_dir, mode="up", env=env,
                               extra_args=["--edge-file", dynamic, "--config", config,
                                           "--edge-websecure", "127.0.0.1:0",
-                                          "--edge-http", f"http://127.0.0.1:{cls.static.server_address[1]}/dynamic",
-                                          "--edge-http-poll-interval", "1s"]).start()
+                                          "--edge-http", f"https://127.0.0.1:{cls.provider.server_address[1]}/dynamic",
+                                          "--edge-http-poll-interval", "1s", "--edge-http-poll-timeout", "3s",
+                                          "--edge-http-header", "X-Config-Token=sesame",
+                                          "--edge-http-tls-ca", provider_cert]).start()
         cls.addClassCleanup(cls.server.stop)
         cls.web_port, cls.api_port = cls.server.edge_ports()
         cls.websecure_port = cls.server.edge_tls_port()
@@ -388,7 +408,9 @@ class Edge(unittest.TestCase):
         self.assertEqual((status, router["status"], router["provider"]), (200, "enabled", "file"))
 
     def test_an_http_provider_route_of_paddock_up_is_served_beside_the_file(self):
-        """`paddock up --edge-http`: Traefik's http provider, its router naming the file provider's service."""
+        """`paddock up --edge-http` over https with --edge-http-tls-ca and --edge-http-header (the endpoint
+        refuses a poll without the header, and its certificate is trusted by no system CA): Traefik's http
+        provider, its router naming the file provider's service."""
         status, router = self.api("/api/http/routers/viahttp@http")
         self.assertEqual((status, router["status"], router["provider"], router["service"]),
                          (200, "enabled", "http", "static@file"))
@@ -524,6 +546,29 @@ class Edge(unittest.TestCase):
         # Replica B, idle, released its hold long before; A releases once its request is answered.
         th.wait_for_status(self, self.ecs, "default", task, "STOPPED", timeout=30, context=logs)
         self.assertEqual(self.drain_holds(task), {}, logs())
+
+
+class UpEdgeFlags(unittest.TestCase):
+    """`paddock up`'s --edge-http-* flags are checked before anything starts: a bad one is an error
+    naming it, and no state directory is made."""
+
+    def test_bad_http_provider_flags_are_refused_before_anything_starts(self):
+        tmp = tempfile.mkdtemp(prefix="paddock-edge-flags-")
+        self.addCleanup(shutil.rmtree, tmp, ignore_errors=True)
+        state = os.path.join(tmp, "state")
+        cases = [
+            (["--edge-http-header", "no-equals-sign"], "--edge-http-header 'no-equals-sign' is not NAME=VALUE"),
+            (["--edge-http-header", "Bad Name=x"], "--edge-http-header"),
+            (["--edge-http-poll-timeout", "soon"], "--edge-http-poll-timeout: invalid duration"),
+            (["--edge-http-poll-interval", "0s"], "--edge-http-poll-interval must be greater than 0"),
+        ]
+        for args, said in cases:
+            r = subprocess.run([h.paddock_bin(), "up", "--state-dir", state, "--listen", "127.0.0.1:0",
+                                "--edge-http", "http://127.0.0.1:1/", *args], capture_output=True, text=True,
+                               timeout=60, stdin=subprocess.DEVNULL)
+            self.assertEqual(r.returncode, 1, (args, r.stdout, r.stderr))
+            self.assertIn(said, r.stderr, args)
+            self.assertFalse(os.path.exists(state), args)
 
 
 if __name__ == "__main__":

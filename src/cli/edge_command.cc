@@ -77,25 +77,25 @@ void AddEdgeCommand(CLI::App& app, EdgeCommand& c) {
                     "Traefik's file provider: every .yml/.yaml/.toml file under a directory")
       ->excludes(file);
   // Traefik reads its flags in any case (--providers.http.pollInterval): so do these.
-  c.cmd->add_option("--providers.http.endpoint", c.http_endpoint,
+  c.cmd->add_option("--providers.http.endpoint", c.http.endpoint,
                     "Traefik's http provider: an http:// or https:// endpoint serving dynamic configuration")
       ->ignore_case();
-  c.cmd->add_option("--providers.http.pollinterval", c.http_poll_interval,
+  c.cmd->add_option("--providers.http.pollinterval", c.http.poll_interval,
                     "How often the http provider polls (a Go duration; default 5s)")
       ->ignore_case();
-  c.cmd->add_option("--providers.http.polltimeout", c.http_poll_timeout,
+  c.cmd->add_option("--providers.http.polltimeout", c.http.poll_timeout,
                     "How long one poll of the http provider may take (a Go duration; default 5s)")
       ->ignore_case();
-  c.cmd->add_option("--providers.http.tls.ca", c.http_tls_ca,
+  c.cmd->add_option("--providers.http.tls.ca", c.http.tls_ca,
                     "The http provider's CA (a PEM file, or PEM text), trusted instead of the system's")
       ->ignore_case();
-  c.cmd->add_option("--providers.http.tls.cert", c.http_tls_cert,
+  c.cmd->add_option("--providers.http.tls.cert", c.http.tls_cert,
                     "The http provider's client certificate for mTLS (a PEM file, or PEM text); needs .key")
       ->ignore_case();
-  c.cmd->add_option("--providers.http.tls.key", c.http_tls_key,
+  c.cmd->add_option("--providers.http.tls.key", c.http.tls_key,
                     "The client certificate's private key (a PEM file, or PEM text); needs .cert")
       ->ignore_case();
-  c.cmd->add_flag("--providers.http.tls.insecureskipverify", c.http_tls_insecure_skip_verify,
+  c.cmd->add_flag("--providers.http.tls.insecureskipverify", c.http.tls_insecure_skip_verify,
                   "Accept any certificate the http provider's endpoint presents (default false)")
       ->ignore_case();
   c.cmd->add_flag("--metrics.prometheus.addrouterslabels", c.add_routers_labels,
@@ -146,6 +146,25 @@ std::string DefaultEdgeId(std::string_view host, int pid) {
   return id;
 }
 
+Status HttpProviderFlags::Apply(edge::EdgeOptions& options, Names names) const {
+  auto positive = [](std::string_view flag, std::string_view text) -> StatusOr<std::chrono::milliseconds> {
+    auto d = edge::ParseGoDuration(text);
+    if (!d.ok()) return InvalidArgument(fmt::format("{}: {}", flag, d.status().message()));
+    if (d->count() <= 0) return InvalidArgument(fmt::format("{} must be greater than 0", flag));
+    return std::chrono::ceil<std::chrono::milliseconds>(*d);
+  };
+  ASSIGN_OR_RETURN(std::chrono::milliseconds interval, positive(names.poll_interval, poll_interval));
+  ASSIGN_OR_RETURN(std::chrono::milliseconds timeout, positive(names.poll_timeout, poll_timeout));
+  options.http_endpoint = endpoint;
+  options.http_poll_interval = interval;
+  options.http_poll_timeout = timeout;
+  options.http_headers = headers;
+  if (!tls_ca.empty() || !tls_cert.empty() || !tls_key.empty() || tls_insecure_skip_verify)
+    options.http_tls = edge::HttpProviderTls{
+        .ca = tls_ca, .cert = tls_cert, .key = tls_key, .insecure_skip_verify = tls_insecure_skip_verify};
+  return OkStatus();
+}
+
 int RunEdgeCommand(const EdgeCommand& c) {
   auto endpoint = EndpointHostPort(c.endpoint);
   if (!endpoint.ok()) return Fail("endpoint", endpoint.status());
@@ -158,8 +177,8 @@ int RunEdgeCommand(const EdgeCommand& c) {
   }
   if (options.entry_points.empty()) options.entry_points.push_back({"web", "127.0.0.1", 8000});
   std::vector<std::string> extras = c.cmd->remaining();
-  if (Status s = edge::TakeHttpHeaderFlags(extras, options.http_headers); !s.ok())
-    return Fail("--providers.http.headers", s);
+  HttpProviderFlags http = c.http;
+  if (Status s = edge::TakeHttpHeaderFlags(extras, http.headers); !s.ok()) return Fail("--providers.http.headers", s);
   if (Status s = edge::TakeServersTransportFlags(extras, options.servers_transport); !s.ok())
     return Fail("serversTransport", s);
   if (Status s = edge::ApplyEntryPointFlags(extras, options.entry_points); !s.ok())
@@ -183,22 +202,9 @@ int RunEdgeCommand(const EdgeCommand& c) {
   options.io_threads = c.io_threads;
   options.file = c.file_filename;
   options.file_directory = c.file_directory;
-  options.http_endpoint = c.http_endpoint;
   options.router_metrics = c.add_routers_labels;
-  auto interval = edge::ParseGoDuration(c.http_poll_interval);
-  if (!interval.ok()) return Fail("--providers.http.pollinterval", interval.status());
-  if (interval->count() <= 0) return Fail("--providers.http.pollinterval", InvalidArgument("must be greater than 0"));
-  options.http_poll_interval = std::chrono::ceil<std::chrono::milliseconds>(*interval);
-  auto timeout = edge::ParseGoDuration(c.http_poll_timeout);
-  if (!timeout.ok()) return Fail("--providers.http.polltimeout", timeout.status());
-  if (timeout->count() <= 0) return Fail("--providers.http.polltimeout", InvalidArgument("must be greater than 0"));
-  options.http_poll_timeout = std::chrono::ceil<std::chrono::milliseconds>(*timeout);
-  if (!c.http_tls_ca.empty() || !c.http_tls_cert.empty() || !c.http_tls_key.empty() ||
-      c.http_tls_insecure_skip_verify)
-    options.http_tls = edge::HttpProviderTls{.ca = c.http_tls_ca,
-                                             .cert = c.http_tls_cert,
-                                             .key = c.http_tls_key,
-                                             .insecure_skip_verify = c.http_tls_insecure_skip_verify};
+  if (Status s = http.Apply(options, {"--providers.http.pollinterval", "--providers.http.polltimeout"}); !s.ok())
+    return Fail("http provider", s);
   edge::EcsApiOptions api_options{.host = endpoint->first, .port = endpoint->second, .credentials = *credentials,
                                   .region = c.region};
   if (!c.clusters.empty()) api_options.clusters = c.clusters;
@@ -279,10 +285,7 @@ StatusOr<std::unique_ptr<InProcessEdge>> InProcessEdge::Start(const InProcessEdg
     std::error_code ec;
     (std::filesystem::is_directory(o.file, ec) ? options.file_directory : options.file) = o.file;
   }
-  options.http_endpoint = o.http;
-  ASSIGN_OR_RETURN(std::chrono::nanoseconds interval, edge::ParseGoDuration(o.http_poll_interval));
-  if (interval.count() <= 0) return InvalidArgument("--edge-http-poll-interval must be greater than 0");
-  options.http_poll_interval = std::chrono::ceil<std::chrono::milliseconds>(interval);
+  RETURN_IF_ERROR(o.http.Apply(options, {"--edge-http-poll-interval", "--edge-http-poll-timeout"}));
   self->source_ = std::make_unique<edge::EcsApiSource>(
       edge::EcsApiOptions{.host = o.api_host, .port = o.api_port, .credentials = o.credentials,
                           .region = o.scope.region.str(), .auto_discover_clusters = true});

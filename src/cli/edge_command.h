@@ -23,6 +23,7 @@
 
 #include <CLI/CLI.hpp>
 #include <memory>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,26 @@
 namespace paddock::ecs::drain { class DrainHolds; }
 
 namespace paddock::cli {
+
+// The http provider's flags, as `paddock edge` (Traefik's --providers.http.*) and `paddock up`
+// (--edge-http-*) take them. Apply checks them and sets `options`' http provider; InvalidArgument
+// naming the flag (`names`: the command's own flag names) otherwise, `options` then unchanged.
+struct HttpProviderFlags {
+  std::string endpoint;               // none when empty
+  std::string poll_interval = "5s";   // a Go duration, > 0
+  std::string poll_timeout = "5s";    // a Go duration, > 0
+  std::map<std::string, std::string> headers;
+  // Traefik's ClientTLS: CA, client certificate and key (files or PEM text), or no verification.
+  std::string tls_ca;
+  std::string tls_cert;
+  std::string tls_key;
+  bool tls_insecure_skip_verify = false;
+
+  struct Names {
+    std::string_view poll_interval, poll_timeout;
+  };
+  Status Apply(edge::EdgeOptions& options, Names names) const;
+};
 
 struct EdgeCommand {
   CLI::App* cmd = nullptr;
@@ -55,15 +76,9 @@ struct EdgeCommand {
   std::string region = "us-east-1";
   std::string file_filename;   // Traefik's providers.file.filename
   std::string file_directory;  // providers.file.directory
-  std::string http_endpoint;   // providers.http.endpoint
-  std::string http_poll_interval = "5s";  // providers.http.pollInterval (a Go duration)
-  std::string http_poll_timeout = "5s";   // providers.http.pollTimeout (a Go duration)
-  // providers.http.tls.{ca,cert,key,insecureSkipVerify} (Traefik's ClientTLS); the provider's
-  // headers (providers.http.headers.<name>) name the header in the flag, and arrive as extras.
-  std::string http_tls_ca;
-  std::string http_tls_cert;
-  std::string http_tls_key;
-  bool http_tls_insecure_skip_verify = false;
+  // providers.http.*; its headers (providers.http.headers.<name>) name the header in the flag,
+  // and arrive as extras.
+  HttpProviderFlags http;
   bool add_routers_labels = false;  // metrics.prometheus.addRoutersLabels
 };
 
@@ -93,8 +108,7 @@ struct InProcessEdgeOptions {
   Scope scope;  // the bootstrap account's, in the node's region
   std::chrono::milliseconds drain_timeout{30'000};
   std::string file;  // Traefik's file provider: a dynamic-configuration file or directory; none when empty
-  std::string http;  // Traefik's http provider: its http(s):// endpoint (the system's CAs); none when empty
-  std::string http_poll_interval = "5s";  // a Go duration, > 0
+  HttpProviderFlags http;  // Traefik's http provider; none when its endpoint is empty
   // [HOST]:PORT of a `websecure` entry point (TLS, and plain HTTP, as every entry point); none when
   // empty. With `redirect_to_websecure`, `web` redirects plain HTTP to it (Traefik's
   // http.redirections.entryPoint to websecure, https, permanent).

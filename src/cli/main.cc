@@ -151,12 +151,28 @@ struct UpEdgeFlags {
   std::string web = "127.0.0.1:8000";
   std::string api = "127.0.0.1:8081";
   std::string file;
-  std::string http;                      // the http provider's endpoint; none when empty
-  std::string http_poll_interval = "5s";  // a Go duration
+  HttpProviderFlags http;                // the http provider; none when its endpoint is empty
+  std::vector<std::string> http_headers;  // NAME=VALUE
   std::string websecure;  // none when empty
   bool redirect_https = false;
   int64_t drain_timeout_seconds = 30;
 };
+
+// Before anything starts: --edge-http-header's NAME=VALUE words become the provider's headers (as
+// Traefik's --providers.http.headers.NAME checks them), and the http provider's flags are checked.
+Status CheckUpEdgeFlags(UpEdgeFlags& flags) {
+  std::vector<std::string> words;
+  for (const std::string& h : flags.http_headers) {
+    const size_t eq = h.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return InvalidArgument(fmt::format("--edge-http-header '{}' is not NAME=VALUE", h));
+    words.push_back(fmt::format("--providers.http.headers.{}", h));
+  }
+  if (Status s = paddock::edge::TakeHttpHeaderFlags(words, flags.http.headers); !s.ok())
+    return InvalidArgument(fmt::format("--edge-http-header: {}", s.message()));
+  paddock::edge::EdgeOptions scratch;
+  return flags.http.Apply(scratch, {"--edge-http-poll-interval", "--edge-http-poll-timeout"});
+}
 
 int RunServer(const ServerConfig& config, bool up, bool keep_tasks, const UpEdgeFlags& edge_flags = {}) {
   sigset_t signals = BlockStopSignals();
@@ -198,7 +214,6 @@ int RunServer(const ServerConfig& config, bool up, bool keep_tasks, const UpEdge
       eo.api = edge_flags.api;
       eo.file = edge_flags.file;
       eo.http = edge_flags.http;
-      eo.http_poll_interval = edge_flags.http_poll_interval;
       eo.websecure = edge_flags.websecure;
       eo.redirect_to_websecure = edge_flags.redirect_https;
       eo.drain_timeout = std::chrono::seconds(edge_flags.drain_timeout_seconds);
@@ -722,11 +737,24 @@ int main(int argc, char** argv) {
                  "A dynamic-configuration file (YAML or TOML) or directory for the edge's file provider, as "
                  "Traefik's --providers.file.filename/directory: routers, services and middlewares beside the tasks' "
                  "labels (a router there may name a service <name>@ecs)");
-  up->add_option("--edge-http", up_edge.http,
+  up->add_option("--edge-http", up_edge.http.endpoint,
                  "An http:// or https:// endpoint serving dynamic configuration (JSON or YAML) for the edge's http provider, as "
                  "Traefik's --providers.http.endpoint, polled every --edge-http-poll-interval");
-  up->add_option("--edge-http-poll-interval", up_edge.http_poll_interval,
+  up->add_option("--edge-http-poll-interval", up_edge.http.poll_interval,
                  "How often the edge's http provider polls (a Go duration; default 5s)");
+  up->add_option("--edge-http-poll-timeout", up_edge.http.poll_timeout,
+                 "How long one poll of the edge's http provider may take (a Go duration; default 5s)");
+  up->add_option("--edge-http-header", up_edge.http_headers,
+                 "NAME=VALUE: a header on every poll of the edge's http provider (repeatable; Traefik's "
+                 "--providers.http.headers.NAME)");
+  up->add_option("--edge-http-tls-ca", up_edge.http.tls_ca,
+                 "The http provider's CA (a PEM file, or PEM text), trusted instead of the system's");
+  up->add_option("--edge-http-tls-cert", up_edge.http.tls_cert,
+                 "The http provider's client certificate for mTLS (a PEM file, or PEM text); needs --edge-http-tls-key");
+  up->add_option("--edge-http-tls-key", up_edge.http.tls_key,
+                 "The client certificate's private key (a PEM file, or PEM text); needs --edge-http-tls-cert");
+  up->add_flag("--edge-http-tls-insecure-skip-verify", up_edge.http.tls_insecure_skip_verify,
+               "Accept any certificate the http provider's endpoint presents (default false)");
   up->add_option("--edge-websecure", up_edge.websecure,
                  "[HOST]:PORT of the edge's `websecure` entry point, e.g. 127.0.0.1:8443: routers with `tls` served "
                  "over TLS with the file provider's certificates or a generated default (default: none)");
@@ -800,6 +828,7 @@ int main(int argc, char** argv) {
   }
   if (up->parsed()) {
     if (auto s = ResolveConfig(up, up_config, up_config_file); !s.ok()) return Fail(s);
+    if (auto s = CheckUpEdgeFlags(up_edge); !s.ok()) return Fail(s);
     return RunServer(up_config, /*up=*/true, keep_tasks, up_edge);
   }
   if (down->parsed()) return RunDown(down_state_dir, down->count("--state-dir") > 0, down_timeout);

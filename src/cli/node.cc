@@ -643,10 +643,18 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   {
     const SchedulerConfig& sc = config.scheduler;
     sched::SchedulerOptions so;
-    // Unique per process: a restarted server is a new holder and waits out the old lease.
+    // Unique per process, and prefixed with what names this server: its host and state directory.
+    // The directory's lock (cli/state_lock.h) keeps that to one running process, so a lease held
+    // under the prefix is an earlier life's (killed, or stopped without releasing it), taken over
+    // at once with a new epoch instead of waited out.
     char host[256] = {};
     gethostname(host, sizeof(host) - 1);
-    so.holder = fmt::format("{}:{}:{}", host, getpid(), RandomString(8, "0123456789abcdef"));
+    std::error_code ec;
+    const std::string dir = std::filesystem::weakly_canonical(config.state_dir, ec).string();
+    uint64_t dir_hash = 14695981039346656037ull;  // FNV-1a
+    for (unsigned char c : ec ? config.state_dir : dir) dir_hash = (dir_hash ^ c) * 1099511628211ull;
+    so.successor_of = fmt::format("{}:{:016x}:", host, dir_hash);
+    so.holder = fmt::format("{}{}:{}", so.successor_of, getpid(), RandomString(8, "0123456789abcdef"));
     so.lease_ttl = std::chrono::seconds(sc.lease_seconds);
     so.resync_interval = std::chrono::seconds(sc.resync_seconds);
     so.settle = std::chrono::seconds(sc.settle_seconds);

@@ -84,12 +84,14 @@ StatusOr<std::optional<uint64_t>> Lease::TryAcquire(TimePoint now) {
     next.expires_ms = now_ms + ttl_.count();
     if (!cur) {
       next.epoch = 1;
-    } else if (now_ms < cur->expires_ms) {
-      if (cur->holder != holder_) return OkStatus();  // another holder's live lease
-      next.epoch = cur->epoch;                         // a renewal in time keeps the epoch
+    } else if (now_ms < cur->expires_ms && cur->holder == holder_) {
+      next.epoch = cur->epoch;  // a renewal in time keeps the epoch
+    } else if (now_ms < cur->expires_ms &&
+               (successor_of_.empty() || !cur->holder.starts_with(successor_of_))) {
+      return OkStatus();  // another holder's live lease
     } else {
-      // Expired (or released): whoever takes it, ours before or not, starts a new epoch, so any
-      // write still in flight under the old one is fenced off.
+      // Expired (or released), or an earlier life's: whoever takes it, ours before or not, starts
+      // a new epoch, so any write still in flight under the old one is fenced off.
       next.epoch = cur->epoch + 1;
     }
     RETURN_IF_ERROR(txn.Put(kTable, LeaseKey(), Encode(next)));

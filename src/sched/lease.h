@@ -31,12 +31,18 @@ const ErrorDomain& ErrorDomainOf(Error);
 
 class Lease {
  public:
-  Lease(store::Store& store, std::string holder, std::chrono::milliseconds ttl)
-      : store_(store), holder_(std::move(holder)), ttl_(ttl) {}
+  // `successor_of`: a prefix of holder names that are this holder's own earlier lives (the same
+  // server before a restart). A live lease held by such a name is taken over at once, with a new
+  // epoch that fences the old one, instead of being waited out. The caller guarantees that no other
+  // running process holds a name with that prefix (Paddock: the host and the state directory,
+  // which its lock keeps to one server). Empty: none.
+  Lease(store::Store& store, std::string holder, std::chrono::milliseconds ttl, std::string successor_of = {})
+      : store_(store), holder_(std::move(holder)), ttl_(ttl), successor_of_(std::move(successor_of)) {}
 
-  // Takes the lease if it is free, expired or already ours, and extends it to now + ttl. Returns
-  // the epoch this holder writes with (unchanged while it keeps renewing in time; bumped when it
-  // takes the lease over), or nullopt when another holder's lease is still live.
+  // Takes the lease if it is free, expired, already ours or an earlier life's (successor_of), and
+  // extends it to now + ttl. Returns the epoch this holder writes with (unchanged while it keeps
+  // renewing in time; bumped when it takes the lease over), or nullopt when another holder's lease
+  // is still live.
   StatusOr<std::optional<uint64_t>> TryAcquire(TimePoint now);
   // Gives the lease up (if ours), so another server can take over at once.
   Status Release();
@@ -54,6 +60,7 @@ class Lease {
   store::Store& store_;
   std::string holder_;
   std::chrono::milliseconds ttl_;
+  std::string successor_of_;
 };
 
 }  // namespace paddock::sched

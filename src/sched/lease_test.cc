@@ -74,6 +74,28 @@ TEST(LeaseTest, OneHolderAtATimeAndTheDeposedOneIsFenced) {
   EXPECT_EQ(Read(*store), "a3");
 }
 
+// A restarted server (the same host and state directory: `successor_of`) takes its earlier life's
+// live lease at once, with a new epoch that fences the old life's writes; anyone else still waits.
+TEST(LeaseTest, ARestartedServerTakesItsEarlierLifesLeaseAtOnce) {
+  testing::TempStore store;
+  testing::FakeClock clock;
+  Lease before(*store, "host:state1:100:aaaa", seconds(10), "host:state1:");
+  Lease other(*store, "host:state2:300:cccc", seconds(10), "host:state2:");
+  EXPECT_EQ(Acquire(before, clock.Now()), 1u);
+  ASSERT_TRUE(FencedPut(*store, before, 1, clock.Now(), "before").ok());
+  clock.Advance(seconds(1));
+  EXPECT_EQ(Acquire(other, clock.Now()), std::nullopt) << "another server waits out the live lease";
+
+  Lease after(*store, "host:state1:200:bbbb", seconds(10), "host:state1:");
+  EXPECT_EQ(Acquire(after, clock.Now()), 2u) << "the restarted server does not wait 9 s";
+  Status late = FencedPut(*store, before, 1, clock.Now(), "before-late");
+  EXPECT_TRUE(IsError(late, Error::kLeaseLost)) << late.ToString();
+  EXPECT_EQ(Read(*store), "before");
+  EXPECT_TRUE(FencedPut(*store, after, 2, clock.Now(), "after").ok());
+  EXPECT_EQ(Acquire(after, clock.Now()), 2u) << "its own renewals keep the epoch";
+  EXPECT_EQ(Acquire(other, clock.Now()), std::nullopt);
+}
+
 TEST(LeaseTest, AnExpiredFenceIsRefusedEvenWithoutANewHolder) {
   testing::TempStore store;
   testing::FakeClock clock;

@@ -82,7 +82,7 @@ Scheduler::Scheduler(store::Store& store, ecs::service::Services& services, ecs:
       instances_(instances),
       clock_(clock),
       options_(std::move(options)),
-      lease_(store, options_.holder, options_.lease_ttl) {}
+      lease_(store, options_.holder, options_.lease_ttl, options_.successor_of) {}
 
 Scheduler::~Scheduler() { Stop(); }
 

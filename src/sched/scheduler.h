@@ -43,6 +43,9 @@ namespace paddock::sched {
 
 struct SchedulerOptions {
   std::string holder = "paddock";  // this server's name in the lease
+  // Names of this server's earlier lives, whose live lease it takes over at once (Lease's
+  // successor_of); empty: it waits out any other name's lease.
+  std::string successor_of;
   std::chrono::milliseconds lease_ttl{10000};
   std::chrono::milliseconds resync_interval{10000};
   // RUNNING time before a task without health checks counts as healthy (AWS's 40 s; tasks with
