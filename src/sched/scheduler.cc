@@ -182,11 +182,14 @@ StatusOr<std::optional<Scheduler::Snapshot>> Scheduler::Observe(store::ReadTxn& 
   });
   if ((state->scheduling_strategy == "DAEMON" || on_instances) && instances_ != nullptr) {
     ASSIGN_OR_RETURN(auto candidates, instances_->Candidates(txn, key.scope, key.cluster, now));
-    // A DAEMON service runs on the ACTIVE instances its memberOf constraints admit; an
-    // instance that stops matching loses its task.
+    // A DAEMON service runs on the ACTIVE instances its memberOf constraints admit, and those of
+    // the revision its PRIMARY deployment runs; an instance that stops matching loses its task.
     std::vector<ecs::task::placement::Constraint> constraints;
-    if (state->scheduling_strategy == "DAEMON" && state->placement_constraints) {
-      ASSIGN_OR_RETURN(constraints, ecs::task::placement::ParseConstraints(*state->placement_constraints));
+    if (state->scheduling_strategy == "DAEMON") {
+      boost::json::array all = state->placement_constraints.value_or(boost::json::array());
+      if (!state->deployments.empty())
+        for (const auto& c : state->deployments.front().definition_constraints) all.push_back(c);
+      ASSIGN_OR_RETURN(constraints, ecs::task::placement::ParseConstraints(all));
     }
     for (const auto& c : candidates) {
       const bool admitted = std::all_of(constraints.begin(), constraints.end(), [&](const auto& k) {

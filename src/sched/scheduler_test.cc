@@ -362,6 +362,36 @@ TEST_F(SchedulerTest, DaemonRunsOnTheInstancesItsConstraintAdmits) {
   EXPECT_EQ(State().desired_count, 1);
 }
 
+// DAEMON: the revision's own memberOf constraints admit instances too, beside the service's (the
+// task definition's placementConstraints; issue 20).
+TEST_F(SchedulerTest, DaemonAlsoHonoursItsRevisionsConstraints) {
+  ASSERT_TRUE(tds_.Register(kScope, kCaller,
+                            Obj(R"({"family":"agent","networkMode":"bridge","requiresCompatibilities":["EC2"],)"
+                                R"("containerDefinitions":[{"name":"a","image":"busybox","cpu":128,"memory":128}],)"
+                                R"("placementConstraints":[{"type":"memberOf","expression":"attribute:zone == a"}]})"),
+                            clock_.Now())
+                  .ok());
+  const std::string edge_a = AddInstance({{"role", std::string("edge")}, {"zone", std::string("a")}});
+  AddInstance({{"role", std::string("edge")}, {"zone", std::string("b")}});
+  AddInstance({{"role", std::string("db")}, {"zone", std::string("a")}});
+  auto created = services_.Create(kScope, kCaller,
+                                  Obj(R"({"serviceName":"api","taskDefinition":"agent","launchType":"EC2",)"
+                                      R"("schedulingStrategy":"DAEMON","placementConstraints":)"
+                                      R"([{"type":"memberOf","expression":"attribute:role == edge"}]})"),
+                                  clock_.Now());
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  Scheduler a(*store_, services_, tasks_, &instances_, clock_, Options("a"));
+  auto epoch = a.Lead();
+  ASSERT_TRUE(epoch.ok() && epoch->has_value());
+  ASSERT_TRUE(a.Pass(key_, **epoch).ok());
+  std::set<std::string> on;
+  for (const auto& t : Tasks()) on.insert(t.container_instance_arn);
+  EXPECT_EQ(on, (std::set<std::string>{edge_a}));  // role edge (the service's) and zone a (the revision's)
+  EXPECT_EQ(State().desired_count, 1);
+  EXPECT_EQ(State().deployments[0].definition_constraints.size(), 1u);
+  EXPECT_EQ(State().deployments[0].failed_tasks, 0);  // no launch was tried where it could not go
+}
+
 // A service's awsvpcConfiguration.securityGroups must be groups of the caller's VPC, and its tasks
 // are launched into them (vpc/security_groups.h).
 TEST_F(SchedulerTest, AServicesTasksGetItsSecurityGroups) {

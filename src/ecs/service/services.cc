@@ -318,8 +318,10 @@ std::string Services::NewId(size_t n, std::string_view alphabet) {
 }
 
 Status Services::StartDeployment(store::WriteTxn& txn, const Scope& scope, const std::string& cluster,
-                                 json::object& record, const std::string& task_definition, const LaunchConfig& launch,
-                                 const std::vector<std::pair<std::string, std::string>>& containers, TimePoint now) {
+                                 json::object& record, const taskdef::LaunchView& definition, const LaunchConfig& launch,
+                                 TimePoint now) {
+  const std::string& task_definition = definition.arn;
+  const std::vector<std::pair<std::string, std::string>> containers = ContainersOf(definition.containers);
   const std::string name = Str(record, "serviceName");
   const std::string service_arn = Str(record, "serviceArn");
   Deployment d;
@@ -332,6 +334,7 @@ Status Services::StartDeployment(store::WriteTxn& txn, const Scope& scope, const
   d.created_at = now;
   d.updated_at = now;
   d.launch = launch;
+  d.definition_constraints = definition.placement_constraints;
   d.service_deployment_id = NewId(21, kUrlSafe);
   d.service_revision_id = NewId(19, kDigits);
 
@@ -640,8 +643,7 @@ StatusOr<std::string> Services::Create(const Scope& scope, std::string_view call
       return ParamError(fmt::format("The cluster {} already has {} services, the limit (services per cluster).",
                                     cluster_name, quotas_.services_per_cluster));
     if (!external) {
-      RETURN_IF_ERROR(StartDeployment(txn, scope, cluster_name, record, view->arn, launch.deployment,
-                                      ContainersOf(view->containers), now));
+      RETURN_IF_ERROR(StartDeployment(txn, scope, cluster_name, record, *view, launch.deployment, now));
     }
     RETURN_IF_ERROR(WriteRecord(txn, scope, cluster_name, name, std::nullopt, record));
     RETURN_IF_ERROR(PutTags(txn, scope, arn, tags));
@@ -677,11 +679,8 @@ StatusOr<std::string> Services::Update(const Scope& scope, std::string_view call
   // The current PRIMARY's definition: what a change of launch or network is checked against when
   // the update names no new one (it may be INACTIVE by now: the service keeps it).
   struct Facts {
-    std::string arn;
-    std::string network_mode;
-    std::vector<std::string> compat;
-    std::vector<taskdef::ContainerView> containers;
-    size_t constraints = 0;
+    std::string arn;  // as the service record names it
+    taskdef::LaunchView view;
   };
   auto primary_definition = [](const json::object& record) {
     std::string td = Str(record, "taskDefinition");
@@ -689,16 +688,13 @@ StatusOr<std::string> Services::Update(const Scope& scope, std::string_view call
       if (Str(*d, "status") == "PRIMARY") td = Str(*d, "taskDefinition");
     return td;
   };
-  auto facts_of = [](const taskdef::LaunchView& v) {
-    return Facts{v.arn, v.network_mode, v.compatibilities, v.containers, v.placement_constraints.size()};
-  };
   // Every decision is made on the record as the write transaction reads it, so a concurrent
   // change (another update, the scheduler's StoreState) is never lost or refused; only a change of
   // the PRIMARY's definition in between (a rollback) makes it read that definition again.
   for (int attempt = 0; attempt < 5; ++attempt) {
     Facts facts;
     if (view) {
-      facts = facts_of(*view);
+      facts = Facts{view->arn, *view};
     } else {
       std::optional<json::object> snapshot;
       RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
@@ -711,10 +707,8 @@ StatusOr<std::string> Services::Update(const Scope& scope, std::string_view call
       if (!facts.arn.empty()) {
         // The owner's projection of the revision the service runs, which may be INACTIVE by now.
         ASSIGN_OR_RETURN(taskdef::Ref tref, taskdef::ParseRef(facts.arn, scope, "UpdateService", caller_arn));
-        ASSIGN_OR_RETURN(taskdef::LaunchView current,
+        ASSIGN_OR_RETURN(facts.view,
                          task_definitions_.ResolveForLaunch(scope, tref, taskdef::InactiveRevision::kAllow));
-        facts = facts_of(current);
-        facts.arn = primary_definition(*snapshot);  // as the record names it
       }
     }
 
@@ -729,7 +723,7 @@ StatusOr<std::string> Services::Update(const Scope& scope, std::string_view call
       }));
     }
     if (registries && !registries->empty())
-      RETURN_IF_ERROR(CheckRegistries(scope, *registries, facts.network_mode, facts.containers));
+      RETURN_IF_ERROR(CheckRegistries(scope, *registries, facts.view.network_mode, facts.view.containers));
 
     std::string out;
     bool definition_moved = false;
@@ -763,10 +757,9 @@ StatusOr<std::string> Services::Update(const Scope& scope, std::string_view call
         if (force) return ParamError("forceNewDeployment is not supported for a service that uses the EXTERNAL deployment controller.");
       }
 
-      const std::string& network_mode = facts.network_mode;
-      const std::vector<std::string>& compat = facts.compat;
-      const std::vector<std::pair<std::string, std::string>> containers = ContainersOf(facts.containers);
-      const size_t definition_constraints = facts.constraints;
+      const std::string& network_mode = facts.view.network_mode;
+      const std::vector<std::string>& compat = facts.view.compatibilities;
+      const size_t definition_constraints = facts.view.placement_constraints.size();
       const std::string target_td = view ? view->arn : current_td;
 
       // The launch configuration: the service's, with the update's members over it.
@@ -843,7 +836,7 @@ StatusOr<std::string> Services::Update(const Scope& scope, std::string_view call
       const uint64_t version = static_cast<uint64_t>(json_fields::Int(*again, "version").value_or(0));
       record["version"] = version + 1;
       if (new_deployment)
-        RETURN_IF_ERROR(StartDeployment(txn, scope, cluster_name, record, target_td, launch.deployment, containers, now));
+        RETURN_IF_ERROR(StartDeployment(txn, scope, cluster_name, record, facts.view, launch.deployment, now));
       RETURN_IF_ERROR(WriteRecord(txn, scope, cluster_name, ref.name, again, record));
       out = json::serialize(RenderService(record, nullptr));
       return OkStatus();

@@ -236,10 +236,10 @@ class Services {
                                  bool external_controller);
   std::string NewId(size_t n, std::string_view alphabet);
   // A new PRIMARY deployment with its ServiceDeployment and ServiceRevision, written in `txn`;
-  // `record` gets the deployment in front (the previous PRIMARY becomes ACTIVE).
+  // `record` gets the deployment in front (the previous PRIMARY becomes ACTIVE). `definition` is
+  // the revision it runs, as the owner projects it (its containers and placement constraints).
   Status StartDeployment(store::WriteTxn& txn, const Scope& scope, const std::string& cluster, boost::json::object& record,
-                         const std::string& task_definition, const LaunchConfig& launch,
-                         const std::vector<std::pair<std::string, std::string>>& containers, TimePoint now);
+                         const taskdef::LaunchView& definition, const LaunchConfig& launch, TimePoint now);
   // StoreState's upkeep of ServiceDeployment records when rollout states change.
   Status SyncServiceDeployments(store::WriteTxn& txn, const ServiceState& state, const boost::json::object& old_record,
                                 TimePoint now);

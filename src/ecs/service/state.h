@@ -58,6 +58,9 @@ struct Deployment {
   LaunchConfig launch;
   std::string service_deployment_id;  // the ServiceDeployment this deployment belongs to (ARN's last part)
   std::string service_revision_id;    // the ServiceRevision it runs (19 digits)
+  // The revision's own placementConstraints (memberOf), as registered: a DAEMON service admits an
+  // instance only when these match it as well as the service's own.
+  boost::json::array definition_constraints;
 
   // Task sets only.
   double scale_percent = 0;        // scale.value (unit PERCENT)

@@ -125,6 +125,7 @@ json::object EncodeDeployment(const Deployment& d) {
   o["breakerUnobserved"] = d.breaker_unobserved;
   o["launchFailures"] = d.launch_failures;
   o["nextLaunchAtMs"] = Ms(d.next_launch_at);
+  if (!d.definition_constraints.empty()) o["definitionPlacementConstraints"] = d.definition_constraints;
   return o;
 }
 
@@ -154,6 +155,8 @@ Deployment DecodeDeployment(const json::object& o) {
   d.breaker_unobserved = IntOr(o, "breakerUnobserved");
   d.launch_failures = IntOr(o, "launchFailures");
   d.next_launch_at = FromEpochMillis(IntOr(o, "nextLaunchAtMs"));
+  if (auto it = o.find("definitionPlacementConstraints"); it != o.end() && it->value().is_array())
+    d.definition_constraints = it->value().get_array();
   return d;
 }
 
