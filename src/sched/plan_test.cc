@@ -741,6 +741,22 @@ TEST(PlanTest, PlacementFailuresWriteOneEventCountForTheBreakerAndBackOff) {
                                           "all of its requirements."));
 }
 
+// Placement failures (no task shows them) and tasks that failed to start count toward the circuit
+// breaker as their sum, in either order (issue 20).
+TEST(PlanTest, PlacementFailuresAndFailedStartsCountTogether) {
+  ServiceState s = Service(1);
+  RecordPlacementFailure(s, kNew, "RESOURCE:MEMORY", Obs(kT0, {}));
+  RecordPlacementFailure(s, kNew, "RESOURCE:MEMORY", Obs(kT0, {}));
+  ASSERT_EQ(s.deployments[0].failed_tasks, 2);
+  // Then one start fails: 2 + 1.
+  Decide(s, Obs(kT0 + hours(1), {FailedStart("f1", kNew, kT0 + std::chrono::minutes(30))}));
+  EXPECT_EQ(s.deployments[0].failed_tasks, 3);
+  // Another placement failure after it: 3 + 1, the failed task still counted.
+  RecordPlacementFailure(s, kNew, "RESOURCE:MEMORY", Obs(kT0 + hours(1), {}));
+  Decide(s, Obs(kT0 + hours(2), {FailedStart("f1", kNew, kT0 + std::chrono::minutes(30))}));
+  EXPECT_EQ(s.deployments[0].failed_tasks, 4);
+}
+
 TEST(PlanTest, FargateRefusalsWriteEcssReasonEventCountAndBackOff) {
   ServiceState s = Service(1);
   Observed o = Obs(kT0, {});
