@@ -257,6 +257,11 @@ class RemoteAgent(h.PaddockTestCase):
                                    "logConfiguration": {"logDriver": "awslogs", "options": {
                                        "awslogs-group": "/remote/app", "awslogs-stream-prefix": "r"}}}],
         )["taskDefinition"]["taskDefinitionArn"]
+        # This test is about secrets and logs, not the heartbeat (test_3's): an agent between polls on
+        # a loaded machine is waited for, and said so (CI once saw an AGENT refusal here).
+        if not self.instance()["agentConnected"]:
+            print(f"\nnote: the agent was not connected before RunTask: {self.why_refused()}", file=sys.stderr)
+            self.wait_connected(True, AGENT_TIMEOUT + 5)
         r = self.ecs.run_task(cluster="remote", taskDefinition=td, launchType="EC2",
                               networkConfiguration={"awsvpcConfiguration": {"subnets": [self.subnet]}})
         self.assertEqual(r["failures"], [], self.why_refused())

@@ -390,6 +390,7 @@ struct Tasks::RunPlan {
   std::vector<placement::Constraint> constraints;
   std::vector<instance::InstanceRef> targets;
   std::function<Status(store::WriteTxn&, const std::vector<std::string>&)> in_txn;  // RunRequest::in_txn
+  taskdef::InactiveRevision inactive_revision = taskdef::InactiveRevision::kRefuse;
   json::object service_registry;  // RunRequest::service_registry (empty: none)
 };
 
@@ -463,6 +464,7 @@ StatusOr<Tasks::RunPlan> Tasks::PlanRun(const Scope& scope, std::string_view cal
   // Then whether ECS can assume its roles, for every caller (issue 11, ecs/task/role_check.h).
   RETURN_IF_ERROR(CheckLaunchRoles(role_check_, scope.account, plan.view, req.overrides ? &*req.overrides : nullptr));
   plan.in_txn = req.in_txn;
+  plan.inactive_revision = req.inactive_revision;
   const auto& compat = plan.view.compatibilities;
   if (std::find(compat.begin(), compat.end(), plan.launch_type) == compat.end())
     return ParamError(fmt::format("Task definition does not support launch_type {}.", plan.launch_type));
@@ -852,11 +854,14 @@ StatusOr<std::vector<std::optional<Tasks::Target>>> Tasks::Place(
 }
 
 StatusOr<RunResult> Tasks::Commit(const Scope& scope, std::string_view caller_arn, const RunPlan& plan, TimePoint now) {
+  if (before_commit_) before_commit_();
   RunResult result;
   RETURN_IF_ERROR(store_.Write([&](store::WriteTxn& txn) -> Status {
     result = RunResult{};
-    // Again inside the transaction: a DeleteCluster that committed since the check above wins.
+    // Again inside the transaction: a DeleteCluster that committed since the check above wins, and
+    // so does a DeregisterTaskDefinition or DeleteTaskDefinitions of the pinned revision.
     RETURN_IF_ERROR(clusters_.CheckActive(txn, scope, plan.cluster));
+    RETURN_IF_ERROR(task_definitions_.CheckLaunchable(txn, scope, plan.view, plan.inactive_revision));
     std::string token_key;
     if (plan.client_token) {
       token_key = ScopeKey(scope).Str(*plan.client_token).Done();

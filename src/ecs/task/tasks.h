@@ -206,6 +206,9 @@ class Tasks {
         fargate_(fargate) {}
 
   StatusOr<RunResult> Run(const Scope& scope, std::string_view caller_arn, const RunRequest& request, TimePoint now);
+  // Tests' seam: runs between a launch's planning (the revision resolved and pinned) and its
+  // transaction, where a concurrent change (a deleted revision, a deleted cluster) is made to land.
+  void SetBeforeCommitForTest(std::function<void()> hook) { before_commit_ = std::move(hook); }
   // StartTask: one EC2 task on each named container instance; an instance that cannot take it
   // (missing, not ACTIVE, short of resources) is a failures[] entry, not an exception.
   StatusOr<RunResult> Start(const Scope& scope, std::string_view caller_arn, const StartRequest& request, TimePoint now);
@@ -357,6 +360,7 @@ class Tasks {
 
   store::Store& store_;
   taskdef::TaskDefinitions& task_definitions_;
+  std::function<void()> before_commit_;
   cluster::Clusters& clusters_;
   std::string fargate_agent_;
   instance::ContainerInstances* instances_;  // null: no EC2 launch type

@@ -151,6 +151,41 @@ TEST_F(TasksTest, RunPinsTheRevisionAndRefusesInactive) {
   EXPECT_EQ(RunOk(Req("web"))[0].at("taskDefinitionArn"), "arn:aws:ecs:us-east-1:123456789012:task-definition/web:1");
 }
 
+// A revision deregistered, or deleted and reaped, between RunTask's planning and its transaction:
+// the run is refused as it would be after them, and no task is left pinned to a removed revision
+// (issue 20).
+TEST_F(TasksTest, ARevisionRemovedWhileARunIsPlannedRefusesTheRun) {
+  ASSERT_TRUE(tds_.Register(kScope, kCaller, FargateDef("gone"), clock_.Now()).ok());  // gone:1
+  tasks_.SetBeforeCommitForTest([&] {
+    ASSERT_TRUE(tds_.Deregister(kScope, taskdef::Ref{"gone", 1}, clock_.Now()).ok());
+    auto deleted = tds_.Delete(kScope, {"gone:1"}, kCaller, clock_.Now());
+    ASSERT_TRUE(deleted.ok()) << deleted.status().ToString();
+    auto reaped = tds_.ReapDeleting(kScope);
+    ASSERT_TRUE(reaped.ok());
+    EXPECT_EQ(*reaped, 1u) << "nothing referenced it yet: it is removed";
+  });
+  auto run = tasks_.Run(kScope, kCaller, Req("gone:1"), clock_.Now());
+  tasks_.SetBeforeCommitForTest(nullptr);
+  ASSERT_FALSE(run.ok());
+  EXPECT_EQ(api::AnswerFor(run.status()).type, "ClientException");
+  EXPECT_EQ(run.status().message(), "Unable to describe task definition.");
+  auto listed = tasks_.List(kScope, ListQuery{}, kCaller);
+  ASSERT_TRUE(listed.ok());
+  EXPECT_TRUE(listed->arns.empty()) << "no task was committed";
+
+  // Deregistered only: refused with RunTask's inactive text.
+  ASSERT_TRUE(tds_.Register(kScope, kCaller, FargateDef("late"), clock_.Now()).ok());
+  tasks_.SetBeforeCommitForTest([&] { ASSERT_TRUE(tds_.Deregister(kScope, taskdef::Ref{"late", 1}, clock_.Now()).ok()); });
+  auto inactive = tasks_.Run(kScope, kCaller, Req("late:1"), clock_.Now());
+  tasks_.SetBeforeCommitForTest(nullptr);
+  ASSERT_FALSE(inactive.ok());
+  EXPECT_EQ(inactive.status().message(),
+            "TaskDefinition is inactive: arn:aws:ecs:us-east-1:123456789012:task-definition/late:1");
+  listed = tasks_.List(kScope, ListQuery{}, kCaller);
+  ASSERT_TRUE(listed.ok());
+  EXPECT_TRUE(listed->arns.empty());
+}
+
 // The task listener (the edge's wake-up) hears a launch, a stop and each report, after its commit.
 TEST_F(TasksTest, TheTaskListenerHearsLaunchesStopsAndReports) {
   std::vector<std::string> heard;

@@ -534,6 +534,17 @@ StatusOr<LaunchView> TaskDefinitions::ResolveForLaunch(const Scope& scope, const
   return view;
 }
 
+Status TaskDefinitions::CheckLaunchable(store::ReadTxn& txn, const Scope& scope, const LaunchView& view,
+                                        InactiveRevision inactive) {
+  ASSIGN_OR_RETURN(Loaded l, Load(txn, scope, Ref{view.family, view.revision}, kUnableToDescribe));
+  ASSIGN_OR_RETURN(json::object td, ParseRecordObject(l.text, "task definition"));
+  // As ResolveForLaunch: a service's pinned revision may be INACTIVE or DELETE_IN_PROGRESS (AWS:
+  // services using a deleting revision still scale); only one reaped since is gone for it too.
+  if (RecordStatus(td) != kActive && inactive == InactiveRevision::kRefuse)
+    return ClientError(fmt::format("TaskDefinition is inactive: {}", view.arn));
+  return OkStatus();
+}
+
 Status TaskDefinitions::ReapAccount(const AccountId& account) {
   for (std::string_view table : {kTaskDefs, kFamilies, kByStatus, kFamilyByStatus, kDeleting})
     RETURN_IF_ERROR(ReapAccountRows(store_, table, account));

@@ -184,6 +184,12 @@ class TaskDefinitions {
   // unless `inactive` is kAllow (a service's pinned revision).
   StatusOr<LaunchView> ResolveForLaunch(const Scope& scope, const Ref& ref,
                                         InactiveRevision inactive = InactiveRevision::kRefuse);
+  // Inside a launch's own transaction: the revision `view` pinned may still start tasks, with the
+  // answer ResolveForLaunch would give now (a revision reaped since, or deregistered or deleting
+  // when `inactive` is kRefuse, refuses the launch) — so no task is committed pinned to a revision
+  // a concurrent DeleteTaskDefinitions has removed.
+  Status CheckLaunchable(store::ReadTxn& txn, const Scope& scope, const LaunchView& view,
+                         InactiveRevision inactive = InactiveRevision::kRefuse);
 
   // Removes every task definition and tag of the account (seed gap 7).
   Status ReapAccount(const AccountId& account);
