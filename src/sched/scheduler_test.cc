@@ -88,6 +88,31 @@ class SchedulerTest : public ::testing::Test {
     return s.ok() ? std::string(json::parse(*s).at("containerInstanceArn").as_string()) : std::string();
   }
 
+  // The family "agent" (bridge, EC2) with `extra` members (e.g. its own placementConstraints), and
+  // "api", a DAEMON service of it whose own constraint admits the instances with role == edge.
+  void CreateEdgeDaemon(std::string_view extra = "") {
+    ASSERT_TRUE(tds_.Register(kScope, kCaller,
+                              Obj(std::string(R"({"family":"agent","networkMode":"bridge","requiresCompatibilities":)"
+                                              R"(["EC2"],"containerDefinitions":[{"name":"a","image":"busybox",)"
+                                              R"("cpu":128,"memory":128}])") +
+                                  std::string(extra) + "}"),
+                              clock_.Now())
+                    .ok());
+    auto created = services_.Create(kScope, kCaller,
+                                    Obj(R"({"serviceName":"api","taskDefinition":"agent","launchType":"EC2",)"
+                                        R"("schedulingStrategy":"DAEMON","placementConstraints":)"
+                                        R"([{"type":"memberOf","expression":"attribute:role == edge"}]})"),
+                                    clock_.Now());
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+  }
+
+  // The container instances the cluster's tasks were placed on.
+  std::set<std::string> InstancesWithTasks() {
+    std::set<std::string> on;
+    for (const auto& t : Tasks()) on.insert(t.container_instance_arn);
+    return on;
+  }
+
   // The agent reports `id` RUNNING (and, with `exit`, its essential container exiting right after).
   void Report(const std::string& id, bool exit) {
     const std::string arn = "arn:aws:ecs:us-east-1:123456789012:task/default/" + id;
@@ -329,27 +354,15 @@ TEST_F(SchedulerTest, AOneOffTaskInTheServicesGroupIsLeftAlone) {
 // DAEMON: one task on each ACTIVE instance its memberOf constraint admits; an instance that
 // starts draining loses its task.
 TEST_F(SchedulerTest, DaemonRunsOnTheInstancesItsConstraintAdmits) {
-  ASSERT_TRUE(tds_.Register(kScope, kCaller,
-                            Obj(R"({"family":"agent","networkMode":"bridge","requiresCompatibilities":["EC2"],)"
-                                R"("containerDefinitions":[{"name":"a","image":"busybox","cpu":128,"memory":128}]})"),
-                            clock_.Now())
-                  .ok());
   const std::string edge1 = AddInstance({{"role", std::string("edge")}});
   const std::string edge2 = AddInstance({{"role", std::string("edge")}});
   AddInstance({{"role", std::string("db")}});
-  auto created = services_.Create(kScope, kCaller,
-                                  Obj(R"({"serviceName":"api","taskDefinition":"agent","launchType":"EC2",)"
-                                      R"("schedulingStrategy":"DAEMON","placementConstraints":)"
-                                      R"([{"type":"memberOf","expression":"attribute:role == edge"}]})"),
-                                  clock_.Now());
-  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  CreateEdgeDaemon();
   Scheduler a(*store_, services_, tasks_, &instances_, clock_, Options("a"));
   auto epoch = a.Lead();
   ASSERT_TRUE(epoch.ok() && epoch->has_value());
   ASSERT_TRUE(a.Pass(key_, **epoch).ok());
-  std::set<std::string> on;
-  for (const auto& t : Tasks()) on.insert(t.container_instance_arn);
-  EXPECT_EQ(on, (std::set<std::string>{edge1, edge2}));
+  EXPECT_EQ(InstancesWithTasks(), (std::set<std::string>{edge1, edge2}));
   EXPECT_EQ(State().desired_count, 2);
 
   const std::string id2 = edge2.substr(edge2.rfind('/') + 1);
@@ -365,28 +378,16 @@ TEST_F(SchedulerTest, DaemonRunsOnTheInstancesItsConstraintAdmits) {
 // DAEMON: the revision's own memberOf constraints admit instances too, beside the service's (the
 // task definition's placementConstraints; issue 20).
 TEST_F(SchedulerTest, DaemonAlsoHonoursItsRevisionsConstraints) {
-  ASSERT_TRUE(tds_.Register(kScope, kCaller,
-                            Obj(R"({"family":"agent","networkMode":"bridge","requiresCompatibilities":["EC2"],)"
-                                R"("containerDefinitions":[{"name":"a","image":"busybox","cpu":128,"memory":128}],)"
-                                R"("placementConstraints":[{"type":"memberOf","expression":"attribute:zone == a"}]})"),
-                            clock_.Now())
-                  .ok());
   const std::string edge_a = AddInstance({{"role", std::string("edge")}, {"zone", std::string("a")}});
   AddInstance({{"role", std::string("edge")}, {"zone", std::string("b")}});
   AddInstance({{"role", std::string("db")}, {"zone", std::string("a")}});
-  auto created = services_.Create(kScope, kCaller,
-                                  Obj(R"({"serviceName":"api","taskDefinition":"agent","launchType":"EC2",)"
-                                      R"("schedulingStrategy":"DAEMON","placementConstraints":)"
-                                      R"([{"type":"memberOf","expression":"attribute:role == edge"}]})"),
-                                  clock_.Now());
-  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  CreateEdgeDaemon(R"(,"placementConstraints":[{"type":"memberOf","expression":"attribute:zone == a"}])");
   Scheduler a(*store_, services_, tasks_, &instances_, clock_, Options("a"));
   auto epoch = a.Lead();
   ASSERT_TRUE(epoch.ok() && epoch->has_value());
   ASSERT_TRUE(a.Pass(key_, **epoch).ok());
-  std::set<std::string> on;
-  for (const auto& t : Tasks()) on.insert(t.container_instance_arn);
-  EXPECT_EQ(on, (std::set<std::string>{edge_a}));  // role edge (the service's) and zone a (the revision's)
+  // role edge (the service's) and zone a (the revision's)
+  EXPECT_EQ(InstancesWithTasks(), (std::set<std::string>{edge_a}));
   EXPECT_EQ(State().desired_count, 1);
   EXPECT_EQ(State().deployments[0].definition_constraints.size(), 1u);
   EXPECT_EQ(State().deployments[0].failed_tasks, 0);  // no launch was tried where it could not go

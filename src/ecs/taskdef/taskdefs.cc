@@ -536,11 +536,20 @@ StatusOr<LaunchView> TaskDefinitions::ResolveForLaunch(const Scope& scope, const
 
 Status TaskDefinitions::CheckLaunchable(store::ReadTxn& txn, const Scope& scope, const LaunchView& view,
                                         InactiveRevision inactive) {
-  ASSIGN_OR_RETURN(Loaded l, Load(txn, scope, Ref{view.family, view.revision}, kUnableToDescribe));
-  ASSIGN_OR_RETURN(json::object td, ParseRecordObject(l.text, "task definition"));
+  // The status index answers without reading or parsing the record: on a launch's path, one Get
+  // for the usual ACTIVE revision.
+  auto has = [&](std::string_view status) -> StatusOr<bool> {
+    ASSIGN_OR_RETURN(auto row, txn.Get(kByStatus, StatusKey(scope, status, view.family, view.revision)));
+    return row.has_value();
+  };
+  ASSIGN_OR_RETURN(bool active, has(kActive));
+  if (active) return OkStatus();
   // As ResolveForLaunch: a service's pinned revision may be INACTIVE or DELETE_IN_PROGRESS (AWS:
   // services using a deleting revision still scale); only one reaped since is gone for it too.
-  if (RecordStatus(td) != kActive && inactive == InactiveRevision::kRefuse)
+  ASSIGN_OR_RETURN(bool deregistered, has(kInactive));
+  ASSIGN_OR_RETURN(bool deleting, has(kDeleteInProgress));
+  if (!deregistered && !deleting) return ClientError(std::string(kUnableToDescribe));
+  if (inactive == InactiveRevision::kRefuse)
     return ClientError(fmt::format("TaskDefinition is inactive: {}", view.arn));
   return OkStatus();
 }
