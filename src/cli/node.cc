@@ -651,9 +651,7 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
     gethostname(host, sizeof(host) - 1);
     std::error_code ec;
     const std::string dir = std::filesystem::weakly_canonical(config.state_dir, ec).string();
-    uint64_t dir_hash = 14695981039346656037ull;  // FNV-1a
-    for (unsigned char c : ec ? config.state_dir : dir) dir_hash = (dir_hash ^ c) * 1099511628211ull;
-    so.successor_of = fmt::format("{}:{:016x}:", host, dir_hash);
+    so.successor_of = fmt::format("{}:{:016x}:", host, Fnv1a64(ec ? config.state_dir : dir));
     so.holder = fmt::format("{}{}:{}", so.successor_of, getpid(), RandomString(8, "0123456789abcdef"));
     so.lease_ttl = std::chrono::seconds(sc.lease_seconds);
     so.resync_interval = std::chrono::seconds(sc.resync_seconds);

@@ -101,6 +101,13 @@ TEST(EncodingTest, HexAndBase64RoundTrip) {
   EXPECT_FALSE(Base64UrlDecode("a+b").ok());
 }
 
+// FNV-1a's published 64-bit test vectors: names hashed with it must not change between releases.
+TEST(EncodingTest, Fnv1a64IsTheStandardHash) {
+  EXPECT_EQ(Fnv1a64(""), 0xcbf29ce484222325ULL);
+  EXPECT_EQ(Fnv1a64("a"), 0xaf63dc4c8601ec8cULL);
+  EXPECT_EQ(Fnv1a64("foobar"), 0x85944171f73967e8ULL);
+}
+
 TEST(EncodingTest, Utf8Validation) {
   EXPECT_TRUE(IsValidUtf8("plain ascii"));
   EXPECT_TRUE(IsValidUtf8("caf\xC3\xA9"));

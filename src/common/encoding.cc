@@ -119,4 +119,13 @@ bool IsValidUtf8(std::string_view s) {
   return true;
 }
 
+uint64_t Fnv1a64(std::string_view s) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
 }  // namespace paddock

@@ -21,6 +21,10 @@ std::string RandomUuid();
 // `n` random characters from `alphabet`.
 std::string RandomString(size_t n, std::string_view alphabet);
 
+// FNV-1a, 64 bits: a stable, non-cryptographic name hash (the same in every build and release:
+// names derived from it, e.g. network namespaces, survive upgrades).
+uint64_t Fnv1a64(std::string_view s);
+
 // Whether `s` is well-formed UTF-8 (no overlongs, no surrogates, <= U+10FFFF).
 bool IsValidUtf8(std::string_view s);
 

@@ -118,15 +118,6 @@ StatusOr<Cidr> ParseCidr(std::string_view text) {
 
 namespace internal {
 
-uint64_t Fnv1a64(std::string_view s) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
-
 std::string Mac(uint8_t b0, uint8_t b1, uint32_t rest) {
   return fmt::format("{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}", b0, b1, rest >> 24, (rest >> 16) & 0xff,
                      (rest >> 8) & 0xff, rest & 0xff);

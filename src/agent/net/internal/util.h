@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "agent/net/net.h"
+#include "common/encoding.h"
 #include "common/status.h"
 
 namespace paddock::agent::net::internal {
@@ -28,7 +29,7 @@ StatusOr<Cidr> ParseCidr(std::string_view text);
 
 inline constexpr size_t kMaxIfName = 15;  // IFNAMSIZ - 1
 
-uint64_t Fnv1a64(std::string_view s);
+using ::paddock::Fnv1a64;  // common/encoding.h
 // "b0:b1:<the four bytes of rest>"
 std::string Mac(uint8_t b0, uint8_t b1, uint32_t rest);
 // "/var/run/netns/<name>"
