@@ -21,9 +21,7 @@ const ErrorDomain& ErrorDomainOf(Error) {
 
 namespace {
 
-constexpr std::string_view kTable = "scheduler_lease";
-
-std::string LeaseKey() { return store::Key().Str("scheduler").Done(); }
+std::string LeaseKey(const LeaseSlot& slot) { return store::Key().Str(slot.name).Done(); }
 
 struct Record {
   std::string holder;
@@ -54,8 +52,8 @@ StatusOr<Record> Decode(std::string_view v) {
   return r;
 }
 
-StatusOr<std::optional<Record>> Load(store::ReadTxn& txn) {
-  ASSIGN_OR_RETURN(std::optional<std::string> v, txn.Get(kTable, LeaseKey()));
+StatusOr<std::optional<Record>> Load(store::ReadTxn& txn, const LeaseSlot& slot) {
+  ASSIGN_OR_RETURN(std::optional<std::string> v, txn.Get(slot.table, LeaseKey(slot)));
   if (!v) return std::optional<Record>();
   ASSIGN_OR_RETURN(Record r, Decode(*v));
   return std::optional<Record>(std::move(r));
@@ -63,10 +61,10 @@ StatusOr<std::optional<Record>> Load(store::ReadTxn& txn) {
 
 }  // namespace
 
-StatusOr<std::optional<std::string>> Lease::LiveHolder(store::Store& store, TimePoint now) {
+StatusOr<std::optional<std::string>> Lease::LiveHolder(store::Store& store, TimePoint now, const LeaseSlot& slot) {
   std::optional<std::string> out;
   RETURN_IF_ERROR(store.Read([&](store::ReadTxn& txn) -> Status {
-    ASSIGN_OR_RETURN(std::optional<Record> cur, Load(txn));
+    ASSIGN_OR_RETURN(std::optional<Record> cur, Load(txn, slot));
     if (cur && EpochMillis(now) < cur->expires_ms) out = cur->holder;
     return OkStatus();
   }));
@@ -78,7 +76,7 @@ StatusOr<std::optional<uint64_t>> Lease::TryAcquire(TimePoint now) {
   std::optional<uint64_t> acquired;
   Status s = store_.Write([&](store::WriteTxn& txn) -> Status {
     acquired.reset();
-    ASSIGN_OR_RETURN(std::optional<Record> cur, Load(txn));
+    ASSIGN_OR_RETURN(std::optional<Record> cur, Load(txn, slot_));
     Record next;
     next.holder = holder_;
     next.expires_ms = now_ms + ttl_.count();
@@ -94,7 +92,7 @@ StatusOr<std::optional<uint64_t>> Lease::TryAcquire(TimePoint now) {
       // a new epoch, so any write still in flight under the old one is fenced off.
       next.epoch = cur->epoch + 1;
     }
-    RETURN_IF_ERROR(txn.Put(kTable, LeaseKey(), Encode(next)));
+    RETURN_IF_ERROR(txn.Put(slot_.table, LeaseKey(slot_), Encode(next)));
     acquired = next.epoch;
     return OkStatus();
   });
@@ -104,24 +102,24 @@ StatusOr<std::optional<uint64_t>> Lease::TryAcquire(TimePoint now) {
 
 Status Lease::Release() {
   return store_.Write([&](store::WriteTxn& txn) -> Status {
-    ASSIGN_OR_RETURN(std::optional<Record> cur, Load(txn));
+    ASSIGN_OR_RETURN(std::optional<Record> cur, Load(txn, slot_));
     if (!cur || cur->holder != holder_) return OkStatus();
     // Keep the record (and its epoch, so the next holder's is higher), expired.
     cur->expires_ms = 0;
-    return txn.Put(kTable, LeaseKey(), Encode(*cur));
+    return txn.Put(slot_.table, LeaseKey(slot_), Encode(*cur));
   });
 }
 
 Status Lease::CheckFence(store::ReadTxn& txn, uint64_t epoch, TimePoint now) const {
-  ASSIGN_OR_RETURN(std::optional<Record> cur, Load(txn));
-  if (!cur) return FailedPrecondition("scheduler lease: no lease is held", Error::kLeaseLost);
+  ASSIGN_OR_RETURN(std::optional<Record> cur, Load(txn, slot_));
+  if (!cur) return FailedPrecondition(fmt::format("{} lease: no lease is held", slot_.name), Error::kLeaseLost);
   if (cur->holder != holder_ || cur->epoch != epoch) {
-    return FailedPrecondition(fmt::format("scheduler lease: epoch {} of {} was superseded by epoch {} of {}", epoch,
+    return FailedPrecondition(fmt::format("{} lease: epoch {} of {} was superseded by epoch {} of {}", slot_.name, epoch,
                                           holder_, cur->epoch, cur->holder),
                               Error::kLeaseLost);
   }
   if (EpochMillis(now) >= cur->expires_ms) {
-    return FailedPrecondition(fmt::format("scheduler lease: epoch {} of {} has expired", epoch, holder_),
+    return FailedPrecondition(fmt::format("{} lease: epoch {} of {} has expired", slot_.name, epoch, holder_),
                               Error::kLeaseLost);
   }
   return OkStatus();

@@ -23,6 +23,13 @@
 
 namespace paddock::sched {
 
+// Where a lease lives: a table of the caller's module and the lease's name in it. The scheduler's
+// is the default; the deploy controller keeps one per controller class in its own store.
+struct LeaseSlot {
+  std::string_view table = "scheduler_lease";
+  std::string name = "scheduler";
+};
+
 // The scheduler's error details: how a caller tells a lost lease from any other refusal.
 enum class Error {
   kLeaseLost = 1,  // this holder is no longer the leader at its epoch: stop writing, lead again
@@ -36,8 +43,10 @@ class Lease {
   // epoch that fences the old one, instead of being waited out. The caller guarantees that no other
   // running process holds a name with that prefix (Paddock: the host and the state directory,
   // which its lock keeps to one server). Empty: none.
-  Lease(store::Store& store, std::string holder, std::chrono::milliseconds ttl, std::string successor_of = {})
-      : store_(store), holder_(std::move(holder)), ttl_(ttl), successor_of_(std::move(successor_of)) {}
+  Lease(store::Store& store, std::string holder, std::chrono::milliseconds ttl, std::string successor_of = {},
+        LeaseSlot slot = {})
+      : store_(store), holder_(std::move(holder)), ttl_(ttl), successor_of_(std::move(successor_of)),
+        slot_(std::move(slot)) {}
 
   // Takes the lease if it is free, expired, already ours or an earlier life's (successor_of), and
   // extends it to now + ttl. Returns the epoch this holder writes with (unchanged while it keeps
@@ -54,13 +63,15 @@ class Lease {
 
   // Whoever holds a live lease at `now` (nullopt: nobody): whether a server runs its scheduler on
   // this store — how `paddock admin` tells a running server (whose agents stop tasks) from none.
-  static StatusOr<std::optional<std::string>> LiveHolder(store::Store& store, TimePoint now);
+  static StatusOr<std::optional<std::string>> LiveHolder(store::Store& store, TimePoint now,
+                                                        const LeaseSlot& slot = {});
 
  private:
   store::Store& store_;
   std::string holder_;
   std::chrono::milliseconds ttl_;
   std::string successor_of_;
+  LeaseSlot slot_;
 };
 
 }  // namespace paddock::sched

@@ -1,0 +1,121 @@
+// deploy/render: what one deployment becomes on ECS (ADR D3/D4/D5) — for each of its containers, one
+// task-definition family and one service, with deterministic names, ownership tags, Traefik labels
+// and a content hash of the task definition. Pure: no I/O, the same input renders the same bytes.
+//
+//   ASSIGN_OR_RETURN(std::vector<Workload> ws, Render(settings, {.project = "shop", .group = "default",
+//                                                     .id = "20261203-1830-ab12"}, app, size, secrets));
+//   ecs.RegisterTaskDefinition(ws[0].task_definition); ecs.CreateService(ws[0].service + taskDefinition);
+//
+// Names (D4): family "{prefix}-{project}-{group}-{container}", service
+// "{prefix}-{project}-{group}-{deployment}-{container}"; characters outside [A-Za-z0-9_-] become '-',
+// and a name over 255 characters keeps its first 238 and ends in "-" + 16 hex of a hash of the whole,
+// so it stays stable and distinct.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <boost/json/object.hpp>
+
+#include "common/status.h"
+#include "deploy/sizing.h"
+#include "deploy/spec.h"
+
+namespace paddock::deploy {
+
+// The operator's settings that shape every rendering (the controller's config).
+struct ControllerSettings {
+  std::string cluster = "default";
+  std::string resource_prefix = "paddock";
+  std::string controller_class = "default";
+  std::string label_namespace = "paddock.dev";  // tag keys and the class label: "<ns>/project"
+  // Where apps answer: "<scheme>://<project>[-<group>].<base_domain>[:<port>]/" (port 0: none).
+  std::string url_scheme = "http";
+  std::string base_domain = "localhost";
+  uint16_t url_port = 8000;
+  std::string entry_point = "web";               // the edge entry point routers attach to
+  std::string auth_url;                          // forwardAuth address for private routes
+  std::vector<std::string> subnets;              // awsvpc; empty: the cluster's default
+  std::vector<std::string> security_groups;
+  bool assign_public_ip = false;                 // Fargate only (EC2 never sends it)
+  std::string execution_role_arn;                // empty: none
+  std::string task_role_arn;                     // empty: none
+  std::string log_group = "/paddock/apps";       // awslogs group; empty: no logConfiguration
+  std::string log_region = "us-east-1";
+  std::string cloudmap_namespace;                // e.g. "apps.paddock.local"; empty: no discovery
+};
+
+struct DeploymentRef {
+  std::string project;
+  std::string group = "default";
+  std::string id;  // the deployment id
+};
+
+// "<project>.<base_domain>" for the default group, "<project>-<group>.<base_domain>" otherwise.
+std::string AppHost(const ControllerSettings& settings, std::string_view project, std::string_view group);
+// "http://shop.localhost:8000/": what PADDOCK_APP_URL carries.
+std::string AppUrl(const ControllerSettings& settings, std::string_view project, std::string_view group);
+std::string FamilyName(const ControllerSettings& settings, const DeploymentRef& ref, std::string_view container);
+std::string ServiceName(const ControllerSettings& settings, const DeploymentRef& ref, std::string_view container);
+// The Cloud Map service name of (project, group, container) — one DNS label, at most 63 characters.
+std::string DiscoveryName(const ControllerSettings& settings, const DeploymentRef& ref, std::string_view container);
+
+// The tag keys every service carries, under settings.label_namespace.
+namespace tag {
+inline constexpr std::string_view kManagedBy = "managed-by";  // value "paddock"
+inline constexpr std::string_view kControllerClass = "controller-class";
+inline constexpr std::string_view kProject = "project";
+inline constexpr std::string_view kGroup = "deployment-group";
+inline constexpr std::string_view kDeploymentId = "deployment-id";
+inline constexpr std::string_view kContainer = "container";
+inline constexpr std::string_view kTaskDefinitionHash = "task-definition-hash";
+}  // namespace tag
+
+// What a service's tags say about it, read back by the reconciler. `owned` only when both
+// managed-by and the controller class match; `complete` when every identity tag is present too.
+struct Ownership {
+  bool owned = false;
+  bool complete = false;
+  std::string project, group, deployment_id, container, task_definition_hash;
+};
+Ownership ReadTags(const ControllerSettings& settings, const std::vector<std::pair<std::string, std::string>>& tags);
+
+// Secret env vars of a deployment: env name -> the SSM parameter's name or ARN (valueFrom). The
+// values never reach the rendering.
+using SecretRefs = std::map<std::string, std::string>;
+
+struct Workload {
+  std::string container;
+  std::string family;
+  std::string service_name;
+  // RegisterTaskDefinition's input: family, networkMode awsvpc, requiresCompatibilities, cpu and
+  // memory (strings), executionRoleArn/taskRoleArn when set, one containerDefinition (image, essential,
+  // command, environment sorted by name with PORT, PADDOCK_PROJECT, PADDOCK_DEPLOYMENT,
+  // PADDOCK_APP_URL and PADDOCK_CONTAINER_HOST__<NAME> per other container when discovery is set;
+  // secrets; portMappings; dockerLabels; logConfiguration awslogs), tags.
+  boost::json::object task_definition;
+  // A hex digest of task_definition's canonical form (keys sorted): the D13 drift marker.
+  std::string hash;
+  // CreateService's input without taskDefinition: cluster, serviceName, desiredCount,
+  // launchType XOR capacityProviderStrategy, networkConfiguration, propagateTags SERVICE,
+  // enableECSManagedTags, tags (with the hash), deploymentConfiguration.
+  boost::json::object service;
+  std::vector<std::pair<std::string, std::string>> tags;  // the service's tags, in order
+};
+
+// Renders every container of `app`. Containers with a port get a service port label; those a
+// route names get a router per route with rule Host(`AppHost`) && PathPrefix(`prefix`), the entry
+// point, and for private routes a forwardAuth middleware (a private route with no auth_url is
+// kFailedPrecondition: it is withheld rather than served in the open). Router, service and
+// middleware names depend on (project, group, container) and not on the deployment, so two
+// deployments' services merge into one edge load balancer during a cutover (D12). A health check
+// becomes the loadbalancer.healthcheck.* labels. Every container also carries the label
+// "<ns>/controller-class" = class. A tag value over 256 characters is kInvalidArgument.
+StatusOr<std::vector<Workload>> Render(const ControllerSettings& settings, const DeploymentRef& ref,
+                                       const AppSpec& app, const TaskSize& size, const SecretRefs& secrets);
+
+}  // namespace paddock::deploy
