@@ -107,14 +107,17 @@ struct Workload {
   std::vector<std::pair<std::string, std::string>> tags;  // the service's tags, in order
 };
 
-// Renders every container of `app`. Containers with a port get a service port label; those a
-// route names get a router per route with rule Host(`AppHost`) && PathPrefix(`prefix`), the entry
-// point, and for private routes a forwardAuth middleware (a private route with no auth_url is
-// kFailedPrecondition: it is withheld rather than served in the open). Router, service and
-// middleware names depend on (project, group, container) and not on the deployment, so two
+// Renders every container of `app`. Containers a route names get traefik.enable=true, a service
+// port label and a router per route with rule Host(`AppHost`) && PathPrefix(`prefix`), the entry
+// point, priority len(rule), and for private routes a forwardAuth middleware (a private route with
+// no auth_url is kFailedPrecondition: it is withheld rather than served in the open). Any other
+// container, with a port or not, gets traefik.enable=false: the ECS provider would otherwise give
+// it a default router. Router, service and middleware names depend on (project, group, container)
+// — a router's also on its path prefix, not its position — and not on the deployment, so two
 // deployments' services merge into one edge load balancer during a cutover (D12). A health check
 // becomes the loadbalancer.healthcheck.* labels. Every container also carries the label
-// "<ns>/controller-class" = class. A tag value over 256 characters is kInvalidArgument.
+// "<ns>/controller-class" = class. An invalid spec (CheckAppSpec), a secret named PORT, PADDOCK_*
+// or like one of the container's env vars, or a tag value over 256 characters is kInvalidArgument.
 StatusOr<std::vector<Workload>> Render(const ControllerSettings& settings, const DeploymentRef& ref,
                                        const AppSpec& app, const TaskSize& size, const SecretRefs& secrets);
 
