@@ -1,0 +1,259 @@
+#include "deploy/api.h"
+
+#include <openssl/crypto.h>
+
+#include <boost/json.hpp>
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
+#include "common/clock.h"
+
+namespace paddock::deploy {
+namespace json = boost::json;
+
+namespace {
+
+http::Response Json(int status, const json::value& body) {
+  http::Response r;
+  r.status = status;
+  r.SetHeader("Content-Type", "application/json");
+  r.body = json::serialize(body);
+  return r;
+}
+
+http::Response Fail(const Status& s) {
+  int status = 400;
+  switch (s.code()) {
+    case StatusCode::kNotFound: status = 404; break;
+    case StatusCode::kFailedPrecondition:
+    case StatusCode::kAlreadyExists:
+    case StatusCode::kAborted: status = 409; break;
+    case StatusCode::kUnavailable:
+    case StatusCode::kInternal:
+    case StatusCode::kDataLoss: status = 503; break;
+    default: break;
+  }
+  return Json(status, json::object{{"error", s.message()}});
+}
+
+int Hex(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::string Unescape(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && Hex(s[i + 1]) >= 0 && Hex(s[i + 2]) >= 0) {
+      out.push_back(static_cast<char>(Hex(s[i + 1]) * 16 + Hex(s[i + 2])));
+      i += 2;
+    } else {
+      out.push_back(s[i] == '+' ? ' ' : s[i]);
+    }
+  }
+  return out;
+}
+
+std::string Param(std::string_view query, std::string_view name) {
+  while (!query.empty()) {
+    size_t amp = query.find('&');
+    std::string_view pair = query.substr(0, amp);
+    size_t eq = pair.find('=');
+    if (Unescape(pair.substr(0, eq)) == name) return eq == std::string_view::npos ? "" : Unescape(pair.substr(eq + 1));
+    if (amp == std::string_view::npos) break;
+    query.remove_prefix(amp + 1);
+  }
+  return "";
+}
+
+std::vector<std::string> Split(std::string_view path) {
+  std::vector<std::string> out;
+  while (!path.empty()) {
+    if (path[0] == '/') {
+      path.remove_prefix(1);
+      continue;
+    }
+    size_t slash = path.find('/');
+    out.push_back(Unescape(path.substr(0, slash)));
+    if (slash == std::string_view::npos) break;
+    path.remove_prefix(slash);
+  }
+  return out;
+}
+
+std::string Iso(TimePoint t) {
+  return fmt::format("{:%Y-%m-%dT%H:%M:%S}Z", std::chrono::floor<std::chrono::seconds>(t));
+}
+
+StatusOr<json::object> Body(const http::Request& req) {
+  if (req.body.empty()) return json::object{};
+  boost::system::error_code ec;
+  json::value v = json::parse(req.body, ec);
+  if (ec || !v.is_object()) return InvalidArgument("the request body must be a JSON object");
+  return v.as_object();
+}
+
+std::string Str(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  return v && v->is_string() ? std::string(v->as_string()) : std::string();
+}
+
+}  // namespace
+
+json::object DeploymentJson(const Deployment& d, const ControllerSettings& settings) {
+  json::object o{{"id", d.id},
+                 {"project", d.project},
+                 {"group", d.group},
+                 {"environment", d.environment},
+                 {"state", StateName(d.state)},
+                 {"reason", d.reason},
+                 {"active", d.active},
+                 {"url", AppUrl(settings, d.project, d.group)},
+                 {"created_at", Iso(d.created_at)},
+                 {"spec", ToJson(d.spec)}};
+  if (!d.from.empty()) o["from"] = d.from;
+  if (d.healthy_since) o["healthy_at"] = Iso(*d.healthy_since);
+  if (d.finished_at) o["finished_at"] = Iso(*d.finished_at);
+  if (d.expires_at) o["expires_at"] = Iso(*d.expires_at);
+  o["retired"] = d.retired;
+  json::array secrets;
+  for (const auto& [k, v] : d.secrets) secrets.emplace_back(k);
+  o["secret_env"] = std::move(secrets);
+  json::object env;
+  for (const auto& [k, v] : d.env) env[k] = v;
+  o["env"] = std::move(env);
+  json::array tasks;
+  for (const TaskObservation& t : d.tasks) {
+    json::object to{{"task", t.task_arn}, {"container", t.container}, {"status", t.last_status},
+                    {"health", t.health}, {"address", t.address}, {"stopped_reason", t.stopped_reason}};
+    if (t.exit_code) to["exit_code"] = *t.exit_code;
+    tasks.emplace_back(std::move(to));
+  }
+  o["tasks"] = std::move(tasks);
+  return o;
+}
+
+http::Response Api::Handle(const http::Request& req) {
+  std::string_view auth = req.GetHeader("Authorization");
+  std::string want = "Bearer " + token_;
+  if (token_.empty() || auth.size() != want.size() || CRYPTO_memcmp(auth.data(), want.data(), want.size()) != 0) {
+    return Json(401, json::object{{"error", "a valid token is required (Authorization: Bearer <token>)"}});
+  }
+  const std::vector<std::string> p = Split(req.Path());
+  const std::string_view m = req.method;
+  if (p.size() < 2 || p[0] != "v1") return Json(404, json::object{{"error", "no such endpoint"}});
+
+  if (p[1] == "deployments" && p.size() == 2 && m == "POST") {
+    StatusOr<json::object> body = Body(req);
+    if (!body.ok()) return Fail(body.status());
+    NewDeployment nd;
+    nd.group = Str(*body, "group");
+    if (nd.group.empty()) nd.group = "default";
+    nd.environment = Str(*body, "environment");
+    nd.from = Str(*body, "from");
+    if (!nd.from.empty()) {
+      StatusOr<Deployment> from = deployments_.Get(nd.from);
+      if (!from.ok()) return Fail(from.status());
+      nd.spec = from->spec;
+      if (Str(*body, "group").empty()) nd.group = from->group;
+      nd.environment = from->environment;
+    } else {
+      StatusOr<AppSpec> spec = ParseAppSpec(Str(*body, "toml"), {.environment = nd.environment,
+                                                                   .file_name = Str(*body, "file").empty() ? "paddock.toml" : Str(*body, "file")});
+      if (!spec.ok()) return Fail(spec.status());
+      nd.spec = std::move(*spec);
+    }
+    if (const json::value* images = body->if_contains("images"); images && images->is_array()) {
+      for (const json::value& i : images->as_array()) {
+        if (!i.is_string()) return Fail(InvalidArgument("images must be strings CONTAINER=IMAGE"));
+        Status s = OverrideImage(nd.spec, i.as_string());
+        if (!s.ok()) return Fail(s);
+      }
+    }
+    for (char c : nd.group) {
+      if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-') || nd.group.size() > 32) {
+        return Fail(InvalidArgument(fmt::format("group \"{}\" must be 1 to 32 lowercase letters, digits and '-'", nd.group)));
+      }
+    }
+    if (const json::value* e = body->if_contains("expire_seconds"); e && e->is_int64() && e->as_int64() > 0) {
+      nd.expire_after = std::chrono::seconds(e->as_int64());
+    }
+    nd.project = nd.spec.project;
+    StatusOr<Deployment> d = deployments_.Create(nd);
+    if (!d.ok()) return Fail(d.status());
+    if (changed_) changed_();
+    return Json(201, DeploymentJson(*d, settings_));
+  }
+  if (p[1] == "deployments" && p.size() == 2 && m == "GET") {
+    int limit = 50;
+    if (std::string l = Param(req.Query(), "limit"); !l.empty()) limit = std::clamp(std::atoi(l.c_str()), 1, 100);
+    StatusOr<DeploymentPage> page = deployments_.List(Param(req.Query(), "project"), Param(req.Query(), "group"),
+                                                      Param(req.Query(), "next_token"), limit);
+    if (!page.ok()) return Fail(page.status());
+    json::array out;
+    for (const Deployment& d : page->deployments) out.emplace_back(DeploymentJson(d, settings_));
+    json::object o{{"deployments", std::move(out)}};
+    if (!page->next_token.empty()) o["next_token"] = page->next_token;
+    return Json(200, o);
+  }
+  if (p[1] == "deployments" && p.size() >= 3) {
+    const std::string& id = p[2];
+    if (p.size() == 3 && m == "GET") {
+      StatusOr<Deployment> d = deployments_.Get(id);
+      if (!d.ok()) return Fail(d.status());
+      return Json(200, DeploymentJson(*d, settings_));
+    }
+    if (p.size() == 4 && p[3] == "events" && m == "GET") {
+      uint64_t after = std::strtoull(Param(req.Query(), "after").c_str(), nullptr, 10);
+      StatusOr<Deployment> d = deployments_.Get(id);
+      if (!d.ok()) return Fail(d.status());
+      StatusOr<std::vector<Event>> events = deployments_.Events(id, after, 500);
+      if (!events.ok()) return Fail(events.status());
+      json::array out;
+      for (const Event& e : *events) {
+        out.emplace_back(json::object{{"seq", e.seq}, {"at", Iso(e.at)}, {"kind", e.kind}, {"message", e.message}});
+      }
+      return Json(200, json::object{{"events", std::move(out)}, {"state", StateName(d->state)}, {"reason", d->reason}});
+    }
+    if (p.size() == 4 && p[3] == "stop" && m == "POST") {
+      Status s = deployments_.Stop(id, "stopped by a user");
+      if (!s.ok()) return Fail(s);
+      if (changed_) changed_();
+      StatusOr<Deployment> d = deployments_.Get(id);
+      if (!d.ok()) return Fail(d.status());
+      return Json(200, DeploymentJson(*d, settings_));
+    }
+  }
+  if (p[1] == "projects" && p.size() >= 4 && p[3] == "env") {
+    const std::string& project = p[2];
+    if (p.size() == 4 && m == "GET") {
+      StatusOr<std::vector<EnvVar>> env = deployments_.ListEnv(project);
+      if (!env.ok()) return Fail(env.status());
+      json::array out;
+      for (const EnvVar& e : *env) {
+        json::object o{{"name", e.name}, {"secret", e.secret}};
+        if (!e.secret) o["value"] = e.value;
+        out.emplace_back(std::move(o));
+      }
+      return Json(200, json::object{{"env", std::move(out)}});
+    }
+    if (p.size() == 5 && m == "PUT") {
+      StatusOr<json::object> body = Body(req);
+      if (!body.ok()) return Fail(body.status());
+      const json::value* secret = body->if_contains("secret");
+      Status s = deployments_.SetEnv(project, p[4], Str(*body, "value"), secret && secret->is_bool() && secret->as_bool());
+      if (!s.ok()) return Fail(s);
+      return Json(200, json::object{{"name", p[4]}});
+    }
+    if (p.size() == 5 && m == "DELETE") {
+      Status s = deployments_.UnsetEnv(project, p[4]);
+      if (!s.ok()) return Fail(s);
+      return Json(200, json::object{{"name", p[4]}});
+    }
+  }
+  return Json(404, json::object{{"error", "no such endpoint"}});
+}
+
+}  // namespace paddock::deploy

@@ -1,0 +1,44 @@
+// deploy/api: the deploy controller's JSON HTTP API, which `paddock deploy` and `paddock deployments`
+// call (docs/deploy.md, "The controller's API"). Every request carries "Authorization: Bearer
+// <token>"; errors are {"error": "<what to fix>"} with 400, 401, 404 or 409.
+//
+//   POST /v1/deployments                      {"toml": "...", "environment": "", "group": "default",
+//                                              "images": ["web=img:2"], "from": "<id>", "expire_seconds": 0}
+//   GET  /v1/deployments?project=&group=&next_token=&limit=
+//   GET  /v1/deployments/<id>                 the deployment (secret values never)
+//   GET  /v1/deployments/<id>/events?after=<seq>
+//   POST /v1/deployments/<id>/stop
+//   GET  /v1/projects/<project>/env           PUT/DELETE /v1/projects/<project>/env/<NAME> {"value", "secret"}
+//
+//   deploy::Api api(deployments, settings, token, [&] { controller.Nudge(); });
+//   http::Server server({.port = 0}, [&](const http::Request& r) { return api.Handle(r); });
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include <boost/json/object.hpp>
+
+#include "deploy/deployments.h"
+#include "deploy/render.h"
+#include "http/message.h"
+
+namespace paddock::deploy {
+
+// A deployment as the API and the CLI show it: no secret values, the URL it answers at.
+boost::json::object DeploymentJson(const Deployment& d, const ControllerSettings& settings);
+
+class Api {
+ public:
+  Api(Deployments& deployments, ControllerSettings settings, std::string token, std::function<void()> changed)
+      : deployments_(deployments), settings_(std::move(settings)), token_(std::move(token)), changed_(std::move(changed)) {}
+  http::Response Handle(const http::Request& req);
+
+ private:
+  Deployments& deployments_;
+  ControllerSettings settings_;
+  std::string token_;
+  std::function<void()> changed_;
+};
+
+}  // namespace paddock::deploy

@@ -1,0 +1,149 @@
+#include "deploy/aws.h"
+
+#include <array>
+
+#include <boost/json.hpp>
+#include <fmt/format.h>
+
+#include "aws/json_client.h"
+#include "http/message.h"
+
+namespace paddock::deploy {
+namespace json = boost::json;
+
+namespace {
+
+std::string_view ErrorCodeName(int code) {
+  switch (static_cast<Error>(code)) {
+    case Error::kThrottled: return "Throttled";
+    case Error::kNotFound: return "NotFound";
+    case Error::kRejected: return "Rejected";
+    case Error::kDenied: return "Denied";
+    case Error::kLeaseLost: return "LeaseLost";
+  }
+  return "?";
+}
+
+constexpr ErrorDomain kDomain{"deploy", &ErrorCodeName};
+
+std::string_view TargetPrefix(AwsService s) {
+  switch (s) {
+    case AwsService::kEcs: return "AmazonEC2ContainerServiceV20141113";
+    case AwsService::kSsm: return "AmazonSSM";
+    case AwsService::kLogs: return "Logs_20140328";
+    case AwsService::kServiceDiscovery: return "Route53AutoNaming_v20170314";
+  }
+  return "";
+}
+
+std::optional<Error> Classify(std::string_view type) {
+  if (type == "ThrottlingException" || type == "Throttling" || type == "TooManyRequestsException" ||
+      type == "RequestLimitExceeded" || type == "ThrottledException") {
+    return Error::kThrottled;
+  }
+  if (type.ends_with("NotFoundException") || type == "ParameterNotFound" || type == "ServiceNotActiveException" ||
+      type == "ClusterNotFoundException" || type == "NamespaceNotFound" || type == "ServiceNotFound") {
+    return Error::kNotFound;
+  }
+  if (type == "AccessDeniedException") return Error::kDenied;
+  if (type == "ClientException" || type == "InvalidParameterException" || type == "ValidationException" ||
+      type == "ParameterMaxVersionLimitExceeded" || type == "InvalidInput") {
+    return Error::kRejected;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+const ErrorDomain& ErrorDomainOf(Error) { return kDomain; }
+
+std::string_view AwsServiceName(AwsService s) {
+  switch (s) {
+    case AwsService::kEcs: return "ecs";
+    case AwsService::kSsm: return "ssm";
+    case AwsService::kLogs: return "logs";
+    case AwsService::kServiceDiscovery: return "servicediscovery";
+  }
+  return "";
+}
+
+class HttpAws::Impl {
+ public:
+  explicit Impl(HttpAwsOptions o) {
+    for (AwsService s : {AwsService::kEcs, AwsService::kSsm, AwsService::kLogs, AwsService::kServiceDiscovery}) {
+      clients_[static_cast<size_t>(s)] = std::make_unique<Slot>(aws::JsonClientOptions{
+          .host = o.host, .port = o.port, .region = o.region, .credentials = o.credentials,
+          .signing_name = std::string(AwsServiceName(s))});
+    }
+  }
+
+  StatusOr<json::value> Call(AwsService service, std::string_view action, const json::object& body) {
+    Slot& slot = *clients_[static_cast<size_t>(service)];
+    std::lock_guard lock(slot.mu);
+    http::Request req;
+    req.method = "POST";
+    req.target = "/";
+    req.headers = {{"Content-Type", "application/x-amz-json-1.1"},
+                   {"X-Amz-Target", fmt::format("{}.{}", TargetPrefix(service), action)}};
+    req.body = json::serialize(body);
+    StatusOr<http::Response> resp = slot.client.SendSigned(std::move(req), AwsServiceName(service));
+    Status outcome = resp.ok() ? OkStatus() : resp.status();
+    json::value v;
+    if (resp.ok()) {
+      boost::system::error_code ec;
+      v = json::parse(resp->body, ec);
+      if (resp->status != 200) {
+        std::string type(resp->GetHeader("x-amzn-ErrorType"));
+        std::string message = resp->body;
+        if (!ec && v.is_object()) {
+          const json::object& o = v.as_object();
+          if (auto* t = o.if_contains("__type"); t && t->is_string() && type.empty()) type = t->as_string();
+          for (std::string_view key : {"message", "Message"}) {
+            if (auto* m = o.if_contains(key); m && m->is_string()) message = m->as_string();
+          }
+        }
+        if (size_t colon = type.find(':'); colon != std::string::npos) type.resize(colon);
+        if (size_t hash = type.rfind('#'); hash != std::string::npos) type = type.substr(hash + 1);
+        StatusCode code = resp->status >= 500 ? StatusCode::kUnavailable : StatusCode::kFailedPrecondition;
+        ErrorDetail detail;
+        if (std::optional<Error> e = Classify(type)) {
+          detail = *e;
+          if (*e == Error::kThrottled) code = StatusCode::kResourceExhausted;
+          if (*e == Error::kNotFound) code = StatusCode::kNotFound;
+          if (*e == Error::kRejected) code = StatusCode::kInvalidArgument;
+          if (*e == Error::kDenied) code = StatusCode::kPermissionDenied;
+        }
+        outcome = Status(code, fmt::format("{}: {}", type.empty() ? "HTTP " + std::to_string(resp->status) : type, message),
+                         detail);
+      } else if (ec) {
+        outcome = DataLoss(fmt::format("{} {}: the answer is not JSON", AwsServiceName(service), action));
+      }
+    }
+    if (observer_) observer_(service, action, body, outcome.ok());
+    if (!outcome.ok()) return outcome;
+    return v;
+  }
+
+  std::function<void(AwsService, std::string_view, const json::object&, bool)> observer_;
+
+ private:
+  struct Slot {
+    explicit Slot(aws::JsonClientOptions o) : client(std::move(o)) {}
+    std::mutex mu;
+    aws::JsonClient client;
+  };
+  std::array<std::unique_ptr<Slot>, 4> clients_;
+};
+
+HttpAws::HttpAws(HttpAwsOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+HttpAws::~HttpAws() = default;
+
+StatusOr<json::value> HttpAws::Call(AwsService service, std::string_view action, const json::object& body) {
+  return impl_->Call(service, action, body);
+}
+
+void HttpAws::set_observer(std::function<void(AwsService, std::string_view, const json::object&, bool)> observer) {
+  impl_->observer_ = std::move(observer);
+}
+
+}  // namespace paddock::deploy

@@ -1,0 +1,72 @@
+// deploy/aws: how the controller calls AWS — ECS, SSM, CloudWatch Logs and Cloud Map, all JSON 1.1 —
+// on any endpoint: Paddock's own or another ECS-compatible one. A seam of one function, so the
+// reconcile driver runs against a real endpoint in production and the suites, and against a fake in
+// its unit tests. Failures carry a typed detail the controller acts on (a throttle is never a
+// deployment failure; a missing service is a fact, not an error).
+//
+//   HttpAws aws({.host = "127.0.0.1", .port = 4566, .credentials = creds});
+//   ASSIGN_OR_RETURN(json::value v, aws.Call(AwsService::kEcs, "ListServices", {{"cluster", "default"}}));
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+#include "aws/sigv4.h"
+#include "common/status.h"
+
+namespace paddock::deploy {
+
+enum class AwsService { kEcs, kSsm, kLogs, kServiceDiscovery };
+
+// How the controller tells AWS failures apart (Status detail).
+enum class Error {
+  kThrottled = 1,   // ThrottlingException and its kin: back off, never fail a deployment
+  kNotFound,        // ServiceNotFoundException, ParameterNotFound, ResourceNotFoundException, ...
+  kRejected,        // ClientException, InvalidParameterException, ValidationException: a permanent error
+  kDenied,          // AccessDeniedException
+  kLeaseLost,       // not used by calls: the controller stopped leading mid-tick
+};
+const ErrorDomain& ErrorDomainOf(Error);
+
+class Aws {
+ public:
+  virtual ~Aws() = default;
+  // One call. An error answer is a Status whose message is "<AWS type>: <message>" with the detail
+  // above when the type is one of them; a transport failure is kUnavailable.
+  virtual StatusOr<boost::json::value> Call(AwsService service, std::string_view action,
+                                            const boost::json::object& body) = 0;
+};
+
+struct HttpAwsOptions {
+  std::string host = "127.0.0.1";
+  uint16_t port = 4566;
+  std::string region = "us-east-1";
+  aws::SigningCredentials credentials;
+};
+
+// Thread-safe: one connection per service, each used under its own lock.
+class HttpAws final : public Aws {
+ public:
+  explicit HttpAws(HttpAwsOptions options);
+  ~HttpAws() override;
+  StatusOr<boost::json::value> Call(AwsService service, std::string_view action,
+                                    const boost::json::object& body) override;
+  // Called after each call with (service, action, body, ok): the controller's call log.
+  void set_observer(std::function<void(AwsService, std::string_view, const boost::json::object&, bool)> observer);
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+std::string_view AwsServiceName(AwsService);  // "ecs", "ssm", "logs", "servicediscovery"
+
+}  // namespace paddock::deploy

@@ -1,0 +1,527 @@
+#include "deploy/controller.h"
+
+#include <algorithm>
+#include <random>
+#include <set>
+#include <thread>
+
+#include <boost/json.hpp>
+#include <fmt/format.h>
+
+#include "http/client.h"
+
+namespace paddock::deploy {
+namespace json = boost::json;
+
+// ---- The edge's API ----------------------------------------------------------------------------
+
+class HttpEdgeView::Impl {
+ public:
+  Impl(std::string host, uint16_t port) : client_(std::move(host), port, std::chrono::seconds(5)) {
+    client_.set_max_response_body(64 << 20);
+  }
+  StatusOr<std::map<std::string, std::string>> Servers() {
+    std::lock_guard lock(mu_);
+    std::map<std::string, std::string> out;
+    // Paged like Traefik's API: per_page at most 1000... Paddock's edge and Traefik both honour it.
+    for (int page = 1; page < 1000; ++page) {
+      http::Request req;
+      req.method = "GET";
+      req.target = fmt::format("/api/http/services?per_page=1000&page={}", page);
+      ASSIGN_OR_RETURN(http::Response resp, client_.Send(req));
+      if (resp.status != 200) return Unavailable(fmt::format("the edge's API answered {}", resp.status));
+      boost::system::error_code ec;
+      json::value v = json::parse(resp.body, ec);
+      if (ec || !v.is_array()) return Unavailable("the edge's API answered something other than a list of services");
+      for (const json::value& s : v.as_array()) {
+        const json::object* o = s.if_object();
+        if (!o) continue;
+        const json::value* st = o->if_contains("serverStatus");
+        if (!st || !st->is_object()) continue;
+        for (const auto& [url, status] : st->as_object()) {
+          if (!status.is_string()) continue;
+          // A server behind two edge services is UP if either says so.
+          std::string& slot = out[std::string(url)];
+          if (slot != "UP") slot = std::string(status.as_string());
+        }
+      }
+      std::string_view next = resp.GetHeader("X-Next-Page");
+      if (next.empty() || next == "1" || next == std::to_string(page)) break;
+    }
+    return out;
+  }
+
+ private:
+  std::mutex mu_;
+  http::Client client_;
+};
+
+HttpEdgeView::HttpEdgeView(std::string host, uint16_t port) : impl_(std::make_unique<Impl>(std::move(host), port)) {}
+HttpEdgeView::~HttpEdgeView() = default;
+StatusOr<std::map<std::string, std::string>> HttpEdgeView::Servers() { return impl_->Servers(); }
+
+// ---- The driver -------------------------------------------------------------------------------
+
+namespace {
+
+std::string Str(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  return v && v->is_string() ? std::string(v->as_string()) : std::string();
+}
+
+int Int(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  return v && v->is_int64() ? static_cast<int>(v->as_int64()) : 0;
+}
+
+std::optional<TimePoint> Time(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  if (!v || !v->is_number()) return std::nullopt;
+  return FromEpochMillis(static_cast<int64_t>(v->to_number<double>() * 1000));
+}
+
+std::vector<std::string> Strings(const json::value* v) {
+  std::vector<std::string> out;
+  if (v && v->is_array()) {
+    for (const json::value& s : v->as_array()) {
+      if (s.is_string()) out.emplace_back(s.as_string());
+    }
+  }
+  return out;
+}
+
+ServiceView ReadService(const ControllerSettings& settings, const json::object& s) {
+  ServiceView v;
+  v.arn = Str(s, "serviceArn");
+  v.name = Str(s, "serviceName");
+  v.status = Str(s, "status");
+  v.task_definition = Str(s, "taskDefinition");
+  v.desired = Int(s, "desiredCount");
+  v.running = Int(s, "runningCount");
+  v.pending = Int(s, "pendingCount");
+  if (const json::value* ds = s.if_contains("deployments"); ds && ds->is_array()) {
+    v.ecs_deployments = static_cast<int>(ds->as_array().size());
+    for (const json::value& d : ds->as_array()) {
+      if (!d.is_object() || Str(d.as_object(), "status") != "PRIMARY") continue;
+      v.primary_created_at = Time(d.as_object(), "createdAt");
+      v.rollout_state = Str(d.as_object(), "rolloutState");
+      v.rollout_reason = Str(d.as_object(), "rolloutStateReason");
+    }
+  }
+  if (const json::value* nc = s.if_contains("networkConfiguration"); nc && nc->is_object()) {
+    if (const json::value* a = nc->as_object().if_contains("awsvpcConfiguration"); a && a->is_object()) {
+      v.subnets = Strings(a->as_object().if_contains("subnets"));
+      v.security_groups = Strings(a->as_object().if_contains("securityGroups"));
+      v.assign_public_ip = Str(a->as_object(), "assignPublicIp");
+    }
+  }
+  std::vector<std::pair<std::string, std::string>> tags;
+  if (const json::value* ts = s.if_contains("tags"); ts && ts->is_array()) {
+    for (const json::value& t : ts->as_array()) {
+      if (t.is_object()) tags.emplace_back(Str(t.as_object(), "key"), Str(t.as_object(), "value"));
+    }
+  }
+  v.owner = ReadTags(settings, tags);
+  if (const json::value* es = s.if_contains("events"); es && es->is_array()) {
+    for (const json::value& e : es->as_array()) {
+      if (!e.is_object()) continue;
+      v.events.push_back({Str(e.as_object(), "id"), Time(e.as_object(), "createdAt").value_or(TimePoint{}),
+                          Str(e.as_object(), "message")});
+    }
+  }
+  return v;
+}
+
+TaskView ReadTask(const json::object& t, std::string_view container) {
+  TaskView v;
+  v.arn = Str(t, "taskArn");
+  v.task_definition = Str(t, "taskDefinitionArn");
+  v.last_status = Str(t, "lastStatus");
+  v.desired_status = Str(t, "desiredStatus");
+  v.stopped_reason = Str(t, "stoppedReason");
+  if (const json::value* as = t.if_contains("attachments"); as && as->is_array()) {
+    for (const json::value& a : as->as_array()) {
+      const json::value* ds = a.is_object() ? a.as_object().if_contains("details") : nullptr;
+      if (!ds || !ds->is_array()) continue;
+      for (const json::value& d : ds->as_array()) {
+        if (d.is_object() && Str(d.as_object(), "name") == "privateIPv4Address") v.address = Str(d.as_object(), "value");
+      }
+    }
+  }
+  if (const json::value* cs = t.if_contains("containers"); cs && cs->is_array()) {
+    for (const json::value& c : cs->as_array()) {
+      if (!c.is_object() || Str(c.as_object(), "name") != container) continue;
+      if (const json::value* x = c.as_object().if_contains("exitCode"); x && x->is_int64()) {
+        v.exit_code = static_cast<int>(x->as_int64());
+      }
+      if (v.address.empty()) {
+        if (const json::value* nis = c.as_object().if_contains("networkInterfaces"); nis && nis->is_array()) {
+          for (const json::value& ni : nis->as_array()) {
+            if (ni.is_object() && v.address.empty()) v.address = Str(ni.as_object(), "privateIpv4Address");
+          }
+        }
+      }
+    }
+  }
+  return v;
+}
+
+bool Throttled(const Status& s) { return IsError(s, Error::kThrottled); }
+
+}  // namespace
+
+Controller::Controller(store::Store& store, Deployments& deployments, Aws& aws, EdgeView* edge, Clock& clock,
+                       ControllerOptions options)
+    : store_(store), deployments_(deployments), aws_(aws), edge_(edge), clock_(clock), options_(std::move(options)),
+      lease_(store, options_.holder, options_.lease_ttl, {},
+             sched::LeaseSlot{.table = "deploy_lease", .name = options_.settings.controller_class}) {
+  if (!options_.sleep) options_.sleep = [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
+}
+
+std::string Controller::SecretName(const Deployment& d, std::string_view key) const {
+  return fmt::format("/{}/{}/{}/{}/{}/{}", options_.ssm_prefix, options_.settings.controller_class, d.project, d.group,
+                     d.id, key);
+}
+
+// One tick's state: the epoch it leads with, its call counts, and the calls it makes.
+class Controller::Tick_ {
+ public:
+  Tick_(Controller& c, uint64_t epoch, TickReport& report) : c_(c), epoch_(epoch), report_(report) {}
+
+  Fence fence() const { return Fence{&c_.lease_, epoch_}; }
+
+  StatusOr<json::value> Read(AwsService s, std::string_view action, const json::object& body) {
+    ++report_.reads;
+    StatusOr<json::value> v = c_.aws_.Call(s, action, body);
+    if (!v.ok() && Throttled(v.status())) report_.throttled = true;
+    return v;
+  }
+
+  // Every write first re-checks the lease in the store (D1): a replica that lost it writes nothing.
+  StatusOr<json::value> Write(AwsService s, std::string_view action, const json::object& body) {
+    Status leading = c_.store_.Read([&](store::ReadTxn& txn) { return c_.lease_.CheckFence(txn, epoch_, c_.clock_.Now()); });
+    if (!leading.ok()) return FailedPrecondition(leading.message(), Error::kLeaseLost);
+    ++report_.writes;
+    StatusOr<json::value> v = c_.aws_.Call(s, action, body);
+    if (!v.ok() && Throttled(v.status())) report_.throttled = true;
+    return v;
+  }
+
+  StatusOr<std::map<std::string, ServiceView>> Snapshot() {
+    const ControllerSettings& st = c_.options_.settings;
+    std::vector<std::string> arns;
+    std::string token;
+    do {
+      json::object body{{"cluster", st.cluster}, {"maxResults", 100}};
+      if (!token.empty()) body["nextToken"] = token;
+      ASSIGN_OR_RETURN(json::value v, Read(AwsService::kEcs, "ListServices", body));
+      for (const std::string& a : Strings(v.as_object().if_contains("serviceArns"))) arns.push_back(a);
+      token = Str(v.as_object(), "nextToken");
+    } while (!token.empty());
+    std::map<std::string, ServiceView> out;
+    for (size_t i = 0; i < arns.size(); i += 10) {
+      json::array batch;
+      for (size_t j = i; j < std::min(arns.size(), i + 10); ++j) batch.emplace_back(arns[j]);
+      ASSIGN_OR_RETURN(json::value v, Read(AwsService::kEcs, "DescribeServices",
+                                           {{"cluster", st.cluster}, {"services", batch}, {"include", json::array{"TAGS"}}}));
+      const json::value* ss = v.as_object().if_contains("services");
+      if (!ss || !ss->is_array()) continue;
+      for (const json::value& s : ss->as_array()) {
+        if (!s.is_object()) continue;
+        ServiceView view = ReadService(st, s.as_object());
+        if (view.status != "ACTIVE" || !view.owner.owned) continue;  // not ours: never touched
+        out[view.name] = std::move(view);
+      }
+    }
+    return out;
+  }
+
+  // RUNNING and STOPPED tasks of one service (at most 100 of each), or the read's failure.
+  StatusOr<std::vector<TaskView>> Tasks(const std::string& service, std::string_view container) {
+    const ControllerSettings& st = c_.options_.settings;
+    std::vector<std::string> arns;
+    for (std::string_view desired : {"RUNNING", "STOPPED"}) {
+      ASSIGN_OR_RETURN(json::value v, Read(AwsService::kEcs, "ListTasks",
+                                           {{"cluster", st.cluster}, {"serviceName", service},
+                                            {"desiredStatus", desired}, {"maxResults", 100}}));
+      for (const std::string& a : Strings(v.as_object().if_contains("taskArns"))) arns.push_back(a);
+    }
+    std::vector<TaskView> out;
+    for (size_t i = 0; i < arns.size(); i += 100) {
+      json::array batch;
+      for (size_t j = i; j < std::min(arns.size(), i + 100); ++j) batch.emplace_back(arns[j]);
+      ASSIGN_OR_RETURN(json::value v, Read(AwsService::kEcs, "DescribeTasks", {{"cluster", st.cluster}, {"tasks", batch}}));
+      if (const json::value* ts = v.as_object().if_contains("tasks"); ts && ts->is_array()) {
+        for (const json::value& t : ts->as_array()) {
+          if (t.is_object()) out.push_back(ReadTask(t.as_object(), container));
+        }
+      }
+    }
+    return out;
+  }
+
+  // D7: the deployment's secrets in SSM, written before the revision that references them.
+  Status PutSecrets(const Deployment& d) {
+    for (const auto& [key, value] : d.secrets) {
+      StatusOr<json::value> put = Write(AwsService::kSsm, "PutParameter",
+                                        {{"Name", c_.SecretName(d, key)}, {"Value", value}, {"Type", "SecureString"},
+                                         {"Overwrite", true}});
+      if (!put.ok()) return put.status();
+    }
+    return OkStatus();
+  }
+
+  // Every parameter under the deployment's path, deleted (after its services are gone).
+  Status DeleteSecrets(const Deployment& d) {
+    std::string path = fmt::format("/{}/{}/{}/{}/{}", c_.options_.ssm_prefix, c_.options_.settings.controller_class,
+                                   d.project, d.group, d.id);
+    std::vector<std::string> names;
+    std::string token;
+    do {
+      json::object body{{"Path", path}, {"Recursive", true}, {"MaxResults", 10}};
+      if (!token.empty()) body["NextToken"] = token;
+      ASSIGN_OR_RETURN(json::value v, Read(AwsService::kSsm, "GetParametersByPath", body));
+      if (const json::value* ps = v.as_object().if_contains("Parameters"); ps && ps->is_array()) {
+        for (const json::value& p : ps->as_array()) {
+          if (p.is_object()) names.push_back(Str(p.as_object(), "Name"));
+        }
+      }
+      token = Str(v.as_object(), "NextToken");
+    } while (!token.empty());
+    for (size_t i = 0; i < names.size(); i += 10) {
+      json::array batch;
+      for (size_t j = i; j < std::min(names.size(), i + 10); ++j) batch.emplace_back(names[j]);
+      StatusOr<json::value> del = Write(AwsService::kSsm, "DeleteParameters", {{"Names", batch}});
+      if (!del.ok()) return del.status();
+    }
+    return OkStatus();
+  }
+
+  StatusOr<std::string> Register(const Workload& w) {
+    TimePoint now = c_.clock_.Now();
+    if (c_.last_register_ != TimePoint{} && now - c_.last_register_ < c_.options_.register_spacing) {
+      c_.options_.sleep(std::chrono::duration_cast<std::chrono::milliseconds>(c_.options_.register_spacing -
+                                                                               (now - c_.last_register_)));
+    }
+    c_.last_register_ = c_.clock_.Now();
+    ASSIGN_OR_RETURN(json::value v, Write(AwsService::kEcs, "RegisterTaskDefinition", w.task_definition));
+    const json::value* td = v.as_object().if_contains("taskDefinition");
+    if (!td || !td->is_object()) return DataLoss("RegisterTaskDefinition answered without a taskDefinition");
+    return Str(td->as_object(), "taskDefinitionArn");
+  }
+
+  Status Act(const ServiceAction& a, const Deployment* d) {
+    const ControllerSettings& st = c_.options_.settings;
+    using K = ServiceAction::Kind;
+    switch (a.kind) {
+      case K::kCreate:
+      case K::kRoll: {
+        if (d) RETURN_IF_ERROR(PutSecrets(*d));
+        ASSIGN_OR_RETURN(std::string arn, Register(*a.workload));
+        if (a.kind == K::kCreate) {
+          json::object body = a.workload->service;
+          body["taskDefinition"] = arn;
+          ASSIGN_OR_RETURN(json::value created, Write(AwsService::kEcs, "CreateService", body));
+          (void)created;
+        } else {
+          ASSIGN_OR_RETURN(json::value updated,
+                           Write(AwsService::kEcs, "UpdateService",
+                                 {{"cluster", st.cluster}, {"service", a.service_name}, {"taskDefinition", arn},
+                                  {"desiredCount", a.workload->service.at("desiredCount")}}));
+          (void)updated;
+        }
+        // The durable marker first (D4): a lost TagResource must not re-roll the service forever.
+        RETURN_IF_ERROR(c_.deployments_.RecordApplied(a.deployment_id, a.workload->container, a.workload->hash, fence()));
+        if (a.kind == K::kRoll && !a.service_arn.empty()) {
+          json::array tags{json::object{{"key", fmt::format("{}/{}", st.label_namespace, tag::kTaskDefinitionHash)},
+                                        {"value", a.workload->hash}}};
+          StatusOr<json::value> tagged = Write(AwsService::kEcs, "TagResource", {{"resourceArn", a.service_arn}, {"tags", tags}});
+          if (!tagged.ok() && IsError(tagged.status(), Error::kLeaseLost)) return tagged.status();
+        }
+        return OkStatus();
+      }
+      case K::kScale:
+        return Write(AwsService::kEcs, "UpdateService",
+                     {{"cluster", st.cluster}, {"service", a.service_name},
+                      {"desiredCount", a.workload->service.at("desiredCount")}})
+            .status();
+      case K::kNetwork:
+        return Write(AwsService::kEcs, "UpdateService",
+                     {{"cluster", st.cluster}, {"service", a.service_name},
+                      {"networkConfiguration", a.workload->service.at("networkConfiguration")}})
+            .status();
+      case K::kRetire:
+        return Write(AwsService::kEcs, "UpdateService", {{"cluster", st.cluster}, {"service", a.service_name}, {"desiredCount", 0}})
+            .status();
+      case K::kDelete: {
+        StatusOr<json::value> v = Write(AwsService::kEcs, "DeleteService", {{"cluster", st.cluster}, {"service", a.service_name}, {"force", true}});
+        if (!v.ok() && IsError(v.status(), Error::kNotFound)) return OkStatus();
+        return v.status();
+      }
+    }
+    return OkStatus();
+  }
+
+ private:
+  Controller& c_;
+  uint64_t epoch_;
+  TickReport& report_;
+};
+
+StatusOr<TickReport> Controller::Tick() {
+  TickReport report;
+  ASSIGN_OR_RETURN(std::optional<uint64_t> epoch, lease_.TryAcquire(clock_.Now()));
+  if (!epoch) return report;
+  report.led = true;
+  Tick_ tick(*this, *epoch, report);
+
+  ASSIGN_OR_RETURN(std::vector<Deployment> unfinished, deployments_.Unfinished());
+  // One read of the cluster for the whole tick; without it nothing is decided (a partial view would
+  // make live services look orphaned).
+  ASSIGN_OR_RETURN(auto services, tick.Snapshot());
+
+  PlanInput in;
+  in.now = clock_.Now();
+  in.deploying_timeout = options_.deploying_timeout;
+  in.drain = options_.drain;
+  in.edge_configured = edge_ != nullptr;
+  in.services = std::move(services);
+  in.orphan_retiring_since = orphan_retiring_since_;
+  std::set<std::string> ids;
+  for (Deployment& d : unfinished) {
+    ids.insert(d.id);
+    DeploymentInput di;
+    if (!IsTerminal(d.state)) {
+      StatusOr<TaskSize> size = ResolveSize(d.spec.deploy.cpu, d.spec.deploy.memory, d.spec.deploy.capacity);
+      if (!size.ok()) {
+        di.workloads = size.status();
+      } else {
+        if (size->rounded_up) di.resize_note = size->note;
+        // The project's plain env applies to every container; a container's own value wins.
+        AppSpec app = d.spec;
+        for (ContainerSpec& c : app.containers) {
+          for (const auto& [k, v] : d.env) c.env.emplace(k, v);
+        }
+        SecretRefs secrets;
+        for (const auto& [k, v] : d.secrets) secrets[k] = SecretName(d, k);
+        di.workloads = Render(options_.settings, DeploymentRef{d.project, d.group, d.id}, app, *size, secrets);
+      }
+      if (di.workloads.ok()) {
+        for (const Workload& w : *di.workloads) {
+          if (!in.services.contains(w.service_name)) continue;
+          StatusOr<std::vector<TaskView>> tasks = tick.Tasks(w.service_name, w.container);
+          if (tasks.ok()) di.tasks[w.service_name] = std::move(*tasks);
+        }
+      }
+    }
+    di.record = std::move(d);
+    in.deployments.push_back(std::move(di));
+  }
+  if (edge_) {
+    StatusOr<std::map<std::string, std::string>> servers = edge_->Servers();
+    if (servers.ok()) {
+      in.edge_servers = std::move(*servers);
+    } else {
+      in.edge_read_ok = false;
+    }
+  }
+  for (const auto& [name, s] : in.services) {
+    if (!s.owner.complete || ids.contains(s.owner.deployment_id) || in.orphans.contains(s.owner.deployment_id)) continue;
+    StatusOr<Deployment> found = deployments_.Get(s.owner.deployment_id);
+    if (!found.ok()) {
+      in.orphans[s.owner.deployment_id] =
+          found.status().code() == StatusCode::kNotFound ? OrphanVerdict::kGone : OrphanVerdict::kUnknown;
+    } else {
+      in.orphans[s.owner.deployment_id] = IsTerminal(found->state) ? OrphanVerdict::kGone : OrphanVerdict::kUnknown;
+    }
+  }
+
+  report.plan = PlanTick(in);
+  const Plan& plan = report.plan;
+  std::map<std::string, const Deployment*> by_id;
+  for (const DeploymentInput& d : in.deployments) by_id[d.record.id] = &d.record;
+
+  // Pending -> Deploying before anything is created, so the deploying clock starts first.
+  for (const PlannedTransition& t : plan.transitions) {
+    if (t.to == State::kDeploying) RETURN_IF_ERROR(deployments_.Transition(t.deployment_id, t.to, t.reason, tick.fence()));
+  }
+  std::set<std::string> failed_now;
+  for (const ServiceAction& a : plan.actions) {
+    if (report.throttled) break;  // the rest waits for a later tick
+    const Deployment* d = a.deployment_id.empty() ? nullptr : by_id[a.deployment_id];
+    Status s = tick.Act(a, d);
+    if (s.ok() || Throttled(s)) continue;
+    if (IsError(s, Error::kLeaseLost) || IsError(s, sched::Error::kLeaseLost)) return report;
+    // A permanent refusal of a deployment still deploying fails it, with ECS's words; anything
+    // else is an event, retried next tick.
+    if (d && IsError(s, Error::kRejected) && (d->state == State::kPending || d->state == State::kDeploying)) {
+      if (failed_now.insert(d->id).second) {
+        RETURN_IF_ERROR(deployments_.Transition(d->id, State::kFailed,
+                                                fmt::format("{} of {}: {}", KindName(a.kind), a.service_name, s.message()),
+                                                tick.fence()));
+      }
+      continue;
+    }
+    if (d) {
+      RETURN_IF_ERROR(deployments_.AppendEvents(
+          d->id, {NewEvent{"failure", fmt::format("{} {}: {}", KindName(a.kind), a.service_name, s.message()), ""}},
+          tick.fence()));
+    }
+  }
+  for (const std::string& name : plan.orphans_retiring) orphan_retiring_since_.emplace(name, in.now);
+  std::erase_if(orphan_retiring_since_, [&](const auto& kv) { return !in.services.contains(kv.first); });
+
+  std::map<std::string, std::vector<NewEvent>> events;
+  for (const auto& [id, e] : plan.events) events[id].push_back(e);
+  for (const auto& [id, es] : events) RETURN_IF_ERROR(deployments_.AppendEvents(id, es, tick.fence()));
+  for (const auto& [id, tasks] : plan.observations) RETURN_IF_ERROR(deployments_.RecordTasks(id, tasks, tick.fence()));
+  for (const PlannedTransition& t : plan.transitions) {
+    if (t.to == State::kDeploying || failed_now.contains(t.deployment_id)) continue;
+    RETURN_IF_ERROR(deployments_.Transition(t.deployment_id, t.to, t.reason, tick.fence()));
+  }
+  for (const std::string& id : plan.mark_retiring) RETURN_IF_ERROR(deployments_.MarkRetiring(id, tick.fence()));
+  if (!report.throttled) {
+    for (const std::string& id : plan.mark_retired) {
+      // Its services are gone: now its secrets, then the record says so (D7).
+      Status gone = tick.DeleteSecrets(*by_id[id]);
+      if (!gone.ok()) {
+        if (IsError(gone, Error::kLeaseLost)) return report;
+        continue;
+      }
+      RETURN_IF_ERROR(deployments_.MarkRetired(id, tick.fence()));
+    }
+  }
+  backoff_ = report.throttled ? std::min(backoff_ + 1, 5) : 0;
+  return report;
+}
+
+void Controller::Nudge() {
+  {
+    std::lock_guard lock(mu_);
+    nudged_ = true;
+  }
+  cv_.notify_all();
+}
+
+void Controller::Release() {
+  Status s = lease_.Release();
+  if (!s.ok()) fmt::print(stderr, "paddock: controller lease: {}\n", s.ToString());
+}
+
+void Controller::Run(std::stop_token stop) {
+  std::mt19937_64 rng(std::random_device{}());
+  while (!stop.stop_requested()) {
+    StatusOr<TickReport> r = Tick();
+    if (!r.ok()) fmt::print(stderr, "paddock: controller tick: {}\n", r.status().ToString());
+    // ±20% jitter, so replicas that started together do not poll together; doubled per throttled tick.
+    std::uniform_real_distribution<double> jitter(0.8, 1.2);
+    auto wait = std::chrono::milliseconds(
+        static_cast<int64_t>(static_cast<double>(options_.interval.count()) * jitter(rng) * (1 << backoff_)));
+    // While it does not lead, a replica retries at the lease's pace, not the tick's.
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, stop, wait, [&] { return nudged_; });
+    nudged_ = false;
+  }
+}
+
+}  // namespace paddock::deploy

@@ -1,0 +1,108 @@
+// deploy/controller: the reconcile driver (ADR D1, D13) — each tick it takes or renews the
+// controller class's lease, reads the cluster once (ListServices + DescribeServices ×10 with TAGS),
+// the deployments the store still has work for, their tasks and the edge's server status; asks
+// plan.h what to do; and does it, re-checking the lease before every write. Throttling never fails
+// a deployment: the tick stops acting and the next one comes later (exponential backoff, jittered).
+// RegisterTaskDefinition goes out at most once a second.
+//
+//   Controller controller(store, deployments, aws, &edge, clock, options);
+//   std::jthread loop([&](std::stop_token st) { controller.Run(st); });
+//   controller.Nudge();  // a deployment was created: tick now
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stop_token>
+#include <string>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "deploy/aws.h"
+#include "deploy/deployments.h"
+#include "deploy/plan.h"
+#include "deploy/render.h"
+#include "sched/lease.h"
+#include "store/store.h"
+
+namespace paddock::deploy {
+
+// The edge's view of its servers (Traefik's API, GET /api/http/services: each service's
+// serverStatus): "http://10.0.1.5:8080" -> "UP" | "DOWN".
+class EdgeView {
+ public:
+  virtual ~EdgeView() = default;
+  virtual StatusOr<std::map<std::string, std::string>> Servers() = 0;
+};
+
+// Reads a Traefik-compatible API (Paddock's edge or Traefik's own) over HTTP.
+class HttpEdgeView final : public EdgeView {
+ public:
+  HttpEdgeView(std::string host, uint16_t port);
+  ~HttpEdgeView() override;
+  StatusOr<std::map<std::string, std::string>> Servers() override;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+struct ControllerOptions {
+  ControllerSettings settings;
+  std::chrono::milliseconds interval{30'000};      // between ticks, ±20% jitter
+  std::chrono::seconds deploying_timeout{300};     // Deploying longer than this fails; the Healthy hold's cap
+  std::chrono::seconds drain{15};                  // a retired service waits this long at 0 before deletion
+  std::chrono::milliseconds lease_ttl{30'000};
+  std::string holder = "controller";               // this replica's name in the lease
+  std::string ssm_prefix = "paddock";              // secrets: /<prefix>/<class>/<project>/<group>/<deployment>/<KEY>
+  std::chrono::milliseconds register_spacing{1000};  // RegisterTaskDefinition at most once per this
+  // How the driver waits between registrations (tests: a no-op that advances a fake clock).
+  std::function<void(std::chrono::milliseconds)> sleep;
+};
+
+struct TickReport {
+  bool led = false;
+  int reads = 0;    // AWS read calls
+  int writes = 0;   // AWS write calls
+  bool throttled = false;
+  Plan plan;
+};
+
+class Controller {
+ public:
+  Controller(store::Store& store, Deployments& deployments, Aws& aws, EdgeView* edge, Clock& clock,
+             ControllerOptions options);
+
+  // One tick. Not leading is not an error (report.led false). A failed cluster read ends the tick
+  // with that error and nothing done.
+  StatusOr<TickReport> Tick();
+  // Ticks until `stop`, every interval (±20%), at once after Nudge, later after throttling.
+  void Run(std::stop_token stop);
+  void Nudge();
+  // Gives the lease up (a clean shutdown), so a peer leads at once.
+  void Release();
+
+  // The secret parameter path of a deployment's KEY (D7).
+  std::string SecretName(const Deployment& d, std::string_view key) const;
+
+ private:
+  class Tick_;
+  store::Store& store_;
+  Deployments& deployments_;
+  Aws& aws_;
+  EdgeView* edge_;
+  Clock& clock_;
+  ControllerOptions options_;
+  sched::Lease lease_;
+  std::map<std::string, TimePoint> orphan_retiring_since_;  // only the Run thread touches it
+  TimePoint last_register_{};
+  int backoff_ = 0;  // consecutive throttled ticks
+  std::mutex mu_;
+  std::condition_variable_any cv_;
+  bool nudged_ = false;  // guarded by mu_
+};
+
+}  // namespace paddock::deploy
