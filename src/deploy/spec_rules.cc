@@ -2,7 +2,9 @@
 // overrides. ParseAppSpec (TOML) is in spec.cc.
 #include <algorithm>
 #include <charconv>
+#include <cstdint>
 #include <set>
+#include <utility>
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
@@ -146,6 +148,8 @@ StatusOr<std::string> Str(const json::object& o, std::string_view key, std::stri
 StatusOr<int64_t> Int(const json::object& o, std::string_view key, std::string_view at, int64_t dflt) {
   const json::value* v = o.if_contains(key);
   if (!v) return dflt;
+  // A value built in memory may hold an unsigned integer; one parsed from text holds int64.
+  if (v->is_uint64() && v->as_uint64() <= static_cast<uint64_t>(INT64_MAX)) return static_cast<int64_t>(v->as_uint64());
   if (!v->is_int64()) return Bad(fmt::format("{}.{} must be an integer", at, key));
   return v->as_int64();
 }
@@ -156,7 +160,7 @@ json::object ToJson(const AppSpec& spec) {
   json::array containers;
   for (const ContainerSpec& c : spec.containers) {
     json::object o{{"name", c.name}, {"image", c.image}};
-    if (c.port) o["port"] = *c.port;
+    if (c.port) o["port"] = static_cast<int64_t>(*c.port);
     if (!c.command.empty()) {
       json::array cmd;
       for (const std::string& a : c.command) cmd.emplace_back(a);
@@ -198,11 +202,10 @@ StatusOr<AppSpec> AppSpecFromJson(const json::value& value) {
     ASSIGN_OR_RETURN(out.name, Str(c, "name", "containers[]"));
     const std::string at = "containers." + out.name;
     ASSIGN_OR_RETURN(out.image, Str(c, "image", at));
-    if (const json::value* p = c.if_contains("port")) {
-      if (!p->is_int64() || p->as_int64() < 0 || p->as_int64() > 65535) {
-        return Bad(fmt::format("{}.port must be between 1 and 65535", at));
-      }
-      out.port = static_cast<uint16_t>(p->as_int64());
+    if (c.contains("port")) {
+      ASSIGN_OR_RETURN(int64_t port, Int(c, "port", at, 0));
+      if (port < 0 || port > 65535) return Bad(fmt::format("{}.port must be between 1 and 65535", at));
+      out.port = static_cast<uint16_t>(port);
     }
     if (const json::value* cmd = c.if_contains("command")) {
       if (!cmd->is_array()) return Bad(fmt::format("{}.command must be an array of strings", at));
@@ -281,8 +284,12 @@ Status OverrideImage(AppSpec& spec, std::string_view container_equals_image) {
   if (image.empty()) return InvalidArgument(fmt::format("--image {}= names no image", name));
   for (ContainerSpec& c : spec.containers) {
     if (c.name == name) {
-      c.image = std::string(image);
-      if (std::optional<SpecProblem> p = CheckAppSpec(spec)) return InvalidArgument(p->message);
+      // A refused override leaves the spec as it was.
+      std::string previous = std::exchange(c.image, std::string(image));
+      if (std::optional<SpecProblem> p = CheckAppSpec(spec)) {
+        c.image = std::move(previous);
+        return InvalidArgument(p->message);
+      }
       return OkStatus();
     }
   }
