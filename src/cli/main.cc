@@ -20,6 +20,7 @@
 #include "agent/images/skopeo_puller.h"
 #include "cli/account_deletion.h"
 #include "cli/agent_command.h"
+#include "cli/deploy_command.h"
 #include "cli/edge_command.h"
 #include "cli/config.h"
 #include "cli/host_checks.h"
@@ -27,6 +28,7 @@
 #include "cli/state_lock.h"
 #include "cli/stop_tasks.h"
 #include "common/private_files.h"
+#include "vpc/default_vpc.h"
 #include "store/sqlite/sqlite_store.h"
 #include "cli/schemas.h"
 
@@ -148,6 +150,7 @@ void StopTasksBeforeExit(Node& node, const sigset_t& signals, std::string_view r
 // `paddock up`'s edge (cli/edge_command.h): on by default, off with --no-edge.
 struct UpEdgeFlags {
   bool disabled = false;
+  bool no_controller = false;  // --no-controller: no deploy controller
   std::string web = "127.0.0.1:8000";
   std::string api = "127.0.0.1:8081";
   std::string file;
@@ -188,6 +191,7 @@ int RunServer(const ServerConfig& config, bool up, bool keep_tasks, const UpEdge
   auto port = (*node)->Start();
   if (!port.ok()) return Fail(port.status());
   std::unique_ptr<InProcessEdge> edge;  // `paddock up`'s, started once the API serves
+  std::unique_ptr<InProcessController> controller;  // and its deploy controller, once the edge runs
   auto host_port = SplitListen(config.listen);
   // The address clients should use: a wildcard listen address is reached over loopback; an
   // IPv6 literal goes in brackets.
@@ -241,6 +245,37 @@ int RunServer(const ServerConfig& config, bool up, bool keep_tasks, const UpEdge
                    started.status().message());
       }
     }
+    if (!edge_flags.no_controller) {
+      auto me = (*node)->BootstrapAccount();
+      InProcessControllerOptions co;
+      co.state_dir = config.state_dir;
+      co.api_host = host_port->first == "0.0.0.0" ? "127.0.0.1" : host_port->first;
+      co.api_port = *port;
+      co.region = config.region;
+      if (edge) {
+        co.edge_api_port = edge->api_port();
+        co.edge_web_port = edge->web_port();
+      }
+      auto started = me.ok() ? StatusOr<bool>(true) : StatusOr<bool>(me.status());
+      if (me.ok()) {
+        co.credentials = {me->access_key_id, me->secret_access_key};
+        const paddock::vpc::DefaultVpc vpc =
+            paddock::vpc::DefaultVpcFor(paddock::Scope{me->account, paddock::Region(config.region)});
+        for (const auto& subnet : vpc.subnets) co.subnets.push_back(subnet.id);
+        co.security_groups.push_back(vpc.security_group_id);
+        auto c = InProcessController::Start(co);
+        if (c.ok()) {
+          controller = std::move(*c);
+        } else {
+          started = c.status();
+        }
+      }
+      if (controller) {
+        fmt::print("  deploy       {} (`paddock deploy` finds it; docs/deploy.md)\n", controller->url());
+      } else {
+        fmt::print("  note         the deploy controller did not start: {}\n", started.status().message());
+      }
+    }
     // With --endpoint-url: Debian 12's AWS CLI (2.9) ignores the profile's endpoint_url.
     fmt::print("\nTry:\n  aws --profile {} --endpoint-url {} ecs list-clusters\n\n{}\n", boot->profile, endpoint,
                keep_tasks ? "Ctrl-C stops it; its tasks keep running (--keep-tasks) until `paddock down`."
@@ -253,6 +288,7 @@ int RunServer(const ServerConfig& config, bool up, bool keep_tasks, const UpEdge
   std::fflush(stdout);
   int sig = 0;
   sigwait(&signals, &sig);
+  controller.reset();  // first: it must not act on tasks that are stopping, and it calls the API
   const std::string_view name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "SIGUSR1 (paddock down)";
   // `paddock up` stops its tasks as a developer tool should, unless told to keep them; `paddock
   // server` keeps them for the next start to re-adopt; `paddock down` asks for them to stop.
@@ -766,6 +802,7 @@ int main(int argc, char** argv) {
                  "paddock.edge.drain-timeout label overrides it)")
       ->check(CLI::Range(0, 3600));
   up->add_flag("--no-edge", up_edge.disabled, "Run no edge");
+  up->add_flag("--no-controller", up_edge.no_controller, "Run no deploy controller");
   bool keep_tasks = false;
   up->add_flag("--keep-tasks", keep_tasks,
                "At Ctrl-C (SIGINT, SIGTERM), leave the tasks running for the next start to re-adopt (default: "
@@ -815,6 +852,8 @@ int main(int argc, char** argv) {
   AddAgentCommand(app, agent_command);
   EdgeCommand edge_command;
   AddEdgeCommand(app, edge_command);
+  DeployCommands deploy_commands;
+  AddDeployCommands(app, deploy_commands);
   ImageCommands image_commands;
   AddImageCommands(app, image_commands);
   LogsCommand logs_command;
@@ -836,6 +875,7 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("image")) return RunImageCommand(image_commands);
   if (agent_command.cmd->parsed()) return RunAgentCommand(agent_command);
   if (edge_command.cmd->parsed()) return RunEdgeCommand(edge_command);
+  if (std::optional<int> rc = RunDeployCommands(deploy_commands)) return *rc;
   if (logs_command.cmd->parsed()) return RunLogsCommand(logs_command);
 
   ServerConfig admin_config;

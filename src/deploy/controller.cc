@@ -214,7 +214,12 @@ class Controller::Tick_ {
     do {
       json::object body{{"cluster", st.cluster}, {"maxResults", 100}};
       if (!token.empty()) body["nextToken"] = token;
-      ASSIGN_OR_RETURN(json::value v, Read(AwsService::kEcs, "ListServices", body));
+      StatusOr<json::value> listed = Read(AwsService::kEcs, "ListServices", body);
+      if (!listed.ok() && IsError(listed.status(), Error::kNotFound) && arns.empty()) {
+        cluster_missing_ = true;  // no cluster, no services: an empty snapshot, not a failed one
+        return std::map<std::string, ServiceView>();
+      }
+      ASSIGN_OR_RETURN(json::value v, std::move(listed));
       for (const std::string& a : Strings(v.as_object().if_contains("serviceArns"))) arns.push_back(a);
       token = Str(v.as_object(), "nextToken");
     } while (!token.empty());
@@ -317,6 +322,11 @@ class Controller::Tick_ {
       case K::kCreate:
       case K::kRoll: {
         if (d) RETURN_IF_ERROR(PutSecrets(*d));
+        if (cluster_missing_ && c_.options_.create_cluster) {
+          ASSIGN_OR_RETURN(json::value made, Write(AwsService::kEcs, "CreateCluster", {{"clusterName", st.cluster}}));
+          (void)made;
+          cluster_missing_ = false;
+        }
         ASSIGN_OR_RETURN(std::string arn, Register(*a.workload));
         if (a.kind == K::kCreate) {
           json::object body = a.workload->service;
@@ -366,6 +376,7 @@ class Controller::Tick_ {
   Controller& c_;
   uint64_t epoch_;
   TickReport& report_;
+  bool cluster_missing_ = false;
 };
 
 StatusOr<TickReport> Controller::Tick() {

@@ -59,6 +59,9 @@ struct ControllerOptions {
   std::string holder = "controller";               // this replica's name in the lease
   std::string ssm_prefix = "paddock";              // secrets: /<prefix>/<class>/<project>/<group>/<deployment>/<KEY>
   std::chrono::milliseconds register_spacing{1000};  // RegisterTaskDefinition at most once per this
+  // A missing cluster is created with the first service (`paddock up`, a developer's machine);
+  // otherwise the deployment fails with ECS's ClusterNotFoundException.
+  bool create_cluster = false;
   // How the driver waits between registrations (tests: a no-op that advances a fake clock).
   std::function<void(std::chrono::milliseconds)> sleep;
 };

@@ -308,7 +308,9 @@ StatusOr<std::vector<Workload>> Render(const ControllerSettings& settings, const
           {"options",
            {{"awslogs-group", settings.log_group},
             {"awslogs-region", settings.log_region},
-            {"awslogs-stream-prefix", fmt::format("{}/{}/{}", settings.resource_prefix, ref.project, ref.id)}}}};
+            {"awslogs-stream-prefix", fmt::format("{}/{}/{}", settings.resource_prefix, ref.project, ref.id)},
+            // One group per install, made by the first task that logs to it.
+            {"awslogs-create-group", "true"}}}};
     }
 
     auto key = [&](std::string_view name) { return fmt::format("{}/{}", settings.label_namespace, name); };

@@ -324,7 +324,8 @@ TEST(RenderTest, TaskDefinitionOfTheWorker) {
       "dockerLabels": {"paddock.dev/controller-class": "prod", "traefik.enable": "false"},
       "logConfiguration": {"logDriver": "awslogs", "options": {
         "awslogs-group": "/paddock/apps", "awslogs-region": "us-east-1",
-        "awslogs-stream-prefix": "paddock/shop/20261203-1830-ab12"}}}],
+        "awslogs-stream-prefix": "paddock/shop/20261203-1830-ab12",
+        "awslogs-create-group": "true"}}}],
     "tags": [
       {"key": "paddock.dev/managed-by", "value": "paddock"},
       {"key": "paddock.dev/controller-class", "value": "prod"},

@@ -1,0 +1,547 @@
+#include "cli/deploy_command.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include <boost/json.hpp>
+
+#include "cli/credentials.h"
+#include "common/clock.h"
+#include "common/encoding.h"
+#include "common/private_files.h"
+#include "deploy/api.h"
+#include "deploy/controller.h"
+#include "http/client.h"
+#include "http/server.h"
+#include "store/sqlite/sqlite_store.h"
+
+namespace paddock::cli {
+namespace json = boost::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+int Fail(std::string_view what, const Status& s) {
+  fmt::print(stderr, "paddock: {}: {}\n", what, s.message());
+  return 1;
+}
+
+// "30s", "5m", "2h", "7d" or a number of seconds.
+StatusOr<std::chrono::seconds> ParseDuration(std::string_view flag, std::string_view s) {
+  if (s.empty()) return InvalidArgument(fmt::format("{} is empty", flag));
+  int64_t unit = 1;
+  std::string_view n = s;
+  switch (s.back()) {
+    case 's': unit = 1; n.remove_suffix(1); break;
+    case 'm': unit = 60; n.remove_suffix(1); break;
+    case 'h': unit = 3600; n.remove_suffix(1); break;
+    case 'd': unit = 86400; n.remove_suffix(1); break;
+    default: break;
+  }
+  int64_t v = 0;
+  if (n.empty() || n.size() > 9 || n.find_first_not_of("0123456789") != std::string_view::npos) {
+    return InvalidArgument(fmt::format("{} '{}' is not a duration (such as 30s, 5m, 2h, 7d)", flag, s));
+  }
+  v = std::stoll(std::string(n));
+  return std::chrono::seconds(v * unit);
+}
+
+StatusOr<std::pair<std::string, uint16_t>> HostPort(std::string_view flag, std::string_view s) {
+  if (s.starts_with("http://")) s.remove_prefix(7);
+  while (s.ends_with('/')) s.remove_suffix(1);
+  size_t colon = s.rfind(':');
+  if (colon == std::string_view::npos || colon == 0) return InvalidArgument(fmt::format("{} '{}' must be HOST:PORT", flag, s));
+  int port = std::atoi(std::string(s.substr(colon + 1)).c_str());
+  if (port <= 0 || port > 65535) return InvalidArgument(fmt::format("{} '{}' has no valid port", flag, s));
+  return std::pair<std::string, uint16_t>(std::string(s.substr(0, colon)), static_cast<uint16_t>(port));
+}
+
+std::string ConfigPath() {
+  if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x) return fmt::format("{}/paddock/deploy.json", x);
+  const char* home = std::getenv("HOME");
+  return fmt::format("{}/.config/paddock/deploy.json", home ? home : "/root");
+}
+
+Status Publish(const std::string& url, const std::string& token) {
+  const std::string path = ConfigPath();
+  std::error_code ec;
+  fs::create_directories(fs::path(path).parent_path(), ec);
+  if (ec) return Unavailable(fmt::format("cannot create {}: {}", fs::path(path).parent_path().string(), ec.message()));
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << json::serialize(json::object{{"url", url}, {"token", token}}) << "\n";
+    if (!out) return Unavailable(fmt::format("cannot write {}", tmp));
+  }
+  RETURN_IF_ERROR(TightenPrivateFile(tmp));
+  fs::rename(tmp, path, ec);
+  if (ec) return Unavailable(fmt::format("cannot write {}: {}", path, ec.message()));
+  return OkStatus();
+}
+
+// ---- The controller, wherever it runs -----------------------------------------------------------
+
+struct ControllerConfig {
+  std::string state_dir;
+  deploy::HttpAwsOptions aws;
+  std::optional<std::pair<std::string, uint16_t>> edge_api;
+  std::string listen_host = "127.0.0.1";
+  uint16_t listen_port = 0;
+  deploy::ControllerOptions options;
+};
+
+class Running {
+ public:
+  static StatusOr<std::unique_ptr<Running>> Start(ControllerConfig config) {
+    auto r = std::unique_ptr<Running>(new Running());
+    RETURN_IF_ERROR(MakePrivateDir(config.state_dir));
+    ASSIGN_OR_RETURN(r->store_, store::SqliteStore::Open({.path = config.state_dir + "/controller.db",
+                                                          .schemas = {deploy::kSchema}}));
+    r->deployments_ = std::make_unique<deploy::Deployments>(*r->store_, r->clock_);
+    r->aws_ = std::make_unique<deploy::HttpAws>(config.aws);
+    if (config.edge_api) r->edge_ = std::make_unique<deploy::HttpEdgeView>(config.edge_api->first, config.edge_api->second);
+    char host[256] = {};
+    gethostname(host, sizeof(host) - 1);
+    config.options.holder = fmt::format("{}:{}:{}", host, getpid(), RandomString(6, "abcdefghijklmnopqrstuvwxyz0123456789"));
+    r->controller_ = std::make_unique<deploy::Controller>(*r->store_, *r->deployments_, *r->aws_, r->edge_.get(),
+                                                          r->clock_, config.options);
+    // The token lives in the state directory, so a restart keeps the CLI's config valid.
+    const std::string token_path = config.state_dir + "/controller.token";
+    std::ifstream in(token_path);
+    std::getline(in, r->token_);
+    if (r->token_.size() < 32) {
+      r->token_ = HexEncode(RandomBytes(24));
+      std::ofstream out(token_path, std::ios::trunc);
+      out << r->token_ << "\n";
+      if (!out) return Unavailable(fmt::format("cannot write {}", token_path));
+      RETURN_IF_ERROR(TightenPrivateFile(token_path));
+    }
+    r->api_ = std::make_unique<deploy::Api>(*r->deployments_, config.options.settings, r->token_,
+                                            [c = r->controller_.get()] { c->Nudge(); });
+    http::ServerOptions so;
+    so.host = config.listen_host;
+    so.port = config.listen_port;
+    so.worker_threads = 4;
+    r->server_ = std::make_unique<http::Server>(
+        so, [a = r->api_.get()](const http::Request& req) { return a->Handle(req); });
+    ASSIGN_OR_RETURN(uint16_t port, r->server_->Start());
+    std::string host_text = config.listen_host == "0.0.0.0" ? "127.0.0.1" : config.listen_host;
+    r->url_ = fmt::format("http://{}:{}", host_text, port);
+    r->loop_ = std::jthread([c = r->controller_.get()](std::stop_token st) { c->Run(st); });
+    return r;
+  }
+
+  ~Running() {
+    if (loop_.joinable()) {
+      loop_.request_stop();
+      loop_.join();
+    }
+    if (controller_) controller_->Release();
+    if (server_) server_->Stop();
+    if (store_) store_->Close();
+  }
+
+  const std::string& url() const { return url_; }
+  const std::string& token() const { return token_; }
+
+ private:
+  Running() = default;
+  SystemClock clock_;
+  std::unique_ptr<store::SqliteStore> store_;
+  std::unique_ptr<deploy::Deployments> deployments_;
+  std::unique_ptr<deploy::HttpAws> aws_;
+  std::unique_ptr<deploy::HttpEdgeView> edge_;
+  std::unique_ptr<deploy::Controller> controller_;
+  std::unique_ptr<deploy::Api> api_;
+  std::unique_ptr<http::Server> server_;
+  std::string url_;
+  std::string token_;
+  std::jthread loop_;
+};
+
+// ---- The client side ----------------------------------------------------------------------------
+
+struct Endpoint {
+  std::string host;
+  uint16_t port = 0;
+  std::string token;
+};
+
+StatusOr<Endpoint> FindController() {
+  std::string url, token;
+  if (const char* u = std::getenv("PADDOCK_DEPLOY_URL"); u && *u) url = u;
+  if (const char* t = std::getenv("PADDOCK_DEPLOY_TOKEN"); t && *t) token = t;
+  if (url.empty() || token.empty()) {
+    std::ifstream in(ConfigPath());
+    if (!in) {
+      return FailedPrecondition(fmt::format("no deploy controller is known: start one with `paddock up` (it writes {}) "
+                                            "or set PADDOCK_DEPLOY_URL and PADDOCK_DEPLOY_TOKEN",
+                                            ConfigPath()));
+    }
+    std::stringstream ss;
+    ss << in.rdbuf();
+    boost::system::error_code ec;
+    json::value v = json::parse(ss.str(), ec);
+    if (ec || !v.is_object()) return DataLoss(fmt::format("{} is not JSON", ConfigPath()));
+    if (url.empty() && v.as_object().contains("url") && v.at("url").is_string()) url = v.at("url").as_string();
+    if (token.empty() && v.as_object().contains("token") && v.at("token").is_string()) token = v.at("token").as_string();
+  }
+  ASSIGN_OR_RETURN(auto hp, HostPort("deploy controller url", url));
+  return Endpoint{hp.first, hp.second, token};
+}
+
+class ApiClient {
+ public:
+  explicit ApiClient(Endpoint e) : e_(std::move(e)), http_(e_.host, e_.port, std::chrono::seconds(30)) {}
+  // The answer's JSON, or its {"error"} as a Status.
+  StatusOr<json::value> Call(std::string method, std::string target, const json::object* body = nullptr) {
+    http::Request req;
+    req.method = std::move(method);
+    req.target = std::move(target);
+    req.headers = {{"Authorization", "Bearer " + e_.token}, {"Content-Type", "application/json"}};
+    if (body) req.body = json::serialize(*body);
+    ASSIGN_OR_RETURN(http::Response resp, http_.Send(req));
+    boost::system::error_code ec;
+    json::value v = json::parse(resp.body, ec);
+    if (ec) return DataLoss(fmt::format("the controller answered {} with a body that is not JSON", resp.status));
+    if (resp.status >= 300) {
+      std::string message = v.is_object() && v.as_object().contains("error") && v.at("error").is_string()
+                                ? std::string(v.at("error").as_string())
+                                : resp.body;
+      return Status(resp.status == 404 ? StatusCode::kNotFound : StatusCode::kInvalidArgument, message);
+    }
+    return v;
+  }
+
+ private:
+  Endpoint e_;
+  http::Client http_;
+};
+
+std::string S(const json::value& o, std::string_view key) {
+  const json::value* v = o.is_object() ? o.as_object().if_contains(key) : nullptr;
+  return v && v->is_string() ? std::string(v->as_string()) : std::string();
+}
+
+void PrintDeployment(const json::value& d) {
+  fmt::print("id          {}\n", S(d, "id"));
+  fmt::print("project     {} (group {})\n", S(d, "project"), S(d, "group"));
+  fmt::print("state       {}{}\n", S(d, "state"), S(d, "reason").empty() ? "" : " — " + S(d, "reason"));
+  fmt::print("url         {}\n", S(d, "url"));
+  fmt::print("created     {}\n", S(d, "created_at"));
+  if (!S(d, "from").empty()) fmt::print("from        {}\n", S(d, "from"));
+  if (const json::value* ts = d.as_object().if_contains("tasks"); ts && ts->is_array() && !ts->as_array().empty()) {
+    fmt::print("tasks\n");
+    for (const json::value& t : ts->as_array()) {
+      std::string exit;
+      if (const json::value* x = t.as_object().if_contains("exit_code")) exit = fmt::format(" exit {}", json::serialize(*x));
+      fmt::print("  {:<10} {:<9} {:<21} {:<5}{}{}\n", S(t, "container"), S(t, "status"), S(t, "address"), S(t, "health"),
+                 exit, S(t, "stopped_reason").empty() ? "" : " — " + S(t, "stopped_reason"));
+    }
+  }
+}
+
+int RunDeploy(const DeployCommands& c) {
+  auto endpoint = FindController();
+  if (!endpoint.ok()) return Fail("deploy", endpoint.status());
+  ApiClient api(*endpoint);
+  json::object body{{"group", c.group}, {"environment", c.environment}};
+  if (!c.from.empty()) {
+    body["from"] = c.from;
+    if (c.group == "default") body.erase("group");
+  } else {
+    std::ifstream in(c.file);
+    if (!in) return Fail("deploy", NotFound(fmt::format("cannot read {}", c.file)));
+    std::stringstream ss;
+    ss << in.rdbuf();
+    body["toml"] = ss.str();
+    body["file"] = c.file;
+  }
+  json::array images;
+  for (const std::string& i : c.images) images.emplace_back(i);
+  body["images"] = std::move(images);
+  if (!c.expire.empty()) {
+    auto e = ParseDuration("--expire", c.expire);
+    if (!e.ok()) return Fail("deploy", e.status());
+    body["expire_seconds"] = e->count();
+  }
+  auto created = api.Call("POST", "/v1/deployments", &body);
+  if (!created.ok()) return Fail("deploy", created.status());
+  const std::string id = S(*created, "id");
+  fmt::print("{}\n", id);
+  std::fflush(stdout);
+  if (!c.wait) return 0;
+  auto timeout = ParseDuration("--wait-timeout", c.wait_timeout);
+  if (!timeout.ok()) return Fail("deploy", timeout.status());
+  const auto deadline = std::chrono::steady_clock::now() + *timeout;
+  uint64_t after = 0;
+  while (true) {
+    auto ev = api.Call("GET", fmt::format("/v1/deployments/{}/events?after={}", id, after));
+    if (!ev.ok()) return Fail("deploy", ev.status());
+    for (const json::value& e : ev->at("events").as_array()) {
+      after = e.at("seq").to_number<uint64_t>();
+      fmt::print(stderr, "  {} {:<7} {}\n", S(e, "at"), S(e, "kind"), S(e, "message"));
+    }
+    const std::string state = S(*ev, "state");
+    if (state == "Healthy") {
+      auto d = api.Call("GET", "/v1/deployments/" + id);
+      fmt::print(stderr, "{} is Healthy{}\n", id, d.ok() ? " at " + S(*d, "url") : "");
+      return 0;
+    }
+    if (state == "Failed" || state == "Stopped" || state == "Expired" || state == "Superseded") {
+      fmt::print(stderr, "{} is {}: {}\n", id, state, S(*ev, "reason"));
+      return 1;
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      fmt::print(stderr, "{} is still {} after {}: {}\n", id, state, c.wait_timeout, S(*ev, "reason"));
+      return 1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+}
+
+std::string UrlEscape(std::string_view s) {
+  std::string out;
+  for (char ch : s) {
+    if (std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '.') {
+      out.push_back(ch);
+    } else {
+      out += fmt::format("%{:02X}", static_cast<unsigned char>(ch));
+    }
+  }
+  return out;
+}
+
+int RunDeployments(const DeployCommands& c) {
+  auto endpoint = FindController();
+  if (!endpoint.ok()) return Fail("deployments", endpoint.status());
+  ApiClient api(*endpoint);
+  if (c.list->parsed()) {
+    auto v = api.Call("GET", fmt::format("/v1/deployments?project={}&limit=100", UrlEscape(c.project)));
+    if (!v.ok()) return Fail("deployments list", v.status());
+    fmt::print("{:<22} {:<20} {:<10} {:<11} {}\n", "ID", "PROJECT", "GROUP", "STATE", "URL");
+    for (const json::value& d : v->at("deployments").as_array()) {
+      fmt::print("{:<22} {:<20} {:<10} {:<11} {}{}\n", S(d, "id"), S(d, "project"), S(d, "group"), S(d, "state"),
+                 S(d, "url"), d.at("active").as_bool() ? " (active)" : "");
+    }
+    return 0;
+  }
+  if (c.show->parsed()) {
+    auto v = api.Call("GET", "/v1/deployments/" + UrlEscape(c.id));
+    if (!v.ok()) return Fail("deployments show", v.status());
+    PrintDeployment(*v);
+    return 0;
+  }
+  if (c.stop->parsed()) {
+    auto v = api.Call("POST", fmt::format("/v1/deployments/{}/stop", UrlEscape(c.id)));
+    if (!v.ok()) return Fail("deployments stop", v.status());
+    fmt::print("{} {}\n", S(*v, "id"), S(*v, "state"));
+    return 0;
+  }
+  if (c.events->parsed()) {
+    uint64_t after = 0;
+    while (true) {
+      auto v = api.Call("GET", fmt::format("/v1/deployments/{}/events?after={}", UrlEscape(c.id), after));
+      if (!v.ok()) return Fail("deployments events", v.status());
+      for (const json::value& e : v->at("events").as_array()) {
+        after = e.at("seq").to_number<uint64_t>();
+        fmt::print("{} {:<7} {}\n", S(e, "at"), S(e, "kind"), S(e, "message"));
+      }
+      std::fflush(stdout);
+      if (!c.follow) return 0;
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+  }
+  return 0;
+}
+
+int RunEnv(const DeployCommands& c) {
+  auto endpoint = FindController();
+  if (!endpoint.ok()) return Fail("env", endpoint.status());
+  ApiClient api(*endpoint);
+  const std::string base = fmt::format("/v1/projects/{}/env", UrlEscape(c.project));
+  if (c.env_set->parsed()) {
+    json::object body{{"value", c.value}, {"secret", c.secret}};
+    auto v = api.Call("PUT", base + "/" + UrlEscape(c.key), &body);
+    if (!v.ok()) return Fail("env set", v.status());
+    fmt::print("{} set{} for {} (the next deployment takes it)\n", c.key, c.secret ? " (secret)" : "", c.project);
+    return 0;
+  }
+  if (c.env_unset->parsed()) {
+    auto v = api.Call("DELETE", base + "/" + UrlEscape(c.key));
+    if (!v.ok()) return Fail("env unset", v.status());
+    return 0;
+  }
+  auto v = api.Call("GET", base);
+  if (!v.ok()) return Fail("env list", v.status());
+  for (const json::value& e : v->at("env").as_array()) {
+    fmt::print("{}={}\n", S(e, "name"), e.at("secret").as_bool() ? "(secret)" : S(e, "value"));
+  }
+  return 0;
+}
+
+int RunController(const DeployCommands& c) {
+  ControllerConfig config;
+  auto ep = HostPort("--endpoint", c.endpoint);
+  if (!ep.ok()) return Fail("controller", ep.status());
+  auto creds = ResolveCredentials(c.credentials_file, c.profile);
+  if (!creds.ok()) return Fail("controller: credentials", creds.status());
+  config.aws = {.host = ep->first, .port = ep->second, .region = c.region, .credentials = *creds};
+  if (!c.edge_api.empty()) {
+    auto e = HostPort("--edge-api", c.edge_api);
+    if (!e.ok()) return Fail("controller", e.status());
+    config.edge_api = *e;
+  }
+  auto listen = HostPort("--listen", c.listen);
+  if (!listen.ok()) return Fail("controller", listen.status());
+  config.listen_host = listen->first;
+  config.listen_port = listen->second;
+  config.state_dir = c.state_dir.empty() ? fmt::format("{}/.local/share/paddock-controller",
+                                                       std::getenv("HOME") ? std::getenv("HOME") : "/root")
+                                         : c.state_dir;
+  auto interval = ParseDuration("--interval", c.interval);
+  auto timeout = ParseDuration("--deploying-timeout", c.deploying_timeout);
+  auto drain = ParseDuration("--drain", c.drain);
+  for (const auto* d : {&interval, &timeout, &drain}) {
+    if (!d->ok()) return Fail("controller", d->status());
+  }
+  deploy::ControllerSettings& s = config.options.settings;
+  s.cluster = c.cluster;
+  s.controller_class = c.controller_class;
+  s.base_domain = c.base_domain;
+  s.url_port = static_cast<uint16_t>(c.url_port);
+  s.auth_url = c.auth_url;
+  s.subnets = c.subnets;
+  s.security_groups = c.security_groups;
+  s.execution_role_arn = c.execution_role_arn;
+  s.task_role_arn = c.task_role_arn;
+  s.log_group = c.log_group;
+  s.log_region = c.region;
+  s.cloudmap_namespace = c.cloudmap_namespace;
+  config.options.interval = *interval;
+  config.options.deploying_timeout = *timeout;
+  config.options.drain = *drain;
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  auto running = Running::Start(config);
+  if (!running.ok()) return Fail("controller", running.status());
+  fmt::print("paddock controller (class {}) on {} for {}; its token is in {}/controller.token\n", c.controller_class,
+             (*running)->url(), c.endpoint, config.state_dir);
+  std::fflush(stdout);
+  int sig = 0;
+  sigwait(&set, &sig);
+  running->reset();
+  return 0;
+}
+
+}  // namespace
+
+class InProcessController::Impl {
+ public:
+  std::unique_ptr<Running> running;
+};
+
+InProcessController::InProcessController(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+InProcessController::~InProcessController() = default;
+const std::string& InProcessController::url() const { return impl_->running->url(); }
+
+StatusOr<std::unique_ptr<InProcessController>> InProcessController::Start(const InProcessControllerOptions& o) {
+  ControllerConfig config;
+  config.state_dir = o.state_dir + "/controller";
+  config.aws = {.host = o.api_host, .port = o.api_port, .region = o.region, .credentials = o.credentials};
+  if (o.edge_api_port != 0) config.edge_api = std::pair<std::string, uint16_t>("127.0.0.1", o.edge_api_port);
+  config.options.settings.url_port = o.edge_web_port;
+  config.options.settings.subnets = o.subnets;
+  config.options.settings.security_groups = o.security_groups;
+  config.options.settings.log_region = o.region;
+  // A developer's machine: short ticks (a deploy is watched live), a drain the in-process edge's
+  // holds make safe.
+  config.options.interval = std::chrono::seconds(2);
+  config.options.drain = std::chrono::seconds(2);
+  config.options.create_cluster = true;
+  auto impl = std::make_unique<Impl>();
+  ASSIGN_OR_RETURN(impl->running, Running::Start(config));
+  if (o.publish) RETURN_IF_ERROR(Publish(impl->running->url(), impl->running->token()));
+  return std::unique_ptr<InProcessController>(new InProcessController(std::move(impl)));
+}
+
+void AddDeployCommands(CLI::App& app, DeployCommands& c) {
+  c.controller = app.add_subcommand("controller", "Run the deploy controller against an ECS endpoint (docs/deploy.md)");
+  c.controller->add_option("--endpoint", c.endpoint, "The ECS endpoint, http://HOST:PORT (default http://127.0.0.1:4566)");
+  c.controller->add_option("--region", c.region, "Region (default us-east-1)");
+  c.controller->add_option("--credentials", c.credentials_file, "AWS credentials file (default: the environment, then ~/.aws)");
+  c.controller->add_option("--profile", c.profile, "Profile in the credentials file (default paddock)");
+  c.controller->add_option("--edge-api", c.edge_api, "HOST:PORT of the edge's (or Traefik's) API, for readiness");
+  c.controller->add_option("--listen", c.listen, "HOST:PORT of the controller's API (default 127.0.0.1:4580)");
+  c.controller->add_option("--state-dir", c.state_dir, "Its store (default ~/.local/share/paddock-controller)");
+  c.controller->add_option("--class", c.controller_class, "Controller class: the isolation token (default default)");
+  c.controller->add_option("--cluster", c.cluster, "ECS cluster (default default)");
+  c.controller->add_option("--interval", c.interval, "Reconcile interval, ±20% jitter (default 30s)");
+  c.controller->add_option("--deploying-timeout", c.deploying_timeout, "Deploying longer than this fails (default 5m)");
+  c.controller->add_option("--drain", c.drain, "A retired service waits this long at 0 before deletion (default 15s)");
+  c.controller->add_option("--base-domain", c.base_domain, "Apps answer at <project>.<base-domain> (default localhost)");
+  c.controller->add_option("--url-port", c.url_port, "The port in app URLs, 0 for none (default 8000)");
+  c.controller->add_option("--auth-url", c.auth_url, "forwardAuth address for private routes");
+  c.controller->add_option("--subnet", c.subnets, "awsvpc subnet (repeatable)");
+  c.controller->add_option("--security-group", c.security_groups, "awsvpc security group (repeatable)");
+  c.controller->add_option("--execution-role-arn", c.execution_role_arn, "Task execution role");
+  c.controller->add_option("--task-role-arn", c.task_role_arn, "Task role");
+  c.controller->add_option("--log-group", c.log_group, "awslogs group ('' for none; default /paddock/apps)");
+  c.controller->add_option("--cloudmap-namespace", c.cloudmap_namespace, "Cloud Map namespace for discovery");
+
+  c.deploy = app.add_subcommand("deploy", "Deploy an app described by paddock.toml; prints the deployment id");
+  c.deploy->add_option("-f,--file", c.file, "The app spec (default paddock.toml)");
+  c.deploy->add_option("--image", c.images, "CONTAINER=IMAGE: override a container's image (repeatable)");
+  c.deploy->add_option("--group", c.group, "Deployment group (default default)");
+  c.deploy->add_option("--env", c.environment, "Apply the spec's [environments.<ENV>] table");
+  c.deploy->add_option("--from", c.from, "Redeploy an earlier deployment's exact workload (rollback)");
+  c.deploy->add_option("--expire", c.expire, "Stop the deployment after this long (e.g. 7d)");
+  c.deploy->add_flag("--wait", c.wait, "Wait: exit 0 when Healthy, 1 when it fails (with the reason)");
+  c.deploy->add_option("--wait-timeout", c.wait_timeout, "How long --wait waits (default 10m)");
+
+  c.deployments = app.add_subcommand("deployments", "List, show, follow and stop deployments");
+  c.deployments->require_subcommand(1);
+  c.list = c.deployments->add_subcommand("list", "Deployments, newest first");
+  c.list->add_option("--project", c.project, "Only this project's");
+  c.show = c.deployments->add_subcommand("show", "A deployment: state, URL, tasks");
+  c.show->add_option("id", c.id, "Deployment id")->required();
+  c.events = c.deployments->add_subcommand("events", "A deployment's events (state changes, ECS events, failures)");
+  c.events->add_option("id", c.id, "Deployment id")->required();
+  c.events->add_flag("--follow", c.follow, "Keep printing new events");
+  c.stop = c.deployments->add_subcommand("stop", "Stop a deployment (its services are retired)");
+  c.stop->add_option("id", c.id, "Deployment id")->required();
+
+  c.env = app.add_subcommand("env", "A project's environment variables, taken by its next deployment");
+  c.env->require_subcommand(1);
+  c.env_set = c.env->add_subcommand("set", "Set a variable");
+  c.env_set->add_flag("--secret", c.secret, "Store it as a secret (SSM SecureString, never in the task definition)");
+  c.env_set->add_option("project", c.project)->required();
+  c.env_set->add_option("key", c.key)->required();
+  c.env_set->add_option("value", c.value)->required();
+  c.env_unset = c.env->add_subcommand("unset", "Remove a variable");
+  c.env_unset->add_option("project", c.project)->required();
+  c.env_unset->add_option("key", c.key)->required();
+  c.env_list = c.env->add_subcommand("list", "List variables (secret values hidden)");
+  c.env_list->add_option("project", c.project)->required();
+}
+
+std::optional<int> RunDeployCommands(const DeployCommands& c) {
+  if (c.controller && c.controller->parsed()) return RunController(c);
+  if (c.deploy && c.deploy->parsed()) return RunDeploy(c);
+  if (c.deployments && c.deployments->parsed()) return RunDeployments(c);
+  if (c.env && c.env->parsed()) return RunEnv(c);
+  return std::nullopt;
+}
+
+}  // namespace paddock::cli

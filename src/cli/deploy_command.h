@@ -1,0 +1,116 @@
+// The deploy controller's commands (deploy/, docs/deploy.md):
+//
+//   paddock controller --endpoint http://127.0.0.1:4566 [--edge-api 127.0.0.1:8081] [--listen 127.0.0.1:4580]
+//                      [--state-dir DIR] [--class default] [--cluster default] [--interval 30s] ...
+//   paddock deploy [-f paddock.toml] [--image CONTAINER=IMAGE]... [--group G] [--env E] [--from ID]
+//                  [--expire 7d] [--wait]
+//   paddock deployments list [--project P] | show ID | events ID [--follow] | stop ID
+//   paddock env set [--secret] PROJECT KEY VALUE | unset PROJECT KEY | list PROJECT
+//
+// `paddock up` runs the controller in-process against its own API and edge
+// (InProcessController) and writes where the CLI finds it: $XDG_CONFIG_HOME/paddock/deploy.json
+// (~/.config/paddock/deploy.json) holding {"url", "token"}; PADDOCK_DEPLOY_URL and
+// PADDOCK_DEPLOY_TOKEN override it.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "aws/sigv4.h"
+#include "common/status.h"
+
+namespace paddock::cli {
+
+struct DeployCommands {
+  // paddock controller
+  CLI::App* controller = nullptr;
+  std::string endpoint = "http://127.0.0.1:4566";
+  std::string region = "us-east-1";
+  std::string credentials_file;
+  std::string profile = "paddock";
+  std::string edge_api;
+  std::string listen = "127.0.0.1:4580";
+  std::string state_dir;
+  std::string controller_class = "default";
+  std::string cluster = "default";
+  std::string interval = "30s";
+  std::string deploying_timeout = "5m";
+  std::string drain = "15s";
+  std::string base_domain = "localhost";
+  int url_port = 8000;
+  std::string auth_url;
+  std::vector<std::string> subnets;
+  std::vector<std::string> security_groups;
+  std::string execution_role_arn;
+  std::string task_role_arn;
+  std::string log_group = "/paddock/apps";
+  std::string cloudmap_namespace;
+
+  // paddock deploy
+  CLI::App* deploy = nullptr;
+  std::string file = "paddock.toml";
+  std::vector<std::string> images;
+  std::string group = "default";
+  std::string environment;
+  std::string from;
+  std::string expire;
+  bool wait = false;
+  std::string wait_timeout = "10m";
+
+  // paddock deployments …
+  CLI::App* deployments = nullptr;
+  CLI::App* list = nullptr;
+  CLI::App* show = nullptr;
+  CLI::App* events = nullptr;
+  CLI::App* stop = nullptr;
+  std::string project;
+  std::string id;
+  bool follow = false;
+
+  // paddock env …
+  CLI::App* env = nullptr;
+  CLI::App* env_set = nullptr;
+  CLI::App* env_unset = nullptr;
+  CLI::App* env_list = nullptr;
+  bool secret = false;
+  std::string key;
+  std::string value;
+};
+
+void AddDeployCommands(CLI::App& app, DeployCommands& c);
+// The exit code of whichever of these commands was parsed, or nullopt when none was.
+std::optional<int> RunDeployCommands(const DeployCommands& c);
+
+// `paddock up`'s controller: its own store under the state directory, the node's API as its ECS
+// endpoint (the bootstrapped account's key), the in-process edge's API for readiness, and its API
+// on 127.0.0.1 (an ephemeral port), published in the CLI's config file.
+struct InProcessControllerOptions {
+  std::string state_dir;
+  std::string api_host = "127.0.0.1";
+  uint16_t api_port = 0;
+  std::string region = "us-east-1";
+  aws::SigningCredentials credentials;
+  uint16_t edge_api_port = 0;   // 0: no edge (readiness is RUNNING tasks)
+  uint16_t edge_web_port = 8000;
+  std::vector<std::string> subnets;          // the account's default VPC's
+  std::vector<std::string> security_groups;
+  bool publish = true;          // write the CLI's config file
+};
+
+class InProcessController {
+ public:
+  static StatusOr<std::unique_ptr<InProcessController>> Start(const InProcessControllerOptions& options);
+  ~InProcessController();
+  const std::string& url() const;
+
+ private:
+  class Impl;
+  explicit InProcessController(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace paddock::cli
