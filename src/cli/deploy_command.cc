@@ -8,11 +8,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <sstream>
 #include <thread>
 
 #include <boost/json.hpp>
 
+#include "aws/json_client.h"
 #include "cli/credentials.h"
 #include "common/clock.h"
 #include "common/encoding.h"
@@ -125,7 +127,7 @@ class Running {
       RETURN_IF_ERROR(TightenPrivateFile(token_path));
     }
     r->api_ = std::make_unique<deploy::Api>(*r->deployments_, config.options.settings, r->token_,
-                                            [c = r->controller_.get()] { c->Nudge(); });
+                                            [c = r->controller_.get()] { c->Nudge(); }, r->aws_.get());
     http::ServerOptions so;
     so.host = config.listen_host;
     so.port = config.listen_port;
@@ -346,6 +348,44 @@ int RunDeployments(const DeployCommands& c) {
     fmt::print("{} {}\n", S(*v, "id"), S(*v, "state"));
     return 0;
   }
+  if (c.logs->parsed()) {
+    // Lines since --since, then (--follow) new ones as they come; an event is printed once.
+    auto since = ParseDuration("--since", c.since);
+    if (!since.ok()) return Fail("deployments logs", since.status());
+    int64_t start = EpochMillis(std::chrono::system_clock::now() - *since);
+    std::set<std::string> seen;
+    while (true) {
+      std::string token;
+      int64_t newest = start;
+      do {
+        std::string target = fmt::format("/v1/deployments/{}/logs?start_ms={}", UrlEscape(c.id), start);
+        if (!token.empty()) target += "&next_token=" + UrlEscape(token);
+        auto v = api.Call("GET", target);
+        if (!v.ok()) return Fail("deployments logs", v.status());
+        for (const json::value& e : v->at("events").as_array()) {
+          if (!seen.insert(S(e, "id")).second) continue;
+          // "<prefix>/<project>/<deployment>/<container>/<task>": print "<container>/<task 8>".
+          std::string stream = S(e, "stream");
+          std::vector<std::string> parts;
+          for (size_t i = 0, j; i <= stream.size(); i = j + 1) {
+            j = stream.find('/', i);
+            if (j == std::string::npos) j = stream.size();
+            parts.push_back(stream.substr(i, j - i));
+          }
+          std::string who = parts.size() >= 2 ? parts[parts.size() - 2] + "/" + parts.back().substr(0, 8) : stream;
+          fmt::print("{} {}\n", who, S(e, "message"));
+          if (const json::value* t = e.as_object().if_contains("timestamp"); t && t->is_int64()) {
+            newest = std::max(newest, t->as_int64());
+          }
+        }
+        token = v->as_object().contains("next_token") ? S(*v, "next_token") : "";
+      } while (!token.empty());
+      std::fflush(stdout);
+      if (!c.follow) return 0;
+      start = newest;  // the same millisecond again: its events not yet seen may still come
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+  }
   if (c.events->parsed()) {
     uint64_t after = 0;
     while (true) {
@@ -445,6 +485,43 @@ int RunController(const DeployCommands& c) {
   return 0;
 }
 
+// An IAM Query call (form-encoded, signed for "iam"): OK, or its error text; EntityAlreadyExists is OK.
+Status IamCall(aws::JsonClient& client, const std::vector<std::pair<std::string, std::string>>& params) {
+  http::Request req;
+  req.method = "POST";
+  req.target = "/";
+  req.headers = {{"Content-Type", "application/x-www-form-urlencoded; charset=utf-8"}};
+  for (const auto& [k, v] : params) {
+    if (!req.body.empty()) req.body += '&';
+    req.body += k + "=" + UrlEscape(v);
+  }
+  req.body += "&Version=2010-05-08";
+  ASSIGN_OR_RETURN(http::Response resp, client.SendSigned(std::move(req), "iam"));
+  if (resp.status == 200 || resp.body.find("EntityAlreadyExists") != std::string::npos) return OkStatus();
+  return FailedPrecondition(fmt::format("IAM {}: {}", params.front().second, resp.body));
+}
+
+// The execution role `paddock up`'s deployments run with: ECS's managed execution policy (pulls,
+// log streams, secrets), plus making the install's log group on first use. Idempotent.
+StatusOr<std::string> EnsureExecutionRole(const deploy::HttpAwsOptions& o, const std::string& account) {
+  aws::JsonClient client({.host = o.host, .port = o.port, .region = o.region, .credentials = o.credentials,
+                          .timeout = std::chrono::seconds(10), .signing_name = "iam"});
+  const std::string name = "paddock-deploy-execution";
+  const std::string trust =
+      R"({"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ecs-tasks.amazonaws.com"},)"
+      R"("Action":"sts:AssumeRole"}]})";
+  RETURN_IF_ERROR(IamCall(client, {{"Action", "CreateRole"}, {"RoleName", name}, {"AssumeRolePolicyDocument", trust},
+                                   {"Description", "Runs the deployments of paddock up's deploy controller"}}));
+  RETURN_IF_ERROR(IamCall(client, {{"Action", "AttachRolePolicy"}, {"RoleName", name},
+                                   {"PolicyArn", "arn:aws:iam::aws:policy/service-role/AmazonECSTaskExecutionRolePolicy"}}));
+  const std::string extra =
+      R"({"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":["logs:CreateLogGroup","ssm:GetParameters",)"
+      R"("kms:Decrypt"],"Resource":"*"}]})";
+  RETURN_IF_ERROR(IamCall(client, {{"Action", "PutRolePolicy"}, {"RoleName", name}, {"PolicyName", "paddock-deploy"},
+                                   {"PolicyDocument", extra}}));
+  return fmt::format("arn:aws:iam::{}:role/{}", account, name);
+}
+
 }  // namespace
 
 class InProcessController::Impl {
@@ -470,6 +547,9 @@ StatusOr<std::unique_ptr<InProcessController>> InProcessController::Start(const 
   config.options.interval = std::chrono::seconds(2);
   config.options.drain = std::chrono::seconds(2);
   config.options.create_cluster = true;
+  if (!o.account.empty()) {
+    ASSIGN_OR_RETURN(config.options.settings.execution_role_arn, EnsureExecutionRole(config.aws, o.account));
+  }
   auto impl = std::make_unique<Impl>();
   ASSIGN_OR_RETURN(impl->running, Running::Start(config));
   if (o.publish) RETURN_IF_ERROR(Publish(impl->running->url(), impl->running->token()));
@@ -519,6 +599,10 @@ void AddDeployCommands(CLI::App& app, DeployCommands& c) {
   c.events = c.deployments->add_subcommand("events", "A deployment's events (state changes, ECS events, failures)");
   c.events->add_option("id", c.id, "Deployment id")->required();
   c.events->add_flag("--follow", c.follow, "Keep printing new events");
+  c.logs = c.deployments->add_subcommand("logs", "A deployment's container output (CloudWatch Logs)");
+  c.logs->add_option("id", c.id, "Deployment id")->required();
+  c.logs->add_flag("--follow", c.follow, "Keep printing new lines");
+  c.logs->add_option("--since", c.since, "From this long ago (default 1h)");
   c.stop = c.deployments->add_subcommand("stop", "Stop a deployment (its services are retired)");
   c.stop->add_option("id", c.id, "Deployment id")->required();
 

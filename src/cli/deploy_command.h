@@ -4,7 +4,8 @@
 //                      [--state-dir DIR] [--class default] [--cluster default] [--interval 30s] ...
 //   paddock deploy [-f paddock.toml] [--image CONTAINER=IMAGE]... [--group G] [--env E] [--from ID]
 //                  [--expire 7d] [--wait]
-//   paddock deployments list [--project P] | show ID | events ID [--follow] | stop ID
+//   paddock deployments list [--project P] | show ID | events ID [--follow] | logs ID [--follow] [--since 5m]
+//                       | stop ID
 //   paddock env set [--secret] PROJECT KEY VALUE | unset PROJECT KEY | list PROJECT
 //
 // `paddock up` runs the controller in-process against its own API and edge
@@ -67,6 +68,8 @@ struct DeployCommands {
   CLI::App* show = nullptr;
   CLI::App* events = nullptr;
   CLI::App* stop = nullptr;
+  CLI::App* logs = nullptr;
+  std::string since = "1h";
   std::string project;
   std::string id;
   bool follow = false;
@@ -94,6 +97,7 @@ struct InProcessControllerOptions {
   uint16_t api_port = 0;
   std::string region = "us-east-1";
   aws::SigningCredentials credentials;
+  std::string account;          // the credentials' account: its execution role is made there
   uint16_t edge_api_port = 0;   // 0: no edge (readiness is RUNNING tasks)
   uint16_t edge_web_port = 8000;
   std::vector<std::string> subnets;          // the account's default VPC's

@@ -259,6 +259,7 @@ int RunServer(const ServerConfig& config, bool up, bool keep_tasks, const UpEdge
       auto started = me.ok() ? StatusOr<bool>(true) : StatusOr<bool>(me.status());
       if (me.ok()) {
         co.credentials = {me->access_key_id, me->secret_access_key};
+        co.account = me->account.str();
         const paddock::vpc::DefaultVpc vpc =
             paddock::vpc::DefaultVpcFor(paddock::Scope{me->account, paddock::Region(config.region)});
         for (const auto& subnet : vpc.subnets) co.subnets.push_back(subnet.id);

@@ -135,6 +135,38 @@ json::object DeploymentJson(const Deployment& d, const ControllerSettings& setti
   return o;
 }
 
+// D11: the deployment's streams are "<prefix>/<project>/<deployment>/<container>/<task>" in the
+// install's group (render.h's awslogs-stream-prefix, then the driver's container and task).
+http::Response Api::Logs(const Deployment& d, std::string_view query) {
+  if (!aws_ || settings_.log_group.empty()) {
+    return Fail(FailedPrecondition("this controller ships no logs (it has no log group)"));
+  }
+  json::object body{{"logGroupName", settings_.log_group},
+                    {"logStreamNamePrefix", fmt::format("{}/{}/{}/", settings_.resource_prefix, d.project, d.id)},
+                    {"limit", 1000}};
+  if (std::string start = Param(query, "start_ms"); !start.empty()) body["startTime"] = std::strtoll(start.c_str(), nullptr, 10);
+  if (std::string token = Param(query, "next_token"); !token.empty()) body["nextToken"] = token;
+  StatusOr<json::value> v = aws_->Call(AwsService::kLogs, "FilterLogEvents", body);
+  if (!v.ok()) {
+    // No group yet: nothing has logged.
+    if (IsError(v.status(), Error::kNotFound)) return Json(200, json::object{{"events", json::array{}}});
+    return Fail(Unavailable(v.status().message()));
+  }
+  json::array events;
+  if (const json::value* es = v->as_object().if_contains("events"); es && es->is_array()) {
+    for (const json::value& e : es->as_array()) {
+      if (!e.is_object()) continue;
+      const json::object& o = e.as_object();
+      json::object out{{"stream", Str(o, "logStreamName")}, {"message", Str(o, "message")}, {"id", Str(o, "eventId")}};
+      if (const json::value* t = o.if_contains("timestamp"); t && t->is_number()) out["timestamp"] = t->to_number<int64_t>();
+      events.emplace_back(std::move(out));
+    }
+  }
+  json::object out{{"events", std::move(events)}};
+  if (std::string next = Str(v->as_object(), "nextToken"); !next.empty()) out["next_token"] = next;
+  return Json(200, out);
+}
+
 http::Response Api::Handle(const http::Request& req) {
   std::string_view auth = req.GetHeader("Authorization");
   std::string want = "Bearer " + token_;
@@ -216,6 +248,11 @@ http::Response Api::Handle(const http::Request& req) {
         out.emplace_back(json::object{{"seq", e.seq}, {"at", Iso(e.at)}, {"kind", e.kind}, {"message", e.message}});
       }
       return Json(200, json::object{{"events", std::move(out)}, {"state", StateName(d->state)}, {"reason", d->reason}});
+    }
+    if (p.size() == 4 && p[3] == "logs" && m == "GET") {
+      StatusOr<Deployment> d = deployments_.Get(id);
+      if (!d.ok()) return Fail(d.status());
+      return Logs(*d, req.Query());
     }
     if (p.size() == 4 && p[3] == "stop" && m == "POST") {
       Status s = deployments_.Stop(id, "stopped by a user");

@@ -8,6 +8,8 @@
 //   GET  /v1/deployments/<id>                 the deployment (secret values never)
 //   GET  /v1/deployments/<id>/events?after=<seq>
 //   POST /v1/deployments/<id>/stop
+//   GET  /v1/deployments/<id>/logs?start_ms=&next_token=   its containers' lines (CloudWatch Logs'
+//                                              FilterLogEvents on the install's group, by stream prefix)
 //   GET  /v1/projects/<project>/env           PUT/DELETE /v1/projects/<project>/env/<NAME> {"value", "secret"}
 //
 //   deploy::Api api(deployments, settings, token, [&] { controller.Nudge(); });
@@ -19,6 +21,7 @@
 
 #include <boost/json/object.hpp>
 
+#include "deploy/aws.h"
 #include "deploy/deployments.h"
 #include "deploy/render.h"
 #include "http/message.h"
@@ -30,15 +33,21 @@ boost::json::object DeploymentJson(const Deployment& d, const ControllerSettings
 
 class Api {
  public:
-  Api(Deployments& deployments, ControllerSettings settings, std::string token, std::function<void()> changed)
-      : deployments_(deployments), settings_(std::move(settings)), token_(std::move(token)), changed_(std::move(changed)) {}
+  // `aws` (may be null: no logs) reads the deployments' logs.
+  Api(Deployments& deployments, ControllerSettings settings, std::string token, std::function<void()> changed,
+      Aws* aws = nullptr)
+      : deployments_(deployments), settings_(std::move(settings)), token_(std::move(token)), changed_(std::move(changed)),
+        aws_(aws) {}
   http::Response Handle(const http::Request& req);
 
  private:
+  http::Response Logs(const Deployment& d, std::string_view query);
+
   Deployments& deployments_;
   ControllerSettings settings_;
   std::string token_;
   std::function<void()> changed_;
+  Aws* aws_;
 };
 
 }  // namespace paddock::deploy

@@ -50,22 +50,35 @@ std::string Stem(const ControllerSettings& settings, const DeploymentRef& ref, s
   return fmt::format("{}-{}-{}-{}", settings.resource_prefix, ref.project, ref.group, container);
 }
 
-std::string TraefikService(const ControllerSettings& s, const DeploymentRef& ref, std::string_view container) {
-  return BoundedName(Stem(s, ref, container), kMaxTraefikName);
+// Eight hex digits of a hash of what must be equal for two deployments' definitions of one name
+// to merge. The edge deletes a name whose definitions differ (edge/merge.h), so a setting that
+// changes between deployments (a health check, an access class) must change the name as well:
+// then the old and new deployments' routers are two routers of one rule, each with its own
+// servers, and the cutover happens when the old one's tasks leave the edge — never a 404 between.
+std::string ConfigTag(std::string_view config) { return aws::Sha256Hex(config).substr(0, 8); }
+
+std::string HealthConfig(const ContainerSpec& c) {
+  if (!c.health_check) return "none";
+  return fmt::format("{}|{}|{}", c.health_check->path, c.health_check->interval_seconds, c.health_check->timeout_seconds);
+}
+
+std::string TraefikService(const ControllerSettings& s, const DeploymentRef& ref, const ContainerSpec& c) {
+  return BoundedName(fmt::format("{}-s{}", Stem(s, ref, c.name), ConfigTag(HealthConfig(c))), kMaxTraefikName);
 }
 
 // A route's router is named by its path prefix, not its position: a route added or removed in the
 // next deployment leaves the other routes' names alone, so during the overlap the old and new
 // deployments' routers of one prefix are the same router (the edge deletes a name whose two
 // definitions differ — edge/merge.h).
-std::string TraefikRouter(const ControllerSettings& s, const DeploymentRef& ref, std::string_view container,
-                          std::string_view path_prefix) {
-  return BoundedName(
-      fmt::format("{}-r{}", Stem(s, ref, container), aws::Sha256Hex(path_prefix).substr(0, 8)), kMaxTraefikName);
+std::string TraefikRouter(const ControllerSettings& s, const DeploymentRef& ref, const ContainerSpec& c,
+                          const Route& r, std::string_view service) {
+  const std::string config = fmt::format("{}|{}|{}|{}", r.path_prefix, service, AccessName(r.access),
+                                         r.access == Access::kPrivate ? s.auth_url : "");
+  return BoundedName(fmt::format("{}-r{}", Stem(s, ref, c.name), ConfigTag(config)), kMaxTraefikName);
 }
 
 std::string TraefikAuth(const ControllerSettings& s, const DeploymentRef& ref, std::string_view container) {
-  return BoundedName(Stem(s, ref, container) + "-auth", kMaxTraefikName);
+  return BoundedName(fmt::format("{}-auth{}", Stem(s, ref, container), ConfigTag(s.auth_url)), kMaxTraefikName);
 }
 
 // "web-api" -> "PADDOCK_CONTAINER_HOST__WEB_API".
@@ -156,7 +169,7 @@ StatusOr<json::object> DockerLabels(const ControllerSettings& settings, const De
     return labels;
   }
   labels["traefik.enable"] = "true";
-  const std::string service = TraefikService(settings, ref, c.name);
+  const std::string service = TraefikService(settings, ref, c);
   const std::string lb = fmt::format("traefik.http.services.{}.loadbalancer", service);
   labels[lb + ".server.port"] = std::to_string(*c.port);
   if (c.health_check) {
@@ -167,7 +180,7 @@ StatusOr<json::object> DockerLabels(const ControllerSettings& settings, const De
   const std::string host = AppHost(settings, ref.project, ref.group);
   const std::string auth = TraefikAuth(settings, ref, c.name);
   for (const Route* r : routes) {
-    const std::string router = fmt::format("traefik.http.routers.{}", TraefikRouter(settings, ref, c.name, r->path_prefix));
+    const std::string router = fmt::format("traefik.http.routers.{}", TraefikRouter(settings, ref, c, *r, service));
     const std::string rule = PathRule(host, r->path_prefix);
     labels[router + ".rule"] = rule;
     labels[router + ".entrypoints"] = settings.entry_point;
@@ -298,6 +311,9 @@ StatusOr<std::vector<Workload>> Render(const ControllerSettings& settings, const
     }
     container["environment"] = NameValues(env, "value");
     if (!secrets.empty()) container["secrets"] = NameValues(secrets, "valueFrom");
+    // An init process (tini) as PID 1: the app gets SIGTERM when its task stops (a bare PID 1
+    // ignores it and is killed only after the stop timeout), and its orphans are reaped.
+    container["linuxParameters"] = json::object{{"initProcessEnabled", true}};
     if (c.port) {
       container["portMappings"] = json::array{json::object{{"containerPort", *c.port}, {"protocol", "tcp"}}};
     }

@@ -178,9 +178,15 @@ TEST(RenderTest, RoutedContainerCarriesRoutersServiceHealthCheckAndAuth) {
   ASSERT_THAT(root, testing::StartsWith("paddock-shop-default-web-r"));
   ASSERT_THAT(admin, testing::StartsWith("paddock-shop-default-web-r"));
   ASSERT_NE(root, admin);
-  const std::string rr = "traefik.http.routers." + root;
-  const std::string ra = "traefik.http.routers." + admin;
-  const std::string sv = "traefik.http.services.paddock-shop-default-web.loadbalancer";
+  auto rr_name = [](const std::string& r) { return "traefik.http.routers." + r; };
+  const std::string rr = rr_name(root);
+  const std::string ra = rr_name(admin);
+  // The service and the auth middleware carry a tag of their settings ("-s" / "-auth" + 8 hex).
+  const std::string service = labels.at(rr_name(root) + ".service");
+  const std::string auth = labels.at(rr_name(admin) + ".middlewares");
+  EXPECT_THAT(service, testing::MatchesRegex("paddock-shop-default-web-s[0-9a-f]{8}"));
+  EXPECT_THAT(auth, testing::MatchesRegex("paddock-shop-default-web-auth[0-9a-f]{8}"));
+  const std::string sv = "traefik.http.services." + service + ".loadbalancer";
   std::map<std::string, std::string> want = {
       {"paddock.dev/controller-class", "prod"},
       {"traefik.enable", "true"},
@@ -190,14 +196,14 @@ TEST(RenderTest, RoutedContainerCarriesRoutersServiceHealthCheckAndAuth) {
       {sv + ".healthcheck.timeout", "2s"},
       {rr + ".rule", "Host(`shop.apps.test`)"},
       {rr + ".entrypoints", "web"},
-      {rr + ".service", "paddock-shop-default-web"},
+      {rr + ".service", service},
       {rr + ".priority", "22"},
       {ra + ".rule", "Host(`shop.apps.test`) && PathPrefix(`/admin`)"},
       {ra + ".entrypoints", "web"},
-      {ra + ".service", "paddock-shop-default-web"},
+      {ra + ".service", service},
       {ra + ".priority", "46"},
-      {ra + ".middlewares", "paddock-shop-default-web-auth"},
-      {"traefik.http.middlewares.paddock-shop-default-web-auth.forwardauth.address",
+      {ra + ".middlewares", auth},
+      {"traefik.http.middlewares." + auth + ".forwardauth.address",
        "http://paddock.internal:8000/auth/ingress"},
   };
   EXPECT_EQ(labels, want);
@@ -279,23 +285,45 @@ TEST(RenderTest, TwoDeploymentsMergeIntoOneLoadBalancerAtTheEdge) {
   const json::object& http = b.config.at("http").as_object();
   const json::object& services = http.at("services").as_object();
   ASSERT_THAT(services, SizeIs(1));
-  EXPECT_EQ(services.at("paddock-shop-default-web").at("loadBalancer").at("servers"),
+  const std::string service(services.begin()->key());
+  EXPECT_EQ(services.at(service).at("loadBalancer").at("servers"),
             json::parse(R"([{"url":"http://10.0.1.5:8080"},{"url":"http://10.0.2.5:8080"}])"));
-  EXPECT_EQ(services.at("paddock-shop-default-web").at("loadBalancer").at("healthCheck").at("path"), "/healthz");
+  EXPECT_EQ(services.at(service).at("loadBalancer").at("healthCheck").at("path"), "/healthz");
   // "/", "/admin" (shared by both deployments) and "/api/v2" (the new one's).
   const json::object& routers = http.at("routers").as_object();
   EXPECT_THAT(routers, SizeIs(3));
   for (const auto& [name, r] : routers) {
-    EXPECT_EQ(r.at("service"), "paddock-shop-default-web") << name;
+    EXPECT_EQ(r.at("service").as_string(), service) << name;
     EXPECT_EQ(r.at("entryPoints"), json::parse(R"(["web"])")) << name;
     bool admin = r.at("rule").as_string().ends_with("PathPrefix(`/admin`)");
     EXPECT_EQ(r.as_object().contains("middlewares"), admin) << name;
   }
-  EXPECT_EQ(http.at("middlewares").at("paddock-shop-default-web-auth").at("forwardAuth").at("address"),
+  ASSERT_THAT(http.at("middlewares").as_object(), SizeIs(1));
+  EXPECT_EQ(http.at("middlewares").as_object().begin()->value().at("forwardAuth").at("address"),
             "http://paddock.internal:8000/auth/ingress");
   EXPECT_THAT(b.default_rule_routers, IsEmpty());
   // No worker server anywhere.
   for (const edge::EcsServer& s : b.servers) EXPECT_EQ(s.container, "web");
+}
+
+// A setting that differs between two deployments (here the health check, dropped by the next
+// one) must not make the edge delete the shared names during the overlap: the names differ, so
+// both deployments keep a router and a service with their own servers, and no request meets a 404.
+TEST(RenderTest, DeploymentsWhoseSettingsDifferKeepSeparateRoutersAtTheEdge) {
+  std::vector<Workload> d1 = MustRender(Settings(), Ref("d1"), ShopApp());
+  AppSpec next = ShopApp();
+  next.containers[0].health_check.reset();
+  std::vector<Workload> d2 = MustRender(Settings(), Ref("d2"), next);
+  std::vector<edge::EcsTask> tasks = {Task(1, d1[0], "10.0.1.5"), Task(3, d2[0], "10.0.2.5")};
+  edge::EcsBuild b = edge::BuildEcsConfiguration(tasks, ShippedOptions());
+  EXPECT_THAT(b.errors, IsEmpty());
+  const json::object& http = b.config.at("http").as_object();
+  ASSERT_THAT(http.at("services").as_object(), SizeIs(2));
+  int roots = 0;
+  for (const auto& [name, r] : http.at("routers").as_object()) {
+    if (r.at("rule") == "Host(`shop.apps.test`)") ++roots;
+  }
+  EXPECT_EQ(roots, 2) << "each deployment's \"/\" router stays";
 }
 
 // --- The task definition -------------------------------------------------------------------------
@@ -321,6 +349,7 @@ TEST(RenderTest, TaskDefinitionOfTheWorker) {
         {"name": "PADDOCK_DEPLOYMENT", "value": "20261203-1830-ab12"},
         {"name": "PADDOCK_PROJECT", "value": "shop"}],
       "secrets": [{"name": "DB_PASSWORD", "valueFrom": "/paddock/shop/default/x/DB_PASSWORD"}],
+      "linuxParameters": {"initProcessEnabled": true},
       "dockerLabels": {"paddock.dev/controller-class": "prod", "traefik.enable": "false"},
       "logConfiguration": {"logDriver": "awslogs", "options": {
         "awslogs-group": "/paddock/apps", "awslogs-region": "us-east-1",
