@@ -1,0 +1,287 @@
+"""The deploy controller end to end (issue 15): `paddock up` runs it in-process against its own API and
+edge, and `paddock deploy` turns a paddock.toml into an ECS service whose real busybox httpd tasks
+answer through the edge by their Host (`<project>.localhost`). A redeploy under constant keep-alive
+load through the edge answers every request (no error, no non-2xx) while the new deployment's
+service overlaps the old one, and afterwards the old deployment's service is gone. `--from` rolls
+back to an earlier deployment's exact workload; a project's secret env var reaches the container
+(from an SSM SecureString, never the task definition) and its parameter is deleted with its
+deployment; `paddock deployments logs` shows the app's output; a bad paddock.toml is refused with its
+line; the controller's API wants its token.
+
+Needs root, crun, nft, iptables and busybox-static."""
+
+import configparser
+import http.client
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import paddock_harness as h  # noqa: E402
+import task_harness as th  # noqa: E402
+
+
+def skip_reason():
+    return th.skip_reason(tools=("crun", "nft", "iptables"))
+
+
+SPEC = """\
+[project]
+name = "shop"
+
+[containers.web]
+image = "{image}"
+port = 8080
+command = ["sh", "-c", "echo started $PADDOCK_DEPLOYMENT; env > /www/env.txt; exec httpd -f -p 8080 -h /www"]
+health_check = {{ path = "/", interval = "2s", timeout = "1s" }}
+
+[deploy]
+replicas = 2
+
+[routes]
+"/" = "web"
+"""
+
+
+class Load:
+    """Keep-alive GETs through the edge from `threads` connections until stopped: every answer's
+    (status, body) counted, every connection error kept."""
+
+    def __init__(self, port, host, threads=4):
+        self.port, self.host = port, host
+        self.answers, self.errors = {}, []
+        self.lock = threading.Lock()
+        self.stopping = threading.Event()
+        self.threads = [threading.Thread(target=self.run, daemon=True) for _ in range(threads)]
+
+    def run(self):
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        while not self.stopping.is_set():
+            try:
+                conn.request("GET", "/", headers={"Host": self.host})
+                r = conn.getresponse()
+                key = (r.status, r.read().decode().strip())
+                with self.lock:
+                    self.answers[key] = self.answers.get(key, 0) + 1
+            except (OSError, http.client.HTTPException) as e:
+                with self.lock:
+                    self.errors.append(repr(e))
+                conn.close()
+                conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        conn.close()
+
+    def __enter__(self):
+        for t in self.threads:
+            t.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stopping.set()
+        for t in self.threads:
+            t.join(timeout=30)
+
+
+@unittest.skipIf(skip_reason() is not None, skip_reason() or "")
+class Deploy(unittest.TestCase):
+    """One `paddock up` for the class; the tests run in order and build on each other's deployments."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="paddock-deploy-")
+        cls.addClassCleanup(shutil.rmtree, cls.tmp, ignore_errors=True)
+        cls.addClassCleanup(h.stop_leftover_tasks)
+        home = os.path.join(cls.tmp, "home")
+        os.makedirs(home)
+        cls.env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_") and k != "XDG_CONFIG_HOME"}
+        cls.env["HOME"] = home
+        cls.state_dir = os.path.join(cls.tmp, "state")
+        os.makedirs(cls.state_dir)
+        for name, page in (("busybox:v1", "v1"), ("busybox:v2", "v2")):
+            th.httpd_image(cls.state_dir, cls.tmp, name, page + "\n", applets=("env",))
+        cls.server = h.Server(cls.state_dir, mode="up", env=cls.env).start()
+        cls.addClassCleanup(cls.server.stop)
+        cls.web_port, cls.api_port = cls.server.edge_ports()
+        cls.controller_url = cls.deploy_line()
+        creds = configparser.ConfigParser()
+        creds.read(os.path.join(cls.state_dir, "credentials"))
+        section = creds[creds.sections()[0]]
+        key = (section["aws_access_key_id"], section["aws_secret_access_key"])
+        cls.ecs = h.client("ecs", cls.server.endpoint, *key)
+        cls.ssm = h.client("ssm", cls.server.endpoint, *key)
+        cls.ids = {}
+
+    @classmethod
+    def deploy_line(cls, timeout=10):
+        deadline = time.monotonic() + timeout
+        while True:
+            for line in list(cls.server.stdout_lines):
+                m = re.match(r"\s*deploy\s+(http://\S+)", line)
+                if m:
+                    return m.group(1)
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no deploy line in {cls.server.stdout_lines!r}: {cls.server.log_tail()}")
+            time.sleep(0.02)
+
+    def paddock(self, *args, check=True, timeout=180):
+        r = subprocess.run([h.paddock_bin(), *args], capture_output=True, text=True, env=self.env, timeout=timeout,
+                           cwd=self.tmp, stdin=subprocess.DEVNULL)
+        if check:
+            self.assertEqual(r.returncode, 0, f"paddock {args}: {r.stdout} {r.stderr} {self.server.log_tail(3000)}")
+        return r
+
+    def spec(self, image="busybox:v1", name="paddock.toml"):
+        path = os.path.join(self.tmp, name)
+        with open(path, "w") as f:
+            f.write(SPEC.format(image=image))
+        return path
+
+    def get(self, path="/", host="shop.localhost"):
+        conn = http.client.HTTPConnection("127.0.0.1", self.web_port, timeout=10)
+        try:
+            conn.request("GET", path, headers={"Host": host})
+            r = conn.getresponse()
+            return r.status, r.read().decode()
+        finally:
+            conn.close()
+
+    def services(self):
+        return sorted(a.rsplit("/", 1)[1] for a in self.ecs.list_services(cluster="default")["serviceArns"])
+
+    def wait_until(self, what, predicate, timeout=60):
+        deadline = time.monotonic() + timeout * h.latency_scale()
+        while not predicate():
+            if time.monotonic() > deadline:
+                self.fail(f"{what} did not happen within {timeout}s: {self.server.log_tail(3000)}")
+            time.sleep(0.1)
+
+    def show(self, deployment):
+        req = urllib.request.Request(f"{self.controller_url}/v1/deployments/{deployment}",
+                                     headers={"Authorization": "Bearer " + self.token()})
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            return json.load(resp)
+
+    def token(self):
+        with open(os.path.join(self.env["HOME"], ".config", "paddock", "deploy.json")) as f:
+            return json.load(f)["token"]
+
+    def test_1_a_deploy_becomes_healthy_and_answers_through_the_edge_by_its_host(self):
+        self.spec()  # ./paddock.toml: what `paddock deploy` reads by default
+        r = self.paddock("deploy", "--wait", "--wait-timeout", "120s")
+        first = r.stdout.strip()
+        self.assertRegex(first, r"^\d{8}-\d{6}-[a-z0-9]{4}$")
+        self.assertIn(f"{first} is Healthy at http://shop.localhost:{self.web_port}/", r.stderr)
+        self.ids["first"] = first
+        self.assertEqual(self.get(), (200, "v1\n"))
+        self.assertEqual(self.services(), [f"paddock-shop-default-{first}-web"])
+        d = self.show(first)
+        self.assertEqual((d["state"], d["active"], len(d["tasks"])), ("Healthy", True, 2), d)
+        self.assertEqual({t["health"] for t in d["tasks"]}, {"UP"}, d)
+        # The variables every container gets.
+        status, env = self.get("/env.txt")
+        self.assertEqual(status, 200)
+        for line in ("PORT=8080", "PADDOCK_PROJECT=shop", f"PADDOCK_DEPLOYMENT={first}",
+                     f"PADDOCK_APP_URL=http://shop.localhost:{self.web_port}/"):
+            self.assertIn(line, env.splitlines())
+        listed = self.paddock("deployments", "list").stdout
+        self.assertRegex(listed, rf"{first}\s+shop\s+default\s+Healthy\s+http://shop.localhost:{self.web_port}/ \(active\)")
+
+    def test_2_a_redeploy_under_load_drops_nothing_and_retires_the_old_deployment(self):
+        first = self.ids["first"]
+        self.paddock("env", "set", "--secret", "shop", "DB_PASSWORD", "hunter2")
+        self.paddock("env", "set", "shop", "GREETING", "hello")
+        with Load(self.web_port, "shop.localhost") as load:
+            self.wait_until("answers under load", lambda: sum(load.answers.values()) > 50)
+            r = self.paddock("deploy", "-f", self.spec("busybox:v2", "v2.toml"), "--wait", "--wait-timeout", "120s")
+            second = r.stdout.strip()
+            self.ids["second"] = second
+            # The old deployment's service goes once the new one is Healthy (drain-clean: scaled to 0, then deleted).
+            self.wait_until("the old service's deletion", lambda: self.services() == [f"paddock-shop-default-{second}-web"])
+            # ...and the load keeps going a moment past it.
+            seen = sum(load.answers.values())
+            self.wait_until("more answers", lambda: sum(load.answers.values()) > seen + 50)
+        self.assertEqual(load.errors, [], load.answers)
+        self.assertEqual(set(load.answers), {(200, "v1"), (200, "v2")}, load.answers)
+        self.assertEqual(self.get(), (200, "v2\n"))
+        self.assertEqual(self.show(first)["state"], "Superseded")
+        self.wait_until("the old deployment's retirement", lambda: self.show(first)["retired"])
+        # The secret reached the container from SSM, under the deployment's own path.
+        env = self.get("/env.txt")[1].splitlines()
+        self.assertIn("DB_PASSWORD=hunter2", env)
+        self.assertIn("GREETING=hello", env)
+        names = [p["Name"] for p in self.ssm.describe_parameters()["Parameters"]]
+        self.assertEqual(names, [f"/paddock/default/shop/default/{second}/DB_PASSWORD"])
+        td = self.ecs.describe_task_definition(taskDefinition="paddock-shop-default-web")["taskDefinition"]
+        self.assertNotIn("hunter2", json.dumps(td, default=str))
+        self.assertEqual(td["containerDefinitions"][0]["secrets"],
+                         [{"name": "DB_PASSWORD", "valueFrom": f"/paddock/default/shop/default/{second}/DB_PASSWORD"}])
+
+    def test_3_from_rolls_back_to_an_earlier_deployments_exact_workload(self):
+        first, second = self.ids["first"], self.ids["second"]
+        r = self.paddock("deploy", "--from", first, "--wait", "--wait-timeout", "120s")
+        third = r.stdout.strip()
+        self.wait_until("the rollback's cutover", lambda: self.services() == [f"paddock-shop-default-{third}-web"])
+        self.assertEqual(self.get(), (200, "v1\n"))
+        d = self.show(third)
+        self.assertEqual(d["from"], first)
+        self.assertEqual(d["spec"], self.show(first)["spec"])
+        self.wait_until("the second deployment's retirement", lambda: self.show(second)["retired"])
+        # Its parameter went with it; the rollback has its own.
+        names = [p["Name"] for p in self.ssm.describe_parameters()["Parameters"]]
+        self.assertEqual(names, [f"/paddock/default/shop/default/{third}/DB_PASSWORD"])
+        self.ids["third"] = third
+
+    def test_4_logs_show_the_apps_output(self):
+        third = self.ids["third"]
+
+        def started():
+            out = self.paddock("deployments", "logs", third).stdout
+            return out.count(f"started {third}") == 2
+
+        self.wait_until("both tasks' first line in the logs", started, timeout=30)
+        line = self.paddock("deployments", "logs", third).stdout.splitlines()[0]
+        self.assertRegex(line, rf"^web/[0-9a-f]{{8}} started {third}$")
+        events = self.paddock("deployments", "events", third).stdout
+        self.assertIn("Deploying -> Healthy", events)
+        self.assertRegex(events, r"ecs\s+web: \(service paddock-shop-default-\S+-web\) has started 2 tasks")
+
+    def test_5_a_bad_spec_is_refused_with_its_line_and_nothing_is_deployed(self):
+        before = self.paddock("deployments", "list").stdout
+        path = os.path.join(self.tmp, "bad.toml")
+        with open(path, "w") as f:
+            f.write('[project]\nname = "shop"\n\n[containers.web]\nimage = "busybox:v1"\nport = 70000\n')
+        r = self.paddock("deploy", "-f", path, check=False)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("bad.toml:6: containers.web.port must be between 1 and 65535 (got 70000)", r.stderr)
+        r = self.paddock("deploy", "--image", "nosuch=busybox:v2", check=False)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("--image names no container of the spec (\"nosuch\")", r.stderr)
+        self.assertEqual(self.paddock("deployments", "list").stdout, before)
+
+    def test_6_stop_retires_the_active_deployment(self):
+        third = self.ids["third"]
+        self.paddock("deployments", "stop", third)
+        self.wait_until("the stopped deployment's services to go", lambda: self.services() == [])
+        self.wait_until("its retirement", lambda: self.show(third)["retired"])
+        d = self.show(third)
+        self.assertEqual((d["state"], d["active"], d["reason"]), ("Stopped", False, "stopped by a user"))
+        self.assertEqual(self.ssm.describe_parameters()["Parameters"], [])
+        self.assertEqual(self.get()[0], 404)
+
+    def test_7_the_controllers_api_wants_its_token(self):
+        for headers in ({}, {"Authorization": "Bearer wrong"}):
+            req = urllib.request.Request(f"{self.controller_url}/v1/deployments", headers=headers)
+            with self.assertRaises(urllib.error.HTTPError) as e:
+                urllib.request.urlopen(req, timeout=10)
+            self.assertEqual(e.exception.code, 401)
+
+
+if __name__ == "__main__":
+    unittest.main()
