@@ -282,6 +282,37 @@ class Deploy(unittest.TestCase):
                 urllib.request.urlopen(req, timeout=10)
             self.assertEqual(e.exception.code, 401)
 
+    def test_8_verify_passes_under_up_and_names_what_a_misconfigured_controller_lacks(self):
+        r = self.paddock("verify")
+        self.assertIn("Every check passed", r.stdout)
+        self.assertRegex(r.stdout, r"ok\s+execution role\s+arn:aws:iam::\d{12}:role/paddock-deploy-execution exists")
+        # A standalone controller of another class on the same endpoint (it never touches up's
+        # services: they are not its class's), with a subnet that does not exist and no edge to read.
+        ctl_state = os.path.join(self.tmp, "controller")
+        proc = subprocess.Popen([h.paddock_bin(), "controller", "--endpoint", self.server.endpoint,
+                                 "--credentials", os.path.join(self.state_dir, "credentials"),
+                                 "--listen", "127.0.0.1:0", "--state-dir", ctl_state, "--class", "other",
+                                 "--subnet", "subnet-0000000000000dead", "--edge-api", "127.0.0.1:1",
+                                 "--execution-role-arn", "arn:aws:iam::000000000000:role/nosuch"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=self.env)
+        self.addCleanup(proc.wait, 30)
+        self.addCleanup(proc.terminate)
+        line = proc.stdout.readline()
+        m = re.search(r" on (http://127\.0\.0\.1:\d+) ", line)
+        if m is None:
+            proc.terminate()
+            self.fail(f"no URL line from paddock controller: {line!r} {proc.stderr.read()!r}")
+        with open(os.path.join(ctl_state, "controller.token")) as f:
+            token = f.read().strip()
+        env = dict(self.env, PADDOCK_DEPLOY_URL=m.group(1), PADDOCK_DEPLOY_TOKEN=token)
+        r = subprocess.run([h.paddock_bin(), "verify"], capture_output=True, text=True, env=env, timeout=60)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertRegex(r.stdout, r"ok\s+cluster\s+default is ACTIVE")
+        self.assertRegex(r.stdout, r"FAIL\s+subnets\s+InvalidSubnetID.NotFound")
+        self.assertRegex(r.stdout, r"FAIL\s+execution role\s+arn:aws:iam::000000000000:role/nosuch: NoSuchEntity")
+        self.assertRegex(r.stdout, r"FAIL\s+edge\s+its API cannot be read")
+        self.assertIn("check(s) failed.", r.stdout)
+
 
 if __name__ == "__main__":
     unittest.main()

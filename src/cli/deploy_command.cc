@@ -56,13 +56,18 @@ StatusOr<std::chrono::seconds> ParseDuration(std::string_view flag, std::string_
   return std::chrono::seconds(v * unit);
 }
 
-StatusOr<std::pair<std::string, uint16_t>> HostPort(std::string_view flag, std::string_view s) {
+// "HOST:PORT" or "http://HOST:PORT"; port 0 only with `any_port` (a listen address).
+StatusOr<std::pair<std::string, uint16_t>> HostPort(std::string_view flag, std::string_view s, bool any_port = false) {
   if (s.starts_with("http://")) s.remove_prefix(7);
   while (s.ends_with('/')) s.remove_suffix(1);
   size_t colon = s.rfind(':');
   if (colon == std::string_view::npos || colon == 0) return InvalidArgument(fmt::format("{} '{}' must be HOST:PORT", flag, s));
-  int port = std::atoi(std::string(s.substr(colon + 1)).c_str());
-  if (port <= 0 || port > 65535) return InvalidArgument(fmt::format("{} '{}' has no valid port", flag, s));
+  const std::string digits(s.substr(colon + 1));
+  int port = std::atoi(digits.c_str());
+  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos || port > 65535 ||
+      (port == 0 && !any_port)) {
+    return InvalidArgument(fmt::format("{} '{}' has no valid port", flag, s));
+  }
   return std::pair<std::string, uint16_t>(std::string(s.substr(0, colon)), static_cast<uint16_t>(port));
 }
 
@@ -127,7 +132,10 @@ class Running {
       RETURN_IF_ERROR(TightenPrivateFile(token_path));
     }
     r->api_ = std::make_unique<deploy::Api>(*r->deployments_, config.options.settings, r->token_,
-                                            [c = r->controller_.get()] { c->Nudge(); }, r->aws_.get());
+                                            [c = r->controller_.get()] { c->Nudge(); },
+                                            deploy::ApiBackends{.aws = r->aws_.get(), .query = r->aws_.get(),
+                                                                  .edge = r->edge_.get(),
+                                                                  .verify = {.create_cluster = config.options.create_cluster}});
     http::ServerOptions so;
     so.host = config.listen_host;
     so.port = config.listen_port;
@@ -403,6 +411,26 @@ int RunDeployments(const DeployCommands& c) {
   return 0;
 }
 
+int RunVerify() {
+  auto endpoint = FindController();
+  if (!endpoint.ok()) return Fail("verify", endpoint.status());
+  ApiClient api(*endpoint);
+  auto v = api.Call("GET", "/v1/verify");
+  if (!v.ok()) return Fail("verify", v.status());
+  int failed = 0;
+  for (const json::value& c : v->at("checks").as_array()) {
+    const bool ok = c.at("ok").as_bool();
+    failed += ok ? 0 : 1;
+    fmt::print("{}  {:<16} {}\n", ok ? "ok  " : "FAIL", S(c, "name"), S(c, "detail"));
+  }
+  if (failed == 0) {
+    fmt::print("Every check passed: this controller can deploy.\n");
+    return 0;
+  }
+  fmt::print("{} check(s) failed.\n", failed);
+  return 1;
+}
+
 int RunEnv(const DeployCommands& c) {
   auto endpoint = FindController();
   if (!endpoint.ok()) return Fail("env", endpoint.status());
@@ -440,7 +468,7 @@ int RunController(const DeployCommands& c) {
     if (!e.ok()) return Fail("controller", e.status());
     config.edge_api = *e;
   }
-  auto listen = HostPort("--listen", c.listen);
+  auto listen = HostPort("--listen", c.listen, /*any_port=*/true);
   if (!listen.ok()) return Fail("controller", listen.status());
   config.listen_host = listen->first;
   config.listen_port = listen->second;
@@ -606,6 +634,8 @@ void AddDeployCommands(CLI::App& app, DeployCommands& c) {
   c.stop = c.deployments->add_subcommand("stop", "Stop a deployment (its services are retired)");
   c.stop->add_option("id", c.id, "Deployment id")->required();
 
+  c.verify = app.add_subcommand("verify", "Preflight: can the deploy controller deploy (cluster, identity, subnets, roles, edge)?");
+
   c.env = app.add_subcommand("env", "A project's environment variables, taken by its next deployment");
   c.env->require_subcommand(1);
   c.env_set = c.env->add_subcommand("set", "Set a variable");
@@ -625,6 +655,7 @@ std::optional<int> RunDeployCommands(const DeployCommands& c) {
   if (c.deploy && c.deploy->parsed()) return RunDeploy(c);
   if (c.deployments && c.deployments->parsed()) return RunDeployments(c);
   if (c.env && c.env->parsed()) return RunEnv(c);
+  if (c.verify && c.verify->parsed()) return RunVerify();
   return std::nullopt;
 }
 

@@ -7,6 +7,7 @@
 //   paddock deployments list [--project P] | show ID | events ID [--follow] | logs ID [--follow] [--since 5m]
 //                       | stop ID
 //   paddock env set [--secret] PROJECT KEY VALUE | unset PROJECT KEY | list PROJECT
+//   paddock verify
 //
 // `paddock up` runs the controller in-process against its own API and edge
 // (InProcessController) and writes where the CLI finds it: $XDG_CONFIG_HOME/paddock/deploy.json
@@ -73,6 +74,9 @@ struct DeployCommands {
   std::string project;
   std::string id;
   bool follow = false;
+
+  // paddock verify
+  CLI::App* verify = nullptr;
 
   // paddock env …
   CLI::App* env = nullptr;

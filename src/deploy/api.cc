@@ -138,7 +138,7 @@ json::object DeploymentJson(const Deployment& d, const ControllerSettings& setti
 // D11: the deployment's streams are "<prefix>/<project>/<deployment>/<container>/<task>" in the
 // install's group (render.h's awslogs-stream-prefix, then the driver's container and task).
 http::Response Api::Logs(const Deployment& d, std::string_view query) {
-  if (!aws_ || settings_.log_group.empty()) {
+  if (!backends_.aws || settings_.log_group.empty()) {
     return Fail(FailedPrecondition("this controller ships no logs (it has no log group)"));
   }
   json::object body{{"logGroupName", settings_.log_group},
@@ -146,7 +146,7 @@ http::Response Api::Logs(const Deployment& d, std::string_view query) {
                     {"limit", 1000}};
   if (std::string start = Param(query, "start_ms"); !start.empty()) body["startTime"] = std::strtoll(start.c_str(), nullptr, 10);
   if (std::string token = Param(query, "next_token"); !token.empty()) body["nextToken"] = token;
-  StatusOr<json::value> v = aws_->Call(AwsService::kLogs, "FilterLogEvents", body);
+  StatusOr<json::value> v = backends_.aws->Call(AwsService::kLogs, "FilterLogEvents", body);
   if (!v.ok()) {
     // No group yet: nothing has logged.
     if (IsError(v.status(), Error::kNotFound)) return Json(200, json::object{{"events", json::array{}}});
@@ -274,6 +274,14 @@ http::Response Api::Handle(const http::Request& req) {
       if (!d.ok()) return Fail(d.status());
       return Json(200, DeploymentJson(*d, settings_));
     }
+  }
+  if (p[1] == "verify" && p.size() == 2 && m == "GET") {
+    if (!backends_.aws || !backends_.query) return Fail(FailedPrecondition("this controller cannot run its preflight"));
+    json::array checks;
+    for (const Check& c : Verify(*backends_.aws, *backends_.query, backends_.edge, settings_, backends_.verify)) {
+      checks.emplace_back(json::object{{"name", c.name}, {"ok", c.ok}, {"detail", c.detail}});
+    }
+    return Json(200, json::object{{"checks", std::move(checks)}});
   }
   if (p[1] == "projects" && p.size() >= 4 && p[3] == "env") {
     const std::string& project = p[2];

@@ -10,6 +10,7 @@
 //   POST /v1/deployments/<id>/stop
 //   GET  /v1/deployments/<id>/logs?start_ms=&next_token=   its containers' lines (CloudWatch Logs'
 //                                              FilterLogEvents on the install's group, by stream prefix)
+//   GET  /v1/verify                           the preflight (deploy/verify.h): {"checks": [{name, ok, detail}]}
 //   GET  /v1/projects/<project>/env           PUT/DELETE /v1/projects/<project>/env/<NAME> {"value", "secret"}
 //
 //   deploy::Api api(deployments, settings, token, [&] { controller.Nudge(); });
@@ -23,6 +24,7 @@
 
 #include "deploy/aws.h"
 #include "deploy/deployments.h"
+#include "deploy/verify.h"
 #include "deploy/render.h"
 #include "http/message.h"
 
@@ -31,13 +33,20 @@ namespace paddock::deploy {
 // A deployment as the API and the CLI show it: no secret values, the URL it answers at.
 boost::json::object DeploymentJson(const Deployment& d, const ControllerSettings& settings);
 
+// What the API reaches besides the store; each may be null (then its endpoints say so).
+struct ApiBackends {
+  Aws* aws = nullptr;          // logs; verify
+  QueryAws* query = nullptr;   // verify
+  EdgeView* edge = nullptr;    // verify
+  VerifyOptions verify;
+};
+
 class Api {
  public:
-  // `aws` (may be null: no logs) reads the deployments' logs.
   Api(Deployments& deployments, ControllerSettings settings, std::string token, std::function<void()> changed,
-      Aws* aws = nullptr)
+      ApiBackends backends = {})
       : deployments_(deployments), settings_(std::move(settings)), token_(std::move(token)), changed_(std::move(changed)),
-        aws_(aws) {}
+        backends_(backends) {}
   http::Response Handle(const http::Request& req);
 
  private:
@@ -47,7 +56,7 @@ class Api {
   ControllerSettings settings_;
   std::string token_;
   std::function<void()> changed_;
-  Aws* aws_;
+  ApiBackends backends_;
 };
 
 }  // namespace paddock::deploy

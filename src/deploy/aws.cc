@@ -1,6 +1,7 @@
 #include "deploy/aws.h"
 
 #include <array>
+#include <cctype>
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
@@ -69,7 +70,9 @@ std::string_view AwsServiceName(AwsService s) {
 
 class HttpAws::Impl {
  public:
-  explicit Impl(HttpAwsOptions o) {
+  explicit Impl(HttpAwsOptions o)
+      : query_({.host = o.host, .port = o.port, .region = o.region, .credentials = o.credentials,
+                .timeout = std::chrono::seconds(30), .signing_name = "sts"}) {
     for (AwsService s : {AwsService::kEcs, AwsService::kSsm, AwsService::kLogs, AwsService::kServiceDiscovery}) {
       clients_[static_cast<size_t>(s)] = std::make_unique<Slot>(aws::JsonClientOptions{
           .host = o.host, .port = o.port, .region = o.region, .credentials = o.credentials,
@@ -124,9 +127,45 @@ class HttpAws::Impl {
     return v;
   }
 
+  StatusOr<std::string> Query(std::string_view service, const std::vector<std::pair<std::string, std::string>>& params) {
+    std::lock_guard lock(query_mu_);
+    http::Request req;
+    req.method = "POST";
+    req.target = "/";
+    req.headers = {{"Content-Type", "application/x-www-form-urlencoded; charset=utf-8"}};
+    for (const auto& [k, v] : params) {
+      if (!req.body.empty()) req.body += '&';
+      req.body += Escape(k) + "=" + Escape(v);
+    }
+    ASSIGN_OR_RETURN(http::Response resp, query_.SendSigned(std::move(req), service));
+    if (resp.status == 200) return resp.body;
+    auto text = [&](std::string_view tag) {
+      const std::string open = fmt::format("<{}>", tag), close = fmt::format("</{}>", tag);
+      size_t a = resp.body.find(open);
+      size_t b = a == std::string::npos ? a : resp.body.find(close, a);
+      return b == std::string::npos ? std::string() : resp.body.substr(a + open.size(), b - a - open.size());
+    };
+    return FailedPrecondition(fmt::format("{}: {}", text("Code"), text("Message")));
+  }
+
   std::function<void(AwsService, std::string_view, const json::object&, bool)> observer_;
 
  private:
+  static std::string Escape(std::string_view s) {
+    std::string out;
+    for (char ch : s) {
+      if (std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '.' || ch == '~') {
+        out.push_back(ch);
+      } else {
+        out += fmt::format("%{:02X}", static_cast<unsigned char>(ch));
+      }
+    }
+    return out;
+  }
+
+  std::mutex query_mu_;
+  aws::JsonClient query_;
+
   struct Slot {
     explicit Slot(aws::JsonClientOptions o) : client(std::move(o)) {}
     std::mutex mu;
@@ -140,6 +179,11 @@ HttpAws::~HttpAws() = default;
 
 StatusOr<json::value> HttpAws::Call(AwsService service, std::string_view action, const json::object& body) {
   return impl_->Call(service, action, body);
+}
+
+StatusOr<std::string> HttpAws::Query(std::string_view service,
+                                     const std::vector<std::pair<std::string, std::string>>& params) {
+  return impl_->Query(service, params);
 }
 
 void HttpAws::set_observer(std::function<void(AwsService, std::string_view, const json::object&, bool)> observer) {

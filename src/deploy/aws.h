@@ -14,6 +14,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <boost/json/object.hpp>
@@ -45,6 +46,16 @@ class Aws {
                                             const boost::json::object& body) = 0;
 };
 
+// The Query-protocol services (STS, EC2, IAM) the preflight asks (deploy/verify.h): one form-encoded
+// call, signed for `service` ("sts", "ec2", "iam"), answered with its XML body, or an error whose
+// message is the AWS error's code and message.
+class QueryAws {
+ public:
+  virtual ~QueryAws() = default;
+  virtual StatusOr<std::string> Query(std::string_view service,
+                                      const std::vector<std::pair<std::string, std::string>>& params) = 0;
+};
+
 struct HttpAwsOptions {
   std::string host = "127.0.0.1";
   uint16_t port = 4566;
@@ -53,12 +64,14 @@ struct HttpAwsOptions {
 };
 
 // Thread-safe: one connection per service, each used under its own lock.
-class HttpAws final : public Aws {
+class HttpAws final : public Aws, public QueryAws {
  public:
   explicit HttpAws(HttpAwsOptions options);
   ~HttpAws() override;
   StatusOr<boost::json::value> Call(AwsService service, std::string_view action,
                                     const boost::json::object& body) override;
+  StatusOr<std::string> Query(std::string_view service,
+                              const std::vector<std::pair<std::string, std::string>>& params) override;
   // Called after each call with (service, action, body, ok): the controller's call log.
   void set_observer(std::function<void(AwsService, std::string_view, const boost::json::object&, bool)> observer);
 
