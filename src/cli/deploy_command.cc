@@ -58,6 +58,9 @@ StatusOr<std::chrono::seconds> ParseDuration(std::string_view flag, std::string_
 
 // "HOST:PORT" or "http://HOST:PORT"; port 0 only with `any_port` (a listen address).
 StatusOr<std::pair<std::string, uint16_t>> HostPort(std::string_view flag, std::string_view s, bool any_port = false) {
+  if (s.starts_with("https://")) {
+    return InvalidArgument(fmt::format("{} '{}': https endpoints are not supported yet (plain http only)", flag, s));
+  }
   if (s.starts_with("http://")) s.remove_prefix(7);
   while (s.ends_with('/')) s.remove_suffix(1);
   size_t colon = s.rfind(':');
@@ -494,6 +497,7 @@ int RunController(const DeployCommands& c) {
   s.log_group = c.log_group;
   s.log_region = c.region;
   s.cloudmap_namespace = c.cloudmap_namespace;
+  s.circuit_breaker = c.circuit_breaker;
   config.options.interval = *interval;
   config.options.deploying_timeout = *timeout;
   config.options.drain = *drain;
@@ -575,6 +579,7 @@ StatusOr<std::unique_ptr<InProcessController>> InProcessController::Start(const 
   config.options.interval = std::chrono::seconds(2);
   config.options.drain = std::chrono::seconds(2);
   config.options.create_cluster = true;
+  config.options.settings.circuit_breaker = true;
   if (!o.account.empty()) {
     ASSIGN_OR_RETURN(config.options.settings.execution_role_arn, EnsureExecutionRole(config.aws, o.account));
   }
@@ -607,6 +612,9 @@ void AddDeployCommands(CLI::App& app, DeployCommands& c) {
   c.controller->add_option("--task-role-arn", c.task_role_arn, "Task role");
   c.controller->add_option("--log-group", c.log_group, "awslogs group ('' for none; default /paddock/apps)");
   c.controller->add_option("--cloudmap-namespace", c.cloudmap_namespace, "Cloud Map namespace for discovery");
+  c.controller->add_flag("--circuit-breaker", c.circuit_breaker,
+                         "ECS's deployment circuit breaker on each service (rollback off): a deployment whose tasks "
+                         "keep failing fails at once instead of at --deploying-timeout");
 
   c.deploy = app.add_subcommand("deploy", "Deploy an app described by paddock.toml; prints the deployment id");
   c.deploy->add_option("-f,--file", c.file, "The app spec (default paddock.toml)");

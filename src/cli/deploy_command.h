@@ -51,6 +51,7 @@ struct DeployCommands {
   std::string task_role_arn;
   std::string log_group = "/paddock/apps";
   std::string cloudmap_namespace;
+  bool circuit_breaker = false;
 
   // paddock deploy
   CLI::App* deploy = nullptr;

@@ -204,11 +204,6 @@ http::Response Api::Handle(const http::Request& req) {
         if (!s.ok()) return Fail(s);
       }
     }
-    for (char c : nd.group) {
-      if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-') || nd.group.size() > 32) {
-        return Fail(InvalidArgument(fmt::format("group \"{}\" must be 1 to 32 lowercase letters, digits and '-'", nd.group)));
-      }
-    }
     if (const json::value* e = body->if_contains("expire_seconds"); e && e->is_int64() && e->as_int64() > 0) {
       nd.expire_after = std::chrono::seconds(e->as_int64());
     }

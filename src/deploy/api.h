@@ -1,8 +1,11 @@
 // deploy/api: the deploy controller's JSON HTTP API, which `paddock deploy` and `paddock deployments`
 // call (docs/deploy.md, "The controller's API"). Every request carries "Authorization: Bearer
-// <token>"; errors are {"error": "<what to fix>"} with 400, 401, 404 or 409.
+// <token>"; errors are {"error": "<what to fix>"} with 400 (bad input), 401 (no or a wrong token),
+// 404 (no such deployment or endpoint), 409 (a state that does not allow it: stopping a finished
+// deployment, a host another project has) or 503 (the store or AWS could not answer).
 //
-//   POST /v1/deployments                      {"toml": "...", "environment": "", "group": "default",
+//   POST /v1/deployments                      {"toml": "...", "file": "paddock.toml" (how errors name it),
+//                                              "environment": "", "group": "default",
 //                                              "images": ["web=img:2"], "from": "<id>", "expire_seconds": 0}
 //   GET  /v1/deployments?project=&group=&next_token=&limit=
 //   GET  /v1/deployments/<id>                 the deployment (secret values never)

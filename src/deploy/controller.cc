@@ -322,7 +322,13 @@ class Controller::Tick_ {
       case K::kCreate:
       case K::kRoll: {
         if (d) RETURN_IF_ERROR(PutSecrets(*d));
-        if (cluster_missing_ && c_.options_.create_cluster) {
+        if (cluster_missing_ && !c_.options_.create_cluster) {
+          return InvalidArgument(fmt::format("ClusterNotFoundException: cluster {} does not exist: create it, or "
+                                             "point the controller at another (--cluster)",
+                                             st.cluster),
+                                 Error::kRejected);
+        }
+        if (cluster_missing_) {
           ASSIGN_OR_RETURN(json::value made, Write(AwsService::kEcs, "CreateCluster", {{"clusterName", st.cluster}}));
           (void)made;
           cluster_missing_ = false;
@@ -389,7 +395,12 @@ StatusOr<TickReport> Controller::Tick() {
   ASSIGN_OR_RETURN(std::vector<Deployment> unfinished, deployments_.Unfinished());
   // One read of the cluster for the whole tick; without it nothing is decided (a partial view would
   // make live services look orphaned).
-  ASSIGN_OR_RETURN(auto services, tick.Snapshot());
+  StatusOr<std::map<std::string, ServiceView>> snapshot = tick.Snapshot();
+  if (!snapshot.ok()) {
+    if (report.throttled) backoff_ = std::min(backoff_ + 1, 5);
+    return snapshot.status();
+  }
+  auto services = std::move(*snapshot);
 
   PlanInput in;
   in.now = clock_.Now();

@@ -403,13 +403,20 @@ StatusOr<Deployment> Deployments::Create(const NewDeployment& nd) {
   if (nd.expire_after) d.expires_at = d.created_at + *nd.expire_after;
 
   Status s = store_.Write([&](WriteTxn& txn) -> Status {
-    if (!d.from.empty()) {
-      ASSIGN_OR_RETURN(std::optional<std::string> from, txn.Get(kDeployments, DeploymentKey(d.from)));
-      if (!from) return NotFoundError(d.from);
-    }
     d.env.clear();
     d.secrets.clear();
-    ASSIGN_OR_RETURN(std::vector<Row> env, txn.Scan(kEnv, PrefixRange(Key().Str(d.project).Done()), SIZE_MAX));
+    std::vector<Row> env;
+    if (!d.from.empty()) {
+      // A redeploy takes the earlier deployment's env and secrets as they were: its exact workload.
+      ASSIGN_OR_RETURN(Deployment from, Load(txn, d.from));
+      if (from.project != d.project) {
+        return InvalidArgument(fmt::format("deployment {} is of project {}, not {}", d.from, from.project, d.project));
+      }
+      d.env = from.env;
+      d.secrets = from.secrets;
+    } else {
+      ASSIGN_OR_RETURN(env, txn.Scan(kEnv, PrefixRange(Key().Str(d.project).Done()), SIZE_MAX));
+    }
     for (const Row& row : env) {
       KeyReader r(row.key);
       RETURN_IF_ERROR(r.Str().status());

@@ -572,6 +572,22 @@ TEST_F(DeploymentsTest, EnvIsValidatedAndSnapshottedAtCreate) {
   EXPECT_EQ(deployments_->UnsetEnv("shop", "DB_PASSWORD").code(), StatusCode::kNotFound);
 }
 
+// --from is a rollback to an exact workload: the earlier deployment's env and secrets as they were,
+// not the project's current ones.
+TEST_F(DeploymentsTest, ARedeployTakesTheEarlierDeploymentsEnvNotTheProjectsCurrentOne) {
+  ASSERT_TRUE(deployments_->SetEnv("shop", "GREETING", "hello", false).ok());
+  ASSERT_TRUE(deployments_->SetEnv("shop", "DB_PASSWORD", "old", true).ok());
+  Deployment first = MustCreate("shop");
+  ASSERT_TRUE(deployments_->SetEnv("shop", "GREETING", "hi", false).ok());
+  ASSERT_TRUE(deployments_->SetEnv("shop", "DB_PASSWORD", "new", true).ok());
+  auto again = deployments_->Create(With(New("shop"), [&](NewDeployment& n) { n.from = first.id; }));
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->env, first.env);
+  EXPECT_EQ(again->secrets.at("DB_PASSWORD"), "old");
+  auto other = deployments_->Create(With(New("other"), [&](NewDeployment& n) { n.from = first.id; }));
+  EXPECT_EQ(other.status().code(), StatusCode::kInvalidArgument) << "another project's deployment";
+}
+
 TEST_F(DeploymentsTest, UnfinishedIsEveryNonTerminalAndEveryUnretiredTerminalOne) {
   Deployment pending = MustCreate("shop", "a");
   Deployment healthy = MustCreate("shop", "b");

@@ -378,7 +378,11 @@ StatusOr<std::vector<Workload>> Render(const ControllerSettings& settings, const
     svc["networkConfiguration"] = json::object{{"awsvpcConfiguration", std::move(awsvpc)}};
     svc["propagateTags"] = "SERVICE";
     svc["enableECSManagedTags"] = true;
-    svc["deploymentConfiguration"] = json::object{{"maximumPercent", 200}, {"minimumHealthyPercent", 100}};
+    json::object deployment{{"maximumPercent", 200}, {"minimumHealthyPercent", 100}};
+    if (settings.circuit_breaker) {
+      deployment["deploymentCircuitBreaker"] = json::object{{"enable", true}, {"rollback", false}};
+    }
+    svc["deploymentConfiguration"] = std::move(deployment);
     svc["tags"] = TagArray(w.tags);
     out.push_back(std::move(w));
   }

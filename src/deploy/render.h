@@ -47,6 +47,9 @@ struct ControllerSettings {
   std::string log_group = "/paddock/apps";       // awslogs group; empty: no logConfiguration
   std::string log_region = "us-east-1";
   std::string cloudmap_namespace;                // e.g. "apps.paddock.local"; empty: no discovery
+  // ECS's deployment circuit breaker on every service, rollback off (the controller owns cutover):
+  // its FAILED rollout fails a deployment at once (plan.h) instead of at the deploying timeout.
+  bool circuit_breaker = false;
 };
 
 struct DeploymentRef {

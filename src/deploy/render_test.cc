@@ -496,6 +496,16 @@ TEST(RenderTest, CapacityShapesLaunchAndNetwork) {
             json::parse(R"({"awsvpcConfiguration":{"assignPublicIp":"ENABLED"}})"));
 }
 
+TEST(RenderTest, TheCircuitBreakerIsOnlyOnWhenAskedAndNeverRollsBack) {
+  ControllerSettings settings = Settings();
+  EXPECT_FALSE(MustRender(settings, Ref(), ShopApp())[0].service.at("deploymentConfiguration").as_object().contains(
+      "deploymentCircuitBreaker"));
+  settings.circuit_breaker = true;
+  EXPECT_EQ(MustRender(settings, Ref(), ShopApp())[0].service.at("deploymentConfiguration"),
+            json::parse(R"({"maximumPercent": 200, "minimumHealthyPercent": 100,
+                            "deploymentCircuitBreaker": {"enable": true, "rollback": false}})"));
+}
+
 TEST(RenderTest, OptionalPartsAreLeftOutWhenUnset) {
   ControllerSettings s = Settings();
   s.execution_role_arn.clear();
