@@ -389,14 +389,20 @@ StatusOr<TickReport> Controller::Tick() {
   ASSIGN_OR_RETURN(std::vector<Deployment> unfinished, deployments_.Unfinished());
   // One read of the cluster for the whole tick; without it nothing is decided (a partial view would
   // make live services look orphaned).
-  ASSIGN_OR_RETURN(auto services, tick.Snapshot());
+  StatusOr<std::map<std::string, ServiceView>> snapshot = tick.Snapshot();
+  if (!snapshot.ok()) {
+    if (!Throttled(snapshot.status())) return snapshot.status();
+    // Throttled: nothing is decided or done, and the next tick comes later (backoff), not an error.
+    backoff_ = std::min(backoff_ + 1, 5);
+    return report;
+  }
 
   PlanInput in;
   in.now = clock_.Now();
   in.deploying_timeout = options_.deploying_timeout;
   in.drain = options_.drain;
   in.edge_configured = edge_ != nullptr;
-  in.services = std::move(services);
+  in.services = std::move(*snapshot);
   in.orphan_retiring_since = orphan_retiring_since_;
   std::set<std::string> ids;
   for (Deployment& d : unfinished) {
