@@ -397,17 +397,18 @@ StatusOr<TickReport> Controller::Tick() {
   // make live services look orphaned).
   StatusOr<std::map<std::string, ServiceView>> snapshot = tick.Snapshot();
   if (!snapshot.ok()) {
-    if (report.throttled) backoff_ = std::min(backoff_ + 1, 5);
-    return snapshot.status();
+    if (!Throttled(snapshot.status())) return snapshot.status();
+    // Throttled: nothing is decided or done, and the next tick comes later (backoff), not an error.
+    backoff_ = std::min(backoff_ + 1, 5);
+    return report;
   }
-  auto services = std::move(*snapshot);
 
   PlanInput in;
   in.now = clock_.Now();
   in.deploying_timeout = options_.deploying_timeout;
   in.drain = options_.drain;
   in.edge_configured = edge_ != nullptr;
-  in.services = std::move(services);
+  in.services = std::move(*snapshot);
   in.orphan_retiring_since = orphan_retiring_since_;
   std::set<std::string> ids;
   for (Deployment& d : unfinished) {

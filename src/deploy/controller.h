@@ -80,7 +80,8 @@ class Controller {
              ControllerOptions options);
 
   // One tick. Not leading is not an error (report.led false). A failed cluster read ends the tick
-  // with that error and nothing done.
+  // with that error and nothing done; a throttled one ends it with nothing done and
+  // report.throttled set (the next tick backs off).
   StatusOr<TickReport> Tick();
   // Ticks until `stop`, every interval (±20%), at once after Nudge, later after throttling.
   void Run(std::stop_token stop);

@@ -34,11 +34,15 @@ bool Routed(const AppSpec& app, std::string_view container) {
   return std::any_of(app.routes.begin(), app.routes.end(), [&](const Route& r) { return r.container == container; });
 }
 
-// The service converged on the workload's revision: the tag cache or the durable marker says so.
+// The service converged on the workload's revision. The durable marker decides when there is one:
+// it is recorded after every create and roll, before the tag, so a tag can only be older than it —
+// after a refused TagResource the tag still names the revision before, and trusting it would take
+// a later return to that rendering for converged while the service runs another. The tag decides
+// only for a service created but not yet marked (a crash between CreateService and the marker).
 bool Converged(const Deployment& d, const Workload& w, const ServiceView& s) {
-  if (s.owner.task_definition_hash == w.hash) return true;
   auto it = d.applied_hashes.find(w.container);
-  return it != d.applied_hashes.end() && it->second == w.hash;
+  if (it != d.applied_hashes.end()) return it->second == w.hash;
+  return s.owner.task_definition_hash == w.hash;
 }
 
 std::vector<std::string> Strings(const json::object& o, std::string_view key) {
@@ -224,6 +228,7 @@ Plan PlanTick(const PlanInput& in) {
     }
 
     // Desired services: create what is missing, roll what drifted, fix scale and network.
+    std::set<std::string> rolling;  // services this tick rolls
     for (const Workload& w : ws) {
       auto s = in.services.find(w.service_name);
       if (s == in.services.end()) {
@@ -233,6 +238,7 @@ Plan PlanTick(const PlanInput& in) {
       const ServiceView& sv = s->second;
       if (!Converged(r, w, sv)) {
         plan.actions.push_back({ServiceAction::Kind::kRoll, r.id, w.service_name, sv.arn, w});
+        rolling.insert(w.service_name);
       } else if (sv.desired != Replicas(r)) {
         plan.actions.push_back({ServiceAction::Kind::kScale, r.id, w.service_name, sv.arn, w});
       }
@@ -267,9 +273,11 @@ Plan PlanTick(const PlanInput& in) {
     } else if (state == State::kHealthy) {
       if (!unready.empty()) {
         // Hold Healthy while ECS rolls a revision in the deployment's own service and the outgoing
-        // revision still serves, for at most deploying_timeout from the roll's start (D17).
+        // revision still serves, for at most deploying_timeout from the roll's start (D17). The
+        // tick that starts the roll holds too: ECS shows no second deployment until it is made.
         bool held = false;
         for (const ServiceView* s : mine) {
+          if (rolling.contains(s->name) && s->running > 0) held = true;
           if (s->ecs_deployments > 1 && s->running > 0 && s->primary_created_at &&
               in.now - *s->primary_created_at < in.deploying_timeout) {
             held = true;

@@ -140,6 +140,32 @@ TEST(PlanTest, ALostTagDoesNotReRollWhenTheDurableMarkerMatches) {
   EXPECT_TRUE(PlanTick(In({d}, {s})).actions.empty());
 }
 
+TEST(PlanTest, TheDurableMarkerOutranksAStaleTag) {
+  DeploymentInput d = Input(State::kHealthy);
+  ServiceView s = ServiceFor(d, 2);  // its tag names this rendering...
+  AddTasks(d, s, 2);
+  // ...but the last roll applied another one and its TagResource was refused: the service runs that.
+  d.record.applied_hashes["web"] = "the-revision-rolled-since";
+  EXPECT_EQ(Kinds(PlanTick(In({d}, {s}))), std::vector<Kind>{Kind::kRoll});
+}
+
+TEST(PlanTest, TheTickThatStartsARollHoldsHealthyWhileTheServiceRuns) {
+  DeploymentInput d = Input(State::kHealthy);
+  ServiceView s = ServiceFor(d, 2);
+  AddTasks(d, s, 2);
+  s.owner.task_definition_hash = "the-rendering-before";
+  Plan p = PlanTick(In({d}, {s}));
+  EXPECT_EQ(Kinds(p), std::vector<Kind>{Kind::kRoll});
+  EXPECT_TRUE(p.transitions.empty()) << "ECS shows the roll only after this tick makes it";
+
+  s.running = 0;
+  d.tasks.clear();
+  d.tasks[s.name] = {};
+  p = PlanTick(In({d}, {s}));
+  ASSERT_EQ(p.transitions.size(), 1u) << "nothing serves: nothing to hold";
+  EXPECT_EQ(p.transitions[0].to, State::kUnhealthy);
+}
+
 TEST(PlanTest, SubnetDriftIsOneNetworkUpdateAndNoRevision) {
   DeploymentInput d = Input(State::kHealthy);
   ServiceView s = ServiceFor(d, 2);

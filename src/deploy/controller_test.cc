@@ -1,0 +1,668 @@
+// The reconcile driver against an in-memory ECS (testing/fake_ecs.h), a real SQLite store and a
+// fake clock: deploys and cutovers, drift, crashes between writes, the lease, throttling, the
+// orphan sweep and registration spacing.
+#include "deploy/controller.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <ostream>
+
+#include <boost/json.hpp>
+#include <fmt/format.h>
+
+#include "common/testing/fake_clock.h"
+#include "deploy/testing/fake_ecs.h"
+#include "store/sqlite/sqlite_store.h"
+
+namespace paddock::deploy {
+
+// Failures name states, not their bytes.
+void PrintTo(State s, std::ostream* os) { *os << StateName(s); }
+
+namespace {
+
+namespace json = boost::json;
+using deploy::testing::AwsError;
+using deploy::testing::FakeCall;
+using deploy::testing::FakeEcs;
+using deploy::testing::FakeEcsOptions;
+using deploy::testing::FakeService;
+using deploy::testing::FakeTask;
+using Match = deploy::testing::FakeEcs::Match;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+constexpr seconds kStep{5};
+
+AppSpec Web(std::string project, int replicas = 2) {
+  AppSpec app;
+  app.project = std::move(project);
+  ContainerSpec web;
+  web.name = "web";
+  web.image = "registry.local/web:1";
+  web.port = 8080;
+  app.containers.push_back(std::move(web));
+  app.routes.push_back({.path_prefix = "/", .container = "web", .access = Access::kPublic});
+  app.deploy.replicas = replicas;
+  return app;
+}
+
+// A SQLite store in a temp directory, removed afterwards.
+class TempDb {
+ public:
+  TempDb() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "paddock-deploy-ctl-XXXXXX").string();
+    if (mkdtemp(tmpl.data()) == nullptr) std::abort();
+    dir_ = tmpl;
+    auto s = store::SqliteStore::Open({.path = dir_ + "/deploy.db", .durable = false, .schemas = {kSchema}});
+    if (!s.ok()) std::abort();
+    store_ = std::move(*s);
+  }
+  ~TempDb() {
+    store_->Close();
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  store::Store& operator*() { return *store_; }
+
+ private:
+  std::string dir_;
+  std::unique_ptr<store::SqliteStore> store_;
+};
+
+// The store as one controller process sees it: once the fake says the process crashed, its store
+// calls fail too, so nothing it would have recorded after its last AWS call is recorded.
+class ProcessStore final : public store::Store {
+ public:
+  ProcessStore(store::Store& base, const FakeEcs& ecs) : base_(base), ecs_(ecs) {}
+  Status Read(const std::function<Status(store::ReadTxn&)>& fn) override {
+    if (ecs_.crashed()) return Unavailable("the controller's process crashed");
+    return base_.Read(fn);
+  }
+  Status Write(const std::function<Status(store::WriteTxn&)>& fn) override {
+    if (ecs_.crashed()) return Unavailable("the controller's process crashed");
+    return base_.Write(fn);
+  }
+  void Close() override {}
+
+ private:
+  store::Store& base_;
+  const FakeEcs& ecs_;
+};
+
+// The edge, seeing every running task of the fake as UP.
+class UpEdge final : public EdgeView {
+ public:
+  explicit UpEdge(const FakeEcs& ecs) : ecs_(ecs) {}
+  StatusOr<std::map<std::string, std::string>> Servers() override {
+    std::map<std::string, std::string> out;
+    for (const FakeTask& t : ecs_.RunningTasks()) {
+      if (t.port) out[fmt::format("http://{}:{}", t.address, *t.port)] = "UP";
+    }
+    return out;
+  }
+
+ private:
+  const FakeEcs& ecs_;
+};
+
+std::vector<FakeCall> PerformedWrites(const std::vector<FakeCall>& calls) {
+  std::vector<FakeCall> out;
+  for (const FakeCall& c : calls) {
+    if (c.write && c.outcome.ok()) out.push_back(c);
+  }
+  return out;
+}
+
+std::vector<std::string> Actions(const std::vector<FakeCall>& calls) {
+  std::vector<std::string> out;
+  for (const FakeCall& c : calls) out.push_back(c.action);
+  return out;
+}
+
+std::string Str(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  return v && v->is_string() ? std::string(v->as_string()) : "<absent>";
+}
+
+int64_t Int(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  return v && v->is_int64() ? v->as_int64() : -1;
+}
+
+std::string TagValue(const FakeService& s, std::string_view key) {
+  for (const auto& [k, v] : s.tags) {
+    if (k == key) return v;
+  }
+  return "";
+}
+
+// One cluster, one store, one clock, and the controller process running on them, which a test can
+// crash (FakeEcs::CrashAfter), restart or reconfigure.
+class World {
+ public:
+  explicit World(FakeEcsOptions ecs_options = {})
+      : ecs(clock, std::move(ecs_options)), deployments(*db, clock), process_store_(*db, ecs) {}
+
+  ControllerOptions Options(std::string holder = "controller-a") {
+    ControllerOptions o;
+    o.settings.subnets = {"subnet-0a1b"};
+    o.settings.security_groups = {"sg-0a1b"};
+    o.interval = kStep;
+    o.holder = std::move(holder);
+    o.sleep = [this](milliseconds d) { clock.Advance(d); };
+    return o;
+  }
+
+  void Start(ControllerOptions o, EdgeView* edge = nullptr) {
+    options_ = std::move(o);
+    edge_ = edge;
+    process_deployments_ = std::make_unique<Deployments>(process_store_, clock);
+    controller = std::make_unique<Controller>(process_store_, *process_deployments_, ecs, edge_, clock, options_);
+  }
+  void Start() { Start(Options()); }
+
+  // The process died and comes back: a new Controller on the same store and cluster, same config.
+  void Restart() {
+    controller.reset();
+    process_deployments_.reset();
+    ecs.Recover();
+    Start(options_, edge_);
+  }
+  // A restart with a changed configuration.
+  void Reconfigure(const std::function<void(ControllerOptions&)>& change) {
+    ControllerOptions o = options_;
+    change(o);
+    controller.reset();
+    Start(std::move(o), edge_);
+  }
+  const ControllerOptions& options() const { return options_; }
+
+  TickReport Tick() {
+    StatusOr<TickReport> r = controller->Tick();
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : TickReport{};
+  }
+  // A tick, then the cluster catches up and time passes.
+  TickReport Step() {
+    TickReport r = Tick();
+    ecs.Settle();
+    clock.Advance(kStep);
+    return r;
+  }
+  // Steps until `done` holds (at most `max` steps).
+  bool StepUntil(const std::function<bool()>& done, int max = 20) {
+    for (int i = 0; i < max; ++i) {
+      if (done()) return true;
+      Step();
+    }
+    return done();
+  }
+
+  Deployment Create(const std::string& project, int replicas = 2) {
+    NewDeployment n;
+    n.project = project;
+    n.spec = Web(project, replicas);
+    StatusOr<Deployment> d = deployments.Create(n);
+    EXPECT_TRUE(d.ok()) << d.status().ToString();
+    return d.ok() ? *d : Deployment{};
+  }
+  Deployment Get(const std::string& id) {
+    StatusOr<Deployment> d = deployments.Get(id);
+    EXPECT_TRUE(d.ok()) << d.status().ToString();
+    return d.ok() ? *d : Deployment{};
+  }
+  State StateOf(const std::string& id) { return Get(id).state; }
+  std::function<bool()> Is(const std::string& id, State s) {
+    return [this, id, s] { return StateOf(id) == s; };
+  }
+
+  std::string ServiceOf(const Deployment& d) const {
+    return ServiceName(options_.settings, {d.project, d.group, d.id}, "web");
+  }
+  std::string FamilyOf(const Deployment& d) const { return FamilyName(options_.settings, {d.project, d.group, d.id}, "web"); }
+  std::string HashTag() const { return fmt::format("{}/{}", options_.settings.label_namespace, tag::kTaskDefinitionHash); }
+  int ActiveNamed(const std::string& name) const {
+    std::vector<FakeService> active = ecs.ActiveServices();
+    return static_cast<int>(std::count_if(active.begin(), active.end(), [&](const FakeService& s) { return s.name == name; }));
+  }
+
+  paddock::testing::FakeClock clock;
+  TempDb db;
+  FakeEcs ecs;
+  Deployments deployments;  // the user's side: creates, reads, env
+
+ private:
+  ProcessStore process_store_;
+  std::unique_ptr<Deployments> process_deployments_;
+  ControllerOptions options_;
+  EdgeView* edge_ = nullptr;
+
+ public:
+  std::unique_ptr<Controller> controller;  // last: it goes first
+};
+
+// ---- 1. Deploy, cut over, retire ---------------------------------------------------------------
+
+TEST(ControllerTest, DeploysThenCutsOverWithOverlapAndRetiresTheOldServiceAfterTheDrain) {
+  World w;
+  UpEdge edge(w.ecs);
+  w.Start(w.Options(), &edge);
+  ASSERT_TRUE(w.deployments.SetEnv("shop", "API_KEY", "s3cret", /*secret=*/true).ok());
+  Deployment d1 = w.Create("shop");
+
+  ASSERT_TRUE(w.StepUntil(w.Is(d1.id, State::kHealthy)));
+  std::vector<FakeService> active = w.ecs.ActiveServices();
+  ASSERT_EQ(active.size(), 1u);
+  EXPECT_EQ(active[0].name, w.ServiceOf(d1));
+  EXPECT_EQ(active[0].desired, 2);
+  EXPECT_EQ(json::serialize(active[0].network_configuration.at("awsvpcConfiguration").at("subnets")), R"(["subnet-0a1b"])");
+  EXPECT_TRUE(w.Get(d1.id).active);
+  const std::string d1_secret = w.controller->SecretName(d1, "API_KEY");
+  EXPECT_EQ(w.ecs.Parameters()[d1_secret], "s3cret");
+
+  Deployment d2 = w.Create("shop");
+  ASSERT_TRUE(w.StepUntil(w.Is(d2.id, State::kHealthy)));
+  // The new one became Healthy while the old one still served: both services, both scaled up.
+  active = w.ecs.ActiveServices();
+  ASSERT_EQ(active.size(), 2u);
+  EXPECT_EQ(w.ecs.Service(w.ServiceOf(d1))->desired, 2);
+  EXPECT_EQ(w.StateOf(d1.id), State::kSuperseded);
+  EXPECT_TRUE(w.Get(d2.id).active);
+
+  const int mark = w.ecs.calls();
+  ASSERT_TRUE(w.StepUntil([&] { return w.Get(d1.id).retired; }));
+  active = w.ecs.ActiveServices();
+  ASSERT_EQ(active.size(), 1u);
+  EXPECT_EQ(active[0].name, w.ServiceOf(d2));
+  EXPECT_EQ(w.ecs.Service(w.ServiceOf(d1))->status, "INACTIVE");
+  EXPECT_EQ(w.StateOf(d1.id), State::kSuperseded);
+  EXPECT_EQ(w.StateOf(d2.id), State::kHealthy);
+  // Scaled to 0 first, deleted no sooner than the drain after.
+  std::vector<FakeCall> writes = PerformedWrites(w.ecs.Since(mark));
+  ASSERT_THAT(Actions(writes), ElementsAre("UpdateService", "DeleteService", "DeleteParameters"));
+  EXPECT_EQ(Int(writes[0].body, "desiredCount"), 0);
+  EXPECT_EQ(Str(writes[1].body, "service"), w.ServiceOf(d1));
+  EXPECT_GE(writes[1].at - writes[0].at, w.options().drain);
+  // The old deployment's secret went with it; the new one's stays.
+  EXPECT_FALSE(w.ecs.Parameters().contains(d1_secret));
+  EXPECT_EQ(w.ecs.Parameters()[w.controller->SecretName(d2, "API_KEY")], "s3cret");
+}
+
+// ---- 2. Scale drift ----------------------------------------------------------------------------
+
+TEST(ControllerTest, AServiceScaledByHandIsScaledBackWithOneUpdateAndNoRegistration) {
+  World w;
+  w.Start();
+  Deployment d = w.Create("shop");
+  ASSERT_TRUE(w.StepUntil(w.Is(d.id, State::kHealthy)));
+  ASSERT_EQ(w.ecs.Registrations(w.FamilyOf(d)), 1);
+
+  ASSERT_TRUE(w.ecs.EditService(w.ServiceOf(d), [](FakeService& s) { s.desired = 5; }));
+  w.ecs.Settle();
+  const int mark = w.ecs.calls();
+  TickReport r = w.Tick();
+  EXPECT_EQ(r.writes, 1);
+  std::vector<FakeCall> writes = PerformedWrites(w.ecs.Since(mark));
+  ASSERT_THAT(Actions(writes), ElementsAre("UpdateService"));
+  EXPECT_EQ(Int(writes[0].body, "desiredCount"), 2);
+  EXPECT_FALSE(writes[0].body.contains("taskDefinition"));
+  EXPECT_FALSE(writes[0].body.contains("networkConfiguration"));
+  EXPECT_EQ(w.ecs.Registrations(w.FamilyOf(d)), 1);
+
+  w.ecs.Settle();
+  EXPECT_EQ(w.ecs.Service(w.ServiceOf(d))->running, 2);
+  EXPECT_EQ(w.Tick().writes, 0);
+  EXPECT_EQ(w.StateOf(d.id), State::kHealthy);
+}
+
+// ---- 3. Crash safety ---------------------------------------------------------------------------
+
+// After convergence: one ACTIVE service for the workload, at most one registration more than a
+// run without the crash made, Healthy, and no further writes.
+void ExpectConvergedOnce(World& w, const Deployment& d, int normal_registrations) {
+  EXPECT_EQ(w.ActiveNamed(w.ServiceOf(d)), 1);
+  EXPECT_EQ(w.ecs.ActiveServices().size(), 1u);
+  EXPECT_LE(w.ecs.Registrations(w.FamilyOf(d)), normal_registrations + 1);
+  EXPECT_EQ(w.StateOf(d.id), State::kHealthy);
+  for (const FakeCall& c : w.ecs.Log()) EXPECT_THAT(c.outcome.message(), ::testing::Not(HasSubstr("not idempotent")));
+  const int mark = w.ecs.calls();
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(w.Step().writes, 0) << "tick " << i << " after convergence";
+  EXPECT_EQ(w.ecs.WritesSince(mark), 0);
+}
+
+Deployment CreateWithSecret(World& w) {
+  EXPECT_TRUE(w.deployments.SetEnv("shop", "API_KEY", "s3cret", /*secret=*/true).ok());
+  return w.Create("shop");
+}
+
+TEST(ControllerCrashTest, AFirstDeployCrashedAfterAnyWriteConvergesWithoutADuplicate) {
+  std::vector<FakeCall> writes;
+  {
+    World ref;
+    ref.Start();
+    Deployment d = CreateWithSecret(ref);
+    ASSERT_TRUE(ref.StepUntil(ref.Is(d.id, State::kHealthy)));
+    writes = PerformedWrites(ref.ecs.Log());
+  }
+  ASSERT_THAT(Actions(writes), ElementsAre("PutParameter", "RegisterTaskDefinition", "CreateService"));
+
+  for (const FakeCall& k : writes) {
+    SCOPED_TRACE(fmt::format("crashed after call {} ({})", k.seq, k.action));
+    World w;
+    w.Start();
+    Deployment d = CreateWithSecret(w);
+    w.ecs.CrashAfter(k.seq);
+    (void)w.controller->Tick();  // the process dies within this tick
+    ASSERT_TRUE(w.ecs.crashed());
+    ASSERT_EQ(w.ecs.Log()[k.seq - 1].action, k.action);
+    w.Restart();
+    ASSERT_TRUE(w.StepUntil(w.Is(d.id, State::kHealthy)));
+    ExpectConvergedOnce(w, d, /*normal_registrations=*/1);
+  }
+}
+
+// The roll: the operator gives the controller an execution role, so every rendering changes and
+// neither the service's hash tag nor the durable marker matches it any more.
+void GiveExecutionRole(ControllerOptions& o) { o.settings.execution_role_arn = "arn:aws:iam::000000000000:role/exec"; }
+
+TEST(ControllerCrashTest, ARollCrashedAfterAnyWriteConvergesWithoutADuplicateOrAReRollLoop) {
+  auto deploy = [](World& w) {
+    w.Start();
+    Deployment d = CreateWithSecret(w);
+    EXPECT_TRUE(w.StepUntil(w.Is(d.id, State::kHealthy)));
+    w.Reconfigure(GiveExecutionRole);
+    return d;
+  };
+  auto rolled = [](World& w, const Deployment& d) {
+    return [&w, d] {
+      std::optional<FakeService> s = w.ecs.Service(w.ServiceOf(d));
+      Deployment now = w.Get(d.id);
+      return s && !s->task_definition.ends_with(":1") && !now.applied_hashes.empty() &&
+             TagValue(*s, w.HashTag()) == now.applied_hashes["web"] && now.state == State::kHealthy &&
+             s->running == 2 && s->deployments.size() == 1;
+    };
+  };
+  std::vector<FakeCall> writes;
+  std::string old_hash;
+  {
+    World ref;
+    Deployment d = deploy(ref);
+    old_hash = ref.Get(d.id).applied_hashes["web"];
+    const int mark = ref.ecs.calls();
+    ASSERT_TRUE(ref.StepUntil(rolled(ref, d)));
+    EXPECT_NE(ref.Get(d.id).applied_hashes["web"], old_hash);
+    EXPECT_EQ(ref.ecs.Registrations(ref.FamilyOf(d)), 2);
+    writes = PerformedWrites(ref.ecs.Since(mark));
+  }
+  ASSERT_THAT(Actions(writes), ElementsAre("PutParameter", "RegisterTaskDefinition", "UpdateService", "TagResource"));
+
+  for (const FakeCall& k : writes) {
+    SCOPED_TRACE(fmt::format("crashed after call {} ({})", k.seq, k.action));
+    World w;
+    Deployment d = deploy(w);
+    w.ecs.CrashAfter(k.seq);
+    (void)w.controller->Tick();
+    ASSERT_TRUE(w.ecs.crashed());
+    ASSERT_EQ(w.ecs.Log()[k.seq - 1].action, k.action);
+    w.Restart();
+    ASSERT_TRUE(w.StepUntil(rolled(w, d)));
+    EXPECT_NE(w.Get(d.id).applied_hashes["web"], old_hash);
+    ExpectConvergedOnce(w, d, /*normal_registrations=*/2);
+  }
+}
+
+TEST(ControllerTest, ARollKeepsAHealthyDeploymentHealthyWhileTheOldRevisionServes) {
+  World w;
+  UpEdge edge(w.ecs);
+  w.Start(w.Options(), &edge);
+  Deployment d = w.Create("shop");
+  ASSERT_TRUE(w.StepUntil(w.Is(d.id, State::kHealthy)));
+  w.Reconfigure(GiveExecutionRole);
+  TickReport roll = w.Tick();
+  ASSERT_EQ(roll.plan.actions.size(), 1u);
+  EXPECT_EQ(roll.plan.actions[0].kind, ServiceAction::Kind::kRoll);
+  EXPECT_EQ(w.StateOf(d.id), State::kHealthy);
+  w.Tick();  // ECS is rolling; nothing has settled yet
+  EXPECT_EQ(w.StateOf(d.id), State::kHealthy);
+  for (int i = 0; i < 3; ++i) w.Step();
+  EXPECT_EQ(w.StateOf(d.id), State::kHealthy);
+  StatusOr<std::vector<Event>> events = w.deployments.Events(d.id, 0, 100);
+  ASSERT_TRUE(events.ok());
+  for (const Event& e : *events) EXPECT_THAT(e.message, ::testing::Not(HasSubstr("Unhealthy")));
+}
+
+// ---- 4. The durable marker ---------------------------------------------------------------------
+
+TEST(ControllerTest, ARefusedTagResourceDoesNotRollOnEveryTick) {
+  World w;
+  w.Start();
+  Deployment d = w.Create("shop");
+  ASSERT_TRUE(w.StepUntil(w.Is(d.id, State::kHealthy)));
+  const std::string old_hash = w.Get(d.id).applied_hashes["web"];
+  w.ecs.FailEvery(Match::Action("TagResource"), AwsError("AccessDeniedException", "not authorized to perform: ecs:TagResource"));
+  w.Reconfigure(GiveExecutionRole);
+
+  ASSERT_TRUE(w.StepUntil([&] { return w.ecs.Registrations(w.FamilyOf(d)) == 2 && w.ecs.Service(w.ServiceOf(d))->running == 2; }));
+  w.Step();
+  std::optional<FakeService> s = w.ecs.Service(w.ServiceOf(d));
+  EXPECT_EQ(TagValue(*s, w.HashTag()), old_hash);  // the tag was never updated
+  EXPECT_NE(w.Get(d.id).applied_hashes["web"], old_hash);
+  std::vector<FakeCall> log = w.ecs.Log();
+  EXPECT_TRUE(std::any_of(log.begin(), log.end(), [](const FakeCall& c) { return c.action == "TagResource" && !c.outcome.ok(); }));
+
+  const int mark = w.ecs.calls();
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(w.Step().writes, 0);
+  for (const FakeCall& c : w.ecs.Since(mark)) EXPECT_NE(c.action, "RegisterTaskDefinition");
+  EXPECT_EQ(w.ecs.Registrations(w.FamilyOf(d)), 2);
+  EXPECT_EQ(w.StateOf(d.id), State::kHealthy);
+}
+
+TEST(ControllerTest, AStaleTagDoesNotHideARollBackToTheFirstRevision) {
+  World w;
+  w.Start();
+  Deployment d = w.Create("shop");
+  ASSERT_TRUE(w.StepUntil(w.Is(d.id, State::kHealthy)));
+  const ControllerOptions first = w.options();
+  w.ecs.FailEvery(Match::Action("TagResource"), AwsError("AccessDeniedException", "not authorized to perform: ecs:TagResource"));
+  w.Reconfigure(GiveExecutionRole);
+  ASSERT_TRUE(w.StepUntil([&] { return w.ecs.Service(w.ServiceOf(d))->task_definition.ends_with(":2"); }));
+
+  // Back to the first configuration: the service runs revision 2, so it must roll again, even
+  // though its (stale) tag still names the first rendering.
+  w.Reconfigure([&](ControllerOptions& o) { o = first; });
+  w.Step();
+  w.Step();
+  EXPECT_EQ(w.ecs.Registrations(w.FamilyOf(d)), 3);
+  EXPECT_TRUE(w.ecs.Service(w.ServiceOf(d))->task_definition.ends_with(":3"));
+}
+
+// ---- 5. The lease ------------------------------------------------------------------------------
+
+TEST(ControllerTest, OnlyTheLeaseHolderActsAndAPeerTakesOverWhenItsLeaseExpires) {
+  World w;
+  w.Start(w.Options("controller-a"));
+  Controller& a = *w.controller;
+  Deployments b_deployments(*w.db, w.clock);
+  Controller b(*w.db, b_deployments, w.ecs, nullptr, w.clock, w.Options("controller-b"));
+  Deployment d1 = w.Create("shop");
+
+  for (int i = 0; i < 3; ++i) {
+    StatusOr<TickReport> ra = a.Tick();
+    ASSERT_TRUE(ra.ok()) << ra.status().ToString();
+    EXPECT_TRUE(ra->led);
+    const int before_b = w.ecs.calls();
+    StatusOr<TickReport> rb = b.Tick();
+    ASSERT_TRUE(rb.ok()) << rb.status().ToString();
+    EXPECT_FALSE(rb->led);
+    EXPECT_EQ(rb->writes, 0);
+    EXPECT_EQ(w.ecs.calls(), before_b) << "a follower calls nothing";
+    w.ecs.Settle();
+    w.clock.Advance(kStep);
+  }
+  ASSERT_EQ(w.StateOf(d1.id), State::kHealthy);
+
+  // a stops ticking (hung, or partitioned from the store); new work arrives.
+  Deployment d2 = w.Create("shop");
+  w.clock.Advance(w.options().lease_ttl + seconds(1));
+  bool b_led = false;
+  for (int i = 0; i < 20 && !w.Get(d1.id).retired; ++i) {
+    StatusOr<TickReport> rb = b.Tick();
+    ASSERT_TRUE(rb.ok()) << rb.status().ToString();
+    b_led = b_led || rb->led;
+    const int before_a = w.ecs.calls();
+    StatusOr<TickReport> ra = a.Tick();
+    ASSERT_TRUE(ra.ok()) << ra.status().ToString();
+    EXPECT_FALSE(ra->led) << "the old holder woke up while the new one leads";
+    EXPECT_EQ(w.ecs.calls(), before_a);
+    w.ecs.Settle();
+    w.clock.Advance(kStep);
+  }
+  EXPECT_TRUE(b_led);
+  EXPECT_EQ(w.StateOf(d2.id), State::kHealthy);
+  EXPECT_TRUE(w.Get(d1.id).retired);
+  ASSERT_EQ(w.ecs.ActiveServices().size(), 1u);
+  EXPECT_EQ(w.ecs.ActiveServices()[0].name, w.ServiceOf(d2));
+}
+
+// ---- 6, 7. Failed reads ------------------------------------------------------------------------
+
+TEST(ControllerTest, AThrottleStormChangesNothingAndTheDeploymentConvergesAfterIt) {
+  World w;
+  w.Start();
+  Deployment d1 = w.Create("shop");
+  ASSERT_TRUE(w.StepUntil(w.Is(d1.id, State::kHealthy)));
+  Deployment d2 = w.Create("shop");
+
+  w.ecs.FailEvery(Match::AnyOf(AwsService::kEcs), AwsError("ThrottlingException", "Rate exceeded"));
+  const int mark = w.ecs.calls();
+  for (int i = 0; i < 3; ++i) {
+    TickReport r = w.Step();
+    EXPECT_TRUE(r.led);
+    EXPECT_TRUE(r.throttled);
+    EXPECT_EQ(r.writes, 0);
+    EXPECT_EQ(w.StateOf(d1.id), State::kHealthy);
+    EXPECT_EQ(w.StateOf(d2.id), State::kPending);
+  }
+  EXPECT_EQ(w.ecs.WritesSince(mark), 0);
+  ASSERT_EQ(w.ecs.ActiveServices().size(), 1u);
+
+  w.ecs.ClearFaults();
+  ASSERT_TRUE(w.StepUntil([&] { return w.Get(d1.id).retired; }));
+  EXPECT_EQ(w.StateOf(d2.id), State::kHealthy);
+  ASSERT_EQ(w.ecs.ActiveServices().size(), 1u);
+  EXPECT_EQ(w.ecs.ActiveServices()[0].name, w.ServiceOf(d2));
+}
+
+TEST(ControllerTest, AFailedClusterReadEndsTheTickWithTheErrorAndNoWrites) {
+  World w;
+  w.Start();
+  Deployment d1 = w.Create("shop");
+  ASSERT_TRUE(w.StepUntil(w.Is(d1.id, State::kHealthy)));
+  Deployment d2 = w.Create("shop");
+
+  w.ecs.FailNth(Match::Action("ListServices"), 1, Unavailable("connect: connection refused"));
+  int mark = w.ecs.calls();
+  StatusOr<TickReport> r = w.controller->Tick();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kUnavailable);
+  for (const FakeCall& c : w.ecs.Since(mark)) EXPECT_FALSE(c.write) << c.action;
+  EXPECT_EQ(w.StateOf(d2.id), State::kPending);
+
+  // Half a snapshot is no snapshot either: the old service must not look orphaned.
+  w.ecs.FailNth(Match::Action("DescribeServices"), 1, AwsError("ServerException", "Service Unavailable."));
+  mark = w.ecs.calls();
+  r = w.controller->Tick();
+  ASSERT_FALSE(r.ok());
+  for (const FakeCall& c : w.ecs.Since(mark)) EXPECT_FALSE(c.write) << c.action;
+  EXPECT_EQ(w.StateOf(d2.id), State::kPending);
+
+  ASSERT_TRUE(w.StepUntil(w.Is(d2.id, State::kHealthy)));
+}
+
+// ---- 8. The orphan sweep -----------------------------------------------------------------------
+
+std::vector<std::pair<std::string, std::string>> OwnedTags(std::string_view controller_class, std::string_view id) {
+  return {{"paddock.dev/managed-by", "paddock"},       {"paddock.dev/controller-class", std::string(controller_class)},
+          {"paddock.dev/project", "shop"},             {"paddock.dev/deployment-group", "default"},
+          {"paddock.dev/deployment-id", std::string(id)}, {"paddock.dev/container", "web"}};
+}
+
+TEST(ControllerTest, TheSweepDrainsAndDeletesOurOrphansAndNeverTouchesOthers) {
+  World w(FakeEcsOptions{.page_limit = 2});  // the orphan is on ListServices' second page
+  w.Start();
+  Deployment live = w.Create("shop");
+  ASSERT_TRUE(w.StepUntil(w.Is(live.id, State::kHealthy)));
+
+  auto add = [&](std::string name, std::vector<std::pair<std::string, std::string>> tags) {
+    FakeService s;
+    s.name = std::move(name);
+    s.desired = 1;
+    s.tags = std::move(tags);
+    return w.ecs.AddService(std::move(s));
+  };
+  const std::string other = "paddock-shop-default-20261201-000000-zzzz-web";
+  const std::string untagged = "paddock-shop-default-20261201-000000-yyyy-web";
+  const std::string orphan = "paddock-shop-default-20261201-000000-xxxx-web";
+  const std::string other_arn = add(other, OwnedTags("another-class", "20261201-000000-zzzz"));
+  const std::string untagged_arn = add(untagged, {});
+  add(orphan, OwnedTags("default", "20261201-000000-xxxx"));
+  w.ecs.Settle();
+
+  const int mark = w.ecs.calls();
+  w.Step();
+  EXPECT_EQ(w.ecs.Service(orphan)->desired, 0);
+  EXPECT_EQ(w.ecs.Service(orphan)->status, "ACTIVE");
+  ASSERT_TRUE(w.StepUntil([&] { return w.ecs.Service(orphan)->status != "ACTIVE"; }));
+
+  std::vector<FakeCall> writes = PerformedWrites(w.ecs.Since(mark));
+  ASSERT_THAT(Actions(writes), ElementsAre("UpdateService", "DeleteService"));
+  EXPECT_EQ(Str(writes[0].body, "service"), orphan);
+  EXPECT_EQ(Int(writes[0].body, "desiredCount"), 0);
+  EXPECT_EQ(Str(writes[1].body, "service"), orphan);
+  EXPECT_GE(writes[1].at - writes[0].at, w.options().drain);
+  for (const FakeCall& c : w.ecs.Since(mark)) {
+    if (!c.write) continue;
+    const std::string body = json::serialize(c.body);
+    for (const std::string& untouchable : {other, other_arn, untagged, untagged_arn}) {
+      EXPECT_THAT(body, ::testing::Not(HasSubstr(untouchable))) << c.action;
+    }
+  }
+  for (const std::string& name : {other, untagged}) {
+    EXPECT_EQ(w.ecs.Service(name)->status, "ACTIVE") << name;
+    EXPECT_EQ(w.ecs.Service(name)->desired, 1) << name;
+  }
+  EXPECT_EQ(w.ecs.Service(w.ServiceOf(live))->desired, 2);
+  EXPECT_EQ(w.StateOf(live.id), State::kHealthy);
+}
+
+// ---- 9. Registration spacing -------------------------------------------------------------------
+
+TEST(ControllerTest, RegistrationsAreSpacedEvenWhenSeveralDeploymentsArriveTogether) {
+  World w;
+  w.Start();
+  for (const char* project : {"alpha", "bravo", "charlie"}) w.Create(project);
+  w.Tick();
+  std::vector<FakeCall> registrations;
+  for (const FakeCall& c : w.ecs.Log()) {
+    if (c.action == "RegisterTaskDefinition" && c.outcome.ok()) registrations.push_back(c);
+  }
+  ASSERT_EQ(registrations.size(), 3u);
+  for (size_t i = 1; i < registrations.size(); ++i) {
+    EXPECT_GE(registrations[i].at - registrations[i - 1].at, w.options().register_spacing) << i;
+  }
+  EXPECT_EQ(w.ecs.ActiveServices().size(), 3u);
+}
+
+}  // namespace
+}  // namespace paddock::deploy
