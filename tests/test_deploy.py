@@ -3,7 +3,8 @@ edge, and `paddock deploy` turns a paddock.toml into an ECS service whose real b
 answer through the edge by their Host (`<project>.localhost`). A redeploy under constant keep-alive
 load through the edge answers every request (no error, no non-2xx) while the new deployment's
 service overlaps the old one, and afterwards the old deployment's service is gone. `--from` rolls
-back to an earlier deployment's exact workload; a project's secret env var reaches the container
+back to an earlier deployment's exact workload (its image and its env as they were); a project's
+secret env var reaches the container
 (from an SSM SecureString, never the task definition) and its parameter is deleted with its
 deployment; `paddock deployments logs` shows the app's output; a bad paddock.toml is refused with its
 line; the controller's API wants its token.
@@ -233,9 +234,11 @@ class Deploy(unittest.TestCase):
         self.assertEqual(d["from"], first)
         self.assertEqual(d["spec"], self.show(first)["spec"])
         self.wait_until("the second deployment's retirement", lambda: self.show(second)["retired"])
-        # Its parameter went with it; the rollback has its own.
-        names = [p["Name"] for p in self.ssm.describe_parameters()["Parameters"]]
-        self.assertEqual(names, [f"/paddock/default/shop/default/{third}/DB_PASSWORD"])
+        # The exact workload: the first deployment's env, from before the secret and GREETING were
+        # set — so no parameter is left (the second's went with its retirement).
+        env = self.get("/env.txt")[1].splitlines()
+        self.assertFalse([line for line in env if line.startswith(("DB_PASSWORD=", "GREETING="))], env)
+        self.assertEqual(self.ssm.describe_parameters()["Parameters"], [])
         self.ids["third"] = third
 
     def test_4_logs_show_the_apps_output(self):
