@@ -577,6 +577,7 @@ StatusOr<std::unique_ptr<InProcessController>> InProcessController::Start(const 
   // A developer's machine: short ticks (a deploy is watched live), a drain the in-process edge's
   // holds make safe.
   config.options.interval = std::chrono::seconds(2);
+  config.options.busy_interval = std::chrono::milliseconds(200);
   config.options.drain = std::chrono::seconds(2);
   config.options.create_cluster = true;
   config.options.settings.circuit_breaker = true;

@@ -241,28 +241,51 @@ class Controller::Tick_ {
     return out;
   }
 
-  // RUNNING and STOPPED tasks of one service (at most 100 of each), or the read's failure.
-  StatusOr<std::vector<TaskView>> Tasks(const std::string& service, std::string_view container) {
-    const ControllerSettings& st = c_.options_.settings;
-    std::vector<std::string> arns;
-    for (std::string_view desired : {"RUNNING", "STOPPED"}) {
-      ASSIGN_OR_RETURN(json::value v, Read(AwsService::kEcs, "ListTasks",
-                                           {{"cluster", st.cluster}, {"serviceName", service},
-                                            {"desiredStatus", desired}, {"maxResults", 100}}));
-      for (const std::string& a : Strings(v.as_object().if_contains("taskArns"))) arns.push_back(a);
-    }
-    std::vector<TaskView> out;
+  // The described tasks of `arns`, 100 per DescribeTasks.
+  StatusOr<std::vector<json::object>> Describe(const std::vector<std::string>& arns) {
+    std::vector<json::object> out;
     for (size_t i = 0; i < arns.size(); i += 100) {
       json::array batch;
       for (size_t j = i; j < std::min(arns.size(), i + 100); ++j) batch.emplace_back(arns[j]);
-      ASSIGN_OR_RETURN(json::value v, Read(AwsService::kEcs, "DescribeTasks", {{"cluster", st.cluster}, {"tasks", batch}}));
+      ASSIGN_OR_RETURN(json::value v, Read(AwsService::kEcs, "DescribeTasks",
+                                           {{"cluster", c_.options_.settings.cluster}, {"tasks", batch}}));
       if (const json::value* ts = v.as_object().if_contains("tasks"); ts && ts->is_array()) {
         for (const json::value& t : ts->as_array()) {
-          if (t.is_object()) out.push_back(ReadTask(t.as_object(), container));
+          if (t.is_object()) out.push_back(t.as_object());
         }
       }
     }
     return out;
+  }
+
+  // Every task of the cluster whose desired status is RUNNING, by service name (their "group" is
+  // "service:<name>"): one paginated ListTasks and DescribeTasks ×100 for the whole tick, however
+  // many services there are, instead of three reads per service.
+  StatusOr<std::map<std::string, std::vector<json::object>>> RunningTasks() {
+    std::vector<std::string> arns;
+    std::string token;
+    do {
+      json::object body{{"cluster", c_.options_.settings.cluster}, {"desiredStatus", "RUNNING"}, {"maxResults", 100}};
+      if (!token.empty()) body["nextToken"] = token;
+      ASSIGN_OR_RETURN(json::value v, Read(AwsService::kEcs, "ListTasks", body));
+      for (const std::string& a : Strings(v.as_object().if_contains("taskArns"))) arns.push_back(a);
+      token = Str(v.as_object(), "nextToken");
+    } while (!token.empty());
+    ASSIGN_OR_RETURN(std::vector<json::object> tasks, Describe(arns));
+    std::map<std::string, std::vector<json::object>> out;
+    for (json::object& t : tasks) {
+      std::string group = Str(t, "group");
+      if (group.starts_with("service:")) out[group.substr(8)].push_back(std::move(t));
+    }
+    return out;
+  }
+
+  // One service's recently STOPPED tasks (at most 100): why a deployment's tasks fail.
+  StatusOr<std::vector<json::object>> StoppedTasks(const std::string& service) {
+    ASSIGN_OR_RETURN(json::value v, Read(AwsService::kEcs, "ListTasks",
+                                         {{"cluster", c_.options_.settings.cluster}, {"serviceName", service},
+                                          {"desiredStatus", "STOPPED"}, {"maxResults", 100}}));
+    return Describe(Strings(v.as_object().if_contains("taskArns")));
   }
 
   // D7: the deployment's secrets in SSM, written before the revision that references them.
@@ -410,30 +433,56 @@ StatusOr<TickReport> Controller::Tick() {
   in.edge_configured = edge_ != nullptr;
   in.services = std::move(*snapshot);
   in.orphan_retiring_since = orphan_retiring_since_;
+  // A failed read of the running tasks leaves every deployment's state as it is this tick (B7).
+  StatusOr<std::map<std::string, std::vector<json::object>>> running =
+      std::map<std::string, std::vector<json::object>>();
+  if (std::any_of(unfinished.begin(), unfinished.end(), [](const Deployment& d) { return !IsTerminal(d.state); })) {
+    running = tick.RunningTasks();
+  }
   std::set<std::string> ids;
   for (Deployment& d : unfinished) {
     ids.insert(d.id);
     DeploymentInput di;
     if (!IsTerminal(d.state)) {
-      StatusOr<TaskSize> size = ResolveSize(d.spec.deploy.cpu, d.spec.deploy.memory, d.spec.deploy.capacity);
-      if (!size.ok()) {
-        di.workloads = size.status();
-      } else {
-        if (size->rounded_up) di.resize_note = size->note;
-        // The project's plain env applies to every container; a container's own value wins.
-        AppSpec app = d.spec;
-        for (ContainerSpec& c : app.containers) {
-          for (const auto& [k, v] : d.env) c.env.emplace(k, v);
+      // A deployment's spec, env and secrets never change, nor do the settings in a process: its
+      // rendering is made once and kept while the deployment is unfinished.
+      auto cached = rendered_.find(d.id);
+      if (cached == rendered_.end()) {
+        Rendering r;
+        StatusOr<TaskSize> size = ResolveSize(d.spec.deploy.cpu, d.spec.deploy.memory, d.spec.deploy.capacity);
+        if (!size.ok()) {
+          r.workloads = size.status();
+        } else {
+          if (size->rounded_up) r.resize_note = size->note;
+          // The project's plain env applies to every container; a container's own value wins.
+          AppSpec app = d.spec;
+          for (ContainerSpec& c : app.containers) {
+            for (const auto& [k, v] : d.env) c.env.emplace(k, v);
+          }
+          SecretRefs secrets;
+          for (const auto& [k, v] : d.secrets) secrets[k] = SecretName(d, k);
+          r.workloads = Render(options_.settings, DeploymentRef{d.project, d.group, d.id}, app, *size, secrets);
         }
-        SecretRefs secrets;
-        for (const auto& [k, v] : d.secrets) secrets[k] = SecretName(d, k);
-        di.workloads = Render(options_.settings, DeploymentRef{d.project, d.group, d.id}, app, *size, secrets);
+        cached = rendered_.emplace(d.id, std::move(r)).first;
       }
-      if (di.workloads.ok()) {
+      di.workloads = cached->second.workloads;
+      di.resize_note = cached->second.resize_note;
+      if (di.workloads.ok() && running.ok()) {
+        // Stopped tasks say why a deployment is not (yet) healthy: read for those still getting there.
+        const bool why = d.state == State::kPending || d.state == State::kDeploying || d.state == State::kUnhealthy;
         for (const Workload& w : *di.workloads) {
           if (!in.services.contains(w.service_name)) continue;
-          StatusOr<std::vector<TaskView>> tasks = tick.Tasks(w.service_name, w.container);
-          if (tasks.ok()) di.tasks[w.service_name] = std::move(*tasks);
+          std::vector<TaskView>& tasks = di.tasks[w.service_name];
+          if (auto it = running->find(w.service_name); it != running->end()) {
+            for (const json::object& t : it->second) tasks.push_back(ReadTask(t, w.container));
+          }
+          if (!why) continue;
+          StatusOr<std::vector<json::object>> stopped = tick.StoppedTasks(w.service_name);
+          if (!stopped.ok()) {
+            di.tasks.erase(w.service_name);  // unread: its deployment's state is left as it is
+            continue;
+          }
+          for (const json::object& t : *stopped) tasks.push_back(ReadTask(t, w.container));
         }
       }
     }
@@ -461,6 +510,12 @@ StatusOr<TickReport> Controller::Tick() {
 
   report.plan = PlanTick(in);
   const Plan& plan = report.plan;
+  report.busy = !plan.actions.empty() || !plan.transitions.empty() || !plan.mark_retiring.empty() ||
+                !plan.orphans_retiring.empty();
+  for (const DeploymentInput& d : in.deployments) {
+    const State st = d.record.state;
+    if (st == State::kPending || st == State::kDeploying || (IsTerminal(st) && !d.record.retired)) report.busy = true;
+  }
   std::map<std::string, const Deployment*> by_id;
   for (const DeploymentInput& d : in.deployments) by_id[d.record.id] = &d.record;
 
@@ -494,9 +549,21 @@ StatusOr<TickReport> Controller::Tick() {
   for (const std::string& name : plan.orphans_retiring) orphan_retiring_since_.emplace(name, in.now);
   std::erase_if(orphan_retiring_since_, [&](const auto& kv) { return !in.services.contains(kv.first); });
 
+  // ECS repeats a service's recent events on every DescribeServices: only those not forwarded yet
+  // reach the store (which dedupes them again by id, across restarts), so a steady tick writes nothing.
   std::map<std::string, std::vector<NewEvent>> events;
-  for (const auto& [id, e] : plan.events) events[id].push_back(e);
-  for (const auto& [id, es] : events) RETURN_IF_ERROR(deployments_.AppendEvents(id, es, tick.fence()));
+  for (const auto& [id, e] : plan.events) {
+    if (!e.dedupe_key.empty() && forwarded_[id].contains(e.dedupe_key)) continue;
+    events[id].push_back(e);
+  }
+  for (const auto& [id, es] : events) {
+    RETURN_IF_ERROR(deployments_.AppendEvents(id, es, tick.fence()));
+    for (const NewEvent& e : es) {
+      if (!e.dedupe_key.empty()) forwarded_[id].insert(e.dedupe_key);
+    }
+  }
+  std::erase_if(forwarded_, [&](const auto& kv) { return !ids.contains(kv.first); });
+  std::erase_if(rendered_, [&](const auto& kv) { return !ids.contains(kv.first); });
   for (const auto& [id, tasks] : plan.observations) RETURN_IF_ERROR(deployments_.RecordTasks(id, tasks, tick.fence()));
   for (const PlannedTransition& t : plan.transitions) {
     if (t.to == State::kDeploying || failed_now.contains(t.deployment_id)) continue;
@@ -536,10 +603,12 @@ void Controller::Run(std::stop_token stop) {
   while (!stop.stop_requested()) {
     StatusOr<TickReport> r = Tick();
     if (!r.ok()) fmt::print(stderr, "paddock: controller tick: {}\n", r.status().ToString());
+    const bool busy = r.ok() && r->busy && options_.busy_interval.count() > 0;
     // ±20% jitter, so replicas that started together do not poll together; doubled per throttled tick.
     std::uniform_real_distribution<double> jitter(0.8, 1.2);
+    const auto base = busy ? std::min(options_.busy_interval, options_.interval) : options_.interval;
     auto wait = std::chrono::milliseconds(
-        static_cast<int64_t>(static_cast<double>(options_.interval.count()) * jitter(rng) * (1 << backoff_)));
+        static_cast<int64_t>(static_cast<double>(base.count()) * jitter(rng) * (1 << backoff_)));
     // While it does not lead, a replica retries at the lease's pace, not the tick's.
     std::unique_lock lock(mu_);
     cv_.wait_for(lock, stop, wait, [&] { return nudged_; });

@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <stop_token>
 #include <string>
 
@@ -53,6 +54,10 @@ class HttpEdgeView final : public EdgeView {
 struct ControllerOptions {
   ControllerSettings settings;
   std::chrono::milliseconds interval{30'000};      // between ticks, ±20% jitter
+  // Between ticks while a deployment is on its way (Pending, Deploying or retiring) or the last tick
+  // acted; 0: `interval` always. A developer's `paddock up` sets it short, so a deploy is Healthy
+  // moments after its tasks are; against AWS's read budget it stays at 0.
+  std::chrono::milliseconds busy_interval{0};
   std::chrono::seconds deploying_timeout{300};     // Deploying longer than this fails; the Healthy hold's cap
   std::chrono::seconds drain{15};                  // a retired service waits this long at 0 before deletion
   std::chrono::milliseconds lease_ttl{30'000};
@@ -71,6 +76,7 @@ struct TickReport {
   int reads = 0;    // AWS read calls
   int writes = 0;   // AWS write calls
   bool throttled = false;
+  bool busy = false;  // a deployment is on its way, or the tick acted: tick again soon (busy_interval)
   Plan plan;
 };
 
@@ -102,6 +108,12 @@ class Controller {
   ControllerOptions options_;
   sched::Lease lease_;
   std::map<std::string, TimePoint> orphan_retiring_since_;  // only the Run thread touches it
+  std::map<std::string, std::set<std::string>> forwarded_;   // deployment -> ECS event ids in the store
+  struct Rendering {
+    StatusOr<std::vector<Workload>> workloads = std::vector<Workload>{};
+    std::optional<std::string> resize_note;
+  };
+  std::map<std::string, Rendering> rendered_;  // unfinished deployment -> its rendering
   TimePoint last_register_{};
   int backoff_ = 0;  // consecutive throttled ticks
   std::mutex mu_;

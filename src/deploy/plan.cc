@@ -169,6 +169,12 @@ Plan PlanTick(const PlanInput& in) {
   Plan plan;
   std::set<std::string> input_ids;
   for (const DeploymentInput& d : in.deployments) input_ids.insert(d.record.id);
+  // Each deployment's services of the snapshot, found once (not a scan of the snapshot per deployment).
+  std::map<std::string, std::vector<const ServiceView*>> by_deployment;
+  for (const auto& [name, s] : in.services) {
+    if (s.owner.owned) by_deployment[s.owner.deployment_id].push_back(&s);
+  }
+  static const std::vector<const ServiceView*> kNone;
 
   for (const DeploymentInput& d : in.deployments) {
     const Deployment& r = d.record;
@@ -177,10 +183,8 @@ Plan PlanTick(const PlanInput& in) {
     };
 
     // Services of this deployment in the snapshot, by name.
-    std::vector<const ServiceView*> mine;
-    for (const auto& [name, s] : in.services) {
-      if (s.owner.owned && s.owner.deployment_id == r.id) mine.push_back(&s);
-    }
+    auto found = by_deployment.find(r.id);
+    const std::vector<const ServiceView*>& mine = found == by_deployment.end() ? kNone : found->second;
     for (const ServiceView* s : mine) {
       for (const EcsEvent& e : s->events) {
         plan.events.push_back({r.id, NewEvent{"ecs", fmt::format("{}: {}", s->owner.container, e.message), e.id}});
