@@ -456,6 +456,18 @@ TEST(CheckAppSpec, HealthCheckWithoutPort) {
   EXPECT_EQ(p->message, "containers.worker.health_check needs the container's port");
 }
 
+// A route's prefix is written into the edge's rule: one that could close the rule's quoting and
+// add a matcher (another project's Host) is refused, as is whitespace.
+TEST(CheckAppSpec, ARoutePrefixCannotInjectIntoTheRule) {
+  for (std::string prefix : {"/x`) || Host(`other.localhost", "/a b", "/tab\there"}) {
+    AppSpec spec = Valid();
+    spec.routes.push_back({.path_prefix = prefix, .container = "web", .access = Access::kPublic});
+    std::optional<SpecProblem> p = CheckAppSpec(spec);
+    ASSERT_TRUE(p) << prefix;
+    EXPECT_EQ(p->message, "routes." + prefix + " must not contain whitespace or '`'");
+  }
+}
+
 TEST(CheckAppSpec, DuplicateRoute) {
   AppSpec spec = Valid();
   spec.routes.push_back({.path_prefix = "/", .container = "web", .access = Access::kPrivate});
