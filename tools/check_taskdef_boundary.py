@@ -14,6 +14,8 @@ Allowed to read a definition document, each for its reason:
   agent's GetExecutionResources and ShipLogs for a task, from that task's launch document.
 - src/edge/ecs_source.cc: the edge is an ECS API client, as Traefik's ECS provider is: it reads
   DescribeTaskDefinition answers over HTTP.
+- src/deploy/render.cc: the deploy controller is an ECS API client too: it writes the
+  RegisterTaskDefinition request it sends over HTTP, and never reads a stored record.
 
 Run by ctest (`taskdef_boundary_check`); `--self-test` proves each rule fails on a violation.
 
@@ -26,7 +28,8 @@ import sys
 import tempfile
 
 OWNER = "ecs/taskdef/"
-DOCUMENT_READERS = (OWNER, "agent/", "cli/execution_resources.cc", "cli/log_shipping.cc", "edge/ecs_source.cc")
+DOCUMENT_READERS = (OWNER, "agent/", "cli/execution_resources.cc", "cli/log_shipping.cc", "edge/ecs_source.cc",
+                    "deploy/render.cc")
 RENDERING_READERS = (OWNER, "ecs/api/ecs_service.cc")
 
 RULES = [

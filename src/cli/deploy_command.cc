@@ -321,17 +321,7 @@ int RunDeploy(const DeployCommands& c) {
   }
 }
 
-std::string UrlEscape(std::string_view s) {
-  std::string out;
-  for (char ch : s) {
-    if (std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '.') {
-      out.push_back(ch);
-    } else {
-      out += fmt::format("%{:02X}", static_cast<unsigned char>(ch));
-    }
-  }
-  return out;
-}
+std::string UrlEscape(std::string_view s) { return PercentEncode(s); }
 
 int RunDeployments(const DeployCommands& c) {
   auto endpoint = FindController();

@@ -102,6 +102,19 @@ TEST(EncodingTest, HexAndBase64RoundTrip) {
 }
 
 // FNV-1a's published 64-bit test vectors: names hashed with it must not change between releases.
+TEST(EncodingTest, PercentEncodingKeepsOnlyTheUnreservedCharacters) {
+  EXPECT_EQ(PercentEncode("AZaz09-._~"), "AZaz09-._~");
+  EXPECT_EQ(PercentEncode("a b/c?d=e&f+g%\xff"), "a%20b%2Fc%3Fd%3De%26f%2Bg%25%FF");
+  EXPECT_EQ(PercentDecode("a%20b%2fc%3F%FF"), "a b/c?\xff");
+  EXPECT_EQ(PercentDecode("100%"), "100%") << "a '%' without two hex digits stays";
+  EXPECT_EQ(PercentDecode("%zz%4"), "%zz%4");
+  EXPECT_EQ(PercentDecode("a+b"), "a+b");
+  EXPECT_EQ(PercentDecode("a+b", /*plus_is_space=*/true), "a b");
+  for (std::string s : {std::string("x"), std::string("\0\x01 %+\xfe", 6), std::string("{\"k\": [1]}")}) {
+    EXPECT_EQ(PercentDecode(PercentEncode(s)), s);
+  }
+}
+
 TEST(EncodingTest, Fnv1a64IsTheStandardHash) {
   EXPECT_EQ(Fnv1a64(""), 0xcbf29ce484222325ULL);
   EXPECT_EQ(Fnv1a64("a"), 0xaf63dc4c8601ec8cULL);

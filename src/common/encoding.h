@@ -14,6 +14,13 @@ StatusOr<std::string> HexDecode(std::string_view hex);
 std::string Base64UrlEncode(std::string_view bytes);  // no padding
 StatusOr<std::string> Base64UrlDecode(std::string_view text);
 
+// RFC 3986 percent-encoding: every byte but the unreserved A-Z a-z 0-9 - . _ ~ becomes %XX
+// (uppercase hex): a query value, a form field, a path segment.
+std::string PercentEncode(std::string_view s);
+// The reverse: each valid %XX is its byte; a '%' not followed by two hex digits stays as it is.
+// `plus_is_space`: '+' is a space, as in an HTML form's (application/x-www-form-urlencoded) query.
+std::string PercentDecode(std::string_view s, bool plus_is_space = false);
+
 // Cryptographically secure random bytes (OpenSSL RAND_bytes).
 std::string RandomBytes(size_t n);
 // A random RFC 4122 version-4 UUID, lowercase ("0f8fad5b-d9cb-469f-a165-70867728950e").

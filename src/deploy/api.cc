@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "common/clock.h"
+#include "common/encoding.h"
 
 namespace paddock::deploy {
 namespace json = boost::json;
@@ -36,25 +37,7 @@ http::Response Fail(const Status& s) {
   return Json(status, json::object{{"error", s.message()}});
 }
 
-int Hex(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-std::string Unescape(std::string_view s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() && Hex(s[i + 1]) >= 0 && Hex(s[i + 2]) >= 0) {
-      out.push_back(static_cast<char>(Hex(s[i + 1]) * 16 + Hex(s[i + 2])));
-      i += 2;
-    } else {
-      out.push_back(s[i] == '+' ? ' ' : s[i]);
-    }
-  }
-  return out;
-}
+std::string Unescape(std::string_view s) { return PercentDecode(s, /*plus_is_space=*/true); }
 
 std::string Param(std::string_view query, std::string_view name) {
   while (!query.empty()) {

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "aws/json_client.h"
+#include "common/encoding.h"
 #include "http/message.h"
 
 namespace paddock::deploy {
@@ -135,7 +136,7 @@ class HttpAws::Impl {
     req.headers = {{"Content-Type", "application/x-www-form-urlencoded; charset=utf-8"}};
     for (const auto& [k, v] : params) {
       if (!req.body.empty()) req.body += '&';
-      req.body += Escape(k) + "=" + Escape(v);
+      req.body += PercentEncode(k) + "=" + PercentEncode(v);
     }
     ASSIGN_OR_RETURN(http::Response resp, query_.SendSigned(std::move(req), service));
     if (resp.status == 200) return resp.body;
@@ -151,18 +152,6 @@ class HttpAws::Impl {
   std::function<void(AwsService, std::string_view, const json::object&, bool)> observer_;
 
  private:
-  static std::string Escape(std::string_view s) {
-    std::string out;
-    for (char ch : s) {
-      if (std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '.' || ch == '~') {
-        out.push_back(ch);
-      } else {
-        out += fmt::format("%{:02X}", static_cast<unsigned char>(ch));
-      }
-    }
-    return out;
-  }
-
   std::mutex query_mu_;
   aws::JsonClient query_;
 

@@ -3,6 +3,8 @@
 #include <boost/json.hpp>
 #include <fmt/format.h>
 
+#include "common/encoding.h"
+
 namespace paddock::deploy {
 namespace json = boost::json;
 
@@ -16,22 +18,6 @@ std::string XmlText(std::string_view xml, std::string_view tag) {
   a += open.size();
   size_t b = xml.find(close, a);
   return b == std::string_view::npos ? "" : std::string(xml.substr(a, b - a));
-}
-
-std::string PercentDecode(std::string_view s) {
-  auto hex = [](char c) {
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-  };
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() && hex(s[i + 1]) >= 0 && hex(s[i + 2]) >= 0) {
-      out.push_back(static_cast<char>(hex(s[i + 1]) * 16 + hex(s[i + 2])));
-      i += 2;
-    } else {
-      out.push_back(s[i]);
-    }
-  }
-  return out;
 }
 
 Check ClusterCheck(Aws& aws, const ControllerSettings& s, const VerifyOptions& o) {
