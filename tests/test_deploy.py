@@ -181,7 +181,7 @@ class Deploy(unittest.TestCase):
         self.assertIn(f"{first} is Healthy at http://shop.localhost:{self.web_port}/", r.stderr)
         self.ids["first"] = first
         self.assertEqual(self.get(), (200, "v1\n"))
-        self.assertEqual(self.services(), [f"paddock-shop-default-{first}-web"])
+        self.assertEqual(self.services(), [f"paddock_shop_default_{first}_web"])
         d = self.show(first)
         self.assertEqual((d["state"], d["active"], len(d["tasks"])), ("Healthy", True, 2), d)
         self.assertEqual({t["health"] for t in d["tasks"]}, {"UP"}, d)
@@ -204,7 +204,7 @@ class Deploy(unittest.TestCase):
             second = r.stdout.strip()
             self.ids["second"] = second
             # The old deployment's service goes once the new one is Healthy (drain-clean: scaled to 0, then deleted).
-            self.wait_until("the old service's deletion", lambda: self.services() == [f"paddock-shop-default-{second}-web"])
+            self.wait_until("the old service's deletion", lambda: self.services() == [f"paddock_shop_default_{second}_web"])
             # ...and the load keeps going a moment past it.
             seen = sum(load.answers.values())
             self.wait_until("more answers", lambda: sum(load.answers.values()) > seen + 50)
@@ -219,7 +219,7 @@ class Deploy(unittest.TestCase):
         self.assertIn("GREETING=hello", env)
         names = [p["Name"] for p in self.ssm.describe_parameters()["Parameters"]]
         self.assertEqual(names, [f"/paddock/default/shop/default/{second}/DB_PASSWORD"])
-        td = self.ecs.describe_task_definition(taskDefinition="paddock-shop-default-web")["taskDefinition"]
+        td = self.ecs.describe_task_definition(taskDefinition="paddock_shop_default_web")["taskDefinition"]
         self.assertNotIn("hunter2", json.dumps(td, default=str))
         self.assertEqual(td["containerDefinitions"][0]["secrets"],
                          [{"name": "DB_PASSWORD", "valueFrom": f"/paddock/default/shop/default/{second}/DB_PASSWORD"}])
@@ -228,7 +228,7 @@ class Deploy(unittest.TestCase):
         first, second = self.ids["first"], self.ids["second"]
         r = self.paddock("deploy", "--from", first, "--wait", "--wait-timeout", "120s")
         third = r.stdout.strip()
-        self.wait_until("the rollback's cutover", lambda: self.services() == [f"paddock-shop-default-{third}-web"])
+        self.wait_until("the rollback's cutover", lambda: self.services() == [f"paddock_shop_default_{third}_web"])
         self.assertEqual(self.get(), (200, "v1\n"))
         d = self.show(third)
         self.assertEqual(d["from"], first)
@@ -253,7 +253,7 @@ class Deploy(unittest.TestCase):
         self.assertRegex(line, rf"^web/[0-9a-f]{{8}} started {third}$")
         events = self.paddock("deployments", "events", third).stdout
         self.assertIn("Deploying -> Healthy", events)
-        self.assertRegex(events, r"ecs\s+web: \(service paddock-shop-default-\S+-web\) has started 2 tasks")
+        self.assertRegex(events, r"ecs\s+web: \(service paddock_shop_default_\S+_web\) has started 2 tasks")
 
     def test_5_a_bad_spec_is_refused_with_its_line_and_nothing_is_deployed(self):
         before = self.paddock("deployments", "list").stdout

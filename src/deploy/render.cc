@@ -46,8 +46,11 @@ std::string BoundedName(std::string_view raw, size_t max) {
 
 // "<prefix>-<project>-<group>-<container>": the family, and the stem of the Traefik names, which
 // do not name the deployment so that two deployments' services merge into one load balancer.
+// The parts are joined with '_', which no project, group or container name may hold (they are
+// DNS labels): "a-b" + "c" and "a" + "b-c" name different things, so two projects never share a
+// family, a service or, at the edge, a load balancer (one would take the other's requests).
 std::string Stem(const ControllerSettings& settings, const DeploymentRef& ref, std::string_view container) {
-  return fmt::format("{}-{}-{}-{}", settings.resource_prefix, ref.project, ref.group, container);
+  return fmt::format("{}_{}_{}_{}", settings.resource_prefix, ref.project, ref.group, container);
 }
 
 // Eight hex digits of a hash of what must be equal for two deployments' definitions of one name
@@ -219,7 +222,7 @@ std::string FamilyName(const ControllerSettings& settings, const DeploymentRef& 
 
 std::string ServiceName(const ControllerSettings& settings, const DeploymentRef& ref, std::string_view container) {
   return BoundedName(
-      fmt::format("{}-{}-{}-{}-{}", settings.resource_prefix, ref.project, ref.group, ref.id, container), kMaxEcsName);
+      fmt::format("{}_{}_{}_{}_{}", settings.resource_prefix, ref.project, ref.group, ref.id, container), kMaxEcsName);
 }
 
 // "<project>-<group>-<container>" lowercased, characters outside [a-z0-9-] made '-', no '-' at

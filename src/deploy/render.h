@@ -6,8 +6,9 @@
 //                                                     .id = "20261203-1830-ab12"}, app, size, secrets));
 //   ecs.RegisterTaskDefinition(ws[0].task_definition); ecs.CreateService(ws[0].service + taskDefinition);
 //
-// Names (D4): family "{prefix}-{project}-{group}-{container}", service
-// "{prefix}-{project}-{group}-{deployment}-{container}"; characters outside [A-Za-z0-9_-] become '-',
+// Names (D4): family "{prefix}_{project}_{group}_{container}", service
+// "{prefix}_{project}_{group}_{deployment}_{container}" — joined with '_', which no project, group or
+// container name holds, so two projects never share a name; characters outside [A-Za-z0-9_-] become '-',
 // and a name over 255 characters keeps its first 238 and ends in "-" + 16 hex of a hash of the whole,
 // so it stays stable and distinct.
 #pragma once

@@ -100,12 +100,17 @@ bool IsEcsName(const std::string& s) {
 
 TEST(NamesTest, ShortNamesAreTheJoinedParts) {
   ControllerSettings s = Settings();
-  EXPECT_EQ(FamilyName(s, Ref(), "web"), "paddock-shop-default-web");
-  EXPECT_EQ(ServiceName(s, Ref(), "web"), "paddock-shop-default-20261203-1830-ab12-web");
+  EXPECT_EQ(FamilyName(s, Ref(), "web"), "paddock_shop_default_web");
+  EXPECT_EQ(ServiceName(s, Ref(), "web"), "paddock_shop_default_20261203-1830-ab12_web");
   EXPECT_EQ(DiscoveryName(s, Ref(), "web"), "shop-default-web");
   // Characters ECS does not take become '-'.
   DeploymentRef odd{.project = "shop", .group = "feature/x.y", .id = "d1"};
-  EXPECT_EQ(FamilyName(s, odd, "web"), "paddock-shop-feature-x-y-web");
+  EXPECT_EQ(FamilyName(s, odd, "web"), "paddock_shop_feature-x-y_web");
+  // '_' joins the parts, so "a-b" + "c" and "a" + "b-c" are different names.
+  EXPECT_NE(FamilyName(s, {.project = "a-b", .group = "c", .id = "d1"}, "web"),
+            FamilyName(s, {.project = "a", .group = "b-c", .id = "d1"}, "web"));
+  EXPECT_NE(ServiceName(s, {.project = "a-b", .group = "default", .id = "d1"}, "web"),
+            ServiceName(s, {.project = "a", .group = "b-default", .id = "d1"}, "web"));
   EXPECT_EQ(DiscoveryName(s, {.project = "shop", .group = "PR_12", .id = "d1"}, "web"), "shop-pr-12-web");
 }
 
@@ -126,15 +131,15 @@ TEST(NamesTest, LongProjectsGiveStableValidDistinctNames) {
   }
   // 200 characters still fit whole; past 255, a name keeps its first 238 and ends in "-" + 16 hex,
   // so two names that differ only past the cut stay distinct.
-  EXPECT_EQ(FamilyName(s, a, "web"), "paddock-" + long_a + "-default-web");
-  EXPECT_EQ(ServiceName(s, a, "web"), "paddock-" + long_a + "-default-20261203-1830-ab12-web");
+  EXPECT_EQ(FamilyName(s, a, "web"), "paddock_" + long_a + "_default_web");
+  EXPECT_EQ(ServiceName(s, a, "web"), "paddock_" + long_a + "_default_20261203-1830-ab12_web");
   DeploymentRef lc{.project = std::string(260, 'a') + "x", .group = "default", .id = "d1"};
   DeploymentRef ld{.project = std::string(260, 'a') + "y", .group = "default", .id = "d1"};
   for (auto name : {&FamilyName, &ServiceName}) {
     std::string nc = name(s, lc, "web");
     EXPECT_EQ(nc.size(), 255u);
     EXPECT_TRUE(IsEcsName(nc)) << nc;
-    EXPECT_EQ(nc.substr(0, 239), "paddock-" + std::string(230, 'a') + "-");
+    EXPECT_EQ(nc.substr(0, 239), "paddock_" + std::string(230, 'a') + "-");
     EXPECT_NE(nc, name(s, ld, "web"));
     EXPECT_EQ(nc, name(s, lc, "web"));
   }
@@ -175,8 +180,8 @@ TEST(RenderTest, RoutedContainerCarriesRoutersServiceHealthCheckAndAuth) {
     name.resize(name.size() - std::string(".rule").size());
     (v.find("PathPrefix") == std::string::npos ? root : admin) = name;
   }
-  ASSERT_THAT(root, testing::StartsWith("paddock-shop-default-web-r"));
-  ASSERT_THAT(admin, testing::StartsWith("paddock-shop-default-web-r"));
+  ASSERT_THAT(root, testing::StartsWith("paddock_shop_default_web-r"));
+  ASSERT_THAT(admin, testing::StartsWith("paddock_shop_default_web-r"));
   ASSERT_NE(root, admin);
   auto rr_name = [](const std::string& r) { return "traefik.http.routers." + r; };
   const std::string rr = rr_name(root);
@@ -184,8 +189,8 @@ TEST(RenderTest, RoutedContainerCarriesRoutersServiceHealthCheckAndAuth) {
   // The service and the auth middleware carry a tag of their settings ("-s" / "-auth" + 8 hex).
   const std::string service = labels.at(rr_name(root) + ".service");
   const std::string auth = labels.at(rr_name(admin) + ".middlewares");
-  EXPECT_THAT(service, testing::MatchesRegex("paddock-shop-default-web-s[0-9a-f]{8}"));
-  EXPECT_THAT(auth, testing::MatchesRegex("paddock-shop-default-web-auth[0-9a-f]{8}"));
+  EXPECT_THAT(service, testing::MatchesRegex("paddock_shop_default_web-s[0-9a-f]{8}"));
+  EXPECT_THAT(auth, testing::MatchesRegex("paddock_shop_default_web-auth[0-9a-f]{8}"));
   const std::string sv = "traefik.http.services." + service + ".loadbalancer";
   std::map<std::string, std::string> want = {
       {"paddock.dev/controller-class", "prod"},
@@ -332,7 +337,7 @@ TEST(RenderTest, TaskDefinitionOfTheWorker) {
   std::vector<Workload> ws = MustRender(Settings(), Ref(), ShopApp(), {{"DB_PASSWORD", "/paddock/shop/default/x/DB_PASSWORD"}});
   ASSERT_THAT(ws, SizeIs(2));
   EXPECT_EQ(json::value(ws[1].task_definition), json::parse(R"({
-    "family": "paddock-shop-default-worker",
+    "family": "paddock_shop_default_worker",
     "networkMode": "awsvpc",
     "requiresCompatibilities": ["FARGATE"],
     "cpu": "256",
@@ -445,7 +450,7 @@ TEST(RenderTest, ServiceOfTheWebOnFargate) {
   const Workload& w = ws[0];
   json::value want = json::parse(R"({
     "cluster": "default",
-    "serviceName": "paddock-shop-default-20261203-1830-ab12-web",
+    "serviceName": "paddock_shop_default_20261203-1830-ab12_web",
     "desiredCount": 2,
     "launchType": "FARGATE",
     "networkConfiguration": {"awsvpcConfiguration": {
@@ -466,8 +471,8 @@ TEST(RenderTest, ServiceOfTheWebOnFargate) {
   EXPECT_EQ(json::value(w.service), want);
   ASSERT_THAT(w.tags, SizeIs(7));
   EXPECT_EQ(w.tags.back(), std::make_pair(std::string("paddock.dev/task-definition-hash"), w.hash));
-  EXPECT_EQ(w.family, "paddock-shop-default-web");
-  EXPECT_EQ(w.service_name, "paddock-shop-default-20261203-1830-ab12-web");
+  EXPECT_EQ(w.family, "paddock_shop_default_web");
+  EXPECT_EQ(w.service_name, "paddock_shop_default_20261203-1830-ab12_web");
 }
 
 TEST(RenderTest, CapacityShapesLaunchAndNetwork) {
