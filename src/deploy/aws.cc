@@ -21,6 +21,7 @@ std::string_view ErrorCodeName(int code) {
     case Error::kNotFound: return "NotFound";
     case Error::kRejected: return "Rejected";
     case Error::kDenied: return "Denied";
+    case Error::kAlreadyExists: return "AlreadyExists";
     case Error::kLeaseLost: return "LeaseLost";
   }
   return "?";
@@ -48,6 +49,9 @@ std::optional<Error> Classify(std::string_view type) {
     return Error::kNotFound;
   }
   if (type == "AccessDeniedException") return Error::kDenied;
+  if (type == "ParameterAlreadyExists" || type == "ResourceAlreadyExistsException" || type == "EntityAlreadyExists") {
+    return Error::kAlreadyExists;
+  }
   if (type == "ClientException" || type == "InvalidParameterException" || type == "ValidationException" ||
       type == "ParameterMaxVersionLimitExceeded" || type == "InvalidInput") {
     return Error::kRejected;

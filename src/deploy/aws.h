@@ -33,6 +33,7 @@ enum class Error {
   kNotFound,        // ServiceNotFoundException, ParameterNotFound, ResourceNotFoundException, ...
   kRejected,        // ClientException, InvalidParameterException, ValidationException: a permanent error
   kDenied,          // AccessDeniedException
+  kAlreadyExists,   // ParameterAlreadyExists, ResourceAlreadyExistsException, EntityAlreadyExists
   kLeaseLost,       // not used by calls: the controller stopped leading mid-tick
 };
 const ErrorDomain& ErrorDomainOf(Error);

@@ -8,6 +8,7 @@
 #include <boost/json.hpp>
 #include <fmt/format.h>
 
+#include "common/encoding.h"
 #include "http/client.h"
 
 namespace paddock::deploy {
@@ -122,6 +123,8 @@ ServiceView ReadService(const ControllerSettings& settings, const json::object& 
     }
   }
   v.owner = ReadTags(settings, tags);
+  v.named_by_us = v.owner.complete &&
+                  v.name == ServiceName(settings, {v.owner.project, v.owner.group, v.owner.deployment_id}, v.owner.container);
   if (const json::value* es = s.if_contains("events"); es && es->is_array()) {
     for (const json::value& e : es->as_array()) {
       if (!e.is_object()) continue;
@@ -229,8 +232,19 @@ class Controller::Tick_ {
       for (size_t j = i; j < std::min(arns.size(), i + 10); ++j) batch.emplace_back(arns[j]);
       ASSIGN_OR_RETURN(json::value v, Read(AwsService::kEcs, "DescribeServices",
                                            {{"cluster", st.cluster}, {"services", batch}, {"include", json::array{"TAGS"}}}));
+      // A partial answer is no snapshot: a service missing from it would look deleted (its
+      // deployment retired, its secrets removed) or missing (created twice). Only MISSING — the
+      // service is gone since ListServices — is a fact.
+      if (const json::value* fs = v.as_object().if_contains("failures"); fs && fs->is_array()) {
+        for (const json::value& f : fs->as_array()) {
+          if (f.is_object() && Str(f.as_object(), "reason") != "MISSING") {
+            return Unavailable(fmt::format("DescribeServices could not describe {}: {}", Str(f.as_object(), "arn"),
+                                           Str(f.as_object(), "reason")));
+          }
+        }
+      }
       const json::value* ss = v.as_object().if_contains("services");
-      if (!ss || !ss->is_array()) continue;
+      if (!ss || !ss->is_array()) return Unavailable("DescribeServices answered without services");
       for (const json::value& s : ss->as_array()) {
         if (!s.is_object()) continue;
         ServiceView view = ReadService(st, s.as_object());
@@ -288,13 +302,14 @@ class Controller::Tick_ {
     return Describe(Strings(v.as_object().if_contains("taskArns")));
   }
 
-  // D7: the deployment's secrets in SSM, written before the revision that references them.
+  // D7: the deployment's secrets in SSM, written before the revision that references them. A
+  // deployment's values never change, so one already there is kept (no new version per retry).
   Status PutSecrets(const Deployment& d) {
     for (const auto& [key, value] : d.secrets) {
       StatusOr<json::value> put = Write(AwsService::kSsm, "PutParameter",
                                         {{"Name", c_.SecretName(d, key)}, {"Value", value}, {"Type", "SecureString"},
-                                         {"Overwrite", true}});
-      if (!put.ok()) return put.status();
+                                         {"Overwrite", false}});
+      if (!put.ok() && !IsError(put.status(), Error::kAlreadyExists)) return put.status();
     }
     return OkStatus();
   }
@@ -344,7 +359,6 @@ class Controller::Tick_ {
     switch (a.kind) {
       case K::kCreate:
       case K::kRoll: {
-        if (d) RETURN_IF_ERROR(PutSecrets(*d));
         if (cluster_missing_ && !c_.options_.create_cluster) {
           return InvalidArgument(fmt::format("ClusterNotFoundException: cluster {} does not exist: create it, or "
                                              "point the controller at another (--cluster)",
@@ -356,7 +370,17 @@ class Controller::Tick_ {
           (void)made;
           cluster_missing_ = false;
         }
-        ASSIGN_OR_RETURN(std::string arn, Register(*a.workload));
+        if (d) RETURN_IF_ERROR(PutSecrets(*d));
+        // One revision per rendering: a create or roll retried after a later step failed reuses it.
+        std::string* registered = nullptr;
+        if (auto r = c_.rendered_.find(a.deployment_id); r != c_.rendered_.end()) {
+          registered = &r->second.registered[a.workload->hash];
+        }
+        std::string arn = registered ? *registered : "";
+        if (arn.empty()) {
+          ASSIGN_OR_RETURN(arn, Register(*a.workload));
+          if (registered) *registered = arn;
+        }
         if (a.kind == K::kCreate) {
           json::object body = a.workload->service;
           body["taskDefinition"] = arn;
@@ -541,9 +565,10 @@ StatusOr<TickReport> Controller::Tick() {
       continue;
     }
     if (d) {
+      // The same failure, retried tick after tick, is one event.
+      const std::string message = fmt::format("{} {}: {}", KindName(a.kind), a.service_name, s.message());
       RETURN_IF_ERROR(deployments_.AppendEvents(
-          d->id, {NewEvent{"failure", fmt::format("{} {}: {}", KindName(a.kind), a.service_name, s.message()), ""}},
-          tick.fence()));
+          d->id, {NewEvent{"failure", message, fmt::format("failure:{:016x}", Fnv1a64(message))}}, tick.fence()));
     }
   }
   for (const std::string& name : plan.orphans_retiring) orphan_retiring_since_.emplace(name, in.now);

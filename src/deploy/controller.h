@@ -112,6 +112,7 @@ class Controller {
   struct Rendering {
     StatusOr<std::vector<Workload>> workloads = std::vector<Workload>{};
     std::optional<std::string> resize_note;
+    std::map<std::string, std::string> registered;  // workload hash -> the revision registered for it
   };
   std::map<std::string, Rendering> rendered_;  // unfinished deployment -> its rendering
   TimePoint last_register_{};

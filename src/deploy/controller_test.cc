@@ -405,7 +405,9 @@ TEST(ControllerCrashTest, ARollCrashedAfterAnyWriteConvergesWithoutADuplicateOrA
     EXPECT_EQ(ref.ecs.Registrations(ref.FamilyOf(d)), 2);
     writes = PerformedWrites(ref.ecs.Since(mark));
   }
-  ASSERT_THAT(Actions(writes), ElementsAre("PutParameter", "RegisterTaskDefinition", "UpdateService", "TagResource"));
+  // The secret is in SSM already (a deployment's values never change): PutParameter without
+  // Overwrite is refused as ParameterAlreadyExists, which is no write.
+  ASSERT_THAT(Actions(writes), ElementsAre("RegisterTaskDefinition", "UpdateService", "TagResource"));
 
   for (const FakeCall& k : writes) {
     SCOPED_TRACE(fmt::format("crashed after call {} ({})", k.seq, k.action));
@@ -611,9 +613,10 @@ TEST(ControllerTest, TheSweepDrainsAndDeletesOurOrphansAndNeverTouchesOthers) {
     s.tags = std::move(tags);
     return w.ecs.AddService(std::move(s));
   };
-  const std::string other = "paddock-shop-default-20261201-000000-zzzz-web";
-  const std::string untagged = "paddock-shop-default-20261201-000000-yyyy-web";
-  const std::string orphan = "paddock-shop-default-20261201-000000-xxxx-web";
+  // Named as the controller names services (render.h ServiceName), so only the tags tell them apart.
+  const std::string other = "paddock_shop_default_20261201-000000-zzzz_web";
+  const std::string untagged = "paddock_shop_default_20261201-000000-yyyy_web";
+  const std::string orphan = "paddock_shop_default_20261201-000000-xxxx_web";
   const std::string other_arn = add(other, OwnedTags("another-class", "20261201-000000-zzzz"));
   const std::string untagged_arn = add(untagged, {});
   add(orphan, OwnedTags("default", "20261201-000000-xxxx"));

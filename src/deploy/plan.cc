@@ -265,7 +265,18 @@ Plan PlanTick(const PlanInput& in) {
       if (s->rollout_state == "FAILED") broken = fmt::format("{}: ECS stopped the rollout: {}", s->owner.container, s->rollout_reason);
     }
     if (state == State::kDeploying) {
-      if (unready.empty()) {
+      // A deployment that gets healthy after a newer one of its group already has must not take
+      // the group back to older code: it ends Stopped instead.
+      const DeploymentInput* newer = nullptr;
+      for (const DeploymentInput& o : in.deployments) {
+        if (o.record.active && o.record.project == r.project && o.record.group == r.group &&
+            o.record.created_at > r.created_at) {
+          newer = &o;
+        }
+      }
+      if (unready.empty() && newer) {
+        transition(State::kStopped, fmt::format("deployment {}, which is newer, is already active", newer->record.id));
+      } else if (unready.empty()) {
         transition(State::kHealthy, "");
       } else if (!broken.empty()) {
         transition(State::kFailed, broken);
@@ -296,12 +307,12 @@ Plan PlanTick(const PlanInput& in) {
 
   // The orphan sweep (D13a): owned services of no deployment the tick knows.
   for (const auto& [name, s] : in.services) {
-    if (!s.owner.owned) continue;
-    if (s.owner.complete && input_ids.contains(s.owner.deployment_id)) continue;
-    if (s.owner.complete) {
-      auto v = in.orphans.find(s.owner.deployment_id);
-      if (v == in.orphans.end() || v->second != OrphanVerdict::kGone) continue;
-    }
+    // Only a service with every identity tag, named as those tags name it, whose deployment is
+    // known to be gone: anything less certain is left alone.
+    if (!s.owner.owned || !s.owner.complete || !s.named_by_us) continue;
+    if (input_ids.contains(s.owner.deployment_id)) continue;
+    auto v = in.orphans.find(s.owner.deployment_id);
+    if (v == in.orphans.end() || v->second != OrphanVerdict::kGone) continue;
     if (s.desired > 0) {
       plan.actions.push_back({ServiceAction::Kind::kRetire, "", s.name, s.arn, std::nullopt});
       plan.orphans_retiring.push_back(s.name);

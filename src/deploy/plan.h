@@ -43,6 +43,9 @@ struct ServiceView {
   std::vector<std::string> security_groups;
   std::string assign_public_ip;  // "ENABLED", "DISABLED" or ""
   Ownership owner;
+  // Its name is the one the controller's own naming gives its tags (render.h ServiceName): only
+  // such a service is ever collected as an orphan — a tag copied onto another service is not enough.
+  bool named_by_us = false;
   std::vector<EcsEvent> events;  // newest first, as ECS gives them
 };
 

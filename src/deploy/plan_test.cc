@@ -55,6 +55,7 @@ ServiceView ServiceFor(const DeploymentInput& d, int desired) {
   s.running = desired;
   s.subnets = {"subnet-1"};
   s.owner = ReadTags(Settings(), w.tags);
+  s.named_by_us = true;
   return s;
 }
 
@@ -210,6 +211,37 @@ TEST(PlanTest, OrphansAreCollectedOnlyWhenTheirDeploymentIsKnownGone) {
   in.services[s.name].running = 0;
   in.orphan_retiring_since[s.name] = kNow - seconds(20);
   EXPECT_EQ(Kinds(PlanTick(in)), std::vector<Kind>{Kind::kDelete});
+}
+
+TEST(PlanTest, AnOrphanIsCollectedOnlyWhenItsNameIsTheOneItsTagsGive) {
+  DeploymentInput gone = Input(State::kHealthy, App(), "20261201-000000-gone");
+  ServiceView s = ServiceFor(gone, 1);
+  s.named_by_us = false;  // the tags copied onto someone else's service
+  PlanInput in = In({}, {s});
+  in.orphans[gone.record.id] = OrphanVerdict::kGone;
+  EXPECT_TRUE(PlanTick(in).actions.empty());
+  in.services[s.name].named_by_us = true;
+  in.services[s.name].owner.complete = false;  // an identity tag missing: not certain either
+  EXPECT_TRUE(PlanTick(in).actions.empty());
+}
+
+TEST(PlanTest, AnOlderDeploymentThatGetsHealthyAfterANewerOneIsActiveStops) {
+  DeploymentInput older = Input(State::kDeploying, App(), "20261203-120000-aaaa");
+  older.record.created_at = kNow - seconds(60);
+  ServiceView s = ServiceFor(older, 2);
+  AddTasks(older, s, 2);
+  DeploymentInput newer = Input(State::kHealthy, App(), "20261203-120030-bbbb");
+  newer.record.created_at = kNow - seconds(30);
+  newer.record.active = true;
+  ServiceView n = ServiceFor(newer, 2);
+  AddTasks(newer, n, 2);
+  PlanInput in = In({older, newer}, {s, n});
+  in.edge_configured = false;
+  Plan p = PlanTick(in);
+  ASSERT_EQ(p.transitions.size(), 1u);
+  EXPECT_EQ(p.transitions[0].deployment_id, older.record.id);
+  EXPECT_EQ(p.transitions[0].to, State::kStopped);
+  EXPECT_EQ(p.transitions[0].reason, "deployment 20261203-120030-bbbb, which is newer, is already active");
 }
 
 TEST(PlanTest, ServicesWithoutTheClassMarkersAreNeverTouched) {

@@ -86,6 +86,9 @@ Status AwsError(std::string_view type, std::string_view message) {
     return NotFound(std::move(text), Error::kNotFound);
   }
   if (type == "AccessDeniedException") return PermissionDenied(std::move(text), Error::kDenied);
+  if (type == "ParameterAlreadyExists" || type == "ResourceAlreadyExistsException" || type == "EntityAlreadyExists") {
+    return AlreadyExists(std::move(text), Error::kAlreadyExists);
+  }
   if (type == "ClientException" || type == "InvalidParameterException" || type == "ValidationException" ||
       type == "ParameterMaxVersionLimitExceeded" || type == "InvalidInput") {
     return InvalidArgument(std::move(text), Error::kRejected);
