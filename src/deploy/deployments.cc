@@ -83,6 +83,7 @@ constexpr std::string_view kActive = "deploy_active";
 constexpr std::string_view kEvents = "deploy_events";
 constexpr std::string_view kEventKeys = "deploy_event_keys";
 constexpr std::string_view kEnv = "deploy_env";
+constexpr std::string_view kUnfinished = "deploy_unfinished";
 
 constexpr size_t kMaxEnvValue = 4096;
 // The most index rows one List call reads when it filters, so a filter that matches little
@@ -414,6 +415,23 @@ StatusOr<Deployment> Deployments::Create(const NewDeployment& nd) {
       }
       d.env = from.env;
       d.secrets = from.secrets;
+      // A retired deployment's secret values are forgotten (MarkRetired): take the project's own.
+      for (auto& [name, value] : d.secrets) {
+        if (!value.empty()) continue;
+        ASSIGN_OR_RETURN(std::optional<std::string> current, txn.Get(kEnv, EnvKey(d.project, name)));
+        if (current) {
+          boost::system::error_code ec;
+          json::value v = json::parse(*current, ec);
+          if (!ec && v.is_object() && json_fields::Bool(v.as_object(), "secret").value_or(false)) {
+            value = json_fields::Str(v.as_object(), "value");
+          }
+        }
+        if (value.empty()) {
+          return FailedPrecondition(fmt::format("deployment {}'s secret {} is gone (it is retired) and project {} has "
+                                                "none: set it (paddock env set --secret {} {} VALUE) and redeploy",
+                                                d.from, name, d.project, d.project, name));
+        }
+      }
     } else {
       ASSIGN_OR_RETURN(env, txn.Scan(kEnv, PrefixRange(Key().Str(d.project).Done()), SIZE_MAX));
     }
@@ -436,6 +454,7 @@ StatusOr<Deployment> Deployments::Create(const NewDeployment& nd) {
     }
     RETURN_IF_ERROR(Save(txn, d));
     RETURN_IF_ERROR(txn.Put(kByTime, ByTimeKey(d.created_at, d.id), ""));
+    RETURN_IF_ERROR(txn.Put(kUnfinished, DeploymentKey(d.id), ""));
     std::string message = std::string(StateName(State::kPending));
     if (!d.from.empty()) message += fmt::format(": redeploys {}", d.from);
     return PutEvent(txn, d.id, 1, now, "state", message);
@@ -501,10 +520,10 @@ StatusOr<std::vector<Deployment>> Deployments::Unfinished() {
   RETURN_IF_ERROR(store_.Read([&](ReadTxn& txn) -> Status {
     Range range;
     while (true) {
-      ASSIGN_OR_RETURN(std::vector<Row> rows, txn.Scan(kDeployments, range, kScanChunk));
+      ASSIGN_OR_RETURN(std::vector<Row> rows, txn.Scan(kUnfinished, range, kScanChunk));
       for (const Row& row : rows) {
         ASSIGN_OR_RETURN(std::string id, KeyReader(row.key).Str());
-        ASSIGN_OR_RETURN(Deployment d, Decode(id, row.value));
+        ASSIGN_OR_RETURN(Deployment d, Load(txn, id));
         if (!IsTerminal(d.state) || !d.retired) out.push_back(std::move(d));
       }
       if (rows.size() < kScanChunk) return OkStatus();
@@ -580,6 +599,8 @@ Status Deployments::MarkRetired(std::string_view id, const Fence& fence) {
     }
     if (d.retired) return OkStatus();
     d.retired = true;
+    for (auto& [name, value] : d.secrets) value.clear();
+    RETURN_IF_ERROR(txn.Delete(kUnfinished, DeploymentKey(d.id)));
     return Save(txn, d);
   });
 }

@@ -41,6 +41,7 @@ inline constexpr store::TableDef kTables[] = {
     {"deploy_events", 1},        // (id, seq) -> JSON event
     {"deploy_event_keys", 1},    // (id, dedupe key) -> seq         forwarded ECS events, once each
     {"deploy_env", 1},           // (project, name) -> JSON {value, secret}
+    {"deploy_unfinished", 1},    // (id) -> ""                      the controller's work list
 };
 inline constexpr store::ModuleSchema kSchema{"deploy", 1, kTables};
 
@@ -130,14 +131,17 @@ class Deployments {
   Deployments(store::Store& store, Clock& clock) : store_(store), clock_(clock) {}
 
   // A new Pending deployment with the project's env snapshotted into it, and a "state" event.
-  // `spec.project` must equal `project`. A `from` that does not exist is kNotFound.
+  // `spec.project` must equal `project`. A `from` that does not exist is kNotFound. With `from`, the
+  // env and secrets are the earlier deployment's; a secret it no longer holds (it is retired) is
+  // taken from the project's current value, and one the project no longer has is kFailedPrecondition.
   StatusOr<Deployment> Create(const NewDeployment& d);
   // kNotFound: "Deployment <id> not found."
   StatusOr<Deployment> Get(std::string_view id);
   // Newest first; `project` / `group` empty: any. limit 1..100. A bad token is kInvalidArgument.
   StatusOr<DeploymentPage> List(std::string_view project, std::string_view group, std::string_view next_token,
                                 int limit);
-  // Every deployment the controller still has work for: not terminal, or terminal and not retired.
+  // Every deployment the controller still has work for: not terminal, or terminal and not retired —
+  // read from an index of those alone, so a long history costs nothing per tick.
   StatusOr<std::vector<Deployment>> Unfinished();
 
   // Guarded: a transition CanTransition refuses is kFailedPrecondition naming both states; to the
@@ -152,6 +156,8 @@ class Deployments {
   Status RecordApplied(std::string_view id, std::string_view container, std::string_view hash, const Fence& fence);
   Status RecordTasks(std::string_view id, const std::vector<TaskObservation>& tasks, const Fence& fence);
   Status MarkRetiring(std::string_view id, const Fence& fence);  // sets retiring_since once
+  // Retired: off the work list, and its secret values forgotten (their names kept), so the store
+  // holds no secret of a deployment that no longer runs.
   Status MarkRetired(std::string_view id, const Fence& fence);
 
   // Appends events, skipping any whose dedupe_key this deployment already has.

@@ -588,6 +588,23 @@ TEST_F(DeploymentsTest, ARedeployTakesTheEarlierDeploymentsEnvNotTheProjectsCurr
   EXPECT_EQ(other.status().code(), StatusCode::kInvalidArgument) << "another project's deployment";
 }
 
+// A retired deployment keeps no secret value; a redeploy of it takes the project's current one, or
+// is refused when the project has none.
+TEST_F(DeploymentsTest, RetirementForgetsSecretValuesAndARedeployTakesTheProjectsOwn) {
+  ASSERT_TRUE(deployments_->SetEnv("shop", "DB_PASSWORD", "old", true).ok());
+  Deployment first = MustCreate("shop");
+  MustTransition(first.id, State::kStopped);
+  ASSERT_TRUE(deployments_->MarkRetired(first.id, {}).ok());
+  EXPECT_EQ(MustGet(first.id).secrets, (std::map<std::string, std::string>{{"DB_PASSWORD", ""}}));
+  ASSERT_TRUE(deployments_->SetEnv("shop", "DB_PASSWORD", "now", true).ok());
+  auto again = deployments_->Create(With(New("shop"), [&](NewDeployment& n) { n.from = first.id; }));
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->secrets.at("DB_PASSWORD"), "now");
+  ASSERT_TRUE(deployments_->UnsetEnv("shop", "DB_PASSWORD").ok());
+  auto refused = deployments_->Create(With(New("shop"), [&](NewDeployment& n) { n.from = first.id; }));
+  EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
+}
+
 TEST_F(DeploymentsTest, UnfinishedIsEveryNonTerminalAndEveryUnretiredTerminalOne) {
   Deployment pending = MustCreate("shop", "a");
   Deployment healthy = MustCreate("shop", "b");
