@@ -106,6 +106,9 @@ struct ControllerConfig {
   std::string listen_host = "127.0.0.1";
   uint16_t listen_port = 0;
   deploy::ControllerOptions options;
+  // The process holds the state directory's lock (`paddock up`): its restart takes its earlier
+  // life's lease at once instead of waiting it out.
+  bool locked = false;
 };
 
 class Running {
@@ -120,7 +123,9 @@ class Running {
     if (config.edge_api) r->edge_ = std::make_unique<deploy::HttpEdgeView>(config.edge_api->first, config.edge_api->second);
     char host[256] = {};
     gethostname(host, sizeof(host) - 1);
-    config.options.holder = fmt::format("{}:{}:{}", host, getpid(), RandomString(6, "abcdefghijklmnopqrstuvwxyz0123456789"));
+    const std::string life = fmt::format("{}:{:016x}:", host, Fnv1a64(config.state_dir));
+    config.options.holder = fmt::format("{}{}:{}", life, getpid(), RandomString(6, "abcdefghijklmnopqrstuvwxyz0123456789"));
+    if (config.locked) config.options.successor_of = life;
     r->controller_ = std::make_unique<deploy::Controller>(*r->store_, *r->deployments_, *r->aws_, r->edge_.get(),
                                                           r->clock_, config.options);
     // The token lives in the state directory, so a restart keeps the CLI's config valid.
@@ -489,6 +494,8 @@ int RunController(const DeployCommands& c) {
   s.cloudmap_namespace = c.cloudmap_namespace;
   s.circuit_breaker = c.circuit_breaker;
   config.options.interval = *interval;
+  // The lease outlives a tick's wait (interval +20%, a throttled tick's backoff aside) three times over.
+  config.options.lease_ttl = std::max<std::chrono::milliseconds>(3 * config.options.interval, std::chrono::seconds(30));
   config.options.deploying_timeout = *timeout;
   config.options.drain = *drain;
   sigset_t set;
@@ -507,40 +514,36 @@ int RunController(const DeployCommands& c) {
   return 0;
 }
 
-// An IAM Query call (form-encoded, signed for "iam"): OK, or its error text; EntityAlreadyExists is OK.
-Status IamCall(aws::JsonClient& client, const std::vector<std::pair<std::string, std::string>>& params) {
-  http::Request req;
-  req.method = "POST";
-  req.target = "/";
-  req.headers = {{"Content-Type", "application/x-www-form-urlencoded; charset=utf-8"}};
-  for (const auto& [k, v] : params) {
-    if (!req.body.empty()) req.body += '&';
-    req.body += k + "=" + UrlEscape(v);
-  }
-  req.body += "&Version=2010-05-08";
-  ASSIGN_OR_RETURN(http::Response resp, client.SendSigned(std::move(req), "iam"));
-  if (resp.status == 200 || resp.body.find("EntityAlreadyExists") != std::string::npos) return OkStatus();
-  return FailedPrecondition(fmt::format("IAM {}: {}", params.front().second, resp.body));
-}
-
 // The execution role `paddock up`'s deployments run with: ECS's managed execution policy (pulls,
-// log streams, secrets), plus making the install's log group on first use. Idempotent.
-StatusOr<std::string> EnsureExecutionRole(const deploy::HttpAwsOptions& o, const std::string& account) {
-  aws::JsonClient client({.host = o.host, .port = o.port, .region = o.region, .credentials = o.credentials,
-                          .timeout = std::chrono::seconds(10), .signing_name = "iam"});
+// log streams) plus, scoped to this controller's own paths, reading its secrets and making its log
+// group on first use. Idempotent; a role of that name that exists already gets this trust policy
+// and these permissions (whoever made it), so what the controller passes is what it describes.
+StatusOr<std::string> EnsureExecutionRole(const deploy::HttpAwsOptions& o, const std::string& account,
+                                          const deploy::ControllerOptions& c) {
+  deploy::HttpAws aws(o);
   const std::string name = "paddock-deploy-execution";
   const std::string trust =
       R"({"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ecs-tasks.amazonaws.com"},)"
       R"("Action":"sts:AssumeRole"}]})";
-  RETURN_IF_ERROR(IamCall(client, {{"Action", "CreateRole"}, {"RoleName", name}, {"AssumeRolePolicyDocument", trust},
-                                   {"Description", "Runs the deployments of paddock up's deploy controller"}}));
-  RETURN_IF_ERROR(IamCall(client, {{"Action", "AttachRolePolicy"}, {"RoleName", name},
-                                   {"PolicyArn", "arn:aws:iam::aws:policy/service-role/AmazonECSTaskExecutionRolePolicy"}}));
-  const std::string extra =
-      R"({"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":["logs:CreateLogGroup","ssm:GetParameters",)"
-      R"("kms:Decrypt"],"Resource":"*"}]})";
-  RETURN_IF_ERROR(IamCall(client, {{"Action", "PutRolePolicy"}, {"RoleName", name}, {"PolicyName", "paddock-deploy"},
-                                   {"PolicyDocument", extra}}));
+  auto call = [&](std::vector<std::pair<std::string, std::string>> params) -> Status {
+    params.emplace_back("Version", "2010-05-08");
+    return aws.Query("iam", params).status();
+  };
+  Status made = call({{"Action", "CreateRole"}, {"RoleName", name}, {"AssumeRolePolicyDocument", trust},
+                      {"Description", "Runs the deployments of paddock up's deploy controller"}});
+  if (IsError(made, deploy::Error::kAlreadyExists)) {
+    made = call({{"Action", "UpdateAssumeRolePolicy"}, {"RoleName", name}, {"PolicyDocument", trust}});
+  }
+  RETURN_IF_ERROR(made);
+  RETURN_IF_ERROR(call({{"Action", "AttachRolePolicy"}, {"RoleName", name},
+                        {"PolicyArn", "arn:aws:iam::aws:policy/service-role/AmazonECSTaskExecutionRolePolicy"}}));
+  const std::string extra = fmt::format(
+      R"({{"Version":"2012-10-17","Statement":[)"
+      R"({{"Effect":"Allow","Action":"ssm:GetParameters","Resource":"arn:aws:ssm:{0}:{1}:parameter/{2}/{3}/*"}},)"
+      R"({{"Effect":"Allow","Action":"logs:CreateLogGroup","Resource":"arn:aws:logs:{0}:{1}:log-group:{4}*"}}]}})",
+      o.region, account, c.ssm_prefix, c.settings.controller_class, c.settings.log_group);
+  RETURN_IF_ERROR(call({{"Action", "PutRolePolicy"}, {"RoleName", name}, {"PolicyName", "paddock-deploy"},
+                        {"PolicyDocument", extra}}));
   return fmt::format("arn:aws:iam::{}:role/{}", account, name);
 }
 
@@ -571,8 +574,9 @@ StatusOr<std::unique_ptr<InProcessController>> InProcessController::Start(const 
   config.options.drain = std::chrono::seconds(2);
   config.options.create_cluster = true;
   config.options.settings.circuit_breaker = true;
+  config.locked = true;
   if (!o.account.empty()) {
-    ASSIGN_OR_RETURN(config.options.settings.execution_role_arn, EnsureExecutionRole(config.aws, o.account));
+    ASSIGN_OR_RETURN(config.options.settings.execution_role_arn, EnsureExecutionRole(config.aws, o.account, config.options));
   }
   auto impl = std::make_unique<Impl>();
   ASSIGN_OR_RETURN(impl->running, Running::Start(config));

@@ -150,7 +150,11 @@ class HttpAws::Impl {
       size_t b = a == std::string::npos ? a : resp.body.find(close, a);
       return b == std::string::npos ? std::string() : resp.body.substr(a + open.size(), b - a - open.size());
     };
-    return FailedPrecondition(fmt::format("{}: {}", text("Code"), text("Message")));
+    const std::string code = text("Code");
+    ErrorDetail detail;
+    if (std::optional<Error> e = Classify(code)) detail = *e;
+    return Status(resp.status >= 500 ? StatusCode::kUnavailable : StatusCode::kFailedPrecondition,
+                  fmt::format("{}: {}", code, text("Message")), detail);
   }
 
   std::function<void(AwsService, std::string_view, const json::object&, bool)> observer_;

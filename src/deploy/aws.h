@@ -49,7 +49,7 @@ class Aws {
 
 // The Query-protocol services (STS, EC2, IAM) the preflight asks (deploy/verify.h): one form-encoded
 // call, signed for `service` ("sts", "ec2", "iam"), answered with its XML body, or an error whose
-// message is the AWS error's code and message.
+// message is the AWS error's "<Code>: <Message>", with Error's detail when the code is one of them.
 class QueryAws {
  public:
   virtual ~QueryAws() = default;

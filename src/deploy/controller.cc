@@ -176,7 +176,7 @@ bool Throttled(const Status& s) { return IsError(s, Error::kThrottled); }
 Controller::Controller(store::Store& store, Deployments& deployments, Aws& aws, EdgeView* edge, Clock& clock,
                        ControllerOptions options)
     : store_(store), deployments_(deployments), aws_(aws), edge_(edge), clock_(clock), options_(std::move(options)),
-      lease_(store, options_.holder, options_.lease_ttl, {},
+      lease_(store, options_.holder, options_.lease_ttl, options_.successor_of,
              sched::LeaseSlot{.table = "deploy_lease", .name = options_.settings.controller_class}) {
   if (!options_.sleep) options_.sleep = [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
 }

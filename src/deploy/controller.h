@@ -62,6 +62,10 @@ struct ControllerOptions {
   std::chrono::seconds drain{15};                  // a retired service waits this long at 0 before deletion
   std::chrono::milliseconds lease_ttl{30'000};
   std::string holder = "controller";               // this replica's name in the lease
+  // A prefix of holder names that are this replica's own earlier lives: their live lease is taken
+  // over at once (sched/lease.h). Only for a process that holds its state directory's lock
+  // (`paddock up`), which makes the name its alone. Empty: none.
+  std::string successor_of;
   std::string ssm_prefix = "paddock";              // secrets: /<prefix>/<class>/<project>/<group>/<deployment>/<KEY>
   std::chrono::milliseconds register_spacing{1000};  // RegisterTaskDefinition at most once per this
   // A missing cluster is created with the first service (`paddock up`, a developer's machine);
