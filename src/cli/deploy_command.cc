@@ -1,10 +1,13 @@
 #include "cli/deploy_command.h"
 
 #include <fmt/format.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -86,12 +89,14 @@ Status Publish(const std::string& url, const std::string& token) {
   fs::create_directories(fs::path(path).parent_path(), ec);
   if (ec) return Unavailable(fmt::format("cannot create {}: {}", fs::path(path).parent_path().string(), ec.message()));
   const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << json::serialize(json::object{{"url", url}, {"token", token}}) << "\n";
-    if (!out) return Unavailable(fmt::format("cannot write {}", tmp));
-  }
-  RETURN_IF_ERROR(TightenPrivateFile(tmp));
+  // Made 0600 from the start: the token is never readable by others, not even for a moment.
+  ::unlink(tmp.c_str());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return Unavailable(fmt::format("cannot create {}: {}", tmp, std::strerror(errno)));
+  const std::string text = json::serialize(json::object{{"url", url}, {"token", token}}) + "\n";
+  const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  ::close(fd);
+  if (!written) return Unavailable(fmt::format("cannot write {}", tmp));
   fs::rename(tmp, path, ec);
   if (ec) return Unavailable(fmt::format("cannot write {}: {}", path, ec.message()));
   return OkStatus();
@@ -134,10 +139,13 @@ class Running {
     std::getline(in, r->token_);
     if (r->token_.size() < 32) {
       r->token_ = HexEncode(RandomBytes(24));
-      std::ofstream out(token_path, std::ios::trunc);
-      out << r->token_ << "\n";
-      if (!out) return Unavailable(fmt::format("cannot write {}", token_path));
-      RETURN_IF_ERROR(TightenPrivateFile(token_path));
+      ::unlink(token_path.c_str());
+      int fd = ::open(token_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+      if (fd < 0) return Unavailable(fmt::format("cannot create {}: {}", token_path, std::strerror(errno)));
+      const std::string text = r->token_ + "\n";
+      const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+      ::close(fd);
+      if (!written) return Unavailable(fmt::format("cannot write {}", token_path));
     }
     r->api_ = std::make_unique<deploy::Api>(*r->deployments_, config.options.settings, r->token_,
                                             [c = r->controller_.get()] { c->Nudge(); },
@@ -478,6 +486,12 @@ int RunController(const DeployCommands& c) {
   auto drain = ParseDuration("--drain", c.drain);
   for (const auto* d : {&interval, &timeout, &drain}) {
     if (!d->ok()) return Fail("controller", d->status());
+  }
+  // The class names an SSM path segment, a tag and a label: one DNS-label-like word.
+  if (c.controller_class.empty() || c.controller_class.size() > 63 ||
+      c.controller_class.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") != std::string::npos) {
+    return Fail("controller", InvalidArgument(fmt::format("--class '{}' must be 1 to 63 lowercase letters, digits and '-'",
+                                                          c.controller_class)));
   }
   deploy::ControllerSettings& s = config.options.settings;
   s.cluster = c.cluster;

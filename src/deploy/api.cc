@@ -188,6 +188,10 @@ http::Response Api::Handle(const http::Request& req) {
       }
     }
     if (const json::value* e = body->if_contains("expire_seconds"); e && e->is_int64() && e->as_int64() > 0) {
+      constexpr int64_t kMaxExpire = 10LL * 365 * 86400;  // ten years: far below a time point's range
+      if (e->as_int64() > kMaxExpire) {
+        return Fail(InvalidArgument(fmt::format("expire_seconds must be at most {} (ten years)", kMaxExpire)));
+      }
       nd.expire_after = std::chrono::seconds(e->as_int64());
     }
     nd.project = nd.spec.project;

@@ -99,6 +99,13 @@ TEST_F(ApiTest, ABadSpecIsA400WithItsLineAndCreatesNothing) {
   EXPECT_EQ(changes_, 0);
 }
 
+TEST_F(ApiTest, AnExpiryBeyondTenYearsIsRefused) {
+  json::object body{{"toml", kToml}, {"expire_seconds", int64_t{9'300'000'000}}};
+  auto [status, v] = Call("POST", "/v1/deployments", &body);
+  EXPECT_EQ(status, 400);
+  EXPECT_EQ(v.at("error"), "expire_seconds must be at most 315360000 (ten years)");
+}
+
 TEST_F(ApiTest, FromRedeploysTheExactSpecOfAnEarlierDeployment) {
   std::string first = Create({{"toml", kToml}, {"images", json::array{"web=reg/web:7"}}});
   std::string again = Create({{"from", first}});

@@ -288,8 +288,12 @@ class Controller::Tick_ {
     ASSIGN_OR_RETURN(std::vector<json::object> tasks, Describe(arns));
     std::map<std::string, std::vector<json::object>> out;
     for (json::object& t : tasks) {
+      // RunTask lets anyone name a group "service:<name>"; ECS starts a service's own tasks as
+      // "ecs-svc/<deployment>". Only those count, so a hand-run task cannot make a deployment ready.
       std::string group = Str(t, "group");
-      if (group.starts_with("service:")) out[group.substr(8)].push_back(std::move(t));
+      if (group.starts_with("service:") && Str(t, "startedBy").starts_with("ecs-svc/")) {
+        out[group.substr(8)].push_back(std::move(t));
+      }
     }
     return out;
   }
@@ -544,13 +548,26 @@ StatusOr<TickReport> Controller::Tick() {
   for (const DeploymentInput& d : in.deployments) by_id[d.record.id] = &d.record;
 
   // Pending -> Deploying before anything is created, so the deploying clock starts first.
+  // A deployment a user stopped since the tick read it: its planned transition is stale, and
+  // nothing planned for it is done (the next tick retires it); the others' plans go on.
+  std::set<std::string> stale;
+  auto stale_or_error = [&](const Status& moved, const std::string& id) -> Status {
+    if (moved.ok()) return moved;
+    if (moved.code() == StatusCode::kFailedPrecondition && !IsError(moved, sched::Error::kLeaseLost)) {
+      stale.insert(id);
+      return OkStatus();
+    }
+    return moved;
+  };
   for (const PlannedTransition& t : plan.transitions) {
-    if (t.to == State::kDeploying) RETURN_IF_ERROR(deployments_.Transition(t.deployment_id, t.to, t.reason, tick.fence()));
+    if (t.to != State::kDeploying) continue;
+    RETURN_IF_ERROR(stale_or_error(deployments_.Transition(t.deployment_id, t.to, t.reason, tick.fence()), t.deployment_id));
   }
   std::set<std::string> failed_now;
   for (const ServiceAction& a : plan.actions) {
     if (report.throttled) break;  // the rest waits for a later tick
     const Deployment* d = a.deployment_id.empty() ? nullptr : by_id[a.deployment_id];
+    if (stale.contains(a.deployment_id)) continue;
     Status s = tick.Act(a, d);
     if (s.ok() || Throttled(s)) continue;
     if (IsError(s, Error::kLeaseLost) || IsError(s, sched::Error::kLeaseLost)) return report;
@@ -558,9 +575,10 @@ StatusOr<TickReport> Controller::Tick() {
     // else is an event, retried next tick.
     if (d && IsError(s, Error::kRejected) && (d->state == State::kPending || d->state == State::kDeploying)) {
       if (failed_now.insert(d->id).second) {
-        RETURN_IF_ERROR(deployments_.Transition(d->id, State::kFailed,
-                                                fmt::format("{} of {}: {}", KindName(a.kind), a.service_name, s.message()),
-                                                tick.fence()));
+        RETURN_IF_ERROR(stale_or_error(
+            deployments_.Transition(d->id, State::kFailed,
+                                    fmt::format("{} of {}: {}", KindName(a.kind), a.service_name, s.message()), tick.fence()),
+            d->id));
       }
       continue;
     }
@@ -592,7 +610,8 @@ StatusOr<TickReport> Controller::Tick() {
   for (const auto& [id, tasks] : plan.observations) RETURN_IF_ERROR(deployments_.RecordTasks(id, tasks, tick.fence()));
   for (const PlannedTransition& t : plan.transitions) {
     if (t.to == State::kDeploying || failed_now.contains(t.deployment_id)) continue;
-    RETURN_IF_ERROR(deployments_.Transition(t.deployment_id, t.to, t.reason, tick.fence()));
+    if (stale.contains(t.deployment_id)) continue;
+    RETURN_IF_ERROR(stale_or_error(deployments_.Transition(t.deployment_id, t.to, t.reason, tick.fence()), t.deployment_id));
   }
   for (const std::string& id : plan.mark_retiring) RETURN_IF_ERROR(deployments_.MarkRetiring(id, tick.fence()));
   if (!report.throttled) {

@@ -94,6 +94,9 @@ std::optional<SpecProblem> CheckAppSpec(const AppSpec& spec) {
       const HealthCheck& h = *c.health_check;
       if (!c.port) return Problem(at + ".health_check", "needs the container's port");
       if (h.path.empty() || h.path[0] != '/') return Problem(at + ".health_check.path", "must start with '/'");
+      if (h.path.find_first_of("` \t\r\n") != std::string::npos) {
+        return Problem(at + ".health_check.path", "must not contain whitespace or '`'");
+      }
       if (h.interval_seconds < 1 || h.interval_seconds > 300) {
         return Problem(at + ".health_check.interval", fmt::format("must be between 1s and 300s (got {}s)", h.interval_seconds));
       }

@@ -468,6 +468,16 @@ TEST(CheckAppSpec, ARoutePrefixCannotInjectIntoTheRule) {
   }
 }
 
+TEST(CheckAppSpec, AHealthCheckPathIsOneLineWithoutBackticks) {
+  for (std::string path : {"/health\r\nX-Injected: 1", "/a b", "/x`y"}) {
+    AppSpec spec = Valid();
+    spec.containers[0].health_check = HealthCheck{.path = path, .interval_seconds = 10, .timeout_seconds = 5};
+    std::optional<SpecProblem> p = CheckAppSpec(spec);
+    ASSERT_TRUE(p) << path;
+    EXPECT_EQ(p->path, "containers.web.health_check.path");
+  }
+}
+
 TEST(CheckAppSpec, DuplicateRoute) {
   AppSpec spec = Valid();
   spec.routes.push_back({.path_prefix = "/", .container = "web", .access = Access::kPrivate});

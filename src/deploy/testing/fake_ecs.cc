@@ -422,6 +422,7 @@ class FakeEcs::Impl {
                    {"clusterArn", ClusterArn(t.cluster)},
                    {"taskDefinitionArn", t.task_definition},
                    {"group", "service:" + t.service_name},
+                   {"startedBy", "ecs-svc/0000000000000000001"},
                    {"lastStatus", t.last_status},
                    {"desiredStatus", t.desired_status},
                    {"attachments", json::array{json::object{
