@@ -512,6 +512,7 @@ int RunController(const DeployCommands& c) {
   config.options.lease_ttl = std::max<std::chrono::milliseconds>(3 * config.options.interval, std::chrono::seconds(30));
   config.options.deploying_timeout = *timeout;
   config.options.drain = *drain;
+  config.options.keep_revisions = std::max(0, c.keep_revisions);
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
@@ -621,6 +622,9 @@ void AddDeployCommands(CLI::App& app, DeployCommands& c) {
   c.controller->add_option("--task-role-arn", c.task_role_arn, "Task role");
   c.controller->add_option("--log-group", c.log_group, "awslogs group ('' for none; default /paddock/apps)");
   c.controller->add_option("--cloudmap-namespace", c.cloudmap_namespace, "Cloud Map namespace for discovery");
+  c.controller->add_option("--keep-revisions", c.keep_revisions,
+                           "Revisions of a family kept ACTIVE when a deployment retires; older ones are deregistered "
+                           "and deleted (0: never; default 10)");
   c.controller->add_flag("--circuit-breaker", c.circuit_breaker,
                          "ECS's deployment circuit breaker on each service (rollback off): a deployment whose tasks "
                          "keep failing fails at once instead of at --deploying-timeout");

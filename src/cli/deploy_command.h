@@ -52,6 +52,7 @@ struct DeployCommands {
   std::string log_group = "/paddock/apps";
   std::string cloudmap_namespace;
   bool circuit_breaker = false;
+  int keep_revisions = 10;
 
   // paddock deploy
   CLI::App* deploy = nullptr;

@@ -344,6 +344,29 @@ class Controller::Tick_ {
     return OkStatus();
   }
 
+  // Revision GC (beyond the ADR): the family's ACTIVE revisions past the newest `keep`, except any
+  // a live service runs, deregistered and then deleted. Best effort: a failure is left for the next
+  // retirement of the family, never a deployment's failure.
+  void CollectRevisions(const std::string& family, const std::set<std::string>& in_use) {
+    const int keep = c_.options_.keep_revisions;
+    if (keep <= 0) return;
+    StatusOr<json::value> listed =
+        Read(AwsService::kEcs, "ListTaskDefinitions",
+             {{"familyPrefix", family}, {"status", "ACTIVE"}, {"sort", "DESC"}, {"maxResults", 100}});
+    if (!listed.ok()) return;
+    std::vector<std::string> arns = Strings(listed->as_object().if_contains("taskDefinitionArns"));
+    std::vector<std::string> old;
+    for (size_t i = static_cast<size_t>(keep); i < arns.size(); ++i) {
+      if (in_use.contains(arns[i])) continue;
+      if (Write(AwsService::kEcs, "DeregisterTaskDefinition", {{"taskDefinition", arns[i]}}).ok()) old.push_back(arns[i]);
+    }
+    for (size_t i = 0; i < old.size(); i += 10) {
+      json::array batch;
+      for (size_t j = i; j < std::min(old.size(), i + 10); ++j) batch.emplace_back(old[j]);
+      (void)Write(AwsService::kEcs, "DeleteTaskDefinitions", {{"taskDefinitions", batch}});
+    }
+  }
+
   StatusOr<std::string> Register(const Workload& w) {
     TimePoint now = c_.clock_.Now();
     if (c_.last_register_ != TimePoint{} && now - c_.last_register_ < c_.options_.register_spacing) {
@@ -621,6 +644,12 @@ StatusOr<TickReport> Controller::Tick() {
       if (!gone.ok()) {
         if (IsError(gone, Error::kLeaseLost)) return report;
         continue;
+      }
+      std::set<std::string> in_use;
+      for (const auto& [name, s] : in.services) in_use.insert(s.task_definition);
+      const Deployment& d = *by_id[id];
+      for (const ContainerSpec& c : d.spec.containers) {
+        tick.CollectRevisions(FamilyName(options_.settings, {d.project, d.group, d.id}, c.name), in_use);
       }
       RETURN_IF_ERROR(deployments_.MarkRetired(id, tick.fence()));
     }

@@ -68,6 +68,10 @@ struct ControllerOptions {
   std::string successor_of;
   std::string ssm_prefix = "paddock";              // secrets: /<prefix>/<class>/<project>/<group>/<deployment>/<KEY>
   std::chrono::milliseconds register_spacing{1000};  // RegisterTaskDefinition at most once per this
+  // Revision GC: when a deployment is retired, each of its task-definition families keeps its
+  // newest `keep_revisions` ACTIVE revisions (and every revision a live service runs); older ones
+  // are deregistered and deleted. 0: none is ever removed.
+  int keep_revisions = 10;
   // A missing cluster is created with the first service (`paddock up`, a developer's machine);
   // otherwise the deployment fails with ECS's ClusterNotFoundException.
   bool create_cluster = false;

@@ -299,6 +299,35 @@ TEST(ControllerTest, DeploysThenCutsOverWithOverlapAndRetiresTheOldServiceAfterT
   EXPECT_EQ(w.ecs.Parameters()[w.controller->SecretName(d2, "API_KEY")], "s3cret");
 }
 
+// Revision GC: a retirement leaves the family its newest `keep_revisions` revisions (and any a
+// live service runs); older ones are deregistered, then deleted.
+TEST(ControllerTest, RetirementKeepsTheNewestRevisionsAndDeletesTheRest) {
+  World w;
+  UpEdge edge(w.ecs);
+  ControllerOptions o = w.Options();
+  o.keep_revisions = 2;
+  w.Start(o, &edge);
+  std::vector<Deployment> ds;
+  for (int i = 0; i < 4; ++i) {
+    ds.push_back(w.Create("shop"));
+    ASSERT_TRUE(w.StepUntil(w.Is(ds.back().id, State::kHealthy)));
+    if (i > 0) {
+      ASSERT_TRUE(w.StepUntil([&] { return w.Get(ds[ds.size() - 2].id).retired; }));
+    }
+  }
+  std::map<std::string, std::string> statuses = w.ecs.RevisionStatuses(w.FamilyOf(ds[0]));
+  ASSERT_EQ(statuses.size(), 4u);
+  int active = 0, deleted = 0;
+  for (const auto& [arn, status] : statuses) {
+    active += status == "ACTIVE";
+    deleted += status == "DELETE_IN_PROGRESS";
+  }
+  EXPECT_EQ(active, 2) << "the newest two stay";
+  EXPECT_EQ(deleted, 2);
+  // The one the live service runs is among those kept.
+  EXPECT_EQ(statuses.at(w.ecs.Service(w.ServiceOf(ds.back()))->task_definition), "ACTIVE");
+}
+
 // ---- 2. Scale drift ----------------------------------------------------------------------------
 
 TEST(ControllerTest, AServiceScaledByHandIsScaledBackWithOneUpdateAndNoRegistration) {

@@ -219,6 +219,15 @@ class FakeEcs::Impl {
     return out;
   }
 
+  std::map<std::string, std::string> RevisionStatuses(std::string_view family) const {
+    std::lock_guard lock(mu_);
+    std::map<std::string, std::string> out;
+    for (const auto& [arn, td] : task_definitions_) {
+      if (td.family == family) out[arn] = td.status;
+    }
+    return out;
+  }
+
   int Registrations(std::string_view family) const {
     std::lock_guard lock(mu_);
     auto it = registrations_.find(std::string(family));
@@ -270,6 +279,8 @@ class FakeEcs::Impl {
   struct TaskDefinition {
     std::string arn;
     std::string family;
+    int revision = 0;
+    std::string status = "ACTIVE";  // ACTIVE | INACTIVE | DELETE_IN_PROGRESS
     json::object body;
   };
   struct Parameter {
@@ -312,6 +323,9 @@ class FakeEcs::Impl {
       if (a == "DeleteService") return DeleteService(b);
       if (a == "TagResource") return TagResource(b);
       if (a == "RegisterTaskDefinition") return RegisterTaskDefinition(b);
+      if (a == "ListTaskDefinitions") return ListTaskDefinitions(b);
+      if (a == "DeregisterTaskDefinition") return DeregisterTaskDefinition(b);
+      if (a == "DeleteTaskDefinitions") return DeleteTaskDefinitions(b);
       if (a == "CreateCluster") return CreateCluster(b);
       if (a == "ListTasks") return ListTasks(b);
       if (a == "DescribeTasks") return DescribeTasks(b);
@@ -562,6 +576,43 @@ class FakeEcs::Impl {
     return json::object{};
   }
 
+  // familyPrefix is the exact family, as ECS has it; one page (the fake's families stay small).
+  StatusOr<json::value> ListTaskDefinitions(const json::object& b) {
+    const std::string family = Str(b, "familyPrefix"), status = Str(b, "status").empty() ? "ACTIVE" : Str(b, "status");
+    std::vector<const TaskDefinition*> found;
+    for (const auto& [arn, td] : task_definitions_) {
+      if ((family.empty() || td.family == family) && td.status == status) found.push_back(&td);
+    }
+    const bool desc = Str(b, "sort") == "DESC";
+    std::sort(found.begin(), found.end(), [&](const TaskDefinition* x, const TaskDefinition* y) {
+      if (x->family != y->family) return x->family < y->family;
+      return desc ? x->revision > y->revision : x->revision < y->revision;
+    });
+    json::array arns;
+    for (const TaskDefinition* td : found) arns.emplace_back(td->arn);
+    return json::object{{"taskDefinitionArns", std::move(arns)}};
+  }
+
+  StatusOr<json::value> DeregisterTaskDefinition(const json::object& b) {
+    auto it = task_definitions_.find(Str(b, "taskDefinition"));
+    if (it == task_definitions_.end()) return AwsError("ClientException", "Unable to describe task definition.");
+    it->second.status = "INACTIVE";
+    return json::object{{"taskDefinition", json::object{{"taskDefinitionArn", it->first}, {"status", "INACTIVE"}}}};
+  }
+
+  StatusOr<json::value> DeleteTaskDefinitions(const json::object& b) {
+    json::array done;
+    if (const json::value* tds = b.if_contains("taskDefinitions"); tds && tds->is_array()) {
+      for (const json::value& v : tds->as_array()) {
+        auto it = v.is_string() ? task_definitions_.find(std::string(v.as_string())) : task_definitions_.end();
+        if (it == task_definitions_.end() || it->second.status != "INACTIVE") continue;
+        it->second.status = "DELETE_IN_PROGRESS";
+        done.emplace_back(json::object{{"taskDefinitionArn", it->first}, {"status", "DELETE_IN_PROGRESS"}});
+      }
+    }
+    return json::object{{"taskDefinitions", std::move(done)}, {"failures", json::array{}}};
+  }
+
   StatusOr<json::value> RegisterTaskDefinition(const json::object& b) {
     const std::string family = Str(b, "family");
     const json::value* cds = b.if_contains("containerDefinitions");
@@ -574,6 +625,7 @@ class FakeEcs::Impl {
     TaskDefinition td;
     td.arn = fmt::format("{}:task-definition/{}:{}", ArnPrefix(), family, revision);
     td.family = family;
+    td.revision = revision;
     td.body = b;
     td.body.erase("tags");
     json::object answer = td.body;
@@ -728,6 +780,9 @@ bool FakeEcs::EditService(std::string_view name, const std::function<void(FakeSe
 std::vector<FakeService> FakeEcs::ActiveServices() const { return impl_->ActiveServices(); }
 std::vector<FakeTask> FakeEcs::RunningTasks() const { return impl_->RunningTasks(); }
 int FakeEcs::Registrations(std::string_view family) const { return impl_->Registrations(family); }
+std::map<std::string, std::string> FakeEcs::RevisionStatuses(std::string_view family) const {
+  return impl_->RevisionStatuses(family);
+}
 std::map<std::string, std::string> FakeEcs::Parameters() const { return impl_->Parameters(); }
 
 void FakeEcs::FailNth(Match m, int nth, Status status) { impl_->AddFault(std::move(m), nth, std::move(status), false); }

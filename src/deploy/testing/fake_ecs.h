@@ -124,6 +124,8 @@ class FakeEcs final : public Aws {
   std::vector<FakeTask> RunningTasks() const;
   // Successful RegisterTaskDefinition calls of `family`.
   int Registrations(std::string_view family) const;
+  // Every revision of `family`: ARN -> ACTIVE, INACTIVE or DELETE_IN_PROGRESS.
+  std::map<std::string, std::string> RevisionStatuses(std::string_view family) const;
   // SSM: name -> value.
   std::map<std::string, std::string> Parameters() const;
 
