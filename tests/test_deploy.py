@@ -106,7 +106,7 @@ class Deploy(unittest.TestCase):
         cls.state_dir = os.path.join(cls.tmp, "state")
         os.makedirs(cls.state_dir)
         for name, page in (("busybox:v1", "v1"), ("busybox:v2", "v2")):
-            th.httpd_image(cls.state_dir, cls.tmp, name, page + "\n", applets=("env",))
+            th.httpd_image(cls.state_dir, cls.tmp, name, page + "\n", applets=("env", "wget", "sleep"))
         cls.server = h.Server(cls.state_dir, mode="up", env=cls.env).start()
         cls.addClassCleanup(cls.server.stop)
         cls.web_port, cls.api_port = cls.server.edge_ports()
@@ -117,6 +117,7 @@ class Deploy(unittest.TestCase):
         key = (section["aws_access_key_id"], section["aws_secret_access_key"])
         cls.ecs = h.client("ecs", cls.server.endpoint, *key)
         cls.ssm = h.client("ssm", cls.server.endpoint, *key)
+        cls.cloudmap = h.client("servicediscovery", cls.server.endpoint, *key)
         cls.ids = {}
 
     @classmethod
@@ -315,6 +316,27 @@ class Deploy(unittest.TestCase):
         self.assertRegex(r.stdout, r"FAIL\s+execution role\s+arn:aws:iam::000000000000:role/nosuch: NoSuchEntity")
         self.assertRegex(r.stdout, r"FAIL\s+edge\s+its API cannot be read")
         self.assertIn("check(s) failed.", r.stdout)
+
+    def test_9_containers_find_each_other_through_cloud_map_and_their_registries_go_with_them(self):
+        path = os.path.join(self.tmp, "duo.toml")
+        with open(path, "w") as f:
+            f.write('[project]\nname = "duo"\n\n[containers.web]\nimage = "busybox:v1"\nport = 8080\n\n'
+                    '[containers.worker]\nimage = "busybox:v1"\ncommand = ["sh", "-c", "while ! wget -q -O - '
+                    'http://$PADDOCK_CONTAINER_HOST__WEB:8080/; do sleep 0.2; done; echo found $PADDOCK_CONTAINER_HOST__WEB; '
+                    'exec sleep 3600"]\n\n[routes]\n"/" = "web"\n')
+        duo = self.paddock("deploy", "-f", path, "--wait", "--wait-timeout", "120s").stdout.strip()
+        names = sorted(s["Name"] for s in self.cloudmap.list_services()["Services"])
+        self.assertEqual(names, ["duo-default-web", "duo-default-worker"])
+        service = self.ecs.describe_services(cluster="default", services=[f"paddock_duo_default_{duo}_web"])["services"][0]
+        self.assertEqual(len(service["serviceRegistries"]), 1, service)
+
+        def found():
+            out = self.paddock("deployments", "logs", duo).stdout
+            return "v1" in out and "found duo-default-web.paddock.internal" in out
+
+        self.wait_until("the worker reaching web by its Cloud Map name", found, timeout=30)
+        self.paddock("deployments", "stop", duo)
+        self.wait_until("the registries' collection", lambda: self.cloudmap.list_services()["Services"] == [])
 
 
 if __name__ == "__main__":

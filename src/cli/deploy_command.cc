@@ -580,6 +580,11 @@ StatusOr<std::unique_ptr<InProcessController>> InProcessController::Start(const 
   if (o.edge_api_port != 0) config.edge_api = std::pair<std::string, uint16_t>("127.0.0.1", o.edge_api_port);
   config.options.settings.url_port = o.edge_web_port;
   config.options.settings.subnets = o.subnets;
+  if (!o.vpc_id.empty()) {
+    // D10: containers find each other as <project>-<group>-<container>.paddock.internal.
+    config.options.settings.cloudmap_namespace = "paddock.internal";
+    config.options.namespace_vpc = o.vpc_id;
+  }
   config.options.settings.security_groups = o.security_groups;
   config.options.settings.log_region = o.region;
   // A developer's machine: short ticks (a deploy is watched live), a drain the in-process edge's

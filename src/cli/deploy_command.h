@@ -107,6 +107,7 @@ struct InProcessControllerOptions {
   uint16_t edge_api_port = 0;   // 0: no edge (readiness is RUNNING tasks)
   uint16_t edge_web_port = 8000;
   std::vector<std::string> subnets;          // the account's default VPC's
+  std::string vpc_id;                        // that VPC: its Cloud Map namespace (D10) is made there
   std::vector<std::string> security_groups;
   bool publish = true;          // write the CLI's config file
 };

@@ -264,6 +264,7 @@ int RunServer(const ServerConfig& config, bool up, bool keep_tasks, const UpEdge
             paddock::vpc::DefaultVpcFor(paddock::Scope{me->account, paddock::Region(config.region)});
         for (const auto& subnet : vpc.subnets) co.subnets.push_back(subnet.id);
         co.security_groups.push_back(vpc.security_group_id);
+        co.vpc_id = vpc.vpc_id;
         auto c = InProcessController::Start(co);
         if (c.ok()) {
           controller = std::move(*c);

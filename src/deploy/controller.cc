@@ -367,6 +367,96 @@ class Controller::Tick_ {
     }
   }
 
+  // D10: the namespace's id — found by name among the private DNS namespaces, or created (when the
+  // controller may: namespace_vpc) and waited for.
+  StatusOr<std::string> NamespaceId() {
+    if (!c_.namespace_id_.empty()) return c_.namespace_id_;
+    const std::string& name = c_.options_.settings.cloudmap_namespace;
+    std::string token;
+    do {
+      json::object body;
+      if (!token.empty()) body["NextToken"] = token;
+      ASSIGN_OR_RETURN(json::value v, Read(AwsService::kServiceDiscovery, "ListNamespaces", body));
+      if (const json::value* ns = v.as_object().if_contains("Namespaces"); ns && ns->is_array()) {
+        for (const json::value& n : ns->as_array()) {
+          if (n.is_object() && Str(n.as_object(), "Name") == name && Str(n.as_object(), "Type") == "DNS_PRIVATE") {
+            return c_.namespace_id_ = Str(n.as_object(), "Id");
+          }
+        }
+      }
+      token = Str(v.as_object(), "NextToken");
+    } while (!token.empty());
+    if (c_.options_.namespace_vpc.empty()) {
+      return InvalidArgument(fmt::format("NamespaceNotFound: the Cloud Map namespace {} does not exist: create it "
+                                         "(aws servicediscovery create-private-dns-namespace --name {} --vpc VPC)",
+                                         name, name),
+                             Error::kRejected);
+    }
+    ASSIGN_OR_RETURN(json::value op, Write(AwsService::kServiceDiscovery, "CreatePrivateDnsNamespace",
+                                           {{"Name", name}, {"Vpc", c_.options_.namespace_vpc},
+                                            {"CreatorRequestId", "paddock-deploy-" + name}}));
+    const std::string op_id = Str(op.as_object(), "OperationId");
+    for (int i = 0; i < 50; ++i) {
+      ASSIGN_OR_RETURN(json::value got, Read(AwsService::kServiceDiscovery, "GetOperation", {{"OperationId", op_id}}));
+      const json::value* o = got.as_object().if_contains("Operation");
+      if (!o || !o->is_object()) break;
+      const std::string status = Str(o->as_object(), "Status");
+      if (status == "SUCCESS") {
+        if (const json::value* t = o->as_object().if_contains("Targets"); t && t->is_object()) {
+          return c_.namespace_id_ = Str(t->as_object(), "NAMESPACE");
+        }
+        break;
+      }
+      if (status == "FAIL") return Unavailable(fmt::format("creating the namespace {} failed: {}", name, Str(o->as_object(), "ErrorMessage")));
+      c_.options_.sleep(std::chrono::milliseconds(100));
+    }
+    return Unavailable(fmt::format("the namespace {} is not ready yet", name));
+  }
+
+  // D10: the Cloud Map service of (project, group, container), found or created: one registry that
+  // every deployment of it registers its tasks in, so the name resolves across a cutover.
+  StatusOr<Registry> RegistryFor(const std::string& service_name) {
+    if (auto it = c_.registries_.find(service_name); it != c_.registries_.end()) return it->second;
+    ASSIGN_OR_RETURN(std::string ns, NamespaceId());
+    std::string token;
+    do {
+      json::object body{{"Filters", json::array{json::object{
+                                        {"Name", "NAMESPACE_ID"}, {"Values", json::array{ns}}, {"Condition", "EQ"}}}}};
+      if (!token.empty()) body["NextToken"] = token;
+      ASSIGN_OR_RETURN(json::value v, Read(AwsService::kServiceDiscovery, "ListServices", body));
+      if (const json::value* ss = v.as_object().if_contains("Services"); ss && ss->is_array()) {
+        for (const json::value& s : ss->as_array()) {
+          if (!s.is_object()) continue;
+          c_.registries_[Str(s.as_object(), "Name")] = Registry{Str(s.as_object(), "Id"), Str(s.as_object(), "Arn")};
+        }
+      }
+      token = Str(v.as_object(), "NextToken");
+    } while (!token.empty());
+    if (auto it = c_.registries_.find(service_name); it != c_.registries_.end()) return it->second;
+    ASSIGN_OR_RETURN(json::value made,
+                     Write(AwsService::kServiceDiscovery, "CreateService",
+                           {{"Name", service_name},
+                            {"NamespaceId", ns},
+                            {"CreatorRequestId", "paddock-deploy-" + service_name},
+                            {"DnsConfig", {{"RoutingPolicy", "MULTIVALUE"},
+                                           {"DnsRecords", json::array{json::object{{"Type", "A"}, {"TTL", 10}}}}}}}));
+    const json::value* s = made.as_object().if_contains("Service");
+    if (!s || !s->is_object()) return DataLoss("Cloud Map's CreateService answered without a Service");
+    return c_.registries_[service_name] = Registry{Str(s->as_object(), "Id"), Str(s->as_object(), "Arn")};
+  }
+
+  // D10's collection: the registry no unfinished deployment of (project, group) uses any more.
+  // Best effort: Cloud Map refuses while instances remain (ResourceInUse); a later retirement retries.
+  void CollectRegistry(const std::string& service_name) {
+    auto it = c_.registries_.find(service_name);
+    if (it == c_.registries_.end()) {
+      if (!RegistryFor(service_name).ok()) return;  // fills the cache with what exists
+      it = c_.registries_.find(service_name);
+      if (it == c_.registries_.end()) return;
+    }
+    if (Write(AwsService::kServiceDiscovery, "DeleteService", {{"Id", it->second.id}}).ok()) c_.registries_.erase(it);
+  }
+
   StatusOr<std::string> Register(const Workload& w) {
     TimePoint now = c_.clock_.Now();
     if (c_.last_register_ != TimePoint{} && now - c_.last_register_ < c_.options_.register_spacing) {
@@ -411,6 +501,11 @@ class Controller::Tick_ {
         if (a.kind == K::kCreate) {
           json::object body = a.workload->service;
           body["taskDefinition"] = arn;
+          if (!st.cloudmap_namespace.empty() && d) {
+            ASSIGN_OR_RETURN(Registry registry,
+                             RegistryFor(DiscoveryName(st, {d->project, d->group, d->id}, a.workload->container)));
+            body["serviceRegistries"] = json::array{json::object{{"registryArn", registry.arn}}};
+          }
           ASSIGN_OR_RETURN(json::value created, Write(AwsService::kEcs, "CreateService", body));
           (void)created;
         } else {
@@ -650,6 +745,14 @@ StatusOr<TickReport> Controller::Tick() {
       const Deployment& d = *by_id[id];
       for (const ContainerSpec& c : d.spec.containers) {
         tick.CollectRevisions(FamilyName(options_.settings, {d.project, d.group, d.id}, c.name), in_use);
+        // Its Cloud Map service, when no other deployment of its group still needs it.
+        if (options_.settings.cloudmap_namespace.empty()) continue;
+        const bool needed = std::any_of(in.deployments.begin(), in.deployments.end(), [&](const DeploymentInput& o) {
+          return o.record.id != d.id && !o.record.retired && o.record.project == d.project && o.record.group == d.group &&
+                 std::any_of(o.record.spec.containers.begin(), o.record.spec.containers.end(),
+                             [&](const ContainerSpec& oc) { return oc.name == c.name; });
+        });
+        if (!needed) tick.CollectRegistry(DiscoveryName(options_.settings, {d.project, d.group, d.id}, c.name));
       }
       RETURN_IF_ERROR(deployments_.MarkRetired(id, tick.fence()));
     }

@@ -72,6 +72,9 @@ struct ControllerOptions {
   // newest `keep_revisions` ACTIVE revisions (and every revision a live service runs); older ones
   // are deregistered and deleted. 0: none is ever removed.
   int keep_revisions = 10;
+  // D10: with settings.cloudmap_namespace, the private DNS namespace of that name; when it does not
+  // exist and this is set, it is created in this VPC (`paddock up`: the account's default VPC).
+  std::string namespace_vpc;
   // A missing cluster is created with the first service (`paddock up`, a developer's machine);
   // otherwise the deployment fails with ECS's ClusterNotFoundException.
   bool create_cluster = false;
@@ -123,6 +126,12 @@ class Controller {
     std::map<std::string, std::string> registered;  // workload hash -> the revision registered for it
   };
   std::map<std::string, Rendering> rendered_;  // unfinished deployment -> its rendering
+  std::string namespace_id_;                   // D10: the namespace's id, once found
+  struct Registry {
+    std::string id;
+    std::string arn;
+  };
+  std::map<std::string, Registry> registries_;  // D10: Cloud Map service name -> its id and ARN
   TimePoint last_register_{};
   int backoff_ = 0;  // consecutive throttled ticks
   std::mutex mu_;
