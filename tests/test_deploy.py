@@ -118,6 +118,8 @@ class Deploy(unittest.TestCase):
         cls.ecs = h.client("ecs", cls.server.endpoint, *key)
         cls.ssm = h.client("ssm", cls.server.endpoint, *key)
         cls.cloudmap = h.client("servicediscovery", cls.server.endpoint, *key)
+        cls.iam = h.client("iam", cls.server.endpoint, *key)
+        cls.ec2 = h.client("ec2", cls.server.endpoint, *key)
         cls.ids = {}
 
     @classmethod
@@ -317,7 +319,7 @@ class Deploy(unittest.TestCase):
         self.assertRegex(r.stdout, r"FAIL\s+edge\s+its API cannot be read")
         self.assertIn("check(s) failed.", r.stdout)
 
-    def test_9_containers_find_each_other_through_cloud_map_and_their_registries_go_with_them(self):
+    def test_90_containers_find_each_other_through_cloud_map_and_their_registries_go_with_them(self):
         path = os.path.join(self.tmp, "duo.toml")
         with open(path, "w") as f:
             f.write('[project]\nname = "duo"\n\n[containers.web]\nimage = "busybox:v1"\nport = 8080\n\n'
@@ -337,6 +339,50 @@ class Deploy(unittest.TestCase):
         self.wait_until("the worker reaching web by its Cloud Map name", found, timeout=30)
         self.paddock("deployments", "stop", duo)
         self.wait_until("the registries' collection", lambda: self.cloudmap.list_services()["Services"] == [])
+
+    def test_91_a_controller_with_only_the_documented_policy_deploys(self):
+        """ADR D14: docs/policies/deploy-controller.json is all a standalone controller needs — an
+        IAM user holding only it deploys, serves through the edge and retires (Paddock evaluates the
+        policy on every call, iam:PassRole of the execution role included)."""
+        with open(os.path.join(h.REPO, "docs", "policies", "deploy-controller.json")) as f:
+            policy = f.read()
+        self.iam.create_user(UserName="deployer")
+        self.iam.put_user_policy(UserName="deployer", PolicyName="deploy-controller", PolicyDocument=policy)
+        key = self.iam.create_access_key(UserName="deployer")["AccessKey"]
+        creds = os.path.join(self.tmp, "deployer-credentials")
+        with open(creds, "w") as f:
+            f.write(f"[paddock]\naws_access_key_id = {key['AccessKeyId']}\n"
+                    f"aws_secret_access_key = {key['SecretAccessKey']}\n")
+        account = self.iam.get_user()["User"]["Arn"].split(":")[4]
+        subnets = [s["SubnetId"] for s in self.ec2.describe_subnets()["Subnets"]]
+        args = [h.paddock_bin(), "controller", "--endpoint", self.server.endpoint, "--credentials", creds,
+                "--listen", "127.0.0.1:0", "--state-dir", os.path.join(self.tmp, "iam-controller"), "--class", "iam",
+                "--edge-api", f"127.0.0.1:{self.api_port}", "--url-port", str(self.web_port),
+                "--execution-role-arn", f"arn:aws:iam::{account}:role/paddock-deploy-execution",
+                "--interval", "1s", "--drain", "1s"]
+        for subnet in subnets:
+            args += ["--subnet", subnet]
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=self.env)
+        self.addCleanup(proc.wait, 30)
+        self.addCleanup(proc.terminate)
+        m = re.search(r" on (http://127\.0\.0\.1:\d+) ", proc.stdout.readline())
+        if m is None:
+            proc.terminate()
+            self.fail(f"no URL line from paddock controller: {proc.stderr.read()!r}")
+        with open(os.path.join(self.tmp, "iam-controller", "controller.token")) as f:
+            env = dict(self.env, PADDOCK_DEPLOY_URL=m.group(1), PADDOCK_DEPLOY_TOKEN=f.read().strip())
+        spec = os.path.join(self.tmp, "iamapp.toml")
+        with open(spec, "w") as f:
+            f.write(SPEC.format(image="busybox:v2").replace('name = "shop"', 'name = "iamapp"'))
+        r = subprocess.run([h.paddock_bin(), "deploy", "-f", spec, "--wait", "--wait-timeout", "120s"],
+                           capture_output=True, text=True, env=env, timeout=180)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual(self.get(host="iamapp.localhost"), (200, "v2\n"))
+        r = subprocess.run([h.paddock_bin(), "deployments", "stop", r.stdout.strip()], capture_output=True, text=True,
+                           env=env, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.wait_until("the deployer's services to go",
+                        lambda: not [s for s in self.services() if s.startswith("paddock_iamapp_")])
 
 
 if __name__ == "__main__":
