@@ -258,6 +258,14 @@ class Deploy(unittest.TestCase):
         self.assertIn("Deploying -> Healthy", events)
         self.assertRegex(events, r"ecs\s+web: \(service paddock_shop_default_\S+_web\) has started 2 tasks")
 
+    def test_4b_diff_shows_what_a_deploy_would_change(self):
+        before = self.paddock("deployments", "list").stdout
+        out = self.paddock("deployments", "diff", "--image", "web=busybox:v2").stdout
+        third = self.ids["third"]
+        self.assertIn(f"shop (group default) against its active deployment {third}", out)
+        self.assertIn('~ web: taskDefinition.containerDefinitions[0].image: "busybox:v1" -> "busybox:v2"', out)
+        self.assertEqual(self.paddock("deployments", "list").stdout, before, "a diff deploys nothing")
+
     def test_5_a_bad_spec_is_refused_with_its_line_and_nothing_is_deployed(self):
         before = self.paddock("deployments", "list").stdout
         path = os.path.join(self.tmp, "bad.toml")

@@ -350,6 +350,44 @@ int RunDeployments(const DeployCommands& c) {
     }
     return 0;
   }
+  if (c.diff->parsed()) {
+    std::ifstream in(c.file);
+    if (!in) return Fail("deployments diff", NotFound(fmt::format("cannot read {}", c.file)));
+    std::stringstream ss;
+    ss << in.rdbuf();
+    json::array images;
+    for (const std::string& i : c.images) images.emplace_back(i);
+    json::object body{{"toml", ss.str()}, {"file", c.file}, {"group", c.group}, {"environment", c.environment},
+                      {"images", std::move(images)}};
+    auto v = api.Call("POST", "/v1/diff", &body);
+    if (!v.ok()) return Fail("deployments diff", v.status());
+    const json::value& active = v->at("active");
+    fmt::print("{} (group {}) against {}\n", S(*v, "project"), S(*v, "group"),
+               active.is_string() ? "its active deployment " + std::string(active.as_string()) : "nothing (no active deployment)");
+    int changes = 0;
+    for (const json::value& container : v->at("containers").as_array()) {
+      const std::string name = S(container, "container");
+      if (container.as_object().contains("added")) {
+        fmt::print("+ {}: a new container\n", name);
+        ++changes;
+        continue;
+      }
+      if (container.as_object().contains("removed")) {
+        fmt::print("- {}: removed\n", name);
+        ++changes;
+        continue;
+      }
+      for (const json::value& ch : container.at("changes").as_array()) {
+        const json::object& o = ch.as_object();
+        fmt::print("~ {}: {}: {} -> {}\n", name, S(ch, "path"),
+                   o.contains("from") ? json::serialize(o.at("from")) : "(none)",
+                   o.contains("to") ? json::serialize(o.at("to")) : "(none)");
+        ++changes;
+      }
+    }
+    if (changes == 0) fmt::print("no change\n");
+    return 0;
+  }
   if (c.show->parsed()) {
     auto v = api.Call("GET", "/v1/deployments/" + UrlEscape(c.id));
     if (!v.ok()) return Fail("deployments show", v.status());
@@ -657,6 +695,11 @@ void AddDeployCommands(CLI::App& app, DeployCommands& c) {
   c.logs->add_option("id", c.id, "Deployment id")->required();
   c.logs->add_flag("--follow", c.follow, "Keep printing new lines");
   c.logs->add_option("--since", c.since, "From this long ago (default 1h)");
+  c.diff = c.deployments->add_subcommand("diff", "What deploying the spec would change against the active deployment");
+  c.diff->add_option("-f,--file", c.file, "The app spec (default paddock.toml)");
+  c.diff->add_option("--image", c.images, "CONTAINER=IMAGE: override a container's image (repeatable)");
+  c.diff->add_option("--group", c.group, "Deployment group (default default)");
+  c.diff->add_option("--env", c.environment, "Apply the spec's [environments.<ENV>] table");
   c.stop = c.deployments->add_subcommand("stop", "Stop a deployment (its services are retired)");
   c.stop->add_option("id", c.id, "Deployment id")->required();
 

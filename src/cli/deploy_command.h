@@ -5,7 +5,7 @@
 //   paddock deploy [-f paddock.toml] [--image CONTAINER=IMAGE]... [--group G] [--env E] [--from ID]
 //                  [--expire 7d] [--wait]
 //   paddock deployments list [--project P] | show ID | events ID [--follow] | logs ID [--follow] [--since 5m]
-//                       | stop ID
+//                       | stop ID | diff [-f paddock.toml] [--image C=I]... [--group G] [--env E]
 //   paddock env set [--secret] PROJECT KEY VALUE | unset PROJECT KEY | list PROJECT
 //   paddock verify
 //
@@ -72,6 +72,7 @@ struct DeployCommands {
   CLI::App* events = nullptr;
   CLI::App* stop = nullptr;
   CLI::App* logs = nullptr;
+  CLI::App* diff = nullptr;
   std::string since = "1h";
   std::string project;
   std::string id;

@@ -2,12 +2,15 @@
 
 #include <openssl/crypto.h>
 
+#include <set>
+
 #include <boost/json.hpp>
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
 #include "common/clock.h"
 #include "common/encoding.h"
+#include "deploy/controller.h"
 
 namespace paddock::deploy {
 namespace json = boost::json;
@@ -118,6 +121,116 @@ json::object DeploymentJson(const Deployment& d, const ControllerSettings& setti
   return o;
 }
 
+// What a POST /v1/deployments (or /v1/diff) body asks for: the spec from the TOML or from `from`,
+// with the environment and the image overrides applied.
+StatusOr<NewDeployment> Api::Requested(const json::object& body) {
+  NewDeployment nd;
+  nd.group = Str(body, "group");
+  if (nd.group.empty()) nd.group = "default";
+  nd.environment = Str(body, "environment");
+  nd.from = Str(body, "from");
+  if (!nd.from.empty()) {
+    ASSIGN_OR_RETURN(Deployment from, deployments_.Get(nd.from));
+    nd.spec = from.spec;
+    if (Str(body, "group").empty()) nd.group = from.group;
+    nd.environment = from.environment;
+  } else {
+    const std::string file = Str(body, "file").empty() ? "paddock.toml" : Str(body, "file");
+    ASSIGN_OR_RETURN(nd.spec, ParseAppSpec(Str(body, "toml"), {.environment = nd.environment, .file_name = file}));
+  }
+  if (const json::value* images = body.if_contains("images"); images && images->is_array()) {
+    for (const json::value& i : images->as_array()) {
+      if (!i.is_string()) return InvalidArgument("images must be strings CONTAINER=IMAGE");
+      RETURN_IF_ERROR(OverrideImage(nd.spec, i.as_string()));
+    }
+  }
+  nd.project = nd.spec.project;
+  return nd;
+}
+
+namespace {
+
+// Every leaf where `a` and `b` differ, as {"path", "from", "to"} (a missing side is absent).
+void JsonDiff(const std::string& path, const json::value* a, const json::value* b, json::array& out) {
+  if (a && b && *a == *b) return;
+  if (a && b && a->is_object() && b->is_object()) {
+    std::set<std::string> keys;
+    for (const auto& [k, v] : a->as_object()) keys.insert(std::string(k));
+    for (const auto& [k, v] : b->as_object()) keys.insert(std::string(k));
+    for (const std::string& k : keys) {
+      JsonDiff(path.empty() ? k : path + "." + k, a->as_object().if_contains(k), b->as_object().if_contains(k), out);
+    }
+    return;
+  }
+  if (a && b && a->is_array() && b->is_array()) {
+    const size_t n = std::max(a->as_array().size(), b->as_array().size());
+    for (size_t i = 0; i < n; ++i) {
+      JsonDiff(fmt::format("{}[{}]", path, i), i < a->as_array().size() ? &a->as_array()[i] : nullptr,
+               i < b->as_array().size() ? &b->as_array()[i] : nullptr, out);
+    }
+    return;
+  }
+  json::object change{{"path", path}};
+  if (a) change["from"] = *a;
+  if (b) change["to"] = *b;
+  out.emplace_back(std::move(change));
+}
+
+}  // namespace
+
+// What deploying `nd` would change against the group's active deployment, container by container:
+// both rendered as the controller renders (the active one as it is, the new one with the project's
+// current env) under one id, so only real differences show (an image, an env var, a size, a route).
+StatusOr<json::object> Api::Diff(const NewDeployment& nd) {
+  ASSIGN_OR_RETURN(std::vector<Deployment> live, deployments_.Unfinished());
+  const Deployment* active = nullptr;
+  for (const Deployment& d : live) {
+    if (d.active && d.project == nd.project && d.group == nd.group) active = &d;
+  }
+  Deployment incoming;
+  incoming.id = active ? active->id : "00000000-000000-none";
+  incoming.project = nd.project;
+  incoming.group = nd.group;
+  incoming.spec = nd.spec;
+  ASSIGN_OR_RETURN(std::vector<EnvVar> env, deployments_.ListEnv(nd.project));
+  for (const EnvVar& e : env) (e.secret ? incoming.secrets : incoming.env)[e.name] = e.value;
+  ControllerOptions o;
+  o.settings = settings_;
+  o.ssm_prefix = backends_.ssm_prefix;
+  ASSIGN_OR_RETURN(std::vector<Workload> next, RenderDeployment(o, incoming));
+  std::map<std::string, const Workload*> before_by_container;
+  std::vector<Workload> before;
+  if (active) {
+    ASSIGN_OR_RETURN(before, RenderDeployment(o, *active));
+    for (const Workload& w : before) before_by_container[w.container] = &w;
+  }
+  auto comparable = [](const Workload& w) {
+    json::object service = w.service;
+    service.erase("tags");  // the content hash rides in the tags: it moves whenever the definition does
+    return json::value(json::object{{"taskDefinition", w.task_definition}, {"service", std::move(service)}});
+  };
+  json::array containers;
+  for (const Workload& w : next) {
+    json::array changes;
+    auto it = before_by_container.find(w.container);
+    const json::value now = comparable(w);
+    if (it == before_by_container.end()) {
+      containers.emplace_back(json::object{{"container", w.container}, {"added", true}, {"changes", json::array{}}});
+      continue;
+    }
+    const json::value was = comparable(*it->second);
+    JsonDiff("", &was, &now, changes);
+    before_by_container.erase(it);
+    containers.emplace_back(json::object{{"container", w.container}, {"changes", std::move(changes)}});
+  }
+  for (const auto& [name, w] : before_by_container) {
+    containers.emplace_back(json::object{{"container", name}, {"removed", true}, {"changes", json::array{}}});
+  }
+  json::object out{{"project", nd.project}, {"group", nd.group}, {"containers", std::move(containers)}};
+  out["active"] = active ? json::value(active->id) : json::value(nullptr);
+  return out;
+}
+
 // D11: the deployment's streams are "<prefix>/<project>/<deployment>/<container>/<task>" in the
 // install's group (render.h's awslogs-stream-prefix, then the driver's container and task).
 http::Response Api::Logs(const Deployment& d, std::string_view query) {
@@ -160,33 +273,21 @@ http::Response Api::Handle(const http::Request& req) {
   const std::string_view m = req.method;
   if (p.size() < 2 || p[0] != "v1") return Json(404, json::object{{"error", "no such endpoint"}});
 
+  if (p[1] == "diff" && p.size() == 2 && m == "POST") {
+    StatusOr<json::object> body = Body(req);
+    if (!body.ok()) return Fail(body.status());
+    StatusOr<NewDeployment> nd = Requested(*body);
+    if (!nd.ok()) return Fail(nd.status());
+    StatusOr<json::object> diff = Diff(*nd);
+    if (!diff.ok()) return Fail(diff.status());
+    return Json(200, *diff);
+  }
   if (p[1] == "deployments" && p.size() == 2 && m == "POST") {
     StatusOr<json::object> body = Body(req);
     if (!body.ok()) return Fail(body.status());
-    NewDeployment nd;
-    nd.group = Str(*body, "group");
-    if (nd.group.empty()) nd.group = "default";
-    nd.environment = Str(*body, "environment");
-    nd.from = Str(*body, "from");
-    if (!nd.from.empty()) {
-      StatusOr<Deployment> from = deployments_.Get(nd.from);
-      if (!from.ok()) return Fail(from.status());
-      nd.spec = from->spec;
-      if (Str(*body, "group").empty()) nd.group = from->group;
-      nd.environment = from->environment;
-    } else {
-      StatusOr<AppSpec> spec = ParseAppSpec(Str(*body, "toml"), {.environment = nd.environment,
-                                                                   .file_name = Str(*body, "file").empty() ? "paddock.toml" : Str(*body, "file")});
-      if (!spec.ok()) return Fail(spec.status());
-      nd.spec = std::move(*spec);
-    }
-    if (const json::value* images = body->if_contains("images"); images && images->is_array()) {
-      for (const json::value& i : images->as_array()) {
-        if (!i.is_string()) return Fail(InvalidArgument("images must be strings CONTAINER=IMAGE"));
-        Status s = OverrideImage(nd.spec, i.as_string());
-        if (!s.ok()) return Fail(s);
-      }
-    }
+    StatusOr<NewDeployment> requested = Requested(*body);
+    if (!requested.ok()) return Fail(requested.status());
+    NewDeployment& nd = *requested;
     if (const json::value* e = body->if_contains("expire_seconds"); e && e->is_int64() && e->as_int64() > 0) {
       constexpr int64_t kMaxExpire = 10LL * 365 * 86400;  // ten years: far below a time point's range
       if (e->as_int64() > kMaxExpire) {
@@ -194,7 +295,6 @@ http::Response Api::Handle(const http::Request& req) {
       }
       nd.expire_after = std::chrono::seconds(e->as_int64());
     }
-    nd.project = nd.spec.project;
     // Project "shop-staging" (default group) and project "shop" (group "staging") would answer at
     // one host: the second to come is refused rather than sharing (or taking) the other's URL.
     const std::string host = AppHost(settings_, nd.project, nd.group);

@@ -13,6 +13,8 @@
 //   POST /v1/deployments/<id>/stop
 //   GET  /v1/deployments/<id>/logs?start_ms=&next_token=   its containers' lines (CloudWatch Logs'
 //                                              FilterLogEvents on the install's group, by stream prefix)
+//   POST /v1/diff                             the body of a POST /v1/deployments: what it would change
+//                                              against the group's active deployment, per container
 //   GET  /v1/verify                           the preflight (deploy/verify.h): {"checks": [{name, ok, detail}]}
 //   GET  /v1/projects/<project>/env           PUT/DELETE /v1/projects/<project>/env/<NAME> {"value", "secret"}
 //
@@ -42,6 +44,7 @@ struct ApiBackends {
   QueryAws* query = nullptr;   // verify
   EdgeView* edge = nullptr;    // verify
   VerifyOptions verify;
+  std::string ssm_prefix = "paddock";  // diff: secrets' parameter names, as the controller writes them
 };
 
 class Api {
@@ -54,6 +57,8 @@ class Api {
 
  private:
   http::Response Logs(const Deployment& d, std::string_view query);
+  StatusOr<NewDeployment> Requested(const boost::json::object& body);
+  StatusOr<boost::json::object> Diff(const NewDeployment& nd);
 
   Deployments& deployments_;
   ControllerSettings settings_;

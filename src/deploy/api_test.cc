@@ -10,6 +10,7 @@
 #include <boost/json.hpp>
 
 #include "common/testing/fake_clock.h"
+#include "deploy/deployments.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace paddock::deploy {
@@ -97,6 +98,31 @@ TEST_F(ApiTest, ABadSpecIsA400WithItsLineAndCreatesNothing) {
   EXPECT_EQ(v.at("error"), "paddock.toml:5: containers.web.port must be between 1 and 65535 (got 0)");
   EXPECT_EQ(Call("GET", "/v1/deployments").second.at("deployments").as_array().size(), 0u);
   EXPECT_EQ(changes_, 0);
+}
+
+TEST_F(ApiTest, DiffShowsWhatADeployWouldChangeAgainstTheActiveDeployment) {
+  json::object first{{"toml", kToml}};
+  auto [s0, none] = Call("POST", "/v1/diff", &first);
+  ASSERT_EQ(s0, 200) << none;
+  EXPECT_TRUE(none.at("active").is_null());
+  EXPECT_EQ(none.at("containers").at(0).at("added"), true);
+
+  std::string id = Create({{"toml", kToml}});
+  ASSERT_TRUE(deployments_->Transition(id, State::kDeploying, "", {}).ok());
+  ASSERT_TRUE(deployments_->Transition(id, State::kHealthy, "", {}).ok());
+  json::object same{{"toml", kToml}};
+  auto [s1, unchanged] = Call("POST", "/v1/diff", &same);
+  ASSERT_EQ(s1, 200) << unchanged;
+  EXPECT_EQ(unchanged.at("active"), json::value(id));
+  EXPECT_EQ(unchanged.at("containers").at(0).at("changes"), json::array{}) << "the same spec changes nothing";
+
+  json::object next{{"toml", kToml}, {"images", json::array{"web=reg/web:2"}}};
+  auto [s2, changed] = Call("POST", "/v1/diff", &next);
+  ASSERT_EQ(s2, 200) << changed;
+  EXPECT_EQ(changed.at("containers").at(0).at("changes"),
+            json::parse(R"([{"path": "taskDefinition.containerDefinitions[0].image", "from": "reg/web:1",
+                             "to": "reg/web:2"}])"));
+  EXPECT_EQ(changes_, 1) << "a diff deploys nothing";
 }
 
 TEST_F(ApiTest, AnExpiryBeyondTenYearsIsRefused) {

@@ -181,9 +181,26 @@ Controller::Controller(store::Store& store, Deployments& deployments, Aws& aws, 
   if (!options_.sleep) options_.sleep = [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
 }
 
+std::string SecretParameterName(const ControllerOptions& o, const Deployment& d, std::string_view key) {
+  return fmt::format("/{}/{}/{}/{}/{}/{}", o.ssm_prefix, o.settings.controller_class, d.project, d.group, d.id, key);
+}
+
+StatusOr<std::vector<Workload>> RenderDeployment(const ControllerOptions& o, const Deployment& d,
+                                                 std::optional<std::string>* resize_note) {
+  ASSIGN_OR_RETURN(TaskSize size, ResolveSize(d.spec.deploy.cpu, d.spec.deploy.memory, d.spec.deploy.capacity));
+  if (resize_note && size.rounded_up) *resize_note = size.note;
+  // The deployment's plain env applies to every container; a container's own value wins.
+  AppSpec app = d.spec;
+  for (ContainerSpec& c : app.containers) {
+    for (const auto& [k, v] : d.env) c.env.emplace(k, v);
+  }
+  SecretRefs secrets;
+  for (const auto& [k, v] : d.secrets) secrets[k] = SecretParameterName(o, d, k);
+  return Render(o.settings, DeploymentRef{d.project, d.group, d.id}, app, size, secrets);
+}
+
 std::string Controller::SecretName(const Deployment& d, std::string_view key) const {
-  return fmt::format("/{}/{}/{}/{}/{}/{}", options_.ssm_prefix, options_.settings.controller_class, d.project, d.group,
-                     d.id, key);
+  return SecretParameterName(options_, d, key);
 }
 
 // One tick's state: the epoch it leads with, its call counts, and the calls it makes.
@@ -595,20 +612,7 @@ StatusOr<TickReport> Controller::Tick() {
       auto cached = rendered_.find(d.id);
       if (cached == rendered_.end()) {
         Rendering r;
-        StatusOr<TaskSize> size = ResolveSize(d.spec.deploy.cpu, d.spec.deploy.memory, d.spec.deploy.capacity);
-        if (!size.ok()) {
-          r.workloads = size.status();
-        } else {
-          if (size->rounded_up) r.resize_note = size->note;
-          // The project's plain env applies to every container; a container's own value wins.
-          AppSpec app = d.spec;
-          for (ContainerSpec& c : app.containers) {
-            for (const auto& [k, v] : d.env) c.env.emplace(k, v);
-          }
-          SecretRefs secrets;
-          for (const auto& [k, v] : d.secrets) secrets[k] = SecretName(d, k);
-          r.workloads = Render(options_.settings, DeploymentRef{d.project, d.group, d.id}, app, *size, secrets);
-        }
+        r.workloads = RenderDeployment(options_, d, &r.resize_note);
         cached = rendered_.emplace(d.id, std::move(r)).first;
       }
       di.workloads = cached->second.workloads;

@@ -91,6 +91,15 @@ struct TickReport {
   Plan plan;
 };
 
+// The parameter name of a deployment's secret KEY (D7):
+// /<ssm prefix>/<class>/<project>/<group>/<deployment>/<KEY>.
+std::string SecretParameterName(const ControllerOptions& options, const Deployment& d, std::string_view key);
+// What a deployment becomes on ECS: its spec rendered (render.h) at its size, with its env in every
+// container (a container's own value wins) and its secrets as parameter references. With
+// `resize_note`, the Fargate round-up's sentence when there is one.
+StatusOr<std::vector<Workload>> RenderDeployment(const ControllerOptions& options, const Deployment& d,
+                                                 std::optional<std::string>* resize_note = nullptr);
+
 class Controller {
  public:
   Controller(store::Store& store, Deployments& deployments, Aws& aws, EdgeView* edge, Clock& clock,
