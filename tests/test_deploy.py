@@ -134,9 +134,9 @@ class Deploy(unittest.TestCase):
                 raise AssertionError(f"no deploy line in {cls.server.stdout_lines!r}: {cls.server.log_tail()}")
             time.sleep(0.02)
 
-    def paddock(self, *args, check=True, timeout=180):
+    def paddock(self, *args, check=True, timeout=180, input=None):
         r = subprocess.run([h.paddock_bin(), *args], capture_output=True, text=True, env=self.env, timeout=timeout,
-                           cwd=self.tmp, stdin=subprocess.DEVNULL)
+                           cwd=self.tmp, input=input if input is not None else "")
         if check:
             self.assertEqual(r.returncode, 0, f"paddock {args}: {r.stdout} {r.stderr} {self.server.log_tail(3000)}")
         return r
@@ -199,8 +199,10 @@ class Deploy(unittest.TestCase):
 
     def test_2_a_redeploy_under_load_drops_nothing_and_retires_the_old_deployment(self):
         first = self.ids["first"]
-        self.paddock("env", "set", "--secret", "shop", "DB_PASSWORD", "hunter2")
-        self.paddock("env", "set", "shop", "GREETING", "hello")
+        # The secret from stdin (never on a command line); the project from ./paddock.toml.
+        self.paddock("env", "set", "--secret", "DB_PASSWORD", input="hunter2\n")
+        self.paddock("env", "set", "--project", "shop", "GREETING", "hello")
+        self.assertEqual(self.paddock("env", "list").stdout, "DB_PASSWORD=(secret)\nGREETING=hello\n")
         with Load(self.web_port, "shop.localhost") as load:
             self.wait_until("answers under load", lambda: sum(load.answers.values()) > 50)
             r = self.paddock("deploy", "-f", self.spec("busybox:v2", "v2.toml"), "--wait", "--wait-timeout", "120s")

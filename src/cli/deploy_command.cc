@@ -476,15 +476,34 @@ int RunVerify() {
 }
 
 int RunEnv(const DeployCommands& c) {
+  std::string project = c.project;
+  if (project.empty()) {
+    // The project of the app spec in this directory (or -f's).
+    std::ifstream in(c.file);
+    if (!in) return Fail("env", NotFound(fmt::format("no --project, and cannot read {} to find it", c.file)));
+    std::stringstream ss;
+    ss << in.rdbuf();
+    auto spec = deploy::ParseAppSpec(ss.str(), {.environment = "", .file_name = c.file});
+    if (!spec.ok()) return Fail("env", spec.status());
+    project = spec->project;
+  }
   auto endpoint = FindController();
   if (!endpoint.ok()) return Fail("env", endpoint.status());
   ApiClient api(*endpoint);
-  const std::string base = fmt::format("/v1/projects/{}/env", UrlEscape(c.project));
+  const std::string base = fmt::format("/v1/projects/{}/env", UrlEscape(project));
   if (c.env_set->parsed()) {
-    json::object body{{"value", c.value}, {"secret", c.secret}};
+    std::string value = c.value;
+    if (c.env_set->count("value") == 0) {
+      // Not on the command line (where `ps` and the shell's history would keep a secret): stdin.
+      std::stringstream ss;
+      ss << std::cin.rdbuf();
+      value = ss.str();
+      if (value.ends_with('\n')) value.pop_back();
+    }
+    json::object body{{"value", value}, {"secret", c.secret}};
     auto v = api.Call("PUT", base + "/" + UrlEscape(c.key), &body);
     if (!v.ok()) return Fail("env set", v.status());
-    fmt::print("{} set{} for {} (the next deployment takes it)\n", c.key, c.secret ? " (secret)" : "", c.project);
+    fmt::print("{} set{} for {} (the next deployment takes it)\n", c.key, c.secret ? " (secret)" : "", project);
     return 0;
   }
   if (c.env_unset->parsed()) {
@@ -707,16 +726,20 @@ void AddDeployCommands(CLI::App& app, DeployCommands& c) {
 
   c.env = app.add_subcommand("env", "A project's environment variables, taken by its next deployment");
   c.env->require_subcommand(1);
-  c.env_set = c.env->add_subcommand("set", "Set a variable");
+  auto project = [&](CLI::App* cmd) {
+    cmd->add_option("--project", c.project, "The project (default: [project] name of -f's file)");
+    cmd->add_option("-f,--file", c.file, "The app spec naming the project (default paddock.toml)");
+  };
+  c.env_set = c.env->add_subcommand("set", "Set a variable (VALUE omitted: read from standard input)");
   c.env_set->add_flag("--secret", c.secret, "Store it as a secret (SSM SecureString, never in the task definition)");
-  c.env_set->add_option("project", c.project)->required();
+  project(c.env_set);
   c.env_set->add_option("key", c.key)->required();
-  c.env_set->add_option("value", c.value)->required();
+  c.env_set->add_option("value", c.value);
   c.env_unset = c.env->add_subcommand("unset", "Remove a variable");
-  c.env_unset->add_option("project", c.project)->required();
+  project(c.env_unset);
   c.env_unset->add_option("key", c.key)->required();
   c.env_list = c.env->add_subcommand("list", "List variables (secret values hidden)");
-  c.env_list->add_option("project", c.project)->required();
+  project(c.env_list);
 }
 
 std::optional<int> RunDeployCommands(const DeployCommands& c) {

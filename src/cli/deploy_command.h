@@ -6,7 +6,8 @@
 //                  [--expire 7d] [--wait]
 //   paddock deployments list [--project P] | show ID | events ID [--follow] | logs ID [--follow] [--since 5m]
 //                       | stop ID | diff [-f paddock.toml] [--image C=I]... [--group G] [--env E]
-//   paddock env set [--secret] PROJECT KEY VALUE | unset PROJECT KEY | list PROJECT
+//   paddock env set [--secret] [--project P] KEY [VALUE] | unset [--project P] KEY | list [--project P]
+//               (the project defaults to ./paddock.toml's; a VALUE left out is read from stdin)
 //   paddock verify
 //
 // `paddock up` runs the controller in-process against its own API and edge
