@@ -18,6 +18,7 @@
 #include <boost/json.hpp>
 
 #include "aws/json_client.h"
+#include "cli/call_log.h"
 #include "cli/credentials.h"
 #include "common/clock.h"
 #include "common/encoding.h"
@@ -114,6 +115,7 @@ struct ControllerConfig {
   // The process holds the state directory's lock (`paddock up`): its restart takes its earlier
   // life's lease at once instead of waiting it out.
   bool locked = false;
+  std::string call_log;  // a file to append a line per AWS call to (cli/call_log.h); "": none
 };
 
 class Running {
@@ -125,6 +127,10 @@ class Running {
                                                           .schemas = {deploy::kSchema}}));
     r->deployments_ = std::make_unique<deploy::Deployments>(*r->store_, r->clock_);
     r->aws_ = std::make_unique<deploy::HttpAws>(config.aws);
+    if (!config.call_log.empty()) {
+      ASSIGN_OR_RETURN(CallObserver log, OpenCallLog(config.call_log));
+      r->aws_->set_observer(std::move(log));
+    }
     if (config.edge_api) r->edge_ = std::make_unique<deploy::HttpEdgeView>(config.edge_api->first, config.edge_api->second);
     char host[256] = {};
     gethostname(host, sizeof(host) - 1);
@@ -535,6 +541,7 @@ int RunController(const DeployCommands& c) {
   if (!listen.ok()) return Fail("controller", listen.status());
   config.listen_host = listen->first;
   config.listen_port = listen->second;
+  config.call_log = c.call_log;
   config.state_dir = c.state_dir.empty() ? fmt::format("{}/.local/share/paddock-controller",
                                                        std::getenv("HOME") ? std::getenv("HOME") : "/root")
                                          : c.state_dir;
@@ -690,6 +697,9 @@ void AddDeployCommands(CLI::App& app, DeployCommands& c) {
   c.controller->add_flag("--circuit-breaker", c.circuit_breaker,
                          "ECS's deployment circuit breaker on each service (rollback off): a deployment whose tasks "
                          "keep failing fails at once instead of at --deploying-timeout");
+  c.controller->add_option("--call-log", c.call_log,
+                           "Append one JSON line per AWS call to FILE: service, action, ok and its identifying "
+                           "parameters (never a secret's value)");
 
   c.deploy = app.add_subcommand("deploy", "Deploy an app described by paddock.toml; prints the deployment id");
   c.deploy->add_option("-f,--file", c.file, "The app spec (default paddock.toml)");

@@ -1,7 +1,8 @@
 // The deploy controller's commands (deploy/, docs/deploy.md):
 //
 //   paddock controller --endpoint http://127.0.0.1:4566 [--edge-api 127.0.0.1:8081] [--listen 127.0.0.1:4580]
-//                      [--state-dir DIR] [--class default] [--cluster default] [--interval 30s] ...
+//                      [--state-dir DIR] [--class default] [--cluster default] [--interval 30s]
+//                      [--call-log FILE] ...
 //   paddock deploy [-f paddock.toml] [--image CONTAINER=IMAGE]... [--group G] [--env E] [--from ID]
 //                  [--expire 7d] [--wait]
 //   paddock deployments list [--project P] | show ID | events ID [--follow] | logs ID [--follow] [--since 5m]
@@ -54,6 +55,7 @@ struct DeployCommands {
   std::string cloudmap_namespace;
   bool circuit_breaker = false;
   int keep_revisions = 10;
+  std::string call_log;  // "": none
 
   // paddock deploy
   CLI::App* deploy = nullptr;
