@@ -292,6 +292,12 @@ class Deploy(unittest.TestCase):
         self.assertEqual(self.get()[0], 404)
 
     def test_7_the_controllers_api_wants_its_token(self):
+        # The token is kept owner-only: the controller's file, its directory and the CLI's config.
+        import stat
+        for path, mode in ((os.path.join(self.state_dir, "controller", "controller.token"), 0o600),
+                           (os.path.join(self.state_dir, "controller"), 0o700),
+                           (os.path.join(self.env["HOME"], ".config", "paddock", "deploy.json"), 0o600)):
+            self.assertEqual(stat.S_IMODE(os.stat(path).st_mode), mode, path)
         for headers in ({}, {"Authorization": "Bearer wrong"}):
             req = urllib.request.Request(f"{self.controller_url}/v1/deployments", headers=headers)
             with self.assertRaises(urllib.error.HTTPError) as e:
