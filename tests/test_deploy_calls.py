@@ -328,7 +328,7 @@ class DeployCallsAgree(unittest.TestCase):
 
     def test_deploy_redeploy_and_stop_with_a_secret_make_the_same_calls(self):
         def sequence(run):
-            run.paddock("env", "set", "--secret", "shop", "DB_PASSWORD", SECRET)
+            run.paddock("env", "set", "--secret", "--project", "shop", "DB_PASSWORD", SECRET)
             d1 = run.deploy(replicas=0)
             run.wait_state(d1, "Healthy")
             d2 = run.deploy(replicas=0)
