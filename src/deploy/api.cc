@@ -295,18 +295,7 @@ http::Response Api::Handle(const http::Request& req) {
       }
       nd.expire_after = std::chrono::seconds(e->as_int64());
     }
-    // Project "shop-staging" (default group) and project "shop" (group "staging") would answer at
-    // one host: the second to come is refused rather than sharing (or taking) the other's URL.
-    const std::string host = AppHost(settings_, nd.project, nd.group);
-    StatusOr<std::vector<Deployment>> live = deployments_.Unfinished();
-    if (!live.ok()) return Fail(live.status());
-    for (const Deployment& other : *live) {
-      if ((other.project != nd.project || other.group != nd.group) && AppHost(settings_, other.project, other.group) == host) {
-        return Fail(AlreadyExists(fmt::format("{} is already the host of project {} (group {}): choose another project "
-                                              "or group name",
-                                              host, other.project, other.group)));
-      }
-    }
+    nd.host_of = [this](std::string_view project, std::string_view group) { return AppHost(settings_, project, group); };
     StatusOr<Deployment> d = deployments_.Create(nd);
     if (!d.ok()) return Fail(d.status());
     if (changed_) changed_();

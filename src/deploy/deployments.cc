@@ -404,6 +404,26 @@ StatusOr<Deployment> Deployments::Create(const NewDeployment& nd) {
   if (nd.expire_after) d.expires_at = d.created_at + *nd.expire_after;
 
   Status s = store_.Write([&](WriteTxn& txn) -> Status {
+    if (nd.host_of) {
+      // Project "shop-staging" (default group) and project "shop" (group "staging") would answer at
+      // one host: the second to come is refused rather than sharing (or taking) the other's URL.
+      const std::string host = nd.host_of(d.project, d.group);
+      Range range;
+      while (true) {
+        ASSIGN_OR_RETURN(std::vector<Row> rows, txn.Scan(kUnfinished, range, kScanChunk));
+        for (const Row& row : rows) {
+          ASSIGN_OR_RETURN(std::string id, KeyReader(row.key).Str());
+          ASSIGN_OR_RETURN(Deployment other, Load(txn, id));
+          if ((other.project != d.project || other.group != d.group) && nd.host_of(other.project, other.group) == host) {
+            return AlreadyExists(fmt::format("{} is already the host of project {} (group {}): choose another project "
+                                             "or group name",
+                                             host, other.project, other.group));
+          }
+        }
+        if (rows.size() < kScanChunk) break;
+        range.begin = store::KeySuccessor(rows.back().key);
+      }
+    }
     d.env.clear();
     d.secrets.clear();
     std::vector<Row> env;

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -107,6 +108,10 @@ struct NewDeployment {
   std::string from;
   AppSpec spec;
   std::optional<std::chrono::seconds> expire_after;
+  // Where a (project, group) answers (render.h AppHost): set, Create refuses — in its transaction,
+  // so two creates cannot both pass — a deployment whose host another (project, group)'s unfinished
+  // deployment already answers at, with kAlreadyExists.
+  std::function<std::string(std::string_view project, std::string_view group)> host_of;
 };
 
 // Who writes: the controller's lease and the epoch it holds (fenced), or nobody (a user action).

@@ -605,6 +605,26 @@ TEST_F(DeploymentsTest, RetirementForgetsSecretValuesAndARedeployTakesTheProject
   EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
 }
 
+// The host check runs in Create's own transaction: of two (project, group) pairs with one host, the
+// second is refused while the first has an unfinished deployment, and allowed once it is retired.
+TEST_F(DeploymentsTest, CreateRefusesAHostAnotherGroupAnswersAt) {
+  auto host = [](std::string_view project, std::string_view group) {
+    return group == "default" ? std::string(project) : fmt::format("{}-{}", project, group);
+  };
+  auto staging = deployments_->Create(With(New("shop", "staging"), [&](NewDeployment& n) { n.host_of = host; }));
+  ASSERT_TRUE(staging.ok()) << staging.status().ToString();
+  auto clash = deployments_->Create(With(New("shop-staging"), [&](NewDeployment& n) { n.host_of = host; }));
+  EXPECT_EQ(clash.status().code(), StatusCode::kAlreadyExists);
+  auto same_group = deployments_->Create(With(New("shop", "staging"), [&](NewDeployment& n) { n.host_of = host; }));
+  EXPECT_TRUE(same_group.ok()) << "a group's own next deployment shares its host";
+  for (const auto& d : {*staging, *same_group}) {
+    MustTransition(d.id, State::kStopped);
+    ASSERT_TRUE(deployments_->MarkRetired(d.id, {}).ok());
+  }
+  auto later = deployments_->Create(With(New("shop-staging"), [&](NewDeployment& n) { n.host_of = host; }));
+  EXPECT_TRUE(later.ok()) << later.status().ToString();
+}
+
 TEST_F(DeploymentsTest, UnfinishedIsEveryNonTerminalAndEveryUnretiredTerminalOne) {
   Deployment pending = MustCreate("shop", "a");
   Deployment healthy = MustCreate("shop", "b");
