@@ -22,20 +22,18 @@ boto3); a deleted service stays in moto's ListServices (as INACTIVE: the control
 also takes a task definition with secrets and no execution role, which ECS (and Paddock) refuse, so
 both controllers are given a role made with IAM's CreateRole."""
 
-import configparser
 import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import time
 import unittest
-import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import deploy_harness as dh  # noqa: E402
 import paddock_harness as h  # noqa: E402
 import task_harness as th  # noqa: E402
 import boto3  # noqa: E402  (after the harness, which skips the module on a python3 without current clients)
@@ -70,13 +68,6 @@ replicas = {replicas}
 """
 
 SECRET = "hunter2-never-logged"
-TRUST = json.dumps({"Version": "2012-10-17", "Statement": [
-    {"Effect": "Allow", "Principal": {"Service": "ecs-tasks.amazonaws.com"}, "Action": "sts:AssumeRole"}]})
-
-WRITES = {"RegisterTaskDefinition", "CreateService", "UpdateService", "DeleteService", "TagResource", "CreateCluster",
-          "PutParameter", "DeleteParameters"}
-
-
 class Moto:
     """One `python -m moto.server` on 127.0.0.1:0 (its port read from its first lines)."""
 
@@ -111,144 +102,16 @@ class Moto:
                 self.proc.wait()
 
 
-class Backend:
-    """An endpoint the controller runs against: its key, its cluster `default`, the default VPC's
-    subnets and security group (what the controller is given), and how to read its failure."""
-
-    def __init__(self, name, endpoint, key, log_tail):
-        self.name, self.endpoint, self.key, self.log_tail = name, endpoint, key, log_tail
-        ec2 = h.client("ec2", endpoint, *key)
-        vpc = [v for v in ec2.describe_vpcs()["Vpcs"] if v.get("IsDefault")][0]["VpcId"]
-        self.subnets = [s["SubnetId"] for s in ec2.describe_subnets(
-            Filters=[{"Name": "vpc-id", "Values": [vpc]}])["Subnets"]][:1]
-        self.security_group = ec2.describe_security_groups(Filters=[
-            {"Name": "vpc-id", "Values": [vpc]}, {"Name": "group-name", "Values": ["default"]}])[
-            "SecurityGroups"][0]["GroupId"]
-        # moto's clients are not the strict ones: its answers are not what this test is about.
-        self.ecs = (h.client("ecs", endpoint, *key) if name == "paddock" else
-                    boto3.client("ecs", endpoint_url=endpoint, region_name=h.REGION,
-                                 aws_access_key_id=key[0], aws_secret_access_key=key[1]))
-        self.ecs.create_cluster(clusterName="default")
-        # Secrets need an execution role (ECS refuses a task definition with secrets and none).
-        iam = h.client("iam", endpoint, *key)
-        self.execution_role = iam.create_role(RoleName="deploy-calls-execution", AssumeRolePolicyDocument=TRUST)[
-            "Role"]["Arn"]
-
-
-class Run:
-    """One `paddock controller --call-log` against `backend`, and the CLI pointed at it."""
-
-    def __init__(self, test, backend, work_dir, extra=()):
-        self.test, self.backend = test, backend
-        os.makedirs(work_dir)
-        self.work_dir = work_dir
-        self.call_log = os.path.join(work_dir, "calls.jsonl")
-        creds = os.path.join(work_dir, "credentials")
-        with open(creds, "w") as f:
-            f.write(f"[paddock]\naws_access_key_id = {backend.key[0]}\naws_secret_access_key = {backend.key[1]}\n")
-        state = os.path.join(work_dir, "controller")
-        self.stdout_path = os.path.join(work_dir, "controller.out")
-        self.stderr_path = os.path.join(work_dir, "controller.err")
-        args = [h.paddock_bin(), "controller", "--endpoint", backend.endpoint, "--credentials", creds,
-                "--listen", "127.0.0.1:0", "--state-dir", state, "--interval", "1s", "--drain", "1s",
-                "--call-log", self.call_log, "--security-group", backend.security_group,
-                "--execution-role-arn", backend.execution_role, *extra]
-        for s in backend.subnets:
-            args += ["--subnet", s]
-        with open(self.stdout_path, "wb") as out, open(self.stderr_path, "wb") as err:
-            self.proc = subprocess.Popen(args, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
-                                         env=test.env, cwd=work_dir)
-        test.addCleanup(self.stop)
-        deadline = time.monotonic() + 20
-        while True:
-            with open(self.stdout_path) as f:
-                m = re.search(r" on (http://127\.0\.0\.1:\d+) ", f.read())
-            if m:
-                self.url = m.group(1)
-                break
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                test.fail(f"paddock controller did not start: {self.context()}")
-            time.sleep(0.05)
-        with open(os.path.join(state, "controller.token")) as f:
-            self.token = f.read().strip()
-        self.ids = []
-
-    def context(self):
-        shown = []
-        for d in self.ids:
-            try:
-                shown.append(json.dumps({k: v for k, v in self.show(d).items()
-                                         if k in ("id", "state", "reason", "retired")}))
-            except OSError as e:
-                shown.append(f"{d}: {e!r}")
-        return (f"\ndeployments: {shown}\ncalls: {h.log_tail(self.call_log, 3000)}"
-                f"\ncontroller stderr ({self.backend.name}): {h.log_tail(self.stderr_path, 3000)}"
-                f"\n{self.backend.name}'s log: {self.backend.log_tail(3000)}")
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-    def paddock(self, *args):
-        env = dict(self.test.env, PADDOCK_DEPLOY_URL=self.url, PADDOCK_DEPLOY_TOKEN=self.token)
-        r = subprocess.run([h.paddock_bin(), *args], capture_output=True, text=True, env=env, timeout=60,
-                           cwd=self.work_dir, stdin=subprocess.DEVNULL)
-        self.test.assertEqual(r.returncode, 0, f"paddock {args}: {r.stdout} {r.stderr} {self.context()}")
-        return r.stdout
-
-    def deploy(self, replicas):
-        path = os.path.join(self.work_dir, "paddock.toml")
-        with open(path, "w") as f:
-            f.write(SPEC.format(image=IMAGE, replicas=replicas))
-        self.ids.append(self.paddock("deploy", "-f", path).strip())
-        return self.ids[-1]
-
-    def show(self, deployment):
-        req = urllib.request.Request(f"{self.url}/v1/deployments/{deployment}",
-                                     headers={"Authorization": "Bearer " + self.token})
-        with urllib.request.urlopen(req, timeout=10) as resp:
-            return json.load(resp)
-
-    def wait_until(self, what, predicate, timeout=60):
-        deadline = time.monotonic() + timeout * h.latency_scale()
-        while not predicate():
-            if time.monotonic() > deadline:
-                self.test.fail(f"{what} did not happen within {timeout}s on {self.backend.name}: {self.context()}")
-            time.sleep(0.1)
-
-    def wait_state(self, deployment, state, timeout=60):
-        """Waits until the deployment is in `state`; fails at once when it ends in another."""
-        def reached():
-            d = self.show(deployment)
-            if d["state"] != state and d["state"] in ("Failed", "Stopped", "Expired", "Superseded"):
-                self.test.fail(f"{deployment} is {d['state']} ({d.get('reason')}), not {state}: {self.context()}")
-            return d["state"] == state
-        self.wait_until(f"{deployment} to be {state}", reached, timeout)
-
-    def calls(self):
-        """The log's calls, each deployment id replaced by D1, D2, ... in the order they were made."""
-        with open(self.call_log) as f:
-            text = f.read()
-        for i, d in enumerate(self.ids):
-            text = text.replace(d, f"D{i + 1}")
-        return [json.loads(line) for line in text.splitlines()]
-
-
 def canonical(call):
     return (call["service"], call["action"], call["ok"], json.dumps(call["key"], sort_keys=True))
 
 
 def writes(calls):
-    return [canonical(c) for c in calls if c["action"] in WRITES]
+    return [canonical(c) for c in calls if c["action"] in dh.WRITES]
 
 
 def reads(calls):
-    return {canonical(c) for c in calls if c["action"] not in WRITES}
+    return {canonical(c) for c in calls if c["action"] not in dh.WRITES}
 
 
 @unittest.skipIf(moto_missing() is not None, moto_missing() or "")
@@ -271,17 +134,20 @@ class DeployCallsAgree(unittest.TestCase):
             th.httpd_image(cls.state_dir, cls.tmp, IMAGE, "calls\n")
         cls.server = h.Server(cls.state_dir, env=cls.env).start()
         cls.addClassCleanup(cls.server.stop)
-        cls.paddock = Backend("paddock", cls.server.endpoint, (key_id, secret), cls.server.log_tail)
+        cls.paddock = dh.Backend("paddock", cls.server.endpoint, (key_id, secret), cls.server.log_tail)
         cls.moto = Moto(cls.tmp)
         cls.addClassCleanup(cls.moto.stop)
-        cls.moto_backend = Backend("moto", cls.moto.endpoint, ("testing", "testing"), cls.moto.log_tail)
+        # moto's clients are not the strict ones: its answers are not what this test is about.
+        moto_ecs = boto3.client("ecs", endpoint_url=cls.moto.endpoint, region_name=h.REGION,
+                                aws_access_key_id="testing", aws_secret_access_key="testing")
+        cls.moto_backend = dh.Backend("moto", cls.moto.endpoint, ("testing", "testing"), cls.moto.log_tail, ecs=moto_ecs)
         cls.runs = 0
 
     def run_on_both(self, sequence, extra=()):
         logs = {}
         for backend in (self.paddock, self.moto_backend):
             type(self).runs += 1
-            run = Run(self, backend, os.path.join(self.tmp, f"run-{self.runs}-{backend.name}"), extra)
+            run = dh.Controller(self, backend, os.path.join(self.tmp, f"run-{self.runs}-{backend.name}"), extra)
             sequence(run)
             run.stop()
             logs[backend.name] = run.calls()
@@ -303,7 +169,7 @@ class DeployCallsAgree(unittest.TestCase):
     @unittest.skipIf(tasks_skip_reason() is not None, tasks_skip_reason() or "")
     def test_deploy_then_stop_makes_the_same_calls(self):
         def sequence(run):
-            d1 = run.deploy(replicas=1)
+            d1 = run.deploy(SPEC.format(image=IMAGE, replicas=1))
             # A tick after the create: the service is in the snapshot and its tasks were read.
             run.wait_until("a tick that read the new service's tasks",
                            lambda: any(c["action"] == "ListTasks" and c["key"].get("desiredStatus") == "STOPPED"
@@ -329,9 +195,9 @@ class DeployCallsAgree(unittest.TestCase):
     def test_deploy_redeploy_and_stop_with_a_secret_make_the_same_calls(self):
         def sequence(run):
             run.paddock("env", "set", "--secret", "--project", "shop", "DB_PASSWORD", SECRET)
-            d1 = run.deploy(replicas=0)
+            d1 = run.deploy(SPEC.format(image=IMAGE, replicas=0))
             run.wait_state(d1, "Healthy")
-            d2 = run.deploy(replicas=0)
+            d2 = run.deploy(SPEC.format(image=IMAGE, replicas=0))
             run.wait_state(d2, "Healthy")
             run.wait_until("the first deployment's retirement", lambda: run.show(d1)["retired"])
             self.assertEqual(run.show(d1)["state"], "Superseded")

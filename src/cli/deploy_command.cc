@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -105,6 +106,18 @@ Status Publish(const std::string& url, const std::string& token) {
 
 // ---- The controller, wherever it runs -----------------------------------------------------------
 
+// Whether `holder` ("<life><pid>:<random>") is a controller of this host and state directory whose
+// process no longer runs. Replicas sharing a state directory share the host and its pid namespace,
+// so a pid that signal 0 cannot find (ESRCH) holds nothing; a reused pid only makes us wait.
+bool HolderDied(std::string_view life, std::string_view holder) {
+  if (!holder.starts_with(life)) return false;
+  std::string_view rest = holder.substr(life.size());
+  pid_t pid = 0;
+  auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), pid);
+  if (ec != std::errc() || end == rest.data() || pid <= 0 || end == rest.data() + rest.size() || *end != ':') return false;
+  return ::kill(pid, 0) != 0 && errno == ESRCH;
+}
+
 struct ControllerConfig {
   std::string state_dir;
   deploy::HttpAwsOptions aws;
@@ -136,7 +149,13 @@ class Running {
     gethostname(host, sizeof(host) - 1);
     const std::string life = fmt::format("{}:{:016x}:", host, Fnv1a64(config.state_dir));
     config.options.holder = fmt::format("{}{}:{}", life, getpid(), RandomString(6, "abcdefghijklmnopqrstuvwxyz0123456789"));
-    if (config.locked) config.options.successor_of = life;
+    if (config.locked) {
+      config.options.successor_of = life;
+    } else {
+      // Replicas may share this store (one host, one state directory): a holder of this host and
+      // directory whose pid no longer runs was killed, and its lease is taken at once.
+      config.options.holder_gone = [life](std::string_view holder) { return HolderDied(life, holder); };
+    }
     r->controller_ = std::make_unique<deploy::Controller>(*r->store_, *r->deployments_, *r->aws_, r->edge_.get(),
                                                           r->clock_, config.options);
     // The token lives in the state directory, so a restart keeps the CLI's config valid.

@@ -179,6 +179,7 @@ Controller::Controller(store::Store& store, Deployments& deployments, Aws& aws, 
       lease_(store, options_.holder, options_.lease_ttl, options_.successor_of,
              sched::LeaseSlot{.table = "deploy_lease", .name = options_.settings.controller_class}) {
   if (!options_.sleep) options_.sleep = [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
+  if (options_.holder_gone) lease_.TakeOverWhen(options_.holder_gone);
 }
 
 std::string SecretParameterName(const ControllerOptions& o, const Deployment& d, std::string_view key) {

@@ -66,6 +66,10 @@ struct ControllerOptions {
   // over at once (sched/lease.h). Only for a process that holds its state directory's lock
   // (`paddock up`), which makes the name its alone. Empty: none.
   std::string successor_of;
+  // Holder names known dead (sched::Lease::TakeOverWhen): a replica sharing this store whose
+  // process is gone loses its live lease at once. `paddock controller`: same host and state
+  // directory, and its pid no longer runs. Unset: a live lease is always waited out.
+  std::function<bool(std::string_view holder)> holder_gone;
   std::string ssm_prefix = "paddock";              // secrets: /<prefix>/<class>/<project>/<group>/<deployment>/<KEY>
   std::chrono::milliseconds register_spacing{1000};  // RegisterTaskDefinition at most once per this
   // Revision GC: when a deployment is retired, each of its task-definition families keeps its

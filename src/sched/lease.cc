@@ -84,11 +84,11 @@ StatusOr<std::optional<uint64_t>> Lease::TryAcquire(TimePoint now) {
       next.epoch = 1;
     } else if (now_ms < cur->expires_ms && cur->holder == holder_) {
       next.epoch = cur->epoch;  // a renewal in time keeps the epoch
-    } else if (now_ms < cur->expires_ms &&
-               (successor_of_.empty() || !cur->holder.starts_with(successor_of_))) {
+    } else if (now_ms < cur->expires_ms && (successor_of_.empty() || !cur->holder.starts_with(successor_of_)) &&
+               !(gone_ && gone_(cur->holder))) {
       return OkStatus();  // another holder's live lease
     } else {
-      // Expired (or released), or an earlier life's: whoever takes it, ours before or not, starts
+      // Expired (or released), an earlier life's or a dead holder's: whoever takes it, ours before or not, starts
       // a new epoch, so any write still in flight under the old one is fenced off.
       next.epoch = cur->epoch + 1;
     }

@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -61,6 +62,13 @@ class Lease {
 
   const std::string& holder() const { return holder_; }
 
+  // Holders known to be dead: a live lease held by a name for which `gone` answers true is taken
+  // over at once, with a new epoch, instead of being waited out. For replicas that share a host
+  // and a store (the deploy controller's SQLite file): a holder name carries its pid, and a pid
+  // that no longer runs holds nothing. `gone` must never answer true for a running holder; if it
+  // errs, the fence still refuses the deposed holder's writes, but the two would trade the lease.
+  void TakeOverWhen(std::function<bool(std::string_view holder)> gone) { gone_ = std::move(gone); }
+
   // Whoever holds a live lease at `now` (nullopt: nobody): whether a server runs its scheduler on
   // this store — how `paddock admin` tells a running server (whose agents stop tasks) from none.
   static StatusOr<std::optional<std::string>> LiveHolder(store::Store& store, TimePoint now,
@@ -72,6 +80,7 @@ class Lease {
   std::chrono::milliseconds ttl_;
   std::string successor_of_;
   LeaseSlot slot_;
+  std::function<bool(std::string_view)> gone_;
 };
 
 }  // namespace paddock::sched

@@ -1,5 +1,7 @@
 #include "sched/lease.h"
 
+#include <set>
+
 #include <gtest/gtest.h>
 
 #include "common/testing/fake_clock.h"
@@ -94,6 +96,29 @@ TEST(LeaseTest, ARestartedServerTakesItsEarlierLifesLeaseAtOnce) {
   EXPECT_TRUE(FencedPut(*store, after, 2, clock.Now(), "after").ok());
   EXPECT_EQ(Acquire(after, clock.Now()), 2u) << "its own renewals keep the epoch";
   EXPECT_EQ(Acquire(other, clock.Now()), std::nullopt);
+}
+
+// A holder `gone` says is dead (the deploy controller's replicas: its pid no longer runs) loses its
+// live lease to the first replica that asks, with a new epoch; a live one's lease is waited out.
+TEST(LeaseTest, ADeadHoldersLiveLeaseIsTakenOverAtOnce) {
+  testing::TempStore store;
+  testing::FakeClock clock;
+  std::set<std::string, std::less<>> dead;
+  auto gone = [&](std::string_view holder) { return dead.contains(holder); };
+  Lease a(*store, "replica-a", seconds(10));
+  Lease b(*store, "replica-b", seconds(10));
+  a.TakeOverWhen(gone);
+  b.TakeOverWhen(gone);
+  EXPECT_EQ(Acquire(a, clock.Now()), 1u);
+  ASSERT_TRUE(FencedPut(*store, a, 1, clock.Now(), "a1").ok());
+  EXPECT_EQ(Acquire(b, clock.Now()), std::nullopt) << "a runs: its lease is waited out";
+
+  dead.insert("replica-a");
+  EXPECT_EQ(Acquire(b, clock.Now()), 2u) << "a is dead: b does not wait 10 s";
+  EXPECT_TRUE(IsError(FencedPut(*store, a, 1, clock.Now(), "a-late"), Error::kLeaseLost));
+  EXPECT_EQ(Read(*store), "a1");
+  EXPECT_TRUE(FencedPut(*store, b, 2, clock.Now(), "b2").ok());
+  EXPECT_EQ(Acquire(b, clock.Now()), 2u) << "b's own renewals keep the epoch";
 }
 
 TEST(LeaseTest, AnExpiredFenceIsRefusedEvenWithoutANewHolder) {
