@@ -158,6 +158,7 @@ class World {
     ControllerOptions o;
     o.settings.subnets = {"subnet-0a1b"};
     o.settings.security_groups = {"sg-0a1b"};
+    o.settings.execution_role_arn = "arn:aws:iam::000000000000:role/exec";  // its secrets need one
     o.interval = kStep;
     o.holder = std::move(holder);
     o.sleep = [this](milliseconds d) { clock.Advance(d); };
@@ -401,16 +402,16 @@ TEST(ControllerCrashTest, AFirstDeployCrashedAfterAnyWriteConvergesWithoutADupli
   }
 }
 
-// The roll: the operator gives the controller an execution role, so every rendering changes and
-// neither the service's hash tag nor the durable marker matches it any more.
-void GiveExecutionRole(ControllerOptions& o) { o.settings.execution_role_arn = "arn:aws:iam::000000000000:role/exec"; }
+// The roll: the operator gives the controller another execution role, so every rendering changes
+// and neither the service's hash tag nor the durable marker matches it any more.
+void ChangeExecutionRole(ControllerOptions& o) { o.settings.execution_role_arn = "arn:aws:iam::000000000000:role/exec-2"; }
 
 TEST(ControllerCrashTest, ARollCrashedAfterAnyWriteConvergesWithoutADuplicateOrAReRollLoop) {
   auto deploy = [](World& w) {
     w.Start();
     Deployment d = CreateWithSecret(w);
     EXPECT_TRUE(w.StepUntil(w.Is(d.id, State::kHealthy)));
-    w.Reconfigure(GiveExecutionRole);
+    w.Reconfigure(ChangeExecutionRole);
     return d;
   };
   auto rolled = [](World& w, const Deployment& d) {
@@ -459,7 +460,7 @@ TEST(ControllerTest, ARollKeepsAHealthyDeploymentHealthyWhileTheOldRevisionServe
   w.Start(w.Options(), &edge);
   Deployment d = w.Create("shop");
   ASSERT_TRUE(w.StepUntil(w.Is(d.id, State::kHealthy)));
-  w.Reconfigure(GiveExecutionRole);
+  w.Reconfigure(ChangeExecutionRole);
   TickReport roll = w.Tick();
   ASSERT_EQ(roll.plan.actions.size(), 1u);
   EXPECT_EQ(roll.plan.actions[0].kind, ServiceAction::Kind::kRoll);
@@ -482,7 +483,7 @@ TEST(ControllerTest, ARefusedTagResourceDoesNotRollOnEveryTick) {
   ASSERT_TRUE(w.StepUntil(w.Is(d.id, State::kHealthy)));
   const std::string old_hash = w.Get(d.id).applied_hashes["web"];
   w.ecs.FailEvery(Match::Action("TagResource"), AwsError("AccessDeniedException", "not authorized to perform: ecs:TagResource"));
-  w.Reconfigure(GiveExecutionRole);
+  w.Reconfigure(ChangeExecutionRole);
 
   ASSERT_TRUE(w.StepUntil([&] { return w.ecs.Registrations(w.FamilyOf(d)) == 2 && w.ecs.Service(w.ServiceOf(d))->running == 2; }));
   w.Step();
@@ -506,7 +507,7 @@ TEST(ControllerTest, AStaleTagDoesNotHideARollBackToTheFirstRevision) {
   ASSERT_TRUE(w.StepUntil(w.Is(d.id, State::kHealthy)));
   const ControllerOptions first = w.options();
   w.ecs.FailEvery(Match::Action("TagResource"), AwsError("AccessDeniedException", "not authorized to perform: ecs:TagResource"));
-  w.Reconfigure(GiveExecutionRole);
+  w.Reconfigure(ChangeExecutionRole);
   ASSERT_TRUE(w.StepUntil([&] { return w.ecs.Service(w.ServiceOf(d))->task_definition.ends_with(":2"); }));
 
   // Back to the first configuration: the service runs revision 2, so it must roll again, even

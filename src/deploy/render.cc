@@ -26,6 +26,7 @@ constexpr size_t kHashSuffixHex = 16;
 // ECS's tag bounds.
 constexpr size_t kMaxTagKey = 128;
 constexpr size_t kMaxTagValue = 256;
+constexpr size_t kMaxTaskDefinitionBytes = 65536;
 
 bool IsNameChar(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
@@ -360,6 +361,18 @@ StatusOr<std::vector<Workload>> Render(const ControllerSettings& settings, const
 
     std::string canonical;
     WriteCanonical(td, canonical);
+    // Refused here with the reason, not by ECS with a generic one (ECS's quota: 64 KiB per task
+    // definition; the canonical form is the request's body without its whitespace).
+    if (canonical.size() > kMaxTaskDefinitionBytes) {
+      return InvalidArgument(fmt::format("the task definition of container {} is {} bytes; ECS takes at most {} (64 KiB): "
+                                         "move large env values to secrets or files in the image",
+                                         c.name, canonical.size(), kMaxTaskDefinitionBytes));
+    }
+    if (!secrets.empty() && settings.execution_role_arn.empty()) {
+      return InvalidArgument(fmt::format("container {} has secrets ({}), and ECS reads them as the task's execution "
+                                         "role: this controller has none (--execution-role-arn)",
+                                         c.name, secrets.begin()->first));
+    }
     w.hash = aws::Sha256Hex(canonical);
     w.tags.emplace_back(key(tag::kTaskDefinitionHash), w.hash);
 

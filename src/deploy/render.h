@@ -121,7 +121,8 @@ struct Workload {
 // deployments' services merge into one edge load balancer during a cutover (D12). A health check
 // becomes the loadbalancer.healthcheck.* labels. Every container also carries the label
 // "<ns>/controller-class" = class. An invalid spec (CheckAppSpec), a secret named PORT, PADDOCK_*
-// or like one of the container's env vars, or a tag value over 256 characters is kInvalidArgument.
+// or like one of the container's env vars, a tag value over 256 characters, a task definition over
+// ECS's 64 KiB, or secrets with no execution role to read them is kInvalidArgument.
 StatusOr<std::vector<Workload>> Render(const ControllerSettings& settings, const DeploymentRef& ref,
                                        const AppSpec& app, const TaskSize& size, const SecretRefs& secrets);
 

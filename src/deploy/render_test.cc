@@ -531,6 +531,25 @@ TEST(RenderTest, ALongTagValueIsRefusedNamingTheTag) {
   EXPECT_TRUE(Render(Settings(), Ref(std::string(256, 'x')), ShopApp(), Quarter(), {}).ok());
 }
 
+// ECS's limits are checked before any call, with a reason naming what to change.
+TEST(RenderTest, AnOversizedTaskDefinitionOrSecretsWithoutAnExecutionRoleAreRefused) {
+  AppSpec app = ShopApp();
+  for (int i = 0; i < 15; ++i) app.containers[0].env[fmt::format("BLOB_{}", i)] = std::string(4096, 'x');
+  EXPECT_TRUE(Render(Settings(), Ref(), app, Quarter(), {}).ok()) << "60 KiB of env fits";
+  app.containers[0].env["BLOB_15"] = std::string(4096, 'x');
+  StatusOr<std::vector<Workload>> big = Render(Settings(), Ref(), app, Quarter(), {});
+  EXPECT_EQ(big.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(big.status().message(), HasSubstr("ECS takes at most 65536 (64 KiB)"));
+  EXPECT_THAT(big.status().message(), HasSubstr(app.containers[0].name));
+
+  ControllerSettings no_role = Settings();
+  no_role.execution_role_arn.clear();
+  EXPECT_TRUE(Render(no_role, Ref(), ShopApp(), Quarter(), {}).ok()) << "no secrets: no role needed";
+  StatusOr<std::vector<Workload>> secret = Render(no_role, Ref(), ShopApp(), Quarter(), {{"API_KEY", "/p/k"}});
+  EXPECT_EQ(secret.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(secret.status().message(), HasSubstr("--execution-role-arn"));
+}
+
 TEST(RenderTest, AnInvalidSpecIsRefused) {
   AppSpec app = ShopApp();
   app.routes.push_back({.path_prefix = "/jobs", .container = "worker", .access = Access::kPublic});
