@@ -171,9 +171,10 @@ class DeployCallsAgree(unittest.TestCase):
         def sequence(run):
             d1 = run.deploy(SPEC.format(image=IMAGE, replicas=1))
             # A tick after the create: the service is in the snapshot and its tasks were read.
-            run.wait_until("a tick that read the new service's tasks",
-                           lambda: any(c["action"] == "ListTasks" and c["key"].get("desiredStatus") == "STOPPED"
-                                       for c in run.calls()))
+            def read_after_create():
+                actions = [c["action"] for c in run.calls()]
+                return "CreateService" in actions and "ListTasks" in actions[actions.index("CreateService"):]
+            run.wait_until("a tick that read the new service's tasks", read_after_create)
             if run.backend.name == "paddock":
                 run.wait_state(d1, "Healthy")  # its task runs
             else:

@@ -107,6 +107,7 @@ ServiceView ReadService(const ControllerSettings& settings, const json::object& 
       v.primary_created_at = Time(d.as_object(), "createdAt");
       v.rollout_state = Str(d.as_object(), "rolloutState");
       v.rollout_reason = Str(d.as_object(), "rolloutStateReason");
+      v.failed_tasks = Int(d.as_object(), "failedTasks");
     }
   }
   if (const json::value* nc = s.if_contains("networkConfiguration"); nc && nc->is_object()) {
@@ -619,14 +620,19 @@ StatusOr<TickReport> Controller::Tick() {
       di.workloads = cached->second.workloads;
       di.resize_note = cached->second.resize_note;
       if (di.workloads.ok() && running.ok()) {
-        // Stopped tasks say why a deployment is not (yet) healthy: read for those still getting there.
-        const bool why = d.state == State::kPending || d.state == State::kDeploying || d.state == State::kUnhealthy;
+        // Stopped tasks say why a deployment is not (yet) healthy: read for those still getting
+        // there, and only for a service whose tasks ECS counts as failed (one read per service
+        // would spend the read budget on every deploying deployment, every tick), or when it is
+        // Unhealthy.
+        const bool getting_there = d.state == State::kPending || d.state == State::kDeploying;
         for (const Workload& w : *di.workloads) {
-          if (!in.services.contains(w.service_name)) continue;
+          auto service = in.services.find(w.service_name);
+          if (service == in.services.end()) continue;
           std::vector<TaskView>& tasks = di.tasks[w.service_name];
           if (auto it = running->find(w.service_name); it != running->end()) {
             for (const json::object& t : it->second) tasks.push_back(ReadTask(t, w.container));
           }
+          const bool why = (getting_there && service->second.failed_tasks > 0) || d.state == State::kUnhealthy;
           if (!why) continue;
           StatusOr<std::vector<json::object>> stopped = tick.StoppedTasks(w.service_name);
           if (!stopped.ok()) {

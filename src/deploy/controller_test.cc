@@ -681,6 +681,34 @@ TEST(ControllerTest, TheSweepDrainsAndDeletesOurOrphansAndNeverTouchesOthers) {
 
 // ---- 9. Registration spacing -------------------------------------------------------------------
 
+// A deploying deployment's STOPPED tasks (why it is not healthy yet) are read only for a service
+// whose tasks ECS counts as failed: not one ListTasks per deploying service per tick.
+TEST(ControllerTest, StoppedTasksAreReadOnlyForAServiceWithFailedTasks) {
+  World w;
+  w.Start();
+  Deployment d = w.Create("shop");
+  w.Tick();  // creates the service; its tasks are not placed yet (no Settle)
+  w.clock.Advance(kStep);
+  auto stopped_reads = [&](int after) {
+    int n = 0;
+    for (const FakeCall& c : w.ecs.Since(after)) {
+      const json::value* status = c.body.if_contains("desiredStatus");
+      n += c.action == "ListTasks" && status && *status == "STOPPED";
+    }
+    return n;
+  };
+  int mark = w.ecs.calls();
+  w.Tick();
+  ASSERT_EQ(w.StateOf(d.id), State::kDeploying);
+  EXPECT_EQ(stopped_reads(mark), 0) << "no task failed: nothing to explain";
+
+  ASSERT_TRUE(w.ecs.EditService(w.ServiceOf(d), [](FakeService& s) { s.deployments.back().failed_tasks = 1; }));
+  w.clock.Advance(kStep);
+  mark = w.ecs.calls();
+  w.Tick();
+  EXPECT_EQ(stopped_reads(mark), 1) << "a failed task: its service's stopped tasks are read";
+}
+
 TEST(ControllerTest, RegistrationsAreSpacedEvenWhenSeveralDeploymentsArriveTogether) {
   World w;
   w.Start();

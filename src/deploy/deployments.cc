@@ -271,10 +271,28 @@ StatusOr<uint64_t> LastSeq(ReadTxn& txn, std::string_view id) {
   return r.U64();
 }
 
+// A deployment keeps its newest kEventsKept events: each one appended past that evicts the oldest,
+// with the dedupe key that admitted it. By then ECS no longer lists that event (it keeps a
+// service's last 100, and a deployment has at most 9 services), so it is not forwarded again.
+constexpr uint64_t kEventsKept = 2000;
+
 Status PutEvent(WriteTxn& txn, std::string_view id, uint64_t seq, TimePoint at, std::string_view kind,
-                std::string_view message) {
+                std::string_view message, std::string_view dedupe_key = {}) {
   json::object o{{"at_ms", EpochMillis(at)}, {"kind", kind}, {"message", message}};
-  return txn.Put(kEvents, EventKey(id, seq), json::serialize(o));
+  if (!dedupe_key.empty()) o["dedupe"] = dedupe_key;
+  RETURN_IF_ERROR(txn.Put(kEvents, EventKey(id, seq), json::serialize(o)));
+  if (seq <= kEventsKept) return OkStatus();
+  const std::string oldest = EventKey(id, seq - kEventsKept);
+  ASSIGN_OR_RETURN(std::optional<std::string> evicted, txn.Get(kEvents, oldest));
+  if (!evicted) return OkStatus();
+  boost::system::error_code ec;
+  json::value v = json::parse(*evicted, ec);
+  if (!ec && v.is_object()) {
+    if (std::string key = json_fields::Str(v.get_object(), "dedupe"); !key.empty()) {
+      RETURN_IF_ERROR(txn.Delete(kEventKeys, EventDedupeKey(id, key)));
+    }
+  }
+  return txn.Delete(kEvents, oldest);
 }
 
 // Appends one event after the deployment's last one.
@@ -639,7 +657,7 @@ Status Deployments::AppendEvents(std::string_view id, const std::vector<NewEvent
         if (seen) continue;
         RETURN_IF_ERROR(txn.Put(kEventKeys, key, fmt::format("{}", seq + 1)));
       }
-      RETURN_IF_ERROR(PutEvent(txn, id, ++seq, now, e.kind, e.message));
+      RETURN_IF_ERROR(PutEvent(txn, id, ++seq, now, e.kind, e.message, e.dedupe_key));
     }
     return OkStatus();
   });

@@ -536,6 +536,41 @@ TEST_F(DeploymentsTest, EventsAreNumberedAndDedupedByKey) {
             StatusCode::kNotFound);
 }
 
+// A deployment keeps its newest 2,000 events; an evicted ECS event's dedupe key goes with it,
+// while a kept one still stops a repeat.
+TEST_F(DeploymentsTest, OnlyTheNewestEventsAreKeptWithTheirDedupeKeys) {
+  Deployment d = MustCreate("shop");  // seq 1: its "Pending" state event
+  std::vector<NewEvent> batch;
+  for (int i = 2; i <= 2010; ++i) {
+    batch.push_back({.kind = "ecs", .message = fmt::format("event {}", i), .dedupe_key = fmt::format("e{}", i)});
+  }
+  ASSERT_TRUE(deployments_->AppendEvents(d.id, batch, {}).ok());
+  std::vector<Event> kept;
+  for (uint64_t after = 0;;) {
+    auto page = deployments_->Events(d.id, after, 1000);
+    ASSERT_TRUE(page.ok()) << page.status().ToString();
+    if (page->empty()) break;
+    after = page->back().seq;
+    kept.insert(kept.end(), page->begin(), page->end());
+  }
+  ASSERT_EQ(kept.size(), 2000u);
+  EXPECT_EQ(kept.front().seq, 11u);
+  EXPECT_EQ(kept.front().message, "event 11");
+  EXPECT_EQ(kept.back().seq, 2010u);
+
+  ASSERT_TRUE(deployments_
+                  ->AppendEvents(d.id,
+                                 {{.kind = "ecs", .message = "kept key", .dedupe_key = "e11"},
+                                  {.kind = "ecs", .message = "evicted key", .dedupe_key = "e5"}},
+                                 {})
+                  .ok());
+  auto tail = deployments_->Events(d.id, 2010, 10);
+  ASSERT_TRUE(tail.ok());
+  ASSERT_EQ(tail->size(), 1u);
+  EXPECT_EQ((*tail)[0].message, "evicted key");
+  EXPECT_EQ((*tail)[0].seq, 2011u);
+}
+
 TEST_F(DeploymentsTest, EnvIsValidatedAndSnapshottedAtCreate) {
   ASSERT_TRUE(deployments_->SetEnv("shop", "GREETING", "hello", false).ok());
   ASSERT_TRUE(deployments_->SetEnv("shop", "DB_PASSWORD", "s3cret", true).ok());

@@ -39,6 +39,7 @@ struct ServiceView {
   std::optional<TimePoint> primary_created_at;
   std::string rollout_state;     // the PRIMARY deployment's: IN_PROGRESS, COMPLETED, FAILED (circuit breaker)
   std::string rollout_reason;
+  int failed_tasks = 0;          // the PRIMARY deployment's failedTasks: its tasks that stopped or never ran
   std::vector<std::string> subnets;
   std::vector<std::string> security_groups;
   std::string assign_public_ip;  // "ENABLED", "DISABLED" or ""

@@ -405,7 +405,8 @@ class FakeEcs::Impl {
                                             {"desiredCount", s.desired},
                                             {"createdAt", EpochSeconds(r.created_at)},
                                             {"updatedAt", EpochSeconds(r.created_at)},
-                                            {"rolloutState", r.rollout_state}});
+                                            {"rolloutState", r.rollout_state},
+                                            {"failedTasks", r.failed_tasks}});
     }
     json::array events;
     for (const auto& [id, message] : s.events) {

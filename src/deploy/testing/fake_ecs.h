@@ -72,6 +72,7 @@ struct FakeRollout {
   std::string task_definition;
   TimePoint created_at;
   std::string rollout_state;  // IN_PROGRESS | COMPLETED
+  int failed_tasks = 0;       // ECS's failedTasks: tasks of this rollout that failed (set by hand)
 };
 
 struct FakeService {
