@@ -502,7 +502,11 @@ class Controller::Tick_ {
                                  Error::kRejected);
         }
         if (cluster_missing_) {
-          ASSIGN_OR_RETURN(json::value made, Write(AwsService::kEcs, "CreateCluster", {{"clusterName", st.cluster}}));
+          // With both Fargate providers, so `capacity = "interruptible"` (FARGATE_SPOT) places too.
+          ASSIGN_OR_RETURN(json::value made,
+                           Write(AwsService::kEcs, "CreateCluster",
+                                 {{"clusterName", st.cluster},
+                                  {"capacityProviders", json::array{"FARGATE", "FARGATE_SPOT"}}}));
           (void)made;
           cluster_missing_ = false;
         }
