@@ -78,6 +78,11 @@ struct ControllerOptions {
   // A missing cluster is created with the first service (`paddock up`, a developer's machine);
   // otherwise the deployment fails with ECS's ClusterNotFoundException.
   bool create_cluster = false;
+  // A project's task role (settings.task_role_pattern, render.h TaskRoleArn) that does not exist is
+  // created — CreateRole trusting ecs-tasks.amazonaws.com only, with no permissions — before its
+  // first service (`paddock up`; `paddock controller --create-task-roles`). Otherwise a missing
+  // role fails the deployment at once, naming the role and how to make it.
+  bool create_task_roles = false;
   // How the driver waits between registrations (tests: a no-op that advances a fake clock).
   std::function<void(std::chrono::milliseconds)> sleep;
 };
@@ -102,8 +107,10 @@ StatusOr<std::vector<Workload>> RenderDeployment(const ControllerOptions& option
 
 class Controller {
  public:
+  // `iam` (may be null: task roles are then neither checked nor made) answers IAM's GetRole and
+  // CreateRole; `aws`, `iam` and `edge` outlive the controller.
   Controller(store::Store& store, Deployments& deployments, Aws& aws, EdgeView* edge, Clock& clock,
-             ControllerOptions options);
+             ControllerOptions options, QueryAws* iam = nullptr);
 
   // One tick. Not leading is not an error (report.led false). A failed cluster read ends the tick
   // with that error and nothing done; a throttled one ends it with nothing done and
@@ -123,6 +130,7 @@ class Controller {
   store::Store& store_;
   Deployments& deployments_;
   Aws& aws_;
+  QueryAws* iam_;
   EdgeView* edge_;
   Clock& clock_;
   ControllerOptions options_;
@@ -133,6 +141,7 @@ class Controller {
     StatusOr<std::vector<Workload>> workloads = std::vector<Workload>{};
     std::optional<std::string> resize_note;
     std::map<std::string, std::string> registered;  // workload hash -> the revision registered for it
+    bool task_role_ready = false;  // its task role was found (or made) and trusts ecs-tasks.amazonaws.com
   };
   std::map<std::string, Rendering> rendered_;  // unfinished deployment -> its rendering
   std::string namespace_id_;                   // D10: the namespace's id, once found
