@@ -3,7 +3,8 @@
 // the deployments the store still has work for, their tasks and the edge's server status; asks
 // plan.h what to do; and does it, re-checking the lease before every write. Throttling never fails
 // a deployment: the tick stops acting and the next one comes later (exponential backoff, jittered).
-// RegisterTaskDefinition goes out at most once a second.
+// RegisterTaskDefinition goes out at most once a second. Before a deployment's first revision its
+// project's task role is read (or made) through IAM; a refused call is an event naming the action.
 //
 //   Controller controller(store, deployments, aws, &edge, clock, options);
 //   std::jthread loop([&](std::stop_token st) { controller.Run(st); });
