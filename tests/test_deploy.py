@@ -30,6 +30,13 @@ import paddock_harness as h  # noqa: E402
 import task_harness as th  # noqa: E402
 
 
+def boto3_with_token(endpoint, creds):
+    """An STS client signing with a task's role credentials (their session token included)."""
+    import boto3
+    return boto3.client("sts", endpoint_url=endpoint, region_name=h.REGION, aws_access_key_id=creds["AccessKeyId"],
+                        aws_secret_access_key=creds["SecretAccessKey"], aws_session_token=creds["Token"])
+
+
 def skip_reason():
     return th.skip_reason(tools=("crun", "nft", "iptables"))
 
@@ -356,27 +363,44 @@ class Deploy(unittest.TestCase):
         self.paddock("deployments", "stop", duo)
         self.wait_until("the registries' collection", lambda: self.cloudmap.list_services()["Services"] == [])
 
-    def test_91_a_controller_with_only_the_documented_policy_deploys(self):
-        """ADR D14: docs/policies/deploy-controller.json is all a standalone controller needs — an
-        IAM user holding only it deploys, serves through the edge and retires (Paddock evaluates the
-        policy on every call, iam:PassRole of the execution role included)."""
+    def account(self):
+        return self.iam.get_user()["User"]["Arn"].split(":")[4]
+
+    def policy(self):
         with open(os.path.join(h.REPO, "docs", "policies", "deploy-controller.json")) as f:
-            policy = f.read()
-        self.iam.create_user(UserName="deployer")
-        self.iam.put_user_policy(UserName="deployer", PolicyName="deploy-controller", PolicyDocument=policy)
-        key = self.iam.create_access_key(UserName="deployer")["AccessKey"]
-        creds = os.path.join(self.tmp, "deployer-credentials")
+            return json.load(f)
+
+    def deployer(self, user, policy):
+        """A credentials file for a new IAM user `user` holding only `policy` (inline, named deploy-controller)."""
+        self.iam.create_user(UserName=user)
+        self.iam.put_user_policy(UserName=user, PolicyName="deploy-controller", PolicyDocument=json.dumps(policy))
+        key = self.iam.create_access_key(UserName=user)["AccessKey"]
+        creds = os.path.join(self.tmp, f"{user}-credentials")
         with open(creds, "w") as f:
             f.write(f"[paddock]\naws_access_key_id = {key['AccessKeyId']}\n"
                     f"aws_secret_access_key = {key['SecretAccessKey']}\n")
-        account = self.iam.get_user()["User"]["Arn"].split(":")[4]
-        subnets = [s["SubnetId"] for s in self.ec2.describe_subnets()["Subnets"]]
+        return creds
+
+    def task_role(self, project):
+        """Makes project's task role as an operator would for a standalone controller: trusting ECS's tasks."""
+        trust = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": {
+            "Service": "ecs-tasks.amazonaws.com"}, "Action": "sts:AssumeRole"}]}
+        return self.iam.create_role(RoleName=f"paddock-task-{project}",
+                                    AssumeRolePolicyDocument=json.dumps(trust))["Role"]["Arn"]
+
+    def standalone(self, creds, name, *extra, edge=True):
+        """Starts `paddock controller` (class `name`) signing with `creds`, with the execution role and
+        each project's task role (--task-role-pattern); the environment the CLI reaches it with."""
+        account = self.account()
         args = [h.paddock_bin(), "controller", "--endpoint", self.server.endpoint, "--credentials", creds,
-                "--listen", "127.0.0.1:0", "--state-dir", os.path.join(self.tmp, "iam-controller"), "--class", "iam",
-                "--edge-api", f"127.0.0.1:{self.api_port}", "--url-port", str(self.web_port),
+                "--listen", "127.0.0.1:0", "--state-dir", os.path.join(self.tmp, f"{name}-controller"),
+                "--class", name, "--url-port", str(self.web_port),
                 "--execution-role-arn", f"arn:aws:iam::{account}:role/paddock-deploy-execution",
-                "--interval", "1s", "--drain", "1s"]
-        for subnet in subnets:
+                "--task-role-pattern", f"arn:aws:iam::{account}:role/paddock-task-{{project}}",
+                "--interval", "1s", "--drain", "1s", *extra]
+        if edge:
+            args += ["--edge-api", f"127.0.0.1:{self.api_port}"]
+        for subnet in [s["SubnetId"] for s in self.ec2.describe_subnets()["Subnets"]]:
             args += ["--subnet", subnet]
         proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=self.env)
         self.addCleanup(proc.wait, 30)
@@ -385,20 +409,196 @@ class Deploy(unittest.TestCase):
         if m is None:
             proc.terminate()
             self.fail(f"no URL line from paddock controller: {proc.stderr.read()!r}")
-        with open(os.path.join(self.tmp, "iam-controller", "controller.token")) as f:
-            env = dict(self.env, PADDOCK_DEPLOY_URL=m.group(1), PADDOCK_DEPLOY_TOKEN=f.read().strip())
+        with open(os.path.join(self.tmp, f"{name}-controller", "controller.token")) as f:
+            return proc, dict(self.env, PADDOCK_DEPLOY_URL=m.group(1), PADDOCK_DEPLOY_TOKEN=f.read().strip())
+
+    def cli(self, env, *args, timeout=60):
+        return subprocess.run([h.paddock_bin(), *args], capture_output=True, text=True, env=env, timeout=timeout,
+                              cwd=self.tmp)
+
+    def test_91_a_controller_with_only_the_documented_policy_deploys(self):
+        """ADR D14: docs/policies/deploy-controller.json is all a standalone controller needs — an
+        IAM user holding only it deploys, serves through the edge and retires (Paddock evaluates the
+        policy on every call, iam:PassRole of the execution role and the project's task role included)."""
+        creds = self.deployer("deployer", self.policy())
+        role = self.task_role("iamapp")
+        _, env = self.standalone(creds, "iam")
         spec = os.path.join(self.tmp, "iamapp.toml")
         with open(spec, "w") as f:
             f.write(SPEC.format(image="busybox:v2").replace('name = "shop"', 'name = "iamapp"'))
-        r = subprocess.run([h.paddock_bin(), "deploy", "-f", spec, "--wait", "--wait-timeout", "120s"],
-                           capture_output=True, text=True, env=env, timeout=180)
+        r = self.cli(env, "deploy", "-f", spec, "--wait", "--wait-timeout", "120s", timeout=180)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertEqual(self.get(host="iamapp.localhost"), (200, "v2\n"))
-        r = subprocess.run([h.paddock_bin(), "deployments", "stop", r.stdout.strip()], capture_output=True, text=True,
-                           env=env, timeout=60)
+        td = self.ecs.describe_task_definition(taskDefinition="paddock_iamapp_default_web")["taskDefinition"]
+        self.assertEqual(td["taskRoleArn"], role)
+        r = self.cli(env, "deployments", "stop", r.stdout.strip())
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.wait_until("the deployer's services to go",
                         lambda: not [s for s in self.services() if s.startswith("paddock_iamapp_")])
+
+    def test_92_each_project_runs_as_its_own_task_role_made_on_its_first_deploy(self):
+        """Per-project task roles under `paddock up`: each project's tasks run as paddock-task-<project>,
+        made when it first deploys, trusting only ecs-tasks.amazonaws.com and granted nothing; a task
+        of one project reads its own role's credentials from the task-credentials endpoint."""
+        ids = {}
+        for project in ("alpha", "beta"):
+            path = os.path.join(self.tmp, f"{project}.toml")
+            with open(path, "w") as f:
+                f.write(f'[project]\nname = "{project}"\n\n[containers.web]\nimage = "busybox:v1"\nport = 8080\n'
+                        'command = ["sh", "-c", "until wget -q -O /www/creds.json '
+                        'http://169.254.170.2$AWS_CONTAINER_CREDENTIALS_RELATIVE_URI; do sleep 0.2; done; '
+                        'exec httpd -f -p 8080 -h /www"]\n'
+                        'health_check = { path = "/creds.json", interval = "2s", timeout = "1s" }\n\n'
+                        '[routes]\n"/" = "web"\n')
+            ids[project] = self.paddock("deploy", "-f", path, "--wait", "--wait-timeout", "120s").stdout.strip()
+        account = self.account()
+        roles = {}
+        for project in ("alpha", "beta"):
+            td = self.ecs.describe_task_definition(taskDefinition=f"paddock_{project}_default_web")["taskDefinition"]
+            roles[project] = td["taskRoleArn"]
+            self.assertEqual(roles[project], f"arn:aws:iam::{account}:role/paddock-task-{project}")
+            role = self.iam.get_role(RoleName=f"paddock-task-{project}")["Role"]
+            statements = role["AssumeRolePolicyDocument"]["Statement"]
+            self.assertEqual([(s["Effect"], s["Principal"], s["Action"]) for s in statements],
+                             [("Allow", {"Service": "ecs-tasks.amazonaws.com"}, "sts:AssumeRole")])
+            self.assertEqual(self.iam.list_attached_role_policies(RoleName=role["RoleName"])["AttachedPolicies"], [])
+            self.assertEqual(self.iam.list_role_policies(RoleName=role["RoleName"])["PolicyNames"], [])
+        self.assertNotEqual(roles["alpha"], roles["beta"])
+        # A task of alpha holds alpha's role's credentials: STS says so, to the task.
+        status, body = self.get("/creds.json", host="alpha.localhost")
+        self.assertEqual(status, 200, body)
+        creds = json.loads(body)
+        self.assertEqual(creds["RoleArn"], roles["alpha"])
+        sts = boto3_with_token(self.server.endpoint, creds)
+        task = self.show(ids["alpha"])["tasks"][0]["task"].rsplit("/", 1)[1]
+        self.assertEqual(sts.get_caller_identity()["Arn"],
+                         f"arn:aws:sts::{account}:assumed-role/paddock-task-alpha/{task}")
+        for project in ("alpha", "beta"):
+            self.paddock("deployments", "stop", ids[project])
+        self.wait_until("alpha's and beta's services to go",
+                        lambda: not [s for s in self.services() if s.startswith(("paddock_alpha_", "paddock_beta_"))])
+
+    # Per statement of docs/policies/deploy-controller.json: the action a controller without it is
+    # refused first, and where that refusal shows — the deployment's events, `paddock deployments
+    # logs` or `paddock verify`. A statement the policy gains without an entry here fails the test.
+    REFUSALS = {
+        "ReadTheCluster": ("ecs:ListServices", "events"),
+        "WriteTaskDefinitions": ("ecs:RegisterTaskDefinition", "events"),
+        "WriteServicesOfTheCluster": ("ecs:CreateService", "events"),
+        "TagOnCreate": ("ecs:TagResource", "events"),
+        "Secrets": ("ssm:PutParameter", "events"),
+        "Logs": ("logs:FilterLogEvents", "logs"),
+        "Discovery": ("servicediscovery:ListNamespaces", "events"),
+        "PassTheRolesToEcsTasksOnly": ("iam:PassRole", "events"),
+        "ReadTheRoles": ("iam:GetRole", "events"),
+        "Preflight": ("ec2:DescribeSubnets", "verify"),
+    }
+
+    def test_93_a_controller_without_any_one_statement_of_the_policy_says_which_action_it_was_refused(self):
+        """ADR D14/D15: for each statement of the documented policy, a controller whose IAM user holds
+        the policy minus that statement names the refused action (in its deployment's events, its logs
+        answer or `paddock verify`); once the statement is granted back, the same deployment becomes
+        Healthy, and stopped, it retires leaving no service, parameter or Cloud Map service behind.
+        The statements run side by side: one controller (class, user, project) each."""
+        policy = self.policy()
+        sids = [st["Sid"] for st in policy["Statement"]]
+        self.assertEqual(sorted(sids), sorted(self.REFUSALS))
+        account = self.account()
+        # The standalone controllers' classes keep their secrets under /paddock/<class>/: let the
+        # execution role read those too (under `paddock up` it reads its own class's only).
+        self.iam.put_role_policy(RoleName="paddock-deploy-execution", PolicyName="test-classes", PolicyDocument=json.dumps(
+            {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "ssm:GetParameters",
+                                                     "Resource": f"arn:aws:ssm:*:{account}:parameter/paddock/*"}]}))
+        self.addCleanup(self.iam.delete_role_policy, RoleName="paddock-deploy-execution", PolicyName="test-classes")
+        if not [n for n in self.cloudmap.list_namespaces()["Namespaces"] if n["Name"] == "paddock.internal"]:
+            # What `paddock up`'s controller makes with its first deployment (test_90's), when run alone.
+            vpc = self.ec2.describe_vpcs(Filters=[{"Name": "is-default", "Values": ["true"]}])["Vpcs"][0]["VpcId"]
+            op = self.cloudmap.create_private_dns_namespace(Name="paddock.internal", Vpc=vpc)["OperationId"]
+            self.wait_until("the namespace", lambda: self.cloudmap.get_operation(
+                OperationId=op)["Operation"]["Status"] == "SUCCESS", timeout=10)
+        runs = {}
+        for i, sid in enumerate(sids):
+            name = f"deny{i}"
+            without = dict(policy, Statement=[st for st in policy["Statement"] if st["Sid"] != sid])
+            creds = self.deployer(name, without)
+            self.task_role(name)
+            proc, env = self.standalone(creds, name, "--cloudmap-namespace", "paddock.internal", edge=False)
+            path = os.path.join(self.tmp, f"{name}.toml")
+            with open(path, "w") as f:
+                # No task: ten at once would outgrow the node's Fargate capacity, and what is tested is
+                # the controller's own calls (test_91 runs tasks under the policy).
+                f.write(f'[project]\nname = "{name}"\n\n[containers.web]\nimage = "busybox:v1"\nport = 8080\n\n'
+                        '[deploy]\nreplicas = 0\n')
+            r = self.cli(env, "env", "set", "--project", name, "--secret", "TOKEN", "s3cret")
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            r = self.cli(env, "deploy", "-f", path)
+            self.assertEqual(r.returncode, 0, f"{sid}: {r.stdout} {r.stderr}")
+            runs[sid] = dict(name=name, proc=proc, env=env, id=r.stdout.strip())
+
+        def refusal(sid):
+            run = runs[sid]
+            where = self.REFUSALS[sid][1]
+            if where == "events":
+                return self.cli(run["env"], "deployments", "events", run["id"]).stdout
+            if where == "logs":
+                r = self.cli(run["env"], "deployments", "logs", run["id"])
+                return r.stderr if r.returncode != 0 else ""
+            r = self.cli(run["env"], "verify")
+            return r.stdout if r.returncode != 0 else ""
+
+        pending = set(sids)
+
+        def refused():
+            for sid in list(pending):
+                action = self.REFUSALS[sid][0]
+                if f"user/{runs[sid]['name']} is not authorized to perform: {action}" in refusal(sid):
+                    pending.discard(sid)
+            return not pending
+
+        deadline = time.monotonic() + 30 * h.latency_scale()
+        while not refused():
+            if time.monotonic() > deadline:
+                self.fail("no refusal named: " + repr({sid: refusal(sid)[-600:] for sid in pending}))
+            time.sleep(0.2)
+        # The statement granted back: whatever was left half-done, a later tick finishes.
+        for sid, run in runs.items():
+            self.iam.put_user_policy(UserName=run["name"], PolicyName="deploy-controller",
+                                     PolicyDocument=json.dumps(policy))
+
+        def deployment(run):
+            req = urllib.request.Request(f"{run['env']['PADDOCK_DEPLOY_URL']}/v1/deployments/{run['id']}",
+                                         headers={"Authorization": "Bearer " + run["env"]["PADDOCK_DEPLOY_TOKEN"]})
+            with urllib.request.urlopen(req, timeout=10) as resp:
+                return json.load(resp)
+
+        def healthy():
+            return all(deployment(run)["state"] == "Healthy" for run in runs.values())
+
+        deadline = time.monotonic() + 40 * h.latency_scale()
+        while not healthy():
+            if time.monotonic() > deadline:
+                self.fail("not Healthy: " + repr({sid: (deployment(run)["state"], deployment(run)["reason"],
+                                                       self.cli(run["env"], "deployments", "events", run["id"]).stdout[-800:])
+                                                 for sid, run in runs.items() if deployment(run)["state"] != "Healthy"}))
+            time.sleep(0.2)
+        self.assertEqual(refusal("Logs"), "")
+        self.assertEqual(refusal("Preflight"), "")
+        for run in runs.values():
+            r = self.cli(run["env"], "deployments", "stop", run["id"])
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        names = [run["name"] for run in runs.values()]
+
+        def gone():
+            retired = all(deployment(run)["retired"] for run in runs.values())
+            left = [s for s in self.services() if s.split("_")[1] in names]
+            params = [p["Name"] for p in self.ssm.describe_parameters()["Parameters"] if p["Name"].split("/")[2] in names]
+            registries = [s["Name"] for s in self.cloudmap.list_services()["Services"]
+                          if s["Name"].split("-")[0] in names]
+            return retired and not left and not params and not registries
+
+        self.wait_until("every stopped deployment's services, secrets and registries to go", gone, timeout=30)
+        for run in runs.values():
+            run["proc"].terminate()
 
 
 if __name__ == "__main__":

@@ -157,7 +157,7 @@ class Running {
       config.options.holder_gone = [life](std::string_view holder) { return HolderDied(life, holder); };
     }
     r->controller_ = std::make_unique<deploy::Controller>(*r->store_, *r->deployments_, *r->aws_, r->edge_.get(),
-                                                          r->clock_, config.options);
+                                                          r->clock_, config.options, r->aws_.get());
     // The token lives in the state directory, so a restart keeps the CLI's config valid.
     const std::string token_path = config.state_dir + "/controller.token";
     std::ifstream in(token_path);
@@ -176,7 +176,8 @@ class Running {
                                             [c = r->controller_.get()] { c->Nudge(); },
                                             deploy::ApiBackends{.aws = r->aws_.get(), .query = r->aws_.get(),
                                                                   .edge = r->edge_.get(),
-                                                                  .verify = {.create_cluster = config.options.create_cluster}});
+                                                                  .verify = {.create_cluster = config.options.create_cluster,
+                                                                             .create_task_roles = config.options.create_task_roles}});
     http::ServerOptions so;
     so.host = config.listen_host;
     so.port = config.listen_port;
@@ -586,6 +587,17 @@ int RunController(const DeployCommands& c) {
   s.security_groups = c.security_groups;
   s.execution_role_arn = c.execution_role_arn;
   s.task_role_arn = c.task_role_arn;
+  s.task_role_pattern = c.task_role_pattern;
+  if (!s.task_role_pattern.empty()) {
+    if (!s.task_role_arn.empty()) {
+      return Fail("controller", InvalidArgument("--task-role-arn and --task-role-pattern exclude each other: one role "
+                                                "for every project, or each project's own"));
+    }
+    if (Status ok = deploy::CheckTaskRolePattern(s.task_role_pattern); !ok.ok()) return Fail("controller", ok);
+  } else if (c.create_task_roles) {
+    return Fail("controller", InvalidArgument("--create-task-roles needs --task-role-pattern (the roles it names)"));
+  }
+  config.options.create_task_roles = c.create_task_roles;
   s.log_group = c.log_group;
   s.log_region = c.region;
   s.cloudmap_namespace = c.cloudmap_namespace;
@@ -680,6 +692,9 @@ StatusOr<std::unique_ptr<InProcessController>> InProcessController::Start(const 
   config.locked = true;
   if (!o.account.empty()) {
     ASSIGN_OR_RETURN(config.options.settings.execution_role_arn, EnsureExecutionRole(config.aws, o.account, config.options));
+    // Each project's tasks run as a role of their own, made when the project first deploys.
+    config.options.settings.task_role_pattern = fmt::format("arn:aws:iam::{}:role/paddock-task-{{project}}", o.account);
+    config.options.create_task_roles = true;
   }
   auto impl = std::make_unique<Impl>();
   ASSIGN_OR_RETURN(impl->running, Running::Start(config));
@@ -707,7 +722,15 @@ void AddDeployCommands(CLI::App& app, DeployCommands& c) {
   c.controller->add_option("--subnet", c.subnets, "awsvpc subnet (repeatable)");
   c.controller->add_option("--security-group", c.security_groups, "awsvpc security group (repeatable)");
   c.controller->add_option("--execution-role-arn", c.execution_role_arn, "Task execution role");
-  c.controller->add_option("--task-role-arn", c.task_role_arn, "Task role");
+  c.controller->add_option("--task-role-arn", c.task_role_arn,
+                           "One task role for every project's tasks (weaker: each project's workload holds every "
+                           "other's permissions; see --task-role-pattern)");
+  c.controller->add_option("--task-role-pattern", c.task_role_pattern,
+                           "Each project's own task role, an ARN holding {project} (and optionally {class}) in its "
+                           "name: arn:aws:iam::ACCOUNT:role/paddock-task-{project}");
+  c.controller->add_flag("--create-task-roles", c.create_task_roles,
+                         "Create a project's missing task role (CreateRole, trusting ecs-tasks.amazonaws.com, no "
+                         "permissions) instead of failing its deployment; needs iam:CreateRole");
   c.controller->add_option("--log-group", c.log_group, "awslogs group ('' for none; default /paddock/apps)");
   c.controller->add_option("--cloudmap-namespace", c.cloudmap_namespace, "Cloud Map namespace for discovery");
   c.controller->add_option("--keep-revisions", c.keep_revisions,

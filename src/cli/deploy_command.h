@@ -50,7 +50,9 @@ struct DeployCommands {
   std::vector<std::string> subnets;
   std::vector<std::string> security_groups;
   std::string execution_role_arn;
-  std::string task_role_arn;
+  std::string task_role_arn;      // one role for every project's tasks (the weaker choice)
+  std::string task_role_pattern;  // each project's own: "arn:aws:iam::<account>:role/paddock-task-{project}"
+  bool create_task_roles = false;
   std::string log_group = "/paddock/apps";
   std::string cloudmap_namespace;
   bool circuit_breaker = false;

@@ -45,10 +45,11 @@ std::optional<Error> Classify(std::string_view type) {
     return Error::kThrottled;
   }
   if (type.ends_with("NotFoundException") || type == "ParameterNotFound" || type == "ServiceNotActiveException" ||
-      type == "ClusterNotFoundException" || type == "NamespaceNotFound" || type == "ServiceNotFound") {
+      type == "ClusterNotFoundException" || type == "NamespaceNotFound" || type == "ServiceNotFound" ||
+      type == "NoSuchEntity") {
     return Error::kNotFound;
   }
-  if (type == "AccessDeniedException") return Error::kDenied;
+  if (type == "AccessDeniedException" || type == "AccessDenied") return Error::kDenied;  // JSON / Query
   if (type == "ParameterAlreadyExists" || type == "ResourceAlreadyExistsException" || type == "EntityAlreadyExists") {
     return Error::kAlreadyExists;
   }

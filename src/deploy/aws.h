@@ -30,9 +30,9 @@ enum class AwsService { kEcs, kSsm, kLogs, kServiceDiscovery };
 // How the controller tells AWS failures apart (Status detail).
 enum class Error {
   kThrottled = 1,   // ThrottlingException and its kin: back off, never fail a deployment
-  kNotFound,        // ServiceNotFoundException, ParameterNotFound, ResourceNotFoundException, ...
+  kNotFound,        // ServiceNotFoundException, ParameterNotFound, ResourceNotFoundException, NoSuchEntity, ...
   kRejected,        // ClientException, InvalidParameterException, ValidationException: a permanent error
-  kDenied,          // AccessDeniedException
+  kDenied,          // AccessDeniedException (JSON), AccessDenied (Query)
   kAlreadyExists,   // ParameterAlreadyExists, ResourceAlreadyExistsException, EntityAlreadyExists
   kLeaseLost,       // not used by calls: the controller stopped leading mid-tick
 };

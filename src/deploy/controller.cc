@@ -172,11 +172,33 @@ TaskView ReadTask(const json::object& t, std::string_view container) {
 
 bool Throttled(const Status& s) { return IsError(s, Error::kThrottled); }
 
+// A project's task role trusts ECS's tasks and nothing else.
+constexpr std::string_view kTaskRoleTrust =
+    R"({"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ecs-tasks.amazonaws.com"},)"
+    R"("Action":"sts:AssumeRole"}]})";
+
+// The text of the first <tag>...</tag> in `xml` (an IAM Query answer), or "".
+std::string XmlText(std::string_view xml, std::string_view tag) {
+  const std::string open = fmt::format("<{}>", tag), close = fmt::format("</{}>", tag);
+  size_t a = xml.find(open);
+  if (a == std::string_view::npos) return "";
+  a += open.size();
+  size_t b = xml.find(close, a);
+  return b == std::string_view::npos ? "" : std::string(xml.substr(a, b - a));
+}
+
+// A failure the deployment's events show once however many ticks retry it.
+NewEvent FailureEvent(std::string message) {
+  std::string key = fmt::format("failure:{:016x}", Fnv1a64(message));
+  return NewEvent{"failure", std::move(message), std::move(key)};
+}
+
 }  // namespace
 
 Controller::Controller(store::Store& store, Deployments& deployments, Aws& aws, EdgeView* edge, Clock& clock,
-                       ControllerOptions options)
-    : store_(store), deployments_(deployments), aws_(aws), edge_(edge), clock_(clock), options_(std::move(options)),
+                       ControllerOptions options, QueryAws* iam)
+    : store_(store), deployments_(deployments), aws_(aws), iam_(iam), edge_(edge), clock_(clock),
+      options_(std::move(options)),
       lease_(store, options_.holder, options_.lease_ttl, options_.successor_of,
              sched::LeaseSlot{.table = "deploy_lease", .name = options_.settings.controller_class}) {
   if (!options_.sleep) options_.sleep = [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
@@ -220,9 +242,14 @@ class Controller::Tick_ {
   }
 
   // Every write first re-checks the lease in the store (D1): a replica that lost it writes nothing.
-  StatusOr<json::value> Write(AwsService s, std::string_view action, const json::object& body) {
+  Status Leading() {
     Status leading = c_.store_.Read([&](store::ReadTxn& txn) { return c_.lease_.CheckFence(txn, epoch_, c_.clock_.Now()); });
     if (!leading.ok()) return FailedPrecondition(leading.message(), Error::kLeaseLost);
+    return OkStatus();
+  }
+
+  StatusOr<json::value> Write(AwsService s, std::string_view action, const json::object& body) {
+    RETURN_IF_ERROR(Leading());
     ++report_.writes;
     StatusOr<json::value> v = c_.aws_.Call(s, action, body);
     if (!v.ok() && Throttled(v.status())) report_.throttled = true;
@@ -476,6 +503,65 @@ class Controller::Tick_ {
     if (Write(AwsService::kServiceDiscovery, "DeleteService", {{"Id", it->second.id}}).ok()) c_.registries_.erase(it);
   }
 
+  // The deployment's task role, before the revision that names it (render.h TaskRoleArn): found
+  // with IAM's GetRole and trusting ecs-tasks.amazonaws.com, or — with create_task_roles — made
+  // (CreateRole: that trust, no permissions; the operator attaches what the project needs). A role
+  // that is missing (and not to be made) or that ECS could not assume is a permanent refusal
+  // (kRejected: the deployment fails, naming the role and what to do) rather than ECS's launch
+  // error later; any other failure (a denied GetRole) is returned as is, so it is retried. Checked
+  // once per deployment rendering.
+  Status EnsureTaskRole(const Deployment& d) {
+    const std::string arn = TaskRoleArn(c_.options_.settings, d.project);
+    if (arn.empty() || c_.iam_ == nullptr) return OkStatus();
+    auto r = c_.rendered_.find(d.id);
+    if (r != c_.rendered_.end() && r->second.task_role_ready) return OkStatus();
+    const size_t slash = arn.rfind('/');
+    const std::string name = arn.substr(slash + 1);
+    const size_t role = arn.find(":role/");
+    const std::string path = role == std::string::npos || role + 5 > slash ? "/" : arn.substr(role + 5, slash - role - 4);
+    ++report_.reads;
+    StatusOr<std::string> got = c_.iam_->Query("iam", {{"Action", "GetRole"}, {"RoleName", name}, {"Version", "2010-05-08"}});
+    if (!got.ok() && Throttled(got.status())) report_.throttled = true;
+    if (!got.ok() && IsError(got.status(), Error::kNotFound)) {
+      if (!c_.options_.create_task_roles) {
+        return InvalidArgument(
+            fmt::format("the task role {0} of project {1} does not exist: create it trusting ecs-tasks.amazonaws.com "
+                        "(aws iam create-role --role-name {2}{3} --assume-role-policy-document '{4}') and attach what "
+                        "{1}'s tasks may do, or start the controller with --create-task-roles",
+                        arn, d.project, name, path == "/" ? "" : " --path " + path, kTaskRoleTrust),
+            Error::kRejected);
+      }
+      RETURN_IF_ERROR(Leading());
+      ++report_.writes;
+      StatusOr<std::string> made = c_.iam_->Query(
+          "iam", {{"Action", "CreateRole"}, {"RoleName", name}, {"Path", path},
+                  {"AssumeRolePolicyDocument", std::string(kTaskRoleTrust)},
+                  {"Description", fmt::format("The tasks of project {}, deployed by Paddock (no permissions until "
+                                              "an operator attaches them)", d.project)},
+                  {"Version", "2010-05-08"}});
+      if (!made.ok() && !IsError(made.status(), Error::kAlreadyExists)) return made.status();
+      if (made.ok()) {
+        if (r != c_.rendered_.end()) r->second.task_role_ready = true;
+        return OkStatus();
+      }
+      // Made by someone else meanwhile: check it as one found.
+      ++report_.reads;
+      got = c_.iam_->Query("iam", {{"Action", "GetRole"}, {"RoleName", name}, {"Version", "2010-05-08"}});
+    }
+    if (!got.ok()) return got.status();
+    const std::string trust = PercentDecode(XmlText(*got, "AssumeRolePolicyDocument"));
+    if (trust.find("ecs-tasks.amazonaws.com") == std::string::npos) {
+      return InvalidArgument(fmt::format("the task role {} of project {} does not trust ecs-tasks.amazonaws.com, so "
+                                         "ECS cannot give it to the project's tasks: let ecs-tasks.amazonaws.com "
+                                         "assume it (aws iam update-assume-role-policy --role-name {} "
+                                         "--policy-document '{}')",
+                                         arn, d.project, name, kTaskRoleTrust),
+                             Error::kRejected);
+    }
+    if (r != c_.rendered_.end()) r->second.task_role_ready = true;
+    return OkStatus();
+  }
+
   StatusOr<std::string> Register(const Workload& w) {
     TimePoint now = c_.clock_.Now();
     if (c_.last_register_ != TimePoint{} && now - c_.last_register_ < c_.options_.register_spacing) {
@@ -510,6 +596,7 @@ class Controller::Tick_ {
           (void)made;
           cluster_missing_ = false;
         }
+        if (d) RETURN_IF_ERROR(EnsureTaskRole(*d));
         if (d) RETURN_IF_ERROR(PutSecrets(*d));
         // One revision per rendering: a create or roll retried after a later step failed reuses it.
         std::string* registered = nullptr;
@@ -589,6 +676,15 @@ StatusOr<TickReport> Controller::Tick() {
   // make live services look orphaned).
   StatusOr<std::map<std::string, ServiceView>> snapshot = tick.Snapshot();
   if (!snapshot.ok()) {
+    if (IsError(snapshot.status(), Error::kDenied)) {
+      // The controller may not read its cluster: nothing can move until an operator grants it, so
+      // each deployment it has work for says why (once), rather than waiting without a word.
+      const std::string message = fmt::format("reading the cluster {}: {}", options_.settings.cluster,
+                                              snapshot.status().message());
+      for (const Deployment& d : unfinished) {
+        RETURN_IF_ERROR(deployments_.AppendEvents(d.id, {FailureEvent(message)}, tick.fence()));
+      }
+    }
     if (!Throttled(snapshot.status())) return snapshot.status();
     // Throttled: nothing is decided or done, and the next tick comes later (backoff), not an error.
     backoff_ = std::min(backoff_ + 1, 5);
@@ -717,9 +813,8 @@ StatusOr<TickReport> Controller::Tick() {
     }
     if (d) {
       // The same failure, retried tick after tick, is one event.
-      const std::string message = fmt::format("{} {}: {}", KindName(a.kind), a.service_name, s.message());
       RETURN_IF_ERROR(deployments_.AppendEvents(
-          d->id, {NewEvent{"failure", message, fmt::format("failure:{:016x}", Fnv1a64(message))}}, tick.fence()));
+          d->id, {FailureEvent(fmt::format("{} {}: {}", KindName(a.kind), a.service_name, s.message()))}, tick.fence()));
     }
   }
   for (const std::string& name : plan.orphans_retiring) orphan_retiring_since_.emplace(name, in.now);
@@ -753,6 +848,11 @@ StatusOr<TickReport> Controller::Tick() {
       Status gone = tick.DeleteSecrets(*by_id[id]);
       if (!gone.ok()) {
         if (IsError(gone, Error::kLeaseLost)) return report;
+        // Retried next tick; a refusal that will not pass by itself (a denied call) is said once.
+        if (!Throttled(gone) && gone.code() != StatusCode::kUnavailable) {
+          RETURN_IF_ERROR(deployments_.AppendEvents(
+              id, {FailureEvent(fmt::format("deleting its secrets: {}", gone.message()))}, tick.fence()));
+        }
         continue;
       }
       std::set<std::string> in_use;

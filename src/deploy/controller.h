@@ -3,7 +3,8 @@
 // the deployments the store still has work for, their tasks and the edge's server status; asks
 // plan.h what to do; and does it, re-checking the lease before every write. Throttling never fails
 // a deployment: the tick stops acting and the next one comes later (exponential backoff, jittered).
-// RegisterTaskDefinition goes out at most once a second.
+// RegisterTaskDefinition goes out at most once a second. Before a deployment's first revision its
+// project's task role is read (or made) through IAM; a refused call is an event naming the action.
 //
 //   Controller controller(store, deployments, aws, &edge, clock, options);
 //   std::jthread loop([&](std::stop_token st) { controller.Run(st); });
@@ -82,6 +83,11 @@ struct ControllerOptions {
   // A missing cluster is created with the first service (`paddock up`, a developer's machine);
   // otherwise the deployment fails with ECS's ClusterNotFoundException.
   bool create_cluster = false;
+  // A project's task role (settings.task_role_pattern, render.h TaskRoleArn) that does not exist is
+  // created — CreateRole trusting ecs-tasks.amazonaws.com only, with no permissions — before its
+  // first service (`paddock up`; `paddock controller --create-task-roles`). Otherwise a missing
+  // role fails the deployment at once, naming the role and how to make it.
+  bool create_task_roles = false;
   // How the driver waits between registrations (tests: a no-op that advances a fake clock).
   std::function<void(std::chrono::milliseconds)> sleep;
 };
@@ -106,8 +112,10 @@ StatusOr<std::vector<Workload>> RenderDeployment(const ControllerOptions& option
 
 class Controller {
  public:
+  // `iam` (may be null: task roles are then neither checked nor made) answers IAM's GetRole and
+  // CreateRole; `aws`, `iam` and `edge` outlive the controller.
   Controller(store::Store& store, Deployments& deployments, Aws& aws, EdgeView* edge, Clock& clock,
-             ControllerOptions options);
+             ControllerOptions options, QueryAws* iam = nullptr);
 
   // One tick. Not leading is not an error (report.led false). A failed cluster read ends the tick
   // with that error and nothing done; a throttled one ends it with nothing done and
@@ -127,6 +135,7 @@ class Controller {
   store::Store& store_;
   Deployments& deployments_;
   Aws& aws_;
+  QueryAws* iam_;
   EdgeView* edge_;
   Clock& clock_;
   ControllerOptions options_;
@@ -137,6 +146,7 @@ class Controller {
     StatusOr<std::vector<Workload>> workloads = std::vector<Workload>{};
     std::optional<std::string> resize_note;
     std::map<std::string, std::string> registered;  // workload hash -> the revision registered for it
+    bool task_role_ready = false;  // its task role was found (or made) and trusts ecs-tasks.amazonaws.com
   };
   std::map<std::string, Rendering> rendered_;  // unfinished deployment -> its rendering
   std::string namespace_id_;                   // D10: the namespace's id, once found

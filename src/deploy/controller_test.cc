@@ -14,10 +14,12 @@
 #include <memory>
 #include <optional>
 #include <ostream>
+#include <set>
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
 
+#include "common/encoding.h"
 #include "common/testing/fake_clock.h"
 #include "deploy/testing/fake_ecs.h"
 #include "store/sqlite/sqlite_store.h"
@@ -147,6 +149,46 @@ std::string TagValue(const FakeService& s, std::string_view key) {
   return "";
 }
 
+// IAM's roles, for the task-role step: GetRole (its trust policy percent-encoded, as IAM answers)
+// and CreateRole, each logged; a call can be refused on demand.
+class FakeIam final : public QueryAws {
+ public:
+  StatusOr<std::string> Query(std::string_view service,
+                              const std::vector<std::pair<std::string, std::string>>& params) override {
+    std::map<std::string, std::string> p(params.begin(), params.end());
+    const std::string action = p["Action"];
+    log.push_back(action + " " + p["RoleName"]);
+    EXPECT_EQ(service, "iam");
+    if (denied.contains(action)) {
+      return AwsError("AccessDenied", fmt::format("User: arn:aws:iam::000000000000:user/deployer is not authorized to "
+                                                  "perform: iam:{} on resource: role {}",
+                                                  action, p["RoleName"]));
+    }
+    if (action == "GetRole") {
+      auto it = roles.find(p["RoleName"]);
+      if (it == roles.end()) return AwsError("NoSuchEntity", fmt::format("The role with name {} cannot be found.", p["RoleName"]));
+      return fmt::format("<GetRoleResponse><GetRoleResult><Role><RoleName>{}</RoleName><AssumeRolePolicyDocument>{}"
+                         "</AssumeRolePolicyDocument></Role></GetRoleResult></GetRoleResponse>",
+                         it->first, PercentEncode(it->second));
+    }
+    if (action == "CreateRole") {
+      if (roles.contains(p["RoleName"])) return AwsError("EntityAlreadyExists", "Role with name exists.");
+      roles[p["RoleName"]] = p["AssumeRolePolicyDocument"];
+      paths[p["RoleName"]] = p["Path"];
+      return std::string("<CreateRoleResponse/>");
+    }
+    return AwsError("InvalidAction", action);
+  }
+  int Count(std::string_view action) const {
+    return static_cast<int>(std::count_if(log.begin(), log.end(), [&](const std::string& l) { return l.starts_with(action); }));
+  }
+
+  std::map<std::string, std::string> roles;  // name -> trust policy
+  std::map<std::string, std::string> paths;  // name -> the path it was created with
+  std::set<std::string> denied;              // actions refused with AccessDenied
+  std::vector<std::string> log;              // "<Action> <RoleName>"
+};
+
 // One cluster, one store, one clock, and the controller process running on them, which a test can
 // crash (FakeEcs::CrashAfter), restart or reconfigure.
 class World {
@@ -169,7 +211,7 @@ class World {
     options_ = std::move(o);
     edge_ = edge;
     process_deployments_ = std::make_unique<Deployments>(process_store_, clock);
-    controller = std::make_unique<Controller>(process_store_, *process_deployments_, ecs, edge_, clock, options_);
+    controller = std::make_unique<Controller>(process_store_, *process_deployments_, ecs, edge_, clock, options_, &iam);
   }
   void Start() { Start(Options()); }
 
@@ -241,6 +283,7 @@ class World {
   paddock::testing::FakeClock clock;
   TempDb db;
   FakeEcs ecs;
+  FakeIam iam;
   Deployments deployments;  // the user's side: creates, reads, env
 
  private:
@@ -723,6 +766,143 @@ TEST(ControllerTest, RegistrationsAreSpacedEvenWhenSeveralDeploymentsArriveToget
     EXPECT_GE(registrations[i].at - registrations[i - 1].at, w.options().register_spacing) << i;
   }
   EXPECT_EQ(w.ecs.ActiveServices().size(), 3u);
+}
+
+
+// ---- 10. Task roles and refusals ---------------------------------------------------------------
+
+constexpr std::string_view kRolePattern = "arn:aws:iam::000000000000:role/paddock-task-{project}";
+
+std::vector<std::string> FailureEvents(World& w, const std::string& id) {
+  std::vector<std::string> out;
+  StatusOr<std::vector<Event>> es = w.deployments.Events(id, 0, 500);
+  EXPECT_TRUE(es.ok()) << es.status().ToString();
+  if (!es.ok()) return out;
+  for (const Event& e : *es) {
+    if (e.kind == "failure") out.push_back(e.message);
+  }
+  return out;
+}
+
+// `paddock up`: each project's tasks run as a role of their own, made (once) before its first
+// revision, trusting ecs-tasks.amazonaws.com and nothing else.
+TEST(ControllerTest, EachProjectsTaskRoleIsMadeOnceBeforeItsFirstRevision) {
+  World w;
+  ControllerOptions o = w.Options();
+  o.settings.task_role_pattern = std::string(kRolePattern);
+  o.create_task_roles = true;
+  w.Start(o);
+  Deployment shop = w.Create("shop");
+  Deployment blog = w.Create("blog");
+  ASSERT_TRUE(w.StepUntil([&] { return w.StateOf(shop.id) == State::kHealthy && w.StateOf(blog.id) == State::kHealthy; }));
+  ASSERT_EQ(w.iam.roles.size(), 2u);
+  for (const std::string project : {"shop", "blog"}) {
+    const std::string name = "paddock-task-" + project;
+    ASSERT_TRUE(w.iam.roles.contains(name)) << name;
+    json::value trust = json::parse(w.iam.roles[name]);
+    EXPECT_EQ(trust.at("Statement").as_array().size(), 1u);
+    EXPECT_EQ(trust.at("Statement").at(0).at("Principal"), json::parse(R"({"Service": "ecs-tasks.amazonaws.com"})"));
+    EXPECT_EQ(w.iam.paths[name], "/");
+  }
+  // Each revision names its own project's role.
+  for (const FakeCall& c : w.ecs.Log()) {
+    if (c.action != "RegisterTaskDefinition") continue;
+    const std::string family = Str(c.body, "family");
+    const std::string project = family.find("_shop_") != std::string::npos ? "shop" : "blog";
+    EXPECT_EQ(Str(c.body, "taskRoleArn"), "arn:aws:iam::000000000000:role/paddock-task-" + project) << family;
+  }
+  EXPECT_EQ(w.iam.Count("CreateRole"), 2);
+  // A redeploy finds the role: no second CreateRole, and nothing more once a deployment has checked.
+  Deployment shop2 = w.Create("shop");
+  ASSERT_TRUE(w.StepUntil(w.Is(shop2.id, State::kHealthy)));
+  EXPECT_EQ(w.iam.Count("CreateRole"), 2);
+  EXPECT_EQ(w.iam.Count("GetRole"), 3);
+}
+
+// A standalone controller never makes roles: a project whose role is missing, or does not trust
+// ECS's tasks, fails at once, naming the role and how to fix it — before any secret, revision or
+// service exists.
+TEST(ControllerTest, AMissingOrUntrustingTaskRoleFailsTheDeploymentNamingIt) {
+  World w;
+  ControllerOptions o = w.Options();
+  o.settings.task_role_pattern = std::string(kRolePattern);
+  w.Start(o);
+  ASSERT_TRUE(w.deployments.SetEnv("shop", "API_KEY", "s3cret", /*secret=*/true).ok());
+  Deployment d = w.Create("shop");
+  const int mark = w.ecs.calls();
+  w.Step();
+  EXPECT_EQ(w.StateOf(d.id), State::kFailed);
+  EXPECT_THAT(w.Get(d.id).reason,
+              HasSubstr("the task role arn:aws:iam::000000000000:role/paddock-task-shop of project shop does not exist: "
+                        "create it trusting ecs-tasks.amazonaws.com (aws iam create-role --role-name paddock-task-shop"));
+  EXPECT_THAT(w.Get(d.id).reason, HasSubstr("--create-task-roles"));
+  EXPECT_EQ(w.iam.Count("CreateRole"), 0);
+  for (const FakeCall& c : w.ecs.Since(mark)) EXPECT_FALSE(c.write) << c.action;
+
+  w.iam.roles["paddock-task-shop"] =
+      R"({"Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]})";
+  Deployment d2 = w.Create("shop");
+  w.Step();
+  EXPECT_EQ(w.StateOf(d2.id), State::kFailed);
+  EXPECT_THAT(w.Get(d2.id).reason, HasSubstr("paddock-task-shop of project shop does not trust ecs-tasks.amazonaws.com"));
+
+  w.iam.roles["paddock-task-shop"] =
+      R"({"Statement":[{"Effect":"Allow","Principal":{"Service":"ecs-tasks.amazonaws.com"},"Action":"sts:AssumeRole"}]})";
+  Deployment d3 = w.Create("shop");
+  ASSERT_TRUE(w.StepUntil(w.Is(d3.id, State::kHealthy)));
+  EXPECT_EQ(w.ecs.Service(w.ServiceOf(d3))->status, "ACTIVE");
+}
+
+// A refused call (its right not granted) names the action in the deployment's events, once, and is
+// retried: granting it later converges with nothing left half-done — the task role's check, the
+// cluster read, and the secrets' deletion at retirement.
+TEST(ControllerTest, ADeniedCallIsAnEventNamingTheActionAndATickAfterTheGrantConverges) {
+  World w;
+  ControllerOptions o = w.Options();
+  o.settings.task_role_pattern = std::string(kRolePattern);
+  o.create_task_roles = true;
+  w.Start(o);
+  ASSERT_TRUE(w.deployments.SetEnv("shop", "API_KEY", "s3cret", /*secret=*/true).ok());
+  Deployment d = w.Create("shop");
+  w.iam.denied = {"GetRole"};
+  for (int i = 0; i < 3; ++i) w.Step();
+  EXPECT_EQ(w.StateOf(d.id), State::kDeploying);
+  std::vector<std::string> failures = FailureEvents(w, d.id);
+  ASSERT_EQ(failures.size(), 1u);
+  EXPECT_THAT(failures[0], HasSubstr("AccessDenied: User: arn:aws:iam::000000000000:user/deployer is not authorized to "
+                                     "perform: iam:GetRole"));
+  EXPECT_TRUE(w.ecs.ActiveServices().empty());
+  w.iam.denied.clear();
+  ASSERT_TRUE(w.StepUntil(w.Is(d.id, State::kHealthy)));
+
+  // The cluster cannot be read: the tick ends, and every deployment with work left says why.
+  Deployment d2 = w.Create("shop");
+  w.ecs.FailEvery(Match::Action("ListServices"),
+                  AwsError("AccessDeniedException", "User: arn:aws:iam::000000000000:user/deployer is not authorized "
+                                                    "to perform: ecs:ListServices on resource: *"));
+  for (int i = 0; i < 2; ++i) EXPECT_FALSE(w.controller->Tick().ok());
+  failures = FailureEvents(w, d2.id);
+  ASSERT_EQ(failures.size(), 1u);
+  EXPECT_THAT(failures[0], HasSubstr("reading the cluster default: AccessDeniedException: "));
+  EXPECT_THAT(failures[0], HasSubstr("perform: ecs:ListServices"));
+  EXPECT_EQ(w.StateOf(d2.id), State::kPending);
+  w.ecs.ClearFaults();
+  ASSERT_TRUE(w.StepUntil(w.Is(d2.id, State::kHealthy)));
+
+  // The superseded deployment's secrets cannot be listed: it is not marked retired until they go.
+  w.ecs.FailEvery(Match::Action("GetParametersByPath"),
+                  AwsError("AccessDeniedException", "User: arn:aws:iam::000000000000:user/deployer is not authorized "
+                                                    "to perform: ssm:GetParametersByPath on resource: x"));
+  for (int i = 0; i < 8; ++i) w.Step();
+  EXPECT_FALSE(w.Get(d.id).retired);
+  failures = FailureEvents(w, d.id);
+  ASSERT_EQ(failures.size(), 3u);  // the role's check, the cluster read (it was Healthy then), and this
+  EXPECT_THAT(failures[2], HasSubstr("deleting its secrets: AccessDeniedException: "));
+  EXPECT_THAT(failures[2], HasSubstr("ssm:GetParametersByPath"));
+  EXPECT_TRUE(w.ecs.Parameters().contains(w.controller->SecretName(d, "API_KEY")));
+  w.ecs.ClearFaults();
+  ASSERT_TRUE(w.StepUntil([&] { return w.Get(d.id).retired; }));
+  EXPECT_FALSE(w.ecs.Parameters().contains(w.controller->SecretName(d, "API_KEY")));
 }
 
 }  // namespace

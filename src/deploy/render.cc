@@ -248,6 +248,64 @@ std::string DiscoveryName(const ControllerSettings&, const DeploymentRef& ref, s
   return name + "-" + aws::Sha256Hex(raw).substr(0, kHashSuffixHex);
 }
 
+namespace {
+
+// IAM's role name characters: [A-Za-z0-9+=,.@_-].
+bool IsRoleNameChar(char c) {
+  return IsNameChar(c) || c == '+' || c == '=' || c == ',' || c == '.' || c == '@';
+}
+
+std::string ReplaceAll(std::string s, std::string_view from, std::string_view to) {
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) {
+    s.replace(at, from.size(), to);
+  }
+  return s;
+}
+
+}  // namespace
+
+Status CheckTaskRolePattern(std::string_view pattern) {
+  auto bad = [&](std::string_view why) {
+    return InvalidArgument(fmt::format("task role pattern '{}' {}", pattern, why));
+  };
+  // arn:<partition>:iam::<account>:role/<path/><name>
+  if (!pattern.starts_with("arn:")) return bad("must be an IAM role ARN (arn:aws:iam::<account>:role/<name>)");
+  const size_t iam = pattern.find(":iam::");
+  const size_t role = pattern.find(":role/");
+  if (iam == std::string_view::npos || role == std::string_view::npos || role < iam) {
+    return bad("must be an IAM role ARN (arn:aws:iam::<account>:role/<name>)");
+  }
+  const std::string_view account = pattern.substr(iam + 6, role - iam - 6);
+  if (account.size() != 12 || account.find_first_not_of("0123456789") != std::string_view::npos) {
+    return bad("must name a 12-digit account");
+  }
+  const std::string_view path_and_name = pattern.substr(role + 6);
+  const std::string_view name = path_and_name.substr(path_and_name.rfind('/') + 1);
+  if (name.find("{project}") == std::string_view::npos) {
+    return bad("must hold {project} in the role's name, so each project has a role of its own");
+  }
+  std::string rest = ReplaceAll(ReplaceAll(std::string(path_and_name), "{project}", "p"), "{class}", "c");
+  for (char c : rest) {
+    if (!IsRoleNameChar(c) && c != '/') {
+      return bad(fmt::format("holds '{}': a role's path and name take letters, digits, +=,.@_- and, in the path, /; "
+                             "the only placeholders are {{project}} and {{class}}",
+                             c));
+    }
+  }
+  return OkStatus();
+}
+
+std::string TaskRoleArn(const ControllerSettings& settings, std::string_view project) {
+  if (settings.task_role_pattern.empty()) return settings.task_role_arn;
+  std::string arn = ReplaceAll(ReplaceAll(settings.task_role_pattern, "{project}", project), "{class}",
+                               settings.controller_class);
+  const size_t slash = arn.rfind('/');
+  const std::string name = arn.substr(slash + 1);
+  if (name.size() <= kMaxRoleName) return arn;
+  std::string shortened = name.substr(0, kMaxRoleName - kHashSuffixHex - 1);
+  return arn.substr(0, slash + 1) + shortened + "-" + aws::Sha256Hex(name).substr(0, kHashSuffixHex);
+}
+
 Ownership ReadTags(const ControllerSettings& settings, const std::vector<std::pair<std::string, std::string>>& tags) {
   Ownership o;
   const std::string ns = settings.label_namespace + "/";
@@ -355,7 +413,7 @@ StatusOr<std::vector<Workload>> Render(const ControllerSettings& settings, const
     td["memory"] = std::to_string(size.memory_mib);
     td["runtimePlatform"] = json::object{{"cpuArchitecture", "X86_64"}, {"operatingSystemFamily", "LINUX"}};
     if (!settings.execution_role_arn.empty()) td["executionRoleArn"] = settings.execution_role_arn;
-    if (!settings.task_role_arn.empty()) td["taskRoleArn"] = settings.task_role_arn;
+    if (std::string role = TaskRoleArn(settings, ref.project); !role.empty()) td["taskRoleArn"] = role;
     td["containerDefinitions"] = json::array{std::move(container)};
     td["tags"] = TagArray(w.tags);
 

@@ -44,7 +44,11 @@ struct ControllerSettings {
   std::vector<std::string> security_groups;
   bool assign_public_ip = false;                 // Fargate only (EC2 never sends it)
   std::string execution_role_arn;                // empty: none
-  std::string task_role_arn;                     // empty: none
+  // The task role: with task_role_pattern, each project's own (TaskRoleArn); otherwise
+  // task_role_arn, one role shared by every project's tasks (the weaker choice: one project's
+  // workload holds another's permissions); neither: none.
+  std::string task_role_arn;
+  std::string task_role_pattern;                 // e.g. "arn:aws:iam::123456789012:role/paddock-task-{project}"
   std::string log_group = "/paddock/apps";       // awslogs group; empty: no logConfiguration
   std::string log_region = "us-east-1";
   std::string cloudmap_namespace;                // e.g. "apps.paddock.local"; empty: no discovery
@@ -65,6 +69,18 @@ std::string AppHost(const ControllerSettings& settings, std::string_view project
 std::string AppUrl(const ControllerSettings& settings, std::string_view project, std::string_view group);
 std::string FamilyName(const ControllerSettings& settings, const DeploymentRef& ref, std::string_view container);
 std::string ServiceName(const ControllerSettings& settings, const DeploymentRef& ref, std::string_view container);
+// IAM's longest role name.
+inline constexpr size_t kMaxRoleName = 64;
+// Whether `pattern` can name a project's task role: an IAM role ARN
+// ("arn:<partition>:iam::<account>:role/[<path>/]<name>") holding "{project}" in its name, and no
+// placeholder but "{project}" and "{class}". kInvalidArgument saying what is wrong.
+Status CheckTaskRolePattern(std::string_view pattern);
+// The task role of `project`'s tasks: task_role_pattern with "{project}" and "{class}" filled in
+// (a role name over 64 characters keeps its first 47 and ends in "-" + 16 hex of the SHA-256 of
+// the whole name, so it stays valid, stable and distinct), else task_role_arn, else "".
+// REQUIRES: task_role_pattern is empty or passes CheckTaskRolePattern.
+std::string TaskRoleArn(const ControllerSettings& settings, std::string_view project);
+
 // The Cloud Map service name of (project, group, container) — one DNS label, at most 63 characters.
 std::string DiscoveryName(const ControllerSettings& settings, const DeploymentRef& ref, std::string_view container);
 

@@ -523,6 +523,69 @@ TEST(RenderTest, OptionalPartsAreLeftOutWhenUnset) {
   EXPECT_FALSE(OnlyContainer(w).contains("command"));
 }
 
+TEST(TaskRoleTest, EachProjectGetsItsOwnRoleFromThePattern) {
+  ControllerSettings s = Settings();
+  s.task_role_pattern = "arn:aws:iam::123456789012:role/paddock-task-{project}";
+  EXPECT_EQ(TaskRoleArn(s, "shop"), "arn:aws:iam::123456789012:role/paddock-task-shop");
+  EXPECT_EQ(TaskRoleArn(s, "blog"), "arn:aws:iam::123456789012:role/paddock-task-blog");
+  s.task_role_pattern = "arn:aws:iam::123456789012:role/apps/{class}/{class}-{project}";
+  EXPECT_EQ(TaskRoleArn(s, "shop"), "arn:aws:iam::123456789012:role/apps/prod/prod-shop");
+  // The pattern outranks a shared role; without either, none.
+  s.task_role_arn = "arn:aws:iam::123456789012:role/shared";
+  EXPECT_EQ(TaskRoleArn(s, "shop"), "arn:aws:iam::123456789012:role/apps/prod/prod-shop");
+  s.task_role_pattern.clear();
+  EXPECT_EQ(TaskRoleArn(s, "shop"), "arn:aws:iam::123456789012:role/shared");
+  s.task_role_arn.clear();
+  EXPECT_EQ(TaskRoleArn(s, "shop"), "");
+}
+
+TEST(TaskRoleTest, ALongProjectsRoleNameIsShortenedStablyAndDistinctly) {
+  ControllerSettings s = Settings();
+  s.task_role_pattern = "arn:aws:iam::123456789012:role/team/paddock-task-{project}";
+  const std::string a(63, 'a');
+  std::string b = a;
+  b.back() = 'b';
+  const std::string ra = TaskRoleArn(s, a), rb = TaskRoleArn(s, b);
+  for (const std::string& r : {ra, rb}) {
+    ASSERT_TRUE(r.starts_with("arn:aws:iam::123456789012:role/team/paddock-task-aaaa")) << r;
+    EXPECT_EQ(r.size() - r.rfind('/') - 1, kMaxRoleName) << r;
+  }
+  EXPECT_NE(ra, rb);
+  EXPECT_EQ(ra, TaskRoleArn(s, a));
+  // 64 characters exactly is left alone.
+  const std::string fits(64 - std::string("paddock-task-").size(), 'x');
+  EXPECT_EQ(TaskRoleArn(s, fits), "arn:aws:iam::123456789012:role/team/paddock-task-" + fits);
+}
+
+TEST(TaskRoleTest, ThePatternMustBeARoleArnNamingTheProject) {
+  EXPECT_TRUE(CheckTaskRolePattern("arn:aws:iam::123456789012:role/paddock-task-{project}").ok());
+  EXPECT_TRUE(CheckTaskRolePattern("arn:aws:iam::123456789012:role/apps/{class}/{project}").ok());
+  for (std::string_view bad : {"paddock-task-{project}", "arn:aws:iam::123456789012:user/{project}",
+                               "arn:aws:iam::123456789012:role/paddock-task", "arn:aws:iam::123456789012:role/{project}/x",
+                               "arn:aws:iam::{account}:role/paddock-task-{project}",
+                               "arn:aws:iam::123456789012:role/paddock task-{project}",
+                               "arn:aws:iam::123456789012:role/paddock-{group}-{project}"}) {
+    Status st = CheckTaskRolePattern(bad);
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_THAT(st.message(), HasSubstr(bad)) << bad;
+  }
+}
+
+TEST(TaskRoleTest, TheTaskDefinitionCarriesItsProjectsRole) {
+  ControllerSettings s = Settings();
+  s.task_role_arn = "arn:aws:iam::123456789012:role/shared";
+  s.task_role_pattern = "arn:aws:iam::123456789012:role/paddock-task-{project}";
+  AppSpec blog = ShopApp();
+  blog.project = "blog";
+  std::vector<Workload> shop_ws = MustRender(s, Ref(), ShopApp());
+  std::vector<Workload> blog_ws = MustRender(s, {.project = "blog", .group = "default", .id = "x"}, blog);
+  for (const Workload& w : shop_ws) EXPECT_EQ(w.task_definition.at("taskRoleArn"), "arn:aws:iam::123456789012:role/paddock-task-shop");
+  for (const Workload& w : blog_ws) EXPECT_EQ(w.task_definition.at("taskRoleArn"), "arn:aws:iam::123456789012:role/paddock-task-blog");
+  // The role is part of the task definition, so changing it rolls the services (D4's hash).
+  s.task_role_pattern.clear();
+  EXPECT_NE(MustRender(s, Ref(), ShopApp())[0].hash, shop_ws[0].hash);
+}
+
 TEST(RenderTest, ALongTagValueIsRefusedNamingTheTag) {
   StatusOr<std::vector<Workload>> ws = Render(Settings(), Ref(std::string(257, 'x')), ShopApp(), Quarter(), {});
   ASSERT_FALSE(ws.ok());

@@ -111,7 +111,25 @@ std::vector<Check> Verify(Aws& aws, QueryAws& query, EdgeView* edge, const Contr
                            "--security-group"));
   }
   out.push_back(RoleCheck(query, "execution role", s.execution_role_arn, !s.log_group.empty()));
-  out.push_back(RoleCheck(query, "task role", s.task_role_arn, false));
+  if (s.task_role_pattern.empty()) {
+    out.push_back(RoleCheck(query, "task role", s.task_role_arn, false));
+  } else {
+    // Each project's own role, checked (or made) when the project deploys: here, that the
+    // controller may read roles at all, so a deployment's check cannot be refused.
+    Check c{"task role", false, ""};
+    const std::string example = TaskRoleArn(s, "example");
+    StatusOr<std::string> v = query.Query(
+        "iam", {{"Action", "GetRole"}, {"RoleName", example.substr(example.rfind('/') + 1)}, {"Version", "2010-05-08"}});
+    c.ok = v.ok() || IsError(v.status(), Error::kNotFound);
+    c.detail = !c.ok ? fmt::format("each project's own ({}), but reading one fails: {}", s.task_role_pattern,
+                                   v.status().message())
+               : o.create_task_roles
+                   ? fmt::format("each project's own ({}): made, trusting ecs-tasks.amazonaws.com, when it first deploys",
+                                 s.task_role_pattern)
+                   : fmt::format("each project's own ({}): a deployment fails when its project's role is missing",
+                                 s.task_role_pattern);
+    out.push_back(std::move(c));
+  }
   Check e{"edge", false, ""};
   if (!edge) {
     e.ok = true;

@@ -26,6 +26,7 @@ struct Check {
 
 struct VerifyOptions {
   bool create_cluster = false;  // a missing cluster is made with the first service (paddock up)
+  bool create_task_roles = false;  // a project's missing task role is made with its first service
 };
 
 std::vector<Check> Verify(Aws& aws, QueryAws& query, EdgeView* edge, const ControllerSettings& settings,

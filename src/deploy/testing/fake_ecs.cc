@@ -82,10 +82,10 @@ Status AwsError(std::string_view type, std::string_view message) {
     return ResourceExhausted(std::move(text), Error::kThrottled);
   }
   if (type.ends_with("NotFoundException") || type == "ParameterNotFound" || type == "ServiceNotActiveException" ||
-      type == "ServiceNotFound" || type == "NamespaceNotFound") {
+      type == "ServiceNotFound" || type == "NamespaceNotFound" || type == "NoSuchEntity") {
     return NotFound(std::move(text), Error::kNotFound);
   }
-  if (type == "AccessDeniedException") return PermissionDenied(std::move(text), Error::kDenied);
+  if (type == "AccessDeniedException" || type == "AccessDenied") return PermissionDenied(std::move(text), Error::kDenied);
   if (type == "ParameterAlreadyExists" || type == "ResourceAlreadyExistsException" || type == "EntityAlreadyExists") {
     return AlreadyExists(std::move(text), Error::kAlreadyExists);
   }
