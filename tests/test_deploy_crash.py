@@ -88,10 +88,13 @@ class ControllerCrash(unittest.TestCase):
         self.lives = 0
 
     def controller(self, extra=(), proxy=None):
-        """A controller life on this test's state directory, through the proxy."""
+        """A controller life on this test's state directory, through the proxy. Each test's
+        controllers are a class of their own: another test's (separate store) would see this
+        test's services as orphans of its class and collect them."""
         self.lives += 1
-        return dh.Controller(self, self.backend, os.path.join(self.work, f"life-{self.lives}"), extra=extra,
-                             endpoint=(proxy or self.proxy).endpoint, state_dir=self.state)
+        return dh.Controller(self, self.backend, os.path.join(self.work, f"life-{self.lives}"),
+                             extra=("--class", self.project, *extra), endpoint=(proxy or self.proxy).endpoint,
+                             state_dir=self.state)
 
     def spec(self):
         return SPEC.format(project=self.project, image=IMAGE)
@@ -114,7 +117,7 @@ class ControllerCrash(unittest.TestCase):
                    for status in ("ACTIVE", "INACTIVE"))
 
     def secrets(self, deployment):
-        path = f"/paddock/default/{self.project}/default/{deployment}"
+        path = f"/paddock/{self.project}/{self.project}/default/{deployment}"
         return [p["Name"] for p in self.ssm.get_parameters_by_path(Path=path, Recursive=True)["Parameters"]]
 
     def assertQuiet(self, ctl, ticks=3):
@@ -153,7 +156,7 @@ class ControllerCrash(unittest.TestCase):
 
     def test_a_crash_after_put_parameter_converges(self):
         d1, ctl = self.deploy_through_a_crash("PutParameter", "answered", with_secret=True)
-        self.assertEqual(self.secrets(d1), [f"/paddock/default/{self.project}/default/{d1}/DB_PASSWORD"])
+        self.assertEqual(self.secrets(d1), [f"/paddock/{self.project}/{self.project}/default/{d1}/DB_PASSWORD"])
 
     def test_a_crash_after_register_task_definition_converges(self):
         self.deploy_through_a_crash("RegisterTaskDefinition", "answered")
