@@ -412,7 +412,8 @@ class Deploy(unittest.TestCase):
                         lambda: not [s for s in self.services() if s.startswith("paddock_iamapp_")])
 
     TICKER = ('[project]\nname = "ticker"\n\n[containers.worker]\nimage = "busybox:v1"\n'
-              'command = ["sh", "-c", "i=0; while true; do i=$((i+1)); echo tick $i; sleep 0.5; done"]\n')
+              'command = ["sh", "-c", "trap \'exit 0\' TERM; i=0; while true; do i=$((i+1)); echo tick $i; sleep 0.5; done"]\n')
+    # (As PID 1, sh ignores SIGTERM unless it traps it: the trap lets a stop end the task at once.)
 
     def ticker(self):
         path = os.path.join(self.tmp, "ticker.toml")

@@ -96,17 +96,21 @@ class Follower {
     return std::max(from, newest_ms_ - window);
   }
 
-  // Every FilterLogEvents page from `from` (one source), each new event given. A group that does
-  // not exist holds none; a throttled page is asked again after a pause.
+  // Every FilterLogEvents page from `from` (one source), each new event given, a heartbeat for a
+  // page that gave none. A group that does not exist holds none; a throttled page is asked again
+  // after a pause.
   Status Read(int64_t from) {
     seen_.NewSource();
     std::string token;
-    bool any = false;
     while (alive_) {
+      bool any = false;
       json::object body{{"logGroupName", r_.group_name}, {"logStreamNamePrefix", r_.stream_prefix}, {"startTime", from}};
       if (!token.empty()) body["nextToken"] = token;
       StatusOr<json::value> v = aws_.Call(AwsService::kLogs, "FilterLogEvents", body);
-      if (!v.ok() && IsError(v.status(), Error::kNotFound)) break;
+      if (!v.ok() && IsError(v.status(), Error::kNotFound)) {
+        Write("\n");
+        break;
+      }
       if (!v.ok() && IsError(v.status(), Error::kThrottled)) {
         if (!Write("\n") || !Pause()) return OkStatus();
         continue;
@@ -133,9 +137,11 @@ class Follower {
         }
       }
       if (const json::value* t = o.if_contains("nextToken"); t && t->is_string()) token = t->as_string();
+      // A page that gave nothing (AWS answers empty pages with a token on long searches) still
+      // tells the reader the follow is alive.
+      if (!any) Write("\n");
       if (token.empty()) break;
     }
-    if (!any) Write("\n");
     return OkStatus();
   }
 
