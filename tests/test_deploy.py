@@ -6,8 +6,9 @@ service overlaps the old one, and afterwards the old deployment's service is gon
 back to an earlier deployment's exact workload (its image and its env as they were); a project's
 secret env var reaches the container
 (from an SSM SecureString, never the task definition) and its parameter is deleted with its
-deployment; `paddock deployments logs` shows the app's output; a bad paddock.toml is refused with its
-line; the controller's API wants its token.
+deployment; `paddock deployments logs` shows the app's output, and `--follow` the lines written
+after it started (CloudWatch Logs' live tail); `deployments show --follow` exits on the deployment's
+state; a bad paddock.toml is refused with its line; the controller's API wants its token.
 
 Needs root, crun, nft, iptables and busybox-static."""
 
@@ -431,7 +432,17 @@ class Deploy(unittest.TestCase):
         self.assertEqual(self.get(host="iamapp.localhost"), (200, "v2\n"))
         td = self.ecs.describe_task_definition(taskDefinition="paddock_iamapp_default_web")["taskDefinition"]
         self.assertEqual(td["taskRoleArn"], role)
-        r = self.cli(env, "deployments", "stop", r.stdout.strip())
+        iamapp = r.stdout.strip()
+        # The policy lets `deployments logs --follow` use the live tail: its backlog comes (read after
+        # the session started, or after the notice of a refusal), and no polling notice.
+        follow = subprocess.Popen([h.paddock_bin(), "deployments", "logs", iamapp, "--follow"], stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True, env=env)
+        self.addCleanup(follow.wait, 10)
+        self.addCleanup(follow.terminate)
+        self.assertIn(f"started {iamapp}", follow.stdout.readline())
+        follow.terminate()
+        self.assertNotIn("polling", follow.communicate(timeout=10)[1])
+        r = self.cli(env, "deployments", "stop", iamapp)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.wait_until("the deployer's services to go",
                         lambda: not [s for s in self.services() if s.startswith("paddock_iamapp_")])
@@ -599,6 +610,61 @@ class Deploy(unittest.TestCase):
         self.wait_until("every stopped deployment's services, secrets and registries to go", gone, timeout=30)
         for run in runs.values():
             run["proc"].terminate()
+    TICKER = ('[project]\nname = "ticker"\n\n[containers.worker]\nimage = "busybox:v1"\n'
+              'command = ["sh", "-c", "trap \'exit 0\' TERM; i=0; while true; do i=$((i+1)); echo tick $i; sleep 0.5; done"]\n')
+    # (As PID 1, sh ignores SIGTERM unless it traps it: the trap lets a stop end the task at once.)
+
+    def ticker(self):
+        path = os.path.join(self.tmp, "ticker.toml")
+        with open(path, "w") as f:
+            f.write(self.TICKER)
+        return path
+
+    def test_94_logs_follow_prints_the_lines_written_after_it_started_through_the_live_tail(self):
+        """D11: `deployments logs --follow` backfills with FilterLogEvents, then follows with
+        StartLiveTail (no polling notice on stderr): a tick the app writes after the follow is
+        running — after a plain `deployments logs` taken meanwhile — is printed, and every tick up
+        to it exactly once (no duplicate, no gap at the seam)."""
+        ticker = self.paddock("deploy", "-f", self.ticker(), "--wait", "--wait-timeout", "60s").stdout.strip()
+        self.ids["ticker"] = ticker
+        proc = subprocess.Popen([h.paddock_bin(), "deployments", "logs", ticker, "--follow"], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, env=self.env, cwd=self.tmp)
+        self.addCleanup(proc.wait, 10)
+        self.addCleanup(proc.terminate)
+        lines = []
+        reader = threading.Thread(target=lambda: lines.extend(iter(proc.stdout.readline, "")), daemon=True)
+        reader.start()
+        ticks = lambda text: [int(m) for m in re.findall(r"^worker/[0-9a-f]{8} tick (\d+)$", text, re.M)]
+        self.wait_until("the follow's first tick", lambda: ticks("".join(lines)), timeout=15)
+        newest = max(ticks(self.paddock("deployments", "logs", ticker).stdout))
+        self.wait_until(f"tick {newest + 1} through the follow", lambda: newest + 1 in ticks("".join(lines)), timeout=15)
+        proc.terminate()
+        proc.wait(10)
+        reader.join(10)
+        seen = ticks("".join(lines))
+        self.assertEqual(seen, list(range(1, max(seen) + 1)), "".join(lines))
+        self.assertNotIn("polling", proc.stderr.read())
+
+    def test_95_show_follow_prints_the_changes_and_exits_on_the_deployments_state(self):
+        """`deployments show ID --follow` prints the deployment, then its events and task changes,
+        and exits as `deploy --wait` does: 0 once Healthy, 1 on a terminal state."""
+        older = self.ids["ticker"]
+        newer = self.paddock("deploy", "-f", self.ticker()).stdout.strip()
+        r = self.paddock("deployments", "show", newer, "--follow", timeout=60)
+        self.assertRegex(r.stdout, rf"^id\s+{newer}\n")
+        self.assertIn("Deploying -> Healthy", r.stdout)
+        self.assertRegex(r.stdout, r"\n  task worker/[0-9a-f]{8} RUNNING ")
+        self.assertIn(f"{newer} is Healthy", r.stderr)
+        self.wait_until("the older deployment's supersession", lambda: self.show(older)["state"] == "Superseded")
+        r = self.paddock("deployments", "show", older, "--follow", check=False, timeout=30)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn(f"{older} is Superseded", r.stderr)
+        self.paddock("deployments", "stop", newer)
+        r = self.paddock("deployments", "show", newer, "--follow", check=False, timeout=30)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn(f"{newer} is Stopped: stopped by a user", r.stderr)
+        self.wait_until("the ticker's services to go",
+                        lambda: not [s for s in self.services() if s.startswith("paddock_ticker_")])
 
 
 if __name__ == "__main__":

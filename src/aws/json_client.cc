@@ -14,12 +14,26 @@ namespace json = boost::json;
 JsonClient::JsonClient(JsonClientOptions options)
     : options_(std::move(options)), http_(options_.host, options_.port, options_.timeout) {}
 
-StatusOr<http::Response> JsonClient::SendSigned(http::Request req, std::string_view signing_name) {
-  std::string host = options_.host.find(':') != std::string::npos ? "[" + options_.host + "]" : options_.host;
+namespace {
+
+void Sign(http::Request& req, const JsonClientOptions& o, std::string_view signing_name) {
+  std::string host = o.host.find(':') != std::string::npos ? "[" + o.host + "]" : o.host;
   std::erase_if(req.headers, [](const http::Header& h) { return h.name == "Host"; });
-  req.headers.insert(req.headers.begin(), {"Host", fmt::format("{}:{}", host, options_.port)});
-  SignRequest(req, options_.credentials, options_.region, std::string(signing_name), SystemClock::Get().Now());
+  req.headers.insert(req.headers.begin(), {"Host", fmt::format("{}:{}", host, o.port)});
+  SignRequest(req, o.credentials, o.region, std::string(signing_name), SystemClock::Get().Now());
+}
+
+}  // namespace
+
+StatusOr<http::Response> JsonClient::SendSigned(http::Request req, std::string_view signing_name) {
+  Sign(req, options_, signing_name);
   return http_.Send(req);
+}
+
+StatusOr<http::Response> JsonClient::StreamSigned(http::Request req, std::string_view signing_name,
+                                                  const std::function<bool(std::string_view)>& on_body) {
+  Sign(req, options_, signing_name);
+  return http_.Stream(req, on_body);
 }
 
 StatusOr<json::value> JsonClient::Call(std::string_view target, const json::object& body) {

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -45,6 +46,10 @@ class JsonClient {
   // set, signed for `signing_name` with the client's credentials and region, and the answer
   // returned as it came (a transport failure is kUnavailable).
   StatusOr<http::Response> SendSigned(http::Request req, std::string_view signing_name);
+  // SendSigned whose 2xx answer's body is read as it arrives (http::Client::Stream): for the
+  // event-stream operations (CloudWatch Logs' StartLiveTail).
+  StatusOr<http::Response> StreamSigned(http::Request req, std::string_view signing_name,
+                                        const std::function<bool(std::string_view)>& on_body);
   void Cancel() { http_.Cancel(); }
 
   const JsonClientOptions& options() const { return options_; }

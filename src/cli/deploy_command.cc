@@ -11,7 +11,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
+#include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -273,7 +276,48 @@ class ApiClient {
     return v;
   }
 
+  // GET `target`, whose answer is newline-delimited JSON streamed for as long as it lasts: each
+  // non-empty line parsed and handed to `on_line` (false stops). OK when the controller ended it.
+  Status Stream(std::string target, const std::function<bool(const json::value&)>& on_line) {
+    http::Request req;
+    req.method = "GET";
+    req.target = std::move(target);
+    req.headers = {{"Authorization", "Bearer " + e_.token}};
+    std::string pending;
+    Status bad;
+    StatusOr<http::Response> resp = http_.Stream(req, [&](std::string_view piece) {
+      pending += piece;
+      size_t start = 0;
+      for (size_t nl; (nl = pending.find('\n', start)) != std::string::npos; start = nl + 1) {
+        const std::string_view line = std::string_view(pending).substr(start, nl - start);
+        if (line.empty()) continue;  // a heartbeat
+        boost::system::error_code ec;
+        json::value v = json::parse(line, ec);
+        if (ec) {
+          bad = DataLoss("the controller streamed a line that is not JSON");
+          return false;
+        }
+        if (!on_line(v)) return false;
+      }
+      pending.erase(0, start);
+      return true;
+    });
+    if (!resp.ok()) return resp.status();
+    if (resp->status >= 300) {
+      boost::system::error_code ec;
+      json::value v = json::parse(resp->body, ec);
+      return Status(resp->status == 404 ? StatusCode::kNotFound : StatusCode::kInvalidArgument,
+                    !ec && v.is_object() && v.as_object().contains("error") ? S(v, "error") : resp->body);
+    }
+    return bad;
+  }
+
  private:
+  static std::string S(const json::value& o, std::string_view key) {
+    const json::value* v = o.as_object().if_contains(key);
+    return v && v->is_string() ? std::string(v->as_string()) : std::string();
+  }
+
   Endpoint e_;
   http::Client http_;
 };
@@ -298,6 +342,53 @@ void PrintDeployment(const json::value& d) {
       fmt::print("  {:<10} {:<9} {:<21} {:<5}{}{}\n", S(t, "container"), S(t, "status"), S(t, "address"), S(t, "health"),
                  exit, S(t, "stopped_reason").empty() ? "" : " — " + S(t, "stopped_reason"));
     }
+  }
+}
+
+// How a watched deployment ended (`deploy --wait`, `deployments show --follow`): 0 Healthy, 1 any
+// terminal state or the deadline passed, each said on stderr; `out` gets every event, and with
+// `tasks` every change of a task (status, address, the edge's verdict) as it is seen.
+int Watch(ApiClient& api, const std::string& id, std::FILE* out, std::optional<std::chrono::steady_clock::time_point> deadline,
+          std::string_view timeout_text, std::string_view what, bool tasks) {
+  uint64_t after = 0;
+  std::map<std::string, std::string> task_lines;  // task ARN -> its line, as last printed
+  while (true) {
+    auto ev = api.Call("GET", fmt::format("/v1/deployments/{}/events?after={}", PercentEncode(id), after));
+    if (!ev.ok()) return Fail(what, ev.status());
+    for (const json::value& e : ev->at("events").as_array()) {
+      after = e.at("seq").to_number<uint64_t>();
+      fmt::print(out, "  {} {:<7} {}\n", S(e, "at"), S(e, "kind"), S(e, "message"));
+    }
+    const std::string state = S(*ev, "state");
+    std::optional<json::value> d;
+    if (tasks || state == "Healthy") {
+      auto got = api.Call("GET", "/v1/deployments/" + PercentEncode(id));
+      if (got.ok()) d = std::move(*got);
+    }
+    if (tasks && d) {
+      for (const json::value& t : d->at("tasks").as_array()) {
+        const std::string task = S(t, "task");
+        const std::string line = fmt::format("{}/{} {} {} {}", S(t, "container"), task.substr(task.rfind('/') + 1, 8),
+                                             S(t, "status"), S(t, "address"), S(t, "health"));
+        if (task_lines[task] == line) continue;
+        task_lines[task] = line;
+        fmt::print(out, "  task {}\n", line);
+      }
+    }
+    std::fflush(out);
+    if (state == "Healthy") {
+      fmt::print(stderr, "{} is Healthy{}\n", id, d ? " at " + S(*d, "url") : "");
+      return 0;
+    }
+    if (state == "Failed" || state == "Stopped" || state == "Expired" || state == "Superseded") {
+      fmt::print(stderr, "{} is {}: {}\n", id, state, S(*ev, "reason"));
+      return 1;
+    }
+    if (deadline && std::chrono::steady_clock::now() > *deadline) {
+      fmt::print(stderr, "{} is still {} after {}: {}\n", id, state, timeout_text, S(*ev, "reason"));
+      return 1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
   }
 }
 
@@ -333,31 +424,7 @@ int RunDeploy(const DeployCommands& c) {
   if (!c.wait) return 0;
   auto timeout = ParseDuration("--wait-timeout", c.wait_timeout);
   if (!timeout.ok()) return Fail("deploy", timeout.status());
-  const auto deadline = std::chrono::steady_clock::now() + *timeout;
-  uint64_t after = 0;
-  while (true) {
-    auto ev = api.Call("GET", fmt::format("/v1/deployments/{}/events?after={}", id, after));
-    if (!ev.ok()) return Fail("deploy", ev.status());
-    for (const json::value& e : ev->at("events").as_array()) {
-      after = e.at("seq").to_number<uint64_t>();
-      fmt::print(stderr, "  {} {:<7} {}\n", S(e, "at"), S(e, "kind"), S(e, "message"));
-    }
-    const std::string state = S(*ev, "state");
-    if (state == "Healthy") {
-      auto d = api.Call("GET", "/v1/deployments/" + id);
-      fmt::print(stderr, "{} is Healthy{}\n", id, d.ok() ? " at " + S(*d, "url") : "");
-      return 0;
-    }
-    if (state == "Failed" || state == "Stopped" || state == "Expired" || state == "Superseded") {
-      fmt::print(stderr, "{} is {}: {}\n", id, state, S(*ev, "reason"));
-      return 1;
-    }
-    if (std::chrono::steady_clock::now() > deadline) {
-      fmt::print(stderr, "{} is still {} after {}: {}\n", id, state, c.wait_timeout, S(*ev, "reason"));
-      return 1;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(250));
-  }
+  return Watch(api, id, stderr, std::chrono::steady_clock::now() + *timeout, c.wait_timeout, "deploy", /*tasks=*/false);
 }
 
 std::string UrlEscape(std::string_view s) { return PercentEncode(s); }
@@ -418,7 +485,9 @@ int RunDeployments(const DeployCommands& c) {
     auto v = api.Call("GET", "/v1/deployments/" + UrlEscape(c.id));
     if (!v.ok()) return Fail("deployments show", v.status());
     PrintDeployment(*v);
-    return 0;
+    std::fflush(stdout);
+    if (!c.follow) return 0;
+    return Watch(api, S(*v, "id"), stdout, std::nullopt, "", "deployments show", /*tasks=*/true);
   }
   if (c.stop->parsed()) {
     auto v = api.Call("POST", fmt::format("/v1/deployments/{}/stop", UrlEscape(c.id)));
@@ -427,42 +496,59 @@ int RunDeployments(const DeployCommands& c) {
     return 0;
   }
   if (c.logs->parsed()) {
-    // Lines since --since, then (--follow) new ones as they come; an event is printed once.
+    // Lines since --since; with --follow the controller streams them, then new ones as they come
+    // (its live tail, or its polling when StartLiveTail is refused: said once on stderr).
     auto since = ParseDuration("--since", c.since);
     if (!since.ok()) return Fail("deployments logs", since.status());
-    int64_t start = EpochMillis(std::chrono::system_clock::now() - *since);
-    std::set<std::string> seen;
-    while (true) {
-      std::string token;
-      int64_t newest = start;
-      do {
-        std::string target = fmt::format("/v1/deployments/{}/logs?start_ms={}", UrlEscape(c.id), start);
-        if (!token.empty()) target += "&next_token=" + UrlEscape(token);
-        auto v = api.Call("GET", target);
-        if (!v.ok()) return Fail("deployments logs", v.status());
-        for (const json::value& e : v->at("events").as_array()) {
-          if (!seen.insert(S(e, "id")).second) continue;
-          // "<prefix>/<project>/<deployment>/<container>/<task>": print "<container>/<task 8>".
-          std::string stream = S(e, "stream");
-          std::vector<std::string> parts;
-          for (size_t i = 0, j; i <= stream.size(); i = j + 1) {
-            j = stream.find('/', i);
-            if (j == std::string::npos) j = stream.size();
-            parts.push_back(stream.substr(i, j - i));
-          }
-          std::string who = parts.size() >= 2 ? parts[parts.size() - 2] + "/" + parts.back().substr(0, 8) : stream;
-          fmt::print("{} {}\n", who, S(e, "message"));
-          if (const json::value* t = e.as_object().if_contains("timestamp"); t && t->is_int64()) {
-            newest = std::max(newest, t->as_int64());
-          }
-        }
-        token = v->as_object().contains("next_token") ? S(*v, "next_token") : "";
-      } while (!token.empty());
-      std::fflush(stdout);
-      if (!c.follow) return 0;
-      start = newest;  // the same millisecond again: its events not yet seen may still come
-      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    const int64_t start = EpochMillis(std::chrono::system_clock::now() - *since);
+    // "<prefix>/<project>/<deployment>/<container>/<task>": printed "<container>/<task 8> <message>".
+    auto print = [](const json::value& e) {
+      std::string stream = S(e, "stream");
+      std::vector<std::string> parts;
+      for (size_t i = 0, j; i <= stream.size(); i = j + 1) {
+        j = stream.find('/', i);
+        if (j == std::string::npos) j = stream.size();
+        parts.push_back(stream.substr(i, j - i));
+      }
+      std::string who = parts.size() >= 2 ? parts[parts.size() - 2] + "/" + parts.back().substr(0, 8) : stream;
+      fmt::print("{} {}\n", who, S(e, "message"));
+    };
+    if (c.follow) {
+      std::set<std::string> said;
+      std::string error;
+      Status s = api.Stream(fmt::format("/v1/deployments/{}/logs?follow=1&start_ms={}", UrlEscape(c.id), start),
+                            [&](const json::value& line) {
+                              if (!line.is_object()) return true;
+                              const json::object& o = line.as_object();
+                              if (o.contains("error")) {
+                                error = S(line, "error");
+                                return false;
+                              }
+                              if (o.contains("notice")) {
+                                if (said.insert(S(line, "notice")).second) {
+                                  fmt::print(stderr, "paddock: deployments logs: {}\n", S(line, "notice"));
+                                }
+                                return true;
+                              }
+                              print(line);
+                              std::fflush(stdout);
+                              return true;
+                            });
+      if (!s.ok()) return Fail("deployments logs", s);
+      if (!error.empty()) return Fail("deployments logs", Unavailable(error));
+      return Fail("deployments logs", Unavailable("the controller ended the follow (it is stopping)"));
     }
+    std::string token;
+    do {
+      std::string target = fmt::format("/v1/deployments/{}/logs?start_ms={}", UrlEscape(c.id), start);
+      if (!token.empty()) target += "&next_token=" + UrlEscape(token);
+      auto v = api.Call("GET", target);
+      if (!v.ok()) return Fail("deployments logs", v.status());
+      for (const json::value& e : v->at("events").as_array()) print(e);
+      token = v->as_object().contains("next_token") ? S(*v, "next_token") : "";
+    } while (!token.empty());
+    std::fflush(stdout);
+    return 0;
   }
   if (c.events->parsed()) {
     uint64_t after = 0;
@@ -759,12 +845,14 @@ void AddDeployCommands(CLI::App& app, DeployCommands& c) {
   c.list->add_option("--project", c.project, "Only this project's");
   c.show = c.deployments->add_subcommand("show", "A deployment: state, URL, tasks");
   c.show->add_option("id", c.id, "Deployment id")->required();
+  c.show->add_flag("--follow", c.follow,
+                   "Then print each event and task change as it happens; exit 0 when Healthy, 1 when it fails or ends");
   c.events = c.deployments->add_subcommand("events", "A deployment's events (state changes, ECS events, failures)");
   c.events->add_option("id", c.id, "Deployment id")->required();
   c.events->add_flag("--follow", c.follow, "Keep printing new events");
   c.logs = c.deployments->add_subcommand("logs", "A deployment's container output (CloudWatch Logs)");
   c.logs->add_option("id", c.id, "Deployment id")->required();
-  c.logs->add_flag("--follow", c.follow, "Keep printing new lines");
+  c.logs->add_flag("--follow", c.follow, "Keep printing new lines as they are written (CloudWatch Logs' live tail)");
   c.logs->add_option("--since", c.since, "From this long ago (default 1h)");
   c.diff = c.deployments->add_subcommand("diff", "What deploying the spec would change against the active deployment");
   c.diff->add_option("-f,--file", c.file, "The app spec (default paddock.toml)");

@@ -5,7 +5,7 @@
 //                      [--call-log FILE] ...
 //   paddock deploy [-f paddock.toml] [--image CONTAINER=IMAGE]... [--group G] [--env E] [--from ID]
 //                  [--expire 7d] [--wait]
-//   paddock deployments list [--project P] | show ID | events ID [--follow] | logs ID [--follow] [--since 5m]
+//   paddock deployments list [--project P] | show ID [--follow] | events ID [--follow] | logs ID [--follow] [--since 5m]
 //                       | stop ID | diff [-f paddock.toml] [--image C=I]... [--group G] [--env E]
 //   paddock env set [--secret] [--project P] KEY [VALUE] | unset [--project P] KEY | list [--project P]
 //               (the project defaults to ./paddock.toml's; a VALUE left out is read from stdin)

@@ -11,6 +11,7 @@
 #include "common/clock.h"
 #include "common/encoding.h"
 #include "deploy/controller.h"
+#include "deploy/follow.h"
 
 namespace paddock::deploy {
 namespace json = boost::json;
@@ -237,6 +238,21 @@ http::Response Api::Logs(const Deployment& d, std::string_view query) {
   if (!backends_.aws || settings_.log_group.empty()) {
     return Fail(FailedPrecondition("this controller ships no logs (it has no log group)"));
   }
+  if (Param(query, "follow") == "1") {
+    FollowRequest f;
+    f.group_arn = LogGroupArn();
+    f.group_name = settings_.log_group;
+    f.stream_prefix = fmt::format("{}/{}/{}/", settings_.resource_prefix, d.project, d.id);
+    const std::string start = Param(query, "start_ms");
+    f.start_ms = start.empty() ? EpochMillis(SystemClock::Get().Now()) : std::strtoll(start.c_str(), nullptr, 10);
+    f.poll_interval = backends_.follow_poll_interval;
+    http::Response r;
+    r.SetHeader("Content-Type", "application/x-ndjson");
+    r.stream = [aws = backends_.aws, f = std::move(f)](http::BodyWriter& w) {
+      FollowLogs(*aws, f, [&w](std::string_view line) { return w.Write(line); });
+    };
+    return r;
+  }
   json::object body{{"logGroupName", settings_.log_group},
                     {"logStreamNamePrefix", fmt::format("{}/{}/{}/", settings_.resource_prefix, d.project, d.id)},
                     {"limit", 1000}};
@@ -261,6 +277,27 @@ http::Response Api::Logs(const Deployment& d, std::string_view query) {
   json::object out{{"events", std::move(events)}};
   if (std::string next = Str(v->as_object(), "nextToken"); !next.empty()) out["next_token"] = next;
   return Json(200, out);
+}
+
+std::string Api::LogGroupArn() {
+  std::lock_guard lock(arn_mu_);
+  if (!log_group_arn_.empty()) return log_group_arn_;
+  if (!backends_.query) return settings_.log_group;
+  StatusOr<std::string> who = backends_.query->Query("sts", {{"Action", "GetCallerIdentity"}, {"Version", "2011-06-15"}});
+  if (!who.ok()) return settings_.log_group;
+  auto text = [&](std::string_view tag) {
+    const std::string open = fmt::format("<{}>", tag), close = fmt::format("</{}>", tag);
+    const size_t a = who->find(open);
+    const size_t b = a == std::string::npos ? a : who->find(close, a);
+    return b == std::string::npos ? std::string() : who->substr(a + open.size(), b - a - open.size());
+  };
+  const std::string account = text("Account"), caller = text("Arn");
+  // The caller's own ARN names the partition ("aws", "aws-cn", ...).
+  const size_t colon = caller.find(':', 4);
+  const std::string partition = caller.starts_with("arn:") && colon != std::string::npos ? caller.substr(4, colon - 4) : "aws";
+  if (account.empty()) return settings_.log_group;
+  log_group_arn_ = fmt::format("arn:{}:logs:{}:{}:log-group:{}", partition, settings_.log_region, account, settings_.log_group);
+  return log_group_arn_;
 }
 
 http::Response Api::Handle(const http::Request& req) {

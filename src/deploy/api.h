@@ -13,6 +13,9 @@
 //   POST /v1/deployments/<id>/stop
 //   GET  /v1/deployments/<id>/logs?start_ms=&next_token=   its containers' lines (CloudWatch Logs'
 //                                              FilterLogEvents on the install's group, by stream prefix)
+//   GET  /v1/deployments/<id>/logs?follow=1&start_ms=      the same from start_ms (default: now), then
+//                                              each new line as it comes: newline-delimited JSON,
+//                                              chunked, until the client leaves (deploy/follow.h)
 //   POST /v1/diff                             the body of a POST /v1/deployments: what it would change
 //                                              against the group's active deployment, per container
 //   GET  /v1/verify                           the preflight (deploy/verify.h): {"checks": [{name, ok, detail}]}
@@ -22,7 +25,9 @@
 //   http::Server server({.port = 0}, [&](const http::Request& r) { return api.Handle(r); });
 #pragma once
 
+#include <chrono>
 #include <functional>
+#include <mutex>
 #include <string>
 
 #include <boost/json/object.hpp>
@@ -45,6 +50,7 @@ struct ApiBackends {
   EdgeView* edge = nullptr;    // verify
   VerifyOptions verify;
   std::string ssm_prefix = "paddock";  // diff: secrets' parameter names, as the controller writes them
+  std::chrono::milliseconds follow_poll_interval{500};  // logs?follow=1 when StartLiveTail is refused
 };
 
 class Api {
@@ -57,6 +63,10 @@ class Api {
 
  private:
   http::Response Logs(const Deployment& d, std::string_view query);
+  // The log group's ARN (StartLiveTail names groups by ARN): its account from STS
+  // GetCallerIdentity, asked once; the bare name when that cannot be learned (Paddock's own
+  // endpoint takes it; another refuses, and the follow polls).
+  std::string LogGroupArn();
   StatusOr<NewDeployment> Requested(const boost::json::object& body);
   StatusOr<boost::json::object> Diff(const NewDeployment& nd);
 
@@ -65,6 +75,8 @@ class Api {
   std::string token_;
   std::function<void()> changed_;
   ApiBackends backends_;
+  std::mutex arn_mu_;
+  std::string log_group_arn_;  // GUARDED_BY(arn_mu_); empty: not learned yet
 };
 
 }  // namespace paddock::deploy

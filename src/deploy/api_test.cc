@@ -1,16 +1,20 @@
 // The controller's HTTP API (deploy/api.h) over a real store: the token, creating from paddock.toml
-// and --from, the host-collision refusal, events, stop, env, and error codes.
+// and --from, the host-collision refusal, events, stop, env, and error codes; and logs?follow=1
+// (deploy/follow.h) over a scripted CloudWatch Logs: the seam between its backfill and its live
+// tail, and the fallback to polling.
 #include "deploy/api.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <deque>
 #include <filesystem>
 
 #include <boost/json.hpp>
 
 #include "common/testing/fake_clock.h"
 #include "deploy/deployments.h"
+#include "deploy/follow.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace paddock::deploy {
@@ -183,6 +187,182 @@ TEST_F(ApiTest, SecretEnvValuesAreNeverShown) {
   json::object bad{{"value", "x"}};
   EXPECT_EQ(Call("PUT", "/v1/projects/shop/env/PORT", &bad).first, 400);
   EXPECT_EQ(Call("DELETE", "/v1/projects/shop/env/NOPE").first, 404);
+}
+
+// CloudWatch Logs as a script: FilterLogEvents answers its pages in turn (then none); each
+// StartLiveTail plays one session — sessionStart, then its updates — and ends as the server's end,
+// or is refused with `refusal`.
+class ScriptedLogs final : public Aws, public QueryAws {
+ public:
+  StatusOr<json::value> Call(AwsService service, std::string_view action, const json::object& body) override {
+    EXPECT_EQ(service, AwsService::kLogs);
+    EXPECT_EQ(action, "FilterLogEvents");
+    filters.push_back(body);
+    if (pages.empty()) return json::value(json::object{{"events", json::array{}}});
+    json::value page = pages.front();
+    pages.pop_front();
+    return page;
+  }
+  StatusOr<LiveTailEnd> StartLiveTail(const json::object& body, const LiveTailHandler& handler) override {
+    tails.push_back(body);
+    if (!refusal.ok()) return refusal;
+    if (sessions.empty()) return Unavailable("no more sessions in the script");
+    std::vector<LiveTailUpdate> session = sessions.front();
+    sessions.pop_front();
+    if (!handler.started()) return LiveTailEnd::kStoppedByCaller;
+    for (const LiveTailUpdate& u : session) {
+      if (!handler.update(u)) return LiveTailEnd::kStoppedByCaller;
+    }
+    return LiveTailEnd::kEndedByServer;
+  }
+  StatusOr<std::string> Query(std::string_view service, const std::vector<std::pair<std::string, std::string>>&) override {
+    EXPECT_EQ(service, "sts");
+    return std::string("<GetCallerIdentityResult><Arn>arn:aws:iam::123456789012:user/c</Arn>"
+                       "<Account>123456789012</Account></GetCallerIdentityResult>");
+  }
+
+  std::deque<json::value> pages;
+  std::deque<std::vector<LiveTailUpdate>> sessions;
+  Status refusal;
+  std::vector<json::object> filters, tails;
+};
+
+LiveTailEvent Ev(std::string message, int64_t ts, int64_t ingested) {
+  return {.stream = "paddock/shop/x/web/t1", .message = std::move(message), .timestamp_ms = ts, .ingestion_ms = ingested};
+}
+
+json::value Page(const std::vector<LiveTailEvent>& events) {
+  json::array out;
+  for (const LiveTailEvent& e : events) {
+    out.push_back(json::object{{"logStreamName", e.stream}, {"message", e.message}, {"timestamp", e.timestamp_ms},
+                               {"ingestionTime", e.ingestion_ms}, {"eventId", e.message}});
+  }
+  return json::object{{"events", std::move(out)}};
+}
+
+class ApiFollowTest : public ApiTest {
+ protected:
+  ApiFollowTest() {
+    ApiBackends backends;
+    backends.aws = &logs_;
+    backends.query = &logs_;
+    backends.follow_poll_interval = std::chrono::milliseconds(0);
+    api_ = std::make_unique<Api>(*deployments_, ControllerSettings{}, "sesame", nullptr, backends);
+    id_ = Create({{"toml", kToml}});
+  }
+
+  // The streamed lines of logs?follow=1 until `enough` says the reader leaves (after that line).
+  std::vector<std::string> Follow(std::function<bool(const std::vector<std::string>&)> enough) {
+    http::Request req;
+    req.method = "GET";
+    req.target = "/v1/deployments/" + id_ + "/logs?follow=1&start_ms=50";
+    req.headers.push_back({"Authorization", "Bearer sesame"});
+    http::Response r = api_->Handle(req);
+    EXPECT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(r.GetHeader("Content-Type"), "application/x-ndjson");
+    struct Lines final : http::BodyWriter {
+      bool Write(std::string_view data) override {
+        EXPECT_TRUE(data.ends_with('\n')) << data;
+        lines.emplace_back(data.substr(0, data.size() - 1));
+        return !enough(lines);
+      }
+      std::function<bool(const std::vector<std::string>&)> enough;
+      std::vector<std::string> lines;
+    } w;
+    w.enough = std::move(enough);
+    if (r.stream) r.stream(w);
+    return w.lines;
+  }
+
+  // The messages of the event lines, in order.
+  static std::vector<std::string> Messages(const std::vector<std::string>& lines) {
+    std::vector<std::string> out;
+    for (const std::string& l : lines) {
+      if (l.empty()) continue;
+      json::value v = json::parse(l);
+      if (v.as_object().contains("message")) out.emplace_back(v.at("message").as_string());
+    }
+    return out;
+  }
+
+  static std::function<bool(const std::vector<std::string>&)> Until(std::string message) {
+    return [message](const std::vector<std::string>& lines) {
+      return !lines.back().empty() && lines.back().find("\"" + message + "\"") != std::string::npos;
+    };
+  }
+
+  ScriptedLogs logs_;
+  std::string id_;
+};
+
+// The seam: B was ingested after the tail began and before the backfill read it, so both hold it;
+// it is given once. A session the server ends is followed by another whose backfill (from five
+// minutes before the newest line) repeats B and C and adds D, which the tail missed between the
+// sessions. Every line once, none lost, in the order they came.
+TEST_F(ApiFollowTest, TheBackfillAndTheLiveTailMeetWithoutDuplicateOrGap) {
+  logs_.pages = {Page({Ev("A", 100, 100), Ev("B", 200, 300)}), Page({Ev("B", 200, 300), Ev("C", 400, 400), Ev("D", 500, 500)})};
+  logs_.sessions = {{{.events = {Ev("B", 200, 300), Ev("C", 400, 400)}}, {}}, {{.events = {Ev("E", 600, 600)}}}};
+  std::vector<std::string> lines = Follow(Until("E"));
+  EXPECT_EQ(Messages(lines), (std::vector<std::string>{"A", "B", "C", "D", "E"}));
+  EXPECT_NE(std::find(lines.begin(), lines.end(), ""), lines.end()) << "an empty update is a heartbeat line";
+  EXPECT_EQ(json::parse(lines[0]), json::parse(R"({"stream":"paddock/shop/x/web/t1","message":"A","timestamp":100})"));
+
+  ASSERT_EQ(logs_.tails.size(), 2u);
+  EXPECT_EQ(logs_.tails[0].at("logGroupIdentifiers"), json::array{"arn:aws:logs:us-east-1:123456789012:log-group:/paddock/apps"});
+  EXPECT_EQ(logs_.tails[0].at("logStreamNamePrefixes"), json::array{json::string("paddock/shop/" + id_ + "/")});
+  ASSERT_EQ(logs_.filters.size(), 2u);
+  EXPECT_EQ(logs_.filters[0].at("startTime"), 50);
+  EXPECT_EQ(logs_.filters[0].at("logGroupName"), "/paddock/apps");
+  EXPECT_EQ(logs_.filters[0].at("logStreamNamePrefix"), json::string("paddock/shop/" + id_ + "/"));
+  EXPECT_EQ(logs_.filters[1].at("startTime"), 50) << "five minutes before C's 400 is before start_ms";
+}
+
+// A StartLiveTail refused (here AccessDenied) turns the follow into polling, said once; each poll
+// reads from the newest line's time again, and a line it read before is not given twice.
+TEST_F(ApiFollowTest, ARefusedLiveTailFallsBackToPollingAndSaysSoOnce) {
+  logs_.refusal = PermissionDenied("AccessDeniedException: not allowed", Error::kDenied);
+  logs_.pages = {Page({Ev("A", 100, 100)}), Page({Ev("A", 100, 100)}), Page({Ev("A", 100, 100), Ev("B", 100, 150)})};
+  std::vector<std::string> lines = Follow(Until("B"));
+  EXPECT_EQ(Messages(lines), (std::vector<std::string>{"A", "B"}));
+  int notices = 0;
+  for (const std::string& l : lines) {
+    if (l.find("\"notice\"") == std::string::npos) continue;
+    ++notices;
+    EXPECT_EQ(json::parse(l).at("notice"),
+              "StartLiveTail was refused (AccessDeniedException: not allowed); following by polling FilterLogEvents "
+              "every 0 ms");
+  }
+  EXPECT_EQ(notices, 1);
+  EXPECT_EQ(logs_.tails.size(), 1u) << "tried once";
+  ASSERT_EQ(logs_.filters.size(), 3u);
+  EXPECT_EQ(logs_.filters[0].at("startTime"), 50);
+  EXPECT_EQ(logs_.filters[1].at("startTime"), 100);
+}
+
+// Distinct lines with the same text in the same millisecond are not taken for one another: each
+// source holds each event once, so a source's copies beyond those given are new.
+TEST(SeenEventsTest, TwinLinesAreCountedNotMerged) {
+  SeenEvents seen(300'000);
+  seen.NewSource();  // a backfill holding the twins X, X
+  EXPECT_TRUE(seen.Admit(Ev("X", 1, 1)));
+  EXPECT_TRUE(seen.Admit(Ev("X", 1, 1)));
+  seen.NewSource();  // the tail: the two, and a third written since
+  EXPECT_FALSE(seen.Admit(Ev("X", 1, 1)));
+  EXPECT_FALSE(seen.Admit(Ev("X", 1, 1)));
+  EXPECT_TRUE(seen.Admit(Ev("X", 1, 1)));
+  EXPECT_TRUE(seen.Admit(Ev("X", 1, 2))) << "another ingestion: another event";
+}
+
+TEST(SeenEventsTest, KeysOlderThanTheWindowAreForgotten) {
+  SeenEvents seen(1000);
+  seen.NewSource();
+  EXPECT_TRUE(seen.Admit(Ev("old", 1, 1)));
+  for (int i = 0; i < 5000; ++i) EXPECT_TRUE(seen.Admit(Ev("n" + std::to_string(i), 5000 + i, 5000 + i)));
+  // Pruned every 1,024 admissions: the window's 1,000 keys and those admitted since.
+  EXPECT_LT(seen.size(), 2100u);
+  seen.NewSource();
+  EXPECT_TRUE(seen.Admit(Ev("old", 1, 1))) << "forgotten: a source holding it again gives it again";
+  EXPECT_FALSE(seen.Admit(Ev("n4999", 9999, 9999))) << "within the window: remembered";
 }
 
 }  // namespace

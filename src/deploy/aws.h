@@ -6,6 +6,9 @@
 //
 //   HttpAws aws({.host = "127.0.0.1", .port = 4566, .credentials = creds});
 //   ASSIGN_OR_RETURN(json::value v, aws.Call(AwsService::kEcs, "ListServices", {{"cluster", "default"}}));
+//
+// CloudWatch Logs' StartLiveTail answers an event stream that lasts: StartLiveTail reads it as it
+// comes and hands each update to a handler (`deployments logs --follow`, deploy/api.h).
 #pragma once
 
 #include <cstdint>
@@ -38,6 +41,33 @@ enum class Error {
 };
 const ErrorDomain& ErrorDomainOf(Error);
 
+// One event of a StartLiveTail update.
+struct LiveTailEvent {
+  std::string stream;  // logStreamName
+  std::string message;
+  int64_t timestamp_ms = 0;
+  int64_t ingestion_ms = 0;
+};
+
+// One sessionUpdate: what was ingested since the last one (AWS sends one a second, empty or not).
+struct LiveTailUpdate {
+  std::vector<LiveTailEvent> events;
+  bool sampled = false;  // more matched than the update holds (AWS: above 500 a second)
+};
+
+// What a StartLiveTail session tells its reader, on the calling thread, in order. Each returns
+// false to end the session (the connection is closed).
+struct LiveTailHandler {
+  // sessionStart came: every event ingested from now on will be in an update.
+  std::function<bool()> started = {};
+  std::function<bool(const LiveTailUpdate&)> update = {};
+};
+
+enum class LiveTailEnd {
+  kStoppedByCaller,  // a handler returned false
+  kEndedByServer,    // SessionTimeoutException (AWS: after three hours), or the stream ended between messages
+};
+
 class Aws {
  public:
   virtual ~Aws() = default;
@@ -45,6 +75,17 @@ class Aws {
   // above when the type is one of them; a transport failure is kUnavailable.
   virtual StatusOr<boost::json::value> Call(AwsService service, std::string_view action,
                                             const boost::json::object& body) = 0;
+
+  // CloudWatch Logs' StartLiveTail with `body` (logGroupIdentifiers as ARNs, ...), read as it
+  // arrives, on a connection of its own (a session lasts; other calls go on meanwhile). Blocks
+  // until the session ends, and says how. An error when it was refused before sessionStart (the
+  // answer's Status, as Call's: kDenied for AccessDeniedException, ...; an endpoint without the
+  // operation answers some other refusal), when the stream carries an exception other than the
+  // session's timeout or an error message (kUnavailable, the exception's type and message), when a
+  // frame is malformed or the stream stops inside one (kDataLoss), or on a transport failure
+  // (kUnavailable). The default: kUnavailable with no call made, for fakes and endpoints without
+  // event streams.
+  virtual StatusOr<LiveTailEnd> StartLiveTail(const boost::json::object& body, const LiveTailHandler& handler);
 };
 
 // The Query-protocol services (STS, EC2, IAM) the preflight asks (deploy/verify.h): one form-encoded
@@ -71,6 +112,7 @@ class HttpAws final : public Aws, public QueryAws {
   ~HttpAws() override;
   StatusOr<boost::json::value> Call(AwsService service, std::string_view action,
                                     const boost::json::object& body) override;
+  StatusOr<LiveTailEnd> StartLiveTail(const boost::json::object& body, const LiveTailHandler& handler) override;
   StatusOr<std::string> Query(std::string_view service,
                               const std::vector<std::pair<std::string, std::string>>& params) override;
   // Called after each call with (service, action, body, ok): the controller's call log.

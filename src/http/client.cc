@@ -25,6 +25,7 @@
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
+#include <boost/beast/http/buffer_body.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <openssl/err.h>
 #include <openssl/pem.h>
@@ -182,6 +183,78 @@ class Client::Impl {
     }
   }
 
+  StatusOr<Response> Stream(const Request& req, const std::function<bool(std::string_view)>& on_body) {
+    if (cancelled_.load()) return Unavailable("cancelled");
+    BuildHead(req);
+    for (int attempt = 0;; ++attempt) {
+      const bool reused = connected_;
+      if (!connected_) RETURN_IF_ERROR(Connect());
+      const bool may_retry = reused && attempt == 0;
+      std::array<asio::const_buffer, 2> buffers{asio::buffer(head_), asio::buffer(req.body)};
+      error_code ec;
+      Tcp().expires_after(timeout_);
+      WithStream([&](auto& stream) {
+        asio::async_write(stream, buffers, [&ec](error_code write_ec, size_t) { ec = write_ec; });
+      });
+      Run();
+      if (ec) {
+        Disconnect();
+        if (may_retry && PeerClosed(ec)) continue;
+        return Failure("sending a request to", ec);
+      }
+      bhttp::response_parser<bhttp::buffer_body> parser;
+      parser.body_limit(boost::none);
+      parser.header_limit(kMaxResponseHeaderBytes);
+      Tcp().expires_after(timeout_);
+      WithStream([&](auto& stream) {
+        bhttp::async_read_header(stream, buffer_, parser, [&ec](error_code read_ec, size_t) { ec = read_ec; });
+      });
+      Run();
+      if (ec) {
+        bool retry = may_retry && !parser.got_some() && PeerClosed(ec);
+        Disconnect();
+        if (retry) continue;
+        return Failure("reading a response from", ec);
+      }
+      Response resp;
+      resp.status = static_cast<int>(parser.get().result_int());
+      for (const auto& field : parser.get()) {
+        resp.headers.push_back({std::string(field.name_string()), std::string(field.value())});
+      }
+      const bool streamed = resp.status >= 200 && resp.status < 300;
+      std::array<char, 16 << 10> piece;
+      while (!parser.is_done()) {
+        parser.get().body().data = piece.data();
+        parser.get().body().size = piece.size();
+        Tcp().expires_after(timeout_);
+        WithStream([&](auto& stream) {
+          bhttp::async_read_some(stream, buffer_, parser, [&ec](error_code read_ec, size_t) { ec = read_ec; });
+        });
+        Run();
+        if (ec == bhttp::error::need_buffer) ec = {};
+        if (ec) {
+          Disconnect();
+          return Failure("reading a response from", ec);
+        }
+        const std::string_view got(piece.data(), piece.size() - parser.get().body().size);
+        if (got.empty()) continue;
+        if (!streamed) {
+          if (max_body_ && resp.body.size() + got.size() > *max_body_) {
+            Disconnect();
+            return ResourceExhausted("the response from " + host_header_ + " is longer than " +
+                                     std::to_string(*max_body_) + " bytes");
+          }
+          resp.body.append(got);
+        } else if (!on_body(got)) {
+          Disconnect();
+          return resp;
+        }
+      }
+      if (!parser.keep_alive()) Disconnect();
+      return resp;
+    }
+  }
+
  private:
   Status Connect() {
     error_code ec;
@@ -333,6 +406,10 @@ StatusOr<std::unique_ptr<Client>> Client::Tls(std::string host, uint16_t port, s
 Client::~Client() = default;
 
 StatusOr<Response> Client::Send(const Request& req) { return impl_->Send(req); }
+
+StatusOr<Response> Client::Stream(const Request& req, const std::function<bool(std::string_view)>& on_body) {
+  return impl_->Stream(req, on_body);
+}
 
 void Client::Cancel() { impl_->Cancel(); }
 

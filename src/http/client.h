@@ -12,8 +12,10 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "common/status.h"
 #include "http/message.h"
@@ -52,6 +54,15 @@ class Client {
   // once if the kept-alive connection was closed by the server. Fails with kUnavailable on
   // connection errors and timeouts.
   StatusOr<Response> Send(const Request& req);
+
+  // Like Send, but a 2xx response's body is handed to `on_body` piece by piece as it arrives
+  // (chunked or not; pieces of any size, never empty) instead of being kept: the Response returned
+  // has the status and headers and an empty body. `on_body` returns false to stop reading; the
+  // connection is then closed and the Response returned. Any other status's body is read whole
+  // into the Response, as Send reads it. The timeout bounds each read, not the whole body, so a
+  // stream lasts as long as bytes keep coming (AWS event streams: StartLiveTail), and Cancel ends
+  // one at once. A request is sent again only as Send does, before any byte of an answer came.
+  StatusOr<Response> Stream(const Request& req, const std::function<bool(std::string_view)>& on_body);
 
   // Responses whose body is longer than `bytes` fail Send with kResourceExhausted (and close the
   // connection); by default a body has no limit.

@@ -390,6 +390,62 @@ TEST_F(ServerTest, StreamedBodyIsChunkedAndKeepsTheConnection) {
   EXPECT_EQ(resp->GetHeader("Content-Type"), "application/vnd.amazon.eventstream");
 }
 
+// Client::Stream hands each piece over as it arrives: the producer waits for the client to have
+// seen its first write before making the second. Then the connection serves the next request; a
+// non-2xx answer's body is read whole; and a reader that stops closes the connection, which the
+// producer's next write notices.
+TEST_F(ServerTest, ClientStreamReadsABodyAsItArrivesAndStopsWhenAsked) {
+  std::latch seen_first(1);
+  std::promise<bool> after_stop;
+  StartServer([&](const Request& req) {
+    Response resp;
+    if (req.Path() == "/plain") {
+      resp.status = 404;
+      resp.body = "none here";
+      return resp;
+    }
+    if (req.Path() == "/forever") {
+      resp.stream = [&](BodyWriter& w) {
+        bool ok = true;
+        for (int i = 0; i < 1000 && ok; ++i) ok = w.Write(std::string(1024, 'x'));
+        after_stop.set_value(ok);
+      };
+      return resp;
+    }
+    resp.stream = [&](BodyWriter& w) {
+      EXPECT_TRUE(w.Write("first"));
+      seen_first.wait();
+      EXPECT_TRUE(w.Write("second"));
+    };
+    return resp;
+  });
+  Client client("127.0.0.1", port_);
+  std::string got;
+  StatusOr<Response> resp = client.Stream(Post("/stream"), [&](std::string_view piece) {
+    EXPECT_FALSE(piece.empty());
+    got += piece;
+    if (got == "first") seen_first.count_down();
+    return true;
+  });
+  ASSERT_TRUE(resp.ok()) << resp.status().ToString();
+  EXPECT_EQ(resp->status, 200);
+  EXPECT_EQ(resp->body, "");
+  EXPECT_EQ(got, "firstsecond");
+  StatusOr<Response> plain = client.Stream(Post("/plain"), [](std::string_view) {
+    ADD_FAILURE() << "a 404's body is not streamed";
+    return true;
+  });
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_EQ(plain->status, 404);
+  EXPECT_EQ(plain->body, "none here");
+
+  size_t pieces = 0;
+  StatusOr<Response> stopped = client.Stream(Post("/forever"), [&](std::string_view) { return ++pieces < 2; });
+  ASSERT_TRUE(stopped.ok()) << stopped.status().ToString();
+  EXPECT_EQ(pieces, 2u);
+  EXPECT_FALSE(after_stop.get_future().get());  // the producer learned the reader left
+}
+
 // Streams run on threads of their own: more of them than there are handler workers still leave
 // the handlers free.
 TEST_F(ServerTest, StreamsDoNotHoldHandlerWorkers) {
