@@ -667,5 +667,24 @@ class Deploy(unittest.TestCase):
                         lambda: not [s for s in self.services() if s.startswith("paddock_ticker_")])
 
 
+    def test_96_interruptible_capacity_runs_on_fargate_spot(self):
+        """`capacity = "interruptible"` renders a FARGATE_SPOT capacity provider strategy (and no
+        launch type); under `paddock up` the cluster has that provider, so the tasks place and serve."""
+        path = os.path.join(self.tmp, "spot.toml")
+        with open(path, "w") as f:
+            f.write(SPEC.format(image="busybox:v1").replace('name = "shop"', 'name = "spot"')
+                    .replace("replicas = 2", 'replicas = 1\ncapacity = "interruptible"'))
+        spot = self.paddock("deploy", "-f", path, "--wait", "--wait-timeout", "120s").stdout.strip()
+        service = self.ecs.describe_services(cluster="default", services=[f"paddock_spot_default_{spot}_web"])["services"][0]
+        self.assertEqual(service["capacityProviderStrategy"], [{"capacityProvider": "FARGATE_SPOT", "weight": 1, "base": 0}])
+        self.assertNotIn("launchType", service)
+        arns = self.ecs.list_tasks(cluster="default", serviceName=service["serviceName"])["taskArns"]
+        tasks = self.ecs.describe_tasks(cluster="default", tasks=arns)["tasks"]
+        self.assertEqual([t["capacityProviderName"] for t in tasks], ["FARGATE_SPOT"])
+        self.assertEqual(self.get(host="spot.localhost"), (200, "v1\n"))
+        self.paddock("deployments", "stop", spot)
+        self.wait_until("the spot services to go", lambda: not [s for s in self.services() if s.startswith("paddock_spot_")])
+
+
 if __name__ == "__main__":
     unittest.main()
