@@ -319,12 +319,22 @@ class Deploy(unittest.TestCase):
         # A standalone controller of another class on the same endpoint (it never touches up's
         # services: they are not its class's), with a subnet that does not exist and no edge to read.
         ctl_state = os.path.join(self.tmp, "controller")
-        proc = subprocess.Popen([h.paddock_bin(), "controller", "--endpoint", self.server.endpoint,
-                                 "--credentials", os.path.join(self.state_dir, "credentials"),
-                                 "--listen", "127.0.0.1:0", "--state-dir", ctl_state, "--class", "other",
-                                 "--subnet", "subnet-0000000000000dead", "--edge-api", "127.0.0.1:1",
-                                 "--execution-role-arn", "arn:aws:iam::000000000000:role/nosuch"],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=self.env)
+        args = [h.paddock_bin(), "controller", "--endpoint", self.server.endpoint,
+                "--credentials", os.path.join(self.state_dir, "credentials"),
+                "--listen", "127.0.0.1:0", "--state-dir", ctl_state, "--class", "other",
+                "--subnet", "subnet-0000000000000dead", "--edge-api", "127.0.0.1:1",
+                "--execution-role-arn", "arn:aws:iam::000000000000:role/nosuch"]
+        # ADR D6: it refuses to start for the role no deployment could run with, and warns of the rest.
+        r = subprocess.run(args, capture_output=True, text=True, env=self.env, timeout=60)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertEqual(r.stdout, "")
+        self.assertIn("cannot start: execution role: arn:aws:iam::000000000000:role/nosuch: NoSuchEntity", r.stderr)
+        self.assertIn("warning: subnets: InvalidSubnetID.NotFound: The subnet ID 'subnet-0000000000000dead' does not exist",
+                      r.stderr)
+        self.assertIn("warning: edge: its API cannot be read", r.stderr)
+        self.assertIn("--skip-preflight", r.stderr)
+        proc = subprocess.Popen(args + ["--skip-preflight"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=self.env)
         self.addCleanup(proc.wait, 30)
         self.addCleanup(proc.terminate)
         line = proc.stdout.readline()
@@ -533,7 +543,10 @@ class Deploy(unittest.TestCase):
             without = dict(policy, Statement=[st for st in policy["Statement"] if st["Sid"] != sid])
             creds = self.deployer(name, without)
             self.task_role(name)
-            proc, env = self.standalone(creds, name, "--cloudmap-namespace", "paddock.internal", edge=False)
+            # Past the startup preflight (which would refuse some of these before any deployment):
+            # what is tested here is each refusal at work, and the deployment recovering from it.
+            proc, env = self.standalone(creds, name, "--cloudmap-namespace", "paddock.internal", "--skip-preflight",
+                                        edge=False)
             path = os.path.join(self.tmp, f"{name}.toml")
             with open(path, "w") as f:
                 # No task: ten at once would outgrow the node's Fargate capacity, and what is tested is

@@ -29,6 +29,7 @@
 #include "common/private_files.h"
 #include "deploy/api.h"
 #include "deploy/controller.h"
+#include "deploy/verify.h"
 #include "http/client.h"
 #include "http/server.h"
 #include "store/sqlite/sqlite_store.h"
@@ -631,6 +632,30 @@ int RunEnv(const DeployCommands& c) {
   return 0;
 }
 
+// ADR D6: a standalone controller checks at start what no deployment could succeed without — its
+// cluster ACTIVE, its own identity, the execution and task roles — and refuses to start, naming
+// each failure, rather than fail every deployment later. What may come right without a restart
+// (subnets, security groups, the edge) is only warned of. `paddock verify` asks for all of it.
+bool Preflight(const ControllerConfig& config) {
+  deploy::HttpAws aws(config.aws);
+  std::unique_ptr<deploy::HttpEdgeView> edge;
+  if (config.edge_api) edge = std::make_unique<deploy::HttpEdgeView>(config.edge_api->first, config.edge_api->second);
+  static const std::set<std::string, std::less<>> kRefusing = {"cluster", "identity", "execution role", "task role"};
+  bool refused = false;
+  for (const deploy::Check& check :
+       deploy::Verify(aws, aws, edge.get(), config.options.settings,
+                      {.create_cluster = config.options.create_cluster, .create_task_roles = config.options.create_task_roles})) {
+    if (check.ok) continue;
+    const bool refusing = kRefusing.contains(check.name);
+    refused |= refusing;
+    fmt::print(stderr, "paddock: controller: {} {}: {}\n", refusing ? "cannot start:" : "warning:", check.name, check.detail);
+  }
+  if (refused) {
+    fmt::print(stderr, "paddock: controller: not started; mend the above, or start with --skip-preflight\n");
+  }
+  return !refused;
+}
+
 int RunController(const DeployCommands& c) {
   ControllerConfig config;
   auto ep = HostPort("--endpoint", c.endpoint);
@@ -694,6 +719,7 @@ int RunController(const DeployCommands& c) {
   config.options.deploying_timeout = *timeout;
   config.options.drain = *drain;
   config.options.keep_revisions = std::max(0, c.keep_revisions);
+  if (!c.skip_preflight && !Preflight(config)) return 1;
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
@@ -814,6 +840,8 @@ void AddDeployCommands(CLI::App& app, DeployCommands& c) {
   c.controller->add_option("--task-role-pattern", c.task_role_pattern,
                            "Each project's own task role, an ARN holding {project} (and optionally {class}) in its "
                            "name: arn:aws:iam::ACCOUNT:role/paddock-task-{project}");
+  c.controller->add_flag("--skip-preflight", c.skip_preflight,
+                         "Start even when the preflight (cluster, identity, execution and task roles) fails");
   c.controller->add_flag("--create-task-roles", c.create_task_roles,
                          "Create a project's missing task role (CreateRole, trusting ecs-tasks.amazonaws.com, no "
                          "permissions) instead of failing its deployment; needs iam:CreateRole");

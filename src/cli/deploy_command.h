@@ -58,6 +58,7 @@ struct DeployCommands {
   bool circuit_breaker = false;
   int keep_revisions = 10;
   std::string call_log;  // "": none
+  bool skip_preflight = false;
 
   // paddock deploy
   CLI::App* deploy = nullptr;

@@ -101,7 +101,6 @@ TEST(EncodingTest, HexAndBase64RoundTrip) {
   EXPECT_FALSE(Base64UrlDecode("a+b").ok());
 }
 
-// FNV-1a's published 64-bit test vectors: names hashed with it must not change between releases.
 TEST(EncodingTest, PercentEncodingKeepsOnlyTheUnreservedCharacters) {
   EXPECT_EQ(PercentEncode("AZaz09-._~"), "AZaz09-._~");
   EXPECT_EQ(PercentEncode("a b/c?d=e&f+g%\xff"), "a%20b%2Fc%3Fd%3De%26f%2Bg%25%FF");
@@ -115,6 +114,15 @@ TEST(EncodingTest, PercentEncodingKeepsOnlyTheUnreservedCharacters) {
   }
 }
 
+// An AWS Query answer's text: EC2 writes "the subnet ID &apos;subnet-1&apos; does not exist".
+TEST(EncodingTest, XmlUnescapeDecodesTheFiveEntitiesAndCharacterReferences) {
+  EXPECT_EQ(XmlUnescape("The subnet ID &apos;subnet-1&apos; does not exist"), "The subnet ID 'subnet-1' does not exist");
+  EXPECT_EQ(XmlUnescape("&lt;a href=&quot;x&quot;&gt;&amp;amp;"), "<a href=\"x\">&amp;");
+  EXPECT_EQ(XmlUnescape("&#39;&#x27;&#233;&#x1F600;"), "''\xc3\xa9\xf0\x9f\x98\x80");
+  EXPECT_EQ(XmlUnescape("AT&T; &nbsp; &#xD800; &#; & &amp"), "AT&T; &nbsp; &#xD800; &#; & &amp") << "unknown ones stay";
+}
+
+// FNV-1a's published 64-bit test vectors: names hashed with it must not change between releases.
 TEST(EncodingTest, Fnv1a64IsTheStandardHash) {
   EXPECT_EQ(Fnv1a64(""), 0xcbf29ce484222325ULL);
   EXPECT_EQ(Fnv1a64("a"), 0xaf63dc4c8601ec8cULL);

@@ -2,6 +2,7 @@
 
 #include <openssl/rand.h>
 
+#include <charconv>
 #include <cstdlib>
 
 namespace paddock {
@@ -151,6 +152,59 @@ std::string PercentDecode(std::string_view s, bool plus_is_space) {
       i += 2;
     } else {
       out.push_back(plus_is_space && s[i] == '+' ? ' ' : s[i]);
+    }
+  }
+  return out;
+}
+
+std::string XmlUnescape(std::string_view s) {
+  static constexpr std::pair<std::string_view, char> kNamed[] = {
+      {"amp", '&'}, {"lt", '<'}, {"gt", '>'}, {"quot", '"'}, {"apos", '\''}};
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    size_t end = s[i] == '&' ? s.find(';', i) : std::string_view::npos;
+    if (end == std::string_view::npos || end - i > 10) {
+      out.push_back(s[i]);
+      continue;
+    }
+    std::string_view name = s.substr(i + 1, end - i - 1);
+    bool done = false;
+    for (const auto& [entity, c] : kNamed) {
+      if (name == entity) {
+        out.push_back(c);
+        done = true;
+      }
+    }
+    if (!done && name.size() > 1 && name[0] == '#') {
+      const bool hex = name[1] == 'x' || name[1] == 'X';
+      std::string_view digits = name.substr(hex ? 2 : 1);
+      uint32_t cp = 0;
+      auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), cp, hex ? 16 : 10);
+      if (ec == std::errc() && p == digits.data() + digits.size() && !digits.empty() && cp > 0 && cp <= 0x10FFFF &&
+          !(cp >= 0xD800 && cp <= 0xDFFF)) {
+        if (cp < 0x80) {
+          out.push_back(static_cast<char>(cp));
+        } else if (cp < 0x800) {
+          out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+          out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+        } else if (cp < 0x10000) {
+          out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+          out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+          out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+        } else {
+          out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+          out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+          out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+          out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+        }
+        done = true;
+      }
+    }
+    if (done) {
+      i = end;
+    } else {
+      out.push_back(s[i]);
     }
   }
   return out;

@@ -21,6 +21,10 @@ std::string PercentEncode(std::string_view s);
 // `plus_is_space`: '+' is a space, as in an HTML form's (application/x-www-form-urlencoded) query.
 std::string PercentDecode(std::string_view s, bool plus_is_space = false);
 
+// XML character data as text: &amp; &lt; &gt; &quot; &apos; and numeric references (&#39;, &#x27;,
+// as UTF-8) are decoded; anything else — an unknown or unterminated reference — stays as it is.
+std::string XmlUnescape(std::string_view s);
+
 // Cryptographically secure random bytes (OpenSSL RAND_bytes).
 std::string RandomBytes(size_t n);
 // A random RFC 4122 version-4 UUID, lowercase ("0f8fad5b-d9cb-469f-a165-70867728950e").

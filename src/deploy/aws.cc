@@ -261,12 +261,7 @@ class HttpAws::Impl {
     }
     ASSIGN_OR_RETURN(http::Response resp, query_.SendSigned(std::move(req), service));
     if (resp.status == 200) return resp.body;
-    auto text = [&](std::string_view tag) {
-      const std::string open = fmt::format("<{}>", tag), close = fmt::format("</{}>", tag);
-      size_t a = resp.body.find(open);
-      size_t b = a == std::string::npos ? a : resp.body.find(close, a);
-      return b == std::string::npos ? std::string() : resp.body.substr(a + open.size(), b - a - open.size());
-    };
+    auto text = [&](std::string_view tag) { return XmlText(resp.body, tag); };
     const std::string code = text("Code");
     ErrorDetail detail;
     if (std::optional<Error> e = Classify(code)) detail = *e;
@@ -288,6 +283,15 @@ class HttpAws::Impl {
   };
   std::array<std::unique_ptr<Slot>, 4> clients_;
 };
+
+std::string XmlText(std::string_view xml, std::string_view tag) {
+  const std::string open = fmt::format("<{}>", tag), close = fmt::format("</{}>", tag);
+  size_t a = xml.find(open);
+  if (a == std::string_view::npos) return "";
+  a += open.size();
+  size_t b = xml.find(close, a);
+  return b == std::string_view::npos ? "" : XmlUnescape(xml.substr(a, b - a));
+}
 
 HttpAws::HttpAws(HttpAwsOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
 HttpAws::~HttpAws() = default;

@@ -98,6 +98,9 @@ class QueryAws {
                                       const std::vector<std::pair<std::string, std::string>>& params) = 0;
 };
 
+// The text of the first <tag>...</tag> in a Query answer's XML, its entities decoded; "" if none.
+std::string XmlText(std::string_view xml, std::string_view tag);
+
 struct HttpAwsOptions {
   std::string host = "127.0.0.1";
   uint16_t port = 4566;

@@ -177,16 +177,6 @@ constexpr std::string_view kTaskRoleTrust =
     R"({"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ecs-tasks.amazonaws.com"},)"
     R"("Action":"sts:AssumeRole"}]})";
 
-// The text of the first <tag>...</tag> in `xml` (an IAM Query answer), or "".
-std::string XmlText(std::string_view xml, std::string_view tag) {
-  const std::string open = fmt::format("<{}>", tag), close = fmt::format("</{}>", tag);
-  size_t a = xml.find(open);
-  if (a == std::string_view::npos) return "";
-  a += open.size();
-  size_t b = xml.find(close, a);
-  return b == std::string_view::npos ? "" : std::string(xml.substr(a, b - a));
-}
-
 // A failure the deployment's events show once however many ticks retry it.
 NewEvent FailureEvent(std::string message) {
   std::string key = fmt::format("failure:{:016x}", Fnv1a64(message));

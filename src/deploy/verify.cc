@@ -10,16 +10,6 @@ namespace json = boost::json;
 
 namespace {
 
-// The text of the first <tag>...</tag> in `xml`, or "".
-std::string XmlText(std::string_view xml, std::string_view tag) {
-  const std::string open = fmt::format("<{}>", tag), close = fmt::format("</{}>", tag);
-  size_t a = xml.find(open);
-  if (a == std::string_view::npos) return "";
-  a += open.size();
-  size_t b = xml.find(close, a);
-  return b == std::string_view::npos ? "" : std::string(xml.substr(a, b - a));
-}
-
 Check ClusterCheck(Aws& aws, const ControllerSettings& s, const VerifyOptions& o) {
   Check c{"cluster", false, ""};
   StatusOr<json::value> v = aws.Call(AwsService::kEcs, "DescribeClusters", {{"clusters", json::array{s.cluster}}});
