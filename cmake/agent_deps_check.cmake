@@ -20,6 +20,7 @@ set(allowed
   paddock_agent_images paddock_agent_metadata paddock_agent_net paddock_agent_runtime
   paddock_aws_sigv4           # signing its calls (not the front)
   paddock_aws_client          # the signed JSON client its calls go through (aws/json_client.h)
+  paddock_aws_eventstream     # the client's event-stream codec (aws/eventstream.h): pure framing
   paddock_ecs_taskdef_rules   # the pure definition checks the agent repeats at launch
   paddock_ecs_error_details   # ECS's error details those checks name (pure)
   paddock_dns paddock_dns_codec # the DNS server of awsvpc tasks (agent/dns_service): no control plane
