@@ -355,9 +355,10 @@ class Controller::Tick_ {
   }
 
   // Every parameter under the deployment's path, deleted (after its services are gone).
-  Status DeleteSecrets(const Deployment& d) {
+  Status DeleteSecrets(const Deployment& d) { return DeleteSecretsOf(d.project, d.group, d.id); }
+  Status DeleteSecretsOf(std::string_view project, std::string_view group, std::string_view id) {
     std::string path = fmt::format("/{}/{}/{}/{}/{}", c_.options_.ssm_prefix, c_.options_.settings.controller_class,
-                                   d.project, d.group, d.id);
+                                   project, group, id);
     std::vector<std::string> names;
     std::string token;
     do {
@@ -788,6 +789,19 @@ StatusOr<TickReport> Controller::Tick() {
     const Deployment* d = a.deployment_id.empty() ? nullptr : by_id[a.deployment_id];
     if (stale.contains(a.deployment_id)) continue;
     Status s = tick.Act(a, d);
+    if (s.ok() && a.kind == ServiceAction::Kind::kDelete && a.deployment_id.empty()) {
+      // D13a: the last service of a deployment this store never knew (or long finished) is gone:
+      // the secrets at that deployment's path go too. Best effort — nothing is left to retry it
+      // from, and the next sweep finds no service.
+      const Ownership& owner = in.services.at(a.service_name).owner;
+      const bool last = std::none_of(in.services.begin(), in.services.end(), [&](const auto& kv) {
+        return kv.first != a.service_name && kv.second.owner.deployment_id == owner.deployment_id;
+      });
+      auto verdict = in.orphans.find(owner.deployment_id);
+      if (last && verdict != in.orphans.end() && verdict->second == OrphanVerdict::kGone) {
+        s = tick.DeleteSecretsOf(owner.project, owner.group, owner.deployment_id);
+      }
+    }
     if (s.ok() || Throttled(s)) continue;
     if (IsError(s, Error::kLeaseLost) || IsError(s, sched::Error::kLeaseLost)) return report;
     // A permanent refusal of a deployment still deploying fails it, with ECS's words; anything

@@ -694,6 +694,12 @@ TEST(ControllerTest, TheSweepDrainsAndDeletesOurOrphansAndNeverTouchesOthers) {
   const std::string untagged_arn = add(untagged, {});
   add(orphan, OwnedTags("default", "20261201-000000-xxxx"));
   w.ecs.Settle();
+  // The orphan's secret (at its deployment's path in this class), and another class's.
+  const std::string orphan_secret = "/paddock/default/shop/default/20261201-000000-xxxx/DB_PASSWORD";
+  const std::string other_secret = "/paddock/another-class/shop/default/20261201-000000-zzzz/DB_PASSWORD";
+  for (const std::string& name : {orphan_secret, other_secret}) {
+    ASSERT_TRUE(w.ecs.Call(AwsService::kSsm, "PutParameter", {{"Name", name}, {"Value", "v"}, {"Type", "SecureString"}}).ok());
+  }
 
   const int mark = w.ecs.calls();
   w.Step();
@@ -702,7 +708,9 @@ TEST(ControllerTest, TheSweepDrainsAndDeletesOurOrphansAndNeverTouchesOthers) {
   ASSERT_TRUE(w.StepUntil([&] { return w.ecs.Service(orphan)->status != "ACTIVE"; }));
 
   std::vector<FakeCall> writes = PerformedWrites(w.ecs.Since(mark));
-  ASSERT_THAT(Actions(writes), ElementsAre("UpdateService", "DeleteService"));
+  ASSERT_THAT(Actions(writes), ElementsAre("UpdateService", "DeleteService", "DeleteParameters"));
+  EXPECT_THAT(w.ecs.Parameters(), ::testing::ElementsAre(::testing::Key(other_secret)))
+      << "the orphan's secret went with its last service; another class's stayed";
   EXPECT_EQ(Str(writes[0].body, "service"), orphan);
   EXPECT_EQ(Int(writes[0].body, "desiredCount"), 0);
   EXPECT_EQ(Str(writes[1].body, "service"), orphan);
