@@ -15,6 +15,7 @@ import json
 import os
 import re
 import signal
+import ssl
 import subprocess
 import threading
 import time
@@ -184,7 +185,8 @@ class KillingProxy:
         proxy.arm("CreateService", "answered", pid_of=lambda: ctl.proc.pid)
     """
 
-    def __init__(self, upstream):
+    def __init__(self, upstream, tls=None):
+        """`tls`: (certificate file, key file) to serve HTTPS with; its endpoint is then https://."""
         m = re.match(r"http://([^:/]+):(\d+)", upstream)
         self.upstream = (m.group(1), int(m.group(2)))
         self.actions = []  # (action, status or None when killed before the upstream)
@@ -207,7 +209,13 @@ class KillingProxy:
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
-        self.endpoint = f"http://127.0.0.1:{self.server.server_address[1]}"
+        scheme = "http"
+        if tls:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*tls)
+            self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
+            scheme = "https"
+        self.endpoint = f"{scheme}://127.0.0.1:{self.server.server_address[1]}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
 

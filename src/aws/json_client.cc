@@ -11,29 +11,43 @@
 namespace paddock::aws {
 namespace json = boost::json;
 
-JsonClient::JsonClient(JsonClientOptions options)
-    : options_(std::move(options)), http_(options_.host, options_.port, options_.timeout) {}
+JsonClient::JsonClient(JsonClientOptions options) : options_(std::move(options)) {
+  if (!options_.tls) {
+    http_ = std::make_unique<http::Client>(options_.host, options_.port, options_.timeout);
+    return;
+  }
+  StatusOr<std::unique_ptr<http::Client>> tls = http::Client::Tls(options_.host, options_.port, options_.timeout, *options_.tls);
+  if (tls.ok()) {
+    http_ = std::move(*tls);
+  } else {
+    init_error_ = tls.status();
+  }
+}
 
 namespace {
 
 void Sign(http::Request& req, const JsonClientOptions& o, std::string_view signing_name) {
   std::string host = o.host.find(':') != std::string::npos ? "[" + o.host + "]" : o.host;
   std::erase_if(req.headers, [](const http::Header& h) { return h.name == "Host"; });
-  req.headers.insert(req.headers.begin(), {"Host", fmt::format("{}:{}", host, o.port)});
+  // HTTPS on its default port is signed as the bare name, as the SDKs send it.
+  if (!(o.tls && o.port == 443)) host = fmt::format("{}:{}", host, o.port);
+  req.headers.insert(req.headers.begin(), {"Host", host});
   SignRequest(req, o.credentials, o.region, std::string(signing_name), SystemClock::Get().Now());
 }
 
 }  // namespace
 
 StatusOr<http::Response> JsonClient::SendSigned(http::Request req, std::string_view signing_name) {
+  if (!http_) return init_error_;
   Sign(req, options_, signing_name);
-  return http_.Send(req);
+  return http_->Send(req);
 }
 
 StatusOr<http::Response> JsonClient::StreamSigned(http::Request req, std::string_view signing_name,
                                                   const std::function<bool(std::string_view)>& on_body) {
+  if (!http_) return init_error_;
   Sign(req, options_, signing_name);
-  return http_.Stream(req, on_body);
+  return http_->Stream(req, on_body);
 }
 
 StatusOr<json::value> JsonClient::Call(std::string_view target, const json::object& body) {

@@ -11,6 +11,8 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -30,6 +32,9 @@ struct JsonClientOptions {
   SigningCredentials credentials;
   std::chrono::milliseconds timeout = std::chrono::seconds(30);
   std::string signing_name = "ecs";  // the SigV4 credential scope's service
+  // HTTPS: the endpoint's certificate checked against these options (http/client.h). Unset: plain
+  // HTTP. TLS options that do not load fail every call with the reason (kInvalidArgument).
+  std::optional<http::ClientTlsOptions> tls = std::nullopt;
 };
 
 // Not thread-safe (one caller at a time), except Cancel.
@@ -50,13 +55,16 @@ class JsonClient {
   // event-stream operations (CloudWatch Logs' StartLiveTail).
   StatusOr<http::Response> StreamSigned(http::Request req, std::string_view signing_name,
                                         const std::function<bool(std::string_view)>& on_body);
-  void Cancel() { http_.Cancel(); }
+  void Cancel() {
+    if (http_) http_->Cancel();
+  }
 
   const JsonClientOptions& options() const { return options_; }
 
  private:
   JsonClientOptions options_;
-  http::Client http_;
+  std::unique_ptr<http::Client> http_;  // null when the TLS options did not load (init_error_)
+  Status init_error_;
 };
 
 }  // namespace paddock::aws

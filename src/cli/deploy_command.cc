@@ -658,11 +658,32 @@ bool Preflight(const ControllerConfig& config) {
 
 int RunController(const DeployCommands& c) {
   ControllerConfig config;
-  auto ep = HostPort("--endpoint", c.endpoint);
+  // http://HOST:PORT, or https://HOST[:PORT] (443 unless given) checked against --ca-bundle or the system's CAs.
+  const bool https = c.endpoint.starts_with("https://");
+  std::string endpoint = https ? c.endpoint.substr(8) : c.endpoint;
+  while (endpoint.ends_with('/')) endpoint.pop_back();
+  if (https && (endpoint.empty() || endpoint.back() == ']' || endpoint.find(':') == std::string::npos)) endpoint += ":443";
+  auto ep = HostPort("--endpoint", endpoint);
   if (!ep.ok()) return Fail("controller", ep.status());
   auto creds = ResolveCredentials(c.credentials_file, c.profile);
   if (!creds.ok()) return Fail("controller: credentials", creds.status());
   config.aws = {.host = ep->first, .port = ep->second, .region = c.region, .credentials = *creds};
+  if (https) {
+    http::ClientTlsOptions tls;
+    if (!c.ca_bundle.empty()) {
+      std::ifstream in(c.ca_bundle);
+      std::stringstream pem;
+      pem << in.rdbuf();
+      if (!in) return Fail("controller", InvalidArgument(fmt::format("--ca-bundle {} cannot be read", c.ca_bundle)));
+      tls.ca_pem = pem.str();
+    }
+    // Loaded once here, so a bad bundle stops the start with its reason.
+    auto probe = http::Client::Tls(ep->first, ep->second, std::chrono::seconds(5), tls);
+    if (!probe.ok()) return Fail("controller: --ca-bundle", probe.status());
+    config.aws.tls = std::move(tls);
+  } else if (!c.ca_bundle.empty()) {
+    return Fail("controller", InvalidArgument("--ca-bundle is for an https:// --endpoint"));
+  }
   if (!c.edge_api.empty()) {
     auto e = HostPort("--edge-api", c.edge_api);
     if (!e.ok()) return Fail("controller", e.status());
@@ -816,7 +837,9 @@ StatusOr<std::unique_ptr<InProcessController>> InProcessController::Start(const 
 
 void AddDeployCommands(CLI::App& app, DeployCommands& c) {
   c.controller = app.add_subcommand("controller", "Run the deploy controller against an ECS endpoint (docs/deploy.md)");
-  c.controller->add_option("--endpoint", c.endpoint, "The ECS endpoint, http://HOST:PORT (default http://127.0.0.1:4566)");
+  c.controller->add_option("--endpoint", c.endpoint,
+                           "The ECS endpoint, http://HOST:PORT or https://HOST[:PORT] (default http://127.0.0.1:4566)");
+  c.controller->add_option("--ca-bundle", c.ca_bundle, "PEM certificates to trust for an https endpoint (default: the system's)");
   c.controller->add_option("--region", c.region, "Region (default us-east-1)");
   c.controller->add_option("--credentials", c.credentials_file, "AWS credentials file (default: the environment, then ~/.aws)");
   c.controller->add_option("--profile", c.profile, "Profile in the credentials file (default paddock)");

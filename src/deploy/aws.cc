@@ -155,11 +155,11 @@ class HttpAws::Impl {
  public:
   explicit Impl(HttpAwsOptions o)
       : options_(o), query_({.host = o.host, .port = o.port, .region = o.region, .credentials = o.credentials,
-                .timeout = std::chrono::seconds(30), .signing_name = "sts"}) {
+                .timeout = std::chrono::seconds(30), .signing_name = "sts", .tls = o.tls}) {
     for (AwsService s : {AwsService::kEcs, AwsService::kSsm, AwsService::kLogs, AwsService::kServiceDiscovery}) {
       clients_[static_cast<size_t>(s)] = std::make_unique<Slot>(aws::JsonClientOptions{
           .host = o.host, .port = o.port, .region = o.region, .credentials = o.credentials,
-          .signing_name = std::string(AwsServiceName(s))});
+          .signing_name = std::string(AwsServiceName(s)), .tls = o.tls});
     }
   }
 
@@ -194,7 +194,7 @@ class HttpAws::Impl {
   // message ends it.
   StatusOr<LiveTailEnd> StartLiveTail(const json::object& body, const LiveTailHandler& handler) {
     aws::JsonClient client({.host = options_.host, .port = options_.port, .region = options_.region,
-                            .credentials = options_.credentials, .signing_name = "logs"});
+                            .credentials = options_.credentials, .signing_name = "logs", .tls = options_.tls});
     http::Request req;
     req.method = "POST";
     req.target = "/";

@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -25,6 +26,7 @@
 
 #include "aws/sigv4.h"
 #include "common/status.h"
+#include "http/client.h"
 
 namespace paddock::deploy {
 
@@ -106,6 +108,7 @@ struct HttpAwsOptions {
   uint16_t port = 4566;
   std::string region = "us-east-1";
   aws::SigningCredentials credentials;
+  std::optional<http::ClientTlsOptions> tls = std::nullopt;  // HTTPS, with these checks; unset: plain HTTP
 };
 
 // Thread-safe: one connection per service, each used under its own lock.
