@@ -5,7 +5,9 @@ certificate against `--ca-bundle` (else the system's CAs) and the host it was gi
 endpoint is a TLS proxy (a certificate made with openssl for IP 127.0.0.1) in front of
 `paddock server`: a controller trusting that certificate deploys (a secret, PutParameter and
 CreateService over TLS), and stops and retires; one that does not trust it refuses to start,
-naming the certificate; `--ca-bundle` with an http endpoint is refused. Needs openssl."""
+naming the certificate; `--ca-bundle` with an http endpoint is refused. `--service-endpoint
+SERVICE=URL` sends one service elsewhere (how AWS's own endpoints, one host per service, are
+reached: `--endpoint aws`). Needs openssl."""
 
 import os
 import shutil
@@ -67,6 +69,26 @@ class HttpsEndpoint(unittest.TestCase):
         through = {a for a, status in self.proxy.calls_since(0) if status == 200}
         self.assertTrue({"DescribeClusters", "GetCallerIdentity", "PutParameter", "RegisterTaskDefinition",
                          "CreateService", "DeleteService", "DeleteParameters"} <= through, ctl.context())
+
+    def test_a_service_with_its_own_endpoint_is_called_there(self):
+        """`--service-endpoint ssm=URL`: the secrets' calls go to that endpoint (here plain HTTP) and
+        nowhere else; every other service's go to `--endpoint` (here HTTPS)."""
+        ssm = dh.KillingProxy(self.server.endpoint)
+        self.addCleanup(ssm.stop)
+        mark = self.proxy.mark()
+        ctl = dh.Controller(self, self.backend, os.path.join(self.tmp, "split"), endpoint=self.proxy.endpoint,
+                            extra=("--ca-bundle", self.cert, "--log-group", "", "--class", "split",
+                                   "--service-endpoint", f"ssm={ssm.endpoint}"))
+        ctl.paddock("env", "set", "--secret", "--project", "tls", "TOKEN", "split")
+        d1 = ctl.deploy(SPEC)
+        ctl.wait_state(d1, "Healthy")
+        ctl.paddock("deployments", "stop", d1)
+        ctl.wait_until("the retirement", lambda: ctl.show(d1)["retired"])
+        secrets = {"PutParameter", "GetParametersByPath", "DeleteParameters"}
+        self.assertEqual({a for a, _ in ssm.calls_since(0)}, secrets, ctl.context())
+        shared = {a for a, _ in self.proxy.calls_since(mark)}
+        self.assertFalse(shared & secrets, shared)
+        self.assertIn("CreateService", shared)
 
     def controller_refused(self, *args):
         r = subprocess.run([h.paddock_bin(), "controller", "--listen", "127.0.0.1:0",

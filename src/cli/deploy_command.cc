@@ -656,32 +656,64 @@ bool Preflight(const ControllerConfig& config) {
   return !refused;
 }
 
+// An endpoint flag's URL: http://HOST:PORT, or https://HOST[:PORT] (443 unless given), whose
+// certificate is checked against `tls`.
+StatusOr<deploy::AwsEndpoint> ParseEndpoint(std::string_view flag, std::string_view url, const http::ClientTlsOptions& tls) {
+  const bool https = url.starts_with("https://");
+  std::string hostport(https ? url.substr(8) : url);
+  while (hostport.ends_with('/')) hostport.pop_back();
+  if (https && (hostport.empty() || hostport.back() == ']' || hostport.find(':') == std::string::npos)) hostport += ":443";
+  ASSIGN_OR_RETURN(auto hp, HostPort(flag, hostport));
+  deploy::AwsEndpoint e{.host = hp.first, .port = hp.second};
+  if (https) e.tls = tls;
+  return e;
+}
+
 int RunController(const DeployCommands& c) {
   ControllerConfig config;
-  // http://HOST:PORT, or https://HOST[:PORT] (443 unless given) checked against --ca-bundle or the system's CAs.
-  const bool https = c.endpoint.starts_with("https://");
-  std::string endpoint = https ? c.endpoint.substr(8) : c.endpoint;
-  while (endpoint.ends_with('/')) endpoint.pop_back();
-  if (https && (endpoint.empty() || endpoint.back() == ']' || endpoint.find(':') == std::string::npos)) endpoint += ":443";
-  auto ep = HostPort("--endpoint", endpoint);
-  if (!ep.ok()) return Fail("controller", ep.status());
   auto creds = ResolveCredentials(c.credentials_file, c.profile);
   if (!creds.ok()) return Fail("controller: credentials", creds.status());
-  config.aws = {.host = ep->first, .port = ep->second, .region = c.region, .credentials = *creds};
-  if (https) {
-    http::ClientTlsOptions tls;
-    if (!c.ca_bundle.empty()) {
-      std::ifstream in(c.ca_bundle);
-      std::stringstream pem;
-      pem << in.rdbuf();
-      if (!in) return Fail("controller", InvalidArgument(fmt::format("--ca-bundle {} cannot be read", c.ca_bundle)));
-      tls.ca_pem = pem.str();
-    }
-    // Loaded once here, so a bad bundle stops the start with its reason.
-    auto probe = http::Client::Tls(ep->first, ep->second, std::chrono::seconds(5), tls);
+  http::ClientTlsOptions tls;
+  if (!c.ca_bundle.empty()) {
+    std::ifstream in(c.ca_bundle);
+    std::stringstream pem;
+    pem << in.rdbuf();
+    if (!in) return Fail("controller", InvalidArgument(fmt::format("--ca-bundle {} cannot be read", c.ca_bundle)));
+    tls.ca_pem = pem.str();
+    // Loaded once here, so a bundle that holds no certificate stops the start with its reason.
+    auto probe = http::Client::Tls("127.0.0.1", 443, std::chrono::seconds(5), tls);
     if (!probe.ok()) return Fail("controller: --ca-bundle", probe.status());
-    config.aws.tls = std::move(tls);
-  } else if (!c.ca_bundle.empty()) {
+  }
+  config.aws.region = c.region;
+  config.aws.credentials = *creds;
+  bool any_https = false;
+  if (c.endpoint == "aws") {
+    // AWS's own: each service at its regional host (IAM's global one), over HTTPS.
+    config.aws.per_service = deploy::AwsPublicEndpoints(c.region, tls);
+    any_https = true;
+  } else {
+    auto ep = ParseEndpoint("--endpoint", c.endpoint, tls);
+    if (!ep.ok()) return Fail("controller", ep.status());
+    config.aws.host = ep->host;
+    config.aws.port = ep->port;
+    config.aws.tls = ep->tls;
+    any_https = ep->tls.has_value();
+  }
+  for (const std::string& spec : c.service_endpoints) {
+    static const std::set<std::string, std::less<>> kServices = {"ecs", "ssm", "logs", "servicediscovery", "sts", "ec2", "iam"};
+    const size_t eq = spec.find('=');
+    const std::string service = spec.substr(0, eq);
+    if (eq == std::string::npos || !kServices.contains(service)) {
+      return Fail("controller", InvalidArgument(fmt::format(
+                                    "--service-endpoint '{}' must be SERVICE=URL, SERVICE one of ecs, ssm, logs, "
+                                    "servicediscovery, sts, ec2, iam", spec)));
+    }
+    auto ep = ParseEndpoint("--service-endpoint", spec.substr(eq + 1), tls);
+    if (!ep.ok()) return Fail("controller", ep.status());
+    any_https |= ep->tls.has_value();
+    config.aws.per_service[service] = *ep;
+  }
+  if (!c.ca_bundle.empty() && !any_https) {
     return Fail("controller", InvalidArgument("--ca-bundle is for an https:// --endpoint"));
   }
   if (!c.edge_api.empty()) {
@@ -838,8 +870,10 @@ StatusOr<std::unique_ptr<InProcessController>> InProcessController::Start(const 
 void AddDeployCommands(CLI::App& app, DeployCommands& c) {
   c.controller = app.add_subcommand("controller", "Run the deploy controller against an ECS endpoint (docs/deploy.md)");
   c.controller->add_option("--endpoint", c.endpoint,
-                           "The ECS endpoint, http://HOST:PORT or https://HOST[:PORT] (default http://127.0.0.1:4566)");
+                           "Every service's endpoint, http://HOST:PORT or https://HOST[:PORT], or 'aws' for AWS's own (default http://127.0.0.1:4566)");
   c.controller->add_option("--ca-bundle", c.ca_bundle, "PEM certificates to trust for an https endpoint (default: the system's)");
+  c.controller->add_option("--service-endpoint", c.service_endpoints,
+                           "SERVICE=URL: that service's own endpoint (ecs, ssm, logs, servicediscovery, sts, ec2, iam; repeatable)");
   c.controller->add_option("--region", c.region, "Region (default us-east-1)");
   c.controller->add_option("--credentials", c.credentials_file, "AWS credentials file (default: the environment, then ~/.aws)");
   c.controller->add_option("--profile", c.profile, "Profile in the credentials file (default paddock)");

@@ -34,6 +34,7 @@ struct DeployCommands {
   CLI::App* controller = nullptr;
   std::string endpoint = "http://127.0.0.1:4566";
   std::string ca_bundle;  // PEM: the CAs an https endpoint is checked against; "": the system's
+  std::vector<std::string> service_endpoints;  // "SERVICE=URL": a service's own endpoint
   std::string region = "us-east-1";
   std::string credentials_file;
   std::string profile = "paddock";

@@ -151,16 +151,37 @@ std::string_view AwsServiceName(AwsService s) {
   return "";
 }
 
+std::map<std::string, AwsEndpoint, std::less<>> AwsPublicEndpoints(std::string_view region,
+                                                                  const http::ClientTlsOptions& tls) {
+  std::map<std::string, AwsEndpoint, std::less<>> out;
+  for (std::string_view service : {"ecs", "ssm", "logs", "servicediscovery", "sts", "ec2"}) {
+    out.emplace(service, AwsEndpoint{.host = fmt::format("{}.{}.amazonaws.com", service, region), .tls = tls});
+  }
+  out.emplace("iam", AwsEndpoint{.host = "iam.amazonaws.com", .tls = tls, .signing_region = "us-east-1"});
+  return out;
+}
+
 class HttpAws::Impl {
  public:
-  explicit Impl(HttpAwsOptions o)
-      : options_(o), query_({.host = o.host, .port = o.port, .region = o.region, .credentials = o.credentials,
-                .timeout = std::chrono::seconds(30), .signing_name = "sts", .tls = o.tls}) {
+  explicit Impl(HttpAwsOptions o) : options_(std::move(o)) {
     for (AwsService s : {AwsService::kEcs, AwsService::kSsm, AwsService::kLogs, AwsService::kServiceDiscovery}) {
-      clients_[static_cast<size_t>(s)] = std::make_unique<Slot>(aws::JsonClientOptions{
-          .host = o.host, .port = o.port, .region = o.region, .credentials = o.credentials,
-          .signing_name = std::string(AwsServiceName(s)), .tls = o.tls});
+      clients_[static_cast<size_t>(s)] = std::make_unique<Slot>(ClientOptions(AwsServiceName(s)));
     }
+    for (std::string_view s : {"sts", "ec2", "iam"}) query_.emplace(s, std::make_unique<Slot>(ClientOptions(s)));
+  }
+
+  // The client of the service signed as `signing_name`: its own endpoint, or the shared one.
+  aws::JsonClientOptions ClientOptions(std::string_view signing_name) const {
+    aws::JsonClientOptions c{.host = options_.host, .port = options_.port, .region = options_.region,
+                             .credentials = options_.credentials, .timeout = std::chrono::seconds(30),
+                             .signing_name = std::string(signing_name), .tls = options_.tls};
+    if (auto e = options_.per_service.find(signing_name); e != options_.per_service.end()) {
+      c.host = e->second.host;
+      c.port = e->second.port;
+      c.tls = e->second.tls;
+      if (!e->second.signing_region.empty()) c.region = e->second.signing_region;
+    }
+    return c;
   }
 
   StatusOr<json::value> Call(AwsService service, std::string_view action, const json::object& body) {
@@ -193,8 +214,7 @@ class HttpAws::Impl {
   // initial-response skipped, sessionStart and sessionUpdate handed on, an exception or error
   // message ends it.
   StatusOr<LiveTailEnd> StartLiveTail(const json::object& body, const LiveTailHandler& handler) {
-    aws::JsonClient client({.host = options_.host, .port = options_.port, .region = options_.region,
-                            .credentials = options_.credentials, .signing_name = "logs", .tls = options_.tls});
+    aws::JsonClient client(ClientOptions("logs"));
     http::Request req;
     req.method = "POST";
     req.target = "/";
@@ -250,7 +270,9 @@ class HttpAws::Impl {
   }
 
   StatusOr<std::string> Query(std::string_view service, const std::vector<std::pair<std::string, std::string>>& params) {
-    std::lock_guard lock(query_mu_);
+    auto slot = query_.find(service);
+    if (slot == query_.end()) return InvalidArgument(fmt::format("no Query client for {}", service));
+    std::lock_guard lock(slot->second->mu);
     http::Request req;
     req.method = "POST";
     req.target = "/";
@@ -259,7 +281,7 @@ class HttpAws::Impl {
       if (!req.body.empty()) req.body += '&';
       req.body += PercentEncode(k) + "=" + PercentEncode(v);
     }
-    ASSIGN_OR_RETURN(http::Response resp, query_.SendSigned(std::move(req), service));
+    ASSIGN_OR_RETURN(http::Response resp, slot->second->client.SendSigned(std::move(req), service));
     if (resp.status == 200) return resp.body;
     auto text = [&](std::string_view tag) { return XmlText(resp.body, tag); };
     const std::string code = text("Code");
@@ -273,8 +295,6 @@ class HttpAws::Impl {
 
  private:
   const HttpAwsOptions options_;
-  std::mutex query_mu_;
-  aws::JsonClient query_;
 
   struct Slot {
     explicit Slot(aws::JsonClientOptions o) : client(std::move(o)) {}
@@ -282,6 +302,7 @@ class HttpAws::Impl {
     aws::JsonClient client;
   };
   std::array<std::unique_ptr<Slot>, 4> clients_;
+  std::map<std::string, std::unique_ptr<Slot>, std::less<>> query_;  // sts, ec2, iam
 };
 
 std::string XmlText(std::string_view xml, std::string_view tag) {

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -103,13 +104,31 @@ class QueryAws {
 // The text of the first <tag>...</tag> in a Query answer's XML, its entities decoded; "" if none.
 std::string XmlText(std::string_view xml, std::string_view tag);
 
+// Where one service is answered.
+struct AwsEndpoint {
+  std::string host;
+  uint16_t port = 443;
+  std::optional<http::ClientTlsOptions> tls = std::nullopt;  // HTTPS, with these checks; unset: plain HTTP
+  std::string signing_region = "";  // HttpAwsOptions::region when empty (IAM's global endpoint signs for us-east-1)
+};
+
 struct HttpAwsOptions {
+  // The one endpoint every service shares (Paddock's way, and LocalStack's).
   std::string host = "127.0.0.1";
   uint16_t port = 4566;
   std::string region = "us-east-1";
   aws::SigningCredentials credentials;
   std::optional<http::ClientTlsOptions> tls = std::nullopt;  // HTTPS, with these checks; unset: plain HTTP
+  // An endpoint of its own for a service, by its signing name ("ecs", "ssm", "logs",
+  // "servicediscovery", "sts", "ec2", "iam"): AWS's (AwsPublicEndpoints) or an operator's.
+  std::map<std::string, AwsEndpoint, std::less<>> per_service = {};
 };
+
+// The services the controller calls, by signing name, at AWS's own public endpoints in `region`:
+// https://<service>.<region>.amazonaws.com, and IAM's global https://iam.amazonaws.com (signed for
+// us-east-1), each checked against `tls` (the system's CAs by default).
+std::map<std::string, AwsEndpoint, std::less<>> AwsPublicEndpoints(std::string_view region,
+                                                                  const http::ClientTlsOptions& tls = {});
 
 // Thread-safe: one connection per service, each used under its own lock.
 class HttpAws final : public Aws, public QueryAws {

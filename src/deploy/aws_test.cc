@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <future>
+#include <map>
 #include <memory>
 
 #include <boost/json.hpp>
@@ -148,6 +149,51 @@ TEST_F(LiveTailTest, AStreamingExceptionOrABrokenFrameIsAnError) {
   Serve([](http::BodyWriter& w) { w.Write(aws::EncodeEvent("sessionStart", "{}").substr(0, 30)); });
   end = aws_->StartLiveTail(json::object{}, {});
   EXPECT_EQ(end.status().code(), StatusCode::kDataLoss) << end.status().ToString();
+}
+
+// AWS's own endpoints: each service at its regional host over HTTPS, IAM's global one signed for us-east-1.
+TEST(AwsPublicEndpointsTest, EachServiceAtItsRegionalHostAndIamAtItsGlobalOne) {
+  std::map<std::string, AwsEndpoint, std::less<>> e = AwsPublicEndpoints("eu-west-3");
+  ASSERT_EQ(e.size(), 7u);
+  EXPECT_EQ(e.at("ecs").host, "ecs.eu-west-3.amazonaws.com");
+  EXPECT_EQ(e.at("servicediscovery").host, "servicediscovery.eu-west-3.amazonaws.com");
+  EXPECT_EQ(e.at("logs").host, "logs.eu-west-3.amazonaws.com");
+  EXPECT_EQ(e.at("iam").host, "iam.amazonaws.com");
+  EXPECT_EQ(e.at("iam").signing_region, "us-east-1");
+  for (const auto& [service, endpoint] : e) {
+    EXPECT_EQ(endpoint.port, 443) << service;
+    EXPECT_TRUE(endpoint.tls.has_value()) << service;
+    if (service != "iam") {
+      EXPECT_EQ(endpoint.signing_region, "") << service;
+    }
+  }
+}
+
+// A service with an endpoint of its own is sent there, signed for its own name; the others go to
+// the shared one.
+TEST(HttpAwsTest, AServiceWithItsOwnEndpointIsCalledThere) {
+  std::vector<std::string> shared_hits, ssm_hits;
+  auto serve = [](std::vector<std::string>& hits) {
+    return std::make_unique<http::Server>(http::ServerOptions{}, [&hits](const http::Request& req) {
+      hits.push_back(std::string(req.GetHeader("X-Amz-Target")) + " " + std::string(req.GetHeader("Authorization")));
+      http::Response r;
+      r.body = "{}";
+      return r;
+    });
+  };
+  std::unique_ptr<http::Server> shared = serve(shared_hits), ssm = serve(ssm_hits);
+  StatusOr<uint16_t> shared_port = shared->Start(), ssm_port = ssm->Start();
+  ASSERT_TRUE(shared_port.ok() && ssm_port.ok());
+  HttpAws aws(HttpAwsOptions{.host = "127.0.0.1", .port = *shared_port,
+                             .credentials = {.access_key_id = "AKIDEXAMPLE", .secret_access_key = "s"},
+                             .per_service = {{"ssm", AwsEndpoint{.host = "127.0.0.1", .port = *ssm_port}}}});
+  ASSERT_TRUE(aws.Call(AwsService::kSsm, "GetParametersByPath", {{"Path", "/p"}}).ok());
+  ASSERT_TRUE(aws.Call(AwsService::kEcs, "ListServices", {{"cluster", "default"}}).ok());
+  ASSERT_EQ(ssm_hits.size(), 1u);
+  EXPECT_NE(ssm_hits[0].find("AmazonSSM.GetParametersByPath"), std::string::npos) << ssm_hits[0];
+  EXPECT_NE(ssm_hits[0].find("/us-east-1/ssm/aws4_request"), std::string::npos) << ssm_hits[0];
+  ASSERT_EQ(shared_hits.size(), 1u);
+  EXPECT_NE(shared_hits[0].find("ListServices"), std::string::npos) << shared_hits[0];
 }
 
 }  // namespace
