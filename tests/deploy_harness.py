@@ -14,9 +14,11 @@ import http.server
 import json
 import os
 import re
+import shutil
 import signal
 import ssl
 import subprocess
+import tempfile
 import threading
 import time
 import urllib.request
@@ -29,6 +31,21 @@ TRUST = json.dumps({"Version": "2012-10-17", "Statement": [
 # The controller's AWS writes (everything else it calls is a read).
 WRITES = {"RegisterTaskDefinition", "CreateService", "UpdateService", "DeleteService", "TagResource", "CreateCluster",
           "PutParameter", "DeleteParameters", "DeregisterTaskDefinition", "DeleteTaskDefinitions"}
+
+
+def prepare_class(cls, prefix):
+    """A test class's temp directory (removed after it), a HOME of its own in `cls.env` (no AWS_*
+    variable, no XDG_CONFIG_HOME, so no user's config leaks in) and an empty state directory,
+    whose path it returns."""
+    cls.tmp = tempfile.mkdtemp(prefix=prefix)
+    cls.addClassCleanup(shutil.rmtree, cls.tmp, ignore_errors=True)
+    home = os.path.join(cls.tmp, "home")
+    os.makedirs(home)
+    cls.env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_") and k != "XDG_CONFIG_HOME"}
+    cls.env["HOME"] = home
+    state_dir = os.path.join(cls.tmp, "state")
+    os.makedirs(state_dir)
+    return state_dir
 
 
 class Backend:

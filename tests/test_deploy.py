@@ -17,16 +17,15 @@ import http.client
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import unittest
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import deploy_harness as dh  # noqa: E402
 import paddock_harness as h  # noqa: E402
 import task_harness as th  # noqa: E402
 
@@ -104,15 +103,8 @@ class Deploy(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="paddock-deploy-")
-        cls.addClassCleanup(shutil.rmtree, cls.tmp, ignore_errors=True)
+        cls.state_dir = dh.prepare_class(cls, "paddock-deploy-")
         cls.addClassCleanup(h.stop_leftover_tasks)
-        home = os.path.join(cls.tmp, "home")
-        os.makedirs(home)
-        cls.env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_") and k != "XDG_CONFIG_HOME"}
-        cls.env["HOME"] = home
-        cls.state_dir = os.path.join(cls.tmp, "state")
-        os.makedirs(cls.state_dir)
         for name, page in (("busybox:v1", "v1"), ("busybox:v2", "v2")):
             th.httpd_image(cls.state_dir, cls.tmp, name, page + "\n", applets=("env", "wget", "sleep"))
         cls.server = h.Server(cls.state_dir, mode="up", env=cls.env).start()

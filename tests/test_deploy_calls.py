@@ -25,10 +25,8 @@ both controllers are given a role made with IAM's CreateRole."""
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
 
@@ -120,15 +118,8 @@ class DeployCallsAgree(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="paddock-deploy-calls-")
-        cls.addClassCleanup(shutil.rmtree, cls.tmp, ignore_errors=True)
+        cls.state_dir = dh.prepare_class(cls, "paddock-deploy-calls-")
         cls.addClassCleanup(h.stop_leftover_tasks)
-        home = os.path.join(cls.tmp, "home")
-        os.makedirs(home)
-        cls.env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_") and k != "XDG_CONFIG_HOME"}
-        cls.env["HOME"] = home
-        cls.state_dir = os.path.join(cls.tmp, "state")
-        os.makedirs(cls.state_dir)
         _, key_id, secret = h.create_account(cls.state_dir, name="main")
         if tasks_skip_reason() is None:
             th.httpd_image(cls.state_dir, cls.tmp, IMAGE, "calls\n")

@@ -18,10 +18,8 @@ AWS at all; killed, the other leads at once and deploys the next revision.
 Needs root, crun, nft, iptables and busybox-static."""
 
 import os
-import shutil
 import signal
 import sys
-import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -59,15 +57,8 @@ class ControllerCrash(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="paddock-deploy-crash-")
-        cls.addClassCleanup(shutil.rmtree, cls.tmp, ignore_errors=True)
+        state_dir = dh.prepare_class(cls, "paddock-deploy-crash-")
         cls.addClassCleanup(h.stop_leftover_tasks)
-        home = os.path.join(cls.tmp, "home")
-        os.makedirs(home)
-        cls.env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_") and k != "XDG_CONFIG_HOME"}
-        cls.env["HOME"] = home
-        state_dir = os.path.join(cls.tmp, "state")
-        os.makedirs(state_dir)
         _, key_id, secret = h.create_account(state_dir, name="main")
         th.httpd_image(state_dir, cls.tmp, IMAGE, "crash\n")
         cls.server = h.Server(state_dir, env=cls.env).start()

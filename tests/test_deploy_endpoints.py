@@ -13,7 +13,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -38,14 +37,7 @@ class HttpsEndpoint(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="paddock-deploy-tls-")
-        cls.addClassCleanup(shutil.rmtree, cls.tmp, ignore_errors=True)
-        home = os.path.join(cls.tmp, "home")
-        os.makedirs(home)
-        cls.env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_") and k != "XDG_CONFIG_HOME"}
-        cls.env["HOME"] = home
-        state_dir = os.path.join(cls.tmp, "state")
-        os.makedirs(state_dir)
+        state_dir = dh.prepare_class(cls, "paddock-deploy-tls-")
         _, key_id, secret = h.create_account(state_dir, name="main")
         cls.server = h.Server(state_dir, env=cls.env).start()
         cls.addClassCleanup(cls.server.stop)

@@ -21,6 +21,9 @@ std::string PercentEncode(std::string_view s);
 // `plus_is_space`: '+' is a space, as in an HTML form's (application/x-www-form-urlencoded) query.
 std::string PercentDecode(std::string_view s, bool plus_is_space = false);
 
+// Appends code point `cp` (at most 0x10FFFF, not a surrogate) as UTF-8.
+void AppendUtf8(std::string& out, uint32_t cp);
+
 // XML character data as text: &amp; &lt; &gt; &quot; &apos; and numeric references (&#39;, &#x27;,
 // as UTF-8) are decoded; anything else — an unknown or unterminated reference — stays as it is.
 std::string XmlUnescape(std::string_view s);

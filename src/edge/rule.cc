@@ -12,6 +12,8 @@
 #include <fmt/format.h>
 #include <re2/re2.h>
 
+#include "common/encoding.h"
+
 // Three stages, each recursing at most kMaxNesting deep (chains of && and || are held n-ary, so
 // a long chain is wide, not deep):
 //   1. Go's scanner and expression grammar (what go/parser.ParseExpr accepts, reduced to what
@@ -109,24 +111,6 @@ std::size_t Utf8Len(std::string_view s, std::size_t i) {
     return 0;
   }
   return n;
-}
-
-void AppendUtf8(std::string& out, std::uint32_t cp) {
-  if (cp < 0x80) {
-    out.push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
 }
 
 // Go's %q of a string (strconv.Quote), close enough for messages: printable UTF-8 kept.
