@@ -998,7 +998,7 @@ class Agent::Driver {
   void Relaunch() {
     fmt::print(stderr, "paddock: agent: task {}: caught mid-launch ({}) by an agent restart: launching it again\n",
                spec_.task_arn, spec_.last_status);
-    if (!StopContainers()) return DrainChecks();  // abandoned: the next agent starts over
+    if (!StopContainers()) return;  // abandoned: the next agent starts over
     RemoveTaskResources();
     for (Container& c : containers_) {  // what StopContainers recorded of the earlier launch's
       c.created = c.stopped = false;
