@@ -945,13 +945,12 @@ class Agent::Driver {
   // checks. RUNNING is reported once no container waits to start any more.
   // A task an earlier agent left behind. RUNNING (and still wanted): its containers are found by
   // name and watched again without restarting anything; those that died meanwhile are reported
-  // by Supervise as any exit (an essential one stops the task). Caught mid-launch: failed and
-  // torn down. Caught mid-teardown, or stopped meanwhile: torn down.
+  // by Supervise as any exit (an essential one stops the task). Caught mid-launch: launched again
+  // (Relaunch). Caught mid-teardown, or stopped meanwhile: torn down.
   void Readopt() {
     if (spec_.desired_status == kStopped || Rank(spec_.last_status) > Rank("RUNNING"))
       return Teardown(std::nullopt, std::nullopt);
-    if (spec_.last_status != "RUNNING")
-      return Teardown("TaskFailedToStart", "Task stopped: the agent restarted while the task was starting");
+    if (spec_.last_status != "RUNNING") return Relaunch();
     // No restart policy applies to re-adopted containers: the task files a restart needs (SpecFor:
     // /etc files, volumes, cgroup) are not rebuilt, and without `resolved` ShouldRestart says no.
     const TimePoint now = agent_.clock_.Now();
@@ -986,6 +985,28 @@ class Agent::Driver {
     if (!change.containers.empty()) Report(std::move(change));
     fmt::print(stderr, "paddock: agent: task {}: re-adopted after an agent restart\n", spec_.task_arn);
     Supervise(/*running=*/true);
+  }
+
+  // A task an earlier agent was launching (PENDING, ACTIVATING) when it stopped or was killed: an
+  // acknowledged RunTask means the task runs, so whatever that launch made (containers, stopped
+  // as Teardown stops them; the task's files and cgroup; its network) is removed by name, nothing
+  // reported, and the task is launched again from the start under the same ARN, at the address
+  // the control plane gave it (still held: only the task's STOPPED releases it). Reports that
+  // would move it back (PENDING after ACTIVATING) are ignored by the control plane. Only the
+  // relaunch's own failure stops it. Killed again midway, the next agent does the same: every
+  // step finds what is there by name.
+  void Relaunch() {
+    fmt::print(stderr, "paddock: agent: task {}: caught mid-launch ({}) by an agent restart: launching it again\n",
+               spec_.task_arn, spec_.last_status);
+    if (!StopContainers()) return;  // abandoned: the next agent starts over
+    RemoveTaskResources();
+    for (Container& c : containers_) {  // what StopContainers recorded of the earlier launch's
+      c.created = c.stopped = false;
+      c.exit_code.reset();
+      c.reason.reset();
+    }
+    if (abandoned()) return;
+    Launch();
   }
 
   // What a re-adopted task's network was: its address (for the metadata endpoint's source check)
@@ -1308,6 +1329,22 @@ class Agent::Driver {
     Report("STOPPING");
     if (!StopContainers()) return DrainChecks();  // abandoned
     DrainChecks();
+    RemoveTaskResources();
+    Report("DEPROVISIONING");
+    if (!agent_.options_.logs_dir.empty()) {
+      DetachLogs();
+      // `paddock logs --follow` stops at this marker; RemoveExpiredLogs ages the directory out by it.
+      if (Status s = MarkLogsStopped(LogDir()); !s.ok()) Log(spec_.task_arn, "marking the logs stopped", s);
+    }
+    TaskStateChange stopped = Change(kStopped);
+    for (const auto& c : containers_) stopped.containers.push_back(ContainerChange(c.name, kStopped, c.exit_code, c.reason));
+    if (Report(std::move(stopped))) reported_stopped_ = true;
+  }
+
+  // Removes what a launch of the task made, each found by name (so also what a launch that failed
+  // half-way, or an earlier agent, made; what is missing is skipped): its containers (deleted
+  // whatever their state), metadata endpoints, files and cgroup, published ports and network.
+  void RemoveTaskResources() {
     for (auto& c : containers_) {
       Status s = agent_.runtime_.Delete(c.id, runtime::ForceDelete::kYes);
       if (!s.ok() && s.code() != StatusCode::kNotFound) Log(spec_.task_arn, fmt::format("deleting container {}", c.name), s);
@@ -1328,16 +1365,8 @@ class Agent::Driver {
       // By task id when network_ is unset (a launch that failed half-way, a task an earlier agent ran).
       if (Status s = agent_.vpcs_->Detach(spec_.scope, task_id_, network_); !s.ok())
         Log(spec_.task_arn, "deleting the task network", s);
+      network_.reset();
     }
-    Report("DEPROVISIONING");
-    if (!agent_.options_.logs_dir.empty()) {
-      DetachLogs();
-      // `paddock logs --follow` stops at this marker; RemoveExpiredLogs ages the directory out by it.
-      if (Status s = MarkLogsStopped(LogDir()); !s.ok()) Log(spec_.task_arn, "marking the logs stopped", s);
-    }
-    TaskStateChange stopped = Change(kStopped);
-    for (const auto& c : containers_) stopped.containers.push_back(ContainerChange(c.name, kStopped, c.exit_code, c.reason));
-    if (Report(std::move(stopped))) reported_stopped_ = true;
   }
 
   Agent& agent_;
@@ -1634,7 +1663,8 @@ void Agent::Reconcile() {
       if (spec.desired_status == kStopped || spec.last_status == kStopped) it->second->RequestStop();
       continue;
     }
-    if (spec.network && spec.last_status == "PROVISIONING" && spec.desired_status != kStopped)
+    // Also a task caught mid-launch by a restart: it is launched again (Driver::Relaunch).
+    if (spec.network && Rank(spec.last_status) < Rank("RUNNING") && spec.desired_status != kStopped)
       new_vpcs.insert(spec.scope);
     std::string arn = spec.task_arn;
     drivers_.emplace(std::move(arn), std::make_unique<Driver>(*this, std::move(spec)));

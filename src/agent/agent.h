@@ -41,10 +41,12 @@
 // (containers found by id, nothing restarted; one that died meanwhile is reported STOPPED with its
 // exit code, or a reason saying it is unknown, and an essential one stops the task; one missing
 // is reported gone and an essential one stops the task). A task caught mid-launch (PENDING,
-// ACTIVATING) is torn down as TaskFailedToStart; one caught mid-teardown, or stopped meanwhile,
-// is torn down with the stop code it has. Re-adopted containers' start times are unknown, so
-// health start periods count from the re-adoption; their restart policies no longer apply (a
-// restart needs the task's files and cgroup, which are not rebuilt).
+// ACTIVATING) and still wanted RUNNING is launched again: what the interrupted launch made is
+// removed by name, unreported, and the launch starts over under the same ARN and address, so an
+// acknowledged RunTask runs (only the relaunch's own failure stops it). One caught mid-teardown,
+// or stopped meanwhile, is torn down with the stop code it has. Re-adopted containers' start
+// times are unknown, so health start periods count from the re-adoption; their restart policies
+// no longer apply (a restart needs the task's files and cgroup, which are not rebuilt).
 //
 // Network modes (docs/contracts/task.md, Networking): awsvpc — a netns at the task's address,
 // attached to its VPC's router namespace with the VPC's security groups in force before the

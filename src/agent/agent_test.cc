@@ -607,18 +607,83 @@ TEST_F(AgentTest, AgentRestartStopsATaskWhoseEssentialContainerDiedMeanwhile) {
   EXPECT_FALSE(Exists(Id(arn, 0)));
 }
 
-TEST_F(AgentTest, AgentRestartTearsDownATaskCaughtMidLaunch) {
+// A task caught mid-launch (ACTIVATING: its init container running, the app waiting on it) is
+// launched again by the next agent — what the interrupted launch made stopped and removed, the
+// launch started over — and reaches RUNNING under its ARN and address, with nothing reported as
+// a failure. An agent stopped again mid-relaunch leaves the same to the one after it.
+TEST_F(AgentTest, AgentRestartLaunchesATaskCaughtMidLaunchAgain) {
   StartAgent();
-  std::string arn = Run(R"([{"name":"init","image":"busybox:agenttest","essential":false},
+  const std::string arn = Run(R"([{"name":"init","image":"busybox:agenttest","essential":false},
+      {"name":"app","image":"busybox:agenttest","dependsOn":[{"containerName":"init","condition":"SUCCESS"}]}])");
+  auto address = [&](const json::object& t) {
+    return json::serialize(Container(t, "app").at("networkInterfaces"));
+  };
+  json::object before =
+      WaitTask(arn, [](const json::object& x) { return Str(Container(x, "init"), "lastStatus") == "RUNNING"; });
+  ASSERT_EQ(Str(before, "lastStatus"), "ACTIVATING");
+  const ContainerId init = Id(arn, 0);
+  auto pid = [&] {
+    auto st = rt_.State(init);
+    return st.ok() && st->status == ContainerStatus::kRunning ? st->pid : 0;
+  };
+  const int first = pid();
+  ASSERT_NE(first, 0);
+
+  RestartAgent();
+  EXPECT_EQ(pid(), first);  // a stopping agent leaves it as it is
+  StartAgent();
+  // The earlier launch's init is stopped (SIGTERM, as a teardown does) and a new one started.
+  ASSERT_TRUE(WaitUntil([&] { return pid() != 0 && pid() != first; }));
+  EXPECT_EQ(rt_.signals(), (std::vector<std::pair<ContainerId, int>>{{init, SIGTERM}}));
+  EXPECT_FALSE(Exists(Id(arn, 1)));
+  const int second = pid();
+
+  // Stopped again mid-relaunch: the next agent starts over once more.
+  RestartAgent();
+  StartAgent();
+  ASSERT_TRUE(WaitUntil([&] { return pid() != 0 && pid() != second; }));
+
+  rt_.Exit(init, 0);
+  json::object t = WaitStatus(arn, "RUNNING");
+  EXPECT_EQ(Str(t, "taskArn"), arn);
+  EXPECT_EQ(Str(t, "desiredStatus"), "RUNNING");
+  EXPECT_FALSE(t.contains("stopCode")) << json::serialize(t);
+  EXPECT_FALSE(t.contains("stoppedReason")) << json::serialize(t);
+  EXPECT_FALSE(t.contains("stoppingAt")) << json::serialize(t);
+  EXPECT_EQ(address(t), address(before));
+  EXPECT_TRUE(Running(Id(arn, 1)));
+}
+
+// Stopped while no agent ran: the task caught mid-launch is torn down with StopTask's code, not
+// launched again.
+TEST_F(AgentTest, AgentRestartStopsATaskCaughtMidLaunchThatWasStoppedMeanwhile) {
+  StartAgent();
+  const std::string arn = Run(R"([{"name":"init","image":"busybox:agenttest","essential":false},
       {"name":"app","image":"busybox:agenttest","dependsOn":[{"containerName":"init","condition":"SUCCESS"}]}])");
   WaitTask(arn, [](const json::object& x) { return Str(Container(x, "init"), "lastStatus") == "RUNNING"; });
   RestartAgent();
+  ASSERT_TRUE(tasks_.Stop(kScope, std::nullopt, arn, std::string("bye"), kCaller, clock_.Now()).ok());
+  StartAgent();
+  json::object t = WaitStatus(arn, "STOPPED");
+  EXPECT_EQ(Str(t, "stopCode"), "UserInitiated");
+  EXPECT_EQ(Str(t, "stoppedReason"), "bye");
+  EXPECT_FALSE(Exists(Id(arn, 0)));
+  EXPECT_FALSE(Exists(Id(arn, 1)));
+}
+
+// The relaunch's own failure stops the task, with that failure's reason.
+TEST_F(AgentTest, AgentRestartRelaunchThatFailsStopsTheTaskWithItsReason) {
+  StartAgent();
+  const std::string arn = Run(R"([{"name":"init","image":"busybox:agenttest","essential":false},
+      {"name":"app","image":"busybox:agenttest","dependsOn":[{"containerName":"init","condition":"SUCCESS"}]}])");
+  WaitTask(arn, [](const json::object& x) { return Str(Container(x, "init"), "lastStatus") == "RUNNING"; });
+  RestartAgent();
+  rt_.FailNext("Create", Internal("no room"));  // the relaunched init's
   StartAgent();
   json::object t = WaitStatus(arn, "STOPPED");
   EXPECT_EQ(Str(t, "stopCode"), "TaskFailedToStart");
-  EXPECT_EQ(Str(t, "stoppedReason"), "Task stopped: the agent restarted while the task was starting");
+  EXPECT_EQ(Str(t, "stoppedReason"), "CannotStartContainerError: no room");
   EXPECT_FALSE(Exists(Id(arn, 0)));
-  EXPECT_FALSE(Exists(Id(arn, 1)));
 }
 
 TEST_F(AgentTest, AgentRestartFinishesATaskCaughtMidTeardown) {

@@ -716,6 +716,40 @@ TEST(PlanTest, FailedStartsBackOffExponentiallyUpToTheCapAndARunningTaskResets) 
   EXPECT_TRUE(d.launches.empty());
 }
 
+// A task whose launch a server restart interrupted is launched again by the agent (agent.h,
+// "Agent restart"): the scheduler sees it live all along (ACTIVATING, however long the restart
+// took, then RUNNING), so nothing counts toward the circuit breaker, nothing backs off and no
+// replacement is launched (issue 20). Torn down as a failed start instead, it would have counted.
+TEST(PlanTest, ALaunchInterruptedByARestartAndLaunchedAgainIsNoFailure) {
+  const std::string kUnable = "(service web) is unable to consistently start tasks successfully.";
+  ServiceState s = Service(1);
+  const TimePoint launched = kT0 + seconds(2);
+  TaskView t = Task("t1", kNew, "ACTIVATING", launched);
+  for (TimePoint now : {launched + seconds(1), launched + std::chrono::minutes(10)}) {
+    Decision d = Decide(s, Obs(now, {t}));
+    EXPECT_EQ(Launched(d, kNew), 0) << "the task is still under way: no replacement";
+    EXPECT_EQ(s.deployments[0].failed_tasks, 0);
+    EXPECT_EQ(s.deployments[0].launch_failures, 0);
+    EXPECT_EQ(s.deployments[0].next_launch_at, TimePoint{});
+  }
+  t.last_status = "RUNNING";
+  t.started_at = launched + std::chrono::minutes(10) + seconds(5);
+  Decision d = Decide(s, Obs(*t.started_at + seconds(1), {t}));
+  EXPECT_EQ(Launched(d, kNew), 0);
+  EXPECT_EQ(s.deployments[0].failed_tasks, 0);
+  EXPECT_EQ(s.deployments[0].launch_failures, 0);
+  EXPECT_THAT(Messages(s), ::testing::Not(::testing::Contains(kUnable)));
+  EXPECT_NE(s.deployments[0].rollout_state, "FAILED");
+
+  // What the earlier agent did (torn down as TaskFailedToStart) was a failure and a backoff.
+  ServiceState before = Service(1);
+  TaskView failed = FailedStart("t1", kNew, launched);
+  failed.stopped_reason = "Task stopped: the agent restarted while the task was starting";
+  Decide(before, Obs(launched + std::chrono::minutes(10), {failed}));
+  EXPECT_EQ(before.deployments[0].failed_tasks, 1);
+  EXPECT_EQ(before.deployments[0].launch_failures, 1);
+}
+
 TEST(PlanTest, PlacementFailuresWriteOneEventCountForTheBreakerAndBackOff) {
   ServiceState s = Service(1);
   Observed o = Obs(kT0, {});
