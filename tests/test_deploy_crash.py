@@ -7,7 +7,7 @@ call and answered (the controller never learns it happened), or before the call 
 A second controller on the same state directory then takes over at once (the dead holder's lease
 is taken, not waited out) and must converge: the deployment Healthy with its task running, exactly
 one ECS service per container of each live deployment, at most one task-definition revision more
-than a run without the crash registers, and then no write for three ticks (no re-roll loop). The
+than a run without the crash registers, and then no write for two ticks (no re-roll loop). The
 crash points: PutParameter, RegisterTaskDefinition and CreateService answered; a roll's
 UpdateService answered and its TagResource not sent; a retirement's UpdateService (to 0) and
 DeleteService answered — after which the old service and its secret must be gone.
@@ -111,7 +111,7 @@ class ControllerCrash(unittest.TestCase):
         path = f"/paddock/{self.project}/{self.project}/default/{deployment}"
         return [p["Name"] for p in self.ssm.get_parameters_by_path(Path=path, Recursive=True)["Parameters"]]
 
-    def assertQuiet(self, ctl, ticks=3):
+    def assertQuiet(self, ctl, ticks=2):
         """After one more tick (a new life's first may still mend a cache, such as a tag), no write
         for `ticks` ticks (each tick's snapshot starts with ListServices)."""
         mark = self.proxy.mark()
