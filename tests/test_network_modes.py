@@ -2,7 +2,9 @@
 Task metadata endpoint rows). On an in-process EC2 container instance ([[ec2_instance]]): bridge-mode
 tasks with a dynamic and a static host port serve busybox httpd at 127.0.0.1:<hostPort> as
 DescribeTasks' networkBindings say; a second task wanting the static port is not placed
-(RESOURCE:PORTS); a host-mode task serves on a host port and reports no networkBindings; after
+(RESOURCE:PORTS); a bridge container's hostname, /etc/hostname and /etc/hosts line are its runtime
+id (Docker's name for it), and it reads $ECS_CONTAINER_METADATA_URI_V4/taskWithTags: its tags, its
+volume, the node's ClockDrift; a host-mode task serves on a host port and reports no networkBindings; after
 StopTask nothing of them is left (no iptables rule naming the task, no netns). On Fargate (awsvpc):
 networkBindings at the task's address with hostPort = containerPort, and a container reads
 $ECS_CONTAINER_METADATA_URI_V4/task with busybox wget: its TaskARN, Cluster, container names and
@@ -77,7 +79,7 @@ class NetworkModes(h.PaddockTestCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        th.httpd_image(cls.state_dir, cls.tmp, "busybox:net", PAGE, applets=("wget", "sleep"))
+        th.httpd_image(cls.state_dir, cls.tmp, "busybox:net", PAGE, applets=("wget", "sleep", "hostname"))
         cls.ec2 = boto3.client("ec2", endpoint_url=cls.server.endpoint, region_name=h.REGION,
                                aws_access_key_id=cls.key_id, aws_secret_access_key=cls.secret)
         cls.subnet = cls.ec2.describe_subnets()["Subnets"][0]["SubnetId"]
@@ -177,6 +179,51 @@ class NetworkModes(h.PaddockTestCase):
         self.assertIn(arn.rsplit("/", 1)[1], nat_rules())  # the reservation
         self.stop_and_check_gone(arn)
 
+    def test_bridge_containers_are_named_by_their_runtime_id(self):
+        # Docker names a container it is given no hostname for by its id, and ECS on EC2 gives a
+        # bridge container none: the hostname is the runtime id DescribeTasks and the metadata
+        # endpoint show, in /etc/hostname and, with the task's address, in /etc/hosts. The probe
+        # also reads /taskWithTags: the task's tags, its container's volume, the node's clock.
+        probe = ('until t=$(wget -q -O - "$ECS_CONTAINER_METADATA_URI_V4/taskWithTags") && '
+                 'case "$t" in *Volumes*) true;; *) false;; esac; do sleep 0.2; done; '
+                 'echo; echo "$t"; echo "NAME $(hostname)"; echo "FILE $(cat /etc/hostname)"; cat /etc/hosts; '
+                 'echo PROBE-END; sleep 3600')
+        td = self.ecs.register_task_definition(
+            family="nm-bridge-name", networkMode="bridge", requiresCompatibilities=["EC2"], cpu="256", memory="128",
+            volumes=[{"name": "data"}],
+            containerDefinitions=[{"name": "probe", "image": "busybox:net", "essential": True, "stopTimeout": 2,
+                                   "command": ["sh", "-c", probe],
+                                   "mountPoints": [{"sourceVolume": "data", "containerPath": "/data"}]}]
+        )["taskDefinition"]["taskDefinitionArn"]
+        r = self.ecs.run_task(cluster="netmodes", taskDefinition=td, launchType="EC2",
+                              tags=[{"key": "team", "value": "blue"}])
+        self.assertEqual(r["failures"], [])
+        arn = r["tasks"][0]["taskArn"]
+        task = self.wait_for("netmodes", arn, "RUNNING")
+        runtime_id = task["containers"][0]["runtimeId"]
+        deadline = time.monotonic() + 30
+        while True:
+            out = subprocess.run([h.paddock_bin(), "logs", "--state-dir", self.state_dir, arn.rsplit("/", 1)[1]],
+                                 capture_output=True, text=True, timeout=30).stdout
+            if "PROBE-END" in out:
+                break
+            if time.monotonic() > deadline:
+                self.fail(f"the probe printed nothing: {out!r} {self.server.log_tail()}")
+            time.sleep(0.2)
+        self.assertIn(f"NAME {runtime_id}\n", out)
+        self.assertIn(f"FILE {runtime_id}\n", out)
+        doc = json.loads([line for line in out.splitlines() if line.startswith("{")][-1])
+        container = doc["Containers"][0]
+        self.assertEqual(container["DockerId"], runtime_id)
+        ip = container["Networks"][0]["IPv4Addresses"][0]
+        self.assertIn(f"{ip}\t{runtime_id}\n", out)
+        self.assertEqual(doc["TaskTags"], {"team": "blue"})
+        self.assertEqual([v["Destination"] for v in container["Volumes"]], ["/data"])
+        self.assertTrue(container["Volumes"][0]["Source"].endswith("/volumes/data"), container["Volumes"])
+        self.assertNotIn("VPCID", doc)  # a bridge task: no VPC
+        self.assertIn(doc["ClockDrift"]["ClockSynchronizationStatus"], ("SYNCHRONIZED", "NOT_SYNCHRONIZED"))
+        self.stop_and_check_gone(arn)
+
     def test_fargate_bindings_and_metadata_endpoint(self):
         # Until the probe's own facts are in (they are recorded once its start returns).
         probe = ('until t=$(wget -q -O - "$ECS_CONTAINER_METADATA_URI_V4/task") && '
@@ -217,6 +264,8 @@ class NetworkModes(h.PaddockTestCase):
         self.assertEqual(sorted(c["Name"] for c in doc["Containers"]), ["probe", "web"])
         for c in doc["Containers"]:
             self.assertEqual(c["Networks"][0]["IPv4Addresses"], [ip], c)
+        self.assertNotIn("VPCID", doc)  # Fargate: only for tasks on EC2 instances, as AWS
+        self.assertIn(doc["ClockDrift"]["ClockSynchronizationStatus"], ("SYNCHRONIZED", "NOT_SYNCHRONIZED"))
         self.stop_and_check_gone(arn)
 
 

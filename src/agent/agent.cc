@@ -608,6 +608,8 @@ class Agent::Driver {
               network_ = std::move(a->network);
               metadata_network_ = std::move(a->metadata_network);
               dns_served_ = a->dns;
+              std::lock_guard l(facts_mu_);
+              facts_.vpc_id = a->vpc_id;
             }
             s = a.status();
           }
@@ -659,6 +661,10 @@ class Agent::Driver {
                       .nameserver = dns_served_ ? std::string(net::kDnsAddress) : std::string(),
                       .cpu_units = ParseUnits(spec_.cpu),
                       .memory_mib = ParseUnits(spec_.memory)};
+    if (mode_ == NetMode::kBridge || mode_ == NetMode::kNone) {  // Docker's name for them: their id
+      in.default_hostname = DefaultHostname::kContainerId;
+      for (const auto& c : containers_) in.container_ids[c.name] = c.id.str();
+    }
     auto files = PrepareTask(agent_.runtime_, TaskFilesOpts(), in);
     if (!files.ok()) {
       Teardown("TaskFailedToStart", fmt::format("ResourceInitializationError: {}", files.status().message()));
@@ -768,6 +774,12 @@ class Agent::Driver {
     f.created_at = f.started_at = now;
     if (c.resolved) f.image_id = images::Sha256Of(c.resolved->config_json).str();
     if (c.restart.enabled) f.restart_count = c.restart_count;
+    boost::system::error_code ec;
+    json::value def = json::parse(spec_.definition, ec);
+    if (!ec && def.is_object()) {
+      for (const auto& b : ContainerVolumes(TaskFilesOpts(), def.get_object(), task_id_, c.name))
+        f.volumes.push_back(metadata::MountedVolume{b.source, b.destination});
+    }
     std::lock_guard l(facts_mu_);
     std::erase_if(facts_.containers, [&](const metadata::ContainerFacts& x) { return x.name == c.name; });
     facts_.containers.push_back(std::move(f));
@@ -1026,6 +1038,8 @@ class Agent::Driver {
         if (a.ok()) {
           network_ = std::move(a->network);
           metadata_network_ = std::move(a->metadata_network);
+          std::lock_guard l(facts_mu_);
+          facts_.vpc_id = a->vpc_id;
         } else {
           Log(spec_.task_arn, "re-adopting the task's VPC network (its policy is retried every pass)", a.status());
         }

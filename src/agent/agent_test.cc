@@ -88,6 +88,7 @@ class AgentTest : public ::testing::Test {
     o.poll_interval = std::chrono::milliseconds(20);
     o.monitor_interval = std::chrono::milliseconds(1);
     o.container_owner = owner_;
+    o.tasks_dir = tasks_dir_;
     agent_ = std::make_unique<Agent>(control_, images_, rt_, o, clock_);
     tasks_.SetChangeListener([this] { agent_->Notify(); });
     ASSERT_TRUE(agent_->Start().ok());
@@ -200,6 +201,7 @@ class AgentTest : public ::testing::Test {
   std::string digest_;
   int families_ = 0;
   std::string owner_;  // AgentOptions::container_owner: empty, no sweep
+  std::string tasks_dir_;  // AgentOptions::tasks_dir: empty, no /etc files or volumes
 };
 
 TEST_F(AgentTest, DependsOnSuccessStartsTheAppAfterTheInitContainerExitsZero) {
@@ -777,6 +779,61 @@ TEST_F(AgentTest, MetadataEndpointServesEveryContainerTheTaskAsDescribeTasksShow
   ASSERT_TRUE(tasks_.Stop(kScope, std::nullopt, arn, std::nullopt, kCaller, clock_.Now()).ok());
   WaitStatus(arn, "STOPPED");
   EXPECT_EQ(get(uri + "/task").status, 404);
+}
+
+// ${URI}/taskWithTags adds the task's tags as DescribeTasks shows them (its own and propagated
+// ones); /task has none. Each container lists the task volumes it mounts, and the task document
+// carries the node's clock (adjtimex).
+TEST_F(AgentTest, MetadataTaskWithTagsShowsTheTasksTagsAndContainersTheirVolumes) {
+  tasks_dir_ = (fs::path(store_.dir()) / "tasks").string();
+  metadata::MetadataService& service = StartAgentWithMetadata();
+  auto def = Parse(R"({"family":"tagged","networkMode":"awsvpc","requiresCompatibilities":["FARGATE"],"cpu":"256",
+      "memory":"512","volumes":[{"name":"data"}],"tags":[{"key":"tier","value":"web"}],
+      "containerDefinitions":[{"name":"web","image":"busybox:agenttest",
+                               "mountPoints":[{"sourceVolume":"data","containerPath":"/data"}]},
+                              {"name":"side","image":"busybox:agenttest","essential":false}]})");
+  ASSERT_TRUE(tds_.Register(kScope, kCaller, std::move(def), clock_.Now()).ok());
+  ecs::task::RunRequest r;
+  r.task_definition = "tagged";
+  r.launch_type = "FARGATE";
+  r.network_configuration = json::object{
+      {"awsvpcConfiguration", json::object{{"subnets", json::array{json::string(vpc::DefaultVpcFor(kScope).subnets[0].id)}}}}};
+  r.tags = {{"team", "blue"}};
+  r.propagate_tags = "TASK_DEFINITION";
+  auto res = tasks_.Run(kScope, kCaller, r, clock_.Now());
+  ASSERT_TRUE(res.ok() && !res->tasks.empty()) << res.status().ToString();
+  const std::string arn = Str(Parse(res->tasks[0]), "taskArn");
+  WaitStatus(arn, "RUNNING");
+  auto spec = rt_.SpecOf(Id(arn, 0));
+  ASSERT_TRUE(spec.has_value());
+  std::string uri;
+  for (const auto& e : spec->env)
+    if (e.starts_with("ECS_CONTAINER_METADATA_URI_V4=")) uri = e.substr(e.find('=') + 1);
+  ASSERT_FALSE(uri.empty());
+  http::Client client("127.0.0.1", service.port(), std::chrono::seconds(10));
+  auto get = [&](const std::string& path) -> json::object {
+    http::Request req;
+    req.method = "GET";
+    req.target = uri.substr(uri.find('/', std::string_view("http://").size())) + path;
+    auto got = client.Send(req);
+    EXPECT_TRUE(got.ok() && got->status == 200) << (got.ok() ? got->body : got.status().ToString());
+    return got.ok() ? json::parse(got->body).as_object() : json::object();
+  };
+  json::object with_tags = get("/taskWithTags");
+  EXPECT_EQ(with_tags["TaskTags"], json::parse(R"({"team":"blue","tier":"web"})"));
+  json::object task = get("/task");
+  EXPECT_FALSE(task.contains("TaskTags"));
+  EXPECT_FALSE(task.contains("VPCID"));  // a Fargate task (and no task network here)
+  EXPECT_TRUE(task["ClockDrift"].as_object().contains("ClockSynchronizationStatus"));
+  const std::string task_id = arn.substr(arn.rfind('/') + 1);
+  EXPECT_EQ(get("")["Volumes"],
+            (json::array{json::object{{"Source", (fs::path(tasks_dir_) / task_id / "volumes" / "data").string()},
+                                      {"Destination", "/data"}}}));
+  for (const auto& c : task["Containers"].as_array()) {
+    if (c.as_object().at("Name") == "side") {
+      EXPECT_FALSE(c.as_object().contains("Volumes"));
+    }
+  }
 }
 
 // A task with a task role: every container gets the task's one credentials URI (here the full

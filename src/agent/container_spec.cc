@@ -186,9 +186,19 @@ Status CheckSupported(const json::object& task_definition, const json::object& o
   return OkStatus();
 }
 
-std::string HostnameOf(const json::object& definition, const TaskContext& task) {
+std::string HostnameOf(const json::object& definition, const TaskContext& task, std::string_view container_id) {
   std::string own = Str(definition, "hostname");
-  return own.empty() ? task.hostname : own;
+  if (!own.empty()) return own;
+  return task.default_hostname == DefaultHostname::kContainerId ? std::string(container_id) : task.hostname;
+}
+
+std::vector<runtime::BindMount> VolumeBinds(const json::object& definition, const TaskContext& task) {
+  std::vector<std::string> seen;
+  std::vector<runtime::BindMount> binds;
+  CollectMounts(definition, task, false, seen, binds);
+  std::stable_sort(binds.begin(), binds.end(),
+                   [](const auto& a, const auto& b) { return Depth(a.destination) < Depth(b.destination); });
+  return binds;
 }
 
 runtime::ContainerSpec BuildContainerSpec(const ContainerInput& in, const TaskContext& task) {
@@ -224,7 +234,7 @@ runtime::ContainerSpec BuildContainerSpec(const ContainerInput& in, const TaskCo
     cs.network = runtime::NetworkMode::kJoin;
     cs.netns_path = task.netns_path;
   }
-  cs.hostname = HostnameOf(def, task);
+  cs.hostname = HostnameOf(def, task, in.id.str());
   // Host-level grants: CheckSupported refused them unless the instance allows host access.
   cs.privileged = Bool(def, "privileged").value_or(false);
   cs.host_pid = task.host_pid;
@@ -254,11 +264,7 @@ runtime::ContainerSpec BuildContainerSpec(const ContainerInput& in, const TaskCo
       if (!source.empty()) cs.binds.push_back(runtime::BindMount{source, destination, cs.readonly_rootfs});
     }
   }
-  std::vector<std::string> seen;
-  std::vector<runtime::BindMount> volume_binds;
-  CollectMounts(def, task, false, seen, volume_binds);
-  std::stable_sort(volume_binds.begin(), volume_binds.end(),
-                   [](const auto& a, const auto& b) { return Depth(a.destination) < Depth(b.destination); });
+  std::vector<runtime::BindMount> volume_binds = VolumeBinds(def, task);
   cs.binds.insert(cs.binds.end(), volume_binds.begin(), volume_binds.end());
 
   // linuxParameters and ulimits.

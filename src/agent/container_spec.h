@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
@@ -29,6 +31,13 @@ struct EtcFiles {
   std::string hostname;
 };
 
+// What names a container whose definition sets no hostname.
+enum class DefaultHostname {
+  kTask,         // TaskContext::hostname (awsvpc: the ENI's private DNS name); empty: left unset (host
+                 // mode: the host's name, as Docker's --network host)
+  kContainerId,  // the container's runtime id, as Docker names bridge- and none-mode containers
+};
+
 // What the whole task contributes to each of its containers.
 struct TaskContext {
   std::string task_arn;
@@ -41,6 +50,7 @@ struct TaskContext {
   // The uts name of containers whose definition sets no hostname (awsvpc: the ENI's private DNS
   // name). Empty: unset.
   std::string hostname{};
+  DefaultHostname default_hostname = DefaultHostname::kTask;
   std::map<std::string, std::string> volumes{};  // task volume name → its host directory
   std::map<std::string, EtcFiles> etc_files{};   // by container name
   // The task's containerDefinitions, for volumesFrom. Null: volumesFrom is ignored.
@@ -77,8 +87,13 @@ enum class HostAccess : bool { kRefused = false, kAllowed = true };
 Status CheckSupported(const boost::json::object& task_definition, const boost::json::object& overrides,
                       HostAccess host_access = HostAccess::kRefused);
 
-// The container's hostname: its definition's, else the task's.
-std::string HostnameOf(const boost::json::object& definition, const TaskContext& task);
+// The hostname of container `container_id`: its definition's, else the task's default
+// (task.hostname, or the container's id).
+std::string HostnameOf(const boost::json::object& definition, const TaskContext& task, std::string_view container_id);
+
+// The task volumes a container mounts (its mountPoints, then its volumesFrom sources', parents
+// before children), as BuildContainerSpec binds them after the /etc files.
+std::vector<runtime::BindMount> VolumeBinds(const boost::json::object& definition, const TaskContext& task);
 
 // REQUIRES: CheckSupported passed for the task (references that do not resolve are skipped here).
 runtime::ContainerSpec BuildContainerSpec(const ContainerInput& in, const TaskContext& task);

@@ -79,6 +79,11 @@ TEST_F(ContainerSpecTest, HostnameIsTheDefinitionsElseTheTasks) {
   task_.hostname = "ip-10-0-0-5.ec2.internal";
   EXPECT_EQ(Build(Obj(R"({"name":"web"})")).hostname, "ip-10-0-0-5.ec2.internal");
   EXPECT_EQ(Build(Obj(R"({"name":"web","hostname":"box"})")).hostname, "box");
+  // Bridge and none: Docker's name for a container given none, its id.
+  task_.hostname.clear();
+  task_.default_hostname = DefaultHostname::kContainerId;
+  EXPECT_EQ(Build(Obj(R"({"name":"web"})")).hostname, "pdk-x-t-0");
+  EXPECT_EQ(Build(Obj(R"({"name":"web","hostname":"box"})")).hostname, "box");
 }
 
 TEST_F(ContainerSpecTest, EtcFilesAreBoundReadWriteUnlessTheRootIsReadOnly) {

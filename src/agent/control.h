@@ -57,7 +57,7 @@ class Control {
   // changed. Returns a handle for Unwatch.
   virtual uint64_t Watch(std::string_view agent_id, std::function<void()> wake) = 0;
   virtual void Unwatch(uint64_t handle) = 0;
-  // The task `spec` names as DescribeTasks returns it now (one serialized Task, without tags): for
+  // The task `spec` names as DescribeTasks with include TAGS returns it now (one serialized Task): for
   // the task metadata endpoint (agent/metadata), which renders it on every request. NotFound when
   // the task is gone.
   virtual StatusOr<std::string> DescribeTask(const protocol::LaunchSpec& spec) = 0;

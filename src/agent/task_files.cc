@@ -54,6 +54,11 @@ Status WriteText(const fs::path& path, std::string_view text) {
   return OkStatus();
 }
 
+// Where PrepareTask puts task volume `name` (one without host.sourcePath).
+fs::path TaskVolumeDir(const TaskFilesOptions& options, std::string_view task_id, std::string_view name) {
+  return fs::path(options.tasks_dir) / task_id / "volumes" / name;
+}
+
 bool IsTaskId(std::string_view id) {
   return !id.empty() && id.size() <= 64 && std::all_of(id.begin(), id.end(), [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
@@ -76,7 +81,8 @@ Status Write(runtime::Runtime& runtime, const TaskFilesOptions& options, const T
   RETURN_IF_ERROR(CheckSupported(in.definition, in.overrides, options.host_access));
   if (!IsTaskId(in.task_id)) return InvalidArgument(fmt::format("bad task id '{}'", in.task_id));
   std::string region = RegionOf(in.task_arn);
-  if (!in.ip.empty()) out.hostname = PrivateDnsName(in.ip, region);
+  out.default_hostname = in.default_hostname;
+  if (!in.ip.empty() && in.default_hostname == DefaultHostname::kTask) out.hostname = PrivateDnsName(in.ip, region);
   std::vector<const json::object*> containers = Objects(in.definition, "containerDefinitions");
   for (const json::object* c : containers) out.container_definitions.push_back(*c);
   out.host_pid = Str(in.definition, "pidMode") == "host";  // CheckSupported allowed them
@@ -103,7 +109,9 @@ Status Write(runtime::Runtime& runtime, const TaskFilesOptions& options, const T
       if (ec) return Internal(fmt::format("cannot create {}: {}", etc.string(), ec.message()));
       TaskContext task;
       task.hostname = out.hostname;
-      std::string hostname = HostnameOf(*c, task);
+      task.default_hostname = in.default_hostname;
+      auto id = in.container_ids.find(name);
+      std::string hostname = HostnameOf(*c, task, id == in.container_ids.end() ? std::string_view() : id->second);
       EtcFiles files{(etc / "hosts").string(), (etc / "resolv.conf").string(), std::string()};
       RETURN_IF_ERROR(WriteText(files.hosts, HostsFile(in.ip, hostname, *c)));
       RETURN_IF_ERROR(WriteText(files.resolv_conf, ResolvConf(*c, host_resolv, search, in.nameserver)));
@@ -124,7 +132,7 @@ Status Write(runtime::Runtime& runtime, const TaskFilesOptions& options, const T
         out.volumes[name] = source;
         continue;
       }
-      const fs::path vol = dir / "volumes" / name;
+      const fs::path vol = TaskVolumeDir(options, in.task_id, name);
       fs::create_directories(vol, ec);
       if (ec) return Internal(fmt::format("cannot create {}: {}", vol.string(), ec.message()));
       ::chmod(vol.c_str(), 0755);
@@ -206,9 +214,27 @@ StatusOr<TaskFiles> PrepareTask(runtime::Runtime& runtime, const TaskFilesOption
   return out;
 }
 
+std::vector<runtime::BindMount> ContainerVolumes(const TaskFilesOptions& options, const json::object& definition,
+                                                 std::string_view task_id, std::string_view container_name) {
+  if (options.tasks_dir.empty()) return {};
+  json::array containers;
+  for (const json::object* c : Objects(definition, "containerDefinitions")) containers.push_back(*c);
+  TaskContext task;
+  task.container_definitions = &containers;
+  for (const json::object* v : Objects(definition, "volumes")) {
+    std::string name = Str(*v, "name");
+    std::string source = Str(Obj(*v, "host"), "sourcePath");
+    task.volumes[name] = source.empty() ? TaskVolumeDir(options, task_id, name).string() : source;
+  }
+  for (const json::value& c : containers)
+    if (Str(c.get_object(), "name") == container_name) return VolumeBinds(c.get_object(), task);
+  return {};
+}
+
 void ApplyTaskFiles(const TaskFiles& files, TaskContext& task) {
   task.cgroup_parent = files.cgroup_parent;
   task.hostname = files.hostname;
+  task.default_hostname = files.default_hostname;
   task.volumes = files.volumes;
   task.etc_files = files.etc_files;
   task.container_definitions = &files.container_definitions;

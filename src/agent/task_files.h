@@ -12,7 +12,9 @@
 // Choices (docs/contracts/task.md, "Container options"):
 // - hostname: the container definition's (refused under awsvpc at registration, as AWS does),
 //   else, for an awsvpc task, the ENI's private DNS name ip-a-b-c-d.ec2.internal (us-east-1) or
-//   ip-a-b-c-d.<region>.compute.internal, as Fargate gives its tasks.
+//   ip-a-b-c-d.<region>.compute.internal, as Fargate gives its tasks; for bridge and none tasks
+//   (DefaultHostname::kContainerId) the container's runtime id, as Docker names a container it is
+//   given no hostname for (ECS on EC2 gives it none); host tasks: none (the host's).
 // - /etc/hosts: localhost lines, "<task ip> <hostname> <first label>", then extraHosts in order.
 // - /etc/resolv.conf: dnsServers, else the node's DNS server at 169.254.169.253 when it serves the
 //   task's VPC (awsvpc; TaskFilesInput::nameserver), else the host's nameservers that are not
@@ -66,17 +68,22 @@ struct TaskFilesInput {
   std::string task_arn;  // its region names the private DNS domain
   const boost::json::object& definition;  // the pinned task definition
   const boost::json::object& overrides;   // the task's overrides, or {}
-  std::string ip;        // the task's address (awsvpc); empty: none
+  std::string ip;        // the task's address (awsvpc, bridge); empty: none
   // The node's DNS server for the task (awsvpc, agent/dns_service.h): the nameserver of every
   // container without dnsServers. Empty: the host's nameservers.
   std::string nameserver{};
   uint64_t cpu_units = 0;   // the task's size; 0: not set
   uint64_t memory_mib = 0;
+  // kTask: awsvpc's private DNS name of `ip` (none without an ip). kContainerId: each container's
+  // id in `container_ids` (by container name).
+  DefaultHostname default_hostname = DefaultHostname::kTask;
+  std::map<std::string, std::string> container_ids{};
 };
 
 struct TaskFiles {
   std::string dir;            // <tasks_dir>/<task id>; empty when there is no tasks_dir
   std::string hostname;       // the task-wide one (awsvpc); empty: none
+  DefaultHostname default_hostname = DefaultHostname::kTask;
   std::string cgroup_parent;  // from Runtime::CreateGroup
   std::map<std::string, std::string> volumes;  // name → host directory
   std::map<std::string, EtcFiles> etc_files;   // by container name
@@ -100,6 +107,12 @@ std::string ResolvConf(const boost::json::object& container_definition, std::str
 // task's cgroup with its cpu and memory. On failure nothing is left. The error's message follows
 // "ResourceInitializationError: " in the task's stoppedReason.
 StatusOr<TaskFiles> PrepareTask(runtime::Runtime& runtime, const TaskFilesOptions& options, const TaskFilesInput& in);
+
+// The task volumes container `container_name` of `definition` (the pinned task definition) mounts,
+// with the host directories PrepareTask gives them (also for a task an earlier agent prepared):
+// BuildContainerSpec's volume binds. Empty without a tasks_dir.
+std::vector<runtime::BindMount> ContainerVolumes(const TaskFilesOptions& options, const boost::json::object& definition,
+                                                 std::string_view task_id, std::string_view container_name);
 
 // Puts what the containers need from `files` into `task` (cgroup, hostname, volumes, /etc files).
 void ApplyTaskFiles(const TaskFiles& files, TaskContext& task);

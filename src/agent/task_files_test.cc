@@ -252,5 +252,56 @@ TEST_F(TaskFilesTest, WithoutAnAddressThereIsNoTaskHostname) {
   EXPECT_EQ(Read(files->etc_files.at("a").resolv_conf), "nameserver 10.255.255.53\n");
 }
 
+// Bridge (and none) tasks: Docker names a container it is given no hostname for by its id, and
+// ECS on EC2 gives it none; the /etc/hosts line of the task's address carries that name.
+TEST_F(TaskFilesTest, BridgeContainersAreNamedByTheirIdAsDockerNamesThem) {
+  json::object def = Obj(R"({"containerDefinitions":[{"name":"web"},{"name":"side","hostname":"sidecar"}]})");
+  auto files = PrepareTask(rt_, options_,
+                           TaskFilesInput{.task_id = "0123abcd",
+                                          .task_arn = "arn:aws:ecs:eu-west-1:123456789012:task/c/0123abcd",
+                                          .definition = def,
+                                          .overrides = overrides_,
+                                          .ip = "172.31.255.9",
+                                          .default_hostname = DefaultHostname::kContainerId,
+                                          .container_ids = {{"web", "pdk-1a2b-0123abcd-0"}, {"side", "pdk-1a2b-0123abcd-1"}}});
+  ASSERT_TRUE(files.ok()) << files.status().ToString();
+  EXPECT_EQ(files->hostname, "");  // no task-wide name: not ip-172-31-255-9.…
+  const EtcFiles& web = files->etc_files.at("web");
+  EXPECT_EQ(Read(web.hostname), "pdk-1a2b-0123abcd-0\n");
+  EXPECT_NE(Read(web.hosts).find("\n172.31.255.9\tpdk-1a2b-0123abcd-0\n"), std::string::npos) << Read(web.hosts);
+  EXPECT_EQ(Read(files->etc_files.at("side").hostname), "sidecar\n");  // the definition's wins
+
+  TaskContext ctx;
+  ApplyTaskFiles(*files, ctx);
+  EXPECT_EQ(ctx.default_hostname, DefaultHostname::kContainerId);
+  EXPECT_EQ(HostnameOf(Obj(R"({"name":"web"})"), ctx, "pdk-1a2b-0123abcd-0"), "pdk-1a2b-0123abcd-0");
+}
+
+// What the metadata endpoint lists as a container's Volumes: its binds, also for a task an earlier
+// agent prepared (nothing but the definition is needed).
+TEST_F(TaskFilesTest, ContainerVolumesAreTheContainersVolumeBinds) {
+  options_.host_access = HostAccess::kAllowed;
+  json::object def = Obj(R"({"volumes":[{"name":"data"},{"name":"logs","host":{"sourcePath":"/srv/logs"}}],
+      "containerDefinitions":[
+        {"name":"web","mountPoints":[{"sourceVolume":"data","containerPath":"/data"},
+                                     {"sourceVolume":"logs","containerPath":"/var/log/app","readOnly":true}]},
+        {"name":"side","volumesFrom":[{"sourceContainer":"web"}]},
+        {"name":"bare"}]})");
+  const std::string data = (dir_ / "tasks" / "0123abcd" / "volumes" / "data").string();
+  std::vector<runtime::BindMount> web = ContainerVolumes(options_, def, "0123abcd", "web");
+  ASSERT_EQ(web.size(), 2u);
+  EXPECT_EQ(web[0].source, data);
+  EXPECT_EQ(web[0].destination, "/data");
+  EXPECT_EQ(web[1].source, "/srv/logs");
+  EXPECT_EQ(web[1].destination, "/var/log/app");
+  std::vector<runtime::BindMount> side = ContainerVolumes(options_, def, "0123abcd", "side");
+  ASSERT_EQ(side.size(), 2u);  // volumesFrom: the source's mounts
+  EXPECT_EQ(side[0].source, data);
+  EXPECT_TRUE(ContainerVolumes(options_, def, "0123abcd", "bare").empty());
+  EXPECT_TRUE(ContainerVolumes(options_, def, "0123abcd", "nope").empty());
+  options_.tasks_dir.clear();
+  EXPECT_TRUE(ContainerVolumes(options_, def, "0123abcd", "web").empty());
+}
+
 }  // namespace
 }  // namespace paddock::agent

@@ -71,7 +71,7 @@ bool VpcNetworks::ServeOnce(const Scope& scope, uint64_t Vpc::*served, uint64_t 
 
 VpcNetworks::Attachment VpcNetworks::Serve(const Scope& scope, const net::VpcNetwork& vpc, net::TaskNetwork tn,
                                            std::string_view task_id) {
-  Attachment a{std::move(tn), {}, false};
+  Attachment a{std::move(tn), {}, false, vpc.ref.vpc_id};
   const uint64_t id = netns::NamespaceId(vpc.netns_path);
   if (options_.metadata != nullptr) {
     bool ok = ServeOnce(

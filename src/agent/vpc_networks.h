@@ -59,6 +59,7 @@ class VpcNetworks {
     std::string metadata_network;
     // The VPC's DNS server serves the task's namespace: its resolv.conf may name net::kDnsAddress.
     bool dns = false;
+    std::string vpc_id;  // the task's VPC ("vpc-…"), for the metadata endpoint's VPCID
   };
 
   VpcNetworks(Control& control, Options options);

@@ -8,7 +8,7 @@ namespace paddock::agent {
 
 StatusOr<std::string> DescribeOne(ecs::task::Tasks& tasks, const ecs::task::LaunchSpec& spec) {
   ASSIGN_OR_RETURN(ecs::task::DescribeResult r,
-                   tasks.Describe(spec.scope, spec.cluster, {spec.task_arn}, /*include_tags=*/false, ""));
+                   tasks.Describe(spec.scope, spec.cluster, {spec.task_arn}, /*include_tags=*/true, ""));
   if (r.tasks.empty()) return NotFound(fmt::format("task {} not found", spec.task_arn));
   return std::move(r.tasks.front());
 }

@@ -5,10 +5,13 @@
 #include "agent/net/net.h"
 
 #include <arpa/inet.h>
+#include <sys/timex.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <sstream>
@@ -181,14 +184,10 @@ json::object ContainerDocument(const json::object& task, const TaskFacts& facts,
   if (f.started_at) d["StartedAt"] = FormatTime(*f.started_at);
   if (f.finished_at) d["FinishedAt"] = FormatTime(*f.finished_at);
   d["Type"] = "NORMAL";
-  if (v4) {
-    if (!f.log_driver.empty()) d["LogDriver"] = f.log_driver;
-    if (!f.log_options.empty()) d["LogOptions"] = StringMap(f.log_options);
-    if (std::string arn = Str(c, "containerArn"); !arn.empty()) d["ContainerARN"] = arn;
-  }
-  if (std::string health = Str(c, "healthStatus"); health == "HEALTHY" || health == "UNHEALTHY") {
-    d["Health"] = json::object{{"status", health}};
-  }
+  // The ECS agent's member order: v3's Networks (the v2 response's) come right after Type; v4's
+  // (its own, richer) after ContainerARN.
+  json::object networks_holder;
+  json::object& out = v4 ? networks_holder : d;
   const std::map<std::string, std::string> eni = EniDetails(task);
   std::string ip;
   for (const json::object* ni : Objects(c, "networkInterfaces")) {
@@ -209,13 +208,30 @@ json::object ContainerDocument(const json::object& task, const TaskFacts& facts,
         n["SubnetGatewayIpv4Address"] = fmt::format("{}/{}", facts.gateway, facts.prefix_length);
       }
     }
-    d["Networks"] = json::array{std::move(n)};
+    out["Networks"] = json::array{std::move(n)};
   } else if (!facts.network_mode.empty()) {  // bridge and host tasks, as the ECS agent shows them
     json::object n{{"NetworkMode", facts.network_mode}};
     if (!facts.ipv4.empty()) n["IPv4Addresses"] = json::array{json::value(facts.ipv4)};
-    d["Networks"] = json::array{std::move(n)};
+    out["Networks"] = json::array{std::move(n)};
   }
-  if (v4 && f.restart_count) d["RestartCount"] = *f.restart_count;
+  if (std::string health = Str(c, "healthStatus"); health == "HEALTHY" || health == "UNHEALTHY") {
+    d["Health"] = json::object{{"status", health}};
+  }
+  if (!f.volumes.empty()) {
+    // Docker's Mounts of bind mounts have no Name, so DockerName is left out (Paddock has no
+    // Docker volumes: a task volume is a directory of the task's, bound like a host path).
+    json::array volumes;
+    for (const MountedVolume& v : f.volumes)
+      volumes.push_back(json::object{{"Source", v.source}, {"Destination", v.destination}});
+    d["Volumes"] = std::move(volumes);
+  }
+  if (v4) {
+    if (!f.log_driver.empty()) d["LogDriver"] = f.log_driver;
+    if (!f.log_options.empty()) d["LogOptions"] = StringMap(f.log_options);
+    if (std::string arn = Str(c, "containerArn"); !arn.empty()) d["ContainerARN"] = arn;
+    if (auto it = networks_holder.find("Networks"); it != networks_holder.end()) d["Networks"] = it->value();
+    if (f.restart_count) d["RestartCount"] = *f.restart_count;
+  }
   return d;
 }
 
@@ -507,7 +523,7 @@ StatusOr<json::object> RenderContainer(const json::object& task, const TaskFacts
   return NotFound(fmt::format("no container '{}' in task {}", container_name, Str(task, "taskArn")));
 }
 
-json::object RenderTask(const json::object& task, const TaskFacts& facts, Version version) {
+json::object RenderTask(const json::object& task, const TaskFacts& facts, Version version, WithTags with_tags) {
   const bool v4 = version == Version::kV4;
   const auto [family, revision] = FamilyRevision(Str(task, "taskDefinitionArn"));
   json::array containers;
@@ -543,15 +559,48 @@ json::object RenderTask(const json::object& task, const TaskFacts& facts, Versio
   if (auto t = TimeField(task, "executionStoppedAt")) d["ExecutionStoppedAt"] = *t;
   if (std::string az = Str(task, "availabilityZone"); !az.empty()) d["AvailabilityZone"] = az;
   if (!v4) return d;
+  if (with_tags == WithTags::kYes) {
+    json::object tags;
+    for (const json::object* t : Objects(task, "tags")) tags[Str(*t, "key")] = Str(*t, "value");
+    if (!tags.empty()) d["TaskTags"] = std::move(tags);
+  }
   if (std::string lt = Str(task, "launchType"); !lt.empty()) d["LaunchType"] = lt;
   if (!containers.empty()) d["Containers"] = std::move(containers);
+  if (!facts.vpc_id.empty() && Str(task, "launchType") == "EC2") d["VPCID"] = facts.vpc_id;
   if (std::string group = Str(task, "group"); group.starts_with("service:")) d["ServiceName"] = group.substr(8);
+  if (const auto& clock = facts.clock_drift) {
+    json::object drift;
+    if (clock->error_bound_ms) drift["ClockErrorBound"] = *clock->error_bound_ms;
+    drift["ReferenceTimestamp"] = FormatTime(clock->reference);
+    drift["ClockSynchronizationStatus"] = clock->synchronized ? "SYNCHRONIZED" : "NOT_SYNCHRONIZED";
+    d["ClockDrift"] = std::move(drift);
+  }
   if (auto gib = Num(Obj(task, "ephemeralStorage"), "sizeInGiB"); gib && facts.ephemeral_utilized_mib) {
     d["EphemeralStorageMetrics"] = json::object{{"Utilized", *facts.ephemeral_utilized_mib},
                                                 {"Reserved", static_cast<int64_t>(*gib) * 1024}};
   }
   d["FaultInjectionEnabled"] = false;
   return d;
+}
+
+ClockDrift ClockDriftOf(int state, int status, int64_t maxerror_us, TimePoint at) {
+  ClockDrift d;
+  d.reference = at;
+  d.synchronized = state != TIME_ERROR && (status & STA_UNSYNC) == 0;
+  // Unsynchronized, the kernel's figure is its ceiling (16 s), not a measurement.
+  if (d.synchronized && maxerror_us >= 0) d.error_bound_ms = static_cast<double>(maxerror_us) / 1000.0;
+  return d;
+}
+
+StatusOr<ClockDrift> ReadKernelClock() {
+  struct timex tx {};
+  tx.modes = 0;  // read only
+  int state = ::adjtimex(&tx);
+  if (state == -1) return Unavailable(fmt::format("adjtimex: {}", std::strerror(errno)));
+  const int64_t fraction_ns = (tx.status & STA_NANO) ? tx.time.tv_usec : int64_t{tx.time.tv_usec} * 1000;
+  const TimePoint at(std::chrono::duration_cast<Duration>(std::chrono::seconds(tx.time.tv_sec) +
+                                                          std::chrono::nanoseconds(fraction_ns)));
+  return ClockDriftOf(state, tx.status, tx.maxerror, at);
 }
 
 ContainerFacts FactsFromDefinition(const json::object& definition) {
@@ -993,7 +1042,8 @@ http::Response MetadataService::Handle(const http::Request& request, std::string
     if (path.starts_with('/')) path.remove_prefix(1);
     return HandleCredentials(request, path, network);
   }
-  // /v4/<id>, /v4/<id>/task, /v4/<id>/stats, /v4/<id>/task/stats (and /v3/…); a trailing '/' is fine.
+  // /v4/<id>, /v4/<id>/task, /v4/<id>/stats, /v4/<id>/task/stats (and /v3/…), /v4/<id>/taskWithTags;
+  // a trailing '/' is fine.
   std::string_view path = request.Path();
   while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
   Version version;
@@ -1008,7 +1058,10 @@ http::Response MetadataService::Handle(const http::Request& request, std::string
   size_t slash = path.find('/');
   const std::string id(path.substr(0, slash));
   const std::string_view rest = slash == std::string_view::npos ? std::string_view() : path.substr(slash);
-  if (rest != "" && rest != "/task" && rest != "/stats" && rest != "/task/stats") return JsonResponse(404, "Not found");
+  if (rest != "" && rest != "/task" && rest != "/stats" && rest != "/task/stats" &&
+      !(rest == "/taskWithTags" && version == Version::kV4)) {
+    return JsonResponse(404, "Not found");
+  }
 
   Entry entry;
   std::shared_ptr<TaskEntry> task;
@@ -1051,7 +1104,13 @@ http::Response MetadataService::Serve(const Entry& entry, std::string_view rest,
     if (!doc.ok()) return JsonResponse(404, "Not found");
     return JsonResponse(200, *doc);
   }
-  if (rest == "/task") return JsonResponse(200, RenderTask(task_json, *facts, version));
+  if (rest == "/task" || rest == "/taskWithTags") {
+    if (version == Version::kV4 && !facts->clock_drift && options_.clock) {
+      if (StatusOr<ClockDrift> clock = options_.clock(); clock.ok()) facts->clock_drift = *clock;
+    }
+    return JsonResponse(200, RenderTask(task_json, *facts, version,
+                                        rest == "/taskWithTags" ? WithTags::kYes : WithTags::kNo));
+  }
   if (rest == "/stats") {
     const ContainerFacts* c = FindFacts(*facts, entry.container_name);
     if (c == nullptr) return JsonResponse(404, "Not found");

@@ -6,6 +6,7 @@
 //
 //   ${URI}             the container's metadata          (RenderContainer)
 //   ${URI}/task        the task's, with every container  (RenderTask)
+//   ${URI}/taskWithTags the same plus the task's tags     (v4 only)
 //   ${URI}/stats       the container's Docker-style stats (RenderStats over ReadCgroupSample)
 //   ${URI}/task/stats  {DockerId: stats or null} for every container of the task
 //
@@ -79,6 +80,12 @@ class Server;
 
 namespace paddock::agent::metadata {
 
+// A task volume a container mounts, as Docker's inspect lists it among the container's Mounts.
+struct MountedVolume {
+  std::string source;       // the host directory
+  std::string destination;  // where the container sees it
+};
+
 // What the runtime knows about one container, beyond the task record.
 struct ContainerFacts {
   std::string name;       // the container definition's name (the Task JSON's containers[].name)
@@ -94,10 +101,27 @@ struct ContainerFacts {
   std::map<std::string, std::string> log_options;
   std::map<std::string, std::string> docker_labels;  // the definition's dockerLabels
   std::optional<int> restart_count;                   // with a restartPolicy: restarts so far
+  std::vector<MountedVolume> volumes;  // its mountPoints' and volumesFrom's task volumes (Volumes)
   // The container's cgroup, absolute from each hierarchy's root. Empty: read from
   // /proc/<pid>/cgroup (then stats need a running container).
   std::string cgroup_path;
 };
+
+// The node's clock as ClockDrift shows it (ECS on Fargate measures it against Amazon Time Sync).
+struct ClockDrift {
+  TimePoint reference;                   // ReferenceTimestamp: when the bound was read
+  std::optional<double> error_bound_ms;  // ClockErrorBound; unset when not synchronized
+  bool synchronized = false;             // ClockSynchronizationStatus
+};
+
+// The ClockDrift of one adjtimex(2) answer: `state` its return value, `status` and `maxerror_us`
+// the timex fields, read at `at`. Synchronized unless the state is TIME_ERROR or the status has
+// STA_UNSYNC (the kernel's own test: no NTP/PTP daemon disciplines the clock); the bound is the
+// kernel's maximum error (which the daemon sets and the kernel ages by 500 ppm), in ms.
+ClockDrift ClockDriftOf(int state, int status, int64_t maxerror_us, TimePoint at);
+
+// adjtimex(2) read-only (modes 0, no privilege needed), now. Unavailable when the call fails.
+StatusOr<ClockDrift> ReadKernelClock();
 
 // What a provider returns: the task now.
 struct TaskFacts {
@@ -116,6 +140,12 @@ struct TaskFacts {
   // EphemeralStorageMetrics.Utilized (MiB): the containers' writable layers together. Unset: the
   // block is left out (Reserved alone would mislead).
   std::optional<int64_t> ephemeral_utilized_mib;
+  // The VPC of an awsvpc task's network (VPCID, shown for tasks on EC2 container instances only, as
+  // AWS does). Empty: left out.
+  std::string vpc_id;
+  // The node's clock (ClockDrift); unset: left out. The service fills it on each request from its
+  // clock source when the provider leaves it unset.
+  std::optional<ClockDrift> clock_drift;
 };
 
 // The facts a container definition (as the pinned task definition holds it) gives: name, cpu,
@@ -142,8 +172,14 @@ std::string FormatTime(TimePoint t);
 StatusOr<boost::json::object> RenderContainer(const boost::json::object& task, const TaskFacts& facts,
                                               std::string_view container_name, Version version = Version::kV4);
 
+// Whether the task document carries TaskTags (${URI}/taskWithTags).
+enum class WithTags : bool { kNo = false, kYes = true };
+
 // The task document (${URI}/task): the task's fields and every created container's document.
-boost::json::object RenderTask(const boost::json::object& task, const TaskFacts& facts, Version version = Version::kV4);
+// With tags (v4): TaskTags from the Task's `tags` (DescribeTasks with include TAGS: the task's own
+// and those propagated to it), left out when it has none.
+boost::json::object RenderTask(const boost::json::object& task, const TaskFacts& facts, Version version = Version::kV4,
+                               WithTags with_tags = WithTags::kNo);
 
 // JSON text the way Go's encoding/json writes these documents: compact, members in insertion
 // order, numbers without exponents (0.25, not 2.5E-1).
@@ -225,6 +261,8 @@ struct MetadataServiceOptions {
   std::string id_key;
   // Empty: StatsSources::FromLayout(DetectCgroupLayout()) at Start; no cgroups then stats are null.
   std::optional<StatsSources> stats_sources;
+  // The v4 task document's ClockDrift, read on each request; an error leaves it out.
+  std::function<StatusOr<ClockDrift>()> clock = ReadKernelClock;
 };
 
 struct ContainerEndpoint {

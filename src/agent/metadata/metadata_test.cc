@@ -1,8 +1,11 @@
 #include "agent/metadata/metadata.h"
 
+#include <sys/timex.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -71,6 +74,7 @@ TaskFacts Facts() {
   web.log_options = {{"awslogs-group", "/ecs/web"}};
   web.docker_labels = {{"team", "blue"}};
   web.restart_count = 1;
+  web.volumes = {{"/var/lib/paddock/tasks/0123456789abcdef0123456789abcdef/volumes/data", "/data"}};
   ContainerFacts side;
   side.name = "side";
   side.docker_id = "pdk-1a2b-0123456789abcdef0123456789abcdef-1";
@@ -106,9 +110,11 @@ const std::string kWebV4 =
     kLabels +
     R"(,"DesiredStatus":"RUNNING","KnownStatus":"RUNNING","Limits":{"CPU":128,"Memory":256},)"
     R"("CreatedAt":"2025-11-30T12:00:03.044527186Z","StartedAt":"2025-11-30T12:00:03.5Z","Type":"NORMAL",)"
+    R"("Health":{"status":"HEALTHY"},)"
+    R"("Volumes":[{"Source":"/var/lib/paddock/tasks/0123456789abcdef0123456789abcdef/volumes/data",)"
+    R"("Destination":"/data"}],)"
     R"("LogDriver":"awslogs","LogOptions":{"awslogs-group":"/ecs/web"},)"
     R"("ContainerARN":"arn:aws:ecs:us-east-1:123456789012:container/default/0123456789abcdef0123456789abcdef/c1",)"
-    R"("Health":{"status":"HEALTHY"},)"
     R"("Networks":[{"NetworkMode":"awsvpc","IPv4Addresses":["172.31.0.5"],"AttachmentIndex":0,)"
     R"("MACAddress":"02:70:ac:1f:00:05","IPv4SubnetCIDRBlock":"172.31.0.0/20",)"
     R"("DomainNameServers":["169.254.169.253"],"DomainNameSearchList":["ec2.internal"],)"
@@ -131,16 +137,24 @@ const std::string kSideV4 =
     R"("DomainNameServers":["169.254.169.253"],"DomainNameSearchList":["ec2.internal"],)"
     R"("PrivateDNSName":"ip-172-31-0-5.ec2.internal","SubnetGatewayIpv4Address":"172.31.0.1/20"}]})";
 
-const std::string kTaskV4 =
+const std::string kTaskHead =
     R"({"Cluster":"arn:aws:ecs:us-east-1:123456789012:cluster/default",)"
     R"("TaskARN":"arn:aws:ecs:us-east-1:123456789012:task/default/0123456789abcdef0123456789abcdef",)"
     R"("Family":"web","Revision":"7","DesiredStatus":"RUNNING","KnownStatus":"RUNNING",)"
     R"("Limits":{"CPU":0.25,"Memory":512},"PullStartedAt":"2025-11-30T12:00:01.123Z",)"
-    R"("PullStoppedAt":"2025-11-30T12:00:02.5Z","AvailabilityZone":"us-east-1a","LaunchType":"FARGATE",)"
-    R"("Containers":[)" +
-    kWebV4 + "," + kSideV4 +
-    R"(],"ServiceName":"web-svc","EphemeralStorageMetrics":{"Utilized":12,"Reserved":20480},)"
-    R"("FaultInjectionEnabled":false})";
+    R"("PullStoppedAt":"2025-11-30T12:00:02.5Z","AvailabilityZone":"us-east-1a",)";
+const std::string kTaskMiddle = R"("LaunchType":"FARGATE","Containers":[)" + kWebV4 + "," + kSideV4 +
+                                R"(],"ServiceName":"web-svc",)";
+const std::string kTaskTail = R"("EphemeralStorageMetrics":{"Utilized":12,"Reserved":20480},"FaultInjectionEnabled":false})";
+const std::string kTaskV4 = kTaskHead + kTaskMiddle + kTaskTail;
+
+// The ServiceTest's clock: a node whose NTP daemon keeps it within 0.5458 ms.
+ClockDrift FakeClock() { return ClockDrift{At(1764504010'000000000), 0.5458, true}; }
+constexpr char kClockDrift[] =
+    R"("ClockDrift":{"ClockErrorBound":0.5458,"ReferenceTimestamp":"2025-11-30T12:00:10Z",)"
+    R"("ClockSynchronizationStatus":"SYNCHRONIZED"},)";
+// What the service answers for /task: the node's clock is read for it.
+const std::string kTaskV4Served = kTaskHead + kTaskMiddle + kClockDrift + kTaskTail;
 
 TEST(FormatTimeTest, IsGosRfc3339Nano) {
   EXPECT_EQ(FormatTime(At(1764504003'044527186)), "2025-11-30T12:00:03.044527186Z");
@@ -223,6 +237,79 @@ TEST(RenderTest, BridgeAndHostTasksShowTheirNetworkModeWithoutAnEni) {
   doc = RenderContainer(task, facts, "web");
   ASSERT_TRUE(doc.ok());
   EXPECT_EQ(doc->at("Networks"), json::parse(R"([{"NetworkMode":"host"}])"));
+}
+
+TEST(RenderTest, V3PutsNetworksAfterTypeAsTheV2ResponseDoes) {
+  StatusOr<json::object> doc = RenderContainer(Parse(TaskJson()), Facts(), "web", Version::kV3);
+  ASSERT_TRUE(doc.ok());
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : *doc) keys.emplace_back(k);
+  EXPECT_THAT(keys, ::testing::ElementsAre("DockerId", "Name", "DockerName", "Image", "ImageID", "Ports", "Labels",
+                                           "DesiredStatus", "KnownStatus", "Limits", "CreatedAt", "StartedAt", "Type",
+                                           "Networks", "Health", "Volumes"));
+}
+
+TEST(RenderTest, TaskTagsOnlyWithTagsAndOnlyWhenTheTaskHasSome) {
+  json::object task = Parse(TaskJson());
+  task["tags"] = json::parse(R"([{"key":"team","value":"blue"},{"key":"aws:ecs:serviceName","value":"web-svc"}])");
+  EXPECT_FALSE(RenderTask(task, Facts()).contains("TaskTags"));  // /task
+  json::object with = RenderTask(task, Facts(), Version::kV4, WithTags::kYes);
+  EXPECT_EQ(with.at("TaskTags"), json::parse(R"({"team":"blue","aws:ecs:serviceName":"web-svc"})"));
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : with) keys.emplace_back(k);
+  // The ECS agent's order: TaskTags after AvailabilityZone, before LaunchType.
+  EXPECT_THAT(keys, ::testing::Contains("TaskTags"));
+  EXPECT_EQ(std::find(keys.begin(), keys.end(), "TaskTags") + 1, std::find(keys.begin(), keys.end(), "LaunchType"));
+  EXPECT_FALSE(with.contains("ContainerInstanceTags"));  // never told to the agent
+  task.erase("tags");
+  EXPECT_FALSE(RenderTask(task, Facts(), Version::kV4, WithTags::kYes).contains("TaskTags"));
+  task["tags"] = json::array();
+  EXPECT_FALSE(RenderTask(task, Facts(), Version::kV4, WithTags::kYes).contains("TaskTags"));
+}
+
+TEST(RenderTest, VpcIdOnlyForTasksOnEc2AndClockDriftWhenKnown) {
+  TaskFacts facts = Facts();
+  facts.vpc_id = "vpc-0a1b2c3d";
+  EXPECT_FALSE(RenderTask(Parse(TaskJson()), facts).contains("VPCID"));  // Fargate, as AWS
+  json::object task = Parse(TaskJson());
+  task["launchType"] = "EC2";
+  EXPECT_EQ(RenderTask(task, facts).at("VPCID"), "vpc-0a1b2c3d");
+  EXPECT_FALSE(RenderTask(task, facts, Version::kV3).contains("VPCID"));
+  facts.vpc_id.clear();  // bridge, host: no VPC the agent knows of
+  EXPECT_FALSE(RenderTask(task, facts).contains("VPCID"));
+
+  EXPECT_FALSE(RenderTask(task, facts).contains("ClockDrift"));
+  facts.clock_drift = ClockDrift{At(1764504010'250000000), std::nullopt, false};
+  EXPECT_EQ(Serialize(RenderTask(task, facts).at("ClockDrift")),
+            R"({"ReferenceTimestamp":"2025-11-30T12:00:10.25Z","ClockSynchronizationStatus":"NOT_SYNCHRONIZED"})");
+  EXPECT_FALSE(RenderTask(task, facts, Version::kV3).contains("ClockDrift"));
+}
+
+TEST(ClockDriftTest, IsTheKernelsMaximumErrorWhileSynchronized) {
+  ClockDrift d = ClockDriftOf(TIME_OK, STA_PLL, 2500, At(5'000000000));
+  EXPECT_TRUE(d.synchronized);
+  EXPECT_EQ(d.error_bound_ms, 2.5);
+  EXPECT_EQ(d.reference, At(5'000000000));
+  // No daemon disciplines the clock: the kernel says so with STA_UNSYNC and TIME_ERROR, and its
+  // maximum error is its 16 s ceiling, not a measurement.
+  d = ClockDriftOf(TIME_ERROR, STA_UNSYNC, 16'000'000, At(5'000000000));
+  EXPECT_FALSE(d.synchronized);
+  EXPECT_FALSE(d.error_bound_ms.has_value());
+  EXPECT_FALSE(ClockDriftOf(TIME_OK, STA_UNSYNC, 100, At(0)).synchronized);
+  EXPECT_FALSE(ClockDriftOf(TIME_ERROR, 0, 100, At(0)).synchronized);
+}
+
+TEST(ClockDriftTest, ReadsThisHostsKernelClock) {
+  StatusOr<ClockDrift> d = ReadKernelClock();
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  // The reading is of now.
+  EXPECT_LT(std::chrono::abs(d->reference - std::chrono::system_clock::now()), std::chrono::seconds(5));
+  struct timex tx {};
+  int state = ::adjtimex(&tx);
+  EXPECT_EQ(d->synchronized, state != TIME_ERROR && (tx.status & STA_UNSYNC) == 0);
+  if (d->synchronized) {
+    EXPECT_GE(*d->error_bound_ms, 0.0);
+  }
 }
 
 TEST(RenderTest, FactsFromADefinitionAndAResolvConf) {
@@ -506,6 +593,7 @@ class ServiceTest : public ::testing::Test {
     o.host = "127.0.0.1";
     o.port = 0;
     o.stats_sources = FakeV1(dir_);
+    o.clock = [] { return StatusOr<ClockDrift>(FakeClock()); };
     service_ = std::make_unique<MetadataService>(o);
     ASSERT_TRUE(service_->Start().ok());
     client_ = std::make_unique<http::Client>("127.0.0.1", service_->port());
@@ -552,7 +640,7 @@ TEST_F(ServiceTest, ServesTheFourPathsOfARegisteredContainer) {
 
   r = Send(PathOf(ep.v4_uri) + "/task");
   EXPECT_EQ(r.status, 200);
-  EXPECT_EQ(r.body, kTaskV4);
+  EXPECT_EQ(r.body, kTaskV4Served);
 
   r = Send(PathOf(ep.v4_uri) + "/stats");
   EXPECT_EQ(r.status, 200);
@@ -577,6 +665,37 @@ TEST_F(ServiceTest, ServesTheFourPathsOfARegisteredContainer) {
   EXPECT_EQ(v3.at("Name"), "web");
   EXPECT_FALSE(v3.contains("ContainerARN"));
   EXPECT_FALSE(Parse(Send(PathOf(ep.v3_uri) + "/stats").body).contains("networks"));
+}
+
+TEST_F(ServiceTest, TaskWithTagsAddsTheTasksTagsOnV4Only) {
+  TaskProvider tagged = [] {
+    TaskFacts f = Facts();
+    json::object task = json::parse(f.task_json).as_object();
+    task["tags"] = json::parse(R"([{"key":"team","value":"blue"}])");
+    f.task_json = Serialize(task);
+    return StatusOr<TaskFacts>(std::move(f));
+  };
+  ContainerEndpoint ep = service_->RegisterContainer(kTaskArn, "web", tagged);
+  http::Response r = Send(PathOf(ep.v4_uri) + "/taskWithTags");
+  EXPECT_EQ(r.status, 200);
+  // /task's document with TaskTags where the ECS agent puts them (after AvailabilityZone).
+  const std::string tags = R"("TaskTags":{"team":"blue"},)";
+  EXPECT_EQ(r.body, kTaskHead + tags + kTaskMiddle + kClockDrift + kTaskTail);
+  EXPECT_FALSE(Parse(Send(PathOf(ep.v4_uri) + "/task").body).contains("TaskTags"));
+  EXPECT_EQ(Send(PathOf(ep.v3_uri) + "/taskWithTags").status, 404);
+}
+
+TEST(ServiceClockTest, AClockThatCannotBeReadLeavesClockDriftOut) {
+  MetadataServiceOptions o;
+  o.host = "127.0.0.1";
+  o.port = 0;
+  o.clock = [] { return StatusOr<ClockDrift>(Unavailable("adjtimex: Operation not permitted")); };
+  MetadataService service(o);
+  ASSERT_TRUE(service.Start().ok());
+  ContainerEndpoint ep = service.RegisterContainer(kTaskArn, "web", [] { return StatusOr<TaskFacts>(Facts()); });
+  http::Response r = service.Handle(Get(PathOf(ep.v4_uri) + "/task"));
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, kTaskV4);
 }
 
 TEST_F(ServiceTest, UnknownIdsPathsAndMethodsAreRefused) {
@@ -890,7 +1009,7 @@ TEST_F(ServiceTest, ConcurrentRequestsAndRegistrations) {
           continue;
         }
         if (path == paths[0] && r->body != kWebV4) ++failures;
-        if (path == paths[1] && r->body != kTaskV4) ++failures;
+        if (path == paths[1] && r->body != kTaskV4Served) ++failures;
       }
     });
   }

@@ -202,7 +202,9 @@ Status RemoteControl::Report(std::string_view agent_id, std::string_view task_ar
 }
 
 StatusOr<std::string> RemoteControl::DescribeTask(const protocol::LaunchSpec& spec) {
-  json::object body{{"cluster", spec.cluster.empty() ? cluster_ : spec.cluster}, {"tasks", json::array{spec.task_arn}}};
+  json::object body{{"cluster", spec.cluster.empty() ? cluster_ : spec.cluster},
+                    {"tasks", json::array{spec.task_arn}},
+                    {"include", json::array{"TAGS"}}};
   StatusOr<json::value> answer = [&] {
     std::lock_guard lock(describe_mu_);
     return describe_client_.Call("AmazonEC2ContainerServiceV20141113.DescribeTasks", body);
