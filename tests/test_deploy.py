@@ -22,6 +22,7 @@ import sys
 import threading
 import time
 import unittest
+import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -222,8 +223,10 @@ class Deploy(unittest.TestCase):
         env = self.get("/env.txt")[1].splitlines()
         self.assertIn("DB_PASSWORD=hunter2", env)
         self.assertIn("GREETING=hello", env)
-        names = [p["Name"] for p in self.ssm.describe_parameters()["Parameters"]]
-        self.assertEqual(names, [f"/paddock/default/shop/default/{second}/DB_PASSWORD"])
+        # (and the deployment's identity credential, D8, beside it)
+        names = sorted(p["Name"] for p in self.ssm.describe_parameters()["Parameters"])
+        self.assertEqual(names, [f"/paddock/default/shop/default/{second}/DB_PASSWORD",
+                                 f"/paddock/default/shop/default/{second}/paddock-identity/credential"])
         td = self.ecs.describe_task_definition(taskDefinition="paddock_shop_default_web")["taskDefinition"]
         self.assertNotIn("hunter2", json.dumps(td, default=str))
         self.assertEqual(td["containerDefinitions"][0]["secrets"],
@@ -243,7 +246,8 @@ class Deploy(unittest.TestCase):
         # set — so no parameter is left (the second's went with its retirement).
         env = self.get("/env.txt")[1].splitlines()
         self.assertFalse([line for line in env if line.startswith(("DB_PASSWORD=", "GREETING="))], env)
-        self.assertEqual(self.ssm.describe_parameters()["Parameters"], [])
+        self.assertEqual([p["Name"] for p in self.ssm.describe_parameters()["Parameters"]],
+                         [f"/paddock/default/shop/default/{third}/paddock-identity/credential"])
         self.ids["third"] = third
 
     def test_4_logs_show_the_apps_output(self):
@@ -689,6 +693,77 @@ class Deploy(unittest.TestCase):
         self.assertEqual(self.get(host="spot.localhost"), (200, "v1\n"))
         self.paddock("deployments", "stop", spot)
         self.wait_until("the spot services to go", lambda: not [s for s in self.services() if s.startswith("paddock_spot_")])
+
+    def test_97_every_task_gets_its_deployments_identity_and_tokens_the_controllers_keys_verify(self):
+        """D8: the sidecar writes the deployment's credential and a token per audience before the app
+        starts; the token verifies with the controller's JWKS (also served to tasks through the
+        metadata endpoint's door, which passes nothing else); the app's environment never holds the
+        credential; a stopped deployment's credential buys no more tokens."""
+        from cryptography.exceptions import InvalidSignature
+        from cryptography.hazmat.primitives import hashes
+        from cryptography.hazmat.primitives.asymmetric import ec
+        from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
+
+        def b64(text):
+            import base64
+            return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+        path = os.path.join(self.tmp, "ident.toml")
+        with open(path, "w") as f:
+            f.write('[project]\nname = "ident"\n\n[containers.web]\nimage = "busybox:v1"\nport = 8080\n'
+                    'command = ["sh", "-c", "wget -q -O /www/jwks.json http://169.254.170.2/paddock/.well-known/jwks.json; '
+                    'if wget -q -O /www/list.txt http://169.254.170.2/paddock/v1/deployments; then echo open > /www/door.txt; '
+                    'else echo closed > /www/door.txt; fi; env > /www/env.txt; busybox ln -s $PADDOCK_IDENTITY_DIR /www/identity; '
+                    'exec httpd -f -p 8080 -h /www"]\n\n'
+                    '[identity]\naudiences = { api = "https://api.example.com", "vault.jwt" = "vault" }\n\n'
+                    '[deploy]\nreplicas = 1\n\n[routes]\n"/" = "web"\n')
+        ident = self.paddock("deploy", "-f", path, "--wait", "--wait-timeout", "120s").stdout.strip()
+        get = lambda p: self.get(p, host="ident.localhost")  # noqa: E731
+        status, token = get("/identity/tokens/api")
+        self.assertEqual(status, 200, token)
+        self.assertEqual(get("/identity/tokens/vault.jwt")[0], 200)
+        status, credential = get("/identity/credential")
+        self.assertEqual(status, 200)
+        self.assertTrue(credential.startswith(f"pdi.{ident}."), credential)
+        env = get("/env.txt")[1]
+        self.assertNotIn(credential, env)
+        self.assertIn("PADDOCK_IDENTITY_DIR=/var/run/secrets/paddock/identity", env.splitlines())
+        self.assertEqual(get("/door.txt"), (200, "closed\n"), "the door passes nothing but identity")
+
+        with urllib.request.urlopen(f"{self.controller_url}/.well-known/jwks.json", timeout=10) as resp:
+            jwks = json.load(resp)
+        self.assertEqual(json.loads(get("/jwks.json")[1]), jwks, "tasks read the same keys through the door")
+        key = jwks["keys"][0]
+        public = ec.EllipticCurvePublicNumbers(int.from_bytes(b64(key["x"]), "big"), int.from_bytes(b64(key["y"]), "big"),
+                                               ec.SECP256R1()).public_key()
+        head, payload, signature = token.split(".")
+        raw = b64(signature)
+        der = encode_dss_signature(int.from_bytes(raw[:32], "big"), int.from_bytes(raw[32:], "big"))
+        public.verify(der, f"{head}.{payload}".encode(), ec.ECDSA(hashes.SHA256()))
+        with self.assertRaises(InvalidSignature):
+            public.verify(der, f"{head}.{payload}x".encode(), ec.ECDSA(hashes.SHA256()))
+        self.assertEqual(json.loads(b64(head))["kid"], key["kid"])
+        claims = json.loads(b64(payload))
+        self.assertEqual((claims["iss"], claims["aud"], claims["sub"], claims["paddock_deployment"]),
+                         ("http://169.254.170.2/paddock", "https://api.example.com", "default:ident:default", ident))
+        self.assertEqual(claims["exp"] - claims["iat"], 3600)
+
+        def exchange():
+            req = urllib.request.Request(f"{self.controller_url}/v1/identity/token", method="POST",
+                                         data=json.dumps({"audience": "x"}).encode(),
+                                         headers={"Authorization": "Bearer " + credential})
+            try:
+                with urllib.request.urlopen(req, timeout=10) as resp:
+                    return resp.status
+            except urllib.error.HTTPError as e:
+                return e.code
+
+        self.assertEqual(exchange(), 200)
+        self.paddock("deployments", "stop", ident)
+        self.assertEqual(exchange(), 403)
+        self.wait_until("the ident services to go", lambda: not [s for s in self.services() if s.startswith("paddock_ident_")])
+        self.wait_until("its credential to go", lambda: not [p for p in self.ssm.describe_parameters()["Parameters"]
+                                                               if f"/ident/default/{ident}/" in p["Name"]])
 
 
 if __name__ == "__main__":

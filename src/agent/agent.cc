@@ -729,8 +729,9 @@ class Agent::Driver {
     const std::string source = mode_ == NetMode::kHost ? std::string() : task_ip_;
     auto [it, fresh] = endpoints_.try_emplace(c.name);
     if (fresh) {
-      it->second = agent_.options_.metadata->RegisterContainer(spec_.task_arn, c.name, [this] { return MetadataFacts(); },
-                                                               source, metadata_network_);
+      it->second = agent_.options_.metadata->RegisterContainer(
+          spec_.task_arn, c.name, [this](metadata::WithTags with_tags) { return MetadataFacts(with_tags); }, source,
+          metadata_network_);
     }
     std::vector<std::string> env = it->second.Env();
     for (std::string& e : CredentialsEnv(source)) env.push_back(std::move(e));
@@ -750,8 +751,9 @@ class Agent::Driver {
   }
 
   // The provider: the task as DescribeTasks shows it now, with what the runtime knows.
-  StatusOr<metadata::TaskFacts> MetadataFacts() {
-    ASSIGN_OR_RETURN(std::string task_json, agent_.control_.DescribeTask(spec_));
+  StatusOr<metadata::TaskFacts> MetadataFacts(metadata::WithTags with_tags) {
+    ASSIGN_OR_RETURN(std::string task_json,
+                     agent_.control_.DescribeTask(spec_, /*with_tags=*/with_tags == metadata::WithTags::kYes));
     metadata::TaskFacts f;
     {
       std::lock_guard l(facts_mu_);

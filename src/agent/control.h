@@ -57,10 +57,11 @@ class Control {
   // changed. Returns a handle for Unwatch.
   virtual uint64_t Watch(std::string_view agent_id, std::function<void()> wake) = 0;
   virtual void Unwatch(uint64_t handle) = 0;
-  // The task `spec` names as DescribeTasks with include TAGS returns it now (one serialized Task): for
+  // The task `spec` names as DescribeTasks returns it now (one serialized Task; with include TAGS
+  // when `with_tags`, for ${URI}/taskWithTags only, so that the other documents read no tags): for
   // the task metadata endpoint (agent/metadata), which renders it on every request. NotFound when
   // the task is gone.
-  virtual StatusOr<std::string> DescribeTask(const protocol::LaunchSpec& spec) = 0;
+  virtual StatusOr<std::string> DescribeTask(const protocol::LaunchSpec& spec, bool with_tags) = 0;
   // The network policy of the VPC of `scope` (its default VPC) as agent `agent_id` enforces it
   // for its awsvpc tasks: which of the VPC's task addresses are in which security groups, and the
   // groups' rules (vpc/policy.h). Every task assigned to the agent whose address the VPC has

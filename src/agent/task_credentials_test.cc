@@ -28,7 +28,7 @@ class FakeCredentialsControl final : public Control {
   }
   uint64_t Watch(std::string_view, std::function<void()>) override { return 0; }
   void Unwatch(uint64_t) override {}
-  StatusOr<std::string> DescribeTask(const ecs::task::LaunchSpec&) override { return NotFound("no"); }
+  StatusOr<std::string> DescribeTask(const ecs::task::LaunchSpec&, bool) override { return NotFound("no"); }
   StatusOr<metadata::RoleCredentials> TaskRoleCredentials(std::string_view agent_id,
                                                           const ecs::task::LaunchSpec& spec) override {
     ++calls;

@@ -162,7 +162,7 @@ class NothingAssigned final : public agent::Control {
   }
   uint64_t Watch(std::string_view, std::function<void()>) override { return 0; }
   void Unwatch(uint64_t) override {}
-  StatusOr<std::string> DescribeTask(const agent::protocol::LaunchSpec& spec) override {
+  StatusOr<std::string> DescribeTask(const agent::protocol::LaunchSpec& spec, bool) override {
     return NotFound(fmt::format("task {} not found", spec.task_arn));
   }
 };

@@ -29,6 +29,7 @@
 #include "common/private_files.h"
 #include "deploy/api.h"
 #include "deploy/controller.h"
+#include "deploy/identity.h"
 #include "deploy/verify.h"
 #include "http/client.h"
 #include "http/server.h"
@@ -133,6 +134,9 @@ struct ControllerConfig {
   // life's lease at once instead of waiting it out.
   bool locked = false;
   std::string call_log;  // a file to append a line per AWS call to (cli/call_log.h); "": none
+  // D8, with settings.identity_agent_image: the issuer URL ("": the API's own URL once it listens).
+  // Its signing key is <state_dir>/identity.key.
+  std::string identity_issuer;
 };
 
 class Running {
@@ -176,21 +180,30 @@ class Running {
       ::close(fd);
       if (!written) return Unavailable(fmt::format("cannot write {}", token_path));
     }
+    if (!config.options.settings.identity_agent_image.empty()) {
+      ASSIGN_OR_RETURN(r->issuer_,
+                       deploy::Issuer::Load(config.state_dir + "/identity.key", config.identity_issuer,
+                                            std::chrono::seconds(config.options.settings.identity_token_ttl_seconds)));
+    }
     r->api_ = std::make_unique<deploy::Api>(*r->deployments_, config.options.settings, r->token_,
                                             [c = r->controller_.get()] { c->Nudge(); },
                                             deploy::ApiBackends{.aws = r->aws_.get(), .query = r->aws_.get(),
                                                                   .edge = r->edge_.get(),
                                                                   .verify = {.create_cluster = config.options.create_cluster,
-                                                                             .create_task_roles = config.options.create_task_roles}});
+                                                                             .create_task_roles = config.options.create_task_roles},
+                                                                  .issuer = r->issuer_.get()});
     http::ServerOptions so;
     so.host = config.listen_host;
     so.port = config.listen_port;
-    so.worker_threads = 4;
+    // Each log follow holds a worker for as long as it streams: room for ApiBackends::max_follows
+    // of them and the other endpoints besides.
+    so.worker_threads = 16;
     r->server_ = std::make_unique<http::Server>(
         so, [a = r->api_.get()](const http::Request& req) { return a->Handle(req); });
     ASSIGN_OR_RETURN(uint16_t port, r->server_->Start());
     std::string host_text = config.listen_host == "0.0.0.0" ? "127.0.0.1" : config.listen_host;
     r->url_ = fmt::format("http://{}:{}", host_text, port);
+    if (r->issuer_ && config.identity_issuer.empty()) r->issuer_->SetUrl(r->url_);
     r->loop_ = std::jthread([c = r->controller_.get()](std::stop_token st) { c->Run(st); });
     return r;
   }
@@ -207,6 +220,7 @@ class Running {
 
   const std::string& url() const { return url_; }
   const std::string& token() const { return token_; }
+  deploy::Api& api() { return *api_; }
 
  private:
   Running() = default;
@@ -216,6 +230,7 @@ class Running {
   std::unique_ptr<deploy::HttpAws> aws_;
   std::unique_ptr<deploy::HttpEdgeView> edge_;
   std::unique_ptr<deploy::Controller> controller_;
+  std::unique_ptr<deploy::Issuer> issuer_;
   std::unique_ptr<deploy::Api> api_;
   std::unique_ptr<http::Server> server_;
   std::string url_;
@@ -772,6 +787,27 @@ int RunController(const DeployCommands& c) {
   config.options.deploying_timeout = *timeout;
   config.options.drain = *drain;
   config.options.keep_revisions = std::max(0, c.keep_revisions);
+  if (!c.identity_agent_image.empty()) {
+    // A task reaches the controller only at an address the operator knows tasks can route to.
+    if (c.identity_exchange_url.empty()) {
+      return Fail("controller", InvalidArgument("--identity-agent-image needs --identity-exchange-url: the URL of "
+                                                "this controller's /v1/identity/token as the tasks reach it"));
+    }
+    if (!c.identity_exchange_url.starts_with("http://")) {
+      return Fail("controller", InvalidArgument("--identity-exchange-url must be http://… (the busybox agent speaks "
+                                                "no TLS; put the controller behind a private address)"));
+    }
+    auto ttl = ParseDuration("--identity-token-ttl", c.identity_token_ttl);
+    if (!ttl.ok()) return Fail("controller", ttl.status());
+    const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(*ttl).count();
+    if (seconds < 60 || seconds > 86400) {
+      return Fail("controller", InvalidArgument("--identity-token-ttl must be between 1m and 24h"));
+    }
+    s.identity_agent_image = c.identity_agent_image;
+    s.identity_exchange_url = c.identity_exchange_url;
+    s.identity_token_ttl_seconds = static_cast<int>(seconds);
+    config.identity_issuer = c.identity_issuer;
+  }
   if (!c.skip_preflight && !Preflight(config)) return 1;
   sigset_t set;
   sigemptyset(&set);
@@ -832,6 +868,39 @@ class InProcessController::Impl {
 InProcessController::InProcessController(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 InProcessController::~InProcessController() = default;
 const std::string& InProcessController::url() const { return impl_->running->url(); }
+http::Response InProcessController::Door(const http::Request& request) { return impl_->running->api().Handle(request); }
+
+Status WriteIdentityAgentRootfs(const std::string& dir) {
+  constexpr const char* kBusybox = "/bin/busybox";
+  std::error_code ec;
+  if (!fs::is_regular_file(kBusybox, ec)) {
+    return FailedPrecondition("workload identity needs a static busybox at /bin/busybox (Debian's busybox-static) for "
+                              "its sidecar image");
+  }
+  fs::remove_all(dir, ec);
+  for (const char* sub : {"bin", "etc", "tmp", "usr/local/bin"}) {
+    fs::create_directories(fs::path(dir) / sub, ec);
+    if (ec) return Unavailable(fmt::format("cannot make {}/{}: {}", dir, sub, ec.message()));
+  }
+  fs::copy_file(kBusybox, fs::path(dir) / "bin/busybox", ec);
+  if (ec) return Unavailable(fmt::format("cannot copy {}: {}", kBusybox, ec.message()));
+  for (const char* applet : {"sh", "wget", "sed", "mv", "mkdir", "sleep", "timeout", "cat", "printf", "echo", "ls"}) {
+    fs::create_symlink("busybox", fs::path(dir) / "bin" / applet, ec);
+    if (ec) return Unavailable(fmt::format("cannot link {}: {}", applet, ec.message()));
+  }
+  auto write = [&](const fs::path& path, std::string_view text, fs::perms mode) -> Status {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.close();
+    if (!out) return Unavailable(fmt::format("cannot write {}", path.string()));
+    fs::permissions(path, mode, ec);
+    return OkStatus();
+  };
+  using P = fs::perms;
+  RETURN_IF_ERROR(write(fs::path(dir) / "etc/passwd", "root:x:0:0:root:/root:/bin/sh\n", P::owner_read | P::owner_write | P::group_read | P::others_read));
+  return write(fs::path(dir) / std::string(deploy::kIdentityAgentPath).substr(1), deploy::kIdentityAgentScript,
+               P::owner_all | P::group_read | P::group_exec | P::others_read | P::others_exec);
+}
 
 StatusOr<std::unique_ptr<InProcessController>> InProcessController::Start(const InProcessControllerOptions& o) {
   ControllerConfig config;
@@ -854,6 +923,13 @@ StatusOr<std::unique_ptr<InProcessController>> InProcessController::Start(const 
   config.options.drain = std::chrono::seconds(2);
   config.options.create_cluster = true;
   config.options.settings.circuit_breaker = true;
+  if (!o.identity_agent_image.empty()) {
+    // D8: tasks reach the exchange through the metadata endpoint's door, at an address that is the
+    // same on every node and across restarts — also the issuer's URL (its keys are served there too).
+    config.options.settings.identity_agent_image = o.identity_agent_image;
+    config.options.settings.identity_exchange_url = "http://169.254.170.2/paddock/v1/identity/token";
+    config.identity_issuer = "http://169.254.170.2/paddock";
+  }
   config.locked = true;
   if (!o.account.empty()) {
     ASSIGN_OR_RETURN(config.options.settings.execution_role_arn, EnsureExecutionRole(config.aws, o.account, config.options));
@@ -910,6 +986,16 @@ void AddDeployCommands(CLI::App& app, DeployCommands& c) {
   c.controller->add_flag("--circuit-breaker", c.circuit_breaker,
                          "ECS's deployment circuit breaker on each service (rollback off): a deployment whose tasks "
                          "keep failing fails at once instead of at --deploying-timeout");
+  c.controller->add_option("--identity-agent-image", c.identity_agent_image,
+                           "Workload identity (D8): the identity sidecar's image, which every task then carries "
+                           "(default: none, identity off)");
+  c.controller->add_option("--identity-exchange-url", c.identity_exchange_url,
+                           "http:// URL of this controller's /v1/identity/token as tasks reach it (required with "
+                           "--identity-agent-image)");
+  c.controller->add_option("--identity-issuer", c.identity_issuer,
+                           "The tokens' iss, where /.well-known/jwks.json is served (default: this API's URL)");
+  c.controller->add_option("--identity-token-ttl", c.identity_token_ttl,
+                           "Lifetime of every identity token, 1m to 24h (default 1h)");
   c.controller->add_option("--call-log", c.call_log,
                            "Append one JSON line per AWS call to FILE: service, action, ok and its identifying "
                            "parameters (never a secret's value)");

@@ -26,6 +26,7 @@
 
 #include "aws/sigv4.h"
 #include "common/status.h"
+#include "http/message.h"
 
 namespace paddock::cli {
 
@@ -61,6 +62,12 @@ struct DeployCommands {
   int keep_revisions = 10;
   std::string call_log;  // "": none
   bool skip_preflight = false;
+  // D8 workload identity: the sidecar's image (""; off), where the sidecar exchanges its credential
+  // ("": this API's URL), the issuer URL ("": this API's URL) and the tokens' lifetime.
+  std::string identity_agent_image;
+  std::string identity_exchange_url;
+  std::string identity_issuer;
+  std::string identity_token_ttl = "1h";
 
   // paddock deploy
   CLI::App* deploy = nullptr;
@@ -119,13 +126,27 @@ struct InProcessControllerOptions {
   std::string vpc_id;                        // that VPC: its Cloud Map namespace (D10) is made there
   std::vector<std::string> security_groups;
   bool publish = true;          // write the CLI's config file
+  // D8: the identity sidecar's image, imported into the node's store (IdentityAgentRootfs);
+  // empty: identity off. Tasks reach the exchange through the metadata endpoint's door
+  // (InProcessController::Door), which is also the issuer's stable URL.
+  std::string identity_agent_image;
 };
+
+// D8 under `paddock up`: the identity sidecar image's reference, and its one-layer rootfs made
+// under `dir` (emptied first): this host's static busybox with the applets the agent runs, and
+// the agent's program (deploy/identity.h kIdentityAgentScript) at kIdentityAgentPath.
+// FailedPrecondition without a static busybox at /bin/busybox.
+inline constexpr std::string_view kIdentityAgentImage = "paddock/identity-agent:1";
+Status WriteIdentityAgentRootfs(const std::string& dir);
 
 class InProcessController {
  public:
   static StatusOr<std::unique_ptr<InProcessController>> Start(const InProcessControllerOptions& options);
   ~InProcessController();
   const std::string& url() const;
+  // The metadata endpoint's door to this controller (MetadataService::SetControllerDoor): its
+  // workload identity endpoints only, as the controller's API answers them.
+  http::Response Door(const http::Request& request);
 
  private:
   class Impl;

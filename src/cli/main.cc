@@ -265,9 +265,20 @@ int RunServer(const ServerConfig& config, bool up, bool keep_tasks, const UpEdge
         for (const auto& subnet : vpc.subnets) co.subnets.push_back(subnet.id);
         co.security_groups.push_back(vpc.security_group_id);
         co.vpc_id = vpc.vpc_id;
+        // D8: the identity sidecar's image from this host's busybox; without one, identity is off
+        // (and a spec asking for tokens is refused, saying why).
+        const std::string rootfs = config.state_dir + "/identity-agent";
+        Status image = WriteIdentityAgentRootfs(rootfs);
+        if (image.ok()) image = (*node)->ImportRootfs(rootfs, std::string(kIdentityAgentImage));
+        if (image.ok()) {
+          co.identity_agent_image = std::string(kIdentityAgentImage);
+        } else {
+          fmt::print("  note         workload identity is off: {}\n", image.message());
+        }
         auto c = InProcessController::Start(co);
         if (c.ok()) {
           controller = std::move(*c);
+          (*node)->SetControllerDoor([c = controller.get()](const paddock::http::Request& r) { return c->Door(r); });
         } else {
           started = c.status();
         }
@@ -290,6 +301,7 @@ int RunServer(const ServerConfig& config, bool up, bool keep_tasks, const UpEdge
   std::fflush(stdout);
   int sig = 0;
   sigwait(&signals, &sig);
+  (*node)->SetControllerDoor(nullptr);  // no task's call reaches the controller from here on
   controller.reset();  // first: it must not act on tasks that are stopping, and it calls the API
   const std::string_view name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "SIGUSR1 (paddock down)";
   // `paddock up` stops its tasks as a developer tool should, unless told to keep them; `paddock

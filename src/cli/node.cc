@@ -911,6 +911,15 @@ std::vector<iam::AccountReaper*> Node::reapers() {
 
 std::vector<std::string> Node::ImplementedEcsActions() const { return impl_->ecs->ImplementedActions(); }
 
+Status Node::ImportRootfs(const std::string& rootfs, const std::string& reference) {
+  if (!impl_->images) return FailedPrecondition("this node has no image store");
+  return impl_->images->ImportRootfs(rootfs, reference).status();
+}
+
+void Node::SetControllerDoor(std::function<http::Response(const http::Request&)> door) {
+  if (impl_->metadata) impl_->metadata->SetControllerDoor(std::move(door));
+}
+
 const std::vector<HostCheck>& Node::host_checks() const { return impl_->host_checks; }
 
 void Node::Quiesce() {

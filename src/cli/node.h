@@ -6,6 +6,7 @@
 //   node->Stop();   // graceful: in-flight requests finish, the store closes cleanly
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "cli/host_checks.h"
 #include "cli/node_owner.h"
 #include "common/status.h"
+#include "http/message.h"
 #include "iam/accounts.h"
 
 namespace paddock::store { class Store; }
@@ -46,6 +48,12 @@ class Node {
   // Issue 14: the edges' drain holds (ecs/drain/drain_holds.h), for an edge run in this process
   // (Put on its heartbeat, Release once a task is drained); every agent of the node waits on them.
   ecs::drain::DrainHolds& drain_holds();
+  // A one-layer image from the tree at `rootfs` into the node's image store, as `reference`
+  // (ImageStore::ImportRootfs): what `paddock up` gives the identity sidecar.
+  Status ImportRootfs(const std::string& rootfs, const std::string& reference);
+  // The metadata endpoint's door to the deploy controller (MetadataService::SetControllerDoor);
+  // nothing when the node serves no metadata endpoint (no container runtime).
+  void SetControllerDoor(std::function<http::Response(const http::Request&)> door);
   // The actions the ECS adapter implements.
   std::vector<std::string> ImplementedEcsActions() const;
 

@@ -239,6 +239,13 @@ http::Response Api::Logs(const Deployment& d, std::string_view query) {
     return Fail(FailedPrecondition("this controller ships no logs (it has no log group)"));
   }
   if (Param(query, "follow") == "1") {
+    if (follows_->fetch_add(1) >= backends_.max_follows) {
+      follows_->fetch_sub(1);
+      return Fail(Unavailable(fmt::format("too many log follows at once (at most {}); try again when one ends",
+                                          backends_.max_follows)));
+    }
+    // The slot is the stream's: freed when the stream ends, or with the response if it is never sent.
+    std::shared_ptr<void> slot(nullptr, [follows = follows_](void*) { follows->fetch_sub(1); });
     FollowRequest f;
     f.group_arn = LogGroupArn();
     f.group_name = settings_.log_group;
@@ -248,7 +255,7 @@ http::Response Api::Logs(const Deployment& d, std::string_view query) {
     f.poll_interval = backends_.follow_poll_interval;
     http::Response r;
     r.SetHeader("Content-Type", "application/x-ndjson");
-    r.stream = [aws = backends_.aws, f = std::move(f)](http::BodyWriter& w) {
+    r.stream = [aws = backends_.aws, f = std::move(f), slot = std::move(slot)](http::BodyWriter& w) {
       FollowLogs(*aws, f, [&w](std::string_view line) { return w.Write(line); });
     };
     return r;
@@ -300,7 +307,70 @@ std::string Api::LogGroupArn() {
   return log_group_arn_;
 }
 
+std::optional<http::Response> Api::Identity(const http::Request& req) {
+  const std::string_view path = req.Path();
+  if (path != "/v1/identity/token" && path != "/.well-known/jwks.json" && path != "/.well-known/openid-configuration") {
+    return std::nullopt;
+  }
+  if (!backends_.issuer) return Json(404, json::object{{"error", "this controller issues no workload identity tokens"}});
+  const Issuer& issuer = *backends_.issuer;
+  if (path != "/v1/identity/token") {
+    if (req.method != "GET") return Json(405, json::object{{"error", "GET only"}});
+    return Json(200, path == "/.well-known/jwks.json" ? issuer.Jwks() : issuer.OpenIdConfiguration());
+  }
+  if (req.method != "POST") return Json(405, json::object{{"error", "POST only"}});
+  const TimePoint now = SystemClock::Get().Now();
+  // The address without its port: a sidecar's next connection comes from another port.
+  std::string source(req.remote_address.substr(0, req.remote_address.rfind(':')));
+  if (!exchange_limiter_.SourceMayTry(source, now)) {
+    return Json(429, json::object{{"error", "too many exchanges with credentials that match nothing from this address; "
+                                            "slow down"}});
+  }
+  auto refuse = [&] {
+    exchange_limiter_.SourceFailed(source, now);
+    return Json(401, json::object{{"error", "a deployment's identity credential is required (Authorization: Bearer "
+                                            "<credential>)"}});
+  };
+  std::string_view auth = req.GetHeader("Authorization");
+  if (!auth.starts_with("Bearer ")) return refuse();
+  const std::string_view credential = auth.substr(7);
+  std::optional<std::string> id = IdentityCredentialDeployment(credential);
+  if (!id) return refuse();
+  StatusOr<Deployment> d = deployments_.Get(*id);
+  if (!d.ok() && d.status().code() == StatusCode::kNotFound) return refuse();
+  if (!d.ok()) return Fail(Unavailable(d.status().message()));
+  const std::string hash = IdentityCredentialHash(credential);
+  if (d->identity_credential_hash.size() != hash.size() ||
+      CRYPTO_memcmp(d->identity_credential_hash.data(), hash.data(), hash.size()) != 0) {
+    return refuse();
+  }
+  if (!exchange_limiter_.DeploymentMayMint(d->id, now)) {
+    return Json(429, json::object{{"error", fmt::format("deployment {} is exchanging faster than its budget; slow down",
+                                                        d->id)}});
+  }
+  // Revocation: a deployment that should no longer run mints nothing more.
+  if (IsTerminal(d->state)) {
+    return Json(403, json::object{{"error", fmt::format("deployment {} is {}: it gets no more tokens", d->id,
+                                                        StateName(d->state))}});
+  }
+  StatusOr<json::object> body = Body(req);
+  if (!body.ok()) return Fail(body.status());
+  const json::value* audience = body->if_contains("audience");
+  if (!audience || !audience->is_string() || audience->as_string().empty() || audience->as_string().size() > 256) {
+    return Fail(InvalidArgument("audience must be a string of 1 to 256 characters"));
+  }
+  std::optional<int64_t> ttl;
+  if (const json::value* t = body->if_contains("ttl_seconds")) {
+    if (!t->is_int64()) return Fail(InvalidArgument("ttl_seconds must be an integer"));
+    ttl = t->as_int64();
+  }
+  StatusOr<Issuer::Token> token = issuer.Mint(*d, settings_.controller_class, audience->as_string(), ttl, now);
+  if (!token.ok()) return Fail(token.status());
+  return Json(200, json::object{{"token", token->jwt}, {"expires_in", token->expires_in}, {"token_type", "Bearer"}});
+}
+
 http::Response Api::Handle(const http::Request& req) {
+  if (std::optional<http::Response> r = Identity(req)) return std::move(*r);
   std::string_view auth = req.GetHeader("Authorization");
   std::string want = "Bearer " + token_;
   if (token_.empty() || auth.size() != want.size() || CRYPTO_memcmp(auth.data(), want.data(), want.size()) != 0) {

@@ -15,18 +15,32 @@
 //                                              FilterLogEvents on the install's group, by stream prefix)
 //   GET  /v1/deployments/<id>/logs?follow=1&start_ms=      the same from start_ms (default: now), then
 //                                              each new line as it comes: newline-delimited JSON,
-//                                              chunked, until the client leaves (deploy/follow.h)
+//                                              chunked, until the client leaves (deploy/follow.h);
+//                                              each holds one of the server's workers, so at most
+//                                              ApiBackends::max_follows run at once: one more is
+//                                              503 "too many log follows …" (the CLI says so)
 //   POST /v1/diff                             the body of a POST /v1/deployments: what it would change
 //                                              against the group's active deployment, per container
 //   GET  /v1/verify                           the preflight (deploy/verify.h): {"checks": [{name, ok, detail}]}
 //   GET  /v1/projects/<project>/env           PUT/DELETE /v1/projects/<project>/env/<NAME> {"value", "secret"}
 //
+// Workload identity (D8, deploy/identity.h), without the API token — these are the tasks':
+//   POST /v1/identity/token                   Authorization: Bearer <the deployment's credential>,
+//                                              {"audience": "...", "ttl_seconds": 3600 (optional)} ->
+//                                              {"token", "expires_in", "token_type": "Bearer"}; 401 a
+//                                              credential that matches nothing, 403 a finished
+//                                              deployment's, 429 over ExchangeLimiter's budget
+//   GET  /.well-known/jwks.json               the issuer's public key
+//   GET  /.well-known/openid-configuration    its discovery document
+//
 //   deploy::Api api(deployments, settings, token, [&] { controller.Nudge(); });
 //   http::Server server({.port = 0}, [&](const http::Request& r) { return api.Handle(r); });
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 
@@ -34,6 +48,7 @@
 
 #include "deploy/aws.h"
 #include "deploy/deployments.h"
+#include "deploy/identity.h"
 #include "deploy/verify.h"
 #include "deploy/render.h"
 #include "http/message.h"
@@ -51,6 +66,14 @@ struct ApiBackends {
   VerifyOptions verify;
   std::string ssm_prefix = "paddock";  // diff: secrets' parameter names, as the controller writes them
   std::chrono::milliseconds follow_poll_interval{500};  // logs?follow=1 when StartLiveTail is refused
+  // Follows streaming at once; keep it below the server's worker threads so that the other
+  // endpoints always have workers left.
+  int max_follows = 8;
+  const Issuer* issuer = nullptr;  // workload identity (D8); null: its endpoints answer 404
+  // The exchange's budgets: per deployment (a credential that matches), and per source address for
+  // credentials that match nothing.
+  ExchangeLimiter::Bucket exchange_per_deployment{200, 20};
+  ExchangeLimiter::Bucket exchange_per_failing_source{20, 1};
 };
 
 class Api {
@@ -63,6 +86,8 @@ class Api {
 
  private:
   http::Response Logs(const Deployment& d, std::string_view query);
+  // POST /v1/identity/token and /.well-known/*: nullopt when `req` is none of them.
+  std::optional<http::Response> Identity(const http::Request& req);
   // The log group's ARN (StartLiveTail names groups by ARN): its account from STS
   // GetCallerIdentity, asked once; the bare name when that cannot be learned (Paddock's own
   // endpoint takes it; another refuses, and the follow polls).
@@ -75,6 +100,10 @@ class Api {
   std::string token_;
   std::function<void()> changed_;
   ApiBackends backends_;
+  // The follows streaming now; each holds a share of it (released when its stream ends or its
+  // response is dropped unsent).
+  std::shared_ptr<std::atomic<int>> follows_ = std::make_shared<std::atomic<int>>(0);
+  ExchangeLimiter exchange_limiter_{backends_.exchange_per_deployment, backends_.exchange_per_failing_source};
   std::mutex arn_mu_;
   std::string log_group_arn_;  // GUARDED_BY(arn_mu_); empty: not learned yet
 };

@@ -12,9 +12,11 @@
 
 #include <boost/json.hpp>
 
+#include "common/encoding.h"
 #include "common/testing/fake_clock.h"
 #include "deploy/deployments.h"
 #include "deploy/follow.h"
+#include "deploy/identity.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace paddock::deploy {
@@ -339,6 +341,31 @@ TEST_F(ApiFollowTest, ARefusedLiveTailFallsBackToPollingAndSaysSoOnce) {
   EXPECT_EQ(logs_.filters[1].at("startTime"), 100);
 }
 
+// Each follow holds a server worker while it streams, so only max_follows run at once: one more is
+// 503 saying why, and a follow's slot comes back when its response goes (streamed or not).
+TEST_F(ApiFollowTest, FollowsBeyondTheCapAreRefusedUntilOneEnds) {
+  ApiBackends backends;
+  backends.aws = &logs_;
+  backends.query = &logs_;
+  backends.max_follows = 2;
+  api_ = std::make_unique<Api>(*deployments_, ControllerSettings{}, "sesame", nullptr, backends);
+  http::Request req;
+  req.method = "GET";
+  req.target = "/v1/deployments/" + id_ + "/logs?follow=1";
+  req.headers.push_back({"Authorization", "Bearer sesame"});
+  auto first = std::make_unique<http::Response>(api_->Handle(req));
+  http::Response second = api_->Handle(req);
+  ASSERT_EQ(first->status, 200);
+  ASSERT_EQ(second.status, 200);
+  http::Response third = api_->Handle(req);
+  EXPECT_EQ(third.status, 503);
+  EXPECT_EQ(json::parse(third.body).at("error"), "too many log follows at once (at most 2); try again when one ends");
+  EXPECT_FALSE(third.stream);
+
+  first.reset();
+  EXPECT_EQ(api_->Handle(req).status, 200) << "the ended follow's slot is free again";
+}
+
 // Distinct lines with the same text in the same millisecond are not taken for one another: each
 // source holds each event once, so a source's copies beyond those given are new.
 TEST(SeenEventsTest, TwinLinesAreCountedNotMerged) {
@@ -363,6 +390,131 @@ TEST(SeenEventsTest, KeysOlderThanTheWindowAreForgotten) {
   seen.NewSource();
   EXPECT_TRUE(seen.Admit(Ev("old", 1, 1))) << "forgotten: a source holding it again gives it again";
   EXPECT_FALSE(seen.Admit(Ev("n4999", 9999, 9999))) << "within the window: remembered";
+}
+
+}  // namespace
+}  // namespace paddock::deploy
+
+namespace paddock::deploy {
+namespace {
+
+// ---- D8: the exchange and the issuer's keys -----------------------------------------------------
+
+class ApiIdentityTest : public ApiTest {
+ protected:
+  ApiIdentityTest() {
+    StatusOr<std::unique_ptr<Issuer>> issuer =
+        Issuer::Load(dir_ + "/identity.key", "http://169.254.170.2/paddock", std::chrono::seconds(900));
+    if (!issuer.ok()) std::abort();
+    issuer_ = std::move(*issuer);
+    ApiBackends backends;
+    backends.issuer = issuer_.get();
+    backends.exchange_per_deployment = {4, 0};      // no refill: the counts below are exact
+    backends.exchange_per_failing_source = {2, 0};
+    api_ = std::make_unique<Api>(*deployments_, ControllerSettings{}, "sesame", nullptr, backends);
+    id_ = Create({{"toml", kToml}});
+    credential_ = NewIdentityCredential(id_);
+    if (!deployments_->SetIdentityCredentialHash(id_, IdentityCredentialHash(credential_), {}).ok()) std::abort();
+  }
+
+  std::pair<int, json::value> Exchange(const std::string& credential, json::object body,
+                                       std::string source = "vpc-1/10.0.0.5:40000") {
+    http::Request req;
+    req.method = "POST";
+    req.target = "/v1/identity/token";
+    req.remote_address = std::move(source);
+    if (!credential.empty()) req.headers.push_back({"Authorization", "Bearer " + credential});
+    req.body = json::serialize(body);
+    http::Response r = api_->Handle(req);
+    return {r.status, json::parse(r.body)};
+  }
+
+  static json::value Part(std::string_view jwt, int n) {
+    size_t start = 0;
+    for (int i = 0; i < n; ++i) start = jwt.find('.', start) + 1;
+    StatusOr<std::string> text = Base64UrlDecode(jwt.substr(start, jwt.find('.', start) - start));
+    return text.ok() ? json::parse(*text) : json::value();
+  }
+
+  std::unique_ptr<Issuer> issuer_;
+  std::string id_, credential_;
+};
+
+// A task's credential (no API token) buys a token for any audience, its lifetime capped; the
+// keys and discovery document are public.
+TEST_F(ApiIdentityTest, ACredentialBuysASignedTokenForTheDeploymentAndTheKeysArePublic) {
+  auto [status, v] = Exchange(credential_, {{"audience", "https://api.example.com"}});
+  ASSERT_EQ(status, 200) << v;
+  EXPECT_EQ(v.at("expires_in"), 900) << "the cap is the default";
+  EXPECT_EQ(v.at("token_type"), "Bearer");
+  const std::string jwt(v.at("token").as_string());
+  const json::value header = Part(jwt, 0), claims = Part(jwt, 1);
+  EXPECT_EQ(header.at("alg"), "ES256");
+  EXPECT_EQ(header.at("kid"), json::string(issuer_->key_id()));
+  EXPECT_EQ(claims.at("iss"), "http://169.254.170.2/paddock");
+  EXPECT_EQ(claims.at("aud"), "https://api.example.com");
+  EXPECT_EQ(claims.at("sub"), "default:shop:default");
+  EXPECT_EQ(claims.at("paddock_deployment"), json::string(id_));
+  EXPECT_EQ(claims.at("exp").as_int64() - claims.at("iat").as_int64(), 900);
+
+  EXPECT_EQ(Exchange(credential_, {{"audience", "a"}, {"ttl_seconds", 120}}).second.at("expires_in"), 120);
+  EXPECT_EQ(Exchange(credential_, {{"audience", "a"}, {"ttl_seconds", 86400}}).second.at("expires_in"), 900);
+  auto [short_status, short_body] = Exchange(credential_, {{"audience", "a"}, {"ttl_seconds", 30}});
+  EXPECT_EQ(short_status, 400);
+  EXPECT_EQ(short_body.at("error"), "ttl_seconds must be at least 60 (got 30)");
+
+  auto [jwks_status, jwks] = Call("GET", "/.well-known/jwks.json", nullptr, "");
+  ASSERT_EQ(jwks_status, 200);
+  const json::value& key = jwks.at("keys").at(0);
+  EXPECT_EQ(key.at("kty"), "EC");
+  EXPECT_EQ(key.at("crv"), "P-256");
+  EXPECT_EQ(key.at("kid"), json::string(issuer_->key_id()));
+  EXPECT_EQ(Base64UrlDecode(key.at("x").as_string())->size(), 32u);
+  auto [oidc_status, oidc] = Call("GET", "/.well-known/openid-configuration", nullptr, "");
+  ASSERT_EQ(oidc_status, 200);
+  EXPECT_EQ(oidc.at("jwks_uri"), "http://169.254.170.2/paddock/.well-known/jwks.json");
+}
+
+// Refusals: no, a malformed or a wrong credential (401, charged to the address, which is then
+// refused even a right one: 429), a finished deployment's (403), over the deployment's budget
+// (429), a bad audience (400), a wrong method (405). The API's own token buys nothing here.
+TEST_F(ApiIdentityTest, TheExchangeRefusesWhatItShouldAndSlowsGuessing) {
+  EXPECT_EQ(Exchange("", {{"audience", "a"}}, "vpc-1/10.0.0.9:1").first, 401);
+  EXPECT_EQ(Exchange("sesame", {{"audience", "a"}}, "vpc-1/10.0.0.9:2").first, 401) << "the API token is no credential";
+  EXPECT_EQ(Exchange(credential_, {{"audience", "a"}}, "vpc-1/10.0.0.9:3").first, 429)
+      << "two failures spent the address's budget";
+  std::string wrong = credential_;
+  wrong.back() = wrong.back() == '0' ? '1' : '0';
+  EXPECT_EQ(Exchange(wrong, {{"audience", "a"}}, "vpc-2/10.0.0.9:1").first, 401) << "another network's address is another";
+  EXPECT_EQ(Exchange(NewIdentityCredential("20990101-000000-zzzz"), {{"audience", "a"}}, "vpc-3/10.0.0.1:1").first, 401);
+
+  auto [bad_status, bad] = Exchange(credential_, {{"audience", ""}});
+  EXPECT_EQ(bad_status, 400);
+  EXPECT_EQ(bad.at("error"), "audience must be a string of 1 to 256 characters");
+  http::Request get;
+  get.method = "GET";
+  get.target = "/v1/identity/token";
+  EXPECT_EQ(api_->Handle(get).status, 405);
+
+  EXPECT_EQ(Exchange(credential_, {{"audience", "a"}}).first, 200);
+  EXPECT_EQ(Exchange(credential_, {{"audience", "a"}}).first, 200);
+  EXPECT_EQ(Exchange(credential_, {{"audience", "a"}}).first, 200);
+  EXPECT_EQ(Exchange(credential_, {{"audience", "a"}}).first, 429) << "the deployment's budget of 4 is spent";
+
+  // A stopped deployment gets nothing more (from a fresh limiter, so the budget does not answer).
+  ASSERT_TRUE(deployments_->Stop(id_, "by test").ok());
+  ApiBackends backends;
+  backends.issuer = issuer_.get();
+  api_ = std::make_unique<Api>(*deployments_, ControllerSettings{}, "sesame", nullptr, backends);
+  auto [stopped_status, stopped] = Exchange(credential_, {{"audience", "a"}});
+  EXPECT_EQ(stopped_status, 403);
+  EXPECT_EQ(stopped.at("error"), json::string("deployment " + id_ + " is Stopped: it gets no more tokens"));
+}
+
+// Without an issuer the identity endpoints are 404, not the API's 401.
+TEST_F(ApiTest, WithoutAnIssuerTheIdentityEndpointsAreNotFound) {
+  EXPECT_EQ(Call("GET", "/.well-known/jwks.json", nullptr, "").first, 404);
+  EXPECT_EQ(Call("POST", "/v1/identity/token", nullptr, "").first, 404);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "deploy/controller.h"
 
 #include <algorithm>
+#include <cctype>
 #include <random>
 #include <set>
 #include <thread>
@@ -9,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "common/encoding.h"
+#include "deploy/identity.h"
 #include "http/client.h"
 
 namespace paddock::deploy {
@@ -183,7 +185,72 @@ NewEvent FailureEvent(std::string message) {
   return NewEvent{"failure", std::move(message), std::move(key)};
 }
 
+// IAM's action wildcards: `*` any run, `?` one character; actions compare without case.
+bool ActionMatches(std::string_view pattern, std::string_view action) {
+  size_t p = 0, a = 0, star = std::string_view::npos, resume = 0;
+  auto same = [](char x, char y) { return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y)); };
+  while (a < action.size()) {
+    if (p < pattern.size() && (pattern[p] == '?' || same(pattern[p], action[a]))) {
+      ++p, ++a;
+    } else if (p < pattern.size() && pattern[p] == '*') {
+      star = p++, resume = a;
+    } else if (star != std::string_view::npos) {
+      p = star + 1, a = ++resume;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
+// A policy member that is a string or a list of strings: whether any of them passes `test`.
+template <typename Test>
+bool AnyOf(const json::value* v, Test test) {
+  if (!v) return false;
+  if (const json::string* s = v->if_string()) return test(std::string_view(*s));
+  if (const json::array* a = v->if_array()) {
+    return std::any_of(a->begin(), a->end(), [&](const json::value& e) { return e.is_string() && test(std::string_view(e.get_string())); });
+  }
+  return false;
+}
+
+// A statement that is about ECS's tasks assuming the role (whatever its Effect).
+bool AboutEcsTasksAssuming(const json::object& st) {
+  const bool assume = AnyOf(st.if_contains("Action"), [](std::string_view a) { return ActionMatches(a, "sts:AssumeRole"); });
+  const json::value* principal = st.if_contains("Principal");
+  bool ecs_tasks = principal && principal->is_string() && principal->get_string() == "*";
+  if (const json::object* p = principal ? principal->if_object() : nullptr) {
+    ecs_tasks = AnyOf(p->if_contains("Service"), [](std::string_view s) { return s == "ecs-tasks.amazonaws.com"; });
+  }
+  return assume && ecs_tasks;
+}
+
 }  // namespace
+
+bool TrustsEcsTasks(std::string_view trust_policy) {
+  boost::system::error_code ec;
+  json::value doc = json::parse(trust_policy, ec);
+  if (ec || !doc.is_object()) return false;
+  const json::value* statements = doc.as_object().if_contains("Statement");
+  if (!statements) return false;
+  std::vector<const json::object*> list;
+  if (const json::object* one = statements->if_object()) list.push_back(one);
+  if (const json::array* many = statements->if_array()) {
+    for (const json::value& s : *many) {
+      if (const json::object* o = s.if_object()) list.push_back(o);
+    }
+  }
+  bool allowed = false;
+  for (const json::object* st : list) {
+    if (!AboutEcsTasksAssuming(*st)) continue;
+    const json::value* effect = st->if_contains("Effect");
+    if (!effect || !effect->is_string()) continue;
+    if (effect->get_string() == "Deny" && !st->contains("Condition")) return false;
+    if (effect->get_string() == "Allow") allowed = true;
+  }
+  return allowed;
+}
 
 Controller::Controller(store::Store& store, Deployments& deployments, Aws& aws, EdgeView* edge, Clock& clock,
                        ControllerOptions options, QueryAws* iam)
@@ -210,7 +277,10 @@ StatusOr<std::vector<Workload>> RenderDeployment(const ControllerOptions& o, con
   }
   SecretRefs secrets;
   for (const auto& [k, v] : d.secrets) secrets[k] = SecretParameterName(o, d, k);
-  return Render(o.settings, DeploymentRef{d.project, d.group, d.id}, app, size, secrets);
+  const std::string credential = o.settings.identity_agent_image.empty()
+                                     ? std::string()
+                                     : SecretParameterName(o, d, kIdentityCredentialKey);
+  return Render(o.settings, DeploymentRef{d.project, d.group, d.id}, app, size, secrets, credential);
 }
 
 std::string Controller::SecretName(const Deployment& d, std::string_view key) const {
@@ -352,6 +422,25 @@ class Controller::Tick_ {
       if (!put.ok() && !IsError(put.status(), Error::kAlreadyExists)) return put.status();
     }
     return OkStatus();
+  }
+
+  // D8: the deployment's identity credential, in the ADR's order — the SSM parameter, then its hash
+  // on the record, then (the caller) the revision that names it. A crash between the first two
+  // leaves no revision naming an unpersisted credential, and the next tick writes a new one over
+  // it; once the hash is on the record the parameter is never written again.
+  Status EnsureIdentityCredential(const Deployment& snapshot) {
+    if (c_.options_.settings.identity_agent_image.empty() || !snapshot.identity_credential_hash.empty()) {
+      return OkStatus();
+    }
+    // Another container's workload of this deployment may have minted it earlier in this tick.
+    ASSIGN_OR_RETURN(Deployment d, c_.deployments_.Get(snapshot.id));
+    if (!d.identity_credential_hash.empty()) return OkStatus();
+    const std::string credential = NewIdentityCredential(d.id);
+    ASSIGN_OR_RETURN(json::value put, Write(AwsService::kSsm, "PutParameter",
+                                            {{"Name", c_.SecretName(d, kIdentityCredentialKey)}, {"Value", credential},
+                                             {"Type", "SecureString"}, {"Overwrite", true}}));
+    (void)put;
+    return c_.deployments_.SetIdentityCredentialHash(d.id, IdentityCredentialHash(credential), fence());
   }
 
   // Every parameter under the deployment's path, deleted (after its services are gone).
@@ -541,7 +630,7 @@ class Controller::Tick_ {
     }
     if (!got.ok()) return got.status();
     const std::string trust = PercentDecode(XmlText(*got, "AssumeRolePolicyDocument"));
-    if (trust.find("ecs-tasks.amazonaws.com") == std::string::npos) {
+    if (!TrustsEcsTasks(trust)) {
       return InvalidArgument(fmt::format("the task role {} of project {} does not trust ecs-tasks.amazonaws.com, so "
                                          "ECS cannot give it to the project's tasks: let ecs-tasks.amazonaws.com "
                                          "assume it (aws iam update-assume-role-policy --role-name {} "
@@ -589,6 +678,7 @@ class Controller::Tick_ {
         }
         if (d) RETURN_IF_ERROR(EnsureTaskRole(*d));
         if (d) RETURN_IF_ERROR(PutSecrets(*d));
+        if (d) RETURN_IF_ERROR(EnsureIdentityCredential(*d));
         // One revision per rendering: a create or roll retried after a later step failed reuses it.
         std::string* registered = nullptr;
         if (auto r = c_.rendered_.find(a.deployment_id); r != c_.rendered_.end()) {

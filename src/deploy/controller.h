@@ -104,6 +104,12 @@ struct TickReport {
 // The parameter name of a deployment's secret KEY (D7):
 // /<ssm prefix>/<class>/<project>/<group>/<deployment>/<KEY>.
 std::string SecretParameterName(const ControllerOptions& options, const Deployment& d, std::string_view key);
+// Whether a role's trust policy (the JSON document) lets ECS's tasks assume it: a statement with
+// Effect Allow, an Action matching sts:AssumeRole (IAM's wildcards, any case) and a Principal whose
+// Service names ecs-tasks.amazonaws.com (or Principal "*"), and no Deny statement that matches the
+// same without a Condition. The Allow's own Conditions (aws:SourceAccount, …) are ECS's to meet and
+// do not count against it. Text that is no policy trusts nobody.
+bool TrustsEcsTasks(std::string_view trust_policy);
 // What a deployment becomes on ECS: its spec rendered (render.h) at its size, with its env in every
 // container (a container's own value wins) and its secrets as parameter references. With
 // `resize_note`, the Fargate round-up's sentence when there is one.

@@ -2,6 +2,7 @@
 // fake clock: deploys and cutovers, drift, crashes between writes, the lease, throttling, the
 // orphan sweep and registration spacing.
 #include "deploy/controller.h"
+#include "deploy/identity.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -827,6 +828,36 @@ TEST(ControllerTest, EachProjectsTaskRoleIsMadeOnceBeforeItsFirstRevision) {
   EXPECT_EQ(w.iam.Count("GetRole"), 3);
 }
 
+// The trust check reads the policy, not its text: ecs-tasks named in a Deny, under another
+// action or in a Condition is no trust; wildcards, lists and a single statement object are.
+TEST(TrustsEcsTasksTest, ReadsThePolicyNotItsText) {
+  auto trusts = [](std::string statement) { return TrustsEcsTasks(R"({"Version":"2012-10-17","Statement":)" + statement + "}"); };
+  EXPECT_TRUE(trusts(R"([{"Effect":"Allow","Principal":{"Service":"ecs-tasks.amazonaws.com"},"Action":"sts:AssumeRole"}])"));
+  EXPECT_TRUE(trusts(R"({"Effect":"Allow","Principal":{"Service":["ec2.amazonaws.com","ecs-tasks.amazonaws.com"]},)"
+                     R"("Action":["sts:TagSession","STS:assume*"]})"));
+  EXPECT_TRUE(trusts(R"([{"Effect":"Allow","Principal":"*","Action":"sts:*"}])"));
+  EXPECT_TRUE(trusts(R"([{"Effect":"Allow","Principal":{"Service":"ecs-tasks.amazonaws.com"},"Action":"sts:AssumeRole",)"
+                     R"("Condition":{"StringEquals":{"aws:SourceAccount":"123456789012"}}}])"))
+      << "the Allow's own condition is ECS's to meet";
+  EXPECT_TRUE(trusts(R"([{"Effect":"Allow","Principal":{"Service":"ecs-tasks.amazonaws.com"},"Action":"*"},)"
+                     R"({"Effect":"Deny","Principal":{"Service":"ecs-tasks.amazonaws.com"},"Action":"sts:AssumeRole",)"
+                     R"("Condition":{"Bool":{"aws:SecureTransport":"false"}}}])"))
+      << "a conditional Deny may not apply";
+
+  EXPECT_FALSE(trusts(R"([{"Effect":"Deny","Principal":{"Service":"ecs-tasks.amazonaws.com"},"Action":"sts:AssumeRole"}])"));
+  EXPECT_FALSE(trusts(R"([{"Effect":"Allow","Principal":{"Service":"ecs-tasks.amazonaws.com"},"Action":"sts:AssumeRole"},)"
+                      R"({"Effect":"Deny","Principal":"*","Action":"sts:Assume?ole"}])"))
+      << "an unconditional Deny wins";
+  EXPECT_FALSE(trusts(R"([{"Effect":"Allow","Principal":{"Service":"ecs-tasks.amazonaws.com"},"Action":"sts:TagSession"}])"));
+  EXPECT_FALSE(trusts(R"([{"Effect":"Allow","Principal":{"Service":"ecs.amazonaws.com"},"Action":"sts:AssumeRole",)"
+                      R"("Condition":{"StringLike":{"aws:SourceArn":"ecs-tasks.amazonaws.com"}}}])"));
+  EXPECT_FALSE(trusts(R"([{"Effect":"Allow","Principal":{"AWS":"arn:aws:iam::1:role/ecs-tasks.amazonaws.com"},)"
+                      R"("Action":"sts:AssumeRole"}])"));
+  EXPECT_FALSE(trusts(R"([{"Effect":"Allow","Principal":{"Service":"ecs-tasks.amazonaws.com"},"Action":"sts:AssumeRoleWithSAML"}])"));
+  EXPECT_FALSE(TrustsEcsTasks("ecs-tasks.amazonaws.com sts:AssumeRole"));
+  EXPECT_FALSE(TrustsEcsTasks(R"({"Statement":[]})"));
+}
+
 // A standalone controller never makes roles: a project whose role is missing, or does not trust
 // ECS's tasks, fails at once, naming the role and how to fix it — before any secret, revision or
 // service exists.
@@ -911,6 +942,102 @@ TEST(ControllerTest, ADeniedCallIsAnEventNamingTheActionAndATickAfterTheGrantCon
   w.ecs.ClearFaults();
   ASSERT_TRUE(w.StepUntil([&] { return w.Get(d.id).retired; }));
   EXPECT_FALSE(w.ecs.Parameters().contains(w.controller->SecretName(d, "API_KEY")));
+}
+
+}  // namespace
+}  // namespace paddock::deploy
+
+namespace paddock::deploy {
+namespace {
+
+// ---- D8: workload identity ------------------------------------------------------------------------
+
+ControllerOptions WithIdentity(World& w) {
+  ControllerOptions o = w.Options();
+  o.settings.identity_agent_image = "paddock/identity-agent:1";
+  o.settings.identity_exchange_url = "http://169.254.170.2/paddock/v1/identity/token";
+  return o;
+}
+
+// web and worker: two services, one deployment, one credential.
+Deployment CreateDuo(World& w) {
+  NewDeployment n;
+  n.project = "duo";
+  n.spec = Web("duo", 1);
+  ContainerSpec worker;
+  worker.name = "worker";
+  worker.image = "registry.local/worker:1";
+  n.spec.containers.push_back(std::move(worker));
+  n.spec.identity_audiences = {{"api", "https://api.example.com"}};
+  StatusOr<Deployment> d = w.deployments.Create(n);
+  EXPECT_TRUE(d.ok()) << d.status().ToString();
+  return d.ok() ? *d : Deployment{};
+}
+
+// The ADR's order: the credential into SSM, its hash on the record, then the revisions that name
+// it — one credential however many containers; it goes with the deployment's other parameters.
+TEST(ControllerIdentityTest, TheCredentialGoesToSsmThenItsHashToTheRecordThenIntoEachRevision) {
+  World w;
+  w.Start(WithIdentity(w));
+  Deployment d = CreateDuo(w);
+  ASSERT_TRUE(w.StepUntil(w.Is(d.id, State::kHealthy)));
+
+  const std::string name = w.controller->SecretName(d, kIdentityCredentialKey);
+  std::vector<FakeCall> writes = PerformedWrites(w.ecs.Log());
+  ASSERT_THAT(Actions(writes), ElementsAre("PutParameter", "RegisterTaskDefinition", "CreateService",
+                                           "RegisterTaskDefinition", "CreateService"));
+  EXPECT_EQ(Str(writes[0].body, "Name"), name);
+  EXPECT_EQ(writes[0].body.at("Type"), "SecureString");
+  const std::string credential = w.ecs.Parameters()[name];
+  EXPECT_EQ(IdentityCredentialDeployment(credential), d.id);
+  EXPECT_EQ(w.Get(d.id).identity_credential_hash, IdentityCredentialHash(credential));
+  for (const FakeCall& r : writes) {
+    if (r.action != "RegisterTaskDefinition") continue;
+    const json::array& defs = r.body.at("containerDefinitions").as_array();
+    ASSERT_EQ(defs.size(), 2u);
+    EXPECT_EQ(defs[1].at("secrets").at(0).at("valueFrom"), json::string(name));
+    EXPECT_FALSE(json::serialize(r.body).find(credential) != std::string::npos) << "the revision names it, never holds it";
+  }
+
+  // A redeploy gets its own credential; the retired deployment's goes with its service.
+  Deployment d2 = CreateDuo(w);
+  ASSERT_TRUE(w.StepUntil([&] { return w.Get(d.id).retired; }, 40));
+  EXPECT_FALSE(w.ecs.Parameters().contains(name));
+  const std::string second = w.ecs.Parameters()[w.controller->SecretName(d2, kIdentityCredentialKey)];
+  EXPECT_EQ(IdentityCredentialDeployment(second), d2.id);
+  EXPECT_NE(second, credential);
+}
+
+// A crash after the parameter was written and before its hash was kept: the next life writes a
+// new one over it (no revision named the first), and from then on the two agree.
+TEST(ControllerIdentityTest, ACrashBeforeTheHashIsKeptMintsTheCredentialAgain) {
+  int put_seq = 0;
+  {
+    World ref;
+    ref.Start(WithIdentity(ref));
+    Deployment d = ref.Create("shop");
+    ASSERT_TRUE(ref.StepUntil(ref.Is(d.id, State::kHealthy)));
+    std::vector<FakeCall> writes = PerformedWrites(ref.ecs.Log());
+    ASSERT_FALSE(writes.empty());
+    ASSERT_EQ(writes[0].action, "PutParameter");
+    put_seq = writes[0].seq;
+  }
+  World w;
+  w.Start(WithIdentity(w));
+  Deployment d = w.Create("shop");
+  w.ecs.CrashAfter(put_seq);
+  (void)w.controller->Tick();  // the process dies right after the put
+  ASSERT_TRUE(w.ecs.crashed());
+  const std::string name = w.controller->SecretName(d, kIdentityCredentialKey);
+  const std::string first = w.ecs.Parameters()[name];
+  EXPECT_FALSE(first.empty());
+  EXPECT_EQ(w.Get(d.id).identity_credential_hash, "");
+  w.Restart();
+  ASSERT_TRUE(w.StepUntil(w.Is(d.id, State::kHealthy)));
+  const std::string kept = w.ecs.Parameters()[name];
+  EXPECT_NE(kept, first);
+  EXPECT_EQ(w.Get(d.id).identity_credential_hash, IdentityCredentialHash(kept));
+  EXPECT_EQ(w.ecs.Registrations(w.FamilyOf(d)), 1);
 }
 
 }  // namespace

@@ -193,6 +193,7 @@ std::string Encode(const Deployment& d) {
       {"applied_hashes", StringMap(d.applied_hashes)},
       {"tasks", std::move(tasks)},
   };
+  if (!d.identity_credential_hash.empty()) o["identity_credential_hash"] = d.identity_credential_hash;
   return json::serialize(o);
 }
 
@@ -232,6 +233,7 @@ StatusOr<Deployment> Decode(std::string_view id, std::string_view text) {
   d.retiring_since = ReadOptTime(o, "retiring_since_ms");
   d.retired = json_fields::Bool(o, "retired").value_or(false);
   d.applied_hashes = ReadStringMap(json_fields::Obj(o, "applied_hashes"));
+  d.identity_credential_hash = json_fields::Str(o, "identity_credential_hash");
   if (const json::value* tasks = o.if_contains("tasks"); tasks != nullptr && tasks->is_array()) {
     for (const json::value& tv : tasks->get_array()) {
       if (!tv.is_object()) continue;
@@ -622,6 +624,20 @@ Status Deployments::MarkRetiring(std::string_view id, const Fence& fence) {
     ASSIGN_OR_RETURN(Deployment d, Load(txn, id));
     if (d.retiring_since) return OkStatus();
     d.retiring_since = now;
+    return Save(txn, d);
+  });
+}
+
+Status Deployments::SetIdentityCredentialHash(std::string_view id, std::string_view hash, const Fence& fence) {
+  const TimePoint now = clock_.Now();
+  return store_.Write([&](WriteTxn& txn) -> Status {
+    RETURN_IF_ERROR(CheckFence(txn, fence, now));
+    ASSIGN_OR_RETURN(Deployment d, Load(txn, id));
+    if (d.identity_credential_hash == hash) return OkStatus();
+    if (!d.identity_credential_hash.empty()) {
+      return AlreadyExists(fmt::format("Deployment {} has its identity credential already.", id));
+    }
+    d.identity_credential_hash = std::string(hash);
     return Save(txn, d);
   });
 }

@@ -99,6 +99,10 @@ struct Deployment {
   // container -> task-definition hash rolled out (ADR D4's durable convergence marker).
   std::map<std::string, std::string> applied_hashes;
   std::vector<TaskObservation> tasks;  // the latest per-task observations
+  // D8: the SHA-256 (hex) of the deployment's identity credential, which the exchange endpoint
+  // authenticates against; set once, after the credential is in SSM and before any revision
+  // names it. Empty: none minted yet.
+  std::string identity_credential_hash;
 };
 
 struct NewDeployment {
@@ -161,6 +165,9 @@ class Deployments {
   Status RecordApplied(std::string_view id, std::string_view container, std::string_view hash, const Fence& fence);
   Status RecordTasks(std::string_view id, const std::vector<TaskObservation>& tasks, const Fence& fence);
   Status MarkRetiring(std::string_view id, const Fence& fence);  // sets retiring_since once
+  // Sets identity_credential_hash once: a deployment that has one keeps it (kAlreadyExists when
+  // `hash` differs), so a persisted credential is never replaced.
+  Status SetIdentityCredentialHash(std::string_view id, std::string_view hash, const Fence& fence);
   // Retired: off the work list, and its secret values forgotten (their names kept), so the store
   // holds no secret of a deployment that no longer runs.
   Status MarkRetired(std::string_view id, const Fence& fence);

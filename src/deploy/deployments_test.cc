@@ -165,6 +165,7 @@ void ExpectSame(const Deployment& a, const Deployment& b) {
   EXPECT_EQ(a.retiring_since, b.retiring_since);
   EXPECT_EQ(a.retired, b.retired);
   EXPECT_EQ(a.applied_hashes, b.applied_hashes);
+  EXPECT_EQ(a.identity_credential_hash, b.identity_credential_hash);
   ASSERT_EQ(a.tasks.size(), b.tasks.size());
   for (size_t i = 0; i < a.tasks.size(); ++i) {
     EXPECT_EQ(a.tasks[i].task_arn, b.tasks[i].task_arn);
@@ -684,11 +685,23 @@ TEST_F(DeploymentsTest, UnfinishedIsEveryNonTerminalAndEveryUnretiredTerminalOne
   EXPECT_THAT(Ids(*unfinished), ElementsAre(pending.id, healthy.id, stopped.id));
 }
 
+// D8: the credential's hash is set once and kept; a different one later is refused, unchanged.
+TEST_F(DeploymentsTest, TheIdentityCredentialHashIsSetOnceAndNeverReplaced) {
+  Deployment d = MustCreate("shop");
+  EXPECT_EQ(MustGet(d.id).identity_credential_hash, "");
+  ASSERT_TRUE(deployments_->SetIdentityCredentialHash(d.id, "aa11", {}).ok());
+  EXPECT_TRUE(deployments_->SetIdentityCredentialHash(d.id, "aa11", {}).ok()) << "the same one again is a no-op";
+  Status other = deployments_->SetIdentityCredentialHash(d.id, "bb22", {});
+  EXPECT_EQ(other.code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(MustGet(d.id).identity_credential_hash, "aa11");
+}
+
 TEST_F(DeploymentsTest, RecordsSurviveClosingAndReopeningTheStore) {
   ASSERT_TRUE(deployments_->SetEnv("shop", "GREETING", "hello", false).ok());
   Deployment d = MustCreate("shop");
   MustTransition(d.id, State::kDeploying);
   ASSERT_TRUE(deployments_->RecordApplied(d.id, "web", "hash-1", {}).ok());
+  ASSERT_TRUE(deployments_->SetIdentityCredentialHash(d.id, "c0ffee", {}).ok());
   ASSERT_TRUE(deployments_
                   ->RecordTasks(d.id,
                                 {{.task_arn = "arn:aws:ecs:us-east-1:000000000000:task/default/1",

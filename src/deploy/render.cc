@@ -330,9 +330,74 @@ Ownership ReadTags(const ControllerSettings& settings, const std::vector<std::pa
   return o;
 }
 
+namespace {
+
+// awslogs into the install's one group (made by the first task that logs to it).
+json::object AwsLogs(const ControllerSettings& settings, std::string stream_prefix) {
+  return json::object{{"logDriver", "awslogs"},
+                      {"options",
+                       {{"awslogs-group", settings.log_group},
+                        {"awslogs-region", settings.log_region},
+                        {"awslogs-stream-prefix", std::move(stream_prefix)},
+                        {"awslogs-create-group", "true"}}}};
+}
+
+// The D8 sidecar's container definition (Render's comment says what each part is for).
+json::object IdentitySidecar(const ControllerSettings& settings, const DeploymentRef& ref, const AppSpec& app,
+                             std::string_view credential) {
+  std::string audiences;
+  for (const auto& [file, audience] : app.identity_audiences) {
+    audiences += fmt::format("{}{}={}", audiences.empty() ? "" : " ", file, audience);
+  }
+  const std::map<std::string, std::string> env{
+      {"PADDOCK_IDENTITY_AUDIENCES", audiences},
+      {"PADDOCK_IDENTITY_TOKEN_TTL_SECONDS", std::to_string(settings.identity_token_ttl_seconds)},
+      {"PADDOCK_IDENTITY_TOKEN_URL", settings.identity_exchange_url}};
+  json::object c{{"name", kIdentityContainer},
+                 {"image", settings.identity_agent_image},
+                 {"essential", false},
+                 {"command", json::array{"/bin/sh", kIdentityAgentPath}},
+                 {"environment", NameValues(env, "value")},
+                 {"secrets", json::array{json::object{{"name", kIdentityCredentialEnv}, {"valueFrom", credential}}}},
+                 {"memoryReservation", 32},
+                 {"linuxParameters", json::object{{"initProcessEnabled", true}}},
+                 {"mountPoints", json::array{json::object{
+                                     {"sourceVolume", kIdentityVolume}, {"containerPath", kIdentityDir}, {"readOnly", false}}}},
+                 // The first passing check releases the app at once; failures within ECS's longest
+                 // start period (a control plane slow to answer at task start) do not count.
+                 {"healthCheck", json::object{{"command", json::array{"CMD", "/bin/sh", kIdentityAgentPath, "--check"}},
+                                              {"interval", 5},
+                                              {"timeout", 2},
+                                              {"retries", 3},
+                                              {"startPeriod", 300}}},
+                 {"restartPolicy", json::object{{"enabled", true}}},
+                 {"dockerLabels", json::object{{fmt::format("{}/controller-class", settings.label_namespace),
+                                                settings.controller_class},
+                                               {"traefik.enable", "false"}}}};
+  if (!settings.log_group.empty()) {
+    c["logConfiguration"] = AwsLogs(settings, fmt::format("{}-identity/{}/{}", settings.resource_prefix, ref.project, ref.id));
+  }
+  return c;
+}
+
+}  // namespace
+
 StatusOr<std::vector<Workload>> Render(const ControllerSettings& settings, const DeploymentRef& ref,
-                                       const AppSpec& app, const TaskSize& size, const SecretRefs& secrets) {
+                                       const AppSpec& app, const TaskSize& size, const SecretRefs& secrets,
+                                       std::string_view identity_credential) {
   if (std::optional<SpecProblem> p = CheckAppSpec(app)) return InvalidArgument(p->message);
+  const bool identity = !settings.identity_agent_image.empty();
+  if (!identity && !app.identity_audiences.empty()) {
+    return InvalidArgument("[identity] audiences need the identity sidecar, which this controller does not run "
+                           "(--identity-agent-image): the tokens would never be written");
+  }
+  if (identity && identity_credential.empty()) {
+    return InvalidArgument("identity is on but the deployment has no credential parameter");
+  }
+  if (identity && settings.execution_role_arn.empty()) {
+    return InvalidArgument("the identity sidecar reads its credential as the task's execution role: this controller "
+                           "has none (--execution-role-arn)");
+  }
   const bool ec2 = app.deploy.capacity == Capacity::kEc2;
   const std::string app_url = AppUrl(settings, ref.project, ref.group);
   std::vector<Workload> out;
@@ -357,6 +422,7 @@ StatusOr<std::vector<Workload>> Render(const ControllerSettings& settings, const
     env["PADDOCK_PROJECT"] = ref.project;
     env["PADDOCK_DEPLOYMENT"] = ref.id;
     env["PADDOCK_APP_URL"] = app_url;
+    if (identity) env[std::string(kIdentityDirEnv)] = std::string(kIdentityDir);
     if (!settings.cloudmap_namespace.empty()) {
       for (const ContainerSpec& other : app.containers) {
         if (other.name == c.name) continue;
@@ -381,14 +447,8 @@ StatusOr<std::vector<Workload>> Render(const ControllerSettings& settings, const
     }
     ASSIGN_OR_RETURN(container["dockerLabels"], DockerLabels(settings, ref, app, c));
     if (!settings.log_group.empty()) {
-      container["logConfiguration"] = json::object{
-          {"logDriver", "awslogs"},
-          {"options",
-           {{"awslogs-group", settings.log_group},
-            {"awslogs-region", settings.log_region},
-            {"awslogs-stream-prefix", fmt::format("{}/{}/{}", settings.resource_prefix, ref.project, ref.id)},
-            // One group per install, made by the first task that logs to it.
-            {"awslogs-create-group", "true"}}}};
+      container["logConfiguration"] =
+          AwsLogs(settings, fmt::format("{}/{}/{}", settings.resource_prefix, ref.project, ref.id));
     }
 
     auto key = [&](std::string_view name) { return fmt::format("{}/{}", settings.label_namespace, name); };
@@ -414,7 +474,15 @@ StatusOr<std::vector<Workload>> Render(const ControllerSettings& settings, const
     td["runtimePlatform"] = json::object{{"cpuArchitecture", "X86_64"}, {"operatingSystemFamily", "LINUX"}};
     if (!settings.execution_role_arn.empty()) td["executionRoleArn"] = settings.execution_role_arn;
     if (std::string role = TaskRoleArn(settings, ref.project); !role.empty()) td["taskRoleArn"] = role;
-    td["containerDefinitions"] = json::array{std::move(container)};
+    if (identity) {
+      container["mountPoints"] = json::array{
+          json::object{{"sourceVolume", kIdentityVolume}, {"containerPath", kIdentityDir}, {"readOnly", true}}};
+      container["dependsOn"] = json::array{json::object{{"containerName", kIdentityContainer}, {"condition", "HEALTHY"}}};
+      td["containerDefinitions"] = json::array{std::move(container), IdentitySidecar(settings, ref, app, identity_credential)};
+      td["volumes"] = json::array{json::object{{"name", kIdentityVolume}}};
+    } else {
+      td["containerDefinitions"] = json::array{std::move(container)};
+    }
     td["tags"] = TagArray(w.tags);
 
     std::string canonical;
@@ -430,6 +498,13 @@ StatusOr<std::vector<Workload>> Render(const ControllerSettings& settings, const
       return InvalidArgument(fmt::format("container {} has secrets ({}), and ECS reads them as the task's execution "
                                          "role: this controller has none (--execution-role-arn)",
                                          c.name, secrets.begin()->first));
+    }
+    if (identity) {
+      // The hash without the sidecar's image: upgrading the agent rolls no running service.
+      json::object unversioned = td;
+      unversioned["containerDefinitions"].as_array().back().as_object()["image"] = "";
+      canonical.clear();
+      WriteCanonical(unversioned, canonical);
     }
     w.hash = aws::Sha256Hex(canonical);
     w.tags.emplace_back(key(tag::kTaskDefinitionHash), w.hash);

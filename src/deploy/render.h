@@ -55,7 +55,28 @@ struct ControllerSettings {
   // ECS's deployment circuit breaker on every service, rollback off (the controller owns cutover):
   // its FAILED rollout fails a deployment at once (plan.h) instead of at the deploying timeout.
   bool circuit_breaker = false;
+  // D8 workload identity (deploy/identity.h): the identity sidecar's image — empty: identity is
+  // off (no sidecar, no credential; a spec with [identity] audiences is refused, not deployed
+  // without its tokens) — the URL the sidecar exchanges the credential at, and the lifetime of
+  // every token (the exchange endpoint's cap too).
+  std::string identity_agent_image;
+  std::string identity_exchange_url;
+  int identity_token_ttl_seconds = 3600;
 };
+
+// The sidecar container, its task volume and where the volume is mounted (read-write in the
+// sidecar, read-only in the app's containers). The container name is reserved in paddock.toml.
+inline constexpr std::string_view kIdentityContainer = "paddock-identity";
+inline constexpr std::string_view kIdentityVolume = "paddock-identity";
+inline constexpr std::string_view kIdentityDir = "/var/run/secrets/paddock/identity";
+// The credential's SSM key under the deployment's secret path (SecretParameterName), and the env
+// var the sidecar — and only the sidecar — gets it in.
+inline constexpr std::string_view kIdentityCredentialKey = "paddock-identity/credential";
+inline constexpr std::string_view kIdentityCredentialEnv = "PADDOCK_IDENTITY_CREDENTIAL";
+// Where the agent image keeps the sidecar's program.
+inline constexpr std::string_view kIdentityAgentPath = "/usr/local/bin/paddock-identity-agent";
+// The app's containers find the files under this env var's value.
+inline constexpr std::string_view kIdentityDirEnv = "PADDOCK_IDENTITY_DIR";
 
 struct DeploymentRef {
   std::string project;
@@ -139,7 +160,17 @@ struct Workload {
 // "<ns>/controller-class" = class. An invalid spec (CheckAppSpec), a secret named PORT, PADDOCK_*
 // or like one of the container's env vars, a tag value over 256 characters, a task definition over
 // ECS's 64 KiB, or secrets with no execution role to read them is kInvalidArgument.
+//
+// With identity on (settings.identity_agent_image), every task definition also has the identity
+// sidecar (D8): a task volume kIdentityVolume; the container kIdentityContainer (not essential,
+// restarted in place, 32 MiB reserved, its credential the one secret `identity_credential` names —
+// the app's containers never see it —, the exchange URL, the audiences and the token lifetime in
+// its env, its health check the agent's --check with ECS's longest start period, its logs under
+// "<prefix>-identity/…", traefik.enable=false); and each app container mounts the volume read-only
+// at kIdentityDir (also in its env as kIdentityDirEnv) and starts once the sidecar is HEALTHY.
+// The sidecar's image is left out of the content hash: a new agent image rolls no service.
 StatusOr<std::vector<Workload>> Render(const ControllerSettings& settings, const DeploymentRef& ref,
-                                       const AppSpec& app, const TaskSize& size, const SecretRefs& secrets);
+                                       const AppSpec& app, const TaskSize& size, const SecretRefs& secrets,
+                                       std::string_view identity_credential = {});
 
 }  // namespace paddock::deploy

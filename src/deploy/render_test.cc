@@ -664,3 +664,87 @@ TEST(ReadTagsTest, OwnershipNeedsBothMarksAndCompletenessEveryIdentityTag) {
 
 }  // namespace
 }  // namespace paddock::deploy
+
+namespace paddock::deploy {
+namespace {
+
+ControllerSettings WithIdentity() {
+  ControllerSettings s = Settings();
+  s.identity_agent_image = "paddock/identity-agent:1";
+  s.identity_exchange_url = "http://169.254.170.2/paddock/v1/identity/token";
+  s.identity_token_ttl_seconds = 900;
+  return s;
+}
+
+constexpr std::string_view kCredential = "/paddock/prod/shop/default/20261203-1830-ab12/paddock-identity/credential";
+
+// D8: every revision carries the sidecar — its secret the credential (and only it has it), the
+// volume read-write in it and read-only in the app, which waits for it HEALTHY.
+TEST(RenderIdentityTest, EveryRevisionCarriesTheSidecarAndTheAppWaitsForIt) {
+  AppSpec app = ShopApp();
+  app.identity_audiences = {{"api", "https://api.example.com"}, {"vault", "vault"}};
+  StatusOr<std::vector<Workload>> ws = Render(WithIdentity(), Ref(), app, Quarter(), {{"DB_PASSWORD", "/p/db"}}, kCredential);
+  ASSERT_TRUE(ws.ok()) << ws.status().message();
+  ASSERT_THAT(*ws, SizeIs(2));
+  for (const Workload& w : *ws) {
+    const json::array& defs = w.task_definition.at("containerDefinitions").as_array();
+    ASSERT_THAT(defs, SizeIs(2));
+    const json::object& appc = defs[0].as_object();
+    const json::object& side = defs[1].as_object();
+    EXPECT_EQ(w.task_definition.at("volumes"), json::parse(R"([{"name":"paddock-identity"}])"));
+    EXPECT_EQ(appc.at("mountPoints"), json::parse(R"([{"sourceVolume":"paddock-identity",
+        "containerPath":"/var/run/secrets/paddock/identity","readOnly":true}])"));
+    EXPECT_EQ(appc.at("dependsOn"), json::parse(R"([{"containerName":"paddock-identity","condition":"HEALTHY"}])"));
+    EXPECT_EQ(appc.at("secrets"), json::parse(R"([{"name":"DB_PASSWORD","valueFrom":"/p/db"}])"))
+        << "the app never gets the credential";
+    EXPECT_THAT(json::serialize(appc.at("environment")),
+                HasSubstr(R"({"name":"PADDOCK_IDENTITY_DIR","value":"/var/run/secrets/paddock/identity"})"));
+
+    EXPECT_EQ(side.at("name"), "paddock-identity");
+    EXPECT_EQ(side.at("image"), "paddock/identity-agent:1");
+    EXPECT_EQ(side.at("essential"), false);
+    EXPECT_EQ(side.at("command"), json::parse(R"(["/bin/sh","/usr/local/bin/paddock-identity-agent"])"));
+    EXPECT_EQ(side.at("secrets"), json::parse(fmt::format(R"([{{"name":"PADDOCK_IDENTITY_CREDENTIAL","valueFrom":"{}"}}])", kCredential)));
+    EXPECT_EQ(side.at("environment"), json::parse(R"([
+        {"name":"PADDOCK_IDENTITY_AUDIENCES","value":"api=https://api.example.com vault=vault"},
+        {"name":"PADDOCK_IDENTITY_TOKEN_TTL_SECONDS","value":"900"},
+        {"name":"PADDOCK_IDENTITY_TOKEN_URL","value":"http://169.254.170.2/paddock/v1/identity/token"}])"));
+    EXPECT_EQ(side.at("mountPoints").at(0).at("readOnly"), false);
+    EXPECT_EQ(side.at("healthCheck").at("startPeriod"), 300);
+    EXPECT_EQ(side.at("restartPolicy"), json::parse(R"({"enabled":true})"));
+    EXPECT_EQ(side.at("memoryReservation"), 32);
+    EXPECT_EQ(side.at("dockerLabels").at("traefik.enable"), "false");
+    EXPECT_EQ(side.at("logConfiguration").at("options").at("awslogs-stream-prefix"), "paddock-identity/shop/20261203-1830-ab12");
+  }
+}
+
+// A new agent image rolls nothing: the hash leaves it out (and the rest of the sidecar in).
+TEST(RenderIdentityTest, TheAgentImageIsLeftOutOfTheContentHash) {
+  ControllerSettings a = WithIdentity(), b = WithIdentity(), c = WithIdentity();
+  b.identity_agent_image = "paddock/identity-agent:2";
+  c.identity_token_ttl_seconds = 1800;
+  auto hash = [](const ControllerSettings& s) {
+    StatusOr<std::vector<Workload>> ws = Render(s, Ref(), ShopApp(), Quarter(), {}, kCredential);
+    return ws.ok() ? ws->at(0).hash : std::string();
+  };
+  EXPECT_FALSE(hash(a).empty());
+  EXPECT_EQ(hash(a), hash(b));
+  EXPECT_NE(hash(a), hash(c));
+  EXPECT_NE(hash(a), MustRender(Settings(), Ref(), ShopApp()).at(0).hash);
+}
+
+// Fail closed (research B11): tokens asked for with no sidecar to write them, or a sidecar with
+// no execution role to read its credential, are refused rather than deployed without.
+TEST(RenderIdentityTest, IdentityThatCannotWorkIsRefused) {
+  AppSpec app = ShopApp();
+  app.identity_audiences = {{"api", "https://api.example.com"}};
+  StatusOr<std::vector<Workload>> off = Render(Settings(), Ref(), app, Quarter(), {});
+  EXPECT_THAT(off.status().message(), HasSubstr("[identity] audiences need the identity sidecar"));
+  ControllerSettings no_role = WithIdentity();
+  no_role.execution_role_arn.clear();
+  StatusOr<std::vector<Workload>> unreadable = Render(no_role, Ref(), ShopApp(), Quarter(), {}, kCredential);
+  EXPECT_THAT(unreadable.status().message(), HasSubstr("reads its credential as the task's execution role"));
+}
+
+}  // namespace
+}  // namespace paddock::deploy

@@ -53,6 +53,8 @@ class Decoder {
         RETURN_IF_ERROR(DecodeDeploy(node, line, spec.deploy));
       } else if (k == "routes") {
         RETURN_IF_ERROR(DecodeRoutes(node, line, spec.routes));
+      } else if (k == "identity") {
+        RETURN_IF_ERROR(DecodeIdentity(node, line, spec.identity_audiences));
       }
     }
     if (complete_ && !root.contains("project")) return Error(1, "project.name is required (a [project] table)");
@@ -260,6 +262,23 @@ class Decoder {
                        fmt::format("{} must be fargate, ec2 or interruptible (got \"{}\")", Name(path), name));
         }
         deploy.capacity = *capacity;
+      }
+    }
+    return OkStatus();
+  }
+
+  Status DecodeIdentity(const toml::node& node, int line, std::map<std::string, std::string>& audiences) {
+    ASSIGN_OR_RETURN(const toml::table* t, Table(node, "identity", line));
+    Record("identity", line);
+    RETURN_IF_ERROR(CheckKeys(*t, "identity", internal::kIdentityKeys));
+    if (const toml::node* a = t->get("audiences")) {
+      const int a_line = static_cast<int>(a->source().begin.line);
+      ASSIGN_OR_RETURN(const toml::table* files, Table(*a, "identity.audiences", a_line));
+      Record("identity.audiences", a_line);
+      for (auto&& [key, value] : *files) {
+        const std::string path = Join("identity.audiences", key.str());
+        Record(path, LineOf(key));
+        ASSIGN_OR_RETURN(audiences[std::string(key.str())], String(value, path, LineOf(key)));
       }
     }
     return OkStatus();

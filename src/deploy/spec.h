@@ -91,6 +91,11 @@ struct AppSpec {
   std::vector<ContainerSpec> containers;  // at least one, at most 9, ordered by name
   DeploySettings deploy;
   std::vector<Route> routes;              // ordered by path_prefix, longest first
+  // [identity] audiences (D8): token file name -> the audience its token is for. The identity
+  // sidecar writes /var/run/secrets/paddock/identity/tokens/<file> for each (deploy/identity.h).
+  // At most 10; file names [A-Za-z0-9][A-Za-z0-9._-]*, at most 64 characters; audiences 1 to 256
+  // printable characters without whitespace, quotes, backslash, '`' or '$' (they pass through a shell).
+  std::map<std::string, std::string> identity_audiences;
 };
 
 struct ParseOptions {

@@ -1,6 +1,7 @@
 // deploy/spec: the vocabularies, the semantic rules (CheckAppSpec), the JSON form and image
 // overrides. ParseAppSpec (TOML) is in spec.cc.
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstdint>
 #include <set>
@@ -77,6 +78,7 @@ std::optional<SpecProblem> CheckAppSpec(const AppSpec& spec) {
       return Problem(at, "names must be 1 to 32 lowercase letters, digits and '-', starting with a letter");
     }
     if (!names.insert(c.name).second) return Problem(at, "is named twice");
+    if (c.name == "paddock-identity") return Problem(at, "is the identity sidecar's name (D8): choose another");
     if (c.image.empty() || std::any_of(c.image.begin(), c.image.end(), [](char ch) {
           return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r';
         })) {
@@ -126,6 +128,26 @@ std::optional<SpecProblem> CheckAppSpec(const AppSpec& spec) {
                            [&](const ContainerSpec& c) { return c.name == r.container; });
     if (it == spec.containers.end()) return Problem(at, fmt::format("names no container (\"{}\")", r.container));
     if (!it->port) return Problem(at, fmt::format("routes to \"{}\", which has no port", r.container));
+  }
+  if (spec.identity_audiences.size() > 10) {
+    return Problem("identity.audiences", fmt::format("may name at most 10 token files (got {})", spec.identity_audiences.size()));
+  }
+  for (const auto& [file, audience] : spec.identity_audiences) {
+    const std::string at = "identity.audiences." + file;
+    const bool file_ok = !file.empty() && file.size() <= 64 && std::isalnum(static_cast<unsigned char>(file[0])) &&
+                         std::all_of(file.begin(), file.end(), [](char ch) {
+                           return std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '_' || ch == '-';
+                         });
+    if (!file_ok) {
+      return Problem(at, "is not a token file name (1 to 64 letters, digits, '.', '_' and '-', starting with a letter or digit)");
+    }
+    const bool audience_ok = !audience.empty() && audience.size() <= 256 &&
+                             std::all_of(audience.begin(), audience.end(), [](char ch) {
+                               return ch > ' ' && ch < 0x7f && std::string_view("\"'\\`$").find(ch) == std::string_view::npos;
+                             });
+    if (!audience_ok) {
+      return Problem(at, "must be an audience of 1 to 256 printable characters without whitespace, quotes, '\\', '`' or '$'");
+    }
   }
   return std::nullopt;
 }
@@ -181,7 +203,7 @@ json::object ToJson(const AppSpec& spec) {
   for (const Route& r : spec.routes) {
     routes.emplace_back(json::object{{"path", r.path_prefix}, {"container", r.container}, {"access", AccessName(r.access)}});
   }
-  return {{"project", spec.project},
+  json::object out{{"project", spec.project},
           {"containers", std::move(containers)},
           {"deploy",
            {{"replicas", spec.deploy.replicas},
@@ -189,6 +211,12 @@ json::object ToJson(const AppSpec& spec) {
             {"memory", spec.deploy.memory},
             {"capacity", CapacityName(spec.deploy.capacity)}}},
           {"routes", std::move(routes)}};
+  if (!spec.identity_audiences.empty()) {
+    json::object audiences;
+    for (const auto& [file, audience] : spec.identity_audiences) audiences[file] = audience;
+    out["identity"] = json::object{{"audiences", std::move(audiences)}};
+  }
+  return out;
 }
 
 StatusOr<AppSpec> AppSpecFromJson(const json::value& value) {
@@ -273,6 +301,14 @@ StatusOr<AppSpec> AppSpecFromJson(const json::value& value) {
     return a.path_prefix.size() != b.path_prefix.size() ? a.path_prefix.size() > b.path_prefix.size()
                                                         : a.path_prefix < b.path_prefix;
   });
+  if (const json::value* id = o.if_contains("identity")) {
+    const json::value* audiences = id->is_object() ? id->as_object().if_contains("audiences") : nullptr;
+    if (!audiences || !audiences->is_object()) return Bad("identity.audiences must be an object");
+    for (const auto& [file, audience] : audiences->as_object()) {
+      if (!audience.is_string()) return Bad(fmt::format("identity.audiences.{} must be a string", std::string_view(file)));
+      spec.identity_audiences[std::string(file)] = std::string(audience.as_string());
+    }
+  }
   if (std::optional<SpecProblem> p = CheckAppSpec(spec)) return Bad(p->message);
   return spec;
 }

@@ -3,6 +3,7 @@
 #include "deploy/spec.h"
 
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <boost/json.hpp>
@@ -421,6 +422,36 @@ AppSpec Valid() {
   return spec;
 }
 
+// D8: [identity] audiences, file name -> audience, kept through the record's JSON; a bad file
+// name or audience, or the sidecar's own name for a container, is an error at its line.
+TEST(ParseAppSpec, IdentityAudiencesAreReadCheckedAndKept) {
+  constexpr std::string_view kBase = "[project]\nname = \"shop\"\n\n[containers.web]\nimage = \"busybox\"\n\n";
+  StatusOr<AppSpec> spec = ParseAppSpec(std::string(kBase) +
+                                        "[identity]\naudiences = { api = \"https://api.example.com\", \"vault.jwt\" = \"vault\" }\n");
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  EXPECT_EQ(spec->identity_audiences,
+            (std::map<std::string, std::string>{{"api", "https://api.example.com"}, {"vault.jwt", "vault"}}));
+  StatusOr<AppSpec> back = AppSpecFromJson(ToJson(*spec));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->identity_audiences, spec->identity_audiences);
+  EXPECT_FALSE(ToJson(*ParseAppSpec(kBase)).contains("identity")) << "no [identity]: nothing in the record";
+
+  EXPECT_EQ(ParseAppSpec(std::string(kBase) + "[identity]\naudiences = { \"../x\" = \"a\" }\n").status().message(),
+            "paddock.toml:8: identity.audiences.../x is not a token file name (1 to 64 letters, digits, '.', '_' and "
+            "'-', starting with a letter or digit)");
+  EXPECT_EQ(ParseAppSpec(std::string(kBase) + "[identity]\naudiences = { api = \"a b\" }\n").status().message(),
+            "paddock.toml:8: identity.audiences.api must be an audience of 1 to 256 printable characters without "
+            "whitespace, quotes, '\\', '`' or '$'");
+  EXPECT_EQ(ParseAppSpec(std::string(kBase) + "[identity]\naudiences = { api = \"$(id)\" }\n").status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseAppSpec(std::string(kBase) + "[identity]\ntokens = {}\n").status().message(),
+            "paddock.toml:8: unknown key identity.tokens");
+  EXPECT_EQ(ParseAppSpec("[project]\nname = \"shop\"\n[containers.paddock-identity]\nimage = \"busybox\"\n")
+                .status()
+                .message(),
+            "paddock.toml:3: containers.paddock-identity is the identity sidecar's name (D8): choose another");
+}
+
 TEST(CheckAppSpec, AcceptsAValidSpec) { EXPECT_FALSE(CheckAppSpec(Valid())); }
 
 TEST(CheckAppSpec, ReservedEnvironmentVariables) {
@@ -579,6 +610,7 @@ TEST(Schema, DescribesExactlyTheKeysTheParserAccepts) {
   EXPECT_EQ(PropertyNames(Resolve(schema, container.at("properties").at("health_check"))),
             Sorted(internal::kHealthCheckKeys));
   EXPECT_EQ(PropertyNames(Resolve(schema, props.at("deploy"))), Sorted(internal::kDeployKeys));
+  EXPECT_EQ(PropertyNames(Resolve(schema, props.at("identity"))), Sorted(internal::kIdentityKeys));
   // A route is a container's name or a table: the table's keys.
   const json::object& routes = Resolve(schema, props.at("routes"));
   bool found_table = false;

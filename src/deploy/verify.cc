@@ -82,7 +82,7 @@ Check RoleCheck(QueryAws& q, std::string name, const std::string& arn, bool requ
     return c;
   }
   std::string trust = PercentDecode(XmlText(*v, "AssumeRolePolicyDocument"));
-  c.ok = trust.find("ecs-tasks.amazonaws.com") != std::string::npos;
+  c.ok = TrustsEcsTasks(trust);
   c.detail = c.ok ? fmt::format("{} exists and trusts ecs-tasks.amazonaws.com", arn)
                   : fmt::format("{}'s trust policy does not admit ecs-tasks.amazonaws.com: ECS cannot pass it to tasks", arn);
   return c;

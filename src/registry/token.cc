@@ -2,9 +2,6 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <openssl/bn.h>
-#include <openssl/ec.h>
-#include <openssl/ecdsa.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/sha.h>
@@ -17,9 +14,9 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <functional>
 
 #include "common/encoding.h"
+#include "common/es256.h"
 
 namespace paddock::registry {
 namespace {
@@ -27,19 +24,9 @@ namespace {
 struct BioFree {
   void operator()(BIO* b) const { BIO_free(b); }
 };
-struct KeyFree {
-  void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); }
-};
 struct X509Free {
   void operator()(X509* x) const { X509_free(x); }
 };
-struct MdCtxFree {
-  void operator()(EVP_MD_CTX* c) const { EVP_MD_CTX_free(c); }
-};
-struct SigFree {
-  void operator()(ECDSA_SIG* s) const { ECDSA_SIG_free(s); }
-};
-using KeyPtr = std::unique_ptr<EVP_PKEY, KeyFree>;
 
 StatusOr<std::string> ReadAll(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -47,8 +34,7 @@ StatusOr<std::string> ReadAll(const std::string& path) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
-// Writes `text` to `path` with `mode` from its creation on (a key is never readable by others, not
-// even for a moment), replacing what was there.
+// Writes `text` to `path` (a certificate: public), replacing what was there.
 Status WriteFile(const std::string& path, std::string_view text, mode_t mode) {
   const std::string tmp = path + ".tmp";
   ::unlink(tmp.c_str());
@@ -61,23 +47,6 @@ Status WriteFile(const std::string& path, std::string_view text, mode_t mode) {
     return Unavailable(fmt::format("cannot write {}", path));
   }
   return OkStatus();
-}
-
-std::string PemOf(const std::function<int(BIO*)>& write) {
-  std::unique_ptr<BIO, BioFree> bio(BIO_new(BIO_s_mem()));
-  if (!bio || write(bio.get()) != 1) return {};
-  char* data = nullptr;
-  long n = BIO_get_mem_data(bio.get(), &data);
-  return n > 0 ? std::string(data, static_cast<size_t>(n)) : std::string();
-}
-
-StatusOr<std::string> PublicDer(EVP_PKEY* key) {
-  unsigned char* der = nullptr;
-  const int n = i2d_PUBKEY(key, &der);
-  if (n <= 0) return Internal("cannot encode the token key's public part");
-  std::string out(reinterpret_cast<char*>(der), static_cast<size_t>(n));
-  OPENSSL_free(der);
-  return out;
 }
 
 // A self-signed certificate for `key`: what Distribution's rootcertbundle holds.
@@ -94,15 +63,18 @@ StatusOr<std::string> SelfSignedCertificate(EVP_PKEY* key) {
                              -1, -1, 0);
   X509_set_issuer_name(cert.get(), name);
   if (X509_sign(cert.get(), key, EVP_sha256()) == 0) return Internal("cannot sign the token certificate");
-  std::string pem = PemOf([&](BIO* b) { return PEM_write_bio_X509(b, cert.get()); });
-  if (pem.empty()) return Internal("cannot encode the token certificate");
-  return pem;
+  std::unique_ptr<BIO, BioFree> bio(BIO_new(BIO_s_mem()));
+  char* data = nullptr;
+  if (!bio || PEM_write_bio_X509(bio.get(), cert.get()) != 1) return Internal("cannot encode the token certificate");
+  const long n = BIO_get_mem_data(bio.get(), &data);
+  if (n <= 0) return Internal("cannot encode the token certificate");
+  return std::string(data, static_cast<size_t>(n));
 }
 
 }  // namespace
 
 struct TokenSigner::Key {
-  KeyPtr pkey;
+  Es256Key es256;
 };
 
 std::string LibtrustKeyId(std::string_view der_public_key) {
@@ -137,30 +109,21 @@ TokenSigner::~TokenSigner() = default;
 
 StatusOr<TokenSigner> TokenSigner::LoadOrCreate(const std::string& dir) {
   const std::string key_path = dir + "/token.key", cert_path = dir + "/token.crt";
-  auto key = std::make_unique<Key>();
-  auto pem = ReadAll(key_path);
-  if (pem.ok()) {
-    std::unique_ptr<BIO, BioFree> bio(BIO_new_mem_buf(pem->data(), static_cast<int>(pem->size())));
-    key->pkey.reset(PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr));
-    if (!key->pkey || EVP_PKEY_get_base_id(key->pkey.get()) != EVP_PKEY_EC)
-      return DataLoss(fmt::format("{} is not an EC private key; remove it (and token.crt) and restart", key_path));
-  } else {
-    key->pkey.reset(EVP_EC_gen("P-256"));
-    if (!key->pkey) return Internal("cannot generate the registry token key");
-    std::string text = PemOf([&](BIO* b) {
-      return PEM_write_bio_PrivateKey(b, key->pkey.get(), nullptr, nullptr, 0, nullptr, nullptr);
-    });
-    if (text.empty()) return Internal("cannot encode the registry token key");
-    ::unlink(cert_path.c_str());  // a certificate of an older key is made again below
-    RETURN_IF_ERROR(WriteFile(key_path, text, 0600));
+  bool created = false;
+  StatusOr<Es256Key> es256 = Es256Key::LoadOrCreate(key_path, &created);
+  if (!es256.ok()) {
+    if (es256.status().code() != StatusCode::kDataLoss) return es256.status();
+    return DataLoss(fmt::format("{} is not an EC private key; remove it (and token.crt) and restart", key_path));
   }
+  auto key = std::make_unique<Key>(Key{std::move(*es256)});
+  if (created) ::unlink(cert_path.c_str());  // a certificate of an older key is made again below
   // The certificate is public, but made from the key: again whenever it is missing.
   if (!ReadAll(cert_path).ok()) {
-    ASSIGN_OR_RETURN(std::string cert, SelfSignedCertificate(key->pkey.get()));
+    ASSIGN_OR_RETURN(std::string cert, SelfSignedCertificate(key->es256.pkey()));
     RETURN_IF_ERROR(WriteFile(cert_path, cert, 0644));
   }
-  ASSIGN_OR_RETURN(std::string der, PublicDer(key->pkey.get()));
-  return TokenSigner(std::move(key), LibtrustKeyId(der), cert_path);
+  std::string id = LibtrustKeyId(key->es256.public_der());
+  return TokenSigner(std::move(key), std::move(id), cert_path);
 }
 
 StatusOr<std::string> TokenSigner::Mint(const TokenRequest& request, TimePoint now) const {
@@ -179,26 +142,7 @@ StatusOr<std::string> TokenSigner::Mint(const TokenRequest& request, TimePoint n
       {"jti", RandomUuid()},
       {"access", json::array{json::object{{"type", "repository"}, {"name", request.repository},
                                           {"actions", std::move(actions)}}}}};
-  const std::string signing_input =
-      Base64UrlEncode(json::serialize(header)) + "." + Base64UrlEncode(json::serialize(claims));
-  std::unique_ptr<EVP_MD_CTX, MdCtxFree> ctx(EVP_MD_CTX_new());
-  size_t der_size = 0;
-  if (!ctx || EVP_DigestSignInit(ctx.get(), nullptr, EVP_sha256(), nullptr, key_->pkey.get()) != 1 ||
-      EVP_DigestSign(ctx.get(), nullptr, &der_size, reinterpret_cast<const unsigned char*>(signing_input.data()),
-                     signing_input.size()) != 1)
-    return Internal("cannot sign a registry token");
-  std::string der(der_size, '\0');
-  if (EVP_DigestSign(ctx.get(), reinterpret_cast<unsigned char*>(der.data()), &der_size,
-                     reinterpret_cast<const unsigned char*>(signing_input.data()), signing_input.size()) != 1)
-    return Internal("cannot sign a registry token");
-  // JWS wants r || s, 32 bytes each, not the DER ECDSA-Sig-Value OpenSSL makes.
-  const unsigned char* p = reinterpret_cast<const unsigned char*>(der.data());
-  std::unique_ptr<ECDSA_SIG, SigFree> sig(d2i_ECDSA_SIG(nullptr, &p, static_cast<long>(der_size)));
-  if (!sig) return Internal("cannot decode a registry token's signature");
-  unsigned char rs[64];
-  if (BN_bn2binpad(ECDSA_SIG_get0_r(sig.get()), rs, 32) != 32 || BN_bn2binpad(ECDSA_SIG_get0_s(sig.get()), rs + 32, 32) != 32)
-    return Internal("cannot encode a registry token's signature");
-  return signing_input + "." + Base64UrlEncode(std::string_view(reinterpret_cast<char*>(rs), sizeof rs));
+  return key_->es256.SignJws(json::serialize(header), json::serialize(claims));
 }
 
 }  // namespace paddock::registry

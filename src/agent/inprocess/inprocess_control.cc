@@ -6,9 +6,8 @@
 
 namespace paddock::agent {
 
-StatusOr<std::string> DescribeOne(ecs::task::Tasks& tasks, const ecs::task::LaunchSpec& spec) {
-  ASSIGN_OR_RETURN(ecs::task::DescribeResult r,
-                   tasks.Describe(spec.scope, spec.cluster, {spec.task_arn}, /*include_tags=*/true, ""));
+StatusOr<std::string> DescribeOne(ecs::task::Tasks& tasks, const ecs::task::LaunchSpec& spec, bool with_tags) {
+  ASSIGN_OR_RETURN(ecs::task::DescribeResult r, tasks.Describe(spec.scope, spec.cluster, {spec.task_arn}, with_tags, ""));
   if (r.tasks.empty()) return NotFound(fmt::format("task {} not found", spec.task_arn));
   return std::move(r.tasks.front());
 }

@@ -37,7 +37,7 @@
 namespace paddock::agent {
 
 // Tasks::Describe of the one task `spec` names (TasksControl's and InProcessControl's DescribeTask).
-StatusOr<std::string> DescribeOne(ecs::task::Tasks& tasks, const ecs::task::LaunchSpec& spec);
+StatusOr<std::string> DescribeOne(ecs::task::Tasks& tasks, const ecs::task::LaunchSpec& spec, bool with_tags);
 
 // Fetches what a task's start fetches as its execution role (its containers' secrets) for the
 // task `record` — the control plane's own record of the assignment, never the agent's copy — or
@@ -84,7 +84,9 @@ class TasksControl final : public Control {
   }
   uint64_t Watch(std::string_view, std::function<void()>) override { return 0; }
   void Unwatch(uint64_t) override {}
-  StatusOr<std::string> DescribeTask(const ecs::task::LaunchSpec& spec) override { return DescribeOne(tasks_, spec); }
+  StatusOr<std::string> DescribeTask(const ecs::task::LaunchSpec& spec, bool with_tags) override {
+    return DescribeOne(tasks_, spec, with_tags);
+  }
   StatusOr<protocol::ExecutionResources> PrepareExecutionResources(std::string_view agent_id,
                                                                   const ecs::task::LaunchSpec& spec) override {
     return ExecutionResourcesFor(tasks_, agent_id, spec.task_arn, &execution_resources_);
@@ -147,7 +149,9 @@ class InProcessControl final : public Control {
                 TimePoint now) override;
   uint64_t Watch(std::string_view agent_id, std::function<void()> wake) override;
   void Unwatch(uint64_t handle) override;
-  StatusOr<std::string> DescribeTask(const ecs::task::LaunchSpec& spec) override { return DescribeOne(tasks_, spec); }
+  StatusOr<std::string> DescribeTask(const ecs::task::LaunchSpec& spec, bool with_tags) override {
+    return DescribeOne(tasks_, spec, with_tags);
+  }
   // The provider's answer (Unavailable until one is set).
   StatusOr<vpc::VpcPolicy> NetworkPolicy(std::string_view agent_id, const Scope& scope) override;
   std::string NetworkIdentity() override { return options_.network_identity; }

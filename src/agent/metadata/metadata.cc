@@ -1035,7 +1035,37 @@ std::string_view RemoteIp(std::string_view remote) {
 
 }  // namespace
 
+void MetadataService::SetControllerDoor(std::function<http::Response(const http::Request&)> door) {
+  std::unique_lock lock(mu_);
+  door_ = door ? std::make_shared<const std::function<http::Response(const http::Request&)>>(std::move(door)) : nullptr;
+  idle_.wait(lock, [&] { return door_in_flight_ == 0; });
+}
+
 http::Response MetadataService::Handle(const http::Request& request, std::string_view network) {
+  if (std::string_view path = request.Path(); path.starts_with("/paddock/")) {
+    path.remove_prefix(std::string_view("/paddock").size());
+    const bool open = (request.method == "POST" && path == "/v1/identity/token") ||
+                      (request.method == "GET" && (path == "/.well-known/jwks.json" || path == "/.well-known/openid-configuration"));
+    std::shared_ptr<const std::function<http::Response(const http::Request&)>> door;
+    {
+      std::lock_guard lock(mu_);
+      if (open && door_) {
+        door = door_;
+        ++door_in_flight_;
+      }
+    }
+    if (!door) return JsonResponse(404, "Not found");
+    http::Request forwarded = request;
+    forwarded.target = std::string(request.target.substr(std::string_view("/paddock").size()));
+    forwarded.remote_address = fmt::format("{}/{}", network, request.remote_address);
+    http::Response response = (*door)(forwarded);
+    {
+      std::lock_guard lock(mu_);
+      --door_in_flight_;
+    }
+    idle_.notify_all();
+    return response;
+  }
   if (request.method != "GET") return JsonResponse(405, "Method not allowed");
   if (std::string_view path = request.Path(); path.starts_with("/v2/credentials")) {
     path.remove_prefix(std::string_view("/v2/credentials").size());
@@ -1092,7 +1122,7 @@ http::Response MetadataService::Handle(const http::Request& request, std::string
 
 http::Response MetadataService::Serve(const Entry& entry, std::string_view rest, Version version, TaskEntry& task,
                                       const TaskProvider& provider) {
-  StatusOr<TaskFacts> facts = provider();
+  StatusOr<TaskFacts> facts = provider(rest == "/taskWithTags" ? WithTags::kYes : WithTags::kNo);
   if (!facts.ok()) return JsonResponse(500, json::value(json::string(facts.status().message())));
   boost::system::error_code ec;
   json::value parsed = json::parse(facts->task_json, ec);

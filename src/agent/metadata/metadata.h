@@ -157,9 +157,13 @@ ContainerFacts FactsFromDefinition(const boost::json::object& container_definiti
 // into facts.dns_servers and facts.dns_search.
 void ParseResolvConf(std::string_view text, TaskFacts& facts);
 
+// Whether the task document carries TaskTags (${URI}/taskWithTags).
+enum class WithTags : bool { kNo = false, kYes = true };
+
 // Called on every request for a task's document; must be cheap and must not call back into the
-// service. An error answers 500.
-using TaskProvider = std::function<StatusOr<TaskFacts>()>;
+// service. An error answers 500. Asked for the task's tags (kYes) only by ${URI}/taskWithTags, the
+// one document that shows them: the others' task_json may leave them out.
+using TaskProvider = std::function<StatusOr<TaskFacts>(WithTags)>;
 
 enum class Version { kV3, kV4 };
 
@@ -171,9 +175,6 @@ std::string FormatTime(TimePoint t);
 // NotFound when the task has no such container or the facts have none for it.
 StatusOr<boost::json::object> RenderContainer(const boost::json::object& task, const TaskFacts& facts,
                                               std::string_view container_name, Version version = Version::kV4);
-
-// Whether the task document carries TaskTags (${URI}/taskWithTags).
-enum class WithTags : bool { kNo = false, kYes = true };
 
 // The task document (${URI}/task): the task's fields and every created container's document.
 // With tags (v4): TaskTags from the Task's `tags` (DescribeTasks with include TAGS: the task's own
@@ -337,6 +338,18 @@ class MetadataService {
   // REQUIRES: not called from a provider.
   void UnregisterTask(std::string_view task_arn);
 
+  // The deploy controller's door (ADR D8's workload identity): POST /paddock/v1/identity/token
+  // and GET /paddock/.well-known/jwks.json and /paddock/.well-known/openid-configuration, from any
+  // task on any served network, are handed to `door` with "/paddock" taken off the target and
+  // "<network>/" put before the remote address (so that two VPCs' equal addresses stay apart);
+  // any other path under /paddock/ is 404. It is the one way from a task to the control plane
+  // besides its own metadata and credentials, on purpose and this narrow: the handler
+  // authenticates each exchange itself (a deployment's credential). With null (the default) the
+  // door answers 404, and once a call with null returns the previous door is never called again
+  // (whatever it captured may go).
+  // REQUIRES: not called from the door.
+  void SetControllerDoor(std::function<http::Response(const http::Request&)> door);
+
   // The request handler of `network`'s listener ("": the host's), exposed for tests.
   http::Response Handle(const http::Request& request, std::string_view network = {});
 
@@ -392,6 +405,10 @@ class MetadataService {
   };
   // GUARDED_BY(mu_), by credentials id; looked up by the request's string_view (no copy per request).
   std::map<std::string, CredentialsEntry, std::less<>> credentials_;
+
+  // GUARDED_BY(mu_): the door (SetControllerDoor) and the calls in it now (idle_ is notified as they end).
+  std::shared_ptr<const std::function<http::Response(const http::Request&)>> door_;
+  int door_in_flight_ = 0;
 
   // An id for `message` (HMAC under options.id_key, or random without one), 32 hex digits.
   std::string IdFor(std::string_view message) const;

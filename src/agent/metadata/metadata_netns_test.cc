@@ -101,7 +101,7 @@ class MetadataNetnsTest : public ::testing::Test {
   }
 
   static TaskProvider Provider(const std::string& ip) {
-    return [ip]() -> StatusOr<TaskFacts> {
+    return [ip](WithTags) -> StatusOr<TaskFacts> {
       TaskFacts f;
       f.task_json = fmt::format(
           R"({{"taskArn":"arn:aws:ecs:us-east-1:123456789012:task/default/t1","clusterArn":"arn:aws:ecs:us-east-1:)"
@@ -201,8 +201,8 @@ TEST_F(MetadataNetnsTest, StatsNetworksAreTheTaskNamespaces) {
   const int pid = child->pid;
   ContainerEndpoint ep = service_->RegisterContainer(
       "arn:aws:ecs:us-east-1:123456789012:task/default/t1", "web",
-      [base = Provider(ip1), pid]() -> StatusOr<TaskFacts> {
-        ASSIGN_OR_RETURN(TaskFacts f, base());
+      [base = Provider(ip1), pid](WithTags) -> StatusOr<TaskFacts> {
+        ASSIGN_OR_RETURN(TaskFacts f, base(WithTags::kNo));
         f.containers[0].pid = pid;  // its cgroups are read from /proc/<pid>/cgroup
         return f;
       },

@@ -600,7 +600,7 @@ class ServiceTest : public ::testing::Test {
   }
 
   TaskProvider Provider() {
-    return [this]() -> StatusOr<TaskFacts> {
+    return [this](WithTags) -> StatusOr<TaskFacts> {
       ++provider_calls_;
       TaskFacts f = Facts();
       f.containers[0].cgroup_path = "/paddock/t1/c1";
@@ -668,8 +668,12 @@ TEST_F(ServiceTest, ServesTheFourPathsOfARegisteredContainer) {
 }
 
 TEST_F(ServiceTest, TaskWithTagsAddsTheTasksTagsOnV4Only) {
-  TaskProvider tagged = [] {
+  // As the control plane answers: the tags only when asked for them.
+  std::vector<WithTags> asked;
+  TaskProvider tagged = [&asked](WithTags with_tags) {
+    asked.push_back(with_tags);
     TaskFacts f = Facts();
+    if (with_tags == WithTags::kNo) return StatusOr<TaskFacts>(std::move(f));
     json::object task = json::parse(f.task_json).as_object();
     task["tags"] = json::parse(R"([{"key":"team","value":"blue"}])");
     f.task_json = Serialize(task);
@@ -683,6 +687,45 @@ TEST_F(ServiceTest, TaskWithTagsAddsTheTasksTagsOnV4Only) {
   EXPECT_EQ(r.body, kTaskHead + tags + kTaskMiddle + kClockDrift + kTaskTail);
   EXPECT_FALSE(Parse(Send(PathOf(ep.v4_uri) + "/task").body).contains("TaskTags"));
   EXPECT_EQ(Send(PathOf(ep.v3_uri) + "/taskWithTags").status, 404);
+  EXPECT_EQ(Send(PathOf(ep.v4_uri)).status, 200);
+  // Only taskWithTags reads the tags (a read of the task's tag rows on every request otherwise).
+  EXPECT_THAT(asked, ::testing::ElementsAre(WithTags::kYes, WithTags::kNo, WithTags::kNo));
+}
+
+// The door to the deploy controller (D8): exactly the exchange and the issuer's two documents, the
+// prefix taken off and the network put before the caller's address; anything else under
+// /paddock/, or any of them with no door set (or after it is taken away), is 404.
+TEST_F(ServiceTest, TheControllerDoorPassesOnlyTheIdentityEndpoints) {
+  auto call = [&](std::string method, std::string target) {
+    http::Request r = Get(std::move(target));
+    r.method = std::move(method);
+    r.remote_address = "172.31.0.9:41000";
+    return service_->Handle(r, "pdv-1a2b");
+  };
+  EXPECT_EQ(call("POST", "/paddock/v1/identity/token").status, 404) << "no door yet";
+  std::vector<http::Request> passed;
+  service_->SetControllerDoor([&](const http::Request& r) {
+    passed.push_back(r);
+    http::Response ok;
+    ok.status = 200;
+    return ok;
+  });
+  EXPECT_EQ(call("POST", "/paddock/v1/identity/token").status, 200);
+  EXPECT_EQ(call("GET", "/paddock/.well-known/jwks.json").status, 200);
+  EXPECT_EQ(call("GET", "/paddock/.well-known/openid-configuration").status, 200);
+  for (auto [method, target] : std::vector<std::pair<std::string, std::string>>{
+           {"GET", "/paddock/v1/identity/token"}, {"POST", "/paddock/v1/deployments"}, {"GET", "/paddock/v1/deployments"},
+           {"GET", "/paddock/../v1/deployments"}, {"POST", "/paddock/.well-known/jwks.json"}}) {
+    EXPECT_EQ(call(method, target).status, 404) << method << " " << target;
+  }
+  ASSERT_EQ(passed.size(), 3u);
+  EXPECT_EQ(passed[0].target, "/v1/identity/token");
+  EXPECT_EQ(passed[0].remote_address, "pdv-1a2b/172.31.0.9:41000");
+  EXPECT_EQ(passed[1].target, "/.well-known/jwks.json");
+
+  service_->SetControllerDoor(nullptr);
+  EXPECT_EQ(call("POST", "/paddock/v1/identity/token").status, 404);
+  EXPECT_EQ(passed.size(), 3u);
 }
 
 TEST(ServiceClockTest, AClockThatCannotBeReadLeavesClockDriftOut) {
@@ -692,7 +735,7 @@ TEST(ServiceClockTest, AClockThatCannotBeReadLeavesClockDriftOut) {
   o.clock = [] { return StatusOr<ClockDrift>(Unavailable("adjtimex: Operation not permitted")); };
   MetadataService service(o);
   ASSERT_TRUE(service.Start().ok());
-  ContainerEndpoint ep = service.RegisterContainer(kTaskArn, "web", [] { return StatusOr<TaskFacts>(Facts()); });
+  ContainerEndpoint ep = service.RegisterContainer(kTaskArn, "web", [](WithTags) { return StatusOr<TaskFacts>(Facts()); });
   http::Response r = service.Handle(Get(PathOf(ep.v4_uri) + "/task"));
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.body, kTaskV4);
@@ -736,7 +779,7 @@ TEST_F(ServiceTest, RequestsFromAnotherAddressThanTheTasksAreNotFound) {
 
 TEST_F(ServiceTest, ProviderFailureIs500) {
   ContainerEndpoint ep = service_->RegisterContainer(
-      kTaskArn, "web", []() -> StatusOr<TaskFacts> { return Unavailable("store closed"); });
+      kTaskArn, "web", [](WithTags) -> StatusOr<TaskFacts> { return Unavailable("store closed"); });
   http::Response r = Send(PathOf(ep.v4_uri));
   EXPECT_EQ(r.status, 500);
   EXPECT_THAT(r.body, HasSubstr("store closed"));
@@ -749,7 +792,7 @@ TEST_F(ServiceTest, UnregisterTaskWaitsForRequestsInItsProvider) {
   std::shared_future<void> released = release.get_future().share();
   std::atomic<bool> unregistered{false};
   std::atomic<bool> called_after{false};
-  ContainerEndpoint ep = service_->RegisterContainer(kTaskArn, "web", [&, released]() -> StatusOr<TaskFacts> {
+  ContainerEndpoint ep = service_->RegisterContainer(kTaskArn, "web", [&, released](WithTags) -> StatusOr<TaskFacts> {
     if (unregistered) called_after = true;
     entered.set_value();
     released.wait();
@@ -789,7 +832,7 @@ TEST_F(ServiceTest, RegisteringWhileARequestIsInTheProviderKeepsThatProviderAliv
   released = release.get_future().share();
   auto token = std::make_shared<int>(1);
   watched = token;
-  TaskProvider first = [token]() -> StatusOr<TaskFacts> {
+  TaskProvider first = [token](WithTags) -> StatusOr<TaskFacts> {
     entered.set_value();
     released.wait();
     alive_after = !watched.expired();
@@ -910,7 +953,7 @@ TEST(CredentialsEndpointTest, RelativeUriOnPort80AndOnlyTheTasksOwnAddress) {
   refused(From("/v2/credentials", "172.31.0.5:40000"), "vpc-ns");
   refused(From(a.relative_uri + "/x", "172.31.0.5:40000"), "vpc-ns");
   // A container's metadata id is no credentials id.
-  ContainerEndpoint web = service.RegisterContainer(kTaskArn, "web", []() -> StatusOr<TaskFacts> { return TaskFacts{}; },
+  ContainerEndpoint web = service.RegisterContainer(kTaskArn, "web", [](WithTags) -> StatusOr<TaskFacts> { return TaskFacts{}; },
                                                     "172.31.0.5", "vpc-ns");
   refused(From("/v2/credentials/" + web.id, "172.31.0.5:40000"), "vpc-ns");
   EXPECT_EQ(calls, 1);  // no refusal reached a provider

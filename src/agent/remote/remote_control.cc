@@ -201,10 +201,9 @@ Status RemoteControl::Report(std::string_view agent_id, std::string_view task_ar
   return last;
 }
 
-StatusOr<std::string> RemoteControl::DescribeTask(const protocol::LaunchSpec& spec) {
-  json::object body{{"cluster", spec.cluster.empty() ? cluster_ : spec.cluster},
-                    {"tasks", json::array{spec.task_arn}},
-                    {"include", json::array{"TAGS"}}};
+StatusOr<std::string> RemoteControl::DescribeTask(const protocol::LaunchSpec& spec, bool with_tags) {
+  json::object body{{"cluster", spec.cluster.empty() ? cluster_ : spec.cluster}, {"tasks", json::array{spec.task_arn}}};
+  if (with_tags) body["include"] = json::array{"TAGS"};
   StatusOr<json::value> answer = [&] {
     std::lock_guard lock(describe_mu_);
     return describe_client_.Call("AmazonEC2ContainerServiceV20141113.DescribeTasks", body);

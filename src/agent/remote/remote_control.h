@@ -85,7 +85,7 @@ class RemoteControl final : public Control {
   void Unwatch(uint64_t handle) override;
   // ECS's DescribeTasks with the agent's credentials (one round trip per call, on a connection of
   // its own), for the task metadata endpoint.
-  StatusOr<std::string> DescribeTask(const protocol::LaunchSpec& spec) override;
+  StatusOr<std::string> DescribeTask(const protocol::LaunchSpec& spec, bool with_tags) override;
   // GetNetworkPolicy (one round trip per call, on a connection of its own; `scope` must be the
   // agent's own account and region, the signing ones).
   StatusOr<vpc::VpcPolicy> NetworkPolicy(std::string_view agent_id, const Scope& scope) override;
