@@ -845,7 +845,7 @@ class Agent::Driver {
     RecordFacts(c, now);
     c.health = std::string(kUnknown);
     c.failures = 0;
-    if (c.health_check) c.next_check = now + c.health_check->interval;
+    if (c.health_check) c.next_check = NextCheck(c, now);
     return OkStatus();
   }
 
@@ -935,12 +935,24 @@ class Agent::Driver {
     return c.health != before;
   }
 
-  // Starts the next health check of `c` when it is due: `interval` after the last one started
-  // (the first: after the container started), once the last one is collected.
+  // When the check after one starting at `now` (or the first, the container starting at `now`) is
+  // due: `interval` later, but kStartInterval later while the container is inside its start period
+  // and has not passed yet — Docker's start interval (ECS sets none, so Docker's engine would take
+  // its 5 s default): a container that comes up fast is HEALTHY, and what dependsOn it HEALTHY
+  // starts, within a second rather than an interval. Failures inside the start period count for
+  // nothing either way.
+  static constexpr std::chrono::seconds kStartInterval{1};
+  static TimePoint NextCheck(const Container& c, TimePoint now) {
+    const HealthCheck& h = *c.health_check;
+    const bool starting = c.health != kHealthy && now < c.run_started_at + h.start_period;
+    return now + (starting ? std::min<std::chrono::seconds>(h.interval, kStartInterval) : h.interval);
+  }
+
+  // Starts the next health check of `c` when it is due (NextCheck), once the last one is collected.
   void LaunchHealthCheck(Container& c, TimePoint now) {
     if (!c.health_check || c.check.valid() || now < c.next_check) return;
     c.check_started_at = now;
-    c.next_check = now + c.health_check->interval;
+    c.next_check = NextCheck(c, now);
     runtime::Runtime& rt = agent_.runtime_;
     c.check = std::async(std::launch::async, [&rt, id = c.id, args = c.health_check->args,
                                               timeout = c.health_check->timeout] {
@@ -990,7 +1002,7 @@ class Agent::Driver {
       c.started_at = c.run_started_at = now;
       RecordFacts(c, now);
       MetadataEnv(c);  // registered again, under the id in its environment
-      if (c.health_check) c.next_check = now + c.health_check->interval;
+      if (c.health_check) c.next_check = NextCheck(c, now);
     }
     if (essential_gone) {
       Report(std::move(change));

@@ -157,9 +157,11 @@ class AgentTest : public ::testing::Test {
     return {};
   }
 
-  // Polls `done` until it holds (10 s real time at most).
-  bool WaitUntil(const std::function<bool()>& done) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  // Polls `done` until it holds (10 s real time at most; a shorter `limit` where a test shows that
+  // something does not happen).
+  bool WaitUntil(const std::function<bool()>& done,
+                 std::chrono::milliseconds limit = std::chrono::milliseconds(10'000)) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
     while (!done()) {
       if (std::chrono::steady_clock::now() > deadline) return false;
       std::this_thread::yield();
@@ -378,29 +380,50 @@ TEST_F(AgentTest, HealthCheckCountsFailuresAfterTheStartPeriodAndAStandaloneTask
         "healthCheck":{"command":["CMD","true"],"interval":1000}}])");
   json::object t = WaitStatus(arn, "RUNNING");
   EXPECT_EQ(Str(t, "healthStatus"), "UNKNOWN");
-  // Checks at 5 s and 10 s fail inside the start period and do not count; 15 s counts once.
-  for (size_t n = 1; n <= 4; ++n) {
-    clock_.Advance(std::chrono::seconds(5));
+  // Inside the start period (12 s) a check comes every second (the start interval) and its
+  // failure does not count: checks 1..12 at 1..12 s... the one at 12 s is past it and counts once.
+  for (size_t n = 1; n <= 12; ++n) {
+    clock_.Advance(std::chrono::seconds(1));
     // Check n started (it waits at the gate): n-1 is collected and reported.
-    ASSERT_TRUE(WaitUntil([&] { return Execs() == n; }));
+    ASSERT_TRUE(WaitUntil([&] { return Execs() == n; })) << "check " << n;
     t = Describe(arn);
     EXPECT_EQ(Str(Container(t, "app"), "healthStatus"), "UNKNOWN") << "after check " << n - 1;
     gate.Release(n);
   }
   EXPECT_EQ(rt_.execs()[0].second, (std::vector<std::string>{"/bin/check", "--quick"}));
-  // The second counted failure (20 s) makes it UNHEALTHY, and the task with it; a task run on
-  // its own keeps running (no service replaces it).
-  clock_.Advance(std::chrono::seconds(5));
-  ASSERT_TRUE(WaitUntil([&] { return Execs() == 5; }));
-  t = Describe(arn);
+  // Past the start period, the interval: nothing at 16 s, the next check at 17 s — the second
+  // counted failure, UNHEALTHY, and the task with it; a task run on its own keeps running (no
+  // service replaces it).
+  clock_.Advance(std::chrono::seconds(4));
+  EXPECT_FALSE(WaitUntil([&] { return Execs() == 13; }, std::chrono::milliseconds(300)));
+  clock_.Advance(std::chrono::seconds(1));
+  ASSERT_TRUE(WaitUntil([&] { return Execs() == 13; }));
+  gate.Release(13);
+  t = WaitTask(arn, [](const json::object& x) { return Str(x, "healthStatus") == "UNHEALTHY"; });
   EXPECT_EQ(Str(Container(t, "app"), "healthStatus"), "UNHEALTHY");
-  EXPECT_EQ(Str(t, "healthStatus"), "UNHEALTHY");
   EXPECT_EQ(Str(t, "lastStatus"), "RUNNING");
   // The non-essential container's own health does not decide the task's.
   EXPECT_EQ(Str(Container(t, "side"), "healthStatus"), "UNKNOWN");
-  gate.Release(SIZE_MAX, /*pass=*/true);  // check 5 (at 25 s) passes
+  gate.Release(SIZE_MAX, /*pass=*/true);
+  clock_.Advance(std::chrono::seconds(5));  // check 14 (22 s) passes
   t = WaitTask(arn, [](const json::object& x) { return Str(x, "healthStatus") == "HEALTHY"; });
   EXPECT_EQ(Str(Container(t, "app"), "healthStatus"), "HEALTHY");
+}
+
+// A container that passes inside its start period is HEALTHY after the first start interval
+// (1 s), not its interval, and from then on is checked every interval.
+TEST_F(AgentTest, AContainerPassingInItsStartPeriodIsHealthyWithinASecond) {
+  StartAgent();
+  std::string arn = Run(R"([{"name":"app","image":"busybox:agenttest",
+        "healthCheck":{"command":["CMD","true"],"interval":30,"startPeriod":300}}])");
+  WaitStatus(arn, "RUNNING");
+  clock_.Advance(std::chrono::seconds(1));
+  json::object t = WaitTask(arn, [](const json::object& x) { return Str(x, "healthStatus") == "HEALTHY"; });
+  EXPECT_EQ(Str(Container(t, "app"), "healthStatus"), "HEALTHY");
+  const size_t after_pass = Execs();
+  clock_.Advance(std::chrono::seconds(10));
+  EXPECT_FALSE(WaitUntil([&] { return Execs() > after_pass + 1; }, std::chrono::milliseconds(300)))
+      << "healthy: at most the one check already due, then every 30 s";
 }
 
 TEST_F(AgentTest, RestartPolicyRestartsInPlaceAfterTheAttemptPeriod) {
