@@ -452,6 +452,27 @@ class Pull(h.PaddockTestCase):
                               capture_output=True, text=True, timeout=30)
         self.assertNotIn("pulling", logs.stderr)
 
+    def test_9c_a_docker_format_image_pulled_by_tag_reports_the_registrys_digest(self):
+        # A Docker schema 2 image: the node stores it in OCI form (skopeo rewrites the manifest),
+        # but the task's imageDigest is the registry's digest for the tag, as ECS reports it.
+        ref = f"{self.registry.host}/dockerfmt:1"
+        subprocess.run(["skopeo", "copy", "--quiet", "--dest-tls-verify=false", "--dest-no-creds", "--format", "v2s2",
+                        f"oci:{self.layout}", f"docker://{ref}"], check=True, capture_output=True, timeout=60)
+        head = urllib.request.Request(f"http://{self.registry.host}/v2/dockerfmt/manifests/1", method="HEAD",
+                                      headers={"Accept": "application/vnd.docker.distribution.manifest.v2+json"})
+        with urllib.request.urlopen(head, timeout=10) as r:
+            self.assertEqual(r.headers["Content-Type"], "application/vnd.docker.distribution.manifest.v2+json")
+            served = r.headers["Docker-Content-Digest"]
+        td = self.register(ref)
+        for _ in range(2):  # the pull, then a task from the store
+            arn = self.run_one(td)
+            task = self.wait_for(arn, "RUNNING")
+            self.assertEqual(task["containers"][0]["imageDigest"], served)
+            self.ecs.stop_task(cluster="pull", task=arn, reason="test done")
+            self.wait_for(arn, "STOPPED")
+        stored = {i["reference"]: i for i in image(self.state_dir, "ls", "--json")[1]}[ref]
+        self.assertNotEqual(stored["manifestDigest"], served)  # the OCI form skopeo wrote
+
 
 if __name__ == "__main__":
     unittest.main()

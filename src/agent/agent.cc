@@ -851,7 +851,7 @@ class Agent::Driver {
 
   ContainerStateChange RunningChange(const Container& c) {
     ContainerStateChange cc = ContainerChange(c.name, "RUNNING", std::nullopt, std::nullopt, c.id.str());
-    if (c.resolved) cc.image_digest = c.resolved->manifest_digest.str();
+    if (c.resolved) cc.image_digest = c.resolved->ReportedDigest().str();
     if (c.health_check) cc.health_status = c.health;
     cc.network_bindings = c.bindings;
     return cc;

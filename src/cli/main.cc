@@ -544,7 +544,9 @@ int RunImageCommand(ImageCommands& c) {
   image_store.SetMaxUnpackedBytes(c.max_unpacked_bytes);
   int rc = 0;
   if (c.import->parsed()) {
-    auto refs = image_store.ImportArchive(c.path, images::ImportOptions{c.name});
+    images::ImportOptions options;
+    options.name = c.name;
+    auto refs = image_store.ImportArchive(c.path, options);
     if (!refs.ok()) return Fail(refs.status());
     for (const auto& r : *refs) fmt::print("{{\"imported\": \"{}\"}}\n", r);
   } else if (c.import_rootfs->parsed()) {

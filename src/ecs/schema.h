@@ -28,7 +28,8 @@ inline constexpr store::TableDef kTables[] = {
     {"task_by_status", 3},    // (account, region, cluster, desiredStatus, id) -> ""   index: ListTasks
     {"task_by_family", 3},    // (account, region, cluster, family, desiredStatus, id) -> ""   index
     {"task_by_started_by", 3},  // (account, region, cluster, startedBy, desiredStatus, id) -> ""   index
-    {"task_by_group", 3},     // (account, region, cluster, group, desiredStatus, id) -> ""   index: serviceName
+    {"task_by_group", 3},     // (account, region, cluster, group, desiredStatus, id) -> stamp   index: serviceName;
+                              // the stamp "<version>[/<protection ms>]" (ecs/task/internal/group_index.h)
     {"task_by_launch_type", 3},  // (account, region, cluster, launchType, desiredStatus, id) -> ""   index
     {"task_assignments", 3},  // (agent id, account, region, cluster, id) -> ""   the agent's tasks
     {"task_refs", 3},         // (account, region, family, revision, cluster, id) -> ""   ReferenceCheck

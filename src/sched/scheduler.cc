@@ -69,6 +69,10 @@ ecs::task::RunRequest LaunchRequest(const ServiceState& state, const Deployment&
   return r;
 }
 
+// The service's tasks are the ones its deployments started: a one-off RunTask that merely uses
+// the group "service:<name>" is not the scheduler's to count or stop.
+bool OfTheService(const ecs::task::GroupTask& t) { return t.started_by.starts_with("ecs-svc/"); }
+
 // The lease refused the write (sched/lease.h): this scheduler is no longer the leader.
 bool Fenced(const Status& s) { return IsError(s, Error::kLeaseLost); }
 
@@ -137,6 +141,7 @@ Observed Scheduler::Observe(TimePoint now, const std::vector<ecs::task::GroupTas
   obs.instances = instances;
   obs.tasks.reserve(tasks.size());
   for (const auto& t : tasks) {
+    if (!OfTheService(t)) continue;
     TaskView v;
     v.id = t.id;
     v.started_by = t.started_by;
@@ -162,23 +167,28 @@ Observed Scheduler::Observe(TimePoint now, const std::vector<ecs::task::GroupTas
 StatusOr<std::optional<Scheduler::Snapshot>> Scheduler::Read(store::ReadTxn& txn, const ServiceKey& key,
                                                                TimePoint now) {
   ASSIGN_OR_RETURN(std::optional<ServiceState> state, services_.LoadState(txn, key));
-  if (!state) return std::optional<Snapshot>();
-  return Observe(txn, std::move(*state), now);
+  if (!state) {
+    projections_.erase(KeyString(key));
+    return std::optional<Snapshot>();
+  }
+  return Observe(txn, std::move(*state), now, TaskRead::kRefresh);
 }
 
 StatusOr<std::optional<Scheduler::Snapshot>> Scheduler::Observe(store::ReadTxn& txn, ServiceState loaded,
-                                                                  TimePoint now) {
+                                                                  TimePoint now, TaskRead read) {
   const ServiceKey key = loaded.key;
   std::optional<ServiceState> state(std::move(loaded));
-  if (state->status == "INACTIVE") return std::optional<Snapshot>();
-  ASSIGN_OR_RETURN(std::vector<ecs::task::GroupTask> tasks,
-                   tasks_.GroupTasks(txn, key.scope, key.cluster, "service:" + key.name));
-  // The service's tasks are the ones its deployments started: a one-off RunTask that merely uses
-  // the group "service:<name>" is not the scheduler's to count or stop.
-  std::erase_if(tasks, [](const ecs::task::GroupTask& t) { return !t.started_by.starts_with("ecs-svc/"); });
+  if (state->status == "INACTIVE") {
+    projections_.erase(KeyString(key));
+    return std::optional<Snapshot>();
+  }
+  ecs::task::GroupProjection& projection = projections_[KeyString(key)];
+  if (read == TaskRead::kReadAll) projection = ecs::task::GroupProjection{};
+  RETURN_IF_ERROR(tasks_.RefreshGroup(txn, key.scope, key.cluster, "service:" + key.name, projection));
+  const std::vector<ecs::task::GroupTask>& tasks = projection.tasks;
   std::vector<InstanceView> instances;
   const bool on_instances = std::any_of(tasks.begin(), tasks.end(), [](const ecs::task::GroupTask& t) {
-    return !t.container_instance_arn.empty() && t.last_status != "STOPPED";
+    return OfTheService(t) && !t.container_instance_arn.empty() && t.last_status != "STOPPED";
   });
   if ((state->scheduling_strategy == "DAEMON" || on_instances) && instances_ != nullptr) {
     ASSIGN_OR_RETURN(auto candidates, instances_->Candidates(txn, key.scope, key.cluster, now));
@@ -303,6 +313,7 @@ Status Scheduler::Execute(ServiceState& state, const Decision& decision, const O
 StatusOr<size_t> Scheduler::Resync(uint64_t epoch) {
   size_t seen = 0;
   std::string after;
+  std::set<std::string> listed;  // the services that exist: the tasks held of any other are dropped
   do {
     // A page of services and their tasks in one read transaction, to find the few that need
     // anything; each of those then runs a pass of its own on a fresh read, so no stop or launch
@@ -317,8 +328,9 @@ StatusOr<size_t> Scheduler::Resync(uint64_t epoch) {
       next = page.next;
       for (size_t i = 0; i < page.keys.size(); ++i) {
         const ServiceKey& key = page.keys[i];
+        listed.insert(KeyString(key));
         auto state = services_.StateOf(txn, key, page.records[i]);  // the page read it already
-        auto snapshot = state.ok() ? Observe(txn, std::move(*state), now)
+        auto snapshot = state.ok() ? Observe(txn, std::move(*state), now, TaskRead::kReadAll)
                                    : StatusOr<std::optional<Snapshot>>(state.status());
         if (!snapshot.ok()) {  // one unreadable service does not stop the others' resync
           fmt::print(stderr, "paddock: scheduler: {}/{}: {}\n", key.cluster, key.name, snapshot.status().ToString());
@@ -345,6 +357,7 @@ StatusOr<size_t> Scheduler::Resync(uint64_t epoch) {
     if (stopping()) return seen;
     after = next;
   } while (!after.empty());
+  std::erase_if(projections_, [&](const auto& held) { return !listed.contains(held.first); });
   return seen;
 }
 

@@ -13,6 +13,12 @@
 // when a wake time the plan asked for comes, and in a periodic full resync that catches anything
 // missed. An idle, converged service is read but not rewritten.
 //
+// The scheduler holds each service's tasks between passes (ecs::task::GroupProjection): a pass
+// re-reads only the tasks written since the last one (Tasks::RefreshGroup, by the stamps of the
+// group's index rows, so a report taken by another server is seen as well), and the planner sees
+// exactly what a read of every task would give. The resync reads every task afresh and replaces
+// what is held, so a defect in the stamps cannot outlive one resync interval.
+//
 //   Scheduler scheduler(store, services, tasks, &instances, clock, options);
 //   services.SetChangeListener([&](const ServiceKey& k) { scheduler.Wake(k); });
 //   scheduler.Start();
@@ -81,6 +87,9 @@ class Scheduler {
   Status Pass(const ecs::service::ServiceKey& key, uint64_t epoch);
   // A pass over every service. Returns how many services it looked at.
   StatusOr<size_t> Resync(uint64_t epoch);
+  // Forgets the tasks held between passes: the next pass over each service reads every task (what
+  // every pass did before the projection; scheduler_bench compares the two). Scheduler thread.
+  void ForgetTasks() { projections_.clear(); }
 
  private:
   // A service and what its tasks (and, for DAEMON or EC2 tasks, the cluster's instances) are
@@ -91,8 +100,11 @@ class Scheduler {
   };
   // nullopt: no such service, or INACTIVE (nothing to do).
   StatusOr<std::optional<Snapshot>> Read(store::ReadTxn& txn, const ecs::service::ServiceKey& key, TimePoint now);
-  // The same from a state already loaded (nullopt when INACTIVE).
-  StatusOr<std::optional<Snapshot>> Observe(store::ReadTxn& txn, ecs::service::ServiceState state, TimePoint now);
+  // The same from a state already loaded (nullopt when INACTIVE). kRefresh brings the held tasks
+  // up to date; kReadAll reads every task and replaces them (the resync).
+  enum class TaskRead { kRefresh, kReadAll };
+  StatusOr<std::optional<Snapshot>> Observe(store::ReadTxn& txn, ecs::service::ServiceState state, TimePoint now,
+                                            TaskRead read);
   // Decides and carries the decision out (nothing to write for an idle, converged service).
   Status Act(Snapshot& snapshot, uint64_t epoch);
   void Loop();
@@ -103,6 +115,7 @@ class Scheduler {
   void AddTimer(TimePoint at, const ecs::service::ServiceKey& key);
   Status Execute(ecs::service::ServiceState& state, const Decision& decision, const Observed& observed,
                  uint64_t epoch);
+  // The planner's view of `tasks` (those of the service's deployments only).
   Observed Observe(TimePoint now, const std::vector<ecs::task::GroupTask>& tasks,
                    const std::vector<InstanceView>& instances) const;
   static std::string KeyString(const ecs::service::ServiceKey& key);
@@ -123,6 +136,8 @@ class Scheduler {
   std::multimap<TimePoint, ecs::service::ServiceKey> timers_;   // GUARDED_BY(mu_)
   std::thread thread_;
   std::chrono::steady_clock::time_point renewed_at_{};  // the last successful Lead (scheduler thread)
+  // Each service's tasks as the last pass read them, by KeyString (scheduler thread).
+  std::map<std::string, ecs::task::GroupProjection> projections_;
 };
 
 }  // namespace paddock::sched

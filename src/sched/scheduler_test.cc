@@ -465,5 +465,29 @@ TEST_F(SchedulerTest, ALaunchWhoseRoleCannotBeAssumedGetsEcssEventAndBacksOff) {
   EXPECT_EQ(Tasks().size(), 2u);
 }
 
+// The scheduler holds a service's tasks between passes and re-reads only what changed, by the
+// stamps in the store: a report taken by another server (whose task owner notifies no one here)
+// is seen by the next pass, as a read of every task would see it.
+TEST_F(SchedulerTest, APassSeesTaskChangesItWasNeverToldOf) {
+  CreateService(2);
+  Scheduler a(*store_, services_, tasks_, nullptr, clock_, Options("a"));
+  auto epoch = a.Lead();
+  ASSERT_TRUE(epoch.ok() && epoch->has_value());
+  ASSERT_TRUE(a.Pass(key_, **epoch).ok());  // launches two, holds them PROVISIONING
+  ecs::task::Tasks other(*store_, tds_, clusters_, std::string(kAgent), &instances_);
+  ecs::task::TaskStateChange running;
+  running.last_status = "RUNNING";
+  for (const auto& t : Tasks())
+    ASSERT_TRUE(other.ReportState(kAgent, "arn:aws:ecs:us-east-1:123456789012:task/default/" + t.id, running,
+                                  clock_.Now())
+                    .ok());
+  clock_.Advance(40s);
+  epoch = a.Lead();  // the lease (10 s) is renewed as the thread would
+  ASSERT_TRUE(epoch.ok() && epoch->has_value());
+  ASSERT_TRUE(a.Pass(key_, **epoch).ok());
+  EXPECT_EQ(State().deployments[0].running_count, 2);
+  EXPECT_EQ(State().deployments[0].rollout_state, "COMPLETED");
+}
+
 }  // namespace
 }  // namespace paddock::sched

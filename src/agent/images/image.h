@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,16 +40,26 @@ struct ImageInfo {
   // Pulled with a task's private registry credentials: reused only by a caller its registry still
   // admits (ImageStore::ResolveOrPull), never lent out (WithLayout) nor suggested as a near name.
   bool pulled_with_credentials = false;
+  // Pulled from a registry: the digest of the manifest the registry served for the name when it
+  // was pulled (for a tag naming a manifest list or index, the list's), which is what ECS reports
+  // as a container's imageDigest. It differs from manifest_digest when skopeo rewrote a Docker
+  // manifest into OCI form, or chose one platform's manifest from a list. nullopt: imported.
+  std::optional<Digest> registry_digest;
 };
 
 // What a runtime needs to start a container from an image.
 struct ResolvedImage {
   std::string reference;
   Digest manifest_digest;
+  std::optional<Digest> registry_digest;  // ImageInfo::registry_digest
   ImageConfig config;
   std::string config_json;  // the config blob, verbatim
   // Unpacked layer directories, base first. overlayfs wants them the other way round: see LowerDir.
   std::vector<std::string> layer_dirs;
+
+  // What a task reports as its container's imageDigest: the registry's digest when the image was
+  // pulled, else the stored manifest's.
+  const Digest& ReportedDigest() const { return registry_digest ? *registry_digest : manifest_digest; }
 
   // The overlayfs lowerdir= value: the layer directories top-to-bottom, ':'-separated.
   std::string LowerDir() const;

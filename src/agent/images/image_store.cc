@@ -457,7 +457,7 @@ StatusOr<std::vector<std::string>> ImageStore::ImportArchive(const std::string& 
           return InvalidArgument(fmt::format("the archive names image {} '{}', which is another digest",
                                              manifest_digest.str(), name.String()));
         pending.images.push_back(ImageInfo{StoredName(name), manifest_digest, image.config->digest, layers, size,
-                                           clock_.Now(), options.pulled_with_credentials});
+                                           clock_.Now(), options.pulled_with_credentials, options.registry_digest});
       }
     }
     ASSIGN_OR_RETURN(names, Install(pending));
@@ -512,7 +512,8 @@ StatusOr<std::string> ImageStore::ImportRootfs(const std::string& path, std::str
         {{layer.media_type, layer.digest, layer.size, {}, {}, {}}});
     ASSIGN_OR_RETURN(Digest manifest_digest, pending.AddGeneratedBlob(manifest));
     pending.images.push_back(
-        ImageInfo{StoredName(ref), manifest_digest, config_digest, {layer}, layer.size, clock_.Now(), false});
+        ImageInfo{StoredName(ref), manifest_digest, config_digest, {layer}, layer.size, clock_.Now(), false,
+                  std::nullopt});
     ASSIGN_OR_RETURN(names, Install(pending));
     moved_a_name = pending.moved_a_name;
   }
@@ -678,6 +679,7 @@ StatusOr<ResolvedImage> ImageStore::Resolve(std::string_view reference) {
   ResolvedImage out;
   out.reference = info->reference;
   out.manifest_digest = info->manifest_digest;
+  out.registry_digest = info->registry_digest;
   auto config_json = ReadFile(BlobPath(info->config_digest), oci::kMaxDocumentBytes);
   if (!config_json.ok() || Sha256Of(*config_json) != info->config_digest)
     return DataLoss(fmt::format("the config blob {} of {} is missing or corrupt; remove the image and import it again",
@@ -865,6 +867,7 @@ Status ImageStore::PullAndImport(const Reference& ref, Puller& puller, PullFligh
   ImportOptions options;
   options.name = ref.String();
   options.pulled_with_credentials = credentials != nullptr;
+  options.registry_digest = context.registry_digest;
   auto imported = ImportArchive(archive, options);
   if (!imported.ok())
     return Status(imported.status().code(),

@@ -60,6 +60,9 @@ struct ImportOptions {
   // The archive was pulled with a task's private registry credentials: every name written is
   // marked so (ImageInfo::pulled_with_credentials).
   bool pulled_with_credentials = false;
+  // The archive was pulled from a registry that served this digest for `name` (ImageInfo::
+  // registry_digest): kept with every name written.
+  std::optional<Digest> registry_digest;
 };
 
 // A command as users write it for --cmd / --entrypoint: a JSON array of strings

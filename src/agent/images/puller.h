@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,10 @@ struct PullContext {
   std::vector<std::string> looked_in;
   // Names of images the places asked do have that are close to the one asked for (typos).
   std::vector<std::string> near_names;
+  // Set by a successful puller that knows it: the digest of the manifest the registry served for
+  // the reference (for a tag, the one the tag named when pulled — a manifest list's or index's
+  // own) — the image store keeps it as ImageInfo::registry_digest.
+  std::optional<Digest> registry_digest;
 };
 
 class Puller {

@@ -157,10 +157,14 @@ std::vector<std::string> SkopeoCopyArgs(const Reference& ref, const std::string&
     args.push_back("--src-authfile");
     args.push_back(options.auth_file);
   }
-  // A digest names the manifest as the registry serves it: skopeo must not rewrite it (into OCI
-  // form), or the digest the task asked for would name nothing in the store.
-  if (from.digest) args.push_back("--preserve-digests");
-  args.push_back("docker://" + SourceName(from));
+  if (flags.pinned != nullptr) {
+    args.push_back("docker://" + from.Repository() + "@" + flags.pinned->str());
+  } else {
+    // A digest names the manifest as the registry serves it: skopeo must not rewrite it (into OCI
+    // form), or the digest the task asked for would name nothing in the store.
+    if (from.digest) args.push_back("--preserve-digests");
+    args.push_back("docker://" + SourceName(from));
+  }
   args.push_back("oci-archive:" + archive_path);
   return args;
 }
@@ -524,9 +528,13 @@ Status SkopeoPuller::Copy(const Reference& ref, const std::string& archive_path,
   if (::poll(&sd, 1, 0) > 0) return shut_down();
 
   ASSIGN_OR_RETURN(subprocess::UniqueFd err, subprocess::MakeMemfd("paddock-skopeo"));
+  subprocess::UniqueFd out;  // an inspection's stdout: the manifest
+  if (flags.inspect_into != nullptr) {
+    ASSIGN_OR_RETURN(out, subprocess::MakeMemfd("paddock-skopeo-manifest"));
+  }
   // Progress is read from skopeo's terminal output; without a caller for it, or a pty, it is quiet.
   std::optional<Pty> pty;
-  if (context.progress) pty = OpenPty();
+  if (context.progress && flags.inspect_into == nullptr) pty = OpenPty();
   flags.quiet = !pty.has_value();
   SkopeoProgress progress;
   // Where skopeo writes (SkopeoCopyArgs puts its TMPDIR there too).
@@ -538,8 +546,11 @@ Status SkopeoPuller::Copy(const Reference& ref, const std::string& archive_path,
     ASSIGN_OR_RETURN(auth, TaskAuthFile::Write(dir, ref.domain, *context.credentials));
     flags.auth_file = &auth->path();
   }
-  auto child = subprocess::Spawn(SkopeoCopyArgs(ref, archive_path, options_, flags),
-                                 subprocess::Stdio{-1, pty ? pty->slave.get() : -1, err.get()});
+  auto child = flags.inspect_into != nullptr
+                   ? subprocess::Spawn(SkopeoInspectArgs(ref, options_, flags.auth_file),
+                                       subprocess::Stdio{-1, out.get(), err.get()})
+                   : subprocess::Spawn(SkopeoCopyArgs(ref, archive_path, options_, flags),
+                                       subprocess::Stdio{-1, pty ? pty->slave.get() : -1, err.get()});
   if (!child.ok()) return Unavailable(fmt::format("{}cannot run skopeo: {}", resolve, child.status().message()));
   if (pty) pty->slave.Reset();  // the child holds it; the master reads EIO once the child is gone
   auto drain = [&] {
@@ -605,6 +616,14 @@ Status SkopeoPuller::Copy(const Reference& ref, const std::string& archive_path,
     *skopeo_stderr = std::move(stderr_text);
     return FailedPrecondition("skopeo failed");
   }
+  if (flags.inspect_into != nullptr) {
+    // A manifest is at most 4 MiB (the distribution spec's advice, and Distribution's limit).
+    constexpr size_t kMaxManifest = 4 << 20;
+    *flags.inspect_into = subprocess::ReadMemfd(out.get(), kMaxManifest + 1);
+    if (flags.inspect_into->empty() || flags.inspect_into->size() > kMaxManifest)
+      return Unavailable(fmt::format("{}the registry's answer could not be used", resolve));
+    return OkStatus();
+  }
   struct stat st {};
   if (::stat(archive_path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
     return Internal(fmt::format("{}skopeo succeeded but wrote no {}", kCopyPrefix, archive_path));
@@ -612,8 +631,25 @@ Status SkopeoPuller::Copy(const Reference& ref, const std::string& archive_path,
 }
 
 Status SkopeoPuller::Pull(const Reference& ref, const std::string& archive_path, PullContext& context) {
-  return FromOwnRegistry(ref, context, [&](std::string* skopeo_stderr) {
-    return Copy(ref, archive_path, context, CopyFlags{}, skopeo_stderr);
+  return FromOwnRegistry(ref, context, [&](std::string* skopeo_stderr) -> Status {
+    if (ref.digest) {
+      RETURN_IF_ERROR(Copy(ref, archive_path, context, CopyFlags{}, skopeo_stderr));
+      context.registry_digest = *ref.digest;
+      return OkStatus();
+    }
+    // A tag: first the manifest it names now, whose digest is what ECS reports as imageDigest
+    // (the registry's, not that of the OCI form skopeo may rewrite it into), then that manifest by
+    // its digest, so a tag moved in between cannot make the image and the digest disagree.
+    std::string manifest;
+    CopyFlags inspect;
+    inspect.inspect_into = &manifest;
+    RETURN_IF_ERROR(Copy(ref, archive_path, context, inspect, skopeo_stderr));
+    const Digest served = Sha256Of(manifest);
+    CopyFlags copy;
+    copy.pinned = &served;
+    RETURN_IF_ERROR(Copy(ref, archive_path, context, copy, skopeo_stderr));
+    context.registry_digest = served;
+    return OkStatus();
   });
 }
 

@@ -113,6 +113,13 @@ struct CopyFlags {
   const PullSource* source = nullptr;  // fetch from here, not from the reference's registry
   // A containers-auth.json to use instead of SkopeoOptions::auth_file (a task's own credentials).
   const std::string* auth_file = nullptr;
+  // Copy this manifest of the reference's repository (what its tag named when inspected) instead
+  // of the tag: skopeo checks that it got that manifest, and may still rewrite it into OCI form (a
+  // Docker manifest) or choose the host's platform from it (a list), unlike a digest the task named.
+  const Digest* pinned = nullptr;
+  // Not a copy: `skopeo inspect --raw` of the reference, its output (the manifest as the registry
+  // serves it, byte for byte) read into this string. Waited for as a copy is (timeout, shutdown).
+  std::string* inspect_into = nullptr;
 };
 
 // A containers-auth.json holding one registry's credentials for one skopeo call: `auth.json` in a
@@ -215,8 +222,8 @@ class SkopeoPuller final : public Puller {
   const SkopeoOptions& options() const { return options_; }
 
  private:
-  // Runs skopeo as `flags` say; the failure is skopeo's stderr (FailedPrecondition) or already
-  // worded (timeout, size bound, shutdown, no skopeo).
+  // Runs skopeo as `flags` say (a copy into `archive_path`, or an inspection); the failure is
+  // skopeo's stderr (FailedPrecondition) or already worded (timeout, size bound, shutdown, no skopeo).
   Status Copy(const Reference& ref, const std::string& archive_path, const PullContext& context, CopyFlags flags,
               std::string* skopeo_stderr);
   // The steps Pull and CheckAccess share: the local-registry check, then `run` (which leaves

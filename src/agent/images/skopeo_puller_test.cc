@@ -79,6 +79,13 @@ TEST(SkopeoPullerTest, CopyArguments) {
   auto at = std::find(args.begin(), args.end(), "--src-authfile");
   ASSERT_NE(at, args.end());
   EXPECT_EQ(*(at + 1), "/etc/paddock/auth.json");
+  // A tag pinned to the digest it named: copied by that digest, which skopeo may convert.
+  const Digest pinned = Sha256Of("manifest");
+  CopyFlags flags;
+  flags.pinned = &pinned;
+  auto tag = SkopeoCopyArgs(Ref("quay.io/a/b:1"), "/a.tar", o, flags);
+  EXPECT_THAT(tag, Contains("docker://quay.io/a/b@" + pinned.str()));
+  EXPECT_THAT(tag, Not(Contains("--preserve-digests")));
 }
 
 // A task's credentials reach skopeo only as a file of their own (never on its command line).
@@ -379,10 +386,15 @@ class SkopeoPullerProcessTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  // A fake skopeo running `body` (sh) with the real one's arguments; $last is the destination.
+  // A fake skopeo running `body` (sh) with the real one's arguments; $last is the destination. Its
+  // `inspect` (a pull's first step for a tag) prints kManifest unless `body` starts with "#all".
+  static constexpr std::string_view kManifest = R"({"schemaVersion":2})";
   std::string Script(std::string_view body) {
     std::string path = dir_ + "/skopeo";
-    std::ofstream(path) << "#!/bin/sh\nfor last; do :; done\n" << body << "\n";
+    std::ofstream(path) << "#!/bin/sh\nfor last; do :; done\n"
+                        << (body.starts_with("#all") ? "" : "[ \"$1\" = inspect ] && { printf '%s' '" +
+                                                               std::string(kManifest) + "'; exit 0; }\n")
+                        << body << "\n";
     ::chmod(path.c_str(), 0755);
     return path;
   }
@@ -404,7 +416,35 @@ TEST_F(SkopeoPullerProcessTest, WritesTheArchiveWhereAsked) {
   std::ifstream in(archive);
   std::string args((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_THAT(args, StartsWith(dir_ + " --override-os"));  // skopeo stages in the archive's directory
-  EXPECT_THAT(args, HasSubstr("copy --quiet --src-tls-verify=false --src-no-creds docker://127.0.0.1:5000/busybox:1"));
+  // The tag is copied by the digest of the manifest it named (inspected first).
+  EXPECT_THAT(args, HasSubstr("copy --quiet --src-tls-verify=false --src-no-creds docker://127.0.0.1:5000/busybox@" +
+                              Sha256Of(kManifest).str()));
+}
+
+// A pull by tag keeps the digest of the manifest as the registry served it (what ECS reports as
+// imageDigest), and copies that very manifest — converted as skopeo needs, not preserved.
+TEST_F(SkopeoPullerProcessTest, APullByTagKeepsTheRegistrysDigestOfWhatTheTagNamed) {
+  const std::string docker_manifest =
+      R"({"schemaVersion":2,"mediaType":"application/vnd.docker.distribution.manifest.v2+json"})";
+  const std::string log = dir_ + "/calls";
+  SkopeoPuller puller(Options("#all\necho \"$@\" >> " + log + "\n[ \"$1\" = inspect ] && { printf '%s' '" +
+                              docker_manifest + "'; exit 0; }\necho a > \"${last#oci-archive:}\""));
+  PullContext context;
+  ASSERT_TRUE(puller.Pull(Ref("127.0.0.1:5000/busybox:1"), dir_ + "/a.tar", context).ok());
+  ASSERT_TRUE(context.registry_digest.has_value());
+  EXPECT_EQ(*context.registry_digest, Sha256Of(docker_manifest));
+  std::ifstream in(log);
+  std::string inspect, copy;
+  std::getline(in, inspect);
+  std::getline(in, copy);
+  EXPECT_EQ(inspect, "inspect --raw --tls-verify=false --no-creds docker://127.0.0.1:5000/busybox:1");
+  EXPECT_THAT(copy, HasSubstr(" docker://127.0.0.1:5000/busybox@" + Sha256Of(docker_manifest).str() + " "));
+  EXPECT_THAT(copy, Not(HasSubstr("--preserve-digests")));
+  // By digest: one copy, digests preserved, and the digest is the one asked for.
+  const std::string digest = "sha256:" + std::string(64, 'b');
+  PullContext by_digest;
+  ASSERT_TRUE(puller.Pull(Ref("127.0.0.1:5000/busybox@" + digest), dir_ + "/b.tar", by_digest).ok());
+  EXPECT_EQ(by_digest.registry_digest->str(), digest);
 }
 
 TEST_F(SkopeoPullerProcessTest, MapsAFailureAndNoticesAMissingArchive) {

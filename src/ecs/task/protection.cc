@@ -11,6 +11,7 @@
 
 #include "ecs/common/records.h"
 #include "ecs/common/resource_arn.h"
+#include "ecs/task/internal/group_index.h"
 #include "ecs/task/tasks.h"
 
 namespace paddock::ecs::task {
@@ -45,6 +46,8 @@ struct Found {
   std::string detail;
   std::string id;
   std::string group;
+  std::string desired_status;
+  int64_t version = 0;
 };
 
 StatusOr<Found> Find(store::ReadTxn& txn, const Scope& scope, std::string_view cluster, const std::string& ref,
@@ -64,6 +67,8 @@ StatusOr<Found> Find(store::ReadTxn& txn, const Scope& scope, std::string_view c
   }
   ASSIGN_OR_RETURN(json::object task, ParseRecordObject(*text, "task"));
   f.group = Str(task, "group");
+  f.desired_status = Str(task, "desiredStatus");
+  if (const json::value* v = task.if_contains("version"); v != nullptr && v->is_number()) f.version = v->to_number<int64_t>();
   if (!Str(task, "group").starts_with("service:") || !Str(task, "startedBy").starts_with("ecs-svc/")) {
     f.failure = "TASK_NOT_VALID";
     f.detail = "The task is not part of an Amazon ECS service.";
@@ -113,13 +118,18 @@ StatusOr<Tasks::ProtectionResult> Tasks::UpdateProtection(const Scope& scope, st
       }
       const std::string key = Key(scope, cluster, f.id);
       groups.push_back(f.group);
+      std::optional<std::string> protection;
       if (enabled) {
-        RETURN_IF_ERROR(txn.Put(kProtection, key, std::to_string(EpochMillis(expires))));
+        protection = std::to_string(EpochMillis(expires));
+        RETURN_IF_ERROR(txn.Put(kProtection, key, *protection));
         out.tasks.push_back(ProtectedTask{f.arn, true, expires});
       } else {
         RETURN_IF_ERROR(txn.Delete(kProtection, key));
         out.tasks.push_back(ProtectedTask{f.arn, false, std::nullopt});
       }
+      // The scheduler's projection of the task moves with its protection (internal/group_index.h).
+      RETURN_IF_ERROR(txn.Put(internal::kByGroup, internal::GroupRowKey(scope, cluster, f.group, f.desired_status, f.id),
+                              internal::GroupStamp(f.version, protection)));
     }
     return OkStatus();
   }));

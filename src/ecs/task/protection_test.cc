@@ -118,5 +118,80 @@ TEST_F(ProtectionTest, StandaloneAndStoppedTasksAreNotValid) {
             "ClusterNotFoundException");
 }
 
+// The service scheduler's projection of a group (Tasks::RefreshGroup): after every kind of change
+// it is exactly what a full read gives, and it reads only the tasks that changed.
+class GroupProjectionTest : public ProtectionTest {
+ protected:
+  std::vector<GroupTask> FullRead() {
+    std::vector<GroupTask> out;
+    EXPECT_TRUE(store_
+                    ->Read([&](store::ReadTxn& txn) -> Status {
+                      ASSIGN_OR_RETURN(out, tasks_.GroupTasks(txn, kScope, "prod", "service:web"));
+                      return OkStatus();
+                    })
+                    .ok());
+    return out;
+  }
+  // Refreshes `projection_` and checks it against a full read; returns how many tasks it read.
+  size_t Refresh() {
+    EXPECT_TRUE(store_
+                    ->Read([&](store::ReadTxn& txn) -> Status {
+                      return tasks_.RefreshGroup(txn, kScope, "prod", "service:web", projection_);
+                    })
+                    .ok());
+    EXPECT_EQ(projection_.tasks, FullRead());
+    return projection_.reread;
+  }
+  Status Report(const std::string& arn, std::string status, std::optional<std::string> health = std::nullopt) {
+    auto described = tasks_.Describe(kScope, "prod", {arn}, false, kCaller);
+    std::string instance;  // the task's agent is its instance's
+    if (described.ok() && !described->tasks.empty())
+      instance = std::string(json::parse(described->tasks[0]).at("containerInstanceArn").as_string());
+    TaskStateChange c;
+    c.last_status = std::move(status);
+    c.health_status = std::move(health);
+    return tasks_.ReportState(InstanceAgentId(instance), arn, c, clock_.Now());
+  }
+
+  GroupProjection projection_;
+};
+
+TEST_F(GroupProjectionTest, ARefreshIsAFullReadButReadsOnlyTheTasksThatChanged) {
+  const std::string a = RunTask(true), b = RunTask(true), c = RunTask(true);
+  RunTask(false);  // of no group: never in the projection
+  EXPECT_EQ(Refresh(), 3u);
+  EXPECT_EQ(projection_.tasks.size(), 3u);
+  EXPECT_EQ(Refresh(), 0u) << "nothing changed";
+
+  clock_.Advance(std::chrono::seconds(1));
+  ASSERT_TRUE(Report(a, "PENDING").ok());
+  EXPECT_EQ(Refresh(), 1u) << "one report, one task read";
+  ASSERT_TRUE(Report(a, "RUNNING").ok());
+  ASSERT_TRUE(Report(b, "RUNNING", "HEALTHY").ok());
+  EXPECT_EQ(Refresh(), 2u);
+  ASSERT_TRUE(Report(a, "PENDING").ok());  // late: ignored, nothing written
+  EXPECT_EQ(Refresh(), 0u);
+
+  // A protection, its removal, a stop (desiredStatus moves: another index row), a launch.
+  ASSERT_TRUE(tasks_.UpdateProtection(kScope, "prod", {c}, true, std::nullopt, kCaller, clock_.Now()).ok());
+  EXPECT_EQ(Refresh(), 1u);
+  ASSERT_TRUE(tasks_.UpdateProtection(kScope, "prod", {c}, false, std::nullopt, kCaller, clock_.Now()).ok());
+  EXPECT_EQ(Refresh(), 1u);
+  ASSERT_TRUE(tasks_.Stop(kScope, "prod", b, "scale in", kCaller, clock_.Now()).ok());
+  EXPECT_EQ(Refresh(), 1u);
+  const std::string d = RunTask(true);
+  EXPECT_EQ(Refresh(), 1u);
+  EXPECT_EQ(projection_.tasks.size(), 4u);
+
+  // Stopped by its agent, then reaped an hour later: it leaves the projection.
+  ASSERT_TRUE(Report(b, "STOPPED").ok());
+  ASSERT_TRUE(Report(d, "STOPPED").ok());
+  EXPECT_EQ(Refresh(), 2u);
+  clock_.Advance(std::chrono::hours(2));
+  ASSERT_TRUE(tasks_.ReapStopped(clock_.Now()).ok());
+  EXPECT_EQ(Refresh(), 0u);
+  EXPECT_EQ(projection_.tasks.size(), 2u);
+}
+
 }  // namespace
 }  // namespace paddock::ecs::task

@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "common/clock.h"
+#include "common/testing/bench.h"
 #include "ecs/cluster/clusters.h"
 #include "ecs/task/fargate_capacity.h"
 #include "ecs/task/tasks.h"
@@ -36,31 +37,18 @@ namespace json = boost::json;
 const Scope kScope{AccountId("123456789012"), Region("us-east-1")};
 constexpr std::string_view kCaller = "arn:aws:iam::123456789012:root";
 
-double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
-
-double Pct(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(p / 100 * static_cast<double>(v.size())))];
-}
-
-void Check(const Status& s, const char* what) {
-  if (s.ok()) return;
-  std::fprintf(stderr, "%s: %s\n", what, s.ToString().c_str());
-  exit(1);
-}
-
 void Bench(const std::string& dir, const char* name, bool admission, int runs, bool durable) {
   auto opened = store::SqliteStore::Open(
       {.path = fmt::format("{}/{}.db", dir, name), .durable = durable, .schemas = cli::NodeSchemas()});
-  Check(opened.status(), "open");
+  bench::CheckOk(opened.status(), "open");
   store::SqliteStore& store = **opened;
   ecs::taskdef::TaskDefinitions tds(store);
   ecs::cluster::Clusters clusters(store);
   ecs::task::FargateCapacity capacity({.cpu = 1 << 20, .memory = 1 << 24, .vcpus_per_account = 4000});
   ecs::task::Tasks tasks(store, tds, clusters, "fargate-local", nullptr, admission ? &capacity : nullptr);
   const TimePoint now = SystemClock::Get().Now();
-  Check(clusters.Create(kScope, json::parse(R"({"clusterName":"default"})").as_object()).status(), "cluster");
-  Check(tds.Register(kScope, kCaller,
+  bench::CheckOk(clusters.Create(kScope, json::parse(R"({"clusterName":"default"})").as_object()).status(), "cluster");
+  bench::CheckOk(tds.Register(kScope, kCaller,
                      json::parse(R"({"family":"web","networkMode":"awsvpc","requiresCompatibilities":["FARGATE"],)"
                                  R"("cpu":"256","memory":"512","containerDefinitions":[{"name":"app","image":"nginx"}]})")
                          .as_object(),
@@ -79,17 +67,18 @@ void Bench(const std::string& dir, const char* name, bool admission, int runs, b
     const auto t0 = Clock::now();
     auto r = tasks.Run(kScope, kCaller, req, now);
     const auto t1 = Clock::now();
-    Check(r.status(), "run");
-    if (r->tasks.size() != 1) Check(Internal("a run placed no task"), "run");
+    bench::CheckOk(r.status(), "run");
+    if (r->tasks.size() != 1) bench::CheckOk(Internal("a run placed no task"), "run");
     const std::string arn(json::parse(r->tasks[0]).at("taskArn").as_string());
     const auto t2 = Clock::now();
-    Check(tasks.ReportState("fargate-local", arn, stopped, now), "stop");
+    bench::CheckOk(tasks.ReportState("fargate-local", arn, stopped, now), "stop");
     const auto t3 = Clock::now();
-    run_ms.push_back(Ms(t1 - t0));
-    stop_ms.push_back(Ms(t3 - t2));
+    run_ms.push_back(bench::Ms(t1 - t0));
+    stop_ms.push_back(bench::Ms(t3 - t2));
   }
   std::printf("%-22s Run p50 %.3f ms p99 %.3f ms | STOPPED report p50 %.3f ms p99 %.3f ms (n=%d)\n", name,
-              Pct(run_ms, 50), Pct(run_ms, 99), Pct(stop_ms, 50), Pct(stop_ms, 99), runs);
+              bench::Percentile(run_ms, 50), bench::Percentile(run_ms, 99), bench::Percentile(stop_ms, 50),
+              bench::Percentile(stop_ms, 99), runs);
   store.Close();
 }
 

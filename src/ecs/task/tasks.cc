@@ -7,6 +7,7 @@
 #include <charconv>
 #include <fmt/ranges.h>
 #include <set>
+#include <unordered_map>
 
 #include "common/encoding.h"
 #include "ecs/capacity/capacity_providers.h"
@@ -15,6 +16,7 @@
 #include "ecs/common/resource_arn.h"
 #include "ecs/taskdef/container_values.h"
 #include "ecs/taskdef/validate.h"
+#include "ecs/task/internal/group_index.h"
 #include "ecs/task/placement.h"
 #include "agent/protocol/state_json.h"
 #include "store/key.h"
@@ -34,7 +36,7 @@ constexpr std::string_view kLaunch = "task_launch";
 constexpr std::string_view kByStatus = "task_by_status";
 constexpr std::string_view kByFamily = "task_by_family";
 constexpr std::string_view kByStartedBy = "task_by_started_by";
-constexpr std::string_view kByGroup = "task_by_group";
+using internal::kByGroup;
 constexpr std::string_view kByLaunchType = "task_by_launch_type";
 constexpr std::string_view kAssignments = "task_assignments";
 constexpr std::string_view kRefs = "task_refs";
@@ -128,7 +130,7 @@ std::vector<std::pair<std::string_view, std::string>> IndexRows(const Scope& s, 
   rows.emplace_back(kByFamily, ScopeKey(s).Str(cluster).Str(launch.family).Str(desired).Str(id).Done());
   if (std::string sb = Str(task, "startedBy"); !sb.empty())
     rows.emplace_back(kByStartedBy, ScopeKey(s).Str(cluster).Str(sb).Str(desired).Str(id).Done());
-  rows.emplace_back(kByGroup, ScopeKey(s).Str(cluster).Str(Str(task, "group")).Str(desired).Str(id).Done());
+  rows.emplace_back(kByGroup, internal::GroupRowKey(s, cluster, Str(task, "group"), desired, id));
   rows.emplace_back(kByLaunchType, ScopeKey(s).Str(cluster).Str(Str(task, "launchType")).Str(desired).Str(id).Done());
   return rows;
 }
@@ -142,6 +144,17 @@ Status DeleteIndexes(store::WriteTxn& txn, const Scope& s, std::string_view clus
                      const json::object& task, const Launch& launch, std::string_view desired) {
   for (const auto& [table, key] : IndexRows(s, cluster, id, task, launch, desired)) RETURN_IF_ERROR(txn.Delete(table, key));
   return OkStatus();
+}
+
+// Rewrites the task's task_by_group row with its stamp (internal/group_index.h): after every
+// write of its record, which bumps its version.
+Status StampGroupRow(store::WriteTxn& txn, const Scope& s, std::string_view cluster, std::string_view id,
+                     const json::object& task) {
+  ASSIGN_OR_RETURN(auto protection, txn.Get(kProtection, TaskKey(s, cluster, id)));
+  const json::value* version = task.if_contains("version");
+  return txn.Put(kByGroup, internal::GroupRowKey(s, cluster, Str(task, "group"), Str(task, "desiredStatus"), id),
+                 internal::GroupStamp(version != nullptr && version->is_number() ? version->to_number<int64_t>() : 0,
+                                      protection));
 }
 
 std::string RefKey(const Scope& s, std::string_view family, uint64_t revision, std::string_view cluster,
@@ -720,6 +733,7 @@ StatusOr<std::string> Tasks::PutTask(store::WriteTxn& txn, const Scope& scope, c
   RETURN_IF_ERROR(txn.Put(kTasks, TaskKey(scope, plan.cluster, id), json::serialize(task)));
   RETURN_IF_ERROR(txn.Put(kLaunch, TaskKey(scope, plan.cluster, id), launch.Encode()));
   RETURN_IF_ERROR(PutIndexes(txn, scope, plan.cluster, id, task, launch, "RUNNING"));
+  RETURN_IF_ERROR(StampGroupRow(txn, scope, plan.cluster, id, task));
   RETURN_IF_ERROR(txn.Put(kAssignments, AssignmentKey(launch.agent, scope, plan.cluster, id), ""));
   RETURN_IF_ERROR(txn.Put(kRefs, RefKey(scope, plan.view.family, plan.view.revision, plan.cluster, id), ""));
   RETURN_IF_ERROR(Recount(txn, scope, plan.cluster, OnInstance(target != nullptr), Bucket::kNone, Bucket::kPending));
@@ -1068,6 +1082,7 @@ StatusOr<std::string> Tasks::Stop(const Scope& scope, std::optional<std::string_
     if (!task.contains("stoppingAt")) task["stoppingAt"] = EpochSeconds(now);
     task["version"] = task["version"].to_number<int64_t>() + 1;
     RETURN_IF_ERROR(PutIndexes(txn, scope, cluster, ref.id, task, launch, kStoppedStatus));
+    RETURN_IF_ERROR(StampGroupRow(txn, scope, cluster, ref.id, task));
     ASSIGN_OR_RETURN(deregistered, SyncRegistration(discovery_, txn, scope, cluster, ref.id, task, launch));
     std::string text = json::serialize(task);
     RETURN_IF_ERROR(txn.Put(kTasks, key, text));
@@ -1083,47 +1098,95 @@ StatusOr<std::string> Tasks::Stop(const Scope& scope, std::optional<std::string_
   return out;
 }
 
-StatusOr<std::vector<GroupTask>> Tasks::GroupTasks(store::ReadTxn& txn, const Scope& scope, std::string_view cluster,
-                                                   std::string_view group) {
-  std::vector<GroupTask> out;
-  store::Range range = store::PrefixRange(ScopeKey(scope).Str(cluster).Str(group).Done());
+namespace {
+
+// One task of a group as GroupTask, read by key; nullopt when it was reaped in between its index
+// row and its record.
+StatusOr<std::optional<GroupTask>> ReadGroupTask(store::ReadTxn& txn, const Scope& scope, std::string_view cluster,
+                                                 const std::string& id) {
   auto seconds = [](const json::object& o, std::string_view key) -> std::optional<TimePoint> {
     auto it = o.find(key);
     if (it == o.end() || !it->value().is_number()) return std::nullopt;
     return FromEpochMillis(static_cast<int64_t>(it->value().to_number<double>() * 1000));
   };
+  const std::string key = TaskKey(scope, cluster, id);
+  ASSIGN_OR_RETURN(auto rec, txn.Get(kTasks, key));
+  ASSIGN_OR_RETURN(auto l, txn.Get(kLaunch, key));
+  if (!rec || !l) return std::optional<GroupTask>();
+  ASSIGN_OR_RETURN(json::object task, ParseRecordObject(*rec, "task"));
+  ASSIGN_OR_RETURN(Launch launch, Launch::Decode(*l));
+  GroupTask t;
+  t.id = id;
+  t.started_by = Str(task, "startedBy");
+  t.last_status = Str(task, "lastStatus");
+  t.desired_status = Str(task, "desiredStatus");
+  t.health_status = Str(task, "healthStatus");
+  t.health_checks = launch.health_checks;
+  t.started_at = seconds(task, "startedAt");
+  t.stopped_at = seconds(task, "stoppedAt");
+  t.stop_code = Str(task, "stopCode");
+  t.stopped_reason = Str(task, "stoppedReason");
+  t.container_instance_arn = Str(task, "containerInstanceArn");
+  t.created_at = seconds(task, "createdAt").value_or(TimePoint{});
+  ASSIGN_OR_RETURN(auto protection, txn.Get(kProtection, key));  // protection.cc
+  if (protection) t.protected_until = FromEpochMillis(std::stoll(*protection));
+  return std::optional<GroupTask>(std::move(t));
+}
+
+}  // namespace
+
+StatusOr<std::vector<GroupTask>> Tasks::GroupTasks(store::ReadTxn& txn, const Scope& scope, std::string_view cluster,
+                                                   std::string_view group) {
+  GroupProjection all;
+  RETURN_IF_ERROR(RefreshGroup(txn, scope, cluster, group, all));
+  return std::move(all.tasks);
+}
+
+Status Tasks::RefreshGroup(store::ReadTxn& txn, const Scope& scope, std::string_view cluster, std::string_view group,
+                           GroupProjection& projection) {
+  std::unordered_map<std::string_view, size_t> held;
+  held.reserve(projection.tasks.size());
+  for (size_t i = 0; i < projection.tasks.size() && i < projection.stamps.size(); ++i)
+    held.emplace(projection.tasks[i].id, i);
+  // Each row in index order: a task kept from the projection (its index there) or one read now.
+  constexpr size_t kRead = static_cast<size_t>(-1);
+  struct Row {
+    size_t kept = kRead;
+    GroupTask read;
+    std::string stamp;
+  };
+  std::vector<Row> out;
+  size_t reread = 0;
+  store::Range range = store::PrefixRange(ScopeKey(scope).Str(cluster).Str(group).Done());
   while (true) {
     ASSIGN_OR_RETURN(auto rows, txn.Scan(kByGroup, range, 500));
     for (const auto& row : rows) {
       store::KeyReader r(row.key);
       for (int i = 0; i < 5; ++i) RETURN_IF_ERROR(r.Str().status());  // account, region, cluster, group, desired
       ASSIGN_OR_RETURN(std::string id, r.Str());
-      const std::string key = TaskKey(scope, cluster, id);
-      ASSIGN_OR_RETURN(auto rec, txn.Get(kTasks, key));
-      ASSIGN_OR_RETURN(auto l, txn.Get(kLaunch, key));
-      if (!rec || !l) continue;  // reaped in between index and record: gone
-      ASSIGN_OR_RETURN(json::object task, ParseRecordObject(*rec, "task"));
-      ASSIGN_OR_RETURN(Launch launch, Launch::Decode(*l));
-      GroupTask t;
-      t.id = id;
-      t.started_by = Str(task, "startedBy");
-      t.last_status = Str(task, "lastStatus");
-      t.desired_status = Str(task, "desiredStatus");
-      t.health_status = Str(task, "healthStatus");
-      t.health_checks = launch.health_checks;
-      t.started_at = seconds(task, "startedAt");
-      t.stopped_at = seconds(task, "stoppedAt");
-      t.stop_code = Str(task, "stopCode");
-      t.stopped_reason = Str(task, "stoppedReason");
-      t.container_instance_arn = Str(task, "containerInstanceArn");
-      t.created_at = seconds(task, "createdAt").value_or(TimePoint{});
-      ASSIGN_OR_RETURN(auto protection, txn.Get(kProtection, key));  // protection.cc
-      if (protection) t.protected_until = FromEpochMillis(std::stoll(*protection));
-      out.push_back(std::move(t));
+      // The index row's stamp moves with the record and the protection (internal/group_index.h):
+      // a task whose stamp is the one it was read at is kept as it was.
+      if (auto it = held.find(id); it != held.end() && !row.value.empty() && projection.stamps[it->second] == row.value) {
+        out.push_back(Row{it->second, {}, row.value});
+        continue;
+      }
+      ASSIGN_OR_RETURN(std::optional<GroupTask> t, ReadGroupTask(txn, scope, cluster, id));
+      ++reread;
+      if (t) out.push_back(Row{kRead, std::move(*t), row.value});  // else reaped in between: gone
     }
-    if (rows.size() < 500) return out;
+    if (rows.size() < 500) break;
     range.begin = store::KeySuccessor(rows.back().key);
   }
+  GroupProjection next;
+  next.tasks.reserve(out.size());
+  next.stamps.reserve(out.size());
+  for (Row& row : out) {
+    next.tasks.push_back(row.kept == kRead ? std::move(row.read) : std::move(projection.tasks[row.kept]));
+    next.stamps.push_back(std::move(row.stamp));
+  }
+  next.reread = reread;
+  projection = std::move(next);
+  return OkStatus();
 }
 
 void Tasks::SetGroupListener(GroupListener listener) {
@@ -1418,6 +1481,7 @@ Status Tasks::ReportState(std::string_view agent_id, std::string_view task_arn, 
     ASSIGN_OR_RETURN(registry_written, SyncRegistration(discovery_, txn, scope, cluster, id, task, launch));
     task["version"] = task["version"].to_number<int64_t>() + 1;
     group = Str(task, "group");
+    RETURN_IF_ERROR(StampGroupRow(txn, scope, cluster, id, task));
     return txn.Put(kTasks, key, json::serialize(task));
   });
   if (written.ok() && registry_written) discovery_->Published();

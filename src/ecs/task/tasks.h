@@ -22,7 +22,8 @@
 //   task_by_status    (account, region, cluster, desiredStatus, id) -> ""
 //   task_by_family    (account, region, cluster, family, desiredStatus, id) -> ""
 //   task_by_started_by(account, region, cluster, startedBy, desiredStatus, id) -> ""
-//   task_by_group     (account, region, cluster, group, desiredStatus, id) -> ""  (serviceName)
+//   task_by_group     (account, region, cluster, group, desiredStatus, id) -> the task's stamp
+//                     (serviceName; RefreshGroup: internal/group_index.h)
 //   task_by_launch_type (account, region, cluster, launchType, desiredStatus, id) -> ""
 //   task_assignments  (agent id, account, region, cluster, id) -> ""
 //   task_refs         (account, region, family, revision, cluster, id) -> ""  non-STOPPED tasks
@@ -119,6 +120,16 @@ struct GroupTask {
   // Scale-in protection (UpdateTaskProtection): until when the scheduler must not stop the task
   // to scale in or to replace it; nullopt when not protected.
   std::optional<TimePoint> protected_until;
+
+  bool operator==(const GroupTask&) const = default;
+};
+
+// The tasks of one group held between reads: the service scheduler's projection of its service's
+// tasks, brought up to date by Tasks::RefreshGroup, which re-reads only the tasks that changed.
+struct GroupProjection {
+  std::vector<GroupTask> tasks;     // as GroupTasks returns them, in the same order
+  std::vector<std::string> stamps;  // each task's stamp when it was read (tasks.cc), parallel to `tasks`
+  size_t reread = 0;                // how many task records the last refresh read (the rest were kept)
 };
 
 // Task scale-in protection (protection.cc): the default and longest protection.
@@ -241,6 +252,14 @@ class Tasks {
   // the caller's transaction: what the service scheduler plans from.
   StatusOr<std::vector<GroupTask>> GroupTasks(store::ReadTxn& txn, const Scope& scope, std::string_view cluster,
                                               std::string_view group);
+
+  // Brings `projection` (empty, or what an earlier refresh of the same group left) up to date in
+  // the caller's transaction: afterwards its tasks are exactly what GroupTasks reads in `txn`, but
+  // only the tasks written since (a report, a stop, a launch, a protection change) are read; the
+  // rest are kept. Tasks that left the group (reaped) leave it. The cost is one scan of the
+  // group's index rows plus one read per changed task. On failure the projection is unchanged.
+  Status RefreshGroup(store::ReadTxn& txn, const Scope& scope, std::string_view cluster, std::string_view group,
+                      GroupProjection& projection);
 
   // `listener` is called (after the commit) when an agent's report changed a task that belongs to
   // a group, with the task's scope, cluster and group, so the service scheduler can act at once.

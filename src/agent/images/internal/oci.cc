@@ -221,6 +221,7 @@ std::string EncodeRecord(const ImageInfo& info) {
   o["size"] = info.size;
   o["createdAt"] = static_cast<double>(EpochMillis(info.created_at)) / 1000.0;
   if (info.pulled_with_credentials) o["pulledWithCredentials"] = true;
+  if (info.registry_digest) o["registryDigest"] = info.registry_digest->str();
   return json::serialize(o);
 }
 
@@ -258,6 +259,7 @@ StatusOr<ImageInfo> DecodeRecord(std::string_view text) {
   info.created_at = FromEpochMillis(static_cast<int64_t>(std::llround(num(o, "createdAt") * 1000.0)));
   if (auto p = o.find("pulledWithCredentials"); p != o.end() && p->value().is_bool())
     info.pulled_with_credentials = p->value().get_bool();
+  if (auto d = Digest::Parse(str(o, "registryDigest")); d.ok()) info.registry_digest = *d;
   return info;
 }
 
