@@ -549,15 +549,24 @@ class Pass {
     }
   }
 
-  // An ACTIVE deployment with no task left is INACTIVE and leaves deployments[] — once the PRIMARY
-  // is no longer IN_PROGRESS (or the service is being deleted): until then services-stable's "one
-  // deployment" must not see the rollout as done.
+  // An ACTIVE deployment with no task left is INACTIVE and leaves deployments[] — but while the
+  // PRIMARY is IN_PROGRESS (and the service is not being deleted) the newest such one stays, so
+  // services-stable's "one deployment" does not see the rollout as done; one is enough, so
+  // deployments replaced one after another during a rollout do not pile up.
   void RemoveDrainedDeployments() {
     if (s_.deployments.size() < 2) return;
-    if (s_.status != "DRAINING" && s_.deployments[0].rollout_state == "IN_PROGRESS") return;
+    bool keep_one = s_.status != "DRAINING" && s_.deployments[0].rollout_state == "IN_PROGRESS";
+    // remove_if visits in order: ACTIVE deployments are listed newest first.
     std::erase_if(s_.deployments, [&](const Deployment& d) {
-      return d.status == "ACTIVE" && std::none_of(o_.tasks.begin(), o_.tasks.end(),
-                                                  [&](const TaskView& t) { return IsLive(t) && Of(t, d); });
+      if (d.status != "ACTIVE" ||
+          std::any_of(o_.tasks.begin(), o_.tasks.end(), [&](const TaskView& t) { return IsLive(t) && Of(t, d); })) {
+        return false;
+      }
+      if (keep_one) {
+        keep_one = false;
+        return false;
+      }
+      return true;
     });
   }
 

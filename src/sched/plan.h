@@ -36,10 +36,11 @@
 // - A task on a DRAINING container instance (TaskView::on_draining_instance) is an old task: the
 //   PRIMARY launches its replacement within maximumPercent, then it is stopped within the lower
 //   bound; the rollout is not complete while one is left.
-// - An ACTIVE deployment without a live task leaves deployments[], but not while the PRIMARY is
-//   IN_PROGRESS: it stays listed until the PRIMARY completes or fails, so services-stable
-//   (one deployment, running == desired) waits for the new tasks to be healthy. Its desired count
-//   is the number of tasks the scheduler still keeps of it.
+// - An ACTIVE deployment without a live task leaves deployments[], but while the PRIMARY is
+//   IN_PROGRESS the newest such one stays listed until the PRIMARY completes or fails, so
+//   services-stable (one deployment, running == desired) waits for the new tasks to be healthy
+//   (only one: deployments replaced during a rollout do not pile up). An ACTIVE deployment's
+//   desired count is the number of tasks the scheduler still keeps of it.
 // - Every live task the PRIMARY's, running == desired, nothing pending, every live task healthy:
 //   rollout COMPLETED ("deployment completed." then "has reached a steady state."), the drained
 //   ACTIVE deployments leave, last_completed = a copy.

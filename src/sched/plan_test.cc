@@ -410,6 +410,31 @@ TEST(PlanTest, AStoppedTaskIsReplacedAndADrainedOldDeploymentStaysListedUntilThe
   EXPECT_EQ(s.deployments[0].rollout_state, "COMPLETED");
 }
 
+// Deployments replaced one after another while a rollout runs do not pile up in deployments[]:
+// of those whose tasks are all gone only the newest stays listed until the PRIMARY completes
+// (services-stable waits for it); one that still has a task stays too (issue 20).
+TEST(PlanTest, DrainedDeploymentsDoNotPileUpWhileARolloutRuns) {
+  ServiceState s = Service(1);
+  std::vector<std::string> old;
+  for (int i = 5; i >= 1; --i) {  // newest first, as the owner lists them
+    old.push_back(fmt::format("ecs-svc/{:019d}", i));
+    s.deployments.push_back(Dep(old.back(), "ACTIVE", kT0 - seconds(10 - i)));
+  }
+  // old[2] still has a running task; the PRIMARY's task is still starting.
+  Observed o = Obs(kT0 + hours(1), {Running("t3", old[2]), Task("n1", kNew, "PENDING", kT0 + hours(1))});
+  Decide(s, o);
+  std::vector<std::string> ids;
+  for (const auto& d : s.deployments) ids.push_back(d.id);
+  EXPECT_THAT(ids, ElementsAre(kNew, old[0], old[2]));
+
+  // The rollout completes: only the PRIMARY is left.
+  o.now += hours(1);
+  o.tasks = {Running("n1", kNew, kT0 + hours(1))};
+  Decide(s, o);
+  ASSERT_EQ(s.deployments.size(), 1u);
+  EXPECT_EQ(s.deployments[0].rollout_state, "COMPLETED");
+}
+
 TEST(PlanTest, ATaskOnADrainingInstanceIsReplacedFirstThenStoppedWithinTheLowerBound) {
   ServiceState s = Service(2, 100, 200);
   TaskView drained = Running("d", kNew);
