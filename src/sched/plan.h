@@ -65,7 +65,9 @@
 //   launches until now + min(cap, base × 2^(n−1)) (Decision::wake_at); a task of it launched
 //   after those failures reaching RUNNING resets the count (tasks that stop after RUNNING are not
 //   throttled, as on AWS); "is unable to consistently start tasks successfully." is written when
-//   the count grows.
+//   the count grows. DAEMON placement failures back off only the instance the launch was for (the
+//   same curve, per instance); a task of the PRIMARY launched there afterwards reaching RUNNING,
+//   or the instance leaving the eligible ones, ends it.
 // - The pass that rolls back does not also complete the rollback target: it asks to run again at
 //   once (wake_at = now + 1 ms), so the rollback is stored as under way first.
 // - Repeated events (deadlock, backoff, placement failure) are not written again while the newest
@@ -170,7 +172,9 @@ void RecordLaunched(service::ServiceState& state, const std::string& deployment_
 // "RESOURCE:MEMORY"): counts a breaker failure, adds ECS's "was unable to place a task" event
 // (deduplicated) and backs off.
 // `instance_arn` names the closest-matching instance the reason is about (RunTask's failure arn);
-// with it the event carries ECS's "The closest matching (container-instance …)" sentence.
+// with it the event carries ECS's "The closest matching (container-instance …)" sentence. For a
+// DAEMON service it is the instance the launch was for, and only that instance backs off
+// (Deployment::instance_backoffs): the others still get their task at once.
 void RecordPlacementFailure(service::ServiceState& state, const std::string& deployment_id, const std::string& reason,
                             const Observed& observed, const std::string& instance_arn = "");
 // A launch of `deployment_id` was refused for a reason RunTask states as a sentence naming no

@@ -1061,6 +1061,48 @@ TEST(PlanTest, DaemonRunsOneTaskPerActiveInstance) {
   EXPECT_THAT(Messages(s), IsEmpty());
 }
 
+// DAEMON: a launch that finds no room on one instance backs off that instance only — the others
+// still get their task at once — and counts toward the circuit breaker (issue 20).
+TEST(PlanTest, DaemonPlacementFailureBacksOffThatInstanceOnly) {
+  ServiceState s = Service(0, 0, 100);
+  s.scheduling_strategy = "DAEMON";
+  Observed o = Obs(kT0, {});
+  o.instances = {{Inst(1), "ACTIVE"}};
+  ASSERT_EQ(Decide(s, o).launches.size(), 1u);
+  RecordPlacementFailure(s, kNew, "RESOURCE:MEMORY", o, Inst(1));
+  Store(s);
+  EXPECT_EQ(s.deployments[0].failed_tasks, 1);
+  EXPECT_EQ(s.deployments[0].next_launch_at, TimePoint{}) << "the deployment does not back off";
+
+  // Two instances join a second later: each gets its task at once; instance 1 waits its 10 s.
+  o.now = kT0 + seconds(1);
+  o.instances = {{Inst(1), "ACTIVE"}, {Inst(2), "ACTIVE"}, {Inst(3), "ACTIVE"}};
+  Decision d = Decide(s, o);
+  std::vector<std::string> onto;
+  for (const auto& l : d.launches) onto.push_back(l.container_instance_arn);
+  EXPECT_THAT(onto, ElementsAre(Inst(2), Inst(3)));
+  EXPECT_EQ(d.wake_at, kT0 + seconds(10));
+
+  // Its backoff ends: it is tried again; it fails again and waits twice as long, alone.
+  o.now = kT0 + seconds(10);
+  o.tasks = {On(Task("b", kNew, "PENDING", kT0 + seconds(1)), 2), On(Task("c", kNew, "PENDING", kT0 + seconds(1)), 3)};
+  Decision e = Decide(s, o);
+  ASSERT_EQ(e.launches.size(), 1u);
+  EXPECT_EQ(e.launches[0].container_instance_arn, Inst(1));
+  RecordPlacementFailure(s, kNew, "RESOURCE:MEMORY", o, Inst(1));
+  ASSERT_EQ(s.deployments[0].instance_backoffs.size(), 1u);
+  EXPECT_EQ(s.deployments[0].instance_backoffs[0].next_launch_at, kT0 + seconds(30));
+  EXPECT_EQ(s.deployments[0].failed_tasks, 2);
+
+  // Room is made: its task reaches RUNNING and the backoff is gone.
+  o.now = kT0 + seconds(30);
+  EXPECT_EQ(Decide(s, o).launches.size(), 1u);
+  o.now = kT0 + seconds(40);
+  o.tasks.push_back(On(Running("a", kNew, kT0 + seconds(30)), 1));
+  Decide(s, o);
+  EXPECT_THAT(s.deployments[0].instance_backoffs, IsEmpty());
+}
+
 TEST(PlanTest, DaemonDeploymentReplacesInstanceByInstance) {
   ServiceState s = Rollout(0, 50, 100);
   s.scheduling_strategy = "DAEMON";
