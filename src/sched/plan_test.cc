@@ -816,6 +816,33 @@ TEST(PlanTest, PlacementFailuresAndFailedStartsCountTogether) {
   EXPECT_EQ(s.deployments[0].failed_tasks, 4);
 }
 
+// With the default threshold of 3 (D = 1), one placement failure and two failed starts trip the
+// breaker, whichever comes first (issue 20).
+TEST(PlanTest, OnePlacementFailureAndTwoFailedStartsTripTheBreakerAtThree) {
+  ASSERT_EQ(BreakerThreshold(1), 3);
+  const auto starts = std::vector<TaskView>{FailedStart("f1", kNew, kT0 + seconds(20)),
+                                            FailedStart("f2", kNew, kT0 + seconds(40))};
+  // The placement failure first.
+  ServiceState a = Rollout(1);
+  a.circuit_breaker = true;
+  RecordPlacementFailure(a, kNew, "RESOURCE:MEMORY", Obs(kT0 + seconds(10), {}));
+  Decide(a, Obs(kT0 + seconds(30), {starts[0]}));
+  EXPECT_EQ(a.deployments[0].rollout_state, "IN_PROGRESS") << "1 + 1";
+  Decide(a, Obs(kT0 + hours(1), starts));
+  EXPECT_EQ(Find(a, kNew)->rollout_state, "FAILED");
+  EXPECT_EQ(Find(a, kNew)->failed_tasks, 3);
+
+  // The failed starts first.
+  ServiceState b = Rollout(1);
+  b.circuit_breaker = true;
+  Decide(b, Obs(kT0 + hours(1), starts));
+  EXPECT_EQ(b.deployments[0].rollout_state, "IN_PROGRESS") << "2";
+  RecordPlacementFailure(b, kNew, "RESOURCE:MEMORY", Obs(kT0 + hours(1), {}));
+  Decide(b, Obs(kT0 + hours(2), starts));
+  EXPECT_EQ(Find(b, kNew)->rollout_state, "FAILED");
+  EXPECT_EQ(Find(b, kNew)->failed_tasks, 3);
+}
+
 TEST(PlanTest, FargateRefusalsWriteEcssReasonEventCountAndBackOff) {
   ServiceState s = Service(1);
   Observed o = Obs(kT0, {});
