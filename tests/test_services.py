@@ -823,6 +823,19 @@ class DaemonServices(ServiceMixin, h.PaddockTestCase):
         self.ecs.update_container_instances_state(cluster=self.CLUSTER, containerInstances=[a], status="ACTIVE")
         self.wait_service("d", lambda s: is_steady(s, 2) and sorted(self.by_instance("d")) == [a, b], "on both again")
 
+    def test_the_task_definitions_own_constraints_choose_the_instances(self):
+        """The revision's memberOf constraint (the service has none) admits one of the two instances:
+        it alone gets the daemon task, and desiredCount counts it alone (issue 20)."""
+        a, b = self.instances()
+        self.ecs.put_attributes(cluster=self.CLUSTER, attributes=[{"name": "role", "value": "edge", "targetId": a}])
+        self.addCleanup(self.ecs.delete_attributes, cluster=self.CLUSTER,
+                        attributes=[{"name": "role", "targetId": a}])
+        td = self.register("daemon-edge", 1, compat="EC2", network_mode="none", cpu="128", memory="64",
+                           placementConstraints=[{"type": "memberOf", "expression": "attribute:role == edge"}])
+        self.create("e", td, None, schedulingStrategy="DAEMON", launchType="EC2")
+        self.wait_service("e", lambda s: is_steady(s, 1) and list(self.by_instance("e")) == [a], "on a only")
+        self.assertEqual([t["containerInstanceArn"] for t in self.tasks("e")], [a])
+
 
 @unittest.skipIf(th.skip_reason() is not None, th.skip_reason() or "")
 class ServiceCrash(ServiceMixin, unittest.TestCase):

@@ -70,11 +70,14 @@ void EmitDeduplicated(ServiceState& s, TimePoint now, std::string message) {
 
 // The state's scheduler-visible content, to tell whether a pass changed anything.
 std::string DeploymentFingerprint(const Deployment& d) {
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", d.id, d.status, d.desired_count,
-                     d.pending_count, d.running_count, d.failed_tasks, d.rollout_state, d.rollout_state_reason,
-                     d.stability_status, EpochMillis(d.stability_status_at), d.rollback_requested,
-                     EpochMillis(d.breaker_reset_at), d.breaker_unobserved, d.launch_failures,
-                     EpochMillis(d.next_launch_at), EpochMillis(d.updated_at));
+  std::string out = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", d.id, d.status, d.desired_count,
+                                d.pending_count, d.running_count, d.failed_tasks, d.rollout_state,
+                                d.rollout_state_reason, d.stability_status, EpochMillis(d.stability_status_at),
+                                d.rollback_requested, EpochMillis(d.breaker_reset_at), d.breaker_unobserved,
+                                d.launch_failures, EpochMillis(d.next_launch_at), EpochMillis(d.updated_at));
+  for (const auto& b : d.instance_backoffs)
+    out += fmt::format("|{}:{}:{}", b.instance_arn, b.failures, EpochMillis(b.next_launch_at));
+  return out;
 }
 
 std::string Fingerprint(const ServiceState& s) {
@@ -384,6 +387,7 @@ class Pass {
     target.breaker_unobserved = 0;
     target.launch_failures = 0;
     target.next_launch_at = TimePoint{};
+    target.instance_backoffs.clear();
     target.rollback_requested = false;
     target.stability_status.clear();
     s_.deployments.insert(s_.deployments.begin(), std::move(target));
@@ -455,6 +459,7 @@ class Pass {
   // instance by instance within minimumHealthyPercent (an old task first, the new one once it is
   // gone: maximumPercent is 100 for daemons).
   void Daemon() {
+    SettleInstanceBackoffs();
     const Deployment& p = s_.deployments[0];
     const bool failed = p.rollout_state == "FAILED";
     std::set<std::string> active;
@@ -487,10 +492,38 @@ class Pass {
       bool busy = has_mine || failed;
       for (const auto& t : o_.tasks) busy = busy || (IsLive(t) && on_it(t));
       if (busy) continue;
-      if (MayLaunch(p)) {
+      if (MayLaunch(p) && MayLaunchOn(p, inst.arn)) {
         decision_.launches.push_back(Launch{.deployment_id = p.id, .count = 1, .container_instance_arn = inst.arn});
       }
     }
+  }
+
+  // DAEMON placement backoff is per instance (RecordPlacementFailure): an instance whose backoff
+  // has not ended gets no launch, the others do.
+  bool MayLaunchOn(const Deployment& d, const std::string& instance_arn) {
+    for (const auto& b : d.instance_backoffs) {
+      if (b.instance_arn != instance_arn || o_.now >= b.next_launch_at) continue;
+      Wake(b.next_launch_at);
+      return false;
+    }
+    return true;
+  }
+
+  // An instance's backoff ends for good once a task of the PRIMARY launched there after its last
+  // failure reaches RUNNING, or when the instance is no longer one to run on; old deployments
+  // launch nothing and keep none.
+  void SettleInstanceBackoffs() {
+    for (size_t i = 1; i < s_.deployments.size(); ++i) s_.deployments[i].instance_backoffs.clear();
+    Deployment& p = s_.deployments[0];
+    std::erase_if(p.instance_backoffs, [&](const service::InstanceBackoff& b) {
+      const bool eligible = std::any_of(o_.instances.begin(), o_.instances.end(), [&](const InstanceView& i) {
+        return i.arn == b.instance_arn && i.status == "ACTIVE";
+      });
+      const bool ran = std::any_of(o_.tasks.begin(), o_.tasks.end(), [&](const TaskView& t) {
+        return Of(t, p) && t.container_instance_arn == b.instance_arn && t.started_at && t.created_at >= b.failed_at;
+      });
+      return !eligible || ran;
+    });
   }
 
   // Task sets: each one launches and stops to reach its computedDesiredCount on its own.
@@ -549,15 +582,24 @@ class Pass {
     }
   }
 
-  // An ACTIVE deployment with no task left is INACTIVE and leaves deployments[] — once the PRIMARY
-  // is no longer IN_PROGRESS (or the service is being deleted): until then services-stable's "one
-  // deployment" must not see the rollout as done.
+  // An ACTIVE deployment with no task left is INACTIVE and leaves deployments[] — but while the
+  // PRIMARY is IN_PROGRESS (and the service is not being deleted) the newest such one stays, so
+  // services-stable's "one deployment" does not see the rollout as done; one is enough, so
+  // deployments replaced one after another during a rollout do not pile up.
   void RemoveDrainedDeployments() {
     if (s_.deployments.size() < 2) return;
-    if (s_.status != "DRAINING" && s_.deployments[0].rollout_state == "IN_PROGRESS") return;
+    bool keep_one = s_.status != "DRAINING" && s_.deployments[0].rollout_state == "IN_PROGRESS";
+    // remove_if visits in order: ACTIVE deployments are listed newest first.
     std::erase_if(s_.deployments, [&](const Deployment& d) {
-      return d.status == "ACTIVE" && std::none_of(o_.tasks.begin(), o_.tasks.end(),
-                                                  [&](const TaskView& t) { return IsLive(t) && Of(t, d); });
+      if (d.status != "ACTIVE" ||
+          std::any_of(o_.tasks.begin(), o_.tasks.end(), [&](const TaskView& t) { return IsLive(t) && Of(t, d); })) {
+        return false;
+      }
+      if (keep_one) {
+        keep_one = false;
+        return false;
+      }
+      return true;
     });
   }
 
@@ -652,24 +694,37 @@ void RecordLaunched(service::ServiceState& state, const std::string& deployment_
 
 namespace {
 
-// A launch that found no place: a breaker failure, and the deployment backs off.
-void CountPlacementFailure(service::ServiceState& state, const std::string& deployment_id, const Observed& observed) {
-  if (Deployment* d = Find(state, deployment_id)) {
-    if (d->rollout_state == "IN_PROGRESS") {
-      ++d->failed_tasks;
-      ++d->breaker_unobserved;
-    }
-    ++d->launch_failures;
-    d->next_launch_at = observed.now + BackoffDelay(observed, d->launch_failures);
-    d->updated_at = observed.now;
+// A launch that found no place: a breaker failure, and the deployment backs off — a DAEMON
+// deployment's launch onto `instance_arn` only on that instance.
+void CountPlacementFailure(service::ServiceState& state, const std::string& deployment_id, const Observed& observed,
+                           const std::string& instance_arn = "") {
+  Deployment* d = Find(state, deployment_id);
+  if (d == nullptr) return;
+  if (d->rollout_state == "IN_PROGRESS") {
+    ++d->failed_tasks;
+    ++d->breaker_unobserved;
   }
+  d->updated_at = observed.now;
+  if (state.scheduling_strategy == "DAEMON" && !instance_arn.empty()) {
+    auto it = std::find_if(d->instance_backoffs.begin(), d->instance_backoffs.end(),
+                           [&](const service::InstanceBackoff& b) { return b.instance_arn == instance_arn; });
+    if (it == d->instance_backoffs.end()) {
+      it = d->instance_backoffs.insert(d->instance_backoffs.end(), service::InstanceBackoff{.instance_arn = instance_arn});
+    }
+    ++it->failures;
+    it->failed_at = observed.now;
+    it->next_launch_at = observed.now + BackoffDelay(observed, it->failures);
+    return;
+  }
+  ++d->launch_failures;
+  d->next_launch_at = observed.now + BackoffDelay(observed, d->launch_failures);
 }
 
 }  // namespace
 
 void RecordPlacementFailure(service::ServiceState& state, const std::string& deployment_id, const std::string& reason,
                             const Observed& observed, const std::string& instance_arn) {
-  CountPlacementFailure(state, deployment_id, observed);
+  CountPlacementFailure(state, deployment_id, observed, instance_arn);
   EmitDeduplicated(state, observed.now,
                    fmt::format("{} was unable to place a task because no container instance met all of its "
                                "requirements.{}",

@@ -36,10 +36,11 @@
 // - A task on a DRAINING container instance (TaskView::on_draining_instance) is an old task: the
 //   PRIMARY launches its replacement within maximumPercent, then it is stopped within the lower
 //   bound; the rollout is not complete while one is left.
-// - An ACTIVE deployment without a live task leaves deployments[], but not while the PRIMARY is
-//   IN_PROGRESS: it stays listed until the PRIMARY completes or fails, so services-stable
-//   (one deployment, running == desired) waits for the new tasks to be healthy. Its desired count
-//   is the number of tasks the scheduler still keeps of it.
+// - An ACTIVE deployment without a live task leaves deployments[], but while the PRIMARY is
+//   IN_PROGRESS the newest such one stays listed until the PRIMARY completes or fails, so
+//   services-stable (one deployment, running == desired) waits for the new tasks to be healthy
+//   (only one: deployments replaced during a rollout do not pile up). An ACTIVE deployment's
+//   desired count is the number of tasks the scheduler still keeps of it.
 // - Every live task the PRIMARY's, running == desired, nothing pending, every live task healthy:
 //   rollout COMPLETED ("deployment completed." then "has reached a steady state."), the drained
 //   ACTIVE deployments leave, last_completed = a copy.
@@ -64,7 +65,9 @@
 //   launches until now + min(cap, base × 2^(n−1)) (Decision::wake_at); a task of it launched
 //   after those failures reaching RUNNING resets the count (tasks that stop after RUNNING are not
 //   throttled, as on AWS); "is unable to consistently start tasks successfully." is written when
-//   the count grows.
+//   the count grows. DAEMON placement failures back off only the instance the launch was for (the
+//   same curve, per instance); a task of the PRIMARY launched there afterwards reaching RUNNING,
+//   or the instance leaving the eligible ones, ends it.
 // - The pass that rolls back does not also complete the rollback target: it asks to run again at
 //   once (wake_at = now + 1 ms), so the rollback is stored as under way first.
 // - Repeated events (deadlock, backoff, placement failure) are not written again while the newest
@@ -169,7 +172,9 @@ void RecordLaunched(service::ServiceState& state, const std::string& deployment_
 // "RESOURCE:MEMORY"): counts a breaker failure, adds ECS's "was unable to place a task" event
 // (deduplicated) and backs off.
 // `instance_arn` names the closest-matching instance the reason is about (RunTask's failure arn);
-// with it the event carries ECS's "The closest matching (container-instance …)" sentence.
+// with it the event carries ECS's "The closest matching (container-instance …)" sentence. For a
+// DAEMON service it is the instance the launch was for, and only that instance backs off
+// (Deployment::instance_backoffs): the others still get their task at once.
 void RecordPlacementFailure(service::ServiceState& state, const std::string& deployment_id, const std::string& reason,
                             const Observed& observed, const std::string& instance_arn = "");
 // A launch of `deployment_id` was refused for a reason RunTask states as a sentence naming no

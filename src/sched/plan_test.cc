@@ -410,6 +410,31 @@ TEST(PlanTest, AStoppedTaskIsReplacedAndADrainedOldDeploymentStaysListedUntilThe
   EXPECT_EQ(s.deployments[0].rollout_state, "COMPLETED");
 }
 
+// Deployments replaced one after another while a rollout runs do not pile up in deployments[]:
+// of those whose tasks are all gone only the newest stays listed until the PRIMARY completes
+// (services-stable waits for it); one that still has a task stays too (issue 20).
+TEST(PlanTest, DrainedDeploymentsDoNotPileUpWhileARolloutRuns) {
+  ServiceState s = Service(1);
+  std::vector<std::string> old;
+  for (int i = 5; i >= 1; --i) {  // newest first, as the owner lists them
+    old.push_back(fmt::format("ecs-svc/{:019d}", i));
+    s.deployments.push_back(Dep(old.back(), "ACTIVE", kT0 - seconds(10 - i)));
+  }
+  // old[2] still has a running task; the PRIMARY's task is still starting.
+  Observed o = Obs(kT0 + hours(1), {Running("t3", old[2]), Task("n1", kNew, "PENDING", kT0 + hours(1))});
+  Decide(s, o);
+  std::vector<std::string> ids;
+  for (const auto& d : s.deployments) ids.push_back(d.id);
+  EXPECT_THAT(ids, ElementsAre(kNew, old[0], old[2]));
+
+  // The rollout completes: only the PRIMARY is left.
+  o.now += hours(1);
+  o.tasks = {Running("n1", kNew, kT0 + hours(1))};
+  Decide(s, o);
+  ASSERT_EQ(s.deployments.size(), 1u);
+  EXPECT_EQ(s.deployments[0].rollout_state, "COMPLETED");
+}
+
 TEST(PlanTest, ATaskOnADrainingInstanceIsReplacedFirstThenStoppedWithinTheLowerBound) {
   ServiceState s = Service(2, 100, 200);
   TaskView drained = Running("d", kNew);
@@ -791,6 +816,33 @@ TEST(PlanTest, PlacementFailuresAndFailedStartsCountTogether) {
   EXPECT_EQ(s.deployments[0].failed_tasks, 4);
 }
 
+// With the default threshold of 3 (D = 1), one placement failure and two failed starts trip the
+// breaker, whichever comes first (issue 20).
+TEST(PlanTest, OnePlacementFailureAndTwoFailedStartsTripTheBreakerAtThree) {
+  ASSERT_EQ(BreakerThreshold(1), 3);
+  const auto starts = std::vector<TaskView>{FailedStart("f1", kNew, kT0 + seconds(20)),
+                                            FailedStart("f2", kNew, kT0 + seconds(40))};
+  // The placement failure first.
+  ServiceState a = Rollout(1);
+  a.circuit_breaker = true;
+  RecordPlacementFailure(a, kNew, "RESOURCE:MEMORY", Obs(kT0 + seconds(10), {}));
+  Decide(a, Obs(kT0 + seconds(30), {starts[0]}));
+  EXPECT_EQ(a.deployments[0].rollout_state, "IN_PROGRESS") << "1 + 1";
+  Decide(a, Obs(kT0 + hours(1), starts));
+  EXPECT_EQ(Find(a, kNew)->rollout_state, "FAILED");
+  EXPECT_EQ(Find(a, kNew)->failed_tasks, 3);
+
+  // The failed starts first.
+  ServiceState b = Rollout(1);
+  b.circuit_breaker = true;
+  Decide(b, Obs(kT0 + hours(1), starts));
+  EXPECT_EQ(b.deployments[0].rollout_state, "IN_PROGRESS") << "2";
+  RecordPlacementFailure(b, kNew, "RESOURCE:MEMORY", Obs(kT0 + hours(1), {}));
+  Decide(b, Obs(kT0 + hours(2), starts));
+  EXPECT_EQ(Find(b, kNew)->rollout_state, "FAILED");
+  EXPECT_EQ(Find(b, kNew)->failed_tasks, 3);
+}
+
 TEST(PlanTest, FargateRefusalsWriteEcssReasonEventCountAndBackOff) {
   ServiceState s = Service(1);
   Observed o = Obs(kT0, {});
@@ -1034,6 +1086,48 @@ TEST(PlanTest, DaemonRunsOneTaskPerActiveInstance) {
   o.now += hours(1);
   EXPECT_FALSE(Decide(s, o).state_changed);
   EXPECT_THAT(Messages(s), IsEmpty());
+}
+
+// DAEMON: a launch that finds no room on one instance backs off that instance only — the others
+// still get their task at once — and counts toward the circuit breaker (issue 20).
+TEST(PlanTest, DaemonPlacementFailureBacksOffThatInstanceOnly) {
+  ServiceState s = Service(0, 0, 100);
+  s.scheduling_strategy = "DAEMON";
+  Observed o = Obs(kT0, {});
+  o.instances = {{Inst(1), "ACTIVE"}};
+  ASSERT_EQ(Decide(s, o).launches.size(), 1u);
+  RecordPlacementFailure(s, kNew, "RESOURCE:MEMORY", o, Inst(1));
+  Store(s);
+  EXPECT_EQ(s.deployments[0].failed_tasks, 1);
+  EXPECT_EQ(s.deployments[0].next_launch_at, TimePoint{}) << "the deployment does not back off";
+
+  // Two instances join a second later: each gets its task at once; instance 1 waits its 10 s.
+  o.now = kT0 + seconds(1);
+  o.instances = {{Inst(1), "ACTIVE"}, {Inst(2), "ACTIVE"}, {Inst(3), "ACTIVE"}};
+  Decision d = Decide(s, o);
+  std::vector<std::string> onto;
+  for (const auto& l : d.launches) onto.push_back(l.container_instance_arn);
+  EXPECT_THAT(onto, ElementsAre(Inst(2), Inst(3)));
+  EXPECT_EQ(d.wake_at, kT0 + seconds(10));
+
+  // Its backoff ends: it is tried again; it fails again and waits twice as long, alone.
+  o.now = kT0 + seconds(10);
+  o.tasks = {On(Task("b", kNew, "PENDING", kT0 + seconds(1)), 2), On(Task("c", kNew, "PENDING", kT0 + seconds(1)), 3)};
+  Decision e = Decide(s, o);
+  ASSERT_EQ(e.launches.size(), 1u);
+  EXPECT_EQ(e.launches[0].container_instance_arn, Inst(1));
+  RecordPlacementFailure(s, kNew, "RESOURCE:MEMORY", o, Inst(1));
+  ASSERT_EQ(s.deployments[0].instance_backoffs.size(), 1u);
+  EXPECT_EQ(s.deployments[0].instance_backoffs[0].next_launch_at, kT0 + seconds(30));
+  EXPECT_EQ(s.deployments[0].failed_tasks, 2);
+
+  // Room is made: its task reaches RUNNING and the backoff is gone.
+  o.now = kT0 + seconds(30);
+  EXPECT_EQ(Decide(s, o).launches.size(), 1u);
+  o.now = kT0 + seconds(40);
+  o.tasks.push_back(On(Running("a", kNew, kT0 + seconds(30)), 1));
+  Decide(s, o);
+  EXPECT_THAT(s.deployments[0].instance_backoffs, IsEmpty());
 }
 
 TEST(PlanTest, DaemonDeploymentReplacesInstanceByInstance) {

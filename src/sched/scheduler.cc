@@ -276,8 +276,9 @@ Status Scheduler::Execute(ServiceState& state, const Decision& decision, const O
         // could not assume a role, …): ECS reports it as an event and tries again later.
         if (IsError(s, ecs::Error::kRoleNotAssumable)) {
           RecordLaunchFailed(state, launch.deployment_id, std::string(s.message()), observed);
-        } else {
-          RecordPlacementFailure(state, launch.deployment_id, std::string(s.message()), observed);
+        } else {  // a DAEMON launch backs off its instance only
+          RecordPlacementFailure(state, launch.deployment_id, std::string(s.message()), observed,
+                                 launch.container_instance_arn);
         }
         dirty = true;
         break;
@@ -291,7 +292,8 @@ Status Scheduler::Execute(ServiceState& state, const Decision& decision, const O
         if (ecs::task::IsFargateAdmissionReason(f.reason)) {  // the node's capacity or the account's quota
           RecordLaunchRefused(state, launch.deployment_id, f.reason, observed);
         } else {
-          RecordPlacementFailure(state, launch.deployment_id, f.reason, observed, f.arn);
+          RecordPlacementFailure(state, launch.deployment_id, f.reason, observed,
+                                 launch.container_instance_arn.empty() ? f.arn : launch.container_instance_arn);
         }
         dirty = true;
         break;
@@ -301,8 +303,11 @@ Status Scheduler::Execute(ServiceState& state, const Decision& decision, const O
   }
 
   // A launch that failed backs its deployment off: look again when the backoff ends.
-  for (const auto& d : state.deployments)
+  for (const auto& d : state.deployments) {
     if (d.next_launch_at > observed.now) AddTimer(d.next_launch_at, key);
+    for (const auto& b : d.instance_backoffs)
+      if (b.next_launch_at > observed.now) AddTimer(b.next_launch_at, key);
+  }
   if (!dirty) return OkStatus();
   return store_.Write([&](store::WriteTxn& txn) -> Status {
     RETURN_IF_ERROR(fence(txn));

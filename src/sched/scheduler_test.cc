@@ -76,12 +76,12 @@ class SchedulerTest : public ::testing::Test {
     return s.value_or(ecs::service::ServiceState{});
   }
 
-  // An EC2 container instance with `attributes`; its ARN.
-  std::string AddInstance(std::vector<ecs::instance::Attribute> attributes) {
+  // An EC2 container instance with `attributes` (and `memory` MiB); its ARN.
+  std::string AddInstance(std::vector<ecs::instance::Attribute> attributes, int64_t memory = 2048) {
     ecs::instance::RegisterRequest r;
     r.cluster = "default";
     r.total_resources = json::array{json::object{{"name", "CPU"}, {"type", "INTEGER"}, {"integerValue", 2048}},
-                                    json::object{{"name", "MEMORY"}, {"type", "INTEGER"}, {"integerValue", 2048}}};
+                                    json::object{{"name", "MEMORY"}, {"type", "INTEGER"}, {"integerValue", memory}}};
     r.attributes = std::move(attributes);
     auto s = instances_.Register(kScope, r, clock_.Now());
     EXPECT_TRUE(s.ok()) << s.status().ToString();
@@ -391,6 +391,29 @@ TEST_F(SchedulerTest, DaemonAlsoHonoursItsRevisionsConstraints) {
   EXPECT_EQ(State().desired_count, 1);
   EXPECT_EQ(State().deployments[0].definition_constraints.size(), 1u);
   EXPECT_EQ(State().deployments[0].failed_tasks, 0);  // no launch was tried where it could not go
+}
+
+// DAEMON: an instance without room for the task backs off alone; an instance that joins meanwhile
+// gets its task at the next pass, before that backoff ends (issue 20).
+TEST_F(SchedulerTest, DaemonBacksOffOnlyTheInstanceWithoutRoom) {
+  const std::string roomy = AddInstance({{"role", std::string("edge")}});
+  const std::string full = AddInstance({{"role", std::string("edge")}}, 64);  // the task needs 128 MiB
+  CreateEdgeDaemon();
+  Scheduler a(*store_, services_, tasks_, &instances_, clock_, Options("a"));
+  auto epoch = a.Lead();
+  ASSERT_TRUE(epoch.ok() && epoch->has_value());
+  ASSERT_TRUE(a.Pass(key_, **epoch).ok());
+  EXPECT_EQ(InstancesWithTasks(), (std::set<std::string>{roomy}));
+  auto state = State();
+  ASSERT_EQ(state.deployments[0].instance_backoffs.size(), 1u);
+  EXPECT_EQ(state.deployments[0].instance_backoffs[0].instance_arn, full);
+  EXPECT_GT(state.deployments[0].instance_backoffs[0].next_launch_at, clock_.Now());
+  EXPECT_EQ(state.deployments[0].next_launch_at, TimePoint{}) << "the deployment itself does not back off";
+
+  const std::string joined = AddInstance({{"role", std::string("edge")}});
+  clock_.Advance(1s);
+  ASSERT_TRUE(a.Pass(key_, **epoch).ok());
+  EXPECT_EQ(InstancesWithTasks(), (std::set<std::string>{roomy, joined}));
 }
 
 // A service's awsvpcConfiguration.securityGroups must be groups of the caller's VPC, and its tasks

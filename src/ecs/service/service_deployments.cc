@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <boost/json.hpp>
 #include <cmath>
+#include <set>
 
 #include "common/arn.h"
 #include "common/json_fields.h"
@@ -250,6 +251,80 @@ StatusOr<std::string> Services::StopServiceDeployment(const Scope& scope, std::s
   if (changed) NotifyChange(ServiceKey{scope, ref.cluster, ref.service});
   return arn;
 }
+
+namespace internal {
+
+namespace {
+std::string LastPart(std::string_view arn) { return std::string(arn.substr(arn.rfind('/') + 1)); }
+}  // namespace
+
+Status PruneServiceHistory(store::WriteTxn& txn, const Scope& scope, std::string_view cluster, std::string_view name,
+                           const json::object& record, TimePoint now) {
+  std::set<std::string> in_use;     // service deployment ids the record's deployments belong to
+  std::set<std::string> revisions;  // service revision ids to keep
+  auto use = [&](const json::object& o) {
+    const Deployment d = DecodeDeployment(o);
+    in_use.insert(d.service_deployment_id);
+    revisions.insert(d.service_revision_id);
+  };
+  for (const json::object* o : json_fields::Objects(record, "deployments")) use(*o);
+  if (auto lc = OptObject(record, "lastCompleted")) use(*lc);
+
+  struct Row {
+    int64_t created = 0;
+    std::string key;
+    json::object sd;
+    bool pinned = false;  // unfinished, or a deployment of the record belongs to it
+  };
+  std::vector<Row> rows_seen;
+  const store::Range range = store::PrefixRange(ScopeKey(scope).Str(cluster).Str(name).Done());
+  for (store::Range r = range;;) {
+    ASSIGN_OR_RETURN(auto rows, txn.Scan(kDeployments, r, 500));
+    for (const auto& row : rows) {
+      ASSIGN_OR_RETURN(json::object sd, ParseRecordObject(row.value, "service deployment"));
+      const bool pinned =
+          !kFinished.count(Str(sd, "status")) || in_use.count(LastPart(Str(sd, "serviceDeploymentArn"))) > 0;
+      rows_seen.push_back(Row{.created = MsOf(sd, "createdAt"), .key = row.key, .sd = std::move(sd), .pinned = pinned});
+    }
+    if (rows.size() < 500) break;
+    r.begin = store::KeySuccessor(rows.back().key);
+  }
+  // Newest first: the newest kServiceDeploymentHistory stay unless finished and past the
+  // retention; pinned ones stay whatever their age or rank.
+  std::sort(rows_seen.begin(), rows_seen.end(), [](const Row& a, const Row& b) {
+    return a.created != b.created ? a.created > b.created : a.key > b.key;
+  });
+  const int64_t oldest = Ms(now - kServiceDeploymentRetention);
+  std::vector<json::object> kept;
+  for (size_t i = 0; i < rows_seen.size(); ++i) {
+    Row& row = rows_seen[i];
+    if (row.pinned || (static_cast<int64_t>(i) < kServiceDeploymentHistory && row.created >= oldest)) {
+      kept.push_back(std::move(row.sd));
+    } else {
+      RETURN_IF_ERROR(txn.Delete(kDeployments, row.key));
+    }
+  }
+
+  // A kept service deployment's revisions (target, sources, the one a rollback returns to) stay
+  // describable.
+  for (const auto& sd : kept) {
+    if (auto t = OptObject(sd, "targetServiceRevision")) revisions.insert(LastPart(Str(*t, "arn")));
+    for (const json::object* s : json_fields::Objects(sd, "sourceServiceRevisions")) revisions.insert(LastPart(Str(*s, "arn")));
+    if (auto rb = OptObject(sd, "rollback")) revisions.insert(LastPart(Str(*rb, "serviceRevisionArn")));
+  }
+  for (store::Range r = range;;) {
+    ASSIGN_OR_RETURN(auto rows, txn.Scan(kRevisions, r, 500));
+    for (const auto& row : rows) {
+      ASSIGN_OR_RETURN(json::object rev, ParseRecordObject(row.value, "service revision"));
+      if (!revisions.count(LastPart(Str(rev, "serviceRevisionArn")))) RETURN_IF_ERROR(txn.Delete(kRevisions, row.key));
+    }
+    if (rows.size() < 500) break;
+    r.begin = store::KeySuccessor(rows.back().key);
+  }
+  return OkStatus();
+}
+
+}  // namespace internal
 
 StatusOr<std::string> Services::ContinueServiceDeployment(const Scope& scope, std::string_view caller_arn,
                                                           std::string_view arn, std::string_view hook_id,

@@ -437,7 +437,8 @@ Status Services::StartDeployment(store::WriteTxn& txn, const Scope& scope, const
   } else {
     sd["alarms"] = json::object{{"status", "DISABLED"}};
   }
-  return txn.Put(kDeployments, ChildKey(scope, cluster, name, d.service_deployment_id), json::serialize(sd));
+  RETURN_IF_ERROR(txn.Put(kDeployments, ChildKey(scope, cluster, name, d.service_deployment_id), json::serialize(sd)));
+  return PruneServiceHistory(txn, scope, cluster, name, record, now);
 }
 
 // ---- serviceRegistries ----

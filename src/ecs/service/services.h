@@ -24,6 +24,7 @@
 // The record's members and the index upkeep: internal/record.h.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <mutex>
@@ -52,6 +53,14 @@ struct Quotas {
   int64_t tasks_per_service = 5000;
   int64_t task_sets_per_service = 5;
 };
+
+// The service-deployment history a service keeps (ListServiceDeployments,
+// DescribeServiceDeployments, DescribeServiceRevisions): its kServiceDeploymentHistory newest
+// service deployments, less the finished ones created before the retention (AWS: "You can see the
+// most recent 90-day history"); unfinished ones and the ones its deployments run always stay.
+// Pruned when a deployment starts (docs/contracts/service.md, "Service deployments").
+inline constexpr int64_t kServiceDeploymentHistory = 100;
+inline constexpr std::chrono::hours kServiceDeploymentRetention{24 * 90};
 
 struct DescribeResult {
   std::vector<std::string> services;  // serialized Service JSON

@@ -847,6 +847,83 @@ TEST_F(ServicesTest, ListServiceDeploymentsNewestFirstWithFiltersAndPages) {
   ExpectError(services_.ListServiceDeployments(kScope, kCaller, f).status(), "ServiceNotFoundException", "");
 }
 
+// The service-deployment history is bounded (issue 20): the newest kServiceDeploymentHistory
+// finished service deployments created within kServiceDeploymentRetention stay, with the
+// revisions they name; older ones and their revisions are gone, so a service redeployed forever
+// keeps a bounded history.
+TEST_F(ServicesTest, ServiceDeploymentHistoryIsPrunedByCountAndAge) {
+  auto created = Create(Request("web", {{"desiredCount", 1}}));
+  ASSERT_TRUE(created.ok());
+  const std::string first_sd(created->at("currentServiceDeployment").as_string());
+  const std::string first_rev(ServiceDeploymentOf(first_sd).at("targetServiceRevision").at("arn").as_string());
+  auto count = [&] {
+    DeploymentQuery q;
+    q.cluster = "prod";
+    q.service = "web";
+    q.limit = 100;
+    size_t n = 0;
+    while (true) {
+      auto page = services_.ListServiceDeployments(kScope, kCaller, q);
+      EXPECT_TRUE(page.ok());
+      n += page->items.size();
+      if (page->next.empty()) return n;
+      q.after = page->next;
+    }
+  };
+  auto missing = [&](const StatusOr<DescribedItems>& d) {
+    return d.ok() && d->items.empty() && d->failures.size() == 1 && d->failures[0].reason == "MISSING";
+  };
+  // One rollout after another; as the scheduler does, each replaced deployment leaves
+  // deployments[] once its tasks are gone.
+  std::vector<std::string> sds = {first_sd};
+  auto redeploy = [&] {
+    auto moved = Update(json::object{{"service", "web"}, {"forceNewDeployment", true}});
+    ASSERT_TRUE(moved.ok());
+    sds.emplace_back(moved->at("currentServiceDeployment").as_string());
+    ServiceState st = Load("web");
+    st.deployments.resize(1);
+    ASSERT_TRUE(Store(st).ok());
+  };
+  for (int64_t i = 1; i < kServiceDeploymentHistory; ++i) {
+    clock_.Advance(seconds(10));
+    redeploy();
+  }
+  EXPECT_EQ(count(), static_cast<size_t>(kServiceDeploymentHistory));
+  EXPECT_EQ(ServiceDeploymentOf(first_sd).at("status"), "STOPPED");
+
+  clock_.Advance(seconds(10));
+  redeploy();
+  EXPECT_EQ(count(), static_cast<size_t>(kServiceDeploymentHistory)) << "the oldest finished one left";
+  EXPECT_TRUE(missing(services_.DescribeServiceDeployments(kScope, kCaller, {first_sd})));
+  EXPECT_EQ(ServiceDeploymentOf(sds[1]).at("status"), "STOPPED");
+  // Its revision is still the source of the next one, which is kept.
+  auto rev = services_.DescribeServiceRevisions(kScope, kCaller, {first_rev});
+  ASSERT_TRUE(rev.ok());
+  EXPECT_EQ(rev->items.size(), 1u);
+  clock_.Advance(seconds(10));
+  redeploy();
+  EXPECT_EQ(count(), static_cast<size_t>(kServiceDeploymentHistory));
+  EXPECT_TRUE(missing(services_.DescribeServiceDeployments(kScope, kCaller, {sds[1]})));
+  EXPECT_TRUE(missing(services_.DescribeServiceRevisions(kScope, kCaller, {first_rev})));
+
+  // Age: 91 days on, the next deployment keeps only itself and the one it replaces (still in
+  // deployments[] until its tasks are gone).
+  clock_.Advance(std::chrono::hours(24 * 91));
+  redeploy();
+  EXPECT_EQ(count(), 2u);
+  const std::string before_the_gap = sds[sds.size() - 2];
+  clock_.Advance(seconds(10));
+  redeploy();
+  EXPECT_EQ(count(), 2u);
+  EXPECT_TRUE(missing(services_.DescribeServiceDeployments(kScope, kCaller, {before_the_gap})));
+  clock_.Advance(seconds(10));
+  redeploy();
+  EXPECT_EQ(count(), 3u) << "a finished one within 90 days stays";
+  const std::string current(Describe("web")->at("currentServiceDeployment").as_string());
+  EXPECT_EQ(current, sds.back());
+  EXPECT_EQ(ServiceDeploymentOf(current).at("status"), "IN_PROGRESS");
+}
+
 TEST_F(ServicesTest, ListPagesAndFilters) {
   ASSERT_TRUE(Create(Request("a")).ok());
   ASSERT_TRUE(Create(Request("b", {{"taskDefinition", "ec2"}, {"launchType", "EC2"}})).status().code() ==

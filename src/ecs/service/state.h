@@ -42,6 +42,15 @@ struct LaunchConfig {
   std::optional<boost::json::object> network_configuration;     // {"awsvpcConfiguration": {...}}
 };
 
+// A DAEMON deployment's backoff on one container instance: a launch onto it that found no room
+// holds further launches onto that instance only; the other instances still get their task.
+struct InstanceBackoff {
+  std::string instance_arn;
+  int64_t failures = 0;        // consecutive placement failures there
+  TimePoint failed_at{};       // the last one
+  TimePoint next_launch_at{};  // no launch onto it before this
+};
+
 // One entry of deployments[] (ECS controller) or of taskSets[] (EXTERNAL controller).
 struct Deployment {
   std::string id;               // "ecs-svc/<19 digits>"
@@ -81,6 +90,7 @@ struct Deployment {
   int64_t breaker_unobserved = 0;  // failures since then that no task shows (placements that failed)
   int64_t launch_failures = 0;     // consecutive tasks that stopped before RUNNING (backoff)
   TimePoint next_launch_at{};      // backoff: no launch before this
+  std::vector<InstanceBackoff> instance_backoffs;  // DAEMON: placement failures back off per instance
 };
 
 struct Event {

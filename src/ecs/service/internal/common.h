@@ -8,9 +8,12 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
+#include "common/clock.h"
+#include "common/ids.h"
 #include "common/status.h"
 #include "ecs/common/tags.h"
 #include "ecs/common/errors.h"
+#include "store/store.h"
 
 namespace paddock::ecs::service::internal {
 
@@ -25,5 +28,13 @@ boost::json::value Canonical(const boost::json::value& v);
 
 // The request's `tags` ([{key, value}], validated by the model).
 Tags DecodeTags(const boost::json::object& in);
+
+// Drops the service deployments the service's history no longer keeps (services.h:
+// kServiceDeploymentHistory, kServiceDeploymentRetention) and the service revisions nothing kept
+// names. `record` is the service as the transaction writes it: the service deployments and
+// revisions its deployments and lastCompleted use always stay, as do unfinished ones. Run where a
+// deployment starts, the only change that adds to the history (service_deployments.cc).
+Status PruneServiceHistory(store::WriteTxn& txn, const Scope& scope, std::string_view cluster, std::string_view name,
+                           const boost::json::object& record, TimePoint now);
 
 }  // namespace paddock::ecs::service::internal

@@ -126,6 +126,15 @@ json::object EncodeDeployment(const Deployment& d) {
   o["launchFailures"] = d.launch_failures;
   o["nextLaunchAtMs"] = Ms(d.next_launch_at);
   if (!d.definition_constraints.empty()) o["definitionPlacementConstraints"] = d.definition_constraints;
+  if (!d.instance_backoffs.empty()) {
+    json::array backoffs;
+    for (const auto& b : d.instance_backoffs)
+      backoffs.push_back(json::object{{"instanceArn", b.instance_arn},
+                                      {"failures", b.failures},
+                                      {"failedAtMs", Ms(b.failed_at)},
+                                      {"nextLaunchAtMs", Ms(b.next_launch_at)}});
+    o["instanceBackoffs"] = std::move(backoffs);
+  }
   return o;
 }
 
@@ -157,6 +166,11 @@ Deployment DecodeDeployment(const json::object& o) {
   d.next_launch_at = FromEpochMillis(IntOr(o, "nextLaunchAtMs"));
   if (auto it = o.find("definitionPlacementConstraints"); it != o.end() && it->value().is_array())
     d.definition_constraints = it->value().get_array();
+  for (const json::object* b : json_fields::Objects(o, "instanceBackoffs"))
+    d.instance_backoffs.push_back(InstanceBackoff{.instance_arn = Str(*b, "instanceArn"),
+                                                  .failures = IntOr(*b, "failures"),
+                                                  .failed_at = FromEpochMillis(IntOr(*b, "failedAtMs")),
+                                                  .next_launch_at = FromEpochMillis(IntOr(*b, "nextLaunchAtMs"))});
   return d;
 }
 
