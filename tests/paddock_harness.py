@@ -125,8 +125,10 @@ class Server:
 
     LISTEN_PREFIX = "paddock server listening on http://"
 
-    def __init__(self, state_dir, extra_args=(), mode="server", env=None, start_timeout=20, listen="127.0.0.1:0"):
+    def __init__(self, state_dir, extra_args=(), mode="server", env=None, start_timeout=20, listen="127.0.0.1:0",
+                 short_timings=True):
         self.state_dir = state_dir
+        self.short_timings = short_timings  # --short-timings: timings below ECS's minimums accepted
         self.listen = listen  # the endpoint below is still 127.0.0.1:<port> (0.0.0.0 includes it)
         self.extra_args = list(extra_args)
         self.mode = mode
@@ -149,6 +151,9 @@ class Server:
             os.path.dirname(self.state_dir.rstrip("/")), f"server-{os.getpid()}-{time.monotonic_ns()}.log")
         log = open(self._log_path, "wb")
         args = [paddock_bin(), self.mode, "--listen", self.listen, "--state-dir", self.state_dir]
+        if self.mode in ("server", "up") and self.short_timings:
+            # Restart and health-check tests use 1 s timings, below ECS's minimums (test mode).
+            args.append("--short-timings")
         if self.mode == "up" and not any(a in ("--edge-web", "--edge-api", "--no-edge") for a in self.extra_args):
             # `paddock up`'s edge on ports of its own, never the default 8000/8081 others may hold.
             args += ["--edge-web", "127.0.0.1:0", "--edge-api", "127.0.0.1:0"]

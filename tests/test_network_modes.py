@@ -2,8 +2,10 @@
 Task metadata endpoint rows). On an in-process EC2 container instance ([[ec2_instance]]): bridge-mode
 tasks with a dynamic and a static host port serve busybox httpd at 127.0.0.1:<hostPort> as
 DescribeTasks' networkBindings say; a second task wanting the static port is not placed
-(RESOURCE:PORTS); a bridge container's hostname, /etc/hostname and /etc/hosts line are its runtime
-id (Docker's name for it), and it reads $ECS_CONTAINER_METADATA_URI_V4/taskWithTags: its tags, its
+(RESOURCE:PORTS); a containerPortRange is served on a contiguous host range in bridge mode and at the
+task's address on its own ports in awsvpc mode, both reported as containerPortRange/hostPortRange; a
+bridge container's hostname, /etc/hostname and /etc/hosts line are its runtime id (Docker's name for
+it), and it reads $ECS_CONTAINER_METADATA_URI_V4/taskWithTags: its tags, its
 volume, the node's ClockDrift; a host-mode task serves on a host port and reports no networkBindings; after
 StopTask nothing of them is left (no iptables rule naming the task, no netns). On Fargate (awsvpc):
 networkBindings at the task's address with hostPort = containerPort, and a container reads
@@ -151,6 +153,48 @@ class NetworkModes(h.PaddockTestCase):
             self.stop_and_check_gone(arn)
         with self.assertRaises(OSError):
             urllib.request.urlopen(f"http://127.0.0.1:{static}/", timeout=2)
+
+    def test_port_ranges_in_bridge_and_awsvpc_modes(self):
+        # One container serving on the first and last ports of its containerPortRange.
+        serve = ["sh", "-c", "httpd -p 9000 -h /www && exec httpd -f -p 9002 -h /www"]
+        bridge_td = self.register("nm-bridge-range", "bridge", {
+            "name": "web", "command": serve, "portMappings": [{"containerPortRange": "9000-9002"}]})
+        awsvpc_td = self.register("nm-awsvpc-range", "awsvpc", {
+            "name": "web", "command": serve, "portMappings": [{"containerPortRange": "9000-9002"}]},
+            compat="FARGATE", memory="512")
+        for td in (bridge_td, awsvpc_td):  # stored as given: no hostPort, the default protocol
+            self.assertEqual(self.ecs.describe_task_definition(taskDefinition=td)["taskDefinition"]
+                             ["containerDefinitions"][0]["portMappings"],
+                             [{"containerPortRange": "9000-9002", "protocol": "tcp"}])
+        bridge = self.run_ec2(bridge_td)
+        r = self.ecs.run_task(cluster="netmodes", taskDefinition=awsvpc_td, launchType="FARGATE",
+                              networkConfiguration={"awsvpcConfiguration": {"subnets": [self.subnet]}})
+        self.assertEqual(r["failures"], [])
+        awsvpc = r["tasks"][0]["taskArn"]
+
+        # Bridge: a block of 3 contiguous host ports the agent chose, DNATed port by port.
+        task = self.wait_for("netmodes", bridge, "RUNNING")
+        [b] = task["containers"][0]["networkBindings"]
+        first, last = (int(p) for p in b["hostPortRange"].split("-"))
+        self.assertEqual(b, {"bindIP": "0.0.0.0", "containerPortRange": "9000-9002",
+                             "hostPortRange": f"{first}-{first + 2}", "protocol": "tcp"})
+        self.assertNotEqual(first, 9000)  # from the ephemeral range, not the container's
+        self.assertEqual(fetch(f"http://127.0.0.1:{first}/"), PAGE)
+        self.assertEqual(fetch(f"http://127.0.0.1:{last}/"), PAGE)
+
+        # awsvpc: hostPortRange = containerPortRange, served at the task's address.
+        task = self.wait_for("netmodes", awsvpc, "RUNNING")
+        ip = {d["name"]: d["value"] for d in task["attachments"][0]["details"]}["privateIPv4Address"]
+        self.assertEqual(task["containers"][0]["networkBindings"],
+                         [{"bindIP": ip, "containerPortRange": "9000-9002", "hostPortRange": "9000-9002",
+                           "protocol": "tcp"}])
+        self.assertEqual(fetch(f"http://{ip}:9000/"), PAGE)
+        self.assertEqual(fetch(f"http://{ip}:9002/"), PAGE)
+
+        self.stop_and_check_gone(bridge)
+        self.stop_and_check_gone(awsvpc)
+        with self.assertRaises(OSError):
+            urllib.request.urlopen(f"http://127.0.0.1:{first}/", timeout=2)
 
     def test_a_static_host_port_in_use_on_the_host_fails_the_task(self):
         with socket.socket() as taken:

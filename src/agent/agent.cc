@@ -78,13 +78,34 @@ NetMode ParseNetMode(const json::object& definition, bool has_address) {
   return has_address ? NetMode::kAwsvpc : NetMode::kBridge;
 }
 
-// A container definition's portMappings: hostPort missing means 0 (dynamic), protocol tcp.
+// "first-last" of a containerPortRange as registration checked it (1 <= first < last <= 65535);
+// nullopt otherwise.
+std::optional<std::pair<uint16_t, uint16_t>> ParsePortRange(std::string_view text) {
+  size_t dash = text.find('-');
+  if (dash == std::string_view::npos) return std::nullopt;
+  unsigned first = 0, last = 0;
+  auto parse = [](std::string_view part, unsigned& out) {
+    auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), out);
+    return ec == std::errc() && end == part.data() + part.size();
+  };
+  if (!parse(text.substr(0, dash), first) || !parse(text.substr(dash + 1), last)) return std::nullopt;
+  if (first < 1 || first >= last || last > 65535) return std::nullopt;
+  return std::pair(static_cast<uint16_t>(first), static_cast<uint16_t>(last));
+}
+
+// A container definition's portMappings: hostPort missing means 0 (dynamic), protocol tcp; a
+// containerPortRange is container_port..container_port_last.
 std::vector<net::PortMapping> MappingsOf(const json::object& definition) {
   std::vector<net::PortMapping> out;
   for (const json::object* m : Objects(definition, "portMappings")) {
     net::PortMapping pm;
     pm.container_port = static_cast<uint16_t>(std::clamp<int64_t>(Int(*m, "containerPort").value_or(0), 0, 65535));
     pm.host_port = static_cast<uint16_t>(std::clamp<int64_t>(Int(*m, "hostPort").value_or(0), 0, 65535));
+    if (auto range = ParsePortRange(Str(*m, "containerPortRange"))) {
+      pm.container_port = range->first;
+      pm.container_port_last = range->second;
+      pm.host_port = 0;
+    }
     pm.protocol = Str(*m, "protocol") == "udp" ? net::Protocol::kUdp : net::Protocol::kTcp;
     out.push_back(pm);
   }
@@ -92,7 +113,17 @@ std::vector<net::PortMapping> MappingsOf(const json::object& definition) {
 }
 
 protocol::NetworkBinding ToEcs(const net::NetworkBinding& b) {
-  return protocol::NetworkBinding{b.bind_ip, b.container_port, b.host_port, std::string(net::ProtocolName(b.protocol))};
+  protocol::NetworkBinding out;
+  out.bind_ip = b.bind_ip;
+  out.protocol = std::string(net::ProtocolName(b.protocol));
+  if (b.container_port_last != 0) {
+    out.container_port_range = fmt::format("{}-{}", b.container_port, b.container_port_last);
+    out.host_port_range = fmt::format("{}-{}", b.host_port, b.host_port_last);
+  } else {
+    out.container_port = b.container_port;
+    out.host_port = b.host_port;
+  }
+  return out;
 }
 
 TaskStateChange Change(std::string_view status) {
@@ -580,9 +611,13 @@ class Agent::Driver {
       // port is served: the task's address, hostPort = containerPort (docs/contracts/task.md).
       for (auto& c : containers_) {
         c.bindings.emplace();
-        for (const auto& m : c.mappings)
-          c.bindings->push_back(protocol::NetworkBinding{task_ip_, m.container_port, m.container_port,
-                                                          std::string(net::ProtocolName(m.protocol))});
+        for (const auto& m : c.mappings)  // a range: hostPortRange = containerPortRange, as ECS
+          c.bindings->push_back(ToEcs(net::NetworkBinding{.bind_ip = task_ip_,
+                                                          .container_port = m.container_port,
+                                                          .host_port = m.container_port,
+                                                          .container_port_last = m.container_port_last,
+                                                          .host_port_last = m.container_port_last,
+                                                          .protocol = m.protocol}));
       }
     }
     if (!agent_.options_.task_networks) return true;

@@ -150,9 +150,11 @@ Status LoadConfigFile(const std::string& path, ServerConfig& config) {
       RETURN_IF_ERROR(str(config.api_rate_limits));
     } else if (k == "region") {
       RETURN_IF_ERROR(str(config.region));
-    } else if (k == "accept_any_credentials" || k == "access_log") {  // access_log: issue 10
+    } else if (k == "accept_any_credentials" || k == "access_log" || k == "short_timings") {  // access_log: issue 10
       if (!node.is_boolean()) return InvalidArgument(fmt::format("config file {}: '{}' must be true or false", path, k));
-      (k == "access_log" ? config.access_log : config.accept_any_credentials) = node.as_boolean()->get();
+      (k == "access_log" ? config.access_log
+                         : k == "short_timings" ? config.short_timings : config.accept_any_credentials) =
+          node.as_boolean()->get();
     } else if (k == "images") {
       if (!node.is_table()) return InvalidArgument(fmt::format("config file {}: 'images' must be a table ([images])", path));
       RETURN_IF_ERROR(LoadImages(path, *node.as_table(), config.images));

@@ -148,6 +148,9 @@ struct ServerConfig {
   std::string api_rate_limits = "off";  // "aws" | "off"
   std::string region = "us-east-1";     // the region written into the AWS profile
   bool access_log = false;  // one line per API request on stdout (cli/access_log.h)
+  // A test mode: RegisterTaskDefinition accepts timings below ECS's minimums (restartAttemptPeriod,
+  // healthCheck interval and timeout, a Fargate startTimeout/stopTimeout: ecs/taskdef/value_ranges.h).
+  bool short_timings = false;
   ImagesConfig images;
   AgentLimitsConfig agent;
   int64_t agent_long_polls = 16;

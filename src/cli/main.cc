@@ -43,7 +43,7 @@ int Fail(const Status& s) {
 // Adds the server flags; each overrides the config file.
 void AddServerFlags(CLI::App* cmd, ServerConfig& c, std::string& config_file) {
   cmd->add_option("--config", config_file, "TOML file with any of: listen, state_dir, accept_any_credentials, "
-                                           "default_account, api_rate_limits, region, and an [images] table "
+                                           "default_account, api_rate_limits, region, short_timings, and an [images] table "
                                            "(insecure_registries, insecure_loopback, pull_timeout_seconds, "
                                            "auth_file), agent_long_polls, agent_timeout_seconds, "
                                            "[[ec2_instance]] tables (cluster, cpu, memory), a [scheduler] table "
@@ -62,6 +62,10 @@ void AddServerFlags(CLI::App* cmd, ServerConfig& c, std::string& config_file) {
                   "(default off)")
       ->check(CLI::IsMember({"aws", "off"}));
   cmd->add_option("--region", c.region, "Region written into the generated AWS profile (default us-east-1)");
+  cmd->add_flag("--short-timings", c.short_timings,
+                "Test mode: RegisterTaskDefinition accepts timings below ECS's minimums (restartAttemptPeriod from 1 s, "
+                "healthCheck interval from 1 s and timeout from 1 s, a Fargate startTimeout/stopTimeout from 0 s), so "
+                "tests of restarts and health checks need not wait a minute (default off)");
   cmd->add_flag("--access-log", c.access_log,
                 "Print one line per API request: time, account, service.action, HTTP status, error code, latency "
                 "(default off)");
@@ -81,6 +85,7 @@ Status ResolveConfig(CLI::App* cmd, ServerConfig& c, const std::string& config_f
   if (explicitly("--api-rate-limits")) from_file.api_rate_limits = c.api_rate_limits;
   if (explicitly("--region")) from_file.region = c.region;
   if (explicitly("--access-log")) from_file.access_log = c.access_log;
+  if (explicitly("--short-timings")) from_file.short_timings = c.short_timings;
   c = std::move(from_file);
   return ValidateConfig(c);
 }

@@ -609,7 +609,8 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   impl->account_setting_reaper = std::make_unique<AccountSettingReaper>("account settings", *impl->account_settings);
   impl->capacity_provider_reaper =
       std::make_unique<CapacityProviderReaper>("capacity providers", *impl->capacity_providers);
-  impl->task_definitions = std::make_unique<ecs::taskdef::TaskDefinitions>(*impl->store);
+  impl->task_definitions = std::make_unique<ecs::taskdef::TaskDefinitions>(
+      *impl->store, ecs::taskdef::RegisterRules{.short_timings = config.short_timings});
   impl->container_instances = std::make_unique<ecs::instance::ContainerInstances>(*impl->store, *impl->clusters);
   const agent::remote::HostResources machine = agent::remote::DetectHost();
   impl->fargate = std::make_unique<ecs::task::FargateCapacity>(FargateLimitsFor(config, machine.cpu, machine.memory));

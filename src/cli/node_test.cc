@@ -25,9 +25,11 @@ TEST(ConfigTest, FileValuesAndValidation) {
   std::string dir = TempDir();
   std::string path = dir + "/paddock.toml";
   std::ofstream(path) << "listen = \"127.0.0.1:0\"\nstate_dir = \"/tmp/x\"\naccept_any_credentials = true\n"
-                         "default_account = \"111122223333\"\napi_rate_limits = \"aws\"\n";
+                         "default_account = \"111122223333\"\napi_rate_limits = \"aws\"\nshort_timings = true\n";
   ServerConfig c;
+  EXPECT_FALSE(c.short_timings);  // ECS's timing minimums unless a test asks otherwise
   ASSERT_TRUE(LoadConfigFile(path, c).ok());
+  EXPECT_TRUE(c.short_timings);
   EXPECT_EQ(c.listen, "127.0.0.1:0");
   EXPECT_EQ(c.state_dir, "/tmp/x");
   EXPECT_TRUE(c.accept_any_credentials);

@@ -40,6 +40,7 @@ std::vector<EcsPortMapping> Mappings(const json::array* list) {
   for (const json::value& m : *list) {
     if (!m.is_object()) continue;
     const json::object& o = m.get_object();
+    if (o.contains("containerPortRange")) continue;  // a port range: the edge routes to single ports
     EcsPortMapping p;
     p.container_port = IntField(o, "containerPort");
     p.host_port = IntField(o, "hostPort");

@@ -160,6 +160,9 @@ json::object ContainerDocument(const json::object& task, const TaskFacts& facts,
   d["ImageID"] = f.image_id;
   json::array ports;
   for (const json::object* b : Objects(c, "networkBindings")) {
+    // A port range's binding (containerPortRange, no containerPort) has no Ports entry: the
+    // endpoint's port shape has one port.
+    if (b->contains("containerPortRange")) continue;
     json::object p;
     if (auto port = Num(*b, "containerPort"); port && *port != 0) p["ContainerPort"] = static_cast<int64_t>(*port);
     std::string protocol = Str(*b, "protocol");

@@ -150,7 +150,14 @@
 // by any task (the rules) and ports a bind probe finds in use (SO_REUSEADDR, as ECS's Go probe).
 // Static host ports get the same two checks. Choice and rule insertion happen under a flock on
 // /run/lock/<chain_prefix>-ports.lock, so two tasks (of any instance using those chains) never get
-// one port. Port ranges (containerPortRange) are not supported.
+// one port.
+//
+// Port ranges (ECS's containerPortRange, bridge mode): a mapping with container_port_last set is
+// the container ports container_port..container_port_last; its host ports are a contiguous block
+// of as many ports from the dynamic range (ECS's agent looks for contiguous host ports the same
+// way), found by the same search from the cursor and the same checks, one DNAT rule per port. The
+// binding reports both ranges (NetworkBinding's *_last). Host mode takes no ranges (ECS allows them
+// only in bridge and awsvpc modes; awsvpc publishes nothing: its ports are the task's address's).
 //
 // Thread safety: every function may be called from any thread. Calls for the same task must not
 // run concurrently; calls for one VPC may (the host-wide lock orders them).
@@ -239,17 +246,22 @@ std::string_view ProtocolName(Protocol protocol);
 
 // One of a container's portMappings.
 struct PortMapping {
-  uint16_t container_port = 0;  // 1-65535
-  uint16_t host_port = 0;       // 0: dynamic (bridge mode); host mode: 0 or container_port
+  uint16_t container_port = 0;       // 1-65535; with container_port_last, the range's first port
+  uint16_t container_port_last = 0;  // 0: one port; else a range's last port (> container_port)
+  uint16_t host_port = 0;            // 0: dynamic (bridge mode); host mode: 0 or container_port.
+                                     // A range's host ports are always dynamic (0).
   Protocol protocol = Protocol::kTcp;
   std::string host_ip;          // empty: every host address ("0.0.0.0"); else a local IPv4 address
 };
 
-// An ECS NetworkBinding: {"bindIP", "containerPort", "hostPort", "protocol"}.
+// An ECS NetworkBinding: {"bindIP", "containerPort", "hostPort", "protocol"}, or for a port range
+// {"bindIP", "containerPortRange", "hostPortRange", "protocol"} (the *_last fields set).
 struct NetworkBinding {
   std::string bind_ip = "0.0.0.0";
   uint16_t container_port = 0;
   uint16_t host_port = 0;
+  uint16_t container_port_last = 0;  // a range: container_port..container_port_last; 0: one port
+  uint16_t host_port_last = 0;       // a range: host_port..host_port_last; 0: one port
   Protocol protocol = Protocol::kTcp;
 
   friend bool operator==(const NetworkBinding&, const NetworkBinding&) = default;
@@ -457,9 +469,11 @@ StatusOr<std::map<std::string, uint32_t>> ListBridgeAddresses(const NetworkOptio
 // addresses (or host_ip) to the task's address and containerPort. All or nothing: on failure no
 // rule of this call remains. Returns one binding per mapping, in order, as ECS's agent submits
 // them (IPv4 only: its default is ECS_EXCLUDE_IPV6_PORTBINDING=true).
-// kInvalidArgument: a bad mapping (port 0, a host_ip that is not IPv4), or one host port and
-// protocol twice; kAlreadyExists: a static host port published or reserved by any task, or in
-// use on the host (the message names which); kResourceExhausted: no free dynamic port.
+// kInvalidArgument: a bad mapping (port 0, a host_ip that is not IPv4, a range whose last port is
+// not above its first or that has a host port), or one host port and protocol twice;
+// kAlreadyExists: a static host port published or reserved by any task, or in use on the host
+// (the message names which); kResourceExhausted: no free dynamic port (for a
+// range: no block of as many contiguous free ports).
 // Several calls for one task (e.g. one per container) add to its rules; a host port it holds
 // already counts as taken.
 StatusOr<std::vector<NetworkBinding>> PublishPorts(const NetworkOptions& options, const TaskNetwork& network,

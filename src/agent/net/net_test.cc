@@ -1255,6 +1255,7 @@ TEST_F(NetTest, PublishedTcpPortsReachTheTaskFromLoopbackTheBridgeAddressAndOthe
   ASSERT_TRUE(bindings.ok()) << bindings.status().ToString();
   ASSERT_EQ(bindings->size(), 2u);
   EXPECT_EQ((*bindings)[0], (NetworkBinding{.bind_ip = "0.0.0.0", .container_port = 8080, .host_port = static_port_,
+                                            .container_port_last = 0, .host_port_last = 0,
                                             .protocol = Protocol::kTcp}));
   uint16_t dynamic = (*bindings)[1].host_port;
   EXPECT_GE(dynamic, options_.dynamic_port_first);
@@ -1409,6 +1410,76 @@ TEST_F(NetTest, DynamicPortsNeverCollideWithOtherTasksOrTheHost) {
   EXPECT_THAT(owners, ElementsAre("task-a", "task-a", "task-c", "task-c"));
 }
 
+// A containerPortRange in bridge mode: its host ports are one contiguous block of free ports of
+// the dynamic range (a port in use on the host, or another task's, breaks a block), one DNAT rule
+// per port, and the binding reports both ranges; a range that fits nowhere leaves nothing behind.
+TEST_F(NetTest, APortRangeGetsAContiguousBlockOfFreeHostPorts) {
+  if (!RequireIptables()) GTEST_SKIP() << "needs iptables";
+  ASSERT_TRUE(EnsureBridgeNetwork(options_).ok());
+  // 8 ports, the third held by a listener of this process: free blocks are [F, F+1] and [F+3, F+7].
+  const uint16_t first = options_.dynamic_port_first;
+  options_.dynamic_port_last = static_cast<uint16_t>(first + 7);
+  const uint16_t busy = static_cast<uint16_t>(first + 2);
+  int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(busy);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(listen(listener, 1), 0);
+
+  StatusOr<TaskNetwork> a = TaskNetworkFor(options_, "task-a", Ip(10, 253, subnet_, 2));
+  StatusOr<TaskNetwork> b = TaskNetworkFor(options_, "task-b", Ip(10, 253, subnet_, 3));
+  ASSERT_TRUE(a.ok() && b.ok());
+  PortMapping range = Map(9000);
+  range.container_port_last = 9002;
+  auto pa = PublishPorts(options_, *a, {range});
+  ASSERT_TRUE(pa.ok()) << pa.status().ToString();
+  ASSERT_EQ(pa->size(), 1u);
+  const NetworkBinding& ba = (*pa)[0];
+  EXPECT_EQ(ba.container_port, 9000);
+  EXPECT_EQ(ba.container_port_last, 9002);
+  EXPECT_EQ(ba.host_port_last, ba.host_port + 2);
+  EXPECT_GT(ba.host_port, busy);  // only [F+3, F+7] holds 3 contiguous free ports
+  EXPECT_LE(ba.host_port_last, options_.dynamic_port_last);
+  const std::string ip = IpText(Ip(10, 253, subnet_, 2));
+  EXPECT_THAT(NatRulesWith(a->netns_name),
+              ElementsAre(HasSubstr(fmt::format("--dport {} -m comment --comment {} -j DNAT --to-destination {}:9000",
+                                                ba.host_port, a->netns_name, ip)),
+                          HasSubstr(fmt::format("--dport {} -m comment --comment {} -j DNAT --to-destination {}:9001",
+                                                ba.host_port + 1, a->netns_name, ip)),
+                          HasSubstr(fmt::format("--dport {} -m comment --comment {} -j DNAT --to-destination {}:9002",
+                                                ba.host_port + 2, a->netns_name, ip))));
+
+  // 3 more contiguous ports exist nowhere now: refused, and nothing of the call remains.
+  PortMapping three = Map(7000);
+  three.container_port_last = 7002;
+  auto pb = PublishPorts(options_, *b, {Map(80), three});
+  EXPECT_EQ(pb.status().code(), StatusCode::kResourceExhausted) << pb.status().ToString();
+  EXPECT_THAT(pb.status().message(), HasSubstr("no 3 contiguous free host ports"));
+  EXPECT_THAT(NatRulesWith(b->netns_name), IsEmpty());
+  // Two do, clear of task a's block and of the busy port.
+  PortMapping two = Map(7000);
+  two.container_port_last = 7001;
+  pb = PublishPorts(options_, *b, {two});
+  ASSERT_TRUE(pb.ok()) << pb.status().ToString();
+  const NetworkBinding& bb = (*pb)[0];
+  EXPECT_EQ(bb.host_port_last, bb.host_port + 1);
+  for (uint16_t p : {bb.host_port, bb.host_port_last}) {
+    EXPECT_NE(p, busy);
+    EXPECT_TRUE(p < ba.host_port || p > ba.host_port_last) << p;
+    EXPECT_GE(p, first);
+    EXPECT_LE(p, options_.dynamic_port_last);
+  }
+  close(listener);
+
+  ASSERT_TRUE(UnpublishPorts(options_, "task-a").ok());
+  ASSERT_TRUE(UnpublishPorts(options_, "task-b").ok());
+  EXPECT_THAT(NatRulesWith(a->netns_name), IsEmpty());
+  EXPECT_THAT(NatRulesWith(b->netns_name), IsEmpty());
+}
+
 TEST_F(NetTest, HostModeReservesPortsAgainstOtherTasks) {
   if (!RequireIptables()) GTEST_SKIP() << "needs iptables";
   ASSERT_TRUE(EnsureBridgeNetwork(options_).ok());
@@ -1416,6 +1487,7 @@ TEST_F(NetTest, HostModeReservesPortsAgainstOtherTasks) {
   auto reserved = ReserveHostPorts(options_, "task-h", {Map(port)});
   ASSERT_TRUE(reserved.ok()) << reserved.status().ToString();
   EXPECT_THAT(*reserved, ElementsAre(NetworkBinding{.bind_ip = "0.0.0.0", .container_port = port, .host_port = port,
+                                                    .container_port_last = 0, .host_port_last = 0,
                                                     .protocol = Protocol::kTcp}));
   // The reservation does not steer traffic: the port stays bindable for the task's container.
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -1662,6 +1734,15 @@ TEST(PortsTest, RefusesBadMappingsBeforeTouchingTheSystem) {
             StatusCode::kInvalidArgument);
   EXPECT_EQ(ReserveHostPorts(options, "bad id", {Map(80)}).status().code(),
             StatusCode::kInvalidArgument);
+  // Port ranges: the last port above the first, no host port, not in host mode.
+  PortMapping range = Map(9000);
+  range.container_port_last = 9000;
+  EXPECT_EQ(PublishPorts(options, tn, {range}).status().code(), StatusCode::kInvalidArgument);
+  range.container_port_last = 9001;
+  range.host_port = 9100;
+  EXPECT_EQ(PublishPorts(options, tn, {range}).status().code(), StatusCode::kInvalidArgument);
+  range.host_port = 0;
+  EXPECT_EQ(ReserveHostPorts(options, "t", {range}).status().code(), StatusCode::kInvalidArgument);
   tn.ip = 0;
   EXPECT_EQ(PublishPorts(options, tn, {Map(80)}).status().code(), StatusCode::kInvalidArgument);
   NetworkOptions bad = options;

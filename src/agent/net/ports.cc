@@ -179,6 +179,15 @@ StatusOr<std::vector<uint32_t>> CheckMappings(const std::vector<PortMapping>& ma
   std::set<std::string> in_call;
   for (const PortMapping& m : mappings) {
     if (m.container_port == 0) return InvalidArgument(fmt::format("{}: containerPort 0 is not a port", what));
+    if (m.container_port_last != 0) {
+      if (m.container_port_last <= m.container_port)
+        return InvalidArgument(fmt::format("{}: container port range {}-{} does not end above its start", what,
+                                           m.container_port, m.container_port_last));
+      if (host_mode) return InvalidArgument(fmt::format("{}: host mode takes no port ranges", what));
+      if (m.host_port != 0)
+        return InvalidArgument(fmt::format("{}: a port range's host ports are chosen, hostPort {} given", what,
+                                           m.host_port));
+    }
     if (host_mode && m.host_port != 0 && m.host_port != m.container_port) {
       return InvalidArgument(fmt::format("{}: in host mode, hostPort {} must be empty or equal containerPort {}", what,
                                          m.host_port, m.container_port));
@@ -237,30 +246,53 @@ StatusOr<std::vector<NetworkBinding>> Claim(const NetworkOptions& options, const
         return AlreadyExists(fmt::format("{}: host port {} is already in use on the host", what, Key(m.protocol, host_port)));
       }
     } else {
+      // The first of `count` contiguous ports that are all free, searched from after the cursor
+      // (count is 1 but for a port range).
+      const uint32_t count = m.container_port_last == 0 ? 1u : uint32_t{m.container_port_last} - m.container_port + 1;
       uint32_t size = uint32_t{range.last} - range.first + 1;
       uint32_t start = (cursor >= range.first && cursor < range.last) ? cursor + 1u - range.first : 0;
-      for (uint32_t n = 0; n < size && host_port == 0; ++n) {
-        auto port = static_cast<uint16_t>(range.first + (start + n) % size);
-        if (taken.count(Key(m.protocol, port)) || in_call.count(Key(m.protocol, port))) continue;
-        ASSIGN_OR_RETURN(bool free, PortFree(m.protocol, host_ips[i], port));
-        if (free) host_port = port;
+      for (uint32_t n = 0; n < size && host_port == 0;) {
+        uint32_t first = (start + n) % size;
+        if (first + count > size) {  // a block does not wrap around the range's end
+          n += size - first;
+          continue;
+        }
+        uint32_t k = 0;
+        for (; k < count; ++k) {
+          auto port = static_cast<uint16_t>(range.first + first + k);
+          if (taken.count(Key(m.protocol, port)) || in_call.count(Key(m.protocol, port))) break;
+          ASSIGN_OR_RETURN(bool free, PortFree(m.protocol, host_ips[i], port));
+          if (!free) break;
+        }
+        if (k == count) host_port = static_cast<uint16_t>(range.first + first);
+        n += k + 1;  // no block starting before the busy port fits
       }
       if (host_port == 0) {
-        return ResourceExhausted(fmt::format("{}: no free host port for {} in {}-{}", what, ProtocolName(m.protocol),
+        std::string wanted = count == 1 ? "free host port" : fmt::format("{} contiguous free host ports", count);
+        return ResourceExhausted(fmt::format("{}: no {} for {} in {}-{}", what, wanted, ProtocolName(m.protocol),
                                              range.first, range.last));
       }
-      cursor = host_port;
+      cursor = static_cast<uint16_t>(host_port + count - 1);
     }
-    taken[Key(m.protocol, host_port)] = owner;
+    const uint16_t container_last = m.container_port_last == 0 ? m.container_port : m.container_port_last;
     NetworkBinding b{.bind_ip = m.host_ip.empty() ? "0.0.0.0" : Ipv4(host_ips[i]),
                      .container_port = m.container_port,
                      .host_port = host_port,
+                     .container_port_last = m.container_port_last,
+                     .host_port_last = m.container_port_last == 0
+                                           ? uint16_t{0}
+                                           : static_cast<uint16_t>(host_port + (container_last - m.container_port)),
                      .protocol = m.protocol};
     std::string dst = m.host_ip.empty() ? "" : fmt::format("-d {}/32 ", b.bind_ip);
-    std::string target = host_mode ? "RETURN"
-                                   : fmt::format("DNAT --to-destination {}:{}", Ipv4(task_ip), m.container_port);
-    lines.push_back(fmt::format("-A {} {}-p {} -m {} --dport {} -m comment --comment {} -j {}", chain, dst,
-                                ProtocolName(m.protocol), ProtocolName(m.protocol), host_port, owner, target));
+    // One rule per port: a range's ports are published as its single ports would be.
+    for (uint32_t k = 0; k <= uint32_t{container_last} - m.container_port; ++k) {
+      const auto hport = static_cast<uint16_t>(host_port + k);
+      const auto cport = static_cast<uint16_t>(m.container_port + k);
+      taken[Key(m.protocol, hport)] = owner;
+      std::string target = host_mode ? "RETURN" : fmt::format("DNAT --to-destination {}:{}", Ipv4(task_ip), cport);
+      lines.push_back(fmt::format("-A {} {}-p {} -m {} --dport {} -m comment --comment {} -j {}", chain, dst,
+                                  ProtocolName(m.protocol), ProtocolName(m.protocol), hport, owner, target));
+    }
     bindings.push_back(std::move(b));
   }
   RETURN_IF_ERROR(internal::RestoreNoFlush(what, "nat", lines));
@@ -329,6 +361,8 @@ StatusOr<std::vector<PublishedPort>> ListPublished(const NetworkOptions& options
                                   .binding = {.bind_ip = rule.host_ip.empty() ? "0.0.0.0" : rule.host_ip,
                                               .container_port = rule.container_port,
                                               .host_port = rule.host_port,
+                                              .container_port_last = 0,  // a rule is one port
+                                              .host_port_last = 0,
                                               .protocol = rule.protocol},
                                   .container_ip = rule.container_ip});
   }

@@ -51,12 +51,16 @@ struct LaunchSpec {
   std::optional<Network> network;
 };
 
-// A published port, as ECS's NetworkBinding: awsvpc reports hostPort = containerPort.
+// A published port, as ECS's NetworkBinding: awsvpc reports hostPort = containerPort. A port
+// range (containerPortRange) has the ranges ("first-last") instead of the ports (which stay 0):
+// awsvpc reports hostPortRange = containerPortRange, bridge the host ports the agent chose.
 struct NetworkBinding {
   std::string bind_ip = "0.0.0.0";
   int64_t container_port = 0;
   int64_t host_port = 0;
   std::string protocol = "tcp";
+  std::string container_port_range;  // empty: one port
+  std::string host_port_range;
 };
 
 struct ContainerStateChange {

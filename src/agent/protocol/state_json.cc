@@ -11,6 +11,11 @@ using json_fields::OptStr;
 using json_fields::Int;
 
 json::object NetworkBindingJson(const NetworkBinding& b) {
+  if (!b.container_port_range.empty())
+    return json::object{{"bindIP", b.bind_ip},
+                        {"protocol", b.protocol},
+                        {"containerPortRange", b.container_port_range},
+                        {"hostPortRange", b.host_port_range}};
   return json::object{
       {"bindIP", b.bind_ip}, {"containerPort", b.container_port}, {"hostPort", b.host_port}, {"protocol", b.protocol}};
 }
@@ -49,6 +54,8 @@ ContainerStateChange ContainerChangeFromJson(const json::object& o) {
       nb.container_port = Int(b, "containerPort").value_or(0);
       nb.host_port = Int(b, "hostPort").value_or(0);
       if (auto p = OptStr(b, "protocol")) nb.protocol = *p;
+      nb.container_port_range = OptStr(b, "containerPortRange").value_or("");
+      nb.host_port_range = OptStr(b, "hostPortRange").value_or("");
       bindings.push_back(std::move(nb));
     }
     c.network_bindings = std::move(bindings);

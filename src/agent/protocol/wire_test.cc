@@ -1,6 +1,7 @@
 // The agent protocol's wire forms (wire.h) that carry a task's execution resources and its logs:
 // each survives a round trip through JSON text, and malformed input is refused, never guessed at.
 #include "agent/protocol/wire.h"
+#include "agent/protocol/state_json.h"
 
 #include <gtest/gtest.h>
 
@@ -35,6 +36,35 @@ TEST(WireTest, ExecutionResourcesSurviveTheRoundTrip) {
   auto f = DecodeExecutionResources(Reparsed(EncodeExecutionResources(failed)));
   ASSERT_TRUE(f.ok());
   EXPECT_EQ(f->failure_reason, failed.failure_reason);
+}
+
+// A container's networkBindings: a single port as ECS's {containerPort, hostPort}, a port range
+// as ECS's {containerPortRange, hostPortRange} without the single ports.
+TEST(WireTest, NetworkBindingsOfPortsAndPortRangesSurviveTheRoundTrip) {
+  ContainerStateChange c;
+  c.name = "web";
+  c.last_status = "RUNNING";
+  NetworkBinding port, range;
+  port.container_port = 80;
+  port.host_port = 49153;
+  range.protocol = "udp";
+  range.container_port_range = "9000-9002";
+  range.host_port_range = "49160-49162";
+  c.network_bindings = {port, range};
+  json::object o = Reparsed(ContainerChangeJson(c));
+  EXPECT_EQ(o.at("networkBindings").as_array()[1].as_object(),
+            (json::object{{"bindIP", "0.0.0.0"},
+                          {"protocol", "udp"},
+                          {"containerPortRange", "9000-9002"},
+                          {"hostPortRange", "49160-49162"}}));
+  ContainerStateChange back = ContainerChangeFromJson(o);
+  ASSERT_TRUE(back.network_bindings);
+  ASSERT_EQ(back.network_bindings->size(), 2u);
+  EXPECT_EQ((*back.network_bindings)[0].host_port, 49153);
+  EXPECT_EQ((*back.network_bindings)[0].container_port_range, "");
+  EXPECT_EQ((*back.network_bindings)[1].container_port_range, "9000-9002");
+  EXPECT_EQ((*back.network_bindings)[1].host_port_range, "49160-49162");
+  EXPECT_EQ((*back.network_bindings)[1].protocol, "udp");
 }
 
 TEST(WireTest, MalformedExecutionResourcesAreRefused) {

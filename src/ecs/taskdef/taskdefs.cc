@@ -158,7 +158,7 @@ StatusOr<Ref> ParseRef(std::string_view text, const Scope& caller, std::string_v
 
 StatusOr<Registered> TaskDefinitions::Register(const Scope& scope, std::string_view caller_arn, json::object input,
                                                TimePoint now) {
-  ASSIGN_OR_RETURN(Validated v, ValidateRegister(std::move(input)));
+  ASSIGN_OR_RETURN(Validated v, ValidateRegister(std::move(input), rules_));
   const std::string family(v.definition.at("family").as_string());
 
   // The output document, in the member order AWS uses. Fields the caller set keep their values.

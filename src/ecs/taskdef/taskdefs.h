@@ -33,6 +33,7 @@
 #include "common/ids.h"
 #include "common/status.h"
 #include "ecs/common/tags.h"
+#include "ecs/taskdef/validate.h"
 #include "store/store.h"
 
 namespace paddock::ecs::taskdef {
@@ -149,7 +150,8 @@ class ReferenceCheck {
 
 class TaskDefinitions {
  public:
-  explicit TaskDefinitions(store::Store& store) : store_(store) {}
+  // `rules`: what this server relaxes of ECS's registration rules (validate.h; none by default).
+  explicit TaskDefinitions(store::Store& store, RegisterRules rules = {}) : store_(store), rules_(rules) {}
 
   // REQUIRES: called before serving.
   void AddReferenceCheck(ReferenceCheck* check) { checks_.push_back(check); }
@@ -196,6 +198,7 @@ class TaskDefinitions {
 
  private:
   store::Store& store_;
+  const RegisterRules rules_;
   std::vector<ReferenceCheck*> checks_;
 };
 

@@ -4,6 +4,8 @@
 #include "ecs/taskdef/container_values.h"
 #include "ecs/taskdef/fargate.h"
 #include "ecs/taskdef/host_grants.h"
+#include "ecs/taskdef/port_mappings.h"
+#include "ecs/taskdef/value_ranges.h"
 
 #include <fmt/format.h>
 
@@ -133,7 +135,7 @@ bool IsFargateSize(int cpu, int mem) {
   }
 }
 
-StatusOr<Validated> ValidateRegister(json::object input) {
+StatusOr<Validated> ValidateRegister(json::object input, const RegisterRules& rules) {
   Validated out;
 
   // Tags travel beside the definition, not in it.
@@ -154,7 +156,6 @@ StatusOr<Validated> ValidateRegister(json::object input) {
 
   const std::string network_mode = GetString(input, "networkMode") ? std::string(*GetString(input, "networkMode")) : "";
   const bool awsvpc = network_mode == "awsvpc";
-  const bool host_mode = network_mode == "host";
 
   std::set<std::string> requires_compat;
   if (auto it = input.find("requiresCompatibilities"); it != input.end())
@@ -189,6 +190,8 @@ StatusOr<Validated> ValidateRegister(json::object input) {
           "the valid values.",
           *task_cpu, *task_mem));
   }
+
+  RETURN_IF_ERROR(CheckTaskRanges(input));
 
   auto cds_it = input.find("containerDefinitions");
   json::array& cds = cds_it->value().as_array();
@@ -252,28 +255,10 @@ StatusOr<Validated> ValidateRegister(json::object input) {
     if (auto c = GetInt(cd, "cpu"); c && *c < 0)
       return ClientError(fmt::format("Invalid 'cpu' setting for container '{}'.", cname));
 
-    // Port mappings: under awsvpc and host, hostPort is omitted (then it equals containerPort) or equal.
-    if (auto pm = cd.find("portMappings"); pm != cd.end()) {
-      for (auto& m_value : pm->value().as_array()) {
-        json::object& m = m_value.as_object();
-        std::optional<int64_t> container_port = GetInt(m, "containerPort");
-        std::optional<int64_t> host_port = GetInt(m, "hostPort");
-        bool has_range = GetString(m, "containerPortRange") != nullptr;
-        if (!container_port && !has_range)
-          return ClientError(fmt::format("Invalid port mapping for container '{}'. 'containerPort' must be specified.", cname));
-        if (container_port && (*container_port < 1 || *container_port > 65535))
-          return ClientError(fmt::format("Invalid 'containerPort' {} for container '{}'. Ports are 1 to 65535.", *container_port, cname));
-        if (host_port && (*host_port < 0 || *host_port > 65535))
-          return ClientError(fmt::format("Invalid 'hostPort' {} for container '{}'. Ports are 0 to 65535.", *host_port, cname));
-        if ((awsvpc || host_mode) && container_port) {
-          if (host_port && *host_port != *container_port)
-            return ClientError(fmt::format(
-                "When networkMode={}, the host ports and container ports in port mappings must match.", network_mode));
-          m["hostPort"] = *container_port;
-        }
-        if (m.find("protocol") == m.end()) m["protocol"] = "tcp";
-      }
-    }
+    // Port mappings, checked and normalized (port_mappings.h); numeric fields in ECS's ranges
+    // (value_ranges.h).
+    RETURN_IF_ERROR(CheckPortMappings(cd, network_mode));
+    RETURN_IF_ERROR(CheckContainerRanges(cd, {.fargate = fargate, .short_timings = rules.short_timings}));
 
     if (auto dep = cd.find("dependsOn"); dep != cd.end()) {
       for (const auto& d : dep->value().as_array()) {

@@ -32,8 +32,15 @@ struct Validated {
   boost::json::array requires_attributes;
 };
 
+// What a server may relax of ECS's registration rules.
+struct RegisterRules {
+  // `paddock server --short-timings` (a test mode): timing minimums lowered (value_ranges.h,
+  // RangeRules::short_timings).
+  bool short_timings = false;
+};
+
 // Checks a model-validated RegisterTaskDefinition input and returns the normalized definition.
 // Errors are ClientException (semantic) or InvalidParameterException (a value's form).
-StatusOr<Validated> ValidateRegister(boost::json::object input);
+StatusOr<Validated> ValidateRegister(boost::json::object input, const RegisterRules& rules = {});
 
 }  // namespace paddock::ecs::taskdef
