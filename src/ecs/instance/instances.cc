@@ -267,6 +267,14 @@ std::string FailureArn(const Scope& scope, std::string_view cluster, const Insta
 
 Status NotFoundError() { return ParamError(std::string(kNotFoundMessage)); }
 
+// Placement's refusal of an instance that is not ACTIVE (DRAINING, or deregistered): ECS's
+// StartTask reason INACTIVE, the status named in the message.
+Status ActiveOrRefused(const json::object& record) {
+  const std::string status = Str(record, "status");
+  if (status == "ACTIVE") return OkStatus();
+  return FailedPrecondition(fmt::format("The container instance is {}.", status), Refusal::kInactive);
+}
+
 struct Reservation {
   int64_t cpu = 0;
   int64_t memory = 0;
@@ -871,6 +879,14 @@ StatusOr<std::vector<Candidate>> ContainerInstances::Candidates(store::ReadTxn& 
   return out;
 }
 
+Status ContainerInstances::CheckPlaceable(store::ReadTxn& txn, const Scope& scope, std::string_view cluster,
+                                          std::string_view id) {
+  ASSIGN_OR_RETURN(auto text, txn.Get(kInstances, InstanceKey(scope, cluster, id)));
+  if (!text) return NotFound(std::string(kNotFoundMessage), Refusal::kMissing);
+  ASSIGN_OR_RETURN(json::object record, ParseRecordObject(*text, "container instance"));
+  return ActiveOrRefused(record);
+}
+
 Status ContainerInstances::Reserve(store::WriteTxn& txn, const Scope& scope, std::string_view cluster,
                                    std::string_view id, std::string_view task_id, const Demand& demand) {
   const std::string key = InstanceKey(scope, cluster, id);
@@ -880,8 +896,7 @@ Status ContainerInstances::Reserve(store::WriteTxn& txn, const Scope& scope, std
   ASSIGN_OR_RETURN(auto text, txn.Get(kInstances, key));
   if (!text) return NotFound(std::string(kNotFoundMessage), Refusal::kMissing);
   ASSIGN_OR_RETURN(json::object record, ParseRecordObject(*text, "container instance"));
-  if (Str(record, "status") != "ACTIVE")
-    return FailedPrecondition(fmt::format("The container instance is {}.", Str(record, "status")), Refusal::kInactive);
+  RETURN_IF_ERROR(ActiveOrRefused(record));
   json::array& remaining = record["remainingResources"].as_array();
   const int64_t cpu = ResourceInt(remaining, "CPU"), memory = ResourceInt(remaining, "MEMORY");
   if (demand.cpu < 0 || demand.memory < 0) return ParamError("A reservation cannot be negative.");

@@ -237,6 +237,11 @@ class ContainerInstances {
   // such instance; RefusalReason names them as ECS does.
   Status Reserve(store::WriteTxn& txn, const Scope& scope, std::string_view cluster, std::string_view id,
                  std::string_view task_id, const Demand& demand);
+  // Whether the instance could take a task at all, as Reserve judges it before the resources:
+  // OK when ACTIVE, NotFound with Refusal::kMissing for no such instance, FailedPrecondition with
+  // Refusal::kInactive (message "The container instance is DRAINING.") when DRAINING or
+  // deregistered. StartTask names instances that Candidates leaves out: this says why.
+  Status CheckPlaceable(store::ReadTxn& txn, const Scope& scope, std::string_view cluster, std::string_view id);
   // The task's reservation moves from pending to running. No-op when already running, and when
   // there is no reservation or no instance (reaped after a forced deregistration).
   Status MarkRunning(store::WriteTxn& txn, const Scope& scope, std::string_view cluster, std::string_view id,

@@ -288,6 +288,43 @@ TEST_F(Ec2Test, StartTaskOnNamedInstancesAndListByInstance) {
   EXPECT_EQ(api::AnswerFor(tasks_.Start(kScope, kCaller, s, clock_.Now()).status()).type, "InvalidParameterException");
 }
 
+// StartTask onto an instance that exists but cannot take tasks: ECS's StartTask reason INACTIVE
+// (documented for a deregistered instance; a DRAINING one takes no new task either, and the detail
+// says which), not MISSING, which stays for one that does not exist. Nothing is written; the
+// instance made ACTIVE again takes the task.
+TEST_F(Ec2Test, StartTaskOntoADrainingOrDeregisteredInstanceIsInactiveNotMissing) {
+  const std::string a = AddInstance(1024, 1024), b = AddInstance(1024, 1024);
+  const instance::InstanceRef ref_a{a, std::nullopt, IdOf(a)}, ref_b{b, std::nullopt, IdOf(b)};
+  ASSERT_TRUE(instances_.UpdateState(kScope, "default", {ref_a}, "DRAINING", clock_.Now()).ok());
+  ASSERT_TRUE(instances_.Deregister(kScope, "default", ref_b, false, clock_.Now()).ok());
+  StartRequest s;
+  s.run.task_definition = "worker";
+  s.container_instances = {IdOf(a), b, "0123456789abcdef0123456789abcdef"};
+  auto r = tasks_.Start(kScope, kCaller, s, clock_.Now());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->tasks.empty());
+  ASSERT_EQ(r->failures.size(), 3u);
+  EXPECT_EQ(r->failures[0].arn, a);
+  EXPECT_EQ(r->failures[0].reason, "INACTIVE");
+  EXPECT_EQ(r->failures[0].detail, "The container instance is DRAINING.");
+  EXPECT_EQ(r->failures[1].arn, b);
+  EXPECT_EQ(r->failures[1].reason, "INACTIVE");
+  EXPECT_EQ(r->failures[1].detail, "The container instance is INACTIVE.");
+  EXPECT_EQ(r->failures[2].reason, "MISSING");
+  EXPECT_EQ(r->failures[2].detail, "");
+  auto listed = tasks_.List(kScope, ListQuery{}, kCaller);
+  ASSERT_TRUE(listed.ok());
+  EXPECT_TRUE(listed->arns.empty()) << "nothing was written";
+  EXPECT_EQ(Instance(a).at("pendingTasksCount").as_int64(), 0);
+
+  ASSERT_TRUE(instances_.UpdateState(kScope, "default", {ref_a}, "ACTIVE", clock_.Now()).ok());
+  s.container_instances = {IdOf(a)};
+  r = tasks_.Start(kScope, kCaller, s, clock_.Now());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->tasks.size(), 1u);
+  EXPECT_TRUE(r->failures.empty());
+}
+
 // A forced deregistration leaves the instance's tasks; once the reaper has removed the instance
 // and its reservations, the task's agent can still report it RUNNING and STOPPED (its address and
 // assignment go back), rather than every report failing on the missing reservation.

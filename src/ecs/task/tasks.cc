@@ -801,7 +801,14 @@ StatusOr<std::vector<std::optional<Tasks::Target>>> Tasks::Place(
       const instance::InstanceRef& ref = plan.targets[i];
       auto c = std::find_if(cands.begin(), cands.end(), [&](const auto& x) { return x.id == ref.id; });
       if (c == cands.end()) {
-        refused[i] = RunResult::Failure{instance::ContainerInstanceArn(scope, plan.cluster, ref.id), "MISSING", ""};
+        // Not ACTIVE: ECS's StartTask reasons are MISSING (no such instance) and INACTIVE (one
+        // that cannot be used: deregistered, and here DRAINING too — the detail says which).
+        Status why = instances_->CheckPlaceable(txn, scope, plan.cluster, ref.id);
+        std::string_view reason = instance::RefusalReason(why);
+        if (!why.ok() && reason.empty()) return why;
+        refused[i] = RunResult::Failure{instance::ContainerInstanceArn(scope, plan.cluster, ref.id),
+                                        std::string(reason.empty() ? "MISSING" : reason),
+                                        reason == "INACTIVE" ? std::string(why.message()) : std::string()};
         continue;
       }
       if (!c->facts.agent_connected) {
