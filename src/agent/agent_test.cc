@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <atomic>
 #include <boost/json.hpp>
 #include <chrono>
 #include <condition_variable>
@@ -85,7 +86,7 @@ class AgentTest : public ::testing::Test {
     o.metadata = metadata;
     o.instance = "t1";
     o.task_networks = false;
-    o.poll_interval = std::chrono::milliseconds(20);
+    o.poll_interval = poll_interval_;
     o.monitor_interval = std::chrono::milliseconds(1);
     o.container_owner = owner_;
     o.tasks_dir = tasks_dir_;
@@ -198,6 +199,9 @@ class AgentTest : public ::testing::Test {
   runtime::FakeRuntime rt_;
   std::unique_ptr<metadata::MetadataService> metadata_;  // StartAgentWithMetadata; outlives agent_
   std::unique_ptr<Agent> agent_;
+  // The agent's pass interval (StartAgent). A test that must tell "at once" from "at the next pass"
+  // makes it an hour: then only the changes the agent is told of (Tasks' listener) wake it.
+  std::chrono::milliseconds poll_interval_{20};
   std::string digest_;
   int families_ = 0;
   std::string owner_;  // AgentOptions::container_owner: empty, no sweep
@@ -485,6 +489,54 @@ TEST_F(AgentTest, SigtermIsSentOnlyAfterTheEdgesHoldIsReleased) {
   json::object t = WaitStatus(arn, "STOPPED");
   EXPECT_EQ(rt_.signals(), (std::vector<std::pair<ContainerId, int>>{{Id(arn, 0), SIGTERM}}));
   EXPECT_EQ(Str(t, "stopCode"), "UserInitiated");
+}
+
+// A DEACTIVATING report the control plane fails (here: unreachable) does not leave the task's
+// containers up until the agent's next pass (an hour away here): the stop goes on at once, without
+// waiting on the edge's hold (the drain wait needs the control plane that just failed), and the
+// reports after it bring the task to STOPPED.
+TEST_F(AgentTest, AFailedDeactivatingReportStillStopsTheContainersAtOnce) {
+  poll_interval_ = std::chrono::hours(1);
+  StartAgent();
+  std::string arn = Run(R"([{"name":"app","image":"busybox:agenttest"}])");
+  WaitStatus(arn, "RUNNING");
+  ASSERT_TRUE(drain_.Put(kScope, ecs::drain::EdgeId("edge-1"), {{arn, std::chrono::seconds(30)}},
+                         std::chrono::seconds(300), clock_.Now())
+                  .ok());
+  std::atomic<int> failed{0};
+  control_.SetReportFault([&](const ecs::task::TaskStateChange& c) {
+    if (c.last_status != "DEACTIVATING") return OkStatus();
+    ++failed;
+    return Unavailable("the control plane is unreachable");
+  });
+  ASSERT_TRUE(tasks_.Stop(kScope, std::nullopt, arn, std::nullopt, kCaller, clock_.Now()).ok());
+  ASSERT_TRUE(WaitUntil([&] { return !Exists(Id(arn, 0)); })) << "the container is still up";
+  json::object t = WaitStatus(arn, "STOPPED");
+  control_.SetReportFault(nullptr);
+  EXPECT_EQ(failed.load(), 1);
+  EXPECT_EQ(rt_.signals(), (std::vector<std::pair<ContainerId, int>>{{Id(arn, 0), SIGTERM}}));
+  EXPECT_EQ(drain_.remembered(), 0u) << "it did not ask to drain";
+  EXPECT_EQ(Str(t, "stopCode"), "UserInitiated");
+}
+
+// The agent's own stop (an essential container exited) whose DEACTIVATING report is refused: the
+// other containers are stopped at once all the same, and the stop code and reason the refused
+// report carried reach the task with STOPPING.
+TEST_F(AgentTest, AStopCodeARefusedDeactivatingReportCarriedArrivesWithStopping) {
+  poll_interval_ = std::chrono::hours(1);
+  StartAgent();
+  std::string arn = Run(R"([{"name":"app","image":"busybox:agenttest"},)"
+                        R"({"name":"side","image":"busybox:agenttest","essential":false}])");
+  WaitStatus(arn, "RUNNING");
+  control_.SetReportFault([&](const ecs::task::TaskStateChange& c) {
+    return c.last_status == "DEACTIVATING" ? Internal("the control plane refused the report") : OkStatus();
+  });
+  rt_.Exit(Id(arn, 0), 3);
+  ASSERT_TRUE(WaitUntil([&] { return !Running(Id(arn, 1)); })) << "the non-essential container is still up";
+  json::object t = WaitStatus(arn, "STOPPED");
+  control_.SetReportFault(nullptr);
+  EXPECT_EQ(Str(t, "stopCode"), "EssentialContainerExited");
+  EXPECT_EQ(Str(t, "stoppedReason"), "Essential container in task exited");
 }
 
 // Nothing to drain once the essential container exited: the stop does not wait on the hold.
