@@ -38,7 +38,7 @@
 #include "ecs/testing/temp_store.h"
 #include "http/client.h"
 #include "vpc/default_vpc.h"
-#include "vpc/ipam.h"
+#include "vpc/testing/free_addresses.h"
 
 namespace paddock::agent {
 namespace {
@@ -178,6 +178,12 @@ class AgentTest : public ::testing::Test {
   }
   json::object WaitStatus(const std::string& arn, std::string_view status) {
     return WaitTask(arn, [&](const json::object& t) { return Str(t, "lastStatus") == status; });
+  }
+  // Edge "edge-1" holds `arn` for `drain_timeout`, its lease 300 s (the longest).
+  void HoldForDrain(const std::string& arn, std::chrono::seconds drain_timeout) {
+    ASSERT_TRUE(drain_.Put(kScope, ecs::drain::EdgeId("edge-1"), {{arn, drain_timeout}}, std::chrono::seconds(300),
+                           clock_.Now())
+                    .ok());
   }
   bool Exists(const ContainerId& id) { return rt_.State(id).ok(); }
   bool Running(const ContainerId& id) {
@@ -500,9 +506,7 @@ TEST_F(AgentTest, AFailedDeactivatingReportStillStopsTheContainersAtOnce) {
   StartAgent();
   std::string arn = Run(R"([{"name":"app","image":"busybox:agenttest"}])");
   WaitStatus(arn, "RUNNING");
-  ASSERT_TRUE(drain_.Put(kScope, ecs::drain::EdgeId("edge-1"), {{arn, std::chrono::seconds(30)}},
-                         std::chrono::seconds(300), clock_.Now())
-                  .ok());
+  HoldForDrain(arn, std::chrono::seconds(30));
   std::atomic<int> failed{0};
   control_.SetReportFault([&](const ecs::task::TaskStateChange& c) {
     if (c.last_status != "DEACTIVATING") return OkStatus();
@@ -544,9 +548,7 @@ TEST_F(AgentTest, ATaskWhoseEssentialContainerExitedIsNotHeldForDrain) {
   StartAgent();
   std::string arn = Run(R"([{"name":"app","image":"busybox:agenttest"}])");
   WaitStatus(arn, "RUNNING");
-  ASSERT_TRUE(drain_.Put(kScope, ecs::drain::EdgeId("edge-1"), {{arn, std::chrono::seconds(3600)}},
-                         std::chrono::seconds(300), clock_.Now())
-                  .ok());
+  HoldForDrain(arn, std::chrono::seconds(3600));
   rt_.Exit(Id(arn, 0), 3);
   json::object t = WaitStatus(arn, "STOPPED");  // the clock never moved, the hold is live
   EXPECT_EQ(Str(t, "stopCode"), "EssentialContainerExited");
@@ -559,9 +561,7 @@ TEST_F(AgentTest, AnAgentStoppedMidDrainLeavesPromptlyAndTheNextOneKeepsTheFirst
   StartAgent();
   std::string arn = Run(R"([{"name":"app","image":"busybox:agenttest"}])");
   WaitStatus(arn, "RUNNING");
-  ASSERT_TRUE(drain_.Put(kScope, ecs::drain::EdgeId("edge-1"), {{arn, std::chrono::seconds(30)}},
-                         std::chrono::seconds(300), clock_.Now())
-                  .ok());
+  HoldForDrain(arn, std::chrono::seconds(30));
   ASSERT_TRUE(tasks_.Stop(kScope, std::nullopt, arn, std::nullopt, kCaller, clock_.Now()).ok());
   ASSERT_TRUE(WaitUntil([&] { return drain_.remembered() == 1; }));
   const auto stopping = std::chrono::steady_clock::now();
@@ -1061,14 +1061,7 @@ TEST_F(AgentTest, ATaskNoLongerAssignedIsTornDownWithoutAReport) {
 TEST_F(AgentTest, ATaskRecordedStoppedBehindItsBackIsTornDownBeforeItsAddressIsReleased) {
   StartAgent();
   const vpc::Subnet subnet = vpc::DefaultVpcFor(kScope).subnets[0];
-  auto available = [&] {
-    uint32_t n = 0;
-    EXPECT_TRUE(store_->Read([&](store::ReadTxn& txn) -> Status {
-      ASSIGN_OR_RETURN(n, vpc::AvailableIps(txn, kScope, subnet));
-      return OkStatus();
-    }).ok());
-    return n;
-  };
+  auto available = [&] { return vpc::testing::FreeAddresses(*store_, kScope, subnet); };
   const uint32_t before = available();
   std::string arn = Run(R"([{"name":"app","image":"busybox:agenttest"}])");
   WaitStatus(arn, "RUNNING");

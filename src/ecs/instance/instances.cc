@@ -624,7 +624,9 @@ StatusOr<Page> ContainerInstances::List(const Scope& scope, const ListQuery& q, 
 StatusOr<std::string> ContainerInstances::Deregister(const Scope& scope, std::string_view cluster,
                                                      const InstanceRef& ref, bool force, TimePoint now) {
   std::string out;
+  std::function<void()> after_commit;  // the deregistration hook's
   RETURN_IF_ERROR(store_.Write([&](store::WriteTxn& txn) -> Status {
+    after_commit = nullptr;
     RETURN_IF_ERROR(clusters_.CheckExists(txn, scope, cluster));
     ASSIGN_OR_RETURN(auto record, Find(txn, scope, cluster, ref));
     if (!record) return NotFoundError();
@@ -638,10 +640,15 @@ StatusOr<std::string> ContainerInstances::Deregister(const Scope& scope, std::st
       // Its agent's credential authenticates nothing from this commit on.
       RETURN_IF_ERROR(agents_.Revoke(txn, scope, cluster, ref.id));
       SetHeartbeat(InstanceKey(scope, cluster, ref.id), std::nullopt);
+      // The tasks a forced deregistration leaves on it (the task owner's part, same transaction).
+      if (deregistration_hook_) {
+        ASSIGN_OR_RETURN(after_commit, deregistration_hook_(txn, scope, cluster, ref.id, now));
+      }
     }
     ASSIGN_OR_RETURN(out, Render(txn, scope, *record, Include{}, now));
     return OkStatus();
   }));
+  if (after_commit) after_commit();
   NotifyChange(scope, cluster);
   return out;
 }
