@@ -1382,14 +1382,23 @@ class Agent::Driver {
   // Stops whatever runs, removes what was made and reports the task down to STOPPED. A nullopt
   // stop code keeps what StopTask recorded. Safe on a task that was never (or partly) started:
   // everything is found by name and what is missing is skipped. Between DEACTIVATING and
-  // STOPPING the task is held while edges drain it (AwaitDrain).
+  // STOPPING the task is held while edges drain it (AwaitDrain). A DEACTIVATING report that fails
+  // (refused, or the control plane unreachable) does not leave the containers up until a later
+  // pass: the task is stopped at once, without the drain wait (it needs the control plane that
+  // just failed), and STOPPING carries the stop code and reason DEACTIVATING did not deliver.
   void Teardown(std::optional<std::string> stop_code, std::optional<std::string> reason) {
     TaskStateChange deactivating = Change("DEACTIVATING");
-    deactivating.stopped_reason = std::move(reason);
-    deactivating.stop_code = std::move(stop_code);
-    if (!Report(std::move(deactivating))) return;
-    if (!AwaitDrain()) return DrainChecks();  // abandoned
-    Report("STOPPING");
+    deactivating.stopped_reason = reason;
+    deactivating.stop_code = stop_code;
+    TaskStateChange stopping = Change("STOPPING");
+    if (Report(std::move(deactivating))) {
+      if (!AwaitDrain()) return DrainChecks();  // abandoned
+    } else {
+      if (abandoned()) return DrainChecks();  // the node is stopping: the next agent re-adopts it
+      stopping.stopped_reason = std::move(reason);
+      stopping.stop_code = std::move(stop_code);
+    }
+    Report(std::move(stopping));
     if (!StopContainers()) return DrainChecks();  // abandoned
     DrainChecks();
     RemoveTaskResources();

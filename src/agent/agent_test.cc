@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <atomic>
 #include <boost/json.hpp>
 #include <chrono>
 #include <condition_variable>
@@ -37,7 +38,7 @@
 #include "ecs/testing/temp_store.h"
 #include "http/client.h"
 #include "vpc/default_vpc.h"
-#include "vpc/ipam.h"
+#include "vpc/testing/free_addresses.h"
 
 namespace paddock::agent {
 namespace {
@@ -85,7 +86,7 @@ class AgentTest : public ::testing::Test {
     o.metadata = metadata;
     o.instance = "t1";
     o.task_networks = false;
-    o.poll_interval = std::chrono::milliseconds(20);
+    o.poll_interval = poll_interval_;
     o.monitor_interval = std::chrono::milliseconds(1);
     o.container_owner = owner_;
     o.tasks_dir = tasks_dir_;
@@ -180,6 +181,12 @@ class AgentTest : public ::testing::Test {
   json::object WaitStatus(const std::string& arn, std::string_view status) {
     return WaitTask(arn, [&](const json::object& t) { return Str(t, "lastStatus") == status; });
   }
+  // Edge "edge-1" holds `arn` for `drain_timeout`, its lease 300 s (the longest).
+  void HoldForDrain(const std::string& arn, std::chrono::seconds drain_timeout) {
+    ASSERT_TRUE(drain_.Put(kScope, ecs::drain::EdgeId("edge-1"), {{arn, drain_timeout}}, std::chrono::seconds(300),
+                           clock_.Now())
+                    .ok());
+  }
   bool Exists(const ContainerId& id) { return rt_.State(id).ok(); }
   bool Running(const ContainerId& id) {
     auto st = rt_.State(id);
@@ -200,6 +207,9 @@ class AgentTest : public ::testing::Test {
   runtime::FakeRuntime rt_;
   std::unique_ptr<metadata::MetadataService> metadata_;  // StartAgentWithMetadata; outlives agent_
   std::unique_ptr<Agent> agent_;
+  // The agent's pass interval (StartAgent). A test that must tell "at once" from "at the next pass"
+  // makes it an hour: then only the changes the agent is told of (Tasks' listener) wake it.
+  std::chrono::milliseconds poll_interval_{20};
   std::string digest_;
   int families_ = 0;
   std::string owner_;  // AgentOptions::container_owner: empty, no sweep
@@ -510,14 +520,58 @@ TEST_F(AgentTest, SigtermIsSentOnlyAfterTheEdgesHoldIsReleased) {
   EXPECT_EQ(Str(t, "stopCode"), "UserInitiated");
 }
 
+// A DEACTIVATING report the control plane fails (here: unreachable) does not leave the task's
+// containers up until the agent's next pass (an hour away here): the stop goes on at once, without
+// waiting on the edge's hold (the drain wait needs the control plane that just failed), and the
+// reports after it bring the task to STOPPED.
+TEST_F(AgentTest, AFailedDeactivatingReportStillStopsTheContainersAtOnce) {
+  poll_interval_ = std::chrono::hours(1);
+  StartAgent();
+  std::string arn = Run(R"([{"name":"app","image":"busybox:agenttest"}])");
+  WaitStatus(arn, "RUNNING");
+  HoldForDrain(arn, std::chrono::seconds(30));
+  std::atomic<int> failed{0};
+  control_.SetReportFault([&](const ecs::task::TaskStateChange& c) {
+    if (c.last_status != "DEACTIVATING") return OkStatus();
+    ++failed;
+    return Unavailable("the control plane is unreachable");
+  });
+  ASSERT_TRUE(tasks_.Stop(kScope, std::nullopt, arn, std::nullopt, kCaller, clock_.Now()).ok());
+  ASSERT_TRUE(WaitUntil([&] { return !Exists(Id(arn, 0)); })) << "the container is still up";
+  json::object t = WaitStatus(arn, "STOPPED");
+  control_.SetReportFault(nullptr);
+  EXPECT_EQ(failed.load(), 1);
+  EXPECT_EQ(rt_.signals(), (std::vector<std::pair<ContainerId, int>>{{Id(arn, 0), SIGTERM}}));
+  EXPECT_EQ(drain_.remembered(), 0u) << "it did not ask to drain";
+  EXPECT_EQ(Str(t, "stopCode"), "UserInitiated");
+}
+
+// The agent's own stop (an essential container exited) whose DEACTIVATING report is refused: the
+// other containers are stopped at once all the same, and the stop code and reason the refused
+// report carried reach the task with STOPPING.
+TEST_F(AgentTest, AStopCodeARefusedDeactivatingReportCarriedArrivesWithStopping) {
+  poll_interval_ = std::chrono::hours(1);
+  StartAgent();
+  std::string arn = Run(R"([{"name":"app","image":"busybox:agenttest"},)"
+                        R"({"name":"side","image":"busybox:agenttest","essential":false}])");
+  WaitStatus(arn, "RUNNING");
+  control_.SetReportFault([&](const ecs::task::TaskStateChange& c) {
+    return c.last_status == "DEACTIVATING" ? Internal("the control plane refused the report") : OkStatus();
+  });
+  rt_.Exit(Id(arn, 0), 3);
+  ASSERT_TRUE(WaitUntil([&] { return !Running(Id(arn, 1)); })) << "the non-essential container is still up";
+  json::object t = WaitStatus(arn, "STOPPED");
+  control_.SetReportFault(nullptr);
+  EXPECT_EQ(Str(t, "stopCode"), "EssentialContainerExited");
+  EXPECT_EQ(Str(t, "stoppedReason"), "Essential container in task exited");
+}
+
 // Nothing to drain once the essential container exited: the stop does not wait on the hold.
 TEST_F(AgentTest, ATaskWhoseEssentialContainerExitedIsNotHeldForDrain) {
   StartAgent();
   std::string arn = Run(R"([{"name":"app","image":"busybox:agenttest"}])");
   WaitStatus(arn, "RUNNING");
-  ASSERT_TRUE(drain_.Put(kScope, ecs::drain::EdgeId("edge-1"), {{arn, std::chrono::seconds(3600)}},
-                         std::chrono::seconds(300), clock_.Now())
-                  .ok());
+  HoldForDrain(arn, std::chrono::seconds(3600));
   rt_.Exit(Id(arn, 0), 3);
   json::object t = WaitStatus(arn, "STOPPED");  // the clock never moved, the hold is live
   EXPECT_EQ(Str(t, "stopCode"), "EssentialContainerExited");
@@ -530,9 +584,7 @@ TEST_F(AgentTest, AnAgentStoppedMidDrainLeavesPromptlyAndTheNextOneKeepsTheFirst
   StartAgent();
   std::string arn = Run(R"([{"name":"app","image":"busybox:agenttest"}])");
   WaitStatus(arn, "RUNNING");
-  ASSERT_TRUE(drain_.Put(kScope, ecs::drain::EdgeId("edge-1"), {{arn, std::chrono::seconds(30)}},
-                         std::chrono::seconds(300), clock_.Now())
-                  .ok());
+  HoldForDrain(arn, std::chrono::seconds(30));
   ASSERT_TRUE(tasks_.Stop(kScope, std::nullopt, arn, std::nullopt, kCaller, clock_.Now()).ok());
   ASSERT_TRUE(WaitUntil([&] { return drain_.remembered() == 1; }));
   const auto stopping = std::chrono::steady_clock::now();
@@ -1032,14 +1084,7 @@ TEST_F(AgentTest, ATaskNoLongerAssignedIsTornDownWithoutAReport) {
 TEST_F(AgentTest, ATaskRecordedStoppedBehindItsBackIsTornDownBeforeItsAddressIsReleased) {
   StartAgent();
   const vpc::Subnet subnet = vpc::DefaultVpcFor(kScope).subnets[0];
-  auto available = [&] {
-    uint32_t n = 0;
-    EXPECT_TRUE(store_->Read([&](store::ReadTxn& txn) -> Status {
-      ASSIGN_OR_RETURN(n, vpc::AvailableIps(txn, kScope, subnet));
-      return OkStatus();
-    }).ok());
-    return n;
-  };
+  auto available = [&] { return vpc::testing::FreeAddresses(*store_, kScope, subnet); };
   const uint32_t before = available();
   std::string arn = Run(R"([{"name":"app","image":"busybox:agenttest"}])");
   WaitStatus(arn, "RUNNING");

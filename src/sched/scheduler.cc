@@ -145,7 +145,10 @@ Observed Scheduler::Observe(TimePoint now, const std::vector<ecs::task::GroupTas
     TaskView v;
     v.id = t.id;
     v.started_by = t.started_by;
-    v.last_status = t.last_status;
+    // A task orphaned by its instance's forced deregistration is, as on ECS, "no longer monitored
+    // or accounted for": STOPPED to the scheduler (replaced, never counted against maximumPercent
+    // nor waited for), whatever its agent, which may never confirm, still reports.
+    v.last_status = t.stopped_reason == ecs::task::kForcedDeregistrationReason ? "STOPPED" : t.last_status;
     v.desired_status = t.desired_status;
     v.health_status = t.health_status;
     v.has_health_checks = t.health_checks;

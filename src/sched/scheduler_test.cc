@@ -58,10 +58,11 @@ class SchedulerTest : public ::testing::Test {
     ASSERT_TRUE(created.ok()) << created.status().ToString();
   }
 
-  std::vector<ecs::task::GroupTask> Tasks() {
+  // The tasks of `group` (default: the service "api"'s).
+  std::vector<ecs::task::GroupTask> Tasks(std::string_view group = "service:api") {
     std::vector<ecs::task::GroupTask> out;
     EXPECT_TRUE(store_->Read([&](store::ReadTxn& txn) -> Status {
-      ASSIGN_OR_RETURN(out, tasks_.GroupTasks(txn, kScope, "default", "service:api"));
+      ASSIGN_OR_RETURN(out, tasks_.GroupTasks(txn, kScope, "default", group));
       return OkStatus();
     }).ok());
     return out;
@@ -373,6 +374,51 @@ TEST_F(SchedulerTest, DaemonRunsOnTheInstancesItsConstraintAdmits) {
   for (const auto& t : Tasks())
     EXPECT_EQ(t.desired_status, t.container_instance_arn == edge2 ? "STOPPED" : "RUNNING") << t.container_instance_arn;
   EXPECT_EQ(State().desired_count, 1);
+}
+
+// The task of an instance deregistered with force is orphaned: ECS no longer accounts for it and
+// the service starts another copy on another instance — even with maximumPercent 100 and its agent
+// never confirming the orphan stopped (a revoked `paddock agent` cannot) — and the deployment
+// completes without waiting for it.
+TEST_F(SchedulerTest, AnOrphanedTaskOfAForceDeregisteredInstanceIsReplacedAtOnce) {
+  const std::string a = AddInstance({});
+  CreateEdgeDaemon();  // registers the family "agent" (EC2, bridge)
+  auto created = services_.Create(kScope, kCaller,
+                                  Obj(R"({"serviceName":"web","taskDefinition":"agent","launchType":"EC2","desiredCount":1,)"
+                                      R"("deploymentConfiguration":{"maximumPercent":100,"minimumHealthyPercent":0}})"),
+                                  clock_.Now());
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  const ecs::service::ServiceKey web{kScope, "default", "web"};
+  Scheduler s(*store_, services_, tasks_, &instances_, clock_, Options("a"));
+  auto epoch = s.Lead();
+  ASSERT_TRUE(epoch.ok() && epoch->has_value());
+  ASSERT_TRUE(s.Pass(web, **epoch).ok());
+  auto on = [&] { return Tasks("service:web"); };
+  ASSERT_EQ(on().size(), 1u);
+  const ecs::task::GroupTask first = on()[0];
+  ASSERT_EQ(first.container_instance_arn, a);
+  ecs::task::TaskStateChange running;
+  running.last_status = "RUNNING";
+  const std::string first_arn = "arn:aws:ecs:us-east-1:123456789012:task/default/" + first.id;
+  ASSERT_TRUE(tasks_.ReportState(ecs::task::InstanceAgentId(a), first_arn, running, clock_.Now()).ok());
+
+  const std::string b = AddInstance({});
+  const std::string id_a = a.substr(a.rfind('/') + 1);
+  ASSERT_TRUE(instances_.Deregister(kScope, "default", ecs::instance::InstanceRef{a, std::nullopt, id_a}, true,
+                                    clock_.Now())
+                  .ok());
+  ASSERT_TRUE(s.Pass(web, **epoch).ok());
+  std::vector<ecs::task::GroupTask> now = on();
+  ASSERT_EQ(now.size(), 2u);
+  for (const auto& t : now) {
+    if (t.id == first.id) {
+      EXPECT_EQ(t.last_status, "RUNNING") << "its agent has not confirmed";
+      EXPECT_EQ(t.stopped_reason, "Container instance deregistration forced by user");
+    } else {
+      EXPECT_EQ(t.container_instance_arn, b) << "the copy runs elsewhere";
+      EXPECT_EQ(t.desired_status, "RUNNING");
+    }
+  }
 }
 
 // DAEMON: the revision's own memberOf constraints admit instances too, beside the service's (the

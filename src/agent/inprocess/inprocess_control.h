@@ -80,7 +80,18 @@ class TasksControl final : public Control {
   }
   Status Report(std::string_view agent_id, std::string_view task_arn, const ecs::task::TaskStateChange& change,
                 TimePoint now) override {
+    {
+      std::lock_guard lock(fault_mu_);
+      if (report_fault_)
+        if (Status s = report_fault_(change); !s.ok()) return s;
+    }
     return tasks_.ReportState(agent_id, task_arn, change, now);
+  }
+  // A failing control plane: while set, `fault` sees each report first, and a non-OK answer is the
+  // report's (refused, or unreachable) — the owner never sees that report. Null: none.
+  void SetReportFault(std::function<Status(const ecs::task::TaskStateChange&)> fault) {
+    std::lock_guard lock(fault_mu_);
+    report_fault_ = std::move(fault);
   }
   uint64_t Watch(std::string_view, std::function<void()>) override { return 0; }
   void Unwatch(uint64_t) override {}
@@ -111,6 +122,8 @@ class TasksControl final : public Control {
   ExecutionResourcesProvider execution_resources_;
   LogsProvider logs_;
   ecs::drain::DrainHolds* drain_ = nullptr;
+  std::mutex fault_mu_;
+  std::function<Status(const ecs::task::TaskStateChange&)> report_fault_;  // GUARDED_BY(fault_mu_)
 };
 
 struct InProcessOptions {

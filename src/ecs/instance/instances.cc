@@ -267,6 +267,14 @@ std::string FailureArn(const Scope& scope, std::string_view cluster, const Insta
 
 Status NotFoundError() { return ParamError(std::string(kNotFoundMessage)); }
 
+// Placement's refusal of an instance that is not ACTIVE (DRAINING, or deregistered): ECS's
+// StartTask reason INACTIVE, the status named in the message.
+Status ActiveOrRefused(const json::object& record) {
+  const std::string status = Str(record, "status");
+  if (status == "ACTIVE") return OkStatus();
+  return FailedPrecondition(fmt::format("The container instance is {}.", status), Refusal::kInactive);
+}
+
 struct Reservation {
   int64_t cpu = 0;
   int64_t memory = 0;
@@ -616,7 +624,9 @@ StatusOr<Page> ContainerInstances::List(const Scope& scope, const ListQuery& q, 
 StatusOr<std::string> ContainerInstances::Deregister(const Scope& scope, std::string_view cluster,
                                                      const InstanceRef& ref, bool force, TimePoint now) {
   std::string out;
+  std::function<void()> after_commit;  // the deregistration hook's
   RETURN_IF_ERROR(store_.Write([&](store::WriteTxn& txn) -> Status {
+    after_commit = nullptr;
     RETURN_IF_ERROR(clusters_.CheckExists(txn, scope, cluster));
     ASSIGN_OR_RETURN(auto record, Find(txn, scope, cluster, ref));
     if (!record) return NotFoundError();
@@ -630,10 +640,15 @@ StatusOr<std::string> ContainerInstances::Deregister(const Scope& scope, std::st
       // Its agent's credential authenticates nothing from this commit on.
       RETURN_IF_ERROR(agents_.Revoke(txn, scope, cluster, ref.id));
       SetHeartbeat(InstanceKey(scope, cluster, ref.id), std::nullopt);
+      // The tasks a forced deregistration leaves on it (the task owner's part, same transaction).
+      if (deregistration_hook_) {
+        ASSIGN_OR_RETURN(after_commit, deregistration_hook_(txn, scope, cluster, ref.id, now));
+      }
     }
     ASSIGN_OR_RETURN(out, Render(txn, scope, *record, Include{}, now));
     return OkStatus();
   }));
+  if (after_commit) after_commit();
   NotifyChange(scope, cluster);
   return out;
 }
@@ -871,6 +886,14 @@ StatusOr<std::vector<Candidate>> ContainerInstances::Candidates(store::ReadTxn& 
   return out;
 }
 
+Status ContainerInstances::CheckPlaceable(store::ReadTxn& txn, const Scope& scope, std::string_view cluster,
+                                          std::string_view id) {
+  ASSIGN_OR_RETURN(auto text, txn.Get(kInstances, InstanceKey(scope, cluster, id)));
+  if (!text) return NotFound(std::string(kNotFoundMessage), Refusal::kMissing);
+  ASSIGN_OR_RETURN(json::object record, ParseRecordObject(*text, "container instance"));
+  return ActiveOrRefused(record);
+}
+
 Status ContainerInstances::Reserve(store::WriteTxn& txn, const Scope& scope, std::string_view cluster,
                                    std::string_view id, std::string_view task_id, const Demand& demand) {
   const std::string key = InstanceKey(scope, cluster, id);
@@ -880,8 +903,7 @@ Status ContainerInstances::Reserve(store::WriteTxn& txn, const Scope& scope, std
   ASSIGN_OR_RETURN(auto text, txn.Get(kInstances, key));
   if (!text) return NotFound(std::string(kNotFoundMessage), Refusal::kMissing);
   ASSIGN_OR_RETURN(json::object record, ParseRecordObject(*text, "container instance"));
-  if (Str(record, "status") != "ACTIVE")
-    return FailedPrecondition(fmt::format("The container instance is {}.", Str(record, "status")), Refusal::kInactive);
+  RETURN_IF_ERROR(ActiveOrRefused(record));
   json::array& remaining = record["remainingResources"].as_array();
   const int64_t cpu = ResourceInt(remaining, "CPU"), memory = ResourceInt(remaining, "MEMORY");
   if (demand.cpu < 0 || demand.memory < 0) return ParamError("A reservation cannot be negative.");

@@ -237,6 +237,11 @@ class ContainerInstances {
   // such instance; RefusalReason names them as ECS does.
   Status Reserve(store::WriteTxn& txn, const Scope& scope, std::string_view cluster, std::string_view id,
                  std::string_view task_id, const Demand& demand);
+  // Whether the instance could take a task at all, as Reserve judges it before the resources:
+  // OK when ACTIVE, NotFound with Refusal::kMissing for no such instance, FailedPrecondition with
+  // Refusal::kInactive (message "The container instance is DRAINING.") when DRAINING or
+  // deregistered. StartTask names instances that Candidates leaves out: this says why.
+  Status CheckPlaceable(store::ReadTxn& txn, const Scope& scope, std::string_view cluster, std::string_view id);
   // The task's reservation moves from pending to running. No-op when already running, and when
   // there is no reservation or no instance (reaped after a forced deregistration).
   Status MarkRunning(store::WriteTxn& txn, const Scope& scope, std::string_view cluster, std::string_view id,
@@ -257,6 +262,14 @@ class ContainerInstances {
   // DRAINING instance is running, a deregistered one terminated until it is reaped; the private
   // IP is the identity document's privateIp (what the registering agent reported).
   ec2::InstanceSource* ec2_instances() { return &ec2_; }
+
+  // A deregistration's part for the instance's tasks (the task owner installs it: ecs/task's
+  // Tasks::OrphanInstance): called inside the transaction that makes the instance INACTIVE (a
+  // forced deregistration leaves tasks on it), its error fails the deregistration; what it returns
+  // runs after the commit (notifications). Set before serving; null: none.
+  using DeregistrationHook = std::function<StatusOr<std::function<void()>>(
+      store::WriteTxn& txn, const Scope& scope, std::string_view cluster, std::string_view id, TimePoint now)>;
+  void SetDeregistrationHook(DeregistrationHook hook) { deregistration_hook_ = std::move(hook); }
 
   // `listener` is called after a commit that changed which instances of a cluster are ACTIVE
   // (register, deregister, UpdateContainerInstancesState), so the service scheduler can place
@@ -289,6 +302,7 @@ class ContainerInstances {
     if (listener_) listener_(scope, std::string(cluster));
   }
   std::function<void(const Scope&, const std::string&)> listener_;  // set before serving
+  DeregistrationHook deregistration_hook_;                          // set before serving
   bool Connected(const std::string& key, TimePoint now);
   std::optional<TimePoint> LastHeartbeat(const std::string& key);
   void SetHeartbeat(const std::string& key, std::optional<TimePoint> t);

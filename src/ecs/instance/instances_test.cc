@@ -205,6 +205,33 @@ TEST_F(InstancesTest, ReRegistrationKeepsIdentityCustomAttributesAndReservations
   EXPECT_EQ(RegisteredCount(), 1);
 }
 
+// The deregistration hook (the task owner's part of a forced deregistration) runs inside the
+// deregistration's transaction, once, when the instance goes INACTIVE: its error leaves the
+// instance ACTIVE, and what it returns runs after the commit.
+TEST_F(InstancesTest, TheDeregistrationHookRunsInItsTransactionAndItsErrorChangesNothing) {
+  std::string id = Register();
+  int calls = 0, after = 0;
+  instances_.SetDeregistrationHook([&](store::WriteTxn&, const Scope& scope, std::string_view cluster,
+                                       std::string_view target, TimePoint) -> StatusOr<std::function<void()>> {
+    ++calls;
+    EXPECT_EQ(scope.account.str(), kScope.account.str());
+    EXPECT_EQ(cluster, "prod");
+    EXPECT_EQ(target, id);
+    if (calls == 1) return Internal("the task owner failed");
+    return std::function<void()>([&] { ++after; });
+  });
+  auto refused = instances_.Deregister(kScope, "prod", Ref(id), true, clock_.Now());
+  EXPECT_FALSE(refused.ok());
+  EXPECT_EQ(Describe(id).at("status"), "ACTIVE");
+  EXPECT_EQ(after, 0);
+  ASSERT_TRUE(instances_.Deregister(kScope, "prod", Ref(id), true, clock_.Now()).ok());
+  EXPECT_EQ(Describe(id).at("status"), "INACTIVE");
+  EXPECT_EQ(after, 1);
+  ASSERT_TRUE(instances_.Deregister(kScope, "prod", Ref(id), true, clock_.Now()).ok());  // a repeat
+  EXPECT_EQ(calls, 2);
+  instances_.SetDeregistrationHook(nullptr);
+}
+
 TEST_F(InstancesTest, ReserveMarkRunningReleaseAccountResourcesAndCounts) {
   std::string id = Register();
   auto reserve = [&](std::string_view task, Demand d) {

@@ -12,6 +12,8 @@
 #include "ecs/task/tasks.h"
 #include "ecs/testing/temp_store.h"
 #include "ecs/api/errors.h"
+#include "vpc/default_vpc.h"
+#include "vpc/testing/free_addresses.h"
 
 namespace paddock::ecs::task {
 namespace {
@@ -286,6 +288,107 @@ TEST_F(Ec2Test, StartTaskOnNamedInstancesAndListByInstance) {
   EXPECT_EQ(listed->arns.size(), 2 - want.size());
   s.container_instances = {};
   EXPECT_EQ(api::AnswerFor(tasks_.Start(kScope, kCaller, s, clock_.Now()).status()).type, "InvalidParameterException");
+}
+
+// StartTask onto an instance that exists but cannot take tasks: ECS's StartTask reason INACTIVE
+// (documented for a deregistered instance; a DRAINING one takes no new task either, and the detail
+// says which), not MISSING, which stays for one that does not exist. Nothing is written; the
+// instance made ACTIVE again takes the task.
+TEST_F(Ec2Test, StartTaskOntoADrainingOrDeregisteredInstanceIsInactiveNotMissing) {
+  const std::string a = AddInstance(1024, 1024), b = AddInstance(1024, 1024);
+  const instance::InstanceRef ref_a{a, std::nullopt, IdOf(a)}, ref_b{b, std::nullopt, IdOf(b)};
+  ASSERT_TRUE(instances_.UpdateState(kScope, "default", {ref_a}, "DRAINING", clock_.Now()).ok());
+  ASSERT_TRUE(instances_.Deregister(kScope, "default", ref_b, false, clock_.Now()).ok());
+  StartRequest s;
+  s.run.task_definition = "worker";
+  s.container_instances = {IdOf(a), b, "0123456789abcdef0123456789abcdef"};
+  auto r = tasks_.Start(kScope, kCaller, s, clock_.Now());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->tasks.empty());
+  ASSERT_EQ(r->failures.size(), 3u);
+  EXPECT_EQ(r->failures[0].arn, a);
+  EXPECT_EQ(r->failures[0].reason, "INACTIVE");
+  EXPECT_EQ(r->failures[0].detail, "The container instance is DRAINING.");
+  EXPECT_EQ(r->failures[1].arn, b);
+  EXPECT_EQ(r->failures[1].reason, "INACTIVE");
+  EXPECT_EQ(r->failures[1].detail, "The container instance is INACTIVE.");
+  EXPECT_EQ(r->failures[2].reason, "MISSING");
+  EXPECT_EQ(r->failures[2].detail, "");
+  auto listed = tasks_.List(kScope, ListQuery{}, kCaller);
+  ASSERT_TRUE(listed.ok());
+  EXPECT_TRUE(listed->arns.empty()) << "nothing was written";
+  EXPECT_EQ(Instance(a).at("pendingTasksCount").as_int64(), 0);
+
+  ASSERT_TRUE(instances_.UpdateState(kScope, "default", {ref_a}, "ACTIVE", clock_.Now()).ok());
+  s.container_instances = {IdOf(a)};
+  r = tasks_.Start(kScope, kCaller, s, clock_.Now());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->tasks.size(), 1u);
+  EXPECT_TRUE(r->failures.empty());
+}
+
+// The tasks of a container instance deregistered with force, as ECS documents them: orphaned —
+// told to stop with ECS's stoppedReason "Container instance deregistration forced by user" (a
+// service replaces them), a task already stopping keeping its own — while their awsvpc addresses
+// are not handed to new tasks as long as their containers may run: only their agent's STOPPED
+// gives each back. The deregistration and the orphaning are one transaction.
+TEST_F(Ec2Test, AForcedDeregistrationOrphansItsTasksAndHoldsTheirAddressesUntilTheAgentConfirms) {
+  // What an agent that runs awsvpc tasks announces.
+  const std::vector<instance::Attribute> eni_capable{{"com.amazonaws.ecs.capability.docker-remote-api.1.18", std::nullopt},
+                                                     {"ecs.capability.task-eni", std::nullopt}};
+  const std::string a = AddInstance(4096, 4096, "us-east-1a", eni_capable);
+  const std::string agent = InstanceAgentId(a);
+  const vpc::Subnet subnet = vpc::DefaultVpcFor(kScope).subnets[0];
+  auto available = [&] { return vpc::testing::FreeAddresses(*store_, kScope, subnet); };
+  auto ip_of = [](const json::object& task) {
+    for (const auto& d : task.at("attachments").as_array()[0].as_object().at("details").as_array())
+      if (d.as_object().at("name").as_string() == "privateIPv4Address") return std::string(d.as_object().at("value").as_string());
+    return std::string();
+  };
+  auto describe = [&](const std::string& arn) {
+    auto d = tasks_.Describe(kScope, "default", {arn}, false, kCaller);
+    EXPECT_TRUE(d.ok() && d->tasks.size() == 1);
+    return d.ok() && d->tasks.size() == 1 ? Obj(d->tasks[0]) : json::object();
+  };
+  const uint32_t before = available();
+  RunRequest eni = Req("fargate", 2);  // EC2-compatible awsvpc: each task holds an address
+  eni.network_configuration = json::object{{"awsvpcConfiguration", json::object{{"subnets", json::array{json::string(subnet.id)}}}}};
+  auto r = Run(eni);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->tasks.size(), 2u) << (r->failures.empty() ? "" : r->failures[0].reason);
+  const std::string running(Obj(r->tasks[0]).at("taskArn").as_string()), stopping(Obj(r->tasks[1]).at("taskArn").as_string());
+  const std::set<std::string> held{ip_of(Obj(r->tasks[0])), ip_of(Obj(r->tasks[1]))};
+  ASSERT_TRUE(Report(running, agent, "RUNNING").ok());
+  ASSERT_TRUE(tasks_.Stop(kScope, "default", stopping, std::string("mine"), kCaller, clock_.Now()).ok());
+  EXPECT_EQ(available(), before - 2);
+
+  const instance::InstanceRef ref{a, std::nullopt, IdOf(a)};
+  EXPECT_EQ(instances_.Deregister(kScope, "default", ref, false, clock_.Now()).status().message(),
+            "Found running tasks on the instance.");
+  EXPECT_EQ(describe(running).at("desiredStatus"), "RUNNING") << "a refused deregistration orphans nothing";
+  ASSERT_TRUE(instances_.Deregister(kScope, "default", ref, true, clock_.Now()).ok());
+
+  json::object t = describe(running);
+  EXPECT_EQ(t.at("desiredStatus"), "STOPPED");
+  EXPECT_EQ(t.at("lastStatus"), "RUNNING") << "its containers may still run";
+  EXPECT_EQ(t.at("stoppedReason"), "Container instance deregistration forced by user");
+  EXPECT_EQ(t.at("stopCode"), "UserInitiated");
+  EXPECT_EQ(describe(stopping).at("stoppedReason"), "mine");
+  // Their addresses stay held, and a new task gets another one.
+  EXPECT_EQ(available(), before - 2);
+  AddInstance(4096, 4096, "us-east-1a", eni_capable);
+  auto other = Run([&] { RunRequest one = eni; one.count = 1; return one; }());
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  ASSERT_EQ(other->tasks.size(), 1u);
+  EXPECT_FALSE(held.count(ip_of(Obj(other->tasks[0]))));
+  EXPECT_EQ(available(), before - 3);
+  // The agent (while it still can) stops them and confirms: only then the addresses go back.
+  ASSERT_EQ(tasks_.Assignments(agent)->size(), 2u);
+  ASSERT_TRUE(Report(running, agent, "STOPPED").ok());
+  EXPECT_EQ(available(), before - 2);
+  ASSERT_TRUE(Report(stopping, agent, "STOPPED").ok());
+  EXPECT_EQ(available(), before - 1);
+  EXPECT_TRUE(tasks_.Assignments(agent)->empty());
 }
 
 // A forced deregistration leaves the instance's tasks; once the reaper has removed the instance

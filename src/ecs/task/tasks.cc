@@ -815,7 +815,14 @@ StatusOr<std::vector<std::optional<Tasks::Target>>> Tasks::Place(
       const instance::InstanceRef& ref = plan.targets[i];
       auto c = std::find_if(cands.begin(), cands.end(), [&](const auto& x) { return x.id == ref.id; });
       if (c == cands.end()) {
-        refused[i] = RunResult::Failure{instance::ContainerInstanceArn(scope, plan.cluster, ref.id), "MISSING", ""};
+        // Not ACTIVE: ECS's StartTask reasons are MISSING (no such instance) and INACTIVE (one
+        // that cannot be used: deregistered, and here DRAINING too — the detail says which).
+        Status why = instances_->CheckPlaceable(txn, scope, plan.cluster, ref.id);
+        std::string_view reason = instance::RefusalReason(why);
+        if (!why.ok() && reason.empty()) return why;
+        refused[i] = RunResult::Failure{instance::ContainerInstanceArn(scope, plan.cluster, ref.id),
+                                        std::string(reason.empty() ? "MISSING" : reason),
+                                        reason == "INACTIVE" ? std::string(why.message()) : std::string()};
         continue;
       }
       if (!c->facts.agent_connected) {
@@ -1072,21 +1079,11 @@ StatusOr<std::string> Tasks::Stop(const Scope& scope, std::optional<std::string_
       ASSIGN_OR_RETURN(out, Shown(txn, scope, *rec, true));
       return options.in_txn ? options.in_txn(txn) : OkStatus();
     }
-    ASSIGN_OR_RETURN(auto l, txn.Get(kLaunch, key));
-    if (!l) return DataLoss("task launch record is missing");
-    ASSIGN_OR_RETURN(Launch launch, Launch::Decode(*l));
-    RETURN_IF_ERROR(DeleteIndexes(txn, scope, cluster, ref.id, task, launch, Str(task, "desiredStatus")));
-    task["desiredStatus"] = kStoppedStatus;
-    task["stopCode"] = options.stop_code;
-    task["stoppedReason"] = reason && !reason->empty() ? *reason : std::string("Task stopped by user");
-    if (!task.contains("stoppingAt")) task["stoppingAt"] = EpochSeconds(now);
-    task["version"] = task["version"].to_number<int64_t>() + 1;
-    RETURN_IF_ERROR(PutIndexes(txn, scope, cluster, ref.id, task, launch, kStoppedStatus));
-    RETURN_IF_ERROR(StampGroupRow(txn, scope, cluster, ref.id, task));
-    ASSIGN_OR_RETURN(deregistered, SyncRegistration(discovery_, txn, scope, cluster, ref.id, task, launch));
-    std::string text = json::serialize(task);
-    RETURN_IF_ERROR(txn.Put(kTasks, key, text));
-    ASSIGN_OR_RETURN(out, Shown(txn, scope, text, true));
+    ASSIGN_OR_RETURN(Stopping written,
+                     WriteStopping(txn, scope, cluster, ref.id, std::move(task), options.stop_code,
+                                   reason && !reason->empty() ? *reason : std::string("Task stopped by user"), now));
+    deregistered = written.deregistered;
+    ASSIGN_OR_RETURN(out, Shown(txn, scope, written.record, true));
     return options.in_txn ? options.in_txn(txn) : OkStatus();
   }));
   // The registry first: the task leaves DNS answers before its agent learns it is to stop.
@@ -1096,6 +1093,64 @@ StatusOr<std::string> Tasks::Stop(const Scope& scope, std::optional<std::string_
   NotifyTasks(scope);
   NotifyChange();
   return out;
+}
+
+StatusOr<Tasks::Stopping> Tasks::WriteStopping(store::WriteTxn& txn, const Scope& scope, const std::string& cluster,
+                                               const std::string& id, json::object task, std::string_view stop_code,
+                                               std::string reason, TimePoint now) {
+  const std::string key = TaskKey(scope, cluster, id);
+  ASSIGN_OR_RETURN(auto l, txn.Get(kLaunch, key));
+  if (!l) return DataLoss("task launch record is missing");
+  ASSIGN_OR_RETURN(Launch launch, Launch::Decode(*l));
+  RETURN_IF_ERROR(DeleteIndexes(txn, scope, cluster, id, task, launch, Str(task, "desiredStatus")));
+  task["desiredStatus"] = kStoppedStatus;
+  task["stopCode"] = stop_code;
+  task["stoppedReason"] = std::move(reason);
+  if (!task.contains("stoppingAt")) task["stoppingAt"] = EpochSeconds(now);
+  task["version"] = task["version"].to_number<int64_t>() + 1;
+  RETURN_IF_ERROR(PutIndexes(txn, scope, cluster, id, task, launch, kStoppedStatus));
+  RETURN_IF_ERROR(StampGroupRow(txn, scope, cluster, id, task));
+  Stopping out;
+  ASSIGN_OR_RETURN(out.deregistered, SyncRegistration(discovery_, txn, scope, cluster, id, task, launch));
+  out.record = json::serialize(task);
+  RETURN_IF_ERROR(txn.Put(kTasks, key, out.record));
+  return out;
+}
+
+StatusOr<std::function<void()>> Tasks::OrphanInstance(store::WriteTxn& txn, const Scope& scope,
+                                                      std::string_view cluster, std::string_view instance_id,
+                                                      TimePoint now) {
+  // The instance's tasks are the assignments of its agent (one per unconfirmed task).
+  const std::string agent = InstanceAgentId(instance::ContainerInstanceArn(scope, cluster, instance_id));
+  store::Range range = store::PrefixRange(Key().Str(agent).Done());
+  bool stopped = false, deregistered = false;
+  while (true) {
+    ASSIGN_OR_RETURN(auto rows, txn.Scan(kAssignments, range, 500));
+    for (const auto& row : rows) {
+      store::KeyReader r(row.key);
+      for (int i = 0; i < 3; ++i) {  // agent, account, region: the instance's own scope
+        ASSIGN_OR_RETURN(std::string part, r.Str());
+      }
+      ASSIGN_OR_RETURN(std::string task_cluster, r.Str());
+      ASSIGN_OR_RETURN(std::string id, r.Str());
+      ASSIGN_OR_RETURN(auto rec, txn.Get(kTasks, TaskKey(scope, task_cluster, id)));
+      if (!rec) continue;
+      ASSIGN_OR_RETURN(json::object task, ParseRecordObject(*rec, "task"));
+      if (Str(task, "desiredStatus") == kStoppedStatus) continue;  // already stopping: its reason stands
+      ASSIGN_OR_RETURN(Stopping written, WriteStopping(txn, scope, task_cluster, id, std::move(task), "UserInitiated",
+                                                       std::string(kForcedDeregistrationReason), now));
+      stopped = true;
+      deregistered = deregistered || written.deregistered;
+    }
+    if (rows.size() < 500) break;
+    range.begin = store::KeySuccessor(rows.back().key);
+  }
+  if (!stopped) return std::function<void()>();
+  return std::function<void()>([this, scope, deregistered] {
+    if (deregistered) discovery_->Published();
+    NotifyTasks(scope);
+    NotifyChange();
+  });
 }
 
 namespace {

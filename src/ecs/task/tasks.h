@@ -132,6 +132,10 @@ struct GroupProjection {
   size_t reread = 0;                // how many task records the last refresh read (the rest were kept)
 };
 
+// ECS's stoppedReason for the tasks of a container instance deregistered with force (the
+// developer guide's "Checking stopped tasks for errors").
+inline constexpr std::string_view kForcedDeregistrationReason = "Container instance deregistration forced by user";
+
 // Task scale-in protection (protection.cc): the default and longest protection.
 inline constexpr std::chrono::minutes kDefaultProtection{120};
 inline constexpr int64_t kMaxProtectionMinutes = 2880;
@@ -214,7 +218,16 @@ class Tasks {
         clusters_(clusters),
         fargate_agent_(std::move(fargate_agent)),
         instances_(instances),
-        fargate_(fargate) {}
+        fargate_(fargate) {
+    // A forced DeregisterContainerInstance orphans the instance's tasks in its own transaction
+    // (the instances' one hook: the last Tasks made over them holds it, and must outlive every
+    // deregistration).
+    if (instances_ != nullptr)
+      instances_->SetDeregistrationHook(
+          [this](store::WriteTxn& txn, const Scope& scope, std::string_view cluster, std::string_view id, TimePoint now) {
+            return OrphanInstance(txn, scope, cluster, id, now);
+          });
+  }
 
   StatusOr<RunResult> Run(const Scope& scope, std::string_view caller_arn, const RunRequest& request, TimePoint now);
   // Tests' seam: runs between a launch's planning (the revision resolved and pinned) and its
@@ -318,6 +331,17 @@ class Tasks {
   StatusOr<std::vector<Unconfirmed>> StopAccount(const AccountId& account, std::string_view reason, TimePoint now);
   // StopAccount for every account (`paddock down`, and `paddock up` at Ctrl-C: cli/stop_tasks.h).
   StatusOr<std::vector<Unconfirmed>> StopAll(std::string_view reason, TimePoint now);
+  // A forced DeregisterContainerInstance, inside its transaction (ContainerInstances'
+  // DeregistrationHook): every task still assigned to the instance's agent and not yet told to
+  // stop gets desiredStatus STOPPED, stopCode UserInitiated and ECS's stoppedReason
+  // kForcedDeregistrationReason, as StopTask does — so a service replaces it and its agent, while
+  // it still can, stops its containers. What the task holds (its address above all) stays held
+  // until that agent confirms it STOPPED (docs/contracts/task.md, "Stopped means gone"): an agent
+  // whose credential the deregistration revoked cannot, so its tasks' addresses are never handed
+  // out again while their containers may still run. Returns what runs after the commit.
+  StatusOr<std::function<void()>> OrphanInstance(store::WriteTxn& txn, const Scope& scope, std::string_view cluster,
+                                                 std::string_view instance_id, TimePoint now);
+
   enum class ReapMode { kConfirmedOnly, kForce };
   // Removes every task of the account. Its addresses, Fargate capacity and assignments are
   // released first; with
@@ -362,6 +386,15 @@ class Tasks {
   // revision (tasks.cc).
   // StopAccount and StopAll: every task whose launch record is in `range` (of kLaunch keys).
   StatusOr<std::vector<Unconfirmed>> StopInRange(const store::Range& range, std::string_view reason, TimePoint now);
+  // Stop's write, inside `txn`: the task whose record is `task` (not yet told to stop) gets
+  // desiredStatus STOPPED with `stop_code` and `reason`; its indexes and registry entry follow.
+  struct Stopping {
+    std::string record;         // as written
+    bool deregistered = false;  // its registry entry changed (Discovery::Published after the commit)
+  };
+  StatusOr<Stopping> WriteStopping(store::WriteTxn& txn, const Scope& scope, const std::string& cluster,
+                                   const std::string& id, boost::json::object task, std::string_view stop_code,
+                                   std::string reason, TimePoint now);
 
   struct RunPlan;
   struct Target;
