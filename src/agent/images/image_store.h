@@ -62,7 +62,7 @@ struct ImportOptions {
   bool pulled_with_credentials = false;
   // The archive was pulled from a registry that served this digest for `name` (ImageInfo::
   // registry_digest): kept with every name written.
-  std::optional<Digest> registry_digest;
+  std::optional<Digest> registry_digest = std::nullopt;
 };
 
 // A command as users write it for --cmd / --entrypoint: a JSON array of strings

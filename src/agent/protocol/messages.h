@@ -59,8 +59,8 @@ struct NetworkBinding {
   int64_t container_port = 0;
   int64_t host_port = 0;
   std::string protocol = "tcp";
-  std::string container_port_range;  // empty: one port
-  std::string host_port_range;
+  std::string container_port_range = "";  // empty: one port
+  std::string host_port_range = "";
 };
 
 struct ContainerStateChange {
