@@ -324,12 +324,13 @@ TEST_F(AgentTest, HealthyDependencyNeverReachedTimesOutAndFailsTheTask) {
 
 TEST_F(AgentTest, WithoutAStartTimeoutADependencyIsWaitedOnAsLongAsTheTaskLives) {
   StartAgent();
-  // init's health check is only a marker: its first run (1 h in) proves a pass after the advance.
+  // init's health check is only a marker: its first run (300 s in, ECS's longest interval) proves
+  // a pass after the advance.
   std::string arn = Run(R"([{"name":"init","image":"busybox:agenttest","essential":false,
-        "healthCheck":{"command":["CMD","true"],"interval":3600}},
+        "healthCheck":{"command":["CMD","true"],"interval":300}},
       {"name":"app","image":"busybox:agenttest","dependsOn":[{"containerName":"init","condition":"SUCCESS"}]}])");
   ASSERT_TRUE(WaitUntil([&] { return Running(Id(arn, 0)); }));
-  clock_.Advance(std::chrono::hours(1));
+  clock_.Advance(std::chrono::seconds(300));
   ASSERT_TRUE(WaitUntil([&] { return Execs() == 1; }));
   EXPECT_EQ(Str(Describe(arn), "lastStatus"), "ACTIVATING");
   EXPECT_FALSE(Exists(Id(arn, 1)));
@@ -387,7 +388,7 @@ TEST_F(AgentTest, HealthCheckCountsFailuresAfterTheStartPeriodAndAStandaloneTask
   std::string arn = Run(R"([{"name":"app","image":"busybox:agenttest",
         "healthCheck":{"command":["CMD","/bin/check","--quick"],"interval":5,"retries":2,"startPeriod":12}},
       {"name":"side","image":"busybox:agenttest","essential":false,
-        "healthCheck":{"command":["CMD","true"],"interval":1000}}])");
+        "healthCheck":{"command":["CMD","true"],"interval":300}}])");
   json::object t = WaitStatus(arn, "RUNNING");
   EXPECT_EQ(Str(t, "healthStatus"), "UNKNOWN");
   // Inside the start period (12 s) a check comes every second (the start interval) and its
