@@ -42,7 +42,7 @@ namespace fs = std::filesystem;
 namespace {
 
 int Fail(std::string_view what, const Status& s) {
-  fmt::print(stderr, "paddock: {}: {}\n", what, s.message());
+  fmt::print(stderr, "paddock: {}: {}\n", what, TerminalSafe(s.message()));
   return 1;
 }
 
@@ -338,9 +338,12 @@ class ApiClient {
   http::Client http_;
 };
 
+// A string member of the controller's answer, as the CLI prints it: terminal-safe, since log lines,
+// events and reasons carry text a tenant's app or ECS wrote (an escape sequence in a log line must
+// not reach the operator's terminal as one).
 std::string S(const json::value& o, std::string_view key) {
   const json::value* v = o.is_object() ? o.as_object().if_contains(key) : nullptr;
-  return v && v->is_string() ? std::string(v->as_string()) : std::string();
+  return v && v->is_string() ? TerminalSafe(v->as_string()) : std::string();
 }
 
 void PrintDeployment(const json::value& d) {
@@ -472,7 +475,7 @@ int RunDeployments(const DeployCommands& c) {
     if (!v.ok()) return Fail("deployments diff", v.status());
     const json::value& active = v->at("active");
     fmt::print("{} (group {}) against {}\n", S(*v, "project"), S(*v, "group"),
-               active.is_string() ? "its active deployment " + std::string(active.as_string()) : "nothing (no active deployment)");
+               active.is_string() ? "its active deployment " + TerminalSafe(active.as_string()) : "nothing (no active deployment)");
     int changes = 0;
     for (const json::value& container : v->at("containers").as_array()) {
       const std::string name = S(container, "container");
@@ -489,8 +492,8 @@ int RunDeployments(const DeployCommands& c) {
       for (const json::value& ch : container.at("changes").as_array()) {
         const json::object& o = ch.as_object();
         fmt::print("~ {}: {}: {} -> {}\n", name, S(ch, "path"),
-                   o.contains("from") ? json::serialize(o.at("from")) : "(none)",
-                   o.contains("to") ? json::serialize(o.at("to")) : "(none)");
+                   o.contains("from") ? TerminalSafe(json::serialize(o.at("from"))) : "(none)",
+                   o.contains("to") ? TerminalSafe(json::serialize(o.at("to"))) : "(none)");
         ++changes;
       }
     }

@@ -123,6 +123,14 @@ TEST(EncodingTest, XmlUnescapeDecodesTheFiveEntitiesAndCharacterReferences) {
 }
 
 // FNV-1a's published 64-bit test vectors: names hashed with it must not change between releases.
+TEST(EncodingTest, TerminalSafeEscapesControlsAndKeepsText) {
+  EXPECT_EQ(TerminalSafe("plain text\twith a tab, ünïcödé ✓"), "plain text\twith a tab, ünïcödé ✓");
+  EXPECT_EQ(TerminalSafe("\x1b[2J\x1b]0;pwned\x07ok\rover\x7f"), "\\x1b[2J\\x1b]0;pwned\\x07ok\\x0dover\\x7f");
+  EXPECT_EQ(TerminalSafe("a\xc2\x9b" "31mb\xc2\xa0" "c"), "a\\x9b" "31mb\xc2\xa0" "c") << "C1 CSI escaped, NBSP kept";
+  EXPECT_EQ(TerminalSafe("line\n"), "line\\x0a");
+  EXPECT_EQ(TerminalSafe("trailing \xc2"), "trailing \xc2");
+}
+
 TEST(EncodingTest, Fnv1a64IsTheStandardHash) {
   EXPECT_EQ(Fnv1a64(""), 0xcbf29ce484222325ULL);
   EXPECT_EQ(Fnv1a64("a"), 0xaf63dc4c8601ec8cULL);

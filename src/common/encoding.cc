@@ -1,5 +1,6 @@
 #include "common/encoding.h"
 
+#include <fmt/format.h>
 #include <openssl/rand.h>
 
 #include <charconv>
@@ -173,6 +174,23 @@ void AppendUtf8(std::string& out, uint32_t cp) {
     out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
     out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
   }
+}
+
+std::string TerminalSafe(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if ((c < 0x20 && c != '\t') || c == 0x7f) {
+      out += fmt::format("\\x{:02x}", c);
+    } else if (c == 0xc2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) >= 0x80 &&
+               static_cast<unsigned char>(s[i + 1]) <= 0x9f) {
+      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(s[++i]));
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
 }
 
 std::string XmlUnescape(std::string_view s) {

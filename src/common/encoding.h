@@ -28,6 +28,12 @@ void AppendUtf8(std::string& out, uint32_t cp);
 // as UTF-8) are decoded; anything else — an unknown or unterminated reference — stays as it is.
 std::string XmlUnescape(std::string_view s);
 
+// Text from elsewhere made safe to print on a terminal: every C0 control but tab (ESC, CR, BEL,
+// backspace, …), DEL and the C1 controls (U+0080..U+009F, as UTF-8) become "\xNN" (their code),
+// so no escape sequence in a tenant's log line or event can move the cursor, rewrite what the
+// screen showed or talk to the terminal. Everything else is unchanged.
+std::string TerminalSafe(std::string_view s);
+
 // Cryptographically secure random bytes (OpenSSL RAND_bytes).
 std::string RandomBytes(size_t n);
 // A random RFC 4122 version-4 UUID, lowercase ("0f8fad5b-d9cb-469f-a165-70867728950e").
