@@ -31,7 +31,8 @@ std::string XmlUnescape(std::string_view s);
 // Text from elsewhere made safe to print on a terminal: every C0 control but tab (ESC, CR, BEL,
 // backspace, …), DEL and the C1 controls (U+0080..U+009F, as UTF-8) become "\xNN" (their code),
 // so no escape sequence in a tenant's log line or event can move the cursor, rewrite what the
-// screen showed or talk to the terminal. Everything else is unchanged.
+// screen showed or talk to the terminal, and an error message quoting a hostile value stays one
+// line (ecs/taskdef's). Everything else is unchanged.
 std::string TerminalSafe(std::string_view s);
 
 // Cryptographically secure random bytes (OpenSSL RAND_bytes).

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <string>
 
+#include "common/encoding.h"
 #include "common/json_fields.h"
 #include "ecs/common/records.h"
 
@@ -16,18 +17,6 @@ using json_fields::Str;
 using json_fields::Strings;
 
 namespace {
-
-// `s` with control characters shown as \xNN, so a message quoting a hostile value stays one line.
-std::string Shown(std::string_view s) {
-  std::string out;
-  for (unsigned char ch : s) {
-    if (ch < 0x20 || ch == 0x7f)
-      out += fmt::format("\\x{:02x}", ch);
-    else
-      out += static_cast<char>(ch);
-  }
-  return out;
-}
 
 bool NameChars(std::string_view s, size_t max, std::string_view extra) {
   if (s.empty() || s.size() > max || s.front() == '-' || s.front() == '.') return false;
@@ -45,7 +34,7 @@ Status CheckNames(const json::object& holder, std::string_view list, std::string
     const std::string name = Str(*kv, "name");
     if (name.empty() || name.find_first_of(std::string_view("=\0\n\r", 4)) != std::string::npos)
       return Invalid(list == "secrets" ? "secret name" : "environment variable name", container,
-                     fmt::format("'{}' must not be empty or contain '=', a NUL character or a line break.", Shown(name)));
+                     fmt::format("'{}' must not be empty or contain '=', a NUL character or a line break.", TerminalSafe(name)));
   }
   return OkStatus();
 }
@@ -75,25 +64,25 @@ Status CheckContainerValues(const json::object& c) {
       return Invalid("extraHosts entry", name,
                      fmt::format("hostname '{}' may contain only letters, digits, '-', '.' and '_' (1 to 255 "
                                  "characters, not starting with '-' or '.').",
-                                 Shown(host)));
+                                 TerminalSafe(host)));
     if (!IsIpAddress(ip))
-      return Invalid("extraHosts entry", name, fmt::format("ipAddress '{}' is not an IPv4 or IPv6 address.", Shown(ip)));
+      return Invalid("extraHosts entry", name, fmt::format("ipAddress '{}' is not an IPv4 or IPv6 address.", TerminalSafe(ip)));
   }
   for (const std::string& server : Strings(c, "dnsServers")) {
     if (!IsIpAddress(server))
-      return Invalid("dnsServers entry", name, fmt::format("'{}' is not an IPv4 or IPv6 address.", Shown(server)));
+      return Invalid("dnsServers entry", name, fmt::format("'{}' is not an IPv4 or IPv6 address.", TerminalSafe(server)));
   }
   for (const std::string& domain : Strings(c, "dnsSearchDomains")) {
     if (!IsSearchDomain(domain))
       return Invalid("dnsSearchDomains entry", name,
                      fmt::format("'{}' is not a domain name (letters, digits, '-' and '.', 1 to 253 characters).",
-                                 Shown(domain)));
+                                 TerminalSafe(domain)));
   }
   if (auto hostname = json_fields::OptStr(c, "hostname"); hostname && !IsHostName(*hostname))
     return Invalid("hostname", name,
                    fmt::format("'{}' may contain only letters, digits, '-', '.' and '_' (1 to 255 characters, not "
                                "starting with '-' or '.').",
-                               Shown(*hostname)));
+                               TerminalSafe(*hostname)));
   RETURN_IF_ERROR(CheckNames(c, "environment", name));
   return CheckNames(c, "secrets", name);
 }
