@@ -1,9 +1,12 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <set>
+#include <thread>
 
 #include "common/arn.h"
 #include "common/private_files.h"
@@ -147,9 +150,44 @@ TEST(EncodingTest, Utf8Validation) {
 }
 
 TEST(EncodingTest, UuidShape) {
-  std::string u = RandomUuid();
-  ASSERT_EQ(u.size(), 36u);
-  EXPECT_EQ(u[14], '4');
+  for (int i = 0; i < 1000; ++i) {  // several refills of the per-thread buffer
+    std::string u = RandomUuid();
+    ASSERT_EQ(u.size(), 36u);
+    EXPECT_EQ(u[8], '-');
+    EXPECT_EQ(u[13], '-');
+    EXPECT_EQ(u[18], '-');
+    EXPECT_EQ(u[23], '-');
+    EXPECT_EQ(u[14], '4');                                    // version 4
+    EXPECT_NE(std::string_view("89ab").find(u[19]), std::string_view::npos);  // RFC 4122 variant
+    EXPECT_EQ(u.find_first_not_of("0123456789abcdef-"), std::string::npos) << u;
+  }
+}
+
+TEST(EncodingTest, UuidsDoNotRepeatAcrossThreadsOrAFork) {
+  std::set<std::string> seen;
+  for (int i = 0; i < 2000; ++i) ASSERT_TRUE(seen.insert(RandomUuid()).second);
+  std::string other;
+  std::thread([&] { other = RandomUuid(); }).join();
+  EXPECT_TRUE(seen.insert(other).second);
+
+  // A child forked with a half-used buffer must not hand out what the parent hands out next.
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const std::string u = RandomUuid();
+    _exit(write(fds[1], u.data(), u.size()) == static_cast<ssize_t>(u.size()) ? 0 : 1);
+  }
+  close(fds[1]);
+  const std::string parent_next = RandomUuid();
+  char child[36];
+  ASSERT_EQ(read(fds[0], child, sizeof(child)), 36);
+  close(fds[0]);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_NE(std::string(child, 36), parent_next);
+  EXPECT_FALSE(seen.count(std::string(child, 36)));
 }
 
 TEST(MountInfoTest, FieldsAfterTheSeparatorAndEscapesDecoded) {

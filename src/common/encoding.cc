@@ -1,10 +1,15 @@
 #include "common/encoding.h"
 
 #include <fmt/format.h>
+#include <openssl/crypto.h>
 #include <openssl/rand.h>
+#include <pthread.h>
 
+#include <array>
+#include <atomic>
 #include <charconv>
 #include <cstdlib>
+#include <cstring>
 
 namespace paddock {
 
@@ -81,12 +86,53 @@ std::string RandomBytes(size_t n) {
   return out;
 }
 
+namespace {
+
+// RandomUuid's bytes: RAND_bytes output drawn 4 KiB at a time per thread (one RAND_bytes call, with
+// its lock and fork check, per 256 UUIDs instead of one per UUID: ~6% of a read request's CPU).
+// Bytes are wiped as they are handed out. A forked child must never repeat its parent's bytes:
+// pthread_atfork's child handler bumps the generation, and a pool of an older one refills first.
+std::atomic<uint64_t> uuid_fork_generation{0};
+
+struct UuidPool {
+  std::array<unsigned char, 4096> bytes{};
+  size_t used = 4096;
+  uint64_t generation = ~uint64_t{0};
+};
+
+void TakeUuidBytes(unsigned char* out, size_t n) {
+  static const bool registered = [] {
+    return pthread_atfork(nullptr, nullptr, [] { uuid_fork_generation.fetch_add(1, std::memory_order_relaxed); }) == 0;
+  }();
+  if (!registered) std::abort();
+  thread_local UuidPool pool;
+  const uint64_t generation = uuid_fork_generation.load(std::memory_order_relaxed);
+  if (pool.generation != generation || pool.bytes.size() - pool.used < n) {
+    if (RAND_bytes(pool.bytes.data(), static_cast<int>(pool.bytes.size())) != 1) std::abort();
+    pool.used = 0;
+    pool.generation = generation;
+  }
+  std::memcpy(out, pool.bytes.data() + pool.used, n);
+  OPENSSL_cleanse(pool.bytes.data() + pool.used, n);
+  pool.used += n;
+}
+
+}  // namespace
+
 std::string RandomUuid() {
-  std::string b = RandomBytes(16);
-  b[6] = static_cast<char>((b[6] & 0x0F) | 0x40);
-  b[8] = static_cast<char>((b[8] & 0x3F) | 0x80);
-  std::string h = HexEncode(b);
-  return h.substr(0, 8) + "-" + h.substr(8, 4) + "-" + h.substr(12, 4) + "-" + h.substr(16, 4) + "-" + h.substr(20);
+  unsigned char b[16];
+  TakeUuidBytes(b, sizeof(b));
+  b[6] = static_cast<unsigned char>((b[6] & 0x0F) | 0x40);
+  b[8] = static_cast<unsigned char>((b[8] & 0x3F) | 0x80);
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out(36, '-');
+  size_t o = 0;
+  for (size_t i = 0; i < sizeof(b); ++i) {
+    if (o == 8 || o == 13 || o == 18 || o == 23) ++o;  // the dashes already there
+    out[o++] = kDigits[b[i] >> 4];
+    out[o++] = kDigits[b[i] & 15];
+  }
+  return out;
 }
 
 std::string RandomString(size_t n, std::string_view alphabet) {

@@ -37,7 +37,10 @@ std::string TerminalSafe(std::string_view s);
 
 // Cryptographically secure random bytes (OpenSSL RAND_bytes).
 std::string RandomBytes(size_t n);
-// A random RFC 4122 version-4 UUID, lowercase ("0f8fad5b-d9cb-469f-a165-70867728950e").
+// A random RFC 4122 version-4 UUID, lowercase ("0f8fad5b-d9cb-469f-a165-70867728950e"). Its 122
+// random bits are RAND_bytes output taken from a per-thread buffer (refilled after a fork, so a
+// child never repeats its parent's); for ids, where it is called per request. Keys and secrets
+// take RandomBytes.
 std::string RandomUuid();
 // `n` random characters from `alphabet`.
 std::string RandomString(size_t n, std::string_view alphabet);

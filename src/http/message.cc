@@ -6,8 +6,10 @@ namespace paddock::http {
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
+  // ASCII only, as HTTP field names are (std::tolower asks the locale for every byte).
+  auto fold = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
   for (size_t i = 0; i < a.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
+    if (fold(a[i]) != fold(b[i])) return false;
   return true;
 }
 

@@ -1,14 +1,17 @@
 // The server is built from three parts:
-//   - ServerCore owns the io_context, its I/O threads, the listener (on its own strand), the worker
-//     pool that runs handlers, and the registry of live sessions that Stop() walks.
-//   - Session is one accepted connection. All its state is touched only on its strand, except
-//     request_/response_, which a worker owns while the session is in Phase::kHandling.
+//   - ServerCore owns one io_context per I/O thread (each run by that thread alone), the listener
+//     (on the first), the worker pool that runs handlers, and the registry of live sessions that
+//     Stop() walks. Accepted connections are dealt to the contexts in turn.
+//   - Session is one accepted connection. All its state is touched only on its context's thread
+//     (its "executor"), except request_/response_, which a worker owns while the session is in
+//     Phase::kHandling. A context of one thread needs no strand: nothing of a session's runs
+//     concurrently, and no completion wakes another thread to run it.
 //   - Responses are serialized by hand into a per-connection buffer and written with one gather
 //     write; Beast is used for parsing only.
-//   - A streamed response (Response::stream) writes its head on the strand, then runs its producer
-//     on a thread of its own (ServerCore::RunStream); each BodyWriter::Write posts one chunk to the
-//     strand and waits for it to be written. The thread holds work on the io_context, so the I/O
-//     threads outlive it, and Stop joins it.
+//   - A streamed response (Response::stream) writes its head on the session's executor, then runs
+//     its producer on a thread of its own (ServerCore::RunStream); each BodyWriter::Write posts one
+//     chunk to the executor and waits for it to be written. The thread holds work on the session's
+//     io_context, so its I/O thread outlives it, and Stop joins it.
 #include "http/server.h"
 
 #include <sys/socket.h>
@@ -37,7 +40,6 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -137,9 +139,9 @@ class ServerCore {
   ServerCore(ServerOptions options, Handler handler)
       : options_(std::move(options)),
         handler_(std::move(handler)),
-        ioc_(std::max(1, options_.io_threads)),
-        acceptor_(asio::make_strand(ioc_)),
-        accept_retry_(acceptor_.get_executor()) {}
+        iocs_(MakeContexts(std::max(1, options_.io_threads))),
+        acceptor_(*iocs_.front()),
+        accept_retry_(*iocs_.front()) {}
   ~ServerCore() { Stop(); }
 
   StatusOr<uint16_t> Start();
@@ -149,27 +151,36 @@ class ServerCore {
   // For sessions.
   const ServerOptions& options() const { return options_; }
   const Handler& handler() const { return handler_; }
-  asio::io_context& ioc() { return ioc_; }
   asio::thread_pool& workers() { return *workers_; }
   bool stopping() const { return stopping_.load(std::memory_order_acquire); }
   // Returns false if the server is stopping or `peer` already holds
   // options().max_connections_per_peer connections; the session must then be dropped.
   bool Register(const std::shared_ptr<Session>& session, const std::string& peer);
   void Unregister(Session* session);
-  // Runs `body` (a streamed response's producer and its end) on a new thread, holding work on the
-  // io_context until it returns. Stop joins it; a finished one is joined by the next call.
-  void RunStream(std::function<void()> body);
+  // Runs `body` (a streamed response's producer and its end) on a new thread, holding work on
+  // `executor`'s io_context until it returns. Stop joins it; a finished one is joined by the next
+  // call.
+  void RunStream(const asio::any_io_executor& executor, std::function<void()> body);
 
  private:
+  using WorkGuard = asio::executor_work_guard<asio::io_context::executor_type>;
+
+  // Each context runs on one thread only (concurrency hint 1).
+  static std::vector<std::unique_ptr<asio::io_context>> MakeContexts(int n) {
+    std::vector<std::unique_ptr<asio::io_context>> out;
+    for (int i = 0; i < n; ++i) out.push_back(std::make_unique<asio::io_context>(1));
+    return out;
+  }
   void Accept();
   void OnAccept(error_code ec, tcp::socket socket);
 
   const ServerOptions options_;
   const Handler handler_;
-  asio::io_context ioc_;
-  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_;
-  tcp::acceptor acceptor_;           // used only on its strand
-  asio::steady_timer accept_retry_;  // on the acceptor's strand
+  const std::vector<std::unique_ptr<asio::io_context>> iocs_;  // one per I/O thread
+  std::vector<WorkGuard> work_;
+  size_t next_context_ = 0;          // the context the next accepted connection gets; on iocs_[0]
+  tcp::acceptor acceptor_;           // used only on iocs_[0]'s thread
+  asio::steady_timer accept_retry_;  // on iocs_[0]
   std::optional<asio::thread_pool> workers_;
   std::vector<std::thread> io_threads_;
 
@@ -211,7 +222,7 @@ class Session : public std::enable_shared_from_this<Session> {
     asio::dispatch(executor(), [self = shared_from_this()] { self->WaitForRequest(); });
   }
 
-  // Called on the strand when the server stops: a connection between requests, or one whose
+  // Called on the session's executor when the server stops: a connection between requests, or one whose
   // request is still arriving, is closed now; one whose request is being handled closes after
   // its response is written.
   // A streamed response ends at its producer's next Write.
@@ -353,10 +364,16 @@ void Session::Dispatch() {
   version_ = msg.version();
   request_.method.assign(msg.method_string());
   request_.target.assign(msg.target());
-  request_.headers.clear();
+  // Assigned into the previous request's strings: no allocation per header on a kept-alive
+  // connection once its requests' headers have been seen.
+  size_t n = 0;
   for (const auto& field : msg) {
-    request_.headers.push_back({std::string(field.name_string()), std::string(field.value())});
+    if (n == request_.headers.size()) request_.headers.emplace_back();
+    Header& h = request_.headers[n++];
+    h.name.assign(field.name_string());
+    h.value.assign(field.value());
   }
+  request_.headers.resize(n);
   request_.body = std::move(msg.body());
   parser_.reset();
   if (server_.options().run_inline && server_.options().run_inline(request_)) {
@@ -364,10 +381,10 @@ void Session::Dispatch() {
     OnHandled();
     return;
   }
-  // The work guard keeps the I/O threads running (Stop waits for them) until the response is
-  // back on the strand.
+  // The work guard keeps the session's I/O thread running (Stop waits for it) until the response
+  // is back on the session's executor.
   asio::post(server_.workers(),
-             [self = shared_from_this(), work = asio::make_work_guard(server_.ioc())]() mutable {
+             [self = shared_from_this(), work = asio::make_work_guard(executor())]() mutable {
                self->RunHandler();
                auto ex = self->executor();
                asio::post(ex, [session = std::move(self)] { session->OnHandled(); });
@@ -472,9 +489,9 @@ void Session::OnWrite(error_code ec, bool keep_alive, bool drain_after) {
   WaitForRequest();
 }
 
-// The producer's BodyWriter: each Write is one chunk, written on the session's strand while the
-// producer's thread waits. The I/O threads run until the stream's thread releases its work, so a
-// posted write always runs.
+// The producer's BodyWriter: each Write is one chunk, written on the session's executor while the
+// producer's thread waits. The session's I/O thread runs until the stream's thread releases its
+// work, so a posted write always runs.
 class Session::ChunkWriter final : public BodyWriter {
  public:
   explicit ChunkWriter(Session& session) : session_(session) {}
@@ -502,7 +519,7 @@ class Session::ChunkWriter final : public BodyWriter {
   // Writes `bytes` as they are; false (and every later Write false) when that failed.
   bool WriteRaw(const std::string& bytes) {
     if (failed_) return false;
-    // Shared: the strand may still be inside set_value when this thread wakes and returns.
+    // Shared: the I/O thread may still be inside set_value when this thread wakes and returns.
     auto written = std::make_shared<std::promise<bool>>();
     std::future<bool> done = written->get_future();
     asio::post(session_.executor(), [this, &bytes, written] {
@@ -533,7 +550,7 @@ void Session::StartStream(bool keep_alive) {
   asio::async_write(stream_, asio::buffer(head_), [self = shared_from_this(), keep_alive](error_code ec, size_t) {
     if (self->phase_ == Phase::kClosed) return;
     if (ec) return self->Close();
-    self->server_.RunStream([self, keep_alive] { self->Stream(keep_alive); });
+    self->server_.RunStream(self->executor(), [self, keep_alive] { self->Stream(keep_alive); });
   });
 }
 
@@ -582,7 +599,7 @@ StatusOr<uint16_t> ServerCore::Start() {
   const std::string where = HostPort(options_.host, options_.port);
 
   error_code ec;
-  tcp::resolver resolver(ioc_);
+  tcp::resolver resolver(*iocs_.front());
   auto results = resolver.resolve(options_.host, std::to_string(options_.port),
                                   tcp::resolver::passive | tcp::resolver::numeric_service, ec);
   if (ec || results.empty()) {
@@ -622,15 +639,15 @@ StatusOr<uint16_t> ServerCore::Start() {
 
   started_ = true;
   workers_.emplace(static_cast<size_t>(std::max(1, options_.worker_threads)));
-  work_.emplace(ioc_.get_executor());
+  for (const auto& ioc : iocs_) work_.emplace_back(ioc->get_executor());
   asio::post(acceptor_.get_executor(), [this] { Accept(); });
-  for (int i = 0; i < std::max(1, options_.io_threads); ++i) io_threads_.emplace_back([this] { ioc_.run(); });
+  for (const auto& ioc : iocs_) io_threads_.emplace_back([&ioc = *ioc] { ioc.run(); });
   return port;
 }
 
 void ServerCore::Accept() {
-  acceptor_.async_accept(asio::make_strand(ioc_),
-                         [this](error_code ec, tcp::socket socket) { OnAccept(ec, std::move(socket)); });
+  asio::io_context& next = *iocs_[next_context_++ % iocs_.size()];
+  acceptor_.async_accept(next.get_executor(), [this](error_code ec, tcp::socket socket) { OnAccept(ec, std::move(socket)); });
 }
 
 void ServerCore::OnAccept(error_code ec, tcp::socket socket) {
@@ -657,7 +674,7 @@ void ServerCore::OnAccept(error_code ec, tcp::socket socket) {
   Accept();
 }
 
-void ServerCore::RunStream(std::function<void()> body) {
+void ServerCore::RunStream(const asio::any_io_executor& executor, std::function<void()> body) {
   std::lock_guard lock(streams_mu_);
   for (auto it = streams_.begin(); it != streams_.end();) {
     if (it->done->load(std::memory_order_acquire)) {
@@ -668,7 +685,7 @@ void ServerCore::RunStream(std::function<void()> body) {
     }
   }
   auto done = std::make_shared<std::atomic<bool>>(false);
-  std::thread t([body = std::move(body), done, work = asio::make_work_guard(ioc_)]() mutable {
+  std::thread t([body = std::move(body), done, work = asio::make_work_guard(executor)]() mutable {
     body();
     body = nullptr;
     work.reset();
@@ -731,7 +748,7 @@ void ServerCore::Stop() {
 
   // The I/O threads return once every session has closed; sessions with a request in a handler
   // hold work until their response is written.
-  work_.reset();
+  work_.clear();
   for (auto& t : io_threads_) t.join();
   io_threads_.clear();
   {

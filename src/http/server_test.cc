@@ -10,7 +10,9 @@
 #include <chrono>
 #include <future>
 #include <latch>
+#include <map>
 #include <mutex>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -565,6 +567,66 @@ TEST_F(ServerTest, ConcurrentClients) {
   }
   for (auto& t : threads) t.join();
   EXPECT_EQ(ok.load(), kThreads * kRequests);
+}
+
+// Each connection lives on one I/O thread: the requests run inline keep to the thread of their
+// connection (no hop between threads mid-connection), and connections are dealt to every thread.
+TEST_F(ServerTest, AConnectionKeepsToOneIoThreadAndConnectionsAreSpreadOverThem) {
+  ServerOptions options;
+  options.io_threads = 2;
+  options.run_inline = [](const Request&) { return true; };
+  std::mutex mu;
+  std::map<std::string, std::set<std::thread::id>> threads_of;  // by the connection's peer address
+  StartServer(
+      [&](const Request& req) {
+        std::lock_guard lock(mu);
+        threads_of[req.remote_address].insert(std::this_thread::get_id());
+        return Response();
+      },
+      options);
+  std::vector<std::unique_ptr<Client>> clients;
+  for (int c = 0; c < 4; ++c) clients.push_back(std::make_unique<Client>("127.0.0.1", port_));
+  for (int round = 0; round < 20; ++round) {
+    for (auto& client : clients) ASSERT_TRUE(client->Send(Post("/")).ok());
+  }
+  std::lock_guard lock(mu);
+  ASSERT_EQ(threads_of.size(), 4u);
+  std::set<std::thread::id> all;
+  for (const auto& [peer, ids] : threads_of) {
+    EXPECT_EQ(ids.size(), 1u) << peer;
+    all.insert(ids.begin(), ids.end());
+  }
+  EXPECT_EQ(all.size(), 2u);
+}
+
+// A kept-alive connection's requests each see exactly their own headers, however many the one
+// before had (the server reuses the previous request's header strings).
+TEST_F(ServerTest, EachRequestOnAConnectionSeesOnlyItsOwnHeaders) {
+  std::mutex mu;
+  using Fields = std::vector<std::pair<std::string, std::string>>;
+  std::vector<Fields> seen;
+  StartServer([&](const Request& req) {
+    std::lock_guard lock(mu);
+    Fields mine;
+    for (const Header& h : req.headers)
+      if (h.name.starts_with("X-")) mine.emplace_back(h.name, h.value);
+    seen.push_back(std::move(mine));
+    return Response();
+  });
+  RawConnection conn(port_);
+  ASSERT_TRUE(conn.connected());
+  conn.Write(
+      "POST / HTTP/1.1\r\nHost: a\r\nX-One: 1\r\nX-Two: a longer value than the next one has\r\n"
+      "Content-Length: 0\r\n\r\n"
+      "POST / HTTP/1.1\r\nHost: a\r\nX-Two: 2\r\nContent-Length: 0\r\n\r\n"
+      "POST / HTTP/1.1\r\nHost: a\r\nX-Three: 3\r\nX-Four: 4\r\nX-Five: 5\r\nConnection: close\r\n"
+      "Content-Length: 0\r\n\r\n");
+  conn.ReadToEnd();
+  std::lock_guard lock(mu);
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_EQ(seen[0], (Fields{{"X-One", "1"}, {"X-Two", "a longer value than the next one has"}}));
+  EXPECT_EQ(seen[1], (Fields{{"X-Two", "2"}}));
+  EXPECT_EQ(seen[2], (Fields{{"X-Three", "3"}, {"X-Four", "4"}, {"X-Five", "5"}}));
 }
 
 // A peer over its connection cap is closed at once; its other connections, and other peers, are
