@@ -222,6 +222,14 @@ std::string RenderPrometheus(const MetricsSnapshot& m) {
     for (const auto& [key, up] : m.server_up)
       AppendSample(out, "traefik_service_server_up", {{"service", key.first}, {"url", key.second}}, std::to_string(up));
   }
+  if (!m.tls_certs_not_after.empty()) {
+    AppendHeader(out, "traefik_tls_certs_not_after", "Certificate expiration timestamp", "gauge");
+    for (const auto& [key, not_after] : m.tls_certs_not_after) {
+      const auto& [cn, serial, sans] = key;
+      AppendSample(out, "traefik_tls_certs_not_after", {{"cn", cn}, {"sans", sans}, {"serial", serial}},
+                   Number(static_cast<double>(not_after)));
+    }
+  }
   return out;
 }
 

@@ -18,6 +18,8 @@
 //   responses_bytes_total}{code,method,protocol,router,service} and
 //   traefik_router_requests_tls_total{router,service,tls_cipher,tls_version} (only when the
 //   edge's router metrics are on: Traefik's metrics.prometheus.addRoutersLabels),
+//   traefik_tls_certs_not_after{cn,sans,serial} (gauge, unix seconds: each configured
+//   certificate's notAfter; the generated default is left out, as Traefik leaves out its own),
 //   paddock_edge_drain_seconds (histogram, fence -> release), paddock_edge_drain_timeouts_total.
 // Labels within a series are sorted by name and series by their label values (client_golang's
 // order); families by name. Codes and methods come from fixed sets (MetricMethod).
@@ -102,6 +104,9 @@ struct MetricsSnapshot {
   std::map<std::pair<std::string, std::string>, int> server_up;  // (service, url) -> 1 or 0
   Histogram drain_seconds = Histogram::DrainDurations();
   uint64_t drain_timeouts = 0;
+  // traefik_tls_certs_not_after: (cn, serial, sans) -> notAfter in unix seconds, for the
+  // certificates the current configuration serves (TlsCertificates::Reported).
+  std::map<std::tuple<std::string, std::string, std::string>, int64_t> tls_certs_not_after;
 };
 
 // The method as a label: the nine standard methods as they are, anything else "EXTENSION_METHOD"

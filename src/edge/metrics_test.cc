@@ -242,6 +242,29 @@ TEST(RenderPrometheus, GoldenTextForRouterServiceTlsAndRetries) {
   EXPECT_EQ(text.substr(from), expected);
 }
 
+// Traefik's TLS certificate gauge: labels cn, sans, serial (sorted by name), the value notAfter in
+// unix seconds; series sorted by their label tuple; the family last (families sort by name).
+TEST(RenderPrometheus, TlsCertificatesNotAfter) {
+  MetricsSnapshot m;
+  m.server_up[{"s", "http://10.0.0.1:80"}] = 1;
+  m.tls_certs_not_after[{"b.example.com", "42", "b.example.com,c.example.com"}] = 1798761600;
+  m.tls_certs_not_after[{"a default", "7", ""}] = 1767225600;
+  const std::string text = RenderPrometheus(m);
+  const std::string expected =
+      "# HELP traefik_service_server_up service server is up, described by gauge value of 0 or 1.\n"
+      "# TYPE traefik_service_server_up gauge\n"
+      "traefik_service_server_up{service=\"s\",url=\"http://10.0.0.1:80\"} 1\n"
+      "# HELP traefik_tls_certs_not_after Certificate expiration timestamp\n"
+      "# TYPE traefik_tls_certs_not_after gauge\n"
+      "traefik_tls_certs_not_after{cn=\"a default\",sans=\"\",serial=\"7\"} 1767225600\n"
+      "traefik_tls_certs_not_after{cn=\"b.example.com\",sans=\"b.example.com,c.example.com\",serial=\"42\"} "
+      "1798761600\n";
+  const size_t from = text.find("# HELP traefik_service_server_up");
+  ASSERT_NE(from, std::string::npos) << text;
+  EXPECT_EQ(text.substr(from), expected);
+  EXPECT_EQ(RenderPrometheus(MetricsSnapshot()).find("traefik_tls_certs_not_after"), std::string::npos);
+}
+
 TEST(RenderPrometheus, EscapesLabelValues) {
   MetricsSnapshot m;
   m.server_up[{"a\"b\\c\nd", "u"}] = 1;

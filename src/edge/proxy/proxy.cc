@@ -907,6 +907,10 @@ MetricsSnapshot Proxy::Impl::Metrics() const {
       if (h == Health::kUp || h == Health::kDown) m.server_up[{name, s.state->url()}] = h == Health::kUp ? 1 : 0;
     }
   }
+  if (current->certificates) {
+    for (const TlsCertificate* cert : current->certificates->Reported())
+      m.tls_certs_not_after[{cert->common_name(), cert->serial(), cert->dns_names()}] = cert->not_after();
+  }
   return m;
 }
 

@@ -1,6 +1,7 @@
 #include "edge/proxy/tls.h"
 
 #include <openssl/bio.h>
+#include <openssl/bn.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
@@ -10,6 +11,7 @@
 #include <openssl/x509v3.h>
 
 #include <algorithm>
+#include <ctime>
 #include <fstream>
 #include <mutex>
 #include <sstream>
@@ -111,6 +113,50 @@ std::vector<std::string> NamesOf(X509* cert) {
   return names;
 }
 
+// The subject's CN as written (UTF-8), else "".
+std::string CommonName(X509* cert) {
+  X509_NAME* subject = X509_get_subject_name(cert);
+  const int i = X509_NAME_get_index_by_NID(subject, NID_commonName, -1);
+  if (i < 0) return {};
+  unsigned char* utf8 = nullptr;
+  const int n = ASN1_STRING_to_UTF8(&utf8, X509_NAME_ENTRY_get_data(X509_NAME_get_entry(subject, i)));
+  std::string out = n > 0 ? std::string(reinterpret_cast<char*>(utf8), static_cast<size_t>(n)) : std::string();
+  OPENSSL_free(utf8);
+  return out;
+}
+
+// The serial number in decimal (Go's big.Int String).
+std::string SerialDecimal(X509* cert) {
+  BIGNUM* bn = ASN1_INTEGER_to_BN(X509_get0_serialNumber(cert), nullptr);
+  char* dec = bn ? BN_bn2dec(bn) : nullptr;
+  std::string out = dec ? dec : "";
+  OPENSSL_free(dec);
+  BN_free(bn);
+  return out;
+}
+
+// The DNS subject alternative names as written, sorted, joined by "," (Traefik sorts DNSNames).
+std::string DnsNamesJoined(X509* cert) {
+  std::vector<std::string> names;
+  auto* sans = static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr));
+  for (int i = 0; sans && i < sk_GENERAL_NAME_num(sans); ++i) {
+    const GENERAL_NAME* g = sk_GENERAL_NAME_value(sans, i);
+    if (g->type != GEN_DNS) continue;
+    const ASN1_IA5STRING* s = g->d.dNSName;
+    names.emplace_back(reinterpret_cast<const char*>(ASN1_STRING_get0_data(s)), static_cast<size_t>(ASN1_STRING_length(s)));
+  }
+  GENERAL_NAMES_free(sans);
+  std::sort(names.begin(), names.end());
+  return fmt::format("{}", fmt::join(names, ","));
+}
+
+// notAfter in unix seconds.
+int64_t NotAfterUnix(X509* cert) {
+  std::tm tm{};
+  if (ASN1_TIME_to_tm(X509_get0_notAfter(cert), &tm) != 1) return 0;
+  return static_cast<int64_t>(timegm(&tm));
+}
+
 int OnServerName(SSL* ssl, int* /*alert*/, void* arg) {
   const auto* set = static_cast<const TlsCertificates*>(arg);
   const char* name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
@@ -176,6 +222,10 @@ class TlsCertificateLoader {
     }
     out->subject_ = SubjectText(leaf.get());
     out->names_ = NamesOf(leaf.get());
+    out->common_name_ = CommonName(leaf.get());
+    out->serial_ = SerialDecimal(leaf.get());
+    out->dns_names_ = DnsNamesJoined(leaf.get());
+    out->not_after_ = NotAfterUnix(leaf.get());
     return out;
   }
 };
@@ -207,6 +257,7 @@ std::shared_ptr<const TlsCertificates> TlsCertificates::Load(const std::vector<C
     // A certificate made here a moment ago always loads.
     if (!loaded.ok()) std::abort();
     set->default_ = std::move(*loaded);
+    set->default_generated_ = true;
   }
   SSL_CTX_set_tlsext_servername_callback(set->default_->context(), OnServerName);
   SSL_CTX_set_tlsext_servername_arg(set->default_->context(), set.get());
@@ -216,6 +267,13 @@ std::shared_ptr<const TlsCertificates> TlsCertificates::Load(const std::vector<C
 std::shared_ptr<const TlsCertificates> TlsCertificates::GeneratedOnly() {
   std::vector<std::string> ignored;
   return Load({}, std::nullopt, ignored);
+}
+
+std::vector<const TlsCertificate*> TlsCertificates::Reported() const {
+  std::vector<const TlsCertificate*> out;
+  for (const auto& cert : certificates_) out.push_back(cert.get());
+  if (!default_generated_) out.push_back(default_.get());
+  return out;
 }
 
 const TlsCertificate* TlsCertificates::Select(std::string_view server_name) const {

@@ -13,6 +13,7 @@
 //   certs->Select("a.example.com")->subject;   // "CN=a.example.com"
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -42,6 +43,13 @@ class TlsCertificate {
   // names (Traefik's getCertificateDomains).
   const std::vector<std::string>& names() const { return names_; }
   ssl_ctx_st* context() const { return ctx_; }
+  // What traefik_tls_certs_not_after labels it with (Traefik's appendCertMetric): the subject's
+  // CN as written, the serial number in decimal, the DNS names sorted and joined by ","; and its
+  // notAfter in unix seconds.
+  const std::string& common_name() const { return common_name_; }
+  const std::string& serial() const { return serial_; }
+  const std::string& dns_names() const { return dns_names_; }
+  int64_t not_after() const { return not_after_; }
 
  private:
   friend class TlsCertificates;
@@ -50,6 +58,10 @@ class TlsCertificate {
   ssl_ctx_st* ctx_ = nullptr;  // owned
   std::string subject_;
   std::vector<std::string> names_;
+  std::string common_name_;
+  std::string serial_;
+  std::string dns_names_;
+  int64_t not_after_ = 0;
 };
 
 class TlsCertificates {
@@ -68,6 +80,9 @@ class TlsCertificates {
   const TlsCertificate* Select(std::string_view server_name) const;
   const TlsCertificate& default_certificate() const { return *default_; }
   size_t size() const { return certificates_.size(); }
+  // The certificates Traefik reports in traefik_tls_certs_not_after (its GetServerCertificates):
+  // every configured one and a configured default, not the generated default.
+  std::vector<const TlsCertificate*> Reported() const;
 
   // The SSL_CTX a handshake starts on: the default's, with a server-name callback that moves the
   // connection to Select()'s. The set must outlive every handshake begun on it.
@@ -76,6 +91,7 @@ class TlsCertificates {
  private:
   std::vector<std::shared_ptr<const TlsCertificate>> certificates_;
   std::shared_ptr<const TlsCertificate> default_;
+  bool default_generated_ = false;
 };
 
 // A self-signed certificate and key, PEM: subject CN `common_name`, DNS SANs `dns_names`, valid

@@ -6,15 +6,21 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <openssl/err.h>
+#include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <sstream>
+#include <tuple>
 #include <string>
 
 #include <boost/json/parse.hpp>
@@ -167,6 +173,65 @@ TEST(TlsCertificatesTest, ABadCertificateIsAnErrorNamingItsFileAndTheOthersAreSe
   for (const std::string& e : errors) EXPECT_EQ(e.find("PRIVATE KEY-----"), std::string::npos) << e;
 }
 
+// The decimal digits of a big-endian unsigned number (long division by 10), to check the serial
+// label without OpenSSL's BIGNUM printing, which the code uses.
+std::string DecimalOf(std::vector<unsigned char> bytes) {
+  std::string digits;
+  while (std::any_of(bytes.begin(), bytes.end(), [](unsigned char b) { return b != 0; })) {
+    unsigned remainder = 0;
+    for (unsigned char& b : bytes) {
+      const unsigned value = remainder * 256 + b;
+      b = static_cast<unsigned char>(value / 10);
+      remainder = value % 10;
+    }
+    digits.insert(digits.begin(), static_cast<char>('0' + remainder));
+  }
+  return digits.empty() ? "0" : digits;
+}
+
+std::string SerialOf(const std::string& cert_file) {
+  std::ifstream in(cert_file);
+  std::stringstream pem;
+  pem << in.rdbuf();
+  const std::string text = pem.str();
+  BIO* bio = BIO_new_mem_buf(text.data(), static_cast<int>(text.size()));
+  X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr);
+  BIO_free(bio);
+  if (cert == nullptr) return {};
+  const ASN1_INTEGER* serial = X509_get0_serialNumber(cert);
+  std::vector<unsigned char> bytes(ASN1_STRING_get0_data(serial), ASN1_STRING_get0_data(serial) + ASN1_STRING_length(serial));
+  X509_free(cert);
+  return DecimalOf(std::move(bytes));
+}
+
+// traefik_tls_certs_not_after's series: every configured certificate and a configured default,
+// labelled as Traefik's appendCertMetric labels them; the generated default is not one.
+TEST(TlsCertificatesTest, ReportedAreTheConfiguredCertificatesWithTraefiksLabels) {
+  TempDir dir;
+  std::vector<std::string> errors;
+  CertificateFiles multi = WriteCertificate(dir, "multi", "Multi Name", {"b.example.com", "A.example.com", "c.test"});
+  CertificateFiles mine = WriteCertificate(dir, "default", "my default", {});
+  auto set = TlsCertificates::Load({multi}, mine, errors);
+  ASSERT_TRUE(errors.empty()) << errors.front();
+  const std::vector<const TlsCertificate*> reported = set->Reported();
+  ASSERT_EQ(reported.size(), 2u);
+  EXPECT_EQ(reported[0]->common_name(), "Multi Name");  // as written, not lower-cased
+  EXPECT_EQ(reported[0]->dns_names(), "A.example.com,b.example.com,c.test");  // sorted (bytewise), joined
+  EXPECT_EQ(reported[0]->serial(), SerialOf(multi.cert_file));
+  EXPECT_FALSE(reported[0]->serial().empty());
+  EXPECT_EQ(reported[1]->common_name(), "my default");
+  EXPECT_EQ(reported[1]->dns_names(), "");
+  EXPECT_EQ(reported[1]->serial(), SerialOf(mine.cert_file));
+  // WriteCertificate makes them valid for 30 days from now.
+  const int64_t expected = static_cast<int64_t>(std::time(nullptr)) + 30 * 86400;
+  for (const TlsCertificate* cert : reported) {
+    EXPECT_LE(std::abs(cert->not_after() - expected), 300) << cert->common_name();
+  }
+
+  EXPECT_TRUE(TlsCertificates::Load({multi}, std::nullopt, errors)->Reported().size() == 1u);  // no generated one
+  EXPECT_TRUE(TlsCertificates::GeneratedOnly()->Reported().empty());
+}
+
 TEST(CertificateNameMatchesTest, IsTraefiksMatchDomain) {
   EXPECT_TRUE(CertificateNameMatches("a.example.com", "a.example.com"));
   EXPECT_TRUE(CertificateNameMatches("a.example.com", "*.example.com"));
@@ -250,6 +315,7 @@ TEST_F(TlsProxyTest, ServesTheCertificateTheServerNameSelects) {
   EXPECT_EQ(TlsRequest(port_, "b.example.com", "").subject, "CN=wildcard");
   EXPECT_EQ(TlsRequest(port_, "elsewhere.test", "").subject, "CN=PADDOCK DEFAULT CERT");
   EXPECT_EQ(TlsRequest(port_, "", "").subject, "CN=PADDOCK DEFAULT CERT");
+  EXPECT_EQ(proxy_.Metrics().tls_certs_not_after.size(), 2u);  // the generated default is not reported
 
   // A configured default replaces the generated one; a reload (a new table) serves the new set.
   CertificateFiles mine = WriteCertificate(dir_, "mine", "my default", {});
@@ -260,6 +326,11 @@ TEST_F(TlsProxyTest, ServesTheCertificateTheServerNameSelects) {
                              mine.cert_file, mine.key_file));
   EXPECT_TRUE(errors.empty()) << errors.front();
   EXPECT_EQ(TlsRequest(port_, "a.example.com", "").subject, "CN=my default");
+  // traefik_tls_certs_not_after follows the table: only the configured default is left.
+  const auto reported = proxy_.Metrics().tls_certs_not_after;
+  ASSERT_EQ(reported.size(), 1u);
+  EXPECT_EQ(std::get<0>(reported.begin()->first), "my default");
+  EXPECT_EQ(std::get<1>(reported.begin()->first), SerialOf(mine.cert_file));
 }
 
 TEST_F(TlsProxyTest, TlsRoutersServeOnlyTlsAndTheOthersOnlyPlainHttpOnOnePort) {
