@@ -561,6 +561,9 @@ class UpEdgeFlags(unittest.TestCase):
             (["--edge-http-header", "Bad Name=x"], "--edge-http-header"),
             (["--edge-http-poll-timeout", "soon"], "--edge-http-poll-timeout: invalid duration"),
             (["--edge-http-poll-interval", "0s"], "--edge-http-poll-interval must be greater than 0"),
+            (["--edge-http-max-response-body-size", "1k"],
+             '--edge-http-max-response-body-size must be a number of bytes, or -1 for no limit; got "1k"'),
+            (["--edge-http-max-response-body-size", "-2"], "--edge-http-max-response-body-size must be a number"),
         ]
         for args, said in cases:
             r = subprocess.run([h.paddock_bin(), "up", "--state-dir", state, "--listen", "127.0.0.1:0",

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cstdio>
@@ -98,6 +99,10 @@ void AddEdgeCommand(CLI::App& app, EdgeCommand& c) {
   c.cmd->add_flag("--providers.http.tls.insecureskipverify", c.http.tls_insecure_skip_verify,
                   "Accept any certificate the http provider's endpoint presents (default false)")
       ->ignore_case();
+  c.cmd->add_option("--providers.http.maxresponsebodysize", c.http.max_response_body_size,
+                    "The largest body the http provider takes, in bytes (default -1: Traefik's no limit; "
+                    "Paddock bounds it at 16 MiB either way)")
+      ->ignore_case();
   c.cmd->add_flag("--metrics.prometheus.addrouterslabels", c.add_routers_labels,
                   "Traefik's: the traefik_router_* series on /metrics, by router and service (default false)");
   // Traefik's own static flags for entry points name the entry point inside the flag
@@ -155,9 +160,18 @@ Status HttpProviderFlags::Apply(edge::EdgeOptions& options, Names names) const {
   };
   ASSIGN_OR_RETURN(std::chrono::milliseconds interval, positive(names.poll_interval, poll_interval));
   ASSIGN_OR_RETURN(std::chrono::milliseconds timeout, positive(names.poll_timeout, poll_timeout));
+  int64_t max_body = 0;
+  if (auto [end, ec] = std::from_chars(max_response_body_size.data(),
+                                       max_response_body_size.data() + max_response_body_size.size(), max_body);
+      ec != std::errc() || end != max_response_body_size.data() + max_response_body_size.size() || max_body < -1) {
+    return InvalidArgument(fmt::format("{} must be a number of bytes, or -1 for no limit; got \"{}\"",
+                                       names.max_response_body_size, max_response_body_size));
+  }
   options.http_endpoint = endpoint;
   options.http_poll_interval = interval;
   options.http_poll_timeout = timeout;
+  options.http_max_body_bytes = max_body < 0 ? edge::kMaxHttpProviderBody
+                                             : std::min(static_cast<uint64_t>(max_body), edge::kMaxHttpProviderBody);
   options.http_headers = headers;
   if (!tls_ca.empty() || !tls_cert.empty() || !tls_key.empty() || tls_insecure_skip_verify)
     options.http_tls = edge::HttpProviderTls{
@@ -285,7 +299,7 @@ StatusOr<std::unique_ptr<InProcessEdge>> InProcessEdge::Start(const InProcessEdg
     std::error_code ec;
     (std::filesystem::is_directory(o.file, ec) ? options.file_directory : options.file) = o.file;
   }
-  RETURN_IF_ERROR(o.http.Apply(options, {"--edge-http-poll-interval", "--edge-http-poll-timeout"}));
+  RETURN_IF_ERROR(o.http.Apply(options, kUpHttpFlagNames));
   self->source_ = std::make_unique<edge::EcsApiSource>(
       edge::EcsApiOptions{.host = o.api_host, .port = o.api_port, .credentials = o.credentials,
                           .region = o.scope.region.str(), .auto_discover_clusters = true});

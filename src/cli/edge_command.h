@@ -49,12 +49,19 @@ struct HttpProviderFlags {
   std::string tls_cert;
   std::string tls_key;
   bool tls_insecure_skip_verify = false;
+  // Traefik's maxResponseBodySize: bytes, or -1 (its default: no limit); Paddock bounds the body
+  // at edge::kMaxHttpProviderBody either way.
+  std::string max_response_body_size = "-1";
 
   struct Names {
-    std::string_view poll_interval, poll_timeout;
+    std::string_view poll_interval, poll_timeout, max_response_body_size = "--providers.http.maxresponsebodysize";
   };
   Status Apply(edge::EdgeOptions& options, Names names) const;
 };
+
+// `paddock up`'s names for them.
+inline constexpr HttpProviderFlags::Names kUpHttpFlagNames{"--edge-http-poll-interval", "--edge-http-poll-timeout",
+                                                           "--edge-http-max-response-body-size"};
 
 struct EdgeCommand {
   CLI::App* cmd = nullptr;

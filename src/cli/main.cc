@@ -179,7 +179,7 @@ Status CheckUpEdgeFlags(UpEdgeFlags& flags) {
   if (Status s = paddock::edge::TakeHttpHeaderFlags(words, flags.http.headers); !s.ok())
     return InvalidArgument(fmt::format("--edge-http-header: {}", s.message()));
   paddock::edge::EdgeOptions scratch;
-  return flags.http.Apply(scratch, {"--edge-http-poll-interval", "--edge-http-poll-timeout"});
+  return flags.http.Apply(scratch, kUpHttpFlagNames);
 }
 
 int RunServer(const ServerConfig& config, bool up, bool keep_tasks, const UpEdgeFlags& edge_flags = {}) {
@@ -812,6 +812,9 @@ int main(int argc, char** argv) {
                  "The client certificate's private key (a PEM file, or PEM text); needs --edge-http-tls-cert");
   up->add_flag("--edge-http-tls-insecure-skip-verify", up_edge.http.tls_insecure_skip_verify,
                "Accept any certificate the http provider's endpoint presents (default false)");
+  up->add_option("--edge-http-max-response-body-size", up_edge.http.max_response_body_size,
+                 "Traefik's --providers.http.maxResponseBodySize: the largest body the http provider takes, in "
+                 "bytes (default -1: no limit of its own; Paddock bounds it at 16 MiB either way)");
   up->add_option("--edge-websecure", up_edge.websecure,
                  "[HOST]:PORT of the edge's `websecure` entry point, e.g. 127.0.0.1:8443: routers with `tls` served "
                  "over TLS with the file provider's certificates or a generated default (default: none)");

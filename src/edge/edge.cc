@@ -45,8 +45,8 @@ class Edge::Impl {
     if (!options_.http_endpoint.empty())
       providers_.push_back(std::make_unique<HttpProvider>(HttpProviderOptions{
           .endpoint = options_.http_endpoint, .poll_interval = options_.http_poll_interval,
-          .poll_timeout = options_.http_poll_timeout, .headers = options_.http_headers,
-          .tls = options_.http_tls}));
+          .poll_timeout = options_.http_poll_timeout, .max_body_bytes = options_.http_max_body_bytes,
+          .headers = options_.http_headers, .tls = options_.http_tls}));
     for (auto& provider : providers_) {
       provider->SetWake([this] { Wake(); });
       if (Status s = provider->Start(); !s.ok())

@@ -80,6 +80,7 @@ struct EdgeOptions {
   std::chrono::milliseconds http_poll_timeout{5000};
   std::map<std::string, std::string> http_headers;
   std::optional<HttpProviderTls> http_tls;
+  uint64_t http_max_body_bytes = kMaxHttpProviderBody;  // Traefik's maxResponseBodySize, bounded
   // Traefik's metrics.prometheus.addRoutersLabels (default false): the traefik_router_* series on
   // /metrics (ProxyOptions::router_metrics).
   bool router_metrics = false;

@@ -217,7 +217,13 @@ StatusOr<bool> HttpProvider::Poll() {
     }
     if (!accept) req.headers.push_back({"Accept", "application/json"});
     StatusOr<http::Response> resp = client_->Send(req);
-    if (!resp.ok()) return Unavailable(fmt::format("cannot fetch configuration data: {}", resp.status().message()));
+    if (!resp.ok()) {
+      // Traefik's words for a body over maxResponseBodySize, then ours (which bound applied).
+      if (resp.status().code() == StatusCode::kResourceExhausted)
+        return Unavailable(fmt::format("cannot fetch configuration data: response body too large ({})",
+                                       resp.status().message()));
+      return Unavailable(fmt::format("cannot fetch configuration data: {}", resp.status().message()));
+    }
     if (resp->status != 200)
       return Unavailable(fmt::format("cannot fetch configuration data: received non-ok response code: {}", resp->status));
     const uint64_t hash = Fnv1Hash64(resp->body);

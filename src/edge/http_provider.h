@@ -70,12 +70,17 @@ struct HttpProviderTls {
 // and `headers` are then unchanged.
 Status TakeHttpHeaderFlags(std::vector<std::string>& args, std::map<std::string, std::string>& headers);
 
+// The most an http provider's body may be, whatever maxResponseBodySize says (Traefik's default,
+// -1, reads without a bound): docs/contracts/edge.md, Bounds.
+inline constexpr uint64_t kMaxHttpProviderBody = 16 << 20;
+
 struct HttpProviderOptions {
   std::string endpoint = {};
   std::chrono::milliseconds poll_interval{5000};
   std::chrono::milliseconds poll_timeout{5000};
-  // A longer body is an error of that poll (the last good configuration stays).
-  uint64_t max_body_bytes = 16 << 20;
+  // A longer body is an error of that poll (the last good configuration stays): Traefik's
+  // maxResponseBodySize, which Paddock bounds at kMaxHttpProviderBody whatever it is set to.
+  uint64_t max_body_bytes = kMaxHttpProviderBody;
   // Traefik's headers: set on every poll, replacing the provider's own (Accept, Host).
   std::map<std::string, std::string> headers = {};
   // Traefik's tls; unset, an https:// endpoint is verified against the system's CAs. Loaded at
