@@ -48,32 +48,9 @@ STATE_PY=$ROOT/bench/ceiling_state.py
 WORK=$(mktemp -d -t paddock-ceiling.XXXXXX)
 RESULTS=${RESULTS:-$WORK/results.jsonl}
 : >"$RESULTS"
-PIDS=()
-
-cleanup() {
-  for pid in "${PIDS[@]}"; do
-    if kill -0 "$pid" 2>/dev/null; then
-      kill -TERM "$pid" 2>/dev/null || true
-      for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-      kill -KILL "$pid" 2>/dev/null || true
-    fi
-  done
-  rm -rf "$WORK/paddock-state" "$WORK/nginx"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-log() { printf '[%(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
-
-# wait_for_line FILE REGEX SECONDS: prints the first matching line of FILE.
-wait_for_line() {
-  local file=$1 regex=$2 deadline=$((SECONDS + $3))
-  while ((SECONDS < deadline)); do
-    if grep -Eo "$regex" "$file" 2>/dev/null | head -1 | grep .; then return 0; fi
-    sleep 0.1
-  done
-  log "timed out waiting for /$regex/ in $file:"; cat "$file" >&2; return 1
-}
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
+TEMP_DIRS+=("$WORK/paddock-state" "$WORK/nginx")
 
 # driver_flags OPERATION: paddock_load's flags for OPERATION, sending the request body that
 # ceiling_state.py captured the answer to (checked by check_request_body).
@@ -111,7 +88,6 @@ log "$("$NGINX" -v 2>&1)"
 
 # --- Paddock, with the state to read ------------------------------------------------------------
 STATE=$WORK/paddock-state
-mkdir -p "$STATE"
 # A service's deployment is COMPLETED after settle_seconds of steady state (40 s by default); the
 # instances' agents never call, and nothing should change while the answers are compared.
 cat >"$WORK/paddock.toml" <<'EOF'
@@ -119,19 +95,8 @@ agent_timeout_seconds = 3600
 [scheduler]
 settle_seconds = 1
 EOF
-"$PADDOCK" server --config "$WORK/paddock.toml" --listen 127.0.0.1:0 --state-dir "$STATE" >"$WORK/paddock.log" 2>&1 &
-PIDS+=($!)
-PADDOCK_PID=$!
-line=$(wait_for_line "$WORK/paddock.log" 'paddock server listening on http://127\.0\.0\.1:[0-9]+' 30)
-PADDOCK_URL=${line#paddock server listening on }
-log "paddock (pid $PADDOCK_PID) at $PADDOCK_URL, state in $STATE"
-
-ACCOUNT=$("$PADDOCK" admin --state-dir "$STATE" create-account --name ceiling |
-            python3 -c 'import json,sys; print(json.load(sys.stdin)["account"])')
-KEYJSON=$("$PADDOCK" admin --state-dir "$STATE" create-access-key --account "$ACCOUNT")
-KEY=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["accessKeyId"])' "$KEYJSON")
-SECRET=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["secretAccessKey"])' "$KEYJSON")
-log "account $ACCOUNT, access key $KEY"
+start_paddock "$STATE" --config "$WORK/paddock.toml"
+make_access_key "$STATE" ceiling
 
 # paddock_load registers its own family when asked to describe it and it does not exist.
 "$LOAD" --endpoint "$PADDOCK_URL" --access-key "$KEY" --secret-key "$SECRET" --connections 1 \

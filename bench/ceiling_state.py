@@ -46,6 +46,8 @@ from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
+from procfs import rss_kib
+
 ECS = "AmazonEC2ContainerServiceV20141113"
 AGENT = "PaddockAgentV20261130"
 OPERATIONS = ("DescribeTaskDefinition", "DescribeTasks", "ListTasks", "DescribeServices")
@@ -270,14 +272,6 @@ http {{
 """
     with open(os.path.join(d, "nginx.conf"), "w") as f:
         f.write(conf)
-
-
-def rss_kib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
 
 
 def read_response(sock):
