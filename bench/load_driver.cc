@@ -54,6 +54,9 @@ enum class Action {
   kDescribeClusters,
   kGetParameter,           // SSM: GetParameter of "/<family>/value" (the bench creates it)
   kGetParameterDecrypted,  // the same, WithDecryption (a SecureString: one AES-GCM open per call)
+  kDescribeTasks,          // --tasks of --cluster (they must exist: bench/ceiling.sh makes them)
+  kListTasks,              // every task of --cluster
+  kDescribeServices,       // --services of --cluster (they must exist)
 };
 
 struct ActionInfo {
@@ -72,6 +75,9 @@ constexpr ActionInfo kActions[] = {
     {Action::kDescribeClusters, "describe-clusters", "DescribeClusters"},
     {Action::kGetParameter, "get-parameter", "GetParameter", "AmazonSSM", "ssm"},
     {Action::kGetParameterDecrypted, "get-parameter-decrypted", "GetParameter", "AmazonSSM", "ssm"},
+    {Action::kDescribeTasks, "describe-tasks", "DescribeTasks"},
+    {Action::kListTasks, "list-tasks", "ListTasks"},
+    {Action::kDescribeServices, "describe-services", "DescribeServices"},
 };
 
 const ActionInfo& Info(Action a) {
@@ -92,9 +98,13 @@ struct Options {
   std::optional<uint64_t> requests;
   Action action = Action::kDescribeTaskDefinition;
   std::string family = "paddock-bench";
+  std::string cluster;                // describe-tasks, list-tasks, describe-services; default --family
+  std::vector<std::string> tasks;     // describe-tasks: task ARNs or ids
+  std::vector<std::string> services;  // describe-services: names or ARNs
   uint64_t warmup = 0;
   uint64_t prefill = 0;
   bool json = false;
+  bool print_body = false;  // print the action's request body and exit (bench/ceiling.sh checks it)
 };
 
 [[noreturn]] void Usage(std::string_view error) {
@@ -104,17 +114,35 @@ struct Options {
              "                    [--connections 16] [--io-threads 1] [--duration 10s | --requests N]\n"
              "                    [--action describe-task-definition|register-task-definition|list-task-definitions|\n"
              "                              create-cluster|describe-clusters|get-parameter|\n"
-             "                              get-parameter-decrypted]\n"
-             "                    [--family NAME] [--warmup N] [--prefill N] [--json]\n"
+             "                              get-parameter-decrypted|describe-tasks|list-tasks|describe-services]\n"
+             "                    [--family NAME] [--cluster NAME] [--tasks ARN,ARN,...] [--services NAME,NAME,...]\n"
+             "                    [--warmup N] [--prefill N] [--json] [--print-body]\n"
              "\n"
              "  --warmup N   send N untimed requests of the action first (describe-*: creates the family or\n"
              "               cluster first if it does not exist)\n"
              "               (get-parameter*: SSM's GetParameter of /<family>/value, which must exist)\n"
              "  --prefill N  register N revisions of --family before measuring, on all connections\n"
+             "  --cluster NAME  the cluster of describe-tasks, list-tasks and describe-services (default --family);\n"
+             "               --tasks and --services name what they describe, which must exist. Their request\n"
+             "               bodies are compact JSON, cluster first (as json.dumps with separators=(',', ':'))\n"
              "  --json       print one machine-readable JSON line instead of the table\n"
+             "  --print-body print the action's request body (the first one, for register-task-definition) and exit\n"
              "  --io-threads N  multiplex the connections on N epoll threads (default 1); 0 runs one\n"
              "               blocking thread per connection\n");
   std::exit(2);
+}
+
+// "a,b,c" -> {"a", "b", "c"}; empty items are dropped.
+std::vector<std::string> SplitCommas(std::string_view s) {
+  std::vector<std::string> out;
+  while (!s.empty()) {
+    size_t comma = s.find(',');
+    std::string_view item = s.substr(0, comma);
+    if (!item.empty()) out.emplace_back(item);
+    if (comma == std::string_view::npos) break;
+    s.remove_prefix(comma + 1);
+  }
+  return out;
 }
 
 std::optional<uint64_t> ParseU64(std::string_view s) {
@@ -147,6 +175,10 @@ Options ParseFlags(int argc, char** argv) {
     std::string_view flag = argv[i];
     if (flag == "--json") {
       o.json = true;
+      continue;
+    }
+    if (flag == "--print-body") {
+      o.print_body = true;
       continue;
     }
     if (flag == "--help" || flag == "-h") Usage("");
@@ -196,6 +228,12 @@ Options ParseFlags(int argc, char** argv) {
       if (!found) Usage(fmt::format("unknown --action '{}'", value));
     } else if (flag == "--family") {
       o.family = value;
+    } else if (flag == "--cluster") {
+      o.cluster = value;
+    } else if (flag == "--tasks") {
+      o.tasks = SplitCommas(value);
+    } else if (flag == "--services") {
+      o.services = SplitCommas(value);
     } else if (flag == "--warmup") {
       o.warmup = number();
     } else if (flag == "--prefill") {
@@ -206,6 +244,9 @@ Options ParseFlags(int argc, char** argv) {
   }
   if (o.duration && o.requests) Usage("give --duration or --requests, not both");
   if (!o.duration && !o.requests) o.duration = std::chrono::seconds(10);
+  if (o.cluster.empty()) o.cluster = o.family;
+  if (o.action == Action::kDescribeTasks && o.tasks.empty()) Usage("describe-tasks needs --tasks");
+  if (o.action == Action::kDescribeServices && o.services.empty()) Usage("describe-services needs --services");
   return o;
 }
 
@@ -230,7 +271,18 @@ std::string RegisterBody(std::string_view family, uint64_t seq) {
       family, seq);
 }
 
-std::string Body(Action action, std::string_view family, uint64_t seq) {
+// ["a","b"]. Task ARNs and service names need no escaping.
+std::string JsonStrings(const std::vector<std::string>& items) {
+  std::string out = "[";
+  for (const std::string& item : items) {
+    if (out.size() > 1) out += ',';
+    out += fmt::format("\"{}\"", item);
+  }
+  return out + "]";
+}
+
+std::string Body(Action action, const Options& o, uint64_t seq) {
+  const std::string& family = o.family;
   switch (action) {
     case Action::kDescribeTaskDefinition:
       return fmt::format(R"({{"taskDefinition":"{}"}})", family);
@@ -247,6 +299,12 @@ std::string Body(Action action, std::string_view family, uint64_t seq) {
       return fmt::format(R"({{"Name":"/{}/value"}})", family);
     case Action::kGetParameterDecrypted:
       return fmt::format(R"({{"Name":"/{}/value","WithDecryption":true}})", family);
+    case Action::kDescribeTasks:
+      return fmt::format(R"({{"cluster":"{}","tasks":{}}})", o.cluster, JsonStrings(o.tasks));
+    case Action::kListTasks:
+      return fmt::format(R"({{"cluster":"{}"}})", o.cluster);
+    case Action::kDescribeServices:
+      return fmt::format(R"({{"cluster":"{}","services":{}}})", o.cluster, JsonStrings(o.services));
   }
   return {};
 }
@@ -282,7 +340,7 @@ class Runner {
     req.headers = {{"Host", host_header_},
                    {"Content-Type", "application/x-amz-json-1.1"},
                    {"X-Amz-Target", fmt::format("{}.{}", Info(action).prefix, Info(action).target)}};
-    req.body = Body(action, o_.family, seq);
+    req.body = Body(action, o_, seq);
     aws::SignRequest(req, {o_.access_key, o_.secret_key}, o_.region, Info(action).service, SystemClock::Get().Now());
     StatusOr<http::Response> resp = client.Send(req);
     if (!resp.ok()) return fmt::format("transport:{}", StatusCodeName(resp.status().code()));
@@ -352,7 +410,7 @@ class Runner {
     req.headers = {{"Host", host_header_},
                    {"Content-Type", "application/x-amz-json-1.1"},
                    {"X-Amz-Target", fmt::format("{}.{}", Info(action).prefix, Info(action).target)}};
-    req.body = Body(action, o_.family, seq);
+    req.body = Body(action, o_, seq);
     aws::SignRequest(req, {o_.access_key, o_.secret_key}, o_.region, Info(action).service, SystemClock::Get().Now());
     std::string out = "POST / HTTP/1.1\r\n";
     for (const auto& h : req.headers) out += h.name + ": " + h.value + "\r\n";
@@ -571,6 +629,10 @@ class Runner {
 
 int main(int argc, char** argv) {
   paddock::bench::Options options = paddock::bench::ParseFlags(argc, argv);
+  if (options.print_body) {
+    fmt::print("{}", paddock::bench::Body(options.action, options, 0));
+    return 0;
+  }
   paddock::bench::Runner runner(options);
   return runner.Run();
 }

@@ -10,15 +10,8 @@ Needs root, crun and busybox-static.
 import argparse
 import time
 
+from procfs import rss_kib
 from task_bench_node import BenchNode
-
-
-def rss_kib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
 
 
 def statuses(ecs, arns):

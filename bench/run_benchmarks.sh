@@ -36,32 +36,9 @@ LOAD=$BUILD/bench/paddock_load
 WORK=$(mktemp -d -t paddock-bench.XXXXXX)
 RESULTS=${RESULTS:-$WORK/results.jsonl}
 : >"$RESULTS"
-PIDS=()
-
-cleanup() {
-  for pid in "${PIDS[@]}"; do
-    if kill -0 "$pid" 2>/dev/null; then
-      kill -TERM "$pid" 2>/dev/null || true
-      for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-      kill -KILL "$pid" 2>/dev/null || true
-    fi
-  done
-  rm -rf "$WORK/paddock-state"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-log() { printf '[%(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
-
-# wait_for_line FILE REGEX SECONDS: prints the first matching line of FILE.
-wait_for_line() {
-  local file=$1 regex=$2 deadline=$((SECONDS + $3))
-  while ((SECONDS < deadline)); do
-    if grep -Eo "$regex" "$file" 2>/dev/null | head -1 | grep .; then return 0; fi
-    sleep 0.1
-  done
-  log "timed out waiting for /$regex/ in $file:"; cat "$file" >&2; return 1
-}
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
+TEMP_DIRS+=("$WORK/paddock-state")
 
 # measure LABEL ENDPOINT KEY SECRET ARGS...: one paddock_load run; appends its JSON line, tagged.
 measure() {
@@ -96,20 +73,9 @@ log "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f
 
 # --- Paddock ---------------------------------------------------------------------------------
 STATE=$WORK/paddock-state
-mkdir -p "$STATE"
-"$PADDOCK" server --listen 127.0.0.1:0 --state-dir "$STATE" >"$WORK/paddock.log" 2>&1 &
-PIDS+=($!)
-PADDOCK_PID=$!
-line=$(wait_for_line "$WORK/paddock.log" 'paddock server listening on http://127\.0\.0\.1:[0-9]+' 30)
-ENDPOINT=${line#paddock server listening on }
-log "paddock (pid $PADDOCK_PID) at $ENDPOINT, state in $STATE"
-
-ACCOUNT=$("$PADDOCK" admin --state-dir "$STATE" create-account --name bench |
-            python3 -c 'import json,sys; print(json.load(sys.stdin)["account"])')
-KEYJSON=$("$PADDOCK" admin --state-dir "$STATE" create-access-key --account "$ACCOUNT")
-KEY=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["accessKeyId"])' "$KEYJSON")
-SECRET=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["secretAccessKey"])' "$KEYJSON")
-log "account $ACCOUNT, access key $KEY"
+start_paddock "$STATE"
+ENDPOINT=$PADDOCK_URL
+make_access_key "$STATE" bench
 
 measure paddock-describe "$ENDPOINT" "$KEY" "$SECRET" \
   --action describe-task-definition --family bench-describe --warmup "$WARMUP" --duration "$DURATION"
