@@ -907,8 +907,15 @@ StatusOr<DescribeResult> Services::Describe(const Scope& scope, std::string_view
   RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
     RETURN_IF_ERROR(clusters_.CheckExists(txn, scope, cluster_name));
     for (const auto& p : parsed) {
+      if (!p.other_cluster && !include_tags) {
+        ASSIGN_OR_RETURN(std::optional<std::string> shown, LoadRenderedService(txn, scope, cluster_name, p.name));
+        if (shown) {
+          result.services.push_back(std::move(*shown));
+          continue;
+        }
+      }
       std::optional<json::object> record;
-      if (!p.other_cluster) {
+      if (!p.other_cluster && include_tags) {
         ASSIGN_OR_RETURN(record, LoadRecord(txn, scope, cluster_name, p.name));
       }
       if (!record) {
@@ -920,12 +927,8 @@ StatusOr<DescribeResult> Services::Describe(const Scope& scope, std::string_view
         result.failures.push_back({std::move(arn), "MISSING", ""});
         continue;
       }
-      if (include_tags) {
-        ASSIGN_OR_RETURN(Tags tags, ReadTags(txn, scope, Str(*record, "serviceArn")));
-        result.services.push_back(json::serialize(RenderService(*record, &tags)));
-      } else {
-        result.services.push_back(json::serialize(RenderService(*record, nullptr)));
-      }
+      ASSIGN_OR_RETURN(Tags tags, ReadTags(txn, scope, Str(*record, "serviceArn")));
+      result.services.push_back(json::serialize(RenderService(*record, &tags)));
     }
     return OkStatus();
   }));

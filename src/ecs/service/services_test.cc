@@ -348,6 +348,38 @@ TEST_F(ServicesTest, ServicesPerClusterQuota) {
   ExpectError(Create(Request("s4")).status(), "InvalidParameterException", "services per cluster");
 }
 
+// Without include TAGS, DescribeServices answers from the renderings it remembers by record bytes:
+// the same answer as the tagged path without its tags, and a changed record is rendered anew.
+TEST_F(ServicesTest, DescribeWithoutTagsFollowsEveryChangeOfTheRecord) {
+  auto plain = [&](std::string_view name) -> std::optional<json::object> {
+    auto d = services_.Describe(kScope, kCaller,
+                                json::object{{"cluster", "prod"}, {"services", json::array{json::string(name)}}});
+    EXPECT_TRUE(d.ok()) << d.status().ToString();
+    if (!d.ok() || d->services.empty()) return std::nullopt;
+    return json::parse(d->services[0]).as_object();
+  };
+  ASSERT_TRUE(Create(Request("web", {{"desiredCount", 2}})).ok());
+  std::optional<json::object> first = plain("web");
+  ASSERT_TRUE(first.has_value());
+  json::object tagged = *Describe("web");
+  EXPECT_TRUE(tagged.erase("tags"));
+  EXPECT_EQ(*first, tagged);
+  EXPECT_EQ(plain("web"), first);  // remembered: the same answer again
+
+  ASSERT_TRUE(Update(json::object{{"service", "web"}, {"desiredCount", 3}}).ok());
+  std::optional<json::object> scaled = plain("web");
+  ASSERT_TRUE(scaled.has_value());
+  EXPECT_EQ(scaled->at("desiredCount"), 3);
+  EXPECT_EQ(scaled->at("deployments").as_array()[0].at("desiredCount"), 3);
+  tagged = *Describe("web");
+  tagged.erase("tags");
+  EXPECT_EQ(*scaled, tagged);
+
+  EXPECT_FALSE(plain("nope").has_value());  // MISSING, as before
+  ASSERT_TRUE(Delete("web", /*force=*/true).ok());
+  EXPECT_EQ(plain("web")->at("status"), "DRAINING");
+}
+
 TEST_F(ServicesTest, UpdateStartsADeploymentOnlyForWhatNeedsOne) {
   auto s = Create(Request("web", {{"desiredCount", 2}}));
   ASSERT_TRUE(s.ok());

@@ -4,6 +4,8 @@
 
 #include <boost/json.hpp>
 #include <charconv>
+#include <mutex>
+#include <unordered_map>
 
 #include "common/json_fields.h"
 #include "ecs/common/records.h"
@@ -391,6 +393,26 @@ StatusOr<std::optional<json::object>> LoadRecord(store::ReadTxn& txn, const Scop
   if (!text) return std::optional<json::object>();
   ASSIGN_OR_RETURN(json::object record, ParseRecordObject(*text, "service"));
   return std::optional<json::object>(std::move(record));
+}
+
+StatusOr<std::optional<std::string>> LoadRenderedService(store::ReadTxn& txn, const Scope& s, std::string_view cluster,
+                                                         std::string_view name) {
+  // Record bytes -> their rendering. Emptied when full: simpler than an LRU, and a steady set of
+  // services polled by deployers fills it again within one round of describes.
+  static std::mutex mu;
+  static std::unordered_map<std::string, std::string> rendered;  // GUARDED_BY(mu)
+  ASSIGN_OR_RETURN(auto text, txn.Get(kServices, RecordKey(s, cluster, name)));
+  if (!text) return std::optional<std::string>();
+  {
+    std::lock_guard lock(mu);
+    if (auto it = rendered.find(*text); it != rendered.end()) return std::optional<std::string>(it->second);
+  }
+  ASSIGN_OR_RETURN(json::object record, ParseRecordObject(*text, "service"));
+  std::string out = json::serialize(RenderService(record, nullptr));
+  std::lock_guard lock(mu);
+  if (rendered.size() >= kRenderedServicesKept) rendered.clear();
+  rendered.emplace(std::move(*text), out);
+  return std::optional<std::string>(std::move(out));
 }
 
 Status WriteRecord(store::WriteTxn& txn, const Scope& s, std::string_view cluster, std::string_view name,
