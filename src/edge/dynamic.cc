@@ -174,12 +174,18 @@ constexpr Field kWeightedFields[] = {ObjList("services", kWrrService), Obj("stic
                                      AllowEmpty(Obj("healthCheck", kServiceHealthCheck))};
 constexpr Struct kWeighted{"a weighted", kWeightedFields};
 
+// Failover (its `errors`, replaying a request to the fallback by the main's status codes, is newer
+// Traefik's and not served)
+constexpr Field kFailoverFields[] = {Str("service"), Str("fallback"), AllowEmpty(Obj("healthCheck", kServiceHealthCheck)),
+                                     Refused("errors", kPhase2)};
+constexpr Struct kFailover{"a failover", kFailoverFields};
+
 // Service
 constexpr Field kServiceFields[] = {
     Obj("loadBalancer", kLoadBalancer),
     IgnoredInLabels(Obj("weighted", kWeighted)),
     IgnoredInLabels(Refused("mirroring", kPhase2)),
-    IgnoredInLabels(Refused("failover", kPhase2)),
+    IgnoredInLabels(Obj("failover", kFailover)),
     IgnoredInLabels(Refused("highestRandomWeight", kPhase2)),
     Refused("middlewares", kNotSupported),
 };

@@ -488,7 +488,8 @@ constexpr char kFullDocument[] = R"json({
         "sticky": {"cookie": {"name": "s", "secure": true, "httpOnly": true, "sameSite": "strict",
                               "maxAge": 60, "path": "/", "domain": "app.test"}}}},
       "split": {"weighted": {"services": [{"name": "web", "weight": 3}, {"name": "old@file", "weight": 1}],
-                             "sticky": {"cookie": {"name": "w"}}, "healthCheck": {}}}
+                             "sticky": {"cookie": {"name": "w"}}, "healthCheck": {}}},
+      "safe": {"failover": {"service": "web", "fallback": "old@file", "healthCheck": {}}}
     },
     "middlewares": {
       "app-auth": {"forwardAuth": {"address": "http://auth:9000/verify", "authResponseHeaders": ["X-User"],
@@ -629,7 +630,11 @@ INSTANTIATE_TEST_SUITE_P(
         CheckRefusalCase{"ServersTransports", R"json({"http":{"serversTransports":{"t":{}}}})json",
                          "http.serversTransports: serversTransports is a phase-2 feature"},
         CheckRefusalCase{"Mirroring", R"json({"http":{"services":{"s":{"mirroring":{"service":"a"}}}}})json",
-                         "http.services.s.mirroring: mirroring is a phase-2 feature"}),
+                         "http.services.s.mirroring: mirroring is a phase-2 feature"},
+        CheckRefusalCase{"FailoverErrors",
+                         R"json({"http":{"services":{"s":{"failover":{"service":"a","fallback":"b",
+                                 "errors":{"status":["500"]}}}}}})json",
+                         "http.services.s.failover.errors: errors is a phase-2 feature"}),
     CaseName<CheckRefusalCase>);
 
 // ---------------------------------------------------------------------------------------------

@@ -166,9 +166,19 @@ class Builder {
         if (!error.empty()) break;
       }
     } else if (const boost::json::object* failover = ObjectMember(config, "failover")) {
-      for (const std::string& child : {StringMember(*failover, "service"), StringMember(*failover, "fallback")}) {
-        error = BuildService(QualifiedName(child, provider), stack);
-        if (!error.empty()) break;
+      // Traefik's getFailoverServiceHandler: the main service must report its status (only one
+      // with a health check does); the fallback too when the failover reports its own.
+      const std::string main = StringMember(*failover, "service");
+      const std::string fallback = StringMember(*failover, "fallback");
+      error = BuildService(QualifiedName(main, provider), stack);
+      if (error.empty()) {
+        error = StatusUpdaterError(QualifiedName(main, provider));
+        if (!error.empty()) error = fmt::format("cannot register {} as updater for {}: {}", main, name, error);
+      }
+      if (error.empty()) error = BuildService(QualifiedName(fallback, provider), stack);
+      if (error.empty() && Present(*failover, "healthCheck")) {
+        error = StatusUpdaterError(QualifiedName(fallback, provider));
+        if (!error.empty()) error = fmt::format("cannot register {} as updater for {}: {}", fallback, name, error);
       }
     } else {
       return Fail(service, fmt::format("the service {} does not have any type defined", GoQuote(name)));

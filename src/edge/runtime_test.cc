@@ -224,6 +224,32 @@ TEST(RuntimeTest, AWeightedHealthCheckNeedsEveryChildToHaveOne) {
   EXPECT_EQ(rt.routers.at("ok@file").status, RuntimeStatus::kEnabled);
 }
 
+// Traefik's getFailoverServiceHandler: the main service must report its status (a health check of
+// its own); the fallback only when the failover reports its own (failover.healthCheck).
+TEST(RuntimeTest, AFailoversMainNeedsAHealthCheckAndItsFallbackOneWhenItReportsItsOwn) {
+  RuntimeConfig rt = Build({Provider("file", R"j({"http":{
+    "routers":{"a":{"rule":"Path(`/a`)","service":"unchecked-main"},"b":{"rule":"Path(`/b`)","service":"reported"},
+               "c":{"rule":"Path(`/c`)","service":"plain"},"d":{"rule":"Path(`/d`)","service":"missing"}},
+    "services":{"unchecked-main":{"failover":{"service":"v2","fallback":"v1"}},
+                "reported":{"failover":{"service":"v1","fallback":"v2","healthCheck":{}}},
+                "plain":{"failover":{"service":"v1","fallback":"v2"}},
+                "missing":{"failover":{"service":"v1","fallback":"nope"}},
+                "v1":{"loadBalancer":{"servers":[{"url":"http://v1"}],"healthCheck":{"path":"/"}}},
+                "v2":{"loadBalancer":{"servers":[{"url":"http://v2"}]}}}}})j")});
+  EXPECT_THAT(rt.services.at("unchecked-main@file").errors,
+              ElementsAre("cannot register v2 as updater for unchecked-main@file: healthCheck not enabled in config "
+                          "for this WRR service"));
+  EXPECT_THAT(rt.services.at("reported@file").errors,
+              ElementsAre("cannot register v2 as updater for reported@file: healthCheck not enabled in config for "
+                          "this WRR service"));
+  EXPECT_THAT(rt.services.at("plain@file").errors, IsEmpty());
+  EXPECT_EQ(rt.routers.at("c@file").status, RuntimeStatus::kEnabled);
+  EXPECT_THAT(rt.services.at("missing@file").errors, ElementsAre("the service \"nope@file\" does not exist"));
+  EXPECT_EQ(rt.routers.at("a@file").status, RuntimeStatus::kDisabled);
+  EXPECT_EQ(rt.routers.at("b@file").status, RuntimeStatus::kDisabled);
+  EXPECT_EQ(rt.routers.at("d@file").status, RuntimeStatus::kDisabled);
+}
+
 TEST(RuntimeTest, ServicesReferringToEachOtherAreARecursion) {
   RuntimeConfig rt = Build({Provider("file", R"j({"http":{
     "routers":{"r":{"rule":"Path(`/`)","service":"a"}},

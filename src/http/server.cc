@@ -222,9 +222,9 @@ class Session : public std::enable_shared_from_this<Session> {
     asio::dispatch(executor(), [self = shared_from_this()] { self->WaitForRequest(); });
   }
 
-  // Called on the session's executor when the server stops: a connection between requests, or one whose
-  // request is still arriving, is closed now; one whose request is being handled closes after
-  // its response is written.
+  // Called on the session's executor when the server stops: a connection between requests, or
+  // one whose request is still arriving, is closed now; one whose request is being handled closes
+  // after its response is written.
   // A streamed response ends at its producer's next Write.
   void Shutdown() {
     if (phase_ == Phase::kIdle || phase_ == Phase::kReading || phase_ == Phase::kDraining) Close();

@@ -217,9 +217,11 @@ class Compiler {
     }
     if (const json::object* weighted = Object(info->second.config, "weighted"))
       return WeightedBackend(service, info->second.provider, *weighted, why);
+    if (const json::object* failover = Object(info->second.config, "failover"))
+      return FailoverBackend(service, info->second.provider, *failover, why);
     const json::object* lb = Object(info->second.config, "loadBalancer");
     if (!lb) {
-      why = fmt::format("service {}: only loadBalancer and weighted services are served", service);
+      why = fmt::format("service {}: only loadBalancer, weighted and failover services are served", service);
       return nullptr;
     }
     auto backend = std::make_shared<Backend>();
@@ -261,20 +263,8 @@ class Compiler {
   // kMaxNesting fails the service (the runtime reports the first two in Traefik's words first).
   std::shared_ptr<const Backend> WeightedBackend(const std::string& service, const std::string& provider,
                                                  const json::object& weighted, std::string& why) {
-    static constexpr size_t kMaxNesting = 16;
-    if (std::find(building_.begin(), building_.end(), service) != building_.end()) {
-      why = fmt::format("service {}: weighted services refer to each other (a cycle)", service);
-      return nullptr;
-    }
-    if (building_.size() >= kMaxNesting) {
-      why = fmt::format("service {}: weighted services nested deeper than {}", service, kMaxNesting);
-      return nullptr;
-    }
-    building_.push_back(service);
-    struct Pop {
-      std::vector<std::string>& v;
-      ~Pop() { v.pop_back(); }
-    } pop{building_};
+    if (!Enter(service, why)) return nullptr;
+    Leave leave{building_};
     auto backend = std::make_shared<Backend>();
     backend->name = service;
     backend->weighted = true;
@@ -307,6 +297,52 @@ class Compiler {
     return backend;
   }
 
+  // Traefik's failover service: its main service while that has a routable server, else its
+  // fallback (edge/proxy/table.h). The runtime checked that the main has a health check (and the
+  // fallback one, with the failover's own healthCheck), as Traefik's status updaters require.
+  std::shared_ptr<const Backend> FailoverBackend(const std::string& service, const std::string& provider,
+                                                 const json::object& failover, std::string& why) {
+    if (!Enter(service, why)) return nullptr;
+    Leave leave{building_};
+    auto backend = std::make_shared<Backend>();
+    backend->name = service;
+    backend->failover = true;
+    backend->reports_status = failover.contains("healthCheck");
+    for (const char* member : {"service", "fallback"}) {
+      const std::string name = String(failover, member);
+      std::string child_why;
+      std::shared_ptr<const Backend> child = BackendFor(QualifiedName(name, provider), child_why);
+      if (!child) {
+        why = fmt::format("service {}: building HTTP service \"{}\": {}", service, name, child_why);
+        return nullptr;
+      }
+      backend->children.push_back(Backend::Child{.name = name, .backend = std::move(child), .sticky_hash = {}});
+    }
+    backends_[service] = backend;
+    return backend;
+  }
+
+  // Services made of other services (weighted, failover) being compiled: a cycle or nesting
+  // deeper than kMaxNesting fails the service (the runtime reports a cycle in Traefik's words
+  // first). Enter pushes `service`; a Leave pops it.
+  bool Enter(const std::string& service, std::string& why) {
+    static constexpr size_t kMaxNesting = 16;
+    if (std::find(building_.begin(), building_.end(), service) != building_.end()) {
+      why = fmt::format("service {}: weighted or failover services refer to each other (a cycle)", service);
+      return false;
+    }
+    if (building_.size() >= kMaxNesting) {
+      why = fmt::format("service {}: weighted or failover services nested deeper than {}", service, kMaxNesting);
+      return false;
+    }
+    building_.push_back(service);
+    return true;
+  }
+  struct Leave {
+    std::vector<std::string>& building;
+    ~Leave() { building.pop_back(); }
+  };
+
   // The static certificates; one that does not load is an error and left out.
   std::shared_ptr<const TlsCertificates> LoadCertificates() {
     auto files = [](const json::object& o) {
@@ -324,7 +360,7 @@ class Compiler {
   ServerRegistry& registry_;
   std::map<std::string, std::shared_ptr<const Backend>, std::less<>> backends_;
   std::vector<std::string> errors_;
-  std::vector<std::string> building_;  // the weighted services being compiled, outermost first
+  std::vector<std::string> building_;  // the weighted and failover services being compiled, outermost first
 };
 
 }  // namespace

@@ -1339,8 +1339,12 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
   std::shared_ptr<ServerState> server = pick.server;
   if (!server) {
     unavailable_.fetch_add(1, std::memory_order_relaxed);
-    co_return co_await WriteAll(client, Answered(outcome, 503, "text/plain; charset=utf-8", "no available server\n",
-                                                       keep_alive)) &&
+    // A failover that reports its own status answers for itself when neither side is up
+    // (Traefik's http.Error); otherwise the loadBalancer that had no server does.
+    const bool failover_own = route.backend && route.backend->failover && route.backend->reports_status;
+    co_return co_await WriteAll(client, Answered(outcome, 503, "text/plain; charset=utf-8",
+                                                 failover_own ? "Service Unavailable\n" : "no available server\n",
+                                                 keep_alive)) &&
         keep_alive;
   }
   server->Begin();

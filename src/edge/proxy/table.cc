@@ -69,7 +69,7 @@ std::shared_ptr<ServerState> Backend::PickServer() const {
 }
 
 bool Backend::HasRoutable() const {
-  if (weighted) {
+  if (weighted || failover) {
     for (const Child& c : children)
       if (c.backend->HasRoutable()) return true;
     return false;
@@ -143,6 +143,7 @@ int Backend::NextChild(const std::function<bool(size_t)>& usable) const {
 }
 
 std::shared_ptr<ServerState> Backend::Pick() const {
+  if (failover) return (children[0].backend->HasRoutable() ? children[0] : children[1]).backend->Pick();
   if (weighted) {
     const int i = NextChild([this](size_t k) { return children[k].backend->HasRoutable(); });
     return i < 0 ? nullptr : children[static_cast<size_t>(i)].backend->Pick();
@@ -158,6 +159,11 @@ Selection Backend::Choose(const HeaderList* request_headers) const {
 }
 
 void Backend::ChooseInto(const HeaderList* request_headers, Selection& out) const {
+  if (failover) {
+    const Child& chosen = children[0].backend->HasRoutable() ? children[0] : children[1];
+    chosen.backend->ChooseInto(request_headers, out);
+    return;
+  }
   if (!weighted) {
     StickyChoice stuck;
     if (sticky && request_headers) stuck = ChooseSticky(*this, *request_headers);

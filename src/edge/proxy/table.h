@@ -118,9 +118,12 @@ struct Selection {
 };
 
 // A service the proxy sends to. Either a loadBalancer (`servers`: weighted round robin over its
-// routable servers) or a weighted service (`children`: Traefik v3's weighted round robin over
+// routable servers), a weighted service (`children`: Traefik v3's weighted round robin over
 // child services, its EDF schedule exactly — pkg/server/service/loadbalancer/wrr — then the
-// child's own choice). Thread-safe: Pick and Choose are called from every I/O thread.
+// child's own choice) or a failover service (`children`: its main service and its fallback; the
+// main while it has a routable server, else the fallback — Traefik's failover, whose main is
+// "up" while its health check finds a server up). Thread-safe: Pick and Choose are called from
+// every I/O thread.
 //
 //   Selection s = backend.Choose(&request_headers);   // s.server null: 503
 struct Backend {
@@ -146,6 +149,11 @@ struct Backend {
     std::string sticky_hash;  // StickyServerHash(name)
   };
   bool weighted = false;
+  // failover: children[0] the main service, children[1] the fallback.
+  bool failover = false;
+  // failover.healthCheck: the failover reports its own status (and, with neither child
+  // routable, answers Traefik's failover 503 "Service Unavailable" itself).
+  bool reports_status = false;
   std::vector<Child> children;
 
   // weighted: makes the EDF schedule (each child's first deadline 1/weight). Call once, after

@@ -143,7 +143,8 @@ std::string DnsNamesJoined(X509* cert) {
     const GENERAL_NAME* g = sk_GENERAL_NAME_value(sans, i);
     if (g->type != GEN_DNS) continue;
     const ASN1_IA5STRING* s = g->d.dNSName;
-    names.emplace_back(reinterpret_cast<const char*>(ASN1_STRING_get0_data(s)), static_cast<size_t>(ASN1_STRING_length(s)));
+    names.emplace_back(reinterpret_cast<const char*>(ASN1_STRING_get0_data(s)),
+                       static_cast<size_t>(ASN1_STRING_length(s)));
   }
   GENERAL_NAMES_free(sans);
   std::sort(names.begin(), names.end());

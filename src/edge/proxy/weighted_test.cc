@@ -1,7 +1,8 @@
 // Traefik v3's weighted services (pkg/server/service/loadbalancer/wrr, service.go
 // getWRRServiceHandler): the EDF schedule pick by pick, a child without a routable server skipped,
 // weighted.sticky naming the child, compiled from the runtime by name (cycles and depth bounded),
-// and served by the proxy to real backends.
+// and served by the proxy to real backends; and Traefik's failover services (failover.go,
+// getFailoverServiceHandler) served the same way.
 #include "edge/proxy/table.h"
 
 #include <gmock/gmock.h>
@@ -334,6 +335,42 @@ TEST_F(WeightedProxyTest, TrafficIsSplitByWeightAndAChildWithEveryServerDownIsSk
       ->set_health(Health::kDown);
   seen = Count(3);
   EXPECT_EQ(seen["503"], 3);
+}
+
+// Traefik's failover: the main service while its health check finds a server up, else the
+// fallback; neither: the failover's own 503 (it reports its status: failover.healthCheck). A
+// server with a health check is routable once a probe passed (set here by hand).
+TEST_F(WeightedProxyTest, AFailoverSendsToItsMainWhileItIsUpElseToItsFallback) {
+  Serve(R"j({"http":{
+    "routers":{"r":{"rule":"PathPrefix(`/`)","service":"safe"}},
+    "services":{"safe":{"failover":{"service":"main","fallback":"backup","healthCheck":{}}},
+                "main":{"loadBalancer":{"servers":[{"url":"http://127.0.0.1:{v1}"},{"url":"http://127.0.0.1:{v2}"}],
+                                        "healthCheck":{"path":"/"}}},
+                "backup":{"loadBalancer":{"servers":[{"url":"http://127.0.0.1:{v3}"}],"healthCheck":{"path":"/"}}}}}})j");
+  auto server = [&](const char* service, uint16_t port) {
+    return registry_.Get(service, "http://127.0.0.1:" + std::to_string(port), "127.0.0.1", port);
+  };
+  for (uint16_t p : {v1_.port(), v2_.port()}) server("main@file", p)->set_health(Health::kUp);
+  server("backup@file", v3_.port())->set_health(Health::kUp);
+  auto seen = Count(10);
+  EXPECT_EQ(seen["v1"], 5);
+  EXPECT_EQ(seen["v2"], 5);
+
+  server("main@file", v1_.port())->set_health(Health::kDown);
+  EXPECT_EQ(Count(4)["v2"], 4);  // the main is up while one of its servers is
+  server("main@file", v2_.port())->set_health(Health::kDown);
+  EXPECT_EQ(Count(4)["v3"], 4);
+  server("backup@file", v3_.port())->set_health(Health::kDown);
+  http::Client client("127.0.0.1", port_);
+  http::Request req;
+  req.method = "GET";
+  req.target = "/";
+  auto r = client.Send(req);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 503);
+  EXPECT_EQ(r->body, "Service Unavailable\n");
+  server("main@file", v2_.port())->set_health(Health::kUp);
+  EXPECT_EQ(Count(3)["v2"], 3);  // back to the main as soon as it is up again
 }
 
 // Traefik's service metrics wrap loadBalancers only: a weighted service's requests are counted
