@@ -180,13 +180,17 @@ constexpr Field kFailoverFields[] = {Str("service"), Str("fallback"), AllowEmpty
                                      Refused("errors", kPhase2)};
 constexpr Struct kFailover{"a failover", kFailoverFields};
 
+// HighestRandomWeight (its HRWService is WRRService's shape: name, weight)
+constexpr Field kHrwFields[] = {ObjList("services", kWrrService), AllowEmpty(Obj("healthCheck", kServiceHealthCheck))};
+constexpr Struct kHrw{"a highestRandomWeight", kHrwFields};
+
 // Service
 constexpr Field kServiceFields[] = {
     Obj("loadBalancer", kLoadBalancer),
     IgnoredInLabels(Obj("weighted", kWeighted)),
     IgnoredInLabels(Refused("mirroring", kPhase2)),
     IgnoredInLabels(Obj("failover", kFailover)),
-    IgnoredInLabels(Refused("highestRandomWeight", kPhase2)),
+    IgnoredInLabels(Obj("highestRandomWeight", kHrw)),
     Refused("middlewares", kNotSupported),
 };
 constexpr Struct kService{"a service", kServiceFields};

@@ -489,7 +489,9 @@ constexpr char kFullDocument[] = R"json({
                               "maxAge": 60, "path": "/", "domain": "app.test"}}}},
       "split": {"weighted": {"services": [{"name": "web", "weight": 3}, {"name": "old@file", "weight": 1}],
                              "sticky": {"cookie": {"name": "w"}}, "healthCheck": {}}},
-      "safe": {"failover": {"service": "web", "fallback": "old@file", "healthCheck": {}}}
+      "safe": {"failover": {"service": "web", "fallback": "old@file", "healthCheck": {}}},
+      "affine": {"highestRandomWeight": {"services": [{"name": "web", "weight": 2}, {"name": "old@file"}],
+                                         "healthCheck": {}}}
     },
     "middlewares": {
       "app-auth": {"forwardAuth": {"address": "http://auth:9000/verify", "authResponseHeaders": ["X-User"],

@@ -154,8 +154,14 @@ class Builder {
         }
       }
     } else if (const boost::json::object* hrw = ObjectMember(config, "highestRandomWeight")) {
+      // Traefik's getHRWServiceHandler: a child's error as it is; with the service's healthCheck
+      // each child must report its status.
       for (const std::string& child : ChildNames(*hrw, "services")) {
         error = BuildService(QualifiedName(child, provider), stack);
+        if (error.empty() && Present(*hrw, "healthCheck")) {
+          error = StatusUpdaterError(QualifiedName(child, provider));
+          if (!error.empty()) error = fmt::format("cannot register {} as updater for {}: {}", child, name, error);
+        }
         if (!error.empty()) break;
       }
     } else if (const boost::json::object* mirroring = ObjectMember(config, "mirroring")) {

@@ -250,6 +250,22 @@ TEST(RuntimeTest, AFailoversMainNeedsAHealthCheckAndItsFallbackOneWhenItReportsI
   EXPECT_EQ(rt.routers.at("d@file").status, RuntimeStatus::kDisabled);
 }
 
+// Traefik's getHRWServiceHandler: with its healthCheck every child must report its status.
+TEST(RuntimeTest, AHighestRandomWeightHealthCheckNeedsEveryChildToHaveOne) {
+  RuntimeConfig rt = Build({Provider("file", R"j({"http":{
+    "routers":{"a":{"rule":"Path(`/a`)","service":"checked"},"b":{"rule":"Path(`/b`)","service":"plain"}},
+    "services":{"checked":{"highestRandomWeight":{"services":[{"name":"v1"},{"name":"v2"}],"healthCheck":{}}},
+                "plain":{"highestRandomWeight":{"services":[{"name":"v1"},{"name":"v2","weight":2}]}},
+                "v1":{"loadBalancer":{"servers":[{"url":"http://v1"}],"healthCheck":{"path":"/"}}},
+                "v2":{"loadBalancer":{"servers":[{"url":"http://v2"}]}}}}})j")});
+  EXPECT_THAT(rt.services.at("checked@file").errors,
+              ElementsAre("cannot register v2 as updater for checked@file: healthCheck not enabled in config for "
+                          "this WRR service"));
+  EXPECT_EQ(rt.routers.at("a@file").status, RuntimeStatus::kDisabled);
+  EXPECT_THAT(rt.services.at("plain@file").errors, IsEmpty());
+  EXPECT_EQ(rt.routers.at("b@file").status, RuntimeStatus::kEnabled);
+}
+
 TEST(RuntimeTest, ServicesReferringToEachOtherAreARecursion) {
   RuntimeConfig rt = Build({Provider("file", R"j({"http":{
     "routers":{"r":{"rule":"Path(`/`)","service":"a"}},

@@ -219,9 +219,12 @@ class Compiler {
       return WeightedBackend(service, info->second.provider, *weighted, why);
     if (const json::object* failover = Object(info->second.config, "failover"))
       return FailoverBackend(service, info->second.provider, *failover, why);
+    if (const json::object* hrw = Object(info->second.config, "highestRandomWeight"))
+      return WeightedBackend(service, info->second.provider, *hrw, why, /*hrw=*/true);
     const json::object* lb = Object(info->second.config, "loadBalancer");
     if (!lb) {
-      why = fmt::format("service {}: only loadBalancer, weighted and failover services are served", service);
+      why = fmt::format("service {}: only loadBalancer, weighted, failover and highestRandomWeight services are served",
+                        service);
       return nullptr;
     }
     auto backend = std::make_shared<Backend>();
@@ -261,13 +264,16 @@ class Compiler {
   // provider when they name none), those of weight <= 0 left out as Traefik's balancer leaves
   // them. A child that does not exist or cannot be built, a cycle, or nesting deeper than
   // kMaxNesting fails the service (the runtime reports the first two in Traefik's words first).
+  // `hrw`: Traefik's highestRandomWeight service, the same children (name, weight) chosen by
+  // rendezvous hashing of the client's address instead (edge/proxy/table.h).
   std::shared_ptr<const Backend> WeightedBackend(const std::string& service, const std::string& provider,
-                                                 const json::object& weighted, std::string& why) {
+                                                 const json::object& weighted, std::string& why, bool hrw = false) {
     if (!Enter(service, why)) return nullptr;
     Leave leave{building_};
     auto backend = std::make_shared<Backend>();
     backend->name = service;
-    backend->weighted = true;
+    backend->weighted = !hrw;
+    backend->hrw = hrw;
     if (const json::object* sticky = Object(weighted, "sticky"))
       if (const json::object* cookie = Object(*sticky, "cookie")) backend->sticky = ParseStickyCookie(*cookie, service);
     if (const json::value* children = weighted.if_contains("services"); children && children->is_array()) {

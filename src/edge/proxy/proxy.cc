@@ -1335,7 +1335,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
   // Sticky cookies naming a routable server or child service win over round robin; a weighted
   // service picks its child first (edge/proxy/table.h, Backend::Choose).
   Selection pick;
-  if (route.backend) pick = route.backend->Choose(&x.headers);
+  if (route.backend) pick = route.backend->Choose(&x.headers, x.client_ip);
   std::shared_ptr<ServerState> server = pick.server;
   if (!server) {
     unavailable_.fetch_add(1, std::memory_order_relaxed);
@@ -1423,7 +1423,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
     ++retries;
     outcome.retries = retries;
     refused.clear();
-    Selection again = route.backend->Choose(nullptr);
+    Selection again = route.backend->Choose(nullptr, x.client_ip);
     if (!again.server) co_return false;
     server->End();
     pick = std::move(again);
@@ -1444,7 +1444,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
       refused.push_back(server.get());
       Selection other;
       for (size_t i = 0, n = route.backend->ServerCount(); i < n && !other.server; ++i) {
-        Selection candidate = route.backend->Choose(nullptr);
+        Selection candidate = route.backend->Choose(nullptr, x.client_ip);
         if (candidate.server &&
             std::find(refused.begin(), refused.end(), candidate.server.get()) == refused.end())
           other = std::move(candidate);

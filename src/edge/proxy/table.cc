@@ -1,5 +1,7 @@
 #include "edge/proxy/table.h"
 
+#include <cmath>
+
 namespace paddock::edge {
 
 void ServerState::End() {
@@ -69,7 +71,7 @@ std::shared_ptr<ServerState> Backend::PickServer() const {
 }
 
 bool Backend::HasRoutable() const {
-  if (weighted || failover) {
+  if (weighted || failover || hrw) {
     for (const Child& c : children)
       if (c.backend->HasRoutable()) return true;
     return false;
@@ -142,8 +144,38 @@ int Backend::NextChild(const std::function<bool(size_t)>& usable) const {
   }
 }
 
+double HrwScore(std::string_view client_ip, std::string_view child_name, int weight) {
+  uint64_t h = 14695981039346656037ULL;  // FNV-1a, 64 bits (Go's hash/fnv New64a)
+  for (std::string_view part : {client_ip, child_name}) {
+    for (unsigned char c : part) {
+      h ^= c;
+      h *= 1099511628211ULL;
+    }
+  }
+  const double score = static_cast<double>(h) / std::pow(2.0, 64);
+  return (1.0 / -std::log(score)) * static_cast<double>(weight);
+}
+
+const Backend::Child* Backend::HighestRandomWeight(std::string_view client_ip) const {
+  const Child* best = nullptr;
+  double best_score = 0;
+  for (const Child& c : children) {
+    if (!c.backend->HasRoutable()) continue;
+    const double s = HrwScore(client_ip, c.name, c.weight);
+    if (s > best_score) {
+      best = &c;
+      best_score = s;
+    }
+  }
+  return best;
+}
+
 std::shared_ptr<ServerState> Backend::Pick() const {
   if (failover) return (children[0].backend->HasRoutable() ? children[0] : children[1]).backend->Pick();
+  if (hrw) {
+    const Child* c = HighestRandomWeight({});
+    return c ? c->backend->Pick() : nullptr;
+  }
   if (weighted) {
     const int i = NextChild([this](size_t k) { return children[k].backend->HasRoutable(); });
     return i < 0 ? nullptr : children[static_cast<size_t>(i)].backend->Pick();
@@ -151,17 +183,21 @@ std::shared_ptr<ServerState> Backend::Pick() const {
   return PickServer();
 }
 
-Selection Backend::Choose(const HeaderList* request_headers) const {
+Selection Backend::Choose(const HeaderList* request_headers, std::string_view client_ip) const {
   Selection out;
-  ChooseInto(request_headers, out);
+  ChooseInto(request_headers, client_ip, out);
   if (!out.server) out.leaf = nullptr;
   return out;
 }
 
-void Backend::ChooseInto(const HeaderList* request_headers, Selection& out) const {
+void Backend::ChooseInto(const HeaderList* request_headers, std::string_view client_ip, Selection& out) const {
   if (failover) {
     const Child& chosen = children[0].backend->HasRoutable() ? children[0] : children[1];
-    chosen.backend->ChooseInto(request_headers, out);
+    chosen.backend->ChooseInto(request_headers, client_ip, out);
+    return;
+  }
+  if (hrw) {
+    if (const Child* chosen = HighestRandomWeight(client_ip)) chosen->backend->ChooseInto(request_headers, client_ip, out);
     return;
   }
   if (!weighted) {
@@ -206,7 +242,7 @@ void Backend::ChooseInto(const HeaderList* request_headers, Selection& out) cons
     child = &children[static_cast<size_t>(i)];
   }
   if (sticky && write) out.set_cookies.push_back(sticky->SetCookie(child->name));
-  child->backend->ChooseInto(request_headers, out);
+  child->backend->ChooseInto(request_headers, client_ip, out);
 }
 
 const Route* Table::Match(std::string_view entry_point, const RequestFacts& facts, Transport transport) const {

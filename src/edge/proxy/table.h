@@ -151,6 +151,10 @@ struct Backend {
   bool weighted = false;
   // failover: children[0] the main service, children[1] the fallback.
   bool failover = false;
+  // highestRandomWeight: the child with a routable server whose score for the client's address
+  // is highest (HrwScore; the first of equal scores), so a client keeps to one child while it is
+  // up (Traefik's pkg/server/service/loadbalancer/hrw).
+  bool hrw = false;
   // failover.healthCheck: the failover reports its own status (and, with neither child
   // routable, answers Traefik's failover 503 "Service Unavailable" itself).
   bool reports_status = false;
@@ -165,8 +169,9 @@ struct Backend {
   // (a child without one is skipped, its turn spent), then that child's Pick.
   std::shared_ptr<ServerState> Pick() const;
   // Pick, with the sticky cookies of `request_headers` (null: none read, every sticky level
-  // writes a cookie for what it picked) at every level that has one.
-  Selection Choose(const HeaderList* request_headers) const;
+  // writes a cookie for what it picked) at every level that has one, and `client_ip` (the TCP
+  // peer's address) for highestRandomWeight levels.
+  Selection Choose(const HeaderList* request_headers, std::string_view client_ip = {}) const;
   // The servers under this backend, its children's included (bounds the proxy's retries of a
   // refused connection).
   size_t ServerCount() const;
@@ -185,13 +190,18 @@ struct Backend {
     double deadline;
   };
   std::shared_ptr<ServerState> PickServer() const;  // the loadBalancer's round robin
-  void ChooseInto(const HeaderList* request_headers, Selection& out) const;
+  const Child* HighestRandomWeight(std::string_view client_ip) const;  // null: no child routable
+  void ChooseInto(const HeaderList* request_headers, std::string_view client_ip, Selection& out) const;
   void HeapUp(size_t j) const;
   bool HeapDown(size_t i0, size_t n) const;
   mutable std::mutex wrr_mu_;
   mutable std::vector<Entry> heap_;  // GUARDED_BY(wrr_mu_): Go's container/heap order
   mutable double current_deadline_ = 0;  // GUARDED_BY(wrr_mu_)
 };
+
+// Traefik's rendezvous score of a child for a client (hrw getNodeScore): FNV-1a 64 of the client's
+// address followed by the child's name, as a fraction of 2^64, s; then weight / -ln(s).
+double HrwScore(std::string_view client_ip, std::string_view child_name, int weight);
 
 // One step of a router's middleware chain, in order.
 struct Step {

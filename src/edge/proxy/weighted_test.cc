@@ -248,6 +248,44 @@ TEST(WeightedCompileTest, NestingIsBounded) {
   EXPECT_THAT(c.errors[0], HasSubstr("nested deeper than 16"));
 }
 
+// --- highestRandomWeight ---
+
+// Traefik's getNodeScore: FNV-1a 64 of address + name over 2^64, then weight / -ln of it (the
+// expected values worked out independently of this code).
+TEST(HrwTest, ScoresAreTraefiksRendezvousHash) {
+  EXPECT_NEAR(HrwScore("10.0.0.1", "v1", 1), 0.23202724572815997, 1e-15);
+  EXPECT_NEAR(HrwScore("10.0.0.1", "v1", 3), 0.6960817371844799, 1e-15);
+}
+
+TEST(HrwTest, EachClientKeepsToItsHighestScoringRoutableChild) {
+  ServerRegistry registry;
+  auto hrw = std::make_shared<Backend>();
+  hrw->name = "h@file";
+  hrw->hrw = true;
+  for (const char* name : {"stable", "next", "other"})
+    hrw->children.push_back(Backend::Child{.name = name, .backend = Leaf(registry, name), .sticky_hash = {}});
+  auto child_of = [&](std::string_view ip) -> std::string {
+    Selection s = hrw->Choose(nullptr, ip);
+    if (!s.server) return "-";
+    for (const Backend::Child& c : hrw->children)
+      if (c.backend->servers[0].state == s.server) return c.name;
+    return "?";
+  };
+  // Scores (stable, next, other): 127.0.0.1 2.80 0.45 0.38; 10.0.0.1 1.09 2.53 42.6;
+  // 192.168.1.7 0.32 4.28 0.63.
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(child_of("127.0.0.1"), "stable");
+    EXPECT_EQ(child_of("10.0.0.1"), "other");
+    EXPECT_EQ(child_of("192.168.1.7"), "next");
+  }
+  hrw->children[2].backend->servers[0].state->set_health(Health::kDown);  // "other" down
+  EXPECT_EQ(child_of("10.0.0.1"), "next");                               // its next best
+  EXPECT_EQ(child_of("127.0.0.1"), "stable");                            // others stay
+  for (const Backend::Child& c : hrw->children) c.backend->servers[0].state->set_health(Health::kDown);
+  EXPECT_EQ(child_of("127.0.0.1"), "-");
+  EXPECT_FALSE(hrw->HasRoutable());
+}
+
 // --- served ---
 
 class Named {
@@ -371,6 +409,21 @@ TEST_F(WeightedProxyTest, AFailoverSendsToItsMainWhileItIsUpElseToItsFallback) {
   EXPECT_EQ(r->body, "Service Unavailable\n");
   server("main@file", v2_.port())->set_health(Health::kUp);
   EXPECT_EQ(Count(3)["v2"], 3);  // back to the main as soon as it is up again
+}
+
+// A highestRandomWeight service served: this client (127.0.0.1) scores "stable" highest, so every
+// request of it goes there; with stable's server down, to its next best ("next").
+TEST_F(WeightedProxyTest, AHighestRandomWeightServiceKeepsAClientOnOneChild) {
+  Serve(R"j({"http":{
+    "routers":{"r":{"rule":"PathPrefix(`/`)","service":"h"}},
+    "services":{"h":{"highestRandomWeight":{"services":[{"name":"other"},{"name":"next"},{"name":"stable"}]}},
+                "stable":{"loadBalancer":{"servers":[{"url":"http://127.0.0.1:{v1}"}]}},
+                "next":{"loadBalancer":{"servers":[{"url":"http://127.0.0.1:{v2}"}]}},
+                "other":{"loadBalancer":{"servers":[{"url":"http://127.0.0.1:{v3}"}]}}}}})j");
+  EXPECT_EQ(Count(6)["v1"], 6);
+  registry_.Get("stable@file", "http://127.0.0.1:" + std::to_string(v1_.port()), "127.0.0.1", v1_.port())
+      ->set_health(Health::kDown);
+  EXPECT_EQ(Count(4)["v2"], 4);
 }
 
 // Traefik's service metrics wrap loadBalancers only: a weighted service's requests are counted
