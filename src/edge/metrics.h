@@ -5,7 +5,8 @@
 // Families (Traefik's pkg/observability/metrics names, labels and help):
 //   traefik_config_reloads_total, traefik_config_last_reload_success (unix seconds of the last
 //   good reload), traefik_open_connections{entrypoint,protocol="TCP"},
-//   traefik_entrypoint_requests_total{code,entrypoint,method,protocol},
+//   traefik_entrypoint_requests_total{code,entrypoint,method,protocol} (protocol: MetricProtocol;
+//   a gRPC request's code is its Grpc-Status),
 //   traefik_entrypoint_request_duration_seconds (histogram, buckets 0.1 0.3 1.2 5),
 //   traefik_service_requests_total{code,method,protocol,service},
 //   traefik_service_request_duration_seconds, traefik_service_server_up{service,url} (1/0, only
@@ -112,6 +113,19 @@ struct MetricsSnapshot {
 // The method as a label: the nine standard methods as they are, anything else "EXTENSION_METHOD"
 // (Traefik's getMethod).
 std::string_view MetricMethod(std::string_view method);
+
+// The protocol label of a request, from its first Connection, Upgrade, Accept and Content-Type
+// values (Traefik's getRequestProtocol): "websocket" (Connection lists upgrade and Upgrade
+// websocket), "sse" (Accept lists text/event-stream), "grpc-web" and "grpc" (Content-Type starts
+// with application/grpc-web, application/grpc), else "http"; list items compared trimmed and
+// lower-cased, in that order of precedence.
+std::string_view MetricProtocol(std::string_view connection, std::string_view upgrade, std::string_view accept,
+                                std::string_view content_type);
+// Whether `protocol` is one whose code label is the gRPC status (GrpcStatusCode), not the HTTP one.
+bool IsGrpcProtocol(std::string_view protocol);
+// The gRPC status a response's Grpc-Status header value names (Traefik's grpcStatusCode): a
+// decimal code below 17, else 2 (Unknown) — also when the header is absent.
+int GrpcStatusCode(std::string_view grpc_status);
 
 // The whole exposition, families sorted by name; a labelled family with no series is left out
 // (as client_golang does), the unlabelled ones are always there.

@@ -14,6 +14,33 @@ TEST(MetricMethod, StandardMethodsAsTheyAreOthersAsExtension) {
   EXPECT_EQ(MetricMethod(""), "EXTENSION_METHOD");
 }
 
+// Traefik's getRequestProtocol and containsHeader: first values, items trimmed and lower-cased,
+// websocket before sse before grpc-web before grpc.
+TEST(MetricProtocol, IsTraefiksRequestProtocol) {
+  EXPECT_EQ(MetricProtocol("", "", "", ""), "http");
+  EXPECT_EQ(MetricProtocol("keep-alive, Upgrade", "WebSocket", "", ""), "websocket");
+  EXPECT_EQ(MetricProtocol("keep-alive", "websocket", "", ""), "http");  // no upgrade in Connection
+  EXPECT_EQ(MetricProtocol("upgrade", "h2c", "", ""), "http");
+  EXPECT_EQ(MetricProtocol("", "", "text/html, Text/Event-Stream ", ""), "sse");
+  EXPECT_EQ(MetricProtocol("", "", "text/event-stream;q=1", ""), "http");  // the item must equal it
+  EXPECT_EQ(MetricProtocol("", "", "", "application/grpc-web+proto"), "grpc-web");
+  EXPECT_EQ(MetricProtocol("", "", "", "application/grpc"), "grpc");
+  EXPECT_EQ(MetricProtocol("", "", "", "application/grpc+json"), "grpc");
+  EXPECT_EQ(MetricProtocol("", "", "", "Application/grpc"), "http");  // a prefix, case and all
+  EXPECT_EQ(MetricProtocol("Upgrade", "websocket", "text/event-stream", "application/grpc"), "websocket");
+  EXPECT_EQ(MetricProtocol("", "", "text/event-stream", "application/grpc"), "sse");
+}
+
+TEST(MetricProtocol, GrpcStatusIsTheHeadersCodeElseUnknown) {
+  EXPECT_EQ(GrpcStatusCode("0"), 0);
+  EXPECT_EQ(GrpcStatusCode("14"), 14);
+  EXPECT_EQ(GrpcStatusCode("16"), 16);
+  for (const char* bad : {"", "17", "-1", "+5", "5 ", "OK", "99999999999"}) EXPECT_EQ(GrpcStatusCode(bad), 2) << bad;
+  EXPECT_TRUE(IsGrpcProtocol("grpc"));
+  EXPECT_TRUE(IsGrpcProtocol("grpc-web"));
+  EXPECT_FALSE(IsGrpcProtocol("sse"));
+}
+
 TEST(Histogram, BucketsAreUpperBoundsInclusive) {
   Histogram h = Histogram::RequestDurations();
   h.Observe(0.1);   // le 0.1

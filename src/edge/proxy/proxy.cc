@@ -290,14 +290,22 @@ struct Outcome {
   uint64_t request_bytes = 0;
   uint64_t response_bytes = 0;
   int retries = 0;  // the retry middleware's extra attempts (traefik_service_retries_total)
+  // The protocol label (MetricProtocol of the client's request); for grpc and grpc-web the code
+  // label is the response's Grpc-Status (GrpcStatusCode; 2 when the edge answered itself).
+  std::string_view protocol = "http";
+  int grpc_status = 2;
 };
 
-// Record's shortcut key: (status, method, entry point) in one word.
-uint64_t SeriesShortcut(int status, std::string_view metric_method, size_t entry_point) {
+// Record's shortcut key: (code, protocol, method, entry point) in one word.
+uint64_t SeriesShortcut(int code, std::string_view protocol, std::string_view metric_method, size_t entry_point) {
   static constexpr std::array<std::string_view, 10> kLabels = {
       "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "CONNECT", "OPTIONS", "TRACE", "EXTENSION_METHOD"};
+  static constexpr std::array<std::string_view, 5> kProtocols = {"http", "websocket", "sse", "grpc-web", "grpc"};
   const size_t method = static_cast<size_t>(std::find(kLabels.begin(), kLabels.end(), metric_method) - kLabels.begin());
-  return (static_cast<uint64_t>(static_cast<uint32_t>(status)) << 32) | (method << 24) | (entry_point & 0xffffff);
+  const size_t proto =
+      static_cast<size_t>(std::find(kProtocols.begin(), kProtocols.end(), protocol) - kProtocols.begin());
+  return (static_cast<uint64_t>(static_cast<uint32_t>(code)) << 32) | (proto << 28) | (method << 24) |
+         (entry_point & 0xffffff);
 }
 
 // SimpleResponse, noting its status and body size in `out`.
@@ -728,6 +736,8 @@ asio::awaitable<void> Proxy::Impl::Serve(Worker& w, tcp::socket socket, size_t e
     requests_.fetch_add(1, std::memory_order_relaxed);
     Outcome out;
     out.tls_requests = tls_requests;
+    out.protocol = MetricProtocol(req[bhttp::field::connection], req[bhttp::field::upgrade],
+                                  req[bhttp::field::accept], req[bhttp::field::content_type]);
     const auto began = std::chrono::steady_clock::now();
     bool again = co_await Handle(w, client, req, entry_point, port, client_ip, keep_alive, out);
     Record(w, entry_point_index, req.method_string(), out, std::chrono::steady_clock::now() - began);
@@ -754,9 +764,10 @@ void Proxy::Impl::Record(Worker& w, size_t entry_point_index, std::string_view m
   if (out.status == 0) return;
   const double seconds = std::chrono::duration<double>(took).count();
   const std::string_view label = MetricMethod(method);
-  const uint64_t shortcut = SeriesShortcut(out.status, label, entry_point_index);
+  const int code = IsGrpcProtocol(out.protocol) ? out.grpc_status : out.status;
+  const uint64_t shortcut = SeriesShortcut(code, out.protocol, label, entry_point_index);
   auto key = [&] {
-    return RequestKey{std::to_string(out.status), std::string(label), "http",
+    return RequestKey{std::to_string(code), std::string(label), std::string(out.protocol),
                       options_.entry_points[entry_point_index].name};
   };
   auto count = [&](RequestSeries& s) {
@@ -1576,6 +1587,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
       }
     }
     outcome.status = status;
+    if (IsGrpcProtocol(outcome.protocol)) outcome.grpc_status = GrpcStatusCode(res["Grpc-Status"]);
     bool chunked_out = false;
     bool keep = keep_alive;
     std::string out_head;

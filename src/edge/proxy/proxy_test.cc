@@ -42,6 +42,7 @@ class Backend_ {
           resp.SetHeader("X-Seen-Added", std::string(r.GetHeader("X-Added")));
           resp.SetHeader("X-Seen-Prefix", std::string(r.GetHeader("X-Forwarded-Prefix")));
           resp.SetHeader("X-Seen-Proto", std::string(r.GetHeader("X-Forwarded-Proto")));
+          if (r.target == "/grpc") resp.SetHeader("Grpc-Status", "5");
           if (r.target == "/stream") {
             resp.stream = [](http::BodyWriter& w) {
               w.Write("one,");
@@ -215,6 +216,47 @@ template <typename Pred>
 void WaitFor(Pred pred) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (!pred() && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+}
+
+// The protocol label is Traefik's getRequestProtocol; a gRPC request's code label is the answer's
+// Grpc-Status (Unknown, 2, without one), at the entry point and the service alike.
+TEST_F(ProxyTest, MetricsLabelTheProtocolAndAGrpcRequestsCodeIsItsStatus) {
+  Backend_ a("a");
+  a.Start();
+  StartProxy();
+  auto lb = MakeBackend(registry_, "a@test", {a.port()});
+  Serve({MakeRoute("a@test", "Host(`a.test`)", 10, lb)}, {lb});
+  http::Client client("127.0.0.1", port_);
+  auto send = [&](std::string target, std::string name, std::string value) {
+    http::Request r = Get(std::move(target), "a.test");
+    r.headers.push_back({std::move(name), std::move(value)});
+    auto resp = client.Send(r);
+    ASSERT_TRUE(resp.ok());
+    EXPECT_EQ(resp->status, 200);
+  };
+  send("/grpc", "Content-Type", "application/grpc-web+proto");
+  send("/", "Content-Type", "application/grpc");
+  send("/", "Accept", "text/event-stream");
+  send("/", "X-Custom", "plain");
+  WaitFor([&] {
+    uint64_t n = 0;
+    for (const auto& [key, series] : proxy_->Metrics().entry_point_requests) n += series.requests;
+    return n == 4;
+  });
+  MetricsSnapshot m = proxy_->Metrics();
+  std::map<std::string, uint64_t> entry, service;
+  for (const auto& [key, series] : m.entry_point_requests)
+    entry[key.code + " " + key.method + " " + key.protocol + " " + key.name] = series.requests;
+  for (const auto& [key, series] : m.service_requests)
+    service[key.code + " " + key.protocol + " " + key.name] = series.requests;
+  EXPECT_EQ(entry, (std::map<std::string, uint64_t>{{"5 GET grpc-web web", 1},
+                                                    {"2 GET grpc web", 1},
+                                                    {"200 GET sse web", 1},
+                                                    {"200 GET http web", 1}}));
+  EXPECT_EQ(service, (std::map<std::string, uint64_t>{{"5 grpc-web a@test", 1},
+                                                      {"2 grpc a@test", 1},
+                                                      {"200 sse a@test", 1},
+                                                      {"200 http a@test", 1}}));
 }
 
 TEST_F(ProxyTest, MetricsCountRequestsByEntryPointAndServiceWithBoundedLabels) {
