@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <string>
 #include <thread>
@@ -309,6 +310,14 @@ class Named {
   uint16_t port_ = 0;
 };
 
+// GET / (what every client of these tests asks).
+http::Request GetRoot() {
+  http::Request req;
+  req.method = "GET";
+  req.target = "/";
+  return req;
+}
+
 class WeightedProxyTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -332,9 +341,7 @@ class WeightedProxyTest : public ::testing::Test {
     std::map<std::string, int> seen;
     http::Client client("127.0.0.1", port_);
     for (int i = 0; i < n; ++i) {
-      http::Request req;
-      req.method = "GET";
-      req.target = "/";
+      http::Request req = GetRoot();
       if (!cookie.empty()) req.headers.push_back({"Cookie", cookie});
       auto r = client.Send(req);
       EXPECT_TRUE(r.ok());
@@ -376,20 +383,28 @@ TEST_F(WeightedProxyTest, TrafficIsSplitByWeightAndAChildWithEveryServerDownIsSk
 }
 
 // Traefik's failover: the main service while its health check finds a server up, else the
-// fallback; neither: the failover's own 503 (it reports its status: failover.healthCheck). A
-// server with a health check is routable once a probe passed (set here by hand).
+// fallback; neither: the failover's own 503 (it reports its status: failover.healthCheck). The
+// servers' first probes (at once) pass; the next would come in an hour, so the test then sets
+// their health by hand without a probe racing it.
 TEST_F(WeightedProxyTest, AFailoverSendsToItsMainWhileItIsUpElseToItsFallback) {
   Serve(R"j({"http":{
     "routers":{"r":{"rule":"PathPrefix(`/`)","service":"safe"}},
     "services":{"safe":{"failover":{"service":"main","fallback":"backup","healthCheck":{}}},
                 "main":{"loadBalancer":{"servers":[{"url":"http://127.0.0.1:{v1}"},{"url":"http://127.0.0.1:{v2}"}],
-                                        "healthCheck":{"path":"/"}}},
-                "backup":{"loadBalancer":{"servers":[{"url":"http://127.0.0.1:{v3}"}],"healthCheck":{"path":"/"}}}}}})j");
+                                        "healthCheck":{"path":"/","interval":"1h"}}},
+                "backup":{"loadBalancer":{"servers":[{"url":"http://127.0.0.1:{v3}"}],
+                                          "healthCheck":{"path":"/","interval":"1h"}}}}}})j");
   auto server = [&](const char* service, uint16_t port) {
     return registry_.Get(service, "http://127.0.0.1:" + std::to_string(port), "127.0.0.1", port);
   };
-  for (uint16_t p : {v1_.port(), v2_.port()}) server("main@file", p)->set_health(Health::kUp);
-  server("backup@file", v3_.port())->set_health(Health::kUp);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  auto all_up = [&] {
+    return server("main@file", v1_.port())->health() == Health::kUp &&
+           server("main@file", v2_.port())->health() == Health::kUp &&
+           server("backup@file", v3_.port())->health() == Health::kUp;
+  };
+  while (!all_up() && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  ASSERT_TRUE(all_up());
   auto seen = Count(10);
   EXPECT_EQ(seen["v1"], 5);
   EXPECT_EQ(seen["v2"], 5);
@@ -400,10 +415,7 @@ TEST_F(WeightedProxyTest, AFailoverSendsToItsMainWhileItIsUpElseToItsFallback) {
   EXPECT_EQ(Count(4)["v3"], 4);
   server("backup@file", v3_.port())->set_health(Health::kDown);
   http::Client client("127.0.0.1", port_);
-  http::Request req;
-  req.method = "GET";
-  req.target = "/";
-  auto r = client.Send(req);
+  auto r = client.Send(GetRoot());
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->status, 503);
   EXPECT_EQ(r->body, "Service Unavailable\n");
@@ -456,9 +468,7 @@ TEST_F(WeightedProxyTest, WeightedStickyKeepsAClientOnOneChild) {
                 "stable":{"loadBalancer":{"servers":[{"url":"http://127.0.0.1:{v1}"},{"url":"http://127.0.0.1:{v2}"}]}},
                 "next":{"loadBalancer":{"servers":[{"url":"http://127.0.0.1:{v3}"}]}}}}})j");
   http::Client client("127.0.0.1", port_);
-  http::Request req;
-  req.method = "GET";
-  req.target = "/";
+  http::Request req = GetRoot();
   auto first = client.Send(req);
   ASSERT_TRUE(first.ok());
   std::string set_cookie;
