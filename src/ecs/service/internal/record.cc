@@ -401,6 +401,7 @@ StatusOr<std::optional<std::string>> LoadRenderedService(store::ReadTxn& txn, co
   // services polled by deployers fills it again within one round of describes.
   static std::mutex mu;
   static std::unordered_map<std::string, std::string> rendered;  // GUARDED_BY(mu)
+  static size_t kept_bytes = 0;                                   // GUARDED_BY(mu): keys and values
   ASSIGN_OR_RETURN(auto text, txn.Get(kServices, RecordKey(s, cluster, name)));
   if (!text) return std::optional<std::string>();
   {
@@ -410,8 +411,11 @@ StatusOr<std::optional<std::string>> LoadRenderedService(store::ReadTxn& txn, co
   ASSIGN_OR_RETURN(json::object record, ParseRecordObject(*text, "service"));
   std::string out = json::serialize(RenderService(record, nullptr));
   std::lock_guard lock(mu);
-  if (rendered.size() >= kRenderedServicesKept) rendered.clear();
-  rendered.emplace(std::move(*text), out);
+  if (rendered.size() >= kRenderedServicesKept || kept_bytes + text->size() + out.size() > kRenderedServicesBytes) {
+    rendered.clear();
+    kept_bytes = 0;
+  }
+  if (auto [it, added] = rendered.emplace(std::move(*text), out); added) kept_bytes += it->first.size() + it->second.size();
   return std::optional<std::string>(std::move(out));
 }
 

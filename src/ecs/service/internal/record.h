@@ -87,10 +87,12 @@ StatusOr<std::optional<boost::json::object>> LoadRecord(store::ReadTxn& txn, con
 // of the stored record, remembered by the record's exact bytes. A memo of a pure function, it can
 // never answer stale — a changed record is another key, on this server or any other sharing the
 // store — and it spares DescribeServices the parse, render and serialization of an unchanged
-// record (a third of its CPU). At most kRenderedServicesKept records are remembered, process-wide.
+// record (a third of its CPU). At most kRenderedServicesKept records and kRenderedServicesBytes
+// of records and renderings together are remembered, process-wide.
 StatusOr<std::optional<std::string>> LoadRenderedService(store::ReadTxn& txn, const Scope& s, std::string_view cluster,
                                                          std::string_view name);
 inline constexpr size_t kRenderedServicesKept = 1024;
+inline constexpr size_t kRenderedServicesBytes = 16 << 20;
 // Writes `record` in place of `old` (nullopt: none), keeping every index equal to what the record
 // says: service_by_status (ACTIVE and DRAINING), service_inactive (INACTIVE, at inactiveAtMs) and
 // service_refs (RevisionsOf).
