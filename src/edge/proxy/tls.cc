@@ -82,47 +82,52 @@ std::string SubjectText(X509* cert) {
   return n > 0 ? std::string(data, static_cast<size_t>(n)) : std::string();
 }
 
-// The CN, then DNS and IP SANs, lower-cased and without repeats.
-std::vector<std::string> NamesOf(X509* cert) {
-  std::vector<std::string> names;
-  auto add = [&](std::string name) {
-    name = Lower(name);
-    if (!name.empty() && std::find(names.begin(), names.end(), name) == names.end()) names.push_back(std::move(name));
-  };
+// What a certificate is named: its subject's CN as written (UTF-8; "" without one), and its
+// subject alternative names in order — DNS names as written and IPv4 addresses — of which `dns`
+// are the DNS ones.
+struct SubjectNames {
+  std::string common_name;
+  std::vector<std::string> alt;
+  std::vector<std::string> dns;
+};
+
+SubjectNames ReadSubjectNames(X509* cert) {
+  SubjectNames out;
   X509_NAME* subject = X509_get_subject_name(cert);
-  if (int i = X509_NAME_get_index_by_NID(subject, NID_commonName, -1); i >= 0) {
-    ASN1_STRING* cn = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(subject, i));
+  if (const int i = X509_NAME_get_index_by_NID(subject, NID_commonName, -1); i >= 0) {
     unsigned char* utf8 = nullptr;
-    int n = ASN1_STRING_to_UTF8(&utf8, cn);
-    if (n > 0) add(std::string(reinterpret_cast<char*>(utf8), static_cast<size_t>(n)));
+    const int n = ASN1_STRING_to_UTF8(&utf8, X509_NAME_ENTRY_get_data(X509_NAME_get_entry(subject, i)));
+    if (n > 0) out.common_name.assign(reinterpret_cast<char*>(utf8), static_cast<size_t>(n));
     OPENSSL_free(utf8);
   }
   auto* sans = static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr));
   for (int i = 0; sans && i < sk_GENERAL_NAME_num(sans); ++i) {
     const GENERAL_NAME* g = sk_GENERAL_NAME_value(sans, i);
     if (g->type == GEN_DNS) {
-      const ASN1_IA5STRING* s = g->d.dNSName;
-      add(std::string(reinterpret_cast<const char*>(ASN1_STRING_get0_data(s)), static_cast<size_t>(ASN1_STRING_length(s))));
+      const ASN1_IA5STRING* dns = g->d.dNSName;
+      out.dns.emplace_back(reinterpret_cast<const char*>(ASN1_STRING_get0_data(dns)),
+                           static_cast<size_t>(ASN1_STRING_length(dns)));
+      out.alt.push_back(out.dns.back());
     } else if (g->type == GEN_IPADD) {
       const ASN1_OCTET_STRING* ip = g->d.iPAddress;
       const unsigned char* b = ASN1_STRING_get0_data(ip);
-      if (ASN1_STRING_length(ip) == 4) add(fmt::format("{}.{}.{}.{}", b[0], b[1], b[2], b[3]));
+      if (ASN1_STRING_length(ip) == 4) out.alt.push_back(fmt::format("{}.{}.{}.{}", b[0], b[1], b[2], b[3]));
     }
   }
   GENERAL_NAMES_free(sans);
-  return names;
+  return out;
 }
 
-// The subject's CN as written (UTF-8), else "".
-std::string CommonName(X509* cert) {
-  X509_NAME* subject = X509_get_subject_name(cert);
-  const int i = X509_NAME_get_index_by_NID(subject, NID_commonName, -1);
-  if (i < 0) return {};
-  unsigned char* utf8 = nullptr;
-  const int n = ASN1_STRING_to_UTF8(&utf8, X509_NAME_ENTRY_get_data(X509_NAME_get_entry(subject, i)));
-  std::string out = n > 0 ? std::string(reinterpret_cast<char*>(utf8), static_cast<size_t>(n)) : std::string();
-  OPENSSL_free(utf8);
-  return out;
+// The names it serves: the CN, then the alternative names, lower-cased and without repeats.
+std::vector<std::string> NamesOf(const SubjectNames& subject) {
+  std::vector<std::string> names;
+  auto add = [&](const std::string& written) {
+    std::string name = Lower(written);
+    if (!name.empty() && std::find(names.begin(), names.end(), name) == names.end()) names.push_back(std::move(name));
+  };
+  add(subject.common_name);
+  for (const std::string& alt : subject.alt) add(alt);
+  return names;
 }
 
 // The serial number in decimal (Go's big.Int String).
@@ -133,22 +138,6 @@ std::string SerialDecimal(X509* cert) {
   OPENSSL_free(dec);
   BN_free(bn);
   return out;
-}
-
-// The DNS subject alternative names as written, sorted, joined by "," (Traefik sorts DNSNames).
-std::string DnsNamesJoined(X509* cert) {
-  std::vector<std::string> names;
-  auto* sans = static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr));
-  for (int i = 0; sans && i < sk_GENERAL_NAME_num(sans); ++i) {
-    const GENERAL_NAME* g = sk_GENERAL_NAME_value(sans, i);
-    if (g->type != GEN_DNS) continue;
-    const ASN1_IA5STRING* s = g->d.dNSName;
-    names.emplace_back(reinterpret_cast<const char*>(ASN1_STRING_get0_data(s)),
-                       static_cast<size_t>(ASN1_STRING_length(s)));
-  }
-  GENERAL_NAMES_free(sans);
-  std::sort(names.begin(), names.end());
-  return fmt::format("{}", fmt::join(names, ","));
 }
 
 // notAfter in unix seconds.
@@ -221,11 +210,13 @@ class TlsCertificateLoader {
       ERR_clear_error();
       return InvalidArgument(fmt::format("{}: the key does not match the certificate", cert_name));
     }
+    SubjectNames names = ReadSubjectNames(leaf.get());
     out->subject_ = SubjectText(leaf.get());
-    out->names_ = NamesOf(leaf.get());
-    out->common_name_ = CommonName(leaf.get());
+    out->names_ = NamesOf(names);
+    out->common_name_ = std::move(names.common_name);
     out->serial_ = SerialDecimal(leaf.get());
-    out->dns_names_ = DnsNamesJoined(leaf.get());
+    std::sort(names.dns.begin(), names.dns.end());  // Traefik sorts DNSNames for its metric
+    out->dns_names_ = fmt::format("{}", fmt::join(names.dns, ","));
     out->not_after_ = NotAfterUnix(leaf.get());
     return out;
   }
