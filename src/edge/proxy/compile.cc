@@ -298,7 +298,7 @@ class Compiler {
                                                    .sticky_hash = StickyServerHash(name)});
       }
     }
-    backend->StartSchedule();
+    if (!hrw) backend->StartSchedule();  // the EDF schedule is the weighted service's alone
     backends_[service] = backend;
     return backend;
   }
@@ -328,17 +328,17 @@ class Compiler {
     return backend;
   }
 
-  // Services made of other services (weighted, failover) being compiled: a cycle or nesting
+  // Services made of other services (weighted, failover, highestRandomWeight) being compiled: a cycle or nesting
   // deeper than kMaxNesting fails the service (the runtime reports a cycle in Traefik's words
   // first). Enter pushes `service`; a Leave pops it.
   bool Enter(const std::string& service, std::string& why) {
     static constexpr size_t kMaxNesting = 16;
     if (std::find(building_.begin(), building_.end(), service) != building_.end()) {
-      why = fmt::format("service {}: weighted or failover services refer to each other (a cycle)", service);
+      why = fmt::format("service {}: services made of services refer to each other (a cycle)", service);
       return false;
     }
     if (building_.size() >= kMaxNesting) {
-      why = fmt::format("service {}: weighted or failover services nested deeper than {}", service, kMaxNesting);
+      why = fmt::format("service {}: services made of services nested deeper than {}", service, kMaxNesting);
       return false;
     }
     building_.push_back(service);
@@ -366,7 +366,7 @@ class Compiler {
   ServerRegistry& registry_;
   std::map<std::string, std::shared_ptr<const Backend>, std::less<>> backends_;
   std::vector<std::string> errors_;
-  std::vector<std::string> building_;  // the weighted and failover services being compiled, outermost first
+  std::vector<std::string> building_;  // the services made of services being compiled, outermost first
 };
 
 }  // namespace
