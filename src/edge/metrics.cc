@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "edge/internal/middleware_util.h"
+
 namespace paddock::edge {
 namespace {
 
@@ -161,30 +163,10 @@ std::string_view MetricMethod(std::string_view method) {
   return "EXTENSION_METHOD";
 }
 
-namespace {
-// Whether the comma-separated `list` has an item equal to `token` (lower-case) once trimmed and
-// lower-cased (Traefik's containsHeader).
-bool ListHas(std::string_view list, std::string_view token) {
-  while (!list.empty()) {
-    const size_t comma = list.find(',');
-    std::string_view item = list.substr(0, comma);
-    while (!item.empty() && (item.front() == ' ' || item.front() == '\t')) item.remove_prefix(1);
-    while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) item.remove_suffix(1);
-    if (item.size() == token.size() &&
-        std::equal(item.begin(), item.end(), token.begin(),
-                   [](char a, char b) { return (a >= 'A' && a <= 'Z' ? static_cast<char>(a - 'A' + 'a') : a) == b; }))
-      return true;
-    if (comma == std::string_view::npos) break;
-    list.remove_prefix(comma + 1);
-  }
-  return false;
-}
-}  // namespace
-
 std::string_view MetricProtocol(std::string_view connection, std::string_view upgrade, std::string_view accept,
                                 std::string_view content_type) {
-  if (ListHas(connection, "upgrade") && ListHas(upgrade, "websocket")) return "websocket";
-  if (ListHas(accept, "text/event-stream")) return "sse";
+  if (mw::TokenListHas(connection, "upgrade") && mw::TokenListHas(upgrade, "websocket")) return "websocket";
+  if (mw::TokenListHas(accept, "text/event-stream")) return "sse";
   if (content_type.starts_with("application/grpc-web")) return "grpc-web";
   if (content_type.starts_with("application/grpc")) return "grpc";
   return "http";

@@ -253,6 +253,19 @@ bool HeaderNameEquals(std::string_view a, std::string_view b) {
   return true;
 }
 
+bool TokenListHas(std::string_view list, std::string_view token) {
+  while (!list.empty()) {
+    const size_t comma = list.find(',');
+    std::string_view item = list.substr(0, comma);
+    while (!item.empty() && (item.front() == ' ' || item.front() == '\t')) item.remove_prefix(1);
+    while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) item.remove_suffix(1);
+    if (HeaderNameEquals(item, token)) return true;
+    if (comma == std::string_view::npos) break;
+    list.remove_prefix(comma + 1);
+  }
+  return false;
+}
+
 std::string_view GetHeader(const HeaderList& headers, std::string_view name) {
   for (const auto& [n, v] : headers) {
     if (HeaderNameEquals(n, name)) return v;

@@ -43,6 +43,9 @@ std::string EscapePath(std::string_view s);
 // with a byte that is not a token character is returned unchanged.
 std::string CanonicalHeaderKey(std::string_view name);
 bool HeaderNameEquals(std::string_view a, std::string_view b);
+// Whether the comma-separated `list` (a Connection, Upgrade or Accept value) has an item equal to
+// `token` in any case once its spaces and tabs are trimmed.
+bool TokenListHas(std::string_view list, std::string_view token);
 // The first value of `name`, or "" (Go's Header.Get).
 std::string_view GetHeader(const HeaderList& headers, std::string_view name);
 void DelHeader(HeaderList& headers, std::string_view name);

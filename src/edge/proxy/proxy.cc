@@ -56,6 +56,7 @@
 #include <boost/beast/http/empty_body.hpp>
 #include <fmt/format.h>
 
+#include "edge/internal/middleware_util.h"
 #include "edge/proxy/buffering.h"
 #include "edge/proxy/client_stream.h"
 #include "edge/proxy/request_path.h"
@@ -184,19 +185,6 @@ bool HopByHop(std::string_view name) {
   return false;
 }
 
-// Whether `name` is one of the comma-separated tokens of a Connection header value.
-bool NamedIn(std::string_view connection, std::string_view name) {
-  while (!connection.empty()) {
-    size_t comma = connection.find(',');
-    std::string_view token = connection.substr(0, comma);
-    while (!token.empty() && (token.front() == ' ' || token.front() == '\t')) token.remove_prefix(1);
-    while (!token.empty() && (token.back() == ' ' || token.back() == '\t')) token.remove_suffix(1);
-    if (IEquals(token, name)) return true;
-    if (comma == std::string_view::npos) break;
-    connection.remove_prefix(comma + 1);
-  }
-  return false;
-}
 
 void AppendDecimal(std::string& out, uint64_t v) {
   char buf[20];
@@ -1350,11 +1338,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
   std::shared_ptr<ServerState> server = pick.server;
   if (!server) {
     unavailable_.fetch_add(1, std::memory_order_relaxed);
-    // A failover that reports its own status answers for itself when neither side is up
-    // (Traefik's http.Error); otherwise the loadBalancer that had no server does.
-    const bool failover_own = route.backend && route.backend->failover && route.backend->reports_status;
-    co_return co_await WriteAll(client, Answered(outcome, 503, "text/plain; charset=utf-8",
-                                                 failover_own ? "Service Unavailable\n" : "no available server\n",
+    co_return co_await WriteAll(client, Answered(outcome, 503, "text/plain; charset=utf-8", pick.unavailable,
                                                  keep_alive)) &&
         keep_alive;
   }
@@ -1395,7 +1379,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
     // value) or the edge's own X-Forwarded-* (made of parsed ones): nothing to check.
     const bool parsed = route.chain.empty();
     for (const auto& [n, v] : x.headers) {
-      if (HopByHop(n) || IEquals(n, "content-length") || (!connection.empty() && NamedIn(connection, n))) continue;
+      if (HopByHop(n) || IEquals(n, "content-length") || (!connection.empty() && mw::TokenListHas(connection, n))) continue;
       if (IEquals(n, "x-forwarded-for") || (!parsed && !SafeHeader(n, v))) continue;
       head += n;
       head += ": "sv;
@@ -1618,7 +1602,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
     }
     // `parsed`: as the parser read it, which took only a token for a name and no CR or LF in a value.
     auto emit = [&](std::string_view n, std::string_view v, bool parsed) {
-      if (HopByHop(n) || (!res_connection.empty() && NamedIn(res_connection, n)) || (!parsed && !SafeHeader(n, v)))
+      if (HopByHop(n) || (!res_connection.empty() && mw::TokenListHas(res_connection, n)) || (!parsed && !SafeHeader(n, v)))
         return;
       if (IEquals(n, "content-length")) {
         content_length = v;

@@ -192,8 +192,12 @@ Selection Backend::Choose(const HeaderList* request_headers, std::string_view cl
 
 void Backend::ChooseInto(const HeaderList* request_headers, std::string_view client_ip, Selection& out) const {
   if (failover) {
-    const Child& chosen = children[0].backend->HasRoutable() ? children[0] : children[1];
-    chosen.backend->ChooseInto(request_headers, client_ip, out);
+    const bool main_up = children[0].backend->HasRoutable();
+    if (!main_up && reports_status && !children[1].backend->HasRoutable()) {
+      out.unavailable = "Service Unavailable\n";
+      return;
+    }
+    (main_up ? children[0] : children[1]).backend->ChooseInto(request_headers, client_ip, out);
     return;
   }
   if (hrw) {

@@ -112,9 +112,12 @@ struct HealthCheckConfig {
 // and the Set-Cookie values the response carries (the sticky levels on the way down whose
 // cookie did not name what was picked, root first, as Traefik's balancers write them).
 struct Selection {
-  std::shared_ptr<ServerState> server;  // null: no routable server (503 "no available server")
+  std::shared_ptr<ServerState> server;  // null: no routable server: 503 with `unavailable`
   const Backend* leaf = nullptr;  // the loadBalancer holding `server`; null with it
   std::vector<std::string> set_cookies;
+  // The 503's body when no server was picked: a balancer's "no available server", or the
+  // level that answered for itself (a failover reporting its own status: Traefik's http.Error).
+  std::string_view unavailable = "no available server\n";
 };
 
 // A service the proxy sends to. Either a loadBalancer (`servers`: weighted round robin over its
@@ -156,7 +159,7 @@ struct Backend {
   // up (Traefik's pkg/server/service/loadbalancer/hrw).
   bool hrw = false;
   // failover.healthCheck: the failover reports its own status (and, with neither child
-  // routable, answers Traefik's failover 503 "Service Unavailable" itself).
+  // routable, answers Traefik's failover 503 "Service Unavailable" itself: Selection::unavailable).
   bool reports_status = false;
   std::vector<Child> children;
 

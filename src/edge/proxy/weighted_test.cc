@@ -249,6 +249,36 @@ TEST(WeightedCompileTest, NestingIsBounded) {
   EXPECT_THAT(c.errors[0], HasSubstr("nested deeper than 16"));
 }
 
+// The failover's own 503 comes from the level that answers for itself, however deep: an outer
+// failover that does not report its status falls back to an inner one that does.
+TEST(FailoverScheduleTest, TheLevelThatReportsItsStatusAnswersTheUnavailable) {
+  ServerRegistry registry;
+  auto failover = [](std::string name, std::shared_ptr<Backend> main, std::shared_ptr<Backend> fallback,
+                     bool reports) {
+    auto f = std::make_shared<Backend>();
+    f->name = std::move(name);
+    f->failover = true;
+    f->reports_status = reports;
+    f->children.push_back(Backend::Child{.name = main->name, .backend = main, .sticky_hash = {}});
+    f->children.push_back(Backend::Child{.name = fallback->name, .backend = fallback, .sticky_hash = {}});
+    return f;
+  };
+  auto a = Leaf(registry, "a"), b = Leaf(registry, "b"), c = Leaf(registry, "c");
+  auto inner = failover("inner", b, c, /*reports=*/true);
+  auto outer = failover("outer", a, inner, /*reports=*/false);
+  EXPECT_EQ(outer->Choose(nullptr).server, a->servers[0].state);
+  a->servers[0].state->set_health(Health::kDown);
+  EXPECT_EQ(outer->Choose(nullptr).server, b->servers[0].state);
+  b->servers[0].state->set_health(Health::kDown);
+  EXPECT_EQ(outer->Choose(nullptr).server, c->servers[0].state);
+  c->servers[0].state->set_health(Health::kDown);
+  Selection none = outer->Choose(nullptr);
+  EXPECT_EQ(none.server, nullptr);
+  EXPECT_EQ(none.unavailable, "Service Unavailable\n");
+  inner->reports_status = false;  // then the fallback's balancer answers
+  EXPECT_EQ(outer->Choose(nullptr).unavailable, "no available server\n");
+}
+
 // --- highestRandomWeight ---
 
 // Traefik's getNodeScore: FNV-1a 64 of address + name over 2^64, then weight / -ln of it (the
