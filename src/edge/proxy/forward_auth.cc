@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <re2/re2.h>
 
+#include "edge/internal/middleware_util.h"
+
 namespace paddock::edge {
 namespace {
 
@@ -38,19 +40,6 @@ std::string Canonical(std::string_view name) {
 bool AuthHopHeader(std::string_view name) {
   for (std::string_view n : {"connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade"})
     if (IEquals(name, n)) return true;
-  return false;
-}
-
-bool NamedIn(std::string_view list, std::string_view name) {
-  while (!list.empty()) {
-    size_t comma = list.find(',');
-    std::string_view token = list.substr(0, comma);
-    while (!token.empty() && (token.front() == ' ' || token.front() == '\t')) token.remove_prefix(1);
-    while (!token.empty() && (token.back() == ' ' || token.back() == '\t')) token.remove_suffix(1);
-    if (IEquals(token, name)) return true;
-    if (comma == std::string_view::npos) break;
-    list.remove_prefix(comma + 1);
-  }
   return false;
 }
 
@@ -243,7 +232,7 @@ HeaderList ForwardAuth::RequestHeaders(const Exchange& x) const {
   std::string_view connection = Get(x.headers, "connection");
   HeaderList copied;
   for (const auto& [n, v] : x.headers) {
-    if (AuthHopHeader(n) || (!connection.empty() && NamedIn(connection, n))) continue;
+    if (AuthHopHeader(n) || (!connection.empty() && mw::TokenListHas(connection, n))) continue;
     if (IEquals(n, "content-length")) continue;
     if (!config_.trust_forward_header && ManagedXHeader(n)) continue;
     copied.emplace_back(n, v);
