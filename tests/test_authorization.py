@@ -420,6 +420,59 @@ class Authorization(h.PaddockTestCase):
         self.ecs.tag_resource(resourceArn=blue, tags=[{"key": "team", "value": "red"}])
         ecs.describe_clusters(clusters=["blue-c"])
 
+    def test_tasks_and_task_sets_take_tags_and_a_tasks_tags_decide_its_questions(self):
+        # TagResource, UntagResource and ListTagsForResource serve task and task-set ARNs, and a
+        # task's aws:ResourceTag/<k> decides the questions about it (StopTask), as for every ECS
+        # resource. No agent runs: the registered instance's tasks stay PROVISIONING.
+        total = [{"name": "CPU", "type": "INTEGER", "integerValue": 4096},
+                 {"name": "MEMORY", "type": "INTEGER", "integerValue": 8192}]
+        self.ecs.create_cluster(clusterName="tagged-tasks")
+        self.ecs.register_container_instance(cluster="tagged-tasks", totalResources=total)
+        self.ecs.register_task_definition(**h.td_min("tagged"))
+        blue, red = (self.ecs.run_task(cluster="tagged-tasks", taskDefinition="tagged", launchType="EC2",
+                                       tags=[{"key": "team", "value": team}])["tasks"][0]["taskArn"]
+                     for team in ("blue", "red"))
+        self.assertEqual(self.ecs.list_tags_for_resource(resourceArn=blue)["tags"], [{"key": "team", "value": "blue"}])
+        self.ecs.tag_resource(resourceArn=red, tags=[{"key": "env", "value": "prod"}])
+        self.assertEqual(self.ecs.list_tags_for_resource(resourceArn=red)["tags"],
+                         [{"key": "env", "value": "prod"}, {"key": "team", "value": "red"}])
+        described = self.ecs.describe_tasks(cluster="tagged-tasks", tasks=[red], include=["TAGS"])["tasks"][0]
+        self.assertEqual(described["tags"], [{"key": "env", "value": "prod"}, {"key": "team", "value": "red"}])
+        short = red.replace("/tagged-tasks/", "/")
+        self.assertClientError("InvalidParameterException", self.ecs.tag_resource, resourceArn=short,
+                               tags=[{"key": "k", "value": "v"}],
+                               message="Long arn format must be used for tagging operations")
+        ghost = red[:red.rfind("/") + 1] + "0" * 32
+        self.assertClientError("ResourceNotFoundException", self.ecs.list_tags_for_resource, resourceArn=ghost)
+
+        kid, secret = self.user("task-teamer", allow("ecs:StopTask", Condition={
+            "StringEquals": {"aws:ResourceTag/team": "blue"}}))
+        ecs = client("ecs", self.server.endpoint, kid, secret)
+        self.assertClientError("AccessDeniedException", ecs.stop_task, cluster="tagged-tasks", task=red,
+                               message=self.denial(self.user_arn, "ecs:StopTask", red))
+        self.assertEqual(self.ecs.describe_tasks(cluster="tagged-tasks", tasks=[red])["tasks"][0]["desiredStatus"],
+                         "RUNNING")
+        self.assertEqual(ecs.stop_task(cluster="tagged-tasks", task=blue)["task"]["desiredStatus"], "STOPPED")
+        # The tag the task gains decides the next call.
+        self.ecs.untag_resource(resourceArn=red, tagKeys=["team"])
+        self.ecs.tag_resource(resourceArn=red, tags=[{"key": "team", "value": "blue"}])
+        self.assertEqual(ecs.stop_task(cluster="tagged-tasks", task=red)["task"]["desiredStatus"], "STOPPED")
+
+        # A task set's tags, by its ARN.
+        self.ecs.create_service(cluster="tagged-tasks", serviceName="ext", desiredCount=0,
+                                deploymentController={"type": "EXTERNAL"})
+        ts = self.ecs.create_task_set(cluster="tagged-tasks", service="ext", taskDefinition="tagged",
+                                      launchType="EC2", tags=[{"key": "team", "value": "blue"}])["taskSet"]
+        self.ecs.tag_resource(resourceArn=ts["taskSetArn"], tags=[{"key": "env", "value": "prod"}])
+        self.ecs.untag_resource(resourceArn=ts["taskSetArn"], tagKeys=["team"])
+        self.assertEqual(self.ecs.list_tags_for_resource(resourceArn=ts["taskSetArn"])["tags"],
+                         [{"key": "env", "value": "prod"}])
+        got = self.ecs.describe_task_sets(cluster="tagged-tasks", service="ext", taskSets=[ts["id"]],
+                                          include=["TAGS"])["taskSets"][0]
+        self.assertEqual(got["tags"], [{"key": "env", "value": "prod"}])
+        self.assertClientError("ResourceNotFoundException", self.ecs.list_tags_for_resource,
+                               resourceArn=ts["taskSetArn"][:ts["taskSetArn"].rfind("/") + 1] + "42")
+
     def test_a_deny_outside_the_loopback_range_spares_local_callers(self):
         # aws:SourceIp is the peer address the server sees (the tests connect from 127.0.0.1).
         kid, secret = self.user("local-only", allow("ecs:ListClusters"), {

@@ -47,24 +47,6 @@ StatusOr<size_t> PageSize(const json::object& in) {
   return static_cast<size_t>(n);
 }
 
-Tags DecodeTags(const json::object& in, std::string_view key) {
-  Tags tags;
-  auto it = in.find(key);
-  if (it == in.end() || !it->value().is_array()) return tags;
-  for (const auto& t : it->value().get_array()) {
-    const auto& o = t.as_object();
-    tags.push_back(Tag{String(o, "key"), String(o, "value")});
-  }
-  return tags;
-}
-
-json::array EncodeTags(const Tags& tags) {
-  json::array out;
-  out.reserve(tags.size());
-  for (const auto& t : tags) out.push_back(json::object{{"key", t.key}, {"value", t.value}});
-  return out;
-}
-
 // ECS's Failure shape ({arn?, reason, detail?}) for any owner's failure records. A failure that
 // names no resource (Fargate's capacity and vCPU-quota refusals) has no arn, as on AWS.
 template <typename Failure>
@@ -281,7 +263,7 @@ StatusOr<std::string> EcsService::RegisterTaskDefinition(const aws::CallContext&
   ASSIGN_OR_RETURN(taskdef::Registered r,
                    owners_.task_definitions->Register(ctx.scope, ctx.principal.arn, std::move(in), ctx.now));
   std::string out = "{\"taskDefinition\":" + r.task_definition;
-  if (had_tags) out += ",\"tags\":" + json::serialize(EncodeTags(r.tags));
+  if (had_tags) out += ",\"tags\":" + json::serialize(TagsJson(r.tags));
   out += "}";
   return out;
 }
@@ -297,7 +279,7 @@ StatusOr<std::string> EcsService::DescribeTaskDefinition(const aws::CallContext&
   out.reserve(d.task_definition.size() + 64);
   out += "{\"taskDefinition\":";
   out += d.task_definition;
-  if (d.tags) out += ",\"tags\":" + json::serialize(EncodeTags(*d.tags));
+  if (d.tags) out += ",\"tags\":" + json::serialize(TagsJson(*d.tags));
   out += "}";
   return out;
 }
@@ -381,7 +363,7 @@ task::RunRequest DecodeLaunch(const json::object& in) {
   r.overrides = OptObject(in, "overrides");
   r.group = OptOwned(in, "group");
   r.started_by = OptOwned(in, "startedBy");
-  r.tags = DecodeTags(in, "tags");
+  r.tags = TagsFrom(in);
   r.propagate_tags = OptOwned(in, "propagateTags");
   r.enable_ecs_managed_tags = Bool(in, "enableECSManagedTags");
   r.enable_execute_command = Bool(in, "enableExecuteCommand");
@@ -541,7 +523,7 @@ StatusOr<std::string> EcsService::RegisterContainerInstance(const aws::CallConte
       if (auto value = OptString(o, "value")) attr.value = std::string(*value);
       r.attributes.push_back(std::move(attr));
     }
-  r.tags = DecodeTags(in, "tags");
+  r.tags = TagsFrom(in);
   r.caller_agent = ctx.principal.agent_of;
   ASSIGN_OR_RETURN(std::string ci, owners_.container_instances->Register(ctx.scope, r, ctx.now));
   return "{\"containerInstance\":" + ci + "}";
@@ -677,7 +659,10 @@ StatusOr<Tags> TagsOf(const Owners& owners, const aws::CallContext& ctx, const T
       return owners.container_instances->ListTags(ctx.scope, *ref.cluster, ref.id);
     }
     case ResourceKind::kService:
+    case ResourceKind::kTaskSet:
       return owners.services->ListTags(ctx.scope, t.arn);
+    case ResourceKind::kTask:
+      return owners.tasks->ListTags(ctx.scope, t.arn);
     case ResourceKind::kCapacityProvider:
       if (owners.capacity_providers == nullptr) return UnsupportedTagTarget(t);
       return owners.capacity_providers->ListTags(ctx.scope, t.resource.id);
@@ -690,7 +675,7 @@ StatusOr<Tags> TagsOf(const Owners& owners, const aws::CallContext& ctx, const T
 
 StatusOr<std::string> EcsService::TagResource(const aws::CallContext& ctx, json::object& in) {
   ASSIGN_OR_RETURN(TagTarget t, ResolveTagTarget(ctx, in));
-  Tags tags = DecodeTags(in, "tags");
+  Tags tags = TagsFrom(in);
   switch (t.resource.kind) {
     case ResourceKind::kCluster: {
       ASSIGN_OR_RETURN(std::string name, cluster::ClusterName(t.arn, ctx.scope, ctx.action, ctx.principal.arn));
@@ -708,7 +693,11 @@ StatusOr<std::string> EcsService::TagResource(const aws::CallContext& ctx, json:
       return std::string("{}");
     }
     case ResourceKind::kService:
+    case ResourceKind::kTaskSet:
       RETURN_IF_ERROR(owners_.services->TagResource(ctx.scope, t.arn, tags));
+      return std::string("{}");
+    case ResourceKind::kTask:
+      RETURN_IF_ERROR(owners_.tasks->TagResource(ctx.scope, t.arn, tags));
       return std::string("{}");
     case ResourceKind::kCapacityProvider:
       if (owners_.capacity_providers == nullptr) return UnsupportedTagTarget(t);
@@ -740,7 +729,11 @@ StatusOr<std::string> EcsService::UntagResource(const aws::CallContext& ctx, jso
       return std::string("{}");
     }
     case ResourceKind::kService:
+    case ResourceKind::kTaskSet:
       RETURN_IF_ERROR(owners_.services->UntagResource(ctx.scope, t.arn, keys));
+      return std::string("{}");
+    case ResourceKind::kTask:
+      RETURN_IF_ERROR(owners_.tasks->UntagResource(ctx.scope, t.arn, keys));
       return std::string("{}");
     case ResourceKind::kCapacityProvider:
       if (owners_.capacity_providers == nullptr) return UnsupportedTagTarget(t);
@@ -754,7 +747,7 @@ StatusOr<std::string> EcsService::UntagResource(const aws::CallContext& ctx, jso
 StatusOr<std::string> EcsService::ListTagsForResource(const aws::CallContext& ctx, json::object& in) {
   ASSIGN_OR_RETURN(TagTarget t, ResolveTagTarget(ctx, in));
   ASSIGN_OR_RETURN(Tags tags, TagsOf(owners_, ctx, t));
-  return "{\"tags\":" + json::serialize(EncodeTags(tags)) + "}";
+  return "{\"tags\":" + json::serialize(TagsJson(tags)) + "}";
 }
 
 // ---- The agent's actions ----

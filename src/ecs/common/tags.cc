@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "common/json_fields.h"
 #include "store/key.h"
 #include "ecs/common/errors.h"
 
@@ -96,6 +97,20 @@ Status ValidateTags(const Tags& tags) {
   return OkStatus();
 }
 
+Tags TagsFrom(const boost::json::object& in, std::string_view member) {
+  Tags tags;
+  for (const boost::json::object* t : json_fields::Objects(in, member))
+    tags.push_back(Tag{json_fields::Str(*t, "key"), json_fields::Str(*t, "value")});
+  return tags;
+}
+
+boost::json::array TagsJson(const Tags& tags) {
+  boost::json::array out;
+  out.reserve(tags.size());
+  for (const auto& t : tags) out.push_back(boost::json::object{{"key", t.key}, {"value", t.value}});
+  return out;
+}
+
 StatusOr<Tags> ReadTags(store::ReadTxn& txn, const Scope& scope, std::string_view arn) {
   // 50 of the caller's plus the few "aws:" ones ECS adds (managed tags), which do not count.
   ASSIGN_OR_RETURN(auto rows, txn.Scan(kTags, store::PrefixRange(TagPrefix(scope, arn)), kMaxTagsPerResource + 10));
@@ -112,16 +127,23 @@ StatusOr<Tags> ReadTags(store::ReadTxn& txn, const Scope& scope, std::string_vie
   return out;
 }
 
-Status PutTags(store::WriteTxn& txn, const Scope& scope, std::string_view arn, const Tags& tags) {
-  if (tags.empty()) return OkStatus();
-  ASSIGN_OR_RETURN(Tags existing, ReadTags(txn, scope, arn));
+Status MergeTags(Tags& current, const Tags& added, std::string_view arn) {
   std::map<std::string, std::string> merged;
-  for (auto& t : existing) merged[t.key] = t.value;
-  for (auto& t : tags) merged[t.key] = t.value;
+  for (auto& t : current) merged[t.key] = t.value;
+  for (auto& t : added) merged[t.key] = t.value;
   if (UserTagCount(merged) > kMaxTagsPerResource)
     return InvalidArgument(fmt::format("The resource {} would have {} tags; a resource can have at most {} tags.", arn,
                                        UserTagCount(merged), kMaxTagsPerResource),
                            ecs::Error::kInvalidParameter);
+  current.clear();
+  for (auto& [key, value] : merged) current.push_back(Tag{key, value});
+  return OkStatus();
+}
+
+Status PutTags(store::WriteTxn& txn, const Scope& scope, std::string_view arn, const Tags& tags) {
+  if (tags.empty()) return OkStatus();
+  ASSIGN_OR_RETURN(Tags existing, ReadTags(txn, scope, arn));
+  RETURN_IF_ERROR(MergeTags(existing, tags, arn));
   std::string prefix = TagPrefix(scope, arn);
   for (const auto& t : tags) RETURN_IF_ERROR(txn.Put(kTags, prefix + store::Key().Str(t.key).Done(), t.value));
   return OkStatus();

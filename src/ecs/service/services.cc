@@ -551,7 +551,7 @@ StatusOr<std::string> Services::Create(const Scope& scope, std::string_view call
   if (!daemon && !desired) return ParamError("desiredCount is required for a service with the REPLICA scheduling strategy.");
   if (desired) RETURN_IF_ERROR(CheckDesiredCount(*desired, quotas_.tasks_per_service));
   RETURN_IF_ERROR(CheckUnsupported(in));
-  Tags tags = DecodeTags(in);
+  Tags tags = TagsFrom(in);
   RETURN_IF_ERROR(ValidateTags(tags));
   if (tags.size() > kMaxTagsPerResource) return ParamError("A resource can have at most 50 tags.");
 
@@ -1048,10 +1048,19 @@ StatusOr<std::pair<std::string, std::string>> TagTarget(const Scope& scope, std:
   if (r.kind != ResourceKind::kService || slash == std::string::npos || r.scope != scope) return TagTargetNotFound(arn);
   return std::make_pair(r.id.substr(0, slash), r.id.substr(slash + 1));
 }
+
+bool NamesTaskSet(std::string_view arn) {
+  StatusOr<EcsResource> r = ParseEcsResourceArn(arn);
+  return r.ok() && r->kind == ResourceKind::kTaskSet;
+}
 }  // namespace
 
 Status Services::TagResource(const Scope& scope, std::string_view arn, const Tags& tags) {
   RETURN_IF_ERROR(ValidateTags(tags));
+  if (NamesTaskSet(arn)) {
+    const std::function<Status(Tags&)> add = [&](Tags& current) { return MergeTags(current, tags, arn); };
+    return TaskSetTags(scope, arn, &add).status();
+  }
   ASSIGN_OR_RETURN(auto target, TagTarget(scope, arn));
   return store_.Write([&](store::WriteTxn& txn) -> Status {
     ASSIGN_OR_RETURN(auto record, LoadRecord(txn, scope, target.first, target.second));
@@ -1061,6 +1070,13 @@ Status Services::TagResource(const Scope& scope, std::string_view arn, const Tag
 }
 
 Status Services::UntagResource(const Scope& scope, std::string_view arn, const std::vector<std::string>& keys) {
+  if (NamesTaskSet(arn)) {
+    const std::function<Status(Tags&)> remove = [&](Tags& current) {
+      std::erase_if(current, [&](const Tag& t) { return std::find(keys.begin(), keys.end(), t.key) != keys.end(); });
+      return OkStatus();
+    };
+    return TaskSetTags(scope, arn, &remove).status();
+  }
   ASSIGN_OR_RETURN(auto target, TagTarget(scope, arn));
   return store_.Write([&](store::WriteTxn& txn) -> Status {
     ASSIGN_OR_RETURN(auto record, LoadRecord(txn, scope, target.first, target.second));
@@ -1070,6 +1086,7 @@ Status Services::UntagResource(const Scope& scope, std::string_view arn, const s
 }
 
 StatusOr<Tags> Services::ListTags(const Scope& scope, std::string_view arn) {
+  if (NamesTaskSet(arn)) return TaskSetTags(scope, arn, nullptr);
   ASSIGN_OR_RETURN(auto target, TagTarget(scope, arn));
   Tags out;
   RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {

@@ -180,12 +180,19 @@ class Services {
       const Scope& scope, std::string_view caller_arn, const boost::json::object& input, std::string_view action,
       std::string_view member,
       const std::function<StatusOr<bool>(boost::json::object&, std::vector<Deployment>&, Deployment&)>& change);
+  // task_sets.cc: a task set's tags by its ARN, after `change` (null: read only) edits them in
+  // the same write.
+  StatusOr<Tags> TaskSetTags(const Scope& scope, std::string_view arn, const std::function<Status(Tags&)>* change);
 
  public:
   // Tests: deterministic ids. `gen(n, alphabet)` returns n characters of `alphabet`; unset:
   // cryptographically random. Set before serving.
   void SetIdGenerator(std::function<std::string(size_t, std::string_view)> gen) { id_gen_ = std::move(gen); }
 
+  // A service's or a task set's tags, by its ARN: a service's long ARN (service/<cluster>/<name>),
+  // or a task set's (task-set/<cluster>/<service>/ecs-svc/<digits>), whose tags live in the
+  // service record's taskSetExtras. An INACTIVE service, or a set it no longer has, is
+  // ResourceNotFoundException.
   Status TagResource(const Scope& scope, std::string_view arn, const Tags& tags);
   Status UntagResource(const Scope& scope, std::string_view arn, const std::vector<std::string>& keys);
   StatusOr<Tags> ListTags(const Scope& scope, std::string_view arn);

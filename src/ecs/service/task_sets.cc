@@ -166,7 +166,7 @@ StatusOr<std::string> Services::CreateTaskSet(const Scope& scope, std::string_vi
     for (char c : *token) ok = ok && c >= 33 && c <= 126;
     if (!ok) return ParamError("clientToken must be 1 to 36 characters in the range 33-126.");
   }
-  Tags tags = DecodeTags(in);
+  Tags tags = TagsFrom(in);
   RETURN_IF_ERROR(ValidateTags(tags));
   if (tags.size() > kMaxTagsPerResource) return ParamError("A resource can have at most 50 tags.");
   if (auto lbs = OptArray(in, "loadBalancers"); lbs && lbs->size() > 5)
@@ -228,9 +228,7 @@ StatusOr<std::string> Services::CreateTaskSet(const Scope& scope, std::string_vi
     json::object extras;
     extras["loadBalancers"] = OptArray(in, "loadBalancers").value_or(json::array());
     extras["serviceRegistries"] = OptArray(in, "serviceRegistries").value_or(json::array());
-    json::array tag_array;
-    for (const auto& tag : tags) tag_array.push_back(json::object{{"key", tag.key}, {"value", tag.value}});
-    extras["tags"] = std::move(tag_array);
+    extras["tags"] = TagsJson(tags);
     if (token) {
       extras["clientToken"] = *token;
       extras["request"] = canonical;
@@ -386,6 +384,49 @@ StatusOr<DescribedItems> Services::DescribeTaskSets(const Scope& scope, std::str
     return OkStatus();
   }));
   return result;
+}
+
+
+StatusOr<Tags> Services::TaskSetTags(const Scope& scope, std::string_view arn, const std::function<Status(Tags&)>* change) {
+  const Status not_found =
+      NotFound(fmt::format("The specified resource is not found: {}", arn), ecs::Error::kResourceNotFound);
+  // The ARN's id is "<cluster>/<service>/ecs-svc/<digits>"; TaskSetIdOf checks the set's part.
+  ASSIGN_OR_RETURN(EcsResource r, ParseEcsResourceArn(arn));
+  const size_t a = r.id.find('/');
+  const size_t b = a == std::string::npos ? a : r.id.find('/', a + 1);
+  if (b == std::string::npos || r.scope != scope) return not_found;
+  const Target t{r.id.substr(0, a), r.id.substr(a + 1, b - a - 1)};
+  ASSIGN_OR_RETURN(std::optional<std::string> id, TaskSetIdOf(arn, scope, t));
+  if (!id) return not_found;
+  Tags out;
+  auto visit = [&](const std::optional<json::object>& record) -> Status {
+    if (!record || Str(*record, "status") == "INACTIVE") return not_found;
+    std::vector<Deployment> sets = SetsOf(*record);
+    if (FindSet(sets, *id) == nullptr) return not_found;
+    out = TagsFrom(ExtrasOf(*record, *id));
+    return OkStatus();
+  };
+  if (change == nullptr) {
+    RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
+      ASSIGN_OR_RETURN(auto record, LoadRecord(txn, scope, t.cluster, t.service));
+      return visit(record);
+    }));
+    return out;
+  }
+  RETURN_IF_ERROR(store_.Write([&](store::WriteTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(auto current, LoadRecord(txn, scope, t.cluster, t.service));
+    RETURN_IF_ERROR(visit(current));
+    RETURN_IF_ERROR((*change)(out));
+    json::object record = *current;
+    json::value& extras = record[kExtras];
+    if (!extras.is_object()) extras = json::object();
+    json::value& entry = extras.get_object()[*id];
+    if (!entry.is_object()) entry = json::object();
+    entry.get_object()["tags"] = TagsJson(out);
+    record["version"] = json_fields::Int(record, "version").value_or(0) + 1;
+    return WriteRecord(txn, scope, t.cluster, t.service, current, record);
+  }));
+  return out;
 }
 
 }  // namespace paddock::ecs::service

@@ -438,5 +438,43 @@ TEST_F(TaskSetsTest, DescribeTaskSetsByIdOrArnWithMissingAndTags) {
   EXPECT_TRUE(service.at("deployments").as_array().empty());
 }
 
+TEST_F(TaskSetsTest, TagsByTheSetsArnChangeOnlyThatSet) {
+  CreateService("ext", "EXTERNAL", 1);
+  auto a = Create(R"("tags":[{"key":"team","value":"blue"}])");
+  auto b = Create("");
+  ASSERT_TRUE(a.ok() && b.ok());
+  const std::string arn(a->at("taskSetArn").as_string()), other(b->at("taskSetArn").as_string());
+  auto keys = [&](std::string_view of) {
+    std::vector<std::string> out;
+    const StatusOr<Tags> tags = services_.ListTags(kScope, of);
+    for (const Tag& t : *tags) out.push_back(t.key + "=" + t.value);
+    return out;
+  };
+  ASSERT_TRUE(services_.ListTags(kScope, arn).ok());
+  EXPECT_EQ(keys(arn), std::vector<std::string>{"team=blue"});
+  ASSERT_TRUE(services_.TagResource(kScope, arn, {Tag{"env", "prod"}, Tag{"team", "green"}}).ok());
+  EXPECT_EQ(keys(arn), (std::vector<std::string>{"env=prod", "team=green"}));
+  EXPECT_TRUE(keys(other).empty());
+  ASSERT_TRUE(services_.UntagResource(kScope, arn, {"team"}).ok());
+  EXPECT_EQ(keys(arn), std::vector<std::string>{"env=prod"});
+  // DescribeTaskSets include TAGS shows what TagResource wrote.
+  auto d = services_.DescribeTaskSets(
+      kScope, kCaller, Obj(fmt::format(R"({{"cluster":"default","service":"ext","taskSets":["{}"],"include":["TAGS"]}})", arn)));
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(json::serialize(json::parse(d->items[0]).at("tags")), R"([{"key":"env","value":"prod"}])");
+
+  // More than 50 is refused whole; an unknown set, or one of another service, is not found.
+  Tags many;
+  for (int i = 0; i < 50; ++i) many.push_back(Tag{fmt::format("k{}", i), "v"});
+  EXPECT_EQ(api::AnswerFor(services_.TagResource(kScope, arn, many)).type, "InvalidParameterException");
+  EXPECT_EQ(keys(arn), std::vector<std::string>{"env=prod"});
+  const std::string ghost = "arn:aws:ecs:us-east-1:123456789012:task-set/default/ext/ecs-svc/42";
+  EXPECT_EQ(api::AnswerFor(services_.TagResource(kScope, ghost, {Tag{"k", "v"}})).type, "ResourceNotFoundException");
+  EXPECT_EQ(api::AnswerFor(services_.ListTags(kScope, ghost).status()).type, "ResourceNotFoundException");
+  std::string elsewhere = arn;
+  elsewhere.replace(elsewhere.find("/ext/"), 5, "/nope/");
+  EXPECT_EQ(api::AnswerFor(services_.ListTags(kScope, elsewhere).status()).type, "ResourceNotFoundException");
+}
+
 }  // namespace
 }  // namespace paddock::ecs::service

@@ -249,12 +249,6 @@ std::string PrivateDnsName(const Scope& s, uint32_t ip) {
   return fmt::format("ip-{}.{}.compute.internal", dashed, s.region.str());
 }
 
-json::array TagsJson(const Tags& tags) {
-  json::array out;
-  for (const auto& t : tags) out.push_back(json::object{{"key", t.key}, {"value", t.value}});
-  return out;
-}
-
 StatusOr<std::string> Shown(store::ReadTxn& txn, const Scope& s, std::string_view record, bool include_tags) {
   if (!include_tags) return std::string(record);
   ASSIGN_OR_RETURN(json::object task, ParseRecordObject(record, "task"));
@@ -975,6 +969,55 @@ StatusOr<DescribeResult> Tasks::Describe(const Scope& scope, std::optional<std::
     return OkStatus();
   }));
   return result;
+}
+
+namespace {
+// The (cluster, id) a tag operation's task ARN names; see Tasks::TagResource.
+StatusOr<TaskRef> TaggedTask(const Scope& scope, std::string_view arn) {
+  ASSIGN_OR_RETURN(TaskRef r, ParseTaskRef(arn, scope, "TagResource", ""));
+  if (!r.cluster) return ParamError("Long arn format must be used for tagging operations");
+  return r;
+}
+
+Status TaggedTaskNotFound(std::string_view arn) {
+  return NotFound(fmt::format("The specified resource is not found: {}", arn), ecs::Error::kResourceNotFound);
+}
+
+// Runs `change` on the task's tags in one write, after checking the task is there.
+Status ChangeTaskTags(store::Store& store, const Scope& scope, std::string_view arn,
+                      const std::function<Status(store::WriteTxn&, const std::string& stored_arn)>& change) {
+  ASSIGN_OR_RETURN(TaskRef r, TaggedTask(scope, arn));
+  return store.Write([&](store::WriteTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(auto rec, txn.Get(kTasks, TaskKey(scope, *r.cluster, r.id)));
+    if (!rec) return TaggedTaskNotFound(arn);
+    return change(txn, TaskArn(scope, *r.cluster, r.id));
+  });
+}
+}  // namespace
+
+Status Tasks::TagResource(const Scope& scope, std::string_view arn, const Tags& tags) {
+  RETURN_IF_ERROR(ValidateTags(tags));
+  return ChangeTaskTags(store_, scope, arn, [&](store::WriteTxn& txn, const std::string& stored) {
+    return PutTags(txn, scope, stored, tags);
+  });
+}
+
+Status Tasks::UntagResource(const Scope& scope, std::string_view arn, const std::vector<std::string>& keys) {
+  return ChangeTaskTags(store_, scope, arn, [&](store::WriteTxn& txn, const std::string& stored) {
+    return RemoveTags(txn, scope, stored, keys);
+  });
+}
+
+StatusOr<Tags> Tasks::ListTags(const Scope& scope, std::string_view arn) {
+  ASSIGN_OR_RETURN(TaskRef r, TaggedTask(scope, arn));
+  Tags out;
+  RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(auto rec, txn.Get(kTasks, TaskKey(scope, *r.cluster, r.id)));
+    if (!rec) return TaggedTaskNotFound(arn);
+    ASSIGN_OR_RETURN(out, ReadTags(txn, scope, TaskArn(scope, *r.cluster, r.id)));
+    return OkStatus();
+  }));
+  return out;
 }
 
 StatusOr<Page> Tasks::List(const Scope& scope, const ListQuery& q, std::string_view caller_arn) {

@@ -239,6 +239,14 @@ class Tasks {
   StatusOr<DescribeResult> Describe(const Scope& scope, std::optional<std::string_view> cluster,
                                     const std::vector<std::string>& refs, bool include_tags, std::string_view caller_arn);
   StatusOr<Page> List(const Scope& scope, const ListQuery& q, std::string_view caller_arn);
+  // A task's tags by its ARN (TagResource, UntagResource, ListTagsForResource): the long form
+  // task/<cluster>/<id> (the short one is InvalidParameterException "Long arn format must be used
+  // for tagging operations"); a task this account does not have, or no longer has (reaped), is
+  // ResourceNotFoundException. A STOPPED task still described takes tags until it is reaped, and
+  // its tags go with it. ECS's own "aws:" tags do not count toward the 50.
+  Status TagResource(const Scope& scope, std::string_view arn, const Tags& tags);
+  Status UntagResource(const Scope& scope, std::string_view arn, const std::vector<std::string>& keys);
+  StatusOr<Tags> ListTags(const Scope& scope, std::string_view arn);
   // Sets desiredStatus STOPPED (stopCode UserInitiated). Repeating it returns the task unchanged.
   StatusOr<std::string> Stop(const Scope& scope, std::optional<std::string_view> cluster, std::string_view task,
                              std::optional<std::string> reason, std::string_view caller_arn, TimePoint now,

@@ -531,6 +531,62 @@ TEST_F(TasksTest, DescribeReportsMissingAndTags) {
             "AccessDeniedException");
 }
 
+TEST_F(TasksTest, TagsByArnFollowTheTaskUntilItIsReaped) {
+  RunRequest r = Req();
+  r.tags = {Tag{"team", "a"}};
+  r.enable_ecs_managed_tags = true;
+  std::string arn(RunOk(r)[0].at("taskArn").as_string());
+  const std::string id = arn.substr(arn.rfind('/') + 1);
+  auto tags_of = [&](std::string_view of) {
+    std::set<std::string> out;
+    const StatusOr<Tags> tags = tasks_.ListTags(kScope, of);
+    for (const Tag& t : *tags) out.insert(t.key + "=" + t.value);
+    return out;
+  };
+  ASSERT_TRUE(tasks_.ListTags(kScope, arn).ok());
+  EXPECT_EQ(tags_of(arn), (std::set<std::string>{"aws:ecs:clusterName=default", "team=a"}));
+
+  ASSERT_TRUE(tasks_.TagResource(kScope, arn, {Tag{"env", "prod"}, Tag{"team", "b"}}).ok());
+  EXPECT_EQ(tags_of(arn), (std::set<std::string>{"aws:ecs:clusterName=default", "env=prod", "team=b"}));
+  // DescribeTasks include TAGS reads the same tags.
+  std::set<std::string> described;
+  auto d = tasks_.Describe(kScope, std::nullopt, {arn}, true, kCaller);
+  ASSERT_TRUE(d.ok());
+  const json::object task = Obj(d->tasks[0]);
+  for (const auto& t : task.at("tags").as_array())
+    described.insert(fmt::format("{}={}", std::string(t.at("key").as_string()), std::string(t.at("value").as_string())));
+  EXPECT_EQ(described, tags_of(arn));
+  ASSERT_TRUE(tasks_.UntagResource(kScope, arn, {"team", "absent"}).ok());
+  EXPECT_EQ(tags_of(arn), (std::set<std::string>{"aws:ecs:clusterName=default", "env=prod"}));
+
+  // 50 tags of the caller's at most (ECS's own do not count): one more is refused whole.
+  Tags many;
+  for (int i = 0; i < 50; ++i) many.push_back(Tag{fmt::format("k{}", i), "v"});
+  auto over = tasks_.TagResource(kScope, arn, many);
+  EXPECT_EQ(api::AnswerFor(over).type, "InvalidParameterException");
+  EXPECT_EQ(tags_of(arn).size(), 2u);
+  many.pop_back();
+  ASSERT_TRUE(tasks_.TagResource(kScope, arn, many).ok());
+  EXPECT_EQ(tags_of(arn).size(), 51u);
+
+  // The short ARN is refused; a task that is not there is not found; another account's is denied.
+  const Status short_arn = tasks_.TagResource(kScope, "arn:aws:ecs:us-east-1:123456789012:task/" + id, many);
+  EXPECT_EQ(api::AnswerFor(short_arn).type, "InvalidParameterException");
+  EXPECT_EQ(short_arn.message(), "Long arn format must be used for tagging operations");
+  const std::string ghost = "arn:aws:ecs:us-east-1:123456789012:task/default/" + std::string(32, 'a');
+  EXPECT_EQ(api::AnswerFor(tasks_.ListTags(kScope, ghost).status()).type, "ResourceNotFoundException");
+  EXPECT_EQ(api::AnswerFor(tasks_.TagResource(kScope, ghost, {Tag{"k", "v"}})).type, "ResourceNotFoundException");
+  EXPECT_EQ(api::AnswerFor(tasks_.TagResource(kOther, arn, {Tag{"k", "v"}})).type, "AccessDeniedException");
+
+  // A STOPPED task keeps taking tags until it is reaped; then its tags are gone with it.
+  ASSERT_TRUE(Report(arn, "STOPPED").ok());
+  ASSERT_TRUE(tasks_.TagResource(kScope, arn, {Tag{"k0", "after-stop"}}).ok());
+  clock_.Advance(std::chrono::minutes(61));
+  ASSERT_TRUE(tasks_.ReapStopped(clock_.Now()).ok());
+  EXPECT_EQ(api::AnswerFor(tasks_.ListTags(kScope, arn).status()).type, "ResourceNotFoundException");
+  EXPECT_EQ(api::AnswerFor(tasks_.TagResource(kScope, arn, {Tag{"k", "v"}})).type, "ResourceNotFoundException");
+}
+
 TEST_F(TasksTest, StopIsIdempotent) {
   std::string arn(RunOk(Req())[0].at("taskArn").as_string());
   auto first = tasks_.Stop(kScope, std::nullopt, arn, std::nullopt, kCaller, clock_.Now());

@@ -37,11 +37,4 @@ json::value Canonical(const json::value& v) {
   return v;
 }
 
-Tags DecodeTags(const json::object& in) {
-  Tags tags;
-  for (const json::object* t : json_fields::Objects(in, "tags"))
-    tags.push_back(Tag{json_fields::Str(*t, "key"), json_fields::Str(*t, "value")});
-  return tags;
-}
-
 }  // namespace paddock::ecs::service::internal

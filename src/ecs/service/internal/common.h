@@ -26,9 +26,6 @@ bool IsServiceName(std::string_view s);
 // `v` with every object's members sorted by name: what a clientToken remembers of a request.
 boost::json::value Canonical(const boost::json::value& v);
 
-// The request's `tags` ([{key, value}], validated by the model).
-Tags DecodeTags(const boost::json::object& in);
-
 // Drops the service deployments the service's history no longer keeps (services.h:
 // kServiceDeploymentHistory, kServiceDeploymentRetention) and the service revisions nothing kept
 // names. `record` is the service as the transaction writes it: the service deployments and
