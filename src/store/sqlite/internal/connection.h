@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "store/internal/table_catalog.h"
 #include "store/schema.h"
 #include "store/store.h"
 
@@ -38,25 +39,7 @@ std::string StatementSql(std::string_view table, Op op);
 // A Status for SQLite result code `rc` from doing `what` on `db` (which may be null).
 Status SqliteError(int rc, sqlite3* db, std::string_view what);
 
-// The tables a store serves, each with a dense index for the connections' statement caches.
-class TableCatalog {
- public:
-  // The store's own tables (kStoreSchema) and every table of `modules`. InvalidArgument for a
-  // module or table declared twice, or a table newer than its module's version.
-  static StatusOr<std::shared_ptr<const TableCatalog>> Build(std::span<const ModuleSchema> modules);
-
-  // The table's index in [0, size()), or -1 when no module declares it.
-  int Index(std::string_view table) const;
-  size_t size() const { return names_.size(); }
-  // kStoreSchema first, then `modules` in order.
-  const std::vector<ModuleSchema>& modules() const { return modules_; }
-
- private:
-  std::vector<ModuleSchema> modules_;
-  std::vector<std::vector<TableDef>> tables_;  // owned copies behind modules_[i].tables
-  std::vector<std::string> names_;
-  std::unordered_map<std::string_view, int> index_;  // views into names_
-};
+using store::internal::TableCatalog;
 
 // The last store-wide schema version, from before modules were versioned one by one. A store
 // from then is read as: every module whose tables it holds is at that version.

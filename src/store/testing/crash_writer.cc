@@ -1,6 +1,7 @@
-// store_crash_writer DIR: writes to a durable SqliteStore in DIR/state.db from crash::kThreads
-// threads, each key n after key n-1, forever, and prints "ack T N" once thread T's write N
-// returned OK. crash_test kills it with SIGKILL and checks that every acknowledged write is there.
+// store_crash_writer DIR | postgres:CONNINFO: writes to a durable SqliteStore in DIR/state.db, or
+// to a PostgresStore on CONNINFO, from crash::kThreads threads, each key n after key n-1, forever,
+// and prints "ack T N" once thread T's write N returned OK. The crash tests kill it with SIGKILL
+// (store/testing/crash_run.h) and check that every acknowledged write is there.
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,7 +12,8 @@
 
 #include <fmt/format.h>
 
-#include "store/sqlite/crash_writer.h"
+#include "store/testing/crash_writer.h"
+#include "store/postgres/postgres_store.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace {
@@ -32,10 +34,19 @@ void WriteLine(const std::string& line) {
 int main(int argc, char** argv) {
   using namespace paddock::store;
   if (argc != 2) {
-    std::fprintf(stderr, "usage: %s DIR\n", argv[0]);
+    std::fprintf(stderr, "usage: %s DIR | postgres:CONNINFO\n", argv[0]);
     return 2;
   }
-  auto store = SqliteStore::Open({.path = std::string(argv[1]) + "/state.db", .durable = true});
+  const std::string where = argv[1];
+  auto open = [&]() -> paddock::StatusOr<std::unique_ptr<Store>> {
+    if (where.starts_with("postgres:")) {
+      ASSIGN_OR_RETURN(auto pg, PostgresStore::Open({.url = where.substr(9)}));
+      return std::unique_ptr<Store>(std::move(pg));
+    }
+    ASSIGN_OR_RETURN(auto lite, SqliteStore::Open({.path = where + "/state.db", .durable = true}));
+    return std::unique_ptr<Store>(std::move(lite));
+  };
+  auto store = open();
   if (!store.ok()) {
     std::fprintf(stderr, "open: %s\n", store.status().ToString().c_str());
     return 1;

@@ -1,0 +1,107 @@
+// PostgresStore: the Store on a PostgreSQL database, for Paddock on several servers (issue 16).
+//
+// Each table a module declares (store/schema.h) is a real table `t_<name>(k bytea PRIMARY KEY,
+// v bytea NOT NULL)`; bytea compares as memcmp, so a Scan is a B-tree range search in the order
+// the Store promises. Keys and values travel in libpq's binary format.
+//
+// Writes are group-committed as in SqliteStore: Write() queues its closure and blocks; one writer
+// thread owns the write connection and runs the queued closures (up to max_batch) in one
+// transaction, each under its own savepoint, then commits once (synchronous_commit on: an OK
+// means PostgreSQL flushed the commit to its WAL). Every write transaction first takes one
+// transaction-scoped advisory lock, so the write transactions of every server on the database
+// run one after another: each closure sees everything committed before it and nothing commits
+// beside it, which is serializable without SERIALIZABLE's retries — and a closure runs exactly
+// once, as the Store promises. Reads run on a pool of connections, each in a REPEATABLE READ READ
+// ONLY transaction (one snapshot), and never wait for writers.
+//
+// A lost connection fails the work in flight on it (kUnavailable; a commit whose answer was lost
+// is not acknowledged) and is re-established for the next; so a PostgreSQL restart costs the
+// writes in flight, never an acknowledged one.
+//
+// Migrations: Open creates each module's new tables and records each module's version
+// (`schema_modules`) in one transaction under an advisory lock of its own, so servers starting
+// together migrate once; a module newer in the database than in this build is refused.
+//
+//   ASSIGN_OR_RETURN(auto store, PostgresStore::Open({.url = "postgresql://paddock@db/paddock"}));
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/status.h"
+#include "store/schema.h"
+#include "store/store.h"
+
+namespace paddock::store {
+
+namespace postgres_internal {
+class Connection;
+}  // namespace postgres_internal
+
+struct PostgresOptions {
+  // A libpq connection string: "postgresql://user@host:port/db" or "host=... dbname=...".
+  std::string url = "";
+  // Read connections, i.e. Reads that can run at once; more wait for a free one.
+  int readers = 8;
+  // Most closures committed by one transaction.
+  size_t max_batch = 256;
+  // The modules whose tables this store holds (store/schema.h), besides its own (kStoreSchema).
+  std::vector<ModuleSchema> schemas = {};
+};
+
+class PostgresStore : public Store {
+ public:
+  // Connects, and migrates the database. kUnavailable when PostgreSQL cannot be reached;
+  // kFailedPrecondition if a module's tables in the database are newer than this build's;
+  // InvalidArgument if options.schemas declare a module or table twice.
+  static StatusOr<std::unique_ptr<PostgresStore>> Open(const PostgresOptions& options);
+
+  ~PostgresStore() override;
+  PostgresStore(const PostgresStore&) = delete;
+  PostgresStore& operator=(const PostgresStore&) = delete;
+
+  Status Read(const std::function<Status(ReadTxn&)>& fn) override;
+  Status Write(const std::function<Status(WriteTxn&)>& fn) override;
+  // After Close, Read and Write return kUnavailable. Writes already queued are committed first;
+  // Reads in progress finish first. Safe to call more than once and from several threads.
+  void Close() override;
+
+ private:
+  struct PendingWrite;
+  using Connection = postgres_internal::Connection;
+
+  PostgresStore(PostgresOptions options, std::unique_ptr<Connection> writer,
+                std::vector<std::unique_ptr<Connection>> readers);
+
+  void WriterLoop();
+  // Runs `batch` in one transaction and sets each one's result.
+  void CommitBatch(const std::vector<PendingWrite*>& batch);
+
+  const PostgresOptions options_;
+
+  std::unique_ptr<Connection> writer_conn_;  // the writer thread's once it runs
+  std::thread writer_thread_;
+  std::thread::id writer_id_;
+
+  std::mutex write_mu_;
+  std::condition_variable write_cv_;  // signals the writer: work queued or closing
+  std::deque<PendingWrite*> queue_;   // GUARDED_BY(write_mu_)
+  bool write_closed_ = false;         // GUARDED_BY(write_mu_)
+
+  std::mutex read_mu_;
+  std::condition_variable read_cv_;                    // a reader was returned
+  std::vector<Connection*> idle_readers_;              // GUARDED_BY(read_mu_)
+  int readers_in_use_ = 0;                             // GUARDED_BY(read_mu_)
+  bool read_closed_ = false;                           // GUARDED_BY(read_mu_)
+  std::vector<std::unique_ptr<Connection>> readers_;   // owned; closed by Close
+
+  std::once_flag close_once_;
+};
+
+}  // namespace paddock::store

@@ -1,0 +1,246 @@
+#include "store/postgres/postgres_store.h"
+
+#include <signal.h>
+
+#include <atomic>
+#include <functional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "store/key.h"
+#include "store/testing/crash_run.h"
+#include "store/testing/postgres_server.h"
+#include "store/testing/store_conformance.h"
+#include "store/testing/test_schema.h"
+
+namespace paddock::store {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::PostgresServer;
+using testing::StoreConformanceTest;
+using testing::StoreFactory;
+
+// One PostgreSQL for the whole binary, started on first use.
+PostgresServer& Server() {
+  static std::unique_ptr<PostgresServer> server = [] {
+    auto s = PostgresServer::Start();
+    if (!s.ok()) {
+      ADD_FAILURE() << s.status().ToString();
+      std::abort();
+    }
+    return std::move(s).value();
+  }();
+  return *server;
+}
+
+// A database of its own for each test's directory (the suite reopens the same dir: same data).
+std::string DatabaseFor(const std::string& dir) {
+  return fmt::format("c_{:016x}", std::hash<std::string>{}(dir));
+}
+
+std::unique_ptr<Store> OpenOrNull(PostgresOptions options) {
+  auto s = PostgresStore::Open(options);
+  if (!s.ok()) {
+    ADD_FAILURE() << s.status().ToString();
+    return nullptr;
+  }
+  return std::move(s).value();
+}
+
+StoreFactory Factory(std::string name, PostgresOptions base) {
+  return StoreFactory{std::move(name), [base](const std::string& dir) -> std::unique_ptr<Store> {
+                        const std::string db = DatabaseFor(dir);
+                        if (Status s = Server().CreateDatabase(db); !s.ok()) {
+                          ADD_FAILURE() << s.ToString();
+                          return nullptr;
+                        }
+                        PostgresOptions o = base;
+                        o.url = Server().Url(db);
+                        o.schemas = {testing::kTestSchema};
+                        return OpenOrNull(o);
+                      }};
+}
+
+INSTANTIATE_TEST_SUITE_P(Postgres, StoreConformanceTest,
+                         ::testing::Values(Factory("Batched", {}),
+                                           // One closure per transaction, one reader for everyone.
+                                           Factory("NoBatchingOneReader", {.readers = 1, .max_batch = 1})),
+                         testing::StoreFactoryName);
+
+class PostgresStoreTest : public ::testing::Test {
+ protected:
+  // A fresh database for this test.
+  std::string NewDatabase() {
+    const std::string name = fmt::format("x_{}_{}", ::testing::UnitTest::GetInstance()->current_test_info()->name(),
+                                         databases_++);
+    std::string lowered;
+    for (char c : name) lowered += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    EXPECT_TRUE(Server().CreateDatabase(lowered).ok());
+    return Server().Url(lowered);
+  }
+  std::unique_ptr<PostgresStore> Open(const std::string& url, std::vector<ModuleSchema> schemas = {testing::kTestSchema}) {
+    auto s = PostgresStore::Open({.url = url, .schemas = std::move(schemas)});
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    return s.ok() ? std::move(s).value() : nullptr;
+  }
+  int databases_ = 0;
+};
+
+// Servers on one database: their writes are one serial history (no lost update), whichever
+// server each comes through.
+TEST_F(PostgresStoreTest, TwoStoresOnOneDatabaseSerializeTheirWrites) {
+  const std::string url = NewDatabase();
+  auto a = Open(url);
+  auto b = Open(url);
+  ASSERT_TRUE(a && b);
+  constexpr int kPerThread = 50;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      Store& store = t % 2 == 0 ? *a : *b;
+      for (int i = 0; i < kPerThread; ++i) {
+        Status s = store.Write([](WriteTxn& txn) -> Status {
+          ASSIGN_OR_RETURN(auto v, txn.Get("meta", "counter"));
+          const int n = v ? std::stoi(*v) : 0;
+          return txn.Put("meta", "counter", std::to_string(n + 1));
+        });
+        EXPECT_TRUE(s.ok()) << s.ToString();
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (Store* store : {static_cast<Store*>(a.get()), static_cast<Store*>(b.get())}) {
+    std::optional<std::string> v;
+    ASSERT_TRUE(store->Read([&](ReadTxn& txn) -> Status {
+      ASSIGN_OR_RETURN(v, txn.Get("meta", "counter"));
+      return OkStatus();
+    }).ok());
+    EXPECT_EQ(v, std::to_string(8 * kPerThread));
+  }
+}
+
+TEST_F(PostgresStoreTest, MigrationCreatesOnlyNewTablesAndRefusesANewerModule) {
+  const std::string url = NewDatabase();
+  constexpr TableDef kV1[] = {{"m_one", 1}};
+  constexpr TableDef kV2[] = {{"m_one", 1}, {"m_two", 2}};
+  {
+    auto s = Open(url, {ModuleSchema{"m", 1, kV1}});
+    ASSERT_TRUE(s);
+    ASSERT_TRUE(s->Write([](WriteTxn& txn) { return txn.Put("m_one", "k", "kept"); }).ok());
+    EXPECT_EQ(s->Write([](WriteTxn& txn) { return txn.Put("m_two", "k", "v"); }).code(), StatusCode::kInternal);
+  }
+  {
+    auto s = Open(url, {ModuleSchema{"m", 2, kV2}});  // a newer build: m_two appears, m_one keeps its rows
+    ASSERT_TRUE(s);
+    ASSERT_TRUE(s->Write([](WriteTxn& txn) { return txn.Put("m_two", "k", "v"); }).ok());
+    std::optional<std::string> v;
+    ASSERT_TRUE(s->Read([&](ReadTxn& txn) -> Status {
+      ASSIGN_OR_RETURN(v, txn.Get("m_one", "k"));
+      return OkStatus();
+    }).ok());
+    EXPECT_EQ(v, "kept");
+  }
+  // The older build refuses the database, naming the module, and changes nothing.
+  auto old = PostgresStore::Open({.url = url, .schemas = {ModuleSchema{"m", 1, kV1}}});
+  ASSERT_FALSE(old.ok());
+  EXPECT_EQ(old.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(old.status().message(), HasSubstr("version 2 of the 'm' tables"));
+  EXPECT_TRUE(Open(url, {ModuleSchema{"m", 2, kV2}}) != nullptr);
+}
+
+// Servers starting together migrate once, and each finds every table.
+TEST_F(PostgresStoreTest, ConcurrentOpensMigrateOnce) {
+  const std::string url = NewDatabase();
+  std::vector<std::thread> threads;
+  std::atomic<int> opened = 0;
+  for (int i = 0; i < 6; ++i) {
+    threads.emplace_back([&] {
+      auto s = PostgresStore::Open({.url = url, .readers = 1, .schemas = {testing::kTestSchema}});
+      EXPECT_TRUE(s.ok()) << s.status().ToString();
+      if (s.ok() && (*s)->Write([](WriteTxn& txn) { return txn.Put("tags", "k", "v"); }).ok()) ++opened;
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(opened.load(), 6);
+}
+
+TEST_F(PostgresStoreTest, UnreachableIsUnavailable) {
+  auto s = PostgresStore::Open({.url = "host=/nonexistent port=1 user=postgres dbname=x connect_timeout=2"});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(PostgresStore::Open({.url = ""}).status().code(), StatusCode::kInvalidArgument);
+}
+
+// kill -9 of PostgreSQL under load: the writes in flight fail, no acknowledged write is lost, and
+// the same store object writes again once PostgreSQL is back.
+TEST_F(PostgresStoreTest, AcknowledgedWritesSurviveKillingPostgres) {
+  const std::string url = NewDatabase();
+  auto store = Open(url);
+  ASSERT_TRUE(store);
+  constexpr int kThreads = 4;
+  std::vector<std::vector<std::string>> acked(kThreads);
+  std::atomic<int> total = 0;
+  std::atomic<bool> stop = false;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (uint64_t n = 0; !stop; ++n) {
+        const std::string key = Key().U64(static_cast<uint64_t>(t)).U64(n).Done();
+        if (store->Write([&](WriteTxn& txn) { return txn.Put("tags", key, "v"); }).ok()) {
+          acked[t].push_back(key);
+          ++total;
+        }
+      }
+    });
+  }
+  // Kill once writes are flowing (each ack is the event waited on).
+  while (total < 200) std::this_thread::yield();
+  ASSERT_EQ(::kill(Server().pid(), SIGKILL), 0);
+  ASSERT_TRUE(Server().Restart().ok());
+  const int before = total;
+  while (total < before + 200) std::this_thread::yield();  // the same store writes again
+  stop = true;
+  for (auto& th : threads) th.join();
+  size_t checked = 0;
+  ASSERT_TRUE(store->Read([&](ReadTxn& txn) -> Status {
+    for (const auto& keys : acked)
+      for (const auto& k : keys) {
+        ASSIGN_OR_RETURN(auto v, txn.Get("tags", k));
+        EXPECT_EQ(v, "v") << "an acknowledged write was lost";
+        ++checked;
+      }
+    return OkStatus();
+  }).ok());
+  EXPECT_EQ(checked, static_cast<size_t>(total.load()));
+}
+
+// kill -9 of the process that writes (a Paddock server): every write it acknowledged is there.
+TEST(PostgresCrashTest, AcknowledgedWritesSurviveKill9OfTheWriter) {
+  std::random_device rd;
+  const unsigned seed = rd();
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
+  std::mt19937 rng(seed);
+  for (int round = 0; round < 3; ++round) {
+    SCOPED_TRACE(::testing::Message() << "round " << round);
+    const std::string db = fmt::format("crash_{}", round);
+    ASSERT_TRUE(Server().CreateDatabase(db).ok());
+    const int kill_after = std::uniform_int_distribution<int>(1, 2000)(rng);
+    testing::CrashRun run;
+    testing::RunWriterUntilKilled(PADDOCK_STORE_CRASH_WRITER, "postgres:" + Server().Url(db), kill_after, &run);
+    if (::testing::Test::HasFatalFailure()) return;
+    EXPECT_GE(run.acks, kill_after);
+    auto store = PostgresStore::Open({.url = Server().Url(db)});
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    testing::ExpectAcknowledgedWrites(**store, run);
+  }
+}
+
+}  // namespace
+}  // namespace paddock::store
