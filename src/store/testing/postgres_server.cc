@@ -4,6 +4,7 @@
 #include <libpq-fe.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -42,6 +43,9 @@ StatusOr<pid_t> Spawn(const std::vector<std::string>& argv, const std::string& l
       ::dup2(fd, 2);
     }
     if (pw != nullptr && (::setgid(pw->pw_gid) != 0 || ::setuid(pw->pw_uid) != 0)) _exit(126);
+    // A test binary that dies (a crash, a ctest timeout) takes its PostgreSQL with it: immediate
+    // shutdown. Set after setuid, which clears it; the forking thread is the test's main thread.
+    ::prctl(PR_SET_PDEATHSIG, SIGQUIT);
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
