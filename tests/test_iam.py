@@ -289,6 +289,33 @@ class ManagedPolicies(IamTestCase):
             p = self.iam.get_policy(PolicyArn=arn)["Policy"]
             doc = self.iam.get_policy_version(PolicyArn=arn, VersionId=p["DefaultVersionId"])["PolicyVersion"]["Document"]
             self.assertEqual(doc["Version"], "2012-10-17", arn)
+        # AWS's documents whole (docs/contracts/iam.md, "Documents"), URL-encoded in the XML as IAM's are.
+        catalogue = {p["name"]: p for p in json.load(open(os.path.join(
+            os.path.dirname(os.path.abspath(__file__)), "..", "src", "iam", "aws_managed_policies.json")))["policies"]}
+
+        def actions(doc):
+            return [a for st in doc["Statement"] for a in ([st["Action"]] if isinstance(st["Action"], str) else st["Action"])]
+
+        for name, version, updated, statements, count in (
+                ("ReadOnlyAccess", "v188", "2026-07-21T18:42:30", 3, 2914),
+                ("AmazonECS_FullAccess", "v21", "2024-08-13T19:39:37", 9, 127),
+                ("SecretsManagerReadWrite", "v6", "2026-08-25T23:37:10", 5, 31)):
+            arn = f"arn:aws:iam::aws:policy/{name}"
+            p = self.iam.get_policy(PolicyArn=arn)["Policy"]
+            self.assertEqual((p["DefaultVersionId"], p["UpdateDate"].strftime("%Y-%m-%dT%H:%M:%S")), (version, updated))
+            got = self.iam.get_policy_version(PolicyArn=arn, VersionId=version)["PolicyVersion"]
+            raw = ET.fromstring(self.iam.paddock_capture.last[2]).find(f"{NS}GetPolicyVersionResult/{NS}PolicyVersion/{NS}Document").text
+            self.assertTrue(raw.startswith("%7B"), raw[:40])
+            self.assertEqual(json.loads(urllib.parse.unquote(raw)), catalogue[name]["document"])
+            self.assertEqual(got["Document"], catalogue[name]["document"])
+            self.assertEqual((len(got["Document"]["Statement"]), len(actions(got["Document"]))), (statements, count), name)
+        read_only = self.iam.get_policy_version(PolicyArn="arn:aws:iam::aws:policy/ReadOnlyAccess", VersionId="v188")
+        self.assertTrue({"ecs:Describe*", "ecs:List*", "ssm:Get*", "sts:GetCallerIdentity"} <= set(
+            actions(read_only["PolicyVersion"]["Document"])))
+        ecs = self.iam.get_policy_version(PolicyArn="arn:aws:iam::aws:policy/AmazonECS_FullAccess",
+                                          VersionId="v21")["PolicyVersion"]["Document"]
+        self.assertIn({"Sid": "TasksPassRolePolicy", "Effect": "Allow", "Action": "iam:PassRole", "Resource": ["*"],
+                       "Condition": {"StringLike": {"iam:PassedToService": "ecs-tasks.amazonaws.com"}}}, ecs["Statement"])
         doc = self.iam.get_policy_version(PolicyArn=EXEC_POLICY, VersionId="v1")["PolicyVersion"]["Document"]
         self.assertEqual(sorted(doc["Statement"][0]["Action"]),
                          sorted(["ecr:GetAuthorizationToken", "ecr:BatchCheckLayerAvailability",

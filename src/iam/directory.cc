@@ -168,8 +168,6 @@ uint64_t VersionNumber(std::string_view v) {
   return n;
 }
 
-bool IsAwsManagedArn(std::string_view arn) { return arn.starts_with(kAwsPolicyPrefix); }
-
 const AwsManagedPolicy* FindAwsPolicy(std::string_view arn) {
   for (const auto& p : AwsManagedPolicies())
     if (p.policy.arn == arn) return &p;
@@ -266,6 +264,8 @@ std::string_view PrincipalTypeName(PrincipalType t) { return t == PrincipalType:
 Status CheckPolicyDocument(std::string_view document, policy::DocumentKind kind) {
   return policy::ParsePolicy(document, kind).status();
 }
+
+bool IsAwsManagedArn(std::string_view arn) { return arn.starts_with(kAwsPolicyPrefix); }
 
 const std::vector<AwsManagedPolicy>& AwsManagedPolicies() {
   static const std::vector<AwsManagedPolicy>* catalogue = [] {

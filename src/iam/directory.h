@@ -308,6 +308,8 @@ struct AwsManagedPolicy {
   std::string document;
 };
 const std::vector<AwsManagedPolicy>& AwsManagedPolicies();
+// Whether `arn` names an AWS-managed policy ("arn:aws:iam::aws:policy/...").
+bool IsAwsManagedArn(std::string_view arn);
 
 std::string_view PrincipalTypeName(PrincipalType t);  // "role" | "user"
 

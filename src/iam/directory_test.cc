@@ -2,9 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <boost/json.hpp>
+
 #include "common/testing/fake_clock.h"
 #include "ecs/testing/temp_store.h"
 #include "iam/accounts.h"
+#include "iam/policy/evaluator.h"
 
 namespace paddock::iam {
 namespace {
@@ -195,6 +198,99 @@ TEST_F(DirectoryTest, AwsManagedPoliciesArePresentAndReadOnly) {
   EXPECT_EQ(dir_.CreatePolicyVersion(account_, kExecPolicy, kDoc, true).status().code(), StatusCode::kPermissionDenied);
   auto aws = dir_.ListPolicies(account_, PolicyFilter{PolicyScope::kAws, false, "/service-role/"}, PageRequest{});
   EXPECT_EQ(aws->items.size(), 2u);
+}
+
+// The catalogue holds AWS's documents whole, with their default version ids and dates as
+// GetPolicyVersion/ListPolicies publish them (zoph-io/IAMTrail 2026-08-22, zoph-io/MAMIP for
+// SecretsManagerReadWrite v6; docs/contracts/iam.md, "Documents").
+TEST_F(DirectoryTest, AwsManagedPoliciesAreAwsDocumentsWhole) {
+  struct Expected {
+    const char* arn;
+    const char* version;
+    int64_t created, updated;  // epoch seconds
+    size_t statements, actions;
+  };
+  for (const Expected& e : {
+           Expected{"arn:aws:iam::aws:policy/ReadOnlyAccess", "v188", 1423247988, 1784659350, 3, 2914},
+           Expected{"arn:aws:iam::aws:policy/AmazonECS_FullAccess", "v21", 1510090614, 1723577977, 9, 127},
+           Expected{"arn:aws:iam::aws:policy/SecretsManagerReadWrite", "v6", 1522865129, 1787701030, 5, 31},
+           Expected{"arn:aws:iam::aws:policy/AdministratorAccess", "v1", 1423247986, 1423247986, 1, 1},
+       }) {
+    auto p = dir_.GetPolicy(account_, e.arn);
+    ASSERT_TRUE(p.ok()) << e.arn;
+    EXPECT_EQ(p->default_version, e.version) << e.arn;
+    EXPECT_EQ(EpochMillis(p->created_at), e.created * 1000) << e.arn;
+    EXPECT_EQ(EpochMillis(p->updated_at), e.updated * 1000) << e.arn;
+    auto v = dir_.GetPolicyVersion(account_, e.arn, e.version);
+    ASSERT_TRUE(v.ok()) << e.arn;
+    const boost::json::value document = boost::json::parse(v->document);
+    const boost::json::array& statements = document.at("Statement").as_array();
+    EXPECT_EQ(statements.size(), e.statements) << e.arn;
+    size_t actions = 0;
+    for (const auto& st : statements) {
+      const boost::json::value& a = st.at("Action");
+      actions += a.is_string() ? 1 : a.as_array().size();
+    }
+    EXPECT_EQ(actions, e.actions) << e.arn;
+  }
+  auto read_only = dir_.GetPolicyVersion(account_, "arn:aws:iam::aws:policy/ReadOnlyAccess", "v188");
+  const boost::json::value doc = boost::json::parse(read_only->document);
+  EXPECT_EQ(doc.at("Statement").at(0).at("Sid"), "ReadOnlyActionsGroup1");
+  EXPECT_EQ(doc.at("Statement").at(0).at("Action").at(0), "a4b:Get*");
+  EXPECT_EQ(doc.at("Statement").at(2).at("Condition").at("StringEquals").at("s3express:SessionMode"), "ReadOnly");
+  auto secrets = dir_.GetPolicyVersion(account_, "arn:aws:iam::aws:policy/SecretsManagerReadWrite", "v6");
+  EXPECT_EQ(boost::json::parse(secrets->document).at("Statement").at(4).at("Sid"), "CloudFormationTagOnCreate");
+  // One version each: AWS's older versions are not carried.
+  EXPECT_FALSE(dir_.GetPolicyVersion(account_, "arn:aws:iam::aws:policy/ReadOnlyAccess", "v187").ok());
+}
+
+// What AWS's documents decide, through the evaluator every call uses.
+class AwsManagedDecisionTest : public ::testing::Test {
+ protected:
+  static policy::Decision Decide(const char* name, std::string action, std::string resource,
+                                 std::optional<std::string> passed_to = std::nullopt) {
+    policy::PolicySet set;
+    for (const auto& p : AwsManagedPolicies()) {
+      if (p.policy.name != name) continue;
+      auto parsed = policy::ParsePolicy(p.document, policy::DocumentKind::kIdentity);
+      EXPECT_TRUE(parsed.ok()) << name;
+      if (parsed.ok()) set.identity.push_back({p.policy.arn, *parsed});
+    }
+    EXPECT_EQ(set.identity.size(), 1u) << name;
+    policy::RequestContext ctx(policy::Principal::User(AccountId("123456789012"), "alice", "AIDAALICE"),
+                               std::move(action), std::move(resource));
+    if (passed_to) ctx.Set("iam:PassedToService", *passed_to);
+    return policy::Evaluate(ctx, set).decision;
+  }
+};
+
+TEST_F(AwsManagedDecisionTest, ReadOnlyAccessReadsButDoesNotWrite) {
+  using policy::Decision;
+  const std::string service = "arn:aws:ecs:us-east-1:123456789012:service/web/api";
+  EXPECT_EQ(Decide("ReadOnlyAccess", "ecs:DescribeServices", service), Decision::kAllow);
+  EXPECT_EQ(Decide("ReadOnlyAccess", "ecs:ListTasks", "*"), Decision::kAllow);
+  EXPECT_EQ(Decide("ReadOnlyAccess", "ssm:GetParameter", "arn:aws:ssm:us-east-1:123456789012:parameter/app/db"),
+            Decision::kAllow);
+  EXPECT_EQ(Decide("ReadOnlyAccess", "sts:GetCallerIdentity", "*"), Decision::kAllow);
+  EXPECT_EQ(Decide("ReadOnlyAccess", "ecs:RunTask", "arn:aws:ecs:us-east-1:123456789012:task-definition/web:3"),
+            Decision::kImplicitDeny);
+  EXPECT_EQ(Decide("ReadOnlyAccess", "ecs:UpdateService", service), Decision::kImplicitDeny);
+  EXPECT_EQ(Decide("ReadOnlyAccess", "ssm:PutParameter", "*"), Decision::kImplicitDeny);
+  EXPECT_EQ(Decide("ReadOnlyAccess", "iam:PassRole", "arn:aws:iam::123456789012:role/app"), Decision::kImplicitDeny);
+}
+
+TEST_F(AwsManagedDecisionTest, EcsFullAccessPassesAnyRoleOnlyToEcsTasks) {
+  using policy::Decision;
+  const std::string role = "arn:aws:iam::123456789012:role/app-task";
+  EXPECT_EQ(Decide("AmazonECS_FullAccess", "iam:PassRole", role, "ecs-tasks.amazonaws.com"), Decision::kAllow);
+  EXPECT_EQ(Decide("AmazonECS_FullAccess", "iam:PassRole", role, "ec2.amazonaws.com"), Decision::kImplicitDeny);
+  EXPECT_EQ(Decide("AmazonECS_FullAccess", "iam:PassRole", role, "lambda.amazonaws.com"), Decision::kImplicitDeny);
+  EXPECT_EQ(Decide("AmazonECS_FullAccess", "iam:PassRole", role), Decision::kImplicitDeny);
+  // Its other PassRole statements name their roles: ecsInstanceRole* to EC2 only.
+  const std::string instance_role = "arn:aws:iam::123456789012:role/ecsInstanceRole";
+  EXPECT_EQ(Decide("AmazonECS_FullAccess", "iam:PassRole", instance_role, "ec2.amazonaws.com"), Decision::kAllow);
+  EXPECT_EQ(Decide("AmazonECS_FullAccess", "iam:PassRole", role, "ecs.amazonaws.com"), Decision::kImplicitDeny);
+  EXPECT_EQ(Decide("AmazonECS_FullAccess", "ecs:RunTask", "*"), Decision::kAllow);
 }
 
 TEST_F(DirectoryTest, ListPoliciesPagesThroughAwsAndLocalPolicies) {

@@ -165,9 +165,21 @@ namespace {
 // REQUIRES: `action_lower` is lowercase. The action globs are compiled lowercase, so comparing
 // them exactly with the lowered action decides as a case-folding comparison with the action would.
 bool ActionMatches(const Statement& st, std::string_view action_lower, uint64_t action_head) {
-  const bool any = std::any_of(st.actions.begin(), st.actions.end(), [&](const Template& p) {
-    return p.MayMatch(action_head) && p.Matches(action_lower, /*fold_case=*/false);
-  });
+  auto matches = [&](const Template& p) { return p.MayMatch(action_head) && p.Matches(action_lower, /*fold_case=*/false); };
+  bool any = false;
+  if (!st.action_index) {
+    any = std::any_of(st.actions.begin(), st.actions.end(), matches);
+  } else {
+    // Only the action's service's patterns and the unkeyed ones can match (ActionIndex).
+    auto matches_at = [&](uint32_t i) { return matches(st.actions[i]); };
+    const ActionIndex& index = *st.action_index;
+    const size_t colon = action_lower.find(':');
+    if (colon != std::string_view::npos) {
+      if (const ActionIndex::Service* group = index.Find(action_lower.substr(0, colon)))
+        any = std::any_of(group->patterns.begin(), group->patterns.end(), matches_at);
+    }
+    any = any || std::any_of(index.unkeyed.begin(), index.unkeyed.end(), matches_at);
+  }
   return st.not_action ? !any : any;
 }
 

@@ -680,5 +680,41 @@ TEST(RequestContextTest, AKeptContextDropsOtherKeysAndItsDecisionKeyIsUnambiguou
   EXPECT_EQ(with("ecs:runtask", kTaskDef, {}), key(absent));
 }
 
+// A statement with many action patterns is matched through its ActionIndex; it must decide as
+// trying every pattern does: here each pattern alone in a statement of its own (not indexed), for
+// Action and NotAction, over actions of every shape (any case, no ':', services sharing a prefix).
+TEST(ActionIndexTest, DecidesAsTryingEveryPattern) {
+  const std::vector<std::string> patterns = {
+      "ecs:Describe*", "ECS:ListTasks", "ssm:Get*", "*:GetCallerIdentity", "s?s:List*", "logs:*",
+      "ec2:Describe*", "ec*:Get*", "sts:AssumeRole", "svc:Read", "svc2:Read?", "elasticloadbalancing:Describe*",
+      "a4b:Get*", "a4b:List*", "ecr:BatchGetImage", "secretsmanager:GetSecretValue"};
+  ASSERT_GE(patterns.size(), 16u);  // internal::kIndexActionsFrom
+  const std::vector<std::string> actions = {
+      "ecs:DescribeServices", "ECS:describeservices", "ecs:RunTask", "ecs:ListTasks", "ecs:ListTasksX", "ssm:GetParameter",
+      "ssm:PutParameter", "sts:GetCallerIdentity", "iam:GetCallerIdentity", "sqs:ListQueues", "sns:ListTopics",
+      "sts:ListX", "iam", "IAM", "iam:ListRoles", "logs:PutLogEvents", "logs", "ec2:DescribeVpcs", "ecr:GetLoginPassword",
+      "ecs:GetTaskProtection", "eks:GetX", "svc:Read", "svc:ReadX", "svc2:ReadX", "svc2:Read", "svc:", ":Read", "",
+      "elasticloadbalancing:DescribeLoadBalancers", "a4b:GetDevice", "secretsmanager:GetSecretValue", "nocolon"};
+  auto quoted = [](const std::vector<std::string>& v) {
+    std::string out;
+    for (const std::string& a : v) out += (out.empty() ? "\"" : ",\"") + a + "\"";
+    return out;
+  };
+  for (const char* element : {"Action", "NotAction"}) {
+    const std::string indexed = std::string(R"({"Version":"2012-10-17","Statement":[{"Effect":"Allow",")") + element +
+                                R"(":[)" + quoted(patterns) + R"(],"Resource":"*"}]})";
+    for (const std::string& action : actions) {
+      bool any = false;
+      for (const std::string& pattern : patterns) {
+        const std::string one =
+            R"({"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":")" + pattern + R"(","Resource":"*"}]})";
+        any = any || Decide(Ctx(action, "*"), {one}) == Decision::kAllow;
+      }
+      const bool expected = std::string(element) == "Action" ? any : !any;
+      EXPECT_EQ(Decide(Ctx(action, "*"), {indexed}) == Decision::kAllow, expected) << element << " " << action;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace paddock::iam::policy

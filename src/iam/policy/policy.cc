@@ -26,6 +26,7 @@
 #include <cctype>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <set>
 
 #include "iam/policy/evaluator.h"
@@ -86,6 +87,28 @@ void Template::Finish() {
   std::memset(mask, 0xff, n);
   head = Head(std::string_view(text).substr(0, n));
   std::memcpy(&head_mask, mask, 8);
+}
+
+ActionIndex IndexActions(const std::vector<Template>& actions) {
+  ActionIndex index;
+  std::map<std::string, std::vector<uint32_t>, std::less<>> by_service;
+  for (uint32_t i = 0; i < actions.size(); ++i) {
+    const std::string_view literal = std::string_view(actions[i].text).substr(0, actions[i].prefix);
+    const size_t colon = literal.find(':');
+    if (colon == std::string_view::npos) {
+      index.unkeyed.push_back(i);
+    } else {
+      by_service[std::string(literal.substr(0, colon))].push_back(i);
+    }
+  }
+  for (auto& [service, patterns] : by_service) index.services.push_back({service, std::move(patterns)});
+  return index;
+}
+
+const ActionIndex::Service* ActionIndex::Find(std::string_view service) const {
+  auto it = std::lower_bound(services.begin(), services.end(), service,
+                             [](const Service& s, std::string_view name) { return s.name < name; });
+  return it != services.end() && it->name == service ? &*it : nullptr;
 }
 
 bool Template::Matches(std::string_view s, bool fold_case) const {
@@ -644,6 +667,7 @@ StatusOr<Statement> CompileStatement(const json::value& v, DocumentKind kind, bo
       return Malformed("AssumeRole policy may only specify STS AssumeRole actions.");
     st.actions.push_back(std::move(compiled));
   }
+  if (st.actions.size() >= kIndexActionsFrom) st.action_index = IndexActions(st.actions);
 
   if (principal != nullptr) {
     if (kind == DocumentKind::kIdentity) return Malformed("Policy document should not specify a principal.");

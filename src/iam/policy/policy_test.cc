@@ -300,5 +300,26 @@ TEST(CidrTest, V4AndV6) {
   EXPECT_FALSE(ParseCidr("ten/8"));
 }
 
+// A statement with many action patterns groups them by the service their literal prefix names;
+// patterns with a wildcard before their ':' (or no ':') are kept apart, since any service's action
+// may match them. Few patterns are not indexed.
+TEST(ActionIndexTest, GroupsPatternsByTheServiceTheirLiteralPrefixNames) {
+  std::string actions = R"("ECS:Describe*","ssm:Get*","*:Get*","s?s:List*","*","ecs:ListTasks","logs:*")";
+  for (int i = 0; i < 13; ++i) actions += ",\"svc" + std::to_string(i % 5) + ":Read" + std::to_string(i) + "\"";
+  auto p = ParsePolicy(R"({"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":[)" + actions +
+                           R"(],"Resource":"*"},{"Effect":"Allow","Action":["ecs:RunTask","ssm:Get*"],"Resource":"*"}]})",
+                       DocumentKind::kIdentity);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  const internal::Statement& many = p->compiled().statements[0];
+  ASSERT_EQ(many.actions.size(), 20u);
+  ASSERT_TRUE(many.action_index.has_value());
+  std::vector<std::string> services;
+  for (const auto& s : many.action_index->services) services.push_back(s.name);
+  EXPECT_EQ(services, (std::vector<std::string>{"ecs", "logs", "ssm", "svc0", "svc1", "svc2", "svc3", "svc4"}));
+  EXPECT_EQ(many.action_index->services[0].patterns, (std::vector<uint32_t>{0, 5}));
+  EXPECT_EQ(many.action_index->unkeyed, (std::vector<uint32_t>{2, 3, 4}));
+  EXPECT_FALSE(p->compiled().statements[1].action_index.has_value());
+}
+
 }  // namespace
 }  // namespace paddock::iam::policy

@@ -135,12 +135,35 @@ struct PrincipalEntry {
   std::string value;  // account id, ARN, service or provider name
 };
 
+// A statement's action patterns grouped by service, for statements with many (AWS's
+// ReadOnlyAccess holds ~1,500 in one). A pattern whose literal prefix (before any wildcard) holds
+// a ':' can only match an action whose text before its first ':' is the same, so an action needs
+// only its service's group and the patterns with a wildcard before their ':' (or none at all).
+struct ActionIndex {
+  struct Service {
+    std::string name;                // lowercase, without the ':'
+    std::vector<uint32_t> patterns;  // indexes into Statement::actions
+  };
+  // The group of `service` (lowercase, without the ':'), or nullptr.
+  const Service* Find(std::string_view service) const;
+
+  std::vector<Service> services;     // sorted by name
+  std::vector<uint32_t> unkeyed;     // patterns no service bounds
+};
+
+// Index a statement's actions from this many patterns on; below it, trying each is cheaper.
+inline constexpr size_t kIndexActionsFrom = 16;
+
+// The index of `actions` (lowercase compiled globs).
+ActionIndex IndexActions(const std::vector<Template>& actions);
+
 struct Statement {
   std::string sid;
   TextPosition start, end;
   bool allow = true;
   bool not_action = false;
   std::vector<Template> actions;     // lowercase globs, no variables
+  std::optional<ActionIndex> action_index;  // from kIndexActionsFrom patterns on
   bool has_resource = false;         // trust policies have none: the statement applies to all
   bool not_resource = false;
   std::vector<Template> resources;   // globs; "*" is stored as a lone kStar
