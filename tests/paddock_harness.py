@@ -13,6 +13,7 @@
 
 import datetime
 import http.client
+import hashlib
 import json
 import os
 import re
@@ -120,6 +121,16 @@ def stop_leftover_tasks():
                   f"{r.stderr.decode()[-2000:]!r}", file=sys.stderr)
 
 
+def store_args(state_dir):
+    """`--store URL` when the suite runs on PostgreSQL (PADDOCK_TEST_STORE=postgres; issue 16): a
+    database of its own for each state directory, on one PostgreSQL per test process."""
+    if os.environ.get("PADDOCK_TEST_STORE") != "postgres":
+        return []
+    import pg_harness
+    name = "s_" + hashlib.sha1(os.path.abspath(state_dir).encode()).hexdigest()[:16]
+    return ["--store", pg_harness.shared().database(name)]
+
+
 class Server:
     """One `paddock server` (or `paddock up`) process on 127.0.0.1:0."""
 
@@ -151,6 +162,8 @@ class Server:
             os.path.dirname(self.state_dir.rstrip("/")), f"server-{os.getpid()}-{time.monotonic_ns()}.log")
         log = open(self._log_path, "wb")
         args = [paddock_bin(), self.mode, "--listen", self.listen, "--state-dir", self.state_dir]
+        if self.mode in ("server", "up") and "--store" not in self.extra_args:
+            args += store_args(self.state_dir)
         if self.mode in ("server", "up") and self.short_timings:
             # Restart and health-check tests use 1 s timings, below ECS's minimums (test mode).
             args.append("--short-timings")
@@ -264,7 +277,7 @@ class Server:
 
 def admin(state_dir, *args, check=True):
     """Runs `paddock admin --state-dir DIR ARGS`; returns a list of parsed JSON lines."""
-    r = subprocess.run([paddock_bin(), "admin", "--state-dir", state_dir, *args],
+    r = subprocess.run([paddock_bin(), "admin", "--state-dir", state_dir, *store_args(state_dir), *args],
                        capture_output=True, timeout=60)
     if check and r.returncode != 0:
         raise AssertionError(f"paddock admin {args} failed rc={r.returncode}: "

@@ -186,6 +186,12 @@ Status LoadConfigFile(const std::string& path, ServerConfig& config) {
       RETURN_IF_ERROR(LoadFargate(path, *node.as_table(), config.fargate));
     } else if (k == "dns" && node.is_table()) {
       RETURN_IF_ERROR(LoadDns(path, *node.as_table(), config.dns));
+    } else if (k == "store" && node.is_table()) {
+      for (const auto& [store_key, value] : *node.as_table()) {
+        if (store_key.str() != "url" || !value.is_string())
+          return InvalidArgument(fmt::format("config file {}: [store] takes only url (a string)", path));
+        config.store_url = *value.value<std::string>();
+      }
     } else {
       return InvalidArgument(fmt::format("config file {}: unknown key '{}'", path, k));
     }
@@ -221,6 +227,9 @@ Status ValidateConfig(const ServerConfig& config) {
   if (!IsAccountId(config.default_account))
     return InvalidArgument(fmt::format("--default-account '{}' is not a 12-digit account id", config.default_account));
   if (!IsRegionName(config.region)) return InvalidArgument(fmt::format("--region '{}' is not a region name", config.region));
+  if (!config.store_url.empty() && !config.store_url.starts_with("postgres://") &&
+      !config.store_url.starts_with("postgresql://"))
+    return InvalidArgument("--store must be a postgres:// or postgresql:// URL (without it, the state directory's SQLite file)");
   if (config.images.pull_timeout_seconds < 1 || config.images.pull_timeout_seconds > 86400)
     return InvalidArgument(fmt::format("images.pull_timeout_seconds must be 1 to 86400, not {}",
                                        config.images.pull_timeout_seconds));

@@ -143,6 +143,9 @@ struct DnsConfig {
 struct ServerConfig {
   std::string listen = "127.0.0.1:4566";
   std::string state_dir = "./.paddock";
+  // The control plane's store ([store] url, --store): empty, the SQLite file paddock.db in
+  // state_dir; a postgres:// or postgresql:// URL, that PostgreSQL database (store/postgres).
+  std::string store_url;
   bool accept_any_credentials = false;
   std::string default_account = "000000000000";
   std::string api_rate_limits = "off";  // "aws" | "off"

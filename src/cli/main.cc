@@ -25,6 +25,7 @@
 #include "cli/config.h"
 #include "cli/host_checks.h"
 #include "cli/node.h"
+#include "store/dump.h"
 #include "cli/state_lock.h"
 #include "cli/stop_tasks.h"
 #include "common/private_files.h"
@@ -52,6 +53,9 @@ void AddServerFlags(CLI::App* cmd, ServerConfig& c, std::string& config_file) {
                                            "(services_per_cluster, tasks_per_service); flags override it");
   cmd->add_option("--listen", c.listen, "HOST:PORT to serve the AWS APIs on (default 127.0.0.1:4566; port 0 picks one)");
   cmd->add_option("--state-dir", c.state_dir, "Directory holding the store and generated credentials (default ./.paddock)");
+  cmd->add_option("--store", c.store_url,
+                  "postgres://USER@HOST:PORT/DB: keep the control plane's state in that PostgreSQL database instead of "
+                  "the state directory's SQLite file (config: [store] url)");
   cmd->add_flag("--accept-any-credentials", c.accept_any_credentials,
                 "Emulator mode: accept any well-formed SigV4 request without checking its signature; the account is "
                 "the access key id when it is 12 digits, otherwise --default-account");
@@ -770,6 +774,33 @@ int RunLogsCommand(LogsCommand& c) {
   }
 }
 
+// `paddock admin migrate | export | import` on the store `config` names.
+int RunStoreCommand(CLI::App* admin, const ServerConfig& config) {
+  if (config.store_url.empty()) {
+    if (Status s = paddock::MakePrivateDir(config.state_dir); !s.ok()) return Fail(s);
+  }
+  auto store = OpenNodeStore(config);  // opening migrates
+  if (!store.ok()) return Fail(store.status());
+  const std::vector<paddock::store::ModuleSchema> schemas = NodeSchemas();
+  int rc = 0;
+  if (admin->got_subcommand("migrate")) {
+    std::string modules;
+    for (const auto& m : schemas) modules += fmt::format("{}\"{}\": {}", modules.empty() ? "" : ", ", m.module, m.version);
+    fmt::print("{{\"migrated\": {{{}}}}}\n", modules);
+  } else if (admin->got_subcommand("export")) {
+    if (Status s = paddock::store::ExportStore(**store, schemas, std::cout); !s.ok()) rc = Fail(s);
+    std::cout.flush();
+  } else {
+    auto rows = paddock::store::ImportStore(**store, schemas, std::cin);
+    if (!rows.ok())
+      rc = Fail(rows.status());
+    else
+      fmt::print(stderr, "paddock: imported {} rows\n", *rows);
+  }
+  (*store)->Close();
+  return rc;
+}
+
 }  // namespace
 }  // namespace paddock::cli
 
@@ -852,6 +883,16 @@ int main(int argc, char** argv) {
   admin->require_subcommand(1);
   std::string admin_state_dir = "./.paddock";
   admin->add_option("--state-dir", admin_state_dir, "State directory (default ./.paddock)");
+  std::string admin_store_url;
+  admin->add_option("--store", admin_store_url,
+                    "postgres://… : the PostgreSQL database a server runs on with --store, instead of the state "
+                    "directory's SQLite file");
+  admin->add_subcommand("migrate", "Create this build's tables in the store and record their versions (servers also do "
+                                   "this when they start; safe while others run)");
+  admin->add_subcommand("export", "Write every row of the store to standard output (one JSON line each, from one "
+                                  "snapshot; safe while a server runs)");
+  admin->add_subcommand("import", "Read an export from standard input into an empty store, e.g. a new PostgreSQL "
+                                  "database (--store) or a new state directory");
   std::string account_id, account_name;
   CLI::App* create_account = admin->add_subcommand("create-account", "Create an account (random 12-digit id unless --id)");
   create_account->add_option("--id", account_id, "12-digit account id");
@@ -904,6 +945,10 @@ int main(int argc, char** argv) {
 
   ServerConfig admin_config;
   admin_config.state_dir = admin_state_dir;
+  admin_config.store_url = admin_store_url;
+  if (paddock::Status s = ValidateConfig(admin_config); !s.ok()) return Fail(s);
+  if (admin->got_subcommand("migrate") || admin->got_subcommand("export") || admin->got_subcommand("import"))
+    return RunStoreCommand(admin, admin_config);
   auto node = Node::Open(admin_config);
   if (!node.ok()) return Fail(node.status());
   paddock::iam::Accounts& accounts = (*node)->accounts();

@@ -52,6 +52,7 @@
 #include "ecs/taskdef/taskdefs.h"
 #include "http/server.h"
 #include "store/key.h"
+#include "store/postgres/postgres_store.h"
 #include "store/sqlite/sqlite_store.h"
 #include "sts/api/session_credentials.h"
 #include "sts/api/sts_service.h"
@@ -229,7 +230,7 @@ std::shared_ptr<dns::Authority> CloudMapNames(cloudmap::Registry& registry) {
 class Node::Impl {
  public:
   ServerConfig config;
-  std::unique_ptr<store::SqliteStore> store;
+  std::unique_ptr<store::Store> store;
   std::unique_ptr<iam::Accounts> accounts;
   std::unique_ptr<NodeCredentials> credentials;  // accounts' keys and agents' credentials
   std::unique_ptr<ecs::cluster::Clusters> clusters;
@@ -585,6 +586,18 @@ class Node::Impl {
   }
 };
 
+StatusOr<std::unique_ptr<store::Store>> OpenNodeStore(const ServerConfig& config) {
+  if (!config.store_url.empty()) {
+    ASSIGN_OR_RETURN(auto pg, store::PostgresStore::Open({.url = config.store_url, .schemas = NodeSchemas()}));
+    return std::unique_ptr<store::Store>(std::move(pg));
+  }
+  store::SqliteOptions options;
+  options.path = (fs::path(config.state_dir) / "paddock.db").string();
+  options.schemas = NodeSchemas();
+  ASSIGN_OR_RETURN(auto lite, store::SqliteStore::Open(options));
+  return std::unique_ptr<store::Store>(std::move(lite));
+}
+
 Node::Node(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Node::~Node() { Stop(); }
 
@@ -594,10 +607,7 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   impl->config = config;
   // 0700: the store holds every tenant's secrets (common/private_files.h).
   RETURN_IF_ERROR(MakePrivateDir(config.state_dir));
-  store::SqliteOptions options;
-  options.path = (fs::path(config.state_dir) / "paddock.db").string();
-  options.schemas = NodeSchemas();
-  ASSIGN_OR_RETURN(impl->store, store::SqliteStore::Open(options));
+  ASSIGN_OR_RETURN(impl->store, OpenNodeStore(config));
   // A state directory from before per-VPC address pools (schema 7): move its addresses over.
   RETURN_IF_ERROR(vpc::UpgradeLegacyIpam(*impl->store));
   impl->accounts = std::make_unique<iam::Accounts>(*impl->store, SystemClock::Get());

@@ -25,6 +25,10 @@ namespace paddock::ecs::drain { class DrainHolds; }
 
 namespace paddock::cli {
 
+// The control plane's store as `config` names it (--store: PostgreSQL; else the state directory's
+// SQLite file paddock.db), opened and migrated to this build's modules (cli/schemas.h).
+StatusOr<std::unique_ptr<store::Store>> OpenNodeStore(const ServerConfig& config);
+
 class Node {
  public:
   // Opens (creating) the state directory and its store; does not listen yet.
