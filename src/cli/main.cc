@@ -84,6 +84,7 @@ Status ResolveConfig(CLI::App* cmd, ServerConfig& c, const std::string& config_f
   auto explicitly = [&](const char* flag) { return cmd->count(flag) > 0; };
   if (explicitly("--listen")) from_file.listen = c.listen;
   if (explicitly("--state-dir")) from_file.state_dir = c.state_dir;
+  if (explicitly("--store")) from_file.store_url = c.store_url;
   if (explicitly("--accept-any-credentials")) from_file.accept_any_credentials = c.accept_any_credentials;
   if (explicitly("--default-account")) from_file.default_account = c.default_account;
   if (explicitly("--api-rate-limits")) from_file.api_rate_limits = c.api_rate_limits;
