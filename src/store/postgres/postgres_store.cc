@@ -164,15 +164,11 @@ Status PostgresStore::Read(const std::function<Status(ReadTxn&)>& fn) {
     idle_readers_.pop_back();
     ++readers_in_use_;
   }
-  Status result = conn->Begin("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY");
+  Status result = conn->BeginRead();
   if (result.ok()) {
     Txn txn(*conn);
     result = RunClosure<ReadTxn>(fn, txn);
-    Status end = conn->Execute("COMMIT");
-    if (!end.ok()) {
-      if (!conn->Idle()) conn->Execute("ROLLBACK").IgnoreError();
-      if (result.ok()) result = end;
-    }
+    conn->EndRead();
   }
   {
     std::lock_guard lock(read_mu_);

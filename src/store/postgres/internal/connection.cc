@@ -96,6 +96,7 @@ Connection::Connection(pg_conn* conn, std::string url, std::shared_ptr<const Tab
 Connection::~Connection() { PQfinish(conn_); }
 
 Status Connection::Execute(std::string_view sql) {
+  Settle();
   Result r(PQexec(conn_, std::string(sql).c_str()));
   const ExecStatusType status = PQresultStatus(r.result);
   if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) return PgError(conn_, r.result, sql);
@@ -103,6 +104,7 @@ Status Connection::Execute(std::string_view sql) {
 }
 
 StatusOr<std::optional<std::string>> Connection::QueryText(std::string_view sql, const std::vector<std::string>& params) {
+  Settle();
   std::vector<const char*> values;
   for (const auto& p : params) values.push_back(p.c_str());
   Result r(PQexecParams(conn_, std::string(sql).c_str(), static_cast<int>(values.size()), nullptr, values.data(),
@@ -124,7 +126,31 @@ Status Connection::Begin(std::string_view sql) {
   return s;
 }
 
+Status Connection::BeginRead() {
+  Settle();
+  RETURN_IF_ERROR(EnsureConnected());
+  deferred_begin_ = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY";
+  return OkStatus();
+}
+
+void Connection::EndRead() {
+  if (!deferred_begin_.empty()) {  // no statement ran: BEGIN never went out
+    deferred_begin_.clear();
+    return;
+  }
+  if (PQstatus(conn_) != CONNECTION_OK || PQtransactionStatus(conn_) == PQTRANS_IDLE) return;
+  // A read-only transaction's COMMIT cannot fail in a way that matters to the read, which is done.
+  if (PQsendQuery(conn_, "COMMIT") == 1) commit_in_flight_ = true;
+}
+
+void Connection::Settle() {
+  if (!commit_in_flight_) return;
+  commit_in_flight_ = false;
+  while (PGresult* r = PQgetResult(conn_)) PQclear(r);
+}
+
 Status Connection::EnsureConnected() {
+  Settle();
   if (PQstatus(conn_) == CONNECTION_OK) return OkStatus();
   PQreset(conn_);
   if (PQstatus(conn_) != CONNECTION_OK) return PgError(conn_, nullptr, "reconnect");
@@ -136,16 +162,29 @@ Status Connection::EnsureConnected() {
 bool Connection::Idle() const { return PQtransactionStatus(conn_) == PQTRANS_IDLE; }
 
 StatusOr<Connection::Result> Connection::Run(std::string_view table, Op op, const std::vector<std::string_view>& params) {
+  Settle();
   const int index = catalog_->Index(table);
   if (index < 0) return UnknownTable(table);
+  const std::string begin = std::exchange(deferred_begin_, std::string());
+  StatusOr<Result> r = RunOnce(index, op, params, begin);
+  // A transaction's first statement on a connection whose server went away (a restart) finds out
+  // only now; nothing ran in the transaction, so connect again and begin once more.
+  if (r.ok() || begin.empty() || PQstatus(conn_) == CONNECTION_OK) return r;
+  RETURN_IF_ERROR(EnsureConnected());
+  return RunOnce(index, op, params, begin);
+}
+
+StatusOr<Connection::Result> Connection::RunOnce(int index, Op op, const std::vector<std::string_view>& params,
+                                                 const std::string& begin) {
   const size_t slot = static_cast<size_t>(index) * kOpCount + static_cast<size_t>(op);
   const std::string name = fmt::format("p{}_{}", index, static_cast<int>(op));
+  const std::string& table = catalog_->name(index);
   if (!prepared_[slot]) {
     std::vector<Oid> types(params.size(), kByteaOid);
     const bool limited = op == Op::kScanForward || op == Op::kScanForwardToEnd || op == Op::kScanBackward ||
                          op == Op::kScanBackwardToEnd;
     if (limited) types.back() = kInt8Oid;
-    const std::string sql = StatementSql(catalog_->name(index), op);
+    const std::string sql = StatementSql(table, op);
     Result r(PQprepare(conn_, name.c_str(), sql.c_str(), static_cast<int>(types.size()), types.data()));
     if (PQresultStatus(r.result) != PGRES_COMMAND_OK) return PgError(conn_, r.result, sql);
     prepared_[slot] = true;
@@ -157,12 +196,47 @@ StatusOr<Connection::Result> Connection::Run(std::string_view table, Op op, cons
     values.push_back(p.data());
     lengths.push_back(static_cast<int>(p.size()));
   }
-  Result r(PQexecPrepared(conn_, name.c_str(), static_cast<int>(params.size()), values.data(), lengths.data(),
-                          formats.data(), 1));
-  const ExecStatusType status = PQresultStatus(r.result);
-  if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK)
-    return PgError(conn_, r.result, fmt::format("{} on {}", StatementSql(table, op).substr(0, 6), table));
-  return r;
+  const auto what = [&] { return fmt::format("{} on {}", StatementSql(table, op).substr(0, 6), table); };
+  if (begin.empty()) {
+    Result r(PQexecPrepared(conn_, name.c_str(), static_cast<int>(params.size()), values.data(), lengths.data(),
+                            formats.data(), 1));
+    const ExecStatusType status = PQresultStatus(r.result);
+    if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) return PgError(conn_, r.result, what());
+    return r;
+  }
+  // BEGIN and the statement in one pipeline: their results, each followed by a null, then the sync.
+  if (PQenterPipelineMode(conn_) != 1) return PgError(conn_, nullptr, "pipeline mode");
+  const bool sent = PQsendQueryParams(conn_, begin.c_str(), 0, nullptr, nullptr, nullptr, nullptr, 0) == 1 &&
+                    PQsendQueryPrepared(conn_, name.c_str(), static_cast<int>(params.size()), values.data(),
+                                        lengths.data(), formats.data(), 1) == 1 &&
+                    PQpipelineSync(conn_) == 1;
+  Status failure = sent ? OkStatus() : PgError(conn_, nullptr, begin);
+  std::optional<Result> statement;
+  for (int ended = 0; sent;) {
+    PGresult* r = PQgetResult(conn_);
+    if (r == nullptr) {
+      if (PQstatus(conn_) != CONNECTION_OK || ++ended > 2) break;
+      continue;
+    }
+    const ExecStatusType status = PQresultStatus(r);
+    if (status == PGRES_PIPELINE_SYNC) {
+      PQclear(r);
+      break;
+    }
+    if (ended == 0) {  // BEGIN's
+      if (status != PGRES_COMMAND_OK && failure.ok()) failure = PgError(conn_, r, begin);
+      PQclear(r);
+    } else if (ended == 1 && !statement) {
+      statement.emplace(r);
+      if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK && failure.ok()) failure = PgError(conn_, r, what());
+    } else {
+      PQclear(r);
+    }
+  }
+  if (PQpipelineStatus(conn_) != PQ_PIPELINE_OFF) PQexitPipelineMode(conn_);
+  if (!failure.ok()) return failure;
+  if (!statement) return PgError(conn_, nullptr, what());
+  return std::move(*statement);
 }
 
 StatusOr<std::optional<std::string>> Connection::Get(std::string_view table, std::string_view key) {

@@ -50,6 +50,11 @@ class Connection {
   // Starts a transaction with `sql` ("BEGIN ..."), connecting again first if the connection was
   // lost, and once more if the server turns out to have gone away since it was last used.
   Status Begin(std::string_view sql);
+  // A read-only snapshot transaction, in fewer round trips: BEGIN goes out in one pipeline with
+  // the transaction's first statement (a read that runs none costs no round trip), and EndRead
+  // sends COMMIT without waiting for its answer, which the connection's next use collects.
+  Status BeginRead();
+  void EndRead();
   // After a lost connection, connects again (its prepared statements are gone with it). OK
   // when the connection is usable.
   Status EnsureConnected();
@@ -68,11 +73,17 @@ class Connection {
   // Runs statement `op` of table `table` (preparing it on first use) with binary parameters.
   struct Result;
   StatusOr<Result> Run(std::string_view table, Op op, const std::vector<std::string_view>& params);
+  // Run's one attempt; `begin` (when not empty) is sent first, in the same pipeline.
+  StatusOr<Result> RunOnce(int index, Op op, const std::vector<std::string_view>& params, const std::string& begin);
+  // Collects the answer of a COMMIT EndRead sent, before the connection is used again.
+  void Settle();
 
   pg_conn* conn_;
   std::string url_;
   std::shared_ptr<const TableCatalog> catalog_;
   std::vector<bool> prepared_;  // [table index * kOpCount + op]
+  std::string deferred_begin_;   // BeginRead's BEGIN, until the first statement takes it along
+  bool commit_in_flight_ = false;  // EndRead's COMMIT, its answer not collected yet
 };
 
 // The WriteTxn a closure gets. It remembers the first failed operation: a closure that returns OK
