@@ -45,6 +45,7 @@ StatusOr<std::unique_ptr<PostgresStore>> PostgresStore::Open(const PostgresOptio
   ASSIGN_OR_RETURN(auto catalog, internal::TableCatalog::Build(options.schemas));
   ASSIGN_OR_RETURN(auto writer, Connection::Open(options.url, catalog));
   RETURN_IF_ERROR(postgres_internal::Migrate(*writer, *catalog));
+  writer->SetDeferWrites(true);
   std::vector<std::unique_ptr<Connection>> readers;
   for (int i = 0; i < options.readers; ++i) {
     ASSIGN_OR_RETURN(auto r, Connection::Open(options.url, catalog));
@@ -108,30 +109,28 @@ void PostgresStore::CommitBatch(const std::vector<PendingWrite*>& batch) {
     if (!conn.Idle()) conn.Execute("ROLLBACK").IgnoreError();
     open = false;
   };
-
+  // Statements go out queued (Connection::Queue, SetDeferWrites): BEGIN, the lock and a closure's
+  // savepoint with its first read; its writes with its next read or its end, where one round trip
+  // sends them, the RELEASE, and brings back the first failure.
   for (PendingWrite* w : batch) {
     if (!open) {
-      Status s = conn.Begin("BEGIN");
-      // One write transaction at a time on the whole database, whichever server runs it.
-      if (s.ok()) s = conn.Execute(fmt::format("SELECT pg_advisory_xact_lock({})", postgres_internal::kWriteLock));
-      if (!s.ok()) {
+      if (Status s = conn.EnsureConnected(); !s.ok()) {
         w->result = s;
-        if (!conn.Idle()) conn.Execute("ROLLBACK").IgnoreError();
         continue;
       }
+      conn.Queue("BEGIN");
+      // One write transaction at a time on the whole database, whichever server runs it.
+      conn.Queue(fmt::format("SELECT pg_advisory_xact_lock({})", postgres_internal::kWriteLock));
       open = true;
     }
-    if (Status s = conn.Execute("SAVEPOINT w"); !s.ok()) {
-      w->result = s;
-      lose_transaction(s);
-      continue;
-    }
+    conn.Queue("SAVEPOINT w");
     txn.TakeLastError().IgnoreError();
     Status result = RunClosure<WriteTxn>(*w->fn, txn);
     // A closure that ignored a failed Put or Delete must not commit the writes that did work.
     if (Status ignored = txn.TakeLastError(); result.ok() && !ignored.ok()) result = ignored;
     if (result.ok()) {
-      Status s = conn.Execute("RELEASE SAVEPOINT w");
+      conn.Queue("RELEASE SAVEPOINT w");
+      Status s = conn.Flush();
       if (s.ok()) {
         committing.push_back(w);
         continue;
@@ -139,8 +138,15 @@ void PostgresStore::CommitBatch(const std::vector<PendingWrite*>& batch) {
       result = s;
     }
     w->result = std::move(result);
-    Status undo = conn.Execute("ROLLBACK TO SAVEPOINT w");
-    if (undo.ok()) undo = conn.Execute("RELEASE SAVEPOINT w");
+    // Undo it: what it queued goes out first (a failure there aborts the rest of that round trip,
+    // so the undo is sent once more on its own).
+    Status undo = OkStatus();
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      conn.Queue("ROLLBACK TO SAVEPOINT w");
+      conn.Queue("RELEASE SAVEPOINT w");
+      undo = conn.Flush();
+      if (undo.ok()) break;
+    }
     // Without its savepoint, this closure's writes cannot be separated from the others'.
     if (!undo.ok()) lose_transaction(undo);
   }

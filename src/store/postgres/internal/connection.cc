@@ -97,6 +97,7 @@ Connection::~Connection() { PQfinish(conn_); }
 
 Status Connection::Execute(std::string_view sql) {
   Settle();
+  RETURN_IF_ERROR(Flush());  // what was queued goes first
   Result r(PQexec(conn_, std::string(sql).c_str()));
   const ExecStatusType status = PQresultStatus(r.result);
   if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) return PgError(conn_, r.result, sql);
@@ -114,28 +115,18 @@ StatusOr<std::optional<std::string>> Connection::QueryText(std::string_view sql,
   return std::optional<std::string>(PQgetvalue(r.result, 0, 0));
 }
 
-Status Connection::Begin(std::string_view sql) {
-  RETURN_IF_ERROR(EnsureConnected());
-  Status s = Execute(sql);
-  // A connection whose server went away (a restart) only finds out when it is used: nothing has
-  // run in it yet, so connecting again and beginning once more is safe.
-  if (!s.ok() && PQstatus(conn_) != CONNECTION_OK) {
-    RETURN_IF_ERROR(EnsureConnected());
-    s = Execute(sql);
-  }
-  return s;
-}
+void Connection::Queue(std::string sql) { queue_.push_back(Queued{.sql = std::move(sql)}); }
 
 Status Connection::BeginRead() {
   Settle();
   RETURN_IF_ERROR(EnsureConnected());
-  deferred_begin_ = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY";
+  Queue("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY");
   return OkStatus();
 }
 
 void Connection::EndRead() {
-  if (!deferred_begin_.empty()) {  // no statement ran: BEGIN never went out
-    deferred_begin_.clear();
+  if (!queue_.empty()) {  // no statement ran: BEGIN never went out
+    queue_.clear();
     return;
   }
   if (PQstatus(conn_) != CONNECTION_OK || PQtransactionStatus(conn_) == PQTRANS_IDLE) return;
@@ -161,82 +152,137 @@ Status Connection::EnsureConnected() {
 
 bool Connection::Idle() const { return PQtransactionStatus(conn_) == PQTRANS_IDLE; }
 
+Status Connection::Flush() { return Send(std::nullopt).status(); }
+
 StatusOr<Connection::Result> Connection::Run(std::string_view table, Op op, const std::vector<std::string_view>& params) {
   Settle();
   const int index = catalog_->Index(table);
   if (index < 0) return UnknownTable(table);
-  const std::string begin = std::exchange(deferred_begin_, std::string());
-  StatusOr<Result> r = RunOnce(index, op, params, begin);
-  // A transaction's first statement on a connection whose server went away (a restart) finds out
-  // only now; nothing ran in the transaction, so connect again and begin once more.
-  if (r.ok() || begin.empty() || PQstatus(conn_) == CONNECTION_OK) return r;
-  RETURN_IF_ERROR(EnsureConnected());
-  return RunOnce(index, op, params, begin);
+  Queued q{.index = index, .op = op};
+  for (std::string_view p : params) q.params.emplace_back(p);
+  const std::string what = What(q);
+  ASSIGN_OR_RETURN(std::optional<Result> r, Send(std::move(q)));
+  if (!r) return PgError(conn_, nullptr, what);
+  return std::move(*r);
 }
 
-StatusOr<Connection::Result> Connection::RunOnce(int index, Op op, const std::vector<std::string_view>& params,
-                                                 const std::string& begin) {
-  const size_t slot = static_cast<size_t>(index) * kOpCount + static_cast<size_t>(op);
-  const std::string name = fmt::format("p{}_{}", index, static_cast<int>(op));
-  const std::string& table = catalog_->name(index);
-  if (!prepared_[slot]) {
-    std::vector<Oid> types(params.size(), kByteaOid);
-    const bool limited = op == Op::kScanForward || op == Op::kScanForwardToEnd || op == Op::kScanBackward ||
-                         op == Op::kScanBackwardToEnd;
-    if (limited) types.back() = kInt8Oid;
-    const std::string sql = StatementSql(table, op);
-    Result r(PQprepare(conn_, name.c_str(), sql.c_str(), static_cast<int>(types.size()), types.data()));
-    if (PQresultStatus(r.result) != PGRES_COMMAND_OK) return PgError(conn_, r.result, sql);
-    prepared_[slot] = true;
-  }
-  std::vector<const char*> values;
-  std::vector<int> lengths;
-  const std::vector<int> formats(params.size(), 1);
-  for (std::string_view p : params) {
-    values.push_back(p.data());
-    lengths.push_back(static_cast<int>(p.size()));
-  }
-  const auto what = [&] { return fmt::format("{} on {}", StatementSql(table, op).substr(0, 6), table); };
-  if (begin.empty()) {
-    Result r(PQexecPrepared(conn_, name.c_str(), static_cast<int>(params.size()), values.data(), lengths.data(),
+Status Connection::Write(std::string_view table, Op op, const std::vector<std::string_view>& params) {
+  if (!defer_writes_) return Run(table, op, params).status();
+  const int index = catalog_->Index(table);
+  if (index < 0) return UnknownTable(table);
+  Queued q{.index = index, .op = op};
+  for (std::string_view p : params) q.params.emplace_back(p);
+  queue_.push_back(std::move(q));
+  return OkStatus();
+}
+
+StatusOr<std::optional<Connection::Result>> Connection::Send(std::optional<Queued> last) {
+  std::vector<Queued> items = std::exchange(queue_, {});
+  if (last) items.push_back(std::move(*last));
+  if (items.empty()) return std::optional<Result>();
+  StatusOr<std::optional<Result>> r = SendOnce(items);
+  // A transaction's first round trip on a connection whose server went away (a restart) finds out
+  // only now; nothing of the transaction ran, so connect again and send it once more.
+  const bool begins = items.front().index < 0 && items.front().sql.starts_with("BEGIN");
+  if (r.ok() || !begins || PQstatus(conn_) == CONNECTION_OK) return r;
+  RETURN_IF_ERROR(EnsureConnected());
+  return SendOnce(items);
+}
+
+StatusOr<std::optional<Connection::Result>> Connection::SendOnce(const std::vector<Queued>& items) {
+  // One statement alone: a plain round trip.
+  if (items.size() == 1 && items[0].index >= 0 && prepared_[Slot(items[0])]) {
+    const Queued& q = items[0];
+    std::vector<const char*> values;
+    std::vector<int> lengths;
+    const std::vector<int> formats(q.params.size(), 1);
+    for (const auto& p : q.params) {
+      values.push_back(p.data());
+      lengths.push_back(static_cast<int>(p.size()));
+    }
+    Result r(PQexecPrepared(conn_, Name(q).c_str(), static_cast<int>(q.params.size()), values.data(), lengths.data(),
                             formats.data(), 1));
     const ExecStatusType status = PQresultStatus(r.result);
-    if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) return PgError(conn_, r.result, what());
-    return r;
+    if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) return PgError(conn_, r.result, What(q));
+    return std::optional<Result>(std::move(r));
   }
-  // BEGIN and the statement in one pipeline: their results, each followed by a null, then the sync.
+  // Otherwise one pipeline: every item (each statement prepared first if this connection has not
+  // yet), then a sync; the answers come back in order, each followed by a null, then the sync's.
   if (PQenterPipelineMode(conn_) != 1) return PgError(conn_, nullptr, "pipeline mode");
-  const bool sent = PQsendQueryParams(conn_, begin.c_str(), 0, nullptr, nullptr, nullptr, nullptr, 0) == 1 &&
-                    PQsendQueryPrepared(conn_, name.c_str(), static_cast<int>(params.size()), values.data(),
-                                        lengths.data(), formats.data(), 1) == 1 &&
-                    PQpipelineSync(conn_) == 1;
-  Status failure = sent ? OkStatus() : PgError(conn_, nullptr, begin);
-  std::optional<Result> statement;
-  for (int ended = 0; sent;) {
-    PGresult* r = PQgetResult(conn_);
-    if (r == nullptr) {
-      if (PQstatus(conn_) != CONNECTION_OK || ++ended > 2) break;
+  struct Expected {
+    std::string what;
+    bool keep = false;  // the last item's answer, returned
+  };
+  std::vector<Expected> expected;
+  bool sent = true;
+  for (size_t i = 0; i < items.size() && sent; ++i) {
+    const Queued& q = items[i];
+    if (q.index < 0) {
+      sent = PQsendQueryParams(conn_, q.sql.c_str(), 0, nullptr, nullptr, nullptr, nullptr, 0) == 1;
+      expected.push_back({q.sql, false});
       continue;
     }
-    const ExecStatusType status = PQresultStatus(r);
-    if (status == PGRES_PIPELINE_SYNC) {
-      PQclear(r);
+    if (!prepared_[Slot(q)]) {
+      std::vector<Oid> types(q.params.size(), kByteaOid);
+      if (q.op == Op::kScanForward || q.op == Op::kScanForwardToEnd || q.op == Op::kScanBackward ||
+          q.op == Op::kScanBackwardToEnd)
+        types.back() = kInt8Oid;
+      const std::string sql = StatementSql(catalog_->name(q.index), q.op);
+      sent = PQsendPrepare(conn_, Name(q).c_str(), sql.c_str(), static_cast<int>(types.size()), types.data()) == 1;
+      expected.push_back({sql, false});
+      prepared_[Slot(q)] = true;  // a failed prepare fails this pipeline; a reconnect forgets them all
+      if (!sent) break;
+    }
+    std::vector<const char*> values;
+    std::vector<int> lengths;
+    const std::vector<int> formats(q.params.size(), 1);
+    for (const auto& p : q.params) {
+      values.push_back(p.data());
+      lengths.push_back(static_cast<int>(p.size()));
+    }
+    sent = PQsendQueryPrepared(conn_, Name(q).c_str(), static_cast<int>(q.params.size()), values.data(), lengths.data(),
+                               formats.data(), 1) == 1;
+    expected.push_back({What(q), i + 1 == items.size()});
+  }
+  if (sent) sent = PQpipelineSync(conn_) == 1;
+  Status failure = sent ? OkStatus() : PgError(conn_, nullptr, "send");
+  std::optional<Result> kept;
+  for (size_t i = 0; sent && i < expected.size(); ++i) {
+    PGresult* r = PQgetResult(conn_);
+    if (r == nullptr) {  // the connection is gone
+      if (failure.ok()) failure = PgError(conn_, nullptr, expected[i].what);
       break;
     }
-    if (ended == 0) {  // BEGIN's
-      if (status != PGRES_COMMAND_OK && failure.ok()) failure = PgError(conn_, r, begin);
+    const ExecStatusType status = PQresultStatus(r);
+    if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK && failure.ok())
+      failure = PgError(conn_, status == PGRES_PIPELINE_ABORTED ? nullptr : r, expected[i].what);
+    if (expected[i].keep)
+      kept.emplace(r);
+    else
       PQclear(r);
-    } else if (ended == 1 && !statement) {
-      statement.emplace(r);
-      if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK && failure.ok()) failure = PgError(conn_, r, what());
-    } else {
-      PQclear(r);
-    }
+    while (PGresult* extra = PQgetResult(conn_)) PQclear(extra);  // the null that ends each answer
+  }
+  // The sync's answer; then out of pipeline mode.
+  while (sent && PQstatus(conn_) == CONNECTION_OK) {
+    PGresult* r = PQgetResult(conn_);
+    if (r == nullptr) continue;
+    const bool sync = PQresultStatus(r) == PGRES_PIPELINE_SYNC;
+    PQclear(r);
+    if (sync) break;
   }
   if (PQpipelineStatus(conn_) != PQ_PIPELINE_OFF) PQexitPipelineMode(conn_);
   if (!failure.ok()) return failure;
-  if (!statement) return PgError(conn_, nullptr, what());
-  return std::move(*statement);
+  return kept;
+}
+
+size_t Connection::Slot(const Queued& q) const {
+  return static_cast<size_t>(q.index) * kOpCount + static_cast<size_t>(q.op);
+}
+
+std::string Connection::Name(const Queued& q) const { return fmt::format("p{}_{}", q.index, static_cast<int>(q.op)); }
+
+std::string Connection::What(const Queued& q) const {
+  return fmt::format("{} on {}", StatementSql(catalog_->name(q.index), q.op).substr(0, 6), catalog_->name(q.index));
 }
 
 StatusOr<std::optional<std::string>> Connection::Get(std::string_view table, std::string_view key) {
@@ -266,12 +312,10 @@ StatusOr<std::vector<Row>> Connection::Scan(std::string_view table, const Range&
 }
 
 Status Connection::Put(std::string_view table, std::string_view key, std::string_view value) {
-  return Run(table, Op::kPut, {key, value}).status();
+  return Write(table, Op::kPut, {key, value});
 }
 
-Status Connection::Delete(std::string_view table, std::string_view key) {
-  return Run(table, Op::kDelete, {key}).status();
-}
+Status Connection::Delete(std::string_view table, std::string_view key) { return Write(table, Op::kDelete, {key}); }
 
 Status Connection::DeleteRange(std::string_view table, const Range& range) {
   if (!range.end.empty()) {
@@ -279,9 +323,9 @@ Status Connection::DeleteRange(std::string_view table, const Range& range) {
       if (catalog_->Index(table) < 0) return UnknownTable(table);
       return OkStatus();  // empty or inverted: nothing
     }
-    return Run(table, Op::kDeleteRange, {range.begin, range.end}).status();
+    return Write(table, Op::kDeleteRange, {range.begin, range.end});
   }
-  return Run(table, Op::kDeleteRangeToEnd, {range.begin}).status();
+  return Write(table, Op::kDeleteRangeToEnd, {range.begin});
 }
 
 StatusOr<std::optional<std::string>> Txn::Get(std::string_view table, std::string_view key) {

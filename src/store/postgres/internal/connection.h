@@ -47,14 +47,20 @@ class Connection {
   Status Execute(std::string_view sql);
   // The first column of the first row of `sql` with text parameters, or nullopt with no row.
   StatusOr<std::optional<std::string>> QueryText(std::string_view sql, const std::vector<std::string>& params);
-  // Starts a transaction with `sql` ("BEGIN ..."), connecting again first if the connection was
-  // lost, and once more if the server turns out to have gone away since it was last used.
-  Status Begin(std::string_view sql);
-  // A read-only snapshot transaction, in fewer round trips: BEGIN goes out in one pipeline with
-  // the transaction's first statement (a read that runs none costs no round trip), and EndRead
-  // sends COMMIT without waiting for its answer, which the connection's next use collects.
+  // A read-only snapshot transaction, in fewer round trips: BEGIN is queued to go out with the
+  // transaction's first statement (a read that runs none costs no round trip), and EndRead sends
+  // COMMIT without waiting for its answer, which the connection's next use collects.
   Status BeginRead();
   void EndRead();
+  // Queues a statement that returns nothing of interest ("BEGIN", "SAVEPOINT w", ...) to go out
+  // with the next round trip: the next read's, Flush's or Execute's.
+  void Queue(std::string sql);
+  // The writer's mode: Put, Delete and DeleteRange are queued too (their failures then surface at
+  // the next read or Flush, which return the first one), so a closure costs a round trip per read
+  // and one at its end instead of one per statement.
+  void SetDeferWrites(bool defer) { defer_writes_ = defer; }
+  // Sends what is queued, in one pipeline, and waits for every answer. The first failure.
+  Status Flush();
   // After a lost connection, connects again (its prepared statements are gone with it). OK
   // when the connection is usable.
   Status EnsureConnected();
@@ -72,9 +78,25 @@ class Connection {
   Connection(pg_conn* conn, std::string url, std::shared_ptr<const TableCatalog> catalog);
   // Runs statement `op` of table `table` (preparing it on first use) with binary parameters.
   struct Result;
+  // A statement to send: a catalogued table's operation (index >= 0) with its parameters, or a
+  // plain SQL statement (index < 0).
+  struct Queued {
+    int index = -1;
+    Op op = Op::kGet;
+    std::vector<std::string> params = {};
+    std::string sql = "";
+  };
+  // Runs statement `op` of table `table` now, after whatever is queued, and returns its answer.
   StatusOr<Result> Run(std::string_view table, Op op, const std::vector<std::string_view>& params);
-  // Run's one attempt; `begin` (when not empty) is sent first, in the same pipeline.
-  StatusOr<Result> RunOnce(int index, Op op, const std::vector<std::string_view>& params, const std::string& begin);
+  // A write: run now, or queued in the writer's mode.
+  Status Write(std::string_view table, Op op, const std::vector<std::string_view>& params);
+  // Sends the queue and `last` in one round trip (connecting again and sending once more if a
+  // transaction's first round trip finds the server gone); returns `last`'s answer.
+  StatusOr<std::optional<Result>> Send(std::optional<Queued> last);
+  StatusOr<std::optional<Result>> SendOnce(const std::vector<Queued>& items);
+  size_t Slot(const Queued& q) const;
+  std::string Name(const Queued& q) const;
+  std::string What(const Queued& q) const;
   // Collects the answer of a COMMIT EndRead sent, before the connection is used again.
   void Settle();
 
@@ -82,7 +104,8 @@ class Connection {
   std::string url_;
   std::shared_ptr<const TableCatalog> catalog_;
   std::vector<bool> prepared_;  // [table index * kOpCount + op]
-  std::string deferred_begin_;   // BeginRead's BEGIN, until the first statement takes it along
+  std::vector<Queued> queue_;      // statements waiting for the next round trip
+  bool defer_writes_ = false;
   bool commit_in_flight_ = false;  // EndRead's COMMIT, its answer not collected yet
 };
 
