@@ -13,9 +13,7 @@ import pg_harness
 
 
 def admin(state_dir, store_url, *args, stdin=None):
-    cmd = [h.paddock_bin(), "admin", "--state-dir", state_dir]
-    if store_url:
-        cmd += ["--store", store_url]
+    cmd = [h.paddock_bin(), "admin", "--state-dir", state_dir, "--store", store_url or ""]
     return subprocess.run(cmd + list(args), input=stdin, capture_output=True, timeout=120)
 
 
@@ -29,7 +27,8 @@ class PostgresStore(unittest.TestCase):
         cls.addClassCleanup(h.stop_leftover_tasks)
 
     def start(self, state_dir, url):
-        server = h.Server(state_dir, ["--store", url] if url else [])
+        # --store "" is the state directory's SQLite, whatever PADDOCK_TEST_STORE asks of the harness.
+        server = h.Server(state_dir, ["--store", url or ""])
         server.start()
         self.addCleanup(server.stop)
         return server

@@ -12,32 +12,6 @@ namespace paddock::store {
 using postgres_internal::Connection;
 using postgres_internal::Txn;
 
-namespace {
-
-// Runs a closure; an exception it throws becomes kInternal instead of crossing the Store.
-template <typename TxnT>
-Status RunClosure(const std::function<Status(TxnT&)>& fn, TxnT& txn) {
-  try {
-    return fn(txn);
-  } catch (const std::exception& e) {
-    return Internal(fmt::format("store transaction threw: {}", e.what()));
-  } catch (...) {
-    return Internal("store transaction threw a non-std exception");
-  }
-}
-
-Status ClosedError() { return Unavailable("store is closed"); }
-
-}  // namespace
-
-struct PostgresStore::PendingWrite {
-  explicit PendingWrite(const std::function<Status(WriteTxn&)>* f) : fn(f) {}
-  const std::function<Status(WriteTxn&)>* fn;
-  Status result;               // set by the writer thread before `done`
-  bool done = false;           // GUARDED_BY(write_mu_)
-  std::condition_variable cv;  // signalled with write_mu_ held when `done` turns true
-};
-
 StatusOr<std::unique_ptr<PostgresStore>> PostgresStore::Open(const PostgresOptions& options) {
   if (options.url.empty()) return InvalidArgument("PostgresOptions.url is empty");
   if (options.readers < 1) return InvalidArgument("PostgresOptions.readers must be at least 1");
@@ -56,55 +30,25 @@ StatusOr<std::unique_ptr<PostgresStore>> PostgresStore::Open(const PostgresOptio
 
 PostgresStore::PostgresStore(PostgresOptions options, std::unique_ptr<Connection> writer,
                              std::vector<std::unique_ptr<Connection>> readers)
-    : options_(std::move(options)), writer_conn_(std::move(writer)), readers_(std::move(readers)) {
-  for (auto& r : readers_) idle_readers_.push_back(r.get());
-  writer_thread_ = std::thread([this] { WriterLoop(); });
-  writer_id_ = writer_thread_.get_id();
+    : options_(std::move(options)),
+      writer_conn_(std::move(writer)),
+      readers_(std::move(readers)),
+      writes_(options_.max_batch, [this](const auto& batch) { CommitBatch(batch); }) {
+  writes_.Start();
 }
 
 PostgresStore::~PostgresStore() { Close(); }
 
-Status PostgresStore::Write(const std::function<Status(WriteTxn&)>& fn) {
-  if (std::this_thread::get_id() == writer_id_) return Internal("Store::Write called from inside a write transaction");
-  PendingWrite w(&fn);
-  std::unique_lock lock(write_mu_);
-  if (write_closed_) return ClosedError();
-  queue_.push_back(&w);
-  write_cv_.notify_one();
-  w.cv.wait(lock, [&] { return w.done; });
-  return std::move(w.result);
-}
+Status PostgresStore::Write(const std::function<Status(WriteTxn&)>& fn) { return writes_.Submit(fn); }
 
-void PostgresStore::WriterLoop() {
-  std::vector<PendingWrite*> batch;
-  for (;;) {
-    batch.clear();
-    {
-      std::unique_lock lock(write_mu_);
-      write_cv_.wait(lock, [&] { return write_closed_ || !queue_.empty(); });
-      if (queue_.empty()) return;  // closed and drained
-      while (!queue_.empty() && batch.size() < options_.max_batch) {
-        batch.push_back(queue_.front());
-        queue_.pop_front();
-      }
-    }
-    CommitBatch(batch);
-    std::lock_guard lock(write_mu_);
-    for (PendingWrite* w : batch) {
-      w->done = true;
-      w->cv.notify_one();
-    }
-  }
-}
-
-void PostgresStore::CommitBatch(const std::vector<PendingWrite*>& batch) {
+void PostgresStore::CommitBatch(const std::vector<internal::PendingWrite*>& batch) {
   Connection& conn = *writer_conn_;
   Txn txn(conn);
-  std::vector<PendingWrite*> committing;  // closures that returned OK; their result waits for COMMIT
+  std::vector<internal::PendingWrite*> committing;  // closures that returned OK; their result waits for COMMIT
   bool open = false;
   // The open transaction is gone: nothing in it will be committed.
   auto lose_transaction = [&](const Status& cause) {
-    for (PendingWrite* w : committing) w->result = cause;
+    for (internal::PendingWrite* w : committing) w->result = cause;
     committing.clear();
     if (!conn.Idle()) conn.Execute("ROLLBACK").IgnoreError();
     open = false;
@@ -112,7 +56,7 @@ void PostgresStore::CommitBatch(const std::vector<PendingWrite*>& batch) {
   // Statements go out queued (Connection::Queue, SetDeferWrites): BEGIN, the lock and a closure's
   // savepoint with its first read; its writes with its next read or its end, where one round trip
   // sends them, the RELEASE, and brings back the first failure.
-  for (PendingWrite* w : batch) {
+  for (internal::PendingWrite* w : batch) {
     if (!open) {
       if (Status s = conn.EnsureConnected(); !s.ok()) {
         w->result = s;
@@ -125,7 +69,7 @@ void PostgresStore::CommitBatch(const std::vector<PendingWrite*>& batch) {
     }
     conn.Queue("SAVEPOINT w");
     txn.TakeLastError().IgnoreError();
-    Status result = RunClosure<WriteTxn>(*w->fn, txn);
+    Status result = internal::RunClosure<WriteTxn>(*w->fn, txn);
     // A closure that ignored a failed Put or Delete must not commit the writes that did work.
     if (Status ignored = txn.TakeLastError(); result.ok() && !ignored.ok()) result = ignored;
     if (result.ok()) {
@@ -157,50 +101,23 @@ void PostgresStore::CommitBatch(const std::vector<PendingWrite*>& batch) {
     lose_transaction(s);
     return;
   }
-  for (PendingWrite* w : committing) w->result = OkStatus();
+  for (internal::PendingWrite* w : committing) w->result = OkStatus();
 }
 
 Status PostgresStore::Read(const std::function<Status(ReadTxn&)>& fn) {
-  Connection* conn = nullptr;
-  {
-    std::unique_lock lock(read_mu_);
-    read_cv_.wait(lock, [&] { return read_closed_ || !idle_readers_.empty(); });
-    if (read_closed_) return ClosedError();
-    conn = idle_readers_.back();
-    idle_readers_.pop_back();
-    ++readers_in_use_;
-  }
-  Status result = conn->BeginRead();
-  if (result.ok()) {
-    Txn txn(*conn);
-    result = RunClosure<ReadTxn>(fn, txn);
-    conn->EndRead();
-  }
-  {
-    std::lock_guard lock(read_mu_);
-    idle_readers_.push_back(conn);
-    --readers_in_use_;
-  }
-  read_cv_.notify_all();
-  return result;
+  return readers_.With([&](Connection& conn) -> Status {
+    RETURN_IF_ERROR(conn.BeginRead());
+    Txn txn(conn);
+    Status result = internal::RunClosure<ReadTxn>(fn, txn);
+    conn.EndRead();
+    return result;
+  });
 }
 
 void PostgresStore::Close() {
   std::call_once(close_once_, [this] {
-    {
-      std::lock_guard lock(write_mu_);
-      write_closed_ = true;
-    }
-    write_cv_.notify_all();
-    if (writer_thread_.joinable()) writer_thread_.join();
-    {
-      std::unique_lock lock(read_mu_);
-      read_closed_ = true;
-      read_cv_.notify_all();
-      read_cv_.wait(lock, [&] { return readers_in_use_ == 0; });
-      idle_readers_.clear();
-    }
-    readers_.clear();
+    writes_.Close();
+    readers_.Close();
     writer_conn_.reset();
   });
 }

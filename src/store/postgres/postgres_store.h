@@ -25,16 +25,14 @@
 //   ASSIGN_OR_RETURN(auto store, PostgresStore::Open({.url = "postgresql://paddock@db/paddock"}));
 #pragma once
 
-#include <condition_variable>
 #include <cstddef>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "common/status.h"
+#include "store/internal/write_queue.h"
 #include "store/schema.h"
 #include "store/store.h"
 
@@ -73,34 +71,18 @@ class PostgresStore : public Store {
   void Close() override;
 
  private:
-  struct PendingWrite;
   using Connection = postgres_internal::Connection;
 
   PostgresStore(PostgresOptions options, std::unique_ptr<Connection> writer,
                 std::vector<std::unique_ptr<Connection>> readers);
 
-  void WriterLoop();
-  // Runs `batch` in one transaction and sets each one's result.
-  void CommitBatch(const std::vector<PendingWrite*>& batch);
+  // Runs `batch` in one transaction and sets each one's result (the writer thread).
+  void CommitBatch(const std::vector<internal::PendingWrite*>& batch);
 
   const PostgresOptions options_;
-
   std::unique_ptr<Connection> writer_conn_;  // the writer thread's once it runs
-  std::thread writer_thread_;
-  std::thread::id writer_id_;
-
-  std::mutex write_mu_;
-  std::condition_variable write_cv_;  // signals the writer: work queued or closing
-  std::deque<PendingWrite*> queue_;   // GUARDED_BY(write_mu_)
-  bool write_closed_ = false;         // GUARDED_BY(write_mu_)
-
-  std::mutex read_mu_;
-  std::condition_variable read_cv_;                    // a reader was returned
-  std::vector<Connection*> idle_readers_;              // GUARDED_BY(read_mu_)
-  int readers_in_use_ = 0;                             // GUARDED_BY(read_mu_)
-  bool read_closed_ = false;                           // GUARDED_BY(read_mu_)
-  std::vector<std::unique_ptr<Connection>> readers_;   // owned; closed by Close
-
+  internal::ReaderPool<Connection> readers_;
+  internal::WriteQueue writes_;  // last: its thread uses the members above
   std::once_flag close_once_;
 };
 

@@ -129,6 +129,39 @@ TEST_F(PostgresStoreTest, TwoStoresOnOneDatabaseSerializeTheirWrites) {
   }
 }
 
+// The writer sends a closure's writes queued, with its next read or at its end. One that
+// PostgreSQL refuses there (a key past its B-tree's ~2.7 KB entry limit) fails its closure only:
+// the closure's other writes are undone, a statement the aborted round trip did not get to prepare
+// is prepared the next time, and the closures after it commit.
+TEST_F(PostgresStoreTest, AQueuedWriteThatFailsUndoesOnlyItsClosure) {
+  auto store = Open(NewDatabase());
+  ASSERT_TRUE(store);
+  std::string huge(8192, '\0');
+  std::mt19937 rng(7);
+  for (char& c : huge) c = static_cast<char>(rng());
+  Status failed = store->Write([&](WriteTxn& txn) -> Status {
+    RETURN_IF_ERROR(txn.Put("meta", "before", "1"));
+    RETURN_IF_ERROR(txn.Put("meta", huge, "x"));    // queued: accepted here, refused by PostgreSQL
+    return txn.Get("tags", "first-use").status();  // the round trip that carries both
+  });
+  EXPECT_EQ(failed.code(), StatusCode::kInternal) << failed.ToString();
+  EXPECT_THAT(failed.message(), HasSubstr("index row"));
+  Status ok = store->Write([&](WriteTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(auto v, txn.Get("tags", "first-use"));
+    EXPECT_EQ(v, std::nullopt);
+    return txn.Put("meta", "after", "2");
+  });
+  ASSERT_TRUE(ok.ok()) << ok.ToString();
+  std::optional<std::string> before, after;
+  ASSERT_TRUE(store->Read([&](ReadTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(before, txn.Get("meta", "before"));
+    ASSIGN_OR_RETURN(after, txn.Get("meta", "after"));
+    return OkStatus();
+  }).ok());
+  EXPECT_EQ(before, std::nullopt);
+  EXPECT_EQ(after, "2");
+}
+
 TEST_F(PostgresStoreTest, MigrationCreatesOnlyNewTablesAndRefusesANewerModule) {
   const std::string url = NewDatabase();
   constexpr TableDef kV1[] = {{"m_one", 1}};

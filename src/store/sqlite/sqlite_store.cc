@@ -23,20 +23,6 @@ using sqlite_internal::Txn;
 
 namespace {
 
-// Runs a closure; an exception it throws becomes kInternal instead of crossing the Store.
-template <typename TxnT>
-Status RunClosure(const std::function<Status(TxnT&)>& fn, TxnT& txn) {
-  try {
-    return fn(txn);
-  } catch (const std::exception& e) {
-    return Internal(fmt::format("store transaction threw: {}", e.what()));
-  } catch (...) {
-    return Internal("store transaction threw a non-std exception");
-  }
-}
-
-Status ClosedError() { return Unavailable("store is closed"); }
-
 // WAL size (in 8 KiB pages, see connection.cc) at which the background thread checkpoints:
 // 4 MiB, SQLite's default.
 constexpr int kCheckpointPages = 500;
@@ -56,14 +42,6 @@ Status MakeDatabaseFilesPrivate(const std::string& path) {
 }
 
 }  // namespace
-
-struct SqliteStore::PendingWrite {
-  explicit PendingWrite(const std::function<Status(WriteTxn&)>* f) : fn(f) {}
-  const std::function<Status(WriteTxn&)>* fn;
-  Status result;                // set by the writer thread before `done`
-  bool done = false;            // GUARDED_BY(write_mu_)
-  std::condition_variable cv;   // signalled with write_mu_ held when `done` turns true
-};
 
 StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const SqliteOptions& options) {
   if (options.path.empty()) return InvalidArgument("SqliteOptions.path is empty");
@@ -94,64 +72,29 @@ SqliteStore::SqliteStore(SqliteOptions options, std::unique_ptr<Connection> writ
     : options_(std::move(options)),
       writer_conn_(std::move(writer)),
       checkpoint_conn_(std::move(checkpointer)),
-      readers_(std::move(readers)) {
-  for (auto& r : readers_) idle_readers_.push_back(r.get());
+      readers_(std::move(readers)),
+      writes_(options_.max_batch, [this](const auto& batch) { CommitBatch(batch); }, [this] { AfterBatch(); }) {
   writer_conn_->OnCommit([this](int pages) { wal_pages_ = pages; });
   checkpoint_thread_ = std::thread([this] { CheckpointLoop(); });
-  writer_thread_ = std::thread([this] { WriterLoop(); });
-  writer_id_ = writer_thread_.get_id();
+  writes_.Start();
 }
 
 SqliteStore::~SqliteStore() { Close(); }
 
-Status SqliteStore::Write(const std::function<Status(WriteTxn&)>& fn) {
-  if (std::this_thread::get_id() == writer_id_)
-    return Internal("Store::Write called from inside a write transaction");
-  PendingWrite w(&fn);
-  std::unique_lock lock(write_mu_);
-  if (write_closed_) return ClosedError();
-  queue_.push_back(&w);
-  write_cv_.notify_one();
-  w.cv.wait(lock, [&] { return w.done; });
-  return std::move(w.result);
-}
+Status SqliteStore::Write(const std::function<Status(WriteTxn&)>& fn) { return writes_.Submit(fn); }
 
-void SqliteStore::WriterLoop() {
-  std::vector<PendingWrite*> batch;
-  for (;;) {
-    batch.clear();
-    {
-      std::unique_lock lock(write_mu_);
-      write_cv_.wait(lock, [&] { return write_closed_ || !queue_.empty(); });
-      if (queue_.empty()) return;  // closed and drained
-      while (!queue_.empty() && batch.size() < options_.max_batch) {
-        batch.push_back(queue_.front());
-        queue_.pop_front();
-      }
-    }
-    CommitBatch(batch);
-    {
-      std::lock_guard lock(write_mu_);
-      for (PendingWrite* w : batch) {
-        w->done = true;
-        w->cv.notify_one();
-      }
-    }
-    if (wal_pages_ >= kWriterCheckpointPages) {
-      // Copies everything committed so far, as nothing else commits meanwhile; the next write
-      // then starts the WAL over. A failure (e.g. a reader still on an old snapshot) only means
-      // the WAL stays long for now.
-      // The background checkpoint never catches up while commits keep landing, so the writer
-      // checkpoints in RESTART mode between batches: it waits for a running checkpoint and for
-      // readers on old snapshots, and the next batch starts the WAL over. If it could not
-      // finish, it is tried again after the next batch.
-      StatusOr<bool> complete = writer_conn_->Checkpoint(/*restart=*/true);
-      if (complete.ok() && *complete) wal_pages_ = 0;
-    } else if (wal_pages_ >= kCheckpointPages) {
-      std::lock_guard lock(checkpoint_mu_);
-      checkpoint_wanted_ = true;
-      checkpoint_cv_.notify_one();
-    }
+void SqliteStore::AfterBatch() {
+  if (wal_pages_ >= kWriterCheckpointPages) {
+    // The background checkpoint never catches up while commits keep landing, so the writer
+    // checkpoints in RESTART mode between batches: it waits for a running checkpoint and for
+    // readers on old snapshots, and the next batch starts the WAL over. If it could not finish
+    // (e.g. a reader still on an old snapshot), it is tried again after the next batch.
+    StatusOr<bool> complete = writer_conn_->Checkpoint(/*restart=*/true);
+    if (complete.ok() && *complete) wal_pages_ = 0;
+  } else if (wal_pages_ >= kCheckpointPages) {
+    std::lock_guard lock(checkpoint_mu_);
+    checkpoint_wanted_ = true;
+    checkpoint_cv_.notify_one();
   }
 }
 
@@ -168,21 +111,21 @@ void SqliteStore::CheckpointLoop() {
   }
 }
 
-void SqliteStore::CommitBatch(const std::vector<PendingWrite*>& batch) {
+void SqliteStore::CommitBatch(const std::vector<internal::PendingWrite*>& batch) {
   Connection& conn = *writer_conn_;
   Txn txn(conn);
   // Closures that returned OK inside the open transaction; their result waits for COMMIT.
-  std::vector<PendingWrite*> committing;
+  std::vector<internal::PendingWrite*> committing;
   bool open = false;
   // The open transaction is gone: nothing in it will be committed.
   auto lose_transaction = [&](const Status& cause) {
-    for (PendingWrite* w : committing) w->result = cause;
+    for (internal::PendingWrite* w : committing) w->result = cause;
     committing.clear();
     if (!conn.InAutocommit()) conn.Run(Control::kRollback).IgnoreError();
     open = false;
   };
 
-  for (PendingWrite* w : batch) {
+  for (internal::PendingWrite* w : batch) {
     if (!open) {
       Status s = conn.Run(Control::kBeginImmediate);
       if (!s.ok()) {
@@ -197,7 +140,7 @@ void SqliteStore::CommitBatch(const std::vector<PendingWrite*>& batch) {
       continue;
     }
     txn.TakeLastError().IgnoreError();
-    Status result = RunClosure<WriteTxn>(*w->fn, txn);
+    Status result = internal::RunClosure<WriteTxn>(*w->fn, txn);
     if (conn.InAutocommit()) {
       // SQLite rolled back the whole transaction by itself (I/O error, disk full, ...).
       Status cause = txn.TakeLastError();
@@ -231,46 +174,27 @@ void SqliteStore::CommitBatch(const std::vector<PendingWrite*>& batch) {
     lose_transaction(s);
     return;
   }
-  for (PendingWrite* w : committing) w->result = OkStatus();
+  for (internal::PendingWrite* w : committing) w->result = OkStatus();
 }
 
 Status SqliteStore::Read(const std::function<Status(ReadTxn&)>& fn) {
-  Connection* conn = nullptr;
-  {
-    std::unique_lock lock(read_mu_);
-    read_cv_.wait(lock, [&] { return read_closed_ || !idle_readers_.empty(); });
-    if (read_closed_) return ClosedError();
-    conn = idle_readers_.back();
-    idle_readers_.pop_back();
-    ++readers_in_use_;
-  }
-  Status result = conn->Run(Control::kBegin);
-  if (result.ok()) {
-    Txn txn(*conn);
-    result = RunClosure<ReadTxn>(fn, txn);
-    Status end = conn->Run(Control::kCommit);
+  return readers_.With([&](Connection& conn) -> Status {
+    Status result = conn.Run(Control::kBegin);
+    if (!result.ok()) return result;
+    Txn txn(conn);
+    result = internal::RunClosure<ReadTxn>(fn, txn);
+    Status end = conn.Run(Control::kCommit);
     if (!end.ok()) {
-      if (!conn->InAutocommit()) conn->Run(Control::kRollback).IgnoreError();
+      if (!conn.InAutocommit()) conn.Run(Control::kRollback).IgnoreError();
       if (result.ok()) result = end;
     }
-  }
-  {
-    std::lock_guard lock(read_mu_);
-    idle_readers_.push_back(conn);
-    --readers_in_use_;
-  }
-  read_cv_.notify_all();
-  return result;
+    return result;
+  });
 }
 
 void SqliteStore::Close() {
   std::call_once(close_once_, [this] {
-    {
-      std::lock_guard lock(write_mu_);
-      write_closed_ = true;
-    }
-    write_cv_.notify_all();
-    if (writer_thread_.joinable()) writer_thread_.join();
+    writes_.Close();
     {
       std::lock_guard lock(checkpoint_mu_);
       checkpoint_stop_ = true;
@@ -278,14 +202,7 @@ void SqliteStore::Close() {
     checkpoint_cv_.notify_all();
     if (checkpoint_thread_.joinable()) checkpoint_thread_.join();
     checkpoint_conn_.reset();
-    {
-      std::unique_lock lock(read_mu_);
-      read_closed_ = true;
-      read_cv_.notify_all();
-      read_cv_.wait(lock, [&] { return readers_in_use_ == 0; });
-      idle_readers_.clear();
-    }
-    readers_.clear();
+    readers_.Close();
     // Last to close: closing the last connection checkpoints the WAL into the database file.
     writer_conn_.reset();
   });

@@ -20,7 +20,6 @@
 
 #include <condition_variable>
 #include <cstddef>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -28,6 +27,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "store/internal/write_queue.h"
 #include "store/schema.h"
 #include "store/store.h"
 
@@ -70,43 +70,32 @@ class SqliteStore : public Store {
   void Close() override;
 
  private:
-  struct PendingWrite;
+  using Connection = sqlite_internal::Connection;
 
-  SqliteStore(SqliteOptions options, std::unique_ptr<sqlite_internal::Connection> writer,
-              std::unique_ptr<sqlite_internal::Connection> checkpointer,
-              std::vector<std::unique_ptr<sqlite_internal::Connection>> readers);
+  SqliteStore(SqliteOptions options, std::unique_ptr<Connection> writer, std::unique_ptr<Connection> checkpointer,
+              std::vector<std::unique_ptr<Connection>> readers);
 
-  void WriterLoop();
   void CheckpointLoop();
-  // Runs `batch` in one transaction and sets each one's result.
-  void CommitBatch(const std::vector<PendingWrite*>& batch);
+  // Runs `batch` in one transaction and sets each one's result (the writer thread).
+  void CommitBatch(const std::vector<internal::PendingWrite*>& batch);
+  // After each batch: checkpoints, or asks the checkpoint thread to, as the WAL has grown.
+  void AfterBatch();
 
   const SqliteOptions options_;
 
   // Touched only by the writer thread once it runs (and by Close after joining it).
-  std::unique_ptr<sqlite_internal::Connection> writer_conn_;
-  std::thread writer_thread_;
-  std::thread::id writer_id_;  // set before any Write can run; never changes
+  std::unique_ptr<Connection> writer_conn_;
+  int wal_pages_ = 0;  // the WAL's size after the last commit
 
-  std::mutex write_mu_;
-  std::condition_variable write_cv_;              // signals the writer: work queued or closing
-  std::deque<PendingWrite*> queue_;               // GUARDED_BY(write_mu_)
-  bool write_closed_ = false;                     // GUARDED_BY(write_mu_)
-
-  std::unique_ptr<sqlite_internal::Connection> checkpoint_conn_;  // checkpoint thread only
+  std::unique_ptr<Connection> checkpoint_conn_;  // checkpoint thread only
   std::thread checkpoint_thread_;
   std::mutex checkpoint_mu_;
   std::condition_variable checkpoint_cv_;
   bool checkpoint_wanted_ = false;  // GUARDED_BY(checkpoint_mu_)
   bool checkpoint_stop_ = false;    // GUARDED_BY(checkpoint_mu_)
-  int wal_pages_ = 0;               // writer thread only: the WAL's size after the last commit
 
-  std::mutex read_mu_;
-  std::condition_variable read_cv_;               // a reader was returned
-  std::vector<sqlite_internal::Connection*> idle_readers_;  // GUARDED_BY(read_mu_)
-  int readers_in_use_ = 0;                        // GUARDED_BY(read_mu_)
-  bool read_closed_ = false;                      // GUARDED_BY(read_mu_)
-  std::vector<std::unique_ptr<sqlite_internal::Connection>> readers_;  // owned; closed by Close
+  internal::ReaderPool<Connection> readers_;
+  internal::WriteQueue writes_;  // last: its thread uses the members above
 
   std::once_flag close_once_;
 };

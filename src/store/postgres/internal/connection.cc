@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <cstddef>
 #include <cstring>
 #include <utility>
 
@@ -42,6 +43,20 @@ std::string Int8(uint64_t v) {
   for (int i = 7; i >= 0; --i, v >>= 8) out[static_cast<size_t>(i)] = static_cast<char>(v & 0xff);
   return out;
 }
+
+// A statement's parameters as libpq takes them: every one binary.
+struct BinaryParams {
+  explicit BinaryParams(const std::vector<std::string>& params) : formats(params.size(), 1) {
+    for (const auto& p : params) {
+      values.push_back(p.data());
+      lengths.push_back(static_cast<int>(p.size()));
+    }
+  }
+  int count() const { return static_cast<int>(values.size()); }
+  std::vector<const char*> values;
+  std::vector<int> lengths;
+  std::vector<int> formats;
+};
 
 }  // namespace
 
@@ -193,15 +208,8 @@ StatusOr<std::optional<Connection::Result>> Connection::SendOnce(const std::vect
   // One statement alone: a plain round trip.
   if (items.size() == 1 && items[0].index >= 0 && prepared_[Slot(items[0])]) {
     const Queued& q = items[0];
-    std::vector<const char*> values;
-    std::vector<int> lengths;
-    const std::vector<int> formats(q.params.size(), 1);
-    for (const auto& p : q.params) {
-      values.push_back(p.data());
-      lengths.push_back(static_cast<int>(p.size()));
-    }
-    Result r(PQexecPrepared(conn_, Name(q).c_str(), static_cast<int>(q.params.size()), values.data(), lengths.data(),
-                            formats.data(), 1));
+    const BinaryParams p(q.params);
+    Result r(PQexecPrepared(conn_, Name(q).c_str(), p.count(), p.values.data(), p.lengths.data(), p.formats.data(), 1));
     const ExecStatusType status = PQresultStatus(r.result);
     if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) return PgError(conn_, r.result, What(q));
     return std::optional<Result>(std::move(r));
@@ -211,9 +219,11 @@ StatusOr<std::optional<Connection::Result>> Connection::SendOnce(const std::vect
   if (PQenterPipelineMode(conn_) != 1) return PgError(conn_, nullptr, "pipeline mode");
   struct Expected {
     std::string what;
-    bool keep = false;  // the last item's answer, returned
+    bool keep = false;       // the last item's answer, returned
+    size_t prepares = SIZE_MAX;  // a prepare's statement slot, marked prepared once it succeeded
   };
   std::vector<Expected> expected;
+  std::vector<size_t> preparing;  // slots this pipeline prepares (once each)
   bool sent = true;
   for (size_t i = 0; i < items.size() && sent; ++i) {
     const Queued& q = items[i];
@@ -222,26 +232,20 @@ StatusOr<std::optional<Connection::Result>> Connection::SendOnce(const std::vect
       expected.push_back({q.sql, false});
       continue;
     }
-    if (!prepared_[Slot(q)]) {
+    if (!prepared_[Slot(q)] && std::find(preparing.begin(), preparing.end(), Slot(q)) == preparing.end()) {
+      preparing.push_back(Slot(q));
       std::vector<Oid> types(q.params.size(), kByteaOid);
       if (q.op == Op::kScanForward || q.op == Op::kScanForwardToEnd || q.op == Op::kScanBackward ||
           q.op == Op::kScanBackwardToEnd)
         types.back() = kInt8Oid;
       const std::string sql = StatementSql(catalog_->name(q.index), q.op);
       sent = PQsendPrepare(conn_, Name(q).c_str(), sql.c_str(), static_cast<int>(types.size()), types.data()) == 1;
-      expected.push_back({sql, false});
-      prepared_[Slot(q)] = true;  // a failed prepare fails this pipeline; a reconnect forgets them all
+      expected.push_back({sql, false, Slot(q)});
       if (!sent) break;
     }
-    std::vector<const char*> values;
-    std::vector<int> lengths;
-    const std::vector<int> formats(q.params.size(), 1);
-    for (const auto& p : q.params) {
-      values.push_back(p.data());
-      lengths.push_back(static_cast<int>(p.size()));
-    }
-    sent = PQsendQueryPrepared(conn_, Name(q).c_str(), static_cast<int>(q.params.size()), values.data(), lengths.data(),
-                               formats.data(), 1) == 1;
+    const BinaryParams p(q.params);
+    sent = PQsendQueryPrepared(conn_, Name(q).c_str(), p.count(), p.values.data(), p.lengths.data(), p.formats.data(),
+                               1) == 1;
     expected.push_back({What(q), i + 1 == items.size()});
   }
   if (sent) sent = PQpipelineSync(conn_) == 1;
@@ -254,8 +258,10 @@ StatusOr<std::optional<Connection::Result>> Connection::SendOnce(const std::vect
       break;
     }
     const ExecStatusType status = PQresultStatus(r);
-    if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK && failure.ok())
-      failure = PgError(conn_, status == PGRES_PIPELINE_ABORTED ? nullptr : r, expected[i].what);
+    const bool ok = status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK;
+    // Prepared only if its prepare ran: one skipped in an aborted pipeline is prepared next time.
+    if (ok && expected[i].prepares != SIZE_MAX) prepared_[expected[i].prepares] = true;
+    if (!ok && failure.ok()) failure = PgError(conn_, status == PGRES_PIPELINE_ABORTED ? nullptr : r, expected[i].what);
     if (expected[i].keep)
       kept.emplace(r);
     else
