@@ -567,8 +567,6 @@ class Authorization(h.PaddockTestCase):
                          "implicitDeny")
         self.assertEqual(result(ResourcePolicy=self.resource_policy(grant), ResourceOwner=other,
                                 PolicyInputList=[policy(allow("s3:GetObject"))])["EvalDecision"], "allowed")
-        self.assertEqual(result(ResourcePolicy=self.resource_policy(grant), ResourceOwner="210987654321",
-                                PolicyInputList=[policy(allow("s3:GetObject"))])["EvalDecision"], "allowed")
         # An explicit Deny in the resource policy wins over the identity side's Allow.
         got = result(ResourcePolicy=self.resource_policy(grant, dict(grant, Effect="Deny")),
                      PolicyInputList=[policy(allow("s3:*"))])
@@ -597,10 +595,17 @@ class Authorization(h.PaddockTestCase):
                                message="ResourcePolicy: This policy contains invalid Json")
         self.assertClientError("InvalidInput", result, ResourcePolicy=policy(allow("s3:GetObject")),
                                message="ResourcePolicy: Missing required field Principal")
-        for owner in ("123", "arn:aws:iam::210987654321:user/x", "arn:aws:iam::abc:root"):
-            self.assertClientError(
-                "InvalidInput", result, ResourcePolicy=self.resource_policy(grant), ResourceOwner=owner,
-                message=f"Invalid ResourceOwner: {owner}. Specify the account as arn:aws:iam::<account-ID>:root.")
+        # AWS takes the owner only as an account's root ARN (its text for a bare ID, sic).
+        for owner in ("210987654321", "arn:aws:iam::210987654321:user/x", "arn:aws:iam::abc:root"):
+            self.assertClientError("InvalidInput", result, ResourcePolicy=self.resource_policy(grant),
+                                   ResourceOwner=owner, message=f"'{owner}' is not a valid as a Resource Owner.")
+        # A resource that is not an ARN: AWS's text.
+        self.assertClientError("InvalidInput", self.iam.simulate_principal_policy, PolicySourceArn=user,
+                               ActionNames=["kms:Decrypt"], ResourceArns=[bucket, "14a050d4-021e"],
+                               message="ResourceNames are not in a valid ARN format: 14a050d4-021e.")
+        self.assertClientError("InvalidInput", self.iam.simulate_custom_policy, PolicyInputList=[policy(deny("x:y"))],
+                               ActionNames=["kms:Decrypt"], ResourceArns=["key/1"],
+                               message="ResourceNames are not in a valid ARN format: key/1.")
         self.assertEqual(result(ResourceHandlingOption="EC2-VPC-EBS")["EvalDecision"], "implicitDeny")
         self.assertClientError("InvalidInput", result, ResourceHandlingOption="EC2-Classic-EBS",
                                message_contains="Invalid ResourceHandlingOption: EC2-Classic-EBS.")

@@ -338,18 +338,28 @@ StatusOr<std::vector<policy::NamedPolicy>> PolicyListOf(const Input& in, std::st
   return out;
 }
 
-// ResourceOwner: the account as AWS writes it, arn:aws:iam::<account>:root (SimulateCustomPolicy's
-// documentation), or the bare 12-digit account ID (SimulatePrincipalPolicy's: "An Amazon Web
-// Services account ID"). Anything else: InvalidInput, Paddock's text (AWS documents none).
+// ResourceOwner: the account as AWS documents it, arn:aws:iam::<account>:root. Anything else, the
+// bare account ID too, is InvalidInput with AWS's text (as IAM answered a bare ID in
+// boto/botocore#1346: "'123456789012' is not a valid as a Resource Owner.").
 StatusOr<AccountId> ResourceOwnerOf(const std::string& owner) {
   std::string_view id = owner;
-  if (id.starts_with("arn:aws:iam::") && id.ends_with(":root")) id = id.substr(13, id.size() - 13 - 5);
-  if (id.size() != 12 || !std::all_of(id.begin(), id.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    return InvalidArgument(fmt::format("Invalid ResourceOwner: {}. Specify the account as arn:aws:iam::<account-ID>:root.",
-                                       owner),
-                           Error::kInvalidInput);
+  const bool arn = id.starts_with("arn:aws:iam::") && id.ends_with(":root");
+  if (arn) id = id.substr(13, id.size() - 13 - 5);
+  if (!arn || id.size() != 12 || !std::all_of(id.begin(), id.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return InvalidArgument(fmt::format("'{}' is not a valid as a Resource Owner.", owner), Error::kInvalidInput);
   }
   return AccountId(std::string(id));
+}
+
+// ResourceArns: each "*" or an ARN (arn:partition:service:region:account:resource, the last
+// three parts possibly empty). The first that is not: InvalidInput with AWS's text (as IAM
+// answered a KMS key ID in aws-containers/amazon-ecs-exec-checker#35).
+Status CheckResourceArns(const std::vector<std::string>& resources) {
+  for (const std::string& r : resources) {
+    if (r == "*" || (r.starts_with("arn:") && std::count(r.begin(), r.end(), ':') >= 5)) continue;
+    return InvalidArgument(fmt::format("ResourceNames are not in a valid ARN format: {}.", r), Error::kInvalidInput);
+  }
+  return OkStatus();
 }
 
 // The values ResourceHandlingOption takes (AWS's EC2 scenarios). Paddock has no EC2 resources:
@@ -463,6 +473,7 @@ StatusOr<std::string> Simulate(Directory& directory, PolicyAuthorizer* authorize
     }
   }
   std::vector<std::string> resources = ListOf(in, "ResourceArns");
+  RETURN_IF_ERROR(CheckResourceArns(resources));
   if (resources.empty()) resources.push_back("*");
   const std::vector<std::string> actions = ListOf(in, "ActionNames");
   // EvaluationResults are the (action, resource) pairs in order; Marker is the next pair's index.
