@@ -295,6 +295,12 @@ StatusOr<aws::Principal> SimulatedEntity(Directory& directory, const AccountId& 
   return who;
 }
 
+// The user or role a SimulatedEntity answer is.
+PrincipalRef EntityOf(const aws::Principal& entity) {
+  if (entity.kind == aws::PrincipalKind::kUser) return PrincipalRef{PrincipalType::kUser, entity.user_name};
+  return PrincipalRef{PrincipalType::kRole, std::string(entity.role_arn.substr(entity.role_arn.rfind('/') + 1))};
+}
+
 // Appends `key` to `keys` unless it is there already in any case (context keys compare
 // ignoring case; the first spelling stays).
 void AddKeyOnce(std::vector<std::string>& keys, std::string key) {
@@ -429,10 +435,7 @@ StatusOr<std::string> Simulate(Directory& directory, PolicyAuthorizer* authorize
   if (caller_arn) {
     ASSIGN_OR_RETURN(caller, SimulatedEntity(directory, account, std::string(*caller_arn), true));
     if (!custom) {
-      overrides.policies_of = source.kind == aws::PrincipalKind::kUser
-                                  ? PrincipalRef{PrincipalType::kUser, source.user_name}
-                                  : PrincipalRef{PrincipalType::kRole, std::string(source.role_arn.substr(
-                                                                           source.role_arn.rfind('/') + 1))};
+      overrides.policies_of = EntityOf(source);
     }
   }
   ASSIGN_OR_RETURN(overrides.extra_identity, PolicyListOf(in, "PolicyInputList"));
@@ -532,11 +535,7 @@ StatusOr<std::string> ContextKeysOf(Directory& directory, const aws::CallContext
   if (ctx.action == "GetContextKeysForPrincipalPolicy") {
     ASSIGN_OR_RETURN(aws::Principal source,
                      SimulatedEntity(directory, ctx.scope.account, in.Or("PolicySourceArn", ""), false));
-    const PrincipalRef ref = source.kind == aws::PrincipalKind::kUser
-                                 ? PrincipalRef{PrincipalType::kUser, source.user_name}
-                                 : PrincipalRef{PrincipalType::kRole,
-                                                std::string(source.role_arn.substr(source.role_arn.rfind('/') + 1))};
-    ASSIGN_OR_RETURN(PrincipalPolicies documents, directory.PoliciesOf(ctx.scope.account, ref, {}));
+    ASSIGN_OR_RETURN(PrincipalPolicies documents, directory.PoliciesOf(ctx.scope.account, EntityOf(source), {}));
     for (const auto& d : documents.identity) {
       // A stored document parsed when it was written; one that no longer does reads no key.
       if (auto parsed = policy::ParsePolicy(d.text, policy::DocumentKind::kIdentity); parsed.ok())
