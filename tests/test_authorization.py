@@ -593,6 +593,176 @@ class Authorization(h.PaddockTestCase):
             self.iam.simulate_principal_policy(PolicySourceArn=base, ActionNames=actions, Marker="nope")
         self.assertEqual(cm.exception.response["Error"]["Code"], "InvalidInput")
 
+    def resource_policy(self, *statements):
+        return json.dumps({"Version": "2012-10-17", "Statement": list(statements)})
+
+    def test_simulate_principal_policy_with_a_resource_policy_same_and_cross_account(self):
+        # A user with no identity policy, and a resource-based policy naming it.
+        self.iam.create_user(UserName="sim-rp")
+        user = f"arn:aws:iam::{self.account}:user/sim-rp"
+        bucket = "arn:aws:s3:::sim-bucket/key"
+        grant = {"Effect": "Allow", "Principal": {"AWS": user}, "Action": "s3:GetObject", "Resource": bucket}
+
+        def result(**kwargs):
+            return self.iam.simulate_principal_policy(PolicySourceArn=user, ActionNames=["s3:GetObject"],
+                                                      ResourceArns=[bucket], **kwargs)["EvaluationResults"][0]
+        self.assertEqual(result()["EvalDecision"], "implicitDeny")
+        # Same account: the resource policy naming the user grants on its own.
+        got = result(ResourcePolicy=self.resource_policy(grant))
+        self.assertEqual(got["EvalDecision"], "allowed")
+        self.assertEqual([(m["SourcePolicyId"], m["SourcePolicyType"]) for m in got["MatchedStatements"]],
+                         [("ResourcePolicy", "resource")])
+        self.assertEqual(result(ResourcePolicy=self.resource_policy(grant),
+                                ResourceOwner=f"arn:aws:iam::{self.account}:root")["EvalDecision"], "allowed")
+        # Another account owns the resource: the identity side must allow too.
+        other = "arn:aws:iam::210987654321:root"
+        self.assertEqual(result(ResourcePolicy=self.resource_policy(grant), ResourceOwner=other)["EvalDecision"],
+                         "implicitDeny")
+        self.assertEqual(result(ResourcePolicy=self.resource_policy(grant), ResourceOwner=other,
+                                PolicyInputList=[policy(allow("s3:GetObject"))])["EvalDecision"], "allowed")
+        # An explicit Deny in the resource policy wins over the identity side's Allow.
+        got = result(ResourcePolicy=self.resource_policy(grant, dict(grant, Effect="Deny")),
+                     PolicyInputList=[policy(allow("s3:*"))])
+        self.assertEqual(got["EvalDecision"], "explicitDeny")
+        self.assertIn(("ResourcePolicy", "resource"),
+                      [(m["SourcePolicyId"], m["SourcePolicyType"]) for m in got["MatchedStatements"]])
+        # CallerArn with a resource policy: the caller is the one the policy must name.
+        self.iam.create_user(UserName="sim-rp-caller")
+        caller = f"arn:aws:iam::{self.account}:user/sim-rp-caller"
+        self.assertEqual(result(ResourcePolicy=self.resource_policy(grant), CallerArn=caller)["EvalDecision"],
+                         "implicitDeny")
+        named = dict(grant, Principal={"AWS": caller})
+        self.assertEqual(result(ResourcePolicy=self.resource_policy(named), CallerArn=caller)["EvalDecision"],
+                         "allowed")
+        # A role's simulation with a resource policy needs a CallerArn (AWS's rule).
+        role = self.iam.create_role(RoleName="sim-rp-role",
+                                    AssumeRolePolicyDocument=json.dumps(TASK_ROLE_TRUST))["Role"]["Arn"]
+        self.assertClientError(
+            "InvalidInput", self.iam.simulate_principal_policy, PolicySourceArn=role, ActionNames=["s3:GetObject"],
+            ResourcePolicy=self.resource_policy(grant),
+            message="CallerArn is required if you include a ResourcePolicy and the PolicySourceArn is not the ARN "
+                    "for an IAM user.")
+        # Bad input: an unparsable resource policy, one without a Principal, a bad ResourceOwner and
+        # ResourceHandlingOption.
+        self.assertClientError("InvalidInput", result, ResourcePolicy="{not json",
+                               message="ResourcePolicy: This policy contains invalid Json")
+        self.assertClientError("InvalidInput", result, ResourcePolicy=policy(allow("s3:GetObject")),
+                               message="ResourcePolicy: Missing required field Principal")
+        # AWS takes the owner only as an account's root ARN (its text for a bare ID, sic).
+        for owner in ("210987654321", "arn:aws:iam::210987654321:user/x", "arn:aws:iam::abc:root"):
+            self.assertClientError("InvalidInput", result, ResourcePolicy=self.resource_policy(grant),
+                                   ResourceOwner=owner, message=f"'{owner}' is not a valid as a Resource Owner.")
+        # A resource that is not an ARN: AWS's text.
+        self.assertClientError("InvalidInput", self.iam.simulate_principal_policy, PolicySourceArn=user,
+                               ActionNames=["kms:Decrypt"], ResourceArns=[bucket, "14a050d4-021e"],
+                               message="ResourceNames are not in a valid ARN format: 14a050d4-021e.")
+        self.assertClientError("InvalidInput", self.iam.simulate_custom_policy, PolicyInputList=[policy(deny("x:y"))],
+                               ActionNames=["kms:Decrypt"], ResourceArns=["key/1"],
+                               message="ResourceNames are not in a valid ARN format: key/1.")
+        self.assertEqual(result(ResourceHandlingOption="EC2-VPC-EBS")["EvalDecision"], "implicitDeny")
+        self.assertClientError("InvalidInput", result, ResourceHandlingOption="EC2-Classic-EBS",
+                               message_contains="Invalid ResourceHandlingOption: EC2-Classic-EBS.")
+
+    def test_simulation_resource_specific_results_and_boundary_input(self):
+        self.iam.create_user(UserName="sim-rsr")
+        self.iam.put_user_policy(UserName="sim-rsr", PolicyName="p", PolicyDocument=policy(
+            allow("ecs:DescribeClusters", Condition={"StringEquals": {"aws:ResourceTag/team": "blue"}}),
+            allow("ecs:ListClusters")))
+        user = f"arn:aws:iam::{self.account}:user/sim-rsr"
+        clusters = [f"arn:aws:ecs:{h.REGION}:{self.account}:cluster/{n}" for n in ("rsr-a", "rsr-b")]
+        got = self.iam.simulate_principal_policy(PolicySourceArn=user, ActionNames=["ecs:DescribeClusters"],
+                                                 ResourceArns=clusters)["EvaluationResults"]
+        # Each named resource has its own result, with the keys its evaluation lacked.
+        self.assertEqual([[(r["EvalResourceName"], r["EvalResourceDecision"], r["MissingContextValues"])
+                           for r in e["ResourceSpecificResults"]] for e in got],
+                         [[(c, "implicitDeny", ["aws:ResourceTag/team"])] for c in clusters])
+        self.assertEqual([e["MissingContextValues"] for e in got], [[], []])
+        # The resource "*" has none (its missing keys are the result's own).
+        star = self.iam.simulate_principal_policy(PolicySourceArn=user,
+                                                  ActionNames=["ecs:ListClusters"])["EvaluationResults"][0]
+        self.assertNotIn("ResourceSpecificResults", star)
+        # PermissionsBoundaryPolicyInputList replaces the entity's boundary for the simulation.
+        got = self.iam.simulate_principal_policy(
+            PolicySourceArn=user, ActionNames=["ecs:ListClusters"], ResourceArns=clusters[:1],
+            PermissionsBoundaryPolicyInputList=[policy(allow("ecs:Describe*"))])["EvaluationResults"][0]
+        self.assertEqual(got["EvalDecision"], "implicitDeny")
+        self.assertEqual(got["PermissionsBoundaryDecisionDetail"], {"AllowedByPermissionsBoundary": False})
+        specific = got["ResourceSpecificResults"][0]
+        self.assertEqual((specific["EvalResourceDecision"], specific["PermissionsBoundaryDecisionDetail"]),
+                         ("implicitDeny", {"AllowedByPermissionsBoundary": False}))
+        got = self.iam.simulate_principal_policy(
+            PolicySourceArn=user, ActionNames=["ecs:ListClusters"],
+            PermissionsBoundaryPolicyInputList=[policy(allow("ecs:List*"))])["EvaluationResults"][0]
+        self.assertEqual(got["EvalDecision"], "allowed")
+        self.assertEqual(got["PermissionsBoundaryDecisionDetail"], {"AllowedByPermissionsBoundary": True})
+        self.assertClientError("InvalidInput", self.iam.simulate_principal_policy, PolicySourceArn=user,
+                               ActionNames=["ecs:ListClusters"], PermissionsBoundaryPolicyInputList=["[]"],
+                               message_contains="PermissionsBoundaryPolicyInputList.1: ")
+
+    def test_simulate_custom_policy_agrees_with_the_principal_simulation(self):
+        documents = [policy(allow("ecs:*"), deny("ecs:DeleteCluster"),
+                            allow("ecs:ListServices", Condition={"StringEquals": {"ecs:cluster": "x"}}))]
+        self.iam.create_user(UserName="sim-custom")
+        self.iam.put_user_policy(UserName="sim-custom", PolicyName="p", PolicyDocument=documents[0])
+        user = f"arn:aws:iam::{self.account}:user/sim-custom"
+        cluster = f"arn:aws:ecs:{h.REGION}:{self.account}:cluster/c"
+        actions = ["ecs:ListClusters", "ecs:DeleteCluster", "ecs:ListServices", "ec2:DescribeVpcs"]
+        principal = self.iam.simulate_principal_policy(PolicySourceArn=user, ActionNames=actions,
+                                                       ResourceArns=["*", cluster])["EvaluationResults"]
+        custom = self.iam.simulate_custom_policy(PolicyInputList=documents, ActionNames=actions,
+                                                 ResourceArns=["*", cluster])["EvaluationResults"]
+        self.assertEqual([(r["EvalActionName"], r["EvalResourceName"], r["EvalDecision"]) for r in custom],
+                         [(r["EvalActionName"], r["EvalResourceName"], r["EvalDecision"]) for r in principal])
+        self.assertEqual([r["EvalDecision"] for r in custom[::2]],
+                         ["allowed", "explicitDeny", "allowed", "implicitDeny"])
+        self.assertEqual(custom[0]["MatchedStatements"][0]["SourcePolicyId"], "PolicyInputList.1")
+        self.assertEqual(custom[4]["MissingContextValues"], ["ecs:cluster"])
+        # A resource policy needs a caller; with one, it grants in the same account.
+        grant = {"Effect": "Allow", "Principal": {"AWS": user}, "Action": "s3:GetObject", "Resource": "*"}
+        self.assertClientError("InvalidInput", self.iam.simulate_custom_policy, PolicyInputList=[policy(deny("x:y"))],
+                               ActionNames=["s3:GetObject"], ResourcePolicy=self.resource_policy(grant),
+                               message="CallerArn is required if you include a ResourcePolicy.")
+        got = self.iam.simulate_custom_policy(PolicyInputList=[policy(deny("x:y"))], ActionNames=["s3:GetObject"],
+                                              ResourcePolicy=self.resource_policy(grant), CallerArn=user)
+        self.assertEqual(got["EvaluationResults"][0]["EvalDecision"], "allowed")
+        self.assertClientError("InvalidInput", self.iam.simulate_custom_policy, PolicyInputList=["{not json"],
+                               ActionNames=["s3:GetObject"], message="PolicyInputList.1: This policy contains invalid Json")
+        # Its own action: a user needs iam:SimulateCustomPolicy.
+        key = self.iam.create_access_key(UserName="sim-custom")["AccessKey"]
+        iam = client("iam", self.server.endpoint, key["AccessKeyId"], key["SecretAccessKey"])
+        self.assertClientError("AccessDenied", iam.simulate_custom_policy, PolicyInputList=documents,
+                               ActionNames=actions, status=403,
+                               message=f"User: {user} is not authorized to perform: iam:SimulateCustomPolicy on "
+                                       "resource: * because no identity-based policy allows the "
+                                       "iam:SimulateCustomPolicy action")
+
+    def test_context_keys_for_principal_and_custom_policies(self):
+        self.iam.create_user(UserName="sim-keys")
+        self.iam.put_user_policy(UserName="sim-keys", PolicyName="p", PolicyDocument=policy(
+            allow("ecs:DescribeClusters", f"arn:aws:ecs:*:*:cluster/${{aws:username}}",
+                  Condition={"StringEquals": {"aws:ResourceTag/Team": "blue", "aws:requestedregion": "x"}})))
+        user = f"arn:aws:iam::{self.account}:user/sim-keys"
+        extra = policy(allow("s3:GetObject", Condition={"IpAddress": {"aws:SourceIp": "10.0.0.0/8"},
+                                                        "StringLike": {"aws:ResourceTag/team": "b*"}}))
+        got = self.iam.get_context_keys_for_principal_policy(PolicySourceArn=user, PolicyInputList=[extra])
+        self.assertEqual(sorted(got["ContextKeyNames"]),
+                         sorted(["aws:ResourceTag/Team", "aws:requestedregion", "aws:username", "aws:SourceIp"]))
+        self.assertEqual(self.iam.get_context_keys_for_custom_policy(PolicyInputList=[extra])["ContextKeyNames"],
+                         ["aws:SourceIp", "aws:ResourceTag/team"])
+        # A role with no policy reads no key.
+        role = self.iam.create_role(RoleName="sim-keys-role",
+                                    AssumeRolePolicyDocument=json.dumps(TASK_ROLE_TRUST))["Role"]["Arn"]
+        self.assertEqual(self.iam.get_context_keys_for_principal_policy(PolicySourceArn=role).get("ContextKeyNames", []),
+                         [])
+        self.assertClientError("NoSuchEntity", self.iam.get_context_keys_for_principal_policy,
+                               PolicySourceArn=f"arn:aws:iam::{self.account}:user/no-such-keys", status=404)
+        self.assertClientError("InvalidInput", self.iam.get_context_keys_for_principal_policy,
+                               PolicySourceArn=f"arn:aws:sts::{self.account}:assumed-role/r/s",
+                               message=f"Invalid Entity Arn: arn:aws:sts::{self.account}:assumed-role/r/s does not "
+                                       "clearly define entity type and name.")
+        self.assertClientError("InvalidInput", self.iam.get_context_keys_for_custom_policy,
+                               PolicyInputList=["{not json"], message="PolicyInputList.1: This policy contains invalid Json")
+
     def test_a_trust_policy_sees_the_callers_tags_and_address(self):
         # The trust question's context is built where every call's is: the caller's IAM tags and
         # the address it calls from reach the role's trust policy.

@@ -86,8 +86,7 @@ def actions_table(path):
 # IAM's operations outside issue 11's slice (docs/contracts/iam.md) wait for one reason.
 _IAM_WAITING = ("outside the identity slice of issue 11: groups, instance profiles, login profiles, MFA, SAML and "
                 "OIDC providers, server and signing certificates, SSH keys, account aliases and password policy, "
-                "credential reports, service-specific credentials, organizations features, custom-policy "
-                "simulation and context-key listing")
+                "credential reports, service-specific credentials, organizations features")
 
 
 def check_known(done, ops, table):

@@ -246,26 +246,33 @@ StatusOr<PolicyAuthorizer::Evaluation> PolicyAuthorizer::Evaluate(const aws::Cal
                                                                   const aws::AuthRequest& request,
                                                                   const Overrides* overrides) {
   const aws::Principal& principal = call.principal;
-  ASSIGN_OR_RETURN(Subject subject, SubjectOf(principal));
-  ASSIGN_OR_RETURN(std::shared_ptr<const Entity> entity, PoliciesOf(principal, subject.entity));
+  const bool only_given = overrides != nullptr && overrides->only_given_policies;
+  policy::Principal evaluated;  // anonymous: SimulateCustomPolicy without a caller
+  evaluated.account = principal.account;
+  std::shared_ptr<const Entity> entity;  // whose tags the context carries (null: none)
+  if (!(only_given && IsRootPrincipal(principal))) {
+    ASSIGN_OR_RETURN(Subject subject, SubjectOf(principal));
+    ASSIGN_OR_RETURN(entity, PoliciesOf(principal, subject.entity));
+    evaluated = std::move(subject.principal);
+  }
   // `decider`'s policies decide; `entity` gives the principal's tags.
   std::shared_ptr<const Entity> decider = entity;
   if (overrides != nullptr) {
-    if (overrides->policies_of) {
+    if (overrides->policies_of && !only_given) {
       ASSIGN_OR_RETURN(decider, PoliciesOf(principal, *overrides->policies_of));
     }
-    if (!overrides->extra_identity.empty()) {
-      auto widened = std::make_shared<Entity>(*decider);
-      policy::PolicySet extra;
-      extra.identity = overrides->extra_identity;
-      widened->reads_resource_tags = widened->reads_resource_tags || NamesResourceTags(extra);
-      for (policy::NamedPolicy& p : extra.identity) widened->set.identity.push_back(std::move(p));
-      decider = std::move(widened);
-    }
+    auto changed = only_given ? std::make_shared<Entity>() : std::make_shared<Entity>(*decider);
+    policy::PolicySet& set = changed->set;
+    set.identity.insert(set.identity.end(), overrides->extra_identity.begin(), overrides->extra_identity.end());
+    if (overrides->boundary) set.boundary = overrides->boundary;
+    set.resource = overrides->resource;
+    set.resource_account = overrides->resource_account;
+    changed->reads_resource_tags = NamesResourceTags(set);
+    decider = std::move(changed);
   }
   // Built in place in the answer (a RequestContext is costly to move: the hot path's context).
   StatusOr<Evaluation> out(Evaluation{
-      {}, policy::RequestContext(std::move(subject.principal), request.action, request.resource),
+      {}, policy::RequestContext(std::move(evaluated), request.action, request.resource),
       std::shared_ptr<const policy::PolicySet>(decider, &decider->set)});  // lives as long as `decider`
   RETURN_IF_ERROR(BuildContext(call, request, entity.get(), decider->reads_resource_tags, out->context));
   out->result = policy::Evaluate(out->context, decider->set);

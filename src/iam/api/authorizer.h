@@ -51,12 +51,20 @@ class PolicyAuthorizer final : public aws::Authorizer {
     policy::RequestContext context;
     std::shared_ptr<const policy::PolicySet> policies;
   };
-  // What a simulation changes (SimulatePrincipalPolicy's CallerArn and PolicyInputList): whose
-  // policies decide, when not call.principal's own user or role, and identity policies evaluated
-  // with them. The principal's keys and tags stay call.principal's.
+  // What a simulation changes (SimulatePrincipalPolicy's and SimulateCustomPolicy's parameters):
+  // whose policies decide, when not call.principal's own user or role, identity policies
+  // evaluated with them, a boundary replacing theirs, and a resource-based policy. The
+  // principal's keys and tags stay call.principal's.
   struct Overrides {
     std::optional<PrincipalRef> policies_of;
+    // SimulateCustomPolicy: no entity's policies decide, only `extra_identity` (and `boundary`,
+    // `resource`). call.principal may then be the account's root, which stands for "no caller":
+    // the evaluator sees an anonymous principal of the account, with no principal keys or tags.
+    bool only_given_policies = false;
     std::vector<policy::NamedPolicy> extra_identity;
+    std::optional<policy::NamedPolicy> boundary;  // PermissionsBoundaryPolicyInputList
+    std::optional<policy::NamedPolicy> resource;  // ResourcePolicy
+    AccountId resource_account;                   // ResourceOwner; empty: the principal's account
   };
   StatusOr<Evaluation> Evaluate(const aws::CallContext& call, const aws::AuthRequest& request,
                                 const Overrides* overrides = nullptr);

@@ -310,6 +310,59 @@ TEST_F(AuthorizerTest, RememberedDecisionsAnswerAsAFullEvaluationDoes) {
   EXPECT_LT(allowed, compared);
 }
 
+// A simulation's overrides (SimulatePrincipalPolicy, SimulateCustomPolicy): a resource-based
+// policy naming the user grants on its own in the same account, but another owner needs the
+// identity side too; a given boundary replaces the entity's; with only_given_policies the
+// entity's own policies do not decide, and root stands for an anonymous caller of the account.
+TEST_F(AuthorizerTest, SimulationOverridesAddAResourcePolicyABoundaryOrOnlyTheGivenPolicies) {
+  auto parsed = [](const char* json, policy::DocumentKind kind) {
+    auto p = policy::ParsePolicy(json, kind);
+    EXPECT_TRUE(p.ok()) << p.status().ToString();
+    return std::move(p).value();
+  };
+  const aws::AuthRequest get{"s3:GetObject", "arn:aws:s3:::b/k", {}};
+  auto decide = [&](const aws::Principal& who, const PolicyAuthorizer::Overrides& o) {
+    auto e = authorizer_.Evaluate(Call(who), get, &o);
+    EXPECT_TRUE(e.ok()) << e.status().ToString();
+    return e.ok() ? e->result.decision : policy::Decision::kImplicitDeny;
+  };
+  PolicyAuthorizer::Overrides o;
+  EXPECT_EQ(decide(Alice(), o), policy::Decision::kImplicitDeny);
+  o.resource = policy::NamedPolicy{
+      "ResourcePolicy", parsed(R"({"Version":"2012-10-17","Statement":[{"Effect":"Allow",)"
+                               R"("Principal":{"AWS":"arn:aws:iam::123456789012:user/alice"},)"
+                               R"("Action":"s3:GetObject","Resource":"*"}]})",
+                               policy::DocumentKind::kResource)};
+  EXPECT_EQ(decide(Alice(), o), policy::Decision::kAllow);
+  o.resource_account = AccountId("210987654321");
+  EXPECT_EQ(decide(Alice(), o), policy::Decision::kImplicitDeny);
+  o.extra_identity.push_back(
+      {"PolicyInputList.1", parsed(R"({"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"s3:*",)"
+                                   R"("Resource":"*"}]})",
+                                   policy::DocumentKind::kIdentity)});
+  EXPECT_EQ(decide(Alice(), o), policy::Decision::kAllow);
+  o.boundary = policy::NamedPolicy{"PermissionsBoundaryPolicyInputList.1", parsed(kAllowList, policy::DocumentKind::kIdentity)};
+  EXPECT_EQ(decide(Alice(), o), policy::Decision::kImplicitDeny);
+
+  // Only the given policies: alice's own Allow does not decide.
+  ASSERT_TRUE(dir_.PutInlinePolicy(account_, {PrincipalType::kUser, "alice"}, "ecs", kAllowEcs).ok());
+  PolicyAuthorizer::Overrides custom;
+  custom.only_given_policies = true;
+  const aws::AuthRequest list{"ecs:ListClusters", "*", {}};
+  auto e = authorizer_.Evaluate(Call(Alice()), list, &custom);
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  EXPECT_EQ(e->result.decision, policy::Decision::kImplicitDeny);
+  custom.extra_identity.push_back({"PolicyInputList.1", parsed(kAllowList, policy::DocumentKind::kIdentity)});
+  aws::Principal root;
+  root.account = AccountId(kAccount);
+  root.kind = PrincipalKind::kRoot;
+  root.arn = "arn:aws:iam::123456789012:root";
+  e = authorizer_.Evaluate(Call(root), list, &custom);
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  EXPECT_EQ(e->result.decision, policy::Decision::kAllow);
+  EXPECT_EQ(e->context.Find("aws:PrincipalArn"), nullptr);  // no caller: no principal keys
+}
+
 TEST_F(AuthorizerTest, RootIsNotEvaluated) {
   aws::Principal root;
   root.account = AccountId(kAccount);

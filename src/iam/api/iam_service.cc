@@ -36,7 +36,8 @@ constexpr std::string_view kActions[] = {
     "CreateUser", "GetUser", "ListUsers", "DeleteUser", "TagUser", "UntagUser", "ListUserTags", "CreateAccessKey",
     "ListAccessKeys", "UpdateAccessKey", "DeleteAccessKey",
     // Debugging
-    "SimulatePrincipalPolicy"};
+    "SimulatePrincipalPolicy", "SimulateCustomPolicy", "GetContextKeysForPrincipalPolicy",
+    "GetContextKeysForCustomPolicy"};
 
 Status ValidationError(std::string message) { return InvalidArgument(std::move(message), Error::kValidation); }
 
@@ -294,62 +295,188 @@ StatusOr<aws::Principal> SimulatedEntity(Directory& directory, const AccountId& 
   return who;
 }
 
-// The context keys the policies read that the simulated request lacks, each once as first
-// written. AWS lists them here only for the resource "*" (for named resources it reports them per
-// resource in ResourceSpecificResults, which Paddock does not serve).
-std::string MissingContextValuesXml(std::string_view resource, const policy::PolicySet& set,
-                                    const policy::RequestContext& ctx) {
-  if (resource != "*") return "<MissingContextValues/>";
+// The user or role a SimulatedEntity answer is.
+PrincipalRef EntityOf(const aws::Principal& entity) {
+  if (entity.kind == aws::PrincipalKind::kUser) return PrincipalRef{PrincipalType::kUser, entity.user_name};
+  return PrincipalRef{PrincipalType::kRole, std::string(entity.role_arn.substr(entity.role_arn.rfind('/') + 1))};
+}
+
+// Appends `key` to `keys` unless it is there already in any case (context keys compare
+// ignoring case; the first spelling stays).
+void AddKeyOnce(std::vector<std::string>& keys, std::string key) {
+  const bool seen = std::any_of(keys.begin(), keys.end(), [&](const std::string& k) {
+    return k.size() == key.size() && std::equal(k.begin(), k.end(), key.begin(), [](char a, char b) {
+             return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+           });
+  });
+  if (!seen) keys.push_back(std::move(key));
+}
+
+// The context keys the policies read that the simulated request lacks, each once as first written.
+std::string MissingContextValuesXml(const policy::PolicySet& set, const policy::RequestContext& ctx) {
   std::vector<std::string> missing;
   auto add = [&](const policy::NamedPolicy& p) {
-    for (std::string& key : policy::ContextKeys(p.policy)) {
-      if (ctx.Find(key) != nullptr) continue;
-      const bool seen = std::any_of(missing.begin(), missing.end(), [&](const std::string& m) {
-        return m.size() == key.size() && std::equal(m.begin(), m.end(), key.begin(), [](char a, char b) {
-                 return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
-               });
-      });
-      if (!seen) missing.push_back(std::move(key));
-    }
+    for (std::string& key : policy::ContextKeys(p.policy))
+      if (ctx.Find(key) == nullptr) AddKeyOnce(missing, std::move(key));
   };
   for (const auto& p : set.identity) add(p);
   if (set.boundary) add(*set.boundary);
   for (const auto& p : set.session) add(p);
+  if (set.resource) add(*set.resource);
   std::string out = "<MissingContextValues>";
   for (const std::string& key : missing) out += X("member", key);
   return out + "</MissingContextValues>";
 }
 
-// SimulatePrincipalPolicy (IamService::SetAuthorizer). The decision of each (action, resource)
-// pair is PolicyAuthorizer::Evaluate's, the function behind every live call, so the two agree.
+// The documents of a simulation's policy list parameter (PolicyInputList,
+// PermissionsBoundaryPolicyInputList), each named <parameter>.N. The operations answer only
+// NoSuchEntity, InvalidInput and PolicyEvaluation (the model): a document that does not parse is
+// InvalidInput "<parameter>.N: <the parser's AWS text>".
+StatusOr<std::vector<policy::NamedPolicy>> PolicyListOf(const Input& in, std::string_view parameter) {
+  std::vector<policy::NamedPolicy> out;
+  const json::array& inputs = in.List(parameter);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const std::string id = fmt::format("{}.{}", parameter, i + 1);
+    StatusOr<policy::Policy> parsed = policy::ParsePolicy(StrOf(inputs[i]), policy::DocumentKind::kIdentity);
+    if (!parsed.ok()) return InvalidArgument(fmt::format("{}: {}", id, parsed.status().message()), Error::kInvalidInput);
+    out.push_back({id, std::move(parsed).value()});
+  }
+  return out;
+}
+
+// ResourceOwner: the account as AWS documents it, arn:aws:iam::<account>:root. Anything else, the
+// bare account ID too, is InvalidInput with AWS's text (as IAM answered a bare ID in
+// boto/botocore#1346: "'123456789012' is not a valid as a Resource Owner.").
+StatusOr<AccountId> ResourceOwnerOf(const std::string& owner) {
+  std::string_view id = owner;
+  const bool arn = id.starts_with("arn:aws:iam::") && id.ends_with(":root");
+  if (arn) id = id.substr(13, id.size() - 13 - 5);
+  if (!arn || id.size() != 12 || !std::all_of(id.begin(), id.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return InvalidArgument(fmt::format("'{}' is not a valid as a Resource Owner.", owner), Error::kInvalidInput);
+  }
+  return AccountId(std::string(id));
+}
+
+// ResourceArns: each "*" or an ARN (arn:partition:service:region:account:resource, the last
+// three parts possibly empty). The first that is not: InvalidInput with AWS's text (as IAM
+// answered a KMS key ID in aws-containers/amazon-ecs-exec-checker#35).
+Status CheckResourceArns(const std::vector<std::string>& resources) {
+  for (const std::string& r : resources) {
+    if (r == "*" || (r.starts_with("arn:") && std::count(r.begin(), r.end(), ':') >= 5)) continue;
+    return InvalidArgument(fmt::format("ResourceNames are not in a valid ARN format: {}.", r), Error::kInvalidInput);
+  }
+  return OkStatus();
+}
+
+// The values ResourceHandlingOption takes (AWS's EC2 scenarios). Paddock has no EC2 resources:
+// a listed scenario is accepted and changes nothing; any other value is InvalidInput.
+constexpr std::string_view kResourceHandlingOptions[] = {"EC2-VPC-InstanceStore", "EC2-VPC-InstanceStore-Subnet",
+                                                         "EC2-VPC-EBS", "EC2-VPC-EBS-Subnet"};
+
+std::string SourcePolicyType(std::string_view id, policy::PolicyType layer, bool by_user) {
+  if (layer == policy::PolicyType::kResource) return "resource";
+  if (id.starts_with("PolicyInputList.") || id.starts_with("PermissionsBoundaryPolicyInputList."))
+    return "IAM Policy";  // AWS's name for an input policy
+  if (id.starts_with("arn:aws:iam::aws:")) return "aws-managed";
+  if (id.starts_with("arn:") || layer == policy::PolicyType::kPermissionsBoundary) return "user-managed";
+  return by_user ? "user" : "role";
+}
+
+std::string MatchedStatementsXml(const PolicyAuthorizer::Evaluation& e, bool by_user) {
+  std::string out = "<MatchedStatements>";
+  for (const policy::MatchedStatement& m : e.result.matched) {
+    const policy::PolicySet& set = *e.policies;
+    const policy::NamedPolicy* p = nullptr;
+    if (m.type == policy::PolicyType::kIdentity && m.policy_index < set.identity.size()) {
+      p = &set.identity[m.policy_index];
+    } else if (m.type == policy::PolicyType::kPermissionsBoundary && set.boundary) {
+      p = &*set.boundary;
+    } else if (m.type == policy::PolicyType::kResource && set.resource) {
+      p = &*set.resource;
+    }
+    if (p == nullptr) continue;
+    out += "<member>" + X("SourcePolicyId", p->id) + X("SourcePolicyType", SourcePolicyType(p->id, m.type, by_user)) +
+           PositionXml("StartPosition", p->policy.start(m.statement_index)) +
+           PositionXml("EndPosition", p->policy.end(m.statement_index)) + "</member>";
+  }
+  return out + "</MatchedStatements>";
+}
+
+std::string BoundaryDetailXml(const policy::EvaluationResult& r) {
+  if (!r.allowed_by_boundary) return "";
+  return "<PermissionsBoundaryDecisionDetail>" + X("AllowedByPermissionsBoundary", *r.allowed_by_boundary ? "true" : "false") +
+         "</PermissionsBoundaryDecisionDetail>";
+}
+
+// SimulatePrincipalPolicy and SimulateCustomPolicy (IamService::SetAuthorizer). The decision of
+// each (action, resource) pair is PolicyAuthorizer::Evaluate's, the function behind every live
+// call, so the two agree.
 StatusOr<std::string> Simulate(Directory& directory, PolicyAuthorizer* authorizer, const aws::CallContext& ctx,
                                const Input& in) {
-  if (authorizer == nullptr) return Internal("SimulatePrincipalPolicy needs the node's authorizer");
+  if (authorizer == nullptr) return Internal(fmt::format("{} needs the node's authorizer", ctx.action));
+  const bool custom = ctx.action == "SimulateCustomPolicy";
   const AccountId& account = ctx.scope.account;
-  ASSIGN_OR_RETURN(aws::Principal source, SimulatedEntity(directory, account, in.Or("PolicySourceArn", ""), false));
   PolicyAuthorizer::Overrides overrides;
+  overrides.only_given_policies = custom;
+  // The entity whose policies decide (SimulatePrincipalPolicy), and the simulated caller. Without
+  // a CallerArn, SimulateCustomPolicy has no caller: the account's root stands for it, which
+  // Evaluate turns into an anonymous principal of the account (Overrides::only_given_policies).
+  aws::Principal source;
+  source.kind = aws::PrincipalKind::kRoot;
+  source.account = account;
+  source.arn = fmt::format("arn:aws:iam::{}:root", account.str());
+  if (!custom) {
+    ASSIGN_OR_RETURN(source, SimulatedEntity(directory, account, in.Or("PolicySourceArn", ""), false));
+  }
   // CallerArn: the simulated caller, always a user (AWS: "You can specify only the ARN of an IAM
   // user"), evaluated with PolicySourceArn's policies; its own keys and tags are the caller's.
   aws::Principal caller = source;
-  if (auto caller_arn = in.Get("CallerArn")) {
+  const auto caller_arn = in.Get("CallerArn");
+  if (caller_arn) {
     ASSIGN_OR_RETURN(caller, SimulatedEntity(directory, account, std::string(*caller_arn), true));
-    overrides.policies_of = source.kind == aws::PrincipalKind::kUser
-                                ? PrincipalRef{PrincipalType::kUser, source.user_name}
-                                : PrincipalRef{PrincipalType::kRole, std::string(source.role_arn.substr(
-                                                                         source.role_arn.rfind('/') + 1))};
-  }
-  // PolicyInputList: identity policies evaluated with the entity's, named PolicyInputList.N.
-  const json::array& inputs = in.List("PolicyInputList");
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    StatusOr<policy::Policy> parsed = policy::ParsePolicy(StrOf(inputs[i]), policy::DocumentKind::kIdentity);
-    // SimulatePrincipalPolicy answers only NoSuchEntity, InvalidInput and PolicyEvaluation (the
-    // model): a document that does not parse is InvalidInput, with the parser's AWS text.
-    if (!parsed.ok()) {
-      return InvalidArgument(fmt::format("PolicyInputList.{}: {}", i + 1, parsed.status().message()), Error::kInvalidInput);
+    if (!custom) {
+      overrides.policies_of = EntityOf(source);
     }
-    overrides.extra_identity.push_back({fmt::format("PolicyInputList.{}", i + 1), std::move(parsed).value()});
+  }
+  ASSIGN_OR_RETURN(overrides.extra_identity, PolicyListOf(in, "PolicyInputList"));
+  ASSIGN_OR_RETURN(std::vector<policy::NamedPolicy> boundaries, PolicyListOf(in, "PermissionsBoundaryPolicyInputList"));
+  if (boundaries.size() > 1) {
+    // AWS: "You can input only one permissions boundary when you pass a policy to this operation."
+    return InvalidArgument("PermissionsBoundaryPolicyInputList: you can input only one permissions boundary.",
+                           Error::kInvalidInput);
+  }
+  if (!boundaries.empty()) overrides.boundary = std::move(boundaries.front());
+  if (auto document = in.Get("ResourcePolicy")) {
+    // AWS: CallerArn "is required if you include a ResourcePolicy" (SimulateCustomPolicy) "and
+    // the PolicySourceArn is not the ARN for an IAM user" (SimulatePrincipalPolicy), so that the
+    // policy's Principal element has a caller to match.
+    if (caller.kind != aws::PrincipalKind::kUser) {
+      return InvalidArgument(custom ? "CallerArn is required if you include a ResourcePolicy."
+                                    : "CallerArn is required if you include a ResourcePolicy and the PolicySourceArn "
+                                      "is not the ARN for an IAM user.",
+                             Error::kInvalidInput);
+    }
+    StatusOr<policy::Policy> parsed = policy::ParsePolicy(*document, policy::DocumentKind::kResource);
+    if (!parsed.ok()) {
+      return InvalidArgument(fmt::format("ResourcePolicy: {}", parsed.status().message()), Error::kInvalidInput);
+    }
+    overrides.resource = policy::NamedPolicy{"ResourcePolicy", std::move(parsed).value()};
+  }
+  if (auto owner = in.Get("ResourceOwner")) {
+    ASSIGN_OR_RETURN(overrides.resource_account, ResourceOwnerOf(*owner));
+  }
+  if (auto option = in.Get("ResourceHandlingOption")) {
+    if (std::find(std::begin(kResourceHandlingOptions), std::end(kResourceHandlingOptions), *option) ==
+        std::end(kResourceHandlingOptions)) {
+      return InvalidArgument(
+          fmt::format("Invalid ResourceHandlingOption: {}. Valid values are EC2-VPC-InstanceStore, "
+                      "EC2-VPC-InstanceStore-Subnet, EC2-VPC-EBS and EC2-VPC-EBS-Subnet.",
+                      *option),
+          Error::kInvalidInput);
+    }
   }
   std::vector<std::string> resources = ListOf(in, "ResourceArns");
+  RETURN_IF_ERROR(CheckResourceArns(resources));
   if (resources.empty()) resources.push_back("*");
   const std::vector<std::string> actions = ListOf(in, "ActionNames");
   // EvaluationResults are the (action, resource) pairs in order; Marker is the next pair's index.
@@ -377,38 +504,52 @@ StatusOr<std::string> Simulate(Directory& directory, PolicyAuthorizer* authorize
     const std::string& resource = resources[i % resources.size()];
     ASSIGN_OR_RETURN(PolicyAuthorizer::Evaluation e,
                      authorizer->Evaluate(simulated, aws::AuthRequest{action, resource, context}, &overrides));
-    out += "<member>" + X("EvalActionName", action) + X("EvalResourceName", resource) +
-           X("EvalDecision", DecisionName(e.result.decision)) + "<MatchedStatements>";
-    for (const policy::MatchedStatement& m : e.result.matched) {
-      const policy::NamedPolicy* p = nullptr;
-      std::string_view type = "none";
-      if (m.type == policy::PolicyType::kIdentity && m.policy_index < e.policies->identity.size()) {
-        p = &e.policies->identity[m.policy_index];
-        type = p->id.starts_with("PolicyInputList.")     ? "IAM Policy"  // AWS's name for an input policy
-               : p->id.starts_with("arn:aws:iam::aws:") ? "aws-managed"
-               : p->id.starts_with("arn:")              ? "user-managed"
-               : by_user                                ? "user"
-                                                        : "role";
-      } else if (m.type == policy::PolicyType::kPermissionsBoundary && e.policies->boundary) {
-        p = &*e.policies->boundary;
-        type = p->id.starts_with("arn:aws:iam::aws:") ? "aws-managed" : "user-managed";
-      }
-      if (p == nullptr) continue;
-      out += "<member>" + X("SourcePolicyId", p->id) + X("SourcePolicyType", type) +
-             PositionXml("StartPosition", p->policy.start(m.statement_index)) +
-             PositionXml("EndPosition", p->policy.end(m.statement_index)) + "</member>";
-    }
-    out += "</MatchedStatements>" + MissingContextValuesXml(resource, *e.policies, e.context);
-    if (e.result.allowed_by_boundary) {
-      out += "<PermissionsBoundaryDecisionDetail>" +
-             X("AllowedByPermissionsBoundary", *e.result.allowed_by_boundary ? "true" : "false") +
-             "</PermissionsBoundaryDecisionDetail>";
+    const std::string decision(DecisionName(e.result.decision));
+    const std::string matched = MatchedStatementsXml(e, by_user);
+    const std::string missing = MissingContextValuesXml(*e.policies, e.context);
+    out += "<member>" + X("EvalActionName", action) + X("EvalResourceName", resource) + X("EvalDecision", decision) +
+           matched;
+    if (resource == "*") {
+      out += missing + BoundaryDetailXml(e.result);
+    } else {
+      // A named resource: AWS reports the missing keys per resource, in ResourceSpecificResults;
+      // each pair has its one resource there.
+      out += "<MissingContextValues/>" + BoundaryDetailXml(e.result) + "<ResourceSpecificResults><member>" +
+             X("EvalResourceName", resource) + X("EvalResourceDecision", decision) + matched + missing +
+             BoundaryDetailXml(e.result) + "</member></ResourceSpecificResults>";
     }
     out += "</member>";
   }
   out += "</EvaluationResults>";
   out += PageTail(last < total ? std::optional<std::string>(std::to_string(last)) : std::nullopt);
   return Response(ctx.action, ctx.request_id, std::move(out));
+}
+
+// GetContextKeysForPrincipalPolicy and GetContextKeysForCustomPolicy: the context keys the
+// policies read (their condition keys and the keys their variables name), each once as first
+// written: the entity's identity policies (inline, then attached) for the principal form, then
+// PolicyInputList. The permissions boundary is not read (AWS names "the IAM policies attached
+// to the entity"; a boundary limits, it is not attached).
+StatusOr<std::string> ContextKeysOf(Directory& directory, const aws::CallContext& ctx, const Input& in) {
+  std::vector<policy::NamedPolicy> policies;
+  if (ctx.action == "GetContextKeysForPrincipalPolicy") {
+    ASSIGN_OR_RETURN(aws::Principal source,
+                     SimulatedEntity(directory, ctx.scope.account, in.Or("PolicySourceArn", ""), false));
+    ASSIGN_OR_RETURN(PrincipalPolicies documents, directory.PoliciesOf(ctx.scope.account, EntityOf(source), {}));
+    for (const auto& d : documents.identity) {
+      // A stored document parsed when it was written; one that no longer does reads no key.
+      if (auto parsed = policy::ParsePolicy(d.text, policy::DocumentKind::kIdentity); parsed.ok())
+        policies.push_back({d.source, std::move(parsed).value()});
+    }
+  }
+  ASSIGN_OR_RETURN(std::vector<policy::NamedPolicy> inputs, PolicyListOf(in, "PolicyInputList"));
+  for (policy::NamedPolicy& p : inputs) policies.push_back(std::move(p));
+  std::vector<std::string> keys;
+  for (const policy::NamedPolicy& p : policies)
+    for (std::string& key : policy::ContextKeys(p.policy)) AddKeyOnce(keys, std::move(key));
+  std::string out = "<ContextKeyNames>";
+  for (const std::string& key : keys) out += X("member", key);
+  return Response(ctx.action, ctx.request_id, out + "</ContextKeyNames>");
 }
 
 }  // namespace
@@ -702,7 +843,9 @@ StatusOr<std::string> IamService::Call(const aws::CallContext& ctx, const aws::Q
     }
     return ok();
   }
-  if (a == "SimulatePrincipalPolicy") return Simulate(directory_, authorizer_, ctx, in);
+  if (a == "SimulatePrincipalPolicy" || a == "SimulateCustomPolicy") return Simulate(directory_, authorizer_, ctx, in);
+  if (a == "GetContextKeysForPrincipalPolicy" || a == "GetContextKeysForCustomPolicy")
+    return ContextKeysOf(directory_, ctx, in);
   return Internal(fmt::format("IAM action {} is listed but not dispatched", a));
 }
 
@@ -735,7 +878,8 @@ std::vector<aws::AuthRequest> IamService::AuthorizationFor(const aws::CallContex
     q.resource = policy_arn;
   } else if (ctx.action == "CreatePolicy") {
     q.resource = arn("policy", param("PolicyName"));
-  } else if (ctx.action == "SimulatePrincipalPolicy" && !param("PolicySourceArn").empty()) {
+  } else if ((ctx.action == "SimulatePrincipalPolicy" || ctx.action == "GetContextKeysForPrincipalPolicy") &&
+             !param("PolicySourceArn").empty()) {
     q.resource = param("PolicySourceArn");
   } else if (ctx.action == "CreateServiceLinkedRole") {
     q.resource = fmt::format("arn:aws:iam::{}:role/aws-service-role/{}/*", account, param("AWSServiceName"));

@@ -70,6 +70,36 @@ TEST_F(IamServiceTest, ModelValidationGivesIamsMessages) {
   EXPECT_TRUE(Call("CreateRole", {{"RoleName", "app"}, {"AssumeRolePolicyDocument", kTrust}, {"Path", "/a/b/"}}).ok());
 }
 
+// GetContextKeysFor*Policy: the keys the policies read, as first written, each once ignoring case,
+// the entity's stored policies before PolicyInputList.
+TEST_F(IamServiceTest, ContextKeysAreThePoliciesKeysOnceAsFirstWritten) {
+  constexpr char kTagged[] = R"({"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"ecs:*",)"
+                             R"("Resource":"arn:aws:ecs:*:*:cluster/${aws:username}",)"
+                             R"("Condition":{"StringEquals":{"aws:ResourceTag/Team":"blue"}}}]})";
+  constexpr char kInput[] = R"({"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"s3:*",)"
+                            R"("Resource":"*","Condition":{"IpAddress":{"aws:SourceIp":"10.0.0.0/8"},)"
+                            R"("StringLike":{"aws:resourcetag/team":"b*"}}}]})";
+  auto custom = Call("GetContextKeysForCustomPolicy", {{"PolicyInputList.member.1", kInput}});
+  ASSERT_TRUE(custom.ok()) << custom.status().ToString();
+  EXPECT_NE(custom->find("<GetContextKeysForCustomPolicyResult><ContextKeyNames><member>aws:SourceIp</member>"
+                         "<member>aws:resourcetag/team</member></ContextKeyNames></GetContextKeysForCustomPolicyResult>"),
+            std::string::npos)
+      << *custom;
+  ASSERT_TRUE(Call("CreateUser", {{"UserName", "alice"}}).ok());
+  ASSERT_TRUE(Call("PutUserPolicy", {{"UserName", "alice"}, {"PolicyName", "p"}, {"PolicyDocument", kTagged}}).ok());
+  auto principal = Call("GetContextKeysForPrincipalPolicy",
+                        {{"PolicySourceArn", "arn:aws:iam::" + account_.str() + ":user/alice"},
+                         {"PolicyInputList.member.1", kInput}});
+  ASSERT_TRUE(principal.ok()) << principal.status().ToString();
+  EXPECT_NE(principal->find("<ContextKeyNames><member>aws:username</member><member>aws:ResourceTag/Team</member>"
+                            "<member>aws:SourceIp</member></ContextKeyNames>"),
+            std::string::npos)
+      << *principal;
+  auto bad = Call("GetContextKeysForCustomPolicy", {{"PolicyInputList.member.1", "{"}});
+  EXPECT_TRUE(IsError(bad.status(), Error::kInvalidInput));
+  EXPECT_EQ(bad.status().message(), "PolicyInputList.1: This policy contains invalid Json");
+}
+
 TEST_F(IamServiceTest, GetUserWithoutNameIsTheRootUser) {
   auto body = Call("GetUser", {});
   ASSERT_TRUE(body.ok()) << body.status().ToString();
