@@ -349,6 +349,36 @@ class Compiler {
     ~Leave() { building.pop_back(); }
   };
 
+  // The runtime's TLS options and their hosts, for the ClientHello.
+  TlsOptionsSpec TlsOptions() const {
+    auto strings = [](const json::object& o, std::string_view key) -> std::optional<std::vector<std::string>> {
+      const json::value* v = o.if_contains(key);
+      if (!v || !v->is_array()) return std::nullopt;
+      std::vector<std::string> out;
+      for (const json::value& e : v->get_array())
+        if (e.is_string()) out.emplace_back(e.get_string());
+      return out;
+    };
+    TlsOptionsSpec spec;
+    for (const auto& [name, o] : runtime_.tls_options) {
+      TlsOptionsConfig c;
+      c.min_version = String(o, "minVersion");
+      c.max_version = String(o, "maxVersion");
+      c.cipher_suites = strings(o, "cipherSuites");
+      c.curve_preferences = strings(o, "curvePreferences");
+      if (const json::object* auth = Object(o, "clientAuth")) {
+        c.client_ca_files = strings(*auth, "caFiles").value_or(std::vector<std::string>{});
+        c.client_auth_type = String(*auth, "clientAuthType");
+      }
+      c.sni_strict = Bool(o, "sniStrict").value_or(false);
+      c.alpn_protocols = strings(o, "alpnProtocols");
+      c.disable_session_tickets = Bool(o, "disableSessionTickets").value_or(false);
+      spec.options[name] = std::move(c);
+    }
+    spec.hosts_by_entry_point = runtime_.tls_options_by_host;
+    return spec;
+  }
+
   // The static certificates; one that does not load is an error and left out.
   std::shared_ptr<const TlsCertificates> LoadCertificates() {
     auto files = [](const json::object& o) {
@@ -359,7 +389,7 @@ class Compiler {
       if (cert.is_object()) certificates.push_back(files(cert.get_object()));
     std::optional<CertificateFiles> default_certificate;
     if (!runtime_.default_certificate.empty()) default_certificate = files(runtime_.default_certificate);
-    return TlsCertificates::Load(certificates, default_certificate, errors_);
+    return TlsCertificates::Load(certificates, default_certificate, errors_, TlsOptions());
   }
 
   const RuntimeConfig& runtime_;
