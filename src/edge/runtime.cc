@@ -400,6 +400,8 @@ void ResolveTlsOptions(RuntimeConfig& rt) {
       r.options = "default";
     }
     for (const Named& r : routers) {
+      // A router with no Host to select its options by is served with the default ones.
+      rt.tls_options_by_router[ep][r.router] = r.domains.empty() ? std::string("default") : r.options;
       for (const std::string& d : r.domains) {
         auto [it, added] = hosts.try_emplace(d, r.options);
         if (!added && it->second != r.options) it->second = "default";
@@ -413,7 +415,7 @@ void ResolveTlsOptions(RuntimeConfig& rt) {
 RuntimeConfig BuildRuntime(const std::vector<ProviderConfiguration>& providers,
                            const std::vector<std::string>& entry_points,
                            const std::vector<std::string>& default_entry_points, const RuleChecker& check_rule,
-                           const MiddlewareChecker& check_middleware) {
+                           const MiddlewareChecker& check_middleware, const TlsOptionsChecker& check_tls_options) {
   RuntimeConfig rt;
   std::set<std::string> tls_options;
   std::vector<std::string> default_tls_option_providers;
@@ -553,6 +555,10 @@ RuntimeConfig BuildRuntime(const std::vector<ProviderConfiguration>& providers,
                 options.empty() || options == "default" ? "default" : QualifiedName(options, router.provider);
             if (tls_options.count(qualified) == 0) {
               error = fmt::format("building router handler: unknown TLS options: {}", qualified);
+            } else if (check_tls_options) {
+              auto it = rt.tls_options.find(qualified);
+              const std::string why = it == rt.tls_options.end() ? std::string() : check_tls_options(it->second);
+              if (!why.empty()) error = fmt::format("building router handler: building TLS config: {}", why);
             }
           }
           if (error.empty()) {

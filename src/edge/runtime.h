@@ -108,6 +108,9 @@ struct RuntimeConfig {
   // configuration): the hosts the Host matchers of its TLS routers name ("*" for Host(`*`)), each
   // with its routers' options, or `default` where they differ.
   std::map<std::string, std::map<std::string, std::string>> tls_options_by_host;
+  // Per entry point, the options each TLS router's requests must have come with (Traefik's
+  // ResolvedOptions, which its snicheck compares with the connection's: 421 otherwise).
+  std::map<std::string, std::map<std::string, std::string>> tls_options_by_router;
 
   // Records a health probe's verdict. False (and no change) when there is no such service.
   bool SetServerStatus(std::string_view service, std::string_view url, ServerStatus status);
@@ -121,13 +124,19 @@ using RuleChecker = std::function<std::string(std::string_view rule)>;
 // (added to the middleware and its routers, disabling both, as Traefik does).
 using MiddlewareChecker = std::function<std::string(std::string_view type, const boost::json::object& options)>;
 
+// What the TLS layer says of a `tls.options.<name>` object: empty when it builds, else Traefik's
+// words ("invalid CipherSuite: X"); its routers are disabled with "building router handler:
+// building TLS config: <why>".
+using TlsOptionsChecker = std::function<std::string(const boost::json::object& options)>;
+
 // `entry_points`: every static entry point's name; `default_entry_points`: those a router naming
 // none gets (DefaultEntryPoints in edge/api.h computes Traefik's choice). `check_middleware` may be
 // empty (every middleware of a known kind builds).
 RuntimeConfig BuildRuntime(const std::vector<ProviderConfiguration>& providers,
                            const std::vector<std::string>& entry_points,
                            const std::vector<std::string>& default_entry_points, const RuleChecker& check_rule,
-                           const MiddlewareChecker& check_middleware = {});
+                           const MiddlewareChecker& check_middleware = {},
+                           const TlsOptionsChecker& check_tls_options = {});
 
 // The qualified form of `name` referenced from `provider`: unchanged when it has an '@'
 // (Traefik's provider.GetQualifiedName).

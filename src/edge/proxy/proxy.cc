@@ -1007,6 +1007,12 @@ asio::awaitable<bool> Proxy::Impl::Handle(Worker& w, ClientStream& client,
                                                        keep_alive)) &&
         keep_alive;
   }
+  // Traefik's snicheck: the router's options must be those the connection shook hands with.
+  if (SSL* ssl = client.ssl(); ssl && TlsCertificates::OptionsName(ssl) != route->tls_options) {
+    co_return co_await WriteAll(client, Answered(outcome, 421, "text/plain; charset=utf-8", "Misdirected Request\n",
+                                                 keep_alive)) &&
+        keep_alive;
+  }
   const RetryConfig* retry = nullptr;
   CookiePlan cookies;
   for (size_t i = 0; i < route->chain.size(); ++i) {

@@ -313,7 +313,8 @@ RuntimeConfig Runtime(const std::string& config_text) {
                       [](std::string_view rule) -> std::string {
                         auto parsed = Rule::Parse(rule);
                         return parsed.ok() ? std::string() : std::string(parsed.status().message());
-                      });
+                      },
+                      {}, CheckTlsOptionsJson);
 }
 
 class TlsProxyTest : public ::testing::Test {
@@ -589,6 +590,11 @@ TEST_F(TlsProxyTest, ACipherOutsideTheListIsRefused) {
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_NE(errors[0].find("invalid CipherSuite: TLS_NOPE"), std::string::npos) << errors[0];
   EXPECT_FALSE(TlsRequest(port_, "app.test", GetRequest("app.test")).handshake);
+  const RouterInfo broken =
+      Runtime(OptionsConfig(cert, "PathPrefix(`/`)", "", R"("default":{"cipherSuites":["TLS_NOPE"]})")).routers.at("r@file");
+  EXPECT_EQ(broken.status, RuntimeStatus::kDisabled);
+  ASSERT_EQ(broken.errors.size(), 1u);
+  EXPECT_EQ(broken.errors[0], "building router handler: building TLS config: invalid CipherSuite: TLS_NOPE");
 }
 
 TEST_F(TlsProxyTest, SniStrictRefusesAnUnknownNameAndNoName) {
@@ -663,6 +669,12 @@ TEST_F(TlsProxyTest, EachHostGetsItsRoutersOptionsAndDifferentOptionsOnOneHostGe
   EXPECT_TRUE(Answered200(TlsRequest(port_, "b.test", GetRequest("b.test"), tls12)));
   // c.test is named with tls13 and with default: the default options, and a warning on c1.
   EXPECT_TRUE(Answered200(TlsRequest(port_, "c.test", GetRequest("c.test", "/1"), tls12)));
+  // Traefik's snicheck: a request for a router whose options are not the connection's is 421.
+  TlsReply fronted = TlsRequest(port_, "b.test", GetRequest("a.test"));
+  EXPECT_TRUE(fronted.response.starts_with("HTTP/1.1 421 ")) << fronted.response;
+  EXPECT_EQ(Body(fronted.response), "Misdirected Request\n");
+  EXPECT_TRUE(TlsRequest(port_, "a.test", GetRequest("b.test")).response.starts_with("HTTP/1.1 421 "));
+  EXPECT_TRUE(Answered200(TlsRequest(port_, "c.test", GetRequest("b.test"))));  // both default
   RuntimeConfig rt = Runtime(fmt::format(R"J({{"http":{{"routers":{{
         "c1":{{"rule":"Host(`c.test`)","service":"s","tls":{{"options":"tls13"}}}},
         "c2":{{"rule":"Host(`c.test`)","service":"s","tls":{{}}}},
@@ -837,6 +849,59 @@ tls:
     EXPECT_EQ(body->body.find("PRIVATE KEY"), std::string::npos) << path;
     EXPECT_EQ(body->body.find(key_file), std::string::npos) << path;
   }
+}
+
+TEST_F(TlsEdgeTest, AFilesTlsOptionsApplyToTheirRoutersHostAndTheApiShowsTheRoutersOptions) {
+  PemPair pair = GenerateSelfSigned("app.test", {"app.test", "open.test"}, 30, true);
+  TestCa ca("file CA");
+  const PemPair client = ca.Issue("file client");
+  StartEdge(fmt::format(R"(
+http:
+  routers:
+    app:
+      rule: Host(`app.test`)
+      service: s
+      entryPoints: [websecure]
+      tls:
+        options: mtls
+    open:
+      rule: Host(`open.test`)
+      service: s
+      entryPoints: [websecure]
+      tls: {{}}
+  services:
+    s:
+      loadBalancer:
+        servers: [{{url: BACKEND}}]
+tls:
+  certificates:
+    - certFile: {}
+      keyFile: {}
+  options:
+    mtls:
+      minVersion: VersionTLS13
+      sniStrict: true
+      clientAuth:
+        caFiles: [{}]
+        clientAuthType: RequireAndVerifyClientCert
+)",
+                        dir_.Write("app.crt", pair.cert), dir_.Write("app.key", pair.key),
+                        dir_.Write("ca.pem", ca.CertPem())));
+  const uint16_t port = ports_.at("websecure");
+  EXPECT_TRUE(Answered200(TlsRequest(port, "app.test", GetRequest("app.test"),
+                                     {.cert_pem = client.cert, .key_pem = client.key})));
+  EXPECT_TRUE(TlsRequest(port, "app.test", GetRequest("app.test")).response.empty());
+  EXPECT_FALSE(TlsRequest(port, "app.test", GetRequest("app.test"),
+                          {.max_version = TLS1_2_VERSION, .cert_pem = client.cert, .key_pem = client.key})
+                   .handshake);
+  // open.test keeps Traefik's default options: TLS 1.2, no client certificate.
+  EXPECT_TRUE(Answered200(TlsRequest(port, "open.test", GetRequest("open.test"), {.max_version = TLS1_2_VERSION})));
+
+  auto router = Send(ports_.at("traefik"), "GET", "/api/http/routers/app@file", "");
+  ASSERT_TRUE(router.ok());
+  json::object o = json::parse(router->body).as_object();
+  EXPECT_EQ(o.at("status"), "enabled") << router->body;
+  EXPECT_EQ(o.at("tls").as_object().at("options"), "mtls") << router->body;
 }
 
 }  // namespace
