@@ -151,11 +151,11 @@ int64_t NotAfterUnix(X509* cert) {
 // the same suite; "" for TLS 1.3's suites, which Go does not let a configuration choose (they are
 // accepted and change nothing, as in Traefik) and for TLS_FALLBACK_SCSV, which OpenSSL always
 // honours.
-struct CipherName {
+struct GoName {
   std::string_view go;
   std::string_view openssl;
 };
-constexpr CipherName kCipherNames[] = {
+constexpr GoName kCipherNames[] = {
     {"TLS_RSA_WITH_RC4_128_SHA", "RC4-SHA"},
     {"TLS_RSA_WITH_3DES_EDE_CBC_SHA", "DES-CBC3-SHA"},
     {"TLS_RSA_WITH_AES_128_CBC_SHA", "AES128-SHA"},
@@ -195,11 +195,7 @@ constexpr std::string_view kDefaultCiphers =
 
 // Traefik's CurveIDs and OpenSSL's group names; "" for Go's ML-KEM hybrids, which this OpenSSL
 // (3.0) does not have.
-struct CurveName {
-  std::string_view go;
-  std::string_view openssl;
-};
-constexpr CurveName kCurveNames[] = {
+constexpr GoName kCurveNames[] = {
     {"secp256r1", "P-256"}, {"CurveP256", "P-256"}, {"secp384r1", "P-384"}, {"CurveP384", "P-384"},
     {"secp521r1", "P-521"}, {"CurveP521", "P-521"}, {"x25519", "X25519"},   {"X25519", "X25519"},
     {"x25519mlkem768", ""}, {"X25519MLKEM768", ""}, {"secp256r1mlkem768", ""}, {"SecP256r1MLKEM768", ""},
@@ -207,6 +203,28 @@ constexpr CurveName kCurveNames[] = {
 };
 // Go's default curve preferences without its ML-KEM hybrid.
 constexpr std::string_view kDefaultGroups = "X25519:P-256:P-384:P-521";
+
+// OpenSSL's names for Go's `names` from `table`, joined by ':' (a name OpenSSL has no equivalent
+// for is skipped); `unknown` names the first that `table` lacks.
+template <size_t N>
+std::string OpenSslNames(const GoName (&table)[N], const std::vector<std::string>& names, std::string& unknown,
+                         std::string* without_equivalent = nullptr) {
+  std::string out;
+  for (const std::string& go : names) {
+    auto it = std::find_if(std::begin(table), std::end(table), [&](const GoName& g) { return g.go == go; });
+    if (it == std::end(table)) {
+      unknown = go;
+      return "";
+    }
+    if (it->openssl.empty()) {
+      if (without_equivalent && without_equivalent->empty()) *without_equivalent = go;
+      continue;
+    }
+    if (!out.empty()) out += ':';
+    out += it->openssl;
+  }
+  return out;
+}
 
 int VersionOf(std::string_view name) {
   if (name == "VersionTLS10") return TLS1_VERSION;
@@ -323,32 +341,16 @@ std::string Translate(const TlsOptionsConfig& config, TlsOptionSet& out) {
   }
   if (const int v = VersionOf(config.min_version)) out.min_version = v;
   if (const int v = VersionOf(config.max_version)) out.max_version = v;
-  if (config.cipher_suites) {
-    out.ciphers.clear();
-    for (const std::string& go : *config.cipher_suites) {
-      auto it = std::find_if(std::begin(kCipherNames), std::end(kCipherNames),
-                             [&](const CipherName& c) { return c.go == go; });
-      if (it == std::end(kCipherNames)) return fmt::format("invalid CipherSuite: {}", go);
-      if (it->openssl.empty()) continue;
-      if (!out.ciphers.empty()) out.ciphers += ':';
-      out.ciphers += it->openssl;
-    }
-  } else {
-    out.ciphers = kDefaultCiphers;
-  }
-  if (config.curve_preferences) {
-    out.groups.clear();
-    for (const std::string& go : *config.curve_preferences) {
-      auto it = std::find_if(std::begin(kCurveNames), std::end(kCurveNames),
-                             [&](const CurveName& c) { return c.go == go; });
-      if (it == std::end(kCurveNames)) return fmt::format("invalid CurveID in curvePreferences: {}", go);
-      if (it->openssl.empty()) return fmt::format("curvePreferences: {} is not available in the edge's OpenSSL", go);
-      if (!out.groups.empty()) out.groups += ':';
-      out.groups += it->openssl;
-    }
-  } else {
-    out.groups = kDefaultGroups;
-  }
+  std::string unknown;
+  out.ciphers = config.cipher_suites ? OpenSslNames(kCipherNames, *config.cipher_suites, unknown)
+                                     : std::string(kDefaultCiphers);
+  if (!unknown.empty()) return fmt::format("invalid CipherSuite: {}", unknown);
+  std::string unavailable;
+  out.groups = config.curve_preferences ? OpenSslNames(kCurveNames, *config.curve_preferences, unknown, &unavailable)
+                                        : std::string(kDefaultGroups);
+  if (!unknown.empty()) return fmt::format("invalid CurveID in curvePreferences: {}", unknown);
+  if (!unavailable.empty())
+    return fmt::format("curvePreferences: {} is not available in the edge's OpenSSL", unavailable);
   out.sni_strict = config.sni_strict;
   out.alpn_configured = config.alpn_protocols.value_or(std::vector<std::string>{"h2", "http/1.1", "acme-tls/1"});
   for (const std::string& p : out.alpn_configured)

@@ -550,6 +550,23 @@ std::string OptionsConfig(const CertificateFiles& cert, const std::string& rule,
 
 bool Answered200(const TlsReply& r) { return r.response.starts_with("HTTP/1.1 200 "); }
 
+TEST(TlsOptionsCheckTest, NamesAreTraefiksAndAnUnknownOneIsItsError) {
+  EXPECT_EQ(CheckTlsOptions({}), "");
+  EXPECT_EQ(CheckTlsOptions({.cipher_suites = std::vector<std::string>{"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+                                                                       "TLS_CHACHA20_POLY1305_SHA256"},
+                             .curve_preferences = std::vector<std::string>{"secp384r1", "X25519", "CurveP521"}}),
+            "");
+  EXPECT_EQ(CheckTlsOptions({.cipher_suites = std::vector<std::string>{"ECDHE-RSA-AES128-GCM-SHA256"}}),
+            "invalid CipherSuite: ECDHE-RSA-AES128-GCM-SHA256");  // OpenSSL's name is not Go's
+  EXPECT_EQ(CheckTlsOptions({.curve_preferences = std::vector<std::string>{"P-256"}}),
+            "invalid CurveID in curvePreferences: P-256");
+  EXPECT_EQ(CheckTlsOptions({.curve_preferences = std::vector<std::string>{"X25519MLKEM768"}}),
+            "curvePreferences: X25519MLKEM768 is not available in the edge's OpenSSL");
+  EXPECT_EQ(CheckTlsOptions({.client_auth_type = "RequireAndVerifyClientCert"}),
+            "invalid clientAuthType: RequireAndVerifyClientCert, CAFiles is required");
+  EXPECT_EQ(CheckTlsOptions({.client_auth_type = "Sometimes"}), "unknown client auth type \"Sometimes\"");
+}
+
 TEST_F(TlsProxyTest, MinVersionTls13RefusesATls12Client) {
   CertificateFiles cert = WriteCertificate(dir_, "app", "app.test", {"app.test"});
   auto errors = Serve(OptionsConfig(cert, "PathPrefix(`/`)", "", R"("default":{"minVersion":"VersionTLS13"})"));
@@ -645,9 +662,6 @@ TEST_F(TlsProxyTest, RequireAndVerifyClientCertTakesOnlyCertificatesOfItsCa) {
   EXPECT_TRUE(TlsRequest(port_, "app.test", GetRequest("app.test")).response.empty());
   // A name outside the router's Host keeps the default options: no certificate asked.
   EXPECT_TRUE(TlsRequest(port_, "other.test", "").handshake);
-  EXPECT_EQ(CheckTlsOptions({.client_auth_type = "RequireAndVerifyClientCert"}),
-            "invalid clientAuthType: RequireAndVerifyClientCert, CAFiles is required");
-  EXPECT_EQ(CheckTlsOptions({.client_auth_type = "Sometimes"}), "unknown client auth type \"Sometimes\"");
 }
 
 TEST_F(TlsProxyTest, EachHostGetsItsRoutersOptionsAndDifferentOptionsOnOneHostGetTheDefault) {
