@@ -6,6 +6,7 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/rand.h>
+#include <openssl/sha.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
@@ -309,6 +310,9 @@ struct TlsOptionSet {
   std::vector<std::string> alpn_configured;   // as configured
   std::vector<std::string> alpn_served;       // those the edge serves, in order
   bool no_tickets = false;
+  // SHA-256 of the name: sessions resume only under the option set they were made with (and
+  // OpenSSL refuses to resume a verified session without one).
+  unsigned char session_context[32] = {};
 };
 
 namespace {
@@ -364,6 +368,7 @@ std::string Translate(const TlsOptionsConfig& config, TlsOptionSet& out) {
 StatusOr<std::shared_ptr<TlsOptionSet>> BuildOptionSet(const std::string& name, const TlsOptionsConfig& config) {
   auto out = std::make_shared<TlsOptionSet>();
   out->name = name;
+  SHA256(reinterpret_cast<const unsigned char*>(name.data()), name.size(), out->session_context);
   if (std::string why = Translate(config, *out); !why.empty()) return InvalidArgument(why);
   if (!config.client_ca_files.empty()) {
     out->ca_store = X509_STORE_new();
@@ -407,6 +412,7 @@ int OnClientHello(SSL* ssl, int* alert, void* arg) {
     cert = &set->default_certificate();
   }
   if (cert->context() != SSL_get_SSL_CTX(ssl)) SSL_set_SSL_CTX(ssl, cert->context());
+  SSL_set_session_id_context(ssl, options->session_context, sizeof(options->session_context));
   // Go lets a server offer TLS 1.0 and 1.1; OpenSSL 3 does so only at security level 0.
   if (options->min_version < TLS1_2_VERSION) SSL_set_security_level(ssl, 0);
   SSL_set_min_proto_version(ssl, options->min_version);

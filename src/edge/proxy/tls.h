@@ -3,7 +3,11 @@
 // dynamic configuration), chosen per connection by the ClientHello's server name (SNI): a
 // certificate naming it exactly, then one whose wildcard (`*.example.com`, one label) covers it,
 // then the default. Without a configured default, the process's generated one ("PADDOCK DEFAULT
-// CERT", self-signed, made in memory once, as Traefik's "TRAEFIK DEFAULT CERT").
+// CERT", self-signed, made in memory once, as Traefik's "TRAEFIK DEFAULT CERT"). With them,
+// Traefik's TLS options (`tls.options.<name>`): at the ClientHello, the option set of the server
+// name's host on the connection's entry point (TlsOptionsSpec, as the runtime resolves it) sets
+// the connection's versions, ciphers, curves, client-certificate policy, tickets and ALPN, or
+// refuses it (sniStrict without a certificate for the name, an option set that did not build).
 //
 // A set is built with each table (edge/proxy/compile.h) and swapped with it; a certificate that
 // does not load is an error (naming its file, never its contents) and the others are served.

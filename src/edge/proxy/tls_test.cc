@@ -74,6 +74,8 @@ struct TlsReply {
   std::string version;   // "TLSv1.2", "TLSv1.3"
   std::string cipher;    // OpenSSL's name
   std::string alpn;      // the protocol the server chose; "" none
+  std::shared_ptr<SSL_SESSION> session;  // to resume, once the response was read
+  bool resumed = false;
 };
 
 // What the test client offers: versions up to `max_version` (0: any), TLS 1.2 `ciphers`
@@ -84,6 +86,7 @@ struct ClientTls {
   std::string cert_pem{};
   std::string key_pem{};
   std::vector<std::string> alpn{};
+  SSL_SESSION* session = nullptr;  // to resume
 };
 
 // One request over TLS to 127.0.0.1:`port`, with `sni` as the server name (none when empty); the
@@ -127,6 +130,7 @@ TlsReply TlsRequest(uint16_t port, const std::string& sni, const std::string& re
   SSL* ssl = SSL_new(ctx);
   SSL_set_fd(ssl, fd);
   if (!sni.empty()) SSL_set_tlsext_host_name(ssl, sni.c_str());
+  if (offer.session) SSL_set_session(ssl, offer.session);
   if (SSL_connect(ssl) == 1) {
     out.handshake = true;
     out.version = SSL_get_version(ssl);
@@ -147,8 +151,14 @@ TlsReply TlsRequest(uint16_t port, const std::string& sni, const std::string& re
     if (!request.empty()) {
       SSL_write(ssl, request.data(), static_cast<int>(request.size()));
       char buf[4096];
-      for (int n; (n = SSL_read(ssl, buf, sizeof(buf))) > 0;) out.response.append(buf, static_cast<size_t>(n));
+      for (int n; (n = SSL_read(ssl, buf, sizeof(buf))) > 0;) {
+        out.response.append(buf, static_cast<size_t>(n));
+        // A copy, once the answer came (a TLS 1.3 ticket comes before it): the connection's own is
+        // marked spent when the server closes without close_notify.
+        if (!out.session) out.session = std::shared_ptr<SSL_SESSION>(SSL_SESSION_dup(SSL_get0_session(ssl)), SSL_SESSION_free);
+      }
     }
+    out.resumed = SSL_session_reused(ssl) == 1;
   }
   ERR_clear_error();
   SSL_free(ssl);
@@ -651,6 +661,23 @@ TEST_F(TlsProxyTest, RequireAndVerifyClientCertTakesOnlyCertificatesOfItsCa) {
     TlsReply with_other = TlsRequest(port_, "app.test", GetRequest("app.test"),
                                      {.max_version = version, .cert_pem = stranger.cert, .key_pem = stranger.key});
     EXPECT_TRUE(with_other.response.empty()) << with_other.response;
+  }
+  // A session resumes under the options it was made with (its verified certificate with it).
+  for (int version : {TLS1_2_VERSION, TLS1_3_VERSION}) {
+    SCOPED_TRACE(version);
+    TlsReply first = TlsRequest(port_, "app.test", GetRequest("app.test"),
+                                {.max_version = version, .cert_pem = good.cert, .key_pem = good.key});
+    ASSERT_TRUE(Answered200(first)) << first.response;
+    TlsReply again = TlsRequest(port_, "app.test", GetRequest("app.test"),
+                                {.max_version = version, .session = first.session.get()});
+    EXPECT_TRUE(again.resumed);
+    EXPECT_TRUE(Answered200(again)) << again.response;
+    // Made under the default options (other.test), it is not taken for app.test's.
+    TlsReply open = TlsRequest(port_, "other.test", GetRequest("other.test"), {.max_version = version});
+    TlsReply crossed = TlsRequest(port_, "app.test", GetRequest("app.test"),
+                                  {.max_version = version, .session = open.session.get()});
+    EXPECT_FALSE(crossed.resumed);
+    EXPECT_TRUE(crossed.response.empty()) << crossed.response;
   }
   // RequireAnyClientCert takes any certificate but none; the CA is still Traefik's requirement for
   // the verifying types only.
