@@ -131,9 +131,10 @@ class Compiler {
       const json::value* tls = router.config.if_contains("tls");
       auto& by_entry_point = tls && !tls->is_null() ? table->tls_routes : table->routes;
       for (const std::string& ep : router.using_entry_points) {
-        by_entry_point[ep].push_back(*route);
+        Route& added = by_entry_point[ep].emplace_back(*route);
+        // The options Traefik's snicheck holds its requests to on this entry point.
         if (auto on_ep = runtime_.tls_options_by_router.find(ep); on_ep != runtime_.tls_options_by_router.end())
-          if (auto it = on_ep->second.find(name); it != on_ep->second.end()) by_entry_point[ep].back().tls_options = it->second;
+          if (auto it = on_ep->second.find(name); it != on_ep->second.end()) added.tls_options = it->second;
       }
     }
     for (auto* by_entry_point : {&table->routes, &table->tls_routes})
