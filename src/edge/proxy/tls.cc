@@ -307,8 +307,7 @@ struct TlsOptionSet {
   bool verify_any = false;  // RequestClientCert, RequireAnyClientCert: any certificate is taken
   X509_STORE* ca_store = nullptr;             // owned; clientAuth.caFiles
   STACK_OF(X509_NAME)* ca_names = nullptr;    // owned; their subjects, sent in CertificateRequest
-  std::vector<std::string> alpn_configured;   // as configured
-  std::vector<std::string> alpn_served;       // those the edge serves, in order
+  std::vector<std::string> alpn_configured;   // as configured; the edge selects only those it serves
   bool no_tickets = false;
   // SHA-256 of the name: sessions resume only under the option set they were made with (and
   // OpenSSL refuses to resume a verified session without one).
@@ -357,8 +356,6 @@ std::string Translate(const TlsOptionsConfig& config, TlsOptionSet& out) {
     return fmt::format("curvePreferences: {} is not available in the edge's OpenSSL", unavailable);
   out.sni_strict = config.sni_strict;
   out.alpn_configured = config.alpn_protocols.value_or(std::vector<std::string>{"h2", "http/1.1", "acme-tls/1"});
-  for (const std::string& p : out.alpn_configured)
-    if (Served(p)) out.alpn_served.push_back(p);
   out.no_tickets = config.disable_session_tickets;
   return "";
 }
