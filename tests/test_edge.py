@@ -44,9 +44,10 @@ def host(name):
     return f"{name}.localhost"
 
 
-def labels(name, drain_timeout=None, tls=False):
+def labels(name, drain_timeout=None, tls=False, tls_options=None):
     """A router `name` for Host(`<name>.localhost`) to a service `name` on port 8080, health-checked;
-    with `tls`, as Rise labels a TLS router: on `websecure`, `tls` with a certresolver."""
+    with `tls`, as Rise labels a TLS router: on `websecure`, `tls` with a certresolver; `tls_options`
+    names the router's TLS options."""
     out = {
         f"traefik.http.routers.{name}.rule": f"Host(`{host(name)}`)",
         f"traefik.http.services.{name}.loadbalancer.server.port": "8080",
@@ -59,6 +60,8 @@ def labels(name, drain_timeout=None, tls=False):
         out[f"traefik.http.routers.{name}.entrypoints"] = "websecure"
         out[f"traefik.http.routers.{name}.tls"] = "true"
         out[f"traefik.http.routers.{name}.tls.certresolver"] = "letsencrypt"
+    if tls_options:
+        out[f"traefik.http.routers.{name}.tls.options"] = tls_options
     return out
 
 
@@ -202,7 +205,9 @@ class Edge(unittest.TestCase):
             f.write("http:\n  routers:\n    static:\n      rule: Host(`file.localhost`)\n      service: static\n"
                     "  services:\n    static:\n      loadBalancer:\n        servers:\n"
                     f"          - url: http://127.0.0.1:{cls.static.server_address[1]}\n"
-                    f"tls:\n  certificates:\n    - certFile: {cls.cert}\n      keyFile: {key}\n")
+                    f"tls:\n  certificates:\n    - certFile: {cls.cert}\n      keyFile: {key}\n"
+                    # TLS options a label names (`tls.options=tls13@file`): labels cannot define them.
+                    "  options:\n    tls13:\n      minVersion: VersionTLS13\n")
         # The http provider's endpoint: the same pages over TLS, with a certificate for 127.0.0.1 that
         # only --edge-http-tls-ca makes trusted, answering only polls with --edge-http-header's token.
         provider_cert = os.path.join(cls.tmp, "provider.crt")
@@ -242,13 +247,13 @@ class Edge(unittest.TestCase):
         th.httpd_image(cls.state_dir, cls.tmp, "busybox:edge", PAGE)
         cls.ecs.create_cluster(clusterName="default")
 
-    def register(self, family, name, drain_timeout=None, image="busybox:edge", tls=False):
+    def register(self, family, name, drain_timeout=None, image="busybox:edge", tls=False, tls_options=None):
         return self.ecs.register_task_definition(
             family=family, networkMode="awsvpc", requiresCompatibilities=["FARGATE"], cpu="256", memory="512",
             containerDefinitions=[{"name": "app", "image": image, "essential": True, "stopTimeout": 5,
                                    "linuxParameters": {"initProcessEnabled": True},
                                    "portMappings": [{"containerPort": 8080}],
-                                   "dockerLabels": labels(name, drain_timeout, tls)}],
+                                   "dockerLabels": labels(name, drain_timeout, tls, tls_options)}],
         )["taskDefinition"]["taskDefinitionArn"]
 
     def create_service(self, name, task_definition, count):
@@ -398,6 +403,36 @@ class Edge(unittest.TestCase):
         status, router = self.api("/api/http/routers/secure@ecs")
         self.assertEqual((status, router["status"], router["using"]), (200, "warning", ["websecure"]))
         self.assertIn("letsencrypt", " ".join(router["error"]))
+
+    def test_a_labels_tls_options_from_the_file_refuse_tls_1_2_on_its_host_only(self):
+        self.create_service("strict", self.register("edge-strict", "strict", tls=True, tls_options="tls13@file"), 1)
+        self.await_servers_up("strict", 1)
+
+        def get(name, max_version=None):
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE
+            if max_version:
+                context.maximum_version = max_version
+            with socket.create_connection(("127.0.0.1", self.websecure_port), timeout=10) as raw:
+                with context.wrap_socket(raw, server_hostname=host(name)) as tls:
+                    tls.sendall(f"GET / HTTP/1.1\r\nHost: {host(name)}\r\nConnection: close\r\n\r\n".encode())
+                    response = b""
+                    while chunk := tls.recv(65536):
+                        response += chunk
+                    return tls.version(), response
+
+        version, response = get("strict")
+        self.assertEqual(version, "TLSv1.3")
+        self.assertTrue(response.startswith(b"HTTP/1.1 200 "), response)
+        with self.assertRaises(ssl.SSLError):
+            get("strict", ssl.TLSVersion.TLSv1_2)
+        # Another host keeps the default options: TLS 1.2 is served (a 404: no router there).
+        version, response = get("elsewhere", ssl.TLSVersion.TLSv1_2)
+        self.assertEqual(version, "TLSv1.2")
+        self.assertTrue(response.startswith(b"HTTP/1.1 404 "), response)
+        status, router = self.api("/api/http/routers/strict@ecs")
+        self.assertEqual((status, router["tls"]["options"]), (200, "tls13@file"))
 
     def test_a_file_route_of_paddock_up_is_served_beside_the_labels(self):
         conn = http.client.HTTPConnection("127.0.0.1", self.web_port, timeout=10)

@@ -266,7 +266,8 @@ Status Edge::Impl::Rebuild() {
                                        [](std::string_view rule) -> std::string {
                                          auto parsed = Rule::Parse(rule);
                                          return parsed.ok() ? std::string() : std::string(parsed.status().message());
-                                       });
+                                       },
+                                       {}, CheckTlsOptionsJson);
   CompileResult compiled = Compile(runtime, registry_);
   errors.insert(errors.end(), compiled.errors.begin(), compiled.errors.end());
 

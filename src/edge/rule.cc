@@ -1469,6 +1469,24 @@ bool Rule::Matches(const RequestFacts& request) const {
 
 const std::string& Rule::text() const { return text_; }
 
+namespace {
+void CollectDomains(const Node& n, std::vector<std::string>& out) {
+  if (n.kind == Kind::kHost) {
+    std::string_view d = n.args[0];
+    if (d.size() > 1 && d.back() == '.') d.remove_suffix(1);  // as Traefik's HostSNI
+    out.emplace_back(d);
+  }
+  if (n.kind == Kind::kHostAny) out.emplace_back("*");
+  for (const Node& c : n.children) CollectDomains(c, out);
+}
+}  // namespace
+
+std::vector<std::string> Rule::Domains() const {
+  std::vector<std::string> out;
+  if (root_) CollectDomains(*root_, out);
+  return out;
+}
+
 int Rule::DefaultPriority() const { return static_cast<int>(text_.size()); }
 
 Constraint::Constraint(std::shared_ptr<const Rule::Node> root) : root_(std::move(root)) {}

@@ -104,6 +104,10 @@ class Rule {
 
   const std::string& text() const;
 
+  // Traefik's ParseDomains: the argument of every Host matcher, lower-cased, in the rule's order
+  // (negated ones too, as Traefik's); "*" for Host(`*`). What a TLS router's options apply to.
+  std::vector<std::string> Domains() const;
+
   // The priority Traefik gives a router without one: len(rule), the rule text's length in bytes.
   int DefaultPriority() const;
 

@@ -114,6 +114,13 @@ TEST(Rule, HostWildcards) {
   });
 }
 
+TEST(Rule, DomainsAreTraefiksParseDomains) {
+  auto rule = Rule::Parse("(Host(`A.Test`) && PathPrefix(`/a`)) || !Host(`b.test.`) || HostRegexp(`^c`) || Host(`*`)");
+  ASSERT_TRUE(rule.ok()) << rule.status().ToString();
+  EXPECT_EQ(rule->Domains(), (std::vector<std::string>{"a.test", "b.test", "*"}));
+  EXPECT_TRUE(Rule::Parse("PathPrefix(`/`)")->Domains().empty());
+}
+
 TEST(Rule, HostRegexpMatchesTheLowercasedHostUnanchored) {
   ExpectCases({
       {"HostRegexp(`^[a-zA-Z-]+\\.com$`)", {.host = "example.com:8080"}, true},

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "edge/internal/go_json.h"
+#include "edge/rule.h"
 
 namespace paddock::edge {
 namespace {
@@ -351,10 +352,70 @@ std::string QualifiedName(std::string_view name, std::string_view provider) {
   return fmt::format("{}@{}", name, provider);
 }
 
+namespace {
+
+// Traefik's resolveHTTPTLSOptions and the TCP router's per-SNI TLS configuration (pkg/server/
+// aggregator.go, router/tcp/manager.go), per entry point: every host a TLS router's Host matchers
+// name takes that router's options; a host named by routers with different options takes the
+// default options for all of them (and a router whose options then do not apply gets a warning),
+// as does a router with options of its own and no Host to select them by.
+void ResolveTlsOptions(RuntimeConfig& rt) {
+  struct Named {
+    std::string router;
+    std::string options;                // qualified, or "default"
+    std::vector<std::string> domains;   // lower-cased
+  };
+  std::map<std::string, std::vector<Named>> by_entry_point;
+  for (auto& [name, router] : rt.routers) {
+    if (router.status == RuntimeStatus::kDisabled) continue;
+    const boost::json::object* tls = ObjectMember(router.config, "tls");
+    if (tls == nullptr) continue;
+    auto rule = Rule::Parse(StringMember(router.config, "rule"));
+    if (!rule.ok()) continue;
+    const std::string options = StringMember(*tls, "options");
+    Named named{name, options.empty() || options == "default" ? "default" : QualifiedName(options, router.provider),
+                rule->Domains()};
+    if (named.domains.empty() && named.options != "default") {
+      router.AddError(fmt::format("no domain found in rule {}, the TLS option {} cannot be applied",
+                                  StringMember(router.config, "rule"), named.options),
+                      false);
+    }
+    for (const std::string& ep : router.using_entry_points) by_entry_point[ep].push_back(named);
+  }
+  for (auto& [ep, routers] : by_entry_point) {
+    std::map<std::string, std::set<std::string>> options_by_host;
+    for (const Named& r : routers)
+      for (const std::string& d : r.domains) options_by_host[d].insert(r.options);
+    std::map<std::string, std::string>& hosts = rt.tls_options_by_host[ep];
+    for (Named& r : routers) {
+      bool conflicting = false;
+      for (const std::string& d : r.domains) conflicting = conflicting || options_by_host[d].size() > 1;
+      if (!conflicting) continue;
+      if (r.options != "default") {
+        rt.routers.at(r.router).AddError(
+            "router's TLSOptions configuration is conflicting with other routers on the same entrypoint and host, "
+            "default TLS options will be used instead",
+            false);
+      }
+      r.options = "default";
+    }
+    for (const Named& r : routers) {
+      // A router with no Host to select its options by is served with the default ones.
+      rt.tls_options_by_router[ep][r.router] = r.domains.empty() ? std::string("default") : r.options;
+      for (const std::string& d : r.domains) {
+        auto [it, added] = hosts.try_emplace(d, r.options);
+        if (!added && it->second != r.options) it->second = "default";
+      }
+    }
+  }
+}
+
+}  // namespace
+
 RuntimeConfig BuildRuntime(const std::vector<ProviderConfiguration>& providers,
                            const std::vector<std::string>& entry_points,
                            const std::vector<std::string>& default_entry_points, const RuleChecker& check_rule,
-                           const MiddlewareChecker& check_middleware) {
+                           const MiddlewareChecker& check_middleware, const TlsOptionsChecker& check_tls_options) {
   RuntimeConfig rt;
   std::set<std::string> tls_options;
   std::vector<std::string> default_tls_option_providers;
@@ -408,9 +469,12 @@ RuntimeConfig BuildRuntime(const std::vector<ProviderConfiguration>& providers,
             rt.default_certificate = *cert;
       if (const boost::json::object* options = ObjectMember(*tls, "options")) {
         for (const auto& member : *options) {
+          const boost::json::object* option = member.value().if_object();
           if (member.key() == "default") {
             default_tls_option_providers.push_back(p.provider);
+            if (option) rt.tls_options["default"] = *option;
           } else {
+            if (option) rt.tls_options[fmt::format("{}@{}", std::string_view(member.key()), p.provider)] = *option;
             tls_options.insert(fmt::format("{}@{}", std::string_view(member.key()), p.provider));
           }
         }
@@ -418,7 +482,12 @@ RuntimeConfig BuildRuntime(const std::vector<ProviderConfiguration>& providers,
     }
   }
   // Several providers defining `default` remove it, so routers needing it fail (Traefik's choice).
-  if (default_tls_option_providers.size() <= 1) tls_options.insert("default");
+  if (default_tls_option_providers.size() <= 1) {
+    tls_options.insert("default");
+    rt.tls_options.try_emplace("default");  // Traefik's DefaultTLSOptions
+  } else {
+    rt.tls_options.erase("default");
+  }
 
   for (auto& [name, router] : rt.routers) {
     if (!Present(router.config, "parentRefs")) ApplyDefaultObservability(router.config);
@@ -486,6 +555,10 @@ RuntimeConfig BuildRuntime(const std::vector<ProviderConfiguration>& providers,
                 options.empty() || options == "default" ? "default" : QualifiedName(options, router.provider);
             if (tls_options.count(qualified) == 0) {
               error = fmt::format("building router handler: unknown TLS options: {}", qualified);
+            } else if (check_tls_options) {
+              auto it = rt.tls_options.find(qualified);
+              const std::string why = it == rt.tls_options.end() ? std::string() : check_tls_options(it->second);
+              if (!why.empty()) error = fmt::format("building router handler: building TLS config: {}", why);
             }
           }
           if (error.empty()) {
@@ -530,6 +603,8 @@ RuntimeConfig BuildRuntime(const std::vector<ProviderConfiguration>& providers,
                                 GoQuote(resolver)),
                     false);
   }
+
+  ResolveTlsOptions(rt);
 
   // Traefik's PopulateUsedBy.
   for (const auto& [name, router] : rt.routers) {

@@ -15,6 +15,9 @@
 //     `middleware "x@ecs" does not exist`; a rule the parser refuses: `error while parsing rule
 //     <rule>: <why>` (disabled; the rule is only checked once the handler builds, as in Traefik)
 //   - a service is checked only when a router uses it; its errors are its own and the router's
+//   - per entry point, routers naming one host with different `tls.options`: each whose options
+//     are not `default` gets Traefik's warning and the host gets the default options; a router with
+//     options of its own and no Host matcher gets Traefik's "no domain found in rule" warning
 //   - Paddock's own: a router with `tls.certResolver` is a warning (ACME is not reachable; it is
 //     served on a static or the default certificate; research note §6.4)
 //
@@ -98,6 +101,16 @@ struct RuntimeConfig {
   // with (edge/proxy/tls.h). Paths or PEM text, as configured; never shown by the API.
   boost::json::array tls_certificates;
   boost::json::object default_certificate;
+  // Traefik's TLS options by name ("default", "mine@file"), each as configured: `default` is
+  // Traefik's own ({}) unless one provider defines it, and absent when several do.
+  std::map<std::string, boost::json::object> tls_options;
+  // Per entry point, the options each host name gets at the ClientHello (Traefik's per-SNI TLS
+  // configuration): the hosts the Host matchers of its TLS routers name ("*" for Host(`*`)), each
+  // with its routers' options, or `default` where they differ.
+  std::map<std::string, std::map<std::string, std::string>> tls_options_by_host;
+  // Per entry point, the options each TLS router's requests must have come with (Traefik's
+  // ResolvedOptions, which its snicheck compares with the connection's: 421 otherwise).
+  std::map<std::string, std::map<std::string, std::string>> tls_options_by_router;
 
   // Records a health probe's verdict. False (and no change) when there is no such service.
   bool SetServerStatus(std::string_view service, std::string_view url, ServerStatus status);
@@ -111,13 +124,19 @@ using RuleChecker = std::function<std::string(std::string_view rule)>;
 // (added to the middleware and its routers, disabling both, as Traefik does).
 using MiddlewareChecker = std::function<std::string(std::string_view type, const boost::json::object& options)>;
 
+// What the TLS layer says of a `tls.options.<name>` object: empty when it builds, else Traefik's
+// words ("invalid CipherSuite: X"); its routers are disabled with "building router handler:
+// building TLS config: <why>".
+using TlsOptionsChecker = std::function<std::string(const boost::json::object& options)>;
+
 // `entry_points`: every static entry point's name; `default_entry_points`: those a router naming
 // none gets (DefaultEntryPoints in edge/api.h computes Traefik's choice). `check_middleware` may be
 // empty (every middleware of a known kind builds).
 RuntimeConfig BuildRuntime(const std::vector<ProviderConfiguration>& providers,
                            const std::vector<std::string>& entry_points,
                            const std::vector<std::string>& default_entry_points, const RuleChecker& check_rule,
-                           const MiddlewareChecker& check_middleware = {});
+                           const MiddlewareChecker& check_middleware = {},
+                           const TlsOptionsChecker& check_tls_options = {});
 
 // The qualified form of `name` referenced from `provider`: unchanged when it has an '@'
 // (Traefik's provider.GetQualifiedName).

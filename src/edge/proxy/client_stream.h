@@ -60,6 +60,8 @@ class ClientStream {
       default: return "unknown";
     }
   }
+  // The connection's OpenSSL object; null on plain connections.
+  SSL* ssl() { return tls_ ? tls_->native_handle() : nullptr; }
   std::string TlsCipher() {
     if (!tls_) return "";
     const SSL_CIPHER* c = SSL_get_current_cipher(tls_->native_handle());

@@ -130,7 +130,12 @@ class Compiler {
       // Traefik: a router with a `tls` section serves TLS connections only, one without plain ones.
       const json::value* tls = router.config.if_contains("tls");
       auto& by_entry_point = tls && !tls->is_null() ? table->tls_routes : table->routes;
-      for (const std::string& ep : router.using_entry_points) by_entry_point[ep].push_back(*route);
+      for (const std::string& ep : router.using_entry_points) {
+        Route& added = by_entry_point[ep].emplace_back(*route);
+        // The options Traefik's snicheck holds its requests to on this entry point.
+        if (auto on_ep = runtime_.tls_options_by_router.find(ep); on_ep != runtime_.tls_options_by_router.end())
+          if (auto it = on_ep->second.find(name); it != on_ep->second.end()) added.tls_options = it->second;
+      }
     }
     for (auto* by_entry_point : {&table->routes, &table->tls_routes})
       for (auto& [ep, routes] : *by_entry_point)
@@ -349,6 +354,14 @@ class Compiler {
     ~Leave() { building.pop_back(); }
   };
 
+  // The runtime's TLS options and their hosts, for the ClientHello.
+  TlsOptionsSpec TlsOptions() const {
+    TlsOptionsSpec spec;
+    for (const auto& [name, o] : runtime_.tls_options) spec.options[name] = TlsOptionsFromJson(o);
+    spec.hosts_by_entry_point = runtime_.tls_options_by_host;
+    return spec;
+  }
+
   // The static certificates; one that does not load is an error and left out.
   std::shared_ptr<const TlsCertificates> LoadCertificates() {
     auto files = [](const json::object& o) {
@@ -359,7 +372,7 @@ class Compiler {
       if (cert.is_object()) certificates.push_back(files(cert.get_object()));
     std::optional<CertificateFiles> default_certificate;
     if (!runtime_.default_certificate.empty()) default_certificate = files(runtime_.default_certificate);
-    return TlsCertificates::Load(certificates, default_certificate, errors_);
+    return TlsCertificates::Load(certificates, default_certificate, errors_, TlsOptions());
   }
 
   const RuntimeConfig& runtime_;
@@ -404,6 +417,32 @@ StatusOr<ServerAddress> ParseServerUrl(std::string_view url) {
   if (out.host.empty()) return InvalidArgument(fmt::format("'{}' names no host", url));
   return out;
 }
+
+TlsOptionsConfig TlsOptionsFromJson(const json::object& o) {
+  auto strings = [](const json::object& in, std::string_view key) -> std::optional<std::vector<std::string>> {
+    const json::value* v = in.if_contains(key);
+    if (!v || !v->is_array()) return std::nullopt;
+    std::vector<std::string> out;
+    for (const json::value& e : v->get_array())
+      if (e.is_string()) out.emplace_back(e.get_string());
+    return out;
+  };
+  TlsOptionsConfig c;
+  c.min_version = String(o, "minVersion");
+  c.max_version = String(o, "maxVersion");
+  c.cipher_suites = strings(o, "cipherSuites");
+  c.curve_preferences = strings(o, "curvePreferences");
+  if (const json::object* auth = Object(o, "clientAuth")) {
+    c.client_ca_files = strings(*auth, "caFiles").value_or(std::vector<std::string>{});
+    c.client_auth_type = String(*auth, "clientAuthType");
+  }
+  c.sni_strict = Bool(o, "sniStrict").value_or(false);
+  c.alpn_protocols = strings(o, "alpnProtocols");
+  c.disable_session_tickets = Bool(o, "disableSessionTickets").value_or(false);
+  return c;
+}
+
+std::string CheckTlsOptionsJson(const json::object& options) { return CheckTlsOptions(TlsOptionsFromJson(options)); }
 
 CompileResult Compile(const RuntimeConfig& runtime, ServerRegistry& registry) {
   return Compiler(runtime, registry).Run();

@@ -29,6 +29,11 @@ struct CompileResult {
 // is left out with an error.
 CompileResult Compile(const RuntimeConfig& runtime, ServerRegistry& registry);
 
+// A `tls.options.<name>` object of the dynamic configuration as the proxy takes it, and Traefik's
+// error for it ("" when it builds; CA files are not read): BuildRuntime's TlsOptionsChecker.
+TlsOptionsConfig TlsOptionsFromJson(const boost::json::object& options);
+std::string CheckTlsOptionsJson(const boost::json::object& options);
+
 // Parses "http://10.0.0.5:8080" (scheme http; port defaults to 80). InvalidArgument otherwise.
 struct ServerAddress {
   std::string scheme;

@@ -464,7 +464,8 @@ class Proxy::Impl {
   // Answers one request read from `client`; false when the connection must close afterwards.
   // Reads the connection's first bytes into `buffer` and, when they open a TLS handshake, serves
   // the connection over TLS with the current table's certificates. False: it closed or failed.
-  asio::awaitable<bool> Sniff(Worker& w, ClientStream& client, Deadline& deadline, beast::flat_buffer& buffer,
+  asio::awaitable<bool> Sniff(Worker& w, const std::string& entry_point, ClientStream& client, Deadline& deadline,
+                              beast::flat_buffer& buffer,
                               std::chrono::milliseconds idle_timeout, std::chrono::milliseconds read_timeout);
   asio::awaitable<void> SweepDeadlines(Worker& w);
   asio::awaitable<bool> Handle(Worker& w, ClientStream& client, bhttp::request<bhttp::string_body>& req,
@@ -667,7 +668,7 @@ asio::awaitable<void> Proxy::Impl::Serve(Worker& w, tcp::socket socket, size_t e
   ClientStream client{std::move(socket)};
   Deadline deadline(w.deadlines, client.tcp());
   beast::flat_buffer buffer;
-  bool served = co_await Sniff(w, client, deadline, buffer, idle_timeout, read_timeout);
+  bool served = co_await Sniff(w, entry_point, client, deadline, buffer, idle_timeout, read_timeout);
   TlsSeries* tls_requests = nullptr;  // this connection's series (its node never moves nor goes)
   if (served && client.is_tls()) {
     std::lock_guard lock(w.stats_mu);
@@ -913,7 +914,8 @@ MetricsSnapshot Proxy::Impl::Metrics() const {
   return m;
 }
 
-asio::awaitable<bool> Proxy::Impl::Sniff(Worker& w, ClientStream& client, Deadline& deadline,
+asio::awaitable<bool> Proxy::Impl::Sniff(Worker& w, const std::string& entry_point, ClientStream& client,
+                                         Deadline& deadline,
                                          beast::flat_buffer& buffer, std::chrono::milliseconds idle_timeout,
                                          std::chrono::milliseconds read_timeout) {
   deadline.set_idle(true);
@@ -933,7 +935,7 @@ asio::awaitable<bool> Proxy::Impl::Sniff(Worker& w, ClientStream& client, Deadli
     std::call_once(generated_once_, [this] { generated_ = TlsCertificates::GeneratedOnly(); });
     certificates = generated_;
   }
-  SSL* ssl = SSL_new(certificates->context());
+  SSL* ssl = certificates->NewConnection(entry_point);
   if (!ssl) co_return false;
   deadline.Within(read_timeout);
   co_return co_await client.Handshake(ssl, buffer);
@@ -1003,6 +1005,12 @@ asio::awaitable<bool> Proxy::Impl::Handle(Worker& w, ClientStream& client,
   if (!route) {
     co_return co_await WriteAll(client, Answered(outcome, 404, "text/plain; charset=utf-8", "404 page not found\n",
                                                        keep_alive)) &&
+        keep_alive;
+  }
+  // Traefik's snicheck: the router's options must be those the connection shook hands with.
+  if (SSL* ssl = client.ssl(); ssl && TlsCertificates::OptionsName(ssl) != route->tls_options) {
+    co_return co_await WriteAll(client, Answered(outcome, 421, "text/plain; charset=utf-8", "Misdirected Request\n",
+                                                 keep_alive)) &&
         keep_alive;
   }
   const RetryConfig* retry = nullptr;

@@ -224,6 +224,9 @@ struct Route {
   int64_t priority = 0;  // Traefik's are 64-bit (an entry point's redirection: MaxInt - 1)
   std::vector<Step> chain;
   std::shared_ptr<const Backend> backend;  // null: the router's service is broken (503)
+  // A TLS route's options on its entry point: a request on a connection that shook hands with
+  // other options is answered 421 (Traefik's snicheck, against domain fronting).
+  std::string tls_options = "default";
 };
 
 // How a request came: Traefik routes plain HTTP by the routers without a `tls` section and TLS

@@ -6,6 +6,7 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/rand.h>
+#include <openssl/sha.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
@@ -147,13 +148,130 @@ int64_t NotAfterUnix(X509* cert) {
   return static_cast<int64_t>(timegm(&tm));
 }
 
-int OnServerName(SSL* ssl, int* /*alert*/, void* arg) {
-  const auto* set = static_cast<const TlsCertificates*>(arg);
-  const char* name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
-  const TlsCertificate* chosen = set->Select(name ? std::string_view(name) : std::string_view());
-  if (chosen->context() != SSL_get_SSL_CTX(ssl)) SSL_set_SSL_CTX(ssl, chosen->context());
-  return SSL_TLSEXT_ERR_OK;
+// Go's cipher suite names (crypto/tls, as Traefik's CipherSuites map takes them) and OpenSSL's for
+// the same suite; "" for TLS 1.3's suites, which Go does not let a configuration choose (they are
+// accepted and change nothing, as in Traefik) and for TLS_FALLBACK_SCSV, which OpenSSL always
+// honours.
+struct GoName {
+  std::string_view go;
+  std::string_view openssl;
+};
+constexpr GoName kCipherNames[] = {
+    {"TLS_RSA_WITH_RC4_128_SHA", "RC4-SHA"},
+    {"TLS_RSA_WITH_3DES_EDE_CBC_SHA", "DES-CBC3-SHA"},
+    {"TLS_RSA_WITH_AES_128_CBC_SHA", "AES128-SHA"},
+    {"TLS_RSA_WITH_AES_256_CBC_SHA", "AES256-SHA"},
+    {"TLS_RSA_WITH_AES_128_CBC_SHA256", "AES128-SHA256"},
+    {"TLS_RSA_WITH_AES_128_GCM_SHA256", "AES128-GCM-SHA256"},
+    {"TLS_RSA_WITH_AES_256_GCM_SHA384", "AES256-GCM-SHA384"},
+    {"TLS_ECDHE_ECDSA_WITH_RC4_128_SHA", "ECDHE-ECDSA-RC4-SHA"},
+    {"TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA", "ECDHE-ECDSA-AES128-SHA"},
+    {"TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA", "ECDHE-ECDSA-AES256-SHA"},
+    {"TLS_ECDHE_RSA_WITH_RC4_128_SHA", "ECDHE-RSA-RC4-SHA"},
+    {"TLS_ECDHE_RSA_WITH_3DES_EDE_CBC_SHA", "ECDHE-RSA-DES-CBC3-SHA"},
+    {"TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA", "ECDHE-RSA-AES128-SHA"},
+    {"TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA", "ECDHE-RSA-AES256-SHA"},
+    {"TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256", "ECDHE-ECDSA-AES128-SHA256"},
+    {"TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256", "ECDHE-RSA-AES128-SHA256"},
+    {"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", "ECDHE-RSA-AES128-GCM-SHA256"},
+    {"TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256", "ECDHE-ECDSA-AES128-GCM-SHA256"},
+    {"TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384", "ECDHE-RSA-AES256-GCM-SHA384"},
+    {"TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384", "ECDHE-ECDSA-AES256-GCM-SHA384"},
+    {"TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305", "ECDHE-RSA-CHACHA20-POLY1305"},
+    {"TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256", "ECDHE-RSA-CHACHA20-POLY1305"},
+    {"TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305", "ECDHE-ECDSA-CHACHA20-POLY1305"},
+    {"TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256", "ECDHE-ECDSA-CHACHA20-POLY1305"},
+    {"TLS_AES_128_GCM_SHA256", ""},
+    {"TLS_AES_256_GCM_SHA384", ""},
+    {"TLS_CHACHA20_POLY1305_SHA256", ""},
+    {"TLS_FALLBACK_SCSV", ""},
+};
+
+// Traefik's default cipherSuites: Go's tls.CipherSuites() (its secure suites); the TLS 1.2 ones.
+constexpr std::string_view kDefaultCiphers =
+    "AES128-SHA:AES256-SHA:AES128-GCM-SHA256:AES256-GCM-SHA384:ECDHE-ECDSA-AES128-SHA:ECDHE-ECDSA-AES256-SHA:"
+    "ECDHE-RSA-AES128-SHA:ECDHE-RSA-AES256-SHA:ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:"
+    "ECDHE-RSA-AES128-GCM-SHA256:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-RSA-CHACHA20-POLY1305:"
+    "ECDHE-ECDSA-CHACHA20-POLY1305";
+
+// Traefik's CurveIDs and OpenSSL's group names; "" for Go's ML-KEM hybrids, which this OpenSSL
+// (3.0) does not have.
+constexpr GoName kCurveNames[] = {
+    {"secp256r1", "P-256"}, {"CurveP256", "P-256"}, {"secp384r1", "P-384"}, {"CurveP384", "P-384"},
+    {"secp521r1", "P-521"}, {"CurveP521", "P-521"}, {"x25519", "X25519"},   {"X25519", "X25519"},
+    {"x25519mlkem768", ""}, {"X25519MLKEM768", ""}, {"secp256r1mlkem768", ""}, {"SecP256r1MLKEM768", ""},
+    {"secp384r1mlkem1024", ""}, {"SecP384r1MLKEM1024", ""},
+};
+// Go's default curve preferences without its ML-KEM hybrid.
+constexpr std::string_view kDefaultGroups = "X25519:P-256:P-384:P-521";
+
+// OpenSSL's names for Go's `names` from `table`, joined by ':' (a name OpenSSL has no equivalent
+// for is skipped); `unknown` names the first that `table` lacks.
+template <size_t N>
+std::string OpenSslNames(const GoName (&table)[N], const std::vector<std::string>& names, std::string& unknown,
+                         std::string* without_equivalent = nullptr) {
+  std::string out;
+  for (const std::string& go : names) {
+    auto it = std::find_if(std::begin(table), std::end(table), [&](const GoName& g) { return g.go == go; });
+    if (it == std::end(table)) {
+      unknown = go;
+      return "";
+    }
+    if (it->openssl.empty()) {
+      if (without_equivalent && without_equivalent->empty()) *without_equivalent = go;
+      continue;
+    }
+    if (!out.empty()) out += ':';
+    out += it->openssl;
+  }
+  return out;
 }
+
+int VersionOf(std::string_view name) {
+  if (name == "VersionTLS10") return TLS1_VERSION;
+  if (name == "VersionTLS11") return TLS1_1_VERSION;
+  if (name == "VersionTLS12") return TLS1_2_VERSION;
+  if (name == "VersionTLS13") return TLS1_3_VERSION;
+  return 0;
+}
+
+// The protocols the edge serves over TLS: HTTP/1.1 only (no h2, no acme-tls/1).
+bool Served(std::string_view protocol) { return protocol == "http/1.1"; }
+
+int AcceptAnyCertificate(int /*preverify_ok*/, X509_STORE_CTX* /*ctx*/) { return 1; }
+
+// The ex_data slots of a connection: its entry point's name, and the option set it was given.
+int EntryPointIndex() {
+  static const int index = SSL_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
+  return index;
+}
+int OptionsIndex() {
+  static const int index = SSL_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
+  return index;
+}
+
+// The ClientHello's host_name (RFC 6066 server_name list); "" without one.
+std::string ClientHelloServerName(SSL* ssl) {
+  const unsigned char* p = nullptr;
+  size_t len = 0;
+  if (SSL_client_hello_get0_ext(ssl, TLSEXT_TYPE_server_name, &p, &len) != 1 || len < 2) return "";
+  size_t list = (size_t{p[0]} << 8) | p[1];
+  if (list + 2 > len) return "";
+  for (size_t at = 2; at + 3 <= 2 + list;) {
+    const unsigned type = p[at];
+    const size_t n = (size_t{p[at + 1]} << 8) | p[at + 2];
+    if (at + 3 + n > 2 + list) return "";
+    if (type == TLSEXT_NAMETYPE_host_name) return std::string(reinterpret_cast<const char*>(p + at + 3), n);
+    at += 3 + n;
+  }
+  return "";
+}
+
+// Selects the ALPN protocol: the first of the option set's served protocols the client offers.
+// None in common: no ALPN when the client offered a protocol the set names but the edge does not
+// serve (an h2 client is answered in HTTP/1.1 or gives up), else Go's no_application_protocol.
+int OnAlpn(SSL* ssl, const unsigned char** out, unsigned char* outlen, const unsigned char* in, unsigned int inlen,
+           void* /*arg*/);
 
 // The generated default's PEM, made once per process (Traefik makes its default at start).
 const PemPair& GeneratedDefault() {
@@ -169,6 +287,187 @@ const PemPair& GeneratedDefault() {
 }
 
 }  // namespace
+
+struct TlsOptionSet {
+  TlsOptionSet() = default;
+  TlsOptionSet(const TlsOptionSet&) = delete;
+  TlsOptionSet& operator=(const TlsOptionSet&) = delete;
+  ~TlsOptionSet() {
+    X509_STORE_free(ca_store);
+    sk_X509_NAME_pop_free(ca_names, X509_NAME_free);
+  }
+
+  std::string name;
+  int min_version = TLS1_2_VERSION;
+  int max_version = 0;  // 0: the highest OpenSSL has
+  std::string ciphers;  // TLS 1.2 and below, OpenSSL's names; "" none: TLS 1.3 only
+  std::string groups;
+  bool sni_strict = false;
+  int verify_mode = SSL_VERIFY_NONE;
+  bool verify_any = false;  // RequestClientCert, RequireAnyClientCert: any certificate is taken
+  X509_STORE* ca_store = nullptr;             // owned; clientAuth.caFiles
+  STACK_OF(X509_NAME)* ca_names = nullptr;    // owned; their subjects, sent in CertificateRequest
+  std::vector<std::string> alpn_configured;   // as configured; the edge selects only those it serves
+  bool no_tickets = false;
+  // SHA-256 of the name: sessions resume only under the option set they were made with (and
+  // OpenSSL refuses to resume a verified session without one).
+  unsigned char session_context[32] = {};
+};
+
+namespace {
+
+// Everything of `config` but the CA files, as Traefik's buildTLSConfig reads it; "" or its error.
+std::string Translate(const TlsOptionsConfig& config, TlsOptionSet& out) {
+  if (!config.client_auth_type.empty()) {
+    static constexpr std::string_view kTypes[] = {"NoClientCert", "RequestClientCert", "RequireAnyClientCert",
+                                                  "VerifyClientCertIfGiven", "RequireAndVerifyClientCert"};
+    const std::string& type = config.client_auth_type;
+    if (config.client_ca_files.empty() && (type == "VerifyClientCertIfGiven" || type == "RequireAndVerifyClientCert"))
+      return fmt::format("invalid clientAuthType: {}, CAFiles is required", type);
+    if (std::find(std::begin(kTypes), std::end(kTypes), type) == std::end(kTypes))
+      return fmt::format("unknown client auth type \"{}\"", type);
+  }
+  // caFiles alone: RequireAndVerifyClientCert, as Traefik.
+  const std::string type = !config.client_auth_type.empty()       ? config.client_auth_type
+                           : !config.client_ca_files.empty() ? std::string("RequireAndVerifyClientCert")
+                                                              : std::string("NoClientCert");
+  if (type == "RequestClientCert") {
+    out.verify_mode = SSL_VERIFY_PEER;
+    out.verify_any = true;
+  } else if (type == "RequireAnyClientCert") {
+    out.verify_mode = SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT;
+    out.verify_any = true;
+  } else if (type == "VerifyClientCertIfGiven") {
+    out.verify_mode = SSL_VERIFY_PEER;
+  } else if (type == "RequireAndVerifyClientCert") {
+    out.verify_mode = SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT;
+  }
+  if (const int v = VersionOf(config.min_version)) out.min_version = v;
+  if (const int v = VersionOf(config.max_version)) out.max_version = v;
+  std::string unknown;
+  out.ciphers = config.cipher_suites ? OpenSslNames(kCipherNames, *config.cipher_suites, unknown)
+                                     : std::string(kDefaultCiphers);
+  if (!unknown.empty()) return fmt::format("invalid CipherSuite: {}", unknown);
+  std::string unavailable;
+  out.groups = config.curve_preferences ? OpenSslNames(kCurveNames, *config.curve_preferences, unknown, &unavailable)
+                                        : std::string(kDefaultGroups);
+  if (!unknown.empty()) return fmt::format("invalid CurveID in curvePreferences: {}", unknown);
+  if (!unavailable.empty())
+    return fmt::format("curvePreferences: {} is not available in the edge's OpenSSL", unavailable);
+  out.sni_strict = config.sni_strict;
+  out.alpn_configured = config.alpn_protocols.value_or(std::vector<std::string>{"h2", "http/1.1", "acme-tls/1"});
+  out.no_tickets = config.disable_session_tickets;
+  return "";
+}
+
+// The option set `name` of `config`, its CA files read (Traefik's words when one does not hold a
+// certificate).
+StatusOr<std::shared_ptr<TlsOptionSet>> BuildOptionSet(const std::string& name, const TlsOptionsConfig& config) {
+  auto out = std::make_shared<TlsOptionSet>();
+  out->name = name;
+  SHA256(reinterpret_cast<const unsigned char*>(name.data()), name.size(), out->session_context);
+  if (std::string why = Translate(config, *out); !why.empty()) return InvalidArgument(why);
+  if (!config.client_ca_files.empty()) {
+    out->ca_store = X509_STORE_new();
+    out->ca_names = sk_X509_NAME_new_null();
+    for (const std::string& file : config.client_ca_files) {
+      ASSIGN_OR_RETURN(std::string pem, FileOrContent(file, "caFile"));
+      BioPtr bio = MemBio(pem);
+      int added = 0;
+      while (X509* ca = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
+        X509_STORE_add_cert(out->ca_store, ca);
+        sk_X509_NAME_push(out->ca_names, X509_NAME_dup(X509_get_subject_name(ca)));
+        X509_free(ca);
+        ++added;
+      }
+      ERR_clear_error();
+      if (added == 0) {
+        return InvalidArgument(file.starts_with("-----BEGIN") ? std::string("invalid certificate(s) content")
+                                                               : fmt::format("invalid certificate(s) in {}", file));
+      }
+    }
+  }
+  return out;
+}
+
+// Moves a connection to its option set and certificate, before OpenSSL picks a version.
+int OnClientHello(SSL* ssl, int* alert, void* arg) {
+  const auto* set = static_cast<const TlsCertificates*>(arg);
+  const std::string name = ClientHelloServerName(ssl);
+  const auto* entry_point = static_cast<const std::string*>(SSL_get_ex_data(ssl, EntryPointIndex()));
+  const TlsOptionSet* options = set->OptionsFor(entry_point ? *entry_point : std::string_view(), name);
+  if (options == nullptr) {  // Traefik's closing route for broken options
+    *alert = SSL_AD_INTERNAL_ERROR;
+    return SSL_CLIENT_HELLO_ERROR;
+  }
+  const TlsCertificate* cert = set->SelectConfigured(name);
+  if (cert == nullptr) {
+    if (options->sni_strict) {  // Traefik: no certificate for the name, the handshake fails
+      *alert = SSL_AD_UNRECOGNIZED_NAME;
+      return SSL_CLIENT_HELLO_ERROR;
+    }
+    cert = &set->default_certificate();
+  }
+  if (cert->context() != SSL_get_SSL_CTX(ssl)) SSL_set_SSL_CTX(ssl, cert->context());
+  SSL_set_session_id_context(ssl, options->session_context, sizeof(options->session_context));
+  // Go lets a server offer TLS 1.0 and 1.1; OpenSSL 3 does so only at security level 0.
+  if (options->min_version < TLS1_2_VERSION) SSL_set_security_level(ssl, 0);
+  SSL_set_min_proto_version(ssl, options->min_version);
+  SSL_set_max_proto_version(ssl, options->max_version);
+  if (options->ciphers.empty()) {
+    SSL_set_min_proto_version(ssl, TLS1_3_VERSION);  // no TLS 1.2 suite left: as Go, only 1.3 can succeed
+  } else if (SSL_set_cipher_list(ssl, options->ciphers.c_str()) != 1) {
+    ERR_clear_error();
+    SSL_set_min_proto_version(ssl, TLS1_3_VERSION);  // none of them in this OpenSSL (RC4, 3DES)
+  }
+  if (SSL_set1_groups_list(ssl, options->groups.c_str()) != 1) ERR_clear_error();
+  if (options->no_tickets) SSL_set_options(ssl, SSL_OP_NO_TICKET);
+  if (options->verify_mode != SSL_VERIFY_NONE) {
+    SSL_set_verify(ssl, options->verify_mode, options->verify_any ? AcceptAnyCertificate : nullptr);
+    if (options->ca_store) {
+      SSL_set1_verify_cert_store(ssl, options->ca_store);
+      SSL_set_client_CA_list(ssl, SSL_dup_CA_list(options->ca_names));
+    }
+  }
+  SSL_set_ex_data(ssl, OptionsIndex(), const_cast<TlsOptionSet*>(options));
+  return SSL_CLIENT_HELLO_SUCCESS;
+}
+
+int OnAlpn(SSL* ssl, const unsigned char** out, unsigned char* outlen, const unsigned char* in, unsigned int inlen,
+           void* /*arg*/) {
+  const auto* options = static_cast<const TlsOptionSet*>(SSL_get_ex_data(ssl, OptionsIndex()));
+  if (options == nullptr) return SSL_TLSEXT_ERR_NOACK;
+  bool offered_configured = false;
+  for (const std::string& mine : options->alpn_configured) {
+    for (unsigned int at = 0; at < inlen;) {
+      const unsigned int n = in[at];
+      if (at + 1 + n > inlen) break;
+      const std::string_view theirs(reinterpret_cast<const char*>(in + at + 1), n);
+      if (theirs == mine) {
+        if (Served(mine)) {
+          *out = in + at + 1;
+          *outlen = static_cast<unsigned char>(n);
+          return SSL_TLSEXT_ERR_OK;
+        }
+        offered_configured = true;
+      }
+      at += 1 + n;
+    }
+  }
+  if (options->alpn_configured.empty() || offered_configured) return SSL_TLSEXT_ERR_NOACK;
+  // Go: a client offering http/1.1 to a server without it connects as if it had not used ALPN.
+  for (unsigned int at = 0; at < inlen; at += 1 + in[at])
+    if (at + 1 + in[at] <= inlen && std::string_view(reinterpret_cast<const char*>(in + at + 1), in[at]) == "http/1.1")
+      return SSL_TLSEXT_ERR_NOACK;
+  return SSL_TLSEXT_ERR_ALERT_FATAL;
+}
+
+}  // namespace
+
+std::string CheckTlsOptions(const TlsOptionsConfig& config) {
+  TlsOptionSet scratch;
+  return Translate(config, scratch);
+}
 
 TlsCertificate::~TlsCertificate() { SSL_CTX_free(ctx_); }
 
@@ -196,6 +495,8 @@ class TlsCertificateLoader {
     if (!out->ctx_) return Internal(fmt::format("SSL_CTX_new: {}", OpenSslErrors()));
     SSL_CTX_set_min_proto_version(out->ctx_, TLS1_2_VERSION);  // Traefik's default options
     SSL_CTX_set_options(out->ctx_, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+    // A connection's ALPN is chosen on the context of its certificate, by its option set.
+    SSL_CTX_set_alpn_select_cb(out->ctx_, OnAlpn, nullptr);
     if (SSL_CTX_use_certificate(out->ctx_, leaf.get()) != 1)
       return InvalidArgument(fmt::format("{}: {}", cert_name, OpenSslErrors()));
     ERR_clear_error();
@@ -224,8 +525,25 @@ class TlsCertificateLoader {
 
 std::shared_ptr<const TlsCertificates> TlsCertificates::Load(const std::vector<CertificateFiles>& certificates,
                                                              const std::optional<CertificateFiles>& default_certificate,
-                                                             std::vector<std::string>& errors) {
+                                                             std::vector<std::string>& errors,
+                                                             const TlsOptionsSpec& options) {
   auto set = std::make_shared<TlsCertificates>();
+  if (options.options.empty()) {
+    auto built = BuildOptionSet("default", {});
+    if (!built.ok()) std::abort();  // Traefik's defaults always build
+    set->options_["default"] = std::move(*built);
+  }
+  for (const auto& [name, config] : options.options) {
+    auto built = BuildOptionSet(name, config);
+    if (!built.ok()) {
+      errors.push_back(fmt::format("tls options {}: {} (its hosts' handshakes are refused)", name,
+                                   built.status().message()));
+      set->options_[name] = nullptr;
+      continue;
+    }
+    set->options_[name] = std::move(*built);
+  }
+  set->hosts_by_entry_point_ = options.hosts_by_entry_point;
   for (const CertificateFiles& files : certificates) {
     auto loaded = TlsCertificateLoader::Load(files);
     if (!loaded.ok()) {
@@ -251,8 +569,7 @@ std::shared_ptr<const TlsCertificates> TlsCertificates::Load(const std::vector<C
     set->default_ = std::move(*loaded);
     set->default_generated_ = true;
   }
-  SSL_CTX_set_tlsext_servername_callback(set->default_->context(), OnServerName);
-  SSL_CTX_set_tlsext_servername_arg(set->default_->context(), set.get());
+  SSL_CTX_set_client_hello_cb(set->default_->context(), OnClientHello, set.get());
   return set;
 }
 
@@ -269,9 +586,51 @@ std::vector<const TlsCertificate*> TlsCertificates::Reported() const {
 }
 
 const TlsCertificate* TlsCertificates::Select(std::string_view server_name) const {
+  const TlsCertificate* chosen = SelectConfigured(server_name);
+  return chosen ? chosen : default_.get();
+}
+
+ssl_st* TlsCertificates::NewConnection(const std::string& entry_point) const {
+  SSL* ssl = SSL_new(context());
+  if (ssl) SSL_set_ex_data(ssl, EntryPointIndex(), const_cast<std::string*>(&entry_point));
+  return ssl;
+}
+
+std::string_view TlsCertificates::OptionsName(const ssl_st* ssl) {
+  const auto* options = static_cast<const TlsOptionSet*>(SSL_get_ex_data(ssl, OptionsIndex()));
+  return options ? std::string_view(options->name) : std::string_view();
+}
+
+const TlsOptionSet* TlsCertificates::OptionsFor(std::string_view entry_point, std::string_view server_name) const {
   std::string name = Lower(server_name);
   if (!name.empty() && name.back() == '.') name.pop_back();
-  if (name.empty()) return default_.get();
+  std::string chosen = "default";
+  if (auto ep = hosts_by_entry_point_.find(std::string(entry_point)); ep != hosts_by_entry_point_.end()) {
+    const auto& hosts = ep->second;
+    // Traefik's HostSNI routes: the name itself, then a `*.` pattern covering it, then `*`.
+    if (auto it = hosts.find(name); !name.empty() && it != hosts.end()) {
+      chosen = it->second;
+    } else {
+      bool found = false;
+      for (const auto& [pattern, option] : hosts) {
+        if (!name.empty() && pattern.starts_with("*.") && CertificateNameMatches(name, pattern)) {
+          chosen = option;
+          found = true;
+          break;
+        }
+      }
+      if (!found)
+        if (auto any = hosts.find("*"); any != hosts.end()) chosen = any->second;
+    }
+  }
+  auto it = options_.find(chosen);
+  return it == options_.end() ? nullptr : it->second.get();
+}
+
+const TlsCertificate* TlsCertificates::SelectConfigured(std::string_view server_name) const {
+  std::string name = Lower(server_name);
+  if (!name.empty() && name.back() == '.') name.pop_back();
+  if (name.empty()) return nullptr;
   // Exact names first, then wildcards; among several, Traefik's order (its reverse-sorted keys).
   const TlsCertificate* best = nullptr;
   std::string best_key;
@@ -290,7 +649,7 @@ const TlsCertificate* TlsCertificates::Select(std::string_view server_name) cons
     }
     if (best) return best;
   }
-  return default_.get();
+  return nullptr;
 }
 
 bool CertificateNameMatches(std::string_view name, std::string_view pattern) {

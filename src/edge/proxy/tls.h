@@ -3,7 +3,11 @@
 // dynamic configuration), chosen per connection by the ClientHello's server name (SNI): a
 // certificate naming it exactly, then one whose wildcard (`*.example.com`, one label) covers it,
 // then the default. Without a configured default, the process's generated one ("PADDOCK DEFAULT
-// CERT", self-signed, made in memory once, as Traefik's "TRAEFIK DEFAULT CERT").
+// CERT", self-signed, made in memory once, as Traefik's "TRAEFIK DEFAULT CERT"). With them,
+// Traefik's TLS options (`tls.options.<name>`): at the ClientHello, the option set of the server
+// name's host on the connection's entry point (TlsOptionsSpec, as the runtime resolves it) sets
+// the connection's versions, ciphers, curves, client-certificate policy, tickets and ALPN, or
+// refuses it (sniStrict without a certificate for the name, an option set that did not build).
 //
 // A set is built with each table (edge/proxy/compile.h) and swapped with it; a certificate that
 // does not load is an error (naming its file, never its contents) and the others are served.
@@ -14,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,6 +26,7 @@
 #include <vector>
 
 struct ssl_ctx_st;  // OpenSSL's SSL_CTX
+struct ssl_st;      // OpenSSL's SSL
 
 namespace paddock::edge {
 
@@ -64,14 +70,49 @@ class TlsCertificate {
   int64_t not_after_ = 0;
 };
 
+// Traefik's `tls.options.<name>` (pkg/tls Options) as configured. A field left out takes Traefik's
+// default (Options.SetDefaults and Go's crypto/tls): minVersion TLS 1.2, Go's default TLS 1.2
+// cipher suites, X25519/P-256/P-384/P-521, ALPN h2, http/1.1, acme-tls/1, no client certificate.
+struct TlsOptionsConfig {
+  std::string min_version{};  // VersionTLS10..VersionTLS13; another value is ignored, as Traefik does
+  std::string max_version{};
+  std::optional<std::vector<std::string>> cipher_suites{};      // Go's names
+  std::optional<std::vector<std::string>> curve_preferences{};  // Go's or the RFC's names
+  std::vector<std::string> client_ca_files{};                   // FileOrContent
+  std::string client_auth_type{};                               // "" or one of Go's five
+  bool sni_strict = false;
+  std::optional<std::vector<std::string>> alpn_protocols{};
+  bool disable_session_tickets = false;
+};
+
+// One option set made ready for handshakes: what the ClientHello callback sets on a connection.
+struct TlsOptionSet;
+
+// What a table's TLS connections are served with besides the certificates: every option set by
+// name ("default", "mine@file"), and per entry point the option set of each host name the TLS
+// routers' Host matchers name (Traefik's per-SNI choice; "*" from Host(`*`) covers every name).
+struct TlsOptionsSpec {
+  std::map<std::string, TlsOptionsConfig> options;
+  std::map<std::string, std::map<std::string, std::string>> hosts_by_entry_point;
+};
+
+// Checks `config` as Traefik's buildTLSConfig does, without reading the CA files: "" when it builds,
+// else Traefik's words ("invalid CipherSuite: X", "invalid CurveID in curvePreferences: X",
+// "invalid clientAuthType: X, CAFiles is required", "unknown client auth type \"X\"").
+std::string CheckTlsOptions(const TlsOptionsConfig& config);
+
 class TlsCertificates {
  public:
   // Loads `certificates` (each one's failure is appended to `errors`, and it is left out) and the
   // default: `default_certificate` when given and it loads, else the generated one. Never fails
   // as a whole.
+  // `options`: the TLS options (without any, or without `default`: Traefik's default options
+  // serve every connection); an option set that does not build (a CA file that cannot be read)
+  // is an error and the hosts that use it are refused, as Traefik's closing route.
   static std::shared_ptr<const TlsCertificates> Load(const std::vector<CertificateFiles>& certificates,
                                                      const std::optional<CertificateFiles>& default_certificate,
-                                                     std::vector<std::string>& errors);
+                                                     std::vector<std::string>& errors,
+                                                     const TlsOptionsSpec& options = {});
   // Only the generated default (an entry point's before any table).
   static std::shared_ptr<const TlsCertificates> GeneratedOnly();
 
@@ -84,12 +125,26 @@ class TlsCertificates {
   // every configured one and a configured default, not the generated default.
   std::vector<const TlsCertificate*> Reported() const;
 
-  // The SSL_CTX a handshake starts on: the default's, with a server-name callback that moves the
-  // connection to Select()'s. The set must outlive every handshake begun on it.
+  // The SSL_CTX a handshake starts on: the default's, with a ClientHello callback that picks the
+  // connection's option set by its server name and entry point, applies it (versions, ciphers,
+  // curves, client certificates, tickets), refuses it (sniStrict, a broken option set), and moves
+  // it to Select()'s certificate. The set must outlive every handshake begun on it.
   ssl_ctx_st* context() const { return default_->context(); }
+  // A connection for `entry_point` (which must outlive the handshake) on this set.
+  ssl_st* NewConnection(const std::string& entry_point) const;
+
+  // The option set's name a connection shook hands with ("default", "mine@file"); "" before.
+  static std::string_view OptionsName(const ssl_st* ssl);
+  // The certificate exact or wildcard for `server_name`; null when only the default would do.
+  const TlsCertificate* SelectConfigured(std::string_view server_name) const;
+  // The option set for `server_name` on `entry_point`: its host's, else "*"'s, else `default`.
+  // Null: no such set (`default` defined by two providers) or it did not build.
+  const TlsOptionSet* OptionsFor(std::string_view entry_point, std::string_view server_name) const;
 
  private:
   std::vector<std::shared_ptr<const TlsCertificate>> certificates_;
+  std::map<std::string, std::shared_ptr<const TlsOptionSet>> options_;  // null: did not build
+  std::map<std::string, std::map<std::string, std::string>> hosts_by_entry_point_;
   std::shared_ptr<const TlsCertificate> default_;
   bool default_generated_ = false;
 };

@@ -9,6 +9,7 @@
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <openssl/x509v3.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -70,12 +71,28 @@ struct TlsReply {
   bool handshake = false;
   std::string subject;   // the served certificate's, RFC 2253
   std::string response;  // everything read until the server closed
+  std::string version;   // "TLSv1.2", "TLSv1.3"
+  std::string cipher;    // OpenSSL's name
+  std::string alpn;      // the protocol the server chose; "" none
+  std::shared_ptr<SSL_SESSION> session;  // to resume, once the response was read
+  bool resumed = false;
+};
+
+// What the test client offers: versions up to `max_version` (0: any), TLS 1.2 `ciphers`
+// (OpenSSL's names; "" its defaults), a client certificate, ALPN protocols.
+struct ClientTls {
+  int max_version = 0;
+  std::string ciphers{};
+  std::string cert_pem{};
+  std::string key_pem{};
+  std::vector<std::string> alpn{};
+  SSL_SESSION* session = nullptr;  // to resume
 };
 
 // One request over TLS to 127.0.0.1:`port`, with `sni` as the server name (none when empty); the
 // request should close the connection (Connection: close). No verification: the test reads the
 // certificate it was served.
-TlsReply TlsRequest(uint16_t port, const std::string& sni, const std::string& request) {
+TlsReply TlsRequest(uint16_t port, const std::string& sni, const std::string& request, const ClientTls& offer = {}) {
   TlsReply out;
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   timeval tv{10, 0};
@@ -90,11 +107,38 @@ TlsReply TlsRequest(uint16_t port, const std::string& sni, const std::string& re
   }
   SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
   SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, nullptr);
+  if (offer.max_version) SSL_CTX_set_max_proto_version(ctx, offer.max_version);
+  if (!offer.ciphers.empty()) SSL_CTX_set_cipher_list(ctx, offer.ciphers.c_str());
+  if (!offer.cert_pem.empty()) {
+    BIO* cert_bio = BIO_new_mem_buf(offer.cert_pem.data(), static_cast<int>(offer.cert_pem.size()));
+    X509* cert = PEM_read_bio_X509(cert_bio, nullptr, nullptr, nullptr);
+    BIO* key_bio = BIO_new_mem_buf(offer.key_pem.data(), static_cast<int>(offer.key_pem.size()));
+    EVP_PKEY* key = PEM_read_bio_PrivateKey(key_bio, nullptr, nullptr, nullptr);
+    SSL_CTX_use_certificate(ctx, cert);
+    SSL_CTX_use_PrivateKey(ctx, key);
+    X509_free(cert);
+    EVP_PKEY_free(key);
+    BIO_free(cert_bio);
+    BIO_free(key_bio);
+  }
+  if (!offer.alpn.empty()) {
+    std::string wire;
+    for (const std::string& p : offer.alpn) wire += static_cast<char>(p.size()) + p;
+    SSL_CTX_set_alpn_protos(ctx, reinterpret_cast<const unsigned char*>(wire.data()),
+                            static_cast<unsigned>(wire.size()));
+  }
   SSL* ssl = SSL_new(ctx);
   SSL_set_fd(ssl, fd);
   if (!sni.empty()) SSL_set_tlsext_host_name(ssl, sni.c_str());
+  if (offer.session) SSL_set_session(ssl, offer.session);
   if (SSL_connect(ssl) == 1) {
     out.handshake = true;
+    out.version = SSL_get_version(ssl);
+    out.cipher = SSL_get_cipher_name(ssl);
+    const unsigned char* proto = nullptr;
+    unsigned int proto_len = 0;
+    SSL_get0_alpn_selected(ssl, &proto, &proto_len);
+    if (proto) out.alpn.assign(reinterpret_cast<const char*>(proto), proto_len);
     if (X509* peer = SSL_get1_peer_certificate(ssl)) {
       BIO* b = BIO_new(BIO_s_mem());
       X509_NAME_print_ex(b, X509_get_subject_name(peer), 0, XN_FLAG_RFC2253);
@@ -107,8 +151,14 @@ TlsReply TlsRequest(uint16_t port, const std::string& sni, const std::string& re
     if (!request.empty()) {
       SSL_write(ssl, request.data(), static_cast<int>(request.size()));
       char buf[4096];
-      for (int n; (n = SSL_read(ssl, buf, sizeof(buf))) > 0;) out.response.append(buf, static_cast<size_t>(n));
+      for (int n; (n = SSL_read(ssl, buf, sizeof(buf))) > 0;) {
+        out.response.append(buf, static_cast<size_t>(n));
+        // A copy, once the answer came (a TLS 1.3 ticket comes before it): the connection's own is
+        // marked spent when the server closes without close_notify.
+        if (!out.session) out.session = std::shared_ptr<SSL_SESSION>(SSL_SESSION_dup(SSL_get0_session(ssl)), SSL_SESSION_free);
+      }
     }
+    out.resumed = SSL_session_reused(ssl) == 1;
   }
   ERR_clear_error();
   SSL_free(ssl);
@@ -273,7 +323,8 @@ RuntimeConfig Runtime(const std::string& config_text) {
                       [](std::string_view rule) -> std::string {
                         auto parsed = Rule::Parse(rule);
                         return parsed.ok() ? std::string() : std::string(parsed.status().message());
-                      });
+                      },
+                      {}, CheckTlsOptionsJson);
 }
 
 class TlsProxyTest : public ::testing::Test {
@@ -423,6 +474,283 @@ TEST_F(TlsProxyTest, ATlsConnectionBeforeAnyTableGetsTheGeneratedCertificateAnd4
   EXPECT_TRUE(r.response.starts_with("HTTP/1.1 404 ")) << r.response;
 }
 
+// ---- TLS options (Traefik's tls.options and a router's tls.options) ----
+
+// A certificate authority made here, and the client certificates it signs (EC P-256, PEM).
+class TestCa {
+ public:
+  explicit TestCa(const std::string& cn) {
+    key_ = EVP_EC_gen("P-256");
+    cert_ = X509_new();
+    Fill(cert_, cn, key_);
+    X509_set_issuer_name(cert_, X509_get_subject_name(cert_));
+    Extend(cert_, cert_, NID_basic_constraints, "critical,CA:TRUE");
+    Extend(cert_, cert_, NID_key_usage, "critical,keyCertSign,cRLSign");
+    X509_sign(cert_, key_, EVP_sha256());
+  }
+  ~TestCa() {
+    X509_free(cert_);
+    EVP_PKEY_free(key_);
+  }
+  std::string CertPem() const { return Pem(cert_); }
+  // A client certificate for `cn` signed by this CA.
+  PemPair Issue(const std::string& cn) const {
+    EVP_PKEY* key = EVP_EC_gen("P-256");
+    X509* cert = X509_new();
+    Fill(cert, cn, key);
+    X509_set_issuer_name(cert, X509_get_subject_name(cert_));
+    Extend(cert, cert_, NID_basic_constraints, "critical,CA:FALSE");
+    Extend(cert, cert_, NID_ext_key_usage, "clientAuth");
+    X509_sign(cert, key_, EVP_sha256());
+    PemPair out{Pem(cert), ""};
+    BIO* b = BIO_new(BIO_s_mem());
+    PEM_write_bio_PrivateKey(b, key, nullptr, nullptr, 0, nullptr, nullptr);
+    char* data = nullptr;
+    long n = BIO_get_mem_data(b, &data);
+    out.key.assign(data, static_cast<size_t>(n));
+    BIO_free(b);
+    X509_free(cert);
+    EVP_PKEY_free(key);
+    return out;
+  }
+
+ private:
+  static void Fill(X509* cert, const std::string& cn, EVP_PKEY* key) {
+    X509_set_version(cert, 2);
+    static long serial = 1;
+    ASN1_INTEGER_set(X509_get_serialNumber(cert), ++serial);
+    X509_gmtime_adj(X509_getm_notBefore(cert), -60);
+    X509_gmtime_adj(X509_getm_notAfter(cert), 24 * 3600);
+    X509_set_pubkey(cert, key);
+    X509_NAME_add_entry_by_txt(X509_get_subject_name(cert), "CN", MBSTRING_UTF8,
+                               reinterpret_cast<const unsigned char*>(cn.c_str()), -1, -1, 0);
+  }
+  static void Extend(X509* cert, X509* issuer, int nid, const char* value) {
+    X509V3_CTX ctx;
+    X509V3_set_ctx_nodb(&ctx);
+    X509V3_set_ctx(&ctx, issuer, cert, nullptr, nullptr, 0);
+    X509_EXTENSION* ext = X509V3_EXT_conf_nid(nullptr, &ctx, nid, value);
+    X509_add_ext(cert, ext, -1);
+    X509_EXTENSION_free(ext);
+  }
+  static std::string Pem(X509* cert) {
+    BIO* b = BIO_new(BIO_s_mem());
+    PEM_write_bio_X509(b, cert);
+    char* data = nullptr;
+    long n = BIO_get_mem_data(b, &data);
+    std::string out(data, static_cast<size_t>(n));
+    BIO_free(b);
+    return out;
+  }
+  EVP_PKEY* key_ = nullptr;
+  X509* cert_ = nullptr;
+};
+
+// A file configuration with one TLS router `r` (`rule`, `router_options` as its tls.options, "" none),
+// the certificate `cert` and the TLS options `options_json` (the members of tls.options).
+std::string OptionsConfig(const CertificateFiles& cert, const std::string& rule, const std::string& router_options,
+                          const std::string& options_json) {
+  const std::string tls = router_options.empty() ? "{}" : fmt::format(R"({{"options":"{}"}})", router_options);
+  return fmt::format(R"J({{
+    "http":{{"routers":{{"r":{{"rule":"{}","service":"s","tls":{}}}}},
+            "services":{{"s":{{"loadBalancer":{{"servers":[{{"url":"BACKEND"}}]}}}}}}}},
+    "tls":{{"certificates":[{{"certFile":"{}","keyFile":"{}"}}],"options":{{{}}}}}}})J",
+                     rule, tls, cert.cert_file, cert.key_file, options_json);
+}
+
+bool Answered200(const TlsReply& r) { return r.response.starts_with("HTTP/1.1 200 "); }
+
+TEST(TlsOptionsCheckTest, NamesAreTraefiksAndAnUnknownOneIsItsError) {
+  EXPECT_EQ(CheckTlsOptions({}), "");
+  EXPECT_EQ(CheckTlsOptions({.cipher_suites = std::vector<std::string>{"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+                                                                       "TLS_CHACHA20_POLY1305_SHA256"},
+                             .curve_preferences = std::vector<std::string>{"secp384r1", "X25519", "CurveP521"}}),
+            "");
+  EXPECT_EQ(CheckTlsOptions({.cipher_suites = std::vector<std::string>{"ECDHE-RSA-AES128-GCM-SHA256"}}),
+            "invalid CipherSuite: ECDHE-RSA-AES128-GCM-SHA256");  // OpenSSL's name is not Go's
+  EXPECT_EQ(CheckTlsOptions({.curve_preferences = std::vector<std::string>{"P-256"}}),
+            "invalid CurveID in curvePreferences: P-256");
+  EXPECT_EQ(CheckTlsOptions({.curve_preferences = std::vector<std::string>{"X25519MLKEM768"}}),
+            "curvePreferences: X25519MLKEM768 is not available in the edge's OpenSSL");
+  EXPECT_EQ(CheckTlsOptions({.client_auth_type = "RequireAndVerifyClientCert"}),
+            "invalid clientAuthType: RequireAndVerifyClientCert, CAFiles is required");
+  EXPECT_EQ(CheckTlsOptions({.client_auth_type = "Sometimes"}), "unknown client auth type \"Sometimes\"");
+}
+
+TEST_F(TlsProxyTest, MinVersionTls13RefusesATls12Client) {
+  CertificateFiles cert = WriteCertificate(dir_, "app", "app.test", {"app.test"});
+  auto errors = Serve(OptionsConfig(cert, "PathPrefix(`/`)", "", R"("default":{"minVersion":"VersionTLS13"})"));
+  EXPECT_TRUE(errors.empty()) << errors.front();
+  TlsReply tls12 = TlsRequest(port_, "app.test", GetRequest("app.test"), {.max_version = TLS1_2_VERSION});
+  EXPECT_FALSE(tls12.handshake);
+  EXPECT_TRUE(tls12.response.empty());
+  TlsReply tls13 = TlsRequest(port_, "app.test", GetRequest("app.test"));
+  EXPECT_EQ(tls13.version, "TLSv1.3");
+  EXPECT_TRUE(Answered200(tls13)) << tls13.response;
+
+  // Without options, Traefik's default: TLS 1.2 is taken; maxVersion TLS12 keeps a 1.3 client at 1.2.
+  errors = Serve(OptionsConfig(cert, "PathPrefix(`/`)", "", ""));
+  EXPECT_EQ(TlsRequest(port_, "app.test", "", {.max_version = TLS1_2_VERSION}).version, "TLSv1.2");
+  errors = Serve(OptionsConfig(cert, "PathPrefix(`/`)", "", R"("default":{"maxVersion":"VersionTLS12"})"));
+  EXPECT_EQ(TlsRequest(port_, "app.test", "").version, "TLSv1.2");
+}
+
+TEST_F(TlsProxyTest, ACipherOutsideTheListIsRefused) {
+  CertificateFiles cert = WriteCertificate(dir_, "app", "app.test", {"app.test"});
+  // TLS 1.3's suites are accepted and change nothing, as in Traefik (Go does not configure them).
+  auto errors = Serve(OptionsConfig(
+      cert, "PathPrefix(`/`)", "",
+      R"("default":{"cipherSuites":["TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256","TLS_AES_256_GCM_SHA384"]})"));
+  EXPECT_TRUE(errors.empty()) << errors.front();
+  TlsReply outside = TlsRequest(port_, "app.test", GetRequest("app.test"),
+                                {.max_version = TLS1_2_VERSION, .ciphers = "ECDHE-ECDSA-AES256-GCM-SHA384"});
+  EXPECT_FALSE(outside.handshake);
+  TlsReply inside = TlsRequest(port_, "app.test", GetRequest("app.test"),
+                               {.max_version = TLS1_2_VERSION,
+                                .ciphers = "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-ECDSA-AES128-GCM-SHA256"});
+  EXPECT_EQ(inside.cipher, "ECDHE-ECDSA-AES128-GCM-SHA256");
+  EXPECT_TRUE(Answered200(inside)) << inside.response;
+  EXPECT_TRUE(Answered200(TlsRequest(port_, "app.test", GetRequest("app.test"))));  // TLS 1.3
+
+  // A name Go does not know is Traefik's error, and the hosts of those options are refused.
+  errors = Serve(OptionsConfig(cert, "PathPrefix(`/`)", "", R"("default":{"cipherSuites":["TLS_NOPE"]})"));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].find("invalid CipherSuite: TLS_NOPE"), std::string::npos) << errors[0];
+  EXPECT_FALSE(TlsRequest(port_, "app.test", GetRequest("app.test")).handshake);
+  const RouterInfo broken =
+      Runtime(OptionsConfig(cert, "PathPrefix(`/`)", "", R"("default":{"cipherSuites":["TLS_NOPE"]})")).routers.at("r@file");
+  EXPECT_EQ(broken.status, RuntimeStatus::kDisabled);
+  ASSERT_EQ(broken.errors.size(), 1u);
+  EXPECT_EQ(broken.errors[0], "building router handler: building TLS config: invalid CipherSuite: TLS_NOPE");
+}
+
+TEST_F(TlsProxyTest, SniStrictRefusesAnUnknownNameAndNoName) {
+  CertificateFiles cert = WriteCertificate(dir_, "app", "app.test", {"app.test", "*.wild.test"});
+  auto errors = Serve(OptionsConfig(cert, "PathPrefix(`/`)", "", R"("default":{"sniStrict":true})"));
+  EXPECT_TRUE(errors.empty()) << errors.front();
+  TlsReply known = TlsRequest(port_, "app.test", GetRequest("app.test"));
+  EXPECT_EQ(known.subject, "CN=app.test");
+  EXPECT_TRUE(Answered200(known)) << known.response;
+  EXPECT_TRUE(TlsRequest(port_, "x.wild.test", "").handshake);
+  EXPECT_FALSE(TlsRequest(port_, "elsewhere.test", GetRequest("elsewhere.test")).handshake);
+  EXPECT_FALSE(TlsRequest(port_, "", GetRequest("app.test")).handshake);
+  // Without sniStrict the default certificate answers both.
+  errors = Serve(OptionsConfig(cert, "PathPrefix(`/`)", "", ""));
+  EXPECT_EQ(TlsRequest(port_, "elsewhere.test", "").subject, "CN=PADDOCK DEFAULT CERT");
+}
+
+TEST_F(TlsProxyTest, RequireAndVerifyClientCertTakesOnlyCertificatesOfItsCa) {
+  CertificateFiles cert = WriteCertificate(dir_, "app", "app.test", {"app.test"});
+  TestCa ca("test client CA");
+  TestCa other("another CA");
+  const std::string ca_file = dir_.Write("ca.pem", ca.CertPem());
+  auto errors = Serve(OptionsConfig(
+      cert, "Host(`app.test`)", "mtls",
+      fmt::format(R"("mtls":{{"clientAuth":{{"caFiles":["{}"],"clientAuthType":"RequireAndVerifyClientCert"}}}})",
+                  ca_file)));
+  EXPECT_TRUE(errors.empty()) << errors.front();
+  const PemPair good = ca.Issue("good client");
+  const PemPair stranger = other.Issue("stranger");
+  for (int version : {TLS1_2_VERSION, TLS1_3_VERSION}) {
+    SCOPED_TRACE(version);
+    TlsReply with_good = TlsRequest(port_, "app.test", GetRequest("app.test"),
+                                    {.max_version = version, .cert_pem = good.cert, .key_pem = good.key});
+    EXPECT_TRUE(Answered200(with_good)) << with_good.response;
+    TlsReply without = TlsRequest(port_, "app.test", GetRequest("app.test"), {.max_version = version});
+    EXPECT_TRUE(without.response.empty()) << without.response;
+    TlsReply with_other = TlsRequest(port_, "app.test", GetRequest("app.test"),
+                                     {.max_version = version, .cert_pem = stranger.cert, .key_pem = stranger.key});
+    EXPECT_TRUE(with_other.response.empty()) << with_other.response;
+  }
+  // A session resumes under the options it was made with (its verified certificate with it).
+  for (int version : {TLS1_2_VERSION, TLS1_3_VERSION}) {
+    SCOPED_TRACE(version);
+    TlsReply first = TlsRequest(port_, "app.test", GetRequest("app.test"),
+                                {.max_version = version, .cert_pem = good.cert, .key_pem = good.key});
+    ASSERT_TRUE(Answered200(first)) << first.response;
+    TlsReply again = TlsRequest(port_, "app.test", GetRequest("app.test"),
+                                {.max_version = version, .session = first.session.get()});
+    EXPECT_TRUE(again.resumed);
+    EXPECT_TRUE(Answered200(again)) << again.response;
+    // Made under the default options (other.test), it is not taken for app.test's.
+    TlsReply open = TlsRequest(port_, "other.test", GetRequest("other.test"), {.max_version = version});
+    TlsReply crossed = TlsRequest(port_, "app.test", GetRequest("app.test"),
+                                  {.max_version = version, .session = open.session.get()});
+    EXPECT_FALSE(crossed.resumed);
+    EXPECT_TRUE(crossed.response.empty()) << crossed.response;
+  }
+  // RequireAnyClientCert takes any certificate but none; the CA is still Traefik's requirement for
+  // the verifying types only.
+  errors = Serve(OptionsConfig(cert, "Host(`app.test`)", "any",
+                               R"("any":{"clientAuth":{"clientAuthType":"RequireAnyClientCert"}})"));
+  EXPECT_TRUE(errors.empty()) << errors.front();
+  EXPECT_TRUE(Answered200(TlsRequest(port_, "app.test", GetRequest("app.test"),
+                                     {.cert_pem = stranger.cert, .key_pem = stranger.key})));
+  EXPECT_TRUE(TlsRequest(port_, "app.test", GetRequest("app.test")).response.empty());
+  // A name outside the router's Host keeps the default options: no certificate asked.
+  EXPECT_TRUE(TlsRequest(port_, "other.test", "").handshake);
+}
+
+TEST_F(TlsProxyTest, EachHostGetsItsRoutersOptionsAndDifferentOptionsOnOneHostGetTheDefault) {
+  CertificateFiles cert = WriteCertificate(dir_, "app", "app.test", {"a.test", "b.test", "c.test"});
+  const std::string config = fmt::format(R"J({{
+    "http":{{"routers":{{
+        "a":{{"rule":"Host(`a.test`)","service":"s","tls":{{"options":"tls13"}}}},
+        "b":{{"rule":"Host(`b.test`)","service":"s","tls":{{}}}},
+        "c1":{{"rule":"Host(`c.test`) && PathPrefix(`/1`)","service":"s","tls":{{"options":"tls13"}}}},
+        "c2":{{"rule":"Host(`c.test`) && PathPrefix(`/2`)","service":"s","tls":{{"options":"default"}}}}}},
+      "services":{{"s":{{"loadBalancer":{{"servers":[{{"url":"BACKEND"}}]}}}}}}}},
+    "tls":{{"certificates":[{{"certFile":"{}","keyFile":"{}"}}],
+           "options":{{"tls13":{{"minVersion":"VersionTLS13"}}}}}}}})J",
+                                         cert.cert_file, cert.key_file);
+  const ClientTls tls12{.max_version = TLS1_2_VERSION};
+  EXPECT_TRUE(Serve(config).empty());
+  EXPECT_FALSE(TlsRequest(port_, "a.test", GetRequest("a.test"), tls12).handshake);
+  EXPECT_TRUE(Answered200(TlsRequest(port_, "A.TEST", GetRequest("a.test"))));
+  EXPECT_TRUE(Answered200(TlsRequest(port_, "b.test", GetRequest("b.test"), tls12)));
+  // c.test is named with tls13 and with default: the default options, and a warning on c1.
+  EXPECT_TRUE(Answered200(TlsRequest(port_, "c.test", GetRequest("c.test", "/1"), tls12)));
+  // Traefik's snicheck: a request for a router whose options are not the connection's is 421.
+  TlsReply fronted = TlsRequest(port_, "b.test", GetRequest("a.test"));
+  EXPECT_TRUE(fronted.response.starts_with("HTTP/1.1 421 ")) << fronted.response;
+  EXPECT_EQ(Body(fronted.response), "Misdirected Request\n");
+  EXPECT_TRUE(TlsRequest(port_, "a.test", GetRequest("b.test")).response.starts_with("HTTP/1.1 421 "));
+  EXPECT_TRUE(Answered200(TlsRequest(port_, "c.test", GetRequest("b.test"))));  // both default
+  RuntimeConfig rt = Runtime(fmt::format(R"J({{"http":{{"routers":{{
+        "c1":{{"rule":"Host(`c.test`)","service":"s","tls":{{"options":"tls13"}}}},
+        "c2":{{"rule":"Host(`c.test`)","service":"s","tls":{{}}}},
+        "n":{{"rule":"PathPrefix(`/n`)","service":"s","tls":{{"options":"tls13"}}}},
+        "u":{{"rule":"Host(`u.test`)","service":"s","tls":{{"options":"nope"}}}}}},
+      "services":{{"s":{{"loadBalancer":{{"servers":[{{"url":"http://127.0.0.1:1"}}]}}}}}}}},
+    "tls":{{"options":{{"tls13":{{"minVersion":"VersionTLS13"}}}}}}}})J"));
+  const RouterInfo& c1 = rt.routers.at("c1@file");
+  EXPECT_EQ(c1.status, RuntimeStatus::kWarning);
+  ASSERT_EQ(c1.errors.size(), 1u);
+  EXPECT_EQ(c1.errors[0],
+            "router's TLSOptions configuration is conflicting with other routers on the same entrypoint and host, "
+            "default TLS options will be used instead");
+  EXPECT_TRUE(rt.routers.at("c2@file").errors.empty());
+  EXPECT_EQ(rt.tls_options_by_host.at("web").at("c.test"), "default");
+  ASSERT_EQ(rt.routers.at("n@file").errors.size(), 1u);
+  EXPECT_EQ(rt.routers.at("n@file").errors[0],
+            "no domain found in rule PathPrefix(`/n`), the TLS option tls13@file cannot be applied");
+  EXPECT_EQ(rt.routers.at("u@file").status, RuntimeStatus::kDisabled);
+  EXPECT_EQ(rt.routers.at("u@file").errors[0], "building router handler: unknown TLS options: nope@file");
+  EXPECT_EQ(rt.tls_options_by_host.at("web").count("u.test"), 0u);
+}
+
+TEST_F(TlsProxyTest, AlpnAdvertisesOnlyHttp11) {
+  CertificateFiles cert = WriteCertificate(dir_, "app", "app.test", {"app.test"});
+  EXPECT_TRUE(Serve(OptionsConfig(cert, "PathPrefix(`/`)", "", "")).empty());
+  // Traefik's default list is h2, http/1.1, acme-tls/1; the edge serves HTTP/1.1 only.
+  EXPECT_EQ(TlsRequest(port_, "app.test", "", {.alpn = {"h2", "http/1.1"}}).alpn, "http/1.1");
+  TlsReply h2_only = TlsRequest(port_, "app.test", "", {.alpn = {"h2"}});
+  EXPECT_TRUE(h2_only.handshake);
+  EXPECT_EQ(h2_only.alpn, "");
+  // A protocol the options do not name: Go's no_application_protocol.
+  EXPECT_FALSE(TlsRequest(port_, "app.test", "", {.alpn = {"spdy/3"}}).handshake);
+}
+
 // ---- Through the Edge: the entry-point redirection and certResolver in the API ----
 
 class NoTasks : public TaskSource {
@@ -562,6 +890,59 @@ tls:
     EXPECT_EQ(body->body.find("PRIVATE KEY"), std::string::npos) << path;
     EXPECT_EQ(body->body.find(key_file), std::string::npos) << path;
   }
+}
+
+TEST_F(TlsEdgeTest, AFilesTlsOptionsApplyToTheirRoutersHostAndTheApiShowsTheRoutersOptions) {
+  PemPair pair = GenerateSelfSigned("app.test", {"app.test", "open.test"}, 30, true);
+  TestCa ca("file CA");
+  const PemPair client = ca.Issue("file client");
+  StartEdge(fmt::format(R"(
+http:
+  routers:
+    app:
+      rule: Host(`app.test`)
+      service: s
+      entryPoints: [websecure]
+      tls:
+        options: mtls
+    open:
+      rule: Host(`open.test`)
+      service: s
+      entryPoints: [websecure]
+      tls: {{}}
+  services:
+    s:
+      loadBalancer:
+        servers: [{{url: BACKEND}}]
+tls:
+  certificates:
+    - certFile: {}
+      keyFile: {}
+  options:
+    mtls:
+      minVersion: VersionTLS13
+      sniStrict: true
+      clientAuth:
+        caFiles: [{}]
+        clientAuthType: RequireAndVerifyClientCert
+)",
+                        dir_.Write("app.crt", pair.cert), dir_.Write("app.key", pair.key),
+                        dir_.Write("ca.pem", ca.CertPem())));
+  const uint16_t port = ports_.at("websecure");
+  EXPECT_TRUE(Answered200(TlsRequest(port, "app.test", GetRequest("app.test"),
+                                     {.cert_pem = client.cert, .key_pem = client.key})));
+  EXPECT_TRUE(TlsRequest(port, "app.test", GetRequest("app.test")).response.empty());
+  EXPECT_FALSE(TlsRequest(port, "app.test", GetRequest("app.test"),
+                          {.max_version = TLS1_2_VERSION, .cert_pem = client.cert, .key_pem = client.key})
+                   .handshake);
+  // open.test keeps Traefik's default options: TLS 1.2, no client certificate.
+  EXPECT_TRUE(Answered200(TlsRequest(port, "open.test", GetRequest("open.test"), {.max_version = TLS1_2_VERSION})));
+
+  auto router = Send(ports_.at("traefik"), "GET", "/api/http/routers/app@file", "");
+  ASSERT_TRUE(router.ok());
+  json::object o = json::parse(router->body).as_object();
+  EXPECT_EQ(o.at("status"), "enabled") << router->body;
+  EXPECT_EQ(o.at("tls").as_object().at("options"), "mtls") << router->body;
 }
 
 }  // namespace
