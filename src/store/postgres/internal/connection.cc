@@ -175,9 +175,8 @@ StatusOr<Connection::Result> Connection::Run(std::string_view table, Op op, cons
   if (index < 0) return UnknownTable(table);
   Queued q{.index = index, .op = op};
   for (std::string_view p : params) q.params.emplace_back(p);
-  const std::string what = What(q);
   ASSIGN_OR_RETURN(std::optional<Result> r, Send(std::move(q)));
-  if (!r) return PgError(conn_, nullptr, what);
+  if (!r) return PgError(conn_, nullptr, What(Queued{.index = index, .op = op}));
   return std::move(*r);
 }
 
@@ -217,10 +216,15 @@ StatusOr<std::optional<Connection::Result>> Connection::SendOnce(const std::vect
   // Otherwise one pipeline: every item (each statement prepared first if this connection has not
   // yet), then a sync; the answers come back in order, each followed by a null, then the sync's.
   if (PQenterPipelineMode(conn_) != 1) return PgError(conn_, nullptr, "pipeline mode");
+  // What each answer is (its text is made only for a failure's message).
   struct Expected {
-    std::string what;
-    bool keep = false;       // the last item's answer, returned
+    const Queued* item;
+    bool keep = false;           // the last item's answer, returned
     size_t prepares = SIZE_MAX;  // a prepare's statement slot, marked prepared once it succeeded
+  };
+  const auto what = [&](const Expected& e) {
+    if (e.item->index < 0) return e.item->sql;
+    return e.prepares != SIZE_MAX ? "PREPARE " + Name(*e.item) : What(*e.item);
   };
   std::vector<Expected> expected;
   std::vector<size_t> preparing;  // slots this pipeline prepares (once each)
@@ -229,7 +233,7 @@ StatusOr<std::optional<Connection::Result>> Connection::SendOnce(const std::vect
     const Queued& q = items[i];
     if (q.index < 0) {
       sent = PQsendQueryParams(conn_, q.sql.c_str(), 0, nullptr, nullptr, nullptr, nullptr, 0) == 1;
-      expected.push_back({q.sql, false});
+      expected.push_back({&q, false});
       continue;
     }
     if (!prepared_[Slot(q)] && std::find(preparing.begin(), preparing.end(), Slot(q)) == preparing.end()) {
@@ -240,13 +244,13 @@ StatusOr<std::optional<Connection::Result>> Connection::SendOnce(const std::vect
         types.back() = kInt8Oid;
       const std::string sql = StatementSql(catalog_->name(q.index), q.op);
       sent = PQsendPrepare(conn_, Name(q).c_str(), sql.c_str(), static_cast<int>(types.size()), types.data()) == 1;
-      expected.push_back({sql, false, Slot(q)});
+      expected.push_back({&q, false, Slot(q)});
       if (!sent) break;
     }
     const BinaryParams p(q.params);
     sent = PQsendQueryPrepared(conn_, Name(q).c_str(), p.count(), p.values.data(), p.lengths.data(), p.formats.data(),
                                1) == 1;
-    expected.push_back({What(q), i + 1 == items.size()});
+    expected.push_back({&q, i + 1 == items.size()});
   }
   if (sent) sent = PQpipelineSync(conn_) == 1;
   Status failure = sent ? OkStatus() : PgError(conn_, nullptr, "send");
@@ -254,14 +258,14 @@ StatusOr<std::optional<Connection::Result>> Connection::SendOnce(const std::vect
   for (size_t i = 0; sent && i < expected.size(); ++i) {
     PGresult* r = PQgetResult(conn_);
     if (r == nullptr) {  // the connection is gone
-      if (failure.ok()) failure = PgError(conn_, nullptr, expected[i].what);
+      if (failure.ok()) failure = PgError(conn_, nullptr, what(expected[i]));
       break;
     }
     const ExecStatusType status = PQresultStatus(r);
     const bool ok = status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK;
     // Prepared only if its prepare ran: one skipped in an aborted pipeline is prepared next time.
     if (ok && expected[i].prepares != SIZE_MAX) prepared_[expected[i].prepares] = true;
-    if (!ok && failure.ok()) failure = PgError(conn_, status == PGRES_PIPELINE_ABORTED ? nullptr : r, expected[i].what);
+    if (!ok && failure.ok()) failure = PgError(conn_, status == PGRES_PIPELINE_ABORTED ? nullptr : r, what(expected[i]));
     if (expected[i].keep)
       kept.emplace(r);
     else
