@@ -386,7 +386,6 @@ StatusOr<DescribedItems> Services::DescribeTaskSets(const Scope& scope, std::str
   return result;
 }
 
-
 StatusOr<Tags> Services::TaskSetTags(const Scope& scope, std::string_view arn, const std::function<Status(Tags&)>* change) {
   const Status not_found =
       NotFound(fmt::format("The specified resource is not found: {}", arn), ecs::Error::kResourceNotFound);
