@@ -39,7 +39,9 @@ def _as_postgres():
 class Postgres:
     def __init__(self):
         self.bindir = _bindir()
-        self.dir = tempfile.mkdtemp(prefix="paddock-pg-")
+        # Under /tmp whatever TMPDIR says: the postgres user must reach it, and the socket's path
+        # must stay within a Unix socket's 107 bytes.
+        self.dir = tempfile.mkdtemp(prefix="paddock-pg-", dir="/tmp")
         if os.geteuid() == 0:
             pw = pwd.getpwnam("postgres")
             os.chown(self.dir, pw.pw_uid, pw.pw_gid)

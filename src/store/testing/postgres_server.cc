@@ -71,7 +71,9 @@ StatusOr<std::unique_ptr<PostgresServer>> PostgresServer::Start() {
   std::unique_ptr<PostgresServer> s(new PostgresServer());
   s->bindir_ = FindBinDir();
   if (s->bindir_.empty()) return Unavailable("PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/postgres)");
-  std::string tmpl = (::getenv("TMPDIR") != nullptr ? std::string(::getenv("TMPDIR")) : "/tmp") + "/paddock-pg-XXXXXX";
+  // Under /tmp whatever TMPDIR says: the `postgres` user must reach it, and its socket's path must
+  // stay within a Unix socket's 107 bytes.
+  std::string tmpl = "/tmp/paddock-pg-XXXXXX";
   if (::mkdtemp(tmpl.data()) == nullptr) return Unavailable("mkdtemp failed");
   s->dir_ = tmpl;
   if (::geteuid() == 0) {
