@@ -45,8 +45,9 @@ std::string Int8(uint64_t v) {
 }
 
 // A statement's parameters as libpq takes them: every one binary.
+template <typename Strings>
 struct BinaryParams {
-  explicit BinaryParams(const std::vector<std::string>& params) : formats(params.size(), 1) {
+  explicit BinaryParams(const Strings& params) : formats(params.size(), 1) {
     for (const auto& p : params) {
       values.push_back(p.data());
       lengths.push_back(static_cast<int>(p.size()));
@@ -57,6 +58,16 @@ struct BinaryParams {
   std::vector<int> lengths;
   std::vector<int> formats;
 };
+
+// A prepared statement's name, "p<table index>_<op>", without allocating.
+struct StatementName {
+  char text[24] = {};
+};
+StatementName NameOf(int index, Op op) {
+  StatementName n;
+  fmt::format_to_n(n.text, sizeof n.text - 1, "p{}_{}", index, static_cast<int>(op));
+  return n;
+}
 
 }  // namespace
 
@@ -173,6 +184,10 @@ StatusOr<Connection::Result> Connection::Run(std::string_view table, Op op, cons
   Settle();
   const int index = catalog_->Index(table);
   if (index < 0) return UnknownTable(table);
+  // Nothing queued and the statement prepared: one plain round trip on the caller's own bytes.
+  if (queue_.empty() && prepared_[static_cast<size_t>(index) * kOpCount + static_cast<size_t>(op)]) {
+    return ExecPrepared(index, op, params);
+  }
   Queued q{.index = index, .op = op};
   for (std::string_view p : params) q.params.emplace_back(p);
   ASSIGN_OR_RETURN(std::optional<Result> r, Send(std::move(q)));
@@ -206,11 +221,7 @@ StatusOr<std::optional<Connection::Result>> Connection::Send(std::optional<Queue
 StatusOr<std::optional<Connection::Result>> Connection::SendOnce(const std::vector<Queued>& items) {
   // One statement alone: a plain round trip.
   if (items.size() == 1 && items[0].index >= 0 && prepared_[Slot(items[0])]) {
-    const Queued& q = items[0];
-    const BinaryParams p(q.params);
-    Result r(PQexecPrepared(conn_, Name(q).c_str(), p.count(), p.values.data(), p.lengths.data(), p.formats.data(), 1));
-    const ExecStatusType status = PQresultStatus(r.result);
-    if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) return PgError(conn_, r.result, What(q));
+    ASSIGN_OR_RETURN(Result r, ExecPrepared(items[0].index, items[0].op, items[0].params));
     return std::optional<Result>(std::move(r));
   }
   // Otherwise one pipeline: every item (each statement prepared first if this connection has not
@@ -224,7 +235,7 @@ StatusOr<std::optional<Connection::Result>> Connection::SendOnce(const std::vect
   };
   const auto what = [&](const Expected& e) {
     if (e.item->index < 0) return e.item->sql;
-    return e.prepares != SIZE_MAX ? "PREPARE " + Name(*e.item) : What(*e.item);
+    return e.prepares != SIZE_MAX ? std::string("PREPARE ") + NameOf(e.item->index, e.item->op).text : What(*e.item);
   };
   std::vector<Expected> expected;
   std::vector<size_t> preparing;  // slots this pipeline prepares (once each)
@@ -243,12 +254,12 @@ StatusOr<std::optional<Connection::Result>> Connection::SendOnce(const std::vect
           q.op == Op::kScanBackwardToEnd)
         types.back() = kInt8Oid;
       const std::string sql = StatementSql(catalog_->name(q.index), q.op);
-      sent = PQsendPrepare(conn_, Name(q).c_str(), sql.c_str(), static_cast<int>(types.size()), types.data()) == 1;
+      sent = PQsendPrepare(conn_, NameOf(q.index, q.op).text, sql.c_str(), static_cast<int>(types.size()), types.data()) == 1;
       expected.push_back({&q, false, Slot(q)});
       if (!sent) break;
     }
     const BinaryParams p(q.params);
-    sent = PQsendQueryPrepared(conn_, Name(q).c_str(), p.count(), p.values.data(), p.lengths.data(), p.formats.data(),
+    sent = PQsendQueryPrepared(conn_, NameOf(q.index, q.op).text, p.count(), p.values.data(), p.lengths.data(), p.formats.data(),
                                1) == 1;
     expected.push_back({&q, i + 1 == items.size()});
   }
@@ -285,11 +296,20 @@ StatusOr<std::optional<Connection::Result>> Connection::SendOnce(const std::vect
   return kept;
 }
 
+template <typename Strings>
+StatusOr<Connection::Result> Connection::ExecPrepared(int index, Op op, const Strings& params) {
+  const BinaryParams p(params);
+  Result r(PQexecPrepared(conn_, NameOf(index, op).text, p.count(), p.values.data(), p.lengths.data(),
+                          p.formats.data(), 1));
+  const ExecStatusType status = PQresultStatus(r.result);
+  if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK)
+    return PgError(conn_, r.result, What(Queued{.index = index, .op = op}));
+  return r;
+}
+
 size_t Connection::Slot(const Queued& q) const {
   return static_cast<size_t>(q.index) * kOpCount + static_cast<size_t>(q.op);
 }
-
-std::string Connection::Name(const Queued& q) const { return fmt::format("p{}_{}", q.index, static_cast<int>(q.op)); }
 
 std::string Connection::What(const Queued& q) const {
   return fmt::format("{} on {}", StatementSql(catalog_->name(q.index), q.op).substr(0, 6), catalog_->name(q.index));

@@ -94,8 +94,10 @@ class Connection {
   // transaction's first round trip finds the server gone); returns `last`'s answer.
   StatusOr<std::optional<Result>> Send(std::optional<Queued> last);
   StatusOr<std::optional<Result>> SendOnce(const std::vector<Queued>& items);
+  // A prepared statement run alone, in one plain round trip.
+  template <typename Strings>
+  StatusOr<Result> ExecPrepared(int index, Op op, const Strings& params);
   size_t Slot(const Queued& q) const;
-  std::string Name(const Queued& q) const;
   std::string What(const Queued& q) const;
   // Collects the answer of a COMMIT EndRead sent, before the connection is used again.
   void Settle();
