@@ -1,6 +1,7 @@
 #include "store/dump.h"
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -55,14 +56,14 @@ Status ExportStore(Store& store, std::span<const ModuleSchema> modules, std::ost
 StatusOr<size_t> ImportStore(Store& store, std::span<const ModuleSchema> modules, std::istream& in) {
   const std::vector<ModuleSchema> all = AllModules(modules);
   std::map<std::string, int, std::less<>> version_of;
-  std::map<std::string, bool, std::less<>> known_table;
+  std::set<std::string, std::less<>> known_tables;
   for (const ModuleSchema& m : all) {
     version_of[std::string(m.module)] = m.version;
-    for (const TableDef& t : m.tables) known_table[std::string(t.name)] = true;
+    for (const TableDef& t : m.tables) known_tables.emplace(t.name);
   }
   // Only into an empty store: a dump merged into live state could contradict it.
   RETURN_IF_ERROR(store.Read([&](ReadTxn& txn) -> Status {
-    for (const auto& [table, unused] : known_table) {
+    for (const std::string& table : known_tables) {
       ASSIGN_OR_RETURN(auto rows, txn.Scan(table, Range{}, 1));
       if (!rows.empty())
         return FailedPrecondition(fmt::format("the target store is not empty (table '{}' has rows): import needs a new one",
@@ -115,7 +116,7 @@ StatusOr<size_t> ImportStore(Store& store, std::span<const ModuleSchema> modules
         !o->at("k").is_string() || !o->at("v").is_string())
       return bad("not a row {\"t\", \"k\", \"v\"}");
     const std::string table(o->at("t").as_string());
-    if (!known_table.contains(table)) return bad(fmt::format("table '{}' is not one this build declares", table));
+    if (!known_tables.contains(table)) return bad(fmt::format("table '{}' is not one this build declares", table));
     auto key = Base64UrlDecode(std::string_view(o->at("k").as_string()));
     auto value = Base64UrlDecode(std::string_view(o->at("v").as_string()));
     if (!key.ok() || !value.ok()) return bad("key or value is not base64url");

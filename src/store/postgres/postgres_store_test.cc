@@ -236,12 +236,28 @@ TEST_F(PostgresStoreTest, AcknowledgedWritesSurviveKillingPostgres) {
       }
     });
   }
-  // Kill once writes are flowing (each ack is the event waited on).
-  while (total < 200) std::this_thread::yield();
+  // However the test ends, the writers stop and are joined.
+  struct JoinAtExit {
+    std::atomic<bool>& stop;
+    std::vector<std::thread>& threads;
+    ~JoinAtExit() {
+      stop = true;
+      for (auto& th : threads)
+        if (th.joinable()) th.join();
+    }
+  } join_at_exit{stop, threads};
+  // Kill once writes are flowing (each ack is the event waited on; bounded, so a store that
+  // stops acknowledging fails the test instead of hanging it).
+  auto await_acks = [&](int n) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (total < n && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+    return total >= n;
+  };
+  ASSERT_TRUE(await_acks(200)) << "writes did not flow";
   ASSERT_EQ(::kill(Server().pid(), SIGKILL), 0);
   ASSERT_TRUE(Server().Restart().ok());
   const int before = total;
-  while (total < before + 200) std::this_thread::yield();  // the same store writes again
+  ASSERT_TRUE(await_acks(before + 200)) << "the store did not write again after PostgreSQL came back";
   stop = true;
   for (auto& th : threads) th.join();
   size_t checked = 0;
