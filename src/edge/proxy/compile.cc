@@ -235,6 +235,12 @@ class Compiler {
     auto backend = std::make_shared<Backend>();
     backend->name = service;
     backend->pass_host_header = Bool(*lb, "passHostHeader").value_or(true);
+    // The runtime refused any other name (edge/runtime.cc); empty is wrr.
+    const std::string strategy = String(*lb, "strategy");
+    backend->strategy = strategy == "p2c"         ? LbStrategy::kP2c
+                        : strategy == "hrw"       ? LbStrategy::kHrw
+                        : strategy == "leasttime" ? LbStrategy::kLeastTime
+                                                  : LbStrategy::kWrr;
     if (const json::object* hc = Object(*lb, "healthCheck")) backend->health_check = ParseHealthCheck(*hc);
     // sticky.cookie present (even empty, as the label "sticky.cookie=true" makes it) turns it on.
     if (const json::object* sticky = Object(*lb, "sticky"))

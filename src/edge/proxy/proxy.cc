@@ -1478,6 +1478,8 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
     // Traefik's responseHeaderTimeout: the request sent and the response's head read within it.
     if (options_.upstream_response_timeout.count() > 0) up->stream->deadline.After(options_.upstream_response_timeout);
     tcp::socket& upstream = up->stream->socket;
+    const bool timed = pick.leaf != nullptr && pick.leaf->strategy == LbStrategy::kLeastTime;
+    const auto sent_at = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     error_code wec;
     if (body.empty()) {  // one buffer: send(), not sendmsg()
       const asio::const_buffer out = asio::buffer(head);
@@ -1524,6 +1526,9 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
           keep_alive;
     }
 
+    if (timed)  // leasttime's measure: the response's first byte (its head, here) after the request went
+      server->RecordResponseTime(
+          std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - sent_at));
     // The response's head, as the client gets it.
     auto& res = rp.get();
     const int status = static_cast<int>(res.result_int());

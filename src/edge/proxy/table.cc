@@ -1,6 +1,8 @@
 #include "edge/proxy/table.h"
 
 #include <cmath>
+#include <random>
+#include <vector>
 
 namespace paddock::edge {
 
@@ -47,7 +49,101 @@ void ServerRegistry::Collect() {
   std::erase_if(servers_, [](const auto& entry) { return entry.second.expired(); });
 }
 
-std::shared_ptr<ServerState> Backend::PickServer() const {
+void ServerState::RecordResponseTime(std::chrono::microseconds ttfb) {
+  const double ms = static_cast<double>(ttfb.count()) / 1000.0;
+  std::lock_guard lock(times_mu_);
+  if (times_count_ < kResponseSamples) {
+    ++times_count_;
+  } else {
+    times_sum_ -= times_ms_[times_next_];
+  }
+  times_ms_[times_next_] = ms;
+  times_sum_ += ms;
+  times_next_ = (times_next_ + 1) % kResponseSamples;
+}
+
+double ServerState::AverageResponseMs() const {
+  std::lock_guard lock(times_mu_);
+  return times_count_ == 0 ? 0 : times_sum_ / static_cast<double>(times_count_);
+}
+
+std::shared_ptr<ServerState> Backend::PickServer(std::string_view client_ip) const {
+  switch (strategy) {
+    case LbStrategy::kWrr: return PickRoundRobin();
+    case LbStrategy::kP2c: return PickTwoChoices();
+    case LbStrategy::kHrw: return PickRendezvous(client_ip);
+    case LbStrategy::kLeastTime: return PickLeastTime();
+  }
+  return nullptr;
+}
+
+std::shared_ptr<ServerState> Backend::PickTwoChoices() const {
+  std::vector<const ServerState*> routable;
+  routable.reserve(servers.size());
+  for (const Server& s : servers)
+    if (s.state->Routable()) routable.push_back(s.state.get());
+  if (routable.empty()) return nullptr;
+  size_t chosen = 0;
+  if (routable.size() > 1) {
+    thread_local std::mt19937_64 rng(std::random_device{}());
+    // Two distinct indexes: the second drawn from one fewer and shifted past the first (Traefik's).
+    const size_t n1 = std::uniform_int_distribution<size_t>(0, routable.size() - 1)(rng);
+    size_t n2 = std::uniform_int_distribution<size_t>(0, routable.size() - 2)(rng);
+    if (n2 >= n1) ++n2;
+    chosen = routable[n2]->in_flight() < routable[n1]->in_flight() ? n2 : n1;
+  }
+  for (const Server& s : servers)
+    if (s.state.get() == routable[chosen]) return s.state;
+  return nullptr;
+}
+
+std::shared_ptr<ServerState> Backend::PickRendezvous(std::string_view client_ip) const {
+  const Server* best = nullptr;
+  double best_score = 0;
+  for (const Server& s : servers) {
+    if (s.weight <= 0 || !s.state->Routable()) continue;
+    const double score = HrwScore(client_ip, s.state->url(), s.weight);
+    if (!best || score > best_score) {
+      best = &s;
+      best_score = score;
+    }
+  }
+  return best ? best->state : nullptr;
+}
+
+std::shared_ptr<ServerState> Backend::PickLeastTime() const {
+  std::vector<size_t> tied;
+  double min_score = 0;
+  for (size_t i = 0; i < servers.size(); ++i) {
+    const Server& s = servers[i];
+    if (s.weight <= 0 || !s.state->Routable()) continue;
+    const double score = s.state->AverageResponseMs() * (1 + s.state->in_flight()) / s.weight;
+    if (tied.empty() || score < min_score) {
+      min_score = score;
+      tied.assign(1, i);
+    } else if (score == min_score) {
+      tied.push_back(i);
+    }
+  }
+  if (tied.empty()) return nullptr;
+  if (tied.size() == 1) return servers[tied.front()].state;
+  // Equal scores (every server before its first response, say): the earliest deadline, which then
+  // moves on by 1/weight — weighted round robin among the tied.
+  std::lock_guard lock(wrr_mu_);
+  if (server_deadlines_.size() != servers.size()) {
+    server_deadlines_.assign(servers.size(), 0);
+    double d = 0;
+    for (size_t i = 0; i < servers.size(); ++i)
+      if (servers[i].weight > 0) server_deadlines_[i] = d += 1.0 / servers[i].weight;
+  }
+  size_t pick = tied.front();
+  for (size_t i : tied)
+    if (server_deadlines_[i] < server_deadlines_[pick]) pick = i;
+  server_deadlines_[pick] += 1.0 / servers[pick].weight;
+  return servers[pick].state;
+}
+
+std::shared_ptr<ServerState> Backend::PickRoundRobin() const {
   const size_t n = servers.size();
   if (n == 0) return nullptr;
   // Weighted: each server appears `weight` times in a virtual ring walked by one counter; the
@@ -207,7 +303,7 @@ void Backend::ChooseInto(const HeaderList* request_headers, std::string_view cli
   if (!weighted) {
     StickyChoice stuck;
     if (sticky && request_headers) stuck = ChooseSticky(*this, *request_headers);
-    out.server = stuck.server ? stuck.server : PickServer();
+    out.server = stuck.server ? stuck.server : PickServer(client_ip);
     if (!out.server) return;
     out.leaf = this;
     if (sticky && (!stuck.server || stuck.rewrite)) out.set_cookies.push_back(sticky->SetCookie(out.server->url()));

@@ -9,7 +9,9 @@
 // table that removed the server.
 #pragma once
 
+#include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -70,6 +72,13 @@ class ServerState {
   // the last request, or from here when none is in flight) when nothing is in flight.
   void Fence(std::function<void()> drained);
 
+  // The leasttime strategy's measure: the time from sending a request to its response's first byte
+  // (Traefik's TTFB), kept for the last kResponseSamples responses. Thread-safe.
+  static constexpr size_t kResponseSamples = 100;
+  void RecordResponseTime(std::chrono::microseconds ttfb);
+  // Their mean in milliseconds (fractional); 0 before the first.
+  double AverageResponseMs() const;
+
  private:
   const std::string service_, url_, host_;
   const uint16_t port_;
@@ -79,7 +88,18 @@ class ServerState {
   std::atomic<int> in_flight_{0};
   std::mutex mu_;
   std::function<void()> drained_;  // GUARDED_BY(mu_); set once by Fence, called once
+  mutable std::mutex times_mu_;
+  std::array<double, kResponseSamples> times_ms_{};  // GUARDED_BY(times_mu_): a ring
+  size_t times_next_ = 0, times_count_ = 0;          // GUARDED_BY(times_mu_)
+  double times_sum_ = 0;                             // GUARDED_BY(times_mu_)
 };
+
+// A loadBalancer's `strategy` (Traefik v3.7's pkg/server/service/loadbalancer): wrr (the default),
+// p2c (two distinct routable servers at random, the one with fewer requests in flight; weights
+// ignored, as Traefik's), hrw (the routable server whose rendezvous score for the client's address
+// is highest: HrwScore of the address and the server's URL), leasttime (the lowest mean response
+// time × (1 + requests in flight) / weight, ties broken in earliest-deadline-first turn).
+enum class LbStrategy { kWrr, kP2c, kHrw, kLeastTime };
 
 // Server state by (service, URL): the same object for as long as any table or drain holds it.
 class ServerRegistry {
@@ -141,6 +161,7 @@ struct Backend {
   // loadBalancer.sticky.cookie: a client's cookie keeps it on one server (edge/proxy/sticky.h);
   // weighted.sticky.cookie: on one child service.
   std::optional<StickyCookie> sticky{};
+  LbStrategy strategy = LbStrategy::kWrr;
   mutable std::atomic<uint64_t> next{0};
 
   // weighted: the child services with a positive weight, in configuration order (Traefik leaves
@@ -192,7 +213,12 @@ struct Backend {
     size_t child;
     double deadline;
   };
-  std::shared_ptr<ServerState> PickServer() const;  // the loadBalancer's round robin
+  // The loadBalancer's pick by its strategy (`client_ip` for hrw).
+  std::shared_ptr<ServerState> PickServer(std::string_view client_ip = {}) const;
+  std::shared_ptr<ServerState> PickRoundRobin() const;
+  std::shared_ptr<ServerState> PickTwoChoices() const;
+  std::shared_ptr<ServerState> PickRendezvous(std::string_view client_ip) const;
+  std::shared_ptr<ServerState> PickLeastTime() const;
   const Child* HighestRandomWeight(std::string_view client_ip) const;  // null: no child routable
   void ChooseInto(const HeaderList* request_headers, std::string_view client_ip, Selection& out) const;
   void HeapUp(size_t j) const;
@@ -200,6 +226,8 @@ struct Backend {
   mutable std::mutex wrr_mu_;
   mutable std::vector<Entry> heap_;  // GUARDED_BY(wrr_mu_): Go's container/heap order
   mutable double current_deadline_ = 0;  // GUARDED_BY(wrr_mu_)
+  // leasttime's tie-break: each server's EDF deadline (servers[i]'s), made on first use.
+  mutable std::vector<double> server_deadlines_;  // GUARDED_BY(wrr_mu_)
 };
 
 // Traefik's rendezvous score of a child for a client (hrw getNodeScore): FNV-1a 64 of the client's
