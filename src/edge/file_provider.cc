@@ -15,6 +15,7 @@
 
 #include "edge/dynamic.h"
 #include "edge/merge.h"
+#include "edge/go_template.h"
 
 namespace paddock::edge {
 namespace json = boost::json;
@@ -156,8 +157,10 @@ StatusOr<json::object> ReadDynamicFile(const std::string& path) {
   if (!in) return InvalidArgument(fmt::format("error reading configuration file: {}", path));
   std::stringstream buffer;
   buffer << in.rdbuf();
-  const std::string text = buffer.str();
-  StatusOr<json::value> tree = ext == ".toml" ? TomlToJson(text) : YamlToJson(text);
+  // Traefik renders every file as a Go template first (pkg/provider/file), named by its path.
+  StatusOr<std::string> text = RenderGoTemplate(buffer.str(), path);
+  if (!text.ok()) return text.status();
+  StatusOr<json::value> tree = ext == ".toml" ? TomlToJson(*text) : YamlToJson(*text);
   if (!tree.ok()) return InvalidArgument(fmt::format("{}: {}", path, tree.status().message()));
   if (!tree->is_object()) return InvalidArgument(fmt::format("{}: the document is not a mapping", path));
   StatusOr<json::object> checked = CheckDynamic(*tree);

@@ -125,6 +125,34 @@ TEST(ReadDynamicFileTest, ErrorsNameTheFileAndThePath) {
   EXPECT_FALSE(ReadDynamicFile((dir.path() / "missing.yml").string()).ok());
 }
 
+TEST(ReadDynamicFileTest, AFileIsAGoTemplateRenderedBeforeItIsRead) {
+  TempDir dir;
+  setenv("PADDOCK_FILE_PROVIDER_TEST_PORT", "8080", 1);
+  auto rendered = ReadDynamicFile(dir.Write("many.yml", R"(http:
+  routers:
+{{- range $i := until 3 }}
+    router{{ $i }}:
+      rule: Path(`/{{ $i }}`)
+      service: app
+{{- end }}
+  services:
+    app:
+      loadBalancer:
+        servers:
+          - url: http://10.0.0.1:{{ env "PADDOCK_FILE_PROVIDER_TEST_PORT" }}
+)"));
+  ASSERT_TRUE(rendered.ok()) << rendered.status().ToString();
+  const auto& routers = rendered->at("http").as_object().at("routers").as_object();
+  EXPECT_EQ(routers.size(), 3u);
+  EXPECT_EQ(routers.at("router2").as_object().at("rule").as_string(), "Path(`/2`)");
+  EXPECT_EQ(rendered->at("http").at_pointer("/services/app/loadBalancer/servers/0/url").as_string(),
+            "http://10.0.0.1:8080");
+  auto broken = ReadDynamicFile(dir.Write("broken.toml", "[http.routers.r]\nrule = \"{{ nosuch }}\"\n"));
+  ASSERT_FALSE(broken.ok());
+  EXPECT_EQ(broken.status().message(),
+            "template: " + (dir.path() / "broken.toml").string() + ":2: function \"nosuch\" not defined");
+}
+
 TEST(FileProviderTest, StartRefusesWhatTraefikRefuses) {
   EXPECT_FALSE(FileProvider({}).Start().ok());
   EXPECT_FALSE(FileProvider({.filename = "/a.yml", .directory = "/d"}).Start().ok());
