@@ -385,7 +385,10 @@ class ApiFront::Impl {
 
     // AWS authenticates before it looks at the operation.
     ASSIGN_OR_RETURN(VerifiedRequest who, verifier_.Verify(req, service->SigningName()));
-    if (record) record->account = who.principal.account.str();
+    if (record) {
+      record->account = who.principal.account.str();
+      record->agent = !who.principal.agent_of.empty();
+    }
 
     if (!service->Model().HasOperation(action)) {
       return UnknownOperation(fmt::format("Unknown operation '{}'.", action.substr(0, 256)));

@@ -42,6 +42,7 @@ struct RequestRecord {
   std::string service;  // the service's signing name ("ecs", "ec2"); empty when none was found
   std::string action;   // empty when the request named none
   std::string account;  // the caller's account; empty when it was not authenticated
+  bool agent = false;   // the caller was a container instance's agent (Principal::agent_of)
   int http_status = 0;
   std::string error;    // the AWS error code; empty on success
   std::chrono::microseconds latency{0};  // from Handle's start to its answer

@@ -872,6 +872,11 @@ InProcessController::InProcessController(std::unique_ptr<Impl> impl) : impl_(std
 InProcessController::~InProcessController() = default;
 const std::string& InProcessController::url() const { return impl_->running->url(); }
 http::Response InProcessController::Door(const http::Request& request) { return impl_->running->api().Handle(request); }
+http::Response InProcessController::CallApi(http::Request request) {
+  std::erase_if(request.headers, [](const http::Header& h) { return http::EqualsIgnoreCase(h.name, "Authorization"); });
+  request.headers.push_back({"Authorization", "Bearer " + impl_->running->token()});
+  return impl_->running->api().Handle(request);
+}
 
 Status WriteIdentityAgentRootfs(const std::string& dir) {
   constexpr const char* kBusybox = "/bin/busybox";
@@ -926,6 +931,7 @@ StatusOr<std::unique_ptr<InProcessController>> InProcessController::Start(const 
   config.options.drain = std::chrono::seconds(2);
   config.options.create_cluster = true;
   config.options.settings.circuit_breaker = true;
+  config.options.ticked = o.ticked;
   if (!o.identity_agent_image.empty()) {
     // D8: tasks reach the exchange through the metadata endpoint's door, at an address that is the
     // same on every node and across restarts — also the issuer's URL (its keys are served there too).

@@ -19,6 +19,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -130,6 +131,8 @@ struct InProcessControllerOptions {
   // empty: identity off. Tasks reach the exchange through the metadata endpoint's door
   // (InProcessController::Door), which is also the issuer's stable URL.
   std::string identity_agent_image;
+  // After each busy tick (ControllerOptions::ticked): the node's console change feed.
+  std::function<void()> ticked = nullptr;
 };
 
 // D8 under `paddock up`: the identity sidecar image's reference, and its one-layer rootfs made
@@ -147,6 +150,9 @@ class InProcessController {
   // The metadata endpoint's door to this controller (MetadataService::SetControllerDoor): its
   // workload identity endpoints only, as the controller's API answers them.
   http::Response Door(const http::Request& request);
+  // The controller's whole API (deploy/api.h) called as its own client: `request` with its token.
+  // The console's deploy views (console/console_service.h).
+  http::Response CallApi(http::Request request);
 
  private:
   class Impl;

@@ -18,6 +18,7 @@
 #include "edge/dynamic.h"
 #include "edge/proxy/entry_point_flags.h"
 #include "edge/remote_holds.h"
+#include "http/client.h"
 
 namespace paddock::cli {
 
@@ -307,8 +308,24 @@ StatusOr<std::unique_ptr<InProcessEdge>> InProcessEdge::Start(const InProcessEdg
   ASSIGN_OR_RETURN(auto ports, self->edge_->Start());
   self->web_port_ = ports.at("web");
   self->api_port_ = ports.at("traefik");
+  const std::string host = o.api.substr(0, o.api.rfind(':'));
+  if (host == "::" || host == "[::]") {
+    self->api_host_ = "::1";
+  } else if (!host.empty() && host != "0.0.0.0") {
+    self->api_host_ = host.front() == '[' ? host.substr(1, host.size() - 2) : host;
+  }
   if (auto it = ports.find("websecure"); it != ports.end()) self->websecure_port_ = it->second;
   return self;
+}
+
+StatusOr<std::string> InProcessEdge::ApiGet(std::string_view path) const {
+  http::Client client(api_host_, api_port_, std::chrono::seconds(5));
+  http::Request req;
+  req.method = "GET";
+  req.target = std::string(path);
+  ASSIGN_OR_RETURN(http::Response r, client.Send(req));
+  if (r.status != 200) return Unavailable(fmt::format("the edge's API answered {} to {}", r.status, path));
+  return std::move(r.body);
 }
 
 InProcessEdge::~InProcessEdge() {

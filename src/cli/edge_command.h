@@ -132,6 +132,9 @@ class InProcessEdge {
   uint16_t web_port() const { return web_port_; }
   uint16_t api_port() const { return api_port_; }
   uint16_t websecure_port() const { return websecure_port_; }  // 0: none
+  // GET `path` on this edge's API (Traefik's JSON, edge/api.h): the body of a 200, or why not.
+  // For the console (console/console_service.h); thread-safe.
+  StatusOr<std::string> ApiGet(std::string_view path) const;
 
  private:
   InProcessEdge() = default;
@@ -139,6 +142,7 @@ class InProcessEdge {
   std::unique_ptr<edge::DrainHoldSink> holds_;
   std::unique_ptr<edge::Edge> edge_;
   uint16_t web_port_ = 0, api_port_ = 0, websecure_port_ = 0;
+  std::string api_host_ = "127.0.0.1";  // where the API is reached from this process
 };
 
 }  // namespace paddock::cli

@@ -241,7 +241,7 @@ int RunServer(const ServerConfig& config, bool up, bool keep_tasks, const UpEdge
                              : StatusOr<std::unique_ptr<InProcessEdge>>(me.status());
       if (started.ok()) {
         edge = std::move(*started);
-        (*node)->tasks().SetTaskListener([e = edge.get()](const paddock::Scope&) { e->Wake(); });
+        (*node)->SetTaskListener([e = edge.get()](const paddock::Scope&) { e->Wake(); });
         const std::string api_host = eo.api.substr(0, eo.api.rfind(':'));
         fmt::print("  edge         http://{}:{} (API http://{}:{}/api/overview, dashboard http://{}:{}/dashboard/)\n",
                    eo.web.substr(0, eo.web.rfind(':')), edge->web_port(), api_host, edge->api_port(), api_host,
@@ -285,6 +285,9 @@ int RunServer(const ServerConfig& config, bool up, bool keep_tasks, const UpEdge
         } else {
           fmt::print("  note         workload identity is off: {}\n", image.message());
         }
+        co.ticked = [feed = &(*node)->change_feed(), account = me->account] {
+          feed->Publish(account, paddock::console::ChangeKind::kDeploy);  // the console's deploy views
+        };
         auto c = InProcessController::Start(co);
         if (c.ok()) {
           controller = std::move(*c);
@@ -303,8 +306,19 @@ int RunServer(const ServerConfig& config, bool up, bool keep_tasks, const UpEdge
     fmt::print("\nTry:\n  aws --profile {} --endpoint-url {} ecs list-clusters\n\n{}\n", boot->profile, endpoint,
                keep_tasks ? "Ctrl-C stops it; its tasks keep running (--keep-tasks) until `paddock down`."
                           : "Ctrl-C stops it and its tasks (--keep-tasks keeps them running).");
+    // Issue 17: the console shows the bootstrap account what has no AWS API: the edge, the
+    // controller, the node's images (console/console_service.h).
+    if (auto me = (*node)->BootstrapAccount(); me.ok()) {
+      paddock::console::NodeParts parts;
+      parts.owner = me->account;
+      if (edge) parts.edge = [e = edge.get()](std::string_view path) { return e->ApiGet(path); };
+      if (controller) parts.deploy = [c = controller.get()](const paddock::http::Request& r) { return c->CallApi(r); };
+      (*node)->SetConsoleParts(std::move(parts));
+    }
+    fmt::print("  console      {}/console/ (sign in with the key in {})\n", endpoint, boot->credentials_path);
   } else {
     fmt::print("paddock server listening on {}\n", endpoint);
+    fmt::print("  console      {}/console/\n", endpoint);
   }
   if (Status s = (*lock)->Publish(endpoint); !s.ok()) fmt::print(stderr, "paddock: note: {}\n", s.message());
   PrintHostBlock((*node)->host_checks());
@@ -312,6 +326,7 @@ int RunServer(const ServerConfig& config, bool up, bool keep_tasks, const UpEdge
   int sig = 0;
   sigwait(&signals, &sig);
   (*node)->SetControllerDoor(nullptr);  // no task's call reaches the controller from here on
+  (*node)->SetConsoleParts({});         // nor the console's: the edge and controller go
   controller.reset();  // first: it must not act on tasks that are stopping, and it calls the API
   const std::string_view name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "SIGUSR1 (paddock down)";
   // `paddock up` stops its tasks as a developer tool should, unless told to keep them; `paddock
@@ -327,7 +342,7 @@ int RunServer(const ServerConfig& config, bool up, bool keep_tasks, const UpEdge
   }
   std::fflush(stdout);
   if (edge) {  // after the tasks' drains, before the API goes
-    (*node)->tasks().SetTaskListener(nullptr);
+    (*node)->SetTaskListener(nullptr);
     edge.reset();
   }
   (*node)->Stop();

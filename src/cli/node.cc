@@ -37,6 +37,7 @@
 #include "cli/aws_profile.h"
 #include "cli/host_checks.h"
 #include "cli/node_owner.h"
+#include "console/assets.h"
 #include "common/encoding.h"
 #include "common/private_files.h"
 #include "ecs/api/ecs_service.h"
@@ -230,6 +231,10 @@ std::shared_ptr<dns::Authority> CloudMapNames(cloudmap::Registry& registry) {
 class Node::Impl {
  public:
   ServerConfig config;
+  // Issue 17: the console's change feed, before everything that publishes to it or watches it.
+  console::ChangeFeed change_feed;
+  std::mutex task_listener_mu;
+  std::function<void(const Scope&)> task_listener;  // GUARDED_BY(task_listener_mu): the edge's
   std::unique_ptr<store::Store> store;
   std::unique_ptr<iam::Accounts> accounts;
   std::unique_ptr<NodeCredentials> credentials;  // accounts' keys and agents' credentials
@@ -294,6 +299,7 @@ class Node::Impl {
   // ECS's service registries over Cloud Map: tasks of a service with serviceRegistries are
   // registered in their own transactions (ecs/task/discovery.h).
   std::unique_ptr<CloudMapDiscovery> discovery;
+  std::unique_ptr<console::ConsoleService> console;  // PaddockConsole_20261204 (issue 17)
   std::unique_ptr<aws::ApiFront> front;
   std::unique_ptr<http::Server> server;
   // The Fargate agent: made by Start (not Open, which `paddock admin` uses too), stopped before
@@ -669,6 +675,9 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
     so.settle = std::chrono::seconds(sc.settle_seconds);
     so.backoff_base = std::chrono::seconds(sc.backoff_base_seconds);
     so.backoff_cap = std::chrono::seconds(sc.backoff_cap_seconds);
+    so.service_written = [feed = &impl->change_feed](const ecs::service::ServiceKey& key) {
+      feed->Publish(key.scope.account, console::ChangeKind::kEcs);
+    };
     impl->scheduler = std::make_unique<sched::Scheduler>(*impl->store, *impl->services, *impl->tasks,
                                                          impl->container_instances.get(), SystemClock::Get(), so);
   }
@@ -707,7 +716,15 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   front_options.rate_limits = config.api_rate_limits == "aws";
   // --accept-any-credentials is the emulator's mode: anyone is root, nothing is authorized.
   if (!config.accept_any_credentials) front_options.authorizer = impl->authorizer.get();
-  if (config.access_log) front_options.observer = StdoutAccessLog();
+  // Every write an account makes through the API tells its console watches (issue 17); an agent's
+  // reports reach them through the task owner's listener instead.
+  front_options.observer = [feed = &impl->change_feed, log = config.access_log ? StdoutAccessLog() : nullptr](
+                               const aws::RequestRecord& r) {
+    if (log) log(r);
+    if (r.http_status != 200 || r.account.empty() || r.agent || console::ActionOnlyReads(r.action)) return;
+    if (std::optional<console::ChangeKind> kind = console::ChangeKindOfService(r.service))
+      feed->Publish(AccountId(r.account), *kind);
+  };
   impl->sessions = std::make_unique<sts::Sessions>(*impl->store);
   impl->session_reaper = std::make_unique<SessionReaper>("sts sessions", *impl->sessions);
   impl->credentials =
@@ -738,6 +755,8 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   impl->front->AddJsonService(&impl->secrets_manager->service());
   ASSIGN_OR_RETURN(impl->cloudmap, cloudmap::api::CloudMapModule::Open(*impl->store, token_key));  // issue 13
   impl->front->AddJsonService(&impl->cloudmap->service());
+  impl->console = std::make_unique<console::ConsoleService>(impl->change_feed);  // issue 17
+  impl->front->AddJsonService(impl->console.get());
   impl->ecs->SetNamespaceLookup([registry = &impl->cloudmap->registry()](const Scope& scope, std::string_view ns) {
     return registry->ServiceArnsIn(scope, ns);  // ListServicesByNamespace (issue 13)
   });
@@ -794,11 +813,23 @@ StatusOr<uint16_t> Node::Start() {
   ASSIGN_OR_RETURN(auto host_port, SplitListen(impl_->config.listen));
   // The scheduler's cues, set before anything can call the owners.
   sched::Scheduler* scheduler = impl_->scheduler.get();
-  impl_->services->SetChangeListener([scheduler](const ecs::service::ServiceKey& key) { scheduler->Wake(key); });
+  console::ChangeFeed* feed = &impl_->change_feed;
+  impl_->services->SetChangeListener([scheduler, feed](const ecs::service::ServiceKey& key) {
+    scheduler->Wake(key);
+    feed->Publish(key.scope.account, console::ChangeKind::kEcs);
+  });
+  impl_->tasks->SetTaskListener([impl = impl_.get()](const Scope& scope) {
+    impl->change_feed.Publish(scope.account, console::ChangeKind::kEcs);
+    std::lock_guard lock(impl->task_listener_mu);
+    if (impl->task_listener) impl->task_listener(scope);
+  });
   impl_->tasks->SetGroupListener([scheduler](const Scope& scope, const std::string& cluster, const std::string& group) {
     if (group.starts_with("service:")) scheduler->Wake(ecs::service::ServiceKey{scope, cluster, group.substr(8)});
   });
-  impl_->container_instances->SetChangeListener([scheduler](const Scope&, const std::string&) { scheduler->WakeAll(); });
+  impl_->container_instances->SetChangeListener([scheduler, feed](const Scope& scope, const std::string&) {
+    scheduler->WakeAll();
+    feed->Publish(scope.account, console::ChangeKind::kEcs);
+  });
   // A VPC's network policy changes with its groups and its tasks' addresses
   // (vpc/security_groups.h): the in-process agents apply it at once; `paddock agent`s on their
   // next pass (at most a second later).
@@ -817,7 +848,7 @@ StatusOr<uint16_t> Node::Start() {
     std::string_view target = r.GetHeader("X-Amz-Target");
     size_t dot = target.rfind('.');
     std::string_view op = dot == std::string_view::npos ? target : target.substr(dot + 1);
-    return op.starts_with("Describe") || op.starts_with("List");
+    return op.starts_with("Describe") || op.starts_with("List") || (target.empty() && r.Path().starts_with("/console"));
   };
   // Every body is at most 1 MiB but PutLogEvents' and the agent protocol's ShipLogs (a remote
   // agent's batch for it): a batch at CloudWatch's limit (1,048,576 bytes of messages, 26 counted
@@ -830,7 +861,10 @@ StatusOr<uint16_t> Node::Start() {
     return target == "Logs_20140328.PutLogEvents" || target == kShipLogs;
   };
   aws::ApiFront* front = impl_->front.get();
-  impl_->server = std::make_unique<http::Server>(options, [front](const http::Request& r) { return front->Handle(r); });
+  impl_->server = std::make_unique<http::Server>(options, [front](const http::Request& r) {
+    if (std::optional<http::Response> page = console::ServeConsole(r)) return std::move(*page);  // issue 17
+    return front->Handle(r);
+  });
   ASSIGN_OR_RETURN(uint16_t port, impl_->server->Start());
   // DiscoverPollEndpoint's answer: this server, reachable at its listen address (a wildcard
   // listen answers loopback; agents on other hosts are given --endpoint anyway).
@@ -863,6 +897,7 @@ StatusOr<uint16_t> Node::Start() {
 void Node::Stop() {
   if (!impl_) return;
   if (impl_->control) impl_->control->Shutdown();  // long-polls answer now, so the server can stop
+  impl_->change_feed.Shutdown();                   // and the console's watches end
   if (impl_->server) impl_->server->Stop();
   if (impl_->scheduler) impl_->scheduler->Stop();  // no launch after the API has stopped
   {
@@ -929,6 +964,31 @@ Status Node::ImportRootfs(const std::string& rootfs, const std::string& referenc
 
 void Node::SetControllerDoor(std::function<http::Response(const http::Request&)> door) {
   if (impl_->metadata) impl_->metadata->SetControllerDoor(std::move(door));
+}
+
+void Node::SetConsoleParts(console::NodeParts parts) {
+  if (!parts.owner.str().empty() && impl_->images) {  // the node's own part: its image store
+    parts.images = [images = impl_->images.get()]() -> StatusOr<std::vector<console::ConsoleImage>> {
+      ASSIGN_OR_RETURN(std::vector<agent::images::ImageInfo> infos, images->List());
+      std::vector<console::ConsoleImage> out;
+      for (const auto& i : infos)
+        out.push_back({.reference = i.reference,
+                       .manifest_digest = i.manifest_digest.str(),
+                       .size = i.size,
+                       .created_at_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                            i.created_at.time_since_epoch())
+                                            .count()});
+      return out;
+    };
+  }
+  impl_->console->SetNodeParts(std::move(parts));
+}
+
+console::ChangeFeed& Node::change_feed() { return impl_->change_feed; }
+
+void Node::SetTaskListener(std::function<void(const Scope&)> listener) {
+  std::lock_guard lock(impl_->task_listener_mu);
+  impl_->task_listener = std::move(listener);
 }
 
 const std::vector<HostCheck>& Node::host_checks() const { return impl_->host_checks; }

@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "cli/config.h"
+#include "console/change_feed.h"
+#include "console/console_service.h"
 #include "cli/host_checks.h"
 #include "cli/node_owner.h"
 #include "common/status.h"
@@ -60,6 +62,18 @@ class Node {
   void SetControllerDoor(std::function<http::Response(const http::Request&)> door);
   // The actions the ECS adapter implements.
   std::vector<std::string> ImplementedEcsActions() const;
+
+  // ---- Issue 17: the console (console/) ----
+  // What the console shows beyond the AWS APIs: `paddock up` hands it its edge, controller and
+  // images once they run. Thread-safe.
+  void SetConsoleParts(console::NodeParts parts);
+  // Which accounts' resources changed, for the console's live views: the node publishes API writes,
+  // task and service changes itself; `paddock up` adds its deploy controller's ticks.
+  console::ChangeFeed& change_feed();
+  // Called (after the commit) whenever a task of the scope was launched, asked to stop or changed
+  // by its agent's report, besides the console's feed (Tasks::SetTaskListener's rules): the
+  // in-process edge. Thread-safe.
+  void SetTaskListener(std::function<void(const Scope&)> listener);
 
   // ---- Issue 10: a host that cannot run containers; stopping every task ----
   // What the host checks (cli/host_checks.h) found when Start started the agents, with the

@@ -988,6 +988,7 @@ void Controller::Run(std::stop_token stop) {
   while (!stop.stop_requested()) {
     StatusOr<TickReport> r = Tick();
     if (!r.ok()) fmt::print(stderr, "paddock: controller tick: {}\n", r.status().ToString());
+    if (r.ok() && r->busy && options_.ticked) options_.ticked();
     const bool busy = r.ok() && r->busy && options_.busy_interval.count() > 0;
     // ±20% jitter, so replicas that started together do not poll together; doubled per throttled tick.
     std::uniform_real_distribution<double> jitter(0.8, 1.2);

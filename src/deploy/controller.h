@@ -83,6 +83,10 @@ struct ControllerOptions {
   // A missing cluster is created with the first service (`paddock up`, a developer's machine);
   // otherwise the deployment fails with ECS's ClusterNotFoundException.
   bool create_cluster = false;
+  // Called after each tick of Run that was busy (a deployment on its way, or the tick acted): for
+  // readers that follow deployments (the console's change feed). Cheap; must not call into the
+  // controller.
+  std::function<void()> ticked = nullptr;
   // A project's task role (settings.task_role_pattern, render.h TaskRoleArn) that does not exist is
   // created — CreateRole trusting ecs-tasks.amazonaws.com only, with no permissions — before its
   // first service (`paddock up`; `paddock controller --create-task-roles`). Otherwise a missing

@@ -312,10 +312,12 @@ Status Scheduler::Execute(ServiceState& state, const Decision& decision, const O
       if (b.next_launch_at > observed.now) AddTimer(b.next_launch_at, key);
   }
   if (!dirty) return OkStatus();
-  return store_.Write([&](store::WriteTxn& txn) -> Status {
+  Status written = store_.Write([&](store::WriteTxn& txn) -> Status {
     RETURN_IF_ERROR(fence(txn));
     return services_.StoreState(txn, state, observed.now);
   });
+  if (written.ok() && options_.service_written) options_.service_written(key);
+  return written;
 }
 
 StatusOr<size_t> Scheduler::Resync(uint64_t epoch) {

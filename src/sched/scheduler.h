@@ -27,6 +27,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
@@ -57,6 +58,10 @@ struct SchedulerOptions {
   // RUNNING time before a task without health checks counts as healthy (AWS's 40 s; tasks with
   // health checks are healthy once HEALTHY). See docs/contracts/service.md.
   std::chrono::milliseconds settle = kDefaultSettle;
+  // Called after the commit of a pass that wrote a service's state without launching (its events,
+  // rollout state, backoffs): for readers that follow services (the console's change feed). A
+  // launch is the task owner's news (Tasks' listeners). Cheap; must not call into the scheduler.
+  std::function<void(const ecs::service::ServiceKey&)> service_written = nullptr;
   std::chrono::milliseconds backoff_base{10000};
   std::chrono::milliseconds backoff_cap{15 * 60 * 1000};
 };
