@@ -164,4 +164,5 @@ function App() {
   return <Shell session={session} />;
 }
 
+performance.mark("app-start");
 render(<App />, document.getElementById("app")!);

@@ -28,36 +28,47 @@ export async function describeContainerInstances(cluster: string): Promise<any[]
   return (await Promise.all(batches)).flatMap((r) => r.containerInstances ?? []);
 }
 
-/** Every task ListTasks gives for `filter`, described 100 at a time as each page arrives;
- * `onPage` sees the tasks described so far (in listing order) each time a page's answer lands. */
+/** Every task ListTasks gives for `filter`, described 100 at a time as each page arrives, concurrently;
+ * the very first page is described in two calls (its first 20 tasks alone) so the first rows come
+ * back sooner. `onPage` sees the tasks described so far (in listing order) each time an answer lands. */
 export async function describeTasksPaged(cluster: string, filter: object, onPage?: (tasks: any[]) => void,
                                          max = 5000): Promise<any[]> {
-  const slots: any[][] = [];
+  const slots: (any[] | undefined)[] = [];
   const pending: Promise<void>[] = [];
   let nextToken: string | undefined;
   let listed = 0;
-  const publish = () => {
+  const flat = () => {
     const out: any[] = [];
-    for (const s of slots) if (s) out.push(...s);
-    onPage?.(out);
+    for (const s of slots) {
+      if (!s) break; // keep listing order: show a slot only once those before it are in
+      out.push(...s);
+    }
+    return out;
+  };
+  const describe = (arns: string[]) => {
+    const slot = slots.length;
+    slots.push(undefined);
+    pending.push(call(ECS, "DescribeTasks", { cluster, tasks: arns }).then((r) => {
+      slots[slot] = r.tasks ?? [];
+      if (slot === 0) performance.mark("tasks-first-describe");
+      onPage?.(flat());
+    }));
   };
   do {
     const page: any = await call(ECS, "ListTasks", { cluster, maxResults: 100, ...filter, ...(nextToken ? { nextToken } : {}) });
     const arns: string[] = page.taskArns ?? [];
     nextToken = page.nextToken;
+    if (listed === 0) performance.mark("tasks-first-list");
+    if (listed === 0 && arns.length > 20) {
+      describe(arns.slice(0, 20));
+      describe(arns.slice(20));
+    } else if (arns.length) {
+      describe(arns);
+    }
     listed += arns.length;
-    if (!arns.length) continue;
-    const slot = slots.length;
-    slots.push(undefined as unknown as any[]);
-    pending.push(call(ECS, "DescribeTasks", { cluster, tasks: arns, include: ["TAGS"] }).then((r) => {
-      slots[slot] = r.tasks ?? [];
-      publish();
-    }));
   } while (nextToken && listed < max);
   await Promise.all(pending);
-  const out: any[] = [];
-  for (const s of slots) out.push(...s);
-  return out;
+  return flat();
 }
 
 /** A task's private IPv4 address: its ENI's (awsvpc) or a container's network interface's. */

@@ -1,6 +1,6 @@
 // Data loading for views: useLoad runs a loader, keeps its last answer while a refresh runs, and
 // refreshes when the live feed (live.ts) reports a change of one of `kinds` (debounced 100 ms).
-import { useCallback, useEffect, useRef, useState } from "preact/hooks";
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { onChange } from "./live";
 
 export interface Loaded<T> {
@@ -26,7 +26,8 @@ export function useLoad<T>(loader: () => Promise<T>, deps: unknown[], kinds: str
       (e) => { if (mine === generation.current) { setError(e); setLoading(false); } });
   }, []);
 
-  useEffect(() => {
+  // A layout effect: the call starts right after the commit rather than a frame later.
+  useLayoutEffect(() => {
     setData(undefined);
     setError(undefined);
     reload();
