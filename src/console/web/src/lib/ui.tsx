@@ -91,3 +91,32 @@ export function Json({ value }: { value: unknown }) {
 export function Empty({ children }: { children: ComponentChildren }) {
   return <p class="muted">{children}</p>;
 }
+
+/** A table of `rows` inside a TableWrap: a header row of `columns`, then one row per item whose first
+ * cell is its row header; `empty` (when given) stands in for a table without rows. */
+export function DataTable<T>({ label, id, columns, rows, rowKey, cells, rowAttrs, empty }: {
+  label: string; id?: string; columns: string[]; rows: T[] | undefined; rowKey: (row: T) => string;
+  cells: (row: T) => ComponentChildren[]; rowAttrs?: (row: T) => Record<string, string | undefined>;
+  empty?: string;
+}) {
+  if (!rows) return null;
+  if (!rows.length) return empty ? <Empty>{empty}</Empty> : null;
+  return (
+    <TableWrap label={label}>
+      <table id={id}>
+        <thead><tr>{columns.map((c) => <th key={c} scope="col">{c}</th>)}</tr></thead>
+        <tbody>
+          {rows.map((r) => {
+            const [first, ...rest] = cells(r);
+            return (
+              <tr key={rowKey(r)} {...(rowAttrs?.(r) ?? {})}>
+                <th scope="row">{first}</th>
+                {rest.map((c, i) => <td key={i}>{c}</td>)}
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </TableWrap>
+  );
+}

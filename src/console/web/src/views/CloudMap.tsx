@@ -4,7 +4,7 @@ import { call, callAll, CLOUDMAP } from "../lib/api";
 import { time } from "../lib/format";
 import { useLoad } from "../lib/hooks";
 import { href } from "../lib/router";
-import { Empty, ErrorBox, Loading, TableWrap } from "../lib/ui";
+import { DataTable, ErrorBox, Loading } from "../lib/ui";
 
 export function CloudMap() {
   const ns = useLoad(() => callAll<any>(CLOUDMAP, "ListNamespaces", {}, "Namespaces", "NextToken"), [], ["servicediscovery"]);
@@ -15,39 +15,19 @@ export function CloudMap() {
       <h2>Namespaces</h2>
       <ErrorBox error={ns.error} what="ListNamespaces" />
       <Loading loading={ns.loading && !ns.data} />
-      {ns.data && !ns.data.length ? <Empty>No namespaces.</Empty> : null}
-      {ns.data?.length ? (
-        <TableWrap label="Namespaces">
-          <table>
-            <thead><tr><th scope="col">Namespace</th><th scope="col">Id</th><th scope="col">Type</th><th scope="col">Services</th><th scope="col">Created</th></tr></thead>
-            <tbody>
-              {ns.data.map((n) => (
-                <tr key={n.Id}><th scope="row">{n.Name}</th><td>{n.Id}</td><td>{n.Type}</td><td>{n.ServiceCount ?? ""}</td><td>{time(n.CreateDate)}</td></tr>
-              ))}
-            </tbody>
-          </table>
-        </TableWrap>
-      ) : null}
+      <DataTable label="Namespaces" rows={ns.data} rowKey={(n) => n.Id} empty="No namespaces."
+        columns={["Namespace", "Id", "Type", "Services", "Created"]}
+        cells={(n) => [n.Name, n.Id, n.Type, n.ServiceCount ?? "", time(n.CreateDate)]} />
       <h2>Services</h2>
       <ErrorBox error={sv.error} what="ListServices" />
-      {sv.data && !sv.data.length ? <Empty>No services.</Empty> : null}
-      {sv.data?.length ? (
-        <TableWrap label="Cloud Map services">
-          <table>
-            <thead><tr><th scope="col">Service</th><th scope="col">Namespace</th><th scope="col">Instances</th><th scope="col">DNS records</th></tr></thead>
-            <tbody>
-              {sv.data.map((s) => (
-                <tr key={s.Id}>
-                  <th scope="row"><a href={href("cloudmap", "services", s.Id)}>{s.Name}</a></th>
-                  <td>{(ns.data ?? []).find((n) => n.Id === s.NamespaceId)?.Name ?? s.NamespaceId ?? ""}</td>
-                  <td>{s.InstanceCount ?? ""}</td>
-                  <td>{(s.DnsConfig?.DnsRecords ?? []).map((r: any) => `${r.Type} ${r.TTL}s`).join(", ")}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableWrap>
-      ) : null}
+      <DataTable label="Cloud Map services" rows={sv.data} rowKey={(s) => s.Id} empty="No services."
+        columns={["Service", "Namespace", "Instances", "DNS records"]}
+        cells={(s) => [
+          <a href={href("cloudmap", "services", s.Id)}>{s.Name}</a>,
+          (ns.data ?? []).find((n) => n.Id === s.NamespaceId)?.Name ?? s.NamespaceId ?? "",
+          s.InstanceCount ?? "",
+          (s.DnsConfig?.DnsRecords ?? []).map((r: any) => `${r.Type} ${r.TTL}s`).join(", "),
+        ]} />
     </section>
   );
 }
@@ -61,22 +41,10 @@ export function CloudMapService({ id }: { id: string }) {
       <h1>Cloud Map service {svc.data?.Name ?? id}</h1>
       <ErrorBox error={svc.error} what="GetService" />
       <ErrorBox error={inst.error} what="ListInstances" />
-      {inst.data && !inst.data.length ? <Empty>No instances.</Empty> : null}
-      {inst.data?.length ? (
-        <TableWrap label="Instances">
-          <table>
-            <thead><tr><th scope="col">Instance</th><th scope="col">Attributes</th></tr></thead>
-            <tbody>
-              {inst.data.map((i) => (
-                <tr key={i.Id}>
-                  <th scope="row">{i.Id}</th>
-                  <td><ul class="plain">{Object.entries(i.Attributes ?? {}).map(([k, v]) => <li key={k}>{k} = {String(v)}</li>)}</ul></td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableWrap>
-      ) : null}
+      <DataTable label="Instances" rows={inst.data} rowKey={(i) => i.Id} empty="No instances."
+        columns={["Instance", "Attributes"]}
+        cells={(i) => [i.Id,
+          <ul class="plain">{Object.entries(i.Attributes ?? {}).map(([k, v]) => <li key={k}>{k} = {String(v)}</li>)}</ul>]} />
     </section>
   );
 }

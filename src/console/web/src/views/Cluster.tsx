@@ -4,7 +4,7 @@ import { describeClusters, describeContainerInstances, describeServices, resourc
 import { useLoad } from "../lib/hooks";
 import { arnTail, time } from "../lib/format";
 import { href } from "../lib/router";
-import { Empty, ErrorBox, Loading, Progress, Status, TableWrap } from "../lib/ui";
+import { DataTable, ErrorBox, Loading, Progress, Status } from "../lib/ui";
 
 export function Cluster({ cluster }: { cluster: string }) {
   const c = useLoad(() => describeClusters([cluster]), [cluster], ["ecs"]);
@@ -31,62 +31,35 @@ export function Cluster({ cluster }: { cluster: string }) {
       <h2>Services</h2>
       <ErrorBox error={services.error} what="ListServices / DescribeServices" />
       <Loading loading={services.loading && !services.data} />
-      {services.data && !services.data.length ? <Empty>No services.</Empty> : null}
-      {services.data?.length ? (
-        <TableWrap label="Services">
-          <table>
-            <thead><tr>
-              <th scope="col">Service</th><th scope="col">Status</th><th scope="col">Desired</th>
-              <th scope="col">Running</th><th scope="col">Pending</th><th scope="col">Rollout</th>
-              <th scope="col">Task definition</th>
-            </tr></thead>
-            <tbody>
-              {services.data.map((s) => {
-                const primary = (s.deployments ?? []).find((d: any) => d.status === "PRIMARY");
-                return (
-                  <tr key={s.serviceArn}>
-                    <th scope="row"><a href={href("clusters", cluster, "services", s.serviceName)}>{s.serviceName}</a></th>
-                    <td><Status value={s.status} /></td>
-                    <td>{s.desiredCount}</td>
-                    <td><Progress value={s.runningCount} max={s.desiredCount} label={`${s.serviceName} running of desired`} /></td>
-                    <td>{s.pendingCount}</td>
-                    <td>{primary ? <Status value={primary.rolloutState} /> : null}</td>
-                    <td><a href={href("taskdefs", arnTail(s.taskDefinition).split(":")[0] ?? "")}>{arnTail(s.taskDefinition)}</a></td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </TableWrap>
-      ) : null}
+      <DataTable label="Services" rows={services.data} rowKey={(s) => s.serviceArn} empty="No services."
+        columns={["Service", "Status", "Desired", "Running", "Pending", "Rollout", "Task definition"]}
+        cells={(s) => {
+          const primary = (s.deployments ?? []).find((d: any) => d.status === "PRIMARY");
+          return [
+            <a href={href("clusters", cluster, "services", s.serviceName)}>{s.serviceName}</a>,
+            <Status value={s.status} />,
+            s.desiredCount,
+            <Progress value={s.runningCount} max={s.desiredCount} label={`${s.serviceName} running of desired`} />,
+            s.pendingCount,
+            primary ? <Status value={primary.rolloutState} /> : null,
+            <a href={href("taskdefs", arnTail(s.taskDefinition).split(":")[0] ?? "")}>{arnTail(s.taskDefinition)}</a>,
+          ];
+        }} />
 
       <h2>Container instances</h2>
       <ErrorBox error={instances.error} what="ListContainerInstances / DescribeContainerInstances" />
-      {instances.data && !instances.data.length ? <Empty>No container instances.</Empty> : null}
-      {instances.data?.length ? (
-        <TableWrap label="Container instances">
-          <table>
-            <thead><tr>
-              <th scope="col">Instance</th><th scope="col">Status</th><th scope="col">Agent</th>
-              <th scope="col">Running tasks</th><th scope="col">CPU free / registered</th>
-              <th scope="col">Memory (MiB) free / registered</th><th scope="col">Registered</th>
-            </tr></thead>
-            <tbody>
-              {instances.data.map((i) => (
-                <tr key={i.containerInstanceArn}>
-                  <th scope="row">{i.ec2InstanceId || arnTail(i.containerInstanceArn)}</th>
-                  <td><Status value={i.status} /></td>
-                  <td>{i.agentConnected ? "connected" : "disconnected"}</td>
-                  <td>{i.runningTasksCount}</td>
-                  <td>{resource(i.remainingResources, "CPU")} / {resource(i.registeredResources, "CPU")}</td>
-                  <td>{resource(i.remainingResources, "MEMORY")} / {resource(i.registeredResources, "MEMORY")}</td>
-                  <td>{time(i.registeredAt)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableWrap>
-      ) : null}
+      <DataTable label="Container instances" rows={instances.data} rowKey={(i) => i.containerInstanceArn}
+        empty="No container instances."
+        columns={["Instance", "Status", "Agent", "Running tasks", "CPU free / registered", "Memory (MiB) free / registered", "Registered"]}
+        cells={(i) => [
+          i.ec2InstanceId || arnTail(i.containerInstanceArn),
+          <Status value={i.status} />,
+          i.agentConnected ? "connected" : "disconnected",
+          i.runningTasksCount,
+          `${resource(i.remainingResources, "CPU")} / ${resource(i.registeredResources, "CPU")}`,
+          `${resource(i.remainingResources, "MEMORY")} / ${resource(i.registeredResources, "MEMORY")}`,
+          time(i.registeredAt),
+        ]} />
     </section>
   );
 }

@@ -6,7 +6,7 @@ import { call, CONSOLE } from "../lib/api";
 import { time } from "../lib/format";
 import { useLoad } from "../lib/hooks";
 import { href } from "../lib/router";
-import { ActionButton, Empty, ErrorBox, Field, Loading, Status, TableWrap } from "../lib/ui";
+import { ActionButton, DataTable, ErrorBox, Field, Loading, Status } from "../lib/ui";
 
 async function doc<T = any>(action: string, input: object): Promise<T> {
   const r = await call<{ document: string }>(CONSOLE, action, input);
@@ -43,30 +43,11 @@ export function Deployments() {
       </Field>
       <ErrorBox error={error} what="ListDeployments" />
       <Loading loading={loading && !data} />
-      {data && !data.length ? <Empty>No deployments.</Empty> : null}
-      {data?.length ? (
-        <TableWrap label="Deployments">
-          <table id="deployments">
-            <thead><tr>
-              <th scope="col">Deployment</th><th scope="col">Project</th><th scope="col">Group</th>
-              <th scope="col">State</th><th scope="col">Active</th><th scope="col">URL</th><th scope="col">Created</th>
-            </tr></thead>
-            <tbody>
-              {data.map((d) => (
-                <tr key={d.id} data-state={d.state}>
-                  <th scope="row"><a href={href("deploy", d.id)}>{d.id}</a></th>
-                  <td>{d.project}</td>
-                  <td>{d.group}</td>
-                  <td><Status value={d.state} /></td>
-                  <td>{d.active ? "active" : ""}</td>
-                  <td>{d.url}</td>
-                  <td>{time(d.created_at)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableWrap>
-      ) : null}
+      <DataTable label="Deployments" id="deployments" rows={data} rowKey={(d) => d.id} empty="No deployments."
+        rowAttrs={(d) => ({ "data-state": d.state })}
+        columns={["Deployment", "Project", "Group", "State", "Active", "URL", "Created"]}
+        cells={(d) => [<a href={href("deploy", d.id)}>{d.id}</a>, d.project, d.group, <Status value={d.state} />,
+          d.active ? "active" : "", d.url, time(d.created_at)]} />
     </section>
   );
 }
@@ -127,29 +108,11 @@ export function Deployment({ id }: { id: string }) {
           </div>
           {redeployed ? <p role="status">New deployment <a href={href("deploy", redeployed.id)}>{redeployed.id}</a> ({redeployed.state}).</p> : null}
           <h2>Tasks</h2>
-          {(x.tasks ?? []).length ? (
-            <TableWrap label="Deployment tasks">
-              <table>
-                <thead><tr>
-                  <th scope="col">Container</th><th scope="col">Task</th><th scope="col">Status</th><th scope="col">Health</th>
-                  <th scope="col">Address</th><th scope="col">Exit code</th><th scope="col">Stopped reason</th>
-                </tr></thead>
-                <tbody>
-                  {x.tasks.map((t: any) => (
-                    <tr key={t.task + t.container}>
-                      <th scope="row">{t.container}</th>
-                      <td>{t.task}</td>
-                      <td><Status value={t.status} /></td>
-                      <td><Status value={t.health} /></td>
-                      <td>{t.address}</td>
-                      <td>{t.exit_code ?? ""}</td>
-                      <td>{t.stopped_reason}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </TableWrap>
-          ) : <Empty>No tasks observed.</Empty>}
+          <DataTable label="Deployment tasks" rows={x.tasks ?? []} rowKey={(t: any) => t.task + t.container}
+            empty="No tasks observed."
+            columns={["Container", "Task", "Status", "Health", "Address", "Exit code", "Stopped reason"]}
+            cells={(t: any) => [t.container, t.task, <Status value={t.status} />, <Status value={t.health} />, t.address,
+              t.exit_code ?? "", t.stopped_reason]} />
           <h2>Events</h2>
           <ErrorBox error={events.error} what="ListDeploymentEvents" />
           <ol class="timeline" id="deployment-events">

@@ -3,7 +3,7 @@
 import { call, CONSOLE } from "../lib/api";
 import { time } from "../lib/format";
 import { useLoad } from "../lib/hooks";
-import { Empty, ErrorBox, Status, TableWrap } from "../lib/ui";
+import { DataTable, ErrorBox, Status } from "../lib/ui";
 
 async function edge(what: string): Promise<any> {
   const r = await call<{ document: string }>(CONSOLE, "DescribeEdge", { what });
@@ -28,72 +28,29 @@ export function Edge() {
             ))}
           </dl>
           <h2>Routers</h2>
-          {(data.routers ?? []).length ? (
-            <TableWrap label="Routers">
-              <table>
-                <thead><tr><th scope="col">Router</th><th scope="col">Rule</th><th scope="col">Entry points</th><th scope="col">Service</th><th scope="col">Middlewares</th><th scope="col">Status</th><th scope="col">Error</th></tr></thead>
-                <tbody>
-                  {data.routers.map((r: any) => (
-                    <tr key={r.name}>
-                      <th scope="row">{r.name}</th><td>{r.rule}</td><td>{(r.entryPoints ?? []).join(", ")}</td>
-                      <td>{r.service}</td><td>{(r.middlewares ?? []).join(", ")}</td>
-                      <td><Status value={r.status} /></td><td>{(r.error ?? []).join("; ")}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </TableWrap>
-          ) : <Empty>No routers.</Empty>}
+          <DataTable label="Routers" rows={data.routers ?? []} rowKey={(r: any) => r.name} empty="No routers."
+            columns={["Router", "Rule", "Entry points", "Service", "Middlewares", "Status", "Error"]}
+            cells={(r: any) => [r.name, r.rule, (r.entryPoints ?? []).join(", "), r.service, (r.middlewares ?? []).join(", "),
+              <Status value={r.status} />, (r.error ?? []).join("; ")]} />
           <h2>Services</h2>
-          {(data.services ?? []).length ? (
-            <TableWrap label="Edge services">
-              <table>
-                <thead><tr><th scope="col">Service</th><th scope="col">Type</th><th scope="col">Status</th><th scope="col">Servers</th><th scope="col">Used by</th></tr></thead>
-                <tbody>
-                  {data.services.map((s: any) => (
-                    <tr key={s.name}>
-                      <th scope="row">{s.name}</th><td>{s.type}</td><td><Status value={s.status} /></td>
-                      <td>
-                        <ul class="plain">
-                          {(s.loadBalancer?.servers ?? []).map((v: any) => (
-                            <li key={v.url}>{v.url} <Status value={s.serverStatus?.[v.url] ?? "pending first probe"} /></li>
-                          ))}
-                          {(s.weighted?.services ?? []).map((w: any) => <li key={w.name}>{w.name} (weight {w.weight ?? 1})</li>)}
-                        </ul>
-                      </td>
-                      <td>{(s.usedBy ?? []).join(", ")}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </TableWrap>
-          ) : <Empty>No services.</Empty>}
+          <DataTable label="Edge services" rows={data.services ?? []} rowKey={(s: any) => s.name} empty="No services."
+            columns={["Service", "Type", "Status", "Servers", "Used by"]}
+            cells={(s: any) => [s.name, s.type, <Status value={s.status} />,
+              <ul class="plain">
+                {(s.loadBalancer?.servers ?? []).map((v: any) => (
+                  <li key={v.url}>{v.url} <Status value={s.serverStatus?.[v.url] ?? "pending first probe"} /></li>
+                ))}
+                {(s.weighted?.services ?? []).map((w: any) => <li key={w.name}>{w.name} (weight {w.weight ?? 1})</li>)}
+              </ul>,
+              (s.usedBy ?? []).join(", ")]} />
           <h2>Middlewares</h2>
-          {(data.middlewares ?? []).length ? (
-            <TableWrap label="Middlewares">
-              <table>
-                <thead><tr><th scope="col">Middleware</th><th scope="col">Type</th><th scope="col">Status</th><th scope="col">Used by</th></tr></thead>
-                <tbody>
-                  {data.middlewares.map((m: any) => (
-                    <tr key={m.name}><th scope="row">{m.name}</th><td>{m.type}</td><td><Status value={m.status} /></td><td>{(m.usedBy ?? []).join(", ")}</td></tr>
-                  ))}
-                </tbody>
-              </table>
-            </TableWrap>
-          ) : <Empty>No middlewares.</Empty>}
+          <DataTable label="Middlewares" rows={data.middlewares ?? []} rowKey={(m: any) => m.name} empty="No middlewares."
+            columns={["Middleware", "Type", "Status", "Used by"]}
+            cells={(m: any) => [m.name, m.type, <Status value={m.status} />, (m.usedBy ?? []).join(", ")]} />
           <h2>Drains in progress</h2>
-          {(data.drains ?? []).length ? (
-            <TableWrap label="Drains">
-              <table>
-                <thead><tr><th scope="col">Task</th><th scope="col">Server</th><th scope="col">In flight</th><th scope="col">Since</th><th scope="col">Deadline</th></tr></thead>
-                <tbody>
-                  {data.drains.map((d: any) => (
-                    <tr key={d.taskArn + d.url}><th scope="row">{d.taskArn}</th><td>{d.url}</td><td>{d.inFlight}</td><td>{time(d.since)}</td><td>{time(d.deadline)}</td></tr>
-                  ))}
-                </tbody>
-              </table>
-            </TableWrap>
-          ) : <Empty>No drains in progress.</Empty>}
+          <DataTable label="Drains" rows={data.drains ?? []} rowKey={(d: any) => d.taskArn + d.url} empty="No drains in progress."
+            columns={["Task", "Server", "In flight", "Since", "Deadline"]}
+            cells={(d: any) => [d.taskArn, d.url, d.inFlight, time(d.since), time(d.deadline)]} />
         </>
       ) : null}
     </section>

@@ -6,7 +6,7 @@ import { call, callAll, LOGS } from "../lib/api";
 import { bytes, time } from "../lib/format";
 import { useLoad } from "../lib/hooks";
 import { href } from "../lib/router";
-import { Empty, ErrorBox, Field, Loading, TableWrap } from "../lib/ui";
+import { DataTable, ErrorBox, Field, Loading } from "../lib/ui";
 import { LiveTail } from "./LiveTail";
 
 export function LogGroups() {
@@ -16,24 +16,10 @@ export function LogGroups() {
       <h1>Log groups</h1>
       <ErrorBox error={error} what="DescribeLogGroups" />
       <Loading loading={loading && !data} />
-      {data && !data.length ? <Empty>No log groups.</Empty> : null}
-      {data?.length ? (
-        <TableWrap label="Log groups">
-          <table>
-            <thead><tr><th scope="col">Log group</th><th scope="col">Retention</th><th scope="col">Stored</th><th scope="col">Created</th></tr></thead>
-            <tbody>
-              {data.map((g) => (
-                <tr key={g.logGroupName}>
-                  <th scope="row"><a href={href("logs", g.logGroupName)}>{g.logGroupName}</a></th>
-                  <td>{g.retentionInDays ? `${g.retentionInDays} days` : "never expires"}</td>
-                  <td>{bytes(g.storedBytes)}</td>
-                  <td>{time(g.creationTime)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableWrap>
-      ) : null}
+      <DataTable label="Log groups" rows={data} rowKey={(g) => g.logGroupName} empty="No log groups."
+        columns={["Log group", "Retention", "Stored", "Created"]}
+        cells={(g) => [<a href={href("logs", g.logGroupName)}>{g.logGroupName}</a>,
+          g.retentionInDays ? `${g.retentionInDays} days` : "never expires", bytes(g.storedBytes), time(g.creationTime)]} />
     </section>
   );
 }
@@ -93,23 +79,10 @@ export function LogGroup({ group, stream }: { group: string; stream?: string }) 
         <>
           <h2>Streams</h2>
           <ErrorBox error={streams.error} what="DescribeLogStreams" />
-          {streams.data && !streams.data.length ? <Empty>No streams.</Empty> : null}
-          {streams.data?.length ? (
-            <TableWrap label="Log streams">
-              <table>
-                <thead><tr><th scope="col">Stream</th><th scope="col">Last event</th><th scope="col">Created</th></tr></thead>
-                <tbody>
-                  {streams.data.map((s) => (
-                    <tr key={s.logStreamName}>
-                      <th scope="row"><a href={href("logs", group, s.logStreamName)}>{s.logStreamName}</a></th>
-                      <td>{time(s.lastEventTimestamp)}</td>
-                      <td>{time(s.creationTime)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </TableWrap>
-          ) : null}
+          <DataTable label="Log streams" rows={streams.data} rowKey={(s) => s.logStreamName} empty="No streams."
+            columns={["Stream", "Last event", "Created"]}
+            cells={(s) => [<a href={href("logs", group, s.logStreamName)}>{s.logStreamName}</a>,
+              time(s.lastEventTimestamp), time(s.creationTime)]} />
         </>
       ) : null}
     </section>

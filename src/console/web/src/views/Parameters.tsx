@@ -4,7 +4,7 @@ import { useState } from "preact/hooks";
 import { call, callAll, SSM } from "../lib/api";
 import { time } from "../lib/format";
 import { useLoad } from "../lib/hooks";
-import { Empty, ErrorBox, Loading, TableWrap } from "../lib/ui";
+import { DataTable, ErrorBox, Loading } from "../lib/ui";
 
 function Value({ name, type }: { name: string; type: string }) {
   const [value, setValue] = useState<string | undefined>(undefined);
@@ -38,22 +38,10 @@ export function Parameters() {
       <h1>Parameters</h1>
       <ErrorBox error={error} what="DescribeParameters" />
       <Loading loading={loading && !data} />
-      {data && !data.length ? <Empty>No parameters.</Empty> : null}
-      {data?.length ? (
-        <TableWrap label="Parameters">
-          <table>
-            <thead><tr><th scope="col">Name</th><th scope="col">Type</th><th scope="col">Version</th><th scope="col">Modified</th><th scope="col">Value</th></tr></thead>
-            <tbody>
-              {data.map((p) => (
-                <tr key={p.Name}>
-                  <th scope="row">{p.Name}</th><td>{p.Type}</td><td>{p.Version}</td><td>{time(p.LastModifiedDate)}</td>
-                  <td><Value key={p.Name + p.Version} name={p.Name} type={p.Type} /></td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableWrap>
-      ) : null}
+      <DataTable label="Parameters" rows={data} rowKey={(p) => p.Name} empty="No parameters."
+        columns={["Name", "Type", "Version", "Modified", "Value"]}
+        cells={(p) => [p.Name, p.Type, p.Version, time(p.LastModifiedDate),
+          <Value key={p.Name + p.Version} name={p.Name} type={p.Type} />]} />
     </section>
   );
 }

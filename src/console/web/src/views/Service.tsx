@@ -6,7 +6,7 @@ import { describeServices, describeTasksPaged, taskIp } from "../lib/ecs";
 import { arnTail, time, toDate } from "../lib/format";
 import { useLoad } from "../lib/hooks";
 import { href } from "../lib/router";
-import { ActionButton, Empty, ErrorBox, Field, Loading, Progress, Status, TableWrap } from "../lib/ui";
+import { ActionButton, DataTable, Empty, ErrorBox, Field, Loading, Progress, Status, TableWrap } from "../lib/ui";
 
 function ScaleForm({ cluster, service, desired, onDone }: {
   cluster: string; service: string; desired: number; onDone: () => void;
@@ -56,29 +56,11 @@ function ServiceTasks({ cluster, service }: { cluster: string; service: string }
   return (
     <>
       <ErrorBox error={error} what="ListTasks / DescribeTasks" />
-      {data && !data.length ? <Empty>No running tasks.</Empty> : null}
-      {data?.length ? (
-        <TableWrap label="Tasks of the service">
-          <table>
-            <thead><tr>
-              <th scope="col">Task</th><th scope="col">Status</th><th scope="col">Health</th>
-              <th scope="col">Revision</th><th scope="col">IP</th><th scope="col">Started</th>
-            </tr></thead>
-            <tbody>
-              {data.map((t) => (
-                <tr key={t.taskArn}>
-                  <th scope="row"><a href={href("clusters", cluster, "tasks", arnTail(t.taskArn))}>{arnTail(t.taskArn)}</a></th>
-                  <td><Status value={t.lastStatus} /></td>
-                  <td><Status value={t.healthStatus} /></td>
-                  <td>{arnTail(t.taskDefinitionArn)}</td>
-                  <td>{taskIp(t)}</td>
-                  <td>{time(t.startedAt)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableWrap>
-      ) : null}
+      <DataTable label="Tasks of the service" rows={data} rowKey={(t) => t.taskArn} empty="No running tasks."
+        columns={["Task", "Status", "Health", "Revision", "IP", "Started"]}
+        cells={(t) => [<a href={href("clusters", cluster, "tasks", arnTail(t.taskArn))}>{arnTail(t.taskArn)}</a>,
+          <Status value={t.lastStatus} />, <Status value={t.healthStatus} />, arnTail(t.taskDefinitionArn), taskIp(t),
+          time(t.startedAt)]} />
     </>
   );
 }
@@ -113,30 +95,13 @@ export function Service({ cluster, service }: { cluster: string; service: string
           </div>
 
           <h2>Deployments</h2>
-          <TableWrap label="Deployments">
-            <table id="deployments">
-              <thead><tr>
-                <th scope="col">Deployment</th><th scope="col">Status</th><th scope="col">Rollout</th>
-                <th scope="col">Running / desired</th><th scope="col">Pending</th><th scope="col">Failed tasks</th>
-                <th scope="col">Task definition</th><th scope="col">Created</th><th scope="col">Updated</th>
-              </tr></thead>
-              <tbody>
-                {(s.deployments ?? []).map((d: any) => (
-                  <tr key={d.id} data-status={d.status} data-rollout={d.rolloutState}>
-                    <th scope="row">{d.id}</th>
-                    <td><Status value={d.status} /></td>
-                    <td><Status value={d.rolloutState} />{d.rolloutStateReason ? <div class="small">{d.rolloutStateReason}</div> : null}</td>
-                    <td><Progress value={d.runningCount} max={d.desiredCount} label={`Deployment ${d.id} running of desired`} /></td>
-                    <td>{d.pendingCount}</td>
-                    <td>{d.failedTasks ?? 0}</td>
-                    <td>{arnTail(d.taskDefinition)}</td>
-                    <td>{time(d.createdAt)}</td>
-                    <td>{time(d.updatedAt)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableWrap>
+          <DataTable label="Deployments" id="deployments" rows={s.deployments ?? []} rowKey={(d: any) => d.id}
+            rowAttrs={(d: any) => ({ "data-status": d.status, "data-rollout": d.rolloutState })}
+            columns={["Deployment", "Status", "Rollout", "Running / desired", "Pending", "Failed tasks", "Task definition", "Created", "Updated"]}
+            cells={(d: any) => [d.id, <Status value={d.status} />,
+              <>{<Status value={d.rolloutState} />}{d.rolloutStateReason ? <div class="small">{d.rolloutStateReason}</div> : null}</>,
+              <Progress value={d.runningCount} max={d.desiredCount} label={`Deployment ${d.id} running of desired`} />,
+              d.pendingCount, d.failedTasks ?? 0, arnTail(d.taskDefinition), time(d.createdAt), time(d.updatedAt)]} />
 
           <h2>Circuit breaker</h2>
           <p>

@@ -6,7 +6,7 @@ import { call, ECS } from "../lib/api";
 import { arnTail, time } from "../lib/format";
 import { useLoad } from "../lib/hooks";
 import { href } from "../lib/router";
-import { ActionButton, Empty, ErrorBox, Field, Loading, Status, TableWrap } from "../lib/ui";
+import { ActionButton, DataTable, Empty, ErrorBox, Field, Loading, Status } from "../lib/ui";
 import { taskIp, taskPorts } from "../lib/ecs";
 import { LiveTail } from "./LiveTail";
 
@@ -85,26 +85,10 @@ export function Task({ cluster, task }: { cluster: string; task: string }) {
             </>
           ) : null}
           <h2>Containers</h2>
-          <TableWrap label="Containers">
-            <table id="containers">
-              <thead><tr>
-                <th scope="col">Container</th><th scope="col">Status</th><th scope="col">Health</th>
-                <th scope="col">Exit code</th><th scope="col">Reason</th><th scope="col">Image</th>
-              </tr></thead>
-              <tbody>
-                {(t.containers ?? []).map((c: any) => (
-                  <tr key={c.name}>
-                    <th scope="row">{c.name}</th>
-                    <td><Status value={c.lastStatus} /></td>
-                    <td><Status value={c.healthStatus} /></td>
-                    <td>{c.exitCode ?? ""}</td>
-                    <td>{c.reason ?? ""}</td>
-                    <td>{c.image}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableWrap>
+          <DataTable label="Containers" id="containers" rows={t.containers ?? []} rowKey={(c: any) => c.name}
+            columns={["Container", "Status", "Health", "Exit code", "Reason", "Image"]}
+            cells={(c: any) => [c.name, <Status value={c.lastStatus} />, <Status value={c.healthStatus} />, c.exitCode ?? "",
+              c.reason ?? "", c.image]} />
           <h2>Logs</h2>
           <ErrorBox error={td.error} what="DescribeTaskDefinition" />
           {td.data && !targets.length ? <Empty>No container of this task logs with awslogs.</Empty> : null}
