@@ -63,7 +63,7 @@ function Unavailable({ what, info }: { what: string; info: ConsoleInfo | undefin
 }
 
 function View({ route, info }: { route: string[]; info: ConsoleInfo | undefined }) {
-  const [top, a, b, c, d] = route;
+  const [top, a, b, c] = route;
   switch (top) {
     case undefined:
     case "clusters":
@@ -94,7 +94,6 @@ function View({ route, info }: { route: string[]; info: ConsoleInfo | undefined 
       if (!info?.features.images) return <Unavailable what="Images" info={info} />;
       return <Images />;
     default:
-      void d;
       return <section><h1>Not found</h1><p>No view at this address. <a href="#/clusters">Clusters</a></p></section>;
   }
 }
