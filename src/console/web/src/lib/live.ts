@@ -66,6 +66,13 @@ async function readOnce(signal: AbortSignal): Promise<void> {
   }
 }
 
+// A stream left open by a page that is gone would keep one of the browser's six connections to this
+// host until the server next writes to it: end it when the page is hidden (unload, or a move into the
+// back/forward cache), and open it again if the page comes back.
+addEventListener("pagehide", () => { if (controller) { stopLive(); resumeOnShow = true; } });
+addEventListener("pageshow", () => { if (resumeOnShow) { resumeOnShow = false; startLive(); } });
+let resumeOnShow = false;
+
 export function startLive(): void {
   stopLive();
   const c = new AbortController();

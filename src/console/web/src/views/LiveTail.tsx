@@ -27,10 +27,20 @@ export function LiveTail({ group, stream, streamPrefix, filterPattern, backlogMi
   const [paused, setPaused] = useState(false);
   const seen = useRef(new Set<string>());
   const box = useRef<HTMLDivElement>(null);
+  // A hidden page ends its tail (it would hold one of the browser's connections to this host);
+  // one that comes back from the back/forward cache starts it again.
+  const [epoch, setEpoch] = useState(0);
+  useEffect(() => {
+    const onShow = (e: PageTransitionEvent) => { if (e.persisted) setEpoch((n) => n + 1); };
+    addEventListener("pageshow", onShow);
+    return () => removeEventListener("pageshow", onShow);
+  }, []);
 
   useEffect(() => {
     if (paused || !getAccount()) return undefined;
     const ctrl = new AbortController();
+    const onHide = () => ctrl.abort();
+    addEventListener("pagehide", onHide);
     seen.current = new Set();
     setLines([]);
     setError(undefined);
@@ -94,8 +104,8 @@ export function LiveTail({ group, stream, streamPrefix, filterPattern, backlogMi
         retry = Math.min(retry * 2, 15000);
       }
     })();
-    return () => ctrl.abort();
-  }, [group, stream, streamPrefix, filterPattern, paused, getAccount()]);
+    return () => { ctrl.abort(); removeEventListener("pagehide", onHide); };
+  }, [group, stream, streamPrefix, filterPattern, paused, getAccount(), epoch]);
 
   useEffect(() => {
     const el = box.current;
