@@ -504,9 +504,11 @@ class Console(unittest.TestCase):
         finally:
             b("viewport", width=1280, height=800)
 
-    def test_9_the_tasks_views_first_render_with_1000_tasks(self):
-        """1,000 tasks on an instance no agent runs (they stay PENDING): the tasks view's first paint
-        with rows, from navigation start, printed (docs/benchmarks.md)."""
+    def test_9_the_tasks_views_first_render_with_1000_tasks_reloaded_six_times(self):
+        """1,000 tasks on an instance no agent runs (they stay PENDING): the tasks view's first render
+        and paint with rows, from navigation start, printed (docs/benchmarks.md). Six loads in a row:
+        each ends its page's streams, so none waits for a connection the last one's stream held (the
+        fifth did, ~55 s, before pages ended them on pagehide)."""
         b = self.browser
         self.ecs.create_cluster(clusterName="big")
         doc = json.dumps({"availabilityZone": "us-east-1a", "instanceType": "m5.24xlarge"})
@@ -527,7 +529,7 @@ class Console(unittest.TestCase):
             self.assertEqual(sum(pool.map(run, range(100))), 1000)
         url = self.base + "/console/#/clusters/big/tasks"
         results = []
-        for _ in range(3):
+        for _ in range(6):
             b("goto", url="about:blank")  # a new document each time: the measure starts at its navigation
             b("goto", url=url)
             b.wait("#tasks tbody tr", timeout=30)
@@ -542,6 +544,7 @@ class Console(unittest.TestCase):
         b.shot("tasks-1000")
         for render, from_view, paint, doc, app, rows, elements in results:
             self.assertEqual(rows, 100)
+            self.assertLess(from_view, 10_000 * h.latency_scale(), "the view waited for a connection")
             print(f"\ntasks view, 1,000 tasks: first rows in the DOM {render:.0f} ms after navigation start "
                   f"({from_view:.0f} ms after the view mounted; the page had arrived at {doc:.0f} ms and the "
                   f"script started at {app:.0f} ms), painted at {paint:.0f} ms; {rows} rows, {elements} elements",
