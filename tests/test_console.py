@@ -190,6 +190,14 @@ class Browser:
             raise AssertionError(f"browser {args}: {answer['error']}; screenshot {shot}; page: {main[:1500]!r}")
         return answer["value"]
 
+    def wait_gone(self, selector, text=None, timeout=30):
+        """Until no element matching `selector` (whose text contains `text`) is in the page."""
+        ms = int(timeout * 1000 * h.latency_scale())
+        args = {"selector": selector, "timeout": ms}
+        if text is not None:
+            args["text"] = text
+        return self("wait_gone", limit=ms / 1000, **args)
+
     def wait(self, selector, text=None, timeout=30):
         """Until an element matching `selector` (whose text contains `text`) is in the page."""
         ms = int(timeout * 1000 * h.latency_scale())
@@ -477,6 +485,7 @@ class Console(unittest.TestCase):
         self.assertEqual(r.returncode, 0, f"paddock deploy: {r.stdout} {r.stderr} {self.server.log_tail(2000)}")
         deployment = r.stdout.strip()
         self.assertRegex(deployment, r"^\d{8}-\d{6}-[a-z0-9]{4}$", r.stderr)
+        type(self).deployment = deployment
         b.wait("#deployments th a", deployment, timeout=30)
         b("click", selector="#deployments th a", text=deployment)
         b.wait("#deployment-facts [data-field=state]", "Healthy", timeout=120)
@@ -486,6 +495,70 @@ class Console(unittest.TestCase):
         self.open("edge")
         b.wait("h2", "Routers")
         b.shot("edge")
+
+    def test_7b_redeploy_and_stop_a_deployment_from_the_console(self):
+        b = self.browser
+        first = self.deployment
+        self.open("deploy", first)
+        b.wait("#deployment-facts [data-field=state]", "Healthy")
+        b("click", selector="#redeploy")
+        b("click", selector=".confirm button", text="Confirm")
+        b.wait("[role=status] a")
+        second = b.text("[role=status] a")
+        self.assertNotEqual(second, first)
+        b("click", selector="[role=status] a")
+        b.wait("h1", f"Deployment {second}")
+        b.wait("#deployment-facts dd", first)  # its From
+        b("click", selector="#stop-deployment")
+        b("click", selector=".confirm button", text="Confirm")
+        b.wait("#deployment-facts [data-field=state]", "Stopped", timeout=30)
+        b("click", selector="#stop-deployment")
+        b("click", selector=".confirm button", text="Confirm")
+        b.wait(".error", "ConflictException")  # a finished deployment cannot stop again: the API's refusal
+
+    def test_7c_task_definitions_diff_run_and_deregister(self):
+        b = self.browser
+        self.ecs.register_task_definition(
+            family="web", networkMode="awsvpc", requiresCompatibilities=["FARGATE"], cpu="256", memory="512",
+            containerDefinitions=[{"name": "web", "image": "busybox:v1", "stopTimeout": 2,
+                                   "portMappings": [{"containerPort": 8080}],
+                                   "environment": [{"name": "VERSION", "value": "2"}]}])
+        self.open("taskdefs", "web")
+        b.wait("h2", "Revision 2")
+        b("click", selector="summary", text="Compare two revisions")
+        b.wait(".diff .add", '"value": "2"')
+        b("click", selector="summary", text="Run a task")
+        b.wait("#run-subnet option", self.subnet)
+        b("click", selector="#run-task")
+        b.wait("[aria-label='Run task results'] a")
+        task_id = b.text("[aria-label='Run task results'] a")
+        task = self.ecs.describe_tasks(cluster="default", tasks=[task_id])["tasks"][0]
+        self.addCleanup(th.stop_quietly, self.ecs, "default", task["taskArn"])
+        self.assertTrue(task["taskDefinitionArn"].endswith("/web:2"), task["taskDefinitionArn"])
+        b.shot("task-definition")
+        self.open("taskdefs", "web", "2")
+        b.wait("h2", "Revision 2")
+        b("click", selector="#deregister")
+        b("click", selector=".confirm button", text="Confirm")
+        self.wait_until("revision 2 inactive", lambda: self.ecs.describe_task_definition(
+            taskDefinition="web:2")["taskDefinition"]["status"] == "INACTIVE", timeout=10)
+        b.wait_gone(".list.inline a", "web:2")
+
+    def test_7d_parameters_are_hidden_until_asked_and_decrypted_only_on_a_click(self):
+        b = self.browser
+        ssm = h.client("ssm", self.server.endpoint, *self.key)
+        ssm.put_parameter(Name="/console/plain", Value="plain-value", Type="String")
+        ssm.put_parameter(Name="/console/secret", Value="s3cret-value", Type="SecureString")
+        self.open("parameters")
+        b.wait("tbody th", "/console/secret")
+        self.assertNotIn("s3cret-value", b.text("main"))
+        self.assertNotIn("plain-value", b.text("main"))
+        b("click", selector="button[aria-label='Show /console/plain']")
+        b.wait("code.value", "plain-value")
+        self.assertNotIn("s3cret-value", b.text("main"))
+        b("click", selector="button[aria-label='Decrypt /console/secret']")
+        b.wait("code.value", "s3cret-value")
+        b.shot("parameters")
 
     def test_8_a_phone_width_page_collapses_its_navigation_and_scrolls_tables_inside_their_box(self):
         b = self.browser
@@ -508,7 +581,8 @@ class Console(unittest.TestCase):
         """1,000 tasks on an instance no agent runs (they stay PENDING): the tasks view's first render
         and paint with rows, from navigation start, printed (docs/benchmarks.md). Six loads in a row:
         each ends its page's streams, so none waits for a connection the last one's stream held (the
-        fifth did, ~55 s, before pages ended them on pagehide)."""
+        fifth did, ~55 s, before pages ended them on pagehide). The first load comes from another
+        page (about:blank), the others are reloads."""
         b = self.browser
         self.ecs.create_cluster(clusterName="big")
         doc = json.dumps({"availabilityZone": "us-east-1a", "instanceType": "m5.24xlarge"})
@@ -529,9 +603,11 @@ class Console(unittest.TestCase):
             self.assertEqual(sum(pool.map(run, range(100))), 1000)
         url = self.base + "/console/#/clusters/big/tasks"
         results = []
-        for _ in range(6):
-            b("goto", url="about:blank")  # a new document each time: the measure starts at its navigation
-            b("goto", url=url)
+        b("goto", url="about:blank")
+        b("goto", url=url)
+        for i in range(6):
+            if i:
+                b("reload")  # a new document each time: the measures start at its navigation
             b.wait("#tasks tbody tr", timeout=30)
             b.wait("#task-count", "1000 of 1000 tasks", timeout=60)
             results.append(self.wait_until("the first-render measures", lambda: b.eval(

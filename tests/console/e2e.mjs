@@ -3,6 +3,7 @@
 //   node e2e.mjs --chromium /usr/bin/chromium --width 1280 --height 800
 // Commands ({"cmd": …}):
 //   goto {url}                 load a URL (a fresh document)
+//   reload {}                  reload the page (a fresh document, as a user's reload)
 //   hash {hash}                set location.hash (no reload)
 //   wait {selector, text?, timeout?}   until an element matching selector (containing text) exists
 //   wait_gone {selector, text?, timeout?}
@@ -56,6 +57,7 @@ async function find(selector, text, timeout = 10000) {
 
 const commands = {
   async goto({ url }) { await page.goto(url, { waitUntil: "load" }); },
+  async reload() { await page.reload({ waitUntil: "load" }); },
   async hash({ hash }) { await page.evaluate((h) => { location.hash = h; }, hash); },
   async wait({ selector, text, timeout }) { await find(selector, text, timeout); },
   async wait_gone({ selector, text, timeout = 10000 }) {
