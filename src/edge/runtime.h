@@ -111,6 +111,12 @@ struct RuntimeConfig {
   // Per entry point, the options each TLS router's requests must have come with (Traefik's
   // ResolvedOptions, which its snicheck compares with the connection's: 421 otherwise).
   std::map<std::string, std::map<std::string, std::string>> tls_options_by_router;
+  // Every provider's `http.serversTransports` by qualified name ("mine@file"), as configured: what
+  // a loadBalancer's `serversTransport` names (qualified with its provider; `default@internal`, the
+  // static one, is not here). One named but absent puts its service in error with Traefik's words
+  // ("error building proxy for server URL <url>: getting RoundTripper: servers transport not found
+  // <name>"). Not shown by the API (Traefik's has no endpoint for them).
+  std::map<std::string, boost::json::object> servers_transports;
 
   // Records a health probe's verdict. False (and no change) when there is no such service.
   bool SetServerStatus(std::string_view service, std::string_view url, ServerStatus status);
