@@ -15,6 +15,9 @@
 //     `middleware "x@ecs" does not exist`; a rule the parser refuses: `error while parsing rule
 //     <rule>: <why>` (disabled; the rule is only checked once the handler builds, as in Traefik)
 //   - a service is checked only when a router uses it; its errors are its own and the router's
+//   - a loadBalancer's `serversTransport` is qualified (shown so) and must name one of the
+//     providers' `http.serversTransports` (or `default@internal`): `error building proxy for
+//     server URL <url>: getting RoundTripper: servers transport not found <name>`
 //   - per entry point, routers naming one host with different `tls.options`: each whose options
 //     are not `default` gets Traefik's warning and the host gets the default options; a router with
 //     options of its own and no Host matcher gets Traefik's "no domain found in rule" warning

@@ -9,6 +9,8 @@
 // the connection's versions, ciphers, curves, client-certificate policy, tickets and ALPN, or
 // refuses it (sniStrict without a certificate for the name, an option set that did not build).
 //
+// Towards https servers, UpstreamTls: a servers transport's client side (below).
+//
 // A set is built with each table (edge/proxy/compile.h) and swapped with it; a certificate that
 // does not load is an error (naming its file, never its contents) and the others are served.
 //
