@@ -367,6 +367,22 @@ struct Upstream {
   bool reused = false;  // taken from the pool (the server may have closed it while it was idle)
 };
 
+// One read of a response into `parser` (its head, or a piece of its body) from the server's
+// connection: over its TLS when it has one. Not a coroutine: the awaitable of either, started
+// when the caller awaits it (the same as awaiting the read itself).
+template <typename Parser>
+asio::awaitable<std::tuple<error_code, size_t>> ReadHeaderFrom(tcp::socket& plain, UpstreamTlsStream* tls,
+                                                               beast::flat_buffer& buffer, Parser& parser) {
+  if (tls) return bhttp::async_read_header(*tls, buffer, parser, kTuple);
+  return bhttp::async_read_header(plain, buffer, parser, kTuple);
+}
+template <typename Parser>
+asio::awaitable<std::tuple<error_code, size_t>> ReadSomeFrom(tcp::socket& plain, UpstreamTlsStream* tls,
+                                                             beast::flat_buffer& buffer, Parser& parser) {
+  if (tls) return bhttp::async_read_some(*tls, buffer, parser, kTuple);
+  return bhttp::async_read_some(plain, buffer, parser, kTuple);
+}
+
 // The names of the routers of `table`, on any entry point.
 std::set<std::string_view> RouterNames(const Table& table) {
   std::set<std::string_view> names;
@@ -1613,11 +1629,8 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
     rp.header_limit(static_cast<uint32_t>(options_.max_header_bytes));
     if (head_request) rp.skip(true);
     error_code rec = wec;
-    if (!wec && upstream_tls) {
-      auto [e, n] = co_await bhttp::async_read_header(*upstream_tls, up->buffer, rp, kTuple);
-      rec = e;
-    } else if (!wec) {
-      auto [e, n] = co_await bhttp::async_read_header(upstream, up->buffer, rp, kTuple);
+    if (!wec) {
+      auto [e, n] = co_await ReadHeaderFrom(upstream, upstream_tls, up->buffer, rp);
       rec = e;
     }
     if (rec && up->stream->deadline.fired()) {  // Go's net.Error Timeout(): Traefik answers 504
@@ -1682,14 +1695,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
         while (!rp.is_done()) {
           res.body().data = piece.get();
           res.body().size = kRelayChunk;
-          error_code bec;
-          if (upstream_tls) {
-            auto [e, n] = co_await bhttp::async_read_some(*upstream_tls, up->buffer, rp, kTuple);
-            bec = e;
-          } else {
-            auto [e, n] = co_await bhttp::async_read_some(upstream, up->buffer, rp, kTuple);
-            bec = e;
-          }
+          auto [bec, bn] = co_await ReadSomeFrom(upstream, upstream_tls, up->buffer, rp);
           if (bec == bhttp::error::need_buffer) bec = {};
           // A server that breaks off mid-body: Go's ReverseProxy aborts the handler, and the client's
           // connection is closed without an answer.
@@ -1828,14 +1834,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
       while (!rp.is_done()) {
         res.body().data = chunk.get();
         res.body().size = kRelayChunk;
-        error_code bec;
-        if (upstream_tls) {
-          auto [e, n] = co_await bhttp::async_read_some(*upstream_tls, up->buffer, rp, kTuple);
-          bec = e;
-        } else {
-          auto [e, n] = co_await bhttp::async_read_some(upstream, up->buffer, rp, kTuple);
-          bec = e;
-        }
+        auto [bec, bn] = co_await ReadSomeFrom(upstream, upstream_tls, up->buffer, rp);
         if (bec == bhttp::error::need_buffer) bec = {};
         if (bec) {
           upstream_ok = false;
