@@ -117,7 +117,8 @@ void AddEdgeCommand(CLI::App& app, EdgeCommand& c) {
       "[.priority=N]; --entrypoints.NAME.transport.respondingtimeouts.{readtimeout,writetimeout,idletimeout}=DURATION "
       "(defaults 60s, 0, 180s; 0: none); --serverstransport.forwardingtimeouts.{dialtimeout,responseheadertimeout,"
       "idleconntimeout}=DURATION (defaults 30s, 0, 90s); --serverstransport.maxidleconnsperhost=N (default 200; "
-      "below 0: none kept); --providers.http.headers.NAME=VALUE (repeatable: a header on every poll of the http "
+      "below 0: none kept); --serverstransport.insecureskipverify[=BOOL] and --serverstransport.rootcas=FILE[,FILE] "
+      "(how https servers are verified; default: the system's roots); --providers.http.headers.NAME=VALUE (repeatable: a header on every poll of the http "
       "provider)");
 }
 

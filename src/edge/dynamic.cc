@@ -162,7 +162,7 @@ constexpr Field kLoadBalancerFields[] = {
     Refused("passiveHealthCheck", kNotSupported),
     Bool("passHostHeader"),
     Obj("responseForwarding", kResponseForwarding),
-    Refused("serversTransport", kPhase2),
+    Str("serversTransport"),
 };
 constexpr Struct kLoadBalancer{"a loadBalancer", kLoadBalancerFields};
 
@@ -340,13 +340,37 @@ constexpr Field kMiddlewareFields[] = {
 };
 constexpr Struct kMiddleware{"a middleware", kMiddlewareFields};
 
-// HTTPConfiguration
+// ForwardingTimeouts (readIdleTimeout and pingTimeout are HTTP/2's: taken, and moot, as the edge
+// speaks HTTP/1.1 to servers), ServersTransport (its TLS version and cipher choices, peerCertURI
+// and spiffe are not carried out: refused)
+constexpr Field kForwardingTimeoutsFields[] = {Dur("dialTimeout"), Dur("responseHeaderTimeout"),
+                                               Dur("idleConnTimeout"), Dur("readIdleTimeout"), Dur("pingTimeout")};
+constexpr Struct kForwardingTimeouts{"forwardingTimeouts", kForwardingTimeoutsFields};
+constexpr Field kServersTransportCertificateFields[] = {Str("certFile"), Str("keyFile")};
+constexpr Struct kServersTransportCertificate{"a certificate", kServersTransportCertificateFields};
+constexpr Field kServersTransportFields[] = {
+    Str("serverName"),
+    Bool("insecureSkipVerify"),
+    Strs("rootCAs"),
+    ObjList("certificates", kServersTransportCertificate),
+    Int("maxIdleConnsPerHost"),
+    Obj("forwardingTimeouts", kForwardingTimeouts),
+    Bool("disableHTTP2"),
+    Refused("peerCertURI", kNotSupported),
+    Refused("spiffe", kNotSupported),
+    Refused("cipherSuites", kNotSupported),
+    Refused("minVersion", kNotSupported),
+    Refused("maxVersion", kNotSupported),
+};
+constexpr Struct kServersTransport{"a servers transport", kServersTransportFields};
+
+// HTTPConfiguration (serversTransports: Traefik's labels do not reach them, only files and http)
 constexpr Field kHttpFields[] = {
     ObjMap("routers", kRouter),
     ObjMap("services", kService),
     ObjMap("middlewares", kMiddleware),
     Refused("models", kNotSupported),
-    Refused("serversTransports", kPhase2),
+    IgnoredInLabels(ObjMap("serversTransports", kServersTransport)),
 };
 constexpr Struct kHttp{"http", kHttpFields};
 

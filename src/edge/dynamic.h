@@ -61,8 +61,9 @@ namespace paddock::edge {
 //
 // A label that names no field of the schema, a value of the wrong type, a `traefik.tcp.*` or
 // `traefik.udp.*` label, a phase-2 middleware (compress, inFlightReq, circuitBreaker, errors,
-// digestAuth, passTLSClientCert, grpcWeb, plugin) or `serversTransport`: InvalidArgument naming the
-// label. Traefik drops the whole container's configuration on such an error (the caller does).
+// digestAuth, passTLSClientCert, grpcWeb, plugin): InvalidArgument naming the label
+// (`serversTransports` themselves are Traefik's label:"-", ignored; a loadBalancer's
+// `serversTransport` name is taken). Traefik drops the whole container's configuration on such an error (the caller does).
 // Bounds (hostile input): at most kMaxLabels labels read, keys of at most kMaxLabelKeyBytes and
 // kMaxLabelSegments segments (the deepest label of the schema has 8), values of at most
 // kMaxLabelValueBytes, list indexes at most kMaxListIndex; beyond them, InvalidArgument. The work

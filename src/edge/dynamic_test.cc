@@ -50,6 +50,15 @@ TEST_P(DecodeLabelsTest, MakesTraefiksTree) {
 INSTANTIATE_TEST_SUITE_P(
     Labels, DecodeLabelsTest,
     ::testing::Values(
+        // An https server and the servers transport (of another provider) it is reached through;
+        // serversTransports themselves are not for labels (Traefik's label:"-"): ignored.
+        DecodeCase{"HttpsServerThroughAServersTransport",
+                   {{"traefik.http.services.s.loadbalancer.server.scheme", "https"},
+                    {"traefik.http.services.s.loadbalancer.server.port", "8443"},
+                    {"traefik.http.services.s.loadbalancer.serverstransport", "mtls@file"},
+                    {"traefik.http.serverstransports.t.insecureskipverify", "true"}},
+                   R"json({"http":{"services":{"s":{"loadBalancer":{
+                       "servers":[{"scheme":"https","port":"8443"}],"serversTransport":"mtls@file"}}}}})json"},
         // What Rise emits today (research note §1.5), plus labels of other kinds it carries.
         DecodeCase{"RiseLabelSet",
                    {{"traefik.enable", "true"},
@@ -403,8 +412,12 @@ INSTANTIATE_TEST_SUITE_P(
         RefusalCase{"GrpcWeb", {{"traefik.http.middlewares.m.grpcweb.alloworigins", "*"}},
                     "grpcWeb is a phase-2 feature"},
         RefusalCase{"Plugin", {{"traefik.http.middlewares.m.plugin.foo.bar", "x"}}, "plugin is a phase-2 feature"},
-        RefusalCase{"ServersTransport", {{"traefik.http.services.s.loadbalancer.serverstransport", "t@file"}},
-                    "label traefik.http.services.s.loadbalancer.serverstransport: serversTransport is a phase-2"},
+        RefusalCase{"PassiveHealthCheckBesideAServersTransport",
+                    {{"traefik.http.services.s.loadbalancer.serverstransport", "t@file"},
+                     {"traefik.http.services.s.loadbalancer.server.port", "80"},
+                     {"traefik.http.services.s.loadbalancer.server.scheme", "https"},
+                     {"traefik.http.services.s.loadbalancer.passivehealthcheck.maxfailedattempts", "3"}},
+                    "passiveHealthCheck is not supported"},
         RefusalCase{"TooManyLabels",
                     [] {
                       Labels l;
@@ -514,6 +527,22 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         CheckCase{"TraefiksSpellingComesBackUnchanged", kFullDocument, kFullDocument},
         CheckCase{"Empty", "{}", "{}"},
+        // Traefik's serversTransports, and a loadBalancer naming one.
+        CheckCase{"ServersTransports",
+                  R"json({"http":{"services":{"s":{"loadBalancer":{"servers":[{"url":"https://a.test"}],
+                                                                   "serversTransport":"t"}}},
+                    "serversTransports":{"t":{"serverName":"a.test","insecureSkipVerify":false,
+                      "rootCAs":["/ca.pem"],"certificates":[{"certFile":"/c.pem","keyFile":"/k.pem"}],
+                      "maxIdleConnsPerHost":7,"disableHTTP2":true,
+                      "forwardingTimeouts":{"dialTimeout":"5s","responseHeaderTimeout":90,"idleConnTimeout":"1m",
+                                            "readIdleTimeout":"1s","pingTimeout":"2s"}}}}})json",
+                  R"json({"http":{"services":{"s":{"loadBalancer":{"servers":[{"url":"https://a.test"}],
+                                                                   "serversTransport":"t"}}},
+                    "serversTransports":{"t":{"serverName":"a.test","insecureSkipVerify":false,
+                      "rootCAs":["/ca.pem"],"certificates":[{"certFile":"/c.pem","keyFile":"/k.pem"}],
+                      "maxIdleConnsPerHost":7,"disableHTTP2":true,
+                      "forwardingTimeouts":{"dialTimeout":"5s","responseHeaderTimeout":"1m30s","idleConnTimeout":"1m0s",
+                                            "readIdleTimeout":"1s","pingTimeout":"2s"}}}}})json"},
         // Rise's http-provider endpoint: routers and middlewares, services from another provider.
         CheckCase{"RiseHttpProvider",
                   R"json({"http":{"routers":{"r":{"rule":"Host(`a.test`)","service":"svc@ecs"}},
@@ -626,11 +655,12 @@ INSTANTIATE_TEST_SUITE_P(
                          "http.middlewares.m.compress: compress is a phase-2 feature"},
         CheckRefusalCase{"Plugin", R"json({"http":{"middlewares":{"m":{"plugin":{"x":{}}}}}})json",
                          "http.middlewares.m.plugin: plugin is a phase-2 feature"},
-        CheckRefusalCase{"ServersTransportOfAService",
-                         R"json({"http":{"services":{"s":{"loadBalancer":{"serversTransport":"t"}}}}})json",
-                         "http.services.s.loadBalancer.serversTransport: serversTransport is a phase-2 feature"},
-        CheckRefusalCase{"ServersTransports", R"json({"http":{"serversTransports":{"t":{}}}})json",
-                         "http.serversTransports: serversTransports is a phase-2 feature"},
+        CheckRefusalCase{"PassiveHealthCheckBesideAServersTransport",
+                         R"json({"http":{"serversTransports":{"t":{"spiffe":{"ids":["spiffe://a/b"]}}}}})json",
+                         "http.serversTransports.t.spiffe: spiffe is not supported by the edge"},
+        CheckRefusalCase{"ServersTransportCipherSuites",
+                         R"json({"http":{"serversTransports":{"t":{"cipherSuites":["TLS_AES_128_GCM_SHA256"]}}}})json",
+                         "http.serversTransports.t.cipherSuites: cipherSuites is not supported by the edge"},
         CheckRefusalCase{"Mirroring", R"json({"http":{"services":{"s":{"mirroring":{"service":"a"}}}}})json",
                          "http.services.s.mirroring: mirroring is a phase-2 feature"},
         CheckRefusalCase{"FailoverErrors",

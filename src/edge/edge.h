@@ -63,7 +63,7 @@ struct EdgeOptions {
   std::chrono::milliseconds drain_timeout{30'000};  // a task's default (its label overrides)
   std::chrono::milliseconds hold_lease{15'000};
   int io_threads = 2;
-  // Traefik's static serversTransport: timeouts and idle connections towards the servers.
+  // Traefik's static serversTransport: timeouts, idle connections and TLS towards the servers.
   ServersTransport servers_transport;
   // The API, ping and dashboard entry point (Traefik's `traefik`); none when unset.
   std::optional<EntryPointOptions> api;

@@ -12,7 +12,14 @@
 
 #include <gtest/gtest.h>
 
+#include <boost/json/parse.hpp>
+#include <fmt/format.h>
+
+#include "edge/proxy/compile.h"
 #include "edge/proxy/sticky.h"
+#include "edge/proxy/tls.h"
+#include "edge/rule.h"
+#include "edge/runtime.h"
 #include "http/client.h"
 #include "http/server.h"
 
@@ -300,6 +307,52 @@ TEST_F(EdgeTest, AFileRouterRoutesToAnEcsServiceByItsQualifiedName) {
   EXPECT_TRUE(edge_->Snapshot().errors.empty());
   // The file's server is the ecs task's: held for the drain like any other.
   EXPECT_TRUE(holds_.Holds("arn:aws:ecs:us-east-1:123456789012:task/default/t1"));
+  std::filesystem::remove_all(dir);
+}
+
+// Labels: the task's server is https (`server.scheme`) and reached through the file's servers
+// transport (`serverstransport=backend@file`): its roots and serverName verify the task's
+// certificate. The task's TLS side is a proxy serving web.test's certificate in front of the backend.
+TEST_F(EdgeTest, ATaskLabelledHttpsIsReachedOverTlsThroughTheFilesServersTransport) {
+  std::string dir = (std::filesystem::temp_directory_path() / "edge-test-XXXXXX").string();
+  ASSERT_NE(::mkdtemp(dir.data()), nullptr);
+  const PemPair pair = GenerateSelfSigned("web.test", {"web.test"}, 30, /*ec=*/true);
+  std::ofstream(dir + "/web.crt") << pair.cert;
+  std::ofstream(dir + "/web.key") << pair.key;
+  Proxy tls_side(ProxyOptions{.entry_points = {{"web", "127.0.0.1", 0}}, .io_threads = 1});
+  auto tls_ports = tls_side.Start();
+  ASSERT_TRUE(tls_ports.ok());
+  ServerRegistry registry;
+  const std::string tls_config = fmt::format(
+      R"J({{"http":{{"routers":{{"r":{{"rule":"Host(`web.test`)","service":"s","tls":{{}}}}}},
+                    "services":{{"s":{{"loadBalancer":{{"servers":[{{"url":"http://127.0.0.1:{}"}}]}}}}}}}},
+          "tls":{{"certificates":[{{"certFile":"{}/web.crt","keyFile":"{}/web.key"}}]}}}})J",
+      backend_port_, dir, dir);
+  CompileResult compiled = Compile(
+      BuildRuntime({{"file", boost::json::parse(tls_config).as_object()}}, {"web"}, {"web"},
+                   [](std::string_view rule) {
+                     auto parsed = Rule::Parse(rule);
+                     return parsed.ok() ? std::string() : std::string(parsed.status().message());
+                   }),
+      registry);
+  ASSERT_TRUE(compiled.errors.empty()) << compiled.errors.front();
+  tls_side.SetTable(compiled.table);
+
+  const std::string file = dir + "/dynamic.yml";
+  std::ofstream(file) << "http:\n  serversTransports:\n    backend:\n      serverName: web.test\n"
+                      << "      rootCAs:\n        - " << dir << "/web.crt\n";
+  source_.Set({WebTask("t1", tls_ports->at("web"),
+                       {{"traefik.http.services.web.loadbalancer.server.scheme", "https"},
+                        {"traefik.http.services.web.loadbalancer.serverstransport", "backend@file"}})});
+  StartEdge(file);
+  EXPECT_TRUE(edge_->Snapshot().errors.empty()) << edge_->Snapshot().errors.front();
+  http::Client client("127.0.0.1", port_);
+  auto r = client.Send(Get("/x"));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "hello /x");
+  EXPECT_EQ(edge_->proxy().counters().upstream_tls_failures, 0u);
+  tls_side.Stop();
   std::filesystem::remove_all(dir);
 }
 

@@ -126,6 +126,26 @@ class Builder {
           strategy != "leasttime") {
         return Fail(service, fmt::format("unsupported load-balancer strategy {}", GoQuote(strategy)));
       }
+      // Traefik's getLoadBalancerServiceHandler: the serversTransport qualified (in place, so the API
+      // shows it so), then found for each server's proxy (the first server's error is the
+      // service's; Traefik's order is a shuffle's) and for the health checker.
+      if (const std::string transport = StringMember(*lb, "serversTransport"); !transport.empty()) {
+        const std::string qualified = QualifiedName(transport, provider);
+        boost::json::object shown = *lb;
+        shown["serversTransport"] = qualified;
+        service.config["loadBalancer"] = std::move(shown);
+        lb = ObjectMember(config, "loadBalancer");
+        if (qualified != "default@internal" && rt_.servers_transports.count(qualified) == 0) {
+          const std::string not_found = fmt::format("getting RoundTripper: servers transport not found {}", qualified);
+          std::string first_url;
+          if (const boost::json::value* servers = lb->if_contains("servers"); servers && servers->is_array())
+            for (const auto& server : servers->get_array())
+              if (server.is_object() && first_url.empty()) first_url = StringMember(server.get_object(), "url");
+          if (!first_url.empty())
+            return Fail(service, fmt::format("error building proxy for server URL {}: {}", first_url, not_found));
+          if (Present(*lb, "healthCheck")) return Fail(service, not_found);
+        }
+      }
       if (!Present(*lb, "healthCheck")) {
         if (const boost::json::value* servers = lb->if_contains("servers"); servers && servers->is_array()) {
           for (const auto& server : servers->get_array()) {
@@ -447,6 +467,11 @@ RuntimeConfig BuildRuntime(const std::vector<ProviderConfiguration>& providers,
           info.provider = p.provider;
           rt.services[fmt::format("{}@{}", std::string_view(name), p.provider)] = std::move(info);
         }
+      }
+      if (const boost::json::object* transports = ObjectMember(*http, "serversTransports")) {
+        for (const auto& [name, value] : *transports)
+          if (value.is_object())
+            rt.servers_transports[fmt::format("{}@{}", std::string_view(name), p.provider)] = value.get_object();
       }
       if (const boost::json::object* middlewares = ObjectMember(*http, "middlewares")) {
         for (const auto& [name, value] : *middlewares) {

@@ -15,6 +15,9 @@
 //     `middleware "x@ecs" does not exist`; a rule the parser refuses: `error while parsing rule
 //     <rule>: <why>` (disabled; the rule is only checked once the handler builds, as in Traefik)
 //   - a service is checked only when a router uses it; its errors are its own and the router's
+//   - a loadBalancer's `serversTransport` is qualified (shown so) and must name one of the
+//     providers' `http.serversTransports` (or `default@internal`): `error building proxy for
+//     server URL <url>: getting RoundTripper: servers transport not found <name>`
 //   - per entry point, routers naming one host with different `tls.options`: each whose options
 //     are not `default` gets Traefik's warning and the host gets the default options; a router with
 //     options of its own and no Host matcher gets Traefik's "no domain found in rule" warning
@@ -111,6 +114,12 @@ struct RuntimeConfig {
   // Per entry point, the options each TLS router's requests must have come with (Traefik's
   // ResolvedOptions, which its snicheck compares with the connection's: 421 otherwise).
   std::map<std::string, std::map<std::string, std::string>> tls_options_by_router;
+  // Every provider's `http.serversTransports` by qualified name ("mine@file"), as configured: what
+  // a loadBalancer's `serversTransport` names (qualified with its provider; `default@internal`, the
+  // static one, is not here). One named but absent puts its service in error with Traefik's words
+  // ("error building proxy for server URL <url>: getting RoundTripper: servers transport not found
+  // <name>"). Not shown by the API (Traefik's has no endpoint for them).
+  std::map<std::string, boost::json::object> servers_transports;
 
   // Records a health probe's verdict. False (and no change) when there is no such service.
   bool SetServerStatus(std::string_view service, std::string_view url, ServerStatus status);

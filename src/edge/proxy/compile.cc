@@ -242,6 +242,9 @@ class Compiler {
                         : strategy == "leasttime" ? LbStrategy::kLeastTime
                                                   : LbStrategy::kWrr;
     if (const json::object* hc = Object(*lb, "healthCheck")) backend->health_check = ParseHealthCheck(*hc);
+    // The runtime qualified it and put the service in error when it names none (edge/runtime.h).
+    if (std::string transport = String(*lb, "serversTransport"); !transport.empty() && transport != "default@internal")
+      backend->transport = TransportFor(QualifiedName(transport, info->second.provider));
     // sticky.cookie present (even empty, as the label "sticky.cookie=true" makes it) turns it on.
     if (const json::object* sticky = Object(*lb, "sticky"))
       if (const json::object* cookie = Object(*sticky, "cookie")) backend->sticky = ParseStickyCookie(*cookie, service);
@@ -254,8 +257,8 @@ class Compiler {
           errors_.push_back(fmt::format("service {}: server {}: {}", service, url, address.status().message()));
           continue;
         }
-        if (address->scheme != "http") {
-          errors_.push_back(fmt::format("service {}: server {}: only http servers are served", service, url));
+        if (address->scheme != "http" && address->scheme != "https") {
+          errors_.push_back(fmt::format("service {}: server {}: only http and https servers are served", service, url));
           continue;
         }
         std::optional<std::string> ip = Resolve(address->host);
@@ -264,7 +267,9 @@ class Compiler {
           continue;
         }
         const int weight = static_cast<int>(Int(s.get_object(), "weight").value_or(1));
-        backend->servers.push_back({registry_.Get(service, url, *ip, address->port), std::clamp(weight, 0, 1000)});
+        backend->servers.push_back({registry_.Get(service, url, *ip, address->port, address->scheme == "https",
+                                                  address->host),
+                                    std::clamp(weight, 0, 1000)});
       }
     }
     backends_[service] = backend;
@@ -360,6 +365,39 @@ class Compiler {
     ~Leave() { building.pop_back(); }
   };
 
+  // The serversTransport `name` (qualified) as the proxy uses it, made once per table; null when
+  // the runtime has none of that name.
+  std::shared_ptr<const UpstreamTransport> TransportFor(const std::string& name) {
+    if (auto it = transports_.find(name); it != transports_.end()) return it->second;
+    auto found = runtime_.servers_transports.find(name);
+    if (found == runtime_.servers_transports.end()) return nullptr;
+    const json::object& o = found->second;
+    auto t = std::make_shared<UpstreamTransport>();
+    t->name = name;
+    UpstreamTlsConfig tls;
+    tls.server_name = String(o, "serverName");
+    tls.insecure_skip_verify = Bool(o, "insecureSkipVerify").value_or(false);
+    if (const json::value* cas = o.if_contains("rootCAs"); cas && cas->is_array())
+      for (const json::value& ca : cas->get_array())
+        if (ca.is_string()) tls.root_cas.emplace_back(ca.get_string());
+    if (const json::value* certs = o.if_contains("certificates"); certs && certs->is_array())
+      for (const json::value& c : certs->get_array())
+        if (c.is_object())
+          tls.certificates.push_back({String(c.get_object(), "certFile"), String(c.get_object(), "keyFile")});
+    std::vector<std::string> tls_errors;
+    t->tls = UpstreamTls::Build(tls, tls_errors);
+    for (const std::string& e : tls_errors) errors_.push_back(fmt::format("serversTransport {}: {}", name, e));
+    // Traefik's SetDefaults: 200 idle connections per host; dial 30 s, idle 90 s.
+    t->max_idle_conns_per_host = static_cast<int>(Int(o, "maxIdleConnsPerHost").value_or(200));
+    if (const json::object* timeouts = Object(o, "forwardingTimeouts")) {
+      t->dial_timeout = Duration(*timeouts, "dialTimeout").value_or(std::chrono::seconds(30));
+      t->response_header_timeout = Duration(*timeouts, "responseHeaderTimeout").value_or(std::chrono::seconds(0));
+      t->idle_conn_timeout = Duration(*timeouts, "idleConnTimeout").value_or(std::chrono::seconds(90));
+    }
+    transports_[name] = t;
+    return t;
+  }
+
   // The runtime's TLS options and their hosts, for the ClientHello.
   TlsOptionsSpec TlsOptions() const {
     TlsOptionsSpec spec;
@@ -386,6 +424,7 @@ class Compiler {
   std::map<std::string, std::shared_ptr<const Backend>, std::less<>> backends_;
   std::vector<std::string> errors_;
   std::vector<std::string> building_;  // the services made of services being compiled, outermost first
+  std::map<std::string, std::shared_ptr<const UpstreamTransport>> transports_;  // by qualified name
 };
 
 }  // namespace
@@ -395,6 +434,8 @@ StatusOr<ServerAddress> ParseServerUrl(std::string_view url) {
   size_t sep = url.find("://");
   if (sep == std::string_view::npos) return InvalidArgument(fmt::format("'{}' is not a URL", url));
   out.scheme = std::string(url.substr(0, sep));
+  for (char& c : out.scheme)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
   std::string_view rest = url.substr(sep + 3);
   rest = rest.substr(0, rest.find_first_of("/?#"));
   if (rest.empty()) return InvalidArgument(fmt::format("'{}' names no host", url));

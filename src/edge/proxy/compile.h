@@ -21,8 +21,11 @@ struct CompileResult {
   std::vector<std::string> errors;
 };
 
-// Servers are named by URL: `http://<ip>:<port>` (an IP literal; a host name is resolved once,
-// here). loadBalancer and weighted services are served (a weighted service's children compiled
+// Servers are named by URL: `http://<ip>:<port>` or `https://<host>:<port>` (an IP literal; a host
+// name is resolved once, here, and an https server's certificate is verified against it); a
+// loadBalancer's `serversTransport` (qualified with its provider) is made from the runtime's
+// servers transports (a root CA or client certificate that cannot be read is an error, and left
+// out, as Traefik logs it). loadBalancer and weighted services are served (a weighted service's children compiled
 // by name, qualified with its provider; a cycle or nesting deeper than 16 is an error, never a
 // deep recursion). A router whose service is of another kind (mirroring, failover,
 // highestRandomWeight: not served yet) or cannot be built, or whose middlewares cannot be built,
@@ -34,7 +37,8 @@ CompileResult Compile(const RuntimeConfig& runtime, ServerRegistry& registry);
 TlsOptionsConfig TlsOptionsFromJson(const boost::json::object& options);
 std::string CheckTlsOptionsJson(const boost::json::object& options);
 
-// Parses "http://10.0.0.5:8080" (scheme http; port defaults to 80). InvalidArgument otherwise.
+// Parses "http://10.0.0.5:8080" (the scheme lower-cased, as Go's url.Parse; the port defaults to
+// 80, or 443 for https). InvalidArgument otherwise.
 struct ServerAddress {
   std::string scheme;
   std::string host;

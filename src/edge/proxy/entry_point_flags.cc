@@ -42,7 +42,8 @@ std::optional<Flag> TakeFlag(const std::vector<std::string>& args, size_t& i, st
   if (size_t eq = rest.find('='); eq != std::string_view::npos) {
     f.value = rest.substr(eq + 1);
     rest = rest.substr(0, eq);
-  } else if (i + 1 < args.size() && !args[i + 1].starts_with("--")) {
+  } else if (i + 1 < args.size() && !args[i + 1].starts_with("--") &&
+             (Lower(rest) != "insecureskipverify" || GoBool(args[i + 1]))) {  // a bool takes only a bool word
     f.value = args[++i];
   }
   f.key = Lower(rest);
@@ -58,6 +59,8 @@ void ServersTransport::ApplyTo(ProxyOptions& options) const {
   const int per_host = max_idle_conns_per_host == 0 ? 2 : max_idle_conns_per_host;  // Go's DefaultMaxIdleConnsPerHost
   const int threads = std::max(1, options.io_threads);
   options.max_idle_per_server = per_host < 0 ? 0 : static_cast<size_t>((per_host + threads - 1) / threads);
+  options.upstream_tls.insecure_skip_verify = insecure_skip_verify;
+  options.upstream_tls.root_cas = root_cas;
 }
 
 Status TakeServersTransportFlags(std::vector<std::string>& args, ServersTransport& transport) {
@@ -72,7 +75,23 @@ Status TakeServersTransportFlags(std::vector<std::string>& args, ServersTranspor
       rest.push_back(arg);
       continue;
     }
+    if (f->key == "insecureskipverify") {  // a Go bool; bare: true
+      std::optional<bool> on = f->value ? GoBool(*f->value) : std::optional<bool>(true);
+      if (!on) return InvalidArgument(fmt::format("'{}': '{}' is not a bool", arg, *f->value));
+      out.insecure_skip_verify = *on;
+      continue;
+    }
     if (!f->value || f->value->empty()) return InvalidArgument(fmt::format("'{}' needs a value", arg));
+    if (f->key == "rootcas") {  // Traefik's flag for a list: comma-separated files
+      out.root_cas.clear();
+      for (std::string_view left = *f->value; !left.empty();) {
+        const size_t comma = left.find(',');
+        std::string_view file = left.substr(0, comma);
+        if (!file.empty()) out.root_cas.emplace_back(file);
+        left = comma == std::string_view::npos ? std::string_view() : left.substr(comma + 1);
+      }
+      continue;
+    }
     if (f->key.starts_with(kTimeouts)) {
       const std::string field = f->key.substr(kTimeouts.size());
       std::chrono::milliseconds* slot = field == "dialtimeout"             ? &out.dial_timeout
@@ -91,8 +110,8 @@ Status TakeServersTransportFlags(std::vector<std::string>& args, ServersTranspor
       out.max_idle_conns_per_host = n;
     } else {
       return InvalidArgument(fmt::format(
-          "'{}': the edge does not take serversTransport option {} (it reaches servers over plain HTTP, with "
-          "forwardingTimeouts and maxIdleConnsPerHost only)",
+          "'{}': the edge does not take serversTransport option {} (it takes forwardingTimeouts, "
+          "maxIdleConnsPerHost, insecureSkipVerify and rootCAs)",
           arg, f->key));
     }
   }

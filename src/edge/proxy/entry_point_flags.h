@@ -14,9 +14,10 @@
 //                                               "--entrypoints.web.http.redirections.entrypoint.to=websecure"}, eps));
 //
 // The servers transport: `--serversTransport.forwardingTimeouts.{dialTimeout,responseHeaderTimeout,
-// idleConnTimeout}` (Go durations) and `--serversTransport.maxIdleConnsPerHost` (an integer), taken
-// out of the words before the entry points' flags are read. Its TLS options (insecureSkipVerify,
-// rootCAs, ...) are refused by name: the edge reaches servers over plain HTTP only.
+// idleConnTimeout}` (Go durations), `--serversTransport.maxIdleConnsPerHost` (an integer),
+// `--serversTransport.insecureSkipVerify` (a Go bool; bare: true) and `--serversTransport.rootCAs`
+// (files, comma-separated), taken out of the words before the entry points' flags are read. The
+// others (spiffe, ...) are refused by name.
 //
 //   edge::ServersTransport st;
 //   RETURN_IF_ERROR(edge::TakeServersTransportFlags(extras, st));   // extras keeps the rest

@@ -166,14 +166,35 @@ TEST(TakeServersTransportFlagsTest, DefaultsAreTraefiksAndGosIdleConnectionRules
   EXPECT_EQ(o.max_idle_per_server, 0u);
 }
 
+// Its TLS: insecureSkipVerify (a Go bool, bare: true; the next word only when it is a bool) and
+// rootCAs (files, comma-separated), into the proxy's static upstream TLS.
+TEST(TakeServersTransportFlagsTest, TakesInsecureSkipVerifyAndRootCas) {
+  std::vector<std::string> args = {"--serversTransport.insecureSkipVerify", "--entrypoints.web.http.sanitizepath=false",
+                                   "--serverstransport.rootcas", "/a.pem,/b.pem"};
+  ServersTransport st;
+  ASSERT_TRUE(TakeServersTransportFlags(args, st).ok());
+  EXPECT_TRUE(st.insecure_skip_verify);
+  EXPECT_EQ(st.root_cas, (std::vector<std::string>{"/a.pem", "/b.pem"}));
+  EXPECT_EQ(args, (std::vector<std::string>{"--entrypoints.web.http.sanitizepath=false"}));
+  ProxyOptions o;
+  st.ApplyTo(o);
+  EXPECT_TRUE(o.upstream_tls.insecure_skip_verify);
+  EXPECT_EQ(o.upstream_tls.root_cas, st.root_cas);
+  args = {"--serversTransport.insecureSkipVerify", "false", "web"};
+  ASSERT_TRUE(TakeServersTransportFlags(args, st).ok());
+  EXPECT_FALSE(st.insecure_skip_verify);
+  EXPECT_EQ(args, (std::vector<std::string>{"web"}));
+}
+
 TEST(TakeServersTransportFlagsTest, RefusesWhatItDoesNotCarryOutAndChangesNothing) {
   struct Case {
     std::vector<std::string> args;
     std::string error;
   };
   const Case cases[] = {
-      {{"--serversTransport.insecureSkipVerify=true"}, "does not take serversTransport option insecureskipverify"},
-      {{"--serversTransport.rootCAs=/ca.pem"}, "plain HTTP"},
+      {{"--serversTransport.spiffe.ids=spiffe://a/b"}, "does not take serversTransport option spiffe.ids"},
+      {{"--serversTransport.insecureSkipVerify=maybe"}, "'maybe' is not a bool"},
+      {{"--serversTransport.rootCAs"}, "needs a value"},
       {{"--serversTransport.forwardingTimeouts.readIdleTimeout=1s"}, "option forwardingtimeouts.readidletimeout"},
       {{"--serversTransport.forwardingTimeouts.dialTimeout=soon"}, "invalid duration"},
       {{"--serversTransport.forwardingTimeouts.dialTimeout=-1s"}, "negative"},

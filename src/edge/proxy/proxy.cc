@@ -40,6 +40,8 @@
 #include <random>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl/error.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
@@ -140,8 +142,9 @@ class SendStep {
   SendStep(Stream& stream, const Buffers& buffers) : stream_(stream), buffers_(buffers) {
     if constexpr (std::is_same_v<Stream, ClientStream>)
       sent_ = stream.SendNow(buffers, ec_);
-    else
+    else if constexpr (std::is_same_v<Stream, tcp::socket>)
       sent_ = SendNow(stream, buffers, ec_);
+    // (a TLS stream: everything through Rest)
   }
   bool left() const { return !ec_ && sent_ < asio::buffer_size(buffers_); }
   error_code error() const { return ec_; }
@@ -340,18 +343,45 @@ struct AuthConnection {
 constexpr size_t kMaxIdleAuthConnections = 64;
 constexpr std::chrono::seconds kAuthIdleTimeout{90};
 
+// Go's http.Transport TLSHandshakeTimeout, as Traefik sets it.
+constexpr std::chrono::seconds kTlsHandshakeTimeout{10};
+
+using UpstreamTlsStream = asio::ssl::stream<tcp::socket&>;
+
 struct Upstream {
   std::shared_ptr<ServerState> server;
-  // Its socket and the socket's deadline, together on the heap (a Deadline does not move).
+  // The servers transport it was made through (null: the static one): a pooled connection is only
+  // taken by requests through the same one (a reload that changes it makes new connections, as
+  // Traefik's new round tripper does).
+  std::shared_ptr<const UpstreamTransport> transport;
+  // Its socket and the socket's deadline, together on the heap (a Deadline does not move); over
+  // TLS (an https server) `tls` on the socket, whose operations the deadline cancels as well.
   struct Socket {
     Socket(asio::io_context& ioc, Deadline::List& deadlines) : socket(ioc), deadline(deadlines, socket) {}
     tcp::socket socket;
     Deadline deadline;
+    std::optional<UpstreamTlsStream> tls;
   };
   std::unique_ptr<Socket> stream;
   beast::flat_buffer buffer;
   bool reused = false;  // taken from the pool (the server may have closed it while it was idle)
 };
+
+// One read of a response into `parser` (its head, or a piece of its body) from the server's
+// connection: over its TLS when it has one. Not a coroutine: the awaitable of either, started
+// when the caller awaits it (the same as awaiting the read itself).
+template <typename Parser>
+asio::awaitable<std::tuple<error_code, size_t>> ReadHeaderFrom(tcp::socket& plain, UpstreamTlsStream* tls,
+                                                               beast::flat_buffer& buffer, Parser& parser) {
+  if (tls) return bhttp::async_read_header(*tls, buffer, parser, kTuple);
+  return bhttp::async_read_header(plain, buffer, parser, kTuple);
+}
+template <typename Parser>
+asio::awaitable<std::tuple<error_code, size_t>> ReadSomeFrom(tcp::socket& plain, UpstreamTlsStream* tls,
+                                                             beast::flat_buffer& buffer, Parser& parser) {
+  if (tls) return bhttp::async_read_some(*tls, buffer, parser, kTuple);
+  return bhttp::async_read_some(plain, buffer, parser, kTuple);
+}
 
 // The names of the routers of `table`, on any entry point.
 std::set<std::string_view> RouterNames(const Table& table) {
@@ -406,7 +436,12 @@ class Proxy::Impl {
     c.open_connections = open_.load();
     c.refused_connections = refused_connections_.load();
     c.buffered_request_bytes = buffered_bytes_.load();
+    c.upstream_tls_failures = tls_failures_.load();
     return c;
+  }
+  std::string LastUpstreamError() const {
+    std::lock_guard lock(upstream_error_mu_);
+    return last_upstream_error_;
   }
 
  private:
@@ -455,6 +490,7 @@ class Proxy::Impl {
   struct Probe {
     std::shared_ptr<ServerState> server;
     HealthCheckConfig config;
+    std::shared_ptr<const UpstreamTransport> transport;  // its service's serversTransport (null: the static one)
     std::shared_ptr<bool> cancelled = std::make_shared<bool>(false);
     std::shared_ptr<asio::steady_timer> timer;
   };
@@ -478,12 +514,19 @@ class Proxy::Impl {
                                       const std::string* body);
   // A pooled connection to `server`, most recent first (no coroutine: the common case); one the
   // server has closed is found out by the write or the read and retried by the caller.
-  std::optional<Upstream> TakeIdle(Worker& w, const std::shared_ptr<ServerState>& server);
-  // A new connection to `server`; none when it cannot be made, `*timed_out` then saying whether
-  // upstream_connect_timeout passed.
+  std::optional<Upstream> TakeIdle(Worker& w, const std::shared_ptr<ServerState>& server,
+                                   const UpstreamTransport* transport);
+  // A new connection to `server` through `transport` (null: the static one) — over TLS to an https
+  // server, its certificate verified; none when it cannot be made, `*timed_out` then saying
+  // whether the dial timeout (or the TLS handshake's) passed.
   asio::awaitable<std::optional<Upstream>> Connect(Worker& w, const std::shared_ptr<ServerState>& server,
+                                                   const std::shared_ptr<const UpstreamTransport>& transport,
                                                    bool* timed_out);
-  void Park(Worker& w, Upstream up);
+  void Park(Worker& w, Upstream up, const UpstreamTransport* transport);
+  // The TLS of `transport`, or the static serversTransport's (made on first use).
+  const UpstreamTls& TlsOf(const UpstreamTransport* transport);
+  // Counts and reports an https server's failed handshake (Traefik logs it).
+  void UpstreamTlsFailed(std::string error);
   asio::awaitable<bool> WriteAll(ClientStream& s, std::string_view data) {
     const asio::const_buffer buffer(data.data(), data.size());
     SendStep send(s, buffer);
@@ -509,6 +552,9 @@ class Proxy::Impl {
   void ReconcileHealthChecks();  // on worker 0
   asio::awaitable<void> ProbeLoop(std::shared_ptr<Probe> probe);
   asio::awaitable<bool> ProbeOnce(const Probe& probe);
+  // The probe's request on a connected `stream` (plain or TLS): whether its status passes.
+  template <typename Stream>
+  asio::awaitable<bool> ProbeExchange(Stream& stream, const std::string& request, const HealthCheckConfig& c);
 
   const ProxyOptions options_;
   // The current table. Each worker keeps a copy and takes the lock only when the generation moved
@@ -525,6 +571,12 @@ class Proxy::Impl {
   // The certificates of a table that has none (the generated default only), made on first use.
   std::once_flag generated_once_;
   std::shared_ptr<const TlsCertificates> generated_;
+  // The static serversTransport's TLS (options_.upstream_tls), made on first use.
+  std::once_flag static_tls_once_;
+  std::shared_ptr<const UpstreamTls> static_tls_;
+  std::atomic<uint64_t> tls_failures_{0};
+  mutable std::mutex upstream_error_mu_;
+  std::string last_upstream_error_;  // GUARDED_BY(upstream_error_mu_)
 
   std::atomic<uint64_t> requests_{0}, connects_{0}, reuses_{0}, retried_{0}, bad_gateway_{0}, gateway_timeout_{0},
       unavailable_{0},
@@ -1076,10 +1128,13 @@ asio::awaitable<bool> Proxy::Impl::Handle(Worker& w, ClientStream& client,
                              cookies, outcome);
 }
 
-std::optional<Upstream> Proxy::Impl::TakeIdle(Worker& w, const std::shared_ptr<ServerState>& server) {
+std::optional<Upstream> Proxy::Impl::TakeIdle(Worker& w, const std::shared_ptr<ServerState>& server,
+                                              const UpstreamTransport* transport) {
   auto it = w.idle.find(server.get());
   if (it == w.idle.end()) return std::nullopt;
-  while (!it->second.empty() && it->second.back().stream->deadline.fired())  // idle too long: closed
+  // Idle too long (closed), or made through another transport than the request's: dropped.
+  while (!it->second.empty() &&
+         (it->second.back().stream->deadline.fired() || it->second.back().transport.get() != transport))
     it->second.pop_back();
   if (it->second.empty()) return std::nullopt;
   Upstream up = std::move(it->second.back());
@@ -1089,46 +1144,89 @@ std::optional<Upstream> Proxy::Impl::TakeIdle(Worker& w, const std::shared_ptr<S
   return up;
 }
 
-asio::awaitable<std::optional<Upstream>> Proxy::Impl::Connect(Worker& w, const std::shared_ptr<ServerState>& server,
-                                                              bool* timed_out) {
+asio::awaitable<std::optional<Upstream>> Proxy::Impl::Connect(
+    Worker& w, const std::shared_ptr<ServerState>& server,
+    const std::shared_ptr<const UpstreamTransport>& transport_holder, bool* timed_out) {
+  const UpstreamTransport* transport = transport_holder.get();
   *timed_out = false;
   error_code ec;
   auto address = asio::ip::make_address(server->host(), ec);
   if (ec) co_return std::nullopt;  // names are resolved by the compiler of the table, not here
   Upstream up;
   up.server = server;
+  up.transport = transport_holder;
   up.stream = std::make_unique<Upstream::Socket>(w.ioc, w.deadlines);
-  up.stream->deadline.After(options_.upstream_connect_timeout);
+  up.stream->deadline.Within(transport ? transport->dial_timeout : options_.upstream_connect_timeout);
   auto [cec] = co_await up.stream->socket.async_connect(tcp::endpoint(address, server->port()), kTuple);
   if (cec) {
     *timed_out = up.stream->deadline.fired();
     co_return std::nullopt;
   }
-  up.stream->deadline.Never();
   up.stream->socket.set_option(tcp::no_delay(true), ec);
+  if (server->tls()) {
+    SSL* ssl = TlsOf(transport).NewConnection(server->url_host());
+    if (!ssl) co_return std::nullopt;
+    up.stream->tls.emplace(up.stream->socket, ssl);
+    up.stream->deadline.After(kTlsHandshakeTimeout);
+    auto [hec] = co_await up.stream->tls->async_handshake(asio::ssl::stream_base::client, kTuple);
+    if (hec) {
+      *timed_out = up.stream->deadline.fired();
+      UpstreamTlsFailed(*timed_out ? std::string("net/http: TLS handshake timeout")
+                                   : UpstreamTls::HandshakeError(ssl, hec.message()));
+      co_return std::nullopt;
+    }
+  }
+  up.stream->deadline.Never();
   connects_.fetch_add(1, std::memory_order_relaxed);
   co_return std::optional<Upstream>(std::move(up));
 }
 
-void Proxy::Impl::Park(Worker& w, Upstream up) {
-  if (stopping_.load() || up.server->fenced() || up.buffer.size() > 0 || options_.max_idle_per_server == 0)
+const UpstreamTls& Proxy::Impl::TlsOf(const UpstreamTransport* transport) {
+  if (transport) return *transport->tls;
+  std::call_once(static_tls_once_, [this] {
+    std::vector<std::string> errors;
+    static_tls_ = UpstreamTls::Build(options_.upstream_tls, errors);
+    for (const std::string& e : errors) fmt::print(stderr, "paddock: edge: serversTransport: {}\n", e);
+  });
+  return *static_tls_;
+}
+
+void Proxy::Impl::UpstreamTlsFailed(std::string error) {
+  tls_failures_.fetch_add(1, std::memory_order_relaxed);
+  std::lock_guard lock(upstream_error_mu_);
+  if (error == last_upstream_error_) return;
+  fmt::print(stderr, "paddock: edge: 502 Bad Gateway: {}\n", error);
+  last_upstream_error_ = std::move(error);
+}
+
+void Proxy::Impl::Park(Worker& w, Upstream up, const UpstreamTransport* transport) {
+  size_t max_idle = options_.max_idle_per_server;
+  if (transport) {  // its maxIdleConnsPerHost shared out among the I/O threads, as ServersTransport::ApplyTo
+    const int per_host = transport->max_idle_conns_per_host == 0 ? 2 : transport->max_idle_conns_per_host;
+    const size_t threads = workers_.size();
+    max_idle = per_host < 0 ? 0 : (static_cast<size_t>(per_host) + threads - 1) / threads;
+  }
+  if (stopping_.load() || up.server->fenced() || up.buffer.size() > 0 || max_idle == 0)
     return;  // closed by its destructor
   auto& list = w.idle[up.server.get()];
-  if (list.size() >= options_.max_idle_per_server) list.erase(list.begin());
-  up.stream->deadline.Within(options_.upstream_idle_timeout);
+  if (list.size() >= max_idle) list.erase(list.begin());
+  up.stream->deadline.Within(transport ? transport->idle_conn_timeout : options_.upstream_idle_timeout);
   list.push_back(std::move(up));
 }
 
 void Proxy::Impl::ReconcileHealthChecks() {
   // Which servers the current table health-checks, with their service's check.
-  std::map<const ServerState*, std::pair<std::shared_ptr<ServerState>, const HealthCheckConfig*>> wanted;
+  std::map<const ServerState*, std::pair<std::shared_ptr<ServerState>, const Backend*>> wanted;
   std::shared_ptr<const Table> table = this->table();
   for (const auto& [name, backend] : table->backends) {
     if (!backend->health_check) continue;
-    for (const Backend::Server& s : backend->servers) wanted[s.state.get()] = {s.state, &*backend->health_check};
+    for (const Backend::Server& s : backend->servers) wanted[s.state.get()] = {s.state, backend.get()};
   }
   for (auto it = probes_.begin(); it != probes_.end();) {
-    if (wanted.count(it->first)) {
+    if (auto w = wanted.find(it->first); w != wanted.end()) {
+      // A reload may change the check and the transport (ProbeOnce works on copies).
+      it->second->config = *w->second.second->health_check;
+      it->second->transport = w->second.second->transport;
       ++it;
       continue;
     }
@@ -1140,7 +1238,8 @@ void Proxy::Impl::ReconcileHealthChecks() {
     if (probes_.count(key)) continue;
     auto probe = std::make_shared<Probe>();
     probe->server = entry.first;
-    probe->config = *entry.second;
+    probe->config = *entry.second->health_check;
+    probe->transport = entry.second->transport;
     probe->timer = std::make_shared<asio::steady_timer>(workers_.front()->ioc);
     // Not routable until the first probe passes (Traefik routes a new server before probing it);
     // a server already known keeps its state (a reload does not reset health).
@@ -1162,14 +1261,17 @@ asio::awaitable<void> Proxy::Impl::ProbeLoop(std::shared_ptr<Probe> probe) {
 
 asio::awaitable<bool> Proxy::Impl::ProbeOnce(const Probe& probe) {
   const ServerState& server = *probe.server;
-  const HealthCheckConfig& c = probe.config;
+  const HealthCheckConfig c = probe.config;  // a reload may replace the probe's meanwhile
+  const std::shared_ptr<const UpstreamTransport> transport = probe.transport;
   error_code ec;
   auto address = asio::ip::make_address(server.host(), ec);
   if (ec) co_return false;
-  beast::tcp_stream stream(workers_.front()->ioc);
-  stream.expires_after(c.timeout);
+  Worker& w = *workers_.front();  // this coroutine's thread
+  tcp::socket socket(w.ioc);
+  Deadline deadline(w.deadlines, socket);  // the probe's timeout, to the sweep's precision
+  deadline.Within(c.timeout);
   const uint16_t port = c.port > 0 ? static_cast<uint16_t>(c.port) : server.port();
-  auto [cec] = co_await stream.async_connect(tcp::endpoint(address, port), kTuple);
+  auto [cec] = co_await socket.async_connect(tcp::endpoint(address, port), kTuple);
   if (cec) co_return false;
   std::string req;
   req += c.method.empty() ? std::string_view("GET") : std::string_view(c.method);
@@ -1192,7 +1294,27 @@ asio::awaitable<bool> Proxy::Impl::ProbeOnce(const Probe& probe) {
     req += "\r\n"sv;
   }
   req += "\r\n"sv;
-  auto [wec, wn] = co_await asio::async_write(stream, asio::buffer(req), kTuple);
+  // Traefik's healthCheck.scheme replaces the server URL's; its transport is the service's.
+  const bool tls = c.scheme.empty() ? server.tls() : IEquals(c.scheme, "https");
+  bool passed = false;
+  if (tls) {
+    SSL* ssl = TlsOf(transport.get()).NewConnection(server.url_host());
+    if (!ssl) co_return false;
+    UpstreamTlsStream stream(socket, ssl);
+    auto [hec] = co_await stream.async_handshake(asio::ssl::stream_base::client, kTuple);
+    if (hec) co_return false;
+    passed = co_await ProbeExchange(stream, req, c);
+  } else {
+    passed = co_await ProbeExchange(socket, req, c);
+  }
+  socket.shutdown(tcp::socket::shutdown_both, ec);
+  co_return passed;
+}
+
+template <typename Stream>
+asio::awaitable<bool> Proxy::Impl::ProbeExchange(Stream& stream, const std::string& request,
+                                                 const HealthCheckConfig& c) {
+  auto [wec, wn] = co_await asio::async_write(stream, asio::buffer(request), kTuple);
   if (wec) co_return false;
   beast::flat_buffer buffer;
   bhttp::response_parser<bhttp::empty_body> rp;
@@ -1200,7 +1322,6 @@ asio::awaitable<bool> Proxy::Impl::ProbeOnce(const Probe& probe) {
   auto [rec, rn] = co_await bhttp::async_read_header(stream, buffer, rp, kTuple);
   if (rec) co_return false;
   const int status = static_cast<int>(rp.get().result_int());
-  stream.socket().shutdown(tcp::socket::shutdown_both, ec);
   if (c.status > 0) co_return status == c.status;
   co_return status >= 200 && status < 400;
 }
@@ -1438,9 +1559,10 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
 
   for (int attempt = 0;; ++attempt) {
     outcome.answered = pick.leaf;
-    std::optional<Upstream> up = TakeIdle(w, server);
+    const UpstreamTransport* transport = pick.leaf->transport.get();
+    std::optional<Upstream> up = TakeIdle(w, server, transport);
     bool connect_timed_out = false;
-    if (!up) up = co_await Connect(w, server, &connect_timed_out);
+    if (!up) up = co_await Connect(w, server, pick.leaf->transport, &connect_timed_out);
     if (!up) {
       // Nothing was sent: another routable server may take the request (a task that has just
       // died, a server still binding its port).
@@ -1476,12 +1598,21 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
           keep_alive;
     }
     // Traefik's responseHeaderTimeout: the request sent and the response's head read within it.
-    if (options_.upstream_response_timeout.count() > 0) up->stream->deadline.After(options_.upstream_response_timeout);
+    if (const auto limit = transport ? transport->response_header_timeout : options_.upstream_response_timeout;
+        limit.count() > 0)
+      up->stream->deadline.After(limit);
     tcp::socket& upstream = up->stream->socket;
+    // An https server's connection: every read and write goes through its TLS (a branch per
+    // operation, so the plain path is as it was).
+    UpstreamTlsStream* const upstream_tls = up->stream->tls ? &*up->stream->tls : nullptr;
     const bool timed = pick.leaf != nullptr && pick.leaf->strategy == LbStrategy::kLeastTime;
     const auto sent_at = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     error_code wec;
-    if (body.empty()) {  // one buffer: send(), not sendmsg()
+    if (upstream_tls) {
+      const std::array<asio::const_buffer, 2> out{asio::buffer(head), asio::buffer(body)};
+      auto [e, n] = co_await asio::async_write(*upstream_tls, out, kTuple);
+      wec = e;
+    } else if (body.empty()) {  // one buffer: send(), not sendmsg()
       const asio::const_buffer out = asio::buffer(head);
       SendStep request(upstream, out);
       wec = request.error();
@@ -1499,7 +1630,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
     if (head_request) rp.skip(true);
     error_code rec = wec;
     if (!wec) {
-      auto [e, n] = co_await bhttp::async_read_header(upstream, up->buffer, rp, kTuple);
+      auto [e, n] = co_await ReadHeaderFrom(upstream, upstream_tls, up->buffer, rp);
       rec = e;
     }
     if (rec && up->stream->deadline.fired()) {  // Go's net.Error Timeout(): Traefik answers 504
@@ -1515,12 +1646,16 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
       // request never reached it: send it again, once, on a new connection.
       if (up->reused && attempt == 0 && up->buffer.size() == 0 &&
           (rec == bhttp::error::end_of_stream || rec == asio::error::eof || rec == asio::error::connection_reset ||
-           rec == asio::error::broken_pipe)) {
+           rec == asio::error::broken_pipe || rec == asio::ssl::error::stream_truncated)) {
         retried_.fetch_add(1, std::memory_order_relaxed);
         // The rest of this thread's idle connections to the server are as old: drop them too.
         w.idle.erase(server.get());
         continue;
       }
+      // A server that refused the handshake's end (TLS 1.3 checks the client's certificate after
+      // the client is done): its alert is what this read got.
+      if (upstream_tls && rec.category() == asio::error::get_ssl_category())
+        UpstreamTlsFailed(fmt::format("remote error: tls: {}", rec.message()));
       bad_gateway_.fetch_add(1, std::memory_order_relaxed);
       co_return co_await WriteAll(client, Answered(outcome, 502, "text/plain; charset=utf-8", "Bad Gateway", keep_alive)) &&
           keep_alive;
@@ -1560,7 +1695,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
         while (!rp.is_done()) {
           res.body().data = piece.get();
           res.body().size = kRelayChunk;
-          auto [bec, bn] = co_await bhttp::async_read_some(upstream, up->buffer, rp, kTuple);
+          auto [bec, bn] = co_await ReadSomeFrom(upstream, upstream_tls, up->buffer, rp);
           if (bec == bhttp::error::need_buffer) bec = {};
           // A server that breaks off mid-body: Go's ReverseProxy aborts the handler, and the client's
           // connection is closed without an answer.
@@ -1699,7 +1834,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
       while (!rp.is_done()) {
         res.body().data = chunk.get();
         res.body().size = kRelayChunk;
-        auto [bec, bn] = co_await bhttp::async_read_some(upstream, up->buffer, rp, kTuple);
+        auto [bec, bn] = co_await ReadSomeFrom(upstream, upstream_tls, up->buffer, rp);
         if (bec == bhttp::error::need_buffer) bec = {};
         if (bec) {
           upstream_ok = false;
@@ -1731,7 +1866,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
       }
       if (!head_sent && client_ok) client_ok = co_await WriteAll(client, out_head);
     }
-    if (upstream_ok && client_ok && (whole || rp.is_done()) && rp.keep_alive()) Park(w, std::move(*up));
+    if (upstream_ok && client_ok && (whole || rp.is_done()) && rp.keep_alive()) Park(w, std::move(*up), transport);
     // A server that broke off mid-body leaves the client a truncated response: close its connection.
     co_return upstream_ok && client_ok && keep;
   }
@@ -1748,6 +1883,7 @@ void Proxy::Stop(std::chrono::milliseconds grace) { impl_->Stop(grace); }
 void Proxy::SetTable(std::shared_ptr<const Table> table) { impl_->SetTable(std::move(table)); }
 std::shared_ptr<const Table> Proxy::table() const { return impl_->table(); }
 ProxyCounters Proxy::counters() const { return impl_->counters(); }
+std::string Proxy::LastUpstreamError() const { return impl_->LastUpstreamError(); }
 MetricsSnapshot Proxy::Metrics() const { return impl_->Metrics(); }
 
 }  // namespace paddock::edge

@@ -10,7 +10,8 @@
 // clients at once. Each I/O thread has its own io_context, listener (SO_REUSEPORT) and upstream
 // pools, so a request never changes thread. Traefik's answers where the
 // proxy itself answers: 404 "404 page not found" when no router matches, 503 "Service Unavailable"
-// when the service has no routable server, 502 "Bad Gateway" when the server cannot be reached.
+// when the service has no routable server, 502 "Bad Gateway" when the server cannot be reached
+// (or, an https server, its certificate is not verified: edge/proxy/tls.h's UpstreamTls).
 // Every entry point also serves TLS (edge/proxy/tls.h): a connection whose first byte opens a TLS
 // handshake gets the table's certificate for its server name and is routed by the routers with
 // `tls` (Table::tls_routes); the others by the routers without.
@@ -88,6 +89,9 @@ struct ProxyOptions {
   // total over it is answered 503 before its body is read (one without a Content-Length counts as
   // max_request_body_bytes). With max_client_connections, what bounds the edge's memory.
   uint64_t max_buffered_request_bytes = uint64_t{512} << 20;
+  // The static serversTransport's TLS (`--serversTransport.insecureSkipVerify`, `.rootCAs`): how
+  // https servers of a loadBalancer without a serversTransport are verified (edge/proxy/tls.h).
+  UpstreamTlsConfig upstream_tls{};
   // Traefik's metrics.prometheus.addRoutersLabels (its default false): the traefik_router_*
   // series, by router and service (not for @internal routers, as Traefik without addInternals).
   bool router_metrics = false;
@@ -102,6 +106,8 @@ struct ServersTransport {
   // maxIdleConnsPerHost: idle connections kept per server (0 is Go's default, 2; below 0, none),
   // shared out among the I/O threads, each keeping its part rounded up.
   int max_idle_conns_per_host = 200;
+  bool insecure_skip_verify = false;  // insecureSkipVerify
+  std::vector<std::string> root_cas;  // rootCAs (files); none: the system's roots
 
   void ApplyTo(ProxyOptions& options) const;
 };
@@ -118,6 +124,7 @@ struct ProxyCounters {
   uint64_t open_connections = 0;
   uint64_t refused_connections = 0;  // closed at accept: max_client_connections were open
   uint64_t buffered_request_bytes = 0;  // of max_buffered_request_bytes, reserved now
+  uint64_t upstream_tls_failures = 0;  // TLS handshakes with https servers that failed (502)
 };
 
 class Proxy {
@@ -138,6 +145,10 @@ class Proxy {
   std::shared_ptr<const Table> table() const;
 
   ProxyCounters counters() const;
+  // The last error of a connection to a server that failed its TLS handshake ("tls: failed to
+  // verify certificate: x509: certificate signed by unknown authority"), as Traefik logs it; also
+  // written to stderr when it differs from the one before. Empty: none yet.
+  std::string LastUpstreamError() const;
   // The request, connection and server-health metrics (edge/metrics.h); the config and drain
   // families are the Edge's. Service and router series only for the services and routers of the
   // current table (a worker drops the others when it takes a new table).

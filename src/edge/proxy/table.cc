@@ -35,11 +35,12 @@ void ServerState::Fence(std::function<void()> drained) {
 }
 
 std::shared_ptr<ServerState> ServerRegistry::Get(const std::string& service, const std::string& url,
-                                                 const std::string& host, uint16_t port) {
+                                                 const std::string& host, uint16_t port, bool tls,
+                                                 const std::string& url_host) {
   std::lock_guard lock(mu_);
   auto& slot = servers_[{service, url}];
   if (auto live = slot.lock(); live && !live->fenced()) return live;
-  auto fresh = std::make_shared<ServerState>(service, url, host, port);
+  auto fresh = std::make_shared<ServerState>(service, url, host, port, tls, url_host);
   slot = fresh;
   return fresh;
 }

@@ -40,17 +40,24 @@ enum class Health : uint8_t {
 // One backend server's live state. Thread-safe; shared by every table that routes to it.
 class ServerState {
  public:
-  ServerState(std::string service, std::string url, std::string host, uint16_t port)
+  // `tls`: an https server, whose URL names `url_host` (the name its certificate is verified
+  // against, `host` being what it resolved to).
+  ServerState(std::string service, std::string url, std::string host, uint16_t port, bool tls = false,
+              std::string url_host = {})
       : service_(std::move(service)),
         url_(std::move(url)),
         host_(std::move(host)),
         port_(port),
+        tls_(tls),
+        url_host_(url_host.empty() ? host_ : std::move(url_host)),
         sticky_hash_(StickyServerHash(url_)) {}
 
   const std::string& service() const { return service_; }
   const std::string& url() const { return url_; }
   const std::string& host() const { return host_; }  // an IP address literal or a name
   uint16_t port() const { return port_; }
+  bool tls() const { return tls_; }  // reached over TLS (an https URL)
+  const std::string& url_host() const { return url_host_; }
   // The sticky cookie value naming this server (edge/proxy/sticky.h).
   const std::string& sticky_hash() const { return sticky_hash_; }
 
@@ -82,6 +89,8 @@ class ServerState {
  private:
   const std::string service_, url_, host_;
   const uint16_t port_;
+  const bool tls_;
+  const std::string url_host_;
   const std::string sticky_hash_;
   std::atomic<Health> health_{Health::kUnchecked};
   std::atomic<bool> fenced_{false};
@@ -105,7 +114,7 @@ enum class LbStrategy { kWrr, kP2c, kHrw, kLeastTime };
 class ServerRegistry {
  public:
   std::shared_ptr<ServerState> Get(const std::string& service, const std::string& url, const std::string& host,
-                                   uint16_t port);
+                                   uint16_t port, bool tls = false, const std::string& url_host = {});
   // Forgets entries no one holds any more (called after a table swap).
   void Collect();
 
@@ -126,6 +135,19 @@ struct HealthCheckConfig {
   std::chrono::milliseconds timeout{5'000};
   bool follow_redirects = true;
   HeaderList headers;
+};
+
+// A servers transport as the proxy uses it: Traefik's `http.serversTransports.<name>` of the
+// dynamic configuration (forwardingTimeouts, maxIdleConnsPerHost and its TLS), with Traefik's
+// defaults for what it leaves out. The static one (`default@internal`) is the proxy's own options
+// (ProxyOptions): a loadBalancer without a serversTransport has no UpstreamTransport.
+struct UpstreamTransport {
+  std::string name;  // qualified: "mine@file"
+  std::shared_ptr<const UpstreamTls> tls;  // never null
+  std::chrono::milliseconds dial_timeout{30'000};
+  std::chrono::milliseconds response_header_timeout{0};  // 0: none
+  std::chrono::milliseconds idle_conn_timeout{90'000};   // 0: none
+  int max_idle_conns_per_host = 200;  // 0: Go's default, 2; below 0: none kept
 };
 
 // What Backend::Choose picked for a request: the server, the loadBalancer service it belongs to,
@@ -162,6 +184,8 @@ struct Backend {
   // weighted.sticky.cookie: on one child service.
   std::optional<StickyCookie> sticky{};
   LbStrategy strategy = LbStrategy::kWrr;
+  // loadBalancer.serversTransport; null: the static one (ProxyOptions).
+  std::shared_ptr<const UpstreamTransport> transport{};
   mutable std::atomic<uint64_t> next{0};
 
   // weighted: the child services with a positive weight, in configuration order (Traefik leaves

@@ -1,5 +1,6 @@
 #include "edge/proxy/tls.h"
 
+#include <arpa/inet.h>
 #include <openssl/bio.h>
 #include <openssl/bn.h>
 #include <openssl/err.h>
@@ -707,6 +708,141 @@ PemPair GenerateSelfSigned(std::string_view common_name, const std::vector<std::
   n = BIO_get_mem_data(key_out.get(), &data);
   out.key.assign(data, static_cast<size_t>(n));
   return out;
+}
+
+// ---- Upstream TLS (a servers transport's) ----
+
+UpstreamTls::~UpstreamTls() { SSL_CTX_free(ctx_); }
+
+namespace {
+
+// The names of a server certificate that did not match (ex_data of its connection, freed with it):
+// OpenSSL keeps no peer certificate after a failed handshake, and Go's error lists them.
+void FreeNames(void* /*parent*/, void* names, CRYPTO_EX_DATA* /*ad*/, int /*idx*/, long /*argl*/, void* /*argp*/) {
+  delete static_cast<std::string*>(names);
+}
+int MismatchNamesIndex() {
+  static const int index = SSL_get_ex_new_index(0, nullptr, nullptr, nullptr, FreeNames);
+  return index;
+}
+int OnUpstreamVerify(int ok, X509_STORE_CTX* ctx) {
+  const int error = X509_STORE_CTX_get_error(ctx);
+  if (!ok && (error == X509_V_ERR_HOSTNAME_MISMATCH || error == X509_V_ERR_IP_ADDRESS_MISMATCH)) {
+    auto* ssl = static_cast<SSL*>(X509_STORE_CTX_get_ex_data(ctx, SSL_get_ex_data_X509_STORE_CTX_idx()));
+    X509* leaf = X509_STORE_CTX_get_current_cert(ctx);
+    if (ssl && leaf && !SSL_get_ex_data(ssl, MismatchNamesIndex()))
+      SSL_set_ex_data(ssl, MismatchNamesIndex(),
+                      new std::string(fmt::format("{}", fmt::join(ReadSubjectNames(leaf).alt, ", "))));
+  }
+  return ok;
+}
+
+}  // namespace
+
+std::shared_ptr<const UpstreamTls> UpstreamTls::Build(const UpstreamTlsConfig& config,
+                                                      std::vector<std::string>& errors) {
+  auto out = std::shared_ptr<UpstreamTls>(new UpstreamTls());
+  out->config_ = config;
+  out->ctx_ = SSL_CTX_new(TLS_client_method());
+  if (!out->ctx_) std::abort();  // out of memory: nothing to serve with
+  SSL_CTX_set_min_proto_version(out->ctx_, TLS1_2_VERSION);  // Go's client default
+  SSL_CTX_set_verify(out->ctx_, config.insecure_skip_verify ? SSL_VERIFY_NONE : SSL_VERIFY_PEER, OnUpstreamVerify);
+  if (config.root_cas.empty()) {
+    SSL_CTX_set_default_verify_paths(out->ctx_);  // the system's roots, as Go's nil RootCAs
+  } else {
+    X509_STORE* store = SSL_CTX_get_cert_store(out->ctx_);
+    for (const std::string& ca : config.root_cas) {
+      auto pem = FileOrContent(ca, "rootCA");
+      if (!pem.ok()) {
+        errors.push_back(fmt::format("error while reading rootCAs: {}", pem.status().message()));
+        continue;
+      }
+      BioPtr bio = MemBio(*pem);
+      while (X509* cert = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
+        X509_STORE_add_cert(store, cert);
+        X509_free(cert);
+      }
+      ERR_clear_error();  // the end of the PEM text (Go's AppendCertsFromPEM skips what is not a certificate)
+    }
+  }
+  for (const CertificateFiles& files : config.certificates) {
+    auto loaded = TlsCertificateLoader::Load(files);
+    if (!loaded.ok()) {
+      errors.push_back(fmt::format("unable to append certificate to the servers transport: {}",
+                                   loaded.status().message()));
+      continue;
+    }
+    // The first that loads is presented (Go presents Certificates[0] to a server that asks).
+    SSL_CTX* from = (*loaded)->context();
+    if (SSL_CTX_use_certificate(out->ctx_, SSL_CTX_get0_certificate(from)) != 1 ||
+        SSL_CTX_use_PrivateKey(out->ctx_, SSL_CTX_get0_privatekey(from)) != 1) {
+      ERR_clear_error();
+      errors.push_back("unable to append certificate to the servers transport");
+      continue;
+    }
+    STACK_OF(X509)* chain = nullptr;
+    if (SSL_CTX_get0_chain_certs(from, &chain) == 1 && chain)
+      for (int i = 0; i < sk_X509_num(chain); ++i) SSL_CTX_add1_chain_cert(out->ctx_, sk_X509_value(chain, i));
+    break;
+  }
+  return out;
+}
+
+ssl_st* UpstreamTls::NewConnection(const std::string& url_host) const {
+  SSL* ssl = SSL_new(ctx_);
+  if (!ssl) return nullptr;
+  const std::string& name = config_.server_name.empty() ? url_host : config_.server_name;
+  in6_addr six{};
+  in_addr four{};
+  const bool ip = inet_pton(AF_INET, name.c_str(), &four) == 1 || inet_pton(AF_INET6, name.c_str(), &six) == 1;
+  if (!ip && !name.empty()) SSL_set_tlsext_host_name(ssl, name.c_str());
+  if (!config_.insecure_skip_verify) {
+    X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
+    X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS | X509_CHECK_FLAG_NEVER_CHECK_SUBJECT);
+    if (ip)
+      X509_VERIFY_PARAM_set1_ip_asc(param, name.c_str());
+    else
+      X509_VERIFY_PARAM_set1_host(param, name.c_str(), name.size());
+  }
+  return ssl;
+}
+
+std::string UpstreamTls::HandshakeError(ssl_st* ssl, std::string_view fallback) {
+  const long verify = SSL_get_verify_result(ssl);
+  std::string queued;
+  if (ERR_peek_error() != 0) queued = OpenSslErrors();
+  if (verify == X509_V_OK) {
+    if (!queued.empty()) return fmt::format("remote error: tls: {}", queued);
+    return std::string(fallback);
+  }
+  std::string x509;
+  switch (verify) {
+    case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY:
+    case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT:
+    case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
+    case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
+    case X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
+      x509 = "certificate signed by unknown authority";
+      break;
+    case X509_V_ERR_HOSTNAME_MISMATCH:
+    case X509_V_ERR_IP_ADDRESS_MISMATCH: {
+      X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
+      std::string wanted;
+      if (const char* host = X509_VERIFY_PARAM_get0_host(param, 0)) {
+        wanted = host;
+      } else if (char* ip = X509_VERIFY_PARAM_get1_ip_asc(param)) {
+        wanted = ip;
+        OPENSSL_free(ip);
+      }
+      const auto* names = static_cast<const std::string*>(SSL_get_ex_data(ssl, MismatchNamesIndex()));
+      x509 = !names || names->empty() ? std::string("certificate relies on legacy Common Name field, use SANs instead")
+                                      : fmt::format("certificate is valid for {}, not {}", *names, wanted);
+      break;
+    }
+    default:
+      x509 = X509_verify_cert_error_string(verify);
+  }
+  return fmt::format("tls: failed to verify certificate: x509: {}", x509);
 }
 
 }  // namespace paddock::edge

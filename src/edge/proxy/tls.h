@@ -9,6 +9,8 @@
 // the connection's versions, ciphers, curves, client-certificate policy, tickets and ALPN, or
 // refuses it (sniStrict without a certificate for the name, an option set that did not build).
 //
+// Towards https servers, UpstreamTls: a servers transport's client side (below).
+//
 // A set is built with each table (edge/proxy/compile.h) and swapped with it; a certificate that
 // does not load is an error (naming its file, never its contents) and the others are served.
 //
@@ -147,6 +149,50 @@ class TlsCertificates {
   std::map<std::string, std::map<std::string, std::string>> hosts_by_entry_point_;
   std::shared_ptr<const TlsCertificate> default_;
   bool default_generated_ = false;
+};
+
+// A servers transport's TLS towards https servers: Traefik's ServersTransport TLS fields as its
+// createTLSConfig makes them Go's tls.Config. The server's certificate is verified against
+// `root_cas` (FileOrContent; none: the system's roots) and the name Go's http.Transport checks —
+// `server_name`, else the host of the server's URL (a DNS name, or an IP address against the
+// certificate's IP SANs) — unless `insecure_skip_verify`; that name is sent as SNI (none for an IP
+// address, as Go). `certificates`: client certificates presented to a server that asks (mTLS;
+// Go presents the first, as here).
+//
+//   std::vector<std::string> errors;
+//   auto tls = edge::UpstreamTls::Build({.root_cas = {"/etc/ca.pem"}}, errors);
+//   SSL* ssl = tls->NewConnection("app.internal");   // then a client handshake on it
+struct UpstreamTlsConfig {
+  std::string server_name{};
+  bool insecure_skip_verify = false;
+  std::vector<std::string> root_cas{};
+  std::vector<CertificateFiles> certificates{};
+};
+
+class UpstreamTls {
+ public:
+  // Never fails as a whole, as Traefik's: a root CA or a client certificate that cannot be read is
+  // an error (appended; Traefik logs it) and left out — with root_cas given and none read, no
+  // server verifies (Go's empty pool).
+  static std::shared_ptr<const UpstreamTls> Build(const UpstreamTlsConfig& config, std::vector<std::string>& errors);
+  ~UpstreamTls();
+  UpstreamTls(const UpstreamTls&) = delete;
+  UpstreamTls& operator=(const UpstreamTls&) = delete;
+
+  // A client connection to the server whose URL names `url_host` (its SNI and verified name set
+  // as above); null only when OpenSSL cannot make one.
+  ssl_st* NewConnection(const std::string& url_host) const;
+  // Why a client handshake on `ssl` failed, in Go's words where it has them ("tls: failed to
+  // verify certificate: x509: certificate signed by unknown authority", "... x509: certificate is
+  // valid for a.test, not b.test"), else OpenSSL's; `fallback` (the socket's error) when TLS
+  // itself said nothing.
+  static std::string HandshakeError(ssl_st* ssl, std::string_view fallback);
+  const UpstreamTlsConfig& config() const { return config_; }
+
+ private:
+  UpstreamTls() = default;
+  ssl_ctx_st* ctx_ = nullptr;  // owned
+  UpstreamTlsConfig config_;
 };
 
 // A self-signed certificate and key, PEM: subject CN `common_name`, DNS SANs `dns_names`, valid

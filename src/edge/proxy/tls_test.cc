@@ -21,6 +21,7 @@
 #include <fstream>
 #include <mutex>
 #include <sstream>
+#include <thread>
 #include <tuple>
 #include <string>
 
@@ -943,6 +944,250 @@ tls:
   json::object o = json::parse(router->body).as_object();
   EXPECT_EQ(o.at("status"), "enabled") << router->body;
   EXPECT_EQ(o.at("tls").as_object().at("options"), "mtls") << router->body;
+}
+
+// ---- https servers: a servers transport's TLS (Traefik's serversTransports) ----
+
+template <typename Pred>
+bool WaitFor(Pred pred) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!pred() && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  return pred();
+}
+
+// The edge under test (TlsProxyTest's proxy_) in front of an https server: another proxy that
+// serves TLS with `server.crt` (app.test, localhost; its default certificate too) and routes
+// Host(`localhost`) to the echo backend, which answers "proto=https ..." for what came over TLS.
+class UpstreamTlsTest : public TlsProxyTest {
+ protected:
+  void SetUp() override {
+    TlsProxyTest::SetUp();
+    auto ports = server_.Start();
+    ASSERT_TRUE(ports.ok()) << ports.status().ToString();
+    server_port_ = ports->at("web");
+    server_cert_ = WriteCertificate(dir_, "server", "app.test", {"app.test", "localhost"});
+    other_cert_ = WriteCertificate(dir_, "other", "other", {"other.test"});
+    StartServer();
+  }
+  void TearDown() override {
+    server_.Stop();
+    TlsProxyTest::TearDown();
+  }
+
+  // The https server's configuration: its router's tls.options `router_options` ("" none) and the
+  // members `options_json` of tls.options.
+  void StartServer(const std::string& router_options = "", const std::string& options_json = "") {
+    const std::string cert = fmt::format(R"({{"certFile":"{}","keyFile":"{}"}})", server_cert_.cert_file,
+                                         server_cert_.key_file);
+    const std::string config = fmt::format(R"J({{
+      "http":{{"routers":{{"r":{{"rule":"Host(`localhost`)","service":"s","tls":{}}}}},
+              "services":{{"s":{{"loadBalancer":{{"servers":[{{"url":"http://127.0.0.1:{}"}}]}}}}}}}},
+      "tls":{{"certificates":[{}],"stores":{{"default":{{"defaultCertificate":{}}}}},"options":{{{}}}}}}})J",
+                                           router_options.empty() ? "{}" : fmt::format(R"({{"options":"{}"}})", router_options),
+                                           backend_.port(), cert, cert, options_json);
+    CompileResult c = Compile(Runtime(config), server_registry_);
+    EXPECT_TRUE(c.errors.empty()) << c.errors.front();
+    server_.SetTable(c.table);
+  }
+
+  // Serves the edge's configuration: the service `s` with the https server ("UPSTREAM") and
+  // `lb_extra` in its loadBalancer, a router to it, and the serversTransports `transports_json`.
+  std::vector<std::string> ServeEdge(const std::string& lb_extra, const std::string& transports_json) {
+    return Serve(fmt::format(R"J({{"http":{{
+        "routers":{{"r":{{"rule":"PathPrefix(`/`)","service":"s"}}}},
+        "services":{{"s":{{"loadBalancer":{{"servers":[{{"url":"https://localhost:{}"}}]{}}}}}}},
+        "serversTransports":{{{}}}}}}})J",
+                             server_port_, lb_extra, transports_json));
+  }
+  std::string RootCa(const CertificateFiles& cert) const {
+    return fmt::format(R"("rootCAs":["{}"])", cert.cert_file);
+  }
+
+  static StatusOr<http::Response> Get(http::Client& client) {
+    http::Request req;
+    req.method = "GET";
+    req.target = "/x";
+    req.headers.push_back({"Host", "localhost"});
+    return client.Send(req);
+  }
+  StatusOr<http::Response> Get() {
+    http::Client client("127.0.0.1", port_);
+    return Get(client);
+  }
+
+  Proxy server_{ProxyOptions{.entry_points = {{"web", "127.0.0.1", 0}}, .io_threads = 1}};
+  ServerRegistry server_registry_;
+  uint16_t server_port_ = 0;
+  CertificateFiles server_cert_, other_cert_;
+};
+
+TEST_F(UpstreamTlsTest, AVerifiedHttpsServerIsServedOverTlsOnPooledConnections) {
+  auto errors = ServeEdge(R"(,"serversTransport":"ca")", R"("ca":{)" + RootCa(server_cert_) + "}");
+  ASSERT_TRUE(errors.empty()) << errors.front();
+  http::Client client("127.0.0.1", port_);
+  for (int i = 0; i < 3; ++i) {
+    auto r = Get(client);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->status, 200) << r->body;
+    EXPECT_EQ(r->body, "proto=https port=443 path=/x");  // the https server's forwarding headers
+  }
+  const ProxyCounters c = proxy_.counters();
+  EXPECT_EQ(c.upstream_connects, 1u);  // one keep-alive client, one I/O thread: one TLS connection
+  EXPECT_EQ(c.upstream_reuses, 2u);
+  EXPECT_EQ(c.upstream_tls_failures, 0u);
+}
+
+TEST_F(UpstreamTlsTest, AnUnknownCaOrAnotherNameIs502WithGosX509ErrorAndInsecureSkipVerifyServesIt) {
+  // The system's roots (no rootCAs) do not hold the server's self-signed certificate.
+  auto errors = ServeEdge("", "");
+  ASSERT_TRUE(errors.empty()) << errors.front();
+  auto r = Get();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, 502);
+  EXPECT_EQ(r->body, "Bad Gateway");
+  EXPECT_EQ(proxy_.LastUpstreamError(), "tls: failed to verify certificate: x509: certificate signed by unknown authority");
+  // Another CA than the server's.
+  errors = ServeEdge(R"(,"serversTransport":"other")", R"("other":{)" + RootCa(other_cert_) + "}");
+  ASSERT_TRUE(errors.empty()) << errors.front();
+  r = Get();
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 502);
+  // The right CA, but serverName names another host: SNI and the verified name are serverName.
+  errors = ServeEdge(R"(,"serversTransport":"named")",
+                     R"("named":{"serverName":"wrong.test",)" + RootCa(server_cert_) + "}");
+  ASSERT_TRUE(errors.empty()) << errors.front();
+  r = Get();
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 502);
+  EXPECT_EQ(proxy_.LastUpstreamError(),
+            "tls: failed to verify certificate: x509: certificate is valid for app.test, localhost, not wrong.test");
+  // serverName the certificate names: served.
+  errors = ServeEdge(R"(,"serversTransport":"named")",
+                     R"("named":{"serverName":"app.test",)" + RootCa(server_cert_) + "}");
+  ASSERT_TRUE(errors.empty()) << errors.front();
+  r = Get();
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(proxy_.counters().upstream_tls_failures, 3u);
+  // insecureSkipVerify: any certificate.
+  errors = ServeEdge(R"(,"serversTransport":"insecure")", R"("insecure":{"insecureSkipVerify":true})");
+  ASSERT_TRUE(errors.empty()) << errors.front();
+  r = Get();
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(r->body, "proto=https port=443 path=/x");
+  // A root CA file that cannot be read is an error, and verifies nothing.
+  errors = ServeEdge(R"(,"serversTransport":"missing")", R"("missing":{"rootCAs":["/nonexistent/ca.pem"]})");
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors.front().find("serversTransport missing@file: error while reading rootCAs"), std::string::npos)
+      << errors.front();
+  r = Get();
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 502);
+}
+
+TEST_F(UpstreamTlsTest, TheStaticServersTransportVerifiesServicesWithoutOne) {
+  Proxy edge(ProxyOptions{.entry_points = {{"web", "127.0.0.1", 0}},
+                          .io_threads = 1,
+                          .upstream_tls = {.root_cas = {server_cert_.cert_file}}});
+  auto ports = edge.Start();
+  ASSERT_TRUE(ports.ok());
+  CompileResult c = Compile(Runtime(fmt::format(R"J({{"http":{{
+      "routers":{{"r":{{"rule":"PathPrefix(`/`)","service":"s"}}}},
+      "services":{{"s":{{"loadBalancer":{{"servers":[{{"url":"https://localhost:{}"}}],
+                                          "serversTransport":"default@internal"}}}}}}}}}})J",
+                                                server_port_)),
+                            registry_);
+  ASSERT_TRUE(c.errors.empty()) << c.errors.front();
+  edge.SetTable(c.table);
+  http::Client client("127.0.0.1", ports->at("web"));
+  auto r = Get(client);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 200) << r->body;
+  edge.Stop();
+}
+
+TEST_F(UpstreamTlsTest, ATransportsClientCertificateIsPresentedToAServerThatRequiresOne) {
+  TestCa ca("edge client CA");
+  const std::string ca_file = dir_.Write("client-ca.pem", ca.CertPem());
+  StartServer("mtls", fmt::format(
+                          R"("mtls":{{"clientAuth":{{"caFiles":["{}"],"clientAuthType":"RequireAndVerifyClientCert"}}}})",
+                          ca_file));
+  const PemPair client = ca.Issue("the edge");
+  const std::string cert_file = dir_.Write("client.crt", client.cert);
+  const std::string key_file = dir_.Write("client.key", client.key);
+  // Without a certificate the server refuses the handshake.
+  auto errors = ServeEdge(R"(,"serversTransport":"ca")", R"("ca":{)" + RootCa(server_cert_) + "}");
+  ASSERT_TRUE(errors.empty()) << errors.front();
+  auto r = Get();
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 502);
+  EXPECT_EQ(proxy_.counters().upstream_tls_failures, 1u);
+  EXPECT_NE(proxy_.LastUpstreamError().find("certificate required"), std::string::npos) << proxy_.LastUpstreamError();
+  // With the transport's certificate it is served.
+  errors = ServeEdge(R"(,"serversTransport":"mtls")",
+                     fmt::format(R"("mtls":{{{},"certificates":[{{"certFile":"{}","keyFile":"{}"}}]}})",
+                                 RootCa(server_cert_), cert_file, key_file));
+  ASSERT_TRUE(errors.empty()) << errors.front();
+  r = Get();
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(r->body, "proto=https port=443 path=/x");
+}
+
+TEST_F(UpstreamTlsTest, AHealthCheckOverHttpsMarksTheServerUpAndAFailedVerificationDown) {
+  // The server's URL is http (its port takes both); healthCheck.scheme=https probes it over TLS,
+  // where its router answers, with the service's transport. Over plain HTTP nothing answers 2xx.
+  const std::string url = fmt::format("http://localhost:{}", server_port_);
+  auto serve = [&](const std::string& scheme, const std::string& transport) {
+    return Serve(fmt::format(R"J({{"http":{{
+        "routers":{{"r":{{"rule":"PathPrefix(`/`)","service":"s"}}}},
+        "services":{{"s":{{"loadBalancer":{{"servers":[{{"url":"{}"}}],"serversTransport":"{}",
+            "healthCheck":{{"scheme":"{}","path":"/health","hostname":"localhost","interval":"50ms"}}}}}}}},
+        "serversTransports":{{"good":{{{}}},"bad":{{{}}}}}}}}})J",
+                             url, transport, scheme, RootCa(server_cert_), RootCa(other_cert_)));
+  };
+  auto errors = serve("https", "good");
+  ASSERT_TRUE(errors.empty()) << errors.front();
+  std::shared_ptr<ServerState> state = proxy_.table()->backends.at("s@file")->servers.at(0).state;
+  EXPECT_TRUE(WaitFor([&] { return state->health() == Health::kUp; }));
+  // The same server (its health kept across reloads), now verified against another CA: DOWN.
+  errors = serve("https", "bad");
+  ASSERT_TRUE(errors.empty()) << errors.front();
+  EXPECT_TRUE(WaitFor([&] { return state->health() == Health::kDown; }));
+  // Back to the good CA: UP again; and plain HTTP (the URL's scheme) finds only a 404: DOWN.
+  errors = serve("https", "good");
+  EXPECT_TRUE(WaitFor([&] { return state->health() == Health::kUp; }));
+  errors = serve("", "good");
+  EXPECT_TRUE(WaitFor([&] { return state->health() == Health::kDown; }));
+}
+
+TEST(ServersTransportRuntimeTest, AnUnknownTransportPutsTheServiceInErrorInTraefiksWords) {
+  RuntimeConfig rt = Runtime(R"J({"http":{
+      "routers":{"r":{"rule":"PathPrefix(`/`)","service":"s"},"h":{"rule":"Path(`/h`)","service":"h"},
+                 "ok":{"rule":"Path(`/ok`)","service":"ok"}},
+      "services":{"s":{"loadBalancer":{"servers":[{"url":"https://10.0.0.1"},{"url":"https://10.0.0.2"}],
+                                       "serversTransport":"nope"}},
+                  "h":{"loadBalancer":{"serversTransport":"nope@http","healthCheck":{"path":"/"}}},
+                  "ok":{"loadBalancer":{"servers":[{"url":"https://10.0.0.1"}],"serversTransport":"mine"}}},
+      "serversTransports":{"mine":{"insecureSkipVerify":true}}}})J");
+  const ServiceInfo& s = rt.services.at("s@file");
+  EXPECT_EQ(s.status, RuntimeStatus::kDisabled);
+  ASSERT_EQ(s.errors.size(), 1u);
+  EXPECT_EQ(s.errors[0],
+            "error building proxy for server URL https://10.0.0.1: getting RoundTripper: servers transport not found "
+            "nope@file");
+  EXPECT_EQ(rt.routers.at("r@file").status, RuntimeStatus::kDisabled);
+  EXPECT_EQ(rt.routers.at("r@file").errors, s.errors);
+  // Without servers, the health checker's lookup says it.
+  ASSERT_EQ(rt.services.at("h@file").errors.size(), 1u);
+  EXPECT_EQ(rt.services.at("h@file").errors[0], "getting RoundTripper: servers transport not found nope@http");
+  // A transport of the provider: no error, and the service shows its qualified name (Traefik's
+  // in-place GetQualifiedName).
+  const ServiceInfo& ok = rt.services.at("ok@file");
+  EXPECT_EQ(ok.status, RuntimeStatus::kEnabled);
+  EXPECT_EQ(json::serialize(ok.config.at("loadBalancer").at("serversTransport")), R"("mine@file")");
+  EXPECT_EQ(rt.servers_transports.count("mine@file"), 1u);
 }
 
 }  // namespace
