@@ -9,11 +9,11 @@ import tempfile
 import threading
 import time
 
-import boto3
-import botocore.session
-from botocore.config import Config
+import paddock_harness as h  # first: on a python3 without boto3 the module is skipped, not broken
 
-import paddock_harness as h
+import boto3  # noqa: E402
+import botocore.session  # noqa: E402
+from botocore.config import Config  # noqa: E402
 
 MODEL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src", "console", "models",
                      "paddockconsole-2026-12-04.json")
