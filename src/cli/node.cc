@@ -225,11 +225,24 @@ std::shared_ptr<dns::Authority> CloudMapNames(cloudmap::Registry& registry) {
       });
 }
 
+// The id of this server's Fargate agent. On the state directory's SQLite file, which one server
+// at a time opens (cli/state_lock.h), it is kFargateAgent. On a PostgreSQL database that several
+// servers share it names this server — its host and state directory, stable across restarts so a
+// restarted server finds its tasks again —, so that each server's Fargate agent runs only the
+// Fargate tasks placed on it, never another server's (docs/scaling.md, "Several servers").
+std::string FargateAgentId(const ServerConfig& config) {
+  if (config.store_url.empty()) return std::string(kFargateAgent);
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  return fmt::format("{}@{}:{}", kFargateAgent, host, InstanceTag(config.state_dir));
+}
+
 }  // namespace
 
 class Node::Impl {
  public:
   ServerConfig config;
+  std::string fargate_agent;  // FargateAgentId(config)
   std::unique_ptr<store::Store> store;
   std::unique_ptr<iam::Accounts> accounts;
   std::unique_ptr<NodeCredentials> credentials;  // accounts' keys and agents' credentials
@@ -299,6 +312,8 @@ class Node::Impl {
   // The Fargate agent: made by Start (not Open, which `paddock admin` uses too), stopped before
   // the store closes.
   std::unique_ptr<agent::images::SkopeoPuller> puller;  // images of tasks not in `images`
+  // With a PostgreSQL store: the state directory's SQLite file, where the node's image names are.
+  std::unique_ptr<store::Store> local_store;
   std::unique_ptr<agent::images::ImageStore> images;
   std::unique_ptr<agent::runtime::CrunRuntime> runtime;
   // The task metadata endpoint of every agent below (null: not root, or it could not start).
@@ -337,11 +352,11 @@ class Node::Impl {
   // why (agent/no_runtime_agent.h).
   void StartStandIn() {
     stand_in = std::make_unique<agent::NoRuntimeAgent>(
-        *control, std::string(kFargateAgent),
+        *control, fargate_agent,
         fmt::format("ResourceInitializationError: this Paddock node cannot run containers: {}. Run `paddock doctor` "
                     "on its host",
                     CannotRunSummary(host_checks)));
-    agent_watch = control->Watch(kFargateAgent, [a = stand_in.get()] { a->Notify(); });
+    agent_watch = control->Watch(fargate_agent, [a = stand_in.get()] { a->Notify(); });
     stand_in->Start().IgnoreError();
   }
 
@@ -357,7 +372,21 @@ class Node::Impl {
   void StartAgent() {
     const fs::path state = fs::absolute(config.state_dir);
     const std::string instance = InstanceTag(config.state_dir);
-    images = std::make_unique<agent::images::ImageStore>(*store, (state / "images").string());
+    // Images are the node's own: their files are in its state directory, so their names are in the
+    // state directory's SQLite file (where `paddock image` writes them), even when the node's
+    // records are in a PostgreSQL database other servers share.
+    store::Store* image_names = store.get();
+    if (!config.store_url.empty()) {
+      auto local = store::SqliteStore::Open({.path = (state / "paddock.db").string(), .schemas = NodeSchemas()});
+      if (local.ok()) {
+        local_store = std::move(*local);
+        image_names = local_store.get();
+      } else {
+        fmt::print(stderr, "paddock: warning: the state directory's image names cannot be opened: {}\n",
+                   local.status().ToString());
+      }
+    }
+    images = std::make_unique<agent::images::ImageStore>(*image_names, (state / "images").string());
     images->SetMaxUnpackedBytes(static_cast<uint64_t>(config.images.max_unpacked_bytes));
     agent::images::SkopeoOptions pull;
     pull.max_bytes = static_cast<uint64_t>(config.images.max_unpacked_bytes);
@@ -394,7 +423,7 @@ class Node::Impl {
     if (dns && cloudmap) dns->SetAuthority(CloudMapNames(cloudmap->registry()));
     agent = std::make_unique<agent::Agent>(
         *control, *images, *runtime,
-        WithNodeLimits(agent::NodeAgentOptions(std::string(kFargateAgent), instance, state.string(), metadata.get(),
+        WithNodeLimits(agent::NodeAgentOptions(fargate_agent, instance, state.string(), metadata.get(),
                                                agent::HostAccess::kRefused),
                        config, dns.get()));
     Status s = agent->Start();
@@ -403,7 +432,7 @@ class Node::Impl {
       agent.reset();
       return StartStandIn();
     }
-    agent_watch = control->Watch(kFargateAgent, [a = agent.get()] { a->Notify(); });
+    agent_watch = control->Watch(fargate_agent, [a = agent.get()] { a->Notify(); });
   }
 
   // An agent for the in-process container instance `arn` (Node::StartAgentsOnly): as RegisterEc2
@@ -605,6 +634,7 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   RETURN_IF_ERROR(ValidateConfig(config));
   auto impl = std::make_unique<Impl>();
   impl->config = config;
+  impl->fargate_agent = FargateAgentId(config);
   // 0700: the store holds every tenant's secrets (common/private_files.h).
   RETURN_IF_ERROR(MakePrivateDir(config.state_dir));
   ASSIGN_OR_RETURN(impl->store, OpenNodeStore(config));
@@ -625,7 +655,7 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   const agent::remote::HostResources machine = agent::remote::DetectHost();
   impl->fargate = std::make_unique<ecs::task::FargateCapacity>(FargateLimitsFor(config, machine.cpu, machine.memory));
   impl->tasks = std::make_unique<ecs::task::Tasks>(*impl->store, *impl->task_definitions, *impl->clusters,
-                                                    std::string(kFargateAgent), impl->container_instances.get(),
+                                                    impl->fargate_agent, impl->container_instances.get(),
                                                     impl->fargate.get());
   impl->container_instances->SetAgentTimeout(std::chrono::seconds(config.agent_timeout_seconds));
   // The node identity names its agents' VPC namespaces on a host (cli/node_network.h).
@@ -890,6 +920,7 @@ void Node::Stop() {
   if (impl_->metadata) impl_->metadata->Stop();  // after the agents, whose drivers it serves
   if (impl_->dns) impl_->dns->Stop();
   if (impl_->runtime) impl_->runtime->RemoveEmptyCgroups();  // running tasks' stay for re-adoption
+  if (impl_->local_store) impl_->local_store->Close();
   if (impl_->store) impl_->store->Close();
 }
 
@@ -945,7 +976,7 @@ void Node::Quiesce() {
 }
 
 bool Node::CanConfirm(std::string_view agent_id) const {
-  if (agent_id == kFargateAgent) return impl_->agent != nullptr;
+  if (agent_id == impl_->fargate_agent) return impl_->agent != nullptr;
   for (const auto& e : impl_->ec2_instances)
     if (e.arn == agent_id) return e.agent != nullptr;
   return impl_->server != nullptr;  // a `paddock agent` reports through the API
@@ -955,7 +986,7 @@ Status Node::StartAgentsOnly(const std::vector<std::string>& agent_ids) {
   impl_->StartAgent();
   if (!impl_->runtime) return OkStatus();  // the stand-in stops what no agent started; nothing else can
   for (const std::string& id : agent_ids) {
-    if (id == kFargateAgent) continue;
+    if (id == impl_->fargate_agent) continue;
     if (std::any_of(impl_->ec2_instances.begin(), impl_->ec2_instances.end(),
                     [&](const Impl::Ec2Instance& e) { return e.arn == id; }))
       continue;

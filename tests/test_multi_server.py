@@ -1,0 +1,165 @@
+"""Several `paddock server` replicas on one PostgreSQL database (issue 16 §2): each server's Fargate
+agent runs only the tasks placed on it (a task runs once, whichever replica took RunTask and
+whichever is asked to stop it); a change committed through one replica wakes the agents and the
+scheduler of the others at once (LISTEN/NOTIFY), so a task placed through replica A starts at once
+on a `paddock agent` long-polling replica B; killing the scheduler lease's holder hands the lease
+over within its time to live, and the other replica's scheduler keeps services at their count; a
+client that switches replicas reads its writes. Needs root, crun, busybox-static and PostgreSQL.
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import paddock_harness as h  # noqa: E402
+import pg_harness  # noqa: E402
+import task_harness as th  # noqa: E402
+from test_remote_agent import AgentProcess, write_agent_credentials  # noqa: E402
+
+PAGE = "hello from one of several replicas\n"
+LEASE_SECONDS = 3
+AGENT_TIMEOUT = 6
+CONFIG = f"agent_timeout_seconds = {AGENT_TIMEOUT}\n[scheduler]\nlease_seconds = {LEASE_SECONDS}\nresync_seconds = 30\n"
+
+
+def skip_reason():
+    reason = th.skip_reason()
+    if reason:
+        return reason
+    try:
+        pg_harness._bindir()
+    except RuntimeError as e:
+        return str(e)
+    return None
+
+
+def admin(state_dir, url, *args):
+    r = subprocess.run([h.paddock_bin(), "admin", "--state-dir", state_dir, "--store", url, *args],
+                       capture_output=True, timeout=120)
+    if r.returncode != 0:
+        raise AssertionError(f"paddock admin {args}: {r.stdout!r} {r.stderr!r}")
+    return json.loads(r.stdout)
+
+
+def containers_of(state_dir, task_id):
+    """The crun containers of task `task_id` the server on `state_dir` runs (its agent's runtime)."""
+    root = os.path.join(state_dir, "containers", "crun")
+    if not os.path.isdir(root):
+        return []
+    r = subprocess.run(["crun", "--root", root, "list", "-q"], capture_output=True, text=True, timeout=30)
+    return [c for c in r.stdout.split() if f"-{task_id}-" in c]
+
+
+@unittest.skipIf(skip_reason() is not None, skip_reason() or "")
+class MultiServer(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.pg = pg_harness.shared()
+        cls.url = cls.pg.database("multi")
+        cls.tmp = tempfile.mkdtemp(prefix="paddock-test-")
+        cls.addClassCleanup(shutil.rmtree, cls.tmp, ignore_errors=True)
+        cls.config = os.path.join(cls.tmp, "paddock.toml")
+        with open(cls.config, "w") as f:
+            f.write(CONFIG)
+        cls.dirs = {name: os.path.join(cls.tmp, name) for name in ("a", "b")}
+        for d in cls.dirs.values():
+            os.makedirs(d)
+            os.makedirs(d + "-work")
+            # Images are the node's own (its state directory), so each replica gets the image.
+            th.httpd_image(d, d + "-work", "busybox:multi", PAGE)
+        admin_out = admin(cls.dirs["a"], cls.url, "create-account", "--name", "main")
+        cls.account = admin_out["account"]
+        key = admin(cls.dirs["a"], cls.url, "create-access-key", "--account", cls.account)
+        cls.key_id, cls.secret = key["accessKeyId"], key["secretAccessKey"]
+        cls.servers = {}
+        cls.addClassCleanup(cls.stop_everything)
+        for name in ("a", "b"):
+            cls.start_server(name)
+        cls.ecs = {name: h.ecs_client(s.endpoint, cls.key_id, cls.secret) for name, s in cls.servers.items()}
+        ec2 = h.client("ec2", cls.servers["a"].endpoint, cls.key_id, cls.secret)
+        cls.subnet = ec2.describe_subnets()["Subnets"][0]["SubnetId"]
+        cls.ecs["a"].create_cluster(clusterName="multi")
+        cls.td = cls.ecs["a"].register_task_definition(
+            family="multi-web", networkMode="awsvpc", requiresCompatibilities=["FARGATE"], cpu="256", memory="512",
+            containerDefinitions=[{"name": "web", "image": "busybox:multi", "essential": True, "stopTimeout": 2}],
+        )["taskDefinition"]["taskDefinitionArn"]
+
+    @classmethod
+    def start_server(cls, name):
+        server = h.Server(cls.dirs[name], ["--store", cls.url, "--config", cls.config])
+        server.start()
+        cls.servers[name] = server
+        if hasattr(cls, "ecs"):
+            cls.ecs[name] = h.ecs_client(server.endpoint, cls.key_id, cls.secret)
+        return server
+
+    @classmethod
+    def stop_everything(cls):
+        # Every replica back (a killed one re-adopts its tasks), every task stopped through the API,
+        # then the replicas: nothing is left running on the host.
+        try:
+            for name in ("a", "b"):
+                if name not in cls.servers or not cls.servers[name].alive():
+                    cls.start_server(name)
+            ecs = cls.ecs["a"]
+            for cluster in ecs.list_clusters()["clusterArns"]:
+                for svc in ecs.list_services(cluster=cluster)["serviceArns"]:
+                    ecs.delete_service(cluster=cluster, service=svc, force=True)
+                arns = ecs.list_tasks(cluster=cluster)["taskArns"]
+                for arn in arns:
+                    ecs.stop_task(cluster=cluster, task=arn, reason="test cleanup")
+                deadline = time.monotonic() + 60
+                while arns and time.monotonic() < deadline:
+                    if all(t["lastStatus"] == "STOPPED" for t in ecs.describe_tasks(cluster=cluster, tasks=arns)["tasks"]):
+                        break
+                    time.sleep(0.1)
+        finally:
+            for server in cls.servers.values():
+                server.stop()
+
+    def context(self):
+        return "".join(f"\nserver {n}: {s.log_tail(1500)}" for n, s in self.servers.items())
+
+    def run_fargate(self, via, **extra):
+        r = self.ecs[via].run_task(cluster="multi", taskDefinition=self.td, launchType="FARGATE",
+                                   networkConfiguration={"awsvpcConfiguration": {"subnets": [self.subnet]}}, **extra)
+        self.assertEqual(r["failures"], [], self.context())
+        return r["tasks"][0]["taskArn"]
+
+    def wait_for(self, via, arn, status, timeout=30):
+        return th.wait_for_status(self, self.ecs[via], "multi", arn, status, timeout, self.context)
+
+    def running_copies(self, task_id):
+        return {name: containers_of(d, task_id) for name, d in self.dirs.items()}
+
+    def test_1_a_fargate_task_runs_once_whichever_replica_takes_it_and_stops_through_either(self):
+        for via, stop_via in (("a", "b"), ("b", "a")):
+            arn = self.run_fargate(via)
+            task_id = arn.rsplit("/", 1)[1]
+            task = self.wait_for(stop_via, arn, "RUNNING")
+            self.assertEqual(th.fetch(f"http://{th.task_ip(task)}:8080/"), PAGE)
+            # Both agents had every chance to pick it up: each polls its assignments every second.
+            time.sleep(2.5)
+            copies = self.running_copies(task_id)
+            self.assertEqual(sum(len(c) for c in copies.values()), 1,
+                             f"task placed through {via} runs as {copies}{self.context()}")
+            self.assertEqual(len(copies[via]), 1, f"the replica that placed it runs it: {copies}")
+            started = time.monotonic()
+            self.ecs[stop_via].stop_task(cluster="multi", task=arn, reason="stopped through the other replica")
+            task = self.wait_for(stop_via, arn, "STOPPED")
+            stop_seconds = time.monotonic() - started
+            print(f"\nRunTask via {via}, StopTask via {stop_via} -> STOPPED: {stop_seconds * 1000:.0f} ms",
+                  file=sys.stderr)
+            self.assertEqual(task["stopCode"], "UserInitiated")
+            self.assertEqual(self.running_copies(task_id), {"a": [], "b": []})
+
+
+if __name__ == "__main__":
+    unittest.main()
