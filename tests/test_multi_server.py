@@ -160,6 +160,43 @@ class MultiServer(unittest.TestCase):
             self.assertEqual(task["stopCode"], "UserInitiated")
             self.assertEqual(self.running_copies(task_id), {"a": [], "b": []})
 
+    def test_2_a_task_placed_through_one_replica_starts_at_once_on_an_agent_polling_the_other(self):
+        # A `paddock agent` long-polling replica b; its image in its own state directory.
+        agent_dir = os.path.join(self.tmp, "agent")
+        os.makedirs(agent_dir)
+        th.httpd_image(agent_dir, agent_dir + "-work", "busybox:multi", PAGE)
+        key = admin(self.dirs["a"], self.url, "create-access-key", "--account", self.account)
+        creds = os.path.join(self.tmp, "agent-credentials")
+        with open(creds, "w") as f:
+            f.write(f"[agent]\naws_access_key_id = {key['accessKeyId']}\n"
+                    f"aws_secret_access_key = {key['secretAccessKey']}\n")
+        agent = AgentProcess(["--endpoint", self.servers["b"].endpoint, "--cluster", "multi", "--state-dir", agent_dir,
+                              "--credentials", creds, "--profile", "agent"],
+                             os.path.join(self.tmp, "agent.log")).start()
+        self.addCleanup(agent.stop)
+        td = self.ecs["a"].register_task_definition(
+            family="multi-ec2", networkMode="awsvpc", requiresCompatibilities=["EC2"], cpu="256", memory="128",
+            containerDefinitions=[{"name": "web", "image": "busybox:multi", "essential": True, "stopTimeout": 2}],
+        )["taskDefinition"]["taskDefinitionArn"]
+        th.connected_instance(self.ecs["a"], "multi", context=agent.log_tail)
+        # Replica b's long-poll waits up to 2 s between its own looks at the store; only a's commit,
+        # heard through PostgreSQL, answers it sooner. Three runs, so that luck cannot pass for it.
+        for attempt in range(3):
+            started = time.monotonic()
+            r = self.ecs["a"].run_task(cluster="multi", taskDefinition=td, launchType="EC2",
+                                       networkConfiguration={"awsvpcConfiguration": {"subnets": [self.subnet]}})
+            self.assertEqual(r["failures"], [], f"{self.context()}\nagent: {agent.log_tail()}")
+            arn = r["tasks"][0]["taskArn"]
+            self.assertEqual(r["tasks"][0]["containerInstanceArn"], agent.arn)
+            task = th.wait_for_status(self, self.ecs["a"], "multi", arn, "RUNNING", 30,
+                                      lambda: f"\nagent: {agent.log_tail()}")
+            elapsed = time.monotonic() - started
+            print(f"\nRunTask via a -> RUNNING on b's agent: {elapsed * 1000:.0f} ms", file=sys.stderr)
+            self.assertLess(elapsed, 0.9, "the agent polling b heard of a's task only at its next look")
+            self.assertEqual(th.fetch(f"http://{th.task_ip(task)}:8080/"), PAGE)
+            self.ecs["a"].stop_task(cluster="multi", task=arn)
+            th.wait_for_status(self, self.ecs["b"], "multi", arn, "STOPPED", 30, lambda: agent.log_tail())
+
 
 if __name__ == "__main__":
     unittest.main()

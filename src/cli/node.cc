@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <initializer_list>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
@@ -244,6 +245,7 @@ class Node::Impl {
   ServerConfig config;
   std::string fargate_agent;  // FargateAgentId(config)
   std::unique_ptr<store::Store> store;
+  store::PostgresStore* postgres = nullptr;  // `store`, when it is a PostgreSQL database servers may share
   std::unique_ptr<iam::Accounts> accounts;
   std::unique_ptr<NodeCredentials> credentials;  // accounts' keys and agents' credentials
   std::unique_ptr<ecs::cluster::Clusters> clusters;
@@ -638,6 +640,7 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   // 0700: the store holds every tenant's secrets (common/private_files.h).
   RETURN_IF_ERROR(MakePrivateDir(config.state_dir));
   ASSIGN_OR_RETURN(impl->store, OpenNodeStore(config));
+  impl->postgres = dynamic_cast<store::PostgresStore*>(impl->store.get());
   // A state directory from before per-VPC address pools (schema 7): move its addresses over.
   RETURN_IF_ERROR(vpc::UpgradeLegacyIpam(*impl->store));
   impl->accounts = std::make_unique<iam::Accounts>(*impl->store, SystemClock::Get());
@@ -836,6 +839,22 @@ StatusOr<uint16_t> Node::Start() {
   impl_->tasks->SetAddressListener([security_groups](const Scope& scope) { security_groups->NotifyPolicyChanged(scope); });
   agent::InProcessControl* control = impl_->control.get();
   security_groups->SetChangeListener([control](const Scope&) { control->NotifyAll(); });
+  // Several servers on one database (issue 16): what another server commits wakes here what this
+  // server's own owners' listeners wake for its own writes — its agents and the agents
+  // long-polling it, the scheduler, an edge in its process —, by the tables it wrote (none: any
+  // may have changed). A SQLite file is one server's: nothing to hear.
+  ecs::task::Tasks* tasks = impl_->tasks.get();
+  if (impl_->postgres) impl_->postgres->SetChangeListener([control, scheduler, tasks](const std::vector<std::string>& tables) {
+    auto wrote = [&](std::initializer_list<std::string_view> names) {
+      return tables.empty() || std::any_of(tables.begin(), tables.end(), [&](const std::string& t) {
+               return std::find(names.begin(), names.end(), t) != names.end();
+             });
+    };
+    if (wrote({"tasks"})) tasks->NotifyChangedElsewhere();  // agents' assignments, the edge's routes
+    if (wrote({"security_groups", "security_group_members", "security_group_rules", "vpc_addresses"}))
+      control->NotifyAll();  // the VPCs' network policies
+    if (wrote({"services", "task_by_group", "container_instances"})) scheduler->WakeAll();
+  });
   http::ServerOptions options;
   options.host = host_port.first;
   options.port = host_port.second;
