@@ -656,7 +656,10 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
       *impl->store, ecs::taskdef::RegisterRules{.short_timings = config.short_timings});
   impl->container_instances = std::make_unique<ecs::instance::ContainerInstances>(*impl->store, *impl->clusters);
   const agent::remote::HostResources machine = agent::remote::DetectHost();
-  impl->fargate = std::make_unique<ecs::task::FargateCapacity>(FargateLimitsFor(config, machine.cpu, machine.memory));
+  // This host's capacity: on a shared database, the node of this server's own Fargate agent.
+  impl->fargate = std::make_unique<ecs::task::FargateCapacity>(
+      FargateLimitsFor(config, machine.cpu, machine.memory),
+      config.store_url.empty() ? std::string(ecs::task::kDefaultFargateNode) : impl->fargate_agent);
   impl->tasks = std::make_unique<ecs::task::Tasks>(*impl->store, *impl->task_definitions, *impl->clusters,
                                                     impl->fargate_agent, impl->container_instances.get(),
                                                     impl->fargate.get());
