@@ -6,12 +6,12 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <initializer_list>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -847,7 +847,7 @@ StatusOr<uint16_t> Node::Start() {
   // long-polling it, the scheduler, an edge in its process —, by the tables it wrote (none: any
   // may have changed). A SQLite file is one server's: nothing to hear.
   ecs::task::Tasks* tasks = impl_->tasks.get();
-  if (impl_->postgres) impl_->postgres->SetChangeListener([control, scheduler, tasks](const std::vector<std::string>& tables) {
+  auto on_other_servers_commit = [control, scheduler, tasks](const std::vector<std::string>& tables) {
     auto wrote = [&](std::initializer_list<std::string_view> names) {
       return tables.empty() || std::any_of(tables.begin(), tables.end(), [&](const std::string& t) {
                return std::find(names.begin(), names.end(), t) != names.end();
@@ -857,7 +857,8 @@ StatusOr<uint16_t> Node::Start() {
     if (wrote({"security_groups", "security_group_members", "security_group_rules", "vpc_addresses"}))
       control->NotifyAll();  // the VPCs' network policies
     if (wrote({"services", "task_by_group", "container_instances"})) scheduler->WakeAll();
-  });
+  };
+  if (impl_->postgres) impl_->postgres->SetChangeListener(std::move(on_other_servers_commit));
   http::ServerOptions options;
   options.host = host_port.first;
   options.port = host_port.second;

@@ -20,7 +20,6 @@
 #include <thread>
 #include <vector>
 
-
 namespace paddock::store::postgres_internal {
 
 inline constexpr std::string_view kChannel = "paddock_changes";
