@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -226,6 +227,18 @@ std::shared_ptr<dns::Authority> CloudMapNames(cloudmap::Registry& registry) {
       });
 }
 
+// The id of this server's Fargate agent. On the state directory's SQLite file, which one server
+// at a time opens (cli/state_lock.h), it is kFargateAgent. On a PostgreSQL database that several
+// servers share it names this server — its host and state directory, stable across restarts so a
+// restarted server finds its tasks again —, so that each server's Fargate agent runs only the
+// Fargate tasks placed on it, never another server's (docs/scaling.md, "Several servers").
+std::string FargateAgentId(const ServerConfig& config) {
+  if (config.store_url.empty()) return std::string(kFargateAgent);
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  return fmt::format("{}@{}:{}", kFargateAgent, host, InstanceTag(config.state_dir));
+}
+
 }  // namespace
 
 class Node::Impl {
@@ -235,7 +248,9 @@ class Node::Impl {
   console::ChangeFeed change_feed;
   std::mutex task_listener_mu;
   std::function<void(const Scope&)> task_listener;  // GUARDED_BY(task_listener_mu): the edge's
+  std::string fargate_agent;  // FargateAgentId(config)
   std::unique_ptr<store::Store> store;
+  store::PostgresStore* postgres = nullptr;  // `store`, when it is a PostgreSQL database servers may share
   std::unique_ptr<iam::Accounts> accounts;
   std::unique_ptr<NodeCredentials> credentials;  // accounts' keys and agents' credentials
   std::unique_ptr<ecs::cluster::Clusters> clusters;
@@ -305,6 +320,8 @@ class Node::Impl {
   // The Fargate agent: made by Start (not Open, which `paddock admin` uses too), stopped before
   // the store closes.
   std::unique_ptr<agent::images::SkopeoPuller> puller;  // images of tasks not in `images`
+  // With a PostgreSQL store: the state directory's SQLite file, where the node's image names are.
+  std::unique_ptr<store::Store> local_store;
   std::unique_ptr<agent::images::ImageStore> images;
   std::unique_ptr<agent::runtime::CrunRuntime> runtime;
   // The task metadata endpoint of every agent below (null: not root, or it could not start).
@@ -343,11 +360,11 @@ class Node::Impl {
   // why (agent/no_runtime_agent.h).
   void StartStandIn() {
     stand_in = std::make_unique<agent::NoRuntimeAgent>(
-        *control, std::string(kFargateAgent),
+        *control, fargate_agent,
         fmt::format("ResourceInitializationError: this Paddock node cannot run containers: {}. Run `paddock doctor` "
                     "on its host",
                     CannotRunSummary(host_checks)));
-    agent_watch = control->Watch(kFargateAgent, [a = stand_in.get()] { a->Notify(); });
+    agent_watch = control->Watch(fargate_agent, [a = stand_in.get()] { a->Notify(); });
     stand_in->Start().IgnoreError();
   }
 
@@ -363,7 +380,21 @@ class Node::Impl {
   void StartAgent() {
     const fs::path state = fs::absolute(config.state_dir);
     const std::string instance = InstanceTag(config.state_dir);
-    images = std::make_unique<agent::images::ImageStore>(*store, (state / "images").string());
+    // Images are the node's own: their files are in its state directory, so their names are in the
+    // state directory's SQLite file (where `paddock image` writes them), even when the node's
+    // records are in a PostgreSQL database other servers share.
+    store::Store* image_names = store.get();
+    if (!config.store_url.empty()) {
+      auto local = store::SqliteStore::Open({.path = (state / "paddock.db").string(), .schemas = NodeSchemas()});
+      if (local.ok()) {
+        local_store = std::move(*local);
+        image_names = local_store.get();
+      } else {
+        fmt::print(stderr, "paddock: warning: the state directory's image names cannot be opened: {}\n",
+                   local.status().ToString());
+      }
+    }
+    images = std::make_unique<agent::images::ImageStore>(*image_names, (state / "images").string());
     images->SetMaxUnpackedBytes(static_cast<uint64_t>(config.images.max_unpacked_bytes));
     agent::images::SkopeoOptions pull;
     pull.max_bytes = static_cast<uint64_t>(config.images.max_unpacked_bytes);
@@ -400,7 +431,7 @@ class Node::Impl {
     if (dns && cloudmap) dns->SetAuthority(CloudMapNames(cloudmap->registry()));
     agent = std::make_unique<agent::Agent>(
         *control, *images, *runtime,
-        WithNodeLimits(agent::NodeAgentOptions(std::string(kFargateAgent), instance, state.string(), metadata.get(),
+        WithNodeLimits(agent::NodeAgentOptions(fargate_agent, instance, state.string(), metadata.get(),
                                                agent::HostAccess::kRefused),
                        config, dns.get()));
     Status s = agent->Start();
@@ -409,7 +440,7 @@ class Node::Impl {
       agent.reset();
       return StartStandIn();
     }
-    agent_watch = control->Watch(kFargateAgent, [a = agent.get()] { a->Notify(); });
+    agent_watch = control->Watch(fargate_agent, [a = agent.get()] { a->Notify(); });
   }
 
   // An agent for the in-process container instance `arn` (Node::StartAgentsOnly): as RegisterEc2
@@ -611,9 +642,11 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   RETURN_IF_ERROR(ValidateConfig(config));
   auto impl = std::make_unique<Impl>();
   impl->config = config;
+  impl->fargate_agent = FargateAgentId(config);
   // 0700: the store holds every tenant's secrets (common/private_files.h).
   RETURN_IF_ERROR(MakePrivateDir(config.state_dir));
   ASSIGN_OR_RETURN(impl->store, OpenNodeStore(config));
+  impl->postgres = dynamic_cast<store::PostgresStore*>(impl->store.get());
   // A state directory from before per-VPC address pools (schema 7): move its addresses over.
   RETURN_IF_ERROR(vpc::UpgradeLegacyIpam(*impl->store));
   impl->accounts = std::make_unique<iam::Accounts>(*impl->store, SystemClock::Get());
@@ -629,9 +662,12 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
       *impl->store, ecs::taskdef::RegisterRules{.short_timings = config.short_timings});
   impl->container_instances = std::make_unique<ecs::instance::ContainerInstances>(*impl->store, *impl->clusters);
   const agent::remote::HostResources machine = agent::remote::DetectHost();
-  impl->fargate = std::make_unique<ecs::task::FargateCapacity>(FargateLimitsFor(config, machine.cpu, machine.memory));
+  // This host's capacity: on a shared database, the node of this server's own Fargate agent.
+  impl->fargate = std::make_unique<ecs::task::FargateCapacity>(
+      FargateLimitsFor(config, machine.cpu, machine.memory),
+      config.store_url.empty() ? std::string(ecs::task::kDefaultFargateNode) : impl->fargate_agent);
   impl->tasks = std::make_unique<ecs::task::Tasks>(*impl->store, *impl->task_definitions, *impl->clusters,
-                                                    std::string(kFargateAgent), impl->container_instances.get(),
+                                                    impl->fargate_agent, impl->container_instances.get(),
                                                     impl->fargate.get());
   impl->container_instances->SetAgentTimeout(std::chrono::seconds(config.agent_timeout_seconds));
   // The node identity names its agents' VPC namespaces on a host (cli/node_network.h).
@@ -837,6 +873,23 @@ StatusOr<uint16_t> Node::Start() {
   impl_->tasks->SetAddressListener([security_groups](const Scope& scope) { security_groups->NotifyPolicyChanged(scope); });
   agent::InProcessControl* control = impl_->control.get();
   security_groups->SetChangeListener([control](const Scope&) { control->NotifyAll(); });
+  // Several servers on one database (issue 16): what another server commits wakes here what this
+  // server's own owners' listeners wake for its own writes — its agents and the agents
+  // long-polling it, the scheduler, an edge in its process —, by the tables it wrote (none: any
+  // may have changed). A SQLite file is one server's: nothing to hear.
+  ecs::task::Tasks* tasks = impl_->tasks.get();
+  auto on_other_servers_commit = [control, scheduler, tasks](const std::vector<std::string>& tables) {
+    auto wrote = [&](std::initializer_list<std::string_view> names) {
+      return tables.empty() || std::any_of(tables.begin(), tables.end(), [&](const std::string& t) {
+               return std::find(names.begin(), names.end(), t) != names.end();
+             });
+    };
+    if (wrote({"tasks"})) tasks->NotifyChangedElsewhere();  // agents' assignments, the edge's routes
+    if (wrote({"security_groups", "security_group_members", "security_group_rules", "vpc_addresses"}))
+      control->NotifyAll();  // the VPCs' network policies
+    if (wrote({"services", "task_by_group", "container_instances"})) scheduler->WakeAll();
+  };
+  if (impl_->postgres) impl_->postgres->SetChangeListener(std::move(on_other_servers_commit));
   http::ServerOptions options;
   options.host = host_port.first;
   options.port = host_port.second;
@@ -925,6 +978,7 @@ void Node::Stop() {
   if (impl_->metadata) impl_->metadata->Stop();  // after the agents, whose drivers it serves
   if (impl_->dns) impl_->dns->Stop();
   if (impl_->runtime) impl_->runtime->RemoveEmptyCgroups();  // running tasks' stay for re-adoption
+  if (impl_->local_store) impl_->local_store->Close();
   if (impl_->store) impl_->store->Close();
 }
 
@@ -1005,7 +1059,7 @@ void Node::Quiesce() {
 }
 
 bool Node::CanConfirm(std::string_view agent_id) const {
-  if (agent_id == kFargateAgent) return impl_->agent != nullptr;
+  if (agent_id == impl_->fargate_agent) return impl_->agent != nullptr;
   for (const auto& e : impl_->ec2_instances)
     if (e.arn == agent_id) return e.agent != nullptr;
   return impl_->server != nullptr;  // a `paddock agent` reports through the API
@@ -1015,7 +1069,7 @@ Status Node::StartAgentsOnly(const std::vector<std::string>& agent_ids) {
   impl_->StartAgent();
   if (!impl_->runtime) return OkStatus();  // the stand-in stops what no agent started; nothing else can
   for (const std::string& id : agent_ids) {
-    if (id == kFargateAgent) continue;
+    if (id == impl_->fargate_agent) continue;
     if (std::any_of(impl_->ec2_instances.begin(), impl_->ec2_instances.end(),
                     [&](const Impl::Ec2Instance& e) { return e.arn == id; }))
       continue;

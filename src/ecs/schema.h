@@ -49,6 +49,7 @@ inline constexpr store::TableDef kTables[] = {
     {"container_instance_agents", 8},  // (account, region, cluster, id) -> {kind, accessKeyId?}   agent binding
     {"agent_credentials", 8},          // (access key id) -> {account, region, cluster, id, secret}   node-wide
     {"container_instance_ec2", 9},     // (account, region, ec2 instance id, cluster, id) -> {privateIp}   EC2 DescribeInstances
+    {"container_instance_heartbeats", 10},  // (account, region, cluster, id) -> "<ms>"   the agent's last call, shared by servers
     // ecs/service (docs/contracts/service.md)
     {"services", 5},              // (account, region, cluster, name) -> service record JSON
     {"service_by_status", 5},     // (account, region, cluster, status, name) -> ""   index: ListServices
@@ -61,6 +62,6 @@ inline constexpr store::TableDef kTables[] = {
     {"tags", 1},              // (account, region, resource arn, key) -> value
 };
 // Versions up to 9 are the store-wide versions from before per-module versions.
-inline constexpr store::ModuleSchema kSchema{"ecs", 9, kTables};
+inline constexpr store::ModuleSchema kSchema{"ecs", 10, kTables};
 
 }  // namespace paddock::ecs

@@ -1,5 +1,7 @@
 #include "ecs/instance/instances.h"
 
+#include <charconv>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -47,6 +49,7 @@ constexpr std::string_view kCounts = "container_instance_counts";
 constexpr std::string_view kReservations = "container_instance_tasks";
 constexpr std::string_view kInactive = "container_instance_inactive";
 constexpr std::string_view kEc2 = "container_instance_ec2";  // ec2_instances.cc
+constexpr std::string_view kHeartbeats = "container_instance_heartbeats";
 
 constexpr std::string_view kNotFoundMessage = "The referenced container instance was not found.";
 
@@ -341,25 +344,42 @@ ContainerInstances::ContainerInstances(store::Store& store, cluster::Clusters& c
   if (!random_hex_) random_hex_ = [](size_t n) { return HexEncode(RandomBytes((n + 1) / 2)).substr(0, n); };
 }
 
-bool ContainerInstances::Connected(const std::string& key, TimePoint now) {
-  auto t = LastHeartbeat(key);
+StatusOr<bool> ContainerInstances::Connected(store::ReadTxn& txn, const std::string& key, TimePoint now) {
+  ASSIGN_OR_RETURN(std::optional<TimePoint> t, LastHeartbeat(txn, key));
   return t && now - *t <= agent_timeout_;
 }
 
-std::optional<TimePoint> ContainerInstances::LastHeartbeat(const std::string& key) {
-  std::lock_guard lock(mu_);
-  auto it = heartbeats_.find(key);
-  if (it == heartbeats_.end()) return std::nullopt;
-  return it->second;
+StatusOr<std::optional<TimePoint>> ContainerInstances::LastHeartbeat(store::ReadTxn& txn, const std::string& key) {
+  std::optional<TimePoint> out;
+  {
+    std::lock_guard lock(mu_);
+    auto it = heartbeats_.find(key);
+    if (it != heartbeats_.end()) out = it->second;
+  }
+  ASSIGN_OR_RETURN(std::optional<std::string> stored, txn.Get(kHeartbeats, key));
+  int64_t ms = 0;
+  if (stored && std::from_chars(stored->data(), stored->data() + stored->size(), ms).ec == std::errc()) {
+    const TimePoint t = FromEpochMillis(ms);
+    if (!out || t > *out) out = t;
+  }
+  return out;
 }
 
 void ContainerInstances::SetHeartbeat(const std::string& key, std::optional<TimePoint> t) {
   std::lock_guard lock(mu_);
   if (t) {
     heartbeats_[key] = *t;
+    stored_[key] = *t;  // every caller stores it in the same transaction
   } else {
     heartbeats_.erase(key);
+    stored_.erase(key);
   }
+}
+
+bool ContainerInstances::HeartbeatDue(const std::string& key, TimePoint now) {
+  std::lock_guard lock(mu_);
+  auto it = stored_.find(key);
+  return it == stored_.end() || now - it->second >= agent_timeout_ / 4;
 }
 
 StatusOr<std::string> ContainerInstances::Render(store::ReadTxn& txn, const Scope& scope, const json::object& record,
@@ -374,7 +394,10 @@ StatusOr<std::string> ContainerInstances::Render(store::ReadTxn& txn, const Scop
     size_t slash = rest.rfind('/');
     key = InstanceKey(scope, rest.substr(0, slash), rest.substr(slash + 1));
   }
-  const bool connected = !inactive && Connected(key, now);
+  bool connected = false;
+  if (!inactive) {
+    ASSIGN_OR_RETURN(connected, Connected(txn, key, now));
+  }
   shown["agentConnected"] = connected;
   if (include.tags) {
     ASSIGN_OR_RETURN(Tags tags, ReadTags(txn, scope, arn));
@@ -386,7 +409,8 @@ StatusOr<std::string> ContainerInstances::Render(store::ReadTxn& txn, const Scop
     // The only check Paddock runs is the agent's liveness (its container runtime answering).
     const std::string status = connected ? "OK" : (inactive ? "INSUFFICIENT_DATA" : "IMPAIRED");
     json::object detail{{"type", "CONTAINER_RUNTIME"}, {"status", status}};
-    if (auto t = LastHeartbeat(key)) detail["lastUpdated"] = EpochSeconds(*t);
+    ASSIGN_OR_RETURN(std::optional<TimePoint> last, LastHeartbeat(txn, key));
+    if (last) detail["lastUpdated"] = EpochSeconds(*last);
     detail["lastStatusChange"] = record.at("registeredAt");
     shown["healthStatus"] = json::object{{"overallStatus", status}, {"details", json::array{std::move(detail)}}};
   }
@@ -554,6 +578,7 @@ StatusOr<std::string> ContainerInstances::Register(const Scope& scope, const Reg
       if (issued != nullptr) *issued = std::move(c);
     }
     // The agent that registers is connected; the answer shows it so.
+    RETURN_IF_ERROR(txn.Put(kHeartbeats, key, std::to_string(EpochMillis(now))));
     SetHeartbeat(key, now);
     ASSIGN_OR_RETURN(out, Render(txn, scope, record, Include{!request.tags.empty(), false}, now));
     return OkStatus();
@@ -603,7 +628,10 @@ StatusOr<Page> ContainerInstances::List(const Scope& scope, const ListQuery& q, 
       for (const auto& row : rows) {
         ASSIGN_OR_RETURN(json::object record, ParseRecordObject(row.value, "container instance"));
         if (!wanted(Str(record, "status"))) continue;
-        if (query && !query->Matches(FactsOf(record, Connected(row.key, now)))) continue;
+        if (query) {
+          ASSIGN_OR_RETURN(bool connected, Connected(txn, row.key, now));
+          if (!query->Matches(FactsOf(record, connected))) continue;
+        }
         page.items.push_back(Str(record, "containerInstanceArn"));
         keys.push_back(row.key);
         if (keys.size() > q.limit) break;
@@ -639,6 +667,7 @@ StatusOr<std::string> ContainerInstances::Deregister(const Scope& scope, std::st
       RETURN_IF_ERROR(Save(txn, scope, cluster, *record));
       // Its agent's credential authenticates nothing from this commit on.
       RETURN_IF_ERROR(agents_.Revoke(txn, scope, cluster, ref.id));
+      RETURN_IF_ERROR(txn.Delete(kHeartbeats, InstanceKey(scope, cluster, ref.id)));
       SetHeartbeat(InstanceKey(scope, cluster, ref.id), std::nullopt);
       // The tasks a forced deregistration leaves on it (the task owner's part, same transaction).
       if (deregistration_hook_) {
@@ -812,13 +841,25 @@ StatusOr<AttributePage> ContainerInstances::ListAttributes(const Scope& scope, c
 // ---- Agent, tags ----
 
 Status ContainerInstances::Heartbeat(const Scope& scope, std::string_view cluster, std::string_view id, TimePoint now) {
-  RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
+  const std::string key = InstanceKey(scope, cluster, id);
+  auto check = [&](store::ReadTxn& txn) -> Status {
     ASSIGN_OR_RETURN(auto record, Find(txn, scope, cluster, InstanceRef{std::string(id), std::nullopt, std::string(id)}));
     if (!record || Str(*record, "status") == "INACTIVE")
       return NotFound(std::string(kNotFoundMessage), ecs::Error::kInvalidParameter);
     return OkStatus();
+  };
+  if (!HeartbeatDue(key, now)) {
+    RETURN_IF_ERROR(store_.Read(check));
+    std::lock_guard lock(mu_);
+    heartbeats_[key] = now;
+    return OkStatus();
+  }
+  // Stored for the other servers on the store (and this one's next life).
+  RETURN_IF_ERROR(store_.Write([&](store::WriteTxn& txn) -> Status {
+    RETURN_IF_ERROR(check(txn));
+    return txn.Put(kHeartbeats, key, std::to_string(EpochMillis(now)));
   }));
-  SetHeartbeat(InstanceKey(scope, cluster, id), now);
+  SetHeartbeat(key, now);
   return OkStatus();
 }
 
@@ -877,7 +918,8 @@ StatusOr<std::vector<Candidate>> ContainerInstances::Candidates(store::ReadTxn& 
       c.remaining_memory = ResourceInt(remaining, "MEMORY");
       c.used_tcp_ports = ResourceSet(remaining, "PORTS");
       c.used_udp_ports = ResourceSet(remaining, "PORTS_UDP");
-      c.facts = FactsOf(record, Connected(row.key, now));
+      ASSIGN_OR_RETURN(bool connected, Connected(txn, row.key, now));
+      c.facts = FactsOf(record, connected);
       out.push_back(std::move(c));
     }
     if (rows.size() < 500) break;
@@ -998,12 +1040,14 @@ StatusOr<size_t> ContainerInstances::ReapInactive(TimePoint now) {
 
 Status ContainerInstances::ReapAccount(const AccountId& account) {
   RETURN_IF_ERROR(agents_.ReapAccount(account));  // first: no credential outlives its instance
-  for (std::string_view table : {kInstances, kCounts, kReservations, kInactive, kEc2})
+  for (std::string_view table : {kInstances, kCounts, kReservations, kInactive, kEc2, kHeartbeats})
     RETURN_IF_ERROR(ReapAccountRows(store_, table, account));
   const std::string prefix = Key().Str(account.str()).Done();
   std::lock_guard lock(mu_);
   for (auto it = heartbeats_.lower_bound(prefix); it != heartbeats_.end() && it->first.starts_with(prefix);)
     it = heartbeats_.erase(it);
+  for (auto it = stored_.lower_bound(prefix); it != stored_.end() && it->first.starts_with(prefix);)
+    it = stored_.erase(it);
   return OkStatus();
 }
 

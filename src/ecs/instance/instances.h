@@ -17,8 +17,13 @@
 //   container_instance_inactive(account, region, deregisteredAt ms, cluster, id) -> ""  ReapInactive
 //   container_instance_ec2     (account, region, ec2InstanceId, cluster, id) -> {privateIp}: EC2's
 //                              DescribeInstances (ec2_instances.cc), until the instance is reaped
-// Heartbeats are kept in memory only: after a restart every instance reads agentConnected=false
-// until its agent calls again (as on AWS, where the agent reconnects).
+//   container_instance_heartbeats (account, region, cluster, id) -> "<ms>": the agent's last call as
+//                              some server recorded it, so that every server on one database
+//                              (issue 16) sees an agent connected to any of them
+// Heartbeats are kept in memory, and written to the store at most every quarter of the agent
+// timeout per instance: a server reads agentConnected from the later of its own and the stored
+// one, so another server (or this one restarted) may see an agent disconnected up to a quarter
+// of the timeout early, never late.
 #pragma once
 
 #include <chrono>
@@ -303,9 +308,13 @@ class ContainerInstances {
   }
   std::function<void(const Scope&, const std::string&)> listener_;  // set before serving
   DeregistrationHook deregistration_hook_;                          // set before serving
-  bool Connected(const std::string& key, TimePoint now);
-  std::optional<TimePoint> LastHeartbeat(const std::string& key);
+  StatusOr<bool> Connected(store::ReadTxn& txn, const std::string& key, TimePoint now);
+  // The later of this process's heartbeat and the stored one.
+  StatusOr<std::optional<TimePoint>> LastHeartbeat(store::ReadTxn& txn, const std::string& key);
   void SetHeartbeat(const std::string& key, std::optional<TimePoint> t);
+  // Whether this process last stored the instance's heartbeat more than a quarter of the agent
+  // timeout before `now` (or never): then Heartbeat stores it again.
+  bool HeartbeatDue(const std::string& key, TimePoint now);
   StatusOr<std::string> Render(store::ReadTxn& txn, const Scope& scope, const boost::json::object& record,
                                const Include& include, TimePoint now);
   // Finds the instance of `ref` in `cluster`; nullopt (not an error) when there is none.
@@ -322,6 +331,7 @@ class ContainerInstances {
   AgentIdentities agents_;
   std::mutex mu_;
   std::map<std::string, TimePoint> heartbeats_;  // GUARDED_BY(mu_), by record key
+  std::map<std::string, TimePoint> stored_;      // GUARDED_BY(mu_): when this process last stored each
   std::chrono::milliseconds agent_timeout_ = kAgentTimeout;
 };
 

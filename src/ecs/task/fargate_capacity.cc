@@ -16,7 +16,7 @@ constexpr std::string_view kNodeUsage = "fargate_node_usage";
 constexpr std::string_view kAccountUsage = "fargate_account_usage";
 constexpr int64_t kCpuPerVcpu = 1024;
 
-std::string NodeKey() { return store::Key().Str("node").Done(); }
+std::string NodeKey(std::string_view node) { return store::Key().Str(node).Done(); }
 std::string AccountKey(const AccountId& account) { return store::Key().Str(account.str()).Done(); }
 std::string ReservationKey(const Scope& s, std::string_view cluster, std::string_view task_id) {
   return ScopeKey(s).Str(cluster).Str(task_id).Done();
@@ -48,6 +48,25 @@ StatusOr<FargateUsage> ReadPair(store::ReadTxn& txn, std::string_view table, con
   return FargateUsage{v[0], v[1]};
 }
 
+// A reservation: "<cpu> <memory>" (on the node "node"), or "<cpu> <memory> <node>".
+struct Reservation {
+  FargateUsage usage;
+  std::string node = std::string(kDefaultFargateNode);
+};
+StatusOr<Reservation> ParseReservation(std::string_view text) {
+  Reservation r;
+  const size_t first = text.find(' ');
+  const size_t second = first == std::string_view::npos ? first : text.find(' ', first + 1);
+  if (second != std::string_view::npos) {
+    r.node = std::string(text.substr(second + 1));
+    text = text.substr(0, second);
+    if (r.node.empty()) return DataLoss("corrupt Fargate reservation record");
+  }
+  ASSIGN_OR_RETURN(auto v, ParseNumbers(text, 2, "Fargate reservation"));
+  r.usage = {v[0], v[1]};
+  return r;
+}
+
 StatusOr<int64_t> ReadCpu(store::ReadTxn& txn, const AccountId& account) {
   ASSIGN_OR_RETURN(auto text, txn.Get(kAccountUsage, AccountKey(account)));
   if (!text) return int64_t{0};
@@ -65,10 +84,12 @@ Status PutCpu(store::WriteTxn& txn, const AccountId& account, int64_t cpu) {
   return txn.Put(kAccountUsage, AccountKey(account), fmt::format("{}", cpu));
 }
 
-// Subtracts one reservation from the node's and the account's totals.
-Status GiveBack(store::WriteTxn& txn, const AccountId& account, FargateUsage r) {
-  ASSIGN_OR_RETURN(FargateUsage node, ReadPair(txn, kNodeUsage, NodeKey(), "Fargate node usage"));
-  RETURN_IF_ERROR(PutPair(txn, kNodeUsage, NodeKey(), {node.cpu - r.cpu, node.memory - r.memory}));
+// Subtracts one reservation from its node's and the account's totals.
+Status GiveBack(store::WriteTxn& txn, const AccountId& account, const Reservation& held) {
+  const FargateUsage& r = held.usage;
+  const std::string node_key = NodeKey(held.node);
+  ASSIGN_OR_RETURN(FargateUsage node, ReadPair(txn, kNodeUsage, node_key, "Fargate node usage"));
+  RETURN_IF_ERROR(PutPair(txn, kNodeUsage, node_key, {node.cpu - r.cpu, node.memory - r.memory}));
   ASSIGN_OR_RETURN(int64_t cpu, ReadCpu(txn, account));
   return PutCpu(txn, account, cpu - r.cpu);
 }
@@ -99,11 +120,14 @@ StatusOr<Admission> FargateCapacity::Reserve(store::WriteTxn& txn, const Scope& 
   if (existing) return Admission::kAdmitted;
   ASSIGN_OR_RETURN(int64_t account_cpu, ReadCpu(txn, scope.account));
   if (account_cpu + demand.cpu > limits_.vcpus_per_account * kCpuPerVcpu) return Admission::kVcpuLimitReached;
-  ASSIGN_OR_RETURN(FargateUsage node, ReadPair(txn, kNodeUsage, NodeKey(), "Fargate node usage"));
+  const std::string node_key = NodeKey(node_);
+  ASSIGN_OR_RETURN(FargateUsage node, ReadPair(txn, kNodeUsage, node_key, "Fargate node usage"));
   if (node.cpu + demand.cpu > limits_.cpu || node.memory + demand.memory > limits_.memory)
     return Admission::kCapacityUnavailable;
-  RETURN_IF_ERROR(txn.Put(kReservations, rkey, fmt::format("{} {}", demand.cpu, demand.memory)));
-  RETURN_IF_ERROR(PutPair(txn, kNodeUsage, NodeKey(), {node.cpu + demand.cpu, node.memory + demand.memory}));
+  RETURN_IF_ERROR(txn.Put(kReservations, rkey,
+                          node_ == kDefaultFargateNode ? fmt::format("{} {}", demand.cpu, demand.memory)
+                                                       : fmt::format("{} {} {}", demand.cpu, demand.memory, node_)));
+  RETURN_IF_ERROR(PutPair(txn, kNodeUsage, node_key, {node.cpu + demand.cpu, node.memory + demand.memory}));
   RETURN_IF_ERROR(PutCpu(txn, scope.account, account_cpu + demand.cpu));
   return Admission::kAdmitted;
 }
@@ -113,13 +137,13 @@ Status FargateCapacity::Release(store::WriteTxn& txn, const Scope& scope, std::s
   const std::string rkey = ReservationKey(scope, cluster, task_id);
   ASSIGN_OR_RETURN(auto held, txn.Get(kReservations, rkey));
   if (!held) return OkStatus();
-  ASSIGN_OR_RETURN(auto v, ParseNumbers(*held, 2, "Fargate reservation"));
+  ASSIGN_OR_RETURN(Reservation r, ParseReservation(*held));
   RETURN_IF_ERROR(txn.Delete(kReservations, rkey));
-  return GiveBack(txn, scope.account, {v[0], v[1]});
+  return GiveBack(txn, scope.account, r);
 }
 
 StatusOr<FargateUsage> FargateCapacity::NodeUsage(store::ReadTxn& txn) {
-  return ReadPair(txn, kNodeUsage, NodeKey(), "Fargate node usage");
+  return ReadPair(txn, kNodeUsage, NodeKey(node_), "Fargate node usage");
 }
 
 StatusOr<int64_t> FargateCapacity::AccountCpu(store::ReadTxn& txn, const AccountId& account) {
@@ -134,9 +158,9 @@ Status FargateCapacity::ReapAccount(store::Store& store, const AccountId& accoun
       ASSIGN_OR_RETURN(auto rows, txn.Scan(kReservations, range, 200));
       seen = rows.size();
       for (const auto& row : rows) {
-        ASSIGN_OR_RETURN(auto v, ParseNumbers(row.value, 2, "Fargate reservation"));
+        ASSIGN_OR_RETURN(Reservation r, ParseReservation(row.value));
         RETURN_IF_ERROR(txn.Delete(kReservations, row.key));
-        RETURN_IF_ERROR(GiveBack(txn, account, {v[0], v[1]}));
+        RETURN_IF_ERROR(GiveBack(txn, account, r));
       }
       // Whatever is left of the account's total belongs to no reservation: drop it.
       if (rows.empty()) return txn.Delete(kAccountUsage, AccountKey(account));

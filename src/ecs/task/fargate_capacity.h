@@ -20,13 +20,20 @@
 // within each account's quota: an operator who sets the quota at or below the node's capacity
 // divided by the number of accounts guarantees every account its whole quota.
 //
+// Several servers on one PostgreSQL database (docs/scaling.md, "Several servers") each run their
+// own Fargate agent on their own host, so each has a capacity of its own: `node` names it (the
+// server's Fargate agent id); a single server's is kDefaultFargateNode. A reservation remembers its
+// node, so whichever server releases it gives it back to the node that took it.
+//
 // Records (ecs/schema.h), written only through this class (by ecs/task):
-//   fargate_reservations  (account, region, cluster, task id) -> "<cpu units> <MiB>"
-//   fargate_node_usage    ("node") -> "<cpu units> <MiB>"   reserved on this node, every account
+//   fargate_reservations  (account, region, cluster, task id) -> "<cpu units> <MiB>" on the default
+//                         node, "<cpu units> <MiB> <node>" on another
+//   fargate_node_usage    (node) -> "<cpu units> <MiB>"   reserved on the node, every account
 //   fargate_account_usage (account) -> "<cpu units>"       reserved by the account, every region
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "common/ids.h"
@@ -70,9 +77,14 @@ enum class Admission { kAdmitted, kVcpuLimitReached, kCapacityUnavailable };
 // RunTask's failure reason for a refusal (empty for kAdmitted).
 std::string_view FailureReason(Admission a);
 
+// The node of a server that has its store to itself.
+inline constexpr std::string_view kDefaultFargateNode = "node";
+
 class FargateCapacity {
  public:
-  explicit FargateCapacity(FargateLimits limits) : limits_(limits) {}
+  // `node`: whose capacity this is (no spaces).
+  explicit FargateCapacity(FargateLimits limits, std::string node = std::string(kDefaultFargateNode))
+      : limits_(limits), node_(std::move(node)) {}
 
   const FargateLimits& limits() const { return limits_; }
 
@@ -86,7 +98,7 @@ class FargateCapacity {
   // holds none (never reserved, or already released), so every stop path may call it.
   Status Release(store::WriteTxn& txn, const Scope& scope, std::string_view cluster, std::string_view task_id);
 
-  // What is reserved now: on the node, and by `account` (cpu only: the quota counts vCPUs).
+  // What is reserved now: on this node, and by `account` (cpu only: the quota counts vCPUs).
   StatusOr<FargateUsage> NodeUsage(store::ReadTxn& txn);
   StatusOr<int64_t> AccountCpu(store::ReadTxn& txn, const AccountId& account);
 
@@ -96,6 +108,7 @@ class FargateCapacity {
 
  private:
   FargateLimits limits_;
+  std::string node_;
 };
 
 }  // namespace paddock::ecs::task

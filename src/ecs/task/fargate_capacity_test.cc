@@ -389,5 +389,47 @@ TEST(FargateCapacityUnit, ReserveChecksTheQuotaThenTheNodeAndReleaseIsIdempotent
   EXPECT_FALSE(IsFargateAdmissionReason("RESOURCE:MEMORY"));
 }
 
+// Several servers on one store (docs/scaling.md, "Several servers"): each admits against its own
+// host's capacity, the account's quota is one for all of them, and a reservation goes back to the
+// node that took it whichever server releases it (a StopTask through another replica, account
+// deletion); a default node's reservation (an older or single server's) still releases.
+TEST(FargateCapacityUnit, EachServerOfAStoreHasItsOwnCapacityAndOneQuotaPerAccount) {
+  paddock::testing::TempStore store;
+  FargateCapacity a({.cpu = 1024, .memory = 1024, .vcpus_per_account = 3}, "fargate-local@h1:aaaa");
+  FargateCapacity b({.cpu = 1024, .memory = 1024, .vcpus_per_account = 3}, "fargate-local@h2:bbbb");
+  FargateCapacity single({.cpu = 1024, .memory = 1024, .vcpus_per_account = 3});
+  auto write = [&](auto fn) { return store->Write([&](store::WriteTxn& txn) -> Status { return fn(txn); }); };
+  ASSERT_TRUE(write([&](store::WriteTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(Admission admitted, a.Reserve(txn, kA, "c", "t1", {1024, 1024}));
+    EXPECT_EQ(admitted, Admission::kAdmitted);
+    ASSIGN_OR_RETURN(admitted, a.Reserve(txn, kA, "c", "t2", {1024, 512}));
+    EXPECT_EQ(admitted, Admission::kCapacityUnavailable) << "a's host is full";
+    ASSIGN_OR_RETURN(admitted, b.Reserve(txn, kA, "c", "t2", {1024, 512}));
+    EXPECT_EQ(admitted, Admission::kAdmitted) << "b's host is not";
+    ASSIGN_OR_RETURN(admitted, single.Reserve(txn, kA, "c", "t3", {1024, 512}));
+    EXPECT_EQ(admitted, Admission::kAdmitted);
+    ASSIGN_OR_RETURN(admitted, single.Reserve(txn, kA, "c", "t4", {512, 1}));
+    EXPECT_EQ(admitted, Admission::kVcpuLimitReached) << "the account's 3 vCPUs are one quota on all servers";
+    // Released through the other server: back to the node that took it.
+    RETURN_IF_ERROR(b.Release(txn, kA, "c", "t1"));
+    ASSIGN_OR_RETURN(FargateUsage u, a.NodeUsage(txn));
+    EXPECT_EQ(u, FargateUsage{});
+    ASSIGN_OR_RETURN(u, b.NodeUsage(txn));
+    EXPECT_EQ(u, (FargateUsage{1024, 512}));
+    RETURN_IF_ERROR(a.Release(txn, kA, "c", "t3"));
+    ASSIGN_OR_RETURN(u, single.NodeUsage(txn));
+    EXPECT_EQ(u, FargateUsage{});
+    ASSIGN_OR_RETURN(int64_t cpu, a.AccountCpu(txn, kA.account));
+    EXPECT_EQ(cpu, 1024);
+    return OkStatus();
+  }).ok());
+  ASSERT_TRUE(a.ReapAccount(*store, kA.account).ok());
+  ASSERT_TRUE(store->Read([&](store::ReadTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(FargateUsage u, b.NodeUsage(txn));
+    EXPECT_EQ(u, FargateUsage{}) << "the account's deletion gave b's host back its reservation";
+    return OkStatus();
+  }).ok());
+}
+
 }  // namespace
 }  // namespace paddock::ecs::task

@@ -1322,6 +1322,11 @@ void Tasks::NotifyChange() {
   if (listener_) listener_();
 }
 
+void Tasks::NotifyChangedElsewhere() {
+  NotifyChange();
+  NotifyTasks(Scope{});
+}
+
 namespace {
 
 // The LaunchSpec of an assigned task, read in `txn`.

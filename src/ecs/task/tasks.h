@@ -374,6 +374,11 @@ class Tasks {
   // provider, which re-reads and routes at once). Same rules as above.
   void SetTaskListener(std::function<void(const Scope&)> listener);
 
+  // Another server on the same database changed tasks (store::Store::SetChangeListener), which ones
+  // unknown: calls the change listener, and the task listener with an empty Scope, which stands
+  // for every scope. The listeners' rules hold (cheap, no call back into Tasks).
+  void NotifyChangedElsewhere();
+
   taskdef::ReferenceCheck* reference_check() { return &refs_; }
   cluster::ClusterUsage* cluster_usage() { return &usage_; }
 

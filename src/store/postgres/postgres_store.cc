@@ -1,10 +1,13 @@
 #include "store/postgres/postgres_store.h"
 
+#include <algorithm>
 #include <exception>
 #include <utility>
 
 #include <fmt/format.h>
 
+#include "common/encoding.h"
+#include "store/postgres/internal/change_feed.h"
 #include "store/postgres/internal/connection.h"
 
 namespace paddock::store {
@@ -31,6 +34,7 @@ StatusOr<std::unique_ptr<PostgresStore>> PostgresStore::Open(const PostgresOptio
 PostgresStore::PostgresStore(PostgresOptions options, std::unique_ptr<Connection> writer,
                              std::vector<std::unique_ptr<Connection>> readers)
     : options_(std::move(options)),
+      origin_(RandomString(16, "0123456789abcdef")),
       writer_conn_(std::move(writer)),
       readers_(std::move(readers)),
       writes_(options_.max_batch, [this](const auto& batch) { CommitBatch(batch); }) {
@@ -45,11 +49,13 @@ void PostgresStore::CommitBatch(const std::vector<internal::PendingWrite*>& batc
   Connection& conn = *writer_conn_;
   Txn txn(conn);
   std::vector<internal::PendingWrite*> committing;  // closures that returned OK; their result waits for COMMIT
+  std::vector<std::string> announced;  // the tables they wrote (with repeats)
   bool open = false;
   // The open transaction is gone: nothing in it will be committed.
   auto lose_transaction = [&](const Status& cause) {
     for (internal::PendingWrite* w : committing) w->result = cause;
     committing.clear();
+    announced.clear();
     if (!conn.Idle()) conn.Execute("ROLLBACK").IgnoreError();
     open = false;
   };
@@ -77,11 +83,13 @@ void PostgresStore::CommitBatch(const std::vector<internal::PendingWrite*>& batc
       Status s = conn.Flush();
       if (s.ok()) {
         committing.push_back(w);
+        for (std::string& t : conn.TakeWrittenTables()) announced.push_back(std::move(t));
         continue;
       }
       result = s;
     }
     w->result = std::move(result);
+    conn.TakeWrittenTables();  // undone below: nothing of it is announced
     // Undo it: what it queued goes out first (a failure there aborts the rest of that round trip,
     // so the undo is sent once more on its own).
     Status undo = OkStatus();
@@ -96,8 +104,17 @@ void PostgresStore::CommitBatch(const std::vector<internal::PendingWrite*>& batc
   }
 
   if (!open) return;
+  // What the committing closures wrote is announced in the transaction, in the COMMIT's round
+  // trip: other servers hear of it once it has committed, and never of an undone closure.
+  std::string commit = "COMMIT";
+  if (!announced.empty()) {
+    std::sort(announced.begin(), announced.end());
+    announced.erase(std::unique(announced.begin(), announced.end()), announced.end());
+    commit = fmt::format("SELECT pg_notify('{}', '{}'); COMMIT", postgres_internal::kChannel,
+                         postgres_internal::ChangePayload(origin_, announced));
+  }
   // A COMMIT whose answer is lost may or may not have landed: it is not acknowledged.
-  if (Status s = conn.Execute("COMMIT"); !s.ok()) {
+  if (Status s = conn.Execute(commit); !s.ok()) {
     lose_transaction(s);
     return;
   }
@@ -114,8 +131,21 @@ Status PostgresStore::Read(const std::function<Status(ReadTxn&)>& fn) {
   });
 }
 
+void PostgresStore::SetChangeListener(ChangeListener listener) {
+  std::lock_guard lock(feed_mu_);
+  if (closed_ || feed_ || !listener) return;
+  feed_ = std::make_unique<postgres_internal::ChangeFeed>(options_.url, origin_, std::move(listener));
+}
+
 void PostgresStore::Close() {
   std::call_once(close_once_, [this] {
+    std::unique_ptr<postgres_internal::ChangeFeed> feed;
+    {
+      std::lock_guard lock(feed_mu_);
+      closed_ = true;
+      feed = std::move(feed_);
+    }
+    feed.reset();  // joins its thread: no call after Close
     writes_.Close();
     readers_.Close();
     writer_conn_.reset();

@@ -18,6 +18,12 @@
 // is not acknowledged) and is re-established for the next; so a PostgreSQL restart costs the
 // writes in flight, never an acknowledged one.
 //
+// Change notifications (several servers on one database): a write transaction that changed
+// tables sends one NOTIFY naming them inside the transaction (delivered at its commit, never for a
+// rollback; it rides on the COMMIT's round trip). SetChangeListener starts a ChangeFeed: one more
+// connection, LISTENing on a thread of its own, that hands other stores' changes to the listener
+// (internal/change_feed.h).
+//
 // Migrations: Open creates each module's new tables and records each module's version
 // (`schema_modules`) in one transaction under an advisory lock of its own, so servers starting
 // together migrate once; a module newer in the database than in this build is refused.
@@ -26,6 +32,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -40,6 +47,7 @@ namespace paddock::store {
 
 namespace postgres_internal {
 class Connection;
+class ChangeFeed;
 }  // namespace postgres_internal
 
 struct PostgresOptions {
@@ -69,6 +77,20 @@ class PostgresStore : public Store {
   // After Close, Read and Write return kUnavailable. Writes already queued are committed first;
   // Reads in progress finish first. Safe to call more than once and from several threads.
   void Close() override;
+  // What other stores on the same database commit: for several servers on one database, whose
+  // owners' change listeners hear only their own server's writes. `listener` is called on a
+  // thread of the store's once another store's write transaction has committed, with the tables
+  // it wrote — or with none when changes may have been missed (the listening connection was lost
+  // and is back): then any table may have changed. This store's own writes are never reported
+  // (their callers know them). It must be cheap and must not call back into the store. Set it
+  // once, before serving: it starts listening (one connection more) and returns once it listens
+  // (or its first attempt failed: it tries again every second). Close stops the calls.
+  //
+  // SqliteStore has no such seam: its file is one server's (the state directory's lock), and the
+  // few writes other processes make there (`paddock admin`) are found by the readers that recheck
+  // on a timer (agent long-polls: agent/inprocess/inprocess_control.h).
+  using ChangeListener = std::function<void(const std::vector<std::string>& tables)>;
+  void SetChangeListener(ChangeListener listener);
 
  private:
   using Connection = postgres_internal::Connection;
@@ -80,6 +102,11 @@ class PostgresStore : public Store {
   void CommitBatch(const std::vector<internal::PendingWrite*>& batch);
 
   const PostgresOptions options_;
+  // Names this store in its change notifications, so that its feed skips its own.
+  const std::string origin_;
+  std::mutex feed_mu_;
+  std::unique_ptr<postgres_internal::ChangeFeed> feed_;  // GUARDED_BY(feed_mu_); null: nobody listens
+  bool closed_ = false;                                  // GUARDED_BY(feed_mu_)
   std::unique_ptr<Connection> writer_conn_;  // the writer thread's once it runs
   internal::ReaderPool<Connection> readers_;
   internal::WriteQueue writes_;  // last: its thread uses the members above

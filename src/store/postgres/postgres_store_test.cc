@@ -3,7 +3,10 @@
 #include <signal.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <functional>
+#include <mutex>
 #include <random>
 #include <sstream>
 #include <string>
@@ -127,6 +130,66 @@ TEST_F(PostgresStoreTest, TwoStoresOnOneDatabaseSerializeTheirWrites) {
     }).ok());
     EXPECT_EQ(v, std::to_string(8 * kPerThread));
   }
+}
+
+// Collects what a store's change listener hears, for a test to wait on.
+class HeardChanges {
+ public:
+  PostgresStore::ChangeListener Listener() {
+    return [this](const std::vector<std::string>& tables) {
+      std::lock_guard lock(mu_);
+      heard_.push_back(tables);
+      cv_.notify_all();
+    };
+  }
+  // Waits (up to 10 s) until `n` notifications have come; returns what came by then.
+  std::vector<std::vector<std::string>> WaitFor(size_t n) {
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, std::chrono::seconds(10), [&] { return heard_.size() >= n; });
+    return heard_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::vector<std::string>> heard_;  // GUARDED_BY(mu_)
+};
+
+// Several servers on one database: a commit through one store reaches the other stores'
+// listeners, naming the tables it wrote; a store never hears its own writes, a rolled-back
+// transaction is never heard, and a read-only one sends nothing.
+TEST_F(PostgresStoreTest, ACommitOnOneStoreWakesTheOtherStoresListener) {
+  const std::string url = NewDatabase();
+  auto a = Open(url);
+  auto b = Open(url);
+  ASSERT_TRUE(a && b);
+  HeardChanges heard_by_a, heard_by_b;
+  a->SetChangeListener(heard_by_a.Listener());
+  b->SetChangeListener(heard_by_b.Listener());
+  // SetChangeListener returns once its store listens: every later commit is heard.
+  ASSERT_TRUE(a->Write([](WriteTxn& txn) -> Status {
+    RETURN_IF_ERROR(txn.Put("clusters", "c1", "v"));
+    return txn.Put("tags", "t1", "v");
+  }).ok());
+  EXPECT_THAT(heard_by_b.WaitFor(1), ::testing::ElementsAre(::testing::UnorderedElementsAre("clusters", "tags")));
+
+  // Refused (rolled back) and read-only work is never announced; the next commit is.
+  Status refused = a->Write([](WriteTxn& txn) -> Status {
+    RETURN_IF_ERROR(txn.Put("clusters_active", "x", "v"));
+    return InvalidArgument("no");
+  });
+  ASSERT_EQ(refused.code(), StatusCode::kInvalidArgument);
+  ASSERT_TRUE(a->Write([](WriteTxn& txn) -> Status { return txn.Get("clusters", "c1").status(); }).ok());
+  ASSERT_TRUE(a->Write([](WriteTxn& txn) -> Status { return txn.Delete("tags", "t1"); }).ok());
+  EXPECT_THAT(heard_by_b.WaitFor(2), ::testing::ElementsAre(::testing::UnorderedElementsAre("clusters", "tags"),
+                                                            ::testing::ElementsAre("tags")));
+
+  // And the other way round; a heard nothing of its own writes.
+  ASSERT_TRUE(b->Write([](WriteTxn& txn) -> Status { return txn.Put("clusters_active", "c1", ""); }).ok());
+  EXPECT_THAT(heard_by_a.WaitFor(1), ::testing::ElementsAre(::testing::ElementsAre("clusters_active")));
+  EXPECT_EQ(heard_by_b.WaitFor(2).size(), 2u) << "b heard its own write";
+  a->Close();
+  b->Close();
 }
 
 // The writer sends a closure's writes queued, with its next read or at its end. One that

@@ -117,7 +117,11 @@ StatusOr<std::unique_ptr<Connection>> Connection::Open(const std::string& url,
 }
 
 Connection::Connection(pg_conn* conn, std::string url, std::shared_ptr<const TableCatalog> catalog)
-    : conn_(conn), url_(std::move(url)), catalog_(std::move(catalog)), prepared_(catalog_->size() * kOpCount, false) {}
+    : conn_(conn),
+      url_(std::move(url)),
+      catalog_(std::move(catalog)),
+      prepared_(catalog_->size() * kOpCount, false),
+      written_(catalog_->size(), false) {}
 
 Connection::~Connection() { PQfinish(conn_); }
 
@@ -195,9 +199,20 @@ StatusOr<Connection::Result> Connection::Run(std::string_view table, Op op, cons
   return std::move(*r);
 }
 
+std::vector<std::string> Connection::TakeWrittenTables() {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < written_.size(); ++i) {
+    if (!written_[i]) continue;
+    out.push_back(catalog_->name(static_cast<int>(i)));
+    written_[i] = false;
+  }
+  return out;
+}
+
 Status Connection::Write(std::string_view table, Op op, const std::vector<std::string_view>& params) {
-  if (!defer_writes_) return Run(table, op, params).status();
   const int index = catalog_->Index(table);
+  if (index >= 0) written_[static_cast<size_t>(index)] = true;
+  if (!defer_writes_) return Run(table, op, params).status();
   if (index < 0) return UnknownTable(table);
   Queued q{.index = index, .op = op};
   for (std::string_view p : params) q.params.emplace_back(p);

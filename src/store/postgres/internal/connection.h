@@ -66,6 +66,9 @@ class Connection {
   Status EnsureConnected();
   // Whether the server side ended the last transaction (failed or lost): no open transaction.
   bool Idle() const;
+  // The tables Put, Delete or DeleteRange named since the last call (in catalog order), and
+  // forgets them: what a write transaction announces (change_feed.h).
+  std::vector<std::string> TakeWrittenTables();
 
   // The catalogued table operations (txn.h's WriteTxn). Unknown tables are kInternal.
   StatusOr<std::optional<std::string>> Get(std::string_view table, std::string_view key);
@@ -106,6 +109,7 @@ class Connection {
   std::string url_;
   std::shared_ptr<const TableCatalog> catalog_;
   std::vector<bool> prepared_;  // [table index * kOpCount + op]
+  std::vector<bool> written_;   // [table index]: named by a write since TakeWrittenTables
   std::vector<Queued> queue_;      // statements waiting for the next round trip
   bool defer_writes_ = false;
   bool commit_in_flight_ = false;  // EndRead's COMMIT, its answer not collected yet

@@ -1,0 +1,288 @@
+"""Several `paddock server` replicas on one PostgreSQL database (issue 16 §2): each server's Fargate
+agent runs only the tasks placed on it (a task runs once, whichever replica took RunTask and
+whichever is asked to stop it); a change committed through one replica wakes the agents and the
+scheduler of the others at once (LISTEN/NOTIFY), so a task placed through replica A starts at once
+on a `paddock agent` long-polling replica B; killing the scheduler lease's holder hands the lease
+over within its time to live, and the other replica's scheduler keeps services at their count; a
+client that switches replicas reads its writes. Needs root, crun, busybox-static and PostgreSQL.
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import paddock_harness as h  # noqa: E402
+import pg_harness  # noqa: E402
+import task_harness as th  # noqa: E402
+from test_remote_agent import AgentProcess, write_agent_credentials  # noqa: E402
+
+PAGE = "hello from one of several replicas\n"
+LEASE_SECONDS = 3
+AGENT_TIMEOUT = 6
+CONFIG = f"agent_timeout_seconds = {AGENT_TIMEOUT}\n[scheduler]\nlease_seconds = {LEASE_SECONDS}\nresync_seconds = 30\n"
+
+
+def skip_reason():
+    reason = th.skip_reason()
+    if reason:
+        return reason
+    try:
+        pg_harness._bindir()
+    except RuntimeError as e:
+        return str(e)
+    return None
+
+
+def admin(state_dir, url, *args):
+    r = subprocess.run([h.paddock_bin(), "admin", "--state-dir", state_dir, "--store", url, *args],
+                       capture_output=True, timeout=120)
+    if r.returncode != 0:
+        raise AssertionError(f"paddock admin {args}: {r.stdout!r} {r.stderr!r}")
+    return json.loads(r.stdout)
+
+
+def containers_of(state_dir, task_id):
+    """The crun containers of task `task_id` the server on `state_dir` runs (its agent's runtime)."""
+    root = os.path.join(state_dir, "containers", "crun")
+    if not os.path.isdir(root):
+        return []
+    r = subprocess.run(["crun", "--root", root, "list", "-q"], capture_output=True, text=True, timeout=30)
+    return [c for c in r.stdout.split() if f"-{task_id}-" in c]
+
+
+@unittest.skipIf(skip_reason() is not None, skip_reason() or "")
+class MultiServer(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.pg = pg_harness.shared()
+        cls.url = cls.pg.database("multi")
+        cls.tmp = tempfile.mkdtemp(prefix="paddock-test-")
+        cls.addClassCleanup(shutil.rmtree, cls.tmp, ignore_errors=True)
+        cls.config = os.path.join(cls.tmp, "paddock.toml")
+        with open(cls.config, "w") as f:
+            f.write(CONFIG)
+        cls.dirs = {name: os.path.join(cls.tmp, name) for name in ("a", "b")}
+        for d in cls.dirs.values():
+            os.makedirs(d)
+            os.makedirs(d + "-work")
+            # Images are the node's own (its state directory), so each replica gets the image.
+            th.httpd_image(d, d + "-work", "busybox:multi", PAGE)
+        admin_out = admin(cls.dirs["a"], cls.url, "create-account", "--name", "main")
+        cls.account = admin_out["account"]
+        key = admin(cls.dirs["a"], cls.url, "create-access-key", "--account", cls.account)
+        cls.key_id, cls.secret = key["accessKeyId"], key["secretAccessKey"]
+        cls.servers = {}
+        cls.addClassCleanup(cls.stop_everything)
+        for name in ("a", "b"):
+            cls.start_server(name)
+        cls.ecs = {name: h.ecs_client(s.endpoint, cls.key_id, cls.secret) for name, s in cls.servers.items()}
+        ec2 = h.client("ec2", cls.servers["a"].endpoint, cls.key_id, cls.secret)
+        cls.subnet = ec2.describe_subnets()["Subnets"][0]["SubnetId"]
+        cls.ecs["a"].create_cluster(clusterName="multi")
+        cls.td = cls.ecs["a"].register_task_definition(
+            family="multi-web", networkMode="awsvpc", requiresCompatibilities=["FARGATE"], cpu="256", memory="512",
+            containerDefinitions=[{"name": "web", "image": "busybox:multi", "essential": True, "stopTimeout": 2}],
+        )["taskDefinition"]["taskDefinitionArn"]
+
+    @classmethod
+    def start_server(cls, name):
+        server = h.Server(cls.dirs[name], ["--store", cls.url, "--config", cls.config])
+        server.start()
+        cls.servers[name] = server
+        if hasattr(cls, "ecs"):
+            cls.ecs[name] = h.ecs_client(server.endpoint, cls.key_id, cls.secret)
+        return server
+
+    @classmethod
+    def stop_everything(cls):
+        # Every replica back (a killed one re-adopts its tasks), every task stopped through the API,
+        # then the replicas: nothing is left running on the host.
+        try:
+            for name in ("a", "b"):
+                if name not in cls.servers or not cls.servers[name].alive():
+                    cls.start_server(name)
+            ecs = cls.ecs["a"]
+            for cluster in ecs.list_clusters()["clusterArns"]:
+                for svc in ecs.list_services(cluster=cluster)["serviceArns"]:
+                    ecs.delete_service(cluster=cluster, service=svc, force=True)
+                for arn in ecs.list_tasks(cluster=cluster)["taskArns"]:
+                    ecs.stop_task(cluster=cluster, task=arn, reason="test cleanup")
+                # Every task asked to stop (a deleted service's too) until its agent has it STOPPED.
+                arns = ecs.list_tasks(cluster=cluster, desiredStatus="STOPPED")["taskArns"]
+                deadline = time.monotonic() + 60
+                while arns and time.monotonic() < deadline:
+                    described = []
+                    for i in range(0, len(arns), 100):
+                        described += ecs.describe_tasks(cluster=cluster, tasks=arns[i:i + 100])["tasks"]
+                    if all(t["lastStatus"] == "STOPPED" for t in described):
+                        break
+                    time.sleep(0.1)
+        finally:
+            for server in cls.servers.values():
+                server.stop()
+
+    def setUp(self):
+        # A replica an earlier test killed comes back on its state directory (re-adopting its tasks).
+        for name in ("a", "b"):
+            if not self.servers[name].alive():
+                self.start_server(name)
+
+    def context(self):
+        return "".join(f"\nserver {n}: {s.log_tail(1500)}" for n, s in self.servers.items())
+
+    def run_fargate(self, via, **extra):
+        r = self.ecs[via].run_task(cluster="multi", taskDefinition=self.td, launchType="FARGATE",
+                                   networkConfiguration={"awsvpcConfiguration": {"subnets": [self.subnet]}}, **extra)
+        self.assertEqual(r["failures"], [], self.context())
+        return r["tasks"][0]["taskArn"]
+
+    def wait_for(self, via, arn, status, timeout=30):
+        return th.wait_for_status(self, self.ecs[via], "multi", arn, status, timeout, self.context)
+
+    def running_copies(self, task_id):
+        return {name: containers_of(d, task_id) for name, d in self.dirs.items()}
+
+    def test_1_a_fargate_task_runs_once_whichever_replica_takes_it_and_stops_through_either(self):
+        for via, stop_via in (("a", "b"), ("b", "a")):
+            arn = self.run_fargate(via)
+            task_id = arn.rsplit("/", 1)[1]
+            task = self.wait_for(stop_via, arn, "RUNNING")
+            self.assertEqual(th.fetch(f"http://{th.task_ip(task)}:8080/"), PAGE)
+            # Both agents had every chance to pick it up: each polls its assignments every second.
+            time.sleep(2.5)
+            copies = self.running_copies(task_id)
+            self.assertEqual(sum(len(c) for c in copies.values()), 1,
+                             f"task placed through {via} runs as {copies}{self.context()}")
+            self.assertEqual(len(copies[via]), 1, f"the replica that placed it runs it: {copies}")
+            started = time.monotonic()
+            self.ecs[stop_via].stop_task(cluster="multi", task=arn, reason="stopped through the other replica")
+            task = self.wait_for(stop_via, arn, "STOPPED")
+            stop_seconds = time.monotonic() - started
+            print(f"\nRunTask via {via}, StopTask via {stop_via} -> STOPPED: {stop_seconds * 1000:.0f} ms",
+                  file=sys.stderr)
+            self.assertEqual(task["stopCode"], "UserInitiated")
+            self.assertEqual(self.running_copies(task_id), {"a": [], "b": []})
+
+    def test_2_a_task_placed_through_one_replica_starts_at_once_on_an_agent_polling_the_other(self):
+        # A `paddock agent` long-polling replica b; its image in its own state directory.
+        agent_dir = os.path.join(self.tmp, "agent")
+        os.makedirs(agent_dir)
+        th.httpd_image(agent_dir, agent_dir + "-work", "busybox:multi", PAGE)
+        key = admin(self.dirs["a"], self.url, "create-access-key", "--account", self.account)
+        creds = os.path.join(self.tmp, "agent-credentials")
+        with open(creds, "w") as f:
+            f.write(f"[agent]\naws_access_key_id = {key['accessKeyId']}\n"
+                    f"aws_secret_access_key = {key['secretAccessKey']}\n")
+        agent = AgentProcess(["--endpoint", self.servers["b"].endpoint, "--cluster", "multi", "--state-dir", agent_dir,
+                              "--credentials", creds, "--profile", "agent"],
+                             os.path.join(self.tmp, "agent.log")).start()
+        self.addCleanup(agent.stop)
+        td = self.ecs["a"].register_task_definition(
+            family="multi-ec2", networkMode="awsvpc", requiresCompatibilities=["EC2"], cpu="256", memory="128",
+            containerDefinitions=[{"name": "web", "image": "busybox:multi", "essential": True, "stopTimeout": 2}],
+        )["taskDefinition"]["taskDefinitionArn"]
+        th.connected_instance(self.ecs["a"], "multi", context=agent.log_tail)
+        # Replica b's long-poll waits up to 2 s between its own looks at the store; only a's commit,
+        # heard through PostgreSQL, answers it sooner: the agent takes the task (its first report
+        # moves it out of PROVISIONING) within half a second each time. Four runs, so that luck
+        # (a 1 in 4 chance each without the notification) cannot pass for it.
+        for attempt in range(4):
+            started = time.monotonic()
+            r = self.ecs["a"].run_task(cluster="multi", taskDefinition=td, launchType="EC2",
+                                       networkConfiguration={"awsvpcConfiguration": {"subnets": [self.subnet]}})
+            self.assertEqual(r["failures"], [], f"{self.context()}\nagent: {agent.log_tail()}")
+            arn = r["tasks"][0]["taskArn"]
+            self.assertEqual(r["tasks"][0]["containerInstanceArn"], agent.arn)
+            while self.ecs["a"].describe_tasks(cluster="multi", tasks=[arn])["tasks"][0]["lastStatus"] == "PROVISIONING":
+                self.assertLess(time.monotonic() - started, 10, agent.log_tail())
+                time.sleep(0.02)
+            taken = time.monotonic() - started
+            task = th.wait_for_status(self, self.ecs["a"], "multi", arn, "RUNNING", 30,
+                                      lambda: f"\nagent: {agent.log_tail()}")
+            running = time.monotonic() - started
+            print(f"\nRunTask via a -> taken by b's agent: {taken * 1000:.0f} ms, RUNNING: {running * 1000:.0f} ms",
+                  file=sys.stderr)
+            self.assertLess(taken, 0.5, "the agent polling b heard of a's task only at its next look")
+            self.assertEqual(th.fetch(f"http://{th.task_ip(task)}:8080/"), PAGE)
+            self.ecs["a"].stop_task(cluster="multi", task=arn)
+            th.wait_for_status(self, self.ecs["b"], "multi", arn, "STOPPED", 30, lambda: agent.log_tail())
+
+    def lease(self):
+        """(holder pid, epoch, expires ms) of the scheduler lease, read from the database."""
+        row = self.pg.psql("multi", "SELECT convert_from(v, 'UTF8') FROM t_scheduler_lease").stdout.strip()
+        holder, epoch, expires = row.rsplit(" ", 2)
+        return int(holder.split(":")[2]), int(epoch), int(expires)
+
+    def wait_running_count(self, via, service, count, timeout):
+        deadline = time.monotonic() + timeout
+        while True:
+            svc = self.ecs[via].describe_services(cluster="multi", services=[service])["services"][0]
+            if svc["runningCount"] == count and svc["desiredCount"] == count:
+                return svc
+            if time.monotonic() > deadline:
+                self.fail(f"{service} did not reach {count}: {svc['runningCount']} running, events "
+                          f"{[e['message'] for e in svc['events'][:5]]}{self.context()}")
+            time.sleep(0.1)
+
+    def test_3_killing_the_lease_holder_hands_the_scheduler_over_within_the_lease_time(self):
+        pids = {s.proc.pid: name for name, s in self.servers.items()}
+        holder_pid, epoch, _ = self.lease()
+        leader = pids[holder_pid]
+        other = "b" if leader == "a" else "a"
+        self.ecs[other].create_service(
+            cluster="multi", serviceName="handover", taskDefinition=self.td, desiredCount=1, launchType="FARGATE",
+            networkConfiguration={"awsvpcConfiguration": {"subnets": [self.subnet]}})
+        self.wait_running_count(other, "handover", 1, 30)
+        first = self.ecs[other].list_tasks(cluster="multi", serviceName="handover")["taskArns"][0].rsplit("/", 1)[1]
+        self.assertEqual(len(containers_of(self.dirs[leader], first)), 1, "the leader's scheduler placed it on itself")
+
+        self.servers[leader].kill()
+        killed = time.monotonic()
+        # Scaled after the kill, through the survivor: its scheduler must take the lease to act.
+        self.ecs[other].update_service(cluster="multi", service="handover", desiredCount=2)
+        while True:
+            holder_pid, new_epoch, _ = self.lease()
+            if pids.get(holder_pid) == other:
+                break
+            self.assertLess(time.monotonic() - killed, LEASE_SECONDS + 5, "the lease was not taken over")
+            time.sleep(0.05)
+        handover = time.monotonic() - killed
+        print(f"\nlease holder killed -> the other replica holds the lease: {handover * 1000:.0f} ms "
+              f"(lease_seconds = {LEASE_SECONDS})", file=sys.stderr)
+        # The dead holder's last renewal lasts the lease's time; the survivor tries every third of it.
+        self.assertLessEqual(handover, LEASE_SECONDS * 4 / 3 + 1)
+        self.assertGreater(new_epoch, epoch, "a takeover starts a new fencing epoch")
+        self.wait_running_count(other, "handover", 2, 30)
+        arns = self.ecs[other].list_tasks(cluster="multi", serviceName="handover")["taskArns"]
+        second = [a.rsplit("/", 1)[1] for a in arns if not a.endswith(first)]
+        self.assertEqual(len(second), 1)
+        self.assertEqual(len(containers_of(self.dirs[other], second[0])), 1, "the new leader placed it on itself")
+        # The dead replica's task is still RUNNING in the records: its containers outlive the server
+        # (a server restarted on its state directory re-adopts them); nothing stops it in the meantime.
+        self.assertEqual(len(containers_of(self.dirs[leader], first)), 1)
+
+    def test_4_a_client_that_switches_replicas_reads_its_writes(self):
+        # Every write commits before it is acknowledged and every read is a new snapshot of the one
+        # primary, so a read through the other replica right after a write sees it.
+        for i in range(20):
+            writer, reader = ("a", "b") if i % 2 == 0 else ("b", "a")
+            arn = self.ecs[writer].register_task_definition(**h.td_min(f"ryw-{i}"))["taskDefinition"]["taskDefinitionArn"]
+            self.assertEqual(self.ecs[reader].describe_task_definition(taskDefinition=f"ryw-{i}")
+                             ["taskDefinition"]["taskDefinitionArn"], arn)
+            self.ecs[writer].tag_resource(resourceArn=arn, tags=[{"key": "n", "value": str(i)}])
+            self.assertEqual(self.ecs[reader].list_tags_for_resource(resourceArn=arn)["tags"],
+                             [{"key": "n", "value": str(i)}])
+            self.ecs[writer].deregister_task_definition(taskDefinition=arn)
+            self.assertEqual(self.ecs[reader].describe_task_definition(taskDefinition=arn)
+                             ["taskDefinition"]["status"], "INACTIVE")
+
+
+if __name__ == "__main__":
+    unittest.main()
