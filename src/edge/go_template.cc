@@ -18,9 +18,12 @@
 
 #include "common/encoding.h"
 #include "edge/ecs_provider.h"
+#include "edge/internal/go_json.h"
 
 namespace paddock::edge {
 namespace {
+
+using internal::GoQuote;  // Go's strconv.Quote, as %q and Go's messages write strings
 
 // ---- values ----
 
@@ -112,26 +115,6 @@ std::string Print(const Value& v, bool top = true) {
     first = false;
   }
   return out + "]";
-}
-
-std::string GoQuote(std::string_view s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (c < 0x20 || c == 0x7f) {
-          out += fmt::format("\\x{:02x}", c);
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
 }
 
 // ---- the parse tree ----
