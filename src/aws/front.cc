@@ -385,10 +385,7 @@ class ApiFront::Impl {
 
     // AWS authenticates before it looks at the operation.
     ASSIGN_OR_RETURN(VerifiedRequest who, verifier_.Verify(req, service->SigningName()));
-    if (record) {
-      record->account = who.principal.account.str();
-      record->agent = !who.principal.agent_of.empty();
-    }
+    if (record) record->account = who.principal.account.str();
 
     if (!service->Model().HasOperation(action)) {
       return UnknownOperation(fmt::format("Unknown operation '{}'.", action.substr(0, 256)));
@@ -410,7 +407,9 @@ class ApiFront::Impl {
         ASSIGN_OR_RETURN(*stream, service->CallStream(ctx, input.get_object()));
         return std::string();
       }
-      return service->Call(ctx, input.get_object());
+      StatusOr<std::string> answer = service->Call(ctx, input.get_object());
+      if (answer.ok() && options_.call_succeeded) options_.call_succeeded(ctx, service->SigningName());
+      return answer;
     } catch (const std::exception& e) {
       return Internal(fmt::format("An internal error occurred while processing {}: {}", action, e.what()));
     } catch (...) {

@@ -21,6 +21,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "aws/credentials.h"
@@ -42,7 +43,6 @@ struct RequestRecord {
   std::string service;  // the service's signing name ("ecs", "ec2"); empty when none was found
   std::string action;   // empty when the request named none
   std::string account;  // the caller's account; empty when it was not authenticated
-  bool agent = false;   // the caller was a container instance's agent (Principal::agent_of)
   int http_status = 0;
   std::string error;    // the AWS error code; empty on success
   std::chrono::microseconds latency{0};  // from Handle's start to its answer
@@ -58,6 +58,11 @@ struct FrontOptions {
   // Called once per request, on the request's thread, after its answer is made (`--access-log`,
   // cli/access_log.h). Must be cheap and thread-safe. Optional.
   std::function<void(const RequestRecord&)> observer;
+  // Called after a JSON-protocol call its service answered without error (not for an event stream),
+  // on the request's thread, with the call's context and the service's signing name: for readers
+  // that follow what accounts change (the console's change feed). Must be cheap and thread-safe;
+  // it costs a request nothing when unset. Optional.
+  std::function<void(const CallContext&, std::string_view signing_name)> call_succeeded;
 };
 
 class ApiFront {

@@ -162,6 +162,19 @@ TEST_F(ApiFrontTest, SuccessfulCall) {
   EXPECT_EQ(ecs_.last_ctx.now, clock_.Now());
 }
 
+TEST_F(ApiFrontTest, CallSucceededHearsOnlyTheCallsTheServiceAnswered) {
+  std::vector<std::string> heard;
+  FrontOptions options;
+  options.call_succeeded = [&](const CallContext& ctx, std::string_view service) {
+    heard.push_back(fmt::format("{} {} {}", service, ctx.action, ctx.scope.account.str()));
+  };
+  MakeFront(std::move(options));
+  EXPECT_EQ(front_->Handle(Request("ListClusters", "{}")).status, 200);
+  EXPECT_EQ(front_->Handle(Request("ListClusters", R"({"maxResults":"five"})")).status, 400);  // invalid input
+  EXPECT_EQ(front_->Handle(Request("ListClusters", "{}", "AKIDALICE", "wrong")).status, 400);    // bad signature
+  EXPECT_EQ(heard, (std::vector<std::string>{"ecs ListClusters 123456789012"}));
+}
+
 TEST_F(ApiFrontTest, AnAgentCredentialCallsOnlyWhatTheServiceOpensToAgents) {
   http::Response denied = front_->Handle(Request("ListClusters", "{}", "ASIAAGENT"));
   ExpectError(denied, 400, "AccessDeniedException",

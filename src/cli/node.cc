@@ -752,14 +752,13 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   front_options.rate_limits = config.api_rate_limits == "aws";
   // --accept-any-credentials is the emulator's mode: anyone is root, nothing is authorized.
   if (!config.accept_any_credentials) front_options.authorizer = impl->authorizer.get();
+  if (config.access_log) front_options.observer = StdoutAccessLog();
   // Every write an account makes through the API tells its console watches (issue 17); an agent's
   // reports reach them through the task owner's listener instead.
-  front_options.observer = [feed = &impl->change_feed, log = config.access_log ? StdoutAccessLog() : nullptr](
-                               const aws::RequestRecord& r) {
-    if (log) log(r);
-    if (r.http_status != 200 || r.account.empty() || r.agent || console::ActionOnlyReads(r.action)) return;
-    if (std::optional<console::ChangeKind> kind = console::ChangeKindOfService(r.service))
-      feed->Publish(AccountId(r.account), *kind);
+  front_options.call_succeeded = [feed = &impl->change_feed](const aws::CallContext& ctx, std::string_view service) {
+    if (!ctx.principal.agent_of.empty() || console::ActionOnlyReads(ctx.action)) return;
+    if (std::optional<console::ChangeKind> kind = console::ChangeKindOfService(service))
+      feed->Publish(ctx.scope.account, *kind);
   };
   impl->sessions = std::make_unique<sts::Sessions>(*impl->store);
   impl->session_reaper = std::make_unique<SessionReaper>("sts sessions", *impl->sessions);

@@ -1,7 +1,7 @@
 // console/change_feed: which accounts' resources just changed, for the console's live views.
 //
 // The node publishes a kind of change for an account whenever something of that kind commits:
-// a successful write through the API (the front's observer), a task launched, stopped or reported
+// a successful write through the API (the front's call_succeeded hook), a task launched, stopped or reported
 // by its agent, a scheduler pass that wrote a service, a deploy controller's tick. A console
 // watching that account learns only *that* something of a kind changed — never what — and reads
 // the current state again through the API, where IAM decides what it may see. So a watch reveals
