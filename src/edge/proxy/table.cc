@@ -1,6 +1,7 @@
 #include "edge/proxy/table.h"
 
 #include <cmath>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -79,23 +80,28 @@ std::shared_ptr<ServerState> Backend::PickServer(std::string_view client_ip) con
 }
 
 std::shared_ptr<ServerState> Backend::PickTwoChoices() const {
-  std::vector<const ServerState*> routable;
-  routable.reserve(servers.size());
-  for (const Server& s : servers)
-    if (s.state->Routable()) routable.push_back(s.state.get());
-  if (routable.empty()) return nullptr;
-  size_t chosen = 0;
-  if (routable.size() > 1) {
-    thread_local std::mt19937_64 rng(std::random_device{}());
-    // Two distinct indexes: the second drawn from one fewer and shifted past the first (Traefik's).
-    const size_t n1 = std::uniform_int_distribution<size_t>(0, routable.size() - 1)(rng);
-    size_t n2 = std::uniform_int_distribution<size_t>(0, routable.size() - 2)(rng);
-    if (n2 >= n1) ++n2;
-    chosen = routable[n2]->in_flight() < routable[n1]->in_flight() ? n2 : n1;
+  // Counted, then found again by rank: no list of the routable ones is made per pick.
+  size_t routable = 0;
+  for (const Server& s : servers) routable += s.state->Routable() ? 1 : 0;
+  if (routable == 0) return nullptr;
+  auto nth = [&](size_t rank) -> const std::shared_ptr<ServerState>* {
+    for (const Server& s : servers)
+      if (s.state->Routable() && rank-- == 0) return &s.state;
+    return nullptr;  // one went down between the count and here
+  };
+  if (routable == 1) {
+    const auto* only = nth(0);
+    return only ? *only : nullptr;
   }
-  for (const Server& s : servers)
-    if (s.state.get() == routable[chosen]) return s.state;
-  return nullptr;
+  thread_local std::mt19937_64 rng(std::random_device{}());
+  // Two distinct ranks: the second drawn from one fewer and shifted past the first (Traefik's).
+  const size_t n1 = std::uniform_int_distribution<size_t>(0, routable - 1)(rng);
+  size_t n2 = std::uniform_int_distribution<size_t>(0, routable - 2)(rng);
+  if (n2 >= n1) ++n2;
+  const auto* first = nth(n1);
+  const auto* second = nth(n2);
+  if (!first || !second) return first ? *first : second ? *second : nullptr;
+  return (*second)->in_flight() < (*first)->in_flight() ? *second : *first;
 }
 
 std::shared_ptr<ServerState> Backend::PickRendezvous(std::string_view client_ip) const {
@@ -113,35 +119,37 @@ std::shared_ptr<ServerState> Backend::PickRendezvous(std::string_view client_ip)
 }
 
 std::shared_ptr<ServerState> Backend::PickLeastTime() const {
-  std::vector<size_t> tied;
+  auto score = [](const Server& s) { return s.state->AverageResponseMs() * (1 + s.state->in_flight()) / s.weight; };
+  // The lowest score, then the earliest deadline among the servers that have it (every server
+  // before its first response, say): weighted round robin among the tied, whose deadline then moves
+  // on by 1/weight. Scores are read under the lock, so both passes see one set of them.
+  std::lock_guard lock(wrr_mu_);
+  std::vector<double>& deadlines = server_deadlines_;
+  if (deadlines.size() != servers.size()) {
+    deadlines.assign(servers.size(), 0);
+    double d = 0;
+    for (size_t i = 0; i < servers.size(); ++i)
+      if (servers[i].weight > 0) deadlines[i] = d += 1.0 / servers[i].weight;
+  }
+  std::optional<size_t> pick;
   double min_score = 0;
+  bool tied = false;  // Traefik's EDF turn is taken only among equal scores
   for (size_t i = 0; i < servers.size(); ++i) {
     const Server& s = servers[i];
     if (s.weight <= 0 || !s.state->Routable()) continue;
-    const double score = s.state->AverageResponseMs() * (1 + s.state->in_flight()) / s.weight;
-    if (tied.empty() || score < min_score) {
-      min_score = score;
-      tied.assign(1, i);
-    } else if (score == min_score) {
-      tied.push_back(i);
+    const double sc = score(s);
+    if (!pick || sc < min_score) {
+      pick = i;
+      min_score = sc;
+      tied = false;
+    } else if (sc == min_score) {
+      tied = true;
+      if (deadlines[i] < deadlines[*pick]) pick = i;
     }
   }
-  if (tied.empty()) return nullptr;
-  if (tied.size() == 1) return servers[tied.front()].state;
-  // Equal scores (every server before its first response, say): the earliest deadline, which then
-  // moves on by 1/weight — weighted round robin among the tied.
-  std::lock_guard lock(wrr_mu_);
-  if (server_deadlines_.size() != servers.size()) {
-    server_deadlines_.assign(servers.size(), 0);
-    double d = 0;
-    for (size_t i = 0; i < servers.size(); ++i)
-      if (servers[i].weight > 0) server_deadlines_[i] = d += 1.0 / servers[i].weight;
-  }
-  size_t pick = tied.front();
-  for (size_t i : tied)
-    if (server_deadlines_[i] < server_deadlines_[pick]) pick = i;
-  server_deadlines_[pick] += 1.0 / servers[pick].weight;
-  return servers[pick].state;
+  if (!pick) return nullptr;
+  if (tied) deadlines[*pick] += 1.0 / servers[*pick].weight;
+  return servers[*pick].state;
 }
 
 std::shared_ptr<ServerState> Backend::PickRoundRobin() const {
