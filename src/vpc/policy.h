@@ -47,6 +47,10 @@ struct PolicyGroup {
 struct PolicyMember {
   std::string ip;  // dotted quad
   std::vector<std::string> groups;
+  // The overlay (underlay) address of the host whose agent runs the interface's task, dotted quad
+  // (issue 16 §3: the agents reach another host's tasks of the VPC through a VXLAN overlay to it);
+  // empty when its host has none (a one-host node) or it is not placed yet.
+  std::string host = {};
 
   friend bool operator==(const PolicyMember&, const PolicyMember&) = default;
 };
@@ -58,6 +62,9 @@ struct VpcPolicy {
   std::string version;
   std::vector<PolicyGroup> groups;    // sorted by group_id
   std::vector<PolicyMember> members;  // sorted by ip
+  // The VPC's VXLAN network identifier (1..2^24-1), unique among the store's VPCs; 0: none yet
+  // (no overlay for it).
+  uint32_t vni = 0;
 
   friend bool operator==(const VpcPolicy&, const VpcPolicy&) = default;
 };

@@ -532,7 +532,9 @@ std::string PolicyVersion(const VpcPolicy& p) {
     AppendCanonical(text, "member");
     AppendCanonical(text, m.ip);
     for (const auto& g : m.groups) AppendCanonical(text, g);
+    AppendCanonical(text, "host" + m.host);
   }
+  AppendCanonical(text, "vni" + std::to_string(p.vni));
   unsigned char digest[SHA256_DIGEST_LENGTH];
   SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(), digest);
   return HexEncode(std::string_view(reinterpret_cast<const char*>(digest), 16));

@@ -237,6 +237,13 @@ struct NetworkOptions {
   uint16_t dynamic_port_last = 0;
   // Per task address, in every VPC router and on the bridge-mode bridge (see FlowLimits).
   FlowLimits flow_limits;
+  // Issue 16 §3, the overlay: this host's own IPv4 address on the network its hosts share (the
+  // underlay), dotted quad. When set, each VPC router namespace reaches the VPC's tasks on other
+  // hosts (vpc::PolicyMember::host) through a VXLAN device of the VPC's vni (vpc::VpcPolicy::vni);
+  // empty: no overlay (one host).
+  std::string overlay_address;
+  // The UDP port the overlay's VXLAN devices send to and listen on (IANA's VXLAN port).
+  uint16_t overlay_port = 4789;
 };
 
 enum class Protocol { kTcp, kUdp };

@@ -163,9 +163,15 @@ json::object EncodeVpcPolicy(const vpc::VpcPolicy& policy) {
     groups.push_back(json::object{{"groupId", g.group_id}, {"ingress", std::move(ingress)}, {"egress", std::move(egress)}});
   }
   json::array members;
-  for (const vpc::PolicyMember& m : policy.members) members.push_back(json::object{{"ip", m.ip}, {"groups", Strings(m.groups)}});
-  return json::object{{"vpcId", policy.vpc_id}, {"version", policy.version}, {"groups", std::move(groups)},
-                      {"members", std::move(members)}};
+  for (const vpc::PolicyMember& m : policy.members) {
+    json::object member{{"ip", m.ip}, {"groups", Strings(m.groups)}};
+    if (!m.host.empty()) member["host"] = m.host;
+    members.push_back(std::move(member));
+  }
+  json::object o{{"vpcId", policy.vpc_id}, {"version", policy.version}, {"groups", std::move(groups)},
+                 {"members", std::move(members)}};
+  if (policy.vni != 0) o["vni"] = policy.vni;
+  return o;
 }
 
 StatusOr<vpc::VpcPolicy> DecodeVpcPolicy(const json::object& o) {
@@ -193,7 +199,13 @@ StatusOr<vpc::VpcPolicy> DecodeVpcPolicy(const json::object& o) {
     vpc::PolicyMember member;
     member.ip = Str(*m, "ip");
     ASSIGN_OR_RETURN(member.groups, DecodeStrings(*m, "groups"));
+    member.host = Str(*m, "host");
     p.members.push_back(std::move(member));
+  }
+  if (const json::value* vni = o.if_contains("vni")) {
+    if (!vni->is_int64() || vni->as_int64() < 0 || vni->as_int64() >= (1 << 24))
+      return InvalidArgument("policy: vni must be an integer from 0 to 16777215");
+    p.vni = static_cast<uint32_t>(vni->as_int64());
   }
   return p;
 }
