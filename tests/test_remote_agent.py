@@ -50,15 +50,16 @@ class AgentProcess:
 
     PREFIX = "paddock agent registered as "
 
-    def __init__(self, args, log_path):
+    def __init__(self, args, log_path, prefix=()):
         self.args = args
         self.log_path = log_path
+        self.prefix = list(prefix)  # e.g. ["nsenter", "--net=/var/run/netns/H"]: a simulated host
         self.proc = None
         self.arn = None
 
     def start(self, timeout=20):
         log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen([h.paddock_bin(), "agent", *self.args], stdout=subprocess.PIPE, stderr=log,
+        self.proc = subprocess.Popen([*self.prefix, h.paddock_bin(), "agent", *self.args], stdout=subprocess.PIPE, stderr=log,
                                      stdin=subprocess.DEVNULL)
         log.close()
         timer = threading.Timer(timeout, self.proc.kill)

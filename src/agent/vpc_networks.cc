@@ -40,8 +40,15 @@ StatusOr<std::pair<net::FetchedPolicy, net::VpcNetwork>> VpcNetworks::Fetch(cons
   // Before the question: an answer cannot be older than this.
   fetched.fetched_at = net::MonotonicNanos();
   ASSIGN_OR_RETURN(fetched.policy, control_.NetworkPolicy(options_.agent_id, scope));
-  const std::string node = control_.NetworkIdentity();
+  std::string node = control_.NetworkIdentity();
   if (node.empty()) return Unavailable("the control plane has not said its network identity yet");
+  // With an overlay, the host is its overlay address: agents of one server with different ones
+  // are on different hosts (or simulate them, each in a network namespace of its own, on one
+  // machine), and never share a VPC namespace.
+  if (!options_.network.overlay_address.empty()) {
+    node += "-" + options_.network.overlay_address;
+    std::replace(node.begin(), node.end(), '.', '-');
+  }
   ASSIGN_OR_RETURN(net::VpcNetwork vpc, net::VpcNetworkFor(options_.network, {fetched.policy.vpc_id, node}));
   return std::make_pair(std::move(fetched), std::move(vpc));
 }

@@ -206,6 +206,9 @@ void AddAgentCommand(CLI::App& app, AgentCommand& c) {
   c.cmd->add_option("--local-registry", c.local_registries,
                     "A registry on this host's own addresses (HOST:PORT as in image names) that tasks may pull from; "
                     "every other registry on a loopback, link-local or own address is refused (repeatable)");
+  c.cmd->add_option("--overlay-address", c.overlay_address,
+                    "Join the hosts' VXLAN overlay at this host's IPv4 address on the network the hosts share "
+                    "('auto': the source address of its default route); off by default");
   c.cmd->add_option("--max-unpacked-bytes", c.max_unpacked_bytes,
                     "Refuse an image whose pull would unpack more than this many bytes (default 20 GiB)")
       ->check(CLI::Range(uint64_t{1}, UINT64_MAX));
@@ -253,6 +256,16 @@ int RunAgentCommand(const AgentCommand& c) {
   agent::remote::HostResources host = agent::remote::DetectHost();
   if (c.cpu > 0) host.cpu = c.cpu;
   if (c.memory > 0) host.memory = c.memory;
+  if (c.overlay_address == "auto") {
+    if (host.private_ip.empty()) {
+      fmt::print(stderr, "paddock agent: --overlay-address auto: this host has no default route to take its address "
+                         "from; name the address\n");
+      return 1;
+    }
+    host.overlay_address = host.private_ip;
+  } else {
+    host.overlay_address = c.overlay_address;
+  }
   // Host-level grants as its operator set them (--allow-host-access), whatever placement decided.
   const agent::HostAccess host_access = c.allow_host_access ? agent::HostAccess::kAllowed : agent::HostAccess::kRefused;
   bool unrecognised = false;
@@ -315,6 +328,7 @@ int RunAgentCommand(const AgentCommand& c) {
                                                               metadata.get(), host_access);
   agent_options.pids_per_task = c.pids_per_task;
   agent_options.network.flow_limits = {.tracked_per_task = c.flows_per_task, .new_per_second = c.new_flows_per_second};
+  agent_options.network.overlay_address = host.overlay_address;
   // The runtime is this agent's alone: every container in it is its own, whichever instance it
   // was registered as when it made it.
   agent_options.container_owner = tag;

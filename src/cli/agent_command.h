@@ -5,6 +5,11 @@
 //   paddock agent --endpoint http://10.0.0.1:4566 --cluster prod [--state-dir ./.paddock-agent]
 //                 [--credentials FILE] [--profile paddock] [--region us-east-1] [--allow-host-access]
 //
+// --overlay-address ADDR|auto joins the hosts' VXLAN overlay (issue 16 §3; docs/scaling.md, "Many
+// hosts"): the instance's awsvpc tasks reach their VPC's tasks on other hosts, and theirs reach
+// them, by their VPC addresses; ADDR is this host's address on the network the hosts share ("auto":
+// the source address of its default route).
+//
 // --allow-host-access lets the instance's tasks have host-level grants (host paths, added
 // capabilities, devices, privileged, host pid/ipc/network namespaces; ecs/taskdef/host_grants.h):
 // it advertises the attributes placement requires for them, and its agent runs them. Off by
@@ -42,6 +47,7 @@ struct AgentCommand {
   uint32_t new_flows_per_second = 2000;  // agent/net FlowLimits; 0: no bound
   uint64_t max_unpacked_bytes = uint64_t{20} << 30;  // images::kDefaultMaxUnpackedBytes
   std::vector<std::string> local_registries;  // registries on this host's addresses tasks may pull from
+  std::string overlay_address;  // issue 16 §3: "" no overlay; "auto" the host's primary address; or an IPv4
 };
 
 void AddAgentCommand(CLI::App& app, AgentCommand& c);

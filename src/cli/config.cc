@@ -6,6 +6,7 @@
 #include <toml++/toml.h>
 
 #include "common/ids.h"
+#include "vpc/default_vpc.h"
 
 namespace paddock::cli {
 
@@ -172,7 +173,18 @@ Status LoadConfigFile(const std::string& path, ServerConfig& config) {
                                     {"backoff_cap_seconds", &c.backoff_cap_seconds},
                                     {"lease_seconds", &c.lease_seconds}}));
     } else if (k == "agent" && node.is_table()) {
-      RETURN_IF_ERROR(LoadIntegers(path, k, *node.as_table(),
+      toml::table limits = *node.as_table();
+      if (const toml::node* overlay = limits.get("overlay_address")) {
+        uint32_t ip = 0;
+        const std::optional<std::string> text = overlay->value<std::string>();
+        if (!text || (!text->empty() && (!vpc::ParseIpv4(*text, &ip) || ip >> 24 == 0 || ip >> 24 == 127 ||
+                                         ip >> 16 == 0xA9FE || ip >> 28 >= 0xE)))
+          return InvalidArgument(fmt::format("config file {}: 'agent.overlay_address' must be a unicast IPv4 address "
+                                             "another host can reach, or \"\"", path));
+        config.agent.overlay_address = *text;
+        limits.erase("overlay_address");
+      }
+      RETURN_IF_ERROR(LoadIntegers(path, k, limits,
                                    {{"pids_per_task", &config.agent.pids_per_task},
                                     {"pids_per_node", &config.agent.pids_per_node},
                                     {"flows_per_task", &config.agent.flows_per_task},

@@ -22,6 +22,7 @@
 //   pids_per_node = 28672          # all tasks together; default pid_max less max(4096, 10%); 0 = no bound
 //   flows_per_task = 4096          # tracked connections a task address may hold (conntrack); 0 = no bound
 //   new_flows_per_second = 2000    # new connections a task address may open per second; 0 = no bound
+//   overlay_address = ""           # this host's address in the hosts' VXLAN overlay; "" = none (docs/scaling.md)
 //
 //   agent_long_polls = 16          # agents waiting in PollAssignments at once (docs/agent-protocol.md)
 //   agent_timeout_seconds = 60     # agentConnected: last heartbeat at most this old
@@ -91,6 +92,9 @@ struct AgentLimitsConfig {
   // Each task address's share of the node's connection tracking (agent/net FlowLimits); 0: none.
   int64_t flows_per_task = 4096;
   int64_t new_flows_per_second = 2000;
+  // Issue 16 §3: this host's IPv4 address on the network the hosts share, where other hosts' agents
+  // send its VPCs' overlay traffic (agent/net NetworkOptions::overlay_address); "": no overlay.
+  std::string overlay_address;
 };
 
 // One [[ec2_instance]]: a container instance whose agent runs inside the server.

@@ -213,6 +213,7 @@ agent::AgentOptions WithNodeLimits(agent::AgentOptions options, const ServerConf
   options.pids_per_task = static_cast<uint64_t>(config.agent.pids_per_task);
   options.network.flow_limits.tracked_per_task = static_cast<uint32_t>(config.agent.flows_per_task);
   options.network.flow_limits.new_per_second = static_cast<uint32_t>(config.agent.new_flows_per_second);
+  options.network.overlay_address = config.agent.overlay_address;
   return options;
 }
 
@@ -797,6 +798,7 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   });
   impl->discovery = std::make_unique<CloudMapDiscovery>(impl->cloudmap->registry());
   impl->tasks->SetDiscovery(impl->discovery.get());
+  impl->tasks->SetOverlayAddress(config.agent.overlay_address);
   impl->services->SetDiscovery(impl->discovery.get());
   // Task roles (issue 11): the control plane mints every task's role credentials, for its own
   // agents and over the agent protocol (GetTaskCredentials) for `paddock agent`s, from the same

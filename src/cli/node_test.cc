@@ -66,6 +66,27 @@ TEST(ConfigTest, DnsTable) {
   fs::remove_all(dir);
 }
 
+// Issue 16 §3: the [agent] table names this host's overlay address beside its integer limits.
+TEST(ConfigTest, AgentOverlayAddress) {
+  std::string dir = TempDir();
+  std::string path = dir + "/paddock.toml";
+  EXPECT_EQ(ServerConfig{}.agent.overlay_address, "");  // no overlay unless asked
+  std::ofstream(path) << "[agent]\npids_per_task = 100\noverlay_address = \"10.0.0.7\"\n";
+  ServerConfig c;
+  ASSERT_TRUE(LoadConfigFile(path, c).ok());
+  EXPECT_EQ(c.agent.overlay_address, "10.0.0.7");
+  EXPECT_EQ(c.agent.pids_per_task, 100);
+  for (const char* bad : {"127.0.0.1", "169.254.1.1", "224.0.0.5", "0.0.0.0", "10.0.0", "host.lan"}) {
+    std::ofstream(path) << "[agent]\noverlay_address = \"" << bad << "\"\n";
+    ServerConfig b;
+    EXPECT_FALSE(LoadConfigFile(path, b).ok()) << bad;
+  }
+  std::ofstream(path) << "[agent]\noverlay_address = 7\n";
+  ServerConfig b;
+  EXPECT_FALSE(LoadConfigFile(path, b).ok());
+  fs::remove_all(dir);
+}
+
 TEST(ConfigTest, ImagesTable) {
   std::string dir = TempDir();
   std::string path = dir + "/paddock.toml";

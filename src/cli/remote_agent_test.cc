@@ -594,6 +594,22 @@ TEST_F(RemoteAgentTest, OnlyTheInstancesOwnCredentialSpeaksForItsAgent) {
   EXPECT_EQ(ecs::api::AnswerFor(revoked.status()).type, "UnrecognizedClientException") << revoked.status().ToString();
 }
 
+// Issue 16 §3: RegisterAgent's overlayAddress — an address other hosts can send to, or refused in
+// ECS's words with nothing registered.
+TEST_F(RemoteAgentTest, RegisterAgentTakesOnlyAnOverlayAddressOtherHostsCanReach) {
+  const std::string agent_target = "PaddockAgentV20261130";
+  JsonClient as_agent(agent_);
+  for (const char* bad : {"127.0.0.1", "0.0.0.0", "169.254.1.1", "224.0.0.1", "255.255.255.255", "10.1.2", "h.lan"}) {
+    json::object request = agent::remote::RegistrationRequest("ec2", {2048, 2048, ""}, {"22"}, instance_arn_);
+    request["overlayAddress"] = bad;
+    auto refused = as_agent.Call(agent_target + ".RegisterAgent", request);
+    EXPECT_EQ(ecs::api::AnswerFor(refused.status()).type, "InvalidParameterException") << bad;
+  }
+  json::object request = agent::remote::RegistrationRequest("ec2", {2048, 2048, "", "10.1.2.3"}, {"22"}, instance_arn_);
+  EXPECT_EQ(request["overlayAddress"], "10.1.2.3");
+  EXPECT_TRUE(as_agent.Call(agent_target + ".RegisterAgent", request).ok());
+}
+
 // The agent service's table: InProcessControl's details in ECS's words (the answers
 // AnInstanceGetsRoleCredentialsOnlyForItsOwnLiveTasks reads back), then ECS's table.
 TEST(AgentServiceErrorsTest, TheControlsRefusalsAreAnsweredInEcsWords) {

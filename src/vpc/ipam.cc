@@ -64,9 +64,10 @@ Status WritePool(store::WriteTxn& txn, const Scope& scope, const Subnet& subnet,
   return txn.Put(kPools, PoolKey(scope, subnet), fmt::format("{} {}", st.cursor, st.in_use));
 }
 
-// "<owner> <group>,<group>…"
-std::string EncodeHeld(std::string_view owner, const std::vector<std::string>& groups) {
-  return fmt::format("{} {}", owner, fmt::join(groups, ","));
+// "<owner> <group>,<group>…[ <host>]"
+std::string EncodeHeld(std::string_view owner, const std::vector<std::string>& groups, std::string_view host) {
+  if (host.empty()) return fmt::format("{} {}", owner, fmt::join(groups, ","));
+  return fmt::format("{} {} {}", owner, fmt::join(groups, ","), host);
 }
 
 StatusOr<HeldAddress> DecodeHeld(uint32_t ip, std::string_view v) {
@@ -76,6 +77,10 @@ StatusOr<HeldAddress> DecodeHeld(uint32_t ip, std::string_view v) {
   if (space == std::string_view::npos) return DataLoss("corrupt IPAM address record");
   h.owner = std::string(v.substr(0, space));
   std::string_view rest = v.substr(space + 1);
+  if (size_t host = rest.find(' '); host != std::string_view::npos) {
+    h.host = std::string(rest.substr(host + 1));
+    rest = rest.substr(0, host);
+  }
   while (!rest.empty()) {
     size_t comma = rest.find(',');
     h.groups.emplace_back(rest.substr(0, comma));
@@ -124,10 +129,33 @@ Status Exhausted(const Subnet& subnet) {
       fmt::format("There are not enough free addresses in subnet '{}' to satisfy the request.", subnet.id));
 }
 
+// The scope's VPC's vni, given now (the store-wide counter's next) when it has none.
+StatusOr<uint32_t> EnsureVni(store::WriteTxn& txn, const Scope& scope) {
+  ASSIGN_OR_RETURN(uint32_t vni, VniOf(txn, scope));
+  if (vni != 0) return vni;
+  ASSIGN_OR_RETURN(auto next, txn.Get(internal::kVniNext, ""));
+  vni = 1;
+  if (next && (std::from_chars(next->data(), next->data() + next->size(), vni).ec != std::errc() || vni == 0))
+    return DataLoss("corrupt vni counter record");
+  if (vni >= (1u << 24)) return ResourceExhausted("every VXLAN network identifier of this store is taken");
+  RETURN_IF_ERROR(txn.Put(internal::kVniNext, "", std::to_string(vni + 1)));
+  RETURN_IF_ERROR(txn.Put(internal::kVnis, ScopeKey(scope).Done(), std::to_string(vni)));
+  return vni;
+}
+
 }  // namespace
 
+StatusOr<uint32_t> VniOf(store::ReadTxn& txn, const Scope& scope) {
+  ASSIGN_OR_RETURN(auto v, txn.Get(internal::kVnis, ScopeKey(scope).Done()));
+  if (!v) return uint32_t{0};
+  uint32_t vni = 0;
+  if (std::from_chars(v->data(), v->data() + v->size(), vni).ec != std::errc() || vni == 0 || vni >= (1u << 24))
+    return DataLoss("corrupt vni record");
+  return vni;
+}
+
 StatusOr<uint32_t> AllocateIp(store::WriteTxn& txn, const Scope& scope, const Subnet& subnet, std::string_view owner,
-                              const std::vector<std::string>& requested_groups) {
+                              const std::vector<std::string>& requested_groups, std::string_view host) {
   std::vector<std::string> groups;
   for (const auto& g : requested_groups)
     if (std::find(groups.begin(), groups.end(), g) == groups.end()) groups.push_back(g);
@@ -148,8 +176,9 @@ StatusOr<uint32_t> AllocateIp(store::WriteTxn& txn, const Scope& scope, const Su
     ASSIGN_OR_RETURN(ip, NextFit(txn, kAddresses, pool, subnet, start));
   }
   if (!ip) return Exhausted(subnet);
+  RETURN_IF_ERROR(EnsureVni(txn, scope).status());
 
-  RETURN_IF_ERROR(txn.Put(kAddresses, pool + store::Key().U64(*ip).Done(), EncodeHeld(owner, groups)));
+  RETURN_IF_ERROR(txn.Put(kAddresses, pool + store::Key().U64(*ip).Done(), EncodeHeld(owner, groups, host)));
   RETURN_IF_ERROR(txn.Put(kNodeAddresses, NodeKey(*ip, scope), ""));
   for (const auto& g : groups) RETURN_IF_ERROR(txn.Put(kMembers, internal::MemberKey(scope, g, *ip), owner));
   st.cursor = *ip;
@@ -241,7 +270,7 @@ Status UpgradeLegacyIpam(store::Store& store) {
       ASSIGN_OR_RETURN(auto existing, txn.Get(kAddresses, key));
       if (existing) continue;
       const std::vector<std::string> groups{vpc.security_group_id};
-      RETURN_IF_ERROR(txn.Put(kAddresses, key, EncodeHeld(owner, groups)));
+      RETURN_IF_ERROR(txn.Put(kAddresses, key, EncodeHeld(owner, groups, {})));
       RETURN_IF_ERROR(txn.Put(kNodeAddresses, NodeKey(ip, scope), ""));
       RETURN_IF_ERROR(txn.Put(kMembers, internal::MemberKey(scope, groups[0], ip), owner));
       ASSIGN_OR_RETURN(PoolState st, ReadPool(txn, scope, *subnet));

@@ -19,8 +19,16 @@
 // VPC, which works only for addresses unique on the node); when there is none, any free address of
 // the VPC is taken, and that task is not reachable from the node by its address.
 //
+// The overlay (issue 16 §3). Each address records the overlay address of the host whose agent
+// runs its owner (`host`, empty on a one-host node), so that every host's agent routes the VPC's
+// addresses on other hosts through the VPC's VXLAN network (agent/net). A VPC gets its VXLAN
+// network identifier (vni) with its first address: the next of a store-wide counter, never given
+// twice, so no two VPCs of the store share one (a hash of the VPC id could collide).
+//
 // Records (vpc/schema.h; keys in vpc/internal/tables.h):
-//   vpc_addresses          (account, region, subnet id, ip) -> "<owner> <group>,<group>…"
+//   vpc_addresses          (account, region, subnet id, ip) -> "<owner> <group>,<group>…[ <host>]"
+//   vpc_vnis               (account, region) -> "<vni>"
+//   vpc_vni_next           () -> "<vni>"
 //   vpc_address_pools      (account, region, subnet id) -> "<cursor> <in use>"
 //   node_addresses         (ip, account, region) -> ""                  which VPCs hold an address
 //   security_group_members (account, region, group id, ip) -> owner     (with vpc/security_groups)
@@ -40,12 +48,16 @@ namespace paddock::vpc {
 
 // The next free address of `subnet` in the scope's VPC, recorded as held by `owner` with the
 // security groups `groups` (ids of the scope's VPC; empty: its default group, as an interface
-// without groups gets on AWS; duplicates are dropped). A group that does not exist fails with
+// without groups gets on AWS; duplicates are dropped), on the host whose overlay address is
+// `host` (dotted quad; empty: none). Gives the VPC its vni when it has none yet. A group that does not exist fails with
 // vpc::Error::kGroupNotFound and allocates nothing. A full subnet fails with kResourceExhausted.
 // The change alters the VPC's policy: the caller tells SecurityGroups::NotifyPolicyChanged after
 // its commit.
 StatusOr<uint32_t> AllocateIp(store::WriteTxn& txn, const Scope& scope, const Subnet& subnet, std::string_view owner,
-                              const std::vector<std::string>& groups);
+                              const std::vector<std::string>& groups, std::string_view host = {});
+
+// The scope's VPC's vni; 0 when it has none yet (no address was ever allocated in it).
+StatusOr<uint32_t> VniOf(store::ReadTxn& txn, const Scope& scope);
 
 // Frees `ip` (and its group memberships). Releasing an address that is not held is not an error
 // (a retried release).
@@ -59,6 +71,7 @@ struct HeldAddress {
   uint32_t ip = 0;
   std::string owner;
   std::vector<std::string> groups;
+  std::string host = {};  // the overlay address of its owner's host; empty: none
 };
 
 // Every address held in the scope's VPC, by subnet then address.

@@ -18,8 +18,11 @@ inline constexpr store::TableDef kTables[] = {
     {"security_group_rules", 7},    // (account, region, rule id) -> group id
     {"security_group_refs", 7},     // (account, region, referenced group, referencing group, rule id) -> ""
     {"security_group_members", 7},  // (account, region, group id, ip) -> owner   the interfaces in a group
+    // vpc/: the overlay's VXLAN network identifiers (vpc/ipam.h, issue 16 §3)
+    {"vpc_vnis", 10},     // (account, region) -> "<vni>"   the VPC's, given with its first address
+    {"vpc_vni_next", 10},  // () -> "<vni>"   the next one to give: store-wide, never reused
 };
-// Versions up to 9 are the store-wide versions from before per-module versions.
-inline constexpr store::ModuleSchema kSchema{"vpc", 9, kTables};
+// Versions up to 9 are the store-wide versions from before per-module versions. 10: the vnis.
+inline constexpr store::ModuleSchema kSchema{"vpc", 10, kTables};
 
 }  // namespace paddock::vpc

@@ -818,17 +818,19 @@ StatusOr<VpcPolicy> SecurityGroups::PolicyFor(const Scope& scope) {
       return true;
     }));
     ASSIGN_OR_RETURN(held, HeldAddresses(txn, scope));
+    ASSIGN_OR_RETURN(p.vni, VniOf(txn, scope));
     return OkStatus();
   }));
   std::sort(held.begin(), held.end(), [](const HeldAddress& a, const HeldAddress& b) { return a.ip < b.ip; });
-  for (auto& h : held) p.members.push_back(PolicyMember{Ipv4ToString(h.ip), std::move(h.groups)});
+  for (auto& h : held) p.members.push_back(PolicyMember{Ipv4ToString(h.ip), std::move(h.groups), std::move(h.host)});
   p.version = PolicyVersion(p);
   return p;
 }
 
 Status SecurityGroups::ReapAccount(const AccountId& account) {
   std::set<Scope> scopes;
-  for (std::string_view table : {internal::kAddresses, internal::kPools, kMembers, kGroups, kGroupNames, kRuleIndex, kGroupRefs})
+  for (std::string_view table : {internal::kAddresses, internal::kPools, kMembers, kGroups, kGroupNames, kRuleIndex, kGroupRefs,
+                                 internal::kVnis})
     RETURN_IF_ERROR(DeleteAccountRows(store_, table, account, &scopes));
   for (const auto& s : scopes) NotifyPolicyChanged(s);
   return OkStatus();

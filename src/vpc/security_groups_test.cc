@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <iostream>
+#include <map>
 #include <set>
 
 #include "common/testing/fake_clock.h"
@@ -64,10 +65,11 @@ class SecurityGroupsTest : public ::testing::Test {
     return out;
   }
   // Allocates an address for `owner` in subnet a of the scope's VPC, with `groups`.
-  StatusOr<uint32_t> Allocate(const Scope& scope, std::string owner, std::vector<std::string> groups) {
+  StatusOr<uint32_t> Allocate(const Scope& scope, std::string owner, std::vector<std::string> groups,
+                              std::string host = {}) {
     uint32_t ip = 0;
     Status st = store_->Write([&](store::WriteTxn& txn) -> Status {
-      ASSIGN_OR_RETURN(ip, AllocateIp(txn, scope, DefaultVpcFor(scope).subnets[0], owner, groups));
+      ASSIGN_OR_RETURN(ip, AllocateIp(txn, scope, DefaultVpcFor(scope).subnets[0], owner, groups, host));
       return OkStatus();
     });
     if (!st.ok()) return st;
@@ -651,6 +653,46 @@ TEST_F(SecurityGroupsTest, UpgradeMovesLegacyAddressesIntoEachVpc) {
   EXPECT_EQ(groups_.Delete(kScope, GroupRef{"", "default"}).status().detail(), ErrorDetail(Error::kCannotDelete));
   ASSERT_TRUE(Release(kScope, a).ok());
   EXPECT_EQ(groups_.PolicyFor(kScope)->members.size(), 1u);
+}
+
+// Issue 16 §3: the policy tells each agent where the VPC's other members run (their hosts' overlay
+// addresses) and the VPC's vni, given with its first address, never shared with another VPC.
+TEST_F(SecurityGroupsTest, PolicyNamesEachMembersHostAndTheVpcsOwnVni) {
+  const Scope other{AccountId("222233334444"), Region("us-east-1")};
+  auto empty = groups_.PolicyFor(kScope);
+  ASSERT_TRUE(empty.ok());
+  EXPECT_EQ(empty->vni, 0u);  // no address yet: no vni
+  auto a = Allocate(kScope, "arn:task/a", {}, "10.9.0.11");
+  auto b = Allocate(kScope, "arn:task/b", {}, "10.9.0.13");
+  auto c = Allocate(kScope, "arn:task/c", {});  // a host without an overlay
+  auto d = Allocate(other, "arn:task/d", {}, "10.9.0.11");
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok() && d.ok());
+  auto p = groups_.PolicyFor(kScope), q = groups_.PolicyFor(other);
+  ASSERT_TRUE(p.ok() && q.ok());
+  EXPECT_NE(p->vni, 0u);
+  EXPECT_NE(q->vni, 0u);
+  EXPECT_NE(p->vni, q->vni);
+  std::map<std::string, std::string> hosts;
+  for (const auto& m : p->members) hosts[m.ip] = m.host;
+  EXPECT_EQ(hosts, (std::map<std::string, std::string>{
+                       {Ipv4ToString(*a), "10.9.0.11"}, {Ipv4ToString(*b), "10.9.0.13"}, {Ipv4ToString(*c), ""}}));
+  ASSERT_EQ(q->members.size(), 1u);
+  EXPECT_EQ(q->members[0].host, "10.9.0.11");
+  // A member moving away (released, re-allocated on another host) changes the version; the vni stays.
+  const std::string version = p->version;
+  ASSERT_TRUE(Release(kScope, *b).ok());
+  ASSERT_TRUE(Allocate(kScope, "arn:task/b2", {}, "10.9.0.12").ok());
+  auto later = groups_.PolicyFor(kScope);
+  ASSERT_TRUE(later.ok());
+  EXPECT_NE(later->version, version);
+  EXPECT_EQ(later->vni, p->vni);
+  // Every address released: the VPC keeps its vni (it is never handed to another VPC).
+  for (const auto& m : later->members) {
+    uint32_t ip = 0;
+    ASSERT_TRUE(ParseIpv4(m.ip, &ip));
+    ASSERT_TRUE(Release(kScope, ip).ok());
+  }
+  EXPECT_EQ(groups_.PolicyFor(kScope)->vni, p->vni);
 }
 
 TEST_F(SecurityGroupsTest, PolicyOfABusyVpcHasEveryGroupAndMember) {

@@ -100,6 +100,7 @@ json::object RegistrationRequest(const std::string& cluster, const HostResources
                    {"attributes", std::move(attributes)}};
   if (!host.private_ip.empty())
     out["instanceIdentityDocument"] = json::serialize(json::object{{"privateIp", host.private_ip}});
+  if (!host.overlay_address.empty()) out["overlayAddress"] = host.overlay_address;
   if (container_instance_arn) out["containerInstanceArn"] = *container_instance_arn;
   return out;
 }

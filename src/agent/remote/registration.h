@@ -28,6 +28,9 @@ struct HostResources {
   // Registered as the instance identity document's privateIp, which EC2's DescribeInstances
   // answers (Traefik reaches bridge- and host-mode tasks at it).
   std::string private_ip;
+  // The address other hosts' agents send this host's overlay traffic to (issue 16 §3; agent/net
+  // NetworkOptions::overlay_address): RegisterAgent's overlayAddress. Empty: no overlay.
+  std::string overlay_address = {};
 };
 HostResources DetectHost();
 
@@ -43,8 +46,8 @@ std::vector<std::string> AgentAttributeNames(HostAccess host_access = HostAccess
 
 // RegisterContainerInstance's body: cluster, totalResources (CPU, MEMORY, PORTS = `ports`,
 // PORTS_UDP empty), versionInfo and attributes (AgentAttributeNames(host_access)),
-// instanceIdentityDocument {"privateIp"} when the host's address is known, and
-// containerInstanceArn when re-registering.
+// instanceIdentityDocument {"privateIp"} when the host's address is known, overlayAddress when
+// the host has one, and containerInstanceArn when re-registering.
 boost::json::object RegistrationRequest(const std::string& cluster, const HostResources& host,
                                         const std::vector<std::string>& ports,
                                         const std::optional<std::string>& container_instance_arn,

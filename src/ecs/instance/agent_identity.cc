@@ -88,6 +88,28 @@ StatusOr<AgentCredential> AgentIdentities::Issue(store::WriteTxn& txn, const Sco
   return c;
 }
 
+Status AgentIdentities::SetOverlayAddress(store::WriteTxn& txn, const Scope& scope, std::string_view cluster,
+                                          std::string_view id, std::string_view address) {
+  const std::string key = BindingKey(scope, cluster, id);
+  ASSIGN_OR_RETURN(auto binding, Binding(txn, key));
+  if (!binding || Str(*binding, "kind") != kRemoteKind)
+    return FailedPrecondition(fmt::format("container instance {} has no agent of its own", id));
+  if (Str(*binding, "overlayAddress") == address) return OkStatus();
+  if (address.empty()) {
+    binding->erase("overlayAddress");
+  } else {
+    (*binding)["overlayAddress"] = address;
+  }
+  return txn.Put(kAgents, key, json::serialize(*binding));
+}
+
+StatusOr<std::string> AgentIdentities::OverlayAddressOf(store::ReadTxn& txn, const Scope& scope,
+                                                        std::string_view cluster, std::string_view id) {
+  ASSIGN_OR_RETURN(auto binding, Binding(txn, BindingKey(scope, cluster, id)));
+  if (!binding || Str(*binding, "kind") != kRemoteKind) return std::string();
+  return Str(*binding, "overlayAddress");
+}
+
 Status AgentIdentities::Revoke(store::WriteTxn& txn, const Scope& scope, std::string_view cluster,
                                std::string_view id) {
   const std::string key = BindingKey(scope, cluster, id);

@@ -18,7 +18,10 @@
 //   ASSIGN_OR_RETURN(auto who, agents.Lookup("ASIA…"));                            // the front's resolver
 //
 // Records (ecs/schema.h):
-//   container_instance_agents (account, region, cluster, id) -> {"kind", "accessKeyId"?}
+//   container_instance_agents (account, region, cluster, id) -> {"kind", "accessKeyId"?,
+//                             "overlayAddress"?}   the last an agent's host's overlay address
+//                             (issue 16 §3), given by the agent at each RegisterAgent: never
+//                             by ECS's public API, so no tenant names where the overlay sends
 //   agent_credentials         (access key id) -> {"account", "region", "cluster", "id", "secret"}
 #pragma once
 
@@ -68,6 +71,13 @@ class AgentIdentities {
   // earlier one.
   StatusOr<AgentCredential> Issue(store::WriteTxn& txn, const Scope& scope, std::string_view cluster,
                                   std::string_view id);
+  // Records the overlay address (dotted quad; empty: none) of the remote agent's host on its
+  // binding. kFailedPrecondition when the instance has no remote binding.
+  Status SetOverlayAddress(store::WriteTxn& txn, const Scope& scope, std::string_view cluster, std::string_view id,
+                           std::string_view address);
+  // The overlay address of the instance's agent's host; empty when none (or no remote binding).
+  StatusOr<std::string> OverlayAddressOf(store::ReadTxn& txn, const Scope& scope, std::string_view cluster,
+                                         std::string_view id);
   // Removes the binding and the credential: from the commit on, the credential authenticates
   // nothing. No-op for an unbound instance.
   Status Revoke(store::WriteTxn& txn, const Scope& scope, std::string_view cluster, std::string_view id);

@@ -577,6 +577,9 @@ StatusOr<std::string> ContainerInstances::Register(const Scope& scope, const Reg
       ASSIGN_OR_RETURN(AgentCredential c, agents_.Issue(txn, scope, request.cluster, arn.substr(arn.rfind('/') + 1)));
       if (issued != nullptr) *issued = std::move(c);
     }
+    if (request.agent == AgentKind::kRemote)
+      RETURN_IF_ERROR(agents_.SetOverlayAddress(txn, scope, request.cluster, arn.substr(arn.rfind('/') + 1),
+                                                request.overlay_address));
     // The agent that registers is connected; the answer shows it so.
     RETURN_IF_ERROR(txn.Put(kHeartbeats, key, std::to_string(EpochMillis(now))));
     SetHeartbeat(key, now);

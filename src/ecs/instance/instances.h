@@ -96,6 +96,9 @@ struct RegisterRequest {
   AgentKind agent = AgentKind::kNone;
   // The caller's Principal::agent_of: set when an agent credential signed the request.
   std::string caller_agent;
+  // kRemote only: the overlay address of the agent's host (RegisterAgent's overlayAddress; issue
+  // 16 §3), recorded on its binding at every registration; empty: none.
+  std::string overlay_address = {};
 };
 
 struct Include {

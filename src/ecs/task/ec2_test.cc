@@ -5,6 +5,8 @@
 #include <boost/json.hpp>
 #include <fmt/format.h>
 
+#include <map>
+#include <optional>
 #include <set>
 
 #include "common/testing/fake_clock.h"
@@ -13,6 +15,7 @@
 #include "ecs/testing/temp_store.h"
 #include "ecs/api/errors.h"
 #include "vpc/default_vpc.h"
+#include "vpc/ipam.h"
 #include "vpc/testing/free_addresses.h"
 
 namespace paddock::ecs::task {
@@ -389,6 +392,66 @@ TEST_F(Ec2Test, AForcedDeregistrationOrphansItsTasksAndHoldsTheirAddressesUntilT
   ASSERT_TRUE(Report(stopping, agent, "STOPPED").ok());
   EXPECT_EQ(available(), before - 1);
   EXPECT_TRUE(tasks_.Assignments(agent)->empty());
+}
+
+// Issue 16 §3: each task's address records where the overlay reaches it — its instance's agent's
+// host (RegisterAgent's overlayAddress, on the agent's binding) or, for a Fargate task, the placing
+// server's own host; an instance of ECS's public API (no agent of Paddock's) has none.
+TEST_F(Ec2Test, EachAddressRecordsTheOverlayAddressOfTheHostThatRunsItsTask) {
+  const std::vector<instance::Attribute> eni_capable{{"com.amazonaws.ecs.capability.docker-remote-api.1.18", std::nullopt},
+                                                     {"ecs.capability.task-eni", std::nullopt}};
+  instance::RegisterRequest r;
+  r.cluster = "default";
+  r.total_resources = Resources(4096, 4096);
+  r.attributes = eni_capable;
+  r.agent = instance::AgentKind::kRemote;
+  r.overlay_address = "10.9.0.21";
+  std::optional<instance::AgentCredential> issued;
+  auto registered = instances_.Register(kScope, r, clock_.Now(), &issued);
+  ASSERT_TRUE(registered.ok()) << registered.status().ToString();
+  const vpc::Subnet subnet = vpc::DefaultVpcFor(kScope).subnets[0];
+  const json::object network{{"awsvpcConfiguration", json::object{{"subnets", json::array{json::string(subnet.id)}}}}};
+  auto hosts = [&] {
+    std::map<std::string, std::string> out;  // owner -> host
+    EXPECT_TRUE(store_->Read([&](store::ReadTxn& txn) -> Status {
+                  ASSIGN_OR_RETURN(auto held, vpc::HeldAddresses(txn, kScope));
+                  out.clear();
+                  for (const auto& h : held) out[h.owner] = h.host;
+                  return OkStatus();
+                }).ok());
+    return out;
+  };
+  RunRequest ec2 = Req("fargate");
+  ec2.network_configuration = network;
+  auto on_instance = Run(ec2);
+  ASSERT_TRUE(on_instance.ok() && on_instance->tasks.size() == 1) << on_instance.status().ToString();
+  const std::string ec2_task(Obj(on_instance->tasks[0]).at("taskArn").as_string());
+  EXPECT_EQ(hosts()[ec2_task], "10.9.0.21");
+
+  tasks_.SetOverlayAddress("10.9.0.5");
+  RunRequest fargate = Req("fargate");
+  fargate.launch_type = "FARGATE";
+  fargate.network_configuration = network;
+  auto on_fargate = Run(fargate);
+  ASSERT_TRUE(on_fargate.ok() && on_fargate->tasks.size() == 1) << on_fargate.status().ToString();
+  EXPECT_EQ(hosts()[std::string(Obj(on_fargate->tasks[0]).at("taskArn").as_string())], "10.9.0.5");
+
+  // The agent re-registers from another address (its host moved): its next tasks are there.
+  const std::string arn(json::parse(*registered).at("containerInstanceArn").as_string());
+  r.container_instance = instance::InstanceRef{arn, std::nullopt, IdOf(arn)};
+  r.caller_agent = InstanceAgentId(arn);
+  r.overlay_address = "10.9.0.22";
+  ASSERT_TRUE(instances_.Register(kScope, r, clock_.Now(), &issued).ok());
+  auto again = Run(ec2);
+  ASSERT_TRUE(again.ok() && again->tasks.size() == 1);
+  EXPECT_EQ(hosts()[std::string(Obj(again->tasks[0]).at("taskArn").as_string())], "10.9.0.22");
+
+  // An instance of ECS's public API: nothing runs it, so no host.
+  ASSERT_TRUE(instances_.Deregister(kScope, "default", *r.container_instance, true, clock_.Now()).ok());
+  AddInstance(4096, 4096, "us-east-1a", eni_capable);
+  auto unbound = Run(ec2);
+  ASSERT_TRUE(unbound.ok() && unbound->tasks.size() == 1);
+  EXPECT_EQ(hosts()[std::string(Obj(unbound->tasks[0]).at("taskArn").as_string())], "");
 }
 
 // A forced deregistration leaves the instance's tasks; once the reaper has removed the instance

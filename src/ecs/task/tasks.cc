@@ -643,9 +643,20 @@ StatusOr<std::string> Tasks::PutTask(store::WriteTxn& txn, const Scope& scope, c
   }
   const vpc::Subnet* subnet = nullptr;
   const std::string eni = "eni-" + HexEncode(RandomBytes(9)).substr(0, 17);
+  // Where the overlay reaches the task from other hosts (vpc/ipam.h): its instance's agent's host,
+  // or this server's for a Fargate task or one of its own [[ec2_instance]]s.
+  std::string host = overlay_address_;
+  if (target != nullptr && !plan.subnets.empty()) {
+    ASSIGN_OR_RETURN(instance::AgentKind kind, instances_->agents().KindOf(txn, scope, plan.cluster, target->id));
+    if (kind == instance::AgentKind::kRemote) {
+      ASSIGN_OR_RETURN(host, instances_->agents().OverlayAddressOf(txn, scope, plan.cluster, target->id));
+    } else if (kind == instance::AgentKind::kNone) {
+      host.clear();  // no agent runs it
+    }
+  }
   for (size_t k = 0; k < plan.subnets.size() && subnet == nullptr; ++k) {
     const vpc::Subnet* candidate = &plan.subnets[(index + k) % plan.subnets.size()];
-    StatusOr<uint32_t> ip = vpc::AllocateIp(txn, scope, *candidate, arn, plan.security_groups);
+    StatusOr<uint32_t> ip = vpc::AllocateIp(txn, scope, *candidate, arn, plan.security_groups, host);
     if (ip.ok()) {
       subnet = candidate;
       launch.ip = *ip;

@@ -299,6 +299,9 @@ class Tasks {
   // DEACTIVATING, UNHEALTHY or STOPPED, so a stopping task leaves the registry before its agent
   // is told to stop it. Null (the default): nothing is registered. Set before serving.
   void SetDiscovery(Discovery* discovery) { discovery_ = discovery; }
+  // The overlay address of this server's host (issue 16 §3), recorded with the addresses of the
+  // Fargate tasks it places (its own agent runs them); empty: none. Set before serving requests.
+  void SetOverlayAddress(std::string address) { overlay_address_ = std::move(address); }
 
   // The agent side.
   StatusOr<std::vector<LaunchSpec>> Assignments(std::string_view agent_id);
@@ -426,6 +429,7 @@ class Tasks {
   store::Store& store_;
   taskdef::TaskDefinitions& task_definitions_;
   std::function<void()> before_commit_;
+  std::string overlay_address_;
   cluster::Clusters& clusters_;
   std::string fargate_agent_;
   instance::ContainerInstances* instances_;  // null: no EC2 launch type

@@ -20,6 +20,8 @@ inline constexpr std::string_view kPools = "vpc_address_pools";     // (account,
 inline constexpr std::string_view kNodeAddresses = "node_addresses";  // (ip, account, region)
 inline constexpr std::string_view kLegacyAddresses = "ipam";        // (pool cidr, ip), before schema 7
 inline constexpr std::string_view kLegacyPools = "ipam_subnets";    // (pool cidr), before schema 7
+inline constexpr std::string_view kVnis = "vpc_vnis";               // (account, region)
+inline constexpr std::string_view kVniNext = "vpc_vni_next";        // ()
 
 // Security groups (vpc/security_groups.h).
 inline constexpr std::string_view kGroups = "security_groups";         // (account, region, group)

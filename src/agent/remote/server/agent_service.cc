@@ -14,6 +14,7 @@
 #include "ecs/common/errors.h"
 #include "ecs/common/resource_arn.h"
 #include "ecs/instance/instances.h"
+#include "vpc/default_vpc.h"
 
 namespace paddock::agent::remote {
 namespace json = boost::json;
@@ -98,7 +99,8 @@ std::string_view AgentModelJson() {
     "RegisterAgentRequest": {"type": "structure", "required": ["cluster"],
       "members": {"cluster": {"shape": "String"}, "containerInstanceArn": {"shape": "String"},
                   "totalResources": {"shape": "Resources"}, "versionInfo": {"shape": "VersionInfo"},
-                  "attributes": {"shape": "Attributes"}, "instanceIdentityDocument": {"shape": "String"}}},
+                  "attributes": {"shape": "Attributes"}, "instanceIdentityDocument": {"shape": "String"},
+                  "overlayAddress": {"shape": "String"}}},
     "RegisterAgentResponse": {"type": "structure", "members": {}},
     "GetNetworkPolicyRequest": {"type": "structure", "required": ["cluster", "containerInstance"],
       "members": {"cluster": {"shape": "String"}, "containerInstance": {"shape": "String"},
@@ -248,6 +250,18 @@ StatusOr<std::string> AgentService::RegisterAgent(const aws::CallContext& ctx, j
       if (auto* v = a.as_object().if_contains("value"); v != nullptr && v->is_string()) attr.value = std::string(v->get_string());
       r.attributes.push_back(std::move(attr));
     }
+  // The overlay address of the agent's host (issue 16 §3): a unicast IPv4 address other hosts can
+  // send to — never loopback, link-local, multicast or a network's "this host".
+  if (const std::string overlay = Str(in, "overlayAddress"); !overlay.empty()) {
+    uint32_t ip = 0;
+    const bool usable = vpc::ParseIpv4(overlay, &ip) && ip >> 24 != 0 && ip >> 24 != 127 && ip >> 16 != 0xA9FE &&
+                        ip >> 28 < 0xE;
+    if (!usable)
+      return InvalidArgument(fmt::format("overlayAddress '{}' is not a unicast IPv4 address another host can reach.",
+                                         overlay),
+                             ecs::Error::kInvalidParameter);
+    r.overlay_address = vpc::Ipv4ToString(ip);
+  }
   r.agent = ecs::instance::AgentKind::kRemote;
   r.caller_agent = ctx.principal.agent_of;
   std::optional<ecs::instance::AgentCredential> issued;
