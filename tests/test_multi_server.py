@@ -33,15 +33,24 @@ AGENT_TIMEOUT = 6
 CONFIG = f"agent_timeout_seconds = {AGENT_TIMEOUT}\n[scheduler]\nlease_seconds = {LEASE_SECONDS}\nresync_seconds = 30\n"
 
 
-def skip_reason():
-    reason = th.skip_reason()
-    if reason:
-        return reason
+def pg_skip_reason():
     try:
         pg_harness._bindir()
     except RuntimeError as e:
         return str(e)
     return None
+
+
+def skip_reason():
+    return th.skip_reason() or pg_skip_reason()
+
+
+def shared_database(cls, name):
+    """The class's database `name` on the tests' shared PostgreSQL, and a temp dir of its own."""
+    cls.pg = pg_harness.shared()
+    cls.url = cls.pg.database(name)
+    cls.tmp = tempfile.mkdtemp(prefix="paddock-test-")
+    cls.addClassCleanup(shutil.rmtree, cls.tmp, ignore_errors=True)
 
 
 def admin(state_dir, url, *args):
@@ -65,10 +74,7 @@ def containers_of(state_dir, task_id):
 class MultiServer(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.pg = pg_harness.shared()
-        cls.url = cls.pg.database("multi")
-        cls.tmp = tempfile.mkdtemp(prefix="paddock-test-")
-        cls.addClassCleanup(shutil.rmtree, cls.tmp, ignore_errors=True)
+        shared_database(cls, "multi")
         cls.config = os.path.join(cls.tmp, "paddock.toml")
         with open(cls.config, "w") as f:
             f.write(CONFIG)
@@ -297,24 +303,13 @@ SHARED = "2 servers share each account's API rate limits"
 ALONE = "this server alone holds each account's API rate limits"
 
 
-def pg_skip_reason():
-    try:
-        pg_harness._bindir()
-    except RuntimeError as e:
-        return str(e)
-    return None
-
-
 @unittest.skipIf(pg_skip_reason() is not None, pg_skip_reason() or "")
 class SharedRateLimits(unittest.TestCase):
     """docs/scaling.md, "Several servers", Throttling: each replica holds 1/N of every bucket."""
 
     @classmethod
     def setUpClass(cls):
-        cls.pg = pg_harness.shared()
-        cls.url = cls.pg.database("throttle")
-        cls.tmp = tempfile.mkdtemp(prefix="paddock-test-")
-        cls.addClassCleanup(shutil.rmtree, cls.tmp, ignore_errors=True)
+        shared_database(cls, "throttle")
         cls.dirs = {name: os.path.join(cls.tmp, name) for name in ("a", "b")}
         account = admin(cls.dirs["a"], cls.url, "create-account", "--name", "main")["account"]
         key = admin(cls.dirs["a"], cls.url, "create-access-key", "--account", account)
