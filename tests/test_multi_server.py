@@ -5,6 +5,8 @@ scheduler of the others at once (LISTEN/NOTIFY), so a task placed through replic
 on a `paddock agent` long-polling replica B; killing the scheduler lease's holder hands the lease
 over within its time to live, and the other replica's scheduler keeps services at their count; a
 client that switches replicas reads its writes. Needs root, crun, busybox-static and PostgreSQL.
+SharedRateLimits (PostgreSQL only): with `--api-rate-limits aws`, two replicas together admit one
+account's budget, not one each.
 """
 
 import json
@@ -16,6 +18,8 @@ import sys
 import tempfile
 import time
 import unittest
+
+from botocore.exceptions import ClientError
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import paddock_harness as h  # noqa: E402
@@ -29,15 +33,24 @@ AGENT_TIMEOUT = 6
 CONFIG = f"agent_timeout_seconds = {AGENT_TIMEOUT}\n[scheduler]\nlease_seconds = {LEASE_SECONDS}\nresync_seconds = 30\n"
 
 
-def skip_reason():
-    reason = th.skip_reason()
-    if reason:
-        return reason
+def pg_skip_reason():
     try:
         pg_harness._bindir()
     except RuntimeError as e:
         return str(e)
     return None
+
+
+def skip_reason():
+    return th.skip_reason() or pg_skip_reason()
+
+
+def shared_database(cls, name):
+    """The class's database `name` on the tests' shared PostgreSQL, and a temp dir of its own."""
+    cls.pg = pg_harness.shared()
+    cls.url = cls.pg.database(name)
+    cls.tmp = tempfile.mkdtemp(prefix="paddock-test-")
+    cls.addClassCleanup(shutil.rmtree, cls.tmp, ignore_errors=True)
 
 
 def admin(state_dir, url, *args):
@@ -61,10 +74,7 @@ def containers_of(state_dir, task_id):
 class MultiServer(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.pg = pg_harness.shared()
-        cls.url = cls.pg.database("multi")
-        cls.tmp = tempfile.mkdtemp(prefix="paddock-test-")
-        cls.addClassCleanup(shutil.rmtree, cls.tmp, ignore_errors=True)
+        shared_database(cls, "multi")
         cls.config = os.path.join(cls.tmp, "paddock.toml")
         with open(cls.config, "w") as f:
             f.write(CONFIG)
@@ -282,6 +292,98 @@ class MultiServer(unittest.TestCase):
             self.ecs[writer].deregister_task_definition(taskDefinition=arn)
             self.assertEqual(self.ecs[reader].describe_task_definition(taskDefinition=arn)
                              ["taskDefinition"]["status"], "INACTIVE")
+
+
+# AWS's task-definition-modify bucket (src/ecs/api/throttle_table.cc): RegisterTaskDefinition and
+# DeregisterTaskDefinition. A refill of 1 a second keeps the budget's time term small beside its burst.
+BURST, REFILL = 20, 1
+# cli/node.cc: a presence row lives 6 s and is renewed every 2 s.
+PRESENCE_TTL, PRESENCE_RENEWAL = 6, 2
+SHARED = "2 servers share each account's API rate limits"
+ALONE = "this server alone holds each account's API rate limits"
+
+
+@unittest.skipIf(pg_skip_reason() is not None, pg_skip_reason() or "")
+class SharedRateLimits(unittest.TestCase):
+    """docs/scaling.md, "Several servers", Throttling: each replica holds 1/N of every bucket."""
+
+    @classmethod
+    def setUpClass(cls):
+        shared_database(cls, "throttle")
+        cls.dirs = {name: os.path.join(cls.tmp, name) for name in ("a", "b")}
+        account = admin(cls.dirs["a"], cls.url, "create-account", "--name", "main")["account"]
+        key = admin(cls.dirs["a"], cls.url, "create-access-key", "--account", account)
+        cls.key_id, cls.secret = key["accessKeyId"], key["secretAccessKey"]
+        cls.servers = {}
+        cls.addClassCleanup(lambda: [s.stop() for s in cls.servers.values()])
+        for name in ("a", "b"):
+            cls.start_server(name)
+
+    @classmethod
+    def start_server(cls, name):
+        server = h.Server(cls.dirs[name], ["--store", cls.url, "--api-rate-limits", "aws"])
+        server.start()
+        cls.servers[name] = server
+        return server
+
+    def wait_line(self, server, line, after=0, timeout=10):
+        """Waits until `server` prints `line` (its stdout's lines from index `after` on); returns the
+        seconds it took."""
+        start = time.monotonic()
+        while not any(line in printed for printed in server.stdout_lines[after:]):
+            if time.monotonic() - start > timeout:
+                raise AssertionError(f"no {line!r} in {server.stdout_lines!r}: {server.log_tail()}")
+            time.sleep(0.01)
+        return time.monotonic() - start
+
+    def test_two_replicas_admit_one_accounts_budget_and_follow_a_replica_leaving(self):
+        # Both have seen the other: b at its start, a at b's row's notification.
+        for name in ("a", "b"):
+            self.wait_line(self.servers[name], SHARED)
+        # No retries (botocore's max_attempts counts retries): each call is one request, admitted or not.
+        ecs = {name: h.ecs_client(s.endpoint, self.key_id, self.secret, retries=0) for name, s in self.servers.items()}
+        admitted = {"a": 0, "b": 0}
+        calls = 200
+        start = time.monotonic()
+        for i in range(calls):
+            name = "ab"[i % 2]
+            try:
+                ecs[name].register_task_definition(**h.td_min("shared-budget"))
+                admitted[name] += 1
+            except ClientError as e:
+                self.assertEqual((e.response["Error"]["Code"], e.response["Error"]["Message"]),
+                                 ("ThrottlingException", "Rate exceeded"))
+        elapsed = time.monotonic() - start
+        # Every bucket starts full at its first call and refills at its rate until its last, all
+        # inside `elapsed`: one account's budget is burst + refill × elapsed, and each replica's
+        # share of it half of that.
+        budget = BURST + REFILL * elapsed
+        print(f"\n  {calls} RegisterTaskDefinition in {elapsed:.2f} s through two replicas: admitted {admitted} "
+              f"(one account's budget {budget:.1f})", file=sys.stderr)
+        self.assertGreater(calls / 2, 2 * budget,
+                           "the calls were too slow for a replica keeping a whole budget to have shown")
+        self.assertLessEqual(admitted["a"] + admitted["b"], budget)
+        for name in ("a", "b"):
+            self.assertGreaterEqual(admitted[name], BURST / 2, "each replica admits its half burst")
+            self.assertLessEqual(admitted[name], budget / 2)
+
+        # A replica that stops cleanly removes its row: the other takes the whole budget at once
+        # (the row's notification) or at its own next renewal, not at the row's expiry.
+        seen = len(self.servers["a"].stdout_lines)
+        self.servers["b"].stop()
+        left = self.wait_line(self.servers["a"], ALONE, seen)
+        self.assertLessEqual(left, PRESENCE_RENEWAL)
+        seen = len(self.servers["a"].stdout_lines)
+        self.start_server("b")
+        self.wait_line(self.servers["a"], SHARED, seen)
+        # A replica killed keeps its row until it expires; the other stops counting it at its first
+        # renewal after that.
+        seen = len(self.servers["a"].stdout_lines)
+        self.servers["b"].kill()
+        waited = self.wait_line(self.servers["a"], ALONE, seen, timeout=PRESENCE_TTL + PRESENCE_RENEWAL + 5)
+        self.assertLessEqual(waited, PRESENCE_TTL + PRESENCE_RENEWAL + 1)
+        print(f"  the other replica alone {left:.2f} s after a clean stop, {waited:.1f} s after a kill -9",
+              file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -189,6 +189,7 @@ class ApiFront::Impl {
   void AddRestJsonService(RestJsonService* service) {
     rest_services_.push_back({service, std::make_unique<internal::RestJsonRoutes>(service->Model())});
   }
+  void SetRateLimitServers(int servers) { throttler_.SetServers(servers); }
 
   http::Response Handle(const http::Request& req) {
     if (!options_.observer) return Answer(req, nullptr);
@@ -497,5 +498,7 @@ void ApiFront::AddJsonService(JsonService* service) { impl_->AddJsonService(serv
 void ApiFront::AddRestJsonService(RestJsonService* service) { impl_->AddRestJsonService(service); }
 
 http::Response ApiFront::Handle(const http::Request& req) { return impl_->Handle(req); }
+
+void ApiFront::SetRateLimitServers(int servers) { impl_->SetRateLimitServers(servers); }
 
 }  // namespace paddock::aws

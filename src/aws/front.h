@@ -80,6 +80,11 @@ class ApiFront {
   // Thread-safe.
   http::Response Handle(const http::Request& req);
 
+  // How many servers share every account's rate limits (FrontOptions::rate_limits): each bucket
+  // of this front admits 1/servers of AWS's rate and burst (aws/throttle.h). Thread-safe; 1 until
+  // called. Several servers on one store set it from their count of live servers.
+  void SetRateLimitServers(int servers);
+
  private:
   class Impl;
   std::unique_ptr<Impl> impl_;

@@ -304,6 +304,21 @@ TEST_F(ApiFrontTest, Throttling) {
   EXPECT_EQ(front_->Handle(Request("ListClusters", "{}")).status, 200);
 }
 
+// Two servers on one store (docs/scaling.md): this one takes half of the {2, 1} bucket, and an
+// empty share answers exactly as an empty bucket does.
+TEST_F(ApiFrontTest, ThrottlingWithTwoServersTakesHalfTheBucketAndSaysTheSame) {
+  FrontOptions options;
+  options.rate_limits = true;
+  MakeFront(std::move(options));
+  front_->SetRateLimitServers(2);
+  EXPECT_EQ(front_->Handle(Request("ListClusters", "{}")).status, 200);
+  ExpectError(front_->Handle(Request("ListClusters", "{}")), 400, "ThrottlingException", "Rate exceeded");
+  clock_.Advance(1s);  // half a token
+  ExpectError(front_->Handle(Request("ListClusters", "{}")), 400, "ThrottlingException", "Rate exceeded");
+  clock_.Advance(1s);
+  EXPECT_EQ(front_->Handle(Request("ListClusters", "{}")).status, 200);
+}
+
 TEST_F(ApiFrontTest, NoThrottlingByDefault) {
   for (int i = 0; i < 10; ++i) EXPECT_EQ(front_->Handle(Request("ListClusters", "{}")).status, 200);
 }

@@ -5,9 +5,35 @@
 
 namespace paddock::aws {
 
-bool Throttler::TryAcquire(const Scope& scope, std::string_view group, BucketSpec spec) {
+BucketSpec Throttler::ShareOf(BucketSpec spec, int servers) {
+  const double n = std::max(1, servers);
+  return BucketSpec{std::max(1.0, spec.burst / n), spec.refill_per_second / n};
+}
+
+void Throttler::Refill(Bucket& b, TimePoint now) {
+  if (now <= b.last) return;
+  double elapsed = std::chrono::duration<double>(now - b.last).count();
+  b.tokens = std::min(b.burst, b.tokens + elapsed * b.refill_per_second);
+  b.last = now;
+}
+
+void Throttler::SetServers(int servers) {
   const TimePoint now = clock_.Now();
   std::lock_guard lock(mu_);
+  if (std::max(1, servers) == servers_) return;
+  for (auto& [key, bucket] : buckets_) Refill(bucket, now);
+  servers_ = std::max(1, servers);
+}
+
+int Throttler::servers() const {
+  std::lock_guard lock(mu_);
+  return servers_;
+}
+
+bool Throttler::TryAcquire(const Scope& scope, std::string_view group, BucketSpec whole) {
+  const TimePoint now = clock_.Now();
+  std::lock_guard lock(mu_);
+  const BucketSpec spec = ShareOf(whole, servers_);
   auto key = std::forward_as_tuple(scope.account.str(), scope.region.str(), group);
   auto it = buckets_.find(key);
   if (it == buckets_.end() && buckets_.size() >= kMaxBuckets) {
@@ -23,12 +49,15 @@ bool Throttler::TryAcquire(const Scope& scope, std::string_view group, BucketSpe
     it = buckets_
              .emplace(std::tuple<std::string, std::string, std::string>(scope.account.str(), scope.region.str(),
                                                                        std::string(group)),
-                      Bucket{spec.burst, now, spec.burst})
+                      Bucket{spec.burst, now, spec.burst, spec.refill_per_second})
              .first;
-  } else if (now > it->second.last) {
-    double elapsed = std::chrono::duration<double>(now - it->second.last).count();
-    it->second.tokens = std::min(spec.burst, it->second.tokens + elapsed * spec.refill_per_second);
-    it->second.last = now;
+  } else {
+    Bucket& b = it->second;
+    Refill(b, now);
+    // The share may have changed since the last call (SetServers): hold and refill at the new one.
+    b.burst = spec.burst;
+    b.refill_per_second = spec.refill_per_second;
+    b.tokens = std::min(b.burst, b.tokens);
   }
   // A tiny epsilon absorbs floating-point drift so that exactly `refill` tokens per second pass.
   if (it->second.tokens < 1.0 - 1e-9) return false;

@@ -49,6 +49,7 @@
 #include "ecs/drain/task_lookup.h"
 #include "ecs/instance/instances.h"
 #include "ecs/service/services.h"
+#include "sched/presence.h"
 #include "sched/scheduler.h"
 #include "ecs/task/tasks.h"
 #include "ecs/taskdef/taskdefs.h"
@@ -239,6 +240,22 @@ std::string FargateAgentId(const ServerConfig& config) {
   gethostname(host, sizeof(host) - 1);
   return fmt::format("{}@{}:{}", kFargateAgent, host, InstanceTag(config.state_dir));
 }
+
+// This server among those of a store: its host and state directory, which the directory's lock
+// (cli/state_lock.h) keeps to one running process, so a name's earlier lives are this server's
+// (the scheduler lease's holder prefix, the presence row's name).
+std::string ServerName(const ServerConfig& config) {
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  std::error_code ec;
+  const std::string dir = std::filesystem::weakly_canonical(config.state_dir, ec).string();
+  return fmt::format("{}:{:016x}", host, Fnv1a64(ec ? config.state_dir : dir));
+}
+
+// Several servers on one database share every account's API rate limits (docs/scaling.md): each
+// keeps a presence row this fresh and divides the buckets by the live servers.
+constexpr std::chrono::seconds kPresenceTtl{6};
+constexpr std::chrono::seconds kPresenceRenewal{2};  // a third of the time to live
 
 }  // namespace
 
@@ -572,6 +589,83 @@ class Node::Impl {
     ec2_loop = std::thread([this] { Ec2Loop(); });
   }
 
+  // Issue 16: on a database several servers share, with the API's rate limits on, this server's
+  // presence row (sched/presence.h) and the loop that renews it and tells the front how many
+  // servers share every account's budget. Null on SQLite (one server per file) and without limits.
+  std::unique_ptr<sched::Presence> presence;
+  std::thread presence_loop;
+  std::mutex presence_mu;
+  std::condition_variable presence_cv;
+  bool presence_stop = false;     // GUARDED_BY(presence_mu)
+  bool presence_recount = false;  // GUARDED_BY(presence_mu): another server's row changed
+  int rate_limit_servers = 1;     // the presence loop's (and StartPresence's, before it)
+
+  // Hands `servers` (a count, or the failure to get one: then the last count stands) to the front.
+  void ShareRateLimits(const StatusOr<int>& servers) {
+    if (!servers.ok()) {
+      fmt::print(stderr, "paddock: server presence: {}\n", servers.status().ToString());
+      return;
+    }
+    if (*servers == rate_limit_servers) return;
+    rate_limit_servers = *servers;
+    front->SetRateLimitServers(*servers);
+    if (*servers == 1) {
+      fmt::print("paddock server: this server alone holds each account's API rate limits\n");
+    } else {
+      fmt::print("paddock server: {} servers share each account's API rate limits\n", *servers);
+    }
+    std::fflush(stdout);
+  }
+
+  // Before serving: this server's row, and its share from the first request on.
+  void StartPresence() {
+    if (!presence) return;
+    ShareRateLimits(presence->Renew(SystemClock::Get().Now()));
+    presence_loop = std::thread([this] { PresenceLoop(); });
+  }
+
+  // Renews the row every kPresenceRenewal; recounts (a read) at once when another server's row
+  // changed, so a server joining or leaving cleanly changes the shares within milliseconds.
+  void PresenceLoop() {
+    auto next_renewal = std::chrono::steady_clock::now() + kPresenceRenewal;
+    std::unique_lock lock(presence_mu);
+    while (true) {
+      presence_cv.wait_until(lock, next_renewal, [&] { return presence_stop || presence_recount; });
+      if (presence_stop) return;
+      const bool renew = !presence_recount;
+      presence_recount = false;
+      lock.unlock();
+      if (renew) {
+        ShareRateLimits(presence->Renew(SystemClock::Get().Now()));
+        next_renewal = std::chrono::steady_clock::now() + kPresenceRenewal;
+      } else {
+        ShareRateLimits(presence->Count(SystemClock::Get().Now()));
+      }
+      lock.lock();
+    }
+  }
+
+  void RecountPresence() {
+    {
+      std::lock_guard lock(presence_mu);
+      presence_recount = true;
+    }
+    presence_cv.notify_all();
+  }
+
+  // After serving: the others stop counting this server at once.
+  void StopPresence() {
+    if (!presence) return;
+    {
+      std::lock_guard lock(presence_mu);
+      if (presence_stop) return;  // stopped already (Stop, then the destructor's)
+      presence_stop = true;
+    }
+    presence_cv.notify_all();
+    if (presence_loop.joinable()) presence_loop.join();
+    if (Status s = presence->Leave(); !s.ok()) fmt::print(stderr, "paddock: server presence: {}\n", s.ToString());
+  }
+
   // The periodic reaper: removes STOPPED tasks an hour after they stopped, then
   // DELETE_IN_PROGRESS task definitions once nothing references them (tasks and services that
   // held them stop later than the delete call), then container instances an hour after they were
@@ -701,11 +795,7 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
     // The directory's lock (cli/state_lock.h) keeps that to one running process, so a lease held
     // under the prefix is an earlier life's (killed, or stopped without releasing it), taken over
     // at once with a new epoch instead of waited out.
-    char host[256] = {};
-    gethostname(host, sizeof(host) - 1);
-    std::error_code ec;
-    const std::string dir = std::filesystem::weakly_canonical(config.state_dir, ec).string();
-    so.successor_of = fmt::format("{}:{:016x}:", host, Fnv1a64(ec ? config.state_dir : dir));
+    so.successor_of = ServerName(config) + ":";
     so.holder = fmt::format("{}{}:{}", so.successor_of, getpid(), RandomString(8, "0123456789abcdef"));
     so.lease_ttl = std::chrono::seconds(sc.lease_seconds);
     so.resync_interval = std::chrono::seconds(sc.resync_seconds);
@@ -879,7 +969,8 @@ StatusOr<uint16_t> Node::Start() {
   // long-polling it, the scheduler, an edge in its process —, by the tables it wrote (none: any
   // may have changed). A SQLite file is one server's: nothing to hear.
   ecs::task::Tasks* tasks = impl_->tasks.get();
-  auto on_other_servers_commit = [control, scheduler, tasks](const std::vector<std::string>& tables) {
+  Impl* impl = impl_.get();
+  auto on_other_servers_commit = [control, scheduler, tasks, impl](const std::vector<std::string>& tables) {
     auto wrote = [&](std::initializer_list<std::string_view> names) {
       return tables.empty() || std::any_of(tables.begin(), tables.end(), [&](const std::string& t) {
                return std::find(names.begin(), names.end(), t) != names.end();
@@ -889,8 +980,13 @@ StatusOr<uint16_t> Node::Start() {
     if (wrote({"security_groups", "security_group_members", "security_group_rules", "vpc_addresses"}))
       control->NotifyAll();  // the VPCs' network policies
     if (wrote({"services", "task_by_group", "container_instances"})) scheduler->WakeAll();
+    if (wrote({"server_presence"}) && impl->presence) impl->RecountPresence();  // the rate limits' share
   };
+  // Made before the listener that reads it starts; a node only opened (`paddock admin`) has none.
+  if (impl_->postgres && impl_->config.api_rate_limits == "aws")
+    impl_->presence = std::make_unique<sched::Presence>(*impl_->store, ServerName(impl_->config), kPresenceTtl);
   if (impl_->postgres) impl_->postgres->SetChangeListener(std::move(on_other_servers_commit));
+  impl_->StartPresence();
   http::ServerOptions options;
   options.host = host_port.first;
   options.port = host_port.second;
@@ -953,6 +1049,7 @@ void Node::Stop() {
   if (impl_->control) impl_->control->Shutdown();  // long-polls answer now, so the server can stop
   impl_->change_feed.Shutdown();                   // and the console's watches end
   if (impl_->server) impl_->server->Stop();
+  impl_->StopPresence();  // after the API: no request is served at the old share
   if (impl_->scheduler) impl_->scheduler->Stop();  // no launch after the API has stopped
   {
     std::lock_guard lock(impl_->reaper_mu);
