@@ -711,6 +711,7 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
     so.settle = std::chrono::seconds(sc.settle_seconds);
     so.backoff_base = std::chrono::seconds(sc.backoff_base_seconds);
     so.backoff_cap = std::chrono::seconds(sc.backoff_cap_seconds);
+    so.host_lost = std::chrono::seconds(HostLostSeconds(config));
     so.service_written = [feed = &impl->change_feed](const ecs::service::ServiceKey& key) {
       feed->Publish(key.scope.account, console::ChangeKind::kEcs);
     };
