@@ -69,13 +69,9 @@ class HostLoss(h.PaddockTestCase):
         # the agents have fenced themselves already. Then the agents.
         try:
             if cls.server.alive():
+                arns = cls.ecs.list_tasks(cluster="hosts")["taskArns"]
                 cls.ecs.delete_service(cluster="hosts", service="web", force=True)
-                deadline = time.monotonic() + 30
-                while time.monotonic() < deadline:
-                    arns = cls.ecs.list_tasks(cluster="hosts")["taskArns"]
-                    if not arns:
-                        break
-                    time.sleep(0.2)
+                th.wait_all_stopped(cls.ecs, "hosts", arns)
         finally:
             for agent in cls.agents.values():
                 agent.stop()

@@ -94,6 +94,18 @@ class RemoteAgentTest : public ::testing::Test {
     return r["tasks"].as_array().at(0).as_object();
   }
 
+  // Counts `control`'s wakes in `wakes` (under `mu`, notifying `cv`), starts it and waits for its
+  // first answer.
+  void StartWatched(RemoteControl& control, std::mutex& mu, std::condition_variable& cv, int& wakes) {
+    control.Watch(instance_arn_, [&] {
+      std::lock_guard lock(mu);
+      ++wakes;
+      cv.notify_all();
+    });
+    ASSERT_TRUE(control.Start().ok());
+    ASSERT_TRUE(control.WaitForFirstPoll(seconds(5)));
+  }
+
   std::unique_ptr<testing::ServedNode> served_;
   ClientOptions options_;
   std::unique_ptr<JsonClient> client_;
@@ -312,13 +324,7 @@ TEST_F(RemoteAgentTest, LongPollDeliversAssignmentsAtOnceAndReportsMoveTheTask) 
   std::mutex mu;
   std::condition_variable cv;
   int wakes = 0;
-  control.Watch(instance_arn_, [&] {
-    std::lock_guard lock(mu);
-    ++wakes;
-    cv.notify_all();
-  });
-  ASSERT_TRUE(control.Start().ok());
-  ASSERT_TRUE(control.WaitForFirstPoll(seconds(5)));
+  StartWatched(control, mu, cv, wakes);
   auto specs = control.Assignments(instance_arn_);
   ASSERT_TRUE(specs.ok());
   ASSERT_EQ(specs->size(), 1u);
@@ -627,13 +633,7 @@ TEST_F(FencedAgentTest, AnAgentUnheardForItsFenceTimeHasNothingAssignedUntilAPol
     return now;
   };
   RemoteControl control(agent_, "ec2", instance_arn_, options);
-  control.Watch(instance_arn_, [&] {
-    std::lock_guard lock(mu);
-    ++wakes;
-    cv.notify_all();
-  });
-  ASSERT_TRUE(control.Start().ok());
-  ASSERT_TRUE(control.WaitForFirstPoll(seconds(5)));
+  StartWatched(control, mu, cv, wakes);
   auto specs = control.Assignments(instance_arn_);
   ASSERT_TRUE(specs.ok());
   ASSERT_EQ(specs->size(), 1u);

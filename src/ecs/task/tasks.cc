@@ -164,6 +164,22 @@ std::string RefKey(const Scope& s, std::string_view family, uint64_t revision, s
 std::string AssignmentKey(std::string_view agent, const Scope& s, std::string_view cluster, std::string_view id) {
   return Key().Str(agent).Str(s.account.str()).Str(s.region.str()).Str(cluster).Str(id).Done();
 }
+// The task a task_assignments row names (its key: agent, account, region, cluster, id; the
+// account and region are the caller's scope).
+struct AssignedTask {
+  std::string cluster;
+  std::string id;
+};
+StatusOr<AssignedTask> ReadAssignmentKey(std::string_view key) {
+  store::KeyReader r(key);
+  for (int i = 0; i < 3; ++i) {
+    ASSIGN_OR_RETURN(std::string part, r.Str());
+  }
+  AssignedTask out;
+  ASSIGN_OR_RETURN(out.cluster, r.Str());
+  ASSIGN_OR_RETURN(out.id, r.Str());
+  return out;
+}
 std::string StoppedKey(const Scope& s, int64_t stopped_ms, std::string_view cluster, std::string_view id) {
   return ScopeKey(s).U64(static_cast<uint64_t>(stopped_ms)).Str(cluster).Str(id).Done();
 }
@@ -1170,12 +1186,9 @@ StatusOr<std::function<void()>> Tasks::OrphanInstance(store::WriteTxn& txn, cons
   while (true) {
     ASSIGN_OR_RETURN(auto rows, txn.Scan(kAssignments, range, 500));
     for (const auto& row : rows) {
-      store::KeyReader r(row.key);
-      for (int i = 0; i < 3; ++i) {  // agent, account, region: the instance's own scope
-        ASSIGN_OR_RETURN(std::string part, r.Str());
-      }
-      ASSIGN_OR_RETURN(std::string task_cluster, r.Str());
-      ASSIGN_OR_RETURN(std::string id, r.Str());
+      ASSIGN_OR_RETURN(AssignedTask assigned, ReadAssignmentKey(row.key));
+      const std::string& task_cluster = assigned.cluster;
+      const std::string& id = assigned.id;
       ASSIGN_OR_RETURN(auto rec, txn.Get(kTasks, TaskKey(scope, task_cluster, id)));
       if (!rec) continue;
       ASSIGN_OR_RETURN(json::object task, ParseRecordObject(*rec, "task"));
@@ -1359,12 +1372,9 @@ StatusOr<Tasks::LostTasks> Tasks::StopLostInstance(store::WriteTxn& txn, const S
   while (true) {
     ASSIGN_OR_RETURN(auto rows, txn.Scan(kAssignments, store::PrefixRange(Key().Str(agent).Done()), 500));
     for (const auto& row : rows) {
-      store::KeyReader r(row.key);
-      for (int i = 0; i < 3; ++i) {  // agent, account, region: the instance's own scope
-        ASSIGN_OR_RETURN(std::string part, r.Str());
-      }
-      ASSIGN_OR_RETURN(std::string task_cluster, r.Str());
-      ASSIGN_OR_RETURN(std::string id, r.Str());
+      ASSIGN_OR_RETURN(AssignedTask assigned, ReadAssignmentKey(row.key));
+      const std::string& task_cluster = assigned.cluster;
+      const std::string& id = assigned.id;
       const std::string key = TaskKey(scope, task_cluster, id);
       ASSIGN_OR_RETURN(auto rec, txn.Get(kTasks, key));
       ASSIGN_OR_RETURN(auto l, txn.Get(kLaunch, key));
