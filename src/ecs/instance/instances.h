@@ -247,7 +247,8 @@ class ContainerInstances {
   // transaction. An instance with no heartbeat known at all is left out: nothing says how long it
   // has been gone. So is a server's own [[ec2_instance]] (AgentKind::kInProcess): its agent is
   // that server, whose containers outlive its death with no fence of their own, as its Fargate
-  // tasks' do (docs/scaling.md, "A dead server's tasks"). One scan of every instance record (hosts are few; the sweep runs seconds apart).
+  // tasks' do (docs/scaling.md, "Not done"). One scan of every instance record: hosts are few,
+  // and the sweep runs seconds apart.
   struct Lost {
     Scope scope;
     std::string cluster;

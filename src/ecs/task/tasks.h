@@ -355,9 +355,10 @@ class Tasks {
   StatusOr<std::function<void()>> OrphanInstance(store::WriteTxn& txn, const Scope& scope, std::string_view cluster,
                                                  std::string_view instance_id, TimePoint now);
 
-  // The host-loss sweep's part (sched/scheduler.h, SweepLostHosts), inside the caller's transaction (the lease's
-  // fence goes first): the container instance `instance_id`, whose agent has been gone longer
-  // than the grace time, is lost, and every task still assigned to its agent is recorded STOPPED
+  // The host-loss sweep's part (sched/scheduler.h, SweepLostHosts), inside the caller's
+  // transaction (the lease's fence goes first): the container instance `instance_id`, whose agent
+  // has been gone longer than the grace time, is lost, and every task still assigned to its agent
+  // is recorded STOPPED
   // here, as its agent would have: lastStatus and desiredStatus STOPPED, stoppingAt,
   // executionStoppedAt and stoppedAt, every container STOPPED without an exit code, stopCode
   // kHostLostStopCode and stoppedReason HostLostReason(ec2_instance_id) — unless it was already
