@@ -31,6 +31,19 @@ def httpd_image(state_dir, work_dir, name, page, applets=()):
     image(state_dir, "import-rootfs", root, "--name", name, "--cmd", "httpd -f -p 8080 -h /www")
 
 
+def wait_all_stopped(ecs, cluster, arns, timeout=30):
+    """Polls DescribeTasks until every task of `arns` (at most 100) is STOPPED or `timeout` passes;
+    returns whether they all stopped (for clean-ups, which must not fail)."""
+    deadline = time.monotonic() + timeout
+    while arns:
+        if all(t["lastStatus"] == "STOPPED" for t in ecs.describe_tasks(cluster=cluster, tasks=arns)["tasks"]):
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.2)
+    return True
+
+
 def wait_for_status(test, ecs, cluster, arn, status, timeout=30, context=lambda: ""):
     """Polls DescribeTasks until the task's lastStatus is `status` and returns the task; fails `test`
     (with `context()` appended) if it stops first or the timeout passes."""

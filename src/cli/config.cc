@@ -6,6 +6,7 @@
 #include <toml++/toml.h>
 
 #include "common/ids.h"
+#include "ecs/instance/instances.h"
 #include "vpc/default_vpc.h"
 
 namespace paddock::cli {
@@ -159,9 +160,11 @@ Status LoadConfigFile(const std::string& path, ServerConfig& config) {
     } else if (k == "images") {
       if (!node.is_table()) return InvalidArgument(fmt::format("config file {}: 'images' must be a table ([images])", path));
       RETURN_IF_ERROR(LoadImages(path, *node.as_table(), config.images));
-    } else if (k == "agent_long_polls" || k == "agent_timeout_seconds") {
+    } else if (k == "agent_long_polls" || k == "agent_timeout_seconds" || k == "host_lost_seconds") {
       if (!node.is_integer()) return InvalidArgument(fmt::format("config file {}: '{}' must be an integer", path, k));
-      (k == "agent_long_polls" ? config.agent_long_polls : config.agent_timeout_seconds) = node.as_integer()->get();
+      (k == "agent_long_polls"        ? config.agent_long_polls
+       : k == "agent_timeout_seconds" ? config.agent_timeout_seconds
+                                      : config.host_lost_seconds) = node.as_integer()->get();
     } else if (k == "ec2_instance") {
       RETURN_IF_ERROR(LoadEc2Instances(path, node, config.ec2_instances));
     } else if (k == "scheduler" && node.is_table()) {
@@ -232,6 +235,11 @@ StatusOr<std::pair<std::string, uint16_t>> SplitListen(const std::string& listen
   return std::make_pair(host, static_cast<uint16_t>(port));
 }
 
+int64_t HostLostSeconds(const ServerConfig& config) {
+  if (config.host_lost_seconds != 0) return config.host_lost_seconds;
+  return std::max<int64_t>(ecs::instance::kHostLost.count(), 2 * config.agent_timeout_seconds);
+}
+
 Status ValidateConfig(const ServerConfig& config) {
   RETURN_IF_ERROR(SplitListen(config.listen).status());
   if (config.api_rate_limits != "aws" && config.api_rate_limits != "off")
@@ -283,6 +291,11 @@ Status ValidateConfig(const ServerConfig& config) {
                                        config.fargate.overcommit));
   if (config.agent_timeout_seconds < 3 || config.agent_timeout_seconds > 3600)
     return InvalidArgument(fmt::format("agent_timeout_seconds must be 3 to 3600, not {}", config.agent_timeout_seconds));
+  // The agents' fence (ecs::instance::AgentFenceTime) must come after they count as disconnected.
+  if (config.host_lost_seconds != 0 &&
+      (config.host_lost_seconds < 2 * config.agent_timeout_seconds || config.host_lost_seconds > 86400))
+    return InvalidArgument(fmt::format("host_lost_seconds must be 2 x agent_timeout_seconds ({}) to 86400, not {}",
+                                       2 * config.agent_timeout_seconds, config.host_lost_seconds));
   for (const auto& e : config.ec2_instances) {
     if (e.cluster.empty()) return InvalidArgument("ec2_instance: cluster is required");
     if (e.cpu < 0 || e.memory < 0) return InvalidArgument("ec2_instance: cpu and memory must not be negative");

@@ -26,6 +26,9 @@
 //
 //   agent_long_polls = 16          # agents waiting in PollAssignments at once (docs/agent-protocol.md)
 //   agent_timeout_seconds = 60     # agentConnected: last heartbeat at most this old
+//   host_lost_seconds = 300        # an instance's agent gone this long: its tasks STOPPED (TerminationNotice);
+//                                  # at least 2 x agent_timeout_seconds (docs/contracts/task.md, "Losing a host");
+//                                  # unset: the larger of 300 and 2 x agent_timeout_seconds
 //
 //   [scheduler]                    # the service scheduler (docs/contracts/service.md)
 //   settle_seconds = 40            # RUNNING time before a task without health checks is healthy (AWS's 40)
@@ -162,12 +165,17 @@ struct ServerConfig {
   AgentLimitsConfig agent;
   int64_t agent_long_polls = 16;
   int64_t agent_timeout_seconds = 60;
+  int64_t host_lost_seconds = 0;  // 0: unset (HostLostSeconds)
   std::vector<Ec2InstanceConfig> ec2_instances;
   SchedulerConfig scheduler;
   QuotasConfig quotas;
   FargateConfig fargate;
   DnsConfig dns;
 };
+
+// When a silent agent's instance is lost: host_lost_seconds, or when unset the larger of
+// ecs::instance::kHostLost (300) and twice agent_timeout_seconds.
+int64_t HostLostSeconds(const ServerConfig& config);
 
 // Reads the keys above from a TOML file into `config`; unknown keys are an error.
 Status LoadConfigFile(const std::string& path, ServerConfig& config);

@@ -783,7 +783,9 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
       agent::remote::AgentServiceOptions{
           .max_wait = std::min<std::chrono::milliseconds>(std::chrono::seconds(20),
                                                           std::chrono::seconds(config.agent_timeout_seconds) / 3),
-          .max_drain_waiters = static_cast<size_t>(config.agent_long_polls)});
+          .max_drain_waiters = static_cast<size_t>(config.agent_long_polls),
+          .fence_after = ecs::instance::AgentFenceTime(std::chrono::seconds(HostLostSeconds(config)),
+                                                       std::chrono::seconds(config.agent_timeout_seconds))});
   impl->services = std::make_unique<ecs::service::Services>(
       *impl->store, *impl->task_definitions, *impl->clusters,
       ecs::service::Quotas{.services_per_cluster = config.quotas.services_per_cluster,
@@ -802,6 +804,7 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
     so.settle = std::chrono::seconds(sc.settle_seconds);
     so.backoff_base = std::chrono::seconds(sc.backoff_base_seconds);
     so.backoff_cap = std::chrono::seconds(sc.backoff_cap_seconds);
+    so.host_lost = std::chrono::seconds(HostLostSeconds(config));
     so.service_written = [feed = &impl->change_feed](const ecs::service::ServiceKey& key) {
       feed->Publish(key.scope.account, console::ChangeKind::kEcs);
     };

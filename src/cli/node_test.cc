@@ -234,6 +234,34 @@ TEST(ConfigTest, AgentSettingsAndEc2Instances) {
   fs::remove_all(dir);
 }
 
+// host_lost_seconds: when a silent agent's instance is lost (docs/contracts/task.md, "Losing a
+// host"); at least twice the agent timeout, so the agents' fence time comes after they count as
+// disconnected.
+TEST(ConfigTest, HostLostSeconds) {
+  std::string dir = TempDir();
+  std::string path = dir + "/paddock.toml";
+  EXPECT_EQ(HostLostSeconds(ServerConfig{}), 300);
+  EXPECT_TRUE(ValidateConfig(ServerConfig{}).ok());
+  ServerConfig slow;  // agents that call rarely (bench/ceiling.sh): unset, it follows the timeout
+  slow.agent_timeout_seconds = 3600;
+  EXPECT_TRUE(ValidateConfig(slow).ok());
+  EXPECT_EQ(HostLostSeconds(slow), 7200);
+  std::ofstream(path) << "agent_timeout_seconds = 3\nhost_lost_seconds = 6\n";
+  ServerConfig c;
+  ASSERT_TRUE(LoadConfigFile(path, c).ok());
+  EXPECT_EQ(HostLostSeconds(c), 6);
+  EXPECT_TRUE(ValidateConfig(c).ok());
+  c.host_lost_seconds = 5;
+  Status refused = ValidateConfig(c);
+  EXPECT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("host_lost_seconds must be 2 x agent_timeout_seconds (6)"), std::string::npos)
+      << refused.ToString();
+  std::ofstream(path) << "host_lost_seconds = \"300\"\n";
+  ServerConfig b;
+  EXPECT_FALSE(LoadConfigFile(path, b).ok());
+  fs::remove_all(dir);
+}
+
 TEST(ConfigTest, FargateCapacityAndQuota) {
   std::string dir = TempDir();
   std::string path = dir + "/paddock.toml";

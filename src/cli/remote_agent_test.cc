@@ -45,9 +45,15 @@ constexpr std::string_view kEcs = "AmazonEC2ContainerServiceV20141113.";
 
 class RemoteAgentTest : public ::testing::Test {
  protected:
-  void SetUp() override {
+  // The node's settings (a subclass may change them).
+  virtual ServerConfig Config() {
     ServerConfig config;
     config.agent_long_polls = 1;
+    return config;
+  }
+
+  void SetUp() override {
+    const ServerConfig config = Config();
     auto served = testing::ServedNode::Start("paddock-remote", config);
     ASSERT_TRUE(served.ok()) << served.status().ToString();
     served_ = std::move(*served);
@@ -86,6 +92,18 @@ class RemoteAgentTest : public ::testing::Test {
   json::object Describe(const std::string& arn) {
     json::object r = Ecs("DescribeTasks", {{"cluster", "ec2"}, {"tasks", json::array{json::string(arn)}}});
     return r["tasks"].as_array().at(0).as_object();
+  }
+
+  // Counts `control`'s wakes in `wakes` (under `mu`, notifying `cv`), starts it and waits for its
+  // first answer.
+  void StartWatched(RemoteControl& control, std::mutex& mu, std::condition_variable& cv, int& wakes) {
+    control.Watch(instance_arn_, [&] {
+      std::lock_guard lock(mu);
+      ++wakes;
+      cv.notify_all();
+    });
+    ASSERT_TRUE(control.Start().ok());
+    ASSERT_TRUE(control.WaitForFirstPoll(seconds(5)));
   }
 
   std::unique_ptr<testing::ServedNode> served_;
@@ -306,13 +324,7 @@ TEST_F(RemoteAgentTest, LongPollDeliversAssignmentsAtOnceAndReportsMoveTheTask) 
   std::mutex mu;
   std::condition_variable cv;
   int wakes = 0;
-  control.Watch(instance_arn_, [&] {
-    std::lock_guard lock(mu);
-    ++wakes;
-    cv.notify_all();
-  });
-  ASSERT_TRUE(control.Start().ok());
-  ASSERT_TRUE(control.WaitForFirstPoll(seconds(5)));
+  StartWatched(control, mu, cv, wakes);
   auto specs = control.Assignments(instance_arn_);
   ASSERT_TRUE(specs.ok());
   ASSERT_EQ(specs->size(), 1u);
@@ -612,6 +624,72 @@ TEST_F(RemoteAgentTest, RegisterAgentTakesOnlyAnOverlayAddressOtherHostsCanReach
 
 // The agent service's table: InProcessControl's details in ECS's words (the answers
 // AnInstanceGetsRoleCredentialsOnlyForItsOwnLiveTasks reads back), then ECS's table.
+// Fencing (docs/agent-protocol.md): every answered poll carries the control plane's fence time;
+// once that long has passed since the agent sent its last answered poll, its assignments read as
+// none (so it stops its tasks' containers) until a poll sent since is answered again.
+class FencedAgentTest : public RemoteAgentTest {
+ protected:
+  ServerConfig Config() override {
+    ServerConfig config = RemoteAgentTest::Config();
+    config.agent_timeout_seconds = 3;  // long-polls wait at most 1 s
+    config.host_lost_seconds = 6;      // fence time (6 - 3/4) / 2 = 2.625 s
+    return config;
+  }
+};
+
+TEST_F(FencedAgentTest, AnAgentUnheardForItsFenceTimeHasNothingAssignedUntilAPollIsAnsweredAgain) {
+  StartTask(instance_arn_);
+  std::mutex mu;
+  std::condition_variable cv;
+  std::chrono::steady_clock::time_point now = std::chrono::steady_clock::now();  // GUARDED_BY(mu)
+  int wakes = 0;                                                                  // GUARDED_BY(mu)
+  agent::remote::RemoteOptions options;
+  options.steady_now = [&] {
+    std::lock_guard lock(mu);
+    return now;
+  };
+  RemoteControl control(agent_, "ec2", instance_arn_, options);
+  StartWatched(control, mu, cv, wakes);
+  auto specs = control.Assignments(instance_arn_);
+  ASSERT_TRUE(specs.ok());
+  ASSERT_EQ(specs->size(), 1u);
+  EXPECT_FALSE(control.Fenced());
+
+  {
+    std::lock_guard lock(mu);
+    now += milliseconds(2600);  // not yet: 2.625 s
+  }
+  EXPECT_FALSE(control.Fenced());
+  {
+    std::lock_guard lock(mu);
+    now += milliseconds(100);  // past it, with no poll sent since answered
+  }
+  EXPECT_TRUE(control.Fenced());
+  specs = control.Assignments(instance_arn_);
+  ASSERT_TRUE(specs.ok());
+  EXPECT_TRUE(specs->empty()) << "a fenced agent keeps nothing running";
+
+  // The control plane answers again (a poll sent after the time moved): its assignments stand, and
+  // the agent is woken to act on them.
+  int seen = 0;
+  {
+    std::lock_guard lock(mu);
+    seen = wakes;
+  }
+  StartTask(instance_arn_);
+  const auto deadline = std::chrono::steady_clock::now() + seconds(10);
+  for (;;) {
+    auto listed = control.Assignments(instance_arn_);
+    ASSERT_TRUE(listed.ok());
+    if (listed->size() == 2u) break;
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(cv.wait_until(lock, deadline, [&] { return wakes > seen; })) << "the assignments never stood again";
+    seen = wakes;
+  }
+  EXPECT_FALSE(control.Fenced());
+  control.Stop();
+}
+
 TEST(AgentServiceErrorsTest, TheControlsRefusalsAreAnsweredInEcsWords) {
   paddock::testing::TempStore store;
   ecs::taskdef::TaskDefinitions tds(*store);

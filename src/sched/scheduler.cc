@@ -371,6 +371,41 @@ StatusOr<size_t> Scheduler::Resync(uint64_t epoch) {
   return seen;
 }
 
+StatusOr<size_t> Scheduler::SweepLostHosts(uint64_t epoch) {
+  if (instances_ == nullptr || options_.host_lost <= std::chrono::milliseconds::zero()) return 0;
+  std::vector<ecs::instance::ContainerInstances::Lost> lost;
+  RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(lost, instances_->LostInstances(txn, clock_.Now(), options_.host_lost));
+    return OkStatus();
+  }));
+  size_t stopped = 0;
+  for (const auto& instance : lost) {
+    ecs::task::Tasks::LostTasks result;
+    Status s = store_.Write([&](store::WriteTxn& txn) -> Status {
+      result = {};
+      const TimePoint now = clock_.Now();
+      RETURN_IF_ERROR(lease_.CheckFence(txn, epoch, now));
+      ASSIGN_OR_RETURN(bool still, instances_->StillLost(txn, instance, now, options_.host_lost));
+      if (!still) return OkStatus();
+      ASSIGN_OR_RETURN(result, tasks_.StopLostInstance(txn, instance.scope, instance.cluster, instance.id,
+                                                       instance.ec2_instance_id, now));
+      return OkStatus();
+    });
+    if (Fenced(s)) return s;
+    if (!s.ok()) {  // one instance's failure does not keep the others' tasks
+      fmt::print(stderr, "paddock: host-loss sweep: {}/{}: {}\n", instance.cluster, instance.id, s.ToString());
+      continue;
+    }
+    if (result.stopped == 0) continue;
+    fmt::print(stderr, "paddock: container instance {}/{} lost (no agent for {} s): {} tasks stopped\n",
+               instance.cluster, instance.id,
+               std::chrono::duration_cast<std::chrono::seconds>(options_.host_lost).count(), result.stopped);
+    if (result.notify) result.notify();
+    stopped += result.stopped;
+  }
+  return stopped;
+}
+
 bool Scheduler::stopping() {
   std::lock_guard lock(mu_);
   return stopping_;
@@ -400,6 +435,12 @@ void Scheduler::Loop() {
   bool leading = false;
   steady::time_point next_lease = steady::now();
   steady::time_point next_resync = steady::now();
+  // Without a sweep (host_lost zero) its time never comes.
+  const bool sweeping = options_.host_lost > std::chrono::milliseconds::zero();
+  steady::time_point next_sweep = sweeping ? steady::now() : steady::time_point::max();
+  const steady::duration sweep_interval = std::max<steady::duration>(
+      std::chrono::milliseconds(100),
+      sweeping ? std::min(options_.resync_interval, options_.host_lost / 4) : options_.resync_interval);
   while (true) {
     if (steady::now() >= next_lease) {
       auto led = Lead();
@@ -420,6 +461,15 @@ void Scheduler::Loop() {
         fmt::print(stderr, "paddock: scheduler resync: {} services, {:.1f} ms CPU\n", *n, ThreadCpuMillis() - cpu0);
       }
       next_resync = steady::now() + options_.resync_interval;
+    }
+
+    if (leading && sweeping && steady::now() >= next_sweep) {
+      auto n = SweepLostHosts(epoch);
+      if (!n.ok()) {
+        if (Fenced(n.status())) leading = false;
+        fmt::print(stderr, "paddock: host-loss sweep: {}\n", n.status().ToString());
+      }
+      next_sweep = steady::now() + sweep_interval;
     }
 
     std::vector<ServiceKey> batch;
@@ -454,7 +504,7 @@ void Scheduler::Loop() {
 
     std::unique_lock lock(mu_);
     if (stopping_) break;
-    steady::time_point until = std::min(next_lease, leading ? next_resync : next_lease);
+    steady::time_point until = std::min(next_lease, leading ? std::min(next_resync, next_sweep) : next_lease);
     if (!timers_.empty()) {
       auto in = std::chrono::duration_cast<steady::duration>(timers_.begin()->first - clock_.Now());
       until = std::min(until, steady::now() + std::max(in, steady::duration::zero()));

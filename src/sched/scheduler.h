@@ -62,6 +62,11 @@ struct SchedulerOptions {
   // rollout state, backoffs): for readers that follow services (the console's change feed). A
   // launch is the task owner's news (Tasks' listeners). Cheap; must not call into the scheduler.
   std::function<void(const ecs::service::ServiceKey&)> service_written = nullptr;
+  // Losing a host (docs/contracts/task.md): a container instance whose agent's last heartbeat is
+  // older than this is lost, and the leader's sweep records its tasks STOPPED and releases what
+  // they held (SweepLostHosts). Zero: no sweep. Must exceed the agent timeout
+  // (ecs::instance::AgentFenceTime: agents fence themselves well before it).
+  std::chrono::milliseconds host_lost{0};
   std::chrono::milliseconds backoff_base{10000};
   std::chrono::milliseconds backoff_cap{15 * 60 * 1000};
 };
@@ -92,6 +97,14 @@ class Scheduler {
   Status Pass(const ecs::service::ServiceKey& key, uint64_t epoch);
   // A pass over every service. Returns how many services it looked at.
   StatusOr<size_t> Resync(uint64_t epoch);
+  // The host-loss sweep with `epoch` as the fence: each instance lost at the clock's now
+  // (ContainerInstances::LostInstances with options.host_lost) gets its tasks stopped
+  // (Tasks::StopLostInstance) in one transaction that checks the fence first and the instance's
+  // loss again; the service scheduler then replaces them (the group listener wakes their services).
+  // Returns how many tasks it stopped. kFailedPrecondition with Error::kLeaseLost: fenced out,
+  // nothing written by that transaction. The thread runs it every min(resync_interval,
+  // host_lost / 4) while it leads.
+  StatusOr<size_t> SweepLostHosts(uint64_t epoch);
   // Forgets the tasks held between passes: the next pass over each service reads every task (what
   // every pass did before the projection; scheduler_bench compares the two). Scheduler thread.
   void ForgetTasks() { projections_.clear(); }

@@ -10,6 +10,7 @@
 #include "common/testing/fake_clock.h"
 #include "ecs/testing/temp_store.h"
 #include "vpc/default_vpc.h"
+#include "vpc/ipam.h"
 #include "vpc/security_groups.h"
 #include "ecs/api/errors.h"
 
@@ -556,6 +557,228 @@ TEST_F(SchedulerTest, APassSeesTaskChangesItWasNeverToldOf) {
   ASSERT_TRUE(a.Pass(key_, **epoch).ok());
   EXPECT_EQ(State().deployments[0].running_count, 2);
   EXPECT_EQ(State().deployments[0].rollout_state, "COMPLETED");
+}
+
+// Losing a host (docs/contracts/task.md): the awsvpc EC2 service "web" of one task on instance `a`,
+// RUNNING, with `b` registered beside it; the task's id and address.
+class HostLossTest : public SchedulerTest {
+ protected:
+  void SetUp() override {
+    a_ = AddInstance(EniCapable());
+    ASSERT_TRUE(tds_.Register(kScope, kCaller,
+                              Obj(R"({"family":"webvpc","networkMode":"awsvpc","requiresCompatibilities":["EC2"],)"
+                                  R"("containerDefinitions":[{"name":"app","image":"nginx","cpu":256,"memory":256}]})"),
+                              clock_.Now())
+                    .ok());
+    const std::string subnet = vpc::DefaultVpcFor(kScope).subnets[0].id;
+    auto created = services_.Create(
+        kScope, kCaller,
+        Obj(R"({"serviceName":"web","taskDefinition":"webvpc","launchType":"EC2","desiredCount":1,)"
+            R"("deploymentConfiguration":{"maximumPercent":100,"minimumHealthyPercent":0},)"
+            R"("networkConfiguration":{"awsvpcConfiguration":{"subnets":[")" + subnet + R"("]}}})"),
+        clock_.Now());
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+    auto epoch = leader_.Lead();
+    ASSERT_TRUE(epoch.ok() && epoch->has_value());
+    epoch_ = **epoch;
+    ASSERT_TRUE(leader_.Pass(web_, epoch_).ok());
+    std::optional<ecs::service::ServiceState> st;
+    ASSERT_TRUE(store_->Read([&](store::ReadTxn& txn) -> Status {
+      ASSIGN_OR_RETURN(st, services_.LoadState(txn, web_));
+      return OkStatus();
+    }).ok());
+    ASSERT_EQ(Tasks("service:web").size(), 1u) << (st && st->newest_event ? st->newest_event->message : "?");
+    task_ = Tasks("service:web")[0];
+    ASSERT_EQ(task_.container_instance_arn, a_);
+    ecs::task::TaskStateChange running;
+    running.last_status = "RUNNING";
+    ASSERT_TRUE(tasks_.ReportState(ecs::task::InstanceAgentId(a_), TaskArn(task_.id), running, clock_.Now()).ok());
+    b_ = AddInstance(EniCapable());
+  }
+
+  // What an agent that runs awsvpc tasks announces.
+  static std::vector<ecs::instance::Attribute> EniCapable() {
+    return {{"com.amazonaws.ecs.capability.docker-remote-api.1.18", std::nullopt},
+            {"ecs.capability.task-eni", std::nullopt}};
+  }
+
+  SchedulerOptions LossOptions(std::string holder) {
+    SchedulerOptions o = Options(std::move(holder));
+    o.host_lost = 300s;
+    return o;
+  }
+  static std::string TaskArn(const std::string& id) {
+    return "arn:aws:ecs:us-east-1:123456789012:task/default/" + id;
+  }
+  static std::string IdOf(const std::string& arn) { return arn.substr(arn.rfind('/') + 1); }
+  // `arn`'s agent calls (a poll: its heartbeat).
+  void Beat(const std::string& arn) { ASSERT_TRUE(instances_.Heartbeat(kScope, "default", IdOf(arn), clock_.Now()).ok()); }
+  json::object DescribeInstance(const std::string& arn) {
+    auto d = instances_.Describe(kScope, "default", {ecs::instance::InstanceRef{arn, std::nullopt, IdOf(arn)}}, {},
+                                 clock_.Now());
+    EXPECT_TRUE(d.ok() && d->instances.size() == 1);
+    return d.ok() && d->instances.size() == 1 ? json::parse(d->instances[0]).as_object() : json::object();
+  }
+  static int64_t Remaining(const json::object& instance, std::string_view name) {
+    for (const auto& r : instance.at("remainingResources").as_array())
+      if (r.as_object().at("name").as_string() == name) return r.as_object().at("integerValue").to_number<int64_t>();
+    return -1;
+  }
+  json::object DescribeTask(const std::string& id) {
+    auto d = tasks_.Describe(kScope, "default", {id}, false, kCaller);
+    EXPECT_TRUE(d.ok() && d->tasks.size() == 1);
+    return d.ok() && d->tasks.size() == 1 ? json::parse(d->tasks[0]).as_object() : json::object();
+  }
+  std::set<uint32_t> HeldIps() {
+    std::set<uint32_t> held;
+    EXPECT_TRUE(store_->Read([&](store::ReadTxn& txn) -> Status {
+      ASSIGN_OR_RETURN(auto all, vpc::HeldAddresses(txn, kScope));
+      for (const auto& h : all) held.insert(h.ip);
+      return OkStatus();
+    }).ok());
+    return held;
+  }
+  uint32_t TaskIp(const std::string& id) {
+    const json::object task = DescribeTask(id);
+    for (const auto& d : task.at("attachments").as_array()[0].as_object().at("details").as_array())
+      if (d.as_object().at("name").as_string() == "privateIPv4Address")
+        if (uint32_t ip = 0; vpc::ParseIpv4(d.as_object().at("value").as_string(), &ip)) return ip;
+    return 0;
+  }
+
+  // Leads again at the fake clock's time (the lease lives 10 s): the epoch it now writes with.
+  void Relead() {
+    auto e = leader_.Lead();
+    ASSERT_TRUE(e.ok() && e->has_value());
+    epoch_ = **e;
+  }
+
+  const ecs::service::ServiceKey web_{kScope, "default", "web"};
+  Scheduler leader_{*store_, services_, tasks_, &instances_, clock_, LossOptions("a")};
+  uint64_t epoch_ = 0;
+  std::string a_, b_;
+  ecs::task::GroupTask task_;
+};
+
+TEST_F(HostLossTest, ALostInstancesTasksAreStoppedWithEcssReasonTheirHoldingsReleasedAndReplacedElsewhere) {
+  const uint32_t ip = TaskIp(task_.id);
+  ASSERT_NE(ip, 0u);
+  EXPECT_TRUE(HeldIps().contains(ip));
+  EXPECT_EQ(Remaining(DescribeInstance(a_), "CPU"), 2048 - 256);
+  const std::string ec2_id(DescribeInstance(a_).at("ec2InstanceId").as_string());
+
+  // a's agent falls silent; b's keeps polling. Within the grace nothing happens (a is merely
+  // disconnected: 60 s of agent timeout passed long ago).
+  clock_.Advance(299s);
+  Beat(b_);
+  auto swept = leader_.SweepLostHosts(epoch_);
+  ASSERT_TRUE(swept.ok()) << swept.status().ToString();
+  EXPECT_EQ(*swept, 0u);
+  EXPECT_EQ(Tasks("service:web")[0].last_status, "RUNNING");
+  EXPECT_FALSE(DescribeInstance(a_).at("agentConnected").as_bool());
+
+  clock_.Advance(2s);  // 301 s since a's last call
+  Beat(b_);
+  Relead();
+  swept = leader_.SweepLostHosts(epoch_);
+  ASSERT_TRUE(swept.ok()) << swept.status().ToString();
+  EXPECT_EQ(*swept, 1u);
+
+  json::object t = DescribeTask(task_.id);
+  EXPECT_EQ(t.at("lastStatus").as_string(), "STOPPED");
+  EXPECT_EQ(t.at("desiredStatus").as_string(), "STOPPED");
+  EXPECT_EQ(t.at("stopCode").as_string(), "TerminationNotice");
+  EXPECT_EQ(t.at("stoppedReason").as_string(), "Host EC2 (instance " + ec2_id + ") terminated.");
+  EXPECT_TRUE(t.contains("stoppedAt") && t.contains("executionStoppedAt") && t.contains("stoppingAt"));
+  for (const auto& c : t.at("containers").as_array()) {
+    EXPECT_EQ(c.as_object().at("lastStatus").as_string(), "STOPPED");
+    EXPECT_FALSE(c.as_object().contains("exitCode")) << "nobody saw the container exit";
+  }
+  // What it held is back: the address (reusable), the instance's resources, the assignment.
+  EXPECT_FALSE(HeldIps().contains(ip));
+  json::object lost = DescribeInstance(a_);
+  EXPECT_EQ(Remaining(lost, "CPU"), 2048);
+  EXPECT_EQ(lost.at("runningTasksCount").to_number<int64_t>(), 0);
+  EXPECT_EQ(lost.at("status").as_string(), "ACTIVE") << "lost is not deregistered: its agent may come back";
+  auto assigned = tasks_.Assignments(ecs::task::InstanceAgentId(a_));
+  ASSERT_TRUE(assigned.ok());
+  EXPECT_TRUE(assigned->empty());
+
+  // The service replaces it on b: a, disconnected, is no candidate.
+  ASSERT_TRUE(leader_.Pass(web_, epoch_).ok());
+  std::vector<ecs::task::GroupTask> now = Tasks("service:web");
+  ASSERT_EQ(now.size(), 2u);
+  for (const auto& g : now)
+    if (g.id != task_.id) {
+      EXPECT_EQ(g.container_instance_arn, b_);
+      EXPECT_EQ(g.desired_status, "RUNNING");
+    }
+
+  // b, connected, keeps its task at the next sweeps; a has nothing left to stop.
+  clock_.Advance(200s);
+  Beat(b_);
+  Relead();
+  swept = leader_.SweepLostHosts(epoch_);
+  ASSERT_TRUE(swept.ok());
+  EXPECT_EQ(*swept, 0u);
+  for (const auto& g : Tasks("service:web"))
+    if (g.id != task_.id) {
+      EXPECT_EQ(g.desired_status, "RUNNING");
+    }
+}
+
+TEST_F(HostLossTest, AnAgentThatComesBackAfterItsTasksWereLostChangesNothingAndHasNothingAssigned) {
+  clock_.Advance(301s);
+  Relead();
+  auto swept = leader_.SweepLostHosts(epoch_);
+  ASSERT_TRUE(swept.ok() && *swept == 1u);
+  const json::object before = DescribeTask(task_.id);
+
+  // It comes back: polls (connected again), and reports the task as it last knew it, then gone.
+  Beat(a_);
+  EXPECT_TRUE(DescribeInstance(a_).at("agentConnected").as_bool());
+  auto assigned = tasks_.Assignments(ecs::task::InstanceAgentId(a_));
+  ASSERT_TRUE(assigned.ok());
+  EXPECT_TRUE(assigned->empty()) << "its driver removes the containers of a task no longer assigned";
+  ecs::task::TaskStateChange running;
+  running.last_status = "RUNNING";
+  running.health_status = "HEALTHY";
+  Status late = tasks_.ReportState(ecs::task::InstanceAgentId(a_), TaskArn(task_.id), running, clock_.Now());
+  EXPECT_TRUE(late.ok()) << late.ToString();
+  ecs::task::TaskStateChange stopped;
+  stopped.last_status = "STOPPED";
+  stopped.stop_code = "EssentialContainerExited";
+  late = tasks_.ReportState(ecs::task::InstanceAgentId(a_), TaskArn(task_.id), stopped, clock_.Now());
+  EXPECT_TRUE(late.ok()) << late.ToString();
+  EXPECT_EQ(json::serialize(DescribeTask(task_.id)), json::serialize(before)) << "STOPPED is final";
+}
+
+TEST_F(HostLossTest, ADeposedLeadersSweepIsRefusedByTheFence) {
+  Scheduler other(*store_, services_, tasks_, &instances_, clock_, LossOptions("b"));
+  clock_.Advance(301s);  // a stalled past its lease (10 s); b leads with a higher epoch
+  auto eb = other.Lead();
+  ASSERT_TRUE(eb.ok() && eb->has_value());
+  ASSERT_GT(**eb, epoch_);
+
+  auto late = leader_.SweepLostHosts(epoch_);
+  ASSERT_FALSE(late.ok());
+  EXPECT_TRUE(IsError(late.status(), Error::kLeaseLost)) << late.status().ToString();
+  EXPECT_EQ(DescribeTask(task_.id).at("lastStatus").as_string(), "RUNNING") << "the deposed sweep wrote nothing";
+
+  auto swept = other.SweepLostHosts(**eb);
+  ASSERT_TRUE(swept.ok()) << swept.status().ToString();
+  EXPECT_EQ(*swept, 1u);
+}
+
+TEST_F(HostLossTest, WithoutAGraceTimeThereIsNoSweep) {
+  Scheduler plain(*store_, services_, tasks_, &instances_, clock_, Options("c"));
+  clock_.Advance(24h);
+  auto e = plain.Lead();
+  ASSERT_TRUE(e.ok() && e->has_value());
+  auto swept = plain.SweepLostHosts(**e);
+  ASSERT_TRUE(swept.ok());
+  EXPECT_EQ(*swept, 0u);
+  EXPECT_EQ(DescribeTask(task_.id).at("lastStatus").as_string(), "RUNNING");
 }
 
 }  // namespace

@@ -101,6 +101,7 @@ void RemoteControl::PollLoop() {
     json::object body{{"cluster", cluster_}, {"containerInstance", instance_arn_}};
     if (!known.empty()) body["knownVersion"] = known;
     body["waitSeconds"] = options_.poll_wait.count();
+    const auto sent = SteadyNow();
     auto answer = poll_client_.Call(fmt::format("{}.PollAssignments", kAgentTargetPrefix), body);
     if (!answer.ok() || !answer->is_object()) {
       {
@@ -157,6 +158,14 @@ void RemoteControl::PollLoop() {
     {
       std::lock_guard lock(mu_);
       if (auto* n = o.if_contains("networkIdentity"); n && n->is_string()) network_identity_ = n->get_string();
+      answered_sent_ = sent;
+      const json::value* fence = o.if_contains("fenceAfterMillis");
+      fence_after_ = std::chrono::milliseconds(fence && fence->is_int64() ? fence->get_int64() : 0);
+      if (fenced_) {  // the answer stands again: wake the agent to act on it
+        fenced_ = false;
+        version_ = "";
+        fmt::print(stderr, "paddock: agent: the control plane answers again: its assignments stand\n");
+      }
       // The agent's own reports change lastStatus without changing the version: keep the freshest.
       latest_ = std::move(specs);
       if (version != version_) {
@@ -175,7 +184,26 @@ StatusOr<std::vector<protocol::LaunchSpec>> RemoteControl::Assignments(std::stri
     return InvalidArgument(fmt::format("this control serves agent {}, not {}", instance_arn_, agent_id));
   std::lock_guard lock(mu_);
   if (!latest_) return Unavailable("no answer from the control plane yet");
+  if (FenceDue()) return std::vector<protocol::LaunchSpec>();
   return *latest_;
+}
+
+bool RemoteControl::FenceDue() {
+  if (fence_after_ <= std::chrono::milliseconds::zero() || revoked_) return false;
+  const auto silent = SteadyNow() - answered_sent_;
+  if (silent <= fence_after_) return false;
+  if (!fenced_)
+    fmt::print(stderr,
+               "paddock: agent: no answer from the control plane for {} ms (fence time {} ms): stopping this "
+               "instance's tasks before the control plane may count it lost and reuse their addresses\n",
+               std::chrono::duration_cast<std::chrono::milliseconds>(silent).count(), fence_after_.count());
+  fenced_ = true;
+  return true;
+}
+
+bool RemoteControl::Fenced() {
+  std::lock_guard lock(mu_);
+  return FenceDue();
 }
 
 Status RemoteControl::Report(std::string_view agent_id, std::string_view task_arn,

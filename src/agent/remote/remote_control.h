@@ -22,11 +22,19 @@
 // assigned to this agent any more: Assignments answers an empty list (so the agent stops
 // everything it runs, agent.h "Reconciling"), the watchers are woken, polling ends and Revoked()
 // turns true.
+//
+// Fencing (docs/agent-protocol.md, "Fencing"). Every PollAssignments answer of a server that sweeps
+// lost hosts carries fenceAfterMillis. Once that long has passed since this agent SENT its last
+// poll that was answered, Assignments answers an empty list — the agent stops its tasks'
+// containers, as for a revocation, and reports nothing (it cannot reach anyone) — and Fenced()
+// turns true, until a poll is answered again: then the control plane's answer stands (tasks it has
+// meanwhile recorded STOPPED are no longer assigned, and their leftovers are swept away).
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -63,6 +71,8 @@ struct RemoteOptions {
   std::chrono::milliseconds retry_pause{1000};
   int report_attempts = 5;  // on transport errors, retry_pause apart
   int revoked_after = 3;    // refused polls in a row (retry_pause apart) that mean revocation
+  // The monotonic time the fence is measured in (tests: a fake one). Null: steady_clock::now.
+  std::function<std::chrono::steady_clock::time_point()> steady_now = nullptr;
 };
 
 class RemoteControl final : public Control {
@@ -119,6 +129,8 @@ class RemoteControl final : public Control {
   bool WaitForFirstPoll(std::chrono::milliseconds timeout);
   // The control plane no longer accepts this agent's credential (see above).
   bool Revoked();
+  // Fenced off (see above): no poll answered for longer than the control plane's fence time.
+  bool Fenced();
 
  private:
   void PollLoop();
@@ -158,6 +170,14 @@ class RemoteControl final : public Control {
   std::string version_;                                    // GUARDED_BY(mu_)
   bool revoked_ = false;                                   // GUARDED_BY(mu_)
   std::string network_identity_;                           // GUARDED_BY(mu_)
+  std::chrono::steady_clock::time_point answered_sent_{};  // GUARDED_BY(mu_): the last answered poll's send
+  std::chrono::milliseconds fence_after_{0};               // GUARDED_BY(mu_): from that answer; zero: none
+  bool fenced_ = false;                                    // GUARDED_BY(mu_)
+  // Whether the fence time has passed (logs when it first does). REQUIRES: mu_ held.
+  bool FenceDue();
+  std::chrono::steady_clock::time_point SteadyNow() const {
+    return options_.steady_now ? options_.steady_now() : std::chrono::steady_clock::now();
+  }
   uint64_t next_watch_ = 1;                                // GUARDED_BY(mu_)
   std::map<uint64_t, std::function<void()>> watchers_;     // GUARDED_BY(mu_)
   std::thread thread_;

@@ -841,6 +841,58 @@ StatusOr<AttributePage> ContainerInstances::ListAttributes(const Scope& scope, c
   return page;
 }
 
+// ---- Losing a host ----
+
+namespace {
+
+// Whether `record` (an instance's) is lost at `now`: ACTIVE or DRAINING, its last heartbeat known
+// and more than `grace` old.
+bool LostAt(const json::object& record, const std::optional<TimePoint>& last, TimePoint now,
+            std::chrono::milliseconds grace) {
+  const std::string status = Str(record, "status");
+  return (status == "ACTIVE" || status == "DRAINING") && last && now - *last > grace;
+}
+
+}  // namespace
+
+StatusOr<std::vector<ContainerInstances::Lost>> ContainerInstances::LostInstances(store::ReadTxn& txn, TimePoint now,
+                                                                                   std::chrono::milliseconds grace) {
+  std::vector<Lost> out;
+  store::Range range;  // every account's
+  while (true) {
+    ASSIGN_OR_RETURN(auto rows, txn.Scan(kInstances, range, 500));
+    for (const auto& row : rows) {
+      ASSIGN_OR_RETURN(json::object record, ParseRecordObject(row.value, "container instance"));
+      ASSIGN_OR_RETURN(std::optional<TimePoint> last, LastHeartbeat(txn, row.key));
+      if (!LostAt(record, last, now, grace)) continue;
+      store::KeyReader r(row.key);
+      Lost lost;
+      ASSIGN_OR_RETURN(std::string account, r.Str());
+      ASSIGN_OR_RETURN(std::string region, r.Str());
+      lost.scope = Scope{AccountId(account), Region(region)};
+      ASSIGN_OR_RETURN(lost.cluster, r.Str());
+      ASSIGN_OR_RETURN(lost.id, r.Str());
+      ASSIGN_OR_RETURN(AgentKind kind, agents_.KindOf(txn, lost.scope, lost.cluster, lost.id));
+      if (kind == AgentKind::kInProcess) continue;  // a server's own: see the header
+      lost.ec2_instance_id = Str(record, "ec2InstanceId");
+      out.push_back(std::move(lost));
+    }
+    if (rows.size() < 500) break;
+    range.begin = store::KeySuccessor(rows.back().key);
+  }
+  return out;
+}
+
+StatusOr<bool> ContainerInstances::StillLost(store::ReadTxn& txn, const Lost& lost, TimePoint now,
+                                             std::chrono::milliseconds grace) {
+  const std::string key = InstanceKey(lost.scope, lost.cluster, lost.id);
+  ASSIGN_OR_RETURN(auto text, txn.Get(kInstances, key));
+  if (!text) return false;
+  ASSIGN_OR_RETURN(json::object record, ParseRecordObject(*text, "container instance"));
+  ASSIGN_OR_RETURN(std::optional<TimePoint> last, LastHeartbeat(txn, key));
+  return LostAt(record, last, now, grace);
+}
+
 // ---- Agent, tags ----
 
 Status ContainerInstances::Heartbeat(const Scope& scope, std::string_view cluster, std::string_view id, TimePoint now) {

@@ -53,6 +53,23 @@ namespace paddock::ecs::instance {
 
 // An agent is connected while its last call (registration or Heartbeat) is at most this old.
 inline constexpr std::chrono::seconds kAgentTimeout{60};
+// A container instance whose agent's last heartbeat is older than this is lost: the scheduler's
+// leader records its tasks STOPPED and releases their addresses (sched/scheduler.h,
+// SweepLostHosts). Five minutes: an agent restart, an upgrade, a network blip or a server failover
+// (lease 10 s) is over well before, so they never cost a workload; a dead host's service tasks are
+// replaced within about that much (docs/contracts/task.md, "Losing a host").
+inline constexpr std::chrono::seconds kHostLost{300};
+// How long a remote agent that cannot reach the control plane keeps its tasks' containers: half of
+// what is left of `host_lost` once a stored heartbeat's staleness (a quarter of `agent_timeout`:
+// another server may see the agent that much early) is taken off. The agent counts it from when it
+// SENT its last answered poll, which the control plane recorded as a heartbeat no earlier; so its
+// containers are gone at least this much before any server can find the instance lost and hand
+// the addresses out again — time for the teardown (a container's stopTimeout is at most 120 s;
+// 142.5 s with the defaults) and for clock skew between servers.
+inline std::chrono::milliseconds AgentFenceTime(std::chrono::milliseconds host_lost,
+                                                std::chrono::milliseconds agent_timeout) {
+  return (host_lost - agent_timeout / 4) / 2;
+}
 // INACTIVE (deregistered) instances stay describable this long, then ReapInactive removes them.
 inline constexpr std::chrono::hours kInactiveRetention{1};
 // Custom attributes (names not starting with "ecs." or "com.amazonaws.ecs.") per instance.
@@ -226,6 +243,25 @@ class ContainerInstances {
   // agentConnected holds while the last heartbeat is at most this old (default kAgentTimeout).
   // Set before serving (tests shorten it).
   void SetAgentTimeout(std::chrono::milliseconds timeout) { agent_timeout_ = timeout; }
+
+  // ---- Losing a host (docs/contracts/container-instance.md; sched/scheduler.h runs the sweep) ----
+  // The ACTIVE and DRAINING instances of every account whose agent's last heartbeat (the later of
+  // this process's and the stored one) is more than `grace` before `now`, read in the caller's
+  // transaction. An instance with no heartbeat known at all is left out: nothing says how long it
+  // has been gone. So is a server's own [[ec2_instance]] (AgentKind::kInProcess): its agent is
+  // that server, whose containers outlive its death with no fence of their own, as its Fargate
+  // tasks' do (docs/scaling.md, "Not done"). One scan of every instance record: hosts are few,
+  // and the sweep runs seconds apart.
+  struct Lost {
+    Scope scope;
+    std::string cluster;
+    std::string id;
+    std::string ec2_instance_id;
+  };
+  StatusOr<std::vector<Lost>> LostInstances(store::ReadTxn& txn, TimePoint now, std::chrono::milliseconds grace);
+  // Whether `lost` still is, read again in the caller's transaction (its agent may have called
+  // since the list was read).
+  StatusOr<bool> StillLost(store::ReadTxn& txn, const Lost& lost, TimePoint now, std::chrono::milliseconds grace);
 
   // The agent side: the instance's agent is alive at `now`. NotFound for unknown or INACTIVE.
   Status Heartbeat(const Scope& scope, std::string_view cluster, std::string_view id, TimePoint now);

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include <boost/json.hpp>
 #include <fmt/format.h>
 
@@ -190,6 +192,61 @@ TEST_F(InstancesTest, EveryProcessOnTheStoreSeesTheStoredHeartbeat) {
   clock_.Advance(kAgentTimeout - kAgentTimeout / 8 + std::chrono::seconds(1));
   EXPECT_TRUE(connected(other)) << "its own heartbeat is a timeout old less an eighth";
   EXPECT_FALSE(connected(instances_)) << "the stored one is a timeout old";
+}
+
+// Losing a host (docs/contracts/container-instance.md): the ACTIVE and DRAINING instances whose
+// agent has been silent longer than the grace, of every account; not a connected one, a
+// deregistered one, nor one whose agent runs in a server ([[ec2_instance]]).
+TEST_F(InstancesTest, LostInstancesAreTheSilentActiveAndDrainingOnesOfEveryAccount) {
+  const std::string active = Register(), draining = Register(), alive = Register(), gone = Register();
+  RegisterRequest in_process;
+  in_process.agent = AgentKind::kInProcess;
+  const std::string server_own = Register(in_process);
+  const Scope other{AccountId("210987654321"), Region("eu-west-1")};
+  ASSERT_TRUE(clusters_.Create(other, json::object{{"clusterName", "prod"}}).ok());
+  RegisterRequest elsewhere;
+  elsewhere.cluster = "prod";
+  elsewhere.total_resources = Resources(1024, 1024, {});
+  auto registered = instances_.Register(other, elsewhere, clock_.Now());
+  ASSERT_TRUE(registered.ok()) << registered.status().ToString();
+  std::string other_arn(json::parse(*registered).at("containerInstanceArn").as_string());
+  const std::string other_id = other_arn.substr(other_arn.rfind('/') + 1);
+  ASSERT_TRUE(instances_.UpdateState(kScope, "prod", {Ref(draining)}, "DRAINING", clock_.Now()).ok());
+  ASSERT_TRUE(instances_.Deregister(kScope, "prod", Ref(gone), false, clock_.Now()).ok());
+
+  auto lost = [&](std::chrono::milliseconds grace) {
+    std::set<std::string> ids;
+    EXPECT_TRUE(store_->Read([&](store::ReadTxn& txn) -> Status {
+      ASSIGN_OR_RETURN(auto found, instances_.LostInstances(txn, clock_.Now(), grace));
+      for (const auto& l : found) {
+        ids.insert(l.id);
+        EXPECT_TRUE(l.ec2_instance_id.starts_with("i-")) << l.ec2_instance_id;
+        EXPECT_EQ(l.cluster, "prod");
+      }
+      return OkStatus();
+    }).ok());
+    return ids;
+  };
+  clock_.Advance(seconds(300));
+  ASSERT_TRUE(instances_.Heartbeat(kScope, "prod", alive, clock_.Now()).ok());
+  EXPECT_EQ(lost(seconds(300)), std::set<std::string>{}) << "not more than the grace yet";
+  clock_.Advance(seconds(1));
+  EXPECT_EQ(lost(seconds(300)), (std::set<std::string>{active, draining, other_id}));
+  EXPECT_FALSE(lost(seconds(300)).contains(server_own)) << "its agent is a server, which does not fence";
+
+  auto still = [&](const std::string& id) {
+    bool out = false;
+    EXPECT_TRUE(store_->Read([&](store::ReadTxn& txn) -> Status {
+      ASSIGN_OR_RETURN(out, instances_.StillLost(txn, ContainerInstances::Lost{kScope, "prod", id, ""}, clock_.Now(),
+                                                 seconds(300)));
+      return OkStatus();
+    }).ok());
+    return out;
+  };
+  EXPECT_TRUE(still(active));
+  ASSERT_TRUE(instances_.Heartbeat(kScope, "prod", active, clock_.Now()).ok());
+  EXPECT_FALSE(still(active)) << "its agent called since the list was read";
+  EXPECT_FALSE(still(gone));
 }
 
 TEST_F(InstancesTest, ReRegistrationKeepsIdentityCustomAttributesAndReservations) {

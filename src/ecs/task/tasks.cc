@@ -164,6 +164,22 @@ std::string RefKey(const Scope& s, std::string_view family, uint64_t revision, s
 std::string AssignmentKey(std::string_view agent, const Scope& s, std::string_view cluster, std::string_view id) {
   return Key().Str(agent).Str(s.account.str()).Str(s.region.str()).Str(cluster).Str(id).Done();
 }
+// The task a task_assignments row names (its key: agent, account, region, cluster, id; the
+// account and region are the caller's scope).
+struct AssignedTask {
+  std::string cluster;
+  std::string id;
+};
+StatusOr<AssignedTask> ReadAssignmentKey(std::string_view key) {
+  store::KeyReader r(key);
+  for (int i = 0; i < 3; ++i) {
+    ASSIGN_OR_RETURN(std::string part, r.Str());
+  }
+  AssignedTask out;
+  ASSIGN_OR_RETURN(out.cluster, r.Str());
+  ASSIGN_OR_RETURN(out.id, r.Str());
+  return out;
+}
 std::string StoppedKey(const Scope& s, int64_t stopped_ms, std::string_view cluster, std::string_view id) {
   return ScopeKey(s).U64(static_cast<uint64_t>(stopped_ms)).Str(cluster).Str(id).Done();
 }
@@ -1181,12 +1197,9 @@ StatusOr<std::function<void()>> Tasks::OrphanInstance(store::WriteTxn& txn, cons
   while (true) {
     ASSIGN_OR_RETURN(auto rows, txn.Scan(kAssignments, range, 500));
     for (const auto& row : rows) {
-      store::KeyReader r(row.key);
-      for (int i = 0; i < 3; ++i) {  // agent, account, region: the instance's own scope
-        ASSIGN_OR_RETURN(std::string part, r.Str());
-      }
-      ASSIGN_OR_RETURN(std::string task_cluster, r.Str());
-      ASSIGN_OR_RETURN(std::string id, r.Str());
+      ASSIGN_OR_RETURN(AssignedTask assigned, ReadAssignmentKey(row.key));
+      const std::string& task_cluster = assigned.cluster;
+      const std::string& id = assigned.id;
       ASSIGN_OR_RETURN(auto rec, txn.Get(kTasks, TaskKey(scope, task_cluster, id)));
       if (!rec) continue;
       ASSIGN_OR_RETURN(json::object task, ParseRecordObject(*rec, "task"));
@@ -1326,6 +1339,102 @@ void Tasks::NotifyTasks(const Scope& scope) {
 void Tasks::NotifyAddresses(const Scope& scope) {
   std::lock_guard lock(listener_mu_);
   if (address_listener_) address_listener_(scope);
+}
+
+namespace {
+
+// What a stopped task held goes back, in the caller's transaction: its instance's reservation or
+// its share of the node's Fargate capacity, its address (`released` turns true), its agent
+// assignment and its definition reference; it joins ReapStopped's list as of `now`.
+Status ReleaseHeld(store::WriteTxn& txn, instance::ContainerInstances* instances, FargateCapacity* fargate,
+                   const Scope& scope, const std::string& cluster, const std::string& id, Launch& launch,
+                   TimePoint now, bool& released) {
+  if (!launch.instance.empty() && instances != nullptr)
+    RETURN_IF_ERROR(instances->Release(txn, scope, cluster, launch.instance, id));
+  // A Fargate task's share of the node (a no-op for a task that holds none).
+  if (launch.instance.empty() && fargate != nullptr) RETURN_IF_ERROR(fargate->Release(txn, scope, cluster, id));
+  if (launch.ip_held) {
+    const vpc::DefaultVpc v = vpc::DefaultVpcFor(scope);
+    if (const vpc::Subnet* sn = v.FindSubnet(launch.subnet_id)) RETURN_IF_ERROR(vpc::ReleaseIp(txn, scope, *sn, launch.ip));
+    launch.ip_held = false;
+    released = true;
+    RETURN_IF_ERROR(txn.Put(kLaunch, TaskKey(scope, cluster, id), launch.Encode()));
+  }
+  RETURN_IF_ERROR(txn.Delete(kAssignments, AssignmentKey(launch.agent, scope, cluster, id)));
+  RETURN_IF_ERROR(txn.Delete(kRefs, RefKey(scope, launch.family, launch.revision, cluster, id)));
+  return txn.Put(kStopped, StoppedKey(scope, EpochMillis(now), cluster, id), "");
+}
+
+}  // namespace
+
+std::string HostLostReason(std::string_view ec2_instance_id) {
+  return fmt::format("Host EC2 (instance {}) terminated.", ec2_instance_id);
+}
+
+StatusOr<Tasks::LostTasks> Tasks::StopLostInstance(store::WriteTxn& txn, const Scope& scope, std::string_view cluster,
+                                                   std::string_view instance_id, std::string_view ec2_instance_id,
+                                                   TimePoint now) {
+  const std::string agent = InstanceAgentId(instance::ContainerInstanceArn(scope, cluster, instance_id));
+  const double t = EpochSeconds(now);
+  LostTasks out;
+  bool released = false, deregistered = false;
+  std::set<std::pair<std::string, std::string>> groups;  // (cluster, group) of the stopped tasks
+  // Each row is deleted as its task is stopped (ReleaseHeld): the scan starts over until none is left.
+  while (true) {
+    ASSIGN_OR_RETURN(auto rows, txn.Scan(kAssignments, store::PrefixRange(Key().Str(agent).Done()), 500));
+    for (const auto& row : rows) {
+      ASSIGN_OR_RETURN(AssignedTask assigned, ReadAssignmentKey(row.key));
+      const std::string& task_cluster = assigned.cluster;
+      const std::string& id = assigned.id;
+      const std::string key = TaskKey(scope, task_cluster, id);
+      ASSIGN_OR_RETURN(auto rec, txn.Get(kTasks, key));
+      ASSIGN_OR_RETURN(auto l, txn.Get(kLaunch, key));
+      if (!rec || !l) return DataLoss("an assignment names a task that does not exist");
+      ASSIGN_OR_RETURN(json::object task, ParseRecordObject(*rec, "task"));
+      ASSIGN_OR_RETURN(Launch launch, Launch::Decode(*l));
+      const std::string old_status = Str(task, "lastStatus");
+      if (old_status != kStoppedStatus) {
+        RETURN_IF_ERROR(Recount(txn, scope, task_cluster, OnInstance(!launch.instance.empty()), BucketOf(old_status),
+                                Bucket::kNone));
+        const std::string desired = Str(task, "desiredStatus");
+        if (desired != kStoppedStatus) {  // a task being stopped keeps its stop code and reason
+          RETURN_IF_ERROR(DeleteIndexes(txn, scope, task_cluster, id, task, launch, desired));
+          task["desiredStatus"] = kStoppedStatus;
+          task["stopCode"] = kHostLostStopCode;
+          task["stoppedReason"] = HostLostReason(ec2_instance_id);
+          RETURN_IF_ERROR(PutIndexes(txn, scope, task_cluster, id, task, launch, kStoppedStatus));
+        }
+        if (!task.contains("stoppingAt")) task["stoppingAt"] = t;
+        if (!task.contains("executionStoppedAt")) task["executionStoppedAt"] = t;
+        task["stoppedAt"] = t;
+        task["lastStatus"] = kStoppedStatus;
+        for (auto& a : task["attachments"].as_array()) a.as_object()["status"] = "DELETED";
+        for (auto& c : task["containers"].as_array()) c.as_object()["lastStatus"] = kStoppedStatus;
+        task["version"] = task["version"].to_number<int64_t>() + 1;
+      }
+      RETURN_IF_ERROR(ReleaseHeld(txn, instances_, fargate_, scope, task_cluster, id, launch, now, released));
+      ASSIGN_OR_RETURN(bool registry_written, SyncRegistration(discovery_, txn, scope, task_cluster, id, task, launch));
+      deregistered = deregistered || registry_written;
+      RETURN_IF_ERROR(StampGroupRow(txn, scope, task_cluster, id, task));
+      RETURN_IF_ERROR(txn.Put(kTasks, key, json::serialize(task)));
+      if (!Str(task, "group").empty()) groups.emplace(task_cluster, Str(task, "group"));
+      ++out.stopped;
+    }
+    if (rows.size() < 500) break;
+  }
+  if (out.stopped == 0) return out;
+  out.notify = [this, scope, released, deregistered, groups] {
+    if (deregistered) discovery_->Published();
+    {
+      std::lock_guard lock(listener_mu_);
+      if (group_listener_)
+        for (const auto& [c, g] : groups) group_listener_(scope, c, g);
+    }
+    if (released) NotifyAddresses(scope);
+    NotifyTasks(scope);
+    NotifyChange();
+  };
+  return out;
 }
 
 void Tasks::NotifyChange() {
@@ -1486,23 +1595,9 @@ Status Tasks::ReportState(std::string_view agent_id, std::string_view task_arn, 
     const int old_rank = Rank(old_status);
     // What a stopped task held (its address, assignment, reservation and definition reference)
     // goes back only on its agent's STOPPED: the agent reports it once the containers are gone.
-    const std::string assignment_key = AssignmentKey(launch.agent, scope, cluster, id);
-    ASSIGN_OR_RETURN(auto assigned, txn.Get(kAssignments, assignment_key));
+    ASSIGN_OR_RETURN(auto assigned, txn.Get(kAssignments, AssignmentKey(launch.agent, scope, cluster, id)));
     auto release_held = [&]() -> Status {
-      if (!launch.instance.empty() && instances_ != nullptr)
-        RETURN_IF_ERROR(instances_->Release(txn, scope, cluster, launch.instance, id));
-      // A Fargate task's share of the node (a no-op for a task that holds none).
-      if (launch.instance.empty() && fargate_ != nullptr) RETURN_IF_ERROR(fargate_->Release(txn, scope, cluster, id));
-      if (launch.ip_held) {
-        const vpc::DefaultVpc v = vpc::DefaultVpcFor(scope);
-        if (const vpc::Subnet* sn = v.FindSubnet(launch.subnet_id)) RETURN_IF_ERROR(vpc::ReleaseIp(txn, scope, *sn, launch.ip));
-        launch.ip_held = false;
-        released = true;
-        RETURN_IF_ERROR(txn.Put(kLaunch, key, launch.Encode()));
-      }
-      RETURN_IF_ERROR(txn.Delete(kAssignments, assignment_key));
-      RETURN_IF_ERROR(txn.Delete(kRefs, RefKey(scope, launch.family, launch.revision, cluster, id)));
-      return txn.Put(kStopped, StoppedKey(scope, EpochMillis(now), cluster, id), "");
+      return ReleaseHeld(txn, instances_, fargate_, scope, cluster, id, launch, now, released);
     };
     if (old_status == kStoppedStatus) {
       // Recorded STOPPED without its agent's word (docs/contracts/task.md, "Stopped means gone"): the

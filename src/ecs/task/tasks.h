@@ -136,6 +136,11 @@ struct GroupProjection {
 // developer guide's "Checking stopped tasks for errors").
 inline constexpr std::string_view kForcedDeregistrationReason = "Container instance deregistration forced by user";
 
+// How ECS records a task whose host went away: stopCode TerminationNotice and stoppedReason
+// "Host EC2 (instance i-…) terminated." (docs/contracts/task.md, "Losing a host", with the source).
+inline constexpr std::string_view kHostLostStopCode = "TerminationNotice";
+std::string HostLostReason(std::string_view ec2_instance_id);
+
 // Task scale-in protection (protection.cc): the default and longest protection.
 inline constexpr std::chrono::minutes kDefaultProtection{120};
 inline constexpr int64_t kMaxProtectionMinutes = 2880;
@@ -352,6 +357,26 @@ class Tasks {
   // out again while their containers may still run. Returns what runs after the commit.
   StatusOr<std::function<void()>> OrphanInstance(store::WriteTxn& txn, const Scope& scope, std::string_view cluster,
                                                  std::string_view instance_id, TimePoint now);
+
+  // The host-loss sweep's part (sched/scheduler.h, SweepLostHosts), inside the caller's
+  // transaction (the lease's fence goes first): the container instance `instance_id`, whose agent
+  // has been gone longer than the grace time, is lost, and every task still assigned to its agent
+  // is recorded STOPPED
+  // here, as its agent would have: lastStatus and desiredStatus STOPPED, stoppingAt,
+  // executionStoppedAt and stoppedAt, every container STOPPED without an exit code, stopCode
+  // kHostLostStopCode and stoppedReason HostLostReason(ec2_instance_id) — unless it was already
+  // being stopped, whose stop code and reason stand. What it held (the instance's reservation, its
+  // address, the assignment) is released with it: the agent fenced itself before this could run
+  // (docs/contracts/task.md, "Losing a host"), and if it comes back its reports about the task
+  // change nothing and its driver, finding the task no longer assigned, removes the containers.
+  // Returns how many tasks it stopped and, for after the commit, their notifications (the group
+  // listener, so the service scheduler replaces them at once).
+  struct LostTasks {
+    size_t stopped = 0;
+    std::function<void()> notify;  // null when nothing was stopped
+  };
+  StatusOr<LostTasks> StopLostInstance(store::WriteTxn& txn, const Scope& scope, std::string_view cluster,
+                                       std::string_view instance_id, std::string_view ec2_instance_id, TimePoint now);
 
   enum class ReapMode { kConfirmedOnly, kForce };
   // Removes every task of the account. Its addresses, Fargate capacity and assignments are

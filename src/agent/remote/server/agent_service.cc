@@ -217,6 +217,7 @@ StatusOr<std::string> AgentService::PollAssignments(const aws::CallContext& ctx,
   for (const auto& spec : set.tasks) tasks.push_back(EncodeLaunchSpec(spec));
   json::object out{{"tasks", std::move(tasks)}, {"version", set.version}, {"busy", set.busy},
                    {"networkIdentity", control_.NetworkIdentity()}};
+  if (options_.fence_after > std::chrono::milliseconds::zero()) out["fenceAfterMillis"] = options_.fence_after.count();
   return json::serialize(out);
 }
 

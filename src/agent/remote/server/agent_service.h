@@ -54,7 +54,10 @@
 //       (InProcessControl::AwaitDrainForAgent over ecs/drain's holds). A long-poll: answers as soon as
 //       the verdict is "go", else after min(waitSeconds, max_wait) with verdict WAIT. At most
 //       max_drain_waiters wait at once; past that the answer comes at once. Also a heartbeat.
-//   PollAssignments' answer carries "networkIdentity" too (Control::NetworkIdentity).
+//   PollAssignments' answer carries "networkIdentity" too (Control::NetworkIdentity), and
+//   "fenceAfterMillis" (AgentServiceOptions::fence_after) when the server sweeps lost hosts: the
+//   agent stops its tasks' containers once that long has passed since it sent its last answered
+//   poll (docs/agent-protocol.md, "Fencing").
 //
 //   RegisterAgent    {cluster, containerInstanceArn?, totalResources?, versionInfo?, attributes?}
 //                    -> {containerInstance, credentials?: {accessKeyId, secretAccessKey}}
@@ -102,6 +105,9 @@ struct AgentServiceOptions {
   std::chrono::milliseconds max_wait = std::chrono::seconds(20);
   // AwaitDrain calls waiting at once (each holds an HTTP worker); more are answered at once.
   size_t max_drain_waiters = 16;
+  // How long an agent that cannot reach the control plane keeps its tasks' containers
+  // (ecs::instance::AgentFenceTime), sent with every PollAssignments answer. Zero: no fence.
+  std::chrono::milliseconds fence_after{0};
 };
 
 class AgentService final : public aws::JsonService {
