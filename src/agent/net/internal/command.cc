@@ -65,6 +65,16 @@ const std::string& IpBinary() {
   return path;
 }
 
+const std::string& BridgeBinary() {
+  static const std::string path = [] {
+    for (const char* candidate : {"/usr/sbin/bridge", "/sbin/bridge", "/usr/bin/bridge", "/bin/bridge"}) {
+      if (access(candidate, X_OK) == 0) return std::string(candidate);
+    }
+    return std::string("bridge");
+  }();
+  return path;
+}
+
 const std::string& NftBinary() {
   static const std::string path = [] {
     for (const char* candidate : {"/usr/sbin/nft", "/sbin/nft", "/usr/bin/nft", "/bin/nft"}) {
