@@ -86,6 +86,22 @@ DeviceConfig ParseDeviceConfig(const std::string& text) {
   return c;
 }
 
+// Of each line of `text` ("172.31.0.9 lladdr 02:71:… PERMANENT", "02:71:… dst 10.0.0.2 self
+// permanent"), its first word -> the word after `keyword`; lines without it are left out.
+std::map<std::string, std::string> WordAfter(const std::string& text, std::string_view keyword) {
+  std::map<std::string, std::string> out;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    std::string first, word, value;
+    words >> first;
+    while (words >> word)
+      if (word == keyword) words >> value;
+    if (!value.empty()) out[first] = value;
+  }
+  return out;
+}
+
 Status RunIn(std::string_view what, const std::vector<std::string>& argv, const std::string& input,
              std::string* out = nullptr) {
   ASSIGN_OR_RETURN(CommandResult r, RunCommand(argv, input));
@@ -208,26 +224,12 @@ Status SyncOverlay(const NetworkOptions& options, const VpcNetwork& vpc, const v
     if (exists) {
       std::string out;
       RETURN_IF_ERROR(RunIn(what, {IpBinary(), "-4", "-o", "neigh", "show", "dev", device}, "", &out));
-      std::istringstream lines(out);
-      for (std::string line; std::getline(lines, line);) {
-        std::istringstream words(line);
-        std::string ip, word, mac;
-        words >> ip;
-        while (words >> word)
-          if (word == "lladdr") words >> mac;
+      for (const auto& [ip, mac] : WordAfter(out, "lladdr")) {
         StatusOr<uint32_t> a = ParseIpv4("neighbour", ip);
         if (a.ok()) neighbours[*a] = mac;
       }
       RETURN_IF_ERROR(RunIn(what, {BridgeBinary(), "-o", "fdb", "show", "dev", device}, "", &out));
-      lines = std::istringstream(out);
-      for (std::string line; std::getline(lines, line);) {
-        std::istringstream words(line);
-        std::string mac, word, dst;
-        words >> mac;
-        while (words >> word)
-          if (word == "dst") words >> dst;
-        if (!dst.empty()) forwarding[mac] = dst;
-      }
+      forwarding = WordAfter(out, "dst");
     }
     std::map<std::string, std::string> wanted_forwarding;
     for (const auto& [ip, host] : remote) wanted_forwarding[OverlayMac(host)] = Ipv4(host);
