@@ -10,7 +10,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -86,20 +88,30 @@ DeviceConfig ParseDeviceConfig(const std::string& text) {
   return c;
 }
 
-// Of each line of `text` ("172.31.0.9 lladdr 02:71:… PERMANENT", "02:71:… dst 10.0.0.2 self
-// permanent"), its first word -> the word after `keyword`; lines without it are left out.
-std::map<std::string, std::string> WordAfter(const std::string& text, std::string_view keyword) {
-  std::map<std::string, std::string> out;
-  std::istringstream lines(text);
-  for (std::string line; std::getline(lines, line);) {
+// The neighbours on `device` of the calling thread's namespace (/proc/thread-self/net/arp: no
+// process): address -> lladdr.
+std::map<uint32_t, std::string> NeighboursOn(const std::string& device) {
+  std::map<uint32_t, std::string> out;
+  std::ifstream in("/proc/thread-self/net/arp");
+  std::string line;
+  std::getline(in, line);  // the header
+  while (std::getline(in, line)) {
     std::istringstream words(line);
-    std::string first, word, value;
-    words >> first;
-    while (words >> word)
-      if (word == keyword) words >> value;
-    if (!value.empty()) out[first] = value;
+    std::string ip, type, flags, mac, mask, dev;
+    if (!(words >> ip >> type >> flags >> mac >> mask >> dev) || dev != device) continue;
+    StatusOr<uint32_t> a = ParseIpv4("neighbour", ip);
+    if (a.ok()) out[*a] = mac;
   }
   return out;
+}
+
+// The host whose overlay MAC `mac` is (OverlayMac); 0 for another MAC.
+uint32_t HostOfMac(const std::string& mac) {
+  unsigned b[6];
+  if (std::sscanf(mac.c_str(), "%2x:%2x:%2x:%2x:%2x:%2x", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5]) != 6 ||
+      b[0] != 0x02 || b[1] != 0x71)
+    return 0;
+  return (b[2] << 24) | (b[3] << 16) | (b[4] << 8) | b[5];
 }
 
 Status RunIn(std::string_view what, const std::vector<std::string>& argv, const std::string& input,
@@ -221,15 +233,13 @@ Status SyncOverlay(const NetworkOptions& options, const VpcNetwork& vpc, const v
       if (r.mask != 0xffffffffu) continue;
       (r.iface == device ? routes : routed_elsewhere).insert(r.destination);
     }
+    // The forwarding entries are those of the neighbours' hosts (each neighbour's MAC is its
+    // host's address, and an entry is written before the first neighbour of its host, removed
+    // after the last): read from the neighbour table, without a `bridge fdb show`.
     if (exists) {
-      std::string out;
-      RETURN_IF_ERROR(RunIn(what, {IpBinary(), "-4", "-o", "neigh", "show", "dev", device}, "", &out));
-      for (const auto& [ip, mac] : WordAfter(out, "lladdr")) {
-        StatusOr<uint32_t> a = ParseIpv4("neighbour", ip);
-        if (a.ok()) neighbours[*a] = mac;
-      }
-      RETURN_IF_ERROR(RunIn(what, {BridgeBinary(), "-o", "fdb", "show", "dev", device}, "", &out));
-      forwarding = WordAfter(out, "dst");
+      neighbours = NeighboursOn(device);
+      for (const auto& [ip, mac] : neighbours)
+        if (uint32_t host = HostOfMac(mac); host != 0) forwarding[mac] = Ipv4(host);
     }
     std::map<std::string, std::string> wanted_forwarding;
     for (const auto& [ip, host] : remote) wanted_forwarding[OverlayMac(host)] = Ipv4(host);
