@@ -70,9 +70,11 @@
 // only (a changed version re-programs what changed; live connections are not touched; the same
 // version is nothing to do). A member listed on this host, or with no host, keeps its veth route;
 // an address still routed to a veth here is never routed to the overlay. vx0 is made from the
-// host's namespace straight into the router (`ip link add … netns`), so that the kernel keeps its
-// UDP socket in the host's namespace, on the underlay, while the device lives in the router; it
-// is made again when the VNI, address or port differ, and deleted when the overlay is off. The
+// host's namespace straight into the router (`ip link add … netns`, under a temporary name no host
+// interface has, renamed inside), so that the kernel keeps its UDP socket in the host's namespace,
+// on the underlay, while the device lives in the router; it is made again when missing (a
+// leftover under the temporary name is deleted first) or when the VNI, address or port differ,
+// and deleted when the overlay is off. The
 // record on the transit says with which overlay settings the policy in place was applied, so an
 // agent restarted with other ones re-programs it (agents sharing a host must share them, as they
 // share FlowLimits). The kernel allows one VXLAN device per VNI and port among those made in one

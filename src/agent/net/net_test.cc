@@ -1989,6 +1989,15 @@ TEST_F(OverlayTest, TheOverlayGoesWithItsNamespaceAndComesBackWithTheNext) {
   EXPECT_FALSE(Pings(a.netns_name, b.ip));
   Apply(hosts_[0], p);
   EXPECT_TRUE(Pings(a.netns_name, b.ip));
+  // A device left under its temporary name (a create cut short before its renaming) is replaced.
+  const std::string temporary = internal::OverlayTemporaryName(VpcOn(hosts_[0], "vpc-0aaaa"));
+  ASSERT_EQ(Exec({internal::IpBinary(), "-n", VpcOn(hosts_[0], "vpc-0aaaa").netns_name, "-batch", "-"},
+                 fmt::format("link set dev vx0 down\nlink set dev vx0 name {}\n", temporary))
+                .exit_code,
+            0);
+  Apply(hosts_[0], OverlayPolicy("vpc-0aaaa", "v2", 7001, {On(10, 0), On(11, 1)}));
+  EXPECT_TRUE(Pings(a.netns_name, b.ip));
+  EXPECT_THAT(RouterIp(hosts_[0], "vpc-0aaaa", {"-o", "link", "show"}), Not(HasSubstr(temporary)));
 
   // The namespace goes with its last task, and the VXLAN device (and its VNI) at once with it.
   Status s = OnHost(hosts_[0], [&]() -> Status {

@@ -127,12 +127,16 @@ Status RunIn(std::string_view what, const std::vector<std::string>& argv, const 
 
 std::string OverlayMac(uint32_t host) { return Mac(0x02, 0x71, host); }
 
-Status DeleteOverlayDevice(const std::string& vpc_netns_path) {
-  return netns::InNetworkNamespace(vpc_netns_path, [&]() -> Status {
-    const std::string device(kOverlayDevice);
-    if (!InterfaceExists(device)) return OkStatus();
-    Status s = IpBatch("deleting the overlay device", /*force=*/true, fmt::format("link del dev {}\n", device));
-    if (!s.ok() && !InterfaceExists(device)) return OkStatus();
+std::string OverlayTemporaryName(const VpcNetwork& vpc) { return vpc.transit.substr(0, kMaxIfName - 1) + "x"; }
+
+Status DeleteOverlayDevice(const VpcNetwork& vpc) {
+  return netns::InNetworkNamespace(vpc.netns_path, [&]() -> Status {
+    std::string lines;
+    for (const std::string& name : {std::string(kOverlayDevice), OverlayTemporaryName(vpc)})
+      if (InterfaceExists(name)) lines += fmt::format("link del dev {}\n", name);
+    if (lines.empty()) return OkStatus();
+    Status s = IpBatch("deleting the overlay device", /*force=*/true, lines);
+    if (!s.ok() && !InterfaceExists(std::string(kOverlayDevice))) return OkStatus();
     return s;
   });
 }
@@ -174,9 +178,10 @@ Status SyncOverlay(const NetworkOptions& options, const VpcNetwork& vpc, const v
     config = ParseDeviceConfig(out);
     return OkStatus();
   }));
-  if (exists && (!on || config.vni != policy.vni || config.local != options.overlay_address ||
-                 config.port != options.overlay_port)) {
-    RETURN_IF_ERROR(DeleteOverlayDevice(vpc.netns_path));
+  if (!exists || !on || config.vni != policy.vni || config.local != options.overlay_address ||
+      config.port != options.overlay_port) {
+    // (Also a device left under its temporary name by a create that did not finish.)
+    RETURN_IF_ERROR(DeleteOverlayDevice(vpc));
     exists = false;
   }
   if (!on) return OkStatus();
@@ -188,9 +193,9 @@ Status SyncOverlay(const NetworkOptions& options, const VpcNetwork& vpc, const v
     if (underlay_mtu == 0)
       return FailedPrecondition(fmt::format("{}: the overlay address {} is not an address of this host", what,
                                             options.overlay_address));
-    // A temporary name the host cannot have (transit names end in a hex digit): the kernel looks
-    // the new name up in the creating namespace too.
-    std::string temporary = vpc.transit.substr(0, kMaxIfName - 1) + "x";
+    // A temporary name the host cannot have: the kernel looks the new name up in the creating
+    // namespace too.
+    const std::string temporary = OverlayTemporaryName(vpc);
     std::string create = fmt::format(
         "link add {tmp} netns {ns} address {mac} mtu {mtu} type vxlan id {vni} local {local} dstport {port} "
         "nolearning\n",
@@ -212,12 +217,7 @@ Status SyncOverlay(const NetworkOptions& options, const VpcNetwork& vpc, const v
       return IpBatch(what, false, fmt::format("link set dev {} up\n", device));
     });
     if (!s.ok()) {
-      Status undo = netns::InNetworkNamespace(vpc.netns_path, [&]() -> Status {
-        std::string lines;
-        for (const std::string& name : {temporary, device})
-          if (InterfaceExists(name)) lines += fmt::format("link del dev {}\n", name);
-        return lines.empty() ? OkStatus() : IpBatch(what, true, lines);
-      });
+      Status undo = DeleteOverlayDevice(vpc);
       if (!undo.ok()) return Status(s.code(), fmt::format("{}; undoing: {}", s.message(), undo.message()));
       return s;
     }

@@ -234,7 +234,7 @@ StatusOr<bool> EnsureVpcLocked(const NetworkOptions& options, const VpcNetwork& 
   std::string what = fmt::format("creating the router namespace {} of VPC {}", name, vpc.ref.vpc_id);
   if (ns || transit) {
     // Left by a create that did not finish (it writes the record last): made again.
-    if (ns) RETURN_IF_ERROR(internal::DeleteOverlayDevice(vpc.netns_path));
+    if (ns) RETURN_IF_ERROR(internal::DeleteOverlayDevice(vpc));
     std::string lines;
     if (transit) lines += fmt::format("link del dev {}\n", vpc.transit);
     if (ns) lines += fmt::format("netns del {}\n", name);
@@ -555,9 +555,13 @@ StatusOr<bool> RemoveVpcNetworkIfUnused(const NetworkOptions& options, std::stri
   std::string what = fmt::format("removing the VPC router namespace {}", name);
   if (NetnsExists(name)) {
     ASSIGN_OR_RETURN(std::vector<std::string> links, LinksIn(NetnsPath(name)));
+    VpcNetwork vpc;  // the names only: namespace and transit are the same
+    vpc.netns_name = vpc.transit = name;
+    vpc.netns_path = NetnsPath(name);
     for (const std::string& link : links)
-      if (link != "lo" && link != kTransitInside && link != kOverlayDevice) return false;  // a task's veth
-    RETURN_IF_ERROR(internal::DeleteOverlayDevice(NetnsPath(name)));
+      if (link != "lo" && link != kTransitInside && link != kOverlayDevice && link != internal::OverlayTemporaryName(vpc))
+        return false;  // a task's veth
+    RETURN_IF_ERROR(internal::DeleteOverlayDevice(vpc));
   }
   std::string lines;
   if (InterfaceExists(name)) lines += fmt::format("link del dev {}\n", name);  // its routes go with it

@@ -71,9 +71,12 @@ std::string OverlayMac(uint32_t host);
 // overlay address is not the host's; kAlreadyExists: another device of the host has the VNI.
 // REQUIRES: the host-wide VPC lock is held; the router namespace exists.
 Status SyncOverlay(const NetworkOptions& options, const VpcNetwork& vpc, const vpc::VpcPolicy& policy);
-// Deletes the overlay device of the router namespace at `vpc_netns_path`, if it has one, at once
-// (a namespace's own teardown is asynchronous, and would hold the VNI for a while).
-Status DeleteOverlayDevice(const std::string& vpc_netns_path);
+// The name the overlay device of `vpc` has between its creation and its renaming to vx0: its
+// transit's with the last digit replaced by 'x' (no interface of the host has it).
+std::string OverlayTemporaryName(const VpcNetwork& vpc);
+// Deletes the overlay device of `vpc`'s router namespace (under either name), if it has one, at
+// once (a namespace's own teardown is asynchronous, and would hold the VNI for a while).
+Status DeleteOverlayDevice(const VpcNetwork& vpc);
 // Binds a bridge-mode task's port of the bridge to its addresses (defined in vpc_network.cc): from
 // `network.host_veth` the host's bridge table (EnsureHostFirewall) passes only IPv4 and ARP frames
 // whose Ethernet source is the task's MAC and whose sender is its IP — no spoofed address, no
