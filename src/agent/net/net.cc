@@ -78,6 +78,12 @@ Status ValidateOptions(const NetworkOptions& options) {
       !std::all_of(c.begin(), c.end(), [](char ch) { return (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_'; })) {
     return InvalidArgument(fmt::format("chain prefix '{}' must be 1-{} characters of [A-Z0-9_]", c, kMaxChainPrefix));
   }
+  if (!options.overlay_address.empty()) {
+    in_addr a{};
+    if (inet_pton(AF_INET, options.overlay_address.c_str(), &a) != 1)
+      return InvalidArgument(fmt::format("overlay address '{}' is not an IPv4 address", options.overlay_address));
+  }
+  if (options.overlay_port == 0) return InvalidArgument("the overlay port must not be 0");
   if ((options.dynamic_port_first == 0) != (options.dynamic_port_last == 0) ||
       options.dynamic_port_first > options.dynamic_port_last) {
     return InvalidArgument(fmt::format("dynamic host port range {}-{} must be both 0 or first <= last",

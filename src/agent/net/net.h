@@ -11,6 +11,7 @@
 //                                  route 172.31.0.7/32 dev <veth of task>
 //                                  nftables table inet paddock_vpc: the VPC's security groups
 //                                  nftables table inet paddock_vpc_limits: its tasks' FlowLimits
+//                                  vx0: the VXLAN overlay to the VPC's tasks on other hosts (below)
 //
 //   NetworkOptions options;                                       // VPC prefix "pdv-", ...
 //   RETURN_IF_ERROR(EnsureHostFirewall(options));                 // at agent start; idempotent
@@ -49,6 +50,49 @@
 // namespace) and replies. Two agents of one host may apply policies of one VPC:
 // ApplyVpcPolicy never replaces a policy with one whose fetch began earlier (FetchedPolicy).
 //
+// The overlay (issue 16 §3). With `overlay_address` set (this host's address on the network the
+// hosts share: the underlay) and a policy whose `vni` is not 0, each VPC router namespace has a
+// kernel VXLAN device, vx0, and reaches the VPC's tasks on other hosts (PolicyMember::host)
+// through it, by their VPC addresses, as it reaches its own host's through their veths:
+//
+//   host 10.0.0.1 (overlay_address)                    host 10.0.0.2
+//   UDP 4789 socket of every vx0 made here  <== VXLAN, VNI of the VPC ==>  UDP 4789 socket
+//   VPC router pdv-…                                   VPC router pdv-… (the same VPC)
+//     vx0 vxlan id <vni> local 10.0.0.1 dstport 4789 nolearning, mtu underlay - 50,
+//         MAC 02:71:0a:00:00:01 (every host's router MAC is its address: nobody asks)
+//     route 172.31.0.9/32 dev vx0                      <veth of task> 172.31.0.9
+//     neigh 172.31.0.9 lladdr 02:71:0a:00:00:02 permanent
+//     fdb   02:71:0a:00:00:02 dst 10.0.0.2 (one per peer host)
+//
+// No multicast (no `group`), no learning: the entries are static, written by ApplyVpcPolicy (and
+// PrepareVpcNetwork, CreateTaskNetwork) from the policy, after its rules (a task of another host
+// is never reachable before its rules are in place), under the host-wide lock, and by difference
+// only (a changed version re-programs what changed; live connections are not touched; the same
+// version is nothing to do). A member listed on this host, or with no host, keeps its veth route;
+// an address still routed to a veth here is never routed to the overlay. vx0 is made from the
+// host's namespace straight into the router (`ip link add … netns`, under a temporary name no host
+// interface has, renamed inside), so that the kernel keeps its UDP socket in the host's namespace,
+// on the underlay, while the device lives in the router; it is made again when missing (a
+// leftover under the temporary name is deleted first) or when the VNI, address or port differ,
+// and deleted when the overlay is off. The
+// record on the transit says with which overlay settings the policy in place was applied, so an
+// agent restarted with other ones re-programs it (agents sharing a host must share them, as they
+// share FlowLimits). The kernel allows one VXLAN device per VNI and port among those made in one
+// namespace: a VNI in use fails with kAlreadyExists naming it; an overlay address that is not the
+// host's, with kFailedPrecondition. RemoveVpcNetworkIfUnused deletes vx0 first (the namespace's own
+// teardown is asynchronous and would hold the VNI for a while).
+//
+// Security across hosts. A packet from another host's task passes the router's forward hook as any
+// task's does: its source must be a member, the sender's egress and the receiver's ingress must
+// allow it (both routers ask), within the sender's FlowLimits; strict rp_filter on vx0 drops one
+// whose source is not routed back to vx0 (a task of this host spoofed from outside). The router
+// itself takes nothing from vx0 but replies (its metadata endpoint and DNS server are for its own
+// host's tasks). A task must never send VXLAN to a host's underlay (a crafted packet would enter
+// any VPC by its VNI): the host firewall drops whatever is forwarded from a transit or the
+// bridge-mode bridge to UDP `overlay_port`, anywhere. The hosts' own sockets accept VXLAN from
+// anyone who can reach them: the underlay must be a private network of the hosts, or filter UDP
+// `overlay_port` from elsewhere (docs/security.md).
+//
 // The FlowLimits are a second table of the router (CompileVpcFlowLimits), whose chains run before
 // the groups' in the same hooks (priority filter - 1): a new connection over its task's limits is
 // dropped there, one within them goes on to the groups. It holds the per-address counts, so no
@@ -66,7 +110,8 @@
 // bridge, TCP to a listener bound to 169.254.170.2 itself: the metadata endpoint, never a service
 // bound to 0.0.0.0); it forwards nothing into a
 // transit but replies (no packet from one VPC, a bridge-mode task or another machine enters a
-// VPC), and nothing from a transit to the bridge-mode bridge but DNATed (published) connections.
+// VPC), nothing from a transit to the bridge-mode bridge but DNATed (published) connections, and
+// nothing from either to UDP `overlay_port` anywhere (see "The overlay").
 //
 // After an agent restart, ListTaskNamespaces finds the task namespaces this instance made (by
 // netns_prefix): those of tasks still running are re-adopted (TaskNetworkFor recomputes the
@@ -189,6 +234,8 @@ inline constexpr std::string_view kTransitVpcAddress = "169.254.1.2";
 // The VPC router's end of the transit, and the nftables table in the VPC router namespace.
 inline constexpr std::string_view kTransitInside = "transit0";
 inline constexpr std::string_view kVpcTable = "paddock_vpc";
+// The VPC router's end of the overlay (its VXLAN device), when the overlay is on.
+inline constexpr std::string_view kOverlayDevice = "vx0";
 // The VPC router's table of the FlowLimits (CompileVpcFlowLimits): never rebuilt by a policy apply.
 inline constexpr std::string_view kVpcLimitsTable = "paddock_vpc_limits";
 
@@ -240,9 +287,11 @@ struct NetworkOptions {
   // Issue 16 §3, the overlay: this host's own IPv4 address on the network its hosts share (the
   // underlay), dotted quad. When set, each VPC router namespace reaches the VPC's tasks on other
   // hosts (vpc::PolicyMember::host) through a VXLAN device of the VPC's vni (vpc::VpcPolicy::vni);
-  // empty: no overlay (one host).
+  // empty: no overlay (one host). It must be an address of the host (checked when a VXLAN device
+  // is made); agents sharing a host must share it.
   std::string overlay_address;
-  // The UDP port the overlay's VXLAN devices send to and listen on (IANA's VXLAN port).
+  // The UDP port the overlay's VXLAN devices send to and listen on (IANA's VXLAN port). Not 0.
+  // The host firewall drops tasks' packets to it, whether the overlay is on or not.
   uint16_t overlay_port = 4789;
 };
 
@@ -347,11 +396,16 @@ enum class Applied {
 };
 
 // Replaces the table of the VPC's router namespace with `fetched.policy`'s, in one transaction,
-// unless it is in place already or superseded (see FetchedPolicy); the result says which. Never
+// and then programs its overlay by difference (see "The overlay"), unless it is in place already
+// or superseded (see FetchedPolicy); the result says which. A policy in place under other overlay
+// settings has its overlay re-programmed (kUnchanged: the table is). Never
 // touches the flow-limits table, unless `options.flow_limits` are not the ones in place: then it
 // replaces that first (whatever the result). kNotFound when the namespace does not exist
 // (CreateTaskNetwork makes it); kInvalidArgument when the policy does not compile; kInternal
-// (quoting nft) when the kernel refuses it. A failure leaves the previous table.
+// (quoting nft) when the kernel refuses it; for the overlay kFailedPrecondition (the overlay
+// address is not the host's) and kAlreadyExists (another device of the host has the VNI). A
+// failure leaves the previous table, or the new table with the record of the previous one (the
+// next apply does it all again).
 StatusOr<Applied> ApplyVpcPolicy(const NetworkOptions& options, const VpcNetwork& vpc, const FetchedPolicy& fetched);
 
 // Makes VPC `vpc`'s router namespace unless it exists, and applies `fetched` there as
@@ -401,7 +455,8 @@ std::string TaskIdOfNamespace(const NetworkOptions& options, std::string_view ne
 // The VPC router namespaces of the host (every agent's, names starting with vpc_prefix), sorted.
 StatusOr<std::vector<std::string>> ListVpcNamespaces(const NetworkOptions& options);
 
-// Removes VPC router namespace `netns_name` (with its transit, its host routes and its table)
+// Removes VPC router namespace `netns_name` (with its transit, its host routes, its table and
+// its overlay device)
 // when no task veth is left in it, under the host-wide lock. Returns whether it is gone (also
 // when it was not there). Sockets still open in it (a metadata listener) keep the namespace
 // alive, cut off, until they close.

@@ -12,11 +12,15 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
+#include <functional>
 #include <chrono>
 #include <filesystem>
 #include <fcntl.h>
@@ -1542,6 +1546,495 @@ TEST_F(NetTest, ForwardingRulesOnlyWhenForwardCouldDrop) {
 }
 
 // No root needed below: names and validation only.
+
+// --- The overlay (issue 16 §3) ---
+
+// Two "hosts" of one node: two network namespaces joined by a veth pair (the underlay,
+// 10.251.<run>.1 and .2), each with the agent/net calls of its own agent (own prefixes, own
+// host firewall table), run from a thread that joined it. That thread also gets a mount
+// namespace of its own with a sysfs of its host (the transit's record is its ifalias under
+// /sys/class/net), /sys made a slave first so nothing of it reaches the machine's; /run/netns stays
+// shared, so the namespaces its `ip` makes are everyone's.
+class OverlayTest : public NetTest {
+ protected:
+  struct Host {
+    std::string netns;  // the host's namespace
+    NetworkOptions options;
+    uint32_t underlay = 0;
+  };
+
+  void SetUp() override {
+    NetTest::SetUp();
+    if (IsSkipped()) return;
+    if (internal::NftBinary().empty()) GTEST_SKIP() << "needs nftables' nft";
+    if (!RequireBusybox()) GTEST_SKIP() << "needs busybox (busybox-static) for httpd, wget and ping";
+    unsigned pid = static_cast<unsigned>(getpid());
+    for (int i = 0; i < 2; ++i) {
+      Host& h = hosts_[i];
+      char tag = static_cast<char>('a' + i);
+      h.netns = fmt::format("ovh{}{}", pid, tag);
+      h.options = options_;
+      h.options.netns_prefix = fmt::format("t{:0>5}{}", Base36(pid), tag);
+      h.options.vpc_prefix = fmt::format("w{:0>5}{}", Base36(pid), tag);
+      h.options.chain_prefix = fmt::format("OVT{}{}", pid, static_cast<char>('A' + i));
+      h.underlay = Ip(10, 251, subnet_, i + 1);
+      h.options.overlay_address = IpText(h.underlay);
+    }
+    std::string underlay_a = fmt::format("ovu{}a", pid), underlay_b = fmt::format("ovu{}b", pid);
+    internal::CommandResult r =
+        Exec({internal::IpBinary(), "-batch", "-"},
+             fmt::format("netns add {a}\nnetns add {b}\nlink add {ua} netns {a} type veth peer name {ub} netns {b}\n",
+                         fmt::arg("a", hosts_[0].netns), fmt::arg("b", hosts_[1].netns), fmt::arg("ua", underlay_a),
+                         fmt::arg("ub", underlay_b)));
+    hosts_made_ = true;
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    for (int i = 0; i < 2; ++i) {
+      Host& h = hosts_[i];
+      r = Exec({internal::IpBinary(), "-n", h.netns, "-batch", "-"},
+               fmt::format("link set dev lo up\naddr add {ip}/24 dev {u}\nlink set dev {u} up\n",
+                           fmt::arg("ip", IpText(h.underlay)), fmt::arg("u", i == 0 ? underlay_a : underlay_b)));
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      // A node forwards its tasks' traffic to the world (the underlay, here).
+      ASSERT_EQ(Exec({internal::IpBinary(), "netns", "exec", h.netns, "sysctl", "-qw", "net.ipv4.ip_forward=1"}).exit_code, 0);
+      Status s = OnHost(h, [&] { return EnsureHostFirewall(h.options); });
+      ASSERT_TRUE(s.ok()) << s.ToString();
+    }
+  }
+
+  void TearDown() override {
+    if (hosts_made_) {
+      for (Host& h : hosts_) {
+        Status s = OnHost(h, [&]() -> Status {
+          ASSIGN_OR_RETURN(std::vector<std::string> tasks, ListTaskNamespaces(h.options));
+          for (const std::string& ns : tasks) {
+            ASSIGN_OR_RETURN(TaskNetwork tn, TaskNetworkFor(h.options, TaskIdOfNamespace(h.options, ns), 0));
+            RETURN_IF_ERROR(DeleteTaskNetwork(h.options, tn));
+          }
+          ASSIGN_OR_RETURN(std::vector<std::string> vpcs, ListVpcNamespaces(h.options));
+          for (const std::string& vpc : vpcs) {
+            ASSIGN_OR_RETURN(bool gone, RemoveVpcNetworkIfUnused(h.options, vpc));
+            if (!gone) return Internal(vpc + " stayed");
+          }
+          return RemoveHostFirewall(h.options);
+        });
+        EXPECT_TRUE(s.ok()) << h.netns << ": " << s.ToString();
+        Exec({internal::IpBinary(), "netns", "del", h.netns});
+        std::filesystem::remove(fmt::format("/run/lock/{}vpc.lock", h.options.vpc_prefix));
+        EXPECT_THAT(NetnsList(h.options.vpc_prefix), IsEmpty());
+        EXPECT_THAT(NetnsList(h.options.netns_prefix), IsEmpty());
+        EXPECT_THAT(NetnsList(h.netns), IsEmpty());
+      }
+    }
+    NetTest::TearDown();
+  }
+
+  // Runs `fn` as host `h`'s agent would: in its namespace, with its sysfs.
+  Status OnHost(const Host& h, const std::function<Status()>& fn) {
+    Status result = OkStatus();
+    std::thread t([&] {
+      if (unshare(CLONE_NEWNS) != 0) {
+        result = Internal(fmt::format("unshare: {}", std::strerror(errno)));
+        return;
+      }
+      if (mount(nullptr, "/sys", nullptr, MS_REC | MS_SLAVE, nullptr) != 0) {
+        result = Internal(fmt::format("making /sys a slave: {}", std::strerror(errno)));
+        return;
+      }
+      result = netns::InNetworkNamespace(internal::NetnsPath(h.netns), [&]() -> Status {
+        // InNetworkNamespace's thread shares this thread's mount namespace; its sysfs is the
+        // host's from here on, for every thread and child it makes.
+        if (mount("sysfs", "/sys", "sysfs", 0, nullptr) != 0)
+          return Internal(fmt::format("mounting sysfs: {}", std::strerror(errno)));
+        return fn();
+      });
+    });
+    t.join();
+    return result;
+  }
+
+  VpcNetwork VpcOn(const Host& h, const std::string& id) {
+    StatusOr<VpcNetwork> vpc = VpcNetworkFor(h.options, {id, node_});
+    EXPECT_TRUE(vpc.ok()) << vpc.status().ToString();
+    return vpc.ok() ? *vpc : VpcNetwork{};
+  }
+
+  // One member of a policy: the task at .`last` of the run's range, on host `h` (-1: no host).
+  vpc::PolicyMember On(int last, int h, std::vector<std::string> groups = {"sg-default"}) {
+    return {IpText(Ip(10, 254, subnet_, last)), std::move(groups), h < 0 ? "" : IpText(hosts_[h].underlay)};
+  }
+
+  // A policy of VPC `id` with VNI `vni`: `members`, in one default group unless `groups` say so.
+  FetchedPolicy OverlayPolicy(const std::string& id, std::string version, uint32_t vni,
+                              std::vector<vpc::PolicyMember> members, std::vector<vpc::PolicyGroup> groups = {}) {
+    VpcNetwork any;
+    any.ref.vpc_id = id;
+    FetchedPolicy p = Policy(any, std::move(version), {}, std::move(groups), std::move(members));
+    p.policy.vni = vni;
+    return p;
+  }
+
+  // Applies `p` on host `h` (PrepareVpcNetwork: as the agent does when a task is assigned).
+  void Apply(const Host& h, const FetchedPolicy& p) {
+    Status s = OnHost(h, [&] { return PrepareVpcNetwork(h.options, VpcOn(h, p.policy.vpc_id), p).status(); });
+    EXPECT_TRUE(s.ok()) << h.netns << ": " << s.ToString();
+  }
+
+  TaskNetwork CreateOn(const Host& h, const FetchedPolicy& p, std::string_view task_id, int last) {
+    TaskNetwork tn;
+    Status s = OnHost(h, [&]() -> Status {
+      ASSIGN_OR_RETURN(tn, CreateTaskNetwork(h.options, VpcOn(h, p.policy.vpc_id), p, task_id,
+                                             Ip(10, 254, subnet_, last), 24, gateway_));
+      return OkStatus();
+    });
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    return tn;
+  }
+
+  // StartHttpd in task `t`'s namespace, and waits until it listens (connecting from inside: the
+  // test's own namespace has no route to another host's tasks).
+  void Serve(const TaskNetwork& t, const std::string& text) {
+    StartHttpd(t.netns_name, text);
+    Status s = netns::InNetworkNamespace(t.netns_path, [&]() -> Status {
+      int fd = ConnectWithRetry(t.ip, 8080);
+      if (fd < 0) return Internal("httpd does not listen");
+      close(fd);
+      return OkStatus();
+    });
+    ASSERT_TRUE(s.ok()) << t.netns_name << ": " << s.ToString();
+  }
+
+  // `ip ARGS...` inside VPC `id`'s router of host `h`.
+  std::string RouterIp(const Host& h, const std::string& id, std::vector<std::string> args) {
+    args.insert(args.begin(), {"-n", VpcOn(h, id).netns_name});
+    return IpOut(args);
+  }
+
+  Host hosts_[2];
+  bool hosts_made_ = false;
+};
+
+TEST_F(OverlayTest, TasksOfAVpcOnTwoHostsReachEachOtherByTheirAddresses) {
+  FetchedPolicy p = OverlayPolicy("vpc-0aaaa", "v1", 7001, {On(10, 0), On(11, 1)});
+  TaskNetwork a = CreateOn(hosts_[0], p, "task-a", 10);
+  TaskNetwork b = CreateOn(hosts_[1], p, "task-b", 11);
+  ASSERT_FALSE(a.netns_name.empty());
+  ASSERT_FALSE(b.netns_name.empty());
+  Serve(a, "page of task a");
+  Serve(b, "page of task b");
+  EXPECT_THAT(WgetFrom(a.netns_name, b.ip, 8080), HasSubstr("page of task b"));
+  EXPECT_THAT(WgetFrom(b.netns_name, a.ip, 8080), HasSubstr("page of task a"));
+  // Routed twice (a's router, then b's): not bridged.
+  internal::CommandResult ping =
+      Exec({internal::IpBinary(), "netns", "exec", a.netns_name, busybox_, "ping", "-c", "1", "-W", "2", IpText(b.ip)});
+  EXPECT_THAT(ping.out, HasSubstr("ttl=62"));
+
+  // The device: VNI, this host's address, no group, no learning, MTU of the underlay - 50, the
+  // MAC of its host's address; the peer's entries name host b's.
+  std::string mac_a = internal::OverlayMac(hosts_[0].underlay), mac_b = internal::OverlayMac(hosts_[1].underlay);
+  std::string device = RouterIp(hosts_[0], "vpc-0aaaa", {"-d", "-o", "link", "show", "dev", "vx0"});
+  EXPECT_THAT(device, HasSubstr(fmt::format("vxlan id 7001 local {} ", IpText(hosts_[0].underlay))));
+  EXPECT_THAT(device, HasSubstr("nolearning"));
+  EXPECT_THAT(device.substr(device.find("vxlan id")), Not(HasSubstr(" group ")));  // no multicast
+  EXPECT_THAT(device, HasSubstr("mtu 1450"));
+  EXPECT_THAT(device, HasSubstr("link/ether " + mac_a));
+  EXPECT_EQ(ReadIn(VpcOn(hosts_[0], "vpc-0aaaa").netns_path, "/proc/sys/net/ipv4/conf/vx0/rp_filter"), "1");
+  EXPECT_THAT(RouterIp(hosts_[0], "vpc-0aaaa", {"route", "show", "dev", "vx0"}), HasSubstr(IpText(b.ip)));
+  EXPECT_THAT(RouterIp(hosts_[0], "vpc-0aaaa", {"neigh", "show", "dev", "vx0"}),
+              HasSubstr(fmt::format("{} lladdr {} PERMANENT", IpText(b.ip), mac_b)));
+  EXPECT_THAT(Exec({internal::BridgeBinary(), "-n", VpcOn(hosts_[0], "vpc-0aaaa").netns_name, "fdb", "show", "dev", "vx0"}).out,
+              HasSubstr(fmt::format("{} dst {}", mac_b, IpText(hosts_[1].underlay))));
+  // Its socket is the host's (the underlay's), not the router's.
+  EXPECT_THAT(Exec({internal::IpBinary(), "netns", "exec", hosts_[0].netns, "ss", "-Huln"}).out, HasSubstr(":4789"));
+
+  // A task leaves (b is no longer listed): its route, neighbour and forwarding entry on host a go,
+  // and a reaches it no more. The same policy again changes nothing.
+  FetchedPolicy without_b = OverlayPolicy("vpc-0aaaa", "v2", 7001, {On(10, 0)});
+  Apply(hosts_[0], without_b);
+  EXPECT_EQ(RouterIp(hosts_[0], "vpc-0aaaa", {"route", "show", "dev", "vx0"}), "");
+  EXPECT_EQ(RouterIp(hosts_[0], "vpc-0aaaa", {"neigh", "show", "dev", "vx0"}), "");
+  EXPECT_THAT(Exec({internal::BridgeBinary(), "-n", VpcOn(hosts_[0], "vpc-0aaaa").netns_name, "fdb", "show", "dev", "vx0"}).out,
+              Not(HasSubstr(mac_b)));
+  EXPECT_FALSE(Pings(a.netns_name, b.ip));
+  // Back: re-programmed by difference, the device (and its index) kept.
+  std::string index = RouterIp(hosts_[0], "vpc-0aaaa", {"-o", "link", "show", "dev", "vx0"});
+  Apply(hosts_[0], OverlayPolicy("vpc-0aaaa", "v3", 7001, {On(10, 0), On(11, 1)}));
+  EXPECT_EQ(RouterIp(hosts_[0], "vpc-0aaaa", {"-o", "link", "show", "dev", "vx0"}).substr(0, 4), index.substr(0, 4));
+  EXPECT_TRUE(Pings(a.netns_name, b.ip));
+}
+
+TEST_F(OverlayTest, AnotherVpcOnTheOtherHostIsNeitherReachedNorReaches) {
+  // VPC one: a on host 0 (.10), b on host 1 (.11). VPC two: y on host 1 with a's address, w on
+  // host 0 (.12).
+  FetchedPolicy one = OverlayPolicy("vpc-0aaaa", "v1", 7001, {On(10, 0), On(11, 1)});
+  FetchedPolicy two = OverlayPolicy("vpc-0bbbb", "v1", 7002, {On(10, 1), On(12, 0)});
+  TaskNetwork a = CreateOn(hosts_[0], one, "task-a", 10);
+  TaskNetwork b = CreateOn(hosts_[1], one, "task-b", 11);
+  TaskNetwork y = CreateOn(hosts_[1], two, "task-y", 10);
+  TaskNetwork w = CreateOn(hosts_[0], two, "task-w", 12);
+  ASSERT_FALSE(w.netns_name.empty());
+  Serve(a, "page of task a");
+  Serve(b, "page of task b");
+  Serve(y, "page of task y");
+  Serve(w, "page of task w");
+  // .10 is a in VPC one and y in VPC two, whichever host asks.
+  EXPECT_THAT(WgetFrom(b.netns_name, a.ip, 8080), HasSubstr("page of task a"));
+  EXPECT_THAT(WgetFrom(w.netns_name, y.ip, 8080), HasSubstr("page of task y"));
+  EXPECT_THAT(WgetFrom(y.netns_name, w.ip, 8080), HasSubstr("page of task w"));
+  // Across VPCs and hosts, not one packet (a dropped TCP connect waits for wget's timeout:
+  // ping says the same in a second).
+  EXPECT_FALSE(Pings(b.netns_name, w.ip));
+  EXPECT_FALSE(Pings(w.netns_name, b.ip));
+  EXPECT_FALSE(Pings(y.netns_name, b.ip));
+  EXPECT_FALSE(Pings(a.netns_name, w.ip));
+}
+
+TEST_F(OverlayTest, ASecurityGroupHoldsAcrossHosts) {
+  auto rule = [](std::string protocol, int32_t from, int32_t to, std::vector<std::string> cidrs,
+                 std::vector<std::string> groups) {
+    return vpc::PolicyRule{.protocol = std::move(protocol), .from_port = from, .to_port = to,
+                           .cidrs = std::move(cidrs), .groups = std::move(groups)};
+  };
+  // web admits tcp 8080 from sg-client only; everyone may send anything.
+  std::vector<vpc::PolicyGroup> groups = {
+      {"sg-client", {}, {rule("-1", -1, -1, {"0.0.0.0/0"}, {})}},
+      {"sg-other", {}, {rule("-1", -1, -1, {"0.0.0.0/0"}, {})}},
+      {"sg-web", {rule("tcp", 8080, 8080, {}, {"sg-client"})}, {rule("-1", -1, -1, {"0.0.0.0/0"}, {})}}};
+  FetchedPolicy p = OverlayPolicy("vpc-0aaaa", "v1", 7001,
+                                  {On(10, 1, {"sg-web"}), On(11, 0, {"sg-client"}), On(12, 0, {"sg-other"})}, groups);
+  TaskNetwork web = CreateOn(hosts_[1], p, "task-web", 10);
+  TaskNetwork client = CreateOn(hosts_[0], p, "task-client", 11);
+  TaskNetwork other = CreateOn(hosts_[0], p, "task-other", 12);
+  ASSERT_FALSE(other.netns_name.empty());
+  Serve(web, "page of web");
+  EXPECT_THAT(WgetFrom(client.netns_name, web.ip, 8080), HasSubstr("page of web"));
+  EXPECT_EQ(WgetFrom(other.netns_name, web.ip, 8080), "");
+  EXPECT_FALSE(Pings(other.netns_name, web.ip));  // nor anything else
+  // Even if the sender's own host let it out: the receiver's router asks again.
+  FetchedPolicy open = p;
+  open.policy.version = "v2-host0";
+  open.policy.groups[2].ingress.push_back(rule("-1", -1, -1, {"0.0.0.0/0"}, {}));
+  Apply(hosts_[0], open);
+  EXPECT_FALSE(Pings(other.netns_name, web.ip));
+  Apply(hosts_[1], open);
+  EXPECT_THAT(WgetFrom(other.netns_name, web.ip, 8080), HasSubstr("page of web"));
+}
+
+// A frame as a host's VXLAN socket sends it: VXLAN header (VNI `vni`), Ethernet from host
+// `from`'s router MAC to host `to`'s, IPv4 ICMP echo request from `source` to `target`.
+std::string VxlanEcho(uint32_t vni, uint32_t from, uint32_t to, uint32_t source, uint32_t target) {
+  auto checksum = [](const std::string& bytes, size_t offset, size_t size) {
+    uint32_t sum = 0;
+    for (size_t i = 0; i + 1 < size; i += 2)
+      sum += (static_cast<uint8_t>(bytes[offset + i]) << 8) | static_cast<uint8_t>(bytes[offset + i + 1]);
+    while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+    return static_cast<uint16_t>(~sum);
+  };
+  auto put16 = [](std::string& b, size_t at, uint16_t v) {
+    b[at] = static_cast<char>(v >> 8);
+    b[at + 1] = static_cast<char>(v & 0xff);
+  };
+  auto put32 = [&](std::string& b, size_t at, uint32_t v) {
+    put16(b, at, static_cast<uint16_t>(v >> 16));
+    put16(b, at + 2, static_cast<uint16_t>(v & 0xffff));
+  };
+  std::string b(8 + 14 + 20 + 8, '\0');
+  b[0] = 0x08;  // the VNI is valid
+  put32(b, 4, vni << 8);
+  std::string dst = {0x02, 0x71, 0, 0, 0, 0}, src = dst;
+  for (int i = 0; i < 4; ++i) {
+    dst[2 + i] = static_cast<char>(to >> (24 - 8 * i));
+    src[2 + i] = static_cast<char>(from >> (24 - 8 * i));
+  }
+  b.replace(8, 6, dst);
+  b.replace(14, 6, src);
+  put16(b, 20, 0x0800);
+  const size_t ip = 22;
+  b[ip] = 0x45;
+  put16(b, ip + 2, 28);
+  b[ip + 8] = 64;  // TTL
+  b[ip + 9] = 1;   // ICMP
+  put32(b, ip + 12, source);
+  put32(b, ip + 16, target);
+  put16(b, ip + 10, checksum(b, ip, 20));
+  const size_t icmp = ip + 20;
+  b[icmp] = 8;  // echo request
+  put16(b, icmp + 4, 0x7001);
+  put16(b, icmp + 2, checksum(b, icmp, 8));
+  return b;
+}
+
+TEST_F(OverlayTest, StrictRpFilterDropsALocalTasksAddressArrivingFromTheOverlay) {
+  FetchedPolicy p = OverlayPolicy("vpc-0aaaa", "v1", 7001, {On(10, 0), On(11, 1), On(12, 0)});
+  TaskNetwork a = CreateOn(hosts_[0], p, "task-a", 10);
+  TaskNetwork b = CreateOn(hosts_[1], p, "task-b", 11);
+  TaskNetwork c = CreateOn(hosts_[0], p, "task-c", 12);
+  ASSERT_FALSE(c.netns_name.empty());
+  // Host 0's router counts the echo requests that arrive on vx0, and those it forwards.
+  const std::string router = VpcOn(hosts_[0], "vpc-0aaaa").netns_name;
+  internal::CommandResult probe =
+      Exec({internal::IpBinary(), "netns", "exec", router, internal::NftBinary(), "-f", "-"},
+           "table inet ovprobe {\n"
+           " chain arriving {\n  type filter hook prerouting priority -300;\n  iifname \"vx0\" icmp type echo-request counter\n }\n"
+           " chain forwarded {\n  type filter hook forward priority -300;\n  iifname \"vx0\" icmp type echo-request counter\n }\n"
+           "}\n");
+  ASSERT_EQ(probe.exit_code, 0) << probe.err;
+  auto counts = [&] {
+    std::string out =
+        Exec({internal::IpBinary(), "netns", "exec", router, internal::NftBinary(), "list", "table", "inet", "ovprobe"}).out;
+    std::vector<int> n;
+    for (size_t at = out.find("packets "); at != std::string::npos; at = out.find("packets ", at + 1))
+      n.push_back(std::stoi(out.substr(at + 8)));
+    return n;
+  };
+  // Sent as host 1's VXLAN socket would, from host 1's namespace to host 0's overlay port.
+  auto send = [&](uint32_t source) {
+    std::string frame = VxlanEcho(7001, hosts_[1].underlay, hosts_[0].underlay, source, a.ip);
+    Status s = netns::InNetworkNamespace(internal::NetnsPath(hosts_[1].netns), [&]() -> Status {
+      int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+      sockaddr_in to{};
+      to.sin_family = AF_INET;
+      to.sin_port = htons(4789);
+      to.sin_addr.s_addr = htonl(hosts_[0].underlay);
+      ssize_t n = sendto(fd, frame.data(), frame.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to);
+      close(fd);
+      return n == static_cast<ssize_t>(frame.size()) ? OkStatus() : Internal("sendto");
+    });
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  };
+  auto arrived = [&](int pre) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (counts().at(0) < pre && std::chrono::steady_clock::now() < deadline) {
+    }
+    return counts();
+  };
+  // From b's address (routed back to vx0): forwarded to a.
+  send(b.ip);
+  EXPECT_THAT(arrived(1), ElementsAre(1, 1));
+  // From c's (a task of host 0, routed to its veth): dropped by the routing decision, before the
+  // forward hook.
+  send(c.ip);
+  EXPECT_THAT(arrived(2), ElementsAre(2, 1));
+}
+
+TEST_F(OverlayTest, ATaskCannotSendToTheOverlayPortOfAnotherHost) {
+  FetchedPolicy p = OverlayPolicy("vpc-0aaaa", "v1", 7001, {On(10, 0), On(11, 1)});
+  TaskNetwork a = CreateOn(hosts_[0], p, "task-a", 10);
+  TaskNetwork b = CreateOn(hosts_[1], p, "task-b", 11);
+  ASSERT_FALSE(b.netns_name.empty());
+  // Host 1 counts what arrives for its overlay port, and listens on a control port.
+  ASSERT_EQ(Exec({internal::IpBinary(), "netns", "exec", hosts_[1].netns, internal::NftBinary(), "-f", "-"},
+                 "table inet ovprobe {\n chain input {\n  type filter hook input priority -10;\n"
+                 "  udp dport 4789 counter\n }\n}\n")
+                .exit_code,
+            0);
+  int control = -1;
+  ASSERT_TRUE(netns::InNetworkNamespace(internal::NetnsPath(hosts_[1].netns), [&] {
+                control = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+                return OkStatus();
+              }).ok());
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(hosts_[1].underlay);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(bind(control, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(getsockname(control, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const int control_port = ntohs(addr.sin_port);
+  timeval timeout{.tv_sec = 5, .tv_usec = 0};
+  ASSERT_EQ(setsockopt(control, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout), 0);
+  auto counted = [&] {
+    std::string out = Exec({internal::IpBinary(), "netns", "exec", hosts_[1].netns, internal::NftBinary(), "list",
+                            "table", "inet", "ovprobe"})
+                          .out;
+    size_t at = out.find("packets ");
+    return at == std::string::npos ? -1 : std::stoi(out.substr(at + 8));
+  };
+  // One datagram from task a to host 1's overlay port, then one to the control port by the same
+  // path: when the second arrives, the first would have.
+  auto send_both = [&] {
+    SprayUdp(a.netns_path, hosts_[1].underlay, 1, 4789);
+    SprayUdp(a.netns_path, hosts_[1].underlay, 1, control_port);
+    char buf[16];
+    return recv(control, buf, sizeof buf, 0) == 1;
+  };
+  ASSERT_TRUE(send_both());
+  EXPECT_EQ(counted(), 0);
+  // The probe's control: without the host firewall's rule, it arrives.
+  ASSERT_TRUE(OnHost(hosts_[0], [&] { return RemoveHostFirewall(hosts_[0].options); }).ok());
+  ASSERT_TRUE(send_both());
+  EXPECT_EQ(counted(), 1);
+  close(control);
+}
+
+TEST_F(OverlayTest, TheOverlayGoesWithItsNamespaceAndComesBackWithTheNext) {
+  FetchedPolicy p = OverlayPolicy("vpc-0aaaa", "v1", 7001, {On(10, 0), On(11, 1)});
+  TaskNetwork a = CreateOn(hosts_[0], p, "task-a", 10);
+  TaskNetwork b = CreateOn(hosts_[1], p, "task-b", 11);
+  ASSERT_FALSE(b.netns_name.empty());
+  ASSERT_TRUE(Pings(a.netns_name, b.ip));
+  // An agent restart: the same policy again changes nothing (the record says it is in place).
+  StatusOr<Applied> again = Applied::kApplied;
+  ASSERT_TRUE(OnHost(hosts_[0], [&]() -> Status {
+                ASSIGN_OR_RETURN(again, ApplyVpcPolicy(hosts_[0].options, VpcOn(hosts_[0], "vpc-0aaaa"),
+                                                       OverlayPolicy("vpc-0aaaa", "v1", 7001, {On(10, 0), On(11, 1)})));
+                return OkStatus();
+              }).ok());
+  EXPECT_EQ(*again, Applied::kUnchanged);
+  // ...unless it started with other overlay settings: the overlay follows them.
+  Host off = hosts_[0];
+  off.options.overlay_address.clear();
+  ASSERT_TRUE(OnHost(off, [&] {
+                return ApplyVpcPolicy(off.options, VpcOn(off, "vpc-0aaaa"), p).status();
+              }).ok());
+  EXPECT_EQ(RouterIp(hosts_[0], "vpc-0aaaa", {"-o", "link", "show", "dev", "vx0"}), "");
+  EXPECT_FALSE(Pings(a.netns_name, b.ip));
+  Apply(hosts_[0], p);
+  EXPECT_TRUE(Pings(a.netns_name, b.ip));
+  // A device left under its temporary name (a create cut short before its renaming) is replaced.
+  const std::string temporary = internal::OverlayTemporaryName(VpcOn(hosts_[0], "vpc-0aaaa"));
+  ASSERT_EQ(Exec({internal::IpBinary(), "-n", VpcOn(hosts_[0], "vpc-0aaaa").netns_name, "-batch", "-"},
+                 fmt::format("link set dev vx0 down\nlink set dev vx0 name {}\n", temporary))
+                .exit_code,
+            0);
+  Apply(hosts_[0], OverlayPolicy("vpc-0aaaa", "v2", 7001, {On(10, 0), On(11, 1)}));
+  EXPECT_TRUE(Pings(a.netns_name, b.ip));
+  EXPECT_THAT(RouterIp(hosts_[0], "vpc-0aaaa", {"-o", "link", "show"}), Not(HasSubstr(temporary)));
+
+  // The namespace goes with its last task, and the VXLAN device (and its VNI) at once with it.
+  Status s = OnHost(hosts_[0], [&]() -> Status {
+    RETURN_IF_ERROR(DeleteTaskNetwork(hosts_[0].options, a));
+    ASSIGN_OR_RETURN(bool gone, RemoveVpcNetworkIfUnused(hosts_[0].options, VpcOn(hosts_[0], "vpc-0aaaa").netns_name));
+    if (!gone) return Internal("the VPC namespace stayed");
+    return OkStatus();
+  });
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_THAT(NetnsList(hosts_[0].options.vpc_prefix), IsEmpty());
+  // A new one programs it again.
+  TaskNetwork a2 = CreateOn(hosts_[0], p, "task-a", 10);
+  ASSERT_FALSE(a2.netns_name.empty());
+  EXPECT_TRUE(Pings(a2.netns_name, b.ip));
+}
+
+TEST_F(OverlayTest, AnAddressNotOfTheHostOrATakenVniFailsNamingIt) {
+  Host wrong = hosts_[0];
+  wrong.options.overlay_address = "10.250.250.250";
+  FetchedPolicy p = OverlayPolicy("vpc-0aaaa", "v1", 7001, {On(10, 0), On(11, 1)});
+  Status s = OnHost(wrong, [&] { return PrepareVpcNetwork(wrong.options, VpcOn(wrong, "vpc-0aaaa"), p).status(); });
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition) << s.ToString();
+  EXPECT_THAT(s.message(), HasSubstr("10.250.250.250 is not an address of this host"));
+  // Another VPC of this host with the same VNI (two servers' agents on one host, say).
+  Apply(hosts_[0], p);
+  FetchedPolicy same_vni = OverlayPolicy("vpc-0bbbb", "v1", 7001, {On(12, 0), On(13, 1)});
+  s = OnHost(hosts_[0], [&] {
+    return PrepareVpcNetwork(hosts_[0].options, VpcOn(hosts_[0], "vpc-0bbbb"), same_vni).status();
+  });
+  EXPECT_EQ(s.code(), StatusCode::kAlreadyExists) << s.ToString();
+  EXPECT_THAT(s.message(), HasSubstr("VNI 7001"));
+  // Nothing half-made: a retry with a free VNI works.
+  same_vni.policy.vni = 7002;
+  same_vni.policy.version = "v2";
+  Apply(hosts_[0], same_vni);
+  EXPECT_THAT(RouterIp(hosts_[0], "vpc-0bbbb", {"-d", "-o", "link", "show", "dev", "vx0"}), HasSubstr("vxlan id 7002"));
+}
 
 TEST(NetNamesTest, NamesFitIfnamsizAndAreStable) {
   NetworkOptions options;

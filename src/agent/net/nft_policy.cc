@@ -224,7 +224,8 @@ StatusOr<std::string> CompileVpcPolicy(const vpc::VpcPolicy& policy) {
   out += fmt::format(
       "\t# Between tasks: the sender's groups must let it out and the receiver's let it in. From\n"
       "\t# the node (the transit) everything passes; to it, what the sender's egress allows. (The\n"
-      "\t# flow limits are in table inet {lt}, whose chains run first.)\n"
+      "\t# flow limits are in table inet {lt}, whose chains run first.) A task of another host\n"
+      "\t# (through the overlay, {ov}) is a task as any: both its host's router and this one ask.\n"
       "\tchain forward {{\n"
       "\t\ttype filter hook forward priority filter; policy drop;\n"
       "\t\tmeta nfproto ipv6 drop\n"
@@ -236,20 +237,22 @@ StatusOr<std::string> CompileVpcPolicy(const vpc::VpcPolicy& policy) {
       "\t\toifname \"{tr}\" accept\n"
       "\t\tip daddr vmap @ingress\n"
       "\t}}\n"
-      "\t# The router itself: only the task metadata endpoint, the DNS server (53 only), and replies.\n"
+      "\t# The router itself: only the task metadata endpoint, the DNS server (53 only), and replies,\n"
+      "\t# to this host's tasks (another host's reach their own router; nothing comes from the overlay).\n"
       "\tchain input {{\n"
       "\t\ttype filter hook input priority filter; policy drop;\n"
       "\t\tmeta nfproto ipv6 drop\n"
       "\t\tct state established,related accept\n"
       "\t\tct state invalid drop\n"
       "\t\tiifname \"lo\" accept\n"
+      "\t\tiifname \"{ov}\" drop\n"
       "\t\tip daddr {md} meta l4proto tcp accept\n"
       "\t\tip daddr {{ {dns}, {vdns} }} udp dport 53 accept\n"
       "\t\tip daddr {{ {dns}, {vdns} }} tcp dport 53 accept\n"
       "\t}}\n"
       "}}\n",
       fmt::arg("tr", kTransitInside), fmt::arg("md", kMetadataAddress), fmt::arg("dns", kDnsAddress),
-      fmt::arg("vdns", kVpcDnsAddress), fmt::arg("lt", kVpcLimitsTable));
+      fmt::arg("vdns", kVpcDnsAddress), fmt::arg("lt", kVpcLimitsTable), fmt::arg("ov", kOverlayDevice));
   return out;
 }
 

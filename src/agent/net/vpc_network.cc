@@ -102,14 +102,16 @@ StatusOr<subprocess::UniqueFd> LockVpcs(const NetworkOptions& options) {
 }
 
 // What the host end of a transit says about its VPC namespace (its ifalias): whose it is, the
-// policy applied last with when its fetch began, and the flow limits in place (LimitsToken; empty
-// in a record without them, written before the limits had a table of their own).
+// policy applied last with when its fetch began, the flow limits in place (LimitsToken; empty
+// in a record without them, written before the limits had a table of their own), and the overlay
+// settings the policy was applied with (OverlayToken; empty in a record older than the overlay).
 struct TransitRecord {
   std::string node;
   std::string vpc_id;
   int64_t fetched_at = 0;
   std::string version = std::string(kNoVersion);
   std::string limits;
+  std::string overlay;
 };
 
 std::string AliasPath(const std::string& transit) { return fmt::format("/sys/class/net/{}/ifalias", transit); }
@@ -120,12 +122,21 @@ std::optional<TransitRecord> ReadRecord(const std::string& transit) {
   TransitRecord r;
   if (!(in >> tag >> r.node >> r.vpc_id >> r.fetched_at >> r.version) || tag != kRecordTag) return std::nullopt;
   if (!(in >> r.limits)) r.limits.clear();
+  if (!(in >> r.overlay)) r.overlay.clear();
   return r;
 }
 
 Status WriteRecord(const std::string& transit, const TransitRecord& r) {
-  return internal::WriteSysctl(AliasPath(transit), fmt::format("{} {} {} {} {} {}", kRecordTag, r.node, r.vpc_id,
-                                                               r.fetched_at, r.version, r.limits));
+  return internal::WriteSysctl(AliasPath(transit), fmt::format("{} {} {} {} {} {} {}", kRecordTag, r.node, r.vpc_id,
+                                                               r.fetched_at, r.version, r.limits, r.overlay));
+}
+
+// The overlay settings as the record keeps them: one word. A policy in place under other
+// settings (an agent restarted with the overlay turned on, or another address) is programmed
+// again, though its version is the same.
+std::string OverlayToken(const NetworkOptions& options) {
+  if (options.overlay_address.empty()) return "o-";
+  return fmt::format("o{}:{}", options.overlay_address, options.overlay_port);
 }
 
 // The flow limits as the record keeps them: one word.
@@ -223,6 +234,7 @@ StatusOr<bool> EnsureVpcLocked(const NetworkOptions& options, const VpcNetwork& 
   std::string what = fmt::format("creating the router namespace {} of VPC {}", name, vpc.ref.vpc_id);
   if (ns || transit) {
     // Left by a create that did not finish (it writes the record last): made again.
+    if (ns) RETURN_IF_ERROR(internal::DeleteOverlayDevice(vpc));
     std::string lines;
     if (transit) lines += fmt::format("link del dev {}\n", vpc.transit);
     if (ns) lines += fmt::format("netns del {}\n", name);
@@ -278,7 +290,7 @@ StatusOr<bool> EnsureVpcLocked(const NetworkOptions& options, const VpcNetwork& 
   }
   // The flow limits before the record that makes the namespace whole: no task veth is ever
   // added to a namespace without them.
-  TransitRecord record{vpc.ref.node, vpc.ref.vpc_id, 0, std::string(kNoVersion), ""};
+  TransitRecord record{vpc.ref.node, vpc.ref.vpc_id, 0, std::string(kNoVersion), "", ""};
   if (s.ok()) s = EnsureFlowLimitsLocked(vpc, options.flow_limits, record).status();
   if (s.ok()) s = WriteRecord(vpc.transit, record);
   if (!s.ok()) {
@@ -290,7 +302,7 @@ StatusOr<bool> EnsureVpcLocked(const NetworkOptions& options, const VpcNetwork& 
   return true;
 }
 
-StatusOr<Applied> ApplyLocked(const VpcNetwork& vpc, const FetchedPolicy& fetched, const FlowLimits& limits) {
+StatusOr<Applied> ApplyLocked(const NetworkOptions& options, const VpcNetwork& vpc, const FetchedPolicy& fetched) {
   std::optional<TransitRecord> r = ReadRecord(vpc.transit);
   if (!r || !NetnsExists(vpc.netns_name) || r->node != vpc.ref.node || r->vpc_id != vpc.ref.vpc_id)
     return NotFound(fmt::format("VPC {} has no router namespace {} on this host", vpc.ref.vpc_id, vpc.netns_name));
@@ -299,12 +311,17 @@ StatusOr<Applied> ApplyLocked(const VpcNetwork& vpc, const FetchedPolicy& fetche
   // (an agent started with other limits, or a namespace made before the table existed), and
   // before the policy: the policy that moves the limits out of a table of an older agent finds
   // them in place already.
-  ASSIGN_OR_RETURN(bool rewritten, EnsureFlowLimitsLocked(vpc, limits, *r));
+  ASSIGN_OR_RETURN(bool rewritten, EnsureFlowLimitsLocked(vpc, options.flow_limits, *r));
   if (rewritten) RETURN_IF_ERROR(WriteRecord(vpc.transit, *r));
   const std::string token = VersionToken(fetched.policy.version);
+  const std::string overlay = OverlayToken(options);
   if (!token.empty() && token == r->version) {
-    if (fetched.fetched_at > r->fetched_at) {
-      r->fetched_at = fetched.fetched_at;
+    if (fetched.fetched_at > r->fetched_at || overlay != r->overlay) {
+      // The same version is the same policy: its overlay, programmed under other settings, is
+      // brought in line with these.
+      if (overlay != r->overlay) RETURN_IF_ERROR(internal::SyncOverlay(options, vpc, fetched.policy));
+      r->fetched_at = std::max(r->fetched_at, fetched.fetched_at);
+      r->overlay = overlay;
       RETURN_IF_ERROR(WriteRecord(vpc.transit, *r));
     }
     return Applied::kUnchanged;
@@ -316,8 +333,12 @@ StatusOr<Applied> ApplyLocked(const VpcNetwork& vpc, const FetchedPolicy& fetche
   if (internal::NftBinary().empty()) return FailedPrecondition("security groups need nftables' nft, and it is not installed");
   std::string what = fmt::format("applying policy {} of VPC {}", fetched.policy.version, vpc.ref.vpc_id);
   RETURN_IF_ERROR(netns::InNetworkNamespace(vpc.netns_path, [&] { return RunNft(what, script); }));
+  // The overlay after the rules: a task of another host is never reachable without its rules.
+  // A failure leaves the record as it was, so the next apply programs it again.
+  RETURN_IF_ERROR(internal::SyncOverlay(options, vpc, fetched.policy));
   r->fetched_at = std::max(r->fetched_at, fetched.fetched_at);
   r->version = token.empty() ? std::string(kNoVersion) : token;
+  r->overlay = overlay;
   RETURN_IF_ERROR(WriteRecord(vpc.transit, *r));
   return Applied::kApplied;
 }
@@ -365,7 +386,7 @@ StatusOr<VpcNetwork> VpcNetworkFor(const NetworkOptions& options, const VpcRef& 
 StatusOr<Applied> ApplyVpcPolicy(const NetworkOptions& options, const VpcNetwork& vpc, const FetchedPolicy& fetched) {
   RETURN_IF_ERROR(CheckVpc(options, vpc));
   ASSIGN_OR_RETURN(subprocess::UniqueFd lock, LockVpcs(options));
-  return ApplyLocked(vpc, fetched, options.flow_limits);
+  return ApplyLocked(options, vpc, fetched);
 }
 
 StatusOr<Applied> PrepareVpcNetwork(const NetworkOptions& options, const VpcNetwork& vpc, const FetchedPolicy& fetched) {
@@ -373,7 +394,7 @@ StatusOr<Applied> PrepareVpcNetwork(const NetworkOptions& options, const VpcNetw
   std::lock_guard<std::mutex> in_process(internal::CreateMutex());
   ASSIGN_OR_RETURN(subprocess::UniqueFd lock, LockVpcs(options));
   RETURN_IF_ERROR(EnsureVpcLocked(options, vpc).status());
-  return ApplyLocked(vpc, fetched, options.flow_limits);
+  return ApplyLocked(options, vpc, fetched);
 }
 
 StatusOr<TaskNetwork> CreateTaskNetwork(const NetworkOptions& options, const VpcNetwork& vpc,
@@ -395,7 +416,7 @@ StatusOr<TaskNetwork> CreateTaskNetwork(const NetworkOptions& options, const Vpc
   ASSIGN_OR_RETURN(subprocess::UniqueFd lock, LockVpcs(options));
   RETURN_IF_ERROR(EnsureVpcLocked(options, vpc).status());
   // Before the task has a veth: it is never reachable without its rules.
-  RETURN_IF_ERROR(ApplyLocked(vpc, fetched, options.flow_limits).status());
+  RETURN_IF_ERROR(ApplyLocked(options, vpc, fetched).status());
 
   // Checked first so that the undo below only ever removes what this call made.
   if (NetnsExists(tn.netns_name)) {
@@ -534,8 +555,13 @@ StatusOr<bool> RemoveVpcNetworkIfUnused(const NetworkOptions& options, std::stri
   std::string what = fmt::format("removing the VPC router namespace {}", name);
   if (NetnsExists(name)) {
     ASSIGN_OR_RETURN(std::vector<std::string> links, LinksIn(NetnsPath(name)));
+    VpcNetwork vpc;  // the names only: namespace and transit are the same
+    vpc.netns_name = vpc.transit = name;
+    vpc.netns_path = NetnsPath(name);
     for (const std::string& link : links)
-      if (link != "lo" && link != kTransitInside) return false;  // a task's veth
+      if (link != "lo" && link != kTransitInside && link != kOverlayDevice && link != internal::OverlayTemporaryName(vpc))
+        return false;  // a task's veth
+    RETURN_IF_ERROR(internal::DeleteOverlayDevice(vpc));
   }
   std::string lines;
   if (InterfaceExists(name)) lines += fmt::format("link del dev {}\n", name);  // its routes go with it
@@ -584,6 +610,11 @@ std::string HostFirewallScript(const NetworkOptions& options) {
       // Bridge-mode tasks' flows are tracked here, in the host's namespace: each task address is
       // held to its FlowLimits (the VPCs' tasks are, in their routers).
       "{bridge_limits}"
+      // No task sends to the overlay's port through the node (issue 16 §3): a VXLAN packet it
+      // crafted would reach a host's overlay socket, which takes any VNI into that VPC's router.
+      // Forwarded only: to the node itself, tasks send nothing but replies anyway (input above).
+      "add rule inet {t} forward iifname \"{tr}\" udp dport {op} drop\n"
+      "add rule inet {t} forward iifname \"{br}\" udp dport {op} drop\n"
       // Nothing enters a VPC through the node but replies: not another VPC, not a bridge-mode task,
       // not another machine.
       "add rule inet {t} forward oifname \"{tr}\" ct state established,related accept\n"
@@ -604,6 +635,7 @@ std::string HostFirewallScript(const NetworkOptions& options) {
       "iifname . arp saddr ether . arp saddr ip @task_bindings accept\n"
       "add rule bridge {t} guard iifname @task_ports drop\n",
       fmt::arg("t", t), fmt::arg("tr", transits), fmt::arg("br", br), fmt::arg("md", kMetadataAddress),
+      fmt::arg("op", options.overlay_port),
       fmt::arg("bridge_limits", internal::FlowLimitRules(options.flow_limits,
                                                           fmt::format("add rule inet {} forward iifname \"{}\" ", t, br),
                                                           "bridge_")),

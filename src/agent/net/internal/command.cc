@@ -55,23 +55,31 @@ StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv, std::st
   return result;
 }
 
+namespace {
+
+// /usr/sbin/<name> (or /sbin, /usr/bin, /bin), the first that is executable; else `otherwise`.
+std::string FindSystemBinary(std::string_view name, std::string otherwise) {
+  for (const char* dir : {"/usr/sbin/", "/sbin/", "/usr/bin/", "/bin/"}) {
+    std::string candidate = std::string(dir) + std::string(name);
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return otherwise;
+}
+
+}  // namespace
+
 const std::string& IpBinary() {
-  static const std::string path = [] {
-    for (const char* candidate : {"/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"}) {
-      if (access(candidate, X_OK) == 0) return std::string(candidate);
-    }
-    return std::string("ip");
-  }();
+  static const std::string path = FindSystemBinary("ip", "ip");
+  return path;
+}
+
+const std::string& BridgeBinary() {
+  static const std::string path = FindSystemBinary("bridge", "bridge");
   return path;
 }
 
 const std::string& NftBinary() {
-  static const std::string path = [] {
-    for (const char* candidate : {"/usr/sbin/nft", "/sbin/nft", "/usr/bin/nft", "/bin/nft"}) {
-      if (access(candidate, X_OK) == 0) return std::string(candidate);
-    }
-    return std::string();
-  }();
+  static const std::string path = FindSystemBinary("nft", "");
   return path;
 }
 

@@ -35,6 +35,9 @@ StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv, std::st
 // the lookup to PATH.
 const std::string& IpBinary();
 
+// The absolute path of iproute2's `bridge` (as IpBinary): the overlay's forwarding entries.
+const std::string& BridgeBinary();
+
 // The absolute path of nftables' `nft` (as IpBinary), or "" when there is none.
 const std::string& NftBinary();
 

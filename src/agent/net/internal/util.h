@@ -60,6 +60,23 @@ Status DeleteBridgeVeth(std::string_view what, const std::string& netns_name, co
 // sets `<set_prefix>flow_rate` (dynamic, with a timeout) and `<set_prefix>flows` (dynamic) of
 // ipv4_addr must exist in the table. Empty when `limits` limit nothing.
 std::string FlowLimitRules(const FlowLimits& limits, std::string_view match, std::string_view set_prefix);
+// The overlay (defined in overlay.cc). The MAC address of every VPC router's overlay device on
+// the host whose overlay address is `host`: "02:71:<its four bytes>", known to every host
+// without asking.
+std::string OverlayMac(uint32_t host);
+// Brings the overlay device of VPC router `vpc` in line with `options` and `policy` (net.h, "The
+// overlay"): made (from the calling thread's namespace, the host's) when the overlay is on and it
+// is missing or of another VNI, address or port, deleted when the overlay is off; then its routes,
+// neighbours and forwarding entries changed by the difference only. kFailedPrecondition: the
+// overlay address is not the host's; kAlreadyExists: another device of the host has the VNI.
+// REQUIRES: the host-wide VPC lock is held; the router namespace exists.
+Status SyncOverlay(const NetworkOptions& options, const VpcNetwork& vpc, const vpc::VpcPolicy& policy);
+// The name the overlay device of `vpc` has between its creation and its renaming to vx0: its
+// transit's with the last digit replaced by 'x' (no interface of the host has it).
+std::string OverlayTemporaryName(const VpcNetwork& vpc);
+// Deletes the overlay device of `vpc`'s router namespace (under either name), if it has one, at
+// once (a namespace's own teardown is asynchronous, and would hold the VNI for a while).
+Status DeleteOverlayDevice(const VpcNetwork& vpc);
 // Binds a bridge-mode task's port of the bridge to its addresses (defined in vpc_network.cc): from
 // `network.host_veth` the host's bridge table (EnsureHostFirewall) passes only IPv4 and ARP frames
 // whose Ethernet source is the task's MAC and whose sender is its IP — no spoofed address, no
