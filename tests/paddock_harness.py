@@ -131,6 +131,18 @@ def store_args(state_dir):
     return ["--store", pg_harness.shared().database(name)]
 
 
+def share_node_key(from_state_dir, to_state_dir):
+    """Servers of one store seal with one node key (docs/scaling.md, "Several servers"; a server with
+    another is refused): copies `from_state_dir`'s keys/master.key into `to_state_dir`, unless it
+    has one, keeping the modes the key ring requires (0700 directory, 0600 file)."""
+    src = os.path.join(from_state_dir, "keys", "master.key")
+    dst_dir = os.path.join(to_state_dir, "keys")
+    if os.path.exists(os.path.join(dst_dir, "master.key")):
+        return
+    os.makedirs(dst_dir, mode=0o700, exist_ok=True)
+    shutil.copy2(src, os.path.join(dst_dir, "master.key"))
+
+
 class Server:
     """One `paddock server` (or `paddock up`) process on 127.0.0.1:0."""
 

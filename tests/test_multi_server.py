@@ -103,6 +103,8 @@ class MultiServer(unittest.TestCase):
 
     @classmethod
     def start_server(cls, name):
+        if name != "a":
+            h.share_node_key(cls.dirs["a"], cls.dirs[name])
         server = h.Server(cls.dirs[name], ["--store", cls.url, "--config", cls.config])
         server.start()
         cls.servers[name] = server
@@ -321,6 +323,8 @@ class SharedRateLimits(unittest.TestCase):
 
     @classmethod
     def start_server(cls, name):
+        if name != "a":
+            h.share_node_key(cls.dirs["a"], cls.dirs[name])
         server = h.Server(cls.dirs[name], ["--store", cls.url, "--api-rate-limits", "aws"])
         server.start()
         cls.servers[name] = server

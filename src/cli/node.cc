@@ -870,6 +870,7 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   impl->front->AddQueryService(impl->sts.get());
   // issue 12: SSM Parameter Store and Secrets Manager (below) seal with <state-dir>/keys/master.key.
   ASSIGN_OR_RETURN(impl->keys, kms::KeyRing::Open(config.state_dir));
+  RETURN_IF_ERROR(CheckNodeKeyOfStore(*impl->store, *impl->keys));
   ASSIGN_OR_RETURN(impl->ssm, ssm::api::SsmModule::Open(*impl->store, *impl->keys, token_key));
   impl->front->AddJsonService(&impl->ssm->service());
   // issue 12: CloudWatch Logs, on its own store so that ingest never queues behind ECS writes.

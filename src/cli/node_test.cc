@@ -8,7 +8,9 @@
 
 #include "aws/sigv4.h"
 #include "cli/config.h"
+#include "cli/node_network.h"
 #include "common/clock.h"
+#include "ecs/testing/temp_store.h"
 #include "http/client.h"
 #include "sts/sessions.h"
 
@@ -85,6 +87,20 @@ TEST(ConfigTest, AgentOverlayAddress) {
   ServerConfig b;
   EXPECT_FALSE(LoadConfigFile(path, b).ok());
   fs::remove_all(dir);
+}
+
+// Issue 16 §2: servers sharing a store must share the node key that seals SSM and Secrets Manager
+// values; one started with another key is refused before it serves, naming the file to copy.
+TEST(NodeKeyOfStoreTest, AServerWithAnotherNodeKeyIsRefused) {
+  paddock::testing::TempStore store;
+  const std::string a(32, 'a'), b(32, 'b');
+  auto first = kms::KeyRing::InMemory({{1, a}});
+  ASSERT_TRUE(CheckNodeKeyOfStore(*store, *first).ok());
+  EXPECT_TRUE(CheckNodeKeyOfStore(*store, *kms::KeyRing::InMemory({{1, a}})).ok());  // a replica with a copy
+  EXPECT_TRUE(CheckNodeKeyOfStore(*store, *kms::KeyRing::InMemory({{1, a}, {2, b}})).ok());  // rotated since
+  Status other = CheckNodeKeyOfStore(*store, *kms::KeyRing::InMemory({{1, b}}));
+  EXPECT_EQ(other.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(other.message().find("keys/master.key"), std::string::npos) << other.message();
 }
 
 TEST(ConfigTest, ImagesTable) {

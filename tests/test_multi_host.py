@@ -1,0 +1,420 @@
+"""Many hosts (issue 16 §3 and §4), simulated on one machine: three "hosts", each a network namespace
+of its own on an underlay bridge, each running a `paddock agent` with `--overlay-address` (its
+address on the underlay); two `paddock server` replicas on one PostgreSQL in the machine's own
+namespace, reached by the agents over the underlay. A 9-task awsvpc service spreads over the three
+hosts; its tasks reach each other by their VPC addresses across hosts through the VPC's VXLAN
+overlay; another account's task on the same hosts neither reaches them nor is reached. Needs root,
+crun, busybox-static, nsenter and PostgreSQL.
+"""
+
+import json
+import os
+import signal
+import threading
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import paddock_harness as h  # noqa: E402
+import pg_harness  # noqa: E402
+import task_harness as th  # noqa: E402
+from test_remote_agent import AgentProcess  # noqa: E402
+from test_security_lifecycle import crun_containers  # noqa: E402
+
+PAGE = "hello from a host of three\n"
+HOSTS = 3
+AGENT_TIMEOUT, HOST_LOST = 3, 6
+CONFIG = (f"agent_timeout_seconds = {AGENT_TIMEOUT}\nhost_lost_seconds = {HOST_LOST}\n"
+          "[scheduler]\nlease_seconds = 3\nresync_seconds = 5\n")
+NETNS_DIR = "/var/run/netns"
+
+
+def skip_reason():
+    reason = th.skip_reason(tools=("crun", "nsenter", "ip"))
+    if reason:
+        return reason
+    try:
+        pg_harness._bindir()
+    except RuntimeError as e:
+        return str(e)
+    return None
+
+
+def run(*args, netns=None):
+    cmd = list(args) if netns is None else ["nsenter", f"--net={NETNS_DIR}/{netns}", *args]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+    if r.returncode != 0:
+        raise AssertionError(f"{cmd}: {r.stdout} {r.stderr}")
+    return r.stdout
+
+
+class Underlay:
+    """A bridge in the machine's namespace (the hosts' shared network, its .1 the servers' address)
+    and one namespace per host with a veth onto it (the host's .10 + i)."""
+
+    def __init__(self):
+        tag = f"{os.getpid() % 10000:04d}"
+        self.octet = 20 + os.getpid() % 200
+        self.bridge = f"pdul{tag}"
+        self.gateway = f"10.250.{self.octet}.1"
+        self.hosts = [f"pdhost{tag}{i}" for i in range(1, HOSTS + 1)]
+        self.veths = [f"pdh{tag}{i}" for i in range(1, HOSTS + 1)]
+
+    def address(self, i):
+        return f"10.250.{self.octet}.{10 + i}"
+
+    def create(self):
+        run("ip", "link", "add", self.bridge, "type", "bridge")
+        run("ip", "addr", "add", f"{self.gateway}/24", "dev", self.bridge)
+        run("ip", "link", "set", self.bridge, "up")
+        for i, (ns, veth) in enumerate(zip(self.hosts, self.veths), start=1):
+            run("ip", "netns", "add", ns)
+            run("ip", "link", "add", veth, "type", "veth", "peer", "name", veth + "p")
+            run("ip", "link", "set", veth + "p", "netns", ns)
+            run("ip", "link", "set", veth, "master", self.bridge, "up")
+            run("ip", "link", "set", "lo", "up", netns=ns)
+            run("ip", "link", "set", veth + "p", "name", "eth0", netns=ns)
+            run("ip", "addr", "add", f"{self.address(i)}/24", "dev", "eth0", netns=ns)
+            run("ip", "link", "set", "eth0", "up", netns=ns)
+            run("ip", "route", "add", "default", "via", self.gateway, netns=ns)
+            # A host forwards its tasks' traffic, as scripts/setup prepares a real one.
+            run("sysctl", "-qw", "net.ipv4.ip_forward=1", netns=ns)
+
+    def on_host(self, i):
+        """The command prefix that runs a program as on host i: in its network namespace, with a sysfs
+        of its own (a real host's /sys shows its own interfaces; the agent reads them there) with the
+        machine's cgroup hierarchies moved below it. A mount namespace of its own with the machine's
+        propagation, so the network namespaces the agent makes (bind mounts in /run/netns) are seen
+        by everyone while its /sys is private."""
+        return ["nsenter", f"--net={NETNS_DIR}/{self.hosts[i - 1]}", "unshare", "--mount", "--propagation", "unchanged",
+                "sh", "-c", 'mount --make-rprivate /sys && d=$(mktemp -d) && mount --rbind /sys/fs/cgroup "$d" && '
+                            'mount -t sysfs sysfs /sys && mount --move "$d" /sys/fs/cgroup && rmdir "$d" && '
+                            'exec "$0" "$@"']
+
+    def remove(self):
+        for ns, veth in zip(self.hosts, self.veths):
+            subprocess.run(["ip", "link", "del", veth], capture_output=True)
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+        subprocess.run(["ip", "link", "del", self.bridge], capture_output=True)
+
+
+def admin(state_dir, url, *args):
+    r = subprocess.run([h.paddock_bin(), "admin", "--state-dir", state_dir, "--store", url, *args],
+                       capture_output=True, timeout=120)
+    if r.returncode != 0:
+        raise AssertionError(f"paddock admin {args}: {r.stdout!r} {r.stderr!r}")
+    return json.loads(r.stdout)
+
+
+def task_netns(task_arn):
+    """The network namespace of the task (whichever agent made it: `<its prefix><task id>`)."""
+    task_id = task_arn.rsplit("/", 1)[1]
+    names = [n for n in os.listdir(NETNS_DIR) if n.endswith(task_id)]
+    if len(names) != 1:
+        raise AssertionError(f"task {task_id}: namespaces {names}")
+    return names[0]
+
+
+FETCH = """
+import socket, sys
+s = socket.create_connection((sys.argv[1], 8080), timeout=3)
+s.sendall(b"GET / HTTP/1.0\\r\\nHost: x\\r\\n\\r\\n")
+data = b""
+while True:
+    chunk = s.recv(65536)
+    if not chunk:
+        break
+    data += chunk
+sys.stdout.write(data.decode(errors="replace"))
+"""
+
+
+def fetch_from(task_arn, ip):
+    """GET http://ip:8080/ from inside task `task_arn`'s network namespace: (ok, body or error)."""
+    r = subprocess.run(["nsenter", f"--net={NETNS_DIR}/{task_netns(task_arn)}", sys.executable, "-c", FETCH, ip],
+                       capture_output=True, text=True, timeout=20)
+    return r.returncode == 0, (r.stdout if r.returncode == 0 else r.stderr.strip().splitlines()[-1:])
+
+
+def task_ip(task):
+    return task["containers"][0]["networkInterfaces"][0]["privateIpv4Address"]
+
+
+@unittest.skipIf(skip_reason() is not None, skip_reason() or "")
+class MultiHost(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.pg = pg_harness.shared()
+        cls.url = cls.pg.database("multihost")
+        cls.tmp = tempfile.mkdtemp(prefix="paddock-test-")
+        cls.addClassCleanup(shutil.rmtree, cls.tmp, ignore_errors=True)
+        cls.underlay = Underlay()
+        cls.addClassCleanup(cls.underlay.remove)
+        cls.underlay.create()
+        cls.config = os.path.join(cls.tmp, "paddock.toml")
+        with open(cls.config, "w") as f:
+            f.write(CONFIG)
+        cls.servers, cls.agents = {}, {}
+        cls.addClassCleanup(cls.stop_everything)
+        for name in ("a", "b"):
+            d = os.path.join(cls.tmp, name)
+            os.makedirs(d)
+            if name == "a":
+                cls.main = admin(d, cls.url, "create-account", "--name", "main")["account"]
+                cls.other = admin(d, cls.url, "create-account", "--name", "other")["account"]
+            if name != "a":
+                h.share_node_key(cls.servers["a"].state_dir, d)
+            server = h.Server(d, ["--store", cls.url, "--config", cls.config], listen=f"{cls.underlay.gateway}:0")
+            server.start()
+            cls.servers[name] = server
+        cls.keys = {}
+        for account in (cls.main, cls.other):
+            key = admin(cls.servers["a"].state_dir, cls.url, "create-access-key", "--account", account)
+            cls.keys[account] = (key["accessKeyId"], key["secretAccessKey"])
+        cls.ecs = {account: h.ecs_client(cls.endpoint("a"), *cls.keys[account]) for account in cls.keys}
+        cls.subnets = {a: h.client("ec2", cls.endpoint("a"), *cls.keys[a]).describe_subnets()["Subnets"][0]["SubnetId"]
+                       for a in cls.keys}
+        cls.ecs[cls.main].create_cluster(clusterName="hosts")
+        cls.ecs[cls.other].create_cluster(clusterName="hosts")
+        # One agent of the main account per host — host 2's on replica b, the others on a (an agent
+        # names one endpoint: agents of a dead server cannot report, so they fence themselves) —
+        # and one agent of the other account on host 3.
+        for i in range(1, HOSTS + 1):
+            cls.start_agent(f"main{i}", cls.main, i, "b" if i == 2 else "a")
+        cls.start_agent("other3", cls.other, 3, "a")
+        for account in cls.keys:
+            cls.ecs[account].register_task_definition(
+                family="hosts-web", networkMode="awsvpc", requiresCompatibilities=["EC2"], cpu="128", memory="64",
+                containerDefinitions=[{"name": "web", "image": "busybox:hosts", "essential": True, "stopTimeout": 2}])
+
+    @classmethod
+    def endpoint(cls, server):
+        return f"http://{cls.underlay.gateway}:{cls.servers[server].port}"
+
+    @classmethod
+    def start_agent(cls, name, account, host, server):
+        d = os.path.join(cls.tmp, "agent-" + name)
+        os.makedirs(d, exist_ok=True)
+        os.makedirs(d + "-work", exist_ok=True)
+        creds = os.path.join(d, "credentials")
+        if not os.path.exists(creds):  # a host's first start
+            th.httpd_image(d, d + "-work", "busybox:hosts", PAGE)
+        with open(creds, "w") as f:
+            f.write(f"[agent]\naws_access_key_id = {cls.keys[account][0]}\n"
+                    f"aws_secret_access_key = {cls.keys[account][1]}\n")
+        agent = AgentProcess(["--endpoint", cls.endpoint(server), "--cluster", "hosts", "--state-dir", d,
+                              "--credentials", creds, "--profile", "agent", "--cpu", "2048", "--memory", "2048",
+                              "--overlay-address", "auto"],
+                             os.path.join(cls.tmp, f"agent-{name}.log"),
+                             prefix=cls.underlay.on_host(host))
+        cls.agents[name] = agent.start()
+        return agent
+
+    @classmethod
+    def stop_everything(cls):
+        try:
+            for account, ecs in getattr(cls, "ecs", {}).items():
+                for svc in ecs.list_services(cluster="hosts")["serviceArns"]:
+                    ecs.delete_service(cluster="hosts", service=svc, force=True)
+                for arn in ecs.list_tasks(cluster="hosts")["taskArns"]:
+                    ecs.stop_task(cluster="hosts", task=arn, reason="test cleanup")
+                arns = ecs.list_tasks(cluster="hosts", desiredStatus="STOPPED")["taskArns"]
+                deadline = time.monotonic() + 60
+                while arns and time.monotonic() < deadline:
+                    tasks = []
+                    for i in range(0, len(arns), 100):
+                        tasks += ecs.describe_tasks(cluster="hosts", tasks=arns[i:i + 100])["tasks"]
+                    if all(t["lastStatus"] == "STOPPED" for t in tasks):
+                        break
+                    time.sleep(0.2)
+        finally:
+            for agent in cls.agents.values():
+                agent.stop()
+            # A host "lost" by test 3 comes back with its link up: its agent cleans up what it left.
+            for server in cls.servers.values():
+                server.stop()
+            # The agents' VPC router namespaces (each host's own) go with their hosts' agents.
+            for name in os.listdir(NETNS_DIR):
+                if name.startswith("pdv-") and cls.owned_by_a_host(name):
+                    subprocess.run(["ip", "netns", "del", name], capture_output=True)
+
+    @classmethod
+    def owned_by_a_host(cls, vpc_netns):
+        # A VPC router namespace's transit host end (named as the namespace) is in its host's namespace.
+        for ns in cls.underlay.hosts:
+            r = subprocess.run(["nsenter", f"--net={NETNS_DIR}/{ns}", "ip", "-o", "link", "show", vpc_netns],
+                               capture_output=True)
+            if r.returncode == 0:
+                return True
+        return False
+
+    def context(self):
+        return "".join(f"\nagent {n}: {a.log_tail(1500)}" for n, a in self.agents.items()) + \
+            "".join(f"\nserver {n}: {s.log_tail(1500)}" for n, s in self.servers.items())
+
+    def wait_running(self, account, arns, timeout=60):
+        ecs = self.ecs[account]
+        deadline = time.monotonic() + timeout
+        while True:
+            tasks = ecs.describe_tasks(cluster="hosts", tasks=arns)["tasks"]
+            if all(t["lastStatus"] == "RUNNING" for t in tasks):
+                return tasks
+            stopped = [t for t in tasks if t["lastStatus"] == "STOPPED"]
+            if stopped or time.monotonic() > deadline:
+                self.fail(f"not RUNNING: {[(t['lastStatus'], t.get('stoppedReason')) for t in tasks]}"
+                          + self.context())
+            time.sleep(0.2)
+
+    def service_tasks(self, count, timeout=90):
+        ecs = self.ecs[self.main]
+        deadline = time.monotonic() + timeout
+        while True:
+            arns = ecs.list_tasks(cluster="hosts", serviceName="web", desiredStatus="RUNNING")["taskArns"]
+            if len(arns) == count:
+                tasks = ecs.describe_tasks(cluster="hosts", tasks=arns)["tasks"]
+                if all(t["lastStatus"] == "RUNNING" for t in tasks):
+                    return tasks
+            if time.monotonic() > deadline:
+                svc = ecs.describe_services(cluster="hosts", services=["web"])["services"][0]
+                instances = ecs.describe_container_instances(
+                    cluster="hosts", containerInstances=ecs.list_container_instances(cluster="hosts")["containerInstanceArns"])
+                stopped = ecs.list_tasks(cluster="hosts", serviceName="web", desiredStatus="STOPPED")["taskArns"][:3]
+                reasons = [(t["stoppedReason"], [c.get("reason") for c in t["containers"]])
+                           for t in ecs.describe_tasks(cluster="hosts", tasks=stopped)["tasks"]] if stopped else []
+                self.fail(f"the service did not reach {count} RUNNING tasks ({len(arns)} listed): {reasons} "
+                          f"{[e['message'] for e in svc['events'][:5]]} "
+                          f"{[(i['ec2InstanceId'], i['agentConnected'], i['runningTasksCount']) for i in instances['containerInstances']]}"
+                          + self.context())
+            time.sleep(0.3)
+
+    def host_of(self, task):
+        for name, agent in self.agents.items():
+            if agent.arn == task["containerInstanceArn"]:
+                return name
+        self.fail(f"no agent runs {task['taskArn']}")
+
+    def test_1_a_service_spreads_over_the_hosts_and_its_tasks_reach_each_other_across_hosts(self):
+        ecs = self.ecs[self.main]
+        ecs.create_service(cluster="hosts", serviceName="web", taskDefinition="hosts-web", desiredCount=9,
+                           launchType="EC2",
+                           placementStrategy=[{"type": "spread", "field": "instanceId"}],
+                           networkConfiguration={"awsvpcConfiguration": {"subnets": [self.subnets[self.main]]}})
+        tasks = self.service_tasks(9, timeout=60)
+        per_host = {}
+        for t in tasks:
+            per_host.setdefault(self.host_of(t), []).append(t)
+        self.assertEqual(sorted(len(v) for v in per_host.values()), [3, 3, 3], per_host.keys())
+        # Every host reaches a task of every other host by its VPC address, through the overlay.
+        for src in ("main1", "main2", "main3"):
+            for dst in ("main1", "main2", "main3"):
+                if src == dst:
+                    continue
+                ok, body = fetch_from(per_host[src][0]["taskArn"], task_ip(per_host[dst][0]))
+                self.assertTrue(ok, f"{src} -> {dst} ({task_ip(per_host[dst][0])}): {body}" + self.context())
+                self.assertIn(PAGE.strip(), body)
+
+    def test_2_another_accounts_task_on_the_same_hosts_neither_reaches_nor_is_reached(self):
+        main_tasks = self.service_tasks(9)
+        other = self.ecs[self.other]
+        r = other.run_task(cluster="hosts", taskDefinition="hosts-web", launchType="EC2",
+                           networkConfiguration={"awsvpcConfiguration": {"subnets": [self.subnets[self.other]]}})
+        self.assertEqual(r["failures"], [], self.context())
+        theirs = self.wait_running(self.other, [r["tasks"][0]["taskArn"]])[0]
+        by_host = {self.host_of(t): t for t in main_tasks}
+        mine = by_host["main1"]
+        # Across hosts (main1 <-> other3) and on one host (main3 <-> other3): no packet crosses VPCs.
+        for peer in (mine, by_host["main3"]):
+            ok, body = fetch_from(theirs["taskArn"], task_ip(peer))
+            self.assertFalse(ok, f"the other account reached {task_ip(peer)}: {body}")
+            ok, body = fetch_from(peer["taskArn"], task_ip(theirs))
+            if ok:  # the same address may exist in the main account's VPC: then it must be that task's
+                self.assertIn(task_ip(theirs), [task_ip(t) for t in main_tasks], body)
+        other.stop_task(cluster="hosts", task=theirs["taskArn"])
+
+    def test_3_losing_a_server_and_a_host_loses_nothing_acknowledged_and_the_service_converges_on_the_others(self):
+        ecs_b = h.ecs_client(self.endpoint("b"), *self.keys[self.main], retries=0)
+        # Writes through replica b while it is killed: every acknowledged one must be readable through a.
+        acknowledged, stop = [], threading.Event()
+
+        def write():
+            n = 0
+            while not stop.is_set():
+                n += 1
+                try:
+                    r = ecs_b.register_task_definition(
+                        family="acked", containerDefinitions=[{"name": "c", "image": "busybox", "memory": 32,
+                                                               "environment": [{"name": "N", "value": str(n)}]}])
+                    acknowledged.append(r["taskDefinition"]["taskDefinitionArn"])
+                except Exception:  # the replica died mid-call: unacknowledged
+                    return
+
+        writer = threading.Thread(target=write)
+        writer.start()
+        deadline = time.monotonic() + 20
+        while len(acknowledged) < 20 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.servers["b"].proc.send_signal(signal.SIGKILL)
+        self.servers["b"].proc.wait()
+        stop.set()
+        writer.join(30)
+        self.assertGreaterEqual(len(acknowledged), 20)
+
+        # Host 2 goes: its agent and its containers die, its link goes down.
+        lost = self.agents["main2"]
+        left = [task_netns(t["taskArn"]) for t in self.service_tasks(9) if self.host_of(t) == "main2"]
+        self.assertEqual(len(left), 3)
+        lost_dir = os.path.join(self.tmp, "agent-main2")
+        lost.kill()
+        for container in crun_containers(lost_dir, ""):
+            subprocess.run(["crun", "--root", os.path.join(lost_dir, "containers", "crun"), "kill", container, "KILL"],
+                           capture_output=True)
+        run("ip", "link", "set", "eth0", "down", netns=self.underlay.hosts[1])
+        lost_at = time.monotonic()
+
+        ecs = self.ecs[self.main]
+        for arn in acknowledged:
+            self.assertEqual(ecs.describe_task_definition(taskDefinition=arn)["taskDefinition"]["taskDefinitionArn"], arn)
+        # The lost host's tasks are STOPPED as ECS writes it, and replaced on hosts 1 and 3.
+        tasks = self.service_tasks_on(9, {"main1", "main3"}, timeout=60)
+        print(f"\nhost lost -> service back at 9 on the other hosts: {time.monotonic() - lost_at:.1f} s", file=sys.stderr)
+        stopped = ecs.list_tasks(cluster="hosts", serviceName="web", desiredStatus="STOPPED")["taskArns"]
+        reasons = {t["stoppedReason"] for t in ecs.describe_tasks(cluster="hosts", tasks=stopped)["tasks"]
+                   if t["containerInstanceArn"] == lost.arn}
+        self.assertEqual(len(reasons), 1, reasons)
+        self.assertRegex(reasons.pop(), r"^Host EC2 \(instance i-[0-9a-f]+\) terminated\.$")
+        # The replacements reach each other across the remaining hosts.
+        by_host = {}
+        for t in tasks:
+            by_host.setdefault(self.host_of(t), []).append(t)
+        ok, body = fetch_from(by_host["main1"][-1]["taskArn"], task_ip(by_host["main3"][-1]))
+        self.assertTrue(ok, f"{body}" + self.context())
+
+        # The host comes back: its agent (on replica a now) re-registers as the same instance and removes
+        # what it left, its tasks staying STOPPED.
+        run("ip", "link", "set", "eth0", "up", netns=self.underlay.hosts[1])
+        run("ip", "route", "replace", "default", "via", self.underlay.gateway, netns=self.underlay.hosts[1])  # gone with the link
+        back = type(self).start_agent("main2", self.main, 2, "a")
+        self.assertEqual(back.arn, lost.arn)
+        deadline = time.monotonic() + 60
+        while crun_containers(lost_dir, "") or set(left) & set(os.listdir(NETNS_DIR)):
+            if time.monotonic() > deadline:
+                self.fail("the returning host kept what its lost tasks left" + self.context())
+            time.sleep(0.2)
+
+    def service_tasks_on(self, count, hosts, timeout):
+        deadline = time.monotonic() + timeout
+        while True:
+            tasks = self.service_tasks(count, timeout=max(1, deadline - time.monotonic()))
+            if {self.host_of(t) for t in tasks} <= hosts:
+                return tasks
+            if time.monotonic() > deadline:
+                self.fail(f"service tasks still on {sorted({self.host_of(t) for t in tasks})}" + self.context())
+            time.sleep(0.3)
+
+
+if __name__ == "__main__":
+    unittest.main()
