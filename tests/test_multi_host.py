@@ -7,14 +7,11 @@ overlay; another account's task on the same hosts neither reaches them nor is re
 crun, busybox-static, nsenter and PostgreSQL.
 """
 
-import json
 import os
 import signal
-import threading
-import shutil
 import subprocess
 import sys
-import tempfile
+import threading
 import time
 import unittest
 
@@ -22,8 +19,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import paddock_harness as h  # noqa: E402
 import pg_harness  # noqa: E402
 import task_harness as th  # noqa: E402
+from test_multi_server import admin, shared_database  # noqa: E402
 from test_remote_agent import AgentProcess  # noqa: E402
 from test_security_lifecycle import crun_containers  # noqa: E402
+from test_security_network import netns_of, tcp_from  # noqa: E402
 
 PAGE = "hello from a host of three\n"
 HOSTS = 3
@@ -102,42 +101,10 @@ class Underlay:
         subprocess.run(["ip", "link", "del", self.bridge], capture_output=True)
 
 
-def admin(state_dir, url, *args):
-    r = subprocess.run([h.paddock_bin(), "admin", "--state-dir", state_dir, "--store", url, *args],
-                       capture_output=True, timeout=120)
-    if r.returncode != 0:
-        raise AssertionError(f"paddock admin {args}: {r.stdout!r} {r.stderr!r}")
-    return json.loads(r.stdout)
-
-
-def task_netns(task_arn):
-    """The network namespace of the task (whichever agent made it: `<its prefix><task id>`)."""
-    task_id = task_arn.rsplit("/", 1)[1]
-    names = [n for n in os.listdir(NETNS_DIR) if n.endswith(task_id)]
-    if len(names) != 1:
-        raise AssertionError(f"task {task_id}: namespaces {names}")
-    return names[0]
-
-
-FETCH = """
-import socket, sys
-s = socket.create_connection((sys.argv[1], 8080), timeout=3)
-s.sendall(b"GET / HTTP/1.0\\r\\nHost: x\\r\\n\\r\\n")
-data = b""
-while True:
-    chunk = s.recv(65536)
-    if not chunk:
-        break
-    data += chunk
-sys.stdout.write(data.decode(errors="replace"))
-"""
-
-
 def fetch_from(task_arn, ip):
-    """GET http://ip:8080/ from inside task `task_arn`'s network namespace: (ok, body or error)."""
-    r = subprocess.run(["nsenter", f"--net={NETNS_DIR}/{task_netns(task_arn)}", sys.executable, "-c", FETCH, ip],
-                       capture_output=True, text=True, timeout=20)
-    return r.returncode == 0, (r.stdout if r.returncode == 0 else r.stderr.strip().splitlines()[-1:])
+    """GET http://ip:8080/ from inside task `task_arn`'s network namespace: (ok, what it got)."""
+    got = tcp_from(netns_of(task_arn), ip, 8080, b"GET / HTTP/1.0\r\nHost: x\r\n\r\n", timeout=3)
+    return got != b"", got.decode(errors="replace")
 
 
 def task_ip(task):
@@ -148,10 +115,7 @@ def task_ip(task):
 class MultiHost(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.pg = pg_harness.shared()
-        cls.url = cls.pg.database("multihost")
-        cls.tmp = tempfile.mkdtemp(prefix="paddock-test-")
-        cls.addClassCleanup(shutil.rmtree, cls.tmp, ignore_errors=True)
+        shared_database(cls, "multihost")
         cls.underlay = Underlay()
         cls.addClassCleanup(cls.underlay.remove)
         cls.underlay.create()
@@ -365,7 +329,7 @@ class MultiHost(unittest.TestCase):
 
         # Host 2 goes: its agent and its containers die, its link goes down.
         lost = self.agents["main2"]
-        left = [task_netns(t["taskArn"]) for t in self.service_tasks(9) if self.host_of(t) == "main2"]
+        left = [os.path.basename(netns_of(t["taskArn"])) for t in self.service_tasks(9) if self.host_of(t) == "main2"]
         self.assertEqual(len(left), 3)
         lost_dir = os.path.join(self.tmp, "agent-main2")
         lost.kill()

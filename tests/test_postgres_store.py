@@ -93,7 +93,9 @@ class PostgresStore(unittest.TestCase):
         back = admin(os.path.join(self.tmp, "pg"), url, "export")
         self.assertEqual(back.returncode, 0, back.stderr)
         self.assertEqual(back.stdout, exported.stdout)
-        # The same key works on PostgreSQL: accounts, keys and resources all moved.
+        # The same key works on PostgreSQL: accounts, keys and resources all moved (and the node key
+        # with them, or the server is refused: what it sealed would not open).
+        h.share_node_key(lite, os.path.join(self.tmp, "pg"))
         server = self.start(os.path.join(self.tmp, "pg"), url)
         ecs = h.ecs_client(server.endpoint, kid, secret)
         self.assertEqual(ecs.describe_clusters(clusters=["moving"])["clusters"][0]["status"], "ACTIVE")
@@ -104,6 +106,7 @@ class PostgresStore(unittest.TestCase):
         returned = os.path.join(self.tmp, "returned")
         r = admin(returned, None, "import", stdin=moved.stdout)
         self.assertEqual(r.returncode, 0, r.stderr)
+        h.share_node_key(lite, returned)
         server = self.start(returned, None)
         ecs = h.ecs_client(server.endpoint, kid, secret)
         self.assertEqual(ecs.describe_clusters(clusters=["moving"])["clusters"][0]["status"], "ACTIVE")

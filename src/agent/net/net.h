@@ -89,9 +89,19 @@
 // itself takes nothing from vx0 but replies (its metadata endpoint and DNS server are for its own
 // host's tasks). A task must never send VXLAN to a host's underlay (a crafted packet would enter
 // any VPC by its VNI): the host firewall drops whatever is forwarded from a transit or the
-// bridge-mode bridge to UDP `overlay_port`, anywhere. The hosts' own sockets accept VXLAN from
-// anyone who can reach them: the underlay must be a private network of the hosts, or filter UDP
-// `overlay_port` from elsewhere (docs/security.md).
+// bridge-mode bridge to UDP `overlay_port`, anywhere. And a host takes a VPC's VXLAN packets only
+// from the hosts that run that VPC's tasks: the host firewall keeps two sets, `overlay_vnis` (the
+// VNIs of this host's routers) and `overlay_peers` (host address . VNI, from the policies'
+// members), and its input hook drops (and counts) a packet to `overlay_port` whose VNI (bits
+// 96-119 from the UDP header on) is one of this host's and whose (source, VNI) is not admitted —
+// so no other machine of the underlay, a tenant's own `paddock agent` host included, injects into
+// a VPC it has no task in. SyncOverlay admits a VPC's new peer hosts before it writes anything that
+// leads to them and revokes the gone ones after; RemoveVpcNetworkIfUnused (and a router made again
+// with another VNI) forgets the VNI and its hosts. The sets outlive agent restarts (the firewall is
+// brought up to date, not replaced). VNIs not of this host are left alone (another control plane's
+// on the host would have its own table). What this cannot stop: a machine of the underlay that
+// forges a peer host's source address — the underlay must not let its machines spoof (a private
+// network of the hosts, as a cloud VPC is), docs/security.md.
 //
 // The FlowLimits are a second table of the router (CompileVpcFlowLimits), whose chains run before
 // the groups' in the same hooks (priority filter - 1): a new connection over its task's limits is

@@ -1863,57 +1863,138 @@ std::string VxlanEcho(uint32_t vni, uint32_t from, uint32_t to, uint32_t source,
   return b;
 }
 
+// Counts, in VPC `id`'s router of host 0, the echo requests that arrive on vx0 and those it
+// forwards; sends crafted VXLAN frames to host 0's overlay port as another machine would.
+class OverlayProbe {
+ public:
+  OverlayProbe(std::string router) : router_(std::move(router)) {
+    internal::CommandResult probe =
+        Exec({internal::IpBinary(), "netns", "exec", router_, internal::NftBinary(), "-f", "-"},
+             "table inet ovprobe {\n"
+             " chain arriving {\n  type filter hook prerouting priority -300;\n  iifname \"vx0\" icmp type echo-request counter\n }\n"
+             " chain forwarded {\n  type filter hook forward priority -300;\n  iifname \"vx0\" icmp type echo-request counter\n }\n"
+             "}\n");
+    EXPECT_EQ(probe.exit_code, 0) << probe.err;
+  }
+  // (arrived on vx0, forwarded from it)
+  std::vector<int> Counts() const {
+    std::string out =
+        Exec({internal::IpBinary(), "netns", "exec", router_, internal::NftBinary(), "list", "table", "inet", "ovprobe"}).out;
+    std::vector<int> n;
+    for (size_t at = out.find("packets "); at != std::string::npos; at = out.find("packets ", at + 1))
+      n.push_back(std::stoi(out.substr(at + 8)));
+    return n;
+  }
+  // Counts once `want` frames have arrived, or after 5 s.
+  std::vector<int> Arrived(int want) const {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (Counts().at(0) < want && std::chrono::steady_clock::now() < deadline) {
+    }
+    return Counts();
+  }
+  // Sends `frame` from namespace `netns` (from its address `source`) to UDP 4789 of `to`.
+  static Status Send(const std::string& netns, uint32_t source, uint32_t to, const std::string& frame) {
+    return netns::InNetworkNamespace(internal::NetnsPath(netns), [&]() -> Status {
+      int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+      sockaddr_in from{}, dst{};
+      from.sin_family = dst.sin_family = AF_INET;
+      from.sin_addr.s_addr = htonl(source);
+      dst.sin_port = htons(4789);
+      dst.sin_addr.s_addr = htonl(to);
+      bool sent = bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof from) == 0 &&
+                  sendto(fd, frame.data(), frame.size(), 0, reinterpret_cast<sockaddr*>(&dst), sizeof dst) ==
+                      static_cast<ssize_t>(frame.size());
+      close(fd);
+      return sent ? OkStatus() : Internal(fmt::format("sending from {}: {}", IpText(source), std::strerror(errno)));
+    });
+  }
+
+ private:
+  std::string router_;
+};
+
 TEST_F(OverlayTest, StrictRpFilterDropsALocalTasksAddressArrivingFromTheOverlay) {
   FetchedPolicy p = OverlayPolicy("vpc-0aaaa", "v1", 7001, {On(10, 0), On(11, 1), On(12, 0)});
   TaskNetwork a = CreateOn(hosts_[0], p, "task-a", 10);
   TaskNetwork b = CreateOn(hosts_[1], p, "task-b", 11);
   TaskNetwork c = CreateOn(hosts_[0], p, "task-c", 12);
   ASSERT_FALSE(c.netns_name.empty());
-  // Host 0's router counts the echo requests that arrive on vx0, and those it forwards.
-  const std::string router = VpcOn(hosts_[0], "vpc-0aaaa").netns_name;
-  internal::CommandResult probe =
-      Exec({internal::IpBinary(), "netns", "exec", router, internal::NftBinary(), "-f", "-"},
-           "table inet ovprobe {\n"
-           " chain arriving {\n  type filter hook prerouting priority -300;\n  iifname \"vx0\" icmp type echo-request counter\n }\n"
-           " chain forwarded {\n  type filter hook forward priority -300;\n  iifname \"vx0\" icmp type echo-request counter\n }\n"
-           "}\n");
-  ASSERT_EQ(probe.exit_code, 0) << probe.err;
-  auto counts = [&] {
-    std::string out =
-        Exec({internal::IpBinary(), "netns", "exec", router, internal::NftBinary(), "list", "table", "inet", "ovprobe"}).out;
-    std::vector<int> n;
-    for (size_t at = out.find("packets "); at != std::string::npos; at = out.find("packets ", at + 1))
-      n.push_back(std::stoi(out.substr(at + 8)));
-    return n;
-  };
+  OverlayProbe probe(VpcOn(hosts_[0], "vpc-0aaaa").netns_name);
   // Sent as host 1's VXLAN socket would, from host 1's namespace to host 0's overlay port.
   auto send = [&](uint32_t source) {
     std::string frame = VxlanEcho(7001, hosts_[1].underlay, hosts_[0].underlay, source, a.ip);
-    Status s = netns::InNetworkNamespace(internal::NetnsPath(hosts_[1].netns), [&]() -> Status {
-      int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-      sockaddr_in to{};
-      to.sin_family = AF_INET;
-      to.sin_port = htons(4789);
-      to.sin_addr.s_addr = htonl(hosts_[0].underlay);
-      ssize_t n = sendto(fd, frame.data(), frame.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to);
-      close(fd);
-      return n == static_cast<ssize_t>(frame.size()) ? OkStatus() : Internal("sendto");
-    });
+    Status s = OverlayProbe::Send(hosts_[1].netns, hosts_[1].underlay, hosts_[0].underlay, frame);
     ASSERT_TRUE(s.ok()) << s.ToString();
-  };
-  auto arrived = [&](int pre) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (counts().at(0) < pre && std::chrono::steady_clock::now() < deadline) {
-    }
-    return counts();
   };
   // From b's address (routed back to vx0): forwarded to a.
   send(b.ip);
-  EXPECT_THAT(arrived(1), ElementsAre(1, 1));
+  EXPECT_THAT(probe.Arrived(1), ElementsAre(1, 1));
   // From c's (a task of host 0, routed to its veth): dropped by the routing decision, before the
   // forward hook.
   send(c.ip);
-  EXPECT_THAT(arrived(2), ElementsAre(2, 1));
+  EXPECT_THAT(probe.Arrived(2), ElementsAre(2, 1));
+}
+
+// A host takes a VPC's VXLAN packets only from the hosts of that VPC's members (the host
+// firewall's overlay_peers): another machine of the underlay — a tenant's own agent host — sending
+// with the VNI, and a host whose tasks of the VPC are gone, are dropped before the VPC's router.
+TEST_F(OverlayTest, AHostTakesAVpcsPacketsOnlyFromTheHostsOfItsMembers) {
+  FetchedPolicy p = OverlayPolicy("vpc-0aaaa", "v1", 7001, {On(10, 0), On(11, 1)});
+  TaskNetwork a = CreateOn(hosts_[0], p, "task-a", 10);
+  TaskNetwork b = CreateOn(hosts_[1], p, "task-b", 11);
+  ASSERT_FALSE(b.netns_name.empty());
+  OverlayProbe probe(VpcOn(hosts_[0], "vpc-0aaaa").netns_name);
+  // A third machine on the underlay: another address of host 1's namespace.
+  const uint32_t stranger = Ip(10, 251, subnet_, 3);
+  ASSERT_EQ(Exec({internal::IpBinary(), "-n", hosts_[1].netns, "addr", "add", IpText(stranger) + "/24", "dev",
+                  fmt::format("ovu{}b", static_cast<unsigned>(getpid()))}).exit_code, 0);
+  const std::string frame = VxlanEcho(7001, hosts_[1].underlay, hosts_[0].underlay, b.ip, a.ip);
+  auto send = [&](uint32_t from) {
+    Status s = OverlayProbe::Send(hosts_[1].netns, from, hosts_[0].underlay, frame);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  };
+  // The host firewall's count of the overlay packets it refused.
+  auto refused = [&] {
+    std::string out = Exec({internal::IpBinary(), "netns", "exec", hosts_[0].netns, internal::NftBinary(), "list", "chain",
+                            "inet", HostFirewallTable(hosts_[0].options), "input"}).out;
+    size_t rule = out.find("@overlay_peers counter packets ");
+    return rule == std::string::npos ? -1 : std::stoi(out.substr(rule + 31));
+  };
+  auto refused_reaches = [&](int want) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (refused() < want && std::chrono::steady_clock::now() < deadline) {
+    }
+    return refused();
+  };
+  EXPECT_EQ(refused(), 0);
+  send(stranger);
+  EXPECT_EQ(refused_reaches(1), 1);
+  send(hosts_[1].underlay);
+  EXPECT_THAT(probe.Arrived(1), ElementsAre(1, 1));
+  // Host 1 runs no task of the VPC any more: it is no longer admitted for its VNI.
+  Apply(hosts_[0], OverlayPolicy("vpc-0aaaa", "v2", 7001, {On(10, 0)}));
+  send(hosts_[1].underlay);
+  EXPECT_EQ(refused_reaches(2), 2);
+  Apply(hosts_[0], OverlayPolicy("vpc-0aaaa", "v3", 7001, {On(10, 0), On(11, 1)}));  // back: admitted again
+  send(hosts_[1].underlay);
+  EXPECT_THAT(probe.Arrived(2), ElementsAre(2, 2));
+  EXPECT_EQ(refused(), 2);
+  // The VPC's router gone, its VNI is no longer restricted and its hosts no longer admitted.
+  std::string before, after;
+  Status s = OnHost(hosts_[0], [&]() -> Status {
+    const std::vector<std::string> list{internal::NftBinary(), "list", "table", "inet", HostFirewallTable(hosts_[0].options)};
+    before = Exec(list).out;
+    RETURN_IF_ERROR(DeleteTaskNetwork(hosts_[0].options, a));
+    ASSIGN_OR_RETURN(bool gone, RemoveVpcNetworkIfUnused(hosts_[0].options, VpcOn(hosts_[0], "vpc-0aaaa").netns_name));
+    if (!gone) return Internal("the router stayed");
+    after = Exec(list).out;
+    return OkStatus();
+  });
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  const std::string vni = fmt::format("{:#x}", 7001), admitted = IpText(hosts_[1].underlay) + " . " + vni;
+  EXPECT_NE(before.find(admitted), std::string::npos) << before;
+  EXPECT_EQ(after.find(admitted), std::string::npos) << after;
+  EXPECT_EQ(after.find(vni), std::string::npos) << after;
 }
 
 TEST_F(OverlayTest, ATaskCannotSendToTheOverlayPortOfAnotherHost) {

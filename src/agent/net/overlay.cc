@@ -11,11 +11,14 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -123,6 +126,46 @@ Status RunIn(std::string_view what, const std::vector<std::string>& argv, const 
   return OkStatus();
 }
 
+// The hosts the host firewall admits VXLAN packets of `vni` from (its set overlay_peers, as
+// `nft list set` writes it: "10.0.0.7 . 0x00000005", elements separated by commas).
+StatusOr<std::set<uint32_t>> AdmittedPeers(const NetworkOptions& options, uint32_t vni) {
+  std::string out;
+  RETURN_IF_ERROR(RunIn("listing the overlay's admitted hosts",
+                        {NftBinary(), "list", "set", "inet", HostFirewallTable(options), "overlay_peers"}, "", &out));
+  for (char& c : out)
+    if (c == ',' || c == '{' || c == '}' || c == '\n' || c == '\t') c = ' ';
+  std::set<uint32_t> peers;
+  std::istringstream words(out);
+  std::vector<std::string> all;
+  for (std::string w; words >> w;) all.push_back(w);
+  for (size_t i = 0; i + 2 < all.size(); ++i) {
+    if (all[i + 1] != ".") continue;
+    StatusOr<uint32_t> host = ParseIpv4("admitted host", all[i]);
+    if (!host.ok()) continue;
+    if (std::strtoul(all[i + 2].c_str(), nullptr, 0) == vni) peers.insert(*host);
+  }
+  return peers;
+}
+
+// Changes the host firewall's admission of `vni`: admits it (and `add` from then on) or, with
+// `forget`, no longer restricts it; `remove` are no longer admitted. One nft transaction.
+Status Admit(const NetworkOptions& options, uint32_t vni, const std::set<uint32_t>& add,
+             const std::set<uint32_t>& remove, bool forget) {
+  const std::string t = HostFirewallTable(options);
+  auto elements = [&](const std::set<uint32_t>& hosts) {
+    std::string list;
+    for (uint32_t h : hosts) list += fmt::format("{}{} . {}", list.empty() ? "" : ", ", Ipv4(h), vni);
+    return list;
+  };
+  std::string script;
+  if (!forget) script += fmt::format("add element inet {} overlay_vnis {{ {} }}\n", t, vni);
+  if (!add.empty()) script += fmt::format("add element inet {} overlay_peers {{ {} }}\n", t, elements(add));
+  if (!remove.empty()) script += fmt::format("delete element inet {} overlay_peers {{ {} }}\n", t, elements(remove));
+  if (forget) script += fmt::format("add element inet {0} overlay_vnis {{ {1} }}\ndelete element inet {0} overlay_vnis {{ {1} }}\n", t, vni);
+  if (script.empty()) return OkStatus();
+  return RunIn(fmt::format("admitting the overlay's hosts of VNI {}", vni), {NftBinary(), "-f", "-"}, script);
+}
+
 }  // namespace
 
 std::string OverlayMac(uint32_t host) { return Mac(0x02, 0x71, host); }
@@ -139,6 +182,41 @@ Status DeleteOverlayDevice(const VpcNetwork& vpc) {
     if (!s.ok() && !InterfaceExists(std::string(kOverlayDevice))) return OkStatus();
     return s;
   });
+}
+
+namespace {
+
+// The VNI of the router's overlay device; 0 when it has none.
+StatusOr<uint32_t> DeviceVni(const VpcNetwork& vpc) {
+  uint32_t vni = 0;
+  RETURN_IF_ERROR(netns::InNetworkNamespace(vpc.netns_path, [&]() -> Status {
+    if (!InterfaceExists(std::string(kOverlayDevice))) return OkStatus();
+    std::string out;
+    RETURN_IF_ERROR(RunIn("reading the overlay device", {IpBinary(), "-d", "-o", "link", "show", "dev",
+                                                         std::string(kOverlayDevice)}, "", &out));
+    vni = ParseDeviceConfig(out).vni;
+    return OkStatus();
+  }));
+  return vni;
+}
+
+// Ends the host firewall's admission of `vni` and of every host it admits for it. No host
+// firewall (removed with its instance): nothing to end.
+Status ForgetVni(const NetworkOptions& options, uint32_t vni) {
+  if (vni == 0) return OkStatus();
+  StatusOr<std::set<uint32_t>> admitted = AdmittedPeers(options, vni);
+  if (!admitted.ok() && admitted.status().message().find("No such file or directory") != std::string_view::npos)
+    return OkStatus();
+  if (!admitted.ok()) return admitted.status();
+  return Admit(options, vni, {}, *admitted, /*forget=*/true);
+}
+
+}  // namespace
+
+Status ForgetOverlay(const NetworkOptions& options, const VpcNetwork& vpc) {
+  ASSIGN_OR_RETURN(uint32_t vni, DeviceVni(vpc));
+  RETURN_IF_ERROR(ForgetVni(options, vni));
+  return DeleteOverlayDevice(vpc);
 }
 
 Status SyncOverlay(const NetworkOptions& options, const VpcNetwork& vpc, const vpc::VpcPolicy& policy) {
@@ -181,10 +259,21 @@ Status SyncOverlay(const NetworkOptions& options, const VpcNetwork& vpc, const v
   if (!exists || !on || config.vni != policy.vni || config.local != options.overlay_address ||
       config.port != options.overlay_port) {
     // (Also a device left under its temporary name by a create that did not finish.)
+    if (exists && config.vni != policy.vni) RETURN_IF_ERROR(ForgetVni(options, config.vni));
     RETURN_IF_ERROR(DeleteOverlayDevice(vpc));
     exists = false;
   }
   if (!on) return OkStatus();
+
+  // The host firewall admits the VNI's packets from the hosts of its members only, those added
+  // before anything leads to them and those gone after.
+  std::set<uint32_t> hosts;
+  for (const auto& [ip, host] : remote) hosts.insert(host);
+  ASSIGN_OR_RETURN(std::set<uint32_t> admitted, AdmittedPeers(options, policy.vni));
+  std::set<uint32_t> admit, revoke;
+  std::set_difference(hosts.begin(), hosts.end(), admitted.begin(), admitted.end(), std::inserter(admit, admit.end()));
+  std::set_difference(admitted.begin(), admitted.end(), hosts.begin(), hosts.end(), std::inserter(revoke, revoke.end()));
+  RETURN_IF_ERROR(Admit(options, policy.vni, admit, {}, false));
 
   if (!exists) {
     // Made from the host's namespace, so that the kernel keeps its UDP socket there (on the
@@ -224,7 +313,7 @@ Status SyncOverlay(const NetworkOptions& options, const VpcNetwork& vpc, const v
   }
 
   // The entries: what is there (nothing, on a new device) against what is wanted.
-  return netns::InNetworkNamespace(vpc.netns_path, [&]() -> Status {
+  RETURN_IF_ERROR(netns::InNetworkNamespace(vpc.netns_path, [&]() -> Status {
     std::set<uint32_t> routes;
     std::map<uint32_t, std::string> neighbours;      // address -> lladdr
     std::map<std::string, std::string> forwarding;  // MAC -> dst
@@ -271,7 +360,8 @@ Status SyncOverlay(const NetworkOptions& options, const VpcNetwork& vpc, const v
     if (!del_ip.empty()) RETURN_IF_ERROR(IpBatch(what, true, del_ip));
     if (!del_fdb.empty()) RETURN_IF_ERROR(RunIn(what, {BridgeBinary(), "-force", "-batch", "-"}, del_fdb));
     return OkStatus();
-  });
+  }));
+  return Admit(options, policy.vni, {}, revoke, false);
 }
 
 }  // namespace internal

@@ -561,7 +561,7 @@ StatusOr<bool> RemoveVpcNetworkIfUnused(const NetworkOptions& options, std::stri
     for (const std::string& link : links)
       if (link != "lo" && link != kTransitInside && link != kOverlayDevice && link != internal::OverlayTemporaryName(vpc))
         return false;  // a task's veth
-    RETURN_IF_ERROR(internal::DeleteOverlayDevice(vpc));
+    RETURN_IF_ERROR(internal::ForgetOverlay(options, vpc));
   }
   std::string lines;
   if (InterfaceExists(name)) lines += fmt::format("link del dev {}\n", name);  // its routes go with it
@@ -595,6 +595,10 @@ std::string HostFirewallScript(const NetworkOptions& options) {
       "add chain inet {t} forward {{ type filter hook forward priority filter; policy accept; }}\n"
       "add set inet {t} bridge_flows {{ type ipv4_addr; size 65535; flags dynamic; }}\n"
       "add set inet {t} bridge_flow_rate {{ type ipv4_addr; size 65535; flags dynamic,timeout; timeout 1m; }}\n"
+      // The overlay's allowlist (net.h, "The overlay"): the VNIs of this host's VPC routers, and
+      // which hosts may send each of them (filled by SyncOverlay, kept across agent restarts).
+      "add set inet {t} overlay_vnis {{ typeof @th,96,24; }}\n"
+      "add set inet {t} overlay_peers {{ typeof ip saddr . @th,96,24; }}\n"
       "flush chain inet {t} input\n"
       "flush chain inet {t} forward\n"
       // Tasks never reach the node: from a VPC transit or the bridge-mode bridge only replies to
@@ -607,6 +611,10 @@ std::string HostFirewallScript(const NetworkOptions& options) {
       "{bridge_input_limits}"
       "add rule inet {t} input iifname \"{br}\" ip daddr {md} meta l4proto tcp socket wildcard 0 accept\n"
       "add rule inet {t} input iifname \"{br}\" drop\n"
+      // A VXLAN packet for one of this host's VPCs (its VNI: bits 96-119 of the UDP header and
+      // payload) is taken only from a host that runs a task of that VPC: no other machine on the
+      // underlay — a tenant's own `paddock agent` host included — injects into another VPC.
+      "add rule inet {t} input udp dport {op} @th,96,24 @overlay_vnis ip saddr . @th,96,24 != @overlay_peers counter drop\n"
       // Bridge-mode tasks' flows are tracked here, in the host's namespace: each task address is
       // held to its FlowLimits (the VPCs' tasks are, in their routers).
       "{bridge_limits}"

@@ -77,6 +77,9 @@ std::string OverlayTemporaryName(const VpcNetwork& vpc);
 // Deletes the overlay device of `vpc`'s router namespace (under either name), if it has one, at
 // once (a namespace's own teardown is asynchronous, and would hold the VNI for a while).
 Status DeleteOverlayDevice(const VpcNetwork& vpc);
+// DeleteOverlayDevice, and first the host firewall's admission of the device's VNI and of its
+// peers (in the calling thread's namespace, the host's). REQUIRES: the host-wide VPC lock.
+Status ForgetOverlay(const NetworkOptions& options, const VpcNetwork& vpc);
 // Binds a bridge-mode task's port of the bridge to its addresses (defined in vpc_network.cc): from
 // `network.host_veth` the host's bridge table (EnsureHostFirewall) passes only IPv4 and ARP frames
 // whose Ethernet source is the task's MAC and whose sender is its IP — no spoofed address, no
