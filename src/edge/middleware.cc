@@ -510,6 +510,10 @@ Built BuildBuffering(const boost::json::value& config) {
   c.mem_response_body_bytes = o.Int("memResponseBodyBytes").value_or(c.mem_response_body_bytes);
   c.retry_expression = o.String("retryExpression");
   RETURN_IF_ERROR(o.status());
+  if (!c.retry_expression.empty()) {  // oxy's buffer.Retry: a bad expression fails the middleware
+    ASSIGN_OR_RETURN(RetryExpression retry, RetryExpression::Parse(c.retry_expression));
+    c.retry = std::make_shared<const RetryExpression>(std::move(retry));
+  }
   for (int64_t v : {c.max_request_body_bytes, c.max_response_body_bytes}) {
     if (v < 0) return InvalidArgument(fmt::format("buffering: max bytes should be >= 0 got {}", v));
   }

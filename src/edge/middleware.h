@@ -37,6 +37,7 @@
 #include <boost/json/object.hpp>
 
 #include "common/status.h"
+#include "edge/retry_expression.h"
 
 namespace paddock::edge {
 
@@ -129,6 +130,9 @@ struct BufferingConfig {
   int64_t max_response_body_bytes = 0;
   int64_t mem_response_body_bytes = 1 << 20;
   std::string retry_expression;
+  // retry_expression parsed (edge/retry_expression.h); null when there is none. The proxy sends the
+  // request again while it holds after an attempt (oxy: at most 10 attempts).
+  std::shared_ptr<const RetryExpression> retry = nullptr;
 };
 
 // One middleware built from its configuration: exactly one of the members is set, except for a

@@ -10,7 +10,10 @@
 //     one over maxResponseBodyBytes (> 0) is answered 500 "Internal Server Error" (text/plain)
 //     instead — oxy's answer, not the 413 one might expect — without the backend's headers.
 //     memResponseBodyBytes likewise has no effect.
-//   - retryExpression (oxy's predicate language) is refused when the table is compiled.
+//   - retryExpression (edge/retry_expression.h, parsed when the middleware is built): after an
+//     attempt whose answer the step holds — the response read whole, or the 502/504 of a server
+//     that cannot be reached or does not answer — the proxy sends the request again to a fresh
+//     pick while the predicate holds, up to oxy's 10th attempt (proxy.cc, Forward).
 //
 //   if (auto a = edge::BufferingRequestAnswer(config, body.size())) answer *a;
 //   if (auto r = edge::ResponseBufferingOf(route.chain)) read the body whole, up to r->max_bytes;

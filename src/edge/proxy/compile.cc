@@ -190,15 +190,6 @@ class Compiler {
         if (!AddMiddleware(QualifiedName(member, it->second.provider), chain, depth + 1, why)) return false;
       return true;
     }
-    if (built->buffering && !built->buffering->retry_expression.empty()) {
-      // Traefik's retryExpression is vulcand/predicate's expression language (IsNetworkError(),
-      // Attempts(), ResponseCode(), RequestMethod() with && || == ...): not carried out here, and
-      // refused rather than ignored — the retry middleware covers network errors and statuses.
-      why = fmt::format("middleware {}: buffering: retryExpression is not supported by the edge (use the retry "
-                        "middleware)",
-                        name);
-      return false;
-    }
     std::shared_ptr<const ForwardAuth> auth;
     if (built->forward_auth) {
       auto fa = ForwardAuth::Build(*built->forward_auth);

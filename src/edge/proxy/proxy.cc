@@ -76,6 +76,8 @@ using error_code = boost::system::error_code;
 using namespace std::string_view_literals;
 constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
 constexpr size_t kRelayChunk = 16 << 10;
+// buffering's retryExpression: no attempt after the 10th asks again (oxy's DefaultMaxRetryAttempts).
+constexpr int kMaxBufferAttempts = 10;
 // A response body up to this size that came with its head is copied behind the head: one write of
 // one buffer.
 constexpr size_t kCopiedBody = 4 << 10;
@@ -1557,6 +1559,30 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
     co_return true;
   };
 
+  // buffering's retryExpression (oxy's buffer): after an attempt whose answer it holds — a
+  // response read whole, or the 502/504 a server that cannot be reached or does not answer gets —
+  // the request goes again, to a fresh pick, while the predicate holds (attempts from 1; none
+  // after the 10th, as oxy).
+  const RetryExpression* buffer_retry = nullptr;
+  for (const Step& step : route.chain)
+    if (step.buffering && step.buffering->retry && buffer_retry == nullptr) buffer_retry = step.buffering->retry.get();
+  int buffer_attempt = 1;
+  auto resend = [&](int code) {
+    if (buffer_retry == nullptr || buffer_attempt > kMaxBufferAttempts ||
+        !buffer_retry->Matches({.method = x.method, .attempt = buffer_attempt, .response_code = code}))
+      return false;
+    Selection again = route.backend->Choose(nullptr, x.client_ip);
+    if (!again.server) return false;
+    ++buffer_attempt;
+    refused.clear();
+    server->End();
+    pick = std::move(again);
+    server = pick.server;
+    server->Begin();
+    build_head();
+    return true;
+  };
+
   for (int attempt = 0;; ++attempt) {
     outcome.answered = pick.leaf;
     const UpstreamTransport* transport = pick.leaf->transport.get();
@@ -1584,6 +1610,10 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
         continue;
       }
       if (may_retry() && !retry->disable_retry_on_network_error && co_await next_attempt()) {
+        attempt = -1;
+        continue;
+      }
+      if (resend(connect_timed_out ? 504 : 502)) {
         attempt = -1;
         continue;
       }
@@ -1635,6 +1665,10 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
     }
     if (rec && up->stream->deadline.fired()) {  // Go's net.Error Timeout(): Traefik answers 504
       up.reset();
+      if (resend(504)) {
+        attempt = -1;
+        continue;
+      }
       gateway_timeout_.fetch_add(1, std::memory_order_relaxed);
       co_return co_await WriteAll(client, Answered(outcome, 504, "text/plain; charset=utf-8", "Gateway Timeout",
                                                    keep_alive)) &&
@@ -1656,6 +1690,11 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
       // the client is done): its alert is what this read got.
       if (upstream_tls && rec.category() == asio::error::get_ssl_category())
         UpstreamTlsFailed(fmt::format("remote error: tls: {}", rec.message()));
+      if (resend(502)) {
+        up.reset();
+        attempt = -1;
+        continue;
+      }
       bad_gateway_.fetch_add(1, std::memory_order_relaxed);
       co_return co_await WriteAll(client, Answered(outcome, 502, "text/plain; charset=utf-8", "Bad Gateway", keep_alive)) &&
           keep_alive;
@@ -1707,6 +1746,11 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
             break;
           }
         }
+      }
+      if (!too_large && resend(status)) {
+        up.reset();
+        attempt = -1;
+        continue;
       }
       if (too_large) {
         up.reset();  // its body unread: closed, not pooled

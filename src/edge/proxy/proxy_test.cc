@@ -1020,6 +1020,62 @@ TEST_F(ProxyTest, RetryAsksAgainOnARetryStatusAndOnARefusedConnection) {
   EXPECT_EQ(proxy_->Metrics().service_retries, (std::map<std::string, uint64_t>{{"dead@test", 2}}));
 }
 
+// buffering's retryExpression (oxy's buffer): the request goes again while the predicate holds,
+// after a response read whole or a network error, to a fresh pick; never after the 10th attempt.
+TEST_F(ProxyTest, ABufferingRetryExpressionSendsTheRequestAgainWhileItHolds) {
+  std::atomic<int> flaky_calls{0}, down_calls{0};
+  http::Server flaky({}, [&](const http::Request&) {
+    http::Response resp;
+    if (flaky_calls.fetch_add(1) < 2) resp.status = 503;
+    resp.body = "flaky";
+    return resp;
+  });
+  http::Server down({}, [&](const http::Request&) {
+    down_calls.fetch_add(1);
+    http::Response resp;
+    resp.status = 503;
+    resp.body = "down";
+    return resp;
+  });
+  auto flaky_port = flaky.Start();
+  auto down_port = down.Start();
+  ASSERT_TRUE(flaky_port.ok() && down_port.ok());
+  uint16_t dead_port = 0;
+  {
+    Backend_ gone("gone");
+    dead_port = gone.Start();
+  }
+  StartProxy();
+  auto lb_flaky = MakeBackend(registry_, "flaky@test", {*flaky_port});
+  auto lb_down = MakeBackend(registry_, "down@test", {*down_port});
+  auto lb_dead = MakeBackend(registry_, "dead@test", {dead_port});
+  Route r1 = MakeRoute("flaky@test", "PathPrefix(`/flaky`)", 3, lb_flaky);
+  r1.chain = {MiddlewareStep("buf@test", R"j({"buffering":{"retryExpression":"ResponseCode() == 503 && Attempts() < 5"}})j")};
+  Route r2 = MakeRoute("down@test", "PathPrefix(`/down`)", 2, lb_down);
+  r2.chain = {MiddlewareStep("buf@test", R"j({"buffering":{"retryExpression":"ResponseCode() == 503"}})j")};
+  Route r3 = MakeRoute("dead@test", "PathPrefix(`/dead`)", 1, lb_dead);
+  r3.chain = {MiddlewareStep("buf@test", R"j({"buffering":{"retryExpression":"IsNetworkError() && Attempts() < 3"}})j")};
+  Serve({r1, r2, r3}, {lb_flaky, lb_down, lb_dead});
+  http::Client client("127.0.0.1", port_);
+  // Two 503s, then the answer: the client sees only that.
+  auto ok = client.Send(Get("/flaky"));
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->status, 200);
+  EXPECT_EQ(ok->body, "flaky");
+  EXPECT_EQ(flaky_calls.load(), 3);
+  // A predicate that always holds: 11 attempts (the 10th is the last that asks), then its answer.
+  auto gave_up = client.Send(Get("/down"));
+  ASSERT_TRUE(gave_up.ok());
+  EXPECT_EQ(gave_up->status, 503);
+  EXPECT_EQ(gave_up->body, "down");
+  EXPECT_EQ(down_calls.load(), 11);
+  // A server that cannot be reached: the 502 each attempt gets is what IsNetworkError() sees.
+  auto bad = client.Send(Get("/dead"));
+  ASSERT_TRUE(bad.ok());
+  EXPECT_EQ(bad->status, 502);
+  EXPECT_EQ(proxy_->counters().bad_gateway, 1u);
+}
+
 // --- sticky sessions (loadBalancer.sticky.cookie; edge/proxy/sticky.h) ---
 
 std::vector<std::string> SetCookies(const http::Response& r) {
