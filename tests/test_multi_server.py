@@ -19,10 +19,9 @@ import tempfile
 import time
 import unittest
 
-from botocore.exceptions import ClientError
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import paddock_harness as h  # noqa: E402
+from botocore.exceptions import ClientError  # noqa: E402  (after the harness, which skips without botocore)
 import pg_harness  # noqa: E402
 import task_harness as th  # noqa: E402
 from test_remote_agent import AgentProcess, write_agent_credentials  # noqa: E402
