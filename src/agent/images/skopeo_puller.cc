@@ -367,6 +367,8 @@ std::optional<std::string> NetworkCause(std::string_view lower, const std::strin
   if (lower.find("i/o timeout") != std::string_view::npos || lower.find("deadline exceeded") != std::string_view::npos)
     return "dial tcp: i/o timeout";
   if (lower.find("connection reset") != std::string_view::npos) return "read: connection reset by peer";
+  // A server that closes at once (a banner, then gone) may do so before the request is written.
+  if (lower.find("broken pipe") != std::string_view::npos) return "write: broken pipe";
   if (lower.find("server gave http response to https client") != std::string_view::npos)
     return "http: server gave HTTP response to HTTPS client";
   if (lower.find("x509:") != std::string_view::npos || lower.find("certificate") != std::string_view::npos) {

@@ -205,6 +205,15 @@ TEST(SkopeoPullerTest, UnreachableRegistriesReadAsFailedRequests) {
   EXPECT_EQ(tls.code(), StatusCode::kUnavailable);
   EXPECT_THAT(tls.message(), HasSubstr("failed to do request: Get \"https://registry.lan:5000/v2/\": http: server "
                                        "gave HTTP response to HTTPS client"));
+  // A listener that writes and closes at once may be gone before the request is written.
+  Status closed = PullFailure(r,
+                              Fatal("initializing source docker://127.0.0.1:1/busybox:1: pinging container registry "
+                                    "127.0.0.1:1: Get \"http://127.0.0.1:1/v2/\": write tcp 127.0.0.1:40000->127.0.0.1:1: "
+                                    "write: broken pipe"),
+                              SkopeoOptions{});
+  EXPECT_EQ(closed.message(),
+            "pull image manifest has been retried 1 time(s): failed to resolve ref 127.0.0.1:1/busybox:1: failed to "
+            "do request: Get \"http://127.0.0.1:1/v2/\": write: broken pipe");
 }
 
 TEST(SkopeoPullerTest, PlatformAndCopyFailures) {
