@@ -72,6 +72,7 @@ def main():
                         # A second server on the same database (its own state dir for its node files).
                         other = os.path.join(tmp, "postgres-2")
                         os.makedirs(other)
+                        h.share_node_key(state, other)  # one node key per store (docs/scaling.md)
                         servers.append(h.Server(other, extra).start())
                         both = [None, None]
 
