@@ -1541,6 +1541,14 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
     if (!retry || retries + 1 >= retry->attempts) return false;
     return retry->timeout.count() <= 0 || std::chrono::steady_clock::now() - started < retry->timeout;
   };
+  // The request goes to `next` from now on (its server counted in flight instead of the last's).
+  auto move_to = [&](Selection next) {
+    server->End();
+    pick = std::move(next);
+    server = pick.server;
+    server->Begin();
+    build_head();
+  };
   auto next_attempt = [&]() -> asio::awaitable<bool> {
     if (auto wait = RetryWait(*retry, retries); wait.count() > 0) {
       asio::steady_timer t(w.ioc, wait);
@@ -1551,11 +1559,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
     refused.clear();
     Selection again = route.backend->Choose(nullptr, x.client_ip);
     if (!again.server) co_return false;
-    server->End();
-    pick = std::move(again);
-    server = pick.server;
-    server->Begin();
-    build_head();
+    move_to(std::move(again));
     co_return true;
   };
 
@@ -1575,11 +1579,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
     if (!again.server) return false;
     ++buffer_attempt;
     refused.clear();
-    server->End();
-    pick = std::move(again);
-    server = pick.server;
-    server->Begin();
-    build_head();
+    move_to(std::move(again));
     return true;
   };
 
@@ -1601,11 +1601,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
           other = std::move(candidate);
       }
       if (other.server) {
-        server->End();
-        pick = std::move(other);
-        server = pick.server;
-        server->Begin();
-        build_head();
+        move_to(std::move(other));
         --attempt;  // a refused connect is not the stale-connection retry
         continue;
       }
