@@ -44,6 +44,14 @@ Status DeleteCredentialOf(store::WriteTxn& txn, const json::object& binding) {
   return key_id.empty() ? OkStatus() : txn.Delete(kCredentials, CredentialKey(key_id));
 }
 
+// The kind a binding record names.
+StatusOr<AgentKind> KindNamed(const json::object& binding, std::string_view id) {
+  const std::string kind = Str(binding, "kind");
+  if (kind == kInProcessKind) return AgentKind::kInProcess;
+  if (kind == kRemoteKind) return AgentKind::kRemote;
+  return DataLoss(fmt::format("container instance {} has an unknown agent kind '{}'", id, kind));
+}
+
 }  // namespace
 
 std::string AgentPrincipalArn(const Scope& scope, std::string_view instance_id) {
@@ -54,10 +62,7 @@ StatusOr<AgentKind> AgentIdentities::KindOf(store::ReadTxn& txn, const Scope& sc
                                              std::string_view id) {
   ASSIGN_OR_RETURN(auto binding, Binding(txn, BindingKey(scope, cluster, id)));
   if (!binding) return AgentKind::kNone;
-  const std::string kind = Str(*binding, "kind");
-  if (kind == kInProcessKind) return AgentKind::kInProcess;
-  if (kind == kRemoteKind) return AgentKind::kRemote;
-  return DataLoss(fmt::format("container instance {} has an unknown agent kind '{}'", id, kind));
+  return KindNamed(*binding, id);
 }
 
 Status AgentIdentities::BindInProcess(store::WriteTxn& txn, const Scope& scope, std::string_view cluster,
@@ -103,11 +108,12 @@ Status AgentIdentities::SetOverlayAddress(store::WriteTxn& txn, const Scope& sco
   return txn.Put(kAgents, key, json::serialize(*binding));
 }
 
-StatusOr<std::string> AgentIdentities::OverlayAddressOf(store::ReadTxn& txn, const Scope& scope,
-                                                        std::string_view cluster, std::string_view id) {
+StatusOr<AgentBinding> AgentIdentities::BindingOf(store::ReadTxn& txn, const Scope& scope, std::string_view cluster,
+                                                   std::string_view id) {
   ASSIGN_OR_RETURN(auto binding, Binding(txn, BindingKey(scope, cluster, id)));
-  if (!binding || Str(*binding, "kind") != kRemoteKind) return std::string();
-  return Str(*binding, "overlayAddress");
+  if (!binding) return AgentBinding{};
+  ASSIGN_OR_RETURN(AgentKind kind, KindNamed(*binding, id));
+  return AgentBinding{kind, kind == AgentKind::kRemote ? Str(*binding, "overlayAddress") : std::string()};
 }
 
 Status AgentIdentities::Revoke(store::WriteTxn& txn, const Scope& scope, std::string_view cluster,

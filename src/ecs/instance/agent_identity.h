@@ -59,6 +59,13 @@ struct AgentPrincipal {
 // role's session: "arn:aws:sts::123456789012:assumed-role/paddock-container-instance/<id>".
 std::string AgentPrincipalArn(const Scope& scope, std::string_view instance_id);
 
+// Who runs an instance's agent, and for a remote agent its host's overlay address (issue 16 §3;
+// empty when it has none).
+struct AgentBinding {
+  AgentKind kind = AgentKind::kNone;
+  std::string overlay_address;
+};
+
 class AgentIdentities {
  public:
   explicit AgentIdentities(store::Store& store) : store_(store) {}
@@ -75,9 +82,9 @@ class AgentIdentities {
   // binding. kFailedPrecondition when the instance has no remote binding.
   Status SetOverlayAddress(store::WriteTxn& txn, const Scope& scope, std::string_view cluster, std::string_view id,
                            std::string_view address);
-  // The overlay address of the instance's agent's host; empty when none (or no remote binding).
-  StatusOr<std::string> OverlayAddressOf(store::ReadTxn& txn, const Scope& scope, std::string_view cluster,
-                                         std::string_view id);
+  // Who runs the instance's agent, and for a remote agent its host's overlay address (empty when
+  // it has none): one read of the binding.
+  StatusOr<AgentBinding> BindingOf(store::ReadTxn& txn, const Scope& scope, std::string_view cluster, std::string_view id);
   // Removes the binding and the credential: from the commit on, the credential authenticates
   // nothing. No-op for an unbound instance.
   Status Revoke(store::WriteTxn& txn, const Scope& scope, std::string_view cluster, std::string_view id);

@@ -663,12 +663,9 @@ StatusOr<std::string> Tasks::PutTask(store::WriteTxn& txn, const Scope& scope, c
   // or this server's for a Fargate task or one of its own [[ec2_instance]]s.
   std::string host = overlay_address_;
   if (target != nullptr && !plan.subnets.empty()) {
-    ASSIGN_OR_RETURN(instance::AgentKind kind, instances_->agents().KindOf(txn, scope, plan.cluster, target->id));
-    if (kind == instance::AgentKind::kRemote) {
-      ASSIGN_OR_RETURN(host, instances_->agents().OverlayAddressOf(txn, scope, plan.cluster, target->id));
-    } else if (kind == instance::AgentKind::kNone) {
-      host.clear();  // no agent runs it
-    }
+    ASSIGN_OR_RETURN(instance::AgentBinding b,
+                     instances_->agents().BindingOf(txn, scope, plan.cluster, target->id));
+    if (b.kind != instance::AgentKind::kInProcess) host = std::move(b.overlay_address);  // none: no agent runs it
   }
   for (size_t k = 0; k < plan.subnets.size() && subnet == nullptr; ++k) {
     const vpc::Subnet* candidate = &plan.subnets[(index + k) % plan.subnets.size()];
