@@ -380,6 +380,11 @@ StatusOr<size_t> Scheduler::SweepLostHosts(uint64_t epoch) {
   }));
   size_t stopped = 0;
   for (const auto& instance : lost) {
+    // A lost instance stays lost (ACTIVE, silent) until its agent comes back: once its tasks are
+    // stopped, later sweeps find nothing assigned to it and write nothing.
+    const std::string agent = ecs::instance::ContainerInstanceArn(instance.scope, instance.cluster, instance.id);
+    ASSIGN_OR_RETURN(bool assigned, tasks_.HasAssignmentIn(agent, instance.scope));
+    if (!assigned) continue;
     ecs::task::Tasks::LostTasks result;
     Status s = store_.Write([&](store::WriteTxn& txn) -> Status {
       result = {};

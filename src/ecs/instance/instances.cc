@@ -862,8 +862,10 @@ StatusOr<std::vector<ContainerInstances::Lost>> ContainerInstances::LostInstance
   while (true) {
     ASSIGN_OR_RETURN(auto rows, txn.Scan(kInstances, range, 500));
     for (const auto& row : rows) {
-      ASSIGN_OR_RETURN(json::object record, ParseRecordObject(row.value, "container instance"));
+      // The heartbeat first: a connected instance's record is not parsed.
       ASSIGN_OR_RETURN(std::optional<TimePoint> last, LastHeartbeat(txn, row.key));
+      if (!last || now - *last <= grace) continue;
+      ASSIGN_OR_RETURN(json::object record, ParseRecordObject(row.value, "container instance"));
       if (!LostAt(record, last, now, grace)) continue;
       store::KeyReader r(row.key);
       Lost lost;
