@@ -180,8 +180,7 @@ Status LoadConfigFile(const std::string& path, ServerConfig& config) {
       if (const toml::node* overlay = limits.get("overlay_address")) {
         uint32_t ip = 0;
         const std::optional<std::string> text = overlay->value<std::string>();
-        if (!text || (!text->empty() && (!vpc::ParseIpv4(*text, &ip) || ip >> 24 == 0 || ip >> 24 == 127 ||
-                                         ip >> 16 == 0xA9FE || ip >> 28 >= 0xE)))
+        if (!text || (!text->empty() && (!vpc::ParseIpv4(*text, &ip) || !vpc::IsHostAddressOtherHostsReach(ip))))
           return InvalidArgument(fmt::format("config file {}: 'agent.overlay_address' must be a unicast IPv4 address "
                                              "another host can reach, or \"\"", path));
         config.agent.overlay_address = *text;

@@ -36,6 +36,10 @@ std::string Ipv4ToString(uint32_t ip) {
   return fmt::format("{}.{}.{}.{}", ip >> 24, (ip >> 16) & 255, (ip >> 8) & 255, ip & 255);
 }
 
+bool IsHostAddressOtherHostsReach(uint32_t ip) {
+  return ip >> 24 != 0 && ip >> 24 != 127 && ip >> 16 != 0xA9FE && ip >> 28 < 0xE;
+}
+
 bool ParseIpv4(std::string_view text, uint32_t* ip) {
   uint32_t out = 0;
   const char* p = text.data();

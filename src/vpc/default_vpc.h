@@ -51,5 +51,9 @@ std::string StableId(std::string_view prefix, const Scope& scope, std::string_vi
 std::string Ipv4ToString(uint32_t ip);
 // Parses dotted-quad IPv4; false on anything else.
 bool ParseIpv4(std::string_view text, uint32_t* ip);
+// Whether `ip` is a unicast address another host can send to: not 0/8 ("this network"), loopback,
+// link-local, multicast or reserved (240/4, the broadcast address). An overlay address must be
+// (issue 16 §3: RegisterAgent's overlayAddress, [agent] overlay_address).
+bool IsHostAddressOtherHostsReach(uint32_t ip);
 
 }  // namespace paddock::vpc

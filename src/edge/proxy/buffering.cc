@@ -18,6 +18,7 @@ std::optional<ResponseBuffering> ResponseBufferingOf(const std::vector<Step>& ch
     if (!out) out.emplace();
     const int64_t max = step.buffering->max_response_body_bytes;
     if (max > 0 && (out->max_bytes == 0 || max < out->max_bytes)) out->max_bytes = max;
+    if (out->retry == nullptr) out->retry = step.buffering->retry.get();
   }
   return out;
 }

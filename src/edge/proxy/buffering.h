@@ -34,8 +34,9 @@ std::optional<Answer> BufferingRequestAnswer(const BufferingConfig& config, size
 
 struct ResponseBuffering {
   int64_t max_bytes = 0;  // the smallest positive maxResponseBodyBytes of the chain; 0: no limit
+  const RetryExpression* retry = nullptr;  // the first step's retryExpression that has one; null: none
 };
-// Whether the chain buffers its responses; nullopt when it holds no buffering step.
+// Whether the chain buffers its responses (and how); nullopt when it holds no buffering step.
 std::optional<ResponseBuffering> ResponseBufferingOf(const std::vector<Step>& chain);
 
 // The 500 a response over the limit gets, and the chain index of the step that answers it: the

@@ -1567,9 +1567,8 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
   // response read whole, or the 502/504 a server that cannot be reached or does not answer gets —
   // the request goes again, to a fresh pick, while the predicate holds (attempts from 1; none
   // after the 10th, as oxy).
-  const RetryExpression* buffer_retry = nullptr;
-  for (const Step& step : route.chain)
-    if (step.buffering && step.buffering->retry && buffer_retry == nullptr) buffer_retry = step.buffering->retry.get();
+  const std::optional<ResponseBuffering> buffering = ResponseBufferingOf(route.chain);
+  const RetryExpression* const buffer_retry = buffering ? buffering->retry : nullptr;
   int buffer_attempt = 1;
   auto resend = [&](int code) {
     if (buffer_retry == nullptr || buffer_attempt > kMaxBufferAttempts ||
@@ -1720,7 +1719,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
     const bool no_body = head_request || status / 100 == 1 || status == 204 || status == 304;
     // buffering: the whole body in hand before anything goes to the client (edge/proxy/buffering.h).
     std::optional<std::string> buffered;
-    if (std::optional<ResponseBuffering> buffering = ResponseBufferingOf(route.chain)) {
+    if (buffering) {
       buffered.emplace();
       const uint64_t max = static_cast<uint64_t>(buffering->max_bytes);
       uint64_t seen = no_body ? 0 : rp.content_length().value_or(0);

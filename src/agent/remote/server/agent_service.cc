@@ -251,13 +251,10 @@ StatusOr<std::string> AgentService::RegisterAgent(const aws::CallContext& ctx, j
       if (auto* v = a.as_object().if_contains("value"); v != nullptr && v->is_string()) attr.value = std::string(v->get_string());
       r.attributes.push_back(std::move(attr));
     }
-  // The overlay address of the agent's host (issue 16 §3): a unicast IPv4 address other hosts can
-  // send to — never loopback, link-local, multicast or a network's "this host".
+  // The overlay address of the agent's host (issue 16 §3).
   if (const std::string overlay = Str(in, "overlayAddress"); !overlay.empty()) {
     uint32_t ip = 0;
-    const bool usable = vpc::ParseIpv4(overlay, &ip) && ip >> 24 != 0 && ip >> 24 != 127 && ip >> 16 != 0xA9FE &&
-                        ip >> 28 < 0xE;
-    if (!usable)
+    if (!vpc::ParseIpv4(overlay, &ip) || !vpc::IsHostAddressOtherHostsReach(ip))
       return InvalidArgument(fmt::format("overlayAddress '{}' is not a unicast IPv4 address another host can reach.",
                                          overlay),
                              ecs::Error::kInvalidParameter);
