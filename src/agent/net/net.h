@@ -96,7 +96,8 @@
 // 96-119 from the UDP header on) is one of this host's and whose (source, VNI) is not admitted —
 // so no other machine of the underlay, a tenant's own `paddock agent` host included, injects into
 // a VPC it has no task in. SyncOverlay admits a VPC's new peer hosts before it writes anything that
-// leads to them and revokes the gone ones after; RemoveVpcNetworkIfUnused (and a router made again
+// leads to them and revokes the gone ones after, by the difference with the hosts the device
+// forwards to (a changed policy whose hosts did not change runs no nft); RemoveVpcNetworkIfUnused (and a router made again
 // with another VNI) forgets the VNI and its hosts. The sets outlive agent restarts (the firewall is
 // brought up to date, not replaced). VNIs not of this host are left alone (another control plane's
 // on the host would have its own table). What this cannot stop: a machine of the underlay that

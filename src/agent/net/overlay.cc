@@ -265,16 +265,6 @@ Status SyncOverlay(const NetworkOptions& options, const VpcNetwork& vpc, const v
   }
   if (!on) return OkStatus();
 
-  // The host firewall admits the VNI's packets from the hosts of its members only, those added
-  // before anything leads to them and those gone after.
-  std::set<uint32_t> hosts;
-  for (const auto& [ip, host] : remote) hosts.insert(host);
-  ASSIGN_OR_RETURN(std::set<uint32_t> admitted, AdmittedPeers(options, policy.vni));
-  std::set<uint32_t> admit, revoke;
-  std::set_difference(hosts.begin(), hosts.end(), admitted.begin(), admitted.end(), std::inserter(admit, admit.end()));
-  std::set_difference(admitted.begin(), admitted.end(), hosts.begin(), hosts.end(), std::inserter(revoke, revoke.end()));
-  RETURN_IF_ERROR(Admit(options, policy.vni, admit, {}, false));
-
   if (!exists) {
     // Made from the host's namespace, so that the kernel keeps its UDP socket there (on the
     // underlay), and born inside the router namespace: nothing of it appears on the host.
@@ -312,7 +302,10 @@ Status SyncOverlay(const NetworkOptions& options, const VpcNetwork& vpc, const v
     }
   }
 
-  // The entries: what is there (nothing, on a new device) against what is wanted.
+  // The entries: what is there (nothing, on a new device) against what is wanted; the hosts the
+  // device forwards to now are those the host firewall admits (Admit below keeps them in step).
+  std::string add_ip, del_ip, add_fdb, del_fdb;
+  std::set<uint32_t> forwarded_hosts;
   RETURN_IF_ERROR(netns::InNetworkNamespace(vpc.netns_path, [&]() -> Status {
     std::set<uint32_t> routes;
     std::map<uint32_t, std::string> neighbours;      // address -> lladdr
@@ -330,10 +323,10 @@ Status SyncOverlay(const NetworkOptions& options, const VpcNetwork& vpc, const v
       for (const auto& [ip, mac] : neighbours)
         if (uint32_t host = HostOfMac(mac); host != 0) forwarding[mac] = Ipv4(host);
     }
+    for (const auto& [mac, dst] : forwarding) forwarded_hosts.insert(HostOfMac(mac));
     std::map<std::string, std::string> wanted_forwarding;
     for (const auto& [ip, host] : remote) wanted_forwarding[OverlayMac(host)] = Ipv4(host);
 
-    std::string add_ip, del_ip, add_fdb, del_fdb;
     for (const auto& [mac, dst] : wanted_forwarding) {
       auto it = forwarding.find(mac);
       if (it != forwarding.end() && it->second == dst) continue;
@@ -353,15 +346,33 @@ Status SyncOverlay(const NetworkOptions& options, const VpcNetwork& vpc, const v
       if (!remote.count(ip)) del_ip += fmt::format("neigh del {} dev {}\n", Ipv4(ip), device);
     for (const auto& [mac, dst] : forwarding)
       if (!wanted_forwarding.count(mac)) del_fdb += fmt::format("fdb del {} dev {} dst {} self\n", mac, device, dst);
+    return OkStatus();
+  }));
 
-    // Forwarding entries before the neighbours and routes that lead to them; removals after.
+  // The host firewall admits the VNI's packets from the hosts of its members only: the new ones
+  // before anything leads to them, the gone ones revoked after. A changed policy whose hosts did
+  // not change costs no nft run; a new device lists what an earlier life of the VNI left admitted.
+  std::set<uint32_t> hosts, admit, revoke;
+  for (const auto& [ip, host] : remote) hosts.insert(host);
+  if (!exists) {
+    ASSIGN_OR_RETURN(forwarded_hosts, AdmittedPeers(options, policy.vni));
+  }
+  std::set_difference(hosts.begin(), hosts.end(), forwarded_hosts.begin(), forwarded_hosts.end(),
+                      std::inserter(admit, admit.end()));
+  std::set_difference(forwarded_hosts.begin(), forwarded_hosts.end(), hosts.begin(), hosts.end(),
+                      std::inserter(revoke, revoke.end()));
+  if (!exists || !admit.empty()) RETURN_IF_ERROR(Admit(options, policy.vni, admit, {}, false));
+
+  // Forwarding entries before the neighbours and routes that lead to them; removals after.
+  RETURN_IF_ERROR(netns::InNetworkNamespace(vpc.netns_path, [&]() -> Status {
     if (!add_fdb.empty()) RETURN_IF_ERROR(RunIn(what, {BridgeBinary(), "-batch", "-"}, add_fdb));
     if (!add_ip.empty()) RETURN_IF_ERROR(IpBatch(what, false, add_ip));
     if (!del_ip.empty()) RETURN_IF_ERROR(IpBatch(what, true, del_ip));
     if (!del_fdb.empty()) RETURN_IF_ERROR(RunIn(what, {BridgeBinary(), "-force", "-batch", "-"}, del_fdb));
     return OkStatus();
   }));
-  return Admit(options, policy.vni, {}, revoke, false);
+  if (!revoke.empty()) RETURN_IF_ERROR(Admit(options, policy.vni, {}, revoke, false));
+  return OkStatus();
 }
 
 }  // namespace internal
