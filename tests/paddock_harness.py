@@ -149,8 +149,9 @@ class Server:
     LISTEN_PREFIX = "paddock server listening on http://"
 
     def __init__(self, state_dir, extra_args=(), mode="server", env=None, start_timeout=20, listen="127.0.0.1:0",
-                 short_timings=True):
+                 short_timings=True, prefix=()):
         self.state_dir = state_dir
+        self.prefix = list(prefix)  # e.g. ["nsenter", "--net=/var/run/netns/H"]: a simulated host
         self.short_timings = short_timings  # --short-timings: timings below ECS's minimums accepted
         self.listen = listen  # the endpoint below is still 127.0.0.1:<port> (0.0.0.0 includes it)
         self.extra_args = list(extra_args)
@@ -182,7 +183,7 @@ class Server:
         if self.mode == "up" and not any(a in ("--edge-web", "--edge-api", "--no-edge") for a in self.extra_args):
             # `paddock up`'s edge on ports of its own, never the default 8000/8081 others may hold.
             args += ["--edge-web", "127.0.0.1:0", "--edge-api", "127.0.0.1:0"]
-        self.proc = subprocess.Popen(args + self.extra_args, stdout=subprocess.PIPE, stderr=log,
+        self.proc = subprocess.Popen(self.prefix + args + self.extra_args, stdout=subprocess.PIPE, stderr=log,
                                      stdin=subprocess.DEVNULL, env=self.env)
         log.close()
         # Read lines until the listening line; a watchdog kills the process if it never comes.

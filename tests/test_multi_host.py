@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import paddock_harness as h  # noqa: E402
 import pg_harness  # noqa: E402
 import task_harness as th  # noqa: E402
-from test_multi_server import admin, shared_database  # noqa: E402
+from test_multi_server import admin, containers_of, shared_database  # noqa: E402
 from test_remote_agent import AgentProcess  # noqa: E402
 from test_security_lifecycle import crun_containers  # noqa: E402
 from test_security_network import netns_of, tcp_from  # noqa: E402
@@ -53,15 +53,16 @@ def run(*args, netns=None):
 
 class Underlay:
     """A bridge in the machine's namespace (the hosts' shared network, its .1 the servers' address)
-    and one namespace per host with a veth onto it (the host's .10 + i)."""
+    and one namespace per host with a veth onto it (the host's .10 + i). `kind` (one letter) keeps
+    the names and the subnet of one test class's underlay apart from another's."""
 
-    def __init__(self):
-        tag = f"{os.getpid() % 10000:04d}"
-        self.octet = 20 + os.getpid() % 200
+    def __init__(self, hosts=HOSTS, kind="m"):
+        tag = f"{kind}{os.getpid() % 1000:03d}"
+        self.octet = 20 + (os.getpid() + ord(kind)) % 200
         self.bridge = f"pdul{tag}"
         self.gateway = f"10.250.{self.octet}.1"
-        self.hosts = [f"pdhost{tag}{i}" for i in range(1, HOSTS + 1)]
-        self.veths = [f"pdh{tag}{i}" for i in range(1, HOSTS + 1)]
+        self.hosts = [f"pdhost{tag}{i}" for i in range(1, hosts + 1)]
+        self.veths = [f"pdh{tag}{i}" for i in range(1, hosts + 1)]
 
     def address(self, i):
         return f"10.250.{self.octet}.{10 + i}"
@@ -378,6 +379,137 @@ class MultiHost(unittest.TestCase):
             if time.monotonic() > deadline:
                 self.fail(f"service tasks still on {sorted({self.host_of(t) for t in tasks})}" + self.context())
             time.sleep(0.3)
+
+
+FARGATE_PAGE = "hello from a Fargate host\n"
+
+
+@unittest.skipIf(skip_reason() is not None, skip_reason() or "")
+class FargateHosts(unittest.TestCase):
+    """Fargate capacity spread over the hosts that offer it (issue 16 §3): two `paddock server`
+    replicas on one PostgreSQL, each on a host of its own (a namespace on the underlay, its own
+    sysfs, `[agent] overlay_address` its underlay address), each offering its host's Fargate capacity
+    — host 1 room for two 256-CPU tasks, host 2 for four. Tasks placed through either server go to
+    the host with the most room left, run on that host's server, and reach each other across the
+    hosts by their VPC addresses."""
+
+    CAPACITY = {1: 512, 2: 1024}  # CPU units: 2 and 4 tasks of 256
+
+    @classmethod
+    def setUpClass(cls):
+        shared_database(cls, "fargatehosts")
+        cls.underlay = Underlay(hosts=2, kind="f")
+        cls.addClassCleanup(cls.underlay.remove)
+        cls.underlay.create()
+        cls.servers = {}
+        cls.addClassCleanup(cls.stop_everything)
+        for i in (1, 2):
+            d = os.path.join(cls.tmp, f"server{i}")
+            os.makedirs(d)
+            os.makedirs(d + "-work")
+            # Images are each server's own (its state directory).
+            th.httpd_image(d, d + "-work", "busybox:fargate", FARGATE_PAGE)
+            config = os.path.join(cls.tmp, f"server{i}.toml")
+            with open(config, "w") as f:
+                f.write(f"[agent]\noverlay_address = \"{cls.underlay.address(i)}\"\n"
+                        f"[fargate]\ncpu = {cls.CAPACITY[i]}\nmemory = {cls.CAPACITY[i] * 2}\n")
+            if i == 1:
+                cls.account = admin(d, cls.url, "create-account", "--name", "main")["account"]
+            else:
+                h.share_node_key(cls.servers[1].state_dir, d)
+            server = h.Server(d, ["--store", cls.url, "--config", config], listen=f"{cls.underlay.address(i)}:0",
+                              prefix=cls.underlay.on_host(i))
+            server.start()
+            cls.servers[i] = server
+        key = admin(cls.servers[1].state_dir, cls.url, "create-access-key", "--account", cls.account)
+        cls.ecs = {i: h.ecs_client(cls.endpoint(i), key["accessKeyId"], key["secretAccessKey"]) for i in (1, 2)}
+        cls.subnet = h.client("ec2", cls.endpoint(1), key["accessKeyId"], key["secretAccessKey"]) \
+            .describe_subnets()["Subnets"][0]["SubnetId"]
+        cls.ecs[1].create_cluster(clusterName="fargate")
+        cls.ecs[1].register_task_definition(
+            family="fargate-web", networkMode="awsvpc", requiresCompatibilities=["FARGATE"], cpu="256", memory="512",
+            containerDefinitions=[{"name": "web", "image": "busybox:fargate", "essential": True, "stopTimeout": 2}])
+
+    @classmethod
+    def endpoint(cls, i):
+        return f"http://{cls.underlay.address(i)}:{cls.servers[i].port}"
+
+    @classmethod
+    def stop_everything(cls):
+        try:
+            if hasattr(cls, "ecs"):
+                ecs = cls.ecs[1]
+                arns = ecs.list_tasks(cluster="fargate")["taskArns"]
+                for arn in arns:
+                    ecs.stop_task(cluster="fargate", task=arn, reason="test cleanup")
+                th.wait_all_stopped(ecs, "fargate", arns[:100], timeout=60)
+        finally:
+            for server in cls.servers.values():
+                server.stop()
+            for name in os.listdir(NETNS_DIR):  # the servers' VPC router namespaces, made on their hosts
+                if name.startswith("pdv-") and any(
+                        subprocess.run(["nsenter", f"--net={NETNS_DIR}/{ns}", "ip", "-o", "link", "show", name],
+                                       capture_output=True).returncode == 0 for ns in cls.underlay.hosts):
+                    subprocess.run(["ip", "netns", "del", name], capture_output=True)
+
+    def context(self):
+        return "".join(f"\nserver {n}: {s.log_tail(1500)}" for n, s in self.servers.items())
+
+    def run_tasks(self, via, count):
+        return self.ecs[via].run_task(cluster="fargate", taskDefinition="fargate-web", launchType="FARGATE", count=count,
+                                      networkConfiguration={"awsvpcConfiguration": {"subnets": [self.subnet]}})
+
+    def host_of(self, arn):
+        """The host whose server runs the task's container (and only that one)."""
+        task_id = arn.rsplit("/", 1)[1]
+        running = [i for i, s in self.servers.items() if containers_of(s.state_dir, task_id)]
+        self.assertEqual(len(running), 1, f"task {task_id} runs on hosts {running}" + self.context())
+        return running[0]
+
+    def test_a_full_hosts_tasks_go_to_the_host_with_room_and_reach_each_other_across_hosts(self):
+        # Six tasks through host 1's server, which has room for two: each goes where the most room is
+        # left after it (host 1 on a tie), so host 1 takes two and host 2 four, and none fails.
+        r = self.run_tasks(1, 6)
+        self.assertEqual(r["failures"], [], self.context())
+        arns = [t["taskArn"] for t in r["tasks"]]
+        tasks = self.wait_running(arns)
+        by_host = {}
+        for t in tasks:
+            by_host.setdefault(self.host_of(t["taskArn"]), []).append(t)
+        self.assertEqual({i: len(v) for i, v in by_host.items()}, {1: 2, 2: 4})
+        # Both hosts are full: the next task fails with ECS's capacity reason, through either server.
+        for via in (1, 2):
+            r = self.run_tasks(via, 1)
+            self.assertEqual(r["tasks"], [])
+            self.assertEqual([f["reason"] for f in r["failures"]],
+                             ["Capacity is unavailable at this time. Please try again later or in a different "
+                              "availability zone"])
+        # Each host's task reaches the other host's by its VPC address, through the VPC's overlay.
+        for src, dst in ((1, 2), (2, 1)):
+            ok, body = fetch_from(by_host[src][0]["taskArn"], task_ip(by_host[dst][0]))
+            self.assertTrue(ok, f"host {src} -> host {dst} ({task_ip(by_host[dst][0])}): {body}" + self.context())
+            self.assertIn(FARGATE_PAGE.strip(), body)
+        # A task stopped through the other server gives its host the room back: the next goes there.
+        gone = by_host[1][0]["taskArn"]
+        self.ecs[2].stop_task(cluster="fargate", task=gone, reason="room on host 1")
+        self.assertTrue(th.wait_all_stopped(self.ecs[2], "fargate", [gone]), self.context())
+        r = self.run_tasks(2, 1)
+        self.assertEqual(r["failures"], [], self.context())
+        self.wait_running([r["tasks"][0]["taskArn"]])
+        self.assertEqual(self.host_of(r["tasks"][0]["taskArn"]), 1)
+
+    def wait_running(self, arns, timeout=60):
+        ecs = self.ecs[1]
+        deadline = time.monotonic() + timeout
+        while True:
+            tasks = ecs.describe_tasks(cluster="fargate", tasks=arns)["tasks"]
+            if all(t["lastStatus"] == "RUNNING" for t in tasks):
+                return tasks
+            stopped = [t for t in tasks if t["lastStatus"] == "STOPPED"]
+            if stopped or time.monotonic() > deadline:
+                self.fail(f"not RUNNING: {[(t['lastStatus'], t.get('stoppedReason')) for t in tasks]}"
+                          + self.context())
+            time.sleep(0.2)
 
 
 if __name__ == "__main__":

@@ -171,6 +171,7 @@ class MultiServer(unittest.TestCase):
             copies = self.running_copies(task_id)
             self.assertEqual(sum(len(c) for c in copies.values()), 1,
                              f"task placed through {via} runs as {copies}{self.context()}")
+            # Both hosts idle and alike: a tie, which the placing replica's own host takes.
             self.assertEqual(len(copies[via]), 1, f"the replica that placed it runs it: {copies}")
             started = time.monotonic()
             self.ecs[stop_via].stop_task(cluster="multi", task=arn, reason="stopped through the other replica")

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
@@ -589,10 +590,13 @@ class Node::Impl {
     ec2_loop = std::thread([this] { Ec2Loop(); });
   }
 
-  // Issue 16: on a database several servers share, with the API's rate limits on, this server's
-  // presence row (sched/presence.h) and the loop that renews it and tells the front how many
-  // servers share every account's budget. Null on SQLite (one server per file) and without limits.
+  // Issue 16: on a database several servers share, this server's presence row (sched/presence.h)
+  // and the loop that renews it — telling the front how many servers share every account's budget
+  // when the API's rate limits are on — and, once its Fargate agent runs containers, renews its
+  // host's Fargate offer (ecs/task/fargate_capacity.h) with it. Null on SQLite (one server per
+  // file).
   std::unique_ptr<sched::Presence> presence;
+  std::atomic<bool> offering_fargate{false};  // this host's Fargate capacity is offered to the others
   std::thread presence_loop;
   std::mutex presence_mu;
   std::condition_variable presence_cv;
@@ -602,6 +606,7 @@ class Node::Impl {
 
   // Hands `servers` (a count, or the failure to get one: then the last count stands) to the front.
   void ShareRateLimits(const StatusOr<int>& servers) {
+    if (config.api_rate_limits != "aws") return;
     if (!servers.ok()) {
       fmt::print(stderr, "paddock: server presence: {}\n", servers.status().ToString());
       return;
@@ -637,6 +642,7 @@ class Node::Impl {
       lock.unlock();
       if (renew) {
         ShareRateLimits(presence->Renew(SystemClock::Get().Now()));
+        if (offering_fargate) OfferFargate();
         next_renewal = std::chrono::steady_clock::now() + kPresenceRenewal;
       } else {
         ShareRateLimits(presence->Count(SystemClock::Get().Now()));
@@ -653,7 +659,22 @@ class Node::Impl {
     presence_cv.notify_all();
   }
 
-  // After serving: the others stop counting this server at once.
+  // Offers this host's Fargate capacity to the other servers for the presence's time to live: its
+  // agent runs what they place here, reached by the overlay at [agent] overlay_address.
+  void OfferFargate() {
+    Status s = fargate->Offer(*store, SystemClock::Get().Now(), kPresenceTtl, fargate_agent,
+                              config.agent.overlay_address);
+    if (!s.ok()) fmt::print(stderr, "paddock: Fargate capacity offer: {}\n", s.ToString());
+  }
+
+  // Once the Fargate agent runs containers (not the stand-in): its capacity is offered from now on.
+  void StartOfferingFargate() {
+    if (!presence || agent == nullptr) return;
+    OfferFargate();
+    offering_fargate = true;
+  }
+
+  // After serving: the others stop counting this server, and placing Fargate tasks here, at once.
   void StopPresence() {
     if (!presence) return;
     {
@@ -663,6 +684,10 @@ class Node::Impl {
     }
     presence_cv.notify_all();
     if (presence_loop.joinable()) presence_loop.join();
+    if (offering_fargate.exchange(false)) {
+      if (Status s = fargate->Withdraw(*store); !s.ok())
+        fmt::print(stderr, "paddock: Fargate capacity offer: {}\n", s.ToString());
+    }
     if (Status s = presence->Leave(); !s.ok()) fmt::print(stderr, "paddock: server presence: {}\n", s.ToString());
   }
 
@@ -984,12 +1009,14 @@ StatusOr<uint16_t> Node::Start() {
     if (wrote({"security_groups", "security_group_members", "security_group_rules", "vpc_addresses"}))
       control->NotifyAll();  // the VPCs' network policies
     if (wrote({"services", "task_by_group", "container_instances"})) scheduler->WakeAll();
-    if (wrote({"server_presence"}) && impl->presence) impl->RecountPresence();  // the rate limits' share
+    if (wrote({"server_presence"}) && impl->presence && impl->config.api_rate_limits == "aws")
+      impl->RecountPresence();  // the rate limits' share
   };
   // Made before the listener that reads it starts; a node only opened (`paddock admin`) has none.
-  if (impl_->postgres && impl_->config.api_rate_limits == "aws")
+  if (impl_->postgres) {
     impl_->presence = std::make_unique<sched::Presence>(*impl_->store, ServerName(impl_->config), kPresenceTtl);
-  if (impl_->postgres) impl_->postgres->SetChangeListener(std::move(on_other_servers_commit));
+    impl_->postgres->SetChangeListener(std::move(on_other_servers_commit));
+  }
   impl_->StartPresence();
   http::ServerOptions options;
   options.host = host_port.first;
@@ -1028,6 +1055,7 @@ StatusOr<uint16_t> Node::Start() {
   if (host.find(':') != std::string::npos) host = "[" + host + "]";
   impl_->ecs->SetEndpoint(fmt::format("http://{}:{}", host, port));
   impl_->StartAgent();
+  impl_->StartOfferingFargate();
   if (impl_->config.images.cluster_registry && impl_->images) {
     // One image store per cluster as users see it: the registry listens where the API does unless
     // the config says otherwise (registry/cluster_registry.h).

@@ -41,6 +41,7 @@ inline constexpr store::TableDef kTables[] = {
     {"fargate_reservations", 6},   // (account, region, cluster, task id) -> "<cpu> <memory>"   a task's reservation
     {"fargate_node_usage", 6},     // ("node") -> "<cpu> <memory>"   reserved on this node
     {"fargate_account_usage", 6},  // (account) -> "<cpu>"   reserved by the account: the vCPU quota's count
+    {"fargate_hosts", 11},  // (node) -> "<expires ms> <cpu> <memory> <agent> <overlay address|->"   a server's offer
     // ecs/instance (docs/contracts/container-instance.md)
     {"container_instances", 4},        // (account, region, cluster, id) -> ContainerInstance JSON
     {"container_instance_counts", 4},  // (account, region, cluster) -> "<ACTIVE + DRAINING>"   ClusterUsage
@@ -62,6 +63,6 @@ inline constexpr store::TableDef kTables[] = {
     {"tags", 1},              // (account, region, resource arn, key) -> value
 };
 // Versions up to 9 are the store-wide versions from before per-module versions.
-inline constexpr store::ModuleSchema kSchema{"ecs", 10, kTables};
+inline constexpr store::ModuleSchema kSchema{"ecs", 11, kTables};
 
 }  // namespace paddock::ecs

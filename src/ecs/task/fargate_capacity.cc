@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
+#include <optional>
 #include <vector>
 
 #include "ecs/common/records.h"
@@ -14,7 +16,10 @@ namespace {
 constexpr std::string_view kReservations = "fargate_reservations";
 constexpr std::string_view kNodeUsage = "fargate_node_usage";
 constexpr std::string_view kAccountUsage = "fargate_account_usage";
+constexpr std::string_view kHosts = "fargate_hosts";
 constexpr int64_t kCpuPerVcpu = 1024;
+// More hosts than one store ever has: a scan this long reads the whole table.
+constexpr size_t kMaxHosts = 10'000;
 
 std::string NodeKey(std::string_view node) { return store::Key().Str(node).Done(); }
 std::string AccountKey(const AccountId& account) { return store::Key().Str(account.str()).Done(); }
@@ -67,6 +72,35 @@ StatusOr<Reservation> ParseReservation(std::string_view text) {
   return r;
 }
 
+// An offer: "<expires ms> <cpu> <memory> <agent> <overlay address|->".
+struct HostOffer {
+  int64_t expires_ms = 0;
+  FargateHost host;
+};
+StatusOr<HostOffer> ParseOffer(std::string_view node, std::string_view text) {
+  std::vector<std::string_view> words;
+  for (size_t start = 0; start <= text.size();) {
+    const size_t end = std::min(text.find(' ', start), text.size());
+    words.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  if (words.size() != 5 || words[3].empty() || words[4].empty()) return DataLoss("corrupt Fargate host record");
+  const size_t numbers_end = static_cast<size_t>(words[2].data() + words[2].size() - text.data());
+  ASSIGN_OR_RETURN(auto v, ParseNumbers(text.substr(0, numbers_end), 3, "Fargate host"));
+  return HostOffer{v[0], FargateHost{std::string(node), std::string(words[3]), words[4] == "-" ? "" : std::string(words[4]),
+                                 FargateUsage{v[1], v[2]}}};
+}
+
+// The larger share of `capacity` that `used` + `demand` would take, in millionths; nullopt when
+// the demand does not fit.
+std::optional<int64_t> ShareAfter(const FargateUsage& used, const FargateDemand& demand, const FargateUsage& capacity) {
+  const int64_t cpu = used.cpu + demand.cpu;
+  const int64_t memory = used.memory + demand.memory;
+  if (cpu > capacity.cpu || memory > capacity.memory) return std::nullopt;
+  auto share = [](int64_t part, int64_t whole) { return whole <= 0 ? int64_t{0} : part * 1'000'000 / whole; };
+  return std::max(share(cpu, capacity.cpu), share(memory, capacity.memory));
+}
+
 StatusOr<int64_t> ReadCpu(store::ReadTxn& txn, const AccountId& account) {
   ASSIGN_OR_RETURN(auto text, txn.Get(kAccountUsage, AccountKey(account)));
   if (!text) return int64_t{0};
@@ -112,24 +146,89 @@ std::string_view FailureReason(Admission a) {
   return {};
 }
 
-StatusOr<Admission> FargateCapacity::Reserve(store::WriteTxn& txn, const Scope& scope, std::string_view cluster,
-                                             std::string_view task_id, const FargateDemand& demand) {
+StatusOr<FargatePlacement> FargateCapacity::Reserve(store::WriteTxn& txn, const Scope& scope,
+                                                    std::string_view cluster, std::string_view task_id,
+                                                    const FargateDemand& demand, TimePoint now) {
   if (demand.cpu < 0 || demand.memory < 0) return InvalidArgument("A Fargate reservation cannot be negative.");
   const std::string rkey = ReservationKey(scope, cluster, task_id);
   ASSIGN_OR_RETURN(auto existing, txn.Get(kReservations, rkey));
-  if (existing) return Admission::kAdmitted;
+  ASSIGN_OR_RETURN(std::vector<FargateHost> others, OtherHosts(txn, now));
+  if (existing) {  // held already: where it is
+    ASSIGN_OR_RETURN(Reservation held, ParseReservation(*existing));
+    FargatePlacement placed;
+    for (FargateHost& h : others)
+      if (h.node == held.node) placed.elsewhere = std::move(h);
+    return placed;
+  }
   ASSIGN_OR_RETURN(int64_t account_cpu, ReadCpu(txn, scope.account));
-  if (account_cpu + demand.cpu > limits_.vcpus_per_account * kCpuPerVcpu) return Admission::kVcpuLimitReached;
-  const std::string node_key = NodeKey(node_);
-  ASSIGN_OR_RETURN(FargateUsage node, ReadPair(txn, kNodeUsage, node_key, "Fargate node usage"));
-  if (node.cpu + demand.cpu > limits_.cpu || node.memory + demand.memory > limits_.memory)
-    return Admission::kCapacityUnavailable;
+  if (account_cpu + demand.cpu > limits_.vcpus_per_account * kCpuPerVcpu)
+    return FargatePlacement{Admission::kVcpuLimitReached, std::nullopt};
+  // The others by node, then this one, which takes any tie.
+  std::optional<size_t> best;  // index into `others`, or others.size() for this node
+  int64_t best_share = 0;
+  FargateUsage best_usage;
+  for (size_t i = 0; i <= others.size(); ++i) {
+    const bool own = i == others.size();
+    const std::string& node = own ? node_ : others[i].node;
+    ASSIGN_OR_RETURN(FargateUsage used, ReadPair(txn, kNodeUsage, NodeKey(node), "Fargate node usage"));
+    const std::optional<int64_t> share =
+        ShareAfter(used, demand, own ? FargateUsage{limits_.cpu, limits_.memory} : others[i].capacity);
+    if (!share) continue;
+    // Strictly smaller wins; this node wins a tie with any other (it is looked at last).
+    if (!best || *share < best_share || (own && *share == best_share)) {
+      best = i;
+      best_share = *share;
+      best_usage = used;
+    }
+  }
+  if (!best) return FargatePlacement{Admission::kCapacityUnavailable, std::nullopt};
+  FargatePlacement placed;
+  if (*best < others.size()) placed.elsewhere = std::move(others[*best]);
+  const std::string& node = placed.elsewhere ? placed.elsewhere->node : node_;
   RETURN_IF_ERROR(txn.Put(kReservations, rkey,
-                          node_ == kDefaultFargateNode ? fmt::format("{} {}", demand.cpu, demand.memory)
-                                                       : fmt::format("{} {} {}", demand.cpu, demand.memory, node_)));
-  RETURN_IF_ERROR(PutPair(txn, kNodeUsage, node_key, {node.cpu + demand.cpu, node.memory + demand.memory}));
+                          node == kDefaultFargateNode ? fmt::format("{} {}", demand.cpu, demand.memory)
+                                                      : fmt::format("{} {} {}", demand.cpu, demand.memory, node)));
+  RETURN_IF_ERROR(
+      PutPair(txn, kNodeUsage, NodeKey(node), {best_usage.cpu + demand.cpu, best_usage.memory + demand.memory}));
   RETURN_IF_ERROR(PutCpu(txn, scope.account, account_cpu + demand.cpu));
-  return Admission::kAdmitted;
+  return placed;
+}
+
+Status FargateCapacity::Offer(store::Store& store, TimePoint now, std::chrono::milliseconds ttl,
+                              std::string_view agent, std::string_view overlay_address) {
+  if (agent.empty() || agent.find(' ') != std::string_view::npos || overlay_address.find(' ') != std::string_view::npos)
+    return InvalidArgument("A Fargate host's agent and overlay address are single words.");
+  const int64_t now_ms = EpochMillis(now);
+  return store.Write([&](store::WriteTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(std::vector<store::Row> rows, txn.Scan(kHosts, store::Range{}, kMaxHosts));
+    for (const store::Row& row : rows) {
+      store::KeyReader key(row.key);
+      ASSIGN_OR_RETURN(std::string node, key.Str());
+      StatusOr<HostOffer> offer = ParseOffer(node, row.value);
+      if (node != node_ && (!offer.ok() || offer->expires_ms <= now_ms)) RETURN_IF_ERROR(txn.Delete(kHosts, row.key));
+    }
+    return txn.Put(kHosts, NodeKey(node_),
+                   fmt::format("{} {} {} {} {}", now_ms + ttl.count(), limits_.cpu, limits_.memory, agent,
+                               overlay_address.empty() ? std::string_view("-") : overlay_address));
+  });
+}
+
+Status FargateCapacity::Withdraw(store::Store& store) {
+  return store.Write([&](store::WriteTxn& txn) { return txn.Delete(kHosts, NodeKey(node_)); });
+}
+
+StatusOr<std::vector<FargateHost>> FargateCapacity::OtherHosts(store::ReadTxn& txn, TimePoint now) {
+  ASSIGN_OR_RETURN(std::vector<store::Row> rows, txn.Scan(kHosts, store::Range{}, kMaxHosts));
+  const int64_t now_ms = EpochMillis(now);
+  std::vector<FargateHost> hosts;
+  for (const store::Row& row : rows) {
+    store::KeyReader key(row.key);
+    ASSIGN_OR_RETURN(std::string node, key.Str());
+    if (node == node_) continue;
+    ASSIGN_OR_RETURN(HostOffer offer, ParseOffer(node, row.value));
+    if (now_ms < offer.expires_ms) hosts.push_back(std::move(offer.host));
+  }
+  return hosts;
 }
 
 Status FargateCapacity::Release(store::WriteTxn& txn, const Scope& scope, std::string_view cluster,

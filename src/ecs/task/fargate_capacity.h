@@ -25,17 +25,34 @@
 // server's Fargate agent id); a single server's is kDefaultFargateNode. A reservation remembers its
 // node, so whichever server releases it gives it back to the node that took it.
 //
+// Fargate across hosts (issue 16 §3): each such server offers its host's capacity to the others
+// (Offer, renewed every few seconds with a time to live; Withdraw at a clean stop), and Reserve
+// places a task on the live host with the most room left after it — this server's own or another's
+// — so Fargate tasks spread over the hosts that offer capacity and a full host's task goes to
+// another instead of failing. The placement names the agent that runs the task and its host's
+// overlay address. A server alone on its store has no offers but its own: nothing changes.
+//
+//   capacity.Offer(store, now, std::chrono::seconds(6), "fargate-local@h1:…", "10.0.0.11");
+//   ASSIGN_OR_RETURN(FargatePlacement p, capacity.Reserve(txn, scope, cluster, task_id, {256, 512}, now));
+//   // p.elsewhere: another server's host runs it (its agent, its overlay address); empty: ours.
+//
 // Records (ecs/schema.h), written only through this class (by ecs/task):
 //   fargate_reservations  (account, region, cluster, task id) -> "<cpu units> <MiB>" on the default
 //                         node, "<cpu units> <MiB> <node>" on another
 //   fargate_node_usage    (node) -> "<cpu units> <MiB>"   reserved on the node, every account
 //   fargate_account_usage (account) -> "<cpu units>"       reserved by the account, every region
+//   fargate_hosts         (node) -> "<expires ms> <cpu units> <MiB> <agent> <overlay address|->"
+//                         what a live server's host offers (expiry judged on each reader's clock)
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "common/clock.h"
 #include "common/ids.h"
 #include "common/status.h"
 #include "store/store.h"
@@ -80,6 +97,22 @@ std::string_view FailureReason(Admission a);
 // The node of a server that has its store to itself.
 inline constexpr std::string_view kDefaultFargateNode = "node";
 
+// Another server's host, as its offer says (fargate_hosts).
+struct FargateHost {
+  std::string node;             // its capacity's name (fargate_node_usage)
+  std::string agent;            // the agent that runs the tasks placed on it
+  std::string overlay_address;  // where other hosts' overlay reaches its tasks; "" none
+  FargateUsage capacity;        // what it admits
+  bool operator==(const FargateHost&) const = default;
+};
+
+// Where Reserve put a task.
+struct FargatePlacement {
+  Admission admission = Admission::kAdmitted;
+  // Admitted on another server's host: that host. Empty: on this server's own.
+  std::optional<FargateHost> elsewhere;
+};
+
 class FargateCapacity {
  public:
   // `node`: whose capacity this is (no spaces).
@@ -88,15 +121,28 @@ class FargateCapacity {
 
   const FargateLimits& limits() const { return limits_; }
 
-  // Reserves `demand` for the task, checking the account's quota, then the node's capacity.
-  // kAdmitted: the reservation, the node's total and the account's total are written in `txn`.
-  // A refusal writes nothing. Repeating it for a task that holds a reservation is kAdmitted and
-  // changes nothing. InvalidArgument for a negative demand.
-  StatusOr<Admission> Reserve(store::WriteTxn& txn, const Scope& scope, std::string_view cluster,
-                              std::string_view task_id, const FargateDemand& demand);
+  // Reserves `demand` for the task, checking the account's quota, then the hosts' capacity: of
+  // this node and of the hosts live at `now` (others' offers), the one whose larger share (cpu or
+  // memory) reserved after the task is smallest takes it; on a tie this node, then the first by
+  // name. kAdmitted: the reservation, the host's total and the account's total are written in
+  // `txn`. kCapacityUnavailable: no host has room. A refusal writes nothing. Repeating it for a
+  // task that holds a reservation is kAdmitted (on the host it holds) and changes nothing.
+  // InvalidArgument for a negative demand.
+  StatusOr<FargatePlacement> Reserve(store::WriteTxn& txn, const Scope& scope, std::string_view cluster,
+                                     std::string_view task_id, const FargateDemand& demand, TimePoint now);
   // Gives the task's reservation back to the node and the account, in `txn`. No-op when the task
   // holds none (never reserved, or already released), so every stop path may call it.
   Status Release(store::WriteTxn& txn, const Scope& scope, std::string_view cluster, std::string_view task_id);
+
+  // Offers this node's capacity to the other servers of the store until `now` + `ttl`: its
+  // agent runs what they place on it, reached by the overlay at `overlay_address` ("" none).
+  // Removes the offers that expired at `now`. Renew it well within `ttl`.
+  Status Offer(store::Store& store, TimePoint now, std::chrono::milliseconds ttl, std::string_view agent,
+               std::string_view overlay_address);
+  // Withdraws this node's offer: no server places a task here from then on.
+  Status Withdraw(store::Store& store);
+  // The other servers' hosts whose offers are live at `now`, by node.
+  StatusOr<std::vector<FargateHost>> OtherHosts(store::ReadTxn& txn, TimePoint now);
 
   // What is reserved now: on this node, and by `account` (cpu only: the quota counts vCPUs).
   StatusOr<FargateUsage> NodeUsage(store::ReadTxn& txn);

@@ -360,20 +360,29 @@ TEST_F(FargateQuotaTest, EachAccountIsBoundedByItsQuotaAndCannotStarveAnother) {
   EXPECT_EQ(Run(kA, Req(kA, "small", 1)).tasks.size(), 1u);
 }
 
+const TimePoint kNow = FromEpochMillis(1'800'000'000'000);
+
+// Reserve's admission, for the tests that place on one host.
+StatusOr<Admission> Admit(FargateCapacity& capacity, store::WriteTxn& txn, const Scope& scope, std::string_view task,
+                          FargateDemand demand) {
+  ASSIGN_OR_RETURN(FargatePlacement placed, capacity.Reserve(txn, scope, "c", task, demand, kNow));
+  return placed.admission;
+}
+
 TEST(FargateCapacityUnit, ReserveChecksTheQuotaThenTheNodeAndReleaseIsIdempotent) {
   paddock::testing::TempStore store;
   FargateCapacity capacity({.cpu = 1024, .memory = 1024, .vcpus_per_account = 1});
   auto write = [&](auto fn) { return store->Write([&](store::WriteTxn& txn) -> Status { return fn(txn); }); };
   ASSERT_TRUE(write([&](store::WriteTxn& txn) -> Status {
-    ASSIGN_OR_RETURN(Admission a, capacity.Reserve(txn, kA, "c", "t1", {512, 512}));
+    ASSIGN_OR_RETURN(Admission a, Admit(capacity, txn, kA, "t1", {512, 512}));
     EXPECT_EQ(a, Admission::kAdmitted);
-    ASSIGN_OR_RETURN(a, capacity.Reserve(txn, kA, "c", "t1", {512, 512}));  // repeated: no-op
+    ASSIGN_OR_RETURN(a, Admit(capacity, txn, kA, "t1", {512, 512}));  // repeated: no-op
     EXPECT_EQ(a, Admission::kAdmitted);
-    ASSIGN_OR_RETURN(a, capacity.Reserve(txn, kB, "c", "t2", {512, 1024}));  // memory: 512 left
+    ASSIGN_OR_RETURN(a, Admit(capacity, txn, kB, "t2", {512, 1024}));  // memory: 512 left
     EXPECT_EQ(a, Admission::kCapacityUnavailable);
-    ASSIGN_OR_RETURN(a, capacity.Reserve(txn, kA, "c", "t3", {1024, 1}));  // over A's 1 vCPU
+    ASSIGN_OR_RETURN(a, Admit(capacity, txn, kA, "t3", {1024, 1}));  // over A's 1 vCPU
     EXPECT_EQ(a, Admission::kVcpuLimitReached);
-    EXPECT_FALSE(capacity.Reserve(txn, kA, "c", "t4", {-1, 0}).ok());
+    EXPECT_FALSE(capacity.Reserve(txn, kA, "c", "t4", {-1, 0}, kNow).ok());
     ASSIGN_OR_RETURN(FargateUsage u, capacity.NodeUsage(txn));
     EXPECT_EQ(u, (FargateUsage{512, 512}));
     RETURN_IF_ERROR(capacity.Release(txn, kA, "c", "t1"));
@@ -400,15 +409,15 @@ TEST(FargateCapacityUnit, EachServerOfAStoreHasItsOwnCapacityAndOneQuotaPerAccou
   FargateCapacity single({.cpu = 1024, .memory = 1024, .vcpus_per_account = 3});
   auto write = [&](auto fn) { return store->Write([&](store::WriteTxn& txn) -> Status { return fn(txn); }); };
   ASSERT_TRUE(write([&](store::WriteTxn& txn) -> Status {
-    ASSIGN_OR_RETURN(Admission admitted, a.Reserve(txn, kA, "c", "t1", {1024, 1024}));
+    ASSIGN_OR_RETURN(Admission admitted, Admit(a, txn, kA, "t1", {1024, 1024}));
     EXPECT_EQ(admitted, Admission::kAdmitted);
-    ASSIGN_OR_RETURN(admitted, a.Reserve(txn, kA, "c", "t2", {1024, 512}));
+    ASSIGN_OR_RETURN(admitted, Admit(a, txn, kA, "t2", {1024, 512}));
     EXPECT_EQ(admitted, Admission::kCapacityUnavailable) << "a's host is full";
-    ASSIGN_OR_RETURN(admitted, b.Reserve(txn, kA, "c", "t2", {1024, 512}));
+    ASSIGN_OR_RETURN(admitted, Admit(b, txn, kA, "t2", {1024, 512}));
     EXPECT_EQ(admitted, Admission::kAdmitted) << "b's host is not";
-    ASSIGN_OR_RETURN(admitted, single.Reserve(txn, kA, "c", "t3", {1024, 512}));
+    ASSIGN_OR_RETURN(admitted, Admit(single, txn, kA, "t3", {1024, 512}));
     EXPECT_EQ(admitted, Admission::kAdmitted);
-    ASSIGN_OR_RETURN(admitted, single.Reserve(txn, kA, "c", "t4", {512, 1}));
+    ASSIGN_OR_RETURN(admitted, Admit(single, txn, kA, "t4", {512, 1}));
     EXPECT_EQ(admitted, Admission::kVcpuLimitReached) << "the account's 3 vCPUs are one quota on all servers";
     // Released through the other server: back to the node that took it.
     RETURN_IF_ERROR(b.Release(txn, kA, "c", "t1"));
@@ -429,6 +438,71 @@ TEST(FargateCapacityUnit, EachServerOfAStoreHasItsOwnCapacityAndOneQuotaPerAccou
     EXPECT_EQ(u, FargateUsage{}) << "the account's deletion gave b's host back its reservation";
     return OkStatus();
   }).ok());
+}
+
+// Fargate across hosts (issue 16 §3): each server offers its host's capacity; a task goes to the
+// live host with the most room left after it (this server's on a tie), so tasks spread over the
+// hosts and a full host's task goes to another; an expired or withdrawn offer takes nothing, and
+// whichever server releases a task gives its host the room back.
+TEST(FargateCapacityUnit, ATaskGoesToTheLiveHostWithTheMostRoomLeftAndAFullHostsToAnother) {
+  paddock::testing::TempStore store;
+  const std::chrono::milliseconds ttl = std::chrono::seconds(6);
+  FargateCapacity a({.cpu = 1024, .memory = 2048, .vcpus_per_account = 100}, "fargate-local@h1:aaaa");
+  FargateCapacity b({.cpu = 2048, .memory = 4096, .vcpus_per_account = 100}, "fargate-local@h2:bbbb");
+  FargateCapacity c({.cpu = 8192, .memory = 16384, .vcpus_per_account = 100}, "fargate-local@h3:cccc");
+  ASSERT_TRUE(a.Offer(*store, kNow, ttl, "fargate-local@h1:aaaa", "10.0.0.1").ok());
+  ASSERT_TRUE(b.Offer(*store, kNow, ttl, "fargate-local@h2:bbbb", "10.0.0.2").ok());
+  // c's offer ran out before now (a killed server): the largest host, and never chosen.
+  ASSERT_TRUE(c.Offer(*store, kNow - std::chrono::seconds(10), ttl, "fargate-local@h3:cccc", "").ok());
+  const FargateHost host_b{"fargate-local@h2:bbbb", "fargate-local@h2:bbbb", "10.0.0.2", {2048, 4096}};
+  auto write = [&](auto fn) { return store->Write([&](store::WriteTxn& txn) -> Status { return fn(txn); }); };
+  ASSERT_TRUE(write([&](store::WriteTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(std::vector<FargateHost> others, a.OtherHosts(txn, kNow));
+    EXPECT_EQ(others, std::vector<FargateHost>{host_b});
+    const FargateDemand half_of_a{512, 1024};
+    // Shares after the task: a takes two such tasks, b four. t1: a 1/2, b 1/4: b. t2: 1/2 and 1/2:
+    // a, the placing server's own. t3: a 1, b 1/2: b. t4: a 1, b 3/4: b. t5: 1 and 1: a. t6: a has
+    // no room, b 1: b. t7 fits nowhere live (c's room does not count).
+    const std::vector<bool> on_b = {true, false, true, true, false, true};
+    for (size_t i = 0; i < on_b.size(); ++i) {
+      ASSIGN_OR_RETURN(FargatePlacement p, a.Reserve(txn, kA, "c", fmt::format("t{}", i + 1), half_of_a, kNow));
+      EXPECT_EQ(p.admission, Admission::kAdmitted) << "t" << i + 1;
+      EXPECT_EQ(p.elsewhere, on_b[i] ? std::optional(host_b) : std::nullopt) << "t" << i + 1;
+    }
+    ASSIGN_OR_RETURN(FargatePlacement p, a.Reserve(txn, kA, "c", "t7", half_of_a, kNow));
+    EXPECT_EQ(p.admission, Admission::kCapacityUnavailable);
+    // Asked again, t1 is where it is.
+    ASSIGN_OR_RETURN(p, a.Reserve(txn, kA, "c", "t1", half_of_a, kNow));
+    EXPECT_EQ(p.elsewhere, host_b);
+    ASSIGN_OR_RETURN(FargateUsage u, a.NodeUsage(txn));
+    EXPECT_EQ(u, (FargateUsage{1024, 2048}));
+    ASSIGN_OR_RETURN(u, b.NodeUsage(txn));
+    EXPECT_EQ(u, (FargateUsage{2048, 4096}));
+    // A stop through a gives b's task's room back to b; the next task goes there (a is full).
+    RETURN_IF_ERROR(a.Release(txn, kA, "c", "t1"));
+    ASSIGN_OR_RETURN(u, b.NodeUsage(txn));
+    EXPECT_EQ(u, (FargateUsage{1536, 3072}));
+    ASSIGN_OR_RETURN(p, a.Reserve(txn, kA, "c", "t8", half_of_a, kNow));
+    EXPECT_EQ(p.elsewhere, host_b);
+    // From b, a is the other host.
+    ASSIGN_OR_RETURN(others, b.OtherHosts(txn, kNow));
+    EXPECT_EQ(others, (std::vector<FargateHost>{
+                          {"fargate-local@h1:aaaa", "fargate-local@h1:aaaa", "10.0.0.1", {1024, 2048}}}));
+    return OkStatus();
+  }).ok());
+  // A withdrawn offer takes nothing more; a renewal removes the offers that expired.
+  ASSERT_TRUE(b.Withdraw(*store).ok());
+  ASSERT_TRUE(a.Offer(*store, kNow, ttl, "fargate-local@h1:aaaa", "10.0.0.1").ok());
+  ASSERT_TRUE(write([&](store::WriteTxn& txn) -> Status {
+    RETURN_IF_ERROR(a.Release(txn, kA, "c", "t3"));  // room on b again, but b offers none
+    ASSIGN_OR_RETURN(FargatePlacement p, a.Reserve(txn, kA, "c", "t9", {512, 1024}, kNow));
+    EXPECT_EQ(p.admission, Admission::kCapacityUnavailable);
+    ASSIGN_OR_RETURN(auto rows, txn.Scan("fargate_hosts", store::Range{}, 10));
+    EXPECT_EQ(rows.size(), 1u) << "only a's offer is left";
+    return OkStatus();
+  }).ok());
+  // A bad offer is refused and writes nothing.
+  EXPECT_EQ(a.Offer(*store, kNow, ttl, "two words", "").code(), StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -647,21 +647,26 @@ StatusOr<std::string> Tasks::PutTask(store::WriteTxn& txn, const Scope& scope, c
     }
     RETURN_IF_ERROR(reserved);
   }
-  // Fargate: the node's capacity and the account's vCPU quota; a refusal is this task's failure.
+  // Where the overlay reaches the task from other hosts (vpc/ipam.h): its instance's agent's host,
+  // a Fargate task's host, or this server's for one of its own [[ec2_instance]]s.
+  std::string host = overlay_address_;
+  // Fargate: the account's vCPU quota and the capacity of the hosts that offer it, this server's or
+  // another's (whose agent then runs it); a refusal is this task's failure.
   const bool fargate_reserved = target == nullptr && fargate_ != nullptr;
   if (fargate_reserved) {
     const FargateDemand demand{ToInt(plan.cpu).value_or(0), ToInt(plan.memory).value_or(0)};
-    ASSIGN_OR_RETURN(Admission admitted, fargate_->Reserve(txn, scope, plan.cluster, id, demand));
-    if (admitted != Admission::kAdmitted) {  // ECS names no resource: the arn is left out
-      result.failures.push_back({"", std::string(FailureReason(admitted)), ""});
+    ASSIGN_OR_RETURN(FargatePlacement placed, fargate_->Reserve(txn, scope, plan.cluster, id, demand, now));
+    if (placed.admission != Admission::kAdmitted) {  // ECS names no resource: the arn is left out
+      result.failures.push_back({"", std::string(FailureReason(placed.admission)), ""});
       return std::string();
+    }
+    if (placed.elsewhere) {
+      launch.agent = std::move(placed.elsewhere->agent);
+      host = std::move(placed.elsewhere->overlay_address);
     }
   }
   const vpc::Subnet* subnet = nullptr;
   const std::string eni = "eni-" + HexEncode(RandomBytes(9)).substr(0, 17);
-  // Where the overlay reaches the task from other hosts (vpc/ipam.h): its instance's agent's host,
-  // or this server's for a Fargate task or one of its own [[ec2_instance]]s.
-  std::string host = overlay_address_;
   if (target != nullptr && !plan.subnets.empty()) {
     ASSIGN_OR_RETURN(instance::AgentBinding b,
                      instances_->agents().BindingOf(txn, scope, plan.cluster, target->id));
