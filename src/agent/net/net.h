@@ -60,7 +60,7 @@
 //   VPC router pdv-…                                   VPC router pdv-… (the same VPC)
 //     vx0 vxlan id <vni> local 10.0.0.1 dstport 4789 nolearning, mtu underlay - 50,
 //         MAC 02:71:0a:00:00:01 (every host's router MAC is its address: nobody asks)
-//     route 172.31.0.9/32 dev vx0                      <veth of task> 172.31.0.9
+//     route 172.31.0.9/32 dev vx0                      <veth of task> 172.31.0.9 (mtu of vx0, both ends)
 //     neigh 172.31.0.9 lladdr 02:71:0a:00:00:02 permanent
 //     fdb   02:71:0a:00:00:02 dst 10.0.0.2 (one per peer host)
 //

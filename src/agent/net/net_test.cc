@@ -587,6 +587,8 @@ TEST_F(NetTest, TasksOfAVpcReachEachOtherOnlyThroughItsRouter) {
   internal::CommandResult ping =
       Exec({internal::IpBinary(), "netns", "exec", a.netns_name, busybox_, "ping", "-c", "1", "-W", "2", IpText(b.ip)});
   EXPECT_THAT(ping.out, HasSubstr("ttl=63"));
+  // Without the overlay a task's interface keeps the kernel's MTU.
+  EXPECT_THAT(IpOut({"-n", a.netns_name, "-o", "link", "show", "dev", "eth0"}), HasSubstr("mtu 1500"));
 
   // A task cannot take a neighbour's address: the router drops what comes from an address that
   // is not routed to the sender's own veth (strict rp_filter).
@@ -1737,6 +1739,13 @@ TEST_F(OverlayTest, TasksOfAVpcOnTwoHostsReachEachOtherByTheirAddresses) {
   EXPECT_THAT(device.substr(device.find("vxlan id")), Not(HasSubstr(" group ")));  // no multicast
   EXPECT_THAT(device, HasSubstr("mtu 1450"));
   EXPECT_THAT(device, HasSubstr("link/ether " + mac_a));
+  // The task's interface, both ends, fits the overlay: a full-sized packet crosses without
+  // fragmentation or path-MTU discovery (the router's own eth0 to the host stays at 1500).
+  EXPECT_THAT(IpOut({"-n", a.netns_name, "-o", "link", "show", "dev", "eth0"}), HasSubstr("mtu 1450"));
+  EXPECT_THAT(RouterIp(hosts_[0], "vpc-0aaaa", {"-o", "link", "show", "dev", a.host_veth}), HasSubstr("mtu 1450"));
+  internal::CommandResult full = Exec({internal::IpBinary(), "netns", "exec", a.netns_name, busybox_, "ping", "-c", "1",
+                                       "-W", "2", "-s", "1422", IpText(b.ip)});  // 1,450 bytes: a full packet
+  EXPECT_EQ(full.exit_code, 0) << full.out;
   EXPECT_EQ(ReadIn(VpcOn(hosts_[0], "vpc-0aaaa").netns_path, "/proc/sys/net/ipv4/conf/vx0/rp_filter"), "1");
   EXPECT_THAT(RouterIp(hosts_[0], "vpc-0aaaa", {"route", "show", "dev", "vx0"}), HasSubstr(IpText(b.ip)));
   EXPECT_THAT(RouterIp(hosts_[0], "vpc-0aaaa", {"neigh", "show", "dev", "vx0"}),

@@ -68,6 +68,18 @@ StatusOr<int> MtuOfLocalAddress(uint32_t address) {
   return req.ifr_mtu;
 }
 
+// What VXLAN over IPv4 adds to each packet: outer IPv4 (20), UDP (8), VXLAN (8) and inner Ethernet (14).
+constexpr int kVxlanOverhead = 50;
+
+// The underlay MTU of the overlay address `self` less the encapsulation.
+StatusOr<int> OverlayMtu(std::string_view what, const NetworkOptions& options, uint32_t self) {
+  ASSIGN_OR_RETURN(int underlay_mtu, MtuOfLocalAddress(self));
+  if (underlay_mtu == 0)
+    return FailedPrecondition(
+        fmt::format("{}: the overlay address {} is not an address of this host", what, options.overlay_address));
+  return underlay_mtu - kVxlanOverhead;
+}
+
 // What the router's overlay device is, as `ip -d -o link show` says: "vxlan id N local A ...
 // dstport P".
 struct DeviceConfig {
@@ -219,6 +231,12 @@ Status ForgetOverlay(const NetworkOptions& options, const VpcNetwork& vpc) {
   return DeleteOverlayDevice(vpc);
 }
 
+StatusOr<int> TaskMtu(const NetworkOptions& options) {
+  if (options.overlay_address.empty()) return 0;
+  ASSIGN_OR_RETURN(uint32_t self, ParseIpv4("the overlay address", options.overlay_address));
+  return OverlayMtu("sizing a task's interface for the overlay", options, self);
+}
+
 Status SyncOverlay(const NetworkOptions& options, const VpcNetwork& vpc, const vpc::VpcPolicy& policy) {
   const std::string device(kOverlayDevice);
   const bool on = !options.overlay_address.empty() && policy.vni != 0;
@@ -268,10 +286,7 @@ Status SyncOverlay(const NetworkOptions& options, const VpcNetwork& vpc, const v
   if (!exists) {
     // Made from the host's namespace, so that the kernel keeps its UDP socket there (on the
     // underlay), and born inside the router namespace: nothing of it appears on the host.
-    ASSIGN_OR_RETURN(int underlay_mtu, MtuOfLocalAddress(self));
-    if (underlay_mtu == 0)
-      return FailedPrecondition(fmt::format("{}: the overlay address {} is not an address of this host", what,
-                                            options.overlay_address));
+    ASSIGN_OR_RETURN(int mtu, OverlayMtu(what, options, self));
     // A temporary name the host cannot have: the kernel looks the new name up in the creating
     // namespace too.
     const std::string temporary = OverlayTemporaryName(vpc);
@@ -279,7 +294,7 @@ Status SyncOverlay(const NetworkOptions& options, const VpcNetwork& vpc, const v
         "link add {tmp} netns {ns} address {mac} mtu {mtu} type vxlan id {vni} local {local} dstport {port} "
         "nolearning\n",
         fmt::arg("tmp", temporary), fmt::arg("ns", vpc.netns_name), fmt::arg("mac", OverlayMac(self)),
-        fmt::arg("mtu", underlay_mtu - 50), fmt::arg("vni", policy.vni), fmt::arg("local", options.overlay_address),
+        fmt::arg("mtu", mtu), fmt::arg("vni", policy.vni), fmt::arg("local", options.overlay_address),
         fmt::arg("port", options.overlay_port));
     Status s = IpBatch(what, false, create);
     if (!s.ok()) {

@@ -427,19 +427,22 @@ StatusOr<TaskNetwork> CreateTaskNetwork(const NetworkOptions& options, const Vpc
                                      "task whose id hashes alike)",
                                      what, tn.host_veth, vpc.netns_name));
   }
+  // With the overlay on, both ends are sized to it (TaskMtu).
+  ASSIGN_OR_RETURN(int mtu, internal::TaskMtu(options));
+  const std::string mtu_option = mtu > 0 ? fmt::format(" mtu {}", mtu) : "";
   // One `ip` run inside the VPC namespace makes the task's namespace and the veth pair, both ends
   // born where they live under their final names (nothing appears on the host), and routes; a
   // second one, inside the task's namespace, sets up eth0. (`ip netns add` returns to the
   // namespace it was run in.)
   std::string vpc_lines = fmt::format(
       "netns add {ns}\n"
-      "link add {v} type veth peer name eth0 address {mac} netns {ns}\n"
+      "link add {v}{mtu} type veth peer name eth0 address {mac}{mtu} netns {ns}\n"
       "link set dev {v} up\n"
       "route add {ip}/32 dev {v}\n"
       "addr replace {gw}/32 dev lo\n"
       "route replace unreachable {net}/{len}\n",
       fmt::arg("ns", tn.netns_name), fmt::arg("v", tn.host_veth), fmt::arg("mac", tn.mac_address),
-      fmt::arg("ip", Ipv4(ip)), fmt::arg("gw", Ipv4(gateway)), fmt::arg("net", Ipv4(ip & mask)),
+      fmt::arg("mtu", mtu_option), fmt::arg("ip", Ipv4(ip)), fmt::arg("gw", Ipv4(gateway)), fmt::arg("net", Ipv4(ip & mask)),
       fmt::arg("len", prefix_length));
   Status s = netns::InNetworkNamespace(vpc.netns_path, [&]() -> Status {
     RETURN_IF_ERROR(IpBatch(what, false, vpc_lines));

@@ -71,6 +71,12 @@ std::string OverlayMac(uint32_t host);
 // overlay address is not the host's; kAlreadyExists: another device of the host has the VNI.
 // REQUIRES: the host-wide VPC lock is held; the router namespace exists.
 Status SyncOverlay(const NetworkOptions& options, const VpcNetwork& vpc, const vpc::VpcPolicy& policy);
+// The MTU of an awsvpc task's eth0 (and its router's end): the overlay device's — the underlay's
+// less the VXLAN encapsulation's 50 bytes — when the overlay is on, so a full-sized packet to a
+// task of another host fits the overlay without fragmentation or path-MTU discovery; 0 (the
+// kernel's 1500) when it is off. kFailedPrecondition: the overlay address is not the host's. In the
+// calling thread's namespace, the host's.
+StatusOr<int> TaskMtu(const NetworkOptions& options);
 // The name the overlay device of `vpc` has between its creation and its renaming to vx0: its
 // transit's with the last digit replaced by 'x' (no interface of the host has it).
 std::string OverlayTemporaryName(const VpcNetwork& vpc);
