@@ -495,6 +495,7 @@ class Proxy::Impl {
     std::shared_ptr<const UpstreamTransport> transport;  // its service's serversTransport (null: the static one)
     std::shared_ptr<bool> cancelled = std::make_shared<bool>(false);
     std::shared_ptr<asio::steady_timer> timer;
+    ProbeSchedule schedule{Health::kPending};  // replaced by ReconcileHealthChecks, from the server's health
   };
 
   asio::awaitable<void> Accept(Worker& w, Listener& l);
@@ -1246,6 +1247,7 @@ void Proxy::Impl::ReconcileHealthChecks() {
     // Not routable until the first probe passes (Traefik routes a new server before probing it);
     // a server already known keeps its state (a reload does not reset health).
     if (probe->server->health() == Health::kUnchecked) probe->server->set_health(Health::kPending);
+    probe->schedule = ProbeSchedule(probe->server->health());
     probes_[key] = probe;
     asio::co_spawn(workers_.front()->ioc, ProbeLoop(probe), asio::detached);
   }
@@ -1256,7 +1258,9 @@ asio::awaitable<void> Proxy::Impl::ProbeLoop(std::shared_ptr<Probe> probe) {
     const bool up = co_await ProbeOnce(*probe);
     if (*probe->cancelled) co_return;
     probe->server->set_health(up ? Health::kUp : Health::kDown);
-    probe->timer->expires_after(up ? probe->config.interval : probe->config.unhealthy_interval);
+    // Traefik's interval or unhealthyInterval; sooner while the server has never passed.
+    const ProbeResult result = up ? ProbeResult::kPassed : ProbeResult::kFailed;
+    probe->timer->expires_after(probe->schedule.After(result, probe->config));
     co_await probe->timer->async_wait(kTuple);
   }
 }

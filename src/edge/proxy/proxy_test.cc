@@ -718,6 +718,51 @@ TEST_F(ProxyTest, AFencedServerTakesNoNewRequestsAndDrainsWhenItsLastRequestEnds
   EXPECT_EQ(slow_state->in_flight(), 0);
 }
 
+// A server on a raw socket: bound at once, so its port is known, and listening only from Listen —
+// until then a connect to it is refused, as to a task whose server has not started yet. Each
+// connection gets `answer` byte for byte once its request's head has arrived, and is closed.
+class RawUpstream {
+ public:
+  RawUpstream() : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    socklen_t len = sizeof(addr);
+    EXPECT_EQ(::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+    port_ = ntohs(addr.sin_port);
+  }
+  ~RawUpstream() {
+    ::shutdown(fd_, SHUT_RDWR);  // ends a blocked accept
+    if (thread_.joinable()) thread_.join();
+    ::close(fd_);
+  }
+  uint16_t port() const { return port_; }
+  void Listen(std::string answer) {
+    ASSERT_EQ(::listen(fd_, 16), 0);
+    thread_ = std::thread([this, answer = std::move(answer)] {
+      for (;;) {
+        const int c = ::accept(fd_, nullptr, nullptr);
+        if (c < 0) return;
+        std::string got;
+        char buf[4096];
+        while (got.find("\r\n\r\n") == std::string::npos) {
+          const ssize_t n = ::recv(c, buf, sizeof(buf), 0);
+          if (n <= 0) break;
+          got.append(buf, static_cast<size_t>(n));
+        }
+        ::send(c, answer.data(), answer.size(), MSG_NOSIGNAL);
+        ::close(c);
+      }
+    });
+  }
+
+ private:
+  int fd_;
+  uint16_t port_ = 0;
+  std::thread thread_;
+};
+
 TEST_F(ProxyTest, AHealthCheckedServerIsNotRoutedBeforeItsFirstProbePasses) {
   std::atomic<bool> healthy{false};
   std::atomic<int> probes{0};
@@ -765,6 +810,37 @@ TEST_F(ProxyTest, AHealthCheckedServerIsNotRoutedBeforeItsFirstProbePasses) {
   ASSERT_TRUE(still.ok());
   EXPECT_EQ(still->status, 200);
   a.Stop();
+}
+
+// A server whose first probe fails — its task's server not listening yet, as on a loaded machine —
+// is probed again after a short backoff, not a whole interval (30 s here) later: it is UP and
+// routed soon after it starts answering.
+TEST_F(ProxyTest, AServerWhoseFirstProbeFailsIsProbedAgainSoonAndRoutedOnceItAnswers) {
+  RawUpstream task;  // bound, not listening: the first probe's connect is refused
+  StartProxy();
+  auto lb = MakeBackend(registry_, "h@test", {task.port()});
+  HealthCheckConfig check;
+  check.path = "/health";
+  check.interval = std::chrono::seconds(30);
+  check.unhealthy_interval = std::chrono::seconds(30);
+  lb->health_check = check;
+  std::shared_ptr<ServerState> state = lb->servers[0].state;
+  Serve({MakeRoute("h@test", "PathPrefix(`/`)", 1, lb)}, {lb});
+  WaitFor([&] { return state->health() == Health::kDown; });
+  ASSERT_EQ(state->health(), Health::kDown);
+  http::Client client("127.0.0.1", port_);
+  auto down = client.Send(Get("/"));
+  ASSERT_TRUE(down.ok()) << down.status().ToString();
+  EXPECT_EQ(down->status, 503);  // not routed
+  task.Listen("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
+  WaitFor([&] { return state->health() == Health::kUp; });  // gives up after 10 s, a third of the interval
+  ASSERT_EQ(state->health(), Health::kUp);
+  EXPECT_EQ(proxy_->Metrics().server_up, (std::map<std::pair<std::string, std::string>, int>{
+                                              {{"h@test", state->url()}, 1}}));
+  auto up = client.Send(Get("/"));
+  ASSERT_TRUE(up.ok()) << up.status().ToString();
+  EXPECT_EQ(up->status, 200);
+  EXPECT_EQ(up->body, "ok");
 }
 
 }  // namespace

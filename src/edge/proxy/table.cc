@@ -1,5 +1,6 @@
 #include "edge/proxy/table.h"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <random>
@@ -44,6 +45,15 @@ std::shared_ptr<ServerState> ServerRegistry::Get(const std::string& service, con
   auto fresh = std::make_shared<ServerState>(service, url, host, port, tls, url_host);
   slot = fresh;
   return fresh;
+}
+
+std::chrono::milliseconds ProbeSchedule::After(ProbeResult result, const HealthCheckConfig& config) {
+  if (result == ProbeResult::kPassed) passed_ = true;
+  if (passed_) return result == ProbeResult::kPassed ? config.interval : config.unhealthy_interval;
+  const std::chrono::milliseconds cap = std::min(config.interval, config.unhealthy_interval);
+  const std::chrono::milliseconds wait = std::min(backoff_, cap);
+  if (backoff_ < cap) backoff_ = backoff_ > cap / 2 ? cap : backoff_ * 2;
+  return wait;
 }
 
 void ServerRegistry::Collect() {

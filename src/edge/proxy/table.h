@@ -137,6 +137,35 @@ struct HealthCheckConfig {
   HeaderList headers;
 };
 
+enum class ProbeResult : uint8_t { kPassed, kFailed };
+
+// When a health-checked server is probed next. Once the server has passed a probe, Traefik's
+// cadence: `interval` after a probe that passed, `unhealthyInterval` after one that failed. Before
+// that — its task's server may not be listening yet when the first probe runs — a failed probe is
+// followed by another after a backoff: kFirstPassBackoff, doubling, never longer than the shorter
+// of the two intervals, so a new server is routed soon after it starts answering rather than a
+// whole interval later. One schedule per server: many new servers that fail back off each on its
+// own, each within its own cadence.
+//
+//   ProbeSchedule schedule(server.health());   // kPending: never passed
+//   wait = schedule.After(ProbeResult::kFailed, config);   // 100 ms, then 200 ms, 400 ms, ...
+class ProbeSchedule {
+ public:
+  static constexpr std::chrono::milliseconds kFirstPassBackoff{100};
+
+  // For a server whose health is `health` now: one that is UP has passed a probe (its health kept
+  // across a reload); any other is taken as never having passed.
+  explicit ProbeSchedule(Health health) : passed_(health == Health::kUp) {}
+
+  // The wait before the next probe, after one with `result`, under `config` (the current one: a
+  // reload may change it between probes).
+  std::chrono::milliseconds After(ProbeResult result, const HealthCheckConfig& config);
+
+ private:
+  bool passed_;
+  std::chrono::milliseconds backoff_ = kFirstPassBackoff;
+};
+
 // A servers transport as the proxy uses it: Traefik's `http.serversTransports.<name>` of the
 // dynamic configuration (forwardingTimeouts, maxIdleConnsPerHost and its TLS), with Traefik's
 // defaults for what it leaves out. The static one (`default@internal`) is the proxy's own options
