@@ -522,7 +522,7 @@ class Edge(unittest.TestCase):
             os.makedirs(os.path.join(root, "www", "cgi-bin"))
             slow = os.path.join(root, "www", "cgi-bin", "slow")
             with open(slow, "w") as f:
-                # CRLF header lines: the edge's upstream parser takes no bare LF.
+                # CRLF header lines, as HTTP asks (the edge would take bare LFs too, as Go's client does).
                 f.write("#!/bin/sh\nsleep 6\n"
                         "printf 'Content-Type: text/plain\\r\\nContent-Length: 10\\r\\n\\r\\nslow done\\n'\n")
             os.chmod(slow, 0o755)

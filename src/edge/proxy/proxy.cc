@@ -7,7 +7,8 @@
 //     run its chain, forward it and relay the response as it arrives; repeat while keep-alive.
 //   - Forward: one request to one server, on a pooled connection or a new one. A pooled connection
 //     the server closed while idle fails before any response byte: the request is sent again once,
-//     on a new connection (what every proxy does; the request was never seen by the server).
+//     on a new connection (what every proxy does; the request was never seen by the server). The
+//     response's head is read as Go's client reads it (ReadResponseHead: bare LF line endings).
 //   - HealthChecker: one probe loop (a coroutine on the first worker) per health-checked server.
 #include "edge/proxy/proxy.h"
 
@@ -21,6 +22,7 @@
 #include <charconv>
 #include <condition_variable>
 #include <cstring>
+#include <limits>
 #include <list>
 #include <mutex>
 #include <optional>
@@ -46,6 +48,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/read_size.hpp>
 #include <boost/beast/core/buffers_suffix.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/intrusive/list.hpp>
@@ -62,6 +65,7 @@
 #include "edge/proxy/buffering.h"
 #include "edge/proxy/client_stream.h"
 #include "edge/proxy/request_path.h"
+#include "edge/proxy/response_head.h"
 #include "edge/proxy/sticky.h"
 #include "edge/proxy/tls.h"
 
@@ -369,15 +373,46 @@ struct Upstream {
   bool reused = false;  // taken from the pool (the server may have closed it while it was idle)
 };
 
-// One read of a response into `parser` (its head, or a piece of its body) from the server's
-// connection: over its TLS when it has one. Not a coroutine: the awaitable of either, started
-// when the caller awaits it (the same as awaiting the read itself).
-template <typename Parser>
-asio::awaitable<std::tuple<error_code, size_t>> ReadHeaderFrom(tcp::socket& plain, UpstreamTlsStream* tls,
-                                                               beast::flat_buffer& buffer, Parser& parser) {
-  if (tls) return bhttp::async_read_header(*tls, buffer, parser, kTuple);
-  return bhttp::async_read_header(plain, buffer, parser, kTuple);
+// Reads the head of a server's response into `parser` as Go's client reads it — its lines may end
+// in a bare LF (edge/proxy/response_head.h) — leaving what came after it in `buffer` for the body's
+// reads. A head that does not end within `limit` bytes is header_limit; a connection closed before
+// the head's end is end_of_stream when nothing came and partial_message otherwise (as Beast's
+// async_read_header says them); a head Beast refuses is Beast's error.
+template <typename Stream, typename Parser>
+asio::awaitable<error_code> ReadResponseHead(Stream& stream, beast::flat_buffer& buffer, Parser& parser,
+                                             size_t limit) {
+  auto received = [&buffer] {
+    return std::string_view(static_cast<const char*>(buffer.data().data()), buffer.size());
+  };
+  ResponseHeadScanner scan;
+  while (!scan.Scan(received())) {
+    if (buffer.size() >= limit) co_return bhttp::error::header_limit;
+    auto [ec, n] = co_await stream.async_read_some(buffer.prepare(beast::read_size(buffer, 65536)), kTuple);
+    buffer.commit(n);
+    if (ec == asio::error::eof)
+      co_return buffer.size() == 0 ? bhttp::error::end_of_stream : bhttp::error::partial_message;
+    if (ec) co_return ec;
+  }
+  if (scan.end() > limit) co_return bhttp::error::header_limit;
+  if (scan.bare_lfs() > 0) {  // rare: the head again, CRLF, then the bytes after it as they came
+    std::string rewritten = CrlfLineEndings(received().substr(0, scan.end()));
+    rewritten.append(received().substr(scan.end()));
+    buffer.clear();
+    buffer.commit(asio::buffer_copy(buffer.prepare(rewritten.size()), asio::buffer(rewritten)));
+    // The limit is the head's as it came; the CRs written in are not counted against it.
+    const size_t rewritten_limit = std::min<size_t>(limit + scan.bare_lfs(), std::numeric_limits<uint32_t>::max());
+    parser.header_limit(static_cast<uint32_t>(rewritten_limit));
+  }
+  error_code ec;
+  buffer.consume(parser.put(buffer.data(), ec));
+  // The whole head was in `buffer`: a parser that asks for more read a different head end.
+  if (ec == bhttp::error::need_more || (!ec && !parser.is_header_done())) ec = bhttp::error::partial_message;
+  co_return ec;
 }
+
+// One read of a piece of a response's body into `parser` from the server's connection: over its
+// TLS when it has one. Not a coroutine: the awaitable of either, started when the caller awaits it
+// (the same as awaiting the read itself).
 template <typename Parser>
 asio::awaitable<std::tuple<error_code, size_t>> ReadSomeFrom(tcp::socket& plain, UpstreamTlsStream* tls,
                                                              beast::flat_buffer& buffer, Parser& parser) {
@@ -1324,9 +1359,9 @@ asio::awaitable<bool> Proxy::Impl::ProbeExchange(Stream& stream, const std::stri
   if (wec) co_return false;
   beast::flat_buffer buffer;
   bhttp::response_parser<bhttp::empty_body> rp;
-  rp.header_limit(32 << 10);
-  auto [rec, rn] = co_await bhttp::async_read_header(stream, buffer, rp, kTuple);
-  if (rec) co_return false;
+  constexpr size_t kProbeHeadLimit = 32 << 10;
+  rp.header_limit(kProbeHeadLimit);
+  if (co_await ReadResponseHead(stream, buffer, rp, kProbeHeadLimit)) co_return false;
   const int status = static_cast<int>(rp.get().result_int());
   if (c.status > 0) co_return status == c.status;
   co_return status >= 200 && status < 400;
@@ -1424,7 +1459,8 @@ asio::awaitable<AuthReply> Proxy::Impl::CallAuth(Worker& w, const ForwardAuth& a
       rp.body_limit(boost::none);
     if (method == "HEAD") rp.skip(true);
     error_code rec = wec;
-    if (!wec) {
+    if (!wec) rec = co_await ReadResponseHead(conn->stream, conn->buffer, rp, options_.max_header_bytes);
+    if (!rec) {
       auto [e, n] = co_await bhttp::async_read(conn->stream, conn->buffer, rp, kTuple);
       rec = e;
     }
@@ -1658,10 +1694,10 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
     rp.header_limit(static_cast<uint32_t>(options_.max_header_bytes));
     if (head_request) rp.skip(true);
     error_code rec = wec;
-    if (!wec) {
-      auto [e, n] = co_await ReadHeaderFrom(upstream, upstream_tls, up->buffer, rp);
-      rec = e;
-    }
+    if (!wec && upstream_tls)
+      rec = co_await ReadResponseHead(*upstream_tls, up->buffer, rp, options_.max_header_bytes);
+    else if (!wec)
+      rec = co_await ReadResponseHead(upstream, up->buffer, rp, options_.max_header_bytes);
     if (rec && up->stream->deadline.fired()) {  // Go's net.Error Timeout(): Traefik answers 504
       up.reset();
       if (resend(504)) {

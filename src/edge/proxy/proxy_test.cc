@@ -843,6 +843,74 @@ TEST_F(ProxyTest, AServerWhoseFirstProbeFailsIsProbedAgainSoonAndRoutedOnceItAns
   EXPECT_EQ(up->body, "ok");
 }
 
+// Go's client, which Traefik forwards with, ends each line of a response's head at an LF, a CR
+// before it or not: a server whose head has bare LFs — all of them, or mixed with CRLFs — is
+// relayed (its head as the edge writes heads, its body byte for byte, bare LFs and all) and passes
+// a health probe.
+TEST_F(ProxyTest, AResponseHeadWithBareLfLineEndingsIsReadAsGosClientReadsIt) {
+  struct Case {
+    std::string answer;
+    std::string body;
+  };
+  const Case cases[] = {
+      {"HTTP/1.1 200 OK\nContent-Length: 2\n\nok", "ok"},
+      {"HTTP/1.1 200 OK\r\nX-Seen-Custom: a\nContent-Length: 4\r\nX-Seen-Added: b\n\r\n1\n2\n", "1\n2\n"},
+      {"HTTP/1.1 200 OK\nX-Seen-Custom: a\r\nX-Seen-Added: b\r\n\nno length\n", "no length\n"},
+  };
+  StartProxy();
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.answer);
+    RawUpstream server;
+    server.Listen(c.answer);
+    auto lb = MakeBackend(registry_, "lf@test", {server.port()});
+    HealthCheckConfig check;
+    check.interval = std::chrono::seconds(30);
+    lb->health_check = check;
+    std::shared_ptr<ServerState> state = lb->servers[0].state;
+    Serve({MakeRoute("lf@test", "PathPrefix(`/`)", 1, lb)}, {lb});
+    WaitFor([&] { return state->health() != Health::kPending; });
+    EXPECT_EQ(state->health(), Health::kUp);  // the probe read the same head
+    http::Client client("127.0.0.1", port_);
+    auto r = client.Send(Get("/"));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->status, 200);
+    EXPECT_EQ(r->body, c.body);
+    if (c.answer.find("X-Seen-Custom") != std::string::npos) {
+      EXPECT_EQ(r->GetHeader("X-Seen-Custom"), "a");
+      EXPECT_EQ(r->GetHeader("X-Seen-Added"), "b");
+    }
+  }
+  EXPECT_EQ(proxy_->counters().bad_gateway, 0u);
+}
+
+// What Go's client refuses stays refused, as Beast refused it: a CR that is not part of a line's
+// end (it never separates lines, so no header line can be smuggled in with one), a head the server
+// closes before its blank line, one that is not a response, one past the head limit: 502.
+TEST_F(ProxyTest, AMalformedResponseHeadIs502) {
+  const std::string answers[] = {
+      "HTTP/1.1 200 OK\nX-Seen-Custom: a\rSet-Cookie: stolen=1\nContent-Length: 2\n\nok",
+      "HTTP/1.1 200 OK\r\nX-Seen-Custom: a\r\r\nContent-Length: 2\r\n\r\nok",
+      "HTTP/1.1 200 OK\nContent-Length: 2\n",
+      "garbage\n\nok",
+      "HTTP/1.1 200 OK\nX-Big: " + std::string(40 << 10, 'a') + "\n\nok",  // max_header_bytes is 32 KiB
+  };
+  StartProxy();
+  uint64_t bad_gateway = 0;
+  for (const std::string& answer : answers) {
+    SCOPED_TRACE(answer.substr(0, 60));
+    RawUpstream server;
+    server.Listen(answer);
+    RouteAllTo(server.port());
+    http::Client client("127.0.0.1", port_);
+    auto r = client.Send(Get("/"));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->status, 502);
+    EXPECT_EQ(r->body, "Bad Gateway");
+    EXPECT_EQ(r->GetHeader("Set-Cookie"), "");
+    EXPECT_EQ(proxy_->counters().bad_gateway, ++bad_gateway);
+  }
+}
+
 }  // namespace
 }  // namespace paddock::edge
 
@@ -1000,6 +1068,19 @@ TEST_F(ForwardAuthTest, AuthSigninUrlTurnsA401IntoA302ToIt) {
   EXPECT_EQ(r->status, 302);
   EXPECT_EQ(r->GetHeader("Location"), "https://login.test/?a=1&b=2");
   EXPECT_EQ(r->body, "<a href=\"https://login.test/?a=1&amp;b=2\">Found</a>.\n\n");  // Go's http.Redirect
+}
+
+// The auth server's answer is read as Go's client reads it too: its head's lines may end in a bare LF.
+TEST_F(ForwardAuthTest, AnAuthAnswerWithBareLfLineEndingsIsReadAsGosClientReadsIt) {
+  RawUpstream auth;
+  auth.Listen("HTTP/1.1 200 OK\nX-Auth-User: bob\nContent-Length: 0\n\n");
+  Route_(R"({"forwardAuth":{"address":"http://127.0.0.1:)" + std::to_string(auth.port()) +
+         R"(/ok","authResponseHeaders":["X-Auth-User"]}})");
+  http::Client client("127.0.0.1", port_);
+  auto r = client.Send(Get("/page", "app.test"));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(seen("X-Auth-User"), "bob");
 }
 
 TEST_F(ForwardAuthTest, AnAuthServerThatCannotBeReachedIs500WithNoBody) {
