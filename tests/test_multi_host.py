@@ -7,6 +7,8 @@ overlay; another account's task on the same hosts neither reaches them nor is re
 crun, busybox-static, nsenter and PostgreSQL.
 """
 
+import glob
+import json
 import os
 import signal
 import subprocess
@@ -100,6 +102,55 @@ class Underlay:
             subprocess.run(["ip", "link", "del", veth], capture_output=True)
             subprocess.run(["ip", "netns", "del", ns], capture_output=True)
         subprocess.run(["ip", "link", "del", self.bridge], capture_output=True)
+
+
+class UnixProxy:
+    """A TCP listener on `host` that relays each connection to the Unix socket `path`: a database on a
+    Unix socket reached over a simulated host's network, so cutting the host's link cuts its server
+    off the database as a lost host would be."""
+
+    def __init__(self, host, path):
+        import socket
+        self.path = path
+        self.listener = socket.create_server((host, 0))
+        self.port = self.listener.getsockname()[1]
+        self.sockets = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        import socket
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return  # closed
+            upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            upstream.connect(self.path)
+            self.sockets += [client, upstream]
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pump(src, dst):
+        try:
+            while True:
+                data = src.recv(65536)
+                if not data:
+                    break
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for sock in (src, dst):
+                try:
+                    sock.shutdown(2)
+                except OSError:
+                    pass
+
+    def close(self):
+        self.listener.close()
+        for sock in self.sockets:
+            sock.close()
 
 
 def fetch_from(task_arn, ip):
@@ -382,6 +433,10 @@ class MultiHost(unittest.TestCase):
 
 
 FARGATE_PAGE = "hello from a Fargate host\n"
+# A host is lost 20 s after its server last renewed its offer; the server fences its Fargate agent
+# (stops its containers) 9.6 s after that, once its database calls have failed (about 10 s).
+FARGATE_CONFIG = ("agent_timeout_seconds = 3\nhost_lost_seconds = 20\n"
+                  "[scheduler]\nlease_seconds = 3\nresync_seconds = 5\n")
 
 
 @unittest.skipIf(skip_reason() is not None, skip_reason() or "")
@@ -401,6 +456,8 @@ class FargateHosts(unittest.TestCase):
         cls.underlay = Underlay(hosts=2, kind="f")
         cls.addClassCleanup(cls.underlay.remove)
         cls.underlay.create()
+        cls.proxy = UnixProxy(cls.underlay.gateway, os.path.join(cls.pg.dir, ".s.PGSQL.5432"))
+        cls.addClassCleanup(cls.proxy.close)
         cls.servers = {}
         cls.addClassCleanup(cls.stop_everything)
         for i in (1, 2):
@@ -411,13 +468,17 @@ class FargateHosts(unittest.TestCase):
             th.httpd_image(d, d + "-work", "busybox:fargate", FARGATE_PAGE)
             config = os.path.join(cls.tmp, f"server{i}.toml")
             with open(config, "w") as f:
-                f.write(f"[agent]\noverlay_address = \"{cls.underlay.address(i)}\"\n"
+                f.write(FARGATE_CONFIG + f"[agent]\noverlay_address = \"{cls.underlay.address(i)}\"\n"
                         f"[fargate]\ncpu = {cls.CAPACITY[i]}\nmemory = {cls.CAPACITY[i] * 2}\n")
             if i == 1:
                 cls.account = admin(d, cls.url, "create-account", "--name", "main")["account"]
             else:
                 h.share_node_key(cls.servers[1].state_dir, d)
-            server = h.Server(d, ["--store", cls.url, "--config", config], listen=f"{cls.underlay.address(i)}:0",
+            # Host 2's server reaches the database over its host's link (through the proxy), so
+            # cutting the link loses the host.
+            url = cls.url if i == 1 else (f"postgresql://postgres@{cls.underlay.gateway}:{cls.proxy.port}/"
+                                          f"fargatehosts")
+            server = h.Server(d, ["--store", url, "--config", config], listen=f"{cls.underlay.address(i)}:0",
                               prefix=cls.underlay.on_host(i))
             server.start()
             cls.servers[i] = server
@@ -439,9 +500,12 @@ class FargateHosts(unittest.TestCase):
         try:
             if hasattr(cls, "ecs"):
                 ecs = cls.ecs[1]
-                arns = ecs.list_tasks(cluster="fargate")["taskArns"]
-                for arn in arns:
+                for svc in ecs.list_services(cluster="fargate")["serviceArns"]:
+                    ecs.delete_service(cluster="fargate", service=svc, force=True)
+                for arn in ecs.list_tasks(cluster="fargate")["taskArns"]:
                     ecs.stop_task(cluster="fargate", task=arn, reason="test cleanup")
+                # Every task asked to stop (a deleted service's too) until its agent has it STOPPED.
+                arns = ecs.list_tasks(cluster="fargate", desiredStatus="STOPPED")["taskArns"]
                 th.wait_all_stopped(ecs, "fargate", arns[:100], timeout=60)
         finally:
             for server in cls.servers.values():
@@ -466,7 +530,7 @@ class FargateHosts(unittest.TestCase):
         self.assertEqual(len(running), 1, f"task {task_id} runs on hosts {running}" + self.context())
         return running[0]
 
-    def test_a_full_hosts_tasks_go_to_the_host_with_room_and_reach_each_other_across_hosts(self):
+    def test_1_a_full_hosts_tasks_go_to_the_host_with_room_and_reach_each_other_across_hosts(self):
         # Six tasks through host 1's server, which has room for two: each goes where the most room is
         # left after it (host 1 on a tie), so host 1 takes two and host 2 four, and none fails.
         r = self.run_tasks(1, 6)
@@ -497,6 +561,80 @@ class FargateHosts(unittest.TestCase):
         self.assertEqual(r["failures"], [], self.context())
         self.wait_running([r["tasks"][0]["taskArn"]])
         self.assertEqual(self.host_of(r["tasks"][0]["taskArn"]), 1)
+
+    def test_2_a_lost_hosts_tasks_are_stopped_after_its_containers_and_the_service_replaces_them(self):
+        ecs = self.ecs[1]
+        arns = ecs.list_tasks(cluster="fargate")["taskArns"]
+        for arn in arns:
+            ecs.stop_task(cluster="fargate", task=arn, reason="room for test 2")
+        self.assertTrue(th.wait_all_stopped(ecs, "fargate", arns), self.context())
+        # Two tasks of a service: the first where the most room is left (host 2), the second on a tie.
+        ecs.create_service(cluster="fargate", serviceName="lost", taskDefinition="fargate-web", desiredCount=2,
+                           launchType="FARGATE",
+                           networkConfiguration={"awsvpcConfiguration": {"subnets": [self.subnet]}})
+        tasks = self.service_tasks(2)
+        on_2 = [t["taskArn"] for t in tasks if self.host_of(t["taskArn"]) == 2]
+        self.assertTrue(on_2, "the service has a task on host 2")
+        # Host 2 goes: its link down, its server cut off the database and the API.
+        run("ip", "link", "set", "eth0", "down", netns=self.underlay.hosts[1])
+        lost_at = time.monotonic()
+        deadline = lost_at + 60
+        while True:
+            described = ecs.describe_tasks(cluster="fargate", tasks=on_2)["tasks"]
+            if all(t["lastStatus"] == "STOPPED" for t in described):
+                break
+            if time.monotonic() > deadline:
+                self.fail(f"host 2's tasks not stopped: {[t['lastStatus'] for t in described]}" + self.context())
+            # Stopped means gone: host 2's server fenced its containers off before any was recorded STOPPED.
+            time.sleep(0.2)
+        stopped_after = time.monotonic() - lost_at
+        for t in described:
+            self.assertEqual(t["stopCode"], "TerminationNotice")
+            self.assertEqual(t["stoppedReason"], "Task stopped because its Fargate host was lost.")
+            self.assertEqual(self.running_on_2(t["taskArn"]), [],
+                             "recorded STOPPED while its container still ran" + self.context())
+        # The service is back at two, on host 1.
+        tasks = self.service_tasks(2, exclude=set(on_2))
+        self.assertEqual({self.host_of(t["taskArn"]) for t in tasks}, {1})
+        print(f"\nhost 2 lost -> its tasks STOPPED {stopped_after:.1f} s after, the service back at 2 on host 1 "
+              f"{time.monotonic() - lost_at:.1f} s after", file=sys.stderr)
+        # Host 2 comes back: its server renews its offer and removes what its lost tasks left.
+        left = [os.path.basename(p) for arn in on_2 for p in glob.glob(f"{NETNS_DIR}/*{arn.rsplit('/', 1)[1]}")]
+        run("ip", "link", "set", "eth0", "up", netns=self.underlay.hosts[1])
+        run("ip", "route", "replace", "default", "via", self.underlay.gateway, netns=self.underlay.hosts[1])
+        ecs.delete_service(cluster="fargate", service="lost", force=True)
+        deadline = time.monotonic() + 90
+        while any(containers_of(self.servers[2].state_dir, arn.rsplit("/", 1)[1]) for arn in on_2) or \
+                set(left) & set(os.listdir(NETNS_DIR)):
+            if time.monotonic() > deadline:
+                self.fail("host 2, back, kept what its lost tasks left" + self.context())
+            time.sleep(0.2)
+
+    def running_on_2(self, arn):
+        """Host 2's containers of the task that still run (crun's state: a process)."""
+        root = os.path.join(self.servers[2].state_dir, "containers", "crun")
+        running = []
+        for name in containers_of(self.servers[2].state_dir, arn.rsplit("/", 1)[1]):
+            r = subprocess.run(["crun", "--root", root, "state", name], capture_output=True, text=True, timeout=30)
+            if r.returncode == 0 and json.loads(r.stdout).get("status") == "running":
+                running.append(name)
+        return running
+
+    def service_tasks(self, count, exclude=frozenset(), timeout=60):
+        ecs = self.ecs[1]
+        deadline = time.monotonic() + timeout
+        while True:
+            arns = [a for a in ecs.list_tasks(cluster="fargate", serviceName="lost", desiredStatus="RUNNING")["taskArns"]
+                    if a not in exclude]
+            if len(arns) == count:
+                tasks = ecs.describe_tasks(cluster="fargate", tasks=arns)["tasks"]
+                if all(t["lastStatus"] == "RUNNING" for t in tasks):
+                    return tasks
+            if time.monotonic() > deadline:
+                svc = ecs.describe_services(cluster="fargate", services=["lost"])["services"][0]
+                self.fail(f"the service did not reach {count} RUNNING tasks ({len(arns)} listed): "
+                          f"{[e['message'] for e in svc['events'][:5]]}" + self.context())
+            time.sleep(0.2)
 
     def wait_running(self, arns, timeout=60):
         ecs = self.ecs[1]

@@ -597,6 +597,13 @@ class Node::Impl {
   // file).
   std::unique_ptr<sched::Presence> presence;
   std::atomic<bool> offering_fargate{false};  // this host's Fargate capacity is offered to the others
+  // Losing a host (issue 16 §3): when the last offer renewed (steady clock, ms), and the thread that
+  // fences the Fargate agent off once that is older than fargate_fence_after — before any other
+  // server can find the host lost (its offer lapsed by host_lost_seconds) and hand its tasks'
+  // addresses out again. The renewal itself may hang on a lost database: the check is its own.
+  std::atomic<int64_t> last_offer_ms{0};
+  std::chrono::milliseconds fargate_fence_after{0};  // zero: no fence (no sweep either)
+  std::thread fence_loop;
   std::thread presence_loop;
   std::mutex presence_mu;
   std::condition_variable presence_cv;
@@ -664,14 +671,48 @@ class Node::Impl {
   void OfferFargate() {
     Status s = fargate->Offer(*store, SystemClock::Get().Now(), kPresenceTtl, fargate_agent,
                               config.agent.overlay_address);
-    if (!s.ok()) fmt::print(stderr, "paddock: Fargate capacity offer: {}\n", s.ToString());
+    if (!s.ok()) {
+      fmt::print(stderr, "paddock: Fargate capacity offer: {}\n", s.ToString());
+      return;
+    }
+    last_offer_ms = SteadyMillis();
   }
 
-  // Once the Fargate agent runs containers (not the stand-in): its capacity is offered from now on.
+  static int64_t SteadyMillis() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+
+  // Once the Fargate agent runs containers (not the stand-in): its capacity is offered from now on,
+  // and fenced when the offer cannot be renewed.
   void StartOfferingFargate() {
     if (!presence || agent == nullptr) return;
     OfferFargate();
     offering_fargate = true;
+    if (fargate_fence_after > std::chrono::milliseconds::zero()) fence_loop = std::thread([this] { FenceLoop(); });
+  }
+
+  // Every quarter second: the Fargate agent is fenced off (InProcessControl::SetFenced: it stops
+  // its containers) while the last renewed offer is older than fargate_fence_after, and let back
+  // once one is renewed again (the store's answer then stands: what the other servers recorded
+  // STOPPED meanwhile is no longer assigned, and its leftovers are removed).
+  void FenceLoop() {
+    bool fenced = false;
+    std::unique_lock lock(presence_mu);
+    while (!presence_cv.wait_for(lock, std::chrono::milliseconds(250), [&] { return presence_stop; })) {
+      const bool late = SteadyMillis() - last_offer_ms > fargate_fence_after.count();
+      if (late == fenced) continue;
+      fenced = late;
+      lock.unlock();
+      control->SetFenced(fargate_agent, fenced);
+      if (fenced) {
+        fmt::print(stderr, "paddock: Fargate host fenced: no offer renewed for {} ms; its tasks' containers stop\n",
+                   fargate_fence_after.count());
+      } else {
+        fmt::print(stderr, "paddock: Fargate host back: its offer is renewed again\n");
+      }
+      lock.lock();
+    }
   }
 
   // After serving: the others stop counting this server, and placing Fargate tasks here, at once.
@@ -684,6 +725,7 @@ class Node::Impl {
     }
     presence_cv.notify_all();
     if (presence_loop.joinable()) presence_loop.join();
+    if (fence_loop.joinable()) fence_loop.join();
     if (offering_fargate.exchange(false)) {
       if (Status s = fargate->Withdraw(*store); !s.ok())
         fmt::print(stderr, "paddock: Fargate capacity offer: {}\n", s.ToString());
@@ -802,6 +844,13 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   impl->drain = std::make_unique<ecs::drain::DrainHolds>(*impl->store, *impl->drain_lookup);
   impl->drain_reaper = std::make_unique<DrainReaper>("drain holds", *impl->drain);
   impl->control->SetDrainHolds(impl->drain.get());
+  // Agents fence themselves this long after they last heard from the control plane (zero: no
+  // host-loss sweep, no fence): `paddock agent`s by their polls, this server's Fargate agent by its
+  // host's offer (Impl::FenceLoop).
+  const std::chrono::milliseconds fence_after = std::max(
+      std::chrono::milliseconds::zero(), ecs::instance::AgentFenceTime(std::chrono::seconds(HostLostSeconds(config)),
+                                                                       std::chrono::seconds(config.agent_timeout_seconds)));
+  impl->fargate_fence_after = fence_after;
   // A long-poll returns in time to keep its instance connected.
   impl->agent_service = std::make_unique<agent::remote::AgentService>(
       *impl->control, *impl->container_instances,
@@ -809,8 +858,7 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
           .max_wait = std::min<std::chrono::milliseconds>(std::chrono::seconds(20),
                                                           std::chrono::seconds(config.agent_timeout_seconds) / 3),
           .max_drain_waiters = static_cast<size_t>(config.agent_long_polls),
-          .fence_after = ecs::instance::AgentFenceTime(std::chrono::seconds(HostLostSeconds(config)),
-                                                       std::chrono::seconds(config.agent_timeout_seconds))});
+          .fence_after = fence_after});
   impl->services = std::make_unique<ecs::service::Services>(
       *impl->store, *impl->task_definitions, *impl->clusters,
       ecs::service::Quotas{.services_per_cluster = config.quotas.services_per_cluster,

@@ -372,13 +372,14 @@ StatusOr<size_t> Scheduler::Resync(uint64_t epoch) {
 }
 
 StatusOr<size_t> Scheduler::SweepLostHosts(uint64_t epoch) {
-  if (instances_ == nullptr || options_.host_lost <= std::chrono::milliseconds::zero()) return 0;
+  if (options_.host_lost <= std::chrono::milliseconds::zero()) return 0;
+  ASSIGN_OR_RETURN(size_t stopped, SweepLostFargateHosts(epoch));
+  if (instances_ == nullptr) return stopped;
   std::vector<ecs::instance::ContainerInstances::Lost> lost;
   RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
     ASSIGN_OR_RETURN(lost, instances_->LostInstances(txn, clock_.Now(), options_.host_lost));
     return OkStatus();
   }));
-  size_t stopped = 0;
   for (const auto& instance : lost) {
     // A lost instance stays lost (ACTIVE, silent) until its agent comes back: once its tasks are
     // stopped, later sweeps find nothing assigned to it and write nothing.
@@ -404,6 +405,35 @@ StatusOr<size_t> Scheduler::SweepLostHosts(uint64_t epoch) {
     if (result.stopped == 0) continue;
     fmt::print(stderr, "paddock: container instance {}/{} lost (no agent for {} s): {} tasks stopped\n",
                instance.cluster, instance.id,
+               std::chrono::duration_cast<std::chrono::seconds>(options_.host_lost).count(), result.stopped);
+    if (result.notify) result.notify();
+    stopped += result.stopped;
+  }
+  return stopped;
+}
+
+StatusOr<size_t> Scheduler::SweepLostFargateHosts(uint64_t epoch) {
+  std::vector<ecs::task::FargateHost> lapsed;
+  RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(lapsed, tasks_.LapsedFargateHosts(txn, clock_.Now(), options_.host_lost));
+    return OkStatus();
+  }));
+  size_t stopped = 0;
+  for (const auto& host : lapsed) {
+    ecs::task::Tasks::LostTasks result;
+    Status s = store_.Write([&](store::WriteTxn& txn) -> Status {
+      result = {};
+      const TimePoint now = clock_.Now();
+      RETURN_IF_ERROR(lease_.CheckFence(txn, epoch, now));
+      ASSIGN_OR_RETURN(result, tasks_.StopLostFargateHost(txn, host, now, options_.host_lost));
+      return OkStatus();
+    });
+    if (Fenced(s)) return s;
+    if (!s.ok()) {  // one host's failure does not keep the others' tasks
+      fmt::print(stderr, "paddock: host-loss sweep: Fargate host {}: {}\n", host.node, s.ToString());
+      continue;
+    }
+    fmt::print(stderr, "paddock: Fargate host {} lost (no offer renewed for {} s): {} tasks stopped\n", host.node,
                std::chrono::duration_cast<std::chrono::seconds>(options_.host_lost).count(), result.stopped);
     if (result.notify) result.notify();
     stopped += result.stopped;

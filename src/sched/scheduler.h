@@ -105,6 +105,10 @@ class Scheduler {
   // nothing written by that transaction. The thread runs it every min(resync_interval,
   // host_lost / 4) while it leads.
   StatusOr<size_t> SweepLostHosts(uint64_t epoch);
+  // Its part for Fargate hosts (ecs/task/fargate_capacity.h): each other server's host whose
+  // offer lapsed options.host_lost ago gets its offer forgotten and its tasks stopped
+  // (Tasks::StopLostFargateHost), one transaction each, the fence first.
+  StatusOr<size_t> SweepLostFargateHosts(uint64_t epoch);
   // Forgets the tasks held between passes: the next pass over each service reads every task (what
   // every pass did before the projection; scheduler_bench compares the two). Scheduler thread.
   void ForgetTasks() { projections_.clear(); }

@@ -24,7 +24,28 @@ InProcessControl::~InProcessControl() {
 }
 
 StatusOr<std::vector<ecs::task::LaunchSpec>> InProcessControl::Assignments(std::string_view agent_id) {
+  {
+    std::lock_guard lock(mu_);
+    if (fenced_.contains(agent_id)) return std::vector<ecs::task::LaunchSpec>{};
+  }
   return tasks_.Assignments(agent_id);
+}
+
+void InProcessControl::SetFenced(std::string_view agent_id, bool fenced) {
+  std::vector<std::function<void()>> wakes;
+  {
+    std::lock_guard lock(mu_);
+    const bool was = fenced_.contains(agent_id);
+    if (was == fenced) return;
+    if (fenced) {
+      fenced_.emplace(agent_id);
+    } else {
+      fenced_.erase(fenced_.find(agent_id));
+    }
+    for (const auto& [id, w] : watchers_)
+      if (w.agent_id == agent_id) wakes.push_back(w.wake);
+  }
+  for (const auto& wake : wakes) wake();
 }
 
 Status InProcessControl::Report(std::string_view agent_id, std::string_view task_arn,

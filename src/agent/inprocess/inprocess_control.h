@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <memory>
 #include <mutex>
 #include <stop_token>
@@ -220,6 +221,13 @@ class InProcessControl final : public Control {
   // poll_interval later).
   void NotifyAll();
 
+  // Fences the in-process agent `agent_id` off, or lets it back (issue 16 §3, a server's Fargate
+  // agent whose server cannot renew its host's offer): while fenced, its Assignments are empty —
+  // the agent stops every container it runs, as a `paddock agent` does when its polls go
+  // unanswered (docs/agent-protocol.md, "Fencing") — and once let back the store's answer stands
+  // again. A change wakes the agent's watchers.
+  void SetFenced(std::string_view agent_id, bool fenced);
+
   // The long-poll of the agent `agent_id` (a container instance's, of `account`): answers at once
   // when the assignments' version differs from `known_version` (empty: always differs),
   // otherwise waits until it does, `deadline` passes, or Shutdown — if it gets a wait slot
@@ -257,6 +265,7 @@ class InProcessControl final : public Control {
     std::function<void()> wake;
   };
   std::map<uint64_t, Watcher> watchers_;  // GUARDED_BY(mu_)
+  std::set<std::string, std::less<>> fenced_;  // GUARDED_BY(mu_): agents SetFenced fenced off
   std::shared_ptr<const NetworkPolicyProvider> policy_provider_;  // GUARDED_BY(mu_)
   std::shared_ptr<const TaskCredentialsProvider> credentials_provider_;  // GUARDED_BY(mu_)
   std::shared_ptr<const ExecutionResourcesProvider> execution_provider_;  // GUARDED_BY(mu_)

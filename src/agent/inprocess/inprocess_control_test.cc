@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <boost/json/parse.hpp>
+
 #include <atomic>
 #include <chrono>
 #include <string>
@@ -17,6 +19,8 @@
 #include "ecs/taskdef/taskdefs.h"
 #include "ecs/testing/temp_store.h"
 #include "ecs/api/errors.h"
+#include "ecs/task/tasks.h"
+#include "vpc/default_vpc.h"
 
 namespace paddock::agent {
 namespace {
@@ -234,6 +238,54 @@ TEST_F(InProcessControlTest, WatchersAndReportsGoToTasks) {
   auto specs = control.Assignments("agent-1");
   ASSERT_TRUE(specs.ok());
   EXPECT_TRUE(specs->empty());
+}
+
+// A fenced agent (a server's Fargate agent whose server cannot renew its host's offer) is woken
+// and then assigned nothing, so it stops what it runs; another agent is not touched; a repeat
+// changes nothing; let back, it is woken again and the store's answer stands.
+TEST_F(InProcessControlTest, AFencedAgentIsWokenAndAssignedNothingUntilLetBack) {
+  // A Fargate task, assigned to this Tasks' agent ("fargate-local").
+  const Scope scope{kAccount, Region("us-east-1")};
+  const std::string caller = "arn:aws:iam::111111111111:root";
+  ASSERT_TRUE(clusters_.Create(scope, boost::json::parse(R"({"clusterName":"default"})").as_object()).ok());
+  ASSERT_TRUE(tds_.Register(scope, caller,
+                            boost::json::parse(R"({"family":"web","networkMode":"awsvpc","cpu":"256","memory":"512",)"
+                                               R"("requiresCompatibilities":["FARGATE"],)"
+                                               R"("containerDefinitions":[{"name":"app","image":"nginx"}]})")
+                                .as_object(),
+                            SystemClock::Get().Now())
+                  .ok());
+  ecs::task::RunRequest run;
+  run.task_definition = "web";
+  run.launch_type = "FARGATE";
+  run.network_configuration = boost::json::object{
+      {"awsvpcConfiguration",
+       boost::json::object{{"subnets", boost::json::array{boost::json::string(vpc::DefaultVpcFor(scope).subnets[0].id)}}}}};
+  auto ran = tasks_.Run(scope, caller, run, SystemClock::Get().Now());
+  ASSERT_TRUE(ran.ok()) << ran.status().ToString();
+  ASSERT_EQ(ran->tasks.size(), 1u);
+
+  InProcessControl control(tasks_, nullptr);
+  auto assigned = [&](std::string_view agent) {
+    auto specs = control.Assignments(agent);
+    EXPECT_TRUE(specs.ok());
+    return specs.ok() ? specs->size() : 0;
+  };
+  int fenced_wakes = 0, other_wakes = 0;
+  uint64_t w1 = control.Watch("fargate-local", [&] { ++fenced_wakes; });
+  uint64_t w2 = control.Watch("fargate-local@h2", [&] { ++other_wakes; });
+  EXPECT_EQ(assigned("fargate-local"), 1u);
+  control.SetFenced("fargate-local", true);
+  EXPECT_EQ(fenced_wakes, 1);
+  EXPECT_EQ(other_wakes, 0);
+  EXPECT_EQ(assigned("fargate-local"), 0u) << "fenced: its agent stops what it runs";
+  control.SetFenced("fargate-local", true);
+  EXPECT_EQ(fenced_wakes, 1) << "already fenced";
+  control.SetFenced("fargate-local", false);
+  EXPECT_EQ(fenced_wakes, 2);
+  EXPECT_EQ(assigned("fargate-local"), 1u) << "let back: the store's answer";
+  control.Unwatch(w1);
+  control.Unwatch(w2);
 }
 
 }  // namespace

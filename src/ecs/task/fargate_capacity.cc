@@ -198,37 +198,54 @@ Status FargateCapacity::Offer(store::Store& store, TimePoint now, std::chrono::m
                               std::string_view agent, std::string_view overlay_address) {
   if (agent.empty() || agent.find(' ') != std::string_view::npos || overlay_address.find(' ') != std::string_view::npos)
     return InvalidArgument("A Fargate host's agent and overlay address are single words.");
-  const int64_t now_ms = EpochMillis(now);
-  return store.Write([&](store::WriteTxn& txn) -> Status {
-    ASSIGN_OR_RETURN(std::vector<store::Row> rows, txn.Scan(kHosts, store::Range{}, kMaxHosts));
-    for (const store::Row& row : rows) {
-      store::KeyReader key(row.key);
-      ASSIGN_OR_RETURN(std::string node, key.Str());
-      StatusOr<HostOffer> offer = ParseOffer(node, row.value);
-      if (node != node_ && (!offer.ok() || offer->expires_ms <= now_ms)) RETURN_IF_ERROR(txn.Delete(kHosts, row.key));
-    }
-    return txn.Put(kHosts, NodeKey(node_),
-                   fmt::format("{} {} {} {} {}", now_ms + ttl.count(), limits_.cpu, limits_.memory, agent,
-                               overlay_address.empty() ? std::string_view("-") : overlay_address));
-  });
+  const std::string offer = fmt::format("{} {} {} {} {}", EpochMillis(now) + ttl.count(), limits_.cpu, limits_.memory,
+                                        agent, overlay_address.empty() ? std::string_view("-") : overlay_address);
+  return store.Write([&](store::WriteTxn& txn) { return txn.Put(kHosts, NodeKey(node_), offer); });
 }
 
 Status FargateCapacity::Withdraw(store::Store& store) {
   return store.Write([&](store::WriteTxn& txn) { return txn.Delete(kHosts, NodeKey(node_)); });
 }
 
-StatusOr<std::vector<FargateHost>> FargateCapacity::OtherHosts(store::ReadTxn& txn, TimePoint now) {
+namespace {
+
+// The offers of the other nodes for which `keep(expires_ms)` holds, by node.
+template <typename Keep>
+StatusOr<std::vector<FargateHost>> OffersOfOthers(store::ReadTxn& txn, std::string_view own, Keep keep) {
   ASSIGN_OR_RETURN(std::vector<store::Row> rows, txn.Scan(kHosts, store::Range{}, kMaxHosts));
-  const int64_t now_ms = EpochMillis(now);
   std::vector<FargateHost> hosts;
   for (const store::Row& row : rows) {
     store::KeyReader key(row.key);
     ASSIGN_OR_RETURN(std::string node, key.Str());
-    if (node == node_) continue;
+    if (node == own) continue;
     ASSIGN_OR_RETURN(HostOffer offer, ParseOffer(node, row.value));
-    if (now_ms < offer.expires_ms) hosts.push_back(std::move(offer.host));
+    if (keep(offer.expires_ms)) hosts.push_back(std::move(offer.host));
   }
   return hosts;
+}
+
+}  // namespace
+
+StatusOr<std::vector<FargateHost>> FargateCapacity::OtherHosts(store::ReadTxn& txn, TimePoint now) {
+  const int64_t now_ms = EpochMillis(now);
+  return OffersOfOthers(txn, node_, [&](int64_t expires_ms) { return now_ms < expires_ms; });
+}
+
+StatusOr<std::vector<FargateHost>> FargateCapacity::LapsedHosts(store::ReadTxn& txn, TimePoint now,
+                                                                std::chrono::milliseconds grace) {
+  const int64_t lapsed_before_ms = EpochMillis(now) - grace.count();
+  return OffersOfOthers(txn, node_, [&](int64_t expires_ms) { return expires_ms <= lapsed_before_ms; });
+}
+
+StatusOr<bool> FargateCapacity::Forget(store::WriteTxn& txn, std::string_view node, TimePoint now,
+                                       std::chrono::milliseconds grace) {
+  const std::string key = NodeKey(node);
+  ASSIGN_OR_RETURN(auto text, txn.Get(kHosts, key));
+  if (!text) return false;
+  ASSIGN_OR_RETURN(HostOffer offer, ParseOffer(node, *text));
+  if (offer.expires_ms > EpochMillis(now) - grace.count()) return false;
+  RETURN_IF_ERROR(txn.Delete(kHosts, key));
+  return true;
 }
 
 Status FargateCapacity::Release(store::WriteTxn& txn, const Scope& scope, std::string_view cluster,

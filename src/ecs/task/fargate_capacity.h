@@ -136,13 +136,23 @@ class FargateCapacity {
 
   // Offers this node's capacity to the other servers of the store until `now` + `ttl`: its
   // agent runs what they place on it, reached by the overlay at `overlay_address` ("" none).
-  // Removes the offers that expired at `now`. Renew it well within `ttl`.
+  // Renew it well within `ttl`. An offer that lapses stays in the store until the host-loss sweep
+  // forgets it (LapsedHosts, Forget).
   Status Offer(store::Store& store, TimePoint now, std::chrono::milliseconds ttl, std::string_view agent,
                std::string_view overlay_address);
-  // Withdraws this node's offer: no server places a task here from then on.
+  // Withdraws this node's offer (a clean stop): no server places a task here from then on, and
+  // the host is not lost — its tasks wait for its server's return.
   Status Withdraw(store::Store& store);
   // The other servers' hosts whose offers are live at `now`, by node.
   StatusOr<std::vector<FargateHost>> OtherHosts(store::ReadTxn& txn, TimePoint now);
+
+  // Losing a host (issue 16 §3; sched/scheduler.h, SweepLostHosts): the other hosts whose offers
+  // lapsed at least `grace` before `now` — their servers renewed nothing for that long.
+  StatusOr<std::vector<FargateHost>> LapsedHosts(store::ReadTxn& txn, TimePoint now, std::chrono::milliseconds grace);
+  // Forgets `node`'s offer if it is still lapsed by `grace` at `now`, in `txn`: true then (its
+  // tasks are to be recorded STOPPED in the same transaction), false when it was renewed
+  // meanwhile (or is gone).
+  StatusOr<bool> Forget(store::WriteTxn& txn, std::string_view node, TimePoint now, std::chrono::milliseconds grace);
 
   // What is reserved now: on this node, and by `account` (cpu only: the quota counts vCPUs).
   StatusOr<FargateUsage> NodeUsage(store::ReadTxn& txn);

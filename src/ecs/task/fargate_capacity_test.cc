@@ -360,6 +360,67 @@ TEST_F(FargateQuotaTest, EachAccountIsBoundedByItsQuotaAndCannotStarveAnother) {
   EXPECT_EQ(Run(kA, Req(kA, "small", 1)).tasks.size(), 1u);
 }
 
+// Losing a Fargate host (issue 16 §3): another server's host runs tasks of two accounts; its
+// offer lapses, and once it has been lapsed for the grace time the sweep's part records every task
+// its agent holds STOPPED as ECS writes a lost host's (TerminationNotice), gives the host's room,
+// the accounts' quota and the addresses back, and forgets the host — once.
+TEST_F(FargateCapacityTest, ALostHostsTasksAreStoppedAndWhatTheyHeldGoesBackOnce) {
+  const std::chrono::milliseconds ttl = std::chrono::seconds(6), grace = std::chrono::seconds(10);
+  const std::string other_agent = "fargate-local@h2:bbbb";
+  FargateCapacity other({.cpu = 4096, .memory = 8192, .vcpus_per_account = 4000}, other_agent);
+  ASSERT_TRUE(other.Offer(*store_, clock_.Now(), ttl, other_agent, "10.0.0.2").ok());
+  // The other host is four times this one: three small tasks all go there.
+  RunResult a = Run(kA, Req(kA, "small", 2));
+  RunResult b = Run(kB, Req(kB, "small", 1));
+  ASSERT_EQ(a.tasks.size(), 2u);
+  ASSERT_EQ(b.tasks.size(), 1u);
+  auto assigned = [&](std::string_view agent) {
+    auto specs = node_->tasks.Assignments(agent);
+    EXPECT_TRUE(specs.ok());
+    return specs.ok() ? specs->size() : 0;
+  };
+  EXPECT_EQ(assigned(other_agent), 3u);
+  EXPECT_EQ(assigned(kAgent), 0u);
+  auto sweep = [&]() {
+    size_t stopped = 0;
+    std::vector<FargateHost> lapsed;
+    EXPECT_TRUE(store_->Read([&](store::ReadTxn& txn) -> Status {
+      ASSIGN_OR_RETURN(lapsed, node_->tasks.LapsedFargateHosts(txn, clock_.Now(), grace));
+      return OkStatus();
+    }).ok());
+    for (const FargateHost& host : lapsed) {
+      Tasks::LostTasks lost;
+      EXPECT_TRUE(store_->Write([&](store::WriteTxn& txn) -> Status {
+        ASSIGN_OR_RETURN(lost, node_->tasks.StopLostFargateHost(txn, host, clock_.Now(), grace));
+        return OkStatus();
+      }).ok());
+      if (lost.notify) lost.notify();
+      stopped += lost.stopped;
+    }
+    return stopped;
+  };
+  clock_.Advance(ttl + grace - std::chrono::milliseconds(1));
+  EXPECT_EQ(sweep(), 0u) << "not lapsed for the grace time yet";
+  clock_.Advance(std::chrono::milliseconds(1));
+  EXPECT_EQ(sweep(), 3u);
+  auto described = node_->tasks.Describe(kA, "default", Arns(a), false, CallerOf(kA));
+  ASSERT_TRUE(described.ok());
+  ASSERT_EQ(described->tasks.size(), 2u);
+  for (const std::string& text : described->tasks) {
+    const json::object task = json::parse(text).as_object();
+    EXPECT_EQ(task.at("lastStatus").as_string(), "STOPPED");
+    EXPECT_EQ(task.at("desiredStatus").as_string(), "STOPPED");
+    EXPECT_EQ(task.at("stopCode").as_string(), kHostLostStopCode);
+    EXPECT_EQ(task.at("stoppedReason").as_string(), FargateHostLostReason());
+  }
+  EXPECT_EQ(assigned(other_agent), 0u);
+  EXPECT_EQ(AccountCpu(kA), 0);
+  EXPECT_EQ(AccountCpu(kB), 0);
+  EXPECT_EQ(Rows("fargate_node_usage"), 0u) << "the lost host's room is given back";
+  EXPECT_EQ(Rows("fargate_hosts"), 0u) << "and the host forgotten";
+  EXPECT_EQ(sweep(), 0u) << "once";
+}
+
 const TimePoint kNow = FromEpochMillis(1'800'000'000'000);
 
 // Reserve's admission, for the tests that place on one host.
@@ -490,19 +551,58 @@ TEST(FargateCapacityUnit, ATaskGoesToTheLiveHostWithTheMostRoomLeftAndAFullHosts
                           {"fargate-local@h1:aaaa", "fargate-local@h1:aaaa", "10.0.0.1", {1024, 2048}}}));
     return OkStatus();
   }).ok());
-  // A withdrawn offer takes nothing more; a renewal removes the offers that expired.
+  // A withdrawn offer takes nothing more (and is gone: a clean stop is no lost host).
   ASSERT_TRUE(b.Withdraw(*store).ok());
-  ASSERT_TRUE(a.Offer(*store, kNow, ttl, "fargate-local@h1:aaaa", "10.0.0.1").ok());
   ASSERT_TRUE(write([&](store::WriteTxn& txn) -> Status {
     RETURN_IF_ERROR(a.Release(txn, kA, "c", "t3"));  // room on b again, but b offers none
     ASSIGN_OR_RETURN(FargatePlacement p, a.Reserve(txn, kA, "c", "t9", {512, 1024}, kNow));
     EXPECT_EQ(p.admission, Admission::kCapacityUnavailable);
     ASSIGN_OR_RETURN(auto rows, txn.Scan("fargate_hosts", store::Range{}, 10));
-    EXPECT_EQ(rows.size(), 1u) << "only a's offer is left";
+    EXPECT_EQ(rows.size(), 2u) << "a's offer and c's lapsed one, which only the host-loss sweep forgets";
     return OkStatus();
   }).ok());
   // A bad offer is refused and writes nothing.
   EXPECT_EQ(a.Offer(*store, kNow, ttl, "two words", "").code(), StatusCode::kInvalidArgument);
+}
+
+// Losing a Fargate host (issue 16 §3): an offer that lapsed at least the grace time ago is the
+// sweep's to forget, once, and only while it is still lapsed; a live or withdrawn one never is.
+TEST(FargateCapacityUnit, AnOfferLapsedLongerThanTheGraceIsLostOnceAndARenewedOneIsNot) {
+  paddock::testing::TempStore store;
+  const std::chrono::milliseconds ttl = std::chrono::seconds(6);
+  FargateCapacity a({.cpu = 1024, .memory = 2048, .vcpus_per_account = 100}, "fargate-local@h1:aaaa");
+  FargateCapacity b({.cpu = 1024, .memory = 2048, .vcpus_per_account = 100}, "fargate-local@h2:bbbb");
+  FargateCapacity c({.cpu = 1024, .memory = 2048, .vcpus_per_account = 100}, "fargate-local@h3:cccc");
+  ASSERT_TRUE(a.Offer(*store, kNow, ttl, "fargate-local@h1:aaaa", "").ok());
+  ASSERT_TRUE(b.Offer(*store, kNow - std::chrono::seconds(10), ttl, "fargate-local@h2:bbbb", "").ok());  // lapsed 4 s ago
+  ASSERT_TRUE(c.Offer(*store, kNow - std::chrono::seconds(10), ttl, "fargate-local@h3:cccc", "").ok());
+  ASSERT_TRUE(c.Withdraw(*store).ok());
+  auto lapsed = [&](std::chrono::milliseconds grace) {
+    std::vector<std::string> nodes;
+    EXPECT_TRUE(store->Read([&](store::ReadTxn& txn) -> Status {
+      ASSIGN_OR_RETURN(std::vector<FargateHost> hosts, a.LapsedHosts(txn, kNow, grace));
+      for (const FargateHost& h : hosts) nodes.push_back(h.node);
+      return OkStatus();
+    }).ok());
+    return nodes;
+  };
+  EXPECT_EQ(lapsed(std::chrono::seconds(3)), std::vector<std::string>{"fargate-local@h2:bbbb"});
+  EXPECT_EQ(lapsed(std::chrono::seconds(5)), std::vector<std::string>{}) << "not lapsed that long yet";
+  auto forget = [&](FargateCapacity& by, std::string_view node, TimePoint now) {
+    bool forgotten = false;
+    EXPECT_TRUE(store->Write([&](store::WriteTxn& txn) -> Status {
+      ASSIGN_OR_RETURN(forgotten, by.Forget(txn, node, now, std::chrono::seconds(3)));
+      return OkStatus();
+    }).ok());
+    return forgotten;
+  };
+  EXPECT_FALSE(forget(b, "fargate-local@h1:aaaa", kNow)) << "a's offer is live";
+  // b's server renews just before the sweep's write: it is not lost.
+  ASSERT_TRUE(b.Offer(*store, kNow, ttl, "fargate-local@h2:bbbb", "").ok());
+  EXPECT_FALSE(forget(a, "fargate-local@h2:bbbb", kNow));
+  EXPECT_TRUE(forget(a, "fargate-local@h2:bbbb", kNow + std::chrono::seconds(10))) << "lapsed 4 s by then";
+  EXPECT_FALSE(forget(a, "fargate-local@h2:bbbb", kNow + std::chrono::seconds(10))) << "once";
+  EXPECT_FALSE(forget(a, "fargate-local@h3:cccc", kNow + std::chrono::seconds(10))) << "withdrawn: never lost";
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <fmt/ranges.h>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include "common/encoding.h"
@@ -164,18 +165,19 @@ std::string RefKey(const Scope& s, std::string_view family, uint64_t revision, s
 std::string AssignmentKey(std::string_view agent, const Scope& s, std::string_view cluster, std::string_view id) {
   return Key().Str(agent).Str(s.account.str()).Str(s.region.str()).Str(cluster).Str(id).Done();
 }
-// The task a task_assignments row names (its key: agent, account, region, cluster, id; the
-// account and region are the caller's scope).
+// The task a task_assignments row names (its key: agent, account, region, cluster, id).
 struct AssignedTask {
+  Scope scope;
   std::string cluster;
   std::string id;
 };
 StatusOr<AssignedTask> ReadAssignmentKey(std::string_view key) {
   store::KeyReader r(key);
-  for (int i = 0; i < 3; ++i) {
-    ASSIGN_OR_RETURN(std::string part, r.Str());
-  }
+  ASSIGN_OR_RETURN(std::string agent, r.Str());
+  ASSIGN_OR_RETURN(std::string account, r.Str());
+  ASSIGN_OR_RETURN(std::string region, r.Str());
   AssignedTask out;
+  out.scope = Scope{AccountId(account), Region(region)};
   ASSIGN_OR_RETURN(out.cluster, r.Str());
   ASSIGN_OR_RETURN(out.id, r.Str());
   return out;
@@ -1373,19 +1375,42 @@ std::string HostLostReason(std::string_view ec2_instance_id) {
   return fmt::format("Host EC2 (instance {}) terminated.", ec2_instance_id);
 }
 
+std::string FargateHostLostReason() { return "Task stopped because its Fargate host was lost."; }
+
 StatusOr<Tasks::LostTasks> Tasks::StopLostInstance(store::WriteTxn& txn, const Scope& scope, std::string_view cluster,
                                                    std::string_view instance_id, std::string_view ec2_instance_id,
                                                    TimePoint now) {
-  const std::string agent = InstanceAgentId(instance::ContainerInstanceArn(scope, cluster, instance_id));
+  return StopLostAgent(txn, InstanceAgentId(instance::ContainerInstanceArn(scope, cluster, instance_id)),
+                       HostLostReason(ec2_instance_id), now);
+}
+
+StatusOr<std::vector<FargateHost>> Tasks::LapsedFargateHosts(store::ReadTxn& txn, TimePoint now,
+                                                            std::chrono::milliseconds grace) {
+  if (fargate_ == nullptr) return std::vector<FargateHost>{};
+  return fargate_->LapsedHosts(txn, now, grace);
+}
+
+StatusOr<Tasks::LostTasks> Tasks::StopLostFargateHost(store::WriteTxn& txn, const FargateHost& host, TimePoint now,
+                                                      std::chrono::milliseconds grace) {
+  if (fargate_ == nullptr) return LostTasks{};
+  ASSIGN_OR_RETURN(bool lost, fargate_->Forget(txn, host.node, now, grace));
+  if (!lost) return LostTasks{};
+  return StopLostAgent(txn, host.agent, FargateHostLostReason(), now);
+}
+
+StatusOr<Tasks::LostTasks> Tasks::StopLostAgent(store::WriteTxn& txn, const std::string& agent,
+                                                const std::string& reason, TimePoint now) {
   const double t = EpochSeconds(now);
   LostTasks out;
   bool released = false, deregistered = false;
-  std::set<std::pair<std::string, std::string>> groups;  // (cluster, group) of the stopped tasks
+  std::set<Scope> scopes;                                        // of the stopped tasks
+  std::set<std::tuple<Scope, std::string, std::string>> groups;  // (scope, cluster, group) of the stopped tasks
   // Each row is deleted as its task is stopped (ReleaseHeld): the scan starts over until none is left.
   while (true) {
     ASSIGN_OR_RETURN(auto rows, txn.Scan(kAssignments, store::PrefixRange(Key().Str(agent).Done()), 500));
     for (const auto& row : rows) {
       ASSIGN_OR_RETURN(AssignedTask assigned, ReadAssignmentKey(row.key));
+      const Scope& scope = assigned.scope;
       const std::string& task_cluster = assigned.cluster;
       const std::string& id = assigned.id;
       const std::string key = TaskKey(scope, task_cluster, id);
@@ -1403,7 +1428,7 @@ StatusOr<Tasks::LostTasks> Tasks::StopLostInstance(store::WriteTxn& txn, const S
           RETURN_IF_ERROR(DeleteIndexes(txn, scope, task_cluster, id, task, launch, desired));
           task["desiredStatus"] = kStoppedStatus;
           task["stopCode"] = kHostLostStopCode;
-          task["stoppedReason"] = HostLostReason(ec2_instance_id);
+          task["stoppedReason"] = reason;
           RETURN_IF_ERROR(PutIndexes(txn, scope, task_cluster, id, task, launch, kStoppedStatus));
         }
         if (!task.contains("stoppingAt")) task["stoppingAt"] = t;
@@ -1419,21 +1444,24 @@ StatusOr<Tasks::LostTasks> Tasks::StopLostInstance(store::WriteTxn& txn, const S
       deregistered = deregistered || registry_written;
       RETURN_IF_ERROR(StampGroupRow(txn, scope, task_cluster, id, task));
       RETURN_IF_ERROR(txn.Put(kTasks, key, json::serialize(task)));
-      if (!Str(task, "group").empty()) groups.emplace(task_cluster, Str(task, "group"));
+      scopes.insert(scope);
+      if (!Str(task, "group").empty()) groups.emplace(scope, task_cluster, Str(task, "group"));
       ++out.stopped;
     }
     if (rows.size() < 500) break;
   }
   if (out.stopped == 0) return out;
-  out.notify = [this, scope, released, deregistered, groups] {
+  out.notify = [this, scopes, released, deregistered, groups] {
     if (deregistered) discovery_->Published();
     {
       std::lock_guard lock(listener_mu_);
       if (group_listener_)
-        for (const auto& [c, g] : groups) group_listener_(scope, c, g);
+        for (const auto& [scope, c, g] : groups) group_listener_(scope, c, g);
     }
-    if (released) NotifyAddresses(scope);
-    NotifyTasks(scope);
+    for (const Scope& scope : scopes) {
+      if (released) NotifyAddresses(scope);
+      NotifyTasks(scope);
+    }
     NotifyChange();
   };
   return out;

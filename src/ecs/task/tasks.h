@@ -140,6 +140,8 @@ inline constexpr std::string_view kForcedDeregistrationReason = "Container insta
 // "Host EC2 (instance i-…) terminated." (docs/contracts/task.md, "Losing a host", with the source).
 inline constexpr std::string_view kHostLostStopCode = "TerminationNotice";
 std::string HostLostReason(std::string_view ec2_instance_id);
+// A lost Fargate host's tasks' stoppedReason (Paddock's words: AWS publishes none for it).
+std::string FargateHostLostReason();
 
 // Task scale-in protection (protection.cc): the default and longest protection.
 inline constexpr std::chrono::minutes kDefaultProtection{120};
@@ -377,6 +379,16 @@ class Tasks {
   };
   StatusOr<LostTasks> StopLostInstance(store::WriteTxn& txn, const Scope& scope, std::string_view cluster,
                                        std::string_view instance_id, std::string_view ec2_instance_id, TimePoint now);
+  // The same for a Fargate host (another server's, fargate_capacity.h): the hosts whose offers
+  // lapsed at least `grace` before `now`; and, inside the caller's transaction, a lapsed host's
+  // offer forgotten and every task assigned to its agent — of any account — recorded STOPPED as
+  // above with stoppedReason FargateHostLostReason(), if the offer is still lapsed (nothing, when
+  // its server renewed it meanwhile). The host's server fenced itself before (it stops its
+  // containers when it cannot renew its offer; docs/contracts/task.md, "Losing a host").
+  StatusOr<std::vector<FargateHost>> LapsedFargateHosts(store::ReadTxn& txn, TimePoint now,
+                                                        std::chrono::milliseconds grace);
+  StatusOr<LostTasks> StopLostFargateHost(store::WriteTxn& txn, const FargateHost& host, TimePoint now,
+                                          std::chrono::milliseconds grace);
 
   enum class ReapMode { kConfirmedOnly, kForce };
   // Removes every task of the account. Its addresses, Fargate capacity and assignments are
@@ -422,6 +434,11 @@ class Tasks {
     StatusOr<bool> UsesCapacityProvider(store::ReadTxn& txn, const Scope& scope, std::string_view cluster,
                                         std::string_view provider) override;
   };
+
+  // StopLostInstance's and StopLostFargateHost's work: every task assigned to `agent` recorded
+  // STOPPED with kHostLostStopCode and `reason`, what it held released.
+  StatusOr<LostTasks> StopLostAgent(store::WriteTxn& txn, const std::string& agent, const std::string& reason,
+                                    TimePoint now);
 
   // Everything RunTask decides before its transaction: the validated request and the pinned
   // revision (tasks.cc).

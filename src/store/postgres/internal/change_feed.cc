@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "store/postgres/internal/connection.h"
+
 namespace paddock::store::postgres_internal {
 
 namespace {
@@ -84,7 +86,7 @@ void ChangeFeed::Run() {
         PQfinish(conn);
         missed = true;
       }
-      conn = PQconnectdb(url_.c_str());
+      conn = ConnectBounded(url_);
       bool listening = conn != nullptr && PQstatus(conn) == CONNECTION_OK;
       if (listening) {
         PQsetNoticeProcessor(conn, IgnoreNotice, nullptr);

@@ -104,9 +104,17 @@ struct Connection::Result {
   PGresult* result;
 };
 
+pg_conn* ConnectBounded(const std::string& url) {
+  // Earlier keywords are the defaults: the URL, expanded in place of dbname, overrides them.
+  const char* const keywords[] = {"keepalives",       "keepalives_idle", "keepalives_interval", "keepalives_count",
+                                  "tcp_user_timeout", "connect_timeout", "dbname",              nullptr};
+  const char* const values[] = {"1", "5", "2", "2", "10000", "10", url.c_str(), nullptr};
+  return PQconnectdbParams(keywords, values, /*expand_dbname=*/1);
+}
+
 StatusOr<std::unique_ptr<Connection>> Connection::Open(const std::string& url,
                                                        std::shared_ptr<const TableCatalog> catalog) {
-  pg_conn* conn = PQconnectdb(url.c_str());
+  pg_conn* conn = ConnectBounded(url);
   if (conn == nullptr) return Unavailable("postgresql: out of memory connecting");
   std::unique_ptr<Connection> c(new Connection(conn, url, std::move(catalog)));
   if (PQstatus(conn) != CONNECTION_OK) return PgError(conn, nullptr, "connect");

@@ -34,6 +34,14 @@ std::string StatementSql(std::string_view table, Op op);
 inline constexpr int64_t kWriteLock = 0x50616464'6f636b01;
 inline constexpr int64_t kMigrationLock = 0x50616464'6f636b02;
 
+// Connects to `url` (libpq's URI or key=value form) with TCP keepalives (idle 5 s, then 2 probes
+// 2 s apart) and a TCP user timeout (10 s) unless the URL sets its own, so a server cut off from
+// its database (a lost host, a dead network path) sees its calls fail within about ten seconds
+// instead of waiting on the socket for the kernel's retransmissions (many minutes): its reads and
+// writes report Unavailable, and what waits on them — the Fargate fence, the agents — can act.
+// Unix sockets ignore these. Null only when out of memory; check PQstatus.
+pg_conn* ConnectBounded(const std::string& url);
+
 // One connection. Not thread-safe: used by one thread at a time.
 class Connection {
  public:
