@@ -610,6 +610,47 @@ class FargateHosts(unittest.TestCase):
                 self.fail("host 2, back, kept what its lost tasks left" + self.context())
             time.sleep(0.2)
 
+    def test_3_a_killed_servers_containers_are_fenced_by_its_watchdog_before_its_tasks_are_stopped(self):
+        # A server killed with kill -9 cannot fence its containers itself: its watchdog does, once no
+        # server has taken its state directory over within the fence time.
+        ecs = self.ecs[1]
+        ecs.create_service(cluster="fargate", serviceName="killed", taskDefinition="fargate-web", desiredCount=2,
+                           launchType="FARGATE",
+                           networkConfiguration={"awsvpcConfiguration": {"subnets": [self.subnet]}})
+        tasks = self.service_tasks(2, service="killed")
+        on_2 = [t["taskArn"] for t in tasks if self.host_of(t["taskArn"]) == 2]
+        self.assertTrue(on_2, "the service has a task on host 2")
+        self.servers[2].proc.send_signal(signal.SIGKILL)
+        self.servers[2].proc.wait()
+        killed_at = time.monotonic()
+        deadline = killed_at + 60
+        while True:
+            described = ecs.describe_tasks(cluster="fargate", tasks=on_2)["tasks"]
+            if all(t["lastStatus"] == "STOPPED" for t in described):
+                break
+            if time.monotonic() > deadline:
+                self.fail(f"host 2's tasks not stopped: {[t['lastStatus'] for t in described]}" + self.context())
+            time.sleep(0.2)
+        for t in described:
+            self.assertEqual(t["stoppedReason"], "Task stopped because its Fargate host was lost.")
+            self.assertEqual(self.running_on_2(t["taskArn"]), [],
+                             "recorded STOPPED while the killed server's container still ran" + self.context())
+        self.assertIn("paddock fence-watch: the server of", self.servers[2].log_tail(4000))
+        tasks = self.service_tasks(2, exclude=set(on_2), service="killed")
+        self.assertEqual({self.host_of(t["taskArn"]) for t in tasks}, {1})
+        print(f"\nserver 2 killed -> its tasks STOPPED, the service back at 2 on host 1 "
+              f"{time.monotonic() - killed_at:.1f} s after", file=sys.stderr)
+        # Started again on its directory, the server removes what its lost tasks left.
+        left = [os.path.basename(p) for arn in on_2 for p in glob.glob(f"{NETNS_DIR}/*{arn.rsplit('/', 1)[1]}")]
+        self.servers[2].start()
+        ecs.delete_service(cluster="fargate", service="killed", force=True)
+        deadline = time.monotonic() + 90
+        while any(containers_of(self.servers[2].state_dir, arn.rsplit("/", 1)[1]) for arn in on_2) or \
+                set(left) & set(os.listdir(NETNS_DIR)):
+            if time.monotonic() > deadline:
+                self.fail("server 2, back, kept what its lost tasks left" + self.context())
+            time.sleep(0.2)
+
     def running_on_2(self, arn):
         """Host 2's containers of the task that still run (crun's state: a process)."""
         root = os.path.join(self.servers[2].state_dir, "containers", "crun")
@@ -620,18 +661,18 @@ class FargateHosts(unittest.TestCase):
                 running.append(name)
         return running
 
-    def service_tasks(self, count, exclude=frozenset(), timeout=60):
+    def service_tasks(self, count, exclude=frozenset(), timeout=60, service="lost"):
         ecs = self.ecs[1]
         deadline = time.monotonic() + timeout
         while True:
-            arns = [a for a in ecs.list_tasks(cluster="fargate", serviceName="lost", desiredStatus="RUNNING")["taskArns"]
+            arns = [a for a in ecs.list_tasks(cluster="fargate", serviceName=service, desiredStatus="RUNNING")["taskArns"]
                     if a not in exclude]
             if len(arns) == count:
                 tasks = ecs.describe_tasks(cluster="fargate", tasks=arns)["tasks"]
                 if all(t["lastStatus"] == "RUNNING" for t in tasks):
                     return tasks
             if time.monotonic() > deadline:
-                svc = ecs.describe_services(cluster="fargate", services=["lost"])["services"][0]
+                svc = ecs.describe_services(cluster="fargate", services=[service])["services"][0]
                 self.fail(f"the service did not reach {count} RUNNING tasks ({len(arns)} listed): "
                           f"{[e['message'] for e in svc['events'][:5]]}" + self.context())
             time.sleep(0.2)

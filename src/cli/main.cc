@@ -22,6 +22,7 @@
 #include "cli/agent_command.h"
 #include "cli/deploy_command.h"
 #include "cli/edge_command.h"
+#include "cli/fence_watch.h"
 #include "cli/config.h"
 #include "cli/host_checks.h"
 #include "cli/node.h"
@@ -888,6 +889,13 @@ int main(int argc, char** argv) {
   down->add_option("--timeout", down_timeout, "Seconds to wait for the tasks to stop (default 300)")
       ->check(CLI::Range(1, 86400));
 
+  // The server's watchdog (cli/fence_watch.h): started by the server itself, not listed in --help.
+  CLI::App* fence_watch = app.add_subcommand("fence-watch", "");
+  std::string fence_watch_dir;
+  int64_t fence_watch_after_ms = 0;
+  fence_watch->add_option("--state-dir", fence_watch_dir)->required();
+  fence_watch->add_option("--after-ms", fence_watch_after_ms)->required()->check(CLI::Range(int64_t{0}, int64_t{86'400'000}));
+
   CLI::App* doctor = app.add_subcommand(
       "doctor", "Check that this host can run Paddock's containers: one line per check, with the fix; exit status 1 "
                 "when a check fails");
@@ -953,6 +961,8 @@ int main(int argc, char** argv) {
   }
   if (down->parsed()) return RunDown(down_state_dir, down->count("--state-dir") > 0, down_timeout);
   if (doctor->parsed()) return RunDoctor(doctor_state_dir, doctor_listen);
+  if (fence_watch->parsed())
+    return paddock::cli::RunFenceWatch(fence_watch_dir, std::chrono::milliseconds(fence_watch_after_ms));
   if (app.got_subcommand("image")) return RunImageCommand(image_commands);
   if (agent_command.cmd->parsed()) return RunAgentCommand(agent_command);
   if (edge_command.cmd->parsed()) return RunEdgeCommand(edge_command);

@@ -38,6 +38,7 @@
 #include "cli/access_log.h"
 #include "cli/aws_profile.h"
 #include "cli/host_checks.h"
+#include "cli/fence_watch.h"
 #include "cli/node_owner.h"
 #include "console/assets.h"
 #include "common/encoding.h"
@@ -604,6 +605,8 @@ class Node::Impl {
   std::atomic<int64_t> last_offer_ms{0};
   std::chrono::milliseconds fargate_fence_after{0};  // zero: no fence (no sweep either)
   std::thread fence_loop;
+  // The fence of a killed server's containers (cli/fence_watch.h), while the offer is made.
+  std::optional<FenceWatch> fence_watch;
   std::thread presence_loop;
   std::mutex presence_mu;
   std::condition_variable presence_cv;
@@ -689,7 +692,14 @@ class Node::Impl {
     if (!presence || agent == nullptr) return;
     OfferFargate();
     offering_fargate = true;
-    if (fargate_fence_after > std::chrono::milliseconds::zero()) fence_loop = std::thread([this] { FenceLoop(); });
+    if (fargate_fence_after <= std::chrono::milliseconds::zero()) return;
+    fence_loop = std::thread([this] { FenceLoop(); });
+    StatusOr<FenceWatch> watch = FenceWatch::Start(config.state_dir, fargate_fence_after);
+    if (watch.ok()) {
+      fence_watch.emplace(std::move(*watch));
+    } else {  // the live server still fences; a killed one's containers would outlive it
+      fmt::print(stderr, "paddock: warning: the fence watchdog did not start: {}\n", watch.status().ToString());
+    }
   }
 
   // Every quarter second: the Fargate agent is fenced off (InProcessControl::SetFenced: it stops
@@ -729,6 +739,7 @@ class Node::Impl {
     if (offering_fargate.exchange(false)) {
       if (Status s = fargate->Withdraw(*store); !s.ok())
         fmt::print(stderr, "paddock: Fargate capacity offer: {}\n", s.ToString());
+      if (fence_watch) fence_watch->StopCleanly();  // withdrawn: not lost, nothing to fence
     }
     if (Status s = presence->Leave(); !s.ok()) fmt::print(stderr, "paddock: server presence: {}\n", s.ToString());
   }
