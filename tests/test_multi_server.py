@@ -295,6 +295,21 @@ class MultiServer(unittest.TestCase):
             self.assertEqual(self.ecs[reader].describe_task_definition(taskDefinition=arn)
                              ["taskDefinition"]["status"], "INACTIVE")
 
+    def test_5_a_log_written_through_one_replica_is_read_through_the_other(self):
+        # CloudWatch Logs live in the shared database too: a task's awslogs on one server's host, read
+        # through whichever replica the load balancer picks.
+        logs = {n: h.client("logs", s.endpoint, self.key_id, self.secret) for n, s in self.servers.items()}
+        logs["a"].create_log_group(logGroupName="/multi/app")
+        logs["b"].create_log_stream(logGroupName="/multi/app", logStreamName="web")
+        now = int(time.time() * 1000)
+        logs["a"].put_log_events(logGroupName="/multi/app", logStreamName="web",
+                                 logEvents=[{"timestamp": now, "message": f"line {i}"} for i in range(3)])
+        got = logs["b"].get_log_events(logGroupName="/multi/app", logStreamName="web", startFromHead=True)["events"]
+        self.assertEqual([e["message"] for e in got], ["line 0", "line 1", "line 2"])
+        self.assertEqual([g["logGroupName"] for g in logs["b"].describe_log_groups()["logGroups"]], ["/multi/app"])
+        logs["b"].delete_log_group(logGroupName="/multi/app")
+        self.assertEqual(logs["a"].describe_log_groups()["logGroups"], [])
+
 
 # AWS's task-definition-modify bucket (src/ecs/api/throttle_table.cc): RegisterTaskDefinition and
 # DeregisterTaskDefinition. A refill of 1 a second keeps the budget's time term small beside its burst.

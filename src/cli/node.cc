@@ -66,6 +66,7 @@
 #include "cli/execution_resources.h"  // issue 12: secrets at task start
 #include "cli/log_shipping.h"        // issue 12: the awslogs driver
 #include "logs/api/logs_service.h"  // issue 12: CloudWatch Logs
+#include "logs/schema.h"
 #include "sts/service_sessions.h"
 #include "sts/sessions.h"
 #include "ec2/api/ec2_service.h"
@@ -958,7 +959,13 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   ASSIGN_OR_RETURN(impl->ssm, ssm::api::SsmModule::Open(*impl->store, *impl->keys, token_key));
   impl->front->AddJsonService(&impl->ssm->service());
   // issue 12: CloudWatch Logs, on its own store so that ingest never queues behind ECS writes.
-  ASSIGN_OR_RETURN(impl->logs, logs::api::LogsModule::Open(config.state_dir, token_key));
+  if (config.store_url.empty()) {
+    ASSIGN_OR_RETURN(impl->logs, logs::api::LogsModule::Open(config.state_dir, token_key));
+  } else {  // one log for every server of the database: its own connections, the same tables
+    ASSIGN_OR_RETURN(auto logs_store,
+                     store::PostgresStore::Open({.url = config.store_url, .readers = 4, .schemas = {logs::kSchema}}));
+    ASSIGN_OR_RETURN(impl->logs, logs::api::LogsModule::OpenOn(std::move(logs_store), token_key));
+  }
   impl->front->AddJsonService(&impl->logs->service());
   ASSIGN_OR_RETURN(impl->iam_api, iam::api::IamService::Create(*impl->iam_directory, *impl->accounts));
   impl->iam_api->SetAuthorizer(impl->authorizer.get());  // SimulatePrincipalPolicy decides as live calls do

@@ -409,11 +409,16 @@ StatusOr<std::string> LogsService::Call(const aws::CallContext& ctx, json::objec
 
 StatusOr<std::unique_ptr<LogsModule>> LogsModule::Open(const std::string& state_dir, const std::string& token_key,
                                                        const Clock& clock) {
-  std::unique_ptr<LogsModule> m(new LogsModule());
   store::SqliteOptions options;
   options.path = (std::filesystem::path(state_dir) / "logs.db").string();
   options.schemas = {kSchema};
   ASSIGN_OR_RETURN(auto store, store::SqliteStore::Open(options));
+  return OpenOn(std::move(store), token_key, clock);
+}
+
+StatusOr<std::unique_ptr<LogsModule>> LogsModule::OpenOn(std::unique_ptr<store::Store> store,
+                                                         const std::string& token_key, const Clock& clock) {
+  std::unique_ptr<LogsModule> m(new LogsModule());
   m->store_ = std::move(store);
   m->groups_ = std::make_unique<LogGroups>(*m->store_, clock);
   m->service_ = std::make_unique<LogsService>(*m->groups_, aws::TokenCodec(token_key));

@@ -73,13 +73,18 @@ class LogsService final : public aws::JsonService {
 };
 
 // The node's CloudWatch Logs: its own store (<state-dir>/logs.db: own writer thread and group
-// commit, so ingest never queues behind ECS writes), owner, API and account reaper.
+// commit, so ingest never queues behind ECS writes; or its own connections to a shared PostgreSQL
+// database), owner, API and account reaper.
 class LogsModule final : public iam::AccountReaper {
  public:
   // `token_key` seals nextTokens (the node's pagination key). The store is closed with the module.
   // `clock` (creation, ingestion and retention times) must outlive the module.
   static StatusOr<std::unique_ptr<LogsModule>> Open(const std::string& state_dir, const std::string& token_key,
                                                     const Clock& clock = SystemClock::Get());
+  // The same on `store`, which holds the module's tables (kSchema): a PostgreSQL database that
+  // several servers share, so a log written through one is read through any (docs/scaling.md).
+  static StatusOr<std::unique_ptr<LogsModule>> OpenOn(std::unique_ptr<store::Store> store, const std::string& token_key,
+                                                      const Clock& clock = SystemClock::Get());
   ~LogsModule() override;
 
   LogsService& service() { return *service_; }
