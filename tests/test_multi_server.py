@@ -226,6 +226,42 @@ class MultiServer(unittest.TestCase):
             self.ecs["a"].stop_task(cluster="multi", task=arn)
             th.wait_for_status(self, self.ecs["b"], "multi", arn, "STOPPED", 30, lambda: agent.log_tail())
 
+    def test_6_an_agent_given_both_replicas_turns_to_the_other_when_its_server_dies(self):
+        # `paddock agent --endpoint b --endpoint a`: b killed, the agent's next calls go to a, so a
+        # task placed through a runs on it and it is not fenced off or found lost.
+        agent_dir = os.path.join(self.tmp, "agent-failover")
+        os.makedirs(agent_dir)
+        th.httpd_image(agent_dir, agent_dir + "-work", "busybox:multi", PAGE)
+        key = admin(self.dirs["a"], self.url, "create-access-key", "--account", self.account)
+        creds = os.path.join(self.tmp, "agent-failover-credentials")
+        with open(creds, "w") as f:
+            f.write(f"[agent]\naws_access_key_id = {key['accessKeyId']}\n"
+                    f"aws_secret_access_key = {key['secretAccessKey']}\n")
+        self.ecs["a"].create_cluster(clusterName="failover")
+        agent = AgentProcess(["--endpoint", self.servers["b"].endpoint, "--endpoint", self.servers["a"].endpoint,
+                              "--cluster", "failover", "--state-dir", agent_dir, "--credentials", creds,
+                              "--profile", "agent"],
+                             os.path.join(self.tmp, "agent-failover.log")).start()
+        self.addCleanup(agent.stop)
+        td = self.ecs["a"].register_task_definition(
+            family="failover-ec2", networkMode="awsvpc", requiresCompatibilities=["EC2"], cpu="256", memory="128",
+            containerDefinitions=[{"name": "web", "image": "busybox:multi", "essential": True, "stopTimeout": 2}],
+        )["taskDefinition"]["taskDefinitionArn"]
+        th.connected_instance(self.ecs["a"], "failover", context=agent.log_tail)
+        self.servers["b"].kill()
+        killed = time.monotonic()
+        r = self.ecs["a"].run_task(cluster="failover", taskDefinition=td, launchType="EC2",
+                                   networkConfiguration={"awsvpcConfiguration": {"subnets": [self.subnet]}})
+        self.assertEqual(r["failures"], [], f"{self.context()}\nagent: {agent.log_tail()}")
+        arn = r["tasks"][0]["taskArn"]
+        task = th.wait_for_status(self, self.ecs["a"], "failover", arn, "RUNNING", 30,
+                                  lambda: f"\nagent: {agent.log_tail()}")
+        print(f"\nserver b killed -> the agent's task placed through a RUNNING {time.monotonic() - killed:.1f} s after",
+              file=sys.stderr)
+        self.assertEqual(th.fetch(f"http://{th.task_ip(task)}:8080/"), PAGE)
+        self.ecs["a"].stop_task(cluster="failover", task=arn)
+        th.wait_for_status(self, self.ecs["a"], "failover", arn, "STOPPED", 30, lambda: agent.log_tail())
+
     def lease(self):
         """(holder pid, epoch, expires ms) of the scheduler lease, read from the database."""
         row = self.pg.psql("multi", "SELECT convert_from(v, 'UTF8') FROM t_scheduler_lease").stdout.strip()

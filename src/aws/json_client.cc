@@ -1,6 +1,7 @@
 #include "aws/json_client.h"
 
 #include <optional>
+#include <tuple>
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
@@ -12,16 +13,38 @@ namespace paddock::aws {
 namespace json = boost::json;
 
 JsonClient::JsonClient(JsonClientOptions options) : options_(std::move(options)) {
+  endpoints_.emplace_back(options_.host, options_.port);
+  for (const auto& e : options_.alternates) endpoints_.push_back(e);
+  Connect();
+}
+
+void JsonClient::Connect() {
+  std::unique_ptr<http::Client> next;
   if (!options_.tls) {
-    http_ = std::make_unique<http::Client>(options_.host, options_.port, options_.timeout);
-    return;
-  }
-  StatusOr<std::unique_ptr<http::Client>> tls = http::Client::Tls(options_.host, options_.port, options_.timeout, *options_.tls);
-  if (tls.ok()) {
-    http_ = std::move(*tls);
+    next = std::make_unique<http::Client>(options_.host, options_.port, options_.timeout);
   } else {
-    init_error_ = tls.status();
+    StatusOr<std::unique_ptr<http::Client>> tls =
+        http::Client::Tls(options_.host, options_.port, options_.timeout, *options_.tls);
+    if (tls.ok()) {
+      next = std::move(*tls);
+    } else {
+      init_error_ = tls.status();
+    }
   }
+  std::lock_guard lock(http_mu_);  // Cancel may look at http_ from another thread
+  std::swap(http_, next);
+}
+
+void JsonClient::Cancel() {
+  std::lock_guard lock(http_mu_);
+  if (http_) http_->Cancel();
+}
+
+void JsonClient::FailOver() {
+  if (endpoints_.size() < 2) return;
+  current_ = (current_ + 1) % endpoints_.size();
+  std::tie(options_.host, options_.port) = endpoints_[current_];
+  Connect();
 }
 
 namespace {
@@ -40,14 +63,18 @@ void Sign(http::Request& req, const JsonClientOptions& o, std::string_view signi
 StatusOr<http::Response> JsonClient::SendSigned(http::Request req, std::string_view signing_name) {
   if (!http_) return init_error_;
   Sign(req, options_, signing_name);
-  return http_->Send(req);
+  StatusOr<http::Response> resp = http_->Send(req);
+  if (!resp.ok() && resp.status().code() == StatusCode::kUnavailable) FailOver();
+  return resp;
 }
 
 StatusOr<http::Response> JsonClient::StreamSigned(http::Request req, std::string_view signing_name,
                                                   const std::function<bool(std::string_view)>& on_body) {
   if (!http_) return init_error_;
   Sign(req, options_, signing_name);
-  return http_->Stream(req, on_body);
+  StatusOr<http::Response> resp = http_->Stream(req, on_body);
+  if (!resp.ok() && resp.status().code() == StatusCode::kUnavailable) FailOver();
+  return resp;
 }
 
 StatusOr<json::value> JsonClient::Call(std::string_view target, const json::object& body) {

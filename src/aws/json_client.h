@@ -12,9 +12,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
@@ -35,6 +38,11 @@ struct JsonClientOptions {
   // HTTPS: the endpoint's certificate checked against these options (http/client.h). Unset: plain
   // HTTP. TLS options that do not load fail every call with the reason (kInvalidArgument).
   std::optional<http::ClientTlsOptions> tls = std::nullopt;
+  // Other endpoints of the same service (several servers on one store): a call that fails in
+  // transport (kUnavailable: refused, reset, timed out) sends the client's next call to the next
+  // endpoint in turn, host then alternates. The failed call is not sent again (it may have been
+  // applied): the caller retries as it would.
+  std::vector<std::pair<std::string, uint16_t>> alternates = {};
 };
 
 // Not thread-safe (one caller at a time), except Cancel.
@@ -55,14 +63,20 @@ class JsonClient {
   // event-stream operations (CloudWatch Logs' StartLiveTail).
   StatusOr<http::Response> StreamSigned(http::Request req, std::string_view signing_name,
                                         const std::function<bool(std::string_view)>& on_body);
-  void Cancel() {
-    if (http_) http_->Cancel();
-  }
+  void Cancel();
 
   const JsonClientOptions& options() const { return options_; }
 
  private:
+  // Connects http_ to options_.host:port (init_error_ when its TLS options do not load).
+  void Connect();
+  // After a transport failure: the next endpoint, if there is another.
+  void FailOver();
+
   JsonClientOptions options_;
+  std::vector<std::pair<std::string, uint16_t>> endpoints_;  // host first, then the alternates
+  size_t current_ = 0;
+  std::mutex http_mu_;  // guards the http_ pointer between FailOver and Cancel
   std::unique_ptr<http::Client> http_;  // null when the TLS options did not load (init_error_)
   Status init_error_;
 };

@@ -117,6 +117,9 @@ StatusOr<Identity> Register(const AgentCommand& c, agent::remote::ClientOptions 
     client.credentials = *stored->credentials;
     agent::remote::JsonClient as_agent(client);
     auto again = as_agent.Call(kRegisterAgent, agent::remote::RegistrationRequest(c.cluster, host, {"22"}, stored->arn, host_access));
+    // A server that cannot be reached: the others in turn (the client moved on to the next).
+    for (size_t i = 0; i < client.alternates.size() && again.status().code() == StatusCode::kUnavailable; ++i)
+      again = as_agent.Call(kRegisterAgent, agent::remote::RegistrationRequest(c.cluster, host, {"22"}, stored->arn, host_access));
     if (again.ok()) return *stored;
     // Not reached: keep the identity rather than make a second instance.
     if (again.status().code() == StatusCode::kUnavailable) return again.status();
@@ -132,6 +135,8 @@ StatusOr<Identity> Register(const AgentCommand& c, agent::remote::ClientOptions 
   std::optional<std::string> previous;
   if (stored) previous = stored->arn;
   auto registered = api.Call(kRegisterAgent, agent::remote::RegistrationRequest(c.cluster, host, {"22"}, previous, host_access));
+  for (size_t i = 0; i < client.alternates.size() && registered.status().code() == StatusCode::kUnavailable; ++i)
+    registered = api.Call(kRegisterAgent, agent::remote::RegistrationRequest(c.cluster, host, {"22"}, previous, host_access));
   if (!registered.ok() && previous) {
     fmt::print(stderr, "paddock agent: {} cannot be registered again ({}); registering a new instance\n", *previous,
                registered.status().message());
@@ -172,7 +177,10 @@ class NothingAssigned final : public agent::Control {
 void AddAgentCommand(CLI::App& app, AgentCommand& c) {
   c.cmd = app.add_subcommand("agent", "Run a node agent that registers as an EC2 container instance of a Paddock "
                                       "server and runs the tasks placed on it");
-  c.cmd->add_option("--endpoint", c.endpoint, "The server's URL, http://HOST:PORT")->required();
+  c.cmd->add_option("--endpoint", c.endpoints,
+                    "The server's URL, http://HOST:PORT; repeated for several servers of one store, which the agent "
+                    "turns to in order when the one it talks to cannot be reached")
+      ->required();
   c.cmd->add_option("--cluster", c.cluster, "Cluster to join (default 'default'); it must exist");
   c.cmd->add_option("--state-dir", c.state_dir,
                     "The agent's own directory: store, images, containers, logs, instance.json (default ./.paddock-agent)");
@@ -221,9 +229,16 @@ int RunAgentCommand(const AgentCommand& c) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  auto host_port = agent::remote::ParseEndpoint(c.endpoint);
-  if (!host_port.ok()) return Fail("--endpoint", host_port.status());
-  agent::remote::ClientOptions client{host_port->first, host_port->second, c.region, {}};
+  agent::remote::ClientOptions client{"", 0, c.region, {}};
+  for (const std::string& endpoint : c.endpoints) {
+    auto host_port = agent::remote::ParseEndpoint(endpoint);
+    if (!host_port.ok()) return Fail("--endpoint", host_port.status());
+    if (client.port == 0) {
+      std::tie(client.host, client.port) = *host_port;
+    } else {
+      client.alternates.push_back(*host_port);
+    }
+  }
 
   const fs::path state = fs::absolute(c.state_dir);
   if (Status s = MakePrivateDir(state.string()); !s.ok()) return Fail("state directory", s);

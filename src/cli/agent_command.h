@@ -5,6 +5,10 @@
 //   paddock agent --endpoint http://10.0.0.1:4566 --cluster prod [--state-dir ./.paddock-agent]
 //                 [--credentials FILE] [--profile paddock] [--region us-east-1] [--allow-host-access]
 //
+// --endpoint repeated names several servers of one store (issue 16 §2): the agent talks to the
+// first, and each of its connections turns to the next in order when a call fails in transport
+// (aws/json_client.h, alternates), so a dead server costs the agent a retry, not its host.
+//
 // --overlay-address ADDR|auto joins the hosts' VXLAN overlay (issue 16 §3; docs/scaling.md, "Many
 // hosts"): the instance's awsvpc tasks reach their VPC's tasks on other hosts, and theirs reach
 // them, by their VPC addresses; ADDR is this host's address on the network the hosts share ("auto":
@@ -31,7 +35,7 @@ namespace paddock::cli {
 
 struct AgentCommand {
   CLI::App* cmd = nullptr;
-  std::string endpoint;
+  std::vector<std::string> endpoints;  // --endpoint, repeatable: the first, then the others in turn
   std::string cluster = "default";
   std::string state_dir = "./.paddock-agent";
   std::string credentials_file;  // default: $AWS_SHARED_CREDENTIALS_FILE, then ~/.aws/credentials

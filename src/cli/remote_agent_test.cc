@@ -3,6 +3,11 @@
 // (SubmitTaskStateChange, SubmitContainerStateChange) on a real EC2 task, and the agent identity
 // (docs/agent-protocol.md, "Identity"): each instance's own credential, the only one its calls are
 // accepted from. No containers run: the test plays the agent.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
@@ -556,6 +561,39 @@ TEST_F(RemoteAgentTest, EcsAgentActionsReportAsTheTasksInstance) {
 // Finding 8 (docs/agent-protocol.md, "Identity"): an account's own key cannot report for its
 // tasks, poll an instance's assignments, or re-register an agent's instance; an agent's
 // credential is good for nothing but its own instance, and deregistering the instance revokes it.
+// Several servers (issue 16 §2): a client whose endpoint refuses the connection fails that call
+// (it may not be sent twice) and sends the next one to the next endpoint, where it is answered; an
+// endpoint that answers, even with an error, is kept.
+TEST_F(RemoteAgentTest, AClientTurnsToTheNextEndpointAfterACallFailsInTransport) {
+  // A port nobody listens on: bound, then closed.
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const uint16_t dead_port = ntohs(addr.sin_port);
+  ::close(fd);
+
+  agent::remote::ClientOptions options = agent_;
+  options.alternates = {{options.host, options.port}};
+  options.port = dead_port;
+  JsonClient as_agent(options);
+  const json::object poll{{"cluster", "ec2"}, {"containerInstance", instance_arn_}, {"waitSeconds", 0}};
+  const std::string target = std::string(agent::remote::kAgentTargetPrefix) + ".PollAssignments";
+  auto first = as_agent.Call(target, poll);
+  EXPECT_EQ(first.status().code(), StatusCode::kUnavailable) << first.status().ToString();
+  auto second = as_agent.Call(target, poll);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_EQ(as_agent.options().port, served_->port());
+  // An error answer is no reason to move: the endpoint stays.
+  auto refused = as_agent.Call(target, {{"cluster", "ec2"}, {"containerInstance", other_arn_}});
+  EXPECT_FALSE(refused.ok());
+  EXPECT_EQ(as_agent.options().port, served_->port());
+}
+
 TEST_F(RemoteAgentTest, OnlyTheInstancesOwnCredentialSpeaksForItsAgent) {
   const std::string arn = StartTask(instance_arn_);
   const std::string agent_target = std::string(agent::remote::kAgentTargetPrefix);

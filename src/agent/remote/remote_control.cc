@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <charconv>
 #include <stop_token>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include <boost/json.hpp>
 
@@ -103,6 +106,15 @@ void RemoteControl::PollLoop() {
     body["waitSeconds"] = options_.poll_wait.count();
     const auto sent = SteadyNow();
     auto answer = poll_client_.Call(fmt::format("{}.PollAssignments", kAgentTargetPrefix), body);
+    if (answer.ok()) {  // this endpoint answers: the per-call connections go there first
+      const auto reached = std::make_pair(poll_client_.options().host, poll_client_.options().port);
+      std::lock_guard lock(endpoint_mu_);
+      for (size_t i = 0; i <= client_options_.alternates.size(); ++i) {
+        const auto e = i == 0 ? std::make_pair(client_options_.host, client_options_.port)
+                              : client_options_.alternates[i - 1];
+        if (e == reached) endpoint_ = i;
+      }
+    }
     if (!answer.ok() || !answer->is_object()) {
       {
         std::lock_guard lock(mu_);
@@ -354,7 +366,7 @@ StatusOr<protocol::DrainAnswer> RemoteControl::AwaitDrain(std::string_view agent
     return InvalidArgument(fmt::format("this control serves agent {}, not {}", instance_arn_, agent_id));
   const auto wait = std::chrono::duration_cast<std::chrono::seconds>(
       std::clamp<std::chrono::milliseconds>(max_wait, std::chrono::milliseconds(0), protocol::kMaxDrainAsk));
-  ClientOptions options = client_options_;
+  ClientOptions options = PerCallOptions();
   options.timeout = std::max<std::chrono::milliseconds>(options.timeout, wait + std::chrono::seconds(10));
   JsonClient client(options);
   std::stop_callback cancel(stop, [&client] { client.Cancel(); });  // at once if already requested
@@ -367,6 +379,21 @@ StatusOr<protocol::DrainAnswer> RemoteControl::AwaitDrain(std::string_view agent
   if (!answer->is_object()) return DataLoss("AwaitDrain: the answer is not an object");
   ASSIGN_OR_RETURN(const json::object* drain, AnswerMember(answer->get_object(), "drain", "AwaitDrain"));
   return protocol::DecodeDrainAnswer(*drain);
+}
+
+ClientOptions RemoteControl::PerCallOptions() {
+  std::vector<std::pair<std::string, uint16_t>> endpoints{{client_options_.host, client_options_.port}};
+  for (const auto& e : client_options_.alternates) endpoints.push_back(e);
+  size_t first = 0;
+  {
+    std::lock_guard lock(endpoint_mu_);
+    first = endpoint_;
+  }
+  ClientOptions options = client_options_;
+  std::tie(options.host, options.port) = endpoints[first % endpoints.size()];
+  options.alternates.clear();
+  for (size_t i = 1; i < endpoints.size(); ++i) options.alternates.push_back(endpoints[(first + i) % endpoints.size()]);
+  return options;
 }
 
 std::string RemoteControl::NetworkIdentity() {

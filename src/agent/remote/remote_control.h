@@ -142,7 +142,13 @@ class RemoteControl final : public Control {
                                               std::string_view agent_id, const protocol::LaunchSpec& spec,
                                               boost::json::object body = {});
 
-  const ClientOptions client_options_;  // for the connections made per call (AwaitDrain)
+  // For the connections made per call (AwaitDrain): the endpoint the poll last reached first, then
+  // the others in turn (several servers: aws::JsonClientOptions::alternates).
+  ClientOptions PerCallOptions();
+
+  const ClientOptions client_options_;
+  std::mutex endpoint_mu_;
+  size_t endpoint_ = 0;  // GUARDED_BY(endpoint_mu_): index into host + alternates the poll last reached
   const std::string cluster_;
   const std::string instance_arn_;
   const RemoteOptions options_;
