@@ -18,6 +18,7 @@ import json
 import os
 import re
 import signal
+import socket
 import shutil
 import subprocess
 import sys
@@ -27,6 +28,29 @@ import time
 import unittest
 from unittest import mock
 
+
+
+def relay(a, b):
+    """Copies bytes both ways between connected sockets `a` and `b` on two daemon threads, until
+    either side ends; then both are shut down (a test's TCP proxies)."""
+    def pump(src, dst):
+        try:
+            while True:
+                data = src.recv(65536)
+                if not data:
+                    break
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for sock in (src, dst):
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    for src, dst in ((a, b), (b, a)):
+        threading.Thread(target=pump, args=(src, dst), daemon=True).start()
 
 def _missing_clients():
     """What this python3 lacks of what the tests drive the server with ("" when nothing)."""

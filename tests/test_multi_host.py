@@ -11,6 +11,7 @@ import glob
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -110,7 +111,6 @@ class UnixProxy:
     off the database as a lost host would be."""
 
     def __init__(self, host, path):
-        import socket
         self.path = path
         self.listener = socket.create_server((host, 0))
         self.port = self.listener.getsockname()[1]
@@ -118,7 +118,6 @@ class UnixProxy:
         threading.Thread(target=self._accept, daemon=True).start()
 
     def _accept(self):
-        import socket
         while True:
             try:
                 client, _ = self.listener.accept()
@@ -127,25 +126,7 @@ class UnixProxy:
             upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             upstream.connect(self.path)
             self.sockets += [client, upstream]
-            for a, b in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
-
-    @staticmethod
-    def _pump(src, dst):
-        try:
-            while True:
-                data = src.recv(65536)
-                if not data:
-                    break
-                dst.sendall(data)
-        except OSError:
-            pass
-        finally:
-            for sock in (src, dst):
-                try:
-                    sock.shutdown(2)
-                except OSError:
-                    pass
+            h.relay(client, upstream)
 
     def close(self):
         self.listener.close()
@@ -568,87 +549,78 @@ class FargateHosts(unittest.TestCase):
         for arn in arns:
             ecs.stop_task(cluster="fargate", task=arn, reason="room for test 2")
         self.assertTrue(th.wait_all_stopped(ecs, "fargate", arns), self.context())
-        # Two tasks of a service: the first where the most room is left (host 2), the second on a tie.
-        ecs.create_service(cluster="fargate", serviceName="lost", taskDefinition="fargate-web", desiredCount=2,
-                           launchType="FARGATE",
-                           networkConfiguration={"awsvpcConfiguration": {"subnets": [self.subnet]}})
-        tasks = self.service_tasks(2)
-        on_2 = [t["taskArn"] for t in tasks if self.host_of(t["taskArn"]) == 2]
-        self.assertTrue(on_2, "the service has a task on host 2")
-        # Host 2 goes: its link down, its server cut off the database and the API.
+        on_2 = self.service_with_a_task_on_host_2("lost")
+        # Host 2 goes: its link down, its server cut off the database and the API. Its server
+        # fences its containers off before any of its tasks is recorded STOPPED.
         run("ip", "link", "set", "eth0", "down", netns=self.underlay.hosts[1])
         lost_at = time.monotonic()
-        deadline = lost_at + 60
-        while True:
-            described = ecs.describe_tasks(cluster="fargate", tasks=on_2)["tasks"]
-            if all(t["lastStatus"] == "STOPPED" for t in described):
-                break
-            if time.monotonic() > deadline:
-                self.fail(f"host 2's tasks not stopped: {[t['lastStatus'] for t in described]}" + self.context())
-            # Stopped means gone: host 2's server fenced its containers off before any was recorded STOPPED.
-            time.sleep(0.2)
+        self.wait_stopped_as_lost(on_2, "recorded STOPPED while its container still ran")
         stopped_after = time.monotonic() - lost_at
-        for t in described:
-            self.assertEqual(t["stopCode"], "TerminationNotice")
-            self.assertEqual(t["stoppedReason"], "Task stopped because its Fargate host was lost.")
-            self.assertEqual(self.running_on_2(t["taskArn"]), [],
-                             "recorded STOPPED while its container still ran" + self.context())
-        # The service is back at two, on host 1.
-        tasks = self.service_tasks(2, exclude=set(on_2))
+        tasks = self.service_tasks(2, exclude=set(on_2))  # back at two, on host 1
         self.assertEqual({self.host_of(t["taskArn"]) for t in tasks}, {1})
         print(f"\nhost 2 lost -> its tasks STOPPED {stopped_after:.1f} s after, the service back at 2 on host 1 "
               f"{time.monotonic() - lost_at:.1f} s after", file=sys.stderr)
         # Host 2 comes back: its server renews its offer and removes what its lost tasks left.
-        left = [os.path.basename(p) for arn in on_2 for p in glob.glob(f"{NETNS_DIR}/*{arn.rsplit('/', 1)[1]}")]
+        left = self.namespaces_of(on_2)
         run("ip", "link", "set", "eth0", "up", netns=self.underlay.hosts[1])
         run("ip", "route", "replace", "default", "via", self.underlay.gateway, netns=self.underlay.hosts[1])
         ecs.delete_service(cluster="fargate", service="lost", force=True)
-        deadline = time.monotonic() + 90
-        while any(containers_of(self.servers[2].state_dir, arn.rsplit("/", 1)[1]) for arn in on_2) or \
-                set(left) & set(os.listdir(NETNS_DIR)):
-            if time.monotonic() > deadline:
-                self.fail("host 2, back, kept what its lost tasks left" + self.context())
-            time.sleep(0.2)
+        self.wait_left_removed(on_2, left, "host 2, back, kept what its lost tasks left")
 
     def test_3_a_killed_servers_containers_are_fenced_by_its_watchdog_before_its_tasks_are_stopped(self):
         # A server killed with kill -9 cannot fence its containers itself: its watchdog does, once no
         # server has taken its state directory over within the fence time.
-        ecs = self.ecs[1]
-        ecs.create_service(cluster="fargate", serviceName="killed", taskDefinition="fargate-web", desiredCount=2,
-                           launchType="FARGATE",
-                           networkConfiguration={"awsvpcConfiguration": {"subnets": [self.subnet]}})
-        tasks = self.service_tasks(2, service="killed")
-        on_2 = [t["taskArn"] for t in tasks if self.host_of(t["taskArn"]) == 2]
-        self.assertTrue(on_2, "the service has a task on host 2")
-        self.servers[2].proc.send_signal(signal.SIGKILL)
-        self.servers[2].proc.wait()
+        on_2 = self.service_with_a_task_on_host_2("killed")
+        self.servers[2].kill()
         killed_at = time.monotonic()
-        deadline = killed_at + 60
-        while True:
-            described = ecs.describe_tasks(cluster="fargate", tasks=on_2)["tasks"]
-            if all(t["lastStatus"] == "STOPPED" for t in described):
-                break
-            if time.monotonic() > deadline:
-                self.fail(f"host 2's tasks not stopped: {[t['lastStatus'] for t in described]}" + self.context())
-            time.sleep(0.2)
-        for t in described:
-            self.assertEqual(t["stoppedReason"], "Task stopped because its Fargate host was lost.")
-            self.assertEqual(self.running_on_2(t["taskArn"]), [],
-                             "recorded STOPPED while the killed server's container still ran" + self.context())
+        self.wait_stopped_as_lost(on_2, "recorded STOPPED while the killed server's container still ran")
         self.assertIn("paddock fence-watch: the server of", self.servers[2].log_tail(4000))
         tasks = self.service_tasks(2, exclude=set(on_2), service="killed")
         self.assertEqual({self.host_of(t["taskArn"]) for t in tasks}, {1})
         print(f"\nserver 2 killed -> its tasks STOPPED, the service back at 2 on host 1 "
               f"{time.monotonic() - killed_at:.1f} s after", file=sys.stderr)
         # Started again on its directory, the server removes what its lost tasks left.
-        left = [os.path.basename(p) for arn in on_2 for p in glob.glob(f"{NETNS_DIR}/*{arn.rsplit('/', 1)[1]}")]
+        left = self.namespaces_of(on_2)
         self.servers[2].start()
-        ecs.delete_service(cluster="fargate", service="killed", force=True)
-        deadline = time.monotonic() + 90
-        while any(containers_of(self.servers[2].state_dir, arn.rsplit("/", 1)[1]) for arn in on_2) or \
-                set(left) & set(os.listdir(NETNS_DIR)):
+        self.ecs[1].delete_service(cluster="fargate", service="killed", force=True)
+        self.wait_left_removed(on_2, left, "server 2, back, kept what its lost tasks left")
+
+    def service_with_a_task_on_host_2(self, name):
+        """A 2-task service `name`: the first task goes where the most room is left (host 2). Its
+        tasks on host 2."""
+        self.ecs[1].create_service(cluster="fargate", serviceName=name, taskDefinition="fargate-web", desiredCount=2,
+                                   launchType="FARGATE",
+                                   networkConfiguration={"awsvpcConfiguration": {"subnets": [self.subnet]}})
+        on_2 = [t["taskArn"] for t in self.service_tasks(2, service=name) if self.host_of(t["taskArn"]) == 2]
+        self.assertTrue(on_2, "the service has a task on host 2")
+        return on_2
+
+    def wait_stopped_as_lost(self, arns, still_running_message, timeout=60):
+        """Waits until the tasks are STOPPED as a lost host's, then checks none of their containers runs."""
+        deadline = time.monotonic() + timeout
+        while True:
+            described = self.ecs[1].describe_tasks(cluster="fargate", tasks=arns)["tasks"]
+            if all(t["lastStatus"] == "STOPPED" for t in described):
+                break
             if time.monotonic() > deadline:
-                self.fail("server 2, back, kept what its lost tasks left" + self.context())
+                self.fail(f"host 2's tasks not stopped: {[t['lastStatus'] for t in described]}" + self.context())
+            time.sleep(0.2)
+        for t in described:
+            self.assertEqual(t["stopCode"], "TerminationNotice")
+            self.assertEqual(t["stoppedReason"], "Task stopped because its Fargate host was lost.")
+            self.assertEqual(self.running_on_2(t["taskArn"]), [], still_running_message + self.context())
+
+    @staticmethod
+    def namespaces_of(arns):
+        return [os.path.basename(p) for arn in arns for p in glob.glob(f"{NETNS_DIR}/*{arn.rsplit('/', 1)[1]}")]
+
+    def wait_left_removed(self, arns, namespaces, message, timeout=90):
+        """Waits until host 2 runs no container of the tasks and their namespaces are gone."""
+        deadline = time.monotonic() + timeout
+        while any(containers_of(self.servers[2].state_dir, arn.rsplit("/", 1)[1]) for arn in arns) or \
+                set(namespaces) & set(os.listdir(NETNS_DIR)):
+            if time.monotonic() > deadline:
+                self.fail(message + self.context())
             time.sleep(0.2)
 
     def running_on_2(self, arn):

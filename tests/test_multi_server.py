@@ -183,19 +183,8 @@ class MultiServer(unittest.TestCase):
             self.assertEqual(self.running_copies(task_id), {"a": [], "b": []})
 
     def test_2_a_task_placed_through_one_replica_starts_at_once_on_an_agent_polling_the_other(self):
-        # A `paddock agent` long-polling replica b; its image in its own state directory.
-        agent_dir = os.path.join(self.tmp, "agent")
-        os.makedirs(agent_dir)
-        th.httpd_image(agent_dir, agent_dir + "-work", "busybox:multi", PAGE)
-        key = admin(self.dirs["a"], self.url, "create-access-key", "--account", self.account)
-        creds = os.path.join(self.tmp, "agent-credentials")
-        with open(creds, "w") as f:
-            f.write(f"[agent]\naws_access_key_id = {key['accessKeyId']}\n"
-                    f"aws_secret_access_key = {key['secretAccessKey']}\n")
-        agent = AgentProcess(["--endpoint", self.servers["b"].endpoint, "--cluster", "multi", "--state-dir", agent_dir,
-                              "--credentials", creds, "--profile", "agent"],
-                             os.path.join(self.tmp, "agent.log")).start()
-        self.addCleanup(agent.stop)
+        # A `paddock agent` long-polling replica b.
+        agent = self.start_agent("agent", "multi", ["b"])
         td = self.ecs["a"].register_task_definition(
             family="multi-ec2", networkMode="awsvpc", requiresCompatibilities=["EC2"], cpu="256", memory="128",
             containerDefinitions=[{"name": "web", "image": "busybox:multi", "essential": True, "stopTimeout": 2}],
@@ -229,20 +218,8 @@ class MultiServer(unittest.TestCase):
     def test_6_an_agent_given_both_replicas_turns_to_the_other_when_its_server_dies(self):
         # `paddock agent --endpoint b --endpoint a`: b killed, the agent's next calls go to a, so a
         # task placed through a runs on it and it is not fenced off or found lost.
-        agent_dir = os.path.join(self.tmp, "agent-failover")
-        os.makedirs(agent_dir)
-        th.httpd_image(agent_dir, agent_dir + "-work", "busybox:multi", PAGE)
-        key = admin(self.dirs["a"], self.url, "create-access-key", "--account", self.account)
-        creds = os.path.join(self.tmp, "agent-failover-credentials")
-        with open(creds, "w") as f:
-            f.write(f"[agent]\naws_access_key_id = {key['accessKeyId']}\n"
-                    f"aws_secret_access_key = {key['secretAccessKey']}\n")
         self.ecs["a"].create_cluster(clusterName="failover")
-        agent = AgentProcess(["--endpoint", self.servers["b"].endpoint, "--endpoint", self.servers["a"].endpoint,
-                              "--cluster", "failover", "--state-dir", agent_dir, "--credentials", creds,
-                              "--profile", "agent"],
-                             os.path.join(self.tmp, "agent-failover.log")).start()
-        self.addCleanup(agent.stop)
+        agent = self.start_agent("agent-failover", "failover", ["b", "a"])
         td = self.ecs["a"].register_task_definition(
             family="failover-ec2", networkMode="awsvpc", requiresCompatibilities=["EC2"], cpu="256", memory="128",
             containerDefinitions=[{"name": "web", "image": "busybox:multi", "essential": True, "stopTimeout": 2}],
@@ -261,6 +238,23 @@ class MultiServer(unittest.TestCase):
         self.assertEqual(th.fetch(f"http://{th.task_ip(task)}:8080/"), PAGE)
         self.ecs["a"].stop_task(cluster="failover", task=arn)
         th.wait_for_status(self, self.ecs["a"], "failover", arn, "STOPPED", 30, lambda: agent.log_tail())
+
+    def start_agent(self, name, cluster, replicas):
+        """A `paddock agent` of the account in `cluster`, given the `replicas`' endpoints in that order;
+        its image in its own state directory."""
+        agent_dir = os.path.join(self.tmp, name)
+        os.makedirs(agent_dir)
+        th.httpd_image(agent_dir, agent_dir + "-work", "busybox:multi", PAGE)
+        key = admin(self.dirs["a"], self.url, "create-access-key", "--account", self.account)
+        creds = os.path.join(self.tmp, name + "-credentials")
+        with open(creds, "w") as f:
+            f.write(f"[agent]\naws_access_key_id = {key['accessKeyId']}\n"
+                    f"aws_secret_access_key = {key['secretAccessKey']}\n")
+        endpoints = [arg for r in replicas for arg in ("--endpoint", self.servers[r].endpoint)]
+        agent = AgentProcess([*endpoints, "--cluster", cluster, "--state-dir", agent_dir, "--credentials", creds,
+                              "--profile", "agent"], os.path.join(self.tmp, name + ".log")).start()
+        self.addCleanup(agent.stop)
+        return agent
 
     def lease(self):
         """(holder pid, epoch, expires ms) of the scheduler lease, read from the database."""

@@ -164,25 +164,7 @@ class PullGate:
         except OSError:  # the registry is gone (the test is ending)
             client.close()
             return
-        for src, dst in ((client, upstream), (upstream, client)):
-            threading.Thread(target=self._pump, args=(src, dst), daemon=True).start()
-
-    @staticmethod
-    def _pump(src, dst):
-        try:
-            while True:
-                data = src.recv(65536)
-                if not data:
-                    break
-                dst.sendall(data)
-        except OSError:
-            pass
-        finally:
-            for s in (src, dst):
-                try:
-                    s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
+        h.relay(client, upstream)
 
     def wait_accepted(self, n, timeout=30):
         with self.cond:
