@@ -140,6 +140,19 @@ def fetch_from(task_arn, ip):
     return got != b"", got.decode(errors="replace")
 
 
+def wait_running(test, ecs, cluster, arns, timeout):
+    """Polls DescribeTasks until every task of `arns` is RUNNING and returns them; fails `test` (with
+    its context()) when one stops first or the timeout passes."""
+    deadline = time.monotonic() + timeout
+    while True:
+        tasks = ecs.describe_tasks(cluster=cluster, tasks=arns)["tasks"]
+        if all(t["lastStatus"] == "RUNNING" for t in tasks):
+            return tasks
+        if any(t["lastStatus"] == "STOPPED" for t in tasks) or time.monotonic() > deadline:
+            test.fail(f"not RUNNING: {[(t['lastStatus'], t.get('stoppedReason')) for t in tasks]}" + test.context())
+        time.sleep(0.2)
+
+
 def task_ip(task):
     return task["containers"][0]["networkInterfaces"][0]["privateIpv4Address"]
 
@@ -254,17 +267,7 @@ class MultiHost(unittest.TestCase):
             "".join(f"\nserver {n}: {s.log_tail(1500)}" for n, s in self.servers.items())
 
     def wait_running(self, account, arns, timeout=60):
-        ecs = self.ecs[account]
-        deadline = time.monotonic() + timeout
-        while True:
-            tasks = ecs.describe_tasks(cluster="hosts", tasks=arns)["tasks"]
-            if all(t["lastStatus"] == "RUNNING" for t in tasks):
-                return tasks
-            stopped = [t for t in tasks if t["lastStatus"] == "STOPPED"]
-            if stopped or time.monotonic() > deadline:
-                self.fail(f"not RUNNING: {[(t['lastStatus'], t.get('stoppedReason')) for t in tasks]}"
-                          + self.context())
-            time.sleep(0.2)
+        return wait_running(self, self.ecs[account], "hosts", arns, timeout)
 
     def service_tasks(self, count, timeout=90):
         ecs = self.ecs[self.main]
@@ -650,17 +653,7 @@ class FargateHosts(unittest.TestCase):
             time.sleep(0.2)
 
     def wait_running(self, arns, timeout=60):
-        ecs = self.ecs[1]
-        deadline = time.monotonic() + timeout
-        while True:
-            tasks = ecs.describe_tasks(cluster="fargate", tasks=arns)["tasks"]
-            if all(t["lastStatus"] == "RUNNING" for t in tasks):
-                return tasks
-            stopped = [t for t in tasks if t["lastStatus"] == "STOPPED"]
-            if stopped or time.monotonic() > deadline:
-                self.fail(f"not RUNNING: {[(t['lastStatus'], t.get('stoppedReason')) for t in tasks]}"
-                          + self.context())
-            time.sleep(0.2)
+        return wait_running(self, self.ecs[1], "fargate", arns, timeout)
 
 
 if __name__ == "__main__":
