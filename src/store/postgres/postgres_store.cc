@@ -1,7 +1,9 @@
 #include "store/postgres/postgres_store.h"
 
 #include <algorithm>
+#include <deque>
 #include <exception>
+#include <optional>
 #include <utility>
 
 #include <fmt/format.h>
@@ -48,77 +50,150 @@ Status PostgresStore::Write(const std::function<Status(WriteTxn&)>& fn) { return
 void PostgresStore::CommitBatch(const std::vector<internal::PendingWrite*>& batch) {
   Connection& conn = *writer_conn_;
   Txn txn(conn);
-  std::vector<internal::PendingWrite*> committing;  // closures that returned OK; their result waits for COMMIT
-  std::vector<std::string> announced;  // the tables they wrote (with repeats)
+  const uint64_t round_trips_before = conn.round_trips();
+  // Statements go out queued (Connection::Queue, SetDeferWrites) and share round trips: BEGIN and
+  // the lock go with the first read; a closure's savepoint, its writes and its RELEASE go with the
+  // next read of any closure after it, or with the COMMIT. So a closure that returned OK is pending
+  // until every statement of it has been answered (then it commits with the transaction) or one of
+  // them failed (then it is undone, and so is every closure after it, whose statements PostgreSQL
+  // skipped).
+  struct Closure {
+    internal::PendingWrite* w;
+    uint64_t begin;                   // its SAVEPOINT's position (Connection::next_position)
+    uint64_t end;                     // past its RELEASE's
+    std::vector<std::string> tables;  // what it wrote, to announce
+  };
+  std::deque<Closure> pending;
+  std::vector<Closure> committing;
   bool open = false;
+  uint64_t first_closure = 0;  // the position after BEGIN and the lock
   // The open transaction is gone: nothing in it will be committed.
   auto lose_transaction = [&](const Status& cause) {
-    for (internal::PendingWrite* w : committing) w->result = cause;
+    for (Closure& c : committing) c.w->result = cause;
+    for (Closure& c : pending) c.w->result = cause;
     committing.clear();
-    announced.clear();
+    pending.clear();
+    conn.DiscardQueued();
     if (!conn.Idle()) conn.Execute("ROLLBACK").IgnoreError();
+    conn.TakeFailure();
     open = false;
   };
-  // Statements go out queued (Connection::Queue, SetDeferWrites): BEGIN, the lock and a closure's
-  // savepoint with its first read; its writes with its next read or its end, where one round trip
-  // sends them, the RELEASE, and brings back the first failure.
+  // Decides the pending closures after round trips; returns the first failure they had, if any.
+  auto resolve = [&]() -> std::optional<Connection::Failure> {
+    std::optional<Connection::Failure> failure = conn.TakeFailure();
+    const uint64_t answered = failure ? failure->position : conn.answered();
+    while (!pending.empty() && pending.front().end <= answered) {
+      committing.push_back(std::move(pending.front()));
+      pending.pop_front();
+    }
+    if (!failure) return failure;
+    for (Closure& c : pending) {
+      c.w->result = &c == &pending.front() && failure->position >= c.begin
+                        ? failure->status
+                        : Aborted("postgresql: not written: another write of the same transaction failed; try again");
+    }
+    pending.clear();
+    return failure;
+  };
+  // Rolls the transaction back to the last savepoint still open: the failed closure's. OK, or
+  // the transaction is lost.
+  auto undo = [&]() -> bool {
+    Status s = OkStatus();
+    // What is queued goes out first (a failure there aborts the rest of that round trip, so the
+    // undo is sent once more on its own).
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      conn.Queue("ROLLBACK TO SAVEPOINT w");
+      conn.Queue("RELEASE SAVEPOINT w");
+      s = conn.Flush();
+      if (s.ok()) break;
+    }
+    // The first attempt's round trip may have carried other closures' statements, and failed.
+    std::optional<Connection::Failure> failure = resolve();
+    if (s.ok() && failure && failure->position < first_closure) s = failure->status;
+    if (s.ok()) return true;
+    lose_transaction(s);
+    return false;
+  };
+
   for (internal::PendingWrite* w : batch) {
     if (!open) {
       if (Status s = conn.EnsureConnected(); !s.ok()) {
         w->result = s;
         continue;
       }
+      conn.TakeFailure();
       conn.Queue("BEGIN");
       // One write transaction at a time on the whole database, whichever server runs it.
       conn.Queue(fmt::format("SELECT pg_advisory_xact_lock({})", postgres_internal::kWriteLock));
+      first_closure = conn.next_position();
       open = true;
     }
+    const uint64_t begin = conn.next_position();
     conn.Queue("SAVEPOINT w");
+    txn.BeginClosure(begin);
     txn.TakeLastError().IgnoreError();
     Status result = internal::RunClosure<WriteTxn>(*w->fn, txn);
     // A closure that ignored a failed Put or Delete must not commit the writes that did work.
     if (Status ignored = txn.TakeLastError(); result.ok() && !ignored.ok()) result = ignored;
+    // Its reads' round trips may have decided closures before it.
+    if (std::optional<Connection::Failure> failure = resolve(); failure && failure->position < first_closure) {
+      w->result = failure->status;  // BEGIN or the lock: nothing of the transaction stands
+      lose_transaction(failure->status);
+      continue;
+    }
     if (result.ok()) {
       conn.Queue("RELEASE SAVEPOINT w");
-      Status s = conn.Flush();
-      if (s.ok()) {
-        committing.push_back(w);
-        for (std::string& t : conn.TakeWrittenTables()) announced.push_back(std::move(t));
-        continue;
-      }
-      result = s;
+      pending.push_back(Closure{w, begin, conn.next_position(), conn.TakeWrittenTables()});
+      continue;
     }
     w->result = std::move(result);
-    conn.TakeWrittenTables();  // undone below: nothing of it is announced
-    // Undo it: what it queued goes out first (a failure there aborts the rest of that round trip,
-    // so the undo is sent once more on its own).
-    Status undo = OkStatus();
-    for (int attempt = 0; attempt < 2; ++attempt) {
-      conn.Queue("ROLLBACK TO SAVEPOINT w");
-      conn.Queue("RELEASE SAVEPOINT w");
-      undo = conn.Flush();
-      if (undo.ok()) break;
-    }
-    // Without its savepoint, this closure's writes cannot be separated from the others'.
-    if (!undo.ok()) lose_transaction(undo);
+    conn.TakeWrittenTables();  // undone: nothing of it is announced
+    // Nothing of it sent yet: forgetting its statements undoes it. Otherwise the savepoint does
+    // (without it, this closure's writes cannot be separated from the others').
+    if (!conn.DiscardQueuedFrom(begin)) undo();
   }
 
-  if (!open) return;
   // What the committing closures wrote is announced in the transaction, in the COMMIT's round
   // trip: other servers hear of it once it has committed, and never of an undone closure.
-  std::string commit = "COMMIT";
-  if (!announced.empty()) {
+  while (open) {
+    if (pending.empty() && committing.empty()) {
+      // Nothing to commit: nothing is sent if nothing was (every closure failed before a read).
+      conn.DiscardQueued();
+      if (!conn.Idle()) conn.Execute("ROLLBACK").IgnoreError();
+      break;
+    }
+    std::vector<std::string> announced;
+    for (const Closure& c : committing) announced.insert(announced.end(), c.tables.begin(), c.tables.end());
+    for (const Closure& c : pending) announced.insert(announced.end(), c.tables.begin(), c.tables.end());
     std::sort(announced.begin(), announced.end());
     announced.erase(std::unique(announced.begin(), announced.end()), announced.end());
-    commit = fmt::format("SELECT pg_notify('{}', '{}'); COMMIT", postgres_internal::kChannel,
-                         postgres_internal::ChangePayload(origin_, announced));
+    const uint64_t commit_at = conn.next_position();
+    if (!announced.empty())
+      conn.Queue(fmt::format("SELECT pg_notify('{}', '{}')", postgres_internal::kChannel,
+                             postgres_internal::ChangePayload(origin_, announced)));
+    conn.Queue("COMMIT");
+    const Status s = conn.Flush();
+    const std::optional<Connection::Failure> failure = resolve();
+    if (s.ok() && !failure) {
+      for (Closure& c : committing) c.w->result = OkStatus();
+      break;
+    }
+    // A closure's statement failed: it and the closures after it are out (resolve); undo them and
+    // commit the others. A failure of the announcement or the COMMIT itself loses the
+    // transaction: a COMMIT whose answer is lost may or may not have landed, and is not
+    // acknowledged.
+    if (failure && failure->position >= first_closure && failure->position < commit_at) {
+      if (undo()) continue;
+      break;
+    }
+    lose_transaction(s.ok() ? failure->status : s);
   }
-  // A COMMIT whose answer is lost may or may not have landed: it is not acknowledged.
-  if (Status s = conn.Execute(commit); !s.ok()) {
-    lose_transaction(s);
-    return;
-  }
-  for (internal::PendingWrite* w : committing) w->result = OkStatus();
+  round_trips_ += conn.round_trips() - round_trips_before;
+  ++transactions_;
+}
+
+PostgresStore::WriterStats PostgresStore::writer_stats() const {
+  return WriterStats{.transactions = transactions_, .round_trips = round_trips_};
 }
 
 Status PostgresStore::Read(const std::function<Status(ReadTxn&)>& fn) {

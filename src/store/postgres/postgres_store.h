@@ -31,7 +31,9 @@
 //   ASSIGN_OR_RETURN(auto store, PostgresStore::Open({.url = "postgresql://paddock@db/paddock"}));
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -92,6 +94,13 @@ class PostgresStore : public Store {
   using ChangeListener = std::function<void(const std::vector<std::string>& tables)>;
   void SetChangeListener(ChangeListener listener);
 
+  // What the writer has done so far, for tests and benchmarks: what a change costs.
+  struct WriterStats {
+    uint64_t transactions = 0;
+    uint64_t round_trips = 0;  // on the write connection
+  };
+  WriterStats writer_stats() const;
+
  private:
   using Connection = postgres_internal::Connection;
 
@@ -108,6 +117,8 @@ class PostgresStore : public Store {
   std::unique_ptr<postgres_internal::ChangeFeed> feed_;  // GUARDED_BY(feed_mu_); null: nobody listens
   bool closed_ = false;                                  // GUARDED_BY(feed_mu_)
   std::unique_ptr<Connection> writer_conn_;  // the writer thread's once it runs
+  std::atomic<uint64_t> transactions_ = 0;   // the writer thread adds; anyone reads
+  std::atomic<uint64_t> round_trips_ = 0;
   internal::ReaderPool<Connection> readers_;
   internal::WriteQueue writes_;  // last: its thread uses the members above
   std::once_flag close_once_;

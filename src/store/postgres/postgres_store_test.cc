@@ -132,6 +132,25 @@ TEST_F(PostgresStoreTest, TwoStoresOnOneDatabaseSerializeTheirWrites) {
   }
 }
 
+// The writer's statements share round trips: a write that reads once and writes costs two (BEGIN,
+// the lock, the savepoint and the read; then the writes, the RELEASE and the COMMIT), however
+// many rows it writes.
+TEST_F(PostgresStoreTest, AWriteThatReadsOnceCostsTwoRoundTrips) {
+  auto store = Open(NewDatabase());
+  ASSERT_TRUE(store);
+  for (int i = 0; i < 3; ++i) {
+    const PostgresStore::WriterStats before = store->writer_stats();
+    ASSERT_TRUE(store->Write([&](WriteTxn& txn) -> Status {
+      RETURN_IF_ERROR(txn.Get("meta", "counter").status());
+      for (int k = 0; k < 5; ++k) RETURN_IF_ERROR(txn.Put("meta", fmt::format("k{}", k), std::to_string(i)));
+      return OkStatus();
+    }).ok());
+    const PostgresStore::WriterStats after = store->writer_stats();
+    EXPECT_EQ(after.transactions - before.transactions, 1u);
+    EXPECT_EQ(after.round_trips - before.round_trips, 2u) << "write " << i;
+  }
+}
+
 // Collects what a store's change listener hears, for a test to wait on.
 class HeardChanges {
  public:

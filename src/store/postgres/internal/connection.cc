@@ -33,6 +33,12 @@ Status PgError(pg_conn* conn, const PGresult* result, std::string_view what) {
 
 void IgnoreNotice(void*, const char*) {}
 
+// A COMMIT of a transaction that had failed "succeeds" and answers ROLLBACK: nothing committed.
+Status CommitAnswer(const PGresult* result) {
+  if (std::string_view(PQcmdStatus(const_cast<PGresult*>(result))) == "COMMIT") return OkStatus();
+  return Internal("postgresql: COMMIT rolled back: the transaction had failed");
+}
+
 Status UnknownTable(std::string_view table) {
   return Internal(fmt::format("store table '{}' is not declared by any module", table));
 }
@@ -136,14 +142,17 @@ Connection::~Connection() { PQfinish(conn_); }
 Status Connection::Execute(std::string_view sql) {
   Settle();
   RETURN_IF_ERROR(Flush());  // what was queued goes first
+  ++round_trips_;
   Result r(PQexec(conn_, std::string(sql).c_str()));
   const ExecStatusType status = PQresultStatus(r.result);
   if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) return PgError(conn_, r.result, sql);
+  if (sql == "COMMIT") return CommitAnswer(r.result);
   return OkStatus();
 }
 
 StatusOr<std::optional<std::string>> Connection::QueryText(std::string_view sql, const std::vector<std::string>& params) {
   Settle();
+  ++round_trips_;
   std::vector<const char*> values;
   for (const auto& p : params) values.push_back(p.c_str());
   Result r(PQexecParams(conn_, std::string(sql).c_str(), static_cast<int>(values.size()), nullptr, values.data(),
@@ -198,7 +207,11 @@ StatusOr<Connection::Result> Connection::Run(std::string_view table, Op op, cons
   if (index < 0) return UnknownTable(table);
   // Nothing queued and the statement prepared: one plain round trip on the caller's own bytes.
   if (queue_.empty() && prepared_[static_cast<size_t>(index) * kOpCount + static_cast<size_t>(op)]) {
-    return ExecPrepared(index, op, params);
+    const uint64_t position = sent_++;
+    ++round_trips_;
+    StatusOr<Result> r = ExecPrepared(index, op, params);
+    Answered(position, 1, r.status(), 0);
+    return r;
   }
   Queued q{.index = index, .op = op};
   for (std::string_view p : params) q.params.emplace_back(p);
@@ -232,16 +245,37 @@ StatusOr<std::optional<Connection::Result>> Connection::Send(std::optional<Queue
   std::vector<Queued> items = std::exchange(queue_, {});
   if (last) items.push_back(std::move(*last));
   if (items.empty()) return std::optional<Result>();
-  StatusOr<std::optional<Result>> r = SendOnce(items);
+  const uint64_t base = std::exchange(sent_, sent_ + items.size());
+  size_t failed = 0;
+  StatusOr<std::optional<Result>> r = SendOnce(items, &failed);
   // A transaction's first round trip on a connection whose server went away (a restart) finds out
   // only now; nothing of the transaction ran, so connect again and send it once more.
   const bool begins = items.front().index < 0 && items.front().sql.starts_with("BEGIN");
-  if (r.ok() || !begins || PQstatus(conn_) == CONNECTION_OK) return r;
-  RETURN_IF_ERROR(EnsureConnected());
-  return SendOnce(items);
+  if (r.ok() || !begins || PQstatus(conn_) == CONNECTION_OK) {
+    Answered(base, items.size(), r.status(), failed);
+    return r;
+  }
+  if (Status s = EnsureConnected(); !s.ok()) {
+    Answered(base, items.size(), s, 0);
+    return s;
+  }
+  StatusOr<std::optional<Result>> again = SendOnce(items, &failed);
+  Answered(base, items.size(), again.status(), failed);
+  return again;
 }
 
-StatusOr<std::optional<Connection::Result>> Connection::SendOnce(const std::vector<Queued>& items) {
+void Connection::Answered(uint64_t base, size_t count, const Status& status, size_t failed) {
+  if (status.ok()) {
+    answered_ = base + count;
+    return;
+  }
+  answered_ = base + failed;
+  if (!failure_) failure_ = Failure{base + failed, status};
+}
+
+StatusOr<std::optional<Connection::Result>> Connection::SendOnce(const std::vector<Queued>& items, size_t* failed) {
+  *failed = 0;
+  ++round_trips_;
   // One statement alone: a plain round trip.
   if (items.size() == 1 && items[0].index >= 0 && prepared_[Slot(items[0])]) {
     ASSIGN_OR_RETURN(Result r, ExecPrepared(items[0].index, items[0].op, items[0].params));
@@ -289,17 +323,35 @@ StatusOr<std::optional<Connection::Result>> Connection::SendOnce(const std::vect
   if (sent) sent = PQpipelineSync(conn_) == 1;
   Status failure = sent ? OkStatus() : PgError(conn_, nullptr, "send");
   std::optional<Result> kept;
+  // The first item whose answer failed or was not read (with nothing read, the first).
+  const auto index_of = [&](const Expected& e) { return static_cast<size_t>(e.item - items.data()); };
   for (size_t i = 0; sent && i < expected.size(); ++i) {
     PGresult* r = PQgetResult(conn_);
     if (r == nullptr) {  // the connection is gone
-      if (failure.ok()) failure = PgError(conn_, nullptr, what(expected[i]));
+      if (failure.ok()) {
+        failure = PgError(conn_, nullptr, what(expected[i]));
+        *failed = index_of(expected[i]);
+      }
       break;
     }
     const ExecStatusType status = PQresultStatus(r);
-    const bool ok = status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK;
+    bool ok = status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK;
     // Prepared only if its prepare ran: one skipped in an aborted pipeline is prepared next time.
     if (ok && expected[i].prepares != SIZE_MAX) prepared_[expected[i].prepares] = true;
-    if (!ok && failure.ok()) failure = PgError(conn_, status == PGRES_PIPELINE_ABORTED ? nullptr : r, what(expected[i]));
+    const Queued& item = *expected[i].item;
+    if (ok && item.index < 0 && item.sql == "COMMIT") {
+      if (Status c = CommitAnswer(r); !c.ok()) {
+        ok = false;
+        if (failure.ok()) {
+          failure = c;
+          *failed = index_of(expected[i]);
+        }
+      }
+    }
+    if (!ok && failure.ok()) {
+      failure = PgError(conn_, status == PGRES_PIPELINE_ABORTED ? nullptr : r, what(expected[i]));
+      *failed = index_of(expected[i]);
+    }
     if (expected[i].keep)
       kept.emplace(r);
     else
@@ -383,13 +435,13 @@ Status Connection::DeleteRange(std::string_view table, const Range& range) {
 
 StatusOr<std::optional<std::string>> Txn::Get(std::string_view table, std::string_view key) {
   auto r = conn_.Get(table, key);
-  if (!r.ok()) Note(r.status()).IgnoreError();
+  if (!r.ok()) return Note(r.status());
   return r;
 }
 
 StatusOr<std::vector<Row>> Txn::Scan(std::string_view table, const Range& range, size_t limit, Direction dir) {
   auto r = conn_.Scan(table, range, limit, dir);
-  if (!r.ok()) Note(r.status()).IgnoreError();
+  if (!r.ok()) return Note(r.status());
   return r;
 }
 
@@ -402,7 +454,10 @@ Status Txn::Delete(std::string_view table, std::string_view key) { return Note(c
 Status Txn::DeleteRange(std::string_view table, const Range& range) { return Note(conn_.DeleteRange(table, range)); }
 
 Status Txn::Note(Status s) {
-  if (!s.ok() && last_error_.ok()) last_error_ = s;
+  if (s.ok()) return s;
+  if (const auto& f = conn_.failure(); f && f->position < closure_begin_)
+    s = Aborted("postgresql: not written: another write of the same transaction failed; try again");
+  if (last_error_.ok()) last_error_ = s;
   return s;
 }
 

@@ -2,10 +2,12 @@
 // object closures run against, and the schema migration.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -61,8 +63,18 @@ class Connection {
   Status BeginRead();
   void EndRead();
   // Queues a statement that returns nothing of interest ("BEGIN", "SAVEPOINT w", ...) to go out
-  // with the next round trip: the next read's, Flush's or Execute's.
+  // with the next round trip: the next read's, Flush's or Execute's. A queued "COMMIT" that
+  // PostgreSQL answers with ROLLBACK (its transaction had failed) is a failure.
   void Queue(std::string sql);
+  // Drops what is queued, unsent.
+  void DiscardQueued() { queue_.clear(); }
+  // Drops the statements queued at `position` and after, if none of them was sent yet (true);
+  // otherwise does nothing (false). Positions: below.
+  bool DiscardQueuedFrom(uint64_t position) {
+    if (position < sent_ || position > next_position()) return false;
+    queue_.resize(static_cast<size_t>(position - sent_));
+    return true;
+  }
   // The writer's mode: Put, Delete and DeleteRange are queued too (their failures then surface at
   // the next read or Flush, which return the first one), so a closure costs a round trip per read
   // and one at its end instead of one per statement.
@@ -77,6 +89,25 @@ class Connection {
   // The tables Put, Delete or DeleteRange named since the last call (in catalog order), and
   // forgets them: what a write transaction announces (change_feed.h).
   std::vector<std::string> TakeWrittenTables();
+  // The catalog index of `table`, or -1.
+  int TableIndex(std::string_view table) const { return catalog_->Index(table); }
+
+  // Positions, for a writer that lets statements of several closures share round trips: every
+  // statement sent gets the next position, in order, from 0 (queued ones in the order queued;
+  // next_position() is the one the next queued statement gets). answered(): every statement
+  // before it was answered OK. A round trip stops at its first failure (PostgreSQL skips the rest
+  // of a pipeline): TakeFailure gives the first failed position since the last call, and its
+  // status.
+  struct Failure {
+    uint64_t position;
+    Status status;
+  };
+  uint64_t next_position() const { return sent_ + queue_.size(); }
+  uint64_t answered() const { return answered_; }
+  std::optional<Failure> TakeFailure() { return std::exchange(failure_, std::nullopt); }
+  const std::optional<Failure>& failure() const { return failure_; }
+  // Round trips so far (for tests and the bench: what a change costs).
+  uint64_t round_trips() const { return round_trips_; }
 
   // The catalogued table operations (txn.h's WriteTxn). Unknown tables are kInternal.
   StatusOr<std::optional<std::string>> Get(std::string_view table, std::string_view key);
@@ -104,7 +135,11 @@ class Connection {
   // Sends the queue and `last` in one round trip (connecting again and sending once more if a
   // transaction's first round trip finds the server gone); returns `last`'s answer.
   StatusOr<std::optional<Result>> Send(std::optional<Queued> last);
-  StatusOr<std::optional<Result>> SendOnce(const std::vector<Queued>& items);
+  // On failure, *failed is the index of the first item whose answer failed (or was not read).
+  StatusOr<std::optional<Result>> SendOnce(const std::vector<Queued>& items, size_t* failed);
+  // Notes the outcome of statements [base, base + count): all answered, or a failure at
+  // base + failed.
+  void Answered(uint64_t base, size_t count, const Status& status, size_t failed);
   // A prepared statement run alone, in one plain round trip.
   template <typename Strings>
   StatusOr<Result> ExecPrepared(int index, Op op, const Strings& params);
@@ -121,6 +156,10 @@ class Connection {
   std::vector<Queued> queue_;      // statements waiting for the next round trip
   bool defer_writes_ = false;
   bool commit_in_flight_ = false;  // EndRead's COMMIT, its answer not collected yet
+  uint64_t sent_ = 0;                      // positions given to statements sent
+  uint64_t answered_ = 0;                  // every position before it answered OK
+  std::optional<Failure> failure_;         // the first failure not taken yet
+  uint64_t round_trips_ = 0;
 };
 
 // The WriteTxn a closure gets. It remembers the first failed operation: a closure that returns OK
@@ -135,11 +174,16 @@ class Txn : public WriteTxn {
   Status DeleteRange(std::string_view table, const Range& range) override;
   // The first failure since the last call, and forgets it.
   Status TakeLastError();
+  // A closure begins, its statements at `position` and after (its SAVEPOINT's). A failed statement
+  // before it (another closure's, whose round trip this closure's read shared) fails this
+  // closure's operations with kAborted, not with that statement's error.
+  void BeginClosure(uint64_t position) { closure_begin_ = position; }
 
  private:
   Status Note(Status s);
   Connection& conn_;
   Status last_error_;
+  uint64_t closure_begin_ = 0;
 };
 
 // Brings every module of `catalog` to its version in one transaction under kMigrationLock
