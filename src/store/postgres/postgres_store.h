@@ -11,8 +11,11 @@
 // transaction-scoped advisory lock, so the write transactions of every server on the database
 // run one after another: each closure sees everything committed before it and nothing commits
 // beside it, which is serializable without SERIALIZABLE's retries — and a closure runs exactly
-// once, as the Store promises. Reads run on a pool of connections, each in a REPEATABLE READ READ
-// ONLY transaction (one snapshot), and never wait for writers.
+// once, as the Store promises. The batch's statements share round trips (libpq pipelines): a
+// closure's writes go out with the next read of any closure, or with the COMMIT, so a batch of N
+// closures that read once costs N + 1; a statement PostgreSQL refuses fails its closure and the
+// closures queued after it (kAborted), and the others commit. Reads run on a pool of connections,
+// each in a REPEATABLE READ READ ONLY transaction (one snapshot), and never wait for writers.
 //
 // A lost connection fails the work in flight on it (kUnavailable; a commit whose answer was lost
 // is not acknowledged) and is re-established for the next; so a PostgreSQL restart costs the

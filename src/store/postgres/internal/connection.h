@@ -76,8 +76,8 @@ class Connection {
     return true;
   }
   // The writer's mode: Put, Delete and DeleteRange are queued too (their failures then surface at
-  // the next read or Flush, which return the first one), so a closure costs a round trip per read
-  // and one at its end instead of one per statement.
+  // the next read or Flush, which return the first one), so writes cost no round trip of their
+  // own: they go out with the next read, whichever closure makes it, or with the COMMIT.
   void SetDeferWrites(bool defer) { defer_writes_ = defer; }
   // Sends what is queued, in one pipeline, and waits for every answer. The first failure.
   Status Flush();
@@ -89,9 +89,6 @@ class Connection {
   // The tables Put, Delete or DeleteRange named since the last call (in catalog order), and
   // forgets them: what a write transaction announces (change_feed.h).
   std::vector<std::string> TakeWrittenTables();
-  // The catalog index of `table`, or -1.
-  int TableIndex(std::string_view table) const { return catalog_->Index(table); }
-
   // Positions, for a writer that lets statements of several closures share round trips: every
   // statement sent gets the next position, in order, from 0 (queued ones in the order queued;
   // next_position() is the one the next queued statement gets). answered(): every statement
