@@ -958,7 +958,9 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   RETURN_IF_ERROR(CheckNodeKeyOfStore(*impl->store, *impl->keys));
   ASSIGN_OR_RETURN(impl->ssm, ssm::api::SsmModule::Open(*impl->store, *impl->keys, token_key));
   impl->front->AddJsonService(&impl->ssm->service());
-  // issue 12: CloudWatch Logs, on its own store so that ingest never queues behind ECS writes.
+  // issue 12: CloudWatch Logs, on its own store so that ingest never queues behind ECS writes in
+  // this process (on PostgreSQL its own writer and readers; the commits of every store of the
+  // database still take turns under its one write lock, docs/scaling.md).
   if (config.store_url.empty()) {
     ASSIGN_OR_RETURN(impl->logs, logs::api::LogsModule::Open(config.state_dir, token_key));
   } else {  // one log for every server of the database: its own connections, the same tables
