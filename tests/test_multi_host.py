@@ -140,6 +140,24 @@ def fetch_from(task_arn, ip):
     return got != b"", got.decode(errors="replace")
 
 
+def stop_every_task(ecs, cluster, timeout=60):
+    """A class's clean-up: its services deleted, its tasks stopped, and every task asked to stop (a
+    deleted service's too) waited for until its agent has it STOPPED (at most `timeout`)."""
+    for svc in ecs.list_services(cluster=cluster)["serviceArns"]:
+        ecs.delete_service(cluster=cluster, service=svc, force=True)
+    for arn in ecs.list_tasks(cluster=cluster)["taskArns"]:
+        ecs.stop_task(cluster=cluster, task=arn, reason="test cleanup")
+    arns = ecs.list_tasks(cluster=cluster, desiredStatus="STOPPED")["taskArns"]
+    deadline = time.monotonic() + timeout
+    while arns and time.monotonic() < deadline:
+        tasks = []
+        for i in range(0, len(arns), 100):
+            tasks += ecs.describe_tasks(cluster=cluster, tasks=arns[i:i + 100])["tasks"]
+        if all(t["lastStatus"] == "STOPPED" for t in tasks):
+            return
+        time.sleep(0.2)
+
+
 def wait_running(test, ecs, cluster, arns, timeout):
     """Polls DescribeTasks until every task of `arns` is RUNNING and returns them; fails `test` (with
     its context()) when one stops first or the timeout passes."""
@@ -228,19 +246,7 @@ class MultiHost(unittest.TestCase):
     def stop_everything(cls):
         try:
             for account, ecs in getattr(cls, "ecs", {}).items():
-                for svc in ecs.list_services(cluster="hosts")["serviceArns"]:
-                    ecs.delete_service(cluster="hosts", service=svc, force=True)
-                for arn in ecs.list_tasks(cluster="hosts")["taskArns"]:
-                    ecs.stop_task(cluster="hosts", task=arn, reason="test cleanup")
-                arns = ecs.list_tasks(cluster="hosts", desiredStatus="STOPPED")["taskArns"]
-                deadline = time.monotonic() + 60
-                while arns and time.monotonic() < deadline:
-                    tasks = []
-                    for i in range(0, len(arns), 100):
-                        tasks += ecs.describe_tasks(cluster="hosts", tasks=arns[i:i + 100])["tasks"]
-                    if all(t["lastStatus"] == "STOPPED" for t in tasks):
-                        break
-                    time.sleep(0.2)
+                stop_every_task(ecs, "hosts")
         finally:
             for agent in cls.agents.values():
                 agent.stop()
@@ -483,14 +489,7 @@ class FargateHosts(unittest.TestCase):
     def stop_everything(cls):
         try:
             if hasattr(cls, "ecs"):
-                ecs = cls.ecs[1]
-                for svc in ecs.list_services(cluster="fargate")["serviceArns"]:
-                    ecs.delete_service(cluster="fargate", service=svc, force=True)
-                for arn in ecs.list_tasks(cluster="fargate")["taskArns"]:
-                    ecs.stop_task(cluster="fargate", task=arn, reason="test cleanup")
-                # Every task asked to stop (a deleted service's too) until its agent has it STOPPED.
-                arns = ecs.list_tasks(cluster="fargate", desiredStatus="STOPPED")["taskArns"]
-                th.wait_all_stopped(ecs, "fargate", arns[:100], timeout=60)
+                stop_every_task(cls.ecs[1], "fargate")
         finally:
             for server in cls.servers.values():
                 server.stop()
