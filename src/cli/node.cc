@@ -799,7 +799,9 @@ class Node::Impl {
 
 StatusOr<std::unique_ptr<store::Store>> OpenNodeStore(const ServerConfig& config) {
   if (!config.store_url.empty()) {
-    ASSIGN_OR_RETURN(auto pg, store::PostgresStore::Open({.url = config.store_url, .schemas = NodeSchemas()}));
+    // The read cache answers the hot Describe paths from memory (store/postgres/postgres_store.h).
+    ASSIGN_OR_RETURN(auto pg, store::PostgresStore::Open(
+                                  {.url = config.store_url, .schemas = NodeSchemas(), .cache_bytes = 64 << 20}));
     return std::unique_ptr<store::Store>(std::move(pg));
   }
   store::SqliteOptions options;
@@ -1089,7 +1091,9 @@ StatusOr<uint16_t> Node::Start() {
   http::ServerOptions options;
   options.host = host_port.first;
   options.port = host_port.second;
-  options.io_threads = 2;
+  // On PostgreSQL an inline read waits for a round trip (the read cache's generation, or the read
+  // itself): more I/O threads let more of them wait at once, and share the cache's round trips.
+  options.io_threads = impl_->postgres ? 8 : 2;
   options.worker_threads = 64;
   // Describe*/List* only read a WAL snapshot and never wait for a commit, so they run on the I/O
   // thread that read them, saving two thread hand-offs; everything else goes to a worker.

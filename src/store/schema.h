@@ -33,6 +33,9 @@ inline constexpr TableDef kStoreTables[] = {
     {"meta", 1},  // (name) -> value   e.g. the pagination-token key, the node's bootstrap account
 };
 // Version 9: before per-module versions every module carried the store-wide version, last 9.
-inline constexpr ModuleSchema kStoreSchema{"store", 9, kStoreTables};
+// Version 10: on PostgreSQL every write transaction bumps the database's generation, which the
+// servers' read caches rely on (store/postgres/internal/read_cache.h); a build before it would
+// write without bumping it, so it must not open such a database.
+inline constexpr ModuleSchema kStoreSchema{"store", 10, kStoreTables};
 
 }  // namespace paddock::store

@@ -67,6 +67,12 @@ class Store {
   // Runs `fn` against a consistent snapshot. Returns fn's status, or the store's failure.
   virtual Status Read(const std::function<Status(ReadTxn&)>& fn) = 0;
 
+  // Read, for a closure that may be run more than once: each run starts over (it assigns what it
+  // reads, never appends to what an earlier run left) and only the last run's outcome counts. A
+  // store may then answer it from memory and run it again against a snapshot when memory cannot
+  // answer it all (PostgresStore's read cache). The hot Describe paths use it.
+  virtual Status ReadRepeatable(const std::function<Status(ReadTxn&)>& fn) { return Read(fn); }
+
   // Runs `fn` in a serializable read-write transaction, exactly once. If fn returns an error,
   // none of its writes take effect and that error is returned; the same if fn returns OK after
   // one of its operations failed (an ignored error does not commit a partial change). An OK

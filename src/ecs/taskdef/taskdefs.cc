@@ -220,7 +220,8 @@ StatusOr<Registered> TaskDefinitions::Register(const Scope& scope, std::string_v
 
 StatusOr<Described> TaskDefinitions::Describe(const Scope& scope, const Ref& ref, bool include_tags) {
   Described out;
-  RETURN_IF_ERROR(store_.Read([&](store::ReadTxn& txn) -> Status {
+  // Repeatable: each run assigns what it reads.
+  RETURN_IF_ERROR(store_.ReadRepeatable([&](store::ReadTxn& txn) -> Status {
     ASSIGN_OR_RETURN(Loaded l, Load(txn, scope, ref, kUnableToDescribe));
     out.task_definition = std::move(l.text);
     if (include_tags) {

@@ -1,6 +1,7 @@
 #include "store/postgres/postgres_store.h"
 
 #include <algorithm>
+#include <chrono>
 #include <deque>
 #include <exception>
 #include <optional>
@@ -11,6 +12,7 @@
 #include "common/encoding.h"
 #include "store/postgres/internal/change_feed.h"
 #include "store/postgres/internal/connection.h"
+#include "store/postgres/internal/read_cache.h"
 
 namespace paddock::store {
 
@@ -30,17 +32,36 @@ StatusOr<std::unique_ptr<PostgresStore>> PostgresStore::Open(const PostgresOptio
     ASSIGN_OR_RETURN(auto r, Connection::Open(options.url, catalog));
     readers.push_back(std::move(r));
   }
-  return std::unique_ptr<PostgresStore>(new PostgresStore(options, std::move(writer), std::move(readers)));
+  std::unique_ptr<Connection> barrier;
+  if (options.cache_bytes > 0) {
+    ASSIGN_OR_RETURN(barrier, Connection::Open(options.url, catalog));
+  }
+  return std::unique_ptr<PostgresStore>(
+      new PostgresStore(options, std::move(writer), std::move(readers), std::move(barrier)));
 }
 
 PostgresStore::PostgresStore(PostgresOptions options, std::unique_ptr<Connection> writer,
-                             std::vector<std::unique_ptr<Connection>> readers)
+                             std::vector<std::unique_ptr<Connection>> readers, std::unique_ptr<Connection> barrier)
     : options_(std::move(options)),
       origin_(RandomString(16, "0123456789abcdef")),
       writer_conn_(std::move(writer)),
       readers_(std::move(readers)),
       writes_(options_.max_batch, [this](const auto& batch) { CommitBatch(batch); }) {
   writes_.Start();
+  if (barrier == nullptr) return;
+  cache_ = std::make_unique<postgres_internal::ReadCache>(options_.cache_bytes);
+  barrier_ = std::make_unique<postgres_internal::GenerationBarrier>(std::move(barrier));
+  // The cache serves once the feed listens (before the constructor returns, unless PostgreSQL
+  // cannot be reached right now: then from when it can).
+  postgres_internal::ReadCache* cache = cache_.get();
+  std::lock_guard lock(feed_mu_);
+  feed_ = std::make_unique<postgres_internal::ChangeFeed>(
+      options_.url, origin_,
+      postgres_internal::FeedCallbacks{
+          .on_commit = [cache](uint64_t generation, const std::vector<std::string>& tables) { cache->Apply(generation, tables); },
+          .on_listening = [cache](uint64_t generation) { cache->Reset(generation); },
+          .on_lost = [cache] { cache->Suspend(); },
+      });
 }
 
 PostgresStore::~PostgresStore() { Close(); }
@@ -169,8 +190,8 @@ void PostgresStore::CommitBatch(const std::vector<internal::PendingWrite*>& batc
     announced.erase(std::unique(announced.begin(), announced.end()), announced.end());
     const uint64_t commit_at = conn.next_position();
     if (!announced.empty())
-      conn.Queue(fmt::format("SELECT pg_notify('{}', '{}')", postgres_internal::kChannel,
-                             postgres_internal::ChangePayload(origin_, announced)));
+      conn.Queue(postgres_internal::AnnounceSql(postgres_internal::kChannel, origin_,
+                                                postgres_internal::ChangedTables(announced)));
     conn.Queue("COMMIT");
     const Status s = conn.Flush();
     const std::optional<Connection::Failure> failure = resolve();
@@ -206,10 +227,103 @@ Status PostgresStore::Read(const std::function<Status(ReadTxn&)>& fn) {
   });
 }
 
+namespace {
+
+// A run from the cache alone, as of generation `at`: its first miss ends it (kAborted, and
+// missed()), whatever the closure then returns.
+class CacheOnlyTxn : public ReadTxn {
+ public:
+  CacheOnlyTxn(postgres_internal::ReadCache& cache, uint64_t at) : cache_(cache), at_(at) {}
+  StatusOr<std::optional<std::string>> Get(std::string_view table, std::string_view key) override {
+    if (!missed_) {
+      if (auto hit = cache_.Get(at_, table, key)) return std::move(*hit);
+    }
+    return Miss();
+  }
+  StatusOr<std::vector<Row>> Scan(std::string_view table, const Range& range, size_t limit, Direction dir) override {
+    if (!missed_) {
+      if (auto hit = cache_.Scan(at_, table, range, limit, dir)) return std::move(*hit);
+    }
+    return Miss();
+  }
+  bool missed() const { return missed_; }
+
+ private:
+  Status Miss() {
+    missed_ = true;
+    return Aborted("postgresql: not in the read cache");
+  }
+  postgres_internal::ReadCache& cache_;
+  const uint64_t at_;
+  bool missed_ = false;
+};
+
+// A run against a database snapshot that fills the cache with what it reads, once the snapshot's
+// generation (read in it, on its first round trip) is known.
+class FillingTxn : public ReadTxn {
+ public:
+  FillingTxn(Connection& conn, postgres_internal::ReadCache& cache) : txn_(conn), cache_(cache) {
+    conn.QueueQuery(postgres_internal::ReadGenerationSql(), &generation_text_);
+  }
+  StatusOr<std::optional<std::string>> Get(std::string_view table, std::string_view key) override {
+    ASSIGN_OR_RETURN(std::optional<std::string> value, txn_.Get(table, key));
+    if (std::optional<uint64_t> at = Snapshot()) cache_.FillGet(*at, table, key, value);
+    return value;
+  }
+  StatusOr<std::vector<Row>> Scan(std::string_view table, const Range& range, size_t limit, Direction dir) override {
+    ASSIGN_OR_RETURN(std::vector<Row> rows, txn_.Scan(table, range, limit, dir));
+    if (std::optional<uint64_t> at = Snapshot()) cache_.FillScan(*at, table, range, limit, dir, rows);
+    return rows;
+  }
+
+ private:
+  std::optional<uint64_t> Snapshot() {
+    if (!snapshot_ && generation_text_) {
+      if (StatusOr<uint64_t> g = postgres_internal::ParseGeneration(*generation_text_); g.ok()) snapshot_ = *g;
+    }
+    return snapshot_;
+  }
+  Txn txn_;
+  postgres_internal::ReadCache& cache_;
+  std::optional<std::string> generation_text_;
+  std::optional<uint64_t> snapshot_;
+};
+
+}  // namespace
+
+Status PostgresStore::ReadRepeatable(const std::function<Status(ReadTxn&)>& fn) {
+  if (!cache_) return Read(fn);
+  if (reads_closed_) return internal::StoreClosedError();
+  // The generation as of after this call: the cache may answer once it has heard that far (it
+  // normally has within a millisecond). Otherwise, or on its first miss, the database answers.
+  if (StatusOr<uint64_t> barrier = barrier_->Await(); barrier.ok()) {
+    if (std::optional<uint64_t> at = cache_->AwaitGeneration(*barrier, std::chrono::milliseconds(10))) {
+      CacheOnlyTxn txn(*cache_, *at);
+      Status result = internal::RunClosure<ReadTxn>(fn, txn);
+      if (!txn.missed()) return result;
+      ++reruns_;
+    }
+  }
+  return readers_.With([&](Connection& conn) -> Status {
+    RETURN_IF_ERROR(conn.BeginRead());
+    FillingTxn txn(conn, *cache_);
+    Status result = internal::RunClosure<ReadTxn>(fn, txn);
+    conn.EndRead();
+    return result;
+  });
+}
+
+PostgresStore::CacheStats PostgresStore::cache_stats() const {
+  if (!cache_) return {};
+  const postgres_internal::ReadCache::Stats s = cache_->stats();
+  return CacheStats{.hits = s.hits, .misses = s.misses, .generation_reads = barrier_->queries(), .reruns = reruns_};
+}
+
 void PostgresStore::SetChangeListener(ChangeListener listener) {
   std::lock_guard lock(feed_mu_);
-  if (closed_ || feed_ || !listener) return;
-  feed_ = std::make_unique<postgres_internal::ChangeFeed>(options_.url, origin_, std::move(listener));
+  if (closed_ || !listener) return;
+  if (!feed_) feed_ = std::make_unique<postgres_internal::ChangeFeed>(options_.url, origin_, postgres_internal::FeedCallbacks{});
+  feed_->SetListener(std::move(listener));
 }
 
 void PostgresStore::Close() {
@@ -221,6 +335,8 @@ void PostgresStore::Close() {
       feed = std::move(feed_);
     }
     feed.reset();  // joins its thread: no call after Close
+    if (cache_) cache_->Suspend();
+    reads_closed_ = true;
     writes_.Close();
     readers_.Close();
     writer_conn_.reset();

@@ -21,6 +21,16 @@
 // is not acknowledged) and is re-established for the next; so a PostgreSQL restart costs the
 // writes in flight, never an acknowledged one.
 //
+// The read cache (PostgresOptions::cache_bytes; internal/read_cache.h) answers ReadRepeatable
+// from memory, exactly as the database would. Every write transaction that changes tables bumps
+// the database's generation and announces it with its tables; a ReadRepeatable first reads the
+// generation in a query begun after it (one round trip shared by the reads waiting beside it),
+// waits until this store has heard that far, and then runs its closure on the cache as of the
+// cache's generation, which serves a table only if it has not changed since. So it sees every
+// write acknowledged before it began, through any server, in one consistent state. On its first
+// miss that run ends and the closure runs again on a database snapshot, which fills the cache.
+// Read itself always reads the database.
+//
 // Change notifications (several servers on one database): a write transaction that changed
 // tables sends one NOTIFY naming them inside the transaction (delivered at its commit, never for a
 // rollback; it rides on the COMMIT's round trip). SetChangeListener starts a ChangeFeed: one more
@@ -53,6 +63,8 @@ namespace paddock::store {
 namespace postgres_internal {
 class Connection;
 class ChangeFeed;
+class ReadCache;
+class GenerationBarrier;
 }  // namespace postgres_internal
 
 struct PostgresOptions {
@@ -64,6 +76,9 @@ struct PostgresOptions {
   size_t max_batch = 256;
   // The modules whose tables this store holds (store/schema.h), besides its own (kStoreSchema).
   std::vector<ModuleSchema> schemas = {};
+  // Bytes of rows the read cache holds at most; 0: no cache (every Read is a database snapshot).
+  // The cache takes two connections more (its feed and its generation reads).
+  size_t cache_bytes = 0;
 };
 
 class PostgresStore : public Store {
@@ -78,6 +93,7 @@ class PostgresStore : public Store {
   PostgresStore& operator=(const PostgresStore&) = delete;
 
   Status Read(const std::function<Status(ReadTxn&)>& fn) override;
+  Status ReadRepeatable(const std::function<Status(ReadTxn&)>& fn) override;
   Status Write(const std::function<Status(WriteTxn&)>& fn) override;
   // After Close, Read and Write return kUnavailable. Writes already queued are committed first;
   // Reads in progress finish first. Safe to call more than once and from several threads.
@@ -103,12 +119,20 @@ class PostgresStore : public Store {
     uint64_t round_trips = 0;  // on the write connection
   };
   WriterStats writer_stats() const;
+  // What the read cache has done so far (all zero without one).
+  struct CacheStats {
+    uint64_t hits = 0;            // rows or scans answered from memory
+    uint64_t misses = 0;          // looked up and not there (or not servable)
+    uint64_t generation_reads = 0;  // round trips of the generation barrier
+    uint64_t reruns = 0;          // closures run again on the database after a miss
+  };
+  CacheStats cache_stats() const;
 
  private:
   using Connection = postgres_internal::Connection;
 
   PostgresStore(PostgresOptions options, std::unique_ptr<Connection> writer,
-                std::vector<std::unique_ptr<Connection>> readers);
+                std::vector<std::unique_ptr<Connection>> readers, std::unique_ptr<Connection> barrier);
 
   // Runs `batch` in one transaction and sets each one's result (the writer thread).
   void CommitBatch(const std::vector<internal::PendingWrite*>& batch);
@@ -122,6 +146,10 @@ class PostgresStore : public Store {
   std::unique_ptr<Connection> writer_conn_;  // the writer thread's once it runs
   std::atomic<uint64_t> transactions_ = 0;   // the writer thread adds; anyone reads
   std::atomic<uint64_t> round_trips_ = 0;
+  std::unique_ptr<postgres_internal::ReadCache> cache_;  // null without one
+  std::unique_ptr<postgres_internal::GenerationBarrier> barrier_;
+  std::atomic<uint64_t> reruns_ = 0;
+  std::atomic<bool> reads_closed_ = false;
   internal::ReaderPool<Connection> readers_;
   internal::WriteQueue writes_;  // last: its thread uses the members above
   std::once_flag close_once_;

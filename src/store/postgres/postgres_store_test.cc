@@ -1,11 +1,13 @@
 #include "store/postgres/postgres_store.h"
 
+#include <libpq-fe.h>
 #include <signal.h>
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <iostream>
 #include <mutex>
 #include <random>
 #include <sstream>
@@ -19,6 +21,7 @@
 
 #include "store/dump.h"
 #include "store/key.h"
+#include "store/postgres/internal/read_cache.h"
 #include "store/sqlite/sqlite_store.h"
 #include "store/testing/crash_run.h"
 #include "store/testing/postgres_server.h"
@@ -77,7 +80,11 @@ StoreFactory Factory(std::string name, PostgresOptions base) {
 INSTANTIATE_TEST_SUITE_P(Postgres, StoreConformanceTest,
                          ::testing::Values(Factory("Batched", {}),
                                            // One closure per transaction, one reader for everyone.
-                                           Factory("NoBatchingOneReader", {.readers = 1, .max_batch = 1})),
+                                           Factory("NoBatchingOneReader", {.readers = 1, .max_batch = 1}),
+                                           // With the read cache; and with one so small it forgets
+                                           // everything every few fills.
+                                           Factory("Cached", {.cache_bytes = 8 << 20}),
+                                           Factory("CachedTiny", {.readers = 2, .cache_bytes = 4096})),
                          testing::StoreFactoryName);
 
 class PostgresStoreTest : public ::testing::Test {
@@ -91,8 +98,9 @@ class PostgresStoreTest : public ::testing::Test {
     EXPECT_TRUE(Server().CreateDatabase(lowered).ok());
     return Server().Url(lowered);
   }
-  std::unique_ptr<PostgresStore> Open(const std::string& url, std::vector<ModuleSchema> schemas = {testing::kTestSchema}) {
-    auto s = PostgresStore::Open({.url = url, .schemas = std::move(schemas)});
+  std::unique_ptr<PostgresStore> Open(const std::string& url, std::vector<ModuleSchema> schemas = {testing::kTestSchema},
+                                      size_t cache_bytes = 0) {
+    auto s = PostgresStore::Open({.url = url, .schemas = std::move(schemas), .cache_bytes = cache_bytes});
     EXPECT_TRUE(s.ok()) << s.status().ToString();
     return s.ok() ? std::move(s).value() : nullptr;
   }
@@ -404,6 +412,210 @@ TEST(PostgresCrashTest, AcknowledgedWritesSurviveKill9OfTheWriter) {
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     testing::ExpectAcknowledgedWrites(**store, run);
   }
+}
+
+}  // namespace
+}  // namespace paddock::store
+
+namespace paddock::store {
+namespace {
+
+using postgres_internal::ReadCache;
+
+// The cache alone: what it serves as of which generation, and what it keeps.
+TEST(ReadCacheTest, ServesATableOnlyAsOfAGenerationAfterItsLastChange) {
+  ReadCache cache(1 << 20);
+  EXPECT_FALSE(cache.AwaitGeneration(0, std::chrono::microseconds(0))) << "serves before Reset";
+  cache.FillGet(0, "tasks", "k", "v");
+  cache.Reset(5);
+  EXPECT_FALSE(cache.Get(5, "tasks", "k")) << "kept a fill made before it served";
+  cache.FillGet(4, "tasks", "k", "old");  // a snapshot older than the cache: not kept
+  EXPECT_FALSE(cache.Get(5, "tasks", "k"));
+  cache.FillGet(5, "tasks", "k", "v5");
+  cache.FillGet(5, "tasks", "none", std::nullopt);
+  EXPECT_EQ(cache.Get(5, "tasks", "k"), std::optional<std::optional<std::string>>("v5"));
+  EXPECT_EQ(cache.Get(5, "tasks", "none"), std::make_optional(std::optional<std::string>())) << "an absent row is known too";
+  cache.FillScan(5, "tasks", {"a", "z"}, 10, Direction::kForward, {{"k", "v5"}});
+  ASSERT_TRUE(cache.Scan(5, "tasks", {"a", "z"}, 10, Direction::kForward));
+  EXPECT_FALSE(cache.Scan(5, "tasks", {"a", "z"}, 11, Direction::kForward)) << "another limit is another scan";
+  EXPECT_FALSE(cache.Scan(5, "tasks", {"a", "z"}, 10, Direction::kBackward));
+
+  // Generation 6 changes another table: "tasks" still serves, as of 5 and of 6.
+  cache.Apply(6, {"services"});
+  EXPECT_TRUE(cache.Get(5, "tasks", "k"));
+  EXPECT_TRUE(cache.Get(6, "tasks", "k"));
+  EXPECT_FALSE(cache.ChangedAfter(5, "tasks"));
+  EXPECT_TRUE(cache.ChangedAfter(5, "services"));
+  // Generation 7 changes it: forgotten, and a fill at 7 serves as of 7 only, never as of 6.
+  cache.Apply(7, {"tasks"});
+  EXPECT_FALSE(cache.Get(7, "tasks", "k"));
+  EXPECT_FALSE(cache.Scan(7, "tasks", {"a", "z"}, 10, Direction::kForward));
+  cache.FillGet(7, "tasks", "k", "v7");
+  EXPECT_FALSE(cache.Get(6, "tasks", "k")) << "a reader as of 6 was given what 7 holds";
+  EXPECT_EQ(cache.Get(7, "tasks", "k"), std::optional<std::optional<std::string>>("v7"));
+  EXPECT_EQ(cache.AwaitGeneration(6, std::chrono::microseconds(0)), std::optional<uint64_t>(7));
+
+  // An announcement heard twice changes nothing; one skipped forgets everything.
+  cache.Apply(7, {"tasks"});
+  EXPECT_TRUE(cache.Get(7, "tasks", "k"));
+  cache.Apply(9, {"services"});
+  EXPECT_FALSE(cache.Get(9, "tasks", "k")) << "kept a row across a generation it did not hear";
+  // "Anything may have changed" forgets everything too.
+  cache.FillGet(9, "tasks", "k", "v9");
+  cache.Apply(10, {});
+  EXPECT_FALSE(cache.Get(10, "tasks", "k"));
+  // Suspended, it neither serves nor keeps.
+  cache.FillGet(10, "tasks", "k", "v10");
+  cache.Suspend();
+  EXPECT_FALSE(cache.Get(10, "tasks", "k"));
+  EXPECT_FALSE(cache.AwaitGeneration(10, std::chrono::microseconds(0)));
+  cache.FillGet(10, "tasks", "k", "v10");
+  cache.Reset(10);
+  EXPECT_FALSE(cache.Get(10, "tasks", "k"));
+}
+
+TEST(ReadCacheTest, AwaitingAGenerationWakesWhenItIsHeardAndPastTheSizeItForgetsEverything) {
+  ReadCache cache(16 * 100);
+  cache.Reset(1);
+  std::thread announce([&] { cache.Apply(2, {"tasks"}); });
+  EXPECT_EQ(cache.AwaitGeneration(2, std::chrono::seconds(10)), std::optional<uint64_t>(2));
+  announce.join();
+  EXPECT_FALSE(cache.AwaitGeneration(3, std::chrono::milliseconds(1)));
+  // Each fill is about 34 bytes of its 1,600: the 47th passes the bound and the first 46 go.
+  for (int i = 0; i < 47; ++i) cache.FillGet(2, "tasks", fmt::format("k{}", i % 10), "v");
+  for (int i = 0; i < 10; ++i) cache.FillGet(2, "t2", fmt::format("k{:02}", i), "v");
+  size_t held = 0;
+  for (int i = 0; i < 10; ++i) held += cache.Get(2, "t2", fmt::format("k{:02}", i)).has_value();
+  EXPECT_EQ(held, 10u);
+  for (int i = 0; i < 100; ++i) cache.FillGet(2, "t3", fmt::format("k{:03}", i), "v");
+  held = 0;
+  for (int i = 0; i < 10; ++i) held += cache.Get(2, "t2", fmt::format("k{:02}", i)).has_value();
+  EXPECT_EQ(held, 0u) << "held more than its bound";
+  EXPECT_GT(cache.stats().forgets, 0u);
+  // A fill larger than a sixteenth of the bound is not kept at all.
+  cache.FillGet(2, "t4", "big", std::string(200, 'x'));
+  EXPECT_FALSE(cache.Get(2, "t4", "big"));
+}
+
+// Two servers' stores with caches on one database: once warm, a store answers repeated reads
+// from memory; a write acknowledged through the other is read at once, every time, whether the
+// read is a Get or a Scan.
+TEST_F(PostgresStoreTest, TheReadCacheAnswersFromMemoryAndReadsAnotherStoresWriteAtOnce) {
+  const std::string url = NewDatabase();
+  auto a = Open(url, {testing::kTestSchema}, 1 << 20);
+  auto b = Open(url, {testing::kTestSchema}, 1 << 20);
+  ASSERT_TRUE(a && b);
+  ASSERT_TRUE(a->Write([](WriteTxn& txn) { return txn.Put("clusters", "c", "v0"); }).ok());
+  auto read = [&](PostgresStore& store) {
+    std::optional<std::string> got, scanned;
+    EXPECT_TRUE(store.ReadRepeatable([&](ReadTxn& txn) -> Status {
+      ASSIGN_OR_RETURN(got, txn.Get("clusters", "c"));
+      ASSIGN_OR_RETURN(auto rows, txn.Scan("clusters", {"", ""}, 10));
+      scanned = rows.empty() ? std::nullopt : std::optional<std::string>(rows[0].value);
+      return OkStatus();
+    }).ok());
+    EXPECT_EQ(got, scanned) << "the Get and the Scan of one Read saw two states";
+    return got;
+  };
+  EXPECT_EQ(read(*b), "v0");
+  const PostgresStore::CacheStats warm = b->cache_stats();
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(read(*b), "v0");
+  EXPECT_EQ(b->cache_stats().hits - warm.hits, 40u) << "repeated reads went to the database";
+  for (int i = 1; i <= 30; ++i) {
+    const std::string v = fmt::format("v{}", i);
+    ASSERT_TRUE(a->Write([&](WriteTxn& txn) { return txn.Put("clusters", "c", v); }).ok());
+    EXPECT_EQ(read(*b), v) << "read through the other store right after the write";
+    EXPECT_EQ(read(*b), v);
+    EXPECT_EQ(read(*a), v) << "read through the writing store right after its write";
+  }
+  EXPECT_GE(b->cache_stats().hits - warm.hits, 40u + 30u) << "the second read after each write missed";
+  a->Close();
+  b->Close();
+}
+
+// A store's cached reads are one state while another store writes two tables in one transaction:
+// a read of both never sees one's new value with the other's old one, and most are answered from
+// memory.
+TEST_F(PostgresStoreTest, CachedReadsNeverMixTwoStatesWhileAnotherStoreWrites) {
+  const std::string url = NewDatabase();
+  auto a = Open(url, {testing::kTestSchema}, 1 << 20);
+  auto b = Open(url, {testing::kTestSchema}, 1 << 20);
+  ASSERT_TRUE(a && b);
+  auto write = [&](int i) {
+    return a->Write([&](WriteTxn& txn) -> Status {
+      RETURN_IF_ERROR(txn.Put("clusters", "c", std::to_string(i)));
+      return txn.Put("tags", "c", std::to_string(i));
+    });
+  };
+  ASSERT_TRUE(write(0).ok());
+  std::atomic<bool> done = false;
+  std::atomic<int> mixed = 0, reads = 0;
+  std::vector<std::thread> readers;
+  for (int r = 0; r < 4; ++r) {
+    readers.emplace_back([&, r] {
+      while (!done) {
+        std::optional<std::string> x, y;
+        Status s = b->ReadRepeatable([&](ReadTxn& txn) -> Status {
+          // Half read the tables one way round, half the other.
+          ASSIGN_OR_RETURN(x, txn.Get(r % 2 ? "clusters" : "tags", "c"));
+          ASSIGN_OR_RETURN(y, txn.Get(r % 2 ? "tags" : "clusters", "c"));
+          return OkStatus();
+        });
+        ++reads;
+        EXPECT_TRUE(s.ok()) << s.ToString();
+        if (s.ok() && x != y) ++mixed;
+      }
+    });
+  }
+  for (int i = 1; i <= 300; ++i) {
+    ASSERT_TRUE(write(i).ok());
+    // Quiet spells between bursts: the readers' cache warms up and serves.
+    if (i % 30 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  done = true;
+  for (auto& t : readers) t.join();
+  EXPECT_EQ(mixed, 0) << "of " << reads << " reads";
+  const PostgresStore::CacheStats stats = b->cache_stats();
+  EXPECT_GT(stats.hits, 0u);
+  std::cout << reads << " reads, " << stats.hits << " cache hits, " << stats.reruns << " run again on the database, "
+            << stats.generation_reads << " generation reads\n";
+  a->Close();
+  b->Close();
+}
+
+// Cutting the cache's feed (its LISTENing connection) loses nothing: until it listens again the
+// store's reads go to the database, and afterwards they are served again, every one exact.
+TEST_F(PostgresStoreTest, ACachedStoreWhoseFeedIsCutReadsTheDatabaseUntilItListensAgain) {
+  const std::string url = NewDatabase();
+  auto a = Open(url, {testing::kTestSchema}, 1 << 20);
+  auto b = Open(url, {testing::kTestSchema}, 1 << 20);
+  ASSERT_TRUE(a && b);
+  auto read = [&] {
+    std::optional<std::string> got;
+    EXPECT_TRUE(b->ReadRepeatable([&](ReadTxn& txn) -> Status {
+      ASSIGN_OR_RETURN(got, txn.Get("clusters", "c"));
+      return OkStatus();
+    }).ok());
+    return got;
+  };
+  for (int i = 0; i < 20; ++i) {
+    const std::string v = fmt::format("v{}", i);
+    ASSERT_TRUE(a->Write([&](WriteTxn& txn) { return txn.Put("clusters", "c", v); }).ok());
+    if (i == 5 || i == 12) {
+      // Every LISTENing backend of this database: both stores' feeds.
+      PGconn* admin = PQconnectdb(url.c_str());
+      PGresult* r = PQexec(admin, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE "
+                                  "application_name = 'paddock change feed' AND datname = current_database()");
+      ASSERT_EQ(PQresultStatus(r), PGRES_TUPLES_OK) << PQerrorMessage(admin);
+      EXPECT_EQ(std::string(PQgetvalue(r, 0, 0)), "2") << "not both feeds were cut";
+      PQclear(r);
+      PQfinish(admin);
+    }
+    EXPECT_EQ(read(), v) << i;
+    EXPECT_EQ(read(), v) << i;
+  }
+  a->Close();
+  b->Close();
 }
 
 }  // namespace

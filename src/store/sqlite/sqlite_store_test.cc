@@ -122,7 +122,7 @@ TEST_F(SqliteStoreTest, CreatesEveryModulesTablesAndRecordsEachModulesVersion) {
   }
   RawDb db(path());
   EXPECT_THAT(db.Column("SELECT module || ' ' || version FROM schema_modules ORDER BY module"),
-              ::testing::ElementsAre("store 9", "test 1"));
+              ::testing::ElementsAre(fmt::format("store {}", kStoreSchema.version), "test 1"));
   // A build from before per-module versions reads this as a newer store-wide version.
   EXPECT_THAT(db.Column("SELECT version FROM schema_version"),
               ::testing::ElementsAre(std::to_string(sqlite_internal::kPerModuleFormat)));
@@ -188,7 +188,7 @@ TEST_F(SqliteStoreTest, AStoreFromBeforeModuleVersionsKeepsItsRowsAndGetsOnlyThe
   (*s)->Close();
   RawDb db(path());
   EXPECT_THAT(db.Column("SELECT module || ' ' || version FROM schema_modules ORDER BY module"),
-              ::testing::ElementsAre("fresh 1", "old 9", "store 9"));
+              ::testing::ElementsAre("fresh 1", "old 9", fmt::format("store {}", kStoreSchema.version)));
   EXPECT_THAT(db.Column("SELECT name FROM sqlite_schema WHERE name LIKE 't_%' ORDER BY name"),
               ::testing::ElementsAre("t_fresh", "t_meta", "t_newer", "t_old"));
   EXPECT_THAT(db.Column("SELECT count(*) FROM t_old"), ::testing::ElementsAre("1"));

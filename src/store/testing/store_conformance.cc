@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <filesystem>
@@ -600,6 +601,54 @@ TEST_P(StoreConformanceTest, ReadsSeeConsistentSnapshots) {
   EXPECT_EQ(torn.load(), 0);
 }
 
+// ReadRepeatable is a Read: one consistent state, with every acknowledged write in it (the
+// transfers above, read from memory where the store can), however often it runs its closure.
+TEST_P(StoreConformanceTest, ReadRepeatableSeesConsistentSnapshotsAndEveryAcknowledgedWrite) {
+  ASSERT_OK(store_->Write([](WriteTxn& txn) -> Status {
+    RETURN_IF_ERROR(txn.Put(kMeta, "a", "1000"));
+    return txn.Put(kMeta, "b", "0");
+  }));
+  std::atomic<bool> writing{true};
+  std::atomic<int> torn{0};
+  std::atomic<int> acknowledged{0};  // the last amount moved, once its write returned
+  std::thread writer([&] {
+    for (int i = 1; i <= 300; ++i) {
+      Status s = store_->Write([&](WriteTxn& txn) -> Status {
+        RETURN_IF_ERROR(txn.Put(kMeta, "a", std::to_string(1000 - i)));
+        RETURN_IF_ERROR(txn.Put(kMeta, "n", std::to_string(i)));
+        return txn.Put(kMeta, "b", std::to_string(i));
+      });
+      EXPECT_TRUE(s.ok()) << s.ToString();
+      acknowledged = i;
+      // Quiet moments let a caching store answer from memory in between.
+      if (i % 50 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    writing = false;
+  });
+  std::vector<std::thread> readers;
+  for (int r = 0; r < 3; ++r) {
+    readers.emplace_back([&] {
+      while (writing) {
+        const int floor = acknowledged;
+        int a = 0, b = 0;
+        Status s = store_->ReadRepeatable([&](ReadTxn& txn) -> Status {
+          ASSIGN_OR_RETURN(auto av, txn.Get(kMeta, "a"));
+          ASSIGN_OR_RETURN(auto rows, txn.Scan(kMeta, Range{"b", "c"}, 1));
+          a = std::stoi(av.value());
+          b = std::stoi(rows.at(0).value);
+          return OkStatus();
+        });
+        EXPECT_TRUE(s.ok()) << s.ToString();
+        if (a + b != 1000) ++torn;
+        EXPECT_GE(b, floor) << "a write acknowledged before the read began is missing";
+      }
+    });
+  }
+  writer.join();
+  for (auto& t : readers) t.join();
+  EXPECT_EQ(torn.load(), 0);
+}
+
 TEST_P(StoreConformanceTest, CloseRejectsLaterCalls) {
   ASSERT_OK(PutOne(*store_, kMeta, "k", "v"));
   store_->Close();
@@ -607,6 +656,8 @@ TEST_P(StoreConformanceTest, CloseRejectsLaterCalls) {
   EXPECT_EQ(w.code(), StatusCode::kUnavailable) << w.ToString();
   Status r = store_->Read([](ReadTxn&) { return OkStatus(); });
   EXPECT_EQ(r.code(), StatusCode::kUnavailable) << r.ToString();
+  Status rr = store_->ReadRepeatable([](ReadTxn& txn) { return txn.Get(kMeta, "k").status(); });
+  EXPECT_EQ(rr.code(), StatusCode::kUnavailable) << rr.ToString();
   store_->Close();  // a second Close is harmless
   store_.reset();
 

@@ -9,33 +9,43 @@
 #include <fmt/format.h>
 
 #include "store/postgres/internal/connection.h"
+#include "store/postgres/internal/read_cache.h"
 
 namespace paddock::store::postgres_internal {
 
 namespace {
 
-constexpr size_t kMaxPayload = 7999;  // NOTIFY's payload is shorter than 8,000 bytes
+// NOTIFY's payload is shorter than 8,000 bytes; the origin (16), a generation (up to 20) and two
+// spaces go before the tables.
+constexpr size_t kMaxTables = 7999 - 40;
 
 void IgnoreNotice(void*, const char*) {}
 
 }  // namespace
 
-std::string ChangePayload(std::string_view origin, const std::vector<std::string>& tables) {
-  std::string out = fmt::format("{} ", origin);
+std::string ChangedTables(const std::vector<std::string>& tables) {
+  std::string out;
   for (size_t i = 0; i < tables.size(); ++i) {
     if (i > 0) out += ',';
     out += tables[i];
   }
-  if (out.size() > kMaxPayload || tables.empty()) return fmt::format("{} *", origin);
+  if (out.size() > kMaxTables || tables.empty()) return "*";
   return out;
 }
 
-bool ParseChangePayload(std::string_view payload, std::string* origin, std::vector<std::string>* tables) {
+bool ParseChangePayload(std::string_view payload, std::string* origin, uint64_t* generation,
+                        std::vector<std::string>* tables) {
   const size_t space = payload.find(' ');
   if (space == std::string_view::npos || space == 0) return false;
   *origin = std::string(payload.substr(0, space));
-  tables->clear();
   std::string_view rest = payload.substr(space + 1);
+  const size_t second = rest.find(' ');
+  if (second == std::string_view::npos) return false;
+  StatusOr<uint64_t> n = ParseGeneration(rest.substr(0, second));
+  if (!n.ok()) return false;
+  *generation = *n;
+  rest = rest.substr(second + 1);
+  tables->clear();
   if (rest == "*") return true;
   while (!rest.empty()) {
     const size_t comma = rest.find(',');
@@ -47,10 +57,10 @@ bool ParseChangePayload(std::string_view payload, std::string* origin, std::vect
   return !tables->empty();
 }
 
-ChangeFeed::ChangeFeed(std::string url, std::string origin, ChangeListener listener)
+ChangeFeed::ChangeFeed(std::string url, std::string origin, FeedCallbacks callbacks)
     : url_(std::move(url)),
       origin_(std::move(origin)),
-      listener_(std::move(listener)),
+      callbacks_(std::move(callbacks)),
       wake_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
   thread_ = std::thread([this] { Run(); });
   std::unique_lock lock(mu_);
@@ -60,6 +70,11 @@ ChangeFeed::ChangeFeed(std::string url, std::string origin, ChangeListener liste
 ChangeFeed::~ChangeFeed() {
   Stop();
   if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+void ChangeFeed::SetListener(ChangeListener listener) {
+  std::lock_guard lock(listener_mu_);
+  listener_ = std::move(listener);
 }
 
 void ChangeFeed::Stop() {
@@ -75,6 +90,14 @@ void ChangeFeed::Stop() {
 void ChangeFeed::Run() {
   PGconn* conn = nullptr;
   bool missed = false;  // a connection was lost: what it would have delivered is unknown
+  const auto lost = [&] {
+    missed = true;
+    if (callbacks_.on_lost) callbacks_.on_lost();
+  };
+  const auto tell_listener = [&](const std::vector<std::string>& tables) {
+    std::lock_guard lock(listener_mu_);
+    if (listener_) listener_(tables);
+  };
   // Waits for the connection's socket (or, with fd < 0, only for Stop) up to `timeout_ms`.
   auto wait = [&](int fd, int timeout_ms) {
     pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {fd, POLLIN, 0}};
@@ -84,15 +107,27 @@ void ChangeFeed::Run() {
     if (conn == nullptr || PQstatus(conn) != CONNECTION_OK) {
       if (conn != nullptr) {
         PQfinish(conn);
-        missed = true;
+        lost();
       }
       conn = ConnectBounded(url_);
       bool listening = conn != nullptr && PQstatus(conn) == CONNECTION_OK;
       if (listening) {
         PQsetNoticeProcessor(conn, IgnoreNotice, nullptr);
+        // Named, for whoever looks at pg_stat_activity (and the tests that cut it).
+        PQclear(PQexec(conn, "SET application_name = 'paddock change feed'"));
         PGresult* r = PQexec(conn, fmt::format("LISTEN {}", kChannel).c_str());
         listening = PQresultStatus(r) == PGRES_COMMAND_OK;
         PQclear(r);
+      }
+      // Read after LISTEN took effect: a commit after it is announced, one before it is counted.
+      uint64_t generation = 0;
+      if (listening) {
+        PGresult* r = PQexec(conn, ReadGenerationSql().c_str());
+        listening = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1;
+        StatusOr<uint64_t> n = listening ? ParseGeneration(PQgetvalue(r, 0, 0)) : uint64_t{0};
+        PQclear(r);
+        listening = listening && n.ok();
+        if (listening) generation = *n;
       }
       {
         std::lock_guard lock(mu_);
@@ -102,11 +137,12 @@ void ChangeFeed::Run() {
       if (!listening) {
         if (conn != nullptr) PQfinish(conn);
         conn = nullptr;
-        missed = true;
+        lost();
         wait(-1, 1000);
         continue;
       }
-      if (missed) listener_({});
+      if (callbacks_.on_listening) callbacks_.on_listening(generation);
+      if (missed) tell_listener({});
       missed = false;
     }
     wait(PQsocket(conn), -1);
@@ -114,15 +150,18 @@ void ChangeFeed::Run() {
     if (PQconsumeInput(conn) == 0) {  // lost: reconnect above
       PQfinish(conn);
       conn = nullptr;
-      missed = true;
+      lost();
       continue;
     }
     std::string origin;
+    uint64_t generation = 0;
     std::vector<std::string> tables;
     while (PGnotify* n = PQnotifies(conn)) {
-      const bool ours = ParseChangePayload(n->extra, &origin, &tables);
+      const bool ours = ParseChangePayload(n->extra, &origin, &generation, &tables);
       PQfreemem(n);
-      if (ours && origin != origin_) listener_(tables);
+      if (!ours) continue;
+      if (callbacks_.on_commit) callbacks_.on_commit(generation, tables);
+      if (origin != origin_) tell_listener(tables);
     }
   }
   if (conn != nullptr) PQfinish(conn);

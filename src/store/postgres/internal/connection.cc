@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "store/postgres/internal/read_cache.h"
+
 namespace paddock::store::postgres_internal {
 namespace {
 
@@ -162,6 +164,22 @@ StatusOr<std::optional<std::string>> Connection::QueryText(std::string_view sql,
   return std::optional<std::string>(PQgetvalue(r.result, 0, 0));
 }
 
+StatusOr<std::optional<std::string>> Connection::QueryPrepared(std::string_view name, std::string_view sql) {
+  Settle();
+  const std::string statement(name);
+  if (std::find(prepared_queries_.begin(), prepared_queries_.end(), statement) == prepared_queries_.end()) {
+    ++round_trips_;
+    Result p(PQprepare(conn_, statement.c_str(), std::string(sql).c_str(), 0, nullptr));
+    if (PQresultStatus(p.result) != PGRES_COMMAND_OK) return PgError(conn_, p.result, sql);
+    prepared_queries_.push_back(statement);
+  }
+  ++round_trips_;
+  Result r(PQexecPrepared(conn_, statement.c_str(), 0, nullptr, nullptr, nullptr, 0));
+  if (PQresultStatus(r.result) != PGRES_TUPLES_OK) return PgError(conn_, r.result, sql);
+  if (PQntuples(r.result) == 0 || PQgetisnull(r.result, 0, 0)) return std::optional<std::string>();
+  return std::optional<std::string>(PQgetvalue(r.result, 0, 0));
+}
+
 void Connection::Queue(std::string sql) { queue_.push_back(Queued{.sql = std::move(sql)}); }
 
 Status Connection::BeginRead() {
@@ -193,6 +211,7 @@ Status Connection::EnsureConnected() {
   PQreset(conn_);
   if (PQstatus(conn_) != CONNECTION_OK) return PgError(conn_, nullptr, "reconnect");
   std::fill(prepared_.begin(), prepared_.end(), false);
+  prepared_queries_.clear();
   PQsetNoticeProcessor(conn_, IgnoreNotice, nullptr);
   return Execute("SET synchronous_commit = on");
 }
@@ -352,6 +371,9 @@ StatusOr<std::optional<Connection::Result>> Connection::SendOnce(const std::vect
       failure = PgError(conn_, status == PGRES_PIPELINE_ABORTED ? nullptr : r, what(expected[i]));
       *failed = index_of(expected[i]);
     }
+    if (ok && item.into != nullptr)
+      *item.into = PQntuples(r) > 0 && !PQgetisnull(r, 0, 0) ? std::optional<std::string>(PQgetvalue(r, 0, 0))
+                                                              : std::nullopt;
     if (expected[i].keep)
       kept.emplace(r);
     else
@@ -468,6 +490,9 @@ Status Migrate(Connection& conn, const TableCatalog& catalog) {
   Status s = [&]() -> Status {
     RETURN_IF_ERROR(conn.Execute(fmt::format("SELECT pg_advisory_xact_lock({})", kMigrationLock)));
     RETURN_IF_ERROR(conn.Execute("CREATE TABLE IF NOT EXISTS schema_modules(module text PRIMARY KEY, version integer NOT NULL)"));
+    // The database's generation (read_cache.h): one row, which every announcing write bumps.
+    RETURN_IF_ERROR(conn.Execute(fmt::format("CREATE TABLE IF NOT EXISTS {}(n bigint NOT NULL)", kGenerationTable)));
+    RETURN_IF_ERROR(conn.Execute(fmt::format("INSERT INTO {0} SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM {0})", kGenerationTable)));
     for (const ModuleSchema& m : catalog.modules()) {
       ASSIGN_OR_RETURN(auto text, conn.QueryText("SELECT version FROM schema_modules WHERE module = $1",
                                                  {std::string(m.module)}));

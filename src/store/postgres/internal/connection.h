@@ -57,6 +57,9 @@ class Connection {
   Status Execute(std::string_view sql);
   // The first column of the first row of `sql` with text parameters, or nullopt with no row.
   StatusOr<std::optional<std::string>> QueryText(std::string_view sql, const std::vector<std::string>& params);
+  // QueryText's answer for a statement without parameters that this connection runs often:
+  // prepared (as `name`) on first use and after a reconnection, so PostgreSQL plans it once.
+  StatusOr<std::optional<std::string>> QueryPrepared(std::string_view name, std::string_view sql);
   // A read-only snapshot transaction, in fewer round trips: BEGIN is queued to go out with the
   // transaction's first statement (a read that runs none costs no round trip), and EndRead sends
   // COMMIT without waiting for its answer, which the connection's next use collects.
@@ -66,6 +69,11 @@ class Connection {
   // with the next round trip: the next read's, Flush's or Execute's. A queued "COMMIT" that
   // PostgreSQL answers with ROLLBACK (its transaction had failed) is a failure.
   void Queue(std::string sql);
+  // Queues a query whose first column of the first row is wanted: it goes out like Queue's, and
+  // `*into` (which must outlive the round trip) gets the value once answered (nullopt: no row).
+  void QueueQuery(std::string sql, std::optional<std::string>* into) {
+    queue_.push_back(Queued{.sql = std::move(sql), .into = into});
+  }
   // Drops what is queued, unsent.
   void DiscardQueued() { queue_.clear(); }
   // Drops the statements queued at `position` and after, if none of them was sent yet (true);
@@ -124,6 +132,7 @@ class Connection {
     Op op = Op::kGet;
     std::vector<std::string> params = {};
     std::string sql = "";
+    std::optional<std::string>* into = nullptr;  // QueueQuery's
   };
   // Runs statement `op` of table `table` now, after whatever is queued, and returns its answer.
   StatusOr<Result> Run(std::string_view table, Op op, const std::vector<std::string_view>& params);
@@ -150,6 +159,7 @@ class Connection {
   std::shared_ptr<const TableCatalog> catalog_;
   std::vector<bool> prepared_;  // [table index * kOpCount + op]
   std::vector<bool> written_;   // [table index]: named by a write since TakeWrittenTables
+  std::vector<std::string> prepared_queries_;  // QueryPrepared's names prepared on this connection
   std::vector<Queued> queue_;      // statements waiting for the next round trip
   bool defer_writes_ = false;
   bool commit_in_flight_ = false;  // EndRead's COMMIT, its answer not collected yet
