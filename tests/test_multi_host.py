@@ -436,7 +436,7 @@ class FargateHosts(unittest.TestCase):
     sysfs, `[agent] overlay_address` its underlay address), each offering its host's Fargate capacity
     — host 1 room for two 256-CPU tasks, host 2 for four. Tasks placed through either server go to
     the host with the most room left, run on that host's server, and reach each other across the
-    hosts by their VPC addresses."""
+    hosts by their VPC addresses; another account's do not."""
 
     CAPACITY = {1: 512, 2: 1024}  # CPU units: 2 and 4 tasks of 256
 
@@ -544,6 +544,40 @@ class FargateHosts(unittest.TestCase):
         self.assertEqual(r["failures"], [], self.context())
         self.wait_running([r["tasks"][0]["taskArn"]])
         self.assertEqual(self.host_of(r["tasks"][0]["taskArn"]), 1)
+        self.another_accounts_task_neither_reaches_nor_is_reached(by_host[2][0]["taskArn"])
+
+    def another_accounts_task_neither_reaches_nor_is_reached(self, make_room):
+        """Another account's Fargate task on these hosts (its own VPC, with the same CIDR): across the
+        hosts and on its own, no packet crosses between it and the main account's tasks."""
+        self.ecs[1].stop_task(cluster="fargate", task=make_room, reason="room for another account")
+        self.assertTrue(th.wait_all_stopped(self.ecs[1], "fargate", [make_room]), self.context())
+        d = self.servers[1].state_dir
+        other = admin(d, self.url, "create-account", "--name", "other")["account"]
+        key = admin(d, self.url, "create-access-key", "--account", other)
+        ecs = h.ecs_client(self.endpoint(2), key["accessKeyId"], key["secretAccessKey"])
+        subnet = h.client("ec2", self.endpoint(2), key["accessKeyId"], key["secretAccessKey"]) \
+            .describe_subnets()["Subnets"][0]["SubnetId"]
+        ecs.create_cluster(clusterName="fargate")
+        ecs.register_task_definition(
+            family="fargate-web", networkMode="awsvpc", requiresCompatibilities=["FARGATE"], cpu="256", memory="512",
+            containerDefinitions=[{"name": "web", "image": "busybox:fargate", "essential": True, "stopTimeout": 2}])
+        r = ecs.run_task(cluster="fargate", taskDefinition="fargate-web", launchType="FARGATE",
+                         networkConfiguration={"awsvpcConfiguration": {"subnets": [subnet]}})
+        self.assertEqual(r["failures"], [], self.context())
+        theirs = wait_running(self, ecs, "fargate", [r["tasks"][0]["taskArn"]], 60)[0]
+        self.assertEqual(self.host_of(theirs["taskArn"]), 2, "placed where there was no room")
+        mine = self.ecs[1].describe_tasks(cluster="fargate",
+                                          tasks=self.ecs[1].list_tasks(cluster="fargate")["taskArns"])["tasks"]
+        peers = {self.host_of(t["taskArn"]): t for t in mine if task_ip(t) != task_ip(theirs)}
+        self.assertEqual(set(peers), {1, 2})
+        for host, peer in peers.items():  # across the hosts (1) and on its own (2)
+            ok, body = fetch_from(theirs["taskArn"], task_ip(peer))
+            self.assertFalse(ok, f"the other account reached {task_ip(peer)} on host {host}: {body}")
+            ok, body = fetch_from(peer["taskArn"], task_ip(theirs))
+            if ok:  # the same address may exist in the main account's VPC: then it must be that task's
+                self.assertIn(task_ip(theirs), [task_ip(t) for t in mine], body)
+        ecs.stop_task(cluster="fargate", task=theirs["taskArn"], reason="test done")
+        self.assertTrue(th.wait_all_stopped(ecs, "fargate", [theirs["taskArn"]]), self.context())
 
     def test_2_a_lost_hosts_tasks_are_stopped_after_its_containers_and_the_service_replaces_them(self):
         ecs = self.ecs[1]
