@@ -2,13 +2,17 @@
 `paddock agent`s of one cluster; the one running a service's task is killed with SIGKILL. Once its
 agent has been gone host_lost_seconds, the server records the task STOPPED as ECS does when a host
 goes away (stopCode TerminationNotice, "Host EC2 (instance i-…) terminated."), and the service gets
-a replacement on the other agent. The killed agent, started again, finds its task no longer
-assigned and removes the containers it left running; the task stays STOPPED. Then the server goes
+a replacement on the other agent — and the killed agent's container was stopped before that, by
+its watchdog (`paddock fence-watch`: nobody took its state directory over within its fence time).
+The killed agent, started again, finds its task no longer assigned and removes the containers it
+left; the task stays STOPPED. Then the server goes
 away: the surviving agent, cut off for longer than its fence time, stops its task's containers on
 its own. Needs root, crun and busybox-static.
 """
 
+import json
 import os
+import subprocess
 import sys
 import time
 import unittest
@@ -24,6 +28,15 @@ PAGE = "host loss\n"
 AGENT_TIMEOUT = 3  # agent_timeout_seconds (a long-poll waits at most 1 s)
 HOST_LOST = 6  # host_lost_seconds: the agents' fence time is (6 - 3/4) / 2 = 2.625 s
 BOUND = 20  # seconds within which the sweep, a replacement or an agent's teardown must have happened
+
+
+def crun_running(state_dir, task_id):
+    """The running crun containers of the agent at `state_dir` whose id names `task_id`."""
+    r = subprocess.run(["crun", "--root", os.path.join(state_dir, "containers", "crun"), "list", "--format", "json"],
+                       capture_output=True, timeout=10)
+    if r.returncode != 0 or not r.stdout.strip():
+        return []
+    return [c["id"] for c in json.loads(r.stdout) if task_id in c["id"] and c.get("status") == "running"]
 
 
 def skip_reason():
@@ -100,9 +113,10 @@ class HostLoss(h.PaddockTestCase):
             cluster="hosts", containerInstances=[a.arn])["containerInstances"][0]["ec2InstanceId"]
         b = self.agents["b"] = self.start_agent("b")
 
-        a.kill()  # its container keeps running: nobody fences a dead agent's host
+        a.kill()  # it cannot fence its container: its watchdog does, once its fence time has passed
         killed = time.monotonic()
         stopped = th.wait_for_status(self, self.ecs, "hosts", first["taskArn"], "STOPPED", BOUND, self.context)
+        self.assertEqual(crun_running(a_dir, first_id), [], "recorded STOPPED while the dead agent's container ran")
         print(f"\nagent SIGKILLed -> its task STOPPED by the server: {time.monotonic() - killed:.1f} s "
               f"(host_lost_seconds = {HOST_LOST})", file=sys.stderr)
         self.assertGreaterEqual(time.monotonic() - killed, HOST_LOST - 1)  # not before the grace time
@@ -125,7 +139,7 @@ class HostLoss(h.PaddockTestCase):
 
         # The lost agent comes back (same state directory: the same instance): the task is no longer
         # assigned to it, so it removes the container it left; its reports change nothing.
-        self.assertEqual(len(crun_containers(a_dir, first_id)), 1, "the killed agent's container outlived it")
+        self.assertEqual(len(crun_containers(a_dir, first_id)), 1, "the killed agent's (fenced) container was not left for it to remove")
         a = self.agents["a"] = self.start_agent("a")
         wait_until(lambda: crun_containers(a_dir, first_id) == {}, BOUND, "the returning agent removing the container")
         after = self.ecs.describe_tasks(cluster="hosts", tasks=[first["taskArn"]])["tasks"][0]

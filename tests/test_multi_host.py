@@ -610,7 +610,7 @@ class FargateHosts(unittest.TestCase):
         self.servers[2].kill()
         killed_at = time.monotonic()
         self.wait_stopped_as_lost(on_2, "recorded STOPPED while the killed server's container still ran")
-        self.assertIn("paddock fence-watch: the server of", self.servers[2].log_tail(4000))
+        self.assertIn("paddock fence-watch: the process of", self.servers[2].log_tail(4000))
         tasks = self.service_tasks(2, exclude=set(on_2), service="killed")
         self.assertEqual({self.host_of(t["taskArn"]) for t in tasks}, {1})
         print(f"\nserver 2 killed -> its tasks STOPPED, the service back at 2 on host 1 "

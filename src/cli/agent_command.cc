@@ -26,6 +26,7 @@
 #include "agent/runtime/crun_runtime.h"
 #include "aws/errors.h"
 #include "cli/host_checks.h"
+#include "cli/fence_watch.h"
 #include "cli/state_lock.h"
 #include "common/private_files.h"
 #include "store/sqlite/sqlite_store.h"
@@ -360,12 +361,27 @@ int RunAgentCommand(const AgentCommand& c) {
   fmt::print("paddock agent registered as {}\n", arn);
   std::fflush(stdout);
 
+  // The fence of this agent's containers if it dies or stays stopped (cli/fence_watch.h), once
+  // the control plane has said its fence time (its first answer).
+  std::optional<FenceWatch> fence_watch;
+  const auto watch_fence = [&] {
+    const std::chrono::milliseconds fence = control.FenceAfter();
+    if (fence_watch || fence <= std::chrono::milliseconds::zero()) return;
+    StatusOr<FenceWatch> started = FenceWatch::Start(state.string(), fence);
+    if (started.ok())
+      fence_watch.emplace(std::move(*started));
+    else
+      fmt::print(stderr, "paddock agent: warning: no fence watchdog ({}): a killed agent's containers outlive it\n",
+                 started.status().ToString());
+  };
+  watch_fence();
   int sig = 0;
   std::optional<std::chrono::steady_clock::time_point> revoked_at;
   for (;;) {
     const timespec second{1, 0};
     sig = sigtimedwait(&signals, nullptr, &second);
     if (sig > 0) break;
+    watch_fence();
     if (!control.Revoked()) continue;
     // Nothing is assigned to a revoked agent: it stops what it runs, then exits (bounded by the
     // longest stop timeout).
@@ -373,7 +389,13 @@ int RunAgentCommand(const AgentCommand& c) {
     if (agent.Idle() || std::chrono::steady_clock::now() - *revoked_at > std::chrono::seconds(180)) break;
   }
   if (sig > 0) {
-    fmt::print("paddock agent: {} received, stopping (tasks keep running)\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    if (fence_watch) {
+      fmt::print("paddock agent: {} received, stopping (tasks keep running; unless an agent takes {} over within "
+                 "{} ms, its containers are then stopped: its host will be found lost)\n",
+                 sig == SIGINT ? "SIGINT" : "SIGTERM", state.string(), control.FenceAfter().count());
+    } else {
+      fmt::print("paddock agent: {} received, stopping (tasks keep running)\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    }
   } else {
     fmt::print("paddock agent: {} is no longer accepted by the control plane (deregistered, or its account "
                "deleted); its tasks are stopped. Exiting\n", arn);
@@ -386,6 +408,10 @@ int RunAgentCommand(const AgentCommand& c) {
   control.Unwatch(watch);
   control.Stop();
   (*store)->Close();
+  if (fence_watch) {
+    // Stopped or revoked alike, the agent is gone: a revoked one's tasks are stopped already.
+    if (sig > 0) fence_watch->Abandon(); else fence_watch->StopCleanly();
+  }
   return sig > 0 ? 0 : 1;
 }
 

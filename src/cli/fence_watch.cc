@@ -87,8 +87,13 @@ void FenceWatch::StopCleanly() {
   if (!exited.ok() || !exited->has_value()) subprocess::KillAndReap(child_);
 }
 
+void FenceWatch::Abandon() {
+  pipe_.Reset();
+  child_ = subprocess::Child();  // not reaped: it outlives this process, and init takes it
+}
+
 int RunFenceWatch(const std::string& state_dir, std::chrono::milliseconds after) {
-  ::setsid();  // out of the server's process group: a signal to the group is the server's
+  ::setsid();  // out of its process group: a signal to the group is the server's or the agent's
   char c = 0;
   ssize_t n;
   do {
@@ -106,7 +111,7 @@ int RunFenceWatch(const std::string& state_dir, std::chrono::milliseconds after)
   }
   const size_t killed = KillContainers(state_dir);
   fmt::print(stderr,
-             "paddock fence-watch: the server of {} is gone and none took the directory over in {} ms: "
+             "paddock fence-watch: the process of {} is gone and none took the directory over in {} ms: "
              "killed its {} running container(s) before its host can be found lost\n",
              state_dir, after.count(), killed);
   return 0;

@@ -1,5 +1,5 @@
-// cli/fence_watch: the fence of a server's containers that outlives the server (issue 16 §3,
-// docs/contracts/task.md "Losing a host").
+// cli/fence_watch: the fence of a server's or an agent's containers that outlives it (issue 16
+// §3, docs/contracts/task.md "Losing a host").
 //
 // On a store several servers share, a server that offers its host's Fargate capacity can be found
 // lost by the others once its offer has lapsed for host_lost_seconds, and its tasks are then
@@ -13,6 +13,11 @@
 // server can find the host lost —, the watchdog kills every container of the directory's runtime.
 // What else the tasks left (networks, files) the server removes when it comes back, as for any
 // task no longer assigned to it.
+//
+// `paddock agent` starts one too, with the control plane's fence time: its host is found lost
+// once its agent has been gone long enough, whether it was killed or stopped, so it never says
+// "clean" — it abandons the watchdog at a stop (a restarted agent within the fence time takes the
+// directory over and re-adopts its tasks; otherwise the containers go before the host is lost).
 //
 //   ASSIGN_OR_RETURN(FenceWatch watch, FenceWatch::Start(state_dir, fence_after));
 //   ...                      // serving
@@ -38,6 +43,9 @@ class FenceWatch {
 
   // Tells the watchdog the server stops cleanly, and reaps it.
   void StopCleanly();
+  // Lets go of the watchdog without a word: it fences unless another process takes the state
+  // directory over within its time. It is not waited for (it outlives this process).
+  void Abandon();
 
  private:
   FenceWatch() = default;

@@ -87,6 +87,11 @@ bool RemoteControl::WaitForFirstPoll(std::chrono::milliseconds timeout) {
   return cv_.wait_for(lock, timeout, [&] { return stop_ || latest_.has_value(); }) && latest_.has_value();
 }
 
+std::chrono::milliseconds RemoteControl::FenceAfter() {
+  std::lock_guard lock(mu_);
+  return fence_after_;
+}
+
 bool RemoteControl::Revoked() {
   std::lock_guard lock(mu_);
   return revoked_;

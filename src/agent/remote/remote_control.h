@@ -131,6 +131,9 @@ class RemoteControl final : public Control {
   bool Revoked();
   // Fenced off (see above): no poll answered for longer than the control plane's fence time.
   bool Fenced();
+  // The control plane's fence time, from its last answer; zero before one, or from a control
+  // plane that sends none.
+  std::chrono::milliseconds FenceAfter();
 
  private:
   void PollLoop();
