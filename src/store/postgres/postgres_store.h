@@ -104,8 +104,9 @@ class PostgresStore : public Store {
   // it wrote — or with none when changes may have been missed (the listening connection was lost
   // and is back): then any table may have changed. This store's own writes are never reported
   // (their callers know them). It must be cheap and must not call back into the store. Set it
-  // once, before serving: it starts listening (one connection more) and returns once it listens
-  // (or its first attempt failed: it tries again every second). Close stops the calls.
+  // once, before serving: it starts listening (one connection more; the read cache's feed, if the
+  // store has one, which listens already) and returns once it listens (or its first attempt
+  // failed: it tries again every second). Close stops the calls.
   //
   // SqliteStore has no such seam: its file is one server's (the state directory's lock), and the
   // few writes other processes make there (`paddock admin`) are found by the readers that recheck

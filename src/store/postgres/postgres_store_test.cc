@@ -81,10 +81,9 @@ INSTANTIATE_TEST_SUITE_P(Postgres, StoreConformanceTest,
                          ::testing::Values(Factory("Batched", {}),
                                            // One closure per transaction, one reader for everyone.
                                            Factory("NoBatchingOneReader", {.readers = 1, .max_batch = 1}),
-                                           // With the read cache; and with one so small it forgets
-                                           // everything every few fills.
-                                           Factory("Cached", {.cache_bytes = 8 << 20}),
-                                           Factory("CachedTiny", {.readers = 2, .cache_bytes = 4096})),
+                                           // With the read cache (ReadRepeatable's tests; the
+                                           // size bound: ReadCacheTest).
+                                           Factory("Cached", {.readers = 2, .cache_bytes = 8 << 20})),
                          testing::StoreFactoryName);
 
 class PostgresStoreTest : public ::testing::Test {
