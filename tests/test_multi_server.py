@@ -11,11 +11,13 @@ account's budget, not one each.
 
 import json
 import os
+import queue
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 
@@ -24,6 +26,7 @@ import paddock_harness as h  # noqa: E402
 from botocore.exceptions import ClientError  # noqa: E402  (after the harness, which skips without botocore)
 import pg_harness  # noqa: E402
 import task_harness as th  # noqa: E402
+from test_console_api import MODEL as CONSOLE_MODEL, console_client  # noqa: E402
 from test_remote_agent import AgentProcess, write_agent_credentials  # noqa: E402
 
 PAGE = "hello from one of several replicas\n"
@@ -339,6 +342,42 @@ class MultiServer(unittest.TestCase):
         self.assertEqual([g["logGroupName"] for g in logs["b"].describe_log_groups()["logGroups"]], ["/multi/app"])
         logs["b"].delete_log_group(logGroupName="/multi/app")
         self.assertEqual(logs["a"].describe_log_groups()["logGroups"], [])
+
+    def test_7_a_console_on_one_replica_hears_the_others_changes_of_its_account_only(self):
+        # A console watches through one replica; writes go through the other (cli/console_relay.h).
+        models = tempfile.mkdtemp(prefix="paddock-console-model-")
+        self.addCleanup(shutil.rmtree, models, ignore_errors=True)
+        os.makedirs(os.path.join(models, "paddockconsole", "2026-12-04"))
+        shutil.copy(CONSOLE_MODEL, os.path.join(models, "paddockconsole", "2026-12-04", "service-2.json"))
+        stream = console_client(models, self.servers["b"].endpoint, self.key_id, self.secret) \
+            .watch_changes()["changes"]
+        self.addCleanup(stream.close)
+        events = queue.Queue()
+
+        def read():
+            try:
+                for event in stream:
+                    events.put(event)
+            except Exception as e:  # closed under the reader at clean-up
+                events.put({"closed": str(e)})
+        threading.Thread(target=read, daemon=True).start()
+        self.assertEqual(events.get(timeout=10)["change"]["kinds"], [])  # the first, at once
+
+        # Another account's write through the other replica (an SSM parameter), then this account's
+        # (a cluster): relayed in that order, so had the first reached this watch it would come
+        # first or with the second — the first change heard is the second alone ("ecs", not "ssm").
+        other = admin(self.dirs["a"], self.url, "create-account", "--name", "console-other")["account"]
+        key = admin(self.dirs["a"], self.url, "create-access-key", "--account", other)
+        h.client("ssm", self.servers["a"].endpoint, key["accessKeyId"], key["secretAccessKey"]) \
+            .put_parameter(Name="/theirs", Value="x", Type="String")
+        written = time.monotonic()
+        self.ecs["a"].create_cluster(clusterName="console-relay")
+        event = events.get(timeout=10)
+        heard = time.monotonic() - written
+        self.assertIn("change", event, event)
+        self.assertEqual(event["change"]["kinds"], ["ecs"])
+        self.assertLess(heard, 1.0, "the console's bar: a change shown within a second")
+        print(f"\nwrite through a -> console on b told: {heard * 1000:.0f} ms", file=sys.stderr)
 
 
 # AWS's task-definition-modify bucket (src/ecs/api/throttle_table.cc): RegisterTaskDefinition and

@@ -38,6 +38,7 @@
 #include "cli/access_log.h"
 #include "cli/aws_profile.h"
 #include "cli/host_checks.h"
+#include "cli/console_relay.h"
 #include "cli/fence_watch.h"
 #include "cli/node_owner.h"
 #include "console/assets.h"
@@ -266,6 +267,8 @@ class Node::Impl {
  public:
   ServerConfig config;
   // Issue 17: the console's change feed, before everything that publishes to it or watches it.
+  // Declared before the feed: destroyed after it (the feed holds its relay hook), stopped in Stop.
+  std::unique_ptr<ConsoleRelay> console_relay;  // on PostgreSQL (cli/console_relay.h)
   console::ChangeFeed change_feed;
   std::mutex task_listener_mu;
   std::function<void(const Scope&)> task_listener;  // GUARDED_BY(task_listener_mu): the edge's
@@ -1086,6 +1089,8 @@ StatusOr<uint16_t> Node::Start() {
   if (impl_->postgres) {
     impl_->presence = std::make_unique<sched::Presence>(*impl_->store, ServerName(impl_->config), kPresenceTtl);
     impl_->postgres->SetChangeListener(std::move(on_other_servers_commit));
+    // The consoles of every server hear every server's changes.
+    impl_->console_relay = std::make_unique<ConsoleRelay>(*impl_->postgres, impl_->change_feed);
   }
   impl_->StartPresence();
   http::ServerOptions options;
@@ -1154,6 +1159,7 @@ void Node::Stop() {
   impl_->change_feed.Shutdown();                   // and the console's watches end
   if (impl_->server) impl_->server->Stop();
   impl_->StopPresence();  // after the API: no request is served at the old share
+  if (impl_->console_relay) impl_->console_relay->Stop();  // before the store closes
   if (impl_->scheduler) impl_->scheduler->Stop();  // no launch after the API has stopped
   {
     std::lock_guard lock(impl_->reaper_mu);

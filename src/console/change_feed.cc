@@ -56,7 +56,14 @@ ChangeFeed::Change ChangeFeed::Watch::Next(std::chrono::steady_clock::time_point
   return change;
 }
 
+void ChangeFeed::SetRelay(std::function<void(const AccountId&, ChangeKind)> relay) { relay_ = std::move(relay); }
+
 void ChangeFeed::Publish(const AccountId& account, ChangeKind kind) {
+  if (relay_) relay_(account, kind);
+  PublishRelayed(account, kind);
+}
+
+void ChangeFeed::PublishRelayed(const AccountId& account, ChangeKind kind) {
   {
     std::lock_guard lock(mu_);
     auto it = accounts_.find(account);

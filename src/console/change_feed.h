@@ -16,6 +16,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <map>
 #include <memory>
@@ -83,6 +84,11 @@ class ChangeFeed {
   // Records that something of `kind` changed in `account`, and wakes that account's watches.
   // Thread-safe; a mutex and a map lookup, so every commit may call it.
   void Publish(const AccountId& account, ChangeKind kind);
+  // Also hands every Publish to `relay` (set once, before serving), watched here or not: servers
+  // on one database pass their changes to each other's consoles (cli/console_relay.h).
+  void SetRelay(std::function<void(const AccountId&, ChangeKind)> relay);
+  // Publish for a change another server relayed: wakes the account's watches here, relays nothing.
+  void PublishRelayed(const AccountId& account, ChangeKind kind);
   // A watch of `account` from now on; ResourceExhausted ("LimitExceededException" in the console's
   // table) when the account holds kMaxWatchesPerAccount already.
   StatusOr<std::unique_ptr<Watch>> Open(const AccountId& account);
@@ -96,6 +102,7 @@ class ChangeFeed {
     uint64_t sequence = 0;
     size_t watches = 0;
   };
+  std::function<void(const AccountId&, ChangeKind)> relay_;  // set before serving
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::map<AccountId, Account> accounts_;  // GUARDED_BY(mu_); an entry only while it has watches

@@ -326,6 +326,23 @@ void PostgresStore::SetChangeListener(ChangeListener listener) {
   feed_->SetListener(std::move(listener));
 }
 
+Status PostgresStore::Broadcast(std::string_view message) {
+  if (message.size() > kMaxMessage) return InvalidArgument("a broadcast message is larger than kMaxMessage");
+  return readers_.With([&](Connection& conn) -> Status {
+    return conn
+        .QueryText("SELECT pg_notify($1, $2)",
+                   {std::string(postgres_internal::kMessageChannel), fmt::format("{} {}", origin_, message)})
+        .status();
+  });
+}
+
+void PostgresStore::SetMessageListener(MessageListener listener) {
+  std::lock_guard lock(feed_mu_);
+  if (closed_ || !listener) return;
+  if (!feed_) feed_ = std::make_unique<postgres_internal::ChangeFeed>(options_.url, origin_, postgres_internal::FeedCallbacks{});
+  feed_->SetMessageListener(std::move(listener));
+}
+
 void PostgresStore::Close() {
   std::call_once(close_once_, [this] {
     std::unique_ptr<postgres_internal::ChangeFeed> feed;

@@ -114,6 +114,17 @@ class PostgresStore : public Store {
   using ChangeListener = std::function<void(const std::vector<std::string>& tables)>;
   void SetChangeListener(ChangeListener listener);
 
+  // Several servers on one database: `message` (printable, at most kMaxMessage bytes) reaches
+  // every other store on the database whose message listener is set, at once, as a notification
+  // outside any transaction — a hint, not a record: a store that is not listening at that moment
+  // never hears it. The console's changes travel so (cli/console_relay.h). One round trip.
+  static constexpr size_t kMaxMessage = 7900;
+  Status Broadcast(std::string_view message);
+  // Every other store's Broadcast from now on, on the feed's thread (cheap; must not call back
+  // into the store). Starts the feed as SetChangeListener does.
+  using MessageListener = std::function<void(std::string_view message)>;
+  void SetMessageListener(MessageListener listener);
+
   // What the writer has done so far, for tests and benchmarks: what a change costs.
   struct WriterStats {
     uint64_t transactions = 0;

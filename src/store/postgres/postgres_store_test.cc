@@ -218,6 +218,39 @@ TEST_F(PostgresStoreTest, ACommitOnOneStoreWakesTheOtherStoresListener) {
   b->Close();
 }
 
+// Messages between servers (PostgresStore::Broadcast): another store's listener hears one at once,
+// the sender's own does not, and one past the limit is refused.
+TEST_F(PostgresStoreTest, ABroadcastReachesTheOtherStoresMessageListenerNotItsOwn) {
+  const std::string url = NewDatabase();
+  auto a = Open(url);
+  auto b = Open(url);
+  ASSERT_TRUE(a && b);
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<std::string> heard_by_a, heard_by_b;
+  a->SetMessageListener([&](std::string_view m) {
+    std::lock_guard lock(mu);
+    heard_by_a.emplace_back(m);
+    cv.notify_all();
+  });
+  b->SetMessageListener([&](std::string_view m) {
+    std::lock_guard lock(mu);
+    heard_by_b.emplace_back(m);
+    cv.notify_all();
+  });
+  ASSERT_TRUE(a->Broadcast("console 111111111111:1").ok());
+  ASSERT_TRUE(b->Broadcast("from b").ok());
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return !heard_by_b.empty() && !heard_by_a.empty(); }));
+    EXPECT_EQ(heard_by_b, std::vector<std::string>{"console 111111111111:1"});
+    EXPECT_EQ(heard_by_a, std::vector<std::string>{"from b"}) << "a store heard its own broadcast";
+  }
+  EXPECT_EQ(a->Broadcast(std::string(PostgresStore::kMaxMessage + 1, 'x')).code(), StatusCode::kInvalidArgument);
+  a->Close();
+  b->Close();
+}
+
 // The writer sends a closure's writes queued, with its next read or at its end. One that
 // PostgreSQL refuses there (a key past its B-tree's ~2.7 KB entry limit) fails its closure only:
 // the closure's other writes are undone, a statement the aborted round trip did not get to prepare

@@ -77,6 +77,11 @@ void ChangeFeed::SetListener(ChangeListener listener) {
   listener_ = std::move(listener);
 }
 
+void ChangeFeed::SetMessageListener(std::function<void(std::string_view message)> listener) {
+  std::lock_guard lock(listener_mu_);
+  message_listener_ = std::move(listener);
+}
+
 void ChangeFeed::Stop() {
   if (stopping_.exchange(true)) {
     if (thread_.joinable()) thread_.join();
@@ -115,7 +120,7 @@ void ChangeFeed::Run() {
         PQsetNoticeProcessor(conn, IgnoreNotice, nullptr);
         // Named, for whoever looks at pg_stat_activity (and the tests that cut it).
         PQclear(PQexec(conn, "SET application_name = 'paddock change feed'"));
-        PGresult* r = PQexec(conn, fmt::format("LISTEN {}", kChannel).c_str());
+        PGresult* r = PQexec(conn, fmt::format("LISTEN {}; LISTEN {}", kChannel, kMessageChannel).c_str());
         listening = PQresultStatus(r) == PGRES_COMMAND_OK;
         PQclear(r);
       }
@@ -157,6 +162,16 @@ void ChangeFeed::Run() {
     uint64_t generation = 0;
     std::vector<std::string> tables;
     while (PGnotify* n = PQnotifies(conn)) {
+      if (std::string_view(n->relname) == kMessageChannel) {
+        const std::string_view payload = n->extra;
+        const size_t space = payload.find(' ');
+        if (space != std::string_view::npos && payload.substr(0, space) != origin_) {
+          std::lock_guard lock(listener_mu_);
+          if (message_listener_) message_listener_(payload.substr(space + 1));
+        }
+        PQfreemem(n);
+        continue;
+      }
       const bool ours = ParseChangePayload(n->extra, &origin, &generation, &tables);
       PQfreemem(n);
       if (!ours) continue;

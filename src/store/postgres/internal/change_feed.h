@@ -27,6 +27,8 @@
 namespace paddock::store::postgres_internal {
 
 inline constexpr std::string_view kChannel = "paddock_changes";
+// Messages between servers outside any transaction (PostgresStore::Broadcast): "<origin> <message>".
+inline constexpr std::string_view kMessageChannel = "paddock_messages";
 
 // PostgresStore::ChangeListener.
 using ChangeListener = std::function<void(const std::vector<std::string>& tables)>;
@@ -65,6 +67,8 @@ class ChangeFeed {
   // after a lost connection is re-established, once with no table: changes may have been missed,
   // so anything may have changed.
   void SetListener(ChangeListener listener);
+  // From now on every message of another origin on kMessageChannel goes to `listener`.
+  void SetMessageListener(std::function<void(std::string_view message)> listener);
 
   // Ends the thread (nothing is called after it returns). Idempotent.
   void Stop();
@@ -77,6 +81,7 @@ class ChangeFeed {
   const FeedCallbacks callbacks_;
   std::mutex listener_mu_;
   ChangeListener listener_;  // GUARDED_BY(listener_mu_)
+  std::function<void(std::string_view)> message_listener_;  // GUARDED_BY(listener_mu_)
   const int wake_fd_;  // an eventfd: Stop's signal to the thread's poll
   std::atomic<bool> stopping_{false};
   std::mutex mu_;
