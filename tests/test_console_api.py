@@ -28,6 +28,21 @@ def console_client(models_dir, endpoint, key_id, secret):
         aws_secret_access_key=secret, config=Config(retries={"max_attempts": 1}, read_timeout=30))
 
 
+def read_events(stream):
+    """A queue of an event stream's events, read on a thread of its own (a closed stream's last
+    entry says so)."""
+    events = queue.Queue()
+
+    def read():
+        try:
+            for event in stream:
+                events.put(event)
+        except Exception as e:  # the stream closed under the reader at clean-up
+            events.put({"closed": str(e)})
+    threading.Thread(target=read, daemon=True).start()
+    return events
+
+
 class ConsoleApi(h.PaddockTestCase):
     @classmethod
     def setUpClass(cls):
@@ -42,15 +57,7 @@ class ConsoleApi(h.PaddockTestCase):
         """A queue of the watch's events (name, body) read on a thread of its own, after the first."""
         stream = self.console.watch_changes()["changes"]
         self.addCleanup(stream.close)
-        events = queue.Queue()
-
-        def read():
-            try:
-                for event in stream:
-                    events.put(event)
-            except Exception as e:  # the stream closed under the reader at clean-up
-                events.put({"closed": str(e)})
-        threading.Thread(target=read, daemon=True).start()
+        events = read_events(stream)
         first = events.get(timeout=DEADLINE)
         self.assertEqual(list(first), ["change"], first)
         self.assertEqual(first["change"]["kinds"], [])

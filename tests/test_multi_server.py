@@ -11,13 +11,11 @@ account's budget, not one each.
 
 import json
 import os
-import queue
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import unittest
 
@@ -26,7 +24,7 @@ import paddock_harness as h  # noqa: E402
 from botocore.exceptions import ClientError  # noqa: E402  (after the harness, which skips without botocore)
 import pg_harness  # noqa: E402
 import task_harness as th  # noqa: E402
-from test_console_api import MODEL as CONSOLE_MODEL, console_client  # noqa: E402
+from test_console_api import MODEL as CONSOLE_MODEL, console_client, read_events  # noqa: E402
 from test_remote_agent import AgentProcess, write_agent_credentials  # noqa: E402
 
 PAGE = "hello from one of several replicas\n"
@@ -352,15 +350,7 @@ class MultiServer(unittest.TestCase):
         stream = console_client(models, self.servers["b"].endpoint, self.key_id, self.secret) \
             .watch_changes()["changes"]
         self.addCleanup(stream.close)
-        events = queue.Queue()
-
-        def read():
-            try:
-                for event in stream:
-                    events.put(event)
-            except Exception as e:  # closed under the reader at clean-up
-                events.put({"closed": str(e)})
-        threading.Thread(target=read, daemon=True).start()
+        events = read_events(stream)
         self.assertEqual(events.get(timeout=10)["change"]["kinds"], [])  # the first, at once
 
         # Another account's write through the other replica (an SSM parameter), then this account's
