@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -25,7 +26,9 @@ from botocore.exceptions import ClientError  # noqa: E402  (after the harness, w
 import pg_harness  # noqa: E402
 import task_harness as th  # noqa: E402
 from test_console_api import MODEL as CONSOLE_MODEL, console_client, read_events  # noqa: E402
+from test_host_loss import crun_running  # noqa: E402
 from test_remote_agent import AgentProcess, write_agent_credentials  # noqa: E402
+from test_security_lifecycle import namespaces, wait_until  # noqa: E402
 
 PAGE = "hello from one of several replicas\n"
 LEASE_SECONDS = 3
@@ -368,6 +371,91 @@ class MultiServer(unittest.TestCase):
         self.assertEqual(event["change"]["kinds"], ["ecs"])
         self.assertLess(heard, 1.0, "the console's bar: a change shown within a second")
         print(f"\nwrite through a -> console on b told: {heard * 1000:.0f} ms", file=sys.stderr)
+
+
+@unittest.skipIf(skip_reason() is not None, skip_reason() or "")
+class InProcessInstanceLoss(unittest.TestCase):
+    """Issue 16 §3 for a server's own [[ec2_instance]]: on a shared store, a server killed with kill -9
+    is a lost host like any other — its watchdog kills its instance's containers within the fence
+    time, and another server records the instance's task STOPPED as ECS does once host_lost_seconds
+    have passed (docs/contracts/task.md, "Losing a host")."""
+
+    HOST_LOST = 6  # the fence time is (6 - 3/4) / 2 = 2.625 s
+
+    @classmethod
+    def setUpClass(cls):
+        shared_database(cls, "inprocessloss")
+        cls.dirs = {name: os.path.join(cls.tmp, name) for name in ("a", "b")}
+        for d in cls.dirs.values():
+            os.makedirs(d)
+        os.makedirs(cls.dirs["b"] + "-work")
+        th.httpd_image(cls.dirs["b"], cls.dirs["b"] + "-work", "busybox:ec2loss", PAGE)
+        cls.account = admin(cls.dirs["a"], cls.url, "create-account", "--name", "main")["account"]
+        key = admin(cls.dirs["a"], cls.url, "create-access-key", "--account", cls.account)
+        base = (f"agent_timeout_seconds = 3\nhost_lost_seconds = {cls.HOST_LOST}\n"
+                f"[scheduler]\nlease_seconds = {LEASE_SECONDS}\nresync_seconds = 1\nbackoff_base_seconds = 1\n")
+        cls.servers = {}
+        cls.addClassCleanup(cls.stop_everything)
+        for name in ("a", "b"):
+            config = os.path.join(cls.tmp, f"{name}.toml")
+            with open(config, "w") as f:  # b runs the account's EC2 instance
+                f.write(base + (f"[[ec2_instance]]\ncluster = \"ec2\"\naccount = \"{cls.account}\"\n"
+                                f"cpu = 1024\nmemory = 512\n" if name == "b" else ""))
+            if name != "a":
+                h.share_node_key(cls.dirs["a"], cls.dirs[name])
+            cls.servers[name] = h.Server(cls.dirs[name], ["--store", cls.url, "--config", config]).start()
+        cls.ecs = h.ecs_client(cls.servers["a"].endpoint, key["accessKeyId"], key["secretAccessKey"])
+        cls.subnet = h.client("ec2", cls.servers["a"].endpoint, key["accessKeyId"], key["secretAccessKey"]) \
+            .describe_subnets()["Subnets"][0]["SubnetId"]
+        cls.ecs.create_cluster(clusterName="ec2")
+        cls.td = cls.ecs.register_task_definition(
+            family="ec2loss", networkMode="awsvpc", requiresCompatibilities=["EC2"], cpu="256", memory="128",
+            containerDefinitions=[{"name": "web", "image": "busybox:ec2loss", "essential": True, "stopTimeout": 2}],
+        )["taskDefinition"]["taskDefinitionArn"]
+
+    @classmethod
+    def stop_everything(cls):
+        # A killed server comes back on its state directory and removes what its lost task left (its
+        # network namespace, then its VPC's router when it stops), as any agent does for a task no
+        # longer assigned to it.
+        try:
+            for name, server in cls.servers.items():
+                if not server.alive():
+                    cls.servers[name] = h.Server(cls.dirs[name], server.extra_args).start()
+            for task_id in getattr(cls, "task_ids", []):
+                wait_until(lambda: not namespaces(task_id), 60, f"task {task_id}'s namespace removed")
+        finally:
+            for server in cls.servers.values():
+                server.stop()
+
+    def context(self):
+        return "".join(f"\nserver {n}: {s.log_tail(1500)}" for n, s in self.servers.items())
+
+    def test_a_killed_servers_instance_is_lost_after_its_containers_and_its_task_stopped_as_ecs_does(self):
+        instances = wait_until(lambda: self.ecs.list_container_instances(cluster="ec2")["containerInstanceArns"],
+                               30, "b's [[ec2_instance]] registered")
+        ec2_id = self.ecs.describe_container_instances(cluster="ec2", containerInstances=instances) \
+            ["containerInstances"][0]["ec2InstanceId"]
+        r = self.ecs.run_task(cluster="ec2", taskDefinition=self.td, launchType="EC2",
+                              networkConfiguration={"awsvpcConfiguration": {"subnets": [self.subnet]}})
+        self.assertEqual(r["failures"], [], self.context())
+        arn = r["tasks"][0]["taskArn"]
+        task_id = arn.rsplit("/", 1)[1]
+        type(self).task_ids = [task_id]
+        th.wait_for_status(self, self.ecs, "ec2", arn, "RUNNING", 60, self.context)
+        self.assertEqual(len(crun_running(self.dirs["b"], task_id)), 1)
+
+        self.servers["b"].proc.send_signal(signal.SIGKILL)
+        self.servers["b"].proc.wait()
+        killed = time.monotonic()
+        stopped = th.wait_for_status(self, self.ecs, "ec2", arn, "STOPPED", 60, self.context)
+        after = time.monotonic() - killed
+        self.assertEqual(crun_running(self.dirs["b"], task_id), [], "recorded STOPPED while its container ran")
+        self.assertEqual((stopped["stopCode"], stopped["stoppedReason"]),
+                         ("TerminationNotice", f"Host EC2 (instance {ec2_id}) terminated."))
+        self.assertGreaterEqual(after, self.HOST_LOST - 1)  # the stored heartbeat is up to 3/4 s old
+        print(f"\nserver b killed -> its [[ec2_instance]]'s task STOPPED through a {after:.1f} s after",
+              file=sys.stderr)
 
 
 # AWS's task-definition-modify bucket (src/ecs/api/throttle_table.cc): RegisterTaskDefinition and

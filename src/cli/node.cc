@@ -554,6 +554,11 @@ class Node::Impl {
                        config, dns.get()));
     RETURN_IF_ERROR(e.agent->Start());
     e.watch = control->Watch(e.arn, [a = e.agent.get()] { a->Notify(); });
+    {
+      std::lock_guard lock(ec2_ids_mu);
+      const std::string id = ecs::task::InstanceAgentId(e.arn);
+      if (std::find(ec2_agent_ids.begin(), ec2_agent_ids.end(), id) == ec2_agent_ids.end()) ec2_agent_ids.push_back(id);
+    }
     fmt::print(stderr, "paddock: in-process EC2 container instance {}{}\n", e.arn,
                e.config.host_access ? " (host access allowed)" : "");
     return OkStatus();
@@ -569,6 +574,10 @@ class Node::Impl {
         Ec2Instance& e = ec2_instances[i];
         if (!e.agent) {
           Status s = RegisterEc2(i);
+          if (s.ok()) {
+            last_ec2_heartbeat_ms = SteadyMillis();
+            StartFencing();
+          }
           if (!s.ok()) {
             e.agent.reset();
             // A missing cluster (or owner) is expected until the user creates it: said once.
@@ -578,7 +587,9 @@ class Node::Impl {
             e.last_error = std::move(said);
           }
         } else {
-          control->Heartbeat(*e.scope, e.config.cluster, e.id, SystemClock::Get().Now()).IgnoreError();
+          // Any answer but a lost database says the database was reached.
+          const Status s = control->Heartbeat(*e.scope, e.config.cluster, e.id, SystemClock::Get().Now());
+          if (s.ok() || s.code() != StatusCode::kUnavailable) last_ec2_heartbeat_ms = SteadyMillis();
         }
       }
       lock.lock();
@@ -608,6 +619,11 @@ class Node::Impl {
   // addresses out again. The renewal itself may hang on a lost database: the check is its own.
   std::atomic<int64_t> last_offer_ms{0};
   std::chrono::milliseconds fargate_fence_after{0};  // zero: no fence (no sweep either)
+  // The same for this server's [[ec2_instance]]s on a shared store: when a heartbeat last reached
+  // the database (zero: none registered yet). Their agents are fenced once it is older than the
+  // fence time (the same: AgentFenceTime), as a `paddock agent` cut off from its control plane.
+  std::atomic<int64_t> last_ec2_heartbeat_ms{0};
+  std::once_flag fencing_once;
   std::thread fence_loop;
   // The fence of a killed server's containers (cli/fence_watch.h), while the offer is made.
   std::optional<FenceWatch> fence_watch;
@@ -696,36 +712,83 @@ class Node::Impl {
     if (!presence || agent == nullptr) return;
     OfferFargate();
     offering_fargate = true;
-    if (fargate_fence_after <= std::chrono::milliseconds::zero()) return;
-    fence_loop = std::thread([this] { FenceLoop(); });
-    StatusOr<FenceWatch> watch = FenceWatch::Start(config.state_dir, fargate_fence_after);
-    if (watch.ok()) {
-      fence_watch.emplace(std::move(*watch));
-    } else {  // the live server still fences; a killed one's containers would outlive it
-      fmt::print(stderr, "paddock: warning: the fence watchdog did not start: {}\n", watch.status().ToString());
-    }
+    StartFencing();
+  }
+
+  // On a shared store, once this server runs agents the others may find lost (its Fargate agent,
+  // its [[ec2_instance]]s): the loop that fences them when the database is out of reach, and the
+  // watchdog that fences them if the server is killed. Once; from whichever thread starts first.
+  void StartFencing() {
+    if (!presence || fargate_fence_after <= std::chrono::milliseconds::zero()) return;
+    std::call_once(fencing_once, [this] {
+      fence_loop = std::thread([this] { FenceLoop(); });
+      StatusOr<FenceWatch> watch = FenceWatch::Start(config.state_dir, fargate_fence_after);
+      if (watch.ok()) {
+        fence_watch.emplace(std::move(*watch));
+      } else {  // the live server still fences; a killed one's containers would outlive it
+        fmt::print(stderr, "paddock: warning: the fence watchdog did not start: {}\n", watch.status().ToString());
+      }
+    });
   }
 
   // Every quarter second: the Fargate agent is fenced off (InProcessControl::SetFenced: it stops
   // its containers) while the last renewed offer is older than fargate_fence_after, and let back
   // once one is renewed again (the store's answer then stands: what the other servers recorded
   // STOPPED meanwhile is no longer assigned, and its leftovers are removed).
+  // The [[ec2_instance]]s' agents likewise while no heartbeat has reached the database for that long.
   void FenceLoop() {
-    bool fenced = false;
+    bool fenced = false, ec2_fenced = false;
     std::unique_lock lock(presence_mu);
     while (!presence_cv.wait_for(lock, std::chrono::milliseconds(250), [&] { return presence_stop; })) {
-      const bool late = SteadyMillis() - last_offer_ms > fargate_fence_after.count();
-      if (late == fenced) continue;
-      fenced = late;
+      const int64_t now = SteadyMillis();
+      const bool late = offering_fargate && now - last_offer_ms > fargate_fence_after.count();
+      const int64_t beat = last_ec2_heartbeat_ms;
+      const bool ec2_late = beat > 0 && now - beat > fargate_fence_after.count();
+      if (late == fenced && ec2_late == ec2_fenced) continue;
       lock.unlock();
-      control->SetFenced(fargate_agent, fenced);
-      if (fenced) {
-        fmt::print(stderr, "paddock: Fargate host fenced: no offer renewed for {} ms; its tasks' containers stop\n",
-                   fargate_fence_after.count());
-      } else {
-        fmt::print(stderr, "paddock: Fargate host back: its offer is renewed again\n");
+      if (late != fenced) {
+        fenced = late;
+        control->SetFenced(fargate_agent, fenced);
+        if (fenced) {
+          fmt::print(stderr, "paddock: Fargate host fenced: no offer renewed for {} ms; its tasks' containers stop\n",
+                     fargate_fence_after.count());
+        } else {
+          fmt::print(stderr, "paddock: Fargate host back: its offer is renewed again\n");
+        }
+      }
+      if (ec2_late != ec2_fenced) {
+        ec2_fenced = ec2_late;
+        for (const std::string& id : Ec2AgentIds()) control->SetFenced(id, ec2_fenced);
+        if (ec2_fenced) {
+          fmt::print(stderr, "paddock: [[ec2_instance]]s fenced: no heartbeat stored for {} ms; their tasks' "
+                             "containers stop\n",
+                     fargate_fence_after.count());
+        } else {
+          fmt::print(stderr, "paddock: [[ec2_instance]]s back: their heartbeats are stored again\n");
+        }
       }
       lock.lock();
+    }
+  }
+
+  // The agent ids of the registered [[ec2_instance]]s (the Ec2Loop's, under ec2_ids_mu).
+  std::mutex ec2_ids_mu;
+  std::vector<std::string> ec2_agent_ids;  // GUARDED_BY(ec2_ids_mu)
+  std::vector<std::string> Ec2AgentIds() {
+    std::lock_guard lock(ec2_ids_mu);
+    return ec2_agent_ids;
+  }
+
+  // A clean stop on a shared store: this server's [[ec2_instance]]s' stored heartbeats are
+  // forgotten, so no server finds them lost while it is away (as its Fargate offer is withdrawn);
+  // then the watchdog is told the stop is clean. After the Ec2Loop has ended.
+  void ForgetEc2Heartbeats() {
+    if (!presence) return;
+    for (const Ec2Instance& e : ec2_instances) {
+      if (!e.scope || e.id.empty()) continue;
+      if (Status s = container_instances->ForgetHeartbeat(*e.scope, e.config.cluster, e.id); !s.ok())
+        fmt::print(stderr, "paddock: [[ec2_instance]] {}: its heartbeat could not be withdrawn: {}\n", e.id,
+                   s.ToString());
     }
   }
 
@@ -739,11 +802,12 @@ class Node::Impl {
     }
     presence_cv.notify_all();
     if (presence_loop.joinable()) presence_loop.join();
+    // Waits out a StartFencing in progress (the Ec2Loop's), and keeps any later one from starting.
+    std::call_once(fencing_once, [] {});
     if (fence_loop.joinable()) fence_loop.join();
     if (offering_fargate.exchange(false)) {
       if (Status s = fargate->Withdraw(*store); !s.ok())
         fmt::print(stderr, "paddock: Fargate capacity offer: {}\n", s.ToString());
-      if (fence_watch) fence_watch->StopCleanly();  // withdrawn: not lost, nothing to fence
     }
     if (Status s = presence->Leave(); !s.ok()) fmt::print(stderr, "paddock: server presence: {}\n", s.ToString());
   }
@@ -849,6 +913,9 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
                                                     impl->fargate_agent, impl->container_instances.get(),
                                                     impl->fargate.get());
   impl->container_instances->SetAgentTimeout(std::chrono::seconds(config.agent_timeout_seconds));
+  // On a shared store a server's own [[ec2_instance]]s are lost like any host when their heartbeats
+  // stop (Impl::FenceLoop and the watchdog stop their containers first; a clean stop forgets them).
+  impl->container_instances->SetSweepInProcess(impl->postgres != nullptr);
   // The node identity names its agents' VPC namespaces on a host (cli/node_network.h).
   ASSIGN_OR_RETURN(std::string network_identity, NetworkIdentity(*impl->store));
   agent::InProcessOptions control_options;
@@ -1168,6 +1235,9 @@ void Node::Stop() {
   impl_->reaper_cv.notify_all();
   if (impl_->reaper.joinable()) impl_->reaper.join();
   if (impl_->ec2_loop.joinable()) impl_->ec2_loop.join();
+  impl_->ForgetEc2Heartbeats();
+  // Withdrawn and forgotten: not lost, nothing to fence.
+  if (impl_->fence_watch) impl_->fence_watch->StopCleanly();
   if (impl_->puller) impl_->puller->Shutdown();  // drivers pulling return at once (task left PENDING)
   if (impl_->cluster_registry) impl_->cluster_registry->Stop();  // after the API: no grant is in flight
   for (auto& e : impl_->ec2_instances) {

@@ -770,6 +770,42 @@ TEST_F(HostLossTest, ADeposedLeadersSweepIsRefusedByTheFence) {
   EXPECT_EQ(*swept, 1u);
 }
 
+// A server's own [[ec2_instance]] (its agent in process): never lost on a store of its own; on a
+// shared one lost like any host once its heartbeats stop — but not after the server's clean stop,
+// which forgets them.
+TEST_F(HostLossTest, AServersOwnInstanceIsLostOnlyOnASharedStoreAndNotAfterItsCleanStop) {
+  ecs::instance::RegisterRequest r;
+  r.cluster = "default";
+  r.agent = ecs::instance::AgentKind::kInProcess;
+  r.total_resources = json::array{json::object{{"name", "CPU"}, {"type", "INTEGER"}, {"integerValue", 1024}},
+                                  json::object{{"name", "MEMORY"}, {"type", "INTEGER"}, {"integerValue", 1024}}};
+  auto registered = instances_.Register(kScope, r, clock_.Now());
+  ASSERT_TRUE(registered.ok()) << registered.status().ToString();
+  const std::string own = IdOf(std::string(json::parse(*registered).at("containerInstanceArn").as_string()));
+  auto lost_ids = [&] {
+    std::set<std::string> ids;
+    EXPECT_TRUE(store_->Read([&](store::ReadTxn& txn) -> Status {
+      ASSIGN_OR_RETURN(auto lost, instances_.LostInstances(txn, clock_.Now(), 300s));
+      for (const auto& l : lost) ids.insert(l.id);
+      return OkStatus();
+    }).ok());
+    return ids;
+  };
+  clock_.Advance(301s);
+  Beat(b_);
+  EXPECT_EQ(lost_ids(), std::set<std::string>{IdOf(a_)}) << "a server's own instance swept on a store of its own";
+  instances_.SetSweepInProcess(true);
+  EXPECT_EQ(lost_ids(), (std::set<std::string>{IdOf(a_), own}));
+  // Its server stopped cleanly (the heartbeat forgotten): nothing says it is gone.
+  ASSERT_TRUE(instances_.ForgetHeartbeat(kScope, "default", own).ok());
+  EXPECT_EQ(lost_ids(), std::set<std::string>{IdOf(a_)});
+  // Back, and silent again for longer than the grace: lost.
+  ASSERT_TRUE(instances_.Heartbeat(kScope, "default", own, clock_.Now()).ok());
+  clock_.Advance(301s);
+  Beat(b_);
+  EXPECT_EQ(lost_ids(), (std::set<std::string>{IdOf(a_), own}));
+}
+
 TEST_F(HostLossTest, WithoutAGraceTimeThereIsNoSweep) {
   Scheduler plain(*store_, services_, tasks_, &instances_, clock_, Options("c"));
   clock_.Advance(24h);

@@ -875,7 +875,7 @@ StatusOr<std::vector<ContainerInstances::Lost>> ContainerInstances::LostInstance
       ASSIGN_OR_RETURN(lost.cluster, r.Str());
       ASSIGN_OR_RETURN(lost.id, r.Str());
       ASSIGN_OR_RETURN(AgentKind kind, agents_.KindOf(txn, lost.scope, lost.cluster, lost.id));
-      if (kind == AgentKind::kInProcess) continue;  // a server's own: see the header
+      if (kind == AgentKind::kInProcess && !sweep_in_process_) continue;  // a server's own: see the header
       lost.ec2_instance_id = Str(record, "ec2InstanceId");
       out.push_back(std::move(lost));
     }
@@ -893,6 +893,13 @@ StatusOr<bool> ContainerInstances::StillLost(store::ReadTxn& txn, const Lost& lo
   ASSIGN_OR_RETURN(json::object record, ParseRecordObject(*text, "container instance"));
   ASSIGN_OR_RETURN(std::optional<TimePoint> last, LastHeartbeat(txn, key));
   return LostAt(record, last, now, grace);
+}
+
+Status ContainerInstances::ForgetHeartbeat(const Scope& scope, std::string_view cluster, std::string_view id) {
+  const std::string key = InstanceKey(scope, cluster, id);
+  RETURN_IF_ERROR(store_.Write([&](store::WriteTxn& txn) { return txn.Delete(kHeartbeats, key); }));
+  SetHeartbeat(key, std::nullopt);
+  return OkStatus();
 }
 
 // ---- Agent, tags ----

@@ -248,10 +248,13 @@ class ContainerInstances {
   // The ACTIVE and DRAINING instances of every account whose agent's last heartbeat (the later of
   // this process's and the stored one) is more than `grace` before `now`, read in the caller's
   // transaction. An instance with no heartbeat known at all is left out: nothing says how long it
-  // has been gone. So is a server's own [[ec2_instance]] (AgentKind::kInProcess): its agent is
-  // that server, whose containers outlive its death with no fence of their own, as its Fargate
-  // tasks' do (docs/scaling.md, "Not done"). One scan of every instance record: hosts are few,
-  // and the sweep runs seconds apart.
+  // has been gone. So is a server's own [[ec2_instance]] (AgentKind::kInProcess) unless
+  // SetSweepInProcess: on a store of its own a server is the only one to sweep, and its instances'
+  // agents are the server itself (restarted after any downtime, it re-adopts their tasks); on a
+  // shared store a server whose instances' heartbeats stop is lost like any host (its fence and
+  // its watchdog stop their containers first; a clean stop forgets their heartbeats:
+  // ForgetHeartbeat). One scan of every instance record: hosts are few, and the sweep runs seconds
+  // apart.
   struct Lost {
     Scope scope;
     std::string cluster;
@@ -259,6 +262,12 @@ class ContainerInstances {
     std::string ec2_instance_id;
   };
   StatusOr<std::vector<Lost>> LostInstances(store::ReadTxn& txn, TimePoint now, std::chrono::milliseconds grace);
+  // Whether servers' own instances are swept too (above). Set before serving.
+  void SetSweepInProcess(bool sweep) { sweep_in_process_ = sweep; }
+  // Forgets the instance's heartbeat, stored and in memory: until its agent calls again nothing
+  // says how long it has been gone, so it is never found lost (a server's clean stop, for its own
+  // instances).
+  Status ForgetHeartbeat(const Scope& scope, std::string_view cluster, std::string_view id);
   // Whether `lost` still is, read again in the caller's transaction (its agent may have called
   // since the list was read).
   StatusOr<bool> StillLost(store::ReadTxn& txn, const Lost& lost, TimePoint now, std::chrono::milliseconds grace);
@@ -372,6 +381,7 @@ class ContainerInstances {
   std::map<std::string, TimePoint> heartbeats_;  // GUARDED_BY(mu_), by record key
   std::map<std::string, TimePoint> stored_;      // GUARDED_BY(mu_): when this process last stored each
   std::chrono::milliseconds agent_timeout_ = kAgentTimeout;
+  bool sweep_in_process_ = false;
 };
 
 }  // namespace paddock::ecs::instance
