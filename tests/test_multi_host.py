@@ -22,7 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import paddock_harness as h  # noqa: E402
 import pg_harness  # noqa: E402
 import task_harness as th  # noqa: E402
-from test_multi_server import admin, containers_of, shared_database  # noqa: E402
+from test_multi_server import admin, containers_of, shared_database, stop_every_task  # noqa: E402
 from test_remote_agent import AgentProcess  # noqa: E402
 from test_security_lifecycle import crun_containers  # noqa: E402
 from test_security_network import netns_of, tcp_from  # noqa: E402
@@ -138,24 +138,6 @@ def fetch_from(task_arn, ip):
     """GET http://ip:8080/ from inside task `task_arn`'s network namespace: (ok, what it got)."""
     got = tcp_from(netns_of(task_arn), ip, 8080, b"GET / HTTP/1.0\r\nHost: x\r\n\r\n", timeout=3)
     return got != b"", got.decode(errors="replace")
-
-
-def stop_every_task(ecs, cluster, timeout=60):
-    """A class's clean-up: its services deleted, its tasks stopped, and every task asked to stop (a
-    deleted service's too) waited for until its agent has it STOPPED (at most `timeout`)."""
-    for svc in ecs.list_services(cluster=cluster)["serviceArns"]:
-        ecs.delete_service(cluster=cluster, service=svc, force=True)
-    for arn in ecs.list_tasks(cluster=cluster)["taskArns"]:
-        ecs.stop_task(cluster=cluster, task=arn, reason="test cleanup")
-    arns = ecs.list_tasks(cluster=cluster, desiredStatus="STOPPED")["taskArns"]
-    deadline = time.monotonic() + timeout
-    while arns and time.monotonic() < deadline:
-        tasks = []
-        for i in range(0, len(arns), 100):
-            tasks += ecs.describe_tasks(cluster=cluster, tasks=arns[i:i + 100])["tasks"]
-        if all(t["lastStatus"] == "STOPPED" for t in tasks):
-            return
-        time.sleep(0.2)
 
 
 def wait_running(test, ecs, cluster, arns, timeout):

@@ -64,6 +64,24 @@ def admin(state_dir, url, *args):
     return json.loads(r.stdout)
 
 
+def stop_every_task(ecs, cluster, timeout=60):
+    """A class's clean-up: its services deleted, its tasks stopped, and every task asked to stop (a
+    deleted service's too) waited for until its agent has it STOPPED (at most `timeout`)."""
+    for svc in ecs.list_services(cluster=cluster)["serviceArns"]:
+        ecs.delete_service(cluster=cluster, service=svc, force=True)
+    for arn in ecs.list_tasks(cluster=cluster)["taskArns"]:
+        ecs.stop_task(cluster=cluster, task=arn, reason="test cleanup")
+    arns = ecs.list_tasks(cluster=cluster, desiredStatus="STOPPED")["taskArns"]
+    deadline = time.monotonic() + timeout
+    while arns and time.monotonic() < deadline:
+        tasks = []
+        for i in range(0, len(arns), 100):
+            tasks += ecs.describe_tasks(cluster=cluster, tasks=arns[i:i + 100])["tasks"]
+        if all(t["lastStatus"] == "STOPPED" for t in tasks):
+            return
+        time.sleep(0.2)
+
+
 def containers_of(state_dir, task_id):
     """The crun containers of task `task_id` the server on `state_dir` runs (its agent's runtime)."""
     root = os.path.join(state_dir, "containers", "crun")
@@ -125,20 +143,7 @@ class MultiServer(unittest.TestCase):
                     cls.start_server(name)
             ecs = cls.ecs["a"]
             for cluster in ecs.list_clusters()["clusterArns"]:
-                for svc in ecs.list_services(cluster=cluster)["serviceArns"]:
-                    ecs.delete_service(cluster=cluster, service=svc, force=True)
-                for arn in ecs.list_tasks(cluster=cluster)["taskArns"]:
-                    ecs.stop_task(cluster=cluster, task=arn, reason="test cleanup")
-                # Every task asked to stop (a deleted service's too) until its agent has it STOPPED.
-                arns = ecs.list_tasks(cluster=cluster, desiredStatus="STOPPED")["taskArns"]
-                deadline = time.monotonic() + 60
-                while arns and time.monotonic() < deadline:
-                    described = []
-                    for i in range(0, len(arns), 100):
-                        described += ecs.describe_tasks(cluster=cluster, tasks=arns[i:i + 100])["tasks"]
-                    if all(t["lastStatus"] == "STOPPED" for t in described):
-                        break
-                    time.sleep(0.1)
+                stop_every_task(ecs, cluster)
         finally:
             for server in cls.servers.values():
                 server.stop()
