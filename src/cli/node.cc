@@ -577,8 +577,7 @@ class Node::Impl {
           if (s.ok()) {
             last_ec2_heartbeat_ms = SteadyMillis();
             StartFencing();
-          }
-          if (!s.ok()) {
+          } else {
             e.agent.reset();
             // A missing cluster (or owner) is expected until the user creates it: said once.
             std::string said = s.ToString();
@@ -614,12 +613,13 @@ class Node::Impl {
   std::unique_ptr<sched::Presence> presence;
   std::atomic<bool> offering_fargate{false};  // this host's Fargate capacity is offered to the others
   // Losing a host (issue 16 §3): when the last offer renewed (steady clock, ms), and the thread that
-  // fences the Fargate agent off once that is older than fargate_fence_after — before any other
+  // fences the Fargate agent off once that is older than fence_after_time — before any other
   // server can find the host lost (its offer lapsed by host_lost_seconds) and hand its tasks'
   // addresses out again. The renewal itself may hang on a lost database: the check is its own.
   std::atomic<int64_t> last_offer_ms{0};
-  std::chrono::milliseconds fargate_fence_after{0};  // zero: no fence (no sweep either)
-  // The same for this server's [[ec2_instance]]s on a shared store: when a heartbeat last reached
+  // The fence time of this server's agents (AgentFenceTime), Fargate and [[ec2_instance]] alike.
+  std::chrono::milliseconds fence_after_time{0};  // zero: no fence (no sweep either)
+  // Like last_offer_ms, for this server's [[ec2_instance]]s on a shared store: when a heartbeat last reached
   // the database (zero: none registered yet). Their agents are fenced once it is older than the
   // fence time (the same: AgentFenceTime), as a `paddock agent` cut off from its control plane.
   std::atomic<int64_t> last_ec2_heartbeat_ms{0};
@@ -719,10 +719,10 @@ class Node::Impl {
   // its [[ec2_instance]]s): the loop that fences them when the database is out of reach, and the
   // watchdog that fences them if the server is killed. Once; from whichever thread starts first.
   void StartFencing() {
-    if (!presence || fargate_fence_after <= std::chrono::milliseconds::zero()) return;
+    if (!presence || fence_after_time <= std::chrono::milliseconds::zero()) return;
     std::call_once(fencing_once, [this] {
       fence_loop = std::thread([this] { FenceLoop(); });
-      StatusOr<FenceWatch> watch = FenceWatch::Start(config.state_dir, fargate_fence_after);
+      StatusOr<FenceWatch> watch = FenceWatch::Start(config.state_dir, fence_after_time);
       if (watch.ok()) {
         fence_watch.emplace(std::move(*watch));
       } else {  // the live server still fences; a killed one's containers would outlive it
@@ -732,7 +732,7 @@ class Node::Impl {
   }
 
   // Every quarter second: the Fargate agent is fenced off (InProcessControl::SetFenced: it stops
-  // its containers) while the last renewed offer is older than fargate_fence_after, and let back
+  // its containers) while the last renewed offer is older than fence_after_time, and let back
   // once one is renewed again (the store's answer then stands: what the other servers recorded
   // STOPPED meanwhile is no longer assigned, and its leftovers are removed).
   // The [[ec2_instance]]s' agents likewise while no heartbeat has reached the database for that long.
@@ -741,9 +741,9 @@ class Node::Impl {
     std::unique_lock lock(presence_mu);
     while (!presence_cv.wait_for(lock, std::chrono::milliseconds(250), [&] { return presence_stop; })) {
       const int64_t now = SteadyMillis();
-      const bool late = offering_fargate && now - last_offer_ms > fargate_fence_after.count();
+      const bool late = offering_fargate && now - last_offer_ms > fence_after_time.count();
       const int64_t beat = last_ec2_heartbeat_ms;
-      const bool ec2_late = beat > 0 && now - beat > fargate_fence_after.count();
+      const bool ec2_late = beat > 0 && now - beat > fence_after_time.count();
       if (late == fenced && ec2_late == ec2_fenced) continue;
       lock.unlock();
       if (late != fenced) {
@@ -751,7 +751,7 @@ class Node::Impl {
         control->SetFenced(fargate_agent, fenced);
         if (fenced) {
           fmt::print(stderr, "paddock: Fargate host fenced: no offer renewed for {} ms; its tasks' containers stop\n",
-                     fargate_fence_after.count());
+                     fence_after_time.count());
         } else {
           fmt::print(stderr, "paddock: Fargate host back: its offer is renewed again\n");
         }
@@ -762,7 +762,7 @@ class Node::Impl {
         if (ec2_fenced) {
           fmt::print(stderr, "paddock: [[ec2_instance]]s fenced: no heartbeat stored for {} ms; their tasks' "
                              "containers stop\n",
-                     fargate_fence_after.count());
+                     fence_after_time.count());
         } else {
           fmt::print(stderr, "paddock: [[ec2_instance]]s back: their heartbeats are stored again\n");
         }
@@ -934,7 +934,7 @@ StatusOr<std::unique_ptr<Node>> Node::Open(const ServerConfig& config) {
   const std::chrono::milliseconds fence_after = std::max(
       std::chrono::milliseconds::zero(), ecs::instance::AgentFenceTime(std::chrono::seconds(HostLostSeconds(config)),
                                                                        std::chrono::seconds(config.agent_timeout_seconds)));
-  impl->fargate_fence_after = fence_after;
+  impl->fence_after_time = fence_after;
   // A long-poll returns in time to keep its instance connected.
   impl->agent_service = std::make_unique<agent::remote::AgentService>(
       *impl->control, *impl->container_instances,
