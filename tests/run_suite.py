@@ -40,6 +40,7 @@ class TimedResult(unittest.TextTestResult):
     """Charges the time since the previous test ended to each test's module, so that class set-ups
     (servers started in setUpClass) count where they belong."""
     module_seconds = collections.Counter()
+    test_seconds = collections.Counter()  # test id -> its time, set-ups before it included
     last = time.monotonic()
     leaks = {}  # module -> the network namespaces it left
 
@@ -47,6 +48,7 @@ class TimedResult(unittest.TextTestResult):
         super().stopTest(test)
         now = time.monotonic()
         TimedResult.module_seconds[type(test).__module__.split(".")[0]] += now - TimedResult.last
+        TimedResult.test_seconds[test.id()] += now - TimedResult.last
         TimedResult.last = now
 
 
@@ -85,6 +87,9 @@ def main(argv):
     print(f"\nwall time by module ({total:.0f} s in all):", file=sys.stderr)
     for module, seconds in TimedResult.module_seconds.most_common():
         print(f"  {seconds:7.1f} s  {module}", file=sys.stderr)
+    print("the slowest tests (a class's set-up counted in its first test):", file=sys.stderr)
+    for test, seconds in TimedResult.test_seconds.most_common(25):
+        print(f"  {seconds:7.1f} s  {test}", file=sys.stderr)
     for module, names in TimedResult.leaks.items():
         print(f"LEAK: {module} left {len(names)} network namespace(s) behind (removed): {' '.join(names)}",
               file=sys.stderr)

@@ -10,7 +10,9 @@ puppeteer-core from tests/console/e2e.mjs) against a `paddock up` of its own wit
   steady state in the open page without a reload (the console's live updates), scale it from the
   console, stop a task and see its reason, follow a forced rolling update to COMPLETED, tail a task's
   logs live, see a deploy-platform deployment go Healthy, a phone-width page, and the tasks view's
-  first render with 1,000 tasks (printed; a benchmark, not an assertion).
+  first render with 1,000 tasks (printed; a benchmark, not an assertion). Its server counts a
+  RUNNING task without health checks healthy after 3 s (`[scheduler] settle_seconds`, AWS's 40 s by
+  default), so a rollout the page follows completes in seconds.
 
 Screenshots of each main view go to a temp directory the run prints (kept after the run).
 PADDOCK_CONSOLE_DIST=<dist dir> serves that build of the console through
@@ -272,7 +274,10 @@ class Console(unittest.TestCase):
         cls.shots = tempfile.mkdtemp(prefix="paddock-console-shots-")
         print(f"\nconsole screenshots: {cls.shots}", file=sys.stderr)
         th.httpd_image(cls.state_dir, cls.tmp, "busybox:v1", "v1\n", applets=("sleep", "wget"))
-        cls.server = h.Server(cls.state_dir, mode="up", env=cls.env).start()
+        config = os.path.join(cls.tmp, "paddock.toml")
+        with open(config, "w") as f:
+            f.write("[scheduler]\nsettle_seconds = 3\n")
+        cls.server = h.Server(cls.state_dir, mode="up", env=cls.env, extra_args=["--config", config]).start()
         # After the server stops (clean-ups run last first): whatever its stop left of the tasks'
         # networks (the VPC's router namespace) goes, even when no task's files are left.
         cls.addClassCleanup(subprocess.run, [h.paddock_bin(), "down", "--state-dir", cls.state_dir, "--timeout", "30"],

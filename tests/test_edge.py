@@ -11,6 +11,10 @@ DEACTIVATING until that request is answered. A bridge-mode service with dynamic 
 in-process EC2 container instance is routed, as Traefik routes it, at the instance's EC2
 privateIpAddress and each task's bound hostPort.
 
+The server counts a RUNNING task (these have no health checks) healthy after 5 s (`[scheduler]
+settle_seconds`; AWS's 40 s by default), so a rollout stops the old tasks 5 s after the new ones run:
+the edge must be routing to the new ones by then.
+
 Needs root, crun, nft, iptables and busybox-static."""
 
 import configparser
@@ -224,7 +228,8 @@ class Edge(unittest.TestCase):
         # An in-process EC2 container instance in cluster "default" for the bridge-mode service.
         config = os.path.join(cls.tmp, "paddock.toml")
         with open(config, "w") as f:
-            f.write("[[ec2_instance]]\ncluster = \"default\"\ncpu = 4096\nmemory = 2048\n")
+            f.write("[scheduler]\nsettle_seconds = 5\n\n"
+                    "[[ec2_instance]]\ncluster = \"default\"\ncpu = 4096\nmemory = 2048\n")
         cls.server = h.Server(cls.state_dir, mode="up", env=env,
                               extra_args=["--edge-file", dynamic, "--config", config,
                                           "--edge-websecure", "127.0.0.1:0",
