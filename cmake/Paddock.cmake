@@ -31,7 +31,9 @@ set(PADDOCK_PCH_HEADERS
     <functional> <map> <memory> <mutex> <optional> <set> <sstream> <string> <string_view> <thread>
     <unordered_map> <utility> <variant> <vector> <boost/json.hpp> <fmt/format.h>)
 if(PADDOCK_PCH)
-  file(WRITE ${CMAKE_BINARY_DIR}/paddock_pch.cc "// The translation unit that makes the precompiled headers.\n")
+  # Written only when it changes, so a reconfigure rebuilds nothing.
+  file(CONFIGURE OUTPUT ${CMAKE_BINARY_DIR}/paddock_pch.cc
+       CONTENT "// The translation unit that makes the precompiled headers.\n")
   add_library(paddock_pch_modules STATIC ${CMAKE_BINARY_DIR}/paddock_pch.cc)
   target_compile_options(paddock_pch_modules PRIVATE ${PADDOCK_WARNINGS})
   target_link_libraries(paddock_pch_modules PUBLIC Boost::json fmt::fmt)
