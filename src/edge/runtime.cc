@@ -186,11 +186,19 @@ class Builder {
         if (!error.empty()) break;
       }
     } else if (const boost::json::object* mirroring = ObjectMember(config, "mirroring")) {
-      std::vector<std::string> children = {StringMember(*mirroring, "service")};
-      for (const std::string& mirror : ChildNames(*mirroring, "mirrors")) children.push_back(mirror);
-      for (const std::string& child : children) {
-        error = BuildService(QualifiedName(child, provider), stack);
-        if (!error.empty()) break;
+      // Traefik's getMirrorServiceHandler: the main service, then each mirror built and added
+      // (AddMirror refuses a percent outside 0..100); the first error is the service's.
+      error = BuildService(QualifiedName(StringMember(*mirroring, "service"), provider), stack);
+      const boost::json::value* mirrors = mirroring->if_contains("mirrors");
+      if (error.empty() && mirrors != nullptr && mirrors->is_array()) {
+        for (const auto& m : mirrors->get_array()) {
+          if (!m.is_object()) continue;
+          error = BuildService(QualifiedName(StringMember(m.get_object(), "name"), provider), stack);
+          if (const int64_t percent = IntMember(m.get_object(), "percent");
+              error.empty() && (percent < 0 || percent > 100))
+            error = "percent must be between 0 and 100";
+          if (!error.empty()) break;
+        }
       }
     } else if (const boost::json::object* failover = ObjectMember(config, "failover")) {
       // Traefik's getFailoverServiceHandler: the main service must report its status (only one
@@ -260,8 +268,13 @@ class Builder {
     } else {
       return {};
     }
-    if (Present(*body, "healthCheck")) return {};
-    return fmt::format("healthCheck not enabled in config for this {} service", kind);
+    if (!Present(*body, "healthCheck")) return fmt::format("healthCheck not enabled in config for this {} service", kind);
+    // Traefik's Mirroring.RegisterStatusUpdater: its main service reports in its stead.
+    if (kind == "mirroring") {
+      std::string main_error = StatusUpdaterError(QualifiedName(StringMember(*body, "service"), it->second.provider));
+      if (!main_error.empty()) return "cannot register service of mirroring as updater: " + main_error;
+    }
+    return {};
   }
 
   // The `name` of each object in o[key] (weighted's services, mirroring's mirrors).

@@ -250,6 +250,32 @@ TEST(RuntimeTest, AFailoversMainNeedsAHealthCheckAndItsFallbackOneWhenItReportsI
   EXPECT_EQ(rt.routers.at("d@file").status, RuntimeStatus::kDisabled);
 }
 
+// A failover's main that is a mirroring service reports through it: the mirroring needs its own
+// healthCheck, and its main service one too (Traefik's Mirroring.RegisterStatusUpdater).
+TEST(RuntimeTest, AMirroringThatMustReportItsStatusNeedsAHealthCheckAndItsMainOne) {
+  RuntimeConfig rt = Build({Provider("file", R"j({"http":{
+    "routers":{"a":{"rule":"Path(`/a`)","service":"f-unchecked"},"b":{"rule":"Path(`/b`)","service":"f-main"},
+               "c":{"rule":"Path(`/c`)","service":"f-ok"}},
+    "services":{"f-unchecked":{"failover":{"service":"m-unchecked","fallback":"v1"}},
+                "f-main":{"failover":{"service":"m-plain-main","fallback":"v1"}},
+                "f-ok":{"failover":{"service":"m-ok","fallback":"v1"}},
+                "m-unchecked":{"mirroring":{"service":"v1","mirrors":[{"name":"v2","percent":5}]}},
+                "m-plain-main":{"mirroring":{"service":"v2","healthCheck":{}}},
+                "m-ok":{"mirroring":{"service":"v1","healthCheck":{},"mirrors":[{"name":"v2","percent":5}]}},
+                "v1":{"loadBalancer":{"servers":[{"url":"http://v1"}],"healthCheck":{"path":"/"}}},
+                "v2":{"loadBalancer":{"servers":[{"url":"http://v2"}]}}}}})j")});
+  EXPECT_THAT(rt.services.at("f-unchecked@file").errors,
+              ElementsAre("cannot register m-unchecked as updater for f-unchecked@file: healthCheck not enabled in "
+                          "config for this mirroring service"));
+  EXPECT_THAT(rt.services.at("f-main@file").errors,
+              ElementsAre("cannot register m-plain-main as updater for f-main@file: cannot register service of "
+                          "mirroring as updater: healthCheck not enabled in config for this WRR service"));
+  EXPECT_THAT(rt.services.at("f-ok@file").errors, IsEmpty());
+  EXPECT_EQ(rt.routers.at("c@file").status, RuntimeStatus::kEnabled);
+  EXPECT_EQ(rt.routers.at("a@file").status, RuntimeStatus::kDisabled);
+  EXPECT_EQ(rt.routers.at("b@file").status, RuntimeStatus::kDisabled);
+}
+
 // Traefik's getHRWServiceHandler: with its healthCheck every child must report its status.
 TEST(RuntimeTest, AHighestRandomWeightHealthCheckNeedsEveryChildToHaveOne) {
   RuntimeConfig rt = Build({Provider("file", R"j({"http":{

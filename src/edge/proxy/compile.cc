@@ -217,9 +217,12 @@ class Compiler {
       return FailoverBackend(service, info->second.provider, *failover, why);
     if (const json::object* hrw = Object(info->second.config, "highestRandomWeight"))
       return WeightedBackend(service, info->second.provider, *hrw, why, /*hrw=*/true);
+    if (const json::object* mirroring = Object(info->second.config, "mirroring"))
+      return MirroringBackend(service, info->second.provider, *mirroring, why);
     const json::object* lb = Object(info->second.config, "loadBalancer");
     if (!lb) {
-      why = fmt::format("service {}: only loadBalancer, weighted, failover and highestRandomWeight services are served",
+      why = fmt::format("service {}: only loadBalancer, weighted, mirroring, failover and highestRandomWeight services "
+                        "are served",
                         service);
       return nullptr;
     }
@@ -335,7 +338,43 @@ class Compiler {
     return backend;
   }
 
-  // Services made of other services (weighted, failover, highestRandomWeight) being compiled: a cycle or nesting
+  // Traefik's mirroring service: its main service answers, its mirrors get copies
+  // (edge/proxy/table.h). Traefik's defaults: mirrorBody true, maxBodySize -1 (no limit); the
+  // runtime refused a percent outside 0..100.
+  std::shared_ptr<const Backend> MirroringBackend(const std::string& service, const std::string& provider,
+                                                  const json::object& mirroring, std::string& why) {
+    if (!Enter(service, why)) return nullptr;
+    Leave leave{building_};
+    auto backend = std::make_shared<Backend>();
+    backend->name = service;
+    backend->mirroring = true;
+    backend->mirror_body = Bool(mirroring, "mirrorBody").value_or(true);
+    backend->max_mirror_body_bytes = Int(mirroring, "maxBodySize").value_or(-1);
+    auto child_named = [&](const std::string& name) -> std::shared_ptr<const Backend> {
+      std::string child_why;
+      std::shared_ptr<const Backend> child = BackendFor(QualifiedName(name, provider), child_why);
+      if (!child) why = fmt::format("service {}: building HTTP service \"{}\": {}", service, name, child_why);
+      return child;
+    };
+    const std::string main = String(mirroring, "service");
+    std::shared_ptr<const Backend> main_backend = child_named(main);
+    if (!main_backend) return nullptr;
+    backend->children.push_back(Backend::Child{.name = main, .backend = std::move(main_backend), .sticky_hash = {}});
+    if (const json::value* mirrors = mirroring.if_contains("mirrors"); mirrors && mirrors->is_array()) {
+      for (const json::value& m : mirrors->get_array()) {
+        if (!m.is_object()) continue;
+        std::shared_ptr<const Backend> mirror = child_named(String(m.get_object(), "name"));
+        if (!mirror) return nullptr;
+        const int64_t percent = Int(m.get_object(), "percent").value_or(0);
+        backend->mirrors.push_back(
+            Backend::Mirror{.backend = std::move(mirror), .percent = static_cast<int>(std::clamp<int64_t>(percent, 0, 100))});
+      }
+    }
+    backends_[service] = backend;
+    return backend;
+  }
+
+  // Services made of other services (weighted, mirroring, failover, highestRandomWeight) being compiled: a cycle or nesting
   // deeper than kMaxNesting fails the service (the runtime reports a cycle in Traefik's words
   // first). Enter pushes `service`; a Leave pops it.
   bool Enter(const std::string& service, std::string& why) {

@@ -25,11 +25,11 @@ struct CompileResult {
 // name is resolved once, here, and an https server's certificate is verified against it); a
 // loadBalancer's `serversTransport` (qualified with its provider) is made from the runtime's
 // servers transports (a root CA or client certificate that cannot be read is an error, and left
-// out, as Traefik logs it). loadBalancer and weighted services are served (a weighted service's children compiled
-// by name, qualified with its provider; a cycle or nesting deeper than 16 is an error, never a
-// deep recursion). A router whose service is of another kind (mirroring, failover,
-// highestRandomWeight: not served yet) or cannot be built, or whose middlewares cannot be built,
-// is left out with an error.
+// out, as Traefik logs it). loadBalancer, weighted, highestRandomWeight, failover and mirroring
+// services are served (the children of a service made of services compiled by name, qualified
+// with its provider; a cycle or nesting deeper than 16 is an error, never a deep recursion). A
+// router whose service cannot be built, or whose middlewares cannot be built, is left out with an
+// error.
 CompileResult Compile(const RuntimeConfig& runtime, ServerRegistry& registry);
 
 // A `tls.options.<name>` object of the dynamic configuration as the proxy takes it, and Traefik's

@@ -85,6 +85,10 @@ constexpr int kMaxBufferAttempts = 10;
 // A response body up to this size that came with its head is copied behind the head: one write of
 // one buffer.
 constexpr size_t kCopiedBody = 4 << 10;
+// Mirroring: the copies one I/O thread may have under way (more are dropped and counted), and how
+// long one copy may take from its pick to its answer's end (Paddock's bounds: Traefik has none).
+constexpr int kMaxMirrorCopies = 256;
+constexpr std::chrono::seconds kMirrorCopyTimeout{30};
 // How often a worker looks for deadlines that have passed: the precision of every timeout.
 constexpr std::chrono::milliseconds kSweepPeriod{100};
 
@@ -291,6 +295,10 @@ struct Outcome {
   // label is the response's Grpc-Status (GrpcStatusCode; 2 when the edge answered itself).
   std::string_view protocol = "http";
   int grpc_status = 2;
+  // The mirroring services the request passed through (in `table`), and whether its client went
+  // away before its answer was written (then, as Traefik, no copies go to the mirrors).
+  std::vector<const Backend*> mirroring;
+  bool client_gone = false;
 };
 
 // Record's shortcut key: (code, protocol, method, entry point) in one word.
@@ -303,6 +311,55 @@ uint64_t SeriesShortcut(int code, std::string_view protocol, std::string_view me
       static_cast<size_t>(std::find(kProtocols.begin(), kProtocols.end(), protocol) - kProtocols.begin());
   return (static_cast<uint64_t>(static_cast<uint32_t>(code)) << 32) | (proto << 28) | (method << 24) |
          (entry_point & 0xffffff);
+}
+
+// The head of the request `x` as a server of `leaf` (`server`) gets it, into `head`: hop-by-hop
+// headers dropped, X-Forwarded-* as the edge set them (Traefik without trusted IPs: a client's own
+// are not believed), Host the client's with passHostHeader, Content-Length for a body of
+// `body_size`. `parsed`: every header is the parser's (a token for a name, no CR or LF in a value)
+// or the edge's own — no middleware ran — so none is checked.
+void UpstreamHead(std::string& head, const Exchange& x, const Backend& leaf, const ServerState& server,
+                  size_t body_size, bool parsed) {
+  head.clear();
+  head.reserve(512 + x.path.size() + x.raw_query.size());
+  head += x.method;
+  head += ' ';
+  head += x.path.empty() ? std::string_view("/") : std::string_view(x.path);  // Go's RequestURI
+  if (!x.raw_query.empty()) {
+    head += '?';
+    head += x.raw_query;
+  }
+  head += " HTTP/1.1\r\nHost: "sv;
+  if (leaf.pass_host_header && !x.host.empty()) {
+    head += x.host;
+  } else {
+    head += server.host();
+    head += ':';
+    AppendDecimal(head, server.port());
+  }
+  head += "\r\n"sv;
+  std::string_view connection;
+  for (const auto& [n, v] : x.headers)
+    if (IEquals(n, "connection")) connection = v;
+  for (const auto& [n, v] : x.headers) {
+    if (HopByHop(n) || IEquals(n, "content-length") || (!connection.empty() && mw::TokenListHas(connection, n))) continue;
+    if (IEquals(n, "x-forwarded-for") || (!parsed && !SafeHeader(n, v))) continue;
+    head += n;
+    head += ": "sv;
+    head += v;
+    head += "\r\n"sv;
+  }
+  if (!x.omit_x_forwarded_for) {
+    head += "X-Forwarded-For: "sv;
+    head += x.client_ip;
+    head += "\r\n"sv;
+  }
+  if (body_size > 0 || x.method == "POST" || x.method == "PUT" || x.method == "PATCH") {
+    head += "Content-Length: "sv;
+    AppendDecimal(head, body_size);
+    head += "\r\n"sv;
+  }
+  head += "\r\n"sv;
 }
 
 // SimpleResponse, noting its status and body size in `out`.
@@ -474,6 +531,9 @@ class Proxy::Impl {
     c.refused_connections = refused_connections_.load();
     c.buffered_request_bytes = buffered_bytes_.load();
     c.upstream_tls_failures = tls_failures_.load();
+    c.mirrored = mirrored_.load();
+    c.mirror_failed = mirror_failed_.load();
+    c.mirror_dropped = mirror_dropped_.load();
     return c;
   }
   std::string LastUpstreamError() const {
@@ -523,6 +583,12 @@ class Proxy::Impl {
     std::map<std::pair<uint64_t, const Route*>, RequestSeries*> router_series;    // GUARDED_BY(stats_mu)
     std::map<std::pair<const TlsSeries*, const Route*>, uint64_t*> router_tls_series;      // GUARDED_BY(stats_mu)
     std::map<std::pair<const TlsSeries*, const Backend*>, uint64_t*> service_tls_series;   // GUARDED_BY(stats_mu)
+    int mirror_copies = 0;  // under way (MirrorCopies), this thread's
+  };
+  // A copy of a request for one mirror, with or without the request's body (mirrorBody).
+  struct MirrorTarget {
+    std::shared_ptr<const Backend> backend;
+    bool with_body = true;
   };
   struct Probe {
     std::shared_ptr<ServerState> server;
@@ -550,6 +616,16 @@ class Proxy::Impl {
                                 bool keep_alive, const RetryConfig* retry, const CookiePlan& cookies, Outcome& outcome);
   asio::awaitable<AuthReply> CallAuth(Worker& w, const ForwardAuth& auth, const Exchange& x,
                                       const std::string* body);
+  // Mirroring (Traefik's): after a request was answered, the mirrors whose turn it is at each
+  // mirroring level it passed (`outcome.mirroring`) get a copy, one after the other, in a coroutine
+  // of its own whose answers are dropped. Bounded: kMaxMirrorCopies per thread, the copied body
+  // taken from the request-body budget, kMirrorCopyTimeout a copy; a copy past a bound is dropped.
+  void SendMirrors(Worker& w, const Exchange& x, const std::string& body, const Outcome& outcome, bool parsed);
+  asio::awaitable<void> MirrorCopies(Worker& w, Exchange x, std::string body, std::vector<MirrorTarget> targets,
+                                     std::unique_ptr<BodyReservation> reservation, bool parsed);
+  // One copy to the server `pick` chose; its status (0: no answer).
+  asio::awaitable<int> SendCopy(Worker& w, const Selection& pick, const std::string& head, std::string_view body,
+                                bool head_request);
   // A pooled connection to `server`, most recent first (no coroutine: the common case); one the
   // server has closed is found out by the write or the read and retried by the caller.
   std::optional<Upstream> TakeIdle(Worker& w, const std::shared_ptr<ServerState>& server,
@@ -620,6 +696,7 @@ class Proxy::Impl {
       unavailable_{0},
       open_{0}, refused_connections_{0};
   std::atomic<uint64_t> buffered_bytes_{0};  // request bodies reserved (BodyReservation)
+  std::atomic<uint64_t> mirrored_{0}, mirror_failed_{0}, mirror_dropped_{0};
   std::mutex open_mu_;
   std::condition_variable open_cv_;
 };
@@ -1162,8 +1239,130 @@ asio::awaitable<bool> Proxy::Impl::Handle(Worker& w, ClientStream& client,
     co_await wait.async_wait(kTuple);
   }
   const bool head_request = req.method() == bhttp::verb::head;
-  co_return co_await Forward(w, client, *route, x, req.body(), head_request, req.version(), keep_alive, retry,
-                             cookies, outcome);
+  const bool again = co_await Forward(w, client, *route, x, req.body(), head_request, req.version(), keep_alive,
+                                      retry, cookies, outcome);
+  if (!outcome.mirroring.empty() && !outcome.client_gone)
+    SendMirrors(w, x, req.body(), outcome, route->chain.empty());
+  co_return again;
+}
+
+void Proxy::Impl::SendMirrors(Worker& w, const Exchange& x, const std::string& body, const Outcome& outcome,
+                              bool parsed) {
+  std::vector<MirrorTarget> targets;
+  bool any_body = false;
+  for (const Backend* level : outcome.mirroring) {
+    // Traefik counts the request first (getActiveMirrors), then skips mirroring a body too large.
+    std::vector<std::shared_ptr<const Backend>> active = level->ActiveMirrors();
+    if (level->max_mirror_body_bytes >= 0 && body.size() > static_cast<uint64_t>(level->max_mirror_body_bytes))
+      continue;
+    for (auto& mirror : active) targets.push_back(MirrorTarget{std::move(mirror), level->mirror_body});
+    any_body = any_body || (level->mirror_body && !active.empty());
+  }
+  if (targets.empty()) return;
+  auto reservation = std::make_unique<BodyReservation>(buffered_bytes_);
+  if (w.mirror_copies >= kMaxMirrorCopies ||
+      (any_body && !reservation->Take(body.size(), options_.max_buffered_request_bytes))) {
+    mirror_dropped_.fetch_add(targets.size(), std::memory_order_relaxed);
+    return;
+  }
+  ++w.mirror_copies;
+  asio::co_spawn(w.ioc, MirrorCopies(w, x, any_body ? body : std::string(), std::move(targets),
+                                     std::move(reservation), parsed),
+                 asio::detached);
+}
+
+asio::awaitable<void> Proxy::Impl::MirrorCopies(Worker& w, Exchange x, std::string body,
+                                                std::vector<MirrorTarget> targets,
+                                                // held by the frame: the copied body's share of the budget
+                                                [[maybe_unused]] std::unique_ptr<BodyReservation> reservation,
+                                                bool parsed) {
+  struct Done {
+    Worker& w;
+    ~Done() { --w.mirror_copies; }
+  } done{w};
+  const bool head_request = x.method == "HEAD";
+  std::string head;
+  for (const MirrorTarget& target : targets) {
+    if (stopping_.load()) break;
+    const auto began = std::chrono::steady_clock::now();
+    Selection pick = target.backend->Choose(&x.headers, x.client_ip);
+    if (!pick.server) {  // the mirror's own 503, into the void
+      mirror_failed_.fetch_add(1, std::memory_order_relaxed);
+      continue;
+    }
+    pick.server->Begin();
+    const std::string_view copy = target.with_body ? std::string_view(body) : std::string_view();
+    UpstreamHead(head, x, *pick.leaf, *pick.server, copy.size(), parsed);
+    const int status = co_await SendCopy(w, pick, head, copy, head_request);
+    pick.server->End();
+    (status > 0 ? mirrored_ : mirror_failed_).fetch_add(1, std::memory_order_relaxed);
+    // Counted under the mirror's loadBalancer, as Traefik's service metrics count it (its own
+    // 502 when it got no answer).
+    const std::string_view method = MetricMethod(x.method);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+    std::lock_guard lock(w.stats_mu);
+    RequestSeries& series = w.service_stats[RequestKey{std::to_string(status > 0 ? status : 502), std::string(method),
+                                                       "http", pick.leaf->name}];
+    ++series.requests;
+    series.duration.Observe(seconds);
+    series.request_bytes += status > 0 ? copy.size() : 0;
+  }
+}
+
+asio::awaitable<int> Proxy::Impl::SendCopy(Worker& w, const Selection& pick, const std::string& head,
+                                           std::string_view body, bool head_request) {
+  const UpstreamTransport* transport = pick.leaf->transport.get();
+  const auto until = std::chrono::steady_clock::now() + kMirrorCopyTimeout;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    std::optional<Upstream> up = TakeIdle(w, pick.server, transport);
+    bool timed_out = false;
+    if (!up) up = co_await Connect(w, pick.server, pick.leaf->transport, &timed_out);
+    if (!up) co_return 0;
+    up->stream->deadline.After(until - std::chrono::steady_clock::now());
+    UpstreamTlsStream* const tls = up->stream->tls ? &*up->stream->tls : nullptr;
+    const std::array<asio::const_buffer, 2> out{asio::buffer(head), asio::buffer(body.data(), body.size())};
+    error_code ec;
+    if (tls) {
+      auto [e, n] = co_await asio::async_write(*tls, out, kTuple);
+      ec = e;
+    } else {
+      auto [e, n] = co_await asio::async_write(up->stream->socket, out, kTuple);
+      ec = e;
+    }
+    bhttp::response_parser<bhttp::buffer_body> rp;
+    rp.body_limit(boost::none);
+    rp.header_limit(static_cast<uint32_t>(options_.max_header_bytes));
+    if (head_request) rp.skip(true);
+    if (ec) {
+    } else if (tls) {  // (not a ?: of two co_awaits: GCC 12 awaits both)
+      ec = co_await ReadResponseHead(*tls, up->buffer, rp, options_.max_header_bytes);
+    } else {
+      ec = co_await ReadResponseHead(up->stream->socket, up->buffer, rp, options_.max_header_bytes);
+    }
+    if (ec) {
+      // A pooled connection the server closed while it was idle: once more on a new one.
+      if (up->reused && attempt == 0 && up->buffer.size() == 0 && !up->stream->deadline.fired() &&
+          (ec == bhttp::error::end_of_stream || ec == asio::error::eof || ec == asio::error::connection_reset ||
+           ec == asio::error::broken_pipe || ec == asio::ssl::error::stream_truncated)) {
+        w.idle.erase(pick.server.get());
+        continue;
+      }
+      co_return 0;
+    }
+    const int status = static_cast<int>(rp.get().result_int());
+    char sink[4096];
+    while (!rp.is_done()) {  // the answer is read to its end and dropped
+      rp.get().body().data = sink;
+      rp.get().body().size = sizeof(sink);
+      auto [bec, bn] = co_await ReadSomeFrom(up->stream->socket, tls, up->buffer, rp);
+      if (bec == bhttp::error::need_buffer) bec = {};
+      if (bec) co_return status;  // (its connection closed, not pooled)
+    }
+    up->stream->deadline.Never();
+    if (rp.keep_alive()) Park(w, std::move(*up), transport);
+    co_return status;
+  }
+  co_return 0;
 }
 
 std::optional<Upstream> Proxy::Impl::TakeIdle(Worker& w, const std::shared_ptr<ServerState>& server,
@@ -1506,6 +1705,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
   // service picks its child first (edge/proxy/table.h, Backend::Choose).
   Selection pick;
   if (route.backend) pick = route.backend->Choose(&x.headers, x.client_ip);
+  if (!pick.mirroring.empty()) outcome.mirroring = pick.mirroring;
   std::shared_ptr<ServerState> server = pick.server;
   if (!server) {
     unavailable_.fetch_add(1, std::memory_order_relaxed);
@@ -1521,54 +1721,10 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
     }
   } end_guard{server};
 
-  // The request as the server gets it: hop-by-hop headers dropped, X-Forwarded-* set by the edge
-  // (Traefik without trusted IPs: a client's own X-Forwarded-* are not believed).
+  // The request as the server gets it (UpstreamHead). Without middlewares every header is the
+  // parser's or the edge's own: nothing to check.
   std::string head;
-  auto build_head = [&] {
-    head.clear();
-    head.reserve(512 + x.path.size() + x.raw_query.size());
-    head += x.method;
-    head += ' ';
-    head += x.path.empty() ? std::string_view("/") : std::string_view(x.path);  // Go's RequestURI
-    if (!x.raw_query.empty()) {
-      head += '?';
-      head += x.raw_query;
-    }
-    head += " HTTP/1.1\r\nHost: "sv;
-    if (pick.leaf->pass_host_header && !x.host.empty()) {
-      head += x.host;
-    } else {
-      head += server->host();
-      head += ':';
-      AppendDecimal(head, server->port());
-    }
-    head += "\r\n"sv;
-    std::string_view connection;
-    for (const auto& [n, v] : x.headers)
-      if (IEquals(n, "connection")) connection = v;
-    // Without middlewares every header is the parser's (a token for a name, no CR or LF in a
-    // value) or the edge's own X-Forwarded-* (made of parsed ones): nothing to check.
-    const bool parsed = route.chain.empty();
-    for (const auto& [n, v] : x.headers) {
-      if (HopByHop(n) || IEquals(n, "content-length") || (!connection.empty() && mw::TokenListHas(connection, n))) continue;
-      if (IEquals(n, "x-forwarded-for") || (!parsed && !SafeHeader(n, v))) continue;
-      head += n;
-      head += ": "sv;
-      head += v;
-      head += "\r\n"sv;
-    }
-    if (!x.omit_x_forwarded_for) {
-      head += "X-Forwarded-For: "sv;
-      head += x.client_ip;
-      head += "\r\n"sv;
-    }
-    if (!body.empty() || x.method == "POST" || x.method == "PUT" || x.method == "PATCH") {
-      head += "Content-Length: "sv;
-      AppendDecimal(head, body.size());
-      head += "\r\n"sv;
-    }
-    head += "\r\n"sv;
-  };
+  auto build_head = [&] { UpstreamHead(head, x, *pick.leaf, *server, body.size(), route.chain.empty()); };
   build_head();
   std::vector<const ServerState*> refused;  // servers that refused the connection: never sent anything
 
@@ -1945,6 +2101,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
       }
       if (!head_sent && client_ok) client_ok = co_await WriteAll(client, out_head);
     }
+    outcome.client_gone = !client_ok;
     if (upstream_ok && client_ok && (whole || rp.is_done()) && rp.keep_alive()) Park(w, std::move(*up), transport);
     // A server that broke off mid-body leaves the client a truncated response: close its connection.
     co_return upstream_ok && client_ok && keep;

@@ -125,6 +125,11 @@ struct ProxyCounters {
   uint64_t refused_connections = 0;  // closed at accept: max_client_connections were open
   uint64_t buffered_request_bytes = 0;  // of max_buffered_request_bytes, reserved now
   uint64_t upstream_tls_failures = 0;  // TLS handshakes with https servers that failed (502)
+  // Mirroring's copies: answered by their mirror; not answered (no routable server, no
+  // connection, no response head in time); not sent (past the copies or body bytes under way).
+  uint64_t mirrored = 0;
+  uint64_t mirror_failed = 0;
+  uint64_t mirror_dropped = 0;
 };
 
 class Proxy {

@@ -186,7 +186,7 @@ std::shared_ptr<ServerState> Backend::PickRoundRobin() const {
 }
 
 bool Backend::HasRoutable() const {
-  if (weighted || failover || hrw) {
+  if (weighted || failover || hrw || mirroring) {
     for (const Child& c : children)
       if (c.backend->HasRoutable()) return true;
     return false;
@@ -286,6 +286,7 @@ const Backend::Child* Backend::HighestRandomWeight(std::string_view client_ip) c
 }
 
 std::shared_ptr<ServerState> Backend::Pick() const {
+  if (mirroring) return children[0].backend->Pick();
   if (failover) return (children[0].backend->HasRoutable() ? children[0] : children[1]).backend->Pick();
   if (hrw) {
     const Child* c = HighestRandomWeight({});
@@ -306,6 +307,11 @@ Selection Backend::Choose(const HeaderList* request_headers, std::string_view cl
 }
 
 void Backend::ChooseInto(const HeaderList* request_headers, std::string_view client_ip, Selection& out) const {
+  if (mirroring) {
+    out.mirroring.push_back(this);
+    children[0].backend->ChooseInto(request_headers, client_ip, out);
+    return;
+  }
   if (failover) {
     const bool main_up = children[0].backend->HasRoutable();
     if (!main_up && reports_status && !children[1].backend->HasRoutable()) {
@@ -362,6 +368,20 @@ void Backend::ChooseInto(const HeaderList* request_headers, std::string_view cli
   }
   if (sticky && write) out.set_cookies.push_back(sticky->SetCookie(child->name));
   child->backend->ChooseInto(request_headers, client_ip, out);
+}
+
+std::vector<std::shared_ptr<const Backend>> Backend::ActiveMirrors() const {
+  std::vector<std::shared_ptr<const Backend>> active;
+  std::lock_guard lock(mirror_mu_);
+  mirror_counts_.resize(mirrors.size());
+  ++mirror_total_;
+  for (size_t i = 0; i < mirrors.size(); ++i) {
+    if (mirror_counts_[i] * 100 < mirror_total_ * static_cast<uint64_t>(mirrors[i].percent)) {
+      ++mirror_counts_[i];
+      active.push_back(mirrors[i].backend);
+    }
+  }
+  return active;
 }
 
 const Route* Table::Match(std::string_view entry_point, const RequestFacts& facts, Transport transport) const {

@@ -189,12 +189,16 @@ struct Selection {
   // The 503's body when no server was picked: a balancer's "no available server", or the
   // level that answered for itself (a failover reporting its own status: Traefik's http.Error).
   std::string_view unavailable = "no available server\n";
+  // The mirroring services passed on the way down, root first: each sends copies of the request
+  // to its mirrors once it is answered (Backend::ActiveMirrors).
+  std::vector<const Backend*> mirroring;
 };
 
 // A service the proxy sends to. Either a loadBalancer (`servers`: weighted round robin over its
 // routable servers), a weighted service (`children`: Traefik v3's weighted round robin over
 // child services, its EDF schedule exactly — pkg/server/service/loadbalancer/wrr — then the
-// child's own choice) or a failover service (`children`: its main service and its fallback; the
+// child's own choice), a mirroring service (its main service's choice, with copies to mirrors) or
+// a failover service (`children`: its main service and its fallback; the
 // main while it has a routable server, else the fallback — Traefik's failover, whose main is
 // "up" while its health check finds a server up). Thread-safe: Pick and Choose are called from
 // every I/O thread.
@@ -232,6 +236,22 @@ struct Backend {
   // is highest (HrwScore; the first of equal scores), so a client keeps to one child while it is
   // up (Traefik's pkg/server/service/loadbalancer/hrw).
   bool hrw = false;
+  // mirroring: children[0] its main service, which answers every request; after the answer a
+  // copy goes to each mirror whose turn it is (ActiveMirrors), its answer dropped (Traefik's
+  // mirroring). A request whose body is over `max_mirror_body_bytes` (-1: no limit) is not
+  // mirrored; with `mirror_body` false the copies go without the body.
+  bool mirroring = false;
+  bool mirror_body = true;
+  int64_t max_mirror_body_bytes = -1;
+  struct Mirror {
+    std::shared_ptr<const Backend> backend;
+    int percent = 0;  // 0..100 (the runtime refused others)
+  };
+  std::vector<Mirror> mirrors;
+  // mirroring: the mirrors that get a copy of this request, in configuration order — Traefik's
+  // getActiveMirrors: the request is counted, and each mirror takes it while the copies it has
+  // taken are fewer than `percent` of the requests counted (so 50 takes every second one).
+  std::vector<std::shared_ptr<const Backend>> ActiveMirrors() const;
   // failover.healthCheck: the failover reports its own status (and, with neither child
   // routable, answers Traefik's failover 503 "Service Unavailable" itself: Selection::unavailable).
   bool reports_status = false;
@@ -281,6 +301,9 @@ struct Backend {
   mutable double current_deadline_ = 0;  // GUARDED_BY(wrr_mu_)
   // leasttime's tie-break: each server's EDF deadline (servers[i]'s), made on first use.
   mutable std::vector<double> server_deadlines_;  // GUARDED_BY(wrr_mu_)
+  mutable std::mutex mirror_mu_;
+  mutable uint64_t mirror_total_ = 0;              // GUARDED_BY(mirror_mu_)
+  mutable std::vector<uint64_t> mirror_counts_;    // GUARDED_BY(mirror_mu_): per mirror, sized on first use
 };
 
 // Traefik's rendezvous score of a child for a client (hrw getNodeScore): FNV-1a 64 of the client's
