@@ -239,12 +239,13 @@ TEST_F(MirroringProxyTest, TheClientGetsTheMainsAnswerAndTheMirrorACopyOfEverySe
 TEST_F(MirroringProxyTest, MirrorBodyFalseSendsCopiesWithoutTheBodyAndABodyOverMaxBodySizeIsNotMirrored) {
   Serve(R"j({"http":{
     "routers":{"bare":{"rule":"Path(`/bare`)","service":"bare"},"small":{"rule":"Path(`/small`)","service":"small"}},
-    "services":{"bare":{"mirroring":{"service":"main","mirrorBody":false,"mirrors":[{"name":"shadow","percent":100}]}},
+    "services":{"bare":{"mirroring":{"service":"main","mirrorBody":false,"maxBodySize":2,
+                                  "mirrors":[{"name":"shadow","percent":100}]}},
                 "small":{"mirroring":{"service":"main","maxBodySize":4,"mirrors":[{"name":"shadow","percent":100}]}},
                 "main":{"loadBalancer":{"servers":[{"url":"http://127.0.0.1:{main}"}]}},
                 "shadow":{"loadBalancer":{"servers":[{"url":"http://127.0.0.1:{shadow}"}]}}}}})j");
   http::Client client("127.0.0.1", port_);
-  EXPECT_EQ(Post(client, "/bare", "secret").body, "main");
+  EXPECT_EQ(Post(client, "/bare", "secret").body, "main");  // over maxBodySize, which only a mirrored body heeds
   std::vector<http::Request> copies = shadow_.WaitFor(1);
   ASSERT_EQ(copies.size(), 1u);
   EXPECT_EQ(copies[0].body, "");

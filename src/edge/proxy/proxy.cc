@@ -1251,9 +1251,11 @@ void Proxy::Impl::SendMirrors(Worker& w, const Exchange& x, const std::string& b
   std::vector<MirrorTarget> targets;
   bool any_body = false;
   for (const Backend* level : outcome.mirroring) {
-    // Traefik counts the request first (getActiveMirrors), then skips mirroring a body too large.
+    // Traefik counts the request first (getActiveMirrors), then, when it mirrors the body, skips
+    // mirroring one over maxBodySize.
     std::vector<std::shared_ptr<const Backend>> active = level->ActiveMirrors();
-    if (level->max_mirror_body_bytes >= 0 && body.size() > static_cast<uint64_t>(level->max_mirror_body_bytes))
+    if (level->mirror_body && level->max_mirror_body_bytes >= 0 &&
+        body.size() > static_cast<uint64_t>(level->max_mirror_body_bytes))
       continue;
     for (auto& mirror : active) targets.push_back(MirrorTarget{std::move(mirror), level->mirror_body});
     any_body = any_body || (level->mirror_body && !active.empty());

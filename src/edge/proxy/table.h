@@ -238,8 +238,8 @@ struct Backend {
   bool hrw = false;
   // mirroring: children[0] its main service, which answers every request; after the answer a
   // copy goes to each mirror whose turn it is (ActiveMirrors), its answer dropped (Traefik's
-  // mirroring). A request whose body is over `max_mirror_body_bytes` (-1: no limit) is not
-  // mirrored; with `mirror_body` false the copies go without the body.
+  // mirroring). With `mirror_body` the copies carry the body, and a request whose body is over
+  // `max_mirror_body_bytes` (-1: no limit) is not mirrored; without it they go without one.
   bool mirroring = false;
   bool mirror_body = true;
   int64_t max_mirror_body_bytes = -1;
