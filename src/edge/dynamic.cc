@@ -180,6 +180,14 @@ constexpr Field kFailoverFields[] = {Str("service"), Str("fallback"), AllowEmpty
                                      Refused("errors", kPhase2)};
 constexpr Struct kFailover{"a failover", kFailoverFields};
 
+// Mirroring, MirrorService
+constexpr Field kMirrorServiceFields[] = {Str("name"), Int("percent")};
+constexpr Struct kMirrorService{"a mirror", kMirrorServiceFields};
+constexpr Field kMirroringFields[] = {Str("service"), Bool("mirrorBody"), Int("maxBodySize"),
+                                      ObjList("mirrors", kMirrorService),
+                                      AllowEmpty(Obj("healthCheck", kServiceHealthCheck))};
+constexpr Struct kMirroring{"a mirroring", kMirroringFields};
+
 // HighestRandomWeight (its HRWService is WRRService's shape: name, weight)
 constexpr Field kHrwFields[] = {ObjList("services", kWrrService), AllowEmpty(Obj("healthCheck", kServiceHealthCheck))};
 constexpr Struct kHrw{"a highestRandomWeight", kHrwFields};
@@ -188,7 +196,7 @@ constexpr Struct kHrw{"a highestRandomWeight", kHrwFields};
 constexpr Field kServiceFields[] = {
     Obj("loadBalancer", kLoadBalancer),
     IgnoredInLabels(Obj("weighted", kWeighted)),
-    IgnoredInLabels(Refused("mirroring", kPhase2)),
+    IgnoredInLabels(Obj("mirroring", kMirroring)),
     IgnoredInLabels(Obj("failover", kFailover)),
     IgnoredInLabels(Obj("highestRandomWeight", kHrw)),
     Refused("middlewares", kNotSupported),

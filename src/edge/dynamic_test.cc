@@ -504,7 +504,9 @@ constexpr char kFullDocument[] = R"json({
                              "sticky": {"cookie": {"name": "w"}}, "healthCheck": {}}},
       "safe": {"failover": {"service": "web", "fallback": "old@file", "healthCheck": {}}},
       "affine": {"highestRandomWeight": {"services": [{"name": "web", "weight": 2}, {"name": "old@file"}],
-                                         "healthCheck": {}}}
+                                         "healthCheck": {}}},
+      "shadowed": {"mirroring": {"service": "web", "mirrorBody": false, "maxBodySize": 1024,
+                                 "mirrors": [{"name": "old@file", "percent": 10}], "healthCheck": {}}}
     },
     "middlewares": {
       "app-auth": {"forwardAuth": {"address": "http://auth:9000/verify", "authResponseHeaders": ["X-User"],
@@ -661,8 +663,10 @@ INSTANTIATE_TEST_SUITE_P(
         CheckRefusalCase{"ServersTransportCipherSuites",
                          R"json({"http":{"serversTransports":{"t":{"cipherSuites":["TLS_AES_128_GCM_SHA256"]}}}})json",
                          "http.serversTransports.t.cipherSuites: cipherSuites is not supported by the edge"},
-        CheckRefusalCase{"Mirroring", R"json({"http":{"services":{"s":{"mirroring":{"service":"a"}}}}})json",
-                         "http.services.s.mirroring: mirroring is a phase-2 feature"},
+        CheckRefusalCase{"MirrorPercentNotANumber",
+                         R"json({"http":{"services":{"s":{"mirroring":{"service":"a",
+                                 "mirrors":[{"name":"b","percent":"half"}]}}}}})json",
+                         "http.services.s.mirroring.mirrors[0].percent"},
         CheckRefusalCase{"FailoverErrors",
                          R"json({"http":{"services":{"s":{"failover":{"service":"a","fallback":"b",
                                  "errors":{"status":["500"]}}}}}})json",

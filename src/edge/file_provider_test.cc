@@ -115,6 +115,41 @@ keyFile = "/certs/a.key"
   EXPECT_EQ(a->at("tls").at("certificates"), json::parse(R"J([{"certFile":"/certs/a.crt","keyFile":"/certs/a.key"}])J"));
 }
 
+// A mirroring service, as Traefik's documentation writes one: YAML's text scalars become the
+// schema's numbers and booleans, the same tree as TOML's.
+TEST(ReadDynamicFileTest, AMirroringServiceIsReadInTraefiksTypes) {
+  TempDir dir;
+  const std::string yaml = dir.Write("m.yaml", R"J(
+http:
+  services:
+    mirrored-api:
+      mirroring:
+        service: appv1
+        mirrorBody: false
+        maxBodySize: 1024
+        mirrors:
+          - name: appv2
+            percent: 10
+)J");
+  const std::string toml = dir.Write("m.toml", R"J(
+[http.services.mirrored-api.mirroring]
+service = "appv1"
+mirrorBody = false
+maxBodySize = 1024
+[[http.services.mirrored-api.mirroring.mirrors]]
+name = "appv2"
+percent = 10
+)J");
+  auto a = ReadDynamicFile(yaml);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  auto b = ReadDynamicFile(toml);
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_EQ(*a, *b);
+  EXPECT_EQ(a->at("http").at("services").at("mirrored-api"),
+            json::parse(R"J({"mirroring":{"service":"appv1","mirrorBody":false,"maxBodySize":1024,
+                                          "mirrors":[{"name":"appv2","percent":10}]}})J"));
+}
+
 TEST(ReadDynamicFileTest, ErrorsNameTheFileAndThePath) {
   TempDir dir;
   auto bad = ReadDynamicFile(dir.Write("bad.yaml", "http:\n  routers:\n    r:\n      rul: x\n"));
