@@ -1,6 +1,7 @@
 #include "edge/dynamic.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -174,10 +175,11 @@ constexpr Field kWeightedFields[] = {ObjList("services", kWrrService), Obj("stic
                                      AllowEmpty(Obj("healthCheck", kServiceHealthCheck))};
 constexpr Struct kWeighted{"a weighted", kWeightedFields};
 
-// Failover (its `errors`, replaying a request to the fallback by the main's status codes, is newer
-// Traefik's and not served)
+// Failover, FailoverError
+constexpr Field kFailoverErrorFields[] = {Strs("status"), Int("maxRequestBodyBytes")};
+constexpr Struct kFailoverError{"a failover's errors", kFailoverErrorFields};
 constexpr Field kFailoverFields[] = {Str("service"), Str("fallback"), AllowEmpty(Obj("healthCheck", kServiceHealthCheck)),
-                                     Refused("errors", kPhase2)};
+                                     AllowEmpty(Obj("errors", kFailoverError))};
 constexpr Struct kFailover{"a failover", kFailoverFields};
 
 // Mirroring, MirrorService
@@ -1088,6 +1090,24 @@ std::string FormatGoDuration(std::chrono::nanoseconds d) {
   }
   if (neg) buf[--w] = '-';
   return std::string(buf + w, sizeof buf - w);
+}
+
+StatusOr<std::vector<std::pair<int, int>>> HttpCodeRanges(const std::vector<std::string>& blocks) {
+  std::vector<std::pair<int, int>> ranges;
+  for (const std::string& block : blocks) {
+    const size_t dash = block.find('-');
+    std::array<std::string, 2> ends = {block.substr(0, dash), dash == std::string::npos ? block : block.substr(dash + 1)};
+    std::array<int, 2> codes{};
+    for (int i = 0; i < 2; ++i) {
+      const std::string& e = ends[i];
+      const bool digits = !e.empty() && e.size() <= 9 && std::all_of(e.begin(), e.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+      if (!digits || (dash != std::string::npos && block.find('-', dash + 1) != std::string::npos))
+        return InvalidArgument(fmt::format("creating HTTP code ranges: invalid status \"{}\"", block));
+      codes[i] = std::stoi(e);
+    }
+    ranges.emplace_back(codes[0], codes[1]);
+  }
+  return ranges;
 }
 
 }  // namespace paddock::edge

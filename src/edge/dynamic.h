@@ -32,6 +32,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
@@ -96,5 +98,10 @@ StatusOr<std::chrono::nanoseconds> ParseGoDuration(std::string_view text);
 StatusOr<std::chrono::nanoseconds> ParseSignedGoDuration(std::string_view text);
 // The Go rendering of a duration (time.Duration.String()): "10s", "1m30s", "100ms", "0s", "-1.5s".
 std::string FormatGoDuration(std::chrono::nanoseconds d);
+
+// Traefik's types.NewHTTPCodeRanges: "500" or "500-599" each an inclusive range of statuses.
+// InvalidArgument "creating HTTP code ranges: invalid status \"<block>\"" for a block that is
+// not one or two whole numbers.
+StatusOr<std::vector<std::pair<int, int>>> HttpCodeRanges(const std::vector<std::string>& blocks);
 
 }  // namespace paddock::edge

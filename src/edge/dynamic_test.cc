@@ -502,7 +502,8 @@ constexpr char kFullDocument[] = R"json({
                               "maxAge": 60, "path": "/", "domain": "app.test"}}}},
       "split": {"weighted": {"services": [{"name": "web", "weight": 3}, {"name": "old@file", "weight": 1}],
                              "sticky": {"cookie": {"name": "w"}}, "healthCheck": {}}},
-      "safe": {"failover": {"service": "web", "fallback": "old@file", "healthCheck": {}}},
+      "safe": {"failover": {"service": "web", "fallback": "old@file", "healthCheck": {},
+                            "errors": {"status": ["500-599", "429"], "maxRequestBodyBytes": 65536}}},
       "affine": {"highestRandomWeight": {"services": [{"name": "web", "weight": 2}, {"name": "old@file"}],
                                          "healthCheck": {}}},
       "shadowed": {"mirroring": {"service": "web", "mirrorBody": false, "maxBodySize": 1024,
@@ -667,10 +668,10 @@ INSTANTIATE_TEST_SUITE_P(
                          R"json({"http":{"services":{"s":{"mirroring":{"service":"a",
                                  "mirrors":[{"name":"b","percent":"half"}]}}}}})json",
                          "http.services.s.mirroring.mirrors[0].percent"},
-        CheckRefusalCase{"FailoverErrors",
+        CheckRefusalCase{"FailoverErrorsStatusNotAList",
                          R"json({"http":{"services":{"s":{"failover":{"service":"a","fallback":"b",
-                                 "errors":{"status":["500"]}}}}}})json",
-                         "http.services.s.failover.errors: errors is a phase-2 feature"}),
+                                 "errors":{"status":{"x":1}}}}}}})json",
+                         "http.services.s.failover.errors.status"}),
     CaseName<CheckRefusalCase>);
 
 // ---------------------------------------------------------------------------------------------

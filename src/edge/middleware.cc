@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <re2/re2.h>
 
+#include "edge/dynamic.h"
 #include "edge/internal/middleware_util.h"
 
 namespace paddock::edge {
@@ -480,20 +481,9 @@ Built BuildRetry(const boost::json::value& config) {
     return InvalidArgument(fmt::format("retry: incorrect (or empty) value for attempt ({})", attempts));
   }
   c.attempts = static_cast<int>(attempts);
-  for (const std::string& block : status) {
-    const size_t dash = block.find('-');
-    std::array<std::string, 2> ends = {block.substr(0, dash), dash == std::string::npos ? block : block.substr(dash + 1)};
-    std::array<int, 2> codes{};
-    for (int i = 0; i < 2; ++i) {
-      const std::string& e = ends[i];
-      const bool digits = !e.empty() && e.size() <= 9 && std::all_of(e.begin(), e.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
-      if (!digits || (dash != std::string::npos && block.find('-', dash + 1) != std::string::npos)) {
-        return InvalidArgument(fmt::format("retry: creating HTTP code ranges: invalid status \"{}\"", block));
-      }
-      codes[i] = std::stoi(e);
-    }
-    c.status.emplace_back(codes[0], codes[1]);
-  }
+  auto ranges = HttpCodeRanges(status);
+  if (!ranges.ok()) return InvalidArgument(fmt::format("retry: {}", ranges.status().message()));
+  c.status = std::move(*ranges);
   BuiltMiddleware b;
   b.retry = std::move(c);
   return b;

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "edge/dynamic.h"
 #include "edge/internal/go_json.h"
 #include "edge/rule.h"
 
@@ -202,11 +203,18 @@ class Builder {
       }
     } else if (const boost::json::object* failover = ObjectMember(config, "failover")) {
       // Traefik's getFailoverServiceHandler: the main service must report its status (only one
-      // with a health check does); the fallback too when the failover reports its own.
+      // with a health check does) unless `errors.status` sends to the fallback by the main's
+      // answers; the fallback too when the failover reports its own.
       const std::string main = StringMember(*failover, "service");
       const std::string fallback = StringMember(*failover, "fallback");
+      const boost::json::object* errors = ObjectMember(*failover, "errors");
+      const std::vector<std::string> statuses = errors ? StringList(*errors, "status") : std::vector<std::string>();
       error = BuildService(QualifiedName(main, provider), stack);
-      if (error.empty()) {
+      if (error.empty()) {  // failover.New
+        if (auto ranges = HttpCodeRanges(statuses); !ranges.ok())
+          error = fmt::format("error creating failover service {}: {}", name, ranges.status().message());
+      }
+      if (error.empty() && statuses.empty()) {
         error = StatusUpdaterError(QualifiedName(main, provider));
         if (!error.empty()) error = fmt::format("cannot register {} as updater for {}: {}", main, name, error);
       }

@@ -250,6 +250,28 @@ TEST(RuntimeTest, AFailoversMainNeedsAHealthCheckAndItsFallbackOneWhenItReportsI
   EXPECT_EQ(rt.routers.at("d@file").status, RuntimeStatus::kDisabled);
 }
 
+// With failover.errors.status the main need not report its status (Traefik's
+// getFailoverServiceHandler: isErrorDefined); statuses that are not ranges are failover.New's error.
+TEST(RuntimeTest, AFailoverWithErrorStatusesNeedsNoHealthCheckAndBadStatusesAreItsError) {
+  RuntimeConfig rt = Build({Provider("file", R"j({"http":{
+    "routers":{"a":{"rule":"Path(`/a`)","service":"by-status"},"b":{"rule":"Path(`/b`)","service":"bad"},
+               "c":{"rule":"Path(`/c`)","service":"empty"}},
+    "services":{"by-status":{"failover":{"service":"v2","fallback":"v1","errors":{"status":["500-599"]}}},
+                "bad":{"failover":{"service":"v2","fallback":"v1","errors":{"status":["5xx"]}}},
+                "empty":{"failover":{"service":"v2","fallback":"v1","errors":{"maxRequestBodyBytes":10}}},
+                "v1":{"loadBalancer":{"servers":[{"url":"http://v1"}]}},
+                "v2":{"loadBalancer":{"servers":[{"url":"http://v2"}]}}}}})j")});
+  EXPECT_THAT(rt.services.at("by-status@file").errors, IsEmpty());
+  EXPECT_EQ(rt.routers.at("a@file").status, RuntimeStatus::kEnabled);
+  EXPECT_THAT(rt.services.at("bad@file").errors,
+              ElementsAre("error creating failover service bad@file: creating HTTP code ranges: invalid status \"5xx\""));
+  EXPECT_EQ(rt.routers.at("b@file").status, RuntimeStatus::kDisabled);
+  // errors without a status are no errors at all: the main must report, as without them
+  EXPECT_THAT(rt.services.at("empty@file").errors,
+              ElementsAre("cannot register v2 as updater for empty@file: healthCheck not enabled in config for this "
+                          "WRR service"));
+}
+
 // A failover's main that is a mirroring service reports through it: the mirroring needs its own
 // healthCheck, and its main service one too (Traefik's Mirroring.RegisterStatusUpdater).
 TEST(RuntimeTest, AMirroringThatMustReportItsStatusNeedsAHealthCheckAndItsMainOne) {

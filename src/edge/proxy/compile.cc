@@ -324,6 +324,15 @@ class Compiler {
     backend->name = service;
     backend->failover = true;
     backend->reports_status = failover.contains("healthCheck");
+    if (const json::object* errors = Object(failover, "errors")) {  // the runtime refused bad ranges
+      std::vector<std::string> blocks;
+      if (const json::value* status = errors->if_contains("status"); status && status->is_array())
+        for (const json::value& b : status->get_array())
+          if (b.is_string()) blocks.emplace_back(b.get_string());
+      if (auto ranges = HttpCodeRanges(blocks); ranges.ok()) backend->failover_statuses = std::move(*ranges);
+      if (!backend->failover_statuses.empty())
+        backend->failover_max_body_bytes = Int(*errors, "maxRequestBodyBytes").value_or(-1);
+    }
     for (const char* member : {"service", "fallback"}) {
       const std::string name = String(failover, member);
       std::string child_why;

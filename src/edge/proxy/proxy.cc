@@ -1708,6 +1708,12 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
   Selection pick;
   if (route.backend) pick = route.backend->Choose(&x.headers, x.client_ip);
   if (!pick.mirroring.empty()) outcome.mirroring = pick.mirroring;
+  // failover.errors keeps the body to send it again: one over its maxRequestBodyBytes is refused.
+  if (pick.failover && pick.failover->failover_max_body_bytes >= 0 &&
+      body.size() > static_cast<uint64_t>(pick.failover->failover_max_body_bytes))
+    co_return co_await WriteAll(client, Answered(outcome, 413, "text/plain; charset=utf-8", "Request body too large\n",
+                                                 keep_alive)) &&
+        keep_alive;
   std::shared_ptr<ServerState> server = pick.server;
   if (!server) {
     unavailable_.fetch_add(1, std::memory_order_relaxed);
@@ -1899,6 +1905,24 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
     // The response's head, as the client gets it.
     auto& res = rp.get();
     const int status = static_cast<int>(res.result_int());
+    // failover.errors: the main's answer has one of the failover's statuses: dropped, and the
+    // request goes to the fallback.
+    if (const Backend* level = pick.failover;
+        level && std::any_of(level->failover_statuses.begin(), level->failover_statuses.end(),
+                             [&](const auto& range) { return status >= range.first && status <= range.second; })) {
+      up.reset();  // its body unread: the connection is closed, not pooled
+      Selection fallback = level->ChooseFallback(&x.headers, x.client_ip);
+      if (!fallback.server) {
+        unavailable_.fetch_add(1, std::memory_order_relaxed);
+        co_return co_await WriteAll(client, Answered(outcome, 503, "text/plain; charset=utf-8", fallback.unavailable,
+                                                     keep_alive)) &&
+            keep_alive;
+      }
+      refused.clear();
+      move_to(std::move(fallback));
+      attempt = -1;
+      continue;
+    }
     if (retry && !retry->status.empty() && may_retry() &&
         (retry->retry_non_idempotent_method || (x.method != "POST" && x.method != "PATCH" && x.method != "LOCK")) &&
         static_cast<int64_t>(body.size()) <= retry->max_request_body_bytes &&

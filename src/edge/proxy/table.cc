@@ -318,6 +318,7 @@ void Backend::ChooseInto(const HeaderList* request_headers, std::string_view cli
       out.unavailable = "Service Unavailable\n";
       return;
     }
+    if (main_up && !failover_statuses.empty()) out.failover = this;
     (main_up ? children[0] : children[1]).backend->ChooseInto(request_headers, client_ip, out);
     return;
   }
@@ -368,6 +369,17 @@ void Backend::ChooseInto(const HeaderList* request_headers, std::string_view cli
   }
   if (sticky && write) out.set_cookies.push_back(sticky->SetCookie(child->name));
   child->backend->ChooseInto(request_headers, client_ip, out);
+}
+
+Selection Backend::ChooseFallback(const HeaderList* request_headers, std::string_view client_ip) const {
+  Selection out;
+  if (reports_status && !children[1].backend->HasRoutable()) {
+    out.unavailable = "Service Unavailable\n";
+    return out;
+  }
+  children[1].backend->ChooseInto(request_headers, client_ip, out);
+  if (!out.server) out.leaf = nullptr;
+  return out;
 }
 
 std::vector<std::shared_ptr<const Backend>> Backend::ActiveMirrors() const {

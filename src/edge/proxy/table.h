@@ -192,6 +192,9 @@ struct Selection {
   // The mirroring services passed on the way down, root first: each sends copies of the request
   // to its mirrors once it is answered (Backend::ActiveMirrors).
   std::vector<const Backend*> mirroring;
+  // The failover with `failover_statuses` whose main service was chosen (the innermost, when
+  // they nest): an answer with one of its statuses goes to its fallback instead (ChooseFallback).
+  const Backend* failover = nullptr;
 };
 
 // A service the proxy sends to. Either a loadBalancer (`servers`: weighted round robin over its
@@ -252,6 +255,15 @@ struct Backend {
   // getActiveMirrors: the request is counted, and each mirror takes it while the copies it has
   // taken are fewer than `percent` of the requests counted (so 50 takes every second one).
   std::vector<std::shared_ptr<const Backend>> ActiveMirrors() const;
+  // failover.errors (Traefik v3.7): an answer of the main service with a status in one of these
+  // inclusive ranges is dropped and the request goes to the fallback instead, once; while the
+  // main is chosen, a request whose body is over `failover_max_body_bytes` (-1: no limit) is
+  // refused (Traefik's 413, as it keeps the body to send it again).
+  std::vector<std::pair<int, int>> failover_statuses;
+  int64_t failover_max_body_bytes = -1;
+  // A failover's fallback choice; with neither side routable and the failover reporting its own
+  // status, no server and the failover's "Service Unavailable".
+  Selection ChooseFallback(const HeaderList* request_headers, std::string_view client_ip = {}) const;
   // failover.healthCheck: the failover reports its own status (and, with neither child
   // routable, answers Traefik's failover 503 "Service Unavailable" itself: Selection::unavailable).
   bool reports_status = false;

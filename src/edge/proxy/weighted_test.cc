@@ -279,6 +279,36 @@ TEST(FailoverScheduleTest, TheLevelThatReportsItsStatusAnswersTheUnavailable) {
   EXPECT_EQ(outer->Choose(nullptr).unavailable, "no available server\n");
 }
 
+// failover.errors: the innermost failover with statuses whose main is chosen is the one the
+// proxy falls back through; its fallback's choice answers for itself as Choose does.
+TEST(FailoverScheduleTest, TheInnermostFailoverWithStatusesIsTheOneAnAnswerFallsBackThrough) {
+  ServerRegistry registry;
+  auto failover = [](std::string name, std::shared_ptr<Backend> main, std::shared_ptr<Backend> fallback,
+                     bool statuses) {
+    auto f = std::make_shared<Backend>();
+    f->name = std::move(name);
+    f->failover = true;
+    if (statuses) f->failover_statuses = {{500, 599}};
+    f->children.push_back(Backend::Child{.name = main->name, .backend = main, .sticky_hash = {}});
+    f->children.push_back(Backend::Child{.name = fallback->name, .backend = fallback, .sticky_hash = {}});
+    return f;
+  };
+  auto a = Leaf(registry, "a"), b = Leaf(registry, "b"), c = Leaf(registry, "c");
+  auto inner = failover("inner", a, b, /*statuses=*/true);
+  auto outer = failover("outer", inner, c, /*statuses=*/true);
+  Selection s = outer->Choose(nullptr);
+  EXPECT_EQ(s.server, a->servers[0].state);
+  EXPECT_EQ(s.failover, inner.get());
+  Selection fallback = s.failover->ChooseFallback(nullptr);
+  EXPECT_EQ(fallback.server, b->servers[0].state);
+  EXPECT_EQ(fallback.failover, nullptr);  // the fallback's answer is the answer
+  EXPECT_EQ(failover("plain", a, b, /*statuses=*/false)->Choose(nullptr).failover, nullptr);
+  b->servers[0].state->set_health(Health::kDown);
+  EXPECT_EQ(inner->ChooseFallback(nullptr).unavailable, "no available server\n");
+  inner->reports_status = true;
+  EXPECT_EQ(inner->ChooseFallback(nullptr).unavailable, "Service Unavailable\n");
+}
+
 // --- highestRandomWeight ---
 
 // Traefik's getNodeScore: FNV-1a 64 of address + name over 2^64, then weight / -ln of it (the
@@ -451,6 +481,56 @@ TEST_F(WeightedProxyTest, AFailoverSendsToItsMainWhileItIsUpElseToItsFallback) {
   EXPECT_EQ(r->body, "Service Unavailable\n");
   server("main@file", v2_.port())->set_health(Health::kUp);
   EXPECT_EQ(Count(3)["v2"], 3);  // back to the main as soon as it is up again
+}
+
+// Traefik v3.7's failover.errors: the main's answer with one of the statuses is dropped and the
+// request, body and all, goes to the fallback; other answers are the main's; the main needs no
+// health check; a body over maxRequestBodyBytes is Traefik's 413.
+TEST_F(WeightedProxyTest, FailoverErrorsSendAnAnswerWithOneOfTheStatusesToTheFallback) {
+  http::Server main({}, [](const http::Request& req) {
+    http::Response resp;
+    if (req.Query().starts_with("status=")) resp.status = std::stoi(std::string(req.Query().substr(7)));
+    resp.body = "main:" + req.body;
+    return resp;
+  });
+  http::Server backup({}, [](const http::Request& req) {
+    http::Response resp;
+    resp.body = "backup:" + req.method + ":" + req.body;
+    return resp;
+  });
+  auto main_port = main.Start();
+  auto backup_port = backup.Start();
+  ASSERT_TRUE(main_port.ok() && backup_port.ok());
+  std::string json = R"j({"http":{
+    "routers":{"r":{"rule":"PathPrefix(`/`)","service":"safe"},"small":{"rule":"PathPrefix(`/small`)","service":"small"}},
+    "services":{"safe":{"failover":{"service":"main","fallback":"backup","errors":{"status":["500-502","429"]}}},
+                "small":{"failover":{"service":"main","fallback":"backup",
+                                     "errors":{"status":["500"],"maxRequestBodyBytes":4}}},
+                "main":{"loadBalancer":{"servers":[{"url":"http://127.0.0.1:MAIN"}]}},
+                "backup":{"loadBalancer":{"servers":[{"url":"http://127.0.0.1:BACKUP"}]}}}}})j";
+  json.replace(json.find("MAIN"), 4, std::to_string(*main_port));
+  json.replace(json.find("BACKUP"), 6, std::to_string(*backup_port));
+  Serve(json);
+  http::Client client("127.0.0.1", port_);
+  auto send = [&](std::string method, std::string target, std::string body) {
+    http::Request req;
+    req.method = std::move(method);
+    req.target = std::move(target);
+    req.body = std::move(body);
+    auto r = client.Send(req);
+    EXPECT_TRUE(r.ok());
+    return r.ok() ? std::to_string(r->status) + " " + r->body : std::string("error");
+  };
+  EXPECT_EQ(send("GET", "/", ""), "200 main:");
+  EXPECT_EQ(send("POST", "/?status=500", "order"), "200 backup:POST:order");  // the body sent again
+  EXPECT_EQ(send("GET", "/?status=502", ""), "200 backup:GET:");
+  EXPECT_EQ(send("GET", "/?status=429", ""), "200 backup:GET:");
+  EXPECT_EQ(send("GET", "/?status=503", ""), "503 main:");  // not one of them: the main's answer
+  EXPECT_EQ(send("GET", "/?status=404", ""), "404 main:");
+  EXPECT_EQ(send("POST", "/small?status=500", "tiny"), "200 backup:POST:tiny");
+  EXPECT_EQ(send("POST", "/small?status=500", "too big"), "413 Request body too large\n");
+  main.Stop();
+  backup.Stop();
 }
 
 // A highestRandomWeight service served: this client (127.0.0.1) scores "stable" highest, so every
