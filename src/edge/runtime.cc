@@ -505,9 +505,15 @@ RuntimeConfig BuildRuntime(const std::vector<ProviderConfiguration>& providers,
       }
     }
     if (const boost::json::object* tls = ObjectMember(p.config, "tls")) {
+      // Traefik's tls.Manager: a certificate goes to the stores it names (none: `default`), and
+      // entry points serve the `default` store only, so one named only in others is never served.
       if (const boost::json::value* certs = tls->if_contains("certificates"); certs && certs->is_array())
-        for (const boost::json::value& cert : certs->get_array())
-          if (cert.is_object()) rt.tls_certificates.push_back(cert);
+        for (const boost::json::value& cert : certs->get_array()) {
+          if (!cert.is_object()) continue;
+          const std::vector<std::string> stores = StringList(cert.get_object(), "stores");
+          if (stores.empty() || std::find(stores.begin(), stores.end(), "default") != stores.end())
+            rt.tls_certificates.push_back(cert);
+        }
       if (const boost::json::object* stores = ObjectMember(*tls, "stores"))
         if (const boost::json::object* store = ObjectMember(*stores, "default"))
           if (const boost::json::object* cert = ObjectMember(*store, "defaultCertificate");

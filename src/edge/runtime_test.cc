@@ -298,6 +298,21 @@ TEST(RuntimeTest, AMirroringThatMustReportItsStatusNeedsAHealthCheckAndItsMainOn
   EXPECT_EQ(rt.routers.at("b@file").status, RuntimeStatus::kDisabled);
 }
 
+// Traefik's tls.Manager: entry points serve the `default` store, so a certificate named only in
+// other stores is not among those served; one naming no store is the default store's.
+TEST(RuntimeTest, OnlyTheDefaultStoresCertificatesAreServed) {
+  RuntimeConfig rt = Build({Provider("file", R"j({"tls":{"certificates":[
+    {"certFile":"/a.crt","keyFile":"/a.key"},
+    {"certFile":"/b.crt","keyFile":"/b.key","stores":["other"]},
+    {"certFile":"/c.crt","keyFile":"/c.key","stores":["other","default"]}],
+    "stores":{"other":{"defaultCertificate":{"certFile":"/o.crt","keyFile":"/o.key"}}}}})j")});
+  std::vector<std::string> served;
+  for (const boost::json::value& cert : rt.tls_certificates)
+    served.emplace_back(cert.at("certFile").as_string());
+  EXPECT_THAT(served, ElementsAre("/a.crt", "/c.crt"));
+  EXPECT_TRUE(rt.default_certificate.empty());  // another store's default is no one's
+}
+
 // Traefik's getHRWServiceHandler: with its healthCheck every child must report its status.
 TEST(RuntimeTest, AHighestRandomWeightHealthCheckNeedsEveryChildToHaveOne) {
   RuntimeConfig rt = Build({Provider("file", R"j({"http":{
