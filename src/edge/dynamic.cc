@@ -351,13 +351,15 @@ constexpr Field kMiddlewareFields[] = {
 constexpr Struct kMiddleware{"a middleware", kMiddlewareFields};
 
 // ForwardingTimeouts (readIdleTimeout and pingTimeout are HTTP/2's: taken, and moot, as the edge
-// speaks HTTP/1.1 to servers), ServersTransport (its TLS version and cipher choices, peerCertURI
-// and spiffe are not carried out: refused)
+// speaks HTTP/1.1 to servers), SAN, ServersTransport (spiffe, which needs a SPIFFE workload API,
+// is refused)
 constexpr Field kForwardingTimeoutsFields[] = {Dur("dialTimeout"), Dur("responseHeaderTimeout"),
                                                Dur("idleConnTimeout"), Dur("readIdleTimeout"), Dur("pingTimeout")};
 constexpr Struct kForwardingTimeouts{"forwardingTimeouts", kForwardingTimeoutsFields};
 constexpr Field kServersTransportCertificateFields[] = {Str("certFile"), Str("keyFile")};
 constexpr Struct kServersTransportCertificate{"a certificate", kServersTransportCertificateFields};
+constexpr Field kSanFields[] = {Str("type"), Str("value")};
+constexpr Struct kSan{"a SAN", kSanFields};
 constexpr Field kServersTransportFields[] = {
     Str("serverName"),
     Bool("insecureSkipVerify"),
@@ -366,11 +368,12 @@ constexpr Field kServersTransportFields[] = {
     Int("maxIdleConnsPerHost"),
     Obj("forwardingTimeouts", kForwardingTimeouts),
     Bool("disableHTTP2"),
-    Refused("peerCertURI", kNotSupported),
+    Str("peerCertURI"),
+    ObjList("peerCertSANs", kSan),
     Refused("spiffe", kNotSupported),
-    Refused("cipherSuites", kNotSupported),
-    Refused("minVersion", kNotSupported),
-    Refused("maxVersion", kNotSupported),
+    Strs("cipherSuites"),
+    Str("minVersion"),
+    Str("maxVersion"),
 };
 constexpr Struct kServersTransport{"a servers transport", kServersTransportFields};
 

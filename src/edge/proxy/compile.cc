@@ -423,6 +423,21 @@ class Compiler {
       for (const json::value& c : certs->get_array())
         if (c.is_object())
           tls.certificates.push_back({String(c.get_object(), "certFile"), String(c.get_object(), "keyFile")});
+    if (const json::value* suites = o.if_contains("cipherSuites"); suites && suites->is_array())
+      for (const json::value& suite : suites->get_array())
+        if (suite.is_string()) tls.cipher_suites.emplace_back(suite.get_string());
+    tls.min_version = String(o, "minVersion");
+    tls.max_version = String(o, "maxVersion");
+    if (const json::value* sans = o.if_contains("peerCertSANs"); sans && sans->is_array())
+      for (const json::value& san : sans->get_array())
+        if (san.is_object())
+          tls.peer_cert_sans.push_back({String(san.get_object(), "type"), String(san.get_object(), "value")});
+    if (std::string uri = String(o, "peerCertURI"); !uri.empty()) {  // deprecated: a URI SAN (Traefik warns)
+      errors_.push_back(fmt::format("serversTransport {}: PeerCertURI option is deprecated, please use PeerCertSANs "
+                                    "instead",
+                                    name));
+      tls.peer_cert_sans.push_back({"URI", std::move(uri)});
+    }
     std::vector<std::string> tls_errors;
     t->tls = UpstreamTls::Build(tls, tls_errors);
     for (const std::string& e : tls_errors) errors_.push_back(fmt::format("serversTransport {}: {}", name, e));

@@ -13,6 +13,7 @@
 #include <openssl/x509v3.h>
 
 #include <algorithm>
+#include <cctype>
 #include <ctime>
 #include <fstream>
 #include <mutex>
@@ -725,8 +726,45 @@ int MismatchNamesIndex() {
   static const int index = SSL_get_ex_new_index(0, nullptr, nullptr, nullptr, FreeNames);
   return index;
 }
+// Whether `leaf` carries one of `sans` (Traefik's VerifyPeerCertificate): a URI SAN equal to a URI
+// one, case-insensitively, or a DNS name (or IP address) the certificate is valid for.
+bool HasPeerSan(X509* leaf, const std::vector<UpstreamTlsConfig::PeerSan>& sans) {
+  for (const UpstreamTlsConfig::PeerSan& san : sans) {
+    if (san.type == "URI") {
+      auto* names = static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(leaf, NID_subject_alt_name, nullptr, nullptr));
+      bool found = false;
+      for (int i = 0; names && i < sk_GENERAL_NAME_num(names) && !found; ++i) {
+        const GENERAL_NAME* name = sk_GENERAL_NAME_value(names, i);
+        if (name->type != GEN_URI) continue;
+        std::string_view uri(reinterpret_cast<const char*>(ASN1_STRING_get0_data(name->d.uniformResourceIdentifier)),
+                             static_cast<size_t>(ASN1_STRING_length(name->d.uniformResourceIdentifier)));
+        found = uri.size() == san.value.size() &&
+                std::equal(uri.begin(), uri.end(), san.value.begin(), [](char a, char b) {
+                  return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+                });
+      }
+      GENERAL_NAMES_free(names);
+      if (found) return true;
+    } else if (san.type == "DNSName") {
+      if (X509_check_host(leaf, san.value.data(), san.value.size(), X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS, nullptr) == 1 ||
+          X509_check_ip_asc(leaf, san.value.c_str(), 0) == 1)
+        return true;
+    }
+  }
+  return false;
+}
+
 int OnUpstreamVerify(int ok, X509_STORE_CTX* ctx) {
   const int error = X509_STORE_CTX_get_error(ctx);
+  // peerCertSANs: once the chain is good, the leaf must carry one of them.
+  if (ok && X509_STORE_CTX_get_error_depth(ctx) == 0) {
+    auto* ssl = static_cast<SSL*>(X509_STORE_CTX_get_ex_data(ctx, SSL_get_ex_data_X509_STORE_CTX_idx()));
+    const auto* tls = ssl ? static_cast<const UpstreamTlsConfig*>(SSL_CTX_get_app_data(SSL_get_SSL_CTX(ssl))) : nullptr;
+    if (tls && !tls->peer_cert_sans.empty() && !HasPeerSan(X509_STORE_CTX_get_current_cert(ctx), tls->peer_cert_sans)) {
+      X509_STORE_CTX_set_error(ctx, X509_V_ERR_APPLICATION_VERIFICATION);
+      return 0;
+    }
+  }
   if (!ok && (error == X509_V_ERR_HOSTNAME_MISMATCH || error == X509_V_ERR_IP_ADDRESS_MISMATCH)) {
     auto* ssl = static_cast<SSL*>(X509_STORE_CTX_get_ex_data(ctx, SSL_get_ex_data_X509_STORE_CTX_idx()));
     X509* leaf = X509_STORE_CTX_get_current_cert(ctx);
@@ -745,8 +783,42 @@ std::shared_ptr<const UpstreamTls> UpstreamTls::Build(const UpstreamTlsConfig& c
   out->config_ = config;
   out->ctx_ = SSL_CTX_new(TLS_client_method());
   if (!out->ctx_) std::abort();  // out of memory: nothing to serve with
+  SSL_CTX_set_app_data(out->ctx_, &out->config_);  // for OnUpstreamVerify's peerCertSANs
   SSL_CTX_set_min_proto_version(out->ctx_, TLS1_2_VERSION);  // Go's client default
-  SSL_CTX_set_verify(out->ctx_, config.insecure_skip_verify ? SSL_VERIFY_NONE : SSL_VERIFY_PEER, OnUpstreamVerify);
+  // peerCertSANs verify the chain even with insecureSkipVerify (Traefik's VerifyPeerCertificate);
+  // the server's name is checked only without it (NewConnection).
+  SSL_CTX_set_verify(out->ctx_,
+                     config.insecure_skip_verify && config.peer_cert_sans.empty() ? SSL_VERIFY_NONE : SSL_VERIFY_PEER,
+                     OnUpstreamVerify);
+  // Traefik's createTLSConfig: each cipher suite and version must be one it knows.
+  std::string unknown;
+  const std::string ciphers = OpenSslNames(kCipherNames, config.cipher_suites, unknown);
+  const int min_version = config.min_version.empty() ? TLS1_2_VERSION : VersionOf(config.min_version);
+  const int max_version = config.max_version.empty() ? TLS1_3_VERSION : VersionOf(config.max_version);
+  std::string refused;
+  if (!unknown.empty())
+    refused = fmt::format("invalid CipherSuite: {}", unknown);
+  else if (min_version == 0)
+    refused = fmt::format("invalid TLS minimum version: {}", config.min_version);
+  else if (max_version == 0)
+    refused = fmt::format("invalid TLS maximum version: {}", config.max_version);
+  else if (!config.min_version.empty() && !config.max_version.empty() && min_version > max_version)
+    refused = fmt::format("TLS minimum version {} is above the maximum version {}", config.min_version,
+                          config.max_version);
+  if (!refused.empty()) {
+    errors.push_back(refused);
+    out->broken_ = true;
+    return out;
+  }
+  // Go lets a client offer TLS 1.0 and 1.1; OpenSSL 3 does so only at security level 0.
+  if (min_version < TLS1_2_VERSION) SSL_CTX_set_security_level(out->ctx_, 0);
+  SSL_CTX_set_min_proto_version(out->ctx_, min_version);
+  SSL_CTX_set_max_proto_version(out->ctx_, max_version);
+  if (!config.cipher_suites.empty() &&
+      (ciphers.empty() || SSL_CTX_set_cipher_list(out->ctx_, ciphers.c_str()) != 1)) {
+    ERR_clear_error();
+    SSL_CTX_set_min_proto_version(out->ctx_, TLS1_3_VERSION);  // no TLS 1.2 suite left: as Go, only 1.3
+  }
   if (config.root_cas.empty()) {
     SSL_CTX_set_default_verify_paths(out->ctx_);  // the system's roots, as Go's nil RootCAs
   } else {
@@ -789,6 +861,7 @@ std::shared_ptr<const UpstreamTls> UpstreamTls::Build(const UpstreamTlsConfig& c
 }
 
 ssl_st* UpstreamTls::NewConnection(const std::string& url_host) const {
+  if (broken_) return nullptr;
   SSL* ssl = SSL_new(ctx_);
   if (!ssl) return nullptr;
   const std::string& name = config_.server_name.empty() ? url_host : config_.server_name;
@@ -839,6 +912,8 @@ std::string UpstreamTls::HandshakeError(ssl_st* ssl, std::string_view fallback) 
                                       : fmt::format("certificate is valid for {}, not {}", *names, wanted);
       break;
     }
+    case X509_V_ERR_APPLICATION_VERIFICATION:  // peerCertSANs (OnUpstreamVerify): Traefik's own words
+      return "no matching SAN in peer certificate";
     default:
       x509 = X509_verify_cert_error_string(verify);
   }

@@ -167,13 +167,30 @@ struct UpstreamTlsConfig {
   bool insecure_skip_verify = false;
   std::vector<std::string> root_cas{};
   std::vector<CertificateFiles> certificates{};
+  // Traefik v3.7's ServersTransport TLS choices: Go's cipher suite names (TLS 1.2 and below; none:
+  // Go's defaults), `VersionTLS10`..`VersionTLS13` (none: TLS 1.2 up to 1.3, Go's client).
+  std::vector<std::string> cipher_suites{};
+  std::string min_version{};
+  std::string max_version{};
+  // peerCertSANs (and the deprecated peerCertURI, a URI one): the server's certificate must
+  // verify against the roots — even with insecure_skip_verify — and carry one of them: a `URI`
+  // SAN equal to the value (case-insensitive), or a `DNSName` the certificate is valid for.
+  struct PeerSan {
+    std::string type;  // "URI" | "DNSName"
+    std::string value;
+  };
+  std::vector<PeerSan> peer_cert_sans{};
 };
 
 class UpstreamTls {
  public:
   // Never fails as a whole, as Traefik's: a root CA or a client certificate that cannot be read is
   // an error (appended; Traefik logs it) and left out — with root_cas given and none read, no
-  // server verifies (Go's empty pool).
+  // server verifies (Go's empty pool). A cipher suite or TLS version Traefik does not know, or a
+  // minimum above the maximum, is Traefik's error (`invalid CipherSuite: X`, `invalid TLS minimum
+  // version: X`, `invalid TLS maximum version: X`, `TLS minimum version A is above the maximum
+  // version B`), and then — unlike Traefik, which falls back to Go's default TLS configuration,
+  // weaker than the one asked for — no connection is made through it (NewConnection: null).
   static std::shared_ptr<const UpstreamTls> Build(const UpstreamTlsConfig& config, std::vector<std::string>& errors);
   ~UpstreamTls();
   UpstreamTls(const UpstreamTls&) = delete;
@@ -193,6 +210,7 @@ class UpstreamTls {
   UpstreamTls() = default;
   ssl_ctx_st* ctx_ = nullptr;  // owned
   UpstreamTlsConfig config_;
+  bool broken_ = false;  // its TLS choices did not build: no connection is made
 };
 
 // A self-signed certificate and key, PEM: subject CN `common_name`, DNS SANs `dns_names`, valid

@@ -494,14 +494,16 @@ class TestCa {
     EVP_PKEY_free(key_);
   }
   std::string CertPem() const { return Pem(cert_); }
-  // A client certificate for `cn` signed by this CA.
-  PemPair Issue(const std::string& cn) const {
+  // A client certificate for `cn` signed by this CA; with `sans` (OpenSSL's form: "DNS:a.test,
+  // URI:spiffe://x/y") a server certificate naming them.
+  PemPair Issue(const std::string& cn, const std::string& sans = "") const {
     EVP_PKEY* key = EVP_EC_gen("P-256");
     X509* cert = X509_new();
     Fill(cert, cn, key);
     X509_set_issuer_name(cert, X509_get_subject_name(cert_));
     Extend(cert, cert_, NID_basic_constraints, "critical,CA:FALSE");
-    Extend(cert, cert_, NID_ext_key_usage, "clientAuth");
+    Extend(cert, cert_, NID_ext_key_usage, sans.empty() ? "clientAuth" : "serverAuth");
+    if (!sans.empty()) Extend(cert, cert_, NID_subject_alt_name, sans.c_str());
     X509_sign(cert, key_, EVP_sha256());
     PemPair out{Pem(cert), ""};
     BIO* b = BIO_new(BIO_s_mem());
@@ -1133,6 +1135,76 @@ TEST_F(UpstreamTlsTest, ATransportsClientCertificateIsPresentedToAServerThatRequ
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->status, 200) << r->body;
   EXPECT_EQ(r->body, "proto=https port=443 path=/x");
+}
+
+// Traefik v3.7's peerCertSANs (and peerCertURI, deprecated): after the chain verifies against the
+// roots — with insecureSkipVerify too — the server's certificate must carry one of them.
+TEST_F(UpstreamTlsTest, PeerCertSansAreCheckedAfterTheChainEvenWithInsecureSkipVerify) {
+  TestCa ca("workload CA");
+  const PemPair issued = ca.Issue("web", "DNS:localhost,URI:spiffe://paddock/web");
+  server_cert_ = {dir_.Write("web.crt", issued.cert), dir_.Write("web.key", issued.key)};
+  StartServer();
+  const std::string roots = fmt::format(R"("rootCAs":["{}"])", dir_.Write("workload-ca.pem", ca.CertPem()));
+  auto status_through = [&](const std::string& transport) {
+    auto errors = ServeEdge(R"(,"serversTransport":"t")", R"("t":{)" + roots + "," + transport + "}");
+    EXPECT_TRUE(errors.empty()) << errors.front();
+    auto r = Get();
+    EXPECT_TRUE(r.ok());
+    return r.ok() ? r->status : 0;
+  };
+  EXPECT_EQ(status_through(R"("peerCertSANs":[{"type":"URI","value":"SPIFFE://paddock/web"}])"), 200);
+  EXPECT_EQ(status_through(R"("insecureSkipVerify":true,"peerCertSANs":[{"type":"DNSName","value":"localhost"}])"),
+            200);
+  EXPECT_EQ(status_through(R"("peerCertSANs":[{"type":"URI","value":"spiffe://paddock/db"},
+                                              {"type":"DNSName","value":"db.test"}])"),
+            502);
+  EXPECT_EQ(proxy_.LastUpstreamError(), "no matching SAN in peer certificate");
+  // peerCertURI is a URI SAN, with Traefik's deprecation warning.
+  auto errors = ServeEdge(R"(,"serversTransport":"t")", R"("t":{)" + roots + R"(,"peerCertURI":"spiffe://paddock/web"})");
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0], "serversTransport t@file: PeerCertURI option is deprecated, please use PeerCertSANs instead");
+  auto r = Get();
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 200);
+  // insecureSkipVerify does not skip the chain when SANs are asked for: the system's roots do not
+  // hold the workload CA.
+  errors = ServeEdge(R"(,"serversTransport":"t")",
+                     R"("t":{"insecureSkipVerify":true,"peerCertSANs":[{"type":"DNSName","value":"localhost"}]})");
+  ASSERT_TRUE(errors.empty()) << errors.front();
+  r = Get();
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 502);
+  EXPECT_EQ(proxy_.LastUpstreamError(), "tls: failed to verify certificate: x509: certificate signed by unknown authority");
+}
+
+// A transport's minVersion, maxVersion and cipherSuites bound the handshake with the server, and a
+// value Traefik does not know is its error — after which nothing is sent through the transport
+// (Traefik falls back to Go's default TLS configuration instead).
+TEST_F(UpstreamTlsTest, ATransportsTlsVersionsAndCipherSuitesBoundTheHandshake) {
+  // The server: TLS 1.2 only, one cipher suite.
+  StartServer("old", R"("old":{"maxVersion":"VersionTLS12","cipherSuites":["TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"]})");
+  auto through = [&](const std::string& transport) {
+    auto errors = ServeEdge(R"(,"serversTransport":"t")", R"("t":{)" + RootCa(server_cert_) + transport + "}");
+    auto r = Get();
+    EXPECT_TRUE(r.ok());
+    return std::pair{r.ok() ? r->status : 0, errors.empty() ? std::string() : errors.front()};
+  };
+  EXPECT_EQ(through(""), std::pair(200, std::string()));
+  EXPECT_EQ(through(R"(,"minVersion":"VersionTLS13")"), std::pair(502, std::string()));
+  EXPECT_EQ(through(R"(,"cipherSuites":["TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"])"), std::pair(502, std::string()));
+  EXPECT_EQ(through(R"(,"maxVersion":"VersionTLS12","cipherSuites":["TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"])"),
+            std::pair(200, std::string()));
+  const uint64_t connects = proxy_.counters().upstream_connects;
+  EXPECT_EQ(through(R"(,"cipherSuites":["TLS_NOPE"])"),
+            std::pair(502, std::string("serversTransport t@file: invalid CipherSuite: TLS_NOPE")));
+  EXPECT_EQ(through(R"(,"minVersion":"TLS1.2")"),
+            std::pair(502, std::string("serversTransport t@file: invalid TLS minimum version: TLS1.2")));
+  EXPECT_EQ(through(R"(,"maxVersion":"VersionTLS14")"),
+            std::pair(502, std::string("serversTransport t@file: invalid TLS maximum version: VersionTLS14")));
+  EXPECT_EQ(through(R"(,"minVersion":"VersionTLS13","maxVersion":"VersionTLS12")"),
+            std::pair(502, std::string("serversTransport t@file: TLS minimum version VersionTLS13 is above the maximum "
+                                       "version VersionTLS12")));
+  EXPECT_EQ(proxy_.counters().upstream_connects, connects);  // none made through a transport in error
 }
 
 TEST_F(UpstreamTlsTest, AHealthCheckOverHttpsMarksTheServerUpAndAFailedVerificationDown) {
