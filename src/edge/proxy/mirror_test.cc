@@ -293,5 +293,42 @@ TEST_F(MirroringProxyTest, AMirrorThatIsDownOrSlowNeverDelaysOrChangesTheClients
   EXPECT_EQ(proxy_->counters().mirrored, 5u);
 }
 
+// Copies are bounded, never queued: a copy's body comes out of the edge's request-body budget
+// (max_buffered_request_bytes, with the requests being read), so while a slow mirror holds the
+// copies taken, further ones are dropped and counted, and the clients are answered all the same.
+TEST_F(MirroringProxyTest, CopiesPastTheRequestBodyBudgetAreDroppedNotQueued) {
+  proxy_->Stop();
+  proxy_ = std::make_unique<Proxy>(ProxyOptions{
+      .entry_points = {{"web", "127.0.0.1", 0}}, .io_threads = 1, .max_buffered_request_bytes = 20});
+  auto ports = proxy_->Start();
+  ASSERT_TRUE(ports.ok()) << ports.status().ToString();
+  port_ = ports->at("web");
+  Serve(R"j({"http":{
+    "routers":{"r":{"rule":"PathPrefix(`/`)","service":"m"}},
+    "services":{"m":{"mirroring":{"service":"main","mirrors":[{"name":"shadow","percent":100}]}},
+                "main":{"loadBalancer":{"servers":[{"url":"http://127.0.0.1:{main}"}]}},
+                "shadow":{"loadBalancer":{"servers":[{"url":"http://127.0.0.1:{shadow}"}]}}}}})j");
+  shadow_.Hold();
+  http::Client client("127.0.0.1", port_);
+  // 8 bytes each: the request's own 8 and the first copy's 8 fit in 20; a second copy would not.
+  EXPECT_EQ(Post(client, "/", "body-one").body, "main");
+  EXPECT_EQ(shadow_.WaitFor(1).size(), 1u);  // held by the mirror, its 8 bytes still reserved
+  EXPECT_EQ(Post(client, "/", "body-two").body, "main");
+  EXPECT_EQ(Post(client, "/", "body-333").body, "main");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  // (decided just after each answer's last byte)
+  while (proxy_->counters().mirror_dropped < 2 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  EXPECT_EQ(proxy_->counters().mirror_dropped, 2u);
+  shadow_.Release();
+  while (proxy_->counters().mirrored < 1 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  EXPECT_EQ(proxy_->counters().mirrored, 1u);
+  EXPECT_EQ(shadow_.WaitFor(1).size(), 1u);
+  // The budget is given back once the copy is done: the next request is mirrored.
+  while (proxy_->counters().buffered_request_bytes > 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::yield();
+  EXPECT_EQ(Post(client, "/", "body-four").body, "main");
+  EXPECT_EQ(shadow_.WaitFor(2).size(), 2u);
+}
+
 }  // namespace
 }  // namespace paddock::edge
