@@ -395,11 +395,13 @@ std::string QualifiedName(std::string_view name, std::string_view provider) {
 
 namespace {
 
-// Traefik's resolveHTTPTLSOptions and the TCP router's per-SNI TLS configuration (pkg/server/
+// Traefik v3.7's resolveHTTPTLSOptions and the TCP router's per-SNI TLS configuration (pkg/server/
 // aggregator.go, router/tcp/manager.go), per entry point: every host a TLS router's Host matchers
-// name takes that router's options; a host named by routers with different options takes the
-// default options for all of them (and a router whose options then do not apply gets a warning),
-// as does a router with options of its own and no Host to select them by.
+// name takes that router's options. The routers in conflict on an entry point — those naming a
+// host that routers with other options name too, and those with options of their own and no Host
+// to select them by — are taken off that entry point and served there by a copy of themselves,
+// `<ep>-conflicted-<name>`, with the default options (a copy whose own options are not the default
+// warned, as Traefik's TCP manager warns it); a router left on no entry point goes.
 void ResolveTlsOptions(RuntimeConfig& rt) {
   struct Named {
     std::string router;
@@ -423,21 +425,18 @@ void ResolveTlsOptions(RuntimeConfig& rt) {
     }
     for (const std::string& ep : router.using_entry_points) by_entry_point[ep].push_back(named);
   }
+  std::map<std::string, std::vector<std::pair<std::string, bool>>> conflicted;  // router -> (ep, warned)
   for (auto& [ep, routers] : by_entry_point) {
     std::map<std::string, std::set<std::string>> options_by_host;
     for (const Named& r : routers)
       for (const std::string& d : r.domains) options_by_host[d].insert(r.options);
     std::map<std::string, std::string>& hosts = rt.tls_options_by_host[ep];
     for (Named& r : routers) {
-      bool conflicting = false;
+      bool conflicting = r.domains.empty() && r.options != "default";
       for (const std::string& d : r.domains) conflicting = conflicting || options_by_host[d].size() > 1;
       if (!conflicting) continue;
-      if (r.options != "default") {
-        rt.routers.at(r.router).AddError(
-            "router's TLSOptions configuration is conflicting with other routers on the same entrypoint and host, "
-            "default TLS options will be used instead",
-            false);
-      }
+      conflicted[r.router].emplace_back(ep, !r.domains.empty() && r.options != "default");
+      r.router = fmt::format("{}-conflicted-{}", ep, r.router);
       r.options = "default";
     }
     for (const Named& r : routers) {
@@ -448,6 +447,29 @@ void ResolveTlsOptions(RuntimeConfig& rt) {
         if (!added && it->second != r.options) it->second = "default";
       }
     }
+  }
+  for (const auto& [name, on] : conflicted) {
+    RouterInfo& router = rt.routers.at(name);
+    for (const auto& [ep, warned] : on) {
+      RouterInfo copy = router;
+      copy.using_entry_points = {ep};
+      copy.config["entryPoints"] = boost::json::array{boost::json::string(ep)};
+      if (warned) {
+        copy.AddError(
+            "router's TLSOptions configuration is conflicting with other routers on the same entrypoint and host, "
+            "default TLS options will be used instead",
+            false);
+      }
+      std::erase(router.using_entry_points, ep);
+      rt.routers.emplace(fmt::format("{}-conflicted-{}", ep, name), std::move(copy));
+    }
+    if (router.using_entry_points.empty()) {
+      rt.routers.erase(name);
+      continue;
+    }
+    std::vector<std::string> configured = StringList(router.config, "entryPoints");
+    for (const auto& [ep, warned] : on) std::erase(configured, ep);
+    router.config["entryPoints"] = ToArray(configured);
   }
 }
 

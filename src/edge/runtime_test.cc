@@ -298,6 +298,29 @@ TEST(RuntimeTest, AMirroringThatMustReportItsStatusNeedsAHealthCheckAndItsMainOn
   EXPECT_EQ(rt.routers.at("b@file").status, RuntimeStatus::kDisabled);
 }
 
+// Traefik v3.7's resolveHTTPTLSOptions, per entry point: a router in conflict on one entry point
+// keeps its name and options on the others, and a copy serves it on that one with the defaults.
+TEST(RuntimeTest, ARouterInConflictOnOneEntryPointIsCopiedThereAndKeepsTheOthers) {
+  RuntimeConfig rt = Build({Provider("file", R"j({"http":{"routers":{
+      "strict":{"rule":"Host(`a.test`)","service":"s","entryPoints":["web","websecure"],"tls":{"options":"modern"}},
+      "lax":{"rule":"Host(`a.test`)","service":"s","entryPoints":["websecure"],"tls":{}}},
+    "services":{"s":{"loadBalancer":{"servers":[{"url":"http://127.0.0.1:1"}]}}}},
+    "tls":{"options":{"modern":{"minVersion":"VersionTLS13"}}}})j")});
+  const RouterInfo& strict = rt.routers.at("strict@file");
+  EXPECT_EQ(strict.using_entry_points, std::vector<std::string>{"web"});
+  EXPECT_EQ(strict.config.at("entryPoints"), boost::json::value(boost::json::array{"web"}));
+  EXPECT_TRUE(strict.errors.empty());
+  EXPECT_EQ(rt.tls_options_by_router.at("web").at("strict@file"), "modern@file");
+  EXPECT_EQ(rt.tls_options_by_host.at("web").at("a.test"), "modern@file");
+  const RouterInfo& copy = rt.routers.at("websecure-conflicted-strict@file");
+  EXPECT_EQ(copy.using_entry_points, std::vector<std::string>{"websecure"});
+  EXPECT_EQ(copy.status, RuntimeStatus::kWarning);
+  EXPECT_EQ(rt.tls_options_by_router.at("websecure").at("websecure-conflicted-strict@file"), "default");
+  EXPECT_EQ(rt.tls_options_by_host.at("websecure").at("a.test"), "default");
+  EXPECT_EQ(rt.routers.count("lax@file"), 0u);
+  EXPECT_TRUE(rt.routers.at("websecure-conflicted-lax@file").errors.empty());
+}
+
 // Traefik's tls.Manager: entry points serve the `default` store, so a certificate named only in
 // other stores is not among those served; one naming no store is the default store's.
 TEST(RuntimeTest, OnlyTheDefaultStoresCertificatesAreServed) {

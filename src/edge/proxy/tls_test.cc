@@ -726,17 +726,28 @@ TEST_F(TlsProxyTest, EachHostGetsItsRoutersOptionsAndDifferentOptionsOnOneHostGe
         "u":{{"rule":"Host(`u.test`)","service":"s","tls":{{"options":"nope"}}}}}},
       "services":{{"s":{{"loadBalancer":{{"servers":[{{"url":"http://127.0.0.1:1"}}]}}}}}}}},
     "tls":{{"options":{{"tls13":{{"minVersion":"VersionTLS13"}}}}}}}})J"));
-  const RouterInfo& c1 = rt.routers.at("c1@file");
+  // Traefik v3.7: every router in conflict on an entry point is served there by a copy named
+  // `<ep>-conflicted-<name>` with the default options, the copy of one with options of its own warned.
+  EXPECT_EQ(rt.routers.count("c1@file"), 0u);  // on no other entry point: gone
+  EXPECT_EQ(rt.routers.count("c2@file"), 0u);
+  const RouterInfo& c1 = rt.routers.at("web-conflicted-c1@file");
   EXPECT_EQ(c1.status, RuntimeStatus::kWarning);
   ASSERT_EQ(c1.errors.size(), 1u);
   EXPECT_EQ(c1.errors[0],
             "router's TLSOptions configuration is conflicting with other routers on the same entrypoint and host, "
             "default TLS options will be used instead");
-  EXPECT_TRUE(rt.routers.at("c2@file").errors.empty());
+  EXPECT_EQ(c1.provider, "file");
+  EXPECT_EQ(c1.using_entry_points, std::vector<std::string>{"web"});
+  EXPECT_EQ(rt.tls_options_by_router.at("web").at("web-conflicted-c1@file"), "default");
+  EXPECT_TRUE(rt.routers.at("web-conflicted-c2@file").errors.empty());
   EXPECT_EQ(rt.tls_options_by_host.at("web").at("c.test"), "default");
-  ASSERT_EQ(rt.routers.at("n@file").errors.size(), 1u);
-  EXPECT_EQ(rt.routers.at("n@file").errors[0],
+  EXPECT_EQ(rt.routers.count("n@file"), 0u);  // options and no Host to choose them by: in conflict too
+  ASSERT_EQ(rt.routers.at("web-conflicted-n@file").errors.size(), 1u);
+  EXPECT_EQ(rt.routers.at("web-conflicted-n@file").errors[0],
             "no domain found in rule PathPrefix(`/n`), the TLS option tls13@file cannot be applied");
+  EXPECT_THAT(rt.services.at("s@file").used_by,
+              ::testing::ElementsAre("u@file", "web-conflicted-c1@file", "web-conflicted-c2@file",
+                                     "web-conflicted-n@file"));
   EXPECT_EQ(rt.routers.at("u@file").status, RuntimeStatus::kDisabled);
   EXPECT_EQ(rt.routers.at("u@file").errors[0], "building router handler: unknown TLS options: nope@file");
   EXPECT_EQ(rt.tls_options_by_host.at("web").count("u.test"), 0u);
