@@ -33,7 +33,7 @@ struct CompileResult {
 CompileResult Compile(const RuntimeConfig& runtime, ServerRegistry& registry);
 
 // A `tls.options.<name>` object of the dynamic configuration as the proxy takes it, and Traefik's
-// error for it ("" when it builds; CA files are not read): BuildRuntime's TlsOptionsChecker.
+// error for it ("" when it builds; its CA files read): BuildRuntime's TlsOptionsChecker.
 TlsOptionsConfig TlsOptionsFromJson(const boost::json::object& options);
 std::string CheckTlsOptionsJson(const boost::json::object& options);
 

@@ -467,8 +467,8 @@ int OnAlpn(SSL* ssl, const unsigned char** out, unsigned char* outlen, const uns
 }  // namespace
 
 std::string CheckTlsOptions(const TlsOptionsConfig& config) {
-  TlsOptionSet scratch;
-  return Translate(config, scratch);
+  auto built = BuildOptionSet("check", config);  // its CA files read, as Traefik's buildTLSConfig reads them
+  return built.ok() ? std::string() : std::string(built.status().message());
 }
 
 TlsCertificate::~TlsCertificate() { SSL_CTX_free(ctx_); }

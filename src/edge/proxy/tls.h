@@ -98,9 +98,10 @@ struct TlsOptionsSpec {
   std::map<std::string, std::map<std::string, std::string>> hosts_by_entry_point;
 };
 
-// Checks `config` as Traefik's buildTLSConfig does, without reading the CA files: "" when it builds,
-// else Traefik's words ("invalid CipherSuite: X", "invalid CurveID in curvePreferences: X",
-// "invalid clientAuthType: X, CAFiles is required", "unknown client auth type \"X\"").
+// Checks `config` as Traefik's buildTLSConfig does, its CA files read: "" when it builds, else
+// Traefik's words ("invalid CipherSuite: X", "invalid CurveID in curvePreferences: X", "invalid
+// clientAuthType: X, CAFiles is required", "unknown client auth type \"X\"", "invalid
+// certificate(s) in <file>") or, for a CA file that cannot be read, "caFile <file>: cannot be read".
 std::string CheckTlsOptions(const TlsOptionsConfig& config);
 
 class TlsCertificates {

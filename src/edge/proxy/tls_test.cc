@@ -580,6 +580,31 @@ TEST(TlsOptionsCheckTest, NamesAreTraefiksAndAnUnknownOneIsItsError) {
   EXPECT_EQ(CheckTlsOptions({.client_auth_type = "Sometimes"}), "unknown client auth type \"Sometimes\"");
 }
 
+// Traefik's buildTLSConfig reads the CA files: one that cannot be read or holds no certificate is
+// the option set's error, so the routers using it are disabled with it.
+TEST(TlsOptionsCheckTest, ACaFileThatCannotBeReadOrHoldsNoCertificateIsTheSetsErrorAndDisablesItsRouters) {
+  TempDir dir;
+  const std::string junk = dir.Write("junk.pem", "not a certificate\n");
+  EXPECT_EQ(CheckTlsOptions({.client_ca_files = std::vector<std::string>{dir.path() + "/missing.pem"}}),
+            "caFile " + dir.path() + "/missing.pem: cannot be read");
+  EXPECT_EQ(CheckTlsOptions({.client_ca_files = std::vector<std::string>{junk}}), "invalid certificate(s) in " + junk);
+  EXPECT_EQ(CheckTlsOptions({.client_ca_files = std::vector<std::string>{"-----BEGIN CERTIFICATE-----\nAAAA\n"}}),
+            "invalid certificate(s) content");
+  const CertificateFiles ca = WriteCertificate(dir, "ca", "client CA", {});
+  EXPECT_EQ(CheckTlsOptions({.client_ca_files = std::vector<std::string>{ca.cert_file}}), "");
+  RuntimeConfig rt = Runtime(fmt::format(R"J({{"http":{{"routers":{{
+        "a":{{"rule":"Host(`a.test`)","service":"s","tls":{{"options":"mtls"}}}},
+        "b":{{"rule":"Host(`b.test`)","service":"s","tls":{{}}}}}},
+      "services":{{"s":{{"loadBalancer":{{"servers":[{{"url":"http://127.0.0.1:1"}}]}}}}}}}},
+    "tls":{{"options":{{"mtls":{{"clientAuth":{{"caFiles":["{}/missing.pem"]}}}}}}}}}})J",
+                                         dir.path()));
+  EXPECT_EQ(rt.routers.at("a@file").status, RuntimeStatus::kDisabled);
+  EXPECT_THAT(rt.routers.at("a@file").errors,
+              ::testing::ElementsAre("building router handler: building TLS config: caFile " + dir.path() +
+                                     "/missing.pem: cannot be read"));
+  EXPECT_EQ(rt.routers.at("b@file").status, RuntimeStatus::kEnabled);
+}
+
 TEST_F(TlsProxyTest, MinVersionTls13RefusesATls12Client) {
   CertificateFiles cert = WriteCertificate(dir_, "app", "app.test", {"app.test"});
   auto errors = Serve(OptionsConfig(cert, "PathPrefix(`/`)", "", R"("default":{"minVersion":"VersionTLS13"})"));
