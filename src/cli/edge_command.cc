@@ -114,7 +114,9 @@ void AddEdgeCommand(CLI::App& app, EdgeCommand& c) {
   c.cmd->footer(
       "Also, as Traefik's flags: --entrypoints.NAME.http.sanitizepath=false (default true); "
       "--entrypoints.NAME.http.redirections.entrypoint.to=OTHER [.scheme=https] [.permanent=true] "
-      "[.priority=N]; --entrypoints.NAME.transport.respondingtimeouts.{readtimeout,writetimeout,idletimeout}=DURATION "
+      "[.priority=N]; --entrypoints.NAME.http.tls[=BOOL] [.options=NAME] [.certresolver=NAME] and "
+      "--entrypoints.NAME.http.middlewares=M@PROVIDER[,...] (the entry point's model: every router on it gets that "
+      "tls section when it has none, and those middlewares first); --entrypoints.NAME.transport.respondingtimeouts.{readtimeout,writetimeout,idletimeout}=DURATION "
       "(defaults 60s, 0, 180s; 0: none); --serverstransport.forwardingtimeouts.{dialtimeout,responseheadertimeout,"
       "idleconntimeout}=DURATION (defaults 30s, 0, 90s); --serverstransport.maxidleconnsperhost=N (default 200; "
       "below 0: none kept); --serverstransport.insecureskipverify[=BOOL] and --serverstransport.rootcas=FILE[,FILE] "

@@ -27,6 +27,15 @@ ProxyOptions ProxyOptionsOf(const EdgeOptions& edge) {
   return o;
 }
 
+// An entry point's static http.tls as the dynamic configuration writes a router's (Traefik's
+// RouterTLSConfig: options, certResolver; empty ones left out).
+boost::json::object ModelTls(const EntryPointTls& tls) {
+  boost::json::object out;
+  if (!tls.options.empty()) out["options"] = tls.options;
+  if (!tls.cert_resolver.empty()) out["certResolver"] = tls.cert_resolver;
+  return out;
+}
+
 }  // namespace
 
 class Edge::Impl {
@@ -56,16 +65,24 @@ class Edge::Impl {
     bound_ports_ = ports;
     for (const EntryPointOptions& ep : options_.entry_points) {
       boost::json::object fields = EntryPointDefaults();
-      if (ep.redirect) {  // Traefik's static http.redirections, first of its http fields
-        boost::json::object http{{"redirections", boost::json::object{{"entryPoint", boost::json::object{
-                                                                          {"to", ep.redirect->to},
-                                                                          {"scheme", ep.redirect->scheme},
-                                                                          {"permanent", ep.redirect->permanent},
-                                                                          {"priority", ep.redirect->priority}}}}}};
-        if (boost::json::value* rest = fields.if_contains("http"); rest && rest->is_object())
-          for (const auto& member : rest->get_object()) http[member.key()] = member.value();
-        fields["http"] = std::move(http);
+      // Traefik's static http fields in its order: redirections, middlewares, tls, then the rest.
+      boost::json::object http_fields;
+      if (ep.redirect) {
+        http_fields["redirections"] = boost::json::object{{"entryPoint", boost::json::object{
+                                                                      {"to", ep.redirect->to},
+                                                                      {"scheme", ep.redirect->scheme},
+                                                                      {"permanent", ep.redirect->permanent},
+                                                                      {"priority", ep.redirect->priority}}}};
       }
+      if (!ep.middlewares.empty()) {
+        boost::json::array middlewares;
+        for (const std::string& m : ep.middlewares) middlewares.emplace_back(m);
+        http_fields["middlewares"] = std::move(middlewares);
+      }
+      if (ep.tls) http_fields["tls"] = ModelTls(*ep.tls);
+      if (boost::json::value* rest = fields.if_contains("http"); rest && rest->is_object())
+        for (const auto& member : rest->get_object()) http_fields[member.key()] = member.value();
+      fields["http"] = std::move(http_fields);
       if (boost::json::object* http = fields["http"].if_object()) (*http)["sanitizePath"] = ep.sanitize_path;
       entry_points_.push_back(EntryPoint{ep.name, fmt::format(":{}", ports.at(ep.name)), true, std::move(fields)});
     }
@@ -262,12 +279,19 @@ Status Edge::Impl::Rebuild() {
 
   std::vector<std::string> entry_points;
   for (const EntryPoint& ep : entry_points_) entry_points.push_back(ep.name);
+  std::map<std::string, EntryPointModel> models;  // Traefik's entry-point models
+  for (const EntryPointOptions& ep : options_.entry_points) {
+    if (!ep.tls && ep.middlewares.empty()) continue;
+    EntryPointModel& model = models[ep.name];
+    if (ep.tls) model.tls = ModelTls(*ep.tls);
+    model.middlewares = ep.middlewares;
+  }
   RuntimeConfig runtime = BuildRuntime(configurations, entry_points, DefaultEntryPoints(entry_points_),
                                        [](std::string_view rule) -> std::string {
                                          auto parsed = Rule::Parse(rule);
                                          return parsed.ok() ? std::string() : std::string(parsed.status().message());
                                        },
-                                       {}, CheckTlsOptionsJson);
+                                       {}, CheckTlsOptionsJson, models);
   CompileResult compiled = Compile(runtime, registry_);
   errors.insert(errors.end(), compiled.errors.begin(), compiled.errors.end());
 

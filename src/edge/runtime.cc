@@ -473,12 +473,48 @@ void ResolveTlsOptions(RuntimeConfig& rt) {
   }
 }
 
+// Traefik's applyModel (pkg/server/aggregator.go): each root router's entry points with a model
+// get a copy of it each, the others keep the router.
+void ApplyModels(RuntimeConfig& rt, const std::map<std::string, EntryPointModel>& models) {
+  std::map<std::string, RouterInfo> out;
+  for (auto& [name, router] : rt.routers) {
+    if (Present(router.config, "parentRefs")) {
+      out.emplace(name, std::move(router));
+      continue;
+    }
+    const std::vector<std::string> eps = StringList(router.config, "entryPoints");
+    std::vector<std::string> plain;
+    for (const std::string& ep : eps) {
+      auto model = models.find(ep);
+      if (model == models.end()) {
+        plain.push_back(ep);
+        continue;
+      }
+      RouterInfo copy = router;
+      copy.config["entryPoints"] = boost::json::array{boost::json::string(ep)};
+      if (!Present(copy.config, "tls") && model->second.tls) copy.config["tls"] = *model->second.tls;
+      if (!model->second.middlewares.empty()) {
+        std::vector<std::string> middlewares = model->second.middlewares;
+        for (std::string& own : StringList(copy.config, "middlewares")) middlewares.push_back(std::move(own));
+        copy.config["middlewares"] = ToArray(middlewares);
+      }
+      out.insert_or_assign(eps.size() > 1 ? fmt::format("{}-{}", ep, name) : name, std::move(copy));
+    }
+    if (!plain.empty() || eps.empty()) {
+      if (!eps.empty()) router.config["entryPoints"] = ToArray(plain);
+      out.insert_or_assign(name, std::move(router));
+    }
+  }
+  rt.routers = std::move(out);
+}
+
 }  // namespace
 
 RuntimeConfig BuildRuntime(const std::vector<ProviderConfiguration>& providers,
                            const std::vector<std::string>& entry_points,
                            const std::vector<std::string>& default_entry_points, const RuleChecker& check_rule,
-                           const MiddlewareChecker& check_middleware, const TlsOptionsChecker& check_tls_options) {
+                           const MiddlewareChecker& check_middleware, const TlsOptionsChecker& check_tls_options,
+                           const std::map<std::string, EntryPointModel>& models) {
   RuntimeConfig rt;
   std::set<std::string> tls_options;
   std::vector<std::string> default_tls_option_providers;
@@ -562,6 +598,8 @@ RuntimeConfig BuildRuntime(const std::vector<ProviderConfiguration>& providers,
   } else {
     rt.tls_options.erase("default");
   }
+
+  if (!models.empty()) ApplyModels(rt, models);
 
   for (auto& [name, router] : rt.routers) {
     if (!Present(router.config, "parentRefs")) ApplyDefaultObservability(router.config);

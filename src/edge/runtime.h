@@ -33,6 +33,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -138,14 +139,25 @@ using MiddlewareChecker = std::function<std::string(std::string_view type, const
 // building TLS config: <why>".
 using TlsOptionsChecker = std::function<std::string(const boost::json::object& options)>;
 
+// Traefik's entry-point model (static `entryPoints.<name>.http.{tls,middlewares}`, applied as
+// its applyModel does): every root router on the entry point is served there by a copy — named
+// `<ep>-<name>` when the router is on several entry points, else keeping its name — whose
+// middlewares are `middlewares` then its own, and whose `tls`, when it has none, is `tls`
+// (`{"options":…,"certResolver":…}`, empty members left out).
+struct EntryPointModel {
+  std::optional<boost::json::object> tls;
+  std::vector<std::string> middlewares;
+};
+
 // `entry_points`: every static entry point's name; `default_entry_points`: those a router naming
 // none gets (DefaultEntryPoints in edge/api.h computes Traefik's choice). `check_middleware` may be
-// empty (every middleware of a known kind builds).
+// empty (every middleware of a known kind builds). `models`: by entry point name.
 RuntimeConfig BuildRuntime(const std::vector<ProviderConfiguration>& providers,
                            const std::vector<std::string>& entry_points,
                            const std::vector<std::string>& default_entry_points, const RuleChecker& check_rule,
                            const MiddlewareChecker& check_middleware = {},
-                           const TlsOptionsChecker& check_tls_options = {});
+                           const TlsOptionsChecker& check_tls_options = {},
+                           const std::map<std::string, EntryPointModel>& models = {});
 
 // The qualified form of `name` referenced from `provider`: unchanged when it has an '@'
 // (Traefik's provider.GetQualifiedName).

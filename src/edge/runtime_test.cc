@@ -321,6 +321,40 @@ TEST(RuntimeTest, ARouterInConflictOnOneEntryPointIsCopiedThereAndKeepsTheOthers
   EXPECT_TRUE(rt.routers.at("websecure-conflicted-lax@file").errors.empty());
 }
 
+// Traefik's applyModel: on an entry point with a model, a router takes the model's middlewares
+// first and its TLS section when it has none; one on several entry points is copied as
+// `<ep>-<name>` for each with a model, and keeps its name on the others.
+TEST(RuntimeTest, AnEntryPointsModelGivesItsRoutersTlsAndMiddlewares) {
+  std::map<std::string, EntryPointModel> models;
+  models["websecure"] = EntryPointModel{.tls = boost::json::object{{"options", "modern"}},
+                                        .middlewares = {"auth@file"}};
+  RuntimeConfig rt = BuildRuntime(
+      {Provider("file", R"j({"http":{"routers":{
+          "both":{"rule":"Host(`a.test`)","service":"s","entryPoints":["web","websecure"],"middlewares":["own"]},
+          "secure":{"rule":"Host(`b.test`)","service":"s","entryPoints":["websecure"],"tls":{}},
+          "plain":{"rule":"Host(`c.test`)","service":"s","entryPoints":["web"]}},
+        "middlewares":{"auth":{"headers":{"customRequestHeaders":{"X-A":"1"}}},
+                       "own":{"headers":{"customRequestHeaders":{"X-B":"1"}}}},
+        "services":{"s":{"loadBalancer":{"servers":[{"url":"http://127.0.0.1:1"}]}}}},
+        "tls":{"options":{"modern":{"minVersion":"VersionTLS13"}}}})j")},
+      {"web", "websecure", "traefik"}, {"web"}, AcceptEveryRule, {}, {}, models);
+  const RouterInfo& web = rt.routers.at("both@file");
+  EXPECT_EQ(web.using_entry_points, std::vector<std::string>{"web"});
+  EXPECT_FALSE(web.config.contains("tls"));
+  EXPECT_EQ(web.config.at("middlewares"), boost::json::value(boost::json::array{"own@file"}));
+  const RouterInfo& copy = rt.routers.at("websecure-both@file");
+  EXPECT_EQ(copy.status, RuntimeStatus::kEnabled) << (copy.errors.empty() ? "" : copy.errors[0]);
+  EXPECT_EQ(copy.using_entry_points, std::vector<std::string>{"websecure"});
+  EXPECT_EQ(copy.config.at("tls"), boost::json::value(boost::json::object{{"options", "modern"}}));
+  EXPECT_EQ(copy.config.at("middlewares"), boost::json::value(boost::json::array{"auth@file", "own@file"}));
+  EXPECT_EQ(rt.tls_options_by_router.at("websecure").at("websecure-both@file"), "modern@file");
+  const RouterInfo& secure = rt.routers.at("secure@file");  // one entry point: its own name, its own tls
+  EXPECT_EQ(secure.config.at("tls"), boost::json::value(boost::json::object{}));
+  EXPECT_EQ(secure.config.at("middlewares"), boost::json::value(boost::json::array{"auth@file"}));
+  EXPECT_FALSE(rt.routers.at("plain@file").config.contains("tls"));
+  EXPECT_THAT(rt.middlewares.at("auth@file").used_by, ElementsAre("secure@file", "websecure-both@file"));
+}
+
 // Traefik's tls.Manager: entry points serve the `default` store, so a certificate named only in
 // other stores is not among those served; one naming no store is the default store's.
 TEST(RuntimeTest, OnlyTheDefaultStoresCertificatesAreServed) {

@@ -145,7 +145,8 @@ Status ApplyEntryPointFlags(const std::vector<std::string>& args, std::vector<En
     if (!ep)
       return InvalidArgument(
           fmt::format("'{}': entry point {} is not declared (--entrypoint {}=[HOST]:PORT)", arg, name, name));
-    const bool is_bool = option == "http.sanitizepath" || option == std::string(kRedirect) + "permanent";
+    const bool is_bool = option == "http.sanitizepath" || option == std::string(kRedirect) + "permanent" ||
+                         option == "http.tls";
     if (!value && i + 1 < args.size() && (is_bool ? GoBool(args[i + 1]).has_value() : !args[i + 1].starts_with("--")))
       value = args[++i];
     std::optional<bool> on;
@@ -157,6 +158,30 @@ Status ApplyEntryPointFlags(const std::vector<std::string>& args, std::vector<En
     }
     if (option == "http.sanitizepath") {
       ep->sanitize_path = *on;
+      continue;
+    }
+    // The entry-point model: http.tls (allowEmpty: a bare flag or true makes it, false leaves
+    // none), http.tls.{options,certResolver}, http.middlewares (comma-separated).
+    if (option == "http.tls") {
+      if (*on && !ep->tls) ep->tls.emplace();
+      if (!*on) ep->tls.reset();
+      continue;
+    }
+    if (option == "http.tls.options" || option == "http.tls.certresolver") {
+      EntryPointTls& tls = ep->tls ? *ep->tls : ep->tls.emplace();
+      (option == "http.tls.options" ? tls.options : tls.cert_resolver) = std::string(*value);
+      continue;
+    }
+    if (option == "http.middlewares") {
+      ep->middlewares.clear();
+      for (std::string_view rest_of = *value; !rest_of.empty();) {
+        const size_t comma = rest_of.find(',');
+        std::string_view item = rest_of.substr(0, comma);
+        while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+        while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+        if (!item.empty()) ep->middlewares.emplace_back(item);
+        rest_of = comma == std::string_view::npos ? std::string_view() : rest_of.substr(comma + 1);
+      }
       continue;
     }
     static constexpr std::string_view kResponding = "transport.respondingtimeouts.";

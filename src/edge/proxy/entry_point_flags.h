@@ -4,7 +4,9 @@
 //
 // Taken: `http.sanitizePath` (a Go bool: 1 0 t f true false in any case; a bare flag is true),
 // `http.redirections.entryPoint.{to,scheme,permanent,priority}` (Traefik's defaults: https,
-// permanent, priority MaxInt-1; `to` is required once any is given) and
+// permanent, priority MaxInt-1; `to` is required once any is given), the entry-point model's
+// `http.tls` (a Go bool; bare: true), `http.tls.{options,certResolver}` and `http.middlewares`
+// (comma-separated) and
 // `transport.respondingTimeouts.{readTimeout,writeTimeout,idleTimeout}` (a Go duration or a bare
 // number of seconds, as Traefik reads them; 0: none). Anything else is refused by
 // name, so a Traefik flag the edge does not carry out is never silently ignored.

@@ -40,6 +40,9 @@ TEST(ApplyEntryPointFlagsTest, RefusesWhatItDoesNotCarryOutNamingIt) {
       {{"--entrypoints.web.http.sanitizepath=maybe"}, "'maybe' is not a bool"},
       {{"--entrypoints.web=false"}, "is not --entrypoints.<name>.<option>"},
       {{"--entrypoints.web.http.sanitizepath=false", "--nope"}, "unknown argument '--nope'"},
+      {{"--entrypoints.web.http.tls=sometimes"}, "'sometimes' is not a bool"},
+      {{"--entrypoints.web.http.tls.domains[0].main=a.test"}, "does not take entry point option http.tls.domains"},
+      {{"--entrypoints.web.http.middlewares"}, "needs a value"},
   };
   for (const Case& c : cases) {
     std::vector<EntryPointOptions> eps = {{.name = "web"}};
@@ -48,6 +51,30 @@ TEST(ApplyEntryPointFlagsTest, RefusesWhatItDoesNotCarryOutNamingIt) {
     EXPECT_NE(s.message().find(c.error), std::string::npos) << s.message();
     EXPECT_TRUE(eps[0].sanitize_path);  // unchanged on a refusal
   }
+}
+
+// Traefik's entry-point model flags: http.tls (allowEmpty: bare or true makes it), its options and
+// certResolver, and http.middlewares (comma-separated).
+TEST(ApplyEntryPointFlagsTest, TakesTheEntryPointModelsTlsAndMiddlewares) {
+  std::vector<EntryPointOptions> eps = {{.name = "web"}, {.name = "websecure"}, {.name = "admin"}};
+  Status s = ApplyEntryPointFlags({"--entrypoints.websecure.http.tls", "--entryPoints.websecure.http.tls.options=modern@file",
+                                   "--entrypoints.websecure.http.tls.certResolver=le",
+                                   "--entrypoints.websecure.http.middlewares=auth@file, headers@file",
+                                   "--entrypoints.admin.http.tls=true", "--entrypoints.admin.http.tls=false"},
+                                  eps);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_FALSE(eps[0].tls.has_value());
+  EXPECT_TRUE(eps[0].middlewares.empty());
+  ASSERT_TRUE(eps[1].tls.has_value());
+  EXPECT_EQ(eps[1].tls->options, "modern@file");
+  EXPECT_EQ(eps[1].tls->cert_resolver, "le");
+  EXPECT_EQ(eps[1].middlewares, (std::vector<std::string>{"auth@file", "headers@file"}));
+  EXPECT_FALSE(eps[2].tls.has_value());  // false after true: none
+  // options alone make the section, as Traefik's parser makes a struct for any of its fields
+  std::vector<EntryPointOptions> one = {{.name = "websecure"}};
+  ASSERT_TRUE(ApplyEntryPointFlags({"--entrypoints.websecure.http.tls.options=strict"}, one).ok());
+  ASSERT_TRUE(one[0].tls.has_value());
+  EXPECT_EQ(one[0].tls->options, "strict");
 }
 
 TEST(ApplyEntryPointFlagsTest, TakesTraefiksRedirectionFlags) {
@@ -79,7 +106,7 @@ TEST(ApplyEntryPointFlagsTest, RefusesABadRedirectionAndChangesNothing) {
     std::string error;
   };
   const Case cases[] = {
-      {{"--entrypoints.web.http.tls=true"}, "does not take entry point option http.tls"},
+      {{"--entrypoints.web.http.encodequerysemicolons=true"}, "does not take entry point option http.encodequerysemicolons"},
       {{"--entrypoints.other.http.redirections.entrypoint.to=web"}, "entry point other is not declared"},
       {{"--entrypoints.web.http.redirections.entrypoint.to=:443",
         "--entrypoints.web.http.redirections.entrypoint.permanent=maybe"}, "'maybe' is not a bool"},

@@ -49,6 +49,13 @@ struct EntryPointRedirect {
   int64_t priority = std::numeric_limits<int64_t>::max() - 1;  // Traefik's math.MaxInt - 1
 };
 
+// Traefik's `entryPoints.<name>.http.tls`: the TLS section every router on the entry point without
+// one of its own takes (carried out by the runtime: edge/runtime.h, EntryPointModel).
+struct EntryPointTls {
+  std::string options;        // a TLS options name; empty: the router's provider's default
+  std::string cert_resolver;  // shown, and warned as any certResolver (no ACME)
+};
+
 // An entry point. Every entry point takes both plain HTTP and TLS (Traefik's: a connection whose
 // first byte opens a TLS handshake is served over TLS, by the routers with a `tls` section).
 struct EntryPointOptions {
@@ -60,6 +67,11 @@ struct EntryPointOptions {
   // false: the path is routed and forwarded as received ("/a/../b" stays so).
   bool sanitize_path = true;
   std::optional<EntryPointRedirect> redirect = std::nullopt;
+  // entryPoints.<name>.http.{middlewares,tls}: Traefik's entry-point model — the middlewares go
+  // before every router's own on this entry point, and `tls` is the TLS section of every router on
+  // it that has none (edge/runtime.h, EntryPointModel).
+  std::vector<std::string> middlewares = {};
+  std::optional<EntryPointTls> tls = std::nullopt;
   // entryPoints.<name>.transport.respondingTimeouts.{readTimeout,writeTimeout,idleTimeout}: unset,
   // ProxyOptions' client_read_timeout, client_write_timeout, client_idle_timeout; 0: none.
   std::optional<std::chrono::milliseconds> read_timeout = std::nullopt;

@@ -807,6 +807,8 @@ class TlsEdgeTest : public ::testing::Test {
     o.api = EntryPointOptions{"traefik", "127.0.0.1", 0};
     o.entry_points = {{"web", "127.0.0.1", 0}, {"websecure", "127.0.0.1", 0}};
     o.entry_points[0].redirect = EntryPointRedirect{.to = "websecure"};
+    o.entry_points[1].tls = websecure_tls_;
+    o.entry_points[1].middlewares = websecure_middlewares_;
     o.file = dir_.Write("dynamic.yml", text);
     o.resync = std::chrono::hours(1);
     edge_ = std::make_unique<Edge>(o, source_, nullptr);
@@ -832,6 +834,9 @@ class TlsEdgeTest : public ::testing::Test {
   NoTasks source_;
   std::unique_ptr<Edge> edge_;
   std::map<std::string, uint16_t> ports_;
+  // websecure's entry-point model (--entrypoints.websecure.http.{tls,middlewares}).
+  std::optional<EntryPointTls> websecure_tls_;
+  std::vector<std::string> websecure_middlewares_;
 };
 
 TEST_F(TlsEdgeTest, AnEntryPointRedirectsPlainHttpToTheTlsEntryPointAsTraefik) {
@@ -929,6 +934,59 @@ tls:
     EXPECT_EQ(body->body.find("PRIVATE KEY"), std::string::npos) << path;
     EXPECT_EQ(body->body.find(key_file), std::string::npos) << path;
   }
+}
+
+// `--entrypoints.websecure.http.tls` and `.http.middlewares`: a router on web and websecure without
+// a tls section is served over TLS on websecure by its copy `websecure-<name>`, behind the model's
+// middlewares, and the API shows the copy and the entry point's model.
+TEST_F(TlsEdgeTest, AnEntryPointsTlsModelServesItsRoutersOverTlsBehindItsMiddlewares) {
+  PemPair pair = GenerateSelfSigned("app.test", {"app.test"}, 30, true);
+  websecure_tls_ = EntryPointTls{};
+  websecure_middlewares_ = {"tag@file"};
+  StartEdge(fmt::format(R"(
+http:
+  routers:
+    app:
+      rule: Host(`app.test`)
+      service: s
+      entryPoints: [web, websecure]
+  middlewares:
+    tag:
+      headers:
+        customResponseHeaders:
+          X-Model: websecure
+  services:
+    s:
+      loadBalancer:
+        servers: [{{url: BACKEND}}]
+tls:
+  certificates:
+    - certFile: {}
+      keyFile: {}
+)",
+                        dir_.Write("app.crt", pair.cert), dir_.Write("app.key", pair.key)));
+  TlsReply r = TlsRequest(ports_.at("websecure"), "app.test", GetRequest("app.test", "/x"));
+  EXPECT_TRUE(r.response.starts_with("HTTP/1.1 200 ")) << r.response;
+  EXPECT_NE(r.response.find("X-Model: websecure"), std::string::npos) << r.response;
+  auto plain = Send(ports_.at("websecure"), "GET", "/x");  // the copy is a TLS router
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->status, 404);
+
+  auto copy = Send(ports_.at("traefik"), "GET", "/api/http/routers/websecure-app@file", "");
+  ASSERT_TRUE(copy.ok());
+  ASSERT_EQ(copy->status, 200) << copy->body;
+  json::object o = json::parse(copy->body).as_object();
+  EXPECT_EQ(o.at("entryPoints"), json::array{"websecure"});
+  EXPECT_EQ(o.at("middlewares"), json::array{"tag@file"});
+  EXPECT_TRUE(o.contains("tls"));
+  auto original = Send(ports_.at("traefik"), "GET", "/api/http/routers/app@file", "");
+  ASSERT_TRUE(original.ok());
+  EXPECT_EQ(json::parse(original->body).at("entryPoints"), json::array{"web"});
+  auto ep = Send(ports_.at("traefik"), "GET", "/api/entrypoints/websecure", "");
+  ASSERT_TRUE(ep.ok());
+  const json::value http_fields = json::parse(ep->body).at("http");
+  EXPECT_EQ(http_fields.at("middlewares"), json::array{"tag@file"});
+  EXPECT_EQ(http_fields.at("tls"), json::object{});
 }
 
 TEST_F(TlsEdgeTest, AFilesTlsOptionsApplyToTheirRoutersHostAndTheApiShowsTheRoutersOptions) {
