@@ -270,6 +270,16 @@ class Compiler {
     return backend;
   }
 
+  // The service `name` that the service `service` (of `provider`) is made of, compiled (qualified
+  // with that provider when it names none); null with `why` in the parent's words when it cannot be.
+  std::shared_ptr<const Backend> ChildFor(const std::string& service, const std::string& provider,
+                                          const std::string& name, std::string& why) {
+    std::string child_why;
+    std::shared_ptr<const Backend> child = BackendFor(QualifiedName(name, provider), child_why);
+    if (!child) why = fmt::format("service {}: building HTTP service \"{}\": {}", service, name, child_why);
+    return child;
+  }
+
   // Traefik's weighted service: its children compiled by name (qualified with this service's
   // provider when they name none), those of weight <= 0 left out as Traefik's balancer leaves
   // them. A child that does not exist or cannot be built, a cycle, or nesting deeper than
@@ -294,12 +304,8 @@ class Compiler {
           why = fmt::format("service {}: a child without a name (a status child) is not served", service);
           return nullptr;
         }
-        std::string child_why;
-        std::shared_ptr<const Backend> child = BackendFor(QualifiedName(name, provider), child_why);
-        if (!child) {
-          why = fmt::format("service {}: building HTTP service \"{}\": {}", service, name, child_why);
-          return nullptr;
-        }
+        std::shared_ptr<const Backend> child = ChildFor(service, provider, name, why);
+        if (!child) return nullptr;
         const int64_t weight = Int(c.get_object(), "weight").value_or(1);
         if (weight <= 0) continue;
         backend->children.push_back(Backend::Child{.name = name,
@@ -335,12 +341,8 @@ class Compiler {
     }
     for (const char* member : {"service", "fallback"}) {
       const std::string name = String(failover, member);
-      std::string child_why;
-      std::shared_ptr<const Backend> child = BackendFor(QualifiedName(name, provider), child_why);
-      if (!child) {
-        why = fmt::format("service {}: building HTTP service \"{}\": {}", service, name, child_why);
-        return nullptr;
-      }
+      std::shared_ptr<const Backend> child = ChildFor(service, provider, name, why);
+      if (!child) return nullptr;
       backend->children.push_back(Backend::Child{.name = name, .backend = std::move(child), .sticky_hash = {}});
     }
     backends_[service] = backend;
@@ -359,20 +361,14 @@ class Compiler {
     backend->mirroring = true;
     backend->mirror_body = Bool(mirroring, "mirrorBody").value_or(true);
     backend->max_mirror_body_bytes = Int(mirroring, "maxBodySize").value_or(-1);
-    auto child_named = [&](const std::string& name) -> std::shared_ptr<const Backend> {
-      std::string child_why;
-      std::shared_ptr<const Backend> child = BackendFor(QualifiedName(name, provider), child_why);
-      if (!child) why = fmt::format("service {}: building HTTP service \"{}\": {}", service, name, child_why);
-      return child;
-    };
     const std::string main = String(mirroring, "service");
-    std::shared_ptr<const Backend> main_backend = child_named(main);
+    std::shared_ptr<const Backend> main_backend = ChildFor(service, provider, main, why);
     if (!main_backend) return nullptr;
     backend->children.push_back(Backend::Child{.name = main, .backend = std::move(main_backend), .sticky_hash = {}});
     if (const json::value* mirrors = mirroring.if_contains("mirrors"); mirrors && mirrors->is_array()) {
       for (const json::value& m : mirrors->get_array()) {
         if (!m.is_object()) continue;
-        std::shared_ptr<const Backend> mirror = child_named(String(m.get_object(), "name"));
+        std::shared_ptr<const Backend> mirror = ChildFor(service, provider, String(m.get_object(), "name"), why);
         if (!mirror) return nullptr;
         const int64_t percent = Int(m.get_object(), "percent").value_or(0);
         backend->mirrors.push_back(
