@@ -251,21 +251,22 @@ TEST(WeightedCompileTest, NestingIsBounded) {
 
 // The failover's own 503 comes from the level that answers for itself, however deep: an outer
 // failover that does not report its status falls back to an inner one that does.
+// A failover service of `main` and `fallback`.
+std::shared_ptr<Backend> Failover(std::string name, std::shared_ptr<Backend> main, std::shared_ptr<Backend> fallback) {
+  auto f = std::make_shared<Backend>();
+  f->name = std::move(name);
+  f->failover = true;
+  f->children.push_back(Backend::Child{.name = main->name, .backend = main, .sticky_hash = {}});
+  f->children.push_back(Backend::Child{.name = fallback->name, .backend = fallback, .sticky_hash = {}});
+  return f;
+}
+
 TEST(FailoverScheduleTest, TheLevelThatReportsItsStatusAnswersTheUnavailable) {
   ServerRegistry registry;
-  auto failover = [](std::string name, std::shared_ptr<Backend> main, std::shared_ptr<Backend> fallback,
-                     bool reports) {
-    auto f = std::make_shared<Backend>();
-    f->name = std::move(name);
-    f->failover = true;
-    f->reports_status = reports;
-    f->children.push_back(Backend::Child{.name = main->name, .backend = main, .sticky_hash = {}});
-    f->children.push_back(Backend::Child{.name = fallback->name, .backend = fallback, .sticky_hash = {}});
-    return f;
-  };
   auto a = Leaf(registry, "a"), b = Leaf(registry, "b"), c = Leaf(registry, "c");
-  auto inner = failover("inner", b, c, /*reports=*/true);
-  auto outer = failover("outer", a, inner, /*reports=*/false);
+  auto inner = Failover("inner", b, c);
+  inner->reports_status = true;
+  auto outer = Failover("outer", a, inner);
   EXPECT_EQ(outer->Choose(nullptr).server, a->servers[0].state);
   a->servers[0].state->set_health(Health::kDown);
   EXPECT_EQ(outer->Choose(nullptr).server, b->servers[0].state);
@@ -283,26 +284,17 @@ TEST(FailoverScheduleTest, TheLevelThatReportsItsStatusAnswersTheUnavailable) {
 // proxy falls back through; its fallback's choice answers for itself as Choose does.
 TEST(FailoverScheduleTest, TheInnermostFailoverWithStatusesIsTheOneAnAnswerFallsBackThrough) {
   ServerRegistry registry;
-  auto failover = [](std::string name, std::shared_ptr<Backend> main, std::shared_ptr<Backend> fallback,
-                     bool statuses) {
-    auto f = std::make_shared<Backend>();
-    f->name = std::move(name);
-    f->failover = true;
-    if (statuses) f->failover_statuses = {{500, 599}};
-    f->children.push_back(Backend::Child{.name = main->name, .backend = main, .sticky_hash = {}});
-    f->children.push_back(Backend::Child{.name = fallback->name, .backend = fallback, .sticky_hash = {}});
-    return f;
-  };
   auto a = Leaf(registry, "a"), b = Leaf(registry, "b"), c = Leaf(registry, "c");
-  auto inner = failover("inner", a, b, /*statuses=*/true);
-  auto outer = failover("outer", inner, c, /*statuses=*/true);
+  auto inner = Failover("inner", a, b);
+  auto outer = Failover("outer", inner, c);
+  inner->failover_statuses = outer->failover_statuses = {{500, 599}};
   Selection s = outer->Choose(nullptr);
   EXPECT_EQ(s.server, a->servers[0].state);
   EXPECT_EQ(s.failover, inner.get());
   Selection fallback = s.failover->ChooseFallback(nullptr);
   EXPECT_EQ(fallback.server, b->servers[0].state);
   EXPECT_EQ(fallback.failover, nullptr);  // the fallback's answer is the answer
-  EXPECT_EQ(failover("plain", a, b, /*statuses=*/false)->Choose(nullptr).failover, nullptr);
+  EXPECT_EQ(Failover("plain", a, b)->Choose(nullptr).failover, nullptr);
   b->servers[0].state->set_health(Health::kDown);
   EXPECT_EQ(inner->ChooseFallback(nullptr).unavailable, "no available server\n");
   inner->reports_status = true;
