@@ -31,12 +31,16 @@ Answer ResponseTooLarge() {
 }
 
 size_t ResponseTooLargeStep(const std::vector<Step>& chain, uint64_t seen_bytes) {
+  size_t innermost = 0;
+  bool any = false;
   for (size_t i = chain.size(); i-- > 0;) {
     if (!chain[i].buffering) continue;
+    if (!any) innermost = i;
+    any = true;
     const int64_t max = chain[i].buffering->max_response_body_bytes;
     if (max > 0 && seen_bytes > static_cast<uint64_t>(max)) return i;
   }
-  return 0;
+  return innermost;  // over the edge's own bound (ProxyOptions::max_buffered_response_bytes)
 }
 
 }  // namespace paddock::edge

@@ -9,7 +9,9 @@
 //   - Response: read whole before anything is sent (no streaming) and sent with a Content-Length;
 //     one over maxResponseBodyBytes (> 0) is answered 500 "Internal Server Error" (text/plain)
 //     instead — oxy's answer, not the 413 one might expect — without the backend's headers.
-//     memResponseBodyBytes likewise has no effect.
+//     memResponseBodyBytes likewise has no effect: a response is held in memory, never spilled
+//     to disk, so the edge bounds it itself (ProxyOptions::max_buffered_response_bytes, 16 MiB,
+//     and the body budget): past that, the same 500, whatever maxResponseBodyBytes says.
 //   - retryExpression (edge/retry_expression.h, parsed when the middleware is built): after an
 //     attempt whose answer the step holds — the response read whole, or the 502/504 of a server
 //     that cannot be reached or does not answer — the proxy sends the request again to a fresh
@@ -41,8 +43,9 @@ std::optional<ResponseBuffering> ResponseBufferingOf(const std::vector<Step>& ch
 
 // The 500 a response over the limit gets, and the chain index of the step that answers it: the
 // innermost buffering step whose limit `seen_bytes` exceeds (its answer passes through the
-// OnResponse of the middlewares before it, as Traefik's writers wrap it).
-// REQUIRES: some buffering step's limit is below seen_bytes.
+// OnResponse of the middlewares before it, as Traefik's writers wrap it), or, over the edge's own
+// bound only, the innermost buffering step.
+// REQUIRES: the chain holds a buffering step.
 Answer ResponseTooLarge();
 size_t ResponseTooLargeStep(const std::vector<Step>& chain, uint64_t seen_bytes);
 

@@ -375,7 +375,9 @@ std::string Answered(Outcome& out, int status, std::string_view content_type, st
 class BodyReservation {
  public:
   explicit BodyReservation(std::atomic<uint64_t>& in_use) : in_use_(in_use) {}
-  ~BodyReservation() { in_use_.fetch_sub(bytes_, std::memory_order_relaxed); }
+  ~BodyReservation() {
+    if (bytes_ != 0) in_use_.fetch_sub(bytes_, std::memory_order_relaxed);  // (most hold none: no shared write)
+  }
   BodyReservation(const BodyReservation&) = delete;
   BodyReservation& operator=(const BodyReservation&) = delete;
   // Takes `bytes` unless that would put the total over `budget`.
@@ -1939,13 +1941,18 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
           keep_alive;
     }
     const bool no_body = head_request || status / 100 == 1 || status == 204 || status == 304;
-    // buffering: the whole body in hand before anything goes to the client (edge/proxy/buffering.h).
+    // buffering: the whole body in hand before anything goes to the client (edge/proxy/buffering.h),
+    // held in memory: at most the chain's maxResponseBodyBytes and the edge's own bound, and taken
+    // from the body budget as it comes (given back when this attempt is done with it).
     std::optional<std::string> buffered;
+    BodyReservation buffered_held(buffered_bytes_);
     if (buffering) {
       buffered.emplace();
-      const uint64_t max = static_cast<uint64_t>(buffering->max_bytes);
+      const uint64_t configured = static_cast<uint64_t>(buffering->max_bytes);
+      const uint64_t max = configured > 0 ? std::min<uint64_t>(configured, options_.max_buffered_response_bytes)
+                                          : options_.max_buffered_response_bytes;
       uint64_t seen = no_body ? 0 : rp.content_length().value_or(0);
-      bool too_large = max > 0 && seen > max;
+      bool too_large = seen > max;
       if (!no_body && !too_large) {
         auto piece = std::make_unique<char[]>(kRelayChunk);
         while (!rp.is_done()) {
@@ -1956,9 +1963,14 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
           // A server that breaks off mid-body: Go's ReverseProxy aborts the handler, and the client's
           // connection is closed without an answer.
           if (bec) co_return false;
-          buffered->append(piece.get(), kRelayChunk - res.body().size);
+          const size_t got = kRelayChunk - res.body().size;
+          if (!buffered_held.Take(got, options_.max_buffered_request_bytes)) {
+            too_large = true;  // the edge's body budget is spent: as over the limit
+            break;
+          }
+          buffered->append(piece.get(), got);
           seen = buffered->size();
-          if (max > 0 && seen > max) {
+          if (seen > max) {
             too_large = true;
             break;
           }

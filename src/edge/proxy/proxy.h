@@ -97,10 +97,17 @@ struct ProxyOptions {
   std::chrono::milliseconds upstream_idle_timeout{90'000};
   // Client connections open at once; one accepted past it is closed at once (refused_connections).
   size_t max_client_connections = 10'000;
-  // Request bodies held at once, all connections together: a request whose body would put the
-  // total over it is answered 503 before its body is read (one without a Content-Length counts as
-  // max_request_body_bytes). With max_client_connections, what bounds the edge's memory.
+  // Bodies held at once, all connections together: a request whose body would put the total over
+  // it is answered 503 before its body is read (one without a Content-Length counts as
+  // max_request_body_bytes). With max_client_connections, what bounds the edge's memory. The
+  // bodies held for later are taken from it too: a buffering middleware's responses (past it:
+  // oxy's 500) and mirroring's copies (past it: dropped).
   uint64_t max_buffered_request_bytes = uint64_t{512} << 20;
+  // A response a buffering middleware holds whole before sending it is held in memory — oxy spills
+  // it to disk past memResponseBodyBytes — so at most this many bytes of it, whatever its
+  // maxResponseBodyBytes (0: none, as Traefik's): past it the client gets oxy's 500, as past
+  // maxResponseBodyBytes. A server (a tenant's task) cannot make the edge hold more.
+  uint64_t max_buffered_response_bytes = uint64_t{16} << 20;
   // The static serversTransport's TLS (`--serversTransport.insecureSkipVerify`, `.rootCAs`): how
   // https servers of a loadBalancer without a serversTransport are verified (edge/proxy/tls.h).
   UpstreamTlsConfig upstream_tls{};
@@ -135,7 +142,7 @@ struct ProxyCounters {
   uint64_t unavailable = 0;      // 503s: no server to send to, or the retries ran out
   uint64_t open_connections = 0;
   uint64_t refused_connections = 0;  // closed at accept: max_client_connections were open
-  uint64_t buffered_request_bytes = 0;  // of max_buffered_request_bytes, reserved now
+  uint64_t buffered_request_bytes = 0;  // of max_buffered_request_bytes, reserved now (requests, buffered responses, copies)
   uint64_t upstream_tls_failures = 0;  // TLS handshakes with https servers that failed (502)
   // Mirroring's copies: answered by their mirror; not answered (no routable server, no
   // connection, no response head in time); not sent (past the copies or body bytes under way).

@@ -1370,6 +1370,56 @@ TEST_F(StickyTest, AnOlderTraefikCookieFormSticksAndIsRewritten) {
 
 // --- buffering (edge/proxy/buffering.h) ---
 
+// A buffering middleware holds a response in memory (oxy would spill it to disk), so the edge bounds
+// it whatever maxResponseBodyBytes says: past max_buffered_response_bytes, or past what is left of
+// the body budget, the client gets oxy's 500 — a server cannot make the edge hold more — and the
+// budget is given back.
+TEST_F(ProxyTest, ABufferedResponseIsHeldOnlyUpToTheEdgesBoundAndItsBodyBudget) {
+  const std::string big(100 << 10, 'z');
+  http::Server server({}, [&](const http::Request& r) {
+    http::Response resp;
+    const size_t n = r.target.ends_with("/small") ? 30 << 10 : big.size();
+    if (r.target.starts_with("/chunked")) {
+      resp.stream = [&, n](http::BodyWriter& w) {
+        for (size_t i = 0; i < n; i += 8192) w.Write(big.substr(i, std::min<size_t>(8192, n - i)));
+      };
+    } else {
+      resp.body = big.substr(0, n);
+    }
+    return resp;
+  });
+  auto server_port = server.Start();
+  ASSERT_TRUE(server_port.ok());
+  for (const auto& [response_bound, budget] : {std::pair<uint64_t, uint64_t>{64 << 10, 512 << 20},
+                                               std::pair<uint64_t, uint64_t>{16 << 20, 64 << 10}}) {
+    SCOPED_TRACE("bound " + std::to_string(response_bound) + ", budget " + std::to_string(budget));
+    if (proxy_) proxy_->Stop();
+    StartProxy(ProxyOptions{.entry_points = {{"web", "127.0.0.1", 0}},
+                            .io_threads = 1,
+                            .max_buffered_request_bytes = budget,
+                            .max_buffered_response_bytes = response_bound});
+    auto lb = MakeBackend(registry_, "big@test", {*server_port});
+    Route route = MakeRoute("buffered@test", "PathPrefix(`/`)", 1, lb);
+    route.chain = {MiddlewareStep("buf@test", R"j({"buffering":{}})j")};  // no maxResponseBodyBytes: Traefik's no limit
+    Serve({route}, {lb});
+    http::Client client("127.0.0.1", port_);
+    for (const std::string target : {"/whole", "/chunked"}) {
+      auto r = client.Send(Get(target));
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      EXPECT_EQ(r->status, 500) << target;
+      EXPECT_EQ(r->body, "Internal Server Error");
+      auto small = client.Send(Get(target + "/small"));
+      ASSERT_TRUE(small.ok());
+      EXPECT_EQ(small->status, 200) << target;
+      EXPECT_EQ(small->body.size(), size_t{30 << 10});
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (proxy_->counters().buffered_request_bytes > 0 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::yield();
+    EXPECT_EQ(proxy_->counters().buffered_request_bytes, 0u);  // given back
+  }
+}
+
 TEST_F(ProxyTest, BufferingRefusesARequestOverItsLimitAndAnswers500ForAResponseOverIts) {
   Backend_ a("a");
   a.Start();
