@@ -1655,11 +1655,10 @@ asio::awaitable<AuthReply> Proxy::Impl::CallAuth(Worker& w, const ForwardAuth& a
     auto [wec, wn] = co_await asio::async_write(conn->stream, out, kTuple);
     bhttp::response_parser<bhttp::string_body> rp;
     rp.header_limit(static_cast<uint32_t>(options_.max_header_bytes));
+    // maxResponseBodySize (-1: none), within the edge's own bound (ProxyOptions::max_auth_response_bytes).
     const int64_t limit = auth.config().max_response_body_size;
-    if (limit >= 0)
-      rp.body_limit(static_cast<uint64_t>(limit));
-    else
-      rp.body_limit(boost::none);
+    rp.body_limit(limit >= 0 ? std::min<uint64_t>(static_cast<uint64_t>(limit), options_.max_auth_response_bytes)
+                             : options_.max_auth_response_bytes);
     if (method == "HEAD") rp.skip(true);
     error_code rec = wec;
     if (!wec) rec = co_await ReadResponseHead(conn->stream, conn->buffer, rp, options_.max_header_bytes);

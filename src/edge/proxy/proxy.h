@@ -108,6 +108,11 @@ struct ProxyOptions {
   // maxResponseBodyBytes (0: none, as Traefik's): past it the client gets oxy's 500, as past
   // maxResponseBodyBytes. A server (a tenant's task) cannot make the edge hold more.
   uint64_t max_buffered_response_bytes = uint64_t{16} << 20;
+  // A forwardAuth server's answer is read whole (a refusal's body goes to the client): at most
+  // this many body bytes, whatever its maxResponseBodySize (-1: none, as Traefik's); past it, as
+  // past maxResponseBodySize (401). A task's labels name the auth server: it cannot make the edge
+  // hold more.
+  uint64_t max_auth_response_bytes = uint64_t{16} << 20;
   // The static serversTransport's TLS (`--serversTransport.insecureSkipVerify`, `.rootCAs`): how
   // https servers of a loadBalancer without a serversTransport are verified (edge/proxy/tls.h).
   UpstreamTlsConfig upstream_tls{};

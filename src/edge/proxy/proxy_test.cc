@@ -938,6 +938,11 @@ class AuthServer {
             resp.status = 401;
             resp.body = "no entry";
             resp.headers.push_back({"X-Why", "because"});
+          } else if (path == "/endless") {  // a refusal whose body goes on (4 KiB here)
+            resp.status = 403;
+            resp.stream = [](http::BodyWriter& w) {
+              for (int i = 0; i < 4; ++i) w.Write(std::string(1024, 'n'));
+            };
           } else if (path == "/redirect") {
             resp.status = 302;
             resp.headers.push_back({"Location", "/login?next=1"});
@@ -1043,6 +1048,28 @@ TEST_F(ForwardAuthTest, ARefusalGoesToTheClientAsIsAndTheBackendIsNeverCalled) {
   EXPECT_EQ(r->status, 401);
   EXPECT_EQ(r->body, "no entry");
   EXPECT_EQ(r->GetHeader("X-Why"), "because");
+  EXPECT_EQ(backend_.hits(), 0);
+}
+
+// The auth server's answer is read whole (a refusal's body goes to the client), so the edge bounds
+// it whatever maxResponseBodySize says (-1, Traefik's default, is no limit there): past
+// max_auth_response_bytes it is as over maxResponseBodySize — 401, and nothing of it held.
+TEST_F(ForwardAuthTest, AnAuthAnswerPastTheEdgesBoundIsAsOverMaxResponseBodySize) {
+  proxy_->Stop();
+  StartProxy(ProxyOptions{.entry_points = {{"web", "127.0.0.1", 0}}, .io_threads = 1, .max_auth_response_bytes = 2048});
+  http::Client client("127.0.0.1", port_);
+  for (const std::string limit : {"", R"(,"maxResponseBodySize":1000000)"}) {
+    Route_(R"({"forwardAuth":{"address":")" + auth_.Url("/endless") + "\"" + limit + "}}");
+    auto r = client.Send(Get("/x"));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->status, 401) << limit;
+    EXPECT_EQ(r->body, "");
+  }
+  Route_(R"({"forwardAuth":{"address":")" + auth_.Url("/deny") + R"("}})");  // within the bound: as it is
+  auto r = client.Send(Get("/x"));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 401);
+  EXPECT_EQ(r->body, "no entry");
   EXPECT_EQ(backend_.hits(), 0);
 }
 
