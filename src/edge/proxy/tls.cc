@@ -251,6 +251,17 @@ int OptionsIndex() {
   static const int index = SSL_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
   return index;
 }
+// The option set's name, a copy the connection owns (freed with it): the set belongs to the table
+// whose certificates shook hands, which a reload frees while the connection goes on, and every
+// request's snicheck reads the name.
+void FreeOptionsName(void* /*parent*/, void* name, CRYPTO_EX_DATA* /*ad*/, int /*idx*/, long /*argl*/,
+                     void* /*argp*/) {
+  delete static_cast<std::string*>(name);
+}
+int OptionsNameIndex() {
+  static const int index = SSL_get_ex_new_index(0, nullptr, nullptr, nullptr, FreeOptionsName);
+  return index;
+}
 
 // The ClientHello's host_name (RFC 6066 server_name list); "" without one.
 std::string ClientHelloServerName(SSL* ssl) {
@@ -432,6 +443,9 @@ int OnClientHello(SSL* ssl, int* alert, void* arg) {
     }
   }
   SSL_set_ex_data(ssl, OptionsIndex(), const_cast<TlsOptionSet*>(options));
+  // (a second ClientHello, after a HelloRetryRequest, replaces the first's)
+  delete static_cast<std::string*>(SSL_get_ex_data(ssl, OptionsNameIndex()));
+  SSL_set_ex_data(ssl, OptionsNameIndex(), new std::string(options->name));
   return SSL_CLIENT_HELLO_SUCCESS;
 }
 
@@ -599,8 +613,8 @@ ssl_st* TlsCertificates::NewConnection(const std::string& entry_point) const {
 }
 
 std::string_view TlsCertificates::OptionsName(const ssl_st* ssl) {
-  const auto* options = static_cast<const TlsOptionSet*>(SSL_get_ex_data(ssl, OptionsIndex()));
-  return options ? std::string_view(options->name) : std::string_view();
+  const auto* name = static_cast<const std::string*>(SSL_get_ex_data(ssl, OptionsNameIndex()));
+  return name ? std::string_view(*name) : std::string_view();
 }
 
 const TlsOptionSet* TlsCertificates::OptionsFor(std::string_view entry_point, std::string_view server_name) const {
