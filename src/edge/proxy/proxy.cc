@@ -479,6 +479,19 @@ asio::awaitable<std::tuple<error_code, size_t>> ReadSomeFrom(tcp::socket& plain,
   return bhttp::async_read_some(plain, buffer, parser, kTuple);
 }
 
+// Whether a connection taken from a pool failed as one its peer closed while it was idle does:
+// nothing was read, so the request never reached the peer and may go again on a new connection.
+bool ClosedWhileIdle(const error_code& ec) {
+  return ec == bhttp::error::end_of_stream || ec == asio::error::eof || ec == asio::error::connection_reset ||
+         ec == asio::error::broken_pipe || ec == asio::ssl::error::stream_truncated;
+}
+
+// Whether `status` is in one of Traefik's HTTP code ranges (retry's and failover.errors' `status`).
+bool InRanges(const std::vector<std::pair<int, int>>& ranges, int status) {
+  return std::any_of(ranges.begin(), ranges.end(),
+                     [status](const auto& range) { return status >= range.first && status <= range.second; });
+}
+
 // The names of the routers of `table`, on any entry point.
 std::set<std::string_view> RouterNames(const Table& table) {
   std::set<std::string_view> names;
@@ -1345,9 +1358,7 @@ asio::awaitable<int> Proxy::Impl::SendCopy(Worker& w, const Selection& pick, con
     }
     if (ec) {
       // A pooled connection the server closed while it was idle: once more on a new one.
-      if (up->reused && attempt == 0 && up->buffer.size() == 0 && !up->stream->deadline.fired() &&
-          (ec == bhttp::error::end_of_stream || ec == asio::error::eof || ec == asio::error::connection_reset ||
-           ec == asio::error::broken_pipe || ec == asio::ssl::error::stream_truncated)) {
+      if (up->reused && attempt == 0 && up->buffer.size() == 0 && !up->stream->deadline.fired() && ClosedWhileIdle(ec)) {
         w.idle.erase(pick.server.get());
         continue;
       }
@@ -1672,9 +1683,7 @@ asio::awaitable<AuthReply> Proxy::Impl::CallAuth(Worker& w, const ForwardAuth& a
       co_return reply;
     }
     if (rec) {
-      if (!conn->fresh && !rp.got_some() &&
-          (rec == bhttp::error::end_of_stream || rec == asio::error::eof || rec == asio::error::connection_reset ||
-           rec == asio::error::broken_pipe)) {
+      if (!conn->fresh && !rp.got_some() && ClosedWhileIdle(rec)) {
         w.auth_idle.erase(pool_key);  // the rest are as old
         continue;
       }
@@ -1878,9 +1887,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
     if (rec) {
       // No response came. On a pooled connection the server had closed while it was idle the
       // request never reached it: send it again, once, on a new connection.
-      if (up->reused && attempt == 0 && up->buffer.size() == 0 &&
-          (rec == bhttp::error::end_of_stream || rec == asio::error::eof || rec == asio::error::connection_reset ||
-           rec == asio::error::broken_pipe || rec == asio::ssl::error::stream_truncated)) {
+      if (up->reused && attempt == 0 && up->buffer.size() == 0 && ClosedWhileIdle(rec)) {
         retried_.fetch_add(1, std::memory_order_relaxed);
         // The rest of this thread's idle connections to the server are as old: drop them too.
         w.idle.erase(server.get());
@@ -1908,9 +1915,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
     const int status = static_cast<int>(res.result_int());
     // failover.errors: the main's answer has one of the failover's statuses: dropped, and the
     // request goes to the fallback.
-    if (const Backend* level = pick.failover;
-        level && std::any_of(level->failover_statuses.begin(), level->failover_statuses.end(),
-                             [&](const auto& range) { return status >= range.first && status <= range.second; })) {
+    if (const Backend* level = pick.failover; level && InRanges(level->failover_statuses, status)) {
       up.reset();  // its body unread: the connection is closed, not pooled
       Selection fallback = level->ChooseFallback(&x.headers, x.client_ip);
       if (!fallback.server) {
@@ -1927,8 +1932,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
     if (retry && !retry->status.empty() && may_retry() &&
         (retry->retry_non_idempotent_method || (x.method != "POST" && x.method != "PATCH" && x.method != "LOCK")) &&
         static_cast<int64_t>(body.size()) <= retry->max_request_body_bytes &&
-        std::any_of(retry->status.begin(), retry->status.end(),
-                    [&](const auto& range) { return status >= range.first && status <= range.second; })) {
+        InRanges(retry->status, status)) {
       up.reset();  // its body unread: the connection is closed, not pooled
       if (co_await next_attempt()) {
         attempt = -1;

@@ -147,7 +147,8 @@ struct ProxyCounters {
   uint64_t unavailable = 0;      // 503s: no server to send to, or the retries ran out
   uint64_t open_connections = 0;
   uint64_t refused_connections = 0;  // closed at accept: max_client_connections were open
-  uint64_t buffered_request_bytes = 0;  // of max_buffered_request_bytes, reserved now (requests, buffered responses, copies)
+  // Of max_buffered_request_bytes, reserved now: request bodies, buffered responses, mirrored copies.
+  uint64_t buffered_request_bytes = 0;
   uint64_t upstream_tls_failures = 0;  // TLS handshakes with https servers that failed (502)
   // Mirroring's copies: answered by their mirror; not answered (no routable server, no
   // connection, no response head in time); not sent (past the copies or body bytes under way).
