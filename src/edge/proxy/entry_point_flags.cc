@@ -50,6 +50,20 @@ std::optional<Flag> TakeFlag(const std::vector<std::string>& args, size_t& i, st
   return f;
 }
 
+// A list flag's items (Traefik's: comma-separated), trimmed of spaces, empty ones left out.
+std::vector<std::string> CommaList(std::string_view value) {
+  std::vector<std::string> out;
+  for (std::string_view left = value; !left.empty();) {
+    const size_t comma = left.find(',');
+    std::string_view item = left.substr(0, comma);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    if (!item.empty()) out.emplace_back(item);
+    left = comma == std::string_view::npos ? std::string_view() : left.substr(comma + 1);
+  }
+  return out;
+}
+
 }  // namespace
 
 void ServersTransport::ApplyTo(ProxyOptions& options) const {
@@ -83,13 +97,7 @@ Status TakeServersTransportFlags(std::vector<std::string>& args, ServersTranspor
     }
     if (!f->value || f->value->empty()) return InvalidArgument(fmt::format("'{}' needs a value", arg));
     if (f->key == "rootcas") {  // Traefik's flag for a list: comma-separated files
-      out.root_cas.clear();
-      for (std::string_view left = *f->value; !left.empty();) {
-        const size_t comma = left.find(',');
-        std::string_view file = left.substr(0, comma);
-        if (!file.empty()) out.root_cas.emplace_back(file);
-        left = comma == std::string_view::npos ? std::string_view() : left.substr(comma + 1);
-      }
+      out.root_cas = CommaList(*f->value);
       continue;
     }
     if (f->key.starts_with(kTimeouts)) {
@@ -173,15 +181,7 @@ Status ApplyEntryPointFlags(const std::vector<std::string>& args, std::vector<En
       continue;
     }
     if (option == "http.middlewares") {
-      ep->middlewares.clear();
-      for (std::string_view rest_of = *value; !rest_of.empty();) {
-        const size_t comma = rest_of.find(',');
-        std::string_view item = rest_of.substr(0, comma);
-        while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
-        while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
-        if (!item.empty()) ep->middlewares.emplace_back(item);
-        rest_of = comma == std::string_view::npos ? std::string_view() : rest_of.substr(comma + 1);
-      }
+      ep->middlewares = CommaList(*value);
       continue;
     }
     static constexpr std::string_view kResponding = "transport.respondingtimeouts.";
