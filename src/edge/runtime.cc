@@ -285,7 +285,7 @@ class Builder {
     return {};
   }
 
-  // The `name` of each object in o[key] (weighted's services, mirroring's mirrors).
+  // The `name` of each object in o[key] (weighted's and highestRandomWeight's services).
   static std::vector<std::string> ChildNames(const boost::json::object& o, std::string_view key) {
     std::vector<std::string> out;
     const boost::json::value* v = o.if_contains(key);
@@ -618,6 +618,7 @@ RuntimeConfig BuildRuntime(const std::vector<ProviderConfiguration>& providers,
 
   const std::set<std::string> known_entry_points(entry_points.begin(), entry_points.end());
   Builder builder(rt, check_middleware);
+  std::map<std::string, std::string> tls_option_errors;  // check_tls_options' verdict by option set
   std::set<std::string> built_routers;
 
   // Traefik's BuildHandlers, once for routers without TLS and once for those with it.
@@ -668,9 +669,16 @@ RuntimeConfig BuildRuntime(const std::vector<ProviderConfiguration>& providers,
             if (tls_options.count(qualified) == 0) {
               error = fmt::format("building router handler: unknown TLS options: {}", qualified);
             } else if (check_tls_options) {
-              auto it = rt.tls_options.find(qualified);
-              const std::string why = it == rt.tls_options.end() ? std::string() : check_tls_options(it->second);
-              if (!why.empty()) error = fmt::format("building router handler: building TLS config: {}", why);
+              // Once per option set, however many routers use it (the check reads its CA files).
+              auto checked = tls_option_errors.find(qualified);
+              if (checked == tls_option_errors.end()) {
+                auto it = rt.tls_options.find(qualified);
+                checked = tls_option_errors
+                              .emplace(qualified, it == rt.tls_options.end() ? std::string() : check_tls_options(it->second))
+                              .first;
+              }
+              if (!checked->second.empty())
+                error = fmt::format("building router handler: building TLS config: {}", checked->second);
             }
           }
           if (error.empty()) {
