@@ -318,6 +318,20 @@ constexpr Field kRetryFields[] = {Int("attempts"),
                                   Bool("disableRetryOnNetworkError"),
                                   Bool("retryNonIdempotentMethod")};
 constexpr Struct kRetry{"a retry", kRetryFields};
+constexpr Field kTlsClientCertSubjectFields[] = {Bool("country"),    Bool("province"),           Bool("locality"),
+                                                 Bool("organization"), Bool("organizationalUnit"), Bool("commonName"),
+                                                 Bool("serialNumber"), Bool("domainComponent")};
+constexpr Struct kTlsClientCertSubject{"a subject", kTlsClientCertSubjectFields};
+constexpr Field kTlsClientCertIssuerFields[] = {Bool("country"),      Bool("province"),   Bool("locality"),
+                                                Bool("organization"), Bool("commonName"), Bool("serialNumber"),
+                                                Bool("domainComponent")};
+constexpr Struct kTlsClientCertIssuer{"an issuer", kTlsClientCertIssuerFields};
+constexpr Field kTlsClientCertInfoFields[] = {Bool("notAfter"),     Bool("notBefore"),
+                                              Bool("sans"),         Bool("serialNumber"),
+                                              Obj("subject", kTlsClientCertSubject), Obj("issuer", kTlsClientCertIssuer)};
+constexpr Struct kTlsClientCertInfo{"an info", kTlsClientCertInfoFields};
+constexpr Field kPassTlsClientCertFields[] = {Bool("pem"), Obj("info", kTlsClientCertInfo)};
+constexpr Struct kPassTlsClientCert{"a passTLSClientCert", kPassTlsClientCertFields};
 
 // Middleware: one kind per middleware (Traefik takes the first it finds; the runtime checks).
 constexpr Field kMiddlewareFields[] = {
@@ -342,7 +356,7 @@ constexpr Field kMiddlewareFields[] = {
     Refused("circuitBreaker", kPhase2),
     Refused("errors", kPhase2),
     Refused("digestAuth", kPhase2),
-    Refused("passTLSClientCert", kPhase2),
+    Obj("passTLSClientCert", kPassTlsClientCert),
     Refused("grpcWeb", kPhase2),
     Refused("plugin", kPhase2),
     Refused("encodedCharacters", kNotSupported),

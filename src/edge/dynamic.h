@@ -63,7 +63,7 @@ namespace paddock::edge {
 //
 // A label that names no field of the schema, a value of the wrong type, a `traefik.tcp.*` or
 // `traefik.udp.*` label, a phase-2 middleware (compress, inFlightReq, circuitBreaker, errors,
-// digestAuth, passTLSClientCert, grpcWeb, plugin): InvalidArgument naming the label
+// digestAuth, grpcWeb, plugin): InvalidArgument naming the label
 // (`serversTransports` themselves are Traefik's label:"-", ignored; a loadBalancer's
 // `serversTransport` name is taken). Traefik drops the whole container's configuration on such an error (the caller does).
 // Bounds (hostile input): at most kMaxLabels labels read, keys of at most kMaxLabelKeyBytes and

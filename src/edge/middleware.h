@@ -20,6 +20,9 @@
 //   basicAuth: 401 "401 Unauthorized\n" with WWW-Authenticate; bcrypt, $apr1$/$1$ and {SHA} hashes.
 //   ipAllowList: 403 "Forbidden" (or rejectStatusCode); rateLimit: 429 "Too Many Requests" with
 //     Retry-After and X-Retry-In, or a delay (Exchange::delay).
+//   passTLSClientCert: X-Forwarded-Tls-Client-Cert (the certificates the client presented, each
+//     base64 DER, comma-separated) and X-Forwarded-Tls-Client-Cert-Info (the fields asked for,
+//     query-escaped), as Traefik v3 writes them; nothing without a client certificate.
 // Regular expressions are RE2 (Go's syntax; never backtracking), at most 4096 bytes each, and each
 // compiled one bounded to 2 MiB. Not taken from Traefik: basicAuth's usersFile (no files read
 // here), rateLimit's redis, the deprecated ipWhiteList, CSP's $NONCE (kept literally).
@@ -38,6 +41,8 @@
 
 #include "common/status.h"
 #include "edge/retry_expression.h"
+
+struct ssl_st;  // OpenSSL's SSL
 
 namespace paddock::edge {
 
@@ -71,6 +76,9 @@ struct Exchange {
   bool omit_x_forwarded_for = false;
   // The user basicAuth authenticated (Traefik's access-log ClientUsername); empty otherwise.
   std::string user;
+  // The client's TLS connection (null over plain HTTP), where passTLSClientCert reads the
+  // certificates the client presented. The proxy's; valid only while the chain runs on the request.
+  ssl_st* tls = nullptr;
 };
 
 // A response a middleware gives instead of forwarding the request. Its headers are Traefik's

@@ -11,7 +11,10 @@
 #include <limits>
 
 #include <fmt/format.h>
+#include <openssl/evp.h>
 #include <re2/re2.h>
+
+#include "common/encoding.h"
 
 namespace paddock::edge::mw {
 namespace {
@@ -184,6 +187,43 @@ std::optional<std::chrono::nanoseconds> ParseGoDurationText(std::string_view s) 
 }
 
 }  // namespace
+
+std::string Base64(std::string_view bytes) {
+  std::string out(4 * ((bytes.size() + 2) / 3), '\0');
+  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                reinterpret_cast<const unsigned char*>(bytes.data()), static_cast<int>(bytes.size()));
+  out.resize(static_cast<size_t>(n));
+  return out;
+}
+
+std::string GoIpString(std::span<const uint8_t> bytes) {
+  if (bytes.size() == 4) return fmt::format("{}.{}.{}.{}", bytes[0], bytes[1], bytes[2], bytes[3]);
+  if (bytes.size() != 16) return "?" + HexEncode({reinterpret_cast<const char*>(bytes.data()), bytes.size()});
+  std::array<uint8_t, 16> b{};
+  std::copy(bytes.begin(), bytes.end(), b.begin());
+  const bool mapped = std::all_of(b.begin(), b.begin() + 10, [](uint8_t x) { return x == 0; }) && b[10] == 0xff &&
+                      b[11] == 0xff;
+  if (mapped) return fmt::format("{}.{}.{}.{}", b[12], b[13], b[14], b[15]);  // Go's To4() form
+  return FormatIpv6(b);
+}
+
+std::string QueryEscape(std::string_view s) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(s.size());
+  for (unsigned char c : s) {
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else if (c == ' ') {
+      out += '+';
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
 
 // Go's url.shouldEscape(c, encodePath).
 bool ShouldEscapeInPath(unsigned char c) {

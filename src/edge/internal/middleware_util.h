@@ -13,6 +13,7 @@
 #include <initializer_list>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -27,6 +28,7 @@
 namespace re2 {
 class RE2;
 }
+struct x509_st;  // OpenSSL's X509
 
 namespace paddock::edge::mw {
 
@@ -36,6 +38,14 @@ namespace paddock::edge::mw {
 bool ShouldEscapeInPath(unsigned char c);
 bool ValidEncodedPath(std::string_view s);
 std::string EscapePath(std::string_view s);
+
+// Go's url.QueryEscape: every byte but A-Z a-z 0-9 - _ . ~ as %XX (upper-case), a space as '+'.
+std::string QueryEscape(std::string_view s);
+// Standard base64, padded, on one line (Go's base64.StdEncoding).
+std::string Base64(std::string_view bytes);
+// Go's net.IP.String() of 4 or 16 bytes: dotted IPv4 (an IPv4-mapped address too), else RFC 5952
+// IPv6; another length is "?" and its hex.
+std::string GoIpString(std::span<const uint8_t> bytes);
 
 // ---- Headers: Go's http.Header over our ordered list (names compared case-insensitively). ----
 
@@ -191,5 +201,25 @@ StatusOr<std::shared_ptr<const Middleware>> BuildHeaders(const boost::json::valu
 StatusOr<std::shared_ptr<const Middleware>> BuildBasicAuth(const boost::json::value& config);
 StatusOr<std::shared_ptr<const Middleware>> BuildIpAllowList(const boost::json::value& config);
 StatusOr<std::shared_ptr<const Middleware>> BuildRateLimit(const boost::json::value& config);
+StatusOr<std::shared_ptr<const Middleware>> BuildPassTlsClientCert(const boost::json::value& config);
+
+// ---- passTLSClientCert's headers, from the certificates the client presented (its own first) ----
+
+// The parts of a distinguished name passTLSClientCert's info asks for (Traefik's
+// TLSClientCertificateSubjectDNInfo; an issuer has no organizational unit).
+struct TlsClientCertDnFields {
+  bool country = false, province = false, locality = false, organization = false, organizational_unit = false,
+       common_name = false, serial_number = false, domain_component = false;
+};
+struct TlsClientCertInfoFields {
+  bool not_after = false, not_before = false, sans = false, serial_number = false;
+  std::optional<TlsClientCertDnFields> subject, issuer;
+};
+// X-Forwarded-Tls-Client-Cert: each certificate's DER in base64, joined by ','.
+std::string TlsClientCertPem(std::span<x509_st* const> certs);
+// X-Forwarded-Tls-Client-Cert-Info before its query escaping: per certificate
+// `Subject="C=FR,O=Cheese";Issuer="…";SerialNumber="…";NB="…";NA="…";SAN="a,b"` (the fields asked
+// for and not empty), certificates joined by ','.
+std::string TlsClientCertInfo(const TlsClientCertInfoFields& want, std::span<x509_st* const> certs);
 
 }  // namespace paddock::edge::mw

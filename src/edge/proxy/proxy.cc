@@ -1147,6 +1147,7 @@ asio::awaitable<bool> Proxy::Impl::Handle(Worker& w, ClientStream& client,
   x.raw_query = std::move(sanitized.query);
   x.client_ip = client_ip;
   if (client.is_tls()) x.scheme = "https";
+  x.tls = client.ssl();
   x.now = std::chrono::steady_clock::now();
   // The client's own X-Forwarded-* and X-Real-Ip are not believed (Traefik without trusted IPs):
   // the edge sets them, before the chain, which may read them (redirectScheme reads the proto).
@@ -1297,6 +1298,7 @@ asio::awaitable<void> Proxy::Impl::MirrorCopies(Worker& w, Exchange x, std::stri
     Worker& w;
     ~Done() { --w.mirror_copies; }
   } done{w};
+  x.tls = nullptr;  // the client's connection may be gone; the chain ran before the copy was made
   const bool head_request = x.method == "HEAD";
   std::string head;
   for (const MirrorTarget& target : targets) {

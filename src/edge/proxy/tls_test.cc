@@ -299,6 +299,10 @@ class EchoBackend {
           http::Response resp;
           resp.body = "proto=" + std::string(r.GetHeader("X-Forwarded-Proto")) +
                       " port=" + std::string(r.GetHeader("X-Forwarded-Port")) + " path=" + r.target;
+          if (r.target.starts_with("/certs")) {  // passTLSClientCert's headers
+            resp.body = "cert=" + std::string(r.GetHeader("X-Forwarded-Tls-Client-Cert")) +
+                        " info=" + std::string(r.GetHeader("X-Forwarded-Tls-Client-Cert-Info"));
+          }
           return resp;
         }) {
     auto port = server_.Start();
@@ -717,6 +721,65 @@ TEST_F(TlsProxyTest, RequireAndVerifyClientCertTakesOnlyCertificatesOfItsCa) {
   EXPECT_TRUE(TlsRequest(port_, "app.test", GetRequest("app.test")).response.empty());
   // A name outside the router's Host keeps the default options: no certificate asked.
   EXPECT_TRUE(TlsRequest(port_, "other.test", "").handshake);
+}
+
+// A PEM certificate's base64 on one line, as passTLSClientCert passes it.
+std::string PemBody(const std::string& pem) {
+  std::string out;
+  std::istringstream lines(pem);
+  for (std::string line; std::getline(lines, line);)
+    if (!line.starts_with("-----")) out += line;
+  return out;
+}
+
+TEST_F(TlsProxyTest, PassTlsClientCertPassesTheClientsCertificateAndItsInfoAndNeverTheClientsOwnHeaders) {
+  CertificateFiles cert = WriteCertificate(dir_, "app", "app.test", {"app.test"});
+  TestCa ca("test client CA");
+  const std::string ca_file = dir_.Write("ca.pem", ca.CertPem());
+  auto errors = Serve(fmt::format(R"J({{
+    "http":{{"routers":{{"r":{{"rule":"Host(`app.test`)","service":"s","middlewares":["pass"],
+                               "tls":{{"options":"mtls"}}}},
+                         "plain":{{"rule":"Host(`plain.test`)","service":"s","middlewares":["pass"]}}}},
+            "middlewares":{{"pass":{{"passTLSClientCert":{{"pem":true,
+                "info":{{"subject":{{"commonName":true}},"issuer":{{"commonName":true}}}}}}}}}},
+            "services":{{"s":{{"loadBalancer":{{"servers":[{{"url":"BACKEND"}}]}}}}}}}},
+    "tls":{{"certificates":[{{"certFile":"{}","keyFile":"{}"}}],
+           "options":{{"mtls":{{"clientAuth":{{"caFiles":["{}"],"clientAuthType":"VerifyClientCertIfGiven"}}}}}}}}}})J",
+                                  cert.cert_file, cert.key_file, ca_file));
+  EXPECT_TRUE(errors.empty()) << errors.front();
+  const PemPair good = ca.Issue("good client");
+  const std::string forged =
+      "GET /certs HTTP/1.1\r\nHost: {}\r\nX-Forwarded-Tls-Client-Cert: forged\r\n"
+      "X-Forwarded-Tls-Client-Cert-Info: Subject%3D%22CN%3Dadmin%22\r\nConnection: close\r\n\r\n";
+  const std::string passed = "cert=" + PemBody(good.cert) +
+                             " info=Subject%3D%22CN%3Dgood+client%22%3BIssuer%3D%22CN%3Dtest+client+CA%22";
+  for (int version : {TLS1_2_VERSION, TLS1_3_VERSION}) {
+    SCOPED_TRACE(version);
+    TlsReply with_cert = TlsRequest(port_, "app.test", fmt::format(fmt::runtime(forged), "app.test"),
+                                    {.max_version = version, .cert_pem = good.cert, .key_pem = good.key});
+    ASSERT_TRUE(Answered200(with_cert)) << with_cert.response;
+    EXPECT_EQ(Body(with_cert.response), passed);
+    // A resumed session still carries the client's certificate.
+    TlsReply resumed = TlsRequest(port_, "app.test", GetRequest("app.test", "/certs"),
+                                  {.max_version = version, .session = with_cert.session.get()});
+    EXPECT_TRUE(resumed.resumed);
+    EXPECT_EQ(Body(resumed.response), passed);
+    // Without a certificate (allowed by VerifyClientCertIfGiven) the client's own values do not pass.
+    TlsReply without = TlsRequest(port_, "app.test", fmt::format(fmt::runtime(forged), "app.test"),
+                                  {.max_version = version});
+    ASSERT_TRUE(Answered200(without)) << without.response;
+    EXPECT_EQ(Body(without.response), "cert= info=");
+  }
+  // Nor over plain HTTP.
+  http::Client client("127.0.0.1", port_);
+  http::Request req;
+  req.method = "GET";
+  req.target = "/certs";
+  req.headers = {{"Host", "plain.test"}, {"X-Forwarded-Tls-Client-Cert", "forged"},
+                 {"X-Forwarded-Tls-Client-Cert-Info", "forged"}};
+  auto plain = client.Send(req);
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_EQ(plain->body, "cert= info=");
 }
 
 TEST_F(TlsProxyTest, EachHostGetsItsRoutersOptionsAndDifferentOptionsOnOneHostGetTheDefault) {
