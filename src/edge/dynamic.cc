@@ -271,6 +271,8 @@ constexpr Struct kSourceCriterion{"a sourceCriterion", kSourceCriterionFields};
 constexpr Field kRateLimitFields[] = {Int("average"), Dur("period"), Int("burst"),
                                       Obj("sourceCriterion", kSourceCriterion), Refused("redis", kPhase2)};
 constexpr Struct kRateLimit{"a rateLimit", kRateLimitFields};
+constexpr Field kInFlightReqFields[] = {Int("amount"), Obj("sourceCriterion", kSourceCriterion)};
+constexpr Struct kInFlightReq{"an inFlightReq", kInFlightReqFields};
 
 // RedirectRegex, RedirectScheme
 constexpr Field kRedirectRegexFields[] = {Str("regex"), Str("replacement"), Bool("permanent")};
@@ -352,7 +354,7 @@ constexpr Field kMiddlewareFields[] = {
     Obj("retry", kRetry),
     Refused("ipWhiteList", "deprecated by Traefik and not supported by the edge: use ipAllowList"),
     Refused("compress", kPhase2),
-    Refused("inFlightReq", kPhase2),
+    Obj("inFlightReq", kInFlightReq),
     Refused("circuitBreaker", kPhase2),
     Refused("errors", kPhase2),
     Refused("digestAuth", kPhase2),

@@ -549,8 +549,9 @@ StatusOr<BuiltMiddleware> BuildMiddleware(const boost::json::object& config) {
   if (kind == "retry") return BuildRetry(options);
   if (kind == "buffering") return BuildBuffering(options);
   if (kind == "passTLSClientCert") return FromMiddleware(mw::BuildPassTlsClientCert(options));
-  static constexpr std::array<std::string_view, 7> kPhaseTwo = {"compress",   "inFlightReq", "circuitBreaker", "errors",
-                                                                "digestAuth", "grpcWeb",     "plugin"};
+  if (kind == "inFlightReq") return FromMiddleware(mw::BuildInFlightReq(options));
+  static constexpr std::array<std::string_view, 6> kPhaseTwo = {"compress", "circuitBreaker", "errors",
+                                                                "digestAuth", "grpcWeb", "plugin"};
   if (std::find(kPhaseTwo.begin(), kPhaseTwo.end(), kind) != kPhaseTwo.end()) {
     return InvalidArgument(fmt::format("middleware {} is not supported", kind));
   }

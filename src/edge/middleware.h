@@ -20,6 +20,8 @@
 //   basicAuth: 401 "401 Unauthorized\n" with WWW-Authenticate; bcrypt, $apr1$/$1$ and {SHA} hashes.
 //   ipAllowList: 403 "Forbidden" (or rejectStatusCode); rateLimit: 429 "Too Many Requests" with
 //     Retry-After and X-Retry-In, or a delay (Exchange::delay).
+//   inFlightReq: 429 "max connections reached: N" past N requests of one source under way
+//     (oxy's connlimit; a request holds its slot until it is over: Exchange::holds).
 //   passTLSClientCert: X-Forwarded-Tls-Client-Cert (the certificates the client presented, each
 //     base64 DER, comma-separated) and X-Forwarded-Tls-Client-Cert-Info (the fields asked for,
 //     query-escaped), as Traefik v3 writes them; nothing without a client certificate.
@@ -79,6 +81,10 @@ struct Exchange {
   // The client's TLS connection (null over plain HTTP), where passTLSClientCert reads the
   // certificates the client presented. The proxy's; valid only while the chain runs on the request.
   ssl_st* tls = nullptr;
+  // What a middleware holds for as long as the request is served — until its answer's last byte
+  // was relayed, or the request failed (inFlightReq's slot). The proxy drops them then; a copy of
+  // the exchange made to outlive the request (a mirror's) must not take them.
+  std::vector<std::shared_ptr<const void>> holds;
 };
 
 // A response a middleware gives instead of forwarding the request. Its headers are Traefik's

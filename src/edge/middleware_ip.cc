@@ -1,4 +1,5 @@
-// Traefik's ipAllowList and rateLimit: both pick the client's address with an ip strategy.
+// Traefik's ipAllowList, rateLimit and inFlightReq: each picks the client's address with an ip
+// strategy (rateLimit and inFlightReq may count by a header or the host instead).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -31,31 +32,35 @@ class IpAllowList final : public Middleware {
   int reject_status_;
 };
 
-// What a rate limit counts requests by.
+// What a rate limit or an in-flight limit counts requests by (Traefik's GetSourceExtractor).
 class SourceCriterion {
  public:
   enum class Kind { kIp, kHeader, kHost };
 
-  static StatusOr<SourceCriterion> Read(std::optional<Options> config) {
+  // `config` is a sourceCriterion object; without one, or with none of its three set, requests
+  // are counted by `otherwise` (rateLimit's client address, inFlightReq's host). An error is
+  // Traefik's, without the caller's prefix.
+  static StatusOr<SourceCriterion> Read(Options& parent, Kind otherwise) {
+    std::optional<Options> config = parent.Object("sourceCriterion", {"ipStrategy", "requestHeaderName", "requestHost"});
     SourceCriterion s;
+    s.kind_ = otherwise;
     if (!config) return s;
     std::optional<Options> ip = config->Object("ipStrategy", {"depth", "excludedIPs", "ipv6Subnet"});
     const std::string header = config->String("requestHeaderName");
     const bool host = config->Bool("requestHost");
     RETURN_IF_ERROR(config->status());
-    if (ip && !header.empty()) return InvalidArgument("getting source extractor: iPStrategy and RequestHeaderName are mutually exclusive");
-    if (ip && host) return InvalidArgument("getting source extractor: iPStrategy and RequestHost are mutually exclusive");
-    if (!header.empty() && host) {
-      return InvalidArgument("getting source extractor: requestHost and RequestHeaderName are mutually exclusive");
-    }
+    if (ip && !header.empty()) return InvalidArgument("iPStrategy and RequestHeaderName are mutually exclusive");
+    if (ip && host) return InvalidArgument("iPStrategy and RequestHost are mutually exclusive");
+    if (!header.empty() && host) return InvalidArgument("requestHost and RequestHeaderName are mutually exclusive");
     if (!header.empty()) {
       s.kind_ = Kind::kHeader;
       s.header_ = header;
     } else if (host) {
       s.kind_ = Kind::kHost;
-    } else {
+    } else if (ip) {
       StatusOr<IpStrategy> strategy = IpStrategy::Read(std::move(ip));
-      if (!strategy.ok()) return InvalidArgument("getting source extractor: " + strategy.status().message());
+      if (!strategy.ok()) return strategy.status();
+      s.kind_ = Kind::kIp;
       s.ip_ = *std::move(strategy);
     }
     return s;
@@ -165,7 +170,54 @@ class RateLimit final : public Middleware {
   mutable std::unordered_map<std::string, std::list<Bucket>::iterator> buckets_;  // GUARDED_BY(mutex_)
 };
 
+// oxy's connlimit as Traefik's inFlightReq builds it: at most `amount` requests of one source under
+// way at once — from the middleware until the response's last byte was relayed (Exchange::holds)
+// — the next one answered 429 "max connections reached: <amount>".
+class InFlightReq final : public Middleware {
+ public:
+  InFlightReq(int64_t amount, SourceCriterion source)
+      : amount_(amount), source_(std::move(source)), counts_(std::make_shared<Counts>()) {}
+
+  std::optional<Answer> OnRequest(Exchange& x) const override {
+    std::string source = source_.Source(x);
+    {
+      std::lock_guard lock(counts_->mutex);
+      int64_t& n = counts_->in_flight[source];
+      if (n >= amount_) {
+        if (n == 0) counts_->in_flight.erase(source);
+        return TextAnswer(429, fmt::format("max connections reached: {}", amount_));
+      }
+      ++n;
+    }
+    // Released when the proxy is done with the request; the counts outlive a reload's new table.
+    x.holds.emplace_back(counts_.get(), [counts = counts_, source = std::move(source)](const void*) {
+      std::lock_guard lock(counts->mutex);
+      auto it = counts->in_flight.find(source);
+      if (it != counts->in_flight.end() && --it->second <= 0) counts->in_flight.erase(it);
+    });
+    return std::nullopt;
+  }
+
+ private:
+  struct Counts {
+    std::mutex mutex;
+    std::unordered_map<std::string, int64_t> in_flight;  // GUARDED_BY(mutex); sources with requests only
+  };
+  int64_t amount_;
+  SourceCriterion source_;
+  std::shared_ptr<Counts> counts_;
+};
+
 }  // namespace
+
+StatusOr<std::shared_ptr<const Middleware>> BuildInFlightReq(const boost::json::value& config) {
+  Options o("inFlightReq", config, {"amount", "sourceCriterion"});
+  const int64_t amount = o.Int("amount").value_or(0);
+  StatusOr<SourceCriterion> source = SourceCriterion::Read(o, SourceCriterion::Kind::kHost);
+  RETURN_IF_ERROR(o.status());
+  if (!source.ok()) return InvalidArgument("error creating requests limiter: " + source.status().message());
+  return std::shared_ptr<const Middleware>(std::make_shared<InFlightReq>(amount, *std::move(source)));
+}
 
 StatusOr<std::shared_ptr<const Middleware>> BuildIpAllowList(const boost::json::value& config) {
   Options o("ipAllowList", config, {"sourceRange", "ipStrategy", "rejectStatusCode"});
@@ -197,7 +249,7 @@ StatusOr<std::shared_ptr<const Middleware>> BuildRateLimit(const boost::json::va
   const int64_t average = o.Int("average").value_or(0);
   std::chrono::nanoseconds period = o.Duration("period").value_or(std::chrono::seconds(1));
   const int64_t burst = std::max<int64_t>(o.Int("burst").value_or(1), 1);
-  std::optional<Options> criterion = o.Object("sourceCriterion", {"ipStrategy", "requestHeaderName", "requestHost"});
+  StatusOr<SourceCriterion> source = SourceCriterion::Read(o, SourceCriterion::Kind::kIp);
   const bool redis = o.Has("redis");
   RETURN_IF_ERROR(o.status());
   if (redis) return InvalidArgument("rateLimit: redis is not supported");
@@ -206,8 +258,7 @@ StatusOr<std::shared_ptr<const Middleware>> BuildRateLimit(const boost::json::va
         fmt::format("rateLimit: negative value not valid for period: {}", GoDurationString(period)));
   }
   if (period == std::chrono::nanoseconds(0)) period = std::chrono::seconds(1);
-  StatusOr<SourceCriterion> source = SourceCriterion::Read(std::move(criterion));
-  if (!source.ok()) return InvalidArgument("rateLimit: " + source.status().message());
+  if (!source.ok()) return InvalidArgument("rateLimit: getting source extractor: " + source.status().message());
 
   double rate = std::numeric_limits<double>::infinity();
   std::chrono::nanoseconds max_delay{0};

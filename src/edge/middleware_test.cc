@@ -565,6 +565,46 @@ TEST(MiddlewareTest, RateLimitPeriod) {
            });
 }
 
+TEST(MiddlewareTest, InFlightReqHoldsASlotPerSourceUntilTheRequestIsOver) {
+  // By the request's host when no source criterion is given (Traefik's inFlightReq default).
+  BuiltMiddleware m = MustBuild(R"j({"inFlightReq":{"amount":2}})j");
+  ASSERT_NE(m.middleware, nullptr);
+  Exchange a1 = ToExchange({.host = "a.test", .client_ip = "10.0.0.1"});
+  Exchange a2 = ToExchange({.host = "a.test", .client_ip = "10.0.0.2"});
+  EXPECT_FALSE(m.middleware->OnRequest(a1));
+  EXPECT_FALSE(m.middleware->OnRequest(a2));
+  Exchange a3 = ToExchange({.host = "a.test"});
+  EXPECT_EQ(m.middleware->OnRequest(a3), Text(429, "max connections reached: 2"));
+  EXPECT_TRUE(a3.holds.empty());  // a refused request holds nothing
+  Exchange b = ToExchange({.host = "b.test"});
+  EXPECT_FALSE(m.middleware->OnRequest(b));  // another host has its own count
+  // A request is over when the proxy drops its exchange's holds: its slot is free again.
+  a1.holds.clear();
+  Exchange a4 = ToExchange({.host = "a.test"});
+  EXPECT_FALSE(m.middleware->OnRequest(a4));
+  EXPECT_TRUE(m.middleware->OnRequest(a3).has_value());
+
+  // By a header, or by the client's address with an ipStrategy.
+  BuiltMiddleware by_header =
+      MustBuild(R"j({"inFlightReq":{"amount":1,"sourceCriterion":{"requestHeaderName":"X-Tenant"}}})j");
+  Exchange t1 = ToExchange({.headers = {{"X-Tenant", "one"}}});
+  Exchange t2 = ToExchange({.headers = {{"X-Tenant", "two"}}});
+  Exchange t1_again = ToExchange({.headers = {{"X-Tenant", "one"}}});
+  EXPECT_FALSE(by_header.middleware->OnRequest(t1));
+  EXPECT_FALSE(by_header.middleware->OnRequest(t2));
+  EXPECT_EQ(by_header.middleware->OnRequest(t1_again), Text(429, "max connections reached: 1"));
+  BuiltMiddleware by_ip = MustBuild(R"j({"inFlightReq":{"amount":1,"sourceCriterion":{"ipStrategy":{}}}})j");
+  Exchange ip1 = ToExchange({.host = "a.test", .client_ip = "10.0.0.1"});
+  Exchange ip2 = ToExchange({.host = "a.test", .client_ip = "10.0.0.2"});
+  EXPECT_FALSE(by_ip.middleware->OnRequest(ip1));
+  EXPECT_FALSE(by_ip.middleware->OnRequest(ip2));
+
+  // oxy refuses every request when the amount is 0 (no request is ever below it).
+  BuiltMiddleware none = MustBuild(R"j({"inFlightReq":{}})j");
+  Exchange any = ToExchange({});
+  EXPECT_EQ(none.middleware->OnRequest(any), Text(429, "max connections reached: 0"));
+}
+
 TEST(MiddlewareTest, RateLimitSources) {
   RunSteps(R"j({"rateLimit":{"average":1}})j", {
                                                  {.at = milliseconds(0), .client_ip = "10.0.0.1", .delay = milliseconds(0)},
@@ -710,7 +750,9 @@ TEST(MiddlewareTest, RefusesConfigurations) {
       {R"j({"addPrefix":{"prefix":"/a"},"stripPrefix":{"prefixes":["/a"]}})j", "multi-types middleware not supported"},
       {R"j({"ipWhiteList":{"sourceRange":["10.0.0.0/8"]}})j", "unknown middleware type ipWhiteList"},
       {R"j({"compress":{}})j", "middleware compress is not supported"},
-      {R"j({"inFlightReq":{"amount":1}})j", "middleware inFlightReq is not supported"},
+      {R"j({"inFlightReq":{"amount":"1"}})j", "inFlightReq: amount: want an integer"},
+      {R"j({"inFlightReq":{"amount":1,"sourceCriterion":{"requestHost":true,"requestHeaderName":"X"}}})j",
+       "error creating requests limiter: requestHost and RequestHeaderName are mutually exclusive"},
       {R"j({"circuitBreaker":{"expression":"x"}})j", "middleware circuitBreaker is not supported"},
       {R"j({"errors":{"status":["500"]}})j", "middleware errors is not supported"},
       {R"j({"digestAuth":{"users":["a:b:c"]}})j", "middleware digestAuth is not supported"},

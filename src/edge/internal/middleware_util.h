@@ -202,6 +202,7 @@ StatusOr<std::shared_ptr<const Middleware>> BuildBasicAuth(const boost::json::va
 StatusOr<std::shared_ptr<const Middleware>> BuildIpAllowList(const boost::json::value& config);
 StatusOr<std::shared_ptr<const Middleware>> BuildRateLimit(const boost::json::value& config);
 StatusOr<std::shared_ptr<const Middleware>> BuildPassTlsClientCert(const boost::json::value& config);
+StatusOr<std::shared_ptr<const Middleware>> BuildInFlightReq(const boost::json::value& config);
 
 // ---- passTLSClientCert's headers, from the certificates the client presented (its own first) ----
 

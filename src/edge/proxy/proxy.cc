@@ -1284,7 +1284,12 @@ void Proxy::Impl::SendMirrors(Worker& w, const Exchange& x, const std::string& b
     return;
   }
   ++w.mirror_copies;
-  asio::co_spawn(w.ioc, MirrorCopies(w, x, any_body ? body : std::string(), std::move(targets),
+  // The copies outlive the request: they take neither its connection nor what it holds (an
+  // inFlightReq slot is the request's, not its copies').
+  Exchange copy = x;
+  copy.tls = nullptr;
+  copy.holds.clear();
+  asio::co_spawn(w.ioc, MirrorCopies(w, std::move(copy), any_body ? body : std::string(), std::move(targets),
                                      std::move(reservation), parsed),
                  asio::detached);
 }
@@ -1298,7 +1303,6 @@ asio::awaitable<void> Proxy::Impl::MirrorCopies(Worker& w, Exchange x, std::stri
     Worker& w;
     ~Done() { --w.mirror_copies; }
   } done{w};
-  x.tls = nullptr;  // the client's connection may be gone; the chain ran before the copy was made
   const bool head_request = x.method == "HEAD";
   std::string head;
   for (const MirrorTarget& target : targets) {

@@ -604,6 +604,56 @@ TEST_F(ProxyTest, AChainChangesTheRequestAndTheResponseAndItsAnswersKeepTheHeade
   EXPECT_EQ(a.hits(), 1);
 }
 
+TEST_F(ProxyTest, InFlightReqHoldsItsSlotUntilTheResponsesLastByteWasRelayed) {
+  std::promise<void> streaming, release;
+  std::shared_future<void> released = release.get_future().share();
+  http::Server backend({}, [&](const http::Request& r) {
+    http::Response resp;
+    if (r.target == "/long") {  // the head and half the body, the rest once the test says
+      resp.stream = [&](http::BodyWriter& w) {
+        w.Write("one,");
+        streaming.set_value();
+        released.wait();
+        w.Write("two");
+      };
+    } else {
+      resp.body = "quick";
+    }
+    return resp;
+  });
+  auto port = backend.Start();
+  ASSERT_TRUE(port.ok());
+  StartProxy(1);  // one I/O thread: the long request is over before the next is read
+  auto lb = MakeBackend(registry_, "a@test", {*port});
+  Route route = MakeRoute("a@test", "PathPrefix(`/`)", 1, lb);
+  route.chain = {MiddlewareStep("limit@test", R"({"inFlightReq":{"amount":1}})")};
+  Serve({route}, {lb});
+  std::thread long_request([&] {
+    http::Client client("127.0.0.1", port_);
+    auto r = client.Send(Get("/long", "a.test"));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->body, "one,two");
+  });
+  streaming.get_future().wait();  // its head went out; its body is not over
+  http::Client client("127.0.0.1", port_);
+  auto refused = client.Send(Get("/", "a.test"));
+  ASSERT_TRUE(refused.ok()) << refused.status().ToString();
+  EXPECT_EQ(refused->status, 429);
+  EXPECT_EQ(refused->body, "max connections reached: 1");
+  EXPECT_EQ(refused->GetHeader("Content-Type"), "text/plain; charset=utf-8");
+  auto other_host = client.Send(Get("/", "b.test"));  // counted by host: another has its own slot
+  ASSERT_TRUE(other_host.ok());
+  EXPECT_EQ(other_host->status, 200);
+  release.set_value();
+  long_request.join();
+  // The slot is free once the long answer's last byte was relayed (the thread has read it all).
+  auto after = client.Send(Get("/", "a.test"));
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(after->status, 200);
+  EXPECT_EQ(after->body, "quick");
+  backend.Stop();
+}
+
 TEST_F(ProxyTest, AServerThatRefusesTheConnectionHandsTheRequestToAnother) {
   Backend_ a("a");
   a.Start();
