@@ -299,6 +299,10 @@ struct Outcome {
   // away before its answer was written (then, as Traefik, no copies go to the mirrors).
   std::vector<const Backend*> mirroring;
   bool client_gone = false;
+  // The client connection's read buffer and deadline (Serve's): a switch of protocols (a WebSocket)
+  // relays what the client sent after its request, and lifts the deadline.
+  beast::flat_buffer* client_buffer = nullptr;
+  Deadline* client_deadline = nullptr;
 };
 
 // Record's shortcut key: (code, protocol, method, entry point) in one word.
@@ -317,9 +321,10 @@ uint64_t SeriesShortcut(int code, std::string_view protocol, std::string_view me
 // headers dropped, X-Forwarded-* as the edge set them (Traefik without trusted IPs: a client's own
 // are not believed), Host the client's with passHostHeader, Content-Length for a body of
 // `body_size`. `parsed`: every header is the parser's (a token for a name, no CR or LF in a value)
-// or the edge's own — no middleware ran — so none is checked.
+// or the edge's own — no middleware ran — so none is checked. `upgrade`: the protocol the client asks
+// to switch to (UpgradeType), sent on as Go's ReverseProxy does ("Connection: Upgrade").
 void UpstreamHead(std::string& head, const Exchange& x, const Backend& leaf, const ServerState& server,
-                  size_t body_size, bool parsed) {
+                  size_t body_size, bool parsed, std::string_view upgrade = {}) {
   head.clear();
   head.reserve(512 + x.path.size() + x.raw_query.size());
   head += x.method;
@@ -359,7 +364,57 @@ void UpstreamHead(std::string& head, const Exchange& x, const Backend& leaf, con
     AppendDecimal(head, body_size);
     head += "\r\n"sv;
   }
+  if (!upgrade.empty()) {
+    head += "Connection: Upgrade\r\nUpgrade: "sv;
+    head += upgrade;
+    head += "\r\n"sv;
+  }
   head += "\r\n"sv;
+}
+
+// Go's upgradeType: the Upgrade header's first value when Connection lists "upgrade", else "".
+std::string_view UpgradeType(const HeaderList& headers) {
+  bool asked = false;
+  for (const auto& [n, v] : headers)
+    if (IEquals(n, "connection") && mw::TokenListHas(v, "upgrade")) asked = true;
+  return asked ? mw::GetHeader(headers, "upgrade") : std::string_view();
+}
+
+// Copies what `from` sends to `to` until a read or a write fails or the stream ends.
+template <typename From, typename To>
+asio::awaitable<void> Relay(From& from, To& to) {
+  std::array<char, 16384> piece;  // in the coroutine's frame
+  for (;;) {
+    auto [rec, n] = co_await from.async_read_some(asio::buffer(piece), kTuple);
+    if (n > 0) {
+      auto [wec, written] = co_await asio::async_write(to, asio::buffer(piece.data(), n), kTuple);
+      if (wec) co_return;
+    }
+    if (rec) co_return;
+  }
+}
+
+// Relay(from, to), then `close` (which ends the other direction's reads) and the signal that
+// this direction is over.
+template <typename From, typename To>
+asio::awaitable<void> RelayThenSignal(From& from, To& to, const std::function<void()>& close, bool& over,
+                                      asio::steady_timer& signal) {
+  co_await Relay(from, to);
+  close();
+  over = true;
+  signal.cancel();
+}
+
+// Both directions of a switched connection at once, as Go's ReverseProxy copies them: when
+// either ends, both connections are closed (`close`), and this returns once both copies are over.
+template <typename A, typename B>
+asio::awaitable<void> RelayBoth(asio::io_context& ioc, A& a, B& b, std::function<void()> close) {
+  asio::steady_timer signal(ioc, asio::steady_timer::time_point::max());
+  bool other_over = false;
+  asio::co_spawn(ioc, RelayThenSignal(b, a, close, other_over, signal), asio::detached);
+  co_await Relay(a, b);
+  close();
+  if (!other_over) co_await signal.async_wait(kTuple);
 }
 
 // SimpleResponse, noting its status and body size in `out`.
@@ -629,6 +684,12 @@ class Proxy::Impl {
   asio::awaitable<bool> Forward(Worker& w, ClientStream& client, const Route& route, Exchange& x,
                                 const std::string& body, bool head_request, unsigned client_version,
                                 bool keep_alive, const RetryConfig* retry, const CookiePlan& cookies, Outcome& outcome);
+  // A server's 101 to a request that asked to switch to `requested` (Go's handleUpgradeResponse):
+  // the same protocol named, the head goes to the client as the server sent it, then bytes are
+  // relayed both ways until either side ends; any other 101 is 502. The connection ends with it.
+  asio::awaitable<bool> SwitchProtocols(Worker& w, ClientStream& client, Upstream& up,
+                                        const bhttp::response_header<>& res, std::string_view requested,
+                                        Outcome& outcome);
   asio::awaitable<AuthReply> CallAuth(Worker& w, const ForwardAuth& auth, const Exchange& x,
                                       const std::string* body);
   // Mirroring (Traefik's): after a request was answered, the mirrors whose turn it is at each
@@ -907,6 +968,8 @@ asio::awaitable<void> Proxy::Impl::Serve(Worker& w, tcp::socket socket, size_t e
     requests_.fetch_add(1, std::memory_order_relaxed);
     Outcome out;
     out.tls_requests = tls_requests;
+    out.client_buffer = &buffer;
+    out.client_deadline = &deadline;
     out.protocol = MetricProtocol(req[bhttp::field::connection], req[bhttp::field::upgrade],
                                   req[bhttp::field::accept], req[bhttp::field::content_type]);
     const auto began = std::chrono::steady_clock::now();
@@ -1714,6 +1777,63 @@ asio::awaitable<AuthReply> Proxy::Impl::CallAuth(Worker& w, const ForwardAuth& a
   co_return reply;
 }
 
+asio::awaitable<bool> Proxy::Impl::SwitchProtocols(Worker& w, ClientStream& client, Upstream& up,
+                                                   const bhttp::response_header<>& res, std::string_view requested,
+                                                   Outcome& outcome) {
+  const std::string_view connection = res[bhttp::field::connection];
+  const std::string_view offered =
+      mw::TokenListHas(connection, "upgrade") ? std::string_view(res[bhttp::field::upgrade]) : std::string_view();
+  if (!IEquals(offered, requested) || requested.empty()) {
+    // Go's error: backend tried to switch protocol "<offered>" when "<requested>" was requested.
+    bad_gateway_.fetch_add(1, std::memory_order_relaxed);
+    co_await WriteAll(client, Answered(outcome, 502, "text/plain; charset=utf-8", "Bad Gateway", false));
+    co_return false;
+  }
+  outcome.status = 101;
+  // The server's head as it came (Go writes the 101's headers untouched, hop-by-hop ones too),
+  // and whatever the server sent after it.
+  std::string head = "HTTP/1.1 101 ";
+  head += res.reason().empty() ? std::string_view("Switching Protocols") : std::string_view(res.reason());
+  head += "\r\n";
+  for (const auto& field : res) {
+    head += field.name_string();
+    head += ": "sv;
+    head += field.value();
+    head += "\r\n"sv;
+  }
+  head += "\r\n"sv;
+  head.append(static_cast<const char*>(up.buffer.data().data()), up.buffer.size());
+  up.buffer.clear();
+  if (!co_await WriteAll(client, head)) co_return false;
+  // From now on the connection is the two peers': no deadline (Stop still ends it at once).
+  if (outcome.client_deadline) {
+    outcome.client_deadline->Never();
+    outcome.client_deadline->set_idle(true);
+  }
+  tcp::socket& upstream = up.stream->socket;
+  UpstreamTlsStream* const upstream_tls = up.stream->tls ? &*up.stream->tls : nullptr;
+  // What the client sent after its request goes first.
+  if (outcome.client_buffer && outcome.client_buffer->size() > 0) {
+    error_code ec;
+    if (upstream_tls)
+      std::tie(ec, std::ignore) = co_await asio::async_write(*upstream_tls, outcome.client_buffer->data(), kTuple);
+    else
+      std::tie(ec, std::ignore) = co_await asio::async_write(upstream, outcome.client_buffer->data(), kTuple);
+    outcome.client_buffer->clear();
+    if (ec) co_return false;
+  }
+  std::function<void()> close = [&client, &upstream] {
+    error_code ignored;
+    client.tcp().shutdown(tcp::socket::shutdown_both, ignored);
+    upstream.shutdown(tcp::socket::shutdown_both, ignored);
+  };
+  if (upstream_tls)
+    co_await RelayBoth(w.ioc, client, *upstream_tls, std::move(close));
+  else
+    co_await RelayBoth(w.ioc, client, upstream, std::move(close));
+  co_return false;
+}
+
 asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, const Route& route, Exchange& x,
                                            const std::string& body, bool head_request, unsigned client_version,
                                            bool keep_alive, const RetryConfig* retry, const CookiePlan& cookies,
@@ -1748,7 +1868,8 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
   // The request as the server gets it (UpstreamHead). Without middlewares every header is the
   // parser's or the edge's own: nothing to check.
   std::string head;
-  auto build_head = [&] { UpstreamHead(head, x, *pick.leaf, *server, body.size(), route.chain.empty()); };
+  const std::string_view upgrade = UpgradeType(x.headers);  // after the middlewares, as Go reads it
+  auto build_head = [&] { UpstreamHead(head, x, *pick.leaf, *server, body.size(), route.chain.empty(), upgrade); };
   build_head();
   std::vector<const ServerState*> refused;  // servers that refused the connection: never sent anything
 
@@ -1919,6 +2040,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
     // The response's head, as the client gets it.
     auto& res = rp.get();
     const int status = static_cast<int>(res.result_int());
+    if (status == 101) co_return co_await SwitchProtocols(w, client, *up, res, upgrade, outcome);
     // failover.errors: the main's answer has one of the failover's statuses: dropped, and the
     // request goes to the fallback.
     if (const Backend* level = pick.failover; level && InRanges(level->failover_statuses, status)) {

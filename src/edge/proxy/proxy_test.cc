@@ -20,11 +20,14 @@
 
 #include "edge/middleware.h"
 #include "edge/proxy/sticky.h"
+#include "edge/proxy/switching_upstream_testing.h"
 #include "http/client.h"
 #include "http/server.h"
 
 namespace paddock::edge {
 namespace {
+
+using testing::SwitchingUpstream;
 
 // A backend: answers "<name> <path>" and echoes the forwarding headers it got.
 class Backend_ {
@@ -812,6 +815,59 @@ class RawUpstream {
   uint16_t port_ = 0;
   std::thread thread_;
 };
+
+TEST_F(ProxyTest, AWebSocketUpgradeIsRelayedBothWaysUntilEitherSideCloses) {
+  SwitchingUpstream upstream("websocket", "hello;");
+  StartProxy(1);
+  RouteAllTo(upstream.port());
+  const std::string upgrade =
+      "GET /chat HTTP/1.1\r\nHost: a.test\r\nConnection: keep-alive, Upgrade\r\nUpgrade: websocket\r\n"
+      "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n";
+  {
+    RawConnection ws(port_);
+    ws.Write(upgrade + "early;");  // a frame sent before the answer came goes on too
+    const std::string got = ws.ReadUntil("early;");
+    EXPECT_TRUE(got.starts_with("HTTP/1.1 101 Switching Protocols\r\n")) << got;
+    // The server's head as it sent it (Go writes a 101's headers untouched), then its bytes.
+    EXPECT_NE(got.find("\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: abc\r\n\r\nhello;"),
+              std::string::npos)
+        << got;
+    EXPECT_TRUE(got.ends_with("hello;early;")) << got;
+    for (const char* message : {"one", "two", "three"}) {
+      ws.Write(message);
+      EXPECT_EQ(ws.ReadUntil(message), message);
+    }
+    ASSERT_EQ(upstream.heads().size(), 1u);
+    const std::string head = upstream.heads()[0];
+    // Go's ReverseProxy: hop-by-hop headers dropped, then "Connection: Upgrade" and the Upgrade.
+    EXPECT_NE(head.find("\r\nConnection: Upgrade\r\nUpgrade: websocket"), std::string::npos) << head;
+    EXPECT_EQ(head.find("keep-alive"), std::string::npos) << head;
+    EXPECT_NE(head.find("\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"), std::string::npos) << head;
+  }  // the client closes: the edge closes the server's side too
+  WaitFor([&] { return upstream.closed() == 1; });
+  EXPECT_EQ(upstream.closed(), 1);
+  // The switched connections are the peers': the edge goes on serving others.
+  RawConnection again(port_);
+  again.Write(upgrade);
+  EXPECT_NE(again.ReadUntil("hello;").find("101 Switching Protocols"), std::string::npos);
+}
+
+TEST_F(ProxyTest, ASwitchToAnotherProtocolThanAskedOrUnaskedIs502) {
+  SwitchingUpstream upstream("h2c");
+  StartProxy(1);
+  RouteAllTo(upstream.port());
+  RawConnection ws(port_);
+  ws.Write("GET / HTTP/1.1\r\nHost: a.test\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\nframe");
+  const std::string got = ws.ReadUntil("Bad Gateway");
+  EXPECT_TRUE(got.starts_with("HTTP/1.1 502 Bad Gateway\r\n")) << got;
+  EXPECT_EQ(got.find("frame"), std::string::npos) << got;  // nothing of the client's reached it
+  // A 101 to a request that asked for nothing is 502 too.
+  http::Client client("127.0.0.1", port_);
+  auto plain = client.Send(Get("/", "a.test"));
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_EQ(plain->status, 502);
+  EXPECT_EQ(plain->body, "Bad Gateway");
+}
 
 TEST_F(ProxyTest, AHealthCheckedServerIsNotRoutedBeforeItsFirstProbePasses) {
   std::atomic<bool> healthy{false};

@@ -33,6 +33,7 @@
 #include "edge/edge.h"
 #include "edge/proxy/compile.h"
 #include "edge/proxy/proxy.h"
+#include "edge/proxy/switching_upstream_testing.h"
 #include "edge/runtime.h"
 #include "http/client.h"
 #include "http/server.h"
@@ -780,6 +781,47 @@ TEST_F(TlsProxyTest, PassTlsClientCertPassesTheClientsCertificateAndItsInfoAndNe
   auto plain = client.Send(req);
   ASSERT_TRUE(plain.ok()) << plain.status().ToString();
   EXPECT_EQ(plain->body, "cert= info=");
+}
+
+TEST_F(TlsProxyTest, AWebSocketOverTlsIsRelayed) {
+  CertificateFiles cert = WriteCertificate(dir_, "app", "app.test", {"app.test"});
+  testing::SwitchingUpstream upstream("websocket", "hello;");
+  auto errors = Serve(fmt::format(R"J({{
+    "http":{{"routers":{{"r":{{"rule":"Host(`app.test`)","service":"s","tls":{{}}}}}},
+            "services":{{"s":{{"loadBalancer":{{"servers":[{{"url":"http://127.0.0.1:{}"}}]}}}}}}}},
+    "tls":{{"certificates":[{{"certFile":"{}","keyFile":"{}"}}]}}}})J",
+                                  upstream.port(), cert.cert_file, cert.key_file));
+  EXPECT_TRUE(errors.empty()) << errors.front();
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  timeval tv{10, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port_);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
+  SSL* ssl = SSL_new(ctx);
+  SSL_set_fd(ssl, fd);
+  SSL_set_tlsext_host_name(ssl, "app.test");
+  ASSERT_EQ(SSL_connect(ssl), 1);
+  auto write = [&](std::string_view data) { SSL_write(ssl, data.data(), static_cast<int>(data.size())); };
+  auto read_until = [&](std::string_view needle) {
+    std::string got;
+    char buf[4096];
+    for (int n; got.find(needle) == std::string::npos && (n = SSL_read(ssl, buf, sizeof(buf))) > 0;)
+      got.append(buf, static_cast<size_t>(n));
+    return got;
+  };
+  write("GET /chat HTTP/1.1\r\nHost: app.test\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\nearly;");
+  const std::string got = read_until("early;");
+  EXPECT_TRUE(got.starts_with("HTTP/1.1 101 Switching Protocols\r\n")) << got;
+  EXPECT_TRUE(got.ends_with("hello;early;")) << got;
+  write("ping");
+  EXPECT_EQ(read_until("ping"), "ping");
+  SSL_free(ssl);
+  SSL_CTX_free(ctx);
+  ::close(fd);
 }
 
 TEST_F(TlsProxyTest, EachHostGetsItsRoutersOptionsAndDifferentOptionsOnOneHostGetTheDefault) {
