@@ -614,5 +614,24 @@ class UpEdgeFlags(unittest.TestCase):
             self.assertFalse(os.path.exists(state), args)
 
 
+
+class EdgeMetricsFlags(unittest.TestCase):
+    """`paddock edge` takes Traefik's metrics flags and refuses bad buckets before it starts."""
+
+    def test_bad_buckets_are_refused_naming_the_flag(self):
+        env = dict(os.environ, AWS_ACCESS_KEY_ID="AKIAEXAMPLE", AWS_SECRET_ACCESS_KEY="x")
+        cases = [
+            ("0.3,0.1", "--metrics.prometheus.buckets: histogram buckets must be in increasing order: 0.3 >= 0.1"),
+            ("fast", "--metrics.prometheus.buckets: 'fast' is not a number of seconds"),
+        ]
+        for value, said in cases:
+            r = subprocess.run([h.paddock_bin(), "edge", "--endpoint", "http://127.0.0.1:1", "--entrypoint",
+                                "web=127.0.0.1:0", "--no-api", "--metrics.prometheus.addEntryPointsLabels=false",
+                                f"--metrics.prometheus.buckets={value}"], capture_output=True, text=True,
+                               timeout=60, stdin=subprocess.DEVNULL, env=env)
+            self.assertEqual(r.returncode, 1, (value, r.stdout, r.stderr))
+            self.assertIn(said, r.stderr, value)
+
+
 if __name__ == "__main__":
     unittest.main()

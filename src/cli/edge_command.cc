@@ -105,7 +105,17 @@ void AddEdgeCommand(CLI::App& app, EdgeCommand& c) {
                     "Paddock bounds it at 16 MiB either way)")
       ->ignore_case();
   c.cmd->add_flag("--metrics.prometheus.addrouterslabels", c.add_routers_labels,
-                  "Traefik's: the traefik_router_* series on /metrics, by router and service (default false)");
+                  "Traefik's: the traefik_router_* series on /metrics, by router and service (default false)")
+      ->ignore_case();
+  c.cmd->add_flag("--metrics.prometheus.addentrypointslabels", c.add_entry_points_labels,
+                  "Traefik's: the traefik_entrypoint_* series on /metrics (default true; =false leaves them out)")
+      ->ignore_case();
+  c.cmd->add_flag("--metrics.prometheus.addserviceslabels", c.add_services_labels,
+                  "Traefik's: the traefik_service_* series on /metrics (default true; =false leaves them out)")
+      ->ignore_case();
+  c.cmd->add_option("--metrics.prometheus.buckets", c.buckets,
+                    "Traefik's: the request-duration histograms' buckets, seconds, ascending (default 0.1,0.3,1.2,5)")
+      ->ignore_case();
   // Traefik's own static flags for entry points name the entry point inside the flag
   // (--entrypoints.<name>.http.sanitizepath, .http.redirections.entrypoint.*), and its
   // --serversTransport.* flags are many: they arrive as extras, and edge/proxy/entry_point_flags.h
@@ -221,6 +231,13 @@ int RunEdgeCommand(const EdgeCommand& c) {
   options.file = c.file_filename;
   options.file_directory = c.file_directory;
   options.router_metrics = c.add_routers_labels;
+  options.entry_point_metrics = c.add_entry_points_labels;
+  options.service_metrics = c.add_services_labels;
+  if (!c.buckets.empty()) {
+    auto buckets = edge::ParseMetricsBuckets(c.buckets);
+    if (!buckets.ok()) return Fail("metrics", buckets.status());
+    options.duration_buckets = *std::move(buckets);
+  }
   if (Status s = http.Apply(options, {"--providers.http.pollinterval", "--providers.http.polltimeout"}); !s.ok())
     return Fail("http provider", s);
   edge::EcsApiOptions api_options{.host = endpoint->first, .port = endpoint->second, .credentials = *credentials,

@@ -87,6 +87,9 @@ struct EdgeCommand {
   // and arrive as extras.
   HttpProviderFlags http;
   bool add_routers_labels = false;  // metrics.prometheus.addRoutersLabels
+  bool add_entry_points_labels = true;  // metrics.prometheus.addEntryPointsLabels
+  bool add_services_labels = true;      // metrics.prometheus.addServicesLabels
+  std::string buckets;                  // metrics.prometheus.buckets; "" Traefik's 0.1,0.3,1.2,5
 };
 
 void AddEdgeCommand(CLI::App& app, EdgeCommand& c);

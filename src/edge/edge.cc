@@ -22,7 +22,12 @@ namespace paddock::edge {
 namespace {
 
 ProxyOptions ProxyOptionsOf(const EdgeOptions& edge) {
-  ProxyOptions o{.entry_points = edge.entry_points, .io_threads = edge.io_threads, .router_metrics = edge.router_metrics};
+  ProxyOptions o{.entry_points = edge.entry_points,
+                 .io_threads = edge.io_threads,
+                 .router_metrics = edge.router_metrics,
+                 .entry_point_metrics = edge.entry_point_metrics,
+                 .service_metrics = edge.service_metrics,
+                 .duration_buckets = edge.duration_buckets};
   edge.servers_transport.ApplyTo(o);
   return o;
 }

@@ -84,6 +84,10 @@ struct EdgeOptions {
   // Traefik's metrics.prometheus.addRoutersLabels (default false): the traefik_router_* series on
   // /metrics (ProxyOptions::router_metrics).
   bool router_metrics = false;
+  // Traefik's addEntryPointsLabels, addServicesLabels and buckets (ProxyOptions).
+  bool entry_point_metrics = true;
+  bool service_metrics = true;
+  std::vector<double> duration_buckets = {0.1, 0.3, 1.2, 5};
 };
 
 // What the edge runs now, for its API and the tests.

@@ -142,6 +142,10 @@ void Histogram::Observe(double seconds) {
 }
 
 void Histogram::Merge(const Histogram& other) {
+  if (count == 0 && bounds != other.bounds) {  // an empty one takes the other's buckets
+    *this = other;
+    return;
+  }
   if (counts.size() < other.counts.size()) counts.resize(other.counts.size());
   for (size_t i = 0; i < other.counts.size(); ++i) counts[i] += other.counts[i];
   count += other.count;

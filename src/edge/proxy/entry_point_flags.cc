@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <optional>
 #include <string_view>
 
@@ -223,6 +224,22 @@ Status ApplyEntryPointFlags(const std::vector<std::string>& args, std::vector<En
                                          kRedirect));
   entry_points = std::move(out);
   return OkStatus();
+}
+
+StatusOr<std::vector<double>> ParseMetricsBuckets(std::string_view value) {
+  std::vector<double> bounds;
+  for (const std::string& item : CommaList(value)) {
+    double v = 0;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (ec != std::errc() || end != item.data() + item.size() || !std::isfinite(v))
+      return InvalidArgument(fmt::format("--metrics.prometheus.buckets: '{}' is not a number of seconds", item));
+    if (!bounds.empty() && v <= bounds.back())
+      return InvalidArgument(fmt::format("--metrics.prometheus.buckets: histogram buckets must be in increasing order: {} >= {}",
+                                         bounds.back(), v));
+    bounds.push_back(v);
+  }
+  if (bounds.empty()) return InvalidArgument("--metrics.prometheus.buckets: no bucket given");
+  return bounds;
 }
 
 }  // namespace paddock::edge

@@ -27,6 +27,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/status.h"
@@ -44,5 +45,10 @@ Status ApplyEntryPointFlags(const std::vector<std::string>& args, std::vector<En
 // Takes the `--serversTransport.*` words (and their value words) out of `args` into `transport`.
 // InvalidArgument naming the word for an option not taken or a bad value; both are then unchanged.
 Status TakeServersTransportFlags(std::vector<std::string>& args, ServersTransport& transport);
+
+// Traefik's `--metrics.prometheus.buckets`: seconds as Go floats, comma-separated ("0.1,0.3,1.2,5").
+// InvalidArgument for one that is not a number, or for bounds not strictly ascending (Prometheus
+// refuses them: Traefik fails to start).
+StatusOr<std::vector<double>> ParseMetricsBuckets(std::string_view value);
 
 }  // namespace paddock::edge

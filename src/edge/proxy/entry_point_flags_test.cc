@@ -240,5 +240,18 @@ TEST(TakeServersTransportFlagsTest, RefusesWhatItDoesNotCarryOutAndChangesNothin
   }
 }
 
+TEST(ParseMetricsBucketsTest, TakesAscendingSecondsAsTraefiksBucketsFlag) {
+  EXPECT_EQ(*ParseMetricsBuckets("0.1,0.3,1.2,5"), (std::vector<double>{0.1, 0.3, 1.2, 5}));
+  EXPECT_EQ(*ParseMetricsBuckets(" 0.005, 2.5e1 "), (std::vector<double>{0.005, 25}));
+  for (const char* bad : {"", "0.1,x", "0.3,0.1", "1,1", "inf", "0.1,,nan"}) {
+    SCOPED_TRACE(bad);
+    auto parsed = ParseMetricsBuckets(bad);
+    ASSERT_FALSE(parsed.ok());
+    EXPECT_TRUE(parsed.status().message().starts_with("--metrics.prometheus.buckets: ")) << parsed.status().message();
+  }
+  EXPECT_EQ(ParseMetricsBuckets("0.3,0.1").status().message(),
+            "--metrics.prometheus.buckets: histogram buckets must be in increasing order: 0.3 >= 0.1");
+}
+
 }  // namespace
 }  // namespace paddock::edge

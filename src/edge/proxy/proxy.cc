@@ -303,6 +303,7 @@ struct Outcome {
   // relays what the client sent after its request, and lifts the deadline.
   beast::flat_buffer* client_buffer = nullptr;
   Deadline* client_deadline = nullptr;
+  std::string_view upgrade_header;  // the client's Upgrade, as received (a request without one skips UpgradeType)
 };
 
 // Record's shortcut key: (code, protocol, method, entry point) in one word.
@@ -970,8 +971,9 @@ asio::awaitable<void> Proxy::Impl::Serve(Worker& w, tcp::socket socket, size_t e
     out.tls_requests = tls_requests;
     out.client_buffer = &buffer;
     out.client_deadline = &deadline;
-    out.protocol = MetricProtocol(req[bhttp::field::connection], req[bhttp::field::upgrade],
-                                  req[bhttp::field::accept], req[bhttp::field::content_type]);
+    out.upgrade_header = req[bhttp::field::upgrade];
+    out.protocol = MetricProtocol(req[bhttp::field::connection], out.upgrade_header, req[bhttp::field::accept],
+                                  req[bhttp::field::content_type]);
     const auto began = std::chrono::steady_clock::now();
     bool again = co_await Handle(w, client, req, entry_point, port, client_ip, keep_alive, out);
     Record(w, entry_point_index, req.method_string(), out, std::chrono::steady_clock::now() - began);
@@ -1005,6 +1007,8 @@ void Proxy::Impl::Record(Worker& w, size_t entry_point_index, std::string_view m
                       options_.entry_points[entry_point_index].name};
   };
   auto count = [&](RequestSeries& s) {
+    if (s.requests == 0 && s.duration.bounds != options_.duration_buckets)  // a new series
+      s.duration = Histogram::WithBounds(options_.duration_buckets);
     ++s.requests;
     s.duration.Observe(seconds);
     s.request_bytes += out.request_bytes;
@@ -1145,8 +1149,18 @@ MetricsSnapshot Proxy::Impl::Metrics() const {
         if (routers->count(key.name)) m.router_tls_requests[key] += n;
     }
   }
+  // Traefik registers these families only with addEntryPointsLabels and addServicesLabels.
+  if (!options_.entry_point_metrics) {
+    m.entry_point_requests.clear();
+    m.entry_point_tls_requests.clear();
+  }
+  if (!options_.service_metrics) {
+    m.service_requests.clear();
+    m.service_tls_requests.clear();
+    m.service_retries.clear();
+  }
   for (const auto& [name, backend] : current->backends) {
-    if (!backend->health_check) continue;
+    if (!options_.service_metrics || !backend->health_check) continue;
     for (const Backend::Server& s : backend->servers) {
       const Health h = s.state->health();
       if (h == Health::kUp || h == Health::kDown) m.server_up[{name, s.state->url()}] = h == Health::kUp ? 1 : 0;
@@ -1868,7 +1882,9 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
   // The request as the server gets it (UpstreamHead). Without middlewares every header is the
   // parser's or the edge's own: nothing to check.
   std::string head;
-  const std::string_view upgrade = UpgradeType(x.headers);  // after the middlewares, as Go reads it
+  // After the middlewares, as Go reads it (none can have added an Upgrade when none ran).
+  const std::string_view upgrade =
+      outcome.upgrade_header.empty() && route.chain.empty() ? std::string_view() : UpgradeType(x.headers);
   auto build_head = [&] { UpstreamHead(head, x, *pick.leaf, *server, body.size(), route.chain.empty(), upgrade); };
   build_head();
   std::vector<const ServerState*> refused;  // servers that refused the connection: never sent anything

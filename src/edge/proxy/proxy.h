@@ -119,6 +119,12 @@ struct ProxyOptions {
   // Traefik's metrics.prometheus.addRoutersLabels (its default false): the traefik_router_*
   // series, by router and service (not for @internal routers, as Traefik without addInternals).
   bool router_metrics = false;
+  // Traefik's metrics.prometheus.addEntryPointsLabels and addServicesLabels (both true by default):
+  // false leaves the traefik_entrypoint_* and traefik_service_* families out of Metrics().
+  bool entry_point_metrics = true;
+  bool service_metrics = true;
+  // Traefik's metrics.prometheus.buckets: the request-duration histograms' upper bounds, ascending.
+  std::vector<double> duration_buckets = {0.1, 0.3, 1.2, 5};
 };
 
 // Traefik's static serversTransport: how the edge reaches every server (Go's http.Transport under

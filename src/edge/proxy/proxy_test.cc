@@ -262,6 +262,50 @@ TEST_F(ProxyTest, MetricsLabelTheProtocolAndAGrpcRequestsCodeIsItsStatus) {
                                                       {"200 http a@test", 1}}));
 }
 
+TEST_F(ProxyTest, MetricsOptionsChooseTheBucketsAndLeaveFamiliesOut) {
+  Backend_ a("a");
+  a.Start();
+  StartProxy(ProxyOptions{.entry_points = {{"web", "127.0.0.1", 0}},
+                          .io_threads = 2,
+                          .entry_point_metrics = false,
+                          .duration_buckets = {0.5, 10}});
+  RouteAllTo(a.port());
+  http::Client client("127.0.0.1", port_);
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(client.Send(Get("/", "a.test"))->status, 200);
+  WaitFor([&] {
+    uint64_t n = 0;
+    for (const auto& [key, series] : proxy_->Metrics().service_requests) n += series.requests;
+    return n == 3;
+  });
+  MetricsSnapshot m = proxy_->Metrics();
+  EXPECT_TRUE(m.entry_point_requests.empty());  // Traefik's addEntryPointsLabels=false
+  ASSERT_EQ(m.service_requests.size(), 1u);
+  const Histogram& h = m.service_requests.begin()->second.duration;
+  EXPECT_EQ(h.bounds, (std::vector<double>{0.5, 10}));
+  EXPECT_EQ(h.count, 3u);
+  const std::string text = RenderPrometheus(m);
+  EXPECT_NE(text.find("traefik_service_request_duration_seconds_bucket{code=\"200\",method=\"GET\",protocol=\"http\","
+                      "service=\"a@test\",le=\"10\"} 3"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("le=\"0.3\""), std::string::npos) << text;
+  EXPECT_EQ(text.find("traefik_entrypoint_requests_total"), std::string::npos) << text;
+  EXPECT_NE(text.find("traefik_open_connections"), std::string::npos) << text;  // not an entry-point family
+
+  // addServicesLabels=false: no traefik_service_* family, the entry point's with Traefik's buckets.
+  proxy_->Stop();
+  StartProxy(ProxyOptions{.entry_points = {{"web", "127.0.0.1", 0}}, .io_threads = 1, .service_metrics = false});
+  RouteAllTo(a.port());
+  http::Client again("127.0.0.1", port_);
+  ASSERT_EQ(again.Send(Get("/", "a.test"))->status, 200);
+  WaitFor([&] { return !proxy_->Metrics().entry_point_requests.empty(); });
+  m = proxy_->Metrics();
+  EXPECT_TRUE(m.service_requests.empty());
+  ASSERT_EQ(m.entry_point_requests.size(), 1u);
+  EXPECT_EQ(m.entry_point_requests.begin()->second.duration.bounds, (std::vector<double>{0.1, 0.3, 1.2, 5}));
+  EXPECT_EQ(RenderPrometheus(m).find("traefik_service_"), std::string::npos);
+}
+
 TEST_F(ProxyTest, MetricsCountRequestsByEntryPointAndServiceWithBoundedLabels) {
   Backend_ a("a");
   a.Start();
