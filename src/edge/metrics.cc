@@ -142,9 +142,9 @@ void Histogram::Observe(double seconds) {
 }
 
 void Histogram::Merge(const Histogram& other) {
-  if (count == 0 && bounds != other.bounds) {  // an empty one takes the other's buckets
-    *this = other;
-    return;
+  if (bounds != other.bounds) {
+    if (count == 0) *this = other;  // an empty one takes the other's buckets
+    return;                         // (never adds counts of other buckets into its own)
   }
   if (counts.size() < other.counts.size()) counts.resize(other.counts.size());
   for (size_t i = 0; i < other.counts.size(); ++i) counts[i] += other.counts[i];

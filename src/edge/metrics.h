@@ -55,7 +55,8 @@ struct Histogram {
   static Histogram RequestDurations();  // Traefik's default buckets: 0.1, 0.3, 1.2, 5
   static Histogram DrainDurations();    // 0.1, 0.5, 1, 5, 15, 30, 60, 300
   void Observe(double seconds);
-  // Adds `other`'s observations (same bounds; an empty histogram takes `other`'s).
+  // Adds `other`'s observations; an empty histogram takes `other`'s bounds, and a non-empty one
+  // ignores a histogram of other bounds.
   void Merge(const Histogram& other);
 };
 

@@ -138,11 +138,9 @@ std::vector<X509*> PeerCertificates(SSL* ssl) {
   X509* leaf = SSL_get0_peer_certificate(ssl);
   if (!leaf) return out;
   out.push_back(leaf);
+  // (None after a session resumed from a ticket: OpenSSL's ticket keeps the client's own alone.)
   if (STACK_OF(X509)* rest = SSL_get_peer_cert_chain(ssl)) {
-    for (int i = 0; i < sk_X509_num(rest); ++i) {
-      X509* c = sk_X509_value(rest, i);
-      if (X509_cmp(c, leaf) != 0) out.push_back(c);
-    }
+    for (int i = 0; i < sk_X509_num(rest); ++i) out.push_back(sk_X509_value(rest, i));
   }
   return out;
 }

@@ -119,6 +119,9 @@ class Deadline : public boost::intrusive::list_base_hook<boost::intrusive::link_
   // A client connection waiting for its next request: what Stop cancels at once.
   void set_idle(bool idle) { idle_ = idle; }
   bool idle() const { return idle_; }
+  // One side of a switched connection (a WebSocket): what Stop shuts down at once, both ways.
+  void set_tunnel() { tunnel_ = true; }
+  bool tunnel() const { return tunnel_; }
   tcp::socket& socket() { return socket_; }
 
   // Fires every deadline of `list` that `now` has passed.
@@ -137,6 +140,7 @@ class Deadline : public boost::intrusive::list_base_hook<boost::intrusive::link_
   Clock::time_point at_ = Clock::time_point::max();
   bool fired_ = false;
   bool idle_ = false;
+  bool tunnel_ = false;
 };
 
 // A write in two steps: Send puts what the socket takes at once (all of it, usually: no trip
@@ -275,6 +279,8 @@ using TlsSeries = std::pair<const TlsKey, uint64_t>;
 // What became of one request, for the metrics: the status the client got (0: none was sent), the
 // service it was sent to (null: it did not reach one), the router that matched (null: none) in the
 // table that routed it (held here, so the router outlives a swap) and that table's generation.
+class BodyReservation;
+
 struct Outcome {
   int status = 0;
   std::shared_ptr<const Backend> backend;
@@ -303,6 +309,7 @@ struct Outcome {
   // relays what the client sent after its request, and lifts the deadline.
   beast::flat_buffer* client_buffer = nullptr;
   Deadline* client_deadline = nullptr;
+  BodyReservation* request_reservation = nullptr;  // the request body's share of the budget (Serve's)
   std::string_view upgrade_header;  // the client's Upgrade, as received (a request without one skips UpgradeType)
 };
 
@@ -371,6 +378,11 @@ void UpstreamHead(std::string& head, const Exchange& x, const Backend& leaf, con
     head += "\r\n"sv;
   }
   head += "\r\n"sv;
+}
+
+// Go's ascii.IsPrint: every byte from ' ' to '~'.
+bool PrintableAscii(std::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](char c) { return c >= ' ' && c <= '~'; });
 }
 
 // Go's upgradeType: the Upgrade header's first value when Connection lists "upgrade", else "".
@@ -444,6 +456,12 @@ class BodyReservation {
     } while (!in_use_.compare_exchange_weak(now, now + bytes, std::memory_order_relaxed));
     bytes_ += bytes;
     return true;
+  }
+  // Gives back all but `bytes` of what it holds.
+  void Keep(uint64_t bytes) {
+    if (bytes >= bytes_) return;
+    in_use_.fetch_sub(bytes_ - bytes, std::memory_order_relaxed);
+    bytes_ = bytes;
   }
 
  private:
@@ -690,7 +708,7 @@ class Proxy::Impl {
   // relayed both ways until either side ends; any other 101 is 502. The connection ends with it.
   asio::awaitable<bool> SwitchProtocols(Worker& w, ClientStream& client, Upstream& up,
                                         const bhttp::response_header<>& res, std::string_view requested,
-                                        Outcome& outcome);
+                                        const std::vector<std::string>& set_cookies, Outcome& outcome);
   asio::awaitable<AuthReply> CallAuth(Worker& w, const ForwardAuth& auth, const Exchange& x,
                                       const std::string* body);
   // Mirroring (Traefik's): after a request was answered, the mirrors whose turn it is at each
@@ -837,6 +855,7 @@ void Proxy::Impl::Stop(std::chrono::milliseconds grace) {
       for (Deadline& d : worker->deadlines) {
         error_code ignored;
         if (d.idle()) d.socket().cancel(ignored);
+        if (d.tunnel()) d.socket().shutdown(tcp::socket::shutdown_both, ignored);
       }
     });
   }
@@ -961,6 +980,8 @@ asio::awaitable<void> Proxy::Impl::Serve(Worker& w, tcp::socket socket, size_t e
           co_await WriteAll(client, SimpleResponse(413, "text/plain; charset=utf-8", "Request Entity Too Large\n", false));
         break;
       }
+      // A body of undeclared length held all of max_request_body_bytes while it came: now its size.
+      reservation.Keep(parser.get().body().size());
     }
     // Answering it: Traefik's writeTimeout, by default 0 (a slow or long response is not cut).
     deadline.Within(write_timeout);
@@ -971,6 +992,7 @@ asio::awaitable<void> Proxy::Impl::Serve(Worker& w, tcp::socket socket, size_t e
     out.tls_requests = tls_requests;
     out.client_buffer = &buffer;
     out.client_deadline = &deadline;
+    out.request_reservation = &reservation;
     out.upgrade_header = req[bhttp::field::upgrade];
     out.protocol = MetricProtocol(req[bhttp::field::connection], out.upgrade_header, req[bhttp::field::accept],
                                   req[bhttp::field::content_type]);
@@ -1403,6 +1425,8 @@ asio::awaitable<void> Proxy::Impl::MirrorCopies(Worker& w, Exchange x, std::stri
     std::lock_guard lock(w.stats_mu);
     RequestSeries& series = w.service_stats[RequestKey{std::to_string(status > 0 ? status : 502), std::string(method),
                                                        "http", pick.leaf->name}];
+    if (series.requests == 0 && series.duration.bounds != options_.duration_buckets)  // a new series
+      series.duration = Histogram::WithBounds(options_.duration_buckets);
     ++series.requests;
     series.duration.Observe(seconds);
     series.request_bytes += status > 0 ? copy.size() : 0;
@@ -1793,10 +1817,11 @@ asio::awaitable<AuthReply> Proxy::Impl::CallAuth(Worker& w, const ForwardAuth& a
 
 asio::awaitable<bool> Proxy::Impl::SwitchProtocols(Worker& w, ClientStream& client, Upstream& up,
                                                    const bhttp::response_header<>& res, std::string_view requested,
-                                                   Outcome& outcome) {
-  const std::string_view connection = res[bhttp::field::connection];
-  const std::string_view offered =
-      mw::TokenListHas(connection, "upgrade") ? std::string_view(res[bhttp::field::upgrade]) : std::string_view();
+                                                   const std::vector<std::string>& set_cookies, Outcome& outcome) {
+  bool upgrade_listed = false;  // in any of its Connection headers, as Go reads them
+  for (const auto& field : res)
+    if (field.name() == bhttp::field::connection && mw::TokenListHas(field.value(), "upgrade")) upgrade_listed = true;
+  const std::string_view offered = upgrade_listed ? std::string_view(res[bhttp::field::upgrade]) : std::string_view();
   if (!IEquals(offered, requested) || requested.empty()) {
     // Go's error: backend tried to switch protocol "<offered>" when "<requested>" was requested.
     bad_gateway_.fetch_add(1, std::memory_order_relaxed);
@@ -1809,6 +1834,11 @@ asio::awaitable<bool> Proxy::Impl::SwitchProtocols(Worker& w, ClientStream& clie
   std::string head = "HTTP/1.1 101 ";
   head += res.reason().empty() ? std::string_view("Switching Protocols") : std::string_view(res.reason());
   head += "\r\n";
+  for (const std::string& cookie : set_cookies) {  // a sticky cookie Traefik's balancer set before proxying
+    head += "Set-Cookie: "sv;
+    head += cookie;
+    head += "\r\n"sv;
+  }
   for (const auto& field : res) {
     head += field.name_string();
     head += ": "sv;
@@ -1819,11 +1849,15 @@ asio::awaitable<bool> Proxy::Impl::SwitchProtocols(Worker& w, ClientStream& clie
   head.append(static_cast<const char*>(up.buffer.data().data()), up.buffer.size());
   up.buffer.clear();
   if (!co_await WriteAll(client, head)) co_return false;
-  // From now on the connection is the two peers': no deadline (Stop still ends it at once).
+  // From now on the connection is the two peers': no deadline (Stop still ends it at once), and
+  // nothing of the request's body budget held.
   if (outcome.client_deadline) {
     outcome.client_deadline->Never();
-    outcome.client_deadline->set_idle(true);
+    outcome.client_deadline->set_tunnel();
   }
+  up.stream->deadline.set_tunnel();
+  if (outcome.request_reservation) outcome.request_reservation->Keep(0);
+  if (stopping_.load()) co_return false;  // Stop may have passed the deadlines before they were marked
   tcp::socket& upstream = up.stream->socket;
   UpstreamTlsStream* const upstream_tls = up.stream->tls ? &*up.stream->tls : nullptr;
   // What the client sent after its request goes first.
@@ -1885,6 +1919,11 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
   // After the middlewares, as Go reads it (none can have added an Upgrade when none ran).
   const std::string_view upgrade =
       outcome.upgrade_header.empty() && route.chain.empty() ? std::string_view() : UpgradeType(x.headers);
+  if (!PrintableAscii(upgrade)) {  // Go: client tried to switch to invalid protocol
+    bad_gateway_.fetch_add(1, std::memory_order_relaxed);
+    co_return co_await WriteAll(client, Answered(outcome, 502, "text/plain; charset=utf-8", "Bad Gateway", keep_alive)) &&
+        keep_alive;
+  }
   auto build_head = [&] { UpstreamHead(head, x, *pick.leaf, *server, body.size(), route.chain.empty(), upgrade); };
   build_head();
   std::vector<const ServerState*> refused;  // servers that refused the connection: never sent anything
@@ -2056,7 +2095,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
     // The response's head, as the client gets it.
     auto& res = rp.get();
     const int status = static_cast<int>(res.result_int());
-    if (status == 101) co_return co_await SwitchProtocols(w, client, *up, res, upgrade, outcome);
+    if (status == 101) co_return co_await SwitchProtocols(w, client, *up, res, upgrade, pick.set_cookies, outcome);
     // failover.errors: the main's answer has one of the failover's statuses: dropped, and the
     // request goes to the fallback.
     if (const Backend* level = pick.failover; level && InRanges(level->failover_statuses, status)) {

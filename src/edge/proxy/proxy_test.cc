@@ -890,10 +890,21 @@ TEST_F(ProxyTest, AWebSocketUpgradeIsRelayedBothWaysUntilEitherSideCloses) {
   }  // the client closes: the edge closes the server's side too
   WaitFor([&] { return upstream.closed() == 1; });
   EXPECT_EQ(upstream.closed(), 1);
-  // The switched connections are the peers': the edge goes on serving others.
+  // The switched connections are the peers': the edge goes on serving others. One whose request
+  // came with a body of undeclared length (chunked, empty) holds nothing of the body budget.
   RawConnection again(port_);
-  again.Write(upgrade);
+  const std::string chunked = "GET /chat HTTP/1.1\r\nHost: a.test\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+                              "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n";
+  again.Write(chunked);
   EXPECT_NE(again.ReadUntil("hello;").find("101 Switching Protocols"), std::string::npos);
+  EXPECT_EQ(proxy_->counters().buffered_request_bytes, 0u);
+  // Stop ends a switched connection at once, both ways, rather than waiting out its grace.
+  const auto began = std::chrono::steady_clock::now();
+  proxy_->Stop(std::chrono::seconds(60));
+  EXPECT_LT(std::chrono::steady_clock::now() - began, std::chrono::seconds(30));
+  EXPECT_EQ(again.ReadUntil("never sent"), "");  // closed
+  WaitFor([&] { return upstream.closed() == 2; });
+  EXPECT_EQ(upstream.closed(), 2);
 }
 
 TEST_F(ProxyTest, ASwitchToAnotherProtocolThanAskedOrUnaskedIs502) {
@@ -905,6 +916,11 @@ TEST_F(ProxyTest, ASwitchToAnotherProtocolThanAskedOrUnaskedIs502) {
   const std::string got = ws.ReadUntil("Bad Gateway");
   EXPECT_TRUE(got.starts_with("HTTP/1.1 502 Bad Gateway\r\n")) << got;
   EXPECT_EQ(got.find("frame"), std::string::npos) << got;  // nothing of the client's reached it
+  // A protocol name that is not printable ASCII is not sent on (Go: invalid protocol): 502.
+  RawConnection odd(port_);
+  odd.Write("GET / HTTP/1.1\r\nHost: a.test\r\nConnection: Upgrade\r\nUpgrade: web\xc3\xa9socket\r\n\r\n");
+  EXPECT_TRUE(odd.ReadUntil("Bad Gateway").starts_with("HTTP/1.1 502 Bad Gateway\r\n"));
+  EXPECT_EQ(upstream.heads().size(), 1u);  // only the first request reached the server
   // A 101 to a request that asked for nothing is 502 too.
   http::Client client("127.0.0.1", port_);
   auto plain = client.Send(Get("/", "a.test"));

@@ -87,6 +87,7 @@ struct ClientTls {
   std::string ciphers{};
   std::string cert_pem{};
   std::string key_pem{};
+  std::string chain_pem{};  // certificates sent after the client's own (an intermediate CA's)
   std::vector<std::string> alpn{};
   SSL_SESSION* session = nullptr;  // to resume
 };
@@ -118,6 +119,12 @@ TlsReply TlsRequest(uint16_t port, const std::string& sni, const std::string& re
     EVP_PKEY* key = PEM_read_bio_PrivateKey(key_bio, nullptr, nullptr, nullptr);
     SSL_CTX_use_certificate(ctx, cert);
     SSL_CTX_use_PrivateKey(ctx, key);
+    if (!offer.chain_pem.empty()) {
+      BIO* chain_bio = BIO_new_mem_buf(offer.chain_pem.data(), static_cast<int>(offer.chain_pem.size()));
+      while (X509* extra = PEM_read_bio_X509(chain_bio, nullptr, nullptr, nullptr))
+        SSL_CTX_add_extra_chain_cert(ctx, extra);  // takes it
+      BIO_free(chain_bio);
+    }
     X509_free(cert);
     EVP_PKEY_free(key);
     BIO_free(cert_bio);
@@ -494,6 +501,16 @@ class TestCa {
     Extend(cert_, cert_, NID_key_usage, "critical,keyCertSign,cRLSign");
     X509_sign(cert_, key_, EVP_sha256());
   }
+  // An intermediate CA for `cn`, signed by `parent`.
+  TestCa(const std::string& cn, const TestCa& parent) {
+    key_ = EVP_EC_gen("P-256");
+    cert_ = X509_new();
+    Fill(cert_, cn, key_);
+    X509_set_issuer_name(cert_, X509_get_subject_name(parent.cert_));
+    Extend(cert_, parent.cert_, NID_basic_constraints, "critical,CA:TRUE");
+    Extend(cert_, parent.cert_, NID_key_usage, "critical,keyCertSign,cRLSign");
+    X509_sign(cert_, parent.key_, EVP_sha256());
+  }
   ~TestCa() {
     X509_free(cert_);
     EVP_PKEY_free(key_);
@@ -749,6 +766,8 @@ TEST_F(TlsProxyTest, PassTlsClientCertPassesTheClientsCertificateAndItsInfoAndNe
                                   cert.cert_file, cert.key_file, ca_file));
   EXPECT_TRUE(errors.empty()) << errors.front();
   const PemPair good = ca.Issue("good client");
+  const TestCa intermediate("test intermediate", ca);
+  const PemPair via = intermediate.Issue("via intermediate");
   const std::string forged =
       "GET /certs HTTP/1.1\r\nHost: {}\r\nX-Forwarded-Tls-Client-Cert: forged\r\n"
       "X-Forwarded-Tls-Client-Cert-Info: Subject%3D%22CN%3Dadmin%22\r\nConnection: close\r\n\r\n";
@@ -765,6 +784,16 @@ TEST_F(TlsProxyTest, PassTlsClientCertPassesTheClientsCertificateAndItsInfoAndNe
                                   {.max_version = version, .session = with_cert.session.get()});
     EXPECT_TRUE(resumed.resumed);
     EXPECT_EQ(Body(resumed.response), passed);
+    // A client that sends its intermediate CA too: its own certificate first, then the intermediate.
+    TlsReply chained = TlsRequest(port_, "app.test", GetRequest("app.test", "/certs"),
+                                  {.max_version = version, .cert_pem = via.cert, .key_pem = via.key,
+                                   .chain_pem = intermediate.CertPem()});
+    ASSERT_TRUE(Answered200(chained)) << chained.response;
+    EXPECT_TRUE(Body(chained.response).starts_with("cert=" + PemBody(via.cert) + "," + PemBody(intermediate.CertPem()) +
+                                                   " info=Subject%3D%22CN%3Dvia+intermediate%22%3BIssuer%3D%22CN%3D"
+                                                   "test+intermediate%22%2CSubject%3D%22CN%3Dtest+intermediate%22%3B"
+                                                   "Issuer%3D%22CN%3Dtest+client+CA%22"))
+        << chained.response;
     // Without a certificate (allowed by VerifyClientCertIfGiven) the client's own values do not pass.
     TlsReply without = TlsRequest(port_, "app.test", fmt::format(fmt::runtime(forged), "app.test"),
                                   {.max_version = version});
