@@ -820,15 +820,7 @@ TEST_F(ProxyTest, AFencedServerTakesNoNewRequestsAndDrainsWhenItsLastRequestEnds
 // connection gets `answer` byte for byte once its request's head has arrived, and is closed.
 class RawUpstream {
  public:
-  RawUpstream() : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-    socklen_t len = sizeof(addr);
-    EXPECT_EQ(::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len), 0);
-    port_ = ntohs(addr.sin_port);
-  }
+  RawUpstream() : fd_(testing::BindLoopback(&port_)) {}
   ~RawUpstream() {
     ::shutdown(fd_, SHUT_RDWR);  // ends a blocked accept
     if (thread_.joinable()) thread_.join();
@@ -841,13 +833,7 @@ class RawUpstream {
       for (;;) {
         const int c = ::accept(fd_, nullptr, nullptr);
         if (c < 0) return;
-        std::string got;
-        char buf[4096];
-        while (got.find("\r\n\r\n") == std::string::npos) {
-          const ssize_t n = ::recv(c, buf, sizeof(buf), 0);
-          if (n <= 0) break;
-          got.append(buf, static_cast<size_t>(n));
-        }
+        testing::ReadThroughHead(c);
         ::send(c, answer.data(), answer.size(), MSG_NOSIGNAL);
         ::close(c);
       }
@@ -855,8 +841,8 @@ class RawUpstream {
   }
 
  private:
-  int fd_;
   uint16_t port_ = 0;
+  int fd_;
   std::thread thread_;
 };
 

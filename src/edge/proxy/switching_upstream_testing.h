@@ -1,5 +1,6 @@
-// A test server for switched (WebSocket) connections through the edge: the proxy's and the TLS
-// entry points' tests share it.
+// Raw-socket test servers for the proxy's tests: one bound on loopback that reads a request's head
+// (RawUpstream's and SwitchingUpstream's), and one that switches protocols (WebSockets through the
+// edge), which the proxy's and the TLS entry points' tests share.
 #pragma once
 
 #include <arpa/inet.h>
@@ -17,31 +18,45 @@
 
 namespace paddock::edge::testing {
 
+// A TCP socket bound on 127.0.0.1 at a port of the kernel's choosing, in `*port` (not listening yet).
+inline int BindLoopback(uint16_t* port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  socklen_t len = sizeof(addr);
+  EXPECT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  *port = ntohs(addr.sin_port);
+  return fd;
+}
+
+// What connection `c` sends until a request's head has ended (or it closes): the head and the
+// bytes after it.
+inline std::string ReadThroughHead(int c) {
+  std::string got;
+  char buf[4096];
+  while (got.find("\r\n\r\n") == std::string::npos) {
+    const ssize_t n = ::recv(c, buf, sizeof(buf), 0);
+    if (n <= 0) break;
+    got.append(buf, static_cast<size_t>(n));
+  }
+  return got;
+}
+
 // A server that switches every connection to `protocol` (answering its 101 with `extra` after the
 // head), then echoes each byte it reads back until the edge closes; it records the request heads.
 class SwitchingUpstream {
  public:
   explicit SwitchingUpstream(std::string protocol, std::string extra = "")
-      : protocol_(std::move(protocol)), extra_(std::move(extra)) {
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-    socklen_t len = sizeof(addr);
-    EXPECT_EQ(::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len), 0);
-    port_ = ntohs(addr.sin_port);
+      : protocol_(std::move(protocol)), extra_(std::move(extra)), fd_(BindLoopback(&port_)) {
     EXPECT_EQ(::listen(fd_, 16), 0);
     thread_ = std::thread([this] {
       for (;;) {
         const int c = ::accept(fd_, nullptr, nullptr);
         if (c < 0) return;
-        std::string got;
+        const std::string got = ReadThroughHead(c);
         char buf[4096];
-        while (got.find("\r\n\r\n") == std::string::npos) {
-          const ssize_t n = ::recv(c, buf, sizeof(buf), 0);
-          if (n <= 0) break;
-          got.append(buf, static_cast<size_t>(n));
-        }
         const size_t end = got.find("\r\n\r\n");
         {
           std::lock_guard lock(mu_);
@@ -71,8 +86,8 @@ class SwitchingUpstream {
 
  private:
   std::string protocol_, extra_;
-  int fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
   uint16_t port_ = 0;
+  int fd_;
   std::thread thread_;
   mutable std::mutex mu_;
   std::vector<std::string> heads_;

@@ -92,11 +92,8 @@ struct ClientTls {
   SSL_SESSION* session = nullptr;  // to resume
 };
 
-// One request over TLS to 127.0.0.1:`port`, with `sni` as the server name (none when empty); the
-// request should close the connection (Connection: close). No verification: the test reads the
-// certificate it was served.
-TlsReply TlsRequest(uint16_t port, const std::string& sni, const std::string& request, const ClientTls& offer = {}) {
-  TlsReply out;
+// A connection to 127.0.0.1:`port` whose reads give up after 10 s; -1 when refused.
+int ConnectLoopback(uint16_t port) {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   timeval tv{10, 0};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
@@ -106,8 +103,18 @@ TlsReply TlsRequest(uint16_t port, const std::string& sni, const std::string& re
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
     ::close(fd);
-    return out;
+    return -1;
   }
+  return fd;
+}
+
+// One request over TLS to 127.0.0.1:`port`, with `sni` as the server name (none when empty); the
+// request should close the connection (Connection: close). No verification: the test reads the
+// certificate it was served.
+TlsReply TlsRequest(uint16_t port, const std::string& sni, const std::string& request, const ClientTls& offer = {}) {
+  TlsReply out;
+  const int fd = ConnectLoopback(port);
+  if (fd < 0) return out;
   SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
   SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, nullptr);
   if (offer.max_version) SSL_CTX_set_max_proto_version(ctx, offer.max_version);
@@ -821,14 +828,8 @@ TEST_F(TlsProxyTest, AWebSocketOverTlsIsRelayed) {
     "tls":{{"certificates":[{{"certFile":"{}","keyFile":"{}"}}]}}}})J",
                                   upstream.port(), cert.cert_file, cert.key_file));
   EXPECT_TRUE(errors.empty()) << errors.front();
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  timeval tv{10, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port_);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  const int fd = ConnectLoopback(port_);
+  ASSERT_GE(fd, 0);
   SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
   SSL* ssl = SSL_new(ctx);
   SSL_set_fd(ssl, fd);
