@@ -273,6 +273,9 @@ constexpr Field kRateLimitFields[] = {Int("average"), Dur("period"), Int("burst"
 constexpr Struct kRateLimit{"a rateLimit", kRateLimitFields};
 constexpr Field kInFlightReqFields[] = {Int("amount"), Obj("sourceCriterion", kSourceCriterion)};
 constexpr Struct kInFlightReq{"an inFlightReq", kInFlightReqFields};
+constexpr Field kCircuitBreakerFields[] = {Str("expression"), Dur("checkPeriod"), Dur("fallbackDuration"),
+                                           Dur("recoveryDuration"), Int("responseCode")};
+constexpr Struct kCircuitBreaker{"a circuitBreaker", kCircuitBreakerFields};
 
 // RedirectRegex, RedirectScheme
 constexpr Field kRedirectRegexFields[] = {Str("regex"), Str("replacement"), Bool("permanent")};
@@ -355,7 +358,7 @@ constexpr Field kMiddlewareFields[] = {
     Refused("ipWhiteList", "deprecated by Traefik and not supported by the edge: use ipAllowList"),
     Refused("compress", kPhase2),
     Obj("inFlightReq", kInFlightReq),
-    Refused("circuitBreaker", kPhase2),
+    Obj("circuitBreaker", kCircuitBreaker),
     Refused("errors", kPhase2),
     Refused("digestAuth", kPhase2),
     Obj("passTLSClientCert", kPassTlsClientCert),

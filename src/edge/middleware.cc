@@ -550,8 +550,9 @@ StatusOr<BuiltMiddleware> BuildMiddleware(const boost::json::object& config) {
   if (kind == "buffering") return BuildBuffering(options);
   if (kind == "passTLSClientCert") return FromMiddleware(mw::BuildPassTlsClientCert(options));
   if (kind == "inFlightReq") return FromMiddleware(mw::BuildInFlightReq(options));
-  static constexpr std::array<std::string_view, 6> kPhaseTwo = {"compress", "circuitBreaker", "errors",
-                                                                "digestAuth", "grpcWeb", "plugin"};
+  if (kind == "circuitBreaker") return FromMiddleware(mw::BuildCircuitBreaker(options));
+  static constexpr std::array<std::string_view, 5> kPhaseTwo = {"compress", "errors", "digestAuth", "grpcWeb",
+                                                                "plugin"};
   if (std::find(kPhaseTwo.begin(), kPhaseTwo.end(), kind) != kPhaseTwo.end()) {
     return InvalidArgument(fmt::format("middleware {} is not supported", kind));
   }

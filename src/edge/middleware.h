@@ -22,6 +22,10 @@
 //     Retry-After and X-Retry-In, or a delay (Exchange::delay).
 //   inFlightReq: 429 "max connections reached: N" past N requests of one source under way
 //     (oxy's connlimit; a request holds its slot until it is over: Exchange::holds).
+//   circuitBreaker: oxy's cbreaker — its expression (NetworkErrorRatio(), ResponseCodeRatio(a, b,
+//     c, d), LatencyAtQuantileMS(q)) over the last 10 s of the requests it let through (OnDone),
+//     checked at most once a checkPeriod; tripped, it answers responseCode (503) with its status
+//     text for fallbackDuration, then lets a growing share through for recoveryDuration.
 //   passTLSClientCert: X-Forwarded-Tls-Client-Cert (the certificates the client presented, each
 //     base64 DER, comma-separated) and X-Forwarded-Tls-Client-Cert-Info (the fields asked for,
 //     query-escaped), as Traefik v3 writes them; nothing without a client certificate.
@@ -105,6 +109,11 @@ class Middleware {
   // also when a later middleware answered it (Traefik's response writers wrap: a basicAuth 401
   // after a headers middleware carries its customResponseHeaders), never for the one answering.
   virtual void OnResponse(const Exchange& /*exchange*/, int /*status*/, HeaderList& /*headers*/) const {}
+  // Called once the request is over (its answer's last byte relayed, or the answer given up), with
+  // the status the client was answered with and the time, for every middleware whose OnRequest
+  // passed the request on: what circuitBreaker measures.
+  virtual void OnDone(const Exchange& /*exchange*/, int /*status*/,
+                      std::chrono::steady_clock::time_point /*done*/) const {}
 };
 
 struct ForwardAuthConfig {

@@ -15,14 +15,13 @@
 //   RequestMethod()   the request's method, compared with == or != only
 // As oxy: no `!` (oxy's parser defines no NOT), no literal on the left, an int function compared
 // with a string (or the reverse) is an error, and so is an expression that is not a predicate
-// (`Attempts()` alone). Bounded: at most 4,096 bytes and 64 nested parentheses.
+// (`Attempts()` alone). Bounded: at most 4,096 bytes and 64 nested parentheses (edge/oxy_predicate.h).
 #pragma once
 
-#include <memory>
-#include <string>
 #include <string_view>
 
 #include "common/status.h"
+#include "edge/oxy_predicate.h"
 
 namespace paddock::edge {
 
@@ -38,11 +37,9 @@ class RetryExpression {
   static StatusOr<RetryExpression> Parse(std::string_view text);
   bool Matches(const RetryContext& context) const;
 
-  struct Node;
-
  private:
-  explicit RetryExpression(std::shared_ptr<const Node> root) : root_(std::move(root)) {}
-  std::shared_ptr<const Node> root_;
+  explicit RetryExpression(OxyPredicate predicate) : predicate_(std::move(predicate)) {}
+  OxyPredicate predicate_;
 };
 
 }  // namespace paddock::edge

@@ -203,6 +203,7 @@ StatusOr<std::shared_ptr<const Middleware>> BuildIpAllowList(const boost::json::
 StatusOr<std::shared_ptr<const Middleware>> BuildRateLimit(const boost::json::value& config);
 StatusOr<std::shared_ptr<const Middleware>> BuildPassTlsClientCert(const boost::json::value& config);
 StatusOr<std::shared_ptr<const Middleware>> BuildInFlightReq(const boost::json::value& config);
+StatusOr<std::shared_ptr<const Middleware>> BuildCircuitBreaker(const boost::json::value& config);
 
 // ---- passTLSClientCert's headers, from the certificates the client presented (its own first) ----
 

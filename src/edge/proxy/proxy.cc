@@ -1297,6 +1297,20 @@ asio::awaitable<bool> Proxy::Impl::Handle(Worker& w, ClientStream& client,
   }
   const RetryConfig* retry = nullptr;
   CookiePlan cookies;
+  // Middleware::OnDone (circuitBreaker's measure): the steps that passed the request on are told
+  // its status once it is over, whichever way this returns.
+  struct DoneGuard {
+    const Route& route;
+    const Exchange& x;
+    const Outcome& outcome;
+    size_t passed = 0;
+    ~DoneGuard() {
+      if (passed == 0 || outcome.status == 0) return;
+      const auto now = std::chrono::steady_clock::now();
+      for (size_t j = 0; j < passed; ++j)
+        if (const auto& m = route.chain[j].middleware) m->OnDone(x, outcome.status, now);
+    }
+  } done{*route, x, outcome};
   for (size_t i = 0; i < route->chain.size(); ++i) {
     const Step& step = route->chain[i];
     if (step.retry && !retry) retry = &*step.retry;
@@ -1341,6 +1355,7 @@ asio::awaitable<bool> Proxy::Impl::Handle(Worker& w, ClientStream& client,
       answer = step.middleware->OnRequest(x);
     }
     if (answer) {
+      done.passed = i;
       // The middlewares before it still change the answer's headers (they wrap it, as in Traefik).
       for (size_t j = i; j-- > 0;)
         if (route->chain[j].middleware) route->chain[j].middleware->OnResponse(x, answer->status, answer->headers);
@@ -1349,6 +1364,7 @@ asio::awaitable<bool> Proxy::Impl::Handle(Worker& w, ClientStream& client,
           keep_alive;
     }
   }
+  done.passed = route->chain.size();
   if (x.delay.count() > 0) {  // rateLimit's shaping
     asio::steady_timer wait(w.ioc, x.delay);
     co_await wait.async_wait(kTuple);

@@ -651,6 +651,36 @@ TEST_F(ProxyTest, AChainChangesTheRequestAndTheResponseAndItsAnswersKeepTheHeade
   EXPECT_EQ(a.hits(), 1);
 }
 
+TEST_F(ProxyTest, ACircuitBreakerTripsOnWhatItsRequestsWereAnsweredAndThenAnswersForTheServer) {
+  std::atomic<int> hits{0};
+  http::Server backend({}, [&](const http::Request&) {
+    hits.fetch_add(1);
+    http::Response resp;
+    resp.status = 502;  // as a server behind it failing
+    resp.body = "down";
+    return resp;
+  });
+  auto port = backend.Start();
+  ASSERT_TRUE(port.ok());
+  StartProxy(1);
+  auto lb = MakeBackend(registry_, "a@test", {*port});
+  Route route = MakeRoute("a@test", "PathPrefix(`/`)", 1, lb);
+  route.chain = {MiddlewareStep("cb@test", R"({"circuitBreaker":{"expression":"NetworkErrorRatio() > 0.5"}})")};
+  Serve({route}, {lb});
+  http::Client client("127.0.0.1", port_);
+  // The first answer is measured once its request is over, and the first check comes then: 1 of 1.
+  auto first = client.Send(Get("/", "a.test"));
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(first->status, 502);
+  EXPECT_EQ(first->body, "down");
+  auto tripped = client.Send(Get("/", "a.test"));  // the same connection: after the first was over
+  ASSERT_TRUE(tripped.ok());
+  EXPECT_EQ(tripped->status, 503);
+  EXPECT_EQ(tripped->body, "Service Unavailable");
+  EXPECT_EQ(hits.load(), 1);  // the server was not asked again
+  backend.Stop();
+}
+
 TEST_F(ProxyTest, InFlightReqHoldsItsSlotUntilTheResponsesLastByteWasRelayed) {
   std::promise<void> streaming, release;
   std::shared_future<void> released = release.get_future().share();
