@@ -276,6 +276,9 @@ constexpr Struct kInFlightReq{"an inFlightReq", kInFlightReqFields};
 constexpr Field kCircuitBreakerFields[] = {Str("expression"), Dur("checkPeriod"), Dur("fallbackDuration"),
                                            Dur("recoveryDuration"), Int("responseCode")};
 constexpr Struct kCircuitBreaker{"a circuitBreaker", kCircuitBreakerFields};
+constexpr Field kCompressFields[] = {Strs("excludedContentTypes"), Strs("includedContentTypes"),
+                                     Int("minResponseBodyBytes"), Strs("encodings"), Str("defaultEncoding")};
+constexpr Struct kCompress{"a compress", kCompressFields};
 
 // RedirectRegex, RedirectScheme
 constexpr Field kRedirectRegexFields[] = {Str("regex"), Str("replacement"), Bool("permanent")};
@@ -356,7 +359,7 @@ constexpr Field kMiddlewareFields[] = {
     Obj("buffering", kBuffering),
     Obj("retry", kRetry),
     Refused("ipWhiteList", "deprecated by Traefik and not supported by the edge: use ipAllowList"),
-    Refused("compress", kPhase2),
+    AllowEmpty(Obj("compress", kCompress)),
     Obj("inFlightReq", kInFlightReq),
     Obj("circuitBreaker", kCircuitBreaker),
     Refused("errors", kPhase2),

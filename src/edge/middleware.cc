@@ -11,6 +11,7 @@
 #include <re2/re2.h>
 
 #include "edge/dynamic.h"
+#include "edge/compress.h"
 #include "edge/internal/middleware_util.h"
 
 namespace paddock::edge {
@@ -551,8 +552,13 @@ StatusOr<BuiltMiddleware> BuildMiddleware(const boost::json::object& config) {
   if (kind == "passTLSClientCert") return FromMiddleware(mw::BuildPassTlsClientCert(options));
   if (kind == "inFlightReq") return FromMiddleware(mw::BuildInFlightReq(options));
   if (kind == "circuitBreaker") return FromMiddleware(mw::BuildCircuitBreaker(options));
-  static constexpr std::array<std::string_view, 5> kPhaseTwo = {"compress", "errors", "digestAuth", "grpcWeb",
-                                                                "plugin"};
+  if (kind == "compress") {
+    ASSIGN_OR_RETURN(CompressConfig c, ParseCompressConfig(options));
+    BuiltMiddleware b;
+    b.compress = std::make_shared<const CompressConfig>(std::move(c));
+    return b;
+  }
+  static constexpr std::array<std::string_view, 4> kPhaseTwo = {"errors", "digestAuth", "grpcWeb", "plugin"};
   if (std::find(kPhaseTwo.begin(), kPhaseTwo.end(), kind) != kPhaseTwo.end()) {
     return InvalidArgument(fmt::format("middleware {} is not supported", kind));
   }

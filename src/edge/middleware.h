@@ -1,8 +1,9 @@
 // edge/middleware: Traefik's HTTP middlewares that decide on the request alone — built once from a
 // middleware's configuration (Traefik's JSON field names, edge/dynamic.h) and applied per request
 // by the proxy (edge/proxy), with no I/O of their own. forwardAuth (a call to an auth server),
-// retry and buffering are carried out by the proxy from their parsed configuration
-// (ForwardAuthConfig, RetryConfig, BufferingConfig below); the rest are Middleware objects.
+// retry, buffering and compress are carried out by the proxy from their parsed configuration
+// (ForwardAuthConfig, RetryConfig, BufferingConfig below, CompressConfig in edge/compress.h); the
+// rest are Middleware objects.
 //
 //   ASSIGN_OR_RETURN(edge::BuiltMiddleware m, edge::BuildMiddleware(config));  // {"stripPrefix":{"prefixes":["/api"]}}
 //   edge::Exchange x = ...;                       // the request as it goes through the chain
@@ -51,6 +52,8 @@
 struct ssl_st;  // OpenSSL's SSL
 
 namespace paddock::edge {
+
+struct CompressConfig;  // edge/compress.h
 
 using HeaderList = std::vector<std::pair<std::string, std::string>>;  // names as received, in order
 
@@ -165,6 +168,7 @@ struct BuiltMiddleware {
   std::optional<ForwardAuthConfig> forward_auth;
   std::optional<RetryConfig> retry;
   std::optional<BufferingConfig> buffering;
+  std::shared_ptr<const CompressConfig> compress;  // carried out by the proxy (edge/compress.h)
   std::vector<std::string> chain;
 };
 

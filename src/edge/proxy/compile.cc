@@ -200,7 +200,8 @@ class Compiler {
       auth = std::move(*fa);
     }
     chain.push_back(Step{.name = name, .middleware = built->middleware, .forward_auth = built->forward_auth,
-                         .auth = std::move(auth), .retry = built->retry, .buffering = built->buffering});
+                         .auth = std::move(auth), .retry = built->retry, .buffering = built->buffering,
+                         .compress = built->compress});
     return true;
   }
 

@@ -61,6 +61,7 @@
 #include <boost/beast/http/empty_body.hpp>
 #include <fmt/format.h>
 
+#include "edge/compress.h"
 #include "edge/internal/middleware_util.h"
 #include "edge/proxy/buffering.h"
 #include "edge/proxy/client_stream.h"
@@ -311,6 +312,7 @@ struct Outcome {
   Deadline* client_deadline = nullptr;
   BodyReservation* request_reservation = nullptr;  // the request body's share of the budget (Serve's)
   std::string_view upgrade_header;  // the client's Upgrade, as received (a request without one skips UpgradeType)
+  CompressPlan compress;  // the encoding the chain's compress step chose (PlanCompression); identity: none
 };
 
 // Record's shortcut key: (code, protocol, method, entry point) in one word.
@@ -1351,6 +1353,12 @@ asio::awaitable<bool> Proxy::Impl::Handle(Worker& w, ClientStream& client,
       outcome.request_bytes = req.body().size();  // buffering reads it whole
       answer = BufferingRequestAnswer(*step.buffering, req.body().size());
       nosniff = false;
+    } else if (step.compress) {
+      // Traefik's compress: the innermost step that picks an encoding is the one that encodes
+      // (an outer one then sees its Content-Encoding and leaves the response as it is).
+      if (CompressPlan plan = PlanCompression(*step.compress, x.method, x.headers);
+          plan.encoding != Encoding::kIdentity)
+        outcome.compress = plan;
     } else if (step.middleware) {
       answer = step.middleware->OnRequest(x);
     }
@@ -2195,6 +2203,46 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
     }
     outcome.status = status;
     if (IsGrpcProtocol(outcome.protocol)) outcome.grpc_status = GrpcStatusCode(res["Grpc-Status"]);
+    // compress (edge/compress.h): a chosen encoding adds Vary; whether the body is encoded is decided
+    // on its first bytes, read ahead into `ahead` (from the body budget, at most the buffered
+    // response's bound: past it the response goes as it is).
+    const CompressPlan& plan = outcome.compress;
+    const bool vary = plan.encoding != Encoding::kIdentity;
+    std::string ahead;
+    BodyReservation ahead_held(buffered_bytes_);
+    bool encode = false;
+    std::string sniffed_type;
+    if (vary && !no_body) {
+      const ResponseFacts facts{.content_encoding = res[bhttp::field::content_encoding],
+                                .content_type = res[bhttp::field::content_type],
+                                .has_content_type = res.find(bhttp::field::content_type) != res.end(),
+                                .content_range = res[bhttp::field::content_range],
+                                .content_length = res[bhttp::field::content_length],
+                                .no_gzip_compression = res.find("No-Gzip-Compression") != res.end()};
+      if (buffered) {
+        encode = DecideCompression(plan, facts, *buffered, true, &sniffed_type) == CompressVerdict::kCompress;
+      } else {
+        auto piece = std::make_unique<char[]>(kRelayChunk);
+        for (;;) {
+          const CompressVerdict verdict = DecideCompression(plan, facts, ahead, rp.is_done(), &sniffed_type);
+          if (verdict != CompressVerdict::kNeedMore) {
+            encode = verdict == CompressVerdict::kCompress;
+            break;
+          }
+          res.body().data = piece.get();
+          res.body().size = kRelayChunk;
+          auto [aec, an] = co_await ReadSomeFrom(upstream, upstream_tls, up->buffer, rp);
+          if (aec == bhttp::error::need_buffer) aec = {};
+          if (aec) co_return false;  // a server that broke off: as mid-body, the client's connection closes
+          const size_t got = kRelayChunk - res.body().size;
+          const bool within = ahead_held.Take(got, options_.max_buffered_request_bytes) &&
+                              ahead.size() + got <= options_.max_buffered_response_bytes;
+          ahead.append(piece.get(), got);
+          if (!within) break;  // the edge's bound: relayed as it is
+        }
+      }
+    }
+    std::unique_ptr<Compressor> encoder = encode ? MakeCompressor(plan.encoding) : nullptr;
     bool chunked_out = false;
     bool keep = keep_alive;
     std::string out_head;
@@ -2205,6 +2253,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
     std::string_view reason = res.reason();
     out_head += reason.empty() ? Reason(status) : reason;
     out_head += "\r\n"sv;
+    if (vary) out_head += "Vary: Accept-Encoding\r\n"sv;  // Traefik's compress adds it before the server's
     std::string_view res_connection = res[bhttp::field::connection];
     HeaderList changed;
     bool any_response_middleware = false;
@@ -2227,6 +2276,10 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
     auto emit = [&](std::string_view n, std::string_view v, bool parsed) {
       if (HopByHop(n) || (!res_connection.empty() && mw::TokenListHas(res_connection, n)) || (!parsed && !SafeHeader(n, v)))
         return;
+      // gzhttp drops Accept-Ranges from what it gzips, and its No-Gzip-Compression always.
+      if (plan.encoding == Encoding::kGzip &&
+          ((encode && IEquals(n, "accept-ranges")) || IEquals(n, "no-gzip-compression")))
+        return;
       if (IEquals(n, "content-length")) {
         content_length = v;
         return;
@@ -2242,7 +2295,36 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
     } else {
       for (const auto& field : res) emit(field.name_string(), field.value(), true);
     }
-    if (no_body) {
+    if (encode) {
+      out_head += "Content-Encoding: "sv;
+      out_head += EncodingName(plan.encoding);
+      out_head += "\r\n"sv;
+    }
+    if (!sniffed_type.empty()) {  // gzhttp's: a response without Content-Type gets the sniffed one
+      out_head += "Content-Type: "sv;
+      out_head += sniffed_type;
+      out_head += "\r\n"sv;
+    }
+    // An encoded body in hand (buffered, or all read ahead) goes with its length; one still coming
+    // is chunked (HTTP/1.1) or ends with the connection.
+    std::optional<std::string> encoded_whole;
+    if (encoder && (buffered || rp.is_done())) {
+      encoded_whole.emplace();
+      encoder->Write(buffered ? std::string_view(*buffered) : std::string_view(ahead), *encoded_whole);
+      encoder->Finish(*encoded_whole);
+    }
+    if (encoded_whole) {
+      out_head += "Content-Length: "sv;
+      AppendDecimal(out_head, encoded_whole->size());
+      out_head += "\r\n"sv;
+    } else if (encoder) {
+      if (client_version >= 11) {
+        out_head += "Transfer-Encoding: chunked\r\n"sv;
+        chunked_out = true;
+      } else {
+        keep = false;
+      }
+    } else if (no_body) {
       if (head_request && !content_length.empty()) {
         out_head += "Content-Length: "sv;
         out_head += content_length;
@@ -2270,7 +2352,73 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
     bool upstream_ok = true;
     bool client_ok = true;
     bool whole = rp.is_done();  // the response is all relayed (or, below, all in hand)
-    if (buffered) {
+    if (encoded_whole) {  // compress: the whole body encoded, with its length
+      const std::array<asio::const_buffer, 2> pieces{asio::buffer(out_head), asio::buffer(*encoded_whole)};
+      SendStep send(client, pieces);
+      error_code ec = send.error();
+      if (send.left()) ec = co_await send.Rest();
+      client_ok = !ec;
+      if (client_ok) outcome.response_bytes = encoded_whole->size();
+      whole = true;
+    } else if (encoder || !ahead.empty()) {
+      // compress's read-ahead goes first (encoded, or as it came), then the rest as it arrives,
+      // each piece encoded and flushed (Traefik flushes too: its ReverseProxy every 100 ms).
+      bool head_sent = false;
+      auto send_out = [&](std::string_view data, bool last) -> asio::awaitable<bool> {
+        std::string framed;
+        if (!head_sent) {
+          framed = out_head;
+          head_sent = true;
+        }
+        if (chunked_out) {
+          if (!data.empty()) {
+            framed += fmt::format("{:x}\r\n", data.size());
+            framed += data;
+            framed += "\r\n"sv;
+          }
+          if (last) framed += "0\r\n\r\n"sv;
+        } else {
+          framed += data;
+        }
+        if (framed.empty()) co_return true;
+        co_return co_await WriteAll(client, framed);
+      };
+      std::string out;
+      if (encoder) {
+        encoder->Write(ahead, out);
+        encoder->Flush(out);
+      } else {
+        out = std::move(ahead);
+      }
+      outcome.response_bytes += out.size();
+      client_ok = co_await send_out(out, rp.is_done());
+      auto piece = std::make_unique<char[]>(kRelayChunk);
+      while (client_ok && !rp.is_done()) {
+        res.body().data = piece.get();
+        res.body().size = kRelayChunk;
+        auto [bec, bn] = co_await ReadSomeFrom(upstream, upstream_tls, up->buffer, rp);
+        if (bec == bhttp::error::need_buffer) bec = {};
+        if (bec) {
+          upstream_ok = false;
+          break;
+        }
+        const size_t got = kRelayChunk - res.body().size;
+        const bool last = rp.is_done();
+        out.clear();
+        if (encoder) {
+          encoder->Write(std::string_view(piece.get(), got), out);
+          if (last)
+            encoder->Finish(out);
+          else
+            encoder->Flush(out);
+        } else {
+          out.assign(piece.get(), got);
+        }
+        outcome.response_bytes += out.size();
+        client_ok = co_await send_out(out, last);
+      }
+      whole = upstream_ok && rp.is_done();
+    } else if (buffered) {
       std::array<asio::const_buffer, 2> pieces{asio::buffer(out_head),
                                                no_body ? asio::const_buffer() : asio::buffer(*buffered)};
       SendStep send(client, pieces);

@@ -332,6 +332,9 @@ struct Step {
   // buffering: the request refused past max_request_body_bytes (413) here; the response read
   // whole before it is sent, refused (500) past the smallest max_response_body_bytes of the chain.
   std::optional<BufferingConfig> buffering{};
+  // compress: the encoding chosen for the request here (PlanCompression); the response encoded as
+  // it is relayed when DecideCompression says so.
+  std::shared_ptr<const CompressConfig> compress{};
 };
 
 struct Route {
