@@ -279,6 +279,10 @@ constexpr Struct kCircuitBreaker{"a circuitBreaker", kCircuitBreakerFields};
 constexpr Field kCompressFields[] = {Strs("excludedContentTypes"), Strs("includedContentTypes"),
                                      Int("minResponseBodyBytes"), Strs("encodings"), Str("defaultEncoding")};
 constexpr Struct kCompress{"a compress", kCompressFields};
+// ErrorPage (nginxHeaders is the ingress-nginx provider's: label:"-", file:"-")
+constexpr Field kErrorPageFields[] = {Strs("status"), StrMap("statusRewrites"), Str("service"), Str("query"),
+                                      AllowEmpty(Strs("errorRequestHeaders"))};  // [] forwards none
+constexpr Struct kErrorPage{"an errors", kErrorPageFields};
 
 // RedirectRegex, RedirectScheme
 constexpr Field kRedirectRegexFields[] = {Str("regex"), Str("replacement"), Bool("permanent")};
@@ -362,7 +366,7 @@ constexpr Field kMiddlewareFields[] = {
     AllowEmpty(Obj("compress", kCompress)),
     Obj("inFlightReq", kInFlightReq),
     Obj("circuitBreaker", kCircuitBreaker),
-    Refused("errors", kPhase2),
+    Obj("errors", kErrorPage),
     Refused("digestAuth", kPhase2),
     Obj("passTLSClientCert", kPassTlsClientCert),
     Refused("grpcWeb", kPhase2),
@@ -915,7 +919,7 @@ StatusOr<std::optional<json::value>> CheckField(const Field& f, const json::valu
         if (!t) return PathError(fmt::format("{}[{}]", path, i), fmt::format("must be a string, not {}", JsonKind(a[i])));
         items.emplace_back(json::string(*t));
       }
-      if (items.empty()) return Out();
+      if (items.empty() && !f.allow_empty) return Out();  // a Go nil slice, unless empty means something
       return Out(std::move(items));
     }
     case Kind::kStringMap: {

@@ -62,7 +62,7 @@ namespace paddock::edge {
 // highestRandomWeight; routers' parentRefs; stores' defaultCertificate) are ignored.
 //
 // A label that names no field of the schema, a value of the wrong type, a `traefik.tcp.*` or
-// `traefik.udp.*` label, a phase-2 middleware (errors,
+// `traefik.udp.*` label, a phase-2 middleware (
 // digestAuth, grpcWeb, plugin): InvalidArgument naming the label
 // (`serversTransports` themselves are Traefik's label:"-", ignored; a loadBalancer's
 // `serversTransport` name is taken). Traefik drops the whole container's configuration on such an error (the caller does).

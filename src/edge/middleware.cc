@@ -4,6 +4,7 @@
 #include "edge/middleware.h"
 
 #include <algorithm>
+#include <charconv>
 #include <array>
 #include <cctype>
 
@@ -516,6 +517,33 @@ Built BuildBuffering(const boost::json::value& config) {
   return b;
 }
 
+Built BuildErrors(const boost::json::value& config) {
+  mw::Options o("errors", config, {"status", "statusRewrites", "service", "query", "errorRequestHeaders", "nginxHeaders"});
+  ErrorPagesConfig c;
+  const std::vector<std::string> status = o.Strings("status");
+  const std::vector<std::pair<std::string, std::string>> rewrites = o.StringMap("statusRewrites");
+  c.service = o.String("service");
+  c.query = o.String("query");
+  if (o.Has("errorRequestHeaders")) c.request_headers = o.Strings("errorRequestHeaders");
+  RETURN_IF_ERROR(o.status());
+  auto ranges = HttpCodeRanges(status);
+  if (!ranges.ok()) return InvalidArgument(fmt::format("errors: {}", ranges.status().message()));
+  c.status = *std::move(ranges);
+  for (const auto& [from, to] : rewrites) {
+    auto from_ranges = HttpCodeRanges({from});
+    if (!from_ranges.ok()) return InvalidArgument(fmt::format("errors: {}", from_ranges.status().message()));
+    int code = 0;
+    auto [end, ec] = std::from_chars(to.data(), to.data() + to.size(), code);
+    if (ec != std::errc() || end != to.data() + to.size() || code < 100 || code > 999)
+      return InvalidArgument(fmt::format("errors: statusRewrites {}: {} is not a status code", from, to));
+    c.rewrites.emplace_back(*std::move(from_ranges), code);
+  }
+  if (c.service.empty()) return InvalidArgument("errors: no service for the error pages");
+  BuiltMiddleware b;
+  b.errors = std::move(c);
+  return b;
+}
+
 Built FromMiddleware(StatusOr<std::shared_ptr<const Middleware>> m) {
   if (!m.ok()) return m.status();
   return Of(*std::move(m));
@@ -552,13 +580,14 @@ StatusOr<BuiltMiddleware> BuildMiddleware(const boost::json::object& config) {
   if (kind == "passTLSClientCert") return FromMiddleware(mw::BuildPassTlsClientCert(options));
   if (kind == "inFlightReq") return FromMiddleware(mw::BuildInFlightReq(options));
   if (kind == "circuitBreaker") return FromMiddleware(mw::BuildCircuitBreaker(options));
+  if (kind == "errors") return BuildErrors(options);
   if (kind == "compress") {
     ASSIGN_OR_RETURN(CompressConfig c, ParseCompressConfig(options));
     BuiltMiddleware b;
     b.compress = std::make_shared<const CompressConfig>(std::move(c));
     return b;
   }
-  static constexpr std::array<std::string_view, 4> kPhaseTwo = {"errors", "digestAuth", "grpcWeb", "plugin"};
+  static constexpr std::array<std::string_view, 3> kPhaseTwo = {"digestAuth", "grpcWeb", "plugin"};
   if (std::find(kPhaseTwo.begin(), kPhaseTwo.end(), kind) != kPhaseTwo.end()) {
     return InvalidArgument(fmt::format("middleware {} is not supported", kind));
   }

@@ -161,6 +161,17 @@ struct BufferingConfig {
   std::shared_ptr<const RetryExpression> retry = nullptr;
 };
 
+// Traefik's errors (customErrors), carried out by the proxy: a response — the server's, a later
+// middleware's or the edge's own — whose status is in `status` is replaced by what `service`
+// answers for `query`, given the status (rewritten by `rewrites`, the first range that has it).
+struct ErrorPagesConfig {
+  std::vector<std::pair<int, int>> status;
+  std::vector<std::pair<std::vector<std::pair<int, int>>, int>> rewrites;  // in the configuration's order
+  std::string service;  // as configured (the compiler qualifies it with the middleware's provider)
+  std::string query;    // {status}, {originalStatus}, {url}
+  std::optional<std::vector<std::string>> request_headers;  // nullopt: every header of the request
+};
+
 // One middleware built from its configuration: exactly one of the members is set, except for a
 // chain, which lists its members' names in `chain` (resolved by the caller, who owns the names).
 struct BuiltMiddleware {
@@ -169,6 +180,7 @@ struct BuiltMiddleware {
   std::optional<RetryConfig> retry;
   std::optional<BufferingConfig> buffering;
   std::shared_ptr<const CompressConfig> compress;  // carried out by the proxy (edge/compress.h)
+  std::optional<ErrorPagesConfig> errors;
   std::vector<std::string> chain;
 };
 

@@ -688,11 +688,16 @@ std::vector<std::pair<std::string, std::string>> Options::StringMap(std::string_
   }
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& field : v->as_object()) {
-    if (!field.value().is_string()) {
+    const boost::json::value& item = field.value();
+    if (item.is_string()) {
+      out.emplace_back(std::string(field.key()), std::string(item.as_string()));
+    } else if (item.is_int64() || item.is_uint64()) {  // as String(): an integer in decimal
+      out.emplace_back(std::string(field.key()),
+                       item.is_int64() ? std::to_string(item.as_int64()) : std::to_string(item.as_uint64()));
+    } else {
       WrongType(key, "a map of strings");
       return {};
     }
-    out.emplace_back(std::string(field.key()), std::string(field.value().as_string()));
   }
   return out;
 }

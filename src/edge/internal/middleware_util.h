@@ -129,7 +129,7 @@ class Options {
   bool Bool(std::string_view key);
   std::optional<int64_t> Int(std::string_view key);
   std::vector<std::string> Strings(std::string_view key);
-  std::vector<std::pair<std::string, std::string>> StringMap(std::string_view key);  // in order
+  std::vector<std::pair<std::string, std::string>> StringMap(std::string_view key);  // in order; integers in decimal
   std::optional<std::chrono::nanoseconds> Duration(std::string_view key);
   std::optional<Options> Object(std::string_view key, std::initializer_list<std::string_view> known);
 

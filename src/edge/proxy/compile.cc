@@ -199,9 +199,15 @@ class Compiler {
       }
       auth = std::move(*fa);
     }
+    std::shared_ptr<const Backend> error_backend;
+    if (built->errors) {
+      error_backend = BackendFor(QualifiedName(built->errors->service, it->second.provider), why);
+      if (!error_backend) return false;
+    }
     chain.push_back(Step{.name = name, .middleware = built->middleware, .forward_auth = built->forward_auth,
                          .auth = std::move(auth), .retry = built->retry, .buffering = built->buffering,
-                         .compress = built->compress});
+                         .compress = built->compress, .errors = built->errors,
+                         .error_backend = std::move(error_backend)});
     return true;
   }
 

@@ -282,6 +282,14 @@ using TlsSeries = std::pair<const TlsKey, uint64_t>;
 // table that routed it (held here, so the router outlives a swap) and that table's generation.
 class BodyReservation;
 
+// An upstream answer kept whole (an error page).
+struct CollectedReply {
+  std::string reason;
+  HeaderList headers;
+  std::string body;
+  bool too_large = false;
+};
+
 struct Outcome {
   int status = 0;
   std::shared_ptr<const Backend> backend;
@@ -313,6 +321,7 @@ struct Outcome {
   BodyReservation* request_reservation = nullptr;  // the request body's share of the budget (Serve's)
   std::string_view upgrade_header;  // the client's Upgrade, as received (a request without one skips UpgradeType)
   CompressPlan compress;  // the encoding the chain's compress step chose (PlanCompression); identity: none
+  std::vector<const Step*> error_steps;  // the errors steps the request passed, in the chain's order
 };
 
 // Record's shortcut key: (code, protocol, method, entry point) in one word.
@@ -568,6 +577,13 @@ bool InRanges(const std::vector<std::pair<int, int>>& ranges, int status) {
                      [status](const auto& range) { return status >= range.first && status <= range.second; });
 }
 
+// The innermost errors step of `steps` whose statuses have `status`, or null.
+const Step* ErrorStepFor(const std::vector<const Step*>& steps, int status) {
+  for (auto it = steps.rbegin(); it != steps.rend(); ++it)
+    if (InRanges((*it)->errors->status, status)) return *it;
+  return nullptr;
+}
+
 // The names of the routers of `table`, on any entry point.
 std::set<std::string_view> RouterNames(const Table& table) {
   std::set<std::string_view> names;
@@ -721,8 +737,18 @@ class Proxy::Impl {
   asio::awaitable<void> MirrorCopies(Worker& w, Exchange x, std::string body, std::vector<MirrorTarget> targets,
                                      std::unique_ptr<BodyReservation> reservation, bool parsed);
   // One copy to the server `pick` chose; its status (0: no answer).
+  // With `collect`, the answer's headers and body are kept there (a body past
+  // max_buffered_response_bytes sets too_large and ends the read).
   asio::awaitable<int> SendCopy(Worker& w, const Selection& pick, const std::string& head, std::string_view body,
-                                bool head_request);
+                                bool head_request, CollectedReply* collect = nullptr);
+  // errors (Traefik's customErrors): the page `step`'s service answers for the request, with the
+  // status `original` was rewritten to; false when the client's connection is to close.
+  asio::awaitable<bool> ServeErrorPage(Worker& w, ClientStream& client, const Exchange& x, const Step& step,
+                                       int original, bool keep_alive, Outcome& outcome);
+  // The edge's own answer `status` (plain text `body`), or the error page for it when an errors
+  // step the request passed catches it.
+  asio::awaitable<bool> OwnAnswer(Worker& w, ClientStream& client, const Exchange& x, Outcome& outcome, int status,
+                                  std::string_view body, bool keep_alive);
   // A pooled connection to `server`, most recent first (no coroutine: the common case); one the
   // server has closed is found out by the write or the read and retried by the caller.
   std::optional<Upstream> TakeIdle(Worker& w, const std::shared_ptr<ServerState>& server,
@@ -1353,6 +1379,8 @@ asio::awaitable<bool> Proxy::Impl::Handle(Worker& w, ClientStream& client,
       outcome.request_bytes = req.body().size();  // buffering reads it whole
       answer = BufferingRequestAnswer(*step.buffering, req.body().size());
       nosniff = false;
+    } else if (step.errors) {
+      outcome.error_steps.push_back(&step);
     } else if (step.compress) {
       // Traefik's compress: the innermost step that picks an encoding is the one that encodes
       // (an outer one then sees its Content-Encoding and leaves the response as it is).
@@ -1364,6 +1392,9 @@ asio::awaitable<bool> Proxy::Impl::Handle(Worker& w, ClientStream& client,
     }
     if (answer) {
       done.passed = i;
+      // An errors step before it that catches its status answers with its page instead.
+      if (const Step* catcher = ErrorStepFor(outcome.error_steps, answer->status))
+        co_return co_await ServeErrorPage(w, client, x, *catcher, answer->status, keep_alive, outcome) && keep_alive;
       // The middlewares before it still change the answer's headers (they wrap it, as in Traefik).
       for (size_t j = i; j-- > 0;)
         if (route->chain[j].middleware) route->chain[j].middleware->OnResponse(x, answer->status, answer->headers);
@@ -1458,7 +1489,7 @@ asio::awaitable<void> Proxy::Impl::MirrorCopies(Worker& w, Exchange x, std::stri
 }
 
 asio::awaitable<int> Proxy::Impl::SendCopy(Worker& w, const Selection& pick, const std::string& head,
-                                           std::string_view body, bool head_request) {
+                                           std::string_view body, bool head_request, CollectedReply* collect) {
   const UpstreamTransport* transport = pick.leaf->transport.get();
   const auto until = std::chrono::steady_clock::now() + kMirrorCopyTimeout;
   for (int attempt = 0; attempt < 2; ++attempt) {
@@ -1496,19 +1527,112 @@ asio::awaitable<int> Proxy::Impl::SendCopy(Worker& w, const Selection& pick, con
       co_return 0;
     }
     const int status = static_cast<int>(rp.get().result_int());
+    if (collect) {
+      collect->reason = std::string(rp.get().reason());
+      for (const auto& field : rp.get()) collect->headers.emplace_back(field.name_string(), field.value());
+    }
     char sink[4096];
-    while (!rp.is_done()) {  // the answer is read to its end and dropped
+    while (!rp.is_done()) {  // the answer is read to its end (and dropped, unless collected)
       rp.get().body().data = sink;
       rp.get().body().size = sizeof(sink);
       auto [bec, bn] = co_await ReadSomeFrom(up->stream->socket, tls, up->buffer, rp);
       if (bec == bhttp::error::need_buffer) bec = {};
-      if (bec) co_return status;  // (its connection closed, not pooled)
+      if (bec) co_return collect ? 0 : status;  // (its connection closed, not pooled)
+      if (collect) {
+        const size_t got = sizeof(sink) - rp.get().body().size;
+        if (collect->body.size() + got > options_.max_buffered_response_bytes) {
+          collect->too_large = true;
+          co_return status;
+        }
+        collect->body.append(sink, got);
+      }
     }
     up->stream->deadline.Never();
     if (rp.keep_alive()) Park(w, std::move(*up), transport);
     co_return status;
   }
   co_return 0;
+}
+
+asio::awaitable<bool> Proxy::Impl::OwnAnswer(Worker& w, ClientStream& client, const Exchange& x, Outcome& outcome,
+                                             int status, std::string_view body, bool keep_alive) {
+  if (const Step* catcher = ErrorStepFor(outcome.error_steps, status))
+    co_return co_await ServeErrorPage(w, client, x, *catcher, status, keep_alive, outcome);
+  co_return co_await WriteAll(client, Answered(outcome, status, "text/plain; charset=utf-8", body, keep_alive)) &&
+      keep_alive;
+}
+
+asio::awaitable<bool> Proxy::Impl::ServeErrorPage(Worker& w, ClientStream& client, const Exchange& x,
+                                                  const Step& step, int original, bool keep_alive, Outcome& outcome) {
+  const ErrorPagesConfig& c = *step.errors;
+  int code = original;
+  for (const auto& [ranges, to] : c.rewrites)
+    if (InRanges(ranges, original)) {
+      code = to;
+      break;
+    }
+  // Traefik's page request: GET http://<Host><query>, the query's {status}, {originalStatus} and
+  // {url} (the request's URL, query-escaped) filled in.
+  std::string query;
+  if (!c.query.empty()) {
+    query = "/" + std::string(c.query.starts_with('/') ? std::string_view(c.query).substr(1) : std::string_view(c.query));
+    std::string url = fmt::format("{}://{}{}", x.scheme, x.host, x.path);
+    if (!x.raw_query.empty()) url += "?" + x.raw_query;
+    auto fill = [&query](std::string_view name, const std::string& value) {
+      for (size_t at; (at = query.find(name)) != std::string::npos;) query.replace(at, name.size(), value);
+    };
+    fill("{status}", std::to_string(code));
+    fill("{originalStatus}", std::to_string(original));
+    fill("{url}", mw::QueryEscape(url));
+  }
+  Exchange page;
+  page.method = "GET";
+  page.scheme = x.scheme;
+  page.host = x.host;
+  const size_t q = query.find('?');
+  page.path = q == std::string::npos ? query : query.substr(0, q);
+  if (q != std::string::npos) page.raw_query = query.substr(q + 1);
+  page.client_ip = x.client_ip;
+  page.omit_x_forwarded_for = true;  // the page request has no remote address
+  if (c.request_headers) {
+    for (const std::string& name : *c.request_headers)
+      for (const auto& [n, v] : x.headers)
+        if (mw::HeaderNameEquals(n, name)) page.headers.emplace_back(n, v);
+  } else {
+    page.headers = x.headers;
+  }
+  Selection pick = step.error_backend->Choose(nullptr, x.client_ip);
+  if (!pick.server)  // the page service's own 503, under the caught status
+    co_return co_await WriteAll(client, Answered(outcome, code, "text/plain; charset=utf-8", pick.unavailable,
+                                                 keep_alive)) &&
+        keep_alive;
+  std::string head;
+  UpstreamHead(head, page, *pick.leaf, *pick.server, 0, false);
+  CollectedReply reply;
+  pick.server->Begin();
+  const int got = co_await SendCopy(w, pick, head, {}, false, &reply);
+  pick.server->End();
+  if (got == 0 || reply.too_large)  // the page service's 502, under the caught status
+    co_return co_await WriteAll(client, Answered(outcome, code, "text/plain; charset=utf-8", "Bad Gateway",
+                                                 keep_alive)) &&
+        keep_alive;
+  // The page's headers and body, with the status the step gives (Traefik's codeModifier).
+  std::string out = fmt::format("HTTP/1.1 {} {}\r\n", code, Reason(code));
+  std::string_view connection;
+  for (const auto& [n, v] : reply.headers)
+    if (IEquals(n, "connection")) connection = v;
+  for (const auto& [n, v] : reply.headers) {
+    if (HopByHop(n) || IEquals(n, "content-length") || (!connection.empty() && mw::TokenListHas(connection, n)))
+      continue;
+    out += fmt::format("{}: {}\r\n", n, v);
+  }
+  out += fmt::format("Content-Length: {}\r\n", reply.body.size());
+  if (!keep_alive) out += "Connection: close\r\n";
+  out += "\r\n";
+  out += reply.body;
+  outcome.status = code;
+  outcome.response_bytes = reply.body.size();
+  co_return co_await WriteAll(client, out) && keep_alive;
 }
 
 std::optional<Upstream> Proxy::Impl::TakeIdle(Worker& w, const std::shared_ptr<ServerState>& server,
@@ -1919,15 +2043,11 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
   // failover.errors keeps the body to send it again: one over its maxRequestBodyBytes is refused.
   if (pick.failover && pick.failover->failover_max_body_bytes >= 0 &&
       body.size() > static_cast<uint64_t>(pick.failover->failover_max_body_bytes))
-    co_return co_await WriteAll(client, Answered(outcome, 413, "text/plain; charset=utf-8", "Request body too large\n",
-                                                 keep_alive)) &&
-        keep_alive;
+    co_return co_await OwnAnswer(w, client, x, outcome, 413, "Request body too large\n", keep_alive);
   std::shared_ptr<ServerState> server = pick.server;
   if (!server) {
     unavailable_.fetch_add(1, std::memory_order_relaxed);
-    co_return co_await WriteAll(client, Answered(outcome, 503, "text/plain; charset=utf-8", pick.unavailable,
-                                                 keep_alive)) &&
-        keep_alive;
+    co_return co_await OwnAnswer(w, client, x, outcome, 503, pick.unavailable, keep_alive);
   }
   server->Begin();
   struct EndGuard {
@@ -1945,8 +2065,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
       outcome.upgrade_header.empty() && route.chain.empty() ? std::string_view() : UpgradeType(x.headers);
   if (!PrintableAscii(upgrade)) {  // Go: client tried to switch to invalid protocol
     bad_gateway_.fetch_add(1, std::memory_order_relaxed);
-    co_return co_await WriteAll(client, Answered(outcome, 502, "text/plain; charset=utf-8", "Bad Gateway", keep_alive)) &&
-        keep_alive;
+    co_return co_await OwnAnswer(w, client, x, outcome, 502, "Bad Gateway", keep_alive);
   }
   auto build_head = [&] { UpstreamHead(head, x, *pick.leaf, *server, body.size(), route.chain.empty(), upgrade); };
   build_head();
@@ -2034,13 +2153,10 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
       }
       if (connect_timed_out) {  // Go's dial timeout is a net.Error whose Timeout() is true: Traefik's 504
         gateway_timeout_.fetch_add(1, std::memory_order_relaxed);
-        co_return co_await WriteAll(client, Answered(outcome, 504, "text/plain; charset=utf-8", "Gateway Timeout",
-                                                     keep_alive)) &&
-            keep_alive;
+        co_return co_await OwnAnswer(w, client, x, outcome, 504, "Gateway Timeout", keep_alive);
       }
       bad_gateway_.fetch_add(1, std::memory_order_relaxed);
-      co_return co_await WriteAll(client, Answered(outcome, 502, "text/plain; charset=utf-8", "Bad Gateway", keep_alive)) &&
-          keep_alive;
+      co_return co_await OwnAnswer(w, client, x, outcome, 502, "Bad Gateway", keep_alive);
     }
     // Traefik's responseHeaderTimeout: the request sent and the response's head read within it.
     if (const auto limit = transport ? transport->response_header_timeout : options_.upstream_response_timeout;
@@ -2085,9 +2201,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
         continue;
       }
       gateway_timeout_.fetch_add(1, std::memory_order_relaxed);
-      co_return co_await WriteAll(client, Answered(outcome, 504, "text/plain; charset=utf-8", "Gateway Timeout",
-                                                   keep_alive)) &&
-          keep_alive;
+      co_return co_await OwnAnswer(w, client, x, outcome, 504, "Gateway Timeout", keep_alive);
     }
     up->stream->deadline.Never();  // the body is not bounded (Traefik's is not)
     if (rec) {
@@ -2109,8 +2223,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
         continue;
       }
       bad_gateway_.fetch_add(1, std::memory_order_relaxed);
-      co_return co_await WriteAll(client, Answered(outcome, 502, "text/plain; charset=utf-8", "Bad Gateway", keep_alive)) &&
-          keep_alive;
+      co_return co_await OwnAnswer(w, client, x, outcome, 502, "Bad Gateway", keep_alive);
     }
 
     if (timed)  // leasttime's measure: the response's first byte (its head, here) after the request went
@@ -2127,9 +2240,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
       Selection fallback = level->ChooseFallback(&x.headers, x.client_ip);
       if (!fallback.server) {
         unavailable_.fetch_add(1, std::memory_order_relaxed);
-        co_return co_await WriteAll(client, Answered(outcome, 503, "text/plain; charset=utf-8", fallback.unavailable,
-                                                     keep_alive)) &&
-            keep_alive;
+        co_return co_await OwnAnswer(w, client, x, outcome, 503, fallback.unavailable, keep_alive);
       }
       refused.clear();
       move_to(std::move(fallback));
@@ -2146,9 +2257,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
         continue;
       }
       unavailable_.fetch_add(1, std::memory_order_relaxed);
-      co_return co_await WriteAll(client, Answered(outcome, 503, "text/plain; charset=utf-8", "no available server\n",
-                                                         keep_alive)) &&
-          keep_alive;
+      co_return co_await OwnAnswer(w, client, x, outcome, 503, "no available server\n", keep_alive);
     }
     const bool no_body = head_request || status / 100 == 1 || status == 204 || status == 304;
     // buffering: the whole body in hand before anything goes to the client (edge/proxy/buffering.h),
@@ -2200,6 +2309,11 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
                                                      answer.headers, false)) &&
             keep_alive;
       }
+    }
+    // errors: a status an errors step the request passed catches gets its page instead.
+    if (const Step* catcher = ErrorStepFor(outcome.error_steps, status)) {
+      up.reset();  // its body unread: closed, not pooled
+      co_return co_await ServeErrorPage(w, client, x, *catcher, status, keep_alive, outcome);
     }
     outcome.status = status;
     if (IsGrpcProtocol(outcome.protocol)) outcome.grpc_status = GrpcStatusCode(res["Grpc-Status"]);

@@ -620,7 +620,7 @@ Step MiddlewareStep(std::string name, std::string_view config) {
   }
   return Step{.name = std::move(name), .middleware = built->middleware, .forward_auth = built->forward_auth,
               .auth = std::move(auth), .retry = built->retry, .buffering = built->buffering,
-              .compress = built->compress};
+              .compress = built->compress, .errors = built->errors};
 }
 
 TEST_F(ProxyTest, AChainChangesTheRequestAndTheResponseAndItsAnswersKeepTheHeadersBeforeThem) {
@@ -794,6 +794,88 @@ TEST_F(ProxyTest, CompressEncodesWhatTraefikWouldAndLeavesTheRestAsItCame) {
   WaitFor([&] { return proxy_->counters().buffered_request_bytes == 0; });  // given back once it is over
   EXPECT_EQ(proxy_->counters().buffered_request_bytes, 0u);
   backend.Stop();
+}
+
+TEST_F(ProxyTest, ErrorsAnswersWithTheServicesPageForTheStatusesItCatches) {
+  http::Server app({}, [](const http::Request& r) {
+    http::Response resp;
+    resp.status = r.target.starts_with("/fail") ? 500 : r.target.starts_with("/missing") ? 404 : 200;
+    resp.body = "the app's own " + std::to_string(resp.status);
+    return resp;
+  });
+  http::Server pages({}, [](const http::Request& r) {
+    http::Response resp;
+    resp.SetHeader("Content-Type", "text/html");
+    resp.SetHeader("X-Page-Host", std::string(r.GetHeader("Host")));
+    resp.SetHeader("X-Page-Custom", std::string(r.GetHeader("X-Custom")));
+    resp.body = "page " + r.target;
+    return resp;
+  });
+  auto app_port = app.Start();
+  auto pages_port = pages.Start();
+  ASSERT_TRUE(app_port.ok() && pages_port.ok());
+  StartProxy(1);
+  auto lb = MakeBackend(registry_, "app@test", {*app_port});
+  auto page_lb = MakeBackend(registry_, "pages@test", {*pages_port});
+  auto gone = std::make_shared<Backend>();  // a service with no server: its own 503 is caught too
+  gone->name = "gone@test";
+  auto with_errors = [&](std::string name, std::string rule, std::shared_ptr<const Backend> to, std::string config,
+                         std::vector<Step> after = {}) {
+    Route r = MakeRoute(std::move(name), std::move(rule), 10, std::move(to));
+    Step s = MiddlewareStep("e@test", config);
+    s.error_backend = page_lb;
+    r.chain = {s};
+    for (Step& a : after) r.chain.push_back(std::move(a));
+    return r;
+  };
+  Serve({with_errors("a@test", "Host(`a.test`)", lb,
+                     R"({"errors":{"status":["500-599","404"],"service":"pages","query":"/{status}.html?from={url}"}})"),
+         with_errors("b@test", "Host(`b.test`)", lb,
+                     R"({"errors":{"status":["500"],"statusRewrites":{"500-599":503},"service":"pages",
+                                   "query":"{status}/{originalStatus}","errorRequestHeaders":["X-Custom"]}})"),
+         with_errors("c@test", "Host(`c.test`)", gone, R"({"errors":{"status":["503"],"service":"pages"}})"),
+         with_errors("d@test", "Host(`d.test`)", lb, R"({"errors":{"status":["401"],"service":"pages","query":"/401"}})",
+                     {MiddlewareStep("auth@test", R"({"basicAuth":{"users":["u:{SHA}W6ph5Mm5Pz8GgiULbPgzG37mj9g="]}})")})},
+        {lb, page_lb, gone});
+  http::Client client("127.0.0.1", port_);
+  auto get = [&](std::string path, std::string host, HeaderList extra = {}) {
+    http::Request req = Get(path, host);
+    for (auto& [n, v] : extra) req.headers.push_back({n, v});
+    auto r = client.Send(req);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : http::Response{};
+  };
+  // The server's 500: the page for it, its status kept; {url} is the request's URL, query-escaped.
+  http::Response failed = get("/fail?x=1", "a.test", {{"X-Custom", "yes"}});
+  EXPECT_EQ(failed.status, 500);
+  EXPECT_EQ(failed.body, "page /500.html?from=http%3A%2F%2Fa.test%2Ffail%3Fx%3D1");
+  EXPECT_EQ(failed.GetHeader("Content-Type"), "text/html");
+  EXPECT_EQ(failed.GetHeader("X-Page-Host"), "a.test");  // the request's Host
+  EXPECT_EQ(failed.GetHeader("X-Page-Custom"), "yes");   // every header of the request, by default
+  EXPECT_EQ(get("/missing", "a.test").body, "page /404.html?from=http%3A%2F%2Fa.test%2Fmissing");
+  http::Response fine = get("/ok", "a.test");
+  EXPECT_EQ(fine.status, 200);
+  EXPECT_EQ(fine.body, "the app's own 200");
+  // statusRewrites: the page is asked for, and answers with, the rewritten status; only the listed
+  // request headers go to it.
+  http::Response rewritten = get("/fail", "b.test", {{"X-Custom", "yes"}, {"X-Other", "no"}});
+  EXPECT_EQ(rewritten.status, 503);
+  EXPECT_EQ(rewritten.body, "page /503/500");
+  EXPECT_EQ(rewritten.GetHeader("X-Page-Custom"), "yes");
+  EXPECT_EQ(get("/missing", "b.test").body, "the app's own 404");  // not a status it catches
+  // The edge's own 503 (no server), and a later middleware's 401, are caught as a server's.
+  http::Response none = get("/", "c.test");
+  EXPECT_EQ(none.status, 503);
+  EXPECT_EQ(none.body, "page /");
+  http::Response refused = get("/", "d.test");
+  EXPECT_EQ(refused.status, 401);
+  EXPECT_EQ(refused.body, "page /401");
+  // The page service down: its 502 text, under the caught status.
+  pages.Stop();
+  http::Response no_page = get("/fail", "a.test");
+  EXPECT_EQ(no_page.status, 500);
+  EXPECT_EQ(no_page.body, "Bad Gateway");
+  app.Stop();
 }
 
 TEST_F(ProxyTest, InFlightReqHoldsItsSlotUntilTheResponsesLastByteWasRelayed) {

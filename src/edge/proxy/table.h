@@ -335,6 +335,9 @@ struct Step {
   // compress: the encoding chosen for the request here (PlanCompression); the response encoded as
   // it is relayed when DecideCompression says so.
   std::shared_ptr<const CompressConfig> compress{};
+  // errors: the statuses it catches and the service (compiled, as any) whose page answers instead.
+  std::optional<ErrorPagesConfig> errors{};
+  std::shared_ptr<const Backend> error_backend{};
 };
 
 struct Route {

@@ -236,6 +236,27 @@ TEST(WeightedCompileTest, ACycleOrAMissingChildFailsTheRouterNotTheStack) {
   EXPECT_THAT(c.errors[1], HasSubstr("a cycle"));
 }
 
+// errors: its service is compiled as any other, in the middleware's provider; a missing one fails
+// the routers that use the middleware.
+TEST(ErrorPagesCompileTest, TheErrorServiceIsCompiledAndAMissingOneFailsTheRouter) {
+  RuntimeConfig rt = Runtime(R"j({"http":{
+    "routers":{"r":{"rule":"PathPrefix(`/`)","service":"app","middlewares":["e"]},
+               "m":{"rule":"Path(`/m`)","service":"app","middlewares":["broken"]}},
+    "middlewares":{"e":{"errors":{"status":["500-599"],"service":"pages","query":"/{status}"}},
+                   "broken":{"errors":{"status":["500"],"service":"nothing"}}},
+    "services":{"app":{"loadBalancer":{"servers":[{"url":"http://127.0.0.1:1"}]}},
+                "pages":{"loadBalancer":{"servers":[{"url":"http://127.0.0.1:2"}]}}}}})j");
+  ServerRegistry registry;
+  CompileResult c = Compile(rt, registry);
+  ASSERT_EQ(c.table->routes.at("web").size(), 1u);
+  const Route& r = c.table->routes.at("web").front();
+  ASSERT_EQ(r.chain.size(), 1u);
+  ASSERT_NE(r.chain[0].error_backend, nullptr);
+  EXPECT_EQ(r.chain[0].error_backend->name, "pages@file");
+  ASSERT_EQ(c.errors.size(), 1u);
+  EXPECT_THAT(c.errors[0], HasSubstr("the service \"nothing@file\" does not exist"));
+}
+
 TEST(WeightedCompileTest, NestingIsBounded) {
   std::string services;
   for (int i = 0; i < 40; ++i)
