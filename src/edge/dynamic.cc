@@ -294,6 +294,9 @@ constexpr Struct kRedirectScheme{"a redirectScheme", kRedirectSchemeFields};
 constexpr Field kBasicAuthFields[] = {Strs("users"), Str("usersFile"), Str("realm"), Bool("removeHeader"),
                                       Str("headerField")};
 constexpr Struct kBasicAuth{"a basicAuth", kBasicAuthFields};
+constexpr Field kDigestAuthFields[] = {Strs("users"), Str("usersFile"), Bool("removeHeader"), Str("realm"),
+                                       Str("headerField")};
+constexpr Struct kDigestAuth{"a digestAuth", kDigestAuthFields};
 
 // ClientTLS, ForwardAuth
 constexpr Field kClientTlsFields[] = {Str("ca"), Str("cert"), Str("key"), Bool("insecureSkipVerify"),
@@ -367,7 +370,7 @@ constexpr Field kMiddlewareFields[] = {
     Obj("inFlightReq", kInFlightReq),
     Obj("circuitBreaker", kCircuitBreaker),
     Obj("errors", kErrorPage),
-    Refused("digestAuth", kPhase2),
+    Obj("digestAuth", kDigestAuth),
     Obj("passTLSClientCert", kPassTlsClientCert),
     Refused("grpcWeb", kPhase2),
     Refused("plugin", kPhase2),

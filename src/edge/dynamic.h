@@ -62,8 +62,7 @@ namespace paddock::edge {
 // highestRandomWeight; routers' parentRefs; stores' defaultCertificate) are ignored.
 //
 // A label that names no field of the schema, a value of the wrong type, a `traefik.tcp.*` or
-// `traefik.udp.*` label, a phase-2 middleware (
-// digestAuth, grpcWeb, plugin): InvalidArgument naming the label
+// `traefik.udp.*` label, a phase-2 middleware (grpcWeb, plugin): InvalidArgument naming the label
 // (`serversTransports` themselves are Traefik's label:"-", ignored; a loadBalancer's
 // `serversTransport` name is taken). Traefik drops the whole container's configuration on such an error (the caller does).
 // Bounds (hostile input): at most kMaxLabels labels read, keys of at most kMaxLabelKeyBytes and

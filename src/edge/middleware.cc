@@ -571,6 +571,7 @@ StatusOr<BuiltMiddleware> BuildMiddleware(const boost::json::object& config) {
   if (kind == "redirectScheme") return BuildRedirectScheme(options);
   if (kind == "headers") return FromMiddleware(mw::BuildHeaders(options));
   if (kind == "basicAuth") return FromMiddleware(mw::BuildBasicAuth(options));
+  if (kind == "digestAuth") return FromMiddleware(mw::BuildDigestAuth(options));
   if (kind == "ipAllowList") return FromMiddleware(mw::BuildIpAllowList(options));
   if (kind == "rateLimit") return FromMiddleware(mw::BuildRateLimit(options));
   if (kind == "chain") return BuildChain(options);
@@ -587,7 +588,7 @@ StatusOr<BuiltMiddleware> BuildMiddleware(const boost::json::object& config) {
     b.compress = std::make_shared<const CompressConfig>(std::move(c));
     return b;
   }
-  static constexpr std::array<std::string_view, 3> kPhaseTwo = {"digestAuth", "grpcWeb", "plugin"};
+  static constexpr std::array<std::string_view, 2> kPhaseTwo = {"grpcWeb", "plugin"};
   if (std::find(kPhaseTwo.begin(), kPhaseTwo.end(), kind) != kPhaseTwo.end()) {
     return InvalidArgument(fmt::format("middleware {} is not supported", kind));
   }

@@ -1,10 +1,17 @@
 // Traefik's basicAuth: htpasswd users checked as Traefik's go-http-auth does — bcrypt ($2a$, $2b$,
 // $2x$, $2y$; computed by libxcrypt), {SHA} (base64 of SHA-1), and everything else read as an
 // MD5-crypt "$magic$salt$hash" ($apr1$, $1$). A plain-text password never matches, as in Traefik.
+// And its digestAuth: RFC 2617 Digest (MD5, qop=auth) with go-http-auth's DigestAuthenticator —
+// its own nonces (at most 1,100 remembered, the oldest 200 forgotten past that), each nonce count
+// used once, "stale" for a nonce it does not know or a count it has seen.
 #include <crypt.h>
 
 #include <algorithm>
+#include <chrono>
+#include <charconv>
 #include <map>
+#include <mutex>
+#include <unordered_map>
 
 #include <fmt/format.h>
 #include <openssl/crypto.h>
@@ -12,6 +19,7 @@
 #include <openssl/md5.h>
 #include <openssl/sha.h>
 
+#include "common/encoding.h"
 #include "edge/internal/middleware_util.h"
 
 namespace paddock::edge::mw {
@@ -199,7 +207,196 @@ class BasicAuth final : public Middleware {
   BasicAuthConfig c_;
 };
 
+// go-http-auth's ParseList + ParsePairs of a Digest header's parameters: comma-separated (not
+// inside quotes), `key=value` with the value unquoted; a pair without '=' is a key with no value.
+std::map<std::string, std::string, std::less<>> DigestPairs(std::string_view value) {
+  std::map<std::string, std::string, std::less<>> out;
+  std::vector<std::string> items;
+  std::string current;
+  bool quoted = false, escape = false;
+  for (char c : value) {
+    if (escape) {
+      escape = false;
+      current += c;
+      continue;
+    }
+    if (quoted && c == '\\') {
+      escape = true;
+      current += c;
+      continue;
+    }
+    if (c == '"') quoted = !quoted;
+    if (c == ',' && !quoted) {
+      items.push_back(std::move(current));
+      current.clear();
+      continue;
+    }
+    current += c;
+  }
+  items.push_back(std::move(current));
+  for (std::string& item : items) {
+    std::string_view pair = item;
+    while (!pair.empty() && (pair.front() == ' ' || pair.front() == '\t')) pair.remove_prefix(1);
+    while (!pair.empty() && (pair.back() == ' ' || pair.back() == '\t')) pair.remove_suffix(1);
+    if (pair.empty()) continue;
+    const size_t eq = pair.find('=');
+    if (eq == std::string_view::npos) {
+      out[std::string(pair)] = "";
+      continue;
+    }
+    std::string_view v = pair.substr(eq + 1);
+    if (v.size() >= 2 && v.front() == '"' && v.back() == '"') v = v.substr(1, v.size() - 2);
+    out[std::string(pair.substr(0, eq))] = std::string(v);
+  }
+  return out;
+}
+
+std::string Md5Hex(std::string_view text) { return HexEncode(Md5({text})); }
+
+class DigestAuth final : public Middleware {
+ public:
+  static constexpr size_t kClientCacheSize = 1000;     // go-http-auth's defaults
+  static constexpr size_t kClientCacheTolerance = 100;
+
+  DigestAuth(std::map<std::string, std::string, std::less<>> users, std::string realm, bool remove_header,
+             std::string header_field)
+      : users_(std::move(users)),
+        realm_(std::move(realm)),
+        remove_header_(remove_header),
+        header_field_(std::move(header_field)),
+        opaque_(Base64(RandomBytes(12))) {}
+
+  std::optional<Answer> OnRequest(Exchange& x) const override {
+    bool stale = false;
+    std::string user = Check(x, &stale);
+    if (user.empty()) {
+      // Traefik logs the user a failed attempt named (its access log's ClientUsername).
+      std::string_view field = header_field_.empty() ? std::string_view("Authorization") : header_field_;
+      if (auto params = Params(GetHeader(x.headers, field)); params) {
+        if (auto it = params->find("username"); it != params->end()) x.user = it->second;
+      }
+      return Challenge(stale);
+    }
+    x.user = user;
+    if (!header_field_.empty()) {
+      DelHeader(x.headers, header_field_);
+      x.headers.emplace_back(header_field_, user);
+    }
+    if (remove_header_) DelHeader(x.headers, "Authorization");
+    return std::nullopt;
+  }
+
+ private:
+  // go-http-auth's DigestAuthParams: "Digest <pairs>", the scheme exactly so.
+  static std::optional<std::map<std::string, std::string, std::less<>>> Params(std::string_view authorization) {
+    const size_t space = authorization.find(' ');
+    if (space == std::string_view::npos || authorization.substr(0, space) != "Digest") return std::nullopt;
+    return DigestPairs(authorization.substr(space + 1));
+  }
+
+  // go-http-auth's CheckAuth (containous' fork, which says "stale" for a nonce it does not know
+  // or a count already used): the user, or "".
+  std::string Check(const Exchange& x, bool* stale) const {
+    auto params = Params(GetHeader(x.headers, "Authorization"));
+    if (!params) return "";
+    auto& auth = *params;
+    auto get = [&auth](std::string_view k) -> std::string {
+      auto it = auth.find(k);
+      return it == auth.end() ? std::string() : it->second;
+    };
+    if (auth.find("algorithm") == auth.end()) auth["algorithm"] = "MD5";
+    if (get("opaque") != opaque_ || get("algorithm") != "MD5" || get("qop") != "auth") return "";
+    const std::string uri = get("uri");
+    if (RequestUri(x) != uri) {  // the full path may name a prefix of the request's (go-http-auth's leniency)
+      GoPath requested = GoPath::FromEscaped(x.path.empty() ? "/" : x.path);
+      GoPath named = GoPath::FromEscaped(std::string_view(uri).substr(0, uri.find('?')));
+      if (named.path.size() > requested.path.size() || !requested.path.starts_with(named.path)) return "";
+    }
+    auto user = users_.find(get("username") + ":" + realm_);
+    const std::string ha1 = user == users_.end() ? std::string() : user->second;
+    const std::string ha2 = Md5Hex(x.method + ":" + uri);
+    const std::string kd = Md5Hex(ha1 + ":" + get("nonce") + ":" + get("nc") + ":" + get("cnonce") + ":" + get("qop") +
+                                  ":" + ha2);
+    if (!ConstantTimeEquals(kd, get("response"))) return "";
+    const std::string nc_text = get("nc");
+    uint64_t nc = 0;
+    auto [end, ec] = std::from_chars(nc_text.data(), nc_text.data() + nc_text.size(), nc, 16);
+    if (ec != std::errc() || end != nc_text.data() + nc_text.size() || nc_text.empty()) return "";
+    std::lock_guard lock(mu_);
+    auto client = clients_.find(get("nonce"));
+    if (client == clients_.end() || (client->second.nc != 0 && client->second.nc >= nc)) {
+      *stale = true;
+      return "";
+    }
+    client->second.nc = nc;
+    client->second.last_seen = std::chrono::steady_clock::now();
+    return get("username");
+  }
+
+  // go-http-auth's RequireAuth (RequireAuthStale adds stale=true): a new nonce, remembered.
+  Answer Challenge(bool stale) const {
+    const std::string nonce = Base64(RandomBytes(12));
+    {
+      std::lock_guard lock(mu_);
+      if (clients_.size() > kClientCacheSize + kClientCacheTolerance) Purge(kClientCacheTolerance * 2);
+      clients_[nonce] = Client{0, std::chrono::steady_clock::now()};
+    }
+    Answer a;
+    a.status = 401;
+    a.headers = {{"Content-Type", "text/plain"},
+                 {"Www-Authenticate", fmt::format(R"(Digest realm="{}", nonce="{}", opaque="{}", algorithm="MD5", qop="auth"{})",
+                                                  realm_, nonce, opaque_, stale ? ", stale=true" : "")}};
+    a.body = "401 Unauthorized\n";
+    return a;
+  }
+
+  // Forgets the `count` nonces seen longest ago.
+  void Purge(size_t count) const {  // REQUIRES(mu_)
+    std::vector<std::pair<std::chrono::steady_clock::time_point, std::string>> by_age;
+    by_age.reserve(clients_.size());
+    for (const auto& [nonce, c] : clients_) by_age.emplace_back(c.last_seen, nonce);
+    std::sort(by_age.begin(), by_age.end());
+    for (size_t i = 0; i < count && i < by_age.size(); ++i) clients_.erase(by_age[i].second);
+  }
+
+  struct Client {
+    uint64_t nc = 0;
+    std::chrono::steady_clock::time_point last_seen;
+  };
+  std::map<std::string, std::string, std::less<>> users_;  // "user:realm" -> HA1
+  std::string realm_;
+  bool remove_header_;
+  std::string header_field_;
+  std::string opaque_;
+  mutable std::mutex mu_;
+  mutable std::unordered_map<std::string, Client> clients_;  // GUARDED_BY(mu_): by nonce
+};
+
 }  // namespace
+
+StatusOr<std::shared_ptr<const Middleware>> BuildDigestAuth(const boost::json::value& config) {
+  Options o("digestAuth", config, {"users", "usersFile", "realm", "removeHeader", "headerField"});
+  const std::vector<std::string> users = o.Strings("users");
+  const std::string users_file = o.String("usersFile");
+  std::string realm = o.String("realm");
+  const bool remove_header = o.Bool("removeHeader");
+  std::string header_field = o.String("headerField");
+  RETURN_IF_ERROR(o.status());
+  if (!users_file.empty()) {
+    return InvalidArgument("digestAuth: usersFile is not supported (the edge reads no files for a middleware): list users");
+  }
+  std::map<std::string, std::string, std::less<>> parsed;
+  for (const std::string& entry : users) {
+    const size_t first = entry.find(':');
+    const size_t second = first == std::string::npos ? first : entry.find(':', first + 1);
+    if (second == std::string::npos || entry.find(':', second + 1) != std::string::npos)
+      return InvalidArgument(fmt::format("digestAuth: error parsing DigestUser: {}", entry));
+    parsed[entry.substr(0, second)] = entry.substr(second + 1);
+  }
+  if (realm.empty()) realm = "traefik";  // (without users every request is refused, as in Traefik)
+  return std::shared_ptr<const Middleware>(
+      std::make_shared<DigestAuth>(std::move(parsed), std::move(realm), remove_header, std::move(header_field)));
+}
 
 StatusOr<std::shared_ptr<const Middleware>> BuildBasicAuth(const boost::json::value& config) {
   Options o("basicAuth", config, {"users", "usersFile", "realm", "removeHeader", "headerField"});

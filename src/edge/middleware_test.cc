@@ -9,6 +9,7 @@
 #include <variant>
 
 #include <boost/json/parse.hpp>
+#include <fmt/format.h>
 #include <openssl/evp.h>
 
 namespace paddock::edge {
@@ -447,6 +448,78 @@ TEST(MiddlewareTest, BasicAuth) {
   });
 }
 
+std::string GetHeaderForTest(const HeaderList& headers, std::string_view name) {
+  for (const auto& [n, v] : headers)
+    if (n == name) return v;
+  return "";
+}
+
+std::string Md5Hex(const std::string& text) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int n = 0;
+  EVP_Digest(text.data(), text.size(), digest, &n, EVP_md5(), nullptr);
+  std::string out;
+  for (unsigned i = 0; i < n; ++i) out += fmt::format("{:02x}", digest[i]);
+  return out;
+}
+
+// The value of `key="…"` in a WWW-Authenticate challenge.
+std::string ChallengeParam(std::string_view challenge, std::string_view key) {
+  const size_t at = challenge.find(std::string(key) + "=\"");
+  if (at == std::string_view::npos) return "";
+  const size_t start = at + key.size() + 2;
+  return std::string(challenge.substr(start, challenge.find('"', start) - start));
+}
+
+TEST(MiddlewareTest, DigestAuthAsGoHttpAuth) {
+  const std::string ha1 = Md5Hex("u:traefik:secret");
+  BuiltMiddleware m = MustBuild(fmt::format(R"j({{"digestAuth":{{"users":["u:traefik:{}"],"removeHeader":true}}}})j", ha1));
+  ASSERT_NE(m.middleware, nullptr);
+  Exchange first = ToExchange({.path = "/path"});
+  std::optional<Answer> challenge = m.middleware->OnRequest(first);
+  ASSERT_TRUE(challenge.has_value());
+  EXPECT_EQ(challenge->status, 401);
+  EXPECT_EQ(challenge->body, "401 Unauthorized\n");
+  ASSERT_EQ(challenge->headers.size(), 2u);
+  const std::string www = challenge->headers[1].second;
+  EXPECT_TRUE(www.starts_with("Digest realm=\"traefik\", nonce=\"")) << www;
+  EXPECT_TRUE(www.ends_with("algorithm=\"MD5\", qop=\"auth\"")) << www;
+  const std::string nonce = ChallengeParam(www, "nonce"), opaque = ChallengeParam(www, "opaque");
+  auto authorization = [&](std::string nc, std::string uri = "/path", std::string key = "", std::string n = "") {
+    const std::string use_nonce = n.empty() ? nonce : n;
+    const std::string response = Md5Hex((key.empty() ? ha1 : key) + ":" + use_nonce + ":" + nc + ":cn:auth:" +
+                                        Md5Hex("GET:" + uri));
+    return fmt::format(R"(Digest username="u", realm="traefik", nonce="{}", uri="{}", qop=auth, nc={}, cnonce="cn", )"
+                       R"(response="{}", opaque="{}")",
+                       use_nonce, uri, nc, response, opaque);
+  };
+  auto request = [&](std::string auth, std::string path = "/path") {
+    Exchange x = ToExchange({.path = path, .headers = {{"Authorization", auth}}});
+    std::optional<Answer> a = m.middleware->OnRequest(x);
+    return std::make_pair(a, x);
+  };
+  auto [ok, passed] = request(authorization("00000001"));
+  EXPECT_FALSE(ok.has_value());
+  EXPECT_EQ(passed.user, "u");
+  EXPECT_EQ(GetHeaderForTest(passed.headers, "Authorization"), "");  // removeHeader
+  // A nonce count already used: refused as stale (a client then starts over with the new nonce).
+  auto [replayed, x2] = request(authorization("00000001"));
+  ASSERT_TRUE(replayed.has_value());
+  EXPECT_NE(replayed->headers[1].second.find(", stale=true"), std::string::npos);
+  EXPECT_FALSE(request(authorization("00000002")).first.has_value());
+  // A nonce it never gave: stale too; a wrong password: refused, not stale.
+  auto [unknown, x3] = request(authorization("00000001", "/path", "", "bm90LWlzc3VlZA=="));
+  ASSERT_TRUE(unknown.has_value());
+  EXPECT_NE(unknown->headers[1].second.find("stale=true"), std::string::npos);
+  auto [wrong, x4] = request(authorization("00000003", "/path", Md5Hex("u:traefik:guess")));
+  ASSERT_TRUE(wrong.has_value());
+  EXPECT_EQ(wrong->headers[1].second.find("stale"), std::string::npos);
+  EXPECT_EQ(x4.user, "u");  // the name a failed attempt gave (Traefik's access log)
+  // The uri may name a path prefix of the request's (go-http-auth's leniency), nothing else.
+  EXPECT_FALSE(request(authorization("00000004", "/"), "/path/below").first.has_value());
+  EXPECT_TRUE(request(authorization("00000005", "/other"), "/path").first.has_value());
+}
+
 TEST(MiddlewareTest, BasicAuthRecordsTheUser) {
   BuiltMiddleware m = MustBuild(R"j({"basicAuth":{"users":["test:$apr1$H6uskkkW$IgXLP6ewTrSuBkTrqE8wj/"]}})j");
   Exchange x = ToExchange({.headers = {{"Authorization", Basic("test:test")}}});
@@ -771,7 +844,7 @@ TEST(MiddlewareTest, RefusesConfigurations) {
        "ResponseCodeRatio takes 4 arguments, got 2"},
       {R"j({"circuitBreaker":{"expression":"NetworkErrorRatio() > 0.5","responseCode":0}})j",
        "circuitBreaker: invalid responseCode 0"},
-      {R"j({"digestAuth":{"users":["a:b:c"]}})j", "middleware digestAuth is not supported"},
+      {R"j({"digestAuth":{"users":["a:b"]}})j", "digestAuth: error parsing DigestUser: a:b"},
       {R"j({"passTLSClientCert":{"pem":"yes"}})j", "passTLSClientCert: pem: want a boolean"},
       {R"j({"passTLSClientCert":{"info":{"issuer":{"organizationalUnit":true}}}})j",
        "passTLSClientCert.info.issuer: unknown field organizationalUnit"},

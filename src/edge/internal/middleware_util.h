@@ -199,6 +199,7 @@ class IpStrategy {
 
 StatusOr<std::shared_ptr<const Middleware>> BuildHeaders(const boost::json::value& config);
 StatusOr<std::shared_ptr<const Middleware>> BuildBasicAuth(const boost::json::value& config);
+StatusOr<std::shared_ptr<const Middleware>> BuildDigestAuth(const boost::json::value& config);
 StatusOr<std::shared_ptr<const Middleware>> BuildIpAllowList(const boost::json::value& config);
 StatusOr<std::shared_ptr<const Middleware>> BuildRateLimit(const boost::json::value& config);
 StatusOr<std::shared_ptr<const Middleware>> BuildPassTlsClientCert(const boost::json::value& config);
