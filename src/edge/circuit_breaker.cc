@@ -2,6 +2,7 @@
 // `responseCode` with the status text), with oxy's memmetrics measures of the requests it let through.
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <bit>
 #include <chrono>
 #include <cmath>
@@ -158,7 +159,7 @@ class CircuitBreaker final : public Middleware {
     if (done < next_check_) return;
     next_check_ = done + check_period_;
     if (state_ == State::kTripped || !Holds(done)) return;
-    state_ = State::kTripped;
+    SetState(State::kTripped);
     until_ = done + fallback_duration_;
     total_ = {};
     network_errors_ = {};
@@ -169,22 +170,28 @@ class CircuitBreaker final : public Middleware {
  private:
   enum class State { kStandby, kTripped, kRecovering };
 
-  // oxy's activateFallback.
+  void SetState(State s) const {  // REQUIRES(mu_)
+    state_ = s;
+    standby_.store(s == State::kStandby, std::memory_order_release);
+  }
+
+  // oxy's activateFallback (its read-locked standby check: here an atomic, no lock in standby).
   bool Fallback(Clock::time_point now) const {
+    if (standby_.load(std::memory_order_acquire)) return false;
     std::lock_guard lock(mu_);
     switch (state_) {
       case State::kStandby:
         return false;
       case State::kTripped:
         if (now < until_) return true;
-        state_ = State::kRecovering;  // setRecovering
+        SetState(State::kRecovering);  // setRecovering
         until_ = now + recovery_duration_;
         recovery_start_ = now;
         allowed_ = denied_ = 0;
         [[fallthrough]];
       case State::kRecovering: {
         if (now > until_) {
-          state_ = State::kStandby;
+          SetState(State::kStandby);
           return false;
         }
         const double target = 0.5 * std::chrono::duration<double>(now - recovery_start_).count() /
@@ -230,6 +237,7 @@ class CircuitBreaker final : public Middleware {
   int response_code_;
 
   mutable std::mutex mu_;
+  mutable std::atomic<bool> standby_{true};               // state_ == kStandby, read without the lock
   mutable State state_ = State::kStandby;                 // GUARDED_BY(mu_)
   mutable Clock::time_point until_, recovery_start_;      // GUARDED_BY(mu_)
   mutable Clock::time_point next_check_;                  // GUARDED_BY(mu_)

@@ -74,20 +74,33 @@ struct ResponseFacts {
 };
 enum class CompressVerdict { kCompress, kPlain, kNeedMore };
 // Whether to compress a response whose body begins with `bytes` (`done`: that is all of it; a
-// response without body bytes is never compressed). kNeedMore: read more first. For gzip a
-// response without Content-Type gets the sniffed one (`*set_content_type`, else left empty).
+// response without body bytes is never compressed). kNeedMore: read more first. `flushed`: the
+// bytes were flushed as they came — Go's ReverseProxy flushes every write of a response without a
+// length or of text/event-stream — which makes both writers decide on what they have (Traefik's
+// compresses it whatever its size; gzhttp takes a missing length as minResponseBodyBytes). For
+// gzip a response without Content-Type gets the sniffed one (`*set_content_type`, else left empty).
 CompressVerdict DecideCompression(const CompressPlan& plan, const ResponseFacts& facts, std::string_view bytes,
-                                  bool done, std::string* set_content_type);
+                                  bool done, std::string* set_content_type, bool flushed = false);
 
 // A streaming encoder: Write appends what it has to `out`; Flush makes everything written so far
-// decodable (a sync flush); Finish ends the stream.
+// decodable (a sync flush); Finish ends the stream. After an error of the library failed() holds
+// and the output is not to be sent.
 class Compressor {
  public:
   virtual ~Compressor() = default;
   virtual void Write(std::string_view in, std::string& out) = 0;
   virtual void Flush(std::string& out) = 0;
   virtual void Finish(std::string& out) = 0;
+  bool failed() const { return failed_; }
+
+ protected:
+  bool failed_ = false;
 };
+// Null when the library cannot make one (out of memory).
 std::unique_ptr<Compressor> MakeCompressor(Encoding encoding);
+// About the most memory an encoder of `encoding` holds (what the proxy takes from its body budget
+// while one runs): 256 KiB for zlib, 2 MiB for a zstd level-3 stream, 8 MiB for brotli's quality 6
+// (a 4 MiB window and its tables).
+size_t CompressorMemory(Encoding encoding);
 
 }  // namespace paddock::edge

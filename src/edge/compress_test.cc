@@ -166,6 +166,10 @@ TEST(DecideCompressionTest, BrotliAndZstdAsTraefiksWriter) {
   EXPECT_EQ(decide({.content_type = "application/grpc"}, kb2, false), CompressVerdict::kPlain);
   EXPECT_EQ(decide({.content_type = "text/"}, kb2, false), CompressVerdict::kPlain);  // unparsable
   EXPECT_EQ(decide({}, kb2, false), CompressVerdict::kCompress);  // no type: no sniffing here
+  // Flushed (no length, or an event stream): its Flush compresses what it holds, whatever its size.
+  EXPECT_EQ(DecideCompression(br, {.content_type = "text/event-stream"}, "data: 1\n\n", false, &set, true),
+            CompressVerdict::kCompress);
+  EXPECT_EQ(DecideCompression(br, {.content_type = "image/png"}, "x", false, &set, true), CompressVerdict::kPlain);
   EXPECT_TRUE(set.empty());
   const CompressConfig only_html = Config(R"({"includedContentTypes":["text/html"]})");
   const CompressPlan zstd{.config = &only_html, .encoding = Encoding::kZstd};
@@ -193,6 +197,10 @@ TEST(DecideCompressionTest, GzipAsGzhttp) {
   EXPECT_EQ(decide({.content_type = "text/plain", .content_range = "bytes 0-9/10"}, text, false),
             CompressVerdict::kPlain);
   EXPECT_EQ(decide({.content_type = "text/plain", .no_gzip_compression = true}, text, false), CompressVerdict::kPlain);
+  // Flushed: gzhttp's Flush takes a missing length as the minimum; a declared one below it is plain.
+  EXPECT_EQ(DecideCompression(gz, {.content_type = "text/plain"}, "x", false, nullptr, true), CompressVerdict::kCompress);
+  EXPECT_EQ(DecideCompression(gz, {.content_type = "text/plain", .content_length = "100"}, "x", false, nullptr, true),
+            CompressVerdict::kPlain);
   // Without a Content-Type: the sniffed one, set on the response when the header is absent.
   std::string set;
   EXPECT_EQ(decide({}, "<html>" + text, false, &set), CompressVerdict::kCompress);

@@ -1,9 +1,11 @@
 // Traefik's basicAuth: htpasswd users checked as Traefik's go-http-auth does — bcrypt ($2a$, $2b$,
 // $2x$, $2y$; computed by libxcrypt), {SHA} (base64 of SHA-1), and everything else read as an
 // MD5-crypt "$magic$salt$hash" ($apr1$, $1$). A plain-text password never matches, as in Traefik.
-// And its digestAuth: RFC 2617 Digest (MD5, qop=auth) with go-http-auth's DigestAuthenticator —
-// its own nonces (at most 1,100 remembered, the oldest 200 forgotten past that), each nonce count
-// used once, "stale" for a nonce it does not know or a count it has seen.
+// And its digestAuth: RFC 2617 Digest (MD5, qop=auth) with go-http-auth's DigestAuthenticator
+// (containous' fork) — its own nonces (at most 1,100 remembered, the oldest 200 forgotten past
+// that), each nonce count used once, "stale" for a count below the last one (pipelined requests out
+// of order). Unlike go-http-auth, a user that is not configured never passes (go-http-auth checks
+// the response against an empty HA1, which the client can compute).
 #include <crypt.h>
 
 #include <algorithm>
@@ -264,7 +266,8 @@ class DigestAuth final : public Middleware {
         realm_(std::move(realm)),
         remove_header_(remove_header),
         header_field_(std::move(header_field)),
-        opaque_(Base64(RandomBytes(12))) {}
+        opaque_(Base64(RandomBytes(12))),
+        decoy_(HexEncode(RandomBytes(16))) {}
 
   std::optional<Answer> OnRequest(Exchange& x) const override {
     bool stale = false;
@@ -313,20 +316,24 @@ class DigestAuth final : public Middleware {
       if (named.path.size() > requested.path.size() || !requested.path.starts_with(named.path)) return "";
     }
     auto user = users_.find(get("username") + ":" + realm_);
-    const std::string ha1 = user == users_.end() ? std::string() : user->second;
+    const std::string ha1 = user == users_.end() ? decoy_ : user->second;  // the same work either way
     const std::string ha2 = Md5Hex(x.method + ":" + uri);
     const std::string kd = Md5Hex(ha1 + ":" + get("nonce") + ":" + get("nc") + ":" + get("cnonce") + ":" + get("qop") +
                                   ":" + ha2);
-    if (!ConstantTimeEquals(kd, get("response"))) return "";
+    if (!ConstantTimeEquals(kd, get("response")) || user == users_.end()) return "";
     const std::string nc_text = get("nc");
     uint64_t nc = 0;
     auto [end, ec] = std::from_chars(nc_text.data(), nc_text.data() + nc_text.size(), nc, 16);
     if (ec != std::errc() || end != nc_text.data() + nc_text.size() || nc_text.empty()) return "";
     std::lock_guard lock(mu_);
     auto client = clients_.find(get("nonce"));
-    if (client == clients_.end() || (client->second.nc != 0 && client->second.nc >= nc)) {
-      *stale = true;
-      return "";
+    if (client == clients_.end()) return "";  // not a nonce it gave (or forgotten): a new one
+    if (const uint64_t last = client->second.nc; last != 0) {
+      if (nc == last) return "";  // a replay
+      if (nc < last) {            // pipelined requests out of order: the client may retry as it is
+        *stale = true;
+        return "";
+      }
     }
     client->second.nc = nc;
     client->second.last_seen = std::chrono::steady_clock::now();
@@ -344,8 +351,8 @@ class DigestAuth final : public Middleware {
     Answer a;
     a.status = 401;
     a.headers = {{"Content-Type", "text/plain"},
-                 {"Www-Authenticate", fmt::format(R"(Digest realm="{}", nonce="{}", opaque="{}", algorithm="MD5", qop="auth"{})",
-                                                  realm_, nonce, opaque_, stale ? ", stale=true" : "")}};
+                 {"Www-Authenticate", fmt::format(R"(Digest realm="{}", nonce="{}", opaque="{}", {}algorithm="MD5", qop="auth")",
+                                                  realm_, nonce, opaque_, stale ? "stale=\"true\", " : "")}};
     a.body = "401 Unauthorized\n";
     return a;
   }
@@ -368,6 +375,7 @@ class DigestAuth final : public Middleware {
   bool remove_header_;
   std::string header_field_;
   std::string opaque_;
+  std::string decoy_;  // an HA1 no one knows, for a user that is not configured
   mutable std::mutex mu_;
   mutable std::unordered_map<std::string, Client> clients_;  // GUARDED_BY(mu_): by nonce
 };
@@ -393,7 +401,7 @@ StatusOr<std::shared_ptr<const Middleware>> BuildDigestAuth(const boost::json::v
       return InvalidArgument(fmt::format("digestAuth: error parsing DigestUser: {}", entry));
     parsed[entry.substr(0, second)] = entry.substr(second + 1);
   }
-  if (realm.empty()) realm = "traefik";  // (without users every request is refused, as in Traefik)
+  if (realm.empty()) realm = "traefik";  // (without users every request is refused)
   return std::shared_ptr<const Middleware>(
       std::make_shared<DigestAuth>(std::move(parsed), std::move(realm), remove_header, std::move(header_field)));
 }

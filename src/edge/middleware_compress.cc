@@ -411,7 +411,7 @@ CompressPlan PlanCompression(const CompressConfig& config, std::string_view meth
 }
 
 CompressVerdict DecideCompression(const CompressPlan& plan, const ResponseFacts& facts, std::string_view bytes,
-                                  bool done, std::string* set_content_type) {
+                                  bool done, std::string* set_content_type, bool flushed) {
   const CompressConfig& c = *plan.config;
   if (plan.encoding == Encoding::kIdentity) return CompressVerdict::kPlain;
   if (bytes.empty()) return done ? CompressVerdict::kPlain : CompressVerdict::kNeedMore;
@@ -426,7 +426,8 @@ CompressVerdict DecideCompression(const CompressPlan& plan, const ResponseFacts&
       if (std::any_of(c.excluded.begin(), c.excluded.end(), [&](const MediaType& t) { return MediaTypeMatches(t, *m); }))
         return CompressVerdict::kPlain;
     }
-    if (bytes.size() >= c.min_size) return CompressVerdict::kCompress;
+    // Its Flush starts compressing whatever it holds (Traefik's responseWriter.Flush).
+    if (bytes.size() >= c.min_size || (flushed && !done)) return CompressVerdict::kCompress;
     return done ? CompressVerdict::kPlain : CompressVerdict::kNeedMore;
   }
   // gzhttp (gzip).
@@ -445,6 +446,16 @@ CompressVerdict DecideCompression(const CompressPlan& plan, const ResponseFacts&
     return !listed;  // ExceptContentTypes: an unparsable type is not listed, so it is compressed
   };
   const int64_t min = static_cast<int64_t>(c.min_size);
+  if (flushed && !done) {  // gzhttp's Flush: decides on what it holds, a missing length taken as the minimum
+    std::string_view ct = facts.content_type;
+    std::string sniffed;
+    if (ct.empty()) {
+      sniffed = std::string(DetectContentType(bytes));
+      ct = sniffed;
+      if (!facts.has_content_type && set_content_type) *set_content_type = sniffed;
+    }
+    return (cl == 0 ? min : cl) >= min && accepted(ct) ? CompressVerdict::kCompress : CompressVerdict::kPlain;
+  }
   if (!(cl == 0 || (cl >= min && (facts.content_type.empty() || accepted(facts.content_type)))))
     return CompressVerdict::kPlain;
   if (static_cast<int64_t>(bytes.size()) < min && cl == 0) return done ? CompressVerdict::kPlain : CompressVerdict::kNeedMore;
@@ -463,44 +474,64 @@ namespace {
 
 class GzipCompressor final : public Compressor {
  public:
-  GzipCompressor() { deflateInit2(&z_, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY); }
-  ~GzipCompressor() override { deflateEnd(&z_); }
+  GzipCompressor() {
+    ready_ = deflateInit2(&z_, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK;
+    failed_ = !ready_;
+  }
+  ~GzipCompressor() override {
+    if (ready_) deflateEnd(&z_);
+  }
   void Write(std::string_view in, std::string& out) override { Run(in, Z_NO_FLUSH, out); }
   void Flush(std::string& out) override { Run({}, Z_SYNC_FLUSH, out); }
   void Finish(std::string& out) override { Run({}, Z_FINISH, out); }
 
  private:
   void Run(std::string_view in, int flush, std::string& out) {
+    if (failed_) return;
     z_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
     z_.avail_in = static_cast<uInt>(in.size());
     std::array<char, 16384> buf;
     do {
       z_.next_out = reinterpret_cast<Bytef*>(buf.data());
       z_.avail_out = static_cast<uInt>(buf.size());
-      if (deflate(&z_, flush) == Z_STREAM_ERROR) return;
+      if (deflate(&z_, flush) == Z_STREAM_ERROR) {
+        failed_ = true;
+        return;
+      }
       out.append(buf.data(), buf.size() - z_.avail_out);
     } while (z_.avail_out == 0);
   }
   z_stream z_{};
+  bool ready_ = false;
 };
 
 class BrotliCompressor final : public Compressor {
  public:
   BrotliCompressor() : s_(BrotliEncoderCreateInstance(nullptr, nullptr, nullptr)) {
+    if (s_ == nullptr) {
+      failed_ = true;
+      return;
+    }
     BrotliEncoderSetParameter(s_, BROTLI_PARAM_QUALITY, 6);  // andybalholm/brotli's DefaultCompression
   }
-  ~BrotliCompressor() override { BrotliEncoderDestroyInstance(s_); }
+  ~BrotliCompressor() override {
+    if (s_) BrotliEncoderDestroyInstance(s_);
+  }
   void Write(std::string_view in, std::string& out) override { Run(in, BROTLI_OPERATION_PROCESS, out); }
   void Flush(std::string& out) override { Run({}, BROTLI_OPERATION_FLUSH, out); }
   void Finish(std::string& out) override { Run({}, BROTLI_OPERATION_FINISH, out); }
 
  private:
   void Run(std::string_view in, BrotliEncoderOperation op, std::string& out) {
+    if (failed_) return;
     size_t avail_in = in.size();
     const uint8_t* next_in = reinterpret_cast<const uint8_t*>(in.data());
     while (true) {
       size_t avail_out = 0;
-      if (!BrotliEncoderCompressStream(s_, op, &avail_in, &next_in, &avail_out, nullptr, nullptr)) return;
+      if (!BrotliEncoderCompressStream(s_, op, &avail_in, &next_in, &avail_out, nullptr, nullptr)) {
+        failed_ = true;
+        return;
+      }
       size_t size = 0;
       const uint8_t* produced = BrotliEncoderTakeOutput(s_, &size);
       out.append(reinterpret_cast<const char*>(produced), size);
@@ -515,7 +546,9 @@ class BrotliCompressor final : public Compressor {
 
 class ZstdCompressor final : public Compressor {
  public:
-  ZstdCompressor() : c_(ZSTD_createCCtx()) { ZSTD_CCtx_setParameter(c_, ZSTD_c_compressionLevel, 3); }
+  ZstdCompressor() : c_(ZSTD_createCCtx()) {
+    if (c_ == nullptr || ZSTD_isError(ZSTD_CCtx_setParameter(c_, ZSTD_c_compressionLevel, 3))) failed_ = true;
+  }
   ~ZstdCompressor() override { ZSTD_freeCCtx(c_); }
   void Write(std::string_view in, std::string& out) override { Run(in, ZSTD_e_continue, out); }
   void Flush(std::string& out) override { Run({}, ZSTD_e_flush, out); }
@@ -523,12 +556,16 @@ class ZstdCompressor final : public Compressor {
 
  private:
   void Run(std::string_view in, ZSTD_EndDirective mode, std::string& out) {
+    if (failed_) return;
     ZSTD_inBuffer input{in.data(), in.size(), 0};
     std::array<char, 16384> buf;
     while (true) {
       ZSTD_outBuffer output{buf.data(), buf.size(), 0};
       const size_t left = ZSTD_compressStream2(c_, &output, &input, mode);
-      if (ZSTD_isError(left)) return;
+      if (ZSTD_isError(left)) {
+        failed_ = true;
+        return;
+      }
       out.append(buf.data(), output.pos);
       const bool drained = mode == ZSTD_e_continue ? input.pos == input.size : left == 0;
       if (drained) return;
@@ -540,13 +577,25 @@ class ZstdCompressor final : public Compressor {
 }  // namespace
 
 std::unique_ptr<Compressor> MakeCompressor(Encoding encoding) {
+  std::unique_ptr<Compressor> z;
   switch (encoding) {
-    case Encoding::kGzip: return std::make_unique<GzipCompressor>();
-    case Encoding::kBrotli: return std::make_unique<BrotliCompressor>();
-    case Encoding::kZstd: return std::make_unique<ZstdCompressor>();
+    case Encoding::kGzip: z = std::make_unique<GzipCompressor>(); break;
+    case Encoding::kBrotli: z = std::make_unique<BrotliCompressor>(); break;
+    case Encoding::kZstd: z = std::make_unique<ZstdCompressor>(); break;
     case Encoding::kIdentity: break;
   }
-  return nullptr;
+  if (z && z->failed()) z.reset();
+  return z;
+}
+
+size_t CompressorMemory(Encoding encoding) {
+  switch (encoding) {
+    case Encoding::kGzip: return size_t{256} << 10;
+    case Encoding::kBrotli: return size_t{8} << 20;
+    case Encoding::kZstd: return size_t{2} << 20;  // ZSTD_estimateCStreamSize(3) is about 1.3 MiB
+    case Encoding::kIdentity: break;
+  }
+  return 0;
 }
 
 }  // namespace paddock::edge

@@ -282,14 +282,6 @@ using TlsSeries = std::pair<const TlsKey, uint64_t>;
 // table that routed it (held here, so the router outlives a swap) and that table's generation.
 class BodyReservation;
 
-// An upstream answer kept whole (an error page).
-struct CollectedReply {
-  std::string reason;
-  HeaderList headers;
-  std::string body;
-  bool too_large = false;
-};
-
 struct Outcome {
   int status = 0;
   std::shared_ptr<const Backend> backend;
@@ -322,6 +314,11 @@ struct Outcome {
   std::string_view upgrade_header;  // the client's Upgrade, as received (a request without one skips UpgradeType)
   CompressPlan compress;  // the encoding the chain's compress step chose (PlanCompression); identity: none
   std::vector<const Step*> error_steps;  // the errors steps the request passed, in the chain's order
+  bool head_request = false;             // HEAD: answers carry no body
+  // errors: the step whose page replaced the answer, and the status it caught (what the steps
+  // after it saw: their OnDone is told that one).
+  const Step* caught_by = nullptr;
+  int caught_status = 0;
 };
 
 // Record's shortcut key: (code, protocol, method, entry point) in one word.
@@ -404,6 +401,16 @@ std::string_view UpgradeType(const HeaderList& headers) {
   return asked ? mw::GetHeader(headers, "upgrade") : std::string_view();
 }
 
+// Feeds `data` to `z` in slices of 64 KiB, letting the thread's other connections run between them
+// (a body in hand may be 16 MiB: brotli takes a while over it).
+asio::awaitable<void> EncodeSliced(asio::io_context& ioc, Compressor& z, std::string_view data, std::string& out) {
+  constexpr size_t kSlice = 64 << 10;
+  for (size_t at = 0; at < data.size(); at += kSlice) {
+    z.Write(data.substr(at, kSlice), out);
+    if (at + kSlice < data.size()) co_await asio::post(ioc, asio::use_awaitable);
+  }
+}
+
 // Copies what `from` sends to `to` until a read or a write fails or the stream ends.
 template <typename From, typename To>
 asio::awaitable<void> Relay(From& from, To& to) {
@@ -442,11 +449,17 @@ asio::awaitable<void> RelayBoth(asio::io_context& ioc, A& a, B& b, std::function
 }
 
 // SimpleResponse, noting its status and body size in `out`.
+// An answer to HEAD keeps its head (its Content-Length too) and sends no body, as Go's server.
 template <typename... Args>
 std::string Answered(Outcome& out, int status, std::string_view content_type, std::string_view body, Args&&... args) {
   out.status = status;
+  std::string response = SimpleResponse(status, content_type, body, std::forward<Args>(args)...);
+  if (out.head_request) {
+    response.resize(response.size() - body.size());
+    body = {};
+  }
   out.response_bytes = body.size();
-  return SimpleResponse(status, content_type, body, std::forward<Args>(args)...);
+  return response;
 }
 
 // A share of the request-body budget (ProxyOptions::max_buffered_request_bytes), given back when
@@ -478,6 +491,16 @@ class BodyReservation {
  private:
   std::atomic<uint64_t>& in_use_;
   uint64_t bytes_ = 0;
+};
+
+// An upstream answer kept whole (an error page), its body taken from the body budget (`held`).
+struct CollectedReply {
+  explicit CollectedReply(BodyReservation* reservation) : held(reservation) {}
+  BodyReservation* held;
+  std::string reason;
+  HeaderList headers;
+  std::string body;
+  bool too_large = false;
 };
 
 // A connection to a forwardAuth server, kept alive between calls.
@@ -1020,6 +1043,7 @@ asio::awaitable<void> Proxy::Impl::Serve(Worker& w, tcp::socket socket, size_t e
     out.tls_requests = tls_requests;
     out.client_buffer = &buffer;
     out.client_deadline = &deadline;
+    out.head_request = req.method() == bhttp::verb::head;
     out.request_reservation = &reservation;
     out.upgrade_header = req[bhttp::field::upgrade];
     out.protocol = MetricProtocol(req[bhttp::field::connection], out.upgrade_header, req[bhttp::field::accept],
@@ -1335,8 +1359,11 @@ asio::awaitable<bool> Proxy::Impl::Handle(Worker& w, ClientStream& client,
     ~DoneGuard() {
       if (passed == 0 || outcome.status == 0) return;
       const auto now = std::chrono::steady_clock::now();
+      // The steps inside an errors step that served its page saw the status it caught.
+      const size_t inner = outcome.caught_by ? static_cast<size_t>(outcome.caught_by - route.chain.data()) : passed;
       for (size_t j = 0; j < passed; ++j)
-        if (const auto& m = route.chain[j].middleware) m->OnDone(x, outcome.status, now);
+        if (const auto& m = route.chain[j].middleware)
+          m->OnDone(x, j > inner ? outcome.caught_status : outcome.status, now);
     }
   } done{*route, x, outcome};
   for (size_t i = 0; i < route->chain.size(); ++i) {
@@ -1540,7 +1567,8 @@ asio::awaitable<int> Proxy::Impl::SendCopy(Worker& w, const Selection& pick, con
       if (bec) co_return collect ? 0 : status;  // (its connection closed, not pooled)
       if (collect) {
         const size_t got = sizeof(sink) - rp.get().body().size;
-        if (collect->body.size() + got > options_.max_buffered_response_bytes) {
+        if (collect->body.size() + got > options_.max_buffered_response_bytes ||
+            !collect->held->Take(got, options_.max_buffered_request_bytes)) {
           collect->too_large = true;
           co_return status;
         }
@@ -1601,6 +1629,8 @@ asio::awaitable<bool> Proxy::Impl::ServeErrorPage(Worker& w, ClientStream& clien
   } else {
     page.headers = x.headers;
   }
+  outcome.caught_by = &step;
+  outcome.caught_status = original;
   Selection pick = step.error_backend->Choose(nullptr, x.client_ip);
   if (!pick.server)  // the page service's own 503, under the caught status
     co_return co_await WriteAll(client, Answered(outcome, code, "text/plain; charset=utf-8", pick.unavailable,
@@ -1608,31 +1638,53 @@ asio::awaitable<bool> Proxy::Impl::ServeErrorPage(Worker& w, ClientStream& clien
         keep_alive;
   std::string head;
   UpstreamHead(head, page, *pick.leaf, *pick.server, 0, false);
-  CollectedReply reply;
-  pick.server->Begin();
-  const int got = co_await SendCopy(w, pick, head, {}, false, &reply);
-  pick.server->End();
+  BodyReservation held(buffered_bytes_);
+  CollectedReply reply(&held);
+  struct InFlight {  // the page server's request in flight, whichever way this ends
+    ServerState& s;
+    explicit InFlight(ServerState& state) : s(state) { s.Begin(); }
+    ~InFlight() { s.End(); }
+  };
+  int got = 0;
+  {
+    InFlight in_flight(*pick.server);
+    got = co_await SendCopy(w, pick, head, {}, false, &reply);
+  }
   if (got == 0 || reply.too_large)  // the page service's 502, under the caught status
     co_return co_await WriteAll(client, Answered(outcome, code, "text/plain; charset=utf-8", "Bad Gateway",
                                                  keep_alive)) &&
         keep_alive;
-  // The page's headers and body, with the status the step gives (Traefik's codeModifier).
-  std::string out = fmt::format("HTTP/1.1 {} {}\r\n", code, Reason(code));
+  // The page's headers and body, with the status the step gives (Traefik's codeModifier); the
+  // middlewares before the errors step wrap it, as they wrap any answer.
+  HeaderList headers;
   std::string_view connection;
   for (const auto& [n, v] : reply.headers)
     if (IEquals(n, "connection")) connection = v;
   for (const auto& [n, v] : reply.headers) {
     if (HopByHop(n) || IEquals(n, "content-length") || (!connection.empty() && mw::TokenListHas(connection, n)))
       continue;
-    out += fmt::format("{}: {}\r\n", n, v);
+    headers.emplace_back(n, v);
   }
-  out += fmt::format("Content-Length: {}\r\n", reply.body.size());
+  if (const Route* route = outcome.route) {
+    for (size_t j = static_cast<size_t>(&step - route->chain.data()); j-- > 0;)
+      if (route->chain[j].middleware) route->chain[j].middleware->OnResponse(x, code, headers);
+  }
+  for (const auto& [n, v] : x.response_headers_to_set) headers.emplace_back(n, v);
+  const bool no_body = outcome.head_request || code / 100 == 1 || code == 204 || code == 304;
+  std::string out = fmt::format("HTTP/1.1 {} {}\r\n", code, Reason(code));
+  for (const auto& [n, v] : headers)
+    if (SafeHeader(n, v)) out += fmt::format("{}: {}\r\n", n, v);
+  if (code / 100 != 1 && code != 204 && code != 304) out += fmt::format("Content-Length: {}\r\n", reply.body.size());
   if (!keep_alive) out += "Connection: close\r\n";
   out += "\r\n";
-  out += reply.body;
   outcome.status = code;
-  outcome.response_bytes = reply.body.size();
-  co_return co_await WriteAll(client, out) && keep_alive;
+  outcome.response_bytes = no_body ? 0 : reply.body.size();
+  const std::array<asio::const_buffer, 2> pieces{asio::buffer(out),
+                                                 no_body ? asio::const_buffer() : asio::buffer(reply.body)};
+  SendStep send(client, pieces);
+  error_code ec = send.error();
+  if (send.left()) ec = co_await send.Rest();
+  co_return !ec && keep_alive;
 }
 
 std::optional<Upstream> Proxy::Impl::TakeIdle(Worker& w, const std::shared_ptr<ServerState>& server,
@@ -2333,12 +2385,17 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
                                 .content_range = res[bhttp::field::content_range],
                                 .content_length = res[bhttp::field::content_length],
                                 .no_gzip_compression = res.find("No-Gzip-Compression") != res.end()};
+      // Go's ReverseProxy flushes each write of a response without a length, or of an event stream.
+      bool flushed = !rp.content_length();
+      if (StatusOr<MediaType> m = ParseMediaType(facts.content_type); m.ok() && m->type == "text/event-stream")
+        flushed = true;
       if (buffered) {
         encode = DecideCompression(plan, facts, *buffered, true, &sniffed_type) == CompressVerdict::kCompress;
       } else {
         auto piece = std::make_unique<char[]>(kRelayChunk);
         for (;;) {
-          const CompressVerdict verdict = DecideCompression(plan, facts, ahead, rp.is_done(), &sniffed_type);
+          const CompressVerdict verdict =
+              DecideCompression(plan, facts, ahead, rp.is_done(), &sniffed_type, flushed);
           if (verdict != CompressVerdict::kNeedMore) {
             encode = verdict == CompressVerdict::kCompress;
             break;
@@ -2356,7 +2413,13 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
         }
       }
     }
-    std::unique_ptr<Compressor> encoder = encode ? MakeCompressor(plan.encoding) : nullptr;
+    // An encoder's memory comes from the body budget too: past it the response goes as it is.
+    BodyReservation encoder_held(buffered_bytes_);
+    std::unique_ptr<Compressor> encoder =
+        encode && encoder_held.Take(CompressorMemory(plan.encoding), options_.max_buffered_request_bytes)
+            ? MakeCompressor(plan.encoding)
+            : nullptr;
+    encode = encoder != nullptr;
     bool chunked_out = false;
     bool keep = keep_alive;
     std::string out_head;
@@ -2424,8 +2487,10 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
     std::optional<std::string> encoded_whole;
     if (encoder && (buffered || rp.is_done())) {
       encoded_whole.emplace();
-      encoder->Write(buffered ? std::string_view(*buffered) : std::string_view(ahead), *encoded_whole);
+      co_await EncodeSliced(w.ioc, *encoder, buffered ? std::string_view(*buffered) : std::string_view(ahead),
+                            *encoded_whole);
       encoder->Finish(*encoded_whole);
+      if (encoder->failed()) co_return false;  // nothing sent yet: the client's connection closes
     }
     if (encoded_whole) {
       out_head += "Content-Length: "sv;
@@ -2499,13 +2564,21 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
       };
       std::string out;
       if (encoder) {
-        encoder->Write(ahead, out);
+        co_await EncodeSliced(w.ioc, *encoder, ahead, out);
         encoder->Flush(out);
       } else {
         out = std::move(ahead);
       }
       outcome.response_bytes += out.size();
-      client_ok = co_await send_out(out, rp.is_done());
+      if (encoder && encoder->failed()) {
+        client_ok = false;
+      } else {
+        client_ok = co_await send_out(out, rp.is_done());
+      }
+      // What was read ahead is out: its memory and its share of the budget go back.
+      std::string().swap(ahead);
+      std::string().swap(out);
+      ahead_held.Keep(0);
       auto piece = std::make_unique<char[]>(kRelayChunk);
       while (client_ok && !rp.is_done()) {
         res.body().data = piece.get();
@@ -2529,7 +2602,11 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
           out.assign(piece.get(), got);
         }
         outcome.response_bytes += out.size();
-        client_ok = co_await send_out(out, last);
+        if (encoder && encoder->failed()) {
+          client_ok = false;
+        } else {
+          client_ok = co_await send_out(out, last);
+        }
       }
       whole = upstream_ok && rp.is_done();
     } else if (buffered) {

@@ -551,6 +551,19 @@ class RawConnection {
   int fd_;
 };
 
+TEST_F(ProxyTest, TheEdgesOwnAnswerToHeadHasItsLengthAndNoBody) {
+  StartProxy(1);
+  Serve({}, {});  // no router: the edge's 404
+  RawConnection c(port_);
+  c.Write("HEAD / HTTP/1.1\r\nHost: nothing.test\r\n\r\nGET / HTTP/1.1\r\nHost: nothing.test\r\n\r\n");
+  const std::string got = c.ReadUntil("404 page not found\n");
+  const std::string head = "Content-Length: 19\r\n\r\n";
+  const size_t first = got.find(head);
+  ASSERT_NE(first, std::string::npos) << got;
+  // The second answer follows the first's head at once: no body of the first came between.
+  EXPECT_TRUE(got.substr(first + head.size()).starts_with("HTTP/1.1 404 Not Found\r\n")) << got;
+}
+
 TEST_F(ProxyTest, RequestBodiesTogetherStayWithinTheBudgetAndItIsGivenBack) {
   Backend_ a("a");
   a.Start();
@@ -750,7 +763,8 @@ TEST_F(ProxyTest, CompressEncodesWhatTraefikWouldAndLeavesTheRestAsItCame) {
   EXPECT_EQ(gz.GetHeader("Accept-Ranges"), "");
   EXPECT_EQ(Gunzipped(gz.body), text);
   EXPECT_LT(gz.body.size(), text.size() / 4);
-  // A body still coming is read ahead to 1 KiB, then encoded piece by piece, chunked.
+  // A body without a length is flushed as it comes (Go's ReverseProxy): both writers decide on
+  // its first piece (700 bytes here, below the minimum), then it is encoded piece by piece, chunked.
   http::Response streamed = get("/stream", "gzip");
   EXPECT_EQ(streamed.GetHeader("Content-Encoding"), "gzip");
   EXPECT_EQ(streamed.GetHeader("Transfer-Encoding"), "chunked");
@@ -778,14 +792,15 @@ TEST_F(ProxyTest, CompressEncodesWhatTraefikWouldAndLeavesTheRestAsItCame) {
   EXPECT_EQ(head.GetHeader("Content-Encoding"), "");
   EXPECT_EQ(head.GetHeader("Vary"), "");
 
-  // A minimum past the edge's bound on what it holds: what was read ahead goes as it came, then the rest.
+  // A minimum past the edge's bound on what it holds (a body with a length: read ahead toward the
+  // minimum): what was read ahead goes as it came, then the rest.
   proxy_->Stop();
   StartProxy(ProxyOptions{.entry_points = {{"web", "127.0.0.1", 0}}, .io_threads = 1,
                           .max_buffered_response_bytes = 2000});
   route.chain = {MiddlewareStep("c@test", R"({"compress":{"minResponseBodyBytes":100000000}})")};
   Serve({route}, {lb});
   http::Client bounded("127.0.0.1", port_);
-  http::Request req = Get("/stream", "a.test");
+  http::Request req = Get("/text", "a.test");
   req.headers.push_back({"Accept-Encoding", "br"});
   auto big = bounded.Send(req);
   ASSERT_TRUE(big.ok()) << big.status().ToString();
@@ -835,11 +850,26 @@ TEST_F(ProxyTest, ErrorsAnswersWithTheServicesPageForTheStatusesItCatches) {
                                    "query":"{status}/{originalStatus}","errorRequestHeaders":["X-Custom"]}})"),
          with_errors("c@test", "Host(`c.test`)", gone, R"({"errors":{"status":["503"],"service":"pages"}})"),
          with_errors("d@test", "Host(`d.test`)", lb, R"({"errors":{"status":["401"],"service":"pages","query":"/401"}})",
-                     {MiddlewareStep("auth@test", R"({"basicAuth":{"users":["u:{SHA}W6ph5Mm5Pz8GgiULbPgzG37mj9g="]}})")})},
+                     {MiddlewareStep("auth@test", R"({"basicAuth":{"users":["u:{SHA}W6ph5Mm5Pz8GgiULbPgzG37mj9g="]}})")}),
+         // A breaker inside the errors step sees the server's 500, not the page's rewritten 200.
+         with_errors("f@test", "Host(`f.test`)", lb,
+                     R"({"errors":{"status":["500"],"statusRewrites":{"500":200},"service":"pages"}})",
+                     {MiddlewareStep("cb@test", R"({"circuitBreaker":{"expression":"ResponseCodeRatio(500, 600, 0, 600) > 0.5"}})")})},
         {lb, page_lb, gone});
+  // The middlewares before an errors step wrap its page, as they wrap any answer.
+  {
+    Table t = *proxy_->table();
+    Route wrapped = MakeRoute("e@test", "Host(`e.test`)", 10, lb);
+    Step errors = MiddlewareStep("e@test", R"({"errors":{"status":["500"],"service":"pages"}})");
+    errors.error_backend = page_lb;
+    wrapped.chain = {MiddlewareStep("h@test", R"({"headers":{"customResponseHeaders":{"X-Outer":"yes"}}})"), errors};
+    t.routes["web"].push_back(wrapped);
+    proxy_->SetTable(std::make_shared<const Table>(std::move(t)));
+  }
   http::Client client("127.0.0.1", port_);
-  auto get = [&](std::string path, std::string host, HeaderList extra = {}) {
+  auto get = [&](std::string path, std::string host, HeaderList extra = {}, std::string method = "GET") {
     http::Request req = Get(path, host);
+    req.method = method;
     for (auto& [n, v] : extra) req.headers.push_back({n, v});
     auto r = client.Send(req);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
@@ -870,6 +900,19 @@ TEST_F(ProxyTest, ErrorsAnswersWithTheServicesPageForTheStatusesItCatches) {
   http::Response refused = get("/", "d.test");
   EXPECT_EQ(refused.status, 401);
   EXPECT_EQ(refused.body, "page /401");
+  http::Response outer = get("/fail", "e.test");
+  EXPECT_EQ(outer.status, 500);
+  EXPECT_EQ(outer.GetHeader("X-Outer"), "yes");
+  // HEAD: the page's head and length, no body — the connection goes on with the next answer.
+  http::Response head = get("/missing", "a.test", {}, "HEAD");
+  EXPECT_EQ(head.status, 404);
+  EXPECT_EQ(head.body, "");
+  EXPECT_EQ(get("/ok", "a.test").body, "the app's own 200");
+  http::Response rewritten_ok = get("/fail", "f.test");
+  EXPECT_EQ(rewritten_ok.status, 200);
+  http::Response tripped = get("/fail", "f.test");
+  EXPECT_EQ(tripped.status, 503);
+  EXPECT_EQ(tripped.body, "Service Unavailable");
   // The page service down: its 502 text, under the caught status.
   pages.Stop();
   http::Response no_page = get("/fail", "a.test");
