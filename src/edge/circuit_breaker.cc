@@ -151,8 +151,6 @@ class CircuitBreaker final : public Middleware {
 
   void OnDone(const Exchange& x, int status, Clock::time_point done) const override {
     std::lock_guard lock(mu_);
-    total_.Add(done);
-    if (status == 502 || status == 504) network_errors_.Add(done);
     codes_[status].Add(done);
     latency_.Record(done, done - x.now);
     // checkAndSet: at most once a checkPeriod, never while tripped.
@@ -161,8 +159,6 @@ class CircuitBreaker final : public Middleware {
     if (state_ == State::kTripped || !Holds(done)) return;
     SetState(State::kTripped);
     until_ = done + fallback_duration_;
-    total_ = {};
-    network_errors_ = {};
     codes_.clear();
     latency_.Reset();
   }
@@ -211,9 +207,14 @@ class CircuitBreaker final : public Middleware {
   bool Holds(Clock::time_point now) const {  // GUARDED_BY(mu_)
     return condition_.Holds([&](size_t function, std::span<const OxyValue> args) -> OxyValue {
       switch (function) {
-        case kNetworkErrorRatio: {
-          const int64_t total = total_.Count(now);
-          return total == 0 ? 0.0 : static_cast<double>(network_errors_.Count(now)) / static_cast<double>(total);
+        case kNetworkErrorRatio: {  // oxy's: 502 and 504 over all (sums of the per-status counters)
+          int64_t total = 0, errors = 0;
+          for (auto& [code, counter] : codes_) {
+            const int64_t n = counter.Count(now);
+            total += n;
+            if (code == 502 || code == 504) errors += n;
+          }
+          return total == 0 ? 0.0 : static_cast<double>(errors) / static_cast<double>(total);
         }
         case kResponseCodeRatio: {
           const long long start_a = std::get<long long>(args[0]), end_a = std::get<long long>(args[1]);
@@ -242,8 +243,7 @@ class CircuitBreaker final : public Middleware {
   mutable Clock::time_point until_, recovery_start_;      // GUARDED_BY(mu_)
   mutable Clock::time_point next_check_;                  // GUARDED_BY(mu_)
   mutable int64_t allowed_ = 0, denied_ = 0;              // GUARDED_BY(mu_)
-  mutable RollingCounter total_, network_errors_;         // GUARDED_BY(mu_)
-  mutable std::map<int, RollingCounter> codes_;           // GUARDED_BY(mu_): by status
+  mutable std::map<int, RollingCounter> codes_;           // GUARDED_BY(mu_): the window's counts by status
   mutable RollingLatency latency_;                        // GUARDED_BY(mu_)
 };
 
