@@ -1163,6 +1163,29 @@ TEST_F(ProxyTest, AWebSocketUpgradeIsRelayedBothWaysUntilEitherSideCloses) {
   EXPECT_EQ(upstream.closed(), 2);
 }
 
+// A drain of the server's task waits for its open WebSockets (up to the drain timeout, the driver's).
+TEST_F(ProxyTest, ASwitchedConnectionHoldsItsServerInFlightUntilItEnds) {
+  SwitchingUpstream upstream("websocket", "hello;");
+  StartProxy(1);
+  auto lb = MakeBackend(registry_, "ws@test", {upstream.port()});
+  Serve({MakeRoute("ws@test", "PathPrefix(`/`)", 1, lb)}, {lb});
+  std::shared_ptr<ServerState> state = lb->servers[0].state;
+  std::promise<void> drained;
+  auto drained_future = drained.get_future();
+  {
+    RawConnection ws(port_);
+    ws.Write("GET / HTTP/1.1\r\nHost: a.test\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n");
+    ASSERT_NE(ws.ReadUntil("hello;").find("101 Switching Protocols"), std::string::npos);
+    EXPECT_EQ(state->in_flight(), 1);
+    state->Fence([&] { drained.set_value(); });
+    ws.Write("still here;");
+    EXPECT_EQ(ws.ReadUntil("still here;"), "still here;");  // fenced: no new requests, this one goes on
+    EXPECT_EQ(drained_future.wait_for(std::chrono::seconds(0)), std::future_status::timeout);
+  }  // the client closes: the switched connection ends, and with it the server's last request
+  EXPECT_EQ(drained_future.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  EXPECT_EQ(state->in_flight(), 0);
+}
+
 TEST_F(ProxyTest, ASwitchToAnotherProtocolThanAskedOrUnaskedIs502) {
   SwitchingUpstream upstream("h2c");
   StartProxy(1);
