@@ -14,13 +14,22 @@ backend behind each of three proxies, side by side in one run, driven by the sam
 Each round runs wrk (`-t1 -c<connections> -d<duration> --latency`) against each proxy, the order
 rotating per round; the table gives each proxy's mean req/s and worst p99 over the rounds, the
 proxy's own CPU time per request (user and system, from /proc: all its threads and worker
-processes; steadier than req/s, which the three busy processes sharing two cores make noisy), and
-the edge's ratios to the others. Any non-2xx answer or socket error fails the run. Bars (issue 14):
+processes; steadier than req/s, which the three busy processes sharing two cores make noisy), the
+backend's and wrk's CPU time per request behind that proxy (the rest of what the two cores spend on
+a request: a proxy that makes its peers work harder is slower for it), and the edge's ratios to the
+others. Any non-2xx answer or socket error fails the run. Bars (issue 14):
 edge req/s >= 1.0x the faster of nginx and haproxy, edge p99 <= the worse of the two.
 
     python3 bench/edge_bench.py [--rounds 3] [--duration 5s] [--connections 16] [--connections 200]
     python3 bench/edge_bench.py --serve 120   # only set up and print the ports and pids, to profile by hand
     python3 bench/edge_bench.py --instructions   # user-space instructions per request, edge and haproxy
+
+    python3 bench/edge_bench.py --forwarded-headers   # nginx and haproxy forward the edge's X-Forwarded-* too
+    python3 bench/edge_bench.py --syscalls   # system calls per request of each proxy, by kind (perf)
+
+--syscalls counts each proxy's system calls (perf stat on the syscall tracepoints, over all its
+threads and worker processes) during a `wrk -t1 -c16 -d5s` run and prints them per request: on a
+VM where a system call costs a microsecond, the count is a large part of a proxy's CPU.
 
 --instructions runs the edge and haproxy under valgrind's callgrind (instrumentation off until the
 load starts) and prints the instructions each executes per request under `wrk -t1 -c16 -d5s`: a
@@ -32,7 +41,9 @@ import json
 import os
 import platform
 import re
+import resource
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -154,21 +165,40 @@ def cpu_seconds(pid):
     return user / tick, system / tick
 
 
+def children_cpu_seconds():
+    """User + system CPU seconds of this script's waited-for children (wrk's runs among them)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+# The backend's pid, for the CPU it spends per request behind each proxy (set once it runs).
+BACKEND_PID = None
+
+
 def wrk(port, connections, duration, path="/", pid=None):
-    """(req/s, p99 ms, the proxy's CPU microseconds per request: user, system) of one wrk run."""
+    """(req/s, p99 ms, the proxy's CPU microseconds per request: user, system, and the backend's
+    and wrk's CPU microseconds per request) of one wrk run."""
     before = cpu_seconds(pid) if pid else (0, 0)
+    backend_before, wrk_before = sum(cpu_seconds(BACKEND_PID)), children_cpu_seconds()
     r = subprocess.run(["wrk", "-t1", f"-c{connections}", f"-d{duration}", "--latency", f"http://127.0.0.1:{port}{path}"],
                        capture_output=True, text=True, timeout=120)
     out = r.stdout
     if r.returncode != 0 or "Non-2xx" in out or "Socket errors" in out:
         raise SystemExit(f"wrk against {port} reported errors:\n{out}\n{r.stderr}")
     after = cpu_seconds(pid) if pid else (0, 0)
+    backend_after, wrk_after = sum(cpu_seconds(BACKEND_PID)), children_cpu_seconds()
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
     requests = max(1, int(re.search(r"(\d+) requests in", out).group(1)))
     m = re.search(r"99%\s+([\d.]+)(us|ms|s)\b", out)
     scale = {"us": 0.001, "ms": 1.0, "s": 1000.0}[m.group(2)]
     cpu = tuple(1e6 * (a - b) / requests for a, b in zip(after, before))
+    cpu += (1e6 * (backend_after - backend_before) / requests, 1e6 * (wrk_after - wrk_before) / requests)
     return rps, float(m.group(1)) * scale, cpu
+
+
+def names_in_order(targets):
+    """The proxies, the edge first."""
+    return ["edge"] + [n for n in targets if n != "edge"]
 
 
 def main():
@@ -178,14 +208,24 @@ def main():
     ap.add_argument("--connections", type=int, action="append")
     ap.add_argument("--serve", type=float, metavar="SECONDS",
                     help="set up, print the ports and pids, keep serving this long (to profile by hand), exit")
+    ap.add_argument("--forwarded-headers", action="store_true",
+                    help="nginx and haproxy send the backend the X-Forwarded-* and X-Real-Ip headers the edge sends")
+    ap.add_argument("--syscalls", action="store_true",
+                    help="system calls per request of each proxy, by kind (perf stat)")
     ap.add_argument("--instructions", action="store_true",
                     help="user-space instructions per request of the edge and haproxy (callgrind)")
     args = ap.parse_args()
+    # A SIGTERM (ending a --serve run early) still stops every process this script started.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     connections = args.connections or [16]
-    tools = ("nginx", "haproxy", "wrk") + (("valgrind", "callgrind_control") if args.instructions else ())
+    tools = (("nginx", "haproxy", "wrk") + (("valgrind", "callgrind_control") if args.instructions else ())
+             + (("perf",) if args.syscalls else ()))
     for tool in tools:
         if shutil.which(tool) is None:
-            raise SystemExit(f"needs {tool} (scripts/setup installs it)")
+            package = {"perf": "linux-perf", "callgrind_control": "valgrind"}.get(tool, tool)
+            where = ("scripts/setup installs it" if tool in ("nginx", "haproxy", "wrk")
+                     else f"apt-get install {package}")
+            raise SystemExit(f"needs {tool} ({where})")
     tmp = tempfile.mkdtemp(prefix="paddock-edge-bench-")
     procs = []
     try:
@@ -193,11 +233,26 @@ def main():
         procs.append(start_nginx(tmp, "backend", f"""  server {{ listen 127.0.0.1:{backend};
     location / {{ return 200 "ok"; }} }}"""))
         wait_listening(backend, procs[-1], "the backend")
+        global BACKEND_PID
+        BACKEND_PID = procs[-1].pid
 
+        # --forwarded-headers: nginx and haproxy send the backend the headers the edge sends it, as
+        # Traefik does (X-Forwarded-For, -Host, -Port, -Proto and X-Real-Ip), so the backend parses
+        # the same request behind each.
+        nginx_forwarded = ("""
+      proxy_set_header X-Forwarded-For $remote_addr; proxy_set_header X-Forwarded-Host $http_host;
+      proxy_set_header X-Forwarded-Port $server_port; proxy_set_header X-Forwarded-Proto $scheme;
+      proxy_set_header X-Real-Ip $remote_addr;""" if args.forwarded_headers else "")
+        haproxy_forwarded = ("""  option forwardfor
+  http-request set-header X-Forwarded-Host %[req.hdr(host)]
+  http-request set-header X-Forwarded-Port %[dst_port]
+  http-request set-header X-Forwarded-Proto http
+  http-request set-header X-Real-Ip %[src]
+""" if args.forwarded_headers else "")
         nginx_port = free_port()
         procs.append(start_nginx(tmp, "proxy", f"""  upstream b {{ server 127.0.0.1:{backend}; keepalive 64; }}
   server {{ listen 127.0.0.1:{nginx_port};
-    location / {{ proxy_pass http://b; proxy_http_version 1.1; proxy_set_header Connection ""; }} }}"""))
+    location / {{ proxy_pass http://b; proxy_http_version 1.1; proxy_set_header Connection "";{nginx_forwarded} }} }}"""))
         wait_listening(nginx_port, procs[-1], "nginx")
 
         haproxy_port = free_port()
@@ -214,7 +269,7 @@ defaults
   http-reuse always
 frontend f
   bind 127.0.0.1:{haproxy_port}
-  default_backend b
+{haproxy_forwarded}  default_backend b
 backend b
   server s1 127.0.0.1:{backend}
 """)
@@ -271,6 +326,29 @@ backend b
                 print(f"{name}: {total // max(requests, 1):,} user-space instructions per request "
                       f"({requests:,} requests under callgrind)", flush=True)
             return
+        if args.syscalls:
+            kinds = ("recvfrom", "sendto", "epoll_wait", "epoll_ctl", "clock_gettime")
+            events = ",".join(["raw_syscalls:sys_enter"] + [f"syscalls:sys_enter_{k}" for k in kinds])
+            print("| proxy | system calls per request | " + " | ".join(kinds) + " |")
+            print("|---|---:|" + "---:|" * len(kinds))
+            for name in names_in_order(targets):
+                url = f"http://127.0.0.1:{targets[name]}/"
+                subprocess.run(["wrk", "-t1", "-c16", "-d1s", url], check=True, capture_output=True)  # warm
+                pid_list = ",".join(str(p) for p in process_tree(pids[name]))
+                perf = subprocess.Popen(["perf", "stat", "-x", ",", "-e", events, "-p", pid_list],
+                                        stderr=subprocess.PIPE, text=True)
+                out = subprocess.run(["wrk", "-t1", "-c16", "-d5s", url], check=True, capture_output=True,
+                                     text=True).stdout
+                perf.send_signal(2)  # SIGINT: perf prints its counts and exits
+                counts = {}
+                for line in perf.communicate(timeout=30)[1].splitlines():
+                    fields = line.split(",")
+                    if len(fields) > 2 and fields[0].isdigit():
+                        counts[fields[2].rsplit("sys_enter_", 1)[-1]] = int(fields[0])
+                requests = max(1, int(re.search(r"(\d+) requests in", out).group(1)))
+                print(f"| {name} | {counts.get('raw_syscalls:sys_enter', 0) / requests:.2f} | "
+                      + " | ".join(f"{counts.get(k, 0) / requests:.2f}" for k in kinds) + " |", flush=True)
+            return
         if args.serve:
             print(json.dumps({"ports": targets, "pids": {"edge": procs[-1].pid, "haproxy": procs[2].pid,
                                                           "nginx": procs[1].pid}}), flush=True)
@@ -289,17 +367,20 @@ backend b
                 results["edge, forwardAuth"].append(wrk(edge_port, c, args.duration, "/authed"))
             print(f"\n{c} connections, {args.rounds} rounds (req/s per round; p99 ms worst; the proxy's own CPU "
                   f"per request, user + system, mean)")
-            print("| proxy | req/s (rounds) | mean req/s | p99 ms (worst) | CPU µs/req (user + sys) |")
-            print("|---|---|---:|---:|---:|")
+            print("| proxy | req/s (rounds) | mean req/s | p99 ms (worst) | CPU µs/req (user + sys) "
+                  "| backend's, wrk's CPU µs/req |")
+            print("|---|---|---:|---:|---:|---:|")
             summary = {}
             for name in names:
                 rps = [x for x, _, _ in results[name]]
                 p99 = max(y for _, y, _ in results[name])
                 user = sum(z[0] for _, _, z in results[name]) / len(rps)
                 system = sum(z[1] for _, _, z in results[name]) / len(rps)
+                backend_cpu = sum(z[2] for _, _, z in results[name]) / len(rps)
+                wrk_cpu = sum(z[3] for _, _, z in results[name]) / len(rps)
                 summary[name] = (sum(rps) / len(rps), p99, user + system)
                 print(f"| {name} | {' / '.join(f'{x:,.0f}' for x in rps)} | {summary[name][0]:,.0f} | {p99:.2f} | "
-                      f"{user + system:.1f} ({user:.1f} + {system:.1f}) |")
+                      f"{user + system:.1f} ({user:.1f} + {system:.1f}) | {backend_cpu:.1f}, {wrk_cpu:.1f} |")
             best = max(summary["nginx"][0], summary["haproxy"][0])
             worst_p99 = max(summary["nginx"][1], summary["haproxy"][1])
             least_cpu = min(summary["nginx"][2], summary["haproxy"][2])
