@@ -49,7 +49,7 @@ class AsioRecvTest : public ::testing::Test {
 
   void Send(const std::string& bytes) { asio::write(peer_, asio::buffer(bytes)); }
 
-  // Starts one read of at most `size` bytes into `got` (with `flags`), setting `done` when it ends.
+  // Starts one read of at most `size` bytes into `got_` (with `flags`), setting `done_` when it ends.
   void StartRead(size_t size, asio::socket_base::message_flags flags = 0) {
     done_ = false;
     buffer_.assign(size, '\0');
