@@ -66,8 +66,10 @@ public:
         MutableBufferSequence> bufs_type;
 
     status result;
+    std::size_t asked; // Paddock
     if (bufs_type::is_single_buffer)
     {
+      asked = bufs_type::first(o->buffers_).size();
       result = socket_ops::non_blocking_recv1(o->socket_,
           bufs_type::first(o->buffers_).data(),
           bufs_type::first(o->buffers_).size(), o->flags_,
@@ -77,26 +79,28 @@ public:
     else
     {
       bufs_type bufs(o->buffers_);
+      asked = bufs.total_size();
       result = socket_ops::non_blocking_recv(o->socket_,
           bufs.buffers(), bufs.count(), o->flags_,
           (o->state_ & socket_ops::stream_oriented) != 0,
           o->ec_, o->bytes_transferred_) ? done : not_done;
     }
 
-    // Paddock: a stream read that took less than it asked for emptied the socket's receive
+    // Paddock: a stream read that took less than it asked for emptied a TCP socket's receive
     // queue, so it is exhausted as well as one that met the end of the stream: the reactor's next
     // read on this socket waits for epoll's next edge instead of trying a speculative recv() that
     // would fail with EAGAIN (one system call fewer per read that comes before its data). The
     // descriptor is registered edge-triggered, and new data after this recv() is an edge that
-    // makes the reactor try again. Asio marks a short send exhausted the same way. Not for a peek,
-    // which leaves what it read in the queue.
+    // makes the reactor try again; the end of the stream, which a short read can leave queued, is
+    // the reactor's (epoll_reactor.ipp, peer_closed_). Asio marks a short send exhausted the same
+    // way. Not for a peek, which leaves what it read in the queue. (An AF_UNIX stream socket's
+    // read also stops short at passed descriptors and between writers: Paddock reads none through
+    // Asio; third_party/boost-asio/README.md.)
     if (result == done)
       if ((o->state_ & socket_ops::stream_oriented) != 0)
         if (o->bytes_transferred_ == 0
             || ((o->flags_ & socket_base::message_peek) == 0
-              && o->bytes_transferred_ < (bufs_type::is_single_buffer
-                ? bufs_type::first(o->buffers_).size()
-                : bufs_type(o->buffers_).total_size())))
+              && o->bytes_transferred_ < asked))
           result = done_and_exhausted;
 
     BOOST_ASIO_HANDLER_REACTOR_OPERATION((*o, "non_blocking_recv",
