@@ -27,9 +27,10 @@ edge req/s >= 1.0x the faster of nginx and haproxy, edge p99 <= the worse of the
     python3 bench/edge_bench.py --forwarded-headers   # nginx and haproxy forward the edge's X-Forwarded-* too
     python3 bench/edge_bench.py --syscalls   # system calls per request of each proxy, by kind (perf)
 
---syscalls counts each proxy's system calls (perf stat on the syscall tracepoints, over all its
-threads and worker processes) during a `wrk -t1 -c16 -d5s` run and prints them per request: on a
-VM where a system call costs a microsecond, the count is a large part of a proxy's CPU.
+--syscalls first prints what a system call costs here (`perf bench syscall basic`), then counts each
+proxy's system calls (perf stat on the syscall tracepoints, over all its threads and worker
+processes) during a `wrk -t1 -c16 -d5s` run and prints them per request: on a VM where a system
+call costs a microsecond, the count is a large part of a proxy's CPU.
 
 --instructions runs the edge and haproxy under valgrind's callgrind (instrumentation off until the
 load starts) and prints the instructions each executes per request under `wrk -t1 -c16 -d5s`: a
@@ -171,22 +172,20 @@ def children_cpu_seconds():
     return usage.ru_utime + usage.ru_stime
 
 
-# The backend's pid, for the CPU it spends per request behind each proxy (set once it runs).
-BACKEND_PID = None
-
-
-def wrk(port, connections, duration, path="/", pid=None):
-    """(req/s, p99 ms, the proxy's CPU microseconds per request: user, system, and the backend's
-    and wrk's CPU microseconds per request) of one wrk run."""
+def wrk(port, connections, duration, path="/", pid=None, backend_pid=None):
+    """(req/s, p99 ms, CPU microseconds per request: the proxy's (`pid`) user and system, the
+    backend's (`backend_pid`) and wrk's) of one wrk run."""
     before = cpu_seconds(pid) if pid else (0, 0)
-    backend_before, wrk_before = sum(cpu_seconds(BACKEND_PID)), children_cpu_seconds()
+    backend_before = sum(cpu_seconds(backend_pid)) if backend_pid else 0
+    wrk_before = children_cpu_seconds()
     r = subprocess.run(["wrk", "-t1", f"-c{connections}", f"-d{duration}", "--latency", f"http://127.0.0.1:{port}{path}"],
                        capture_output=True, text=True, timeout=120)
     out = r.stdout
     if r.returncode != 0 or "Non-2xx" in out or "Socket errors" in out:
         raise SystemExit(f"wrk against {port} reported errors:\n{out}\n{r.stderr}")
     after = cpu_seconds(pid) if pid else (0, 0)
-    backend_after, wrk_after = sum(cpu_seconds(BACKEND_PID)), children_cpu_seconds()
+    backend_after = sum(cpu_seconds(backend_pid)) if backend_pid else 0
+    wrk_after = children_cpu_seconds()
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
     requests = max(1, int(re.search(r"(\d+) requests in", out).group(1)))
     m = re.search(r"99%\s+([\d.]+)(us|ms|s)\b", out)
@@ -233,8 +232,6 @@ def main():
         procs.append(start_nginx(tmp, "backend", f"""  server {{ listen 127.0.0.1:{backend};
     location / {{ return 200 "ok"; }} }}"""))
         wait_listening(backend, procs[-1], "the backend")
-        global BACKEND_PID
-        BACKEND_PID = procs[-1].pid
 
         # --forwarded-headers: nginx and haproxy send the backend the headers the edge sends it, as
         # Traefik does (X-Forwarded-For, -Host, -Port, -Proto and X-Real-Ip), so the backend parses
@@ -327,6 +324,10 @@ backend b
                       f"({requests:,} requests under callgrind)", flush=True)
             return
         if args.syscalls:
+            null_call = subprocess.run(["perf", "bench", "syscall", "basic", "--loop", "1000000"],
+                                       check=True, capture_output=True, text=True).stdout
+            print("a system call costs " + re.search(r"([\d.]+) usecs/op", null_call).group(1)
+                  + " µs here (perf bench syscall basic: getppid())")
             kinds = ("recvfrom", "sendto", "epoll_wait", "epoll_ctl", "clock_gettime")
             events = ",".join(["raw_syscalls:sys_enter"] + [f"syscalls:sys_enter_{k}" for k in kinds])
             print("| proxy | system calls per request | " + " | ".join(kinds) + " |")
@@ -363,7 +364,8 @@ backend b
             for r in range(args.rounds):
                 order = names[r % len(names):] + names[:r % len(names)]
                 for name in order:
-                    results[name].append(wrk(targets[name], c, args.duration, pid=pids[name]))
+                    results[name].append(wrk(targets[name], c, args.duration, pid=pids[name],
+                                             backend_pid=procs[0].pid))
                 results["edge, forwardAuth"].append(wrk(edge_port, c, args.duration, "/authed"))
             print(f"\n{c} connections, {args.rounds} rounds (req/s per round; p99 ms worst; the proxy's own CPU "
                   f"per request, user + system, mean)")
