@@ -32,6 +32,17 @@ proxy's system calls (perf stat on the syscall tracepoints, over all its threads
 processes) during a `wrk -t1 -c16 -d5s` run and prints them per request: on a VM where a system
 call costs a microsecond, the count is a large part of a proxy's CPU.
 
+--syscalls then counts, over the same kind of run, what the proxy makes the scheduler do: the
+proxy's own sleeps (voluntary context switches) and preemptions (involuntary ones) per request,
+over its threads, and the whole machine's context switches, task wakeups and IPIs sent per
+request (perf stat -a). On a PVM guest a wakeup across CPUs is an IPI, a hypercall. Counts move
+less than req/s with the host's other guests, but the scheduler's pattern can still change from one
+run to the next: compare proxies within a run.
+
+Each run's summary also pairs the edge with the faster proxy round by round (each round runs the
+three within seconds of one another) and prints the median of those ratios with a 95% bootstrap
+interval: more rounds of shorter runs (`--rounds 12 --duration 2s`) narrow it.
+
 --instructions runs the edge and haproxy under valgrind's callgrind (instrumentation off until the
 load starts) and prints the instructions each executes per request under `wrk -t1 -c16 -d5s`: a
 count that does not move with the machine's load, unlike req/s (the kernel's share is not in it).
@@ -41,11 +52,13 @@ import http.server
 import json
 import os
 import platform
+import random
 import re
 import resource
 import shutil
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -166,6 +179,25 @@ def cpu_seconds(pid):
     return user / tick, system / tick
 
 
+def context_switches(pid):
+    """Voluntary and involuntary context switches of `pid`'s process tree, every thread."""
+    voluntary = involuntary = 0
+    for p in process_tree(pid):
+        try:
+            tasks = os.listdir(f"/proc/{p}/task")
+        except OSError:
+            continue
+        for t in tasks:
+            try:
+                with open(f"/proc/{p}/task/{t}/status") as f:
+                    status = f.read()
+            except OSError:
+                continue
+            voluntary += int(re.search(r"^voluntary_ctxt_switches:\s+(\d+)", status, re.M).group(1))
+            involuntary += int(re.search(r"^nonvoluntary_ctxt_switches:\s+(\d+)", status, re.M).group(1))
+    return voluntary, involuntary
+
+
 def children_cpu_seconds():
     """User + system CPU seconds of this script's waited-for children (wrk's runs among them)."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -193,6 +225,15 @@ def wrk(port, connections, duration, path="/", pid=None, backend_pid=None):
     cpu = tuple(1e6 * (a - b) / requests for a, b in zip(after, before))
     cpu += (1e6 * (backend_after - backend_before) / requests, 1e6 * (wrk_after - wrk_before) / requests)
     return rps, float(m.group(1)) * scale, cpu
+
+
+def paired_ratio(ours, theirs, resamples=2000):
+    """The median of the per-round ratios ours[i] / theirs[i], and a 95% bootstrap interval of it
+    (rounds resampled with replacement; a fixed seed, so a run's numbers can be recomputed)."""
+    ratios = [a / b for a, b in zip(ours, theirs)]
+    rng = random.Random(14)
+    medians = sorted(statistics.median(rng.choices(ratios, k=len(ratios))) for _ in range(resamples))
+    return statistics.median(ratios), medians[int(0.025 * resamples)], medians[int(0.975 * resamples) - 1]
 
 
 def names_in_order(targets):
@@ -349,6 +390,26 @@ backend b
                 requests = max(1, int(re.search(r"(\d+) requests in", out).group(1)))
                 print(f"| {name} | {counts.get('raw_syscalls:sys_enter', 0) / requests:.2f} | "
                       + " | ".join(f"{counts.get(k, 0) / requests:.2f}" for k in kinds) + " |", flush=True)
+            machine = ("context-switches", "sched:sched_wakeup", "ipi:ipi_send_cpu")
+            print("\n| proxy, per request | its sleeps | its preemptions | the machine's context switches "
+                  "| task wakeups | IPIs sent |")
+            print("|---|---:|---:|---:|---:|---:|")
+            for name in names_in_order(targets):
+                url = f"http://127.0.0.1:{targets[name]}/"
+                subprocess.run(["wrk", "-t1", "-c16", "-d1s", url], check=True, capture_output=True)  # warm
+                before = context_switches(pids[name])
+                perf = subprocess.run(["perf", "stat", "-a", "-x", ",", "-e", ",".join(machine),
+                                       "wrk", "-t1", "-c16", "-d5s", url],
+                                      check=True, capture_output=True, text=True)
+                after = context_switches(pids[name])
+                counts = {}
+                for line in perf.stderr.splitlines():
+                    fields = line.split(",")
+                    if len(fields) > 2 and fields[0].isdigit():
+                        counts[fields[2]] = int(fields[0])
+                requests = max(1, int(re.search(r"(\d+) requests in", perf.stdout).group(1)))
+                print(f"| {name} | {(after[0] - before[0]) / requests:.3f} | {(after[1] - before[1]) / requests:.3f} | "
+                      + " | ".join(f"{counts.get(k, 0) / requests:.3f}" for k in machine) + " |", flush=True)
             return
         if args.serve:
             print(json.dumps({"ports": targets, "pids": {"edge": procs[-1].pid, "haproxy": procs[2].pid,
@@ -389,6 +450,12 @@ backend b
             print(f"edge / faster of nginx and haproxy: {summary['edge'][0] / best:.2f} (bar >= 1.0); "
                   f"edge p99 {summary['edge'][1]:.2f} ms vs the worse {worst_p99:.2f} ms (bar <=); "
                   f"edge CPU per request / the leaner one's: {summary['edge'][2] / least_cpu:.2f}")
+            faster = max(("nginx", "haproxy"), key=lambda n: summary[n][0])
+            median, low, high = paired_ratio([x for x, _, _ in results["edge"]],
+                                             [x for x, _, _ in results[faster]])
+            print(f"paired by round (each round runs the three within seconds of one another, so the "
+                  f"host's slower drifts cancel): edge / {faster} median {median:.3f}, 95% bootstrap "
+                  f"interval {low:.3f}-{high:.3f} over {args.rounds} rounds")
             rps = [x for x, _, _ in results["edge, forwardAuth"]]
             auth_rps, auth_p99 = sum(rps) / len(rps), max(y for _, y, _ in results["edge, forwardAuth"])
             print(f"forwardAuth (a router whose forwardAuth server, nginx `return 204`, is asked per request): "
