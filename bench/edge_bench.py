@@ -30,14 +30,13 @@ edge req/s >= 1.0x the faster of nginx and haproxy, edge p99 <= the worse of the
 --syscalls first prints what a system call costs here (`perf bench syscall basic`), then counts each
 proxy's system calls (perf stat on the syscall tracepoints, over all its threads and worker
 processes) during a `wrk -t1 -c16 -d5s` run and prints them per request: on a VM where a system
-call costs a microsecond, the count is a large part of a proxy's CPU.
-
---syscalls then counts, over the same kind of run, what the proxy makes the scheduler do: the
-proxy's own sleeps (voluntary context switches) and preemptions (involuntary ones) per request,
-over its threads, and the whole machine's context switches, task wakeups and IPIs sent per
-request (perf stat -a). On a PVM guest a wakeup across CPUs is an IPI, a hypercall. Counts move
-less than req/s with the host's other guests, but the scheduler's pattern can still change from one
-run to the next: compare proxies within a run.
+call costs a microsecond, the count is a large part of a proxy's CPU. Then it counts, over the
+same kind of run, what the proxy makes the scheduler do: the proxy's own sleeps (voluntary context
+switches) and preemptions (involuntary ones) per request, over its threads, and the whole
+machine's context switches, task wakeups and IPIs sent per request (perf stat -a). On a PVM guest
+a wakeup across CPUs is an IPI, a hypercall. Counts move less than req/s with the host's other
+guests, but the scheduler's pattern can still change from one run to the next: compare proxies
+within a run.
 
 Each run's summary also pairs the edge with the faster proxy round by round (each round runs the
 three within seconds of one another) and prints the median of those ratios with a 95% bootstrap
@@ -227,6 +226,25 @@ def wrk(port, connections, duration, path="/", pid=None, backend_pid=None):
     return rps, float(m.group(1)) * scale, cpu
 
 
+def warm(url):
+    """One second of load before a counted run, so that every connection is already open."""
+    subprocess.run(["wrk", "-t1", "-c16", "-d1s", url], check=True, capture_output=True)
+
+
+def counted_wrk(url, events, scope):
+    """({perf event: count}, requests) of a `wrk -t1 -c16 -d5s` run against `url`, counting `events`
+    (perf's -e list) over `scope`: perf's target, ["-p", pids] (only those, wrk not among them) or
+    ["-a"] (the whole machine)."""
+    perf = subprocess.run(["perf", "stat", "-x", ",", "-e", events, *scope, "wrk", "-t1", "-c16", "-d5s", url],
+                          check=True, capture_output=True, text=True)
+    counts = {}
+    for line in perf.stderr.splitlines():  # count,unit,event,... (a "<not counted>" event is 0)
+        fields = line.split(",")
+        if len(fields) > 2 and fields[0].isdigit():
+            counts[fields[2]] = int(fields[0])
+    return counts, max(1, int(re.search(r"(\d+) requests in", perf.stdout).group(1)))
+
+
 def paired_ratio(ours, theirs, resamples=2000):
     """The median of the per-round ratios ours[i] / theirs[i], and a 95% bootstrap interval of it
     (rounds resampled with replacement; a fixed seed, so a run's numbers can be recomputed)."""
@@ -375,19 +393,10 @@ backend b
             print("|---|---:|" + "---:|" * len(kinds))
             for name in names_in_order(targets):
                 url = f"http://127.0.0.1:{targets[name]}/"
-                subprocess.run(["wrk", "-t1", "-c16", "-d1s", url], check=True, capture_output=True)  # warm
+                warm(url)
                 pid_list = ",".join(str(p) for p in process_tree(pids[name]))
-                perf = subprocess.Popen(["perf", "stat", "-x", ",", "-e", events, "-p", pid_list],
-                                        stderr=subprocess.PIPE, text=True)
-                out = subprocess.run(["wrk", "-t1", "-c16", "-d5s", url], check=True, capture_output=True,
-                                     text=True).stdout
-                perf.send_signal(2)  # SIGINT: perf prints its counts and exits
-                counts = {}
-                for line in perf.communicate(timeout=30)[1].splitlines():
-                    fields = line.split(",")
-                    if len(fields) > 2 and fields[0].isdigit():
-                        counts[fields[2].rsplit("sys_enter_", 1)[-1]] = int(fields[0])
-                requests = max(1, int(re.search(r"(\d+) requests in", out).group(1)))
+                counts, requests = counted_wrk(url, events, ["-p", pid_list])
+                counts = {event.rsplit("sys_enter_", 1)[-1]: n for event, n in counts.items()}
                 print(f"| {name} | {counts.get('raw_syscalls:sys_enter', 0) / requests:.2f} | "
                       + " | ".join(f"{counts.get(k, 0) / requests:.2f}" for k in kinds) + " |", flush=True)
             machine = ("context-switches", "sched:sched_wakeup", "ipi:ipi_send_cpu")
@@ -396,18 +405,10 @@ backend b
             print("|---|---:|---:|---:|---:|---:|")
             for name in names_in_order(targets):
                 url = f"http://127.0.0.1:{targets[name]}/"
-                subprocess.run(["wrk", "-t1", "-c16", "-d1s", url], check=True, capture_output=True)  # warm
+                warm(url)
                 before = context_switches(pids[name])
-                perf = subprocess.run(["perf", "stat", "-a", "-x", ",", "-e", ",".join(machine),
-                                       "wrk", "-t1", "-c16", "-d5s", url],
-                                      check=True, capture_output=True, text=True)
+                counts, requests = counted_wrk(url, ",".join(machine), ["-a"])
                 after = context_switches(pids[name])
-                counts = {}
-                for line in perf.stderr.splitlines():
-                    fields = line.split(",")
-                    if len(fields) > 2 and fields[0].isdigit():
-                        counts[fields[2]] = int(fields[0])
-                requests = max(1, int(re.search(r"(\d+) requests in", perf.stdout).group(1)))
                 print(f"| {name} | {(after[0] - before[0]) / requests:.3f} | {(after[1] - before[1]) / requests:.3f} | "
                       + " | ".join(f"{counts.get(k, 0) / requests:.3f}" for k in machine) + " |", flush=True)
             return
