@@ -387,7 +387,7 @@ backend b
                                        check=True, capture_output=True, text=True).stdout
             print("a system call costs " + re.search(r"([\d.]+) usecs/op", null_call).group(1)
                   + " µs here (perf bench syscall basic: getppid())")
-            kinds = ("recvfrom", "sendto", "epoll_wait", "epoll_ctl", "clock_gettime")
+            kinds = ("recvfrom", "sendto", "epoll_wait", "io_uring_enter", "clock_gettime")
             events = ",".join(["raw_syscalls:sys_enter"] + [f"syscalls:sys_enter_{k}" for k in kinds])
             print("| proxy | system calls per request | " + " | ".join(kinds) + " |")
             print("|---|---:|" + "---:|" * len(kinds))

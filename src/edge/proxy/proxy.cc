@@ -65,6 +65,7 @@
 #include "edge/internal/middleware_util.h"
 #include "edge/proxy/buffering.h"
 #include "edge/proxy/client_stream.h"
+#include "edge/proxy/send_ring.h"
 #include "edge/proxy/request_path.h"
 #include "edge/proxy/response_head.h"
 #include "edge/proxy/sticky.h"
@@ -176,6 +177,32 @@ class SendStep {
   error_code ec_;
   size_t sent_ = 0;
 };
+
+// Writes all of `buffers` to `stream`. On a plain TCP socket of a thread with a send ring, the
+// send goes with the rest of its batch of handlers' sends, in one system call (send_ring.h);
+// elsewhere (TLS, a thread without a ring) as SendStep sends. What the socket did not take at once
+// goes through an asynchronous write.
+template <typename Stream, typename Buffers>
+asio::awaitable<error_code> Send(Stream& stream, const Buffers& buffers) {
+  tcp::socket* plain = nullptr;
+  if constexpr (std::is_same_v<Stream, ClientStream>) {
+    if (!stream.is_tls()) plain = &stream.tcp();
+  } else if constexpr (std::is_same_v<Stream, tcp::socket>) {
+    plain = &stream;
+  }
+  if (SendRing* ring = SendRing::Current(); ring != nullptr && plain != nullptr) {
+    auto [ec, sent] = co_await ring->Send(*plain, buffers, kTuple);
+    if (ec || sent == asio::buffer_size(buffers)) co_return ec;
+    beast::buffers_suffix<Buffers> rest(buffers);
+    rest.consume(sent);
+    auto [rest_ec, n] = co_await asio::async_write(stream, rest, kTuple);
+    co_return rest_ec;
+  }
+  SendStep send(stream, buffers);
+  error_code ec = send.error();
+  if (send.left()) ec = co_await send.Rest();
+  co_return ec;
+}
 
 bool IEquals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
@@ -714,6 +741,9 @@ class Proxy::Impl {
     std::map<std::pair<const TlsSeries*, const Route*>, uint64_t*> router_tls_series;      // GUARDED_BY(stats_mu)
     std::map<std::pair<const TlsSeries*, const Backend*>, uint64_t*> service_tls_series;   // GUARDED_BY(stats_mu)
     int mirror_copies = 0;  // under way (MirrorCopies), this thread's
+    // This thread's sends, a batch at a time (send_ring.h). Last: destroyed first, with the
+    // coroutines still waiting on it, while the rest of the worker is there.
+    std::unique_ptr<SendRing> send_ring;
   };
   // A copy of a request for one mirror, with or without the request's body (mirrorBody).
   struct MirrorTarget {
@@ -789,9 +819,7 @@ class Proxy::Impl {
   void UpstreamTlsFailed(std::string error);
   asio::awaitable<bool> WriteAll(ClientStream& s, std::string_view data) {
     const asio::const_buffer buffer(data.data(), data.size());
-    SendStep send(s, buffer);
-    error_code ec = send.error();
-    if (send.left()) ec = co_await send.Rest();
+    error_code ec = co_await Send(s, buffer);
     co_return !ec;
   }
 
@@ -883,8 +911,12 @@ StatusOr<std::map<std::string, uint16_t>> Proxy::Impl::Start() {
     for (Listener& l : w->listeners) asio::co_spawn(w->ioc, Accept(*w, l), asio::detached);
     asio::co_spawn(w->ioc, SweepDeadlines(*w), asio::detached);
     w->thread = std::thread([worker = w.get()] {
+      // Made by the thread that alone submits to it (null where io_uring is refused).
+      worker->send_ring = SendRing::Make(worker->ioc);
+      SendRing::SetCurrent(worker->send_ring.get());
       auto guard = asio::make_work_guard(worker->ioc);
       worker->ioc.run();
+      SendRing::SetCurrent(nullptr);
     });
   }
   started_ = true;
@@ -1681,9 +1713,7 @@ asio::awaitable<bool> Proxy::Impl::ServeErrorPage(Worker& w, ClientStream& clien
   outcome.response_bytes = no_body ? 0 : reply.body.size();
   const std::array<asio::const_buffer, 2> pieces{asio::buffer(out),
                                                  no_body ? asio::const_buffer() : asio::buffer(reply.body)};
-  SendStep send(client, pieces);
-  error_code ec = send.error();
-  if (send.left()) ec = co_await send.Rest();
+  error_code ec = co_await Send(client, pieces);
   co_return !ec && keep_alive;
 }
 
@@ -2227,14 +2257,10 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
       wec = e;
     } else if (body.empty()) {  // one buffer: send(), not sendmsg()
       const asio::const_buffer out = asio::buffer(head);
-      SendStep request(upstream, out);
-      wec = request.error();
-      if (request.left()) wec = co_await request.Rest();
+      wec = co_await Send(upstream, out);
     } else {
       const std::array<asio::const_buffer, 2> out{asio::buffer(head), asio::buffer(body)};
-      SendStep request(upstream, out);
-      wec = request.error();
-      if (request.left()) wec = co_await request.Rest();
+      wec = co_await Send(upstream, out);
     }
     if (!wec) outcome.request_bytes = body.size();  // the server read it
     bhttp::response_parser<bhttp::buffer_body> rp;
@@ -2533,9 +2559,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
     bool whole = rp.is_done();  // the response is all relayed (or, below, all in hand)
     if (encoded_whole) {  // compress: the whole body encoded, with its length
       const std::array<asio::const_buffer, 2> pieces{asio::buffer(out_head), asio::buffer(*encoded_whole)};
-      SendStep send(client, pieces);
-      error_code ec = send.error();
-      if (send.left()) ec = co_await send.Rest();
+      error_code ec = co_await Send(client, pieces);
       client_ok = !ec;
       if (client_ok) outcome.response_bytes = encoded_whole->size();
       whole = true;
@@ -2612,9 +2636,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
     } else if (buffered) {
       std::array<asio::const_buffer, 2> pieces{asio::buffer(out_head),
                                                no_body ? asio::const_buffer() : asio::buffer(*buffered)};
-      SendStep send(client, pieces);
-      error_code ec = send.error();
-      if (send.left()) ec = co_await send.Rest();
+      error_code ec = co_await Send(client, pieces);
       client_ok = !ec;
       if (client_ok && !no_body) outcome.response_bytes = buffered->size();
       whole = true;
@@ -2628,15 +2650,11 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
       if (n <= kCopiedBody) {
         out_head.append(body_bytes, n);
         const asio::const_buffer whole_answer = asio::buffer(out_head);
-        SendStep send(client, whole_answer);
-        error_code ec = send.error();
-        if (send.left()) ec = co_await send.Rest();
+        error_code ec = co_await Send(client, whole_answer);
         client_ok = !ec;
       } else {
         const std::array<asio::const_buffer, 2> pieces{asio::buffer(out_head), asio::buffer(body_bytes, n)};
-        SendStep send(client, pieces);
-        error_code ec = send.error();
-        if (send.left()) ec = co_await send.Rest();
+        error_code ec = co_await Send(client, pieces);
         client_ok = !ec;
       }
       if (client_ok) outcome.response_bytes = n;
@@ -2669,9 +2687,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
                                                  asio::buffer(pre, pre_len), asio::buffer(chunk.get(), got),
                                                  asio::buffer(post.data(), post.size())};
         head_sent = true;
-        SendStep send(client, pieces);
-        error_code ec = send.error();
-        if (send.left()) ec = co_await send.Rest();
+        error_code ec = co_await Send(client, pieces);
         if (ec) {
           client_ok = false;
           break;

@@ -51,6 +51,17 @@ namespace boost {
 namespace asio {
 namespace detail {
 
+// Paddock: a thread's hook, run by the reactor on that thread each time before it waits for
+// events — when the handlers of the last batch of events have all run. The edge's send ring sets
+// it to submit the sends those handlers made, together (src/edge/proxy/send_ring.h). It returns
+// true when it queued handlers of its own, and the reactor then polls instead of sleeping.
+struct paddock_before_wait_hook
+{
+  bool (*hook)(void*) = nullptr;
+  void* arg = nullptr;
+};
+inline thread_local paddock_before_wait_hook paddock_before_wait;
+
 class epoll_reactor
   : public execution_context_service_base<epoll_reactor>,
     public scheduler_task

@@ -489,6 +489,10 @@ void epoll_reactor::run(long usec, op_queue<operation>& ops)
   // operations have already been dequeued. Therefore it is now safe for us to
   // reuse and return them for the scheduler to queue again.
 
+  // Paddock: the thread's hook (epoll_reactor.hpp), before the wait.
+  if (paddock_before_wait.hook && paddock_before_wait.hook(paddock_before_wait.arg))
+    usec = 0;
+
   // Calculate timeout. Check the timer queues only if timerfd is not in use.
   int timeout;
   if (usec == 0)
