@@ -30,7 +30,8 @@ edge req/s >= 1.0x the faster of nginx and haproxy, edge p99 <= the worse of the
 --syscalls first prints what a system call costs here (`perf bench syscall basic`), then counts each
 proxy's system calls (perf stat on the syscall tracepoints, over all its threads and worker
 processes) during a `wrk -t1 -c16 -d5s` run and prints them per request: on a VM where a system
-call costs a microsecond, the count is a large part of a proxy's CPU. Then it counts, over the
+call costs a microsecond, the count is a large part of a proxy's CPU. (The edge's sends go
+through its send ring, a batch in one io_uring_enter: they are counted in that column.) Then it counts, over the
 same kind of run, what the proxy makes the scheduler do: the proxy's own sleeps (voluntary context
 switches) and preemptions (involuntary ones) per request, over its threads, and the whole
 machine's context switches, task wakeups and IPIs sent per request (perf stat -a). On a PVM guest
