@@ -170,13 +170,18 @@ TEST_F(SendRingTest, APeerThatHasGoneIsAnErrorNotSigpipe) {
 // unresumed; nothing is sent.
 TEST_F(SendRingTest, SendsStillQueuedWhenTheRingGoesEndUnsent) {
   Pair p = Connect();
-  bool resumed = false;
+  bool sending = false, resumed = false;
   const std::string bytes = "never sent";
   asio::co_spawn(io_, [&]() -> asio::awaitable<void> {
+    sending = true;
     co_await ring_->Send(*p.ours, asio::buffer(bytes), kTuple);
     resumed = true;
   }, asio::detached);
-  io_.poll_one();  // the coroutine queues its send; the batch's flush is posted, not run
+  // One handler at a time until the coroutine has queued its send (the reactor, which would
+  // submit it, may run first, but not after).
+  for (int i = 0; i < 10 && !sending; ++i) io_.poll_one();
+  ASSERT_TRUE(sending);
+  EXPECT_EQ(ring_->sends(), 0u);
   SendRing::SetCurrent(nullptr);
   ring_.reset();
   EXPECT_FALSE(resumed);
