@@ -190,7 +190,7 @@ asio::awaitable<error_code> Send(Stream& stream, const Buffers& buffers) {
   } else if constexpr (std::is_same_v<Stream, tcp::socket>) {
     plain = &stream;
   }
-  if (SendRing* ring = SendRing::Current(); ring != nullptr && plain != nullptr) {
+  if (SendRing* ring = SendRing::Current(); ring != nullptr && !ring->broken() && plain != nullptr) {
     auto [ec, sent] = co_await ring->Send(*plain, buffers, kTuple);
     if (ec || sent == asio::buffer_size(buffers)) co_return ec;
     beast::buffers_suffix<Buffers> rest(buffers);
@@ -741,8 +741,8 @@ class Proxy::Impl {
     std::map<std::pair<const TlsSeries*, const Route*>, uint64_t*> router_tls_series;      // GUARDED_BY(stats_mu)
     std::map<std::pair<const TlsSeries*, const Backend*>, uint64_t*> service_tls_series;   // GUARDED_BY(stats_mu)
     int mirror_copies = 0;  // under way (MirrorCopies), this thread's
-    // This thread's sends, a batch at a time (send_ring.h). Last: destroyed first, with the
-    // coroutines still waiting on it, while the rest of the worker is there.
+    // This thread's sends, a batch at a time (send_ring.h); made by the thread. The coroutines
+    // still waiting on it when it goes end with the io_context, as its other suspended ones do.
     std::unique_ptr<SendRing> send_ring;
   };
   // A copy of a request for one mirror, with or without the request's body (mirrorBody).

@@ -30,7 +30,9 @@ SendRing::SendRing(boost::asio::io_context& ioc, std::unique_ptr<io_uring> ring)
     : ioc_(ioc), ring_(std::move(ring)) {}
 
 SendRing::~SendRing() {
-  queued_.clear();  // their coroutines end here, unresumed, as their io_context's would
+  // Their coroutines are never resumed: each ends, as the io_context's other suspended ones do,
+  // when the io_context runs or is destroyed (Asio posts the unwinding of a dropped coroutine).
+  queued_.clear();
   io_uring_queue_exit(ring_.get());
 }
 
@@ -51,6 +53,7 @@ bool SendRing::Flush() {
   batch.swap(queued_);  // a send a resumed coroutine makes goes with the next batch
   std::vector<Result> results(batch.size());
   std::vector<msghdr> messages(batch.size());
+  std::vector<bool> submitted(batch.size()), reaped(batch.size());
   for (std::size_t first = 0; first < batch.size();) {
     unsigned prepared = 0;
     std::size_t i = first;
@@ -63,11 +66,16 @@ bool SendRing::Flush() {
       }
       if (e.buffers == 0) continue;
       io_uring_sqe* sqe = io_uring_get_sqe(ring_.get());
+      if (sqe == nullptr) {  // never: at most kRingEntries are prepared between submits
+        broken_ = true;
+        break;
+      }
       messages[i] = msghdr{};
       messages[i].msg_iov = e.iov;
       messages[i].msg_iovlen = static_cast<std::size_t>(e.buffers);
       io_uring_prep_sendmsg(sqe, e.socket->native_handle(), &messages[i], MSG_DONTWAIT | MSG_NOSIGNAL);
       io_uring_sqe_set_data64(sqe, i);
+      submitted[i] = true;
       ++prepared;
     }
     first = broken_ ? batch.size() : i;
@@ -81,23 +89,29 @@ bool SendRing::Flush() {
       int r = io_uring_submit_and_wait(ring_.get(), prepared - seen);
       const bool transient = r == -EINTR || r == -EAGAIN || r == -EBUSY || r == -ENOMEM;
       // Anything else is this code's mistake. Requests the kernel did not take stay in the ring, and
-      // the ring is never entered again (broken_): each is answered "0 sent" and its caller sends
-      // it itself; none can go later, to whatever its descriptor number is by then.
+      // the ring is never entered again (broken_), so none can go later, to whatever its descriptor
+      // number is by then; each is answered below, and later sends go one by one.
       if ((r < 0 && !transient) || (transient && ++retries > 100)) broken_ = true;
       io_uring_cqe* cqe = nullptr;
-      unsigned head = 0, reaped = 0;
+      unsigned head = 0, seen_before = seen;
       io_uring_for_each_cqe(ring_.get(), head, cqe) {
-        Result& result = results[io_uring_cqe_get_data64(cqe)];
+        const uint64_t index = io_uring_cqe_get_data64(cqe);
+        ++seen;
+        if (index >= batch.size() || !submitted[index] || reaped[index]) continue;  // never: only ours
+        reaped[index] = true;
+        Result& result = results[index];
         if (cqe->res >= 0)
           result.sent = static_cast<std::size_t>(cqe->res);
         else if (cqe->res != -EAGAIN)
           result.ec = boost::system::error_code(-cqe->res, boost::system::system_category());
-        ++reaped;
       }
-      io_uring_cq_advance(ring_.get(), reaped);
-      seen += reaped;
+      io_uring_cq_advance(ring_.get(), seen - seen_before);
     }
   }
+  // A send the kernel may have taken but whose completion was not seen (the ring broke): an
+  // error, not "0 sent", so that its caller does not send the bytes a second time.
+  for (std::size_t i = 0; i < batch.size(); ++i)
+    if (submitted[i] && !reaped[i]) results[i] = Result{boost::asio::error::operation_aborted, 0};
   // The senders go on as handlers of their own, after the wait this precedes (it then polls).
   boost::asio::post(ioc_, [batch = std::move(batch), results = std::move(results)] {
     for (std::size_t i = 0; i < batch.size(); ++i) batch[i].waiter->Complete(results[i].ec, results[i].sent);

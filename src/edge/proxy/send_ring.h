@@ -59,7 +59,10 @@ class SendRing {
 
   // Sends what `socket` takes at once, with the rest of this batch's sends: completes with the
   // bytes sent (all of them usually; fewer, and no error, when the socket's buffer filled) or an
-  // error. `buffers` must stay valid until it completes.
+  // error. `buffers` and `socket` must stay valid until it completes (the waiting coroutine owns
+  // them; the socket may be closed meanwhile, not destroyed), the socket must be of the io_context
+  // this thread runs, and that io_context kept running (a queued send counts as no work of it).
+  // Only while !broken().
   template <typename ConstBuffers, typename Token>
   auto Send(boost::asio::ip::tcp::socket& socket, const ConstBuffers& buffers, Token&& token) {
     return boost::asio::async_initiate<Token, void(boost::system::error_code, std::size_t)>(
@@ -78,7 +81,10 @@ class SendRing {
         token);
   }
 
-  // Batches submitted so far, and sends in them (for tests).
+  // The kernel refused a submit: nothing is submitted any more, and sends go one by one instead.
+  bool broken() const { return broken_; }
+  // Batches submitted so far (each one io_uring_enter, up to 256 sends), and sends in them (for
+  // tests).
   uint64_t batches() const { return batches_; }
   uint64_t sends() const { return sends_; }
 
