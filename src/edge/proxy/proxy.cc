@@ -2255,7 +2255,7 @@ asio::awaitable<bool> Proxy::Impl::Forward(Worker& w, ClientStream& client, cons
       const std::array<asio::const_buffer, 2> out{asio::buffer(head), asio::buffer(body)};
       auto [e, n] = co_await asio::async_write(*upstream_tls, out, kTuple);
       wec = e;
-    } else if (body.empty()) {  // one buffer: send(), not sendmsg()
+    } else if (body.empty()) {  // one buffer (without a send ring: send(), not sendmsg())
       const asio::const_buffer out = asio::buffer(head);
       wec = co_await Send(upstream, out);
     } else {

@@ -51,9 +51,7 @@ bool SendRing::Flush() {
   if (queued_.empty()) return false;
   std::vector<Entry> batch;
   batch.swap(queued_);  // a send a resumed coroutine makes goes with the next batch
-  std::vector<Result> results(batch.size());
-  std::vector<msghdr> messages(batch.size());
-  std::vector<bool> submitted(batch.size()), reaped(batch.size());
+  queued_.reserve(batch.size());  // about the next batch's size: one allocation, not a doubling series
   for (std::size_t first = 0; first < batch.size();) {
     unsigned prepared = 0;
     std::size_t i = first;
@@ -61,7 +59,7 @@ bool SendRing::Flush() {
       Entry& e = batch[i];
       // Read from the socket now, with nothing run between this and the submit below.
       if (!e.socket->is_open()) {
-        results[i].ec = boost::asio::error::bad_descriptor;
+        e.result.ec = boost::asio::error::bad_descriptor;
         continue;
       }
       if (e.buffers == 0) continue;
@@ -70,12 +68,11 @@ bool SendRing::Flush() {
         broken_ = true;
         break;
       }
-      messages[i] = msghdr{};
-      messages[i].msg_iov = e.iov;
-      messages[i].msg_iovlen = static_cast<std::size_t>(e.buffers);
-      io_uring_prep_sendmsg(sqe, e.socket->native_handle(), &messages[i], MSG_DONTWAIT | MSG_NOSIGNAL);
+      e.message.msg_iov = e.iov;
+      e.message.msg_iovlen = static_cast<std::size_t>(e.buffers);
+      io_uring_prep_sendmsg(sqe, e.socket->native_handle(), &e.message, MSG_DONTWAIT | MSG_NOSIGNAL);
       io_uring_sqe_set_data64(sqe, i);
-      submitted[i] = true;
+      e.submitted = true;
       ++prepared;
     }
     first = broken_ ? batch.size() : i;
@@ -97,9 +94,9 @@ bool SendRing::Flush() {
       io_uring_for_each_cqe(ring_.get(), head, cqe) {
         const uint64_t index = io_uring_cqe_get_data64(cqe);
         ++seen;
-        if (index >= batch.size() || !submitted[index] || reaped[index]) continue;  // never: only ours
-        reaped[index] = true;
-        Result& result = results[index];
+        if (index >= batch.size() || !batch[index].submitted || batch[index].reaped) continue;  // never
+        batch[index].reaped = true;
+        Result& result = batch[index].result;
         if (cqe->res >= 0)
           result.sent = static_cast<std::size_t>(cqe->res);
         else if (cqe->res != -EAGAIN)
@@ -110,11 +107,11 @@ bool SendRing::Flush() {
   }
   // A send the kernel may have taken but whose completion was not seen (the ring broke): an
   // error, not "0 sent", so that its caller does not send the bytes a second time.
-  for (std::size_t i = 0; i < batch.size(); ++i)
-    if (submitted[i] && !reaped[i]) results[i] = Result{boost::asio::error::operation_aborted, 0};
+  for (Entry& e : batch)
+    if (e.submitted && !e.reaped) e.result = Result{boost::asio::error::operation_aborted, 0};
   // The senders go on as handlers of their own, after the wait this precedes (it then polls).
-  boost::asio::post(ioc_, [batch = std::move(batch), results = std::move(results)] {
-    for (std::size_t i = 0; i < batch.size(); ++i) batch[i].waiter->Complete(results[i].ec, results[i].sent);
+  boost::asio::post(ioc_, [batch = std::move(batch)] {
+    for (const Entry& e : batch) e.waiter->Complete(e.result.ec, e.result.sent);
   });
   return true;
 }

@@ -102,18 +102,22 @@ class SendRing {
     }
     Handler handler;
   };
+  struct Result {
+    boost::system::error_code ec;
+    std::size_t sent = 0;
+  };
+  // A queued send, and (in Flush) its request and outcome: no allocation per batch but the vector.
   struct Entry {
     boost::asio::ip::tcp::socket* socket = nullptr;
     iovec iov[kMaxBuffers];
     int buffers = 0;
     std::unique_ptr<Waiter> waiter;
+    msghdr message{};
+    Result result;
+    bool submitted = false, reaped = false;
   };
 
   SendRing(boost::asio::io_context& ioc, std::unique_ptr<io_uring> ring);
-  struct Result {
-    boost::system::error_code ec;
-    std::size_t sent = 0;
-  };
   void Queue(Entry entry);
   // Submits every queued send and posts their completions; false when none was queued. Run by the
   // thread's reactor before each wait for events (SetCurrent sets the hook).
